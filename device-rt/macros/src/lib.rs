@@ -1,0 +1,123 @@
+//! Procedural macros behind `ttprof-rt`'s `zone!`, `event!`, ... and `#[zone]`.
+//!
+//! Use them through `ttprof-rt`, never directly: the runtime's macros decide, per build,
+//! whether a site exists at all (profiling disabled builds expand to nothing).
+//!
+//! A site is a one-byte static in the `.ttprof_sites` section. The linker script places that
+//! section at address 0 as an INFO section that is never loaded, so the static's address is
+//! a small, collision-free zone id. The static's symbol name is a JSON object with the site's
+//! metadata, which the host reads back from the ELF symbol table (the defmt approach):
+//!
+//! `{"v":1,"k":"zone","n":"read-tile","f":"src/bin/reader.rs","l":42,"c":13,"p":"kernels","u":3}`
+//!
+//! `k` kind, `n` name, `f` file, `l` line (1-based), `c` column (1-based), `p` package, `u` a
+//! per-crate counter that keeps two sites from the same span distinct.
+
+use proc_macro::TokenStream;
+use proc_macro2::Span;
+use quote::quote;
+use std::sync::atomic::{AtomicU32, Ordering};
+use syn::parse::{Parse, ParseStream};
+use syn::{parse_macro_input, Ident, ItemFn, LitStr, Path, Token};
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+const KINDS: [&str; 5] = ["zone", "value_zone", "event", "data", "sum"];
+
+struct SiteArgs {
+    krate: Path,
+    kind: Ident,
+    name: LitStr,
+}
+
+impl Parse for SiteArgs {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let krate: Path = input.parse()?;
+        input.parse::<Token![,]>()?;
+        let kind: Ident = input.parse()?;
+        input.parse::<Token![,]>()?;
+        let name: LitStr = input.parse()?;
+        Ok(SiteArgs { krate, kind, name })
+    }
+}
+
+fn json_escape(s: &str, out: &mut String) {
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+}
+
+fn site_json(kind: &str, name: &str, span: Span) -> String {
+    let start = span.unwrap().start();
+    let file = span.unwrap().file();
+    let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+    let counter = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut j = String::from("{\"v\":1,\"k\":\"");
+    j.push_str(kind);
+    j.push_str("\",\"n\":\"");
+    json_escape(name, &mut j);
+    j.push_str("\",\"f\":\"");
+    json_escape(&file, &mut j);
+    j.push_str(&format!(
+        "\",\"l\":{},\"c\":{},\"p\":\"",
+        start.line(),
+        start.column()
+    ));
+    json_escape(&package, &mut j);
+    j.push_str(&format!("\",\"u\":{counter}}}"));
+    j
+}
+
+fn site_expr(krate: &Path, kind: &str, name: &LitStr) -> syn::Result<proc_macro2::TokenStream> {
+    let value = name.value();
+    if value.is_empty() {
+        return Err(syn::Error::new(name.span(), "a zone name cannot be empty"));
+    }
+    if value.contains('\0') {
+        return Err(syn::Error::new(name.span(), "a zone name cannot contain NUL"));
+    }
+    let json = site_json(kind, &value, name.span());
+    Ok(quote! {{
+        #[link_section = ".ttprof_sites"]
+        #[export_name = #json]
+        static __TTPROF_SITE: u8 = 0;
+        #krate::Site::__new(&__TTPROF_SITE, #json)
+    }})
+}
+
+/// `__site!(crate_path, kind, "name")`: a `Site` for a new, unique site.
+#[proc_macro]
+pub fn __site(input: TokenStream) -> TokenStream {
+    let SiteArgs { krate, kind, name } = parse_macro_input!(input as SiteArgs);
+    let k = kind.to_string();
+    if !KINDS.contains(&k.as_str()) {
+        return syn::Error::new(kind.span(), format!("unknown site kind `{k}`, expected one of {KINDS:?}"))
+            .to_compile_error()
+            .into();
+    }
+    match site_expr(&krate, &k, &name) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// `#[instrument]` / `#[instrument("name")]` on a function: its whole body is a zone, named
+/// after the function unless a name is given. Expands to `::ttprof_rt::zone!`, so a build
+/// without the `profile` feature gets the function unchanged.
+#[proc_macro_attribute]
+pub fn instrument(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let name: Option<LitStr> = if attr.is_empty() { None } else { Some(parse_macro_input!(attr as LitStr)) };
+    let mut f = parse_macro_input!(item as ItemFn);
+    let name = name.unwrap_or_else(|| LitStr::new(&f.sig.ident.to_string(), f.sig.ident.span()));
+    let body = &f.block;
+    f.block = syn::parse_quote!({
+        let __ttprof_zone = ::ttprof_rt::zone!(#name);
+        #body
+    });
+    quote!(#f).into()
+}

@@ -1,0 +1,96 @@
+//! Kernel entry and exit: `_start`, the FW and KERNEL wrapper zones, sum-zone emission,
+//! the halt, and the panic handler.
+//!
+//! `_start` (placed at the reset PC by the linker script) sets the stack pointer, zeroes
+//! `gp`/`tp` (the runtime's reserved registers) and `.bss`, calls the `__ttprof_main`
+//! function that [`crate::kernel!`] defines, and halts with `ecall` (`a0` = exit code).
+//! BRISC resets at address 0, where the linker script puts a jump to `_start`.
+
+use crate::zone::{self, Site, SumZone};
+use crate::producer;
+
+#[cfg(target_arch = "riscv32")]
+core::arch::global_asm!(
+    r#"
+    .section .ttprof.boot, "ax"
+    .globl __ttprof_boot
+__ttprof_boot:
+    j _start
+
+    .section .ttprof.start, "ax"
+    .globl _start
+    .type _start, @function
+_start:
+    la sp, __stack_top
+    li gp, 0
+    li tp, 0
+    la t0, __bss_start
+    la t1, __bss_end
+1:  bgeu t0, t1, 2f
+    sw zero, 0(t0)
+    addi t0, t0, 4
+    j 1b
+2:  call __ttprof_main
+    ecall
+3:  j 3b
+"#
+);
+
+/// Runs one launch of a kernel: the wrapper zones around `main`, then the sum zones.
+#[doc(hidden)]
+pub fn __run(fw: Site, kernel: Site, main: fn()) -> u32 {
+    let t_fw = producer::now();
+    let on = producer::begin_launch(t_fw);
+    for_each_sum(SumZone::reset);
+    let t_kernel = producer::now();
+    main();
+    let e_kernel = producer::now();
+    if on {
+        zone::record_span(kernel, t_kernel, e_kernel);
+        for_each_sum(SumZone::emit);
+        zone::record_span(fw, t_fw, producer::now());
+    }
+    producer::end_launch();
+    0
+}
+
+#[cfg(target_arch = "riscv32")]
+fn for_each_sum(f: fn(&SumZone)) {
+    extern "C" {
+        static __ttprof_sums_start: u8;
+        static __ttprof_sums_end: u8;
+    }
+    let mut p = unsafe { &__ttprof_sums_start as *const u8 as *const SumZone };
+    let end = unsafe { &__ttprof_sums_end as *const u8 as *const SumZone };
+    while p < end {
+        f(unsafe { &*p });
+        p = unsafe { p.add(1) };
+    }
+}
+
+#[cfg(not(target_arch = "riscv32"))]
+fn for_each_sum(_f: fn(&SumZone)) {}
+
+#[cfg(all(target_arch = "riscv32", feature = "panic-handler"))]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    #[cfg(feature = "profile")]
+    producer::mark_panic();
+    loop {
+        unsafe { core::arch::asm!("ebreak") };
+    }
+}
+
+/// Link-time guards: the `kernel!` macro references the symbol that only the linker
+/// script of the named RISC defines, so a kernel linked for the wrong core fails to link.
+#[doc(hidden)]
+#[cfg(target_arch = "riscv32")]
+pub mod link {
+    extern "C" {
+        pub static __ttprof_risc_brisc: u8;
+        pub static __ttprof_risc_ncrisc: u8;
+        pub static __ttprof_risc_trisc0: u8;
+        pub static __ttprof_risc_trisc1: u8;
+        pub static __ttprof_risc_trisc2: u8;
+    }
+}

@@ -1,0 +1,127 @@
+//! The few hardware operations the runtime needs, on a real core (RISC-V) or on the host
+//! simulator ([`crate::sim`]) used by unit tests.
+//!
+//! On a core, the runtime owns two registers that compiled Rust code never touches:
+//! `tp` holds the ring write pointer and `gp` the write limit (`tp < gp` means a short zone
+//! fits). `_start` zeroes both before any Rust code runs.
+
+#[cfg(target_arch = "riscv32")]
+pub(crate) use device::*;
+#[cfg(not(target_arch = "riscv32"))]
+pub(crate) use crate::sim::hw::*;
+
+#[cfg(target_arch = "riscv32")]
+mod device {
+    use core::arch::asm;
+    use core::ptr::{read_volatile, write_volatile};
+    use riscv_linker::{mmio, Risc};
+
+    extern "C" {
+        static __ttprof_risc_index: u8;
+        static __ttprof_ring_block: u8;
+        static __ttprof_ring_base: u8;
+        static __ttprof_ring_capacity: u8;
+        static __ttprof_arch_id: u8;
+    }
+
+    /// Low word of the wall clock (latches the high word for other readers too).
+    #[inline(always)]
+    pub fn clock_lo() -> u32 {
+        unsafe { read_volatile(mmio::WALL_CLOCK_L as *const u32) }
+    }
+
+    /// The full 64-bit wall clock, safe against other cores reading it at the same time:
+    /// live high, low, live high; retry if the high word moved.
+    #[inline(never)]
+    pub fn clock64() -> u64 {
+        loop {
+            let h1 = unsafe { read_volatile(mmio::WALL_CLOCK_H_LIVE as *const u32) };
+            let lo = clock_lo();
+            let h2 = unsafe { read_volatile(mmio::WALL_CLOCK_H_LIVE as *const u32) };
+            if h1 == h2 {
+                return (h1 as u64) << 32 | lo as u64;
+            }
+        }
+    }
+
+    #[inline(always)]
+    pub fn tp() -> u32 {
+        let v: u32;
+        unsafe { asm!("mv {}, tp", out(reg) v, options(nomem, nostack, preserves_flags)) };
+        v
+    }
+
+    #[inline(always)]
+    pub fn set_tp(v: u32) {
+        unsafe { asm!("mv tp, {}", in(reg) v, options(nomem, nostack, preserves_flags)) };
+    }
+
+    #[inline(always)]
+    pub fn set_gp(v: u32) {
+        unsafe { asm!("mv gp, {}", in(reg) v, options(nomem, nostack, preserves_flags)) };
+    }
+
+    #[inline(always)]
+    pub fn rd32(addr: u32) -> u32 {
+        unsafe { read_volatile(addr as *const u32) }
+    }
+
+    #[inline(always)]
+    pub fn wr32(addr: u32, v: u32) {
+        unsafe { write_volatile(addr as *mut u32, v) }
+    }
+
+    #[inline(always)]
+    pub fn rd16(addr: u32) -> u16 {
+        unsafe { read_volatile(addr as *const u16) }
+    }
+
+    #[inline(always)]
+    pub fn wr16(addr: u32, v: u16) {
+        unsafe { write_volatile(addr as *mut u16, v) }
+    }
+
+    /// Orders the ring's data stores before the store that publishes them. The cores retire
+    /// stores to L1 in program order (Wormhole's `fence` is a no-op for that reason); the
+    /// compiler must not reorder them either, and on Blackhole `fence` is real.
+    #[inline(always)]
+    pub fn publish_fence() {
+        unsafe { asm!("fence w, w", options(nostack, preserves_flags)) };
+    }
+
+    /// Called in every iteration of a wait for the consumer.
+    #[inline(always)]
+    pub fn spin_hint() {}
+
+    #[inline(always)]
+    pub fn risc() -> Risc {
+        let i = unsafe { &__ttprof_risc_index as *const u8 as usize };
+        Risc::from_index(i).unwrap_or(Risc::Brisc)
+    }
+
+    #[inline(always)]
+    pub fn arch_id() -> u32 {
+        unsafe { &__ttprof_arch_id as *const u8 as u32 }
+    }
+
+    #[inline(always)]
+    pub fn ring_block() -> u32 {
+        unsafe { &__ttprof_ring_block as *const u8 as u32 }
+    }
+
+    #[inline(always)]
+    pub fn ring_base() -> u32 {
+        unsafe { &__ttprof_ring_base as *const u8 as u32 }
+    }
+
+    #[inline(always)]
+    pub fn ring_capacity() -> u32 {
+        unsafe { &__ttprof_ring_capacity as *const u8 as u32 }
+    }
+
+    /// A site's id word is its address in the INFO section.
+    #[inline(always)]
+    pub fn site_word(site: &'static u8) -> u32 {
+        site as *const u8 as u32
+    }
+}

@@ -1,0 +1,210 @@
+//! `ttprof-rt`: the kernel-side runtime of ttprof.
+//!
+//! Link it into a kernel for a Tensix core and mark what you want to see:
+//!
+//! ```ignore
+//! #![no_std]
+//! #![no_main]
+//! use ttprof_rt::{kernel, zone};
+//!
+//! fn main() {
+//!     for tile in 0..8 {
+//!         let _z = zone!("read-tile");   // recorded until `_z` is dropped
+//!         read(tile);
+//!     }
+//! }
+//! kernel!(brisc, main);
+//! ```
+//!
+//! * [`zone!`], [`value_zone!`], [`event!`], [`data!`], [`sum_zone!`] and
+//!   [`#[instrument]`](instrument) record into this core's ring in L1.
+//! * [`kernel!`] provides the entry point, records the `BRISC-FW`/`BRISC-KERNEL` (etc.)
+//!   wrapper zones and a `Run` marker at every launch, and halts when `main` returns.
+//! * Zone names, files and lines never reach the device: each site is one byte of an ELF
+//!   INFO section and its address is the id written to the ring ([`wire`]).
+//! * Without the default `profile` feature every macro expands to nothing.
+//!
+//! The runtime reserves `gp` and `tp` (write limit and write pointer of the ring), which
+//! Rust code never uses. See `DESIGN.md` for the ring protocol and the cost of a zone.
+#![no_std]
+
+mod entry;
+mod hw;
+mod producer;
+#[cfg(not(target_arch = "riscv32"))]
+pub mod sim;
+pub mod wire;
+mod zone;
+
+pub use riscv_linker::{Arch, Risc};
+pub use zone::{Site, SumGuard, SumZone, ValueZone, Zone};
+pub use zone::{data as __data, event as __event};
+#[doc(hidden)]
+pub use entry::__run;
+#[cfg(target_arch = "riscv32")]
+#[doc(hidden)]
+pub use entry::link as __link;
+#[doc(hidden)]
+pub use ttprof_rt_macros::__site;
+/// Makes a whole function a zone: `#[ttprof_rt::instrument]` or `#[instrument("name")]`.
+pub use ttprof_rt_macros::instrument;
+
+/// What the recording macros return in a build without the `profile` feature.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Disabled;
+
+impl Disabled {
+    /// Does nothing (the disabled twin of [`ValueZone::set`]).
+    #[inline(always)]
+    pub fn set(&mut self, _value: u32) {}
+}
+
+/// A scoped zone: `let _z = zone!("name");` records from here to the end of the scope.
+/// Zones nest. Names are string literals; they are interned at build time.
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! zone {
+    ($name:literal) => {
+        $crate::Zone::open($crate::__site!($crate, zone, $name))
+    };
+}
+
+/// A scoped zone that carries a 32-bit value: `let _z = value_zone!("tiles", n);`.
+/// The value can be changed before the zone ends with `.set(v)`.
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! value_zone {
+    ($name:literal, $value:expr) => {
+        $crate::ValueZone::open($crate::__site!($crate, value_zone, $name), $value)
+    };
+}
+
+/// A point event now: `event!("barrier");`.
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! event {
+    ($name:literal) => {
+        $crate::__event($crate::__site!($crate, event, $name))
+    };
+}
+
+/// A 64-bit value with the current time (tt-metal's `DeviceTimestampedData`):
+/// `data!("bytes-read", n as u64);`.
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! data {
+    ($name:literal, $value:expr) => {
+        $crate::__data($crate::__site!($crate, data, $name), $value)
+    };
+}
+
+/// A zone whose durations are summed over all its measurements and recorded once, at kernel
+/// exit (tt-metal's `DeviceZoneScopedSumN`): `let _m = sum_zone!("wait-cb");`.
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! sum_zone {
+    ($name:literal) => {{
+        #[cfg_attr(target_arch = "riscv32", link_section = ".ttprof_sums")]
+        static __TTPROF_SUM: $crate::SumZone = $crate::SumZone::__new($crate::__site!($crate, sum, $name));
+        __TTPROF_SUM.measure()
+    }};
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! zone {
+    ($name:literal) => {
+        $crate::Disabled
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! value_zone {
+    ($name:literal, $value:expr) => {{
+        let _ = $value;
+        $crate::Disabled
+    }};
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! event {
+    ($name:literal) => {
+        ()
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! data {
+    ($name:literal, $value:expr) => {{
+        let _ = $value;
+    }};
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! sum_zone {
+    ($name:literal) => {
+        $crate::Disabled
+    };
+}
+
+/// Declares the kernel's entry: `kernel!(brisc, main);` where `main` is a `fn()`.
+/// The first argument names the core the image is linked for (`brisc`, `ncrisc`, `trisc0`,
+/// `trisc1`, `trisc2`); linking it with another core's script is a link error.
+#[macro_export]
+macro_rules! kernel {
+    (brisc, $main:path) => {
+        $crate::__kernel!(__ttprof_risc_brisc, "BRISC-FW", "BRISC-KERNEL", $main);
+    };
+    (ncrisc, $main:path) => {
+        $crate::__kernel!(__ttprof_risc_ncrisc, "NCRISC-FW", "NCRISC-KERNEL", $main);
+    };
+    (trisc0, $main:path) => {
+        $crate::__kernel!(__ttprof_risc_trisc0, "TRISC-FW", "TRISC-KERNEL", $main);
+    };
+    (trisc1, $main:path) => {
+        $crate::__kernel!(__ttprof_risc_trisc1, "TRISC-FW", "TRISC-KERNEL", $main);
+    };
+    (trisc2, $main:path) => {
+        $crate::__kernel!(__ttprof_risc_trisc2, "TRISC-FW", "TRISC-KERNEL", $main);
+    };
+}
+
+#[cfg(feature = "profile")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel {
+    ($guard:ident, $fw:literal, $kernel:literal, $main:path) => {
+        #[export_name = "__ttprof_main"]
+        extern "C" fn __ttprof_main() -> u32 {
+            $crate::__run(
+                $crate::__site!($crate, zone, $fw),
+                $crate::__site!($crate, zone, $kernel),
+                $main,
+            )
+        }
+        #[used]
+        static __TTPROF_LINKED_FOR: &u8 = unsafe { &$crate::__link::$guard };
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel {
+    ($guard:ident, $fw:literal, $kernel:literal, $main:path) => {
+        #[export_name = "__ttprof_main"]
+        extern "C" fn __ttprof_main() -> u32 {
+            $main();
+            0
+        }
+        #[used]
+        static __TTPROF_LINKED_FOR: &u8 = unsafe { &$crate::__link::$guard };
+    };
+}
+
+#[cfg(test)]
+mod tests;

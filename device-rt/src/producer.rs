@@ -1,0 +1,460 @@
+//! The ring producer: everything that is not the hot path.
+//!
+//! ## Protocol (single producer, single consumer, no atomics)
+//!
+//! The producer owns `HEAD`, the consumer (host) owns `TAIL`; both are free-running byte
+//! counters (see `riscv_linker::profiler`). The producer writes a record's bytes, then a
+//! `fence w,w`, then `HEAD`. The consumer reads `HEAD`, then only bytes before it, then
+//! writes `TAIL` once it no longer needs them. This needs no read-modify-write on shared
+//! words, only that a core's stores to L1 become visible in program order: true on Wormhole
+//! (in-order cores, one path to L1, which is why its `fence` is a no-op) and on Blackhole
+//! with the `fence`; the emulator's shared mapping gives the same order (x86-TSO stores).
+//!
+//! Short zones (the hot path in [`crate::zone`]) are written without publishing: `HEAD`
+//! advances at the next slow path, at the latest every 2^15 cycles of zone activity, and at
+//! kernel exit.
+//!
+//! ## Time
+//!
+//! The decoder rebuilds each record's 64-bit time from its low bits and `ref`, the time of
+//! the previous record (`wire`). The hot path may only write a short zone when
+//! `end - ref < 2^16`. It proves that with the *anchor* `A <= ref`: a zone opens on the
+//! hot path only if `start - A < 2^15` and closes on it only if `end - start < 2^15`.
+//! The anchor is moved here, either silently to the current `ref` (known to both sides) or
+//! to a fresh time announced by a `Time` record.
+//!
+//! Within one launch the hot path compares 32-bit times, which is exact while the launch
+//! is shorter than 2^32 cycles; the host checks that from the launch's 64-bit `Run` and
+//! `FW` records and flags longer launches (see DESIGN.md).
+
+use crate::hw;
+use crate::wire::{self, Encoded, Record, SiteId, SHORT_LIMIT, SHORT_ZONE_BYTES};
+use riscv_linker::profiler::{self, ring, tile};
+
+/// Runtime-private words of the ring control block (offsets from the block).
+mod private {
+    use riscv_linker::profiler::ring::PRIVATE;
+    /// Write pointer just after the last record written by a slow path (or the wrap point).
+    pub const SLOW_TP: u32 = PRIVATE;
+    /// The decoder's `ref` after the record ending at `SLOW_TP`.
+    pub const REF_LO: u32 = PRIVATE + 0x04;
+    pub const REF_HI: u32 = PRIVATE + 0x08;
+    /// The current anchor (kept while the hot word `ANCHOR` is 0 because recording is off).
+    pub const ANCHOR_LO: u32 = PRIVATE + 0x0C;
+    pub const ANCHOR_HI: u32 = PRIVATE + 0x10;
+    /// The counter value (`HEAD` units) of the ring's first byte in the current lap.
+    pub const LAP: u32 = PRIVATE + 0x14;
+    /// Records dropped and not yet reported by a `Loss` record, with their time span.
+    pub const LOSS_COUNT: u32 = PRIVATE + 0x18;
+    pub const LOSS_FIRST_LO: u32 = PRIVATE + 0x1C;
+    pub const LOSS_FIRST_HI: u32 = PRIVATE + 0x20;
+    pub const LOSS_LAST_LO: u32 = PRIVATE + 0x24;
+    pub const LOSS_LAST_HI: u32 = PRIVATE + 0x28;
+    /// Effective full-ring policy of this launch: `tile::POLICY_BLOCK` or `POLICY_DROP`.
+    pub const POLICY: u32 = PRIVATE + 0x2C;
+    /// Bit 0: the `Run` record of this launch is still to be written.
+    pub const PENDING: u32 = PRIVATE + 0x30;
+    /// Run id of the losses counted in `LOSS_COUNT`.
+    pub const LOSS_RUN: u32 = PRIVATE + 0x34;
+    /// Time of this launch's `Run` record.
+    pub const RUN_TIME_LO: u32 = PRIVATE + 0x38;
+    pub const RUN_TIME_HI: u32 = PRIVATE + 0x3C;
+}
+
+const PENDING_RUN: u32 = 1;
+
+/// A wait for the consumer gives up after this many cycles without progress.
+pub const STALL_TIMEOUT_CYCLES: u64 = 1 << 30;
+
+#[inline(always)]
+fn rd(off: u32) -> u32 {
+    hw::rd32(hw::ring_block() + off)
+}
+
+#[inline(always)]
+fn wr(off: u32, v: u32) {
+    hw::wr32(hw::ring_block() + off, v)
+}
+
+fn rd64(lo: u32, hi: u32) -> u64 {
+    (rd(hi) as u64) << 32 | rd(lo) as u64
+}
+
+fn wr64(lo: u32, hi: u32, v: u64) {
+    wr(lo, v as u32);
+    wr(hi, (v >> 32) as u32);
+}
+
+fn tile_word(off: u32) -> u32 {
+    hw::rd32(profiler::TILE_BLOCK + off)
+}
+
+/// The 64-bit time of a clock low word read at most 2^31 cycles ago.
+pub(crate) fn widen(lo: u32) -> u64 {
+    let now = hw::clock64();
+    now - (now as u32).wrapping_sub(lo) as u64
+}
+
+fn anchor() -> u64 {
+    rd64(private::ANCHOR_LO, private::ANCHOR_HI)
+}
+
+/// Makes `a` the anchor; the hot word gets it too unless recording is off.
+fn set_anchor(a: u64, recording: bool) {
+    // The hot word uses 0 for "off", so an anchor whose low word is 0 is published one
+    // cycle early. The hot path then admits opens up to 2^15 cycles after `a - 1`; times
+    // never run backwards, so every admitted open is still at or after `a`.
+    wr64(private::ANCHOR_LO, private::ANCHOR_HI, a);
+    let hot = if a as u32 == 0 { u32::MAX } else { a as u32 };
+    wr(ring::ANCHOR, if recording { hot } else { 0 });
+}
+
+/// Whether the host has switched recording off; if so the hot word is cleared.
+/// Called after the anchor was written, so a host that writes `CONTROL` and then the hot
+/// word cannot have its "off" overwritten (see DESIGN.md).
+fn honour_disable() -> bool {
+    if tile_word(tile::CONTROL) & tile::CONTROL_DISABLE != 0 {
+        wr(ring::ANCHOR, 0);
+        return true;
+    }
+    false
+}
+
+/// The decoder's `ref` after every record written so far.
+fn current_ref() -> u64 {
+    let tp = hw::tp();
+    if tp == rd(private::SLOW_TP) {
+        return rd64(private::REF_LO, private::REF_HI);
+    }
+    // The last record is a short zone at tp-6; its end is within 2^16 above the anchor.
+    let end16 = hw::rd16(tp - 2) as u64;
+    wire::extend(anchor(), end16, 16)
+}
+
+/// Counter value of the write pointer.
+fn position(tp: u32) -> u32 {
+    rd(private::LAP).wrapping_add(tp - hw::ring_base())
+}
+
+fn publish() {
+    hw::publish_fence();
+    wr(ring::HEAD, position(hw::tp()));
+}
+
+/// Bytes the consumer has freed ahead of the write pointer (0 if `TAIL` is impossible).
+fn free_bytes(pos: u32) -> u32 {
+    let used = pos.wrapping_sub(hw::rd32(hw::ring_block() + ring::TAIL));
+    hw::ring_capacity().saturating_sub(used)
+}
+
+/// Recomputes `gp` so that `tp < gp` exactly when a short zone fits without a wrap, nothing
+/// is pending and recording is on.
+fn update_limit() {
+    let tp = hw::tp();
+    let pending = rd(private::PENDING) != 0 || rd(private::LOSS_COUNT) != 0;
+    let room = free_bytes(position(tp)).min(hw::ring_base() + hw::ring_capacity() - tp);
+    let limit = if pending || room < SHORT_ZONE_BYTES { tp } else { tp + room - SHORT_ZONE_BYTES + 1 };
+    hw::set_gp(limit);
+}
+
+fn consumer_attached() -> bool {
+    tile_word(tile::CONSUMER) != 0
+}
+
+/// Makes `n` contiguous bytes free at the write pointer, wrapping to the ring's start when
+/// needed. Returns false when the ring is full and the policy (or a missing consumer)
+/// says not to wait; on a successful wait, `stall` receives its start and end times.
+fn reserve(n: u32, stall: &mut Option<(u64, u64)>) -> bool {
+    let base = hw::ring_base();
+    let end = base + hw::ring_capacity();
+    let mut wait_start: Option<u64> = None;
+    loop {
+        let tp = hw::tp();
+        let free = free_bytes(position(tp));
+        let to_end = end - tp;
+        if n <= to_end && n <= free {
+            if let Some(start) = wait_start {
+                *stall = Some((start, hw::clock64()));
+            }
+            return true;
+        }
+        if n > to_end && to_end <= free {
+            // Skip the rest of this lap: a PAD if there is room for one.
+            let reference = current_ref();
+            if to_end >= 4 {
+                hw::wr16(tp, 0);
+                hw::wr16(tp + 2, wire::PAD);
+            }
+            wr(private::LAP, rd(private::LAP).wrapping_add(hw::ring_capacity()));
+            hw::set_tp(base);
+            wr(private::SLOW_TP, base);
+            wr64(private::REF_LO, private::REF_HI, reference);
+            publish();
+            continue;
+        }
+        // Full.
+        let block = rd(private::POLICY) == tile::POLICY_BLOCK && consumer_attached();
+        if !block {
+            return false;
+        }
+        let now = hw::clock64();
+        match wait_start {
+            None => {
+                publish();
+                wr(ring::STALLS, rd(ring::STALLS).wrapping_add(1));
+                wait_start = Some(now);
+            }
+            Some(start) if now - start > STALL_TIMEOUT_CYCLES => return false,
+            Some(_) => {}
+        }
+        hw::spin_hint();
+    }
+}
+
+/// Writes an encoded record at the write pointer (space already reserved).
+fn put(enc: &Encoded, new_ref: u64) {
+    let tp = hw::tp();
+    for (i, h) in enc.as_slice().iter().enumerate() {
+        hw::wr16(tp + 2 * i as u32, *h);
+    }
+    let tp = tp + enc.bytes();
+    hw::set_tp(tp);
+    wr(private::SLOW_TP, tp);
+    wr64(private::REF_LO, private::REF_HI, new_ref);
+}
+
+/// Counts one dropped record.
+fn count_drop(now: u64) {
+    let n = rd(private::LOSS_COUNT);
+    if n == 0 {
+        wr64(private::LOSS_FIRST_LO, private::LOSS_FIRST_HI, now);
+        wr(private::LOSS_RUN, rd(ring::RUN_ID));
+    }
+    wr64(private::LOSS_LAST_LO, private::LOSS_LAST_HI, now);
+    wr(private::LOSS_COUNT, n.wrapping_add(1));
+    wr(ring::DROPPED, rd(ring::DROPPED).wrapping_add(1));
+}
+
+/// Writes one record, first any pending `Run` and `Loss` records. Returns whether `r` was
+/// written; if not, it was counted as dropped. Internal records (`Time`) pass `counted:
+/// false`: a failure to write them is reported to the caller, who decides what it costs.
+fn emit(r: Option<&Record>, counted: bool) -> bool {
+    let mut stall = None;
+    let ok = emit_inner(r, counted, &mut stall);
+    if let Some((start, end)) = stall {
+        // The wait itself is a zone, after the record it delayed.
+        let z = Record::Zone { id: crate::zone::stall_site(), end, duration: end - start, value: None };
+        let mut ignored = None;
+        emit_inner(Some(&z), true, &mut ignored);
+    }
+    publish();
+    update_limit();
+    ok
+}
+
+fn emit_inner(r: Option<&Record>, counted: bool, stall: &mut Option<(u64, u64)>) -> bool {
+    // Pending launch marker: the launch's records must follow it.
+    if rd(private::PENDING) & PENDING_RUN != 0 {
+        let run = Record::Run { run_id: rd(ring::RUN_ID), time: rd64(private::RUN_TIME_LO, private::RUN_TIME_HI) };
+        if !write(&run, stall) {
+            return drop_record(r, counted);
+        }
+        wr(private::PENDING, rd(private::PENDING) & !PENDING_RUN);
+    }
+    if rd(private::LOSS_COUNT) != 0 {
+        let loss = Record::Loss {
+            count: rd(private::LOSS_COUNT),
+            first: rd64(private::LOSS_FIRST_LO, private::LOSS_FIRST_HI),
+            last: rd64(private::LOSS_LAST_LO, private::LOSS_LAST_HI),
+        };
+        if !write(&loss, stall) {
+            return drop_record(r, counted);
+        }
+        wr(private::LOSS_COUNT, 0);
+    }
+    match r {
+        None => true,
+        Some(r) => write(r, stall) || drop_record(Some(r), counted),
+    }
+}
+
+fn drop_record(r: Option<&Record>, counted: bool) -> bool {
+    if r.is_some() && counted {
+        count_drop(hw::clock64());
+    }
+    false
+}
+
+fn write(r: &Record, stall: &mut Option<(u64, u64)>) -> bool {
+    let reference = current_ref();
+    let Some(enc) = wire::encode(r, reference) else {
+        // A time before the previous record cannot be encoded; it would be a runtime bug.
+        return false;
+    };
+    if !reserve(enc.bytes(), stall) {
+        return false;
+    }
+    // A wrap inside `reserve` does not change `ref`, so the encoding is still valid.
+    put(&enc, r.ref_time().unwrap_or(reference));
+    true
+}
+
+// ---------------------------------------------------------------------------------------
+// Slow paths of the hot-path zone (called from `zone.rs`).
+
+/// The hot path found `start - anchor >= 2^15`: move the anchor so this zone can use the
+/// hot path. Returns `None` when the zone is not recorded (recording off, or in Drop mode
+/// when the ring is full: then the zone is counted as dropped).
+#[cold]
+#[inline(never)]
+pub(crate) fn slow_open(start: u32) -> Option<u32> {
+    let s = widen(start);
+    let reference = current_ref();
+    if s - reference < SHORT_LIMIT as u64 {
+        set_anchor(reference, true);
+    } else if emit(Some(&Record::Time { time: s }), false) {
+        set_anchor(s, true);
+    } else {
+        count_drop(s);
+        update_limit();
+        return None;
+    }
+    if honour_disable() {
+        return None;
+    }
+    Some(start)
+}
+
+/// The hot path could not write a short zone (long zone, ring limit, or something pending).
+#[cold]
+#[inline(never)]
+pub(crate) fn slow_close(id: SiteId, start: u32, end: u32) {
+    let e = widen(end);
+    let duration = end.wrapping_sub(start) as u64;
+    emit(Some(&Record::Zone { id, end: e, duration, value: None }), true);
+}
+
+/// Closes a zone that carries a value (always a slow path).
+#[inline(never)]
+pub(crate) fn close_value(id: SiteId, start: u32, end: u32, value: u32) {
+    let e = widen(end);
+    let duration = end.wrapping_sub(start) as u64;
+    emit(Some(&Record::Zone { id, end: e, duration, value: Some(value) }), true);
+}
+
+/// Whether records may be written now.
+#[inline(always)]
+pub(crate) fn recording() -> bool {
+    rd(ring::ANCHOR) != 0
+}
+
+/// Writes a record if recording is on (events, data, sums, wrapper zones).
+#[inline(never)]
+pub(crate) fn record(r: &Record) {
+    if recording() {
+        emit(Some(r), true);
+    }
+}
+
+/// Writes a record of a launch that started with recording on (the wrapper zones), even if
+/// the host switched recording off since.
+#[inline(never)]
+pub(crate) fn record_always(r: &Record) {
+    emit(Some(r), true);
+}
+
+/// The current 64-bit time.
+pub(crate) fn now() -> u64 {
+    hw::clock64()
+}
+
+// ---------------------------------------------------------------------------------------
+// Launch and exit.
+
+fn tile_valid() -> bool {
+    tile_word(tile::MAGIC) == profiler::TILE_MAGIC && tile_word(tile::VERSION) == profiler::VERSION
+}
+
+fn ring_valid() -> bool {
+    let lap = rd(private::LAP);
+    let head = rd(ring::HEAD);
+    rd(ring::MAGIC) == profiler::RING_MAGIC
+        && rd(ring::VERSION) == profiler::VERSION
+        && rd(ring::RISC) == hw::risc().index() as u32
+        && rd(ring::BASE) == hw::ring_base()
+        && rd(ring::CAPACITY) == hw::ring_capacity()
+        && head.wrapping_sub(lap) <= hw::ring_capacity()
+}
+
+/// Initialises the tile block (if no launcher did) and this RISC's ring block (if invalid).
+fn init_blocks() {
+    if !tile_valid() {
+        // Idempotent: all five cores may do this at once and write the same values.
+        let t = profiler::TILE_BLOCK;
+        hw::wr32(t + tile::CONTROL, 0);
+        hw::wr32(t + tile::CONSUMER, 0);
+        hw::wr32(t + tile::ARCH, hw::arch_id());
+        hw::wr32(t + tile::VERSION, profiler::VERSION);
+        hw::wr32(t + tile::MAGIC, profiler::TILE_MAGIC);
+    }
+    if !ring_valid() {
+        for off in (ring::HEAD..profiler::RING_BLOCK_SIZE).step_by(4) {
+            wr(off, 0);
+        }
+        wr(ring::RISC, hw::risc().index() as u32);
+        wr(ring::BASE, hw::ring_base());
+        wr(ring::CAPACITY, hw::ring_capacity());
+        wr(ring::VERSION, profiler::VERSION);
+        wr(ring::MAGIC, profiler::RING_MAGIC);
+        wr(private::SLOW_TP, hw::ring_base());
+    }
+}
+
+/// Starts a launch at time `t`: validates the control blocks, restores the write pointer,
+/// writes the `Run` record. Returns whether recording is on for this launch.
+pub(crate) fn begin_launch(t: u64) -> bool {
+    init_blocks();
+    let run_id = tile_word(tile::RUN_ID);
+    wr(ring::RUN_ID, run_id);
+    wr(ring::STATE, ring::STATE_RUNNING);
+    let tp = hw::ring_base() + rd(ring::HEAD).wrapping_sub(rd(private::LAP));
+    hw::set_tp(tp);
+    // Short zones of the last launch after its last slow record: fold them into REF.
+    let reference = current_ref();
+    wr(private::SLOW_TP, tp);
+    wr64(private::REF_LO, private::REF_HI, reference);
+    hw::set_gp(tp);
+    let control = tile_word(tile::CONTROL);
+    let policy = match (control & tile::CONTROL_POLICY_MASK) >> tile::CONTROL_POLICY_SHIFT {
+        tile::POLICY_BLOCK => tile::POLICY_BLOCK,
+        tile::POLICY_DROP => tile::POLICY_DROP,
+        _ if cfg!(feature = "drop-when-full") => tile::POLICY_DROP,
+        _ => tile::POLICY_BLOCK,
+    };
+    wr(private::POLICY, policy);
+    if control & tile::CONTROL_DISABLE != 0 {
+        set_anchor(t, false);
+        return false;
+    }
+    // The Run record sets the decoder's ref to `t`; until it is written nothing else is.
+    wr64(private::RUN_TIME_LO, private::RUN_TIME_HI, t);
+    wr(private::PENDING, PENDING_RUN);
+    emit(None, false);
+    // Anchor at the launch time: every record of this launch comes after the Run record.
+    set_anchor(t, true);
+    !honour_disable()
+}
+
+/// Ends a launch: publishes everything and marks the ring block.
+pub(crate) fn end_launch() {
+    publish();
+    hw::set_gp(hw::tp());
+    wr(ring::STATE, ring::STATE_EXITED);
+}
+
+/// Marks a panicking kernel's ring block (the host reports it).
+#[cfg(target_arch = "riscv32")]
+pub(crate) fn mark_panic() {
+    publish();
+    wr(ring::STATE, ring::STATE_EXITED | 1 << 2);
+}

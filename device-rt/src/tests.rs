@@ -1,0 +1,312 @@
+//! Producer tests on the host simulator: what the runtime writes decodes to exactly what
+//! happened, whatever the ring, the clock and the consumer do.
+
+extern crate std;
+
+use crate::sim::Sim;
+use crate::wire::{self, Decoded, Record};
+use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::{Arch, Risc};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::vec::Vec;
+
+const RISC: Risc = Risc::Ncrisc;
+
+fn word(l1: &[u8], addr: u32) -> u32 {
+    u32::from_le_bytes(l1[addr as usize..addr as usize + 4].try_into().unwrap())
+}
+
+fn set_word(l1: &mut [u8], addr: u32, v: u32) {
+    l1[addr as usize..addr as usize + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// A consumer: reads the published span, decodes it, and (if `advance`) frees it.
+#[derive(Default)]
+struct Reader {
+    reference: u64,
+    records: Vec<Record>,
+    bytes: u64,
+}
+
+impl Reader {
+    fn drain(&mut self, l1: &mut [u8], advance: bool) {
+        let blk = profiler::ring_block(RISC);
+        let (base, cap) = (word(l1, blk + ring::BASE), word(l1, blk + ring::CAPACITY));
+        let head = word(l1, blk + ring::HEAD);
+        let mut pos = word(l1, blk + ring::TAIL);
+        while pos != head {
+            let off = pos % cap;
+            let to_end = cap - off;
+            if to_end < 4 {
+                pos = pos.wrapping_add(to_end);
+                continue;
+            }
+            let avail = head.wrapping_sub(pos).min(to_end);
+            let halves: Vec<u16> = (0..avail / 2)
+                .map(|i| {
+                    let a = (base + off + 2 * i) as usize;
+                    u16::from_le_bytes([l1[a], l1[a + 1]])
+                })
+                .collect();
+            match wire::decode(&halves, self.reference).expect("published bytes decode") {
+                Decoded::Pad => pos = pos.wrapping_add(to_end),
+                Decoded::Record(r, n) => {
+                    if let Some(t) = r.ref_time() {
+                        self.reference = t;
+                    }
+                    self.records.push(r);
+                    self.bytes += 2 * n as u64;
+                    pos = pos.wrapping_add(2 * n as u32);
+                }
+            }
+        }
+        if advance {
+            set_word(l1, blk + ring::TAIL, pos);
+        }
+    }
+
+    fn zones(&self) -> Vec<(u16, u64, u64)> {
+        self.records
+            .iter()
+            .filter_map(|r| match *r {
+                Record::Zone { id, end, duration, value: None } => Some((id, end - duration, end)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn setup(clock: u64) -> Sim {
+    let sim = Sim::install(Arch::WormholeB0, RISC, clock);
+    sim.set_tick(0);
+    sim
+}
+
+/// Writes a valid tile block, as a launcher does at session start.
+fn launcher_init(sim: &Sim, control: u32, consumer: bool) {
+    sim.write_u32(profiler::TILE_BLOCK + tile::MAGIC, profiler::TILE_MAGIC);
+    sim.write_u32(profiler::TILE_BLOCK + tile::VERSION, profiler::VERSION);
+    sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, control);
+    sim.write_u32(profiler::TILE_BLOCK + tile::CONSUMER, consumer as u32);
+}
+
+fn drain_now(sim: &Sim, reader: &mut Reader) {
+    let mut l1 = sim.l1();
+    reader.drain(&mut l1, true);
+    let tail = profiler::ring_word(RISC, ring::TAIL);
+    sim.write_u32(tail, word(&l1, tail));
+}
+
+/// Opens `depth` nested zones `gap` cycles apart, each lasting `len` more cycles than its child.
+fn nested(sim: &Sim, depth: u32, gap: u64, len: u64) -> Vec<(u64, u64)> {
+    let mut spans = Vec::new();
+    fn go(sim: &Sim, depth: u32, gap: u64, len: u64, spans: &mut Vec<(u64, u64)>) {
+        if depth == 0 {
+            return;
+        }
+        sim.advance(gap);
+        let start = sim.clock();
+        let z = crate::zone!("nested");
+        go(sim, depth - 1, gap, len, spans);
+        sim.advance(len);
+        let end = sim.clock();
+        drop(z);
+        spans.push((start, end));
+    }
+    go(sim, depth, gap, len, &mut spans);
+    spans
+}
+
+#[test]
+fn short_zones_decode_to_exact_times_in_six_bytes_each() {
+    let sim = setup(1_000);
+    assert!(sim.begin_launch(7));
+    let mut expected = Vec::new();
+    for i in 0..50u64 {
+        sim.advance(13 + i);
+        let s = sim.clock();
+        let z = crate::zone!("loop-body");
+        sim.advance(40 + 3 * i);
+        let e = sim.clock();
+        drop(z);
+        expected.push((s, e));
+    }
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    assert!(matches!(r.records[0], Record::Run { run_id: 7, time: 1_000 }));
+    let zones: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
+    assert_eq!(zones, expected);
+    assert_eq!(r.bytes, 16 + 50 * 6, "one Run record, then 6 bytes per zone");
+    let name = &sim.sites()[r.zones()[0].0 as usize];
+    assert!(name.contains("\"n\":\"loop-body\""), "{name}");
+}
+
+#[test]
+fn nested_long_and_far_apart_zones_keep_exact_times() {
+    let sim = setup(5);
+    assert!(sim.begin_launch(1));
+    let mut expected = nested(&sim, 4, 10, 20);
+    expected.extend(nested(&sim, 3, 100_000, 3));
+    expected.extend(nested(&sim, 2, 7, 1 << 20));
+    // Within a launch, gaps and zones up to 2^32 cycles (the launch stays below 2^32 cycles;
+    // see DESIGN.md for how the host checks longer launches).
+    expected.extend(nested(&sim, 2, 1 << 30, 1 << 29));
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    let got: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn a_launch_across_the_32_bit_clock_wrap_is_exact() {
+    let sim = setup(u32::MAX as u64 - 300);
+    assert!(sim.begin_launch(1));
+    let mut expected = Vec::new();
+    for _ in 0..40 {
+        expected.extend(nested(&sim, 2, 9, 11));
+    }
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    let got: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
+    assert_eq!(got, expected);
+    assert!(expected.last().unwrap().1 > u32::MAX as u64);
+}
+
+#[test]
+fn block_policy_waits_for_a_slow_consumer_and_loses_nothing() {
+    let sim = setup(0);
+    let reader = Rc::new(RefCell::new(Reader::default()));
+    let r2 = reader.clone();
+    launcher_init(&sim, 0, true);
+    // A consumer that frees space only when the producer waits: every wait is a stall.
+    sim.set_consumer(move |l1| r2.borrow_mut().drain(l1, true));
+    assert!(sim.begin_launch(3));
+    let n = 5_000u64;
+    let mut expected = Vec::new();
+    for _ in 0..n {
+        expected.extend(nested(&sim, 1, 2, 5));
+    }
+    sim.end_launch();
+    let mut l1 = sim.l1();
+    reader.borrow_mut().drain(&mut l1, true);
+    let r = reader.borrow();
+    let stall_id = r.zones().iter().map(|z| z.0).find(|id| sim.sites()[*id as usize].contains("PROFILER-STALL"));
+    let stall_id = stall_id.expect("stall zones recorded");
+    let user: Vec<(u64, u64)> = r.zones().iter().filter(|z| z.0 != stall_id).map(|z| (z.1, z.2)).collect();
+    assert_eq!(user, expected, "every zone delivered, in order, exact");
+    let stalls = r.zones().iter().filter(|z| z.0 == stall_id).count() as u32;
+    assert!(stalls > 0);
+    assert_eq!(stalls, sim.read_u32(profiler::ring_word(RISC, ring::STALLS)));
+    assert_eq!(sim.read_u32(profiler::ring_word(RISC, ring::DROPPED)), 0);
+}
+
+#[test]
+fn drop_policy_counts_exactly_what_it_drops() {
+    for consumer in [false, true] {
+        let sim = setup(0);
+        launcher_init(&sim, tile::POLICY_DROP << tile::CONTROL_POLICY_SHIFT, consumer);
+        assert!(sim.begin_launch(9));
+        let mut reader = Reader::default();
+        let produced = 6_000u64;
+        for i in 0..produced {
+            nested(&sim, 1, 3, 4);
+            if consumer && i % 700 == 0 {
+                drain_now(&sim, &mut reader); // too slow: the ring holds ~1365 zones
+            }
+        }
+        sim.end_launch();
+        drain_now(&sim, &mut reader);
+        let delivered = reader.zones().len() as u64;
+        let dropped = sim.read_u32(profiler::ring_word(RISC, ring::DROPPED)) as u64;
+        let reported: u64 = reader
+            .records
+            .iter()
+            .map(|r| if let Record::Loss { count, .. } = r { *count as u64 } else { 0 })
+            .sum();
+        assert!(dropped > 0, "the ring overflowed");
+        assert_eq!(delivered + dropped, produced, "consumer={consumer}");
+        // Losses still pending at exit are in the counter but not yet in a Loss record.
+        assert!(reported <= dropped);
+        let times: Vec<u64> = reader.zones().iter().map(|z| z.2).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "delivered zones stay in time order");
+    }
+}
+
+#[test]
+fn recording_off_writes_nothing_and_on_again_at_next_launch() {
+    let sim = setup(0);
+    assert!(sim.begin_launch(1));
+    nested(&sim, 2, 5, 5);
+    // The host switches recording off: CONTROL bit, then the hot word.
+    sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, tile::CONTROL_DISABLE);
+    sim.write_u32(profiler::ring_word(RISC, ring::ANCHOR), 0);
+    nested(&sim, 3, 5, 5);
+    sim.end_launch();
+    assert!(!sim.begin_launch(2));
+    nested(&sim, 3, 5, 5);
+    sim.end_launch();
+    sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, 0);
+    assert!(sim.begin_launch(3));
+    let expected = nested(&sim, 1, 5, 5);
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    assert_eq!(r.zones().len(), 3);
+    assert_eq!((r.zones()[2].1, r.zones()[2].2), expected[0]);
+    let runs: Vec<u32> = r.records.iter().filter_map(|x| if let Record::Run { run_id, .. } = x { Some(*run_id) } else { None }).collect();
+    assert_eq!(runs, [1, 3]);
+}
+
+#[test]
+fn events_data_value_and_sum_zones_round_trip() {
+    let sim = setup(100);
+    assert!(sim.begin_launch(4));
+    sim.advance(10);
+    crate::event!("tick");
+    sim.advance(1 << 40);
+    crate::data!("bytes", 0xDEAD_BEEF_0000_0001);
+    {
+        let mut z = crate::value_zone!("tiles", 3);
+        sim.advance(50);
+        z.set(8);
+    }
+    let sum_site = crate::__site!(crate, sum, "wait");
+    static SUM: crate::SumZone = crate::SumZone::__new(crate::__site!(crate, sum, "wait-static"));
+    for _ in 0..4 {
+        let _m = SUM.measure();
+        sim.advance(25);
+    }
+    SUM.emit();
+    let _ = sum_site;
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    let kinds: Vec<&Record> = r.records.iter().skip(1).collect();
+    assert!(matches!(kinds[0], Record::Event { time: 110, .. }));
+    assert!(matches!(kinds[1], Record::Data { data: 0xDEAD_BEEF_0000_0001, time, .. } if *time == 110 + (1 << 40)));
+    assert!(matches!(kinds[2], Record::Zone { value: Some(8), duration: 50, .. }));
+    assert!(matches!(kinds[3], Record::Sum { count: 4, total: 100, .. }));
+}
+
+#[test]
+fn a_torn_ring_block_is_reinitialised_at_launch() {
+    let sim = setup(0);
+    assert!(sim.begin_launch(1));
+    nested(&sim, 1, 1, 1);
+    sim.end_launch();
+    // Corrupt the head beyond the capacity: the next launch starts a fresh ring.
+    sim.write_u32(profiler::ring_word(RISC, ring::HEAD), 0x10_0000);
+    assert!(sim.begin_launch(2));
+    let expected = nested(&sim, 1, 1, 1);
+    sim.end_launch();
+    assert_eq!(sim.read_u32(profiler::ring_word(RISC, ring::TAIL)), 0);
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    assert!(matches!(r.records[0], Record::Run { run_id: 2, .. }));
+    assert_eq!((r.zones()[0].1, r.zones()[0].2), expected[0]);
+}
+

@@ -1,0 +1,410 @@
+//! The ring encoding: what the runtime writes and the host decodes.
+//!
+//! A ring is a stream of little-endian 16-bit halfwords. Every record starts with two
+//! halfwords `h0, h1`:
+//!
+//! * `h1 & 0x8000 == 0`: a **short zone** (6 bytes) `[id, duration, end16]`. `duration < 2^15`
+//!   cycles, `end16` is the low 16 bits of the end time.
+//! * otherwise `h1 = 0x8000 | kind << 8 | aux` introduces an extended record of [`Kind`];
+//!   `h0` is the site id for records that have one, else 0. `h1 == 0xFFFF` is [`PAD`]: the rest
+//!   of the ring up to its end is unused and the stream continues at the ring's start. Fewer
+//!   than 4 bytes before the end are skipped the same way without a `PAD`.
+//!
+//! ## Time
+//!
+//! The decoder keeps `ref`, the 64-bit time of the previous timed record (see [`Kind`] for
+//! which records set it). Times carried in fewer than 64 bits are the smallest value `>= ref`
+//! with those low bits: `t = ref + ((low - ref) mod 2^bits)`. The runtime only writes a
+//! short form when it has proved the true time is within range of the `ref` the decoder will
+//! have, so `t` is exact; when it cannot prove it, it writes the 64-bit form.
+//! A zone's start is `end - duration`. Records are in non-decreasing time order per ring.
+//!
+//! All multi-halfword integers are little-endian: the low halfword first.
+
+/// Records with a site id carry it in `h0`; ids are the site's address in the ELF's
+/// `.ttprof_sites` section (see `riscv_linker::script`).
+pub type SiteId = u16;
+
+/// Short zones require `duration < SHORT_LIMIT`; the runtime also requires that a short
+/// zone's open was within `SHORT_LIMIT` cycles of its anchor, so `end - ref < 2^16`.
+pub const SHORT_LIMIT: u32 = 1 << 15;
+
+/// Bytes of a short zone.
+pub const SHORT_ZONE_BYTES: u32 = 6;
+
+/// `h1` of a pad record.
+pub const PAD: u16 = 0xFFFF;
+
+/// Extended record kinds (bits 14..8 of `h1`). Sizes are in bytes including `h0, h1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// `id; duration: u32; end: u32` (12 bytes). Sets `ref = end`.
+    Zone32 = 0x01,
+    /// `id; start: u64; end: u64` (20 bytes). Sets `ref = end`.
+    Zone64 = 0x02,
+    /// `id; value: u32; duration: u32; end: u32` (16 bytes). Sets `ref = end`.
+    ValueZone32 = 0x03,
+    /// `id; value: u32; start: u64; end: u64` (24 bytes). Sets `ref = end`.
+    ValueZone64 = 0x04,
+    /// `id; time: u32` (8 bytes): a point event. Sets `ref = time`.
+    Event32 = 0x05,
+    /// `id; time: u64` (12 bytes). Sets `ref = time`.
+    Event64 = 0x06,
+    /// `id; data: u64; time: u32` (16 bytes): timestamped data. Sets `ref = time`.
+    Data32 = 0x07,
+    /// `id; data: u64; time: u64` (20 bytes). Sets `ref = time`.
+    Data64 = 0x08,
+    /// `id; count: u32; total: u64; time: u64` (24 bytes): a sum zone's total over `count`
+    /// measurements, emitted once at kernel exit. Sets `ref = time`.
+    Sum = 0x09,
+    /// `0; time: u64` (12 bytes): a time anchor. Sets `ref = time`.
+    Time = 0x0A,
+    /// `0; run_id: u32; time: u64` (16 bytes): a launch of program `run_id` starts here;
+    /// every record up to the next `Run` belongs to it. Sets `ref = time`.
+    Run = 0x0B,
+    /// `0; count: u32; first: u64; last: u64` (24 bytes): `count` records were dropped
+    /// because the ring was full, between times `first` and `last`. Does not change `ref`.
+    Loss = 0x0C,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 12] = [
+        Kind::Zone32,
+        Kind::Zone64,
+        Kind::ValueZone32,
+        Kind::ValueZone64,
+        Kind::Event32,
+        Kind::Event64,
+        Kind::Data32,
+        Kind::Data64,
+        Kind::Sum,
+        Kind::Time,
+        Kind::Run,
+        Kind::Loss,
+    ];
+
+    pub const fn from_u8(k: u8) -> Option<Kind> {
+        match k {
+            0x01 => Some(Kind::Zone32),
+            0x02 => Some(Kind::Zone64),
+            0x03 => Some(Kind::ValueZone32),
+            0x04 => Some(Kind::ValueZone64),
+            0x05 => Some(Kind::Event32),
+            0x06 => Some(Kind::Event64),
+            0x07 => Some(Kind::Data32),
+            0x08 => Some(Kind::Data64),
+            0x09 => Some(Kind::Sum),
+            0x0A => Some(Kind::Time),
+            0x0B => Some(Kind::Run),
+            0x0C => Some(Kind::Loss),
+            _ => None,
+        }
+    }
+
+    /// Total size in bytes, including `h0` and `h1`.
+    pub const fn bytes(self) -> u32 {
+        match self {
+            Kind::Zone32 => 12,
+            Kind::Zone64 => 20,
+            Kind::ValueZone32 => 16,
+            Kind::ValueZone64 => 24,
+            Kind::Event32 => 8,
+            Kind::Event64 => 12,
+            Kind::Data32 => 16,
+            Kind::Data64 => 20,
+            Kind::Sum => 24,
+            Kind::Time => 12,
+            Kind::Run => 16,
+            Kind::Loss => 24,
+        }
+    }
+
+    /// `h1` for this kind.
+    pub const fn header(self) -> u16 {
+        0x8000 | (self as u16) << 8
+    }
+
+    /// Whether decoding this record moves the time reference.
+    pub const fn sets_ref(self) -> bool {
+        !matches!(self, Kind::Loss)
+    }
+}
+
+/// The largest record, in bytes.
+pub const MAX_RECORD_BYTES: u32 = 24;
+
+/// One record, as plain data. The runtime encodes these in its slow paths; the host's
+/// decoder produces them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// A zone of `duration` cycles ending at `end` (short, 32- or 64-bit form).
+    Zone { id: SiteId, end: u64, duration: u64, value: Option<u32> },
+    Event { id: SiteId, time: u64 },
+    Data { id: SiteId, time: u64, data: u64 },
+    Sum { id: SiteId, time: u64, count: u32, total: u64 },
+    Time { time: u64 },
+    Run { run_id: u32, time: u64 },
+    Loss { count: u32, first: u64, last: u64 },
+}
+
+impl Record {
+    /// The time this record sets the decoder's `ref` to, if any.
+    pub const fn ref_time(&self) -> Option<u64> {
+        match *self {
+            Record::Zone { end, .. } => Some(end),
+            Record::Event { time, .. }
+            | Record::Data { time, .. }
+            | Record::Sum { time, .. }
+            | Record::Time { time }
+            | Record::Run { time, .. } => Some(time),
+            Record::Loss { .. } => None,
+        }
+    }
+}
+
+/// A record encoded as halfwords.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encoded {
+    pub halves: [u16; (MAX_RECORD_BYTES / 2) as usize],
+    pub len: u8,
+}
+
+impl Encoded {
+    pub fn as_slice(&self) -> &[u16] {
+        &self.halves[..self.len as usize]
+    }
+
+    pub const fn bytes(&self) -> u32 {
+        self.len as u32 * 2
+    }
+}
+
+struct Builder {
+    out: Encoded,
+}
+
+impl Builder {
+    const fn new() -> Builder {
+        Builder { out: Encoded { halves: [0; (MAX_RECORD_BYTES / 2) as usize], len: 0 } }
+    }
+    fn h(&mut self, v: u16) -> &mut Self {
+        self.out.halves[self.out.len as usize] = v;
+        self.out.len += 1;
+        self
+    }
+    fn w(&mut self, v: u32) -> &mut Self {
+        self.h(v as u16).h((v >> 16) as u16)
+    }
+    fn d(&mut self, v: u64) -> &mut Self {
+        self.w(v as u32).w((v >> 32) as u32)
+    }
+}
+
+/// Encodes `r` in the smallest form the decoder can read exactly, given the decoder's time
+/// reference `reference` just before this record. Returns `None` for a record that cannot be
+/// encoded after `reference` (a time earlier than `reference`, or a start before time 0).
+pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
+    if let Some(t) = r.ref_time() {
+        if t < reference {
+            return None;
+        }
+    }
+    let gap = |t: u64| t - reference;
+    let mut b = Builder::new();
+    match *r {
+        Record::Zone { id, end, duration, value } => {
+            if duration > end {
+                return None;
+            }
+            match value {
+                None if duration < SHORT_LIMIT as u64 && gap(end) < 1 << 16 => {
+                    b.h(id).h(duration as u16).h(end as u16);
+                }
+                None if duration <= u32::MAX as u64 && gap(end) <= u32::MAX as u64 => {
+                    b.h(id).h(Kind::Zone32.header()).w(duration as u32).w(end as u32);
+                }
+                None => {
+                    b.h(id).h(Kind::Zone64.header()).d(end - duration).d(end);
+                }
+                Some(v) if duration <= u32::MAX as u64 && gap(end) <= u32::MAX as u64 => {
+                    b.h(id).h(Kind::ValueZone32.header()).w(v).w(duration as u32).w(end as u32);
+                }
+                Some(v) => {
+                    b.h(id).h(Kind::ValueZone64.header()).w(v).d(end - duration).d(end);
+                }
+            }
+        }
+        Record::Event { id, time } if gap(time) <= u32::MAX as u64 => {
+            b.h(id).h(Kind::Event32.header()).w(time as u32);
+        }
+        Record::Event { id, time } => {
+            b.h(id).h(Kind::Event64.header()).d(time);
+        }
+        Record::Data { id, time, data } if gap(time) <= u32::MAX as u64 => {
+            b.h(id).h(Kind::Data32.header()).d(data).w(time as u32);
+        }
+        Record::Data { id, time, data } => {
+            b.h(id).h(Kind::Data64.header()).d(data).d(time);
+        }
+        Record::Sum { id, time, count, total } => {
+            b.h(id).h(Kind::Sum.header()).w(count).d(total).d(time);
+        }
+        Record::Time { time } => {
+            b.h(0).h(Kind::Time.header()).d(time);
+        }
+        Record::Run { run_id, time } => {
+            b.h(0).h(Kind::Run.header()).w(run_id).d(time);
+        }
+        Record::Loss { count, first, last } => {
+            b.h(0).h(Kind::Loss.header()).w(count).d(first).d(last);
+        }
+    }
+    Some(b.out)
+}
+
+/// Why a record could not be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The record runs past the end of the given halfwords (`need` halfwords).
+    Truncated { need: usize },
+    /// `h1` names no known kind.
+    UnknownKind { h1: u16 },
+    /// A 64-bit time earlier than the reference, or a start after its end.
+    Time,
+}
+
+/// What [`decode`] found at the start of a stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// A record and its length in halfwords.
+    Record(Record, usize),
+    /// A [`PAD`]: the rest of the ring is unused.
+    Pad,
+}
+
+/// Decodes the record at the start of `h`, given the decoder's `reference` (the reference
+/// decoder: the host's fast decoder must agree with it).
+pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
+    let get = |n: usize| -> Result<&[u16], DecodeError> { h.get(..n).ok_or(DecodeError::Truncated { need: n }) };
+    let w = |s: &[u16], i: usize| s[i] as u64 | (s[i + 1] as u64) << 16;
+    let d = |s: &[u16], i: usize| w(s, i) | w(s, i + 2) << 32;
+    let h2 = get(2)?;
+    let (id, h1) = (h2[0], h2[1]);
+    if h1 & 0x8000 == 0 {
+        let s = get(3)?;
+        let end = extend(reference, s[2] as u64, 16);
+        return Ok(Decoded::Record(Record::Zone { id, end, duration: h1 as u64, value: None }, 3));
+    }
+    if h1 == PAD {
+        return Ok(Decoded::Pad);
+    }
+    let kind = Kind::from_u8((h1 >> 8) as u8 & 0x7F).ok_or(DecodeError::UnknownKind { h1 })?;
+    let n = (kind.bytes() / 2) as usize;
+    let s = get(n)?;
+    let t32 = |i: usize| extend(reference, w(s, i), 32);
+    let abs = |t: u64| if t < reference { Err(DecodeError::Time) } else { Ok(t) };
+    let r = match kind {
+        Kind::Zone32 => Record::Zone { id, end: t32(4), duration: w(s, 2), value: None },
+        Kind::Zone64 => {
+            let (start, end) = (d(s, 2), abs(d(s, 6))?);
+            if start > end {
+                return Err(DecodeError::Time);
+            }
+            Record::Zone { id, end, duration: end - start, value: None }
+        }
+        Kind::ValueZone32 => Record::Zone { id, end: t32(6), duration: w(s, 4), value: Some(w(s, 2) as u32) },
+        Kind::ValueZone64 => {
+            let (start, end) = (d(s, 4), abs(d(s, 8))?);
+            if start > end {
+                return Err(DecodeError::Time);
+            }
+            Record::Zone { id, end, duration: end - start, value: Some(w(s, 2) as u32) }
+        }
+        Kind::Event32 => Record::Event { id, time: t32(2) },
+        Kind::Event64 => Record::Event { id, time: abs(d(s, 2))? },
+        Kind::Data32 => Record::Data { id, data: d(s, 2), time: t32(6) },
+        Kind::Data64 => Record::Data { id, data: d(s, 2), time: abs(d(s, 6))? },
+        Kind::Sum => Record::Sum { id, count: w(s, 2) as u32, total: d(s, 4), time: abs(d(s, 8))? },
+        Kind::Time => Record::Time { time: abs(d(s, 2))? },
+        Kind::Run => Record::Run { run_id: w(s, 2) as u32, time: abs(d(s, 4))? },
+        Kind::Loss => Record::Loss { count: w(s, 2) as u32, first: d(s, 4), last: d(s, 8) },
+    };
+    if let Record::Zone { end, duration, .. } = r {
+        if duration > end {
+            return Err(DecodeError::Time);
+        }
+    }
+    Ok(Decoded::Record(r, n))
+}
+
+/// Reconstructs a time from its low `bits` bits and the decoder reference.
+#[inline]
+pub const fn extend(reference: u64, low: u64, bits: u32) -> u64 {
+    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    reference + (low.wrapping_sub(reference) & mask)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_and_sizes_are_even() {
+        for k in Kind::ALL {
+            assert_eq!(Kind::from_u8(k as u8), Some(k));
+            assert_eq!(k.bytes() % 2, 0);
+            assert!(k.bytes() <= MAX_RECORD_BYTES);
+            assert_ne!(k.header(), PAD);
+        }
+    }
+
+    #[test]
+    fn encoder_picks_the_smallest_exact_form() {
+        let z = |end, duration| Record::Zone { id: 7, end, duration, value: None };
+        assert_eq!(encode(&z(1000, 10), 990).unwrap().bytes(), 6);
+        assert_eq!(encode(&z(100_000, 1 << 15), 99_990).unwrap().bytes(), 12);
+        assert_eq!(encode(&z(1 << 40, 5), 0).unwrap().bytes(), 20);
+        assert_eq!(encode(&z(70_000, 5), 0).unwrap().bytes(), 12);
+        assert!(encode(&z(5, 1), 6).is_none(), "time before the reference");
+        assert!(encode(&z(5, 6), 0).is_none(), "start before zero");
+        let e = encode(&Record::Event { id: 1, time: 100 }, 0).unwrap();
+        assert_eq!(e.as_slice(), &[1, Kind::Event32.header(), 100, 0]);
+    }
+
+    #[test]
+    fn decode_inverts_encode_for_every_form() {
+        let records = [
+            (Record::Zone { id: 3, end: 1000, duration: 10, value: None }, 990),
+            (Record::Zone { id: 3, end: 1 << 33, duration: 1 << 20, value: None }, (1 << 33) - 100),
+            (Record::Zone { id: 3, end: 1 << 40, duration: 1 << 35, value: None }, 0),
+            (Record::Zone { id: 9, end: 500, duration: 5, value: Some(42) }, 0),
+            (Record::Zone { id: 9, end: 1 << 40, duration: 5, value: Some(7) }, 0),
+            (Record::Event { id: 1, time: 77 }, 70),
+            (Record::Event { id: 1, time: 1 << 34 }, 70),
+            (Record::Data { id: 2, time: 80, data: u64::MAX }, 70),
+            (Record::Data { id: 2, time: 1 << 36, data: 5 }, 70),
+            (Record::Sum { id: 4, time: 90, count: 3, total: 1 << 40 }, 70),
+            (Record::Time { time: 1 << 50 }, 70),
+            (Record::Run { run_id: 12, time: 100 }, 70),
+            (Record::Loss { count: 5, first: 1, last: 2 }, 70),
+        ];
+        for (r, reference) in records {
+            let e = encode(&r, reference).unwrap();
+            assert_eq!(decode(e.as_slice(), reference), Ok(Decoded::Record(r, e.len as usize)), "{r:?}");
+            if e.len > 2 {
+                assert!(matches!(decode(&e.as_slice()[..e.len as usize - 1], reference), Err(DecodeError::Truncated { .. })));
+            }
+        }
+        assert_eq!(decode(&[0, PAD], 0), Ok(Decoded::Pad));
+        assert_eq!(decode(&[0, 0x8000 | 0x7E << 8], 0), Err(DecodeError::UnknownKind { h1: 0x8000 | 0x7E << 8 }));
+    }
+
+    #[test]
+    fn extend_picks_the_next_value_with_those_low_bits() {
+        assert_eq!(extend(0x1_FFF0, 0x0005, 16), 0x2_0005);
+        assert_eq!(extend(0x1_0005, 0x0005, 16), 0x1_0005);
+        assert_eq!(extend(0xFFFF_FFFF, 1, 32), 0x1_0000_0001);
+        assert_eq!(extend(7, 1 << 40, 64), 1 << 40);
+    }
+}

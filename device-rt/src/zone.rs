@@ -1,0 +1,277 @@
+//! Zones and the other recording primitives, with the hot path.
+//!
+//! ## The hot path (a short zone, recording on, ring not full)
+//!
+//! ```text
+//! open:  lw   a, ANCHOR(x0)     # this RISC's anchor; 0 = recording off
+//!        beqz a, off
+//!        lw   s, WALL_CLOCK_L
+//!        sub  t, s, a
+//!        bgeu t, 2^15, slow_open
+//! close: (branch on the guard's `Some`)
+//!        lw   e, WALL_CLOCK_L
+//!        sub  d, e, s
+//!        bgeu d, 2^15, slow_close
+//!        bgeu tp, gp, slow_close  # tp = write pointer, gp = limit (both reserved registers)
+//!        li   id, SITE            # the site's INFO-section address (lui+addi, relaxed)
+//!        sh   id, 0(tp)
+//!        sh   d, 2(tp)
+//!        sh   e, 4(tp)
+//!        addi tp, tp, 6
+//! ```
+//!
+//! That is 15 instructions and 6 ring bytes per zone (16 when a kernel has more than 2047
+//! sites and the id needs `lui`); the clock base and the 2^15 bound are loop-invariant
+//! constants. With recording off a zone costs the anchor load and its branch, plus the
+//! branch on the guard at close.
+
+use crate::producer;
+use crate::wire::{Record, SiteId};
+#[cfg(target_arch = "riscv32")]
+use crate::wire::SHORT_LIMIT;
+use core::cell::UnsafeCell;
+
+/// A zone site: a one-byte static in `.ttprof_sites` whose address is the site's id.
+/// Made by the runtime's macros; do not construct by hand.
+/// On a core the metadata lives only in the ELF symbol table; the host simulator keeps it
+/// to assign ids.
+#[derive(Clone, Copy)]
+pub struct Site {
+    ptr: &'static u8,
+    #[cfg(not(target_arch = "riscv32"))]
+    meta: &'static str,
+}
+
+impl Site {
+    #[doc(hidden)]
+    #[cfg(target_arch = "riscv32")]
+    pub const fn __new(ptr: &'static u8, _meta: &'static str) -> Site {
+        Site { ptr }
+    }
+
+    #[doc(hidden)]
+    #[cfg(not(target_arch = "riscv32"))]
+    pub const fn __new(ptr: &'static u8, meta: &'static str) -> Site {
+        Site { ptr, meta }
+    }
+
+    /// The full id word: the site's address (the wire keeps the low 16 bits, which are all
+    /// of it: the linker script caps the section at 2^16 sites).
+    #[inline(always)]
+    fn word(self) -> u32 {
+        #[cfg(target_arch = "riscv32")]
+        return crate::hw::site_word(self.ptr);
+        #[cfg(not(target_arch = "riscv32"))]
+        return crate::sim::hw::site_word(self.ptr, self.meta);
+    }
+
+    /// The site's id on the wire.
+    #[inline(always)]
+    pub fn id(self) -> SiteId {
+        self.word() as SiteId
+    }
+
+    /// The site's metadata (a JSON object, see `ttprof-rt-macros`). Host builds only.
+    #[cfg(not(target_arch = "riscv32"))]
+    pub fn meta(self) -> &'static str {
+        self.meta
+    }
+}
+
+/// A scoped zone: recorded from its creation to its drop. See [`crate::zone!`].
+#[must_use = "a zone ends when this guard is dropped; bind it with `let _z = ...`"]
+pub struct Zone {
+    start: Option<u32>,
+    site: Site,
+}
+
+impl Zone {
+    #[inline(always)]
+    pub fn open(site: Site) -> Zone {
+        Zone { start: open_fast(), site }
+    }
+}
+
+impl Drop for Zone {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(start) = self.start {
+            close_fast(self.site.word(), start);
+        }
+    }
+}
+
+#[cfg(target_arch = "riscv32")]
+#[inline(always)]
+fn open_fast() -> Option<u32> {
+    let anchor: u32;
+    unsafe {
+        core::arch::asm!(
+            "lw {a}, %lo(__ttprof_anchor)(zero)",
+            a = out(reg) anchor,
+            options(nostack, readonly, preserves_flags)
+        )
+    };
+    if anchor == 0 {
+        return None;
+    }
+    let start = crate::hw::clock_lo();
+    if start.wrapping_sub(anchor) >= SHORT_LIMIT {
+        return producer::slow_open(start);
+    }
+    Some(start)
+}
+
+#[cfg(target_arch = "riscv32")]
+#[inline(always)]
+fn close_fast(id: u32, start: u32) {
+    let end = crate::hw::clock_lo();
+    let duration = end.wrapping_sub(start);
+    unsafe {
+        core::arch::asm!(
+            "bgeu {d}, {limit}, {slow}",
+            "bgeu tp, gp, {slow}",
+            "sh {id}, 0(tp)",
+            "sh {d}, 2(tp)",
+            "sh {e}, 4(tp)",
+            "addi tp, tp, 6",
+            d = in(reg) duration,
+            e = in(reg) end,
+            id = in(reg) id,
+            limit = in(reg) SHORT_LIMIT,
+            slow = label { producer::slow_close(id as SiteId, start, end) },
+            options(nostack)
+        )
+    };
+}
+
+#[cfg(not(target_arch = "riscv32"))]
+fn open_fast() -> Option<u32> {
+    crate::sim::hw::open_fast()
+}
+
+#[cfg(not(target_arch = "riscv32"))]
+fn close_fast(id: u32, start: u32) {
+    crate::sim::hw::close_fast(id, start)
+}
+
+/// A zone that carries a 32-bit value, e.g. a tile count. See [`crate::value_zone!`].
+#[must_use = "a zone ends when this guard is dropped; bind it with `let _z = ...`"]
+pub struct ValueZone {
+    start: Option<u32>,
+    site: Site,
+    value: u32,
+}
+
+impl ValueZone {
+    #[inline(always)]
+    pub fn open(site: Site, value: u32) -> ValueZone {
+        ValueZone { start: open_fast(), site, value }
+    }
+
+    /// Replaces the value recorded when the zone ends.
+    #[inline(always)]
+    pub fn set(&mut self, value: u32) {
+        self.value = value;
+    }
+}
+
+impl Drop for ValueZone {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(start) = self.start {
+            producer::close_value(self.site.id(), start, crate::hw::clock_lo(), self.value);
+        }
+    }
+}
+
+/// Records a point event now. See [`crate::event!`].
+#[inline(never)]
+pub fn event(site: Site) {
+    if producer::recording() {
+        producer::record(&Record::Event { id: site.id(), time: producer::now() });
+    }
+}
+
+/// Records a 64-bit value with the current time. See [`crate::data!`].
+#[inline(never)]
+pub fn data(site: Site, value: u64) {
+    if producer::recording() {
+        producer::record(&Record::Data { id: site.id(), time: producer::now(), data: value });
+    }
+}
+
+/// Cycles summed over many measurements and recorded once (at kernel exit or on
+/// [`SumZone::emit`]). See [`crate::sum_zone!`].
+pub struct SumZone {
+    site: Site,
+    count: UnsafeCell<u32>,
+    total: UnsafeCell<u64>,
+}
+
+// A kernel image runs on exactly one core, and the host simulator gives every thread its
+// own core; a sum zone is never touched by two cores.
+unsafe impl Sync for SumZone {}
+
+impl SumZone {
+    #[doc(hidden)]
+    pub const fn __new(site: Site) -> SumZone {
+        SumZone { site, count: UnsafeCell::new(0), total: UnsafeCell::new(0) }
+    }
+
+    /// Starts one measurement; it ends when the guard is dropped.
+    #[inline(always)]
+    pub fn measure(&'static self) -> SumGuard {
+        SumGuard { start: crate::hw::clock_lo(), sum: self }
+    }
+
+    /// Records the total so far (if any) and starts a new one.
+    pub fn emit(&self) {
+        let (count, total) = unsafe { (*self.count.get(), *self.total.get()) };
+        if count == 0 {
+            return;
+        }
+        unsafe {
+            *self.count.get() = 0;
+            *self.total.get() = 0;
+        }
+        if producer::recording() {
+            producer::record(&Record::Sum { id: self.site.id(), time: producer::now(), count, total });
+        }
+    }
+
+    pub(crate) fn reset(&self) {
+        unsafe {
+            *self.count.get() = 0;
+            *self.total.get() = 0;
+        }
+    }
+}
+
+/// One measurement of a [`SumZone`].
+#[must_use = "the measurement ends when this guard is dropped"]
+pub struct SumGuard {
+    start: u32,
+    sum: &'static SumZone,
+}
+
+impl Drop for SumGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let d = crate::hw::clock_lo().wrapping_sub(self.start);
+        unsafe {
+            *self.sum.count.get() += 1;
+            *self.sum.total.get() += d as u64;
+        }
+    }
+}
+
+/// Writes a zone whose 64-bit times the caller measured (the FW and KERNEL wrappers).
+pub(crate) fn record_span(site: Site, start: u64, end: u64) {
+    producer::record_always(&Record::Zone { id: site.id(), end, duration: end - start, value: None });
+}
+
+/// The site of the `PROFILER-STALL` zone recorded around each wait for the consumer.
+pub(crate) fn stall_site() -> SiteId {
+    ttprof_rt_macros::__site!(crate, zone, "PROFILER-STALL").id()
+}

@@ -1,0 +1,239 @@
+//! Layout of a device-memory image: the file the emulator maps and shares with the host,
+//! the way a PCIe BAR exposes every tile's L1 through TLB windows.
+//!
+//! ```text
+//! offset 0            header (HEADER_FIXED bytes of fields, then the tile table)
+//! offset header_size  L1 of tile 0 of chip 0, then tile 1, ... each `tile_stride` bytes
+//! ```
+//!
+//! All integers are little-endian. The tile table lists every tile's NoC0 coordinate in image
+//! order (chip-major), 4 bytes each: `x, y, 0, 0`. `header_size` and `tile_stride` are
+//! multiples of [`PAGE`], so every L1 image starts on a page boundary.
+
+use crate::{Arch, NocCoord};
+use core::fmt;
+
+/// File magic.
+pub const MAGIC: [u8; 8] = *b"TTDEVMEM";
+/// Version of this layout.
+pub const VERSION: u32 = 1;
+/// Alignment of the header size and of each tile's image.
+pub const PAGE: u32 = 4096;
+/// Bytes of fixed header fields before the tile table.
+pub const HEADER_FIXED: u32 = 128;
+
+/// Byte offsets of the fixed header fields.
+pub mod field {
+    pub const MAGIC: usize = 0;
+    pub const VERSION: usize = 8;
+    pub const ARCH: usize = 12;
+    pub const CHIPS: usize = 16;
+    pub const TILES_PER_CHIP: usize = 20;
+    pub const L1_SIZE: usize = 24;
+    pub const HEADER_SIZE: usize = 28;
+    pub const TILE_STRIDE: usize = 32;
+    /// Written by the device side: bit 0 = running, bit 1 = finished, bit 2 = faulted.
+    pub const STATUS: usize = 36;
+    /// Written by the device side: bumped whenever a launch starts (lets a reader notice).
+    pub const LAUNCHES: usize = 40;
+    /// Reserved for the clock-sync mailbox (64 bytes).
+    pub const CLOCK_MAILBOX: usize = 64;
+}
+
+pub const STATUS_RUNNING: u32 = 1 << 0;
+pub const STATUS_FINISHED: u32 = 1 << 1;
+pub const STATUS_FAULTED: u32 = 1 << 2;
+
+/// The geometry of a device-memory image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub arch: Arch,
+    pub chips: u32,
+    pub tiles_per_chip: u32,
+    pub l1_size: u32,
+}
+
+impl Geometry {
+    /// Bytes of header including the tile table, rounded up to [`PAGE`].
+    pub const fn header_size(&self) -> u64 {
+        let raw = HEADER_FIXED as u64 + 4 * self.chips as u64 * self.tiles_per_chip as u64;
+        round_up(raw, PAGE as u64)
+    }
+
+    /// Bytes between consecutive tiles' images.
+    pub const fn tile_stride(&self) -> u64 {
+        round_up(self.l1_size as u64, PAGE as u64)
+    }
+
+    /// Total file size.
+    pub const fn file_size(&self) -> u64 {
+        self.header_size() + self.tile_stride() * self.chips as u64 * self.tiles_per_chip as u64
+    }
+
+    /// File offset of tile `tile` (image order within the chip) of `chip`.
+    pub const fn tile_offset(&self, chip: u32, tile: u32) -> u64 {
+        self.header_size() + self.tile_stride() * (chip as u64 * self.tiles_per_chip as u64 + tile as u64)
+    }
+
+    /// Writes the fixed fields and the tile table into `header` (at least `header_size()` bytes).
+    /// `tiles` gives each chip's tile coordinates in image order (the same list for every chip).
+    pub fn write_header(&self, header: &mut [u8], tiles: &[NocCoord]) -> Result<(), DevFileError> {
+        if tiles.len() as u32 != self.tiles_per_chip {
+            return Err(DevFileError::TileTable { expected: self.tiles_per_chip, found: tiles.len() as u32 });
+        }
+        if (header.len() as u64) < self.header_size() {
+            return Err(DevFileError::TooSmall { expected: self.header_size(), found: header.len() as u64 });
+        }
+        header[field::MAGIC..field::MAGIC + 8].copy_from_slice(&MAGIC);
+        put(header, field::VERSION, VERSION);
+        put(header, field::ARCH, self.arch.id());
+        put(header, field::CHIPS, self.chips);
+        put(header, field::TILES_PER_CHIP, self.tiles_per_chip);
+        put(header, field::L1_SIZE, self.l1_size);
+        put(header, field::HEADER_SIZE, self.header_size() as u32);
+        put(header, field::TILE_STRIDE, self.tile_stride() as u32);
+        for chip in 0..self.chips {
+            for (i, t) in tiles.iter().enumerate() {
+                let at = HEADER_FIXED as usize + 4 * (chip as usize * tiles.len() + i);
+                header[at] = t.x;
+                header[at + 1] = t.y;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads and validates the fixed fields of a header; `file_len` is the whole file's size.
+    pub fn read_header(header: &[u8], file_len: u64) -> Result<Geometry, DevFileError> {
+        if header.len() < HEADER_FIXED as usize {
+            return Err(DevFileError::TooSmall { expected: HEADER_FIXED as u64, found: header.len() as u64 });
+        }
+        if header[..8] != MAGIC {
+            let mut found = [0u8; 8];
+            found.copy_from_slice(&header[..8]);
+            return Err(DevFileError::Magic { found });
+        }
+        let version = get(header, field::VERSION);
+        if version != VERSION {
+            return Err(DevFileError::Version { expected: VERSION, found: version });
+        }
+        let arch_id = get(header, field::ARCH);
+        let arch = Arch::from_id(arch_id).ok_or(DevFileError::Arch { found: arch_id })?;
+        let g = Geometry {
+            arch,
+            chips: get(header, field::CHIPS),
+            tiles_per_chip: get(header, field::TILES_PER_CHIP),
+            l1_size: get(header, field::L1_SIZE),
+        };
+        if g.l1_size != arch.l1_size() {
+            return Err(DevFileError::L1Size { arch, expected: arch.l1_size(), found: g.l1_size });
+        }
+        if get(header, field::HEADER_SIZE) as u64 != g.header_size()
+            || get(header, field::TILE_STRIDE) as u64 != g.tile_stride()
+        {
+            return Err(DevFileError::Inconsistent);
+        }
+        if file_len != g.file_size() {
+            return Err(DevFileError::FileSize { expected: g.file_size(), found: file_len });
+        }
+        Ok(g)
+    }
+
+    /// The NoC coordinate of tile `tile` of `chip` from a header's tile table.
+    pub fn tile_coord(&self, header: &[u8], chip: u32, tile: u32) -> Option<NocCoord> {
+        if chip >= self.chips || tile >= self.tiles_per_chip {
+            return None;
+        }
+        let at = HEADER_FIXED as usize + 4 * (chip as usize * self.tiles_per_chip as usize + tile as usize);
+        Some(NocCoord::new(*header.get(at)?, *header.get(at + 1)?))
+    }
+}
+
+const fn round_up(v: u64, to: u64) -> u64 {
+    v.div_ceil(to) * to
+}
+
+fn put(buf: &mut [u8], at: usize, v: u32) {
+    buf[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+fn get(buf: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]])
+}
+
+/// Why a device-memory image was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DevFileError {
+    TooSmall { expected: u64, found: u64 },
+    Magic { found: [u8; 8] },
+    Version { expected: u32, found: u32 },
+    Arch { found: u32 },
+    L1Size { arch: Arch, expected: u32, found: u32 },
+    Inconsistent,
+    FileSize { expected: u64, found: u64 },
+    TileTable { expected: u32, found: u32 },
+}
+
+impl fmt::Display for DevFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DevFileError::TooSmall { expected, found } => {
+                write!(f, "device image header is {found} bytes, expected at least {expected}")
+            }
+            DevFileError::Magic { found } => {
+                write!(f, "not a device-memory image: magic is {found:02x?}, expected \"TTDEVMEM\"")
+            }
+            DevFileError::Version { expected, found } => {
+                write!(f, "device image layout version {found}, this build reads version {expected}")
+            }
+            DevFileError::Arch { found } => write!(f, "device image names unknown arch id {found}"),
+            DevFileError::L1Size { arch, expected, found } => {
+                write!(f, "device image has {found} bytes of L1 per tile, but {arch} has {expected}")
+            }
+            DevFileError::Inconsistent => write!(f, "device image header sizes disagree with its geometry"),
+            DevFileError::FileSize { expected, found } => write!(
+                f,
+                "device image is {found} bytes but its header describes {expected} bytes (truncated or wrong file?)"
+            ),
+            DevFileError::TileTable { expected, found } => {
+                write!(f, "tile table has {found} entries, expected {expected}")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for DevFileError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry() -> Geometry {
+        Geometry { arch: Arch::WormholeB0, chips: 2, tiles_per_chip: 4, l1_size: Arch::WormholeB0.l1_size() }
+    }
+
+    #[test]
+    fn header_round_trips_and_tiles_are_page_aligned() {
+        let g = geometry();
+        let tiles = [NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(1, 2), NocCoord::new(2, 2)];
+        let mut h = std::vec![0u8; g.header_size() as usize];
+        g.write_header(&mut h, &tiles).unwrap();
+        assert_eq!(Geometry::read_header(&h, g.file_size()).unwrap(), g);
+        assert_eq!(g.tile_coord(&h, 1, 2), Some(NocCoord::new(1, 2)));
+        assert_eq!(g.tile_offset(0, 1) % PAGE as u64, 0);
+        assert_eq!(g.tile_offset(1, 0), g.header_size() + 4 * g.tile_stride());
+    }
+
+    #[test]
+    fn wrong_size_and_magic_are_named() {
+        let g = geometry();
+        let tiles = [NocCoord::new(1, 1); 4];
+        let mut h = std::vec![0u8; g.header_size() as usize];
+        g.write_header(&mut h, &tiles).unwrap();
+        let e = Geometry::read_header(&h, g.file_size() - 1).unwrap_err();
+        assert!(matches!(e, DevFileError::FileSize { .. }));
+        assert!(std::format!("{e}").contains("truncated"));
+        h[0] = b'X';
+        assert!(matches!(Geometry::read_header(&h, g.file_size()), Err(DevFileError::Magic { .. })));
+    }
+}

@@ -1,0 +1,33 @@
+//! Where everything lives on a Tensix tile.
+//!
+//! This crate is the single source of truth for memory layout, shared by the `no_std`
+//! kernel runtime (`ttprof-rt`), the emulator and the host tool:
+//!
+//! * [`Arch`] and [`Risc`]: the chips and the five "Baby RISC-V" cores of a tile, with the
+//!   numbers from `shared/reference/tensix.md`.
+//! * [`memory_map`]: per (arch, RISC) code, data, local RAM, stack and reset PC.
+//! * [`mmio`]: the wall clock, soft reset and the other memory-mapped registers.
+//! * [`profiler`]: the profiler's L1 region: one tile control block, one ring per RISC.
+//! * [`devfile`]: the layout of a device-memory image file (the emulator's PCIe-like mapping).
+//! * `script` / `build` (feature `std`): the linker script for an (arch, RISC) pair and the
+//!   helper a kernel crate's `build.rs` calls.
+//!
+//! Everything here is plain data and `const fn`s so that it can be used from kernels.
+#![no_std]
+
+#[cfg(any(feature = "std", test))]
+extern crate std;
+
+mod arch;
+mod map;
+pub mod devfile;
+pub mod mmio;
+pub mod profiler;
+
+#[cfg(feature = "std")]
+pub mod build;
+#[cfg(feature = "std")]
+pub mod script;
+
+pub use arch::{Arch, NocCoord, Risc};
+pub use map::{memory_map, MemoryMap, Region, USER_L1_BASE};

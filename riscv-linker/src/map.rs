@@ -1,0 +1,154 @@
+//! Per (arch, RISC) memory maps.
+//!
+//! L1 layout (both arches; addresses are each core's view, L1 starts at 0):
+//!
+//! | range               | what                                                           |
+//! |---------------------|----------------------------------------------------------------|
+//! | `0x00000..0x00004`  | BRISC boot word: a jump to BRISC's code (BRISC resets at 0)    |
+//! | `0x00040..0x00800`  | profiler control blocks ([`crate::profiler`]), x0-addressable  |
+//! | `0x00800..0x06000`  | BRISC code + read-only data                                    |
+//! | `0x06000..0x0A000`  | TRISC0 code (reset PC 0x6000)                                  |
+//! | `0x0A000..0x0E000`  | TRISC1 code (reset PC 0xA000)                                  |
+//! | `0x0E000..0x12000`  | TRISC2 code (reset PC 0xE000)                                  |
+//! | `0x12000..0x16000`  | NCRISC code (reset PC 0x12000)                                 |
+//! | `0x16000..0x20000`  | per-RISC `.data`/`.bss`, 8 KiB each, in [`Risc`] order         |
+//! | `0x20000..0x30000`  | profiler rings ([`crate::profiler::RING_BASE`])                 |
+//! | `0x30000..L1 end`   | free for kernels (circular buffers, tensors): [`USER_L1_BASE`]  |
+//!
+//! Reset PCs are Wormhole B0's (`tensix.md`). Blackhole's reset PCs are programmable in
+//! hardware; this project uses the same values there so one layout serves both.
+//! The stack lives in each core's private local RAM, growing down from its end.
+//! NCRISC runs from L1 on both arches (Wormhole's 16 KiB NCRISC IRAM is not used).
+
+use crate::{mmio, Arch, Risc};
+
+/// First L1 byte not used by firmware, code, data or the profiler.
+pub const USER_L1_BASE: u32 = 0x30000;
+
+const CODE_SLOT_SIZE: u32 = 0x4000;
+const BRISC_CODE_START: u32 = 0x800;
+const DATA_BASE: u32 = 0x16000;
+const DATA_SLOT_SIZE: u32 = 0x2000;
+
+/// A half-open address range `[start, start + size)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Region {
+    pub start: u32,
+    pub size: u32,
+}
+
+impl Region {
+    pub const fn new(start: u32, size: u32) -> Region {
+        Region { start, size }
+    }
+
+    /// One past the last byte.
+    pub const fn end(&self) -> u64 {
+        self.start as u64 + self.size as u64
+    }
+
+    /// Whether `[addr, addr + len)` lies inside this region.
+    pub const fn contains(&self, addr: u32, len: u32) -> bool {
+        addr >= self.start && (addr as u64 + len as u64) <= self.end()
+    }
+}
+
+/// Where one core's program lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryMap {
+    pub arch: Arch,
+    pub risc: Risc,
+    /// Where the core starts executing after reset.
+    pub reset_pc: u32,
+    /// The boot word at the reset PC when code does not start there (BRISC only).
+    pub boot: Option<Region>,
+    /// Code and read-only data, in L1. Stores here are faults.
+    pub code: Region,
+    /// `.data` and `.bss`, in L1.
+    pub data: Region,
+    /// The core's private local RAM (stack).
+    pub local_ram: Region,
+    /// Initial stack pointer (end of local RAM, 16-byte aligned).
+    pub stack_top: u32,
+}
+
+/// The memory map of `risc` on `arch`.
+pub const fn memory_map(arch: Arch, risc: Risc) -> MemoryMap {
+    let (reset_pc, boot, code) = match risc {
+        Risc::Brisc => (0, Some(Region::new(0, 4)), Region::new(BRISC_CODE_START, 0x6000 - BRISC_CODE_START)),
+        Risc::Trisc0 => (0x6000, None, Region::new(0x6000, CODE_SLOT_SIZE)),
+        Risc::Trisc1 => (0xA000, None, Region::new(0xA000, CODE_SLOT_SIZE)),
+        Risc::Trisc2 => (0xE000, None, Region::new(0xE000, CODE_SLOT_SIZE)),
+        Risc::Ncrisc => (0x12000, None, Region::new(0x12000, CODE_SLOT_SIZE)),
+    };
+    let data = Region::new(DATA_BASE + risc.index() as u32 * DATA_SLOT_SIZE, DATA_SLOT_SIZE);
+    let local_ram = Region::new(mmio::LOCAL_RAM_BASE, arch.local_ram_size(risc));
+    MemoryMap {
+        arch,
+        risc,
+        reset_pc,
+        boot,
+        code,
+        data,
+        local_ram,
+        stack_top: mmio::LOCAL_RAM_BASE + arch.local_ram_size(risc),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profiler;
+
+    fn overlaps(a: Region, b: Region) -> bool {
+        (a.start as u64) < b.end() && (b.start as u64) < a.end()
+    }
+
+    #[test]
+    fn reset_pcs_match_wormhole_reference() {
+        let pcs: [(Risc, u32); 5] = [
+            (Risc::Brisc, 0x0),
+            (Risc::Trisc0, 0x6000),
+            (Risc::Trisc1, 0xA000),
+            (Risc::Trisc2, 0xE000),
+            (Risc::Ncrisc, 0x12000),
+        ];
+        for (risc, pc) in pcs {
+            assert_eq!(memory_map(Arch::WormholeB0, risc).reset_pc, pc);
+        }
+    }
+
+    #[test]
+    fn l1_regions_of_all_cores_and_the_profiler_are_disjoint() {
+        for arch in Arch::ALL {
+            let mut regions = std::vec::Vec::new();
+            for risc in Risc::ALL {
+                let m = memory_map(arch, risc);
+                regions.push(m.code);
+                regions.push(m.data);
+                if let Some(b) = m.boot {
+                    regions.push(b);
+                }
+                assert!(m.code.contains(m.reset_pc, 4) || m.boot.unwrap().contains(m.reset_pc, 4));
+                assert_eq!(m.stack_top % 16, 0);
+            }
+            regions.push(profiler::control_region());
+            regions.push(profiler::rings_region());
+            for (i, a) in regions.iter().enumerate() {
+                assert!(a.end() <= arch.l1_size() as u64);
+                for b in &regions[i + 1..] {
+                    assert!(!overlaps(*a, *b), "{a:?} overlaps {b:?}");
+                }
+                assert!(a.end() <= USER_L1_BASE as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn local_ram_sizes_follow_reference() {
+        assert_eq!(memory_map(Arch::WormholeB0, Risc::Brisc).local_ram.size, 4096);
+        assert_eq!(memory_map(Arch::WormholeB0, Risc::Trisc1).local_ram.size, 2048);
+        assert_eq!(memory_map(Arch::Blackhole, Risc::Ncrisc).local_ram.size, 8192);
+        assert_eq!(memory_map(Arch::Blackhole, Risc::Trisc2).local_ram.size, 4096);
+    }
+}

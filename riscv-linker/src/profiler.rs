@@ -1,0 +1,132 @@
+//! The profiler's region of L1: one tile control block and one ring per RISC.
+//!
+//! Everything here is a contract between three parties: the kernel runtime (`ttprof-rt`)
+//! that produces, the host tool (`ttprof`) that consumes, and whoever launches programs
+//! (the emulator's launcher or a real dispatcher). Each word has exactly one writer,
+//! named in its doc comment; the other parties only read it.
+//!
+//! The control blocks live below L1 address 0x800 so that the runtime's hot path can reach
+//! its anchor word with a single `lw rd, imm(x0)`.
+//!
+//! Positions in a ring (`head`, `tail`) are free-running byte counters that wrap at 2^32;
+//! the byte offset in the ring is `counter % capacity`. Capacity is a power of two.
+
+use crate::{Region, Risc};
+
+/// Layout and wire-format version. Bump on any incompatible change to this module or to
+/// the ring encoding in `ttprof-rt::wire`.
+pub const VERSION: u32 = 1;
+
+/// `"TTPF"` in little-endian byte order: marks a valid tile control block.
+pub const TILE_MAGIC: u32 = u32::from_le_bytes(*b"TTPF");
+/// `"TTPR"` in little-endian byte order: marks a valid ring control block.
+pub const RING_MAGIC: u32 = u32::from_le_bytes(*b"TTPR");
+
+/// Address of the tile control block.
+pub const TILE_BLOCK: u32 = 0x40;
+/// Size of the tile control block.
+pub const TILE_BLOCK_SIZE: u32 = 0x40;
+
+/// Word offsets inside the tile control block.
+pub mod tile {
+    /// [`super::TILE_MAGIC`]. Writer: launcher (session init).
+    pub const MAGIC: u32 = 0x00;
+    /// [`super::VERSION`]. Writer: launcher.
+    pub const VERSION: u32 = 0x04;
+    /// `Arch::id()`. Writer: launcher.
+    pub const ARCH: u32 = 0x08;
+    /// NoC0 `x | y << 8 | chip << 16`. Writer: launcher (informational).
+    pub const LOCATION: u32 = 0x0C;
+    /// Host switches, see [`CONTROL_DISABLE`] and [`CONTROL_POLICY_SHIFT`]. Writer: host.
+    pub const CONTROL: u32 = 0x10;
+    /// Run (program) id of the launch about to start. Writer: launcher, before release.
+    pub const RUN_ID: u32 = 0x14;
+    /// Non-zero while a consumer drains the rings; Block policy waits only then. Writer: host.
+    pub const CONSUMER: u32 = 0x18;
+
+    /// `CONTROL` bit 0: recording off. Zones cost one load and one branch while set.
+    pub const CONTROL_DISABLE: u32 = 1 << 0;
+    /// `CONTROL` bits 1..=2: full-ring policy override (0 = build default, 1 = block, 2 = drop).
+    pub const CONTROL_POLICY_SHIFT: u32 = 1;
+    pub const CONTROL_POLICY_MASK: u32 = 0b11 << CONTROL_POLICY_SHIFT;
+    pub const POLICY_BUILD_DEFAULT: u32 = 0;
+    pub const POLICY_BLOCK: u32 = 1;
+    pub const POLICY_DROP: u32 = 2;
+}
+
+/// Address of the first ring control block (one per RISC, [`RING_BLOCK_SIZE`] apart).
+pub const RING_BLOCKS: u32 = 0x80;
+/// Size of one ring control block.
+pub const RING_BLOCK_SIZE: u32 = 0x80;
+
+/// Word offsets inside a ring control block.
+pub mod ring {
+    /// [`super::RING_MAGIC`]. Writer: runtime (first launch) or launcher (session init).
+    pub const MAGIC: u32 = 0x00;
+    /// [`super::VERSION`]. Same writers as `MAGIC`.
+    pub const VERSION: u32 = 0x04;
+    /// `Risc::index()`. Same writers as `MAGIC`.
+    pub const RISC: u32 = 0x08;
+    /// L1 address of the ring's bytes. Same writers as `MAGIC`.
+    pub const BASE: u32 = 0x0C;
+    /// Ring size in bytes, a power of two. Same writers as `MAGIC`.
+    pub const CAPACITY: u32 = 0x10;
+    /// Published write position (free-running byte counter). Writer: runtime.
+    /// Every byte before it is complete and may be read.
+    pub const HEAD: u32 = 0x14;
+    /// Consumed position (free-running byte counter). Writer: host.
+    pub const TAIL: u32 = 0x18;
+    /// Hot-path time anchor (low word), 0 while recording is off. Writer: runtime; the host
+    /// may write 0 to stop recording at once (then also sets `tile::CONTROL_DISABLE`).
+    pub const ANCHOR: u32 = 0x1C;
+    /// Records (zones, events, data) dropped because the ring was full. Writer: runtime.
+    pub const DROPPED: u32 = 0x20;
+    /// Number of waits for the consumer (each recorded as a `PROFILER-STALL` zone). Writer: runtime.
+    pub const STALLS: u32 = 0x24;
+    /// Run id of the launch in progress or last finished. Writer: runtime.
+    pub const RUN_ID: u32 = 0x28;
+    /// Bit 0: a kernel is running on this RISC; bit 1: the last launch exited. Writer: runtime.
+    pub const STATE: u32 = 0x2C;
+    /// Runtime-private state (time of the last slow record, anchor high word, ...).
+    pub const PRIVATE: u32 = 0x40;
+
+    pub const STATE_RUNNING: u32 = 1 << 0;
+    pub const STATE_EXITED: u32 = 1 << 1;
+}
+
+/// L1 address of the first ring's bytes.
+pub const RING_BASE: u32 = 0x20000;
+/// Bytes per ring.
+pub const RING_CAPACITY: u32 = 0x2000;
+
+/// The region holding the tile and ring control blocks.
+pub const fn control_region() -> Region {
+    Region::new(TILE_BLOCK, RING_BLOCKS + RING_BLOCK_SIZE * Risc::COUNT as u32 - TILE_BLOCK)
+}
+
+/// The region holding all rings.
+pub const fn rings_region() -> Region {
+    Region::new(RING_BASE, RING_CAPACITY * Risc::COUNT as u32)
+}
+
+/// Address of `risc`'s ring control block.
+pub const fn ring_block(risc: Risc) -> u32 {
+    RING_BLOCKS + risc.index() as u32 * RING_BLOCK_SIZE
+}
+
+/// Address of one word of `risc`'s ring control block (`offset` from [`ring`]).
+pub const fn ring_word(risc: Risc, offset: u32) -> u32 {
+    ring_block(risc) + offset
+}
+
+/// The bytes of `risc`'s ring.
+pub const fn ring_data(risc: Risc) -> Region {
+    Region::new(RING_BASE + risc.index() as u32 * RING_CAPACITY, RING_CAPACITY)
+}
+
+const _: () = {
+    assert!(RING_CAPACITY.is_power_of_two());
+    // The runtime reaches its anchor with a 12-bit signed immediate from x0.
+    assert!(ring_word(Risc::Trisc2, ring::ANCHOR) < 0x800);
+    assert!(TILE_BLOCK + TILE_BLOCK_SIZE <= RING_BLOCKS);
+};
