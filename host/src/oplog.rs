@@ -1,0 +1,207 @@
+//! The op log: what the host program launched, one JSON object per line.
+//!
+//! A host program records every launch (an "op": one program run on the device) through
+//! [`OpLogWriter`]. The readout joins device records to ops by run id: the device writes the
+//! run id the launcher gave it at the start of every launch (`Run` record), and each op line
+//! names that run id and the kernel ELF that ran on each (tile, RISC), which is how zone ids
+//! are resolved to names and source lines. The op report (`ops_perf_results_*.csv`) takes
+//! its op names, attributes and tensors from here.
+//!
+//! ```json
+//! {"op":{"run_id":1,"device":0,"op_code":"Matmul","op_type":"tt_dnn_device","attributes":{"tiles":"8"},
+//!   "inputs":[{"shape":[1,1,32,256],"layout":"TILE","dtype":"BFLOAT16","memory":"DEV_0_L1_INTERLEAVED"}],
+//!   "outputs":[...],"host_start_ns":1000,"host_end_ns":9000,
+//!   "kernels":[{"risc":"BRISC","elf":"kernels/reader","cores":[[1,1],[2,1]]}]}}
+//! {"signpost":{"name":"warmup-done","device":0,"host_ns":12000}}
+//! ```
+
+use crate::error::{Error, Result};
+use riscv_linker::{NocCoord, Risc};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// A tensor as the op report describes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorDesc {
+    /// `[W, Z, Y, X]` (padded), tt-metal's order.
+    pub shape: [u32; 4],
+    /// `TILE` or `ROW_MAJOR`.
+    pub layout: String,
+    /// e.g. `BFLOAT16`.
+    pub dtype: String,
+    /// e.g. `DEV_0_L1_INTERLEAVED` or `DEV_0_DRAM_INTERLEAVED`.
+    pub memory: String,
+}
+
+/// Which kernel image ran on which cores for one RISC.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelBinding {
+    /// tt-metal's RISC name (`BRISC`, `NCRISC`, `TRISC_0`, ...).
+    pub risc: String,
+    /// Path of the kernel ELF (relative paths are relative to the op log's directory).
+    pub elf: PathBuf,
+    /// NoC0 `[x, y]` of every tile it ran on.
+    pub cores: Vec<[u8; 2]>,
+}
+
+impl KernelBinding {
+    pub fn risc(&self) -> Option<Risc> {
+        Risc::from_name(&self.risc)
+    }
+
+    pub fn runs_on(&self, tile: NocCoord) -> bool {
+        self.cores.iter().any(|c| c[0] == tile.x && c[1] == tile.y)
+    }
+}
+
+/// One launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpRecord {
+    pub run_id: u32,
+    pub device: u32,
+    pub op_code: String,
+    /// `tt_dnn_device` for device ops.
+    pub op_type: String,
+    #[serde(default)]
+    pub attributes: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    pub inputs: Vec<TensorDesc>,
+    #[serde(default)]
+    pub outputs: Vec<TensorDesc>,
+    /// Host time (ns since the op log's epoch) when the host launched the op / saw it finish.
+    pub host_start_ns: u64,
+    pub host_end_ns: u64,
+    #[serde(default)]
+    pub kernels: Vec<KernelBinding>,
+}
+
+impl OpRecord {
+    /// The kernel that ran on `risc` of `tile` in this op.
+    pub fn kernel_for(&self, tile: NocCoord, risc: Risc) -> Option<&KernelBinding> {
+        self.kernels.iter().find(|k| k.risc() == Some(risc) && k.runs_on(tile))
+    }
+}
+
+/// A named marker between ops (tt-metal's signposts).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Signpost {
+    pub name: String,
+    pub device: u32,
+    pub host_ns: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpLogEntry {
+    Op(OpRecord),
+    Signpost(Signpost),
+}
+
+/// An op log read back: its entries in file order, and its directory (for relative ELF paths).
+#[derive(Clone, Debug)]
+pub struct OpLog {
+    pub path: PathBuf,
+    pub entries: Vec<OpLogEntry>,
+}
+
+impl OpLog {
+    /// Reads an op log; a malformed line is an error naming the line.
+    pub fn read(path: &Path) -> Result<OpLog> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open op log", e))?;
+        let mut entries = Vec::new();
+        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+            let line = line.map_err(|e| Error::io(path, "read op log", e))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let entry: OpLogEntry = serde_json::from_str(&line)
+                .map_err(|e| Error::OpLog { path: path.into(), line: i + 1, what: e.to_string() })?;
+            entries.push(entry);
+        }
+        Ok(OpLog { path: path.into(), entries })
+    }
+
+    pub fn ops(&self) -> impl Iterator<Item = &OpRecord> {
+        self.entries.iter().filter_map(|e| match e {
+            OpLogEntry::Op(o) => Some(o),
+            _ => None,
+        })
+    }
+
+    /// The op with this run id on this device.
+    pub fn op(&self, device: u32, run_id: u32) -> Option<&OpRecord> {
+        self.ops().find(|o| o.run_id == run_id && o.device == device)
+    }
+
+    /// An ELF path from the log, made absolute against the log's directory.
+    pub fn resolve_path(&self, elf: &Path) -> PathBuf {
+        if elf.is_absolute() {
+            elf.into()
+        } else {
+            self.path.parent().unwrap_or(Path::new(".")).join(elf)
+        }
+    }
+}
+
+/// Appends entries to an op log as the host program runs.
+pub struct OpLogWriter {
+    path: PathBuf,
+    out: BufWriter<std::fs::File>,
+}
+
+impl OpLogWriter {
+    pub fn create(path: &Path) -> Result<OpLogWriter> {
+        let file = std::fs::File::create(path).map_err(|e| Error::io(path, "create op log", e))?;
+        Ok(OpLogWriter { path: path.into(), out: BufWriter::new(file) })
+    }
+
+    pub fn op(&mut self, op: &OpRecord) -> Result<()> {
+        self.write(&OpLogEntry::Op(op.clone()))
+    }
+
+    pub fn signpost(&mut self, s: &Signpost) -> Result<()> {
+        self.write(&OpLogEntry::Signpost(s.clone()))
+    }
+
+    fn write(&mut self, e: &OpLogEntry) -> Result<()> {
+        let line = serde_json::to_string(e).map_err(|e| Error::Other(e.to_string()))?;
+        writeln!(self.out, "{line}").map_err(|e| Error::io(&self.path, "write op log", e))?;
+        self.out.flush().map_err(|e| Error::io(&self.path, "write op log", e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_log_round_trips_and_bad_lines_are_named() {
+        let dir = std::env::temp_dir().join(format!("ttprof-oplog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ops.jsonl");
+        let op = OpRecord {
+            run_id: 3,
+            device: 0,
+            op_code: "Matmul".into(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![],
+            outputs: vec![],
+            host_start_ns: 10,
+            host_end_ns: 20,
+            kernels: vec![KernelBinding { risc: "TRISC_1".into(), elf: "k/math".into(), cores: vec![[1, 1]] }],
+        };
+        let mut w = OpLogWriter::create(&path).unwrap();
+        w.op(&op).unwrap();
+        w.signpost(&Signpost { name: "s".into(), device: 0, host_ns: 30 }).unwrap();
+        drop(w);
+        let log = OpLog::read(&path).unwrap();
+        assert_eq!(log.op(0, 3), Some(&op));
+        assert_eq!(log.op(0, 3).unwrap().kernel_for(NocCoord::new(1, 1), Risc::Trisc1).unwrap().elf, PathBuf::from("k/math"));
+        assert_eq!(log.resolve_path(Path::new("k/math")), dir.join("k/math"));
+        std::fs::write(&path, "{\"op\":{\"run_id\":1}}\n").unwrap();
+        let e = OpLog::read(&path).unwrap_err().to_string();
+        assert!(e.contains(":1:") && e.contains("missing field"), "{e}");
+    }
+}
