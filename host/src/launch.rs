@@ -1,1 +1,139 @@
-//! placeholder: written by the examples/tests work
+//! The launcher's side of the profiler protocol (`riscv_linker::profiler`): what whoever
+//! starts programs on the device (a dispatcher, the emulator's driver) writes into each
+//! tile before a launch.
+//!
+//! * [`init_tile`] once per session: the tile control block's magic, version, arch,
+//!   location, switches and consumer flag.
+//! * [`set_run_id`] before every launch: the run id the runtime copies into its `Run` record.
+//! * [`set_recording`] at any time: the runtime switch. Off takes effect at the next zone;
+//!   on takes effect at the next launch.
+
+use crate::error::Result;
+use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::{Arch, NocCoord, Risc};
+
+/// Word access to one tile's L1, as device memory offers it.
+pub trait TileWords {
+    fn read_word(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32>;
+    fn write_word(&self, chip: u32, tile: NocCoord, addr: u32, value: u32) -> Result<()>;
+}
+
+/// What to do when a ring is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Policy {
+    /// Whatever the kernel was built with (Block unless built with `drop-when-full`).
+    #[default]
+    BuildDefault,
+    /// Wait for the consumer (lossless); each wait is recorded as a `PROFILER-STALL` zone.
+    Block,
+    /// Count and report dropped records; never perturb the kernel's timing.
+    Drop,
+}
+
+impl Policy {
+    fn bits(self) -> u32 {
+        let p = match self {
+            Policy::BuildDefault => tile::POLICY_BUILD_DEFAULT,
+            Policy::Block => tile::POLICY_BLOCK,
+            Policy::Drop => tile::POLICY_DROP,
+        };
+        p << tile::CONTROL_POLICY_SHIFT
+    }
+}
+
+/// The host's switches for one session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub recording: bool,
+    pub policy: Policy,
+    /// Whether a consumer drains the rings while kernels run (Block waits only then).
+    pub consumer: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings { recording: true, policy: Policy::BuildDefault, consumer: false }
+    }
+}
+
+fn control_word(s: &Settings) -> u32 {
+    s.policy.bits() | if s.recording { 0 } else { tile::CONTROL_DISABLE }
+}
+
+/// Writes a valid tile control block; the magic last, so a runtime never sees half of it.
+pub fn init_tile(mem: &dyn TileWords, chip: u32, at: NocCoord, arch: Arch, s: &Settings) -> Result<()> {
+    let t = profiler::TILE_BLOCK;
+    mem.write_word(chip, at, t + tile::MAGIC, 0)?;
+    mem.write_word(chip, at, t + tile::VERSION, profiler::VERSION)?;
+    mem.write_word(chip, at, t + tile::ARCH, arch.id())?;
+    mem.write_word(chip, at, t + tile::LOCATION, at.x as u32 | (at.y as u32) << 8 | chip << 16)?;
+    mem.write_word(chip, at, t + tile::CONTROL, control_word(s))?;
+    mem.write_word(chip, at, t + tile::CONSUMER, s.consumer as u32)?;
+    mem.write_word(chip, at, t + tile::RUN_ID, 0)?;
+    mem.write_word(chip, at, t + tile::MAGIC, profiler::TILE_MAGIC)
+}
+
+/// Sets the run id of the next launch on a tile.
+pub fn set_run_id(mem: &dyn TileWords, chip: u32, at: NocCoord, run_id: u32) -> Result<()> {
+    mem.write_word(chip, at, profiler::TILE_BLOCK + tile::RUN_ID, run_id)
+}
+
+/// Marks whether a consumer is draining the tile's rings.
+pub fn set_consumer(mem: &dyn TileWords, chip: u32, at: NocCoord, attached: bool) -> Result<()> {
+    mem.write_word(chip, at, profiler::TILE_BLOCK + tile::CONSUMER, attached as u32)
+}
+
+/// Switches recording on or off for a tile. Off: the `CONTROL` bit first, then every
+/// ring's hot anchor word (the runtime re-checks `CONTROL` after it moves an anchor, so the
+/// two writes cannot be undone by a racing runtime). On: takes effect at the next launch.
+pub fn set_recording(mem: &dyn TileWords, chip: u32, at: NocCoord, on: bool) -> Result<()> {
+    let addr = profiler::TILE_BLOCK + tile::CONTROL;
+    let control = mem.read_word(chip, at, addr)?;
+    let control = if on { control & !tile::CONTROL_DISABLE } else { control | tile::CONTROL_DISABLE };
+    mem.write_word(chip, at, addr, control)?;
+    if !on {
+        for risc in Risc::ALL {
+            mem.write_word(chip, at, profiler::ring_word(risc, ring::ANCHOR), 0)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+
+    #[derive(Default)]
+    struct Words(RefCell<HashMap<u32, u32>>, RefCell<Vec<u32>>);
+
+    impl TileWords for Words {
+        fn read_word(&self, _c: u32, _t: NocCoord, addr: u32) -> Result<u32> {
+            Ok(*self.0.borrow().get(&addr).unwrap_or(&0))
+        }
+        fn write_word(&self, _c: u32, _t: NocCoord, addr: u32, v: u32) -> Result<()> {
+            self.0.borrow_mut().insert(addr, v);
+            self.1.borrow_mut().push(addr);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn init_writes_the_magic_last_and_switches_encode_the_protocol() {
+        let w = Words::default();
+        let t = NocCoord::new(1, 1);
+        let s = Settings { recording: false, policy: Policy::Drop, consumer: true };
+        init_tile(&w, 0, t, Arch::Blackhole, &s).unwrap();
+        assert_eq!(*w.1.borrow().last().unwrap(), profiler::TILE_BLOCK + tile::MAGIC);
+        let control = w.read_word(0, t, profiler::TILE_BLOCK + tile::CONTROL).unwrap();
+        assert_eq!(control, tile::CONTROL_DISABLE | tile::POLICY_DROP << tile::CONTROL_POLICY_SHIFT);
+        assert_eq!(w.read_word(0, t, profiler::TILE_BLOCK + tile::ARCH).unwrap(), Arch::Blackhole.id());
+        set_recording(&w, 0, t, true).unwrap();
+        let control = w.read_word(0, t, profiler::TILE_BLOCK + tile::CONTROL).unwrap();
+        assert_eq!(control & tile::CONTROL_DISABLE, 0);
+        w.write_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR), 77).unwrap();
+        set_recording(&w, 0, t, false).unwrap();
+        assert_eq!(w.read_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR)).unwrap(), 0);
+    }
+}
