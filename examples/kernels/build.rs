@@ -1,5 +1,12 @@
 use riscv_linker::Risc;
 
 fn main() {
-    riscv_linker::build::kernels(&[("probe", Risc::Brisc)]);
+    riscv_linker::build::kernels(&[
+        ("reader", Risc::Brisc),
+        ("writer", Risc::Ncrisc),
+        ("unpack", Risc::Trisc0),
+        ("math", Risc::Trisc1),
+        ("pack", Risc::Trisc2),
+        ("probe", Risc::Brisc),
+    ]);
 }

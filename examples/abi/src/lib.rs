@@ -1,0 +1,135 @@
+//! What the example kernels and the host programs that launch them agree on: where the
+//! arguments, circular buffers and tensors live in a tile's L1, and what the ops compute.
+//!
+//! Every op streams `tiles` 32x32 tiles of `u32` through a five-stage pipeline on one
+//! Tensix tile, one stage per core, linked by single-producer single-consumer circular
+//! buffers (CBs) in L1:
+//!
+//! ```text
+//! in0/in1 --BRISC reader--> CB_IN0/CB_IN1 --TRISC0 unpack--> CB_SRC --TRISC1 math-->
+//!   CB_DST --TRISC2 pack--> CB_OUT --NCRISC writer--> out
+//! ```
+//!
+//! A CB's control block is two words, each with one writer: `pushed` (producer) and
+//! `popped` (consumer), both free-running page counts. The launcher zeroes them before
+//! every launch.
+#![no_std]
+
+use riscv_linker::USER_L1_BASE;
+
+/// Elements per tile side.
+pub const TILE_DIM: usize = 32;
+/// Elements per tile.
+pub const TILE_ELEMS: usize = TILE_DIM * TILE_DIM;
+/// Bytes per tile.
+pub const TILE_BYTES: u32 = (TILE_ELEMS * 4) as u32;
+/// Most tiles one op may stream through a core.
+pub const MAX_TILES: u32 = 16;
+
+/// The argument block (words), written by the launcher before each launch.
+pub const ARGS: u32 = USER_L1_BASE;
+pub mod arg {
+    /// [`crate::Op`] as a number.
+    pub const OP: u32 = 0;
+    /// Tiles to process.
+    pub const TILES: u32 = 4;
+}
+
+/// The ops the kernels implement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Op {
+    /// `out = in0 + in1` (wrapping).
+    Add = 1,
+    /// `out = in0 * in1` elementwise (wrapping).
+    Mul = 2,
+    /// `out = in0 x in1` per tile (32x32 matrix product, wrapping).
+    Matmul = 3,
+    /// `out = max(in0, 0)` as signed.
+    Relu = 4,
+}
+
+impl Op {
+    pub const fn from_u32(v: u32) -> Option<Op> {
+        match v {
+            1 => Some(Op::Add),
+            2 => Some(Op::Mul),
+            3 => Some(Op::Matmul),
+            4 => Some(Op::Relu),
+            _ => None,
+        }
+    }
+
+    /// Whether the op reads `in1`.
+    pub const fn is_binary(self) -> bool {
+        !matches!(self, Op::Relu)
+    }
+
+    /// tt-metal-style op code for reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Op::Add => "EltwiseAdd",
+            Op::Mul => "EltwiseMul",
+            Op::Matmul => "Matmul",
+            Op::Relu => "Relu",
+        }
+    }
+
+    /// One tile of the op, on the host (the reference the kernels are checked against).
+    pub fn reference(self, a: &[u32], b: &[u32], out: &mut [u32]) {
+        match self {
+            Op::Add => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = x.wrapping_add(*y)),
+            Op::Mul => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = x.wrapping_mul(*y)),
+            Op::Relu => out.iter_mut().zip(a).for_each(|(o, x)| *o = (*x as i32).max(0) as u32),
+            Op::Matmul => {
+                for r in 0..TILE_DIM {
+                    for c in 0..TILE_DIM {
+                        let mut acc = 0u32;
+                        for k in 0..TILE_DIM {
+                            acc = acc.wrapping_add(a[r * TILE_DIM + k].wrapping_mul(b[k * TILE_DIM + c]));
+                        }
+                        out[r * TILE_DIM + c] = acc;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A circular buffer: control block address, data address, page size and page count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CbDesc {
+    pub control: u32,
+    pub data: u32,
+    pub page_bytes: u32,
+    pub pages: u32,
+}
+
+const CB_CONTROL: u32 = ARGS + 0x100;
+
+const fn cb(i: u32, data: u32, page_bytes: u32) -> CbDesc {
+    CbDesc { control: CB_CONTROL + 16 * i, data, page_bytes, pages: 2 }
+}
+
+/// Reader -> unpack: tiles of in0.
+pub const CB_IN0: CbDesc = cb(0, ARGS + 0x1000, TILE_BYTES);
+/// Reader -> unpack: tiles of in1.
+pub const CB_IN1: CbDesc = cb(1, CB_IN0.data + 2 * TILE_BYTES, TILE_BYTES);
+/// Unpack -> math: an A tile followed by a B tile per page.
+pub const CB_SRC: CbDesc = cb(2, CB_IN1.data + 2 * TILE_BYTES, 2 * TILE_BYTES);
+/// Math -> pack: result tiles.
+pub const CB_DST: CbDesc = cb(3, CB_SRC.data + 4 * TILE_BYTES, TILE_BYTES);
+/// Pack -> writer: result tiles.
+pub const CB_OUT: CbDesc = cb(4, CB_DST.data + 2 * TILE_BYTES, TILE_BYTES);
+/// Every CB, for the launcher to reset.
+pub const CBS: [CbDesc; 5] = [CB_IN0, CB_IN1, CB_SRC, CB_DST, CB_OUT];
+
+/// Input and output tensors ("DRAM" staged in L1: the emulator has no NoC model).
+pub const IN0: u32 = 0x40000;
+pub const IN1: u32 = IN0 + MAX_TILES * TILE_BYTES;
+pub const OUT: u32 = IN1 + MAX_TILES * TILE_BYTES;
+
+const _: () = {
+    assert!(CB_OUT.data + 2 * TILE_BYTES <= IN0);
+    assert!(OUT + MAX_TILES * TILE_BYTES <= riscv_linker::Arch::WormholeB0.l1_size());
+};

@@ -1,0 +1,114 @@
+//! Shared code of the example kernels: circular buffers in L1 and tile arithmetic.
+//!
+//! Ordering: a core's stores reach L1 in program order, so a producer writes a page and
+//! then bumps `pushed`; a consumer reads `pushed`, then the page. The compiler fences keep
+//! the compiler from reordering those accesses; the counters are volatile.
+#![no_std]
+
+use core::ptr::{read_volatile, write_volatile};
+use core::sync::atomic::{compiler_fence, Ordering};
+pub use example_abi::{arg, CbDesc, Op, ARGS, CB_DST, CB_IN0, CB_IN1, CB_OUT, CB_SRC, IN0, IN1, OUT, TILE_BYTES, TILE_DIM, TILE_ELEMS};
+
+#[inline(always)]
+pub fn rd(addr: u32) -> u32 {
+    unsafe { read_volatile(addr as *const u32) }
+}
+
+#[inline(always)]
+pub fn wr(addr: u32, v: u32) {
+    unsafe { write_volatile(addr as *mut u32, v) }
+}
+
+/// The op and tile count of this launch.
+pub fn args() -> (Op, u32) {
+    let op = Op::from_u32(rd(ARGS + arg::OP)).unwrap_or(Op::Add);
+    (op, rd(ARGS + arg::TILES).min(example_abi::MAX_TILES))
+}
+
+/// One end of a circular buffer.
+#[derive(Clone, Copy)]
+pub struct Cb(pub CbDesc);
+
+impl Cb {
+    fn pushed(self) -> u32 {
+        rd(self.0.control)
+    }
+    fn popped(self) -> u32 {
+        rd(self.0.control + 4)
+    }
+
+    /// Producer: waits for a free page and returns its address.
+    pub fn reserve_back(self) -> u32 {
+        while self.pushed().wrapping_sub(self.popped()) >= self.0.pages {}
+        compiler_fence(Ordering::Acquire);
+        self.page(self.pushed())
+    }
+
+    /// Producer: publishes the reserved page.
+    pub fn push_back(self) {
+        compiler_fence(Ordering::Release);
+        wr(self.0.control, self.pushed().wrapping_add(1));
+    }
+
+    /// Consumer: waits for a full page and returns its address.
+    pub fn wait_front(self) -> u32 {
+        while self.pushed() == self.popped() {}
+        compiler_fence(Ordering::Acquire);
+        self.page(self.popped())
+    }
+
+    /// Consumer: frees the page it waited for.
+    pub fn pop_front(self) {
+        compiler_fence(Ordering::Release);
+        wr(self.0.control + 4, self.popped().wrapping_add(1));
+    }
+
+    fn page(self, count: u32) -> u32 {
+        self.0.data + (count % self.0.pages) * self.0.page_bytes
+    }
+}
+
+fn slice(addr: u32) -> &'static [u32] {
+    unsafe { core::slice::from_raw_parts(addr as *const u32, TILE_ELEMS) }
+}
+
+#[allow(clippy::mut_from_ref)]
+fn slice_mut(addr: u32) -> &'static mut [u32] {
+    unsafe { core::slice::from_raw_parts_mut(addr as *mut u32, TILE_ELEMS) }
+}
+
+/// Copies one tile (the stand-in for a NoC transfer or an unpack/pack step).
+pub fn copy_tile(from: u32, to: u32) {
+    slice_mut(to).copy_from_slice(slice(from));
+}
+
+/// Rows of a tile, in blocks of `rows`: `f(first_row)` for each block.
+pub fn row_blocks(rows: usize, mut f: impl FnMut(usize)) {
+    let mut r = 0;
+    while r < TILE_DIM {
+        f(r);
+        r += rows;
+    }
+}
+
+/// Computes rows `first..first + rows` of `op(a, b)` into `out`.
+pub fn compute_rows(op: Op, a: u32, b: u32, out: u32, first: usize, rows: usize) {
+    let (a, b, out) = (slice(a), slice(b), slice_mut(out));
+    let span = first * TILE_DIM..(first + rows) * TILE_DIM;
+    match op {
+        Op::Add => out[span.clone()].iter_mut().zip(&a[span.clone()]).zip(&b[span]).for_each(|((o, x), y)| *o = x.wrapping_add(*y)),
+        Op::Mul => out[span.clone()].iter_mut().zip(&a[span.clone()]).zip(&b[span]).for_each(|((o, x), y)| *o = x.wrapping_mul(*y)),
+        Op::Relu => out[span.clone()].iter_mut().zip(&a[span]).for_each(|(o, x)| *o = (*x as i32).max(0) as u32),
+        Op::Matmul => {
+            for r in first..first + rows {
+                for c in 0..TILE_DIM {
+                    let mut acc = 0u32;
+                    for k in 0..TILE_DIM {
+                        acc = acc.wrapping_add(a[r * TILE_DIM + k].wrapping_mul(b[k * TILE_DIM + c]));
+                    }
+                    out[r * TILE_DIM + c] = acc;
+                }
+            }
+        }
+    }
+}
