@@ -1,1 +1,50 @@
-//! End-to-end tests live in tests/tests/.
+//! Helpers shared by the end-to-end tests in `tests/tests/`.
+
+use riscv_linker::Arch;
+use std::path::{Path, PathBuf};
+use ttprof::kernels::{self, BuiltKernels, KernelBuild};
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace").to_path_buf()
+}
+
+/// Where tests build kernels (shared between tests so `core` is compiled once).
+pub fn kernel_target_dir() -> PathBuf {
+    workspace().join("target").join("kernels")
+}
+
+/// Builds the example kernel crate (or a copy of it) for `arch` with the given features.
+pub fn build_kernels(crate_dir: &Path, arch: Arch, no_default_features: bool, features: &[&str]) -> BuiltKernels {
+    let b = KernelBuild {
+        crate_dir: crate_dir.to_path_buf(),
+        arch,
+        target_dir: kernel_target_dir(),
+        features: features.iter().map(|s| s.to_string()).collect(),
+        no_default_features,
+    };
+    kernels::build(&b).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Like [`build_kernels`], then copies the ELFs into `dest` (cargo reuses output paths, so
+/// builds of the same crate with other features overwrite each other).
+pub fn build_kernels_into(crate_dir: &Path, arch: Arch, no_default_features: bool, features: &[&str], dest: &Path) -> BuiltKernels {
+    let built = build_kernels(crate_dir, arch, no_default_features, features);
+    std::fs::create_dir_all(dest).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
+    let mut copied = BuiltKernels::default();
+    for (name, elf) in built.binaries {
+        let to = dest.join(&name);
+        std::fs::copy(&elf, &to).unwrap_or_else(|e| panic!("copy {} to {}: {e}", elf.display(), to.display()));
+        copied.binaries.insert(name, to);
+    }
+    copied
+}
+
+/// The bytes of an ELF's `.text` section.
+pub fn text_bytes(elf: &Path) -> Vec<u8> {
+    use object::{Object, ObjectSection};
+    let data = std::fs::read(elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
+    let file = object::File::parse(&*data).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
+    let text = file.section_by_name(".text").unwrap_or_else(|| panic!("{} has no .text", elf.display()));
+    text.data().expect("text bytes").to_vec()
+}

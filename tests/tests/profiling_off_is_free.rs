@@ -1,0 +1,75 @@
+//! Issue 4: a kernel built without the `profile` feature is byte-for-byte the kernel
+//! without instrumentation.
+//!
+//! The uninstrumented twin is made from the example kernels' own sources by deleting every
+//! line that uses a recording macro, so the comparison covers every kernel and primitive.
+
+use riscv_linker::Arch;
+use std::path::Path;
+use ttprof_tests::{build_kernels_into, text_bytes, workspace};
+
+const MACROS: [&str; 5] = ["zone!(", "value_zone!(", "event!(", "data!(", "sum_zone!("];
+
+fn copy_stripped(from: &Path, to: &Path, stripped: &mut usize) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() != "target" {
+                copy_stripped(&src, &dst, stripped);
+            }
+        } else if entry.file_name() == "Cargo.toml" {
+            // Point the twin's path dependencies at the originals.
+            let text = std::fs::read_to_string(&src).unwrap();
+            let fixed: Vec<String> = text
+                .lines()
+                .map(|l| match l.split_once("path = \"") {
+                    Some((head, rest)) => {
+                        let (rel, tail) = rest.split_once('"').unwrap();
+                        let abs = from.join(rel).canonicalize().unwrap();
+                        format!("{head}path = \"{}\"{tail}", abs.display())
+                    }
+                    None => l.to_string(),
+                })
+                .collect();
+            std::fs::write(&dst, fixed.join("\n") + "\n").unwrap();
+        } else if src.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&src).unwrap();
+            let kept: Vec<&str> = text
+                .lines()
+                .filter(|l| {
+                    let uses = MACROS.iter().any(|m| l.contains(m)) && !l.trim_start().starts_with("//");
+                    *stripped += uses as usize;
+                    !uses
+                })
+                .collect();
+            std::fs::write(&dst, kept.join("\n") + "\n").unwrap();
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+#[test]
+fn disabled_profiling_compiles_to_the_uninstrumented_code() {
+    let ws = workspace();
+    let kernels = ws.join("examples/kernels");
+    let twin = ws.join("target/plain-kernels");
+    let _ = std::fs::remove_dir_all(&twin);
+    let mut stripped = 0;
+    copy_stripped(&kernels, &twin, &mut stripped);
+    assert!(stripped >= 20, "only {stripped} instrumentation lines found: did the kernels change?");
+
+    let out = ws.join("target/plain-kernels-elf");
+    let off = build_kernels_into(&kernels, Arch::WormholeB0, true, &[], &out.join("off"));
+    let plain = build_kernels_into(&twin, Arch::WormholeB0, true, &[], &out.join("plain"));
+    let on = build_kernels_into(&kernels, Arch::WormholeB0, false, &[], &out.join("on"));
+    for (name, elf) in &off.binaries {
+        let twin_text = text_bytes(plain.elf(name).unwrap());
+        let off_text = text_bytes(elf);
+        assert!(off_text == twin_text, "{name}: .text differs without `profile` ({} vs {} bytes)", off_text.len(), twin_text.len());
+        // And the instrumentation is really there when enabled.
+        assert!(text_bytes(on.elf(name).unwrap()).len() > off_text.len(), "{name}: profiling adds no code?");
+    }
+}
