@@ -52,16 +52,20 @@ mod private {
     pub const LOSS_LAST_HI: u32 = PRIVATE + 0x28;
     /// Effective full-ring policy of this launch: `tile::POLICY_BLOCK` or `POLICY_DROP`.
     pub const POLICY: u32 = PRIVATE + 0x2C;
-    /// Bit 0: the `Run` record of this launch is still to be written.
+    /// `PENDING_RUN` and `FORCE_SLOW` bits.
     pub const PENDING: u32 = PRIVATE + 0x30;
-    /// Run id of the losses counted in `LOSS_COUNT`.
+    /// Run id at the first loss counted in `LOSS_COUNT`.
     pub const LOSS_RUN: u32 = PRIVATE + 0x34;
     /// Time of this launch's `Run` record.
     pub const RUN_TIME_LO: u32 = PRIVATE + 0x38;
     pub const RUN_TIME_HI: u32 = PRIVATE + 0x3C;
 }
 
-const PENDING_RUN: u32 = 1;
+/// `PENDING` bit 0: the `Run` record of this launch is still to be written.
+const PENDING_RUN: u32 = 1 << 0;
+/// `PENDING` bit 1: a zone opened more than 2^15 cycles after `ref` and no record was written
+/// since, so its close must not use the hot path (`gp` stays at `tp`).
+const FORCE_SLOW: u32 = 1 << 1;
 
 /// A wait for the consumer gives up after this many cycles without progress.
 pub const STALL_TIMEOUT_CYCLES: u64 = 1 << 30;
@@ -221,6 +225,8 @@ fn put(enc: &Encoded, new_ref: u64) {
     hw::set_tp(tp);
     wr(private::SLOW_TP, tp);
     wr64(private::REF_LO, private::REF_HI, new_ref);
+    // Every zone open now has `start <= ref`, so hot-path closes are exact again.
+    wr(private::PENDING, rd(private::PENDING) & !FORCE_SLOW);
 }
 
 /// Counts one dropped record.
@@ -253,17 +259,13 @@ fn emit(r: Option<&Record>, counted: bool) -> bool {
 }
 
 fn emit_inner(r: Option<&Record>, counted: bool, stall: &mut Option<(u64, u64)>) -> bool {
-    // Pending launch marker: the launch's records must follow it.
-    if rd(private::PENDING) & PENDING_RUN != 0 {
-        let run = Record::Run { run_id: rd(ring::RUN_ID), time: rd64(private::RUN_TIME_LO, private::RUN_TIME_HI) };
-        if !write(&run, stall) {
-            return drop_record(r, counted);
-        }
-        wr(private::PENDING, rd(private::PENDING) & !PENDING_RUN);
-    }
+    // Losses first: they may belong to the previous launch, whose records come before its
+    // successor's `Run` record.
     if rd(private::LOSS_COUNT) != 0 {
         let loss = Record::Loss {
             count: rd(private::LOSS_COUNT),
+            first_run: rd(private::LOSS_RUN),
+            last_run: rd(ring::RUN_ID),
             first: rd64(private::LOSS_FIRST_LO, private::LOSS_FIRST_HI),
             last: rd64(private::LOSS_LAST_LO, private::LOSS_LAST_HI),
         };
@@ -271,6 +273,14 @@ fn emit_inner(r: Option<&Record>, counted: bool, stall: &mut Option<(u64, u64)>)
             return drop_record(r, counted);
         }
         wr(private::LOSS_COUNT, 0);
+    }
+    // Pending launch marker: the launch's records must follow it.
+    if rd(private::PENDING) & PENDING_RUN != 0 {
+        let run = Record::Run { run_id: rd(ring::RUN_ID), time: rd64(private::RUN_TIME_LO, private::RUN_TIME_HI) };
+        if !write(&run, stall) {
+            return drop_record(r, counted);
+        }
+        wr(private::PENDING, rd(private::PENDING) & !PENDING_RUN);
     }
     match r {
         None => true,
@@ -302,9 +312,11 @@ fn write(r: &Record, stall: &mut Option<(u64, u64)>) -> bool {
 // ---------------------------------------------------------------------------------------
 // Slow paths of the hot-path zone (called from `zone.rs`).
 
-/// The hot path found `start - anchor >= 2^15`: move the anchor so this zone can use the
-/// hot path. Returns `None` when the zone is not recorded (recording off, or in Drop mode
-/// when the ring is full: then the zone is counted as dropped).
+/// The hot path found `start - anchor >= 2^15`. If the decoder's `ref` is recent, it becomes
+/// the anchor (no bytes written). Otherwise nothing is written either: the zone is recorded
+/// when it closes, on the slow path, in whatever form is exact (`FORCE_SLOW`). A long gap
+/// followed by a long zone (an op-level zone) thus costs one 12-byte record.
+/// Returns `None` when recording has been switched off.
 #[cold]
 #[inline(never)]
 pub(crate) fn slow_open(start: u32) -> Option<u32> {
@@ -312,12 +324,9 @@ pub(crate) fn slow_open(start: u32) -> Option<u32> {
     let reference = current_ref();
     if s - reference < SHORT_LIMIT as u64 {
         set_anchor(reference, true);
-    } else if emit(Some(&Record::Time { time: s }), false) {
-        set_anchor(s, true);
     } else {
-        count_drop(s);
-        update_limit();
-        return None;
+        wr(private::PENDING, rd(private::PENDING) | FORCE_SLOW);
+        hw::set_gp(hw::tp());
     }
     if honour_disable() {
         return None;

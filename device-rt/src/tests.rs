@@ -310,3 +310,35 @@ fn a_torn_ring_block_is_reinitialised_at_launch() {
     assert_eq!((r.zones()[0].1, r.zones()[0].2), expected[0]);
 }
 
+
+#[test]
+fn op_level_zones_cost_twelve_bytes_and_short_zones_after_a_gap_stay_exact() {
+    let sim = setup(0);
+    assert!(sim.begin_launch(1));
+    let head = || sim.read_u32(profiler::ring_word(RISC, ring::HEAD));
+    let mut expected = Vec::new();
+    // Op-level: 200k-cycle gaps, 1M-cycle zones.
+    sim.end_launch();
+    let before = head();
+    assert!(sim.begin_launch(2));
+    for _ in 0..20 {
+        expected.extend(nested(&sim, 1, 200_000, 1_000_000));
+    }
+    sim.end_launch();
+    let op_level_bytes = head() - before - 16; // minus the Run record
+    assert_eq!(op_level_bytes, 20 * 12);
+    // A short zone after a long gap: one 12-byte record, no separate anchor record.
+    let before = head();
+    assert!(sim.begin_launch(3));
+    expected.extend(nested(&sim, 1, 100_000, 10));
+    // ...and the dense zones after it are 6 bytes again.
+    for _ in 0..10 {
+        expected.extend(nested(&sim, 2, 3, 4));
+    }
+    sim.end_launch();
+    assert_eq!(head() - before - 16, 12 + 10 * 2 * 6);
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    let got: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
+    assert_eq!(got, expected);
+}

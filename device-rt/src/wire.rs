@@ -63,8 +63,9 @@ pub enum Kind {
     /// `0; run_id: u32; time: u64` (16 bytes): a launch of program `run_id` starts here;
     /// every record up to the next `Run` belongs to it. Sets `ref = time`.
     Run = 0x0B,
-    /// `0; count: u32; first: u64; last: u64` (24 bytes): `count` records were dropped
-    /// because the ring was full, between times `first` and `last`. Does not change `ref`.
+    /// `0; count: u32; first_run: u32; last_run: u32; first: u64; last: u64` (32 bytes):
+    /// `count` records were dropped because the ring was full, between times `first` (in run
+    /// `first_run`) and `last` (in run `last_run`). Does not change `ref`.
     Loss = 0x0C,
 }
 
@@ -116,7 +117,7 @@ impl Kind {
             Kind::Sum => 24,
             Kind::Time => 12,
             Kind::Run => 16,
-            Kind::Loss => 24,
+            Kind::Loss => 32,
         }
     }
 
@@ -132,7 +133,7 @@ impl Kind {
 }
 
 /// The largest record, in bytes.
-pub const MAX_RECORD_BYTES: u32 = 24;
+pub const MAX_RECORD_BYTES: u32 = 32;
 
 /// One record, as plain data. The runtime encodes these in its slow paths; the host's
 /// decoder produces them.
@@ -145,7 +146,7 @@ pub enum Record {
     Sum { id: SiteId, time: u64, count: u32, total: u64 },
     Time { time: u64 },
     Run { run_id: u32, time: u64 },
-    Loss { count: u32, first: u64, last: u64 },
+    Loss { count: u32, first_run: u32, last_run: u32, first: u64, last: u64 },
 }
 
 impl Record {
@@ -256,8 +257,8 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
         Record::Run { run_id, time } => {
             b.h(0).h(Kind::Run.header()).w(run_id).d(time);
         }
-        Record::Loss { count, first, last } => {
-            b.h(0).h(Kind::Loss.header()).w(count).d(first).d(last);
+        Record::Loss { count, first_run, last_run, first, last } => {
+            b.h(0).h(Kind::Loss.header()).w(count).w(first_run).w(last_run).d(first).d(last);
         }
     }
     Some(b.out)
@@ -328,7 +329,13 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
         Kind::Sum => Record::Sum { id, count: w(s, 2) as u32, total: d(s, 4), time: abs(d(s, 8))? },
         Kind::Time => Record::Time { time: abs(d(s, 2))? },
         Kind::Run => Record::Run { run_id: w(s, 2) as u32, time: abs(d(s, 4))? },
-        Kind::Loss => Record::Loss { count: w(s, 2) as u32, first: d(s, 4), last: d(s, 8) },
+        Kind::Loss => Record::Loss {
+            count: w(s, 2) as u32,
+            first_run: w(s, 4) as u32,
+            last_run: w(s, 6) as u32,
+            first: d(s, 8),
+            last: d(s, 12),
+        },
     };
     if let Record::Zone { end, duration, .. } = r {
         if duration > end {
@@ -387,7 +394,7 @@ mod tests {
             (Record::Sum { id: 4, time: 90, count: 3, total: 1 << 40 }, 70),
             (Record::Time { time: 1 << 50 }, 70),
             (Record::Run { run_id: 12, time: 100 }, 70),
-            (Record::Loss { count: 5, first: 1, last: 2 }, 70),
+            (Record::Loss { count: 5, first_run: 3, last_run: 4, first: 1, last: 2 }, 70),
         ];
         for (r, reference) in records {
             let e = encode(&r, reference).unwrap();
