@@ -81,29 +81,49 @@ impl Site {
 /// A scoped zone: recorded from its creation to its drop. See [`crate::zone!`].
 #[must_use = "a zone ends when this guard is dropped; bind it with `let _z = ...`"]
 pub struct Zone {
-    start: Option<u32>,
+    open: Open,
     site: Site,
 }
+
+/// What an open returns: the start time, and a word that is non-zero when the zone is
+/// recorded (the anchor the open loaded, so the hot path needs no extra instruction to
+/// make the flag).
+#[derive(Clone, Copy)]
+struct Open {
+    start: u32,
+    recorded: u32,
+}
+
+const NOT_RECORDED: Open = Open { start: 0, recorded: 0 };
 
 impl Zone {
     #[inline(always)]
     pub fn open(site: Site) -> Zone {
-        Zone { start: open_fast(), site }
+        Zone { open: open_fast(), site }
     }
 }
 
 impl Drop for Zone {
     #[inline(always)]
     fn drop(&mut self) {
-        if let Some(start) = self.start {
-            close_fast(self.site.word(), start);
+        if self.open.recorded != 0 {
+            close_fast(self.site.word(), self.open.start);
         }
+    }
+}
+
+/// The slow path's answer as an [`Open`].
+#[inline(always)]
+fn slow_open(start: u32) -> Open {
+    match producer::slow_open(start) {
+        Some(start) => Open { start, recorded: 1 },
+        None => NOT_RECORDED,
     }
 }
 
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
-fn open_fast() -> Option<u32> {
+fn open_fast() -> Open {
     let anchor: u32;
     unsafe {
         core::arch::asm!(
@@ -113,13 +133,19 @@ fn open_fast() -> Option<u32> {
         )
     };
     if anchor == 0 {
-        return None;
+        return NOT_RECORDED;
     }
     let start = crate::hw::clock_lo();
-    if start.wrapping_sub(anchor) >= SHORT_LIMIT {
-        return producer::slow_open(start);
-    }
-    Some(start)
+    unsafe {
+        core::arch::asm!(
+            "bgeu {t}, {limit}, {slow}",
+            t = in(reg) start.wrapping_sub(anchor),
+            limit = in(reg) SHORT_LIMIT,
+            slow = label { return slow_open(start) },
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    Open { start, recorded: anchor }
 }
 
 #[cfg(target_arch = "riscv32")]
@@ -146,8 +172,11 @@ fn close_fast(id: u32, start: u32) {
 }
 
 #[cfg(not(target_arch = "riscv32"))]
-fn open_fast() -> Option<u32> {
-    crate::sim::hw::open_fast()
+fn open_fast() -> Open {
+    match crate::sim::hw::open_fast() {
+        Some(start) => Open { start, recorded: 1 },
+        None => NOT_RECORDED,
+    }
 }
 
 #[cfg(not(target_arch = "riscv32"))]
@@ -158,7 +187,7 @@ fn close_fast(id: u32, start: u32) {
 /// A zone that carries a 32-bit value, e.g. a tile count. See [`crate::value_zone!`].
 #[must_use = "a zone ends when this guard is dropped; bind it with `let _z = ...`"]
 pub struct ValueZone {
-    start: Option<u32>,
+    open: Open,
     site: Site,
     value: u32,
 }
@@ -166,7 +195,7 @@ pub struct ValueZone {
 impl ValueZone {
     #[inline(always)]
     pub fn open(site: Site, value: u32) -> ValueZone {
-        ValueZone { start: open_fast(), site, value }
+        ValueZone { open: open_fast(), site, value }
     }
 
     /// Replaces the value recorded when the zone ends.
@@ -179,8 +208,8 @@ impl ValueZone {
 impl Drop for ValueZone {
     #[inline(always)]
     fn drop(&mut self) {
-        if let Some(start) = self.start {
-            producer::close_value(self.site.id(), start, crate::hw::clock_lo(), self.value);
+        if self.open.recorded != 0 {
+            producer::close_value(self.site.id(), self.open.start, crate::hw::clock_lo(), self.value);
         }
     }
 }

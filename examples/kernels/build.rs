@@ -7,6 +7,6 @@ fn main() {
         ("unpack", Risc::Trisc0),
         ("math", Risc::Trisc1),
         ("pack", Risc::Trisc2),
-        ("probe", Risc::Brisc),
+        ("bench", Risc::Brisc),
     ]);
 }

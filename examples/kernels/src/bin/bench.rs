@@ -1,0 +1,57 @@
+//! BRISC: the workloads of the runtime benchmark (`runtime-bench`, issue 4).
+//!
+//! Arguments (words at `ARGS`): mode, iterations, work.
+//! * mode 1, dense: per iteration two nested short zones around `work` counted-loop steps
+//!   each. Built with and without `profile`, the instruction difference is the zone cost.
+//! * mode 2, op-level: per iteration a gap of `work * 64` cycles, then a zone of
+//!   `work * 256` cycles (both waited on the wall clock).
+#![no_std]
+#![no_main]
+
+use ttprof_example_kernels::{rd, ARGS};
+use ttprof_rt::{kernel, zone};
+
+#[inline(always)]
+fn steps(n: u32) {
+    for i in 0..n {
+        // One volatile store per step keeps the loop from being optimised away.
+        unsafe { core::ptr::write_volatile((ARGS + 0x80) as *mut u32, i) };
+    }
+}
+
+fn wait_cycles(n: u32) {
+    let clock = riscv_linker_wall_clock();
+    let start = unsafe { core::ptr::read_volatile(clock) };
+    while unsafe { core::ptr::read_volatile(clock) }.wrapping_sub(start) < n {}
+}
+
+#[inline(always)]
+fn riscv_linker_wall_clock() -> *const u32 {
+    0xFFB1_21F0 as *const u32
+}
+
+fn main() {
+    let (mode, iterations, work) = (rd(ARGS), rd(ARGS + 4), rd(ARGS + 8));
+    match mode {
+        1 => {
+            for _ in 0..iterations {
+                let _outer = zone!("dense-outer");
+                steps(work);
+                {
+                    let _inner = zone!("dense-inner");
+                    steps(work);
+                }
+            }
+        }
+        2 => {
+            for _ in 0..iterations {
+                wait_cycles(work * 64);
+                let _z = zone!("op-level");
+                wait_cycles(work * 256);
+            }
+        }
+        _ => {}
+    }
+}
+
+kernel!(brisc, main);
