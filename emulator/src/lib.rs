@@ -1,1 +1,66 @@
-//! placeholder
+//! `ttprof-emu`: the bundled Tensix emulator.
+//!
+//! An RV32IM (+ Zicsr on Blackhole) interpreter and a chip model that stands in for
+//! hardware in every user run and CI job:
+//!
+//! * [`Device`]: `chips` chips of a worker grid, five cores per tile, each tile's L1 in a
+//!   shared, file-backed device-memory image laid out as [`riscv_linker::devfile`] says, so
+//!   a host tool in another process can map it and read rings while kernels run.
+//! * [`Device::load_kernel`] checks a kernel ELF against [`riscv_linker::memory_map`] and
+//!   places it; [`Device::run`] / [`Device::run_with_hook`] run every loaded core until it
+//!   halts with `ecall` (`a0` = exit code).
+//! * The wall clock (latched `WALL_CLOCK_L`/`H`, live `H`), soft reset and the debug
+//!   register block ([`mmio`](crate::mmio) module docs), a simple configurable
+//!   [`CycleModel`], and a [`ClockModel`] relating each chip's counter to virtual host time
+//!   for clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).
+//! * Faults (illegal instruction, bad access, store into code, misalignment in strict
+//!   mode, runaway, `ebreak`) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
+//!   the instruction and its disassembly, the nearest symbol and source line.
+//!
+//! Runs are deterministic: the same kernels and inputs give the same cycle counts and the
+//! same L1 contents, bit for bit, whatever [`DeviceConfig::threads`] is.
+//!
+//! ```no_run
+//! use ttprof_emu::{Device, DeviceConfig};
+//! use riscv_linker::{Arch, Risc};
+//! # fn main() -> Result<(), ttprof_emu::EmuError> {
+//! let mut dev = Device::new(DeviceConfig::new(Arch::WormholeB0, (2, 2)))?;
+//! let elf = std::fs::read("reader.elf").unwrap();
+//! for tile in dev.tiles() {
+//!     dev.load_kernel(0, tile, Risc::Brisc, &elf, "reader.elf")?;
+//! }
+//! let summary = dev.run()?;
+//! println!("{} instructions", summary.instructions());
+//! # Ok(()) }
+//! ```
+
+pub mod asm;
+mod clock;
+mod config;
+mod csr;
+pub mod decode;
+mod device;
+pub mod disasm;
+mod exec;
+mod fault;
+mod hart;
+mod host;
+mod image;
+mod loader;
+mod memory;
+mod mmio;
+mod run;
+mod symbols;
+mod sync;
+mod tile;
+
+pub use clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
+pub use config::{CycleModel, DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM};
+pub use csr::MISA_RV32IM;
+pub use device::Device;
+pub use fault::{EmuError, Fault, FaultKind};
+pub use hart::HartState;
+pub use loader::Program;
+pub use riscv_linker::{Arch, NocCoord, Risc};
+pub use run::{HartSummary, RunSummary};
+pub use sync::SyncSample;

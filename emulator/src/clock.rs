@@ -1,0 +1,234 @@
+//! The clock model: how a chip's wall clock relates to (virtual) host time.
+//!
+//! Each chip has an oscillator with a true frequency `f0` (which may differ from the
+//! arch's nominal AICLK, e.g. 985 MHz on a 1000 MHz part) that drifts linearly by
+//! `drift_ppm_per_s` ppm per second. With `Δ` the host nanoseconds since the chip's reset:
+//!
+//! ```text
+//! f(Δ)       = f0 · (1 + d·Δ/1e9)                 d = drift_ppm_per_s · 1e-6
+//! cycles(Δ)  = f0[GHz] · (Δ + d·Δ²/(2·1e9))        chip counter (all tiles share its zero)
+//! wall(tile) = cycles + offset(tile)               what WALL_CLOCK_L/H read on that tile
+//! ```
+//!
+//! The device keeps a *virtual* host clock that is consistent with the kernels'
+//! timestamps: a run starts at the chip cycle matching the current host time and, when
+//! it ends, host time moves to the moment the slowest chip finished. A host read of the
+//! wall clock ([`crate::Device::sync_sample`]) costs a request leg and a response leg of
+//! the [`ReadLatency`] distribution; the device samples its counter when the request
+//! arrives. [`ClockTruth`] exposes the exact functions so tests can measure alignment error.
+
+/// One chip's oscillator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChipClock {
+    /// True AICLK in MHz; `None` means the arch's nominal frequency.
+    pub true_mhz: Option<f64>,
+    /// Linear frequency drift in ppm per second of host time (0 = a perfect oscillator).
+    pub drift_ppm_per_s: f64,
+    /// Host time in ns at which the chip's counters were zero (its reset).
+    pub reset_host_ns: f64,
+}
+
+impl Default for ChipClock {
+    fn default() -> ChipClock {
+        ChipClock { true_mhz: None, drift_ppm_per_s: 0.0, reset_host_ns: 0.0 }
+    }
+}
+
+/// Per-tile offsets of the wall clock from the chip's counter, in cycles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum TileOffsets {
+    /// Every tile reads the chip counter (Wormhole and Blackhole share a zero at reset).
+    #[default]
+    Zero,
+    /// Offsets drawn uniformly from `0..=max_cycles`, reproducibly from `seed`.
+    Seeded { max_cycles: u64, seed: u64 },
+    /// Offsets in device tile order (chip-major); missing entries are 0.
+    Explicit(Vec<u64>),
+}
+
+/// The latency of one host read over PCIe, as two legs: the request reaching the device
+/// and the response reaching the host. Each leg is its base plus an exponentially
+/// distributed extra with the given mean, drawn reproducibly from `seed`.
+///
+/// The defaults (400 ns + 50 ns mean each way) are this model's assumption for a read of
+/// one 32-bit register, not a measurement.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ReadLatency {
+    pub request_ns: f64,
+    pub response_ns: f64,
+    pub request_jitter_mean_ns: f64,
+    pub response_jitter_mean_ns: f64,
+    pub seed: u64,
+}
+
+impl Default for ReadLatency {
+    fn default() -> ReadLatency {
+        ReadLatency {
+            request_ns: 400.0,
+            response_ns: 400.0,
+            request_jitter_mean_ns: 50.0,
+            response_jitter_mean_ns: 50.0,
+            seed: 0x7454_7072_6F66,
+        }
+    }
+}
+
+/// Clocks of all chips of a device.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClockModel {
+    /// Chip `c` uses `chips[c]`, or the last entry if there are fewer (none: nominal).
+    pub chips: Vec<ChipClock>,
+    pub tile_offsets: TileOffsets,
+    pub host_read: ReadLatency,
+}
+
+impl ClockModel {
+    /// Every chip at its nominal frequency, no drift, no tile offsets.
+    pub fn nominal() -> ClockModel {
+        ClockModel::default()
+    }
+
+    /// The oscillator of chip `chip`.
+    pub fn chip(&self, chip: u32) -> ChipClock {
+        self.chips.get(chip as usize).or(self.chips.last()).copied().unwrap_or_default()
+    }
+
+    /// Wall-clock offsets of `n` tiles in device order.
+    pub fn offsets(&self, n: usize) -> Vec<u64> {
+        match &self.tile_offsets {
+            TileOffsets::Zero => vec![0; n],
+            TileOffsets::Explicit(v) => (0..n).map(|i| v.get(i).copied().unwrap_or(0)).collect(),
+            TileOffsets::Seeded { max_cycles, seed } => {
+                let mut rng = SplitMix(*seed);
+                (0..n).map(|_| if *max_cycles == u64::MAX { rng.next() } else { rng.next() % (max_cycles + 1) }).collect()
+            }
+        }
+    }
+}
+
+/// The exact relation between host time and one tile's wall clock.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClockTruth {
+    /// True frequency at the chip's reset, MHz.
+    pub true_mhz: f64,
+    /// The arch's nominal frequency, MHz.
+    pub nominal_mhz: f64,
+    pub drift_ppm_per_s: f64,
+    pub reset_host_ns: f64,
+    /// This tile's wall-clock offset from the chip counter, cycles.
+    pub tile_offset: u64,
+}
+
+impl ClockTruth {
+    pub(crate) fn new(chip: ChipClock, nominal_mhz: f64, tile_offset: u64) -> ClockTruth {
+        ClockTruth {
+            true_mhz: chip.true_mhz.unwrap_or(nominal_mhz),
+            nominal_mhz,
+            drift_ppm_per_s: chip.drift_ppm_per_s,
+            reset_host_ns: chip.reset_host_ns,
+            tile_offset,
+        }
+    }
+
+    fn k(&self) -> f64 {
+        self.true_mhz * 1e-3 // cycles per ns
+    }
+
+    fn a(&self) -> f64 {
+        self.drift_ppm_per_s * 1e-6 / 2e9
+    }
+
+    /// The chip counter (without the tile offset) at host time `host_ns`, fractional.
+    pub fn chip_cycles_at(&self, host_ns: f64) -> f64 {
+        let d = (host_ns - self.reset_host_ns).max(0.0);
+        self.k() * (d + self.a() * d * d)
+    }
+
+    /// This tile's wall clock at host time `host_ns`, fractional.
+    pub fn cycles_at(&self, host_ns: f64) -> f64 {
+        self.chip_cycles_at(host_ns) + self.tile_offset as f64
+    }
+
+    /// The host time at which the chip counter reads `chip_cycles`.
+    pub fn host_ns_at_chip(&self, chip_cycles: f64) -> f64 {
+        let c = chip_cycles / self.k();
+        // Stable root of a·Δ² + Δ - c = 0 (also right for a = 0).
+        self.reset_host_ns + 2.0 * c / (1.0 + (1.0 + 4.0 * self.a() * c).max(0.0).sqrt())
+    }
+
+    /// The host time at which this tile's wall clock reads `cycles`.
+    pub fn host_ns_at(&self, cycles: f64) -> f64 {
+        self.host_ns_at_chip(cycles - self.tile_offset as f64)
+    }
+
+    /// The true frequency at host time `host_ns`, MHz.
+    pub fn mhz_at(&self, host_ns: f64) -> f64 {
+        let d = (host_ns - self.reset_host_ns).max(0.0);
+        self.true_mhz * (1.0 + self.drift_ppm_per_s * 1e-6 * d / 1e9)
+    }
+}
+
+/// SplitMix64: a tiny, well-known generator; reproducible from its seed.
+#[derive(Clone, Debug)]
+pub(crate) struct SplitMix(pub u64);
+
+impl SplitMix {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Exponential with the given mean (0 when the mean is 0).
+    pub fn exp(&mut self, mean: f64) -> f64 {
+        if mean <= 0.0 {
+            return 0.0;
+        }
+        -mean * (1.0 - self.unit()).ln()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn truth(mhz: f64, ppm: f64) -> ClockTruth {
+        ClockTruth::new(ChipClock { true_mhz: Some(mhz), drift_ppm_per_s: ppm, reset_host_ns: 1000.0 }, 1000.0, 7)
+    }
+
+    #[test]
+    fn host_time_and_cycles_are_inverse() {
+        for (mhz, ppm) in [(985.0, 0.0), (1350.0, 3.0), (1000.0, -5.0)] {
+            let t = truth(mhz, ppm);
+            for h in [1000.0, 5e3, 1e9, 3.3e10] {
+                let c = t.cycles_at(h);
+                assert!((t.host_ns_at(c) - h).abs() < 1e-3, "{mhz} {ppm} {h}");
+            }
+        }
+        let t = truth(985.0, 0.0);
+        assert!((t.cycles_at(1000.0 + 1e9) - (985e6 + 7.0)).abs() < 1e-3, "985 MHz: 985e6 cycles a second");
+    }
+
+    #[test]
+    fn drift_changes_frequency_linearly() {
+        let t = truth(1000.0, 10.0);
+        assert!((t.mhz_at(1000.0 + 1e9) - 1000.01).abs() < 1e-9);
+        // Over one second the counter gains half the drift: 1e9 * (1 + 10e-6 / 2).
+        assert!((t.chip_cycles_at(1000.0 + 1e9) - 1_000_005_000.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn seeded_offsets_are_reproducible_and_bounded() {
+        let m = ClockModel { tile_offsets: TileOffsets::Seeded { max_cycles: 100, seed: 3 }, ..ClockModel::nominal() };
+        let a = m.offsets(50);
+        assert_eq!(a, m.offsets(50));
+        assert!(a.iter().all(|&o| o <= 100) && a.iter().any(|&o| o != a[0]));
+    }
+}

@@ -1,0 +1,250 @@
+//! The device: chips of tiles, their shared device-memory image, and loading kernels.
+//!
+//! Running is in [`crate::run`], host access to L1 in [`crate::host`], the clock-sync
+//! samples in [`crate::sync`].
+
+use crate::clock::ClockTruth;
+use crate::config::DeviceConfig;
+use crate::fault::EmuError;
+use crate::hart::{Hart, HartState};
+use crate::image::Image;
+use crate::loader::{Program, Target};
+use crate::memory::TileMem;
+use crate::mmio::TileRegs;
+use crate::tile::Tile;
+use riscv_linker::devfile::Geometry;
+use riscv_linker::{memory_map, Arch, NocCoord, Region, Risc};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+
+/// A chip model: `chips` chips of `grid` Tensix tiles with five cores each.
+pub struct Device {
+    pub(crate) cfg: DeviceConfig,
+    /// Chip-major, then the order of [`Device::tiles`].
+    pub(crate) tiles: Vec<Tile>,
+    /// Tile coordinates of one chip, in image order.
+    pub(crate) coords: Vec<NocCoord>,
+    /// Each chip's counter: the chip cycle the next run starts at (at least).
+    pub(crate) chip_time: Vec<u64>,
+    /// Virtual host time in ns, consistent with the chips' counters.
+    pub(crate) host: Mutex<crate::sync::HostClock>,
+    pub(crate) bytes_read: AtomicU64,
+    programs: HashMap<(u64, usize, Risc, String), Arc<Program>>,
+    pub(crate) image: Image,
+}
+
+impl std::fmt::Debug for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Device")
+            .field("arch", &self.cfg.arch)
+            .field("chips", &self.cfg.chips)
+            .field("grid", &self.cfg.grid)
+            .field("image", &self.image.path())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Device {
+    /// Builds the device and creates its device-memory image file.
+    pub fn new(cfg: DeviceConfig) -> Result<Device, EmuError> {
+        let arch = cfg.arch;
+        let (max_c, max_r) = arch.worker_grid();
+        let (cols, rows) = cfg.grid;
+        if cols == 0 || rows == 0 || cols > max_c || rows > max_r {
+            return Err(EmuError::Config(format!(
+                "grid {cols}x{rows} does not fit {arch}'s {max_c}x{max_r} worker grid (and must not be empty)"
+            )));
+        }
+        if cfg.chips == 0 {
+            return Err(EmuError::Config("a device needs at least one chip".into()));
+        }
+        if cfg.quantum == 0 || cfg.instruction_budget == 0 {
+            return Err(EmuError::Config("quantum and instruction_budget must be positive".into()));
+        }
+        let mut coords = Vec::new();
+        for row in 0..rows {
+            for col in 0..cols {
+                coords.push(arch.worker_noc(col, row).ok_or_else(|| EmuError::Config("grid outside the arch".into()))?);
+            }
+        }
+        let geometry =
+            Geometry { arch, chips: cfg.chips, tiles_per_chip: coords.len() as u32, l1_size: arch.l1_size() };
+        let image = Image::create(cfg.image.as_deref(), geometry, &coords)?;
+        let offsets = cfg.clock.offsets(cfg.chips as usize * coords.len());
+        let code = code_regions(arch);
+        let code_end = code.iter().map(|(r, _)| r.end() as u32).max().unwrap_or(0);
+        let mut tiles = Vec::with_capacity(offsets.len());
+        for chip in 0..cfg.chips {
+            for (i, &coord) in coords.iter().enumerate() {
+                let global = tiles.len();
+                let mem = TileMem {
+                    l1: image.l1(chip, i as u32),
+                    code: code.clone(),
+                    code_end,
+                    regs: TileRegs { wall_offset: offsets[global], ..TileRegs::default() },
+                    cycle: cfg.cycle,
+                    misaligned: cfg.misaligned,
+                };
+                tiles.push(Tile {
+                    chip,
+                    coord,
+                    global,
+                    harts: Risc::ALL.iter().map(|&r| Hart::new(memory_map(arch, r))).collect(),
+                    mem,
+                    zicsr: arch == Arch::Blackhole,
+                    quantum: cfg.quantum as u64,
+                    budget: cfg.instruction_budget,
+                    now: 0,
+                    run_start: 0,
+                    code_dirty: AtomicBool::new(false),
+                });
+            }
+        }
+        let host = Mutex::new(crate::sync::HostClock::new(cfg.clock.host_read.seed));
+        Ok(Device {
+            chip_time: vec![0; cfg.chips as usize],
+            cfg,
+            tiles,
+            coords,
+            host,
+            bytes_read: AtomicU64::new(0),
+            programs: HashMap::new(),
+            image,
+        })
+    }
+
+    pub fn config(&self) -> &DeviceConfig {
+        &self.cfg
+    }
+
+    pub fn arch(&self) -> Arch {
+        self.cfg.arch
+    }
+
+    /// The NoC coordinates of one chip's tiles, in image order (row by row from logical
+    /// (0,0)). Every chip has the same list.
+    pub fn tiles(&self) -> Vec<NocCoord> {
+        self.coords.clone()
+    }
+
+    /// The layout of the device-memory image.
+    pub fn geometry(&self) -> Geometry {
+        self.image.geometry()
+    }
+
+    /// Path of the device-memory image file (map it read-only to watch L1 live).
+    pub fn image_path(&self) -> &Path {
+        self.image.path()
+    }
+
+    /// Index in `self.tiles` of `tile` on `chip`.
+    pub(crate) fn tile_index(&self, chip: u32, tile: NocCoord) -> Result<usize, EmuError> {
+        if chip >= self.cfg.chips {
+            return Err(EmuError::Config(format!("chip {chip} does not exist (the device has {})", self.cfg.chips)));
+        }
+        let i = self.coords.iter().position(|&c| c == tile).ok_or_else(|| {
+            EmuError::Config(format!("tile {tile} is not a worker tile of this {}x{} grid", self.cfg.grid.0, self.cfg.grid.1))
+        })?;
+        Ok(chip as usize * self.coords.len() + i)
+    }
+
+    /// Checks `elf_bytes` for `risc` and writes its segments into `tile`'s L1 and the
+    /// core's local RAM. The core stays in reset until [`Device::run`].
+    pub fn load_kernel(
+        &mut self,
+        chip: u32,
+        tile: NocCoord,
+        risc: Risc,
+        elf_bytes: &[u8],
+        elf_name: &str,
+    ) -> Result<(), EmuError> {
+        let index = self.tile_index(chip, tile)?;
+        let program = self.program(risc, elf_bytes, elf_name)?;
+        let t = &mut self.tiles[index];
+        let l1 = t.mem.l1;
+        let hart = t.hart_mut(risc);
+        let mut local = vec![0u8; hart.map.local_ram.size as usize];
+        for s in &program.segments {
+            match s.target {
+                Target::L1 => {
+                    let mut a = s.addr;
+                    for &b in s.data.iter().chain(std::iter::repeat_n(&0u8, s.zeros as usize)) {
+                        l1.store::<1>(a, b as u32);
+                        a += 1;
+                    }
+                }
+                Target::LocalRam => {
+                    let off = (s.addr - hart.map.local_ram.start) as usize;
+                    local[off..off + s.data.len()].copy_from_slice(&s.data);
+                }
+            }
+        }
+        hart.install(program, &l1);
+        hart.local = local;
+        Ok(())
+    }
+
+    /// Parses an ELF, reusing the result when the same bytes were loaded for the same core
+    /// before (a grid usually runs one kernel on every tile).
+    fn program(&mut self, risc: Risc, bytes: &[u8], name: &str) -> Result<Arc<Program>, EmuError> {
+        let mut h = DefaultHasher::new();
+        bytes.hash(&mut h);
+        let key = (h.finish(), bytes.len(), risc, name.to_string());
+        if let Some(p) = self.programs.get(&key) {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(Program::parse(bytes, name, &memory_map(self.cfg.arch, risc))?);
+        self.programs.insert(key, p.clone());
+        Ok(p)
+    }
+
+    /// The state of one core.
+    pub fn hart_state(&self, chip: u32, tile: NocCoord, risc: Risc) -> Result<HartState, EmuError> {
+        Ok(self.tiles[self.tile_index(chip, tile)?].hart(risc).state)
+    }
+
+    /// The architectural state of one core after a run: `(pc, x0..x31)`.
+    pub fn hart_registers(&self, chip: u32, tile: NocCoord, risc: Risc) -> Result<(u32, [u32; 32]), EmuError> {
+        let h = self.tiles[self.tile_index(chip, tile)?].hart(risc);
+        let mut regs = [0u32; 32];
+        regs.copy_from_slice(&h.regs[..32]);
+        Ok((h.pc, regs))
+    }
+
+    /// A copy of one core's local RAM (empty if no kernel is loaded).
+    pub fn local_ram(&self, chip: u32, tile: NocCoord, risc: Risc) -> Result<Vec<u8>, EmuError> {
+        Ok(self.tiles[self.tile_index(chip, tile)?].hart(risc).local.clone())
+    }
+
+    /// The wall clock of `tile` now (between runs): the chip counter plus the tile offset.
+    pub fn wall_clock(&self, chip: u32, tile: NocCoord) -> Result<u64, EmuError> {
+        let t = &self.tiles[self.tile_index(chip, tile)?];
+        Ok(t.mem.regs.wall(self.chip_time[chip as usize]))
+    }
+
+    /// The exact clock relation of `tile`, for measuring alignment error in tests.
+    pub fn clock_truth(&self, chip: u32, tile: NocCoord) -> Result<ClockTruth, EmuError> {
+        let t = &self.tiles[self.tile_index(chip, tile)?];
+        Ok(self.truth_of(chip, t.mem.regs.wall_offset))
+    }
+
+    pub(crate) fn truth_of(&self, chip: u32, offset: u64) -> ClockTruth {
+        ClockTruth::new(self.cfg.clock.chip(chip), self.cfg.arch.aiclk_mhz() as f64, offset)
+    }
+}
+
+/// Every code region of a tile (and the boot word), with its owner.
+fn code_regions(arch: Arch) -> Vec<(Region, Risc)> {
+    let mut v = Vec::new();
+    for r in Risc::ALL {
+        let m = memory_map(arch, r);
+        v.push((m.code, r));
+        if let Some(b) = m.boot {
+            v.push((b, r));
+        }
+    }
+    v
+}

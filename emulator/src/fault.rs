@@ -1,0 +1,144 @@
+//! Errors: why a device could not be built, a kernel not loaded or a run not finished.
+//!
+//! A fault of a core is reported with everything needed to find the bug without a
+//! debugger: chip, tile (NoC x,y), RISC, pc, the instruction word and its disassembly,
+//! the nearest ELF symbol and, when the ELF has line tables, the source line.
+
+use crate::disasm::disassemble;
+use riscv_linker::{NocCoord, Risc};
+use std::fmt;
+use std::path::PathBuf;
+
+/// What went wrong on a core.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// The word at pc is not an instruction of the emulated ISA.
+    IllegalInstruction,
+    /// A CSR instruction the core cannot execute (`reason` says why).
+    Csr { csr: u32, reason: &'static str },
+    /// pc left the core's code region.
+    FetchOutsideCode,
+    /// A jump or taken branch to an address that is not 4-byte aligned (no C extension).
+    MisalignedJump { target: u32 },
+    /// A load or store to an address no region of this core covers.
+    Access { addr: u32, size: u32, write: bool },
+    /// A store into the code region of `owner` (code is read-only while kernels run).
+    StoreIntoCode { addr: u32, owner: Risc },
+    /// A misaligned load or store in [`crate::Misaligned::Strict`] mode.
+    Misaligned { addr: u32, size: u32, write: bool },
+    /// The core retired more than the configured instruction budget in one run.
+    Runaway { budget: u64 },
+    /// The core executed `ebreak` (the runtime's panic handler ends in one).
+    Ebreak,
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rw = |w: bool| if w { "store" } else { "load" };
+        match self {
+            FaultKind::IllegalInstruction => write!(f, "illegal instruction"),
+            FaultKind::Csr { csr, reason } => write!(f, "CSR {csr:#05x}: {reason}"),
+            FaultKind::FetchOutsideCode => write!(f, "instruction fetch outside the core's code region"),
+            FaultKind::MisalignedJump { target } => {
+                write!(f, "jump to misaligned address {target:#010x} (RV32IM has no compressed instructions)")
+            }
+            FaultKind::Access { addr, size, write } => {
+                write!(f, "{}-byte {} at {addr:#010x} is outside every region of this core", size, rw(*write))
+            }
+            FaultKind::StoreIntoCode { addr, owner } => {
+                write!(f, "store to {addr:#010x} inside the code region of {owner}")
+            }
+            FaultKind::Misaligned { addr, size, write } => write!(
+                f,
+                "misaligned {}-byte {} at {addr:#010x} (strict mode; Misaligned::RoundDown rounds down like Wormhole)",
+                size,
+                rw(*write)
+            ),
+            FaultKind::Runaway { budget } => {
+                write!(f, "runaway: more than {budget} instructions retired in one run (instruction budget)")
+            }
+            FaultKind::Ebreak => write!(f, "kernel stopped at ebreak/panic"),
+        }
+    }
+}
+
+/// A fault of one core, with its location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub chip: u32,
+    pub tile: NocCoord,
+    pub risc: Risc,
+    pub pc: u32,
+    /// The instruction word at pc, if pc is readable.
+    pub word: Option<u32>,
+    /// The ELF the core was running.
+    pub elf: String,
+    /// Nearest ELF symbol at or below pc, as `name+0xoffset`.
+    pub symbol: Option<String>,
+    /// Source location from the ELF's line tables, as `file:line`.
+    pub location: Option<String>,
+    /// Instructions the core retired in this run before the fault.
+    pub instret: u64,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "chip {} tile {} {}: {} at pc {:#010x}", self.chip, self.tile, self.risc, self.kind, self.pc)?;
+        match self.word {
+            Some(w) => write!(f, " (instruction {w:#010x}: {})", disassemble(w, self.pc))?,
+            None => write!(f, " (no instruction readable at pc)")?,
+        }
+        match &self.symbol {
+            Some(s) => write!(f, " in {s}")?,
+            None => write!(f, " (no symbol)")?,
+        }
+        if let Some(l) = &self.location {
+            write!(f, " at {l}")?;
+        }
+        write!(f, " [{} after {} instructions]", self.elf, self.instret)
+    }
+}
+
+/// Every error of the emulator.
+#[derive(Debug)]
+pub enum EmuError {
+    /// A core faulted or stopped at `ebreak`.
+    Fault(Box<Fault>),
+    /// An ELF was rejected (`file` names it).
+    Elf { file: String, reason: String },
+    /// The device-memory image could not be created or mapped.
+    Image { path: PathBuf, source: std::io::Error },
+    /// The configuration or an argument is impossible.
+    Config(String),
+}
+
+impl EmuError {
+    /// The fault, if this error is one.
+    pub fn fault(&self) -> Option<&Fault> {
+        match self {
+            EmuError::Fault(f) => Some(f),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for EmuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EmuError::Fault(x) => x.fmt(f),
+            EmuError::Elf { file, reason } => write!(f, "{file}: {reason}"),
+            EmuError::Image { path, source } => write!(f, "device-memory image {}: {source}", path.display()),
+            EmuError::Config(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for EmuError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EmuError::Image { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

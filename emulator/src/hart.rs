@@ -1,0 +1,143 @@
+//! One core ("hart"): registers, clock, local RAM, CSRs and the pre-decoded code it runs.
+//!
+//! Code is decoded once, when the kernel is loaded, into a table indexed by
+//! `(pc - fetch_base) / 4` covering the core's fetch window (boot word and code region).
+//! Stores into code regions fault ([`crate::memory`]), so the table can never go stale
+//! while a kernel runs; the host writing into code marks the tile for re-decoding.
+//! The interpreter itself is in [`crate::exec`].
+
+use crate::csr::Csrs;
+use crate::decode::{decode, Inst, Op};
+use crate::loader::Program;
+use crate::memory::L1;
+use riscv_linker::{MemoryMap, Risc};
+use std::sync::Arc;
+
+/// Register index the pre-decoded code uses for writes to `x0` (discarded).
+pub(crate) const SINK: u8 = 32;
+
+/// Where a core is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HartState {
+    /// No kernel loaded.
+    Empty,
+    /// Loaded and held in reset.
+    Reset,
+    /// Running.
+    Running,
+    /// Halted by `ecall`, with the exit code from `a0`.
+    Exited(u32),
+    /// Stopped by a fault (the run reported it).
+    Faulted,
+}
+
+/// One core of a tile.
+#[derive(Debug)]
+pub(crate) struct Hart {
+    pub risc: Risc,
+    pub map: MemoryMap,
+    /// x0..x31, then the write sink (index [`SINK`]); padded to 64 so that a register
+    /// number masked with 63 needs no bounds check.
+    pub regs: [u32; 64],
+    pub pc: u32,
+    /// The core's own clock: the chip cycle it has reached.
+    pub time: u64,
+    /// The chip cycle at which the core left reset.
+    pub start_time: u64,
+    /// Instructions retired since the core left reset.
+    pub instret: u64,
+    /// Private local RAM (allocated when a kernel is loaded).
+    pub local: Vec<u8>,
+    /// Pre-decoded fetch window.
+    pub code: Vec<Inst>,
+    /// Address of `code[0]`.
+    pub fetch_base: u32,
+    pub csrs: Csrs,
+    pub state: HartState,
+    pub program: Option<Arc<Program>>,
+}
+
+impl Hart {
+    pub fn new(map: MemoryMap) -> Hart {
+        Hart {
+            risc: map.risc,
+            map,
+            regs: [0; 64],
+            pc: map.reset_pc,
+            time: 0,
+            start_time: 0,
+            instret: 0,
+            local: Vec::new(),
+            code: Vec::new(),
+            fetch_base: 0,
+            csrs: Csrs::default(),
+            state: HartState::Empty,
+            program: None,
+        }
+    }
+
+    /// The fetch window: from the boot word (if any) to the end of the code region.
+    pub fn fetch_window(&self) -> (u32, u32) {
+        let start = self.map.boot.map_or(self.map.code.start, |b| b.start.min(self.map.code.start));
+        (start, self.map.code.end() as u32)
+    }
+
+    fn fetchable(&self, addr: u32) -> bool {
+        self.map.code.contains(addr, 4) || self.map.boot.is_some_and(|b| b.contains(addr, 4))
+    }
+
+    /// Installs a loaded program: allocates local RAM, decodes the fetch window from `l1`
+    /// and holds the core in reset.
+    pub fn install(&mut self, program: Arc<Program>, l1: &L1) {
+        self.program = Some(program);
+        self.local = vec![0; self.map.local_ram.size as usize];
+        self.redecode(l1);
+        self.state = HartState::Reset;
+    }
+
+    /// Re-decodes the fetch window from L1 (after the host wrote into code).
+    pub fn redecode(&mut self, l1: &L1) {
+        let (start, end) = self.fetch_window();
+        self.fetch_base = start;
+        self.code.clear();
+        for addr in (start..end).step_by(4) {
+            let inst = if self.fetchable(addr) && addr + 4 <= l1.size() {
+                let mut i = decode(l1.load::<4>(addr));
+                if i.writes_rd() && i.rd == 0 {
+                    i.rd = SINK;
+                }
+                i
+            } else {
+                Inst { op: Op::NoFetch, ..Inst::ILLEGAL }
+            };
+            self.code.push(inst);
+        }
+    }
+
+    /// Takes the core out of reset at chip cycle `time`: fresh registers, pc at the reset
+    /// vector, `sp` at the top of local RAM, local RAM left as it was.
+    pub fn release(&mut self, time: u64) {
+        if self.state == HartState::Empty {
+            return;
+        }
+        self.regs = [0; 64];
+        self.regs[2] = self.map.stack_top;
+        self.pc = self.map.reset_pc;
+        self.time = time;
+        self.start_time = time;
+        self.instret = 0;
+        self.csrs = Csrs::default();
+        self.state = HartState::Running;
+    }
+
+    /// Puts a running core back into reset (its soft-reset bit was set).
+    pub fn hold(&mut self) {
+        if self.state != HartState::Empty {
+            self.state = HartState::Reset;
+        }
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.state == HartState::Running
+    }
+}

@@ -1,0 +1,67 @@
+//! Host access to L1, shaped like a PCIe TLB window: aligned 32-bit reads and writes at
+//! (chip, NoC x/y, address), with a count of the bytes read so a readout can report what
+//! it would have cost on the bus.
+//!
+//! These take `&self` so that a hook of [`Device::run_with_hook`] can drain rings and
+//! write consumer positions while the tiles are paused. They go through the same shared
+//! mapping as the cores, with the same atomic accesses (see [`crate::memory`]).
+
+use crate::device::Device;
+use crate::fault::EmuError;
+use riscv_linker::NocCoord;
+use std::sync::atomic::Ordering;
+
+impl Device {
+    fn check_window(&self, chip: u32, tile: NocCoord, addr: u32, words: usize) -> Result<usize, EmuError> {
+        let index = self.tile_index(chip, tile)?;
+        let l1 = self.arch().l1_size() as u64;
+        if addr % 4 != 0 || addr as u64 + 4 * words as u64 > l1 {
+            return Err(EmuError::Config(format!(
+                "host access of {words} word(s) at {addr:#x} on chip {chip} tile {tile}: must be 4-byte aligned and inside L1 ({l1:#x} bytes)"
+            )));
+        }
+        Ok(index)
+    }
+
+    /// Reads the 32-bit word at L1 address `addr` of `tile`.
+    pub fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32, EmuError> {
+        let i = self.check_window(chip, tile, addr, 1)?;
+        self.bytes_read.fetch_add(4, Ordering::Relaxed);
+        Ok(self.tiles[i].mem.l1.load::<4>(addr))
+    }
+
+    /// Reads `out.len()` consecutive words starting at `addr` (one burst; counts
+    /// `4 * out.len()` bytes).
+    pub fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<(), EmuError> {
+        let i = self.check_window(chip, tile, addr, out.len())?;
+        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        let l1 = &self.tiles[i].mem.l1;
+        for (k, w) in out.iter_mut().enumerate() {
+            *w = l1.load::<4>(addr + 4 * k as u32);
+        }
+        Ok(())
+    }
+
+    /// Writes the 32-bit word at L1 address `addr` of `tile`. Writing into a code region is
+    /// allowed (the host loads code); the tile re-decodes before it next runs.
+    pub fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, value: u32) -> Result<(), EmuError> {
+        let i = self.check_window(chip, tile, addr, 1)?;
+        let t = &self.tiles[i];
+        if addr < t.mem.code_end && t.mem.code.iter().any(|(r, _)| r.contains(addr, 4)) {
+            t.code_dirty.store(true, Ordering::Release);
+        }
+        t.mem.l1.store::<4>(addr, value);
+        Ok(())
+    }
+
+    /// Bytes read by the host through [`Device::read_u32`], [`Device::read_words`] and
+    /// [`Device::sync_sample`] since the device was made (or the counter reset).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    /// Resets the [`Device::bytes_read`] counter to 0.
+    pub fn reset_bytes_read(&self) {
+        self.bytes_read.store(0, Ordering::Relaxed);
+    }
+}

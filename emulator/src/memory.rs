@@ -1,0 +1,187 @@
+//! What one core's loads and stores reach, and what they cost.
+//!
+//! A core sees, in this order of lookup:
+//!
+//! 1. L1 at `0..l1_size`, shared by the tile's five cores and living in the device-memory
+//!    image file. Loads may read anything; stores into any core's code region (or the
+//!    BRISC boot word) fault, which is also what keeps the interpreter's pre-decoded code
+//!    valid.
+//! 2. The core's private local RAM at `LOCAL_RAM_BASE`.
+//! 3. The MMIO windows ([`crate::mmio`]).
+//!
+//! Anything else faults. All accesses are naturally aligned by the time they reach memory
+//! (misaligned ones fault or are rounded down, per [`Misaligned`]).
+//!
+//! ## Visibility to another process
+//!
+//! L1 accesses are atomic operations on the shared mapping: loads are `Acquire`, stores
+//! `Release`. A core's stores therefore become visible to any other observer of the
+//! mapping (another thread or a second process that mapped the same file) in the order the
+//! core executed them, and an observer that reads a published word with an acquire load
+//! sees every byte stored before it. On x86-64 these are plain `mov`s (TSO already keeps
+//! stores in order); the atomics also stop the compiler from merging or reordering them.
+//! The five cores of a tile run on one host thread in a fixed interleaving, so the order
+//! across cores is the simulated one.
+
+use crate::config::{CycleModel, Misaligned};
+use crate::fault::FaultKind;
+use crate::mmio::{is_mmio, TileRegs};
+use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
+
+/// A raw view of one tile's L1 inside the shared mapping.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct L1 {
+    base: *mut u8,
+    size: u32,
+}
+
+// SAFETY: L1 only performs atomic accesses through `base`, and the mapping it points into
+// outlives every `L1` (both are owned by the `Device`, which drops tiles first).
+unsafe impl Send for L1 {}
+unsafe impl Sync for L1 {}
+
+impl L1 {
+    /// # Safety
+    /// `base..base + size` must stay mapped and writable for the life of this value, `base`
+    /// must be 4-byte aligned and `size` a multiple of 4.
+    pub unsafe fn new(base: *mut u8, size: u32) -> L1 {
+        L1 { base, size }
+    }
+
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    /// Reads `N` bytes (1, 2 or 4) at `addr`, zero-extended. `addr` must be `N`-aligned and
+    /// `addr + N <= size`.
+    #[inline(always)]
+    pub fn load<const N: u32>(&self, addr: u32) -> u32 {
+        debug_assert!(addr % N == 0 && addr + N <= self.size);
+        // SAFETY: in bounds and aligned (checked by callers, asserted above).
+        unsafe {
+            let p = self.base.add(addr as usize);
+            match N {
+                1 => AtomicU8::from_ptr(p).load(Ordering::Acquire) as u32,
+                2 => u16::from_le(AtomicU16::from_ptr(p as *mut u16).load(Ordering::Acquire)) as u32,
+                _ => u32::from_le(AtomicU32::from_ptr(p as *mut u32).load(Ordering::Acquire)),
+            }
+        }
+    }
+
+    /// Writes the low `N` bytes of `v` at `addr` (same requirements as [`L1::load`]).
+    #[inline(always)]
+    pub fn store<const N: u32>(&self, addr: u32, v: u32) {
+        debug_assert!(addr % N == 0 && addr + N <= self.size);
+        // SAFETY: in bounds and aligned.
+        unsafe {
+            let p = self.base.add(addr as usize);
+            match N {
+                1 => AtomicU8::from_ptr(p).store(v as u8, Ordering::Release),
+                2 => AtomicU16::from_ptr(p as *mut u16).store((v as u16).to_le(), Ordering::Release),
+                _ => AtomicU32::from_ptr(p as *mut u32).store(v.to_le(), Ordering::Release),
+            }
+        }
+    }
+}
+
+/// The memory system of one tile, as its cores see it.
+#[derive(Debug)]
+pub(crate) struct TileMem {
+    pub l1: L1,
+    /// Every code region of the tile (and the boot word), with its owner.
+    pub code: Vec<(Region, Risc)>,
+    /// No code lies at or above this address.
+    pub code_end: u32,
+    pub regs: TileRegs,
+    pub cycle: CycleModel,
+    pub misaligned: Misaligned,
+}
+
+/// Result of a load: the zero-extended value and the extra cycles it cost.
+pub(crate) type Loaded = Result<(u32, u32), FaultKind>;
+
+impl TileMem {
+    #[inline(always)]
+    fn align<const N: u32>(&self, addr: u32, write: bool) -> Result<u32, FaultKind> {
+        if addr & (N - 1) == 0 {
+            return Ok(addr);
+        }
+        match self.misaligned {
+            Misaligned::Strict => Err(FaultKind::Misaligned { addr, size: N, write }),
+            Misaligned::RoundDown => Ok(addr & !(N - 1)),
+        }
+    }
+
+    /// Loads `N` bytes at `addr` for a core with local RAM `local` whose clock reads `time`.
+    #[inline(always)]
+    pub fn load<const N: u32>(&mut self, local: &[u8], addr: u32, time: u64) -> Loaded {
+        let addr = self.align::<N>(addr, false)?;
+        if addr < self.l1.size() {
+            return Ok((self.l1.load::<N>(addr), self.cycle.l1_load));
+        }
+        let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
+        if off < local.len() {
+            let mut b = [0u8; 4];
+            b[..N as usize].copy_from_slice(&local[off..off + N as usize]);
+            return Ok((u32::from_le_bytes(b), self.cycle.local_ram));
+        }
+        self.load_mmio::<N>(addr, time)
+    }
+
+    #[cold]
+    fn load_mmio<const N: u32>(&mut self, addr: u32, time: u64) -> Loaded {
+        if !is_mmio(addr) {
+            return Err(FaultKind::Access { addr, size: N, write: false });
+        }
+        let word = self.regs.read(addr & !3, time);
+        let shift = (addr & 3) * 8;
+        let mask = if N == 4 { u32::MAX } else { (1u32 << (N * 8)) - 1 };
+        Ok(((word >> shift) & mask, self.cycle.mmio))
+    }
+
+    /// Stores the low `N` bytes of `v` at `addr`; returns the extra cycles it cost.
+    #[inline(always)]
+    pub fn store<const N: u32>(&mut self, local: &mut [u8], addr: u32, v: u32, time: u64) -> Result<u32, FaultKind> {
+        let addr = self.align::<N>(addr, true)?;
+        if addr < self.l1.size() {
+            if addr < self.code_end {
+                self.check_not_code(addr)?;
+            }
+            self.l1.store::<N>(addr, v);
+            return Ok(self.cycle.l1_store);
+        }
+        let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
+        if off < local.len() {
+            local[off..off + N as usize].copy_from_slice(&v.to_le_bytes()[..N as usize]);
+            return Ok(self.cycle.local_ram);
+        }
+        self.store_mmio::<N>(addr, v, time)
+    }
+
+    #[cold]
+    fn check_not_code(&self, addr: u32) -> Result<(), FaultKind> {
+        match self.code.iter().find(|(r, _)| r.contains(addr, 1)) {
+            Some(&(_, owner)) => Err(FaultKind::StoreIntoCode { addr, owner }),
+            None => Ok(()),
+        }
+    }
+
+    #[cold]
+    fn store_mmio<const N: u32>(&mut self, addr: u32, v: u32, time: u64) -> Result<u32, FaultKind> {
+        if !is_mmio(addr) {
+            return Err(FaultKind::Access { addr, size: N, write: true });
+        }
+        let word_addr = addr & !3;
+        let word = if N == 4 {
+            v
+        } else {
+            // Narrow stores merge into the register's current contents.
+            let shift = (addr & 3) * 8;
+            let mask = ((1u32 << (N * 8)) - 1) << shift;
+            (self.regs.read(word_addr, time) & !mask) | ((v << shift) & mask)
+        };
+        self.regs.write(word_addr, word);
+        Ok(self.cycle.mmio)
+    }
+}

@@ -1,0 +1,174 @@
+//! Running kernels: [`Device::run`] and [`Device::run_with_hook`].
+//!
+//! A run starts every loaded core of every tile at its reset PC, at the chip cycle that
+//! matches the current (virtual) host time, and ends when every core has halted. Tiles are
+//! independent, so they are spread over host threads; each runs its own deterministic
+//! schedule ([`crate::tile`]), so nothing depends on the thread count.
+//!
+//! With a hook, the run proceeds in segments: every tile runs until its clock is
+//! `k * every_cycles` past the run's start, all tiles pause, the hook is called with the
+//! device, and the next segment starts. Segment boundaries are simulated times, so the
+//! hook sees the same state at the same points in every run.
+
+use crate::device::Device;
+use crate::fault::{EmuError, Fault};
+use crate::hart::HartState;
+use crate::tile::Tile;
+use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
+use riscv_linker::{NocCoord, Risc};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Mutex;
+
+/// What one core did in a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HartSummary {
+    pub chip: u32,
+    pub tile: NocCoord,
+    pub risc: Risc,
+    /// `a0` at the `ecall` that halted the core; `None` if it ended the run held in reset.
+    pub exit_code: Option<u32>,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Cycles from leaving reset to halting.
+    pub cycles: u64,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunSummary {
+    /// Every core that ran, in device tile order then [`Risc`] order.
+    pub harts: Vec<HartSummary>,
+    /// Per chip: the chip cycle the run started at and the one it ended at.
+    pub chip_cycles: Vec<(u64, u64)>,
+}
+
+impl RunSummary {
+    /// Instructions retired by all cores.
+    pub fn instructions(&self) -> u64 {
+        self.harts.iter().map(|h| h.instructions).sum()
+    }
+
+    /// The summary of one core, if it ran.
+    pub fn hart(&self, chip: u32, tile: NocCoord, risc: Risc) -> Option<&HartSummary> {
+        self.harts.iter().find(|h| h.chip == chip && h.tile == tile && h.risc == risc)
+    }
+}
+
+impl Device {
+    /// Runs every loaded kernel until all cores halt (see the module docs).
+    pub fn run(&mut self) -> Result<RunSummary, EmuError> {
+        self.run_segments(u64::MAX, &mut |_| {})
+    }
+
+    /// Like [`Device::run`], but pauses every tile each `every_cycles` simulated cycles
+    /// (counted from the run's start on each tile) and calls `hook` while they are paused,
+    /// e.g. to drain profiler rings through [`Device::read_u32`]/[`Device::write_u32`]. The
+    /// hook is called at each boundary some core was still running at; it is not called
+    /// after the last core halts.
+    pub fn run_with_hook(&mut self, every_cycles: u64, hook: &mut dyn FnMut(&Device)) -> Result<RunSummary, EmuError> {
+        if every_cycles == 0 {
+            return Err(EmuError::Config("run_with_hook: every_cycles must be positive".into()));
+        }
+        self.run_segments(every_cycles, hook)
+    }
+
+    fn run_segments(&mut self, every: u64, hook: &mut dyn FnMut(&Device)) -> Result<RunSummary, EmuError> {
+        if !self.tiles.iter().any(Tile::loaded) {
+            return Err(EmuError::Config("nothing to run: no kernel is loaded on any core".into()));
+        }
+        self.catch_up_chips();
+        let starts = self.chip_time.clone();
+        for t in &mut self.tiles {
+            t.start_run(starts[t.chip as usize]);
+        }
+        self.image.bump_launches();
+        self.image.set_status(STATUS_RUNNING);
+        let mut segment: u64 = 1;
+        loop {
+            let rel = every.saturating_mul(segment);
+            if let Some(fault) = self.run_segment(rel) {
+                self.image.set_status(STATUS_FINISHED | STATUS_FAULTED);
+                self.finish_clocks();
+                return Err(EmuError::Fault(fault));
+            }
+            if !self.tiles.iter().any(Tile::any_running) {
+                break;
+            }
+            hook(self);
+            segment += 1;
+        }
+        self.image.set_status(STATUS_FINISHED);
+        let ends = self.finish_clocks();
+        Ok(self.summary(starts.into_iter().zip(ends).collect()))
+    }
+
+    /// Runs every tile to `rel` cycles past its run start; returns the first fault in tile
+    /// order.
+    fn run_segment(&mut self, rel: u64) -> Option<Box<Fault>> {
+        let abort = AtomicUsize::new(usize::MAX);
+        let faults = Mutex::new(Vec::new());
+        let work = |t: &mut Tile| {
+            if let Err(f) = t.run_until(t.run_start.saturating_add(rel), &abort) {
+                faults.lock().unwrap_or_else(|e| e.into_inner()).push((t.global, f));
+            }
+        };
+        let busy: Vec<&mut Tile> = self.tiles.iter_mut().filter(|t| t.any_running()).collect();
+        let threads = match self.cfg.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+        .min(busy.len());
+        if threads <= 1 {
+            busy.into_iter().for_each(work);
+        } else {
+            let queue = Mutex::new(busy.into_iter());
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(|| loop {
+                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                        match next {
+                            Some(t) => work(t),
+                            None => break,
+                        }
+                    });
+                }
+            });
+        }
+        let faults = faults.into_inner().unwrap_or_else(|e| e.into_inner());
+        faults.into_iter().min_by_key(|(g, _)| *g).map(|(_, f)| f)
+    }
+
+    /// Sets each chip's counter to where its slowest core stopped and moves host time
+    /// along; returns the chips' end cycles.
+    fn finish_clocks(&mut self) -> Vec<u64> {
+        for t in &self.tiles {
+            let end = t.harts.iter().filter(|h| h.state != HartState::Empty).map(|h| h.time).max().unwrap_or(0);
+            let c = &mut self.chip_time[t.chip as usize];
+            *c = (*c).max(end);
+        }
+        self.catch_up_host();
+        self.chip_time.clone()
+    }
+
+    fn summary(&self, chip_cycles: Vec<(u64, u64)>) -> RunSummary {
+        let mut harts = Vec::new();
+        for t in &self.tiles {
+            for h in &t.harts {
+                let exit_code = match h.state {
+                    HartState::Exited(c) => Some(c),
+                    HartState::Reset => None,
+                    _ => continue,
+                };
+                harts.push(HartSummary {
+                    chip: t.chip,
+                    tile: t.coord,
+                    risc: h.risc,
+                    exit_code,
+                    instructions: h.instret,
+                    cycles: h.time - h.start_time,
+                });
+            }
+        }
+        RunSummary { harts, chip_cycles }
+    }
+}

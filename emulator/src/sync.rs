@@ -1,0 +1,86 @@
+//! Virtual host time and clock-sync samples: what a host reading a tile's wall clock over
+//! PCIe would observe (see [`crate::clock`] for the model).
+
+use crate::clock::SplitMix;
+use crate::device::Device;
+use crate::fault::EmuError;
+use riscv_linker::NocCoord;
+
+/// One host read of a tile's wall clock: the host's clock just before it issued the read,
+/// the counter value the device returned, and the host's clock when the value arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncSample {
+    pub host_before_ns: u64,
+    pub device_cycles: u64,
+    pub host_after_ns: u64,
+}
+
+/// The device's virtual host clock and the generator of read latencies.
+#[derive(Clone, Debug)]
+pub(crate) struct HostClock {
+    pub now_ns: f64,
+    rng: SplitMix,
+}
+
+impl HostClock {
+    pub fn new(seed: u64) -> HostClock {
+        HostClock { now_ns: 0.0, rng: SplitMix(seed) }
+    }
+}
+
+impl Device {
+    /// Virtual host time now, in ns.
+    pub fn host_time_ns(&self) -> f64 {
+        self.host.lock().unwrap_or_else(|e| e.into_inner()).now_ns
+    }
+
+    /// Lets `ns` of virtual host time pass (the host doing other work between runs); the
+    /// chips' counters advance with it.
+    pub fn advance_host_time(&mut self, ns: f64) {
+        let h = self.host.get_mut().unwrap_or_else(|e| e.into_inner());
+        h.now_ns += ns.max(0.0);
+    }
+
+    /// Reads `tile`'s wall clock the way the host would over PCIe, between runs: the
+    /// request takes a drawn latency to reach the device, which samples its counter then,
+    /// and the response takes another to come back. Virtual host time advances by both.
+    pub fn sync_sample(&mut self, chip: u32, tile: NocCoord) -> Result<SyncSample, EmuError> {
+        let index = self.tile_index(chip, tile)?;
+        let offset = self.tiles[index].mem.regs.wall_offset;
+        let truth = self.truth_of(chip, offset);
+        let lat = self.cfg.clock.host_read;
+        let host = self.host.get_mut().unwrap_or_else(|e| e.into_inner());
+        let before = host.now_ns;
+        let at = before + lat.request_ns.max(0.0) + host.rng.exp(lat.request_jitter_mean_ns);
+        let after = at + lat.response_ns.max(0.0) + host.rng.exp(lat.response_jitter_mean_ns);
+        host.now_ns = after;
+        let chip_cycles = (truth.chip_cycles_at(at).floor() as u64).max(self.chip_time[chip as usize]);
+        self.chip_time[chip as usize] = chip_cycles;
+        self.bytes_read.fetch_add(8, std::sync::atomic::Ordering::Relaxed);
+        Ok(SyncSample {
+            host_before_ns: before.floor() as u64,
+            device_cycles: chip_cycles.wrapping_add(offset),
+            host_after_ns: after.ceil() as u64,
+        })
+    }
+
+    /// Moves every chip's counter up to the current host time (before a run).
+    pub(crate) fn catch_up_chips(&mut self) {
+        let now = self.host_time_ns();
+        for chip in 0..self.cfg.chips {
+            let c = self.truth_of(chip, 0).chip_cycles_at(now).floor() as u64;
+            let t = &mut self.chip_time[chip as usize];
+            *t = (*t).max(c);
+        }
+    }
+
+    /// Moves host time to when the slowest chip reached its counter (after a run).
+    pub(crate) fn catch_up_host(&mut self) {
+        let mut latest = self.host_time_ns();
+        for chip in 0..self.cfg.chips {
+            let h = self.truth_of(chip, 0).host_ns_at_chip(self.chip_time[chip as usize] as f64);
+            latest = latest.max(h);
+        }
+        self.host.get_mut().unwrap_or_else(|e| e.into_inner()).now_ns = latest;
+    }
+}

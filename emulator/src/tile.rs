@@ -1,0 +1,163 @@
+//! One Tensix tile: five cores sharing an L1 and a register block, run in quanta.
+//!
+//! ## Scheduling (deterministic)
+//!
+//! The tile advances in windows of `quantum` cycles. In each window the cores take turns
+//! in [`Risc`] order (BRISC, NCRISC, TRISC0, TRISC1, TRISC2); each runs until its own clock
+//! reaches the window's end (an instruction that starts before the end completes, so a
+//! core may overshoot by its last instruction's cost). A store to `SOFT_RESET_0` is applied
+//! right after the storing instruction: a released core starts at the storing core's
+//! clock, in this window if it comes later in the order, else in the next one. Nothing in
+//! a tile depends on other tiles or on host threads, which is what makes a run bit-exact
+//! whatever the number of threads.
+
+use crate::exec::Exit;
+use crate::fault::{Fault, FaultKind};
+use crate::hart::{Hart, HartState};
+use crate::memory::TileMem;
+use riscv_linker::{NocCoord, Risc};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// One tile and its cores.
+#[derive(Debug)]
+pub(crate) struct Tile {
+    pub chip: u32,
+    pub coord: NocCoord,
+    /// Position in the device's tile list (chip-major), used to order faults.
+    pub global: usize,
+    pub harts: Vec<Hart>,
+    pub mem: TileMem,
+    /// The arch has Zicsr (Blackhole).
+    pub zicsr: bool,
+    pub quantum: u64,
+    pub budget: u64,
+    /// Start of the current scheduling window (a chip cycle).
+    pub now: u64,
+    /// Chip cycle at which the current run started.
+    pub run_start: u64,
+    /// The host wrote into a code region: re-decode before running.
+    pub code_dirty: AtomicBool,
+}
+
+impl Tile {
+    /// Whether any core of the tile is loaded.
+    pub fn loaded(&self) -> bool {
+        self.harts.iter().any(|h| h.state != HartState::Empty)
+    }
+
+    pub fn any_running(&self) -> bool {
+        self.harts.iter().any(Hart::is_running)
+    }
+
+    /// Prepares a run starting at chip cycle `start`: every loaded core leaves reset,
+    /// every other core's soft-reset bit is set.
+    pub fn start_run(&mut self, start: u64) {
+        self.refresh_code();
+        self.now = start;
+        self.run_start = start;
+        let mut reset = 0;
+        for h in &mut self.harts {
+            if h.state == HartState::Empty {
+                reset |= 1 << h.risc.soft_reset_bit();
+            } else {
+                h.release(start);
+            }
+        }
+        self.mem.regs.soft_reset = reset;
+        self.mem.regs.pending_reset = None;
+    }
+
+    /// Runs until every core has stopped or the tile's window reaches `limit`. Returns the
+    /// first fault. Gives up early (without error) once a tile listed before this one has
+    /// faulted (`abort` holds the lowest faulting `global` index), since only the first
+    /// fault in tile order is reported.
+    pub fn run_until(&mut self, limit: u64, abort: &AtomicUsize) -> Result<(), Box<Fault>> {
+        self.refresh_code();
+        while self.now < limit && self.any_running() {
+            if abort.load(Ordering::Relaxed) < self.global {
+                return Ok(());
+            }
+            let end = self.now.saturating_add(self.quantum).min(limit);
+            for i in 0..self.harts.len() {
+                self.run_hart(i, end).inspect_err(|_| {
+                    abort.fetch_min(self.global, Ordering::Relaxed);
+                })?;
+            }
+            self.now = end;
+        }
+        Ok(())
+    }
+
+    fn run_hart(&mut self, i: usize, end: u64) -> Result<(), Box<Fault>> {
+        while self.harts[i].is_running() {
+            match self.harts[i].run(&mut self.mem, end, self.zicsr) {
+                Ok(Exit::Limit) => break,
+                Ok(Exit::Halted(code)) => self.harts[i].state = HartState::Exited(code),
+                Ok(Exit::ResetWrite) => self.apply_soft_reset(i),
+                Err(kind) => return Err(self.fault(i, kind)),
+            }
+        }
+        if self.harts[i].instret > self.budget && self.harts[i].is_running() {
+            return Err(self.fault(i, FaultKind::Runaway { budget: self.budget }));
+        }
+        Ok(())
+    }
+
+    /// Re-decodes every loaded core's code if the host wrote into a code region.
+    fn refresh_code(&mut self) {
+        if self.code_dirty.swap(false, Ordering::AcqRel) {
+            for h in &mut self.harts {
+                if h.state != HartState::Empty {
+                    h.redecode(&self.mem.l1);
+                }
+            }
+        }
+    }
+
+    /// Applies a store to `SOFT_RESET_0` made by core `writer`.
+    fn apply_soft_reset(&mut self, writer: usize) {
+        let Some(new) = self.mem.regs.pending_reset.take() else { return };
+        let old = self.mem.regs.soft_reset;
+        self.mem.regs.soft_reset = new;
+        let at = self.harts[writer].time;
+        for h in &mut self.harts {
+            let bit = 1 << h.risc.soft_reset_bit();
+            if new & bit != 0 && old & bit == 0 {
+                h.hold();
+            } else if new & bit == 0 && old & bit != 0 {
+                h.release(at);
+            }
+        }
+    }
+
+    /// Builds the report of a fault of core `i` (pc is the faulting instruction's).
+    pub fn fault(&mut self, i: usize, kind: FaultKind) -> Box<Fault> {
+        let h = &mut self.harts[i];
+        h.state = HartState::Faulted;
+        let pc = h.pc;
+        let l1 = &self.mem.l1;
+        let word = if pc % 4 == 0 && (pc as u64 + 4) <= l1.size() as u64 { Some(l1.load::<4>(pc)) } else { None };
+        let program = h.program.as_ref();
+        Box::new(Fault {
+            kind,
+            chip: self.chip,
+            tile: self.coord,
+            risc: h.risc,
+            pc,
+            word,
+            elf: program.map_or_else(|| "<no kernel>".to_string(), |p| p.name.clone()),
+            symbol: program.and_then(|p| p.symbols.describe(pc)),
+            location: program.and_then(|p| p.symbols.line(pc)),
+            instret: h.instret,
+        })
+    }
+
+    /// The hart of `risc`.
+    pub fn hart(&self, risc: Risc) -> &Hart {
+        &self.harts[risc.index()]
+    }
+
+    pub fn hart_mut(&mut self, risc: Risc) -> &mut Hart {
+        &mut self.harts[risc.index()]
+    }
+}
