@@ -1,0 +1,108 @@
+//! Programs compiled by `riscv64-unknown-elf-gcc -march=rv32im -mabi=ilp32 -nostdlib`
+//! with the project's linker script, run on the emulator. The compiler is installed by
+//! `scripts/install-test-tools.sh`; without it these tests fail and say so.
+
+mod common;
+
+use common::*;
+use riscv_linker::{script::linker_script, Arch, Risc};
+use std::path::PathBuf;
+use std::process::Command;
+use ttprof_emu::FaultKind;
+
+const START: &str = r#"
+__asm__(".section .ttprof.start,\"ax\"\n.globl _start\n_start:\n la sp, __stack_top\n call main\n ecall\n1: j 1b\n");
+"#;
+
+/// Compiles `c` for `risc` on `arch`; returns the ELF path.
+fn build(name: &str, c: &str, arch: Arch, risc: Risc) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("gcc-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.c"));
+    let ld = dir.join(format!("{name}.x"));
+    let elf = dir.join(format!("{name}.elf"));
+    std::fs::write(&src, format!("{START}\n{c}")).unwrap();
+    std::fs::write(&ld, linker_script(arch, risc)).unwrap();
+    let out = Command::new("riscv64-unknown-elf-gcc")
+        .args(["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-ffreestanding", "-O2", "-g"])
+        .args(["-fno-tree-loop-distribute-patterns", "-o"])
+        .arg(&elf)
+        .arg(&src)
+        .arg(format!("-Wl,-T,{}", ld.display()))
+        .output()
+        .expect("riscv64-unknown-elf-gcc is needed: run scripts/install-test-tools.sh");
+    assert!(out.status.success(), "gcc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    elf
+}
+
+const SORT: &str = r#"
+static int data[12] = {9, -3, 27, 0, 14, -8, 5, 5, 100, -42, 7, 1};
+static unsigned scratch[4];
+int main(void) {
+    for (int i = 1; i < 12; i++) {
+        int v = data[i], j = i - 1;
+        while (j >= 0 && data[j] > v) { data[j + 1] = data[j]; j--; }
+        data[j + 1] = v;
+    }
+    volatile int *out = (volatile int *)0x30000;
+    unsigned sum = 0;
+    for (int i = 0; i < 12; i++) { out[i] = data[i]; sum = sum * 31u + (unsigned)data[i]; }
+    scratch[1] = sum;
+    /* a little M-extension work: gcd and a remainder */
+    unsigned a = 1071u * scratch[1 + (sum & 0)], b = 462u * 7u;
+    while (b) { unsigned t = a % b; a = b; b = t; }
+    return (int)(sum ^ (a / 3u));
+}
+"#;
+
+#[test]
+fn a_gcc_built_program_sorts_and_exits_with_its_checksum() {
+    let arch = Arch::WormholeB0;
+    let elf = build("sort", SORT, arch, Risc::Trisc1);
+    let bytes = std::fs::read(&elf).unwrap();
+    let mut dev = device(arch);
+    let tile = t0(arch);
+    dev.load_kernel(0, tile, Risc::Trisc1, &bytes, elf.to_str().unwrap()).unwrap();
+    let s = dev.run().unwrap();
+
+    let mut sorted = [9, -3, 27, 0, 14, -8, 5, 5, 100, -42, 7, 1];
+    sorted.sort();
+    let mut sum = 0u32;
+    for (i, &v) in sorted.iter().enumerate() {
+        assert_eq!(dev.read_u32(0, tile, 0x30000 + 4 * i as u32).unwrap() as i32, v);
+        sum = sum.wrapping_mul(31).wrapping_add(v as u32);
+    }
+    let (mut a, mut b) = (1071u32.wrapping_mul(sum), 462u32 * 7);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    let h = s.hart(0, tile, Risc::Trisc1).unwrap();
+    assert_eq!(h.exit_code, Some(sum ^ (a / 3)));
+    assert!(h.instructions > 100);
+}
+
+const BOOM: &str = r#"
+__attribute__((noinline)) void boom(volatile int *p) {
+    *p = 1;
+}
+int main(void) {
+    boom((volatile int *)0x6000);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_fault_in_a_gcc_program_names_function_and_source_line() {
+    let arch = Arch::Blackhole;
+    let elf = build("boom", BOOM, arch, Risc::Ncrisc);
+    let mut dev = device(arch);
+    dev.load_kernel(0, t0(arch), Risc::Ncrisc, &std::fs::read(&elf).unwrap(), "boom.elf").unwrap();
+    let e = dev.run().unwrap_err();
+    let f = e.fault().unwrap();
+    assert_eq!(f.kind, FaultKind::StoreIntoCode { addr: 0x6000, owner: Risc::Trisc0 });
+    assert_eq!(f.symbol.as_deref().map(|s| s.split('+').next().unwrap()), Some("boom"), "{e}");
+    let full = format!("{START}\n{BOOM}");
+    let line = full.lines().position(|l| l.contains("*p = 1;")).unwrap() + 1;
+    assert!(f.location.as_deref().is_some_and(|l| l.ends_with(&format!("boom.c:{line}"))), "{e}");
+    assert!(e.to_string().contains("sw "), "{e}");
+}
