@@ -36,6 +36,8 @@ pub enum Error {
     Elf { path: PathBuf, what: String },
     /// The op log does not match the device run, or is malformed.
     OpLog { path: PathBuf, line: usize, what: String },
+    /// Something this build deliberately does not do (e.g. real hardware access), and why.
+    Unsupported(String),
     /// Anything else, with its explanation.
     Other(String),
 }
@@ -55,6 +57,7 @@ impl fmt::Display for Error {
             Error::Address { what } => f.write_str(what),
             Error::Elf { path, what } => write!(f, "kernel ELF {}: {what}", path.display()),
             Error::OpLog { path, line, what } => write!(f, "op log {}:{line}: {what}", path.display()),
+            Error::Unsupported(s) => write!(f, "not supported: {s}"),
             Error::Other(s) => f.write_str(s),
         }
     }

@@ -1,10 +1,33 @@
 //! `ttprof`: the host side of the Tensix device profiler.
+//!
+//! The pipeline, one module per step:
+//!
+//! * [`devmem`]: device memory (the emulator's mapped image, snapshots, a tt-kmd stub).
+//! * [`readout`]: validate control blocks, read only each ring's live span, decode it
+//!   ([`decode`]), optionally consume; [`readout::Drainer`] for streaming.
+//! * [`elf`] and [`sites`]: kernel ELFs and their zone-site tables.
+//! * [`resolve`]: bind records to site metadata through the op log ([`oplog`]).
+//! * [`csv`]: tt-metal's `profile_log_device.csv`; [`summary`]: per-zone totals.
+//!
+//! Problems in device data are [`issue::Issue`]s (never a panic, never silent); I/O and
+//! unusable inputs are [`Error`]s.
 
+pub mod atomic;
+pub mod csv;
+pub mod decode;
+pub mod devmem;
+pub mod elf;
 pub mod error;
+pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf` (owned by the examples/tests work).
 pub mod kernels;
 /// The launcher's side of the profiler protocol: tile control blocks, run ids (owned by the examples/tests work).
 pub mod launch;
 pub mod oplog;
+pub mod readout;
+pub mod resolve;
+pub mod sites;
+pub mod summary;
+pub mod testing;
 
 pub use error::{Error, Location, Result};

@@ -1,0 +1,135 @@
+//! The columnar record table the decoder fills.
+
+use ttprof_rt::wire::{Record, SiteId};
+
+/// What a decoded record is. Short, 32- and 64-bit wire forms of a zone all become `Zone`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum RecordKind {
+    /// A zone: `site`, `start`, `end`.
+    Zone,
+    /// A zone with a 32-bit value: `site`, `start`, `end`, `value`.
+    ValueZone,
+    /// A point event: `site`, `start == end` = its time.
+    Event,
+    /// Timestamped data: `site`, time in `start == end`, the 64-bit payload in `value`.
+    Data,
+    /// A sum zone's total: `site`, emitted at `start == end`, total cycles in `value`,
+    /// number of measurements in `count`.
+    Sum,
+    /// A time anchor (`start == end`); carries no user data.
+    Time,
+    /// A launch of program `value` (= the new `run`) starts at `start == end`.
+    Run,
+    /// `count` records were dropped between `start` and `end` (Drop policy, ring full);
+    /// `value` packs the runs they span: first run in the low 32 bits, last in the high.
+    Loss,
+}
+
+/// `run` of records decoded before any `Run` record.
+pub const NO_RUN: u32 = u32::MAX;
+
+/// Decoded records, one column per field, one row per record (no per-record allocation).
+/// Column meanings per kind are given on [`RecordKind`]; unused fields are 0.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Records {
+    pub kind: Vec<RecordKind>,
+    /// Site id (0 for `Time`, `Run`, `Loss`).
+    pub site: Vec<SiteId>,
+    /// Device cycles.
+    pub start: Vec<u64>,
+    pub end: Vec<u64>,
+    pub value: Vec<u64>,
+    pub count: Vec<u32>,
+    /// Run id of the most recent `Run` record (its own id for a `Run`), or [`NO_RUN`].
+    pub run: Vec<u32>,
+}
+
+impl Records {
+    pub fn new() -> Records {
+        Records::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Records {
+        let mut r = Records::default();
+        r.reserve(n);
+        r
+    }
+
+    pub fn reserve(&mut self, n: usize) {
+        self.kind.reserve(n);
+        self.site.reserve(n);
+        self.start.reserve(n);
+        self.end.reserve(n);
+        self.value.reserve(n);
+        self.count.reserve(n);
+        self.run.reserve(n);
+    }
+
+    pub fn len(&self) -> usize {
+        self.kind.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kind.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    pub fn truncate(&mut self, n: usize) {
+        self.kind.truncate(n);
+        self.site.truncate(n);
+        self.start.truncate(n);
+        self.end.truncate(n);
+        self.value.truncate(n);
+        self.count.truncate(n);
+        self.run.truncate(n);
+    }
+
+    /// Appends all of `other`'s rows.
+    pub fn append(&mut self, other: &Records) {
+        self.kind.extend_from_slice(&other.kind);
+        self.site.extend_from_slice(&other.site);
+        self.start.extend_from_slice(&other.start);
+        self.end.extend_from_slice(&other.end);
+        self.value.extend_from_slice(&other.value);
+        self.count.extend_from_slice(&other.count);
+        self.run.extend_from_slice(&other.run);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn push(&mut self, kind: RecordKind, site: SiteId, start: u64, end: u64, value: u64, count: u32, run: u32) {
+        self.kind.push(kind);
+        self.site.push(site);
+        self.start.push(start);
+        self.end.push(end);
+        self.value.push(value);
+        self.count.push(count);
+        self.run.push(run);
+    }
+
+    /// Number of rows of `kind`.
+    pub fn count_of(&self, kind: RecordKind) -> usize {
+        self.kind.iter().filter(|k| **k == kind).count()
+    }
+
+    /// Row `i` as the runtime's plain [`Record`] (for tests and for code that wants an enum).
+    pub fn record(&self, i: usize) -> Option<Record> {
+        let (id, start, end, value, count) = (*self.site.get(i)?, self.start[i], self.end[i], self.value[i], self.count[i]);
+        Some(match self.kind[i] {
+            RecordKind::Zone => Record::Zone { id, end, duration: end - start, value: None },
+            RecordKind::ValueZone => Record::Zone { id, end, duration: end - start, value: Some(value as u32) },
+            RecordKind::Event => Record::Event { id, time: end },
+            RecordKind::Data => Record::Data { id, time: end, data: value },
+            RecordKind::Sum => Record::Sum { id, time: end, count, total: value },
+            RecordKind::Time => Record::Time { time: end },
+            RecordKind::Run => Record::Run { run_id: value as u32, time: end },
+            RecordKind::Loss => {
+                Record::Loss { count, first_run: value as u32, last_run: (value >> 32) as u32, first: start, last: end }
+            }
+        })
+    }
+}

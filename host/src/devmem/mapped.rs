@@ -1,0 +1,162 @@
+//! The emulator's device image, mapped into this process.
+//!
+//! The image (layout: `riscv_linker::devfile`) is a shared file mapping that the emulator
+//! writes while kernels run. Like a PCIe BAR it is accessed only with volatile, aligned
+//! 32-bit loads and stores: never a `memcpy` (which could tear words or read bytes the
+//! device is writing in another order) and never a Rust reference into the mapping.
+//!
+//! The file's header is read with ordinary file I/O and validated before anything is
+//! mapped; a file whose size does not match its header is refused, so every access computed
+//! from the geometry lies inside the mapping. (A file truncated by another process *after*
+//! it was opened can still fault on access; that is outside this process's control.)
+
+use super::{check_access, DeviceMemory, TileTable};
+use crate::error::{Error, Result};
+use riscv_linker::devfile::{self, Geometry};
+use riscv_linker::NocCoord;
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A mapped device image.
+pub struct MappedImage {
+    path: PathBuf,
+    map: memmap2::MmapRaw,
+    geometry: Geometry,
+    tiles: TileTable,
+    writable: bool,
+    bytes_read: AtomicU64,
+}
+
+impl MappedImage {
+    /// Maps an image for reading and writing (a consumer writes `TAIL`).
+    pub fn open(path: &Path) -> Result<MappedImage> {
+        Self::open_with(path, true)
+    }
+
+    /// Maps an image for reading only; writes return an error.
+    pub fn open_read_only(path: &Path) -> Result<MappedImage> {
+        Self::open_with(path, false)
+    }
+
+    fn open_with(path: &Path, writable: bool) -> Result<MappedImage> {
+        let op = if writable { "open device image read-write" } else { "open device image" };
+        let mut file = OpenOptions::new().read(true).write(writable).open(path).map_err(|e| Error::io(path, op, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, "stat device image", e))?.len();
+        let (geometry, tiles) = read_header(&mut file, path, len)?;
+        let mut opts = memmap2::MmapOptions::new();
+        opts.len(usize::try_from(len).map_err(|_| Error::BadFile {
+            path: path.into(),
+            what: format!("{len} bytes is too large to map on this host"),
+        })?);
+        let map = if writable { opts.map_raw(&file) } else { opts.map_raw_read_only(&file) }
+            .map_err(|e| Error::io(path, "map device image", e))?;
+        Ok(MappedImage { path: path.into(), map, geometry, tiles, writable, bytes_read: AtomicU64::new(0) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The device side's status word (`devfile::STATUS_*` bits).
+    pub fn status(&self) -> u32 {
+        self.header_word(devfile::field::STATUS)
+    }
+
+    /// How many launches the device side has started (bumped at each launch).
+    pub fn launches(&self) -> u32 {
+        self.header_word(devfile::field::LAUNCHES)
+    }
+
+    fn header_word(&self, offset: usize) -> u32 {
+        // In bounds: the header is at least HEADER_FIXED bytes and these fields lie inside it.
+        unsafe { u32::from_le(std::ptr::read_volatile(self.map.as_ptr().add(offset) as *const u32)) }
+    }
+
+    /// Byte offset in the mapping of an access already checked by `check_access`.
+    fn offset(&self, chip: u32, tile: NocCoord, addr: u32, words: usize) -> Result<usize> {
+        let index = self.tiles.index(chip, tile)?;
+        check_access(&self.geometry, chip, tile, addr, words)?;
+        Ok((self.geometry.tile_offset(chip, index) + addr as u64) as usize)
+    }
+}
+
+/// Reads and validates the header and the tile table with plain file reads.
+fn read_header(file: &mut File, path: &Path, len: u64) -> Result<(Geometry, TileTable)> {
+    let bad = |what: String| Error::BadFile { path: path.into(), what };
+    let mut fixed = vec![0u8; devfile::HEADER_FIXED as usize];
+    let got = read_up_to(file, &mut fixed).map_err(|e| Error::io(path, "read device image header", e))?;
+    fixed.truncate(got);
+    let geometry = Geometry::read_header(&fixed, len).map_err(|e| bad(e.to_string()))?;
+    let mut header = vec![0u8; geometry.header_size() as usize];
+    header[..fixed.len()].copy_from_slice(&fixed);
+    file.read_exact(&mut header[fixed.len()..]).map_err(|e| Error::io(path, "read device image tile table", e))?;
+    let mut per_chip = Vec::with_capacity(geometry.chips as usize);
+    for chip in 0..geometry.chips {
+        let tiles: Option<Vec<NocCoord>> =
+            (0..geometry.tiles_per_chip).map(|t| geometry.tile_coord(&header, chip, t)).collect();
+        let tiles = tiles.ok_or_else(|| bad(format!("tile table of chip {chip} is incomplete")))?;
+        per_chip.push(tiles);
+    }
+    Ok((geometry, TileTable::new(per_chip)))
+}
+
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}
+
+impl DeviceMemory for MappedImage {
+    fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    fn tiles(&self, chip: u32) -> Vec<NocCoord> {
+        self.tiles.tiles(chip)
+    }
+
+    fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32> {
+        let mut w = [0u32; 1];
+        self.read_words(chip, tile, addr, &mut w)?;
+        Ok(w[0])
+    }
+
+    fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, v: u32) -> Result<()> {
+        if !self.writable {
+            return Err(Error::Address {
+                what: format!("chip {chip} tile {tile}: cannot write {addr:#x}: {} is mapped read-only", self.path.display()),
+            });
+        }
+        let off = self.offset(chip, tile, addr, 1)?;
+        // `offset` checked the access lies inside this tile's L1 image inside the mapping,
+        // and the mapping is page aligned, so the word is aligned.
+        unsafe { std::ptr::write_volatile(self.map.as_mut_ptr().add(off) as *mut u32, v.to_le()) };
+        Ok(())
+    }
+
+    fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
+        let off = self.offset(chip, tile, addr, out.len())?;
+        let base = unsafe { self.map.as_ptr().add(off) } as *const u32;
+        for (i, w) in out.iter_mut().enumerate() {
+            // See `write_u32`: in bounds and aligned.
+            *w = u32::from_le(unsafe { std::ptr::read_volatile(base.add(i)) });
+        }
+        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn describe(&self) -> String {
+        format!("device image {}", self.path.display())
+    }
+}

@@ -1,0 +1,173 @@
+//! Device memory: the one interface through which the host reads and writes tiles' L1.
+//!
+//! [`DeviceMemory`] is shaped like a PCIe TLB window: 32-bit reads and writes at
+//! `(chip, NoC0 tile, L1 address)`, and a count of the bytes read so a readout can report
+//! its bus cost. Backends:
+//!
+//! * [`MappedImage`]: the emulator's file-backed device image, mapped with memmap2 and
+//!   accessed with volatile 32-bit loads and stores only (as a real BAR must be).
+//! * [`Snapshot`]: a recorded copy of the device memory a readout needed, saved to a file so
+//!   the readout can be replayed offline. [`Recorder`] wraps any backend and records what it
+//!   reads.
+//! * [`TtKmd`]: real hardware through tt-kmd; a documented stub that refuses to open.
+//!
+//! Clock synchronisation samples come through the sibling trait [`DeviceClock`], so that a
+//! backend can offer memory without clocks (a snapshot without samples) and the other way
+//! round.
+
+mod mapped;
+mod recorder;
+mod snapshot;
+mod ttkmd;
+
+pub use mapped::MappedImage;
+pub use recorder::Recorder;
+pub use snapshot::{Extent, Snapshot, SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
+pub use ttkmd::TtKmd;
+
+use crate::error::{Error, Result};
+use riscv_linker::devfile::Geometry;
+use riscv_linker::NocCoord;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Device memory of one or more chips, read and written in 32-bit words.
+///
+/// Addresses are L1 byte addresses as every core of the tile sees them; they must be 4-byte
+/// aligned and inside the arch's L1. Implementations count every byte they read.
+pub trait DeviceMemory: Send + Sync {
+    /// Arch, number of chips, tiles per chip, L1 size.
+    fn geometry(&self) -> Geometry;
+
+    /// The NoC0 coordinates of `chip`'s tiles, in image order; empty for a chip that does
+    /// not exist.
+    fn tiles(&self, chip: u32) -> Vec<NocCoord>;
+
+    /// One 32-bit word.
+    fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32>;
+
+    /// Writes one 32-bit word.
+    fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, v: u32) -> Result<()>;
+
+    /// `out.len()` consecutive words starting at `addr`.
+    fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
+        for (i, w) in out.iter_mut().enumerate() {
+            *w = self.read_u32(chip, tile, addr + 4 * i as u32)?;
+        }
+        Ok(())
+    }
+
+    /// Total bytes read through this backend so far (the device-bus cost).
+    fn bytes_read(&self) -> u64;
+
+    /// A short description for messages, e.g. `device image /tmp/dev.img`.
+    fn describe(&self) -> String;
+}
+
+/// One clock synchronisation sample: host time just before the read, the device wall clock
+/// the read returned, host time just after. The device time lies within the bracket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncSample {
+    pub host_before_ns: u64,
+    pub device_cycles: u64,
+    pub host_after_ns: u64,
+}
+
+impl SyncSample {
+    /// Width of the host-time bracket: the uncertainty of this sample.
+    pub fn bracket_ns(&self) -> u64 {
+        self.host_after_ns.saturating_sub(self.host_before_ns)
+    }
+}
+
+/// Device clocks, sampled against host time (for clock alignment). Separate from
+/// [`DeviceMemory`] because not every backend has live clocks: a snapshot replays the
+/// samples it recorded, the emulator will answer through its clock mailbox.
+pub trait DeviceClock: Send + Sync {
+    /// Takes one sample of `tile`'s wall clock on `chip`.
+    fn sync_sample(&self, chip: u32, tile: NocCoord) -> Result<SyncSample>;
+}
+
+/// Opens a device-memory file of either kind, telling them apart by their magic:
+/// a device image (`TTDEVMEM`, mapped read-write, or read-only when `writable` is false)
+/// or a snapshot (`TTSNAP`, loaded into memory).
+pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
+    let mut magic = [0u8; 8];
+    {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
+        let n = f.read(&mut magic).map_err(|e| Error::io(path, "read device memory file", e))?;
+        if n < 8 {
+            return Err(Error::BadFile {
+                path: path.into(),
+                what: format!("{n} bytes long: expected a device image (TTDEVMEM) or a snapshot (TTSNAP)"),
+            });
+        }
+    }
+    if magic == riscv_linker::devfile::MAGIC {
+        let image = if writable { MappedImage::open(path)? } else { MappedImage::open_read_only(path)? };
+        Ok(Box::new(image))
+    } else if magic == SNAPSHOT_MAGIC {
+        Ok(Box::new(Snapshot::load(path)?))
+    } else {
+        Err(Error::BadFile {
+            path: path.into(),
+            what: format!(
+                "starts with {magic:02x?}: expected a device image (\"TTDEVMEM\") or a snapshot (\"TTSNAP\\0\\0\")"
+            ),
+        })
+    }
+}
+
+/// Tile coordinates per chip and the reverse lookup, shared by the backends.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TileTable {
+    per_chip: Vec<Vec<NocCoord>>,
+    index: HashMap<(u32, NocCoord), u32>,
+}
+
+impl TileTable {
+    pub(crate) fn new(per_chip: Vec<Vec<NocCoord>>) -> TileTable {
+        let mut index = HashMap::new();
+        for (chip, tiles) in per_chip.iter().enumerate() {
+            for (i, t) in tiles.iter().enumerate() {
+                index.entry((chip as u32, *t)).or_insert(i as u32);
+            }
+        }
+        TileTable { per_chip, index }
+    }
+
+    pub(crate) fn tiles(&self, chip: u32) -> Vec<NocCoord> {
+        self.per_chip.get(chip as usize).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn per_chip(&self) -> &[Vec<NocCoord>] {
+        &self.per_chip
+    }
+
+    /// Image index of `tile` on `chip`, or an error naming both.
+    pub(crate) fn index(&self, chip: u32, tile: NocCoord) -> Result<u32> {
+        self.index.get(&(chip, tile)).copied().ok_or_else(|| Error::Address {
+            what: format!(
+                "chip {chip} tile {tile}: no such tile (the device has {} chip(s); chip {chip} has {} tiles)",
+                self.per_chip.len(),
+                self.per_chip.get(chip as usize).map_or(0, |t| t.len())
+            ),
+        })
+    }
+}
+
+/// Checks that `words` words at `addr` are an aligned access inside L1.
+pub(crate) fn check_access(g: &Geometry, chip: u32, tile: NocCoord, addr: u32, words: usize) -> Result<()> {
+    let end = addr as u64 + 4 * words as u64;
+    if addr % 4 != 0 || end > g.l1_size as u64 {
+        return Err(Error::Address {
+            what: format!(
+                "chip {chip} tile {tile}: {words}-word access at L1 address {addr:#x}: expected a 4-byte aligned \
+                 address with the access inside L1 (0..{:#x})",
+                g.l1_size
+            ),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,471 @@
+//! Snapshots: a recorded copy of (part of) device memory, saved to a file so that a readout
+//! can be replayed offline, bit for bit.
+//!
+//! A snapshot holds *extents*: runs of 32-bit words at `(chip, tile, L1 address)`. Reading a
+//! word outside every extent is an error naming the address, so a replay cannot silently
+//! read zeros that were never on the device. Writes (a consumer's `TAIL`) change the
+//! in-memory copy only, never the file.
+//!
+//! ## File format (version 1), all integers little-endian
+//!
+//! ```text
+//! 0   magic "TTSNAP\0\0"
+//! 8   version u32 = 1
+//! 12  arch id u32 (riscv_linker::Arch::id)
+//! 16  chips u32
+//! 20  tiles per chip u32
+//! 24  L1 bytes per tile u32 (must equal the arch's)
+//! 28  section count u32
+//! 32  sections, each: tag u32, 0 u32, body length u64, body
+//! end FNV-1a 64-bit hash of every byte before it, u64
+//! ```
+//!
+//! Section tags: `1` tile table (exactly one; `x, y, 0, 0` per tile, chip-major, the device
+//! image's order); `2` extent (`chip u32, tile index u32, address u32`, then the words);
+//! `3` reserved for clock sync samples. Unknown tags are skipped, so later versions can add
+//! sections readers of this version ignore.
+
+use super::{check_access, DeviceMemory, TileTable};
+use crate::atomic::write_atomic;
+use crate::error::{Error, Result};
+use riscv_linker::devfile::Geometry;
+use riscv_linker::{Arch, NocCoord};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
+
+/// File magic of a snapshot.
+pub const SNAPSHOT_MAGIC: [u8; 8] = *b"TTSNAP\0\0";
+/// Version of the file format this build reads and writes.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+const TAG_TILES: u32 = 1;
+const TAG_EXTENT: u32 = 2;
+const FIXED: usize = 32;
+
+/// Words recorded at one place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extent {
+    pub chip: u32,
+    pub tile: NocCoord,
+    pub addr: u32,
+    pub words: Vec<u32>,
+}
+
+type Key = (u32, u32);
+
+/// A recorded copy of device memory.
+pub struct Snapshot {
+    source: Option<PathBuf>,
+    geometry: Geometry,
+    tiles: TileTable,
+    /// Per (chip, tile index): address -> words, non-overlapping and non-adjacent.
+    extents: RwLock<BTreeMap<Key, BTreeMap<u32, Vec<u32>>>>,
+    bytes_read: AtomicU64,
+}
+
+impl Snapshot {
+    /// An empty snapshot of a device with this geometry and these tiles (per chip).
+    pub fn new(geometry: Geometry, tiles: Vec<Vec<NocCoord>>) -> Result<Snapshot> {
+        if tiles.len() != geometry.chips as usize || tiles.iter().any(|t| t.len() != geometry.tiles_per_chip as usize) {
+            return Err(Error::Other(format!(
+                "snapshot tile table: expected {} chip(s) of {} tiles",
+                geometry.chips, geometry.tiles_per_chip
+            )));
+        }
+        Ok(Snapshot {
+            source: None,
+            geometry,
+            tiles: TileTable::new(tiles),
+            extents: RwLock::new(BTreeMap::new()),
+            bytes_read: AtomicU64::new(0),
+        })
+    }
+
+    /// An empty snapshot with the same geometry and tiles as `mem`.
+    pub fn like(mem: &dyn DeviceMemory) -> Result<Snapshot> {
+        let g = mem.geometry();
+        Snapshot::new(g, (0..g.chips).map(|c| mem.tiles(c)).collect())
+    }
+
+    /// Records `words` at `addr` (merging with what is already recorded; new words win).
+    pub fn add(&self, chip: u32, tile: NocCoord, addr: u32, words: &[u32]) -> Result<()> {
+        let index = self.tiles.index(chip, tile)?;
+        check_access(&self.geometry, chip, tile, addr, words.len())?;
+        if words.is_empty() {
+            return Ok(());
+        }
+        let mut all = self.extents.write().map_err(|_| poisoned())?;
+        insert(all.entry((chip, index)).or_default(), addr, words);
+        Ok(())
+    }
+
+    /// Copies `bytes` bytes at `addr` of every tile of every chip from `mem`.
+    pub fn capture_region(&self, mem: &dyn DeviceMemory, addr: u32, bytes: u32) -> Result<()> {
+        let mut words = vec![0u32; bytes.div_ceil(4) as usize];
+        for chip in 0..self.geometry.chips {
+            for tile in mem.tiles(chip) {
+                mem.read_words(chip, tile, addr, &mut words)?;
+                self.add(chip, tile, addr, &words)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every extent, in (chip, tile index, address) order.
+
+    pub fn extents(&self) -> Vec<Extent> {
+        let all = match self.extents.read() {
+            Ok(a) => a,
+            Err(p) => p.into_inner(),
+        };
+        let mut out = Vec::new();
+        for (&(chip, index), runs) in all.iter() {
+            let tile = self.tiles.per_chip()[chip as usize][index as usize];
+            for (&addr, words) in runs {
+                out.push(Extent { chip, tile, addr, words: words.clone() });
+            }
+        }
+        out
+    }
+
+    /// Writes the snapshot to `path` (atomically).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let bytes = self.encode()?;
+        write_atomic(path, |w| w.write_all(&bytes))
+    }
+
+    /// Reads and validates a snapshot file.
+    pub fn load(path: &Path) -> Result<Snapshot> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read snapshot", e))?;
+        let mut s = decode(&bytes).map_err(|what| Error::BadFile { path: path.into(), what })?;
+        s.source = Some(path.into());
+        Ok(s)
+    }
+
+    fn encode(&self) -> Result<Vec<u8>> {
+        let g = &self.geometry;
+        let all = self.extents.read().map_err(|_| poisoned())?;
+        let sections = 1 + all.values().map(|r| r.len()).sum::<usize>();
+        let mut out = Vec::new();
+        out.extend_from_slice(&SNAPSHOT_MAGIC);
+        for v in [SNAPSHOT_VERSION, g.arch.id(), g.chips, g.tiles_per_chip, g.l1_size, sections as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        let table: Vec<u8> = self.tiles.per_chip().iter().flatten().flat_map(|t| [t.x, t.y, 0, 0]).collect();
+        section(&mut out, TAG_TILES, &table);
+        for (&(chip, index), runs) in all.iter() {
+            for (&addr, words) in runs {
+                let mut body = Vec::with_capacity(12 + 4 * words.len());
+                for v in [chip, index, addr] {
+                    body.extend_from_slice(&v.to_le_bytes());
+                }
+                body.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+                section(&mut out, TAG_EXTENT, &body);
+            }
+        }
+        let hash = fnv1a(&out);
+        out.extend_from_slice(&hash.to_le_bytes());
+        Ok(out)
+    }
+
+    fn lookup(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
+        let index = self.tiles.index(chip, tile)?;
+        check_access(&self.geometry, chip, tile, addr, out.len())?;
+        let all = self.extents.read().map_err(|_| poisoned())?;
+        let found = all.get(&(chip, index)).and_then(|runs| {
+            let (&start, words) = runs.range(..=addr).next_back()?;
+            let first = ((addr - start) / 4) as usize;
+            words.get(first..first + out.len())
+        });
+        match found {
+            Some(words) => {
+                out.copy_from_slice(words);
+                Ok(())
+            }
+            None => Err(Error::Address {
+                what: format!(
+                    "chip {chip} tile {tile}: {} byte(s) at L1 address {addr:#x} were not recorded in {}",
+                    4 * out.len(),
+                    self.describe()
+                ),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("source", &self.source)
+            .field("geometry", &self.geometry)
+            .field("extents", &self.extents().len())
+            .finish()
+    }
+}
+
+fn poisoned() -> Error {
+    Error::Other("snapshot lock poisoned by a panic in another thread".into())
+}
+
+fn section(out: &mut Vec<u8>, tag: u32, body: &[u8]) {
+    out.extend_from_slice(&tag.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(body);
+}
+
+/// Inserts a run of words, merging it with overlapping or adjacent runs.
+fn insert(runs: &mut BTreeMap<u32, Vec<u32>>, addr: u32, words: &[u32]) {
+    let mut start = addr as u64;
+    let mut end = addr as u64 + 4 * words.len() as u64;
+    let touching: Vec<u32> = runs
+        .range(..=end as u32)
+        .filter(|(&a, w)| a as u64 + 4 * w.len() as u64 >= start)
+        .map(|(&a, _)| a)
+        .collect();
+    let mut merged_old = Vec::new();
+    for a in &touching {
+        if let Some(w) = runs.remove(a) {
+            start = start.min(*a as u64);
+            end = end.max(*a as u64 + 4 * w.len() as u64);
+            merged_old.push((*a, w));
+        }
+    }
+    let mut merged = vec![0u32; ((end - start) / 4) as usize];
+    for (a, w) in merged_old {
+        let at = ((a as u64 - start) / 4) as usize;
+        merged[at..at + w.len()].copy_from_slice(&w);
+    }
+    let at = ((addr as u64 - start) / 4) as usize;
+    merged[at..at + words.len()].copy_from_slice(words);
+    runs.insert(start as u32, merged);
+}
+
+/// 64-bit FNV-1a.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
+/// A cursor over the file's bytes that names what it was reading when the file ends.
+struct Cursor<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: u64, what: &str) -> Result<&'a [u8], String> {
+        let end = (self.at as u64).checked_add(n).filter(|&e| e <= self.bytes.len() as u64);
+        let Some(end) = end else {
+            return Err(format!(
+                "truncated: {what} at byte {} needs {n} bytes, but only {} remain (expected a complete snapshot)",
+                self.at,
+                self.bytes.len() - self.at
+            ));
+        };
+        let s = &self.bytes[self.at..end as usize];
+        self.at = end as usize;
+        Ok(s)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, String> {
+        Ok(le32(self.take(4, what)?, 0))
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, String> {
+        let b = self.take(8, what)?;
+        Ok(le32(b, 0) as u64 | (le32(b, 4) as u64) << 32)
+    }
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
+    if bytes.len() < 8 || bytes[..8] != SNAPSHOT_MAGIC {
+        return Err("not a snapshot: expected the magic \"TTSNAP\\0\\0\" at byte 0".into());
+    }
+    if bytes.len() < FIXED + 8 {
+        return Err(format!("truncated: {} bytes, a snapshot has at least {}", bytes.len(), FIXED + 8));
+    }
+    let (body, hash) = bytes.split_at(bytes.len() - 8);
+    let stored = le32(hash, 0) as u64 | (le32(hash, 4) as u64) << 32;
+    if fnv1a(body) != stored {
+        return Err("checksum mismatch: the file is truncated or corrupt (expected the FNV-1a hash in its last 8 bytes)".into());
+    }
+    let mut c = Cursor { bytes: body, at: 8 };
+    let version = c.u32("version")?;
+    if version != SNAPSHOT_VERSION {
+        return Err(format!("snapshot format version {version}, this build reads version {SNAPSHOT_VERSION}"));
+    }
+    let arch_id = c.u32("arch")?;
+    let arch = Arch::from_id(arch_id).ok_or(format!("unknown arch id {arch_id} (expected 1 = wormhole_b0, 2 = blackhole)"))?;
+    let geometry = Geometry { arch, chips: c.u32("chips")?, tiles_per_chip: c.u32("tiles per chip")?, l1_size: c.u32("L1 size")? };
+    if geometry.l1_size != arch.l1_size() {
+        return Err(format!("L1 size {} bytes, but {arch} has {}", geometry.l1_size, arch.l1_size()));
+    }
+    let (max_x, max_y) = arch.noc_grid();
+    if geometry.chips == 0 || geometry.tiles_per_chip == 0 || geometry.tiles_per_chip > max_x as u32 * max_y as u32 {
+        return Err(format!(
+            "{} chip(s) of {} tiles: expected at least one chip and 1..={} tiles per chip on {arch}",
+            geometry.chips,
+            geometry.tiles_per_chip,
+            max_x as u32 * max_y as u32
+        ));
+    }
+    let sections = c.u32("section count")?;
+    let mut snapshot: Option<Snapshot> = None;
+    for i in 0..sections {
+        let what = format!("section {i}");
+        let tag = c.u32(&what)?;
+        let _ = c.u32(&what)?;
+        let len = c.u64(&what)?;
+        let data = c.take(len, &format!("body of {what} (tag {tag})"))?;
+        match (tag, &snapshot) {
+            (TAG_TILES, None) => snapshot = Some(tile_table(geometry, data)?),
+            (TAG_TILES, Some(_)) => return Err(format!("{what}: a second tile table")),
+            (TAG_EXTENT, None) => return Err(format!("{what}: an extent before the tile table")),
+            (TAG_EXTENT, Some(s)) => extent(s, data).map_err(|e| format!("{what}: {e}"))?,
+            _ => {}
+        }
+    }
+    if c.at != body.len() {
+        return Err(format!("{} unexpected bytes after the last of {sections} sections", body.len() - c.at));
+    }
+    snapshot.ok_or_else(|| "no tile table section".into())
+}
+
+fn tile_table(geometry: Geometry, data: &[u8]) -> Result<Snapshot, String> {
+    let n = geometry.chips as usize * geometry.tiles_per_chip as usize;
+    if data.len() != 4 * n {
+        return Err(format!("tile table is {} bytes, expected {} (4 per tile)", data.len(), 4 * n));
+    }
+    let coords: Vec<NocCoord> = data.chunks_exact(4).map(|b| NocCoord::new(b[0], b[1])).collect();
+    let per_chip = coords.chunks(geometry.tiles_per_chip as usize).map(|c| c.to_vec()).collect();
+    Snapshot::new(geometry, per_chip).map_err(|e| e.to_string())
+}
+
+fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
+    if data.len() < 12 || (data.len() - 12) % 4 != 0 {
+        return Err(format!("extent body of {} bytes: expected 12 bytes of place and a whole number of words", data.len()));
+    }
+    let (chip, index, addr) = (le32(data, 0), le32(data, 4), le32(data, 8));
+    let tile = s
+        .tiles
+        .per_chip()
+        .get(chip as usize)
+        .and_then(|t| t.get(index as usize))
+        .copied()
+        .ok_or(format!("extent names chip {chip} tile #{index}, which the tile table does not have"))?;
+    let words: Vec<u32> = data[12..].chunks_exact(4).map(|b| le32(b, 0)).collect();
+    s.add(chip, tile, addr, &words).map_err(|e| e.to_string())
+}
+
+impl DeviceMemory for Snapshot {
+    fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    fn tiles(&self, chip: u32) -> Vec<NocCoord> {
+        self.tiles.tiles(chip)
+    }
+
+    fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32> {
+        let mut w = [0u32; 1];
+        self.read_words(chip, tile, addr, &mut w)?;
+        Ok(w[0])
+    }
+
+    fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, v: u32) -> Result<()> {
+        let mut probe = [0u32; 1];
+        self.lookup(chip, tile, addr, &mut probe)?;
+        self.add(chip, tile, addr, &[v])
+    }
+
+    fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
+        self.lookup(chip, tile, addr, out)?;
+        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.bytes_read.load(Ordering::Relaxed)
+    }
+
+    fn describe(&self) -> String {
+        match &self.source {
+            Some(p) => format!("snapshot {}", p.display()),
+            None => "in-memory snapshot".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot() -> Snapshot {
+        let arch = Arch::WormholeB0;
+        let g = Geometry { arch, chips: 2, tiles_per_chip: 2, l1_size: arch.l1_size() };
+        let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1)];
+        Snapshot::new(g, vec![tiles.clone(), tiles]).unwrap()
+    }
+
+    #[test]
+    fn extents_merge_and_reads_outside_them_are_errors() {
+        let s = snapshot();
+        let t = NocCoord::new(2, 1);
+        s.add(1, t, 0x100, &[1, 2]).unwrap();
+        s.add(1, t, 0x108, &[3]).unwrap();
+        s.add(1, t, 0xF8, &[9, 10, 11]).unwrap();
+        let mut w = [0u32; 5];
+        s.read_words(1, t, 0xF8, &mut w).unwrap();
+        assert_eq!(w, [9, 10, 11, 2, 3]);
+        assert_eq!(s.extents().len(), 1);
+        assert_eq!(s.bytes_read(), 20);
+        let e = s.read_u32(1, t, 0x10C).unwrap_err().to_string();
+        assert!(e.contains("0x10c") && e.contains("not recorded"), "{e}");
+        assert!(s.read_u32(0, t, 0x100).is_err(), "other chip");
+        assert!(s.read_u32(1, NocCoord::new(5, 5), 0x100).unwrap_err().to_string().contains("no such tile"));
+        assert!(s.read_u32(1, t, 0x102).unwrap_err().to_string().contains("aligned"));
+        s.write_u32(1, t, 0x104, 77).unwrap();
+        assert_eq!(s.read_u32(1, t, 0x104).unwrap(), 77);
+        assert!(s.write_u32(1, t, 0x400, 1).is_err(), "writes only where recorded");
+    }
+
+    #[test]
+    fn files_round_trip_and_every_truncation_is_named() {
+        let s = snapshot();
+        s.add(0, NocCoord::new(1, 1), 0x40, &[0xAB, 0xCD]).unwrap();
+        s.add(1, NocCoord::new(2, 1), 0x2_0000, &[1, 2, 3, 4]).unwrap();
+        let bytes = s.encode().unwrap();
+        let back = decode(&bytes).unwrap();
+        assert_eq!(back.extents(), s.extents());
+        assert_eq!(back.geometry(), s.geometry());
+        assert_eq!(back.tiles(1), s.tiles(1));
+        for cut in 0..bytes.len() {
+            let e = match decode(&bytes[..cut]) {
+                Err(e) => e,
+                Ok(_) => panic!("a file cut at {cut} bytes was accepted"),
+            };
+            assert!(e.contains("truncated") || e.contains("checksum") || e.contains("magic"), "cut {cut}: {e}");
+        }
+        let mut flipped = bytes.clone();
+        flipped[40] ^= 1;
+        assert!(decode(&flipped).unwrap_err().contains("checksum"));
+    }
+
+    #[test]
+    fn inconsistent_files_are_rejected_with_the_reason() {
+        let s = snapshot();
+        let mut bytes = s.encode().unwrap();
+        bytes.truncate(bytes.len() - 8);
+        bytes[24..28].copy_from_slice(&5u32.to_le_bytes()); // wrong L1 size
+        let hash = fnv1a(&bytes);
+        bytes.extend_from_slice(&hash.to_le_bytes());
+        assert!(decode(&bytes).unwrap_err().contains("L1 size"));
+    }
+}

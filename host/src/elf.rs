@@ -1,0 +1,149 @@
+//! Kernel ELFs: which core an image was linked for and what its zone sites are.
+//!
+//! A kernel built with ttprof-rt and linked with riscv-linker's script is a 32-bit
+//! little-endian RISC-V ELF with:
+//! * the absolute symbols `__ttprof_arch_id` (`Arch::id`) and `__ttprof_risc_index`
+//!   (`Risc::index`), defined by the linker script;
+//! * the non-loaded section `.ttprof_sites` (at address 0), one byte per site, each byte
+//!   named by a symbol whose name is the site's JSON metadata ([`crate::sites`]).
+
+use crate::error::{Error, Result};
+use crate::sites::{SiteMeta, SiteTable};
+use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolSection};
+use riscv_linker::script::SITES_SECTION;
+use riscv_linker::{Arch, Risc};
+use std::path::{Path, PathBuf};
+
+/// A loaded kernel image: what it was linked for and its sites.
+#[derive(Clone, Debug)]
+pub struct KernelElf {
+    pub path: PathBuf,
+    pub arch: Arch,
+    pub risc: Risc,
+    pub sites: SiteTable,
+}
+
+impl KernelElf {
+    /// Reads and checks a kernel ELF.
+    pub fn load(path: &Path) -> Result<KernelElf> {
+        let data = std::fs::read(path).map_err(|e| Error::io(path, "read kernel ELF", e))?;
+        Self::parse(path, &data)
+    }
+
+    /// Checks a kernel ELF already in memory (`path` is for messages).
+    pub fn parse(path: &Path, data: &[u8]) -> Result<KernelElf> {
+        let err = |what: String| Error::Elf { path: path.into(), what };
+        check_ident(data).map_err(err)?;
+        let file = object::File::parse(data).map_err(|e| err(format!("cannot parse ELF: {e}")))?;
+        match file.architecture() {
+            Architecture::Riscv32 => {}
+            other => return Err(err(format!("machine is {other:?}, expected 32-bit RISC-V (riscv32im)"))),
+        }
+        let section = file.section_by_name(SITES_SECTION).ok_or_else(|| {
+            err(format!(
+                "no {SITES_SECTION} section: not built with ttprof-rt, or built without its `profile` feature"
+            ))
+        })?;
+        let (sec_index, sec_start, sec_size) = (section.index(), section.address(), section.size());
+        let mut arch = None;
+        let mut risc = None;
+        let mut sites = SiteTable::default();
+        for sym in file.symbols() {
+            match sym.section() {
+                SymbolSection::Absolute => match sym.name() {
+                    Ok("__ttprof_arch_id") => arch = Some(sym.address()),
+                    Ok("__ttprof_risc_index") => risc = Some(sym.address()),
+                    _ => {}
+                },
+                SymbolSection::Section(i) if i == sec_index => {
+                    let name = sym.name().map_err(|e| err(format!("a symbol in {SITES_SECTION} has a bad name: {e}")))?;
+                    let addr = sym.address();
+                    if addr < sec_start || addr >= sec_start + sec_size || addr > u16::MAX as u64 {
+                        return Err(err(format!(
+                            "site symbol at {addr:#x} lies outside {SITES_SECTION} ({sec_start:#x}..{:#x}) or above 0xffff",
+                            sec_start + sec_size
+                        )));
+                    }
+                    let meta = SiteMeta::parse(name).map_err(|e| err(format!("site {addr:#x} ({name:?}): {e}")))?;
+                    sites.insert(addr as u16, meta).map_err(&err)?;
+                }
+                _ => {}
+            }
+        }
+        let linked = "not linked with riscv-linker's script";
+        let arch_id = arch.ok_or_else(|| err(format!("no absolute symbol __ttprof_arch_id: {linked}")))?;
+        let arch = u32::try_from(arch_id)
+            .ok()
+            .and_then(Arch::from_id)
+            .ok_or_else(|| err(format!("__ttprof_arch_id = {arch_id}, expected 1 (wormhole_b0) or 2 (blackhole)")))?;
+        let risc_index = risc.ok_or_else(|| err(format!("no absolute symbol __ttprof_risc_index: {linked}")))?;
+        let risc = Risc::from_index(risc_index as usize)
+            .filter(|_| risc_index < Risc::COUNT as u64)
+            .ok_or_else(|| err(format!("__ttprof_risc_index = {risc_index}, expected 0..=4")))?;
+        Ok(KernelElf { path: path.into(), arch, risc, sites })
+    }
+}
+
+/// The ELF identification bytes, checked first so the common mistakes get plain messages.
+fn check_ident(data: &[u8]) -> Result<(), String> {
+    if data.len() < 20 || data[..4] != *b"\x7fELF" {
+        return Err("not an ELF file (expected a 32-bit RISC-V kernel ELF built with ttprof-rt)".into());
+    }
+    match data[4] {
+        1 => {}
+        2 => return Err("64-bit ELF, expected a 32-bit RISC-V kernel ELF (riscv32im-unknown-none-elf)".into()),
+        c => return Err(format!("ELF class {c}, expected 1 (32-bit)")),
+    }
+    if data[5] != 1 {
+        return Err("big-endian ELF, expected little-endian RISC-V".into());
+    }
+    let machine = u16::from_le_bytes([data[18], data[19]]);
+    if machine != object::elf::EM_RISCV {
+        return Err(format!("ELF machine {machine}, expected {} (RISC-V)", object::elf::EM_RISCV));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{kernel_elf, site_json, ElfSpec};
+
+    fn spec() -> ElfSpec {
+        ElfSpec {
+            arch_id: Some(Arch::Blackhole.id()),
+            risc_index: Some(Risc::Trisc1.index() as u32),
+            sites: Some(vec![site_json("zone", "outer", 10), site_json("value_zone", "tiles", 12)]),
+            machine: object::elf::EM_RISCV,
+        }
+    }
+
+    fn load(spec: &ElfSpec) -> Result<KernelElf> {
+        KernelElf::parse(Path::new("k/math.elf"), &kernel_elf(spec))
+    }
+
+    #[test]
+    fn reads_arch_risc_and_sites() {
+        let k = load(&spec()).unwrap();
+        assert_eq!((k.arch, k.risc), (Arch::Blackhole, Risc::Trisc1));
+        assert_eq!(k.sites.len(), 2);
+        assert_eq!(k.sites.get(1).unwrap().name, "tiles");
+        assert_eq!(k.sites.get(0).unwrap().line, 10);
+    }
+
+    #[test]
+    fn each_wrong_input_names_the_file_and_what_was_expected() {
+        let msg = |s: &ElfSpec| load(s).unwrap_err().to_string();
+        let check = |m: String, want: &str| assert!(m.contains("k/math.elf") && m.contains(want), "{m}");
+        check(msg(&ElfSpec { sites: None, ..spec() }), "no .ttprof_sites section");
+        check(msg(&ElfSpec { machine: object::elf::EM_X86_64, ..spec() }), "expected 243 (RISC-V)");
+        check(msg(&ElfSpec { arch_id: None, ..spec() }), "__ttprof_arch_id");
+        check(msg(&ElfSpec { arch_id: Some(9), ..spec() }), "expected 1 (wormhole_b0) or 2");
+        check(msg(&ElfSpec { risc_index: Some(5), ..spec() }), "expected 0..=4");
+        check(msg(&ElfSpec { sites: Some(vec!["not-json".into()]), ..spec() }), "expected JSON");
+        let e = KernelElf::parse(Path::new("k/math.elf"), b"#!/bin/sh\n echo hi").unwrap_err().to_string();
+        check(e, "not an ELF file");
+        let e = KernelElf::load(Path::new("/nonexistent/k.elf")).unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/k.elf") && e.contains("read kernel ELF"), "{e}");
+    }
+}

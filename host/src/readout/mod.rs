@@ -1,0 +1,131 @@
+//! Reading the rings out of device memory.
+//!
+//! For each chip, tile and RISC: read the tile and ring control words, validate them, then
+//! read **only** the live span `[TAIL, HEAD)` of the ring ([`span`]), decode it, and
+//! optionally write `TAIL` to free the space (consume). Nothing else of L1 is read.
+//!
+//! [`Drainer`] does this repeatedly while kernels run (streaming, or an in-process
+//! consumer), keeping each ring's decoder state between drains; [`read`] is one drain.
+//! Problems never abort the readout: a bad tile or ring becomes an [`Issue`] naming chip,
+//! tile and RISC, and the other rings are still read.
+
+pub mod control;
+mod drainer;
+pub mod span;
+
+pub use drainer::{DrainOptions, DrainStats, Drainer};
+
+use crate::decode::{RecordKind, Records};
+use crate::devmem::DeviceMemory;
+use crate::error::{Location, Result};
+use crate::issue::Issue;
+use riscv_linker::devfile::Geometry;
+use riscv_linker::{NocCoord, Risc};
+
+/// Which ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RingId {
+    pub chip: u32,
+    pub tile: NocCoord,
+    pub risc: Risc,
+}
+
+impl RingId {
+    pub fn location(&self) -> Location {
+        control::location(self.chip, self.tile, Some(self.risc))
+    }
+}
+
+/// Everything read from one ring.
+#[derive(Clone, Debug)]
+pub struct RingReport {
+    pub id: RingId,
+    /// Decoded records, in ring order (non-decreasing time).
+    pub records: Records,
+    /// The control words as last read.
+    pub control: control::RingControl,
+    /// Records the producer dropped because the ring was full (the `DROPPED` counter).
+    pub dropped: u32,
+    /// Times the producer waited for the consumer (`STALLS`; each is a `PROFILER-STALL` zone).
+    pub stalls: u32,
+    /// Sum of the counts of `Loss` records decoded (drops reported in-band so far).
+    pub losses_in_band: u64,
+    /// `STATE` bits (`ring::STATE_RUNNING`, `STATE_EXITED`, bit 2 = panicked).
+    pub state: u32,
+    /// Bytes of decoded records.
+    pub payload_bytes: u64,
+    /// Bytes skipped before the ring's end (PAD) or because they were corrupt.
+    pub skipped_bytes: u64,
+    /// Bytes read from device memory for this ring (control words and spans).
+    pub bus_bytes: u64,
+    /// Set when the ring's data became unreadable; later bytes are skipped.
+    pub corrupt: Option<String>,
+}
+
+impl RingReport {
+    fn new(id: RingId) -> RingReport {
+        RingReport {
+            id,
+            records: Records::new(),
+            control: Default::default(),
+            dropped: 0,
+            stalls: 0,
+            losses_in_band: 0,
+            state: 0,
+            payload_bytes: 0,
+            skipped_bytes: 0,
+            bus_bytes: 0,
+            corrupt: None,
+        }
+    }
+
+    /// Zones (with or without a value) decoded.
+    pub fn zones(&self) -> usize {
+        self.records.kind.iter().filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone)).count()
+    }
+}
+
+/// The result of a readout.
+#[derive(Clone, Debug)]
+pub struct Readout {
+    pub geometry: Geometry,
+    /// Every ring that held a valid control block, in (chip, tile image order, RISC) order.
+    pub rings: Vec<RingReport>,
+    pub issues: Vec<Issue>,
+    /// Every byte read from device memory, including tile control blocks.
+    pub bus_bytes: u64,
+    /// Tiles visited, and how many of them had never run a ttprof kernel.
+    pub tiles: u32,
+    pub unused_tiles: u32,
+}
+
+impl Readout {
+    pub fn payload_bytes(&self) -> u64 {
+        self.rings.iter().map(|r| r.payload_bytes).sum()
+    }
+
+    pub fn records(&self) -> usize {
+        self.rings.iter().map(|r| r.records.len()).sum()
+    }
+
+    pub fn zones(&self) -> usize {
+        self.rings.iter().map(|r| r.zones()).sum()
+    }
+
+    /// Bus bytes read per byte of decoded payload (`None` without payload).
+    pub fn bus_bytes_per_payload_byte(&self) -> Option<f64> {
+        let p = self.payload_bytes();
+        (p > 0).then(|| self.bus_bytes as f64 / p as f64)
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.issues.iter().any(|i| i.is_error())
+    }
+}
+
+/// Reads every ring of every chip once. With `consume`, `TAIL` is advanced past what was read.
+pub fn read(mem: &dyn DeviceMemory, consume: bool) -> Result<Readout> {
+    let mut d = Drainer::attach(mem, DrainOptions { consume, attach_consumer: false })?;
+    d.drain()?;
+    d.finish()
+}
