@@ -13,6 +13,7 @@ use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolSection};
 use riscv_linker::script::SITES_SECTION;
 use riscv_linker::{Arch, Risc};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A loaded kernel image: what it was linked for and its sites.
 #[derive(Clone, Debug)]
@@ -20,7 +21,7 @@ pub struct KernelElf {
     pub path: PathBuf,
     pub arch: Arch,
     pub risc: Risc,
-    pub sites: SiteTable,
+    pub sites: Arc<SiteTable>,
 }
 
 impl KernelElf {
@@ -80,7 +81,7 @@ impl KernelElf {
         let risc = Risc::from_index(risc_index as usize)
             .filter(|_| risc_index < Risc::COUNT as u64)
             .ok_or_else(|| err(format!("__ttprof_risc_index = {risc_index}, expected 0..=4")))?;
-        Ok(KernelElf { path: path.into(), arch, risc, sites })
+        Ok(KernelElf { path: path.into(), arch, risc, sites: Arc::new(sites) })
     }
 }
 

@@ -18,6 +18,15 @@ pub trait TileWords {
     fn write_word(&self, chip: u32, tile: NocCoord, addr: u32, value: u32) -> Result<()>;
 }
 
+impl<T: crate::devmem::DeviceMemory + ?Sized> TileWords for T {
+    fn read_word(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32> {
+        self.read_u32(chip, tile, addr)
+    }
+    fn write_word(&self, chip: u32, tile: NocCoord, addr: u32, value: u32) -> Result<()> {
+        self.write_u32(chip, tile, addr, value)
+    }
+}
+
 /// What to do when a ring is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Policy {

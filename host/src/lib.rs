@@ -23,6 +23,7 @@ pub mod issue;
 pub mod kernels;
 /// The launcher's side of the profiler protocol: tile control blocks, run ids (owned by the examples/tests work).
 pub mod launch;
+pub mod markers;
 pub mod oplog;
 pub mod readout;
 pub mod resolve;

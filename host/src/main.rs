@@ -1,1 +1,143 @@
-fn main() {}
+//! The `ttprof` command line.
+
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
+use ttprof::issue::Issue;
+use ttprof::oplog::OpLog;
+use ttprof::readout::{self, Readout};
+use ttprof::resolve::Resolver;
+use ttprof::{csv, summary, Error, Result};
+
+#[derive(Parser)]
+#[command(name = "ttprof", version, about = "Device-side profiler for Tenstorrent Tensix chips: read zone rings out of device memory")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read every ring once and write profile_log_device.csv (tt-metal's format).
+    Read {
+        /// Device memory: the emulator's device image, or a snapshot file.
+        #[arg(long)]
+        device: PathBuf,
+        /// The op log the host program wrote (binds run ids to kernel ELFs).
+        #[arg(long)]
+        oplog: PathBuf,
+        /// Directory for the output files (created if missing).
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+        /// Advance each ring's TAIL past what was read, freeing it for the producer.
+        #[arg(long)]
+        consume: bool,
+    },
+    /// Record the device memory a readout needs into a snapshot file, for offline replay.
+    Snapshot {
+        /// The emulator's device image.
+        #[arg(long)]
+        device: PathBuf,
+        /// Snapshot file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Record the whole profiler region of every tile (control blocks and all ring bytes)
+        /// instead of only what a readout reads.
+        #[arg(long)]
+        full: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Read { device, oplog, out, consume } => read(&device, &oplog, &out, consume),
+        Command::Snapshot { device, output, full } => snapshot(&device, &output, full),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints issues to stderr; returns how many are errors.
+fn report(issues: &[Issue]) -> usize {
+    for i in issues {
+        if i.count > 1 {
+            eprintln!("{i} [{} affected]", i.count);
+        } else {
+            eprintln!("{i}");
+        }
+    }
+    issues.iter().filter(|i| i.is_error()).count()
+}
+
+fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {
+    let oplog = OpLog::read(oplog_path)?;
+    if consume && devmem::file_kind(device)? == devmem::FileKind::Snapshot {
+        return Err(Error::BadFile {
+            path: device.into(),
+            what: "is a snapshot (a recording of device memory): --consume needs live device memory".into(),
+        });
+    }
+    let mem = devmem::open(device, consume)?;
+    let readout = readout::read(mem.as_ref(), consume)?;
+    let sites = Resolver::new(&oplog).resolve(&readout);
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
+    let csv_path = out.join(csv::FILE_NAME);
+    let rows = csv::write_file(&csv_path, &readout, &sites)?;
+
+    print!("{}", summary::table(&summary::zones(&readout, &sites), readout.geometry.arch.aiclk_mhz()));
+    println!();
+    print_readout_line(&readout, mem.as_ref());
+    println!("wrote {} ({rows} rows)", csv_path.display());
+
+    let errors = report(&readout.issues) + report(&sites.issues);
+    if errors > 0 {
+        eprintln!("error: {errors} problem(s) above: the output is incomplete");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_readout_line(r: &Readout, mem: &dyn DeviceMemory) {
+    let ratio = r.bus_bytes_per_payload_byte().map_or("n/a".into(), |x| format!("{x:.3}"));
+    let dropped: u64 = r.rings.iter().map(|x| x.dropped as u64).sum();
+    let stalls: u64 = r.rings.iter().map(|x| x.stalls as u64).sum();
+    println!(
+        "read {}: {} ring(s) on {} of {} tile(s), {} records ({} zones), {} dropped, {} stalls; \
+         {} payload bytes, {} bus bytes ({ratio} bus bytes per payload byte)",
+        mem.describe(),
+        r.rings.len(),
+        r.tiles - r.unused_tiles,
+        r.tiles,
+        r.records(),
+        r.zones(),
+        dropped,
+        stalls,
+        r.payload_bytes(),
+        r.bus_bytes,
+    );
+}
+
+fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
+    let mem = devmem::open(device, false)?;
+    let recorder = Recorder::new(mem.as_ref())?;
+    let readout = readout::read(&recorder, false)?;
+    let snap: Snapshot = recorder.into_snapshot();
+    if full {
+        let c = riscv_linker::profiler::control_region();
+        snap.capture_region(mem.as_ref(), c.start, c.size)?;
+        let r = riscv_linker::profiler::rings_region();
+        snap.capture_region(mem.as_ref(), r.start, r.size)?;
+    }
+    snap.save(output)?;
+    let words: usize = snap.extents().iter().map(|e| e.words.len()).sum();
+    println!("wrote {} ({} bytes of device memory, {} ring(s))", output.display(), 4 * words, readout.rings.len());
+    let errors = report(&readout.issues);
+    Ok(if errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}

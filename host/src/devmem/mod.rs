@@ -88,35 +88,44 @@ pub trait DeviceClock: Send + Sync {
     fn sync_sample(&self, chip: u32, tile: NocCoord) -> Result<SyncSample>;
 }
 
-/// Opens a device-memory file of either kind, telling them apart by their magic:
-/// a device image (`TTDEVMEM`, mapped read-write, or read-only when `writable` is false)
-/// or a snapshot (`TTSNAP`, loaded into memory).
-pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
+/// The two kinds of device-memory file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// The emulator's device image (`TTDEVMEM`): live device memory.
+    Image,
+    /// A [`Snapshot`] (`TTSNAP`): a recording.
+    Snapshot,
+}
+
+/// Tells the kinds apart by their magic.
+pub fn file_kind(path: &Path) -> Result<FileKind> {
+    use std::io::Read;
     let mut magic = [0u8; 8];
-    {
-        use std::io::Read;
-        let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
-        let n = f.read(&mut magic).map_err(|e| Error::io(path, "read device memory file", e))?;
-        if n < 8 {
-            return Err(Error::BadFile {
-                path: path.into(),
-                what: format!("{n} bytes long: expected a device image (TTDEVMEM) or a snapshot (TTSNAP)"),
-            });
-        }
-    }
-    if magic == riscv_linker::devfile::MAGIC {
-        let image = if writable { MappedImage::open(path)? } else { MappedImage::open_read_only(path)? };
-        Ok(Box::new(image))
-    } else if magic == SNAPSHOT_MAGIC {
-        Ok(Box::new(Snapshot::load(path)?))
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
+    let n = f.read(&mut magic).map_err(|e| Error::io(path, "read device memory file", e))?;
+    if n == 8 && magic == riscv_linker::devfile::MAGIC {
+        Ok(FileKind::Image)
+    } else if n == 8 && magic == SNAPSHOT_MAGIC {
+        Ok(FileKind::Snapshot)
     } else {
         Err(Error::BadFile {
             path: path.into(),
             what: format!(
-                "starts with {magic:02x?}: expected a device image (\"TTDEVMEM\") or a snapshot (\"TTSNAP\\0\\0\")"
+                "starts with {:02x?}: expected a device image (\"TTDEVMEM\") or a snapshot (\"TTSNAP\\0\\0\")",
+                &magic[..n]
             ),
         })
     }
+}
+
+/// Opens a device-memory file of either kind: a device image is mapped (read-write, or
+/// read-only when `writable` is false), a snapshot is loaded into memory.
+pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
+    Ok(match file_kind(path)? {
+        FileKind::Image if writable => Box::new(MappedImage::open(path)?),
+        FileKind::Image => Box::new(MappedImage::open_read_only(path)?),
+        FileKind::Snapshot => Box::new(Snapshot::load(path)?),
+    })
 }
 
 /// Tile coordinates per chip and the reverse lookup, shared by the backends.

@@ -244,8 +244,8 @@ fn final_issues(r: &RingReport) -> Vec<Issue> {
             Issue::warning(
                 at,
                 format!(
-                    "{} record(s) dropped because the ring was full (Drop policy); {} reported in-band by Loss records, \
-                     the rest are pending until the producer's next record",
+                    "{} record(s) dropped because the ring was full (Drop policy, or Block without a consumer); \
+                     {} reported in-band by Loss records, the rest are pending until the producer's next record",
                     r.dropped, r.losses_in_band
                 ),
             )

@@ -1,0 +1,139 @@
+//! From records (zones shipped whole, at their close) to a time-ordered marker sequence
+//! (zone starts and ends interleaved), as timeline formats want it.
+//!
+//! A ring holds a zone when it *closes*, so children come before their parents. Markers are
+//! ordered by time; at equal times a zone that ended is closed before one that starts, an
+//! enclosing zone opens before the zones it contains and closes after them, so properly
+//! nested zones stay properly nested.
+
+use crate::decode::{RecordKind, Records};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// tt-metal's marker (packet) types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum MarkerType {
+    ZoneStart = 0,
+    ZoneEnd = 1,
+    ZoneTotal = 2,
+    TsData = 3,
+    TsEvent = 4,
+}
+
+impl MarkerType {
+    /// The `type` column of `profile_log_device.csv`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MarkerType::ZoneStart => "ZONE_START",
+            MarkerType::ZoneEnd => "ZONE_END",
+            MarkerType::ZoneTotal => "ZONE_TOTAL",
+            MarkerType::TsData => "TS_DATA",
+            MarkerType::TsEvent => "TS_EVENT",
+        }
+    }
+}
+
+/// One marker: its type, its time, and the record it comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marker {
+    pub kind: MarkerType,
+    pub time: u64,
+    pub record: u32,
+}
+
+/// The markers of one ring's records, in time order (see the module docs).
+pub fn markers(r: &Records) -> Vec<Marker> {
+    let point = |k: RecordKind| match k {
+        RecordKind::Event => Some(MarkerType::TsEvent),
+        RecordKind::Data => Some(MarkerType::TsData),
+        RecordKind::Sum => Some(MarkerType::ZoneTotal),
+        _ => None,
+    };
+    let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
+    // Openings in (start, longest first, outermost first = later in the ring first) order.
+    let mut order: Vec<u32> = (0..r.len() as u32).filter(|&i| is_zone(r.kind[i as usize]) || point(r.kind[i as usize]).is_some()).collect();
+    order.sort_unstable_by_key(|&i| (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i)));
+    let mut out = Vec::with_capacity(2 * order.len());
+    // Open zones by (end, innermost first).
+    let mut open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>> = BinaryHeap::new();
+    let close_until = |t: u64, open: &mut BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>, out: &mut Vec<Marker>| {
+        while let Some(&Reverse((end, _, i))) = open.peek() {
+            if end > t {
+                break;
+            }
+            open.pop();
+            out.push(Marker { kind: MarkerType::ZoneEnd, time: end, record: i });
+        }
+    };
+    for (seq, &i) in order.iter().enumerate() {
+        let k = r.kind[i as usize];
+        let t = r.start[i as usize];
+        close_until(t, &mut open, &mut out);
+        match point(k) {
+            Some(kind) => out.push(Marker { kind, time: r.end[i as usize], record: i }),
+            None => {
+                out.push(Marker { kind: MarkerType::ZoneStart, time: t, record: i });
+                open.push(Reverse((r.end[i as usize], Reverse(seq as u64), i)));
+            }
+        }
+    }
+    close_until(u64::MAX, &mut open, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::NO_RUN;
+
+    fn records(zones: &[(RecordKind, u64, u64)]) -> Records {
+        let mut r = Records::new();
+        for (i, &(k, s, e)) in zones.iter().enumerate() {
+            r.push(k, i as u16, s, e, 0, 0, NO_RUN);
+        }
+        r
+    }
+
+    fn seq(r: &Records) -> Vec<(u32, &'static str, u64)> {
+        markers(r).iter().map(|m| (m.record, m.kind.name(), m.time)).collect()
+    }
+
+    #[test]
+    fn children_shipped_first_are_opened_inside_their_parents() {
+        use RecordKind::*;
+        // Ring order: child a, child b (touching a), event, parent p with the same start as a.
+        let r = records(&[(Zone, 10, 20), (Zone, 20, 30), (Event, 25, 25), (Zone, 10, 40), (Zone, 40, 40)]);
+        assert_eq!(
+            seq(&r),
+            [
+                (3, "ZONE_START", 10),
+                (0, "ZONE_START", 10),
+                (0, "ZONE_END", 20),
+                (1, "ZONE_START", 20),
+                (2, "TS_EVENT", 25),
+                (1, "ZONE_END", 30),
+                (3, "ZONE_END", 40),
+                (4, "ZONE_START", 40),
+                (4, "ZONE_END", 40),
+            ]
+        );
+    }
+
+    #[test]
+    fn identical_spans_nest_by_ring_order_and_time_never_goes_back() {
+        use RecordKind::*;
+        let r = records(&[(Zone, 5, 9), (Zone, 5, 9), (Zone, 1, 9), (Sum, 9, 9)]);
+        let s = seq(&r);
+        assert_eq!(s.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(), [
+            (2, "ZONE_START"),
+            (1, "ZONE_START"),
+            (0, "ZONE_START"),
+            (0, "ZONE_END"),
+            (1, "ZONE_END"),
+            (2, "ZONE_END"),
+            (3, "ZONE_TOTAL"),
+        ]);
+        assert!(s.windows(2).all(|w| w[0].2 <= w[1].2));
+    }
+}
