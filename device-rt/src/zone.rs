@@ -113,6 +113,7 @@ impl Drop for Zone {
 }
 
 /// The slow path's answer as an [`Open`].
+#[cfg(target_arch = "riscv32")]
 #[inline(always)]
 fn slow_open(start: u32) -> Open {
     match producer::slow_open(start) {
