@@ -103,7 +103,9 @@ impl Device {
                 });
             }
         }
-        let host = Mutex::new(crate::sync::HostClock::new(cfg.clock.host_read.seed));
+        // Host time starts when the last chip came out of reset.
+        let start_ns = (0..cfg.chips).map(|c| cfg.clock.chip(c).reset_host_ns).fold(0.0, f64::max);
+        let host = Mutex::new(crate::sync::HostClock::new(cfg.clock.host_read.seed, start_ns));
         Ok(Device {
             chip_time: vec![0; cfg.chips as usize],
             cfg,

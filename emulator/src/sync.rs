@@ -8,6 +8,7 @@ use riscv_linker::NocCoord;
 
 /// One host read of a tile's wall clock: the host's clock just before it issued the read,
 /// the counter value the device returned, and the host's clock when the value arrived.
+/// Host times are virtual nanoseconds, rounded to the nearest nanosecond.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncSample {
     pub host_before_ns: u64,
@@ -23,8 +24,8 @@ pub(crate) struct HostClock {
 }
 
 impl HostClock {
-    pub fn new(seed: u64) -> HostClock {
-        HostClock { now_ns: 0.0, rng: SplitMix(seed) }
+    pub fn new(seed: u64, start_ns: f64) -> HostClock {
+        HostClock { now_ns: start_ns, rng: SplitMix(seed) }
     }
 }
 
@@ -58,9 +59,9 @@ impl Device {
         self.chip_time[chip as usize] = chip_cycles;
         self.bytes_read.fetch_add(8, std::sync::atomic::Ordering::Relaxed);
         Ok(SyncSample {
-            host_before_ns: before.floor() as u64,
+            host_before_ns: before.round() as u64,
             device_cycles: chip_cycles.wrapping_add(offset),
-            host_after_ns: after.ceil() as u64,
+            host_after_ns: after.round() as u64,
         })
     }
 
