@@ -110,13 +110,13 @@ pub fn kernel_elf(spec: &ElfSpec) -> Vec<u8> {
     let mut out = vec![0u8; 52];
     let mut offsets = Vec::new();
     for s in &sections {
-        while out.len() % 4 != 0 {
+        while !out.len().is_multiple_of(4) {
             out.push(0);
         }
         offsets.push(out.len() as u32);
         out.extend_from_slice(&s.5);
     }
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push(0);
     }
     let shoff = out.len() as u32;

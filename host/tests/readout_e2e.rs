@@ -38,7 +38,7 @@ struct Fixture {
 
 /// Runs one simulated core through both launches; returns its L1, its site table, and the
 /// zones it produced (name, start, end).
-fn run_core(seed: u64, risc: Risc) -> (Vec<u8>, Vec<String>, Vec<(String, u64, u64)>) {
+fn run_core(seed: u64, risc: Risc) -> (Vec<u8>, Vec<String>, NamedSpans) {
     let mut rng = Rng::new(seed);
     let sim = Sim::install(ARCH, risc, 1_000 + seed * 10_000);
     sim.set_tick(0);
@@ -300,8 +300,9 @@ fn the_device_csv_parses_like_process_device_log_and_nests() {
     let header: Vec<&str> = lines.next().unwrap().split(',').map(str::trim).collect();
     assert_eq!(header.len(), 15);
     assert_eq!(header[5], "time[cycles since reset]");
-    let mut stacks: HashMap<(u32, u8, u8, String), Vec<(String, u64)>> = HashMap::new();
-    let mut last_time: HashMap<(u32, u8, u8, String), u64> = HashMap::new();
+    type Lane = (u32, u8, u8, String);
+    let mut stacks: HashMap<Lane, Vec<(String, u64)>> = HashMap::new();
+    let mut last_time: HashMap<Lane, u64> = HashMap::new();
     let mut got = Expected::new();
     let mut rows = 0;
     for line in lines {

@@ -18,7 +18,7 @@ const RISC: Risc = Risc::Trisc1;
 /// One random session: `launches` launches of random zone trees, drained by a consumer
 /// that runs when the producer waits and, at random, between zones. Returns the host and
 /// the expected zones.
-fn session(seed: u64, clock: u64, shape: Shape, launches: u32, trees: u32, launch_gap_bits: u32) -> (Sim, Rc<RefCell<Host>>, Vec<(&'static str, u64, u64)>) {
+fn session(seed: u64, clock: u64, shape: Shape, launches: u32, trees: u32, launch_gap_bits: u32) -> (Sim, Rc<RefCell<Host>>, Spans) {
     let mut rng = Rng::new(seed);
     let sim = Sim::install(Arch::WormholeB0, RISC, clock);
     sim.set_tick(0);

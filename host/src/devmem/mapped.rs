@@ -160,3 +160,43 @@ impl DeviceMemory for MappedImage {
         format!("device image {}", self.path.display())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{temp_dir, ImageBuilder};
+    use riscv_linker::Arch;
+
+    #[test]
+    fn words_read_and_written_are_checked_and_counted() {
+        let dir = temp_dir("mapped");
+        let path = dir.join("dev.img");
+        let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1)];
+        let mut b = ImageBuilder::new(Arch::Blackhole, 2, tiles);
+        b.poke(1, NocCoord::new(2, 1), 0x100, 0xA5A5_0001);
+        b.write(&path).unwrap();
+        let m = MappedImage::open(&path).unwrap();
+        assert_eq!(m.geometry().chips, 2);
+        assert_eq!(m.read_u32(1, NocCoord::new(2, 1), 0x100).unwrap(), 0xA5A5_0001);
+        assert_eq!(m.read_u32(0, NocCoord::new(2, 1), 0x100).unwrap(), 0, "chips are separate");
+        m.write_u32(0, NocCoord::new(1, 1), 0x2_0000, 7).unwrap();
+        let mut w = [0u32; 3];
+        m.read_words(0, NocCoord::new(1, 1), 0x1_FFFC, &mut w).unwrap();
+        assert_eq!(w, [0, 7, 0]);
+        assert_eq!(m.bytes_read(), 4 + 4 + 12);
+        let l1 = Arch::Blackhole.l1_size();
+        assert!(m.read_u32(0, NocCoord::new(1, 1), l1).unwrap_err().to_string().contains("inside L1"));
+        assert!(m.read_u32(0, NocCoord::new(1, 1), 2).unwrap_err().to_string().contains("aligned"));
+        assert!(m.read_u32(2, NocCoord::new(1, 1), 0).unwrap_err().to_string().contains("no such tile"));
+        assert_eq!(m.bytes_read(), 20, "failed reads read nothing");
+
+        let ro = MappedImage::open_read_only(&path).unwrap();
+        assert_eq!(ro.read_u32(0, NocCoord::new(1, 1), 0x2_0000).unwrap(), 7, "one shared mapping");
+        assert!(ro.write_u32(0, NocCoord::new(1, 1), 0, 1).unwrap_err().to_string().contains("read-only"));
+
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
+        let e = MappedImage::open(&path).err().unwrap().to_string();
+        assert!(e.contains("dev.img") && e.contains("truncated or wrong file"), "{e}");
+    }
+}

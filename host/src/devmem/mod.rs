@@ -169,7 +169,7 @@ impl TileTable {
 /// Checks that `words` words at `addr` are an aligned access inside L1.
 pub(crate) fn check_access(g: &Geometry, chip: u32, tile: NocCoord, addr: u32, words: usize) -> Result<()> {
     let end = addr as u64 + 4 * words as u64;
-    if addr % 4 != 0 || end > g.l1_size as u64 {
+    if !addr.is_multiple_of(4) || end > g.l1_size as u64 {
         return Err(Error::Address {
             what: format!(
                 "chip {chip} tile {tile}: {words}-word access at L1 address {addr:#x}: expected a 4-byte aligned \

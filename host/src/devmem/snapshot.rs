@@ -115,7 +115,6 @@ impl Snapshot {
     }
 
     /// Every extent, in (chip, tile index, address) order.
-
     pub fn extents(&self) -> Vec<Extent> {
         let all = match self.extents.read() {
             Ok(a) => a,
@@ -349,7 +348,7 @@ fn tile_table(geometry: Geometry, data: &[u8]) -> Result<Snapshot, String> {
 }
 
 fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
-    if data.len() < 12 || (data.len() - 12) % 4 != 0 {
+    if data.len() < 12 || !(data.len() - 12).is_multiple_of(4) {
         return Err(format!("extent body of {} bytes: expected 12 bytes of place and a whole number of words", data.len()));
     }
     let (chip, index, addr) = (le32(data, 0), le32(data, 4), le32(data, 8));

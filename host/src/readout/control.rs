@@ -112,7 +112,7 @@ pub fn check_positions(c: &RingControl) -> Result<(), String> {
             c.capacity
         ));
     }
-    if c.head % 2 != 0 || c.tail % 2 != 0 {
+    if !c.head.is_multiple_of(2) || !c.tail.is_multiple_of(2) {
         return Err(format!("HEAD {:#x} / TAIL {:#x}: expected even positions (records are halfwords)", c.head, c.tail));
     }
     Ok(())

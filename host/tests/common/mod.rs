@@ -74,6 +74,11 @@ pub fn launcher_init(sim: &Sim, policy: u32, consumer: bool) {
     sim.write_u32(profiler::TILE_BLOCK + tile::CONSUMER, consumer as u32);
 }
 
+/// `(name, start, end)` of zones.
+pub type Spans = Vec<(&'static str, u64, u64)>;
+/// The same with owned names.
+pub type NamedSpans = Vec<(String, u64, u64)>;
+
 /// Shapes of random workloads.
 #[derive(Clone, Copy, Debug)]
 pub struct Shape {
