@@ -61,7 +61,11 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
     let sim = Sim::install(Arch::WormholeB0, RISC, 50);
     sim.set_tick(0);
     launcher_init(&sim, tile::POLICY_BLOCK, true);
-    // Attach before anything ran: the tile is unused and is discovered by a later drain.
+    // Attach after the launcher initialised the tile but before the kernel's first launch
+    // initialised its ring: the ring is discovered by a later drain.
+    for a in (profiler::TILE_BLOCK..profiler::TILE_BLOCK + profiler::TILE_BLOCK_SIZE).step_by(4) {
+        mem.write_u32(0, TILE, a, sim.read_u32(a)).unwrap();
+    }
     let drainer = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
     let stream = Rc::new(RefCell::new(Stream { mem, drainer, taken: Records::new(), drains: 0 }));
     let s2 = stream.clone();
@@ -111,4 +115,5 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
     assert!(readout.rings[0].payload_bytes > 20 * profiler::RING_CAPACITY as u64, "many wraps");
     assert_eq!(mem.read_u32(0, TILE, profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 0, "detached");
     assert!(readout.issues.is_empty(), "{:?}", readout.issues);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -59,11 +59,6 @@ impl RingControl {
         self.state = at(ring::STATE);
     }
 
-    /// Whether the block was never written (the RISC never ran a ttprof kernel).
-    pub fn is_unused(&self) -> bool {
-        *self == RingControl::default()
-    }
-
     /// Live bytes between the consumer and the producer.
     pub fn used(&self) -> u32 {
         self.head.wrapping_sub(self.tail)
@@ -118,19 +113,10 @@ pub fn check_positions(c: &RingControl) -> Result<(), String> {
     Ok(())
 }
 
-/// What the tile control block says.
-pub enum TileState {
-    /// All zero: nothing ran on this tile.
-    Unused,
-    Valid,
-}
-
-/// Checks a tile control block; `Err` is an error issue.
-pub fn check_tile(w: &[u32; TILE_WORDS], g: &Geometry, at: Location) -> Result<(TileState, Vec<Issue>), Issue> {
+/// Checks a tile control block whose magic is non-zero; `Err` is an error issue, `Ok` holds
+/// warnings.
+pub fn check_tile(w: &[u32; TILE_WORDS], g: &Geometry, at: Location) -> Result<Vec<Issue>, Issue> {
     let word = |off: u32| w[(off / 4) as usize];
-    if w.iter().all(|&x| x == 0) {
-        return Ok((TileState::Unused, Vec::new()));
-    }
     let magic = word(tile::MAGIC);
     if magic != profiler::TILE_MAGIC {
         return Err(Issue::error(
@@ -168,7 +154,7 @@ pub fn check_tile(w: &[u32; TILE_WORDS], g: &Geometry, at: Location) -> Result<(
             ),
         ));
     }
-    Ok((TileState::Valid, issues))
+    Ok(issues)
 }
 
 /// The location of a ring.

@@ -1,6 +1,6 @@
 //! Draining rings repeatedly, with per-ring decoder state kept across drains.
 
-use super::control::{self, RingControl, TileState, DRAIN_FIRST, DRAIN_WORDS, RING_WORDS, TILE_WORDS};
+use super::control::{self, RingControl, DRAIN_FIRST, DRAIN_WORDS, RING_WORDS, TILE_WORDS};
 use super::span::{Span, SpanDecoder, SpanStats};
 use super::{Readout, RingId, RingReport};
 use crate::decode::{RecordKind, Records};
@@ -42,6 +42,8 @@ struct RingEntry {
     tail: u32,
     /// Control words read by `attach`, used by the first drain instead of a second read.
     fresh: bool,
+    /// Position of the tile in device order (rings are kept in chip, tile, RISC order).
+    tile_index: usize,
 }
 
 /// Drains every ring of a device, repeatedly.
@@ -50,8 +52,12 @@ pub struct Drainer<'m> {
     opts: DrainOptions,
     tiles: Vec<TileEntry>,
     rings: Vec<RingEntry>,
+    /// Rings of valid tiles whose blocks were not initialised yet: probed again each drain.
+    pending: Vec<(RingId, usize)>,
     issues: Vec<Issue>,
     bus_start: u64,
+    /// No drain since `attach`: its discovery is fresh, so the first drain does not repeat it.
+    just_attached: bool,
 }
 
 impl<'m> Drainer<'m> {
@@ -64,7 +70,7 @@ impl<'m> Drainer<'m> {
                 tiles.push(TileEntry { chip, tile, state: None });
             }
         }
-        let mut d = Drainer { mem, opts, tiles, rings: Vec::new(), issues: Vec::new(), bus_start: mem.bytes_read() };
+        let mut d = Drainer { mem, opts, tiles, rings: Vec::new(), pending: Vec::new(), issues: Vec::new(), bus_start: mem.bytes_read(), just_attached: true };
         d.discover()?;
         Ok(d)
     }
@@ -77,11 +83,15 @@ impl<'m> Drainer<'m> {
             if self.tiles[i].state.is_some() {
                 continue;
             }
+            // MAGIC is written last: a zero magic is a tile nothing initialised (4 bytes read).
             let mut w = [0u32; TILE_WORDS];
-            self.mem.read_words(chip, tile, profiler::TILE_BLOCK, &mut w)?;
+            w[0] = self.mem.read_u32(chip, tile, profiler::TILE_BLOCK + profiler::tile::MAGIC)?;
+            if w[0] == 0 {
+                continue;
+            }
+            self.mem.read_words(chip, tile, profiler::TILE_BLOCK + 4, &mut w[1..])?;
             match control::check_tile(&w, &g, control::location(chip, tile, None)) {
-                Ok((TileState::Unused, _)) => continue,
-                Ok((TileState::Valid, issues)) => {
+                Ok(issues) => {
                     self.issues.extend(issues);
                     self.tiles[i].state = Some(true);
                 }
@@ -95,36 +105,51 @@ impl<'m> Drainer<'m> {
                 self.mem.write_u32(chip, tile, profiler::TILE_BLOCK + tile::CONSUMER, 1)?;
             }
             for risc in Risc::ALL {
-                self.add_ring(RingId { chip, tile, risc })?;
+                let id = RingId { chip, tile, risc };
+                if !self.add_ring(id, i)? {
+                    self.pending.push((id, i));
+                }
             }
         }
         Ok(())
     }
 
-    fn add_ring(&mut self, id: RingId) -> Result<()> {
+    /// Adds a ring if its block was initialised; returns whether it was.
+    fn add_ring(&mut self, id: RingId, tile_index: usize) -> Result<bool> {
         let before = self.mem.bytes_read();
+        // As for tiles: a zero magic is a ring no kernel ever initialised (4 bytes read).
         let mut w = [0u32; RING_WORDS];
-        self.mem.read_words(id.chip, id.tile, profiler::ring_block(id.risc), &mut w)?;
-        let c = RingControl::from_words(&w);
-        if c.is_unused() {
-            return Ok(());
+        w[0] = self.mem.read_u32(id.chip, id.tile, profiler::ring_block(id.risc) + ring::MAGIC)?;
+        if w[0] == 0 {
+            return Ok(false);
         }
+        self.mem.read_words(id.chip, id.tile, profiler::ring_block(id.risc) + 4, &mut w[1..])?;
+        let c = RingControl::from_words(&w);
         if let Err(what) = control::check_ring(&c, id.risc) {
             self.issues.push(Issue::error(Some(id.location()), what));
-            return Ok(());
+            return Ok(true);
         }
         let mut report = RingReport::new(id);
         report.control = c;
         report.bus_bytes = self.mem.bytes_read() - before;
-        self.rings.push(RingEntry { report, span: SpanDecoder::default(), tail: c.tail, fresh: true });
-        Ok(())
+        self.rings.push(RingEntry { report, span: SpanDecoder::default(), tail: c.tail, fresh: true, tile_index });
+        // Keep rings in device order (chip, tile, RISC) whenever they appear.
+        self.rings.sort_by_key(|r| (r.tile_index, r.report.id.risc));
+        Ok(true)
     }
 
     /// Reads every ring's new records once; with `consume`, frees them.
     pub fn drain(&mut self) -> Result<DrainStats> {
         let before = self.mem.bytes_read();
-        if self.tiles.iter().any(|t| t.state.is_none()) {
-            self.discover()?;
+        if !std::mem::take(&mut self.just_attached) {
+            if self.tiles.iter().any(|t| t.state.is_none()) {
+                self.discover()?;
+            }
+            for (id, tile_index) in std::mem::take(&mut self.pending) {
+                if !self.add_ring(id, tile_index)? {
+                    self.pending.push((id, tile_index));
+                }
+            }
         }
         let mut stats = DrainStats::default();
         for entry in &mut self.rings {
