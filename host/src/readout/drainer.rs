@@ -263,7 +263,7 @@ fn loss_count(r: &Records, from: usize) -> u64 {
 /// Warnings about a ring's final state.
 fn final_issues(r: &RingReport) -> Vec<Issue> {
     let at = Some(r.id.location());
-    let mut out = Vec::new();
+    let mut out = super::checks::launch_times(&r.records, at);
     if r.dropped > 0 {
         out.push(
             Issue::warning(

@@ -9,6 +9,7 @@
 //! Problems never abort the readout: a bad tile or ring becomes an [`Issue`] naming chip,
 //! tile and RISC, and the other rings are still read.
 
+pub mod checks;
 pub mod control;
 mod drainer;
 pub mod span;
