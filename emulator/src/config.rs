@@ -85,6 +85,9 @@ pub struct DeviceConfig {
     /// order, each running until its own clock reaches the end of the current quantum.
     /// Smaller is a finer interleaving of the harts' memory traffic, larger is faster.
     pub quantum: u32,
+    /// Compile hot code to host machine code (x86-64 Unix hosts; elsewhere ignored).
+    /// Results are bit-identical either way; off is only for testing that claim.
+    pub jit: bool,
 }
 
 impl DeviceConfig {
@@ -101,6 +104,7 @@ impl DeviceConfig {
             threads: 0,
             instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
             quantum: DEFAULT_QUANTUM,
+            jit: true,
         }
     }
 

@@ -186,6 +186,11 @@ impl Device {
         }
         hart.install(program, &l1);
         hart.local = local;
+        if self.cfg.jit {
+            let t = &mut self.tiles[index];
+            let (harts, mem) = (&mut t.harts, &t.mem);
+            harts[risc.index()].enable_jit(mem);
+        }
         Ok(())
     }
 
@@ -212,8 +217,8 @@ impl Device {
     pub fn hart_registers(&self, chip: u32, tile: NocCoord, risc: Risc) -> Result<(u32, [u32; 32]), EmuError> {
         let h = self.tiles[self.tile_index(chip, tile)?].hart(risc);
         let mut regs = [0u32; 32];
-        regs.copy_from_slice(&h.regs[..32]);
-        Ok((h.pc, regs))
+        regs.copy_from_slice(&h.core.regs[..32]);
+        Ok((h.core.pc, regs))
     }
 
     /// A copy of one core's local RAM (empty if no kernel is loaded).

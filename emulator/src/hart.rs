@@ -31,21 +31,43 @@ pub enum HartState {
     Faulted,
 }
 
+/// The architectural state the interpreter and the JIT ([`crate::jit`]) share, laid out
+/// for generated code (`repr(C)`, fixed offsets).
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub(crate) struct Core {
+    /// x0..x31, then the write sink (index [`SINK`]); padded to 64 so that a register
+    /// number masked with 63 needs no bounds check.
+    pub regs: [u32; 64],
+    /// The core's own clock: the chip cycle it has reached.
+    pub time: u64,
+    /// Instructions retired since the core left reset.
+    pub instret: u64,
+    /// The clock value at which the current run stops (checked at control transfers).
+    pub limit: u64,
+    pub pc: u32,
+    /// Why generated code returned (see `jit`).
+    pub exit_reason: u32,
+    /// Host addresses for generated code: L1 base, local RAM base, block table.
+    pub l1: usize,
+    pub local: usize,
+    pub table: usize,
+}
+
+impl Core {
+    fn new(pc: u32) -> Core {
+        Core { regs: [0; 64], time: 0, instret: 0, limit: 0, pc, exit_reason: 0, l1: 0, local: 0, table: 0 }
+    }
+}
+
 /// One core of a tile.
 #[derive(Debug)]
 pub(crate) struct Hart {
     pub risc: Risc,
     pub map: MemoryMap,
-    /// x0..x31, then the write sink (index [`SINK`]); padded to 64 so that a register
-    /// number masked with 63 needs no bounds check.
-    pub regs: [u32; 64],
-    pub pc: u32,
-    /// The core's own clock: the chip cycle it has reached.
-    pub time: u64,
+    pub core: Core,
     /// The chip cycle at which the core left reset.
     pub start_time: u64,
-    /// Instructions retired since the core left reset.
-    pub instret: u64,
     /// Private local RAM (allocated when a kernel is loaded).
     pub local: Vec<u8>,
     /// Pre-decoded fetch window.
@@ -55,6 +77,9 @@ pub(crate) struct Hart {
     pub csrs: Csrs,
     pub state: HartState,
     pub program: Option<Arc<Program>>,
+    /// Compiled code, when the JIT is enabled and available.
+    #[cfg(all(target_arch = "x86_64", unix))]
+    pub jit: Option<Box<crate::jit::Jit>>,
 }
 
 impl Hart {
@@ -62,17 +87,16 @@ impl Hart {
         Hart {
             risc: map.risc,
             map,
-            regs: [0; 64],
-            pc: map.reset_pc,
-            time: 0,
+            core: Core::new(map.reset_pc),
             start_time: 0,
-            instret: 0,
             local: Vec::new(),
             code: Vec::new(),
             fetch_base: 0,
             csrs: Csrs::default(),
             state: HartState::Empty,
             program: None,
+            #[cfg(all(target_arch = "x86_64", unix))]
+            jit: None,
         }
     }
 
@@ -97,6 +121,10 @@ impl Hart {
 
     /// Re-decodes the fetch window from L1 (after the host wrote into code).
     pub fn redecode(&mut self, l1: &L1) {
+        #[cfg(all(target_arch = "x86_64", unix))]
+        if let Some(j) = self.jit.as_mut() {
+            j.reset();
+        }
         let (start, end) = self.fetch_window();
         self.fetch_base = start;
         self.code.clear();
@@ -120,12 +148,12 @@ impl Hart {
         if self.state == HartState::Empty {
             return;
         }
-        self.regs = [0; 64];
-        self.regs[2] = self.map.stack_top;
-        self.pc = self.map.reset_pc;
-        self.time = time;
+        self.core.regs = [0; 64];
+        self.core.regs[2] = self.map.stack_top;
+        self.core.pc = self.map.reset_pc;
+        self.core.time = time;
         self.start_time = time;
-        self.instret = 0;
+        self.core.instret = 0;
         self.csrs = Csrs::default();
         self.state = HartState::Running;
     }
@@ -134,6 +162,28 @@ impl Hart {
     pub fn hold(&mut self) {
         if self.state != HartState::Empty {
             self.state = HartState::Reset;
+        }
+    }
+
+    /// Turns the JIT on for this hart (after `install`), if the host supports it.
+    #[allow(unused_variables)]
+    pub fn enable_jit(&mut self, mem: &crate::memory::TileMem) {
+        #[cfg(all(target_arch = "x86_64", unix))]
+        {
+            let mut code: Vec<(u32, u32)> = mem.code.iter().map(|(r, _)| (r.start, r.end() as u32)).collect();
+            code.sort();
+            let env = crate::jit::Env {
+                fetch_base: self.fetch_base,
+                window: 4 * self.code.len() as u32,
+                l1_size: mem.l1.size(),
+                local_size: self.local.len() as u32,
+                code,
+                code_end: mem.code_end,
+                cycle: mem.cycle,
+                strict: mem.misaligned == crate::config::Misaligned::Strict,
+                exit: 0,
+            };
+            self.jit = crate::jit::Jit::new(env).map(Box::new);
         }
     }
 

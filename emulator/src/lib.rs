@@ -46,6 +46,8 @@ mod fault;
 mod hart;
 mod host;
 mod image;
+#[cfg(all(target_arch = "x86_64", unix))]
+mod jit;
 mod loader;
 mod memory;
 mod mmio;

@@ -53,6 +53,11 @@ impl L1 {
         self.size
     }
 
+    /// Host address of L1 byte 0 (for generated code).
+    pub fn base(&self) -> *mut u8 {
+        self.base
+    }
+
     /// Reads `N` bytes (1, 2 or 4) at `addr`, zero-extended. `addr` must be `N`-aligned and
     /// `addr + N <= size`.
     #[inline(always)]

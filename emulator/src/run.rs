@@ -142,7 +142,7 @@ impl Device {
     /// along; returns the chips' end cycles.
     fn finish_clocks(&mut self) -> Vec<u64> {
         for t in &self.tiles {
-            let end = t.harts.iter().filter(|h| h.state != HartState::Empty).map(|h| h.time).max().unwrap_or(0);
+            let end = t.harts.iter().filter(|h| h.state != HartState::Empty).map(|h| h.core.time).max().unwrap_or(0);
             let c = &mut self.chip_time[t.chip as usize];
             *c = (*c).max(end);
         }
@@ -164,8 +164,8 @@ impl Device {
                     tile: t.coord,
                     risc: h.risc,
                     exit_code,
-                    instructions: h.instret,
-                    cycles: h.time - h.start_time,
+                    instructions: h.core.instret,
+                    cycles: h.core.time - h.start_time,
                 });
             }
         }

@@ -7,7 +7,9 @@
 //! reaches the window's end (an instruction that starts before the end completes, so a
 //! core may overshoot by its last instruction's cost). A store to `SOFT_RESET_0` is applied
 //! right after the storing instruction: a released core starts at the storing core's
-//! clock, in this window if it comes later in the order, else in the next one. Nothing in
+//! clock, in this window if it comes later in the order, else in the next one. A core
+//! only notices the end of a window at a control transfer (see [`crate::exec`]). While a
+//! single core runs, windows are merged (nothing can observe them). Nothing in
 //! a tile depends on other tiles or on host threads, which is what makes a run bit-exact
 //! whatever the number of threads.
 
@@ -77,7 +79,7 @@ impl Tile {
             if abort.load(Ordering::Relaxed) < self.global {
                 return Ok(());
             }
-            let end = self.now.saturating_add(self.quantum).min(limit);
+            let end = self.window_end(limit);
             for i in 0..self.harts.len() {
                 self.run_hart(i, end).inspect_err(|_| {
                     abort.fetch_min(self.global, Ordering::Relaxed);
@@ -86,6 +88,22 @@ impl Tile {
             self.now = end;
         }
         Ok(())
+    }
+
+    /// End of the next scheduling window. With a single running core the windows are
+    /// merged up to `limit` (cores are only checked against the window at control
+    /// transfers, so a lone core executes exactly the same instructions either way), but
+    /// never beyond what keeps the instruction budget checkable (a core retires at most
+    /// one instruction per cycle).
+    fn window_end(&self, limit: u64) -> u64 {
+        let mut running = self.harts.iter().filter(|h| h.is_running());
+        match (running.next(), running.next()) {
+            (Some(h), None) => {
+                let left = self.budget.saturating_sub(h.core.instret).saturating_add(1);
+                limit.min(self.now.max(h.core.time).saturating_add(left).max(self.now.saturating_add(self.quantum)))
+            }
+            _ => self.now.saturating_add(self.quantum).min(limit),
+        }
     }
 
     fn run_hart(&mut self, i: usize, end: u64) -> Result<(), Box<Fault>> {
@@ -97,7 +115,7 @@ impl Tile {
                 Err(kind) => return Err(self.fault(i, kind)),
             }
         }
-        if self.harts[i].instret > self.budget && self.harts[i].is_running() {
+        if self.harts[i].core.instret > self.budget && self.harts[i].is_running() {
             return Err(self.fault(i, FaultKind::Runaway { budget: self.budget }));
         }
         Ok(())
@@ -119,7 +137,7 @@ impl Tile {
         let Some(new) = self.mem.regs.pending_reset.take() else { return };
         let old = self.mem.regs.soft_reset;
         self.mem.regs.soft_reset = new;
-        let at = self.harts[writer].time;
+        let at = self.harts[writer].core.time;
         for h in &mut self.harts {
             let bit = 1 << h.risc.soft_reset_bit();
             if new & bit != 0 && old & bit == 0 {
@@ -134,7 +152,7 @@ impl Tile {
     pub fn fault(&mut self, i: usize, kind: FaultKind) -> Box<Fault> {
         let h = &mut self.harts[i];
         h.state = HartState::Faulted;
-        let pc = h.pc;
+        let pc = h.core.pc;
         let l1 = &self.mem.l1;
         let word = if pc % 4 == 0 && (pc as u64 + 4) <= l1.size() as u64 { Some(l1.load::<4>(pc)) } else { None };
         let program = h.program.as_ref();
@@ -148,7 +166,7 @@ impl Tile {
             elf: program.map_or_else(|| "<no kernel>".to_string(), |p| p.name.clone()),
             symbol: program.and_then(|p| p.symbols.describe(pc)),
             location: program.and_then(|p| p.symbols.line(pc)),
-            instret: h.instret,
+            instret: h.core.instret,
         })
     }
 
