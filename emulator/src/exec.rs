@@ -12,8 +12,9 @@
 //! instructions in every scheduling window and give bit-identical results. A core may
 //! therefore overshoot its window by one straight-line run of code.
 
-use crate::csr::{CsrOp, Counters};
-use crate::decode::Op;
+use crate::csr::{CsrOp, Counters, Csrs};
+use crate::decode::{Inst, Op};
+use crate::hart::Core;
 use crate::fault::FaultKind;
 use crate::hart::Hart;
 use crate::memory::TileMem;
@@ -57,11 +58,14 @@ impl Hart {
     /// says whether the first instruction is at a check point.
     pub(crate) fn interpret(&mut self, mem: &mut TileMem, zicsr: bool, mut check: bool) -> Result<Exit, FaultKind> {
         let limit = self.core.limit;
+        let start = self.start_time;
+        let Hart { core, local, code, csrs, fetch_base, .. } = self;
+        let base = *fetch_base;
         loop {
-            if check && self.core.time >= limit {
+            if check && core.time >= limit {
                 return Ok(Exit::Limit);
             }
-            match self.step(mem, zicsr)? {
+            match step(core, code, local, csrs, base, start, mem, zicsr)? {
                 Flow::Next => check = false,
                 Flow::Transfer => check = true,
                 Flow::Halted(code) => return Ok(Exit::Halted(code)),
@@ -71,18 +75,36 @@ impl Hart {
     }
 
     /// Executes the instruction at pc.
-    #[inline(always)]
     pub(crate) fn step(&mut self, mem: &mut TileMem, zicsr: bool) -> Result<Flow, FaultKind> {
+        let start = self.start_time;
+        let Hart { core, local, code, csrs, fetch_base, .. } = self;
+        step(core, code, local, csrs, *fetch_base, start, mem, zicsr)
+    }
+}
+
+/// Executes the instruction at `core.pc` (the parts of a hart passed separately, so that
+/// the compiler knows they do not alias and keeps them in registers across a loop).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn step(
+    core: &mut Core,
+    code: &[Inst],
+    local: &mut [u8],
+    csrs: &mut Csrs,
+    fetch_base: u32,
+    start: u64,
+    mem: &mut TileMem,
+    zicsr: bool,
+) -> Result<Flow, FaultKind> {
+    {
         let cm = mem.cycle;
         let cpi = cm.base_cpi.max(1) as u64;
         let taken = cm.taken_branch as u64;
-        let start = self.start_time;
-        let Hart { core, local, code, csrs, fetch_base, .. } = self;
         let regs = &mut core.regs;
         let pc = core.pc;
         let mut t = core.time;
         let n = core.instret;
-        let Some(&i) = code.get((pc.wrapping_sub(*fetch_base) >> 2) as usize) else {
+        let Some(&i) = code.get((pc.wrapping_sub(fetch_base) >> 2) as usize) else {
             return Err(FaultKind::FetchOutsideCode);
         };
 

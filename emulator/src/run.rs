@@ -56,6 +56,10 @@ impl RunSummary {
 
 impl Device {
     /// Runs every loaded kernel until all cores halt (see the module docs).
+    ///
+    /// On a fault the run stops with the first fault in tile order (the same whatever the
+    /// thread count); the state of the other tiles is then unspecified, since each stops
+    /// wherever it was when it noticed.
     pub fn run(&mut self) -> Result<RunSummary, EmuError> {
         self.run_segments(u64::MAX, &mut |_| {})
     }

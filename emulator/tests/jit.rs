@@ -39,13 +39,15 @@ fn scenario(jit: bool, arch: Arch, misaligned: Misaligned, kernels: &[(Risc, Vec
         }),
         None => dev.run(),
     };
-    let result = match result {
-        Ok(s) => format!("{s:?}"),
-        Err(e) => e.to_string(),
+    // After a fault only the reported (first) tile's state is specified: the others stop
+    // wherever they were when they noticed.
+    let (result, inspect) = match result {
+        Ok(s) => (format!("{s:?}"), &tiles[..]),
+        Err(e) => (e.to_string(), &tiles[..1]),
     };
     let mut regs = Vec::new();
     let mut l1 = Vec::new();
-    for &tile in &tiles {
+    for &tile in inspect {
         for (risc, _) in kernels {
             regs.push(dev.hart_registers(0, tile, *risc).unwrap());
         }

@@ -28,11 +28,13 @@ struct Args {
     iters: u32,
     grid_iters: u32,
     out: PathBuf,
+    jit: bool,
+    quantum: Option<u32>,
 }
 
 fn parse_args() -> Result<Args, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut a = Args { iters: 2000, grid_iters: 40, out: root.join("target/bench/emulator.json") };
+    let mut a = Args { iters: 20000, grid_iters: 100, out: root.join("target/bench/emulator.json"), jit: true, quantum: None };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
@@ -40,8 +42,10 @@ fn parse_args() -> Result<Args, String> {
             "--iters" => a.iters = value()?.parse().map_err(|e| format!("--iters: {e}"))?,
             "--grid-iters" => a.grid_iters = value()?.parse().map_err(|e| format!("--grid-iters: {e}"))?,
             "--out" => a.out = PathBuf::from(value()?),
+            "--no-jit" => a.jit = false,
+            "--quantum" => a.quantum = Some(value()?.parse().map_err(|e| format!("--quantum: {e}"))?),
             "-h" | "--help" => {
-                return Err("usage: emu-bench [--iters N] [--grid-iters N] [--out FILE]".into());
+                return Err("usage: emu-bench [--iters N] [--grid-iters N] [--out FILE] [--no-jit] [--quantum CYCLES]".into());
             }
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
@@ -92,9 +96,18 @@ fn build_linux(work: &Path, iters: u32) -> Result<PathBuf, String> {
 }
 
 /// Runs `elf` on BRISC of a 1x1 device: (instructions, seconds, exit code).
-fn emu_single(elf: &Path) -> Result<(u64, f64, u32), String> {
+fn config(args: &Args, grid: (u8, u8)) -> DeviceConfig {
+    let mut cfg = DeviceConfig::new(Arch::WormholeB0, grid);
+    cfg.jit = args.jit;
+    if let Some(q) = args.quantum {
+        cfg.quantum = q;
+    }
+    cfg
+}
+
+fn emu_single(args: &Args, elf: &Path) -> Result<(u64, f64, u32), String> {
     let bytes = std::fs::read(elf).map_err(|e| e.to_string())?;
-    let mut dev = Device::new(DeviceConfig::new(Arch::WormholeB0, (1, 1))).map_err(|e| e.to_string())?;
+    let mut dev = Device::new(config(args, (1, 1))).map_err(|e| e.to_string())?;
     let tile = dev.tiles()[0];
     dev.load_kernel(0, tile, Risc::Brisc, &bytes, &elf.display().to_string()).map_err(|e| e.to_string())?;
     let t = Instant::now();
@@ -141,8 +154,8 @@ fn run() -> Result<(), String> {
     // Single hart.
     let big = build_kernel(&work, Risc::Brisc, args.iters)?;
     let small = build_kernel(&work, Risc::Brisc, small_iters)?;
-    let (i_small, _, _) = emu_single(&small)?;
-    let (emu_secs, (i_big, exit)) = best(3, || emu_single(&big).map(|(i, s, e)| (s, (i, e))))?;
+    let (i_small, _, _) = emu_single(&args, &small)?;
+    let (emu_secs, (i_big, exit)) = best(3, || emu_single(&args, &big).map(|(i, s, e)| (s, (i, e))))?;
     let emu_mips = i_big as f64 / emu_secs / 1e6;
     println!("emulator, 1 hart: {i_big} instructions in {emu_secs:.3} s = {emu_mips:.1} MIPS");
 
@@ -158,7 +171,7 @@ fn run() -> Result<(), String> {
 
     // Full grid.
     let arch = Arch::WormholeB0;
-    let mut dev = Device::new(DeviceConfig::full_grid(arch)).map_err(|e| e.to_string())?;
+    let mut dev = Device::new(config(&args, arch.worker_grid())).map_err(|e| e.to_string())?;
     let mut elfs = Vec::new();
     for risc in Risc::ALL {
         let p = build_kernel(&work, risc, args.grid_iters)?;
@@ -183,7 +196,9 @@ fn run() -> Result<(), String> {
     println!("emu_vs_qemu = {ratio:.2}");
 
     let json = format!(
-        "{{\n  \"emu_mips\": {emu_mips:.2},\n  \"qemu_mips\": {qemu_mips:.2},\n  \"emu_vs_qemu\": {ratio:.3},\n  \"grid_mips\": {grid_mips:.2},\n  \"single_instructions\": {i_big},\n  \"grid_instructions\": {},\n  \"grid_harts\": {},\n  \"host_threads\": {threads}\n}}\n",
+        "{{\n  \"jit\": {},\n  \"quantum\": {},\n  \"emu_mips\": {emu_mips:.2},\n  \"qemu_mips\": {qemu_mips:.2},\n  \"emu_vs_qemu\": {ratio:.3},\n  \"grid_mips\": {grid_mips:.2},\n  \"single_instructions\": {i_big},\n  \"grid_instructions\": {},\n  \"grid_harts\": {},\n  \"host_threads\": {threads}\n}}\n",
+        args.jit,
+        dev.config().quantum,
         s.instructions(),
         s.harts.len()
     );
