@@ -58,6 +58,10 @@ impl KernelElf {
                 },
                 SymbolSection::Section(i) if i == sec_index => {
                     let name = sym.name().map_err(|e| err(format!("a symbol in {SITES_SECTION} has a bad name: {e}")))?;
+                    // RISC-V mapping symbols (`$d`, `$x...`, psABI) mark data and code, not sites.
+                    if name.starts_with('$') {
+                        continue;
+                    }
                     let addr = sym.address();
                     if addr < sec_start || addr >= sec_start + sec_size || addr > u16::MAX as u64 {
                         return Err(err(format!(

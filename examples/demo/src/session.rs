@@ -28,7 +28,7 @@ pub const KERNELS: [(&str, Risc); 5] = [
 ];
 
 /// The consumer drains every ring this often (simulated cycles of every tile).
-const DRAIN_EVERY_CYCLES: u64 = 20_000;
+const DRAIN_EVERY_CYCLES: u64 = 250_000;
 
 type Fallible<T> = Result<T, Box<dyn Error>>;
 
@@ -85,13 +85,15 @@ fn launch_ops(args: &Args, out: &Path, elfs: &BTreeMap<&str, PathBuf>) -> Fallib
     cfg.threads = args.threads;
     let mut dev = Device::new(cfg)?;
     let tiles = dev.tiles();
-    // The host's view of the device: the mapped image, as a PCIe BAR would be.
+    // The host's views of the device: mapped images, as a PCIe BAR would be. The program's
+    // own traffic (inputs, outputs) and the profiler's are counted apart.
     let mem = MappedImage::open(dev.image_path())?;
+    let profiler_mem = MappedImage::open(dev.image_path())?;
     let settings = Settings { consumer: true, ..Settings::default() };
     for t in &tiles {
         launch::init_tile(&mem, 0, *t, args.arch, &settings)?;
     }
-    let mut drainer = Drainer::attach(&mem, DrainOptions { consume: true, attach_consumer: true })?;
+    let mut drainer = Drainer::attach(&profiler_mem, DrainOptions { consume: true, attach_consumer: true })?;
     let mut log = OpLogWriter::create(&out.join("ops.jsonl"))?;
     let images: Vec<(Risc, Vec<u8>, String)> = KERNELS
         .iter()
