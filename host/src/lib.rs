@@ -30,5 +30,6 @@ pub mod resolve;
 pub mod sites;
 pub mod summary;
 pub mod testing;
+pub mod timebase;
 
 pub use error::{Error, Location, Result};

@@ -1,0 +1,102 @@
+//! Device cycles to host time: the one interface between clock alignment (which builds a
+//! [`Timebase`] from sync samples) and the outputs (which place device records on the host
+//! timeline: op durations in ns, Tracy, trace JSON).
+//!
+//! Host time is nanoseconds on the host clock the op log uses (`OpRecord::host_start_ns`).
+//! A [`Timebase::nominal`] one assumes the nominal AICLK and puts cycle 0 at host time 0;
+//! a fitted one (see the clock-alignment module) knows each chip's true frequency and drift
+//! and each tile's offset, and how accurate it is.
+
+use riscv_linker::{Arch, NocCoord};
+use std::collections::BTreeMap;
+
+/// How one chip's device cycles map to host time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChipTime {
+    /// Device cycles per host nanosecond at host time `reference_ns` (GHz).
+    pub cycles_per_ns: f64,
+    /// Change of `cycles_per_ns` per host nanosecond (drift), 0 when not modelled.
+    pub drift_per_ns: f64,
+    /// Host time the frequency is given at.
+    pub reference_ns: f64,
+    /// Device cycles of each tile's clock at `reference_ns`.
+    pub tile_cycles_at_reference: BTreeMap<NocCoord, f64>,
+    /// For tiles without their own entry.
+    pub default_cycles_at_reference: f64,
+    /// Root-mean-square residual of the fit, in ns (0 for nominal).
+    pub residual_ns: f64,
+    /// Estimated error of a converted time, in ns (`None` for nominal: unknown).
+    pub error_ns: Option<f64>,
+}
+
+impl ChipTime {
+    /// The nominal mapping: `mhz` cycles per microsecond, cycle 0 at host time 0.
+    pub fn nominal(mhz: u32) -> ChipTime {
+        ChipTime {
+            cycles_per_ns: mhz as f64 / 1000.0,
+            drift_per_ns: 0.0,
+            reference_ns: 0.0,
+            tile_cycles_at_reference: BTreeMap::new(),
+            default_cycles_at_reference: 0.0,
+            residual_ns: 0.0,
+            error_ns: None,
+        }
+    }
+
+    /// Host ns of `cycles` on `tile`'s clock.
+    pub fn host_ns(&self, tile: NocCoord, cycles: u64) -> f64 {
+        let at_ref = self.tile_cycles_at_reference.get(&tile).copied().unwrap_or(self.default_cycles_at_reference);
+        let dc = cycles as f64 - at_ref;
+        let f0 = self.cycles_per_ns;
+        if self.drift_per_ns == 0.0 {
+            return self.reference_ns + dc / f0;
+        }
+        // cycles(t) = f0*t + drift*t^2/2 (t from the reference): solve for t.
+        let a = self.drift_per_ns / 2.0;
+        let disc = (f0 * f0 + 4.0 * a * dc).max(0.0);
+        self.reference_ns + 2.0 * dc / (f0 + disc.sqrt())
+    }
+}
+
+/// Device-to-host time for every chip of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timebase {
+    pub chips: Vec<ChipTime>,
+}
+
+impl Timebase {
+    /// Nominal frequency of `arch` for `chips` chips.
+    pub fn nominal(arch: Arch, chips: u32) -> Timebase {
+        Timebase { chips: (0..chips).map(|_| ChipTime::nominal(arch.aiclk_mhz())).collect() }
+    }
+
+    /// Host ns of `cycles` on `tile` of `chip` (`None` for an unknown chip).
+    pub fn host_ns(&self, chip: u32, tile: NocCoord, cycles: u64) -> Option<f64> {
+        self.chips.get(chip as usize).map(|c| c.host_ns(tile, cycles))
+    }
+
+    /// A duration in ns between two cycle counts of one tile.
+    pub fn duration_ns(&self, chip: u32, tile: NocCoord, start: u64, end: u64) -> Option<f64> {
+        Some(self.host_ns(chip, tile, end)? - self.host_ns(chip, tile, start)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nominal_and_drifting_clocks_convert_consistently() {
+        let t = NocCoord::new(1, 1);
+        let nominal = Timebase::nominal(Arch::Blackhole, 1);
+        assert_eq!(nominal.host_ns(0, t, 1350), Some(1000.0));
+        assert_eq!(nominal.host_ns(1, t, 1350), None);
+        let mut c = ChipTime::nominal(1000);
+        c.tile_cycles_at_reference.insert(t, 500.0);
+        c.reference_ns = 10.0;
+        c.drift_per_ns = 1e-9;
+        // cycles at host time 10 + t: 500 + t + 1e-9 t^2 / 2; invert at t = 1e6 ns.
+        let cycles = 500.0 + 1e6 + 1e-9 * 1e12 / 2.0;
+        assert!((c.host_ns(t, cycles as u64) - (10.0 + 1e6)).abs() < 1.0);
+    }
+}
