@@ -172,10 +172,9 @@ impl Device {
         for s in &program.segments {
             match s.target {
                 Target::L1 => {
-                    let mut a = s.addr;
-                    for &b in s.data.iter().chain(std::iter::repeat_n(&0u8, s.zeros as usize)) {
+                    let bytes = s.data.iter().chain(std::iter::repeat_n(&0u8, s.zeros as usize));
+                    for (a, &b) in (s.addr..).zip(bytes) {
                         l1.store::<1>(a, b as u32);
-                        a += 1;
                     }
                 }
                 Target::LocalRam => {

@@ -15,7 +15,7 @@ impl Device {
     fn check_window(&self, chip: u32, tile: NocCoord, addr: u32, words: usize) -> Result<usize, EmuError> {
         let index = self.tile_index(chip, tile)?;
         let l1 = self.arch().l1_size() as u64;
-        if addr % 4 != 0 || addr as u64 + 4 * words as u64 > l1 {
+        if !addr.is_multiple_of(4) || addr as u64 + 4 * words as u64 > l1 {
             return Err(EmuError::Config(format!(
                 "host access of {words} word(s) at {addr:#x} on chip {chip} tile {tile}: must be 4-byte aligned and inside L1 ({l1:#x} bytes)"
             )));

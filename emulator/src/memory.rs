@@ -62,7 +62,7 @@ impl L1 {
     /// `addr + N <= size`.
     #[inline(always)]
     pub fn load<const N: u32>(&self, addr: u32) -> u32 {
-        debug_assert!(addr % N == 0 && addr + N <= self.size);
+        debug_assert!(addr.is_multiple_of(N) && addr + N <= self.size);
         // SAFETY: in bounds and aligned (checked by callers, asserted above).
         unsafe {
             let p = self.base.add(addr as usize);
@@ -77,7 +77,7 @@ impl L1 {
     /// Writes the low `N` bytes of `v` at `addr` (same requirements as [`L1::load`]).
     #[inline(always)]
     pub fn store<const N: u32>(&self, addr: u32, v: u32) {
-        debug_assert!(addr % N == 0 && addr + N <= self.size);
+        debug_assert!(addr.is_multiple_of(N) && addr + N <= self.size);
         // SAFETY: in bounds and aligned.
         unsafe {
             let p = self.base.add(addr as usize);

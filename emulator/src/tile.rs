@@ -154,7 +154,7 @@ impl Tile {
         h.state = HartState::Faulted;
         let pc = h.core.pc;
         let l1 = &self.mem.l1;
-        let word = if pc % 4 == 0 && (pc as u64 + 4) <= l1.size() as u64 { Some(l1.load::<4>(pc)) } else { None };
+        let word = if pc.is_multiple_of(4) && (pc as u64 + 4) <= l1.size() as u64 { Some(l1.load::<4>(pc)) } else { None };
         let program = h.program.as_ref();
         Box::new(Fault {
             kind,
