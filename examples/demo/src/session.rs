@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 use ttprof::devmem::MappedImage;
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::{self, Settings};
@@ -99,7 +98,6 @@ fn launch_ops(args: &Args, out: &Path, elfs: &BTreeMap<&str, PathBuf>) -> Fallib
         .iter()
         .map(|(name, risc)| Ok((*risc, fs::read(&elfs[name])?, elfs[name].display().to_string())))
         .collect::<Fallible<_>>()?;
-    let epoch = Instant::now();
     for (i, spec) in ops::sequence(args.tiles).iter().enumerate() {
         let run_id = i as u32 + 1;
         for t in &tiles {
@@ -109,14 +107,16 @@ fn launch_ops(args: &Args, out: &Path, elfs: &BTreeMap<&str, PathBuf>) -> Fallib
                 dev.load_kernel(0, *t, *risc, elf, name)?;
             }
         }
-        let start = epoch.elapsed().as_nanos() as u64;
+        // Host times are the emulator's virtual host clock, the one its clock model relates
+        // the device counters to (a real host would use its monotonic clock).
+        let start = dev.host_time_ns() as u64;
         let mut drain_error = None;
         let summary = dev.run_with_hook(DRAIN_EVERY_CYCLES, &mut |_| {
             if drain_error.is_none() {
                 drain_error = drainer.drain().err();
             }
         })?;
-        let end = epoch.elapsed().as_nanos() as u64;
+        let end = dev.host_time_ns() as u64;
         if let Some(e) = drain_error {
             return Err(e.into());
         }
