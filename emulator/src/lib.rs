@@ -18,7 +18,9 @@
 //!   the instruction and its disassembly, the nearest symbol and source line.
 //!
 //! Runs are deterministic: the same kernels and inputs give the same cycle counts and the
-//! same L1 contents, bit for bit, whatever [`DeviceConfig::threads`] is.
+//! same L1 contents, bit for bit, whatever [`DeviceConfig::threads`] is, and whether or not
+//! the x86-64 JIT ([`DeviceConfig::jit`]) is used. `README.md` describes the scheduling
+//! rule, the memory-ordering argument for the shared image, and the benchmark.
 //!
 //! ```no_run
 //! use ttprof_emu::{Device, DeviceConfig};
@@ -66,3 +68,14 @@ pub use loader::Program;
 pub use riscv_linker::{Arch, NocCoord, Risc};
 pub use run::{HartSummary, RunSummary};
 pub use sync::SyncSample;
+
+#[cfg(test)]
+mod tests {
+    /// A device can be moved to and shared with other threads (e.g. a host-side reader).
+    #[test]
+    fn device_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<crate::Device>();
+        check::<crate::EmuError>();
+    }
+}
