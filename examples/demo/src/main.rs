@@ -2,33 +2,37 @@
 //! consumer draining the rings while the kernels run, check every op's output, then write
 //! tt-metal's `profile_log_device.csv` and print a per-zone summary.
 
-mod ops;
-mod session;
-
 use clap::Parser;
 use riscv_linker::Arch;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use ttprof::launch::Settings;
+use ttprof::oplog::OpLog;
+use ttprof::readout::Readout;
+use ttprof::resolve::{Resolution, Resolver};
+use ttprof::{csv, summary};
+use ttprof_demo::scenario::{self, Fallible, Scenario};
+use ttprof_demo::{ops, workspace};
 
 /// Run the example kernels on the emulator and profile them.
 #[derive(Parser, Debug)]
 #[command(version)]
-pub struct Args {
+struct Args {
     /// Chip architecture: wormhole_b0 or blackhole.
     #[arg(long, default_value = "wormhole_b0", value_parser = parse_arch)]
-    pub arch: Arch,
+    arch: Arch,
     /// Worker grid used, COLSxROWS.
     #[arg(long, default_value = "2x2", value_parser = parse_grid)]
-    pub grid: (u8, u8),
+    grid: (u8, u8),
     /// Tiles each core streams per op.
     #[arg(long, default_value_t = 4)]
-    pub tiles: u32,
+    tiles: u32,
     /// Output directory (default: target/ttprof-demo in the workspace).
     #[arg(long)]
-    pub out: Option<PathBuf>,
+    out: Option<PathBuf>,
     /// Host threads for the emulator (0: all cores).
     #[arg(long, default_value_t = 0)]
-    pub threads: usize,
+    threads: usize,
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
@@ -41,14 +45,57 @@ fn parse_grid(s: &str) -> Result<(u8, u8), String> {
     Ok((n(c)?, n(r)?))
 }
 
-/// The workspace root (the demo lives in examples/demo).
-pub fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|_| PathBuf::from("."))
+fn report(readout: &Readout, res: &Resolution, mhz: u32) {
+    let stats = summary::zones(readout, res);
+    println!("{}", summary::table(&stats, mhz));
+    let dropped: u64 = readout.rings.iter().map(|r| r.dropped as u64).sum();
+    let stalls: u64 = readout.rings.iter().map(|r| r.stalls as u64).sum();
+    println!(
+        "{} records from {} rings ({} zones), {} dropped, {} consumer waits; {:.3} bus bytes per payload byte",
+        readout.records(),
+        readout.rings.len(),
+        readout.zones(),
+        dropped,
+        stalls,
+        readout.bus_bytes_per_payload_byte().unwrap_or(0.0),
+    );
+    for issue in readout.issues.iter().chain(&res.issues) {
+        eprintln!("{issue}");
+    }
+}
+
+fn run(args: &Args) -> Fallible<()> {
+    let out = args.out.clone().unwrap_or_else(|| workspace().join("target/ttprof-demo"));
+    eprintln!("building the example kernels for {} (the first build also compiles `core`)...", args.arch);
+    let elfs = scenario::build_kernels(args.arch, &out.join("kernels"))?;
+    let s = Scenario {
+        arch: args.arch,
+        grid: args.grid,
+        ops: ops::sequence(args.tiles),
+        out: out.clone(),
+        threads: args.threads,
+        drain_every_cycles: 250_000,
+        settings: Settings { consumer: true, ..Settings::default() },
+    };
+    let outcome = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
+    let oplog = OpLog::read(&outcome.oplog)?;
+    let res = Resolver::new(&oplog).resolve(&outcome.readout);
+    let csv_path = out.join("profile_log_device.csv");
+    csv::write_file(&csv_path, &outcome.readout, &res)?;
+    report(&outcome.readout, &res, args.arch.aiclk_mhz());
+    println!("\nwrote:");
+    for p in [&csv_path, &outcome.oplog, &outcome.image, &out.join("kernels")] {
+        println!("  {}", p.display());
+    }
+    if outcome.readout.has_errors() || res.issues.iter().any(|i| i.is_error()) {
+        return Err("the readout reported errors (see above)".into());
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    match session::run(&args) {
+    match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ttprof-demo: error: {e}");
