@@ -30,6 +30,23 @@ mod device {
         unsafe { read_volatile(mmio::WALL_CLOCK_L as *const u32) }
     }
 
+    /// The wall clock's low word, read as a compiler barrier: no memory access of the
+    /// kernel moves across it, so a zone times exactly the code written inside it.
+    #[inline(always)]
+    pub fn zone_clock() -> u32 {
+        let v: u32;
+        unsafe {
+            core::arch::asm!(
+                "lw {v}, {off}({base})",
+                v = out(reg) v,
+                base = in(reg) mmio::WALL_CLOCK_L & !0xFFF,
+                off = const mmio::WALL_CLOCK_L & 0xFFF,
+                options(nostack, preserves_flags)
+            )
+        };
+        v
+    }
+
     /// The full 64-bit wall clock, safe against other cores reading it at the same time:
     /// live high, low, live high; retry if the high word moved.
     #[inline(never)]

@@ -322,8 +322,12 @@ fn write(r: &Record, stall: &mut Option<(u64, u64)>) -> bool {
 pub(crate) fn slow_open(start: u32) -> Option<u32> {
     let s = widen(start);
     let reference = current_ref();
+    // This path runs at least every 2^15 cycles while zones open: publish what the hot
+    // path wrote, and see the space the consumer freed since.
+    publish();
     if s - reference < SHORT_LIMIT as u64 {
         set_anchor(reference, true);
+        update_limit();
     } else {
         wr(private::PENDING, rd(private::PENDING) | FORCE_SLOW);
         hw::set_gp(hw::tp());

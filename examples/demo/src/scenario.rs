@@ -52,22 +52,29 @@ pub struct Outcome {
     pub instructions: Vec<u64>,
 }
 
-/// Builds the example kernels for `arch` and copies their ELFs into `dir`.
+/// Builds the example kernels for `arch` and copies the pipeline's five ELFs into `dir`.
 pub fn build_kernels(arch: Arch, dir: &Path) -> Fallible<BTreeMap<&'static str, PathBuf>> {
+    let names: Vec<&'static str> = KERNELS.iter().map(|k| k.0).collect();
+    build_kernel_set(arch, true, &names, dir)
+}
+
+/// Builds the example kernel crate for `arch` with or without its `profile` feature and
+/// copies the named ELFs into `dir` (builds with other features reuse cargo's output paths).
+pub fn build_kernel_set(arch: Arch, profile: bool, names: &[&'static str], dir: &Path) -> Fallible<BTreeMap<&'static str, PathBuf>> {
     let ws = workspace();
     let built = kernels::build(&KernelBuild {
         crate_dir: ws.join("examples/kernels"),
         arch,
         target_dir: ws.join("target/kernels"),
         features: vec![],
-        no_default_features: false,
+        no_default_features: !profile,
     })?;
     fs::create_dir_all(dir)?;
     let mut elfs = BTreeMap::new();
-    for (name, _) in KERNELS {
+    for name in names {
         let to = dir.join(name);
         fs::copy(built.elf(name)?, &to)?;
-        elfs.insert(name, to);
+        elfs.insert(*name, to);
     }
     Ok(elfs)
 }
