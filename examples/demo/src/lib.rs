@@ -2,6 +2,7 @@
 //! build the example kernels, launch a sequence of ops on the emulator with a consumer
 //! draining the rings while the kernels run, check every op's output, record the op log.
 
+pub mod bench;
 pub mod ops;
 pub mod scenario;
 

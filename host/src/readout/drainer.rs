@@ -141,14 +141,16 @@ impl<'m> Drainer<'m> {
     /// Reads every ring's new records once; with `consume`, frees them.
     pub fn drain(&mut self) -> Result<DrainStats> {
         let before = self.mem.bytes_read();
-        if !std::mem::take(&mut self.just_attached) {
-            if self.tiles.iter().any(|t| t.state.is_none()) {
-                self.discover()?;
-            }
-            for (id, tile_index) in std::mem::take(&mut self.pending) {
-                if !self.add_ring(id, tile_index)? {
-                    self.pending.push((id, tile_index));
-                }
+        // Rings (and tiles) that were unused so far may have started since: a kernel can
+        // launch between `attach` and any drain, the first one included. Only tiles
+        // `attach` itself just probed are not probed again.
+        let just_attached = std::mem::take(&mut self.just_attached);
+        if !just_attached && self.tiles.iter().any(|t| t.state.is_none()) {
+            self.discover()?;
+        }
+        for (id, tile_index) in std::mem::take(&mut self.pending) {
+            if !self.add_ring(id, tile_index)? {
+                self.pending.push((id, tile_index));
             }
         }
         let mut stats = DrainStats::default();

@@ -16,65 +16,12 @@
 //! A consumer drains the ring while the kernel runs, so nothing stalls; the benchmark
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
 
-use riscv_linker::profiler::{self, ring};
-use riscv_linker::{Arch, NocCoord, Risc};
+use riscv_linker::Arch;
 use std::path::Path;
-use ttprof::devmem::{DeviceMemory, MappedImage};
-use ttprof::launch::{self, Settings};
-use ttprof::readout::{DrainOptions, Drainer};
+use ttprof::launch::Policy;
+use ttprof_demo::bench::{launch, BenchRun, DENSE, OP_LEVEL};
 use ttprof_demo::scenario::{build_kernel_set, Fallible};
 use ttprof_demo::workspace;
-use ttprof_emu::{Device, DeviceConfig};
-
-const DENSE: u32 = 1;
-const OP_LEVEL: u32 = 2;
-
-/// What one launch of the bench kernel did.
-#[derive(Clone, Copy, Debug)]
-struct Launch {
-    instructions: u64,
-    ring_bytes: u64,
-    zones: u64,
-    stalls: u32,
-    dropped: u32,
-}
-
-fn launch(elf: &Path, mode: u32, iterations: u32, work: u32, recording: bool, out: &Path) -> Fallible<Launch> {
-    let mut cfg = DeviceConfig::new(Arch::WormholeB0, (1, 1));
-    cfg.image = Some(out.join("bench.img"));
-    let mut dev = Device::new(cfg)?;
-    let tile = dev.tiles()[0];
-    let mem = MappedImage::open(dev.image_path())?;
-    let settings = Settings { recording, consumer: true, ..Settings::default() };
-    launch::init_tile(&mem, 0, tile, Arch::WormholeB0, &settings)?;
-    let args = example_abi::ARGS;
-    for (i, v) in [mode, iterations, work].into_iter().enumerate() {
-        mem.write_u32(0, tile, args + 4 * i as u32, v)?;
-    }
-    dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(elf)?, &elf.display().to_string())?;
-    let consumer = MappedImage::open(dev.image_path())?;
-    let mut drainer = Drainer::attach(&consumer, DrainOptions { consume: true, attach_consumer: true })?;
-    let mut err = None;
-    let summary = dev.run_with_hook(2_000, &mut |_| {
-        if err.is_none() {
-            err = drainer.drain().err();
-        }
-    })?;
-    if let Some(e) = err {
-        return Err(e.into());
-    }
-    drainer.drain()?;
-    let readout = drainer.finish()?;
-    let word = |off| mem.read_u32(0, tile, profiler::ring_word(Risc::Brisc, off));
-    let hart = summary.hart(0, tile, Risc::Brisc).ok_or("no BRISC in the run summary")?;
-    Ok(Launch {
-        instructions: hart.instructions,
-        ring_bytes: word(ring::HEAD)? as u64,
-        zones: readout.zones() as u64,
-        stalls: word(ring::STALLS)?,
-        dropped: word(ring::DROPPED)?,
-    })
-}
 
 /// Marginal per-zone cost between two iteration counts.
 struct Marginal {
@@ -83,20 +30,24 @@ struct Marginal {
 }
 
 fn marginal(elf: &Path, plain: Option<&Path>, mode: u32, n: (u32, u32), work: u32, zones_per_iter: u32, recording: bool, out: &Path) -> Fallible<Marginal> {
-    let a = launch(elf, mode, n.0, work, recording, out)?;
-    let b = launch(elf, mode, n.1, work, recording, out)?;
-    for l in [a, b] {
+    let run = |elf: &Path, iterations| {
+        let r = BenchRun { mode, iterations, work, recording, policy: Policy::Block, drain_every: Some(2_000) };
+        launch(elf, &r, out)
+    };
+    let (a, b) = (run(elf, n.0)?, run(elf, n.1)?);
+    for l in [&a, &b] {
         if l.stalls != 0 || l.dropped != 0 {
             return Err(format!("the benchmark run stalled {} times and dropped {} records", l.stalls, l.dropped).into());
         }
     }
     let dz = ((n.1 - n.0) * zones_per_iter) as f64;
-    if recording && (b.zones - a.zones) as f64 != dz {
-        return Err(format!("expected {dz} more zones, read {}", b.zones - a.zones).into());
+    let zones = |l: &ttprof_demo::bench::Launched| l.readout.zones() as f64;
+    if recording && zones(&b) - zones(&a) != dz {
+        return Err(format!("expected {dz} more zones, read {}", zones(&b) - zones(&a)).into());
     }
     let mut di = (b.instructions - a.instructions) as f64;
     if let Some(plain) = plain {
-        let (pa, pb) = (launch(plain, mode, n.0, work, recording, out)?, launch(plain, mode, n.1, work, recording, out)?);
+        let (pa, pb) = (run(plain, n.0)?, run(plain, n.1)?);
         di -= (pb.instructions - pa.instructions) as f64;
     }
     Ok(Marginal { instructions: di / dz, bytes: (b.ring_bytes - a.ring_bytes) as f64 / dz })
@@ -133,6 +84,5 @@ fn main() -> Fallible<()> {
     let path = out.join("runtime.json");
     std::fs::write(&path, serde_json::to_string_pretty(&json)? + "\n")?;
     println!("wrote {}", path.display());
-    let _ = NocCoord::new(0, 0);
     Ok(())
 }

@@ -1,0 +1,85 @@
+//! Launching the `bench` kernel (examples/kernels/src/bin/bench.rs) on one BRISC: used by
+//! `runtime-bench` (issue 4's figures) and by the full-ring tests.
+
+use crate::scenario::Fallible;
+use riscv_linker::profiler::{self, ring};
+use riscv_linker::{Arch, Risc};
+use std::path::Path;
+use ttprof::devmem::{DeviceMemory, MappedImage};
+use ttprof::launch::{self, Policy, Settings};
+use ttprof::readout::{DrainOptions, Drainer, Readout};
+use ttprof_emu::{Device, DeviceConfig};
+
+/// Two nested short zones per iteration around `work` loop steps each.
+pub const DENSE: u32 = 1;
+/// Per iteration a gap of `work * 64` cycles, then a zone of `work * 256` cycles.
+pub const OP_LEVEL: u32 = 2;
+
+/// One launch of the bench kernel.
+#[derive(Clone, Debug)]
+pub struct BenchRun {
+    pub mode: u32,
+    pub iterations: u32,
+    pub work: u32,
+    pub recording: bool,
+    pub policy: Policy,
+    /// Drain the ring this often (simulated cycles); `None`: no consumer while it runs.
+    pub drain_every: Option<u64>,
+}
+
+/// What one launch did.
+pub struct Launched {
+    /// Instructions the BRISC retired.
+    pub instructions: u64,
+    /// Bytes the producer wrote into the ring (`HEAD`), pads included.
+    pub ring_bytes: u64,
+    pub stalls: u32,
+    pub dropped: u32,
+    /// Everything read from the ring: during the run (if a consumer was attached) and after.
+    pub readout: Readout,
+}
+
+/// Runs `elf` (the bench kernel) once on a fresh 1x1 Wormhole device whose image is in `dir`.
+pub fn launch(elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<Launched> {
+    std::fs::create_dir_all(dir)?;
+    let mut cfg = DeviceConfig::new(Arch::WormholeB0, (1, 1));
+    cfg.image = Some(dir.join("bench.img"));
+    let mut dev = Device::new(cfg)?;
+    let tile = dev.tiles()[0];
+    let mem = MappedImage::open(dev.image_path())?;
+    let consumer = run.drain_every.is_some();
+    let settings = Settings { recording: run.recording, policy: run.policy, consumer };
+    launch::init_tile(&mem, 0, tile, Arch::WormholeB0, &settings)?;
+    for (i, v) in [run.mode, run.iterations, run.work].into_iter().enumerate() {
+        mem.write_u32(0, tile, example_abi::ARGS + 4 * i as u32, v)?;
+    }
+    dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(elf)?, &elf.display().to_string())?;
+    let profiler_mem = MappedImage::open(dev.image_path())?;
+    let mut drainer = Drainer::attach(&profiler_mem, DrainOptions { consume: true, attach_consumer: consumer })?;
+    let summary = match run.drain_every {
+        Some(every) => {
+            let mut err = None;
+            let s = dev.run_with_hook(every, &mut |_| {
+                if err.is_none() {
+                    err = drainer.drain().err();
+                }
+            })?;
+            if let Some(e) = err {
+                return Err(e.into());
+            }
+            s
+        }
+        None => dev.run()?,
+    };
+    drainer.drain()?;
+    let readout = drainer.finish()?;
+    let word = |off| mem.read_u32(0, tile, profiler::ring_word(Risc::Brisc, off));
+    let hart = summary.hart(0, tile, Risc::Brisc).ok_or("no BRISC in the run summary")?;
+    Ok(Launched {
+        instructions: hart.instructions,
+        ring_bytes: word(ring::HEAD)? as u64,
+        stalls: word(ring::STALLS)?,
+        dropped: word(ring::DROPPED)?,
+        readout,
+    })
+}
