@@ -26,6 +26,7 @@ pub mod launch;
 pub mod markers;
 pub mod oplog;
 pub mod readout;
+pub mod report;
 pub mod resolve;
 pub mod sites;
 pub mod summary;

@@ -1,0 +1,264 @@
+//! Per-op device times from the firmware wrapper zones.
+//!
+//! Every launch on every core records `<RISC>-FW` around the whole launch and
+//! `<RISC>-KERNEL` around the kernel's `main` (`BRISC-*`, `NCRISC-*`, `TRISC-*`; the three
+//! TRISCs share a name and are told apart by their ring). tt-metal's op-level numbers come
+//! from these zones alone, across every core of the op:
+//!
+//! * FW span: first FW start to last FW end; kernel span: first KERNEL start to last
+//!   KERNEL end (`DEVICE FW/KERNEL DURATION`);
+//! * per RISC: first start to last end of that RISC's KERNEL zones;
+//! * per core: first KERNEL start to last KERNEL end on the core (min, max, mean over cores);
+//! * DM start: the kernel span measured from the first BRISC/NCRISC KERNEL start;
+//! * first to last start: last KERNEL start minus first KERNEL start.
+//!
+//! Times are placed on the host timeline with the [`Timebase`] per tile before comparing,
+//! so tiles whose clocks differ are compared correctly. A zone is a wrapper only if its
+//! name is its own ring's wrapper name (`BRISC-FW` on a BRISC ring, ...).
+
+use crate::decode::{RecordKind, NO_RUN};
+use crate::issue::Issue;
+use crate::readout::Readout;
+use crate::resolve::Resolution;
+use crate::timebase::Timebase;
+use riscv_linker::{NocCoord, Risc};
+use std::collections::{BTreeMap, HashMap};
+
+/// A time on one tile: raw cycles and host ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct At {
+    pub tile: NocCoord,
+    pub cycles: u64,
+    pub ns: f64,
+}
+
+/// First start and last end of a set of zones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    pub start: At,
+    pub end: At,
+    /// Latest start (for "first to last start").
+    pub last_start: At,
+}
+
+impl Span {
+    fn new(start: At, end: At) -> Span {
+        Span { start, end, last_start: start }
+    }
+
+    fn add(&mut self, start: At, end: At) {
+        if start.ns < self.start.ns {
+            self.start = start;
+        }
+        if start.ns > self.last_start.ns {
+            self.last_start = start;
+        }
+        if end.ns > self.end.ns {
+            self.end = end;
+        }
+    }
+
+    fn merge(span: &mut Option<Span>, start: At, end: At) {
+        match span {
+            Some(s) => s.add(start, end),
+            None => *span = Some(Span::new(start, end)),
+        }
+    }
+
+    /// `end - start` in ns.
+    pub fn duration_ns(&self) -> f64 {
+        self.end.ns - self.start.ns
+    }
+}
+
+/// One core's wrapper zones in one op.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CoreTimes {
+    pub fw: Option<Span>,
+    pub kernel: Option<Span>,
+    /// RISCs (bit = `Risc::index`) that recorded an FW zone / a KERNEL zone.
+    pub fw_riscs: u8,
+    pub kernel_riscs: u8,
+}
+
+/// The device side of one op (one run id on one chip).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceTimes {
+    pub fw: Option<Span>,
+    pub kernel: Option<Span>,
+    /// First BRISC/NCRISC KERNEL start.
+    pub dm_kernel_start: Option<At>,
+    /// Per RISC (`Risc::index`): its KERNEL zones' span over all cores.
+    pub risc_kernel: [Option<Span>; Risc::COUNT],
+    pub cores: BTreeMap<NocCoord, CoreTimes>,
+    /// Wrapper zones seen more than once on one (core, RISC): the run id was reused.
+    pub repeated: u64,
+}
+
+impl DeviceTimes {
+    /// Cores that recorded an FW zone.
+    pub fn core_count(&self) -> usize {
+        self.cores.values().filter(|c| c.fw.is_some()).count()
+    }
+
+    /// Per-core kernel durations in ns (cores with a KERNEL zone), in core order.
+    pub fn per_core_kernel_ns(&self) -> Vec<f64> {
+        self.cores.values().filter_map(|c| c.kernel.map(|k| k.duration_ns())).collect()
+    }
+}
+
+/// Device times of every (chip, run) that recorded wrapper zones.
+#[derive(Clone, Debug, Default)]
+pub struct Ops {
+    pub by_run: BTreeMap<(u32, u32), DeviceTimes>,
+    pub issues: Vec<Issue>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Wrapper {
+    Fw,
+    Kernel,
+}
+
+/// Collects the wrapper zones of every ring.
+pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Ops {
+    let mut ops = Ops::default();
+    let mut no_timebase = BTreeMap::<u32, u64>::new();
+    for (ri, ring) in readout.rings.iter().enumerate() {
+        let id = ring.id;
+        let r = &ring.records;
+        // One name comparison per (run, site), not per zone.
+        let mut kind_of: HashMap<(u32, u16), Option<Wrapper>> = HashMap::new();
+        let mut seen: HashMap<(u32, Wrapper), u32> = HashMap::new();
+        for i in 0..r.len() {
+            if r.kind[i] != RecordKind::Zone || r.run[i] == NO_RUN {
+                continue;
+            }
+            let (run, site) = (r.run[i], r.site[i]);
+            let w = *kind_of.entry((run, site)).or_insert_with(|| {
+                let name = sites.site(ri, run, site).map(|m| m.name.as_str())?;
+                if name == id.risc.fw_zone() {
+                    Some(Wrapper::Fw)
+                } else if name == id.risc.kernel_zone() {
+                    Some(Wrapper::Kernel)
+                } else {
+                    None
+                }
+            });
+            let Some(w) = w else { continue };
+            let at = |cycles: u64| Some(At { tile: id.tile, cycles, ns: timebase.host_ns(id.chip, id.tile, cycles)? });
+            let (Some(start), Some(end)) = (at(r.start[i]), at(r.end[i])) else {
+                *no_timebase.entry(id.chip).or_default() += 1;
+                continue;
+            };
+            let op = ops.by_run.entry((id.chip, run)).or_default();
+            let n = seen.entry((run, w)).or_default();
+            *n += 1;
+            if *n == 2 {
+                op.repeated += 1;
+            }
+            let core = op.cores.entry(id.tile).or_default();
+            let bit = 1u8 << id.risc.index();
+            match w {
+                Wrapper::Fw => {
+                    Span::merge(&mut op.fw, start, end);
+                    Span::merge(&mut core.fw, start, end);
+                    core.fw_riscs |= bit;
+                }
+                Wrapper::Kernel => {
+                    Span::merge(&mut op.kernel, start, end);
+                    Span::merge(&mut core.kernel, start, end);
+                    Span::merge(&mut op.risc_kernel[id.risc.index()], start, end);
+                    core.kernel_riscs |= bit;
+                    if matches!(id.risc, Risc::Brisc | Risc::Ncrisc)
+                        && op.dm_kernel_start.is_none_or(|d| start.ns < d.ns)
+                    {
+                        op.dm_kernel_start = Some(start);
+                    }
+                }
+            }
+        }
+    }
+    for (chip, n) in no_timebase {
+        ops.issues.push(
+            Issue::error(
+                None,
+                format!("the timebase knows no chip {chip}: {n} wrapper zone(s) of that chip left out of op times"),
+            )
+            .with_count(n),
+        );
+    }
+    for ((chip, run), t) in &ops.by_run {
+        if t.repeated > 0 {
+            ops.issues.push(
+                Issue::warning(
+                    None,
+                    format!(
+                        "device {chip} run {run}: {} core/RISC pair(s) recorded their wrapper zones more than once (run id reused?): \
+                         the op's times span every launch",
+                        t.repeated
+                    ),
+                )
+                .with_count(t.repeated),
+            );
+        }
+    }
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::{self, times, TILES};
+
+    #[test]
+    fn op_spans_come_from_the_wrapper_zones_of_every_core() {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let ops = collect(&r, &res, &Timebase::nominal(fixture::ARCH, 1));
+        assert!(ops.issues.is_empty(), "{:?}", ops.issues);
+        assert_eq!(ops.by_run.keys().copied().collect::<Vec<_>>(), [(0, 1), (0, 2), (0, 3)]);
+        let d = &ops.by_run[&(0, 2)];
+        assert_eq!(d.core_count(), 2);
+        // First FW start: tile 0 BRISC; last end: tile 1 TRISC2.
+        let first = times(2, 0, Risc::Brisc);
+        let last = times(2, 1, Risc::Trisc2);
+        let fw = d.fw.unwrap();
+        assert_eq!(
+            (fw.start.cycles, fw.end.cycles, fw.start.tile, fw.end.tile),
+            (first.fw.0, last.fw.1, TILES[0], TILES[1])
+        );
+        let k = d.kernel.unwrap();
+        assert_eq!((k.start.cycles, k.end.cycles), (first.kernel.0, last.kernel.1));
+        assert_eq!(k.duration_ns(), (last.kernel.1 - first.kernel.0) as f64, "1 GHz nominal: 1 ns per cycle");
+        assert_eq!(k.last_start.cycles, times(2, 1, Risc::Trisc2).kernel.0);
+        assert_eq!(d.dm_kernel_start.unwrap().cycles, first.kernel.0);
+        let t1 = d.risc_kernel[Risc::Trisc1.index()].unwrap();
+        assert_eq!(
+            (t1.start.cycles, t1.end.cycles),
+            (times(2, 0, Risc::Trisc1).kernel.0, times(2, 1, Risc::Trisc1).kernel.1)
+        );
+        let per_core = d.per_core_kernel_ns();
+        let core = |t| (times(2, t, Risc::Trisc2).kernel.1 - times(2, t, Risc::Brisc).kernel.0) as f64;
+        assert_eq!(per_core, [core(0), core(1)]);
+        assert_eq!(d.cores[&TILES[0]].fw_riscs, 0b11111);
+    }
+
+    #[test]
+    fn zones_named_like_another_risc_wrapper_are_not_wrappers_and_unknown_chips_are_reported() {
+        let mut r = fixture::readout();
+        // A BRISC-FW zone on an NCRISC ring does not count as NCRISC's wrapper.
+        let ring = r.rings.iter_mut().find(|x| x.id.risc == Risc::Ncrisc).unwrap();
+        for k in 0..ring.records.len() {
+            if ring.records.site[k] == fixture::site::NCRISC_FW {
+                ring.records.site[k] = fixture::site::BRISC_FW;
+            }
+        }
+        let res = fixture::resolution(&r);
+        let ops = collect(&r, &res, &Timebase::nominal(fixture::ARCH, 1));
+        assert_eq!(ops.by_run[&(0, 1)].cores[&TILES[0]].fw_riscs, 0b11101);
+        let none = collect(&r, &res, &Timebase::nominal(fixture::ARCH, 0));
+        assert!(none.by_run.is_empty());
+        assert!(none.issues[0].to_string().contains("knows no chip 0"), "{}", none.issues[0]);
+    }
+}

@@ -1,0 +1,203 @@
+//! Joining the op log with the device's per-op times, and checking that they describe the
+//! same run.
+
+use super::device::{DeviceTimes, Ops};
+use super::{unrelated, OpRow, Row};
+use crate::error::Result;
+use crate::issue::Issue;
+use crate::oplog::{OpLog, OpLogEntry, OpRecord};
+use std::collections::{BTreeMap, HashMap};
+
+/// At most this many core/RISC pairs are named in one issue.
+const EXAMPLES: usize = 6;
+
+pub(super) fn join(oplog: &OpLog, mut device: Ops) -> Result<(Vec<Row>, Vec<Issue>)> {
+    let mut issues = std::mem::take(&mut device.issues);
+    check_related(oplog, &device)?;
+    let log = oplog.path.display();
+    // (host time, log order) -> row
+    let mut rows: Vec<(u64, usize, Row)> = Vec::new();
+    let mut first_entry: HashMap<(u32, u32), usize> = HashMap::new();
+    for (n, entry) in oplog.entries.iter().enumerate() {
+        match entry {
+            OpLogEntry::Signpost(s) => rows.push((s.host_ns, n, Row::Signpost(s.clone()))),
+            OpLogEntry::Op(op) => {
+                if let Some(first) = first_entry.insert((op.device, op.run_id), n) {
+                    issues.push(Issue::error(
+                        None,
+                        format!(
+                            "op log {log}: entries {} and {} both claim run {} on device {}: the device times go to the \
+                             first ({}), the second ({}) gets none",
+                            first + 1,
+                            n + 1,
+                            op.run_id,
+                            op.device,
+                            op_code_of(oplog, first),
+                            op.op_code
+                        ),
+                    ));
+                    first_entry.insert((op.device, op.run_id), first);
+                }
+                let times = device.by_run.remove(&(op.device, op.run_id));
+                match &times {
+                    None => issues.push(Issue::error(
+                        None,
+                        format!(
+                            "op {} (run {}, device {}) from op log {log}: the device recorded no FW/KERNEL wrapper zones \
+                             for it on any core (did it run? was the readout taken after it finished?): its device columns \
+                             are empty",
+                            op.op_code, op.run_id, op.device
+                        ),
+                    )),
+                    Some(t) => issues.extend(check_cores(op, t)),
+                }
+                rows.push((op.host_start_ns, n, Row::Op(Box::new(op_row(op, times, &mut issues)))));
+            }
+        }
+    }
+    for ((chip, run), t) in &device.by_run {
+        issues.push(Issue::error(
+            None,
+            format!(
+                "device {chip} ran run {run} (wrapper zones on {} core(s)) but op log {log} has no op with that run id on \
+                 that device: the report has no row for it",
+                t.cores.len()
+            ),
+        ));
+    }
+    rows.sort_by_key(|(t, n, _)| (*t, *n));
+    let mut rows: Vec<Row> = rows.into_iter().map(|(_, _, r)| r).collect();
+    set_op_to_op(&mut rows);
+    Ok((rows, issues))
+}
+
+fn op_code_of(oplog: &OpLog, entry: usize) -> &str {
+    match &oplog.entries[entry] {
+        OpLogEntry::Op(o) => &o.op_code,
+        OpLogEntry::Signpost(s) => &s.name,
+    }
+}
+
+/// An op log that names ops, against a device that ran ops, with none in common, is the
+/// wrong log (or the wrong device image): a hard error rather than a report of empty rows.
+fn check_related(oplog: &OpLog, device: &Ops) -> Result<()> {
+    let logged: Vec<(u32, u32)> = oplog.ops().map(|o| (o.device, o.run_id)).collect();
+    let ran: Vec<(u32, u32)> = device.by_run.keys().copied().collect();
+    if logged.iter().any(|k| device.by_run.contains_key(k)) || (logged.is_empty() && ran.is_empty()) {
+        return Ok(());
+    }
+    let list = |v: &[(u32, u32)]| {
+        let mut s: Vec<String> = v.iter().take(8).map(|(d, r)| format!("run {r} on device {d}")).collect();
+        if v.len() > 8 {
+            s.push(format!("... ({} in all)", v.len()));
+        }
+        s.join(", ")
+    };
+    Err(unrelated(
+        oplog,
+        if ran.is_empty() {
+            format!(
+                "names {} op(s) ({}), but the readout holds no FW/KERNEL wrapper zones at all: nothing ran with profiling \
+                 on, or the device memory is not from this run",
+                logged.len(),
+                list(&logged)
+            )
+        } else if logged.is_empty() {
+            format!("names no ops, but the device ran {}: the op log is not the one this run wrote", list(&ran))
+        } else {
+            format!(
+                "does not match the device run: it names {}, the device ran {}: is it the op log of this run?",
+                list(&logged),
+                list(&ran)
+            )
+        },
+    ))
+}
+
+/// Core/RISC pairs the op names in its kernel bindings that recorded no FW or no KERNEL zone.
+fn check_cores(op: &OpRecord, t: &DeviceTimes) -> Option<Issue> {
+    let mut missing = Vec::new();
+    let mut unknown_riscs = Vec::new();
+    for k in &op.kernels {
+        let Some(risc) = k.risc() else {
+            unknown_riscs.push(k.risc.clone());
+            continue;
+        };
+        let bit = 1u8 << risc.index();
+        for c in &k.cores {
+            let tile = riscv_linker::NocCoord::new(c[0], c[1]);
+            let core = t.cores.get(&tile).copied().unwrap_or_default();
+            let what = match (core.fw_riscs & bit != 0, core.kernel_riscs & bit != 0) {
+                (true, true) => continue,
+                (false, false) => format!("{} and {}", risc.fw_zone(), risc.kernel_zone()),
+                (false, true) => risc.fw_zone().to_string(),
+                (true, false) => risc.kernel_zone().to_string(),
+            };
+            missing.push((tile, risc, what));
+        }
+    }
+    let mut text = Vec::new();
+    if !missing.is_empty() {
+        let examples: Vec<String> = missing
+            .iter()
+            .take(EXAMPLES)
+            .map(|(tile, risc, what)| format!("{risc} on tile {tile} (no {what})"))
+            .collect();
+        let more =
+            if missing.len() > EXAMPLES { format!(", and {} more", missing.len() - EXAMPLES) } else { String::new() };
+        text.push(format!(
+            "{} core/RISC pair(s) the op log names recorded no wrapper zones: {}{more} (kernel still running, or its records \
+             dropped?): the op's times cover only the cores that did",
+            missing.len(),
+            examples.join(", ")
+        ));
+    }
+    if !unknown_riscs.is_empty() {
+        text.push(format!("the op log names unknown RISC(s) {:?} (expected BRISC, NCRISC, TRISC_0..2)", unknown_riscs));
+    }
+    (!text.is_empty()).then(|| {
+        Issue::error(None, format!("op {} (run {}, device {}): {}", op.op_code, op.run_id, op.device, text.join("; ")))
+            .with_count(missing.len() as u64)
+    })
+}
+
+/// The fidelity tt-perf-report's matmul analysis needs when the op log gives none.
+const DEFAULT_MATMUL_FIDELITY: &str = "HiFi4";
+
+fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -> OpRow {
+    let attr = |k: &str| op.attributes.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let mut math_fidelity = attr("math_fidelity").or_else(|| attr("MATH FIDELITY"));
+    if math_fidelity.is_none() && op.op_code.contains("Matmul") {
+        issues.push(Issue::warning(
+            None,
+            format!(
+                "op {} (run {}, device {}) has no \"math_fidelity\" attribute; tt-perf-report's matmul analysis stops without \
+                 MATH FIDELITY, so {DEFAULT_MATMUL_FIDELITY} was written (record the real one in the op's attributes)",
+                op.op_code, op.run_id, op.device
+            ),
+        ));
+        math_fidelity = Some(DEFAULT_MATMUL_FIDELITY.into());
+    }
+    OpRow { op: op.clone(), device, op_to_op_ns: None, op_to_op_dm_ns: None, math_fidelity }
+}
+
+/// Sets each op's latency from the previous op with device times on the same device.
+fn set_op_to_op(rows: &mut [Row]) {
+    let mut prev_end: BTreeMap<u32, f64> = BTreeMap::new();
+    for row in rows.iter_mut() {
+        let Row::Op(o) = row else { continue };
+        let Some(kernel) = o.device.as_ref().and_then(|d| d.kernel) else { continue };
+        let dm_start = o.device.as_ref().and_then(|d| d.dm_kernel_start).map_or(kernel.start.ns, |a| a.ns);
+        match prev_end.get(&o.op.device) {
+            Some(&end) => {
+                o.op_to_op_ns = Some(kernel.start.ns - end);
+                o.op_to_op_dm_ns = Some(dm_start - end);
+            }
+            None => {
+                o.op_to_op_ns = Some(0.0);
+                o.op_to_op_dm_ns = Some(0.0);
+            }
+        }
+        prev_end.insert(o.op.device, kernel.end.ns);
+    }
+}
