@@ -56,7 +56,7 @@ pub struct Drainer<'m> {
     pending: Vec<(RingId, usize)>,
     issues: Vec<Issue>,
     bus_start: u64,
-    /// No drain since `attach`: its discovery is fresh, so the first drain does not repeat it.
+    /// Set by `attach`; lets `drain_after_attach` skip repeating its probes.
     just_attached: bool,
 }
 
@@ -140,17 +140,28 @@ impl<'m> Drainer<'m> {
 
     /// Reads every ring's new records once; with `consume`, frees them.
     pub fn drain(&mut self) -> Result<DrainStats> {
+        self.just_attached = false;
+        self.drain_inner()
+    }
+
+    /// `attach` immediately followed by one drain (nothing can have launched in between, so
+    /// the probes `attach` just made are not repeated).
+    pub(crate) fn drain_after_attach(&mut self) -> Result<DrainStats> {
+        self.drain_inner()
+    }
+
+    fn drain_inner(&mut self) -> Result<DrainStats> {
         let before = self.mem.bytes_read();
-        // Rings (and tiles) that were unused so far may have started since: a kernel can
-        // launch between `attach` and any drain, the first one included. Only tiles
-        // `attach` itself just probed are not probed again.
-        let just_attached = std::mem::take(&mut self.just_attached);
-        if !just_attached && self.tiles.iter().any(|t| t.state.is_none()) {
-            self.discover()?;
-        }
-        for (id, tile_index) in std::mem::take(&mut self.pending) {
-            if !self.add_ring(id, tile_index)? {
-                self.pending.push((id, tile_index));
+        // Tiles and rings unused so far may have started since: a kernel can launch between
+        // `attach` and any drain, the first one included.
+        if !std::mem::take(&mut self.just_attached) {
+            if self.tiles.iter().any(|t| t.state.is_none()) {
+                self.discover()?;
+            }
+            for (id, tile_index) in std::mem::take(&mut self.pending) {
+                if !self.add_ring(id, tile_index)? {
+                    self.pending.push((id, tile_index));
+                }
             }
         }
         let mut stats = DrainStats::default();

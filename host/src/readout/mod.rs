@@ -127,6 +127,6 @@ impl Readout {
 /// Reads every ring of every chip once. With `consume`, `TAIL` is advanced past what was read.
 pub fn read(mem: &dyn DeviceMemory, consume: bool) -> Result<Readout> {
     let mut d = Drainer::attach(mem, DrainOptions { consume, attach_consumer: false })?;
-    d.drain()?;
+    d.drain_after_attach()?;
     d.finish()
 }
