@@ -79,7 +79,13 @@ pub fn build_kernel_set(arch: Arch, profile: bool, names: &[&'static str], dir: 
     Ok(elfs)
 }
 
-fn op_record(spec: &OpSpec, run_id: u32, tiles: &[NocCoord], host: (u64, u64), elfs: &BTreeMap<&str, PathBuf>) -> OpRecord {
+/// An ELF path as the op log in `dir` should name it: relative to `dir` when inside it (the
+/// op log resolves relative paths against its own directory, so the folder can move).
+fn logged_path(elf: &Path, dir: &Path) -> PathBuf {
+    elf.strip_prefix(dir).map(Path::to_path_buf).unwrap_or_else(|_| std::path::absolute(elf).unwrap_or_else(|_| elf.to_path_buf()))
+}
+
+fn op_record(spec: &OpSpec, run_id: u32, tiles: &[NocCoord], host: (u64, u64), elfs: &BTreeMap<&str, PathBuf>, dir: &Path) -> OpRecord {
     let (inputs, outputs) = ops::tensors(spec, tiles.len());
     let mut attributes = serde_json::Map::new();
     attributes.insert("tiles_per_core".into(), spec.tiles.into());
@@ -97,7 +103,7 @@ fn op_record(spec: &OpSpec, run_id: u32, tiles: &[NocCoord], host: (u64, u64), e
             .iter()
             .map(|(name, risc)| KernelBinding {
                 risc: risc.name().into(),
-                elf: elfs[name].clone(),
+                elf: logged_path(&elfs[name], dir),
                 cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
             })
             .collect(),
@@ -167,7 +173,7 @@ pub fn run(s: &Scenario, elfs: &BTreeMap<&str, PathBuf>, mut progress: impl FnMu
             tiles.len(),
             summary.instructions() as f64 / 1e6,
         ));
-        log.op(&op_record(spec, run_id, &tiles, (start, end), elfs))?;
+        log.op(&op_record(spec, run_id, &tiles, (start, end), elfs, &s.out))?;
     }
     drainer.drain()?;
     Ok(Outcome { readout: drainer.finish()?, oplog, image: dev.image_path().to_path_buf(), tiles, instructions })
