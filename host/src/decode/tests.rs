@@ -1,4 +1,4 @@
-//! The fast decoder against the reference decoder `ttprof_rt::wire::decode`: on generated
+//! The fast decoders (rich and compact tables) against the reference decoder `ttprof_rt::wire::decode`: on generated
 //! record streams (which must also decode back to exactly what was encoded) and on a seeded
 //! corpus of random and damaged bytes (which must never panic, and must fail at the same
 //! byte with the same error).
@@ -43,12 +43,21 @@ fn reference(bytes: &[u8], mut reference: u64) -> (Vec<Record>, End) {
     }
 }
 
+/// Decodes with both fast paths (the rich table and the compact table, from the same
+/// state), checks they agree row for row and in their final state, and returns the records.
 fn fast(bytes: &[u8], decoder: &mut Decoder) -> (Vec<Record>, End) {
-    let mut out = Records::new();
-    let end = match decoder.decode(bytes, &mut out) {
+    let as_end = |r: Result<Stop, DecodeError>| match r {
         Ok(s) => End::Stop(s),
         Err(e) => End::Error(e),
     };
+    let mut compact_decoder = *decoder;
+    let mut out = Records::new();
+    let end = as_end(decoder.decode(bytes, &mut out));
+    let mut table = ZoneTable::new();
+    let compact_end = as_end(compact_decoder.decode_compact(bytes, &mut table));
+    assert_eq!(compact_end, end, "compact and rich decoders stop alike");
+    assert_eq!(compact_decoder, *decoder, "compact and rich decoders end in the same state");
+    assert_eq!(table.to_records(), out, "compact table rows equal the rich rows");
     ((0..out.len()).map(|i| out.record(i).unwrap()).collect(), end)
 }
 
@@ -129,6 +138,20 @@ fn generated_streams_decode_exactly_in_any_split() {
         }
         let back: Vec<Record> = (0..got.len()).map(|i| got.record(i).unwrap()).collect();
         assert_eq!(back, records, "case {case} in pieces");
+        // The compact table, in other pieces, into one table.
+        let mut c = Decoder { reference: start, run: NO_RUN };
+        let mut table = ZoneTable::new();
+        let mut from = 0;
+        while from < bytes.len() {
+            let k = ends.partition_point(|&e| e <= from) + rng.below(6) as usize;
+            let to = ends.get(k).copied().unwrap_or(bytes.len());
+            assert_eq!(c.decode_compact(&bytes[from..to], &mut table), Ok(Stop::End));
+            from = to;
+        }
+        assert_eq!(table.to_records(), got, "case {case}: compact table in pieces");
+        assert_eq!(c, d);
+        let zones = records.iter().filter(|r| matches!(r, Record::Zone { .. })).count();
+        assert_eq!(table.zones(), zones);
         let last_run = records.iter().rev().find_map(|r| if let Record::Run { run_id, .. } = r { Some(*run_id) } else { None });
         assert_eq!(d.run, last_run.unwrap_or(NO_RUN));
     }

@@ -1,9 +1,14 @@
 //! Draining rings repeatedly, with per-ring decoder state kept across drains.
+//!
+//! Bus cost: `attach` reads each tile's control block and each ring's control words once;
+//! a drain then reads one word per ring (`HEAD`) and the live spans; [`Drainer::finish`]
+//! reads each ring's counters once more. Decoded records go to each ring's compact
+//! [`ZoneTable`]; the rich [`Records`] view is built per ring when records are handed out.
 
-use super::control::{self, RingControl, DRAIN_FIRST, DRAIN_WORDS, RING_WORDS, TILE_WORDS};
-use super::span::{Span, SpanDecoder, SpanStats};
+use super::control::{self, RingControl, RING_WORDS, TILE_WORDS};
+use super::ring::{final_issues, RingEntry};
 use super::{Readout, RingId, RingReport};
-use crate::decode::{RecordKind, Records};
+use crate::decode::{Records, ZoneTable};
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
@@ -24,6 +29,7 @@ pub struct DrainOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DrainStats {
     pub records: u64,
+    pub zones: u64,
     pub payload_bytes: u64,
     pub bus_bytes: u64,
 }
@@ -33,17 +39,6 @@ struct TileEntry {
     tile: NocCoord,
     /// Whether the tile block was valid (else re-checked at every drain while unused).
     state: Option<bool>,
-}
-
-struct RingEntry {
-    report: RingReport,
-    span: SpanDecoder,
-    /// Consumed position (our copy of `TAIL`).
-    tail: u32,
-    /// Control words read by `attach`, used by the first drain instead of a second read.
-    fresh: bool,
-    /// Position of the tile in device order (rings are kept in chip, tile, RISC order).
-    tile_index: usize,
 }
 
 /// Drains every ring of a device, repeatedly.
@@ -58,6 +53,8 @@ pub struct Drainer<'m> {
     bus_start: u64,
     /// Set by `attach`; lets `drain_after_attach` skip repeating its probes.
     just_attached: bool,
+    /// Keep each ring's decoded bytes ([`Drainer::keep_payload`]).
+    keep_payload: bool,
 }
 
 impl<'m> Drainer<'m> {
@@ -70,7 +67,7 @@ impl<'m> Drainer<'m> {
                 tiles.push(TileEntry { chip, tile, state: None });
             }
         }
-        let mut d = Drainer { mem, opts, tiles, rings: Vec::new(), pending: Vec::new(), issues: Vec::new(), bus_start: mem.bytes_read(), just_attached: true };
+        let mut d = Drainer { mem, opts, tiles, rings: Vec::new(), pending: Vec::new(), issues: Vec::new(), bus_start: mem.bytes_read(), just_attached: true, keep_payload: false };
         d.discover()?;
         Ok(d)
     }
@@ -132,7 +129,7 @@ impl<'m> Drainer<'m> {
         let mut report = RingReport::new(id);
         report.control = c;
         report.bus_bytes = self.mem.bytes_read() - before;
-        self.rings.push(RingEntry { report, span: SpanDecoder::default(), tail: c.tail, fresh: true, tile_index });
+        self.rings.push(RingEntry::new(report, tile_index, self.keep_payload));
         // Keep rings in device order (chip, tile, RISC) whenever they appear.
         self.rings.sort_by_key(|r| (r.tile_index, r.report.id.risc));
         Ok(true)
@@ -166,24 +163,51 @@ impl<'m> Drainer<'m> {
         }
         let mut stats = DrainStats::default();
         for entry in &mut self.rings {
-            let n = entry.report.records.len();
-            let p = entry.report.payload_bytes;
-            drain_ring(self.mem, self.opts, entry, &mut self.issues)?;
-            stats.records += (entry.report.records.len() - n) as u64;
+            let (n, z, p) = (entry.rows, entry.zones, entry.report.payload_bytes);
+            entry.drain(self.mem, self.opts.consume, &mut self.issues)?;
+            stats.records += entry.rows - n;
+            stats.zones += entry.zones - z;
             stats.payload_bytes += entry.report.payload_bytes - p;
         }
         stats.bus_bytes = self.mem.bytes_read() - before;
         Ok(stats)
     }
 
-    /// Moves the records decoded so far out of the drainer (for streaming consumers);
-    /// counts and decoder state stay.
+    /// From now on, every ring keeps a copy of the bytes it decodes (its payload stream,
+    /// which decodes again to the same records from a fresh `Decoder`): see
+    /// [`Drainer::take_payload`]. For capture, which stores that stream instead of tables.
+    pub fn keep_payload(&mut self) {
+        self.keep_payload = true;
+        for r in &mut self.rings {
+            r.span.keep_payload();
+        }
+    }
+
+    /// Moves each ring's decoded bytes kept since the last call out of the drainer.
+    pub fn take_payload(&mut self) -> Vec<(RingId, Vec<u8>)> {
+        self.rings.iter_mut().map(|r| (r.report.id, r.span.take_payload())).filter(|(_, p)| !p.is_empty()).collect()
+    }
+
+    /// Moves the records decoded so far out of the drainer as rich tables (for streaming
+    /// consumers); counts and decoder state stay.
     pub fn take_records(&mut self) -> Vec<(RingId, Records)> {
+        self.take_zones().into_iter().map(|(id, t)| (id, t.to_records())).collect()
+    }
+
+    /// Moves the records decoded so far out of the drainer as compact tables; counts and
+    /// decoder state stay.
+    pub fn take_zones(&mut self) -> Vec<(RingId, ZoneTable)> {
         self.rings
             .iter_mut()
-            .filter(|r| !r.report.records.is_empty())
-            .map(|r| (r.report.id, std::mem::take(&mut r.report.records)))
+            .filter(|r| !r.table.is_empty())
+            .map(|r| (r.report.id, std::mem::take(&mut r.table)))
             .collect()
+    }
+
+    /// The rings found so far, with their counts (their `records` stay empty until
+    /// [`Drainer::finish`]).
+    pub fn reports(&self) -> impl Iterator<Item = &RingReport> {
+        self.rings.iter().map(|r| &r.report)
     }
 
     /// Issues found so far.
@@ -191,109 +215,32 @@ impl<'m> Drainer<'m> {
         &self.issues
     }
 
-    /// Detaches (clears `CONSUMER` if it was set) and returns everything read.
+    /// Reads each ring's counters (`DROPPED`, `STALLS`, `STATE`, ...) and drains what was
+    /// published since the last drain, then detaches (clears `CONSUMER` if it was set) and
+    /// returns everything read, each ring's records as the rich view of its table.
     pub fn finish(mut self) -> Result<Readout> {
+        for r in &mut self.rings {
+            r.refresh(self.mem, self.opts.consume, &mut self.issues)?;
+        }
         if self.opts.attach_consumer {
             for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
                 self.mem.write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0)?;
             }
         }
         let g = self.mem.geometry();
-        for r in &self.rings {
+        let mut rings = Vec::with_capacity(self.rings.len());
+        for mut r in self.rings {
+            r.report.records = std::mem::take(&mut r.table).to_records();
             self.issues.extend(final_issues(&r.report));
+            rings.push(r.report);
         }
         Ok(Readout {
             geometry: g,
             tiles: self.tiles.len() as u32,
             unused_tiles: self.tiles.iter().filter(|t| t.state.is_none()).count() as u32,
-            rings: self.rings.into_iter().map(|r| r.report).collect(),
+            rings,
             issues: self.issues,
             bus_bytes: self.mem.bytes_read() - self.bus_start,
         })
     }
-}
-
-fn drain_ring(mem: &dyn DeviceMemory, opts: DrainOptions, e: &mut RingEntry, issues: &mut Vec<Issue>) -> Result<()> {
-    let id = e.report.id;
-    let before = mem.bytes_read();
-    if !std::mem::take(&mut e.fresh) {
-        let mut w = [0u32; DRAIN_WORDS];
-        mem.read_words(id.chip, id.tile, profiler::ring_block(id.risc) + DRAIN_FIRST, &mut w)?;
-        e.report.control.set_live(&w);
-    }
-    let mut c = e.report.control;
-    c.tail = e.tail;
-    e.report.dropped = c.dropped;
-    e.report.stalls = c.stalls;
-    e.report.state = c.state;
-    if e.report.corrupt.is_none() {
-        if let Err(what) = control::check_positions(&c) {
-            issues.push(Issue::error(Some(id.location()), what));
-            e.report.corrupt = Some("control words".into());
-        }
-    }
-    let head = c.head;
-    if e.report.corrupt.is_some() {
-        // Skip what the producer wrote since: it cannot be decoded without the lost state.
-        let skipped = head.wrapping_sub(e.tail);
-        if skipped <= c.capacity {
-            e.report.skipped_bytes += skipped as u64;
-            e.tail = head;
-        }
-    } else if head != e.tail {
-        let n = e.report.records.len();
-        let mut stats = SpanStats::default();
-        let base = profiler::ring_data(id.risc).start;
-        let span = Span { tail: e.tail, head, capacity: c.capacity };
-        let read = |off: u32, w: &mut [u32]| mem.read_words(id.chip, id.tile, base + off, w);
-        let result = e.span.decode(span, read, &mut e.report.records, &mut stats);
-        e.report.payload_bytes += stats.payload_bytes;
-        e.report.skipped_bytes += stats.skipped_bytes;
-        e.report.losses_in_band += loss_count(&e.report.records, n);
-        if let Err(err) = result {
-            let consumed = stats.payload_bytes + stats.skipped_bytes;
-            e.report.skipped_bytes += head.wrapping_sub(e.tail) as u64 - consumed;
-            issues.push(
-                Issue::error(Some(id.location()), format!("{err}; the rest of this ring is skipped"))
-                    .with_count(head.wrapping_sub(e.tail) as u64 - consumed),
-            );
-            e.report.corrupt = Some(err.to_string());
-        }
-        e.tail = head;
-    }
-    if opts.consume && e.report.control.tail != e.tail {
-        mem.write_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::TAIL), e.tail)?;
-        e.report.control.tail = e.tail;
-    }
-    e.report.bus_bytes += mem.bytes_read() - before;
-    Ok(())
-}
-
-fn loss_count(r: &Records, from: usize) -> u64 {
-    (from..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss).map(|i| r.count[i] as u64).sum()
-}
-
-/// Warnings about a ring's final state.
-fn final_issues(r: &RingReport) -> Vec<Issue> {
-    let at = Some(r.id.location());
-    let mut out = super::checks::launch_times(&r.records, at);
-    if r.dropped > 0 {
-        out.push(
-            Issue::warning(
-                at,
-                format!(
-                    "{} record(s) dropped because the ring was full (Drop policy, or Block without a consumer); \
-                     {} reported in-band by Loss records, the rest are pending until the producer's next record",
-                    r.dropped, r.losses_in_band
-                ),
-            )
-            .with_count(r.dropped as u64),
-        );
-    }
-    if r.state & (1 << 2) != 0 {
-        out.push(Issue::error(at, "the kernel panicked (STATE bit 2); its zones up to the panic were read"));
-    } else if r.state & ring::STATE_RUNNING != 0 {
-        out.push(Issue::warning(at, "a kernel is still running: records after the last published HEAD are not read yet"));
-    }
-    out
 }

@@ -1,8 +1,9 @@
 //! Reading the rings out of device memory.
 //!
 //! For each chip, tile and RISC: read the tile and ring control words, validate them, then
-//! read **only** the live span `[TAIL, HEAD)` of the ring ([`span`]), decode it, and
-//! optionally write `TAIL` to free the space (consume). Nothing else of L1 is read.
+//! read **only** the live span `[TAIL, HEAD)` of the ring ([`span`]), decode it into the
+//! compact zone table, and optionally write `TAIL` to free the space (consume). Nothing else
+//! of L1 is read; repeated drains read one control word per ring (`HEAD`).
 //!
 //! [`Drainer`] does this repeatedly while kernels run (streaming, or an in-process
 //! consumer), keeping each ring's decoder state between drains; [`read`] is one drain.
@@ -12,6 +13,7 @@
 pub mod checks;
 pub mod control;
 mod drainer;
+mod ring;
 pub mod span;
 
 pub use drainer::{DrainOptions, DrainStats, Drainer};
@@ -41,7 +43,8 @@ impl RingId {
 #[derive(Clone, Debug)]
 pub struct RingReport {
     pub id: RingId,
-    /// Decoded records, in ring order (non-decreasing time).
+    /// Decoded records, in ring order (non-decreasing time): the rich view, filled by
+    /// [`Drainer::finish`] with what was not taken before ([`Drainer::take_zones`]).
     pub records: Records,
     /// The control words as last read.
     pub control: control::RingControl,
@@ -64,7 +67,7 @@ pub struct RingReport {
 }
 
 impl RingReport {
-    fn new(id: RingId) -> RingReport {
+    pub fn new(id: RingId) -> RingReport {
         RingReport {
             id,
             records: Records::new(),

@@ -10,7 +10,7 @@
 //! the skipped bytes. A `PAD` or short remainder anywhere but before the ring's end, or a
 //! span ending inside a record, means the ring is corrupt.
 
-use crate::decode::{DecodeError, Decoder, Records, Stop};
+use crate::decode::{DecodeError, Decoder, Records, Stop, ZoneTable};
 use crate::error::Result;
 use std::fmt;
 
@@ -54,27 +54,58 @@ pub struct Span {
     pub capacity: u32,
 }
 
-/// One ring's decoding state across spans: the decoder and reusable read buffers.
+/// One ring's decoding state across spans: the decoder, reusable read buffers, and
+/// optionally a copy of every decoded byte (the ring's payload stream, which decodes to the
+/// same records again from `Decoder::default()`).
 #[derive(Clone, Debug, Default)]
 pub struct SpanDecoder {
     pub decoder: Decoder,
     words: Vec<u32>,
     bytes: Vec<u8>,
+    payload: Option<Vec<u8>>,
+}
+
+/// Where a span's records go: the compact table (the readout's hot path) or the rich view.
+pub trait SpanOutput {
+    /// Decodes one piece with `d` into `self`.
+    fn decode_piece(&mut self, d: &mut Decoder, bytes: &[u8]) -> Result<Stop, DecodeError>;
+}
+
+impl SpanOutput for ZoneTable {
+    fn decode_piece(&mut self, d: &mut Decoder, bytes: &[u8]) -> Result<Stop, DecodeError> {
+        d.decode_compact(bytes, self)
+    }
+}
+
+impl SpanOutput for Records {
+    fn decode_piece(&mut self, d: &mut Decoder, bytes: &[u8]) -> Result<Stop, DecodeError> {
+        d.decode(bytes, self)
+    }
 }
 
 impl SpanDecoder {
     pub fn new(decoder: Decoder) -> SpanDecoder {
-        SpanDecoder { decoder, words: Vec::new(), bytes: Vec::new() }
+        SpanDecoder { decoder, words: Vec::new(), bytes: Vec::new(), payload: None }
+    }
+
+    /// From now on, keep a copy of every decoded byte (see [`SpanDecoder::take_payload`]).
+    pub fn keep_payload(&mut self) {
+        self.payload.get_or_insert_with(Vec::new);
+    }
+
+    /// The decoded bytes kept since the last call (empty unless [`SpanDecoder::keep_payload`]).
+    pub fn take_payload(&mut self) -> Vec<u8> {
+        self.payload.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Decodes `span`. `read(offset, words)` reads whole words at a 4-aligned ring offset.
-    /// Records go to `out` and counts to `stats`; on error both keep what came before the
-    /// bad record.
+    /// Records go to `out` (a [`ZoneTable`] or [`Records`]) and counts to `stats`; on error
+    /// both keep what came before the bad record.
     pub fn decode(
         &mut self,
         span: Span,
         read: impl FnMut(u32, &mut [u32]) -> Result<()>,
-        out: &mut Records,
+        out: &mut impl SpanOutput,
         stats: &mut SpanStats,
     ) -> Result<(), SpanError> {
         decode_span(read, span, self, out, stats)
@@ -85,7 +116,7 @@ fn decode_span(
     mut read: impl FnMut(u32, &mut [u32]) -> Result<()>,
     Span { tail, head, capacity }: Span,
     state: &mut SpanDecoder,
-    out: &mut Records,
+    out: &mut impl SpanOutput,
     stats: &mut SpanStats,
 ) -> Result<(), SpanError> {
     let mut pos = tail;
@@ -107,14 +138,30 @@ fn decode_span(
         stats.read_bytes += piece.1;
         let bytes = &state.bytes[piece.0..piece.0 + avail as usize];
         let reaches_end = avail == to_end;
-        let stop = state.decoder.decode(bytes, out).map_err(|e: DecodeError| SpanError::Corrupt {
+        let result = out.decode_piece(&mut state.decoder, bytes);
+        if let Some(kept) = &mut state.payload {
+            let good = match result {
+                Ok(Stop::End) => bytes.len(),
+                Ok(Stop::Pad { at } | Stop::Short { at }) => at,
+                Err(e) => e.at,
+            };
+            kept.extend_from_slice(&bytes[..good]);
+        }
+        // Records before a bad one were decoded: their bytes count as payload.
+        let decoded = match result {
+            Ok(Stop::End) => avail,
+            Ok(Stop::Pad { at } | Stop::Short { at }) => at as u32,
+            Err(e) => e.at as u32,
+        };
+        stats.payload_bytes += decoded as u64;
+        let stop = result.map_err(|e: DecodeError| SpanError::Corrupt {
             pos: pos.wrapping_add(e.at as u32),
             offset: offset + e.at as u32,
             what: e.to_string(),
         })?;
-        let decoded = match stop {
-            Stop::End => avail,
-            Stop::Pad { at } | Stop::Short { at } if reaches_end => at as u32,
+        match stop {
+            Stop::End => {}
+            Stop::Pad { .. } | Stop::Short { .. } if reaches_end => {}
             Stop::Pad { at } => {
                 return Err(SpanError::Corrupt {
                     pos: pos.wrapping_add(at as u32),
@@ -129,8 +176,7 @@ fn decode_span(
                     what: format!("HEAD cuts the record at this position after {} bytes", avail - at as u32),
                 })
             }
-        };
-        stats.payload_bytes += decoded as u64;
+        }
         stats.skipped_bytes += (avail - decoded) as u64;
         pos = pos.wrapping_add(avail);
     }

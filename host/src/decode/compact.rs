@@ -1,0 +1,205 @@
+//! The compact zone table: what the fast decoder writes.
+//!
+//! One row per record, in ring order, in three dense columns: `end` (u64, the record's
+//! time), `duration` (u32) and `site` (u16) - 14 bytes per row, against 35 for the rich
+//! [`Records`] view. Almost every row of a dense ring is a plain zone, and a plain zone is
+//! exactly those three values. Everything else lives in two sparse side tables:
+//!
+//! * [`Extra`]: rows that are not plain zones (events, data, sums, `Time`, `Run`, `Loss`,
+//!   zones with a value) and zones whose duration does not fit 32 bits (their `duration` is
+//!   [`LONG`] and the start is in the extra entry). Sorted by row.
+//! * [`RunMark`]: the rows where a `Run` record sets a new run id. A row's run is that of the
+//!   last mark at or before it, or [`ZoneTable::first_run`] before any mark.
+//!
+//! [`ZoneTable::to_records`] builds the rich view ([`Records`]) of a table, e.g. per ring for
+//! output code; [`Rows`] walks the rows in order with cursors into the side tables.
+
+use super::records::{RecordKind, Records, NO_RUN};
+use ttprof_rt::wire::SiteId;
+
+/// `duration` of a row whose true duration (or start) is in its [`Extra`] entry.
+pub const LONG: u32 = u32::MAX;
+
+/// The fields of a row that is not a plain zone with a 32-bit duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extra {
+    pub row: u64,
+    pub kind: RecordKind,
+    /// `Sum`: measurements; `Loss`: records dropped.
+    pub count: u32,
+    /// `ValueZone`: the value; `Data`: the payload; `Sum`: total cycles; `Run`: the run id;
+    /// `Loss`: first run (low 32 bits) and last run (high 32 bits).
+    pub value: u64,
+    /// The row's start (zones: `end - duration`; points: the time; `Loss`: the first drop).
+    pub start: u64,
+}
+
+/// A `Run` record at `row` sets the run id to `run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunMark {
+    pub row: u64,
+    pub run: u32,
+}
+
+/// Decoded records of one ring, compact (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZoneTable {
+    pub end: Vec<u64>,
+    pub duration: Vec<u32>,
+    pub site: Vec<SiteId>,
+    pub extra: Vec<Extra>,
+    pub runs: Vec<RunMark>,
+    /// Run id of rows before the first [`RunMark`] ([`NO_RUN`] before any `Run` record).
+    pub first_run: u32,
+}
+
+impl Default for ZoneTable {
+    fn default() -> ZoneTable {
+        ZoneTable::new()
+    }
+}
+
+/// One row, with every field resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub kind: RecordKind,
+    pub site: SiteId,
+    pub start: u64,
+    pub end: u64,
+    pub value: u64,
+    pub count: u32,
+    pub run: u32,
+}
+
+impl ZoneTable {
+    pub const fn new() -> ZoneTable {
+        ZoneTable { end: Vec::new(), duration: Vec::new(), site: Vec::new(), extra: Vec::new(), runs: Vec::new(), first_run: NO_RUN }
+    }
+
+    pub fn len(&self) -> usize {
+        self.end.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end.is_empty()
+    }
+
+    /// Removes every row; `first_run` becomes `run` (the decoder's run at this point).
+    pub fn clear(&mut self, run: u32) {
+        self.end.clear();
+        self.duration.clear();
+        self.site.clear();
+        self.extra.clear();
+        self.runs.clear();
+        self.first_run = run;
+    }
+
+    /// Bytes of the table's columns in use (for memory accounting).
+    pub fn bytes(&self) -> usize {
+        self.len() * 14 + self.extra.len() * std::mem::size_of::<Extra>() + self.runs.len() * std::mem::size_of::<RunMark>()
+    }
+
+    /// Reserves room for `n` more rows in the dense columns.
+    pub fn reserve(&mut self, n: usize) {
+        self.end.reserve(n);
+        self.duration.reserve(n);
+        self.site.reserve(n);
+    }
+
+    /// Appends a row that is not (only) a plain zone: `start..=end` with `kind`'s fields.
+    pub(crate) fn push_extra(&mut self, kind: RecordKind, site: SiteId, start: u64, end: u64, value: u64, count: u32) {
+        let row = self.len() as u64;
+        let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
+        let duration = if is_zone { u32::try_from(end - start).ok().filter(|&d| d != LONG).unwrap_or(LONG) } else { 0 };
+        self.end.push(end);
+        self.duration.push(duration);
+        self.site.push(site);
+        if kind == RecordKind::Run {
+            self.runs.push(RunMark { row, run: value as u32 });
+        }
+        if !(kind == RecordKind::Zone && duration != LONG) {
+            self.extra.push(Extra { row, kind, count, value, start });
+        }
+    }
+
+    /// Number of zones (with or without a value).
+    pub fn zones(&self) -> usize {
+        let not_zones = self.extra.iter().filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone)).count();
+        self.len() - not_zones
+    }
+
+    /// Number of zones among the rows from `row` on, whose extra entries start at `extra`
+    /// (the table's lengths at some earlier point).
+    pub fn zones_since(&self, row: usize, extra: usize) -> usize {
+        let extras = self.extra.get(extra..).unwrap_or_default();
+        let not_zones = extras.iter().filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone)).count();
+        self.len().saturating_sub(row) - not_zones
+    }
+
+    /// Sum of the counts of `Loss` rows (drops reported in-band).
+    pub fn losses(&self) -> u64 {
+        self.extra.iter().filter(|e| e.kind == RecordKind::Loss).map(|e| e.count as u64).sum()
+    }
+
+    /// The rows in order.
+    pub fn rows(&self) -> Rows<'_> {
+        Rows { t: self, i: 0, extra: 0, mark: 0, run: self.first_run }
+    }
+
+    /// The rich view: every row with every field.
+    pub fn to_records(&self) -> Records {
+        let mut r = Records::with_capacity(self.len());
+        self.append_to(&mut r);
+        r
+    }
+
+    /// Appends the rich view of every row to `out`.
+    pub fn append_to(&self, out: &mut Records) {
+        out.reserve(self.len());
+        for row in self.rows() {
+            out.push(row.kind, row.site, row.start, row.end, row.value, row.count, row.run);
+        }
+    }
+}
+
+/// Iterator over a table's rows (see [`ZoneTable::rows`]).
+pub struct Rows<'a> {
+    t: &'a ZoneTable,
+    i: usize,
+    extra: usize,
+    mark: usize,
+    run: u32,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = Row;
+
+    #[inline]
+    fn next(&mut self) -> Option<Row> {
+        let t = self.t;
+        let i = self.i;
+        let end = *t.end.get(i)?;
+        self.i += 1;
+        if let Some(m) = t.runs.get(self.mark) {
+            if m.row == i as u64 {
+                self.run = m.run;
+                self.mark += 1;
+            }
+        }
+        let (site, duration) = (t.site[i], t.duration[i]);
+        if let Some(e) = t.extra.get(self.extra) {
+            if e.row == i as u64 {
+                self.extra += 1;
+                return Some(Row { kind: e.kind, site, start: e.start, end, value: e.value, count: e.count, run: self.run });
+            }
+        }
+        Some(Row { kind: RecordKind::Zone, site, start: end - duration as u64, end, value: 0, count: 0, run: self.run })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.t.len() - self.i;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Rows<'_> {}

@@ -1,0 +1,157 @@
+//! One ring's state across drains, and one drain of it.
+//!
+//! A drain reads the ring's `HEAD` (4 bytes), then only the live span `[TAIL, HEAD)`
+//! ([`super::span`]), decodes it into the ring's compact [`ZoneTable`] and, when consuming,
+//! writes `TAIL`. The counters that only matter for the final report (`DROPPED`, `STALLS`,
+//! `RUN_ID`, `STATE`) are read once more at the end ([`RingEntry::refresh`]), not per drain:
+//! per drain the control cost is one word.
+
+use super::control::{self, DRAIN_FIRST, DRAIN_WORDS};
+use super::span::{Span, SpanDecoder, SpanStats};
+use super::RingReport;
+use crate::decode::ZoneTable;
+use crate::devmem::DeviceMemory;
+use crate::error::Result;
+use crate::issue::Issue;
+use riscv_linker::profiler::{self, ring};
+
+pub(super) struct RingEntry {
+    pub report: RingReport,
+    pub span: SpanDecoder,
+    /// Records decoded and not yet taken.
+    pub table: ZoneTable,
+    /// Consumed position (our copy of `TAIL`).
+    pub tail: u32,
+    /// Control words read by `attach`, used by the first drain instead of a second read.
+    pub fresh: bool,
+    /// `DROPPED..STATE` were not read since the last drain (see [`RingEntry::refresh`]).
+    pub stale: bool,
+    /// Position of the tile in device order (rings are kept in chip, tile, RISC order).
+    pub tile_index: usize,
+    /// Records and zones decoded from this ring so far (taken or not).
+    pub rows: u64,
+    pub zones: u64,
+}
+
+impl RingEntry {
+    pub fn new(report: RingReport, tile_index: usize, keep_payload: bool) -> RingEntry {
+        let mut span = SpanDecoder::default();
+        if keep_payload {
+            span.keep_payload();
+        }
+        let tail = report.control.tail;
+        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0 }
+    }
+
+    /// Reads `HEAD` (or uses the words `attach` just read), then drains the live span.
+    pub fn drain(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
+        let id = self.report.id;
+        let before = mem.bytes_read();
+        if !std::mem::take(&mut self.fresh) {
+            self.report.control.head = mem.read_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::HEAD))?;
+            self.stale = true;
+        }
+        let result = self.drain_span(mem, consume, issues);
+        self.report.bus_bytes += mem.bytes_read() - before;
+        result
+    }
+
+    /// Reads every word that changes while the ring runs (`HEAD..=STATE`) if any is stale,
+    /// and drains what the producer published since the last drain.
+    pub fn refresh(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
+        if !self.stale {
+            return Ok(());
+        }
+        let id = self.report.id;
+        let before = mem.bytes_read();
+        let mut w = [0u32; DRAIN_WORDS];
+        mem.read_words(id.chip, id.tile, profiler::ring_block(id.risc) + DRAIN_FIRST, &mut w)?;
+        self.report.control.set_live(&w);
+        self.stale = false;
+        let result = self.drain_span(mem, consume, issues);
+        self.report.bus_bytes += mem.bytes_read() - before;
+        result
+    }
+
+    fn drain_span(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
+        let id = self.report.id;
+        let r = &mut self.report;
+        let mut c = r.control;
+        c.tail = self.tail;
+        r.dropped = c.dropped;
+        r.stalls = c.stalls;
+        r.state = c.state;
+        if r.corrupt.is_none() {
+            if let Err(what) = control::check_positions(&c) {
+                issues.push(Issue::error(Some(id.location()), format!("{what}; this ring's data is skipped from here")));
+                r.corrupt = Some("control words".into());
+            }
+        }
+        let head = c.head;
+        if r.corrupt.is_some() {
+            // Skip what the producer wrote since: it cannot be decoded without the lost state.
+            let skipped = head.wrapping_sub(self.tail);
+            if skipped <= c.capacity {
+                r.skipped_bytes += skipped as u64;
+                self.tail = head;
+            }
+        } else if head != self.tail {
+            let (rows, extras) = (self.table.len(), self.table.extra.len());
+            let mut stats = SpanStats::default();
+            let base = profiler::ring_data(id.risc).start;
+            let span = Span { tail: self.tail, head, capacity: c.capacity };
+            let read = |off: u32, w: &mut [u32]| mem.read_words(id.chip, id.tile, base + off, w);
+            let result = self.span.decode(span, read, &mut self.table, &mut stats);
+            r.payload_bytes += stats.payload_bytes;
+            r.skipped_bytes += stats.skipped_bytes;
+            self.rows += (self.table.len() - rows) as u64;
+            self.zones += self.table.zones_since(rows, extras) as u64;
+            r.losses_in_band += self.table.extra[extras..].iter().filter(|e| e.kind == crate::decode::RecordKind::Loss).map(|e| e.count as u64).sum::<u64>();
+            if let Err(err) = result {
+                let consumed = stats.payload_bytes + stats.skipped_bytes;
+                let lost = head.wrapping_sub(self.tail) as u64 - consumed;
+                r.skipped_bytes += lost;
+                issues.push(
+                    Issue::error(
+                        Some(id.location()),
+                        format!("{err}; {lost} byte(s) from there to HEAD and everything after are skipped"),
+                    )
+                    .with_count(lost),
+                );
+                r.corrupt = Some(err.to_string());
+            }
+            self.tail = head;
+        }
+        if consume && r.control.tail != self.tail {
+            mem.write_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::TAIL), self.tail)?;
+            r.control.tail = self.tail;
+        }
+        Ok(())
+    }
+}
+
+/// Warnings and errors about a ring's final state (its records' times are checked by
+/// [`super::checks::launch_times`] on the rich view).
+pub(super) fn final_issues(r: &RingReport) -> Vec<Issue> {
+    let at = Some(r.id.location());
+    let mut out = super::checks::launch_times(&r.records, at);
+    if r.dropped > 0 {
+        out.push(
+            Issue::warning(
+                at,
+                format!(
+                    "{} record(s) dropped because the ring was full (Drop policy, or Block without a consumer); \
+                     {} reported in-band by Loss records, the rest are pending until the producer's next record",
+                    r.dropped, r.losses_in_band
+                ),
+            )
+            .with_count(r.dropped as u64),
+        );
+    }
+    if r.state & (1 << 2) != 0 {
+        out.push(Issue::error(at, "the kernel panicked (STATE bit 2); its zones up to the panic were read"));
+    } else if r.state & ring::STATE_RUNNING != 0 {
+        out.push(Issue::warning(at, "a kernel is still running: records after the last published HEAD are not read yet"));
+    }
+    out
+}
