@@ -32,5 +32,7 @@ pub mod sites;
 pub mod summary;
 pub mod testing;
 pub mod timebase;
+pub mod timeline;
+pub mod trace;
 
 pub use error::{Error, Location, Result};

@@ -1,0 +1,241 @@
+//! Chrome trace-event JSON for Perfetto, `chrome://tracing` and Tracy's `import-chrome`.
+//!
+//! * One process per chip (`pid` = chip + 1, named `Device <chip> (<arch>)`), one thread per
+//!   (tile, RISC) (`tid` = [`lane_tid`], named like `(0,0) [x=1 y=1] BRISC`), ordered with
+//!   `process_sort_index` / `thread_sort_index`. Ids are numbers, as Tracy's importer needs.
+//! * Zones are `B`/`E` pairs written per thread in nesting order (an enclosing zone opens
+//!   first and closes last, an ending zone closes before one that starts at the same time),
+//!   because Perfetto mis-nests `X` events whose rounded ends cross and Tracy's importer
+//!   rounds `ts` and `dur` separately. `B` carries the zone's name, `"loc": "file:line"`
+//!   (Tracy's importer turns it into a source location) and its op, run and raw cycles.
+//! * Ops get their own threads in each chip's process: `ops (device)` with each op's kernel
+//!   span (first KERNEL start to last KERNEL end) and `ops (host)` with its host launch to
+//!   completion from the op log, each split over more threads if ops overlap. Signposts are
+//!   process-wide instant events.
+//! * Events, data and sum totals are thread instant events with their values in `args`.
+//!
+//! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
+//! times stay equal and order is never lost. Each is written with three decimals and `01`
+//! more (a hundredth of a nanosecond) so that readers that truncate `ts * 1000` (Tracy's
+//! importer) get the same whole nanosecond as readers that round: `1.001` µs alone parses
+//! to a double just below it, which truncates to 1000 ns.
+
+use crate::atomic::write_atomic;
+use crate::decode::NO_RUN;
+use crate::error::Result;
+use crate::timeline::{Lane, MarkKind, Timeline, Zone};
+use std::collections::BTreeSet;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// The file name ttprof writes.
+pub const FILE_NAME: &str = "ttprof_trace.json";
+
+/// First tid of each op thread kind; lanes start at [`LANE_TID_BASE`].
+const OPS_DEVICE_TID: u32 = 1;
+const OPS_HOST_TID: u32 = 101;
+pub const LANE_TID_BASE: u32 = 1000;
+
+/// The process id of a chip.
+pub fn chip_pid(chip: u32) -> u32 {
+    chip + 1
+}
+
+/// The thread id of a (tile, RISC) lane: RISC in bits 0-2, NoC x in 3-10, y in 11-18.
+pub fn lane_tid(lane: &Lane) -> u32 {
+    LANE_TID_BASE + (lane.risc.index() as u32 | (lane.tile.x as u32) << 3 | (lane.tile.y as u32) << 11)
+}
+
+/// What was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceStats {
+    pub events: u64,
+    /// Zones that overlapped an enclosing zone without nesting in it (corrupt times) and
+    /// were cut at its end so that every thread stays properly nested.
+    pub clamped: u64,
+}
+
+/// Writes the trace to `path` atomically.
+pub fn write_file(path: &Path, t: &Timeline) -> Result<TraceStats> {
+    let mut stats = TraceStats::default();
+    write_atomic(path, |w| {
+        stats = write(w, t)?;
+        Ok(())
+    })?;
+    Ok(stats)
+}
+
+/// `ns` as microseconds: whole ns, plus a hundredth of a ns (see the module docs).
+fn ts(ns: f64) -> String {
+    let n = ns.round() as i64;
+    let sign = if n < 0 { "-" } else { "" };
+    let a = n.unsigned_abs();
+    format!("{sign}{}.{:03}01", a / 1000, a % 1000)
+}
+
+fn json(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into())
+}
+
+struct Out<'a, W: Write> {
+    w: &'a mut W,
+    first: bool,
+    stats: TraceStats,
+}
+
+impl<W: Write> Out<'_, W> {
+    fn event(&mut self, body: std::fmt::Arguments) -> io::Result<()> {
+        self.w.write_all(if self.first { b"\n{" } else { b",\n{" })?;
+        self.first = false;
+        self.w.write_fmt(body)?;
+        self.stats.events += 1;
+        self.w.write_all(b"}")
+    }
+
+    fn meta(&mut self, pid: u32, tid: u32, what: &str, arg: &str) -> io::Result<()> {
+        self.event(format_args!(r#""name":"{what}","ph":"M","pid":{pid},"tid":{tid},"args":{{{arg}}}"#))
+    }
+}
+
+/// Writes the trace to `w`.
+pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
+    w.write_all(b"{\"traceEvents\":[")?;
+    let mut out = Out { w, first: true, stats: TraceStats::default() };
+    let chips: BTreeSet<u32> = t.lanes.iter().map(|l| l.chip).chain(t.ops.iter().map(|o| o.chip)).collect();
+    for &chip in &chips {
+        let pid = chip_pid(chip);
+        out.meta(pid, 0, "process_name", &format!(r#""name":{}"#, json(&format!("Device {chip} ({})", t.arch))))?;
+        out.meta(pid, 0, "process_sort_index", &format!(r#""sort_index":{chip}"#))?;
+        write_ops(&mut out, t, chip)?;
+    }
+    for (li, lane) in t.lanes.iter().enumerate() {
+        let (pid, tid) = (chip_pid(lane.chip), lane_tid(lane));
+        out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&lane.name(t.arch))))?;
+        out.meta(pid, tid, "thread_sort_index", &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + li))?;
+        write_zones(&mut out, t, t.lane_zones(li as u32), pid, tid)?;
+    }
+    for m in &t.marks {
+        let lane = &t.lanes[m.lane as usize];
+        let site = &t.sites[m.site as usize];
+        let args = match m.kind {
+            MarkKind::Event => format!(r#""cycles":{}"#, m.cycles),
+            MarkKind::Data(v) => format!(r#""value":{v},"cycles":{}"#, m.cycles),
+            MarkKind::Sum { total_cycles, count } => {
+                format!(r#""total_cycles":{total_cycles},"count":{count},"cycles":{}"#, m.cycles)
+            }
+        };
+        out.event(format_args!(
+            r#""name":{},"cat":"mark","ph":"i","s":"t","pid":{},"tid":{},"ts":{},"args":{{{args}}}"#,
+            json(&site.name),
+            chip_pid(lane.chip),
+            lane_tid(lane),
+            ts(m.ns)
+        ))?;
+    }
+    let stats = out.stats;
+    write!(
+        out.w,
+        "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"generator\":\"ttprof\",\"arch\":\"{}\"}}}}\n",
+        t.arch
+    )?;
+    Ok(stats)
+}
+
+/// One thread's zones as nested `B`/`E` pairs.
+fn write_zones<W: Write>(out: &mut Out<W>, t: &Timeline, zones: &[Zone], pid: u32, tid: u32) -> io::Result<()> {
+    // Open zones: (end ns, end cycles) of each, innermost last.
+    let mut open: Vec<(f64, u64)> = Vec::new();
+    let close = |out: &mut Out<W>, open: &mut Vec<(f64, u64)>, until: Option<u64>| -> io::Result<()> {
+        while let Some(&(end_ns, end)) = open.last() {
+            if until.is_some_and(|u| end > u) {
+                break;
+            }
+            open.pop();
+            out.event(format_args!(r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#, ts(end_ns)))?;
+        }
+        Ok(())
+    };
+    for z in zones {
+        close(out, &mut open, Some(z.start_cycles))?;
+        let site = &t.sites[z.site as usize];
+        let op = z.op.map(|o| &t.ops[o as usize]);
+        let loc = if site.file.is_empty() {
+            String::new()
+        } else {
+            format!(r#","loc":{}"#, json(&format!("{}:{}", site.file, site.line)))
+        };
+        let op_arg = op.map(|o| format!(r#""op":{},"#, json(&o.name))).unwrap_or_default();
+        let run_arg = if z.run == NO_RUN { String::new() } else { format!(r#""run":{},"#, z.run) };
+        out.event(format_args!(
+            r#""name":{},"cat":"zone","ph":"B","pid":{pid},"tid":{tid},"ts":{}{loc},"args":{{{op_arg}{run_arg}"start_cycles":{},"cycles":{}}}"#,
+            json(&site.name),
+            ts(z.start_ns),
+            z.start_cycles,
+            z.cycles()
+        ))?;
+        let mut end = (z.end_ns, z.end_cycles);
+        if let Some(&(parent_ns, parent)) = open.last() {
+            if end.1 > parent {
+                out.stats.clamped += 1;
+                end = (parent_ns, parent);
+            }
+        }
+        open.push(end);
+    }
+    close(out, &mut open, None)
+}
+
+/// The op threads of one chip: device kernel spans and host spans, split over as many
+/// threads as overlapping ops need; signposts as process-wide instants.
+fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<()> {
+    let pid = chip_pid(chip);
+    let ops: Vec<usize> = (0..t.ops.len()).filter(|&i| t.ops[i].chip == chip).collect();
+    let kinds: [(u32, &str, Box<dyn Fn(usize) -> Option<(f64, f64)>>); 2] = [
+        (OPS_DEVICE_TID, "ops (device)", Box::new(|i| t.ops[i].kernel_ns)),
+        (OPS_HOST_TID, "ops (host)", Box::new(|i| t.ops[i].host_ns.map(|(a, b)| (a as f64, b as f64)))),
+    ];
+    for (base, label, span) in kinds {
+        let mut spans: Vec<(usize, f64, f64)> = ops.iter().filter_map(|&i| span(i).map(|(a, b)| (i, a, b))).collect();
+        spans.sort_by(|a, b| a.1.total_cmp(&b.1));
+        // Greedy: each op goes to the first thread whose last op ended by its start.
+        let mut threads: Vec<(f64, Vec<(usize, f64, f64)>)> = Vec::new();
+        for s in spans {
+            match threads.iter_mut().find(|(end, _)| end.round() <= s.1.round()) {
+                Some(th) => {
+                    th.0 = s.2;
+                    th.1.push(s);
+                }
+                None => threads.push((s.2, vec![s])),
+            }
+        }
+        for (k, (_, list)) in threads.iter().enumerate() {
+            let tid = base + k as u32;
+            let name = if k == 0 { label.to_string() } else { format!("{label} {}", k + 1) };
+            out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&name)))?;
+            out.meta(pid, tid, "thread_sort_index", &format!(r#""sort_index":{tid}"#))?;
+            for &(i, a, b) in list {
+                let o = &t.ops[i];
+                let host =
+                    o.host_ns.map(|(s, e)| format!(r#","host_start_ns":{s},"host_end_ns":{e}"#)).unwrap_or_default();
+                out.event(format_args!(
+                    r#""name":{},"cat":"op","ph":"B","pid":{pid},"tid":{tid},"ts":{},"args":{{"run":{}{host}}}"#,
+                    json(&o.name),
+                    ts(a),
+                    o.run
+                ))?;
+                out.event(format_args!(r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#, ts(b)))?;
+            }
+        }
+    }
+    for s in t.signposts.iter().filter(|s| s.device == chip) {
+        out.event(format_args!(
+            r#""name":{},"cat":"signpost","ph":"i","s":"p","pid":{pid},"tid":{OPS_DEVICE_TID},"ts":{}"#,
+            json(&s.name),
+            ts(s.host_ns as f64)
+        ))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,165 @@
+use super::*;
+use crate::report::fixture::{self, times, TILES};
+use crate::timebase::Timebase;
+use riscv_linker::Risc;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+fn timeline() -> Timeline {
+    let r = fixture::readout();
+    let res = fixture::resolution(&r);
+    Timeline::build(&r, &res, Some(&fixture::oplog()), &Timebase::nominal(fixture::ARCH, 1))
+}
+
+fn events(t: &Timeline) -> (Vec<Value>, TraceStats) {
+    let mut out = Vec::new();
+    let stats = write(&mut out, t).unwrap();
+    let v: Value = serde_json::from_slice(&out).expect("valid JSON");
+    assert_eq!(v["displayTimeUnit"], "ns");
+    (v["traceEvents"].as_array().expect("traceEvents array").clone(), stats)
+}
+
+type Thread = (u64, u64);
+
+/// Checks what every consumer needs, the way Tracy's `import-chrome` reads the file: numeric
+/// `pid`/`tid` below 2^32, a `ph`, numeric `ts`, names on `B` and `i`, `loc` as `file:line`;
+/// named threads and processes. Returns each thread's zones as (name, start ns, end ns)
+/// after replaying `B`/`E` in (stable) time order, which is what Perfetto and Tracy do.
+fn check_structure(ev: &[Value]) -> BTreeMap<Thread, Vec<(String, u64, u64)>> {
+    let mut names: HashMap<Thread, String> = HashMap::new();
+    let mut processes: HashMap<u64, String> = HashMap::new();
+    let mut timed: Vec<(u64, usize, Thread, &Value)> = Vec::new();
+    for (k, e) in ev.iter().enumerate() {
+        let ph = e["ph"].as_str().expect("ph");
+        let pid = e["pid"].as_u64().expect("numeric pid");
+        let tid = e["tid"].as_u64().expect("numeric tid");
+        assert!(pid <= u32::MAX as u64 && tid <= u32::MAX as u64);
+        match ph {
+            "M" => {
+                let arg = &e["args"];
+                match e["name"].as_str().unwrap() {
+                    "thread_name" => drop(names.insert((pid, tid), arg["name"].as_str().unwrap().into())),
+                    "process_name" => drop(processes.insert(pid, arg["name"].as_str().unwrap().into())),
+                    "thread_sort_index" | "process_sort_index" => assert!(arg["sort_index"].is_u64()),
+                    other => panic!("unexpected metadata {other}"),
+                }
+            }
+            "B" | "E" | "i" => {
+                let ts = e["ts"].as_f64().expect("numeric ts");
+                if ph != "E" {
+                    assert!(e["name"].is_string(), "{e}");
+                }
+                if let Some(loc) = e.get("loc") {
+                    let (file, line) = loc.as_str().unwrap().rsplit_once(':').unwrap();
+                    assert!(!file.is_empty() && line.parse::<u32>().is_ok(), "{loc}");
+                }
+                // Tracy's importer: uint64(ts * 1000).
+                timed.push(((ts * 1000.0) as u64, k, (pid, tid), e));
+            }
+            other => panic!("unexpected phase {other}"),
+        }
+    }
+    timed.sort_by_key(|(t, k, _, _)| (*t, *k));
+    let mut open: HashMap<Thread, Vec<(String, u64)>> = HashMap::new();
+    let mut zones: BTreeMap<Thread, Vec<(String, u64, u64)>> = BTreeMap::new();
+    for (t, _, th, e) in timed {
+        assert!(names.contains_key(&th) || e["s"] == "p", "thread {th:?} has no thread_name");
+        assert!(processes.contains_key(&th.0), "process {} has no process_name", th.0);
+        match e["ph"].as_str().unwrap() {
+            "B" => open.entry(th).or_default().push((e["name"].as_str().unwrap().into(), t)),
+            "E" => {
+                let (name, start) =
+                    open.get_mut(&th).and_then(|s| s.pop()).unwrap_or_else(|| panic!("E without B on {th:?}"));
+                zones.entry(th).or_default().push((name, start, t));
+            }
+            _ => {}
+        }
+    }
+    assert!(open.values().all(|s| s.is_empty()), "unclosed zones");
+    zones
+}
+
+#[test]
+fn every_zone_is_a_nested_pair_on_its_tile_and_risc_thread_at_its_host_time() {
+    let t = timeline();
+    let (ev, stats) = events(&t);
+    assert_eq!(stats.clamped, 0);
+    assert_eq!(stats.events as usize, ev.len());
+    let zones = check_structure(&ev);
+    let lane = t.lanes.iter().find(|l| l.tile == TILES[1] && l.risc == Risc::Trisc1).unwrap();
+    let mine = &zones[&(1, lane_tid(lane) as u64)];
+    assert_eq!(mine.len(), 12, "4 zones x 3 ops");
+    // Each zone pairs with its own end even after time sorting: durations are exact.
+    let x = times(2, 1, Risc::Trisc1);
+    for (name, (s, e)) in [("work", x.work), ("inner", x.inner), ("TRISC-KERNEL", x.kernel), ("TRISC-FW", x.fw)] {
+        assert!(mine.contains(&(name.to_string(), s, e)), "{name} {s}..{e} in {mine:?}");
+    }
+    let names: HashMap<Thread, &str> = ev
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| ((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()), e["args"]["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names[&(1, lane_tid(lane) as u64)], "(1,0) [x=2 y=1] TRISC_1");
+    assert_eq!(names[&(1, 1)], "ops (device)");
+    assert_eq!(names[&(1, 101)], "ops (host)");
+    assert_eq!(zones.values().map(Vec::len).sum::<usize>(), t.zones.len() + 2 * 3, "lane zones and op spans");
+    // Ops: device kernel spans and host spans.
+    let (ks, ke) = (times(2, 0, Risc::Brisc).kernel.0, times(2, 1, Risc::Trisc2).kernel.1);
+    assert!(zones[&(1, 1)].contains(&("Matmul".into(), ks, ke)));
+    assert!(zones[&(1, 101)].contains(&("Matmul".into(), 1_950_000, 2_300_000)));
+    // The first B event of a zone carries its source location, op and cycles.
+    let b = ev.iter().find(|e| e["ph"] == "B" && e["name"] == "work" && e["args"]["run"] == 2).unwrap();
+    assert_eq!(b["loc"], "src/kernel.rs:10");
+    assert_eq!(b["args"]["op"], "Matmul");
+    assert_eq!((b["ts"].as_f64().unwrap() * 1000.0) as u64, times(2, 0, Risc::Brisc).work.0);
+    let signpost = ev.iter().find(|e| e["cat"] == "signpost").unwrap();
+    assert_eq!((signpost["name"].as_str(), signpost["s"].as_str()), (Some("warmup-done"), Some("p")));
+    assert_eq!((signpost["ts"].as_f64().unwrap() * 1000.0) as u64, 1_500_000);
+    let marks = ev.iter().filter(|e| e["cat"] == "mark").count();
+    assert_eq!(marks, t.marks.len());
+    let data = ev.iter().find(|e| e["name"] == "bytes").unwrap();
+    assert_eq!(data["args"]["value"], 4096);
+}
+
+#[test]
+fn equal_times_keep_their_order_and_zones_that_break_nesting_are_cut() {
+    let mut t = timeline();
+    // Touching zones, and a zone that ends after its parent (corrupt times).
+    let lane = 0u32;
+    let site = t.zones[0].site;
+    let z = |d: u16, s: u64, e: u64| Zone {
+        lane,
+        site,
+        depth: d,
+        run: 1,
+        op: None,
+        start_cycles: s,
+        end_cycles: e,
+        start_ns: s as f64,
+        end_ns: e as f64,
+    };
+    let keep: Vec<Zone> = t.zones.iter().filter(|z| z.lane != lane).copied().collect();
+    t.zones = [z(0, 10, 20), z(0, 20, 30), z(1, 25, 35), z(0, 40, 40)].into_iter().chain(keep).collect();
+    let (ev, stats) = events(&t);
+    assert_eq!(stats.clamped, 1);
+    let zones = check_structure(&ev);
+    let tid = lane_tid(&t.lanes[0]) as u64;
+    let spans: Vec<(u64, u64)> = zones[&(1, tid)].iter().map(|z| (z.1, z.2)).collect();
+    assert_eq!(spans, [(10, 20), (25, 30), (20, 30), (40, 40)]);
+}
+
+#[test]
+fn timestamps_are_whole_nanoseconds_in_microseconds_for_truncating_and_rounding_readers() {
+    assert_eq!(ts(0.0), "0.00001");
+    assert_eq!(ts(1234.4), "1.23401");
+    assert_eq!(ts(1234.5), "1.23501");
+    assert_eq!(ts(-1.0), "-0.00101");
+    // Truncating `ts * 1000` (Tracy's importer) gives the whole ns back, even for times
+    // hours into a run; `1.001` alone would give 1000.
+    for ns in [1001u64, 1234, 4_294_967_295, 7_200_000_000_123, 1, 999] {
+        let us: f64 = ts(ns as f64).parse().unwrap();
+        assert_eq!((us * 1000.0) as u64, ns, "{}", ts(ns as f64));
+        assert_eq!((us * 1000.0).round() as u64, ns);
+    }
+    assert_eq!(("1.001".parse::<f64>().unwrap() * 1000.0) as u64, 1000);
+}
