@@ -9,9 +9,9 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace").to_path_buf()
 }
 
-/// Where tests build kernels (shared between tests so `core` is compiled once).
-pub fn kernel_target_dir() -> PathBuf {
-    workspace().join("target").join("kernels")
+/// Where tests build kernels for `arch` (shared with the demo so `core` is compiled once).
+pub fn kernel_target_dir(arch: Arch) -> PathBuf {
+    workspace().join("target").join("kernels").join(arch.name())
 }
 
 /// Builds the example kernel crate (or a copy of it) for `arch` with the given features.
@@ -19,7 +19,7 @@ pub fn build_kernels(crate_dir: &Path, arch: Arch, no_default_features: bool, fe
     let b = KernelBuild {
         crate_dir: crate_dir.to_path_buf(),
         arch,
-        target_dir: kernel_target_dir(),
+        target_dir: kernel_target_dir(arch),
         features: features.iter().map(|s| s.to_string()).collect(),
         no_default_features,
     };

@@ -61,11 +61,15 @@ pub fn build_kernels(arch: Arch, dir: &Path) -> Fallible<BTreeMap<&'static str, 
 /// Builds the example kernel crate for `arch` with or without its `profile` feature and
 /// copies the named ELFs into `dir` (builds with other features reuse cargo's output paths).
 pub fn build_kernel_set(arch: Arch, profile: bool, names: &[&'static str], dir: &Path) -> Fallible<BTreeMap<&'static str, PathBuf>> {
+    // Cargo writes every feature set's ELFs to the same paths: build and copy under a lock
+    // (tests build concurrently), in one target directory per arch.
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let ws = workspace();
     let built = kernels::build(&KernelBuild {
         crate_dir: ws.join("examples/kernels"),
         arch,
-        target_dir: ws.join("target/kernels"),
+        target_dir: ws.join("target/kernels").join(arch.name()),
         features: vec![],
         no_default_features: !profile,
     })?;
