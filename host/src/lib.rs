@@ -18,6 +18,7 @@ pub mod decode;
 pub mod devmem;
 pub mod elf;
 pub mod error;
+pub mod html;
 pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf` (owned by the examples/tests work).
 pub mod kernels;

@@ -1,8 +1,15 @@
-//! A short per-zone summary: count, total and mean duration per zone name, over all rings.
+//! Terminal summaries of zone durations.
+//!
+//! * [`per_op`] / [`render`]: per op and per zone name, count, total, mean, p50, p99, min
+//!   and max in ns (on the host timeline, through the [`crate::timebase::Timebase`]) and in
+//!   device cycles; ops by their total device kernel time, zones within an op by total
+//!   time; zones whose mean is below a threshold hidden (and counted).
+//! * [`zones`] / [`table`]: the short per-zone table over all rings, in cycles.
 
 use crate::decode::RecordKind;
 use crate::readout::Readout;
 use crate::resolve::Resolution;
+use crate::timeline::Timeline;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -87,4 +94,219 @@ pub fn table(stats: &[ZoneStats], mhz: u32) -> String {
         );
     }
     t
+}
+
+/// Summary statistics of a set of durations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stats {
+    pub total: f64,
+    pub mean: f64,
+    /// Nearest-rank percentiles.
+    pub p50: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Stats {
+    /// Statistics of `values` (sorted in place); all zero when empty.
+    pub fn of(values: &mut [f64]) -> Stats {
+        if values.is_empty() {
+            return Stats::default();
+        }
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        let rank = |p: f64| values[((p / 100.0 * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let total: f64 = values.iter().sum();
+        Stats { total, mean: total / n as f64, p50: rank(50.0), p99: rank(99.0), min: values[0], max: values[n - 1] }
+    }
+}
+
+/// One zone name within one op.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZoneRow {
+    pub zone: String,
+    pub count: u64,
+    pub ns: Stats,
+    pub cycles: Stats,
+}
+
+/// One op (all runs with the same op code).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpSection {
+    /// Op code; `run <id>` for a run the op log does not name, `(no op)` for records made
+    /// before any launch.
+    pub op: String,
+    pub runs: u64,
+    /// Sum over its runs of the device kernel span (first KERNEL start to last KERNEL end).
+    pub kernel_ns: f64,
+    /// Shown zones, largest total first.
+    pub zones: Vec<ZoneRow>,
+}
+
+/// What [`per_op`] computes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Largest total kernel time first.
+    pub ops: Vec<OpSection>,
+    pub threshold_ns: f64,
+    /// Rows hidden by the threshold, and the zone time they hold.
+    pub hidden: u64,
+    pub hidden_total_ns: f64,
+}
+
+/// Per op and zone name statistics of `t`'s zones; rows whose mean is below
+/// `threshold_ns` are left out (and counted in [`Summary::hidden`]).
+pub fn per_op(t: &Timeline, threshold_ns: f64) -> Summary {
+    // (op name, site name) -> (ns, cycles)
+    let mut groups: HashMap<(String, String), (Vec<f64>, Vec<f64>)> = HashMap::new();
+    let op_name = |z: Option<u32>| z.map_or_else(|| "(no op)".to_string(), |o| t.ops[o as usize].name.clone());
+    for z in &t.zones {
+        let g = groups.entry((op_name(z.op), t.sites[z.site as usize].name.clone())).or_default();
+        g.0.push(z.duration_ns());
+        g.1.push(z.cycles() as f64);
+    }
+    let mut ops: HashMap<String, OpSection> = HashMap::new();
+    for o in &t.ops {
+        let s = ops.entry(o.name.clone()).or_insert_with(|| OpSection { op: o.name.clone(), runs: 0, kernel_ns: 0.0, zones: vec![] });
+        s.runs += 1;
+        s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
+    }
+    let (mut hidden, mut hidden_total_ns) = (0, 0.0);
+    for ((op, zone), (mut ns, mut cycles)) in groups {
+        let row = ZoneRow { zone, count: ns.len() as u64, ns: Stats::of(&mut ns), cycles: Stats::of(&mut cycles) };
+        if row.ns.mean < threshold_ns {
+            hidden += 1;
+            hidden_total_ns += row.ns.total;
+            continue;
+        }
+        ops.entry(op.clone()).or_insert_with(|| OpSection { op, runs: 0, kernel_ns: 0.0, zones: vec![] }).zones.push(row);
+    }
+    let mut ops: Vec<OpSection> = ops.into_values().filter(|o| !o.zones.is_empty()).collect();
+    for o in &mut ops {
+        o.zones.sort_by(|a, b| b.ns.total.total_cmp(&a.ns.total).then_with(|| a.zone.cmp(&b.zone)));
+    }
+    ops.sort_by(|a, b| {
+        let total = |o: &OpSection| if o.kernel_ns > 0.0 { o.kernel_ns } else { o.zones[0].ns.total };
+        total(b).total_cmp(&total(a)).then_with(|| a.op.cmp(&b.op))
+    });
+    Summary { ops, threshold_ns, hidden, hidden_total_ns }
+}
+
+/// `1234567.6` -> `1,234,568`.
+fn grouped(x: f64) -> String {
+    let s = format!("{:.0}", x);
+    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+    let mut out = String::from(sign);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The summary as a text table: one section per op, one line per zone name, durations in
+/// ns then in cycles.
+pub fn render(s: &Summary) -> String {
+    let stat_names = ["total", "mean", "p50", "p99", "min", "max"];
+    let values = |st: &Stats| [st.total, st.mean, st.p50, st.p99, st.min, st.max].map(grouped);
+    let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
+    for o in &s.ops {
+        for z in &o.zones {
+            let mut cells = vec![z.count.to_string()];
+            cells.extend(values(&z.ns));
+            cells.extend(values(&z.cycles));
+            lines.push((o.op.clone(), z.zone.clone(), cells));
+        }
+    }
+    let mut header = vec!["count".to_string()];
+    header.extend(stat_names.iter().map(|n| format!("{n} ns")));
+    header.extend(stat_names.iter().map(|n| format!("{n} cyc")));
+    let zone_w = lines.iter().map(|l| l.1.chars().count()).max().unwrap_or(0).max(4);
+    let widths: Vec<usize> =
+        (0..header.len()).map(|i| lines.iter().map(|l| l.2[i].len()).max().unwrap_or(0).max(header[i].len())).collect();
+    let mut t = String::new();
+    let row = |t: &mut String, name: &str, cells: &[String]| {
+        let _ = write!(t, "  {name:<zone_w$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(t, "  {c:>w$}");
+        }
+        t.push('\n');
+    };
+    row(&mut t, "zone", &header);
+    for o in &s.ops {
+        let kernel = if o.kernel_ns > 0.0 { format!(", device kernel time {} ns", grouped(o.kernel_ns)) } else { String::new() };
+        let _ = writeln!(t, "{} ({} run{}{kernel})", o.op, o.runs, if o.runs == 1 { "" } else { "s" });
+        for (_, zone, cells) in lines.iter().filter(|l| l.0 == o.op) {
+            row(&mut t, zone, cells);
+        }
+    }
+    if s.hidden > 0 {
+        let _ = writeln!(
+            t,
+            "({} zone row(s) with a mean below {} ns hidden, {} ns in all)",
+            s.hidden,
+            grouped(s.threshold_ns),
+            grouped(s.hidden_total_ns)
+        );
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture::{self, times};
+    use crate::timebase::Timebase;
+    use riscv_linker::Risc;
+
+    fn timeline() -> Timeline {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        Timeline::build(&r, &res, Some(&fixture::oplog()), &Timebase::nominal(fixture::ARCH, 1))
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let mut v: Vec<f64> = (1..=200).rev().map(f64::from).collect();
+        let s = Stats::of(&mut v);
+        assert_eq!((s.total, s.mean, s.p50, s.p99, s.min, s.max), (20100.0, 100.5, 100.0, 198.0, 1.0, 200.0));
+        assert_eq!(Stats::of(&mut [7.0]).p99, 7.0);
+        assert_eq!(Stats::of(&mut []), Stats::default());
+    }
+
+    #[test]
+    fn per_op_rows_have_ns_and_cycle_statistics_sorted_by_total() {
+        let s = per_op(&timeline(), 0.0);
+        let ops: Vec<(&str, u64)> = s.ops.iter().map(|o| (o.op.as_str(), o.runs)).collect();
+        assert_eq!(ops[0], ("Matmul", 1), "the longest op first");
+        let mm = &s.ops[0];
+        let names: Vec<&str> = mm.zones.iter().map(|z| z.zone.as_str()).collect();
+        assert_eq!(names, ["TRISC-FW", "TRISC-KERNEL", "work", "NCRISC-FW", "BRISC-FW", "NCRISC-KERNEL", "BRISC-KERNEL", "inner"]);
+        let work = mm.zones.iter().find(|z| z.zone == "work").unwrap();
+        assert_eq!(work.count, 10, "2 tiles x 5 RISCs");
+        let mut lens: Vec<f64> =
+            (0..2).flat_map(|t| Risc::ALL.map(|r| times(2, t, r))).map(|x| (x.work.1 - x.work.0) as f64).collect();
+        let want = Stats::of(&mut lens);
+        assert_eq!(work.ns, want, "1 GHz: ns = cycles");
+        assert_eq!(work.cycles, want);
+        assert_eq!((work.ns.min, work.ns.max), (75_061.0, 82_061.0));
+        let text = render(&s);
+        assert!(text.lines().next().unwrap().contains("total ns") && text.contains("p99 cyc"), "{text}");
+        assert!(text.contains("Matmul (1 run, device kernel time "), "{text}");
+        assert!(text.contains("82,061"), "{text}");
+    }
+
+    #[test]
+    fn short_zones_are_hidden_and_counted() {
+        let all = per_op(&timeline(), 0.0);
+        let s = per_op(&timeline(), 1_000.0);
+        assert!(s.ops.iter().all(|o| o.zones.iter().all(|z| z.zone != "inner")), "inner zones last 10 ns");
+        assert_eq!(s.hidden, 3, "one inner row per op");
+        assert_eq!(s.hidden_total_ns, 3.0 * 10.0 * 10.0);
+        assert_eq!(s.ops.iter().map(|o| o.zones.len()).sum::<usize>() + 3, all.ops.iter().map(|o| o.zones.len()).sum::<usize>());
+        assert!(render(&s).contains("(3 zone row(s) with a mean below 1,000 ns hidden, 300 ns in all)"));
+    }
 }

@@ -1,0 +1,268 @@
+// ttprof's timeline viewer: draws the zones embedded in #ttprof-data on a canvas.
+// Wheel: zoom around the pointer; drag or arrows: pan; shift+wheel or up/down: scroll
+// lanes; 0 or "Reset": whole run; hover: what a zone is.
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("ttprof-data").textContent);
+  var ZW = 8; // lane, site, depth, start ns, duration ns, op (-1: none), start cycle, cycles
+  var Z = D.zones, N = Z.length / ZW;
+  var ROW = 15, LABEL = 210, AXIS = 24, OPS = 18, GAP = 5;
+
+  // Zones of each (lane, depth), in start order (at one depth they never overlap).
+  var rows = D.lanes.map(function (l) { var r = []; for (var d = 0; d < l[2]; d++) r.push([]); return r; });
+  for (var i = 0; i < N; i++) rows[Z[i * ZW]][Z[i * ZW + 2]].push(i);
+
+  // Lanes with zones, stacked below the time axis and the ops row.
+  var shown = [], laneTop = [], y = AXIS + OPS + GAP;
+  D.lanes.forEach(function (l, li) {
+    if (l[2] > 0) { shown.push(li); laneTop.push(y); y += l[2] * ROW + GAP; }
+  });
+  var contentH = y;
+
+  var canvas = document.getElementById("timeline"), ctx = canvas.getContext("2d");
+  var tip = document.getElementById("tip");
+  var W = 0, H = 0, v0 = 0, v1 = Math.max(D.span, 1), top = 0, stats = { drawn: 0 };
+
+  function resize() {
+    W = window.innerWidth;
+    H = Math.max(100, window.innerHeight - document.querySelector("header").offsetHeight - 1);
+    canvas.width = W; canvas.height = H;
+    draw();
+  }
+  function xOf(t) { return LABEL + (t - v0) / (v1 - v0) * (W - LABEL); }
+  function tOf(x) { return v0 + (x - LABEL) / (W - LABEL) * (v1 - v0); }
+
+  var colors = {};
+  function color(s) {
+    if (colors[s] === undefined) {
+      var h = 0, n = D.sites[s][0];
+      for (var k = 0; k < n.length; k++) h = (h * 31 + n.charCodeAt(k)) >>> 0;
+      colors[s] = "hsl(" + (h % 360) + ",60%,62%)";
+    }
+    return colors[s];
+  }
+  // 1500000 -> "1.5 ms" (at most three decimals, no trailing zeros).
+  function fmtNs(ns) {
+    var a = Math.abs(ns), u = a >= 1e9 ? [1e9, " s"] : a >= 1e6 ? [1e6, " ms"] : a >= 1e3 ? [1e3, " \u00b5s"] : [1, " ns"];
+    return parseFloat((ns / u[0]).toFixed(u[0] === 1 ? 0 : 3)) + u[1];
+  }
+  function group(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  function clipText(s, w) {
+    var fit = Math.floor(w / 6.5);
+    return fit <= 1 ? "" : s.length <= fit ? s : s.slice(0, fit - 1) + "\u2026";
+  }
+  // Text inside [x0, x1], cut at the box's right edge.
+  function label(text, x0, x1, y, fill) {
+    var left = Math.max(x0, LABEL) + 2, w = Math.min(x1, W) - left - 2;
+    if (w < 12) return;
+    ctx.save();
+    ctx.beginPath(); ctx.rect(left, y - 11, w, 14); ctx.clip();
+    ctx.fillStyle = fill;
+    ctx.fillText(clipText(text, w), left, y);
+    ctx.restore();
+  }
+  // First index of arr (zone ids at one depth) whose zone ends at or after t.
+  function firstEnding(arr, t) {
+    var lo = 0, hi = arr.length;
+    while (lo < hi) { var m = (lo + hi) >> 1, z = arr[m] * ZW; if (Z[z + 3] + Z[z + 4] < t) lo = m + 1; else hi = m; }
+    return lo;
+  }
+
+  function drawAxis() {
+    ctx.fillStyle = "#f0f0f0"; ctx.fillRect(0, 0, W, AXIS);
+    var span = v1 - v0, step = Math.pow(10, Math.floor(Math.log10(span / 8)));
+    if (span / step > 16) step *= 5; else if (span / step > 8) step *= 2;
+    ctx.fillStyle = "#444"; ctx.strokeStyle = "#e4e4e4"; ctx.font = "11px sans-serif";
+    for (var t = Math.ceil(v0 / step) * step; t <= v1; t += step) {
+      var x = Math.round(xOf(t)) + 0.5;
+      ctx.beginPath(); ctx.moveTo(x, AXIS - 6); ctx.lineTo(x, H); ctx.stroke();
+      ctx.fillText("+" + fmtNs(t), x + 3, 14);
+    }
+  }
+  function drawOps() {
+    ctx.fillStyle = "#fafafa"; ctx.fillRect(LABEL, AXIS, W - LABEL, OPS);
+    D.ops.forEach(function (o) {
+      if (o[3] === null) return;
+      var x0 = xOf(o[3]), x1 = Math.max(xOf(o[4]), x0 + 1);
+      if (x1 < LABEL || x0 > W) return;
+      ctx.fillStyle = "hsl(" + (o[1] * 67 % 360) + ",45%,55%)";
+      ctx.fillRect(x0, AXIS + 2, x1 - x0, OPS - 4);
+      stats.drawn++;
+      if (x1 - x0 > 30) label(o[0], x0, x1, AXIS + OPS - 6, "#fff");
+    });
+  }
+  function draw() {
+    stats = { drawn: 0 };
+    ctx.clearRect(0, 0, W, H);
+    ctx.save();
+    drawAxis();
+    ctx.beginPath(); ctx.rect(LABEL, 0, W - LABEL, H); ctx.clip();
+    drawOps();
+    ctx.font = "11px sans-serif";
+    for (var k = 0; k < shown.length; k++) {
+      var li = shown[k], yl = laneTop[k] - top, lane = D.lanes[li];
+      if (yl > H || yl + lane[2] * ROW < AXIS + OPS) continue;
+      for (var d = 0; d < rows[li].length; d++) {
+        var arr = rows[li][d], yr = yl + d * ROW, lastX = -1;
+        if (yr + ROW < AXIS + OPS || yr > H) continue;
+        for (var j = firstEnding(arr, v0); j < arr.length; j++) {
+          var z = arr[j] * ZW, s = Z[z + 3];
+          if (s > v1) break;
+          var x0 = xOf(s), x1 = Math.max(xOf(s + Z[z + 4]), x0 + 1);
+          if (x1 <= lastX) continue; // hidden under the pixel just drawn
+          x0 = Math.max(x0, lastX);
+          ctx.fillStyle = color(Z[z + 1]);
+          ctx.fillRect(x0, yr + 1, x1 - x0, ROW - 2);
+          stats.drawn++;
+          lastX = x1;
+          if (x1 - x0 > 24) label(D.sites[Z[z + 1]][0], x0, x1, yr + ROW - 4, "#111");
+        }
+      }
+      ctx.strokeStyle = "#ddd";
+      ctx.beginPath(); ctx.moveTo(LABEL, yl + lane[2] * ROW + GAP / 2); ctx.lineTo(W, yl + lane[2] * ROW + GAP / 2); ctx.stroke();
+    }
+    ctx.restore();
+    // Lane labels.
+    ctx.fillStyle = "#f7f7f7"; ctx.fillRect(0, AXIS, LABEL, H - AXIS);
+    ctx.fillStyle = "#333"; ctx.font = "11px sans-serif";
+    ctx.fillText("ops (device kernel)", 6, AXIS + OPS - 6);
+    for (var q = 0; q < shown.length; q++) {
+      var yy = laneTop[q] - top;
+      if (yy < AXIS + OPS || yy > H) continue;
+      var ln = D.lanes[shown[q]];
+      ctx.fillText(clipText("chip " + ln[1] + " " + ln[0], LABEL - 8), 6, yy + 11);
+    }
+    document.body.dataset.drawn = stats.drawn;
+  }
+
+  // What is under (x, y) in canvas coordinates: a tooltip text, or "".
+  function describe(x, y) {
+    if (x < LABEL) return "";
+    var t = tOf(x), slack = (v1 - v0) / (W - LABEL);
+    if (y >= AXIS && y < AXIS + OPS) {
+      for (var i = 0; i < D.ops.length; i++) {
+        var o = D.ops[i];
+        if (o[3] !== null && o[3] - slack <= t && t <= o[4] + slack) return opText(o);
+      }
+      return "";
+    }
+    for (var k = 0; k < shown.length; k++) {
+      var li = shown[k], d = Math.floor((y + top - laneTop[k]) / ROW);
+      if (d < 0 || d >= D.lanes[li][2]) continue;
+      var arr = rows[li][d];
+      for (var j = firstEnding(arr, t - slack); j < arr.length; j++) {
+        var z = arr[j] * ZW;
+        if (Z[z + 3] > t + slack) break;
+        return zoneText(arr[j]);
+      }
+      return "";
+    }
+    return "";
+  }
+  function opText(o) {
+    var s = "<b>" + esc(o[0]) + "</b>  (run " + o[1] + ", chip " + o[2] + ")\n";
+    s += "device kernel: +" + fmtNs(o[3]) + " for " + group(o[4] - o[3]) + " ns\n";
+    if (o[5] !== null) s += "host: +" + fmtNs(o[5]) + " for " + group(o[6] - o[5]) + " ns";
+    return s;
+  }
+  function zoneText(i) {
+    var z = i * ZW, lane = D.lanes[Z[z]], site = D.sites[Z[z + 1]], op = Z[z + 5] >= 0 ? D.ops[Z[z + 5]] : null;
+    var s = "<b>" + esc(site[0]) + "</b>" + (site[1] ? "  " + esc(site[1]) : "") + "\n";
+    s += "core: chip " + lane[1] + " " + esc(lane[0]) + "\n";
+    s += "op: " + (op ? esc(op[0]) + " (run " + op[1] + ")" : "none") + "\n";
+    s += "start: " + ((D.t0 + Z[z + 3]) / 1e3).toFixed(3) + " \u00b5s host (+" + fmtNs(Z[z + 3]) + "), cycle " + group(Z[z + 6]) + "\n";
+    s += "duration: " + group(Z[z + 4]) + " ns, " + group(Z[z + 7]) + " cycles\n";
+    s += "depth: " + Z[z + 2];
+    return s;
+  }
+  function esc(s) { return String(s).replace(/[&<>]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;" }[c]; }); }
+
+  function setView(a, b) {
+    var minSpan = 10, span = Math.max(b - a, minSpan), full = Math.max(D.span, 1);
+    if (span > full * 1.2) { a = -full * 0.1; span = full * 1.2; }
+    v0 = a; v1 = a + span; draw();
+  }
+  function zoomAt(factor, x) {
+    var t = tOf(x);
+    setView(t - (t - v0) / factor, t + (v1 - t) / factor);
+  }
+  function scrollBy(dy) {
+    top = Math.min(Math.max(0, top + dy), Math.max(0, contentH - H + GAP)); draw();
+  }
+  function pos(e) { var r = canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; }
+
+  canvas.addEventListener("wheel", function (e) {
+    e.preventDefault();
+    var p = pos(e);
+    if (e.shiftKey) scrollBy(e.deltaY); else zoomAt(Math.pow(1.0015, -e.deltaY), p[0]);
+  }, { passive: false });
+  var drag = null;
+  canvas.addEventListener("mousedown", function (e) { drag = { p: pos(e), v0: v0, v1: v1, top: top }; });
+  window.addEventListener("mouseup", function () { drag = null; });
+  canvas.addEventListener("mousemove", function (e) {
+    var p = pos(e);
+    if (drag) {
+      var dt = (p[0] - drag.p[0]) / (W - LABEL) * (drag.v1 - drag.v0);
+      v0 = drag.v0 - dt; v1 = drag.v1 - dt;
+      top = Math.min(Math.max(0, drag.top - (p[1] - drag.p[1])), Math.max(0, contentH - H + GAP));
+      draw();
+    }
+    var text = describe(p[0], p[1]);
+    if (!text) { tip.style.display = "none"; return; }
+    tip.innerHTML = text;
+    tip.style.display = "block";
+    tip.style.left = Math.min(e.clientX + 14, window.innerWidth - tip.offsetWidth - 4) + "px";
+    tip.style.top = Math.min(e.clientY + 14, window.innerHeight - tip.offsetHeight - 4) + "px";
+  });
+  canvas.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+  canvas.addEventListener("dblclick", function () { setView(0, D.span); });
+  window.addEventListener("keydown", function (e) {
+    var span = v1 - v0;
+    if (e.key === "+" || e.key === "=") zoomAt(1.5, (W + LABEL) / 2);
+    else if (e.key === "-") zoomAt(1 / 1.5, (W + LABEL) / 2);
+    else if (e.key === "0") setView(0, D.span);
+    else if (e.key === "ArrowLeft") setView(v0 - span / 10, v1 - span / 10);
+    else if (e.key === "ArrowRight") setView(v0 + span / 10, v1 + span / 10);
+    else if (e.key === "ArrowUp") scrollBy(-ROW * 4);
+    else if (e.key === "ArrowDown") scrollBy(ROW * 4);
+  });
+  document.getElementById("zoom-in").onclick = function () { zoomAt(2, (W + LABEL) / 2); };
+  document.getElementById("zoom-out").onclick = function () { zoomAt(0.5, (W + LABEL) / 2); };
+  document.getElementById("reset").onclick = function () { setView(0, D.span); };
+  window.addEventListener("resize", resize);
+  document.getElementById("info").textContent = D.summary;
+  resize();
+
+  // Self-test for headless browsers (file.html#selftest): drives the real event handlers and
+  // writes what happened into #selftest.
+  if (location.hash === "#selftest") {
+    var out = { zones: N, lanes: shown.length, drawn: stats.drawn };
+    var img = ctx.getImageData(LABEL, AXIS + OPS, W - LABEL, H - AXIS - OPS).data, painted = 0;
+    for (var p = 0; p < img.length; p += 4) {
+      var mx = Math.max(img[p], img[p + 1], img[p + 2]), mn = Math.min(img[p], img[p + 1], img[p + 2]);
+      if (mx - mn > 40) painted++;
+    }
+    out.painted = painted;
+    out.area = (W - LABEL) * (H - AXIS - OPS);
+    // Hover the middle of the first lane's outermost zone that is at least 3 px wide.
+    var r = canvas.getBoundingClientRect(), target = null;
+    for (var a = 0; a < rows[shown[0]][0].length && !target; a++) {
+      var zz = rows[shown[0]][0][a] * ZW, xa = xOf(Z[zz + 3]), xb = xOf(Z[zz + 3] + Z[zz + 4]);
+      if (xb - xa >= 3 && xa >= LABEL && xb <= W) target = [(xa + xb) / 2, laneTop[0] - top + ROW / 2, rows[shown[0]][0][a]];
+    }
+    if (target) {
+      canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: r.left + target[0], clientY: r.top + target[1], bubbles: true }));
+      out.hover = tip.textContent;
+      out.hoverZone = target[2];
+      out.hoverShown = tip.style.display;
+      var before = v1 - v0;
+      canvas.dispatchEvent(new WheelEvent("wheel", { deltaY: -400, clientX: r.left + target[0], clientY: r.top + target[1], bubbles: true, cancelable: true }));
+      out.zoom = before / (v1 - v0);
+      out.drawnZoomed = stats.drawn;
+      canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: r.left + target[0], clientY: r.top + target[1], bubbles: true }));
+      out.hoverZoomed = tip.textContent;
+      setView(0, D.span);
+    }
+    document.getElementById("selftest").textContent = JSON.stringify(out);
+  }
+})();
