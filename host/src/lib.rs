@@ -13,7 +13,9 @@
 //! unusable inputs are [`Error`]s.
 
 pub mod atomic;
+pub mod capture;
 pub mod csv;
+pub mod csv_rows;
 pub mod decode;
 pub mod devmem;
 pub mod elf;
@@ -26,6 +28,7 @@ pub mod kernels;
 pub mod launch;
 pub mod markers;
 pub mod oplog;
+pub mod progress;
 pub mod readout;
 pub mod report;
 pub mod resolve;

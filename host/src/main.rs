@@ -34,6 +34,10 @@ enum Command {
         #[arg(long)]
         consume: bool,
     },
+    /// Attach to a running emulator's device image, drain the rings while kernels run, and
+    /// write what was captured when told to stop (after --seconds, when --until-file-gone's
+    /// file disappears, or on Ctrl-C).
+    Capture(ttprof::capture::cli::CaptureArgs),
     /// Record the device memory a readout needs into a snapshot file, for offline replay.
     Snapshot {
         /// The emulator's device image.
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Read { device, oplog, out, consume } => read(&device, &oplog, &out, consume),
         Command::Snapshot { device, output, full } => snapshot(&device, &output, full),
+        Command::Capture(args) => ttprof::capture::cli::run(args),
     };
     match result {
         Ok(code) => code,

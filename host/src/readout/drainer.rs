@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::issue::Issue;
 use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{NocCoord, Risc};
+use std::time::{Duration, Instant};
 
 /// How a [`Drainer`] treats the device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,6 +31,8 @@ pub struct DrainOptions {
 pub struct DrainStats {
     pub records: u64,
     pub zones: u64,
+    /// The largest live span found (bytes): how close the fullest ring was to full.
+    pub largest_span: u32,
     pub payload_bytes: u64,
     pub bus_bytes: u64,
 }
@@ -55,6 +58,9 @@ pub struct Drainer<'m> {
     just_attached: bool,
     /// Keep each ring's decoded bytes ([`Drainer::keep_payload`]).
     keep_payload: bool,
+    /// Probe unused tiles and rings at most this often ([`Drainer::probe_every`]), and when.
+    probe_every: Duration,
+    last_probe: Option<Instant>,
 }
 
 impl<'m> Drainer<'m> {
@@ -67,7 +73,7 @@ impl<'m> Drainer<'m> {
                 tiles.push(TileEntry { chip, tile, state: None });
             }
         }
-        let mut d = Drainer { mem, opts, tiles, rings: Vec::new(), pending: Vec::new(), issues: Vec::new(), bus_start: mem.bytes_read(), just_attached: true, keep_payload: false };
+        let mut d = Drainer { mem, opts, tiles, rings: Vec::new(), pending: Vec::new(), issues: Vec::new(), bus_start: mem.bytes_read(), just_attached: true, keep_payload: false, probe_every: Duration::ZERO, last_probe: None };
         d.discover()?;
         Ok(d)
     }
@@ -135,6 +141,20 @@ impl<'m> Drainer<'m> {
         Ok(true)
     }
 
+    /// Looks for tiles and rings that started since they were last probed.
+    fn probe(&mut self) -> Result<()> {
+        self.last_probe = Some(Instant::now());
+        if self.tiles.iter().any(|t| t.state.is_none()) {
+            self.discover()?;
+        }
+        for (id, tile_index) in std::mem::take(&mut self.pending) {
+            if !self.add_ring(id, tile_index)? {
+                self.pending.push((id, tile_index));
+            }
+        }
+        Ok(())
+    }
+
     /// Reads every ring's new records once; with `consume`, frees them.
     pub fn drain(&mut self) -> Result<DrainStats> {
         self.just_attached = false;
@@ -151,15 +171,9 @@ impl<'m> Drainer<'m> {
         let before = self.mem.bytes_read();
         // Tiles and rings unused so far may have started since: a kernel can launch between
         // `attach` and any drain, the first one included.
-        if !std::mem::take(&mut self.just_attached) {
-            if self.tiles.iter().any(|t| t.state.is_none()) {
-                self.discover()?;
-            }
-            for (id, tile_index) in std::mem::take(&mut self.pending) {
-                if !self.add_ring(id, tile_index)? {
-                    self.pending.push((id, tile_index));
-                }
-            }
+        let due = self.last_probe.is_none_or(|t| t.elapsed() >= self.probe_every);
+        if !std::mem::take(&mut self.just_attached) && due {
+            self.probe()?;
         }
         let mut stats = DrainStats::default();
         for entry in &mut self.rings {
@@ -167,10 +181,19 @@ impl<'m> Drainer<'m> {
             entry.drain(self.mem, self.opts.consume, &mut self.issues)?;
             stats.records += entry.rows - n;
             stats.zones += entry.zones - z;
+            stats.largest_span = stats.largest_span.max(entry.last_span);
             stats.payload_bytes += entry.report.payload_bytes - p;
         }
         stats.bus_bytes = self.mem.bytes_read() - before;
         Ok(stats)
+    }
+
+    /// Probes tiles and rings that were unused so far (4 bytes each) at most every `d`
+    /// instead of at every drain: a streaming consumer that drains often saves most of that
+    /// bus traffic, and a ring that starts meanwhile is found at the next probe (its data
+    /// waits in the ring). [`Drainer::drain_final`] always probes.
+    pub fn probe_every(&mut self, d: Duration) {
+        self.probe_every = d;
     }
 
     /// From now on, every ring keeps a copy of the bytes it decodes (its payload stream,
@@ -215,13 +238,35 @@ impl<'m> Drainer<'m> {
         &self.issues
     }
 
-    /// Reads each ring's counters (`DROPPED`, `STALLS`, `STATE`, ...) and drains what was
-    /// published since the last drain, then detaches (clears `CONSUMER` if it was set) and
-    /// returns everything read, each ring's records as the rich view of its table.
-    pub fn finish(mut self) -> Result<Readout> {
-        for r in &mut self.rings {
-            r.refresh(self.mem, self.opts.consume, &mut self.issues)?;
+    /// The last drain: reads each ring's counters (`DROPPED`, `STALLS`, `STATE`, ...) and
+    /// drains what was published since the last drain. [`Drainer::finish`] does it too; call
+    /// it first to take what it decoded ([`Drainer::take_zones`], [`Drainer::take_payload`]).
+    pub fn drain_final(&mut self) -> Result<DrainStats> {
+        self.probe()?;
+        self.refresh_all()
+    }
+
+    /// Reads each ring's counters and drains what was published since its last drain.
+    fn refresh_all(&mut self) -> Result<DrainStats> {
+        let before = self.mem.bytes_read();
+        let mut stats = DrainStats::default();
+        for entry in &mut self.rings {
+            let (n, z, p) = (entry.rows, entry.zones, entry.report.payload_bytes);
+            entry.refresh(self.mem, self.opts.consume, &mut self.issues)?;
+            stats.records += entry.rows - n;
+            stats.zones += entry.zones - z;
+            stats.payload_bytes += entry.report.payload_bytes - p;
         }
+        stats.bus_bytes = self.mem.bytes_read() - before;
+        Ok(stats)
+    }
+
+    /// Reads each ring's counters and drains what it published since its last drain (like
+    /// [`Drainer::drain_final`], without probing for new rings), then detaches (clears
+    /// `CONSUMER` if it was set) and returns everything read, each ring's records as the rich
+    /// view of its table.
+    pub fn finish(mut self) -> Result<Readout> {
+        self.refresh_all()?;
         if self.opts.attach_consumer {
             for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
                 self.mem.write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0)?;

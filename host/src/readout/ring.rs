@@ -31,6 +31,8 @@ pub(super) struct RingEntry {
     /// Records and zones decoded from this ring so far (taken or not).
     pub rows: u64,
     pub zones: u64,
+    /// Bytes of the last span drained (how full the ring was).
+    pub last_span: u32,
 }
 
 impl RingEntry {
@@ -40,7 +42,7 @@ impl RingEntry {
             span.keep_payload();
         }
         let tail = report.control.tail;
-        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0 }
+        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0, last_span: 0 }
     }
 
     /// Reads `HEAD` (or uses the words `attach` just read), then drains the live span.
@@ -88,6 +90,7 @@ impl RingEntry {
             }
         }
         let head = c.head;
+        self.last_span = head.wrapping_sub(self.tail);
         if r.corrupt.is_some() {
             // Skip what the producer wrote since: it cannot be decoded without the lost state.
             let skipped = head.wrapping_sub(self.tail);

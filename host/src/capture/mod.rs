@@ -1,0 +1,134 @@
+//! Streaming capture: attach to device memory while kernels run (the emulator's image from
+//! another process, or any [`DeviceMemory`]), drain every ring as it fills, and stop on a
+//! condition ([`StopWhen`]); then write the outputs ring by ring ([`write`]).
+//!
+//! While attached, the capture sets each tile's `CONSUMER` word, so Block-policy producers
+//! wait for it instead of dropping, and advances `TAIL` after every drain. It polls as fast
+//! as the rings fill ([`Pacing`]): often enough that no ring fills up between drains, no more
+//! often than needed to find a useful amount of data, backing off while idle.
+//!
+//! What it keeps per ring is the ring's *payload stream*: the bytes it decoded, which
+//! decode again to exactly the same records from a fresh decoder. That is the most compact
+//! exact form (6 bytes per short zone) and lets the writer decode, resolve and write one
+//! ring at a time. Nothing is lost or duplicated across drains: each drain reads
+//! `[TAIL, HEAD)` and then moves `TAIL` to `HEAD`.
+
+pub mod cli;
+pub mod stop;
+pub mod write;
+
+pub use stop::{install_ctrl_c, interrupted, StopWhen, Stopped};
+
+use crate::devmem::DeviceMemory;
+use crate::error::Result;
+use crate::readout::{DrainOptions, Drainer, Readout, RingId};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// How often to poll. The pause adapts so that the fullest ring holds between an eighth and
+/// a half of its capacity at each drain: fewer drains would make Block producers wait,
+/// more would spend bus reads on `HEAD` words and nearly empty spans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pacing {
+    /// Longest pause (while the rings are idle).
+    pub idle: Duration,
+    /// How often to look for rings that have not started yet.
+    pub probe: Duration,
+}
+
+impl Default for Pacing {
+    fn default() -> Pacing {
+        Pacing { idle: Duration::from_millis(10), probe: Duration::from_millis(20) }
+    }
+}
+
+impl Pacing {
+    /// The pause after a drain whose fullest ring held `span` bytes, given the last pause.
+    pub fn next(&self, last: Duration, span: u32) -> Duration {
+        let capacity = riscv_linker::profiler::RING_CAPACITY;
+        if span >= capacity / 2 {
+            last / 2
+        } else if span < capacity / 8 {
+            (last * 2).max(Duration::from_micros(50)).min(self.idle)
+        } else {
+            last
+        }
+    }
+}
+
+/// What a capture took.
+pub struct Captured {
+    /// Counters, issues and bus cost of every ring (their `records` are empty: the records
+    /// are in `payload`).
+    pub readout: Readout,
+    /// Each ring's payload stream, keyed like `readout.rings`.
+    pub payload: BTreeMap<RingId, Vec<u8>>,
+    pub drains: u64,
+    pub zones: u64,
+    pub elapsed: Duration,
+    pub stopped: Stopped,
+}
+
+impl Captured {
+    /// Payload bytes of ring `id`.
+    pub fn payload_of(&self, id: RingId) -> &[u8] {
+        self.payload.get(&id).map(Vec::as_slice).unwrap_or_default()
+    }
+}
+
+/// Live figures for a progress display.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Progress {
+    pub drains: u64,
+    pub zones: u64,
+    pub payload_bytes: u64,
+    pub rings: usize,
+}
+
+/// Captures from `mem` until `stop` (or Ctrl-C, if [`install_ctrl_c`] was called).
+pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, mut progress: impl FnMut(&Progress)) -> Result<Captured> {
+    stop.check()?;
+    let start = Instant::now();
+    let mut d = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true })?;
+    d.keep_payload();
+    d.probe_every(pacing.probe);
+    let mut payload: BTreeMap<RingId, Vec<u8>> = BTreeMap::new();
+    let mut live = Progress::default();
+    let mut pause = Duration::from_micros(200);
+    let stopped = loop {
+        // Check first, then drain: whatever was published before the stop is taken.
+        let stopped = stop.reached(start);
+        let s = d.drain()?;
+        collect(&mut d, &mut payload);
+        live.drains += 1;
+        live.zones += s.zones;
+        live.payload_bytes += s.payload_bytes;
+        live.rings = d.reports().count();
+        progress(&live);
+        if let Some(why) = stopped {
+            break why;
+        }
+        pause = pacing.next(pause, s.largest_span);
+        if pause.is_zero() {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(pause);
+        }
+    };
+    let s = d.drain_final()?;
+    collect(&mut d, &mut payload);
+    live.drains += 1;
+    live.zones += s.zones;
+    progress(&live);
+    let readout = d.finish()?;
+    Ok(Captured { readout, payload, drains: live.drains, zones: live.zones, elapsed: start.elapsed(), stopped })
+}
+
+/// Moves what the drainer decoded into the per-ring payload streams (its tables are
+/// dropped: the payload decodes to the same rows).
+fn collect(d: &mut Drainer, payload: &mut BTreeMap<RingId, Vec<u8>>) {
+    for (id, bytes) in d.take_payload() {
+        payload.entry(id).or_default().extend_from_slice(&bytes);
+    }
+    drop(d.take_zones());
+}

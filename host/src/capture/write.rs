@@ -1,0 +1,124 @@
+//! Writing outputs one ring at a time: decode the ring's payload stream into a compact table,
+//! build its rich view, check its launch times, resolve its sites through the op log, write
+//! its CSV rows, and drop it before the next ring. Memory stays at one ring's records.
+
+use super::Captured;
+use crate::atomic::write_atomic;
+use crate::csv_rows::{self, RowWriter};
+use crate::decode::{Decoder, Stop, ZoneTable};
+use crate::error::Result;
+use crate::issue::Issue;
+use crate::oplog::OpLog;
+use crate::readout::{checks, Readout, RingId, RingReport};
+use crate::resolve::{Resolver, RingSites};
+use indicatif::ProgressBar;
+use riscv_linker::devfile::Geometry;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// What was written.
+#[derive(Clone, Debug, Default)]
+pub struct Written {
+    pub rows: u64,
+    pub zones: u64,
+    pub records: u64,
+    /// Site-carrying records bound to metadata, and not.
+    pub resolved: u64,
+    pub unresolved: u64,
+    pub issues: Vec<Issue>,
+}
+
+/// Decodes a ring's payload stream (see [`super`]) into `table` (cleared first). A stream
+/// that does not decode to its end is an error issue naming the ring and the byte; the rows
+/// before it are kept.
+pub fn decode_payload(id: RingId, bytes: &[u8], table: &mut ZoneTable) -> Option<Issue> {
+    let mut d = Decoder::default();
+    table.clear(d.run);
+    match d.decode_compact(bytes, table) {
+        Ok(Stop::End) => None,
+        Ok(stop) => Some(Issue::error(Some(id.location()), format!("payload stream stops early ({stop:?}) of {} bytes", bytes.len()))),
+        Err(e) => Some(
+            Issue::error(Some(id.location()), format!("payload stream does not decode: {e}"))
+                .with_count((bytes.len() - e.at) as u64),
+        ),
+    }
+}
+
+/// Writes `profile_log_device.csv` ring by ring.
+pub struct RingCsv<'a> {
+    geometry: Geometry,
+    resolver: Option<Resolver<'a>>,
+    rows: RowWriter,
+    pub written: Written,
+}
+
+impl<'a> RingCsv<'a> {
+    /// Sites are resolved through `oplog` when given; otherwise records are written as
+    /// `unresolved-site-<id>` and a warning says how many.
+    pub fn new(geometry: Geometry, oplog: Option<&'a OpLog>) -> RingCsv<'a> {
+        RingCsv { geometry, resolver: oplog.map(Resolver::new), rows: RowWriter::new(), written: Written::default() }
+    }
+
+    pub fn header(&self, w: &mut impl Write) -> io::Result<()> {
+        csv_rows::header(w, self.geometry)
+    }
+
+    /// Writes one ring: `report` gives its identity (its `records` are ignored), `table` its
+    /// records.
+    pub fn ring(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable) -> io::Result<()> {
+        let id = report.id;
+        let records = table.to_records();
+        self.written.issues.extend(checks::launch_times(&records, Some(id.location())));
+        self.written.records += records.len() as u64;
+        self.written.zones += table.zones() as u64;
+        let (sites, records) = match &mut self.resolver {
+            Some(r) => {
+                let mut one = Readout { geometry: self.geometry, rings: vec![report.clone()], issues: Vec::new(), bus_bytes: 0, tiles: 1, unused_tiles: 0 };
+                one.rings[0].records = records;
+                let mut res = r.resolve(&one);
+                self.written.issues.append(&mut res.issues);
+                self.written.resolved += res.resolved;
+                self.written.unresolved += res.unresolved;
+                let records = std::mem::take(&mut one.rings[0].records);
+                (res.rings.pop().unwrap_or_default(), records)
+            }
+            None => {
+                let n = (0..records.len()).filter(|&i| crate::resolve::has_site(records.kind[i])).count() as u64;
+                self.written.unresolved += n;
+                (RingSites::default(), records)
+            }
+        };
+        self.written.rows += self.rows.ring(w, id, &records, &sites)?;
+        Ok(())
+    }
+
+    /// The issues, with a warning if nothing could be named for want of an op log.
+    pub fn finish(mut self) -> Written {
+        if self.resolver.is_none() && self.written.unresolved > 0 {
+            let n = self.written.unresolved;
+            self.written.issues.push(
+                Issue::warning(None, format!("no op log given: {n} record(s) are written as unresolved-site-<id>")).with_count(n),
+            );
+        }
+        self.written
+    }
+}
+
+/// Writes the capture's device CSV to `path` (atomically), ring by ring.
+pub fn write_csv(path: &Path, captured: &Captured, oplog: Option<&OpLog>, bar: &ProgressBar) -> Result<Written> {
+    let mut csv = RingCsv::new(captured.readout.geometry, oplog);
+    let mut table = ZoneTable::new();
+    let mut decode_issues = Vec::new();
+    write_atomic(path, |w| {
+        csv.header(w)?;
+        for ring in &captured.readout.rings {
+            decode_issues.extend(decode_payload(ring.id, captured.payload_of(ring.id), &mut table));
+            csv.ring(w, ring, &table)?;
+            bar.inc(1);
+        }
+        Ok(())
+    })?;
+    let mut written = csv.finish();
+    written.issues.extend(decode_issues);
+    Ok(written)
+}

@@ -1,0 +1,244 @@
+//! Streaming capture between two real processes: this test process runs the real `bench`
+//! kernel (examples/kernels, built for riscv32im) on the emulator, Block policy, several
+//! launches on several tiles, writing far more zones than a ring holds; `ttprof capture`
+//! runs in another process, attached through the shared device image, draining as the rings
+//! fill. The exact accounting: every zone the kernels produced is a `ZONE_END` row of the
+//! capture's CSV or counted as dropped on the device, nothing twice; each wait the producer
+//! made for the consumer is one `PROFILER-STALL` zone.
+//!
+//! The tests start `ttprof capture` with each stop condition: a flag file, SIGINT (Ctrl-C),
+//! and a time limit. (The waits below are safety nets that fail a broken test instead of
+//! hanging it, not timing assertions.)
+
+use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use ttprof::devmem::{DeviceMemory, MappedImage};
+use ttprof::kernels::{self, KernelBuild};
+use ttprof::launch::{self, Policy, Settings};
+use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
+use ttprof_emu::{Device, DeviceConfig};
+
+const ARCH: Arch = Arch::WormholeB0;
+/// The bench kernel's dense mode: two nested zones per iteration (`dense-outer`, `dense-inner`).
+const DENSE: u32 = 1;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ is inside the workspace").to_path_buf()
+}
+
+fn bench_elf() -> &'static PathBuf {
+    static ELF: OnceLock<PathBuf> = OnceLock::new();
+    ELF.get_or_init(|| {
+        let ws = workspace();
+        let built = kernels::build(&KernelBuild {
+            crate_dir: ws.join("examples/kernels"),
+            arch: ARCH,
+            target_dir: ws.join("target/kernels"),
+            features: vec![],
+            no_default_features: false,
+        })
+        .unwrap();
+        let dir = ws.join("target/test-capture");
+        std::fs::create_dir_all(&dir).unwrap();
+        let to = dir.join("bench.elf");
+        std::fs::copy(built.elf("bench").unwrap(), &to).unwrap();
+        to
+    })
+}
+
+/// A device of `tiles` BRISCs with Block policy, its image in `dir`.
+fn device(dir: &Path, grid: (u8, u8)) -> (Device, MappedImage) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let mut cfg = DeviceConfig::new(ARCH, grid);
+    cfg.image = Some(dir.join("device.img"));
+    let dev = Device::new(cfg).unwrap();
+    let mem = MappedImage::open(dev.image_path()).unwrap();
+    for t in dev.tiles() {
+        launch::init_tile(&mem, 0, t, ARCH, &Settings { recording: true, policy: Policy::Block, consumer: false }).unwrap();
+    }
+    (dev, mem)
+}
+
+fn spawn_capture(dir: &Path, stop: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .arg("capture")
+        .arg("--device")
+        .arg(dir.join("device.img"))
+        .arg("--oplog")
+        .arg(dir.join("ops.jsonl"))
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(stop)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ttprof capture")
+}
+
+/// Waits until the capture has set every tile's CONSUMER word (it is attached).
+fn wait_attached(mem: &MappedImage, tiles: &[NocCoord], child: &mut Child) {
+    let give_up = Instant::now() + Duration::from_secs(120);
+    while !tiles.iter().all(|&t| mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap() == 1) {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("ttprof capture exited before attaching: {status}");
+        }
+        assert!(Instant::now() < give_up, "ttprof capture did not attach");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs one launch per entry of `iterations` on every tile; writes the op log as it goes.
+fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u32]) {
+    let elf = bench_elf();
+    let bytes = std::fs::read(elf).unwrap();
+    let tiles = dev.tiles();
+    let mut log = OpLogWriter::create(&dir.join("ops.jsonl")).unwrap();
+    for (k, &n) in iterations.iter().enumerate() {
+        let run_id = k as u32 + 1;
+        for &t in &tiles {
+            for (i, v) in [DENSE, n, 2].into_iter().enumerate() {
+                mem.write_u32(0, t, example_abi::ARGS + 4 * i as u32, v).unwrap();
+            }
+            launch::set_run_id(mem, 0, t, run_id).unwrap();
+            dev.load_kernel(0, t, Risc::Brisc, &bytes, "bench").unwrap();
+        }
+        let start = dev.host_time_ns() as u64;
+        let s = dev.run().unwrap();
+        assert!(s.harts.iter().all(|h| h.exit_code == Some(0)), "every kernel exits cleanly");
+        log.op(&OpRecord {
+            run_id,
+            device: 0,
+            op_code: "Bench".into(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![],
+            outputs: vec![],
+            host_start_ns: start,
+            host_end_ns: dev.host_time_ns() as u64,
+            kernels: vec![KernelBinding { risc: "BRISC".into(), elf: elf.clone(), cores: tiles.iter().map(|t| [t.x, t.y]).collect() }],
+        })
+        .unwrap();
+    }
+}
+
+fn finish(child: Child) -> Output {
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert!(out.status.success(), "ttprof capture failed: {}\n{}", text(&out.stdout), text(&out.stderr));
+    out
+}
+
+/// `ZONE_END` rows per (x, y, zone name), checking every row has 15 columns and each ring's
+/// times never go back.
+fn zone_ends(csv: &Path) -> BTreeMap<(u8, u8, String), u64> {
+    let text = std::fs::read_to_string(csv).unwrap();
+    let mut ends = BTreeMap::new();
+    let mut last: BTreeMap<(u8, u8, String), u64> = BTreeMap::new();
+    for line in text.lines().skip(2) {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 15, "{line}");
+        let (x, y, risc) = (f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].to_string());
+        let time: u64 = f[5].parse().unwrap();
+        let prev = last.insert((x, y, risc), time).unwrap_or(0);
+        assert!(time >= prev, "time goes back: {line}");
+        assert!(!f[10].starts_with("unresolved"), "every zone is named: {line}");
+        if f[11] == "ZONE_END" {
+            *ends.entry((x, y, f[10].to_string())).or_default() += 1;
+        }
+    }
+    ends
+}
+
+/// The device's counters of every BRISC ring: `(stalls, dropped)`.
+fn counters(mem: &MappedImage, t: NocCoord) -> (u64, u64) {
+    let w = |off| mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, off)).unwrap() as u64;
+    (w(ring::STALLS), w(ring::DROPPED))
+}
+
+/// produced = captured + dropped, per tile and zone name, exactly.
+fn check_accounting(mem: &MappedImage, tiles: &[NocCoord], dir: &Path, iterations: &[u32]) {
+    let ends = zone_ends(&dir.join("out/profile_log_device.csv"));
+    let launches = iterations.len() as u64;
+    let per_name: u64 = iterations.iter().map(|&n| n as u64).sum();
+    let mut total_stalls = 0;
+    for &t in tiles {
+        let got = |name: &str| ends.get(&(t.x, t.y, name.to_string())).copied().unwrap_or(0);
+        let (stalls, dropped) = counters(mem, t);
+        total_stalls += stalls;
+        assert_eq!(dropped, 0, "Block with a consumer attached drops nothing");
+        assert_eq!(got("dense-outer") + got("dense-inner"), 2 * per_name - dropped, "tile {t}");
+        assert_eq!((got("dense-outer"), got("dense-inner")), (per_name, per_name), "tile {t}");
+        assert_eq!((got("BRISC-FW"), got("BRISC-KERNEL")), (launches, launches), "tile {t}");
+        assert_eq!(got("PROFILER-STALL"), stalls, "tile {t}: one stall zone per wait");
+        let other: u64 = ends.iter().filter(|((x, y, _), _)| (*x, *y) == (t.x, t.y)).map(|(_, n)| n).sum();
+        assert_eq!(other, 2 * per_name + 2 * launches + stalls, "tile {t}: no other zones, nothing twice");
+    }
+    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out/capture.json")).unwrap()).unwrap();
+    assert_eq!(summary["zones"], (tiles.len() as u64 * (2 * per_name + 2 * launches) + total_stalls));
+    assert_eq!(summary["dropped"], 0);
+    assert_eq!(summary["errors"], 0, "{summary}");
+    let ratio = summary["bus_bytes_per_payload_byte"].as_f64().unwrap();
+    assert!(ratio < 1.05, "bus bytes per payload byte {ratio}");
+}
+
+#[test]
+fn capture_in_another_process_takes_every_zone_until_the_flag_file_goes() {
+    let dir = workspace().join("target/test-capture/flag");
+    let (mut dev, mem) = device(&dir, (2, 2));
+    let tiles = dev.tiles();
+    let flag = dir.join("capturing");
+    std::fs::write(&flag, b"").unwrap();
+    let mut child = spawn_capture(&dir, &["--until-file-gone", flag.to_str().unwrap()]);
+    wait_attached(&mem, &tiles, &mut child);
+    let iterations = [4_000, 2_500, 3_000];
+    run_launches(&mut dev, &mem, &dir, &iterations);
+    std::fs::remove_file(&flag).unwrap();
+    let out = finish(child);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("flag file removed"));
+    check_accounting(&mem, &tiles, &dir, &iterations);
+    for &t in &tiles {
+        assert_eq!(mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 0, "detached");
+        let (head, tail) = (
+            mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, ring::HEAD)).unwrap(),
+            mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, ring::TAIL)).unwrap(),
+        );
+        assert_eq!(head, tail, "everything published was consumed");
+        assert!(head as u64 > 4 * profiler::RING_CAPACITY as u64, "the ring wrapped many times");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_capture_cleanly_and_keeps_everything() {
+    let dir = workspace().join("target/test-capture/sigint");
+    let (mut dev, mem) = device(&dir, (2, 1));
+    let tiles = dev.tiles();
+    let mut child = spawn_capture(&dir, &[]);
+    wait_attached(&mem, &tiles, &mut child);
+    let iterations = [3_000, 1_000];
+    run_launches(&mut dev, &mem, &dir, &iterations);
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let out = finish(child);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    check_accounting(&mem, &tiles, &dir, &iterations);
+}
+
+#[test]
+fn a_timed_capture_of_an_idle_device_writes_an_empty_csv() {
+    let dir = workspace().join("target/test-capture/seconds");
+    let (dev, mem) = device(&dir, (1, 1));
+    std::fs::write(dir.join("ops.jsonl"), b"").unwrap();
+    let mut child = spawn_capture(&dir, &["--seconds", "0.3"]);
+    wait_attached(&mem, &dev.tiles(), &mut child);
+    let out = finish(child);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("time elapsed"));
+    let csv = std::fs::read_to_string(dir.join("out/profile_log_device.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2, "header lines only: {csv}");
+    assert_eq!(mem.read_u32(0, dev.tiles()[0], profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 0);
+}
