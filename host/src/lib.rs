@@ -28,6 +28,7 @@ pub mod kernels;
 pub mod launch;
 pub mod markers;
 pub mod oplog;
+pub mod outputs;
 pub mod progress;
 pub mod readout;
 pub mod report;

@@ -10,6 +10,8 @@ use ttprof::readout::{self, Readout};
 use ttprof::resolve::Resolver;
 use ttprof::{csv, summary, Error, Result};
 
+mod report_cmd;
+
 #[derive(Parser)]
 #[command(name = "ttprof", version, about = "Device-side profiler for Tenstorrent Tensix chips: read zone rings out of device memory")]
 struct Cli {
@@ -38,6 +40,26 @@ enum Command {
     /// write what was captured when told to stop (after --seconds, when --until-file-gone's
     /// file disappears, or on Ctrl-C).
     Capture(ttprof::capture::cli::CaptureArgs),
+    /// Read every ring once and write every output: profile_log_device.csv, the op report
+    /// (ops_perf_results_<timestamp>.csv), Chrome trace JSON and an HTML timeline; print a
+    /// per-op summary of zone durations.
+    Report {
+        /// Device memory: the emulator's device image, or a snapshot file.
+        #[arg(long)]
+        device: PathBuf,
+        /// The op log the host program wrote (ops, tensors, host times, kernel ELFs).
+        #[arg(long)]
+        oplog: PathBuf,
+        /// Directory for the output files (created if missing).
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+        /// Hide summary rows whose mean zone duration is below this many ns.
+        #[arg(long, default_value_t = 0.0)]
+        threshold_ns: f64,
+        /// Do not print the summary.
+        #[arg(long)]
+        no_summary: bool,
+    },
     /// Record the device memory a readout needs into a snapshot file, for offline replay.
     Snapshot {
         /// The emulator's device image.
@@ -58,6 +80,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Read { device, oplog, out, consume } => read(&device, &oplog, &out, consume),
         Command::Snapshot { device, output, full } => snapshot(&device, &output, full),
+        Command::Report { device, oplog, out, threshold_ns, no_summary } => report_cmd::run(&report_cmd::Args {
+            device: &device,
+            oplog: &oplog,
+            out: &out,
+            threshold_ns,
+            summary: !no_summary,
+        }),
         Command::Capture(args) => ttprof::capture::cli::run(args),
     };
     match result {

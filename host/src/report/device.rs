@@ -114,6 +114,24 @@ pub struct Ops {
     pub issues: Vec<Issue>,
 }
 
+/// Every (chip, run id) the readout holds records of, with the tiles that recorded them.
+pub fn runs(readout: &Readout) -> BTreeMap<(u32, u32), Vec<NocCoord>> {
+    let mut out: BTreeMap<(u32, u32), Vec<NocCoord>> = BTreeMap::new();
+    for ring in &readout.rings {
+        let mut last = NO_RUN;
+        for &run in &ring.records.run {
+            if run != NO_RUN && run != last {
+                let tiles = out.entry((ring.id.chip, run)).or_default();
+                if !tiles.contains(&ring.id.tile) {
+                    tiles.push(ring.id.tile);
+                }
+                last = run;
+            }
+        }
+    }
+    out
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Wrapper {
     Fw,

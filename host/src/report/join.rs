@@ -6,14 +6,20 @@ use super::{unrelated, OpRow, Row};
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpLogEntry, OpRecord};
+use riscv_linker::NocCoord;
 use std::collections::{BTreeMap, HashMap};
 
 /// At most this many core/RISC pairs are named in one issue.
 const EXAMPLES: usize = 6;
 
-pub(super) fn join(oplog: &OpLog, mut device: Ops) -> Result<(Vec<Row>, Vec<Issue>)> {
+/// `runs`: every (chip, run) the readout holds records of, with the tiles that did.
+pub(super) fn join(
+    oplog: &OpLog,
+    mut device: Ops,
+    mut runs: BTreeMap<(u32, u32), Vec<NocCoord>>,
+) -> Result<(Vec<Row>, Vec<Issue>)> {
     let mut issues = std::mem::take(&mut device.issues);
-    check_related(oplog, &device)?;
+    check_related(oplog, &runs)?;
     let log = oplog.path.display();
     // (host time, log order) -> row
     let mut rows: Vec<(u64, usize, Row)> = Vec::new();
@@ -39,6 +45,7 @@ pub(super) fn join(oplog: &OpLog, mut device: Ops) -> Result<(Vec<Row>, Vec<Issu
                     first_entry.insert((op.device, op.run_id), first);
                 }
                 let times = device.by_run.remove(&(op.device, op.run_id));
+                runs.remove(&(op.device, op.run_id));
                 match &times {
                     None => issues.push(Issue::error(
                         None,
@@ -55,13 +62,13 @@ pub(super) fn join(oplog: &OpLog, mut device: Ops) -> Result<(Vec<Row>, Vec<Issu
             }
         }
     }
-    for ((chip, run), t) in &device.by_run {
+    for ((chip, run), tiles) in &runs {
         issues.push(Issue::error(
             None,
             format!(
-                "device {chip} ran run {run} (wrapper zones on {} core(s)) but op log {log} has no op with that run id on \
-                 that device: the report has no row for it",
-                t.cores.len()
+                "device {chip} ran run {run} (records on {} tile(s)) but op log {log} has no op with that run id on that \
+                 device: the report has no row for it",
+                tiles.len()
             ),
         ));
     }
@@ -80,10 +87,10 @@ fn op_code_of(oplog: &OpLog, entry: usize) -> &str {
 
 /// An op log that names ops, against a device that ran ops, with none in common, is the
 /// wrong log (or the wrong device image): a hard error rather than a report of empty rows.
-fn check_related(oplog: &OpLog, device: &Ops) -> Result<()> {
+fn check_related(oplog: &OpLog, runs: &BTreeMap<(u32, u32), Vec<NocCoord>>) -> Result<()> {
     let logged: Vec<(u32, u32)> = oplog.ops().map(|o| (o.device, o.run_id)).collect();
-    let ran: Vec<(u32, u32)> = device.by_run.keys().copied().collect();
-    if logged.iter().any(|k| device.by_run.contains_key(k)) || (logged.is_empty() && ran.is_empty()) {
+    let ran: Vec<(u32, u32)> = runs.keys().copied().collect();
+    if logged.iter().any(|k| runs.contains_key(k)) || (logged.is_empty() && ran.is_empty()) {
         return Ok(());
     }
     let list = |v: &[(u32, u32)]| {
@@ -97,8 +104,8 @@ fn check_related(oplog: &OpLog, device: &Ops) -> Result<()> {
         oplog,
         if ran.is_empty() {
             format!(
-                "names {} op(s) ({}), but the readout holds no FW/KERNEL wrapper zones at all: nothing ran with profiling \
-                 on, or the device memory is not from this run",
+                "names {} op(s) ({}), but the readout holds no records of any launch: nothing ran with profiling on, an \
+                 in-process consumer already read and freed the rings, or the device memory is not from this run",
                 logged.len(),
                 list(&logged)
             )

@@ -126,7 +126,7 @@ impl OpReport {
 /// other mismatch is an issue in [`OpReport::issues`].
 pub fn op_report(readout: &Readout, sites: &Resolution, oplog: &OpLog, timebase: &Timebase) -> Result<OpReport> {
     let ops = device::collect(readout, sites, timebase);
-    let (rows, issues) = join::join(oplog, ops)?;
+    let (rows, issues) = join::join(oplog, ops, device::runs(readout))?;
     Ok(OpReport { arch: readout.geometry.arch, worker_cores: readout.geometry.tiles_per_chip, rows, issues })
 }
 

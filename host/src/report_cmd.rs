@@ -1,0 +1,53 @@
+//! `ttprof report`: read device memory once and write every output file (device CSV, op
+//! report, trace JSON, HTML timeline), then print the per-op summary and every problem.
+
+use std::path::Path;
+use std::process::ExitCode;
+use ttprof::oplog::OpLog;
+use ttprof::outputs::{self, Options};
+use ttprof::readout;
+use ttprof::resolve::Resolver;
+use ttprof::timebase::Timebase;
+use ttprof::{devmem, summary, Result};
+
+/// What `ttprof report` was asked.
+pub struct Args<'a> {
+    pub device: &'a Path,
+    pub oplog: &'a Path,
+    pub out: &'a Path,
+    pub threshold_ns: f64,
+    pub summary: bool,
+}
+
+pub fn run(a: &Args) -> Result<ExitCode> {
+    let oplog = OpLog::read(a.oplog)?;
+    let mem = devmem::open(a.device, false)?;
+    let readout = readout::read(mem.as_ref(), false)?;
+    let sites = Resolver::new(&oplog).resolve(&readout);
+    // Nominal clock until a fitted timebase is available for this device memory.
+    let timebase = Timebase::nominal(readout.geometry.arch, readout.geometry.chips);
+    let options = Options { summary_threshold_ns: a.threshold_ns, ..Options::default() };
+    let written = outputs::write_all(a.out, &readout, &sites, &oplog, &timebase, &options)?;
+
+    if a.summary {
+        print!("{}", summary::render(&written.summary));
+        println!();
+    }
+    super::print_readout_line(&readout, mem.as_ref());
+    println!(
+        "{} op(s), {} signpost(s); device times at the nominal {} MHz clock",
+        written.report.ops().count(),
+        written.report.rows.len() - written.report.ops().count(),
+        readout.geometry.arch.aiclk_mhz()
+    );
+    println!("wrote:");
+    for p in written.files() {
+        println!("  {}", p.display());
+    }
+    let errors = super::report(&readout.issues) + super::report(&sites.issues) + super::report(&written.issues);
+    if errors > 0 {
+        eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}

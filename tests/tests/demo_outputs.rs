@@ -1,0 +1,115 @@
+//! Issue 6 on the demo itself: the demo's scenario (real kernels, four ops on a 2x2
+//! emulated Wormhole, a consumer draining while they run) through `ttprof::outputs`; then
+//! tt-perf-report must read the op report, exit 0 and print the device times ttprof
+//! computed, and the op report, trace and timeline must cover every op and zone.
+
+use riscv_linker::Arch;
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::time::UNIX_EPOCH;
+use ttprof::launch::Settings;
+use ttprof::oplog::OpLog;
+use ttprof::outputs::{self, Options};
+use ttprof::resolve::Resolver;
+use ttprof::timebase::Timebase;
+use ttprof_demo::ops;
+use ttprof_demo::scenario::{self, Scenario};
+use ttprof_tests::workspace;
+
+#[test]
+fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
+    let arch = Arch::WormholeB0;
+    let out = workspace().join("target/test-demo-outputs");
+    let _ = std::fs::remove_dir_all(&out);
+    let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
+    let s = Scenario {
+        arch,
+        grid: (2, 2),
+        ops: ops::sequence(4),
+        out: out.clone(),
+        threads: 2,
+        drain_every_cycles: 250_000,
+        settings: Settings { consumer: true, ..Settings::default() },
+    };
+    let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
+    let oplog = OpLog::read(&outcome.oplog).unwrap();
+    let res = Resolver::new(&oplog).resolve(&outcome.readout);
+    assert!(res.issues.is_empty(), "{:?}", res.issues);
+    let timebase = Timebase::nominal(arch, 1);
+    let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH };
+    let w = outputs::write_all(&out.join("report"), &outcome.readout, &res, &oplog, &timebase, &options).unwrap();
+    // The demo's op log gives its Matmul no math fidelity: the one warning expected.
+    assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
+    let ops: Vec<_> = w.report.ops().collect();
+    assert_eq!(ops.len(), 4);
+    for o in &ops {
+        let d = o.device.as_ref().unwrap();
+        assert_eq!(d.core_count(), 4, "{}: every tile ran it", o.op.op_code);
+        assert!(o.kernel_duration_ns().unwrap() > 0);
+    }
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&w.trace).unwrap()).unwrap();
+    let begins =
+        trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["cat"] == "zone" && e["ph"] == "B").count();
+    assert_eq!(begins, outcome.readout.zones());
+    print!("{}", ttprof::summary::render(&w.summary));
+
+    let check = out.join("perf-report.csv");
+    let args = [w.op_report.as_os_str(), "--csv".as_ref(), check.as_os_str()];
+    let run = match Command::new("tt-perf-report").args(args).env("NO_COLOR", "1").output() {
+        Ok(r) => r,
+        Err(_) => {
+            eprintln!("SKIPPED: tt-perf-report is not installed (pip install tt-perf-report): the demo's op report was not read by it");
+            return;
+        }
+    };
+    assert!(
+        run.status.success(),
+        "tt-perf-report failed:\n{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let table = Command::new("tt-perf-report")
+        .arg(&w.op_report)
+        .args(["--no-advice", "--no-summary"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(table.status.success());
+    println!("{}", String::from_utf8_lossy(&table.stdout));
+    // Its CSV: Device Time and Op-to-Op Gap in microseconds, per op (by global call count).
+    let text = std::fs::read_to_string(&check).unwrap();
+    let mut lines = text.lines().map(cells);
+    let h = lines.next().unwrap();
+    let col = |n: &str| h.iter().position(|x| x == n).unwrap();
+    let (calls, time, gap) = (col("Global Call Count"), col("Device Time"), col("Op-to-Op Gap"));
+    let theirs: BTreeMap<u32, (f64, Option<f64>)> = lines
+        .filter(|r| r.len() == h.len() && !r[calls].is_empty())
+        .map(|r| (r[calls].parse::<f64>().unwrap() as u32, (r[time].parse().unwrap(), r[gap].parse().ok())))
+        .collect();
+    for (k, o) in ops.iter().enumerate() {
+        let (t, g) = theirs[&o.op.run_id];
+        assert_eq!(t, o.kernel_duration_ns().unwrap() as f64 / 1000.0, "{} device time", o.op.op_code);
+        if k > 0 {
+            assert_eq!(g, Some(o.op_to_op_latency_ns().unwrap() as f64 / 1000.0), "{} op-to-op gap", o.op.op_code);
+        }
+    }
+}
+
+/// One CSV line's cells (quoted cells may hold commas; `""` is a quote).
+fn cells(line: &str) -> Vec<String> {
+    let (mut out, mut cell, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cell)),
+            c => cell.push(c),
+        }
+    }
+    out.push(cell);
+    out
+}
