@@ -9,8 +9,10 @@ use std::process::ExitCode;
 use ttprof::launch::Settings;
 use ttprof::oplog::OpLog;
 use ttprof::readout::Readout;
+use ttprof::outputs::{self, Written};
 use ttprof::resolve::{Resolution, Resolver};
-use ttprof::{csv, summary};
+use ttprof::summary;
+use ttprof::timebase::Timebase;
 use ttprof_demo::scenario::{self, Fallible, Scenario};
 use ttprof_demo::{ops, workspace};
 
@@ -45,9 +47,8 @@ fn parse_grid(s: &str) -> Result<(u8, u8), String> {
     Ok((n(c)?, n(r)?))
 }
 
-fn report(readout: &Readout, res: &Resolution, mhz: u32) {
-    let stats = summary::zones(readout, res);
-    println!("{}", summary::table(&stats, mhz));
+fn report(readout: &Readout, res: &Resolution, written: &Written, mhz: u32) {
+    println!("{}", summary::table(&summary::zones(readout, res), mhz));
     let dropped: u64 = readout.rings.iter().map(|r| r.dropped as u64).sum();
     let stalls: u64 = readout.rings.iter().map(|r| r.stalls as u64).sum();
     println!(
@@ -59,7 +60,7 @@ fn report(readout: &Readout, res: &Resolution, mhz: u32) {
         stalls,
         readout.bus_bytes_per_payload_byte().unwrap_or(0.0),
     );
-    for issue in readout.issues.iter().chain(&res.issues) {
+    for issue in readout.issues.iter().chain(&res.issues).chain(&written.issues) {
         eprintln!("{issue}");
     }
 }
@@ -80,14 +81,18 @@ fn run(args: &Args) -> Fallible<()> {
     let outcome = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
     let oplog = OpLog::read(&outcome.oplog)?;
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
-    let csv_path = out.join("profile_log_device.csv");
-    csv::write_file(&csv_path, &outcome.readout, &res)?;
-    report(&outcome.readout, &res, args.arch.aiclk_mhz());
+    let timebase = Timebase::nominal(args.arch, 1);
+    let written = outputs::write_all(&out, &outcome.readout, &res, &oplog, &timebase, &outputs::Options::default())?;
+    report(&outcome.readout, &res, &written, args.arch.aiclk_mhz());
+    let per_op = out.join("ttprof_summary.txt");
+    let text = summary::render(&written.summary);
+    ttprof::atomic::write_atomic(&per_op, |w| std::io::Write::write_all(w, text.as_bytes()))?;
     println!("\nwrote:");
-    for p in [&csv_path, &outcome.oplog, &outcome.image, &out.join("kernels")] {
+    for p in written.files().into_iter().chain([per_op.as_path(), outcome.oplog.as_path(), outcome.image.as_path()]) {
         println!("  {}", p.display());
     }
-    if outcome.readout.has_errors() || res.issues.iter().any(|i| i.is_error()) {
+    let errors = outcome.readout.has_errors() || res.issues.iter().chain(&written.issues).any(|i| i.is_error());
+    if errors {
         return Err("the readout reported errors (see above)".into());
     }
     Ok(())

@@ -93,6 +93,8 @@ fn op_record(spec: &OpSpec, run_id: u32, tiles: &[NocCoord], host: (u64, u64), e
     let (inputs, outputs) = ops::tensors(spec, tiles.len());
     let mut attributes = serde_json::Map::new();
     attributes.insert("tiles_per_core".into(), spec.tiles.into());
+    // The example ops compute exactly on integers: the highest fidelity.
+    attributes.insert("math_fidelity".into(), "HiFi4".into());
     OpRecord {
         run_id,
         device: 0,
