@@ -28,6 +28,7 @@ pub(super) fn join(
         match entry {
             OpLogEntry::Signpost(s) => rows.push((s.host_ns, n, Row::Signpost(s.clone()))),
             OpLogEntry::Op(op) => {
+                let repeated = first_entry.contains_key(&(op.device, op.run_id));
                 if let Some(first) = first_entry.insert((op.device, op.run_id), n) {
                     issues.push(Issue::error(
                         None,
@@ -47,6 +48,7 @@ pub(super) fn join(
                 let times = device.by_run.remove(&(op.device, op.run_id));
                 runs.remove(&(op.device, op.run_id));
                 match &times {
+                    None if repeated => {}
                     None => issues.push(Issue::error(
                         None,
                         format!(

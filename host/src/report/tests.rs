@@ -156,6 +156,7 @@ fn an_op_log_that_does_not_match_the_device_run_is_named_in_issues_or_refused() 
     let mut log = fixture::oplog();
     log.entries.push(OpLogEntry::Op(fixture::op(2, "Again")));
     let issues = issues_of(&log);
+    assert_eq!(issues.len(), 1, "{issues:?}");
     assert!(issues[0].contains("entries 3 and 5 both claim run 2 on device 0"), "{issues:?}");
 
     // Nothing in common: the wrong log.
@@ -269,7 +270,7 @@ fn thousands(x: f64) -> String {
     let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

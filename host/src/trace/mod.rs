@@ -185,20 +185,28 @@ fn write_zones<W: Write>(out: &mut Out<W>, t: &Timeline, zones: &[Zone], pid: u3
     close(out, &mut open, None)
 }
 
+/// An op drawn on an op thread: (op index, start ns, end ns).
+type OpBar = (usize, f64, f64);
+
 /// The op threads of one chip: device kernel spans and host spans, split over as many
 /// threads as overlapping ops need; signposts as process-wide instants.
 fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<()> {
     let pid = chip_pid(chip);
     let ops: Vec<usize> = (0..t.ops.len()).filter(|&i| t.ops[i].chip == chip).collect();
-    let kinds: [(u32, &str, Box<dyn Fn(usize) -> Option<(f64, f64)>>); 2] = [
-        (OPS_DEVICE_TID, "ops (device)", Box::new(|i| t.ops[i].kernel_ns)),
-        (OPS_HOST_TID, "ops (host)", Box::new(|i| t.ops[i].host_ns.map(|(a, b)| (a as f64, b as f64)))),
-    ];
-    for (base, label, span) in kinds {
-        let mut spans: Vec<(usize, f64, f64)> = ops.iter().filter_map(|&i| span(i).map(|(a, b)| (i, a, b))).collect();
+    // (tid base, thread name, host rather than device span)
+    for (base, label, host) in [(OPS_DEVICE_TID, "ops (device)", false), (OPS_HOST_TID, "ops (host)", true)] {
+        let span = |i: usize| {
+            let o = &t.ops[i];
+            if host {
+                o.host_ns.map(|(a, b)| (a as f64, b as f64))
+            } else {
+                o.kernel_ns
+            }
+        };
+        let mut spans: Vec<OpBar> = ops.iter().filter_map(|&i| span(i).map(|(a, b)| (i, a, b))).collect();
         spans.sort_by(|a, b| a.1.total_cmp(&b.1));
         // Greedy: each op goes to the first thread whose last op ended by its start.
-        let mut threads: Vec<(f64, Vec<(usize, f64, f64)>)> = Vec::new();
+        let mut threads: Vec<(f64, Vec<OpBar>)> = Vec::new();
         for s in spans {
             match threads.iter_mut().find(|(end, _)| end.round() <= s.1.round()) {
                 Some(th) => {
