@@ -47,17 +47,24 @@ pub enum TileOffsets {
 }
 
 /// The latency of one host read over PCIe, as two legs: the request reaching the device
-/// and the response reaching the host. Each leg is its base plus an exponentially
-/// distributed extra with the given mean, drawn reproducibly from `seed`.
+/// and the response reaching the host. Each leg is its base, plus an exponentially
+/// distributed extra with the given mean, plus a uniform extra in `±half width`, clamped at
+/// 0; all drawn reproducibly from `seed`. A zero mean or half width draws nothing, so adding
+/// one kind of jitter leaves the other's random stream unchanged.
 ///
-/// The defaults (400 ns + 50 ns mean each way) are this model's assumption for a read of
-/// one 32-bit register, not a measurement.
+/// The defaults (400 ns + 50 ns mean exponential each way, no uniform part) are this model's
+/// assumption for a read of one 32-bit register, not a measurement. [`ReadLatency::uniform`]
+/// builds the "round trip ± jitter, uniform" model clock-alignment benchmarks ask for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReadLatency {
     pub request_ns: f64,
     pub response_ns: f64,
     pub request_jitter_mean_ns: f64,
     pub response_jitter_mean_ns: f64,
+    /// Half width of the request leg's uniform jitter (0: none).
+    pub request_uniform_ns: f64,
+    /// Half width of the response leg's uniform jitter (0: none).
+    pub response_uniform_ns: f64,
     pub seed: u64,
 }
 
@@ -68,9 +75,43 @@ impl Default for ReadLatency {
             response_ns: 400.0,
             request_jitter_mean_ns: 50.0,
             response_jitter_mean_ns: 50.0,
+            request_uniform_ns: 0.0,
+            response_uniform_ns: 0.0,
             seed: 0x7454_7072_6F66,
         }
     }
+}
+
+impl ReadLatency {
+    /// A round trip of `round_trip_ns ± jitter_ns` with uniform jitter and no exponential
+    /// tail: each leg is `round_trip_ns / 2 ± jitter_ns / 2`, uniform and independent, so
+    /// the round trip always lies within `round_trip_ns ± jitter_ns` and the legs are
+    /// symmetric on average (e.g. `uniform(1000.0, 500.0, seed)`: 1 us ± 0.5 us).
+    pub fn uniform(round_trip_ns: f64, jitter_ns: f64, seed: u64) -> ReadLatency {
+        let (leg, half) = (round_trip_ns.max(0.0) / 2.0, jitter_ns.max(0.0) / 2.0);
+        ReadLatency {
+            request_ns: leg,
+            response_ns: leg,
+            request_jitter_mean_ns: 0.0,
+            response_jitter_mean_ns: 0.0,
+            request_uniform_ns: half,
+            response_uniform_ns: half,
+            seed,
+        }
+    }
+
+    /// Draws one read's `(request leg, response leg)` in ns.
+    pub(crate) fn draw(&self, rng: &mut SplitMix) -> (f64, f64) {
+        let request = leg(rng, self.request_ns, self.request_jitter_mean_ns, self.request_uniform_ns);
+        let response = leg(rng, self.response_ns, self.response_jitter_mean_ns, self.response_uniform_ns);
+        (request, response)
+    }
+}
+
+fn leg(rng: &mut SplitMix, base: f64, exp_mean: f64, half_width: f64) -> f64 {
+    let exp = rng.exp(exp_mean);
+    let uniform = if half_width > 0.0 { (2.0 * rng.unit() - 1.0) * half_width } else { 0.0 };
+    (base.max(0.0) + exp + uniform).max(0.0)
 }
 
 /// Clocks of all chips of a device.
@@ -222,6 +263,29 @@ mod tests {
         assert!((t.mhz_at(1000.0 + 1e9) - 1000.01).abs() < 1e-9);
         // Over one second the counter gains half the drift: 1e9 * (1 + 10e-6 / 2).
         assert!((t.chip_cycles_at(1000.0 + 1e9) - 1_000_005_000.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn uniform_latency_stays_in_its_band_and_exponential_draws_are_unchanged() {
+        let u = ReadLatency::uniform(1000.0, 500.0, 9);
+        let mut rng = SplitMix(u.seed);
+        let (mut lo, mut hi, mut sum) = (f64::MAX, 0.0f64, 0.0);
+        for _ in 0..20_000 {
+            let (a, b) = u.draw(&mut rng);
+            assert!((250.0..=750.0).contains(&a) && (250.0..=750.0).contains(&b), "{a} {b}");
+            lo = lo.min(a + b);
+            hi = hi.max(a + b);
+            sum += a - b;
+        }
+        assert!(lo < 560.0 && hi > 1440.0 && lo >= 500.0 && hi <= 1500.0, "round trips {lo}..{hi}");
+        assert!((sum / 20_000.0).abs() < 5.0, "legs symmetric on average");
+        // The default (exponential only) draws exactly what it drew before uniform jitter existed.
+        let d = ReadLatency::default();
+        let (mut r1, mut r2) = (SplitMix(d.seed), SplitMix(d.seed));
+        for _ in 0..100 {
+            let expected = (400.0 + r2.exp(50.0), 400.0 + r2.exp(50.0));
+            assert_eq!(d.draw(&mut r1), expected);
+        }
     }
 
     #[test]

@@ -88,6 +88,9 @@ pub struct DeviceConfig {
     /// Compile hot code to host machine code (x86-64 Unix hosts; elsewhere ignored).
     /// Results are bit-identical either way; off is only for testing that claim.
     pub jit: bool,
+    /// Answer clock-sync requests through the image's mailbox from a background thread
+    /// (default on; see `mailbox` in the crate docs). Runs are identical either way.
+    pub clock_mailbox: bool,
 }
 
 impl DeviceConfig {
@@ -105,6 +108,7 @@ impl DeviceConfig {
             instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
             quantum: DEFAULT_QUANTUM,
             jit: true,
+            clock_mailbox: true,
         }
     }
 

@@ -9,6 +9,7 @@ use crate::fault::EmuError;
 use crate::hart::{Hart, HartState};
 use crate::image::Image;
 use crate::loader::{Program, Target};
+use crate::mailbox::{Context, Published, Responder};
 use crate::memory::TileMem;
 use crate::mmio::TileRegs;
 use crate::tile::Tile;
@@ -33,6 +34,11 @@ pub struct Device {
     pub(crate) host: Mutex<crate::sync::HostClock>,
     pub(crate) bytes_read: AtomicU64,
     programs: HashMap<(u64, usize, Risc, String), Arc<Program>>,
+    /// Virtual host time as the clock mailbox responder sees it.
+    pub(crate) published: Published,
+    /// Answers the image's clock mailbox. Declared before `image` so that it is dropped
+    /// (its thread stopped and joined) before the mapping it writes into goes away.
+    _mailbox: Option<Responder>,
     pub(crate) image: Image,
 }
 
@@ -106,6 +112,21 @@ impl Device {
         // Host time starts when the last chip came out of reset.
         let start_ns = (0..cfg.chips).map(|c| cfg.clock.chip(c).reset_host_ns).fold(0.0, f64::max);
         let host = Mutex::new(crate::sync::HostClock::new(cfg.clock.host_read.seed, start_ns));
+        let published = Published::new(start_ns);
+        let mailbox = if cfg.clock_mailbox {
+            let ctx = Context {
+                chips: (0..cfg.chips).map(|c| cfg.clock.chip(c)).collect(),
+                nominal_mhz: arch.aiclk_mhz() as f64,
+                host_read: cfg.clock.host_read,
+                coords: coords.clone(),
+                offsets,
+            };
+            // SAFETY: the mailbox lies in the image's header mapping, which `image` keeps
+            // alive; the responder is dropped before `image` (field order of `Device`).
+            Some(unsafe { Responder::start(ctx, image.mailbox(), published.clone()) }?)
+        } else {
+            None
+        };
         Ok(Device {
             chip_time: vec![0; cfg.chips as usize],
             cfg,
@@ -114,6 +135,8 @@ impl Device {
             host,
             bytes_read: AtomicU64::new(0),
             programs: HashMap::new(),
+            published,
+            _mailbox: mailbox,
             image,
         })
     }

@@ -74,6 +74,12 @@ impl Image {
         unsafe { L1::new(self.base.add(off), self.geometry.l1_size) }
     }
 
+    /// The clock-sync mailbox bytes in the header (`devfile::mailbox`), valid while `self` is.
+    pub fn mailbox(&self) -> *mut u8 {
+        // SAFETY: CLOCK_MAILBOX + 64 <= HEADER_FIXED <= header size, inside the mapping.
+        unsafe { self.base.add(field::CLOCK_MAILBOX) }
+    }
+
     fn header_word(&self, at: usize) -> &AtomicU32 {
         // SAFETY: header fields are 4-aligned offsets inside the (page-aligned) mapping.
         unsafe { AtomicU32::from_ptr(self.base.add(at) as *mut u32) }

@@ -13,6 +13,11 @@
 //!   register block ([`mmio`](crate::mmio) module docs), a simple configurable
 //!   [`CycleModel`], and a [`ClockModel`] relating each chip's counter to virtual host time
 //!   for clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).
+//! * The clock-sync mailbox: a host in another process writes a request (chip, tile) into
+//!   the image header ([`riscv_linker::devfile::mailbox`]) and a background thread answers
+//!   with a sample in virtual host time, while kernels run and while the device is idle.
+//!   It cannot change a run: it reads only configuration and the published virtual host
+//!   time and writes only the mailbox; the ordering argument is in `src/mailbox.rs`.
 //! * Faults (illegal instruction, bad access, store into code, misalignment in strict
 //!   mode, runaway, `ebreak`) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
 //!   the instruction and its disassembly, the nearest symbol and source line.
@@ -51,6 +56,7 @@ mod image;
 #[cfg(all(target_arch = "x86_64", unix))]
 mod jit;
 mod loader;
+mod mailbox;
 mod memory;
 mod mmio;
 mod run;

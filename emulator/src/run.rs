@@ -98,6 +98,7 @@ impl Device {
             if !self.tiles.iter().any(Tile::any_running) {
                 break;
             }
+            self.publish_frontier(&starts, rel);
             hook(self);
             segment += 1;
         }
@@ -140,6 +141,15 @@ impl Device {
         }
         let faults = faults.into_inner().unwrap_or_else(|e| e.into_inner());
         faults.into_iter().min_by_key(|(g, _)| *g).map(|(_, f)| f)
+    }
+
+    /// Tells the clock mailbox how far virtual host time has come: every chip has been
+    /// simulated `rel` cycles past its run start (a simulated time, so deterministic).
+    fn publish_frontier(&self, starts: &[u64], rel: u64) {
+        let frontier = (0..self.cfg.chips)
+            .map(|c| self.truth_of(c, 0).host_ns_at_chip(starts[c as usize].saturating_add(rel) as f64))
+            .fold(f64::INFINITY, f64::min);
+        self.published.advance(frontier);
     }
 
     /// Sets each chip's counter to where its slowest core stopped and moves host time

@@ -1,7 +1,7 @@
 //! Virtual host time and clock-sync samples: what a host reading a tile's wall clock over
 //! PCIe would observe (see [`crate::clock`] for the model).
 
-use crate::clock::SplitMix;
+use crate::clock::{ClockTruth, ReadLatency, SplitMix};
 use crate::device::Device;
 use crate::fault::EmuError;
 use riscv_linker::NocCoord;
@@ -40,11 +40,16 @@ impl Device {
     pub fn advance_host_time(&mut self, ns: f64) {
         let h = self.host.get_mut().unwrap_or_else(|e| e.into_inner());
         h.now_ns += ns.max(0.0);
+        let now = h.now_ns;
+        self.published.advance(now);
     }
 
     /// Reads `tile`'s wall clock the way the host would over PCIe, between runs: the
     /// request takes a drawn latency to reach the device, which samples its counter then,
     /// and the response takes another to come back. Virtual host time advances by both.
+    ///
+    /// (A host in another process asks through the image's clock mailbox instead, see the
+    /// crate docs; those samples never move this clock.)
     pub fn sync_sample(&mut self, chip: u32, tile: NocCoord) -> Result<SyncSample, EmuError> {
         let index = self.tile_index(chip, tile)?;
         let offset = self.tiles[index].mem.regs.wall_offset;
@@ -52,16 +57,16 @@ impl Device {
         let lat = self.cfg.clock.host_read;
         let host = self.host.get_mut().unwrap_or_else(|e| e.into_inner());
         let before = host.now_ns;
-        let at = before + lat.request_ns.max(0.0) + host.rng.exp(lat.request_jitter_mean_ns);
-        let after = at + lat.response_ns.max(0.0) + host.rng.exp(lat.response_jitter_mean_ns);
-        host.now_ns = after;
-        let chip_cycles = (truth.chip_cycles_at(at).floor() as u64).max(self.chip_time[chip as usize]);
+        let read = read_clock(&truth, &lat, &mut host.rng, before);
+        host.now_ns = read.after;
+        self.published.advance(read.after);
+        let chip_cycles = read.chip_cycles.max(self.chip_time[chip as usize]);
         self.chip_time[chip as usize] = chip_cycles;
         self.bytes_read.fetch_add(8, std::sync::atomic::Ordering::Relaxed);
         Ok(SyncSample {
             host_before_ns: before.round() as u64,
             device_cycles: chip_cycles.wrapping_add(offset),
-            host_after_ns: after.round() as u64,
+            host_after_ns: read.after.round() as u64,
         })
     }
 
@@ -83,5 +88,22 @@ impl Device {
             latest = latest.max(h);
         }
         self.host.get_mut().unwrap_or_else(|e| e.into_inner()).now_ns = latest;
+        self.published.advance(latest);
     }
+}
+
+/// One drawn read of a wall clock.
+pub(crate) struct Read {
+    /// Host time the response arrives.
+    pub after: f64,
+    /// The chip counter (without the tile offset) when the request arrived.
+    pub chip_cycles: u64,
+}
+
+/// A read issued at host time `before`: the request leg, the counter sampled on arrival,
+/// the response leg. Shared by in-process samples and the mailbox responder.
+pub(crate) fn read_clock(truth: &ClockTruth, lat: &ReadLatency, rng: &mut SplitMix, before: f64) -> Read {
+    let (request, response) = lat.draw(rng);
+    let at = before + request;
+    Read { after: at + response, chip_cycles: truth.chip_cycles_at(at).floor() as u64 }
 }

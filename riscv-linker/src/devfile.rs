@@ -36,9 +36,75 @@ pub mod field {
     pub const STATUS: usize = 36;
     /// Written by the device side: bumped whenever a launch starts (lets a reader notice).
     pub const LAUNCHES: usize = 40;
-    /// Reserved for the clock-sync mailbox (64 bytes).
+    /// The clock-sync mailbox (64 bytes, see [`super::mailbox`]).
     pub const CLOCK_MAILBOX: usize = 64;
 }
+
+/// The clock-sync mailbox: 64 bytes at [`field::CLOCK_MAILBOX`] through which a host
+/// process asks the emulator for a wall-clock sample (the emulator's stand-in for a host
+/// reading `WALL_CLOCK_L/H` over PCIe). Offsets are relative to the mailbox; every field is
+/// a little-endian `u32` accessed atomically, 64-bit values are two words (low first).
+///
+/// One request at a time, one client at a time:
+///
+/// 1. The device side writes [`mailbox::SERVER`] = [`mailbox::SERVING`] while it answers.
+/// 2. The host waits until `REQ_SEQ == RESP_SEQ` (nothing pending), writes `REQ_CHIP`,
+///    `REQ_TILE` (`x | y << 8`) and `REQ_DELAY` (ns of host time the host let pass since its
+///    previous request, beyond that request's round trip), then `REQ_SEQ = RESP_SEQ + 1`
+///    (skipping 0) with release order: the sequence word is written last.
+/// 3. The device side sees `REQ_SEQ != RESP_SEQ` (acquire), takes the sample, writes
+///    `RESP_STATUS`, `RESP_CHIP`, `RESP_TILE`, the three times, bumps `SERVED`, then
+///    `RESP_SEQ = REQ_SEQ` (release), last.
+/// 4. The host waits for `RESP_SEQ` to equal its sequence number (acquire), then reads the
+///    response; it checks that the echoed chip and tile are its own (another client would
+///    show up as a mismatch).
+///
+/// Times are the device's virtual host time in ns; the sample is (host before, device
+/// cycles, host after), as `SyncSample` in the emulator and the host.
+pub mod mailbox {
+    /// Size of the mailbox in bytes.
+    pub const SIZE: usize = 64;
+    /// Written by the device side: [`SERVING`] while it answers requests, 0 otherwise.
+    pub const SERVER: usize = 0;
+    pub const REQ_SEQ: usize = 4;
+    pub const REQ_CHIP: usize = 8;
+    pub const REQ_TILE: usize = 12;
+    pub const RESP_SEQ: usize = 16;
+    pub const RESP_STATUS: usize = 20;
+    pub const RESP_CHIP: usize = 24;
+    pub const RESP_TILE: usize = 28;
+    /// Host time before the read, ns (u64: low word, then high word).
+    pub const HOST_BEFORE: usize = 32;
+    /// The tile's wall clock, cycles (u64).
+    pub const DEVICE_CYCLES: usize = 40;
+    /// Host time after the read, ns (u64).
+    pub const HOST_AFTER: usize = 48;
+    /// Requests answered since the device side started (diagnostics).
+    pub const SERVED: usize = 56;
+    /// Written by the host: ns of host time that pass before this request's read starts (the
+    /// host waiting between samples, e.g. to spread a sync window), u32.
+    pub const REQ_DELAY: usize = 60;
+    /// The value of [`SERVER`] while a responder runs: "CLK1".
+    pub const SERVING: u32 = u32::from_le_bytes(*b"CLK1");
+    /// `RESP_STATUS`: the sample is valid.
+    pub const STATUS_OK: u32 = 0;
+    /// `RESP_STATUS`: the device has no such chip.
+    pub const STATUS_NO_CHIP: u32 = 1;
+    /// `RESP_STATUS`: the chip has no worker tile at those coordinates.
+    pub const STATUS_NO_TILE: u32 = 2;
+
+    /// `REQ_TILE`/`RESP_TILE` encoding of a tile.
+    pub const fn tile_word(t: crate::NocCoord) -> u32 {
+        t.x as u32 | (t.y as u32) << 8
+    }
+
+    /// The tile named by a `REQ_TILE`/`RESP_TILE` word.
+    pub const fn word_tile(w: u32) -> crate::NocCoord {
+        crate::NocCoord::new(w as u8, (w >> 8) as u8)
+    }
+}
+
+const _: () = assert!(field::CLOCK_MAILBOX + mailbox::SIZE <= HEADER_FIXED as usize);
 
 pub const STATUS_RUNNING: u32 = 1 << 0;
 pub const STATUS_FINISHED: u32 = 1 << 1;

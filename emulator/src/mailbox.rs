@@ -1,0 +1,215 @@
+//! The clock-sync mailbox responder: answers a host process's wall-clock sample requests
+//! through the device image (protocol: [`riscv_linker::devfile::mailbox`]), while kernels
+//! run and while the device is idle between runs.
+//!
+//! A background thread polls the mailbox's request word; each request is answered with a
+//! sample drawn exactly as [`crate::Device::sync_sample`] draws one (two latency legs, the
+//! counter read when the request arrives), in virtual host time.
+//!
+//! ## Determinism: why mailbox traffic cannot change a run
+//!
+//! * **Isolation.** The responder reads only immutable configuration (the clock model, the
+//!   tile offsets, the tile list) and one published word: the device's virtual host time.
+//!   It writes only the 64-byte mailbox in the image header, which no core can address (a
+//!   core sees its own tile's L1, the header lies outside every L1). It never touches tile
+//!   state, chip counters, the device's virtual host clock, its latency generator or its
+//!   `bytes_read` count. So every run's cycle counts, L1 contents and in-process samples are
+//!   bit-identical whether or not, and whenever, a host asks through the mailbox
+//!   (`tests/mailbox.rs` checks this with a client hammering the mailbox during a run).
+//! * **Its own timeline.** The responder keeps a cursor: a request is answered starting at
+//!   `max(cursor + REQ_DELAY, published device time)` (`REQ_DELAY`: host time the client
+//!   says it let pass), and the cursor moves to the sample's "host after".
+//!   Host times of successive mailbox samples therefore never go backwards, and a window of
+//!   samples taken while the device is idle spreads over virtual time by its own round trips
+//!   (without moving the device's clock, which would make the next run's start depend on
+//!   when requests happened to arrive). Latencies come from the responder's own generator
+//!   (the model's seed, a separate stream), so the n-th mailbox request of a device always
+//!   draws the same latencies.
+//! * **Published time.** The device publishes its virtual host time when it changes (an
+//!   in-process sample, `advance_host_time`, the end of a run) and, during
+//!   `run_with_hook`, at every segment boundary (the moment every chip has been simulated
+//!   to). During a plain `run` it stays at the run's start, so samples taken during a run
+//!   are answered at the run's start plus their own round trips: the value is still exactly
+//!   what the clock model gives at that virtual moment.
+//! * **What is not deterministic.** Which published time a request meets depends on when it
+//!   arrives relative to the running simulation: a real-time race, as with a real host
+//!   reading a real clock. Whatever it meets, the sample is true to the clock model (the
+//!   counter is read at a virtual moment inside the sample's bracket), which is all clock
+//!   alignment needs. A host that wants reproducible sync windows takes them in-process with
+//!   `Device::sync_sample`, or through the mailbox while the device is idle.
+//!
+//! Memory ordering: the host writes chip and tile, then `REQ_SEQ` with release; the
+//! responder reads `REQ_SEQ` with acquire, so it sees the request's fields. It writes the
+//! response fields, then `RESP_SEQ` with release; the host reads `RESP_SEQ` with acquire.
+//! On x86-64 (TSO) these are plain `mov`s across processes sharing the file mapping.
+
+use crate::clock::{ChipClock, ClockTruth, ReadLatency, SplitMix};
+use crate::fault::EmuError;
+use riscv_linker::devfile::mailbox as mb;
+use riscv_linker::NocCoord;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Separates the responder's latency stream from the device's in-process one.
+const STREAM: u64 = 0x6D61_696C_626F_7831;
+/// After a request, keep polling eagerly this long (requests come in windows).
+const EAGER: Duration = Duration::from_millis(2);
+/// Otherwise sleep this long between polls.
+const IDLE_POLL: Duration = Duration::from_millis(1);
+
+/// What the responder needs to answer: immutable after the device is built.
+pub(crate) struct Context {
+    /// One oscillator per chip.
+    pub chips: Vec<ChipClock>,
+    pub nominal_mhz: f64,
+    pub host_read: ReadLatency,
+    /// One chip's tiles, in image order.
+    pub coords: Vec<NocCoord>,
+    /// Wall-clock offsets, chip-major.
+    pub offsets: Vec<u64>,
+}
+
+/// The device's virtual host time, as published to the responder (f64 bits; never negative,
+/// so the bit patterns order like the values and `fetch_max` keeps it monotonic).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Published(Arc<AtomicU64>);
+
+impl Published {
+    pub fn new(ns: f64) -> Published {
+        Published(Arc::new(AtomicU64::new(ns.max(0.0).to_bits())))
+    }
+
+    /// Moves the published time forward to `ns` (never back).
+    pub fn advance(&self, ns: f64) {
+        if ns.is_finite() {
+            self.0.fetch_max(ns.max(0.0).to_bits(), Ordering::AcqRel);
+        }
+    }
+
+    pub fn get(&self) -> f64 {
+        f64::from_bits(self.0.load(Ordering::Acquire))
+    }
+}
+
+/// The mailbox's place in the image mapping.
+struct Mailbox(*mut u8);
+
+// SAFETY: the pointer is only used for atomic accesses to the 64 mailbox bytes, and the
+// thread using it is joined (Responder::drop) before the device drops its image mapping
+// (the `mailbox` field is declared before `image` in `Device`).
+unsafe impl Send for Mailbox {}
+
+impl Mailbox {
+    fn word(&self, at: usize) -> &AtomicU32 {
+        debug_assert!(at.is_multiple_of(4) && at < mb::SIZE);
+        // SAFETY: inside the header mapping, 4-byte aligned (the mailbox offset is 64).
+        unsafe { AtomicU32::from_ptr(self.0.add(at) as *mut u32) }
+    }
+
+    fn get(&self, at: usize) -> u32 {
+        u32::from_le(self.word(at).load(Ordering::Acquire))
+    }
+
+    fn put(&self, at: usize, v: u32) {
+        self.word(at).store(v.to_le(), Ordering::Release);
+    }
+
+    fn put64(&self, at: usize, v: u64) {
+        self.put(at, v as u32);
+        self.put(at + 4, (v >> 32) as u32);
+    }
+}
+
+/// The running responder thread; stopping it (drop) clears `SERVER` and joins it.
+pub(crate) struct Responder {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Responder").finish_non_exhaustive()
+    }
+}
+
+impl Responder {
+    /// Starts answering the mailbox at `mailbox` (the image's `CLOCK_MAILBOX` bytes).
+    ///
+    /// # Safety
+    /// `mailbox` must point at the 64 mailbox bytes of a live mapping that outlives the
+    /// returned value.
+    pub unsafe fn start(ctx: Context, mailbox: *mut u8, published: Published) -> Result<Responder, EmuError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        // Announce before returning, so a client that finds the image finds it served.
+        Mailbox(mailbox).put(mb::SERVER, mb::SERVING);
+        let served = Mailbox(mailbox);
+        let thread = std::thread::Builder::new()
+            .name("ttprof-emu-clock-mailbox".into())
+            .spawn(move || serve(&ctx, &served, &published, &flag))
+            .map_err(|e| {
+                Mailbox(mailbox).put(mb::SERVER, 0);
+                EmuError::Config(format!("cannot start the clock mailbox thread: {e}"))
+            })?;
+        Ok(Responder { stop, thread: Some(thread) })
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(t) = self.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve(ctx: &Context, mailbox: &Mailbox, published: &Published, stop: &AtomicBool) {
+    let mut rng = SplitMix(ctx.host_read.seed ^ STREAM);
+    let mut cursor = 0.0f64;
+    let mut served = mailbox.get(mb::SERVED);
+    let mut last = Instant::now();
+    while !stop.load(Ordering::Acquire) {
+        let req = mailbox.get(mb::REQ_SEQ);
+        if req != mailbox.get(mb::RESP_SEQ) {
+            let waited = cursor + mailbox.get(mb::REQ_DELAY) as f64;
+            cursor = answer(ctx, mailbox, published.get().max(waited), &mut rng);
+            served = served.wrapping_add(1);
+            mailbox.put(mb::SERVED, served);
+            mailbox.put(mb::RESP_SEQ, req);
+            last = Instant::now();
+        } else if last.elapsed() < EAGER {
+            std::thread::yield_now();
+        } else {
+            std::thread::park_timeout(IDLE_POLL);
+        }
+    }
+    mailbox.put(mb::SERVER, 0);
+}
+
+/// Writes the response fields (not `RESP_SEQ`) for the pending request, whose read starts
+/// at virtual host time `before`; returns the new cursor.
+fn answer(ctx: &Context, mailbox: &Mailbox, before: f64, rng: &mut SplitMix) -> f64 {
+    let chip = mailbox.get(mb::REQ_CHIP);
+    let tile_word = mailbox.get(mb::REQ_TILE);
+    let tile = mb::word_tile(tile_word);
+    mailbox.put(mb::RESP_CHIP, chip);
+    mailbox.put(mb::RESP_TILE, tile_word);
+    let index = ctx.coords.iter().position(|&c| c == tile);
+    let (Some(oscillator), Some(index)) = (ctx.chips.get(chip as usize), index) else {
+        let status = if (chip as usize) < ctx.chips.len() { mb::STATUS_NO_TILE } else { mb::STATUS_NO_CHIP };
+        mailbox.put(mb::RESP_STATUS, status);
+        return before;
+    };
+    let offset = ctx.offsets[chip as usize * ctx.coords.len() + index];
+    let truth = ClockTruth::new(*oscillator, ctx.nominal_mhz, offset);
+    let read = crate::sync::read_clock(&truth, &ctx.host_read, rng, before);
+    mailbox.put64(mb::HOST_BEFORE, before.round() as u64);
+    mailbox.put64(mb::DEVICE_CYCLES, read.chip_cycles.wrapping_add(offset));
+    mailbox.put64(mb::HOST_AFTER, read.after.round() as u64);
+    mailbox.put(mb::RESP_STATUS, mb::STATUS_OK);
+    read.after
+}
