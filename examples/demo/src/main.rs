@@ -65,6 +65,20 @@ fn report(readout: &Readout, res: &Resolution, written: &Written, mhz: u32) {
     }
 }
 
+/// Every run writes a new timestamped op report (as tt-metal does); keep only the new one so
+/// `tt-perf-report target/ttprof-demo/ops_perf_results_*.csv` reads this run alone.
+fn remove_old_op_reports(dir: &std::path::Path) -> Fallible<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("ops_perf_results_") && name.ends_with(".csv") {
+            std::fs::remove_file(e.path())?;
+        }
+    }
+    Ok(())
+}
+
 fn run(args: &Args) -> Fallible<()> {
     let out = args.out.clone().unwrap_or_else(|| workspace().join("target/ttprof-demo"));
     eprintln!("building the example kernels for {} (the first build also compiles `core`)...", args.arch);
@@ -82,6 +96,7 @@ fn run(args: &Args) -> Fallible<()> {
     let oplog = OpLog::read(&outcome.oplog)?;
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     let timebase = Timebase::nominal(args.arch, 1);
+    remove_old_op_reports(&out)?;
     let written = outputs::write_all(&out, &outcome.readout, &res, &oplog, &timebase, &outputs::Options::default())?;
     report(&outcome.readout, &res, &written, args.arch.aiclk_mhz());
     let per_op = out.join("ttprof_summary.txt");
