@@ -39,5 +39,6 @@ pub mod testing;
 pub mod timebase;
 pub mod timeline;
 pub mod trace;
+pub mod tracy;
 
 pub use error::{Error, Location, Result};

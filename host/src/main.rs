@@ -73,6 +73,25 @@ enum Command {
         #[arg(long)]
         full: bool,
     },
+    /// Serve the device zones and the op log's launches to a Tracy 0.14 capture tool
+    /// (`tracy-capture` or the GUI), waiting until one has received everything.
+    Tracy {
+        /// Device memory: the emulator's device image, or a snapshot file.
+        #[arg(long)]
+        device: PathBuf,
+        /// The op log the host program wrote (names zones, adds the launches).
+        #[arg(long)]
+        oplog: PathBuf,
+        /// Address to listen on (loopback unless a remote capture is wanted).
+        #[arg(long, default_value = "127.0.0.1")]
+        address: std::net::IpAddr,
+        /// TCP port to listen on (Tracy's default).
+        #[arg(long, default_value_t = ttprof::tracy::DEFAULT_PORT)]
+        port: u16,
+        /// Seconds to wait for a capture tool to connect and receive everything (0: no limit).
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -88,6 +107,15 @@ fn main() -> ExitCode {
             summary: !no_summary,
         }),
         Command::Capture(args) => ttprof::capture::cli::run(args),
+        Command::Tracy { device, oplog, address, port, timeout } => {
+            let opts = ttprof::tracy::ServeOptions {
+                addr: (address, port).into(),
+                timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
+                ..Default::default()
+            };
+            ttprof::tracy::command::run(&device, &oplog, &opts)
+                .map(|o| if report(&o.issues) > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+        }
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,56 @@
+//! `ttprof tracy`: read a device image or snapshot once, then serve it to a Tracy capture
+//! tool (what the CLI's subcommand runs; a library caller would use [`Stream::build`] and
+//! [`serve`] directly).
+
+use super::{serve, server::capture_hint, ServeOptions, ServeReport, Stream, StreamOptions};
+use crate::devmem;
+use crate::error::Result;
+use crate::issue::Issue;
+use crate::oplog::OpLog;
+use crate::readout;
+use crate::resolve::Resolver;
+use crate::timebase::Timebase;
+use std::path::Path;
+
+/// What the command did: the capture, and every problem found on the way.
+pub struct Outcome {
+    pub report: ServeReport,
+    pub issues: Vec<Issue>,
+}
+
+/// Reads `device` (never consuming), names zones through `oplog`, and serves the stream
+/// until a capture tool has drained it. Progress goes to stderr.
+pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> {
+    let log = OpLog::read(oplog)?;
+    let mem = devmem::open(device, false)?;
+    let readout = readout::read(mem.as_ref(), false)?;
+    let res = Resolver::new(&log).resolve(&readout);
+    // Until the clock fit lands, device cycles map to host ns at the nominal frequency.
+    let g = readout.geometry;
+    let timebase = Timebase::nominal(g.arch, g.chips);
+    let stream = Stream::build(&readout, &res, Some(&log), &timebase, &StreamOptions::default())?;
+    let s = &stream.summary;
+    eprintln!(
+        "Tracy stream: {} zones on {} RISC lanes in {} GPU contexts ({} tile(s) each), {} source locations, {} ops, \
+         {} messages; times at the nominal {} MHz",
+        s.zones,
+        s.lanes,
+        s.contexts,
+        s.tiles_per_context,
+        s.source_locations,
+        s.ops,
+        s.messages,
+        g.arch.aiclk_mhz()
+    );
+    let limit = opts.timeout.map_or("no time limit".to_string(), |t| format!("up to {} s", t.as_secs_f64()));
+    eprintln!("waiting for a Tracy 0.14 capture tool on {} ({limit}): run `{}`", opts.addr, capture_hint(opts.addr));
+    let report = serve(&stream, opts, |msg| eprintln!("{msg}"))?;
+    let t = &report.transfer;
+    let queries: u64 = t.queries.values().sum();
+    eprintln!(
+        "capture complete: {} received {} zones in {} frames ({} bytes, {} compressed) and {queries} answers",
+        report.client, t.zones, t.frames, t.raw_bytes, t.wire_bytes
+    );
+    let issues = readout.issues.into_iter().chain(res.issues).chain(stream.issues).collect();
+    Ok(Outcome { report, issues })
+}

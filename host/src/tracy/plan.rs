@@ -1,0 +1,413 @@
+//! What the stream holds, computed once from a readout: contexts and lanes, each lane's
+//! properly nested begin/end sequence in host nanoseconds, the host rows with the op log's
+//! launches, messages, and the string and source-location tables the capture tool queries.
+//!
+//! A [`Stream`] is immutable, so it can be served again to a capture tool that connects
+//! after an earlier one dropped out.
+
+use super::layout::{self, Context, Layout};
+use super::protocol::{Severity, MAX_SOURCE_LOCATIONS, MAX_THREADS};
+use crate::decode::RecordKind;
+use crate::error::{Error, Result};
+use crate::issue::Issue;
+use crate::oplog::{OpLog, OpLogEntry};
+use crate::readout::{Readout, RingId};
+use crate::resolve::Resolution;
+use crate::timebase::Timebase;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap};
+
+/// Marks a lane event as an end.
+pub(crate) const END: u32 = u32::MAX;
+/// Source-location keys are `SRCLOC_KEY_BASE + index`; string keys are `index + 1`.
+pub(crate) const SRCLOC_KEY_BASE: u64 = 1 << 32;
+
+/// A begin (of source location `srcloc`) or an [`END`], at host ns `time`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LaneEv {
+    pub time: i64,
+    pub srcloc: u32,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Lane {
+    pub context: u8,
+    pub thread: u32,
+    pub events: Vec<LaneEv>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SrcLoc {
+    pub name: u64,
+    pub function: u64,
+    pub file: u64,
+    pub line: u32,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct HostZone {
+    pub start: i64,
+    pub end: i64,
+    pub srcloc: u32,
+    pub text: String,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Message {
+    pub thread: u32,
+    pub time: i64,
+    pub severity: Severity,
+    pub text: String,
+}
+
+/// What to put in the stream.
+#[derive(Clone, Debug)]
+pub struct StreamOptions {
+    /// Program name shown by the capture tool (at most 63 bytes are sent).
+    pub program_name: String,
+    /// Device events, data, sums and in-band loss reports as messages on their lane.
+    pub device_messages: bool,
+}
+
+impl Default for StreamOptions {
+    fn default() -> Self {
+        StreamOptions { program_name: "ttprof".into(), device_messages: true }
+    }
+}
+
+/// Counts describing a [`Stream`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub contexts: usize,
+    pub tiles_per_context: usize,
+    pub lanes: usize,
+    pub zones: u64,
+    pub source_locations: usize,
+    pub ops: usize,
+    pub host_rows: usize,
+    pub messages: usize,
+    /// Zones cut back to their parent's end because they overlapped it partially.
+    pub clipped_zones: u64,
+    /// Host time every Tracy time is relative to (the earliest time in the stream).
+    pub base_ns: i64,
+    pub last_ns: i64,
+}
+
+/// Everything one capture receives (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Stream {
+    pub(crate) program_name: String,
+    pub(crate) host_info: String,
+    pub(crate) strings: Vec<String>,
+    pub(crate) srclocs: Vec<SrcLoc>,
+    pub(crate) contexts: Vec<Context>,
+    pub(crate) threads: BTreeMap<u32, String>,
+    pub(crate) lanes: Vec<Lane>,
+    /// Host rows: thread and zones in time order, non-overlapping.
+    pub(crate) host: Vec<(u32, Vec<HostZone>)>,
+    /// Sorted by (thread, time).
+    pub(crate) messages: Vec<Message>,
+    pub summary: Summary,
+    /// Data that could not be streamed as it is (each says what was done instead).
+    pub issues: Vec<Issue>,
+}
+
+/// Interns strings and source locations.
+#[derive(Default)]
+struct Tables {
+    strings: Vec<String>,
+    string_keys: HashMap<String, u64>,
+    srclocs: Vec<SrcLoc>,
+    srcloc_index: HashMap<SrcLoc, u32>,
+}
+
+impl Tables {
+    fn string(&mut self, s: &str) -> u64 {
+        if let Some(&k) = self.string_keys.get(s) {
+            return k;
+        }
+        self.strings.push(s.to_string());
+        let k = self.strings.len() as u64;
+        self.string_keys.insert(s.to_string(), k);
+        k
+    }
+
+    fn srcloc(&mut self, name: &str, function: &str, file: &str, line: u32) -> Result<u32> {
+        let loc = SrcLoc { name: self.string(name), function: self.string(function), file: self.string(file), line };
+        if let Some(&i) = self.srcloc_index.get(&loc) {
+            return Ok(i);
+        }
+        if self.srclocs.len() >= MAX_SOURCE_LOCATIONS {
+            return Err(Error::Other(format!(
+                "more than {MAX_SOURCE_LOCATIONS} distinct zone sites and op names: Tracy cannot hold that many \
+                 source locations"
+            )));
+        }
+        self.srclocs.push(loc);
+        self.srcloc_index.insert(loc, self.srclocs.len() as u32 - 1);
+        Ok(self.srclocs.len() as u32 - 1)
+    }
+}
+
+/// One zone of a lane before nesting: device cycles, ring order, source location.
+#[derive(Clone, Copy)]
+struct RawZone {
+    start: u64,
+    end: u64,
+    order: u64,
+    srcloc: u32,
+}
+
+/// Begin/end sequence (cycles) of one lane, properly nested: zones sorted by start, longest
+/// (then latest shipped, i.e. outermost) first; a zone that ended is closed before one
+/// starting at that time; a zone overlapping its parent partially is cut at the parent's
+/// end (second result: how many).
+fn nest(zones: &mut [RawZone]) -> (Vec<(u64, u32)>, u64) {
+    zones.sort_unstable_by_key(|z| (z.start, Reverse(z.end), Reverse(z.order)));
+    let (mut out, mut stack, mut clipped) = (Vec::with_capacity(2 * zones.len()), Vec::<u64>::new(), 0);
+    for z in zones.iter() {
+        while let Some(&top) = stack.last() {
+            if top > z.start {
+                break;
+            }
+            out.push((top, END));
+            stack.pop();
+        }
+        let mut end = z.end;
+        if let Some(&top) = stack.last() {
+            if end > top {
+                end = top;
+                clipped += 1;
+            }
+        }
+        out.push((z.start, z.srcloc));
+        stack.push(end);
+    }
+    out.extend(stack.iter().rev().map(|&t| (t, END)));
+    (out, clipped)
+}
+
+fn site_name(res: &Resolution, ring: usize, run: u32, site: u16) -> String {
+    res.site(ring, run, site).map_or_else(|| format!("unresolved-site-{site}"), |m| m.name.clone())
+}
+
+impl Stream {
+    /// Builds the stream of `readout`'s zones (named through `res`, placed on the host
+    /// timeline through `timebase`) and, if given, `oplog`'s launches and signposts.
+    pub fn build(
+        readout: &Readout,
+        res: &Resolution,
+        oplog: Option<&OpLog>,
+        timebase: &Timebase,
+        opts: &StreamOptions,
+    ) -> Result<Stream> {
+        let mut t = Tables::default();
+        let mut issues = Vec::new();
+        let mut by_ring: BTreeMap<RingId, Vec<usize>> = BTreeMap::new();
+        for (i, ring) in readout.rings.iter().enumerate() {
+            by_ring.entry(ring.id).or_default().push(i);
+        }
+        let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
+        let layout = Layout::new(by_ring.iter().filter_map(|(id, rings)| {
+            let has = rings.iter().any(|&r| readout.rings[r].records.kind.iter().any(|&k| is_zone(k)));
+            has.then_some((id.chip, id.tile))
+        }))
+        .map_err(Error::Other)?;
+        let mut threads = BTreeMap::new();
+        let (mut lanes, mut messages, mut summary) = (Vec::new(), Vec::new(), Summary::default());
+        for (id, rings) in &by_ring {
+            let thread = layout::lane_thread(id.chip, id.tile, id.risc).map_err(Error::Other)?;
+            let at = Some(id.location());
+            if timebase.host_ns(id.chip, id.tile, 0).is_none() {
+                let n: usize = rings.iter().map(|&r| readout.rings[r].records.len()).sum();
+                issues.push(
+                    Issue::error(at, format!("chip {} has no clock mapping: {n} record(s) not streamed to Tracy", id.chip))
+                        .with_count(n as u64),
+                );
+                continue;
+            }
+            let to_ns = |c: u64| timebase.host_ns(id.chip, id.tile, c).map_or(0, |ns| ns.round() as i64);
+            let mut zones = Vec::new();
+            let mut order = 0u64;
+            for &ri in rings {
+                let r = &readout.rings[ri].records;
+                for i in 0..r.len() {
+                    order += 1;
+                    let k = r.kind[i];
+                    if is_zone(k) {
+                        let meta = res.site(ri, r.run[i], r.site[i]);
+                        let srcloc = match meta {
+                            Some(m) => t.srcloc(&m.name, if m.package.is_empty() { &m.name } else { &m.package }, &m.file, m.line)?,
+                            None => t.srcloc(&format!("unresolved-site-{}", r.site[i]), "unresolved", "(unresolved)", 0)?,
+                        };
+                        zones.push(RawZone { start: r.start[i], end: r.end[i], order, srcloc });
+                        continue;
+                    }
+                    if !opts.device_messages {
+                        continue;
+                    }
+                    let name = || site_name(res, ri, r.run[i], r.site[i]);
+                    let (time, severity, text) = match k {
+                        RecordKind::Event => (r.end[i], Severity::Info, name()),
+                        RecordKind::Data => (r.end[i], Severity::Info, format!("{} = {}", name(), r.value[i])),
+                        RecordKind::Sum => {
+                            (r.end[i], Severity::Info, format!("{}: {} x, {} cycles in all", name(), r.count[i], r.value[i]))
+                        }
+                        RecordKind::Loss => (r.start[i], Severity::Warning, format!("{} record(s) dropped: ring full", r.count[i])),
+                        _ => continue,
+                    };
+                    messages.push(Message { thread, time: to_ns(time), severity, text });
+                }
+            }
+            let has_messages = messages.last().is_some_and(|m| m.thread == thread);
+            if zones.is_empty() && !has_messages {
+                continue;
+            }
+            threads.insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
+            if zones.is_empty() {
+                continue;
+            }
+            let (seq, clipped) = nest(&mut zones);
+            if clipped > 0 {
+                issues.push(
+                    Issue::warning(at, format!("{clipped} zone(s) overlap their parent partially: cut at the parent's end for Tracy"))
+                        .with_count(clipped),
+                );
+            }
+            summary.clipped_zones += clipped;
+            summary.zones += zones.len() as u64;
+            let (mut prev, mut backwards) = (i64::MIN, 0u64);
+            let events = seq
+                .into_iter()
+                .map(|(c, srcloc)| {
+                    let ns = to_ns(c);
+                    backwards += (ns < prev) as u64;
+                    prev = prev.max(ns);
+                    LaneEv { time: prev, srcloc }
+                })
+                .collect();
+            if backwards > 0 {
+                issues.push(
+                    Issue::warning(at, format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time"))
+                        .with_count(backwards),
+                );
+            }
+            let context = layout.context_of(id.chip, id.tile).unwrap_or(0);
+            lanes.push(Lane { context, thread, events });
+        }
+        let host = match oplog {
+            Some(log) => host_rows(log, &mut t, &mut threads, &mut messages, &mut issues)?,
+            None => Vec::new(),
+        };
+        if threads.len() > MAX_THREADS {
+            return Err(Error::Other(format!("{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads", threads.len())));
+        }
+        messages.sort_by_key(|m| (m.thread, m.time));
+        let times = lanes.iter().flat_map(|l| l.events.iter().map(|e| e.time));
+        let times = times.chain(host.iter().flat_map(|(_, z)| z.iter().flat_map(|z| [z.start, z.end])));
+        let times: Vec<i64> = times.chain(messages.iter().map(|m| m.time)).collect();
+        summary.base_ns = times.iter().copied().min().unwrap_or(0);
+        summary.last_ns = times.iter().copied().max().unwrap_or(0);
+        summary.contexts = layout.contexts.len();
+        summary.tiles_per_context = layout.tiles_per_context;
+        summary.lanes = lanes.len();
+        summary.source_locations = t.srclocs.len();
+        summary.ops = host.iter().map(|(_, z)| z.len()).sum();
+        summary.host_rows = host.len();
+        summary.messages = messages.len();
+        let chips = by_ring.keys().map(|id| id.chip).collect::<std::collections::BTreeSet<_>>().len();
+        Ok(Stream {
+            program_name: opts.program_name.clone(),
+            host_info: format!(
+                "ttprof {}: {} device zones from {} chip(s), {} RISC lanes in {} GPU contexts",
+                env!("CARGO_PKG_VERSION"),
+                summary.zones,
+                chips,
+                summary.lanes,
+                summary.contexts
+            ),
+            strings: t.strings,
+            srclocs: t.srclocs,
+            contexts: layout.contexts,
+            threads,
+            lanes,
+            host,
+            messages,
+            summary,
+            issues,
+        })
+    }
+}
+
+/// The op log's launches as CPU zones, one row per device unless launches overlap;
+/// signposts as messages on the device's first row.
+fn host_rows(
+    log: &OpLog,
+    t: &mut Tables,
+    threads: &mut BTreeMap<u32, String>,
+    messages: &mut Vec<Message>,
+    issues: &mut Vec<Issue>,
+) -> Result<Vec<(u32, Vec<HostZone>)>> {
+    let file = log.path.display().to_string();
+    let mut by_device: BTreeMap<u32, Vec<HostZone>> = BTreeMap::new();
+    for op in log.ops() {
+        let start = op.host_start_ns.min(i64::MAX as u64) as i64;
+        let mut end = op.host_end_ns.min(i64::MAX as u64) as i64;
+        if end < start {
+            issues.push(Issue::warning(None, format!("op {} (run {}) ends before it starts: shown with no duration", op.op_code, op.run_id)));
+            end = start;
+        }
+        let srcloc = t.srcloc(&op.op_code, &op.op_type, &file, 0)?;
+        let mut text = format!("run {} on device {}", op.run_id, op.device);
+        if !op.attributes.is_empty() {
+            text.push_str(&format!("\n{}", serde_json::Value::Object(op.attributes.clone())));
+        }
+        by_device.entry(op.device).or_default().push(HostZone { start, end, srcloc, text });
+    }
+    let mut rows = Vec::new();
+    for (device, mut zones) in by_device {
+        zones.sort_by_key(|z| (z.start, Reverse(z.end)));
+        let mut device_rows: Vec<Vec<HostZone>> = Vec::new();
+        for z in zones {
+            match device_rows.iter_mut().find(|r| r.last().is_none_or(|l| l.end <= z.start)) {
+                Some(row) => row.push(z),
+                None => device_rows.push(vec![z]),
+            }
+        }
+        for (i, zones) in device_rows.into_iter().enumerate() {
+            let thread = layout::host_thread(device, i as u32).map_err(Error::Other)?;
+            threads.insert(thread, layout::host_name(device, i as u32));
+            rows.push((thread, zones));
+        }
+    }
+    for e in &log.entries {
+        if let OpLogEntry::Signpost(s) = e {
+            let thread = layout::host_thread(s.device, 0).map_err(Error::Other)?;
+            threads.entry(thread).or_insert_with(|| layout::host_name(s.device, 0));
+            let time = s.host_ns.min(i64::MAX as u64) as i64;
+            messages.push(Message { thread, time, severity: Severity::Info, text: s.name.clone() });
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nesting_follows_ring_order_for_ties_and_clips_partial_overlaps() {
+        let z = |start, end, order, srcloc| RawZone { start, end, order, srcloc };
+        // Ring order: child 0, sibling 1 touching it, parent 2 (same start as the child).
+        let mut zones = [z(10, 20, 0, 0), z(20, 30, 1, 1), z(10, 40, 2, 2), z(40, 40, 3, 3)];
+        let (seq, clipped) = nest(&mut zones);
+        assert_eq!(seq, [(10, 2), (10, 0), (20, END), (20, 1), (30, END), (40, END), (40, 3), (40, END)]);
+        assert_eq!(clipped, 0);
+        // Identical spans: the later one in the ring is the outer one.
+        let (seq, _) = nest(&mut [z(5, 9, 0, 0), z(5, 9, 1, 1)]);
+        assert_eq!(seq, [(5, 1), (5, 0), (9, END), (9, END)]);
+        // [0, 10] and [5, 15] overlap partially: the second is cut at 10.
+        let (seq, clipped) = nest(&mut [z(0, 10, 0, 0), z(5, 15, 1, 1)]);
+        assert_eq!((seq, clipped), (vec![(0, 0), (5, 1), (10, END), (10, END)], 1));
+    }
+}

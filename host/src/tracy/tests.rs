@@ -1,0 +1,348 @@
+//! Protocol-level tests of the Tracy stream: a [`capture`](super::capture) client connects
+//! to a real [`Server`] on an ephemeral loopback port, exactly as `tracy-capture` would, and
+//! everything it rebuilds is compared with the readout it came from.
+
+use super::capture::{capture, Capture, CaptureOptions};
+use super::decoder::Decoder;
+use super::encode::Encoder;
+use super::protocol::{Query, Severity};
+use super::*;
+use crate::decode::{RecordKind, Records};
+use crate::oplog::{OpLog, OpLogEntry, OpRecord, Signpost};
+use crate::readout::{Readout, RingId, RingReport};
+use crate::resolve::Resolution;
+use crate::sites::SiteTable;
+use crate::testing::site_json;
+use crate::timebase::{ChipTime, Timebase};
+use riscv_linker::devfile::Geometry;
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::collections::BTreeMap;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+const SITES: [(&str, u32); 5] = [("outer", 10), ("read-tile", 20), ("wait", 30), ("math", 40), ("tick", 50)];
+
+fn ring(chip: u32, x: u8, y: u8, risc: Risc, records: Records) -> RingReport {
+    RingReport {
+        id: RingId { chip, tile: NocCoord::new(x, y), risc },
+        records,
+        control: Default::default(),
+        dropped: 0,
+        stalls: 0,
+        losses_in_band: 0,
+        state: 0,
+        payload_bytes: 0,
+        skipped_bytes: 0,
+        bus_bytes: 0,
+        corrupt: None,
+    }
+}
+
+/// Zones (site, start, end) in ring order: children before their parents, as the device ships them.
+fn zones(run: u32, list: &[(u16, u64, u64)]) -> Records {
+    let mut r = Records::new();
+    let t0 = list.iter().map(|z| z.1).min().unwrap_or(0);
+    r.push(RecordKind::Run, 0, t0, t0, run as u64, 0, run);
+    for &(site, s, e) in list {
+        r.push(RecordKind::Zone, site, s, e, 0, 0, run);
+    }
+    r
+}
+
+/// Two chips; nested, touching, identical and zero-length zones; two RISCs of one tile
+/// interleaved in time; an unresolved site; a device event, data and a loss report.
+fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
+    let mut brisc = zones(1, &[(1, 100, 200), (1, 200, 300), (0, 100, 400), (2, 400, 400), (1, 500, 600), (1, 500, 600)]);
+    brisc.push(RecordKind::Event, 4, 250, 250, 0, 0, 1);
+    brisc.push(RecordKind::Data, 4, 260, 260, 77, 0, 1);
+    brisc.push(RecordKind::Loss, 0, 610, 620, 1 | 1 << 32, 3, 1);
+    let mut trisc = zones(1, &[(3, 150, 350), (0, 120, 380)]);
+    for i in 0..extra_zones as u64 {
+        trisc.push(RecordKind::Zone, 3, 1000 + 10 * i, 1005 + 10 * i, 0, 0, 1);
+    }
+    let rings = vec![
+        ring(0, 1, 1, Risc::Brisc, brisc),
+        ring(0, 1, 1, Risc::Trisc1, trisc),
+        ring(0, 2, 1, Risc::Ncrisc, zones(1, &[(1, 40, 90)])),
+        ring(1, 1, 1, Risc::Brisc, zones(2, &[(9, 10, 20), (0, 5, 30)])),
+    ];
+    let readout = Readout {
+        geometry: Geometry { arch: Arch::WormholeB0, chips: 2, tiles_per_chip: 2, l1_size: 1 << 20 },
+        rings,
+        issues: vec![],
+        bus_bytes: 0,
+        tiles: 4,
+        unused_tiles: 1,
+    };
+    let metas: Vec<String> = SITES.iter().map(|(n, l)| site_json(if *n == "tick" { "event" } else { "zone" }, n, *l)).collect();
+    let res = Resolution::uniform(&readout, Arc::new(SiteTable::from_json_list(&metas).unwrap()));
+    // Chip 0 at 1 GHz with tile (2,1)'s clock 1000 cycles ahead; chip 1 at 1.35 GHz, 5 s later.
+    let mut c0 = ChipTime::nominal(1000);
+    c0.tile_cycles_at_reference.insert(NocCoord::new(2, 1), 1000.0);
+    let mut c1 = ChipTime::nominal(1350);
+    c1.reference_ns = 5e9;
+    (readout, res, Timebase { chips: vec![c0, c1] })
+}
+
+fn oplog() -> OpLog {
+    let op = |run_id, device, code: &str, start, end| {
+        OpLogEntry::Op(OpRecord {
+            run_id,
+            device,
+            op_code: code.into(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![],
+            outputs: vec![],
+            host_start_ns: start,
+            host_end_ns: end,
+            kernels: vec![],
+        })
+    };
+    let mut entries = vec![op(1, 0, "Matmul", 10, 70_000), op(3, 0, "Relu", 60_000, 80_000), op(2, 1, "Add", 1 << 33, (1 << 33) + 9)];
+    entries.push(OpLogEntry::Signpost(Signpost { name: "warmup-done".into(), device: 0, host_ns: 75_000 }));
+    OpLog { path: "/tmp/ops.jsonl".into(), entries }
+}
+
+fn stream(extra_zones: usize) -> (Stream, Readout, Resolution, Timebase) {
+    let (readout, res, tb) = fixture(extra_zones);
+    let s = Stream::build(&readout, &res, Some(&oplog()), &tb, &StreamOptions::default()).unwrap();
+    (s, readout, res, tb)
+}
+
+fn local() -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, 0))
+}
+
+fn opts(timeout_ms: u64) -> ServeOptions {
+    ServeOptions { addr: local(), timeout: Some(Duration::from_millis(timeout_ms)), stall: Duration::from_secs(20) }
+}
+
+/// Serves `s` on an ephemeral port while `clients` run one after another.
+fn serve_to<T>(s: &Stream, o: &ServeOptions, clients: impl FnOnce(SocketAddr) -> T) -> (Result<ServeReport, ServeError>, T) {
+    let server = Server::bind(o.addr).unwrap();
+    let addr = server.local_addr();
+    std::thread::scope(|scope| {
+        let h = scope.spawn(|| server.serve(s, o, |_| {}));
+        let t = clients(addr);
+        (h.join().unwrap(), t)
+    })
+}
+
+/// (lane, context, name, file, line, start, end) of every zone, as the readout says.
+type ZoneKey = (String, String, String, String, u32, i64, i64);
+
+fn expected(readout: &Readout, res: &Resolution, tb: &Timebase) -> Vec<ZoneKey> {
+    let mut out = Vec::new();
+    for (ri, ring) in readout.rings.iter().enumerate() {
+        let (id, r) = (ring.id, &ring.records);
+        let ctx = format!("Device {}, core {}", id.chip, id.tile);
+        for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Zone) {
+            let ns = |c| tb.host_ns(id.chip, id.tile, c).unwrap().round() as i64;
+            let (name, file, line) = match res.site(ri, r.run[i], r.site[i]) {
+                Some(m) => (m.name.clone(), m.file.clone(), m.line),
+                None => (format!("unresolved-site-{}", r.site[i]), "(unresolved)".into(), 0),
+            };
+            let lane = format!("{} {}:{}", id.risc.name(), id.chip, id.tile);
+            out.push((lane, ctx.clone(), name, file, line, ns(r.start[i]), ns(r.end[i])));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn received(c: &Capture) -> Vec<ZoneKey> {
+    let d = &c.decoded;
+    let mut out: Vec<ZoneKey> = d
+        .gpu_zones
+        .iter()
+        .map(|z| {
+            let (name, file, line) = c.site(z);
+            let ctx = c.context_name(z.context.unwrap()).to_string();
+            (c.thread_name(z.thread).into(), ctx, name.into(), file.into(), line, c.host_ns(z.start), c.host_ns(z.end))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
+    let (s, readout, res, tb) = stream(0);
+    assert!(s.issues.is_empty(), "{:?}", s.issues);
+    let (report, cap) = serve_to(&s, &opts(20_000), |addr| capture(addr, &CaptureOptions::default()).unwrap());
+    let report = report.unwrap();
+    assert!(cap.complete, "{:?}", cap.errors());
+    assert!(cap.errors().is_empty(), "{:#?}", cap.errors());
+    assert_eq!(received(&cap), expected(&readout, &res, &tb));
+    let d = &cap.decoded;
+    assert_eq!((d.gpu_zones.len() as u64, report.transfer.zones), (s.summary.zones, s.summary.zones));
+    assert_eq!(cap.welcome.init_begin, s.summary.base_ns);
+    assert_eq!((cap.welcome.program_name.as_str(), cap.welcome.timer_mul), ("ttprof", 1.0));
+
+    // Nesting: BRISC's `outer` holds read-tile and the touching second read-tile; the
+    // identical pair nests (later shipped = outer); TRISC_1 nests inside its own outer.
+    let by = |lane: &str, name: &str| {
+        d.gpu_zones.iter().enumerate().filter(|(_, z)| cap.thread_name(z.thread) == lane && cap.site(z).0 == name).map(|(i, _)| i).collect::<Vec<_>>()
+    };
+    let outer = by("BRISC 0:(1,1)", "outer")[0];
+    let reads = by("BRISC 0:(1,1)", "read-tile");
+    assert_eq!(reads.iter().map(|&i| d.gpu_zones[i].parent).collect::<Vec<_>>(), [Some(outer), Some(outer), None, Some(reads[2])]);
+    assert_eq!(d.gpu_zones[by("TRISC_1 0:(1,1)", "math")[0]].parent, Some(by("TRISC_1 0:(1,1)", "outer")[0]));
+    for z in &d.gpu_zones {
+        if let Some(p) = z.parent {
+            let p = &d.gpu_zones[p];
+            assert!(p.thread == z.thread && p.start <= z.start && z.end <= p.end, "{z:?} in {p:?}");
+        }
+        assert_eq!((z.cpu_start, z.cpu_end), (z.start, z.end), "CPU-side times equal the device times");
+    }
+
+    // Contexts: one per tile, GPU time never going back, period 1, per-zone lanes.
+    let names: Vec<&str> = d.contexts.keys().map(|&c| cap.context_name(c)).collect();
+    assert_eq!(names, ["Device 0, core (1,1)", "Device 0, core (2,1)", "Device 1, core (1,1)"]);
+    assert!(d.contexts.values().all(|c| c.backwards == 0 && c.wraps == 0 && c.thread == 0 && c.kind == 7));
+
+    // One source location per site, not per zone: BRISC's 6 zones use 3 sites.
+    let sites = s.srclocs.len() as u64;
+    assert_eq!(d.queries[&Query::SourceLocation], sites);
+    assert_eq!(sites, 4 + 1 + 3, "outer, read-tile, wait, math + unresolved-site-9 + 3 op codes");
+    assert!(sites < s.summary.zones + 3);
+    assert_eq!(report.transfer.queries["SourceLocation"], sites);
+    assert_eq!(report.transfer.queries["ThreadString"], 4 + 2 + 1, "4 lanes, 2 host rows of device 0, 1 of device 1");
+
+    // Ops: CPU zones with host times on per-device rows; the overlapping launch gets a row.
+    let ops: BTreeMap<&str, (&str, i64, i64, &str)> = d
+        .cpu_zones
+        .iter()
+        .map(|z| (cap.site(z).0, (cap.thread_name(z.thread), cap.host_ns(z.start), cap.host_ns(z.end), z.text.as_deref().unwrap_or(""))))
+        .collect();
+    assert_eq!(ops["Matmul"], ("Ops: device 0", 10, 70_000, "run 1 on device 0"));
+    assert_eq!(ops["Relu"], ("Ops: device 0 #2", 60_000, 80_000, "run 3 on device 0"));
+    assert_eq!(ops["Add"], ("Ops: device 1", 1 << 33, (1 << 33) + 9, "run 2 on device 1"));
+
+    // Messages: the signpost, the device event and data on their lane, the loss as a warning.
+    let msgs: Vec<(&str, i64, &str, Option<Severity>)> =
+        d.messages.iter().map(|m| (cap.thread_name(m.thread), cap.host_ns(m.time), m.text.as_str(), m.severity)).collect();
+    assert!(msgs.contains(&("Ops: device 0", 75_000, "warmup-done", Some(Severity::Info))));
+    assert!(msgs.contains(&("BRISC 0:(1,1)", 250, "tick", Some(Severity::Info))));
+    assert!(msgs.contains(&("BRISC 0:(1,1)", 260, "tick = 77", Some(Severity::Info))));
+    assert!(msgs.contains(&("BRISC 0:(1,1)", 610, "3 record(s) dropped: ring full", Some(Severity::Warning))));
+    assert!(report.attempts.is_empty());
+}
+
+#[test]
+fn device_zones_of_one_context_go_out_in_time_order_across_lanes() {
+    // BRISC and TRISC_1 of tile (1,1) interleave; the second chip's times are 5 s later.
+    let (s, ..) = stream(0);
+    let mut events = Vec::new();
+    let mut e = emit::Emitter::new(&s);
+    while e.next(&mut events) {}
+    let mut d = Decoder::new(s.summary.base_ns);
+    d.frame(&events).unwrap();
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    let starts: Vec<i64> = d.gpu_zones.iter().filter(|z| z.context == Some(0)).map(|z| z.start).collect();
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
+    let lanes: std::collections::BTreeSet<u32> = d.gpu_zones.iter().filter(|z| z.context == Some(0)).map(|z| z.thread).collect();
+    assert_eq!(lanes.len(), 2);
+    assert!(d.contexts.values().all(|c| c.backwards == 0));
+}
+
+#[test]
+fn cpu_zone_times_round_trip_in_every_delta_form() {
+    let mut enc = Encoder::new();
+    let mut b = Vec::new();
+    enc.thread_context(&mut b, 7);
+    let times = [-5i64, 10, 70_000, 70_000 + (1 << 32), 70_000 + (1 << 32)];
+    for (i, &t) in times.iter().enumerate() {
+        enc.zone_begin(&mut b, i as u64 + 1, t);
+    }
+    for &t in times.iter().rev() {
+        enc.zone_end(&mut b, t + 3);
+    }
+    let mut d = Decoder::new(0);
+    d.frame(&b).unwrap();
+    assert_eq!(d.cpu_zones.iter().map(|z| z.start).collect::<Vec<_>>(), times);
+    assert_eq!(d.cpu_zones.iter().map(|z| z.end - z.start).collect::<Vec<_>>(), [3; 5]);
+}
+
+#[test]
+fn a_tool_with_another_protocol_version_is_refused_and_the_next_one_served() {
+    let (s, ..) = stream(0);
+    let (report, (old, garbage, good)) = serve_to(&s, &opts(20_000), |addr| {
+        let old = capture(addr, &CaptureOptions { protocol_version: 76, ..Default::default() });
+        let garbage = {
+            use std::io::{Read, Write};
+            let mut t = std::net::TcpStream::connect(addr).unwrap();
+            t.write_all(b"GET / HTTP/1").unwrap(); // 12 bytes, as many as a handshake
+            let mut b = Vec::new();
+            t.read_to_end(&mut b).map(|_| b)
+        };
+        (old, garbage, capture(addr, &CaptureOptions::default()).unwrap())
+    });
+    let e = old.unwrap_err();
+    assert!(e.contains("ProtocolMismatch"), "{e}");
+    assert_eq!(garbage.unwrap(), b"", "a non-Tracy peer is closed on without a reply");
+    assert!(good.complete && good.errors().is_empty());
+    let report = report.unwrap();
+    assert_eq!(report.attempts.len(), 2);
+    assert!(report.attempts[0].what.contains("protocol 76") && report.attempts[0].what.contains("0.14"), "{}", report.attempts[0]);
+    assert!(report.attempts[1].what.contains("not a Tracy capture tool"), "{}", report.attempts[1]);
+}
+
+#[test]
+fn nobody_connecting_times_out_with_a_message_that_says_how_to_capture() {
+    let (s, ..) = stream(0);
+    let (report, ()) = serve_to(&s, &opts(300), |_| ());
+    let e = report.unwrap_err();
+    let msg = e.to_string();
+    let ServeError::Timeout { addr, attempts, .. } = &e else { panic!("{msg}") };
+    assert!(attempts.is_empty());
+    assert!(msg.contains("no Tracy capture tool received the stream within"), "{msg}");
+    assert!(msg.contains(&format!("tracy-capture -o out.tracy -a 127.0.0.1 -p {}", addr.port())), "{msg}");
+}
+
+#[test]
+fn a_tool_leaving_mid_stream_is_reported_and_the_next_one_gets_everything() {
+    let (s, readout, res, tb) = stream(40_000);
+    let (report, (partial, full)) = serve_to(&s, &opts(20_000), |addr| {
+        let partial = capture(addr, &CaptureOptions { stop_after_frames: Some(1), ..Default::default() }).unwrap();
+        (partial, capture(addr, &CaptureOptions::default()).unwrap())
+    });
+    assert!(!partial.complete && (partial.decoded.gpu_zones.len() as u64) < s.summary.zones);
+    assert!(full.complete && full.errors().is_empty(), "{:?}", full.errors());
+    assert!(full.decoded.frames > 3, "the stream spans several frames");
+    assert_eq!(received(&full), expected(&readout, &res, &tb));
+    let report = report.unwrap();
+    assert_eq!(report.attempts.len(), 1);
+    let what = &report.attempts[0].what;
+    assert!(what.contains("closed the connection") || what.contains("connection lost"), "{what}");
+    assert!(what.contains(&format!("of {} zones sent", s.summary.zones)), "{what}");
+}
+
+#[test]
+fn a_tool_leaving_mid_stream_with_nobody_after_it_times_out_naming_it() {
+    let (s, ..) = stream(40_000);
+    let (report, _) = serve_to(&s, &opts(500), |addr| capture(addr, &CaptureOptions { stop_after_frames: Some(1), ..Default::default() }));
+    let msg = report.unwrap_err().to_string();
+    assert!(msg.contains("no Tracy capture tool received the stream") && msg.contains("earlier connection from 127.0.0.1"), "{msg}");
+}
+
+#[test]
+fn layout_limits_and_bad_nesting_are_explained() {
+    // 300 tiles on one chip: grouped two per context.
+    let mut readout = fixture(0).0;
+    readout.rings = (0..300u32).map(|i| ring(0, (i % 20) as u8, (i / 20) as u8, Risc::Brisc, zones(1, &[(0, 1, 2)]))).collect();
+    let res = Resolution::uniform(&readout, Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()));
+    let tb = Timebase::nominal(Arch::WormholeB0, 1);
+    let s = Stream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
+    assert_eq!((s.summary.contexts, s.summary.tiles_per_context, s.summary.lanes), (150, 2, 300));
+    // A zone overlapping its parent partially is cut, and said so; a chip without a clock
+    // mapping is reported, not streamed.
+    readout.rings = vec![ring(0, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 10), (0, 5, 15)])), ring(3, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 1)]))];
+    let s = Stream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
+    assert_eq!((s.summary.zones, s.summary.clipped_zones), (2, 1));
+    let issues: Vec<String> = s.issues.iter().map(|i| i.to_string()).collect();
+    assert!(issues.iter().any(|i| i.contains("overlap their parent partially")), "{issues:?}");
+    assert!(issues.iter().any(|i| i.contains("chip 3 has no clock mapping")), "{issues:?}");
+}
