@@ -2,7 +2,7 @@
 //! tool (what the CLI's subcommand runs; a library caller would use [`Stream::build`] and
 //! [`serve`] directly).
 
-use super::{serve, server::capture_hint, ServeOptions, ServeReport, Stream, StreamOptions};
+use super::{server::capture_hint, ServeOptions, ServeReport, Server, Stream, StreamOptions};
 use crate::devmem;
 use crate::error::Result;
 use crate::issue::Issue;
@@ -42,9 +42,11 @@ pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> 
         s.messages,
         g.arch.aiclk_mhz()
     );
+    let server = Server::bind(opts.addr)?;
+    let addr = server.local_addr();
     let limit = opts.timeout.map_or("no time limit".to_string(), |t| format!("up to {} s", t.as_secs_f64()));
-    eprintln!("waiting for a Tracy 0.14 capture tool on {} ({limit}): run `{}`", opts.addr, capture_hint(opts.addr));
-    let report = serve(&stream, opts, |msg| eprintln!("{msg}"))?;
+    eprintln!("waiting for a Tracy 0.14 capture tool on {addr} ({limit}): run `{}`", capture_hint(addr));
+    let report = server.serve(&stream, opts, |msg| eprintln!("{msg}"))?;
     let t = &report.transfer;
     let queries: u64 = t.queries.values().sum();
     eprintln!(
