@@ -8,12 +8,14 @@
 //! * [`elf`] and [`sites`]: kernel ELFs and their zone-site tables.
 //! * [`resolve`]: bind records to site metadata through the op log ([`oplog`]).
 //! * [`csv`]: tt-metal's `profile_log_device.csv`; [`summary`]: per-zone totals.
+//! * [`clock`]: sync windows and the least-squares clock fit that yields a [`timebase::Timebase`].
 //!
 //! Problems in device data are [`issue::Issue`]s (never a panic, never silent); I/O and
 //! unusable inputs are [`Error`]s.
 
 pub mod atomic;
 pub mod capture;
+pub mod clock;
 pub mod csv;
 pub mod csv_rows;
 pub mod decode;

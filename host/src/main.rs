@@ -92,6 +92,10 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         timeout: u64,
     },
+    /// Clock alignment: take a sync window from a live device image through its clock
+    /// mailbox (optionally appending it to a snapshot), or fit a snapshot's recorded samples;
+    /// print each chip's fitted frequency, drift, residual and estimated error.
+    Clock(ttprof::clock::cli::ClockArgs),
 }
 
 fn main() -> ExitCode {
@@ -107,6 +111,7 @@ fn main() -> ExitCode {
             summary: !no_summary,
         }),
         Command::Capture(args) => ttprof::capture::cli::run(args),
+        Command::Clock(args) => ttprof::clock::cli::run(&args),
         Command::Tracy { device, oplog, address, port, timeout } => {
             let opts = ttprof::tracy::ServeOptions {
                 addr: (address, port).into(),
@@ -156,6 +161,7 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
     print!("{}", summary::table(&summary::zones(&readout, &sites), readout.geometry.arch.aiclk_mhz()));
     println!();
     print_readout_line(&readout, mem.as_ref());
+    println!("{}", ttprof::clock::cli::readout_note(device));
     println!("wrote {} ({rows} rows)", csv_path.display());
 
     let errors = report(&readout.issues) + report(&sites.issues);

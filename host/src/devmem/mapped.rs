@@ -27,6 +27,8 @@ pub struct MappedImage {
     tiles: TileTable,
     writable: bool,
     bytes_read: AtomicU64,
+    /// Host time to report as waited with the next clock-mailbox request, ns.
+    clock_delay_ns: AtomicU64,
 }
 
 impl MappedImage {
@@ -52,7 +54,15 @@ impl MappedImage {
         })?);
         let map = if writable { opts.map_raw(&file) } else { opts.map_raw_read_only(&file) }
             .map_err(|e| Error::io(path, "map device image", e))?;
-        Ok(MappedImage { path: path.into(), map, geometry, tiles, writable, bytes_read: AtomicU64::new(0) })
+        Ok(MappedImage {
+            path: path.into(),
+            map,
+            geometry,
+            tiles,
+            writable,
+            bytes_read: AtomicU64::new(0),
+            clock_delay_ns: AtomicU64::new(0),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -67,6 +77,25 @@ impl MappedImage {
     /// How many launches the device side has started (bumped at each launch).
     pub fn launches(&self) -> u32 {
         self.header_word(devfile::field::LAUNCHES)
+    }
+
+    /// Host time waited since the last clock-mailbox request (see `mailbox.rs`).
+    pub(super) fn clock_delay(&self) -> &AtomicU64 {
+        &self.clock_delay_ns
+    }
+
+    /// Whether writes are allowed (the clock mailbox needs them).
+    pub(super) fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// A 32-bit header field for atomic access (the clock mailbox protocol). `offset` must
+    /// be 4-aligned and the field inside the fixed header; callers pass constants.
+    pub(super) fn header_atomic(&self, offset: usize) -> &std::sync::atomic::AtomicU32 {
+        debug_assert!(offset.is_multiple_of(4) && offset + 4 <= devfile::HEADER_FIXED as usize);
+        // In bounds (the validated header is at least HEADER_FIXED bytes), aligned (the
+        // mapping is page aligned), and the mapping lives as long as `self`.
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.map.as_mut_ptr().add(offset) as *mut u32) }
     }
 
     fn header_word(&self, offset: usize) -> u32 {

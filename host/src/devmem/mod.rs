@@ -15,13 +15,16 @@
 //! backend can offer memory without clocks (a snapshot without samples) and the other way
 //! round.
 
+mod mailbox;
 mod mapped;
 mod recorder;
 mod snapshot;
+mod sync_record;
 mod ttkmd;
 
 pub use mapped::MappedImage;
 pub use recorder::Recorder;
+pub use sync_record::ClockRecorder;
 pub use snapshot::{Extent, Snapshot, SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
 pub use ttkmd::TtKmd;
 
@@ -80,12 +83,34 @@ impl SyncSample {
     }
 }
 
+/// A [`SyncSample`] and the tile it was taken on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileSample {
+    pub chip: u32,
+    pub tile: NocCoord,
+    pub sample: SyncSample,
+}
+
 /// Device clocks, sampled against host time (for clock alignment). Separate from
-/// [`DeviceMemory`] because not every backend has live clocks: a snapshot replays the
-/// samples it recorded, the emulator will answer through its clock mailbox.
+/// [`DeviceMemory`] because not every backend has live clocks. Implementations:
+///
+/// * [`MappedImage`]: asks the emulator process through the image's clock mailbox
+///   (`riscv_linker::devfile::mailbox`); times are the emulator's virtual host time.
+/// * [`Snapshot`]: replays the samples it recorded, per tile in recorded order
+///   ([`ClockRecorder`] records them).
+/// * [`TtKmd`]: would bracket a `WALL_CLOCK_L/H` read with the host's monotonic clock (stub).
+/// * `ttprof::clock::EmuClock`: an in-process emulator `Device`, directly.
 pub trait DeviceClock: Send + Sync {
     /// Takes one sample of `tile`'s wall clock on `chip`.
     fn sync_sample(&self, chip: u32, tile: NocCoord) -> Result<SyncSample>;
+
+    /// Lets `ns` of host time pass before the next sample (to spread a sync window). Real
+    /// hardware sleeps; the emulator advances its virtual host time instead; a replay has
+    /// nothing to wait for.
+    fn wait_ns(&self, ns: u64) -> Result<()> {
+        std::thread::sleep(std::time::Duration::from_nanos(ns));
+        Ok(())
+    }
 }
 
 /// The two kinds of device-memory file.

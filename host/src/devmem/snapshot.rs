@@ -22,9 +22,10 @@
 //!
 //! Section tags: `1` tile table (exactly one; `x, y, 0, 0` per tile, chip-major, the device
 //! image's order); `2` extent (`chip u32, tile index u32, address u32`, then the words);
-//! `3` reserved for clock sync samples. Unknown tags are skipped, so later versions can add
-//! sections readers of this version ignore.
+//! `3` clock sync samples (format in `sync_record.rs`). Unknown tags are skipped, so later
+//! versions can add sections readers of this version ignore.
 
+use super::sync_record::{SyncLog, TAG_SYNC};
 use super::{check_access, DeviceMemory, TileTable};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
@@ -64,6 +65,8 @@ pub struct Snapshot {
     /// Per (chip, tile index): address -> words, non-overlapping and non-adjacent.
     extents: RwLock<BTreeMap<Key, BTreeMap<u32, Vec<u32>>>>,
     bytes_read: AtomicU64,
+    /// Clock sync samples (see `sync_record.rs`).
+    pub(super) sync: SyncLog,
 }
 
 impl Snapshot {
@@ -81,6 +84,7 @@ impl Snapshot {
             tiles: TileTable::new(tiles),
             extents: RwLock::new(BTreeMap::new()),
             bytes_read: AtomicU64::new(0),
+            sync: SyncLog::default(),
         })
     }
 
@@ -147,7 +151,8 @@ impl Snapshot {
     fn encode(&self) -> Result<Vec<u8>> {
         let g = &self.geometry;
         let all = self.extents.read().map_err(|_| poisoned())?;
-        let sections = 1 + all.values().map(|r| r.len()).sum::<usize>();
+        let sync = if self.sync.is_empty() { None } else { Some(self.sync.encode(|c, t| self.tiles.index(c, t))?) };
+        let sections = 1 + all.values().map(|r| r.len()).sum::<usize>() + sync.is_some() as usize;
         let mut out = Vec::new();
         out.extend_from_slice(&SNAPSHOT_MAGIC);
         for v in [SNAPSHOT_VERSION, g.arch.id(), g.chips, g.tiles_per_chip, g.l1_size, sections as u32] {
@@ -164,6 +169,9 @@ impl Snapshot {
                 body.extend(words.iter().flat_map(|w| w.to_le_bytes()));
                 section(&mut out, TAG_EXTENT, &body);
             }
+        }
+        if let Some(body) = sync {
+            section(&mut out, TAG_SYNC, &body);
         }
         let hash = fnv1a(&out);
         out.extend_from_slice(&hash.to_le_bytes());
@@ -328,6 +336,8 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
             (TAG_TILES, Some(_)) => return Err(format!("{what}: a second tile table")),
             (TAG_EXTENT, None) => return Err(format!("{what}: an extent before the tile table")),
             (TAG_EXTENT, Some(s)) => extent(s, data).map_err(|e| format!("{what}: {e}"))?,
+            (TAG_SYNC, None) => return Err(format!("{what}: clock samples before the tile table")),
+            (TAG_SYNC, Some(s)) => s.sync.decode(data, s.tiles.per_chip()).map_err(|e| format!("{what}: {e}"))?,
             _ => {}
         }
     }

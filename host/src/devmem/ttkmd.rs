@@ -11,15 +11,21 @@
 //! program one window per tile it visits. Host reads over PCIe are slow (~0.05 GB/s), which
 //! is why the readout reads only control words and live ring spans. The Rust crate `luwen`
 //! wraps this driver. Clock samples ([`super::DeviceClock`]) would bracket one read of the
-//! tile's `WALL_CLOCK_L`/`WALL_CLOCK_H` pair with host timestamps.
+//! tile's wall clock with the host's monotonic clock (`CLOCK_MONOTONIC_RAW`, the clock the
+//! op log must then use too): host time before, a 32-bit read of `WALL_CLOCK_L` (which
+//! latches the high word) and of `WALL_CLOCK_H` through the tile's TLB window, host time
+//! after. The device samples the counter at the `WALL_CLOCK_L` read, so only that read's
+//! round trip should lie inside the bracket: read `H` after taking "host after". Samples
+//! then go to `ttprof::clock` exactly like the emulator's.
 //!
 //! ## Why it is a stub
 //!
 //! Nothing here can be tested honestly without a card, so [`TtKmd::open`] refuses with an
-//! error that says so. The type implements [`DeviceMemory`] so the trait is known to fit it;
+//! error that says so. The type implements [`DeviceMemory`] and [`DeviceClock`] so the
+//! traits are known to fit it;
 //! it cannot be constructed, so none of those methods can run.
 
-use super::DeviceMemory;
+use super::{DeviceClock, DeviceMemory, SyncSample};
 use crate::error::{Error, Result};
 use riscv_linker::devfile::Geometry;
 use riscv_linker::NocCoord;
@@ -66,6 +72,15 @@ impl DeviceMemory for TtKmd {
         match self.never {}
     }
     fn describe(&self) -> String {
+        match self.never {}
+    }
+}
+
+impl DeviceClock for TtKmd {
+    fn sync_sample(&self, _chip: u32, _tile: NocCoord) -> Result<SyncSample> {
+        match self.never {}
+    }
+    fn wait_ns(&self, _ns: u64) -> Result<()> {
         match self.never {}
     }
 }

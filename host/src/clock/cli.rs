@@ -1,0 +1,87 @@
+//! `ttprof clock`: take a sync window from a live emulator image (through its clock
+//! mailbox) or fit the samples a snapshot recorded, and print the fit.
+//!
+//! Typical use around a run of another process: `ttprof clock --device dev.img --record
+//! sync.snap` before the first op and again after the last (each call appends one window),
+//! then `ttprof clock --device sync.snap` prints the fit of both windows.
+
+use super::{all_tiles, fit, ClockSync, FitOptions};
+use crate::devmem::{self, DeviceMemory, FileKind, MappedImage, Snapshot};
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `ttprof clock`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ClockArgs {
+    /// A live device image (a window is taken through its clock mailbox) or a snapshot
+    /// (its recorded samples are fitted).
+    #[arg(long)]
+    pub device: PathBuf,
+    /// Samples per tile in the window taken from a live image.
+    #[arg(long, default_value_t = 100)]
+    pub samples: usize,
+    /// Time from one round of samples to the next, in microseconds.
+    #[arg(long, default_value_t = 500)]
+    pub spacing_us: u64,
+    /// Append the window's samples to this snapshot file (created if missing) and fit all
+    /// the samples it then holds.
+    #[arg(long)]
+    pub record: Option<PathBuf>,
+}
+
+/// Runs `ttprof clock`; exit code 2 when a chip could not be fitted.
+pub fn run(args: &ClockArgs) -> Result<ExitCode> {
+    let (snapshot_samples, geometry) = match devmem::file_kind(&args.device)? {
+        FileKind::Snapshot => {
+            let snap = Snapshot::load(&args.device)?;
+            (snap.sync_samples(), snap.geometry())
+        }
+        FileKind::Image => {
+            let mem = MappedImage::open(&args.device)?;
+            let mut sync = ClockSync::new(all_tiles(&mem), args.samples).with_spacing_ns(args.spacing_us * 1000);
+            sync.window(&mem)?;
+            println!("took {} sample(s) from {}", sync.samples().len(), mem.describe());
+            match &args.record {
+                Some(path) => (record(path, &mem, &sync)?, mem.geometry()),
+                None => (sync.samples().to_vec(), mem.geometry()),
+            }
+        }
+    };
+    let fit = fit(&snapshot_samples, geometry.arch, geometry.chips, &FitOptions::default())?;
+    println!("{fit}");
+    for issue in &fit.issues {
+        eprintln!("{issue}");
+    }
+    Ok(if fit.issues.iter().any(|i| i.is_error()) { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}
+
+/// Appends the window to the snapshot at `path`; returns every sample it then holds.
+fn record(path: &Path, mem: &MappedImage, sync: &ClockSync) -> Result<Vec<super::TileSample>> {
+    let snap = if path.exists() { Snapshot::load(path)? } else { Snapshot::like(mem)? };
+    snap.add_sync_samples(sync.samples())?;
+    snap.save(path)?;
+    let all = snap.sync_samples();
+    println!("recorded them in {} ({} sample(s) in all)", path.display(), all.len());
+    Ok(all)
+}
+
+/// One line for a readout of `device`: the fit of the clock samples it recorded, or why
+/// its times stay nominal.
+pub fn readout_note(device: &Path) -> String {
+    let nominal = "clock: nominal frequency, not aligned (no sync samples; `ttprof clock --record` records them)";
+    let Ok(FileKind::Snapshot) = devmem::file_kind(device) else { return nominal.into() };
+    let Ok(snap) = Snapshot::load(device) else { return nominal.into() };
+    let samples = snap.sync_samples();
+    if samples.is_empty() {
+        return nominal.into();
+    }
+    let g = snap.geometry();
+    match fit(&samples, g.arch, g.chips, &FitOptions::default()) {
+        Ok(f) => {
+            let issues: Vec<String> = f.issues.iter().map(|i| format!("\n{i}")).collect();
+            format!("{f}{}", issues.concat())
+        }
+        Err(e) => format!("clock: not aligned: {e}"),
+    }
+}
