@@ -11,7 +11,7 @@ use ttprof::launch::Settings;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::resolve::Resolver;
-use ttprof::timebase::Timebase;
+
 use ttprof_demo::ops;
 use ttprof_demo::scenario::{self, Scenario};
 use ttprof_tests::workspace;
@@ -30,15 +30,17 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         threads: 2,
         drain_every_cycles: 250_000,
         settings: Settings { consumer: true, ..Settings::default() },
+        clock: scenario::realistic_clock(arch),
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
     let oplog = OpLog::read(&outcome.oplog).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
-    let timebase = Timebase::nominal(arch, 1);
+    // The clock fit from the scenario's sync windows (the emulated chip runs 1.5 % slow).
+    let timebase = outcome.clock.timebase.clone();
+    assert!((timebase.chips[0].cycles_per_ns - 0.985).abs() < 1e-4, "{}", outcome.clock);
     let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH };
     let w = outputs::write_all(&out.join("report"), &outcome.readout, &res, &oplog, &timebase, &options).unwrap();
-    // The demo's op log gives its Matmul no math fidelity: the one warning expected.
     assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
     let ops: Vec<_> = w.report.ops().collect();
     assert_eq!(ops.len(), 4);

@@ -202,6 +202,7 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
         // Drain often, so the rings wrap and the consumer and producers interleave.
         drain_every_cycles: 20_000,
         settings: Settings { consumer: true, ..Settings::default() },
+        clock: scenario::realistic_clock(arch),
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
     let readout = &outcome.readout;

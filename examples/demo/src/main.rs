@@ -12,7 +12,7 @@ use ttprof::readout::Readout;
 use ttprof::outputs::{self, Written};
 use ttprof::resolve::{Resolution, Resolver};
 use ttprof::summary;
-use ttprof::timebase::Timebase;
+use ttprof::tracy;
 use ttprof_demo::scenario::{self, Fallible, Scenario};
 use ttprof_demo::{ops, workspace};
 
@@ -35,6 +35,10 @@ struct Args {
     /// Host threads for the emulator (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// After writing the files, serve the zones to a Tracy 0.14 capture tool on this port
+    /// (e.g. `tracy-capture -o demo.tracy -p 8086`) and wait until it has everything.
+    #[arg(long)]
+    tracy: Option<u16>,
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
@@ -91,13 +95,15 @@ fn run(args: &Args) -> Fallible<()> {
         threads: args.threads,
         drain_every_cycles: 250_000,
         settings: Settings { consumer: true, ..Settings::default() },
+        clock: scenario::realistic_clock(args.arch),
     };
     let outcome = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
     let oplog = OpLog::read(&outcome.oplog)?;
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
-    let timebase = Timebase::nominal(args.arch, 1);
+    let timebase = &outcome.clock.timebase;
+    eprintln!("{}", outcome.clock);
     remove_old_op_reports(&out)?;
-    let written = outputs::write_all(&out, &outcome.readout, &res, &oplog, &timebase, &outputs::Options::default())?;
+    let written = outputs::write_all(&out, &outcome.readout, &res, &oplog, timebase, &outputs::Options::default())?;
     report(&outcome.readout, &res, &written, args.arch.aiclk_mhz());
     let per_op = out.join("ttprof_summary.txt");
     let text = summary::render(&written.summary);
@@ -105,6 +111,18 @@ fn run(args: &Args) -> Fallible<()> {
     println!("\nwrote:");
     for p in written.files().into_iter().chain([per_op.as_path(), outcome.oplog.as_path(), outcome.image.as_path()]) {
         println!("  {}", p.display());
+    }
+    if let Some(port) = args.tracy {
+        let stream = tracy::Stream::build(&outcome.readout, &res, Some(&oplog), timebase, &tracy::StreamOptions::default())?;
+        let opts = tracy::ServeOptions { addr: ([127, 0, 0, 1], port).into(), ..tracy::ServeOptions::default() };
+        let server = tracy::Server::bind(opts.addr)?;
+        let at = server.local_addr();
+        eprintln!(
+            "serving the zones to Tracy on {at}: run `tracy-capture -o demo.tracy -a {} -p {}` or connect the GUI",
+            at.ip(),
+            at.port()
+        );
+        server.serve(&stream, &opts, |msg| eprintln!("{msg}"))?;
     }
     let errors = outcome.readout.has_errors() || res.issues.iter().chain(&written.issues).any(|i| i.is_error());
     if errors {

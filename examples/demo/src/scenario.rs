@@ -8,12 +8,13 @@ use std::collections::BTreeMap;
 use std::error::Error;
 use std::fs;
 use std::path::{Path, PathBuf};
+use ttprof::clock::{emu_tiles, ClockSync, EmuClock, Fit, FitOptions};
 use ttprof::devmem::MappedImage;
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::{self, Settings};
 use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
 use ttprof::readout::{DrainOptions, Drainer, Readout};
-use ttprof_emu::{Device, DeviceConfig};
+use ttprof_emu::{ChipClock, ClockModel, Device, DeviceConfig, ReadLatency, TileOffsets};
 
 /// Which kernel binary runs on which core.
 pub const KERNELS: [(&str, Risc); 5] = [
@@ -23,6 +24,9 @@ pub const KERNELS: [(&str, Risc); 5] = [
     ("math", Risc::Trisc1),
     ("pack", Risc::Trisc2),
 ];
+
+/// Clock-sync samples per tile and window (tt-metal takes 100).
+const SYNC_SAMPLES: usize = 100;
 
 pub type Fallible<T> = Result<T, Box<dyn Error>>;
 
@@ -40,11 +44,26 @@ pub struct Scenario {
     /// while kernels run (everything is read after the last op).
     pub drain_every_cycles: u64,
     pub settings: Settings,
+    /// The emulated chip's clocks and the host's read latency.
+    pub clock: ClockModel,
+}
+
+/// A chip whose clock is not the nominal one, as real parts are: AICLK 1.5 % slow (0.985
+/// GHz seen on a 1 GHz part), a little drift, per-tile offsets, and host reads taking
+/// 1 us +- 0.5 us. The clock fit has to find all of it.
+pub fn realistic_clock(arch: Arch) -> ClockModel {
+    ClockModel {
+        chips: vec![ChipClock { true_mhz: Some(arch.aiclk_mhz() as f64 * 0.985), drift_ppm_per_s: 0.2, reset_host_ns: 0.0 }],
+        tile_offsets: TileOffsets::Seeded { max_cycles: 5_000, seed: 7 },
+        host_read: ReadLatency::uniform(1000.0, 500.0, 11),
+    }
 }
 
 /// What a scenario produced.
 pub struct Outcome {
     pub readout: Readout,
+    /// Device clocks fitted to host time from sync windows before and after the ops.
+    pub clock: Fit,
     pub oplog: PathBuf,
     pub image: PathBuf,
     pub tiles: Vec<NocCoord>,
@@ -122,6 +141,7 @@ pub fn run(s: &Scenario, elfs: &BTreeMap<&str, PathBuf>, mut progress: impl FnMu
     let mut cfg = DeviceConfig::new(s.arch, s.grid);
     cfg.image = Some(s.out.join("device.img"));
     cfg.threads = s.threads;
+    cfg.clock = s.clock.clone();
     let mut dev = Device::new(cfg)?;
     let tiles = dev.tiles();
     // The host's views of the device: mapped images, as a PCIe BAR would be. The program's
@@ -131,6 +151,10 @@ pub fn run(s: &Scenario, elfs: &BTreeMap<&str, PathBuf>, mut progress: impl FnMu
     for t in &tiles {
         launch::init_tile(&mem, 0, *t, s.arch, &s.settings)?;
     }
+    // A sync window before the first op and one after the last: the clock fit puts every
+    // device record on the host timeline the op log uses.
+    let mut sync = ClockSync::new(emu_tiles(&dev), SYNC_SAMPLES);
+    sync.window(&EmuClock::new(&mut dev))?;
     let consume = s.drain_every_cycles > 0;
     let mut drainer = Drainer::attach(&profiler_mem, DrainOptions { consume, attach_consumer: consume })?;
     let oplog = s.out.join("ops.jsonl");
@@ -182,5 +206,7 @@ pub fn run(s: &Scenario, elfs: &BTreeMap<&str, PathBuf>, mut progress: impl FnMu
         log.op(&op_record(spec, run_id, &tiles, (start, end), elfs, &s.out))?;
     }
     drainer.drain()?;
-    Ok(Outcome { readout: drainer.finish()?, oplog, image: dev.image_path().to_path_buf(), tiles, instructions })
+    sync.window(&EmuClock::new(&mut dev))?;
+    let clock = sync.fit(s.arch, dev.config().chips, &FitOptions::default())?;
+    Ok(Outcome { readout: drainer.finish()?, clock, oplog, image: dev.image_path().to_path_buf(), tiles, instructions })
 }
