@@ -23,24 +23,20 @@ pub fn header(w: &mut impl Write, geometry: Geometry) -> io::Result<()> {
     writeln!(w, "{}", csv::HEADER)
 }
 
-/// The text columns of one (run, site): `name` and `line,file` as they appear in a row.
-struct SiteText {
-    name: Vec<u8>,
-    line_file: Vec<u8>,
-}
-
 /// Writes rows ring by ring, reusing its buffers and caches across rings.
 #[derive(Default)]
 pub struct RowWriter {
     buf: Vec<u8>,
-    texts: Vec<SiteText>,
-    /// Per site id: `(generation, index into texts)`; valid when the generation matches.
+    /// Rendered text columns per (site, marker type) of the current run.
+    texts: Vec<Vec<u8>>,
+    /// Per `site * 5 + marker type`: `(generation, index into texts)`; valid when the
+    /// generation matches.
     slots: Vec<(u32, u32)>,
     generation: u32,
 }
 
 /// Bytes buffered before they are handed to the writer.
-const FLUSH_AT: usize = 1 << 20;
+const FLUSH_AT: usize = 256 << 10;
 
 impl RowWriter {
     pub fn new() -> RowWriter {
@@ -61,39 +57,35 @@ impl RowWriter {
                 run = Some(row_run);
                 self.new_run();
             }
-            let text = self.text(sites, row_run, site);
+            let mid = self.text(sites, row_run, site, m.kind);
+            // The numbers `timer_id,time,data,run` in one go.
+            let mut nums = Digits::new();
+            nums.u64(((m.kind as u32) << 16 | site as u32) as u64);
+            nums.comma();
+            nums.u64(m.time);
+            nums.comma();
+            nums.u64(if matches!(m.kind, MarkerType::TsData | MarkerType::ZoneTotal) { r.value[i] } else { 0 });
+            nums.comma();
+            if row_run != NO_RUN {
+                nums.u64(row_run as u64);
+            }
             let b = &mut self.buf;
             b.extend_from_slice(&prefix);
-            push_u64(b, ((m.kind as u32) << 16 | site as u32) as u64);
-            b.push(b',');
-            push_u64(b, m.time);
-            b.push(b',');
-            push_u64(b, if matches!(m.kind, MarkerType::TsData | MarkerType::ZoneTotal) { r.value[i] } else { 0 });
-            b.push(b',');
-            if row_run != NO_RUN {
-                push_u64(b, row_run as u64);
-            }
-            b.extend_from_slice(b",,,");
-            b.extend_from_slice(&self.texts[text].name);
-            b.push(b',');
-            b.extend_from_slice(m.kind.name().as_bytes());
-            b.push(b',');
-            b.extend_from_slice(&self.texts[text].line_file);
-            b.push(b',');
+            b.extend_from_slice(nums.as_slice());
+            b.extend_from_slice(&self.texts[mid]);
             match kind {
                 RecordKind::ValueZone => {
                     b.extend_from_slice(b"{\"value\": ");
                     push_u64(b, r.value[i]);
-                    b.push(b'}');
+                    b.extend_from_slice(b"}\n");
                 }
                 RecordKind::Sum => {
                     b.extend_from_slice(b"{\"count\": ");
                     push_u64(b, r.count[i] as u64);
-                    b.push(b'}');
+                    b.extend_from_slice(b"}\n");
                 }
-                _ => {}
+                _ => b.push(b'\n'),
             }
-            b.push(b'\n');
             rows += 1;
             if b.len() >= FLUSH_AT {
                 w.write_all(b)?;
@@ -115,33 +107,82 @@ impl RowWriter {
         self.texts.clear();
     }
 
-    /// Index in `texts` of `site`'s columns in `run`, rendered on first use.
-    fn text(&mut self, sites: &RingSites, run: u32, site: u16) -> usize {
-        if self.slots.len() <= site as usize {
-            self.slots.resize(site as usize + 1, (0, 0));
+    /// Index in `texts` of the columns from `run host ID`'s end to `meta data`'s start of a
+    /// `kind` marker of `site` in `run` (`,,,name,TYPE,line,file,`), rendered on first use.
+    fn text(&mut self, sites: &RingSites, run: u32, site: u16, kind: MarkerType) -> usize {
+        let slot = site as usize * MARKER_TYPES + kind as usize;
+        if self.slots.len() <= slot {
+            self.slots.resize(slot + 1, (0, 0));
         }
-        let (generation, index) = self.slots[site as usize];
+        let (generation, index) = self.slots[slot];
         if generation == self.generation {
             return index as usize;
         }
-        let mut t = SiteText { name: Vec::new(), line_file: Vec::new() };
-        match sites.site(run, site) {
-            Some(s) => {
-                push_text(&mut t.name, &s.name);
-                push_u64(&mut t.line_file, s.line as u64);
-                t.line_file.push(b',');
-                push_text(&mut t.line_file, &s.file);
-            }
+        let mut t = b",,,".to_vec();
+        let meta = sites.site(run, site);
+        match meta {
+            Some(s) => push_text(&mut t, &s.name),
             None => {
-                t.name.extend_from_slice(b"unresolved-site-");
-                push_u64(&mut t.name, site as u64);
-                t.line_file.extend_from_slice(b"0,");
+                t.extend_from_slice(b"unresolved-site-");
+                push_u64(&mut t, site as u64);
             }
         }
+        t.push(b',');
+        t.extend_from_slice(kind.name().as_bytes());
+        t.push(b',');
+        match meta {
+            Some(s) => {
+                push_u64(&mut t, s.line as u64);
+                t.push(b',');
+                push_text(&mut t, &s.file);
+            }
+            None => t.extend_from_slice(b"0,"),
+        }
+        t.push(b',');
         self.texts.push(t);
         let index = self.texts.len() - 1;
-        self.slots[site as usize] = (self.generation, index as u32);
+        self.slots[slot] = (self.generation, index as u32);
         index
+    }
+}
+
+/// Marker types (`MarkerType` values are `0..5`).
+const MARKER_TYPES: usize = 5;
+
+/// A few decimal numbers and commas, formatted on the stack.
+struct Digits {
+    buf: [u8; 96],
+    len: usize,
+}
+
+impl Digits {
+    fn new() -> Digits {
+        Digits { buf: [0; 96], len: 0 }
+    }
+
+    /// Appends `v` (the buffer holds four numbers of up to 20 digits and their commas;
+    /// digits are written in place, without a copy).
+    #[inline]
+    fn u64(&mut self, mut v: u64) {
+        let end = self.len + v.checked_ilog10().unwrap_or(0) as usize + 1;
+        let Some(digits) = self.buf.get_mut(self.len..end) else { return };
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        self.len = end;
+    }
+
+    #[inline]
+    fn comma(&mut self) {
+        if let Some(b) = self.buf.get_mut(self.len) {
+            *b = b',';
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
     }
 }
 

@@ -33,6 +33,7 @@ pub mod oplog;
 pub mod outputs;
 pub mod progress;
 pub mod readout;
+pub mod replay;
 pub mod report;
 pub mod resolve;
 pub mod sites;

@@ -10,7 +10,9 @@ use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::readout::{checks, Readout, RingId, RingReport};
-use crate::resolve::{Resolver, RingSites};
+use crate::resolve::{Resolution, Resolver, RingSites};
+use crate::sites::SiteTable;
+use std::sync::Arc;
 use indicatif::ProgressBar;
 use riscv_linker::devfile::Geometry;
 use std::io::{self, Write};
@@ -49,6 +51,8 @@ pub struct RingCsv<'a> {
     geometry: Geometry,
     resolver: Option<Resolver<'a>>,
     rows: RowWriter,
+    /// Some ring was written without any naming.
+    named_unresolved: bool,
     pub written: Written,
 }
 
@@ -56,7 +60,7 @@ impl<'a> RingCsv<'a> {
     /// Sites are resolved through `oplog` when given; otherwise records are written as
     /// `unresolved-site-<id>` and a warning says how many.
     pub fn new(geometry: Geometry, oplog: Option<&'a OpLog>) -> RingCsv<'a> {
-        RingCsv { geometry, resolver: oplog.map(Resolver::new), rows: RowWriter::new(), written: Written::default() }
+        RingCsv { geometry, resolver: oplog.map(Resolver::new), rows: RowWriter::new(), named_unresolved: false, written: Written::default() }
     }
 
     pub fn header(&self, w: &mut impl Write) -> io::Result<()> {
@@ -64,37 +68,46 @@ impl<'a> RingCsv<'a> {
     }
 
     /// Writes one ring: `report` gives its identity (its `records` are ignored), `table` its
-    /// records.
+    /// records, named through the op log (if any).
     pub fn ring(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable) -> io::Result<()> {
+        self.write_ring(w, report, table, None)
+    }
+
+    /// Writes one ring whose every run used the kernel with site table `sites` (an
+    /// in-process producer that knows its sites, like `ttprof_rt::sim::Sim`).
+    pub fn ring_with_sites(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable, sites: &Arc<SiteTable>) -> io::Result<()> {
+        self.write_ring(w, report, table, Some(sites))
+    }
+
+    fn write_ring(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable, uniform: Option<&Arc<SiteTable>>) -> io::Result<()> {
         let id = report.id;
         let records = table.to_records();
         self.written.issues.extend(checks::launch_times(&records, Some(id.location())));
         self.written.records += records.len() as u64;
         self.written.zones += table.zones() as u64;
-        let (sites, records) = match &mut self.resolver {
-            Some(r) => {
-                let mut one = Readout { geometry: self.geometry, rings: vec![report.clone()], issues: Vec::new(), bus_bytes: 0, tiles: 1, unused_tiles: 0 };
-                one.rings[0].records = records;
-                let mut res = r.resolve(&one);
-                self.written.issues.append(&mut res.issues);
-                self.written.resolved += res.resolved;
-                self.written.unresolved += res.unresolved;
-                let records = std::mem::take(&mut one.rings[0].records);
-                (res.rings.pop().unwrap_or_default(), records)
-            }
-            None => {
-                let n = (0..records.len()).filter(|&i| crate::resolve::has_site(records.kind[i])).count() as u64;
-                self.written.unresolved += n;
-                (RingSites::default(), records)
+        let mut one = Readout { geometry: self.geometry, rings: vec![report.clone()], issues: Vec::new(), bus_bytes: 0, tiles: 1, unused_tiles: 0 };
+        one.rings[0].records = records;
+        let mut res = match (uniform, &mut self.resolver) {
+            (Some(t), _) => Resolution::uniform(&one, t.clone()),
+            (None, Some(r)) => r.resolve(&one),
+            (None, None) => {
+                let r = &one.rings[0].records;
+                let n = (0..r.len()).filter(|&i| crate::resolve::has_site(r.kind[i])).count() as u64;
+                Resolution { rings: vec![RingSites::default()], unresolved: n, ..Resolution::default() }
             }
         };
-        self.written.rows += self.rows.ring(w, id, &records, &sites)?;
+        self.written.issues.append(&mut res.issues);
+        self.written.resolved += res.resolved;
+        self.written.unresolved += res.unresolved;
+        self.named_unresolved |= uniform.is_none() && self.resolver.is_none();
+        let sites = res.rings.pop().unwrap_or_default();
+        self.written.rows += self.rows.ring(w, id, &one.rings[0].records, &sites)?;
         Ok(())
     }
 
     /// The issues, with a warning if nothing could be named for want of an op log.
     pub fn finish(mut self) -> Written {
-        if self.resolver.is_none() && self.written.unresolved > 0 {
+        if self.named_unresolved && self.written.unresolved > 0 {
             let n = self.written.unresolved;
             self.written.issues.push(
                 Issue::warning(None, format!("no op log given: {n} record(s) are written as unresolved-site-<id>")).with_count(n),
@@ -121,4 +134,60 @@ pub fn write_csv(path: &Path, captured: &Captured, oplog: Option<&OpLog>, bar: &
     let mut written = csv.finish();
     written.issues.extend(decode_issues);
     Ok(written)
+}
+
+/// Like [`write_atomic`], but `fill` runs on a second thread and hands its bytes over in
+/// large buffers, so producing rows and writing them to the file overlap (on a busy disk
+/// the writes block; the rows keep coming meanwhile).
+pub fn write_atomic_threaded<F>(path: &Path, fill: F) -> Result<()>
+where
+    F: FnOnce(&mut dyn Write) -> io::Result<()> + Send,
+{
+    write_atomic(path, |file| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        std::thread::scope(|s| {
+            let producer = s.spawn(move || {
+                let mut w = ChannelWriter { tx, buf: Vec::with_capacity(CHUNK) };
+                fill(&mut w)?;
+                w.flush()
+            });
+            let mut written = Ok(());
+            for chunk in rx {
+                if written.is_ok() {
+                    written = file.write_all(&chunk);
+                }
+            }
+            let produced = producer.join().unwrap_or_else(|_| Err(io::Error::other("the row writer panicked")));
+            written.and(produced)
+        })
+    })
+}
+
+/// Bytes per buffer handed to the file writer.
+const CHUNK: usize = 4 << 20;
+
+struct ChannelWriter {
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+    buf: Vec<u8>,
+}
+
+impl Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.buf.len() + data.len() > self.buf.capacity() {
+            self.flush()?;
+        }
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            let full = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+            self.tx.send(full).map_err(|_| io::Error::other("the file writer stopped"))?;
+        }
+        Ok(())
+    }
 }

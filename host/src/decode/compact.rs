@@ -106,20 +106,27 @@ impl ZoneTable {
         self.site.reserve(n);
     }
 
-    /// Appends a row that is not (only) a plain zone: `start..=end` with `kind`'s fields.
-    pub(crate) fn push_extra(&mut self, kind: RecordKind, site: SiteId, start: u64, end: u64, value: u64, count: u32) {
+    /// Appends a row of any kind: `start..=end` with `kind`'s fields.
+    pub fn push(&mut self, kind: RecordKind, site: SiteId, start: u64, end: u64, value: u64, count: u32) {
         let row = self.len() as u64;
-        let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
-        let duration = if is_zone { u32::try_from(end - start).ok().filter(|&d| d != LONG).unwrap_or(LONG) } else { 0 };
+        let duration = self.side_tables(row, kind, start, end, value, count);
         self.end.push(end);
         self.duration.push(duration);
         self.site.push(site);
+    }
+
+    /// Records what row `row` needs beyond the dense columns (a run mark, an extra entry)
+    /// and returns its `duration` column value.
+    pub(crate) fn side_tables(&mut self, row: u64, kind: RecordKind, start: u64, end: u64, value: u64, count: u32) -> u32 {
+        let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
+        let duration = if is_zone { u32::try_from(end - start).ok().filter(|&d| d != LONG).unwrap_or(LONG) } else { 0 };
         if kind == RecordKind::Run {
             self.runs.push(RunMark { row, run: value as u32 });
         }
         if !(kind == RecordKind::Zone && duration != LONG) {
             self.extra.push(Extra { row, kind, count, value, start });
         }
+        duration
     }
 
     /// Number of zones (with or without a value).

@@ -81,13 +81,13 @@ impl Default for Decoder {
 }
 
 /// One decoded record that did not take the hot path.
-struct Slow {
-    kind: RecordKind,
-    site: u16,
-    start: u64,
-    end: u64,
-    value: u64,
-    count: u32,
+pub(crate) struct Slow {
+    pub(crate) kind: RecordKind,
+    pub(crate) site: u16,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) value: u64,
+    pub(crate) count: u32,
 }
 
 impl Decoder {
@@ -152,33 +152,7 @@ impl Decoder {
         if out.is_empty() {
             out.first_run = self.run;
         }
-        let mut i = 0usize;
-        let result = loop {
-            let (next, error) = hot::short_zones(bytes, i, &mut self.reference, out);
-            i = next;
-            if let Some(kind) = error {
-                break Err(DecodeError { at: i, kind });
-            }
-            let rest = &bytes[i.min(bytes.len())..];
-            if rest.len() < 4 {
-                break Ok(if rest.is_empty() { Stop::End } else { Stop::Short { at: i } });
-            }
-            match decode_one(rest, self.reference) {
-                Ok(None) => break Ok(Stop::Pad { at: i }),
-                Ok(Some((row, len))) => {
-                    if row.kind == RecordKind::Run {
-                        self.run = row.value as u32;
-                    }
-                    if row.kind != RecordKind::Loss {
-                        self.reference = row.end;
-                    }
-                    out.push_extra(row.kind, row.site, row.start, row.end, row.value, row.count);
-                    i += len;
-                }
-                Err(kind) => break Err(DecodeError { at: i, kind }),
-            }
-        };
-        result
+        hot::decode(self, bytes, out)
     }
 }
 
@@ -200,7 +174,7 @@ fn le64(b: &[u8], at: usize) -> u64 {
 /// Decodes one record that is not a complete short zone in an 8-byte window: an extended
 /// record, a PAD (`None`), or a short zone near the end of the piece. `b.len() >= 4`.
 #[cold]
-fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize)>, WireError> {
+pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize)>, WireError> {
     let (site, h1) = (le16(b, 0) as u16, le16(b, 2) as u16);
     let zone = |start: u64, end: u64, value: Option<u32>| Slow {
         kind: if value.is_some() { RecordKind::ValueZone } else { RecordKind::Zone },

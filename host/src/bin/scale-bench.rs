@@ -1,0 +1,334 @@
+//! Scale benchmark: 140 tiles x 5 RISCs x 100k zones (70 M zones) read out and written to
+//! `profile_log_device.csv`, with the time and the peak memory against the ring data.
+//!
+//! `cargo run --release -p ttprof --bin scale-bench [-- --tiles N --zones N --out FILE --csv FILE --keep-csv]`
+//!
+//! Rings hold 8 KiB, so 100k zones per RISC cannot sit in device memory at once. What is
+//! measured, honestly:
+//!
+//! 1. **Produce** (timed separately, not part of the figure): for each of the 700 rings the
+//!    real runtime producer (`ttprof_rt::sim::Sim`, the same code the kernels run) records
+//!    launches of nested zones (FW and KERNEL wrappers, a loop zone with two inner zones per
+//!    iteration) into a real 8 KiB ring, Block policy, with a consumer that drains whenever
+//!    the producer waits. Each drain's span is kept: the ring's byte stream and the `HEAD`
+//!    values it was drained at ([`ttprof::replay::RecordedRing`]). These streams are "the
+//!    ring data" of the memory figure, held in memory for the whole run.
+//! 2. **Read out and write** (the figure): tile by tile, a [`Replay`] presents the tile's five
+//!    rings as device memory, publishing one recorded `HEAD` per step; the readout's own
+//!    `Drainer` drains it (control words, live spans only, compact decode, payload kept,
+//!    `TAIL` written back) until the streams end, exactly as `ttprof capture` does; then each
+//!    ring's payload is decoded again, resolved against its site table, ordered into markers
+//!    and written as CSV rows (`capture::write::RingCsv`), and dropped. Rows are formatted
+//!    on one thread and written to the file on another; the CSV is written atomically
+//!    (temp file, fsync, rename): the time includes the fsync.
+//!
+//! Peak memory is the process's peak resident set (`VmHWM`), which includes the ring data
+//! itself. Writes `target/bench/scale.json`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::{Arch, NocCoord, Risc};
+use ttprof::capture::write::{decode_payload, RingCsv};
+use ttprof::decode::ZoneTable;
+use ttprof::readout::{DrainOptions, Drainer};
+use ttprof::replay::{RecordedRing, Replay};
+use ttprof::sites::SiteTable;
+use ttprof::testing::Rng;
+use ttprof_rt::sim::Sim;
+use ttprof_rt::zone;
+
+const ARCH: Arch = Arch::Blackhole;
+
+struct Args {
+    tiles: usize,
+    zones: u64,
+    out: PathBuf,
+    csv: PathBuf,
+    keep_csv: bool,
+}
+
+fn main() {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let ws = manifest.parent().unwrap_or(&manifest).to_path_buf();
+    let mut a = Args { tiles: 140, zones: 100_000, out: ws.join("target/bench/scale.json"), csv: ws.join("target/bench/scale/profile_log_device.csv"), keep_csv: false };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().unwrap_or_else(|| fail(&format!("{arg} needs a value")));
+        match arg.as_str() {
+            "--tiles" => a.tiles = value().parse().unwrap_or_else(|_| fail("--tiles: expected a number")),
+            "--zones" => a.zones = value().parse().unwrap_or_else(|_| fail("--zones: expected a number")),
+            "--out" => a.out = value().into(),
+            "--csv" => a.csv = value().into(),
+            "--keep-csv" => a.keep_csv = true,
+            _ => fail(&format!("unknown argument {arg}; usage: scale-bench [--tiles N] [--zones N] [--out FILE] [--csv FILE] [--keep-csv]")),
+        }
+    }
+    let coords = grid(a.tiles);
+    let t = Instant::now();
+    let rings = produce_all(a.tiles, a.zones);
+    let produce_s = t.elapsed().as_secs_f64();
+    let ring_bytes: u64 = rings.iter().flatten().map(|r| r.1.bytes.len() as u64).sum();
+    println!("produced {} rings, {:.1} MB of ring data in {produce_s:.1} s", rings.len() * 5, ring_bytes as f64 / 1e6);
+
+    let t = Instant::now();
+    let m = readout_and_write(&a, coords, rings);
+    let seconds = t.elapsed().as_secs_f64();
+    let peak = peak_rss_bytes();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let csv_bytes = std::fs::metadata(&a.csv).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "read out and wrote {} zones ({} records, {} CSV rows, {:.2} GB) in {seconds:.1} s ({:.1} M zones/s; rows all formatted after {:.1} s, the rest is writing and fsync)",
+        m.zones, m.records, m.rows, csv_bytes as f64 / 1e9, m.zones as f64 / seconds / 1e6, m.written_s
+    );
+    println!(
+        "peak RSS {:.1} MB = {:.2} x the ring data ({:.1} MB); bus {:.4} bytes per payload byte; {} issue(s); load average {}",
+        peak as f64 / 1e6, peak as f64 / ring_bytes as f64, ring_bytes as f64 / 1e6, m.bus as f64 / m.payload as f64, m.issues, load.trim()
+    );
+    let json = serde_json::json!({
+        "tiles": a.tiles, "riscs": 5, "zones_per_ring_min": a.zones,
+        "zones": m.zones, "records": m.records, "csv_rows": m.rows, "csv_bytes": csv_bytes,
+        "seconds": seconds, "seconds_rows_formatted": m.written_s, "zones_per_sec": m.zones as f64 / seconds,
+        "peak_rss_bytes": peak, "ring_bytes": ring_bytes, "peak_rss_vs_ring_bytes": peak as f64 / ring_bytes as f64,
+        "payload_bytes": m.payload, "bus_bytes": m.bus, "bus_bytes_per_payload_byte": m.bus as f64 / m.payload as f64,
+        "stalls": m.stalls, "issues": m.issues, "produce_seconds": produce_s,
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), "loadavg": load.trim(),
+    });
+    if let Some(dir) = a.out.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+    if let Err(e) = ttprof::atomic::write_atomic(&a.out, |w| std::io::Write::write_all(w, text.as_bytes())) {
+        fail(&e.to_string());
+    }
+    println!("wrote {}", a.out.display());
+    if !a.keep_csv {
+        let _ = std::fs::remove_file(&a.csv);
+    }
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!("error: {msg}");
+    std::process::exit(1)
+}
+
+/// The first `n` worker tiles of a Blackhole chip (14 x 10 = 140).
+fn grid(n: usize) -> Vec<NocCoord> {
+    let (cols, rows) = ARCH.worker_grid();
+    let all: Vec<NocCoord> = (0..rows).flat_map(|r| (0..cols).filter_map(move |c| ARCH.worker_noc(c, r))).collect();
+    if n > all.len() {
+        fail(&format!("--tiles {n}: {ARCH} has {} worker tiles", all.len()));
+    }
+    all[..n].to_vec()
+}
+
+type TileRings = Vec<(Risc, RecordedRing, Arc<SiteTable>)>;
+
+/// Records every ring with the real producer, on all cores.
+fn produce_all(tiles: usize, zones: u64) -> Vec<TileRings> {
+    let jobs = tiles * 5;
+    let next = AtomicUsize::new(0);
+    let done: Mutex<BTreeMap<usize, (Risc, RecordedRing, Arc<SiteTable>)>> = Mutex::new(BTreeMap::new());
+    let bar = ttprof::progress::bar(jobs as u64, "rings produced");
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let j = next.fetch_add(1, Ordering::Relaxed);
+                if j >= jobs {
+                    break;
+                }
+                let risc = Risc::ALL[j % 5];
+                let (rec, sites) = produce(risc, j as u64, zones);
+                done.lock().unwrap_or_else(|e| e.into_inner()).insert(j, (risc, rec, sites));
+                bar.inc(1);
+            });
+        }
+    });
+    bar.finish_and_clear();
+    let mut all = done.into_inner().unwrap_or_else(|e| e.into_inner()).into_values();
+    (0..tiles).map(|_| all.by_ref().take(5).collect()).collect()
+}
+
+/// One ring: launches of `[FW [KERNEL [loop [wait] [compute]]...]]` until `zones` zones.
+fn produce(risc: Risc, seed: u64, zones: u64) -> (RecordedRing, Arc<SiteTable>) {
+    const LAUNCHES: u64 = 10;
+    let iterations = (zones.div_ceil(LAUNCHES).saturating_sub(2)).div_ceil(3);
+    let sim = Sim::install(ARCH, risc, 1_000 + seed * 7);
+    sim.set_tick(1);
+    for (off, v) in [
+        (tile::MAGIC, profiler::TILE_MAGIC),
+        (tile::VERSION, profiler::VERSION),
+        (tile::ARCH, ARCH.id()),
+        (tile::CONTROL, tile::POLICY_BLOCK << tile::CONTROL_POLICY_SHIFT),
+        (tile::CONSUMER, 1),
+    ] {
+        sim.write_u32(profiler::TILE_BLOCK + off, v);
+    }
+    let rec = std::rc::Rc::new(std::cell::RefCell::new(RecordedRing::default()));
+    let r2 = rec.clone();
+    sim.set_consumer(move |l1| drain(l1, risc, &mut r2.borrow_mut()));
+    let mut rng = Rng::new(seed);
+    for run in 1..=LAUNCHES as u32 {
+        sim.advance(1000 + rng.below(5000));
+        sim.begin_launch(run);
+        {
+            let _fw = match risc {
+                Risc::Brisc => zone!("BRISC-FW"),
+                Risc::Ncrisc => zone!("NCRISC-FW"),
+                _ => zone!("TRISC-FW"),
+            };
+            sim.advance(200);
+            let _kernel = match risc {
+                Risc::Brisc => zone!("BRISC-KERNEL"),
+                Risc::Ncrisc => zone!("NCRISC-KERNEL"),
+                _ => zone!("TRISC-KERNEL"),
+            };
+            for _ in 0..iterations {
+                let _tile = zone!("tile-loop");
+                sim.advance(rng.below(8));
+                {
+                    let _w = zone!("wait-data");
+                    sim.advance(rng.below(40));
+                }
+                let _c = zone!("compute");
+                sim.advance(rng.below(60));
+            }
+        }
+        sim.end_launch();
+    }
+    let mut l1 = sim.l1();
+    drain(&mut l1, risc, &mut rec.borrow_mut());
+    let mut out = std::mem::take(&mut *rec.borrow_mut());
+    out.stalls = sim.read_u32(profiler::ring_word(risc, ring::STALLS));
+    out.dropped = sim.read_u32(profiler::ring_word(risc, ring::DROPPED));
+    out.run_id = LAUNCHES as u32;
+    let sites = SiteTable::from_json_list(&sim.sites()).unwrap_or_else(|e| fail(&format!("site metadata: {e}")));
+    let _ = Sim::install(ARCH, risc, 0); // releases the consumer's share of `rec`
+    (out, Arc::new(sites))
+}
+
+/// The consumer: appends `[TAIL, HEAD)` to the stream, records `HEAD`, frees the space.
+fn drain(l1: &mut [u8], risc: Risc, rec: &mut RecordedRing) {
+    let word = |l1: &[u8], a: u32| u32::from_le_bytes(l1[a as usize..a as usize + 4].try_into().unwrap_or([0; 4]));
+    let (head, tail) = (word(l1, profiler::ring_word(risc, ring::HEAD)), word(l1, profiler::ring_word(risc, ring::TAIL)));
+    if head == tail {
+        return;
+    }
+    let data = profiler::ring_data(risc);
+    if rec.heads.is_empty() {
+        rec.start = tail;
+    }
+    for c in tail..head {
+        rec.bytes.push(l1[(data.start + c % data.size) as usize]);
+    }
+    rec.heads.push(head);
+    let t = profiler::ring_word(risc, ring::TAIL) as usize;
+    l1[t..t + 4].copy_from_slice(&head.to_le_bytes());
+}
+
+struct Measured {
+    zones: u64,
+    records: u64,
+    rows: u64,
+    payload: u64,
+    bus: u64,
+    stalls: u64,
+    issues: usize,
+    written_s: f64,
+}
+
+/// Tile by tile: replay, drain, decode, resolve, write rows.
+fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: Vec<TileRings>) -> Measured {
+    let t0 = Instant::now();
+    let replay = Replay::new(ARCH, coords);
+    if let Some(dir) = a.csv.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let mut m = Measured { zones: 0, records: 0, rows: 0, payload: 0, bus: 0, stalls: 0, issues: 0, written_s: 0.0 };
+    let bar = ttprof::progress::bar(rings.len() as u64, "tiles read out and written");
+    let mut csv = RingCsv::new(replay_geometry(&replay), None);
+    let result = ttprof::capture::write::write_atomic_threaded(&a.csv, |out| {
+        let mut out = out;
+        let w = &mut out;
+        csv.header(w)?;
+        let mut table = ZoneTable::new();
+        for (index, tile_rings) in rings.into_iter().enumerate() {
+            let sites: BTreeMap<Risc, Arc<SiteTable>> = tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
+            replay.load_tile(index, tile_rings.into_iter().map(|(r, rec, _)| (r, rec)).collect());
+            let readout = drain_tile(&replay).map_err(std::io::Error::other)?;
+            m.bus += readout.0.bus_bytes;
+            m.payload += readout.0.payload_bytes();
+            m.stalls += readout.0.rings.iter().map(|r| r.stalls as u64).sum::<u64>();
+            m.issues += readout.0.issues.len();
+            for i in readout.0.issues.iter().take(3) {
+                eprintln!("{i}");
+            }
+            for report in &readout.0.rings {
+                let bytes = readout.1.get(&report.id.risc).map(Vec::as_slice).unwrap_or_default();
+                if let Some(issue) = decode_payload(report.id, bytes, &mut table) {
+                    eprintln!("{issue}");
+                    m.issues += 1;
+                }
+                csv.ring_with_sites(w, report, &table, &sites[&report.id.risc])?;
+            }
+            bar.inc(1);
+        }
+        m.written_s = t0.elapsed().as_secs_f64();
+        Ok(())
+    });
+    bar.finish_and_clear();
+    if let Err(e) = result {
+        fail(&e.to_string());
+    }
+    let written = csv.finish();
+    for i in written.issues.iter().take(5) {
+        eprintln!("{i}");
+    }
+    m.issues += written.issues.len();
+    (m.zones, m.records, m.rows) = (written.zones, written.records, written.rows);
+    m
+}
+
+fn replay_geometry(r: &Replay) -> riscv_linker::devfile::Geometry {
+    ttprof::devmem::DeviceMemory::geometry(r)
+}
+
+/// Drains the live tile until its recorded streams end, as a capture does.
+fn drain_tile(replay: &Replay) -> ttprof::Result<(ttprof::readout::Readout, BTreeMap<Risc, Vec<u8>>)> {
+    let mut d = Drainer::attach(replay, DrainOptions { consume: true, attach_consumer: true })?;
+    d.keep_payload();
+    d.probe_every(Duration::from_secs(3600));
+    let mut payload: BTreeMap<Risc, Vec<u8>> = BTreeMap::new();
+    let mut collect = |d: &mut Drainer| {
+        for (id, bytes) in d.take_payload() {
+            payload.entry(id.risc).or_default().extend_from_slice(&bytes);
+        }
+        drop(d.take_zones());
+    };
+    let mut idle = 0;
+    while replay.step() {
+        let s = d.drain()?;
+        collect(&mut d);
+        // A ring the drainer refused (bad control words) is never consumed: do not wait for it.
+        idle = if s.payload_bytes == 0 { idle + 1 } else { 0 };
+        if idle > 2 {
+            return Err(ttprof::Error::Other(format!("replay stuck: {:?}", d.issues())));
+        }
+    }
+    d.drain_final()?;
+    collect(&mut d);
+    Ok((d.finish()?, payload))
+}
+
+/// Peak resident set of this process, from `/proc/self/status` (0 if unavailable).
+fn peak_rss_bytes() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
