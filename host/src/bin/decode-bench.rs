@@ -1,6 +1,7 @@
 //! Decode benchmark: ring bytes -> columnar tables on one core, against `memcpy` of the
 //! same bytes in the same run: the compact zone table (`Decoder::decode_compact`, the
-//! figures that count) and, as the "before", the rich seven-column table (`Decoder::decode`).
+//! figures that count) and, as the "before", the rich seven-column table (`Decoder::decode`);
+//! also the compact decode of a stream of short zones only (the hot loop by itself).
 //!
 //! `cargo run --release -p ttprof --bin decode-bench [-- --mib N --out FILE]`
 //!
@@ -32,7 +33,7 @@ fn main() {
             _ => fail(&format!("unknown argument {a}; usage: decode-bench [--mib N] [--out FILE]")),
         }
     }
-    let bytes = stream(mib << 20);
+    let bytes = stream(mib << 20, false);
     println!("stream: {:.1} MiB", bytes.len() as f64 / (1 << 20) as f64);
 
     // Before: the rich table (seven columns, 35 bytes per record), as the decoder wrote it
@@ -67,6 +68,19 @@ fn main() {
         black_box(&dst);
     });
 
+    // The same on a stream of short zones only: the hot loop alone, without the other records.
+    let short = stream(mib << 20, true);
+    let mut table = ZoneTable::new();
+    table.reserve(short.len() / 6 + 1);
+    let short_only = best_of(|| {
+        table.clear(ttprof::decode::NO_RUN);
+        let stop = Decoder::new().decode_compact(black_box(&short), &mut table);
+        assert_eq!(stop, Ok(Stop::End), "the generated stream decodes");
+        black_box(&table);
+    });
+    let short_gbps = short.len() as f64 / 1e9 / short_only;
+    drop((table, short));
+
     let gb = bytes.len() as f64 / 1e9;
     let (decode_gbps, before_gbps, memcpy_gbps) = (gb / after, gb / before, gb / copy);
     let zones_per_sec = zones as f64 / after;
@@ -83,6 +97,7 @@ fn main() {
         "after (compact table, {compact_bytes_per_record:.1} B/record): {decode_gbps:.3} GB/s, {:.1} M zones/s, {ratio:.3} x memcpy (target >= 0.5)",
         zones_per_sec / 1e6
     );
+    println!("short zones only, compact: {short_gbps:.3} GB/s, {:.3} x memcpy", short_gbps / memcpy_gbps);
     println!("memcpy: {memcpy_gbps:.3} GB/s; load average {}", load.trim());
     let json = serde_json::json!({
         "decode_gbps": decode_gbps,
@@ -98,6 +113,8 @@ fn main() {
         "runs": RUNS,
         "table_bytes_per_record": compact_bytes_per_record,
         "before_table_bytes_per_record": 35,
+        "short_only_decode_gbps": short_gbps,
+        "short_only_decode_vs_memcpy": short_gbps / memcpy_gbps,
         "loadavg": load.trim(),
     });
     if let Some(dir) = out.parent() {
@@ -126,14 +143,14 @@ fn fail(msg: &str) -> ! {
     std::process::exit(1)
 }
 
-/// About `size` bytes of a dense-instrumentation stream.
-fn stream(size: usize) -> Vec<u8> {
+/// About `size` bytes of a dense-instrumentation stream (`short_only`: short zones only).
+fn stream(size: usize, short_only: bool) -> Vec<u8> {
     let mut rng = Rng::new(0xBE4C);
     let mut out = Vec::with_capacity(size + 64);
     let (mut now, mut reference, mut run) = (1_000u64, 1_000u64, 0u32);
     while out.len() < size {
         now += rng.below(40);
-        let r = match rng.below(1000) {
+        let r = match if short_only { 999 } else { rng.below(1000) } {
             0 => {
                 run += 1;
                 Record::Run { run_id: run, time: now }
