@@ -276,3 +276,20 @@ fn a_head_that_goes_back_between_drains_is_an_error_and_later_data_is_skipped_no
     assert!(errors[0].what.contains("beyond the ring's capacity"), "{}", errors[0]);
 }
 
+
+#[test]
+fn attaching_where_an_earlier_consumer_left_tail_warns_about_the_records_before_the_next_run() {
+    let mut rng = Rng::new(11);
+    let r = ring(&mut rng, 0, 300);
+    // An earlier consumer took the first 20 records: this readout starts mid-launch.
+    let mut w = block(Risc::Brisc, &r);
+    w[(ring::TAIL / 4) as usize] = r.at[20];
+    let out = read(&device(&[(Risc::Brisc, &r, w)]));
+    let warn: Vec<&Issue> = out.issues.iter().filter(|i| i.what.contains("earlier consumer left TAIL")).collect();
+    assert_eq!(warn.len(), 1, "{:?}", out.issues);
+    assert_eq!(warn[0].count, r.records.len() as u64 - 20, "every record read, none before a Run");
+    assert_eq!(out.rings[0].records.len(), r.records.len() - 20, "all of them are still read");
+    // From the ring's first byte, nothing to warn about.
+    let out = read(&device(&[(Risc::Brisc, &r, block(Risc::Brisc, &r))]));
+    assert!(out.issues.iter().all(|i| !i.what.contains("earlier consumer")), "{:?}", out.issues);
+}

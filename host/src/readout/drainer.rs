@@ -253,6 +253,7 @@ impl<'m> Drainer<'m> {
         for entry in &mut self.rings {
             let (n, z, p) = (entry.rows, entry.zones, entry.report.payload_bytes);
             entry.refresh(self.mem, self.opts.consume, &mut self.issues)?;
+            entry.settle(&mut self.issues);
             stats.records += entry.rows - n;
             stats.zones += entry.zones - z;
             stats.payload_bytes += entry.report.payload_bytes - p;

@@ -33,6 +33,10 @@ pub(super) struct RingEntry {
     pub zones: u64,
     /// Bytes of the last span drained (how full the ring was).
     pub last_span: u32,
+    /// Attached where an earlier consumer left `TAIL` (not at the ring's first byte): the
+    /// records up to the next `Run` have times relative to a reference this drainer never
+    /// saw, and no known launch. Counted until that `Run`, then reported once.
+    pub mid_stream: Option<u64>,
 }
 
 impl RingEntry {
@@ -42,7 +46,7 @@ impl RingEntry {
             span.keep_payload();
         }
         let tail = report.control.tail;
-        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0, last_span: 0 }
+        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0, last_span: 0, mid_stream: (tail != 0).then_some(0) }
     }
 
     /// Reads `HEAD` (or uses the words `attach` just read), then drains the live span.
@@ -73,6 +77,14 @@ impl RingEntry {
         let result = self.drain_span(mem, consume, issues);
         self.report.bus_bytes += mem.bytes_read() - before;
         result
+    }
+
+    /// Reports what is still pending at the end of a readout (records read after attaching
+    /// mid-stream with no `Run` record since).
+    pub fn settle(&mut self, issues: &mut Vec<Issue>) {
+        if let Some(n) = self.mid_stream.take() {
+            issues.extend(mid_stream_issue(&self.report, n));
+        }
     }
 
     fn drain_span(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
@@ -108,6 +120,14 @@ impl RingEntry {
             r.payload_bytes += stats.payload_bytes;
             r.skipped_bytes += stats.skipped_bytes;
             self.rows += (self.table.len() - rows) as u64;
+            if let Some(before_run) = &mut self.mid_stream {
+                let run = self.table.runs.iter().find(|m| m.row >= rows as u64).map(|m| m.row as usize);
+                *before_run += (run.unwrap_or(self.table.len()) - rows) as u64;
+                if run.is_some() {
+                    issues.extend(mid_stream_issue(r, *before_run));
+                    self.mid_stream = None;
+                }
+            }
             self.zones += self.table.zones_since(rows, extras) as u64;
             r.losses_in_band += self.table.extra[extras..].iter().filter(|e| e.kind == crate::decode::RecordKind::Loss).map(|e| e.count as u64).sum::<u64>();
             if let Err(err) = result {
@@ -131,6 +151,22 @@ impl RingEntry {
         }
         Ok(())
     }
+}
+
+/// The warning about records read after attaching mid-stream (none if there are none).
+fn mid_stream_issue(r: &RingReport, records: u64) -> Option<Issue> {
+    (records > 0).then(|| {
+        Issue::warning(
+            Some(r.id.location()),
+            format!(
+                "attached where an earlier consumer left TAIL ({:#x}): {records} record(s) before the next Run record have \
+                 times relative to a reference this readout never saw (they may be off by multiples of 2^16 or 2^32 \
+                 cycles) and no known launch",
+                r.control.tail
+            ),
+        )
+        .with_count(records)
+    })
 }
 
 /// Warnings and errors about a ring's final state (its records' times are checked by
