@@ -125,7 +125,7 @@ fn records(r: &Records) -> Vec<Record> {
     (0..r.len()).map(|i| r.record(i).unwrap()).collect()
 }
 
-fn errors_at<'a>(issues: &'a [Issue], risc: Risc) -> Vec<&'a Issue> {
+fn errors_at(issues: &[Issue], risc: Risc) -> Vec<&Issue> {
     let at = RingId { chip: 0, tile: TILE, risc }.location();
     issues.iter().filter(|i| i.is_error() && i.at == Some(at)).collect()
 }

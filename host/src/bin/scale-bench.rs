@@ -125,13 +125,15 @@ fn grid(n: usize) -> Vec<NocCoord> {
     all[..n].to_vec()
 }
 
-type TileRings = Vec<(Risc, RecordedRing, Arc<SiteTable>)>;
+/// One ring as produced: its RISC, its traffic and its kernel's site table.
+type Produced = (Risc, RecordedRing, Arc<SiteTable>);
+type TileRings = Vec<Produced>;
 
 /// Records every ring with the real producer, on all cores.
 fn produce_all(tiles: usize, zones: u64) -> Vec<TileRings> {
     let jobs = tiles * 5;
     let next = AtomicUsize::new(0);
-    let done: Mutex<BTreeMap<usize, (Risc, RecordedRing, Arc<SiteTable>)>> = Mutex::new(BTreeMap::new());
+    let done: Mutex<BTreeMap<usize, Produced>> = Mutex::new(BTreeMap::new());
     let bar = ttprof::progress::bar(jobs as u64, "rings produced");
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     std::thread::scope(|s| {
