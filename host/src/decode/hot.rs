@@ -152,7 +152,8 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
                     written += 1;
                     singles += 1;
                     i += 8;
-                    continue;
+                    // Back to blocks: short zones follow most other records.
+                    break;
                 }
                 match zone32(bytes, i, q, t) {
                     Some(Ok(end)) => {
@@ -163,7 +164,7 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
                         written += 1;
                         singles += 1;
                         i += 12;
-                        continue;
+                        break;
                     }
                     Some(Err(kind)) => {
                         error = Some(kind);
