@@ -54,6 +54,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         (None, Some(p)) => StopWhen::FileGone(p.clone()),
         (None, None) => StopWhen::Interrupted,
     };
+    stop.check()?;
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, "create output directory", e))?;
     let mem = devmem::open(&args.device, true)?;
     install_ctrl_c()?;
