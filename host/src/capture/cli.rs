@@ -60,7 +60,8 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     install_ctrl_c()?;
     eprintln!("capturing {} until {}", mem.describe(), until(&stop));
     let spinner = progress::spinner();
-    let captured = capture(mem.as_ref(), &stop, Pacing { idle: Duration::from_millis(args.idle_poll_ms.max(1)), ..Pacing::default() }, |p| {
+    let pacing = Pacing { idle: Duration::from_millis(args.idle_poll_ms.max(1)), ..Pacing::default() };
+    let mut captured = capture(mem.as_ref(), &stop, pacing, &args.out, |p| {
         spinner.set_message(format!("{} zones from {} rings, {:.1} MB, {} drains", p.zones, p.rings, p.payload_bytes as f64 / 1e6, p.drains));
     })?;
     spinner.finish_and_clear();
@@ -69,7 +70,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let oplog = args.oplog.as_deref().map(OpLog::read).transpose()?;
     let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
     let csv_path = args.out.join(csv::FILE_NAME);
-    let written = write::write_csv(&csv_path, &captured, oplog.as_ref(), &bar)?;
+    let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &bar)?;
     bar.finish_and_clear();
     let summary = summary_json(&captured, &written, mem.as_ref());
     let summary_path = args.out.join(SUMMARY_FILE);

@@ -9,11 +9,12 @@
 //!
 //! What it keeps per ring is the ring's *payload stream*: the bytes it decoded, which
 //! decode again to exactly the same records from a fresh decoder. That is the most compact
-//! exact form (6 bytes per short zone) and lets the writer decode, resolve and write one
-//! ring at a time. Nothing is lost or duplicated across drains: each drain reads
+//! exact form (6 bytes per short zone); it goes to a spool file ([`spool::Spool`]) as it
+//! arrives, and the writer decodes, resolves and writes one ring at a time. Nothing is lost or duplicated across drains: each drain reads
 //! `[TAIL, HEAD)` and then moves `TAIL` to `HEAD`.
 
 pub mod cli;
+pub mod spool;
 pub mod stop;
 pub mod write;
 
@@ -21,8 +22,9 @@ pub use stop::{install_ctrl_c, interrupted, StopWhen, Stopped};
 
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
-use crate::readout::{DrainOptions, Drainer, Readout, RingId};
-use std::collections::BTreeMap;
+use crate::readout::{DrainOptions, Drainer, Readout};
+use spool::Spool;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How often to poll. The pause adapts so that the fullest ring holds between an eighth and
@@ -62,19 +64,14 @@ pub struct Captured {
     /// are in `payload`).
     pub readout: Readout,
     /// Each ring's payload stream, keyed like `readout.rings`.
-    pub payload: BTreeMap<RingId, Vec<u8>>,
+    pub payload: Spool,
     pub drains: u64,
     pub zones: u64,
     pub elapsed: Duration,
     pub stopped: Stopped,
 }
 
-impl Captured {
-    /// Payload bytes of ring `id`.
-    pub fn payload_of(&self, id: RingId) -> &[u8] {
-        self.payload.get(&id).map(Vec::as_slice).unwrap_or_default()
-    }
-}
+
 
 /// Live figures for a progress display.
 #[derive(Clone, Copy, Debug, Default)]
@@ -85,21 +82,22 @@ pub struct Progress {
     pub rings: usize,
 }
 
-/// Captures from `mem` until `stop` (or Ctrl-C, if [`install_ctrl_c`] was called).
-pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, mut progress: impl FnMut(&Progress)) -> Result<Captured> {
+/// Captures from `mem` until `stop` (or Ctrl-C, if [`install_ctrl_c`] was called), spooling
+/// into a temporary file in `dir`.
+pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, dir: &Path, mut progress: impl FnMut(&Progress)) -> Result<Captured> {
     stop.check()?;
+    let mut payload = Spool::create(dir)?;
     let start = Instant::now();
     let mut d = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true })?;
     d.keep_payload();
     d.probe_every(pacing.probe);
-    let mut payload: BTreeMap<RingId, Vec<u8>> = BTreeMap::new();
     let mut live = Progress::default();
     let mut pause = Duration::from_micros(200);
     let stopped = loop {
         // Check first, then drain: whatever was published before the stop is taken.
         let stopped = stop.reached(start);
         let s = d.drain()?;
-        collect(&mut d, &mut payload);
+        collect(&mut d, &mut payload)?;
         live.drains += 1;
         live.zones += s.zones;
         live.payload_bytes += s.payload_bytes;
@@ -116,7 +114,7 @@ pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, mut prog
         }
     };
     let s = d.drain_final()?;
-    collect(&mut d, &mut payload);
+    collect(&mut d, &mut payload)?;
     live.drains += 1;
     live.zones += s.zones;
     progress(&live);
@@ -124,11 +122,10 @@ pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, mut prog
     Ok(Captured { readout, payload, drains: live.drains, zones: live.zones, elapsed: start.elapsed(), stopped })
 }
 
-/// Moves what the drainer decoded into the per-ring payload streams (its tables are
-/// dropped: the payload decodes to the same rows).
-fn collect(d: &mut Drainer, payload: &mut BTreeMap<RingId, Vec<u8>>) {
-    for (id, bytes) in d.take_payload() {
-        payload.entry(id).or_default().extend_from_slice(&bytes);
-    }
+/// Moves what the drainer decoded into the spool (its tables are dropped: the payload
+/// decodes to the same rows).
+fn collect(d: &mut Drainer, spool: &mut Spool) -> Result<()> {
+    spool.append(&d.take_payload())?;
     drop(d.take_zones());
+    Ok(())
 }

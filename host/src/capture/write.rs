@@ -118,14 +118,16 @@ impl<'a> RingCsv<'a> {
 }
 
 /// Writes the capture's device CSV to `path` (atomically), ring by ring.
-pub fn write_csv(path: &Path, captured: &Captured, oplog: Option<&OpLog>, bar: &ProgressBar) -> Result<Written> {
+pub fn write_csv(path: &Path, captured: &mut Captured, oplog: Option<&OpLog>, bar: &ProgressBar) -> Result<Written> {
     let mut csv = RingCsv::new(captured.readout.geometry, oplog);
     let mut table = ZoneTable::new();
     let mut decode_issues = Vec::new();
+    let spool = &mut captured.payload;
     write_atomic(path, |w| {
         csv.header(w)?;
         for ring in &captured.readout.rings {
-            decode_issues.extend(decode_payload(ring.id, captured.payload_of(ring.id), &mut table));
+            let payload = spool.read(ring.id).map_err(io::Error::other)?;
+            decode_issues.extend(decode_payload(ring.id, &payload, &mut table));
             csv.ring(w, ring, &table)?;
             bar.inc(1);
         }
