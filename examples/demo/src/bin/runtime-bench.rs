@@ -8,7 +8,13 @@
 //! launch's fixed wrapper records cancel out):
 //!
 //! * `zone_instructions` = (dI_profile - dI_plain) / dZones in the dense mode (two nested
-//!   short zones per iteration around a few loop steps);
+//!   short zones per iteration around a few loop steps). In that loop the zones' hot path is
+//!   14 instructions (open: `lw anchor, beqz, lw clock, sub, bgeu`; close: the guard's
+//!   `beqz`, `lw clock, sub, bgeu, bgeu, sh, sh, sh, addi`), with the clock base, the 2^15
+//!   bound and the site id hoisted out of the loop; the rest of the measured figure is the
+//!   compiler reshaping the loops around the zones' inline asm (a `j` and the inner loops'
+//!   zero-trip guards stay inside) and the amortised slow paths (anchor moves every 2^15
+//!   cycles, ring wraps);
 //! * `zone_bytes_dense` = dHEAD / dZones in the dense mode;
 //! * `zone_bytes_oplevel` = dHEAD / dZones in the op-level mode (64k-cycle gaps, 256k-cycle zones);
 //! * `zone_instructions_off`: the same with recording switched off at run time.
