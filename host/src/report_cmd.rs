@@ -7,7 +7,6 @@ use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::readout;
 use ttprof::resolve::Resolver;
-use ttprof::timebase::Timebase;
 use ttprof::{devmem, summary, Result};
 
 /// What `ttprof report` was asked.
@@ -24,8 +23,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     let mem = devmem::open(a.device, false)?;
     let readout = readout::read(mem.as_ref(), false)?;
     let sites = Resolver::new(&oplog).resolve(&readout);
-    // Nominal clock until a fitted timebase is available for this device memory.
-    let timebase = Timebase::nominal(readout.geometry.arch, readout.geometry.chips);
+    let (timebase, clock_note) = ttprof::clock::cli::timebase_for(a.device, readout.geometry.arch, readout.geometry.chips);
     let options = Options { summary_threshold_ns: a.threshold_ns, ..Options::default() };
     let written = outputs::write_all(a.out, &readout, &sites, &oplog, &timebase, &options)?;
 
@@ -34,12 +32,8 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         println!();
     }
     super::print_readout_line(&readout, mem.as_ref());
-    println!(
-        "{} op(s), {} signpost(s); device times at the nominal {} MHz clock",
-        written.report.ops().count(),
-        written.report.rows.len() - written.report.ops().count(),
-        readout.geometry.arch.aiclk_mhz()
-    );
+    println!("{clock_note}");
+    println!("{} op(s), {} signpost(s)", written.report.ops().count(), written.report.rows.len() - written.report.ops().count());
     println!("wrote:");
     for p in written.files() {
         println!("  {}", p.display());

@@ -48,3 +48,13 @@ pub fn text_bytes(elf: &Path) -> Vec<u8> {
     let text = file.section_by_name(".text").unwrap_or_else(|| panic!("{} has no .text", elf.display()));
     text.data().expect("text bytes").to_vec()
 }
+
+/// The workspace's `ttprof` binary, next to this test executable's directory (`cargo test
+/// --workspace`, the project's test command, builds it).
+pub fn ttprof_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
+    let bin = profile_dir.join("ttprof");
+    assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p ttprof` first)", bin.display());
+    bin
+}

@@ -35,10 +35,22 @@ struct Args {
     /// Host threads for the emulator (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Who reads the rings: `in-process` drains them while the kernels run (the records
+    /// leave the device); `none` leaves them in the rings for a readout afterwards (here,
+    /// and by `ttprof report --device <out>/device.snap`), dropping with a count what does
+    /// not fit.
+    #[arg(long, value_enum, default_value = "in-process")]
+    consumer: Consumer,
     /// After writing the files, serve the zones to a Tracy 0.14 capture tool on this port
     /// (e.g. `tracy-capture -o demo.tracy -p 8086`) and wait until it has everything.
     #[arg(long)]
     tracy: Option<u16>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Consumer {
+    InProcess,
+    None,
 }
 
 fn parse_arch(s: &str) -> Result<Arch, String> {
@@ -93,8 +105,8 @@ fn run(args: &Args) -> Fallible<()> {
         ops: ops::sequence(args.tiles),
         out: out.clone(),
         threads: args.threads,
-        drain_every_cycles: 250_000,
-        settings: Settings { consumer: true, ..Settings::default() },
+        drain_every_cycles: if args.consumer == Consumer::InProcess { 250_000 } else { 0 },
+        settings: Settings { consumer: args.consumer == Consumer::InProcess, ..Settings::default() },
         clock: scenario::realistic_clock(args.arch),
     };
     let outcome = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
@@ -105,11 +117,13 @@ fn run(args: &Args) -> Fallible<()> {
     remove_old_op_reports(&out)?;
     let written = outputs::write_all(&out, &outcome.readout, &res, &oplog, timebase, &outputs::Options::default())?;
     report(&outcome.readout, &res, &written, args.arch.aiclk_mhz());
+    let snapshot = out.join("device.snap");
+    scenario::save_snapshot(&outcome, &snapshot)?;
     let per_op = out.join("ttprof_summary.txt");
     let text = summary::render(&written.summary);
     ttprof::atomic::write_atomic(&per_op, |w| std::io::Write::write_all(w, text.as_bytes()))?;
     println!("\nwrote:");
-    for p in written.files().into_iter().chain([per_op.as_path(), outcome.oplog.as_path(), outcome.image.as_path()]) {
+    for p in written.files().into_iter().chain([per_op.as_path(), outcome.oplog.as_path(), outcome.image.as_path(), snapshot.as_path()]) {
         println!("  {}", p.display());
     }
     if let Some(port) = args.tracy {

@@ -9,7 +9,8 @@ use std::error::Error;
 use std::fs;
 use std::path::{Path, PathBuf};
 use ttprof::clock::{emu_tiles, ClockSync, EmuClock, Fit, FitOptions};
-use ttprof::devmem::MappedImage;
+use riscv_linker::profiler;
+use ttprof::devmem::{MappedImage, Snapshot, TileSample};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::{self, Settings};
 use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
@@ -64,6 +65,8 @@ pub struct Outcome {
     pub readout: Readout,
     /// Device clocks fitted to host time from sync windows before and after the ops.
     pub clock: Fit,
+    /// The sync samples the fit used (to record them with a snapshot).
+    pub sync_samples: Vec<TileSample>,
     pub oplog: PathBuf,
     pub image: PathBuf,
     pub tiles: Vec<NocCoord>,
@@ -208,5 +211,19 @@ pub fn run(s: &Scenario, elfs: &BTreeMap<&str, PathBuf>, mut progress: impl FnMu
     drainer.drain()?;
     sync.window(&EmuClock::new(&mut dev))?;
     let clock = sync.fit(s.arch, dev.config().chips, &FitOptions::default())?;
-    Ok(Outcome { readout: drainer.finish()?, clock, oplog, image: dev.image_path().to_path_buf(), tiles, instructions })
+    let sync_samples = sync.samples().to_vec();
+    Ok(Outcome { readout: drainer.finish()?, clock, sync_samples, oplog, image: dev.image_path().to_path_buf(), tiles, instructions })
+}
+
+/// Saves what a readout needs (control blocks and rings of every tile) with the clock-sync
+/// samples, so `ttprof report --device <path>` reproduces the aligned outputs offline.
+pub fn save_snapshot(outcome: &Outcome, path: &Path) -> Fallible<()> {
+    let mem = MappedImage::open_read_only(&outcome.image)?;
+    let snap = Snapshot::like(&mem)?;
+    for region in [profiler::control_region(), profiler::rings_region()] {
+        snap.capture_region(&mem, region.start, region.size)?;
+    }
+    snap.add_sync_samples(&outcome.sync_samples)?;
+    snap.save(path)?;
+    Ok(())
 }

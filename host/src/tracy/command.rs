@@ -9,7 +9,6 @@ use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::readout;
 use crate::resolve::Resolver;
-use crate::timebase::Timebase;
 use std::path::Path;
 
 /// What the command did: the capture, and every problem found on the way.
@@ -25,22 +24,15 @@ pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> 
     let mem = devmem::open(device, false)?;
     let readout = readout::read(mem.as_ref(), false)?;
     let res = Resolver::new(&log).resolve(&readout);
-    // Until the clock fit lands, device cycles map to host ns at the nominal frequency.
     let g = readout.geometry;
-    let timebase = Timebase::nominal(g.arch, g.chips);
+    let (timebase, clock_note) = crate::clock::cli::timebase_for(device, g.arch, g.chips);
+    eprintln!("{clock_note}");
     let stream = Stream::build(&readout, &res, Some(&log), &timebase, &StreamOptions::default())?;
     let s = &stream.summary;
     eprintln!(
         "Tracy stream: {} zones on {} RISC lanes in {} GPU contexts ({} tile(s) each), {} source locations, {} ops, \
-         {} messages; times at the nominal {} MHz",
-        s.zones,
-        s.lanes,
-        s.contexts,
-        s.tiles_per_context,
-        s.source_locations,
-        s.ops,
-        s.messages,
-        g.arch.aiclk_mhz()
+         {} messages",
+        s.zones, s.lanes, s.contexts, s.tiles_per_context, s.source_locations, s.ops, s.messages,
     );
     let server = Server::bind(opts.addr)?;
     let addr = server.local_addr();
