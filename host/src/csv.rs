@@ -103,7 +103,7 @@ pub fn write(w: &mut impl Write, readout: &Readout, sites: &Resolution) -> io::R
 
 /// Appends `s` with the characters that would break a row replaced: `,` by `;`, line
 /// breaks by spaces, `"` by `'`.
-fn push_text(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn push_text(out: &mut Vec<u8>, s: &str) {
     if !s.contains([',', '\n', '\r', '"']) {
         out.extend_from_slice(s.as_bytes());
         return;

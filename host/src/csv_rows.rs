@@ -121,7 +121,7 @@ impl RowWriter {
         let mut t = b",,,".to_vec();
         let meta = sites.site(run, site);
         match meta {
-            Some(s) => push_text(&mut t, &s.name),
+            Some(s) => csv::push_text(&mut t, &s.name),
             None => {
                 t.extend_from_slice(b"unresolved-site-");
                 push_u64(&mut t, site as u64);
@@ -134,7 +134,7 @@ impl RowWriter {
             Some(s) => {
                 push_u64(&mut t, s.line as u64);
                 t.push(b',');
-                push_text(&mut t, &s.file);
+                csv::push_text(&mut t, &s.file);
             }
             None => t.extend_from_slice(b"0,"),
         }
@@ -202,19 +202,6 @@ fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// Appends `s` as `csv::write` does: `,` becomes `;`, line breaks spaces, `"` becomes `'`.
-fn push_text(out: &mut Vec<u8>, s: &str) {
-    for c in s.chars() {
-        let c = match c {
-            ',' => ';',
-            '\n' | '\r' => ' ',
-            '"' => '\'',
-            c => c,
-        };
-        let mut buf = [0u8; 4];
-        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-    }
-}
 
 #[cfg(test)]
 mod tests {

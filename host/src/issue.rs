@@ -49,6 +49,19 @@ impl Issue {
     }
 }
 
+/// Prints `issues` to stderr, each with its count when it concerns more than one item;
+/// returns how many are errors (the CLI's exit status depends on it).
+pub fn print(issues: &[Issue]) -> usize {
+    for i in issues {
+        if i.count > 1 {
+            eprintln!("{i} [{} affected]", i.count);
+        } else {
+            eprintln!("{i}");
+        }
+    }
+    issues.iter().filter(|i| i.is_error()).count()
+}
+
 impl fmt::Display for Issue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let level = match self.severity {

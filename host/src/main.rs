@@ -1,10 +1,10 @@
 //! The `ttprof` command line.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
-use ttprof::issue::Issue;
+use ttprof::issue;
 use ttprof::oplog::OpLog;
 use ttprof::readout::{self, Readout};
 use ttprof::resolve::Resolver;
@@ -19,16 +19,23 @@ struct Cli {
     command: Command,
 }
 
+/// What a readout reads: device memory and the op log that names its zones.
+#[derive(Args)]
+struct Input {
+    /// Device memory: the emulator's device image, or a snapshot file.
+    #[arg(long)]
+    device: PathBuf,
+    /// The op log the host program wrote (run ids, kernel ELFs, ops, tensors, host times).
+    #[arg(long)]
+    oplog: PathBuf,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Read every ring once and write profile_log_device.csv (tt-metal's format).
     Read {
-        /// Device memory: the emulator's device image, or a snapshot file.
-        #[arg(long)]
-        device: PathBuf,
-        /// The op log the host program wrote (binds run ids to kernel ELFs).
-        #[arg(long)]
-        oplog: PathBuf,
+        #[command(flatten)]
+        input: Input,
         /// Directory for the output files (created if missing).
         #[arg(long, default_value = ".")]
         out: PathBuf,
@@ -36,20 +43,12 @@ enum Command {
         #[arg(long)]
         consume: bool,
     },
-    /// Attach to a running emulator's device image, drain the rings while kernels run, and
-    /// write what was captured when told to stop (after --seconds, when --until-file-gone's
-    /// file disappears, or on Ctrl-C).
-    Capture(ttprof::capture::cli::CaptureArgs),
     /// Read every ring once and write every output: profile_log_device.csv, the op report
     /// (ops_perf_results_<timestamp>.csv), Chrome trace JSON and an HTML timeline; print a
     /// per-op summary of zone durations.
     Report {
-        /// Device memory: the emulator's device image, or a snapshot file.
-        #[arg(long)]
-        device: PathBuf,
-        /// The op log the host program wrote (ops, tensors, host times, kernel ELFs).
-        #[arg(long)]
-        oplog: PathBuf,
+        #[command(flatten)]
+        input: Input,
         /// Directory for the output files (created if missing).
         #[arg(long, default_value = ".")]
         out: PathBuf,
@@ -60,6 +59,10 @@ enum Command {
         #[arg(long)]
         no_summary: bool,
     },
+    /// Attach to a running emulator's device image, drain the rings while kernels run, and
+    /// write what was captured when told to stop (after --seconds, when --until-file-gone's
+    /// file disappears, or on Ctrl-C).
+    Capture(ttprof::capture::cli::CaptureArgs),
     /// Record the device memory a readout needs into a snapshot file, for offline replay.
     Snapshot {
         /// The emulator's device image.
@@ -76,12 +79,8 @@ enum Command {
     /// Serve the device zones and the op log's launches to a Tracy 0.14 capture tool
     /// (`tracy-capture` or the GUI), waiting until one has received everything.
     Tracy {
-        /// Device memory: the emulator's device image, or a snapshot file.
-        #[arg(long)]
-        device: PathBuf,
-        /// The op log the host program wrote (names zones, adds the launches).
-        #[arg(long)]
-        oplog: PathBuf,
+        #[command(flatten)]
+        input: Input,
         /// Address to listen on (loopback unless a remote capture is wanted).
         #[arg(long, default_value = "127.0.0.1")]
         address: std::net::IpAddr,
@@ -101,25 +100,25 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Read { device, oplog, out, consume } => read(&device, &oplog, &out, consume),
+        Command::Read { input, out, consume } => read(&input.device, &input.oplog, &out, consume),
         Command::Snapshot { device, output, full } => snapshot(&device, &output, full),
-        Command::Report { device, oplog, out, threshold_ns, no_summary } => report_cmd::run(&report_cmd::Args {
-            device: &device,
-            oplog: &oplog,
+        Command::Capture(args) => ttprof::capture::cli::run(args),
+        Command::Clock(args) => ttprof::clock::cli::run(&args),
+        Command::Report { input, out, threshold_ns, no_summary } => report_cmd::run(&report_cmd::Args {
+            device: &input.device,
+            oplog: &input.oplog,
             out: &out,
             threshold_ns,
             summary: !no_summary,
         }),
-        Command::Capture(args) => ttprof::capture::cli::run(args),
-        Command::Clock(args) => ttprof::clock::cli::run(&args),
-        Command::Tracy { device, oplog, address, port, timeout } => {
+        Command::Tracy { input, address, port, timeout } => {
             let opts = ttprof::tracy::ServeOptions {
                 addr: (address, port).into(),
                 timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
                 ..Default::default()
             };
-            ttprof::tracy::command::run(&device, &oplog, &opts)
-                .map(|o| if report(&o.issues) > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+            ttprof::tracy::command::run(&input.device, &input.oplog, &opts)
+                .map(|o| if issue::print(&o.issues) > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
         }
     };
     match result {
@@ -131,17 +130,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Prints issues to stderr; returns how many are errors.
-fn report(issues: &[Issue]) -> usize {
-    for i in issues {
-        if i.count > 1 {
-            eprintln!("{i} [{} affected]", i.count);
-        } else {
-            eprintln!("{i}");
-        }
-    }
-    issues.iter().filter(|i| i.is_error()).count()
-}
 
 fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {
     let oplog = OpLog::read(oplog_path)?;
@@ -164,7 +152,7 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
     println!("{}", ttprof::clock::cli::readout_note(device));
     println!("wrote {} ({rows} rows)", csv_path.display());
 
-    let errors = report(&readout.issues) + report(&sites.issues);
+    let errors = issue::print(&readout.issues) + issue::print(&sites.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the output is incomplete");
         return Ok(ExitCode::from(2));
@@ -206,6 +194,6 @@ fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
     snap.save(output)?;
     let words: usize = snap.extents().iter().map(|e| e.words.len()).sum();
     println!("wrote {} ({} bytes of device memory, {} ring(s))", output.display(), 4 * words, readout.rings.len());
-    let errors = report(&readout.issues);
+    let errors = issue::print(&readout.issues);
     Ok(if errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
 }

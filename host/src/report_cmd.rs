@@ -7,7 +7,7 @@ use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::readout;
 use ttprof::resolve::Resolver;
-use ttprof::{devmem, summary, Result};
+use ttprof::{devmem, issue, summary, Result};
 
 /// What `ttprof report` was asked.
 pub struct Args<'a> {
@@ -38,7 +38,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     for p in written.files() {
         println!("  {}", p.display());
     }
-    let errors = super::report(&readout.issues) + super::report(&sites.issues) + super::report(&written.issues);
+    let errors = issue::print(&readout.issues) + issue::print(&sites.issues) + issue::print(&written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
         return Ok(ExitCode::from(2));

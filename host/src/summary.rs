@@ -259,14 +259,9 @@ pub fn render(s: &Summary) -> String {
 mod tests {
     use super::*;
     use crate::report::fixture::{self, times};
-    use crate::timebase::Timebase;
     use riscv_linker::Risc;
 
-    fn timeline() -> Timeline {
-        let r = fixture::readout();
-        let res = fixture::resolution(&r);
-        Timeline::build(&r, &res, Some(&fixture::oplog()), &Timebase::nominal(fixture::ARCH, 1))
-    }
+    use fixture::timeline;
 
     #[test]
     fn percentiles_are_nearest_rank() {

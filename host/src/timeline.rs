@@ -310,11 +310,7 @@ mod tests {
     use super::*;
     use crate::report::fixture::{self, times, TILES};
 
-    fn timeline() -> Timeline {
-        let r = fixture::readout();
-        let res = fixture::resolution(&r);
-        Timeline::build(&r, &res, Some(&fixture::oplog()), &Timebase::nominal(fixture::ARCH, 1))
-    }
+    use fixture::timeline;
 
     #[test]
     fn zones_nest_by_depth_and_carry_cycles_host_times_and_ops() {

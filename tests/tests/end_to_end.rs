@@ -105,7 +105,7 @@ fn fw_of(kernel: &str) -> &'static str {
     }
 }
 
-fn site<'a>(res: &'a Resolution, ring: usize, run: u32, id: u16) -> &'a SiteMeta {
+fn site(res: &Resolution, ring: usize, run: u32, id: u16) -> &SiteMeta {
     res.site(ring, run, id).unwrap_or_else(|| panic!("ring {ring} run {run}: site {id} unresolved"))
 }
 

@@ -7,6 +7,7 @@ use riscv_linker::Arch;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::launch::Settings;
+use ttprof::issue;
 use ttprof::oplog::OpLog;
 use ttprof::readout::Readout;
 use ttprof::outputs::{self, Written};
@@ -76,8 +77,8 @@ fn report(readout: &Readout, res: &Resolution, written: &Written, mhz: u32) {
         stalls,
         readout.bus_bytes_per_payload_byte().unwrap_or(0.0),
     );
-    for issue in readout.issues.iter().chain(&res.issues).chain(&written.issues) {
-        eprintln!("{issue}");
+    for issues in [&readout.issues, &res.issues, &written.issues] {
+        issue::print(issues);
     }
 }
 

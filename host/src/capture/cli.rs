@@ -7,7 +7,7 @@ use super::stop::{install_ctrl_c, StopWhen};
 use super::{capture, write, Captured, Pacing};
 use crate::devmem::{self, DeviceMemory, FileKind};
 use crate::error::{Error, Result};
-use crate::issue::Issue;
+use crate::issue;
 use crate::oplog::OpLog;
 use crate::{atomic, csv, progress};
 use std::path::{Path, PathBuf};
@@ -77,7 +77,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
     atomic::write_atomic(&summary_path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
     print_summary(&captured, &written, &csv_path, &summary_path);
-    let errors = report(&captured.readout.issues) + report(&written.issues);
+    let errors = issue::print(&captured.readout.issues) + issue::print(&written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the output is incomplete");
         return Ok(ExitCode::from(2));
@@ -148,14 +148,3 @@ fn print_summary(c: &Captured, w: &write::Written, csv_path: &Path, summary_path
     println!("wrote {}", summary_path.display());
 }
 
-/// Prints issues to stderr; returns how many are errors.
-fn report(issues: &[Issue]) -> usize {
-    for i in issues {
-        if i.count > 1 {
-            eprintln!("{i} [{} affected]", i.count);
-        } else {
-            eprintln!("{i}");
-        }
-    }
-    issues.iter().filter(|i| i.is_error()).count()
-}

@@ -186,3 +186,10 @@ pub fn oplog() -> OpLog {
     }
     OpLog { path: PathBuf::from("/fixture/ops.jsonl"), entries }
 }
+
+/// The fixture's timeline at the nominal clock.
+pub fn timeline() -> crate::timeline::Timeline {
+    let r = readout();
+    let res = resolution(&r);
+    crate::timeline::Timeline::build(&r, &res, Some(&oplog()), &crate::timebase::Timebase::nominal(ARCH, 1))
+}

@@ -24,19 +24,7 @@ use std::time::Duration;
 const SITES: [(&str, u32); 5] = [("outer", 10), ("read-tile", 20), ("wait", 30), ("math", 40), ("tick", 50)];
 
 fn ring(chip: u32, x: u8, y: u8, risc: Risc, records: Records) -> RingReport {
-    RingReport {
-        id: RingId { chip, tile: NocCoord::new(x, y), risc },
-        records,
-        control: Default::default(),
-        dropped: 0,
-        stalls: 0,
-        losses_in_band: 0,
-        state: 0,
-        payload_bytes: 0,
-        skipped_bytes: 0,
-        bus_bytes: 0,
-        corrupt: None,
-    }
+    RingReport { records, ..RingReport::new(RingId { chip, tile: NocCoord::new(x, y), risc }) }
 }
 
 /// Zones (site, start, end) in ring order: children before their parents, as the device ships them.
