@@ -38,7 +38,8 @@ fn bench_elf() -> &'static PathBuf {
         let built = kernels::build(&KernelBuild {
             crate_dir: ws.join("examples/kernels"),
             arch: ARCH,
-            target_dir: ws.join("target/kernels"),
+            // The per-arch target directory the demo and the other tests use.
+            target_dir: ws.join("target/kernels").join(ARCH.name()),
             features: vec![],
             no_default_features: false,
         })
