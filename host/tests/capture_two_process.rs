@@ -247,7 +247,7 @@ fn a_timed_capture_of_an_idle_device_writes_an_empty_csv() {
     let dir = workspace().join("target/test-capture/seconds");
     let (dev, mem) = device(&dir, (1, 1));
     std::fs::write(dir.join("ops.jsonl"), b"").unwrap();
-    let mut child = spawn_capture(&dir, &["--seconds", "0.3"]);
+    let mut child = spawn_capture(&dir, &["--seconds", "1"]);
     wait_attached(&mem, &dev.tiles(), &mut child);
     let out = finish(child);
     assert!(String::from_utf8_lossy(&out.stderr).contains("time elapsed"));
