@@ -74,6 +74,13 @@ mod device {
     }
 
     #[inline(always)]
+    pub fn gp() -> u32 {
+        let v: u32;
+        unsafe { asm!("mv {}, gp", out(reg) v, options(nomem, nostack, preserves_flags)) };
+        v
+    }
+
+    #[inline(always)]
     pub fn set_gp(v: u32) {
         unsafe { asm!("mv gp, {}", in(reg) v, options(nomem, nostack, preserves_flags)) };
     }

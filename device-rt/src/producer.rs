@@ -18,10 +18,14 @@
 //!
 //! The decoder rebuilds each record's 64-bit time from its low bits and `ref`, the time of
 //! the previous record (`wire`). The hot path may only write a short zone when
-//! `end - ref < 2^16`. It proves that with the *anchor* `A <= ref`: a zone opens on the
-//! hot path only if `start - A < 2^15` and closes on it only if `end - start < 2^15`.
-//! The anchor is moved here, either silently to the current `ref` (known to both sides) or
-//! to a fresh time announced by a `Time` record.
+//! `end - ref < 2^16` and `end - start < 2^15`. It proves both with the *anchor* `A`, a time
+//! at or before `ref` that only moves forward: a zone loads `A` when it opens, reads its
+//! start after that (so `A <= start`), and closes on the hot path only if
+//! `end - A < 2^15`. Then `end - start <= end - A < 2^15`, and since `ref` is at least the
+//! `A` the zone loaded (the anchor never passes `ref`, and neither moves back),
+//! `end - ref <= end - A < 2^15`. Any other close takes the slow path, which writes the zone
+//! in whatever form is exact and moves the anchor to the new `ref`, so the zones that open
+//! next close on the hot path again: one slow close per 2^15 cycles of dense zones.
 //!
 //! Within one launch the hot path compares 32-bit times, which is exact while the launch
 //! is shorter than 2^32 cycles; the host checks that from the launch's 64-bit `Run` and
@@ -52,7 +56,7 @@ mod private {
     pub const LOSS_LAST_HI: u32 = PRIVATE + 0x28;
     /// Effective full-ring policy of this launch: `tile::POLICY_BLOCK` or `POLICY_DROP`.
     pub const POLICY: u32 = PRIVATE + 0x2C;
-    /// `PENDING_RUN` and `FORCE_SLOW` bits.
+    /// `PENDING_RUN` bit.
     pub const PENDING: u32 = PRIVATE + 0x30;
     /// Run id at the first loss counted in `LOSS_COUNT`.
     pub const LOSS_RUN: u32 = PRIVATE + 0x34;
@@ -63,9 +67,6 @@ mod private {
 
 /// `PENDING` bit 0: the `Run` record of this launch is still to be written.
 const PENDING_RUN: u32 = 1 << 0;
-/// `PENDING` bit 1: a zone opened more than 2^15 cycles after `ref` and no record was written
-/// since, so its close must not use the hot path (`gp` stays at `tp`).
-const FORCE_SLOW: u32 = 1 << 1;
 
 /// A wait for the consumer gives up after this many cycles without progress.
 pub const STALL_TIMEOUT_CYCLES: u64 = 1 << 30;
@@ -225,8 +226,6 @@ fn put(enc: &Encoded, new_ref: u64) {
     hw::set_tp(tp);
     wr(private::SLOW_TP, tp);
     wr64(private::REF_LO, private::REF_HI, new_ref);
-    // Every zone open now has `start <= ref`, so hot-path closes are exact again.
-    wr(private::PENDING, rd(private::PENDING) & !FORCE_SLOW);
 }
 
 /// Counts one dropped record.
@@ -312,39 +311,46 @@ fn write(r: &Record, stall: &mut Option<(u64, u64)>) -> bool {
 // ---------------------------------------------------------------------------------------
 // Slow paths of the hot-path zone (called from `zone.rs`).
 
-/// The hot path found `start - anchor >= 2^15`. If the decoder's `ref` is recent, it becomes
-/// the anchor (no bytes written). Otherwise nothing is written either: the zone is recorded
-/// when it closes, on the slow path, in whatever form is exact (`FORCE_SLOW`). A long gap
-/// followed by a long zone (an op-level zone) thus costs one 12-byte record.
-/// Returns `None` when recording has been switched off.
-#[cold]
-#[inline(never)]
-pub(crate) fn slow_open(start: u32) -> Option<u32> {
-    let s = widen(start);
-    let reference = current_ref();
-    // This path runs at least every 2^15 cycles while zones open: publish what the hot
-    // path wrote, and see the space the consumer freed since.
-    publish();
-    if s - reference < SHORT_LIMIT as u64 {
-        set_anchor(reference, true);
-        update_limit();
-    } else {
-        wr(private::PENDING, rd(private::PENDING) | FORCE_SLOW);
-        hw::set_gp(hw::tp());
-    }
-    if honour_disable() {
-        return None;
-    }
-    Some(start)
-}
-
-/// The hot path could not write a short zone (long zone, ring limit, or something pending).
+/// The hot path could not write a short zone: its end is 2^15 cycles or more after the
+/// anchor it opened with (a long zone, the first zone after a long gap, or the first close
+/// of a dense run after 2^15 cycles), or the ring limit was reached, or something is
+/// pending. Writes the zone in whatever form is exact (a long gap followed by a long zone,
+/// an op-level zone, costs one 12-byte record), then moves the anchor to the new `ref`.
 #[cold]
 #[inline(never)]
 pub(crate) fn slow_close(id: SiteId, start: u32, end: u32) {
-    let e = widen(end);
-    let duration = end.wrapping_sub(start) as u64;
-    emit(Some(&Record::Zone { id, end: e, duration, value: None }), true);
+    let duration = end.wrapping_sub(start);
+    if !close_short(id, duration, end) {
+        let e = widen(end);
+        emit(Some(&Record::Zone { id, end: e, duration: duration as u64, value: None }), true);
+        // Unless the host switched recording off meanwhile (then the hot word stays 0).
+        if recording() {
+            set_anchor(current_ref(), true);
+        }
+    }
+    honour_disable();
+}
+
+/// The common slow close of dense zones: only the anchor was too old, the zone still fits
+/// the short form against the decoder's `ref` and the ring has room (`tp < gp`: nothing
+/// pending). Writes it as the hot path would, anchors at its end, and publishes (this runs
+/// at least every 2^15 cycles while zones close). Returns false if it cannot.
+fn close_short(id: SiteId, duration: u32, end: u32) -> bool {
+    let tp = hw::tp();
+    let reference = current_ref();
+    // `end` is now, at or after `ref`, and less than 2^32 cycles after it within a launch.
+    let gap = end.wrapping_sub(reference as u32);
+    if tp >= hw::gp() || duration >= SHORT_LIMIT || gap >= 1 << 16 || !recording() {
+        return false;
+    }
+    hw::wr16(tp, id);
+    hw::wr16(tp + 2, duration as u16);
+    hw::wr16(tp + 4, end as u16);
+    hw::set_tp(tp + SHORT_ZONE_BYTES);
+    set_anchor(reference + gap as u64, true);
+    publish();
+    update_limit();
+    true
 }
 
 /// Closes a zone that carries a value (always a slow path).

@@ -169,6 +169,10 @@ pub(crate) mod hw {
         with(|c| c.tp = v)
     }
 
+    pub fn gp() -> u32 {
+        with(|c| c.gp)
+    }
+
     pub fn set_gp(v: u32) {
         with(|c| c.gp = v)
     }
@@ -238,25 +242,22 @@ pub(crate) mod hw {
         })
     }
 
-    /// The hot path's open, step for step.
-    pub fn open_fast() -> Option<u32> {
+    /// The hot path's open, step for step: `(start, anchor)`, the anchor 0 when recording
+    /// is off.
+    pub fn open_fast() -> (u32, u32) {
         let anchor = rd32(ring_block() + profiler::ring::ANCHOR);
         if anchor == 0 {
-            return None;
+            return (0, 0);
         }
-        let start = clock_lo();
-        if start.wrapping_sub(anchor) >= SHORT_LIMIT {
-            return crate::producer::slow_open(start);
-        }
-        Some(start)
+        (clock_lo(), anchor)
     }
 
     /// The hot path's close, step for step.
-    pub fn close_fast(id: u32, start: u32) {
+    pub fn close_fast(id: u32, start: u32, anchor: u32) {
         let end = clock_lo();
         let d = end.wrapping_sub(start);
         let (tp, gp) = with(|c| (c.tp, c.gp));
-        if d >= SHORT_LIMIT || tp >= gp {
+        if end.wrapping_sub(anchor) >= SHORT_LIMIT || tp >= gp {
             return crate::producer::slow_close(id as u16, start, end);
         }
         wr16(tp, id as u16);

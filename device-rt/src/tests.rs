@@ -342,3 +342,77 @@ fn op_level_zones_cost_twelve_bytes_and_short_zones_after_a_gap_stay_exact() {
     let got: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
     assert_eq!(got, expected);
 }
+
+/// xorshift64*: every failure reproduces from its seed.
+struct Gen(u64);
+
+impl Gen {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+    }
+
+    /// A gap or a length at a random scale: mostly short, often right at the short form's
+    /// 2^15 and 2^16 bounds, now and then far beyond them.
+    fn cycles(&mut self) -> u64 {
+        match self.below(10) {
+            0..=5 => self.below(64),
+            6 => self.below(400),
+            7 => (1 << 15) - 40 + self.below(80),
+            8 => (1 << 16) - 40 + self.below(80),
+            _ => self.below(1 << 20),
+        }
+    }
+}
+
+/// A random tree of nested zones (up to `depth` levels, up to 3 children each) with random
+/// gaps and lengths, and an event now and then; appends each zone's span as it closes.
+fn random_tree(sim: &Sim, g: &mut Gen, depth: u32, zones: &mut Vec<(u64, u64)>, events: &mut Vec<u64>) {
+    sim.advance(g.cycles());
+    if g.below(6) == 0 {
+        events.push(sim.clock());
+        crate::event!("random-event");
+    }
+    let start = sim.clock();
+    let z = crate::zone!("random");
+    for _ in 0..if depth == 0 { 0 } else { g.below(4) } {
+        random_tree(sim, g, depth - 1, zones, events);
+    }
+    sim.advance(g.cycles());
+    let end = sim.clock();
+    drop(z);
+    zones.push((start, end));
+}
+
+#[test]
+fn random_zone_trees_round_trip_exactly_through_a_slow_consumer() {
+    for seed in 1..=24u64 {
+        let sim = setup(seed * 1_000_003);
+        let mut g = Gen(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let reader = Rc::new(RefCell::new(Reader::default()));
+        let r2 = reader.clone();
+        launcher_init(&sim, 0, true);
+        // Frees space only when the producer waits, and at random points in between.
+        sim.set_consumer(move |l1| r2.borrow_mut().drain(l1, true));
+        assert!(sim.begin_launch(seed as u32));
+        let (mut zones, mut events) = (Vec::new(), Vec::new());
+        for _ in 0..600 {
+            random_tree(&sim, &mut g, 3, &mut zones, &mut events);
+            if g.below(8) == 0 {
+                drain_now(&sim, &mut reader.borrow_mut());
+            }
+        }
+        sim.end_launch();
+        drain_now(&sim, &mut reader.borrow_mut());
+        let r = reader.borrow();
+        let name = |id: u16| sim.sites()[id as usize].clone();
+        let got: Vec<(u64, u64)> = r.zones().iter().filter(|z| name(z.0).contains("\"n\":\"random\"")).map(|z| (z.1, z.2)).collect();
+        assert_eq!(got, zones, "seed {seed}: every zone, in close order, with exact times");
+        let got_events: Vec<u64> = r.records.iter().filter_map(|x| if let Record::Event { time, .. } = *x { Some(time) } else { None }).collect();
+        assert_eq!(got_events, events, "seed {seed}");
+        assert_eq!(sim.read_u32(profiler::ring_word(RISC, ring::DROPPED)), 0, "seed {seed}");
+        assert!(zones.len() > 600 && r.bytes > 3 * profiler::ring_data(RISC).size as u64, "seed {seed}: the ring wrapped");
+    }
+}

@@ -25,8 +25,8 @@
 /// `.ttprof_sites` section (see `riscv_linker::script`).
 pub type SiteId = u16;
 
-/// Short zones require `duration < SHORT_LIMIT`; the runtime also requires that a short
-/// zone's open was within `SHORT_LIMIT` cycles of its anchor, so `end - ref < 2^16`.
+/// Short zones require `duration < SHORT_LIMIT` and `end - ref < 2^16`; the runtime's hot
+/// path proves both by requiring `end - anchor < SHORT_LIMIT` (see `producer`).
 pub const SHORT_LIMIT: u32 = 1 << 15;
 
 /// Bytes of a short zone.

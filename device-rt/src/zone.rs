@@ -6,12 +6,11 @@
 //! open:  lw   a, ANCHOR(x0)     # this RISC's anchor; 0 = recording off
 //!        beqz a, off
 //!        lw   s, WALL_CLOCK_L
-//!        sub  t, s, a
-//!        bgeu t, 2^15, slow_open
-//! close: (branch on the guard's `Some`)
+//! close: (branch on the guard: `a != 0`)
 //!        lw   e, WALL_CLOCK_L
 //!        sub  d, e, s
-//!        bgeu d, 2^15, slow_close
+//!        sub  t, e, a
+//!        bgeu t, 2^15, slow_close # the end is within 2^15 cycles of the anchor
 //!        bgeu tp, gp, slow_close  # tp = write pointer, gp = limit (both reserved registers)
 //!        li   id, SITE            # the site's INFO-section address (lui+addi, relaxed)
 //!        sh   id, 0(tp)
@@ -20,10 +19,13 @@
 //!        addi tp, tp, 6
 //! ```
 //!
-//! That is 15 instructions and 6 ring bytes per zone (16 when a kernel has more than 2047
-//! sites and the id needs `lui`); the clock base and the 2^15 bound are loop-invariant
-//! constants. With recording off a zone costs the anchor load and its branch, plus the
-//! branch on the guard at close.
+//! That is 14 instructions and 6 ring bytes per zone (13 in a loop, where the site's `li`
+//! is hoisted; one more when a kernel has more than 2047 sites and the id needs `lui`); the
+//! clock base and the 2^15 bound are loop-invariant constants. One check at close covers
+//! both time bounds: the start was read after the anchor was loaded, so `end - anchor <
+//! 2^15` also bounds the duration (see `producer` for why the decoder can then rebuild the
+//! times). With recording off a zone costs the anchor load and its branch, plus the branch
+//! on the guard at close.
 
 use crate::producer;
 use crate::wire::{Record, SiteId};
@@ -85,16 +87,13 @@ pub struct Zone {
     site: Site,
 }
 
-/// What an open returns: the start time, and a word that is non-zero when the zone is
-/// recorded (the anchor the open loaded, so the hot path needs no extra instruction to
-/// make the flag).
+/// What an open returns: the start time, and the anchor the open loaded, which the close
+/// checks its end against; non-zero exactly when the zone is recorded.
 #[derive(Clone, Copy)]
 struct Open {
     start: u32,
-    recorded: u32,
+    anchor: u32,
 }
-
-const NOT_RECORDED: Open = Open { start: 0, recorded: 0 };
 
 impl Zone {
     #[inline(always)]
@@ -106,19 +105,9 @@ impl Zone {
 impl Drop for Zone {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.open.recorded != 0 {
-            close_fast(self.site.word(), self.open.start);
+        if self.open.anchor != 0 {
+            close_fast(self.site.word(), self.open.start, self.open.anchor);
         }
-    }
-}
-
-/// The slow path's answer as an [`Open`].
-#[cfg(target_arch = "riscv32")]
-#[inline(always)]
-fn slow_open(start: u32) -> Open {
-    match producer::slow_open(start) {
-        Some(start) => Open { start, recorded: 1 },
-        None => NOT_RECORDED,
     }
 }
 
@@ -138,18 +127,9 @@ fn open_fast() -> Open {
         return off(anchor);
     }
     let start = crate::hw::zone_clock();
-    unsafe {
-        core::arch::asm!(
-            "bgeu {t}, {limit}, {slow}",
-            t = in(reg) start.wrapping_sub(anchor),
-            limit = in(reg) SHORT_LIMIT,
-            slow = label { return slow_open(start) },
-            options(nomem, nostack, preserves_flags)
-        )
-    };
     // The anchor is non-zero here; hiding that from the compiler makes it keep the loaded
-    // register as the flag instead of materialising a constant.
-    Open { start, recorded: opaque(anchor) }
+    // register as the guard's flag instead of materialising a constant.
+    Open { start, anchor: opaque(anchor) }
 }
 
 /// Recording is off: kept out of the hot path's straight line.
@@ -157,7 +137,7 @@ fn open_fast() -> Open {
 #[cold]
 #[inline(always)]
 fn off(zero: u32) -> Open {
-    Open { start: zero, recorded: zero }
+    Open { start: zero, anchor: zero }
 }
 
 /// `v`, through a register the compiler cannot see into.
@@ -170,18 +150,18 @@ fn opaque(mut v: u32) -> u32 {
 
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
-fn close_fast(id: u32, start: u32) {
+fn close_fast(id: u32, start: u32, anchor: u32) {
     let end = crate::hw::zone_clock();
-    let duration = end.wrapping_sub(start);
     unsafe {
         core::arch::asm!(
-            "bgeu {d}, {limit}, {slow}",
+            "bgeu {t}, {limit}, {slow}",
             "bgeu tp, gp, {slow}",
             "sh {id}, 0(tp)",
             "sh {d}, 2(tp)",
             "sh {e}, 4(tp)",
             "addi tp, tp, 6",
-            d = in(reg) duration,
+            t = in(reg) end.wrapping_sub(anchor),
+            d = in(reg) end.wrapping_sub(start),
             e = in(reg) end,
             id = in(reg) id,
             limit = in(reg) SHORT_LIMIT,
@@ -193,15 +173,13 @@ fn close_fast(id: u32, start: u32) {
 
 #[cfg(not(target_arch = "riscv32"))]
 fn open_fast() -> Open {
-    match crate::sim::hw::open_fast() {
-        Some(start) => Open { start, recorded: 1 },
-        None => NOT_RECORDED,
-    }
+    let (start, anchor) = crate::sim::hw::open_fast();
+    Open { start, anchor }
 }
 
 #[cfg(not(target_arch = "riscv32"))]
-fn close_fast(id: u32, start: u32) {
-    crate::sim::hw::close_fast(id, start)
+fn close_fast(id: u32, start: u32, anchor: u32) {
+    crate::sim::hw::close_fast(id, start, anchor)
 }
 
 /// A zone that carries a 32-bit value, e.g. a tile count. See [`crate::value_zone!`].
@@ -228,7 +206,7 @@ impl ValueZone {
 impl Drop for ValueZone {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.open.recorded != 0 {
+        if self.open.anchor != 0 {
             producer::close_value(self.site.id(), self.open.start, crate::hw::clock_lo(), self.value);
         }
     }

@@ -8,13 +8,15 @@
 //! launch's fixed wrapper records cancel out):
 //!
 //! * `zone_instructions` = (dI_profile - dI_plain) / dZones in the dense mode (two nested
-//!   short zones per iteration around a few loop steps). In that loop the zones' hot path is
-//!   14 instructions (open: `lw anchor, beqz, lw clock, sub, bgeu`; close: the guard's
-//!   `beqz`, `lw clock, sub, bgeu, bgeu, sh, sh, sh, addi`), with the clock base, the 2^15
+//!   short zones per iteration around 4 loop steps each). In that loop the zones' hot path
+//!   is 13 instructions (open: `lw anchor, beqz, lw clock`; close: the guard's `beqz`,
+//!   `lw clock, sub, sub, bgeu, bgeu, sh, sh, sh, addi`), with the clock base, the 2^15
 //!   bound and the site id hoisted out of the loop; the rest of the measured figure is the
 //!   compiler reshaping the loops around the zones' inline asm (a `j` and the inner loops'
-//!   zero-trip guards stay inside) and the amortised slow paths (anchor moves every 2^15
-//!   cycles, ring wraps);
+//!   zero-trip guards stay inside) and the amortised slow paths (every 2^15 cycles the
+//!   first close of each nesting level re-anchors, about 90 instructions; ring wraps);
+//! * `zone_instructions_by_work`: the same for 1, 4, 16 and 64 loop steps per zone: the
+//!   sparser the zones, the more each one pays of the every-2^15-cycles slow closes;
 //! * `zone_bytes_dense` = dHEAD / dZones in the dense mode;
 //! * `zone_bytes_oplevel` = dHEAD / dZones in the op-level mode (64k-cycle gaps, 256k-cycle zones);
 //! * `zone_instructions_off`: the same with recording switched off at run time.
@@ -71,6 +73,11 @@ fn main() -> Fallible<()> {
     // A consumer drains often enough that nothing waits.
     let run = |mode, work, recording| BenchRun { mode, iterations: 0, work, recording, policy: Policy::Block, drain_every: Some(2_000) };
     let dense = marginal(on, Some(off), &run(DENSE, 4, true), (2_000, 6_000), 2, &out)?;
+    let mut by_work = Vec::new();
+    for work in [1, 4, 16, 64] {
+        let m = if work == 4 { dense.instructions } else { marginal(on, Some(off), &run(DENSE, work, true), (2_000, 6_000), 2, &out)?.instructions };
+        by_work.push((work, m));
+    }
     let dense_off = marginal(on, Some(off), &run(DENSE, 4, false), (2_000, 6_000), 2, &out)?;
     let op_level = marginal(on, None, &run(OP_LEVEL, 1_000, true), (10, 30), 1, &out)?;
 
@@ -80,6 +87,8 @@ fn main() -> Fallible<()> {
     println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (dense)", dense.bytes, "<= 6");
     println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (op-level)", op_level.bytes, "<= 12");
     println!("{:<44} {:>10.2} {:>12}", "instructions per zone, recording off", dense_off.instructions, "load+branch");
+    let sweep: Vec<String> = by_work.iter().map(|(w, m)| format!("{w}: {m:.2}")).collect();
+    println!("instructions per dense zone by loop steps per zone: {}", sweep.join(", "));
     println!("tt-metal 2026 streaming profiler: 45-51 cycles and ~9.8 ring bytes per zone");
 
     let json = serde_json::json!({
@@ -87,6 +96,7 @@ fn main() -> Fallible<()> {
         "zone_bytes_dense": dense.bytes,
         "zone_bytes_oplevel": op_level.bytes,
         "zone_instructions_recording_off": dense_off.instructions,
+        "zone_instructions_by_work": by_work.iter().map(|(w, m)| (w.to_string(), serde_json::json!(m))).collect::<serde_json::Map<_, _>>(),
         "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, emulator instruction counts and ring HEAD bytes",
     });
     let path = out.join("runtime.json");
