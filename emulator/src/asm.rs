@@ -2,7 +2,8 @@
 //! without a RISC-V toolchain.
 //!
 //! Each function returns one instruction word; [`Elf`] wraps words into a loadable
-//! executable (also valid for `qemu-riscv32`, which is how the differential test uses it).
+//! executable (also valid for `qemu-system-riscv32`'s ELF loader, which is how the
+//! differential test uses it, and for `qemu-riscv32`, which the benchmark uses).
 //!
 //! ```
 //! use ttprof_emu::asm::*;

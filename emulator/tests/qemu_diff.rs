@@ -1,36 +1,44 @@
 //! Differential test against QEMU: thousands of generated RV32IM instruction sequences
-//! (seeded, reproducible) run on the emulator and under `qemu-riscv32`, and the
-//! architectural state (all 32 registers and the memory the sequences touch) must agree.
+//! (seeded, reproducible) run on the emulator and on `qemu-system-riscv32` (Debian's
+//! `qemu-system-misc`), and the architectural state (all 32 registers and the memory the
+//! sequences touch) must agree.
 //!
-//! Each sequence is one ELF that both can run unchanged: code on TRISC0's reset PC,
-//! registers and scratch memory in TRISC0's data region. A prologue loads random (often
-//! edge-case) values into x1..x30 and points x31 at the scratch area; the body is random
-//! ALU, M-extension, load/store (aligned, through x31), forward branch and jump
-//! instructions; the epilogue stores every register next to the scratch area and makes
-//! the Linux `write(1, dump, 384)` and `exit(0)` system calls. QEMU prints the dump; the
-//! emulator halts at the first `ecall` and the host reads the same bytes from L1.
+//! Each sequence is one ELF that both run unchanged at the same addresses: code on
+//! TRISC0's reset PC, registers and scratch memory in TRISC0's data region. QEMU runs it
+//! bare-metal in machine mode on its empty machine (`-M none`, whose RAM starts at address
+//! 0 and so holds the same addresses), loaded by its ELF loader device. A prologue loads
+//! random (often edge-case) values into x1..x30 and points x31 at the scratch area; the
+//! body is random ALU, M-extension, load/store (aligned, through x31), forward branch and
+//! jump instructions; the epilogue stores every register next to the scratch area, then
+//! makes three semihosting calls: open the console, write the dump to it, exit. QEMU
+//! prints the dump; the emulator stops at the first semihosting `ebreak` (the harness
+//! checks it stopped exactly there) and the host reads the same bytes from L1.
 //!
-//! CSRs are not compared (QEMU's user mode has no machine-mode CSRs; the directed tests
-//! cover them). `TTPROF_DIFF_SEED` and `TTPROF_DIFF_COUNT` override the seed and the
-//! number of sequences. `qemu-riscv32` comes from `scripts/install-test-tools.sh`.
+//! CSRs are not compared (their reset values differ between the machines; the directed
+//! tests cover them). `TTPROF_DIFF_SEED` and `TTPROF_DIFF_COUNT` override the seed and the
+//! number of sequences. `qemu-system-riscv32` comes from `scripts/install-test-tools.sh`.
 
 mod common;
 
 use common::*;
 use riscv_linker::{memory_map, Arch, Risc};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use ttprof_emu::asm::*;
 use ttprof_emu::disasm::disassemble;
-use ttprof_emu::{Device, DeviceConfig};
+use ttprof_emu::{Device, DeviceConfig, FaultKind};
 
 const ARCH: Arch = Arch::WormholeB0;
 const RISC: Risc = Risc::Trisc0;
 const BODY: usize = 48;
 const SCRATCH: u32 = 256;
 const DUMP: u32 = 128 + SCRATCH;
+/// After the dump in the data region: the console's name, then the semihosting parameter
+/// blocks of `SYS_OPEN` (name, mode "w", name length) and `SYS_WRITE` (handle, dump, size).
+const CONSOLE: u32 = DUMP;
+const OPEN_BLOCK: u32 = DUMP + 4;
+const WRITE_BLOCK: u32 = DUMP + 16;
 const BASE_REG: u32 = 31;
 
 struct Rng(u64);
@@ -148,6 +156,14 @@ fn layout(units: &[Unit]) -> Vec<u32> {
 struct Case {
     elf: Vec<u8>,
     body: Vec<u32>,
+    /// The first semihosting `ebreak`, where the emulator stops.
+    stop_pc: u32,
+}
+
+/// A RISC-V semihosting call (operation in a0, parameter in a1): the `ebreak` between these
+/// two no-ops is what QEMU recognises.
+fn semihost(w: &mut Vec<u32>) {
+    w.extend([slli(0, 0, 0x1f), ebreak(), srai(0, 0, 7)]);
 }
 
 fn case(seed: u64) -> Case {
@@ -165,35 +181,59 @@ fn case(seed: u64) -> Case {
     for reg in 1..32 {
         w.push(sw(reg, BASE_REG, -128 + 4 * reg as i32));
     }
-    w.extend(li(10, 1));
-    w.extend(li(11, data));
-    w.extend(li(12, DUMP));
-    w.extend(li(17, 64));
-    w.push(ecall());
-    w.extend(li(10, 0));
-    w.extend(li(17, 93));
-    w.push(ecall());
+    // SYS_OPEN(":tt", "w") -> the console's handle in a0.
+    w.extend(li(10, 0x01));
+    w.extend(li(11, data + OPEN_BLOCK));
+    let stop_pc = code + 4 * (w.len() as u32 + 1);
+    semihost(&mut w);
+    // SYS_WRITE(handle, dump, size).
+    w.extend(li(5, data + WRITE_BLOCK));
+    w.push(sw(10, 5, 0));
+    w.extend(li(10, 0x05));
+    w.extend(li(11, data + WRITE_BLOCK));
+    semihost(&mut w);
+    // SYS_EXIT(ADP_Stopped_ApplicationExit): exit status 0.
+    w.extend(li(10, 0x18));
+    w.extend(li(11, 0x20026));
+    semihost(&mut w);
+    w.push(jal(0, 0));
     let mut init = vec![0u8; 128];
     init.extend((0..SCRATCH).map(|_| r.next() as u8));
+    init.extend(b":tt\0");
+    for v in [data + CONSOLE, 4, 3, 0, data, DUMP] {
+        init.extend(v.to_le_bytes());
+    }
     let elf = Elf::new(code).text(code, &w).segment(data, init, 0x1000).build();
-    Case { elf, body }
+    Case { elf, body, stop_pc }
 }
 
 fn emulate(dev: &mut Device, c: &Case) -> Vec<u8> {
     let tile = t0(ARCH);
     dev.load_kernel(0, tile, RISC, &c.elf, "diff.elf").expect("load");
-    dev.run().unwrap_or_else(|e| panic!("emulator fault: {e}"));
+    match dev.run() {
+        Err(e) if e.fault().is_some_and(|f| matches!(f.kind, FaultKind::Ebreak) && f.pc == c.stop_pc) => {}
+        Err(e) => panic!("emulator fault before the dump was written: {e}"),
+        Ok(_) => panic!("the emulator ran past the semihosting ebreak at {:#x}", c.stop_pc),
+    }
     let mut words = vec![0u32; DUMP as usize / 4];
     dev.read_words(0, tile, memory_map(ARCH, RISC).data.start, &mut words).unwrap();
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 fn qemu(path: &Path) -> Vec<u8> {
-    let out = Command::new("qemu-riscv32")
-        .arg(path)
+    let out = Command::new("qemu-system-riscv32")
+        .args(["-M", "none", "-cpu", "rv32", "-m", "2M", "-display", "none", "-monitor", "none", "-serial", "none"])
+        .args(["-semihosting-config", "enable=on,target=native", "-device"])
+        .arg(format!("loader,file={},cpu-num=0", path.display()))
         .output()
-        .expect("qemu-riscv32 is needed for the differential test: run scripts/install-test-tools.sh");
-    assert!(out.status.success(), "qemu-riscv32 {} failed: {:?} {}", path.display(), out.status, String::from_utf8_lossy(&out.stderr));
+        .expect("qemu-system-riscv32 is needed for the differential test: run scripts/install-test-tools.sh");
+    assert!(
+        out.status.success(),
+        "qemu-system-riscv32 on {} failed: {:?} {}",
+        path.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -244,7 +284,6 @@ fn generated_sequences_match_qemu() {
                     let seed = base.wrapping_add(i);
                     let c = case(seed);
                     std::fs::write(&path, &c.elf).unwrap();
-                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
                     let (e, q) = (emulate(&mut dev, &c), qemu(&path));
                     if e != q {
                         failures.lock().unwrap().push(explain(seed, &c, &e, &q));
