@@ -15,6 +15,8 @@
 
 mod compact;
 mod hot;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 mod records;
 #[cfg(test)]
 mod tests;
