@@ -243,6 +243,53 @@ fn ctrl_c_stops_a_capture_cleanly_and_keeps_everything() {
 }
 
 #[test]
+fn a_capture_with_all_outputs_writes_what_ttprof_report_writes() {
+    let dir = workspace().join("target/test-capture/all");
+    let (mut dev, mem) = device(&dir, (2, 1));
+    let tiles = dev.tiles();
+    bench_elf();
+    let flag = dir.join("capturing");
+    std::fs::write(&flag, b"").unwrap();
+    let mut child = spawn_capture(&dir, &["--all-outputs", "--until-file-gone", flag.to_str().unwrap()]);
+    wait_attached(&mem, &tiles, &mut child);
+    let iterations = [2_000, 500, 1_500];
+    run_launches(&mut dev, &mem, &dir, &iterations);
+    std::fs::remove_file(&flag).unwrap();
+    let out = finish(child);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // The same exact accounting, now through the all-at-once writer.
+    check_accounting(&mem, &tiles, &dir, &iterations);
+    assert!(stdout.contains("clock: nominal") && stdout.contains("dense-inner"), "{stdout}");
+    // The op report: one row per launch, named as the op log says, on both cores.
+    let report = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ops_perf_results_"))
+        .expect("an op report");
+    let text = std::fs::read_to_string(&report).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), iterations.len(), "{text}");
+    assert!(rows.iter().all(|r| r.starts_with("Bench,")), "{text}");
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out/ttprof_trace.json")).unwrap()).unwrap();
+    let zones = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "dense-inner").count();
+    let per_tile: u32 = iterations.iter().sum();
+    assert_eq!(zones, tiles.len() * per_tile as usize, "every dense-inner zone on the timeline");
+    assert!(std::fs::metadata(dir.join("out/ttprof_timeline.html")).unwrap().len() > 0);
+}
+
+#[test]
+fn capture_refuses_a_clock_file_that_is_not_a_snapshot() {
+    let dir = workspace().join("target/test-capture/clock");
+    let (_dev, _mem) = device(&dir, (1, 1));
+    std::fs::write(dir.join("ops.jsonl"), b"").unwrap();
+    let img = dir.join("device.img");
+    let child = spawn_capture(&dir, &["--all-outputs", "--clock", img.to_str().unwrap(), "--seconds", "0"]);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("is not a snapshot"), "{err}");
+}
+
+#[test]
 fn a_timed_capture_of_an_idle_device_writes_an_empty_csv() {
     let dir = workspace().join("target/test-capture/seconds");
     let (dev, mem) = device(&dir, (1, 1));

@@ -1,7 +1,10 @@
 //! `ttprof capture`: the command line around [`super::capture`] and [`super::write`].
 //!
 //! Writes `profile_log_device.csv` and `capture.json` (per-ring and total counts: zones,
-//! records, payload and bus bytes, drops, stalls, drains, why it stopped) into `--out`.
+//! records, payload and bus bytes, drops, stalls, drains, why it stopped) into `--out`,
+//! ring by ring (memory: one ring's records). With `--all-outputs`, also the op report,
+//! the Chrome trace JSON and the HTML timeline, and prints the per-op summary, as
+//! `ttprof report` does (memory: every record), on the clock fit of `--clock`.
 
 use super::stop::{install_ctrl_c, StopWhen};
 use super::{capture, write, Captured, Pacing};
@@ -9,7 +12,10 @@ use crate::devmem::{self, DeviceMemory, FileKind};
 use crate::error::{Error, Result};
 use crate::issue;
 use crate::oplog::OpLog;
-use crate::{atomic, csv, progress};
+use crate::outputs::{self, Options};
+use crate::resolve::Resolver;
+use crate::timebase::Timebase;
+use crate::{atomic, clock, csv, progress, summary};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -35,6 +41,18 @@ pub struct CaptureArgs {
     /// Longest pause between polls while the rings are idle, in milliseconds.
     #[arg(long, default_value_t = 10)]
     pub idle_poll_ms: u64,
+    /// Also write the op report, Chrome trace JSON and HTML timeline and print the per-op
+    /// summary, as `ttprof report` does (holds every record in memory).
+    #[arg(long, requires = "oplog")]
+    pub all_outputs: bool,
+    /// With --all-outputs: a snapshot of clock sync samples (`ttprof clock --device IMAGE
+    /// --record FILE` before the first op and after the last) to put device times on the
+    /// host clock; nominal clock otherwise.
+    #[arg(long, requires = "all_outputs", value_name = "SNAPSHOT")]
+    pub clock: Option<PathBuf>,
+    /// With --all-outputs: hide summary rows whose mean zone is shorter than this (ns).
+    #[arg(long, requires = "all_outputs", default_value_t = 0.0)]
+    pub threshold_ns: f64,
 }
 
 /// Name of the summary file.
@@ -55,6 +73,12 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         (None, None) => StopWhen::Interrupted,
     };
     stop.check()?;
+    if let Some(path) = &args.clock {
+        // Read again when the capture ends (it may get its second sync window meanwhile).
+        if devmem::file_kind(path)? != FileKind::Snapshot {
+            return Err(Error::BadFile { path: path.clone(), what: "is not a snapshot: --clock takes the file `ttprof clock --record` writes".into() });
+        }
+    }
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, "create output directory", e))?;
     let mem = devmem::open(&args.device, true)?;
     install_ctrl_c()?;
@@ -68,10 +92,16 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     eprintln!("stopped: {} after {:.1} s", captured.stopped.describe(), captured.elapsed.as_secs_f64());
 
     let oplog = args.oplog.as_deref().map(OpLog::read).transpose()?;
-    let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
     let csv_path = args.out.join(csv::FILE_NAME);
-    let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &bar)?;
-    bar.finish_and_clear();
+    let written = match (&oplog, args.all_outputs) {
+        (Some(oplog), true) => write_all_outputs(&args, &mut captured, oplog)?,
+        _ => {
+            let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
+            let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &bar)?;
+            bar.finish_and_clear();
+            written
+        }
+    };
     let summary = summary_json(&captured, &written, mem.as_ref());
     let summary_path = args.out.join(SUMMARY_FILE);
     let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
@@ -83,6 +113,37 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
+fn write_all_outputs(args: &CaptureArgs, captured: &mut Captured, oplog: &OpLog) -> Result<write::Written> {
+    let mut issues = write::decode_all(captured)?;
+    let readout = &captured.readout;
+    let mut sites = Resolver::new(oplog).resolve(readout);
+    let g = readout.geometry;
+    let (timebase, clock_note) = match &args.clock {
+        Some(path) => clock::cli::timebase_for(path, g.arch, g.chips),
+        None => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
+    };
+    let options = Options { summary_threshold_ns: args.threshold_ns, ..Options::default() };
+    let mut out = outputs::write_all(&args.out, readout, &sites, oplog, &timebase, &options)?;
+    print!("{}", summary::render(&out.summary));
+    println!();
+    println!("{clock_note}");
+    println!("wrote:");
+    for p in out.files() {
+        println!("  {}", p.display());
+    }
+    issues.append(&mut sites.issues);
+    issues.append(&mut out.issues);
+    Ok(write::Written {
+        rows: out.device_csv_rows,
+        zones: readout.zones() as u64,
+        records: readout.rings.iter().map(|r| r.records.len() as u64).sum(),
+        resolved: sites.resolved,
+        unresolved: sites.unresolved,
+        issues,
+    })
 }
 
 fn until(stop: &StopWhen) -> String {

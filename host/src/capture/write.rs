@@ -117,6 +117,21 @@ impl<'a> RingCsv<'a> {
     }
 }
 
+/// Decodes every ring's payload stream into its report's `records` (memory: every record
+/// of the capture, for the outputs that need them all at once); returns the decode and
+/// launch-time issues.
+pub fn decode_all(captured: &mut Captured) -> Result<Vec<Issue>> {
+    let mut issues = Vec::new();
+    let mut table = ZoneTable::new();
+    for ring in &mut captured.readout.rings {
+        let payload = captured.payload.read(ring.id)?;
+        issues.extend(decode_payload(ring.id, &payload, &mut table));
+        ring.records = table.to_records();
+        issues.extend(checks::launch_times(&ring.records, Some(ring.id.location())));
+    }
+    Ok(issues)
+}
+
 /// Writes the capture's device CSV to `path` (atomically), ring by ring.
 pub fn write_csv(path: &Path, captured: &mut Captured, oplog: Option<&OpLog>, bar: &ProgressBar) -> Result<Written> {
     let mut csv = RingCsv::new(captured.readout.geometry, oplog);
