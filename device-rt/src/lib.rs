@@ -37,7 +37,7 @@ pub mod wire;
 mod zone;
 
 pub use riscv_linker::{Arch, Risc};
-pub use zone::{Site, SumGuard, SumZone, ValueZone, Zone};
+pub use zone::{RecordedZone, Site, SumGuard, SumZone, ValueZone, Zone};
 pub use zone::{data as __data, event as __event};
 #[doc(hidden)]
 pub use entry::__run;
@@ -59,13 +59,29 @@ impl Disabled {
     pub fn set(&mut self, _value: u32) {}
 }
 
-/// A scoped zone: `let _z = zone!("name");` records from here to the end of the scope.
-/// Zones nest. Names are string literals; they are interned at build time.
+/// A zone. Zones nest; names are string literals, interned at build time.
+///
+/// * `let _z = zone!("name");` records from here to the end of the scope. With recording
+///   switched off at run time it costs the anchor load and its branch at open, and one more
+///   branch at close (the guard must know whether its open recorded).
+/// * `zone!("name", { ... })` makes the block the zone and evaluates to its value. With
+///   recording off it costs exactly one load and one branch, and with recording on one
+///   branch less than the guard form; the price is code size: the block is compiled twice
+///   (once recorded, once not). For hot loops where the switch is often off.
 #[cfg(feature = "profile")]
 #[macro_export]
 macro_rules! zone {
     ($name:literal) => {
         $crate::Zone::open($crate::__site!($crate, zone, $name))
+    };
+    ($name:literal, $body:block) => {
+        match $crate::Zone::__open_if_recording($crate::__site!($crate, zone, $name)) {
+            ::core::option::Option::Some(__ttprof_zone) => {
+                let __ttprof_zone = __ttprof_zone;
+                $body
+            }
+            ::core::option::Option::None => $body,
+        }
     };
 }
 
@@ -115,6 +131,9 @@ macro_rules! sum_zone {
 macro_rules! zone {
     ($name:literal) => {
         $crate::Disabled
+    };
+    ($name:literal, $body:block) => {
+        $body
     };
 }
 

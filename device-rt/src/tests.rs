@@ -261,6 +261,42 @@ fn recording_off_writes_nothing_and_on_again_at_next_launch() {
     assert_eq!(runs, [1, 3]);
 }
 
+/// Nested block-form zones (`zone!(name, { ... })`), `gap` cycles apart and each `len`
+/// cycles longer than its child; returns each zone's span and the depth the blocks reached.
+fn nested_blocks(sim: &Sim, depth: u32, gap: u64, len: u64, spans: &mut Vec<(u64, u64)>) -> u32 {
+    if depth == 0 {
+        return 0;
+    }
+    sim.advance(gap);
+    let start = sim.clock();
+    let inner = crate::zone!("block", {
+        let inner = nested_blocks(sim, depth - 1, gap, len, spans);
+        sim.advance(len);
+        inner + 1
+    });
+    spans.push((start, sim.clock()));
+    inner
+}
+
+#[test]
+fn block_zones_record_exactly_and_evaluate_to_their_block_either_way() {
+    let sim = setup(100);
+    assert!(sim.begin_launch(1));
+    let mut expected = Vec::new();
+    assert_eq!(nested_blocks(&sim, 3, 7, 11, &mut expected), 3);
+    assert_eq!(nested_blocks(&sim, 2, 1 << 16, 1 << 15, &mut expected), 2, "long ones too");
+    // Switched off: the blocks still run, nothing is recorded.
+    sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, tile::CONTROL_DISABLE);
+    sim.write_u32(profiler::ring_word(RISC, ring::ANCHOR), 0);
+    assert_eq!(nested_blocks(&sim, 3, 7, 11, &mut Vec::new()), 3);
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    let got: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
+    assert_eq!(got, expected);
+    assert!(r.zones().iter().all(|z| sim.sites()[z.0 as usize].contains("\"n\":\"block\"")));
+}
+
 #[test]
 fn events_data_value_and_sum_zones_round_trip() {
     let sim = setup(100);

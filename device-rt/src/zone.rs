@@ -100,6 +100,29 @@ impl Zone {
     pub fn open(site: Site) -> Zone {
         Zone { open: open_fast(), site }
     }
+
+    /// The block form of [`crate::zone!`]: a zone if recording is on (one load and one
+    /// branch decide), `None` otherwise.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __open_if_recording(site: Site) -> Option<RecordedZone> {
+        open_if_recording().map(|open| RecordedZone { open, site })
+    }
+}
+
+/// A zone whose open found recording on (the block form of [`crate::zone!`]): its close
+/// needs no guard.
+#[must_use = "a zone ends when this guard is dropped"]
+pub struct RecordedZone {
+    open: Open,
+    site: Site,
+}
+
+impl Drop for RecordedZone {
+    #[inline(always)]
+    fn drop(&mut self) {
+        close_fast(self.site.word(), self.open.start, self.open.anchor);
+    }
 }
 
 impl Drop for Zone {
@@ -114,14 +137,7 @@ impl Drop for Zone {
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
 fn open_fast() -> Open {
-    let anchor: u32;
-    unsafe {
-        core::arch::asm!(
-            "lw {a}, %lo(__ttprof_anchor)(zero)",
-            a = out(reg) anchor,
-            options(nostack, readonly, preserves_flags)
-        )
-    };
+    let anchor = load_anchor();
     if anchor == 0 {
         // The loaded zero serves as both fields: no constants to materialise.
         return off(anchor);
@@ -130,6 +146,32 @@ fn open_fast() -> Open {
     // The anchor is non-zero here; hiding that from the compiler makes it keep the loaded
     // register as the guard's flag instead of materialising a constant.
     Open { start, anchor: opaque(anchor) }
+}
+
+/// This RISC's hot anchor word (0: recording off), x0-relative: one `lw`.
+#[cfg(target_arch = "riscv32")]
+#[inline(always)]
+fn load_anchor() -> u32 {
+    let anchor: u32;
+    unsafe {
+        core::arch::asm!(
+            "lw {a}, %lo(__ttprof_anchor)(zero)",
+            a = out(reg) anchor,
+            options(nostack, readonly, preserves_flags)
+        )
+    };
+    anchor
+}
+
+/// The open of the block form: the anchor load and one branch, then the clock.
+#[cfg(target_arch = "riscv32")]
+#[inline(always)]
+fn open_if_recording() -> Option<Open> {
+    let anchor = load_anchor();
+    if anchor == 0 {
+        return None;
+    }
+    Some(Open { start: crate::hw::zone_clock(), anchor })
 }
 
 /// Recording is off: kept out of the hot path's straight line.
@@ -175,6 +217,12 @@ fn close_fast(id: u32, start: u32, anchor: u32) {
 fn open_fast() -> Open {
     let (start, anchor) = crate::sim::hw::open_fast();
     Open { start, anchor }
+}
+
+#[cfg(not(target_arch = "riscv32"))]
+fn open_if_recording() -> Option<Open> {
+    let (start, anchor) = crate::sim::hw::open_fast();
+    (anchor != 0).then_some(Open { start, anchor })
 }
 
 #[cfg(not(target_arch = "riscv32"))]

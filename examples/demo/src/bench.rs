@@ -14,6 +14,8 @@ use ttprof_emu::{Device, DeviceConfig};
 pub const DENSE: u32 = 1;
 /// Per iteration a gap of `work * 64` cycles, then a zone of `work * 256` cycles.
 pub const OP_LEVEL: u32 = 2;
+/// As [`DENSE`], with the block form of `zone!`.
+pub const DENSE_BLOCK: u32 = 3;
 
 /// One launch of the bench kernel.
 #[derive(Clone, Debug)]

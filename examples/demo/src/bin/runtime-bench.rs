@@ -19,7 +19,9 @@
 //!   sparser the zones, the more each one pays of the every-2^15-cycles slow closes;
 //! * `zone_bytes_dense` = dHEAD / dZones in the dense mode;
 //! * `zone_bytes_oplevel` = dHEAD / dZones in the op-level mode (64k-cycle gaps, 256k-cycle zones);
-//! * `zone_instructions_off`: the same with recording switched off at run time.
+//! * `zone_instructions_recording_off`: the same with recording switched off at run time;
+//! * `zone_instructions_block` and `zone_instructions_block_recording_off`: the same two
+//!   with the block form of `zone!` (mode 3), whose off path is one load and one branch;
 //!
 //! A consumer drains the ring while the kernel runs, so nothing stalls; the benchmark
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
@@ -27,7 +29,7 @@
 use riscv_linker::Arch;
 use std::path::Path;
 use ttprof::launch::Policy;
-use ttprof_demo::bench::{launch, BenchRun, DENSE, OP_LEVEL};
+use ttprof_demo::bench::{launch, BenchRun, DENSE, DENSE_BLOCK, OP_LEVEL};
 use ttprof_demo::scenario::{build_kernel_set, Fallible};
 use ttprof_demo::workspace;
 
@@ -80,6 +82,8 @@ fn main() -> Fallible<()> {
     }
     let dense_off = marginal(on, Some(off), &run(DENSE, 4, false), (2_000, 6_000), 2, &out)?;
     let op_level = marginal(on, None, &run(OP_LEVEL, 1_000, true), (10, 30), 1, &out)?;
+    let block = marginal(on, Some(off), &run(DENSE_BLOCK, 4, true), (2_000, 6_000), 2, &out)?;
+    let block_off = marginal(on, Some(off), &run(DENSE_BLOCK, 4, false), (2_000, 6_000), 2, &out)?;
 
     println!("ttprof zone cost (marginal, measured on the emulator; Wormhole B0 BRISC)");
     println!("{:<44} {:>10} {:>12}", "", "measured", "target");
@@ -87,6 +91,8 @@ fn main() -> Fallible<()> {
     println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (dense)", dense.bytes, "<= 6");
     println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (op-level)", op_level.bytes, "<= 12");
     println!("{:<44} {:>10.2} {:>12}", "instructions per zone, recording off", dense_off.instructions, "load+branch");
+    println!("{:<44} {:>10.2} {:>12}", "  block form `zone!(name, {...})`", block.instructions, "<= 16");
+    println!("{:<44} {:>10.2} {:>12}", "  block form, recording off", block_off.instructions, "load+branch");
     let sweep: Vec<String> = by_work.iter().map(|(w, m)| format!("{w}: {m:.2}")).collect();
     println!("instructions per dense zone by loop steps per zone: {}", sweep.join(", "));
     println!("tt-metal 2026 streaming profiler: 45-51 cycles and ~9.8 ring bytes per zone");
@@ -96,6 +102,8 @@ fn main() -> Fallible<()> {
         "zone_bytes_dense": dense.bytes,
         "zone_bytes_oplevel": op_level.bytes,
         "zone_instructions_recording_off": dense_off.instructions,
+        "zone_instructions_block": block.instructions,
+        "zone_instructions_block_recording_off": block_off.instructions,
         "zone_instructions_by_work": by_work.iter().map(|(w, m)| (w.to_string(), serde_json::json!(m))).collect::<serde_json::Map<_, _>>(),
         "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, emulator instruction counts and ring HEAD bytes",
     });

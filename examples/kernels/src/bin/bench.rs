@@ -5,6 +5,8 @@
 //!   each. Built with and without `profile`, the instruction difference is the zone cost.
 //! * mode 2, op-level: per iteration a gap of `work * 64` cycles, then a zone of
 //!   `work * 256` cycles (both waited on the wall clock).
+//! * mode 3, dense with the block form of `zone!` (`zone!("name", { ... })`), otherwise as
+//!   mode 1.
 #![no_std]
 #![no_main]
 
@@ -41,6 +43,16 @@ fn main() {
                     let _inner = zone!("dense-inner");
                     steps(work);
                 }
+            }
+        }
+        3 => {
+            for _ in 0..iterations {
+                zone!("block-outer", {
+                    steps(work);
+                    zone!("block-inner", {
+                        steps(work);
+                    });
+                });
             }
         }
         2 => {
