@@ -36,19 +36,38 @@ fn copy_stripped(from: &Path, to: &Path, stripped: &mut usize) {
             std::fs::write(&dst, fixed.join("\n") + "\n").unwrap();
         } else if src.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&src).unwrap();
-            let kept: Vec<&str> = text
-                .lines()
-                .filter(|l| {
-                    let uses = MACROS.iter().any(|m| l.contains(m)) && !l.trim_start().starts_with("//");
-                    *stripped += uses as usize;
-                    !uses
-                })
-                .collect();
-            std::fs::write(&dst, kept.join("\n") + "\n").unwrap();
+            std::fs::write(&dst, strip(&text, stripped)).unwrap();
         } else {
             std::fs::copy(&src, &dst).unwrap();
         }
     }
+}
+
+/// The source without instrumentation: lines that use a recording macro go, except the
+/// block form `zone!("name", {` (rustfmt's layout), which becomes a plain block `{`, its
+/// closing `});` at the same indentation becoming `};`.
+fn strip(text: &str, stripped: &mut usize) -> String {
+    let mut out = Vec::new();
+    let mut blocks: Vec<String> = Vec::new();
+    for l in text.lines() {
+        let indent = &l[..l.len() - l.trim_start().len()];
+        if l.trim_start().starts_with("//") {
+            out.push(l.to_string());
+        } else if l.contains("zone!(") && l.trim_end().ends_with('{') {
+            *stripped += 1;
+            blocks.push(indent.to_string());
+            out.push(format!("{indent}{{"));
+        } else if l.trim() == "});" && blocks.last().is_some_and(|b| b == indent) {
+            blocks.pop();
+            out.push(format!("{indent}}};"));
+        } else if MACROS.iter().any(|m| l.contains(m)) {
+            *stripped += 1;
+        } else {
+            out.push(l.to_string());
+        }
+    }
+    assert!(blocks.is_empty(), "a block-form zone without its closing `}});`");
+    out.join("\n") + "\n"
 }
 
 #[test]
