@@ -82,9 +82,26 @@ pub fn write_all(
     let trace_path = dir.join(trace::FILE_NAME);
     let stats = trace::write_file(&trace_path, &timeline)?;
     let html_path = dir.join(html::FILE_NAME);
-    html::write_file(&html_path, &timeline)?;
+    let shown = html::write_file(&html_path, &timeline)?;
     let mut issues = report.issues.clone();
     issues.extend(timeline.issues.iter().cloned());
+    if shown.hidden > 0 {
+        issues.push(
+            Issue::warning(
+                None,
+                format!(
+                    "{} shows the {} longest zones; {} shorter than {:.0} ns are left out of it (every zone is in {} and {})",
+                    html_path.display(),
+                    shown.zones,
+                    shown.hidden,
+                    shown.shortest_shown_ns,
+                    device_csv.display(),
+                    trace_path.display()
+                ),
+            )
+            .with_count(shown.hidden as u64),
+        );
+    }
     if stats.clamped > 0 {
         issues.push(
             Issue::warning(

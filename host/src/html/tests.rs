@@ -41,6 +41,37 @@ fn the_page_is_one_file_that_loads_nothing_and_embeds_every_zone() {
     assert_eq!(data["sites"][z[1] as usize][0], "BRISC-FW");
 }
 
+/// The zones a page embeds: (site, start, duration) in page order.
+fn embedded(html: &str) -> (Value, Vec<(i64, i64, i64)>) {
+    let start = html.find("id=\"ttprof-data\">").unwrap() + "id=\"ttprof-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let z: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let zones = z.chunks(8).map(|c| (c[1], c[3], c[4])).collect();
+    (data, zones)
+}
+
+#[test]
+fn a_page_over_its_zone_budget_keeps_the_longest_and_says_so() {
+    let t = timeline();
+    let mut all = Vec::new();
+    assert_eq!(write_limited(&mut all, &t, usize::MAX).unwrap().hidden, 0);
+    let (_, every) = embedded(&String::from_utf8(all).unwrap());
+    let mut longest: Vec<i64> = every.iter().map(|z| z.2).collect();
+    longest.sort_unstable_by(|a, b| b.cmp(a));
+    let limit = every.len() / 3;
+    let mut out = Vec::new();
+    let shown = write_limited(&mut out, &t, limit).unwrap();
+    assert_eq!((shown.zones, shown.hidden), (limit, every.len() - limit));
+    let (data, kept) = embedded(&String::from_utf8(out).unwrap());
+    assert_eq!(kept.len(), limit);
+    let mut kept_lengths: Vec<i64> = kept.iter().map(|z| z.2).collect();
+    kept_lengths.sort_unstable_by(|a, b| b.cmp(a));
+    assert_eq!(kept_lengths, longest[..limit], "the longest zones");
+    assert!(kept.iter().all(|z| every.contains(z)), "unchanged, in page order");
+    assert!(data["summary"].as_str().unwrap().contains(&format!("{} shorter than", every.len() - limit)));
+}
+
 #[test]
 fn names_cannot_close_the_script_element() {
     let mut t = timeline();
