@@ -57,20 +57,16 @@ fn load(bytes: &[u8], at: usize) -> Option<u64> {
 }
 
 /// Whether this CPU runs the eight-at-a-time loop ([`super::simd`]).
-fn simd_available() -> bool {
+pub(super) fn simd_available() -> bool {
     #[cfg(target_arch = "x86_64")]
     return std::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
     return false;
 }
 
-/// Decodes `bytes` into `out` (see `Decoder::decode_compact`).
-pub(super) fn decode(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable) -> Result<Stop, DecodeError> {
-    decode_with(d, bytes, out, simd_available())
-}
-
-/// [`decode`], with or without the eight-at-a-time loop (the tests run both).
-pub(super) fn decode_with(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable, simd: bool) -> Result<Stop, DecodeError> {
+/// Decodes `bytes` into `out` (see `Decoder::decode_compact`), with the eight-at-a-time loop
+/// if `simd`.
+pub(super) fn decode(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable, simd: bool) -> Result<Stop, DecodeError> {
     // Every record is at least 6 bytes.
     let room = bytes.len() / 6 + 1;
     out.reserve(room);
@@ -177,7 +173,7 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
                 if (q >> 16) & 0xFFFF == EVENT32 {
                     // A point event: a row with its time and an extra entry.
                     let Some(low) = load32(bytes, i + 4) else { break 'outer };
-                    let time = t.end + (low.wrapping_sub(t.end as u32) as u64);
+                    let time = at_or_after(t.end, low);
                     out.extra.push(Extra { row: (base + written) as u64, kind: RecordKind::Event, count: 0, value: 0, start: time });
                     e.write(time);
                     d.write(0);
@@ -239,8 +235,14 @@ fn zone32(bytes: &[u8], i: usize, q: u64, t: &Time) -> Option<Result<u64, WireEr
         return None;
     }
     let low = load32(bytes, i + 8)?;
-    let end = t.end + (low.wrapping_sub(t.end as u32) as u64);
+    let end = at_or_after(t.end, low);
     Some(if (q >> 32) > end { Err(WireError::Time) } else { Ok(end) })
+}
+
+/// The first time at or after `reference` whose low 32 bits are `low`.
+#[inline(always)]
+pub(super) fn at_or_after(reference: u64, low: u32) -> u64 {
+    reference + low.wrapping_sub(reference as u32) as u64
 }
 
 #[inline(always)]

@@ -151,10 +151,16 @@ impl Decoder {
     /// On error, `out` holds every record before the bad one and the state is as after the
     /// last good record.
     pub fn decode_compact(&mut self, bytes: &[u8], out: &mut ZoneTable) -> Result<Stop, DecodeError> {
+        self.decode_compact_with(bytes, out, hot::simd_available())
+    }
+
+    /// [`Decoder::decode_compact`], with or without the eight-at-a-time loop (the tests run
+    /// both).
+    fn decode_compact_with(&mut self, bytes: &[u8], out: &mut ZoneTable, simd: bool) -> Result<Stop, DecodeError> {
         if out.is_empty() {
             out.first_run = self.run;
         }
-        hot::decode(self, bytes, out)
+        hot::decode(self, bytes, out, simd)
     }
 }
 

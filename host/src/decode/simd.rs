@@ -15,7 +15,7 @@
 //! on; anything else, and any error, is left to the caller.
 
 use super::compact::{Extra, LONG};
-use super::hot::{Time, EVENT32, ZONE32};
+use super::hot::{at_or_after, Time, EVENT32, ZONE32};
 use super::RecordKind;
 use std::arch::x86_64::*;
 use ttprof_rt::wire::Kind;
@@ -130,7 +130,7 @@ pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots
         let (time, duration, len) = match (q >> 16) & 0xFFFF {
             ZONE32 if (q >> 32) as u32 != LONG => {
                 let Some(low) = load::<4>(bytes, i + 8).map(u32::from_le_bytes) else { break };
-                let e = end + low.wrapping_sub(end as u32) as u64;
+                let e = at_or_after(end, low);
                 if (q >> 32) > e {
                     break; // A start before cycle 0: the caller reports it.
                 }
@@ -138,12 +138,12 @@ pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots
             }
             DATA32 => {
                 let (Some(value), Some(low)) = (load::<8>(bytes, i + 4), load::<4>(bytes, i + 12)) else { break };
-                let time = end + u32::from_le_bytes(low).wrapping_sub(end as u32) as u64;
+                let time = at_or_after(end, u32::from_le_bytes(low));
                 extra.push(Extra { row: (row_base + written) as u64, kind: RecordKind::Data, count: 0, value: u64::from_le_bytes(value), start: time });
                 (time, 0, 16)
             }
             EVENT32 => {
-                let time = end + ((q >> 32) as u32).wrapping_sub(end as u32) as u64;
+                let time = at_or_after(end, (q >> 32) as u32);
                 extra.push(Extra { row: (row_base + written) as u64, kind: RecordKind::Event, count: 0, value: 0, start: time });
                 (time, 0, 8)
             }
