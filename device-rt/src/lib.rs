@@ -120,7 +120,12 @@ macro_rules! data {
 #[macro_export]
 macro_rules! sum_zone {
     ($name:literal) => {{
+        // `used`: the runtime walks `.ttprof_sums` through linker symbols at kernel exit, so
+        // the compiler must keep each sum zone whole, at its Rust layout, with its site.
+        // Without it LLVM sees an internal global whose address never escapes and splits it
+        // (the site pointer dropped, the counters merged in another order).
         #[cfg_attr(target_arch = "riscv32", link_section = ".ttprof_sums")]
+        #[used]
         static __TTPROF_SUM: $crate::SumZone = $crate::SumZone::__new($crate::__site!($crate, sum, $name));
         __TTPROF_SUM.measure()
     }};

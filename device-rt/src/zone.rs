@@ -278,6 +278,11 @@ pub fn data(site: Site, value: u64) {
 
 /// Cycles summed over many measurements and recorded once (at kernel exit or on
 /// [`SumZone::emit`]). See [`crate::sum_zone!`].
+///
+/// The layout is fixed (`repr(C)`: site address, count, total; 16 bytes) because the
+/// runtime walks the `.ttprof_sums` section as an array of them, and the host checks every
+/// entry's site in the ELF.
+#[repr(C)]
 pub struct SumZone {
     site: Site,
     count: UnsafeCell<u32>,

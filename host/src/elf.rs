@@ -75,6 +75,7 @@ impl KernelElf {
                 _ => {}
             }
         }
+        check_sum_table(&file, &sites).map_err(err)?;
         let linked = "not linked with riscv-linker's script";
         let arch_id = arch.ok_or_else(|| err(format!("no absolute symbol __ttprof_arch_id: {linked}")))?;
         let arch = u32::try_from(arch_id)
@@ -87,6 +88,48 @@ impl KernelElf {
             .ok_or_else(|| err(format!("__ttprof_risc_index = {risc_index}, expected 0..=4")))?;
         Ok(KernelElf { path: path.into(), arch, risc, sites: Arc::new(sites) })
     }
+}
+
+/// Bytes of one entry of the `.ttprof_sums` table (`ttprof_rt::SumZone`, `repr(C)`: site
+/// address, count, total).
+const SUM_ENTRY_BYTES: u64 = 16;
+
+/// Every entry of the sum-zone table (`__ttprof_sums_start..__ttprof_sums_end`, walked by
+/// the runtime at kernel exit) must name a sum site: otherwise the device writes its totals
+/// under another site's id, and every output would name them wrongly.
+fn check_sum_table(file: &object::File, sites: &SiteTable) -> Result<(), String> {
+    let find = |name: &str| file.symbols().find(|s| s.name() == Ok(name)).map(|s| s.address());
+    let (Some(start), Some(end)) = (find("__ttprof_sums_start"), find("__ttprof_sums_end")) else {
+        return Ok(());
+    };
+    if end < start || (end - start) % SUM_ENTRY_BYTES != 0 {
+        return Err(format!("sum-zone table {start:#x}..{end:#x} is not a whole number of {SUM_ENTRY_BYTES}-byte entries"));
+    }
+    if end == start {
+        return Ok(());
+    }
+    let section = file
+        .sections()
+        .find(|s| s.address() <= start && end <= s.address() + s.size())
+        .ok_or_else(|| format!("no section holds the sum-zone table {start:#x}..{end:#x}"))?;
+    let data = section.data().map_err(|e| format!("cannot read the sum-zone table: {e}"))?;
+    let at = (start - section.address()) as usize;
+    let bytes = data.get(at..at + (end - start) as usize).ok_or("the sum-zone table lies outside its section's data")?;
+    for (i, entry) in bytes.chunks_exact(SUM_ENTRY_BYTES as usize).enumerate() {
+        let id = u32::from_le_bytes([entry[0], entry[1], entry[2], entry[3]]);
+        let site = u16::try_from(id).ok().and_then(|id| sites.get(id));
+        match site {
+            Some(m) if m.kind == crate::sites::SiteKind::Sum => {}
+            other => {
+                let what = other.map_or("no site".to_string(), |m| format!("the {} site {:?}", m.kind, m.name));
+                return Err(format!(
+                    "sum zone {i} of the table at {start:#x} names site {id:#x}, which is {what}: its totals would be \
+                     written under the wrong name (rebuild the kernel with this ttprof-rt, whose sum zones are `#[used]`)"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The ELF identification bytes, checked first so the common mistakes get plain messages.
