@@ -23,6 +23,8 @@ use crate::error::Result;
 use crate::markers::{markers, MarkerType};
 use crate::readout::Readout;
 use crate::resolve::Resolution;
+use crate::timebase::Timebase;
+use riscv_linker::devfile::Geometry;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -33,25 +35,43 @@ pub const FILE_NAME: &str = "profile_log_device.csv";
 pub const HEADER: &str = "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
 run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data";
 
-/// Line 1 for this readout: arch, nominal AICLK, worker cores per chip.
-pub fn arch_line(readout: &Readout) -> String {
-    let g = &readout.geometry;
-    format!("ARCH: {}, CHIP_FREQ[MHz]: {}, Max Compute Cores: {}", g.arch.name(), g.arch.aiclk_mhz(), g.tiles_per_chip)
+/// Line 1: arch, AICLK in MHz (the clock fit's for chip 0 when there is one, else the
+/// nominal: see [`freq_mhz`]), worker cores per chip.
+pub fn arch_line(g: &Geometry, mhz: u32) -> String {
+    format!(
+        "ARCH: {}, CHIP_FREQ[MHz]: {mhz}, Max Compute Cores: {}",
+        g.arch.name(),
+        g.tiles_per_chip
+    )
+}
+
+/// The `CHIP_FREQ[MHz]` of a readout on `timebase`: chip 0's frequency, rounded (tt-metal
+/// reads one integer for the whole file).
+pub fn freq_mhz(timebase: &Timebase) -> u32 {
+    timebase
+        .chips
+        .first()
+        .map_or(0, |c| (c.cycles_per_ns * 1000.0).round() as u32)
 }
 
 /// Writes the CSV to `path` atomically; returns the number of marker rows.
-pub fn write_file(path: &Path, readout: &Readout, sites: &Resolution) -> Result<u64> {
+pub fn write_file(path: &Path, readout: &Readout, sites: &Resolution, mhz: u32) -> Result<u64> {
     let mut rows = 0;
     write_atomic(path, |w| {
-        rows = write(w, readout, sites)?;
+        rows = write(w, readout, sites, mhz)?;
         Ok(())
     })?;
     Ok(rows)
 }
 
 /// Writes the CSV to `w`; returns the number of marker rows.
-pub fn write(w: &mut impl Write, readout: &Readout, sites: &Resolution) -> io::Result<u64> {
-    writeln!(w, "{}", arch_line(readout))?;
+pub fn write(
+    w: &mut impl Write,
+    readout: &Readout,
+    sites: &Resolution,
+    mhz: u32,
+) -> io::Result<u64> {
+    writeln!(w, "{}", arch_line(&readout.geometry, mhz))?;
     writeln!(w, "{HEADER}")?;
     let mut rows = 0;
     let mut line = Vec::with_capacity(256);
@@ -144,7 +164,7 @@ mod tests {
         table = sites;
         let res = Resolution::uniform(&r, Arc::new(table));
         let mut out = Vec::new();
-        write(&mut out, &r, &res).unwrap();
+        write(&mut out, &r, &res, 1000).unwrap();
         String::from_utf8(out).unwrap()
     }
 

@@ -11,15 +11,14 @@
 use crate::csv;
 use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::markers::{markers, MarkerType};
-use crate::readout::{Readout, RingId};
+use crate::readout::RingId;
 use crate::resolve::RingSites;
 use riscv_linker::devfile::Geometry;
 use std::io::{self, Write};
 
-/// Writes the two header lines for a device of `geometry`.
-pub fn header(w: &mut impl Write, geometry: Geometry) -> io::Result<()> {
-    let empty = Readout { geometry, rings: Vec::new(), issues: Vec::new(), bus_bytes: 0, tiles: 0, unused_tiles: 0 };
-    writeln!(w, "{}", csv::arch_line(&empty))?;
+/// Writes the two header lines for a device of `geometry` clocked at `mhz`.
+pub fn header(w: &mut impl Write, geometry: Geometry, mhz: u32) -> io::Result<()> {
+    writeln!(w, "{}", csv::arch_line(&geometry, mhz))?;
     writeln!(w, "{}", csv::HEADER)
 }
 
@@ -229,9 +228,9 @@ mod tests {
         let mut res = crate::resolve::Resolution::uniform(&r, Arc::new(table));
         res.rings[1] = RingSites::default();
         let mut want = Vec::new();
-        csv::write(&mut want, &r, &res).unwrap();
+        csv::write(&mut want, &r, &res, 1000).unwrap();
         let mut got = Vec::new();
-        header(&mut got, r.geometry).unwrap();
+        header(&mut got, r.geometry, 1000).unwrap();
         let mut writer = RowWriter::new();
         let mut rows = 0;
         for (i, ring) in r.rings.iter().enumerate() {

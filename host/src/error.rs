@@ -35,7 +35,16 @@ pub enum Error {
     /// A kernel ELF cannot be used.
     Elf { path: PathBuf, what: String },
     /// The op log does not match the device run, or is malformed.
-    OpLog { path: PathBuf, line: usize, what: String },
+    OpLog {
+        path: PathBuf,
+        line: usize,
+        what: String,
+    },
+    /// The emulator could not be built, load a kernel or run (its message says why).
+    Emulator(String),
+    /// A kernel faulted on the emulator: the emulator's full diagnosis (chip, tile, RISC, pc,
+    /// instruction, symbol, source line).
+    Fault(String),
     /// Something this build deliberately does not do (e.g. real hardware access), and why.
     Unsupported(String),
     /// Anything else, with its explanation.
@@ -56,7 +65,11 @@ impl fmt::Display for Error {
             Error::Device { at, what } => write!(f, "{at}: {what}"),
             Error::Address { what } => f.write_str(what),
             Error::Elf { path, what } => write!(f, "kernel ELF {}: {what}", path.display()),
-            Error::OpLog { path, line, what } => write!(f, "op log {}:{line}: {what}", path.display()),
+            Error::OpLog { path, line, what } => {
+                write!(f, "op log {}:{line}: {what}", path.display())
+            }
+            Error::Emulator(s) => write!(f, "emulator: {s}"),
+            Error::Fault(s) => write!(f, "kernel fault: {s}"),
             Error::Unsupported(s) => write!(f, "not supported: {s}"),
             Error::Other(s) => f.write_str(s),
         }

@@ -42,6 +42,25 @@ pub struct KernelBuild {
     pub no_default_features: bool,
 }
 
+impl KernelBuild {
+    /// Every binary of the crate at `crate_dir`, for `arch`, with its default features, into
+    /// the crate's own `target/ttprof-kernels/<arch>` directory.
+    pub fn new(crate_dir: impl Into<PathBuf>, arch: Arch) -> KernelBuild {
+        let crate_dir = crate_dir.into();
+        let target_dir = crate_dir
+            .join("target")
+            .join("ttprof-kernels")
+            .join(arch.name());
+        KernelBuild {
+            crate_dir,
+            arch,
+            target_dir,
+            features: Vec::new(),
+            no_default_features: false,
+        }
+    }
+}
+
 /// The binaries a build produced, by name.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltKernels {

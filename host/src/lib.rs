@@ -9,6 +9,8 @@
 //! * [`resolve`]: bind records to site metadata through the op log ([`oplog`]).
 //! * [`csv`]: tt-metal's `profile_log_device.csv`; [`summary`]: per-zone totals.
 //! * [`clock`]: sync windows and the least-squares clock fit that yields a [`timebase::Timebase`].
+//! * [`outputs`]: every output file of a readout; [`session`]: build, launch on the bundled
+//!   emulator, drain and write it all (what `ttprof run` does).
 //!
 //! Problems in device data are [`issue::Issue`]s (never a panic, never silent); I/O and
 //! unusable inputs are [`Error`]s.
@@ -24,18 +26,19 @@ pub mod elf;
 pub mod error;
 pub mod html;
 pub mod issue;
-/// Building kernel crates for `riscv32im-unknown-none-elf` (owned by the examples/tests work).
+/// Building kernel crates for `riscv32im-unknown-none-elf`.
 pub mod kernels;
-/// The launcher's side of the profiler protocol: tile control blocks, run ids (owned by the examples/tests work).
+/// The launcher's side of the profiler protocol: tile control blocks, run ids.
 pub mod launch;
 pub mod markers;
 pub mod oplog;
-pub mod progress;
 pub mod outputs;
+pub mod progress;
 pub mod readout;
 pub mod replay;
 pub mod report;
 pub mod resolve;
+pub mod session;
 pub mod sites;
 pub mod summary;
 pub mod testing;

@@ -11,9 +11,14 @@ use ttprof::resolve::Resolver;
 use ttprof::{csv, summary, Error, Result};
 
 mod report_cmd;
+mod run_cmd;
 
 #[derive(Parser)]
-#[command(name = "ttprof", version, about = "Device-side profiler for Tenstorrent Tensix chips: read zone rings out of device memory")]
+#[command(
+    name = "ttprof",
+    version,
+    about = "Device-side profiler for Tenstorrent Tensix chips: read zone rings out of device memory"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,6 +37,12 @@ struct Input {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Build every kernel binary of a kernel crate for riscv32im-unknown-none-elf and print
+    /// `NAME PATH` per binary.
+    Build(run_cmd::BuildArgs),
+    /// Run kernels on every tile of a grid of the bundled emulator, draining the rings while
+    /// they run, and write every output, the op log and a snapshot into --out.
+    Run(run_cmd::RunArgs),
     /// Read every ring once and write profile_log_device.csv (tt-metal's format).
     Read {
         #[command(flatten)]
@@ -100,25 +111,50 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Read { input, out, consume } => read(&input.device, &input.oplog, &out, consume),
-        Command::Snapshot { device, output, full } => snapshot(&device, &output, full),
+        Command::Build(args) => run_cmd::build(&args),
+        Command::Run(args) => run_cmd::run(&args),
+        Command::Read {
+            input,
+            out,
+            consume,
+        } => read(&input.device, &input.oplog, &out, consume),
+        Command::Snapshot {
+            device,
+            output,
+            full,
+        } => snapshot(&device, &output, full),
         Command::Capture(args) => ttprof::capture::cli::run(args),
         Command::Clock(args) => ttprof::clock::cli::run(&args),
-        Command::Report { input, out, threshold_ns, no_summary } => report_cmd::run(&report_cmd::Args {
+        Command::Report {
+            input,
+            out,
+            threshold_ns,
+            no_summary,
+        } => report_cmd::run(&report_cmd::Args {
             device: &input.device,
             oplog: &input.oplog,
             out: &out,
             threshold_ns,
             summary: !no_summary,
         }),
-        Command::Tracy { input, address, port, timeout } => {
+        Command::Tracy {
+            input,
+            address,
+            port,
+            timeout,
+        } => {
             let opts = ttprof::tracy::ServeOptions {
                 addr: (address, port).into(),
                 timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
                 ..Default::default()
             };
-            ttprof::tracy::command::run(&input.device, &input.oplog, &opts)
-                .map(|o| if issue::print(&o.issues) > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+            ttprof::tracy::command::run(&input.device, &input.oplog, &opts).map(|o| {
+                if issue::print(&o.issues) > 0 {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                }
+            })
         }
     };
     match result {
@@ -130,13 +166,14 @@ fn main() -> ExitCode {
     }
 }
 
-
 fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {
     let oplog = OpLog::read(oplog_path)?;
     if consume && devmem::file_kind(device)? == devmem::FileKind::Snapshot {
         return Err(Error::BadFile {
             path: device.into(),
-            what: "is a snapshot (a recording of device memory): --consume needs live device memory".into(),
+            what:
+                "is a snapshot (a recording of device memory): --consume needs live device memory"
+                    .into(),
         });
     }
     let mem = devmem::open(device, consume)?;
@@ -144,12 +181,18 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
     let sites = Resolver::new(&oplog).resolve(&readout);
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
     let csv_path = out.join(csv::FILE_NAME);
-    let rows = csv::write_file(&csv_path, &readout, &sites)?;
+    let g = readout.geometry;
+    let (timebase, clock_note) = ttprof::clock::cli::timebase_for(device, g.arch, g.chips);
+    let rows = csv::write_file(&csv_path, &readout, &sites, csv::freq_mhz(&timebase))?;
 
-    print!("{}", summary::table(&summary::zones(&readout, &sites), readout.geometry.arch.aiclk_mhz()));
+    let timeline = ttprof::timeline::Timeline::build(&readout, &sites, Some(&oplog), &timebase);
+    print!(
+        "{}",
+        summary::render(&summary::per_op(&timeline, &timebase, 0.0))
+    );
     println!();
     print_readout_line(&readout, mem.as_ref());
-    println!("{}", ttprof::clock::cli::readout_note(device));
+    println!("{clock_note}");
     println!("wrote {} ({rows} rows)", csv_path.display());
 
     let errors = issue::print(&readout.issues) + issue::print(&sites.issues);
@@ -161,7 +204,9 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
 }
 
 fn print_readout_line(r: &Readout, mem: &dyn DeviceMemory) {
-    let ratio = r.bus_bytes_per_payload_byte().map_or("n/a".into(), |x| format!("{x:.3}"));
+    let ratio = r
+        .bus_bytes_per_payload_byte()
+        .map_or("n/a".into(), |x| format!("{x:.3}"));
     let dropped: u64 = r.rings.iter().map(|x| x.dropped as u64).sum();
     let stalls: u64 = r.rings.iter().map(|x| x.stalls as u64).sum();
     println!(
@@ -193,7 +238,16 @@ fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
     }
     snap.save(output)?;
     let words: usize = snap.extents().iter().map(|e| e.words.len()).sum();
-    println!("wrote {} ({} bytes of device memory, {} ring(s))", output.display(), 4 * words, readout.rings.len());
+    println!(
+        "wrote {} ({} bytes of device memory, {} ring(s))",
+        output.display(),
+        4 * words,
+        readout.rings.len()
+    );
     let errors = issue::print(&readout.issues);
-    Ok(if errors > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if errors > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

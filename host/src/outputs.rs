@@ -1,6 +1,6 @@
 //! Every output file of one readout in one call: tt-metal's `profile_log_device.csv`, the
 //! op report `ops_perf_results_<timestamp>.csv`, Chrome trace JSON, the HTML timeline, and
-//! the per-op summary (returned, for printing).
+//! the per-op summary `ttprof_summary.txt` (also returned, for printing).
 //!
 //! Everything is computed before anything is written, so an op log that does not belong
 //! to the device run fails with no file written; each file is then written atomically
@@ -26,11 +26,17 @@ pub struct Options {
     pub summary_threshold_ns: f64,
     /// Time in the op report's file name.
     pub now: SystemTime,
+    /// Lines put at the top of the summary (e.g. a kernel fault).
+    pub notes: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { summary_threshold_ns: 0.0, now: SystemTime::now() }
+        Options {
+            summary_threshold_ns: 0.0,
+            now: SystemTime::now(),
+            notes: Vec::new(),
+        }
     }
 }
 
@@ -42,9 +48,12 @@ pub struct Written {
     pub op_report: PathBuf,
     pub trace: PathBuf,
     pub html: PathBuf,
+    pub summary_file: PathBuf,
     /// The op report as written (its rows hold the durations in the file).
     pub report: OpReport,
     pub summary: Summary,
+    /// `ttprof_summary.txt` as written.
+    pub summary_text: String,
     /// Mismatches between op log and device records, records off the timeline, zones cut
     /// to keep the trace nested. Readout and resolution issues are the caller's.
     pub issues: Vec<Issue>,
@@ -52,8 +61,14 @@ pub struct Written {
 
 impl Written {
     /// Every file written, in the order written.
-    pub fn files(&self) -> [&Path; 4] {
-        [&self.device_csv, &self.op_report, &self.trace, &self.html]
+    pub fn files(&self) -> [&Path; 5] {
+        [
+            &self.device_csv,
+            &self.op_report,
+            &self.trace,
+            &self.html,
+            &self.summary_file,
+        ]
     }
 }
 
@@ -68,7 +83,7 @@ pub fn write_all(
 ) -> Result<Written> {
     let report = op_report(readout, sites, oplog, timebase)?;
     let timeline = Timeline::build(readout, sites, Some(oplog), timebase);
-    let summary = summary::per_op(&timeline, options.summary_threshold_ns);
+    let summary = summary::per_op(&timeline, timebase, options.summary_threshold_ns);
     if dir.exists() && !dir.is_dir() {
         return Err(Error::BadFile {
             path: dir.into(),
@@ -77,12 +92,18 @@ pub fn write_all(
     }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create output directory", e))?;
     let device_csv = dir.join(csv::FILE_NAME);
-    let device_csv_rows = csv::write_file(&device_csv, readout, sites)?;
+    let device_csv_rows = csv::write_file(&device_csv, readout, sites, csv::freq_mhz(timebase))?;
     let op_report_path = report.write_into(dir, options.now)?;
     let trace_path = dir.join(trace::FILE_NAME);
     let stats = trace::write_file(&trace_path, &timeline)?;
     let html_path = dir.join(html::FILE_NAME);
     let shown = html::write_file(&html_path, &timeline)?;
+    let summary_file = dir.join(summary::FILE_NAME);
+    let mut summary_text: String = options.notes.iter().map(|n| format!("{n}\n")).collect();
+    summary_text.push_str(&summary::render(&summary));
+    crate::atomic::write_atomic(&summary_file, |w| {
+        std::io::Write::write_all(w, summary_text.as_bytes())
+    })?;
     let mut issues = report.issues.clone();
     issues.extend(timeline.issues.iter().cloned());
     if shown.hidden > 0 {
@@ -122,8 +143,10 @@ pub fn write_all(
         op_report: op_report_path,
         trace: trace_path,
         html: html_path,
+        summary_file,
         report,
         summary,
+        summary_text,
         issues,
     })
 }
@@ -137,8 +160,19 @@ mod tests {
     fn run(dir: &Path, oplog: &OpLog) -> Result<Written> {
         let r = fixture::readout();
         let res = fixture::resolution(&r);
-        let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH };
-        write_all(dir, &r, &res, oplog, &Timebase::nominal(fixture::ARCH, 1), &options)
+        let options = Options {
+            summary_threshold_ns: 0.0,
+            now: UNIX_EPOCH,
+            notes: vec![],
+        };
+        write_all(
+            dir,
+            &r,
+            &res,
+            oplog,
+            &Timebase::nominal(fixture::ARCH, 1),
+            &options,
+        )
     }
 
     #[test]
@@ -154,6 +188,7 @@ mod tests {
             [
                 "ops_perf_results_1970_01_01_00_00_00.csv",
                 "profile_log_device.csv",
+                "ttprof_summary.txt",
                 "ttprof_timeline.html",
                 "ttprof_trace.json"
             ]

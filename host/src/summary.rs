@@ -1,100 +1,18 @@
-//! Terminal summaries of zone durations.
+//! The per-op summary of zone durations (`ttprof_summary.txt`, and what every command prints).
 //!
-//! * [`per_op`] / [`render`]: per op and per zone name, count, total, mean, p50, p99, min
-//!   and max in ns (on the host timeline, through the [`crate::timebase::Timebase`]) and in
-//!   device cycles; ops by their total device kernel time, zones within an op by total
-//!   time; zones whose mean is below a threshold hidden (and counted).
-//! * [`zones`] / [`table`]: the short per-zone table over all rings, in cycles.
+//! [`per_op`] / [`render`]: per op and per zone name, count, total, mean, p50, p99, min and
+//! max in ns (on the host timeline, through the [`Timebase`], which the summary names) and
+//! in device cycles; ops by their total device kernel time, zones within an op by total
+//! time; zones whose mean is below a threshold hidden (and counted). Sum zones get their
+//! own rows per op: measurements, total and mean, in ns and cycles.
 
-use crate::decode::RecordKind;
-use crate::readout::Readout;
-use crate::resolve::Resolution;
-use crate::timeline::Timeline;
+use crate::timebase::Timebase;
+use crate::timeline::{MarkKind, Timeline};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// Totals of one zone name.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ZoneStats {
-    pub name: String,
-    pub count: u64,
-    pub total_cycles: u64,
-    pub min_cycles: u64,
-    pub max_cycles: u64,
-}
-
-impl ZoneStats {
-    pub fn mean_cycles(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.total_cycles as f64 / self.count as f64
-        }
-    }
-}
-
-/// Zone totals by name (unresolved sites as `unresolved-site-<id>`), largest total first.
-pub fn zones(readout: &Readout, sites: &Resolution) -> Vec<ZoneStats> {
-    let mut by_name: HashMap<String, ZoneStats> = HashMap::new();
-    for (ri, ring) in readout.rings.iter().enumerate() {
-        let r = &ring.records;
-        // Accumulate per (run, site) first: one name lookup per distinct site, not per zone.
-        let mut acc: HashMap<(u32, u16), (u64, u64, u64, u64)> = HashMap::new();
-        for i in 0..r.len() {
-            if !matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone) {
-                continue;
-            }
-            let d = r.end[i] - r.start[i];
-            let a = acc.entry((r.run[i], r.site[i])).or_insert((0, 0, u64::MAX, 0));
-            *a = (a.0 + 1, a.1 + d, a.2.min(d), a.3.max(d));
-        }
-        for ((run, site), (count, total, min, max)) in acc {
-            let name = match sites.site(ri, run, site) {
-                Some(m) => m.name.clone(),
-                None => format!("unresolved-site-{site}"),
-            };
-            let s = by_name.entry(name.clone()).or_insert(ZoneStats {
-                name,
-                count: 0,
-                total_cycles: 0,
-                min_cycles: u64::MAX,
-                max_cycles: 0,
-            });
-            s.count += count;
-            s.total_cycles += total;
-            s.min_cycles = s.min_cycles.min(min);
-            s.max_cycles = s.max_cycles.max(max);
-        }
-    }
-    let mut out: Vec<ZoneStats> = by_name.into_values().collect();
-    out.sort_by(|a, b| b.total_cycles.cmp(&a.total_cycles).then_with(|| a.name.cmp(&b.name)));
-    out
-}
-
-/// A text table; times also in microseconds at the nominal clock `mhz`.
-pub fn table(stats: &[ZoneStats], mhz: u32) -> String {
-    let width = stats.iter().map(|s| s.name.chars().count()).max().unwrap_or(4).max(4);
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "{:<width$}  {:>10}  {:>16}  {:>12}  {:>12}  {:>12}",
-        "zone", "count", "total [cycles]", "mean [cycles]", "total [us]", "mean [us]"
-    );
-    let us = |cycles: f64| cycles / mhz.max(1) as f64;
-    for s in stats {
-        let _ = writeln!(
-            t,
-            "{:<width$}  {:>10}  {:>16}  {:>12.1}  {:>12.3}  {:>12.3}",
-            s.name,
-            s.count,
-            s.total_cycles,
-            s.mean_cycles(),
-            us(s.total_cycles as f64),
-            us(s.mean_cycles())
-        );
-    }
-    t
-}
+/// Name of the summary file every command writes.
+pub const FILE_NAME: &str = "ttprof_summary.txt";
 
 /// Summary statistics of a set of durations.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -131,6 +49,36 @@ pub struct ZoneRow {
     pub cycles: Stats,
 }
 
+/// One sum zone name within one op: its totals over every record (one per launch and core).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SumRow {
+    pub zone: String,
+    /// Sum records (launches x cores that measured it).
+    pub records: u64,
+    /// Measurements summed.
+    pub count: u64,
+    pub total_cycles: u64,
+    pub total_ns: f64,
+}
+
+impl SumRow {
+    pub fn mean_cycles(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.total_cycles as f64 / self.count as f64
+        }
+    }
+
+    pub fn mean_ns(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.total_ns / self.count as f64
+        }
+    }
+}
+
 /// One op (all runs with the same op code).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpSection {
@@ -142,6 +90,8 @@ pub struct OpSection {
     pub kernel_ns: f64,
     /// Shown zones, largest total first.
     pub zones: Vec<ZoneRow>,
+    /// Sum zones, largest total first.
+    pub sums: Vec<SumRow>,
 }
 
 /// What [`per_op`] computes.
@@ -153,11 +103,33 @@ pub struct Summary {
     /// Rows hidden by the threshold, and the zone time they hold.
     pub hidden: u64,
     pub hidden_total_ns: f64,
+    /// Where the ns come from: the clock fit (per chip frequency) or the nominal clock.
+    pub clock: String,
+}
+
+/// One line naming the timebase: each chip's frequency and whether it was fitted.
+pub fn clock_line(timebase: &Timebase) -> String {
+    let chips: Vec<String> = timebase
+        .chips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match c.error_ns {
+            Some(e) => format!(
+                "chip {i} at {:.3} MHz (clock fit, +-{e:.0} ns)",
+                c.cycles_per_ns * 1000.0
+            ),
+            None => format!(
+                "chip {i} at a nominal {:.0} MHz (not aligned)",
+                c.cycles_per_ns * 1000.0
+            ),
+        })
+        .collect();
+    format!("ns on the host clock: {}", chips.join(", "))
 }
 
 /// Per op and zone name statistics of `t`'s zones; rows whose mean is below
 /// `threshold_ns` are left out (and counted in [`Summary::hidden`]).
-pub fn per_op(t: &Timeline, threshold_ns: f64) -> Summary {
+pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
     // (op name, site name) -> (ns, cycles)
     let mut groups: HashMap<(String, String), (Vec<f64>, Vec<f64>)> = HashMap::new();
     let op_name = |z: Option<u32>| z.map_or_else(|| "(no op)".to_string(), |o| t.ops[o as usize].name.clone());
@@ -168,7 +140,9 @@ pub fn per_op(t: &Timeline, threshold_ns: f64) -> Summary {
     }
     let mut ops: HashMap<String, OpSection> = HashMap::new();
     for o in &t.ops {
-        let s = ops.entry(o.name.clone()).or_insert_with(|| OpSection { op: o.name.clone(), runs: 0, kernel_ns: 0.0, zones: vec![] });
+        let s = ops
+            .entry(o.name.clone())
+            .or_insert_with(|| OpSection::new(&o.name));
         s.runs += 1;
         s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
     }
@@ -180,17 +154,90 @@ pub fn per_op(t: &Timeline, threshold_ns: f64) -> Summary {
             hidden_total_ns += row.ns.total;
             continue;
         }
-        ops.entry(op.clone()).or_insert_with(|| OpSection { op, runs: 0, kernel_ns: 0.0, zones: vec![] }).zones.push(row);
+        ops.entry(op.clone())
+            .or_insert_with(|| OpSection::new(&op))
+            .zones
+            .push(row);
     }
-    let mut ops: Vec<OpSection> = ops.into_values().filter(|o| !o.zones.is_empty()).collect();
+    // Sum zones: one row per (op, name), totals over every record.
+    let mut sums: HashMap<(String, String), SumRow> = HashMap::new();
+    for m in &t.marks {
+        let MarkKind::Sum {
+            total_cycles,
+            count,
+        } = m.kind
+        else {
+            continue;
+        };
+        let name = t.sites[m.site as usize].name.clone();
+        let chip = t.lanes[m.lane as usize].chip;
+        let ns_per_cycle = timebase
+            .chips
+            .get(chip as usize)
+            .map_or(f64::NAN, |c| 1.0 / c.cycles_per_ns);
+        let row = sums.entry((op_name(m.op), name.clone())).or_insert(SumRow {
+            zone: name,
+            records: 0,
+            count: 0,
+            total_cycles: 0,
+            total_ns: 0.0,
+        });
+        row.records += 1;
+        row.count += count as u64;
+        row.total_cycles += total_cycles;
+        row.total_ns += total_cycles as f64 * ns_per_cycle;
+    }
+    for ((op, _), row) in sums {
+        ops.entry(op.clone())
+            .or_insert_with(|| OpSection::new(&op))
+            .sums
+            .push(row);
+    }
+    let mut ops: Vec<OpSection> = ops
+        .into_values()
+        .filter(|o| !o.zones.is_empty() || !o.sums.is_empty())
+        .collect();
     for o in &mut ops {
-        o.zones.sort_by(|a, b| b.ns.total.total_cmp(&a.ns.total).then_with(|| a.zone.cmp(&b.zone)));
+        o.zones.sort_by(|a, b| {
+            b.ns.total
+                .total_cmp(&a.ns.total)
+                .then_with(|| a.zone.cmp(&b.zone))
+        });
+        o.sums.sort_by(|a, b| {
+            b.total_cycles
+                .cmp(&a.total_cycles)
+                .then_with(|| a.zone.cmp(&b.zone))
+        });
     }
     ops.sort_by(|a, b| {
-        let total = |o: &OpSection| if o.kernel_ns > 0.0 { o.kernel_ns } else { o.zones[0].ns.total };
+        let total = |o: &OpSection| {
+            if o.kernel_ns > 0.0 {
+                o.kernel_ns
+            } else {
+                o.zones.first().map_or(0.0, |z| z.ns.total)
+            }
+        };
         total(b).total_cmp(&total(a)).then_with(|| a.op.cmp(&b.op))
     });
-    Summary { ops, threshold_ns, hidden, hidden_total_ns }
+    Summary {
+        ops,
+        threshold_ns,
+        hidden,
+        hidden_total_ns,
+        clock: clock_line(timebase),
+    }
+}
+
+impl OpSection {
+    fn new(op: &str) -> OpSection {
+        OpSection {
+            op: op.to_string(),
+            runs: 0,
+            kernel_ns: 0.0,
+            zones: vec![],
+            sums: vec![],
+        }
+    }
 }
 
 /// `1234567.6` -> `1,234,568`.
@@ -228,6 +275,7 @@ pub fn render(s: &Summary) -> String {
     let widths: Vec<usize> =
         (0..header.len()).map(|i| lines.iter().map(|l| l.2[i].len()).max().unwrap_or(0).max(header[i].len())).collect();
     let mut t = String::new();
+    let _ = writeln!(t, "{}", s.clock);
     let row = |t: &mut String, name: &str, cells: &[String]| {
         let _ = write!(t, "  {name:<zone_w$}");
         for (c, w) in cells.iter().zip(&widths) {
@@ -242,6 +290,9 @@ pub fn render(s: &Summary) -> String {
         for (_, zone, cells) in lines.iter().filter(|l| l.0 == o.op) {
             row(&mut t, zone, cells);
         }
+        if !o.sums.is_empty() {
+            render_sums(&mut t, &o.sums);
+        }
     }
     if s.hidden > 0 {
         let _ = writeln!(
@@ -253,6 +304,59 @@ pub fn render(s: &Summary) -> String {
         );
     }
     t
+}
+
+/// The sum zones of one op: a small table of their own (their rows are totals, not zones).
+fn render_sums(t: &mut String, sums: &[SumRow]) {
+    let header = [
+        "records",
+        "measurements",
+        "total ns",
+        "mean ns",
+        "total cyc",
+        "mean cyc",
+    ]
+    .map(String::from);
+    let cells: Vec<[String; 6]> = sums
+        .iter()
+        .map(|r| {
+            [
+                r.records.to_string(),
+                r.count.to_string(),
+                grouped(r.total_ns),
+                grouped(r.mean_ns()),
+                r.total_cycles.to_string(),
+                grouped(r.mean_cycles()),
+            ]
+        })
+        .collect();
+    let name_w = sums
+        .iter()
+        .map(|r| r.zone.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("sum zone".len());
+    let widths: Vec<usize> = (0..6)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].len())
+                .max()
+                .unwrap_or(0)
+                .max(header[i].len())
+        })
+        .collect();
+    let mut line = |name: &str, cells: &[String]| {
+        let _ = write!(t, "    {name:<name_w$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(t, "  {c:>w$}");
+        }
+        t.push('\n');
+    };
+    line("sum zone", &header);
+    for (r, c) in sums.iter().zip(&cells) {
+        line(&r.zone, c);
+    }
 }
 
 #[cfg(test)]
@@ -274,7 +378,7 @@ mod tests {
 
     #[test]
     fn per_op_rows_have_ns_and_cycle_statistics_sorted_by_total() {
-        let s = per_op(&timeline(), 0.0);
+        let s = per_op(&timeline(), &Timebase::nominal(fixture::ARCH, 1), 0.0);
         let ops: Vec<(&str, u64)> = s.ops.iter().map(|o| (o.op.as_str(), o.runs)).collect();
         assert_eq!(ops[0], ("Matmul", 1), "the longest op first");
         let mm = &s.ops[0];
@@ -288,17 +392,48 @@ mod tests {
         assert_eq!(work.ns, want, "1 GHz: ns = cycles");
         assert_eq!(work.cycles, want);
         assert_eq!((work.ns.min, work.ns.max), (75_061.0, 82_061.0));
+        // Sum zones: one record per core and run, totals over every measurement.
+        let sums: Vec<(&str, u64, u64, u64)> = mm
+            .sums
+            .iter()
+            .map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles))
+            .collect();
+        assert_eq!(sums, [("wait", 10, 30, 300)]);
+        assert_eq!(
+            (mm.sums[0].mean_cycles(), mm.sums[0].total_ns),
+            (10.0, 300.0)
+        );
         let text = render(&s);
-        assert!(text.lines().next().unwrap().contains("total ns") && text.contains("p99 cyc"), "{text}");
-        assert!(text.contains("Matmul (1 run, device kernel time "), "{text}");
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "ns on the host clock: chip 0 at a nominal 1000 MHz (not aligned)"
+        );
+        assert!(
+            lines.next().unwrap().contains("total ns") && text.contains("p99 cyc"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    sum zone  records  measurements"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Matmul (1 run, device kernel time "),
+            "{text}"
+        );
         assert!(text.contains("82,061"), "{text}");
     }
 
     #[test]
     fn short_zones_are_hidden_and_counted() {
-        let all = per_op(&timeline(), 0.0);
-        let s = per_op(&timeline(), 1_000.0);
-        assert!(s.ops.iter().all(|o| o.zones.iter().all(|z| z.zone != "inner")), "inner zones last 10 ns");
+        let all = per_op(&timeline(), &Timebase::nominal(fixture::ARCH, 1), 0.0);
+        let s = per_op(&timeline(), &Timebase::nominal(fixture::ARCH, 1), 1_000.0);
+        assert!(
+            s.ops
+                .iter()
+                .all(|o| o.zones.iter().all(|z| z.zone != "inner")),
+            "inner zones last 10 ns"
+        );
         assert_eq!(s.hidden, 3, "one inner row per op");
         assert_eq!(s.hidden_total_ns, 3.0 * 10.0 * 10.0);
         assert_eq!(s.ops.iter().map(|o| o.zones.len()).sum::<usize>() + 3, all.ops.iter().map(|o| o.zones.len()).sum::<usize>());

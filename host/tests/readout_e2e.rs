@@ -300,7 +300,7 @@ fn the_device_csv_parses_like_process_device_log_and_nests() {
     let r = readout::read(&MappedImage::open(&f.image).unwrap(), false).unwrap();
     let sites = Resolver::new(&OpLog::read(&f.oplog).unwrap()).resolve(&r);
     let path = f.dir.join(ttprof::csv::FILE_NAME);
-    let rows_written = ttprof::csv::write_file(&path, &r, &sites).unwrap();
+    let rows_written = ttprof::csv::write_file(&path, &r, &sites, 1000).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines = text.lines();
     let info: Vec<&str> = lines.next().unwrap().split(',').collect();

@@ -33,14 +33,30 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         clock: scenario::realistic_clock(arch),
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
-    let oplog = OpLog::read(&outcome.oplog).unwrap();
+    let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
     // The clock fit from the scenario's sync windows (the emulated chip runs 1.5 % slow).
-    let timebase = outcome.clock.timebase.clone();
-    assert!((timebase.chips[0].cycles_per_ns - 0.985).abs() < 1e-4, "{}", outcome.clock);
-    let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH };
-    let w = outputs::write_all(&out.join("report"), &outcome.readout, &res, &oplog, &timebase, &options).unwrap();
+    let timebase = outcome.fit.timebase.clone();
+    assert!(
+        (timebase.chips[0].cycles_per_ns - 0.985).abs() < 1e-4,
+        "{}",
+        outcome.fit
+    );
+    let options = Options {
+        summary_threshold_ns: 0.0,
+        now: UNIX_EPOCH,
+        notes: vec![],
+    };
+    let w = outputs::write_all(
+        &out.join("report"),
+        &outcome.readout,
+        &res,
+        &oplog,
+        &timebase,
+        &options,
+    )
+    .unwrap();
     assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
     let ops: Vec<_> = w.report.ops().collect();
     assert_eq!(ops.len(), 4);

@@ -20,8 +20,19 @@ fn file_starting(dir: &std::path::Path, prefix: &str) -> String {
 
 #[test]
 fn a_snapshot_reproduces_the_aligned_outputs_through_the_cli() {
+    snapshot_reproduces_outputs("no-consumer", 0); // the records stay in the rings
+}
+
+#[test]
+fn a_snapshot_of_a_drained_run_carries_what_the_consumer_took() {
+    // The consumer drains (and frees) the rings while the kernels run: the rings end empty,
+    // and the snapshot must carry the drained payload for an offline report to see anything.
+    snapshot_reproduces_outputs("drained", 20_000);
+}
+
+fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
     let arch = Arch::WormholeB0;
-    let out = workspace().join("target/test-offline-report");
+    let out = workspace().join("target/test-offline-report").join(name);
     let _ = std::fs::remove_dir_all(&out);
     let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
     let s = Scenario {
@@ -30,34 +41,84 @@ fn a_snapshot_reproduces_the_aligned_outputs_through_the_cli() {
         ops: ops::sequence(2),
         out: out.clone(),
         threads: 2,
-        drain_every_cycles: 0, // no consumer: the records stay in the rings
+        drain_every_cycles,
         settings: Settings::default(),
         clock: scenario::realistic_clock(arch),
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
-    assert!(outcome.readout.issues.is_empty(), "{:?}", outcome.readout.issues);
-    let oplog = OpLog::read(&outcome.oplog).unwrap();
+    assert!(
+        outcome.readout.issues.is_empty(),
+        "{:?}",
+        outcome.readout.issues
+    );
+    assert!(
+        outcome.readout.zones() > 100,
+        "{} zones",
+        outcome.readout.zones()
+    );
+    let oplog_path = outcome.out.join("ops.jsonl");
+    let oplog = OpLog::read(&oplog_path).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
-    let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH };
+    let options = Options {
+        summary_threshold_ns: 0.0,
+        now: UNIX_EPOCH,
+        notes: vec![],
+    };
     let here = out.join("in-process");
-    outputs::write_all(&here, &outcome.readout, &res, &oplog, &outcome.clock.timebase, &options).unwrap();
-    let snap = out.join("device.snap");
-    scenario::save_snapshot(&outcome, &snap).unwrap();
+    outputs::write_all(
+        &here,
+        &outcome.readout,
+        &res,
+        &oplog,
+        &outcome.fit.timebase,
+        &options,
+    )
+    .unwrap();
+    let snap = &outcome.snapshot;
+    let drained = ttprof::devmem::Snapshot::load(snap)
+        .unwrap()
+        .drained_bytes();
+    assert_eq!(
+        drained > 0,
+        drain_every_cycles > 0,
+        "drained payload recorded: {drained} bytes"
+    );
 
     let cli = out.join("cli");
     let run = Command::new(ttprof_tests::ttprof_binary())
         .args(["report", "--no-summary", "--device"])
-        .arg(&snap)
+        .arg(snap)
         .arg("--oplog")
-        .arg(&outcome.oplog)
+        .arg(&oplog_path)
         .arg("--out")
         .arg(&cli)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
-    assert!(stdout.contains("985.0"), "the CLI fits the recorded samples (1.5% slow clock): {stdout}");
-    for f in ["profile_log_device.csv", "ops_perf_results_", "ttprof_trace.json"] {
-        assert_eq!(file_starting(&cli, f), file_starting(&here, f), "{f} differs between the CLI and the pipeline");
+    assert!(
+        run.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(
+        stdout.contains("985.0"),
+        "the CLI fits the recorded samples (1.5% slow clock): {stdout}"
+    );
+    for f in [
+        "profile_log_device.csv",
+        "ops_perf_results_",
+        "ttprof_trace.json",
+        "ttprof_summary.txt",
+    ] {
+        assert_eq!(
+            file_starting(&cli, f),
+            file_starting(&here, f),
+            "{f} differs between the CLI and the pipeline"
+        );
     }
+    let csv = file_starting(&cli, "profile_log_device.csv");
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",ZONE_START,")).count(),
+        outcome.readout.zones()
+    );
 }

@@ -6,13 +6,8 @@ use clap::Parser;
 use riscv_linker::Arch;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use ttprof::launch::Settings;
 use ttprof::issue;
-use ttprof::oplog::OpLog;
-use ttprof::readout::Readout;
-use ttprof::outputs::{self, Written};
-use ttprof::resolve::{Resolution, Resolver};
-use ttprof::summary;
+use ttprof::launch::Settings;
 use ttprof::tracy;
 use ttprof_demo::scenario::{self, Fallible, Scenario};
 use ttprof_demo::{ops, workspace};
@@ -64,38 +59,6 @@ fn parse_grid(s: &str) -> Result<(u8, u8), String> {
     Ok((n(c)?, n(r)?))
 }
 
-fn report(readout: &Readout, res: &Resolution, written: &Written, mhz: u32) {
-    println!("{}", summary::table(&summary::zones(readout, res), mhz));
-    let dropped: u64 = readout.rings.iter().map(|r| r.dropped as u64).sum();
-    let stalls: u64 = readout.rings.iter().map(|r| r.stalls as u64).sum();
-    println!(
-        "{} records from {} rings ({} zones), {} dropped, {} consumer waits; {:.3} bus bytes per payload byte",
-        readout.records(),
-        readout.rings.len(),
-        readout.zones(),
-        dropped,
-        stalls,
-        readout.bus_bytes_per_payload_byte().unwrap_or(0.0),
-    );
-    for issues in [&readout.issues, &res.issues, &written.issues] {
-        issue::print(issues);
-    }
-}
-
-/// Every run writes a new timestamped op report (as tt-metal does); keep only the new one so
-/// `tt-perf-report target/ttprof-demo/ops_perf_results_*.csv` reads this run alone.
-fn remove_old_op_reports(dir: &std::path::Path) -> Fallible<()> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with("ops_perf_results_") && name.ends_with(".csv") {
-            std::fs::remove_file(e.path())?;
-        }
-    }
-    Ok(())
-}
-
 fn run(args: &Args) -> Fallible<()> {
     let out = args.out.clone().unwrap_or_else(|| workspace().join("target/ttprof-demo"));
     eprintln!("building the example kernels for {} (the first build also compiles `core`)...", args.arch);
@@ -106,30 +69,47 @@ fn run(args: &Args) -> Fallible<()> {
         ops: ops::sequence(args.tiles),
         out: out.clone(),
         threads: args.threads,
-        drain_every_cycles: if args.consumer == Consumer::InProcess { 250_000 } else { 0 },
-        settings: Settings { consumer: args.consumer == Consumer::InProcess, ..Settings::default() },
+        drain_every_cycles: if args.consumer == Consumer::InProcess {
+            250_000
+        } else {
+            0
+        },
+        settings: Settings::default(),
         clock: scenario::realistic_clock(args.arch),
     };
-    let outcome = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
-    let oplog = OpLog::read(&outcome.oplog)?;
-    let res = Resolver::new(&oplog).resolve(&outcome.readout);
-    let timebase = &outcome.clock.timebase;
-    eprintln!("{}", outcome.clock);
-    remove_old_op_reports(&out)?;
-    let written = outputs::write_all(&out, &outcome.readout, &res, &oplog, timebase, &outputs::Options::default())?;
-    report(&outcome.readout, &res, &written, args.arch.aiclk_mhz());
-    let snapshot = out.join("device.snap");
-    scenario::save_snapshot(&outcome, &snapshot)?;
-    let per_op = out.join("ttprof_summary.txt");
-    let text = summary::render(&written.summary);
-    ttprof::atomic::write_atomic(&per_op, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+    let profile = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
+    eprintln!("{}", profile.fit);
+    print!("{}", profile.summary_text());
+    let r = &profile.readout;
+    let dropped: u64 = r.rings.iter().map(|x| x.dropped as u64).sum();
+    let stalls: u64 = r.rings.iter().map(|x| x.stalls as u64).sum();
+    println!(
+        "{} records from {} rings ({} zones), {} dropped, {} consumer waits; {:.3} bus bytes per payload byte",
+        r.records(),
+        r.rings.len(),
+        r.zones(),
+        dropped,
+        stalls,
+        r.bus_bytes_per_payload_byte().unwrap_or(0.0),
+    );
+    let issues: Vec<_> = profile.issues().cloned().collect();
+    issue::print(&issues);
     println!("\nwrote:");
-    for p in written.files().into_iter().chain([per_op.as_path(), outcome.oplog.as_path(), outcome.image.as_path(), snapshot.as_path()]) {
+    for p in profile.files() {
         println!("  {}", p.display());
     }
     if let Some(port) = args.tracy {
-        let stream = tracy::Stream::build(&outcome.readout, &res, Some(&oplog), timebase, &tracy::StreamOptions::default())?;
-        let opts = tracy::ServeOptions { addr: ([127, 0, 0, 1], port).into(), ..tracy::ServeOptions::default() };
+        let stream = tracy::Stream::build(
+            r,
+            &profile.resolution,
+            Some(&profile.oplog),
+            &profile.fit.timebase,
+            &tracy::StreamOptions::default(),
+        )?;
+        let opts = tracy::ServeOptions {
+            addr: ([127, 0, 0, 1], port).into(),
+            ..tracy::ServeOptions::default()
+        };
         let server = tracy::Server::bind(opts.addr)?;
         let at = server.local_addr();
         eprintln!(
@@ -139,8 +119,7 @@ fn run(args: &Args) -> Fallible<()> {
         );
         server.serve(&stream, &opts, |msg| eprintln!("{msg}"))?;
     }
-    let errors = outcome.readout.has_errors() || res.issues.iter().chain(&written.issues).any(|i| i.is_error());
-    if errors {
+    if profile.has_errors() {
         return Err("the readout reported errors (see above)".into());
     }
     Ok(())

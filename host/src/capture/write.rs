@@ -64,7 +64,7 @@ impl<'a> RingCsv<'a> {
     }
 
     pub fn header(&self, w: &mut impl Write) -> io::Result<()> {
-        csv_rows::header(w, self.geometry)
+        csv_rows::header(w, self.geometry, self.geometry.arch.aiclk_mhz())
     }
 
     /// Writes one ring: `report` gives its identity (its `records` are ignored), `table` its

@@ -24,8 +24,8 @@ mod ttkmd;
 
 pub use mapped::MappedImage;
 pub use recorder::Recorder;
-pub use sync_record::ClockRecorder;
 pub use snapshot::{Extent, Snapshot, SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
+pub use sync_record::ClockRecorder;
 pub use ttkmd::TtKmd;
 
 use crate::error::{Error, Result};
@@ -65,6 +65,18 @@ pub trait DeviceMemory: Send + Sync {
 
     /// A short description for messages, e.g. `device image /tmp/dev.img`.
     fn describe(&self) -> String;
+
+    /// The payload a consumer drained from this ring (its decoded bytes up to `TAIL`) before
+    /// this memory was recorded: a snapshot of a drained run keeps it so that a readout of
+    /// the snapshot still sees every record. `None` for live memory.
+    fn drained_payload(
+        &self,
+        _chip: u32,
+        _tile: NocCoord,
+        _risc: riscv_linker::Risc,
+    ) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// One clock synchronisation sample: host time just before the read, the device wall clock
@@ -126,8 +138,11 @@ pub enum FileKind {
 pub fn file_kind(path: &Path) -> Result<FileKind> {
     use std::io::Read;
     let mut magic = [0u8; 8];
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
-    let n = f.read(&mut magic).map_err(|e| Error::io(path, "read device memory file", e))?;
+    let mut f =
+        std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
+    let n = f
+        .read(&mut magic)
+        .map_err(|e| Error::io(path, "read device memory file", e))?;
     if n == 8 && magic == riscv_linker::devfile::MAGIC {
         Ok(FileKind::Image)
     } else if n == 8 && magic == SNAPSHOT_MAGIC {
@@ -172,7 +187,10 @@ impl TileTable {
     }
 
     pub(crate) fn tiles(&self, chip: u32) -> Vec<NocCoord> {
-        self.per_chip.get(chip as usize).cloned().unwrap_or_default()
+        self.per_chip
+            .get(chip as usize)
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub(crate) fn per_chip(&self) -> &[Vec<NocCoord>] {
@@ -192,7 +210,13 @@ impl TileTable {
 }
 
 /// Checks that `words` words at `addr` are an aligned access inside L1.
-pub(crate) fn check_access(g: &Geometry, chip: u32, tile: NocCoord, addr: u32, words: usize) -> Result<()> {
+pub(crate) fn check_access(
+    g: &Geometry,
+    chip: u32,
+    tile: NocCoord,
+    addr: u32,
+    words: usize,
+) -> Result<()> {
     let end = addr as u64 + 4 * words as u64;
     if !addr.is_multiple_of(4) || end > g.l1_size as u64 {
         return Err(Error::Address {

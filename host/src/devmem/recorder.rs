@@ -59,4 +59,16 @@ impl DeviceMemory for Recorder<'_> {
     fn describe(&self) -> String {
         format!("{} (recording)", self.inner.describe())
     }
+
+    /// Recorded too: a snapshot of a snapshot keeps the drained payload.
+    fn drained_payload(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        risc: riscv_linker::Risc,
+    ) -> Option<Vec<u8>> {
+        let bytes = self.inner.drained_payload(chip, tile, risc)?;
+        self.snapshot.add_drained(chip, tile, risc, &bytes).ok()?;
+        Some(bytes)
+    }
 }

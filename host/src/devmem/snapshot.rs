@@ -22,15 +22,18 @@
 //!
 //! Section tags: `1` tile table (exactly one; `x, y, 0, 0` per tile, chip-major, the device
 //! image's order); `2` extent (`chip u32, tile index u32, address u32`, then the words);
-//! `3` clock sync samples (format in `sync_record.rs`). Unknown tags are skipped, so later
-//! versions can add sections readers of this version ignore.
+//! `3` clock sync samples (format in `sync_record.rs`); `4` a ring's drained payload (`chip
+//! u32, tile index u32, RISC index u32`, then the bytes a consumer decoded from that ring
+//! before the snapshot was taken, in ring order: a readout decodes them before the ring's
+//! live span, so a snapshot of a drained run still holds every record). Unknown tags are
+//! skipped, so later versions can add sections readers of this version ignore.
 
 use super::sync_record::{SyncLog, TAG_SYNC};
 use super::{check_access, DeviceMemory, TileTable};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use riscv_linker::devfile::Geometry;
-use riscv_linker::{Arch, NocCoord};
+use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,6 +47,7 @@ pub const SNAPSHOT_VERSION: u32 = 1;
 
 const TAG_TILES: u32 = 1;
 const TAG_EXTENT: u32 = 2;
+const TAG_DRAINED: u32 = 4;
 const FIXED: usize = 32;
 
 /// Words recorded at one place.
@@ -67,6 +71,8 @@ pub struct Snapshot {
     bytes_read: AtomicU64,
     /// Clock sync samples (see `sync_record.rs`).
     pub(super) sync: SyncLog,
+    /// Per (chip, tile index, RISC index): payload a consumer drained before the recording.
+    drained: RwLock<BTreeMap<(u32, u32, u32), Vec<u8>>>,
 }
 
 impl Snapshot {
@@ -85,6 +91,7 @@ impl Snapshot {
             extents: RwLock::new(BTreeMap::new()),
             bytes_read: AtomicU64::new(0),
             sync: SyncLog::default(),
+            drained: RwLock::new(BTreeMap::new()),
         })
     }
 
@@ -104,6 +111,24 @@ impl Snapshot {
         let mut all = self.extents.write().map_err(|_| poisoned())?;
         insert(all.entry((chip, index)).or_default(), addr, words);
         Ok(())
+    }
+
+    /// Records payload a consumer drained from `risc`'s ring of `tile` (appended to what is
+    /// recorded for it already): a readout of the snapshot decodes it before the live span.
+    pub fn add_drained(&self, chip: u32, tile: NocCoord, risc: Risc, bytes: &[u8]) -> Result<()> {
+        let index = self.tiles.index(chip, tile)?;
+        let mut all = self.drained.write().map_err(|_| poisoned())?;
+        all.entry((chip, index, risc.index() as u32))
+            .or_default()
+            .extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Bytes of drained payload recorded, over all rings.
+    pub fn drained_bytes(&self) -> u64 {
+        self.drained
+            .read()
+            .map_or(0, |d| d.values().map(|b| b.len() as u64).sum())
     }
 
     /// Copies `bytes` bytes at `addr` of every tile of every chip from `mem`.
@@ -151,8 +176,16 @@ impl Snapshot {
     fn encode(&self) -> Result<Vec<u8>> {
         let g = &self.geometry;
         let all = self.extents.read().map_err(|_| poisoned())?;
-        let sync = if self.sync.is_empty() { None } else { Some(self.sync.encode(|c, t| self.tiles.index(c, t))?) };
-        let sections = 1 + all.values().map(|r| r.len()).sum::<usize>() + sync.is_some() as usize;
+        let sync = if self.sync.is_empty() {
+            None
+        } else {
+            Some(self.sync.encode(|c, t| self.tiles.index(c, t))?)
+        };
+        let drained = self.drained.read().map_err(|_| poisoned())?;
+        let sections = 1
+            + all.values().map(|r| r.len()).sum::<usize>()
+            + sync.is_some() as usize
+            + drained.len();
         let mut out = Vec::new();
         out.extend_from_slice(&SNAPSHOT_MAGIC);
         for v in [SNAPSHOT_VERSION, g.arch.id(), g.chips, g.tiles_per_chip, g.l1_size, sections as u32] {
@@ -172,6 +205,14 @@ impl Snapshot {
         }
         if let Some(body) = sync {
             section(&mut out, TAG_SYNC, &body);
+        }
+        for (&(chip, index, risc), bytes) in drained.iter() {
+            let mut body = Vec::with_capacity(12 + bytes.len());
+            for v in [chip, index, risc] {
+                body.extend_from_slice(&v.to_le_bytes());
+            }
+            body.extend_from_slice(bytes);
+            section(&mut out, TAG_DRAINED, &body);
         }
         let hash = fnv1a(&out);
         out.extend_from_slice(&hash.to_le_bytes());
@@ -337,7 +378,14 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
             (TAG_EXTENT, None) => return Err(format!("{what}: an extent before the tile table")),
             (TAG_EXTENT, Some(s)) => extent(s, data).map_err(|e| format!("{what}: {e}"))?,
             (TAG_SYNC, None) => return Err(format!("{what}: clock samples before the tile table")),
-            (TAG_SYNC, Some(s)) => s.sync.decode(data, s.tiles.per_chip()).map_err(|e| format!("{what}: {e}"))?,
+            (TAG_SYNC, Some(s)) => s
+                .sync
+                .decode(data, s.tiles.per_chip())
+                .map_err(|e| format!("{what}: {e}"))?,
+            (TAG_DRAINED, None) => {
+                return Err(format!("{what}: drained payload before the tile table"))
+            }
+            (TAG_DRAINED, Some(s)) => drained(s, data).map_err(|e| format!("{what}: {e}"))?,
             _ => {}
         }
     }
@@ -371,6 +419,32 @@ fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
         .ok_or(format!("extent names chip {chip} tile #{index}, which the tile table does not have"))?;
     let words: Vec<u32> = data[12..].chunks_exact(4).map(|b| le32(b, 0)).collect();
     s.add(chip, tile, addr, &words).map_err(|e| e.to_string())
+}
+
+fn drained(s: &Snapshot, data: &[u8]) -> Result<(), String> {
+    if data.len() < 12 {
+        return Err(format!(
+            "drained payload body of {} bytes: expected at least 12 bytes of place",
+            data.len()
+        ));
+    }
+    let (chip, index, risc) = (le32(data, 0), le32(data, 4), le32(data, 8));
+    let tile = s
+        .tiles
+        .per_chip()
+        .get(chip as usize)
+        .and_then(|t| t.get(index as usize))
+        .copied()
+        .ok_or(format!(
+            "drained payload names chip {chip} tile #{index}, which the tile table does not have"
+        ))?;
+    let risc = Risc::from_index(risc as usize)
+        .filter(|_| (risc as usize) < Risc::COUNT)
+        .ok_or(format!(
+            "drained payload names RISC index {risc}, expected 0..=4"
+        ))?;
+    s.add_drained(chip, tile, risc, &data[12..])
+        .map_err(|e| e.to_string())
 }
 
 impl DeviceMemory for Snapshot {
@@ -409,6 +483,15 @@ impl DeviceMemory for Snapshot {
             Some(p) => format!("snapshot {}", p.display()),
             None => "in-memory snapshot".into(),
         }
+    }
+
+    fn drained_payload(&self, chip: u32, tile: NocCoord, risc: Risc) -> Option<Vec<u8>> {
+        let index = self.tiles.index(chip, tile).ok()?;
+        self.drained
+            .read()
+            .ok()?
+            .get(&(chip, index, risc.index() as u32))
+            .cloned()
     }
 }
 

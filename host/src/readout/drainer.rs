@@ -44,9 +44,26 @@ struct TileEntry {
     state: Option<bool>,
 }
 
+/// The memory a drainer reads: borrowed from the caller, or its own (a drainer kept in a
+/// long-lived handle such as [`crate::session::Session`]).
+enum Mem<'m> {
+    Borrowed(&'m dyn DeviceMemory),
+    Owned(Box<dyn DeviceMemory + 'm>),
+}
+
+impl<'m> std::ops::Deref for Mem<'m> {
+    type Target = dyn DeviceMemory + 'm;
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Mem::Borrowed(m) => *m,
+            Mem::Owned(m) => &**m,
+        }
+    }
+}
+
 /// Drains every ring of a device, repeatedly.
 pub struct Drainer<'m> {
-    mem: &'m dyn DeviceMemory,
+    mem: Mem<'m>,
     opts: DrainOptions,
     tiles: Vec<TileEntry>,
     rings: Vec<RingEntry>,
@@ -66,6 +83,18 @@ pub struct Drainer<'m> {
 impl<'m> Drainer<'m> {
     /// Reads and validates every tile and ring control block.
     pub fn attach(mem: &'m dyn DeviceMemory, opts: DrainOptions) -> Result<Drainer<'m>> {
+        Self::attach_to(Mem::Borrowed(mem), opts)
+    }
+
+    /// Like [`Drainer::attach`], owning the memory it reads.
+    pub fn attach_owned(
+        mem: Box<dyn DeviceMemory + 'm>,
+        opts: DrainOptions,
+    ) -> Result<Drainer<'m>> {
+        Self::attach_to(Mem::Owned(mem), opts)
+    }
+
+    fn attach_to(mem: Mem<'m>, opts: DrainOptions) -> Result<Drainer<'m>> {
         let g = mem.geometry();
         let mut tiles = Vec::new();
         for chip in 0..g.chips {
@@ -73,7 +102,20 @@ impl<'m> Drainer<'m> {
                 tiles.push(TileEntry { chip, tile, state: None });
             }
         }
-        let mut d = Drainer { mem, opts, tiles, rings: Vec::new(), pending: Vec::new(), issues: Vec::new(), bus_start: mem.bytes_read(), just_attached: true, keep_payload: false, probe_every: Duration::ZERO, last_probe: None };
+        let bus_start = mem.bytes_read();
+        let mut d = Drainer {
+            mem,
+            opts,
+            tiles,
+            rings: Vec::new(),
+            pending: Vec::new(),
+            issues: Vec::new(),
+            bus_start,
+            just_attached: true,
+            keep_payload: false,
+            probe_every: Duration::ZERO,
+            last_probe: None,
+        };
         d.discover()?;
         Ok(d)
     }
@@ -135,7 +177,12 @@ impl<'m> Drainer<'m> {
         let mut report = RingReport::new(id);
         report.control = c;
         report.bus_bytes = self.mem.bytes_read() - before;
-        self.rings.push(RingEntry::new(report, tile_index, self.keep_payload));
+        let mut entry = RingEntry::new(report, tile_index, self.keep_payload);
+        // A recording of a drained run carries what its consumer took: it comes first.
+        if let Some(bytes) = self.mem.drained_payload(id.chip, id.tile, id.risc) {
+            entry.feed_drained(&bytes, &mut self.issues);
+        }
+        self.rings.push(entry);
         // Keep rings in device order (chip, tile, RISC) whenever they appear.
         self.rings.sort_by_key(|r| (r.tile_index, r.report.id.risc));
         Ok(true)
@@ -178,7 +225,7 @@ impl<'m> Drainer<'m> {
         let mut stats = DrainStats::default();
         for entry in &mut self.rings {
             let (n, z, p) = (entry.rows, entry.zones, entry.report.payload_bytes);
-            entry.drain(self.mem, self.opts.consume, &mut self.issues)?;
+            entry.drain(&*self.mem, self.opts.consume, &mut self.issues)?;
             stats.records += entry.rows - n;
             stats.zones += entry.zones - z;
             stats.largest_span = stats.largest_span.max(entry.last_span);
@@ -252,7 +299,7 @@ impl<'m> Drainer<'m> {
         let mut stats = DrainStats::default();
         for entry in &mut self.rings {
             let (n, z, p) = (entry.rows, entry.zones, entry.report.payload_bytes);
-            entry.refresh(self.mem, self.opts.consume, &mut self.issues)?;
+            entry.refresh(&*self.mem, self.opts.consume, &mut self.issues)?;
             entry.settle(&mut self.issues);
             stats.records += entry.rows - n;
             stats.zones += entry.zones - z;

@@ -64,7 +64,19 @@ impl RingEntry {
 
     /// Reads every word that changes while the ring runs (`HEAD..=STATE`) if any is stale,
     /// and drains what the producer published since the last drain.
-    pub fn refresh(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
+    pub fn refresh(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        consume: bool,
+        issues: &mut Vec<Issue>,
+    ) -> Result<()> {
+        if std::mem::take(&mut self.fresh) {
+            // Found by this very probe: the words `attach` read are current; drain with them.
+            let before = mem.bytes_read();
+            let result = self.drain_span(mem, consume, issues);
+            self.report.bus_bytes += mem.bytes_read() - before;
+            return result;
+        }
         if !self.stale {
             return Ok(());
         }
@@ -77,6 +89,40 @@ impl RingEntry {
         let result = self.drain_span(mem, consume, issues);
         self.report.bus_bytes += mem.bytes_read() - before;
         result
+    }
+
+    /// Decodes the payload a consumer drained from this ring before the memory was
+    /// recorded (a snapshot of a drained run): the ring's stream up to its `TAIL`, decoded
+    /// before the live span, from the ring's first record.
+    pub fn feed_drained(&mut self, bytes: &[u8], issues: &mut Vec<Issue>) {
+        let (rows, extras) = (self.table.len(), self.table.extra.len());
+        let result = self.span.decoder.decode_compact(bytes, &mut self.table);
+        let good = match result {
+            Ok(crate::decode::Stop::End) => bytes.len(),
+            Ok(crate::decode::Stop::Pad { at } | crate::decode::Stop::Short { at }) => at,
+            Err(e) => e.at,
+        };
+        self.span.keep_decoded(&bytes[..good]);
+        self.report.payload_bytes += good as u64;
+        self.rows += (self.table.len() - rows) as u64;
+        self.zones += self.table.zones_since(rows, extras) as u64;
+        self.report.losses_in_band += self.table.extra[extras..]
+            .iter()
+            .filter(|e| e.kind == crate::decode::RecordKind::Loss)
+            .map(|e| e.count as u64)
+            .sum::<u64>();
+        self.mid_stream = None;
+        if good < bytes.len() {
+            let lost = (bytes.len() - good) as u64;
+            self.report.skipped_bytes += lost;
+            issues.push(
+                Issue::error(
+                    Some(self.report.id.location()),
+                    format!("the recorded drained payload stops decoding after {good} of {} bytes: {lost} byte(s) skipped", bytes.len()),
+                )
+                .with_count(lost),
+            );
+        }
     }
 
     /// Reports what is still pending at the end of a readout (records read after attaching

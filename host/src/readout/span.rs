@@ -93,6 +93,13 @@ impl SpanDecoder {
         self.payload.get_or_insert_with(Vec::new);
     }
 
+    /// Appends bytes decoded outside a span (a recorded drained stream) to the kept payload.
+    pub fn keep_decoded(&mut self, bytes: &[u8]) {
+        if let Some(kept) = &mut self.payload {
+            kept.extend_from_slice(bytes);
+        }
+    }
+
     /// The decoded bytes kept since the last call (empty unless [`SpanDecoder::keep_payload`]).
     pub fn take_payload(&mut self) -> Vec<u8> {
         self.payload.as_mut().map(std::mem::take).unwrap_or_default()

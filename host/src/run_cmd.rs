@@ -1,0 +1,479 @@
+//! `ttprof build` and `ttprof run`: a user's kernel crate, built and profiled on the bundled
+//! emulator in one command each (the CLI around [`ttprof::session`]).
+
+use clap::Args;
+use riscv_linker::{Arch, NocCoord, Risc};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use ttprof::kernels::{self, BuiltKernels, KernelBuild};
+use ttprof::launch::Policy;
+use ttprof::session::{Config, L1Input, Op, Session};
+use ttprof::{issue, Error, Result};
+
+/// Arguments of `ttprof build`.
+#[derive(Args, Debug)]
+pub struct BuildArgs {
+    /// The kernel crate (its directory, with Cargo.toml and build.rs).
+    #[arg(default_value = ".")]
+    pub crate_dir: PathBuf,
+    /// Chip architecture the kernels are linked for.
+    #[arg(long, default_value = "wormhole_b0", value_parser = parse_arch)]
+    pub arch: Arch,
+    /// Cargo features to enable (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub features: Vec<String>,
+    /// Build without the crate's default features (e.g. without `profile`).
+    #[arg(long)]
+    pub no_default_features: bool,
+    /// Cargo's target directory (default: CRATE_DIR/target/ttprof-kernels/ARCH).
+    #[arg(long)]
+    pub target_dir: Option<PathBuf>,
+}
+
+impl BuildArgs {
+    fn kernel_build(&self) -> KernelBuild {
+        let mut b = KernelBuild::new(&self.crate_dir, self.arch);
+        b.features = self.features.clone();
+        b.no_default_features = self.no_default_features;
+        if let Some(t) = &self.target_dir {
+            b.target_dir = t.clone();
+        }
+        b
+    }
+}
+
+/// `ttprof build`: one line per binary, `NAME PATH`.
+pub fn build(args: &BuildArgs) -> Result<ExitCode> {
+    let built = kernels::build(&args.kernel_build())?;
+    for (name, path) in &built.binaries {
+        let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        println!("{name} {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `ttprof run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Chip architecture: wormhole_b0 or blackhole (a manifest's `arch` otherwise, then wormhole_b0).
+    #[arg(long, value_parser = parse_arch)]
+    pub arch: Option<Arch>,
+    /// Worker grid, COLSxROWS from logical (0,0) (a manifest's `grid` otherwise, then 1x1).
+    #[arg(long, value_parser = parse_grid)]
+    pub grid: Option<(u8, u8)>,
+    /// A kernel for one RISC of every tile: `brisc=PATH/TO/ELF`, or `brisc=CRATE_DIR:BINARY` to
+    /// build that binary of a kernel crate first. RISCs: brisc, ncrisc, trisc0, trisc1, trisc2.
+    #[arg(long = "kernel", value_name = "RISC=ELF|RISC=CRATE:BIN")]
+    pub kernels: Vec<String>,
+    /// A manifest (TOML or JSON) of several named ops run in sequence; see the README.
+    #[arg(long, conflicts_with = "kernels")]
+    pub manifest: Option<PathBuf>,
+    /// Name of the op (with --kernel).
+    #[arg(long, default_value = "kernel")]
+    pub name: String,
+    /// Launch the op this many times, each with a new run id.
+    #[arg(long, default_value_t = 1)]
+    pub launches: u32,
+    /// Written into L1 of every tile before each launch: `ADDR=VALUE` (a 32-bit word) or
+    /// `ADDR=@FILE` (the file's bytes). Numbers in decimal or 0x hex.
+    #[arg(long = "l1", value_name = "ADDR=VALUE|ADDR=@FILE")]
+    pub l1: Vec<String>,
+    /// Run on these tiles only: logical worker coordinates `X,Y` (repeat the flag).
+    #[arg(long = "tiles", value_name = "X,Y")]
+    pub tiles: Vec<String>,
+    /// What a producer does when its ring is full: `block` waits for the consumer (lossless,
+    /// recorded as PROFILER-STALL zones), `drop` drops and counts. Default: as built.
+    #[arg(long, value_enum)]
+    pub policy: Option<PolicyArg>,
+    /// Drain the rings every this many device cycles while kernels run (0: read only at the end).
+    #[arg(long, default_value_t = 250_000)]
+    pub drain_every: u64,
+    /// Output directory.
+    #[arg(long, default_value = "target/ttprof-run")]
+    pub out: PathBuf,
+    /// Hide summary rows whose mean zone duration is below this many ns.
+    #[arg(long, default_value_t = 0.0)]
+    pub threshold_ns: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyArg {
+    Block,
+    Drop,
+}
+
+/// A manifest: several ops in sequence (TOML or JSON, by the file's extension).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    arch: Option<String>,
+    grid: Option<String>,
+    policy: Option<PolicyArg>,
+    #[serde(rename = "op")]
+    ops: Vec<ManifestOp>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestOp {
+    name: String,
+    /// RISC -> ELF path or `CRATE_DIR:BINARY`, relative to the manifest.
+    kernels: BTreeMap<String, String>,
+    #[serde(default)]
+    tiles: Vec<String>,
+    #[serde(default)]
+    l1: Vec<String>,
+    #[serde(default = "one")]
+    launches: u32,
+    #[serde(default)]
+    attributes: serde_json::Map<String, serde_json::Value>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// An op as the command line or a manifest gives it, before its crates are built.
+struct OpPlan {
+    name: String,
+    kernels: Vec<(Risc, String)>,
+    tiles: Vec<String>,
+    l1: Vec<String>,
+    launches: u32,
+    attributes: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    let (manifest, base) = match &args.manifest {
+        Some(p) => (
+            Some(read_manifest(p)?),
+            p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        ),
+        None => (None, PathBuf::new()),
+    };
+    let arch = match (args.arch, manifest.as_ref().and_then(|m| m.arch.as_deref())) {
+        (Some(a), _) => a,
+        (None, Some(s)) => parse_arch(s).map_err(Error::Other)?,
+        (None, None) => Arch::WormholeB0,
+    };
+    let grid = match (args.grid, manifest.as_ref().and_then(|m| m.grid.as_deref())) {
+        (Some(g), _) => g,
+        (None, Some(s)) => parse_grid(s).map_err(Error::Other)?,
+        (None, None) => (1, 1),
+    };
+    let policy = args.policy.or(manifest.as_ref().and_then(|m| m.policy));
+    let plans: Vec<OpPlan> = match manifest {
+        Some(m) => m
+            .ops
+            .into_iter()
+            .map(|o| {
+                let kernels = o
+                    .kernels
+                    .into_iter()
+                    .map(|(r, k)| Ok((parse_risc(&r)?, relative_to(&base, &k))))
+                    .collect::<Result<_>>()?;
+                let l1 = o.l1.iter().map(|s| relative_l1(&base, s)).collect();
+                Ok(OpPlan {
+                    name: o.name,
+                    kernels,
+                    tiles: o.tiles,
+                    l1,
+                    launches: o.launches,
+                    attributes: o.attributes,
+                })
+            })
+            .collect::<Result<_>>()?,
+        None => {
+            if args.kernels.is_empty() {
+                return Err(Error::Other(
+                    "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE"
+                        .into(),
+                ));
+            }
+            let kernels = args
+                .kernels
+                .iter()
+                .map(|k| parse_kernel_arg(k))
+                .collect::<Result<_>>()?;
+            vec![OpPlan {
+                name: args.name.clone(),
+                kernels,
+                tiles: Vec::new(),
+                l1: Vec::new(),
+                launches: 1,
+                attributes: Default::default(),
+            }]
+        }
+    };
+    // Every crate is built (once per crate) before anything runs: a build error costs no run.
+    let mut crates: BTreeMap<PathBuf, BuiltKernels> = BTreeMap::new();
+    let mut ops = Vec::new();
+    for plan in &plans {
+        let mut op = Op::new(&plan.name);
+        op.attributes = plan.attributes.clone();
+        for (risc, spec) in &plan.kernels {
+            op = op.kernel(*risc, kernel_path(spec, arch, &mut crates)?);
+        }
+        let tiles: Vec<&String> = plan.tiles.iter().chain(&args.tiles).collect();
+        if !tiles.is_empty() {
+            op = op.tiles(
+                tiles
+                    .iter()
+                    .map(|t| parse_tile(t, arch, grid))
+                    .collect::<Result<_>>()?,
+            );
+        }
+        for l1 in plan.l1.iter().chain(&args.l1) {
+            op = op.l1(parse_l1(l1)?);
+        }
+        let launches = if args.manifest.is_some() {
+            plan.launches
+        } else {
+            args.launches
+        };
+        ops.push((op, launches));
+    }
+    let mut cfg = Config::new(arch, grid, &args.out);
+    cfg.drain_every_cycles = args.drain_every;
+    cfg.settings.policy = match policy {
+        Some(PolicyArg::Block) => Policy::Block,
+        Some(PolicyArg::Drop) => Policy::Drop,
+        None => Policy::BuildDefault,
+    };
+    let mut session = Session::start(cfg)?;
+    let mut fault = None;
+    'ops: for (op, launches) in &ops {
+        for _ in 0..*launches {
+            match session.launch(op) {
+                Ok(l) => eprintln!(
+                    "run {}: {} on {} tile(s), {} instructions",
+                    l.run_id,
+                    l.op,
+                    op_tiles(op, &session),
+                    l.instructions
+                ),
+                Err(e @ Error::Fault(_)) => {
+                    fault = Some(e);
+                    break 'ops;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let profile = session.finish()?;
+    print!("{}", profile.summary_text());
+    let r = &profile.readout;
+    println!(
+        "\n{} records from {} rings ({} zones); {:.3} bus bytes per payload byte",
+        r.records(),
+        r.rings.len(),
+        r.zones(),
+        r.bus_bytes_per_payload_byte().unwrap_or(0.0)
+    );
+    println!("wrote:");
+    for p in profile.files() {
+        println!("  {}", p.display());
+    }
+    let issues: Vec<_> = profile.issues().cloned().collect();
+    let errors = issue::print(&issues);
+    if let Some(f) = fault {
+        eprintln!("error: {f}");
+        eprintln!("error: the outputs hold the records published before the fault");
+        return Ok(ExitCode::from(2));
+    }
+    if errors > 0 {
+        eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn op_tiles(op: &Op, s: &Session) -> usize {
+    op.tiles.as_ref().map_or(s.tiles().len(), Vec::len)
+}
+
+fn read_manifest(path: &Path) -> Result<Manifest> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    if !meta.is_file() {
+        return Err(Error::BadFile {
+            path: path.into(),
+            what: "is not a regular file: a manifest is a TOML or JSON file".into(),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    let bad = |what: String| Error::BadFile {
+        path: path.into(),
+        what,
+    };
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("toml") => {
+            toml::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
+        }
+        Some("json") => {
+            serde_json::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
+        }
+        _ => Err(bad("a manifest must be a .toml or .json file".into())),
+    }
+}
+
+/// A manifest's path relative to its own directory (`CRATE:BIN` keeps its binary name).
+fn relative_to(base: &Path, spec: &str) -> String {
+    match split_crate(spec) {
+        Some((dir, bin)) => format!("{}:{bin}", base.join(dir).display()),
+        None => base.join(spec).display().to_string(),
+    }
+}
+
+fn relative_l1(base: &Path, spec: &str) -> String {
+    match spec.split_once("=@") {
+        Some((addr, file)) => format!("{addr}=@{}", base.join(file).display()),
+        None => spec.to_string(),
+    }
+}
+
+/// `CRATE_DIR:BINARY` when the part before the last `:` is a directory with a Cargo.toml.
+fn split_crate(spec: &str) -> Option<(&str, &str)> {
+    let (dir, bin) = spec.rsplit_once(':')?;
+    (!bin.is_empty() && Path::new(dir).join("Cargo.toml").is_file()).then_some((dir, bin))
+}
+
+fn kernel_path(
+    spec: &str,
+    arch: Arch,
+    crates: &mut BTreeMap<PathBuf, BuiltKernels>,
+) -> Result<PathBuf> {
+    let Some((dir, bin)) = split_crate(spec) else {
+        let p = PathBuf::from(spec);
+        if !p.is_file() {
+            return Err(Error::Other(format!(
+                "kernel {spec:?} is neither an ELF file nor CRATE_DIR:BINARY (a directory with Cargo.toml, a colon, a binary name)"
+            )));
+        }
+        return Ok(p);
+    };
+    let dir = PathBuf::from(dir);
+    if !crates.contains_key(&dir) {
+        eprintln!("building the kernel crate {} for {arch}...", dir.display());
+        crates.insert(dir.clone(), kernels::build(&KernelBuild::new(&dir, arch))?);
+    }
+    crates[&dir].elf(bin).map(Path::to_path_buf)
+}
+
+fn parse_kernel_arg(s: &str) -> Result<(Risc, String)> {
+    let (risc, path) = s.split_once('=').ok_or_else(|| {
+        Error::Other(format!(
+            "--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"
+        ))
+    })?;
+    Ok((parse_risc(risc)?, path.to_string()))
+}
+
+fn parse_risc(s: &str) -> Result<Risc> {
+    let lower = s.trim().to_ascii_lowercase();
+    Risc::ALL
+        .into_iter()
+        .find(|r| r.ident() == lower || r.name().eq_ignore_ascii_case(&lower))
+        .ok_or_else(|| {
+            Error::Other(format!(
+                "unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2"
+            ))
+        })
+}
+
+/// Logical `X,Y` of the grid to its NoC0 coordinate.
+fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
+    let bad = || {
+        Error::Other(format!(
+            "tile {s:?}: expected logical worker coordinates X,Y inside the {}x{} grid",
+            grid.0, grid.1
+        ))
+    };
+    let (x, y) = s.split_once(',').ok_or_else(bad)?;
+    let (x, y) = (
+        x.trim().parse::<u8>().map_err(|_| bad())?,
+        y.trim().parse::<u8>().map_err(|_| bad())?,
+    );
+    if x >= grid.0 || y >= grid.1 {
+        return Err(bad());
+    }
+    arch.worker_noc(x, y).ok_or_else(bad)
+}
+
+fn parse_l1(s: &str) -> Result<L1Input> {
+    let bad = |why: &str| {
+        Error::Other(format!(
+            "--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"
+        ))
+    };
+    let (addr, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
+    let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number"))?;
+    match value.strip_prefix('@') {
+        Some(file) => L1Input::file(addr, Path::new(file)),
+        None => Ok(L1Input::word(
+            addr,
+            parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?,
+        )),
+    }
+}
+
+fn parse_u32(s: &str) -> Option<u32> {
+    let s = s.trim().replace('_', "");
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+pub fn parse_arch(s: &str) -> std::result::Result<Arch, String> {
+    Arch::from_name(s).ok_or_else(|| format!("unknown arch {s:?}: use wormhole_b0 or blackhole"))
+}
+
+pub fn parse_grid(s: &str) -> std::result::Result<(u8, u8), String> {
+    let (c, r) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
+    let n = |v: &str| {
+        v.trim()
+            .parse::<u8>()
+            .map_err(|e| format!("grid {s:?}: {e}"))
+    };
+    Ok((n(c)?, n(r)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_parse_and_bad_ones_say_what_was_expected() {
+        assert_eq!(parse_risc("TRISC1").unwrap(), Risc::Trisc1);
+        assert_eq!(parse_risc("ncrisc").unwrap(), Risc::Ncrisc);
+        assert!(parse_risc("trisc3")
+            .unwrap_err()
+            .to_string()
+            .contains("use brisc"));
+        assert_eq!(parse_l1("0x100=7").unwrap(), L1Input::word(0x100, 7));
+        assert!(parse_l1("0x100")
+            .unwrap_err()
+            .to_string()
+            .contains("ADDR=VALUE"));
+        assert!(parse_l1("abc=1")
+            .unwrap_err()
+            .to_string()
+            .contains("address is not a number"));
+        assert_eq!(
+            parse_tile("1,0", Arch::WormholeB0, (2, 2)).unwrap(),
+            Arch::WormholeB0.worker_noc(1, 0).unwrap()
+        );
+        assert!(parse_tile("2,0", Arch::WormholeB0, (2, 2)).is_err());
+        assert_eq!(parse_grid("4x2").unwrap(), (4, 2));
+        assert!(parse_kernel_arg("brisc")
+            .unwrap_err()
+            .to_string()
+            .contains("RISC=ELF"));
+    }
+}

@@ -1,0 +1,522 @@
+//! A profiling session on the bundled emulator: what `ttprof run` does, as a library.
+//!
+//! ```no_run
+//! # fn main() -> ttprof::Result<()> {
+//! use ttprof::session::{Config, Op, Session};
+//! use riscv_linker::{Arch, Risc};
+//!
+//! let built = ttprof::kernels::build(&ttprof::kernels::KernelBuild::new("my-kernels", Arch::WormholeB0))?;
+//! let mut s = Session::start(Config::new(Arch::WormholeB0, (2, 2), "target/ttprof-run"))?;
+//! s.launch(&Op::new("my-op").kernel(Risc::Brisc, built.elf("reader")?))?;
+//! let profile = s.finish()?;          // every output file, the op log and device.snap
+//! print!("{}", profile.summary_text());
+//! # Ok(()) }
+//! ```
+//!
+//! [`Session::start`] creates the emulated device (its device image under the output
+//! directory), writes every tile's profiler control block, takes a clock-sync window and
+//! attaches a consumer that drains the rings while kernels run. Each [`Session::launch`]
+//! writes the op's L1 inputs, gives it the next run id, loads its kernels, runs them to the
+//! end (draining every [`Config::drain_every_cycles`]) and appends the op to the op log,
+//! with copies of its ELFs under `kernels/` so the folder stays readable when the kernel
+//! crate is rebuilt. [`Session::finish`] drains the last records, takes a second sync window,
+//! fits the clocks, and writes every output (see [`crate::outputs`]) plus `device.snap`: the
+//! rings, the payload the consumer drained and the sync samples, so `ttprof report --device
+//! device.snap` reproduces every file offline.
+//!
+//! A kernel that faults ends its launch with an error carrying the emulator's diagnosis
+//! (chip, tile, RISC, pc, instruction, symbol, source line); the session keeps the fault,
+//! and [`Session::finish`] still reads and writes every record the device published, naming
+//! the fault in the issues and the summary.
+
+mod op;
+
+pub use op::{L1Input, Op};
+
+use crate::clock::{emu_tiles, ClockSync, EmuClock, Fit, FitOptions};
+use crate::devmem::{DeviceMemory, MappedImage, Snapshot};
+use crate::elf::KernelElf;
+use crate::error::{Error, Result};
+use crate::issue::Issue;
+use crate::launch::{self, Settings};
+use crate::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord};
+use crate::outputs::{self, Written};
+use crate::readout::{DrainOptions, Drainer, Readout};
+use crate::resolve::{Resolution, Resolver};
+use riscv_linker::{profiler, Arch, NocCoord};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use ttprof_emu::{ClockModel, Device, DeviceConfig, Fault};
+
+/// File name of the snapshot [`Session::finish`] writes.
+pub const SNAPSHOT_FILE: &str = "device.snap";
+/// File name of the op log.
+pub const OPLOG_FILE: &str = "ops.jsonl";
+/// File name of the emulator's device image.
+pub const IMAGE_FILE: &str = "device.img";
+
+/// What a session runs on and how it profiles.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub arch: Arch,
+    /// Worker tiles, `(columns, rows)` from logical (0,0).
+    pub grid: (u8, u8),
+    /// Output directory (created): outputs, op log, device image, snapshot, kernel copies.
+    pub out: PathBuf,
+    /// Recording, full-ring policy. `consumer` is set from `drain_every_cycles`.
+    pub settings: Settings,
+    /// Drain every ring this often (simulated cycles of each tile) while kernels run; 0:
+    /// no consumer while kernels run (records beyond a ring's capacity are then lost, and
+    /// counted).
+    pub drain_every_cycles: u64,
+    /// The emulated chip's clock (nominal by default).
+    pub clock: ClockModel,
+    /// Emulator host threads (0: one per core). Results never depend on it.
+    pub threads: usize,
+    /// Clock-sync samples per tile in each of the two windows (tt-metal takes 100).
+    pub sync_samples: usize,
+    /// Instructions one core may retire in one launch before it is stopped as a runaway.
+    pub instruction_budget: u64,
+}
+
+impl Config {
+    /// `grid` tiles of `arch`, outputs into `out`, a consumer draining every 250k cycles.
+    pub fn new(arch: Arch, grid: (u8, u8), out: impl Into<PathBuf>) -> Config {
+        Config {
+            arch,
+            grid,
+            out: out.into(),
+            settings: Settings::default(),
+            drain_every_cycles: 250_000,
+            clock: ClockModel::nominal(),
+            threads: 0,
+            sync_samples: 100,
+            instruction_budget: ttprof_emu::DEFAULT_INSTRUCTION_BUDGET,
+        }
+    }
+}
+
+/// What one launch did.
+#[derive(Clone, Debug)]
+pub struct Launched {
+    pub run_id: u32,
+    pub op: String,
+    /// Host time (the emulator's virtual host clock, ns) at launch and when it finished.
+    pub host_ns: (u64, u64),
+    /// Instructions retired by all cores.
+    pub instructions: u64,
+}
+
+/// A running session. See the module docs.
+pub struct Session {
+    cfg: Config,
+    dev: Device,
+    /// The program's traffic (inputs, outputs); the consumer's goes through its own mapping
+    /// so the readout's bus cost counts only the profiler's reads.
+    mem: MappedImage,
+    drainer: Drainer<'static>,
+    sync: ClockSync,
+    log: OpLogWriter,
+    tiles: Vec<NocCoord>,
+    next_run: u32,
+    /// Source ELF path -> its copy under `kernels/`.
+    copies: HashMap<PathBuf, PathBuf>,
+    launched: Vec<Launched>,
+    faults: Vec<Fault>,
+}
+
+impl Session {
+    /// Creates the device and its output directory, initialises every tile, takes the first
+    /// clock-sync window and attaches the consumer.
+    pub fn start(mut cfg: Config) -> Result<Session> {
+        let out = &cfg.out;
+        if out.exists() && !out.is_dir() {
+            return Err(Error::BadFile {
+                path: out.clone(),
+                what: "is not a directory: the outputs go into a directory".into(),
+            });
+        }
+        std::fs::create_dir_all(out.join("kernels"))
+            .map_err(|e| Error::io(out, "create output directory", e))?;
+        cfg.settings.consumer = cfg.drain_every_cycles > 0;
+        let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
+        dc.image = Some(out.join(IMAGE_FILE));
+        dc.threads = cfg.threads;
+        dc.clock = cfg.clock.clone();
+        dc.instruction_budget = cfg.instruction_budget;
+        let mut dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
+        let tiles = dev.tiles();
+        let mem = MappedImage::open(dev.image_path())?;
+        for t in &tiles {
+            launch::init_tile(&mem, 0, *t, cfg.arch, &cfg.settings)?;
+        }
+        let mut sync = ClockSync::new(emu_tiles(&dev), cfg.sync_samples);
+        sync.window(&EmuClock::new(&mut dev))?;
+        let consume = cfg.settings.consumer;
+        let profiler_mem: Box<dyn DeviceMemory> = Box::new(MappedImage::open(dev.image_path())?);
+        let mut drainer = Drainer::attach_owned(
+            profiler_mem,
+            DrainOptions {
+                consume,
+                attach_consumer: consume,
+            },
+        )?;
+        // What the consumer takes leaves the device: keep it for the snapshot.
+        drainer.keep_payload();
+        let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
+        Ok(Session {
+            cfg,
+            dev,
+            mem,
+            drainer,
+            sync,
+            log,
+            tiles,
+            next_run: 1,
+            copies: HashMap::new(),
+            launched: Vec::new(),
+            faults: Vec::new(),
+        })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The NoC0 coordinates of every worker tile, in device order.
+    pub fn tiles(&self) -> &[NocCoord] {
+        &self.tiles
+    }
+
+    /// The device's L1 as the program sees it (stage inputs, check outputs).
+    pub fn memory(&self) -> &dyn DeviceMemory {
+        &self.mem
+    }
+
+    /// The emulated device itself (registers, local RAM, the wall clock).
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// The run id the next launch will get.
+    pub fn next_run_id(&self) -> u32 {
+        self.next_run
+    }
+
+    /// Launches so far.
+    pub fn launched(&self) -> &[Launched] {
+        &self.launched
+    }
+
+    /// Faults so far (at most one per launch).
+    pub fn faults(&self) -> &[Fault] {
+        &self.faults
+    }
+
+    /// Runs one op to its end on its tiles (see the module docs). A fault is returned as
+    /// [`Error::Fault`] after the op was logged; the session can still [`Session::finish`].
+    pub fn launch(&mut self, op: &Op) -> Result<Launched> {
+        let tiles = match &op.tiles {
+            Some(t) => {
+                if let Some(bad) = t.iter().find(|c| !self.tiles.contains(c)) {
+                    return Err(Error::Other(format!(
+                        "op {:?}: tile {bad} is not a worker tile of this {}x{} {} grid (tiles: {})",
+                        op.name,
+                        self.cfg.grid.0,
+                        self.cfg.grid.1,
+                        self.cfg.arch,
+                        self.tiles.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
+                    )));
+                }
+                t.clone()
+            }
+            None => self.tiles.clone(),
+        };
+        if op.kernels.is_empty() {
+            return Err(Error::Other(format!(
+                "op {:?} has no kernel to run",
+                op.name
+            )));
+        }
+        let mut images = Vec::new();
+        for (risc, elf) in &op.kernels {
+            if op.kernels.iter().filter(|(r, _)| r == risc).count() > 1 {
+                return Err(Error::Other(format!(
+                    "op {:?} names two kernels for {risc}",
+                    op.name
+                )));
+            }
+            let bytes = std::fs::read(elf).map_err(|e| Error::io(elf, "read kernel ELF", e))?;
+            let k = KernelElf::parse(elf, &bytes)?;
+            if k.risc != *risc || k.arch != self.cfg.arch {
+                return Err(Error::Elf {
+                    path: elf.clone(),
+                    what: format!(
+                        "was linked for {} {} (its build.rs), but op {:?} runs it on {} {}",
+                        k.arch, k.risc, op.name, self.cfg.arch, risc
+                    ),
+                });
+            }
+            let copy = self.copy_kernel(elf, &bytes)?;
+            images.push((*risc, bytes, copy));
+        }
+        let run_id = self.next_run;
+        self.next_run += 1;
+        for t in &tiles {
+            for input in &op.l1 {
+                input.write(&self.mem, *t)?;
+            }
+            launch::set_run_id(&self.mem, 0, *t, run_id)?;
+            for (risc, bytes, copy) in &images {
+                self.dev
+                    .load_kernel(0, *t, *risc, bytes, &copy.display().to_string())
+                    .map_err(|e| Error::Emulator(e.to_string()))?;
+            }
+        }
+        let start = self.dev.host_time_ns() as u64;
+        let mut drain_error = None;
+        let result = if self.cfg.drain_every_cycles > 0 {
+            let drainer = &mut self.drainer;
+            self.dev
+                .run_with_hook(self.cfg.drain_every_cycles, &mut |_| {
+                    if drain_error.is_none() {
+                        drain_error = drainer.drain().err();
+                    }
+                })
+        } else {
+            self.dev.run()
+        };
+        let end = self.dev.host_time_ns() as u64;
+        let record = OpRecord {
+            run_id,
+            device: 0,
+            op_code: op.name.clone(),
+            op_type: "tt_dnn_device".into(),
+            attributes: op.attributes.clone(),
+            inputs: op.inputs.clone(),
+            outputs: op.outputs.clone(),
+            host_start_ns: start,
+            host_end_ns: end,
+            kernels: images
+                .iter()
+                .map(|(risc, _, copy)| KernelBinding {
+                    risc: risc.name().into(),
+                    elf: copy
+                        .strip_prefix(&self.cfg.out)
+                        .unwrap_or(copy)
+                        .to_path_buf(),
+                    cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
+                })
+                .collect(),
+        };
+        // Logged whatever happened: the records a faulting launch published still need names.
+        self.log.op(&record)?;
+        let summary = match result {
+            Ok(s) => s,
+            Err(e) => {
+                let msg = format!("op {:?} (run {run_id}): {e}", op.name);
+                if let Some(f) = e.fault() {
+                    self.faults.push(f.clone());
+                }
+                return Err(Error::Fault(msg));
+            }
+        };
+        if let Some(e) = drain_error {
+            return Err(e);
+        }
+        let launched = Launched {
+            run_id,
+            op: op.name.clone(),
+            host_ns: (start, end),
+            instructions: summary.instructions(),
+        };
+        self.launched.push(launched.clone());
+        Ok(launched)
+    }
+
+    /// Copies a kernel ELF under `kernels/` once per source path: `kernels/<name>`, or
+    /// `kernels/<name>-<n>` when another ELF of that name was copied already.
+    fn copy_kernel(&mut self, elf: &Path, bytes: &[u8]) -> Result<PathBuf> {
+        let key = std::path::absolute(elf).unwrap_or_else(|_| elf.to_path_buf());
+        let dir = std::path::absolute(self.cfg.out.join("kernels"))
+            .unwrap_or_else(|_| self.cfg.out.join("kernels"));
+        if key.parent() == Some(dir.as_path()) {
+            // Already a copy in the output folder (the caller built it there).
+            self.copies.insert(key.clone(), key.clone());
+            return Ok(key);
+        }
+        if let Some(copy) = self.copies.get(&key) {
+            if std::fs::read(copy).ok().as_deref() == Some(bytes) {
+                return Ok(copy.clone());
+            }
+        }
+        let stem = elf
+            .file_name()
+            .map_or("kernel".into(), |n| n.to_string_lossy().into_owned());
+        let taken = |p: &Path| self.copies.values().any(|c| c == p);
+        let mut copy = dir.join(&stem);
+        let mut n = 2;
+        while taken(&copy) {
+            copy = dir.join(format!("{stem}-{n}"));
+            n += 1;
+        }
+        crate::atomic::write_atomic(&copy, |w| std::io::Write::write_all(w, bytes))?;
+        self.copies.insert(key, copy.clone());
+        Ok(copy)
+    }
+
+    /// Drains the last records, fits the clocks, writes every output, the snapshot and the
+    /// summary (see the module docs).
+    pub fn finish(self) -> Result<Profile> {
+        let Session {
+            cfg,
+            mut dev,
+            mem,
+            mut drainer,
+            mut sync,
+            log,
+            faults,
+            launched,
+            ..
+        } = self;
+        drop(log);
+        drainer.drain_final()?;
+        let drained = drainer.take_payload();
+        let readout = drainer.finish()?;
+        sync.window(&EmuClock::new(&mut dev))?;
+        let fit = sync.fit(cfg.arch, dev.config().chips, &FitOptions::default())?;
+        let snapshot = cfg.out.join(SNAPSHOT_FILE);
+        let snap = Snapshot::like(&mem)?;
+        for region in [profiler::control_region(), profiler::rings_region()] {
+            snap.capture_region(&mem, region.start, region.size)?;
+        }
+        // What the consumer freed is no longer in the rings: the snapshot carries it. Without
+        // a consumer the records are still in the rings (and recorded with them).
+        if cfg.settings.consumer {
+            for (id, bytes) in &drained {
+                snap.add_drained(id.chip, id.tile, id.risc, bytes)?;
+            }
+        }
+        snap.add_sync_samples(sync.samples())?;
+        snap.save(&snapshot)?;
+        let oplog = OpLog::read(&cfg.out.join(OPLOG_FILE))?;
+        let resolution = Resolver::new(&oplog).resolve(&readout);
+        let mut issues: Vec<Issue> = faults.iter().map(fault_issue).collect();
+        issues.extend(fit.issues.iter().cloned());
+        let options = outputs::Options {
+            notes: faults.iter().map(|f| format!("FAULT: {f}")).collect(),
+            ..outputs::Options::default()
+        };
+        remove_old_op_reports(&cfg.out)?;
+        let written = outputs::write_all(
+            &cfg.out,
+            &readout,
+            &resolution,
+            &oplog,
+            &fit.timebase,
+            &options,
+        )?;
+        Ok(Profile {
+            out: cfg.out,
+            readout,
+            resolution,
+            oplog,
+            fit,
+            written,
+            snapshot,
+            image: dev.image_path().to_path_buf(),
+            faults,
+            launched,
+            issues,
+        })
+    }
+}
+
+/// A fault as a data problem at its core.
+fn fault_issue(f: &Fault) -> Issue {
+    let at = crate::Location {
+        chip: f.chip,
+        x: f.tile.x,
+        y: f.tile.y,
+        risc: Some(f.risc),
+    };
+    Issue::error(
+        Some(at),
+        format!(
+            "the kernel faulted: {f}; records it published before the fault are read, records after its last \
+             publication are lost"
+        ),
+    )
+}
+
+/// Every run writes a new timestamped op report (as tt-metal does); keep only the new one so
+/// `tt-perf-report <out>/ops_perf_results_*.csv` reads this run alone.
+pub fn remove_old_op_reports(dir: &Path) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("ops_perf_results_") && name.ends_with(".csv") {
+            std::fs::remove_file(e.path())
+                .map_err(|err| Error::io(e.path(), "remove the previous op report", err))?;
+        }
+    }
+    Ok(())
+}
+
+/// What a finished session read and wrote.
+pub struct Profile {
+    pub out: PathBuf,
+    pub readout: Readout,
+    pub resolution: Resolution,
+    pub oplog: OpLog,
+    /// The clock fit every output's host times come from.
+    pub fit: Fit,
+    pub written: Written,
+    pub snapshot: PathBuf,
+    pub image: PathBuf,
+    pub faults: Vec<Fault>,
+    pub launched: Vec<Launched>,
+    /// Faults and clock-fit problems (readout, resolution and output issues are in their
+    /// own structs; [`Profile::issues`] lists them all).
+    pub issues: Vec<Issue>,
+}
+
+impl Profile {
+    /// Every problem found: faults, readout, naming, clock fit, outputs.
+    pub fn issues(&self) -> impl Iterator<Item = &Issue> {
+        self.issues
+            .iter()
+            .chain(&self.readout.issues)
+            .chain(&self.resolution.issues)
+            .chain(&self.written.issues)
+    }
+
+    /// Whether some problem makes the outputs incomplete or wrong.
+    pub fn has_errors(&self) -> bool {
+        self.issues().any(Issue::is_error)
+    }
+
+    /// The per-op summary as written to `ttprof_summary.txt`.
+    pub fn summary_text(&self) -> &str {
+        &self.written.summary_text
+    }
+
+    /// Every file written: the outputs, then the op log, the device image and the snapshot.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = self
+            .written
+            .files()
+            .iter()
+            .map(|p| p.to_path_buf())
+            .collect();
+        files.extend([
+            self.out.join(OPLOG_FILE),
+            self.image.clone(),
+            self.snapshot.clone(),
+        ]);
+        files
+    }
+}

@@ -1,0 +1,110 @@
+//! One op to launch: its kernels, tiles, L1 inputs and what the op report says of it.
+
+use crate::devmem::DeviceMemory;
+use crate::error::{Error, Result};
+use crate::oplog::TensorDesc;
+use riscv_linker::{NocCoord, Risc};
+use std::path::{Path, PathBuf};
+
+/// Bytes written into L1 at `addr` of every tile of an op before it is launched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct L1Input {
+    /// L1 byte address (4-byte aligned).
+    pub addr: u32,
+    /// The bytes (padded with zeros to whole words).
+    pub bytes: Vec<u8>,
+}
+
+impl L1Input {
+    /// A 32-bit word.
+    pub fn word(addr: u32, value: u32) -> L1Input {
+        L1Input {
+            addr,
+            bytes: value.to_le_bytes().to_vec(),
+        }
+    }
+
+    /// The contents of a file.
+    pub fn file(addr: u32, path: &Path) -> Result<L1Input> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read L1 input file", e))?;
+        Ok(L1Input { addr, bytes })
+    }
+
+    /// Writes the input into `tile` of chip 0.
+    pub fn write(&self, mem: &dyn DeviceMemory, tile: NocCoord) -> Result<()> {
+        if !self.addr.is_multiple_of(4) {
+            return Err(Error::Address {
+                what: format!(
+                    "L1 input at {:#x}: the address must be 4-byte aligned",
+                    self.addr
+                ),
+            });
+        }
+        for (i, chunk) in self.bytes.chunks(4).enumerate() {
+            let mut w = [0u8; 4];
+            w[..chunk.len()].copy_from_slice(chunk);
+            let at = self
+                .addr
+                .checked_add(4 * i as u32)
+                .ok_or_else(|| Error::Address {
+                    what: format!(
+                        "L1 input at {:#x} of {} bytes runs past the 32-bit address space",
+                        self.addr,
+                        self.bytes.len()
+                    ),
+                })?;
+            mem.write_u32(0, tile, at, u32::from_le_bytes(w))?;
+        }
+        Ok(())
+    }
+}
+
+/// An op: kernels per RISC on a set of tiles, with L1 inputs written before the launch.
+#[derive(Clone, Debug, Default)]
+pub struct Op {
+    /// The op's name (the op report's `OP CODE`).
+    pub name: String,
+    /// At most one kernel per RISC.
+    pub kernels: Vec<(Risc, PathBuf)>,
+    /// `None`: every tile of the session.
+    pub tiles: Option<Vec<NocCoord>>,
+    /// Written into every tile of the op, in order, before each launch.
+    pub l1: Vec<L1Input>,
+    /// The op report's `ATTRIBUTES`.
+    pub attributes: serde_json::Map<String, serde_json::Value>,
+    pub inputs: Vec<TensorDesc>,
+    pub outputs: Vec<TensorDesc>,
+}
+
+impl Op {
+    pub fn new(name: impl Into<String>) -> Op {
+        Op {
+            name: name.into(),
+            ..Op::default()
+        }
+    }
+
+    /// Runs `elf` on `risc` of every tile of the op.
+    pub fn kernel(mut self, risc: Risc, elf: impl Into<PathBuf>) -> Op {
+        self.kernels.push((risc, elf.into()));
+        self
+    }
+
+    /// Runs on these tiles only.
+    pub fn tiles(mut self, tiles: Vec<NocCoord>) -> Op {
+        self.tiles = Some(tiles);
+        self
+    }
+
+    /// Writes `input` into L1 before the launch.
+    pub fn l1(mut self, input: L1Input) -> Op {
+        self.l1.push(input);
+        self
+    }
+
+    /// Sets an op-report attribute.
+    pub fn attribute(mut self, key: &str, value: impl Into<serde_json::Value>) -> Op {
+        self.attributes.insert(key.into(), value.into());
+        self
+    }
+}
