@@ -8,5 +8,6 @@ fn main() {
         ("math", Risc::Trisc1),
         ("pack", Risc::Trisc2),
         ("bench", Risc::Brisc),
+        ("sums", Risc::Brisc),
     ]);
 }
