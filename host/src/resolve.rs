@@ -242,17 +242,50 @@ impl<'a> Resolver<'a> {
             );
         }
         if wrong_kind > 0 {
+            // An error: those records would be written under the wrong name.
             issues.push(
-                Issue::warning(
+                Issue::error(
                     at,
                     format!(
                         "run {run}: {wrong_kind} record(s) do not match the kind of their site in {} (e.g. an event \
-                         recorded at a zone site): is it the image that ran?",
+                         recorded at a zone site), so their names would be wrong: is it the image that ran?",
                         elf.path.display()
                     ),
                 )
                 .with_count(wrong_kind),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+    use crate::testing::{site_json, temp_dir, write_kernel_elf, ElfSpec};
+    use riscv_linker::Risc;
+
+    /// The fixture's sites with `wait` (a sum zone on the device) declared as `kind`.
+    fn kernels_with_wait_as(kind: &str) -> OpLog {
+        let dir = temp_dir("resolve-kinds");
+        let mut sites: Vec<String> = fixture::sites().iter().map(|(_, m)| site_json(m.kind.name(), &m.name, m.line)).collect();
+        sites[fixture::site::WAIT as usize] = site_json(kind, "wait", 14);
+        std::fs::create_dir_all(dir.join("kernels")).unwrap();
+        for risc in Risc::ALL {
+            write_kernel_elf(&dir.join("kernels").join(risc.ident()), &ElfSpec::kernel(fixture::ARCH, risc, sites.clone())).unwrap();
+        }
+        OpLog { path: dir.join("ops.jsonl"), entries: fixture::oplog().entries }
+    }
+
+    #[test]
+    fn records_of_the_wrong_kind_for_their_site_are_an_error_with_a_count() {
+        let r = fixture::readout();
+        let good = Resolver::new(&kernels_with_wait_as("sum")).resolve(&r);
+        assert!(good.issues.is_empty(), "{:?}", good.issues);
+        let bad = Resolver::new(&kernels_with_wait_as("data")).resolve(&r);
+        let wrong: Vec<&Issue> = bad.issues.iter().filter(|i| i.to_string().contains("do not match the kind")).collect();
+        // One sum record per ring and run: 2 tiles x 5 RISCs, each ring in each of its runs.
+        assert_eq!(wrong.len(), r.rings.len() * 3, "{:?}", bad.issues);
+        assert!(wrong.iter().all(|i| i.is_error() && i.count == 1), "{wrong:?}");
     }
 }
