@@ -181,19 +181,19 @@ macro_rules! sum_zone {
 #[macro_export]
 macro_rules! kernel {
     (brisc, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_brisc, "BRISC-FW", "BRISC-KERNEL", $main);
+        $crate::__kernel!(__ttprof_risc_brisc, "__ttprof_kernel_brisc", "BRISC-FW", "BRISC-KERNEL", $main);
     };
     (ncrisc, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_ncrisc, "NCRISC-FW", "NCRISC-KERNEL", $main);
+        $crate::__kernel!(__ttprof_risc_ncrisc, "__ttprof_kernel_ncrisc", "NCRISC-FW", "NCRISC-KERNEL", $main);
     };
     (trisc0, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_trisc0, "TRISC-FW", "TRISC-KERNEL", $main);
+        $crate::__kernel!(__ttprof_risc_trisc0, "__ttprof_kernel_trisc0", "TRISC-FW", "TRISC-KERNEL", $main);
     };
     (trisc1, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_trisc1, "TRISC-FW", "TRISC-KERNEL", $main);
+        $crate::__kernel!(__ttprof_risc_trisc1, "__ttprof_kernel_trisc1", "TRISC-FW", "TRISC-KERNEL", $main);
     };
     (trisc2, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_trisc2, "TRISC-FW", "TRISC-KERNEL", $main);
+        $crate::__kernel!(__ttprof_risc_trisc2, "__ttprof_kernel_trisc2", "TRISC-FW", "TRISC-KERNEL", $main);
     };
 }
 
@@ -201,7 +201,12 @@ macro_rules! kernel {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel {
-    ($guard:ident, $fw:literal, $kernel:literal, $main:path) => {
+    ($guard:ident, $core:literal, $fw:literal, $kernel:literal, $main:path) => {
+        // Which core `kernel!` names: the linker script of any other core asserts it is absent.
+        #[cfg(target_arch = "riscv32")]
+        #[export_name = $core]
+        #[used]
+        static __TTPROF_KERNEL_CORE: u8 = 0;
         #[export_name = "__ttprof_main"]
         extern "C" fn __ttprof_main() -> u32 {
             $crate::__run(
@@ -219,7 +224,11 @@ macro_rules! __kernel {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kernel {
-    ($guard:ident, $fw:literal, $kernel:literal, $main:path) => {
+    ($guard:ident, $core:literal, $fw:literal, $kernel:literal, $main:path) => {
+        #[cfg(target_arch = "riscv32")]
+        #[export_name = $core]
+        #[used]
+        static __TTPROF_KERNEL_CORE: u8 = 0;
         #[export_name = "__ttprof_main"]
         extern "C" fn __ttprof_main() -> u32 {
             $main();

@@ -34,6 +34,18 @@ pub fn linker_script(arch: Arch, risc: Risc) -> String {
 
     let _ = writeln!(w, "/* Which core and chip this image is for: referenced by the runtime's entry macro. */");
     let _ = writeln!(w, "__ttprof_risc_{} = 1;", risc.ident());
+    // `kernel!(other, ..)` in a binary build.rs links for this core: the guard it references
+    // is provided so the link gets as far as the assertion that says what is wrong.
+    for other in Risc::ALL.into_iter().filter(|r| *r != risc) {
+        let o = other.ident();
+        let _ = writeln!(w, "PROVIDE(__ttprof_risc_{o} = 0);");
+        let _ = writeln!(
+            w,
+            "ASSERT(!DEFINED(__ttprof_kernel_{o}), \"ttprof: this binary's kernel!({o}, ..) names {o}, but build.rs links it for {} \
+             (riscv_linker::build::kernels): name the same core in both\");",
+            risc.ident()
+        );
+    }
     let _ = writeln!(w, "__ttprof_arch_{} = 1;", arch.name());
     let _ = writeln!(w, "__ttprof_risc_index = {};", risc.index());
     let _ = writeln!(w, "__ttprof_arch_id = {};", arch.id());
@@ -81,6 +93,10 @@ mod tests {
         assert!(s.contains("__ttprof_risc_trisc1 = 1;"));
         assert!(s.contains(".ttprof_sites 0 (INFO)"));
         assert!(s.contains("*(.ttprof.boot)"), "non-BRISC scripts discard the boot word");
+        // A kernel!(brisc, ..) linked with TRISC1's script gets an assertion naming both cores.
+        assert!(s.contains("PROVIDE(__ttprof_risc_brisc = 0);"));
+        assert!(s.contains("ASSERT(!DEFINED(__ttprof_kernel_brisc), \"ttprof: this binary's kernel!(brisc, ..) names brisc, but build.rs links it for trisc1"));
+        assert!(!s.contains("__ttprof_kernel_trisc1"), "its own core is not asserted against");
         let b = linker_script(Arch::Blackhole, Risc::Brisc);
         assert!(b.contains("BOOT  (rx) : ORIGIN = 0x00000"));
         assert!(b.contains("LOCAL (rw) : ORIGIN = 0xffb00000, LENGTH = 0x2000"));
