@@ -1,0 +1,142 @@
+//! README.md's "Your first kernel", run as a new user would: every `<!-- file: PATH -->`
+//! block is written into a folder outside the workspace (next to a `ttprof` link to this
+//! checkout, as the README assumes), every `<!-- run: DIR -->` block's commands run there
+//! with the workspace's `ttprof` binary, and the zones they wrote are checked exactly. So
+//! the README cannot rot: changing a snippet without its expectations here fails.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use ttprof_tests::{ttprof_binary, workspace};
+
+/// A fenced block of README.md after a marker comment.
+struct Block {
+    marker: String,
+    body: String,
+}
+
+/// Every fenced block that follows a `<!-- file: .. -->` or `<!-- run: .. -->` line.
+fn marked_blocks(readme: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let Some(marker) = line.trim().strip_prefix("<!-- ").and_then(|m| m.strip_suffix(" -->")) else { continue };
+        let fence = lines.next().unwrap_or_default();
+        assert!(fence.starts_with("```"), "README: `{line}` must be followed by a fenced block, found {fence:?}");
+        let body: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
+        out.push(Block { marker: marker.to_string(), body: body.join("\n") + "\n" });
+    }
+    out
+}
+
+fn run_line(line: &str, dir: &Path) -> Output {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(words[0], "ttprof", "README run blocks hold ttprof commands: {line}");
+    let out = Command::new(ttprof_binary()).args(&words[1..]).current_dir(dir).output().unwrap();
+    eprintln!("$ {line}\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// (zone name, marker type) -> rows, and the meta data column of each.
+fn csv_rows(path: &Path) -> BTreeMap<(String, String), Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut rows: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
+    for line in text.lines().skip(2) {
+        let f: Vec<&str> = line.splitn(15, ',').collect();
+        rows.entry((f[10].to_string(), f[11].to_string())).or_default().push((f[6].to_string(), f[14].to_string()));
+    }
+    rows
+}
+
+fn count(rows: &BTreeMap<(String, String), Vec<(String, String)>>, name: &str, kind: &str) -> usize {
+    rows.get(&(name.to_string(), kind.to_string())).map_or(0, Vec::len)
+}
+
+#[test]
+fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let blocks = marked_blocks(&readme);
+    let root = workspace().join("target/test-readme");
+    let _ = std::fs::remove_dir_all(root.join("my-kernels/src"));
+    std::fs::create_dir_all(&root).unwrap();
+    let link = root.join("ttprof");
+    if std::fs::symlink_metadata(&link).is_err() {
+        std::os::unix::fs::symlink(workspace(), &link).unwrap();
+    }
+    let mut runs: Vec<(PathBuf, String)> = Vec::new();
+    for b in &blocks {
+        if let Some(file) = b.marker.strip_prefix("file: ") {
+            let path = root.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &b.body).unwrap();
+        } else if let Some(dir) = b.marker.strip_prefix("run: ") {
+            runs.extend(b.body.lines().filter(|l| !l.trim().is_empty()).map(|l| (root.join(dir), l.to_string())));
+        }
+    }
+    assert_eq!(runs.len(), 3, "README runs: build, run, run --manifest");
+    let crate_dir = root.join("my-kernels");
+
+    // ttprof build: one `NAME PATH` line per binary, absolute paths that exist.
+    let build = run_line(&runs[0].1, &runs[0].0);
+    assert!(build.status.success());
+    let built: BTreeMap<String, PathBuf> = String::from_utf8_lossy(&build.stdout)
+        .lines()
+        .map(|l| {
+            let (name, path) = l.split_once(' ').unwrap();
+            (name.to_string(), PathBuf::from(path))
+        })
+        .collect();
+    assert_eq!(built.keys().collect::<Vec<_>>(), ["compute", "reader"]);
+    assert!(built.values().all(|p| p.is_absolute() && p.is_file()), "{built:?}");
+
+    // ttprof run on a 2x2 grid, 4 tiles of work: every zone counted exactly.
+    let run = run_line(&runs[1].1, &runs[1].0);
+    assert_eq!(run.status.code(), Some(0));
+    let out = crate_dir.join("target/ttprof-run");
+    for f in ["profile_log_device.csv", "ttprof_trace.json", "ttprof_timeline.html", "ttprof_summary.txt", "ops.jsonl", "device.snap"] {
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    let rows = csv_rows(&out.join("profile_log_device.csv"));
+    assert_eq!(count(&rows, "read-tile", "ZONE_START"), 4 * 8);
+    assert_eq!(count(&rows, "copy", "ZONE_END"), 4 * 8);
+    assert_eq!(count(&rows, "BRISC-KERNEL", "ZONE_START"), 4);
+    assert_eq!(count(&rows, "TRISC-KERNEL", "ZONE_START"), 4);
+    let math = &rows[&("math-tile".to_string(), "ZONE_START".to_string())];
+    let mut values: Vec<&str> = math.iter().map(|r| r.1.as_str()).collect();
+    values.sort();
+    assert_eq!(values, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3].map(|v| format!("{{\"value\": {v}}}")));
+    let waits = &rows[&("wait-cb".to_string(), "ZONE_TOTAL".to_string())];
+    assert_eq!(waits.len(), 4, "one sum record per tile");
+    for (total, meta) in waits {
+        assert_eq!(meta, "{\"count\": 8}");
+        let total: u64 = total.parse().unwrap();
+        assert!((8 * 50..8 * 50 * 20).contains(&total), "wait-cb total {total} cycles for 8 x 50 steps");
+    }
+    assert!(rows[&("bytes".to_string(), "TS_DATA".to_string())].iter().all(|r| r.0 == "2048"));
+    assert_eq!(count(&rows, "bytes", "TS_DATA"), 32);
+    assert_eq!(count(&rows, "done", "TS_EVENT"), 4);
+    let summary = String::from_utf8_lossy(&run.stdout);
+    assert!(summary.contains("wait-cb") && summary.contains("read-tile") && summary.contains("target/ttprof-run/device.snap"), "{summary}");
+
+    // The manifest: read once, then compute twice with 2 tiles of work.
+    let ci = run_line(&runs[2].1, &runs[2].0);
+    assert_eq!(ci.status.code(), Some(0));
+    let rows = csv_rows(&crate_dir.join("target/ttprof-ci/profile_log_device.csv"));
+    assert_eq!(count(&rows, "read-tile", "ZONE_START"), 3 * 4 * 8);
+    assert_eq!(count(&rows, "math-tile", "ZONE_START"), 2 * 4 * 2);
+    let oplog = std::fs::read_to_string(crate_dir.join("target/ttprof-ci/ops.jsonl")).unwrap();
+    let ops: Vec<String> = oplog
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["op"]["op_code"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ops, ["read", "compute", "compute"]);
+
+    // build.rs and kernel!(..) naming different cores: the linker says so, naming both.
+    let build_rs = std::fs::read_to_string(crate_dir.join("build.rs")).unwrap();
+    std::fs::write(crate_dir.join("build.rs"), build_rs.replace("(\"compute\", Risc::Trisc1)", "(\"compute\", Risc::Trisc0)")).unwrap();
+    let wrong = run_line(&runs[0].1, &runs[0].0);
+    std::fs::write(crate_dir.join("build.rs"), build_rs).unwrap();
+    assert_eq!(wrong.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&wrong.stderr);
+    assert!(err.contains("kernel!(trisc1, ..) names trisc1, but build.rs links it for trisc0"), "{err}");
+}
