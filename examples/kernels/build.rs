@@ -9,5 +9,6 @@ fn main() {
         ("pack", Risc::Trisc2),
         ("bench", Risc::Brisc),
         ("sums", Risc::Brisc),
+        ("fault", Risc::Brisc),
     ]);
 }

@@ -149,10 +149,7 @@ struct OpPlan {
 /// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let (manifest, base) = match &args.manifest {
-        Some(p) => (
-            Some(read_manifest(p)?),
-            p.parent().map(Path::to_path_buf).unwrap_or_default(),
-        ),
+        Some(p) => (Some(read_manifest(p)?), p.parent().map(Path::to_path_buf).unwrap_or_default()),
         None => (None, PathBuf::new()),
     };
     let arch = match (args.arch, manifest.as_ref().and_then(|m| m.arch.as_deref())) {
@@ -177,28 +174,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     .map(|(r, k)| Ok((parse_risc(&r)?, relative_to(&base, &k))))
                     .collect::<Result<_>>()?;
                 let l1 = o.l1.iter().map(|s| relative_l1(&base, s)).collect();
-                Ok(OpPlan {
-                    name: o.name,
-                    kernels,
-                    tiles: o.tiles,
-                    l1,
-                    launches: o.launches,
-                    attributes: o.attributes,
-                })
+                Ok(OpPlan { name: o.name, kernels, tiles: o.tiles, l1, launches: o.launches, attributes: o.attributes })
             })
             .collect::<Result<_>>()?,
         None => {
             if args.kernels.is_empty() {
                 return Err(Error::Other(
-                    "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE"
-                        .into(),
+                    "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE".into(),
                 ));
             }
-            let kernels = args
-                .kernels
-                .iter()
-                .map(|k| parse_kernel_arg(k))
-                .collect::<Result<_>>()?;
+            let kernels = args.kernels.iter().map(|k| parse_kernel_arg(k)).collect::<Result<_>>()?;
             vec![OpPlan {
                 name: args.name.clone(),
                 kernels,
@@ -220,21 +205,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         }
         let tiles: Vec<&String> = plan.tiles.iter().chain(&args.tiles).collect();
         if !tiles.is_empty() {
-            op = op.tiles(
-                tiles
-                    .iter()
-                    .map(|t| parse_tile(t, arch, grid))
-                    .collect::<Result<_>>()?,
-            );
+            op = op.tiles(tiles.iter().map(|t| parse_tile(t, arch, grid)).collect::<Result<_>>()?);
         }
         for l1 in plan.l1.iter().chain(&args.l1) {
             op = op.l1(parse_l1(l1)?);
         }
-        let launches = if args.manifest.is_some() {
-            plan.launches
-        } else {
-            args.launches
-        };
+        let launches = if args.manifest.is_some() { plan.launches } else { args.launches };
         ops.push((op, launches));
     }
     let mut cfg = Config::new(arch, grid, &args.out);
@@ -305,17 +281,10 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
         });
     }
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
-    let bad = |what: String| Error::BadFile {
-        path: path.into(),
-        what,
-    };
+    let bad = |what: String| Error::BadFile { path: path.into(), what };
     match path.extension().and_then(|e| e.to_str()) {
-        Some("toml") => {
-            toml::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
-        }
-        Some("json") => {
-            serde_json::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
-        }
+        Some("toml") => toml::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}"))),
+        Some("json") => serde_json::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}"))),
         _ => Err(bad("a manifest must be a .toml or .json file".into())),
     }
 }
@@ -341,11 +310,7 @@ fn split_crate(spec: &str) -> Option<(&str, &str)> {
     (!bin.is_empty() && Path::new(dir).join("Cargo.toml").is_file()).then_some((dir, bin))
 }
 
-fn kernel_path(
-    spec: &str,
-    arch: Arch,
-    crates: &mut BTreeMap<PathBuf, BuiltKernels>,
-) -> Result<PathBuf> {
+fn kernel_path(spec: &str, arch: Arch, crates: &mut BTreeMap<PathBuf, BuiltKernels>) -> Result<PathBuf> {
     let Some((dir, bin)) = split_crate(spec) else {
         let p = PathBuf::from(spec);
         if !p.is_file() {
@@ -365,9 +330,7 @@ fn kernel_path(
 
 fn parse_kernel_arg(s: &str) -> Result<(Risc, String)> {
     let (risc, path) = s.split_once('=').ok_or_else(|| {
-        Error::Other(format!(
-            "--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"
-        ))
+        Error::Other(format!("--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"))
     })?;
     Ok((parse_risc(risc)?, path.to_string()))
 }
@@ -377,11 +340,7 @@ fn parse_risc(s: &str) -> Result<Risc> {
     Risc::ALL
         .into_iter()
         .find(|r| r.ident() == lower || r.name().eq_ignore_ascii_case(&lower))
-        .ok_or_else(|| {
-            Error::Other(format!(
-                "unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2"
-            ))
-        })
+        .ok_or_else(|| Error::Other(format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2")))
 }
 
 /// Logical `X,Y` of the grid to its NoC0 coordinate.
@@ -393,10 +352,7 @@ fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
         ))
     };
     let (x, y) = s.split_once(',').ok_or_else(bad)?;
-    let (x, y) = (
-        x.trim().parse::<u8>().map_err(|_| bad())?,
-        y.trim().parse::<u8>().map_err(|_| bad())?,
-    );
+    let (x, y) = (x.trim().parse::<u8>().map_err(|_| bad())?, y.trim().parse::<u8>().map_err(|_| bad())?);
     if x >= grid.0 || y >= grid.1 {
         return Err(bad());
     }
@@ -404,19 +360,12 @@ fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
 }
 
 fn parse_l1(s: &str) -> Result<L1Input> {
-    let bad = |why: &str| {
-        Error::Other(format!(
-            "--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"
-        ))
-    };
+    let bad = |why: &str| Error::Other(format!("--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"));
     let (addr, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
     let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number"))?;
     match value.strip_prefix('@') {
         Some(file) => L1Input::file(addr, Path::new(file)),
-        None => Ok(L1Input::word(
-            addr,
-            parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?,
-        )),
+        None => Ok(L1Input::word(addr, parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?)),
     }
 }
 
@@ -433,14 +382,8 @@ pub fn parse_arch(s: &str) -> std::result::Result<Arch, String> {
 }
 
 pub fn parse_grid(s: &str) -> std::result::Result<(u8, u8), String> {
-    let (c, r) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
-    let n = |v: &str| {
-        v.trim()
-            .parse::<u8>()
-            .map_err(|e| format!("grid {s:?}: {e}"))
-    };
+    let (c, r) = s.split_once(['x', 'X']).ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
+    let n = |v: &str| v.trim().parse::<u8>().map_err(|e| format!("grid {s:?}: {e}"));
     Ok((n(c)?, n(r)?))
 }
 
@@ -452,28 +395,13 @@ mod tests {
     fn arguments_parse_and_bad_ones_say_what_was_expected() {
         assert_eq!(parse_risc("TRISC1").unwrap(), Risc::Trisc1);
         assert_eq!(parse_risc("ncrisc").unwrap(), Risc::Ncrisc);
-        assert!(parse_risc("trisc3")
-            .unwrap_err()
-            .to_string()
-            .contains("use brisc"));
+        assert!(parse_risc("trisc3").unwrap_err().to_string().contains("use brisc"));
         assert_eq!(parse_l1("0x100=7").unwrap(), L1Input::word(0x100, 7));
-        assert!(parse_l1("0x100")
-            .unwrap_err()
-            .to_string()
-            .contains("ADDR=VALUE"));
-        assert!(parse_l1("abc=1")
-            .unwrap_err()
-            .to_string()
-            .contains("address is not a number"));
-        assert_eq!(
-            parse_tile("1,0", Arch::WormholeB0, (2, 2)).unwrap(),
-            Arch::WormholeB0.worker_noc(1, 0).unwrap()
-        );
+        assert!(parse_l1("0x100").unwrap_err().to_string().contains("ADDR=VALUE"));
+        assert!(parse_l1("abc=1").unwrap_err().to_string().contains("address is not a number"));
+        assert_eq!(parse_tile("1,0", Arch::WormholeB0, (2, 2)).unwrap(), Arch::WormholeB0.worker_noc(1, 0).unwrap());
         assert!(parse_tile("2,0", Arch::WormholeB0, (2, 2)).is_err());
         assert_eq!(parse_grid("4x2").unwrap(), (4, 2));
-        assert!(parse_kernel_arg("brisc")
-            .unwrap_err()
-            .to_string()
-            .contains("RISC=ELF"));
+        assert!(parse_kernel_arg("brisc").unwrap_err().to_string().contains("RISC=ELF"));
     }
 }

@@ -93,7 +93,14 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
     let run = run_line(&runs[1].1, &runs[1].0);
     assert_eq!(run.status.code(), Some(0));
     let out = crate_dir.join("target/ttprof-run");
-    for f in ["profile_log_device.csv", "ttprof_trace.json", "ttprof_timeline.html", "ttprof_summary.txt", "ops.jsonl", "device.snap"] {
+    for f in [
+        "profile_log_device.csv",
+        "ttprof_trace.json",
+        "ttprof_timeline.html",
+        "ttprof_summary.txt",
+        "ops.jsonl",
+        "device.snap",
+    ] {
         assert!(out.join(f).is_file(), "{f} written");
     }
     let rows = csv_rows(&out.join("profile_log_device.csv"));
@@ -116,7 +123,12 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
     assert_eq!(count(&rows, "bytes", "TS_DATA"), 32);
     assert_eq!(count(&rows, "done", "TS_EVENT"), 4);
     let summary = String::from_utf8_lossy(&run.stdout);
-    assert!(summary.contains("wait-cb") && summary.contains("read-tile") && summary.contains("target/ttprof-run/device.snap"), "{summary}");
+    assert!(
+        summary.contains("wait-cb")
+            && summary.contains("read-tile")
+            && summary.contains("target/ttprof-run/device.snap"),
+        "{summary}"
+    );
 
     // The manifest: read once, then compute twice with 2 tiles of work.
     let ci = run_line(&runs[2].1, &runs[2].0);
@@ -133,7 +145,11 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
 
     // build.rs and kernel!(..) naming different cores: the linker says so, naming both.
     let build_rs = std::fs::read_to_string(crate_dir.join("build.rs")).unwrap();
-    std::fs::write(crate_dir.join("build.rs"), build_rs.replace("(\"compute\", Risc::Trisc1)", "(\"compute\", Risc::Trisc0)")).unwrap();
+    std::fs::write(
+        crate_dir.join("build.rs"),
+        build_rs.replace("(\"compute\", Risc::Trisc1)", "(\"compute\", Risc::Trisc0)"),
+    )
+    .unwrap();
     let wrong = run_line(&runs[0].1, &runs[0].0);
     std::fs::write(crate_dir.join("build.rs"), build_rs).unwrap();
     assert_eq!(wrong.status.code(), Some(1));

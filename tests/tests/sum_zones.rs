@@ -21,7 +21,10 @@ const SUMS: [(&str, u64, u64); 3] = [("spin-100", N, 100), ("spin-10", 3 * N, 10
 /// plus the measurement's own cost.
 fn total_in_bounds(name: &str, count: u64, steps: u64, total: u64) {
     let (lo, hi) = (count * steps, count * (steps * 20 + 100));
-    assert!((lo..=hi).contains(&total), "{name}: total {total} cycles over {count} measurements of {steps} steps, expected {lo}..={hi}");
+    assert!(
+        (lo..=hi).contains(&total),
+        "{name}: total {total} cycles over {count} measurements of {steps} steps, expected {lo}..={hi}"
+    );
 }
 
 #[test]
@@ -83,13 +86,22 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
         }
     }
     let sorted = |m: &BTreeMap<String, Vec<(u64, u64)>>| {
-        m.iter().map(|(k, v)| (k.clone(), { let mut v = v.clone(); v.sort(); v })).collect::<BTreeMap<_, _>>()
+        m.iter()
+            .map(|(k, v)| {
+                (k.clone(), {
+                    let mut v = v.clone();
+                    v.sort();
+                    v
+                })
+            })
+            .collect::<BTreeMap<_, _>>()
     };
     assert_eq!(sorted(&csv_sums), sorted(&records), "the CSV holds exactly the sum records");
     assert_eq!(acc, vec![("acc".to_string(), N * 1000 + 7); (LAUNCHES * TILES) as usize]);
 
     // ttprof_trace.json: an instant per sum record with total_cycles and count as arguments.
-    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("ttprof_trace.json")).unwrap()).unwrap();
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("ttprof_trace.json")).unwrap()).unwrap();
     let mut json_sums: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for e in trace["traceEvents"].as_array().unwrap() {
         if e["args"]["total_cycles"].is_u64() {
@@ -101,20 +113,26 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
 
     // The summary: one row per sum zone of the op, totals over every record.
     let op = p.written.summary.ops.iter().find(|o| o.op == "sums").unwrap();
-    let rows: Vec<(&str, u64, u64, u64)> = op.sums.iter().map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles)).collect();
+    let rows: Vec<(&str, u64, u64, u64)> =
+        op.sums.iter().map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles)).collect();
     for (name, count, _) in SUMS {
         let total: u64 = records[name].iter().map(|r| r.1).sum();
         assert!(rows.contains(&(name, LAUNCHES * TILES, LAUNCHES * TILES * count, total)), "{name}: {rows:?}");
     }
     let text = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
     for (name, count, _) in SUMS {
-        let line = text.lines().find(|l| l.trim_start().starts_with(&format!("{name} "))).unwrap_or_else(|| panic!("{name}: {text}"));
+        let line = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name}: {text}"));
         let cells: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(cells[1..3], [(LAUNCHES * TILES).to_string(), (LAUNCHES * TILES * count).to_string()], "{line}");
     }
 
     // Tracy: one message per sum record, `name: count x, total cycles in all`.
-    let stream = ttprof::tracy::Stream::build(&p.readout, &p.resolution, Some(&p.oplog), &p.fit.timebase, &Default::default()).unwrap();
+    let stream =
+        ttprof::tracy::Stream::build(&p.readout, &p.resolution, Some(&p.oplog), &p.fit.timebase, &Default::default())
+            .unwrap();
     let server = ttprof::tracy::Server::bind(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = server.local_addr();
     let opts = ttprof::tracy::ServeOptions { addr, ..Default::default() };

@@ -136,8 +136,7 @@ impl Session {
                 what: "is not a directory: the outputs go into a directory".into(),
             });
         }
-        std::fs::create_dir_all(out.join("kernels"))
-            .map_err(|e| Error::io(out, "create output directory", e))?;
+        std::fs::create_dir_all(out.join("kernels")).map_err(|e| Error::io(out, "create output directory", e))?;
         cfg.settings.consumer = cfg.drain_every_cycles > 0;
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
         dc.image = Some(out.join(IMAGE_FILE));
@@ -154,13 +153,7 @@ impl Session {
         sync.window(&EmuClock::new(&mut dev))?;
         let consume = cfg.settings.consumer;
         let profiler_mem: Box<dyn DeviceMemory> = Box::new(MappedImage::open(dev.image_path())?);
-        let mut drainer = Drainer::attach_owned(
-            profiler_mem,
-            DrainOptions {
-                consume,
-                attach_consumer: consume,
-            },
-        )?;
+        let mut drainer = Drainer::attach_owned(profiler_mem, DrainOptions { consume, attach_consumer: consume })?;
         // What the consumer takes leaves the device: keep it for the snapshot.
         drainer.keep_payload();
         let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
@@ -233,18 +226,12 @@ impl Session {
             None => self.tiles.clone(),
         };
         if op.kernels.is_empty() {
-            return Err(Error::Other(format!(
-                "op {:?} has no kernel to run",
-                op.name
-            )));
+            return Err(Error::Other(format!("op {:?} has no kernel to run", op.name)));
         }
         let mut images = Vec::new();
         for (risc, elf) in &op.kernels {
             if op.kernels.iter().filter(|(r, _)| r == risc).count() > 1 {
-                return Err(Error::Other(format!(
-                    "op {:?} names two kernels for {risc}",
-                    op.name
-                )));
+                return Err(Error::Other(format!("op {:?} names two kernels for {risc}", op.name)));
             }
             let bytes = std::fs::read(elf).map_err(|e| Error::io(elf, "read kernel ELF", e))?;
             let k = KernelElf::parse(elf, &bytes)?;
@@ -277,12 +264,11 @@ impl Session {
         let mut drain_error = None;
         let result = if self.cfg.drain_every_cycles > 0 {
             let drainer = &mut self.drainer;
-            self.dev
-                .run_with_hook(self.cfg.drain_every_cycles, &mut |_| {
-                    if drain_error.is_none() {
-                        drain_error = drainer.drain().err();
-                    }
-                })
+            self.dev.run_with_hook(self.cfg.drain_every_cycles, &mut |_| {
+                if drain_error.is_none() {
+                    drain_error = drainer.drain().err();
+                }
+            })
         } else {
             self.dev.run()
         };
@@ -301,10 +287,7 @@ impl Session {
                 .iter()
                 .map(|(risc, _, copy)| KernelBinding {
                     risc: risc.name().into(),
-                    elf: copy
-                        .strip_prefix(&self.cfg.out)
-                        .unwrap_or(copy)
-                        .to_path_buf(),
+                    elf: copy.strip_prefix(&self.cfg.out).unwrap_or(copy).to_path_buf(),
                     cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
                 })
                 .collect(),
@@ -324,12 +307,8 @@ impl Session {
         if let Some(e) = drain_error {
             return Err(e);
         }
-        let launched = Launched {
-            run_id,
-            op: op.name.clone(),
-            host_ns: (start, end),
-            instructions: summary.instructions(),
-        };
+        let launched =
+            Launched { run_id, op: op.name.clone(), host_ns: (start, end), instructions: summary.instructions() };
         self.launched.push(launched.clone());
         Ok(launched)
     }
@@ -338,8 +317,7 @@ impl Session {
     /// `kernels/<name>-<n>` when another ELF of that name was copied already.
     fn copy_kernel(&mut self, elf: &Path, bytes: &[u8]) -> Result<PathBuf> {
         let key = std::path::absolute(elf).unwrap_or_else(|_| elf.to_path_buf());
-        let dir = std::path::absolute(self.cfg.out.join("kernels"))
-            .unwrap_or_else(|_| self.cfg.out.join("kernels"));
+        let dir = std::path::absolute(self.cfg.out.join("kernels")).unwrap_or_else(|_| self.cfg.out.join("kernels"));
         if key.parent() == Some(dir.as_path()) {
             // Already a copy in the output folder (the caller built it there).
             self.copies.insert(key.clone(), key.clone());
@@ -350,9 +328,7 @@ impl Session {
                 return Ok(copy.clone());
             }
         }
-        let stem = elf
-            .file_name()
-            .map_or("kernel".into(), |n| n.to_string_lossy().into_owned());
+        let stem = elf.file_name().map_or("kernel".into(), |n| n.to_string_lossy().into_owned());
         let taken = |p: &Path| self.copies.values().any(|c| c == p);
         let mut copy = dir.join(&stem);
         let mut n = 2;
@@ -368,17 +344,7 @@ impl Session {
     /// Drains the last records, fits the clocks, writes every output, the snapshot and the
     /// summary (see the module docs).
     pub fn finish(self) -> Result<Profile> {
-        let Session {
-            cfg,
-            mut dev,
-            mem,
-            mut drainer,
-            mut sync,
-            log,
-            faults,
-            launched,
-            ..
-        } = self;
+        let Session { cfg, mut dev, mem, mut drainer, mut sync, log, faults, launched, .. } = self;
         drop(log);
         drainer.drain_final()?;
         let drained = drainer.take_payload();
@@ -408,14 +374,7 @@ impl Session {
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;
-        let written = outputs::write_all(
-            &cfg.out,
-            &readout,
-            &resolution,
-            &oplog,
-            &fit.timebase,
-            &options,
-        )?;
+        let written = outputs::write_all(&cfg.out, &readout, &resolution, &oplog, &fit.timebase, &options)?;
         Ok(Profile {
             out: cfg.out,
             readout,
@@ -434,16 +393,14 @@ impl Session {
 
 /// A fault as a data problem at its core.
 fn fault_issue(f: &Fault) -> Issue {
-    let at = crate::Location {
-        chip: f.chip,
-        x: f.tile.x,
-        y: f.tile.y,
-        risc: Some(f.risc),
-    };
+    let at = crate::Location { chip: f.chip, x: f.tile.x, y: f.tile.y, risc: Some(f.risc) };
+    // The issue names the core itself: the fault's text without its own location prefix.
+    let full = f.to_string();
+    let what = full.strip_prefix(&format!("{at}: ")).unwrap_or(&full);
     Issue::error(
         Some(at),
         format!(
-            "the kernel faulted: {f}; records it published before the fault are read, records after its last \
+            "the kernel faulted: {what}; records it published before the fault are read, records after its last \
              publication are lost"
         ),
     )
@@ -459,8 +416,7 @@ pub fn remove_old_op_reports(dir: &Path) -> Result<()> {
         let name = e.file_name();
         let name = name.to_string_lossy();
         if name.starts_with("ops_perf_results_") && name.ends_with(".csv") {
-            std::fs::remove_file(e.path())
-                .map_err(|err| Error::io(e.path(), "remove the previous op report", err))?;
+            std::fs::remove_file(e.path()).map_err(|err| Error::io(e.path(), "remove the previous op report", err))?;
         }
     }
     Ok(())
@@ -487,11 +443,7 @@ pub struct Profile {
 impl Profile {
     /// Every problem found: faults, readout, naming, clock fit, outputs.
     pub fn issues(&self) -> impl Iterator<Item = &Issue> {
-        self.issues
-            .iter()
-            .chain(&self.readout.issues)
-            .chain(&self.resolution.issues)
-            .chain(&self.written.issues)
+        self.issues.iter().chain(&self.readout.issues).chain(&self.resolution.issues).chain(&self.written.issues)
     }
 
     /// Whether some problem makes the outputs incomplete or wrong.
@@ -506,17 +458,8 @@ impl Profile {
 
     /// Every file written: the outputs, then the op log, the device image and the snapshot.
     pub fn files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = self
-            .written
-            .files()
-            .iter()
-            .map(|p| p.to_path_buf())
-            .collect();
-        files.extend([
-            self.out.join(OPLOG_FILE),
-            self.image.clone(),
-            self.snapshot.clone(),
-        ]);
+        let mut files: Vec<PathBuf> = self.written.files().iter().map(|p| p.to_path_buf()).collect();
+        files.extend([self.out.join(OPLOG_FILE), self.image.clone(), self.snapshot.clone()]);
         files
     }
 }

@@ -1,0 +1,119 @@
+//! `ttprof run` as a user calls it, on the example kernels: a fault, the options that pick
+//! tiles, launches and the full-ring policy, and the mistakes a user makes (each an exit 1
+//! with a message that names what and where).
+
+use riscv_linker::Arch;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use ttprof_tests::{build_kernels, ttprof_binary, workspace};
+
+fn elf(name: &str) -> PathBuf {
+    build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]).elf(name).unwrap().to_path_buf()
+}
+
+fn ttprof(args: &[&str], out: &Path) -> Output {
+    let _ = std::fs::remove_dir_all(out);
+    let o = Command::new(ttprof_binary()).arg("run").args(args).arg("--out").arg(out).output().unwrap();
+    eprintln!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+fn zone_starts(out: &Path, name: &str) -> Vec<String> {
+    let csv = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
+    csv.lines().filter(|l| l.contains(&format!(",{name},ZONE_START,"))).map(String::from).collect()
+}
+
+#[test]
+fn a_fault_is_diagnosed_and_the_zones_published_before_it_are_written() {
+    let out = workspace().join("target/test-run-cli/fault");
+    let fault = elf("fault");
+    let o = ttprof(&["--grid", "2x1", "--kernel", &format!("brisc={}", fault.display())], &out);
+    assert_eq!(o.status.code(), Some(2), "a fault is a data problem: the outputs are written");
+    let err = String::from_utf8_lossy(&o.stderr);
+    // The emulator's diagnosis: where, what, the instruction, the symbol and the source line.
+    for want in [
+        "kernel fault",
+        "chip 0 tile",
+        "BRISC",
+        "is outside every region",
+        "at pc 0x",
+        "(instruction 0x",
+        "sw a1",
+        " in __ttprof_main+0x",
+        ".rs:",
+    ] {
+        assert!(err.contains(want), "{want:?} missing from: {err}");
+    }
+    let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+    assert!(summary.starts_with("FAULT: chip 0 tile"), "the fault is named in the summary: {summary}");
+    // The first tile in tile order faulted first and stopped the run; the zones each tile
+    // published before the run stopped are read and named.
+    let before = zone_starts(&out, "before-fault");
+    assert!(!before.is_empty(), "zones published before the fault are kept");
+    assert!(before.len() <= 2 * 20);
+}
+
+#[test]
+fn tiles_launches_and_policy_pick_what_runs() {
+    let out = workspace().join("target/test-run-cli/options");
+    let sums = elf("sums");
+    let k = format!("brisc={}", sums.display());
+    let o = ttprof(
+        &[
+            "--grid",
+            "2x2",
+            "--kernel",
+            &k,
+            "--tiles",
+            "1,1",
+            "--tiles",
+            "0,1",
+            "--launches",
+            "3",
+            "--l1",
+            "0x30000=2",
+            "--policy",
+            "drop",
+            "--name",
+            "two-tiles",
+        ],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let starts = zone_starts(&out, "iteration");
+    assert_eq!(starts.len(), 2 * 3 * 2, "2 tiles x 3 launches x 2 iterations");
+    let tiles: std::collections::BTreeSet<String> =
+        starts.iter().map(|l| l.split(',').take(3).collect::<Vec<_>>().join(",")).collect();
+    let noc = |x, y| Arch::WormholeB0.worker_noc(x, y).unwrap();
+    let want: std::collections::BTreeSet<String> =
+        [noc(1, 1), noc(0, 1)].iter().map(|t| format!("0,{},{}", t.x, t.y)).collect();
+    assert_eq!(tiles, want);
+    let runs: std::collections::BTreeSet<&str> = starts.iter().map(|l| l.split(',').nth(7).unwrap()).collect();
+    assert_eq!(runs.into_iter().collect::<Vec<_>>(), ["1", "2", "3"], "a new run id per launch");
+    let oplog = std::fs::read_to_string(out.join("ops.jsonl")).unwrap();
+    assert_eq!(oplog.matches("\"op_code\":\"two-tiles\"").count(), 3);
+}
+
+#[test]
+fn mistakes_exit_1_with_what_was_expected() {
+    let out = workspace().join("target/test-run-cli/mistakes");
+    let sums = elf("sums");
+    let cases: [(Vec<String>, &str); 6] = [
+        (vec![], "nothing to run"),
+        (vec!["--kernel".into(), "brisc".into()], "expected RISC=ELF"),
+        (vec!["--kernel".into(), "brisc=/nonexistent/elf".into()], "neither an ELF file nor CRATE_DIR:BINARY"),
+        (vec!["--kernel".into(), format!("trisc3={}", sums.display())], "unknown RISC \"trisc3\""),
+        (vec!["--kernel".into(), format!("trisc0={}", sums.display())], "was linked for wormhole_b0 BRISC"),
+        (
+            vec!["--kernel".into(), format!("brisc={}", sums.display()), "--tiles".into(), "5,0".into()],
+            "inside the 1x1 grid",
+        ),
+    ];
+    for (args, want) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ttprof(&args, &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");
+    }
+}
