@@ -321,6 +321,11 @@ impl<'m> Drainer<'m> {
             }
         }
         let g = self.mem.geometry();
+        let consumed: Vec<u64> = self.rings.iter().map(|r| r.consumed_before as u64).filter(|&b| b > 0).collect();
+        let zones: u64 = self.rings.iter().map(|r| r.zones).sum();
+        if let Some(issue) = consumed_issue(&consumed, zones, &self.mem.describe()) {
+            self.issues.push(issue);
+        }
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
             r.report.records = std::mem::take(&mut r.table).to_records();
@@ -335,5 +340,40 @@ impl<'m> Drainer<'m> {
             issues: self.issues,
             bus_bytes: self.mem.bytes_read() - self.bus_start,
         })
+    }
+}
+
+/// Rings an earlier reader consumed before this readout attached: what it took is no longer
+/// in device memory. A warning with the byte count; an error when nothing is left at all
+/// (every output would be empty).
+fn consumed_issue(consumed: &[u64], zones: u64, memory: &str) -> Option<Issue> {
+    let bytes: u64 = consumed.iter().sum();
+    if bytes == 0 {
+        return None;
+    }
+    let what = format!(
+        "{} ring(s) of {memory} were drained by an earlier reader before this readout: {bytes} byte(s) of records \
+         are no longer in device memory (that reader's outputs hold them; a snapshot ttprof run or the demo saved, \
+         device.snap, carries what they drained)",
+        consumed.len()
+    );
+    Some(if zones == 0 {
+        Issue::error(None, format!("nothing left to read: {what}")).with_count(bytes)
+    } else {
+        Issue::warning(None, what).with_count(bytes)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::consumed_issue;
+
+    #[test]
+    fn records_an_earlier_reader_consumed_are_counted_and_an_empty_readout_is_an_error() {
+        assert!(consumed_issue(&[], 0, "image x").is_none());
+        let w = consumed_issue(&[100, 20], 5, "image x").unwrap();
+        assert!(!w.is_error() && w.count == 120 && w.to_string().contains("2 ring(s) of image x"), "{w}");
+        let e = consumed_issue(&[100], 0, "image x").unwrap();
+        assert!(e.is_error() && e.to_string().contains("nothing left to read") && e.to_string().contains("device.snap"), "{e}");
     }
 }

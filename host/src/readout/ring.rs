@@ -37,6 +37,9 @@ pub(super) struct RingEntry {
     /// records up to the next `Run` have times relative to a reference this drainer never
     /// saw, and no known launch. Counted until that `Run`, then reported once.
     pub mid_stream: Option<u64>,
+    /// `TAIL` when this drainer attached: bytes an earlier reader consumed (freed) before,
+    /// unless a recording of them was fed in ([`RingEntry::feed_drained`]).
+    pub consumed_before: u32,
 }
 
 impl RingEntry {
@@ -46,7 +49,7 @@ impl RingEntry {
             span.keep_payload();
         }
         let tail = report.control.tail;
-        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0, last_span: 0, mid_stream: (tail != 0).then_some(0) }
+        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0, last_span: 0, mid_stream: (tail != 0).then_some(0), consumed_before: tail }
     }
 
     /// Reads `HEAD` (or uses the words `attach` just read), then drains the live span.
@@ -112,6 +115,7 @@ impl RingEntry {
             .map(|e| e.count as u64)
             .sum::<u64>();
         self.mid_stream = None;
+        self.consumed_before = 0;
         if good < bytes.len() {
             let lost = (bytes.len() - good) as u64;
             self.report.skipped_bytes += lost;
