@@ -205,9 +205,9 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
         .iter()
         .map(|z| (cap.site(z).0, (cap.thread_name(z.thread), cap.host_ns(z.start), cap.host_ns(z.end), z.text.as_deref().unwrap_or(""))))
         .collect();
-    assert_eq!(ops["Matmul"], ("Ops: device 0", 10, 70_000, "run 1 on device 0"));
-    assert_eq!(ops["Relu"], ("Ops: device 0 #2", 60_000, 80_000, "run 3 on device 0"));
-    assert_eq!(ops["Add"], ("Ops: device 1", 1 << 33, (1 << 33) + 9, "run 2 on device 1"));
+    assert_eq!(ops["Matmul"], ("Ops: device 0", 10, 70_000, "op=Matmul run=1 device=0"));
+    assert_eq!(ops["Relu"], ("Ops: device 0 #2", 60_000, 80_000, "op=Relu run=3 device=0"));
+    assert_eq!(ops["Add"], ("Ops: device 1", 1 << 33, (1 << 33) + 9, "op=Add run=2 device=1"));
 
     // Messages: the signpost, the device event and data on their lane, the loss as a warning.
     let msgs: Vec<(&str, i64, &str, Option<Severity>)> =
@@ -333,4 +333,37 @@ fn layout_limits_and_bad_nesting_are_explained() {
     let issues: Vec<String> = s.issues.iter().map(|i| i.to_string()).collect();
     assert!(issues.iter().any(|i| i.contains("overlap their parent partially")), "{issues:?}");
     assert!(issues.iter().any(|i| i.contains("chip 3 has no clock mapping")), "{issues:?}");
+}
+
+#[test]
+fn op_zone_texts_are_one_line_without_commas_or_quotes() {
+    // Attributes as tt-metal logs them: strings with commas and quotes, nested JSON, a
+    // multi-line program config.
+    let mut log = oplog();
+    let attributes = serde_json::json!({
+        "tiles": 4,
+        "program_config": "MatmulMultiCoreReuseProgramConfig(compute_with_storage_grid_size=(x=8,y=8),\nin0_block_w=2)",
+        "memory_config": {"buffer_type": "L1", "shard_spec": [1, 2]},
+        "name": "say \"hi\"\r\n\tnow\u{2028}",
+        "with,comma": true,
+    });
+    for e in &mut log.entries {
+        if let OpLogEntry::Op(o) = e {
+            o.attributes = attributes.as_object().unwrap().clone();
+            o.op_code = format!("{},\"x\"", o.op_code);
+        }
+    }
+    let (readout, res, tb) = fixture(0);
+    let s = Stream::build(&readout, &res, Some(&log), &tb, &StreamOptions::default()).unwrap();
+    let texts: Vec<&str> = s.host.iter().flat_map(|(_, zones)| zones.iter().map(|z| z.text.as_str())).collect();
+    assert_eq!(texts.len(), 3);
+    for t in &texts {
+        assert!(!t.contains(['\n', '\r', ',', '"']) && !t.chars().any(char::is_control), "{t:?}");
+    }
+    let matmul = texts.iter().find(|t| t.starts_with("op=Matmul;'x' run=1 device=0 ")).unwrap();
+    assert!(matmul.contains(" tiles=4"), "{matmul}");
+    assert!(matmul.contains(" program_config=MatmulMultiCoreReuseProgramConfig(compute_with_storage_grid_size=(x=8;y=8); in0_block_w=2)"), "{matmul}");
+    assert!(matmul.contains(" memory_config={'buffer_type':'L1';'shard_spec':[1;2]}"), "{matmul}");
+    assert!(matmul.contains(" name=say 'hi'   now "), "{matmul}");
+    assert!(matmul.contains(" with;comma=true"), "{matmul}");
 }
