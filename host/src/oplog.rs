@@ -18,8 +18,12 @@
 use crate::error::{Error, Result};
 use riscv_linker::{NocCoord, Risc};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufRead, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+/// How many leading bytes [`OpLog::read`] looks at to tell a file that is not an op log
+/// (device memory, an ELF, binary data) from one that is.
+const SNIFF_BYTES: u64 = 4096;
 
 /// A tensor as the op report describes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,11 +111,32 @@ pub struct OpLog {
 
 impl OpLog {
     /// Reads an op log; a malformed line is an error naming the line.
+    ///
+    /// Only a regular file is read: a directory, FIFO or device (`/dev/zero`) is refused
+    /// before it is opened, since reading it could block or never end. A file that is
+    /// something else (a device image, a snapshot, an ELF, binary data) is an error that
+    /// says what it looks like, and whether `--device` and `--oplog` were swapped.
     pub fn read(path: &Path) -> Result<OpLog> {
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, "open op log", e))?;
+        check_regular_file(path, std::fs::metadata(path).map_err(|e| Error::io(path, "open op log", e))?)?;
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, "open op log", e))?;
+        // The path may have been replaced between the two looks: check what was opened.
+        check_regular_file(path, file.metadata().map_err(|e| Error::io(path, "stat op log", e))?)?;
+        let mut head = Vec::new();
+        (&mut file).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| Error::io(path, "read op log", e))?;
+        if let Some(what) = not_an_op_log(&head) {
+            return Err(Error::BadFile { path: path.into(), what });
+        }
+        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, "read op log", e))?;
         let mut entries = Vec::new();
         for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|e| Error::io(path, "read op log", e))?;
+            let line = line.map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidData => Error::OpLog {
+                    path: path.into(),
+                    line: i + 1,
+                    what: "not UTF-8 text: an op log is JSON lines".into(),
+                },
+                _ => Error::io(path, "read op log", e),
+            })?;
             if line.trim().is_empty() {
                 continue;
             }
@@ -142,6 +167,52 @@ impl OpLog {
             self.path.parent().unwrap_or(Path::new(".")).join(elf)
         }
     }
+}
+
+/// Refuses anything but a regular file (`meta` is the path's metadata, links followed).
+fn check_regular_file(path: &Path, meta: std::fs::Metadata) -> Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let what = if meta.is_dir() {
+        "is a directory, not an op log (the JSON-lines file the host program writes)".to_string()
+    } else {
+        "is not a regular file (a FIFO, socket or device?): an op log is a regular file of JSON lines, \
+         and reading anything else could block or never end"
+            .to_string()
+    };
+    Err(Error::BadFile { path: path.into(), what })
+}
+
+/// What a file that starts with `head` (its first [`SNIFF_BYTES`] bytes, or all of it) is,
+/// when that is clearly not an op log; `None` for text.
+fn not_an_op_log(head: &[u8]) -> Option<String> {
+    const SWAPPED: &str = "did you swap --device and --oplog?";
+    if head.starts_with(&riscv_linker::devfile::MAGIC) {
+        return Some(format!("is a device image (it starts with \"TTDEVMEM\"), not an op log: {SWAPPED}"));
+    }
+    if head.starts_with(&crate::devmem::SNAPSHOT_MAGIC) {
+        return Some(format!("is a device-memory snapshot (it starts with \"TTSNAP\"), not an op log: {SWAPPED}"));
+    }
+    if head.starts_with(b"\x7fELF") {
+        return Some(
+            "is an ELF file (a kernel?), not an op log: --oplog takes the JSON-lines file the host program writes"
+                .into(),
+        );
+    }
+    let cut_short = head.len() as u64 == SNIFF_BYTES;
+    let invalid = match std::str::from_utf8(head) {
+        Ok(_) => false,
+        // An incomplete character at the end of a full sniff is the cut, not the file.
+        Err(e) => e.error_len().is_some() || !cut_short,
+    };
+    if invalid || head.contains(&0) {
+        return Some(format!(
+            "is binary data (not UTF-8 text; it starts with {:02x?}), not an op log: {SWAPPED}",
+            &head[..head.len().min(8)]
+        ));
+    }
+    None
 }
 
 /// Appends entries to an op log as the host program runs.
@@ -203,5 +274,47 @@ mod tests {
         std::fs::write(&path, "{\"op\":{\"run_id\":1}}\n").unwrap();
         let e = OpLog::read(&path).unwrap_err().to_string();
         assert!(e.contains(":1:") && e.contains("missing field"), "{e}");
+    }
+
+    #[test]
+    fn files_that_are_not_op_logs_are_named_and_non_files_refused() {
+        let dir = crate::testing::temp_dir("oplog-kinds");
+        let err = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            OpLog::read(&path).unwrap_err().to_string()
+        };
+        let mut image = riscv_linker::devfile::MAGIC.to_vec();
+        image.resize(8192, 0);
+        let e = err("device.img", &image);
+        assert!(e.contains("device.img: is a device image") && e.contains("did you swap --device and --oplog?"), "{e}");
+        let mut snap = crate::devmem::SNAPSHOT_MAGIC.to_vec();
+        snap.extend_from_slice(&[1, 0, 0, 0, 0xff]);
+        let e = err("run.snap", &snap);
+        assert!(e.contains("run.snap: is a device-memory snapshot") && e.contains("did you swap"), "{e}");
+        let e = err("kernel.elf", b"\x7fELF\x01\x01\x01\0\0\0");
+        assert!(e.contains("kernel.elf: is an ELF file"), "{e}");
+        let e = err("random.bin", &[0x9c, 0xff, 0x00, 0x12, 0x80]);
+        assert!(e.contains("random.bin: is binary data") && e.contains("did you swap"), "{e}");
+        // Text whose first bytes look fine: the bad line is named.
+        let mut late = vec![b'\n'; SNIFF_BYTES as usize + 10];
+        late.extend_from_slice(b"\xff\xfe\n");
+        let e = err("late.jsonl", &late);
+        assert!(e.contains(&format!("late.jsonl:{}: not UTF-8 text", SNIFF_BYTES as usize + 11)), "{e}");
+        // A multi-byte character cut by the sniff is not binary.
+        let prefix = r#"{"signpost":{"name":""#;
+        let name = format!("{}\u{e9}", "a".repeat(SNIFF_BYTES as usize - 1 - prefix.len()));
+        let line = format!(r#"{prefix}{name}","device":0,"host_ns":1}}}}"#);
+        assert_eq!(line.as_bytes()[SNIFF_BYTES as usize - 1], 0xc3, "the cut falls inside the character");
+        let path = dir.join("cut.jsonl");
+        std::fs::write(&path, &line).unwrap();
+        let log = OpLog::read(&path).unwrap();
+        assert!(matches!(&log.entries[..], [OpLogEntry::Signpost(s)] if s.name == name));
+        // Not regular files: refused without reading (/dev/zero would never end).
+        let e = OpLog::read(&dir).unwrap_err().to_string();
+        assert!(e.contains("is a directory, not an op log"), "{e}");
+        let e = OpLog::read(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero: is not a regular file"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

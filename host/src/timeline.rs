@@ -6,6 +6,11 @@
 //! [`Timebase`]; events, data and sum totals are [`Mark`]s. Ops come from the op log (host
 //! times) joined with their device span from the wrapper zones ([`crate::report::device`]).
 //! Zone names and source locations are interned once per distinct site ([`SiteLabel`]).
+//!
+//! An op log whose host times do not match the device records (they share less than half
+//! of the shorter range: the op log of another run, or another clock) would squeeze the
+//! records into a sliver of the timeline: then each op of that chip is placed at its own
+//! device times instead, and a warning names both ranges.
 
 use crate::decode::RecordKind;
 use crate::issue::Issue;
@@ -16,7 +21,11 @@ use crate::report::device;
 use crate::resolve::Resolution;
 use crate::timebase::Timebase;
 use riscv_linker::{Arch, NocCoord, Risc};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How much of the shorter of (the op log's host time range, the device records' span) the
+/// two must share for the op log's host times to place the ops.
+const MIN_HOST_OVERLAP: f64 = 0.5;
 
 /// One ring's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,8 +115,13 @@ pub struct OpSpan {
     pub run: u32,
     /// The op code, or `run <id>` for a run the op log does not name.
     pub name: String,
-    /// Host launch and completion, if the op log has the op.
+    /// Where the op sits on the host timeline: its launch and completion from the op log;
+    /// or, when the op log's host times do not match the device records (an issue says so),
+    /// its own device span (FW and KERNEL zones, else all its records), whole ns. `None` for
+    /// a run the op log does not name, or an op placed by device times that has no records.
     pub host_ns: Option<(u64, u64)>,
+    /// The op log's host times as written (equal to `host_ns` unless that was replaced).
+    pub log_host_ns: Option<(u64, u64)>,
     /// First KERNEL start to last KERNEL end, and the same for FW zones.
     pub kernel_ns: Option<(f64, f64)>,
     pub fw_ns: Option<(f64, f64)>,
@@ -216,7 +230,71 @@ impl Timeline {
                 .with_count(n),
             );
         }
+        t.check_host_times();
         t
+    }
+
+    /// For every chip whose ops' host times (from the op log) do not match the span of its
+    /// device records, places those ops at their own device times and says so.
+    fn check_host_times(&mut self) {
+        let chips: BTreeSet<u32> = self.ops.iter().filter(|o| o.host_ns.is_some()).map(|o| o.chip).collect();
+        for chip in chips {
+            let logged = self.ops.iter().filter(|o| o.chip == chip).filter_map(|o| o.host_ns);
+            let Some(host) = hull(logged.map(|(a, b)| (a as f64, b as f64))) else { continue };
+            let Some(device) = hull(self.record_spans(chip).into_values()) else { continue };
+            if overlaps_enough(host, device) {
+                continue;
+            }
+            let (placed, unplaced) = self.place_by_device(chip);
+            let shared = host.1.min(device.1) - host.0.max(device.0);
+            let how = if shared < 0.0 { "do not overlap".to_string() } else { format!("share only {shared:.0} ns of") };
+            let mut what = format!(
+                "device {chip}: the op log's host times ({:.0}..{:.0} ns) {how} the device records' span on the timebase \
+                 ({:.0}..{:.0} ns): is the op log from another run, or the clock fit wrong? {placed} op(s) are placed \
+                 at their own device times instead (first FW/KERNEL start to last end)",
+                host.0, host.1, device.0, device.1
+            );
+            if unplaced > 0 {
+                what.push_str(&format!("; {unplaced} op(s) without device records are left off the timeline"));
+            }
+            self.issues.push(Issue::warning(None, what).with_count(placed + unplaced));
+        }
+    }
+
+    /// First and last host ns of the records on `chip`'s lanes, per op (index into `ops`;
+    /// `None` for records of no op).
+    fn record_spans(&self, chip: u32) -> BTreeMap<Option<u32>, (f64, f64)> {
+        let mut spans = BTreeMap::new();
+        let on_chip = |lane: u32| self.lanes.get(lane as usize).is_some_and(|l| l.chip == chip);
+        let zones = self.zones.iter().filter(|z| on_chip(z.lane)).map(|z| (z.op, z.start_ns, z.end_ns));
+        let marks = self.marks.iter().filter(|m| on_chip(m.lane)).map(|m| (m.op, m.ns, m.ns));
+        for (op, a, b) in zones.chain(marks) {
+            if a.is_finite() && b.is_finite() {
+                let s = spans.entry(op).or_insert((a, b));
+                *s = (s.0.min(a), s.1.max(b));
+            }
+        }
+        spans
+    }
+
+    /// Replaces the host times of `chip`'s logged ops by their device span: FW and KERNEL
+    /// zones, else all their records. Returns (ops placed, ops without records).
+    fn place_by_device(&mut self, chip: u32) -> (u64, u64) {
+        let records = self.record_spans(chip);
+        let (mut placed, mut unplaced) = (0, 0);
+        for (i, o) in self.ops.iter_mut().enumerate() {
+            if o.chip != chip || o.host_ns.is_none() {
+                continue;
+            }
+            let own = hull(o.fw_ns.into_iter().chain(o.kernel_ns)).or_else(|| records.get(&Some(i as u32)).copied());
+            o.host_ns = own.map(|(a, b)| (a.max(0.0).floor() as u64, b.max(0.0).ceil() as u64));
+            if o.host_ns.is_some() {
+                placed += 1;
+            } else {
+                unplaced += 1;
+            }
+        }
+        (placed, unplaced)
     }
 
     /// Ops from the op log (and runs it does not name), with their device spans; returns
@@ -238,6 +316,7 @@ impl Timeline {
                     run: op.run_id,
                     name: op.op_code.clone(),
                     host_ns: Some((op.host_start_ns, op.host_end_ns)),
+                    log_host_ns: Some((op.host_start_ns, op.host_end_ns)),
                     kernel_ns: d.as_ref().and_then(|d| span(&d.kernel)),
                     fw_ns: d.as_ref().and_then(|d| span(&d.fw)),
                 });
@@ -257,6 +336,7 @@ impl Timeline {
                 run,
                 name: format!("run {run}"),
                 host_ns: None,
+                log_host_ns: None,
                 kernel_ns: span(&d.kernel),
                 fw_ns: span(&d.fw),
             });
@@ -305,6 +385,26 @@ impl Timeline {
     }
 }
 
+/// The smallest range holding every finite range of `spans`.
+fn hull(spans: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, f64)> {
+    spans
+        .into_iter()
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .fold(None, |acc, (a, b)| Some(acc.map_or((a, b), |(lo, hi): (f64, f64)| (lo.min(a), hi.max(b)))))
+}
+
+/// Whether `host` and `device` share at least [`MIN_HOST_OVERLAP`] of the shorter one (a
+/// range of no length must lie inside the other).
+fn overlaps_enough(host: (f64, f64), device: (f64, f64)) -> bool {
+    let shared = host.1.min(device.1) - host.0.max(device.0);
+    let shorter = (host.1 - host.0).min(device.1 - device.0);
+    if shorter <= 0.0 {
+        shared >= 0.0
+    } else {
+        shared >= MIN_HOST_OVERLAP * shorter
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,6 +439,54 @@ mod tests {
         let sum = t.marks.iter().find(|m| matches!(m.kind, MarkKind::Sum { .. })).unwrap();
         assert_eq!(sum.kind, MarkKind::Sum { total_cycles: 30, count: 3 });
         assert_eq!(t.sites.len(), 11, "one label per distinct site");
+    }
+
+    /// The fixture's timeline with every op's host times moved by `shift_ns`.
+    fn shifted(shift_ns: u64) -> Timeline {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let mut log = fixture::oplog();
+        for e in &mut log.entries {
+            if let crate::oplog::OpLogEntry::Op(o) = e {
+                o.host_start_ns += shift_ns;
+                o.host_end_ns += shift_ns;
+            }
+        }
+        Timeline::build(&r, &res, Some(&log), &Timebase::nominal(fixture::ARCH, 1))
+    }
+
+    #[test]
+    fn an_op_log_off_the_device_span_is_reported_and_its_ops_placed_by_device_times() {
+        // The device records span run 1's first FW start to run 3's last FW end.
+        let first = times(1, 0, Risc::Brisc).fw.0;
+        let last = times(3, 1, Risc::Trisc2).fw.1;
+        // Host times bracket the device times: used as they are, nothing to say.
+        let t = timeline();
+        assert!(t.issues.is_empty(), "{:?}", t.issues);
+        assert!(t.ops.iter().all(|o| o.host_ns == o.log_host_ns));
+        // An op log 10 s later (another run's): a warning naming both ranges, and each op at
+        // its own device span.
+        let t = shifted(10_000_000_000);
+        let [issue] = &t.issues[..] else { panic!("{:?}", t.issues) };
+        assert_eq!((issue.severity, issue.count), (crate::issue::Severity::Warning, 3));
+        assert!(issue.what.contains("the op log's host times (10000950000..10003300000 ns) do not overlap"), "{}", issue.what);
+        assert!(issue.what.contains(&format!("device records' span on the timebase ({first}..{last} ns)")), "{}", issue.what);
+        assert!(issue.what.contains("3 op(s) are placed at their own device times"), "{}", issue.what);
+        for (run, _) in fixture::OPS {
+            let op = t.ops.iter().find(|o| o.run == run).unwrap();
+            let fw = (times(run, 0, Risc::Brisc).fw.0, times(run, 1, Risc::Trisc2).fw.1);
+            assert_eq!(op.host_ns, Some(fw), "run {run}: first FW start to last FW end");
+            let logged = fixture::op(run, "").host_start_ns + 10_000_000_000;
+            assert_eq!(op.log_host_ns.map(|h| h.0), Some(logged), "the op log's times are kept");
+        }
+        let (lo, hi) = t.bounds_ns().unwrap();
+        assert_eq!((lo, hi), (first as f64, last as f64), "the timeline spans the device records only");
+        // Barely overlapping (about 6% of the device span shared) counts as not matching.
+        let t = shifted(2_000_000);
+        let shared = format!("(2950000..5300000 ns) share only {} ns of", last - 2_950_000);
+        assert!(t.issues.iter().any(|i| i.what.contains(&shared) && i.what.contains("placed at their own device times")), "{:?}", t.issues);
+        // Mostly overlapping is trusted.
+        assert!(shifted(500_000).issues.is_empty());
     }
 
     #[test]

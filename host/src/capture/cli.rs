@@ -5,17 +5,24 @@
 //! ring by ring (memory: one ring's records). With `--all-outputs`, also the op report,
 //! the Chrome trace JSON and the HTML timeline, and prints the per-op summary, as
 //! `ttprof report` does (memory: every record), on the clock fit of `--clock`.
+//!
+//! A capture consumes the rings (it moves their `TAIL`), so what it drained is nowhere else
+//! afterwards: it needs the op log to name the zones (`--oplog`, or an explicit
+//! `--no-oplog`), and an op log it cannot read when the capture ends still leaves the
+//! CSV written, with unnamed zones and an error. On an image nothing is running on (no
+//! kernel running, nobody answering its clock mailbox) it says so before it starts.
 
 use super::stop::{install_ctrl_c, StopWhen};
 use super::{capture, write, Captured, Pacing};
-use crate::devmem::{self, DeviceMemory, FileKind};
+use crate::devmem::{self, DeviceMemory, FileKind, MappedImage};
 use crate::error::{Error, Result};
-use crate::issue;
+use crate::issue::{self, Issue};
 use crate::oplog::OpLog;
 use crate::outputs::{self, Options};
 use crate::resolve::Resolver;
 use crate::timebase::Timebase;
 use crate::{atomic, clock, csv, progress, summary};
+use riscv_linker::devfile;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -26,9 +33,15 @@ pub struct CaptureArgs {
     /// The device image of a running emulator (live device memory; not a snapshot).
     #[arg(long)]
     pub device: PathBuf,
-    /// The op log the host program writes (read when the capture ends, to name the zones).
-    #[arg(long)]
+    /// The op log the host program writes (read when the capture ends, to name the zones;
+    /// it need not exist yet when the capture starts). Required unless --no-oplog is given.
+    #[arg(long, conflicts_with = "no_oplog")]
     pub oplog: Option<PathBuf>,
+    /// Capture without an op log: zones are written as `unresolved-site-<id>`, without
+    /// names or source lines. The capture consumes the rings, so those names can never be
+    /// recovered afterwards: that is why, without this flag, --oplog is required.
+    #[arg(long)]
+    pub no_oplog: bool,
     /// Directory for the output files (created if missing).
     #[arg(long, default_value = ".")]
     pub out: PathBuf,
@@ -60,6 +73,14 @@ pub const SUMMARY_FILE: &str = "capture.json";
 
 /// Runs `ttprof capture`; exit code 2 when the output is incomplete (error issues).
 pub fn run(args: CaptureArgs) -> Result<ExitCode> {
+    if args.oplog.is_none() && !args.no_oplog {
+        return Err(Error::Other(
+            "ttprof capture needs --oplog: the capture consumes the rings, so zones it cannot name when it ends \
+             (they would be written as unresolved-site-<id>) can never be named afterwards; pass --no-oplog to \
+             capture unnamed zones anyway"
+                .into(),
+        ));
+    }
     if devmem::file_kind(&args.device)? == FileKind::Snapshot {
         return Err(Error::BadFile {
             path: args.device.clone(),
@@ -80,20 +101,23 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         }
     }
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, "create output directory", e))?;
-    let mem = devmem::open(&args.device, true)?;
+    let mem = MappedImage::open(&args.device)?;
+    if let Some(note) = idle_note(&mem) {
+        eprintln!("{note}");
+    }
     install_ctrl_c()?;
     eprintln!("capturing {} until {}", mem.describe(), until(&stop));
     let spinner = progress::spinner();
     let pacing = Pacing { idle: Duration::from_millis(args.idle_poll_ms.max(1)), ..Pacing::default() };
-    let mut captured = capture(mem.as_ref(), &stop, pacing, &args.out, |p| {
+    let mut captured = capture(&mem, &stop, pacing, &args.out, |p| {
         spinner.set_message(format!("{} zones from {} rings, {:.1} MB, {} drains", p.zones, p.rings, p.payload_bytes as f64 / 1e6, p.drains));
     })?;
     spinner.finish_and_clear();
     eprintln!("stopped: {} after {:.1} s", captured.stopped.describe(), captured.elapsed.as_secs_f64());
 
-    let oplog = args.oplog.as_deref().map(OpLog::read).transpose()?;
+    let (oplog, oplog_issue) = read_oplog(args.oplog.as_deref(), args.all_outputs);
     let csv_path = args.out.join(csv::FILE_NAME);
-    let written = match (&oplog, args.all_outputs) {
+    let mut written = match (&oplog, args.all_outputs) {
         (Some(oplog), true) => write_all_outputs(&args, &mut captured, oplog)?,
         _ => {
             let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
@@ -102,7 +126,8 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
             written
         }
     };
-    let summary = summary_json(&captured, &written, mem.as_ref());
+    written.issues.extend(oplog_issue);
+    let summary = summary_json(&captured, &written, &mem);
     let summary_path = args.out.join(SUMMARY_FILE);
     let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
     atomic::write_atomic(&summary_path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
@@ -113,6 +138,46 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A note when nothing is running on `image`: no kernel runs (its status word) and no
+/// emulator answers its clock mailbox (an emulator that is alive but between launches
+/// does). `None` otherwise.
+fn idle_note(image: &MappedImage) -> Option<String> {
+    let status = image.status();
+    if status & devfile::STATUS_RUNNING != 0 || image.clock_served() {
+        return None;
+    }
+    let last = if status & devfile::STATUS_FAULTED != 0 {
+        "its last run faulted"
+    } else if status & devfile::STATUS_FINISHED != 0 {
+        "its last run finished"
+    } else {
+        "no run has started on it"
+    };
+    Some(format!(
+        "note: no emulator is running on {} ({last}, and nothing answers its clock mailbox): the capture reads \
+         what is already in the rings",
+        image.path().display()
+    ))
+}
+
+/// The op log at `path`, if given and readable. One that cannot be read (the capture has
+/// consumed the rings already) is an error issue, and the CSV is written without names
+/// (without the other outputs, for `all_outputs`).
+fn read_oplog(path: Option<&Path>, all_outputs: bool) -> (Option<OpLog>, Option<Issue>) {
+    let Some(path) = path else { return (None, None) };
+    match OpLog::read(path) {
+        Ok(log) => (Some(log), None),
+        Err(e) => {
+            let outputs = if all_outputs { " (and only the CSV and the capture summary are written)" } else { "" };
+            let what = format!(
+                "cannot name the captured zones: {e}: they are written as unresolved-site-<id>{outputs}; the rings \
+                 were consumed, so keep this output"
+            );
+            (None, Some(Issue::error(None, what)))
+        }
+    }
 }
 
 /// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
@@ -209,3 +274,77 @@ fn print_summary(c: &Captured, w: &write::Written, csv_path: &Path, summary_path
     println!("wrote {}", summary_path.display());
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{temp_dir, ImageBuilder};
+    use riscv_linker::{Arch, NocCoord};
+
+    fn args(dir: &Path, oplog: Option<PathBuf>, no_oplog: bool) -> CaptureArgs {
+        CaptureArgs {
+            device: dir.join("device.img"),
+            oplog,
+            no_oplog,
+            out: dir.join("out"),
+            seconds: Some(0.0),
+            until_file_gone: None,
+            idle_poll_ms: 10,
+            all_outputs: false,
+            clock: None,
+            threshold_ns: 0.0,
+        }
+    }
+
+    /// An image file whose header words `STATUS` and clock-mailbox `SERVER` are as given.
+    fn image(dir: &Path, status: u32, server: u32) -> PathBuf {
+        let path = dir.join("device.img");
+        ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)]).write(&path).unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[devfile::field::STATUS..][..4].copy_from_slice(&status.to_le_bytes());
+        let server_at = devfile::field::CLOCK_MAILBOX + devfile::mailbox::SERVER;
+        bytes[server_at..][..4].copy_from_slice(&server.to_le_bytes());
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
+    #[test]
+    fn without_an_op_log_the_capture_refuses_to_start_unless_told_to_capture_unnamed_zones() {
+        let dir = temp_dir("capture-oplog");
+        image(&dir, 0, 0);
+        let e = run(args(&dir, None, false)).unwrap_err().to_string();
+        assert!(e.contains("needs --oplog") && e.contains("pass --no-oplog"), "{e}");
+        assert!(!dir.join("out").exists(), "refused before anything was touched");
+        // The flag is spelled --no-oplog and conflicts with --oplog.
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            a: CaptureArgs,
+        }
+        use clap::Parser;
+        assert!(Cli::try_parse_from(["capture", "--device", "d", "--no-oplog"]).unwrap().a.no_oplog);
+        assert!(Cli::try_parse_from(["capture", "--device", "d", "--no-oplog", "--oplog", "o"]).is_err());
+        // An op log that cannot be read when the capture ends: an error issue, nothing lost.
+        let (log, issue) = read_oplog(Some(&dir.join("missing.jsonl")), true);
+        let issue = issue.unwrap();
+        assert!(log.is_none() && issue.is_error(), "{issue}");
+        assert!(issue.what.contains("missing.jsonl") && issue.what.contains("unresolved-site-<id>"), "{issue}");
+        assert!(issue.what.contains("only the CSV and the capture summary"), "{issue}");
+        assert_eq!(read_oplog(None, false).1, None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_image_nothing_runs_on_gets_a_note() {
+        let dir = temp_dir("capture-idle");
+        let note = |status, server| idle_note(&MappedImage::open_read_only(&image(&dir, status, server)).unwrap());
+        let n = note(0, 0).expect("a fresh image: no emulator");
+        assert!(n.contains("no emulator is running on") && n.contains("device.img"), "{n}");
+        assert!(n.contains("no run has started on it") && n.contains("reads what is already in the rings"), "{n}");
+        assert!(note(devfile::STATUS_FINISHED, 0).unwrap().contains("its last run finished"));
+        assert!(note(devfile::STATUS_FINISHED | devfile::STATUS_FAULTED, 0).unwrap().contains("its last run faulted"));
+        assert_eq!(note(devfile::STATUS_RUNNING, 0), None, "a kernel is running");
+        assert_eq!(note(devfile::STATUS_FINISHED, devfile::mailbox::SERVING), None, "an emulator between launches");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -134,25 +134,31 @@ pub enum FileKind {
     Snapshot,
 }
 
-/// Tells the kinds apart by their magic.
+/// Tells the kinds apart by their magic. A JSON-lines file (an op log given as device
+/// memory) is named as such.
 pub fn file_kind(path: &Path) -> Result<FileKind> {
     use std::io::Read;
-    let mut magic = [0u8; 8];
-    let mut f =
-        std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
-    let n = f
-        .read(&mut magic)
-        .map_err(|e| Error::io(path, "read device memory file", e))?;
-    if n == 8 && magic == riscv_linker::devfile::MAGIC {
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
+    let mut head = Vec::new();
+    // Enough to skip the blank space an op log may start with.
+    f.take(4096).read_to_end(&mut head).map_err(|e| Error::io(path, "read device memory file", e))?;
+    if head.starts_with(&riscv_linker::devfile::MAGIC) {
         Ok(FileKind::Image)
-    } else if n == 8 && magic == SNAPSHOT_MAGIC {
+    } else if head.starts_with(&SNAPSHOT_MAGIC) {
         Ok(FileKind::Snapshot)
+    } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+        Err(Error::BadFile {
+            path: path.into(),
+            what: "looks like an op log (JSON lines), not device memory (expected a device image or a snapshot): \
+                   did you swap --device and --oplog?"
+                .into(),
+        })
     } else {
         Err(Error::BadFile {
             path: path.into(),
             what: format!(
                 "starts with {:02x?}: expected a device image (\"TTDEVMEM\") or a snapshot (\"TTSNAP\\0\\0\")",
-                &magic[..n]
+                &head[..head.len().min(8)]
             ),
         })
     }
@@ -228,4 +234,34 @@ pub(crate) fn check_access(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_op_log_given_as_device_memory_is_named_and_other_files_keep_their_message() {
+        let dir = crate::testing::temp_dir("devmem-kind");
+        let ops = dir.join("ops.jsonl");
+        std::fs::write(&ops, "\n  {\"op\":{\"run_id\":1}}\n").unwrap();
+        for e in [file_kind(&ops).unwrap_err().to_string(), open(&ops, false).err().unwrap().to_string()] {
+            assert!(
+                e.contains("ops.jsonl: looks like an op log (JSON lines), not device memory")
+                    && e.contains("did you swap --device and --oplog?"),
+                "{e}"
+            );
+        }
+        let other = dir.join("other.bin");
+        std::fs::write(&other, b"NOTMAGIC and more").unwrap();
+        let e = file_kind(&other).unwrap_err().to_string();
+        assert!(e.contains("starts with [4e, 4f, 54, 4d, 41, 47, 49, 43]: expected a device image"), "{e}");
+        let short = dir.join("short.bin");
+        std::fs::write(&short, b"TTS").unwrap();
+        assert!(file_kind(&short).unwrap_err().to_string().contains("starts with [54, 54, 53]:"));
+        let snap = dir.join("s.snap");
+        std::fs::write(&snap, SNAPSHOT_MAGIC).unwrap();
+        assert_eq!(file_kind(&snap).unwrap(), FileKind::Snapshot);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -224,7 +224,7 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
             for &(i, a, b) in list {
                 let o = &t.ops[i];
                 let host =
-                    o.host_ns.map(|(s, e)| format!(r#","host_start_ns":{s},"host_end_ns":{e}"#)).unwrap_or_default();
+                    o.log_host_ns.map(|(s, e)| format!(r#","host_start_ns":{s},"host_end_ns":{e}"#)).unwrap_or_default();
                 out.event(format_args!(
                     r#""name":{},"cat":"op","ph":"B","pid":{pid},"tid":{tid},"ts":{},"args":{{"run":{}{host}}}"#,
                     json(&o.name),

@@ -5,9 +5,19 @@
 //! `server/TracyWorker.cpp`). A context id is a `u8`, so there are at most 255 contexts.
 //!
 //! * **Lane** = one RISC of one tile of one chip = one row. Its thread id packs
-//!   `1 << 31 | chip << 19 | x << 11 | y << 3 | risc` (chip < 4096), unique across the
-//!   capture, and its thread name is `BRISC 0:(1,2)` (RISC, chip, NoC0 tile), so a row
-//!   names itself wherever Tracy shows it (row label, zone info, find-zone).
+//!   `1 << 31 | chip << 19 | x << 14 | y << 9 | risc << 6 | slot` (chip < 4096, NoC0
+//!   x and y < 32), unique across the capture, and its thread name is `BRISC 0:(1,2)`
+//!   (RISC, chip, NoC0 tile), so a row names itself wherever Tracy shows it (row label,
+//!   zone info, find-zone).
+//! * **Row order**: Tracy draws a context's rows in the order of its thread table, a
+//!   robin-hood hash map (`GpuCtxData::threadData`, `server/tracy_robin_hood.h`), which
+//!   iterates by hash bucket: with plain ids the RISCs of each tile came out in a different
+//!   order. The 6-bit `slot` of each lane id is chosen ([`tile_threads`]) so that a tile's
+//!   five ids fall in increasing buckets of the 8-bucket table a context of up to 6 threads
+//!   has: every one-tile context shows BRISC, NCRISC, TRISC_0, TRISC_1, TRISC_2, top to
+//!   bottom, whichever RISCs have zones. (Ids still sort numerically in that order, which
+//!   is the order tt-metal's Tracy fork sorts rows in. Grouped contexts, below, have larger
+//!   tables whose order this does not fix.)
 //! * **Context** = the lanes of one tile while the run has at most 255 tiles with zones:
 //!   `Device 0, core (1,2)`, up to 5 rows. Beyond that, each chip's tiles (in row-major
 //!   NoC order) are grouped `k` to a context with the smallest `k` that keeps the count at
@@ -26,13 +36,48 @@ use super::protocol::MAX_GPU_CONTEXTS;
 
 /// Highest chip number a lane id can carry.
 pub const MAX_CHIP: u32 = (1 << 12) - 1;
+/// Highest NoC0 x or y a lane id can carry (every arch's NoC grid is smaller).
+pub const MAX_NOC_COORD: u8 = (1 << 5) - 1;
 
 /// Thread id of the lane of `risc` on `tile` of `chip` (see the module docs).
 pub fn lane_thread(chip: u32, tile: NocCoord, risc: Risc) -> Result<u32, String> {
     if chip > MAX_CHIP {
         return Err(format!("chip {chip}: Tracy lane ids carry chips 0..={MAX_CHIP}"));
     }
-    Ok(1 << 31 | chip << 19 | (tile.x as u32) << 11 | (tile.y as u32) << 3 | risc.index() as u32)
+    if tile.x > MAX_NOC_COORD || tile.y > MAX_NOC_COORD {
+        return Err(format!("chip {chip} tile {tile}: Tracy lane ids carry NoC0 coordinates 0..={MAX_NOC_COORD}"));
+    }
+    Ok(tile_threads(1 << 31 | chip << 19 | (tile.x as u32) << 14 | (tile.y as u32) << 9)[risc.index()])
+}
+
+/// The lane ids of one tile, in RISC order: `tile_base | risc << 6 | slot`, each RISC's
+/// `slot` (0..64) the lowest that puts its id in the lowest [`tracy_bucket`] above the
+/// previous RISC's. (No real tile needs it, but should no slot be left for a RISC, it gets
+/// slot 0: still a unique id.)
+pub(crate) fn tile_threads(tile_base: u32) -> [u32; Risc::COUNT] {
+    let mut ids = [0; Risc::COUNT];
+    let mut above = None;
+    for (r, id) in ids.iter_mut().enumerate() {
+        let stem = tile_base | (r as u32) << 6;
+        let free = (0..64).map(|slot| stem | slot).filter(|&t| above.is_none_or(|b| tracy_bucket(t) > b));
+        *id = free.min_by_key(|&t| tracy_bucket(t)).unwrap_or(stem);
+        above = Some(tracy_bucket(*id));
+    }
+    ids
+}
+
+/// The bucket of thread id `tid` in the thread table of a Tracy GPU context with at most 6
+/// threads (8 buckets): robin_hood's `hash_int` of the id, then `keyToIdx` with the table's
+/// initial hash multiplier (`server/tracy_robin_hood.h`, Tracy 0.14). The table iterates
+/// bucket by bucket.
+pub(crate) fn tracy_bucket(tid: u32) -> u64 {
+    let mut x = tid as u64;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    let mut h = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^= h >> 33;
+    (h >> 5) & 7
 }
 
 /// The lane's row name.
@@ -161,8 +206,33 @@ mod tests {
             }
         }
         assert!(lane_thread(MAX_CHIP + 1, NocCoord::new(0, 0), Risc::Brisc).is_err());
+        assert!(lane_thread(0, NocCoord::new(MAX_NOC_COORD + 1, 1), Risc::Brisc).unwrap_err().contains("0..=31"));
         assert!(host_thread(0, 256).is_err());
         assert_eq!(lane_name(0, NocCoord::new(1, 2), Risc::Trisc1), "TRISC_1 0:(1,2)");
         assert_eq!(host_name(2, 1), "Ops: device 2 #2");
+    }
+
+    #[test]
+    fn every_tile_of_every_chip_gets_its_risc_lanes_in_increasing_tracy_buckets() {
+        // Every NoC coordinate of both arches' grids, every chip a lane id carries.
+        let coords: BTreeSet<(u8, u8)> = riscv_linker::Arch::ALL
+            .iter()
+            .flat_map(|a| {
+                let (w, h) = a.noc_grid();
+                (0..w).flat_map(move |x| (0..h).map(move |y| (x, y)))
+            })
+            .collect();
+        for chip in 0..=MAX_CHIP {
+            for &(x, y) in &coords {
+                let ids = tile_threads(1 << 31 | chip << 19 | (x as u32) << 14 | (y as u32) << 9);
+                if chip < 4 {
+                    let tile = NocCoord::new(x, y);
+                    assert_eq!(Risc::ALL.map(|r| lane_thread(chip, tile, r).unwrap()), ids);
+                }
+                let buckets = ids.map(tracy_bucket);
+                assert!(buckets.windows(2).all(|w| w[0] < w[1]), "chip {chip} ({x},{y}): buckets {buckets:?}");
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "chip {chip} ({x},{y}): ids sort in RISC order");
+            }
+        }
     }
 }

@@ -14,7 +14,9 @@
 //!   zone *site*, never per zone: Tracy holds at most 32K), at host-aligned times from the
 //!   [`Timebase`](crate::timebase::Timebase) (period 1 ns);
 //! * the op log's launches as CPU zones on an `Ops: device N` thread (name = op code, text =
-//!   run id and attributes), signposts as messages there;
+//!   `op=Matmul run=3 device=0 tiles=4`: run id and attributes on one line, without commas
+//!   or double quotes, so `tracy-csvexport -u` writes one line per zone), signposts as
+//!   messages there;
 //! * device events, data, sums and loss reports as messages on their RISC's thread.
 //!
 //! Use: [`Stream::build`] once, then [`serve`] (or [`Server::bind`] + [`Server::serve`] to

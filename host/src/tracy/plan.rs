@@ -10,7 +10,7 @@ use super::protocol::{Severity, MAX_SOURCE_LOCATIONS, MAX_THREADS};
 use crate::decode::RecordKind;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
-use crate::oplog::{OpLog, OpLogEntry};
+use crate::oplog::{OpLog, OpLogEntry, OpRecord};
 use crate::readout::{Readout, RingId};
 use crate::resolve::Resolution;
 use crate::timebase::Timebase;
@@ -358,11 +358,7 @@ fn host_rows(
             end = start;
         }
         let srcloc = t.srcloc(&op.op_code, &op.op_type, &file, 0)?;
-        let mut text = format!("run {} on device {}", op.run_id, op.device);
-        if !op.attributes.is_empty() {
-            text.push_str(&format!("\n{}", serde_json::Value::Object(op.attributes.clone())));
-        }
-        by_device.entry(op.device).or_default().push(HostZone { start, end, srcloc, text });
+        by_device.entry(op.device).or_default().push(HostZone { start, end, srcloc, text: op_zone_text(op) });
     }
     let mut rows = Vec::new();
     for (device, mut zones) in by_device {
@@ -389,6 +385,36 @@ fn host_rows(
         }
     }
     Ok(rows)
+}
+
+/// The text of an op's CPU zone: one line of `key=value` fields separated by spaces
+/// (`op=Matmul run=3 device=0 tiles=4`), then the op's attributes in the op log's order.
+/// It holds no comma, double quote or line break ([`plain`]), so `tracy-csvexport -u`
+/// keeps one zone per CSV line.
+fn op_zone_text(op: &OpRecord) -> String {
+    let mut text = format!("op={} run={} device={}", plain(&op.op_code), op.run_id, op.device);
+    for (key, value) in &op.attributes {
+        let value = match value {
+            serde_json::Value::String(s) => plain(s),
+            other => plain(&other.to_string()),
+        };
+        text.push_str(&format!(" {}={value}", plain(key)));
+    }
+    text
+}
+
+/// `s` on one line and safe in an unquoted CSV field: commas become semicolons, double
+/// quotes single quotes, control characters and line separators spaces.
+fn plain(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            ',' => ';',
+            '"' => '\'',
+            '\u{2028}' | '\u{2029}' => ' ',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
 }
 
 #[cfg(test)]

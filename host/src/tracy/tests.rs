@@ -205,9 +205,9 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
         .iter()
         .map(|z| (cap.site(z).0, (cap.thread_name(z.thread), cap.host_ns(z.start), cap.host_ns(z.end), z.text.as_deref().unwrap_or(""))))
         .collect();
-    assert_eq!(ops["Matmul"], ("Ops: device 0", 10, 70_000, "run 1 on device 0"));
-    assert_eq!(ops["Relu"], ("Ops: device 0 #2", 60_000, 80_000, "run 3 on device 0"));
-    assert_eq!(ops["Add"], ("Ops: device 1", 1 << 33, (1 << 33) + 9, "run 2 on device 1"));
+    assert_eq!(ops["Matmul"], ("Ops: device 0", 10, 70_000, "op=Matmul run=1 device=0"));
+    assert_eq!(ops["Relu"], ("Ops: device 0 #2", 60_000, 80_000, "op=Relu run=3 device=0"));
+    assert_eq!(ops["Add"], ("Ops: device 1", 1 << 33, (1 << 33) + 9, "op=Add run=2 device=1"));
 
     // Messages: the signpost, the device event and data on their lane, the loss as a warning.
     let msgs: Vec<(&str, i64, &str, Option<Severity>)> =
@@ -333,4 +333,114 @@ fn layout_limits_and_bad_nesting_are_explained() {
     let issues: Vec<String> = s.issues.iter().map(|i| i.to_string()).collect();
     assert!(issues.iter().any(|i| i.contains("overlap their parent partially")), "{issues:?}");
     assert!(issues.iter().any(|i| i.contains("chip 3 has no clock mapping")), "{issues:?}");
+}
+
+#[test]
+fn op_zone_texts_are_one_line_without_commas_or_quotes() {
+    // Attributes as tt-metal logs them: strings with commas and quotes, nested JSON, a
+    // multi-line program config.
+    let mut log = oplog();
+    let attributes = serde_json::json!({
+        "tiles": 4,
+        "program_config": "MatmulMultiCoreReuseProgramConfig(compute_with_storage_grid_size=(x=8,y=8),\nin0_block_w=2)",
+        "memory_config": {"buffer_type": "L1", "shard_spec": [1, 2]},
+        "name": "say \"hi\"\r\n\tnow\u{2028}",
+        "with,comma": true,
+    });
+    for e in &mut log.entries {
+        if let OpLogEntry::Op(o) = e {
+            o.attributes = attributes.as_object().unwrap().clone();
+            o.op_code = format!("{},\"x\"", o.op_code);
+        }
+    }
+    let (readout, res, tb) = fixture(0);
+    let s = Stream::build(&readout, &res, Some(&log), &tb, &StreamOptions::default()).unwrap();
+    let texts: Vec<&str> = s.host.iter().flat_map(|(_, zones)| zones.iter().map(|z| z.text.as_str())).collect();
+    assert_eq!(texts.len(), 3);
+    for t in &texts {
+        assert!(!t.contains(['\n', '\r', ',', '"']) && !t.chars().any(char::is_control), "{t:?}");
+    }
+    let matmul = texts.iter().find(|t| t.starts_with("op=Matmul;'x' run=1 device=0 ")).unwrap();
+    assert!(matmul.contains(" tiles=4"), "{matmul}");
+    assert!(matmul.contains(" program_config=MatmulMultiCoreReuseProgramConfig(compute_with_storage_grid_size=(x=8;y=8); in0_block_w=2)"), "{matmul}");
+    assert!(matmul.contains(" memory_config={'buffer_type':'L1';'shard_spec':[1;2]}"), "{matmul}");
+    assert!(matmul.contains(" name=say 'hi'   now "), "{matmul}");
+    assert!(matmul.contains(" with;comma=true"), "{matmul}");
+}
+
+/// The order Tracy draws a GPU context's rows in: the iteration order of the context's
+/// thread table (`GpuCtxData::threadData`, a robin_hood flat map) after `tids` were inserted
+/// in this order. A model of `server/tracy_robin_hood.h` for a table of up to 6 keys (8
+/// buckets, never resized): `hash_int`, `keyToIdx`, `insertKeyPrepareEmptySpot`, `shiftUp`.
+fn tracy_row_order(tids: &[u32]) -> Vec<u32> {
+    assert!(tids.len() <= 6, "a bigger table is resized");
+    let hash = |t: u32| {
+        let mut x = t as u64;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51afd7ed558ccd);
+        x ^= x >> 33;
+        let mut h = x.wrapping_mul(0xc4ceb9fe1a85ec53);
+        h ^= h >> 33;
+        h
+    };
+    // 8 buckets, then the overflow area; info 0 = empty, else 32 * (distance + 1) + 5 hash bits.
+    let (mut info, mut keys) = ([0u64; 16], [0u32; 16]);
+    for &t in tids {
+        let h = hash(t);
+        let (mut idx, mut inf) = (((h >> 5) & 7) as usize, 32 + (h & 31));
+        while inf < info[idx] {
+            idx += 1;
+            inf += 32;
+        }
+        while inf == info[idx] {
+            idx += 1;
+            inf += 32;
+        }
+        let empty = (idx..).find(|&k| info[k] == 0).unwrap();
+        for k in (idx..empty).rev() {
+            info[k + 1] = info[k] + 32;
+            keys[k + 1] = keys[k];
+        }
+        (info[idx], keys[idx]) = (inf, t);
+    }
+    (0..16).filter(|&k| info[k] != 0).map(|k| keys[k]).collect()
+}
+
+#[test]
+fn every_tile_shows_its_risc_rows_in_risc_order() {
+    // Every worker tile of two Wormhole chips; each RISC's zone starts at a different time
+    // per tile (so the rows reach Tracy in scrambled orders); some tiles lack some RISCs.
+    let arch = Arch::WormholeB0;
+    let (cols, rows) = arch.worker_grid();
+    let mut rings = Vec::new();
+    for chip in 0..2u32 {
+        for (i, tile) in (0..rows).flat_map(|r| (0..cols).map(move |c| arch.worker_noc(c, r).unwrap())).enumerate() {
+            for risc in Risc::ALL {
+                if i % 7 == 3 && matches!(risc, Risc::Ncrisc | Risc::Trisc0) {
+                    continue;
+                }
+                let start = 10 * ((risc.index() * 7 + i * 3) % 5) as u64;
+                rings.push(ring(chip, tile.x, tile.y, risc, zones(1, &[(0, start, start + 100)])));
+            }
+        }
+    }
+    let mut readout = fixture(0).0;
+    readout.geometry = Geometry { arch, chips: 2, tiles_per_chip: (cols * rows) as u32, l1_size: arch.l1_size() };
+    readout.rings = rings;
+    let res = Resolution::uniform(&readout, Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()));
+    let s = Stream::build(&readout, &res, None, &Timebase::nominal(arch, 2), &StreamOptions::default()).unwrap();
+    let short = (0..80).filter(|i| i % 7 == 3).count();
+    assert_eq!((s.contexts.len(), s.lanes.len()), (160, 2 * (80 * 5 - short * 2)));
+    for c in &s.contexts {
+        // Threads enter the table at their first zone, in the order the stream sends them.
+        let mut lanes: Vec<(i64, usize)> =
+            s.lanes.iter().enumerate().filter(|(_, l)| l.context == c.id).map(|(i, l)| (l.events[0].time, i)).collect();
+        lanes.sort();
+        let order = tracy_row_order(&lanes.iter().map(|&(_, i)| s.lanes[i].thread).collect::<Vec<_>>());
+        let names: Vec<&str> = order.iter().map(|t| s.threads[t].split(' ').next().unwrap()).collect();
+        let mut expected: Vec<&str> = names.clone();
+        expected.sort_by_key(|n| Risc::from_name(n).unwrap().index());
+        assert_eq!(names, expected, "{}", c.name);
+        assert!(names.len() == 5 || names == ["BRISC", "TRISC_1", "TRISC_2"], "{}: {names:?}", c.name);
+    }
 }
