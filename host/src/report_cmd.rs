@@ -24,6 +24,10 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     let readout = readout::read(mem.as_ref(), false)?;
     let sites = Resolver::new(&oplog).resolve(&readout);
     let (timebase, clock_note) = ttprof::clock::cli::timebase_for(a.device, readout.geometry.arch, readout.geometry.chips);
+    if readout.zones() == 0 {
+        // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
+        issue::print(&readout.issues);
+    }
     let options = Options { summary_threshold_ns: a.threshold_ns, ..Options::default() };
     let written = outputs::write_all(a.out, &readout, &sites, &oplog, &timebase, &options)?;
 

@@ -121,4 +121,20 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         csv.lines().filter(|l| l.contains(",ZONE_START,")).count(),
         outcome.readout.zones()
     );
+
+    if drain_every_cycles > 0 {
+        // The drained device image itself holds nothing: said so, pointing at the snapshot.
+        let run = Command::new(ttprof_tests::ttprof_binary())
+            .args(["report", "--no-summary", "--device"])
+            .arg(&outcome.image)
+            .arg("--oplog")
+            .arg(&oplog_path)
+            .arg("--out")
+            .arg(out.join("from-image"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{err}");
+        assert!(err.contains("nothing left to read") && err.contains("device.snap"), "{err}");
+    }
 }
