@@ -117,3 +117,18 @@ fn mistakes_exit_1_with_what_was_expected() {
         assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");
     }
 }
+
+#[test]
+fn records_dropped_on_a_full_ring_are_a_data_problem() {
+    let out = workspace().join("target/test-run-cli/drops");
+    let sums = elf("sums");
+    // 20,000 iterations with no consumer while the kernel runs: far more than a ring holds.
+    let k = format!("brisc={}", sums.display());
+    let o = ttprof(&["--kernel", &k, "--l1", "0x30000=20000", "--policy", "drop", "--drain-every", "0"], &out);
+    assert_eq!(o.status.code(), Some(2), "drops make the outputs incomplete");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("record(s) dropped because the ring was full") && err.contains("the outputs miss them"), "{err}");
+    assert!(!err.contains("pending"), "the kernel exited: nothing is pending: {err}");
+    let kept = zone_starts(&out, "iteration").len();
+    assert!(kept > 0 && kept < 20_000, "{kept} of 20000 zones kept");
+}

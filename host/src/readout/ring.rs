@@ -225,13 +225,23 @@ pub(super) fn final_issues(r: &RingReport) -> Vec<Issue> {
     let at = Some(r.id.location());
     let mut out = super::checks::launch_times(&r.records, at);
     if r.dropped > 0 {
+        // Lost records are a data problem (exit 2), whatever the policy that chose to lose them.
+        let running = r.state & ring::STATE_RUNNING != 0;
+        let unreported = (r.dropped as u64).saturating_sub(r.losses_in_band);
+        let tail = if unreported == 0 {
+            "all of them reported in-band by Loss records".to_string()
+        } else if running {
+            format!("{} reported in-band by Loss records, {unreported} not yet (the kernel is still running)", r.losses_in_band)
+        } else {
+            format!("{} reported in-band by Loss records, {unreported} after the kernel's last record", r.losses_in_band)
+        };
         out.push(
-            Issue::warning(
+            Issue::error(
                 at,
                 format!(
-                    "{} record(s) dropped because the ring was full (Drop policy, or Block without a consumer); \
-                     {} reported in-band by Loss records, the rest are pending until the producer's next record",
-                    r.dropped, r.losses_in_band
+                    "{} record(s) dropped because the ring was full (Drop policy, or Block without a consumer): the \
+                     outputs miss them; {tail}",
+                    r.dropped
                 ),
             )
             .with_count(r.dropped as u64),
