@@ -47,7 +47,7 @@ mod private {
     pub const ANCHOR_LO: u32 = PRIVATE + 0x0C;
     pub const ANCHOR_HI: u32 = PRIVATE + 0x10;
     /// The counter value (`HEAD` units) of the ring's first byte in the current lap.
-    pub const LAP: u32 = PRIVATE + 0x14;
+    pub const LAP: u32 = riscv_linker::profiler::ring::LAP;
     /// Records dropped and not yet reported by a `Loss` record, with their time span.
     pub const LOSS_COUNT: u32 = PRIVATE + 0x18;
     pub const LOSS_FIRST_LO: u32 = PRIVATE + 0x1C;
@@ -475,5 +475,5 @@ pub(crate) fn end_launch() {
 #[cfg(target_arch = "riscv32")]
 pub(crate) fn mark_panic() {
     publish();
-    wr(ring::STATE, ring::STATE_EXITED | 1 << 2);
+    wr(ring::STATE, ring::STATE_EXITED | ring::STATE_PANICKED);
 }

@@ -108,6 +108,45 @@ pub fn set_recording(mem: &dyn TileWords, chip: u32, at: NocCoord, on: bool) -> 
     Ok(())
 }
 
+/// What [`publish_stopped`] did for one core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stopped {
+    /// No ttprof kernel was running on that core (nothing to publish).
+    NotRunning,
+    /// `bytes` of records written after the core's last publication are now published.
+    Published { bytes: u32 },
+}
+
+/// After a run stopped on a fault, publishes what a stopped core wrote into its ring past
+/// its last `HEAD`, as the core itself would have at its next slow path, given its write
+/// pointer `tp` (the `tp` register of the stopped hart). Only for a core that will not run
+/// again before a new launch: `HEAD` is the producer's word. Marks the ring
+/// `STATE_STOPPED`. Positions that do not fit the ring are an error naming the core.
+pub fn publish_stopped(mem: &dyn TileWords, chip: u32, at: NocCoord, risc: Risc, tp: u32) -> Result<Stopped> {
+    let word = |w: u32| mem.read_word(chip, at, profiler::ring_word(risc, w));
+    let state = word(ring::STATE)?;
+    if word(ring::MAGIC)? != profiler::RING_MAGIC || state & ring::STATE_RUNNING == 0 {
+        return Ok(Stopped::NotRunning);
+    }
+    let (base, capacity) = (word(ring::BASE)?, word(ring::CAPACITY)?);
+    let (head, tail, lap) = (word(ring::HEAD)?, word(ring::TAIL)?, word(ring::LAP)?);
+    let bad = |what: String| crate::Error::Device {
+        at: crate::Location { chip, x: at.x, y: at.y, risc: Some(risc) },
+        what: format!("cannot publish the stopped core's last records: {what}"),
+    };
+    if tp < base || tp - base > capacity {
+        return Err(bad(format!("its write pointer {tp:#x} is outside its ring {base:#x}..{:#x}", base as u64 + capacity as u64)));
+    }
+    let position = lap.wrapping_add(tp - base);
+    let new = position.wrapping_sub(head);
+    if new > capacity || position.wrapping_sub(tail) > capacity {
+        return Err(bad(format!("HEAD would move from {head:#x} to {position:#x} (TAIL {tail:#x}, capacity {capacity:#x})")));
+    }
+    mem.write_word(chip, at, profiler::ring_word(risc, ring::HEAD), position)?;
+    mem.write_word(chip, at, profiler::ring_word(risc, ring::STATE), (state & !ring::STATE_RUNNING) | ring::STATE_STOPPED)?;
+    Ok(Stopped::Published { bytes: new })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +183,28 @@ mod tests {
         w.write_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR), 77).unwrap();
         set_recording(&w, 0, t, false).unwrap();
         assert_eq!(w.read_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR)).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_stopped_core_s_last_records_are_published_once_and_impossible_positions_refused() {
+        let w = Words::default();
+        let t = NocCoord::new(1, 1);
+        let r = Risc::Ncrisc;
+        let set = |off: u32, v: u32| w.write_word(0, t, profiler::ring_word(r, off), v).unwrap();
+        let get = |off: u32| w.read_word(0, t, profiler::ring_word(r, off)).unwrap();
+        let base = profiler::ring_data(r).start;
+        assert_eq!(publish_stopped(&w, 0, t, r, base).unwrap(), Stopped::NotRunning, "no ring yet");
+        for (off, v) in [(ring::MAGIC, profiler::RING_MAGIC), (ring::BASE, base), (ring::CAPACITY, 0x2000)] {
+            set(off, v);
+        }
+        // Second lap: the lap starts at counter 0x2000; HEAD published 0x2010, TAIL 0x2000.
+        for (off, v) in [(ring::STATE, ring::STATE_RUNNING), (ring::LAP, 0x2000), (ring::HEAD, 0x2010), (ring::TAIL, 0x2000)] {
+            set(off, v);
+        }
+        assert!(publish_stopped(&w, 0, t, r, base + 0x2004).unwrap_err().to_string().contains("outside its ring"));
+        assert!(publish_stopped(&w, 0, t, r, base + 0x8).unwrap_err().to_string().contains("HEAD would move"), "backwards");
+        assert_eq!(publish_stopped(&w, 0, t, r, base + 0x40).unwrap(), Stopped::Published { bytes: 0x30 });
+        assert_eq!((get(ring::HEAD), get(ring::STATE)), (0x2040, ring::STATE_STOPPED));
+        assert_eq!(publish_stopped(&w, 0, t, r, base + 0x40).unwrap(), Stopped::NotRunning, "once");
     }
 }

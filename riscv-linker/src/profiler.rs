@@ -92,6 +92,16 @@ pub mod ring {
 
     pub const STATE_RUNNING: u32 = 1 << 0;
     pub const STATE_EXITED: u32 = 1 << 1;
+    /// The kernel panicked (its panic handler published and set this). Writer: runtime.
+    pub const STATE_PANICKED: u32 = 1 << 2;
+    /// The core was stopped by a fault and the host published the records it had written
+    /// past its last `HEAD` (see [`LAP`]). Writer: the host that stopped it.
+    pub const STATE_STOPPED: u32 = 1 << 3;
+
+    /// Runtime-private word: the `HEAD` value of the ring's first byte in the current lap, so
+    /// `HEAD = LAP + (write pointer - ring base)`. The host reads it only to publish what a
+    /// core stopped by a fault wrote after its last publication (its write pointer is `tp`).
+    pub const LAP: u32 = PRIVATE + 0x14;
 }
 
 /// L1 address of the first ring's bytes.

@@ -24,33 +24,29 @@ fn zone_starts(out: &Path, name: &str) -> Vec<String> {
 }
 
 #[test]
-fn a_fault_is_diagnosed_and_the_zones_published_before_it_are_written() {
+fn a_fault_is_diagnosed_and_the_zones_recorded_before_it_are_written() {
     let out = workspace().join("target/test-run-cli/fault");
     let fault = elf("fault");
-    let o = ttprof(&["--grid", "2x1", "--kernel", &format!("brisc={}", fault.display())], &out);
+    // Three zones of 5000 cycles: under 2^15 cycles, so the runtime never published them
+    // before the fault; the host publishes what the stopped core wrote.
+    let o = ttprof(&["--grid", "2x1", "--kernel", &format!("brisc={}", fault.display()), "--l1", "0x30000=3"], &out);
     assert_eq!(o.status.code(), Some(2), "a fault is a data problem: the outputs are written");
     let err = String::from_utf8_lossy(&o.stderr);
     // The emulator's diagnosis: where, what, the instruction, the symbol and the source line.
-    for want in [
-        "kernel fault",
-        "chip 0 tile",
-        "BRISC",
-        "is outside every region",
-        "at pc 0x",
-        "(instruction 0x",
-        "sw a1",
-        " in __ttprof_main+0x",
-        ".rs:",
-    ] {
+    for want in ["kernel fault", "chip 0 tile", "BRISC", "is outside every region", "at pc 0x", "(instruction 0x", "sw a1", " in __ttprof_main+0x", ".rs:"] {
         assert!(err.contains(want), "{want:?} missing from: {err}");
     }
+    assert!(err.contains("published by the host and are read"), "{err}");
     let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
     assert!(summary.starts_with("FAULT: chip 0 tile"), "the fault is named in the summary: {summary}");
-    // The first tile in tile order faulted first and stopped the run; the zones each tile
-    // published before the run stopped are read and named.
+    // The first tile in tile order faulted first and stopped the run: its three zones are
+    // all there; the other tile stopped wherever it was.
+    let noc = Arch::WormholeB0.worker_noc(0, 0).unwrap();
+    let first = format!("0,{},{},BRISC,", noc.x, noc.y);
     let before = zone_starts(&out, "before-fault");
-    assert!(!before.is_empty(), "zones published before the fault are kept");
-    assert!(before.len() <= 2 * 20);
+    assert_eq!(before.iter().filter(|l| l.starts_with(&first)).count(), 3, "{before:#?}");
+    assert!(before.len() <= 6);
+    assert!(err.contains("stopped by a fault before its kernel ended"), "{err}");
 }
 
 #[test]
@@ -131,4 +127,31 @@ fn records_dropped_on_a_full_ring_are_a_data_problem() {
     assert!(!err.contains("pending"), "the kernel exited: nothing is pending: {err}");
     let kept = zone_starts(&out, "iteration").len();
     assert!(kept > 0 && kept < 20_000, "{kept} of 20000 zones kept");
+}
+
+#[test]
+fn a_readout_of_memory_a_fault_stopped_counts_the_unpublished_records_as_lost() {
+    use ttprof::devmem::{DeviceMemory, MappedImage};
+    use ttprof_emu::{Device, DeviceConfig};
+    let arch = Arch::WormholeB0;
+    let out = workspace().join("target/test-run-cli/fault-image");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let mut cfg = DeviceConfig::new(arch, (1, 1));
+    cfg.image = Some(out.join("device.img"));
+    let mut dev = Device::new(cfg).unwrap();
+    let tile = dev.tiles()[0];
+    let mem = MappedImage::open(dev.image_path()).unwrap();
+    ttprof::launch::init_tile(&mem, 0, tile, arch, &Default::default()).unwrap();
+    ttprof::launch::set_run_id(&mem, 0, tile, 1).unwrap();
+    mem.write_u32(0, tile, example_abi::ARGS, 3).unwrap();
+    let fault = elf("fault");
+    dev.load_kernel(0, tile, riscv_linker::Risc::Brisc, &std::fs::read(&fault).unwrap(), "fault").unwrap();
+    assert!(dev.run().unwrap_err().fault().is_some());
+    // Without a session to publish them, the three zones never reached HEAD: an error, not
+    // a silent "0 zones" (the kernel is not "still running": the run is over).
+    let r = ttprof::readout::read(&mem, false).unwrap();
+    assert_eq!(r.zones(), 0);
+    let lost: Vec<String> = r.issues.iter().filter(|i| i.is_error()).map(|i| i.to_string()).collect();
+    assert!(lost.iter().any(|i| i.contains("the run stopped on a fault while this kernel ran")), "{:#?}", r.issues);
 }

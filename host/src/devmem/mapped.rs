@@ -188,6 +188,10 @@ impl DeviceMemory for MappedImage {
     fn describe(&self) -> String {
         format!("device image {}", self.path.display())
     }
+
+    fn device_status(&self) -> Option<u32> {
+        Some(self.status())
+    }
 }
 
 #[cfg(test)]

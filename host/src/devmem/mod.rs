@@ -69,12 +69,14 @@ pub trait DeviceMemory: Send + Sync {
     /// The payload a consumer drained from this ring (its decoded bytes up to `TAIL`) before
     /// this memory was recorded: a snapshot of a drained run keeps it so that a readout of
     /// the snapshot still sees every record. `None` for live memory.
-    fn drained_payload(
-        &self,
-        _chip: u32,
-        _tile: NocCoord,
-        _risc: riscv_linker::Risc,
-    ) -> Option<Vec<u8>> {
+    fn drained_payload(&self, _chip: u32, _tile: NocCoord, _risc: riscv_linker::Risc) -> Option<Vec<u8>> {
+        None
+    }
+
+    /// The device side's run status (`riscv_linker::devfile::STATUS_*` bits), where the
+    /// backend knows it (the emulator's image): a readout tells a kernel still running from
+    /// one stopped by a fault.
+    fn device_status(&self) -> Option<u32> {
         None
     }
 }

@@ -326,10 +326,11 @@ impl<'m> Drainer<'m> {
         if let Some(issue) = consumed_issue(&consumed, zones, &self.mem.describe()) {
             self.issues.push(issue);
         }
+        let faulted = self.mem.device_status().is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
             r.report.records = std::mem::take(&mut r.table).to_records();
-            self.issues.extend(final_issues(&r.report));
+            self.issues.extend(final_issues(&r.report, faulted));
             rings.push(r.report);
         }
         Ok(Readout {

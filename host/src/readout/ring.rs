@@ -221,7 +221,8 @@ fn mid_stream_issue(r: &RingReport, records: u64) -> Option<Issue> {
 
 /// Warnings and errors about a ring's final state (its records' times are checked by
 /// [`super::checks::launch_times`] on the rich view).
-pub(super) fn final_issues(r: &RingReport) -> Vec<Issue> {
+/// `faulted`: the device says its last run stopped on a fault.
+pub(super) fn final_issues(r: &RingReport, faulted: bool) -> Vec<Issue> {
     let at = Some(r.id.location());
     let mut out = super::checks::launch_times(&r.records, at);
     if r.dropped > 0 {
@@ -247,8 +248,21 @@ pub(super) fn final_issues(r: &RingReport) -> Vec<Issue> {
             .with_count(r.dropped as u64),
         );
     }
-    if r.state & (1 << 2) != 0 {
+    if r.state & ring::STATE_PANICKED != 0 {
         out.push(Issue::error(at, "the kernel panicked (STATE bit 2); its zones up to the panic were read"));
+    } else if r.state & ring::STATE_STOPPED != 0 {
+        out.push(Issue::error(
+            at,
+            "the core was stopped by a fault before its kernel ended (STATE bit 3): its records up to the stop were \
+             read, what it would have done after is missing",
+        ));
+    } else if r.state & ring::STATE_RUNNING != 0 && faulted {
+        out.push(Issue::error(
+            at,
+            "the run stopped on a fault while this kernel ran: the records it wrote after its last published HEAD are \
+             lost (ttprof run and ttprof::session publish them from the stopped core; a readout of the memory alone \
+             cannot)",
+        ));
     } else if r.state & ring::STATE_RUNNING != 0 {
         out.push(Issue::warning(at, "a kernel is still running: records after the last published HEAD are not read yet"));
     }

@@ -43,7 +43,7 @@ use crate::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord};
 use crate::outputs::{self, Written};
 use crate::readout::{DrainOptions, Drainer, Readout};
 use crate::resolve::{Resolution, Resolver};
-use riscv_linker::{profiler, Arch, NocCoord};
+use riscv_linker::{profiler, Arch, NocCoord, Risc};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use ttprof_emu::{ClockModel, Device, DeviceConfig, Fault};
@@ -297,9 +297,14 @@ impl Session {
         let summary = match result {
             Ok(s) => s,
             Err(e) => {
-                let msg = format!("op {:?} (run {run_id}): {e}", op.name);
+                let mut msg = format!("op {:?} (run {run_id}): {e}", op.name);
                 if let Some(f) = e.fault() {
                     self.faults.push(f.clone());
+                    let recovered = self.publish_stopped_cores(&tiles, &images)?;
+                    msg.push_str(&format!(
+                        "; the cores stopped with it: {recovered} byte(s) of records they had written since their last \
+                         publication were published by the host and are read"
+                    ));
                 }
                 return Err(Error::Fault(msg));
             }
@@ -311,6 +316,22 @@ impl Session {
             Launched { run_id, op: op.name.clone(), host_ns: (start, end), instructions: summary.instructions() };
         self.launched.push(launched.clone());
         Ok(launched)
+    }
+
+    /// After a fault stopped the run: every core of the op that was still in a kernel gets
+    /// its last records published from its write pointer (`tp`), see
+    /// [`launch::publish_stopped`]. Returns the bytes published.
+    fn publish_stopped_cores(&self, tiles: &[NocCoord], images: &[(Risc, Vec<u8>, PathBuf)]) -> Result<u64> {
+        let mut bytes = 0u64;
+        for t in tiles {
+            for (risc, ..) in images {
+                let (_, regs) = self.dev.hart_registers(0, *t, *risc).map_err(|e| Error::Emulator(e.to_string()))?;
+                if let launch::Stopped::Published { bytes: b } = launch::publish_stopped(&self.mem, 0, *t, *risc, regs[4])? {
+                    bytes += b as u64;
+                }
+            }
+        }
+        Ok(bytes)
     }
 
     /// Copies a kernel ELF under `kernels/` once per source path: `kernels/<name>`, or
@@ -400,8 +421,8 @@ fn fault_issue(f: &Fault) -> Issue {
     Issue::error(
         Some(at),
         format!(
-            "the kernel faulted: {what}; records it published before the fault are read, records after its last \
-             publication are lost"
+            "the kernel faulted: {what}; the records it wrote before the fault are read (the host published \
+             what the stopped cores had written)"
         ),
     )
 }
