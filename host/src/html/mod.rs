@@ -18,10 +18,10 @@
 //! (-1: none), start cycle, cycles; and `marks`, flat, 8 values each: lane, site, kind
 //! (0 event, 1 data, 2 sum zone), time, op (-1: none), cycle, a, b, where a and b are
 //! 0 and 0 for an event, the payload and 0 for data, the total cycles and the count of
-//! measurements for a sum zone. Every value of a mark is a JSON integer, except that a
-//! device cycle, payload or total above 2^53 - 1 (JavaScript's `Number.MAX_SAFE_INTEGER`,
-//! above which a JSON number is silently rounded) is a string of its decimal digits, e.g.
-//! `"18446744073709551615"`. Zones and marks are in the timeline's order (lane by lane, in
+//! measurements for a sum zone. Every value of a zone or mark is a JSON integer, except that
+//! a device cycle count (a start, cycle or cycles), payload or total above 2^53 - 1
+//! (JavaScript's `Number.MAX_SAFE_INTEGER`, above which a JSON number is silently rounded)
+//! is a string of its decimal digits, e.g. `"18446744073709551615"`. Zones and marks are in the timeline's order (lane by lane, in
 //! opening order).
 //!
 //! A page embeds at most [`MAX_ZONES`] zones (about 50 bytes each, and what a browser still
@@ -264,8 +264,8 @@ fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize) -> (String, Sho
             start - t0,
             (z.end_ns.round() as i64 - start).max(0),
             z.op.map_or(-1, |o| o as i64),
-            z.start_cycles,
-            z.cycles()
+            Exact(z.start_cycles),
+            Exact(z.cycles())
         );
         first = false;
     }

@@ -157,6 +157,21 @@ fn the_page_embeds_every_mark_exactly_sum_totals_and_counts_and_values_beyond_2_
 }
 
 #[test]
+fn zone_cycle_counts_beyond_2_pow_53_are_strings() {
+    let mut t = timeline();
+    let z = &mut t.zones[0];
+    let len = z.cycles();
+    z.start_cycles = u64::MAX - len;
+    z.end_cycles = u64::MAX;
+    let mut out = Vec::new();
+    write(&mut out, &t).unwrap();
+    let page = data_of(&String::from_utf8(out).unwrap());
+    let zone = &page["zones"].as_array().unwrap()[..8];
+    assert_eq!(zone[6], Value::String((u64::MAX - len).to_string()));
+    assert_eq!(zone[7].as_u64(), Some(len), "a short zone's cycles stay a number");
+}
+
+#[test]
 fn a_page_over_its_mark_budget_keeps_sum_zones_then_data_then_events_the_earliest_first() {
     let mut t = timeline();
     // A mark the timebase could not place (here an event) is neither shown nor counted.

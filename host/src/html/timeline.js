@@ -4,7 +4,9 @@
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("ttprof-data").textContent);
-  var ZW = 8; // lane, site, depth, start ns, duration ns, op (-1: none), start cycle, cycles
+  // lane, site, depth, start ns, duration ns, op (-1: none), start cycle, cycles (a cycle
+  // count above 2^53 - 1 is a string of digits).
+  var ZW = 8;
   var Z = D.zones, N = Z.length / ZW;
   // lane, site, kind, time ns, op (-1: none), cycle, a, b: data: a = value; sum zone: a =
   // total cycles, b = count. A cycle, value or total above 2^53 - 1 is a string of digits.
