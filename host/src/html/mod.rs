@@ -2,28 +2,42 @@
 //! the data embedded as JSON.
 //!
 //! The page draws one lane per (chip, tile, RISC) with zones stacked by nesting depth,
-//! above them a row of ops (device kernel spans), on a canvas. Wheel zooms around the
-//! pointer, dragging or the arrow keys pan, shift+wheel scrolls the lanes, `0` or Reset
-//! shows the whole run; hovering a zone shows its name, source location, core and RISC,
-//! op, start (host µs and device cycle) and duration (ns and cycles).
+//! above them a row of ops (device kernel spans), on a canvas. The point records (events,
+//! timestamped data and sum zones, [`crate::timeline::Mark`]) are small triangles at the top
+//! of their lane, colored by kind. Wheel zooms around the pointer, dragging or the arrow
+//! keys pan, shift+wheel scrolls the lanes, `0` or Reset shows the whole run; hovering a
+//! zone shows its name, source location, core and RISC, op, start (host µs and device cycle)
+//! and duration (ns and cycles); hovering a mark shows its name, source location, kind,
+//! core, op, time (host µs and device cycle) and its data value, or a sum zone's count of
+//! measurements, total and mean cycles.
 //!
 //! Embedded data (times in whole ns relative to `t0`, the earliest time on the timeline):
 //! `lanes: [[label, chip, depth]]`, `sites: [[name, "file:line"]]`,
 //! `ops: [[name, run, chip, kernel start, kernel end, host start, host end]]` (null when
-//! unknown), and `zones`, flat, 8 numbers each: lane, site, depth, start, duration, op
-//! (-1: none), start cycle, cycles.
+//! unknown), `zones`, flat, 8 values each: lane, site, depth, start, duration, op
+//! (-1: none), start cycle, cycles; and `marks`, flat, 8 values each: lane, site, kind
+//! (0 event, 1 data, 2 sum zone), time, op (-1: none), cycle, a, b, where a and b are
+//! 0 and 0 for an event, the payload and 0 for data, the total cycles and the count of
+//! measurements for a sum zone. Every value of a zone or mark is a JSON integer, except that
+//! a device cycle count (a start, cycle or cycles), payload or total above 2^53 - 1
+//! (JavaScript's `Number.MAX_SAFE_INTEGER`, above which a JSON number is silently rounded)
+//! is a string of its decimal digits, e.g. `"18446744073709551615"`. Zones and marks are in the timeline's order (lane by lane, in
+//! opening order).
 //!
 //! A page embeds at most [`MAX_ZONES`] zones (about 50 bytes each, and what a browser still
 //! draws smoothly): beyond that it keeps the longest ones, says so in its header line, and
 //! the caller reports how many were left out (every zone stays in the device CSV and the
-//! trace JSON).
+//! trace JSON). Likewise at most [`MAX_MARKS`] marks: beyond that it keeps sum zones first,
+//! then data, then events, the earliest of each kind first, and [`Shown`] says how many
+//! were left out (every mark stays in the device CSV and the trace JSON).
 //!
 //! Opening `timeline.html#selftest` makes the page drive its own hover and zoom handlers
 //! and write what happened into `#selftest` (for headless browser tests).
 
 use crate::atomic::write_atomic;
 use crate::error::Result;
-use crate::timeline::Timeline;
+use crate::timeline::{MarkKind, Timeline};
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
@@ -37,7 +51,10 @@ const JS: &str = include_str!("timeline.js");
 /// Most zones one page embeds.
 pub const MAX_ZONES: usize = 1_000_000;
 
-/// What a page shows of its timeline's zones.
+/// Most marks (events, data, sum zones) one page embeds.
+pub const MAX_MARKS: usize = 1_000_000;
+
+/// What a page shows of its timeline's zones and marks.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Shown {
     /// Zones embedded.
@@ -45,13 +62,18 @@ pub struct Shown {
     /// Zones left out (the shortest), and the shortest duration still shown.
     pub hidden: usize,
     pub shortest_shown_ns: f64,
+    /// Marks embedded.
+    pub marks: usize,
+    /// Marks left out (a page keeps sum zones, then data, then events, the earliest of each
+    /// kind first).
+    pub marks_hidden: usize,
 }
 
 /// Writes the page to `path` atomically.
 pub fn write_file(path: &Path, t: &Timeline) -> Result<Shown> {
     let mut shown = Shown::default();
     write_atomic(path, |w| {
-        shown = write_limited(w, t, MAX_ZONES)?;
+        shown = write_limited(w, t, MAX_ZONES, MAX_MARKS)?;
         Ok(())
     })?;
     Ok(shown)
@@ -59,12 +81,13 @@ pub fn write_file(path: &Path, t: &Timeline) -> Result<Shown> {
 
 /// Writes the page to `w`.
 pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<()> {
-    write_limited(w, t, MAX_ZONES).map(|_| ())
+    write_limited(w, t, MAX_ZONES, MAX_MARKS).map(|_| ())
 }
 
-/// Writes the page to `w`, embedding at most `limit` zones (the longest).
-pub fn write_limited(w: &mut impl Write, t: &Timeline, limit: usize) -> io::Result<Shown> {
-    let (data, shown) = data_json(t, limit);
+/// Writes the page to `w`, embedding at most `zones` zones (the longest) and `marks` marks
+/// (sum zones, then data, then events, the earliest of each first).
+pub fn write_limited(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize) -> io::Result<Shown> {
+    let (data, shown) = data_json(t, zones, marks);
     write!(
         w,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ttprof timeline</title>\n\
@@ -79,34 +102,79 @@ pub fn write_limited(w: &mut impl Write, t: &Timeline, limit: usize) -> io::Resu
     Ok(shown)
 }
 
-/// Which zones to embed: every drawable one, or the `limit` longest (ties in time order).
-fn selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
-    let drawable = |z: &crate::timeline::Zone| z.start_ns.is_finite() && z.end_ns.is_finite();
-    let duration = |z: &crate::timeline::Zone| (z.end_ns - z.start_ns).max(0.0);
-    let mut lengths: Vec<f64> = t.zones.iter().filter(|z| drawable(z)).map(duration).collect();
-    let total = lengths.len();
+/// Which items to embed, given each one's key (`None`: not drawable): every drawable one, or
+/// the `limit` that `order` puts first (`Less`: `a` before `b`), ties in the given order.
+/// Returns the choice, how many are kept and left out, and the last key kept (`None` when
+/// none is).
+fn select<K: Copy>(keys: &[Option<K>], limit: usize, order: impl Fn(&K, &K) -> Ordering) -> (Vec<bool>, usize, usize, Option<K>) {
+    let mut ranked: Vec<K> = keys.iter().flatten().copied().collect();
+    let total = ranked.len();
     if total <= limit {
-        let min = lengths.iter().copied().fold(f64::INFINITY, f64::min);
-        return (t.zones.iter().map(drawable).collect(), Shown { zones: total, hidden: 0, shortest_shown_ns: if total > 0 { min } else { 0.0 } });
+        let last = ranked.iter().copied().max_by(&order);
+        return (keys.iter().map(Option::is_some).collect(), total, 0, last);
     }
     if limit == 0 {
-        return (vec![false; t.zones.len()], Shown { zones: 0, hidden: total, shortest_shown_ns: 0.0 });
+        return (vec![false; keys.len()], 0, total, None);
     }
-    // The limit-th longest duration: everything longer is kept, then ties up to the limit.
-    let (_, cut, _) = lengths.select_nth_unstable_by(limit - 1, |a, b| b.total_cmp(a));
+    // The limit-th key: everything before it is kept, then ties up to the limit.
+    let (_, cut, _) = ranked.select_nth_unstable_by(limit - 1, &order);
     let cut = *cut;
-    let mut ties = limit - lengths.iter().filter(|&&d| d > cut).count();
-    let keep: Vec<bool> = t
-        .zones
+    let mut ties = limit - ranked.iter().filter(|k| order(k, &cut) == Ordering::Less).count();
+    let keep = keys
         .iter()
-        .map(|z| {
-            let d = duration(z);
-            let tie = drawable(z) && d == cut && ties > 0;
-            ties -= tie as usize;
-            drawable(z) && (d > cut || tie)
+        .map(|k| match k.map(|k| order(&k, &cut)) {
+            Some(Ordering::Less) => true,
+            Some(Ordering::Equal) if ties > 0 => {
+                ties -= 1;
+                true
+            }
+            _ => false,
         })
         .collect();
-    (keep, Shown { zones: limit, hidden: total - limit, shortest_shown_ns: cut })
+    (keep, limit, total - limit, Some(cut))
+}
+
+/// Which zones to embed: every drawable one, or the `limit` longest (ties in time order).
+fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
+    let keys: Vec<Option<f64>> = t
+        .zones
+        .iter()
+        .map(|z| (z.start_ns.is_finite() && z.end_ns.is_finite()).then(|| (z.end_ns - z.start_ns).max(0.0)))
+        .collect();
+    let (keep, zones, hidden, shortest) = select(&keys, limit, |a, b| b.total_cmp(a));
+    (keep, Shown { zones, hidden, shortest_shown_ns: shortest.unwrap_or(0.0), ..Shown::default() })
+}
+
+/// A mark's kind as the page numbers it, which is also its rank when a page has to leave
+/// marks out (the highest kept first).
+fn kind_code(k: MarkKind) -> u8 {
+    match k {
+        MarkKind::Event => 0,
+        MarkKind::Data(_) => 1,
+        MarkKind::Sum { .. } => 2,
+    }
+}
+
+/// Which marks to embed: every drawable one, or `limit` of them: sum zones, then data, then
+/// events, the earliest of each kind first (ties in timeline order).
+fn mark_selection(t: &Timeline, limit: usize) -> (Vec<bool>, usize, usize) {
+    let keys: Vec<Option<(u8, f64)>> = t.marks.iter().map(|m| m.ns.is_finite().then_some((kind_code(m.kind), m.ns))).collect();
+    let (keep, shown, hidden, _) = select(&keys, limit, |a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
+    (keep, shown, hidden)
+}
+
+/// A u64 as JSON that JavaScript reads exactly: a number up to 2^53 - 1, else a string.
+struct Exact(u64);
+
+impl std::fmt::Display for Exact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const MAX_SAFE: u64 = (1 << 53) - 1;
+        if self.0 <= MAX_SAFE {
+            write!(f, "{}", self.0)
+        } else {
+            write!(f, "\"{}\"", self.0)
+        }
+    }
 }
 
 /// A JSON string literal that is also safe inside `<script>` (no `<`).
@@ -114,26 +182,44 @@ fn js_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into()).replace('<', "\\u003c")
 }
 
-fn data_json(t: &Timeline, limit: usize) -> (String, Shown) {
-    let (keep, shown) = selection(t, limit);
+fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize) -> (String, Shown) {
+    let (keep, mut shown) = zone_selection(t, zone_limit);
+    let (keep_marks, marks, marks_hidden) = mark_selection(t, mark_limit);
+    shown.marks = marks;
+    shown.marks_hidden = marks_hidden;
+    let mut kinds = [0usize; 3];
+    let mut on_lane = vec![false; t.lanes.len()];
+    for (m, _) in t.marks.iter().zip(&keep_marks).filter(|(_, &k)| k) {
+        kinds[kind_code(m.kind) as usize] += 1;
+        on_lane[m.lane as usize] = true;
+    }
     let (lo, hi) = t.bounds_ns().unwrap_or((0.0, 0.0));
     let t0 = lo.floor() as i64;
     let rel = |ns: f64| (ns.round() as i64 - t0).to_string();
     let opt = |v: Option<f64>| v.map_or("null".to_string(), rel);
-    let mut s = String::with_capacity(64 + shown.zones * 48);
+    let mut s = String::with_capacity(64 + shown.zones * 48 + shown.marks * 40);
     let _ = write!(s, "{{\"arch\":{},\"t0\":{t0},\"span\":{}", js_str(t.arch.name()), (hi.round() as i64 - t0).max(0));
     let _ = write!(
         s,
         ",\"summary\":{}",
         js_str(&format!(
-            "{} zones{} on {} lanes, {} ops, {:.3} \u{b5}s of {}; host time starts at {:.3} \u{b5}s",
+            "{} zones{} on {} lanes, {} marks ({} events, {} data, {} sum zones{}), {} ops, {:.3} \u{b5}s of {}; host time starts at {:.3} \u{b5}s",
             shown.zones,
             if shown.hidden > 0 {
                 format!(" (the longest; {} shorter than {:.0} ns are not shown)", shown.hidden, shown.shortest_shown_ns)
             } else {
                 String::new()
             },
-            t.lanes.iter().filter(|l| l.depth > 0).count(),
+            t.lanes.iter().zip(&on_lane).filter(|(l, &m)| l.depth > 0 || m).count(),
+            shown.marks,
+            kinds[0],
+            kinds[1],
+            kinds[2],
+            if shown.marks_hidden > 0 {
+                format!("; {} more are not shown: the page keeps sum zones, then data, then events, the earliest first", shown.marks_hidden)
+            } else {
+                String::new()
+            },
             t.ops.len(),
             (hi - lo) / 1e3,
             t.arch,
@@ -178,8 +264,31 @@ fn data_json(t: &Timeline, limit: usize) -> (String, Shown) {
             start - t0,
             (z.end_ns.round() as i64 - start).max(0),
             z.op.map_or(-1, |o| o as i64),
-            z.start_cycles,
-            z.cycles()
+            Exact(z.start_cycles),
+            Exact(z.cycles())
+        );
+        first = false;
+    }
+    s.push_str("],\"marks\":[");
+    let mut first = true;
+    for (m, _) in t.marks.iter().zip(&keep_marks).filter(|(_, &k)| k) {
+        let (a, b) = match m.kind {
+            MarkKind::Event => (0, 0),
+            MarkKind::Data(v) => (v, 0),
+            MarkKind::Sum { total_cycles, count } => (total_cycles, count as u64),
+        };
+        let _ = write!(
+            s,
+            "{}{},{},{},{},{},{},{},{}",
+            if first { "" } else { "," },
+            m.lane,
+            m.site,
+            kind_code(m.kind),
+            m.ns.round() as i64 - t0,
+            m.op.map_or(-1, |o| o as i64),
+            Exact(m.cycles),
+            Exact(a),
+            Exact(b)
         );
         first = false;
     }

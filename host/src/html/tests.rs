@@ -1,6 +1,7 @@
 use super::*;
 use crate::report::fixture::{self, times};
 use crate::timebase::Timebase;
+use crate::timeline::{Mark, MarkKind};
 use riscv_linker::Risc;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -41,11 +42,16 @@ fn the_page_is_one_file_that_loads_nothing_and_embeds_every_zone() {
     assert_eq!(data["sites"][z[1] as usize][0], "BRISC-FW");
 }
 
-/// The zones a page embeds: (site, start, duration) in page order.
-fn embedded(html: &str) -> (Value, Vec<(i64, i64, i64)>) {
+/// The JSON a page embeds.
+fn data_of(html: &str) -> Value {
     let start = html.find("id=\"ttprof-data\">").unwrap() + "id=\"ttprof-data\">".len();
     let end = start + html[start..].find("</script>").unwrap();
-    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+/// The zones a page embeds: (site, start, duration) in page order.
+fn embedded(html: &str) -> (Value, Vec<(i64, i64, i64)>) {
+    let data = data_of(html);
     let z: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
     let zones = z.chunks(8).map(|c| (c[1], c[3], c[4])).collect();
     (data, zones)
@@ -55,14 +61,15 @@ fn embedded(html: &str) -> (Value, Vec<(i64, i64, i64)>) {
 fn a_page_over_its_zone_budget_keeps_the_longest_and_says_so() {
     let t = timeline();
     let mut all = Vec::new();
-    assert_eq!(write_limited(&mut all, &t, usize::MAX).unwrap().hidden, 0);
+    assert_eq!(write_limited(&mut all, &t, usize::MAX, usize::MAX).unwrap().hidden, 0);
     let (_, every) = embedded(&String::from_utf8(all).unwrap());
     let mut longest: Vec<i64> = every.iter().map(|z| z.2).collect();
     longest.sort_unstable_by(|a, b| b.cmp(a));
     let limit = every.len() / 3;
     let mut out = Vec::new();
-    let shown = write_limited(&mut out, &t, limit).unwrap();
+    let shown = write_limited(&mut out, &t, limit, MAX_MARKS).unwrap();
     assert_eq!((shown.zones, shown.hidden), (limit, every.len() - limit));
+    assert_eq!((shown.marks, shown.marks_hidden), (t.marks.len(), 0), "the zone budget leaves marks alone");
     let (data, kept) = embedded(&String::from_utf8(out).unwrap());
     assert_eq!(kept.len(), limit);
     let mut kept_lengths: Vec<i64> = kept.iter().map(|z| z.2).collect();
@@ -70,6 +77,144 @@ fn a_page_over_its_zone_budget_keeps_the_longest_and_says_so() {
     assert_eq!(kept_lengths, longest[..limit], "the longest zones");
     assert!(kept.iter().all(|z| every.contains(z)), "unchanged, in page order");
     assert!(data["summary"].as_str().unwrap().contains(&format!("{} shorter than", every.len() - limit)));
+}
+
+/// A mark as a page embeds it, its 8 values read exactly: lane, site, kind, time, op, cycle,
+/// a, b. Checks that only a u64 above 2^53 - 1 is a string.
+fn embedded_marks(data: &Value) -> Vec<[i128; 8]> {
+    let exact = |v: &Value| -> i128 {
+        match v {
+            Value::String(s) => {
+                let n: u64 = s.parse().unwrap_or_else(|e| panic!("{s:?}: {e}"));
+                assert!(n > (1 << 53) - 1, "{n} is a string but JavaScript reads it exactly as a number");
+                n as i128
+            }
+            v => {
+                let n = v.as_i64().unwrap_or_else(|| panic!("{v} is not an integer"));
+                assert!(n.unsigned_abs() < 1 << 53, "{n} is a number, which JavaScript rounds");
+                n as i128
+            }
+        }
+    };
+    let m = data["marks"].as_array().unwrap();
+    assert_eq!(m.len() % 8, 0);
+    m.chunks(8).map(|c| std::array::from_fn(|i| exact(&c[i]))).collect()
+}
+
+/// What a page should embed for `m`.
+fn expected(m: &Mark, t0: i64) -> [i128; 8] {
+    let (kind, a, b) = match m.kind {
+        MarkKind::Event => (0, 0, 0),
+        MarkKind::Data(v) => (1, v, 0),
+        MarkKind::Sum { total_cycles, count } => (2, total_cycles, count as u64),
+    };
+    [
+        m.lane as i128,
+        m.site as i128,
+        kind,
+        (m.ns.round() as i64 - t0) as i128,
+        m.op.map_or(-1, |o| o as i128),
+        m.cycles as i128,
+        a as i128,
+        b as i128,
+    ]
+}
+
+#[test]
+fn the_page_embeds_every_mark_exactly_sum_totals_and_counts_and_values_beyond_2_pow_53() {
+    let mut t = timeline();
+    assert_eq!(t.marks.len(), 90);
+    // Payloads either side of JavaScript's exact range, and a sum total just past it.
+    let data: Vec<usize> = (0..t.marks.len()).filter(|&i| matches!(t.marks[i].kind, MarkKind::Data(_))).collect();
+    t.marks[data[0]].kind = MarkKind::Data(u64::MAX);
+    t.marks[data[1]].kind = MarkKind::Data((1 << 53) + 1);
+    t.marks[data[2]].kind = MarkKind::Data((1 << 53) - 1);
+    let sum = t.marks.iter().rposition(|m| matches!(m.kind, MarkKind::Sum { .. })).unwrap();
+    t.marks[sum].kind = MarkKind::Sum { total_cycles: 1 << 53, count: u32::MAX };
+    let mut out = Vec::new();
+    let shown = write_limited(&mut out, &t, MAX_ZONES, MAX_MARKS).unwrap();
+    assert_eq!((shown.marks, shown.marks_hidden), (90, 0));
+    let html = String::from_utf8(out).unwrap();
+    let page = data_of(&html);
+    let t0 = page["t0"].as_i64().unwrap();
+    let marks = embedded_marks(&page);
+    let want: Vec<[i128; 8]> = t.marks.iter().map(|m| expected(m, t0)).collect();
+    assert_eq!(marks, want, "every mark, in the timeline's order");
+    // The raw JSON: the big ones are strings, the largest number JavaScript reads exactly is not.
+    assert!(html.contains(",\"18446744073709551615\",0"));
+    assert!(html.contains(",\"9007199254740993\",0"));
+    assert!(html.contains(",9007199254740991,0"));
+    assert!(html.contains(",\"9007199254740992\",4294967295"));
+    // The fixture's sum zones: 30 cycles over 3 measurements, one per launch per core.
+    let sums: Vec<&[i128; 8]> = marks.iter().filter(|m| m[2] == 2).collect();
+    assert_eq!(sums.len(), 30);
+    assert_eq!(sums.iter().filter(|m| (m[6], m[7]) == (30, 3)).count(), 29);
+    assert_eq!(page["sites"][sums[0][1] as usize][0], "wait");
+    let first = times(1, 0, Risc::Brisc).kernel.1;
+    assert_eq!((sums[0][0], sums[0][3], sums[0][4], sums[0][5]), (0, first as i128 - t0 as i128, 0, first as i128));
+    let summary = page["summary"].as_str().unwrap();
+    assert!(summary.contains("120 zones on 10 lanes, 90 marks (30 events, 30 data, 30 sum zones), 3 ops"), "{summary}");
+}
+
+#[test]
+fn zone_cycle_counts_beyond_2_pow_53_are_strings() {
+    let mut t = timeline();
+    let z = &mut t.zones[0];
+    let len = z.cycles();
+    z.start_cycles = u64::MAX - len;
+    z.end_cycles = u64::MAX;
+    let mut out = Vec::new();
+    write(&mut out, &t).unwrap();
+    let page = data_of(&String::from_utf8(out).unwrap());
+    let zone = &page["zones"].as_array().unwrap()[..8];
+    assert_eq!(zone[6], Value::String((u64::MAX - len).to_string()));
+    assert_eq!(zone[7].as_u64(), Some(len), "a short zone's cycles stay a number");
+}
+
+#[test]
+fn a_page_over_its_mark_budget_keeps_sum_zones_then_data_then_events_the_earliest_first() {
+    let mut t = timeline();
+    // A mark the timebase could not place (here an event) is neither shown nor counted.
+    let event = t.marks.iter().position(|m| m.kind == MarkKind::Event).unwrap();
+    t.marks[event].ns = f64::NAN;
+    let placed: Vec<&Mark> = t.marks.iter().filter(|m| m.ns.is_finite()).collect();
+    assert_eq!(placed.len(), 89);
+    let mut all = Vec::new();
+    let every = write_limited(&mut all, &t, MAX_ZONES, usize::MAX).unwrap();
+    assert_eq!((every.marks, every.marks_hidden), (89, 0));
+    let t0 = data_of(&String::from_utf8(all).unwrap())["t0"].as_i64().unwrap();
+    let of_kind = |k: i128| -> Vec<[i128; 8]> {
+        let mut v: Vec<[i128; 8]> = placed.iter().map(|m| expected(m, t0)).filter(|m| m[2] == k).collect();
+        v.sort_by_key(|m| m[3]);
+        v
+    };
+    let (events, data, sums) = (of_kind(0), of_kind(1), of_kind(2));
+    assert_eq!((events.len(), data.len(), sums.len()), (29, 30, 30));
+    for (limit, kept) in [
+        (0, vec![]),
+        (20, sums[..20].to_vec()),
+        (45, [&sums[..], &data[..15]].concat()),
+        (70, [&sums[..], &data[..], &events[..10]].concat()),
+        (89, [&sums[..], &data[..], &events[..]].concat()),
+    ] {
+        let mut out = Vec::new();
+        let shown = write_limited(&mut out, &t, MAX_ZONES, limit).unwrap();
+        assert_eq!((shown.marks, shown.marks_hidden), (limit, 89 - limit), "limit {limit}");
+        assert_eq!((shown.zones, shown.hidden), (120, 0), "the mark budget leaves zones alone");
+        let page = data_of(&String::from_utf8(out).unwrap());
+        let mut marks = embedded_marks(&page);
+        // In the timeline's order.
+        let order: Vec<[i128; 8]> = placed.iter().map(|m| expected(m, t0)).filter(|m| marks.contains(m)).collect();
+        assert_eq!(marks, order, "limit {limit}");
+        let mut want = kept.clone();
+        want.sort();
+        marks.sort();
+        assert_eq!(marks, want, "limit {limit}");
+        let summary = page["summary"].as_str().unwrap();
+        let (e, d, s) = (limit.saturating_sub(60), limit.saturating_sub(30).min(30), limit.min(30));
+        assert!(summary.contains(&format!("{limit} marks ({e} events, {d} data, {s} sum zones")), "{summary}");
+        assert_eq!(summary.contains(&format!("; {} more are not shown", 89 - limit)), limit < 89, "{summary}");
+    }
 }
 
 #[test]
@@ -130,7 +275,11 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
     let Some(bin) = chromium() else { return };
     let dir = crate::testing::temp_dir("html-chromium");
     let path = dir.join(FILE_NAME);
-    write_file(&path, &timeline()).unwrap();
+    let mut t = timeline();
+    // The first data mark (lane 0, run 1) carries a payload a JavaScript number would round.
+    let data = t.marks.iter().position(|m| matches!(m.kind, MarkKind::Data(_))).unwrap();
+    t.marks[data].kind = MarkKind::Data(u64::MAX);
+    write_file(&path, &t).unwrap();
     let url = format!("file://{}#selftest", path.display());
     let dom = run_chromium(&bin, &dir.join("profile-dom"), &["--dump-dom".into(), url]);
     let start = dom.find("<pre id=\"selftest\">").expect("page rendered") + "<pre id=\"selftest\">".len();
@@ -160,6 +309,64 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
     // The wheel zoomed in around the pointer: the same zone is still under it.
     assert!(r["zoom"].as_f64().unwrap() > 1.5, "{r}");
     assert_eq!(r["hoverZoomed"], r["hover"]);
+    // In the whole run every mark on a lane in view is drawn (the window may cut the last
+    // lanes off), data and sum zones in their colors (a lane's event is 1 ns before its data
+    // there: the data triangle covers it).
+    assert_eq!(r["marks"].as_u64(), Some(90));
+    let in_view = r["marksInView"].as_u64().unwrap();
+    assert!(in_view >= 5 * 9, "only {in_view} marks on lanes in view: {r}");
+    assert_eq!(r["marksDrawn"].as_u64(), Some(in_view), "{r}");
+    let px = |v: &Value, kind: usize| v[kind].as_u64().unwrap();
+    assert_eq!(px(&r["markPixels"], 0), 0, "{r}");
+    assert!(px(&r["markPixels"], 1) >= in_view / 3 * 4 && px(&r["markPixels"], 2) >= in_view / 3 * 4, "{r}");
+    // Hovering the first mark of each kind (lane 0, run 1) describes it.
+    let x = times(1, 0, Risc::Brisc);
+    let core = "core: chip 0 (0,0) [x=1 y=1] BRISC";
+    let op = "op: EltwiseAdd (run 1)";
+    let at = |cycle: u64| format!("time: {:.3} \u{b5}s host", cycle as f64 / 1e3);
+    let event = [
+        "barrier  src/kernel.rs:12".to_string(),
+        "kind: event".into(),
+        core.into(),
+        op.into(),
+        at(x.work.1),
+        format!("cycle {}", group(x.work.1)),
+    ];
+    let data = [
+        "bytes  src/kernel.rs:13".to_string(),
+        "kind: data".into(),
+        core.into(),
+        op.into(),
+        at(x.work.1 + 1),
+        format!("cycle {}", group(x.work.1 + 1)),
+        "value: 18,446,744,073,709,551,615 (0xffffffffffffffff)".into(),
+    ];
+    let sum = [
+        "wait  src/kernel.rs:14".to_string(),
+        "kind: sum zone".into(),
+        core.into(),
+        op.into(),
+        at(x.kernel.1),
+        format!("cycle {}", group(x.kernel.1)),
+        "count: 3 measurements".into(),
+        "total: 30 cycles".into(),
+        "mean: 10 cycles".into(),
+    ];
+    for (kind, want) in [&event[..], &data[..], &sum[..]].into_iter().enumerate() {
+        let hover = r["hoverMarks"][kind].as_str().unwrap_or_else(|| panic!("kind {kind} not hovered: {r}"));
+        for w in want {
+            assert!(hover.contains(w.as_str()), "hover text of kind {kind} lacks {w:?}:\n{hover}");
+        }
+        assert_eq!(r["hoverMarkShown"][kind], "block");
+    }
+    // The sum zone stands alone: the whole-run view finds the same one.
+    assert_eq!(r["hoverMarksWhole"][2], r["hoverMarks"][2]);
+    // Zoomed to 40 ns around it, marks off screen are not drawn, and those on screen are:
+    // the event and the data 1 ns later both, each in its color.
+    assert_eq!(r["marksDrawnZoomed"], serde_json::json!([2, 2, 1]), "{r}");
+    for kind in 0..3 {
+        assert!(px(&r["markPixelsZoomed"][kind], kind) >= 4, "{r}");
+    }
     // A screenshot of the page as a person would open it.
     let png = dir.join("timeline.png");
     run_chromium(

@@ -1,27 +1,52 @@
-// ttprof's timeline viewer: draws the zones embedded in #ttprof-data on a canvas.
-// Wheel: zoom around the pointer; drag or arrows: pan; shift+wheel or up/down: scroll
-// lanes; 0 or "Reset": whole run; hover: what a zone is.
+// ttprof's timeline viewer: draws the zones and marks (events, data, sum zones) embedded in
+// #ttprof-data on a canvas. Wheel: zoom around the pointer; drag or arrows: pan; shift+wheel
+// or up/down: scroll lanes; 0 or "Reset": whole run; hover: what a zone or mark is.
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("ttprof-data").textContent);
-  var ZW = 8; // lane, site, depth, start ns, duration ns, op (-1: none), start cycle, cycles
+  // lane, site, depth, start ns, duration ns, op (-1: none), start cycle, cycles (a cycle
+  // count above 2^53 - 1 is a string of digits).
+  var ZW = 8;
   var Z = D.zones, N = Z.length / ZW;
+  // lane, site, kind, time ns, op (-1: none), cycle, a, b: data: a = value; sum zone: a =
+  // total cycles, b = count. A cycle, value or total above 2^53 - 1 is a string of digits.
+  var MW = 8;
+  var M = D.marks || [], NM = M.length / MW;
   var ROW = 15, LABEL = 210, AXIS = 24, OPS = 18, GAP = 5;
+  // A mark is a triangle at the top of its lane, its point at the mark's time.
+  var MARK_W = 9, MARK_H = 7;
+  var KINDS = ["event", "data", "sum zone"], KIND_COLOR = ["#7b1fa2", "#1565c0", "#d84315"];
 
   // Zones of each (lane, depth), in start order (at one depth they never overlap).
   var rows = D.lanes.map(function (l) { var r = []; for (var d = 0; d < l[2]; d++) r.push([]); return r; });
   for (var i = 0; i < N; i++) rows[Z[i * ZW]][Z[i * ZW + 2]].push(i);
+  // Marks of each (lane, kind), in time order.
+  var mrows = D.lanes.map(function () { return [[], [], []]; });
+  for (var m = 0; m < NM; m++) mrows[M[m * MW]][M[m * MW + 2]].push(m);
+  mrows.forEach(function (r) {
+    r.forEach(function (arr) {
+      for (var q = 1; q < arr.length; q++) {
+        if (M[arr[q] * MW + 3] < M[arr[q - 1] * MW + 3]) {
+          arr.sort(function (a, b) { return M[a * MW + 3] - M[b * MW + 3]; });
+          break;
+        }
+      }
+    });
+  });
 
-  // Lanes with zones, stacked below the time axis and the ops row.
-  var shown = [], laneTop = [], y = AXIS + OPS + GAP;
+  // Lanes with zones or marks (one row at least), stacked below the time axis and the ops row.
+  var shown = [], laneTop = [], laneH = [], y = AXIS + OPS + GAP;
   D.lanes.forEach(function (l, li) {
-    if (l[2] > 0) { shown.push(li); laneTop.push(y); y += l[2] * ROW + GAP; }
+    var marks = mrows[li][0].length + mrows[li][1].length + mrows[li][2].length;
+    if (l[2] > 0 || marks > 0) {
+      shown.push(li); laneTop.push(y); laneH.push(Math.max(l[2], 1) * ROW); y += laneH[laneH.length - 1] + GAP;
+    }
   });
   var contentH = y;
 
   var canvas = document.getElementById("timeline"), ctx = canvas.getContext("2d");
   var tip = document.getElementById("tip");
-  var W = 0, H = 0, v0 = 0, v1 = Math.max(D.span, 1), top = 0, stats = { drawn: 0 };
+  var W = 0, H = 0, v0 = 0, v1 = Math.max(D.span, 1), top = 0, stats = { drawn: 0, marks: 0 };
 
   function resize() {
     W = window.innerWidth;
@@ -46,7 +71,14 @@
     var a = Math.abs(ns), u = a >= 1e9 ? [1e9, " s"] : a >= 1e6 ? [1e6, " ms"] : a >= 1e3 ? [1e3, " \u00b5s"] : [1, " ns"];
     return parseFloat((ns / u[0]).toFixed(u[0] === 1 ? 0 : 3)) + u[1];
   }
-  function group(n) { return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  // 1234567 or "1234567" (a u64 beyond 2^53 - 1) -> "1,234,567".
+  function group(n) { return (typeof n === "string" ? n : Math.round(n).toString()).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+  function hex(n) { return "0x" + (typeof BigInt === "function" ? BigInt(n) : Number(n)).toString(16); }
+  // A mean to one decimal: 10 -> "10", 10.333 -> "10.3".
+  function mean(total, n) {
+    var r = Math.round(Number(total) / n * 10) / 10, f = Math.round(r % 1 * 10);
+    return group(Math.floor(r)) + (f ? "." + f : "");
+  }
   function clipText(s, w) {
     var fit = Math.floor(w / 6.5);
     return fit <= 1 ? "" : s.length <= fit ? s : s.slice(0, fit - 1) + "\u2026";
@@ -66,6 +98,70 @@
     var lo = 0, hi = arr.length;
     while (lo < hi) { var m = (lo + hi) >> 1, z = arr[m] * ZW; if (Z[z + 3] + Z[z + 4] < t) lo = m + 1; else hi = m; }
     return lo;
+  }
+  // First index of arr (mark ids of one lane and kind), from `from` on, whose mark is at or
+  // after t.
+  function firstMark(arr, t, from) {
+    var lo = from || 0, hi = arr.length;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (M[arr[mid] * MW + 3] < t) lo = mid + 1; else hi = mid; }
+    return lo;
+  }
+  // Time either side of a mark that its triangle (and a little more) covers.
+  function markSlack() { return (MARK_W / 2 + 1) * (v1 - v0) / (W - LABEL); }
+  function triangle(x, y) {
+    ctx.moveTo(x - MARK_W / 2, y); ctx.lineTo(x + MARK_W / 2, y); ctx.lineTo(x, y + MARK_H); ctx.closePath();
+  }
+  // Lane li's marks on screen, one path per kind (sum zones on top). Marks each within 2 px
+  // of the one before make one shape, the union of their triangles; finding where such a run
+  // ends skips (binary search) past every mark within a pixel of the last, so a dense lane
+  // costs a step per pixel, not per mark.
+  function drawMarks(li, yl) {
+    var slack = markSlack(), px = (v1 - v0) / (W - LABEL), h = MARK_W / 2;
+    for (var kind = 0; kind < 3; kind++) {
+      var arr = mrows[li][kind], n = 0, j = firstMark(arr, v0 - slack);
+      if (j >= arr.length) continue;
+      ctx.beginPath();
+      while (j < arr.length) {
+        var t = M[arr[j] * MW + 3];
+        if (t > v1 + slack) break;
+        var x0 = xOf(t), x1 = x0;
+        for (j = firstMark(arr, t + px, j + 1); j < arr.length; j = firstMark(arr, t + px, j + 1)) {
+          var x = xOf(M[arr[j] * MW + 3]);
+          if (x - x1 > 2 || x > W + h + 1) break;
+          x1 = x; t = M[arr[j] * MW + 3];
+        }
+        ctx.moveTo(x0 - h, yl); ctx.lineTo(x1 + h, yl); ctx.lineTo(x1, yl + MARK_H); ctx.lineTo(x0, yl + MARK_H); ctx.closePath();
+        n++;
+      }
+      if (!n) continue;
+      ctx.strokeStyle = "#fff"; ctx.lineWidth = 1.5; ctx.stroke(); ctx.lineWidth = 1;
+      ctx.fillStyle = KIND_COLOR[kind]; ctx.fill();
+      stats.marks += n;
+    }
+  }
+  // Lane li's mark nearest to t within its triangle's reach, or -1 (a tie: the later kind).
+  function markAt(li, t) {
+    var slack = markSlack(), best = -1, bestD = Infinity;
+    for (var kind = 2; kind >= 0; kind--) {
+      var arr = mrows[li][kind], j = firstMark(arr, t);
+      for (var c = Math.max(j - 1, 0); c <= j && c < arr.length; c++) {
+        var d = Math.abs(M[arr[c] * MW + 3] - t);
+        if (d <= slack && d < bestD) { bestD = d; best = arr[c]; }
+      }
+    }
+    return best;
+  }
+  // The marks' colors in the box above the lane labels.
+  function drawLegend() {
+    if (!NM) return;
+    ctx.fillStyle = "#f0f0f0"; ctx.fillRect(0, 0, LABEL, AXIS);
+    ctx.font = "11px sans-serif";
+    for (var kind = 0, x = 8; kind < 3; kind++) {
+      ctx.beginPath(); triangle(x + MARK_W / 2, 6);
+      ctx.fillStyle = KIND_COLOR[kind]; ctx.fill();
+      ctx.fillStyle = "#333"; ctx.fillText(KINDS[kind], x + MARK_W + 3, 15);
+      x += MARK_W + 3 + ctx.measureText(KINDS[kind]).width + 10;
+    }
   }
 
   function drawAxis() {
@@ -92,7 +188,7 @@
     });
   }
   function draw() {
-    stats = { drawn: 0 };
+    stats = { drawn: 0, marks: 0 };
     ctx.clearRect(0, 0, W, H);
     ctx.save();
     drawAxis();
@@ -100,8 +196,8 @@
     drawOps();
     ctx.font = "11px sans-serif";
     for (var k = 0; k < shown.length; k++) {
-      var li = shown[k], yl = laneTop[k] - top, lane = D.lanes[li];
-      if (yl > H || yl + lane[2] * ROW < AXIS + OPS) continue;
+      var li = shown[k], yl = laneTop[k] - top;
+      if (yl > H || yl + laneH[k] < AXIS + OPS) continue;
       for (var d = 0; d < rows[li].length; d++) {
         var arr = rows[li][d], yr = yl + d * ROW, lastX = -1;
         if (yr + ROW < AXIS + OPS || yr > H) continue;
@@ -118,8 +214,9 @@
           if (x1 - x0 > 24) label(D.sites[Z[z + 1]][0], x0, x1, yr + ROW - 4, "#111");
         }
       }
+      if (yl >= AXIS + OPS) drawMarks(li, yl);
       ctx.strokeStyle = "#ddd";
-      ctx.beginPath(); ctx.moveTo(LABEL, yl + lane[2] * ROW + GAP / 2); ctx.lineTo(W, yl + lane[2] * ROW + GAP / 2); ctx.stroke();
+      ctx.beginPath(); ctx.moveTo(LABEL, yl + laneH[k] + GAP / 2); ctx.lineTo(W, yl + laneH[k] + GAP / 2); ctx.stroke();
     }
     ctx.restore();
     // Lane labels.
@@ -132,7 +229,9 @@
       var ln = D.lanes[shown[q]];
       ctx.fillText(clipText("chip " + ln[1] + " " + ln[0], LABEL - 8), 6, yy + 11);
     }
+    drawLegend();
     document.body.dataset.drawn = stats.drawn;
+    document.body.dataset.marks = stats.marks;
   }
 
   // What is under (x, y) in canvas coordinates: a tooltip text, or "".
@@ -147,8 +246,14 @@
       return "";
     }
     for (var k = 0; k < shown.length; k++) {
-      var li = shown[k], d = Math.floor((y + top - laneTop[k]) / ROW);
-      if (d < 0 || d >= D.lanes[li][2]) continue;
+      var li = shown[k], dy = y + top - laneTop[k];
+      if (dy < 0 || dy >= laneH[k]) continue;
+      if (dy <= MARK_H + 1) {
+        var mk = markAt(li, t);
+        if (mk >= 0) return markText(mk);
+      }
+      var d = Math.floor(dy / ROW);
+      if (d >= D.lanes[li][2]) return "";
       var arr = rows[li][d];
       for (var j = firstEnding(arr, t - slack); j < arr.length; j++) {
         var z = arr[j] * ZW;
@@ -173,6 +278,22 @@
     s += "start: " + ((D.t0 + Z[z + 3]) / 1e3).toFixed(3) + " \u00b5s host (+" + fmtNs(Z[z + 3]) + "), cycle " + group(Z[z + 6]) + "\n";
     s += "duration: " + group(Z[z + 4]) + " ns, " + group(Z[z + 7]) + " cycles\n";
     s += "depth: " + Z[z + 2];
+    return s;
+  }
+  function markText(i) {
+    var m = i * MW, lane = D.lanes[M[m]], site = D.sites[M[m + 1]], kind = M[m + 2], op = M[m + 4] >= 0 ? D.ops[M[m + 4]] : null;
+    var s = "<b>" + esc(site[0]) + "</b>" + (site[1] ? "  " + esc(site[1]) : "") + "\n";
+    s += "kind: " + KINDS[kind] + "\n";
+    s += "core: chip " + lane[1] + " " + esc(lane[0]) + "\n";
+    s += "op: " + (op ? esc(op[0]) + " (run " + op[1] + ")" : "none") + "\n";
+    s += "time: " + ((D.t0 + M[m + 3]) / 1e3).toFixed(3) + " \u00b5s host (+" + fmtNs(M[m + 3]) + "), cycle " + group(M[m + 5]);
+    if (kind === 1) s += "\nvalue: " + group(M[m + 6]) + " (" + hex(M[m + 6]) + ")";
+    if (kind === 2) {
+      var n = M[m + 7];
+      s += "\ncount: " + group(n) + " measurement" + (n === 1 ? "" : "s") + "\n";
+      s += "total: " + group(M[m + 6]) + " cycles\n";
+      s += "mean: " + (n > 0 ? mean(M[m + 6], n) + " cycles" : "none");
+    }
     return s;
   }
   function esc(s) { return String(s).replace(/[&<>]/g, function (c) { return { "&": "&amp;", "<": "&lt;", ">": "&gt;" }[c]; }); }
@@ -236,19 +357,37 @@
   // Self-test for headless browsers (file.html#selftest): drives the real event handlers and
   // writes what happened into #selftest.
   if (location.hash === "#selftest") {
-    var out = { zones: N, lanes: shown.length, drawn: stats.drawn };
+    // marksDrawn counts shapes: a run of marks under 2 px apart is one.
+    var out = { zones: N, lanes: shown.length, drawn: stats.drawn, marks: NM, marksDrawn: stats.marks };
+    // Marks on the lanes whose top is in view (where drawMarks draws).
+    out.marksInView = 0;
+    for (var v = 0; v < shown.length; v++) {
+      var yv = laneTop[v] - top;
+      if (yv >= AXIS + OPS && yv <= H) out.marksInView += mrows[shown[v]][0].length + mrows[shown[v]][1].length + mrows[shown[v]][2].length;
+    }
     var img = ctx.getImageData(LABEL, AXIS + OPS, W - LABEL, H - AXIS - OPS).data, painted = 0;
     for (var p = 0; p < img.length; p += 4) {
       var mx = Math.max(img[p], img[p + 1], img[p + 2]), mn = Math.min(img[p], img[p + 1], img[p + 2]);
       if (mx - mn > 40) painted++;
     }
     out.painted = painted;
+    // Pixels of exactly each kind's mark color (a triangle's inside) in the lane area.
+    var rgb = KIND_COLOR.map(function (c) { return [1, 3, 5].map(function (o) { return parseInt(c.substr(o, 2), 16); }); });
+    function kindPixels() {
+      var px = ctx.getImageData(LABEL, AXIS + OPS, W - LABEL, H - AXIS - OPS).data, n = [0, 0, 0];
+      for (var q = 0; q < px.length; q += 4) {
+        for (var c = 0; c < 3; c++) if (px[q] === rgb[c][0] && px[q + 1] === rgb[c][1] && px[q + 2] === rgb[c][2]) n[c]++;
+      }
+      return n;
+    }
+    out.markPixels = kindPixels();
     out.area = (W - LABEL) * (H - AXIS - OPS);
-    // Hover the middle of the first lane's outermost zone that is at least 3 px wide.
+    // Hover the middle of the first lane's outermost zone that is at least 3 px wide (below
+    // the marks at the lane's top).
     var r = canvas.getBoundingClientRect(), target = null;
     for (var a = 0; a < rows[shown[0]][0].length && !target; a++) {
       var zz = rows[shown[0]][0][a] * ZW, xa = xOf(Z[zz + 3]), xb = xOf(Z[zz + 3] + Z[zz + 4]);
-      if (xb - xa >= 3 && xa >= LABEL && xb <= W) target = [(xa + xb) / 2, laneTop[0] - top + ROW / 2, rows[shown[0]][0][a]];
+      if (xb - xa >= 3 && xa >= LABEL && xb <= W) target = [(xa + xb) / 2, laneTop[0] - top + (MARK_H + 1 + ROW) / 2, rows[shown[0]][0][a]];
     }
     if (target) {
       canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: r.left + target[0], clientY: r.top + target[1], bubbles: true }));
@@ -263,6 +402,29 @@
       out.hoverZoomed = tip.textContent;
       setView(0, D.span);
     }
+    // Hover the first mark of each kind: in the whole run, then 40 ns around it (marks a
+    // nanosecond apart are ~25 px apart there), its lane scrolled into view.
+    out.hoverMarks = [null, null, null]; out.hoverMarksWhole = [null, null, null];
+    out.hoverMarkShown = [null, null, null]; out.marksDrawnZoomed = [null, null, null]; out.markPixelsZoomed = [null, null, null];
+    for (var kind = 0; kind < 3; kind++) {
+      for (var b = 0; b < NM && (M[b * MW + 2] !== kind || shown.indexOf(M[b * MW]) < 0); b++);
+      if (b === NM) continue;
+      var kk = shown.indexOf(M[b * MW]), tm = M[b * MW + 3];
+      top = Math.min(Math.max(0, laneTop[kk] - AXIS - OPS - GAP), Math.max(0, contentH - H + GAP));
+      setView(0, D.span);
+      var hx = r.left + xOf(tm), hy = r.top + laneTop[kk] - top + 2;
+      canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: hx, clientY: hy, bubbles: true }));
+      out.hoverMarksWhole[kind] = tip.textContent;
+      setView(tm - 20, tm + 20);
+      out.marksDrawnZoomed[kind] = stats.marks;
+      out.markPixelsZoomed[kind] = kindPixels();
+      hx = r.left + xOf(tm);
+      canvas.dispatchEvent(new MouseEvent("mousemove", { clientX: hx, clientY: hy, bubbles: true }));
+      out.hoverMarks[kind] = tip.textContent;
+      out.hoverMarkShown[kind] = tip.style.display;
+    }
+    top = 0;
+    setView(0, D.span);
     document.getElementById("selftest").textContent = JSON.stringify(out);
   }
 })();
