@@ -123,6 +123,23 @@ pub fn write_all(
             .with_count(shown.hidden as u64),
         );
     }
+    if shown.marks_hidden > 0 {
+        issues.push(
+            Issue::warning(
+                None,
+                format!(
+                    "{} shows {} events, data and sum zones (sum zones first, then data, then events); {} more are \
+                     left out of it (every one is in {} and {})",
+                    html_path.display(),
+                    shown.marks,
+                    shown.marks_hidden,
+                    device_csv.display(),
+                    trace_path.display()
+                ),
+            )
+            .with_count(shown.marks_hidden as u64),
+        );
+    }
     if stats.clamped > 0 {
         issues.push(
             Issue::warning(

@@ -111,6 +111,20 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
     }
     assert_eq!(sorted(&json_sums), sorted(&records), "the trace JSON holds exactly the sum records");
 
+    // ttprof_timeline.html: the page's embedded marks, kind 2 = sum zone (total, count).
+    let html = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+    let data = html.split("id=\"ttprof-data\">").nth(1).unwrap().split("</script>").next().unwrap();
+    let data: serde_json::Value = serde_json::from_str(data).unwrap();
+    let sites = data["sites"].as_array().unwrap();
+    let mut html_sums: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
+    for m in data["marks"].as_array().unwrap().chunks(8) {
+        if m[2] == 2 {
+            let name = sites[m[1].as_u64().unwrap() as usize][0].as_str().unwrap().to_string();
+            html_sums.entry(name).or_default().push((m[7].as_u64().unwrap(), m[6].as_u64().unwrap()));
+        }
+    }
+    assert_eq!(sorted(&html_sums), sorted(&records), "the HTML timeline holds exactly the sum records");
+
     // The summary: one row per sum zone of the op, totals over every record.
     let op = p.written.summary.ops.iter().find(|o| o.op == "sums").unwrap();
     let rows: Vec<(&str, u64, u64, u64)> =
