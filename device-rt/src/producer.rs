@@ -162,8 +162,10 @@ fn update_limit() {
     hw::set_gp(limit);
 }
 
-fn consumer_attached() -> bool {
-    tile_word(tile::CONSUMER) != 0
+/// The consumer's heartbeat, if one is attached that this producer has not given up on.
+fn consumer_heartbeat() -> Option<u32> {
+    let beat = tile_word(tile::CONSUMER);
+    (beat != 0 && beat != rd(ring::CONSUMER_GONE)).then_some(beat)
 }
 
 /// Makes `n` contiguous bytes free at the write pointer, wrapping to the ring's start when
@@ -173,6 +175,7 @@ fn reserve(n: u32, stall: &mut Option<(u64, u64)>) -> bool {
     let base = hw::ring_base();
     let end = base + hw::ring_capacity();
     let mut wait_start: Option<u64> = None;
+    let mut last_beat = (0u32, 0u64);
     loop {
         let tp = hw::tp();
         let free = free_bytes(position(tp));
@@ -198,18 +201,26 @@ fn reserve(n: u32, stall: &mut Option<(u64, u64)>) -> bool {
             continue;
         }
         // Full.
-        let block = rd(private::POLICY) == tile::POLICY_BLOCK && consumer_attached();
-        if !block {
-            return false;
-        }
+        let beat = match consumer_heartbeat() {
+            Some(b) if rd(private::POLICY) == tile::POLICY_BLOCK => b,
+            _ => return false,
+        };
         let now = hw::clock64();
         match wait_start {
             None => {
                 publish();
                 wr(ring::STALLS, rd(ring::STALLS).wrapping_add(1));
                 wait_start = Some(now);
+                last_beat = (beat, now);
             }
             Some(start) if now - start > STALL_TIMEOUT_CYCLES => return false,
+            Some(_) if beat != last_beat.0 => last_beat = (beat, now),
+            Some(_) if now - last_beat.1 > tile::CONSUMER_LEASE_CYCLES => {
+                // The consumer stopped draining without detaching (killed): stop waiting
+                // for it, now and in later launches, until its heartbeat changes.
+                wr(ring::CONSUMER_GONE, beat);
+                return false;
+            }
             Some(_) => {}
         }
         hw::spin_hint();

@@ -82,10 +82,11 @@ fn spawn_capture(dir: &Path, stop: &[&str]) -> Child {
         .expect("start ttprof capture")
 }
 
-/// Waits until the capture has set every tile's CONSUMER word (it is attached).
+/// Waits until the capture has set every tile's CONSUMER word (its lease: a non-zero
+/// heartbeat), i.e. it is attached.
 fn wait_attached(mem: &MappedImage, tiles: &[NocCoord], child: &mut Child) {
     let give_up = Instant::now() + Duration::from_secs(120);
-    while !tiles.iter().all(|&t| mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap() == 1) {
+    while !tiles.iter().all(|&t| mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap() != 0) {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("ttprof capture exited before attaching: {status}");
         }

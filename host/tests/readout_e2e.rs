@@ -176,10 +176,17 @@ fn consuming_frees_the_rings_and_a_drainer_never_duplicates() {
     let mut d = Drainer::attach(&mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
     let first = d.drain().unwrap();
     assert!(first.records > 0);
+    // The consumer's lease: one non-zero heartbeat in every tile, renewed at every drain.
+    let beat = |t| mem.read_u32(0, t, profiler::TILE_BLOCK + profiler::tile::CONSUMER).unwrap();
+    let first_beat = beat(tiles()[0]);
+    assert_ne!(first_beat, 0);
     for t in tiles() {
-        assert_eq!(mem.read_u32(0, t, profiler::TILE_BLOCK + profiler::tile::CONSUMER).unwrap(), 1);
+        assert_eq!(beat(t), first_beat);
     }
     let second = d.drain().unwrap();
+    for t in tiles() {
+        assert!(beat(t) != first_beat && beat(t) != 0, "renewed");
+    }
     assert_eq!((second.records, second.payload_bytes), (0, 0));
     assert_eq!(second.bus_bytes, 12 * 4 + 8 * 4, "an idle drain reads HEAD of each ring, MAGIC of unused ones");
     let taken: usize = d.take_records().iter().map(|(_, r)| r.len()).sum();

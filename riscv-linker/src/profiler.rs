@@ -41,8 +41,15 @@ pub mod tile {
     pub const CONTROL: u32 = 0x10;
     /// Run (program) id of the launch about to start. Writer: launcher, before release.
     pub const RUN_ID: u32 = 0x14;
-    /// Non-zero while a consumer drains the rings; Block policy waits only then. Writer: host.
+    /// The consumer's lease: non-zero while a consumer drains the rings, and a heartbeat: the
+    /// consumer writes a new non-zero value at every drain. Block policy waits only while it
+    /// is non-zero, and gives up on a consumer whose heartbeat has not changed for
+    /// [`CONSUMER_LEASE_CYCLES`] (one killed without detaching), see `ring::CONSUMER_GONE`.
+    /// Writer: host.
     pub const CONSUMER: u32 = 0x18;
+    /// Cycles a waiting producer gives a consumer's heartbeat to change before it stops
+    /// waiting (2^27: 0.13 s at 1 GHz; a live consumer drains far more often).
+    pub const CONSUMER_LEASE_CYCLES: u64 = 1 << 27;
 
     /// `CONTROL` bit 0: recording off. Zones cost one load and one branch while set.
     pub const CONTROL_DISABLE: u32 = 1 << 0;
@@ -87,6 +94,10 @@ pub mod ring {
     pub const RUN_ID: u32 = 0x28;
     /// Bit 0: a kernel is running on this RISC; bit 1: the last launch exited. Writer: runtime.
     pub const STATE: u32 = 0x2C;
+    /// The consumer heartbeat (tile `CONSUMER` word) at which this producer stopped waiting
+    /// for a consumer that had stopped draining: while `CONSUMER` still holds that value the
+    /// producer does not wait again (it drops, and counts). 0: it waits. Writer: runtime.
+    pub const CONSUMER_GONE: u32 = 0x30;
     /// Runtime-private state (time of the last slow record, anchor high word, ...).
     pub const PRIVATE: u32 = 0x40;
 

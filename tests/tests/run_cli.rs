@@ -155,3 +155,44 @@ fn a_readout_of_memory_a_fault_stopped_counts_the_unpublished_records_as_lost() 
     let lost: Vec<String> = r.issues.iter().filter(|i| i.is_error()).map(|i| i.to_string()).collect();
     assert!(lost.iter().any(|i| i.contains("the run stopped on a fault while this kernel ran")), "{:#?}", r.issues);
 }
+
+#[test]
+fn a_consumer_killed_without_detaching_does_not_wedge_the_producers() {
+    use riscv_linker::profiler::{self, ring, tile};
+    use riscv_linker::Risc;
+    use ttprof::devmem::{DeviceMemory, MappedImage};
+    use ttprof::launch::{Policy, Settings};
+    use ttprof_emu::{Device, DeviceConfig};
+    let arch = Arch::WormholeB0;
+    let out = workspace().join("target/test-run-cli/dead-consumer");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let mut cfg = DeviceConfig::new(arch, (1, 1));
+    cfg.image = Some(out.join("device.img"));
+    let mut dev = Device::new(cfg).unwrap();
+    let t = dev.tiles()[0];
+    let mem = MappedImage::open(dev.image_path()).unwrap();
+    // What a `kill -9`ed capture leaves: CONSUMER set, and nobody draining or renewing it.
+    let settings = Settings { policy: Policy::Block, consumer: true, ..Settings::default() };
+    ttprof::launch::init_tile(&mem, 0, t, arch, &settings).unwrap();
+    assert_eq!(mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 1);
+    mem.write_u32(0, t, example_abi::ARGS, 20_000).unwrap(); // far more than a ring holds
+    let sums = std::fs::read(elf("sums")).unwrap();
+    let word = |w: u32| mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, w)).unwrap();
+    for launch in 1..=2 {
+        ttprof::launch::set_run_id(&mem, 0, t, launch).unwrap();
+        dev.load_kernel(0, t, Risc::Brisc, &sums, "sums").unwrap();
+        dev.run().unwrap_or_else(|e| panic!("launch {launch}: {e}"));
+        // The first launch waited once, for one lease, then dropped; the second never waited.
+        assert_eq!(word(ring::STALLS), 1, "launch {launch}");
+        assert_eq!(word(ring::CONSUMER_GONE), 1, "launch {launch}: gave up on heartbeat 1");
+        assert!(word(ring::DROPPED) > 0);
+    }
+    // A live consumer renews the heartbeat: producers wait for it again.
+    let mut d = ttprof::readout::Drainer::attach(&mem, ttprof::readout::DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    d.drain().unwrap();
+    let beat = mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap();
+    assert!(beat != 0 && beat != 1, "a new heartbeat: {beat}");
+    let r = d.finish().unwrap();
+    assert!(r.issues.iter().any(|i| i.is_error() && i.to_string().contains("dropped")), "{:#?}", r.issues);
+}

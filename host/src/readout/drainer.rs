@@ -22,7 +22,9 @@ pub struct DrainOptions {
     /// Write `TAIL` after each drain so the producer can reuse the space.
     pub consume: bool,
     /// Set each tile's `CONSUMER` word while attached, so Block-policy producers wait for
-    /// this consumer instead of dropping (cleared again by [`Drainer::finish`]).
+    /// this consumer instead of dropping (cleared again by [`Drainer::finish`]). The word is
+    /// a lease: every drain writes a new heartbeat, and a producer stops waiting for a
+    /// consumer whose heartbeat stopped (killed without detaching).
     pub attach_consumer: bool,
 }
 
@@ -78,6 +80,8 @@ pub struct Drainer<'m> {
     /// Probe unused tiles and rings at most this often ([`Drainer::probe_every`]), and when.
     probe_every: Duration,
     last_probe: Option<Instant>,
+    /// The value this consumer writes into `CONSUMER` (never 0), renewed at every drain.
+    heartbeat: u32,
 }
 
 impl<'m> Drainer<'m> {
@@ -115,9 +119,22 @@ impl<'m> Drainer<'m> {
             keep_payload: false,
             probe_every: Duration::ZERO,
             last_probe: None,
+            heartbeat: first_heartbeat(),
         };
         d.discover()?;
         Ok(d)
+    }
+
+    /// Renews the lease: a new heartbeat in every attached tile's `CONSUMER` word.
+    fn beat(&mut self) -> Result<()> {
+        if !self.opts.attach_consumer {
+            return Ok(());
+        }
+        self.heartbeat = self.heartbeat.wrapping_add(1).max(1);
+        for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
+            self.mem.write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, self.heartbeat)?;
+        }
+        Ok(())
     }
 
     /// Checks tiles not yet known to be valid; adds their rings.
@@ -147,7 +164,7 @@ impl<'m> Drainer<'m> {
                 }
             }
             if self.opts.attach_consumer {
-                self.mem.write_u32(chip, tile, profiler::TILE_BLOCK + tile::CONSUMER, 1)?;
+                self.mem.write_u32(chip, tile, profiler::TILE_BLOCK + tile::CONSUMER, self.heartbeat)?;
             }
             for risc in Risc::ALL {
                 let id = RingId { chip, tile, risc };
@@ -215,6 +232,7 @@ impl<'m> Drainer<'m> {
     }
 
     fn drain_inner(&mut self) -> Result<DrainStats> {
+        self.beat()?;
         let before = self.mem.bytes_read();
         // Tiles and rings unused so far may have started since: a kernel can launch between
         // `attach` and any drain, the first one included.
@@ -342,6 +360,13 @@ impl<'m> Drainer<'m> {
             bus_bytes: self.mem.bytes_read() - self.bus_start,
         })
     }
+}
+
+/// A heartbeat unlikely to equal the last one of an earlier consumer of the same device (a
+/// producer that gave up on that one waits again only once the value changes).
+fn first_heartbeat() -> u32 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    (std::process::id().rotate_left(16) ^ nanos).max(1)
 }
 
 /// Rings an earlier reader consumed before this readout attached: what it took is no longer
