@@ -25,6 +25,8 @@ pub(crate) struct Image {
     base: *mut u8,
     // Keeps the mapping alive; accessed only through `base` after creation.
     _map: MmapMut,
+    // Holds the image's device lock (`riscv_linker::lock`) while the device lives.
+    _file: std::fs::File,
 }
 
 // SAFETY: `base` points into `_map`, which this value owns; all accesses through it are
@@ -44,7 +46,17 @@ impl Image {
             }
         };
         let io = |source| EmuError::Image { path: path.clone(), source };
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).map_err(io)?;
+        // Lock before truncating: a second emulator on the same path must not wipe the first's
+        // memory under it (and its readers would die of SIGBUS).
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+        if !riscv_linker::lock::try_lock(&file, riscv_linker::lock::Role::Device).map_err(io)? {
+            return Err(EmuError::Config(format!(
+                "device image {} is in use by another emulator (it holds the image's device lock): one emulator per \
+                 image, or its memory would be truncated under it",
+                path.display()
+            )));
+        }
+        file.set_len(0).map_err(io)?;
         file.set_len(geometry.file_size()).map_err(io)?;
         // SAFETY: the file was just created by us; another process may map it too, which is
         // the point, and every access of ours is atomic or a plain header write made before
@@ -55,7 +67,7 @@ impl Image {
             .write_header(&mut map[..header_size], tiles)
             .map_err(|e| EmuError::Config(format!("cannot write device image header: {e}")))?;
         let base = map.as_mut_ptr();
-        Ok(Image { path, delete_on_drop, geometry, base, _map: map })
+        Ok(Image { path, delete_on_drop, geometry, base, _map: map, _file: file })
     }
 
     pub fn path(&self) -> &Path {

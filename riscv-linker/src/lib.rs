@@ -26,6 +26,8 @@ pub mod profiler;
 
 #[cfg(feature = "std")]
 pub mod build;
+#[cfg(feature = "lock")]
+pub mod lock;
 #[cfg(feature = "std")]
 pub mod script;
 

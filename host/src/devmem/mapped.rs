@@ -29,6 +29,8 @@ pub struct MappedImage {
     bytes_read: AtomicU64,
     /// Host time to report as waited with the next clock-mailbox request, ns.
     clock_delay_ns: AtomicU64,
+    /// The open image: holds the consumer lock once claimed, and tells its current length.
+    file: std::fs::File,
 }
 
 impl MappedImage {
@@ -62,6 +64,7 @@ impl MappedImage {
             writable,
             bytes_read: AtomicU64::new(0),
             clock_delay_ns: AtomicU64::new(0),
+            file,
         })
     }
 
@@ -191,6 +194,36 @@ impl DeviceMemory for MappedImage {
 
     fn device_status(&self) -> Option<u32> {
         Some(self.status())
+    }
+
+    fn claim_consumer(&self) -> Result<()> {
+        use riscv_linker::lock::{try_lock, Role};
+        let locked = try_lock(&self.file, Role::Consumer).map_err(|e| Error::io(&self.path, "lock device image", e))?;
+        if locked {
+            return Ok(());
+        }
+        Err(Error::BadFile {
+            path: self.path.clone(),
+            what: "already has a consumer draining it (another ttprof capture, ttprof run or Session holds its \
+                   consumer lock): one consumer per device, or the two would split its records between them; read \
+                   it without consuming (ttprof read without --consume) or stop the other"
+                .into(),
+        })
+    }
+
+    fn check(&self) -> Result<()> {
+        let len = self.file.metadata().map_err(|e| Error::io(&self.path, "stat device image", e))?.len();
+        if len < self.map.len() as u64 {
+            return Err(Error::BadFile {
+                path: self.path.clone(),
+                what: format!(
+                    "was truncated to {len} bytes while mapped ({} bytes): the device that owned it is gone or was \
+                     restarted; nothing more is read from it",
+                    self.map.len()
+                ),
+            });
+        }
+        Ok(())
     }
 }
 

@@ -79,6 +79,19 @@ pub trait DeviceMemory: Send + Sync {
     fn device_status(&self) -> Option<u32> {
         None
     }
+
+    /// Claims the device's one consumer role (a reader that frees what it read): an error
+    /// naming the memory when another consumer holds it. Backends without a notion of it
+    /// grant it.
+    fn claim_consumer(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Checks the memory is all still there before a drain touches it (a mapped file
+    /// truncated under the reader would otherwise kill it with SIGBUS).
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// One clock synchronisation sample: host time just before the read, the device wall clock

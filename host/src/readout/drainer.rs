@@ -99,6 +99,10 @@ impl<'m> Drainer<'m> {
     }
 
     fn attach_to(mem: Mem<'m>, opts: DrainOptions) -> Result<Drainer<'m>> {
+        mem.check()?;
+        if opts.consume {
+            mem.claim_consumer()?;
+        }
         let g = mem.geometry();
         let mut tiles = Vec::new();
         for chip in 0..g.chips {
@@ -232,6 +236,7 @@ impl<'m> Drainer<'m> {
     }
 
     fn drain_inner(&mut self) -> Result<DrainStats> {
+        self.mem.check()?;
         self.beat()?;
         let before = self.mem.bytes_read();
         // Tiles and rings unused so far may have started since: a kernel can launch between
@@ -313,6 +318,7 @@ impl<'m> Drainer<'m> {
 
     /// Reads each ring's counters and drains what was published since its last drain.
     fn refresh_all(&mut self) -> Result<DrainStats> {
+        self.mem.check()?;
         let before = self.mem.bytes_read();
         let mut stats = DrainStats::default();
         for entry in &mut self.rings {

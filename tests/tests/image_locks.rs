@@ -1,0 +1,66 @@
+//! One device and one consumer per device image (issue 15, items 7 and 8): a second
+//! emulator on the same path is refused before it truncates the first's memory, a second
+//! consumer is refused before it splits the records, and a reader whose image is truncated
+//! under it gets an error instead of dying of SIGBUS.
+
+use riscv_linker::{Arch, NocCoord};
+use std::path::PathBuf;
+use ttprof::devmem::{DeviceMemory, MappedImage};
+use ttprof::readout::{DrainOptions, Drainer};
+use ttprof_emu::{Device, DeviceConfig};
+use ttprof_tests::workspace;
+
+fn device(name: &str) -> (Device, PathBuf, NocCoord) {
+    let dir = workspace().join("target/test-image-locks").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cfg = DeviceConfig::new(Arch::WormholeB0, (2, 1));
+    cfg.image = Some(dir.join("device.img"));
+    let dev = Device::new(cfg).unwrap();
+    let tile = dev.tiles()[0];
+    let path = dev.image_path().to_path_buf();
+    let mem = MappedImage::open(&path).unwrap();
+    ttprof::launch::init_tile(&mem, 0, tile, Arch::WormholeB0, &Default::default()).unwrap();
+    (dev, path, tile)
+}
+
+#[test]
+fn a_second_emulator_on_the_same_image_is_refused_and_the_first_keeps_its_memory() {
+    let (first, path, tile) = device("second-emulator");
+    let mem = MappedImage::open(&path).unwrap();
+    mem.write_u32(0, tile, 0x30000, 0xC0FFEE).unwrap();
+    let mut cfg = DeviceConfig::new(Arch::WormholeB0, (2, 1));
+    cfg.image = Some(path.clone());
+    let e = Device::new(cfg.clone()).unwrap_err().to_string();
+    assert!(e.contains("in use by another emulator") && e.contains(&path.display().to_string()), "{e}");
+    assert_eq!(mem.read_u32(0, tile, 0x30000).unwrap(), 0xC0FFEE, "the first emulator's memory is intact");
+    drop(first);
+    assert!(Device::new(cfg).is_ok(), "the lock goes with its emulator");
+}
+
+#[test]
+fn a_second_consumer_is_refused_and_a_reader_that_does_not_consume_is_not() {
+    let (_dev, path, _) = device("second-consumer");
+    let (a, b) = (MappedImage::open(&path).unwrap(), MappedImage::open(&path).unwrap());
+    let consume = DrainOptions { consume: true, attach_consumer: true };
+    let first = Drainer::attach(&a, consume).unwrap();
+    let e = Drainer::attach(&b, consume).err().expect("a second consumer").to_string();
+    assert!(e.contains("already has a consumer draining it") && e.contains("one consumer per device"), "{e}");
+    assert!(Drainer::attach(&b, DrainOptions::default()).is_ok(), "reading without consuming is allowed");
+    drop(first);
+    drop(a);
+    assert!(Drainer::attach(&b, consume).is_ok(), "the lock goes with its consumer's file");
+}
+
+#[test]
+fn an_image_truncated_under_a_reader_is_an_error_not_a_crash() {
+    let (_dev, path, _) = device("truncated");
+    let mem = MappedImage::open(&path).unwrap();
+    let mut d = Drainer::attach(&mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    d.drain().unwrap();
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(4096).unwrap();
+    let e = d.drain().unwrap_err().to_string();
+    assert!(e.contains("was truncated to 4096 bytes while mapped"), "{e}");
+    let e = ttprof::readout::read(&mem, false).unwrap_err().to_string();
+    assert!(e.contains("was truncated"), "{e}");
+}
