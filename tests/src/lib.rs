@@ -58,3 +58,21 @@ pub fn ttprof_binary() -> PathBuf {
     assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p ttprof` first)", bin.display());
     bin
 }
+
+/// A fresh emulated device of `grid` Wormhole tiles whose image lives in
+/// `target/<name>/device.img`, a read-write mapping of it, and its first tile, with every
+/// tile's profiler control block written (default settings, no consumer).
+pub fn emulated_device(name: &str, grid: (u8, u8)) -> (ttprof_emu::Device, ttprof::devmem::MappedImage, riscv_linker::NocCoord) {
+    let dir = workspace().join("target").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let mut cfg = ttprof_emu::DeviceConfig::new(Arch::WormholeB0, grid);
+    cfg.image = Some(dir.join("device.img"));
+    let dev = ttprof_emu::Device::new(cfg).unwrap_or_else(|e| panic!("{e}"));
+    let mem = ttprof::devmem::MappedImage::open(dev.image_path()).unwrap_or_else(|e| panic!("{e}"));
+    for t in dev.tiles() {
+        ttprof::launch::init_tile(&mem, 0, t, Arch::WormholeB0, &Default::default()).unwrap_or_else(|e| panic!("{e}"));
+    }
+    let tile = dev.tiles()[0];
+    (dev, mem, tile)
+}

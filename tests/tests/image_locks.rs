@@ -8,19 +8,10 @@ use std::path::PathBuf;
 use ttprof::devmem::{DeviceMemory, MappedImage};
 use ttprof::readout::{DrainOptions, Drainer};
 use ttprof_emu::{Device, DeviceConfig};
-use ttprof_tests::workspace;
 
 fn device(name: &str) -> (Device, PathBuf, NocCoord) {
-    let dir = workspace().join("target/test-image-locks").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut cfg = DeviceConfig::new(Arch::WormholeB0, (2, 1));
-    cfg.image = Some(dir.join("device.img"));
-    let dev = Device::new(cfg).unwrap();
-    let tile = dev.tiles()[0];
+    let (dev, _, tile) = ttprof_tests::emulated_device(&format!("test-image-locks/{name}"), (2, 1));
     let path = dev.image_path().to_path_buf();
-    let mem = MappedImage::open(&path).unwrap();
-    ttprof::launch::init_tile(&mem, 0, tile, Arch::WormholeB0, &Default::default()).unwrap();
     (dev, path, tile)
 }
 

@@ -131,18 +131,8 @@ fn records_dropped_on_a_full_ring_are_a_data_problem() {
 
 #[test]
 fn a_readout_of_memory_a_fault_stopped_counts_the_unpublished_records_as_lost() {
-    use ttprof::devmem::{DeviceMemory, MappedImage};
-    use ttprof_emu::{Device, DeviceConfig};
-    let arch = Arch::WormholeB0;
-    let out = workspace().join("target/test-run-cli/fault-image");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out).unwrap();
-    let mut cfg = DeviceConfig::new(arch, (1, 1));
-    cfg.image = Some(out.join("device.img"));
-    let mut dev = Device::new(cfg).unwrap();
-    let tile = dev.tiles()[0];
-    let mem = MappedImage::open(dev.image_path()).unwrap();
-    ttprof::launch::init_tile(&mem, 0, tile, arch, &Default::default()).unwrap();
+    use ttprof::devmem::DeviceMemory;
+    let (mut dev, mem, tile) = ttprof_tests::emulated_device("test-run-cli/fault-image", (1, 1));
     ttprof::launch::set_run_id(&mem, 0, tile, 1).unwrap();
     mem.write_u32(0, tile, example_abi::ARGS, 3).unwrap();
     let fault = elf("fault");
@@ -160,18 +150,10 @@ fn a_readout_of_memory_a_fault_stopped_counts_the_unpublished_records_as_lost() 
 fn a_consumer_killed_without_detaching_does_not_wedge_the_producers() {
     use riscv_linker::profiler::{self, ring, tile};
     use riscv_linker::Risc;
-    use ttprof::devmem::{DeviceMemory, MappedImage};
+    use ttprof::devmem::DeviceMemory;
     use ttprof::launch::{Policy, Settings};
-    use ttprof_emu::{Device, DeviceConfig};
     let arch = Arch::WormholeB0;
-    let out = workspace().join("target/test-run-cli/dead-consumer");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out).unwrap();
-    let mut cfg = DeviceConfig::new(arch, (1, 1));
-    cfg.image = Some(out.join("device.img"));
-    let mut dev = Device::new(cfg).unwrap();
-    let t = dev.tiles()[0];
-    let mem = MappedImage::open(dev.image_path()).unwrap();
+    let (mut dev, mem, t) = ttprof_tests::emulated_device("test-run-cli/dead-consumer", (1, 1));
     // What a `kill -9`ed capture leaves: CONSUMER set, and nobody draining or renewing it.
     let settings = Settings { policy: Policy::Block, consumer: true, ..Settings::default() };
     ttprof::launch::init_tile(&mem, 0, t, arch, &settings).unwrap();

@@ -410,41 +410,31 @@ fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
         return Err(format!("extent body of {} bytes: expected 12 bytes of place and a whole number of words", data.len()));
     }
     let (chip, index, addr) = (le32(data, 0), le32(data, 4), le32(data, 8));
-    let tile = s
-        .tiles
-        .per_chip()
-        .get(chip as usize)
-        .and_then(|t| t.get(index as usize))
-        .copied()
-        .ok_or(format!("extent names chip {chip} tile #{index}, which the tile table does not have"))?;
+    let tile = tile_at(s, chip, index, "extent")?;
     let words: Vec<u32> = data[12..].chunks_exact(4).map(|b| le32(b, 0)).collect();
     s.add(chip, tile, addr, &words).map_err(|e| e.to_string())
 }
 
 fn drained(s: &Snapshot, data: &[u8]) -> Result<(), String> {
     if data.len() < 12 {
-        return Err(format!(
-            "drained payload body of {} bytes: expected at least 12 bytes of place",
-            data.len()
-        ));
+        return Err(format!("drained payload body of {} bytes: expected at least 12 bytes of place", data.len()));
     }
     let (chip, index, risc) = (le32(data, 0), le32(data, 4), le32(data, 8));
-    let tile = s
-        .tiles
+    let tile = tile_at(s, chip, index, "drained payload")?;
+    let risc = Risc::from_index(risc as usize)
+        .filter(|_| (risc as usize) < Risc::COUNT)
+        .ok_or(format!("drained payload names RISC index {risc}, expected 0..=4"))?;
+    s.add_drained(chip, tile, risc, &data[12..]).map_err(|e| e.to_string())
+}
+
+/// The tile a section names by chip and tile-table index.
+fn tile_at(s: &Snapshot, chip: u32, index: u32, what: &str) -> Result<NocCoord, String> {
+    s.tiles
         .per_chip()
         .get(chip as usize)
         .and_then(|t| t.get(index as usize))
         .copied()
-        .ok_or(format!(
-            "drained payload names chip {chip} tile #{index}, which the tile table does not have"
-        ))?;
-    let risc = Risc::from_index(risc as usize)
-        .filter(|_| (risc as usize) < Risc::COUNT)
-        .ok_or(format!(
-            "drained payload names RISC index {risc}, expected 0..=4"
-        ))?;
-    s.add_drained(chip, tile, risc, &data[12..])
-        .map_err(|e| e.to_string())
+        .ok_or(format!("{what} names chip {chip} tile #{index}, which the tile table does not have"))
 }
 
 impl DeviceMemory for Snapshot {

@@ -71,13 +71,18 @@ pub(crate) fn tile_threads(tile_base: u32) -> [u32; Risc::COUNT] {
 /// initial hash multiplier (`server/tracy_robin_hood.h`, Tracy 0.14). The table iterates
 /// bucket by bucket.
 pub(crate) fn tracy_bucket(tid: u32) -> u64 {
+    (tracy_hash(tid) >> 5) & 7
+}
+
+/// robin_hood's `hash_int` of a thread id followed by the table's hash mixing (Tracy 0.14).
+pub(crate) fn tracy_hash(tid: u32) -> u64 {
     let mut x = tid as u64;
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
     x ^= x >> 33;
     let mut h = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^= h >> 33;
-    (h >> 5) & 7
+    h
 }
 
 /// The lane's row name.

@@ -374,15 +374,7 @@ fn op_zone_texts_are_one_line_without_commas_or_quotes() {
 /// buckets, never resized): `hash_int`, `keyToIdx`, `insertKeyPrepareEmptySpot`, `shiftUp`.
 fn tracy_row_order(tids: &[u32]) -> Vec<u32> {
     assert!(tids.len() <= 6, "a bigger table is resized");
-    let hash = |t: u32| {
-        let mut x = t as u64;
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xff51afd7ed558ccd);
-        x ^= x >> 33;
-        let mut h = x.wrapping_mul(0xc4ceb9fe1a85ec53);
-        h ^= h >> 33;
-        h
-    };
+    let hash = super::layout::tracy_hash;
     // 8 buckets, then the overflow area; info 0 = empty, else 32 * (distance + 1) + 5 hash bits.
     let (mut info, mut keys) = ([0u64; 16], [0u32; 16]);
     for &t in tids {
