@@ -216,6 +216,14 @@ impl Device {
         Ok(())
     }
 
+    /// Takes the kernel off a core: it stays in reset in the next runs until a kernel is
+    /// loaded again (a launch that does not use every core must not rerun the last one's).
+    pub fn unload_kernel(&mut self, chip: u32, tile: NocCoord, risc: Risc) -> Result<(), EmuError> {
+        let index = self.tile_index(chip, tile)?;
+        self.tiles[index].hart_mut(risc).state = HartState::Empty;
+        Ok(())
+    }
+
     /// Parses an ELF, reusing the result when the same bytes were loaded for the same core
     /// before (a grid usually runs one kernel on every tile).
     fn program(&mut self, risc: Risc, bytes: &[u8], name: &str) -> Result<Arc<Program>, EmuError> {

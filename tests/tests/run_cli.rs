@@ -3,6 +3,7 @@
 //! with a message that names what and where).
 
 use riscv_linker::Arch;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use ttprof_tests::{build_kernels, ttprof_binary, workspace};
@@ -177,4 +178,42 @@ fn a_consumer_killed_without_detaching_does_not_wedge_the_producers() {
     assert!(beat != 0 && beat != 1, "a new heartbeat: {beat}");
     let r = d.finish().unwrap();
     assert!(r.issues.iter().any(|i| i.is_error() && i.to_string().contains("dropped")), "{:#?}", r.issues);
+}
+
+#[test]
+fn each_op_of_a_manifest_runs_only_its_own_kernels_on_its_own_tiles() {
+    let out = workspace().join("target/test-run-cli/manifest");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let sums = elf("sums");
+    let manifest = out.join("ops.json");
+    let ops = serde_json::json!({
+        "arch": "wormhole_b0",
+        "grid": "2x1",
+        "op": [
+            {"name": "both", "kernels": {"brisc": sums}, "l1": ["0x30000=2"]},
+            {"name": "one", "kernels": {"brisc": sums}, "tiles": ["1,0"], "l1": ["0x30000=3"], "launches": 2}
+        ]
+    });
+    std::fs::write(&manifest, ops.to_string()).unwrap();
+    let o = ttprof(&["--manifest", manifest.to_str().unwrap()], &out.join("out"));
+    assert_eq!(o.status.code(), Some(0));
+    // (tile, run) of every `iteration` zone: op 1 on both tiles, ops 2 and 3 on (1,0) only.
+    let noc = |x, y| Arch::WormholeB0.worker_noc(x, y).unwrap();
+    let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for l in zone_starts(&out.join("out"), "iteration") {
+        let f: Vec<&str> = l.split(',').collect();
+        *seen.entry((format!("{},{}", f[1], f[2]), f[7].to_string())).or_default() += 1;
+    }
+    let (a, b) = (noc(0, 0), noc(1, 0));
+    let at = |t: riscv_linker::NocCoord| format!("{},{}", t.x, t.y);
+    let want: BTreeMap<(String, String), usize> = [
+        ((at(a), "1".into()), 2),
+        ((at(b), "1".into()), 2),
+        ((at(b), "2".into()), 3),
+        ((at(b), "3".into()), 3),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(seen, want, "a core outside the op does not rerun the last op's kernel");
 }

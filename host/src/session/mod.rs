@@ -249,6 +249,14 @@ impl Session {
         }
         let run_id = self.next_run;
         self.next_run += 1;
+        // Only this op's kernels run: every other core of the device stays in reset.
+        for t in &self.tiles {
+            for risc in Risc::ALL {
+                if !(tiles.contains(t) && images.iter().any(|(r, ..)| *r == risc)) {
+                    self.dev.unload_kernel(0, *t, risc).map_err(|e| Error::Emulator(e.to_string()))?;
+                }
+            }
+        }
         for t in &tiles {
             for input in &op.l1 {
                 input.write(&self.mem, *t)?;
