@@ -19,6 +19,11 @@
 //! have, so `t` is exact; when it cannot prove it, it writes the 64-bit form.
 //! A zone's start is `end - duration`. Records are in non-decreasing time order per ring.
 //!
+//! Times are 64-bit cycle counts and never wrap: a short form whose `t` would pass
+//! `u64::MAX` (a `ref` within `2^bits` of the top, which only damaged or forged data
+//! produces) and a zone whose start would fall before cycle 0 are decode errors
+//! ([`DecodeError::Overflow`], [`DecodeError::Time`]), in every form.
+//!
 //! All multi-halfword integers are little-endian: the low halfword first.
 
 /// Records with a site id carry it in `h0`; ids are the site's address in the ELF's
@@ -271,8 +276,12 @@ pub enum DecodeError {
     Truncated { need: usize },
     /// `h1` names no known kind.
     UnknownKind { h1: u16 },
-    /// A 64-bit time earlier than the reference, or a start after its end.
+    /// A 64-bit time earlier than the reference, or a start after its end (a zone's
+    /// duration longer than its end: a start before cycle 0).
     Time,
+    /// A time carried in 16 or 32 bits that has no value at or after the reference below
+    /// 2^64: the reference is so close to `u64::MAX` that the time would wrap.
+    Overflow,
 }
 
 /// What [`decode`] found at the start of a stream.
@@ -294,8 +303,12 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
     let (id, h1) = (h2[0], h2[1]);
     if h1 & 0x8000 == 0 {
         let s = get(3)?;
-        let end = extend(reference, s[2] as u64, 16);
-        return Ok(Decoded::Record(Record::Zone { id, end, duration: h1 as u64, value: None }, 3));
+        let end = checked_extend(reference, s[2] as u64, 16).ok_or(DecodeError::Overflow)?;
+        let duration = h1 as u64;
+        if duration > end {
+            return Err(DecodeError::Time);
+        }
+        return Ok(Decoded::Record(Record::Zone { id, end, duration, value: None }, 3));
     }
     if h1 == PAD {
         return Ok(Decoded::Pad);
@@ -303,10 +316,10 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
     let kind = Kind::from_u8((h1 >> 8) as u8 & 0x7F).ok_or(DecodeError::UnknownKind { h1 })?;
     let n = (kind.bytes() / 2) as usize;
     let s = get(n)?;
-    let t32 = |i: usize| extend(reference, w(s, i), 32);
+    let t32 = |i: usize| checked_extend(reference, w(s, i), 32).ok_or(DecodeError::Overflow);
     let abs = |t: u64| if t < reference { Err(DecodeError::Time) } else { Ok(t) };
     let r = match kind {
-        Kind::Zone32 => Record::Zone { id, end: t32(4), duration: w(s, 2), value: None },
+        Kind::Zone32 => Record::Zone { id, end: t32(4)?, duration: w(s, 2), value: None },
         Kind::Zone64 => {
             let (start, end) = (d(s, 2), abs(d(s, 6))?);
             if start > end {
@@ -314,7 +327,7 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
             }
             Record::Zone { id, end, duration: end - start, value: None }
         }
-        Kind::ValueZone32 => Record::Zone { id, end: t32(6), duration: w(s, 4), value: Some(w(s, 2) as u32) },
+        Kind::ValueZone32 => Record::Zone { id, end: t32(6)?, duration: w(s, 4), value: Some(w(s, 2) as u32) },
         Kind::ValueZone64 => {
             let (start, end) = (d(s, 4), abs(d(s, 8))?);
             if start > end {
@@ -322,9 +335,9 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
             }
             Record::Zone { id, end, duration: end - start, value: Some(w(s, 2) as u32) }
         }
-        Kind::Event32 => Record::Event { id, time: t32(2) },
+        Kind::Event32 => Record::Event { id, time: t32(2)? },
         Kind::Event64 => Record::Event { id, time: abs(d(s, 2))? },
-        Kind::Data32 => Record::Data { id, data: d(s, 2), time: t32(6) },
+        Kind::Data32 => Record::Data { id, data: d(s, 2), time: t32(6)? },
         Kind::Data64 => Record::Data { id, data: d(s, 2), time: abs(d(s, 6))? },
         Kind::Sum => Record::Sum { id, count: w(s, 2) as u32, total: d(s, 4), time: abs(d(s, 8))? },
         Kind::Time => Record::Time { time: abs(d(s, 2))? },
@@ -345,11 +358,27 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
     Ok(Decoded::Record(r, n))
 }
 
-/// Reconstructs a time from its low `bits` bits and the decoder reference.
+/// Reconstructs a time from its low `bits` bits and the decoder reference, for a caller
+/// that knows the time fits (the runtime, from its own anchor); decoders of ring bytes use
+/// [`checked_extend`].
 #[inline]
 pub const fn extend(reference: u64, low: u64, bits: u32) -> u64 {
-    let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-    reference + (low.wrapping_sub(reference) & mask)
+    reference + (low.wrapping_sub(reference) & low_mask(bits))
+}
+
+/// Reconstructs a time from its low `bits` bits and the decoder reference: the smallest
+/// time at or after `reference` with those low bits, or `None` if it would pass `u64::MAX`.
+#[inline]
+pub const fn checked_extend(reference: u64, low: u64, bits: u32) -> Option<u64> {
+    reference.checked_add(low.wrapping_sub(reference) & low_mask(bits))
+}
+
+const fn low_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
 }
 
 #[cfg(test)]
@@ -413,5 +442,53 @@ mod tests {
         assert_eq!(extend(0x1_0005, 0x0005, 16), 0x1_0005);
         assert_eq!(extend(0xFFFF_FFFF, 1, 32), 0x1_0000_0001);
         assert_eq!(extend(7, 1 << 40, 64), 1 << 40);
+        assert_eq!(checked_extend(0x1_FFF0, 0x0005, 16), Some(0x2_0005));
+        assert_eq!(checked_extend(u64::MAX - 3, 0xFFFF, 16), Some(u64::MAX));
+        assert_eq!(checked_extend(u64::MAX - 3, 0x0000, 16), None);
+        assert_eq!(checked_extend(u64::MAX, 0xFFFF_FFFF, 32), Some(u64::MAX));
+        assert_eq!(checked_extend(u64::MAX, 0, 32), None);
+    }
+
+    #[test]
+    fn times_near_the_top_of_the_range_decode_until_they_would_wrap() {
+        let top = u64::MAX - 10;
+        // Exact at the very top: a 64-bit anchor, then short and 32-bit forms up to u64::MAX.
+        let anchor = Record::Time { time: top };
+        let zone = Record::Zone { id: 1, end: u64::MAX, duration: 5, value: None };
+        assert_eq!(decode(encode(&anchor, 0).unwrap().as_slice(), 0), Ok(Decoded::Record(anchor, 6)));
+        let short = encode(&zone, top).unwrap();
+        assert_eq!(short.len, 3);
+        assert_eq!(decode(short.as_slice(), top), Ok(Decoded::Record(zone, 3)));
+        let event = Record::Event { id: 2, time: u64::MAX };
+        assert_eq!(decode(encode(&event, top).unwrap().as_slice(), top), Ok(Decoded::Record(event, 4)));
+        // A short zone whose end16 lies below the reference's low bits would need a time past
+        // 2^64: an error at that record (was: a time wrapped to near 0, or an overflow panic).
+        let low = (top & 0xFFFF) as u16 - 1;
+        assert_eq!(decode(&[1, 5, low], top), Err(DecodeError::Overflow));
+        // Likewise every 32-bit form.
+        let low32 = (top as u32 - 1).to_le_bytes();
+        let w = [u16::from_le_bytes([low32[0], low32[1]]), u16::from_le_bytes([low32[2], low32[3]])];
+        let records: [&[u16]; 4] = [
+            &[3, Kind::Zone32.header(), 5, 0, w[0], w[1]],
+            &[3, Kind::ValueZone32.header(), 9, 0, 5, 0, w[0], w[1]],
+            &[3, Kind::Event32.header(), w[0], w[1]],
+            &[3, Kind::Data32.header(), 1, 2, 3, 4, w[0], w[1]],
+        ];
+        for h in records {
+            assert_eq!(decode(h, top), Err(DecodeError::Overflow), "{h:x?}");
+            assert!(matches!(decode(h, top - (1 << 32)), Ok(Decoded::Record(..))), "{h:x?} from a lower reference");
+        }
+        // A forged 64-bit time at u64::MAX itself is a valid time; only what follows it can wrap.
+        let max = Record::Time { time: u64::MAX };
+        assert_eq!(decode(encode(&max, 0).unwrap().as_slice(), 0), Ok(Decoded::Record(max, 6)));
+        assert_eq!(decode(&[1, 0, 0xFFFF], u64::MAX), Ok(Decoded::Record(Record::Zone { id: 1, end: u64::MAX, duration: 0, value: None }, 3)));
+        assert_eq!(decode(&[1, 0, 0xFFFE], u64::MAX), Err(DecodeError::Overflow));
+    }
+
+    #[test]
+    fn a_short_zone_starting_before_cycle_0_is_an_error_like_every_other_form() {
+        assert_eq!(decode(&[1, 10, 9], 0), Err(DecodeError::Time));
+        assert_eq!(decode(&[1, 10, 10], 0), Ok(Decoded::Record(Record::Zone { id: 1, end: 10, duration: 10, value: None }, 3)));
+        assert_eq!(decode(&[1, Kind::Zone32.header(), 11, 0, 10, 0], 0), Err(DecodeError::Time));
     }
 }

@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use ttprof::capture::cli::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
 use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
 use ttprof::issue;
 use ttprof::oplog::OpLog;
@@ -130,12 +131,14 @@ fn main() -> ExitCode {
             out,
             threshold_ns,
             no_summary,
-        } => report_cmd::run(&report_cmd::Args {
-            device: &input.device,
-            oplog: &input.oplog,
-            out: &out,
-            threshold_ns,
-            summary: !no_summary,
+        } => threshold_ns_arg("threshold-ns", threshold_ns).and_then(|threshold_ns| {
+            report_cmd::run(&report_cmd::Args {
+                device: &input.device,
+                oplog: &input.oplog,
+                out: &out,
+                threshold_ns,
+                summary: !no_summary,
+            })
         }),
         Command::Tracy {
             input,
@@ -143,17 +146,20 @@ fn main() -> ExitCode {
             port,
             timeout,
         } => {
-            let opts = ttprof::tracy::ServeOptions {
-                addr: (address, port).into(),
-                timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
-                ..Default::default()
-            };
-            ttprof::tracy::command::run(&input.device, &input.oplog, &opts).map(|o| {
-                if issue::print(&o.issues) > 0 {
-                    ExitCode::from(2)
-                } else {
-                    ExitCode::SUCCESS
-                }
+            let expected = format!("a number of seconds from 0 (no limit) to {YEAR_SECONDS} (a year)");
+            integer_arg("timeout", timeout, 0..=YEAR_SECONDS, &expected).and_then(|timeout| {
+                let opts = ttprof::tracy::ServeOptions {
+                    addr: (address, port).into(),
+                    timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
+                    ..Default::default()
+                };
+                ttprof::tracy::command::run(&input.device, &input.oplog, &opts).map(|o| {
+                    if issue::print(&o.issues) > 0 {
+                        ExitCode::from(2)
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                })
             })
         }
     };

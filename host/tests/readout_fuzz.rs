@@ -293,3 +293,44 @@ fn attaching_where_an_earlier_consumer_left_tail_warns_about_the_records_before_
     let out = read(&device(&[(Risc::Brisc, &r, block(Risc::Brisc, &r))]));
     assert!(out.issues.iter().all(|i| !i.what.contains("earlier consumer")), "{:?}", out.issues);
 }
+
+#[test]
+fn a_forged_time_near_2_64_makes_the_ring_corrupt_from_the_record_that_would_wrap() {
+    // Two short zones in the middle of a ring replaced by a 64-bit Time record at u64::MAX:
+    // the short zone after it has no time at or after u64::MAX with its low bits. Before,
+    // its time wrapped to near 0 (times ran backwards; an overflow panic with overflow checks
+    // on); now the ring is corrupt from that record, with a count, and nothing after it is
+    // read.
+    let mut rng = Rng::new(0x2064);
+    let mut checked = 0;
+    for case in 0..40 {
+        let start = (rng.bits(32) as u32) & !1;
+        let mut r = ring(&mut rng, start, 400);
+        let short = |k: usize| r.at.get(k + 1).map(|&e| e.wrapping_sub(r.at[k])) == Some(6);
+        let Some(k) = (10..r.records.len().saturating_sub(3)).find(|&k| short(k) && short(k + 1) && short(k + 2) && (r.at[k] % CAP) + 12 <= CAP) else {
+            continue;
+        };
+        let e = encode(&Record::Time { time: u64::MAX }, 0).unwrap();
+        for (j, h) in e.as_slice().iter().enumerate() {
+            let o = ((r.at[k] % CAP) + 2 * j as u32) as usize;
+            r.bytes[o..o + 2].copy_from_slice(&h.to_le_bytes());
+        }
+        // The zone after it ends exactly at u64::MAX only if its end16 is 0xFFFF.
+        let end16 = u16::from_le_bytes(r.bytes[(r.at[k + 2] % CAP) as usize + 4..][..2].try_into().unwrap());
+        if end16 == 0xFFFF {
+            continue;
+        }
+        checked += 1;
+        let w = block(Risc::Brisc, &r);
+        let out = read(&device(&[(Risc::Brisc, &r, w)]));
+        let got = records(&out.rings[0].records);
+        let mut want = r.records[..k].to_vec();
+        want.push(Record::Time { time: u64::MAX });
+        assert_eq!(got, want, "case {case}: every record before the forged time, and it");
+        accounted(&out, Risc::Brisc, r.head.wrapping_sub(r.start), r.pad_bytes);
+        let errors = errors_at(&out.issues, Risc::Brisc);
+        assert_eq!(errors.len(), 1, "case {case}: {:?}", out.issues);
+        assert!(errors[0].what.contains("would wrap") && errors[0].count > 0, "case {case}: {}", errors[0]);
+    }
+    assert!(checked > 20, "the corpus forges times often ({checked})");
+}

@@ -11,6 +11,10 @@
 //! `--no-oplog`), and an op log it cannot read when the capture ends still leaves the
 //! CSV written, with unnamed zones and an error. On an image nothing is running on (no
 //! kernel running, nobody answering its clock mailbox) it says so before it starts.
+//!
+//! Numeric arguments are checked before anything else ([`seconds_arg`], [`number_arg`],
+//! [`integer_arg`], which the other commands use too): NaN, negative, infinite or absurd
+//! values (more than a year) are errors naming the argument, never a panic.
 
 use super::stop::{install_ctrl_c, StopWhen};
 use super::{capture, write, Captured, Pacing};
@@ -71,8 +75,56 @@ pub struct CaptureArgs {
 /// Name of the summary file.
 pub const SUMMARY_FILE: &str = "capture.json";
 
+/// A year in seconds: the longest time any numeric argument may ask for. Longer is a typo,
+/// and far longer is past what a `Duration` or an `Instant` holds (`--seconds 1e20`).
+pub const YEAR_SECONDS: u64 = 365 * 24 * 3600;
+
+/// The longest `--idle-poll-ms`: a minute (a capture notices the end of `--seconds`, the
+/// flag file and Ctrl-C only between polls).
+pub const MAX_IDLE_POLL_MS: u64 = 60_000;
+
+/// `--{name} {value}` if `range` holds it (never NaN), else an error that names the
+/// argument and says what it expects (`expected`, e.g. "a number of seconds from 0 to 10").
+pub fn number_arg(name: &str, value: f64, range: std::ops::RangeInclusive<f64>, expected: &str) -> Result<f64> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(Error::Other(format!("--{name} {value}: expected {expected}")))
+}
+
+/// [`number_arg`] for an integer argument.
+pub fn integer_arg(name: &str, value: u64, range: std::ops::RangeInclusive<u64>, expected: &str) -> Result<u64> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(Error::Other(format!("--{name} {value}: expected {expected}")))
+}
+
+/// `--{name} {seconds}` as a duration: from 0 to a year.
+pub fn seconds_arg(name: &str, seconds: f64) -> Result<Duration> {
+    let expected = format!("a number of seconds from 0 to {YEAR_SECONDS} (a year)");
+    let seconds = number_arg(name, seconds, 0.0..=YEAR_SECONDS as f64, &expected)?;
+    Duration::try_from_secs_f64(seconds).map_err(|e| Error::Other(format!("--{name} {seconds}: {e}")))
+}
+
+/// `--{name} {ns}` as a threshold in ns: from 0 to a year.
+pub fn threshold_ns_arg(name: &str, ns: f64) -> Result<f64> {
+    let max = YEAR_SECONDS as f64 * 1e9;
+    number_arg(name, ns, 0.0..=max, &format!("a number of ns from 0 to {max} (a year)"))
+}
+
+/// The checked numeric arguments of `ttprof capture`: when to stop (`None`: not after a
+/// time), the longest pause between polls, the summary threshold.
+fn numbers(args: &CaptureArgs) -> Result<(Option<Duration>, Duration, f64)> {
+    let seconds = args.seconds.map(|s| seconds_arg("seconds", s)).transpose()?;
+    let idle = integer_arg("idle-poll-ms", args.idle_poll_ms, 0..=MAX_IDLE_POLL_MS, &format!("a number of ms from 0 to {MAX_IDLE_POLL_MS} (a minute)"))?;
+    let threshold_ns = threshold_ns_arg("threshold-ns", args.threshold_ns)?;
+    Ok((seconds, Duration::from_millis(idle.max(1)), threshold_ns))
+}
+
 /// Runs `ttprof capture`; exit code 2 when the output is incomplete (error issues).
 pub fn run(args: CaptureArgs) -> Result<ExitCode> {
+    let (seconds, idle, threshold_ns) = numbers(&args)?;
     if args.oplog.is_none() && !args.no_oplog {
         return Err(Error::Other(
             "ttprof capture needs --oplog: the capture consumes the rings, so zones it cannot name when it ends \
@@ -87,9 +139,8 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
             what: "is a snapshot (a recording): capture needs live device memory (the emulator's device image)".into(),
         });
     }
-    let stop = match (args.seconds, &args.until_file_gone) {
-        (Some(s), _) if !(s.is_finite() && s >= 0.0) => return Err(Error::Other(format!("--seconds {s}: expected a duration >= 0"))),
-        (Some(s), _) => StopWhen::After(Duration::from_secs_f64(s)),
+    let stop = match (seconds, &args.until_file_gone) {
+        (Some(d), _) => StopWhen::After(d),
         (None, Some(p)) => StopWhen::FileGone(p.clone()),
         (None, None) => StopWhen::Interrupted,
     };
@@ -108,7 +159,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     install_ctrl_c()?;
     eprintln!("capturing {} until {}", mem.describe(), until(&stop));
     let spinner = progress::spinner();
-    let pacing = Pacing { idle: Duration::from_millis(args.idle_poll_ms.max(1)), ..Pacing::default() };
+    let pacing = Pacing { idle, ..Pacing::default() };
     let mut captured = capture(&mem, &stop, pacing, &args.out, |p| {
         spinner.set_message(format!("{} zones from {} rings, {:.1} MB, {} drains", p.zones, p.rings, p.payload_bytes as f64 / 1e6, p.drains));
     })?;
@@ -118,7 +169,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let (oplog, oplog_issue) = read_oplog(args.oplog.as_deref(), args.all_outputs);
     let csv_path = args.out.join(csv::FILE_NAME);
     let mut written = match (&oplog, args.all_outputs) {
-        (Some(oplog), true) => write_all_outputs(&args, &mut captured, oplog)?,
+        (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog)?,
         _ => {
             let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
             let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &bar)?;
@@ -181,7 +232,7 @@ fn read_oplog(path: Option<&Path>, all_outputs: bool) -> (Option<OpLog>, Option<
 }
 
 /// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
-fn write_all_outputs(args: &CaptureArgs, captured: &mut Captured, oplog: &OpLog) -> Result<write::Written> {
+fn write_all_outputs(args: &CaptureArgs, threshold_ns: f64, captured: &mut Captured, oplog: &OpLog) -> Result<write::Written> {
     let mut issues = write::decode_all(captured)?;
     let readout = &captured.readout;
     let mut sites = Resolver::new(oplog).resolve(readout);
@@ -190,7 +241,7 @@ fn write_all_outputs(args: &CaptureArgs, captured: &mut Captured, oplog: &OpLog)
         Some(path) => clock::cli::timebase_for(path, g.arch, g.chips),
         None => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
     };
-    let options = Options { summary_threshold_ns: args.threshold_ns, ..Options::default() };
+    let options = Options { summary_threshold_ns: threshold_ns, ..Options::default() };
     let mut out = outputs::write_all(&args.out, readout, &sites, oplog, &timebase, &options)?;
     print!("{}", summary::render(&out.summary));
     println!();
@@ -331,6 +382,45 @@ mod tests {
         assert!(issue.what.contains("missing.jsonl") && issue.what.contains("unresolved-site-<id>"), "{issue}");
         assert!(issue.what.contains("only the CSV and the capture summary"), "{issue}");
         assert_eq!(read_oplog(None, false).1, None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn numeric_arguments_that_are_nan_negative_infinite_or_absurd_are_errors_naming_them() {
+        let dir = temp_dir("capture-numbers");
+        let with = |f: &dyn Fn(&mut CaptureArgs)| {
+            let mut a = args(&dir, None, true);
+            f(&mut a);
+            numbers(&a)
+        };
+        for s in [f64::NAN, -1.0, -0.001, f64::INFINITY, f64::NEG_INFINITY, 1e20, f64::MAX, YEAR_SECONDS as f64 + 1.0] {
+            let e = with(&|a| a.seconds = Some(s)).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--seconds {s}: expected a number of seconds from 0 to 31536000 (a year)")), "{e}");
+            // And before anything else: the device is not even looked at (it does not exist).
+            let mut a = args(&dir, None, true);
+            a.seconds = Some(s);
+            assert!(run(a).unwrap_err().to_string().starts_with("--seconds"));
+        }
+        for ns in [f64::NAN, -5.0, f64::INFINITY, 1e30] {
+            let e = with(&|a| a.threshold_ns = ns).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--threshold-ns {ns}: expected a number of ns from 0 to")), "{e}");
+        }
+        for ms in [MAX_IDLE_POLL_MS + 1, u64::MAX] {
+            let e = with(&|a| a.idle_poll_ms = ms).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--idle-poll-ms {ms}: expected a number of ms from 0 to 60000")), "{e}");
+        }
+        // The limits themselves and everyday values are fine.
+        let ok = with(&|a| {
+            a.seconds = Some(YEAR_SECONDS as f64);
+            a.idle_poll_ms = MAX_IDLE_POLL_MS;
+            a.threshold_ns = 250.5;
+        });
+        assert_eq!(ok.unwrap(), (Some(Duration::from_secs(YEAR_SECONDS)), Duration::from_secs(60), 250.5));
+        let ok = with(&|a| {
+            a.seconds = Some(0.25);
+            a.idle_poll_ms = 0;
+        });
+        assert_eq!(ok.unwrap(), (Some(Duration::from_millis(250)), Duration::from_millis(1), 0.0));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -6,6 +6,7 @@
 //! then `ttprof clock --device sync.snap` prints the fit of both windows.
 
 use super::{all_tiles, fit, ClockSync, FitOptions};
+use crate::capture::cli::{integer_arg, YEAR_SECONDS};
 use crate::devmem::{self, DeviceMemory, FileKind, MappedImage, Snapshot};
 use crate::error::Result;
 use crate::timebase::Timebase;
@@ -32,8 +33,26 @@ pub struct ClockArgs {
     pub record: Option<PathBuf>,
 }
 
+/// The most `--samples` per tile in one window (each is a mailbox round trip per tile).
+pub const MAX_SAMPLES: u64 = 1_000_000;
+
+/// Checks `--samples` and `--spacing-us` (from 1 to [`MAX_SAMPLES`]; up to a year, and a
+/// window no longer than a year) before anything else; the errors name the argument.
+fn check_numbers(args: &ClockArgs) -> Result<()> {
+    let samples = integer_arg("samples", args.samples as u64, 1..=MAX_SAMPLES, &format!("a number of samples per tile from 1 to {MAX_SAMPLES}"))?;
+    let year_us = YEAR_SECONDS * 1_000_000;
+    let spacing = integer_arg("spacing-us", args.spacing_us, 0..=year_us, &format!("a number of µs from 0 to {year_us} (a year)"))?;
+    if (samples - 1).checked_mul(spacing).is_none_or(|us| us > year_us) {
+        return Err(crate::error::Error::Other(format!(
+            "--samples {samples} --spacing-us {spacing}: a window of {samples} rounds {spacing} µs apart lasts more than a year"
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `ttprof clock`; exit code 2 when a chip could not be fitted.
 pub fn run(args: &ClockArgs) -> Result<ExitCode> {
+    check_numbers(args)?;
     let (snapshot_samples, geometry) = match devmem::file_kind(&args.device)? {
         FileKind::Snapshot => {
             let snap = Snapshot::load(&args.device)?;

@@ -10,7 +10,8 @@
 //! columns. The time dependency chain is one addition per zone: an end's increment
 //! `(end16 - previous end16) mod 2^16` depends only on the data. What a block cannot take
 //! (another record among the four, fewer than 26 bytes left, or times so close to cycle 0
-//! that a start could fall before it) goes one zone at a time through the checked step,
+//! that a start could fall before it, or so close to `u64::MAX` that an end could wrap)
+//! goes one zone at a time through the checked step,
 //! which also takes 32-bit zones (plain rows too) and 32-bit events; any other record goes
 //! through the general decoder (`decode_one`) and the side tables, without leaving the loop.
 //!
@@ -29,6 +30,11 @@ use ttprof_rt::wire::{DecodeError as WireError, Kind};
 
 /// Bit 31 of a little-endian 8-byte load at a record: the top bit of its `h1`.
 const EXTENDED: u64 = 0x8000_0000;
+
+/// The times at which a block of four short zones needs no check: from 2^15 (below, a
+/// start could fall before cycle 0: durations are below 2^15) to where four end increments
+/// (each below 2^16) cannot pass `u64::MAX`.
+const BLOCK_TIMES: std::ops::RangeInclusive<u64> = 1 << 15..=u64::MAX - 4 * 0xFFFF;
 
 /// The decoder's time reference through a run of short zones.
 pub(super) struct Time {
@@ -119,7 +125,7 @@ pub(super) fn decode(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable, simd: b
 /// Decodes short zones from `bytes[i..]` into spare slots `written..room` of the columns
 /// while at least 8 bytes remain and the next record is a short zone. Returns the position
 /// after the last zone, the number of zones, and the error if a zone's start would fall
-/// before cycle 0 (at the returned position).
+/// before cycle 0 or its end past `u64::MAX` (at the returned position).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, base: usize, mut written: usize, room: usize, simd: bool) -> (usize, usize, Option<WireError>) {
@@ -151,8 +157,9 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
         for ((e, d), s) in blocks {
             let (Some(q0), Some(q3)) = (load(bytes, i), load(bytes, i + 18)) else { break };
             let (Some(q1), Some(q2)) = (load(bytes, i + 6), load(bytes, i + 12)) else { break };
-            // A start before cycle 0 is possible only while end < 2^15 (durations < 2^15).
-            if (q0 | q1 | q2 | q3) & EXTENDED != 0 || t.end < 1 << 15 {
+            // A start before cycle 0 is possible only while end < 2^15 (durations < 2^15);
+            // an end past u64::MAX only within four increments of it.
+            if (q0 | q1 | q2 | q3) & EXTENDED != 0 || !BLOCK_TIMES.contains(&t.end) {
                 break;
             }
             let ends = [t.next(q0), t.next(q1), t.next(q2), t.next(q3)];
@@ -173,7 +180,10 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
                 if (q >> 16) & 0xFFFF == EVENT32 {
                     // A point event: a row with its time and an extra entry.
                     let Some(low) = load32(bytes, i + 4) else { break 'outer };
-                    let time = at_or_after(t.end, low);
+                    let Some(time) = at_or_after(t.end, low) else {
+                        error = Some(WireError::Overflow);
+                        break 'outer;
+                    };
                     out.extra.push(Extra { row: (base + written) as u64, kind: RecordKind::Event, count: 0, value: 0, start: time });
                     e.write(time);
                     d.write(0);
@@ -204,7 +214,11 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
                 }
             }
             let duration = (q >> 16) & 0x7FFF;
-            if duration > t.end + (((q >> 32) & 0xFFFF).wrapping_sub(t.lo) & 0xFFFF) {
+            let Some(end) = t.end.checked_add(((q >> 32) & 0xFFFF).wrapping_sub(t.lo) & 0xFFFF) else {
+                error = Some(WireError::Overflow);
+                break 'outer;
+            };
+            if duration > end {
                 error = Some(WireError::Time);
                 break 'outer;
             }
@@ -235,14 +249,18 @@ fn zone32(bytes: &[u8], i: usize, q: u64, t: &Time) -> Option<Result<u64, WireEr
         return None;
     }
     let low = load32(bytes, i + 8)?;
-    let end = at_or_after(t.end, low);
-    Some(if (q >> 32) > end { Err(WireError::Time) } else { Ok(end) })
+    Some(match at_or_after(t.end, low) {
+        None => Err(WireError::Overflow),
+        Some(end) if (q >> 32) > end => Err(WireError::Time),
+        Some(end) => Ok(end),
+    })
 }
 
-/// The first time at or after `reference` whose low 32 bits are `low`.
+/// The first time at or after `reference` whose low 32 bits are `low`, or `None` if it
+/// would pass `u64::MAX`.
 #[inline(always)]
-pub(super) fn at_or_after(reference: u64, low: u32) -> u64 {
-    reference + low.wrapping_sub(reference as u32) as u64
+pub(super) fn at_or_after(reference: u64, low: u32) -> Option<u64> {
+    reference.checked_add(low.wrapping_sub(reference as u32) as u64)
 }
 
 #[inline(always)]

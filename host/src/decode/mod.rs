@@ -63,6 +63,12 @@ impl fmt::Display for DecodeError {
                  starting after its end or before cycle 0",
                 self.at
             ),
+            WireError::Overflow => write!(
+                f,
+                "impossible timestamp in the record at byte {}: its low time bits, after the previous record's \
+                 time, would pass the largest 64-bit cycle count (the time would wrap)",
+                self.at
+            ),
         }
     }
 }
@@ -112,7 +118,9 @@ impl Decoder {
                 let q = u64::from_le_bytes(*q);
                 let h1 = (q >> 16) as u16;
                 if h1 & 0x8000 == 0 {
-                    let end = reference + (((q >> 32) & 0xFFFF).wrapping_sub(reference) & 0xFFFF);
+                    let Some(end) = reference.checked_add(((q >> 32) & 0xFFFF).wrapping_sub(reference) & 0xFFFF) else {
+                        break Err(DecodeError { at: i, kind: WireError::Overflow });
+                    };
                     let duration = h1 as u64;
                     if duration > end {
                         break Err(DecodeError { at: i, kind: WireError::Time });
@@ -197,7 +205,7 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
         if b.len() < 6 {
             return Err(WireError::Truncated { need: 3 });
         }
-        let end = wire::extend(reference, le16(b, 4), 16);
+        let end = wire::checked_extend(reference, le16(b, 4), 16).ok_or(WireError::Overflow)?;
         let duration = h1 as u64;
         if duration > end {
             return Err(WireError::Time);
@@ -212,13 +220,13 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
     if b.len() < len {
         return Err(WireError::Truncated { need: len / 2 });
     }
-    let t32 = |at: usize| wire::extend(reference, le32(b, at), 32);
+    let t32 = |at: usize| wire::checked_extend(reference, le32(b, at), 32).ok_or(WireError::Overflow);
     let abs = |t: u64| if t < reference { Err(WireError::Time) } else { Ok(t) };
     let span = |duration: u64, end: u64| if duration > end { Err(WireError::Time) } else { Ok(end - duration) };
     let ordered = |start: u64, end: u64| if start > end { Err(WireError::Time) } else { Ok(start) };
     let row = match kind {
         Kind::Zone32 => {
-            let end = t32(8);
+            let end = t32(8)?;
             zone(span(le32(b, 4), end)?, end, None)
         }
         Kind::Zone64 => {
@@ -226,16 +234,16 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
             zone(ordered(le64(b, 4), end)?, end, None)
         }
         Kind::ValueZone32 => {
-            let end = t32(12);
+            let end = t32(12)?;
             zone(span(le32(b, 8), end)?, end, Some(le32(b, 4) as u32))
         }
         Kind::ValueZone64 => {
             let end = abs(le64(b, 16))?;
             zone(ordered(le64(b, 8), end)?, end, Some(le32(b, 4) as u32))
         }
-        Kind::Event32 => point(RecordKind::Event, site, t32(4), 0, 0),
+        Kind::Event32 => point(RecordKind::Event, site, t32(4)?, 0, 0),
         Kind::Event64 => point(RecordKind::Event, site, abs(le64(b, 4))?, 0, 0),
-        Kind::Data32 => point(RecordKind::Data, site, t32(12), le64(b, 4), 0),
+        Kind::Data32 => point(RecordKind::Data, site, t32(12)?, le64(b, 4), 0),
         Kind::Data64 => point(RecordKind::Data, site, abs(le64(b, 12))?, le64(b, 4), 0),
         Kind::Sum => point(RecordKind::Sum, site, abs(le64(b, 16))?, le64(b, 8), le32(b, 4) as u32),
         Kind::Time => point(RecordKind::Time, 0, abs(le64(b, 4))?, 0, 0),

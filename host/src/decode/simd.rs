@@ -12,7 +12,8 @@
 //! If the block holds another record, the zones before it are kept (all eight lanes were
 //! stored into spare capacity; only those count). A 32-bit zone, event or timestamped data
 //! (the records that most often come between short zones) is taken here and the loop goes
-//! on; anything else, and any error, is left to the caller.
+//! on; anything else, and any error, is left to the caller. So is a time within a block's
+//! increments of `u64::MAX` (where an end could wrap: the caller's checked step reports it).
 
 use super::compact::{Extra, LONG};
 use super::hot::{at_or_after, Time, EVENT32, ZONE32};
@@ -25,6 +26,10 @@ const DATA32: u64 = Kind::Data32.header() as u64;
 
 /// Bytes of eight short zones, and how far past a block's start the loads reach.
 const BLOCK: usize = 48;
+
+/// The latest time before a block at which its eight end increments (each below 2^16)
+/// cannot pass `u64::MAX`; the 32-bit record after a partial block is checked by itself.
+const HIGHEST: u64 = u64::MAX - 8 * 0xFFFF;
 
 /// `pshufb` masks: for each output (sites, durations, ends) and each source vector (bytes
 /// 0-15, 16-31, 32-47 of the block), the source bytes of each output halfword, or 0x80.
@@ -71,7 +76,8 @@ fn load<const N: usize>(bytes: &[u8], at: usize) -> Option<[u8; N]> {
 /// Decodes short zones eight at a time, and the 32-bit zones and events between them, from
 /// `bytes[i..]` into slots `written..` of `slots` (events also get their `extra` entry).
 /// Returns the position after the last record taken and the number of rows written; stops
-/// at any other record, and when fewer than 48 bytes or 8 slots remain.
+/// at any other record, when fewer than 48 bytes or 8 slots remain, and at a time that
+/// could wrap (see [`HIGHEST`]).
 ///
 /// # Safety
 /// The CPU supports AVX2; `slots` points at `slots.room` writable elements per column.
@@ -87,7 +93,7 @@ pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots
     // block's `end16`s are data. Both stay in registers.
     let mut end = t.end;
     let mut previous = _mm_set1_epi16(t.lo as u16 as i16);
-    while i + BLOCK <= bytes.len() && written + 8 <= room {
+    while i + BLOCK <= bytes.len() && written + 8 <= room && end <= HIGHEST {
         let p = bytes.as_ptr().add(i);
         let (a, b, c) = (_mm_loadu_si128(p.cast()), _mm_loadu_si128(p.add(16).cast()), _mm_loadu_si128(p.add(32).cast()));
         let s = gather(0, a, b, c);
@@ -130,20 +136,21 @@ pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots
         let (time, duration, len) = match (q >> 16) & 0xFFFF {
             ZONE32 if (q >> 32) as u32 != LONG => {
                 let Some(low) = load::<4>(bytes, i + 8).map(u32::from_le_bytes) else { break };
-                let e = at_or_after(end, low);
+                // An end past u64::MAX, or a start before cycle 0: the caller reports it.
+                let Some(e) = at_or_after(end, low) else { break };
                 if (q >> 32) > e {
-                    break; // A start before cycle 0: the caller reports it.
+                    break;
                 }
                 (e, (q >> 32) as u32, 12)
             }
             DATA32 => {
                 let (Some(value), Some(low)) = (load::<8>(bytes, i + 4), load::<4>(bytes, i + 12)) else { break };
-                let time = at_or_after(end, u32::from_le_bytes(low));
+                let Some(time) = at_or_after(end, u32::from_le_bytes(low)) else { break };
                 extra.push(Extra { row: (row_base + written) as u64, kind: RecordKind::Data, count: 0, value: u64::from_le_bytes(value), start: time });
                 (time, 0, 16)
             }
             EVENT32 => {
-                let time = at_or_after(end, (q >> 32) as u32);
+                let Some(time) = at_or_after(end, (q >> 32) as u32) else { break };
                 extra.push(Extra { row: (row_base + written) as u64, kind: RecordKind::Event, count: 0, value: 0, start: time });
                 (time, 0, 8)
             }

@@ -1,7 +1,8 @@
 //! The fast decoders (rich and compact tables) against the reference decoder `ttprof_rt::wire::decode`: on generated
 //! record streams (which must also decode back to exactly what was encoded) and on a seeded
 //! corpus of random and damaged bytes (which must never panic, and must fail at the same
-//! byte with the same error).
+//! byte with the same error). Both include times near `u64::MAX`, where a time extended
+//! from its low bits could wrap; `cargo test` with overflow checks on must pass too.
 
 use super::*;
 use crate::testing::Rng;
@@ -27,12 +28,6 @@ fn reference(bytes: &[u8], mut reference: u64) -> (Vec<Record>, End) {
         let halves: Vec<u16> = rest.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
         match wire_decode(&halves, reference) {
             Ok(Decoded::Pad) => return (out, End::Stop(Stop::Pad { at: i })),
-            // One known divergence: `wire::decode` returns a short zone whose duration exceeds
-            // its end (a start before cycle 0) without the check its other zone forms make.
-            // `wire::encode` never writes one; this decoder reports it as an impossible time.
-            Ok(Decoded::Record(Record::Zone { end, duration, .. }, 3)) if duration > end => {
-                return (out, End::Error(DecodeError { at: i, kind: WireError::Time }))
-            }
             Ok(Decoded::Record(r, n)) => {
                 reference = r.ref_time().unwrap_or(reference);
                 out.push(r);
@@ -70,7 +65,7 @@ fn fast(bytes: &[u8], decoder: &mut Decoder) -> (Vec<Record>, End) {
 /// nine in ten are short zones close together (runs long enough for the vector loop).
 fn random_record(rng: &mut Rng, now: &mut u64, run: &mut u32, dense: bool) -> Record {
     if dense && rng.below(10) != 0 {
-        *now = now.saturating_add(rng.below(300)).min(u64::MAX >> 2);
+        *now = now.saturating_add(rng.below(300));
         return Record::Zone { id: rng.bits(16) as u16, end: *now, duration: rng.below(400).min(*now), value: None };
     }
     let gap = match rng.below(10) {
@@ -79,7 +74,7 @@ fn random_record(rng: &mut Rng, now: &mut u64, run: &mut u32, dense: bool) -> Re
         8 => rng.below(1 << 33),
         _ => rng.bits(40),
     };
-    *now = now.saturating_add(gap).min(u64::MAX >> 2);
+    *now = now.saturating_add(gap);
     let t = *now;
     let id = rng.bits(16) as u16;
     let duration = match rng.below(8) {
@@ -130,7 +125,12 @@ fn stream(rng: &mut Rng, n: usize, start: u64, dense: bool) -> (Vec<Record>, Vec
 fn generated_streams_decode_exactly_in_any_split() {
     let mut rng = Rng::new(0x5EED_0001);
     for case in 0..300 {
-        let start = if case % 3 == 0 { (u32::MAX as u64) - rng.below(1000) } else { rng.below(1 << 20) };
+        let start = match case % 6 {
+            0 | 3 => (u32::MAX as u64) - rng.below(1000),
+            // Near the top of the 64-bit range: times run up to u64::MAX itself.
+            1 => u64::MAX - rng.below(1 << 24),
+            _ => rng.below(1 << 20),
+        };
         let n = 1 + rng.below(400) as usize;
         let (records, bytes, ends) = stream(&mut rng, n, start, case % 2 == 0);
         let mut d = Decoder { reference: start, run: NO_RUN };
@@ -193,9 +193,17 @@ fn run_column_follows_the_latest_run_record() {
 #[test]
 fn random_and_damaged_bytes_never_panic_and_fail_like_the_reference() {
     let mut rng = Rng::new(0xF022_0002);
-    let mut errors = 0;
+    let (mut errors, mut overflows) = (0, 0);
     for case in 0..4000 {
-        let reference_time = rng.bits(if case % 2 == 0 { 20 } else { 62 });
+        let reference_time = match case % 6 {
+            0 | 2 | 4 => rng.bits(20),
+            1 | 3 => rng.bits(62),
+            // Within 2^40 of u64::MAX: most short times wrap.
+            _ => {
+                let bits = 1 + rng.below(40) as u32;
+                u64::MAX - rng.bits(bits)
+            }
+        };
         let bytes: Vec<u8> = match case % 4 {
             // Pure noise.
             0 => (0..rng.below(300)).map(|_| rng.next_u64() as u8).collect(),
@@ -209,7 +217,13 @@ fn random_and_damaged_bytes_never_panic_and_fail_like_the_reference() {
             // A valid stream with a few flipped bits, possibly cut anywhere.
             _ => {
                 let n = 1 + rng.below(60) as usize;
-                let (_, mut b, _) = stream(&mut rng, n, reference_time, case % 8 < 4);
+                let (_, mut b, ends) = stream(&mut rng, n, reference_time, case % 8 < 4);
+                if case % 16 == 2 {
+                    // A forged 64-bit anchor near u64::MAX between two records.
+                    let at = ends[rng.below(ends.len() as u64) as usize];
+                    let forged = encode(&Record::Time { time: u64::MAX - rng.below(1 << 20) }, 0).unwrap();
+                    b.splice(at..at, forged.as_slice().iter().flat_map(|h| h.to_le_bytes()));
+                }
                 for _ in 0..1 + rng.below(4) {
                     let at = rng.below(b.len() as u64) as usize;
                     b[at] ^= 1 << rng.below(8);
@@ -226,8 +240,48 @@ fn random_and_damaged_bytes_never_panic_and_fail_like_the_reference() {
         assert_eq!(got, want, "case {case}: {bytes:02x?}");
         if let End::Error(e) = got.1 {
             errors += 1;
+            overflows += (e.kind == WireError::Overflow) as usize;
             assert!(e.at < bytes.len() && e.to_string().contains(&format!("byte {}", e.at)));
         }
     }
     assert!(errors > 500, "the corpus exercises errors ({errors})");
+    assert!(overflows > 100, "the corpus exercises times that would wrap ({overflows})");
+}
+
+#[test]
+fn a_forged_time_near_2_64_stops_the_decode_at_the_record_that_would_wrap() {
+    // A real stream, then a forged anchor 3,000,000 cycles below u64::MAX, then short zones
+    // as the producer goes on writing them, 50,000 cycles apart: the 61st one would end past
+    // u64::MAX. Before, its time wrapped to near 0 and later times ran backwards (an overflow
+    // panic with overflow checks on). Now every decoder stops there with the same error,
+    // having decoded the ones before it at their exact times.
+    let top = u64::MAX - 3_000_000;
+    let mut rng = Rng::new(0x70F_2064);
+    let (mut records, mut bytes, _) = stream(&mut rng, 50, 0, true);
+    let anchor = Record::Time { time: top };
+    bytes.extend(encode(&anchor, 0).unwrap().as_slice().iter().flat_map(|h| h.to_le_bytes()));
+    records.push(anchor);
+    let wrap_at = bytes.len() + 60 * 6;
+    for k in 1..=100u64 {
+        let end = top.wrapping_add(50_000 * k);
+        for h in [7u16, 3, end as u16] {
+            bytes.extend(h.to_le_bytes());
+        }
+        if k <= 60 {
+            records.push(Record::Zone { id: 7, end, duration: 3, value: None });
+        }
+    }
+    let want = (records, End::Error(DecodeError { at: wrap_at, kind: WireError::Overflow }));
+    assert_eq!(reference(&bytes, 0), want);
+    let mut d = Decoder::new();
+    assert_eq!(fast(&bytes, &mut d), want);
+    assert_eq!(d.reference, top + 60 * 50_000, "the state is that after the last good record");
+    let e = want.1;
+    let End::Error(e) = e else { unreachable!() };
+    assert!(e.to_string().contains(&format!("byte {wrap_at}")) && e.to_string().contains("would wrap"), "{e}");
+    // The same from a reference already at the top: no record is taken at all.
+    let mut d = Decoder { reference: u64::MAX, run: NO_RUN };
+    let zone = [1u8, 0, 3, 0, 0x00, 0x00, 1, 0, 3, 0, 0x01, 0x00];
+    assert_eq!(fast(&zone, &mut d), (vec![], End::Error(DecodeError { at: 0, kind: WireError::Overflow })));
+    assert_eq!(reference(&zone, u64::MAX), (vec![], End::Error(DecodeError { at: 0, kind: WireError::Overflow })));
 }

@@ -1,16 +1,22 @@
 //! One connection from a capture tool: handshake, the stream, the queries, the end.
 //!
 //! The sequence follows Tracy's client (`Profiler::Worker` and `HandleServerQuery`,
-//! `public/client/TracyProfiler.cpp`): read the shibboleth and protocol version (2 s limit),
-//! answer [`Handshake::ProtocolMismatch`] to another version, else [`Handshake::Welcome`]
-//! and the welcome message; then send frames while answering queries; after the last event,
-//! send `Terminate` and keep answering until the tool sends `ServerQueryTerminate`, which
-//! it does only once nothing it asked for is outstanding (`Worker::Exec`,
-//! `server/TracyWorker.cpp`). That query is the proof the capture is complete.
+//! `public/client/TracyProfiler.cpp`): the shibboleth and protocol version (read by the
+//! server, which waits for the handshakes of every connection at once, and checked by
+//! [`check_handshake`]), answered with [`Handshake::ProtocolMismatch`] to another version,
+//! else (from [`run`] on) [`Handshake::Welcome`] and the welcome message; then frames while
+//! answering queries; after the last event, `Terminate`, and answers until the tool sends
+//! `ServerQueryTerminate`, which it does only once nothing it asked for is outstanding
+//! (`Worker::Exec`, `server/TracyWorker.cpp`). That query is the proof the capture is
+//! complete.
 //!
 //! Queries are read by a second thread so that a large frame being written never keeps
 //! the tool's queries from being read (the tool limits its queries in flight and waits for
 //! answers before the end, so both directions must always flow).
+//!
+//! Every wait is bounded: a write, or the wait for the tool's confirmation, by the stall
+//! limit and by the serve's deadline, whichever comes first. A tool that reads slowly but
+//! never stalls long is cut off at the deadline ([`Outcome::TimedOut`]).
 
 use super::emit::{answer, Emitter, Reply};
 use super::encode::Encoder;
@@ -21,20 +27,20 @@ use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// How long a connected tool has to send its handshake (Tracy's client allows 2 s).
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(2);
+/// Bytes of the handshake a tool sends first: the shibboleth and its protocol version.
+pub(crate) const HANDSHAKE_SIZE: usize = 12;
 
 /// How a connection ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// The tool received everything and said so.
     Drained,
-    /// The handshake failed; nothing was streamed.
-    Rejected(String),
     /// Streaming started but the tool left (or stalled) before confirming the end.
     Aborted(String),
+    /// The serve's deadline passed before the tool confirmed the end.
+    TimedOut(String),
 }
 
 /// What one connection transferred.
@@ -77,23 +83,75 @@ fn welcome(s: &Stream) -> Welcome {
     }
 }
 
-/// Reads and checks the handshake; `Err` says why the connection is refused.
-fn handshake(sock: &mut TcpStream) -> Result<(), String> {
-    sock.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).map_err(|e| e.to_string())?;
-    let mut hello = [0u8; 12];
-    sock.read_exact(&mut hello).map_err(|e| format!("no Tracy handshake within {HANDSHAKE_TIMEOUT:?} ({e})"))?;
+/// A refused handshake: why, and the status to answer with (none to a peer that is not
+/// a Tracy capture tool).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    pub(crate) why: String,
+    pub(crate) reply: Option<Handshake>,
+}
+
+/// Checks the handshake a tool sent.
+pub(crate) fn check_handshake(hello: &[u8; HANDSHAKE_SIZE]) -> Result<(), Refusal> {
     if hello[..8] != SHIBBOLETH {
-        return Err(format!("not a Tracy capture tool (it sent {:?}, not \"TracyPrf\")", String::from_utf8_lossy(&hello[..8])));
+        let why = format!("not a Tracy capture tool (it sent {:?}, not \"TracyPrf\")", String::from_utf8_lossy(&hello[..8]));
+        return Err(Refusal { why, reply: None });
     }
     let version = u32::from_le_bytes([hello[8], hello[9], hello[10], hello[11]]);
     if version != PROTOCOL_VERSION {
-        let _ = sock.write_all(&[Handshake::ProtocolMismatch as u8]);
-        return Err(format!(
+        let why = format!(
             "it speaks Tracy protocol {version}, ttprof speaks {PROTOCOL_VERSION} (Tracy 0.14.x): \
              use tracy-capture or the Tracy GUI from release 0.14"
-        ));
+        );
+        return Err(Refusal { why, reply: Some(Handshake::ProtocolMismatch) });
     }
     Ok(())
+}
+
+/// Answers a refused handshake (if it calls for an answer) and closes the connection.
+pub(crate) fn refuse(mut sock: TcpStream, refusal: &Refusal) {
+    if let Some(reply) = refusal.reply {
+        let _ = sock.set_nonblocking(false);
+        let _ = sock.set_write_timeout(Some(Duration::from_secs(1)));
+        let _ = sock.write_all(&[reply as u8]);
+    }
+    let _ = sock.shutdown(Shutdown::Both);
+}
+
+/// How long the next wait may last: `stall`, cut to what is left before `deadline` (and
+/// whether it was cut); `None` once the deadline has passed.
+fn wait_limit(stall: Duration, deadline: Option<Instant>) -> Option<(Duration, bool)> {
+    let Some(deadline) = deadline else { return Some((stall, false)) };
+    let left = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero())?;
+    Some(if left < stall { (left, true) } else { (stall, false) })
+}
+
+/// The tool's socket for writing: each write waits at most the stall limit, and never
+/// past the deadline (a write once it has passed fails at once).
+struct Limited<'a> {
+    sock: &'a TcpStream,
+    stall: Duration,
+    deadline: Option<Instant>,
+    /// Whether the last write's wait was cut by the deadline, or came after it.
+    cut: bool,
+}
+
+impl Write for Limited<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some((wait, cut)) = wait_limit(self.stall, self.deadline) else {
+            self.cut = true;
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "the time limit ran out"));
+        };
+        self.cut = cut;
+        self.sock.set_write_timeout(Some(wait))?;
+        let mut sock = self.sock;
+        sock.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut sock = self.sock;
+        sock.flush()
+    }
 }
 
 fn spawn_reader(sock: &TcpStream) -> io::Result<(Receiver<Input>, std::thread::JoinHandle<()>)> {
@@ -117,16 +175,14 @@ fn spawn_reader(sock: &TcpStream) -> io::Result<(Receiver<Input>, std::thread::J
     Ok((rx, handle))
 }
 
-/// Serves `s` over `sock` until the tool confirms the end, leaves or stalls for `stall`.
-pub(crate) fn run(s: &Stream, mut sock: TcpStream, stall: Duration) -> (Outcome, Transfer) {
+/// Serves `s` over `sock`, whose handshake was accepted ([`check_handshake`]), until the
+/// tool confirms the end, leaves, stalls for `stall`, or `deadline` passes.
+pub(crate) fn run(s: &Stream, sock: TcpStream, stall: Duration, deadline: Option<Instant>) -> (Outcome, Transfer) {
     let mut t = Transfer::default();
-    if let Err(why) = handshake(&mut sock) {
-        let _ = sock.shutdown(Shutdown::Both);
-        return (Outcome::Rejected(why), t);
-    }
     let outcome = match spawn_reader(&sock) {
         Ok((rx, reader)) => {
-            let outcome = stream(s, &mut sock, &rx, stall, &mut t);
+            let mut out = Limited { sock: &sock, stall, deadline, cut: false };
+            let outcome = stream(s, &mut out, &rx, &mut t);
             let _ = sock.shutdown(Shutdown::Both);
             let _ = reader.join();
             outcome
@@ -136,20 +192,20 @@ pub(crate) fn run(s: &Stream, mut sock: TcpStream, stall: Duration) -> (Outcome,
     (outcome, t)
 }
 
-fn stream(s: &Stream, sock: &mut TcpStream, rx: &Receiver<Input>, stall: Duration, t: &mut Transfer) -> Outcome {
+fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer) -> Outcome {
+    let (stall, deadline) = (sock.stall, sock.deadline);
     let total = s.summary.zones;
     let progress = |t: &Transfer| format!("{} of {total} zones sent in {} frames", t.zones, t.frames);
-    let io_err = |e: io::Error, t: &Transfer| match e.kind() {
+    let timed_out = |t: &Transfer| Outcome::TimedOut(format!("the time limit ran out before it confirmed the end ({})", progress(t)));
+    let io_err = |e: io::Error, cut: bool, t: &Transfer| match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut if cut => timed_out(t),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
             Outcome::Aborted(format!("the tool read nothing for {stall:?} ({})", progress(t)))
         }
         _ => Outcome::Aborted(format!("connection lost: {e} ({})", progress(t))),
     };
-    if let Err(e) = sock.set_write_timeout(Some(stall)).and_then(|_| {
-        sock.write_all(&[Handshake::Welcome as u8])?;
-        sock.write_all(&welcome(s).to_bytes())
-    }) {
-        return io_err(e, t);
+    if let Err(e) = sock.write_all(&[Handshake::Welcome as u8]).and_then(|_| sock.write_all(&welcome(s).to_bytes())) {
+        return io_err(e, sock.cut, t);
     }
     let (mut fw, mut emitter, mut unit) = (FrameWriter::new(), Emitter::new(s), Vec::new());
     let mut terminate_sent = false;
@@ -158,8 +214,10 @@ fn stream(s: &Stream, sock: &mut TcpStream, rx: &Receiver<Input>, stall: Duratio
         // answer them together, then send the next frame of events.
         let mut inputs = Vec::new();
         if terminate_sent {
-            match rx.recv_timeout(stall) {
+            let Some((wait, cut)) = wait_limit(stall, deadline) else { return timed_out(t) };
+            match rx.recv_timeout(wait) {
                 Ok(i) => inputs.push(i),
+                Err(RecvTimeoutError::Timeout) if cut => return timed_out(t),
                 Err(RecvTimeoutError::Timeout) => {
                     return Outcome::Aborted(format!("everything was sent, but the tool did not confirm within {stall:?}"))
                 }
@@ -193,7 +251,7 @@ fn stream(s: &Stream, sock: &mut TcpStream, rx: &Receiver<Input>, stall: Duratio
             let kind = q.query().map_or_else(|| format!("unknown {}", q.kind), |k| format!("{k:?}"));
             *t.queries.entry(kind).or_default() += 1;
             if let Err(e) = fw.push(sock, &unit) {
-                return io_err(e, t);
+                return io_err(e, sock.cut, t);
             }
         }
         let sent = if terminate_sent {
@@ -202,7 +260,7 @@ fn stream(s: &Stream, sock: &mut TcpStream, rx: &Receiver<Input>, stall: Duratio
             send_frame(&mut fw, &mut emitter, &mut unit, sock, &mut terminate_sent)
         };
         if let Err(e) = sent {
-            return io_err(e, t);
+            return io_err(e, sock.cut, t);
         }
     }
 }
@@ -212,7 +270,7 @@ fn send_frame(
     fw: &mut FrameWriter,
     emitter: &mut Emitter,
     unit: &mut Vec<u8>,
-    sock: &mut TcpStream,
+    sock: &mut Limited,
     terminate_sent: &mut bool,
 ) -> io::Result<()> {
     let frames = fw.frames;
@@ -227,4 +285,67 @@ fn send_frame(
         fw.push(sock, unit)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A connected pair on loopback: (ttprof's side, the tool's side).
+    fn pair() -> (TcpStream, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let tool = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        (listener.accept().unwrap().0, tool)
+    }
+
+    #[test]
+    fn writes_to_a_tool_that_reads_nothing_or_slowly_end_at_the_deadline_not_the_stall_limit() {
+        // The stall limit is far away: only the deadline can end these writes (before, a
+        // tool that read a little at a time held the server for as long as it liked).
+        let chunk = vec![0u8; 1 << 20];
+        for slow in [false, true] {
+            let (ours, tool) = pair();
+            // The tool's side stays open throughout: held here, or read slowly by a thread
+            // (until told to stop: what is buffered by then would take minutes).
+            let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (reader, _held) = if slow {
+                let done = done.clone();
+                let reader = std::thread::spawn(move || {
+                    let mut tool = tool;
+                    let mut b = [0u8; 64];
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) && matches!(tool.read(&mut b), Ok(n) if n > 0) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                });
+                (Some(reader), None)
+            } else {
+                (None, Some(tool))
+            };
+            let deadline = Instant::now() + Duration::from_millis(300);
+            let mut out = Limited { sock: &ours, stall: Duration::from_secs(600), deadline: Some(deadline), cut: false };
+            let e = (0..1024).find_map(|_| out.write_all(&chunk).err()).expect("the writes end");
+            assert!(matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut), "slow {slow}: {e}");
+            assert!(out.cut, "slow {slow}: cut by the deadline");
+            // Past the deadline a write fails at once.
+            out.cut = false;
+            assert_eq!(out.write(&[0]).unwrap_err().kind(), io::ErrorKind::TimedOut);
+            assert!(out.cut);
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = ours.shutdown(Shutdown::Both);
+            if let Some(r) = reader {
+                r.join().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn wait_limits_are_the_stall_limit_cut_to_the_deadline() {
+        let stall = Duration::from_secs(30);
+        assert_eq!(wait_limit(stall, None), Some((stall, false)));
+        let (wait, cut) = wait_limit(stall, Some(Instant::now() + Duration::from_secs(5))).unwrap();
+        assert!(cut && wait <= Duration::from_secs(5));
+        assert_eq!(wait_limit(stall, Some(Instant::now() + Duration::from_secs(3600))), Some((stall, false)));
+        assert_eq!(wait_limit(stall, Some(Instant::now() - Duration::from_millis(1))), None);
+    }
 }

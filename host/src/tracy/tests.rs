@@ -104,7 +104,7 @@ fn local() -> SocketAddr {
 }
 
 fn opts(timeout_ms: u64) -> ServeOptions {
-    ServeOptions { addr: local(), timeout: Some(Duration::from_millis(timeout_ms)), stall: Duration::from_secs(20) }
+    ServeOptions { addr: local(), timeout: Some(Duration::from_millis(timeout_ms)), stall: Duration::from_secs(20), ..Default::default() }
 }
 
 /// Serves `s` on an ephemeral port while `clients` run one after another.
@@ -313,7 +313,86 @@ fn a_tool_leaving_mid_stream_with_nobody_after_it_times_out_naming_it() {
     let (s, ..) = stream(40_000);
     let (report, _) = serve_to(&s, &opts(500), |addr| capture(addr, &CaptureOptions { stop_after_frames: Some(1), ..Default::default() }));
     let msg = report.unwrap_err().to_string();
-    assert!(msg.contains("no Tracy capture tool received the stream") && msg.contains("earlier connection from 127.0.0.1"), "{msg}");
+    assert!(msg.contains("no Tracy capture tool received the stream") && msg.contains("connection from 127.0.0.1"), "{msg}");
+}
+
+/// Connects and sends a valid handshake, then reads nothing: the connection stays open
+/// while the returned socket lives.
+fn silent_tool(addr: SocketAddr) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut t = std::net::TcpStream::connect(addr).unwrap();
+    t.write_all(&protocol::SHIBBOLETH).unwrap();
+    t.write_all(&protocol::PROTOCOL_VERSION.to_le_bytes()).unwrap();
+    t
+}
+
+#[test]
+fn a_tool_that_stops_reading_is_cut_off_at_the_timeout_and_named() {
+    // The stall limit (20 s) is far longer than the timeout: only the deadline can end the
+    // serve while the tool holds the connection open without reading (before, the timeout
+    // was not looked at while a tool was connected: the stall limit ended it, and the wait
+    // started again).
+    let (s, ..) = stream(40_000);
+    let (report, tool) = serve_to(&s, &opts(1000), silent_tool);
+    let peer = tool.local_addr().unwrap();
+    let e = report.unwrap_err();
+    let msg = e.to_string();
+    let ServeError::Timeout { attempts, .. } = &e else { panic!("{msg}") };
+    assert_eq!(attempts.len(), 1, "{msg}");
+    assert_eq!(attempts[0].peer, peer, "{msg}");
+    assert!(attempts[0].what.contains("the time limit ran out before it confirmed the end"), "{msg}");
+    assert!(attempts[0].what.contains(&format!("of {} zones sent", s.summary.zones)), "{msg}");
+    assert!(msg.contains(&format!("connection from {peer}: the time limit ran out")), "{msg}");
+}
+
+#[test]
+fn a_connection_that_never_sends_its_handshake_does_not_hold_up_the_next_tool() {
+    // The handshake limit (60 s) is far longer than the serve's timeout (30 s): the good
+    // tool is served only if its handshake is read while the idle connection is open (before,
+    // connections were taken one at a time: the idle one held the server for its handshake
+    // limit).
+    let (s, ..) = stream(0);
+    let o = ServeOptions { handshake: Duration::from_secs(60), ..opts(30_000) };
+    let (report, (mut idle, good)) = serve_to(&s, &o, |addr| {
+        let idle = std::net::TcpStream::connect(addr).unwrap();
+        (idle, capture(addr, &CaptureOptions::default()).unwrap())
+    });
+    let report = report.unwrap();
+    assert!(good.complete && good.errors().is_empty(), "{:?}", good.errors());
+    assert!(report.attempts.is_empty(), "the idle connection was never waited out: {:?}", report.attempts);
+    // The serve closed it when it returned.
+    use std::io::Read;
+    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!(idle.read(&mut [0u8; 16]).unwrap(), 0);
+}
+
+#[test]
+fn connections_without_a_handshake_are_refused_after_the_handshake_limit_or_named_at_the_timeout() {
+    let (s, ..) = stream(0);
+    let o = ServeOptions { handshake: Duration::from_millis(100), ..opts(60_000) };
+    let (report, good) = serve_to(&s, &o, |addr| {
+        // Two idle connections, one of which sends half a handshake, are refused ...
+        let idle = std::net::TcpStream::connect(addr).unwrap();
+        let mut half = std::net::TcpStream::connect(addr).unwrap();
+        std::io::Write::write_all(&mut half, &protocol::SHIBBOLETH[..6]).unwrap();
+        use std::io::Read;
+        for mut t in [idle, half] {
+            t.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            assert_eq!(t.read(&mut [0u8; 16]).unwrap(), 0, "closed without a reply");
+        }
+        // ... and the next tool is served.
+        capture(addr, &CaptureOptions::default()).unwrap()
+    });
+    assert!(good.complete);
+    let attempts = report.unwrap().attempts;
+    assert_eq!(attempts.len(), 2, "{attempts:?}");
+    assert!(attempts.iter().all(|a| a.what.starts_with("no Tracy handshake within 100ms")), "{attempts:?}");
+    assert!(attempts.iter().any(|a| a.what.contains("(6 of 12 bytes)")), "{attempts:?}");
+    // One still waiting for its handshake when the timeout comes is named in the error.
+    let o = ServeOptions { handshake: Duration::from_secs(60), ..opts(300) };
+    let (report, _idle) = serve_to(&s, &o, |addr| std::net::TcpStream::connect(addr).unwrap());
+    let msg = report.unwrap_err().to_string();
+    assert!(msg.contains("before the time limit ran out but sent no Tracy handshake"), "{msg}");
 }
 
 #[test]

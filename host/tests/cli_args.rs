@@ -1,0 +1,76 @@
+//! Numeric command-line arguments through the `ttprof` binary: NaN, negative, infinite and
+//! absurd values (more than a year) are errors that name the argument, with exit code 1,
+//! checked before any file is touched; never a panic (`--seconds 1e20` used to panic
+//! converting to a `Duration`).
+
+use riscv_linker::{Arch, NocCoord};
+use std::path::Path;
+use std::process::Command;
+use ttprof::testing::{temp_dir, ImageBuilder};
+
+/// Runs `ttprof args` and checks it failed cleanly naming `--{arg}`; returns stderr.
+fn refused<S: AsRef<str>>(args: &[S], arg: &str) -> String {
+    let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
+    let o = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(&args).output().expect("run ttprof");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert!(err.starts_with(&format!("error: --{arg} ")) && err.contains("expected"), "{args:?}: {err}");
+    err
+}
+
+fn image(dir: &Path) -> String {
+    let path = dir.join("device.img");
+    ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)]).write(&path).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn capture_seconds_poll_and_threshold_are_checked() {
+    let dir = temp_dir("cli-args-capture");
+    let img = image(&dir);
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let capture = |extra: &[&str]| -> Vec<String> {
+        ["capture", "--device", &img, "--no-oplog", "--out", out].iter().chain(extra).map(|a| a.to_string()).collect()
+    };
+    for s in ["1e20", "NaN", "inf", "-1", "31536001"] {
+        let e = refused(&capture(&[&format!("--seconds={s}")]), "seconds");
+        assert!(e.contains("from 0 to 31536000 (a year)"), "{e}");
+    }
+    refused(&capture(&["--idle-poll-ms", "18446744073709551615"]), "idle-poll-ms");
+    refused(&capture(&["--idle-poll-ms", "60001"]), "idle-poll-ms");
+    let with_oplog = ["capture", "--device", &img, "--oplog", "ops.jsonl", "--all-outputs", "--out", out];
+    for ns in ["nan", "-inf", "-0.5", "1e300"] {
+        let arg = format!("--threshold-ns={ns}");
+        refused(&[&with_oplog[..], &[&arg]].concat(), "threshold-ns");
+    }
+    assert!(!Path::new(out).exists(), "refused before anything was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn report_threshold_tracy_timeout_and_clock_window_are_checked() {
+    let dir = temp_dir("cli-args-others");
+    let img = image(&dir);
+    for ns in ["NaN", "-1", "inf", "1e17"] {
+        refused(&["report", "--device", &img, "--oplog", "missing.jsonl", &format!("--threshold-ns={ns}")], "threshold-ns");
+    }
+    for t in ["18446744073709551615", "31536001"] {
+        let e = refused(&["tracy", "--device", &img, "--oplog", "missing.jsonl", "--timeout", t], "timeout");
+        assert!(e.contains("from 0 (no limit) to 31536000 (a year)"), "{e}");
+    }
+    for s in ["0", "1000001", "18446744073709551615"] {
+        refused(&["clock", "--device", &img, "--samples", s], "samples");
+    }
+    refused(&["clock", "--device", &img, "--spacing-us", "18446744073709551615"], "spacing-us");
+    // Each argument within its limit, but the window they make lasts more than a year.
+    let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(["clock", "--device", &img, "--samples", "1000", "--spacing-us", "31536000000000"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--samples 1000 --spacing-us 31536000000000: a window of") && err.contains("more than a year"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
