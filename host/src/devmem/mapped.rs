@@ -117,8 +117,14 @@ fn read_header(file: &mut File, path: &Path, len: u64) -> Result<(Geometry, Tile
     let mut fixed = vec![0u8; devfile::HEADER_FIXED as usize];
     let got = read_up_to(file, &mut fixed).map_err(|e| Error::io(path, "read device image header", e))?;
     fixed.truncate(got);
+    // Checks the geometry and that the header's sizes (checked arithmetic) describe exactly
+    // `len` bytes: nothing below is allocated before it is known to be inside the file.
     let geometry = Geometry::read_header(&fixed, len).map_err(|e| bad(e.to_string()))?;
-    let mut header = vec![0u8; geometry.header_size() as usize];
+    let header_size = usize::try_from(geometry.header_size())
+        .ok()
+        .filter(|&h| h as u64 <= len)
+        .ok_or_else(|| bad(format!("its header of {} bytes does not fit in the file", geometry.header_size())))?;
+    let mut header = vec![0u8; header_size];
     header[..fixed.len()].copy_from_slice(&fixed);
     file.read_exact(&mut header[fixed.len()..]).map_err(|e| Error::io(path, "read device image tile table", e))?;
     let mut per_chip = Vec::with_capacity(geometry.chips as usize);
@@ -227,5 +233,44 @@ mod tests {
         std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
         let e = MappedImage::open(&path).err().unwrap().to_string();
         assert!(e.contains("dev.img") && e.contains("truncated or wrong file"), "{e}");
+    }
+
+    #[test]
+    fn a_header_whose_sizes_overflow_is_refused_before_anything_is_allocated() {
+        // 2^31 chips x 2^31 tiles in a 4 KiB file: the sizes wrapped to 4 KiB in u64 and the
+        // tile table allocation aborted the process ("memory allocation of 51539607552 bytes
+        // failed").
+        let dir = temp_dir("mapped-overflow");
+        let path = dir.join("huge.img");
+        let arch = Arch::WormholeB0;
+        let mut h = vec![0u8; devfile::PAGE as usize];
+        h[..8].copy_from_slice(&devfile::MAGIC);
+        let stride = (arch.l1_size() as u64).div_ceil(devfile::PAGE as u64) * devfile::PAGE as u64;
+        for (at, v) in [
+            (devfile::field::VERSION, devfile::VERSION),
+            (devfile::field::ARCH, arch.id()),
+            (devfile::field::CHIPS, 1 << 31),
+            (devfile::field::TILES_PER_CHIP, 1 << 31),
+            (devfile::field::L1_SIZE, arch.l1_size()),
+            (devfile::field::HEADER_SIZE, devfile::PAGE),
+            (devfile::field::TILE_STRIDE, stride as u32),
+        ] {
+            h[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        std::fs::write(&path, &h).unwrap();
+        for e in [MappedImage::open(&path).err().unwrap(), MappedImage::open_read_only(&path).err().unwrap()] {
+            let e = e.to_string();
+            assert!(
+                e.contains("huge.img: 2147483648 chip(s) of 2147483648 tile(s): expected at least one chip and 1..=120"),
+                "{e}"
+            );
+        }
+        // No chip at all.
+        h[devfile::field::CHIPS..devfile::field::CHIPS + 4].copy_from_slice(&0u32.to_le_bytes());
+        h[devfile::field::TILES_PER_CHIP..devfile::field::TILES_PER_CHIP + 4].copy_from_slice(&1u32.to_le_bytes());
+        std::fs::write(&path, &h).unwrap();
+        let e = MappedImage::open(&path).err().unwrap().to_string();
+        assert!(e.contains("0 chip(s) of 1 tile(s): expected at least one chip"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
