@@ -139,6 +139,32 @@ impl Geometry {
         Ok(())
     }
 
+    /// Checks one chip's tile table: every coordinate a Tensix worker tile of the arch (so
+    /// inside its NoC grid), none listed twice. Two entries for one tile would make its rows
+    /// two tiles' rows.
+    pub fn check_tiles(&self, chip: u32, tiles: &[NocCoord]) -> Result<(), DevFileError> {
+        if tiles.len() as u64 != self.tiles_per_chip as u64 {
+            let found = tiles.len().min(u32::MAX as usize) as u32;
+            return Err(DevFileError::TileTable { expected: self.tiles_per_chip, found });
+        }
+        // First entry index + 1 of each coordinate seen, by `x + 32 * y` (NoC grids are at
+        // most 17 x 12, checked before indexing).
+        let mut seen = [0u16; 32 * 16];
+        let (cols, rows) = self.arch.noc_grid();
+        for (index, &tile) in tiles.iter().enumerate() {
+            let index = index as u32;
+            if tile.x >= cols || tile.y >= rows || self.arch.worker_logical(tile).is_none() {
+                return Err(DevFileError::NotWorker { arch: self.arch, chip, index, tile });
+            }
+            let slot = &mut seen[tile.x as usize + 32 * tile.y as usize];
+            if *slot != 0 {
+                return Err(DevFileError::DuplicateTile { chip, tile, first: *slot as u32 - 1, second: index });
+            }
+            *slot = index as u16 + 1;
+        }
+        Ok(())
+    }
+
     /// Bytes of header including the tile table, rounded up to [`PAGE`]; `None` when that
     /// does not fit in a `u64` (never for a geometry that passes [`Geometry::check`]).
     pub const fn checked_header_size(&self) -> Option<u64> {
@@ -187,13 +213,10 @@ impl Geometry {
 
     /// Writes the fixed fields and the tile table into `header` (at least `header_size()` bytes).
     /// `tiles` gives each chip's tile coordinates in image order (the same list for every chip);
-    /// a geometry a reader would refuse is refused here.
+    /// a geometry or tile table a reader would refuse is refused here.
     pub fn write_header(&self, header: &mut [u8], tiles: &[NocCoord]) -> Result<(), DevFileError> {
         self.check()?;
-        if tiles.len() as u64 != self.tiles_per_chip as u64 {
-            let found = tiles.len().min(u32::MAX as usize) as u32;
-            return Err(DevFileError::TileTable { expected: self.tiles_per_chip, found });
-        }
+        self.check_tiles(0, tiles)?;
         if (header.len() as u64) < self.header_size() {
             return Err(DevFileError::TooSmall { expected: self.header_size(), found: header.len() as u64 });
         }
@@ -218,7 +241,8 @@ impl Geometry {
     /// Reads and validates the fixed fields of a header; `file_len` is the whole file's size.
     /// Every size is computed with checked arithmetic and the geometry checked
     /// ([`Geometry::check`]) before it is compared with `file_len`, so an accepted header
-    /// describes exactly the file's bytes.
+    /// describes exactly the file's bytes. The tile table is checked by the caller, who
+    /// reads it ([`Geometry::check_tiles`]).
     pub fn read_header(header: &[u8], file_len: u64) -> Result<Geometry, DevFileError> {
         if header.len() < HEADER_FIXED as usize {
             return Err(DevFileError::TooSmall { expected: HEADER_FIXED as u64, found: header.len() as u64 });
@@ -296,6 +320,10 @@ pub enum DevFileError {
     Geometry { arch: Arch, chips: u32, tiles_per_chip: u32 },
     /// Sizes that do not fit in 64 bits.
     TooLarge { chips: u32, tiles_per_chip: u32 },
+    /// Entry `index` of chip `chip`'s tile table is not a Tensix worker tile of `arch`.
+    NotWorker { arch: Arch, chip: u32, index: u32, tile: NocCoord },
+    /// Entries `first` and `second` of chip `chip`'s tile table are the same tile.
+    DuplicateTile { chip: u32, tile: NocCoord, first: u32, second: u32 },
 }
 
 impl fmt::Display for DevFileError {
@@ -334,6 +362,19 @@ impl fmt::Display for DevFileError {
             DevFileError::TooLarge { chips, tiles_per_chip } => {
                 write!(f, "{chips} chip(s) of {tiles_per_chip} tile(s) is more bytes than a 64-bit size can hold")
             }
+            DevFileError::NotWorker { arch, chip, index, tile } => {
+                let (x, y) = arch.noc_grid();
+                write!(
+                    f,
+                    "tile table entry {index} of chip {chip} is {tile}, which is not a Tensix worker tile of {arch} \
+                     (expected a worker coordinate inside its {x}x{y} NoC grid)"
+                )
+            }
+            DevFileError::DuplicateTile { chip, tile, first, second } => write!(
+                f,
+                "tile table of chip {chip} lists tile {tile} twice (entries {first} and {second}): expected every tile \
+                 once, or two tiles' data would be read as one"
+            ),
         }
     }
 }
@@ -424,5 +465,30 @@ mod tests {
         assert!(big.checked_file_size().unwrap() > u32::MAX as u64 * 120 * big.tile_stride());
         let e = Geometry::read_header(&forged(u32::MAX, 120, PAGE), PAGE as u64).unwrap_err();
         assert!(matches!(e, DevFileError::Inconsistent | DevFileError::FileSize { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn tile_tables_with_a_tile_twice_or_off_the_worker_grid_are_refused() {
+        let g = geometry();
+        assert_eq!(g.check_tiles(1, &tiles()), Ok(()));
+        let mut twice = tiles();
+        twice[3] = twice[1];
+        let e = g.check_tiles(1, &twice).unwrap_err();
+        assert_eq!(e, DevFileError::DuplicateTile { chip: 1, tile: NocCoord::new(2, 1), first: 1, second: 3 });
+        assert!(std::format!("{e}").contains("tile table of chip 1 lists tile (2,1) twice (entries 1 and 3)"), "{e}");
+        // Wormhole's NoC column 5 holds no Tensix tiles; (10,1) is outside its 10x12 grid.
+        for bad in [NocCoord::new(5, 1), NocCoord::new(10, 1), NocCoord::new(0, 0), NocCoord::new(255, 255)] {
+            let mut t = tiles();
+            t[2] = bad;
+            let e = g.check_tiles(0, &t).unwrap_err();
+            assert_eq!(e, DevFileError::NotWorker { arch: g.arch, chip: 0, index: 2, tile: bad });
+            assert!(std::format!("{e}").contains("not a Tensix worker tile of wormhole_b0"), "{e}");
+        }
+        assert!(matches!(g.check_tiles(0, &tiles()[..3]), Err(DevFileError::TileTable { expected: 4, found: 3 })));
+        // A writer refuses what a reader would.
+        let mut h = std::vec![0u8; g.header_size() as usize];
+        assert!(matches!(g.write_header(&mut h, &twice), Err(DevFileError::DuplicateTile { .. })));
+        let none = Geometry { chips: 0, ..g };
+        assert!(matches!(none.write_header(&mut h, &tiles()), Err(DevFileError::Geometry { .. })));
     }
 }

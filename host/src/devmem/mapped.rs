@@ -134,7 +134,8 @@ fn read_header(file: &mut File, path: &Path, len: u64) -> Result<(Geometry, Tile
         let tiles = tiles.ok_or_else(|| bad(format!("tile table of chip {chip} is incomplete")))?;
         per_chip.push(tiles);
     }
-    Ok((geometry, TileTable::new(per_chip)))
+    let tiles = TileTable::checked(&geometry, per_chip).map_err(bad)?;
+    Ok((geometry, tiles))
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -206,28 +207,29 @@ mod tests {
     fn words_read_and_written_are_checked_and_counted() {
         let dir = temp_dir("mapped");
         let path = dir.join("dev.img");
-        let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1)];
-        let mut b = ImageBuilder::new(Arch::Blackhole, 2, tiles);
-        b.poke(1, NocCoord::new(2, 1), 0x100, 0xA5A5_0001);
+        // Blackhole's worker rows start at NoC y = 2.
+        let (t0, t1) = (NocCoord::new(1, 2), NocCoord::new(2, 2));
+        let mut b = ImageBuilder::new(Arch::Blackhole, 2, vec![t0, t1]);
+        b.poke(1, t1, 0x100, 0xA5A5_0001);
         b.write(&path).unwrap();
         let m = MappedImage::open(&path).unwrap();
         assert_eq!(m.geometry().chips, 2);
-        assert_eq!(m.read_u32(1, NocCoord::new(2, 1), 0x100).unwrap(), 0xA5A5_0001);
-        assert_eq!(m.read_u32(0, NocCoord::new(2, 1), 0x100).unwrap(), 0, "chips are separate");
-        m.write_u32(0, NocCoord::new(1, 1), 0x2_0000, 7).unwrap();
+        assert_eq!(m.read_u32(1, t1, 0x100).unwrap(), 0xA5A5_0001);
+        assert_eq!(m.read_u32(0, t1, 0x100).unwrap(), 0, "chips are separate");
+        m.write_u32(0, t0, 0x2_0000, 7).unwrap();
         let mut w = [0u32; 3];
-        m.read_words(0, NocCoord::new(1, 1), 0x1_FFFC, &mut w).unwrap();
+        m.read_words(0, t0, 0x1_FFFC, &mut w).unwrap();
         assert_eq!(w, [0, 7, 0]);
         assert_eq!(m.bytes_read(), 4 + 4 + 12);
         let l1 = Arch::Blackhole.l1_size();
-        assert!(m.read_u32(0, NocCoord::new(1, 1), l1).unwrap_err().to_string().contains("inside L1"));
-        assert!(m.read_u32(0, NocCoord::new(1, 1), 2).unwrap_err().to_string().contains("aligned"));
-        assert!(m.read_u32(2, NocCoord::new(1, 1), 0).unwrap_err().to_string().contains("no such tile"));
+        assert!(m.read_u32(0, t0, l1).unwrap_err().to_string().contains("inside L1"));
+        assert!(m.read_u32(0, t0, 2).unwrap_err().to_string().contains("aligned"));
+        assert!(m.read_u32(2, t0, 0).unwrap_err().to_string().contains("no such tile"));
         assert_eq!(m.bytes_read(), 20, "failed reads read nothing");
 
         let ro = MappedImage::open_read_only(&path).unwrap();
-        assert_eq!(ro.read_u32(0, NocCoord::new(1, 1), 0x2_0000).unwrap(), 7, "one shared mapping");
-        assert!(ro.write_u32(0, NocCoord::new(1, 1), 0, 1).unwrap_err().to_string().contains("read-only"));
+        assert_eq!(ro.read_u32(0, t0, 0x2_0000).unwrap(), 7, "one shared mapping");
+        assert!(ro.write_u32(0, t0, 0, 1).unwrap_err().to_string().contains("read-only"));
 
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
@@ -271,6 +273,36 @@ mod tests {
         std::fs::write(&path, &h).unwrap();
         let e = MappedImage::open(&path).err().unwrap().to_string();
         assert!(e.contains("0 chip(s) of 1 tile(s): expected at least one chip"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_tile_table_with_a_tile_twice_or_not_a_worker_is_refused() {
+        let dir = temp_dir("mapped-tiles");
+        let path = dir.join("dev.img");
+        let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(3, 1)];
+        ImageBuilder::new(Arch::WormholeB0, 2, tiles).write(&path).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let entry = |chip: usize, i: usize| devfile::HEADER_FIXED as usize + 4 * (3 * chip + i);
+        // Chip 1 lists (2,1) twice: its rows and those of tile #2 were read as one tile's.
+        let mut twice = good.clone();
+        twice[entry(1, 2)] = 2;
+        std::fs::write(&path, &twice).unwrap();
+        let e = MappedImage::open_read_only(&path).err().unwrap().to_string();
+        assert!(e.contains("dev.img: tile table of chip 1 lists tile (2,1) twice (entries 1 and 2)"), "{e}");
+        for (x, y) in [(5, 1), (0, 0), (10, 1), (200, 200)] {
+            let mut bad = good.clone();
+            bad[entry(0, 0)] = x;
+            bad[entry(0, 0) + 1] = y;
+            std::fs::write(&path, &bad).unwrap();
+            let e = MappedImage::open(&path).err().unwrap().to_string();
+            assert!(
+                e.contains(&format!("tile table entry 0 of chip 0 is ({x},{y}), which is not a Tensix worker tile")),
+                "{e}"
+            );
+        }
+        std::fs::write(&path, &good).unwrap();
+        assert_eq!(MappedImage::open(&path).unwrap().tiles(1).len(), 3);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

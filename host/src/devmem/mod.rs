@@ -182,14 +182,22 @@ pub(crate) struct TileTable {
 }
 
 impl TileTable {
-    pub(crate) fn new(per_chip: Vec<Vec<NocCoord>>) -> TileTable {
+    /// The tile table of a device with geometry `g`, one list per chip, after checking it:
+    /// `g.chips` lists of `g.tiles_per_chip` tiles, each a worker tile of the arch, none
+    /// twice on one chip (`Geometry::check_tiles`). A tile listed twice would otherwise
+    /// merge two tiles' rows under one coordinate.
+    pub(crate) fn checked(g: &Geometry, per_chip: Vec<Vec<NocCoord>>) -> std::result::Result<TileTable, String> {
+        if per_chip.len() as u64 != g.chips as u64 {
+            return Err(format!("tile table has {} chip(s), expected {}", per_chip.len(), g.chips));
+        }
         let mut index = HashMap::new();
         for (chip, tiles) in per_chip.iter().enumerate() {
+            g.check_tiles(chip as u32, tiles).map_err(|e| e.to_string())?;
             for (i, t) in tiles.iter().enumerate() {
-                index.entry((chip as u32, *t)).or_insert(i as u32);
+                index.insert((chip as u32, *t), i as u32);
             }
         }
-        TileTable { per_chip, index }
+        Ok(TileTable { per_chip, index })
     }
 
     pub(crate) fn tiles(&self, chip: u32) -> Vec<NocCoord> {

@@ -79,16 +79,11 @@ impl Snapshot {
     /// An empty snapshot of a device with this geometry and these tiles (per chip).
     pub fn new(geometry: Geometry, tiles: Vec<Vec<NocCoord>>) -> Result<Snapshot> {
         geometry.check().map_err(|e| Error::Other(format!("snapshot geometry: {e}")))?;
-        if tiles.len() != geometry.chips as usize || tiles.iter().any(|t| t.len() != geometry.tiles_per_chip as usize) {
-            return Err(Error::Other(format!(
-                "snapshot tile table: expected {} chip(s) of {} tiles",
-                geometry.chips, geometry.tiles_per_chip
-            )));
-        }
+        let tiles = TileTable::checked(&geometry, tiles).map_err(|e| Error::Other(format!("snapshot: {e}")))?;
         Ok(Snapshot {
             source: None,
             geometry,
-            tiles: TileTable::new(tiles),
+            tiles,
             extents: RwLock::new(BTreeMap::new()),
             bytes_read: AtomicU64::new(0),
             sync: SyncLog::default(),
@@ -592,5 +587,30 @@ mod tests {
         let first_len = FIXED + 8;
         let e = decode(&patched(&bytes, &[(first_len, u32::MAX), (first_len + 4, u32::MAX)])).unwrap_err();
         assert!(e.contains("body of section 0 (tag 1)") && e.contains("needs 18446744073709551615 bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_tile_table_with_a_tile_twice_or_not_a_worker_is_refused() {
+        let bytes = snapshot().encode().unwrap();
+        // The tile table is the first section: (1,1), (2,1) per chip; entry 1 of chip 1
+        // made (1,1) again would merge the two tiles' extents under one coordinate.
+        let entry = |chip: usize, i: usize| FIXED + 16 + 4 * (2 * chip + i);
+        let mut twice = bytes[..bytes.len() - 8].to_vec();
+        twice[entry(1, 1)] = 1;
+        let hash = fnv1a(&twice);
+        twice.extend_from_slice(&hash.to_le_bytes());
+        let e = decode(&twice).unwrap_err();
+        assert!(e.contains("tile table of chip 1 lists tile (1,1) twice (entries 0 and 1)"), "{e}");
+        let mut off_grid = bytes[..bytes.len() - 8].to_vec();
+        off_grid[entry(0, 1)] = 5; // NoC column 5 of Wormhole holds no Tensix tiles
+        let hash = fnv1a(&off_grid);
+        off_grid.extend_from_slice(&hash.to_le_bytes());
+        let e = decode(&off_grid).unwrap_err();
+        assert!(e.contains("tile table entry 1 of chip 0 is (5,1), which is not a Tensix worker tile of wormhole_b0"), "{e}");
+        // The same for a snapshot built in memory.
+        let g = snapshot().geometry();
+        let t = NocCoord::new(1, 1);
+        let e = Snapshot::new(g, vec![vec![t, NocCoord::new(2, 1)], vec![t, t]]).unwrap_err().to_string();
+        assert!(e.contains("lists tile (1,1) twice"), "{e}");
     }
 }
