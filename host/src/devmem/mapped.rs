@@ -14,7 +14,7 @@ use super::{check_access, DeviceMemory, TileTable};
 use crate::error::{Error, Result};
 use riscv_linker::devfile::{self, Geometry};
 use riscv_linker::NocCoord;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,10 +42,11 @@ impl MappedImage {
         Self::open_with(path, false)
     }
 
+    /// Only a regular file is opened (a FIFO's `open` would block; a device has no size to
+    /// check the header against): the path's metadata is checked first.
     fn open_with(path: &Path, writable: bool) -> Result<MappedImage> {
         let op = if writable { "open device image read-write" } else { "open device image" };
-        let mut file = OpenOptions::new().read(true).write(writable).open(path).map_err(|e| Error::io(path, op, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, "stat device image", e))?.len();
+        let (mut file, len) = crate::files::open_regular(path, "a device image", op, writable)?;
         let (geometry, tiles) = read_header(&mut file, path, len)?;
         let mut opts = memmap2::MmapOptions::new();
         opts.len(usize::try_from(len).map_err(|_| Error::BadFile {

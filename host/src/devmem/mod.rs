@@ -125,6 +125,9 @@ pub trait DeviceClock: Send + Sync {
     }
 }
 
+/// What a device-memory file should be, for messages.
+pub(crate) const DEVICE_FILE: &str = "device memory (a device image or a snapshot)";
+
 /// The two kinds of device-memory file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
@@ -135,10 +138,11 @@ pub enum FileKind {
 }
 
 /// Tells the kinds apart by their magic. A JSON-lines file (an op log given as device
-/// memory) is named as such.
+/// memory) is named as such. Only a regular file is opened: a FIFO (whose `open` blocks
+/// until a writer appears) or a device is refused first.
 pub fn file_kind(path: &Path) -> Result<FileKind> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
+    let (f, _) = crate::files::open_regular(path, DEVICE_FILE, "open device memory file", false)?;
     let mut head = Vec::new();
     // Enough to skip the blank space an op log may start with.
     f.take(4096).read_to_end(&mut head).map_err(|e| Error::io(path, "read device memory file", e))?;
@@ -165,7 +169,8 @@ pub fn file_kind(path: &Path) -> Result<FileKind> {
 }
 
 /// Opens a device-memory file of either kind: a device image is mapped (read-write, or
-/// read-only when `writable` is false), a snapshot is loaded into memory.
+/// read-only when `writable` is false), a snapshot is loaded into memory. Anything but a
+/// regular file is refused before it is opened.
 pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
     Ok(match file_kind(path)? {
         FileKind::Image if writable => Box::new(MappedImage::open(path)?),
@@ -270,6 +275,38 @@ mod tests {
         let snap = dir.join("s.snap");
         std::fs::write(&snap, SNAPSHOT_MAGIC).unwrap();
         assert_eq!(file_kind(&snap).unwrap(), FileKind::Snapshot);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn fifos_devices_and_directories_are_refused_without_blocking_or_reading() {
+        // A FIFO as --device blocked every command in `open` (no writer ever comes).
+        let errors = crate::files::with_fifo("devmem-fifo", |p| {
+            vec![
+                file_kind(p).unwrap_err().to_string(),
+                open(p, false).err().unwrap().to_string(),
+                open(p, true).err().unwrap().to_string(),
+                MappedImage::open(p).err().unwrap().to_string(),
+                MappedImage::open_read_only(p).err().unwrap().to_string(),
+                Snapshot::load(p).unwrap_err().to_string(),
+            ]
+        });
+        for e in errors.unwrap_or_default() {
+            assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
+        }
+        let zero = Path::new("/dev/zero");
+        for e in [
+            file_kind(zero).unwrap_err().to_string(),
+            MappedImage::open_read_only(zero).err().unwrap().to_string(),
+            Snapshot::load(zero).unwrap_err().to_string(),
+        ] {
+            assert!(e.contains("/dev/zero: is not a regular file"), "{e}");
+        }
+        let dir = crate::testing::temp_dir("devmem-dir");
+        let e = open(&dir, false).err().unwrap().to_string();
+        assert!(e.contains("is a directory, not device memory (a device image or a snapshot)"), "{e}");
+        let e = Snapshot::load(&dir).unwrap_err().to_string();
+        assert!(e.contains("is a directory, not a snapshot"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -161,9 +161,10 @@ impl Snapshot {
         write_atomic(path, |w| w.write_all(&bytes))
     }
 
-    /// Reads and validates a snapshot file.
+    /// Reads and validates a snapshot file. Only a regular file is read (a FIFO or a device
+    /// is refused before it is opened), and no more bytes than its size.
     pub fn load(path: &Path) -> Result<Snapshot> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read snapshot", e))?;
+        let bytes = crate::files::read_regular(path, "a snapshot", "read snapshot", u64::MAX)?;
         let mut s = decode(&bytes).map_err(|what| Error::BadFile { path: path.into(), what })?;
         s.source = Some(path.into());
         Ok(s)
