@@ -163,3 +163,57 @@ fn timestamps_are_whole_nanoseconds_in_microseconds_for_truncating_and_rounding_
     }
     assert_eq!(("1.001".parse::<f64>().unwrap() * 1000.0) as u64, 1000);
 }
+
+/// The first-fit placement of ops on threads as it was written first: a scan over every
+/// thread for each op (quadratic in overlapping ops), kept as the reference.
+fn first_fit(mut spans: Vec<OpBar>) -> Vec<Vec<OpBar>> {
+    spans.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut threads: Vec<(f64, Vec<OpBar>)> = Vec::new();
+    for s in spans {
+        match threads.iter_mut().find(|(end, _)| end.round() <= s.1.round()) {
+            Some(th) => {
+                th.0 = s.2;
+                th.1.push(s);
+            }
+            None => threads.push((s.2, vec![s])),
+        }
+    }
+    threads.into_iter().map(|(_, l)| l).collect()
+}
+
+#[test]
+fn ops_go_to_the_first_free_thread_with_work_linear_in_the_ops() {
+    let mut rng = crate::testing::Rng::new(15);
+    for round in 0..200 {
+        let n = 1 + rng.below(60) as usize;
+        let spans: Vec<OpBar> = (0..n)
+            .map(|i| {
+                // Few distinct times (ties, ends equal to starts) and half-ns (rounding).
+                let a = rng.below(40) as f64 / 2.0;
+                let b = a + rng.below(12) as f64 / 2.0;
+                match rng.below(50) {
+                    0 => (i, if rng.percent(50) { f64::NAN } else { -f64::NAN }, b),
+                    1 => (i, a, f64::NAN),
+                    2 => (i, f64::NEG_INFINITY, a),
+                    3 => (i, a, f64::INFINITY),
+                    _ => (i, a, b),
+                }
+            })
+            .collect();
+        let placed = op_threads(spans.clone());
+        let want = first_fit(spans);
+        assert_eq!(format!("{:?}", placed.threads), format!("{want:?}"), "round {round}");
+        assert!(placed.steps <= 4 * n as u64, "round {round}: {} steps for {n} ops", placed.steps);
+    }
+    // 100,000 ops that all overlap (e.g. unmatched ops of an op log with one host time
+    // range): each needs its own thread. The scan looked at n^2 / 2 = 5e9 threads (15 s).
+    let n = 100_000;
+    let overlapping: Vec<OpBar> = (0..n).map(|i| (i, 1_000.0 + i as f64, 5_000_000.0)).collect();
+    let placed = op_threads(overlapping);
+    assert_eq!(placed.threads.len(), n);
+    assert!(placed.steps <= 4 * n as u64, "{} steps for {n} ops", placed.steps);
+    let one_after_another: Vec<OpBar> = (0..n).map(|i| (i, 10.0 * i as f64, 10.0 * i as f64 + 10.0)).collect();
+    let placed = op_threads(one_after_another);
+    assert_eq!(placed.threads.len(), 1);
+    assert!(placed.steps <= 4 * n as u64, "{} steps for {n} ops", placed.steps);
+}
