@@ -10,8 +10,10 @@
 //!   (Tracy's importer turns it into a source location) and its op, run and raw cycles.
 //! * Ops get their own threads in each chip's process: `ops (device)` with each op's kernel
 //!   span (first KERNEL start to last KERNEL end) and `ops (host)` with its host launch to
-//!   completion from the op log, each split over more threads if ops overlap. Signposts are
-//!   process-wide instant events.
+//!   completion from the op log, each split over more threads if ops overlap (at most
+//!   [`MAX_OPS_DEVICE_THREADS`] and [`MAX_OPS_HOST_THREADS`] per chip, so that their tids
+//!   never reach another kind's; ops beyond are left out and counted in
+//!   [`TraceStats::ops_left_out`]). Signposts are process-wide instant events.
 //! * Events, data and sum totals are thread instant events with their values in `args`.
 //!
 //! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
@@ -36,6 +38,10 @@ pub const FILE_NAME: &str = "ttprof_trace.json";
 const OPS_DEVICE_TID: u32 = 1;
 const OPS_HOST_TID: u32 = 101;
 pub const LANE_TID_BASE: u32 = 1000;
+/// Most `ops (device)` threads per chip: their tids must stay below the host ops' tids.
+pub const MAX_OPS_DEVICE_THREADS: usize = (OPS_HOST_TID - OPS_DEVICE_TID) as usize;
+/// Most `ops (host)` threads per chip: their tids must stay below the lanes' tids.
+pub const MAX_OPS_HOST_THREADS: usize = (LANE_TID_BASE - OPS_HOST_TID) as usize;
 
 /// The process id of a chip.
 pub fn chip_pid(chip: u32) -> u32 {
@@ -54,6 +60,9 @@ pub struct TraceStats {
     /// Zones that overlapped an enclosing zone without nesting in it (corrupt times) and
     /// were cut at its end so that every thread stays properly nested.
     pub clamped: u64,
+    /// Ops not drawn on an op thread: more overlapped them than a chip has op threads
+    /// ([`MAX_OPS_DEVICE_THREADS`], [`MAX_OPS_HOST_THREADS`]); counted once per thread kind.
+    pub ops_left_out: u64,
 }
 
 /// Writes the trace to `path` atomically.
@@ -195,7 +204,10 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
     let pid = chip_pid(chip);
     let ops: Vec<usize> = (0..t.ops.len()).filter(|&i| t.ops[i].chip == chip).collect();
     // (tid base, thread name, host rather than device span)
-    for (base, label, host) in [(OPS_DEVICE_TID, "ops (device)", false), (OPS_HOST_TID, "ops (host)", true)] {
+    for (base, label, host, max) in [
+        (OPS_DEVICE_TID, "ops (device)", false, MAX_OPS_DEVICE_THREADS),
+        (OPS_HOST_TID, "ops (host)", true, MAX_OPS_HOST_THREADS),
+    ] {
         let span = |i: usize| {
             let o = &t.ops[i];
             if host {
@@ -206,8 +218,9 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
         };
         let spans: Vec<OpBar> = ops.iter().filter_map(|&i| span(i).map(|(a, b)| (i, a, b))).collect();
         let n = spans.len() as u64;
-        let placed = op_threads(spans);
+        let placed = op_threads(spans, max);
         debug_assert!(placed.steps <= 4 * n, "op placement is O(n log n)");
+        out.stats.ops_left_out += placed.left_out;
         for (k, list) in placed.threads.iter().enumerate() {
             let tid = base + k as u32;
             let name = if k == 0 { label.to_string() } else { format!("{label} {}", k + 1) };
@@ -241,12 +254,15 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
 struct OpThreads {
     /// Each thread's bars, in start order.
     threads: Vec<Vec<OpBar>>,
+    /// Bars that found every thread busy when there were already as many as allowed.
+    left_out: u64,
     /// Threads looked at to place the bars: the work done.
     steps: u64,
 }
 
 /// Greedy: each op, in start order, goes to the first (lowest-numbered) thread whose last op
-/// ended by its start, in whole ns; else to a new thread.
+/// ended by its start, in whole ns; else to a new thread, if there are fewer than `max`
+/// (thread ids are a limited range); else it is left out (and counted).
 ///
 /// Starts only grow, so a thread free for one op stays free for every later op: busy
 /// threads wait in a min-heap by their end, move to a set of free threads once an op starts
@@ -255,9 +271,10 @@ struct OpThreads {
 /// an op log that match no device records, all in one host time range, took 15 s). An end
 /// or start that is NaN never compares as "ended by": such a thread is never reused, and
 /// such an op gets a new thread.
-fn op_threads(mut spans: Vec<OpBar>) -> OpThreads {
+fn op_threads(mut spans: Vec<OpBar>, max: usize) -> OpThreads {
     spans.sort_by(|a, b| a.1.total_cmp(&b.1));
     let mut threads: Vec<Vec<OpBar>> = Vec::new();
+    let mut left_out = 0;
     // (rounded end, thread) of busy threads, earliest end first.
     let mut busy: BinaryHeap<Reverse<(Ns, usize)>> = BinaryHeap::new();
     let mut free: BTreeSet<usize> = BTreeSet::new();
@@ -279,9 +296,13 @@ fn op_threads(mut spans: Vec<OpBar>) -> OpThreads {
                 steps += 1;
                 k
             }
-            None => {
+            None if threads.len() < max => {
                 threads.push(Vec::new());
                 threads.len() - 1
+            }
+            None => {
+                left_out += 1;
+                continue;
             }
         };
         threads[k].push(s);
@@ -291,7 +312,7 @@ fn op_threads(mut spans: Vec<OpBar>) -> OpThreads {
             steps += 1;
         }
     }
-    OpThreads { threads, steps }
+    OpThreads { threads, left_out, steps }
 }
 
 /// A rounded time that is not NaN, ordered as a number.
