@@ -110,7 +110,8 @@ pub struct OpLog {
 }
 
 impl OpLog {
-    /// Reads an op log; a malformed line is an error naming the line.
+    /// Reads an op log; a malformed line is an error naming the line, and so is an op that
+    /// finished before it was launched (`host_end_ns` before `host_start_ns`).
     ///
     /// Only a regular file is read: a directory, FIFO or device (`/dev/zero`) is refused
     /// before it is opened, since reading it could block or never end. A file that is
@@ -142,6 +143,9 @@ impl OpLog {
             }
             let entry: OpLogEntry = serde_json::from_str(&line)
                 .map_err(|e| Error::OpLog { path: path.into(), line: i + 1, what: e.to_string() })?;
+            if let OpLogEntry::Op(op) = &entry {
+                check_op(op).map_err(|what| Error::OpLog { path: path.into(), line: i + 1, what })?;
+            }
             entries.push(entry);
         }
         Ok(OpLog { path: path.into(), entries })
@@ -167,6 +171,18 @@ impl OpLog {
             self.path.parent().unwrap_or(Path::new(".")).join(elf)
         }
     }
+}
+
+/// What is wrong with an op whose line parsed, if anything.
+fn check_op(op: &OpRecord) -> std::result::Result<(), String> {
+    if op.host_end_ns < op.host_start_ns {
+        return Err(format!(
+            "op {} (run {}, device {}) ends before it starts: host_end_ns {} < host_start_ns {} (expected the host to \
+             see an op finish after it launched it)",
+            op.op_code, op.run_id, op.device, op.host_end_ns, op.host_start_ns
+        ));
+    }
+    Ok(())
 }
 
 /// Refuses anything but a regular file (`meta` is the path's metadata, links followed).
@@ -274,6 +290,17 @@ mod tests {
         std::fs::write(&path, "{\"op\":{\"run_id\":1}}\n").unwrap();
         let e = OpLog::read(&path).unwrap_err().to_string();
         assert!(e.contains(":1:") && e.contains("missing field"), "{e}");
+        // An op that ends before it starts was accepted silently.
+        let mut w = OpLogWriter::create(&path).unwrap();
+        w.op(&op).unwrap();
+        w.op(&OpRecord { run_id: 4, host_start_ns: 50, host_end_ns: 49, ..op.clone() }).unwrap();
+        w.op(&OpRecord { run_id: 5, host_start_ns: 60, host_end_ns: 60, ..op.clone() }).unwrap();
+        drop(w);
+        let e = OpLog::read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("ops.jsonl:2: op Matmul (run 4, device 0) ends before it starts: host_end_ns 49 < host_start_ns 50"),
+            "{e}"
+        );
     }
 
     #[test]

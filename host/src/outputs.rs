@@ -154,6 +154,22 @@ pub fn write_all(
             .with_count(stats.clamped),
         );
     }
+    if stats.ops_left_out > 0 {
+        issues.push(
+            Issue::warning(
+                None,
+                format!(
+                    "{} op(s) overlap more ops than {} has op threads for (at most {} for device spans and {} for host \
+                     spans per chip): they are left off its op threads (the op report lists every op)",
+                    stats.ops_left_out,
+                    trace_path.display(),
+                    trace::MAX_OPS_DEVICE_THREADS,
+                    trace::MAX_OPS_HOST_THREADS
+                ),
+            )
+            .with_count(stats.ops_left_out),
+        );
+    }
     Ok(Written {
         device_csv,
         device_csv_rows,

@@ -252,6 +252,18 @@ fn the_cli_records_windows_and_prints_the_fit() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("clock chip 0: 1000.2") && text.contains("(+200.") && text.contains("(-200."), "{text}");
     assert!(text.contains("4 tile(s), 160 of 160 samples"), "{text}");
+    // A snapshot has no clocks to take a window from: --record with one is refused (it was
+    // ignored, and the fit printed as if a window had been recorded).
+    let other = dir.join("other.snap");
+    let (code, text) = ttprof(&["clock", "--device", snap.to_str().unwrap(), "--record", other.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains(&format!("error: {}: is a snapshot", snap.display()))
+            && text.contains(&format!("--record {} appends a new window", other.display()))
+            && text.contains("leave out --record"),
+        "{text}"
+    );
+    assert!(!other.exists(), "nothing recorded");
     drop(dev);
     let (code, text) = ttprof(&record);
     assert_eq!(code, Some(1), "{text}");

@@ -120,10 +120,75 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// Bytes of header including the tile table, rounded up to [`PAGE`].
+    /// Most tiles one chip of `arch` can have: every tile of its NoC grid.
+    pub const fn max_tiles(arch: Arch) -> u32 {
+        let (x, y) = arch.noc_grid();
+        x as u32 * y as u32
+    }
+
+    /// Refuses a geometry no chip of its arch has: no chip, no tiles or more tiles per chip
+    /// than the arch's NoC grid holds, or an L1 size that is not the arch's. Every size
+    /// computed from a checked geometry fits in a `u64` (see [`Geometry::checked_file_size`]).
+    pub const fn check(&self) -> Result<(), DevFileError> {
+        if self.l1_size != self.arch.l1_size() {
+            return Err(DevFileError::L1Size { arch: self.arch, expected: self.arch.l1_size(), found: self.l1_size });
+        }
+        if self.chips == 0 || self.tiles_per_chip == 0 || self.tiles_per_chip > Self::max_tiles(self.arch) {
+            return Err(DevFileError::Geometry { arch: self.arch, chips: self.chips, tiles_per_chip: self.tiles_per_chip });
+        }
+        Ok(())
+    }
+
+    /// Checks one chip's tile table: every coordinate a Tensix worker tile of the arch (so
+    /// inside its NoC grid), none listed twice. Two entries for one tile would make its rows
+    /// two tiles' rows.
+    pub fn check_tiles(&self, chip: u32, tiles: &[NocCoord]) -> Result<(), DevFileError> {
+        if tiles.len() as u64 != self.tiles_per_chip as u64 {
+            let found = tiles.len().min(u32::MAX as usize) as u32;
+            return Err(DevFileError::TileTable { expected: self.tiles_per_chip, found });
+        }
+        // First entry index + 1 of each coordinate seen, by `x + 32 * y` (NoC grids are at
+        // most 17 x 12, checked before indexing).
+        let mut seen = [0u16; 32 * 16];
+        let (cols, rows) = self.arch.noc_grid();
+        for (index, &tile) in tiles.iter().enumerate() {
+            let index = index as u32;
+            if tile.x >= cols || tile.y >= rows || self.arch.worker_logical(tile).is_none() {
+                return Err(DevFileError::NotWorker { arch: self.arch, chip, index, tile });
+            }
+            let slot = &mut seen[tile.x as usize + 32 * tile.y as usize];
+            if *slot != 0 {
+                return Err(DevFileError::DuplicateTile { chip, tile, first: *slot as u32 - 1, second: index });
+            }
+            *slot = index as u16 + 1;
+        }
+        Ok(())
+    }
+
+    /// Bytes of header including the tile table, rounded up to [`PAGE`]; `None` when that
+    /// does not fit in a `u64` (never for a geometry that passes [`Geometry::check`]).
+    pub const fn checked_header_size(&self) -> Option<u64> {
+        let Some(table) = (4 * self.chips as u64).checked_mul(self.tiles_per_chip as u64) else { return None };
+        let Some(raw) = table.checked_add(HEADER_FIXED as u64) else { return None };
+        checked_round_up(raw, PAGE as u64)
+    }
+
+    /// Total file size; `None` when it does not fit in a `u64`.
+    pub const fn checked_file_size(&self) -> Option<u64> {
+        let Some(header) = self.checked_header_size() else { return None };
+        let Some(stride) = checked_round_up(self.l1_size as u64, PAGE as u64) else { return None };
+        let Some(tiles) = (self.chips as u64).checked_mul(self.tiles_per_chip as u64) else { return None };
+        let Some(l1) = stride.checked_mul(tiles) else { return None };
+        header.checked_add(l1)
+    }
+
+    /// Bytes of header including the tile table, rounded up to [`PAGE`] (`u64::MAX` if that
+    /// overflows: no file has that size, so an absurd geometry never matches a real file).
     pub const fn header_size(&self) -> u64 {
-        let raw = HEADER_FIXED as u64 + 4 * self.chips as u64 * self.tiles_per_chip as u64;
-        round_up(raw, PAGE as u64)
+        match self.checked_header_size() {
+            Some(s) => s,
+            None => u64::MAX,
+        }
     }
 
     /// Bytes between consecutive tiles' images.
@@ -131,22 +196,27 @@ impl Geometry {
         round_up(self.l1_size as u64, PAGE as u64)
     }
 
-    /// Total file size.
+    /// Total file size (`u64::MAX` if that overflows, as [`Geometry::header_size`]).
     pub const fn file_size(&self) -> u64 {
-        self.header_size() + self.tile_stride() * self.chips as u64 * self.tiles_per_chip as u64
+        match self.checked_file_size() {
+            Some(s) => s,
+            None => u64::MAX,
+        }
     }
 
-    /// File offset of tile `tile` (image order within the chip) of `chip`.
+    /// File offset of tile `tile` (image order within the chip) of `chip`. Meaningful for a
+    /// checked geometry and a tile inside it (then it lies inside [`Geometry::file_size`]).
     pub const fn tile_offset(&self, chip: u32, tile: u32) -> u64 {
-        self.header_size() + self.tile_stride() * (chip as u64 * self.tiles_per_chip as u64 + tile as u64)
+        let index = chip as u64 * self.tiles_per_chip as u64 + tile as u64;
+        self.header_size().saturating_add(self.tile_stride().saturating_mul(index))
     }
 
     /// Writes the fixed fields and the tile table into `header` (at least `header_size()` bytes).
-    /// `tiles` gives each chip's tile coordinates in image order (the same list for every chip).
+    /// `tiles` gives each chip's tile coordinates in image order (the same list for every chip);
+    /// a geometry or tile table a reader would refuse is refused here.
     pub fn write_header(&self, header: &mut [u8], tiles: &[NocCoord]) -> Result<(), DevFileError> {
-        if tiles.len() as u32 != self.tiles_per_chip {
-            return Err(DevFileError::TileTable { expected: self.tiles_per_chip, found: tiles.len() as u32 });
-        }
+        self.check()?;
+        self.check_tiles(0, tiles)?;
         if (header.len() as u64) < self.header_size() {
             return Err(DevFileError::TooSmall { expected: self.header_size(), found: header.len() as u64 });
         }
@@ -169,6 +239,10 @@ impl Geometry {
     }
 
     /// Reads and validates the fixed fields of a header; `file_len` is the whole file's size.
+    /// Every size is computed with checked arithmetic and the geometry checked
+    /// ([`Geometry::check`]) before it is compared with `file_len`, so an accepted header
+    /// describes exactly the file's bytes. The tile table is checked by the caller, who
+    /// reads it ([`Geometry::check_tiles`]).
     pub fn read_header(header: &[u8], file_len: u64) -> Result<Geometry, DevFileError> {
         if header.len() < HEADER_FIXED as usize {
             return Err(DevFileError::TooSmall { expected: HEADER_FIXED as u64, found: header.len() as u64 });
@@ -190,16 +264,16 @@ impl Geometry {
             tiles_per_chip: get(header, field::TILES_PER_CHIP),
             l1_size: get(header, field::L1_SIZE),
         };
-        if g.l1_size != arch.l1_size() {
-            return Err(DevFileError::L1Size { arch, expected: arch.l1_size(), found: g.l1_size });
-        }
-        if get(header, field::HEADER_SIZE) as u64 != g.header_size()
-            || get(header, field::TILE_STRIDE) as u64 != g.tile_stride()
+        g.check()?;
+        let (Some(header_size), Some(file_size)) = (g.checked_header_size(), g.checked_file_size()) else {
+            return Err(DevFileError::TooLarge { chips: g.chips, tiles_per_chip: g.tiles_per_chip });
+        };
+        if get(header, field::HEADER_SIZE) as u64 != header_size || get(header, field::TILE_STRIDE) as u64 != g.tile_stride()
         {
             return Err(DevFileError::Inconsistent);
         }
-        if file_len != g.file_size() {
-            return Err(DevFileError::FileSize { expected: g.file_size(), found: file_len });
+        if file_len != file_size {
+            return Err(DevFileError::FileSize { expected: file_size, found: file_len });
         }
         Ok(g)
     }
@@ -209,9 +283,14 @@ impl Geometry {
         if chip >= self.chips || tile >= self.tiles_per_chip {
             return None;
         }
-        let at = HEADER_FIXED as usize + 4 * (chip as usize * self.tiles_per_chip as usize + tile as usize);
-        Some(NocCoord::new(*header.get(at)?, *header.get(at + 1)?))
+        let index = (chip as usize).checked_mul(self.tiles_per_chip as usize)?.checked_add(tile as usize)?;
+        let at = index.checked_mul(4)?.checked_add(HEADER_FIXED as usize)?;
+        Some(NocCoord::new(*header.get(at)?, *header.get(at.checked_add(1)?)?))
     }
+}
+
+const fn checked_round_up(v: u64, to: u64) -> Option<u64> {
+    v.div_ceil(to).checked_mul(to)
 }
 
 const fn round_up(v: u64, to: u64) -> u64 {
@@ -237,6 +316,14 @@ pub enum DevFileError {
     Inconsistent,
     FileSize { expected: u64, found: u64 },
     TileTable { expected: u32, found: u32 },
+    /// No chip, no tiles, or more tiles per chip than the arch's NoC grid holds.
+    Geometry { arch: Arch, chips: u32, tiles_per_chip: u32 },
+    /// Sizes that do not fit in 64 bits.
+    TooLarge { chips: u32, tiles_per_chip: u32 },
+    /// Entry `index` of chip `chip`'s tile table is not a Tensix worker tile of `arch`.
+    NotWorker { arch: Arch, chip: u32, index: u32, tile: NocCoord },
+    /// Entries `first` and `second` of chip `chip`'s tile table are the same tile.
+    DuplicateTile { chip: u32, tile: NocCoord, first: u32, second: u32 },
 }
 
 impl fmt::Display for DevFileError {
@@ -263,6 +350,31 @@ impl fmt::Display for DevFileError {
             DevFileError::TileTable { expected, found } => {
                 write!(f, "tile table has {found} entries, expected {expected}")
             }
+            DevFileError::Geometry { arch, chips, tiles_per_chip } => {
+                let (x, y) = arch.noc_grid();
+                write!(
+                    f,
+                    "{chips} chip(s) of {tiles_per_chip} tile(s): expected at least one chip and 1..={} tiles per chip \
+                     ({arch}'s NoC grid is {x}x{y})",
+                    Geometry::max_tiles(*arch)
+                )
+            }
+            DevFileError::TooLarge { chips, tiles_per_chip } => {
+                write!(f, "{chips} chip(s) of {tiles_per_chip} tile(s) is more bytes than a 64-bit size can hold")
+            }
+            DevFileError::NotWorker { arch, chip, index, tile } => {
+                let (x, y) = arch.noc_grid();
+                write!(
+                    f,
+                    "tile table entry {index} of chip {chip} is {tile}, which is not a Tensix worker tile of {arch} \
+                     (expected a worker coordinate inside its {x}x{y} NoC grid)"
+                )
+            }
+            DevFileError::DuplicateTile { chip, tile, first, second } => write!(
+                f,
+                "tile table of chip {chip} lists tile {tile} twice (entries {first} and {second}): expected every tile \
+                 once, or two tiles' data would be read as one"
+            ),
         }
     }
 }
@@ -290,10 +402,14 @@ mod tests {
         assert_eq!(g.tile_offset(1, 0), g.header_size() + 4 * g.tile_stride());
     }
 
+    fn tiles() -> [NocCoord; 4] {
+        [NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(1, 2), NocCoord::new(2, 2)]
+    }
+
     #[test]
     fn wrong_size_and_magic_are_named() {
         let g = geometry();
-        let tiles = [NocCoord::new(1, 1); 4];
+        let tiles = tiles();
         let mut h = std::vec![0u8; g.header_size() as usize];
         g.write_header(&mut h, &tiles).unwrap();
         let e = Geometry::read_header(&h, g.file_size() - 1).unwrap_err();
@@ -301,5 +417,78 @@ mod tests {
         assert!(std::format!("{e}").contains("truncated"));
         h[0] = b'X';
         assert!(matches!(Geometry::read_header(&h, g.file_size()), Err(DevFileError::Magic { .. })));
+    }
+
+    /// A header page whose fixed fields say `chips` x `tiles_per_chip` with the header size
+    /// and stride fields set as a 64-bit wrap of the sizes would make them.
+    fn forged(chips: u32, tiles_per_chip: u32, header_size: u32) -> [u8; PAGE as usize] {
+        let arch = Arch::WormholeB0;
+        let mut h = [0u8; PAGE as usize];
+        h[..8].copy_from_slice(&MAGIC);
+        for (at, v) in [
+            (field::VERSION, VERSION),
+            (field::ARCH, arch.id()),
+            (field::CHIPS, chips),
+            (field::TILES_PER_CHIP, tiles_per_chip),
+            (field::L1_SIZE, arch.l1_size()),
+            (field::HEADER_SIZE, header_size),
+            (field::TILE_STRIDE, round_up(arch.l1_size() as u64, PAGE as u64) as u32),
+        ] {
+            put(&mut h, at, v);
+        }
+        h
+    }
+
+    #[test]
+    fn sizes_that_overflow_64_bits_are_refused_not_wrapped() {
+        // 2^31 chips x 2^31 tiles: 4 bytes of tile table each is 2^64 bytes, which wrapped
+        // to 0, so the header claimed one page and the tiles' L1 wrapped to 0 bytes too: a
+        // 4 KiB file passed.
+        let h = forged(1 << 31, 1 << 31, PAGE);
+        let g = Geometry { arch: Arch::WormholeB0, chips: 1 << 31, tiles_per_chip: 1 << 31, l1_size: Arch::WormholeB0.l1_size() };
+        assert_eq!(g.checked_header_size(), None);
+        assert_eq!(g.checked_file_size(), None);
+        assert_eq!(g.header_size(), u64::MAX, "saturates: no file has this size");
+        assert_eq!(g.file_size(), u64::MAX);
+        let e = Geometry::read_header(&h, PAGE as u64).unwrap_err();
+        assert!(matches!(e, DevFileError::Geometry { .. }), "{e:?}");
+        let msg = std::format!("{e}");
+        assert!(msg.contains("2147483648 chip(s) of 2147483648 tile(s)") && msg.contains("1..=120 tiles per chip"), "{msg}");
+        // No chip, and more tiles than the NoC grid, whatever the file's size.
+        for (chips, tiles) in [(0, 4), (1, 0), (1, 121), (u32::MAX, u32::MAX)] {
+            let e = Geometry::read_header(&forged(chips, tiles, PAGE), PAGE as u64).unwrap_err();
+            assert!(matches!(e, DevFileError::Geometry { .. }), "{chips} x {tiles}: {e:?}");
+        }
+        // The most chips a header can name still computes sizes without wrapping.
+        let big = Geometry { chips: u32::MAX, tiles_per_chip: 120, ..geometry() };
+        assert!(big.check().is_ok());
+        assert!(big.checked_file_size().unwrap() > u32::MAX as u64 * 120 * big.tile_stride());
+        let e = Geometry::read_header(&forged(u32::MAX, 120, PAGE), PAGE as u64).unwrap_err();
+        assert!(matches!(e, DevFileError::Inconsistent | DevFileError::FileSize { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn tile_tables_with_a_tile_twice_or_off_the_worker_grid_are_refused() {
+        let g = geometry();
+        assert_eq!(g.check_tiles(1, &tiles()), Ok(()));
+        let mut twice = tiles();
+        twice[3] = twice[1];
+        let e = g.check_tiles(1, &twice).unwrap_err();
+        assert_eq!(e, DevFileError::DuplicateTile { chip: 1, tile: NocCoord::new(2, 1), first: 1, second: 3 });
+        assert!(std::format!("{e}").contains("tile table of chip 1 lists tile (2,1) twice (entries 1 and 3)"), "{e}");
+        // Wormhole's NoC column 5 holds no Tensix tiles; (10,1) is outside its 10x12 grid.
+        for bad in [NocCoord::new(5, 1), NocCoord::new(10, 1), NocCoord::new(0, 0), NocCoord::new(255, 255)] {
+            let mut t = tiles();
+            t[2] = bad;
+            let e = g.check_tiles(0, &t).unwrap_err();
+            assert_eq!(e, DevFileError::NotWorker { arch: g.arch, chip: 0, index: 2, tile: bad });
+            assert!(std::format!("{e}").contains("not a Tensix worker tile of wormhole_b0"), "{e}");
+        }
+        assert!(matches!(g.check_tiles(0, &tiles()[..3]), Err(DevFileError::TileTable { expected: 4, found: 3 })));
+        // A writer refuses what a reader would.
+        let mut h = std::vec![0u8; g.header_size() as usize];
+        assert!(matches!(g.write_header(&mut h, &twice), Err(DevFileError::DuplicateTile { .. })));
+        let none = Geometry { chips: 0, ..g };
+        assert!(matches!(none.write_header(&mut h, &tiles()), Err(DevFileError::Geometry { .. })));
     }
 }

@@ -8,7 +8,7 @@
 use super::{all_tiles, fit, ClockSync, FitOptions};
 use crate::capture::cli::{integer_arg, YEAR_SECONDS};
 use crate::devmem::{self, DeviceMemory, FileKind, MappedImage, Snapshot};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::timebase::Timebase;
 use riscv_linker::Arch;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,8 @@ pub struct ClockArgs {
     #[arg(long, default_value_t = 500)]
     pub spacing_us: u64,
     /// Append the window's samples to this snapshot file (created if missing) and fit all
-    /// the samples it then holds.
+    /// the samples it then holds. Only with a live device image: a snapshot given as
+    /// `--device` has no clocks to sample, and the combination is refused.
     #[arg(long)]
     pub record: Option<PathBuf>,
 }
@@ -55,6 +56,17 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
     check_numbers(args)?;
     let (snapshot_samples, geometry) = match devmem::file_kind(&args.device)? {
         FileKind::Snapshot => {
+            if let Some(record) = &args.record {
+                return Err(Error::BadFile {
+                    path: args.device.clone(),
+                    what: format!(
+                        "is a snapshot, whose recorded samples are fitted as they are; --record {} appends a new window, \
+                         which can only be taken from a live device image (give --device the emulator's image to record \
+                         a window, or leave out --record to fit this snapshot)",
+                        record.display()
+                    ),
+                });
+            }
             let snap = Snapshot::load(&args.device)?;
             (snap.sync_samples(), snap.geometry())
         }

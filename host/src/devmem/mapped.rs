@@ -14,7 +14,7 @@ use super::{check_access, DeviceMemory, TileTable};
 use crate::error::{Error, Result};
 use riscv_linker::devfile::{self, Geometry};
 use riscv_linker::NocCoord;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -44,10 +44,11 @@ impl MappedImage {
         Self::open_with(path, false)
     }
 
+    /// Only a regular file is opened (a FIFO's `open` would block; a device has no size to
+    /// check the header against): the path's metadata is checked first.
     fn open_with(path: &Path, writable: bool) -> Result<MappedImage> {
         let op = if writable { "open device image read-write" } else { "open device image" };
-        let mut file = OpenOptions::new().read(true).write(writable).open(path).map_err(|e| Error::io(path, op, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, "stat device image", e))?.len();
+        let (mut file, len) = crate::files::open_regular(path, "a device image", op, writable)?;
         let (geometry, tiles) = read_header(&mut file, path, len)?;
         let mut opts = memmap2::MmapOptions::new();
         opts.len(usize::try_from(len).map_err(|_| Error::BadFile {
@@ -120,8 +121,14 @@ fn read_header(file: &mut File, path: &Path, len: u64) -> Result<(Geometry, Tile
     let mut fixed = vec![0u8; devfile::HEADER_FIXED as usize];
     let got = read_up_to(file, &mut fixed).map_err(|e| Error::io(path, "read device image header", e))?;
     fixed.truncate(got);
+    // Checks the geometry and that the header's sizes (checked arithmetic) describe exactly
+    // `len` bytes: nothing below is allocated before it is known to be inside the file.
     let geometry = Geometry::read_header(&fixed, len).map_err(|e| bad(e.to_string()))?;
-    let mut header = vec![0u8; geometry.header_size() as usize];
+    let header_size = usize::try_from(geometry.header_size())
+        .ok()
+        .filter(|&h| h as u64 <= len)
+        .ok_or_else(|| bad(format!("its header of {} bytes does not fit in the file", geometry.header_size())))?;
+    let mut header = vec![0u8; header_size];
     header[..fixed.len()].copy_from_slice(&fixed);
     file.read_exact(&mut header[fixed.len()..]).map_err(|e| Error::io(path, "read device image tile table", e))?;
     let mut per_chip = Vec::with_capacity(geometry.chips as usize);
@@ -131,7 +138,8 @@ fn read_header(file: &mut File, path: &Path, len: u64) -> Result<(Geometry, Tile
         let tiles = tiles.ok_or_else(|| bad(format!("tile table of chip {chip} is incomplete")))?;
         per_chip.push(tiles);
     }
-    Ok((geometry, TileTable::new(per_chip)))
+    let tiles = TileTable::checked(&geometry, per_chip).map_err(bad)?;
+    Ok((geometry, tiles))
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -237,32 +245,102 @@ mod tests {
     fn words_read_and_written_are_checked_and_counted() {
         let dir = temp_dir("mapped");
         let path = dir.join("dev.img");
-        let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1)];
-        let mut b = ImageBuilder::new(Arch::Blackhole, 2, tiles);
-        b.poke(1, NocCoord::new(2, 1), 0x100, 0xA5A5_0001);
+        // Blackhole's worker rows start at NoC y = 2.
+        let (t0, t1) = (NocCoord::new(1, 2), NocCoord::new(2, 2));
+        let mut b = ImageBuilder::new(Arch::Blackhole, 2, vec![t0, t1]);
+        b.poke(1, t1, 0x100, 0xA5A5_0001);
         b.write(&path).unwrap();
         let m = MappedImage::open(&path).unwrap();
         assert_eq!(m.geometry().chips, 2);
-        assert_eq!(m.read_u32(1, NocCoord::new(2, 1), 0x100).unwrap(), 0xA5A5_0001);
-        assert_eq!(m.read_u32(0, NocCoord::new(2, 1), 0x100).unwrap(), 0, "chips are separate");
-        m.write_u32(0, NocCoord::new(1, 1), 0x2_0000, 7).unwrap();
+        assert_eq!(m.read_u32(1, t1, 0x100).unwrap(), 0xA5A5_0001);
+        assert_eq!(m.read_u32(0, t1, 0x100).unwrap(), 0, "chips are separate");
+        m.write_u32(0, t0, 0x2_0000, 7).unwrap();
         let mut w = [0u32; 3];
-        m.read_words(0, NocCoord::new(1, 1), 0x1_FFFC, &mut w).unwrap();
+        m.read_words(0, t0, 0x1_FFFC, &mut w).unwrap();
         assert_eq!(w, [0, 7, 0]);
         assert_eq!(m.bytes_read(), 4 + 4 + 12);
         let l1 = Arch::Blackhole.l1_size();
-        assert!(m.read_u32(0, NocCoord::new(1, 1), l1).unwrap_err().to_string().contains("inside L1"));
-        assert!(m.read_u32(0, NocCoord::new(1, 1), 2).unwrap_err().to_string().contains("aligned"));
-        assert!(m.read_u32(2, NocCoord::new(1, 1), 0).unwrap_err().to_string().contains("no such tile"));
+        assert!(m.read_u32(0, t0, l1).unwrap_err().to_string().contains("inside L1"));
+        assert!(m.read_u32(0, t0, 2).unwrap_err().to_string().contains("aligned"));
+        assert!(m.read_u32(2, t0, 0).unwrap_err().to_string().contains("no such tile"));
         assert_eq!(m.bytes_read(), 20, "failed reads read nothing");
 
         let ro = MappedImage::open_read_only(&path).unwrap();
-        assert_eq!(ro.read_u32(0, NocCoord::new(1, 1), 0x2_0000).unwrap(), 7, "one shared mapping");
-        assert!(ro.write_u32(0, NocCoord::new(1, 1), 0, 1).unwrap_err().to_string().contains("read-only"));
+        assert_eq!(ro.read_u32(0, t0, 0x2_0000).unwrap(), 7, "one shared mapping");
+        assert!(ro.write_u32(0, t0, 0, 1).unwrap_err().to_string().contains("read-only"));
 
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
         let e = MappedImage::open(&path).err().unwrap().to_string();
         assert!(e.contains("dev.img") && e.contains("truncated or wrong file"), "{e}");
+    }
+
+    #[test]
+    fn a_header_whose_sizes_overflow_is_refused_before_anything_is_allocated() {
+        // 2^31 chips x 2^31 tiles in a 4 KiB file: the sizes wrapped to 4 KiB in u64 and the
+        // tile table allocation aborted the process ("memory allocation of 51539607552 bytes
+        // failed").
+        let dir = temp_dir("mapped-overflow");
+        let path = dir.join("huge.img");
+        let arch = Arch::WormholeB0;
+        let mut h = vec![0u8; devfile::PAGE as usize];
+        h[..8].copy_from_slice(&devfile::MAGIC);
+        let stride = (arch.l1_size() as u64).div_ceil(devfile::PAGE as u64) * devfile::PAGE as u64;
+        for (at, v) in [
+            (devfile::field::VERSION, devfile::VERSION),
+            (devfile::field::ARCH, arch.id()),
+            (devfile::field::CHIPS, 1 << 31),
+            (devfile::field::TILES_PER_CHIP, 1 << 31),
+            (devfile::field::L1_SIZE, arch.l1_size()),
+            (devfile::field::HEADER_SIZE, devfile::PAGE),
+            (devfile::field::TILE_STRIDE, stride as u32),
+        ] {
+            h[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        std::fs::write(&path, &h).unwrap();
+        for e in [MappedImage::open(&path).err().unwrap(), MappedImage::open_read_only(&path).err().unwrap()] {
+            let e = e.to_string();
+            assert!(
+                e.contains("huge.img: 2147483648 chip(s) of 2147483648 tile(s): expected at least one chip and 1..=120"),
+                "{e}"
+            );
+        }
+        // No chip at all.
+        h[devfile::field::CHIPS..devfile::field::CHIPS + 4].copy_from_slice(&0u32.to_le_bytes());
+        h[devfile::field::TILES_PER_CHIP..devfile::field::TILES_PER_CHIP + 4].copy_from_slice(&1u32.to_le_bytes());
+        std::fs::write(&path, &h).unwrap();
+        let e = MappedImage::open(&path).err().unwrap().to_string();
+        assert!(e.contains("0 chip(s) of 1 tile(s): expected at least one chip"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_tile_table_with_a_tile_twice_or_not_a_worker_is_refused() {
+        let dir = temp_dir("mapped-tiles");
+        let path = dir.join("dev.img");
+        let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(3, 1)];
+        ImageBuilder::new(Arch::WormholeB0, 2, tiles).write(&path).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let entry = |chip: usize, i: usize| devfile::HEADER_FIXED as usize + 4 * (3 * chip + i);
+        // Chip 1 lists (2,1) twice: its rows and those of tile #2 were read as one tile's.
+        let mut twice = good.clone();
+        twice[entry(1, 2)] = 2;
+        std::fs::write(&path, &twice).unwrap();
+        let e = MappedImage::open_read_only(&path).err().unwrap().to_string();
+        assert!(e.contains("dev.img: tile table of chip 1 lists tile (2,1) twice (entries 1 and 2)"), "{e}");
+        for (x, y) in [(5, 1), (0, 0), (10, 1), (200, 200)] {
+            let mut bad = good.clone();
+            bad[entry(0, 0)] = x;
+            bad[entry(0, 0) + 1] = y;
+            std::fs::write(&path, &bad).unwrap();
+            let e = MappedImage::open(&path).err().unwrap().to_string();
+            assert!(
+                e.contains(&format!("tile table entry 0 of chip 0 is ({x},{y}), which is not a Tensix worker tile")),
+                "{e}"
+            );
+        }
+        std::fs::write(&path, &good).unwrap();
+        assert_eq!(MappedImage::open(&path).unwrap().tiles(1).len(), 3);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -140,6 +140,9 @@ pub trait DeviceClock: Send + Sync {
     }
 }
 
+/// What a device-memory file should be, for messages.
+pub(crate) const DEVICE_FILE: &str = "device memory (a device image or a snapshot)";
+
 /// The two kinds of device-memory file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
@@ -150,10 +153,11 @@ pub enum FileKind {
 }
 
 /// Tells the kinds apart by their magic. A JSON-lines file (an op log given as device
-/// memory) is named as such.
+/// memory) is named as such. Only a regular file is opened: a FIFO (whose `open` blocks
+/// until a writer appears) or a device is refused first.
 pub fn file_kind(path: &Path) -> Result<FileKind> {
     use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| Error::io(path, "open device memory file", e))?;
+    let (f, _) = crate::files::open_regular(path, DEVICE_FILE, "open device memory file", false)?;
     let mut head = Vec::new();
     // Enough to skip the blank space an op log may start with.
     f.take(4096).read_to_end(&mut head).map_err(|e| Error::io(path, "read device memory file", e))?;
@@ -180,7 +184,8 @@ pub fn file_kind(path: &Path) -> Result<FileKind> {
 }
 
 /// Opens a device-memory file of either kind: a device image is mapped (read-write, or
-/// read-only when `writable` is false), a snapshot is loaded into memory.
+/// read-only when `writable` is false), a snapshot is loaded into memory. Anything but a
+/// regular file is refused before it is opened.
 pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
     Ok(match file_kind(path)? {
         FileKind::Image if writable => Box::new(MappedImage::open(path)?),
@@ -197,14 +202,22 @@ pub(crate) struct TileTable {
 }
 
 impl TileTable {
-    pub(crate) fn new(per_chip: Vec<Vec<NocCoord>>) -> TileTable {
+    /// The tile table of a device with geometry `g`, one list per chip, after checking it:
+    /// `g.chips` lists of `g.tiles_per_chip` tiles, each a worker tile of the arch, none
+    /// twice on one chip (`Geometry::check_tiles`). A tile listed twice would otherwise
+    /// merge two tiles' rows under one coordinate.
+    pub(crate) fn checked(g: &Geometry, per_chip: Vec<Vec<NocCoord>>) -> std::result::Result<TileTable, String> {
+        if per_chip.len() as u64 != g.chips as u64 {
+            return Err(format!("tile table has {} chip(s), expected {}", per_chip.len(), g.chips));
+        }
         let mut index = HashMap::new();
         for (chip, tiles) in per_chip.iter().enumerate() {
+            g.check_tiles(chip as u32, tiles).map_err(|e| e.to_string())?;
             for (i, t) in tiles.iter().enumerate() {
-                index.entry((chip as u32, *t)).or_insert(i as u32);
+                index.insert((chip as u32, *t), i as u32);
             }
         }
-        TileTable { per_chip, index }
+        Ok(TileTable { per_chip, index })
     }
 
     pub(crate) fn tiles(&self, chip: u32) -> Vec<NocCoord> {
@@ -277,6 +290,38 @@ mod tests {
         let snap = dir.join("s.snap");
         std::fs::write(&snap, SNAPSHOT_MAGIC).unwrap();
         assert_eq!(file_kind(&snap).unwrap(), FileKind::Snapshot);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn fifos_devices_and_directories_are_refused_without_blocking_or_reading() {
+        // A FIFO as --device blocked every command in `open` (no writer ever comes).
+        let errors = crate::files::with_fifo("devmem-fifo", |p| {
+            vec![
+                file_kind(p).unwrap_err().to_string(),
+                open(p, false).err().unwrap().to_string(),
+                open(p, true).err().unwrap().to_string(),
+                MappedImage::open(p).err().unwrap().to_string(),
+                MappedImage::open_read_only(p).err().unwrap().to_string(),
+                Snapshot::load(p).unwrap_err().to_string(),
+            ]
+        });
+        for e in errors.unwrap_or_default() {
+            assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
+        }
+        let zero = Path::new("/dev/zero");
+        for e in [
+            file_kind(zero).unwrap_err().to_string(),
+            MappedImage::open_read_only(zero).err().unwrap().to_string(),
+            Snapshot::load(zero).unwrap_err().to_string(),
+        ] {
+            assert!(e.contains("/dev/zero: is not a regular file"), "{e}");
+        }
+        let dir = crate::testing::temp_dir("devmem-dir");
+        let e = open(&dir, false).err().unwrap().to_string();
+        assert!(e.contains("is a directory, not device memory (a device image or a snapshot)"), "{e}");
+        let e = Snapshot::load(&dir).unwrap_err().to_string();
+        assert!(e.contains("is a directory, not a snapshot"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -78,16 +78,12 @@ pub struct Snapshot {
 impl Snapshot {
     /// An empty snapshot of a device with this geometry and these tiles (per chip).
     pub fn new(geometry: Geometry, tiles: Vec<Vec<NocCoord>>) -> Result<Snapshot> {
-        if tiles.len() != geometry.chips as usize || tiles.iter().any(|t| t.len() != geometry.tiles_per_chip as usize) {
-            return Err(Error::Other(format!(
-                "snapshot tile table: expected {} chip(s) of {} tiles",
-                geometry.chips, geometry.tiles_per_chip
-            )));
-        }
+        geometry.check().map_err(|e| Error::Other(format!("snapshot geometry: {e}")))?;
+        let tiles = TileTable::checked(&geometry, tiles).map_err(|e| Error::Other(format!("snapshot: {e}")))?;
         Ok(Snapshot {
             source: None,
             geometry,
-            tiles: TileTable::new(tiles),
+            tiles,
             extents: RwLock::new(BTreeMap::new()),
             bytes_read: AtomicU64::new(0),
             sync: SyncLog::default(),
@@ -165,9 +161,10 @@ impl Snapshot {
         write_atomic(path, |w| w.write_all(&bytes))
     }
 
-    /// Reads and validates a snapshot file.
+    /// Reads and validates a snapshot file. Only a regular file is read (a FIFO or a device
+    /// is refused before it is opened), and no more bytes than its size.
     pub fn load(path: &Path) -> Result<Snapshot> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read snapshot", e))?;
+        let bytes = crate::files::read_regular(path, "a snapshot", "read snapshot", u64::MAX)?;
         let mut s = decode(&bytes).map_err(|what| Error::BadFile { path: path.into(), what })?;
         s.source = Some(path.into());
         Ok(s)
@@ -355,15 +352,9 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
     if geometry.l1_size != arch.l1_size() {
         return Err(format!("L1 size {} bytes, but {arch} has {}", geometry.l1_size, arch.l1_size()));
     }
-    let (max_x, max_y) = arch.noc_grid();
-    if geometry.chips == 0 || geometry.tiles_per_chip == 0 || geometry.tiles_per_chip > max_x as u32 * max_y as u32 {
-        return Err(format!(
-            "{} chip(s) of {} tiles: expected at least one chip and 1..={} tiles per chip on {arch}",
-            geometry.chips,
-            geometry.tiles_per_chip,
-            max_x as u32 * max_y as u32
-        ));
-    }
+    // No chip, no tiles or more tiles per chip than the NoC grid: refused before any size
+    // is computed from the counts.
+    geometry.check().map_err(|e| e.to_string())?;
     let sections = c.u32("section count")?;
     let mut snapshot: Option<Snapshot> = None;
     for i in 0..sections {
@@ -396,9 +387,16 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
 }
 
 fn tile_table(geometry: Geometry, data: &[u8]) -> Result<Snapshot, String> {
-    let n = geometry.chips as usize * geometry.tiles_per_chip as usize;
-    if data.len() != 4 * n {
-        return Err(format!("tile table is {} bytes, expected {} (4 per tile)", data.len(), 4 * n));
+    let tiles = geometry.chips as u64 * geometry.tiles_per_chip as u64;
+    let expected = tiles.checked_mul(4);
+    if expected != Some(data.len() as u64) {
+        return Err(format!(
+            "tile table is {} bytes, expected {} (4 per tile for {} chip(s) of {} tiles)",
+            data.len(),
+            expected.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string()),
+            geometry.chips,
+            geometry.tiles_per_chip
+        ));
     }
     let coords: Vec<NocCoord> = data.chunks_exact(4).map(|b| NocCoord::new(b[0], b[1])).collect();
     let per_chip = coords.chunks(geometry.tiles_per_chip as usize).map(|c| c.to_vec()).collect();
@@ -549,5 +547,61 @@ mod tests {
         let hash = fnv1a(&bytes);
         bytes.extend_from_slice(&hash.to_le_bytes());
         assert!(decode(&bytes).unwrap_err().contains("L1 size"));
+    }
+
+    /// `bytes` (an encoded snapshot) with the u32 at `at` set to `v` and the hash redone.
+    fn patched(bytes: &[u8], edits: &[(usize, u32)]) -> Vec<u8> {
+        let mut b = bytes[..bytes.len() - 8].to_vec();
+        for &(at, v) in edits {
+            b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        let hash = fnv1a(&b);
+        b.extend_from_slice(&hash.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn absurd_geometry_and_sizes_are_refused_before_anything_is_allocated() {
+        let bytes = snapshot().encode().unwrap();
+        let (chips, tiles) = (16, 20);
+        for (c, t, want) in [
+            (0, 2, "0 chip(s) of 2 tile(s): expected at least one chip and 1..=120 tiles per chip"),
+            (2, 0, "2 chip(s) of 0 tile(s)"),
+            (1, 121, "1 chip(s) of 121 tile(s)"),
+            (1 << 31, 1 << 31, "2147483648 chip(s) of 2147483648 tile(s)"),
+            (u32::MAX, 120, "tile table is 16 bytes, expected 2061584301600 (4 per tile for 4294967295 chip(s) of 120 tiles)"),
+        ] {
+            let e = decode(&patched(&bytes, &[(chips, c), (tiles, t)])).unwrap_err();
+            assert!(e.contains(want), "{c} x {t}: {e}");
+        }
+        // A section length past the end of the file is named, not allocated.
+        let first_len = FIXED + 8;
+        let e = decode(&patched(&bytes, &[(first_len, u32::MAX), (first_len + 4, u32::MAX)])).unwrap_err();
+        assert!(e.contains("body of section 0 (tag 1)") && e.contains("needs 18446744073709551615 bytes"), "{e}");
+    }
+
+    #[test]
+    fn a_tile_table_with_a_tile_twice_or_not_a_worker_is_refused() {
+        let bytes = snapshot().encode().unwrap();
+        // The tile table is the first section: (1,1), (2,1) per chip; entry 1 of chip 1
+        // made (1,1) again would merge the two tiles' extents under one coordinate.
+        let entry = |chip: usize, i: usize| FIXED + 16 + 4 * (2 * chip + i);
+        let mut twice = bytes[..bytes.len() - 8].to_vec();
+        twice[entry(1, 1)] = 1;
+        let hash = fnv1a(&twice);
+        twice.extend_from_slice(&hash.to_le_bytes());
+        let e = decode(&twice).unwrap_err();
+        assert!(e.contains("tile table of chip 1 lists tile (1,1) twice (entries 0 and 1)"), "{e}");
+        let mut off_grid = bytes[..bytes.len() - 8].to_vec();
+        off_grid[entry(0, 1)] = 5; // NoC column 5 of Wormhole holds no Tensix tiles
+        let hash = fnv1a(&off_grid);
+        off_grid.extend_from_slice(&hash.to_le_bytes());
+        let e = decode(&off_grid).unwrap_err();
+        assert!(e.contains("tile table entry 1 of chip 0 is (5,1), which is not a Tensix worker tile of wormhole_b0"), "{e}");
+        // The same for a snapshot built in memory.
+        let g = snapshot().geometry();
+        let t = NocCoord::new(1, 1);
+        let e = Snapshot::new(g, vec![vec![t, NocCoord::new(2, 1)], vec![t, t]]).unwrap_err().to_string();
+        assert!(e.contains("lists tile (1,1) twice"), "{e}");
     }
 }

@@ -76,7 +76,8 @@ impl SyncLog {
     /// Adds the samples of one section body; `tiles` is the tile table per chip.
     pub(super) fn decode(&self, data: &[u8], tiles: &[Vec<NocCoord>]) -> Result<(), String> {
         let count = data.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
-        let Some(count) = count.filter(|&n| data.len() == 8 + SAMPLE_BYTES * n) else {
+        let fits = |n: usize| SAMPLE_BYTES.checked_mul(n).and_then(|b| b.checked_add(8)) == Some(data.len());
+        let Some(count) = count.filter(|&n| fits(n)) else {
             return Err(format!(
                 "clock sample section of {} bytes: expected 8 bytes of count then 32 bytes per sample",
                 data.len()

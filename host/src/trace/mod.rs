@@ -10,8 +10,10 @@
 //!   (Tracy's importer turns it into a source location) and its op, run and raw cycles.
 //! * Ops get their own threads in each chip's process: `ops (device)` with each op's kernel
 //!   span (first KERNEL start to last KERNEL end) and `ops (host)` with its host launch to
-//!   completion from the op log, each split over more threads if ops overlap. Signposts are
-//!   process-wide instant events.
+//!   completion from the op log, each split over more threads if ops overlap (at most
+//!   [`MAX_OPS_DEVICE_THREADS`] and [`MAX_OPS_HOST_THREADS`] per chip, so that their tids
+//!   never reach another kind's; ops beyond are left out and counted in
+//!   [`TraceStats::ops_left_out`]). Signposts are process-wide instant events.
 //! * Events, data and sum totals are thread instant events with their values in `args`.
 //!
 //! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
@@ -24,7 +26,8 @@ use crate::atomic::write_atomic;
 use crate::decode::NO_RUN;
 use crate::error::Result;
 use crate::timeline::{Lane, MarkKind, Timeline, Zone};
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -35,6 +38,10 @@ pub const FILE_NAME: &str = "ttprof_trace.json";
 const OPS_DEVICE_TID: u32 = 1;
 const OPS_HOST_TID: u32 = 101;
 pub const LANE_TID_BASE: u32 = 1000;
+/// Most `ops (device)` threads per chip: their tids must stay below the host ops' tids.
+pub const MAX_OPS_DEVICE_THREADS: usize = (OPS_HOST_TID - OPS_DEVICE_TID) as usize;
+/// Most `ops (host)` threads per chip: their tids must stay below the lanes' tids.
+pub const MAX_OPS_HOST_THREADS: usize = (LANE_TID_BASE - OPS_HOST_TID) as usize;
 
 /// The process id of a chip.
 pub fn chip_pid(chip: u32) -> u32 {
@@ -53,6 +60,9 @@ pub struct TraceStats {
     /// Zones that overlapped an enclosing zone without nesting in it (corrupt times) and
     /// were cut at its end so that every thread stays properly nested.
     pub clamped: u64,
+    /// Ops not drawn on an op thread: more overlapped them than a chip has op threads
+    /// ([`MAX_OPS_DEVICE_THREADS`], [`MAX_OPS_HOST_THREADS`]); counted once per thread kind.
+    pub ops_left_out: u64,
 }
 
 /// Writes the trace to `path` atomically.
@@ -194,7 +204,10 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
     let pid = chip_pid(chip);
     let ops: Vec<usize> = (0..t.ops.len()).filter(|&i| t.ops[i].chip == chip).collect();
     // (tid base, thread name, host rather than device span)
-    for (base, label, host) in [(OPS_DEVICE_TID, "ops (device)", false), (OPS_HOST_TID, "ops (host)", true)] {
+    for (base, label, host, max) in [
+        (OPS_DEVICE_TID, "ops (device)", false, MAX_OPS_DEVICE_THREADS),
+        (OPS_HOST_TID, "ops (host)", true, MAX_OPS_HOST_THREADS),
+    ] {
         let span = |i: usize| {
             let o = &t.ops[i];
             if host {
@@ -203,20 +216,12 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
                 o.kernel_ns
             }
         };
-        let mut spans: Vec<OpBar> = ops.iter().filter_map(|&i| span(i).map(|(a, b)| (i, a, b))).collect();
-        spans.sort_by(|a, b| a.1.total_cmp(&b.1));
-        // Greedy: each op goes to the first thread whose last op ended by its start.
-        let mut threads: Vec<(f64, Vec<OpBar>)> = Vec::new();
-        for s in spans {
-            match threads.iter_mut().find(|(end, _)| end.round() <= s.1.round()) {
-                Some(th) => {
-                    th.0 = s.2;
-                    th.1.push(s);
-                }
-                None => threads.push((s.2, vec![s])),
-            }
-        }
-        for (k, (_, list)) in threads.iter().enumerate() {
+        let spans: Vec<OpBar> = ops.iter().filter_map(|&i| span(i).map(|(a, b)| (i, a, b))).collect();
+        let n = spans.len() as u64;
+        let placed = op_threads(spans, max);
+        debug_assert!(placed.steps <= 4 * n, "op placement is O(n log n)");
+        out.stats.ops_left_out += placed.left_out;
+        for (k, list) in placed.threads.iter().enumerate() {
             let tid = base + k as u32;
             let name = if k == 0 { label.to_string() } else { format!("{label} {}", k + 1) };
             out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&name)))?;
@@ -243,6 +248,89 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
         ))?;
     }
     Ok(())
+}
+
+/// Op bars split over threads.
+struct OpThreads {
+    /// Each thread's bars, in start order.
+    threads: Vec<Vec<OpBar>>,
+    /// Bars that found every thread busy when there were already as many as allowed.
+    left_out: u64,
+    /// Threads looked at to place the bars: the work done.
+    steps: u64,
+}
+
+/// Greedy: each op, in start order, goes to the first (lowest-numbered) thread whose last op
+/// ended by its start, in whole ns; else to a new thread, if there are fewer than `max`
+/// (thread ids are a limited range); else it is left out (and counted).
+///
+/// Starts only grow, so a thread free for one op stays free for every later op: busy
+/// threads wait in a min-heap by their end, move to a set of free threads once an op starts
+/// at or after it, and each op takes the lowest free one. That is O(n log n) for n ops;
+/// a scan over every thread for each op was O(n^2) when many ops overlap (100,000 ops of
+/// an op log that match no device records, all in one host time range, took 15 s). An end
+/// or start that is NaN never compares as "ended by": such a thread is never reused, and
+/// such an op gets a new thread.
+fn op_threads(mut spans: Vec<OpBar>, max: usize) -> OpThreads {
+    spans.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut threads: Vec<Vec<OpBar>> = Vec::new();
+    let mut left_out = 0;
+    // (rounded end, thread) of busy threads, earliest end first.
+    let mut busy: BinaryHeap<Reverse<(Ns, usize)>> = BinaryHeap::new();
+    let mut free: BTreeSet<usize> = BTreeSet::new();
+    let mut steps = 0;
+    for s in spans {
+        let start = s.1.round();
+        if !start.is_nan() {
+            while let Some(&Reverse((end, k))) = busy.peek() {
+                if end.0 > start {
+                    break;
+                }
+                busy.pop();
+                free.insert(k);
+                steps += 2;
+            }
+        }
+        let k = match if start.is_nan() { None } else { free.pop_first() } {
+            Some(k) => {
+                steps += 1;
+                k
+            }
+            None if threads.len() < max => {
+                threads.push(Vec::new());
+                threads.len() - 1
+            }
+            None => {
+                left_out += 1;
+                continue;
+            }
+        };
+        threads[k].push(s);
+        let end = s.2.round();
+        if !end.is_nan() {
+            busy.push(Reverse((Ns(end), k)));
+            steps += 1;
+        }
+    }
+    OpThreads { threads, left_out, steps }
+}
+
+/// A rounded time that is not NaN, ordered as a number.
+#[derive(Clone, Copy, PartialEq)]
+struct Ns(f64);
+
+impl Eq for Ns {}
+
+impl PartialOrd for Ns {
+    fn partial_cmp(&self, other: &Ns) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ns {
+    fn cmp(&self, other: &Ns) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,12 @@ fn check_structure(ev: &[Value]) -> BTreeMap<Thread, Vec<(String, u64, u64)>> {
             "M" => {
                 let arg = &e["args"];
                 match e["name"].as_str().unwrap() {
-                    "thread_name" => drop(names.insert((pid, tid), arg["name"].as_str().unwrap().into())),
+                    "thread_name" => {
+                        let name: String = arg["name"].as_str().unwrap().into();
+                        if let Some(other) = names.insert((pid, tid), name.clone()) {
+                            panic!("thread {pid}/{tid} is both {other:?} and {name:?}");
+                        }
+                    }
                     "process_name" => drop(processes.insert(pid, arg["name"].as_str().unwrap().into())),
                     "thread_sort_index" | "process_sort_index" => assert!(arg["sort_index"].is_u64()),
                     other => panic!("unexpected metadata {other}"),
@@ -162,4 +167,93 @@ fn timestamps_are_whole_nanoseconds_in_microseconds_for_truncating_and_rounding_
         assert_eq!((us * 1000.0).round() as u64, ns);
     }
     assert_eq!(("1.001".parse::<f64>().unwrap() * 1000.0) as u64, 1000);
+}
+
+/// The first-fit placement of ops on threads as it was written first: a scan over every
+/// thread for each op (quadratic in overlapping ops), kept as the reference.
+fn first_fit(mut spans: Vec<OpBar>) -> Vec<Vec<OpBar>> {
+    spans.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut threads: Vec<(f64, Vec<OpBar>)> = Vec::new();
+    for s in spans {
+        match threads.iter_mut().find(|(end, _)| end.round() <= s.1.round()) {
+            Some(th) => {
+                th.0 = s.2;
+                th.1.push(s);
+            }
+            None => threads.push((s.2, vec![s])),
+        }
+    }
+    threads.into_iter().map(|(_, l)| l).collect()
+}
+
+#[test]
+fn ops_go_to_the_first_free_thread_with_work_linear_in_the_ops() {
+    let mut rng = crate::testing::Rng::new(15);
+    for round in 0..200 {
+        let n = 1 + rng.below(60) as usize;
+        let spans: Vec<OpBar> = (0..n)
+            .map(|i| {
+                // Few distinct times (ties, ends equal to starts) and half-ns (rounding).
+                let a = rng.below(40) as f64 / 2.0;
+                let b = a + rng.below(12) as f64 / 2.0;
+                match rng.below(50) {
+                    0 => (i, if rng.percent(50) { f64::NAN } else { -f64::NAN }, b),
+                    1 => (i, a, f64::NAN),
+                    2 => (i, f64::NEG_INFINITY, a),
+                    3 => (i, a, f64::INFINITY),
+                    _ => (i, a, b),
+                }
+            })
+            .collect();
+        let placed = op_threads(spans.clone(), usize::MAX);
+        let want = first_fit(spans);
+        assert_eq!(format!("{:?}", placed.threads), format!("{want:?}"), "round {round}");
+        assert!(placed.steps <= 4 * n as u64, "round {round}: {} steps for {n} ops", placed.steps);
+    }
+    // 100,000 ops that all overlap (e.g. unmatched ops of an op log with one host time
+    // range): each needs its own thread. The scan looked at n^2 / 2 = 5e9 threads (15 s).
+    let n = 100_000;
+    let overlapping: Vec<OpBar> = (0..n).map(|i| (i, 1_000.0 + i as f64, 5_000_000.0)).collect();
+    let placed = op_threads(overlapping, usize::MAX);
+    assert_eq!(placed.threads.len(), n);
+    assert!(placed.steps <= 4 * n as u64, "{} steps for {n} ops", placed.steps);
+    let one_after_another: Vec<OpBar> = (0..n).map(|i| (i, 10.0 * i as f64, 10.0 * i as f64 + 10.0)).collect();
+    let placed = op_threads(one_after_another, usize::MAX);
+    assert_eq!(placed.threads.len(), 1);
+    assert!(placed.steps <= 4 * n as u64, "{} steps for {n} ops", placed.steps);
+    // With a limit on threads, what does not fit is left out; the rest is placed as before.
+    let spans: Vec<OpBar> = vec![(0, 0.0, 10.0), (1, 1.0, 5.0), (2, 2.0, 3.0), (3, 3.0, 4.0), (4, 4.0, 6.0)];
+    let placed = op_threads(spans, 2);
+    assert_eq!(format!("{:?}", placed.threads), format!("{:?}", [vec![(0, 0.0, 10.0)], vec![(1, 1.0, 5.0)]]));
+    assert_eq!(placed.left_out, 3);
+}
+
+#[test]
+fn ops_beyond_the_op_threads_a_chip_has_are_counted_and_never_share_a_lane_s_thread() {
+    // The fixture's three ops, and 100,000 more from the op log that match no device records
+    // and all overlap: their host spans needed 100,000 "ops (host)" threads, whose tids ran
+    // into the lanes' (from LANE_TID_BASE), naming one thread twice and mixing ops into lanes.
+    let r = fixture::readout();
+    let res = fixture::resolution(&r);
+    let mut log = fixture::oplog();
+    let n = 100_000;
+    for k in 0..n {
+        let mut op = fixture::op(1_000 + k, "Ghost");
+        op.kernels.clear();
+        (op.host_start_ns, op.host_end_ns) = (1_000_000 + k as u64, 3_000_000);
+        log.entries.push(crate::oplog::OpLogEntry::Op(op));
+    }
+    let t = Timeline::build(&r, &res, Some(&log), &Timebase::nominal(fixture::ARCH, 1));
+    assert_eq!(t.ops.iter().filter(|o| o.host_ns.is_some()).count(), n as usize + 3);
+    let (ev, stats) = events(&t);
+    check_structure(&ev);
+    let op_threads = |kind: &str| {
+        ev.iter().filter(|e| e["name"] == "thread_name" && e["args"]["name"].as_str().unwrap().starts_with(kind)).count()
+    };
+    assert_eq!(op_threads("ops (host)"), MAX_OPS_HOST_THREADS);
+    assert_eq!(op_threads("ops (device)"), 1, "the three ops with device times follow each other");
+    let host_bars = ev.iter().filter(|e| e["cat"] == "op" && (OPS_HOST_TID..LANE_TID_BASE).contains(&(e["tid"].as_u64().unwrap() as u32))).count();
+    assert_eq!(host_bars as u64 + stats.ops_left_out, n as u64 + 3);
+    assert!(stats.ops_left_out > 0);
+    assert!(ev.iter().filter(|e| e["cat"] == "op").all(|e| e["tid"].as_u64().unwrap() < LANE_TID_BASE as u64));
 }

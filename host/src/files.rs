@@ -1,0 +1,118 @@
+//! Opening the files a user names (device images, snapshots, kernel ELFs) without trusting
+//! them: only a regular file is opened, and no read goes past the size it should have.
+//!
+//! A FIFO named as an input would block `open` until something writes to it, and a device
+//! such as `/dev/zero` never ends: so the path's metadata is looked at first, before it is
+//! opened, and what was opened is checked again (the path may have been replaced between
+//! the two looks). Reads are bounded by the file's size (and by a caller's limit), so a
+//! file that grows while it is read, or a huge one, cannot exhaust memory.
+
+use crate::error::{Error, Result};
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::Read;
+use std::path::Path;
+
+/// Opens `path` for reading (and writing when `write`), refusing anything but a regular
+/// file; returns the file and its size. `kind` names what the file should be in messages
+/// ("a snapshot"); `op` is the I/O operation for [`Error::Io`].
+pub(crate) fn open_regular(path: &Path, kind: &str, op: &'static str, write: bool) -> Result<(File, u64)> {
+    check_regular(path, kind, std::fs::metadata(path).map_err(|e| Error::io(path, op, e))?)?;
+    let file = OpenOptions::new().read(true).write(write).open(path).map_err(|e| Error::io(path, op, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, op, e))?;
+    check_regular(path, kind, meta.clone())?;
+    Ok((file, meta.len()))
+}
+
+/// Reads the whole of the regular file `path`, refusing one larger than `max` bytes before
+/// reading it, and never reading more than its size when it was opened.
+pub(crate) fn read_regular(path: &Path, kind: &str, op: &'static str, max: u64) -> Result<Vec<u8>> {
+    let (file, len) = open_regular(path, kind, op, false)?;
+    if len > max {
+        return Err(Error::BadFile {
+            path: path.into(),
+            what: format!("is {len} bytes: expected {kind} of at most {max} bytes"),
+        });
+    }
+    let cap = usize::try_from(len).map_err(|_| Error::BadFile {
+        path: path.into(),
+        what: format!("is {len} bytes, too large to read on this host"),
+    })?;
+    let mut bytes = Vec::with_capacity(cap);
+    file.take(len).read_to_end(&mut bytes).map_err(|e| Error::io(path, op, e))?;
+    Ok(bytes)
+}
+
+/// Refuses anything but a regular file (`meta` is the path's metadata, links followed).
+pub(crate) fn check_regular(path: &Path, kind: &str, meta: Metadata) -> Result<()> {
+    if meta.is_file() {
+        return Ok(());
+    }
+    let what = if meta.is_dir() {
+        format!("is a directory, not {kind}")
+    } else {
+        format!(
+            "is not a regular file (a FIFO, socket or device?): expected {kind}, a regular file; reading anything \
+             else could block or never end"
+        )
+    };
+    Err(Error::BadFile { path: path.into(), what })
+}
+
+/// Runs `f` on a fresh FIFO in a scratch directory, in another thread, for tests of code
+/// that must refuse one without blocking. `None` (and a note) where `mkfifo` is missing.
+/// Fails the test if `f` has not returned after a minute: then something is written to the
+/// FIFO and it is closed, which unblocks an `open` or a read of it, so the test ends.
+#[cfg(test)]
+pub(crate) fn with_fifo<T: Send + 'static>(name: &str, f: impl FnOnce(&Path) -> T + Send + 'static) -> Option<T> {
+    let dir = crate::testing::temp_dir(name);
+    let fifo = dir.join("fifo");
+    match std::process::Command::new("mkfifo").arg(&fifo).status() {
+        Ok(s) if s.success() => {}
+        _ => {
+            eprintln!("SKIPPED: mkfifo failed: no FIFO to test with");
+            return None;
+        }
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(f(&path));
+    });
+    let out = match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(out) => out,
+        Err(_) => {
+            if let Ok(mut w) = OpenOptions::new().write(true).open(&fifo) {
+                let _ = std::io::Write::write_all(&mut w, &[0u8; 4096]);
+            }
+            panic!("blocked on the FIFO {} for a minute instead of refusing it", fifo.display());
+        }
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_regular_files_are_read_and_never_past_the_limit() {
+        let dir = crate::testing::temp_dir("files");
+        let f = dir.join("a.bin");
+        std::fs::write(&f, b"0123456789").unwrap();
+        assert_eq!(read_regular(&f, "a test file", "read test file", 10).unwrap(), b"0123456789");
+        let e = read_regular(&f, "a test file", "read test file", 9).unwrap_err().to_string();
+        assert!(e.contains("a.bin: is 10 bytes: expected a test file of at most 9 bytes"), "{e}");
+        let e = read_regular(&dir, "a test file", "read test file", 9).unwrap_err().to_string();
+        assert!(e.contains("is a directory, not a test file"), "{e}");
+        let e = read_regular(Path::new("/dev/zero"), "a test file", "read test file", 9).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero: is not a regular file") && e.contains("expected a test file"), "{e}");
+        let e = read_regular(&dir.join("missing"), "a test file", "read test file", 9).unwrap_err().to_string();
+        assert!(e.contains("cannot read test file") && e.contains("missing"), "{e}");
+        let e = with_fifo("files-fifo", |p| read_regular(p, "a test file", "read test file", 9).unwrap_err().to_string());
+        if let Some(e) = e {
+            assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
