@@ -110,7 +110,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // A usage error is unusable input: exit 1 (clap's own code, 2, means data problems here).
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
     let result = match cli.command {
         Command::Build(args) => run_cmd::build(&args),
         Command::Run(args) => run_cmd::run(&args),

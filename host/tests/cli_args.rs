@@ -74,3 +74,17 @@ fn report_threshold_tracy_timeout_and_clock_window_are_checked() {
     assert!(err.contains("--samples 1000 --spacing-us 31536000000000: a window of") && err.contains("more than a year"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn usage_errors_exit_1_and_help_exits_0() {
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().unwrap();
+    // Exit 2 means "written, with data problems": a usage error is unusable input.
+    for args in [&["capture", "--seconds", "-1"][..], &["no-such-command"], &["run", "--grid"]] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).starts_with("error:"), "{args:?}");
+    }
+    let help = run(&["run", "--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: ttprof run"));
+}
