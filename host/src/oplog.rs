@@ -158,7 +158,8 @@ impl OpLog {
         })
     }
 
-    /// The op with this run id on this device.
+    /// The op with this run id on this device (the first, if several claim it). A scan of
+    /// the log: to look up many, index [`OpLog::ops`] once, as the resolver does.
     pub fn op(&self, device: u32, run_id: u32) -> Option<&OpRecord> {
         self.ops().find(|o| o.run_id == run_id && o.device == device)
     }

@@ -6,11 +6,16 @@
 //! site table. Every break in the chain is an [`Issue`] with the number of records it
 //! concerns; no record is dropped (the CSV shows unresolved ones as `unresolved-site-<id>`).
 //! ELFs are loaded once per path.
+//!
+//! The work is linear in records and op-log entries: ops are found by (device, run id) in
+//! an index built once, each ring's records are grouped by run in one pass, and a ring's
+//! site tables are found by binary search (a ring drained over a long capture holds many
+//! runs; a scan per run or per record over them was quadratic).
 
 use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::elf::KernelElf;
 use crate::issue::Issue;
-use crate::oplog::OpLog;
+use crate::oplog::{OpLog, OpRecord};
 use crate::readout::{Readout, RingId};
 use crate::sites::{SiteKind, SiteMeta, SiteTable};
 use std::collections::HashMap;
@@ -20,6 +25,7 @@ use std::sync::Arc;
 /// The site tables of one ring, per run id.
 #[derive(Clone, Debug, Default)]
 pub struct RingSites {
+    /// Sorted by run id, each run once.
     by_run: Vec<(u32, Arc<SiteTable>)>,
 }
 
@@ -27,7 +33,16 @@ impl RingSites {
     /// The site table of the kernel that ran `run` on this ring.
     #[inline]
     pub fn table(&self, run: u32) -> Option<&SiteTable> {
-        self.by_run.iter().find(|(r, _)| *r == run).map(|(_, t)| &**t)
+        let i = self.by_run.binary_search_by_key(&run, |(r, _)| *r).ok()?;
+        Some(&self.by_run[i].1)
+    }
+
+    /// Sets the table of `run` (keeping `by_run` sorted).
+    fn insert(&mut self, run: u32, table: Arc<SiteTable>) {
+        match self.by_run.binary_search_by_key(&run, |(r, _)| *r) {
+            Ok(i) => self.by_run[i].1 = table,
+            Err(i) => self.by_run.insert(i, (run, table)),
+        }
     }
 
     #[inline]
@@ -53,8 +68,8 @@ impl Resolution {
         let mut res = Resolution::default();
         for ring in &readout.rings {
             let mut sites = RingSites::default();
-            for run in runs(&ring.records) {
-                sites.by_run.push((run, table.clone()));
+            for (run, _) in runs(&ring.records) {
+                sites.insert(run, table.clone());
             }
             let (ok, bad) = count_sites(&ring.records, &sites);
             res.resolved += ok;
@@ -87,18 +102,39 @@ pub fn site_kind(kind: RecordKind) -> Option<SiteKind> {
     })
 }
 
-/// Distinct run ids of a ring's records, in order of appearance.
-fn runs(r: &Records) -> Vec<u32> {
-    let mut out: Vec<u32> = Vec::new();
-    for &run in &r.run {
-        if out.last() != Some(&run) && !out.contains(&run) {
-            out.push(run);
-        }
+/// Distinct run ids of a ring's records in order of appearance, each with the indices of
+/// its records: one pass.
+fn runs(r: &Records) -> Vec<(u32, Vec<usize>)> {
+    let mut out: Vec<(u32, Vec<usize>)> = Vec::new();
+    let mut position: HashMap<u32, usize> = HashMap::new();
+    let mut last: Option<(u32, usize)> = None;
+    for (i, &run) in r.run.iter().enumerate() {
+        let k = match last {
+            Some((l, k)) if l == run => k,
+            _ => *position.entry(run).or_insert_with(|| {
+                out.push((run, Vec::new()));
+                out.len() - 1
+            }),
+        };
+        out[k].1.push(i);
+        last = Some((run, k));
     }
+    work(r.len());
     out
 }
 
+/// Counts records and op-log entries looked at, in tests: the work must stay linear.
+#[cfg(test)]
+fn work(n: usize) {
+    tests::WORK.with(|w| w.set(w.get() + n as u64));
+}
+
+#[cfg(not(test))]
+#[inline(always)]
+fn work(_: usize) {}
+
 fn count_sites(r: &Records, sites: &RingSites) -> (u64, u64) {
+    work(r.len());
     let (mut ok, mut bad) = (0, 0);
     for i in 0..r.len() {
         if has_site(r.kind[i]) {
@@ -115,12 +151,19 @@ fn count_sites(r: &Records, sites: &RingSites) -> (u64, u64) {
 /// Resolves readouts against an op log, caching loaded ELFs across calls.
 pub struct Resolver<'a> {
     oplog: &'a OpLog,
+    /// The op of each (device, run id): the first in the log, as [`OpLog::op`] finds it.
+    ops: HashMap<(u32, u32), &'a OpRecord>,
     elfs: HashMap<PathBuf, Result<Arc<KernelElf>, String>>,
 }
 
 impl<'a> Resolver<'a> {
     pub fn new(oplog: &'a OpLog) -> Resolver<'a> {
-        Resolver { oplog, elfs: HashMap::new() }
+        let mut ops = HashMap::new();
+        for op in oplog.ops() {
+            ops.entry((op.device, op.run_id)).or_insert(op);
+        }
+        work(oplog.entries.len());
+        Resolver { oplog, ops, elfs: HashMap::new() }
     }
 
     fn load(&mut self, path: PathBuf) -> Result<Arc<KernelElf>, String> {
@@ -143,8 +186,9 @@ impl<'a> Resolver<'a> {
     fn ring(&mut self, id: RingId, records: &Records, readout: &Readout, issues: &mut Vec<Issue>) -> RingSites {
         let at = Some(id.location());
         let mut sites = RingSites::default();
-        for run in runs(records) {
-            let n = (0..records.len()).filter(|&i| records.run[i] == run && has_site(records.kind[i])).count() as u64;
+        for (run, indices) in runs(records) {
+            work(indices.len());
+            let n = indices.iter().filter(|&&i| has_site(records.kind[i])).count() as u64;
             if run == NO_RUN {
                 if n > 0 {
                     issues.push(
@@ -154,7 +198,7 @@ impl<'a> Resolver<'a> {
                 }
                 continue;
             }
-            let Some(op) = self.oplog.op(id.chip, run) else {
+            let Some(&op) = self.ops.get(&(id.chip, run)) else {
                 issues.push(
                     Issue::error(
                         at,
@@ -206,17 +250,27 @@ impl<'a> Resolver<'a> {
                 );
                 continue;
             }
-            sites.by_run.push((run, elf.sites.clone()));
-            self.check_sites(at, run, &elf, records, issues);
+            sites.insert(run, elf.sites.clone());
+            self.check_sites(at, run, &elf, records, &indices, issues);
         }
         sites
     }
 
     /// Ids missing from the ELF, or of the wrong kind: the ELF is not the one that ran.
-    fn check_sites(&self, at: Option<crate::Location>, run: u32, elf: &KernelElf, r: &Records, issues: &mut Vec<Issue>) {
+    /// `indices` are the records of `run`.
+    fn check_sites(
+        &self,
+        at: Option<crate::Location>,
+        run: u32,
+        elf: &KernelElf,
+        r: &Records,
+        indices: &[usize],
+        issues: &mut Vec<Issue>,
+    ) {
         let (mut missing, mut wrong_kind) = (0u64, 0u64);
         let mut example = None;
-        for i in (0..r.len()).filter(|&i| r.run[i] == run) {
+        work(indices.len());
+        for &i in indices {
             let Some(want) = site_kind(r.kind[i]) else { continue };
             match elf.sites.get(r.site[i]) {
                 None => {
@@ -265,6 +319,11 @@ mod tests {
     use crate::testing::{site_json, temp_dir, write_kernel_elf, ElfSpec};
     use riscv_linker::Risc;
 
+    thread_local! {
+        /// Records and op-log entries looked at by this thread's resolves (see `work`).
+        pub(super) static WORK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
     /// The fixture's sites with `wait` (a sum zone on the device) declared as `kind`.
     fn kernels_with_wait_as(kind: &str) -> OpLog {
         let dir = temp_dir("resolve-kinds");
@@ -287,5 +346,43 @@ mod tests {
         // One sum record per ring and run: 2 tiles x 5 RISCs, each ring in each of its runs.
         assert_eq!(wrong.len(), r.rings.len() * 3, "{:?}", bad.issues);
         assert!(wrong.iter().all(|i| i.is_error() && i.count == 1), "{wrong:?}");
+    }
+
+    #[test]
+    fn many_runs_and_ops_are_resolved_with_linear_work() {
+        // One ring drained over a long capture: 3,000 runs, each an op of the log, and
+        // 100,000 more ops in the log that match nothing. Finding each run's op by a scan of
+        // the log, and each run's records by a scan of the ring, was quadratic.
+        let log = kernels_with_wait_as("sum");
+        let runs = 3_000u32;
+        let mut r = fixture::readout();
+        let mut records = crate::decode::Records::new();
+        for run in 1..=runs {
+            let at = 1_000 * run as u64;
+            records.push(RecordKind::Run, 0, at, at, run as u64, 0, run);
+            records.push(RecordKind::Zone, fixture::site::INNER, at + 1, at + 5, 0, 0, run);
+            records.push(RecordKind::Sum, fixture::site::WAIT, at + 6, at + 6, 30, 3, run);
+        }
+        r.rings[0].records = records;
+        let mut entries: Vec<_> = (1..=runs).map(|run| crate::oplog::OpLogEntry::Op(fixture::op(run, "Op"))).collect();
+        let mut ghost = fixture::op(0, "Ghost");
+        for k in 0..100_000 {
+            ghost.run_id = 1_000_000 + k;
+            entries.push(crate::oplog::OpLogEntry::Op(ghost.clone()));
+        }
+        let log = OpLog { path: log.path, entries };
+        WORK.with(|w| w.set(0));
+        let res = Resolver::new(&log).resolve(&r);
+        assert!(res.issues.is_empty(), "{:?}", &res.issues[..res.issues.len().min(3)]);
+        let records: usize = r.rings.iter().map(|x| x.records.len()).sum();
+        // The other nine rings: 7 site records in each of the fixture's 3 runs; this one 2 per run.
+        assert_eq!((res.resolved, res.unresolved), (9 * 7 * 3 + 2 * runs as u64, 0));
+        assert_eq!(res.rings[0].table(runs).map(|t| t.len()), Some(fixture::sites().len()));
+        assert!(res.rings[0].table(runs + 1).is_none());
+        // Every entry once to index the log; each record a few times (grouped by run,
+        // counted, checked against its ELF, its site looked up).
+        let work = WORK.with(|w| w.get());
+        let bound = log.entries.len() as u64 + 4 * records as u64;
+        assert!(work <= bound, "{work} records and entries looked at, expected at most {bound}");
     }
 }
