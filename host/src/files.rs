@@ -25,7 +25,7 @@ pub(crate) fn open_regular(path: &Path, kind: &str, op: &'static str, write: boo
 
 /// Reads the whole of the regular file `path`, refusing one larger than `max` bytes before
 /// reading it, and never reading more than its size when it was opened.
-pub(crate) fn read_regular(path: &Path, kind: &str, op: &'static str, max: u64) -> Result<Vec<u8>> {
+pub fn read_regular(path: &Path, kind: &str, op: &'static str, max: u64) -> Result<Vec<u8>> {
     let (file, len) = open_regular(path, kind, op, false)?;
     if len > max {
         return Err(Error::BadFile {

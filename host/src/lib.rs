@@ -25,7 +25,7 @@ pub mod devmem;
 pub mod elf;
 pub mod error;
 /// Opening user-named input files: regular files only, reads bounded by their size.
-mod files;
+pub mod files;
 pub mod html;
 pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf`.

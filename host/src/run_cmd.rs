@@ -273,14 +273,11 @@ fn op_tiles(op: &Op, s: &Session) -> usize {
 }
 
 fn read_manifest(path: &Path) -> Result<Manifest> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read manifest", e))?;
-    if !meta.is_file() {
-        return Err(Error::BadFile {
-            path: path.into(),
-            what: "is not a regular file: a manifest is a TOML or JSON file".into(),
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    let bytes = ttprof::files::read_regular(path, "a manifest (TOML or JSON)", "read manifest", 16 << 20)?;
+    let text = String::from_utf8(bytes).map_err(|e| Error::BadFile {
+        path: path.into(),
+        what: format!("is not UTF-8 text ({e}): expected a TOML or JSON manifest"),
+    })?;
     let bad = |what: String| Error::BadFile { path: path.into(), what };
     match path.extension().and_then(|e| e.to_str()) {
         Some("toml") => toml::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}"))),

@@ -233,7 +233,7 @@ impl Session {
             if op.kernels.iter().filter(|(r, _)| r == risc).count() > 1 {
                 return Err(Error::Other(format!("op {:?} names two kernels for {risc}", op.name)));
             }
-            let bytes = std::fs::read(elf).map_err(|e| Error::io(elf, "read kernel ELF", e))?;
+            let bytes = crate::files::read_regular(elf, "a kernel ELF", "read kernel ELF", crate::elf::MAX_ELF_BYTES)?;
             let k = KernelElf::parse(elf, &bytes)?;
             if k.risc != *risc || k.arch != self.cfg.arch {
                 return Err(Error::Elf {

@@ -23,7 +23,8 @@ impl L1Input {
 
     /// The contents of a file.
     pub fn file(addr: u32, path: &Path) -> Result<L1Input> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read L1 input file", e))?;
+        // At most the largest L1 (Blackhole's 1.5 MiB): more cannot be written anyway.
+        let bytes = crate::files::read_regular(path, "an L1 input file", "read L1 input file", 2 << 20)?;
         Ok(L1Input { addr, bytes })
     }
 
