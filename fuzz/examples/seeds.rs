@@ -1,0 +1,341 @@
+//! Writes the seed corpora of the fuzz targets (checked in under `fuzz/corpus/<target>/`),
+//! from real data: rings written by the runtime's producer (`ttprof_rt::sim::Sim`) and by
+//! `wire::encode`, a device image assembled from them and recorded into a snapshot by a
+//! readout, an op log written by `OpLogWriter`, synthetic kernel ELFs
+//! (`ttprof::testing::kernel_elf`), and any real kernel ELFs given on the command line.
+//!
+//! ```text
+//! cd fuzz && cargo run --release --example seeds -- corpus [KERNEL.elf ...]
+//! ```
+//!
+//! Real kernel ELFs carry megabytes of DWARF that no parser here reads: strip it first with
+//! `llvm-objcopy --strip-debug target/kernels/<arch>/riscv32im-unknown-none-elf/release/reader
+//! reader.elf` (GNU strip adds a section symbol to `.ttprof_sites`, which ttprof refuses as a
+//! site without metadata).
+//! Every seed is checked against its parser (it must be accepted) before it is written.
+
+use riscv_linker::devfile::Geometry;
+use riscv_linker::profiler::{self, ring};
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::path::{Path, PathBuf};
+use ttprof::devmem::{MappedImage, Recorder, Snapshot, SyncSample};
+use ttprof::elf::KernelElf;
+use ttprof::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord, Signpost, TensorDesc};
+use ttprof::testing::{kernel_elf, site_json, ElfSpec, ImageBuilder, Rng};
+use ttprof_fuzz::fnv1a;
+use ttprof_rt::sim::Sim;
+use ttprof_rt::wire::{encode, Record, PAD};
+
+fn write(dir: &Path, target: &str, name: &str, bytes: &[u8]) {
+    let d = dir.join(target);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join(name), bytes).unwrap();
+    println!("{target}/{name}: {} bytes", bytes.len());
+}
+
+/// Runs one simulated core through `launches` launches of `trees` zone trees and one record
+/// of every other kind each; returns its L1 and site table.
+fn run_core(arch: Arch, risc: Risc, seed: u64, clock: u64, launches: u32, trees: u32) -> (Vec<u8>, Vec<String>) {
+    let mut rng = Rng::new(seed);
+    let sim = Sim::install(arch, risc, clock);
+    sim.set_tick(0);
+    for run in 0..launches {
+        assert!(sim.begin_launch(10 + run));
+        for i in 0..trees {
+            sim.advance(rng.bits(if i % 7 == 0 { 20 } else { 6 }));
+            let outer = ttprof_rt::zone!("outer");
+            for _ in 0..rng.below(4) {
+                sim.advance(rng.bits(5));
+                let inner = ttprof_rt::zone!("inner");
+                sim.advance(rng.bits(if i % 5 == 0 { 17 } else { 7 }));
+                drop(inner);
+            }
+            drop(outer);
+        }
+        {
+            let mut z = ttprof_rt::value_zone!("tiles", 4);
+            sim.advance(50);
+            z.set(8);
+        }
+        ttprof_rt::event!("barrier");
+        ttprof_rt::data!("bytes", 4096);
+        static SUM: ttprof_rt::SumZone = ttprof_rt::SumZone::__new(ttprof_rt::__site!(ttprof_rt, sum, "wait-cb"));
+        for _ in 0..3 {
+            let _m = SUM.measure();
+            sim.advance(7);
+        }
+        SUM.emit();
+        sim.end_launch();
+    }
+    (sim.l1(), sim.sites())
+}
+
+/// The live span `[TAIL, HEAD)` of `risc`'s ring in a simulated L1 (the ring has not wrapped).
+fn live_span(l1: &[u8], risc: Risc) -> Vec<u8> {
+    let word = |off| {
+        let a = profiler::ring_word(risc, off) as usize;
+        u32::from_le_bytes(l1[a..a + 4].try_into().unwrap())
+    };
+    let (head, tail) = (word(ring::HEAD), word(ring::TAIL));
+    assert!(tail <= head && head <= profiler::RING_CAPACITY, "an unwrapped ring");
+    let d = profiler::ring_data(risc);
+    l1[(d.start + tail) as usize..(d.start + head) as usize].to_vec()
+}
+
+/// Records encoded from `reference` on; returns the bytes and each record's end.
+fn encoded(records: &[Record], mut reference: u64) -> (Vec<u8>, Vec<usize>) {
+    let mut bytes = Vec::new();
+    let mut ends = Vec::new();
+    for r in records {
+        let e = encode(r, reference).unwrap_or_else(|| panic!("{r:?} after {reference}"));
+        bytes.extend(e.as_slice().iter().flat_map(|h| h.to_le_bytes()));
+        reference = r.ref_time().unwrap_or(reference);
+        ends.push(bytes.len());
+    }
+    (bytes, ends)
+}
+
+/// A `decode` input: starting reference, cut, ring bytes.
+fn decode_input(reference: u64, cut: usize, ring: &[u8]) -> Vec<u8> {
+    let mut v = reference.to_le_bytes().to_vec();
+    v.extend_from_slice(&(cut as u16).to_le_bytes());
+    v.extend_from_slice(ring);
+    v
+}
+
+/// One record of every form, from time `t0`.
+fn every_form(t0: u64) -> Vec<Record> {
+    vec![
+        Record::Run { run_id: 7, time: t0 },
+        Record::Zone { id: 1, end: t0 + 100, duration: 40, value: None },
+        Record::Zone { id: 2, end: t0 + 200_000, duration: 1 << 16, value: None },
+        Record::Zone { id: 3, end: t0 + (1 << 40), duration: 1 << 35, value: None },
+        Record::Zone { id: 4, end: t0 + (1 << 40) + 500, duration: 5, value: Some(42) },
+        Record::Zone { id: 5, end: t0 + (1 << 41), duration: 5, value: Some(7) },
+        Record::Event { id: 6, time: t0 + (1 << 41) + 10 },
+        Record::Event { id: 6, time: t0 + (1 << 42) },
+        Record::Data { id: 8, time: t0 + (1 << 42) + 9, data: u64::MAX },
+        Record::Data { id: 8, time: t0 + (1 << 43), data: 5 },
+        Record::Sum { id: 9, time: t0 + (1 << 43) + 1, count: 3, total: 1 << 40 },
+        Record::Time { time: t0 + (1 << 44) },
+        Record::Loss { count: 5, first_run: 7, last_run: 8, first: t0 + (1 << 44), last: t0 + (1 << 44) + 9 },
+        Record::Run { run_id: 8, time: t0 + (1 << 44) + 10 },
+        Record::Zone { id: 1, end: t0 + (1 << 44) + 30, duration: 12, value: None },
+    ]
+}
+
+fn decode_seeds(out: &Path) {
+    // Real rings: what the producer wrote on two simulated cores.
+    for (name, arch, risc, seed, clock) in [
+        ("sim-wormhole-brisc", Arch::WormholeB0, Risc::Brisc, 1, 1_000),
+        ("sim-blackhole-trisc1-high-clock", Arch::Blackhole, Risc::Trisc1, 2, (1 << 32) - 5_000),
+    ] {
+        let (l1, _) = run_core(arch, risc, seed, clock, 2, 24);
+        let span = live_span(&l1, risc);
+        write(out, "decode", name, &decode_input(0, 0, &span));
+    }
+    // Every record form, whole and cut at a record boundary.
+    let (bytes, ends) = encoded(&every_form(1_000), 0);
+    write(out, "decode", "every-form", &decode_input(0, 0, &bytes));
+    write(out, "decode", "every-form-cut", &decode_input(0, ends[5], &bytes));
+    // Around the 32-bit wrap of the 32-bit forms, and from a high reference.
+    let t0 = u32::MAX as u64 - 120;
+    let (bytes, ends) = encoded(&every_form(t0), t0);
+    write(out, "decode", "every-form-u32-wrap", &decode_input(t0, ends[2], &bytes));
+    let t0 = 1 << 62;
+    let (bytes, _) = encoded(&every_form(t0), t0);
+    write(out, "decode", "every-form-high", &decode_input(t0, 0, &bytes));
+    // A dense run of short zones (the eight-at-a-time loop), then a pad.
+    let mut rng = Rng::new(3);
+    let mut t = 5_000u64;
+    let dense: Vec<Record> = (0..40)
+        .map(|_| {
+            t += rng.below(300);
+            Record::Zone { id: rng.bits(16) as u16, end: t, duration: rng.below(400), value: None }
+        })
+        .collect();
+    let (mut bytes, ends) = encoded(&dense, 4_000);
+    bytes.extend_from_slice(&[0, 0]);
+    bytes.extend_from_slice(&PAD.to_le_bytes());
+    bytes.extend_from_slice(&[0xAA; 6]);
+    write(out, "decode", "dense-short-zones-pad", &decode_input(4_000, ends[16], &bytes));
+    // Damaged: an unknown kind, a time going back, a record cut short.
+    let (mut bytes, _) = encoded(&every_form(1_000)[..4], 0);
+    bytes.extend_from_slice(&[0, 0, 0x00, 0x8D]);
+    write(out, "decode", "unknown-kind", &decode_input(0, 0, &bytes));
+    let (mut bytes, _) = encoded(&every_form(1_000)[..3], 0);
+    let back = encode(&Record::Zone { id: 1, end: 1 << 40, duration: 1, value: None }, 0).unwrap();
+    let mut h = back.halves;
+    h[2..10].copy_from_slice(&[0, 0, 0, 0, 1, 0, 0, 0]);
+    bytes.extend(h[..10].iter().flat_map(|x| x.to_le_bytes()));
+    write(out, "decode", "time-goes-back", &decode_input(0, 0, &bytes));
+    let (bytes, _) = encoded(&every_form(1_000)[..4], 0);
+    write(out, "decode", "cut-short", &decode_input(0, 0, &bytes[..bytes.len() - 6]));
+}
+
+const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
+
+/// A device image of simulated cores' rings: one chip of two Wormhole tiles, two RISCs each,
+/// one short launch on each (a small snapshot: the fuzzer's inputs stay small).
+fn image(dir: &Path) -> (PathBuf, Vec<(Risc, Vec<String>)>) {
+    let mut b = ImageBuilder::new(Arch::WormholeB0, 1, TILES.to_vec());
+    let mut sites = Vec::new();
+    let mut seed = 10;
+    for tile in TILES {
+        for risc in [Risc::Brisc, Risc::Trisc0] {
+            seed += 1;
+            let (l1, s) = run_core(Arch::WormholeB0, risc, seed, 2_000 * seed, 1, 5);
+            b.put_ring(0, tile, risc, &l1);
+            sites.push((risc, s));
+        }
+    }
+    let path = dir.join("device.img");
+    b.write(&path).unwrap();
+    (path, sites)
+}
+
+fn snapshot_seeds(out: &Path, image_path: &Path, dir: &Path) {
+    // What a readout of the image read, as `ttprof read --snapshot` records it, with clock
+    // samples and a drained payload besides (every section kind).
+    let mem = MappedImage::open_read_only(image_path).unwrap();
+    let rec = Recorder::new(&mem).unwrap();
+    let live = ttprof::readout::read(&rec, false).unwrap();
+    assert!(live.records() > 40 && !live.has_errors(), "{:?}", live.issues);
+    let snap = rec.into_snapshot();
+    let path = dir.join("device.snap");
+    snap.save(&path).unwrap();
+    let plain = std::fs::read(&path).unwrap();
+    for (i, t) in TILES.iter().enumerate() {
+        for k in 0..3u64 {
+            let before = 1_000_000 * (k + 1) + 10 * i as u64;
+            let sample = SyncSample { host_before_ns: before, device_cycles: 1_000 * before, host_after_ns: before + 700 };
+            snap.add_sync_sample(0, *t, sample).unwrap();
+        }
+    }
+    let (l1, _) = run_core(Arch::WormholeB0, Risc::Ncrisc, 99, 50, 1, 24);
+    snap.add_drained(0, TILES[1], Risc::Ncrisc, &live_span(&l1, Risc::Ncrisc)[..240]).unwrap();
+    snap.save(&path).unwrap();
+    let full = std::fs::read(&path).unwrap();
+    // A snapshot of nothing but its tile table (Blackhole, two chips).
+    let g = Geometry { arch: Arch::Blackhole, chips: 2, tiles_per_chip: 2, l1_size: Arch::Blackhole.l1_size() };
+    Snapshot::new(g, vec![TILES.to_vec(), TILES.to_vec()]).unwrap().save(&path).unwrap();
+    let empty = std::fs::read(&path).unwrap();
+    for (name, bytes) in [("readout", &plain), ("readout-sync-drained", &full), ("tile-table-only", &empty)] {
+        std::fs::write(&path, bytes).unwrap();
+        let back = Snapshot::load(&path).unwrap();
+        if back.extents().is_empty() {
+            // Nothing recorded: a readout names the first word it misses.
+            assert!(ttprof::readout::read(&back, false).is_err());
+        } else {
+            ttprof::readout::read(&back, false).unwrap();
+        }
+        assert_eq!(fnv1a(&bytes[..bytes.len() - 8]).to_le_bytes(), bytes[bytes.len() - 8..]);
+        // The target appends the checksum itself.
+        write(out, "snapshot", name, &bytes[..bytes.len() - 8]);
+    }
+}
+
+fn image_header_seeds(out: &Path, image_path: &Path, dir: &Path) {
+    // The header page of the real image (the target extends it to its size with zeros).
+    let bytes = std::fs::read(image_path).unwrap();
+    let g = Geometry::read_header(&bytes, bytes.len() as u64).unwrap();
+    write(out, "image_header", "wormhole-1x2", &bytes[..g.header_size() as usize]);
+    // Blackhole, three chips of three tiles; and no tiles at all (the header is the file).
+    let tiles = vec![NocCoord::new(1, 2), NocCoord::new(2, 2), NocCoord::new(3, 2)];
+    let path = dir.join("bh.img");
+    ImageBuilder::new(Arch::Blackhole, 3, tiles).write(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let g = Geometry::read_header(&bytes, bytes.len() as u64).unwrap();
+    write(out, "image_header", "blackhole-3x3", &bytes[..g.header_size() as usize]);
+    ImageBuilder::new(Arch::WormholeB0, 0, vec![]).write(&path).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    MappedImage::open(&path).unwrap();
+    write(out, "image_header", "no-chips", &bytes);
+    write(out, "image_header", "fixed-fields-only", &bytes[..riscv_linker::devfile::HEADER_FIXED as usize]);
+}
+
+fn oplog_seeds(out: &Path, dir: &Path, sites: &[(Risc, Vec<String>)]) {
+    let path = dir.join("ops.jsonl");
+    let mut w = OpLogWriter::create(&path).unwrap();
+    let tensor = |memory: &str| TensorDesc {
+        shape: [1, 1, 32, 256],
+        layout: "TILE".into(),
+        dtype: "BFLOAT16".into(),
+        memory: memory.into(),
+    };
+    for run in [10, 11] {
+        w.op(&OpRecord {
+            run_id: run,
+            device: 0,
+            op_code: format!("Matmul{run}"),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![tensor("DEV_0_L1_INTERLEAVED"), tensor("DEV_0_DRAM_INTERLEAVED")],
+            outputs: vec![tensor("DEV_0_L1_INTERLEAVED")],
+            host_start_ns: 1_000 * run as u64,
+            host_end_ns: 1_000 * run as u64 + 900,
+            kernels: sites
+                .iter()
+                .map(|(risc, _)| KernelBinding {
+                    risc: risc.name().into(),
+                    elf: format!("kernels/{}", risc.ident()).into(),
+                    cores: TILES.iter().map(|t| [t.x, t.y]).collect(),
+                })
+                .collect(),
+        })
+        .unwrap();
+        w.signpost(&Signpost { name: format!("after-{run}"), device: 0, host_ns: 1_000 * run as u64 + 950 }).unwrap();
+    }
+    drop(w);
+    let mut bytes = std::fs::read(&path).unwrap();
+    write(out, "oplog", "two-ops-signposts", &bytes);
+    // As a host program writes it by hand: attributes, blank lines, relative and absolute ELFs.
+    bytes = concat!(
+        "\n",
+        r#"{"op":{"run_id":1,"device":0,"op_code":"kernel","op_type":"tt_dnn_device","attributes":{"tiles":"8","k":{"a":[1,2.5,null,true]}},"inputs":[],"outputs":[],"host_start_ns":49501709,"host_end_ns":49604109,"kernels":[{"risc":"BRISC","elf":"kernels/fault","cores":[[1,1],[2,1]]},{"risc":"TRISC_2","elf":"/abs/k.elf","cores":[]}]}}"#,
+        "\n  \n",
+        r#"{"signpost":{"name":"warmup-done","device":0,"host_ns":12000}}"#,
+        "\n"
+    )
+    .as_bytes()
+    .to_vec();
+    write(out, "oplog", "hand-written", &bytes);
+    for (name, bytes) in [("two-ops-signposts", std::fs::read(&path).unwrap()), ("hand-written", bytes)] {
+        std::fs::write(&path, &bytes).unwrap();
+        OpLog::read(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+fn elf_seeds(out: &Path, sites: &[(Risc, Vec<String>)], real: &[PathBuf]) {
+    let (risc, s) = &sites[0];
+    let mut specs = vec![("sim-sites", ElfSpec::kernel(Arch::WormholeB0, *risc, s.clone()))];
+    let kinds = ["zone", "value_zone", "event", "data", "sum"];
+    let every: Vec<String> = kinds.iter().enumerate().map(|(i, k)| site_json(k, &format!("{k}-site"), 10 + i as u32)).collect();
+    specs.push(("every-kind", ElfSpec::kernel(Arch::Blackhole, Risc::Trisc2, every)));
+    for (name, spec) in specs {
+        let bytes = kernel_elf(&spec);
+        KernelElf::parse(Path::new(name), &bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        write(out, "elf_sites", name, &bytes);
+    }
+    for path in real {
+        let bytes = std::fs::read(path).unwrap();
+        let k = KernelElf::parse(path, &bytes).unwrap_or_else(|e| panic!("{e}"));
+        let name = format!("kernel-{}", path.file_stem().unwrap().to_string_lossy());
+        println!("{}: {} sites, {:?} {:?}", path.display(), k.sites.len(), k.arch, k.risc);
+        write(out, "elf_sites", &name, &bytes);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let out = PathBuf::from(args.first().map_or("corpus", |s| s.as_str()));
+    let real: Vec<PathBuf> = args.iter().skip(1).map(PathBuf::from).collect();
+    let dir = ttprof::testing::temp_dir("fuzz-seeds");
+    decode_seeds(&out);
+    let (image_path, sites) = image(&dir);
+    snapshot_seeds(&out, &image_path, &dir);
+    image_header_seeds(&out, &image_path, &dir);
+    oplog_seeds(&out, &dir, &sites);
+    elf_seeds(&out, &sites, &real);
+    let _ = std::fs::remove_dir_all(&dir);
+}
