@@ -68,8 +68,9 @@ impl KernelElf {
                 },
                 SymbolSection::Section(i) if i == sec_index => {
                     let name = sym.name().map_err(|e| err(format!("a symbol in {SITES_SECTION} has a bad name: {e}")))?;
-                    // RISC-V mapping symbols (`$d`, `$x...`, psABI) mark data and code, not sites.
-                    if name.starts_with('$') {
+                    // RISC-V mapping symbols (`$d`, `$x...`, psABI) mark data and code, not sites;
+                    // a section symbol (GNU `strip --strip-debug` adds one) names the section.
+                    if name.starts_with('$') || sym.kind() == object::SymbolKind::Section {
                         continue;
                     }
                     let addr = sym.address();

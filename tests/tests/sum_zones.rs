@@ -188,3 +188,22 @@ fn a_kernel_whose_sum_table_names_another_site_is_refused_with_the_reason() {
     let e = ttprof::elf::KernelElf::parse(elf, &bytes).unwrap_err().to_string();
     assert!(e.contains("sum zone 0") && e.contains("the data site \"acc\"") && e.contains("rebuild the kernel"), "{e}");
 }
+
+#[test]
+fn a_kernel_stripped_by_gnu_strip_keeps_its_sites() {
+    // GNU strip --strip-debug adds a section symbol to .ttprof_sites: it is not a site.
+    let built = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
+    let elf = built.elf("sums").unwrap();
+    let stripped = workspace().join("target/test-sum-zones-stripped");
+    std::fs::copy(elf, &stripped).unwrap();
+    match std::process::Command::new("riscv64-unknown-elf-strip").arg("--strip-debug").arg(&stripped).status() {
+        Ok(s) => assert!(s.success()),
+        Err(_) => {
+            eprintln!("SKIPPED: riscv64-unknown-elf-strip is not installed (scripts/install-test-tools.sh installs it)");
+            return;
+        }
+    }
+    let (a, b) = (ttprof::elf::KernelElf::load(elf).unwrap(), ttprof::elf::KernelElf::load(&stripped).unwrap());
+    assert_eq!(a.sites, b.sites);
+    assert!(a.sites.find("spin-10").is_some());
+}
