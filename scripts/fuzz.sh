@@ -13,6 +13,9 @@
 # nightly-only flag cargo fuzz would pass. The builds have overflow checks and debug
 # assertions on (cargo fuzz's default, and fuzz/Cargo.toml's release profile).
 # TTPROF_FUZZ_TARGET_DIR sets cargo's target directory (default fuzz/target).
+# TTPROF_FUZZ_SEED sets libFuzzer's seed (default 1): a run is then the same sequence of
+# inputs wherever it runs, cut short by the time limit on a slower machine, so CI repeats
+# what was run here; set another seed to explore further.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,7 +56,7 @@ for t in "${targets[@]}"; do
     echo "fuzzing $t for ${seconds}s"
     rc=0
     cargo fuzz run "${fuzz[@]}" "$t" "$work/corpus-$t" "$PWD/fuzz/corpus/$t" -- \
-        -max_total_time="$seconds" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=20 \
+        -max_total_time="$seconds" -seed="${TTPROF_FUZZ_SEED:-1}" -rss_limit_mb=2048 -malloc_limit_mb=2048 -timeout=20 \
         -print_final_stats=1 >"$log" 2>&1 || rc=$?
     if [ "$rc" -eq 0 ]; then
         passed=$((passed + 1))

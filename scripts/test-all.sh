@@ -4,3 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-test-tools.sh
 cargo test --workspace --release "$@"
+# The parsers of untrusted input under libFuzzer, 30 s each from the checked-in corpora
+# (fixed seed: the same inputs as every earlier run, as far as the time allows).
+scripts/fuzz.sh 30
