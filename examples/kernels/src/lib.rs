@@ -19,6 +19,15 @@ pub fn wr(addr: u32, v: u32) {
     unsafe { write_volatile(addr as *mut u32, v) }
 }
 
+/// `n` steps of a counted loop: the measured work of the benchmark and test kernels.
+#[inline(always)]
+pub fn steps(n: u32) {
+    for i in 0..n {
+        // One volatile store per step keeps the loop from being optimised away.
+        wr(ARGS + 0x80, i);
+    }
+}
+
 /// The op and tile count of this launch.
 pub fn args() -> (Op, u32) {
     let op = Op::from_u32(rd(ARGS + arg::OP)).unwrap_or(Op::Add);

@@ -9,16 +9,8 @@
 #![no_std]
 #![no_main]
 
-use ttprof_example_kernels::{rd, ARGS};
+use ttprof_example_kernels::{rd, steps, ARGS};
 use ttprof_rt::{data, event, kernel, sum_zone, zone};
-
-#[inline(always)]
-fn steps(n: u32) {
-    for i in 0..n {
-        // One volatile store per step keeps the loop from being optimised away.
-        unsafe { core::ptr::write_volatile((ARGS + 0x80) as *mut u32, i) };
-    }
-}
 
 fn main() {
     let n = match rd(ARGS) {
