@@ -73,8 +73,8 @@ pub struct RunArgs {
     /// Name of the op (with --kernel).
     #[arg(long, default_value = "kernel")]
     pub name: String,
-    /// Launch the op this many times, each with a new run id.
-    #[arg(long, default_value_t = 1)]
+    /// Launch the op this many times, each with a new run id (1 or more).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub launches: u32,
     /// Written into L1 of every tile before each launch: `ADDR=VALUE` (a 32-bit word) or
     /// `ADDR=@FILE` (the file's bytes). Numbers in decimal or 0x hex.
@@ -211,6 +211,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             op = op.l1(parse_l1(l1)?);
         }
         let launches = if args.manifest.is_some() { plan.launches } else { args.launches };
+        if launches == 0 {
+            return Err(Error::Other(format!("op {:?}: launches = 0, expected 1 or more", plan.name)));
+        }
         ops.push((op, launches));
     }
     let mut cfg = Config::new(arch, grid, &args.out);

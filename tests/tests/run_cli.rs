@@ -95,7 +95,8 @@ fn tiles_launches_and_policy_pick_what_runs() {
 fn mistakes_exit_1_with_what_was_expected() {
     let out = workspace().join("target/test-run-cli/mistakes");
     let sums = elf("sums");
-    let cases: [(Vec<String>, &str); 8] = [
+    let cases: [(Vec<String>, &str); 9] = [
+        (vec!["--kernel".into(), format!("brisc={}", sums.display()), "--launches".into(), "0".into()], "--launches"),
         (vec!["--kernel".into(), format!("brisc={}", sums.display()), "--l1".into(), "0x30000=@/dev/zero".into()], "is not a regular file"),
         (vec!["--manifest".into(), "/dev/zero".into()], "is not a regular file"),
         (vec![], "nothing to run"),
