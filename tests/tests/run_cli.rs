@@ -220,3 +220,31 @@ fn each_op_of_a_manifest_runs_only_its_own_kernels_on_its_own_tiles() {
     .collect();
     assert_eq!(seen, want, "a core outside the op does not rerun the last op's kernel");
 }
+
+#[test]
+fn a_kernel_rebuilt_between_launches_gets_its_own_copy_and_the_first_is_kept() {
+    use ttprof::session::{Config, L1Input, Op, Session};
+    let out = workspace().join("target/test-run-cli/rebuilt");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    let source = out.join("k");
+    let (sums, bench) = (elf("sums"), elf("bench"));
+    let mut s = Session::start(Config::new(Arch::WormholeB0, (1, 1), out.join("run"))).unwrap();
+    let op = Op::new("k").kernel(riscv_linker::Risc::Brisc, &source).l1(L1Input::word(example_abi::ARGS, 0));
+    // Three builds of one path: sums, bench, sums with a byte more (another build).
+    let mut third = std::fs::read(&sums).unwrap();
+    third.push(0);
+    let builds = [std::fs::read(&sums).unwrap(), std::fs::read(&bench).unwrap(), third, std::fs::read(&sums).unwrap()];
+    for b in &builds {
+        std::fs::write(&source, b).unwrap(); // "rebuilt" in place
+        s.launch(&op).unwrap();
+    }
+    let p = s.finish().unwrap();
+    let copies: Vec<PathBuf> = p.oplog.ops().map(|o| p.oplog.resolve_path(&o.kernels[0].elf)).collect();
+    assert_eq!(copies[0], copies[3], "the same contents again: the same copy");
+    assert!(copies[0] != copies[1] && copies[1] != copies[2] && copies[0] != copies[2], "{copies:?}");
+    assert_eq!(std::fs::read(&copies[2]).unwrap(), builds[2]);
+    assert_eq!(std::fs::read(&copies[0]).unwrap(), std::fs::read(&sums).unwrap(), "the first copy was not overwritten");
+    assert_eq!(std::fs::read(&copies[1]).unwrap(), std::fs::read(&bench).unwrap());
+    assert!(p.resolution.issues.is_empty(), "{:#?}", p.resolution.issues);
+}

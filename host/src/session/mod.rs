@@ -119,8 +119,10 @@ pub struct Session {
     log: OpLogWriter,
     tiles: Vec<NocCoord>,
     next_run: u32,
-    /// Source ELF path -> its copy under `kernels/`.
-    copies: HashMap<PathBuf, PathBuf>,
+    /// (source ELF path, hash of its bytes) -> its copy under `kernels/`.
+    copies: HashMap<(PathBuf, u64), PathBuf>,
+    /// ELFs the caller put under `kernels/` itself (used in place; no copy may take a name).
+    in_folder: std::collections::HashSet<PathBuf>,
     launched: Vec<Launched>,
     faults: Vec<Fault>,
 }
@@ -167,6 +169,7 @@ impl Session {
             tiles,
             next_run: 1,
             copies: HashMap::new(),
+            in_folder: Default::default(),
             launched: Vec::new(),
             faults: Vec::new(),
         })
@@ -345,20 +348,26 @@ impl Session {
     /// Copies a kernel ELF under `kernels/` once per source path: `kernels/<name>`, or
     /// `kernels/<name>-<n>` when another ELF of that name was copied already.
     fn copy_kernel(&mut self, elf: &Path, bytes: &[u8]) -> Result<PathBuf> {
-        let key = std::path::absolute(elf).unwrap_or_else(|_| elf.to_path_buf());
+        let source = std::path::absolute(elf).unwrap_or_else(|_| elf.to_path_buf());
         let dir = std::path::absolute(self.cfg.out.join("kernels")).unwrap_or_else(|_| self.cfg.out.join("kernels"));
-        if key.parent() == Some(dir.as_path()) {
-            // Already a copy in the output folder (the caller built it there).
-            self.copies.insert(key.clone(), key.clone());
-            return Ok(key);
+        if source.parent() == Some(dir.as_path()) {
+            // Already in the output folder (the caller built it there).
+            self.in_folder.insert(source.clone());
+            return Ok(source);
         }
+        // One copy per (source, contents): a rebuilt kernel gets a new copy, and the copies
+        // earlier ops of the op log name are never overwritten.
+        let key = (source, {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            bytes.hash(&mut h);
+            h.finish()
+        });
         if let Some(copy) = self.copies.get(&key) {
-            if std::fs::read(copy).ok().as_deref() == Some(bytes) {
-                return Ok(copy.clone());
-            }
+            return Ok(copy.clone());
         }
         let stem = elf.file_name().map_or("kernel".into(), |n| n.to_string_lossy().into_owned());
-        let taken = |p: &Path| self.copies.values().any(|c| c == p);
+        let taken = |p: &Path| self.in_folder.contains(p) || self.copies.values().any(|c| c == p);
         let mut copy = dir.join(&stem);
         let mut n = 2;
         while taken(&copy) {
