@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use ttprof::kernels::{self, BuiltKernels, KernelBuild};
 use ttprof::launch::Policy;
-use ttprof::session::{Config, L1Input, Op, Session};
+use ttprof::session::{parse_arch, parse_grid, Config, L1Input, Op, Session};
 use ttprof::{issue, Error, Result};
 
 /// Arguments of `ttprof build`.
@@ -375,16 +375,6 @@ fn parse_u32(s: &str) -> Option<u32> {
         Some(hex) => u32::from_str_radix(hex, 16).ok(),
         None => s.parse().ok(),
     }
-}
-
-pub fn parse_arch(s: &str) -> std::result::Result<Arch, String> {
-    Arch::from_name(s).ok_or_else(|| format!("unknown arch {s:?}: use wormhole_b0 or blackhole"))
-}
-
-pub fn parse_grid(s: &str) -> std::result::Result<(u8, u8), String> {
-    let (c, r) = s.split_once(['x', 'X']).ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
-    let n = |v: &str| v.trim().parse::<u8>().map_err(|e| format!("grid {s:?}: {e}"));
-    Ok((n(c)?, n(r)?))
 }
 
 #[cfg(test)]

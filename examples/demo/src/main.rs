@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::issue;
 use ttprof::launch::Settings;
+use ttprof::session::{parse_arch, parse_grid};
 use ttprof::tracy;
 use ttprof_demo::scenario::{self, Fallible, Scenario};
 use ttprof_demo::{ops, workspace};
@@ -47,16 +48,6 @@ struct Args {
 enum Consumer {
     InProcess,
     None,
-}
-
-fn parse_arch(s: &str) -> Result<Arch, String> {
-    Arch::from_name(s).ok_or_else(|| format!("unknown arch {s:?}: use wormhole_b0 or blackhole"))
-}
-
-fn parse_grid(s: &str) -> Result<(u8, u8), String> {
-    let (c, r) = s.split_once(['x', 'X']).ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
-    let n = |v: &str| v.trim().parse::<u8>().map_err(|e| format!("grid {s:?}: {e}"));
-    Ok((n(c)?, n(r)?))
 }
 
 fn run(args: &Args) -> Fallible<()> {

@@ -96,6 +96,18 @@ impl Config {
     }
 }
 
+/// An arch as users spell it (`wormhole_b0`, `blackhole`); the error says what is accepted.
+pub fn parse_arch(s: &str) -> std::result::Result<Arch, String> {
+    Arch::from_name(s).ok_or_else(|| format!("unknown arch {s:?}: use wormhole_b0 or blackhole"))
+}
+
+/// A grid `COLSxROWS` (e.g. `2x2`) for [`Config::grid`].
+pub fn parse_grid(s: &str) -> std::result::Result<(u8, u8), String> {
+    let (c, r) = s.split_once(['x', 'X']).ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
+    let n = |v: &str| v.trim().parse::<u8>().map_err(|e| format!("grid {s:?}: {e}"));
+    Ok((n(c)?, n(r)?))
+}
+
 /// What one launch did.
 #[derive(Clone, Debug)]
 pub struct Launched {
