@@ -145,7 +145,12 @@ impl ZoneTable {
 
     /// Sum of the counts of `Loss` rows (drops reported in-band).
     pub fn losses(&self) -> u64 {
-        self.extra.iter().filter(|e| e.kind == RecordKind::Loss).map(|e| e.count as u64).sum()
+        self.losses_since(0)
+    }
+
+    /// The same over the side-table rows from index `extras` on (what a decode added).
+    pub fn losses_since(&self, extras: usize) -> u64 {
+        self.extra[extras..].iter().filter(|e| e.kind == RecordKind::Loss).map(|e| e.count as u64).sum()
     }
 
     /// The rows in order.

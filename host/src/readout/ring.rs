@@ -109,11 +109,7 @@ impl RingEntry {
         self.report.payload_bytes += good as u64;
         self.rows += (self.table.len() - rows) as u64;
         self.zones += self.table.zones_since(rows, extras) as u64;
-        self.report.losses_in_band += self.table.extra[extras..]
-            .iter()
-            .filter(|e| e.kind == crate::decode::RecordKind::Loss)
-            .map(|e| e.count as u64)
-            .sum::<u64>();
+        self.report.losses_in_band += self.table.losses_since(extras);
         self.mid_stream = None;
         self.consumed_before = 0;
         if good < bytes.len() {
@@ -179,7 +175,7 @@ impl RingEntry {
                 }
             }
             self.zones += self.table.zones_since(rows, extras) as u64;
-            r.losses_in_band += self.table.extra[extras..].iter().filter(|e| e.kind == crate::decode::RecordKind::Loss).map(|e| e.count as u64).sum::<u64>();
+            r.losses_in_band += self.table.losses_since(extras);
             if let Err(err) = result {
                 let consumed = stats.payload_bytes + stats.skipped_bytes;
                 let lost = head.wrapping_sub(self.tail) as u64 - consumed;
