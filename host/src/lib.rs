@@ -35,14 +35,15 @@ pub mod launch;
 pub mod markers;
 pub mod oplog;
 pub mod outputs;
-pub mod progress;
 pub mod readout;
 pub mod replay;
 pub mod report;
 pub mod resolve;
+#[cfg(feature = "emulator")]
 pub mod session;
 pub mod sites;
 pub mod summary;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod timebase;
 pub mod timeline;

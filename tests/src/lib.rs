@@ -55,7 +55,7 @@ pub fn ttprof_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable's path");
     let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
     let bin = profile_dir.join("ttprof");
-    assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p ttprof` first)", bin.display());
+    assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p ttprof-cli` first)", bin.display());
     bin
 }
 

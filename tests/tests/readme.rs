@@ -157,13 +157,13 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
     assert!(err.contains("kernel!(trisc1, ..) names trisc1, but build.rs links it for trisc0"), "{err}");
 }
 
-/// The README's `cargo run --release -p ttprof -- <command> --help`: cargo can only run it if
-/// the package says which of its binaries is the default (it has benchmark binaries too),
-/// and every command the README lists answers `--help`.
+/// The README's `cargo run --release -p ttprof-cli -- <command> --help`: cargo can only run
+/// it if the package's one binary (or its default one) is `ttprof`, and every command the
+/// README lists answers `--help`.
 #[test]
 fn the_readme_s_help_command_runs_for_every_listed_command() {
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
-    assert!(readme.contains("`cargo run --release -p ttprof -- <command> --help`"));
+    assert!(readme.contains("`cargo run --release -p ttprof-cli -- <command> --help`"));
     let meta = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
         .current_dir(workspace())
@@ -171,8 +171,10 @@ fn the_readme_s_help_command_runs_for_every_listed_command() {
         .unwrap();
     assert!(meta.status.success(), "{}", String::from_utf8_lossy(&meta.stderr));
     let meta: serde_json::Value = serde_json::from_slice(&meta.stdout).unwrap();
-    let host = meta["packages"].as_array().unwrap().iter().find(|p| p["name"] == "ttprof").unwrap();
-    assert_eq!(host["default_run"], "ttprof", "`cargo run -p ttprof` must pick the ttprof binary");
+    let cli = meta["packages"].as_array().unwrap().iter().find(|p| p["name"] == "ttprof-cli").unwrap();
+    let bins: Vec<&str> =
+        cli["targets"].as_array().unwrap().iter().filter(|t| t["kind"][0] == "bin").map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(bins == ["ttprof"] || cli["default_run"] == "ttprof", "`cargo run -p ttprof-cli` must pick the ttprof binary: {bins:?}");
     let commands: Vec<&str> = readme
         .lines()
         .filter_map(|l| l.strip_prefix("ttprof "))

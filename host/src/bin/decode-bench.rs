@@ -3,7 +3,7 @@
 //! figures that count) and, as the "before", the rich seven-column table (`Decoder::decode`);
 //! also the compact decode of a stream of short zones only (the hot loop by itself).
 //!
-//! `cargo run --release -p ttprof --bin decode-bench [-- --mib N --out FILE]`
+//! `cargo run --release -p ttprof --features bench --bin decode-bench [-- --mib N --out FILE]`
 //!
 //! The stream is what dense instrumentation produces (mostly 6-byte short zones, some
 //! 32-bit zones, events, data and a `Run` record now and then), encoded by the runtime's own

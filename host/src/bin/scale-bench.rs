@@ -1,7 +1,7 @@
 //! Scale benchmark: 140 tiles x 5 RISCs x 100k zones (70 M zones) read out and written to
 //! `profile_log_device.csv`, with the time and the peak memory against the ring data.
 //!
-//! `cargo run --release -p ttprof --bin scale-bench [-- --tiles N --zones N --out FILE --csv FILE --keep-csv]`
+//! `cargo run --release -p ttprof --features bench --bin scale-bench [-- --tiles N --zones N --out FILE --csv FILE --keep-csv]`
 //!
 //! Rings hold 8 KiB, so 100k zones per RISC cannot sit in device memory at once. What is
 //! measured, honestly:
@@ -134,7 +134,7 @@ fn produce_all(tiles: usize, zones: u64) -> Vec<TileRings> {
     let jobs = tiles * 5;
     let next = AtomicUsize::new(0);
     let done: Mutex<BTreeMap<usize, Produced>> = Mutex::new(BTreeMap::new());
-    let bar = ttprof::progress::bar(jobs as u64, "rings produced");
+    let bar = progress_bar(jobs as u64, "rings produced");
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -251,7 +251,7 @@ fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: Vec<TileRings>) -> 
         let _ = std::fs::create_dir_all(dir);
     }
     let mut m = Measured { zones: 0, records: 0, rows: 0, payload: 0, bus: 0, stalls: 0, issues: 0, written_s: 0.0 };
-    let bar = ttprof::progress::bar(rings.len() as u64, "tiles read out and written");
+    let bar = progress_bar(rings.len() as u64, "tiles read out and written");
     let mut csv = RingCsv::new(replay_geometry(&replay), None);
     let result = ttprof::capture::write::write_atomic_threaded(&a.csv, |out| {
         let mut out = out;
@@ -333,4 +333,11 @@ fn peak_rss_bytes() -> u64 {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
+}
+
+/// A bar over `len` units of `unit` on stderr (hidden when stderr is not a terminal).
+fn progress_bar(len: u64, unit: &str) -> indicatif::ProgressBar {
+    let style = indicatif::ProgressStyle::with_template(&format!("{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit}"))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    indicatif::ProgressBar::new(len).with_style(style)
 }

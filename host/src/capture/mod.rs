@@ -13,12 +13,11 @@
 //! arrives, and the writer decodes, resolves and writes one ring at a time. Nothing is lost or duplicated across drains: each drain reads
 //! `[TAIL, HEAD)` and then moves `TAIL` to `HEAD`.
 
-pub mod cli;
 pub mod spool;
 pub mod stop;
 pub mod write;
 
-pub use stop::{install_ctrl_c, interrupted, StopWhen, Stopped};
+pub use stop::{interrupt, interrupted, StopWhen, Stopped};
 
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
@@ -82,7 +81,7 @@ pub struct Progress {
     pub rings: usize,
 }
 
-/// Captures from `mem` until `stop` (or Ctrl-C, if [`install_ctrl_c`] was called), spooling
+/// Captures from `mem` until `stop` (or Ctrl-C, if [`interrupt`] was called, as the command line does on Ctrl-C), spooling
 /// into a temporary file in `dir`.
 pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, dir: &Path, mut progress: impl FnMut(&Progress)) -> Result<Captured> {
     stop.check()?;

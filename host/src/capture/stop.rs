@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// What ends a capture (Ctrl-C always does, once [`install_ctrl_c`] was called).
+/// What ends a capture (Ctrl-C always does, once [`interrupt`] was called).
 #[derive(Clone, Debug, PartialEq)]
 pub enum StopWhen {
     /// Only Ctrl-C (or SIGTERM).
@@ -37,19 +37,15 @@ impl Stopped {
     }
 }
 
-/// Routes Ctrl-C and SIGTERM to [`interrupted`] instead of ending the process, so a capture
-/// stops cleanly: it drains once more, detaches and writes its files. A second Ctrl-C while
-/// that happens ends the process at once (exit code 130).
-pub fn install_ctrl_c() -> Result<()> {
-    ctrlc::set_handler(|| {
-        if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    })
-    .map_err(|e| Error::Other(format!("cannot install the Ctrl-C handler: {e}")))
+/// Asks every capture in this process to stop as after Ctrl-C: it drains once more, detaches
+/// and writes its files. Returns whether a stop had already been asked for (a second Ctrl-C,
+/// on which a command line ends the process at once). The `ttprof` command line calls this
+/// from its Ctrl-C and SIGTERM handler.
+pub fn interrupt() -> bool {
+    INTERRUPTED.swap(true, Ordering::SeqCst)
 }
 
-/// Whether Ctrl-C (or SIGTERM) was received since [`install_ctrl_c`].
+/// Whether Ctrl-C (or SIGTERM) was received since [`interrupt`].
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

@@ -13,7 +13,6 @@ use crate::readout::{checks, Readout, RingId, RingReport};
 use crate::resolve::{Resolution, Resolver, RingSites};
 use crate::sites::SiteTable;
 use std::sync::Arc;
-use indicatif::ProgressBar;
 use riscv_linker::devfile::Geometry;
 use std::io::{self, Write};
 use std::path::Path;
@@ -132,19 +131,20 @@ pub fn decode_all(captured: &mut Captured) -> Result<Vec<Issue>> {
     Ok(issues)
 }
 
-/// Writes the capture's device CSV to `path` (atomically), ring by ring.
-pub fn write_csv(path: &Path, captured: &mut Captured, oplog: Option<&OpLog>, bar: &ProgressBar) -> Result<Written> {
+/// Writes the capture's device CSV to `path` (atomically), ring by ring; `progress` is
+/// told how many rings are written after each one.
+pub fn write_csv(path: &Path, captured: &mut Captured, oplog: Option<&OpLog>, progress: &mut dyn FnMut(u64)) -> Result<Written> {
     let mut csv = RingCsv::new(captured.readout.geometry, oplog);
     let mut table = ZoneTable::new();
     let mut decode_issues = Vec::new();
     let spool = &mut captured.payload;
     write_atomic(path, |w| {
         csv.header(w)?;
-        for ring in &captured.readout.rings {
+        for (i, ring) in captured.readout.rings.iter().enumerate() {
             let payload = spool.read(ring.id).map_err(io::Error::other)?;
             decode_issues.extend(decode_payload(ring.id, &payload, &mut table));
             csv.ring(w, ring, &table)?;
-            bar.inc(1);
+            progress(i as u64 + 1);
         }
         Ok(())
     })?;

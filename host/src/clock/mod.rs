@@ -86,16 +86,19 @@
 //! issue; if no chip can be fitted, [`fit`] fails. Nothing here panics on bad samples.
 
 mod chip;
-pub mod cli;
+#[cfg(feature = "emulator")]
 mod emu;
 mod filter;
 mod report;
 mod solve;
+mod source;
 mod sync;
 #[cfg(test)]
 mod tests;
 
+#[cfg(feature = "emulator")]
 pub use emu::{emu_tiles, EmuClock};
+pub use source::{readout_note, timebase_for};
 pub use filter::Drops;
 pub use report::{fit, ChipFit, Fit};
 pub use sync::{all_tiles, ClockSync, DEFAULT_SPACING_NS};

@@ -25,7 +25,7 @@ pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> 
     let readout = readout::read(mem.as_ref(), false)?;
     let res = Resolver::new(&log).resolve(&readout);
     let g = readout.geometry;
-    let (timebase, clock_note) = crate::clock::cli::timebase_for(device, g.arch, g.chips);
+    let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
     eprintln!("{clock_note}");
     let stream = Stream::build(&readout, &res, Some(&log), &timebase, &StreamOptions::default())?;
     let s = &stream.summary;

@@ -1,4 +1,4 @@
-//! `ttprof capture`: the command line around [`super::capture`] and [`super::write`].
+//! `ttprof capture`: the command line around [`ttprof::capture`] and its ring-by-ring writer.
 //!
 //! Writes `profile_log_device.csv` and `capture.json` (per-ring and total counts: zones,
 //! records, payload and bus bytes, drops, stalls, drains, why it stopped) into `--out`,
@@ -12,21 +12,20 @@
 //! CSV written, with unnamed zones and an error. On an image nothing is running on (no
 //! kernel running, nobody answering its clock mailbox) it says so before it starts.
 //!
-//! Numeric arguments are checked before anything else ([`seconds_arg`], [`number_arg`],
-//! [`integer_arg`], which the other commands use too): NaN, negative, infinite or absurd
-//! values (more than a year) are errors naming the argument, never a panic.
+//! Numeric arguments are checked before anything else ([`crate::args`]).
 
-use super::stop::{install_ctrl_c, StopWhen};
-use super::{capture, write, Captured, Pacing};
-use crate::devmem::{self, DeviceMemory, FileKind, MappedImage};
-use crate::error::{Error, Result};
-use crate::issue::{self, Issue};
-use crate::oplog::OpLog;
-use crate::outputs::{self, Options};
-use crate::resolve::Resolver;
-use crate::timebase::Timebase;
-use crate::{atomic, clock, csv, progress, summary};
+use crate::args::{integer_arg, seconds_arg, threshold_ns_arg};
+use crate::progress;
+use crate::stop::install_ctrl_c;
 use riscv_linker::devfile;
+use ttprof::capture::{capture, write, Captured, Pacing, StopWhen};
+use ttprof::devmem::{self, DeviceMemory, FileKind, MappedImage};
+use ttprof::issue::{self, Issue};
+use ttprof::oplog::OpLog;
+use ttprof::outputs::{self, Options};
+use ttprof::resolve::Resolver;
+use ttprof::timebase::Timebase;
+use ttprof::{atomic, clock, csv, summary, Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -75,43 +74,9 @@ pub struct CaptureArgs {
 /// Name of the summary file.
 pub const SUMMARY_FILE: &str = "capture.json";
 
-/// A year in seconds: the longest time any numeric argument may ask for. Longer is a typo,
-/// and far longer is past what a `Duration` or an `Instant` holds (`--seconds 1e20`).
-pub const YEAR_SECONDS: u64 = 365 * 24 * 3600;
-
 /// The longest `--idle-poll-ms`: a minute (a capture notices the end of `--seconds`, the
 /// flag file and Ctrl-C only between polls).
 pub const MAX_IDLE_POLL_MS: u64 = 60_000;
-
-/// `--{name} {value}` if `range` holds it (never NaN), else an error that names the
-/// argument and says what it expects (`expected`, e.g. "a number of seconds from 0 to 10").
-pub fn number_arg(name: &str, value: f64, range: std::ops::RangeInclusive<f64>, expected: &str) -> Result<f64> {
-    if range.contains(&value) {
-        return Ok(value);
-    }
-    Err(Error::Other(format!("--{name} {value}: expected {expected}")))
-}
-
-/// [`number_arg`] for an integer argument.
-pub fn integer_arg(name: &str, value: u64, range: std::ops::RangeInclusive<u64>, expected: &str) -> Result<u64> {
-    if range.contains(&value) {
-        return Ok(value);
-    }
-    Err(Error::Other(format!("--{name} {value}: expected {expected}")))
-}
-
-/// `--{name} {seconds}` as a duration: from 0 to a year.
-pub fn seconds_arg(name: &str, seconds: f64) -> Result<Duration> {
-    let expected = format!("a number of seconds from 0 to {YEAR_SECONDS} (a year)");
-    let seconds = number_arg(name, seconds, 0.0..=YEAR_SECONDS as f64, &expected)?;
-    Duration::try_from_secs_f64(seconds).map_err(|e| Error::Other(format!("--{name} {seconds}: {e}")))
-}
-
-/// `--{name} {ns}` as a threshold in ns: from 0 to a year.
-pub fn threshold_ns_arg(name: &str, ns: f64) -> Result<f64> {
-    let max = YEAR_SECONDS as f64 * 1e9;
-    number_arg(name, ns, 0.0..=max, &format!("a number of ns from 0 to {max} (a year)"))
-}
 
 /// The checked numeric arguments of `ttprof capture`: when to stop (`None`: not after a
 /// time), the longest pause between polls, the summary threshold.
@@ -172,7 +137,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog)?,
         _ => {
             let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
-            let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &bar)?;
+            let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &mut |n| bar.set_position(n))?;
             bar.finish_and_clear();
             written
         }
@@ -238,7 +203,7 @@ fn write_all_outputs(args: &CaptureArgs, threshold_ns: f64, captured: &mut Captu
     let mut sites = Resolver::new(oplog).resolve(readout);
     let g = readout.geometry;
     let (timebase, clock_note) = match &args.clock {
-        Some(path) => clock::cli::timebase_for(path, g.arch, g.chips),
+        Some(path) => clock::timebase_for(path, g.arch, g.chips),
         None => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
     };
     let options = Options { summary_threshold_ns: threshold_ns, ..Options::default() };
@@ -329,7 +294,8 @@ fn print_summary(c: &Captured, w: &write::Written, csv_path: &Path, summary_path
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{temp_dir, ImageBuilder};
+    use crate::args::YEAR_SECONDS;
+    use ttprof::testing::{temp_dir, ImageBuilder};
     use riscv_linker::{Arch, NocCoord};
 
     fn args(dir: &Path, oplog: Option<PathBuf>, no_oplog: bool) -> CaptureArgs {

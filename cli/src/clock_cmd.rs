@@ -5,13 +5,11 @@
 //! sync.snap` before the first op and again after the last (each call appends one window),
 //! then `ttprof clock --device sync.snap` prints the fit of both windows.
 
-use super::{all_tiles, fit, ClockSync, FitOptions};
-use crate::capture::cli::{integer_arg, YEAR_SECONDS};
-use crate::devmem::{self, DeviceMemory, FileKind, MappedImage, Snapshot};
-use crate::error::{Error, Result};
-use crate::timebase::Timebase;
-use riscv_linker::Arch;
+use crate::args::{integer_arg, YEAR_SECONDS};
 use std::path::{Path, PathBuf};
+use ttprof::clock::{all_tiles, fit, ClockSync, FitOptions, TileSample};
+use ttprof::devmem::{self, DeviceMemory, FileKind, MappedImage, Snapshot};
+use ttprof::{Error, Result};
 use std::process::ExitCode;
 
 /// Arguments of `ttprof clock`.
@@ -44,7 +42,7 @@ fn check_numbers(args: &ClockArgs) -> Result<()> {
     let year_us = YEAR_SECONDS * 1_000_000;
     let spacing = integer_arg("spacing-us", args.spacing_us, 0..=year_us, &format!("a number of µs from 0 to {year_us} (a year)"))?;
     if (samples - 1).checked_mul(spacing).is_none_or(|us| us > year_us) {
-        return Err(crate::error::Error::Other(format!(
+        return Err(Error::Other(format!(
             "--samples {samples} --spacing-us {spacing}: a window of {samples} rounds {spacing} µs apart lasts more than a year"
         )));
     }
@@ -90,7 +88,7 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
 }
 
 /// Appends the window to the snapshot at `path`; returns every sample it then holds.
-fn record(path: &Path, mem: &MappedImage, sync: &ClockSync) -> Result<Vec<super::TileSample>> {
+fn record(path: &Path, mem: &MappedImage, sync: &ClockSync) -> Result<Vec<TileSample>> {
     let snap = if path.exists() { Snapshot::load(path)? } else { Snapshot::like(mem)? };
     snap.add_sync_samples(sync.samples())?;
     snap.save(path)?;
@@ -99,34 +97,3 @@ fn record(path: &Path, mem: &MappedImage, sync: &ClockSync) -> Result<Vec<super:
     Ok(all)
 }
 
-/// The timebase for a readout of `device`, and one line saying where it comes from: the fit
-/// of the clock samples a snapshot recorded, or the nominal clock (and why).
-pub fn timebase_for(device: &Path, arch: Arch, chips: u32) -> (Timebase, String) {
-    let nominal = |why: &str| (Timebase::nominal(arch, chips), format!("clock: nominal {} MHz, not aligned ({why})", arch.aiclk_mhz()));
-    let Ok(FileKind::Snapshot) = devmem::file_kind(device) else {
-        return nominal("a device image has no recorded sync samples; `ttprof clock --record` records them");
-    };
-    let Ok(snap) = Snapshot::load(device) else { return nominal("the snapshot cannot be loaded") };
-    let samples = snap.sync_samples();
-    if samples.is_empty() {
-        return nominal("the snapshot has no sync samples; `ttprof clock --record` records them");
-    }
-    match fit(&samples, arch, chips, &FitOptions::default()) {
-        Ok(f) => {
-            let issues: Vec<String> = f.issues.iter().map(|i| format!("\n{i}")).collect();
-            let note = format!("{f}{}", issues.concat());
-            (f.timebase, note)
-        }
-        Err(e) => (Timebase::nominal(arch, chips), format!("clock: not aligned, nominal {} MHz: {e}", arch.aiclk_mhz())),
-    }
-}
-
-/// One line for a readout of `device`: the fit of the clock samples it recorded, or why
-/// its times stay nominal.
-pub fn readout_note(device: &Path) -> String {
-    let (arch, chips) = match devmem::open(device, false) {
-        Ok(mem) => (mem.geometry().arch, mem.geometry().chips),
-        Err(e) => return format!("clock: not aligned: {e}"),
-    };
-    timebase_for(device, arch, chips).1
-}

@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use ttprof::capture::cli::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
+use args::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
 use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
 use ttprof::issue;
 use ttprof::oplog::OpLog;
@@ -11,8 +11,13 @@ use ttprof::readout::{self, Readout};
 use ttprof::resolve::Resolver;
 use ttprof::{csv, summary, Error, Result};
 
+mod args;
+mod capture_cmd;
+mod clock_cmd;
+mod progress;
 mod report_cmd;
 mod run_cmd;
+mod stop;
 
 #[derive(Parser)]
 #[command(
@@ -74,7 +79,7 @@ enum Command {
     /// Attach to a running emulator's device image, drain the rings while kernels run, and
     /// write what was captured when told to stop (after --seconds, when --until-file-gone's
     /// file disappears, or on Ctrl-C).
-    Capture(ttprof::capture::cli::CaptureArgs),
+    Capture(capture_cmd::CaptureArgs),
     /// Record the device memory a readout needs into a snapshot file, for offline replay.
     Snapshot {
         /// The emulator's device image.
@@ -106,7 +111,7 @@ enum Command {
     /// Clock alignment: take a sync window from a live device image through its clock
     /// mailbox (optionally appending it to a snapshot), or fit a snapshot's recorded samples;
     /// print each chip's fitted frequency, drift, residual and estimated error.
-    Clock(ttprof::clock::cli::ClockArgs),
+    Clock(clock_cmd::ClockArgs),
 }
 
 fn main() -> ExitCode {
@@ -131,8 +136,8 @@ fn main() -> ExitCode {
             output,
             full,
         } => snapshot(&device, &output, full),
-        Command::Capture(args) => ttprof::capture::cli::run(args),
-        Command::Clock(args) => ttprof::clock::cli::run(&args),
+        Command::Capture(args) => capture_cmd::run(args),
+        Command::Clock(args) => clock_cmd::run(&args),
         Command::Report {
             input,
             out,
@@ -195,7 +200,7 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
     let csv_path = out.join(csv::FILE_NAME);
     let g = readout.geometry;
-    let (timebase, clock_note) = ttprof::clock::cli::timebase_for(device, g.arch, g.chips);
+    let (timebase, clock_note) = ttprof::clock::timebase_for(device, g.arch, g.chips);
     let rows = csv::write_file(&csv_path, &readout, &sites, csv::freq_mhz(&timebase))?;
 
     let timeline = ttprof::timeline::Timeline::build(&readout, &sites, Some(&oplog), &timebase);

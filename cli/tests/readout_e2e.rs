@@ -2,6 +2,7 @@
 //! emulator's file layout), synthetic kernel ELFs with the simulators' site tables, an op
 //! log; then readout, resolution, CSV, snapshots, damaged inputs and the CLI.
 
+#[path = "../../host/tests/common/mod.rs"]
 mod common;
 
 use common::*;

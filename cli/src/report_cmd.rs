@@ -23,7 +23,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     let mem = devmem::open(a.device, false)?;
     let readout = readout::read(mem.as_ref(), false)?;
     let sites = Resolver::new(&oplog).resolve(&readout);
-    let (timebase, clock_note) = ttprof::clock::cli::timebase_for(a.device, readout.geometry.arch, readout.geometry.chips);
+    let (timebase, clock_note) = ttprof::clock::timebase_for(a.device, readout.geometry.arch, readout.geometry.chips);
     if readout.zones() == 0 {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
         issue::print(&readout.issues);
