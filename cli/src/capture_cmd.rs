@@ -23,7 +23,8 @@ use ttprof::devmem::{self, DeviceMemory, FileKind, MappedImage};
 use ttprof::issue::{self, Issue};
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
-use ttprof::resolve::Resolver;
+use ttprof::profile::Profile;
+use ttprof::readout::Readout;
 use ttprof::timebase::Timebase;
 use ttprof::{atomic, clock, csv, summary, Error, Result};
 use std::path::{Path, PathBuf};
@@ -199,15 +200,22 @@ fn read_oplog(path: Option<&Path>, all_outputs: bool) -> (Option<OpLog>, Option<
 /// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
 fn write_all_outputs(args: &CaptureArgs, threshold_ns: f64, captured: &mut Captured, oplog: &OpLog) -> Result<write::Written> {
     let mut issues = write::decode_all(captured)?;
-    let readout = &captured.readout;
-    let mut sites = Resolver::new(oplog).resolve(readout);
-    let g = readout.geometry;
+    let g = captured.readout.geometry;
     let (timebase, clock_note) = match &args.clock {
         Some(path) => clock::timebase_for(path, g.arch, g.chips),
         None => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
     };
     let options = Options { summary_threshold_ns: threshold_ns, ..Options::default() };
-    let mut out = outputs::write_all(&args.out, readout, &sites, oplog, &timebase, &options)?;
+    // The model takes the records for the outputs' one pass, then gives them back (the
+    // capture summary lists the rings).
+    let empty = Readout { geometry: g, rings: Vec::new(), issues: Vec::new(), bus_bytes: 0, tiles: 0, unused_tiles: 0 };
+    let readout = std::mem::replace(&mut captured.readout, empty);
+    let profile = Profile::new(readout, Some(oplog.clone()), timebase);
+    let written = outputs::write_all(&args.out, &profile, &options);
+    let Profile { readout, mut sites, .. } = profile;
+    captured.readout = readout;
+    let readout = &captured.readout;
+    let mut out = written?;
     print!("{}", summary::render(&out.summary));
     println!();
     println!("{clock_note}");

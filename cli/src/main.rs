@@ -7,9 +7,10 @@ use args::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
 use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
 use ttprof::issue;
 use ttprof::oplog::OpLog;
+use ttprof::profile::{Loaded, Profile};
 use ttprof::readout::{self, Readout};
-use ttprof::resolve::Resolver;
-use ttprof::{csv, summary, Error, Result};
+use ttprof::sink::{self, DeviceCsv, SummarySink};
+use ttprof::{csv, Error, Result};
 
 mod args;
 mod capture_cmd;
@@ -194,26 +195,22 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
                     .into(),
         });
     }
-    let mem = devmem::open(device, consume)?;
-    let readout = readout::read(mem.as_ref(), consume)?;
-    let sites = Resolver::new(&oplog).resolve(&readout);
+    let Loaded { profile, memory, clock_note } = Profile::open(device, Some(oplog), consume)?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
     let csv_path = out.join(csv::FILE_NAME);
-    let g = readout.geometry;
-    let (timebase, clock_note) = ttprof::clock::timebase_for(device, g.arch, g.chips);
-    let rows = csv::write_file(&csv_path, &readout, &sites, csv::freq_mhz(&timebase))?;
-
-    let timeline = ttprof::timeline::Timeline::build(&readout, &sites, Some(&oplog), &timebase);
-    print!(
-        "{}",
-        summary::render(&summary::per_op(&timeline, &timebase, 0.0))
-    );
+    // The device CSV and the summary (printed, not written) in one pass over the rings.
+    let mut device_csv = DeviceCsv::new(&csv_path);
+    let mut summary = SummarySink::printed(0.0);
+    sink::drive(&profile, &mut [&mut device_csv, &mut summary])?;
+    if let Some((_, text)) = &summary.summary {
+        print!("{text}");
+    }
     println!();
-    print_readout_line(&readout, mem.as_ref());
+    print_readout_line(&profile.readout, memory.as_ref());
     println!("{clock_note}");
-    println!("wrote {} ({rows} rows)", csv_path.display());
+    println!("wrote {} ({} rows)", csv_path.display(), device_csv.written_rows);
 
-    let errors = issue::print(&readout.issues) + issue::print(&sites.issues);
+    let errors = issue::print(&profile.readout.issues) + issue::print(&profile.sites.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the output is incomplete");
         return Ok(ExitCode::from(2));

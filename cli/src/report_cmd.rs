@@ -5,9 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
-use ttprof::readout;
-use ttprof::resolve::Resolver;
-use ttprof::{devmem, issue, summary, Result};
+use ttprof::profile::{Loaded, Profile};
+use ttprof::{issue, summary, Result};
 
 /// What `ttprof report` was asked.
 pub struct Args<'a> {
@@ -20,29 +19,28 @@ pub struct Args<'a> {
 
 pub fn run(a: &Args) -> Result<ExitCode> {
     let oplog = OpLog::read(a.oplog)?;
-    let mem = devmem::open(a.device, false)?;
-    let readout = readout::read(mem.as_ref(), false)?;
-    let sites = Resolver::new(&oplog).resolve(&readout);
-    let (timebase, clock_note) = ttprof::clock::timebase_for(a.device, readout.geometry.arch, readout.geometry.chips);
-    if readout.zones() == 0 {
+    let Loaded { profile, memory, clock_note } = Profile::open(a.device, Some(oplog), false)?;
+    if profile.readout.zones() == 0 {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
-        issue::print(&readout.issues);
+        issue::print(&profile.readout.issues);
     }
     let options = Options { summary_threshold_ns: a.threshold_ns, ..Options::default() };
-    let written = outputs::write_all(a.out, &readout, &sites, &oplog, &timebase, &options)?;
+    let written = outputs::write_all(a.out, &profile, &options)?;
+    let readout = &profile.readout;
+    let mem = memory.as_ref();
 
     if a.summary {
         print!("{}", summary::render(&written.summary));
         println!();
     }
-    super::print_readout_line(&readout, mem.as_ref());
+    super::print_readout_line(readout, mem);
     println!("{clock_note}");
     println!("{} op(s), {} signpost(s)", written.report.ops().count(), written.report.rows.len() - written.report.ops().count());
     println!("wrote:");
     for p in written.files() {
         println!("  {}", p.display());
     }
-    let errors = issue::print(&readout.issues) + issue::print(&sites.issues) + issue::print(&written.issues);
+    let errors = issue::print(&readout.issues) + issue::print(&profile.sites.issues) + issue::print(&written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
         return Ok(ExitCode::from(2));

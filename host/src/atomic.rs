@@ -48,37 +48,79 @@ const NAME_CHARS: usize = 64;
 
 /// Writes `path` through `fill`, atomically. The temporary file is removed on failure.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let prefix = temp_prefix(&name);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(SUFFIX).rand_bytes(RANDOM);
-    #[cfg(unix)]
-    {
-        // As `File::create` would: everyone may read unless the umask says otherwise
-        // (the crate's default, 0600, would make outputs private).
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(path, "create a temporary file to write", e))?;
-    remove_stale_temporaries(dir, tmp.as_file());
-    // Dropping `tmp` (on an error or a panic in `fill`) removes the temporary file.
-    let (file, tmp) = tmp.into_parts();
-    let result = (|| -> std::io::Result<()> {
-        let mut out = BufWriter::with_capacity(1 << 20, file);
-        fill(&mut out)?;
-        out.flush()?;
-        out.get_ref().sync_all()?;
-        Ok(())
-    })();
-    if let Err(e) = result {
-        drop(tmp);
+    let mut file = AtomicFile::create(path)?;
+    if let Err(e) = fill(file.writer()) {
         return Err(Error::io(path, "write", e));
     }
-    tmp.persist(path).map_err(|e| Error::io(path, "rename temporary file onto", e.error))
+    file.commit()
+}
+
+/// A file written in several steps (an output fed ring by ring), then renamed onto its
+/// path by [`AtomicFile::commit`]. Dropped without a commit (an error, a panic), its
+/// temporary file is removed and the path is left as it was.
+pub struct AtomicFile {
+    path: std::path::PathBuf,
+    out: BufWriter<File>,
+    tmp: tempfile::TempPath,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file beside `path` (exclusively, under a random name).
+    pub fn create(path: &Path) -> Result<AtomicFile> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let prefix = temp_prefix(&name);
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(SUFFIX).rand_bytes(RANDOM);
+        #[cfg(unix)]
+        {
+            // As `File::create` would: everyone may read unless the umask says otherwise
+            // (the crate's default, 0600, would make outputs private).
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(path, "create a temporary file to write", e))?;
+        remove_stale_temporaries(dir, tmp.as_file());
+        let (file, tmp) = tmp.into_parts();
+        Ok(AtomicFile { path: path.to_path_buf(), out: BufWriter::with_capacity(1 << 20, file), tmp })
+    }
+
+    /// Where the bytes go.
+    pub fn writer(&mut self) -> &mut BufWriter<File> {
+        &mut self.out
+    }
+
+    /// The destination.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes, syncs and renames the file onto its path.
+    pub fn commit(mut self) -> Result<()> {
+        let path = self.path.clone();
+        let synced = self.out.flush().and_then(|_| self.out.get_ref().sync_all());
+        if let Err(e) = synced {
+            return Err(Error::io(&path, "write", e));
+        }
+        self.tmp.persist(&path).map_err(|e| Error::io(&path, "rename temporary file onto", e.error))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// `.ttprof-<name>.<owner>.`, to which the random part and [`SUFFIX`] are appended.

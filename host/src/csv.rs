@@ -16,13 +16,17 @@
 //! tt-metal writes fields unquoted, and a CSV reader takes a field that starts with `"` for
 //! a quoted one), so every row has exactly 15 columns for `csv.reader` and pandas alike.
 //! Records whose site could not be resolved are written as `unresolved-site-<id>`.
+//!
+//! Rows are written one ring at a time by a [`RowWriter`], fast enough for readouts too
+//! large to hold (capture, the 70 M-zone scale run): integers are formatted by hand, and
+//! each (run, site)'s text columns are rendered once per ring instead of once per row.
 
 use crate::atomic::write_atomic;
-use crate::decode::{RecordKind, NO_RUN};
+use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::error::Result;
 use crate::markers::{markers, MarkerType};
-use crate::readout::Readout;
-use crate::resolve::Resolution;
+use crate::readout::{Readout, RingId};
+use crate::resolve::{Resolution, RingSites};
 use crate::timebase::Timebase;
 use riscv_linker::devfile::Geometry;
 use std::io::{self, Write};
@@ -65,60 +69,21 @@ pub fn write_file(path: &Path, readout: &Readout, sites: &Resolution, mhz: u32) 
 }
 
 /// Writes the CSV to `w`; returns the number of marker rows.
-pub fn write(
-    w: &mut impl Write,
-    readout: &Readout,
-    sites: &Resolution,
-    mhz: u32,
-) -> io::Result<u64> {
-    writeln!(w, "{}", arch_line(&readout.geometry, mhz))?;
-    writeln!(w, "{HEADER}")?;
-    let mut rows = 0;
-    let mut line = Vec::with_capacity(256);
-    for (ri, ring) in readout.rings.iter().enumerate() {
-        let r = &ring.records;
-        let id = ring.id;
-        let prefix = format!("{},{},{},{},", id.chip, id.tile.x, id.tile.y, id.risc.name());
-        for m in markers(r) {
-            let i = m.record as usize;
-            let (site, run) = (r.site[i], r.run[i]);
-            let meta = sites.site(ri, run, site);
-            let data = match m.kind {
-                MarkerType::TsData | MarkerType::ZoneTotal => r.value[i],
-                _ => 0,
-            };
-            line.clear();
-            line.extend_from_slice(prefix.as_bytes());
-            let timer_id = (m.kind as u32) << 16 | site as u32;
-            write!(line, "{timer_id},{},{data},", m.time)?;
-            if run != NO_RUN {
-                write!(line, "{run}")?;
-            }
-            line.extend_from_slice(b",,,");
-            match meta {
-                Some(s) => push_text(&mut line, &s.name),
-                None => write!(line, "unresolved-site-{site}")?,
-            }
-            write!(line, ",{},", m.kind.name())?;
-            match meta {
-                Some(s) => {
-                    write!(line, "{},", s.line)?;
-                    push_text(&mut line, &s.file);
-                }
-                None => line.extend_from_slice(b"0,"),
-            }
-            line.push(b',');
-            match (r.kind[i], m.kind) {
-                (RecordKind::ValueZone, _) => write!(line, "{{\"value\": {}}}", r.value[i])?,
-                (RecordKind::Sum, _) => write!(line, "{{\"count\": {}}}", r.count[i])?,
-                _ => {}
-            }
-            line.push(b'\n');
-            w.write_all(&line)?;
-            rows += 1;
-        }
+pub fn write(w: &mut impl Write, readout: &Readout, sites: &Resolution, mhz: u32) -> io::Result<u64> {
+    header(w, readout.geometry, mhz)?;
+    let mut rows = RowWriter::new();
+    let mut n = 0;
+    for (i, ring) in readout.rings.iter().enumerate() {
+        let none = RingSites::default();
+        n += rows.ring(w, ring.id, &ring.records, sites.rings.get(i).unwrap_or(&none))?;
     }
-    Ok(rows)
+    Ok(n)
+}
+
+/// Writes the two header lines for a device of `geometry` clocked at `mhz`.
+pub fn header(w: &mut impl Write, geometry: Geometry, mhz: u32) -> io::Result<()> {
+    writeln!(w, "{}", arch_line(&geometry, mhz))?;
+    writeln!(w, "{HEADER}")
 }
 
 /// Appends `s` with the characters that would break a row replaced: `,` by `;`, line
@@ -138,6 +103,182 @@ pub(crate) fn push_text(out: &mut Vec<u8>, s: &str) {
         let mut buf = [0u8; 4];
         out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
     }
+}
+
+/// Writes rows ring by ring, reusing its buffers and caches across rings.
+#[derive(Default)]
+pub struct RowWriter {
+    buf: Vec<u8>,
+    /// Rendered text columns per (site, marker type) of the current run.
+    texts: Vec<Vec<u8>>,
+    /// Per `site * 5 + marker type`: `(generation, index into texts)`; valid when the
+    /// generation matches.
+    slots: Vec<(u32, u32)>,
+    generation: u32,
+}
+
+/// Bytes buffered before they are handed to the writer.
+const FLUSH_AT: usize = 256 << 10;
+
+impl RowWriter {
+    pub fn new() -> RowWriter {
+        RowWriter::default()
+    }
+
+    /// Writes the rows of one ring's records (`sites` binds them to metadata); returns the
+    /// number of rows.
+    pub fn ring(&mut self, w: &mut impl Write, id: RingId, r: &Records, sites: &RingSites) -> io::Result<u64> {
+        let mut prefix = Vec::new();
+        write!(prefix, "{},{},{},{},", id.chip, id.tile.x, id.tile.y, id.risc.name())?;
+        let mut rows = 0;
+        let mut run = None;
+        for m in markers(r) {
+            let i = m.record as usize;
+            let (site, row_run, kind) = (r.site[i], r.run[i], r.kind[i]);
+            if run != Some(row_run) {
+                run = Some(row_run);
+                self.new_run();
+            }
+            let mid = self.text(sites, row_run, site, m.kind);
+            // The numbers `timer_id,time,data,run` in one go.
+            let mut nums = Digits::new();
+            nums.u64(((m.kind as u32) << 16 | site as u32) as u64);
+            nums.comma();
+            nums.u64(m.time);
+            nums.comma();
+            nums.u64(if matches!(m.kind, MarkerType::TsData | MarkerType::ZoneTotal) { r.value[i] } else { 0 });
+            nums.comma();
+            if row_run != NO_RUN {
+                nums.u64(row_run as u64);
+            }
+            let b = &mut self.buf;
+            b.extend_from_slice(&prefix);
+            b.extend_from_slice(nums.as_slice());
+            b.extend_from_slice(&self.texts[mid]);
+            match kind {
+                RecordKind::ValueZone => {
+                    b.extend_from_slice(b"{\"value\": ");
+                    push_u64(b, r.value[i]);
+                    b.extend_from_slice(b"}\n");
+                }
+                RecordKind::Sum => {
+                    b.extend_from_slice(b"{\"count\": ");
+                    push_u64(b, r.count[i] as u64);
+                    b.extend_from_slice(b"}\n");
+                }
+                _ => b.push(b'\n'),
+            }
+            rows += 1;
+            if b.len() >= FLUSH_AT {
+                w.write_all(b)?;
+                b.clear();
+            }
+        }
+        w.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(rows)
+    }
+
+    /// Forgets the per-site texts (they belong to one run's kernel).
+    fn new_run(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.slots.iter_mut().for_each(|s| *s = (0, 0));
+            self.generation = 1;
+        }
+        self.texts.clear();
+    }
+
+    /// Index in `texts` of the columns from `run host ID`'s end to `meta data`'s start of a
+    /// `kind` marker of `site` in `run` (`,,,name,TYPE,line,file,`), rendered on first use.
+    fn text(&mut self, sites: &RingSites, run: u32, site: u16, kind: MarkerType) -> usize {
+        let slot = site as usize * MARKER_TYPES + kind as usize;
+        if self.slots.len() <= slot {
+            self.slots.resize(slot + 1, (0, 0));
+        }
+        let (generation, index) = self.slots[slot];
+        if generation == self.generation {
+            return index as usize;
+        }
+        let mut t = b",,,".to_vec();
+        let meta = sites.site(run, site);
+        match meta {
+            Some(s) => push_text(&mut t, &s.name),
+            None => t.extend_from_slice(crate::profile::unresolved_name(site).as_bytes()),
+        }
+        t.push(b',');
+        t.extend_from_slice(kind.name().as_bytes());
+        t.push(b',');
+        match meta {
+            Some(s) => {
+                push_u64(&mut t, s.line as u64);
+                t.push(b',');
+                push_text(&mut t, &s.file);
+            }
+            None => t.extend_from_slice(b"0,"),
+        }
+        t.push(b',');
+        self.texts.push(t);
+        let index = self.texts.len() - 1;
+        self.slots[slot] = (self.generation, index as u32);
+        index
+    }
+}
+
+/// Marker types (`MarkerType` values are `0..5`).
+const MARKER_TYPES: usize = 5;
+
+/// A few decimal numbers and commas, formatted on the stack.
+struct Digits {
+    buf: [u8; 96],
+    len: usize,
+}
+
+impl Digits {
+    fn new() -> Digits {
+        Digits { buf: [0; 96], len: 0 }
+    }
+
+    /// Appends `v` (the buffer holds four numbers of up to 20 digits and their commas;
+    /// digits are written in place, without a copy).
+    #[inline]
+    fn u64(&mut self, mut v: u64) {
+        let end = self.len + v.checked_ilog10().unwrap_or(0) as usize + 1;
+        let Some(digits) = self.buf.get_mut(self.len..end) else { return };
+        for d in digits.iter_mut().rev() {
+            *d = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        self.len = end;
+    }
+
+    #[inline]
+    fn comma(&mut self) {
+        if let Some(b) = self.buf.get_mut(self.len) {
+            *b = b',';
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Appends `v` in decimal.
+#[inline]
+fn push_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]
@@ -237,5 +378,14 @@ mod tests {
             format!("15 330 time[cycles since reset] meta data {first_time} ZONE_START")
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn integers_print_in_decimal() {
+        for v in [0u64, 7, 10, 99, 100, 12345, u32::MAX as u64, u64::MAX] {
+            let mut out = Vec::new();
+            push_u64(&mut out, v);
+            assert_eq!(out, v.to_string().into_bytes());
+        }
     }
 }

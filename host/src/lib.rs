@@ -19,7 +19,6 @@ pub mod atomic;
 pub mod capture;
 pub mod clock;
 pub mod csv;
-pub mod csv_rows;
 pub mod decode;
 pub mod devmem;
 pub mod elf;
@@ -35,12 +34,14 @@ pub mod launch;
 pub mod markers;
 pub mod oplog;
 pub mod outputs;
+pub mod profile;
 pub mod readout;
 pub mod replay;
 pub mod report;
 pub mod resolve;
 #[cfg(feature = "emulator")]
 pub mod session;
+pub mod sink;
 pub mod sites;
 pub mod summary;
 #[cfg(any(test, feature = "testing"))]

@@ -103,7 +103,7 @@ pub enum OpLogEntry {
 }
 
 /// An op log read back: its entries in file order, and its directory (for relative ELF paths).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct OpLog {
     pub path: PathBuf,
     pub entries: Vec<OpLogEntry>,

@@ -8,13 +8,10 @@
 
 use crate::error::{Error, Result};
 use crate::issue::Issue;
-use crate::oplog::OpLog;
-use crate::readout::Readout;
-use crate::report::{op_report, OpReport};
-use crate::resolve::Resolution;
+use crate::profile::Profile;
+use crate::report::OpReport;
+use crate::sink::{self, DeviceCsv, Finished, HtmlPage, OpReportSink, SummarySink, TraceJson};
 use crate::summary::{self, Summary};
-use crate::timebase::Timebase;
-use crate::timeline::Timeline;
 use crate::{csv, html, trace};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -72,111 +69,49 @@ impl Written {
     }
 }
 
-/// Writes every output file for `readout` into `dir` (created if missing).
-pub fn write_all(
-    dir: &Path,
-    readout: &Readout,
-    sites: &Resolution,
-    oplog: &OpLog,
-    timebase: &Timebase,
-    options: &Options,
-) -> Result<Written> {
-    let report = op_report(readout, sites, oplog, timebase)?;
-    let timeline = Timeline::build(readout, sites, Some(oplog), timebase);
-    let summary = summary::per_op(&timeline, timebase, options.summary_threshold_ns);
+/// Writes every output file of `profile` into `dir` (created if missing): the standard
+/// sinks ([`crate::sink`]) in one drive over the rings. The op log must be the run's
+/// (else an error, and no file is written).
+pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Written> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::BadFile {
             path: dir.into(),
             what: "is not a directory: the outputs go into a directory".into(),
         });
     }
+    if profile.oplog.is_none() {
+        return Err(Error::Other("the outputs need the op log that names the run's ops".into()));
+    }
+    // Refuse an op log of another run before the directory is created.
+    if let Some(oplog) = &profile.oplog {
+        crate::report::of_profile(profile, oplog)?;
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create output directory", e))?;
     let device_csv = dir.join(csv::FILE_NAME);
-    let device_csv_rows = csv::write_file(&device_csv, readout, sites, csv::freq_mhz(timebase))?;
-    let op_report_path = report.write_into(dir, options.now)?;
     let trace_path = dir.join(trace::FILE_NAME);
-    let stats = trace::write_file(&trace_path, &timeline)?;
-    let html_path = dir.join(html::FILE_NAME);
-    let shown = html::write_file(&html_path, &timeline)?;
-    let summary_file = dir.join(summary::FILE_NAME);
-    let mut summary_text: String = options.notes.iter().map(|n| format!("{n}\n")).collect();
-    summary_text.push_str(&summary::render(&summary));
-    crate::atomic::write_atomic(&summary_file, |w| {
-        std::io::Write::write_all(w, summary_text.as_bytes())
-    })?;
-    let mut issues = report.issues.clone();
-    issues.extend(timeline.issues.iter().cloned());
-    if shown.hidden > 0 {
-        issues.push(
-            Issue::warning(
-                None,
-                format!(
-                    "{} shows the {} longest zones; {} shorter than {:.0} ns are left out of it (every zone is in {} and {})",
-                    html_path.display(),
-                    shown.zones,
-                    shown.hidden,
-                    shown.shortest_shown_ns,
-                    device_csv.display(),
-                    trace_path.display()
-                ),
-            )
-            .with_count(shown.hidden as u64),
-        );
-    }
-    if shown.marks_hidden > 0 {
-        issues.push(
-            Issue::warning(
-                None,
-                format!(
-                    "{} shows {} events, data and sum zones (sum zones first, then data, then events); {} more are \
-                     left out of it (every one is in {} and {})",
-                    html_path.display(),
-                    shown.marks,
-                    shown.marks_hidden,
-                    device_csv.display(),
-                    trace_path.display()
-                ),
-            )
-            .with_count(shown.marks_hidden as u64),
-        );
-    }
-    if stats.clamped > 0 {
-        issues.push(
-            Issue::warning(
-                None,
-                format!(
-                    "{} zone(s) end after the zone that encloses them (their times are inconsistent): {} cuts them at \
-                     the enclosing zone's end so every thread stays nested",
-                    stats.clamped,
-                    trace_path.display()
-                ),
-            )
-            .with_count(stats.clamped),
-        );
-    }
-    if stats.ops_left_out > 0 {
-        issues.push(
-            Issue::warning(
-                None,
-                format!(
-                    "{} op(s) overlap more ops than {} has op threads for (at most {} for device spans and {} for host \
-                     spans per chip): they are left off its op threads (the op report lists every op)",
-                    stats.ops_left_out,
-                    trace_path.display(),
-                    trace::MAX_OPS_DEVICE_THREADS,
-                    trace::MAX_OPS_HOST_THREADS
-                ),
-            )
-            .with_count(stats.ops_left_out),
-        );
-    }
+    let mut csv_sink = DeviceCsv::new(&device_csv);
+    let mut report = OpReportSink::new(dir, options.now);
+    let mut trace_sink = TraceJson::new(&trace_path);
+    let mut page = HtmlPage::new(&dir.join(html::FILE_NAME), vec![device_csv.clone(), trace_path.clone()]);
+    let mut summary_sink = SummarySink::new(&dir.join(summary::FILE_NAME), options.summary_threshold_ns, options.notes.clone());
+    let finished =
+        sink::drive(profile, &mut [&mut csv_sink, &mut report, &mut trace_sink, &mut page, &mut summary_sink])?;
+    let [csv_done, report_done, trace_done, html_done, summary_done] = <[Finished; 5]>::try_from(finished)
+        .map_err(|_| Error::Other("internal: five sinks, five results".into()))?;
+    let report = report.report.ok_or_else(|| Error::Other("internal: no op report".into()))?;
+    let (summary, summary_text) = summary_sink.summary.ok_or_else(|| Error::Other("internal: no summary".into()))?;
+    let mut issues = report_done.issues.clone();
+    issues.extend(profile.issues.iter().cloned());
+    issues.extend(html_done.issues.iter().cloned());
+    issues.extend(trace_done.issues.iter().cloned());
+    let first = |f: Finished| f.files.into_iter().next().unwrap_or_default();
     Ok(Written {
-        device_csv,
-        device_csv_rows,
-        op_report: op_report_path,
-        trace: trace_path,
-        html: html_path,
-        summary_file,
+        device_csv: first(csv_done),
+        device_csv_rows: csv_sink.written_rows,
+        op_report: first(report_done),
+        trace: first(trace_done),
+        html: first(html_done),
+        summary_file: first(summary_done),
         report,
         summary,
         summary_text,
@@ -190,7 +125,7 @@ mod tests {
     use crate::report::fixture;
     use std::time::UNIX_EPOCH;
 
-    fn run(dir: &Path, oplog: &OpLog) -> Result<Written> {
+    fn run(dir: &Path, oplog: &crate::oplog::OpLog) -> Result<Written> {
         let r = fixture::readout();
         let res = fixture::resolution(&r);
         let options = Options {
@@ -198,14 +133,8 @@ mod tests {
             now: UNIX_EPOCH,
             notes: vec![],
         };
-        write_all(
-            dir,
-            &r,
-            &res,
-            oplog,
-            &Timebase::nominal(fixture::ARCH, 1),
-            &options,
-        )
+        let p = Profile::resolved(r, res, Some(oplog.clone()), crate::timebase::Timebase::nominal(fixture::ARCH, 1));
+        write_all(dir, &p, &options)
     }
 
     #[test]

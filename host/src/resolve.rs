@@ -79,6 +79,17 @@ impl Resolution {
         res
     }
 
+    /// No ring has site metadata (no op log): every site-carrying record is unresolved.
+    pub fn unresolved(readout: &Readout) -> Resolution {
+        let mut res = Resolution::default();
+        for ring in &readout.rings {
+            res.unresolved += (0..ring.records.len()).filter(|&i| has_site(ring.records.kind[i])).count() as u64;
+            res.rings.push(RingSites::default());
+        }
+        res
+    }
+
+    /// The metadata of site `id` of run `run` on ring `ring`, when known.
     #[inline]
     pub fn site(&self, ring: usize, run: u32, id: u16) -> Option<&SiteMeta> {
         self.rings.get(ring)?.site(run, id)

@@ -7,7 +7,7 @@
 //! own rows per op: measurements, total and mean, in ns and cycles.
 
 use crate::timebase::Timebase;
-use crate::timeline::{MarkKind, Timeline};
+use crate::timeline::{Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -130,101 +130,115 @@ pub fn clock_line(timebase: &Timebase) -> String {
 /// Per op and zone name statistics of `t`'s zones; rows whose mean is below
 /// `threshold_ns` are left out (and counted in [`Summary::hidden`]).
 pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
-    // (op name, site name) -> (ns, cycles)
-    let mut groups: HashMap<(String, String), (Vec<f64>, Vec<f64>)> = HashMap::new();
-    let op_name = |z: Option<u32>| z.map_or_else(|| "(no op)".to_string(), |o| t.ops[o as usize].name.clone());
-    for z in &t.zones {
-        let g = groups.entry((op_name(z.op), t.sites[z.site as usize].name.clone())).or_default();
-        g.0.push(z.duration_ns());
-        g.1.push(z.cycles() as f64);
+    let mut b = Builder::default();
+    for (li, lane) in t.lanes.iter().enumerate() {
+        let zones = t.lane_zones(li as u32);
+        let marks: Vec<Mark> = t.marks.iter().filter(|m| m.lane as usize == li).copied().collect();
+        b.add(lane.chip, zones, &marks, &t.sites, &t.ops, timebase);
     }
-    let mut ops: HashMap<String, OpSection> = HashMap::new();
-    for o in &t.ops {
-        let s = ops
-            .entry(o.name.clone())
-            .or_insert_with(|| OpSection::new(&o.name));
-        s.runs += 1;
-        s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
-    }
-    let (mut hidden, mut hidden_total_ns) = (0, 0.0);
-    for ((op, zone), (mut ns, mut cycles)) in groups {
-        let row = ZoneRow { zone, count: ns.len() as u64, ns: Stats::of(&mut ns), cycles: Stats::of(&mut cycles) };
-        if row.ns.mean < threshold_ns {
-            hidden += 1;
-            hidden_total_ns += row.ns.total;
-            continue;
+    b.finish(&t.ops, timebase, threshold_ns)
+}
+
+/// The summary gathered ring by ring: per (op name, zone name) the durations of every
+/// zone (16 bytes a zone, for the exact percentiles), and the sum zones' totals.
+#[derive(Default)]
+pub struct Builder {
+    /// (op name, site name) -> (ns, cycles)
+    groups: HashMap<(String, String), (Vec<f64>, Vec<f64>)>,
+    sums: HashMap<(String, String), SumRow>,
+}
+
+impl Builder {
+    /// Adds one lane's zones and marks (`labels` and `ops` are what their indices point into).
+    pub fn add(&mut self, chip: u32, zones: &[Zone], marks: &[Mark], labels: &[SiteLabel], ops: &[OpSpan], timebase: &Timebase) {
+        let op_name = |z: Option<u32>| z.map_or_else(|| "(no op)".to_string(), |o| ops[o as usize].name.clone());
+        for z in zones {
+            let g = self.groups.entry((op_name(z.op), labels[z.site as usize].name.clone())).or_default();
+            g.0.push(z.duration_ns());
+            g.1.push(z.cycles() as f64);
         }
-        ops.entry(op.clone())
-            .or_insert_with(|| OpSection::new(&op))
-            .zones
-            .push(row);
+        // Sum zones: one row per (op, name), totals over every record.
+        for m in marks {
+            let MarkKind::Sum { total_cycles, count } = m.kind else { continue };
+            let name = labels[m.site as usize].name.clone();
+            let ns_per_cycle = timebase.chips.get(chip as usize).map_or(f64::NAN, |c| 1.0 / c.cycles_per_ns);
+            let row = self.sums.entry((op_name(m.op), name.clone())).or_insert(SumRow {
+                zone: name,
+                records: 0,
+                count: 0,
+                total_cycles: 0,
+                total_ns: 0.0,
+            });
+            row.records += 1;
+            row.count += count as u64;
+            row.total_cycles += total_cycles;
+            row.total_ns += total_cycles as f64 * ns_per_cycle;
+        }
     }
-    // Sum zones: one row per (op, name), totals over every record.
-    let mut sums: HashMap<(String, String), SumRow> = HashMap::new();
-    for m in &t.marks {
-        let MarkKind::Sum {
-            total_cycles,
-            count,
-        } = m.kind
-        else {
-            continue;
-        };
-        let name = t.sites[m.site as usize].name.clone();
-        let chip = t.lanes[m.lane as usize].chip;
-        let ns_per_cycle = timebase
-            .chips
-            .get(chip as usize)
-            .map_or(f64::NAN, |c| 1.0 / c.cycles_per_ns);
-        let row = sums.entry((op_name(m.op), name.clone())).or_insert(SumRow {
-            zone: name,
-            records: 0,
-            count: 0,
-            total_cycles: 0,
-            total_ns: 0.0,
-        });
-        row.records += 1;
-        row.count += count as u64;
-        row.total_cycles += total_cycles;
-        row.total_ns += total_cycles as f64 * ns_per_cycle;
-    }
-    for ((op, _), row) in sums {
-        ops.entry(op.clone())
-            .or_insert_with(|| OpSection::new(&op))
-            .sums
-            .push(row);
-    }
-    let mut ops: Vec<OpSection> = ops
-        .into_values()
-        .filter(|o| !o.zones.is_empty() || !o.sums.is_empty())
-        .collect();
-    for o in &mut ops {
-        o.zones.sort_by(|a, b| {
-            b.ns.total
-                .total_cmp(&a.ns.total)
-                .then_with(|| a.zone.cmp(&b.zone))
-        });
-        o.sums.sort_by(|a, b| {
-            b.total_cycles
-                .cmp(&a.total_cycles)
-                .then_with(|| a.zone.cmp(&b.zone))
-        });
-    }
-    ops.sort_by(|a, b| {
-        let total = |o: &OpSection| {
-            if o.kernel_ns > 0.0 {
-                o.kernel_ns
-            } else {
-                o.zones.first().map_or(0.0, |z| z.ns.total)
+
+    /// The summary: one section per op name, rows below `threshold_ns` hidden.
+    pub fn finish(self, all_ops: &[OpSpan], timebase: &Timebase, threshold_ns: f64) -> Summary {
+        let Builder { groups, sums } = self;
+        let mut ops: HashMap<String, OpSection> = HashMap::new();
+        for o in all_ops {
+            let s = ops
+                .entry(o.name.clone())
+                .or_insert_with(|| OpSection::new(&o.name));
+            s.runs += 1;
+            s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
+        }
+        let (mut hidden, mut hidden_total_ns) = (0, 0.0);
+        for ((op, zone), (mut ns, mut cycles)) in groups {
+            let row = ZoneRow { zone, count: ns.len() as u64, ns: Stats::of(&mut ns), cycles: Stats::of(&mut cycles) };
+            if row.ns.mean < threshold_ns {
+                hidden += 1;
+                hidden_total_ns += row.ns.total;
+                continue;
             }
-        };
-        total(b).total_cmp(&total(a)).then_with(|| a.op.cmp(&b.op))
-    });
-    Summary {
-        ops,
-        threshold_ns,
-        hidden,
-        hidden_total_ns,
-        clock: clock_line(timebase),
+            ops.entry(op.clone())
+                .or_insert_with(|| OpSection::new(&op))
+                .zones
+                .push(row);
+        }
+        for ((op, _), row) in sums {
+            ops.entry(op.clone())
+                .or_insert_with(|| OpSection::new(&op))
+                .sums
+                .push(row);
+        }
+        let mut ops: Vec<OpSection> = ops
+            .into_values()
+            .filter(|o| !o.zones.is_empty() || !o.sums.is_empty())
+            .collect();
+        for o in &mut ops {
+            o.zones.sort_by(|a, b| {
+                b.ns.total
+                    .total_cmp(&a.ns.total)
+                    .then_with(|| a.zone.cmp(&b.zone))
+            });
+            o.sums.sort_by(|a, b| {
+                b.total_cycles
+                    .cmp(&a.total_cycles)
+                    .then_with(|| a.zone.cmp(&b.zone))
+            });
+        }
+        ops.sort_by(|a, b| {
+            let total = |o: &OpSection| {
+                if o.kernel_ns > 0.0 {
+                    o.kernel_ns
+                } else {
+                    o.zones.first().map_or(0.0, |z| z.ns.total)
+                }
+            };
+            total(b).total_cmp(&total(a)).then_with(|| a.op.cmp(&b.op))
+        });
+        Summary {
+            ops,
+            threshold_ns,
+            hidden,
+            hidden_total_ns,
+            clock: clock_line(timebase),
+        }
     }
 }
 

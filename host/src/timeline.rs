@@ -1,31 +1,20 @@
-//! Device records placed on the host timeline, flattened for the timeline outputs (trace
-//! JSON, the HTML timeline) and the terminal summary.
+//! Every ring of a [`Profile`] collected on the host timeline: for the outputs that draw or
+//! rank the whole run at once (the HTML timeline) and for tests.
 //!
 //! One [`Lane`] per ring (chip, tile, RISC). Each lane's [`Zone`]s are listed in the order
 //! they open ([`crate::markers`]), with their nesting depth, raw cycles and host ns from the
-//! [`Timebase`]; events, data and sum totals are [`Mark`]s. Ops come from the op log (host
-//! times) joined with their device span from the wrapper zones ([`crate::report::device`]).
-//! Zone names and source locations are interned once per distinct site ([`SiteLabel`]).
-//!
-//! An op log whose host times do not match the device records (they share less than half
-//! of the shorter range: the op log of another run, or another clock) would squeeze the
-//! records into a sliver of the timeline: then each op of that chip is placed at its own
-//! device times instead, and a warning names both ranges.
+//! [`Timebase`]; events, data and sum totals are [`Mark`]s; ops are the profile's
+//! ([`OpSpan`]: op log host times joined with the wrapper zones' device spans). Zone names
+//! and source locations are interned once per distinct site ([`SiteLabel`]). The types are
+//! the model's: a [`crate::profile::RingView`] holds one lane's zones and marks.
 
-use crate::decode::RecordKind;
 use crate::issue::Issue;
-use crate::markers::{markers, MarkerType};
 use crate::oplog::{OpLog, Signpost};
+use crate::profile::{Profile, RingView};
 use crate::readout::Readout;
-use crate::report::device;
 use crate::resolve::Resolution;
 use crate::timebase::Timebase;
 use riscv_linker::{Arch, NocCoord, Risc};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
-/// How much of the shorter of (the op log's host time range, the device records' span) the
-/// two must share for the op log's host times to place the ops.
-const MIN_HOST_OVERLAP: f64 = 0.5;
 
 /// One ring's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,211 +132,42 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// Places every record of `readout` on the host timeline.
+    /// Places every record of `readout` on the host timeline (builds the [`Profile`] of a
+    /// copy of them: for tests and small readouts; outputs visit a profile ring by ring).
     pub fn build(readout: &Readout, sites: &Resolution, oplog: Option<&OpLog>, timebase: &Timebase) -> Timeline {
-        let mut t = Timeline {
-            arch: readout.geometry.arch,
-            lanes: Vec::with_capacity(readout.rings.len()),
-            sites: Vec::new(),
-            zones: Vec::with_capacity(readout.zones()),
-            marks: Vec::new(),
-            ops: Vec::new(),
-            signposts: Vec::new(),
-            issues: Vec::new(),
-        };
-        let op_index = t.add_ops(readout, sites, oplog, timebase);
-        let mut labels: HashMap<SiteLabel, u32> = HashMap::new();
-        let mut skipped: BTreeMap<u32, u64> = BTreeMap::new();
-        for (ri, ring) in readout.rings.iter().enumerate() {
-            let id = ring.id;
-            let lane = t.lanes.len() as u32;
-            let mut depth_used = 0u16;
-            let r = &ring.records;
-            if timebase.host_ns(id.chip, id.tile, 0).is_none() {
-                *skipped.entry(id.chip).or_default() += r.len() as u64;
-                t.lanes.push(Lane { chip: id.chip, tile: id.tile, risc: id.risc, depth: 0 });
-                continue;
-            }
-            let ns = |c: u64| timebase.host_ns(id.chip, id.tile, c).unwrap_or(f64::NAN);
-            // (run, site) -> label index: one metadata lookup per distinct site of the ring.
-            let mut local: HashMap<(u32, u16), u32> = HashMap::new();
-            let mut label = |run: u32, site: u16, t: &mut Timeline| {
-                *local.entry((run, site)).or_insert_with(|| {
-                    let l = match sites.site(ri, run, site) {
-                        Some(m) => SiteLabel { name: m.name.clone(), file: m.file.clone(), line: m.line },
-                        None => SiteLabel { name: format!("unresolved-site-{site}"), file: String::new(), line: 0 },
-                    };
-                    *labels.entry(l.clone()).or_insert_with(|| {
-                        t.sites.push(l);
-                        t.sites.len() as u32 - 1
-                    })
-                })
-            };
-            let mut depth = 0u16;
-            for m in markers(r) {
-                let i = m.record as usize;
-                let (run, site) = (r.run[i], r.site[i]);
-                let op = op_index.get(&(id.chip, run)).copied();
-                match m.kind {
-                    MarkerType::ZoneStart => {
-                        let site = label(run, site, &mut t);
-                        t.zones.push(Zone {
-                            lane,
-                            site,
-                            depth,
-                            run,
-                            op,
-                            start_cycles: r.start[i],
-                            end_cycles: r.end[i],
-                            start_ns: ns(r.start[i]),
-                            end_ns: ns(r.end[i]),
-                        });
-                        depth += 1;
-                        depth_used = depth_used.max(depth);
-                    }
-                    MarkerType::ZoneEnd => depth = depth.saturating_sub(1),
-                    kind => {
-                        let kind = match (kind, r.kind[i]) {
-                            (MarkerType::TsData, _) => MarkKind::Data(r.value[i]),
-                            (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => {
-                                MarkKind::Sum { total_cycles: r.value[i], count: r.count[i] }
-                            }
-                            _ => MarkKind::Event,
-                        };
-                        let site = label(run, site, &mut t);
-                        t.marks.push(Mark { lane, site, kind, run, op, cycles: r.end[i], ns: ns(r.end[i]) });
-                    }
-                }
-            }
-            t.lanes.push(Lane { chip: id.chip, tile: id.tile, risc: id.risc, depth: depth_used });
+        let p = Profile::resolved(readout.clone(), sites.clone(), oplog.cloned(), timebase.clone());
+        Timeline::of(&p)
+    }
+
+    /// Every ring of `p`, collected.
+    pub fn of(p: &Profile) -> Timeline {
+        let mut t = Timeline::begin(p);
+        for view in p.rings() {
+            t.push_ring(view);
         }
-        for (chip, n) in skipped {
-            t.issues.push(
-                Issue::error(
-                    None,
-                    format!("the timebase knows no chip {chip}: its {n} record(s) are not on the timeline"),
-                )
-                .with_count(n),
-            );
-        }
-        t.check_host_times();
         t
     }
 
-    /// For every chip whose ops' host times (from the op log) do not match the span of its
-    /// device records, places those ops at their own device times and says so.
-    fn check_host_times(&mut self) {
-        let chips: BTreeSet<u32> = self.ops.iter().filter(|o| o.host_ns.is_some()).map(|o| o.chip).collect();
-        for chip in chips {
-            let logged = self.ops.iter().filter(|o| o.chip == chip).filter_map(|o| o.host_ns);
-            let Some(host) = hull(logged.map(|(a, b)| (a as f64, b as f64))) else { continue };
-            let Some(device) = hull(self.record_spans(chip).into_values()) else { continue };
-            if overlaps_enough(host, device) {
-                continue;
-            }
-            let (placed, unplaced) = self.place_by_device(chip);
-            let shared = host.1.min(device.1) - host.0.max(device.0);
-            let how = if shared < 0.0 { "do not overlap".to_string() } else { format!("share only {shared:.0} ns of") };
-            let mut what = format!(
-                "device {chip}: the op log's host times ({:.0}..{:.0} ns) {how} the device records' span on the timebase \
-                 ({:.0}..{:.0} ns): is the op log from another run, or the clock fit wrong? {placed} op(s) are placed \
-                 at their own device times instead (first FW/KERNEL start to last end)",
-                host.0, host.1, device.0, device.1
-            );
-            if unplaced > 0 {
-                what.push_str(&format!("; {unplaced} op(s) without device records are left off the timeline"));
-            }
-            self.issues.push(Issue::warning(None, what).with_count(placed + unplaced));
+    /// A timeline with `p`'s ops, labels, signposts and model issues, and no lanes yet.
+    pub fn begin(p: &Profile) -> Timeline {
+        Timeline {
+            arch: p.geometry().arch,
+            lanes: Vec::with_capacity(p.ring_count()),
+            sites: p.labels.clone(),
+            zones: Vec::new(),
+            marks: Vec::new(),
+            ops: p.ops.clone(),
+            signposts: p.signposts.clone(),
+            issues: p.issues.clone(),
         }
     }
 
-    /// First and last host ns of the records on `chip`'s lanes, per op (index into `ops`;
-    /// `None` for records of no op).
-    fn record_spans(&self, chip: u32) -> BTreeMap<Option<u32>, (f64, f64)> {
-        let mut spans = BTreeMap::new();
-        let on_chip = |lane: u32| self.lanes.get(lane as usize).is_some_and(|l| l.chip == chip);
-        let zones = self.zones.iter().filter(|z| on_chip(z.lane)).map(|z| (z.op, z.start_ns, z.end_ns));
-        let marks = self.marks.iter().filter(|m| on_chip(m.lane)).map(|m| (m.op, m.ns, m.ns));
-        for (op, a, b) in zones.chain(marks) {
-            if a.is_finite() && b.is_finite() {
-                let s = spans.entry(op).or_insert((a, b));
-                *s = (s.0.min(a), s.1.max(b));
-            }
-        }
-        spans
-    }
-
-    /// Replaces the host times of `chip`'s logged ops by their device span: FW and KERNEL
-    /// zones, else all their records. Returns (ops placed, ops without records).
-    fn place_by_device(&mut self, chip: u32) -> (u64, u64) {
-        let records = self.record_spans(chip);
-        let (mut placed, mut unplaced) = (0, 0);
-        for (i, o) in self.ops.iter_mut().enumerate() {
-            if o.chip != chip || o.host_ns.is_none() {
-                continue;
-            }
-            let own = hull(o.fw_ns.into_iter().chain(o.kernel_ns)).or_else(|| records.get(&Some(i as u32)).copied());
-            o.host_ns = own.map(|(a, b)| (a.max(0.0).floor() as u64, b.max(0.0).ceil() as u64));
-            if o.host_ns.is_some() {
-                placed += 1;
-            } else {
-                unplaced += 1;
-            }
-        }
-        (placed, unplaced)
-    }
-
-    /// Ops from the op log (and runs it does not name), with their device spans; returns
-    /// (chip, run) -> op index.
-    fn add_ops(
-        &mut self,
-        readout: &Readout,
-        sites: &Resolution,
-        oplog: Option<&OpLog>,
-        timebase: &Timebase,
-    ) -> HashMap<(u32, u32), u32> {
-        let mut dev = device::collect(readout, sites, timebase);
-        let span = |s: &Option<device::Span>| s.map(|s| (s.start.ns, s.end.ns));
-        if let Some(log) = oplog {
-            for op in log.ops() {
-                let d = dev.by_run.remove(&(op.device, op.run_id));
-                self.ops.push(OpSpan {
-                    chip: op.device,
-                    run: op.run_id,
-                    name: op.op_code.clone(),
-                    host_ns: Some((op.host_start_ns, op.host_end_ns)),
-                    log_host_ns: Some((op.host_start_ns, op.host_end_ns)),
-                    kernel_ns: d.as_ref().and_then(|d| span(&d.kernel)),
-                    fw_ns: d.as_ref().and_then(|d| span(&d.fw)),
-                });
-            }
-            self.signposts = log
-                .entries
-                .iter()
-                .filter_map(|e| match e {
-                    crate::oplog::OpLogEntry::Signpost(s) => Some(s.clone()),
-                    _ => None,
-                })
-                .collect();
-        }
-        for ((chip, run), d) in dev.by_run {
-            self.ops.push(OpSpan {
-                chip,
-                run,
-                name: format!("run {run}"),
-                host_ns: None,
-                log_host_ns: None,
-                kernel_ns: span(&d.kernel),
-                fw_ns: span(&d.fw),
-            });
-        }
-        let key = |o: &OpSpan| o.host_ns.map(|h| h.0 as f64).or(o.fw_ns.map(|f| f.0)).unwrap_or(f64::INFINITY);
-        self.ops.sort_by(|a, b| key(a).total_cmp(&key(b)));
-        let mut index = HashMap::new();
-        for (i, o) in self.ops.iter().enumerate() {
-            index.entry((o.chip, o.run)).or_insert(i as u32);
-        }
-        index
+    /// Appends one ring (rings must come in readout order: lane `i` is ring `i`).
+    pub fn push_ring(&mut self, view: RingView) {
+        debug_assert_eq!(view.index, self.lanes.len());
+        self.lanes.push(view.lane);
+        self.zones.extend(view.zones);
+        self.marks.extend(view.marks);
     }
 
     /// The zones of lane `lane` (a contiguous slice).
@@ -382,26 +202,6 @@ impl Timeline {
             }
         }
         (lo <= hi).then_some((lo, hi))
-    }
-}
-
-/// The smallest range holding every finite range of `spans`.
-fn hull(spans: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, f64)> {
-    spans
-        .into_iter()
-        .filter(|(a, b)| a.is_finite() && b.is_finite())
-        .fold(None, |acc, (a, b)| Some(acc.map_or((a, b), |(lo, hi): (f64, f64)| (lo.min(a), hi.max(b)))))
-}
-
-/// Whether `host` and `device` share at least [`MIN_HOST_OVERLAP`] of the shorter one (a
-/// range of no length must lie inside the other).
-fn overlaps_enough(host: (f64, f64), device: (f64, f64)) -> bool {
-    let shared = host.1.min(device.1) - host.0.max(device.0);
-    let shorter = (host.1 - host.0).min(device.1 - device.0);
-    if shorter <= 0.0 {
-        shared >= 0.0
-    } else {
-        shared >= MIN_HOST_OVERLAP * shorter
     }
 }
 

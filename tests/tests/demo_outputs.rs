@@ -48,15 +48,8 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         now: UNIX_EPOCH,
         notes: vec![],
     };
-    let w = outputs::write_all(
-        &out.join("report"),
-        &outcome.readout,
-        &res,
-        &oplog,
-        &timebase,
-        &options,
-    )
-    .unwrap();
+    let profile = ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), timebase);
+    let w = outputs::write_all(&out.join("report"), &profile, &options).unwrap();
     assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
     let ops: Vec<_> = w.report.ops().collect();
     assert_eq!(ops.len(), 4);

@@ -65,15 +65,8 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         notes: vec![],
     };
     let here = out.join("in-process");
-    outputs::write_all(
-        &here,
-        &outcome.readout,
-        &res,
-        &oplog,
-        &outcome.fit.timebase,
-        &options,
-    )
-    .unwrap();
+    let profile = ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), outcome.fit.timebase.clone());
+    outputs::write_all(&here, &profile, &options).unwrap();
     let snap = &outcome.snapshot;
     let drained = ttprof::devmem::Snapshot::load(snap)
         .unwrap()

@@ -4,7 +4,7 @@
 
 use super::Captured;
 use crate::atomic::write_atomic;
-use crate::csv_rows::{self, RowWriter};
+use crate::csv::{self, RowWriter};
 use crate::decode::{Decoder, Stop, ZoneTable};
 use crate::error::Result;
 use crate::issue::Issue;
@@ -63,7 +63,7 @@ impl<'a> RingCsv<'a> {
     }
 
     pub fn header(&self, w: &mut impl Write) -> io::Result<()> {
-        csv_rows::header(w, self.geometry, self.geometry.arch.aiclk_mhz())
+        csv::header(w, self.geometry, self.geometry.arch.aiclk_mhz())
     }
 
     /// Writes one ring: `report` gives its identity (its `records` are ignored), `table` its

@@ -130,6 +130,14 @@ pub fn op_report(readout: &Readout, sites: &Resolution, oplog: &OpLog, timebase:
     Ok(OpReport { arch: readout.geometry.arch, worker_cores: readout.geometry.tiles_per_chip, rows, issues })
 }
 
+/// The op report of a [`crate::profile::Profile`] (whose wrapper-zone times are computed
+/// already) with the ops of `oplog`; errors as [`op_report`] does.
+pub fn of_profile(p: &crate::profile::Profile, oplog: &OpLog) -> Result<OpReport> {
+    let (rows, issues) = join::join(oplog, p.device_ops.clone(), device::runs(&p.readout))?;
+    let g = p.geometry();
+    Ok(OpReport { arch: g.arch, worker_cores: g.tiles_per_chip, rows, issues })
+}
+
 /// `ops_perf_results_<YYYY_MM_DD_HH_MM_SS>.csv` for `now` (UTC), tt-metal's file name.
 pub fn file_name(now: SystemTime) -> String {
     let secs = now.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);

@@ -424,7 +424,10 @@ impl Session {
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;
-        let written = outputs::write_all(&cfg.out, &readout, &resolution, &oplog, &fit.timebase, &options)?;
+        let model = crate::profile::Profile::resolved(readout, resolution, Some(oplog), fit.timebase.clone());
+        let written = outputs::write_all(&cfg.out, &model, &options)?;
+        let crate::profile::Profile { readout, sites: resolution, oplog, .. } = model;
+        let oplog = oplog.unwrap_or_default();
         Ok(Profile {
             out: cfg.out,
             readout,

@@ -25,7 +25,9 @@
 use crate::atomic::write_atomic;
 use crate::decode::NO_RUN;
 use crate::error::Result;
-use crate::timeline::{Lane, MarkKind, Timeline, Zone};
+use crate::oplog::Signpost;
+use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
+use riscv_linker::Arch;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 use std::io::{self, Write};
@@ -87,13 +89,13 @@ fn json(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into())
 }
 
-struct Out<'a, W: Write> {
-    w: &'a mut W,
+struct Out<W: Write> {
+    w: W,
     first: bool,
     stats: TraceStats,
 }
 
-impl<W: Write> Out<'_, W> {
+impl<W: Write> Out<W> {
     fn event(&mut self, body: std::fmt::Arguments) -> io::Result<()> {
         self.w.write_all(if self.first { b"\n{" } else { b",\n{" })?;
         self.first = false;
@@ -109,50 +111,97 @@ impl<W: Write> Out<'_, W> {
 
 /// Writes the trace to `w`.
 pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
-    w.write_all(b"{\"traceEvents\":[")?;
-    let mut out = Out { w, first: true, stats: TraceStats::default() };
-    let chips: BTreeSet<u32> = t.lanes.iter().map(|l| l.chip).chain(t.ops.iter().map(|o| o.chip)).collect();
-    for &chip in &chips {
-        let pid = chip_pid(chip);
-        out.meta(pid, 0, "process_name", &format!(r#""name":{}"#, json(&format!("Device {chip} ({})", t.arch))))?;
-        out.meta(pid, 0, "process_sort_index", &format!(r#""sort_index":{chip}"#))?;
-        write_ops(&mut out, t, chip)?;
-    }
+    let chips: BTreeSet<u32> = t.lanes.iter().map(|l| l.chip).collect();
+    let mut out = TraceWriter::begin(w, t.arch, &chips, &t.ops, &t.signposts)?;
+    let mut marks = &t.marks[..];
     for (li, lane) in t.lanes.iter().enumerate() {
+        let n = marks.partition_point(|m| m.lane as usize <= li);
+        let (mine, rest) = marks.split_at(n);
+        marks = rest;
+        out.lane(li, lane, t.lane_zones(li as u32), mine, &t.sites, &t.ops)?;
+    }
+    out.finish().map(|(_, stats)| stats)
+}
+
+/// The trace written thread by thread: [`TraceWriter::begin`] writes the chips' processes
+/// and their op threads, [`TraceWriter::lane`] one (tile, RISC) thread with its zones and
+/// marks, [`TraceWriter::finish`] closes the document. Memory: one lane at a time.
+pub struct TraceWriter<W: Write> {
+    out: Out<W>,
+    arch: Arch,
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// Opens the document: a process per chip in `chips` (and per chip of an op), with the
+    /// op threads and signposts.
+    pub fn begin(w: W, arch: Arch, chips: &BTreeSet<u32>, ops: &[OpSpan], signposts: &[Signpost]) -> io::Result<Self> {
+        let mut out = Out { w, first: true, stats: TraceStats::default() };
+        out.w.write_all(b"{\"traceEvents\":[")?;
+        let chips: BTreeSet<u32> = chips.iter().copied().chain(ops.iter().map(|o| o.chip)).collect();
+        for &chip in &chips {
+            let pid = chip_pid(chip);
+            out.meta(pid, 0, "process_name", &format!(r#""name":{}"#, json(&format!("Device {chip} ({arch})"))))?;
+            out.meta(pid, 0, "process_sort_index", &format!(r#""sort_index":{chip}"#))?;
+            write_ops(&mut out, ops, signposts, chip)?;
+        }
+        Ok(TraceWriter { out, arch })
+    }
+
+    /// One (tile, RISC) thread: its name, its zones (in opening order) and its marks.
+    /// `index` orders the threads; `labels` and `ops` are what the zones' and marks'
+    /// indices point into.
+    pub fn lane(
+        &mut self,
+        index: usize,
+        lane: &Lane,
+        zones: &[Zone],
+        marks: &[Mark],
+        labels: &[SiteLabel],
+        ops: &[OpSpan],
+    ) -> io::Result<()> {
+        let out = &mut self.out;
         let (pid, tid) = (chip_pid(lane.chip), lane_tid(lane));
-        out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&lane.name(t.arch))))?;
-        out.meta(pid, tid, "thread_sort_index", &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + li))?;
-        write_zones(&mut out, t, t.lane_zones(li as u32), pid, tid)?;
+        out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&lane.name(self.arch))))?;
+        out.meta(pid, tid, "thread_sort_index", &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + index))?;
+        write_zones(out, labels, ops, zones, pid, tid)?;
+        for m in marks {
+            let site = &labels[m.site as usize];
+            let args = match m.kind {
+                MarkKind::Event => format!(r#""cycles":{}"#, m.cycles),
+                MarkKind::Data(v) => format!(r#""value":{v},"cycles":{}"#, m.cycles),
+                MarkKind::Sum { total_cycles, count } => {
+                    format!(r#""total_cycles":{total_cycles},"count":{count},"cycles":{}"#, m.cycles)
+                }
+            };
+            out.event(format_args!(
+                r#""name":{},"cat":"mark","ph":"i","s":"t","pid":{pid},"tid":{tid},"ts":{},"args":{{{args}}}"#,
+                json(&site.name),
+                ts(m.ns)
+            ))?;
+        }
+        Ok(())
     }
-    for m in &t.marks {
-        let lane = &t.lanes[m.lane as usize];
-        let site = &t.sites[m.site as usize];
-        let args = match m.kind {
-            MarkKind::Event => format!(r#""cycles":{}"#, m.cycles),
-            MarkKind::Data(v) => format!(r#""value":{v},"cycles":{}"#, m.cycles),
-            MarkKind::Sum { total_cycles, count } => {
-                format!(r#""total_cycles":{total_cycles},"count":{count},"cycles":{}"#, m.cycles)
-            }
-        };
-        out.event(format_args!(
-            r#""name":{},"cat":"mark","ph":"i","s":"t","pid":{},"tid":{},"ts":{},"args":{{{args}}}"#,
-            json(&site.name),
-            chip_pid(lane.chip),
-            lane_tid(lane),
-            ts(m.ns)
-        ))?;
+
+    /// Closes the document; returns the writer and what was written.
+    pub fn finish(mut self) -> io::Result<(W, TraceStats)> {
+        write!(
+            self.out.w,
+            "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"generator\":\"ttprof\",\"arch\":\"{}\"}}}}\n",
+            self.arch
+        )?;
+        Ok((self.out.w, self.out.stats))
     }
-    let stats = out.stats;
-    write!(
-        out.w,
-        "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"generator\":\"ttprof\",\"arch\":\"{}\"}}}}\n",
-        t.arch
-    )?;
-    Ok(stats)
 }
 
 /// One thread's zones as nested `B`/`E` pairs.
-fn write_zones<W: Write>(out: &mut Out<W>, t: &Timeline, zones: &[Zone], pid: u32, tid: u32) -> io::Result<()> {
+fn write_zones<W: Write>(
+    out: &mut Out<W>,
+    labels: &[SiteLabel],
+    ops: &[OpSpan],
+    zones: &[Zone],
+    pid: u32,
+    tid: u32,
+) -> io::Result<()> {
     // Open zones: (end ns, end cycles) of each, innermost last.
     let mut open: Vec<(f64, u64)> = Vec::new();
     let close = |out: &mut Out<W>, open: &mut Vec<(f64, u64)>, until: Option<u64>| -> io::Result<()> {
@@ -167,8 +216,8 @@ fn write_zones<W: Write>(out: &mut Out<W>, t: &Timeline, zones: &[Zone], pid: u3
     };
     for z in zones {
         close(out, &mut open, Some(z.start_cycles))?;
-        let site = &t.sites[z.site as usize];
-        let op = z.op.map(|o| &t.ops[o as usize]);
+        let site = &labels[z.site as usize];
+        let op = z.op.map(|o| &ops[o as usize]);
         let loc = if site.file.is_empty() {
             String::new()
         } else {
@@ -200,16 +249,16 @@ type OpBar = (usize, f64, f64);
 
 /// The op threads of one chip: device kernel spans and host spans, split over as many
 /// threads as overlapping ops need; signposts as process-wide instants.
-fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<()> {
+fn write_ops<W: Write>(out: &mut Out<W>, all: &[OpSpan], signposts: &[Signpost], chip: u32) -> io::Result<()> {
     let pid = chip_pid(chip);
-    let ops: Vec<usize> = (0..t.ops.len()).filter(|&i| t.ops[i].chip == chip).collect();
+    let ops: Vec<usize> = (0..all.len()).filter(|&i| all[i].chip == chip).collect();
     // (tid base, thread name, host rather than device span)
     for (base, label, host, max) in [
         (OPS_DEVICE_TID, "ops (device)", false, MAX_OPS_DEVICE_THREADS),
         (OPS_HOST_TID, "ops (host)", true, MAX_OPS_HOST_THREADS),
     ] {
         let span = |i: usize| {
-            let o = &t.ops[i];
+            let o = &all[i];
             if host {
                 o.host_ns.map(|(a, b)| (a as f64, b as f64))
             } else {
@@ -227,7 +276,7 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
             out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&name)))?;
             out.meta(pid, tid, "thread_sort_index", &format!(r#""sort_index":{tid}"#))?;
             for &(i, a, b) in list {
-                let o = &t.ops[i];
+                let o = &all[i];
                 let host =
                     o.log_host_ns.map(|(s, e)| format!(r#","host_start_ns":{s},"host_end_ns":{e}"#)).unwrap_or_default();
                 out.event(format_args!(
@@ -240,7 +289,7 @@ fn write_ops<W: Write>(out: &mut Out<W>, t: &Timeline, chip: u32) -> io::Result<
             }
         }
     }
-    for s in t.signposts.iter().filter(|s| s.device == chip) {
+    for s in signposts.iter().filter(|s| s.device == chip) {
         out.event(format_args!(
             r#""name":{},"cat":"signpost","ph":"i","s":"p","pid":{pid},"tid":{OPS_DEVICE_TID},"ts":{}"#,
             json(&s.name),

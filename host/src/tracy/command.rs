@@ -3,12 +3,10 @@
 //! [`serve`] directly).
 
 use super::{server::capture_hint, ServeOptions, ServeReport, Server, Stream, StreamOptions};
-use crate::devmem;
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
-use crate::readout;
-use crate::resolve::Resolver;
+use crate::profile::Profile;
 use std::path::Path;
 
 /// What the command did: the capture, and every problem found on the way.
@@ -20,14 +18,10 @@ pub struct Outcome {
 /// Reads `device` (never consuming), names zones through `oplog`, and serves the stream
 /// until a capture tool has drained it. Progress goes to stderr.
 pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> {
-    let log = OpLog::read(oplog)?;
-    let mem = devmem::open(device, false)?;
-    let readout = readout::read(mem.as_ref(), false)?;
-    let res = Resolver::new(&log).resolve(&readout);
-    let g = readout.geometry;
-    let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
-    eprintln!("{clock_note}");
-    let stream = Stream::build(&readout, &res, Some(&log), &timebase, &StreamOptions::default())?;
+    let loaded = Profile::open(device, Some(OpLog::read(oplog)?), false)?;
+    eprintln!("{}", loaded.clock_note);
+    let p = loaded.profile;
+    let stream = Stream::build(&p.readout, &p.sites, p.oplog.as_ref(), &p.timebase, &StreamOptions::default())?;
     let s = &stream.summary;
     eprintln!(
         "Tracy stream: {} zones on {} RISC lanes in {} GPU contexts ({} tile(s) each), {} source locations, {} ops, \
@@ -45,6 +39,6 @@ pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> 
         "capture complete: {} received {} zones in {} frames ({} bytes, {} compressed) and {queries} answers",
         report.client, t.zones, t.frames, t.raw_bytes, t.wire_bytes
     );
-    let issues = readout.issues.into_iter().chain(res.issues).chain(stream.issues).collect();
+    let issues = p.readout.issues.into_iter().chain(p.sites.issues).chain(stream.issues).collect();
     Ok(Outcome { report, issues })
 }

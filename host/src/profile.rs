@@ -1,0 +1,453 @@
+//! The resolved model of one device run: what every output is written from.
+//!
+//! A [`Profile`] is built once from a readout (the rings' records), the op log that names
+//! them and the [`Timebase`] that puts device cycles on the host clock. Building it binds
+//! every record to its site ([`crate::resolve`]), interns the distinct zone names
+//! ([`SiteLabel`]), joins the op log's ops with their device spans from the firmware wrapper
+//! zones ([`crate::report::device`]) and checks that the two agree (an op log of another
+//! run is placed by device times, with a warning). Outputs then visit it ring by ring:
+//! [`Profile::ring`] yields a [`RingView`], one ring's zones (nested, with depth, cycles,
+//! host ns and op) and point records, built on demand and dropped after use, so no output
+//! needs every zone in memory at once. [`crate::sink`] drives the outputs over it.
+//!
+//! The name of a record whose site cannot be resolved is `unresolved-site-<id>`
+//! ([`unresolved_name`]) in every output.
+
+use crate::decode::{RecordKind, Records};
+use crate::devmem::DeviceMemory;
+use crate::error::Result;
+use crate::issue::Issue;
+use crate::markers::{markers, MarkerType};
+use crate::oplog::{OpLog, OpLogEntry, Signpost};
+use crate::readout::{self, Readout, RingReport};
+use crate::report::device::{self, Ops};
+use crate::resolve::{Resolution, Resolver};
+use crate::sites::SiteMeta;
+use crate::timebase::Timebase;
+use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
+use riscv_linker::devfile::Geometry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How much of the shorter of (the op log's host time range, the device records' span) the
+/// two must share for the op log's host times to place the ops.
+const MIN_HOST_OVERLAP: f64 = 0.5;
+
+/// The name every output gives a record whose site has no metadata.
+pub fn unresolved_name(site: u16) -> String {
+    format!("unresolved-site-{site}")
+}
+
+/// One device run, resolved: rings, sites, ops, timebase and the problems found.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// The rings' records and the readout's own counts and issues.
+    pub readout: Readout,
+    /// Site metadata per ring and run (and the naming issues).
+    pub sites: Resolution,
+    /// The op log the records were named with, if any.
+    pub oplog: Option<OpLog>,
+    /// Device cycles to host ns, per chip and tile.
+    pub timebase: Timebase,
+    /// Distinct zone names and source locations; [`Zone::site`] and [`Mark::site`] index it.
+    pub labels: Vec<SiteLabel>,
+    /// Ops in host (or device) start order: host times from the op log, device spans from
+    /// the wrapper zones; a run the op log does not name is an op `run <id>`.
+    pub ops: Vec<OpSpan>,
+    /// The wrapper zones' times per (chip, run), for the op report.
+    pub device_ops: Ops,
+    /// The op log's signposts.
+    pub signposts: Vec<Signpost>,
+    /// Problems found building the model (records off the timeline, an op log whose host
+    /// times do not match the device). The readout's and the naming's are in their structs:
+    /// [`Profile::all_issues`] lists them all.
+    pub issues: Vec<Issue>,
+    /// Per ring: (run, site) -> index into `labels`.
+    ring_labels: Vec<HashMap<(u32, u16), u32>>,
+    /// (chip, run) -> index into `ops`.
+    op_index: HashMap<(u32, u32), u32>,
+}
+
+/// A profile loaded by [`Profile::open`], with the memory it was read from.
+pub struct Loaded {
+    /// The model.
+    pub profile: Profile,
+    /// The device memory (for its description and bus counts).
+    pub memory: Box<dyn DeviceMemory>,
+    /// Where the timebase comes from: a clock fit, or the nominal clock and why.
+    pub clock_note: String,
+}
+
+/// One ring's records on the host timeline.
+#[derive(Clone, Debug)]
+pub struct RingView<'a> {
+    /// Index of the ring in [`Profile::readout`].
+    pub index: usize,
+    /// The ring's identity, counts and records.
+    pub ring: &'a RingReport,
+    /// Its row: chip, tile, RISC and nesting depth used.
+    pub lane: Lane,
+    /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
+    pub zones: Vec<Zone>,
+    /// Events, data and sum records.
+    pub marks: Vec<Mark>,
+    /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
+    /// [`Profile::issues`] counts the records left out).
+    pub placed: bool,
+}
+
+impl Profile {
+    /// Reads every ring of `mem` once (without consuming), names the records through
+    /// `oplog` and places them with `timebase`.
+    pub fn load(mem: &dyn DeviceMemory, oplog: Option<OpLog>, timebase: Timebase) -> Result<Profile> {
+        let readout = readout::read(mem, false)?;
+        Ok(Profile::new(readout, oplog, timebase))
+    }
+
+    /// The load every command shares: opens `device` (a device image, a snapshot, or what
+    /// [`crate::devmem::open`] accepts), reads every ring once (advancing each ring's `TAIL`
+    /// past what was read when `consume`), takes the timebase a snapshot's recorded clock
+    /// samples give (else the nominal clock: [`Loaded::clock_note`] says which), and names
+    /// the records through `oplog`.
+    pub fn open(device: &std::path::Path, oplog: Option<OpLog>, consume: bool) -> Result<Loaded> {
+        let memory = crate::devmem::open(device, consume)?;
+        let g = memory.geometry();
+        let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
+        let readout = readout::read(memory.as_ref(), consume)?;
+        Ok(Loaded { profile: Profile::new(readout, oplog, timebase), memory, clock_note })
+    }
+
+    /// The model of records already read: sites resolved through `oplog` (without an op
+    /// log every site is unresolved).
+    pub fn new(readout: Readout, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
+        let sites = match &oplog {
+            Some(log) => Resolver::new(log).resolve(&readout),
+            None => Resolution::unresolved(&readout),
+        };
+        Profile::resolved(readout, sites, oplog, timebase)
+    }
+
+    /// The model of records whose sites are resolved already (`sites` matches `readout`
+    /// ring by ring).
+    pub fn resolved(readout: Readout, sites: Resolution, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
+        let device_ops = device::collect(&readout, &sites, &timebase);
+        let mut p = Profile {
+            readout,
+            sites,
+            oplog,
+            timebase,
+            labels: Vec::new(),
+            ops: Vec::new(),
+            device_ops,
+            signposts: Vec::new(),
+            issues: Vec::new(),
+            ring_labels: Vec::new(),
+            op_index: HashMap::new(),
+        };
+        p.add_ops();
+        let spans = p.intern_and_span();
+        p.check_host_times(&spans);
+        p
+    }
+
+    /// Arch, chips, tiles per chip.
+    pub fn geometry(&self) -> Geometry {
+        self.readout.geometry
+    }
+
+    /// Number of rings.
+    pub fn ring_count(&self) -> usize {
+        self.readout.rings.len()
+    }
+
+    /// Every problem: the readout's, the naming's and the model's.
+    pub fn all_issues(&self) -> impl Iterator<Item = &Issue> {
+        self.readout.issues.iter().chain(&self.sites.issues).chain(&self.issues)
+    }
+
+    /// The metadata of site `id` of run `run` on ring `ring`, when known.
+    pub fn site(&self, ring: usize, run: u32, id: u16) -> Option<&SiteMeta> {
+        self.sites.site(ring, run, id)
+    }
+
+    /// The op index of records of `run` on `chip`.
+    pub fn op_of(&self, chip: u32, run: u32) -> Option<u32> {
+        self.op_index.get(&(chip, run)).copied()
+    }
+
+    /// Ring `index` on the host timeline (see [`RingView`]).
+    pub fn ring(&self, index: usize) -> RingView<'_> {
+        let ring = &self.readout.rings[index];
+        let id = ring.id;
+        let mut view = RingView {
+            index,
+            ring,
+            lane: Lane { chip: id.chip, tile: id.tile, risc: id.risc, depth: 0 },
+            zones: Vec::new(),
+            marks: Vec::new(),
+            placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
+        };
+        if !view.placed {
+            return view;
+        }
+        let r = &ring.records;
+        let ns = |c: u64| self.timebase.host_ns(id.chip, id.tile, c).unwrap_or(f64::NAN);
+        let labels = &self.ring_labels[index];
+        let lane = index as u32;
+        let (mut depth, mut depth_used) = (0u16, 0u16);
+        view.zones.reserve(r.len());
+        for m in markers(r) {
+            let i = m.record as usize;
+            let (run, site) = (r.run[i], r.site[i]);
+            let op = self.op_of(id.chip, run);
+            let label = || labels.get(&(run, site)).copied().unwrap_or(0);
+            match m.kind {
+                MarkerType::ZoneStart => {
+                    view.zones.push(Zone {
+                        lane,
+                        site: label(),
+                        depth,
+                        run,
+                        op,
+                        start_cycles: r.start[i],
+                        end_cycles: r.end[i],
+                        start_ns: ns(r.start[i]),
+                        end_ns: ns(r.end[i]),
+                    });
+                    depth += 1;
+                    depth_used = depth_used.max(depth);
+                }
+                MarkerType::ZoneEnd => depth = depth.saturating_sub(1),
+                kind => {
+                    let kind = match (kind, r.kind[i]) {
+                        (MarkerType::TsData, _) => MarkKind::Data(r.value[i]),
+                        (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => {
+                            MarkKind::Sum { total_cycles: r.value[i], count: r.count[i] }
+                        }
+                        _ => MarkKind::Event,
+                    };
+                    view.marks.push(Mark { lane, site: label(), kind, run, op, cycles: r.end[i], ns: ns(r.end[i]) });
+                }
+            }
+        }
+        view.lane.depth = depth_used;
+        view
+    }
+
+    /// Ring `index` without its zones and marks (for outputs that read only the records).
+    pub fn ring_records(&self, index: usize) -> RingView<'_> {
+        let ring = &self.readout.rings[index];
+        let id = ring.id;
+        RingView {
+            index,
+            ring,
+            lane: Lane { chip: id.chip, tile: id.tile, risc: id.risc, depth: 0 },
+            zones: Vec::new(),
+            marks: Vec::new(),
+            placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
+        }
+    }
+
+    /// Every ring in readout order.
+    pub fn rings(&self) -> impl Iterator<Item = RingView<'_>> {
+        (0..self.ring_count()).map(|i| self.ring(i))
+    }
+
+    /// Ops from the op log (and runs it does not name), with their device spans.
+    fn add_ops(&mut self) {
+        let mut dev = self.device_ops.by_run.clone();
+        let span = |s: &Option<device::Span>| s.map(|s| (s.start.ns, s.end.ns));
+        if let Some(log) = &self.oplog {
+            for op in log.ops() {
+                let d = dev.remove(&(op.device, op.run_id));
+                self.ops.push(OpSpan {
+                    chip: op.device,
+                    run: op.run_id,
+                    name: op.op_code.clone(),
+                    host_ns: Some((op.host_start_ns, op.host_end_ns)),
+                    log_host_ns: Some((op.host_start_ns, op.host_end_ns)),
+                    kernel_ns: d.as_ref().and_then(|d| span(&d.kernel)),
+                    fw_ns: d.as_ref().and_then(|d| span(&d.fw)),
+                });
+            }
+            self.signposts = log
+                .entries
+                .iter()
+                .filter_map(|e| match e {
+                    OpLogEntry::Signpost(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect();
+        }
+        for ((chip, run), d) in dev {
+            self.ops.push(OpSpan {
+                chip,
+                run,
+                name: format!("run {run}"),
+                host_ns: None,
+                log_host_ns: None,
+                kernel_ns: span(&d.kernel),
+                fw_ns: span(&d.fw),
+            });
+        }
+        let key = |o: &OpSpan| o.host_ns.map(|h| h.0 as f64).or(o.fw_ns.map(|f| f.0)).unwrap_or(f64::INFINITY);
+        self.ops.sort_by(|a, b| key(a).total_cmp(&key(b)));
+        for (i, o) in self.ops.iter().enumerate() {
+            self.op_index.entry((o.chip, o.run)).or_insert(i as u32);
+        }
+    }
+
+    /// One pass over every record: interns each ring's distinct sites, and returns the
+    /// first and last host ns of the records per (chip, op) (`None`: records of no op).
+    fn intern_and_span(&mut self) -> BTreeMap<(u32, Option<u32>), (f64, f64)> {
+        let mut global: HashMap<SiteLabel, u32> = HashMap::new();
+        let mut spans: BTreeMap<(u32, Option<u32>), (f64, f64)> = BTreeMap::new();
+        let mut skipped: BTreeMap<u32, u64> = BTreeMap::new();
+        for (ri, ring) in self.readout.rings.iter().enumerate() {
+            let id = ring.id;
+            let r: &Records = &ring.records;
+            let mut local: HashMap<(u32, u16), u32> = HashMap::new();
+            if self.timebase.host_ns(id.chip, id.tile, 0).is_none() {
+                *skipped.entry(id.chip).or_default() += r.len() as u64;
+                self.ring_labels.push(local);
+                continue;
+            }
+            let mut last: Option<(u32, Option<u32>)> = None;
+            for i in 0..r.len() {
+                if !crate::resolve::has_site(r.kind[i]) {
+                    continue;
+                }
+                let (run, site) = (r.run[i], r.site[i]);
+                local.entry((run, site)).or_insert_with(|| {
+                    let l = match self.sites.site(ri, run, site) {
+                        Some(m) => SiteLabel { name: m.name.clone(), file: m.file.clone(), line: m.line },
+                        None => SiteLabel { name: unresolved_name(site), file: String::new(), line: 0 },
+                    };
+                    *global.entry(l.clone()).or_insert_with(|| {
+                        self.labels.push(l);
+                        self.labels.len() as u32 - 1
+                    })
+                });
+                let op = match last {
+                    Some((lr, op)) if lr == run => op,
+                    _ => {
+                        let op = self.op_index.get(&(id.chip, run)).copied();
+                        last = Some((run, op));
+                        op
+                    }
+                };
+                // Point records sit at their end time, zones span start to end.
+                let is_zone = matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone);
+                let a = self.timebase.host_ns(id.chip, id.tile, if is_zone { r.start[i] } else { r.end[i] });
+                let b = self.timebase.host_ns(id.chip, id.tile, r.end[i]);
+                if let (Some(a), Some(b)) = (a, b) {
+                    if a.is_finite() && b.is_finite() {
+                        let s = spans.entry((id.chip, op)).or_insert((a, b));
+                        *s = (s.0.min(a), s.1.max(b));
+                    }
+                }
+            }
+            self.ring_labels.push(local);
+        }
+        for (chip, n) in skipped {
+            self.issues.push(
+                Issue::error(None, format!("the timebase knows no chip {chip}: its {n} record(s) are not on the timeline"))
+                    .with_count(n),
+            );
+        }
+        spans
+    }
+
+    /// For every chip whose ops' host times (from the op log) do not match the span of its
+    /// device records, places those ops at their own device times and says so.
+    fn check_host_times(&mut self, spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>) {
+        let chips: BTreeSet<u32> = self.ops.iter().filter(|o| o.host_ns.is_some()).map(|o| o.chip).collect();
+        for chip in chips {
+            let logged = self.ops.iter().filter(|o| o.chip == chip).filter_map(|o| o.host_ns);
+            let Some(host) = hull(logged.map(|(a, b)| (a as f64, b as f64))) else { continue };
+            let records = spans.range((chip, None)..=(chip, Some(u32::MAX)));
+            let Some(device) = hull(records.map(|(_, &s)| s)) else { continue };
+            if overlaps_enough(host, device) {
+                continue;
+            }
+            let (placed, unplaced) = self.place_by_device(chip, spans);
+            let shared = host.1.min(device.1) - host.0.max(device.0);
+            let how = if shared < 0.0 { "do not overlap".to_string() } else { format!("share only {shared:.0} ns of") };
+            let mut what = format!(
+                "device {chip}: the op log's host times ({:.0}..{:.0} ns) {how} the device records' span on the timebase \
+                 ({:.0}..{:.0} ns): is the op log from another run, or the clock fit wrong? {placed} op(s) are placed \
+                 at their own device times instead (first FW/KERNEL start to last end)",
+                host.0, host.1, device.0, device.1
+            );
+            if unplaced > 0 {
+                what.push_str(&format!("; {unplaced} op(s) without device records are left off the timeline"));
+            }
+            self.issues.push(Issue::warning(None, what).with_count(placed + unplaced));
+        }
+    }
+
+    /// Replaces the host times of `chip`'s logged ops by their device span: FW and KERNEL
+    /// zones, else all their records. Returns (ops placed, ops without records).
+    fn place_by_device(&mut self, chip: u32, spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>) -> (u64, u64) {
+        let (mut placed, mut unplaced) = (0, 0);
+        for (i, o) in self.ops.iter_mut().enumerate() {
+            if o.chip != chip || o.host_ns.is_none() {
+                continue;
+            }
+            let own = hull(o.fw_ns.into_iter().chain(o.kernel_ns)).or_else(|| spans.get(&(chip, Some(i as u32))).copied());
+            o.host_ns = own.map(|(a, b)| (a.max(0.0).floor() as u64, b.max(0.0).ceil() as u64));
+            if o.host_ns.is_some() {
+                placed += 1;
+            } else {
+                unplaced += 1;
+            }
+        }
+        (placed, unplaced)
+    }
+}
+
+/// The smallest range holding every finite range of `spans`.
+pub(crate) fn hull(spans: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, f64)> {
+    spans
+        .into_iter()
+        .filter(|(a, b)| a.is_finite() && b.is_finite())
+        .fold(None, |acc, (a, b)| Some(acc.map_or((a, b), |(lo, hi): (f64, f64)| (lo.min(a), hi.max(b)))))
+}
+
+/// Whether `host` and `device` share at least [`MIN_HOST_OVERLAP`] of the shorter one (a
+/// range of no length must lie inside the other).
+fn overlaps_enough(host: (f64, f64), device: (f64, f64)) -> bool {
+    let shared = host.1.min(device.1) - host.0.max(device.0);
+    let shorter = (host.1 - host.0).min(device.1 - device.0);
+    if shorter <= 0.0 {
+        shared >= 0.0
+    } else {
+        shared >= MIN_HOST_OVERLAP * shorter
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    /// Views built ring by ring hold exactly what the whole timeline holds, and the record
+    /// spans the model computes in its one pass match the zones and marks of the views.
+    #[test]
+    fn ring_views_add_up_to_the_timeline() {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(fixture::ARCH, 1));
+        assert!(p.issues.is_empty(), "{:?}", p.issues);
+        let (mut zones, mut marks) = (0, 0);
+        for v in p.rings() {
+            assert!(v.placed);
+            assert!(v.zones.iter().all(|z| z.lane as usize == v.index && (z.site as usize) < p.labels.len()));
+            assert!(v.zones.windows(2).all(|w| w[0].start_cycles <= w[1].start_cycles), "opening order");
+            zones += v.zones.len();
+            marks += v.marks.len();
+        }
+        assert_eq!((zones, marks), (120, 90));
+        assert_eq!(p.labels.len(), 11, "one label per distinct site");
+        assert_eq!(unresolved_name(7), "unresolved-site-7");
+    }
+}

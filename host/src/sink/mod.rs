@@ -1,0 +1,79 @@
+//! Outputs as sinks of a [`Profile`]: every output file is a [`Sink`] that the one driver,
+//! [`drive`], feeds ring by ring.
+//!
+//! A sink sees the whole model first ([`Sink::begin`]: geometry, ops, site labels,
+//! timebase), then one [`RingView`] at a time in readout order ([`Sink::ring`]: that ring's
+//! zones, nested, with cycles, host ns and op, and its events, data and sums), then
+//! [`Sink::finish`], where it commits its file and says what it wrote and found. A ring's
+//! view is built once for every sink and dropped before the next ring, so memory stays at
+//! one ring's zones plus whatever a sink chooses to keep (the HTML page keeps what it may
+//! draw; the summary 16 bytes per zone for exact percentiles).
+//!
+//! Files are written atomically ([`crate::atomic::AtomicFile`]): a sink that fails, or a
+//! driver that stops on another sink's error, leaves no partial file behind.
+//!
+//! Adding an output is one file: a type implementing [`Sink`], handed to [`drive`] (or
+//! added to [`crate::outputs::write_all`]'s standard set).
+
+mod device_csv;
+mod html;
+mod op_report;
+mod summary;
+mod trace_json;
+
+pub use device_csv::DeviceCsv;
+pub use html::HtmlPage;
+pub use op_report::OpReportSink;
+pub use summary::SummarySink;
+pub use trace_json::TraceJson;
+
+use crate::error::Result;
+use crate::issue::Issue;
+use crate::profile::{Profile, RingView};
+use std::path::PathBuf;
+
+/// An output fed by [`drive`].
+pub trait Sink {
+    /// Before the first ring. An error here stops the drive before any file is written.
+    fn begin(&mut self, _profile: &Profile) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether [`Sink::ring`] needs the ring's zones and marks ([`RingView::zones`]); a sink
+    /// that reads only the raw records (the device CSV) says no, and when no sink needs
+    /// them the driver does not build them.
+    fn wants_zones(&self) -> bool {
+        true
+    }
+
+    /// One ring, in readout order.
+    fn ring(&mut self, profile: &Profile, ring: &RingView) -> Result<()>;
+
+    /// After the last ring: commits the output and reports it.
+    fn finish(&mut self, profile: &Profile) -> Result<Finished>;
+}
+
+/// What a sink wrote and found.
+#[derive(Clone, Debug, Default)]
+pub struct Finished {
+    /// Files written, in order.
+    pub files: Vec<PathBuf>,
+    /// Problems the output found (zones it had to cut, items it left out).
+    pub issues: Vec<Issue>,
+}
+
+/// Feeds `profile` to every sink: all `begin`s, then each ring to every sink, then all
+/// `finish`es (in the order given). Stops at the first error.
+pub fn drive(profile: &Profile, sinks: &mut [&mut dyn Sink]) -> Result<Vec<Finished>> {
+    for s in sinks.iter_mut() {
+        s.begin(profile)?;
+    }
+    let zones = sinks.iter().any(|s| s.wants_zones());
+    for i in 0..profile.ring_count() {
+        let view = if zones { profile.ring(i) } else { profile.ring_records(i) };
+        for s in sinks.iter_mut() {
+            s.ring(profile, &view)?;
+        }
+    }
+    sinks.iter_mut().map(|s| s.finish(profile)).collect()
+}

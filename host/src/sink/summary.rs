@@ -1,0 +1,51 @@
+//! The per-op summary (`ttprof_summary.txt`) as a sink: zone statistics gathered ring by
+//! ring ([`crate::summary::Builder`]), rendered with the notes given (e.g. a fault) on top.
+
+use super::{Finished, Sink};
+use crate::atomic::write_atomic;
+use crate::error::Result;
+use crate::profile::{Profile, RingView};
+use crate::summary::{self, Summary};
+use std::path::{Path, PathBuf};
+
+/// Writes the summary text.
+pub struct SummarySink {
+    /// `None`: the summary is only rendered (for printing), not written.
+    path: Option<PathBuf>,
+    threshold_ns: f64,
+    notes: Vec<String>,
+    builder: summary::Builder,
+    /// The summary and its text as written (after [`Sink::finish`]).
+    pub summary: Option<(Summary, String)>,
+}
+
+impl SummarySink {
+    /// The summary at `path`, hiding rows whose mean is below `threshold_ns`, with `notes`
+    /// as its first lines.
+    pub fn new(path: &Path, threshold_ns: f64, notes: Vec<String>) -> SummarySink {
+        SummarySink { path: Some(path.to_path_buf()), threshold_ns, notes, builder: summary::Builder::default(), summary: None }
+    }
+
+    /// The summary rendered into [`SummarySink::summary`] only, for printing.
+    pub fn printed(threshold_ns: f64) -> SummarySink {
+        SummarySink { path: None, threshold_ns, notes: Vec::new(), builder: summary::Builder::default(), summary: None }
+    }
+}
+
+impl Sink for SummarySink {
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
+        self.builder.add(v.lane.chip, &v.zones, &v.marks, &p.labels, &p.ops, &p.timebase);
+        Ok(())
+    }
+
+    fn finish(&mut self, p: &Profile) -> Result<Finished> {
+        let s = std::mem::take(&mut self.builder).finish(&p.ops, &p.timebase, self.threshold_ns);
+        let mut text: String = self.notes.iter().map(|n| format!("{n}\n")).collect();
+        text.push_str(&summary::render(&s));
+        if let Some(path) = &self.path {
+            write_atomic(path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        }
+        self.summary = Some((s, text));
+        Ok(Finished { files: self.path.iter().cloned().collect(), issues: Vec::new() })
+    }
+}

@@ -1,0 +1,84 @@
+//! Chrome trace JSON (`ttprof_trace.json`) as a sink: one thread per ring, streamed
+//! ([`crate::trace::TraceWriter`]).
+
+use super::{Finished, Sink};
+use crate::atomic::AtomicFile;
+use crate::error::{Error, Result};
+use crate::issue::Issue;
+use crate::profile::{Profile, RingView};
+use crate::trace::{self, TraceStats, TraceWriter};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Writes the trace JSON.
+pub struct TraceJson {
+    path: PathBuf,
+    writer: Option<TraceWriter<AtomicFile>>,
+    /// What was written (after [`Sink::finish`]).
+    pub stats: TraceStats,
+}
+
+impl TraceJson {
+    /// The trace at `path`.
+    pub fn new(path: &Path) -> TraceJson {
+        TraceJson { path: path.to_path_buf(), writer: None, stats: TraceStats::default() }
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::io(&self.path, "write", e)
+    }
+}
+
+impl Sink for TraceJson {
+    fn begin(&mut self, p: &Profile) -> Result<()> {
+        let file = AtomicFile::create(&self.path)?;
+        let chips: BTreeSet<u32> = p.readout.rings.iter().map(|r| r.id.chip).collect();
+        let w = TraceWriter::begin(file, p.geometry().arch, &chips, &p.ops, &p.signposts).map_err(|e| self.io(e))?;
+        self.writer = Some(w);
+        Ok(())
+    }
+
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
+        let Some(w) = self.writer.as_mut() else { return Ok(()) };
+        let r = w.lane(v.index, &v.lane, &v.zones, &v.marks, &p.labels, &p.ops);
+        r.map_err(|e| self.io(e))
+    }
+
+    fn finish(&mut self, _: &Profile) -> Result<Finished> {
+        let Some(w) = self.writer.take() else { return Ok(Finished::default()) };
+        let (file, stats) = w.finish().map_err(|e| self.io(e))?;
+        file.commit()?;
+        self.stats = stats;
+        let path = self.path.display();
+        let mut issues = Vec::new();
+        if stats.clamped > 0 {
+            issues.push(
+                Issue::warning(
+                    None,
+                    format!(
+                        "{} zone(s) end after the zone that encloses them (their times are inconsistent): {path} cuts \
+                         them at the enclosing zone's end so every thread stays nested",
+                        stats.clamped
+                    ),
+                )
+                .with_count(stats.clamped),
+            );
+        }
+        if stats.ops_left_out > 0 {
+            issues.push(
+                Issue::warning(
+                    None,
+                    format!(
+                        "{} op(s) overlap more ops than {path} has op threads for (at most {} for device spans and {} \
+                         for host spans per chip): they are left off its op threads (the op report lists every op)",
+                        stats.ops_left_out,
+                        trace::MAX_OPS_DEVICE_THREADS,
+                        trace::MAX_OPS_HOST_THREADS
+                    ),
+                )
+                .with_count(stats.ops_left_out),
+            );
+        }
+        Ok(Finished { files: vec![self.path.clone()], issues })
+    }
+}
