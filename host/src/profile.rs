@@ -319,8 +319,13 @@ impl Profile {
                 let (run, site) = (r.run[i], r.site[i]);
                 local.entry((run, site)).or_insert_with(|| {
                     let l = match self.sites.site(ri, run, site) {
-                        Some(m) => SiteLabel { name: m.name.clone(), file: m.file.clone(), line: m.line },
-                        None => SiteLabel { name: unresolved_name(site), file: String::new(), line: 0 },
+                        Some(m) => SiteLabel {
+                            name: m.name.clone(),
+                            file: m.file.clone(),
+                            line: m.line,
+                            function: Some(if m.package.is_empty() { m.name.clone() } else { m.package.clone() }),
+                        },
+                        None => SiteLabel { name: unresolved_name(site), file: String::new(), line: 0, function: None },
                     };
                     *global.entry(l.clone()).or_insert_with(|| {
                         self.labels.push(l);

@@ -44,6 +44,9 @@ pub struct SiteLabel {
     /// Empty for an unresolved site.
     pub file: String,
     pub line: u32,
+    /// The kernel crate (package) the site is in, or the zone name when unknown (Tracy's
+    /// "function"); `None` for an unresolved site.
+    pub function: Option<String>,
 }
 
 /// A zone on the host timeline.

@@ -21,7 +21,7 @@ pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> 
     let loaded = Profile::open(device, Some(OpLog::read(oplog)?), false)?;
     eprintln!("{}", loaded.clock_note);
     let p = loaded.profile;
-    let stream = Stream::build(&p.readout, &p.sites, p.oplog.as_ref(), &p.timebase, &StreamOptions::default())?;
+    let stream = Stream::of(&p, &StreamOptions::default())?;
     let s = &stream.summary;
     eprintln!(
         "Tracy stream: {} zones on {} RISC lanes in {} GPU contexts ({} tile(s) each), {} source locations, {} ops, \

@@ -45,6 +45,6 @@ pub mod session;
 #[cfg(test)]
 mod tests;
 
-pub use plan::{Stream, StreamOptions, Summary};
+pub use plan::{Stream, StreamBuilder, StreamOptions, Summary};
 pub use server::{serve, Attempt, ServeError, ServeOptions, ServeReport, Server, DEFAULT_PORT};
 pub use session::Transfer;

@@ -11,9 +11,12 @@ use crate::decode::RecordKind;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpLogEntry, OpRecord};
+use crate::profile::{Profile, RingView};
 use crate::readout::{Readout, RingId};
 use crate::resolve::Resolution;
+use crate::sink::{self, Finished, Sink};
 use crate::timebase::Timebase;
+use crate::timeline::MarkKind;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashMap};
 
@@ -149,51 +152,38 @@ impl Tables {
     }
 }
 
-/// One zone of a lane before nesting: device cycles, ring order, source location.
-#[derive(Clone, Copy)]
-struct RawZone {
-    start: u64,
-    end: u64,
-    order: u64,
-    srcloc: u32,
-}
-
-/// Begin/end sequence (cycles) of one lane, properly nested: zones sorted by start, longest
-/// (then latest shipped, i.e. outermost) first; a zone that ended is closed before one
-/// starting at that time; a zone overlapping its parent partially is cut at the parent's
-/// end (second result: how many).
-fn nest(zones: &mut [RawZone]) -> (Vec<(u64, u32)>, u64) {
-    zones.sort_unstable_by_key(|z| (z.start, Reverse(z.end), Reverse(z.order)));
-    let (mut out, mut stack, mut clipped) = (Vec::with_capacity(2 * zones.len()), Vec::<u64>::new(), 0);
-    for z in zones.iter() {
+/// Begin/end sequence (cycles) of one lane, properly nested, from its zones in opening
+/// order ([`crate::profile::RingView::zones`]: by start, longest then outermost first): a
+/// zone that ended is closed before one starting at that time; a zone overlapping its
+/// parent partially is cut at the parent's end (second result: how many).
+fn nest(zones: impl Iterator<Item = (u64, u64, u32)>) -> (Vec<(u64, u32)>, u64) {
+    let (mut out, mut stack, mut clipped) = (Vec::new(), Vec::<u64>::new(), 0);
+    for (start, end, srcloc) in zones {
         while let Some(&top) = stack.last() {
-            if top > z.start {
+            if top > start {
                 break;
             }
             out.push((top, END));
             stack.pop();
         }
-        let mut end = z.end;
+        let mut end = end;
         if let Some(&top) = stack.last() {
             if end > top {
                 end = top;
                 clipped += 1;
             }
         }
-        out.push((z.start, z.srcloc));
+        out.push((start, srcloc));
         stack.push(end);
     }
     out.extend(stack.iter().rev().map(|&t| (t, END)));
     (out, clipped)
 }
 
-fn site_name(res: &Resolution, ring: usize, run: u32, site: u16) -> String {
-    res.site(ring, run, site).map_or_else(|| format!("unresolved-site-{site}"), |m| m.name.clone())
-}
-
 impl Stream {
     /// Builds the stream of `readout`'s zones (named through `res`, placed on the host
-    /// timeline through `timebase`) and, if given, `oplog`'s launches and signposts.
+    /// timeline through `timebase`) and, if given, `oplog`'s launches and signposts (a
+    /// [`Profile`] of a copy of them, through [`StreamBuilder`]).
     pub fn build(
         readout: &Readout,
         res: &Resolution,
@@ -201,101 +191,144 @@ impl Stream {
         timebase: &Timebase,
         opts: &StreamOptions,
     ) -> Result<Stream> {
-        let mut t = Tables::default();
-        let mut issues = Vec::new();
-        let mut by_ring: BTreeMap<RingId, Vec<usize>> = BTreeMap::new();
-        for (i, ring) in readout.rings.iter().enumerate() {
-            by_ring.entry(ring.id).or_default().push(i);
+        let p = Profile::resolved(readout.clone(), res.clone(), oplog.cloned(), timebase.clone());
+        Stream::of(&p, opts)
+    }
+
+    /// The stream of a profile: its zones, point records and ops.
+    pub fn of(p: &Profile, opts: &StreamOptions) -> Result<Stream> {
+        let mut b = StreamBuilder::new(opts.clone());
+        sink::drive(p, &mut [&mut b])?;
+        b.stream.take().ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))
+    }
+}
+
+/// The Tracy stream as a [`Sink`]: a lane per ring (its zones nested, cut where they
+/// overlap their parent partially), device messages, and at the end the op log's
+/// launches as host rows.
+pub struct StreamBuilder {
+    opts: StreamOptions,
+    t: Tables,
+    layout: Layout,
+    threads: BTreeMap<u32, String>,
+    /// Lanes and per-ring issues keyed by ring, for the order of [`RingId`]s.
+    lanes: Vec<(RingId, Lane)>,
+    ring_issues: Vec<(RingId, Issue)>,
+    messages: Vec<Message>,
+    summary: Summary,
+    /// The stream (after [`Sink::finish`]).
+    pub stream: Option<Stream>,
+}
+
+impl StreamBuilder {
+    /// A builder with `opts`.
+    pub fn new(opts: StreamOptions) -> StreamBuilder {
+        StreamBuilder {
+            opts,
+            t: Tables::default(),
+            layout: Layout::default(),
+            threads: BTreeMap::new(),
+            lanes: Vec::new(),
+            ring_issues: Vec::new(),
+            messages: Vec::new(),
+            summary: Summary::default(),
+            stream: None,
         }
-        let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
-        let layout = Layout::new(by_ring.iter().filter_map(|(id, rings)| {
-            let has = rings.iter().any(|&r| readout.rings[r].records.kind.iter().any(|&k| is_zone(k)));
-            has.then_some((id.chip, id.tile))
-        }))
-        .map_err(Error::Other)?;
-        let mut threads = BTreeMap::new();
-        let (mut lanes, mut messages, mut summary) = (Vec::new(), Vec::new(), Summary::default());
-        for (id, rings) in &by_ring {
-            let thread = layout::lane_thread(id.chip, id.tile, id.risc).map_err(Error::Other)?;
-            let at = Some(id.location());
-            if timebase.host_ns(id.chip, id.tile, 0).is_none() {
-                let n: usize = rings.iter().map(|&r| readout.rings[r].records.len()).sum();
-                issues.push(
-                    Issue::error(at, format!("chip {} has no clock mapping: {n} record(s) not streamed to Tracy", id.chip))
-                        .with_count(n as u64),
-                );
-                continue;
-            }
-            let to_ns = |c: u64| timebase.host_ns(id.chip, id.tile, c).map_or(0, |ns| ns.round() as i64);
-            let mut zones = Vec::new();
-            let mut order = 0u64;
-            for &ri in rings {
-                let r = &readout.rings[ri].records;
-                for i in 0..r.len() {
-                    order += 1;
-                    let k = r.kind[i];
-                    if is_zone(k) {
-                        let meta = res.site(ri, r.run[i], r.site[i]);
-                        let srcloc = match meta {
-                            Some(m) => t.srcloc(&m.name, if m.package.is_empty() { &m.name } else { &m.package }, &m.file, m.line)?,
-                            None => t.srcloc(&format!("unresolved-site-{}", r.site[i]), "unresolved", "(unresolved)", 0)?,
-                        };
-                        zones.push(RawZone { start: r.start[i], end: r.end[i], order, srcloc });
-                        continue;
-                    }
-                    if !opts.device_messages {
-                        continue;
-                    }
-                    let name = || site_name(res, ri, r.run[i], r.site[i]);
-                    let (time, severity, text) = match k {
-                        RecordKind::Event => (r.end[i], Severity::Info, name()),
-                        RecordKind::Data => (r.end[i], Severity::Info, format!("{} = {}", name(), r.value[i])),
-                        RecordKind::Sum => {
-                            (r.end[i], Severity::Info, format!("{}: {} x, {} cycles in all", name(), r.count[i], r.value[i]))
-                        }
-                        RecordKind::Loss => (r.start[i], Severity::Warning, format!("{} record(s) dropped: ring full", r.count[i])),
-                        _ => continue,
-                    };
-                    messages.push(Message { thread, time: to_ns(time), severity, text });
-                }
-            }
-            let has_messages = messages.last().is_some_and(|m| m.thread == thread);
-            if zones.is_empty() && !has_messages {
-                continue;
-            }
-            threads.insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
-            if zones.is_empty() {
-                continue;
-            }
-            let (seq, clipped) = nest(&mut zones);
-            if clipped > 0 {
-                issues.push(
-                    Issue::warning(at, format!("{clipped} zone(s) overlap their parent partially: cut at the parent's end for Tracy"))
-                        .with_count(clipped),
-                );
-            }
-            summary.clipped_zones += clipped;
-            summary.zones += zones.len() as u64;
-            let (mut prev, mut backwards) = (i64::MIN, 0u64);
-            let events = seq
-                .into_iter()
-                .map(|(c, srcloc)| {
-                    let ns = to_ns(c);
-                    backwards += (ns < prev) as u64;
-                    prev = prev.max(ns);
-                    LaneEv { time: prev, srcloc }
-                })
-                .collect();
-            if backwards > 0 {
-                issues.push(
-                    Issue::warning(at, format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time"))
-                        .with_count(backwards),
-                );
-            }
-            let context = layout.context_of(id.chip, id.tile).unwrap_or(0);
-            lanes.push(Lane { context, thread, events });
+    }
+}
+
+impl Sink for StreamBuilder {
+    fn begin(&mut self, p: &Profile) -> Result<()> {
+        let is_zone = |k: &RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
+        let tiles = p.readout.rings.iter().filter(|r| r.records.kind.iter().any(is_zone)).map(|r| (r.id.chip, r.id.tile));
+        self.layout = Layout::new(tiles).map_err(Error::Other)?;
+        Ok(())
+    }
+
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
+        let id = v.ring.id;
+        let r = &v.ring.records;
+        let thread = layout::lane_thread(id.chip, id.tile, id.risc).map_err(Error::Other)?;
+        let at = Some(id.location());
+        if !v.placed {
+            let n = r.len();
+            let what = format!("chip {} has no clock mapping: {n} record(s) not streamed to Tracy", id.chip);
+            self.ring_issues.push((id, Issue::error(at, what).with_count(n as u64)));
+            return Ok(());
         }
-        let host = match oplog {
+        let round = |ns: f64| if ns.is_finite() { ns.round() as i64 } else { 0 };
+        let mut zones = Vec::with_capacity(v.zones.len());
+        for z in &v.zones {
+            let l = &p.labels[z.site as usize];
+            let srcloc = match &l.function {
+                Some(function) => self.t.srcloc(&l.name, function, &l.file, l.line)?,
+                None => self.t.srcloc(&l.name, "unresolved", "(unresolved)", 0)?,
+            };
+            zones.push((z.start_cycles, z.end_cycles, srcloc));
+        }
+        let first_message = self.messages.len();
+        if self.opts.device_messages {
+            for m in &v.marks {
+                let name = &p.labels[m.site as usize].name;
+                let text = match m.kind {
+                    MarkKind::Event => name.clone(),
+                    MarkKind::Data(value) => format!("{name} = {value}"),
+                    MarkKind::Sum { total_cycles, count } => format!("{name}: {count} x, {total_cycles} cycles in all"),
+                };
+                self.messages.push(Message { thread, time: round(m.ns), severity: Severity::Info, text });
+            }
+            for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
+                let time = p.timebase.host_ns(id.chip, id.tile, r.start[i]).map_or(0, round);
+                let text = format!("{} record(s) dropped: ring full", r.count[i]);
+                self.messages.push(Message { thread, time, severity: Severity::Warning, text });
+            }
+        }
+        if zones.is_empty() && self.messages.len() == first_message {
+            return Ok(());
+        }
+        self.threads.insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
+        if zones.is_empty() {
+            return Ok(());
+        }
+        let n = zones.len() as u64;
+        let (seq, clipped) = nest(zones.into_iter());
+        if clipped > 0 {
+            let what = format!("{clipped} zone(s) overlap their parent partially: cut at the parent's end for Tracy");
+            self.ring_issues.push((id, Issue::warning(at, what).with_count(clipped)));
+        }
+        self.summary.clipped_zones += clipped;
+        self.summary.zones += n;
+        let to_ns = |c: u64| p.timebase.host_ns(id.chip, id.tile, c).map_or(0, round);
+        let (mut prev, mut backwards) = (i64::MIN, 0u64);
+        let events = seq
+            .into_iter()
+            .map(|(c, srcloc)| {
+                let ns = to_ns(c);
+                backwards += (ns < prev) as u64;
+                prev = prev.max(ns);
+                LaneEv { time: prev, srcloc }
+            })
+            .collect();
+        if backwards > 0 {
+            let what = format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time");
+            self.ring_issues.push((id, Issue::warning(at, what).with_count(backwards)));
+        }
+        let context = self.layout.context_of(id.chip, id.tile).unwrap_or(0);
+        self.lanes.push((id, Lane { context, thread, events }));
+        Ok(())
+    }
+
+    fn finish(&mut self, p: &Profile) -> Result<Finished> {
+        let mut t = std::mem::take(&mut self.t);
+        let mut threads = std::mem::take(&mut self.threads);
+        let mut messages = std::mem::take(&mut self.messages);
+        let mut lanes = std::mem::take(&mut self.lanes);
+        let mut ring_issues = std::mem::take(&mut self.ring_issues);
+        lanes.sort_by_key(|(id, _)| *id);
+        ring_issues.sort_by_key(|(id, _)| *id);
+        let lanes: Vec<Lane> = lanes.into_iter().map(|(_, l)| l).collect();
+        let mut issues: Vec<Issue> = ring_issues.into_iter().map(|(_, i)| i).collect();
+        let host = match &p.oplog {
             Some(log) => host_rows(log, &mut t, &mut threads, &mut messages, &mut issues)?,
             None => Vec::new(),
         };
@@ -303,11 +336,13 @@ impl Stream {
             return Err(Error::Other(format!("{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads", threads.len())));
         }
         messages.sort_by_key(|m| (m.thread, m.time));
+        let mut summary = std::mem::take(&mut self.summary);
         let times = lanes.iter().flat_map(|l| l.events.iter().map(|e| e.time));
         let times = times.chain(host.iter().flat_map(|(_, z)| z.iter().flat_map(|z| [z.start, z.end])));
         let times: Vec<i64> = times.chain(messages.iter().map(|m| m.time)).collect();
         summary.base_ns = times.iter().copied().min().unwrap_or(0);
         summary.last_ns = times.iter().copied().max().unwrap_or(0);
+        let layout = std::mem::take(&mut self.layout);
         summary.contexts = layout.contexts.len();
         summary.tiles_per_context = layout.tiles_per_context;
         summary.lanes = lanes.len();
@@ -315,9 +350,10 @@ impl Stream {
         summary.ops = host.iter().map(|(_, z)| z.len()).sum();
         summary.host_rows = host.len();
         summary.messages = messages.len();
-        let chips = by_ring.keys().map(|id| id.chip).collect::<std::collections::BTreeSet<_>>().len();
-        Ok(Stream {
-            program_name: opts.program_name.clone(),
+        let chips = p.readout.rings.iter().map(|r| r.id.chip).collect::<std::collections::BTreeSet<_>>().len();
+        let found = issues.clone();
+        self.stream = Some(Stream {
+            program_name: self.opts.program_name.clone(),
             host_info: format!(
                 "ttprof {}: {} device zones from {} chip(s), {} RISC lanes in {} GPU contexts",
                 env!("CARGO_PKG_VERSION"),
@@ -335,7 +371,8 @@ impl Stream {
             messages,
             summary,
             issues,
-        })
+        });
+        Ok(Finished { files: Vec::new(), issues: found })
     }
 }
 
@@ -423,17 +460,25 @@ mod tests {
 
     #[test]
     fn nesting_follows_ring_order_for_ties_and_clips_partial_overlaps() {
-        let z = |start, end, order, srcloc| RawZone { start, end, order, srcloc };
+        // Zones in ring order (srcloc = position in the ring), nested in the model's
+        // opening order (`markers`), as the stream's lanes are.
+        let nest_ring = |zones: &[(u64, u64)]| {
+            let mut r = crate::decode::Records::default();
+            for &(start, end) in zones {
+                r.push(RecordKind::Zone, 0, start, end, 0, 0, 1);
+            }
+            let open = crate::markers::markers(&r).into_iter().filter(|m| m.kind == crate::markers::MarkerType::ZoneStart);
+            nest(open.map(|m| (r.start[m.record as usize], r.end[m.record as usize], m.record)))
+        };
         // Ring order: child 0, sibling 1 touching it, parent 2 (same start as the child).
-        let mut zones = [z(10, 20, 0, 0), z(20, 30, 1, 1), z(10, 40, 2, 2), z(40, 40, 3, 3)];
-        let (seq, clipped) = nest(&mut zones);
+        let (seq, clipped) = nest_ring(&[(10, 20), (20, 30), (10, 40), (40, 40)]);
         assert_eq!(seq, [(10, 2), (10, 0), (20, END), (20, 1), (30, END), (40, END), (40, 3), (40, END)]);
         assert_eq!(clipped, 0);
         // Identical spans: the later one in the ring is the outer one.
-        let (seq, _) = nest(&mut [z(5, 9, 0, 0), z(5, 9, 1, 1)]);
+        let (seq, _) = nest_ring(&[(5, 9), (5, 9)]);
         assert_eq!(seq, [(5, 1), (5, 0), (9, END), (9, END)]);
         // [0, 10] and [5, 15] overlap partially: the second is cut at 10.
-        let (seq, clipped) = nest(&mut [z(0, 10, 0, 0), z(5, 15, 1, 1)]);
+        let (seq, clipped) = nest_ring(&[(0, 10), (5, 15)]);
         assert_eq!((seq, clipped), (vec![(0, 0), (5, 1), (10, END), (10, END)], 1));
     }
 }
