@@ -15,40 +15,23 @@
 //! Problems in device data are [`issue::Issue`]s (never a panic, never silent); I/O and
 //! unusable inputs are [`Error`]s.
 
+mod input;
+mod model;
+pub mod sink;
+
 pub mod atomic;
-pub mod capture;
-pub mod clock;
-pub mod csv;
-pub mod decode;
-pub mod devmem;
-pub mod elf;
 pub mod error;
 /// Opening user-named input files: regular files only, reads bounded by their size.
 pub mod files;
-pub mod html;
 pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf`.
 pub mod kernels;
-/// The launcher's side of the profiler protocol: tile control blocks, run ids.
-pub mod launch;
-pub mod markers;
-pub mod oplog;
-pub mod outputs;
-pub mod profile;
-pub mod readout;
-pub mod replay;
-pub mod report;
-pub mod resolve;
 #[cfg(feature = "emulator")]
 pub mod session;
-pub mod sink;
-pub mod sites;
-pub mod summary;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
-pub mod timebase;
-pub mod timeline;
-pub mod trace;
-pub mod tracy;
 
+pub use input::{capture, decode, devmem, launch, readout, replay};
+pub use model::{clock, elf, markers, oplog, ops, profile, resolve, sites, timebase, timeline};
+pub use sink::{csv, html, outputs, report, summary, trace, tracy};
 pub use error::{Error, Location, Result};

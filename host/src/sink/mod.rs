@@ -15,17 +15,20 @@
 //! Adding an output is one file: a type implementing [`Sink`], handed to [`drive`] (or
 //! added to [`crate::outputs::write_all`]'s standard set).
 
-mod device_csv;
-mod html;
-mod op_report;
-mod summary;
-mod trace_json;
+pub mod csv;
+pub mod html;
+pub mod outputs;
+pub mod report;
+pub mod summary;
+pub mod trace;
+pub mod tracy;
 
-pub use device_csv::DeviceCsv;
+pub use csv::DeviceCsv;
 pub use html::HtmlPage;
-pub use op_report::OpReportSink;
+pub use report::OpReportSink;
 pub use summary::SummarySink;
-pub use trace_json::TraceJson;
+pub use trace::TraceJson;
+pub use tracy::StreamBuilder;
 
 use crate::error::Result;
 use crate::issue::Issue;

@@ -1,7 +1,7 @@
 //! Chrome trace JSON (`ttprof_trace.json`) as a sink: one thread per ring, streamed
 //! ([`crate::trace::TraceWriter`]).
 
-use super::{Finished, Sink};
+use crate::sink::{Finished, Sink};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::issue::Issue;

@@ -4,7 +4,7 @@
 //! them and the [`Timebase`] that puts device cycles on the host clock. Building it binds
 //! every record to its site ([`crate::resolve`]), interns the distinct zone names
 //! ([`SiteLabel`]), joins the op log's ops with their device spans from the firmware wrapper
-//! zones ([`crate::report::device`]) and checks that the two agree (an op log of another
+//! zones ([`crate::ops`]) and checks that the two agree (an op log of another
 //! run is placed by device times, with a warning). Outputs then visit it ring by ring:
 //! [`Profile::ring`] yields a [`RingView`], one ring's zones (nested, with depth, cycles,
 //! host ns and op) and point records, built on demand and dropped after use, so no output
@@ -20,7 +20,7 @@ use crate::issue::Issue;
 use crate::markers::{markers, MarkerType};
 use crate::oplog::{OpLog, OpLogEntry, Signpost};
 use crate::readout::{self, Readout, RingReport};
-use crate::report::device::{self, Ops};
+use crate::ops::{self as device, Ops};
 use crate::resolve::{Resolution, Resolver};
 use crate::sites::SiteMeta;
 use crate::timebase::Timebase;

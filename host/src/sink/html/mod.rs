@@ -34,6 +34,9 @@
 //! Opening `timeline.html#selftest` makes the page drive its own hover and zoom handlers
 //! and write what happened into `#selftest` (for headless browser tests).
 
+mod sink;
+pub use sink::HtmlPage;
+
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::timeline::{MarkKind, Timeline};

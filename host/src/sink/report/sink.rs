@@ -2,7 +2,7 @@
 //! spans in [`Sink::begin`] (so an op log that does not belong to the run stops the drive
 //! before any file is written), written at the end.
 
-use super::{Finished, Sink};
+use crate::sink::{Finished, Sink};
 use crate::error::{Error, Result};
 use crate::profile::{Profile, RingView};
 use crate::report::{self, OpReport};

@@ -6,6 +6,9 @@
 //! time; zones whose mean is below a threshold hidden (and counted). Sum zones get their
 //! own rows per op: measurements, total and mean, in ns and cycles.
 
+mod sink;
+pub use sink::SummarySink;
+
 use crate::timebase::Timebase;
 use crate::timeline::{Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
 use std::collections::HashMap;

@@ -21,6 +21,9 @@
 //! large to hold (capture, the 70 M-zone scale run): integers are formatted by hand, and
 //! each (run, site)'s text columns are rendered once per ring instead of once per row.
 
+mod sink;
+pub use sink::DeviceCsv;
+
 use crate::atomic::write_atomic;
 use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::error::Result;

@@ -22,6 +22,9 @@
 //! importer) get the same whole nanosecond as readers that round: `1.001` µs alone parses
 //! to a double just below it, which truncates to 1000 ns.
 
+mod sink;
+pub use sink::TraceJson;
+
 use crate::atomic::write_atomic;
 use crate::decode::NO_RUN;
 use crate::error::Result;

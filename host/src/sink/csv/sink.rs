@@ -1,6 +1,6 @@
 //! `profile_log_device.csv` as a sink: rows streamed ring by ring ([`crate::csv`]).
 
-use super::{Finished, Sink};
+use crate::sink::{Finished, Sink};
 use crate::atomic::AtomicFile;
 use crate::csv::{self, RowWriter};
 use crate::error::{Error, Result};

@@ -2,7 +2,7 @@
 //! whole run (it embeds the longest [`crate::html::MAX_ZONES`]), so it collects every ring
 //! into a [`Timeline`] and writes the page at the end.
 
-use super::{Finished, Sink};
+use crate::sink::{Finished, Sink};
 use crate::error::Result;
 use crate::html;
 use crate::issue::Issue;

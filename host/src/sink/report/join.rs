@@ -1,7 +1,7 @@
 //! Joining the op log with the device's per-op times, and checking that they describe the
 //! same run.
 
-use super::device::{DeviceTimes, Ops};
+use crate::ops::{DeviceTimes, Ops};
 use super::{unrelated, OpRow, Row};
 use crate::error::Result;
 use crate::issue::Issue;

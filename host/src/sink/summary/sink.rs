@@ -1,7 +1,7 @@
 //! The per-op summary (`ttprof_summary.txt`) as a sink: zone statistics gathered ring by
 //! ring ([`crate::summary::Builder`]), rendered with the notes given (e.g. a fault) on top.
 
-use super::{Finished, Sink};
+use crate::sink::{Finished, Sink};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::profile::{Profile, RingView};

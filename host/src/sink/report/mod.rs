@@ -6,7 +6,7 @@
 //! * the **op log** ([`crate::oplog`]): op code, type, attributes, tensors, host times,
 //!   which kernels ran on which cores; signposts;
 //! * the **device records**: the `*-FW` and `*-KERNEL` wrapper zones of every core that
-//!   ran the op ([`device`]), placed on the host timeline by the [`Timebase`].
+//!   ran the op ([`crate::ops`]), placed on the host timeline by the [`Timebase`].
 //!
 //! The columns are tt-metal's current ("v2.1") header, with `DEVICE ARCH` and
 //! `AVAILABLE WORKER CORE COUNT` ([`columns`]). Rows are in host start order with
@@ -20,7 +20,7 @@
 //! [`Error`].
 
 pub mod columns;
-pub mod device;
+mod sink;
 mod join;
 
 #[cfg(test)]
@@ -39,7 +39,9 @@ use riscv_linker::Arch;
 use std::path::Path;
 use std::time::SystemTime;
 
-pub use device::DeviceTimes;
+pub use crate::ops::DeviceTimes;
+use crate::ops as device;
+pub use sink::OpReportSink;
 
 /// One op joined with its device times.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,17 @@
+//! The model layer: what the records mean.
+//!
+//! [`oplog`] (what the host ran), [`elf`] and [`sites`] (zone metadata from kernel ELFs),
+//! [`resolve`] (records to sites), [`clock`] and [`timebase`] (device cycles to host ns),
+//! [`markers`] (zone nesting order), [`ops`] (op spans from the wrapper zones), and the
+//! resolved whole, [`profile::Profile`], with its per-ring views; [`timeline`] collects them.
+
+pub mod clock;
+pub mod elf;
+pub mod markers;
+pub mod oplog;
+pub mod ops;
+pub mod profile;
+pub mod resolve;
+pub mod sites;
+pub mod timebase;
+pub mod timeline;
