@@ -8,6 +8,7 @@
 //! * [`memory_map`]: per (arch, RISC) code, data, local RAM, stack and reset PC.
 //! * [`mmio`]: the wall clock, soft reset and the other memory-mapped registers.
 //! * [`profiler`]: the profiler's L1 region: one tile control block, one ring per RISC.
+//! * [`tilemap`]: a real chip's tiles: harvesting, NoC0, NoC1 and translated coordinates.
 //! * [`devfile`]: the layout of a device-memory image file (the emulator's PCIe-like mapping).
 //! * `script` / `build` (feature `std`): the linker script for an (arch, RISC) pair and the
 //!   helper a kernel crate's `build.rs` calls.
@@ -23,6 +24,7 @@ mod map;
 pub mod devfile;
 pub mod mmio;
 pub mod profiler;
+pub mod tilemap;
 
 #[cfg(feature = "std")]
 pub mod build;
@@ -33,3 +35,4 @@ pub mod script;
 
 pub use arch::{Arch, NocCoord, Risc};
 pub use map::{memory_map, MemoryMap, Region, USER_L1_BASE};
+pub use tilemap::{HarvestError, TileMap};

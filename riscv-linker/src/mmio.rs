@@ -34,3 +34,15 @@ pub const MAILBOX_SIZE: u32 = 0x1000;
 
 /// All soft-reset bits of a tile's five cores.
 pub const SOFT_RESET_ALL: u32 = (0xF << 11) | (1 << 18);
+
+/// Offset of `NOC_NODE_ID` (x in bits 0..6, y in bits 6..12, grid size above) in a NoC
+/// register window: 0x2C on Wormhole, 0x44 on Blackhole (`shared/reference/tensix-noc.md`).
+/// Never all ones on a live tile, which makes it the host's check that a 0xFFFFFFFF read
+/// came from a card that is still there.
+pub const fn noc_node_id(arch: crate::Arch) -> u32 {
+    NOC0_REGS_BASE
+        + match arch {
+            crate::Arch::WormholeB0 => 0x2C,
+            crate::Arch::Blackhole => 0x44,
+        }
+}

@@ -9,7 +9,8 @@
 //! * [`Snapshot`]: a recorded copy of the device memory a readout needed, saved to a file so
 //!   the readout can be replayed offline. [`Recorder`] wraps any backend and records what it
 //!   reads.
-//! * [`TtKmd`]: real hardware through tt-kmd; a documented stub that refuses to open.
+//! * [`TtKmd`]: a real card through tt-kmd (`/dev/tenstorrent/N`, short form `tt:N`), see
+//!   [`ttkmd`].
 //!
 //! Clock synchronisation samples come through the sibling trait [`DeviceClock`], so that a
 //! backend can offer memory without clocks (a snapshot without samples) and the other way
@@ -20,13 +21,13 @@ mod mapped;
 mod recorder;
 mod snapshot;
 mod sync_record;
-mod ttkmd;
+pub mod ttkmd;
 
 pub use mapped::MappedImage;
 pub use recorder::Recorder;
 pub use snapshot::{Extent, Snapshot, SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
 pub use sync_record::ClockRecorder;
-pub use ttkmd::TtKmd;
+pub use ttkmd::{is_card, list_cards, parse_spec, render_cards, DeviceSpec, TtKmd};
 
 use crate::error::{Error, Result};
 use riscv_linker::devfile::Geometry;
@@ -125,7 +126,7 @@ pub struct TileSample {
 ///   (`riscv_linker::devfile::mailbox`); times are the emulator's virtual host time.
 /// * [`Snapshot`]: replays the samples it recorded, per tile in recorded order
 ///   ([`ClockRecorder`] records them).
-/// * [`TtKmd`]: would bracket a `WALL_CLOCK_L/H` read with the host's monotonic clock (stub).
+/// * [`TtKmd`]: brackets one `WALL_CLOCK_L` read with `CLOCK_MONOTONIC_RAW`.
 /// * `ttprof::clock::EmuClock`: an in-process emulator `Device`, directly.
 pub trait DeviceClock: Send + Sync {
     /// Takes one sample of `tile`'s wall clock on `chip`.
@@ -157,6 +158,13 @@ pub enum FileKind {
 /// until a writer appears) or a device is refused first.
 pub fn file_kind(path: &Path) -> Result<FileKind> {
     use std::io::Read;
+    if is_card(path) {
+        parse_spec(path)?;
+        return Err(Error::Unsupported(format!(
+            "{} is a card (tt-kmd), not a device image or snapshot file: this command reads files only",
+            path.display()
+        )));
+    }
     let (f, _) = crate::files::open_regular(path, DEVICE_FILE, "open device memory file", false)?;
     let mut head = Vec::new();
     // Enough to skip the blank space an op log may start with.
@@ -183,15 +191,41 @@ pub fn file_kind(path: &Path) -> Result<FileKind> {
     }
 }
 
-/// Opens a device-memory file of either kind: a device image is mapped (read-write, or
-/// read-only when `writable` is false), a snapshot is loaded into memory. Anything but a
-/// regular file is refused before it is opened.
+/// Device memory that also has live clocks: a device image (its clock mailbox) or a card.
+pub trait LiveDevice: DeviceMemory + DeviceClock {}
+impl<T: DeviceMemory + DeviceClock> LiveDevice for T {}
+
+/// Opens a device-memory file of either kind, or a card: a device image is mapped
+/// (read-write, or read-only when `writable` is false), a snapshot is loaded into memory,
+/// a card (`/dev/tenstorrent/N`, `tt:N`, see [`ttkmd`]) is opened through tt-kmd (writing
+/// only its consumer words, and only when `writable`). Anything else but a regular file is
+/// refused before it is opened.
 pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
+    if let DeviceSpec::Card { path, index, options } = parse_spec(path)? {
+        return ttkmd::open_memory(&path, index, &options, writable);
+    }
     Ok(match file_kind(path)? {
         FileKind::Image if writable => Box::new(MappedImage::open(path)?),
         FileKind::Image => Box::new(MappedImage::open_read_only(path)?),
         FileKind::Snapshot => Box::new(Snapshot::load(path)?),
     })
+}
+
+/// Opens live device memory with clocks: a device image (read-write; its clocks through the
+/// emulator's mailbox) or a card. A snapshot has no live clocks and is refused.
+pub fn open_live(path: &Path) -> Result<Box<dyn LiveDevice>> {
+    if let DeviceSpec::Card { path, index, options } = parse_spec(path)? {
+        return Ok(Box::new(ttkmd::open_card(&path, index, &options)?));
+    }
+    match file_kind(path)? {
+        FileKind::Image => Ok(Box::new(MappedImage::open(path)?)),
+        FileKind::Snapshot => Err(Error::BadFile {
+            path: path.into(),
+            what: "is a snapshot (a recording): it has no live memory or clocks; give the emulator's device image or a \
+                   card (tt:N)"
+                .into(),
+        }),
+    }
 }
 
 /// Tile coordinates per chip and the reverse lookup, shared by the backends.

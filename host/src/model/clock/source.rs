@@ -11,6 +11,9 @@ use std::path::Path;
 /// of the clock samples a snapshot recorded, or the nominal clock (and why).
 pub fn timebase_for(device: &Path, arch: Arch, chips: u32) -> (Timebase, String) {
     let nominal = |why: &str| (Timebase::nominal(arch, chips), format!("clock: nominal {} MHz, not aligned ({why})", arch.aiclk_mhz()));
+    if devmem::is_card(device) {
+        return nominal("a live card has no recorded sync samples; `ttprof clock --device <card> --record` records them");
+    }
     let Ok(FileKind::Snapshot) = devmem::file_kind(device) else {
         return nominal("a device image has no recorded sync samples; `ttprof clock --record` records them");
     };

@@ -1,0 +1,202 @@
+//! The harvesting of a card from tt-metal's cluster descriptor (`cluster_descriptor.yaml`,
+//! written by tt-umd's topology discovery). Only these keys are read:
+//!
+//! ```yaml
+//! arch: {0: wormhole_b0}                    # per chip (optional)
+//! chips_with_mmio: [{0: 1}]                 # chip -> /dev/tenstorrent index (optional)
+//! chip_pci_bdfs: {0: "0000:41:00.0"}        # chip -> PCI address (optional)
+//! harvesting:
+//!   0: {noc_translation: true, harvest_mask: 544}
+//! ```
+//!
+//! `harvest_mask` is in NoC0 order (bit `i` = the `i`-th Tensix row on Wormhole, column on
+//! Blackhole), the order tt-umd stores after converting the card's own layout.
+
+use crate::error::{Error, Result};
+use riscv_linker::Arch;
+use std::path::Path;
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// One chip's entry of the `harvesting` map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChipHarvest {
+    pub chip: u32,
+    pub mask: u32,
+    pub translation: Option<bool>,
+}
+
+/// Which chip of a descriptor a card is: by `chip` given, else by PCI address, else by the
+/// card index in `chips_with_mmio`, else the only chip.
+#[derive(Clone, Debug, Default)]
+pub struct CardKey<'a> {
+    pub chip: Option<u32>,
+    pub pci_address: Option<&'a str>,
+    pub index: Option<u32>,
+    pub arch: Option<Arch>,
+}
+
+fn int(y: &Yaml) -> Option<i64> {
+    match y {
+        Yaml::Integer(i) => Some(*i),
+        Yaml::String(s) => {
+            let s = s.trim();
+            match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+                Some(h) => i64::from_str_radix(h, 16).ok(),
+                None => s.parse().ok(),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn text(y: &Yaml) -> Option<String> {
+    match y {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        _ => None,
+    }
+}
+
+/// `key`'s map as `(chip, value)` pairs; a list of one-entry maps (`chips_with_mmio`) too.
+fn chip_map<'y>(doc: &'y Yaml, key: &str) -> Vec<(i64, &'y Yaml)> {
+    let mut out = Vec::new();
+    let mut add = |h: &'y yaml_rust2::yaml::Hash| {
+        for (k, v) in h {
+            if let Some(c) = int(k) {
+                out.push((c, v));
+            }
+        }
+    };
+    match &doc[key] {
+        Yaml::Hash(h) => add(h),
+        Yaml::Array(a) => a.iter().filter_map(|e| e.as_hash()).for_each(&mut add),
+        _ => {}
+    }
+    out
+}
+
+/// Parses the descriptor text; `path` names it in errors.
+pub fn parse(path: &Path, text_: &str) -> Result<Vec<(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)>> {
+    let bad = |what: String| Error::BadFile { path: path.into(), what };
+    let docs = YamlLoader::load_from_str(text_).map_err(|e| bad(format!("is not YAML: {e}")))?;
+    let doc = docs.first().ok_or_else(|| bad("is empty: expected a tt-metal cluster descriptor".into()))?;
+    let harvesting = chip_map(doc, "harvesting");
+    if harvesting.is_empty() {
+        return Err(bad(
+            "has no `harvesting` map (chip: {harvest_mask: N, noc_translation: bool}): expected a tt-metal cluster \
+             descriptor"
+                .into(),
+        ));
+    }
+    let pci = chip_map(doc, "chip_pci_bdfs");
+    let arch = chip_map(doc, "arch");
+    let mmio = chip_map(doc, "chips_with_mmio");
+    let mut out = Vec::new();
+    for (chip, v) in harvesting {
+        let chip_u = u32::try_from(chip).map_err(|_| bad(format!("harvesting: chip {chip} is not a chip number")))?;
+        let mask = match &v["harvest_mask"] {
+            Yaml::BadValue => return Err(bad(format!("harvesting: chip {chip} has no harvest_mask"))),
+            m => int(m)
+                .and_then(|m| u32::try_from(m).ok())
+                .ok_or_else(|| bad(format!("harvesting: chip {chip}: harvest_mask {m:?} is not a 32-bit mask")))?,
+        };
+        let translation = v["noc_translation"].as_bool();
+        let address = pci.iter().find(|(c, _)| *c == chip).and_then(|(_, v)| text(v));
+        let chip_arch = match arch.iter().find(|(c, _)| *c == chip).and_then(|(_, v)| text(v)) {
+            None => None,
+            Some(a) => Some(
+                Arch::from_name(&a)
+                    .or_else(|| a.eq_ignore_ascii_case("wormhole_b0").then_some(Arch::WormholeB0))
+                    .ok_or_else(|| bad(format!("arch: chip {chip} is {a:?}, neither Wormhole nor Blackhole")))?,
+            ),
+        };
+        let index = mmio.iter().find(|(c, _)| *c == chip).and_then(|(_, v)| int(v)).and_then(|i| u32::try_from(i).ok());
+        out.push((ChipHarvest { chip: chip_u, mask, translation }, address, chip_arch, index));
+    }
+    Ok(out)
+}
+
+/// The harvesting of the card `key` describes, from the descriptor at `path`.
+pub fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
+    let text_ = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read cluster descriptor", e))?;
+    let chips = parse(path, &text_)?;
+    let bad = |what: String| Error::BadFile { path: path.into(), what };
+    let found = if let Some(c) = key.chip {
+        chips.iter().find(|e| e.0.chip == c).ok_or_else(|| {
+            bad(format!("has no harvesting entry for chip {c} (it lists chips {})", list(&chips)))
+        })?
+    } else if let Some(e) = key.pci_address.and_then(|a| chips.iter().find(|e| e.1.as_deref() == Some(a))) {
+        e
+    } else if let Some(e) = key.index.and_then(|i| chips.iter().find(|e| e.3 == Some(i))) {
+        e
+    } else if chips.len() == 1 {
+        &chips[0]
+    } else {
+        return Err(bad(format!(
+            "lists chips {} and none is this card by PCI address ({}) or device index: say which with chip=N",
+            list(&chips),
+            key.pci_address.unwrap_or("unknown")
+        )));
+    };
+    if let (Some(want), Some(have)) = (key.arch, found.2) {
+        if want != have {
+            return Err(bad(format!("chip {} is a {have}, but the card is a {want}", found.0.chip)));
+        }
+    }
+    Ok(found.0)
+}
+
+fn list(chips: &[(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)]) -> String {
+    chips.iter().map(|e| e.0.chip.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BLOCK: &str = "arch:\n  0: wormhole_b0\n  1: wormhole_b0\nchips_with_mmio:\n  - 0: 1\nharvesting:\n  0:\n    noc_translation: true\n    harvest_mask: 544\n  1:\n    noc_translation: true\n    harvest_mask: 513\nchip_pci_bdfs:\n  0: 0000:41:00.0\n";
+    const FLOW: &str = "arch: {\n   0: Wormhole,\n}\nchips_with_mmio: [\n   0: 0,\n]\n# bit 0 = first tensix row\nharvesting: {\n   0: {noc_translation: true, harvest_mask: 32},\n}\n";
+
+    #[test]
+    fn kmd_cluster_descriptors_in_block_and_flow_style_give_the_mask() {
+        let p = Path::new("c.yaml");
+        let chips = parse(p, BLOCK).unwrap();
+        assert_eq!(chips.len(), 2);
+        assert_eq!(chips[0].0, ChipHarvest { chip: 0, mask: 544, translation: Some(true) });
+        assert_eq!(chips[0].1.as_deref(), Some("0000:41:00.0"));
+        assert_eq!((chips[0].2, chips[0].3), (Some(Arch::WormholeB0), Some(1)));
+        let flow = parse(p, FLOW).unwrap();
+        assert_eq!(flow[0].0, ChipHarvest { chip: 0, mask: 32, translation: Some(true) });
+        assert_eq!(flow[0].2, Some(Arch::WormholeB0), "\"Wormhole\" is accepted");
+    }
+
+    #[test]
+    fn kmd_cluster_descriptor_chip_is_chosen_by_pci_address_index_or_name() {
+        let dir = crate::testing::temp_dir("kmd-cluster");
+        let p = dir.join("c.yaml");
+        std::fs::write(&p, BLOCK).unwrap();
+        let by_pci = CardKey { pci_address: Some("0000:41:00.0"), ..Default::default() };
+        assert_eq!(harvest_for(&p, &by_pci).unwrap().mask, 544);
+        assert_eq!(harvest_for(&p, &CardKey { index: Some(1), ..Default::default() }).unwrap().chip, 0);
+        assert_eq!(harvest_for(&p, &CardKey { chip: Some(1), ..Default::default() }).unwrap().mask, 513);
+        let e = harvest_for(&p, &CardKey::default()).unwrap_err().to_string();
+        assert!(e.contains("c.yaml: lists chips 0, 1 and none is this card") && e.contains("chip=N"), "{e}");
+        let e = harvest_for(&p, &CardKey { chip: Some(7), ..Default::default() }).unwrap_err().to_string();
+        assert!(e.contains("no harvesting entry for chip 7"), "{e}");
+        let bh = CardKey { chip: Some(0), arch: Some(Arch::Blackhole), ..Default::default() };
+        assert!(harvest_for(&p, &bh).unwrap_err().to_string().contains("chip 0 is a wormhole_b0, but the card is a blackhole"));
+        for (text_, want) in [
+            ("harvesting: [", "is not YAML"),
+            ("arch: {0: blackhole}\n", "has no `harvesting` map"),
+            ("harvesting: {0: {noc_translation: true}}\n", "chip 0 has no harvest_mask"),
+            ("harvesting: {0: {harvest_mask: banana}}\n", "harvest_mask String(\"banana\") is not a 32-bit mask"),
+        ] {
+            std::fs::write(&p, text_).unwrap();
+            let e = harvest_for(&p, &CardKey::default()).unwrap_err().to_string();
+            assert!(e.contains(want), "{text_}: {e}");
+        }
+        let e = harvest_for(&dir.join("missing.yaml"), &CardKey::default()).unwrap_err().to_string();
+        assert!(e.contains("cannot read cluster descriptor") && e.contains("missing.yaml"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
