@@ -106,7 +106,9 @@ fn summary() {
 #[test]
 fn op_report_names_are_recognised() {
     assert!(is_op_report_name("ops_perf_results_2026_11_23_12_36_01.csv"));
-    for bad in ["ops_perf_results_2026_11_23_12_36.csv", "ops_perf_results_2026_11_23_12_36_0x.csv", "ops_perf_results.csv"] {
+    for bad in
+        ["ops_perf_results_2026_11_23_12_36.csv", "ops_perf_results_2026_11_23_12_36_0x.csv", "ops_perf_results.csv"]
+    {
         assert!(!is_op_report_name(bad), "{bad}");
     }
 }
