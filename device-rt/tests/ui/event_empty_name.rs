@@ -1,0 +1,4 @@
+// Events are sites too: the empty name is refused.
+fn main() {
+    ttprof_rt::event!("");
+}
