@@ -57,11 +57,11 @@ int work(void) {
         }
         if (mode == READ) {
             CB(buf, RET_LO) = LOCAL_BUF;
-            CB(buf, TARG_LO) = addr + i * size;
+            CB(buf, TARG_LO) = addr + (i % 64) * size;
             coords(buf, TARG_LO, x, y, 0, 0);
         } else {
             CB(buf, TARG_LO) = LOCAL_BUF;
-            CB(buf, RET_LO) = addr + i * size;
+            CB(buf, RET_LO) = addr + (i % 64) * size;
             coords(buf, RET_LO, x, y, x0, y0);
         }
         CB(buf, CMD_CTRL) = 1;

@@ -39,6 +39,8 @@ pub struct Device {
     pub(crate) noc: Vec<ChipNoc>,
     /// The NoC is in use in the current run: tiles run in epochs (see [`crate::noc`]).
     pub(crate) noc_on: bool,
+    /// Host threads available (looked up on first use).
+    pub(crate) host_threads: std::sync::OnceLock<usize>,
     programs: HashMap<(u64, usize, Risc, String), Arc<Program>>,
     /// Virtual host time as the clock mailbox responder sees it.
     pub(crate) published: Published,
@@ -155,6 +157,7 @@ impl Device {
             bytes_read: AtomicU64::new(0),
             noc,
             noc_on: false,
+            host_threads: std::sync::OnceLock::new(),
             programs: HashMap::new(),
             published,
             _mailbox: mailbox,

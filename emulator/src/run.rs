@@ -216,8 +216,9 @@ impl Device {
             }
         };
         let busy: Vec<&mut Tile> = self.tiles.iter_mut().filter(|t| t.any_running()).collect();
+        // Asked once per device: the lookup reads cgroup files (costly at every NoC epoch).
         let threads = match self.cfg.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => *self.host_threads.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             n => n,
         }
         .min(busy.len());

@@ -153,10 +153,11 @@ fn measure(arch: Arch, elf: &[u8]) -> Result<ArchFigures, String> {
     let mut jobs = Vec::new();
     for r in 0..4 {
         for c in 0..4 {
-            jobs.push(job(w(c, r)?, READ, w((c + 1) % 4, r)?, 0x40000, 256, 2000));
+            jobs.push(job(w(c, r)?, READ, w((c + 1) % 4, r)?, 0x40000, 256, 20000));
         }
     }
     let (_, instr, secs) = run(arch, (4, 4), elf, &jobs)?;
+    eprintln!("noc-heavy: {instr} instructions in {secs:.3} s");
     Ok(ArchFigures { emu, contention_split: split, contention_per_reader: per_reader, noc_mips: instr as f64 / secs / 1e6 })
 }
 

@@ -55,13 +55,28 @@ pub(crate) struct Flows {
     queued: HashMap<u64, VecDeque<(FlowId, FlowSpec)>>,
     active: Vec<Active>,
     dirty: bool,
+    /// Scratch of [`Flows::allocate`], indexed by resource.
+    left: Vec<f64>,
+    users: Vec<u32>,
+    touched: Vec<u32>,
 }
 
 const EPS: f64 = 1e-6;
 
 impl Flows {
     pub fn new(capacity: Vec<f64>) -> Flows {
-        Flows { capacity, now: 0.0, waiting: BTreeMap::new(), queued: HashMap::new(), active: Vec::new(), dirty: false }
+        let n = capacity.len();
+        Flows {
+            capacity,
+            now: 0.0,
+            waiting: BTreeMap::new(),
+            queued: HashMap::new(),
+            active: Vec::new(),
+            dirty: false,
+            left: vec![0.0; n],
+            users: vec![0; n],
+            touched: Vec::new(),
+        }
     }
 
     pub fn is_idle(&self) -> bool {
@@ -170,19 +185,24 @@ impl Flows {
         self.now = to;
     }
 
-    /// Max-min fair rates by progressive filling.
+    /// Max-min fair rates by progressive filling (dense scratch arrays: this runs at every
+    /// flow start and end).
     fn allocate(&mut self) {
         self.dirty = false;
         let n = self.active.len();
         if n == 0 {
             return;
         }
-        let mut left: HashMap<u32, f64> = HashMap::new();
-        let mut users: HashMap<u32, u32> = HashMap::new();
+        let (left, users, touched) = (&mut self.left, &mut self.users, &mut self.touched);
+        touched.clear();
         for a in &self.active {
             for &r in &a.resources {
-                left.entry(r).or_insert(self.capacity[r as usize]);
-                *users.entry(r).or_insert(0) += 1;
+                let r = r as usize;
+                if users[r] == 0 {
+                    left[r] = self.capacity[r];
+                    touched.push(r as u32);
+                }
+                users[r] += 1;
             }
         }
         let mut frozen = vec![false; n];
@@ -190,9 +210,10 @@ impl Flows {
         let mut remaining = n;
         while remaining > 0 {
             let mut delta = f64::INFINITY;
-            for (r, &u) in &users {
+            for &r in touched.iter() {
+                let u = users[r as usize];
                 if u > 0 {
-                    delta = delta.min(left[r] / u as f64);
+                    delta = delta.min(left[r as usize] / u as f64);
                 }
             }
             for (i, a) in self.active.iter().enumerate() {
@@ -202,10 +223,8 @@ impl Flows {
             }
             let delta = delta.max(0.0);
             level += delta;
-            for (r, &u) in &users {
-                if let Some(l) = left.get_mut(r) {
-                    *l -= delta * u as f64;
-                }
+            for &r in touched.iter() {
+                left[r as usize] -= delta * users[r as usize] as f64;
             }
             let mut progressed = false;
             for i in 0..n {
@@ -213,16 +232,14 @@ impl Flows {
                     continue;
                 }
                 let a = &self.active[i];
-                let full = a.resources.iter().any(|r| left[r] <= EPS * self.capacity[*r as usize].max(1.0));
+                let full = a.resources.iter().any(|&r| left[r as usize] <= EPS * self.capacity[r as usize].max(1.0));
                 if full || a.cap - level <= EPS {
                     frozen[i] = true;
                     remaining -= 1;
                     progressed = true;
                     self.active[i].rate = level;
-                    for r in &self.active[i].resources {
-                        if let Some(u) = users.get_mut(r) {
-                            *u -= 1;
-                        }
+                    for &r in &self.active[i].resources {
+                        users[r as usize] -= 1;
                     }
                 }
             }
@@ -231,10 +248,16 @@ impl Flows {
                 for i in 0..n {
                     if !frozen[i] {
                         self.active[i].rate = level;
+                        for &r in &self.active[i].resources {
+                            users[r as usize] -= 1;
+                        }
                     }
                 }
                 break;
             }
+        }
+        for &r in touched.iter() {
+            users[r as usize] = 0;
         }
     }
 }

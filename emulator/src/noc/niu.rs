@@ -328,12 +328,12 @@ impl Niu {
     }
 
     /// The endpoint at NoC `noc` coordinates `c`, for a transfer of `len` bytes at `addr`.
-    fn endpoint(&self, noc: u8, c: NocCoord, addr: u64, len: u64, what: &str) -> Result<Endpoint, FaultKind> {
+    fn endpoint(&self, noc: u8, c: NocCoord, addr: u64, len: u64, what: &dyn Fn() -> String) -> Result<Endpoint, FaultKind> {
         let arch = self.topo.arch;
         let (w, h) = arch.noc_grid();
         if c.x >= w || c.y >= h {
             return Err(FaultKind::Noc(format!(
-                "{what}: NoC{noc} coordinates ({},{}) are outside {arch}'s {w}x{h} NoC grid",
+                "{}: NoC{noc} coordinates ({},{}) are outside {arch}'s {w}x{h} NoC grid", what(),
                 c.x, c.y
             )));
         }
@@ -341,7 +341,7 @@ impl Niu {
         if self.topo.tiles.contains_key(&c0) {
             if addr + len > self.topo.l1_size as u64 {
                 return Err(FaultKind::Noc(format!(
-                    "{what}: {len} bytes at {addr:#x} on tile {c0} run past L1 ({:#x} bytes; other NIU targets are not modelled)",
+                    "{}: {len} bytes at {addr:#x} on tile {c0} run past L1 ({:#x} bytes; other NIU targets are not modelled)", what(),
                     self.topo.l1_size
                 )));
             }
@@ -351,24 +351,24 @@ impl Niu {
             let size = map::dram::channel_size(arch);
             if addr + len > size {
                 return Err(FaultKind::Noc(format!(
-                    "{what}: {len} bytes at {addr:#x} run past DRAM channel {channel} ({size:#x} bytes)"
+                    "{}: {len} bytes at {addr:#x} run past DRAM channel {channel} ({size:#x} bytes)", what(),
                 )));
             }
             return Ok(Endpoint::Dram { channel, at: c0 });
         }
         let kind = if arch.worker_logical(c0).is_some() { "a worker outside the emulated grid" } else { "not a worker or DRAM" };
         Err(FaultKind::Noc(format!(
-            "{what}: NoC{noc} ({},{}) = NoC0 {c0} is {kind} ({}); on hardware the request would never complete",
+            "{}: NoC{noc} ({},{}) = NoC0 {c0} is {kind} ({}); on hardware the request would never complete", what(),
             c.x,
             c.y,
             self.topo.describe_grid()
         )))
     }
 
-    fn local_range(&self, addr: u32, len: u32, what: &str) -> Result<(), FaultKind> {
+    fn local_range(&self, addr: u32, len: u32, what: &dyn Fn() -> String) -> Result<(), FaultKind> {
         if addr as u64 + len as u64 > self.topo.l1_size as u64 {
             return Err(FaultKind::Noc(format!(
-                "{what}: local {len} bytes at {addr:#x} run past L1 ({:#x} bytes)",
+                "{}: local {len} bytes at {addr:#x} run past L1 ({:#x} bytes)", what(),
                 self.topo.l1_size
             )));
         }
@@ -398,8 +398,8 @@ impl Niu {
             0 => {
                 let (c_end, _) = NiuMap::decode_coords(arch, targ_field);
                 let len = len_be;
-                let from = self.endpoint(noc, c_end, targ, len as u64, &what("read source"))?;
-                self.local_range(ret as u32, len, &what("read destination"))?;
+                let from = self.endpoint(noc, c_end, targ, len as u64, &|| what("read source"))?;
+                self.local_range(ret as u32, len, &|| what("read destination"))?;
                 self.bump(noc, counter::RD_REQ_SENT, 1);
                 self.bump(noc, counter::reqs_outstanding_id(txn), 1);
                 Op::Read { from, addr: targ, len, to: ret as u32 }
@@ -416,23 +416,23 @@ impl Niu {
                     (Payload { data: data.into(), be: Some(be) }, word)
                 } else if c & ctrl::WR_BE != 0 {
                     let src = targ as u32 & !(word - 1);
-                    self.local_range(src, word, &what("byte-enable write source"))?;
+                    self.local_range(src, word, &|| what("byte-enable write source"))?;
                     let mut data = vec![0u8; word as usize];
                     l1.read_into(src, &mut data);
                     let be = (len_be as u64 | (be_hi as u64) << 32) & mask(word);
                     (Payload { data: data.into(), be: Some(be) }, word)
                 } else {
-                    self.local_range(targ as u32, len_be, &what("write source"))?;
+                    self.local_range(targ as u32, len_be, &|| what("write source"))?;
                     let mut data = vec![0u8; len_be as usize];
                     l1.read_into(targ as u32, &mut data);
                     (Payload { data: data.into(), be: None }, len_be)
                 };
                 let addr = if payload.be.is_some() { dest & !(word as u64 - 1) } else { dest };
                 let dests = if mcast {
-                    self.mcast_dests(noc, field, addr, len, c & ctrl::BRCST_SRC_INCLUDE != 0, &what("multicast write"))?
+                    self.mcast_dests(noc, field, addr, len, c & ctrl::BRCST_SRC_INCLUDE != 0, &|| what("multicast write"))?
                 } else {
                     let (c_end, _) = NiuMap::decode_coords(arch, field);
-                    let e = self.endpoint(noc, c_end, addr, len as u64, &what("write destination"))?;
+                    let e = self.endpoint(noc, c_end, addr, len as u64, &|| what("write destination"))?;
                     vec![(e.coord(), Some(e))]
                 };
                 self.bump(noc, counter::write_reqs_outgoing_id(txn), 1);
@@ -451,7 +451,7 @@ impl Niu {
                 }
                 let addr = (targ & !0xF) + 4 * (len_be & 3) as u64;
                 let (c_end, _) = NiuMap::decode_coords(arch, targ_field);
-                let to = self.endpoint(noc, c_end, addr, 4, &what("atomic target"))?;
+                let to = self.endpoint(noc, c_end, addr, 4, &|| what("atomic target"))?;
                 if matches!(to, Endpoint::Dram { .. }) {
                     return Err(FaultKind::Noc(format!("{}: atomics on DRAM are not modelled", what("atomic"))));
                 }
@@ -478,7 +478,7 @@ impl Niu {
         addr: u64,
         len: u32,
         include_src: bool,
-        what: &str,
+        what: &dyn Fn() -> String,
     ) -> Result<Vec<(NocCoord, Option<Endpoint>)>, FaultKind> {
         let arch = self.topo.arch;
         let (end, start) = NiuMap::decode_coords(arch, field);
@@ -487,7 +487,7 @@ impl Niu {
         let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
         let (w, h) = arch.noc_grid();
         if x1 >= w || y1 >= h {
-            return Err(FaultKind::Noc(format!("{what}: rectangle {a}..{b} is outside the {w}x{h} NoC grid")));
+            return Err(FaultKind::Noc(format!("{}: rectangle {a}..{b} is outside the {w}x{h} NoC grid", what())));
         }
         let mut v = Vec::new();
         for y in y0..=y1 {
@@ -505,7 +505,7 @@ impl Niu {
             }
         }
         if v.is_empty() {
-            return Err(FaultKind::Noc(format!("{what}: rectangle {a}..{b} holds no worker tile")));
+            return Err(FaultKind::Noc(format!("{}: rectangle {a}..{b} holds no worker tile", what())));
         }
         Ok(v)
     }
