@@ -19,7 +19,7 @@
 //!   quarter of one reader's bandwidth (`contention_<arch>_split` = the four readers'
 //!   total over one reader's, ideally 1);
 //! * `noc_mips`: emulated instructions per host second on a NoC-heavy 4x4 grid where
-//!   every core reads its neighbour's L1.
+//!   every core reads its neighbour's L1 (256-byte reads, 20 000 per core).
 //!
 //! Keys `<case>_<arch>_emu` and `<case>_<arch>_hw` (tt-metal's figures, from
 //! `shared/reference/tensix-noc.md`) and `max_rel_error` over all cases go to
@@ -157,7 +157,6 @@ fn measure(arch: Arch, elf: &[u8]) -> Result<ArchFigures, String> {
         }
     }
     let (_, instr, secs) = run(arch, (4, 4), elf, &jobs)?;
-    eprintln!("noc-heavy: {instr} instructions in {secs:.3} s");
     Ok(ArchFigures { emu, contention_split: split, contention_per_reader: per_reader, noc_mips: instr as f64 / secs / 1e6 })
 }
 
