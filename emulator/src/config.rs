@@ -2,6 +2,7 @@
 //! [`Misaligned`].
 
 use crate::clock::ClockModel;
+use crate::noc::NocConfig;
 use riscv_linker::Arch;
 use std::path::PathBuf;
 
@@ -91,6 +92,8 @@ pub struct DeviceConfig {
     /// Answer clock-sync requests through the image's mailbox from a background thread
     /// (default on; see `mailbox` in the crate docs). Runs are identical either way.
     pub clock_mailbox: bool,
+    /// The NoC and DRAM model ([`NocConfig::for_arch`] by default).
+    pub noc: NocConfig,
 }
 
 impl DeviceConfig {
@@ -109,6 +112,7 @@ impl DeviceConfig {
             quantum: DEFAULT_QUANTUM,
             jit: true,
             clock_mailbox: true,
+            noc: NocConfig::for_arch(arch),
         }
     }
 

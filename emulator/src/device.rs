@@ -12,6 +12,8 @@ use crate::loader::{Program, Target};
 use crate::mailbox::{Context, Published, Responder};
 use crate::memory::TileMem;
 use crate::mmio::TileRegs;
+use crate::noc::niu::{Niu, Topology};
+use crate::noc::ChipNoc;
 use crate::tile::Tile;
 use riscv_linker::devfile::Geometry;
 use riscv_linker::{memory_map, Arch, NocCoord, Region, Risc};
@@ -33,6 +35,12 @@ pub struct Device {
     /// Virtual host time in ns, consistent with the chips' counters.
     pub(crate) host: Mutex<crate::sync::HostClock>,
     pub(crate) bytes_read: AtomicU64,
+    /// Each chip's NoC and DRAM.
+    pub(crate) noc: Vec<ChipNoc>,
+    /// The NoC is in use in the current run: tiles run in epochs (see [`crate::noc`]).
+    pub(crate) noc_on: bool,
+    /// Host threads available (looked up on first use).
+    pub(crate) host_threads: std::sync::OnceLock<usize>,
     programs: HashMap<(u64, usize, Risc, String), Arc<Program>>,
     /// Virtual host time as the clock mailbox responder sees it.
     pub(crate) published: Published,
@@ -83,6 +91,18 @@ impl Device {
         let code = code_regions(arch);
         let code_end = code.iter().map(|(r, _)| r.end() as u32).max().unwrap_or(0);
         let mut tiles = Vec::with_capacity(offsets.len());
+        let topo = Arc::new(Topology {
+            arch,
+            tiles: coords.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect(),
+            l1_size: arch.l1_size(),
+            cfg: cfg.noc,
+        });
+        let mut noc = Vec::new();
+        for chip in 0..cfg.chips {
+            let base = chip as usize * coords.len();
+            let map = coords.iter().enumerate().map(|(i, &c)| (c, base + i)).collect();
+            noc.push(ChipNoc::new(arch, cfg.noc, map));
+        }
         for chip in 0..cfg.chips {
             for (i, &coord) in coords.iter().enumerate() {
                 let global = tiles.len();
@@ -93,6 +113,7 @@ impl Device {
                     regs: TileRegs { wall_offset: offsets[global], ..TileRegs::default() },
                     cycle: cfg.cycle,
                     misaligned: cfg.misaligned,
+                    niu: cfg.noc.enabled.then(|| Box::new(Niu::new(topo.clone(), global, coord))),
                 };
                 tiles.push(Tile {
                     chip,
@@ -134,6 +155,9 @@ impl Device {
             coords,
             host,
             bytes_read: AtomicU64::new(0),
+            noc,
+            noc_on: false,
+            host_threads: std::sync::OnceLock::new(),
             programs: HashMap::new(),
             published,
             _mailbox: mailbox,

@@ -30,6 +30,9 @@ pub enum FaultKind {
     Runaway { budget: u64 },
     /// The core executed `ebreak` (the runtime's panic handler ends in one).
     Ebreak,
+    /// The core issued a NoC request the chip cannot carry out (the message says what and
+    /// why: an address outside L1 or DRAM, a target that is not emulated, ...).
+    Noc(String),
 }
 
 impl fmt::Display for FaultKind {
@@ -58,6 +61,7 @@ impl fmt::Display for FaultKind {
                 write!(f, "runaway: more than {budget} instructions retired in one run (instruction budget)")
             }
             FaultKind::Ebreak => write!(f, "kernel stopped at ebreak/panic"),
+            FaultKind::Noc(what) => write!(f, "bad NoC request: {what}"),
         }
     }
 }

@@ -77,6 +77,8 @@ pub(crate) struct Hart {
     pub csrs: Csrs,
     pub state: HartState,
     pub program: Option<Arc<Program>>,
+    /// The code loads an NIU register page address (`lui` of `0xFFB2x`/`0xFFB3x`).
+    pub uses_noc: bool,
     /// Compiled code, when the JIT is enabled and available.
     #[cfg(all(target_arch = "x86_64", unix))]
     pub jit: Option<Box<crate::jit::Jit>>,
@@ -95,6 +97,7 @@ impl Hart {
             csrs: Csrs::default(),
             state: HartState::Empty,
             program: None,
+            uses_noc: false,
             #[cfg(all(target_arch = "x86_64", unix))]
             jit: None,
         }
@@ -140,6 +143,8 @@ impl Hart {
             };
             self.code.push(inst);
         }
+        let niu = riscv_linker::mmio::NOC0_REGS_BASE..riscv_linker::mmio::NOC1_REGS_BASE + riscv_linker::mmio::NOC_REGS_SIZE;
+        self.uses_noc = self.code.iter().any(|i| i.op == Op::Lui && niu.contains(&(i.imm as u32)));
     }
 
     /// Takes the core out of reset at chip cycle `time`: fresh registers, pc at the reset

@@ -7,7 +7,9 @@
 //!    BRISC boot word) fault, which is also what keeps the interpreter's pre-decoded code
 //!    valid.
 //! 2. The core's private local RAM at `LOCAL_RAM_BASE`.
-//! 3. The MMIO windows ([`crate::mmio`]).
+//! 3. The MMIO windows ([`crate::mmio`]); with the NoC model on, the two NIU windows are
+//!    the tile's NIUs ([`crate::noc::niu`]): reading one first applies every NoC event due
+//!    by the reading core's clock, writing `CMD_CTRL` issues a request.
 //!
 //! Anything else faults. All accesses are naturally aligned by the time they reach memory
 //! (misaligned ones fault or are rounded down, per [`Misaligned`]).
@@ -26,6 +28,7 @@
 use crate::config::{CycleModel, Misaligned};
 use crate::fault::FaultKind;
 use crate::mmio::{is_mmio, TileRegs};
+use crate::noc::niu::{in_window, Niu};
 use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
 
@@ -74,6 +77,22 @@ impl L1 {
         }
     }
 
+    /// Copies `out.len()` bytes at `addr` into `out` (the range must lie inside L1).
+    pub fn read_into(&self, addr: u32, out: &mut [u8]) {
+        debug_assert!(addr as u64 + out.len() as u64 <= self.size as u64);
+        let mut i = 0usize;
+        while i < out.len() {
+            let a = addr + i as u32;
+            if a % 4 == 0 && out.len() - i >= 4 {
+                out[i..i + 4].copy_from_slice(&self.load::<4>(a).to_le_bytes());
+                i += 4;
+            } else {
+                out[i] = self.load::<1>(a) as u8;
+                i += 1;
+            }
+        }
+    }
+
     /// Writes the low `N` bytes of `v` at `addr` (same requirements as [`L1::load`]).
     #[inline(always)]
     pub fn store<const N: u32>(&self, addr: u32, v: u32) {
@@ -101,6 +120,8 @@ pub(crate) struct TileMem {
     pub regs: TileRegs,
     pub cycle: CycleModel,
     pub misaligned: Misaligned,
+    /// The tile's NIUs (`None`: the NoC model is off and the windows are plain storage).
+    pub niu: Option<Box<Niu>>,
 }
 
 /// Result of a load: the zero-extended value and the extra cycles it cost.
@@ -139,7 +160,7 @@ impl TileMem {
         if !is_mmio(addr) {
             return Err(FaultKind::Access { addr, size: N, write: false });
         }
-        let word = self.regs.read(addr & !3, time);
+        let word = self.read_reg(addr & !3, time);
         let shift = (addr & 3) * 8;
         let mask = if N == 4 { u32::MAX } else { (1u32 << (N * 8)) - 1 };
         Ok(((word >> shift) & mask, self.cycle.mmio))
@@ -184,9 +205,35 @@ impl TileMem {
             // Narrow stores merge into the register's current contents.
             let shift = (addr & 3) * 8;
             let mask = ((1u32 << (N * 8)) - 1) << shift;
-            (self.regs.read(word_addr, time) & !mask) | ((v << shift) & mask)
+            (self.read_reg(word_addr, time) & !mask) | ((v << shift) & mask)
         };
+        if in_window(word_addr) {
+            if let Some(n) = self.niu.as_mut() {
+                n.write(&self.l1, word_addr, word, time)?;
+                return Ok(self.cycle.mmio);
+            }
+        }
         self.regs.write(word_addr, word);
         Ok(self.cycle.mmio)
+    }
+
+    /// A register read at word address `addr` by a core whose clock reads `time`.
+    fn read_reg(&mut self, addr: u32, time: u64) -> u32 {
+        if in_window(addr) {
+            let code_end = self.code_end;
+            if let Some(n) = self.niu.as_mut() {
+                n.apply_until(&self.l1, time, code_end);
+                return n.read(addr, time);
+            }
+        }
+        self.regs.read(addr, time)
+    }
+
+    /// Applies the NoC events due at or before `time` (a window start).
+    pub fn apply_noc(&mut self, time: u64) {
+        let code_end = self.code_end;
+        if let Some(n) = self.niu.as_mut() {
+            n.apply_until(&self.l1, time, code_end);
+        }
     }
 }

@@ -16,7 +16,16 @@ use crate::hart::HartState;
 use crate::tile::Tile;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
 use riscv_linker::{NocCoord, Risc};
+use crate::memory::L1;
 use std::sync::atomic::AtomicUsize;
+
+/// How far tiles run between two looks at the NIUs while no kernel uses the NoC: a kernel
+/// whose code does not show it (the address comes from memory) turns the NoC on within
+/// this many cycles (its first requests are then late by up to this much).
+const QUIET_STEP: u64 = 1 << 18;
+
+/// Below this many cycles a step runs on one host thread (spawning costs more).
+const PARALLEL_WORK: u64 = 2048;
 use std::sync::Mutex;
 
 /// What one core did in a run.
@@ -87,10 +96,13 @@ impl Device {
         }
         self.image.bump_launches();
         self.image.set_status(STATUS_RUNNING);
+        self.noc_on = self.cfg.noc.enabled
+            && (self.tiles.iter().any(Tile::uses_noc) || self.noc.iter().any(|n| !n.is_idle()));
+        let mut reached = 0u64;
         let mut segment: u64 = 1;
         loop {
             let rel = every.saturating_mul(segment);
-            if let Some(fault) = self.run_segment(rel) {
+            if let Some(fault) = self.run_segment(&mut reached, rel) {
                 self.image.set_status(STATUS_FINISHED | STATUS_FAULTED);
                 self.finish_clocks();
                 return Err(EmuError::Fault(fault));
@@ -102,14 +114,100 @@ impl Device {
             hook(self);
             segment += 1;
         }
+        self.drain_noc();
         self.image.set_status(STATUS_FINISHED);
         let ends = self.finish_clocks();
         Ok(self.summary(starts.into_iter().zip(ends).collect()))
     }
 
-    /// Runs every tile to `rel` cycles past its run start; returns the first fault in tile
-    /// order.
-    fn run_segment(&mut self, rel: u64) -> Option<Box<Fault>> {
+    /// Runs every tile to `rel` cycles past its run start, in NoC epochs while the NoC is
+    /// in use ([`crate::noc`]); `reached` is how far the tiles have got. Returns the first
+    /// fault in tile order.
+    fn run_segment(&mut self, reached: &mut u64, rel: u64) -> Option<Box<Fault>> {
+        loop {
+            let step = if self.noc_on {
+                self.cfg.noc.epoch.max(1) as u64
+            } else if self.cfg.noc.enabled {
+                QUIET_STEP
+            } else {
+                u64::MAX
+            };
+            let to = rel.min(reached.saturating_add(step));
+            let parallel = to.saturating_sub(*reached) >= PARALLEL_WORK;
+            if let Some(f) = self.run_tiles(to, parallel) {
+                return Some(f);
+            }
+            *reached = to;
+            if self.cfg.noc.enabled {
+                self.exchange(to);
+            }
+            if to >= rel || !self.tiles.iter().any(Tile::any_running) {
+                return None;
+            }
+        }
+    }
+
+    /// Collects the requests every tile issued, simulates each chip's NoC to `rel` cycles
+    /// past the run start and hands the tiles what happens to them.
+    fn exchange(&mut self, rel: u64) {
+        let per_chip = self.coords.len();
+        let mut touched = false;
+        for chip in 0..self.cfg.chips as usize {
+            let tiles = &mut self.tiles[chip * per_chip..(chip + 1) * per_chip];
+            let at = tiles[0].run_start.saturating_add(rel);
+            let mut requests = Vec::new();
+            for t in tiles.iter_mut() {
+                if let Some(n) = t.mem.niu.as_mut() {
+                    touched |= std::mem::take(&mut n.touched);
+                    requests.append(&mut n.outbox);
+                }
+            }
+            let noc = &mut self.noc[chip];
+            let mut out = Vec::new();
+            if !requests.is_empty() {
+                let l1s: Vec<L1> = tiles.iter().map(|t| t.mem.l1).collect();
+                let read = |g: usize, addr: u32, len: u32| {
+                    let mut v = vec![0u8; len as usize];
+                    l1s[g - chip * per_chip].read_into(addr, &mut v);
+                    v
+                };
+                for r in requests {
+                    noc.submit(r, &read, &mut out);
+                }
+            }
+            let horizon = if rel == u64::MAX { f64::INFINITY } else { (at + noc.cfg.niu_to_router as u64) as f64 };
+            if !noc.is_idle() {
+                noc.advance(horizon, &mut out);
+            }
+            for (g, time, kind) in out {
+                if let Some(n) = tiles[g - chip * per_chip].mem.niu.as_mut() {
+                    n.push(time.max(at), kind);
+                }
+            }
+            for t in tiles.iter_mut() {
+                t.mem.apply_noc(at);
+            }
+        }
+        if touched && !self.noc_on {
+            self.noc_on = true;
+        }
+    }
+
+    /// After the last core halted: completes every transfer still in flight and applies
+    /// everything it does (counters reach their final values, data lands).
+    fn drain_noc(&mut self) {
+        if !self.cfg.noc.enabled {
+            return;
+        }
+        self.exchange(u64::MAX);
+        for t in &mut self.tiles {
+            t.mem.apply_noc(u64::MAX);
+        }
+    }
+
+    /// Runs every tile to `rel` cycles past its run start (on several host threads if
+    /// `parallel`); returns the first fault in tile order.
+    fn run_tiles(&mut self, rel: u64, parallel: bool) -> Option<Box<Fault>> {
         let abort = AtomicUsize::new(usize::MAX);
         let faults = Mutex::new(Vec::new());
         let work = |t: &mut Tile| {
@@ -118,12 +216,13 @@ impl Device {
             }
         };
         let busy: Vec<&mut Tile> = self.tiles.iter_mut().filter(|t| t.any_running()).collect();
+        // Asked once per device: the lookup reads cgroup files (costly at every NoC epoch).
         let threads = match self.cfg.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => *self.host_threads.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             n => n,
         }
         .min(busy.len());
-        if threads <= 1 {
+        if threads <= 1 || !parallel {
             busy.into_iter().for_each(work);
         } else {
             let queue = Mutex::new(busy.into_iter());

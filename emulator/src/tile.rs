@@ -42,6 +42,11 @@ pub(crate) struct Tile {
 }
 
 impl Tile {
+    /// Whether a running core's code names an NIU register page (see [`crate::noc`]).
+    pub fn uses_noc(&self) -> bool {
+        self.harts.iter().any(|h| h.is_running() && h.uses_noc)
+    }
+
     /// Whether any core of the tile is loaded.
     pub fn loaded(&self) -> bool {
         self.harts.iter().any(|h| h.state != HartState::Empty)
@@ -80,6 +85,11 @@ impl Tile {
                 return Ok(());
             }
             let end = self.window_end(limit);
+            self.mem.apply_noc(self.now);
+            if self.mem.niu.as_mut().is_some_and(|n| std::mem::take(&mut n.code_written)) {
+                self.code_dirty.store(true, Ordering::Release);
+                self.refresh_code();
+            }
             for i in 0..self.harts.len() {
                 self.run_hart(i, end).inspect_err(|_| {
                     abort.fetch_min(self.global, Ordering::Relaxed);

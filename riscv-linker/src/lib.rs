@@ -7,6 +7,7 @@
 //!   numbers from `shared/reference/tensix.md`.
 //! * [`memory_map`]: per (arch, RISC) code, data, local RAM, stack and reset PC.
 //! * [`mmio`]: the wall clock, soft reset and the other memory-mapped registers.
+//! * [`noc`]: the NIU register map per arch, command/status encodings, DRAM channels and banks.
 //! * [`profiler`]: the profiler's L1 region: one tile control block, one ring per RISC.
 //! * [`tilemap`]: a real chip's tiles: harvesting, NoC0, NoC1 and translated coordinates.
 //! * [`devfile`]: the layout of a device-memory image file (the emulator's PCIe-like mapping).
@@ -23,6 +24,7 @@ mod arch;
 mod map;
 pub mod devfile;
 pub mod mmio;
+pub mod noc;
 pub mod profiler;
 pub mod tilemap;
 
