@@ -33,6 +33,7 @@ fn device(image: &Path) -> Device {
         ],
         tile_offsets: TileOffsets::Seeded { max_cycles: 1_000_000, seed: 5 },
         host_read: ReadLatency::uniform(1000.0, 500.0, 77),
+        ..ClockModel::nominal()
     };
     Device::new(cfg).unwrap()
 }

@@ -14,13 +14,14 @@ fn config(true_mhz: f64, drift: f64) -> DeviceConfig {
         chips: vec![ChipClock { true_mhz: Some(true_mhz), drift_ppm_per_s: drift, reset_host_ns: 5_000.0 }],
         tile_offsets: TileOffsets::Explicit(vec![0, 123_456]),
         host_read: ReadLatency::default(),
+        ..ClockModel::nominal()
     };
     cfg
 }
 
 #[test]
 fn a_sample_brackets_the_true_moment_of_the_read() {
-    let mut dev = Device::new(config(985.0, 2.0)).unwrap();
+    let dev = Device::new(config(985.0, 2.0)).unwrap();
     let tiles = dev.tiles();
     let mut last = 0;
     for k in 0..200 {
@@ -39,7 +40,7 @@ fn a_sample_brackets_the_true_moment_of_the_read() {
 
 #[test]
 fn tile_offsets_show_in_samples_and_truth() {
-    let mut dev = Device::new(config(1000.0, 0.0)).unwrap();
+    let dev = Device::new(config(1000.0, 0.0)).unwrap();
     let tiles = dev.tiles();
     let a = dev.sync_sample(0, tiles[0]).unwrap();
     let b = dev.sync_sample(0, tiles[1]).unwrap();
@@ -54,7 +55,7 @@ fn samples_are_reproducible_from_the_seed() {
     let take = |seed| {
         let mut cfg = config(985.0, 1.0);
         cfg.clock.host_read.seed = seed;
-        let mut dev = Device::new(cfg).unwrap();
+        let dev = Device::new(cfg).unwrap();
         let tile = dev.tiles()[0];
         (0..50).map(|_| dev.sync_sample(0, tile).unwrap()).collect::<Vec<SyncSample>>()
     };
@@ -91,7 +92,7 @@ fn kernel_timestamps_and_host_time_agree() {
 fn ground_truth_measures_a_simple_alignment() {
     // A least-squares fit of midpoints recovers the true frequency from samples alone,
     // and the truth says how good the fit is.
-    let mut dev = Device::new(config(985.0, 0.0)).unwrap();
+    let dev = Device::new(config(985.0, 0.0)).unwrap();
     let tile = dev.tiles()[0];
     let mut pts = Vec::new();
     for _ in 0..200 {

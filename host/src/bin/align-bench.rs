@@ -163,6 +163,7 @@ fn run(args: &Args, samples: usize, drift: f64, seed: u64) -> Result<(Fit, Devic
         ],
         tile_offsets: TileOffsets::Seeded { max_cycles: OFFSET_MAX, seed },
         host_read: ReadLatency::uniform(1000.0, 500.0, seed),
+        ..ClockModel::nominal()
     };
     cfg.clock_mailbox = args.mailbox;
     let mut dev = Device::new(cfg).map_err(|e| e.to_string())?;
