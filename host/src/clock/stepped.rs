@@ -12,6 +12,9 @@ use super::{ChipTime, FitOptions};
 use crate::timebase::Segment;
 use std::collections::BTreeMap;
 
+/// Most rounds of locating the steps with the previous round's tile offsets.
+const LOCATE_ROUNDS: usize = 4;
+
 /// The stepped fit of one chip, or `None` when its samples show no step (or the stepped
 /// model cannot be solved: the single-frequency fit then runs and reports what it finds).
 pub(super) fn fit_stepped(
@@ -28,12 +31,24 @@ pub(super) fn fit_stepped(
     if regions.is_empty() {
         return None;
     }
-    let first = solve_pieces(&obs, tiles, &layout(&obs, regions.iter().map(|r| (r.lo + r.hi) / 2.0).collect(), false))?;
-    let located = locate(&obs, &first, &regions);
-    let mut knots: Vec<f64> = located.iter().map(|l| l.at).collect();
-    knots.dedup_by(|a, b| *a <= *b);
-    if knots.len() != located.len() {
-        return None;
+    // Knots in the middle of the regions first: the tile offsets of that fit are biased by
+    // the samples near the misplaced knots, so locate again with the offsets of the located
+    // knots until they settle.
+    let mut knots: Vec<f64> = regions.iter().map(|r| (r.lo + r.hi) / 2.0).collect();
+    let mut located = Vec::new();
+    for _ in 0..LOCATE_ROUNDS {
+        let first = solve_pieces(&obs, tiles, &layout(&obs, knots.clone(), false))?;
+        located = locate(&obs, &first, &regions);
+        let mut next: Vec<f64> = located.iter().map(|l| l.at).collect();
+        next.dedup_by(|a, b| *a <= *b);
+        if next.len() != located.len() {
+            return None;
+        }
+        let moved = next.iter().zip(&knots).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        knots = next;
+        if moved < 1.0 {
+            break;
+        }
     }
     let mut active = vec![true; obs.len()];
     let mut inconsistent = 0;
