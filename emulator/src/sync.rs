@@ -31,8 +31,10 @@ impl HostClock {
 
 impl Device {
     /// Virtual host time now, in ns.
+    /// During a run (in a [`Device::run_with_hook`] hook) this is the latest time every chip
+    /// has been simulated to, when that is later.
     pub fn host_time_ns(&self) -> f64 {
-        self.host.lock().unwrap_or_else(|e| e.into_inner()).now_ns
+        self.host.lock().unwrap_or_else(|e| e.into_inner()).now_ns.max(self.published.get())
     }
 
     /// Lets `ns` of virtual host time pass (the host doing other work between runs); the

@@ -105,7 +105,7 @@ pub use emu::{emu_tiles, EmuClock};
 pub use source::{readout_note, timebase_for};
 pub use filter::Drops;
 pub use report::{fit, ChipFit, Fit, SegmentFit, StepFit};
-pub use sampler::{ClockSampler, DEFAULT_SAMPLE_EVERY_NS};
+pub use sampler::{sampler_issue, ClockSampler, DEFAULT_SAMPLE_EVERY_NS};
 pub use sync::{all_tiles, ClockSync, DEFAULT_SPACING_NS};
 
 pub use crate::devmem::{DeviceClock, SyncSample, TileSample};

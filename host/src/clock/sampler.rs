@@ -85,6 +85,18 @@ impl ClockSampler {
     }
 }
 
+/// A warning with a count when some of the sampler's reads failed.
+pub fn sampler_issue(sampler: &ClockSampler) -> Option<crate::issue::Issue> {
+    let (n, first) = sampler.failures();
+    (n > 0).then(|| {
+        crate::issue::Issue::warning(
+            None,
+            format!("{n} clock-sync read(s) during the run failed (the fit has fewer samples); the first: {}", first.unwrap_or("?")),
+        )
+        .with_count(n)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,7 +33,7 @@ use super::solve::Obs;
 /// Samples per tile per bin.
 const PER_TILE: usize = 4;
 /// Fewest samples in a bin.
-const MIN_BIN: usize = 48;
+const MIN_BIN: usize = 16;
 /// A bin deviates when it is this many standard errors from the reference...
 pub(super) const SIGMAS: f64 = 8.0;
 /// ... and relatively this far (drift over a run stays well below; DVFS steps are percent).
