@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use riscv_linker::{mmio, Arch, Risc};
+use riscv_linker::{mmio, Arch, NocCoord, Risc};
 use ttprof_emu::asm::*;
 use ttprof_emu::{ChipClock, ClockModel, Device, DeviceConfig, ReadLatency, SyncSample, TileOffsets};
 
@@ -110,4 +110,37 @@ fn ground_truth_measures_a_simple_alignment() {
     let predicted = my + slope * (h - mx);
     let err_ns = (predicted - truth.cycles_at(h)) / 0.985;
     assert!(err_ns.abs() < 100.0, "alignment error {err_ns} ns with symmetric latency");
+}
+
+#[test]
+fn frequency_steps_show_in_samples_and_the_reference_counter_ignores_them() {
+    let mut cfg = config(1000.0, 0.0);
+    cfg.clock.dvfs = vec![ttprof_emu::parse_schedule("800@1ms,1100@3ms", 5_000.0).unwrap()];
+    let dev = Device::new(cfg).unwrap();
+    let tile = dev.tiles()[0];
+    let truth = dev.clock_truth(0, tile).unwrap();
+    assert_eq!(truth.true_steps().len(), 2);
+    let rate = |dev: &Device, sample: fn(&Device, NocCoord) -> SyncSample| {
+        let a = sample(dev, tile);
+        dev.advance_host_time(200_000.0);
+        let b = sample(dev, tile);
+        (b.device_cycles - a.device_cycles) as f64 / (b.host_before_ns - a.host_before_ns) as f64
+    };
+    let wall = |d: &Device, t| d.sync_sample(0, t).unwrap();
+    let reference = |d: &Device, _| d.ref_sample(0).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        seen.push((rate(&dev, wall), rate(&dev, reference)));
+    }
+    // 1 GHz, then 0.8 GHz from 1 ms, 1.1 GHz from 3 ms (each rate within its 2 us bracket noise);
+    // the 50 MHz reference counter throughout.
+    assert!((seen[1].0 - 1.0).abs() < 0.02 && (seen[4].0 - 0.8).abs() < 0.02 && (seen[12].0 - 1.1).abs() < 0.02, "{seen:?}");
+    assert!(seen.iter().all(|s| (s.1 - 0.05).abs() < 0.001), "{seen:?}");
+    for _ in 0..50 {
+        let s = dev.sync_sample(0, tile).unwrap();
+        let at = truth.host_ns_at(s.device_cycles as f64);
+        assert!(s.host_before_ns as f64 - 1.5 <= at && at <= s.host_after_ns as f64 + 1.5, "{s:?} read at {at}");
+        dev.advance_host_time(37_000.0);
+    }
+    assert!(dev.ref_sample(1).is_err());
 }
