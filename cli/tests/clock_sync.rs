@@ -33,6 +33,7 @@ fn device(image: &Path) -> Device {
         ],
         tile_offsets: TileOffsets::Seeded { max_cycles: 1_000_000, seed: 5 },
         host_read: ReadLatency::uniform(1000.0, 500.0, 77),
+        ..ClockModel::nominal()
     };
     Device::new(cfg).unwrap()
 }
@@ -90,7 +91,7 @@ fn in_process_windows_are_recorded_replayed_and_fit_the_truth() {
 #[test]
 fn the_mailbox_answers_in_virtual_host_time() {
     let dir = scratch("clock-mailbox");
-    let mut dev = device(&dir.join("dev.img"));
+    let dev = device(&dir.join("dev.img"));
     let mem = MappedImage::open(dev.image_path()).unwrap();
     assert!(mem.clock_served());
     let mut sync = ClockSync::new(all_tiles(&mem), 40);
@@ -232,7 +233,7 @@ fn child_takes_a_window_then_releases_the_kernels() {
 #[test]
 fn the_cli_records_windows_and_prints_the_fit() {
     let dir = scratch("clock-cli");
-    let mut dev = device(&dir.join("dev.img"));
+    let dev = device(&dir.join("dev.img"));
     let snap = dir.join("sync.snap");
     let ttprof = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().unwrap();

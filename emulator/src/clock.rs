@@ -16,6 +16,10 @@
 //! wall clock ([`crate::Device::sync_sample`]) costs a request leg and a response leg of
 //! the [`ReadLatency`] distribution; the device samples its counter when the request
 //! arrives. [`ClockTruth`] exposes the exact functions so tests can measure alignment error.
+//!
+//! Each chip may also have a schedule of AI-clock frequency steps (DVFS) and has a fixed
+//! 50 MHz reference counter; see [`crate::dvfs`]. Chips' oscillators are independent: each
+//! has its own error, drift, reset time and schedule.
 
 /// One chip's oscillator.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,6 +118,8 @@ fn leg(rng: &mut SplitMix, base: f64, exp_mean: f64, half_width: f64) -> f64 {
     (base.max(0.0) + exp + uniform).max(0.0)
 }
 
+use crate::dvfs::{self, FreqStep, Piece, REF_MHZ};
+
 /// Clocks of all chips of a device.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClockModel {
@@ -121,6 +127,9 @@ pub struct ClockModel {
     pub chips: Vec<ChipClock>,
     pub tile_offsets: TileOffsets,
     pub host_read: ReadLatency,
+    /// Chip `c`'s AI-clock frequency steps (DVFS) are `dvfs[c]`, in host-time order (see
+    /// [`crate::dvfs`]); a chip without an entry keeps one frequency.
+    pub dvfs: Vec<Vec<FreqStep>>,
 }
 
 impl ClockModel {
@@ -132,6 +141,16 @@ impl ClockModel {
     /// The oscillator of chip `chip`.
     pub fn chip(&self, chip: u32) -> ChipClock {
         self.chips.get(chip as usize).or(self.chips.last()).copied().unwrap_or_default()
+    }
+
+    /// The frequency steps of chip `chip` (empty: none).
+    pub fn steps(&self, chip: u32) -> &[FreqStep] {
+        self.dvfs.get(chip as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The exact clock of a tile of `chip` whose wall clock is `tile_offset` ahead of the chip counter.
+    pub fn truth(&self, chip: u32, nominal_mhz: f64, tile_offset: u64) -> ClockTruth {
+        ClockTruth::new(self.chip(chip), nominal_mhz, tile_offset, self.steps(chip))
     }
 
     /// Wall-clock offsets of `n` tiles in device order.
@@ -148,9 +167,9 @@ impl ClockModel {
 }
 
 /// The exact relation between host time and one tile's wall clock.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClockTruth {
-    /// True frequency at the chip's reset, MHz.
+    /// True frequency at the chip's reset at the nominal target, MHz.
     pub true_mhz: f64,
     /// The arch's nominal frequency, MHz.
     pub nominal_mhz: f64,
@@ -158,31 +177,52 @@ pub struct ClockTruth {
     pub reset_host_ns: f64,
     /// This tile's wall-clock offset from the chip counter, cycles.
     pub tile_offset: u64,
+    /// The chip's AI-clock frequency steps (DVFS), in host-time order; empty: none.
+    pub steps: Vec<FreqStep>,
 }
 
 impl ClockTruth {
-    pub(crate) fn new(chip: ChipClock, nominal_mhz: f64, tile_offset: u64) -> ClockTruth {
+    pub(crate) fn new(chip: ChipClock, nominal_mhz: f64, tile_offset: u64, steps: &[FreqStep]) -> ClockTruth {
         ClockTruth {
             true_mhz: chip.true_mhz.unwrap_or(nominal_mhz),
             nominal_mhz,
             drift_ppm_per_s: chip.drift_ppm_per_s,
             reset_host_ns: chip.reset_host_ns,
             tile_offset,
+            steps: steps.to_vec(),
         }
     }
 
-    fn k(&self) -> f64 {
-        self.true_mhz * 1e-3 // cycles per ns
+    /// Cycles per ns at the reset (before drift) while the PLL targets `target_mhz`: the
+    /// target scaled by the oscillator's error (exactly `true_mhz` at the nominal target).
+    fn k(&self, target_mhz: f64) -> f64 {
+        let mhz = if target_mhz == self.nominal_mhz { self.true_mhz } else { target_mhz * self.true_mhz / self.nominal_mhz };
+        mhz * 1e-3
     }
 
     fn a(&self) -> f64 {
         self.drift_ppm_per_s * 1e-6 / 2e9
     }
 
+    /// `∫ (1 + d·Δ/1e9) dΔ` from the reset: the drift-stretched time.
+    fn p(&self, d: f64) -> f64 {
+        d + self.a() * d * d
+    }
+
+    fn pieces(&self) -> Vec<Piece> {
+        dvfs::pieces(&self.steps, self.nominal_mhz, self.reset_host_ns)
+    }
+
     /// The chip counter (without the tile offset) at host time `host_ns`, fractional.
     pub fn chip_cycles_at(&self, host_ns: f64) -> f64 {
         let d = (host_ns - self.reset_host_ns).max(0.0);
-        self.k() * (d + self.a() * d * d)
+        let pieces = self.pieces();
+        let mut cycles = 0.0;
+        for (i, piece) in pieces.iter().enumerate().filter(|(_, p)| p.start <= d) {
+            let end = pieces.get(i + 1).map_or(d, |n| n.start.min(d));
+            cycles += self.k(piece.mhz) * (self.p(end) - self.p(piece.start));
+        }
+        cycles
     }
 
     /// This tile's wall clock at host time `host_ns`, fractional.
@@ -192,9 +232,20 @@ impl ClockTruth {
 
     /// The host time at which the chip counter reads `chip_cycles`.
     pub fn host_ns_at_chip(&self, chip_cycles: f64) -> f64 {
-        let c = chip_cycles / self.k();
-        // Stable root of a·Δ² + Δ - c = 0 (also right for a = 0).
-        self.reset_host_ns + 2.0 * c / (1.0 + (1.0 + 4.0 * self.a() * c).max(0.0).sqrt())
+        let pieces = self.pieces();
+        let mut done = 0.0;
+        for (i, piece) in pieces.iter().enumerate() {
+            let k = self.k(piece.mhz);
+            let next = pieces.get(i + 1);
+            let here = next.map_or(f64::INFINITY, |n| k * (self.p(n.start) - self.p(piece.start)));
+            if chip_cycles < done + here || next.is_none() {
+                let c = self.p(piece.start) + (chip_cycles - done) / k;
+                // Stable root of a·Δ² + Δ - c = 0 (also right for a = 0).
+                return self.reset_host_ns + 2.0 * c / (1.0 + (1.0 + 4.0 * self.a() * c).max(0.0).sqrt());
+            }
+            done += here;
+        }
+        self.reset_host_ns
     }
 
     /// The host time at which this tile's wall clock reads `cycles`.
@@ -202,10 +253,38 @@ impl ClockTruth {
         self.host_ns_at_chip(cycles - self.tile_offset as f64)
     }
 
+    /// The PLL target at host time `host_ns`, MHz (nominal before the first step).
+    pub fn target_mhz_at(&self, host_ns: f64) -> f64 {
+        let d = (host_ns - self.reset_host_ns).max(0.0);
+        self.pieces().iter().rev().find(|p| p.start <= d).map_or(self.nominal_mhz, |p| p.mhz)
+    }
+
     /// The true frequency at host time `host_ns`, MHz.
     pub fn mhz_at(&self, host_ns: f64) -> f64 {
         let d = (host_ns - self.reset_host_ns).max(0.0);
-        self.true_mhz * (1.0 + self.drift_ppm_per_s * 1e-6 * d / 1e9)
+        self.k(self.target_mhz_at(host_ns)) * 1e3 * (1.0 + self.drift_ppm_per_s * 1e-6 * d / 1e9)
+    }
+
+    /// The chip's 50 MHz reference counter at host time `host_ns`, fractional: the reference
+    /// oscillator itself (its error and drift), unaffected by DVFS.
+    pub fn ref_ticks_at(&self, host_ns: f64) -> f64 {
+        let d = (host_ns - self.reset_host_ns).max(0.0);
+        REF_MHZ * 1e-3 * self.true_mhz / self.nominal_mhz * self.p(d)
+    }
+
+    /// The true steps, as `(host ns, true MHz before, true MHz after)` (the oscillator's error
+    /// and drift included), for steps after the chip's reset that change the frequency.
+    pub fn true_steps(&self) -> Vec<(f64, f64, f64)> {
+        let pieces = self.pieces();
+        pieces
+            .windows(2)
+            .filter(|w| w[0].mhz != w[1].mhz)
+            .map(|w| {
+                let t = self.reset_host_ns + w[1].start;
+                let drift = 1.0 + self.drift_ppm_per_s * 1e-6 * w[1].start / 1e9;
+                (t, self.k(w[0].mhz) * 1e3 * drift, self.k(w[1].mhz) * 1e3 * drift)
+            })
+            .collect()
     }
 }
 
@@ -241,7 +320,7 @@ mod tests {
     use super::*;
 
     fn truth(mhz: f64, ppm: f64) -> ClockTruth {
-        ClockTruth::new(ChipClock { true_mhz: Some(mhz), drift_ppm_per_s: ppm, reset_host_ns: 1000.0 }, 1000.0, 7)
+        ClockTruth::new(ChipClock { true_mhz: Some(mhz), drift_ppm_per_s: ppm, reset_host_ns: 1000.0 }, 1000.0, 7, &[])
     }
 
     #[test]
@@ -255,6 +334,37 @@ mod tests {
         }
         let t = truth(985.0, 0.0);
         assert!((t.cycles_at(1000.0 + 1e9) - (985e6 + 7.0)).abs() < 1e-3, "985 MHz: 985e6 cycles a second");
+    }
+
+    #[test]
+    fn frequency_steps_keep_the_counter_continuous_and_invertible() {
+        let mut t = truth(1000.0 * (1.0 + 200e-6), 0.5);
+        t.steps = vec![
+            FreqStep { at_host_ns: 1000.0 + 2e9, mhz: 800.0 },
+            FreqStep { at_host_ns: 1000.0 + 5e9, mhz: 1100.0 },
+            FreqStep { at_host_ns: 1000.0 + 7e9, mhz: 1000.0 },
+        ];
+        let flat = truth(1000.0 * (1.0 + 200e-6), 0.5);
+        // Before the first step: the single-frequency model exactly.
+        assert_eq!(t.chip_cycles_at(1000.0 + 1.5e9), flat.chip_cycles_at(1000.0 + 1.5e9));
+        for h in [1000.0, 3e6, 2e9 + 999.0, 2e9 + 1001.0, 4e9, 5e9 + 1000.0, 6.5e9, 9e9, 1.2e10] {
+            let c = t.cycles_at(h);
+            assert!((t.host_ns_at(c) - h).abs() < 1e-3, "{h}: {}", t.host_ns_at(c));
+        }
+        // Continuous at a step, slope from the new target scaled by the oscillator's error.
+        let at = 1000.0 + 5e9;
+        assert!((t.chip_cycles_at(at + 1e-3) - t.chip_cycles_at(at - 1e-3)).abs() < 0.01);
+        let slope = (t.chip_cycles_at(at + 1e6) - t.chip_cycles_at(at)) / 1e6 * 1e3;
+        let expect = 1100.0 * (1.0 + 200e-6) * (1.0 + 0.5e-6 * 5.0);
+        assert!((slope - expect).abs() < 1e-3, "{slope} vs {expect}");
+        assert!((t.mhz_at(at + 1.0) - expect).abs() < 1e-3 && t.target_mhz_at(at - 1.0) == 800.0);
+        let steps = t.true_steps();
+        assert_eq!(steps.len(), 3);
+        assert!((steps[0].0 - (1000.0 + 2e9)).abs() < 1e-9 && (steps[0].2 / steps[0].1 - 0.8).abs() < 1e-12);
+        // The reference counter ignores the steps: 50 MHz with the oscillator's error.
+        let ticks = t.ref_ticks_at(1000.0 + 1e9);
+        assert!((ticks - 50e6 * (1.0 + 200e-6) * (1.0 + 0.25e-6)).abs() < 1e-3, "{ticks}");
+        assert_eq!(ticks, flat.ref_ticks_at(1000.0 + 1e9));
     }
 
     #[test]

@@ -137,6 +137,7 @@ impl Device {
         let mailbox = if cfg.clock_mailbox {
             let ctx = Context {
                 chips: (0..cfg.chips).map(|c| cfg.clock.chip(c)).collect(),
+                dvfs: (0..cfg.chips).map(|c| cfg.clock.steps(c).to_vec()).collect(),
                 nominal_mhz: arch.aiclk_mhz() as f64,
                 host_read: cfg.clock.host_read,
                 coords: coords.clone(),
@@ -293,7 +294,7 @@ impl Device {
     }
 
     pub(crate) fn truth_of(&self, chip: u32, offset: u64) -> ClockTruth {
-        ClockTruth::new(self.cfg.clock.chip(chip), self.cfg.arch.aiclk_mhz() as f64, offset)
+        self.cfg.clock.truth(chip, self.cfg.arch.aiclk_mhz() as f64, offset)
     }
 }
 

@@ -47,6 +47,7 @@ mod config;
 mod csr;
 pub mod decode;
 mod device;
+pub mod dvfs;
 pub mod disasm;
 mod exec;
 mod fault;
@@ -66,6 +67,7 @@ mod sync;
 mod tile;
 
 pub use clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
+pub use dvfs::{parse_schedule, FreqStep, REF_MHZ};
 pub use config::{CycleModel, DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM};
 pub use csr::MISA_RV32IM;
 pub use device::Device;

@@ -44,6 +44,7 @@
 //! On x86-64 (TSO) these are plain `mov`s across processes sharing the file mapping.
 
 use crate::clock::{ChipClock, ClockTruth, ReadLatency, SplitMix};
+use crate::dvfs::FreqStep;
 use crate::fault::EmuError;
 use riscv_linker::devfile::mailbox as mb;
 use riscv_linker::NocCoord;
@@ -63,6 +64,8 @@ const IDLE_POLL: Duration = Duration::from_millis(1);
 pub(crate) struct Context {
     /// One oscillator per chip.
     pub chips: Vec<ChipClock>,
+    /// Each chip's frequency steps.
+    pub dvfs: Vec<Vec<FreqStep>>,
     pub nominal_mhz: f64,
     pub host_read: ReadLatency,
     /// One chip's tiles, in image order.
@@ -205,7 +208,8 @@ fn answer(ctx: &Context, mailbox: &Mailbox, before: f64, rng: &mut SplitMix) -> 
         return before;
     };
     let offset = ctx.offsets[chip as usize * ctx.coords.len() + index];
-    let truth = ClockTruth::new(*oscillator, ctx.nominal_mhz, offset);
+    let steps = ctx.dvfs.get(chip as usize).map_or(&[][..], Vec::as_slice);
+    let truth = ClockTruth::new(*oscillator, ctx.nominal_mhz, offset, steps);
     let read = crate::sync::read_clock(&truth, &ctx.host_read, rng, before);
     mailbox.put64(mb::HOST_BEFORE, before.round() as u64);
     mailbox.put64(mb::DEVICE_CYCLES, read.chip_cycles.wrapping_add(offset));

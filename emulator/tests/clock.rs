@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use riscv_linker::{mmio, Arch, Risc};
+use riscv_linker::{mmio, Arch, NocCoord, Risc};
 use ttprof_emu::asm::*;
 use ttprof_emu::{ChipClock, ClockModel, Device, DeviceConfig, ReadLatency, SyncSample, TileOffsets};
 
@@ -14,13 +14,14 @@ fn config(true_mhz: f64, drift: f64) -> DeviceConfig {
         chips: vec![ChipClock { true_mhz: Some(true_mhz), drift_ppm_per_s: drift, reset_host_ns: 5_000.0 }],
         tile_offsets: TileOffsets::Explicit(vec![0, 123_456]),
         host_read: ReadLatency::default(),
+        ..ClockModel::nominal()
     };
     cfg
 }
 
 #[test]
 fn a_sample_brackets_the_true_moment_of_the_read() {
-    let mut dev = Device::new(config(985.0, 2.0)).unwrap();
+    let dev = Device::new(config(985.0, 2.0)).unwrap();
     let tiles = dev.tiles();
     let mut last = 0;
     for k in 0..200 {
@@ -39,7 +40,7 @@ fn a_sample_brackets_the_true_moment_of_the_read() {
 
 #[test]
 fn tile_offsets_show_in_samples_and_truth() {
-    let mut dev = Device::new(config(1000.0, 0.0)).unwrap();
+    let dev = Device::new(config(1000.0, 0.0)).unwrap();
     let tiles = dev.tiles();
     let a = dev.sync_sample(0, tiles[0]).unwrap();
     let b = dev.sync_sample(0, tiles[1]).unwrap();
@@ -54,7 +55,7 @@ fn samples_are_reproducible_from_the_seed() {
     let take = |seed| {
         let mut cfg = config(985.0, 1.0);
         cfg.clock.host_read.seed = seed;
-        let mut dev = Device::new(cfg).unwrap();
+        let dev = Device::new(cfg).unwrap();
         let tile = dev.tiles()[0];
         (0..50).map(|_| dev.sync_sample(0, tile).unwrap()).collect::<Vec<SyncSample>>()
     };
@@ -91,7 +92,7 @@ fn kernel_timestamps_and_host_time_agree() {
 fn ground_truth_measures_a_simple_alignment() {
     // A least-squares fit of midpoints recovers the true frequency from samples alone,
     // and the truth says how good the fit is.
-    let mut dev = Device::new(config(985.0, 0.0)).unwrap();
+    let dev = Device::new(config(985.0, 0.0)).unwrap();
     let tile = dev.tiles()[0];
     let mut pts = Vec::new();
     for _ in 0..200 {
@@ -109,4 +110,37 @@ fn ground_truth_measures_a_simple_alignment() {
     let predicted = my + slope * (h - mx);
     let err_ns = (predicted - truth.cycles_at(h)) / 0.985;
     assert!(err_ns.abs() < 100.0, "alignment error {err_ns} ns with symmetric latency");
+}
+
+#[test]
+fn frequency_steps_show_in_samples_and_the_reference_counter_ignores_them() {
+    let mut cfg = config(1000.0, 0.0);
+    cfg.clock.dvfs = vec![ttprof_emu::parse_schedule("800@1ms,1100@3ms", 5_000.0).unwrap()];
+    let dev = Device::new(cfg).unwrap();
+    let tile = dev.tiles()[0];
+    let truth = dev.clock_truth(0, tile).unwrap();
+    assert_eq!(truth.true_steps().len(), 2);
+    let rate = |dev: &Device, sample: fn(&Device, NocCoord) -> SyncSample| {
+        let a = sample(dev, tile);
+        dev.advance_host_time(200_000.0);
+        let b = sample(dev, tile);
+        (b.device_cycles - a.device_cycles) as f64 / (b.host_before_ns - a.host_before_ns) as f64
+    };
+    let wall = |d: &Device, t| d.sync_sample(0, t).unwrap();
+    let reference = |d: &Device, _| d.ref_sample(0).unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..20 {
+        seen.push((rate(&dev, wall), rate(&dev, reference)));
+    }
+    // 1 GHz, then 0.8 GHz from 1 ms, 1.1 GHz from 3 ms (each rate within its 2 us bracket noise);
+    // the 50 MHz reference counter throughout.
+    assert!((seen[1].0 - 1.0).abs() < 0.02 && (seen[4].0 - 0.8).abs() < 0.02 && (seen[12].0 - 1.1).abs() < 0.02, "{seen:?}");
+    assert!(seen.iter().all(|s| (s.1 - 0.05).abs() < 0.001), "{seen:?}");
+    for _ in 0..50 {
+        let s = dev.sync_sample(0, tile).unwrap();
+        let at = truth.host_ns_at(s.device_cycles as f64);
+        assert!(s.host_before_ns as f64 - 1.5 <= at && at <= s.host_after_ns as f64 + 1.5, "{s:?} read at {at}");
+        dev.advance_host_time(37_000.0);
+    }
+    assert!(dev.ref_sample(1).is_err());
 }

@@ -81,6 +81,7 @@ fn config(image: &str) -> DeviceConfig {
         ],
         tile_offsets: TileOffsets::Explicit(vec![0, 5_000, 77, 123_456]),
         host_read: ReadLatency::uniform(1000.0, 500.0, 42),
+        ..ClockModel::nominal()
     };
     cfg
 }
@@ -93,7 +94,7 @@ fn cleanup(dev: Device) {
 
 #[test]
 fn idle_device_answers_with_samples_true_to_the_model() {
-    let mut dev = Device::new(config("mailbox-idle")).unwrap();
+    let dev = Device::new(config("mailbox-idle")).unwrap();
     let tiles = dev.tiles();
     let client = Client::open(&dev);
     let start = dev.host_time_ns();

@@ -38,6 +38,13 @@ struct Args {
     /// not fit.
     #[arg(long, value_enum, default_value = "in-process")]
     consumer: Consumer,
+    /// AI-clock frequency steps (DVFS) while the ops run: `default` (80 %, 110 %, then 100 %
+    /// of the nominal AICLK) or `MHZ@TIME,...` (e.g. `800@350us,1100@900us,1000@1.5ms`), times
+    /// counted from the first op (49.5 ms after the chip's reset, after the first sync
+    /// window). The session then samples the clock every 5 us while draining (every 5k
+    /// cycles), and the clock fit finds and locates the steps.
+    #[arg(long, value_name = "SCHEDULE")]
+    dvfs: Option<String>,
     /// After writing the files, serve the zones to a Tracy 0.14 capture tool on this port
     /// (e.g. `tracy-capture -o demo.tracy -p 8086`) and wait until it has everything.
     #[arg(long)]
@@ -68,6 +75,10 @@ fn run(args: &Args) -> Fallible<()> {
         settings: Settings::default(),
         clock: scenario::realistic_clock(args.arch),
     };
+    let mut s = s;
+    if let Some(text) = &args.dvfs {
+        s.clock.dvfs = vec![scenario::parse_dvfs(args.arch, text).map_err(|e| format!("--dvfs: {e}"))?];
+    }
     let profile = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
     eprintln!("{}", profile.fit);
     print!("{}", profile.summary_text());

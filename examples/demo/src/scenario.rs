@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::Settings;
 use ttprof::session::{Config, Op, Profile, Session};
-use ttprof_emu::{ChipClock, ClockModel, ReadLatency, TileOffsets};
+use ttprof_emu::{ChipClock, ClockModel, FreqStep, ReadLatency, TileOffsets};
 
 /// Which kernel binary runs on which core.
 pub const KERNELS: [(&str, Risc); 5] = [
@@ -54,7 +54,36 @@ pub fn realistic_clock(arch: Arch) -> ClockModel {
         chips: vec![ChipClock { true_mhz: Some(arch.aiclk_mhz() as f64 * 0.985), drift_ppm_per_s: 0.2, reset_host_ns: 0.0 }],
         tile_offsets: TileOffsets::Seeded { max_cycles: 5_000, seed: 7 },
         host_read: ReadLatency::uniform(1000.0, 500.0, 11),
+        ..ClockModel::nominal()
     }
+}
+
+/// When the ops start, in virtual host ns from the chip's reset: after the first clock-sync
+/// window (100 rounds 500 us apart, plus its reads). `--dvfs` times count from here.
+pub const OPS_START_NS: f64 = 49.5e6;
+
+/// With a DVFS schedule the session drains this often (cycles) and samples the clock this
+/// often (ns): the demo's ops last about 2 ms, so the steps need dense samples to be seen.
+pub const DVFS_DRAIN_CYCLES: u64 = 5_000;
+pub const DVFS_SAMPLE_NS: u64 = 5_000;
+
+/// The named DVFS schedule `default`: down to 80 % of the nominal AICLK 0.35 ms into the
+/// ops, up to 110 % at 0.9 ms, back to nominal at 1.5 ms (the arch's range scaled:
+/// Blackhole 1350 -> 1080 -> 1485 -> 1350 MHz).
+pub fn default_dvfs(arch: Arch) -> Vec<FreqStep> {
+    let n = arch.aiclk_mhz() as f64;
+    [(350e3, 0.8), (900e3, 1.1), (1500e3, 1.0)]
+        .iter()
+        .map(|&(at, f)| FreqStep { at_host_ns: OPS_START_NS + at, mhz: n * f })
+        .collect()
+}
+
+/// A `--dvfs` argument: `default`, or `MHZ@TIME,...` with times from [`OPS_START_NS`].
+pub fn parse_dvfs(arch: Arch, text: &str) -> Result<Vec<FreqStep>, String> {
+    if text == "default" {
+        return Ok(default_dvfs(arch));
+    }
+    ttprof_emu::parse_schedule(text, OPS_START_NS)
 }
 
 /// Builds the example kernels for `arch` and copies the pipeline's five ELFs into `dir`.
@@ -101,6 +130,12 @@ pub fn run(
     cfg.settings = s.settings;
     cfg.clock = s.clock.clone();
     cfg.sync_samples = SYNC_SAMPLES;
+    if s.clock.dvfs.iter().any(|steps| !steps.is_empty()) {
+        cfg.sample_every_ns = DVFS_SAMPLE_NS;
+        if cfg.drain_every_cycles > 0 {
+            cfg.drain_every_cycles = cfg.drain_every_cycles.min(DVFS_DRAIN_CYCLES);
+        }
+    }
     let mut session = Session::start(cfg)?;
     let tiles = session.tiles().to_vec();
     for spec in &s.ops {

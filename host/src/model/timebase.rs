@@ -6,6 +6,12 @@
 //! A [`Timebase::nominal`] one assumes the nominal AICLK and puts cycle 0 at host time 0;
 //! a fitted one (see the clock-alignment module) knows each chip's true frequency and drift
 //! and each tile's offset, and how accurate it is.
+//!
+//! A chip whose AI clock stepped during the run (DVFS) has [`ChipTime::segments`]: its
+//! counter is continuous, and between steps it runs at each segment's frequency (and
+//! drift). `cycles_per_ns` is then the cycle-weighted mean frequency over the synced span
+//! (total cycles / total host time): what one number for the whole run can say (the device
+//! CSV's `CHIP_FREQ[MHz]`), while [`ChipTime::host_ns`] maps through the segments.
 
 use riscv_linker::{Arch, NocCoord};
 use std::collections::BTreeMap;
@@ -27,6 +33,44 @@ pub struct ChipTime {
     pub residual_ns: f64,
     /// Estimated error of a converted time, in ns (`None` for nominal: unknown).
     pub error_ns: Option<f64>,
+    /// Frequency segments when the AI clock stepped (DVFS), in time order; empty: one
+    /// frequency, given by the fields above.
+    pub segments: Vec<Segment>,
+}
+
+/// One stretch of constant AI-clock target between frequency steps.
+///
+/// Cycles count on the chip's common counter, relative to a tile's reference: tile `j`'s
+/// `cycles - tile_cycles_at_reference[j]`. Over the segment the counter is
+/// `origin_cycles + f·τ + g·τ²/2` with `τ = t - origin_ns`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    /// Host ns the segment starts at (the located step; for the first, where the samples start).
+    pub start_ns: f64,
+    /// Host ns of the segment's origin: its start, except for the first segment (the next step).
+    pub origin_ns: f64,
+    /// Common-counter cycles at `origin_ns`; a count at or after it belongs to this segment
+    /// (every count before the second segment's origin to the first).
+    pub origin_cycles: f64,
+    /// Cycles per ns at `origin_ns` (GHz).
+    pub cycles_per_ns: f64,
+    /// Change of `cycles_per_ns` per ns (0 when not modelled).
+    pub drift_per_ns: f64,
+    /// Estimated error of a converted time in this segment, ns (1 sigma, worst tile).
+    pub error_ns: f64,
+}
+
+impl Segment {
+    /// Host ns at which the common counter reads `dc`.
+    fn host_ns(&self, dc: f64) -> f64 {
+        let d = dc - self.origin_cycles;
+        let f0 = self.cycles_per_ns;
+        if self.drift_per_ns == 0.0 {
+            return self.origin_ns + d / f0;
+        }
+        let disc = (f0 * f0 + 2.0 * self.drift_per_ns * d).max(0.0);
+        self.origin_ns + 2.0 * d / (f0 + disc.sqrt())
+    }
 }
 
 impl ChipTime {
@@ -40,6 +84,7 @@ impl ChipTime {
             default_cycles_at_reference: 0.0,
             residual_ns: 0.0,
             error_ns: None,
+            segments: Vec::new(),
         }
     }
 
@@ -47,6 +92,10 @@ impl ChipTime {
     pub fn host_ns(&self, tile: NocCoord, cycles: u64) -> f64 {
         let at_ref = self.tile_cycles_at_reference.get(&tile).copied().unwrap_or(self.default_cycles_at_reference);
         let dc = cycles as f64 - at_ref;
+        if self.segments.len() > 1 {
+            let k = self.segments[1..].partition_point(|s| s.origin_cycles <= dc);
+            return self.segments[k].host_ns(dc);
+        }
         let f0 = self.cycles_per_ns;
         if self.drift_per_ns == 0.0 {
             return self.reference_ns + dc / f0;
@@ -98,5 +147,28 @@ mod tests {
         // cycles at host time 10 + t: 500 + t + 1e-9 t^2 / 2; invert at t = 1e6 ns.
         let cycles = 500.0 + 1e6 + 1e-9 * 1e12 / 2.0;
         assert!((c.host_ns(t, cycles as u64) - (10.0 + 1e6)).abs() < 1.0);
+    }
+
+    #[test]
+    fn segments_map_through_the_steps() {
+        let t = NocCoord::new(1, 1);
+        let mut c = ChipTime::nominal(1000);
+        c.tile_cycles_at_reference.insert(t, 1e6);
+        // 1.35 GHz until host 2e6 ns (the reference: counter 0), then 0.8 GHz.
+        let seg = |start_ns, origin_ns, origin_cycles, f| Segment {
+            start_ns,
+            origin_ns,
+            origin_cycles,
+            cycles_per_ns: f,
+            drift_per_ns: 0.0,
+            error_ns: 1.0,
+        };
+        c.segments = vec![seg(0.0, 2e6, 0.0, 1.35), seg(2e6, 2e6, 0.0, 0.8)];
+        assert!((c.host_ns(t, 1_000_000 + 1350) - (2e6 + 1000.0)).abs() > 1.0, "after the step: 0.8 GHz");
+        assert!((c.host_ns(t, 1_000_000 + 800) - (2e6 + 1000.0)).abs() < 1e-9);
+        assert!((c.host_ns(t, 1_000_000 - 1350) - (2e6 - 1000.0)).abs() < 1e-9);
+        assert!((c.host_ns(t, 0) - (2e6 - 1e6 / 1.35)).abs() < 1e-6);
+        let tb = Timebase { chips: vec![c] };
+        assert!((tb.duration_ns(0, t, 1_000_000 - 1350, 1_000_000 + 800).unwrap() - 2000.0).abs() < 1e-9);
     }
 }

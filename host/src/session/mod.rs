@@ -33,7 +33,7 @@ mod op;
 
 pub use op::{L1Input, Op};
 
-use crate::clock::{emu_tiles, ClockSync, EmuClock, Fit, FitOptions};
+use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
 use crate::devmem::{DeviceMemory, MappedImage, Snapshot};
 use crate::elf::KernelElf;
 use crate::error::{Error, Result};
@@ -75,6 +75,10 @@ pub struct Config {
     pub threads: usize,
     /// Clock-sync samples per tile in each of the two windows (tt-metal takes 100).
     pub sync_samples: usize,
+    /// While kernels run: one clock-sync sample per chip at most this often (virtual host
+    /// ns), taken at the drains ([`crate::clock::ClockSampler`]), so frequency steps (DVFS)
+    /// are seen and located; 0: only the two windows.
+    pub sample_every_ns: u64,
     /// Instructions one core may retire in one launch before it is stopped as a runaway.
     pub instruction_budget: u64,
 }
@@ -91,6 +95,7 @@ impl Config {
             clock: ClockModel::nominal(),
             threads: 0,
             sync_samples: 100,
+            sample_every_ns: crate::clock::DEFAULT_SAMPLE_EVERY_NS,
             instruction_budget: ttprof_emu::DEFAULT_INSTRUCTION_BUDGET,
         }
     }
@@ -128,6 +133,7 @@ pub struct Session {
     mem: MappedImage,
     drainer: Drainer<'static>,
     sync: ClockSync,
+    sampler: ClockSampler,
     log: OpLogWriter,
     tiles: Vec<NocCoord>,
     next_run: u32,
@@ -157,14 +163,15 @@ impl Session {
         dc.threads = cfg.threads;
         dc.clock = cfg.clock.clone();
         dc.instruction_budget = cfg.instruction_budget;
-        let mut dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
+        let dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
         let tiles = dev.tiles();
         let mem = MappedImage::open(dev.image_path())?;
         for t in &tiles {
             launch::init_tile(&mem, 0, *t, cfg.arch, &cfg.settings)?;
         }
         let mut sync = ClockSync::new(emu_tiles(&dev), cfg.sync_samples);
-        sync.window(&EmuClock::new(&mut dev))?;
+        sync.window(&EmuClock::new(&dev))?;
+        let sampler = ClockSampler::new(&emu_tiles(&dev), cfg.sample_every_ns);
         let consume = cfg.settings.consumer;
         let profiler_mem: Box<dyn DeviceMemory> = Box::new(MappedImage::open(dev.image_path())?);
         let mut drainer = Drainer::attach_owned(profiler_mem, DrainOptions { consume, attach_consumer: consume })?;
@@ -177,6 +184,7 @@ impl Session {
             mem,
             drainer,
             sync,
+            sampler,
             log,
             tiles,
             next_run: 1,
@@ -286,11 +294,12 @@ impl Session {
         let start = self.dev.host_time_ns() as u64;
         let mut drain_error = None;
         let result = if self.cfg.drain_every_cycles > 0 {
-            let drainer = &mut self.drainer;
-            self.dev.run_with_hook(self.cfg.drain_every_cycles, &mut |_| {
+            let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
+            self.dev.run_with_hook(self.cfg.drain_every_cycles, &mut |dev| {
                 if drain_error.is_none() {
                     drain_error = drainer.drain().err();
                 }
+                sampler.tick(&EmuClock::new(dev), dev.host_time_ns() as u64);
             })
         } else {
             self.dev.run()
@@ -394,13 +403,15 @@ impl Session {
     /// Drains the last records, fits the clocks, writes every output, the snapshot and the
     /// summary (see the module docs).
     pub fn finish(self) -> Result<Profile> {
-        let Session { cfg, mut dev, mem, mut drainer, mut sync, log, faults, launched, .. } = self;
+        let Session { cfg, dev, mem, mut drainer, mut sync, sampler, log, faults, launched, .. } = self;
         drop(log);
         drainer.drain_final()?;
         let drained = drainer.take_payload();
         let readout = drainer.finish()?;
-        sync.window(&EmuClock::new(&mut dev))?;
-        let fit = sync.fit(cfg.arch, dev.config().chips, &FitOptions::default())?;
+        sync.window(&EmuClock::new(&dev))?;
+        sync.extend(sampler.samples());
+        let mut fit = sync.fit(cfg.arch, dev.config().chips, &FitOptions::default())?;
+        fit.issues.extend(crate::clock::sampler_issue(&sampler));
         let snapshot = cfg.out.join(SNAPSHOT_FILE);
         let snap = Snapshot::like(&mem)?;
         for region in [profiler::control_region(), profiler::rings_region()] {

@@ -19,6 +19,7 @@ pub mod write;
 
 pub use stop::{interrupt, interrupted, StopWhen, Stopped};
 
+use crate::clock::{ClockSampler, DeviceClock};
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::readout::{DrainOptions, Drainer, Readout};
@@ -83,7 +84,21 @@ pub struct Progress {
 
 /// Captures from `mem` until `stop` (or Ctrl-C, if [`interrupt`] was called, as the command line does on Ctrl-C), spooling
 /// into a temporary file in `dir`.
-pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, dir: &Path, mut progress: impl FnMut(&Progress)) -> Result<Captured> {
+pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, dir: &Path, progress: impl FnMut(&Progress)) -> Result<Captured> {
+    capture_sampled(mem, stop, pacing, dir, None, progress)
+}
+
+/// [`capture`], and clock-sync samples through `clock` while draining: after every drain the
+/// sampler takes a round when one is due on the capture's own clock (see
+/// [`ClockSampler`]); its samples (and failures) stay in it for the caller's fit.
+pub fn capture_sampled(
+    mem: &dyn DeviceMemory,
+    stop: &StopWhen,
+    pacing: Pacing,
+    dir: &Path,
+    mut clock: Option<(&dyn DeviceClock, &mut ClockSampler)>,
+    mut progress: impl FnMut(&Progress),
+) -> Result<Captured> {
     stop.check()?;
     let mut payload = Spool::create(dir)?;
     let start = Instant::now();
@@ -101,6 +116,9 @@ pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, dir: &Pa
         live.zones += s.zones;
         live.payload_bytes += s.payload_bytes;
         live.rings = d.reports().count();
+        if let Some((clock, sampler)) = clock.as_mut() {
+            sampler.tick(*clock, start.elapsed().as_nanos() as u64);
+        }
         progress(&live);
         if let Some(why) = stopped {
             break why;

@@ -14,21 +14,23 @@ const ROUNDS: usize = 8;
 /// drift costs about its own size times span²/8 mid-run, so the bar is high.
 pub(super) const DRIFT_SIGMAS: f64 = 3.0;
 /// Points per tile at which the error estimate is evaluated across the synced span.
-const GRID: usize = 33;
+pub(super) const GRID: usize = 33;
+/// Rounds of removing inconsistent samples, for the stepped fit too.
+pub(super) const INCONSISTENT_ROUNDS: usize = ROUNDS;
 
 /// The chip's observations in solver units.
-struct Data {
-    obs: Vec<Obs>,
+pub(super) struct Data {
+    pub obs: Vec<Obs>,
     /// Half bracket of each observation, ns.
-    half: Vec<f64>,
-    tiles: Vec<NocCoord>,
+    pub half: Vec<f64>,
+    pub tiles: Vec<NocCoord>,
     /// Per tile: cycles of its first sample (the base of its `y`).
-    base: Vec<u64>,
+    pub base: Vec<u64>,
     /// Host time all relative times count from, and the reference and scale of `u`.
-    t0: u64,
-    t_ref: f64,
-    scale: f64,
-    span: (f64, f64),
+    pub t0: u64,
+    pub t_ref: f64,
+    pub scale: f64,
+    pub span: (f64, f64),
 }
 
 fn prepare(kept: &Kept) -> Data {
@@ -53,7 +55,7 @@ fn prepare(kept: &Kept) -> Data {
 }
 
 /// What went wrong, in words, with the counts that explain it.
-fn unsolvable(why: Unsolvable, used: usize, kept: &Kept, inconsistent: usize) -> String {
+pub(super) fn unsolvable(why: Unsolvable, used: usize, kept: &Kept, inconsistent: usize) -> String {
     let d = &kept.drops;
     let counts = format!(
         "{used} sample(s) usable after dropping {} inverted, {} non-monotonic, {} wide, {} inconsistent \
@@ -84,6 +86,11 @@ pub(super) fn fit_chip(
     }
     let kept = filter(samples, opts);
     let d = prepare(&kept);
+    if opts.steps {
+        if let Some(stepped) = super::stepped::fit_stepped(chip, total, &d, &kept, nominal_mhz, opts) {
+            return stepped;
+        }
+    }
     let mut active = vec![true; d.obs.len()];
     let mut inconsistent = 0;
     let used = |a: &[bool]| d.obs.iter().zip(a).filter(|(_, &on)| on).map(|(o, _)| *o).collect::<Vec<Obs>>();
@@ -196,6 +203,7 @@ fn express(
         default_cycles_at_reference: default,
         residual_ns: residual,
         error_ns: Some(worst),
+        segments: Vec::new(),
     };
     let report = ChipFit {
         chip,
@@ -213,6 +221,8 @@ fn express(
         residual_ns: residual,
         error_ns: worst,
         error_rms_ns: error_rms,
+        steps: Vec::new(),
+        segments: Vec::new(),
     };
     (time, report)
 }

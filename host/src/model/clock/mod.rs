@@ -89,8 +89,12 @@ mod chip;
 #[cfg(feature = "emulator")]
 mod emu;
 mod filter;
+mod piecewise;
 mod report;
+mod sampler;
 mod solve;
+mod stepped;
+mod steps;
 mod source;
 mod sync;
 #[cfg(test)]
@@ -100,11 +104,12 @@ mod tests;
 pub use emu::{emu_tiles, EmuClock};
 pub use source::{readout_note, timebase_for};
 pub use filter::Drops;
-pub use report::{fit, ChipFit, Fit};
+pub use report::{fit, ChipFit, Fit, SegmentFit, StepFit};
+pub use sampler::{sampler_issue, ClockSampler, DEFAULT_SAMPLE_EVERY_NS};
 pub use sync::{all_tiles, ClockSync, DEFAULT_SPACING_NS};
 
 pub use crate::devmem::{DeviceClock, SyncSample, TileSample};
-pub use crate::timebase::{ChipTime, Timebase};
+pub use crate::timebase::{ChipTime, Segment, Timebase};
 
 /// Choices of the fit; [`FitOptions::default`] is what the benchmark measures.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,10 +122,12 @@ pub struct FitOptions {
     pub max_bracket_ns: Option<u64>,
     /// Model drift (the `g` term) when the samples resolve it.
     pub drift: bool,
+    /// Look for frequency steps (DVFS) and fit piecewise when there are any.
+    pub steps: bool,
 }
 
 impl Default for FitOptions {
     fn default() -> FitOptions {
-        FitOptions { keep_fraction: 1.0, wide_spread: 3.0, max_bracket_ns: None, drift: true }
+        FitOptions { keep_fraction: 1.0, wide_spread: 3.0, max_bracket_ns: None, drift: true, steps: true }
     }
 }

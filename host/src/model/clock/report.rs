@@ -42,8 +42,41 @@ pub struct ChipFit {
     pub error_ns: f64,
     /// The same, RMS over tiles and the span.
     pub error_rms_ns: f64,
+    /// Frequency steps (DVFS) found in the samples, in time order; `mhz` is then the
+    /// cycle-weighted mean frequency over the span, and `segments` says the rest.
+    pub steps: Vec<StepFit>,
+    /// One entry per stretch between steps (empty when no step was found).
+    pub segments: Vec<SegmentFit>,
 }
 
+/// A located frequency step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepFit {
+    /// Host ns of the step.
+    pub at_ns: f64,
+    /// Standard error of `at_ns`, ns.
+    pub at_sigma_ns: f64,
+    /// Where detection put it before locating (the step lies in it): host ns.
+    pub region_ns: (f64, f64),
+    /// Fitted frequency just before and just after, MHz.
+    pub mhz_before: f64,
+    pub mhz_after: f64,
+}
+
+/// How one stretch between steps was fitted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SegmentFit {
+    /// Host ns of its first and last sample midpoint (the steps bound it in between).
+    pub span_ns: (f64, f64),
+    /// Samples the final fit used in it.
+    pub used: usize,
+    /// Mean frequency over its span, MHz.
+    pub mhz: f64,
+    /// Fitted drift, when resolved.
+    pub drift_ppm_per_s: Option<f64>,
+    /// Estimated error (1 sigma) of a converted time in it: worst tile, worst moment.
+    pub error_ns: f64,
+}
 /// A fitted timebase for a run, with the report and problems of each chip.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fit {
@@ -137,8 +170,8 @@ fn drop_issues(c: &ChipFit) -> Vec<Issue> {
         out.push(Issue::warning(
             None,
             format!(
-                "chip {}: {} of {} sync samples are inconsistent with one clock of constant drift: the fit may be \
-                 unreliable (mixed runs? a clock change under DVFS?)",
+                "chip {}: {} of {} sync samples are inconsistent with the fitted clock: the fit may be unreliable \
+                 (mixed runs? a frequency change too small or too brief to locate?)",
                 c.chip, c.inconsistent, c.samples
             ),
         ));
@@ -146,8 +179,42 @@ fn drop_issues(c: &ChipFit) -> Vec<Issue> {
     out
 }
 
+impl fmt::Display for StepFit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:.3} -> {:.3} MHz at {:.9} s (±{:.0} ns)",
+            self.mhz_before,
+            self.mhz_after,
+            self.at_ns / 1e9,
+            self.at_sigma_ns
+        )
+    }
+}
+
 impl fmt::Display for ChipFit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.steps.is_empty() {
+            let steps: Vec<String> = self.steps.iter().map(|s| s.to_string()).collect();
+            return write!(
+                f,
+                "chip {}: {:.4} MHz cycle-weighted mean ({:+.1} ppm), {} frequency step(s): {}; {} tile(s), {} of {} \
+                 samples over {:.3} ms; residual {:.1} ns, est. error {:.1} ns (1 sigma, worst segment and tile; \
+                 {:.1} ns RMS)",
+                self.chip,
+                self.mhz,
+                self.ppm_vs_nominal,
+                self.steps.len(),
+                steps.join(", "),
+                self.tiles,
+                self.used,
+                self.samples,
+                (self.span_ns.1 - self.span_ns.0) / 1e6,
+                self.residual_ns,
+                self.error_ns,
+                self.error_rms_ns,
+            );
+        }
         let drift = match self.drift_ppm_per_s {
             Some(d) => format!("drift {d:+.4} ppm/s"),
             None if self.drift_sigma_ppm_per_s.is_finite() => format!(

@@ -18,6 +18,7 @@ fn truth(mhz: f64, ppm_per_s: f64, offset: u64) -> ClockTruth {
         drift_ppm_per_s: ppm_per_s,
         reset_host_ns: 0.0,
         tile_offset: offset,
+        steps: Vec::new(),
     }
 }
 
@@ -39,7 +40,8 @@ fn window(
     let mut t = start;
     for round in 0..per_tile {
         t = t.max(start + spacing * round as f64);
-        for &(chip, tile, truth) in clocks {
+        for (chip, tile, truth) in clocks {
+        let (chip, tile) = (*chip, *tile);
             let before = t;
             let at = before + 250.0 + 500.0 * unit(rng);
             t = at + 250.0 + 500.0 * unit(rng);
@@ -57,7 +59,8 @@ fn window(
 /// Worst and RMS |fitted - true| host time over `points` device times across the span.
 fn measure(fit: &Fit, clocks: &[(u32, NocCoord, ClockTruth)], span: (f64, f64)) -> (f64, f64) {
     let (mut worst, mut sq, mut n) = (0.0f64, 0.0, 0.0);
-    for &(chip, tile, truth) in clocks {
+    for (chip, tile, truth) in clocks {
+        let (chip, tile) = (*chip, *tile);
         for k in 0..=50 {
             let t = span.0 + (span.1 - span.0) * k as f64 / 50.0;
             let c = truth.cycles_at(t).floor() as u64;

@@ -53,7 +53,10 @@ pub fn arch_line(g: &Geometry, mhz: u32) -> String {
 }
 
 /// The `CHIP_FREQ[MHz]` of a readout on `timebase`: chip 0's frequency, rounded (tt-metal
-/// reads one integer for the whole file).
+/// reads one integer for the whole file). When the chip's clock stepped during the run
+/// (DVFS), that is the cycle-weighted mean over the synced span (total cycles / total host
+/// time, [`crate::timebase::ChipTime::cycles_per_ns`]): right for totals, not for a single
+/// zone; the op report and the other outputs convert through the fitted segments.
 pub fn freq_mhz(timebase: &Timebase) -> u32 {
     timebase
         .chips

@@ -117,6 +117,13 @@ pub fn clock_line(timebase: &Timebase) -> String {
         .iter()
         .enumerate()
         .map(|(i, c)| match c.error_ns {
+            Some(e) if c.segments.len() > 1 => format!(
+                "chip {i} at {:.3} MHz cycle-weighted mean, {} frequency step(s) at {} s: {} MHz (clock fit, +-{e:.0} ns)",
+                c.cycles_per_ns * 1000.0,
+                c.segments.len() - 1,
+                c.segments[1..].iter().map(|s| format!("{:.6}", s.start_ns / 1e9)).collect::<Vec<_>>().join(", "),
+                c.segments.iter().map(|s| format!("{:.1}", s.cycles_per_ns * 1000.0)).collect::<Vec<_>>().join(" -> "),
+            ),
             Some(e) => format!(
                 "chip {i} at {:.3} MHz (clock fit, +-{e:.0} ns)",
                 c.cycles_per_ns * 1000.0
