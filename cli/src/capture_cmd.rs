@@ -18,8 +18,9 @@ use crate::args::{integer_arg, seconds_arg, threshold_ns_arg};
 use crate::progress;
 use crate::stop::install_ctrl_c;
 use riscv_linker::devfile;
-use ttprof::capture::{capture, write, Captured, Pacing, StopWhen};
-use ttprof::devmem::{self, DeviceMemory, FileKind, MappedImage};
+use ttprof::capture::{capture_sampled, write, Captured, Pacing, StopWhen};
+use ttprof::clock::{ClockSampler, TileSample};
+use ttprof::devmem::{self, DeviceClock, DeviceMemory, FileKind, MappedImage, Snapshot};
 use ttprof::issue::{self, Issue};
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
@@ -34,7 +35,8 @@ use std::time::Duration;
 /// Arguments of `ttprof capture`.
 #[derive(clap::Args, Debug)]
 pub struct CaptureArgs {
-    /// The device image of a running emulator (live device memory; not a snapshot).
+    /// The device image of a running emulator, or a card (`/dev/tenstorrent/N`, `tt:N`): live
+    /// device memory, not a snapshot.
     #[arg(long)]
     pub device: PathBuf,
     /// The op log the host program writes (read when the capture ends, to name the zones;
@@ -67,6 +69,11 @@ pub struct CaptureArgs {
     /// host clock; nominal clock otherwise.
     #[arg(long, requires = "all_outputs", value_name = "SNAPSHOT")]
     pub clock: Option<PathBuf>,
+    /// Take a clock sync sample of one tile per chip every this many µs while draining
+    /// (0: none), so the clock fit of --all-outputs sees frequency steps (DVFS) during the
+    /// run. Needs live clocks: a running emulator (its clock mailbox) or a card.
+    #[arg(long, default_value_t = 0, value_name = "US")]
+    pub sample_every_us: u64,
     /// With --all-outputs: hide summary rows whose mean zone is shorter than this (ns).
     #[arg(long, requires = "all_outputs", default_value_t = 0.0)]
     pub threshold_ns: f64,
@@ -81,16 +88,18 @@ pub const MAX_IDLE_POLL_MS: u64 = 60_000;
 
 /// The checked numeric arguments of `ttprof capture`: when to stop (`None`: not after a
 /// time), the longest pause between polls, the summary threshold.
-fn numbers(args: &CaptureArgs) -> Result<(Option<Duration>, Duration, f64)> {
+fn numbers(args: &CaptureArgs) -> Result<(Option<Duration>, Duration, f64, u64)> {
     let seconds = args.seconds.map(|s| seconds_arg("seconds", s)).transpose()?;
     let idle = integer_arg("idle-poll-ms", args.idle_poll_ms, 0..=MAX_IDLE_POLL_MS, &format!("a number of ms from 0 to {MAX_IDLE_POLL_MS} (a minute)"))?;
     let threshold_ns = threshold_ns_arg("threshold-ns", args.threshold_ns)?;
-    Ok((seconds, Duration::from_millis(idle.max(1)), threshold_ns))
+    let year_us = crate::args::YEAR_SECONDS * 1_000_000;
+    let every = integer_arg("sample-every-us", args.sample_every_us, 0..=year_us, &format!("a number of µs from 0 to {year_us} (a year)"))?;
+    Ok((seconds, Duration::from_millis(idle.max(1)), threshold_ns, every))
 }
 
 /// Runs `ttprof capture`; exit code 2 when the output is incomplete (error issues).
 pub fn run(args: CaptureArgs) -> Result<ExitCode> {
-    let (seconds, idle, threshold_ns) = numbers(&args)?;
+    let (seconds, idle, threshold_ns, sample_every_us) = numbers(&args)?;
     if args.oplog.is_none() && !args.no_oplog {
         return Err(Error::Other(
             "ttprof capture needs --oplog: the capture consumes the rings, so zones it cannot name when it ends \
@@ -99,7 +108,8 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
                 .into(),
         ));
     }
-    if devmem::file_kind(&args.device)? == FileKind::Snapshot {
+    let card = devmem::is_card(&args.device);
+    if !card && devmem::file_kind(&args.device)? == FileKind::Snapshot {
         return Err(Error::BadFile {
             path: args.device.clone(),
             what: "is a snapshot (a recording): capture needs live device memory (the emulator's device image)".into(),
@@ -118,15 +128,21 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         }
     }
     std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, "create output directory", e))?;
-    let mem = MappedImage::open(&args.device)?;
-    if let Some(note) = idle_note(&mem) {
-        eprintln!("{note}");
+    let live = devmem::open_live(&args.device)?;
+    let mem: &dyn DeviceMemory = &*live;
+    if !card {
+        if let Some(note) = idle_note(&MappedImage::open_read_only(&args.device)?) {
+            eprintln!("{note}");
+        }
     }
     install_ctrl_c()?;
     eprintln!("capturing {} until {}", mem.describe(), until(&stop));
     let spinner = progress::spinner();
     let pacing = Pacing { idle, ..Pacing::default() };
-    let mut captured = capture(&mem, &stop, pacing, &args.out, |p| {
+    let mut sampler = ClockSampler::new(&clock::all_tiles(mem), sample_every_us.saturating_mul(1000));
+    let clock_source: Option<(&dyn DeviceClock, &mut ClockSampler)> =
+        (sample_every_us > 0).then_some((&*live as &dyn DeviceClock, &mut sampler));
+    let mut captured = capture_sampled(mem, &stop, pacing, &args.out, clock_source, |p| {
         spinner.set_message(format!("{} zones from {} rings, {:.1} MB, {} drains", p.zones, p.rings, p.payload_bytes as f64 / 1e6, p.drains));
     })?;
     spinner.finish_and_clear();
@@ -135,7 +151,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let (oplog, oplog_issue) = read_oplog(args.oplog.as_deref(), args.all_outputs);
     let csv_path = args.out.join(csv::FILE_NAME);
     let mut written = match (&oplog, args.all_outputs) {
-        (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog)?,
+        (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog, sampler.samples())?,
         _ => {
             let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
             let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &mut |n| bar.set_position(n))?;
@@ -144,7 +160,8 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         }
     };
     written.issues.extend(oplog_issue);
-    let summary = summary_json(&captured, &written, &mem);
+    written.issues.extend(clock::sampler_issue(&sampler));
+    let summary = summary_json(&captured, &written, mem);
     let summary_path = args.out.join(SUMMARY_FILE);
     let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
     atomic::write_atomic(&summary_path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
@@ -198,12 +215,34 @@ fn read_oplog(path: Option<&Path>, all_outputs: bool) -> (Option<OpLog>, Option<
 }
 
 /// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
-fn write_all_outputs(args: &CaptureArgs, threshold_ns: f64, captured: &mut Captured, oplog: &OpLog) -> Result<write::Written> {
+fn write_all_outputs(
+    args: &CaptureArgs,
+    threshold_ns: f64,
+    captured: &mut Captured,
+    oplog: &OpLog,
+    in_run: &[TileSample],
+) -> Result<write::Written> {
     let mut issues = write::decode_all(captured)?;
     let g = captured.readout.geometry;
-    let (timebase, clock_note) = match &args.clock {
-        Some(path) => clock::timebase_for(path, g.arch, g.chips),
-        None => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
+    let (timebase, clock_note) = match (&args.clock, in_run.is_empty()) {
+        (Some(path), true) => clock::timebase_for(path, g.arch, g.chips),
+        (None, true) => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
+        // The samples taken while draining, with the --clock snapshot's windows if any.
+        (path, false) => {
+            let mut samples = match path {
+                Some(p) => Snapshot::load(p)?.sync_samples(),
+                None => Vec::new(),
+            };
+            samples.extend_from_slice(in_run);
+            match clock::fit(&samples, g.arch, g.chips, &clock::FitOptions::default()) {
+                Ok(f) => {
+                    issues.extend(f.issues.iter().cloned());
+                    let note = format!("{f}");
+                    (f.timebase, note)
+                }
+                Err(e) => (Timebase::nominal(g.arch, g.chips), format!("clock: not aligned, nominal {} MHz: {e}", g.arch.aiclk_mhz())),
+            }
+        }
     };
     let options = Options { summary_threshold_ns: threshold_ns, ..Options::default() };
     // The model takes the records for the outputs' one pass, then gives them back (the
@@ -317,6 +356,7 @@ mod tests {
             idle_poll_ms: 10,
             all_outputs: false,
             clock: None,
+            sample_every_us: 0,
             threshold_ns: 0.0,
         }
     }
@@ -389,12 +429,14 @@ mod tests {
             a.idle_poll_ms = MAX_IDLE_POLL_MS;
             a.threshold_ns = 250.5;
         });
-        assert_eq!(ok.unwrap(), (Some(Duration::from_secs(YEAR_SECONDS)), Duration::from_secs(60), 250.5));
+        assert_eq!(ok.unwrap(), (Some(Duration::from_secs(YEAR_SECONDS)), Duration::from_secs(60), 250.5, 0));
         let ok = with(&|a| {
             a.seconds = Some(0.25);
             a.idle_poll_ms = 0;
         });
-        assert_eq!(ok.unwrap(), (Some(Duration::from_millis(250)), Duration::from_millis(1), 0.0));
+        assert_eq!(ok.unwrap(), (Some(Duration::from_millis(250)), Duration::from_millis(1), 0.0, 0));
+        let e = with(&|a| a.sample_every_us = u64::MAX).unwrap_err().to_string();
+        assert!(e.starts_with("--sample-every-us 18446744073709551615: expected a number of µs"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

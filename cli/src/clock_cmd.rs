@@ -8,14 +8,15 @@
 use crate::args::{integer_arg, YEAR_SECONDS};
 use std::path::{Path, PathBuf};
 use ttprof::clock::{all_tiles, fit, ClockSync, FitOptions, TileSample};
-use ttprof::devmem::{self, DeviceMemory, FileKind, MappedImage, Snapshot};
+use ttprof::devmem::{self, DeviceMemory, FileKind, Snapshot};
 use ttprof::{Error, Result};
 use std::process::ExitCode;
 
 /// Arguments of `ttprof clock`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ClockArgs {
-    /// A live device image (a window is taken through its clock mailbox) or a snapshot
+    /// A live device image (a window is taken through its clock mailbox), a card (`tt:N`:
+    /// through tt-kmd), or a snapshot
     /// (its recorded samples are fitted).
     #[arg(long)]
     pub device: PathBuf,
@@ -52,7 +53,8 @@ fn check_numbers(args: &ClockArgs) -> Result<()> {
 /// Runs `ttprof clock`; exit code 2 when a chip could not be fitted.
 pub fn run(args: &ClockArgs) -> Result<ExitCode> {
     check_numbers(args)?;
-    let (snapshot_samples, geometry) = match devmem::file_kind(&args.device)? {
+    let kind = if devmem::is_card(&args.device) { FileKind::Image } else { devmem::file_kind(&args.device)? };
+    let (snapshot_samples, geometry) = match kind {
         FileKind::Snapshot => {
             if let Some(record) = &args.record {
                 return Err(Error::BadFile {
@@ -68,13 +70,15 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
             let snap = Snapshot::load(&args.device)?;
             (snap.sync_samples(), snap.geometry())
         }
+        // A device image (its clock mailbox) or a card (tt-kmd).
         FileKind::Image => {
-            let mem = MappedImage::open(&args.device)?;
-            let mut sync = ClockSync::new(all_tiles(&mem), args.samples).with_spacing_ns(args.spacing_us * 1000);
-            sync.window(&mem)?;
+            let live = devmem::open_live(&args.device)?;
+            let mem: &dyn DeviceMemory = &*live;
+            let mut sync = ClockSync::new(all_tiles(mem), args.samples).with_spacing_ns(args.spacing_us * 1000);
+            sync.window(&*live)?;
             println!("took {} sample(s) from {}", sync.samples().len(), mem.describe());
             match &args.record {
-                Some(path) => (record(path, &mem, &sync)?, mem.geometry()),
+                Some(path) => (record(path, mem, &sync)?, mem.geometry()),
                 None => (sync.samples().to_vec(), mem.geometry()),
             }
         }
@@ -88,7 +92,7 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
 }
 
 /// Appends the window to the snapshot at `path`; returns every sample it then holds.
-fn record(path: &Path, mem: &MappedImage, sync: &ClockSync) -> Result<Vec<TileSample>> {
+fn record(path: &Path, mem: &dyn DeviceMemory, sync: &ClockSync) -> Result<Vec<TileSample>> {
     let snap = if path.exists() { Snapshot::load(path)? } else { Snapshot::like(mem)? };
     snap.add_sync_samples(sync.samples())?;
     snap.save(path)?;

@@ -34,7 +34,8 @@ struct Cli {
 /// What a readout reads: device memory and the op log that names its zones.
 #[derive(Args)]
 struct Input {
-    /// Device memory: the emulator's device image, or a snapshot file.
+    /// Device memory: the emulator's device image, a snapshot file, or a card through tt-kmd
+    /// (`/dev/tenstorrent/N` or `tt:N`, see `ttprof devices`).
     #[arg(long)]
     device: PathBuf,
     /// The op log the host program wrote (run ids, kernel ELFs, ops, tensors, host times).
@@ -81,9 +82,12 @@ enum Command {
     /// write what was captured when told to stop (after --seconds, when --until-file-gone's
     /// file disappears, or on Ctrl-C).
     Capture(capture_cmd::CaptureArgs),
+    /// List the Tenstorrent cards tt-kmd exposes (/dev/tenstorrent/N): index, arch, PCI
+    /// address, driver version, harvesting. Any of them is a `--device` (`tt:N`).
+    Devices,
     /// Record the device memory a readout needs into a snapshot file, for offline replay.
     Snapshot {
-        /// The emulator's device image.
+        /// The emulator's device image, or a card (`/dev/tenstorrent/N`, `tt:N`).
         #[arg(long)]
         device: PathBuf,
         /// Snapshot file to write.
@@ -137,6 +141,11 @@ fn main() -> ExitCode {
             output,
             full,
         } => snapshot(&device, &output, full),
+        Command::Devices => {
+            let cards = devmem::list_cards(&Default::default());
+            print!("{}", devmem::render_cards(&cards));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Capture(args) => capture_cmd::run(args),
         Command::Clock(args) => clock_cmd::run(&args),
         Command::Report {
@@ -187,7 +196,7 @@ fn main() -> ExitCode {
 
 fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {
     let oplog = OpLog::read(oplog_path)?;
-    if consume && devmem::file_kind(device)? == devmem::FileKind::Snapshot {
+    if consume && !devmem::is_card(device) && devmem::file_kind(device)? == devmem::FileKind::Snapshot {
         return Err(Error::BadFile {
             path: device.into(),
             what:
