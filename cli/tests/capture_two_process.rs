@@ -278,6 +278,32 @@ fn a_capture_with_all_outputs_writes_what_ttprof_report_writes() {
     assert!(std::fs::metadata(dir.join("out/ttprof_timeline.html")).unwrap().len() > 0);
 }
 
+/// `--sample-every-us`: the capture takes clock samples through the image's clock mailbox
+/// while it drains, and the outputs' times come from their fit, not the nominal clock.
+#[test]
+fn a_capture_sampling_the_clock_while_draining_fits_it() {
+    let dir = workspace().join("target/test-capture/sampled");
+    let (mut dev, mem) = device(&dir, (2, 1));
+    let tiles = dev.tiles();
+    bench_elf();
+    let flag = dir.join("capturing");
+    std::fs::write(&flag, b"").unwrap();
+    let args = ["--all-outputs", "--sample-every-us", "50", "--until-file-gone", flag.to_str().unwrap()];
+    let mut child = spawn_capture(&dir, &args);
+    wait_attached(&mem, &tiles, &mut child);
+    // The capture samples while the device is idle too (the mailbox answers between runs).
+    std::thread::sleep(Duration::from_millis(200));
+    let iterations = [2_000, 500];
+    run_launches(&mut dev, &mem, &dir, &iterations);
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::remove_file(&flag).unwrap();
+    let out = finish(child);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    check_accounting(&mem, &tiles, &dir, &iterations);
+    assert!(!stdout.contains("clock: nominal") && !stdout.contains("not aligned"), "{stdout}");
+    assert!(stdout.contains("clock chip 0"), "the fit is printed: {stdout}");
+}
+
 #[test]
 fn capture_refuses_a_clock_file_that_is_not_a_snapshot() {
     let dir = workspace().join("target/test-capture/clock");
