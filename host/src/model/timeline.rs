@@ -132,6 +132,9 @@ pub struct Timeline {
     pub ops: Vec<OpSpan>,
     pub signposts: Vec<Signpost>,
     pub issues: Vec<Issue>,
+    /// Earliest and latest host ns of zones and marks dropped from the lists (an output that
+    /// keeps only what it can show): [`Timeline::bounds_ns`] still covers them.
+    pub dropped_span: Option<(f64, f64)>,
 }
 
 impl Timeline {
@@ -162,6 +165,7 @@ impl Timeline {
             ops: p.ops.clone(),
             signposts: p.signposts.clone(),
             issues: p.issues.clone(),
+            dropped_span: None,
         }
     }
 
@@ -203,6 +207,9 @@ impl Timeline {
             if let Some((a, b)) = o.host_ns {
                 see(a as f64, b as f64);
             }
+        }
+        if let Some((a, b)) = self.dropped_span {
+            see(a, b);
         }
         (lo <= hi).then_some((lo, hi))
     }

@@ -74,9 +74,15 @@ pub struct Shown {
 
 /// Writes the page to `path` atomically.
 pub fn write_file(path: &Path, t: &Timeline) -> Result<Shown> {
+    write_file_limited(path, t, MAX_ZONES, MAX_MARKS, (0, 0))
+}
+
+/// [`write_file`] embedding at most `zones` zones and `marks` marks, of a timeline from which
+/// [`prune`] dropped `pruned` (zones, marks) already.
+pub(crate) fn write_file_limited(path: &Path, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize)) -> Result<Shown> {
     let mut shown = Shown::default();
     write_atomic(path, |w| {
-        shown = write_limited(w, t, MAX_ZONES, MAX_MARKS)?;
+        shown = write_pruned(w, t, zones, marks, pruned)?;
         Ok(())
     })?;
     Ok(shown)
@@ -90,7 +96,13 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<()> {
 /// Writes the page to `w`, embedding at most `zones` zones (the longest) and `marks` marks
 /// (sum zones, then data, then events, the earliest of each first).
 pub fn write_limited(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize) -> io::Result<Shown> {
-    let (data, shown) = data_json(t, zones, marks);
+    write_pruned(w, t, zones, marks, (0, 0))
+}
+
+/// [`write_limited`] of a timeline from which [`prune`] already dropped `pruned` (zones,
+/// marks): they count as left out.
+pub(crate) fn write_pruned(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize)) -> io::Result<Shown> {
+    let (data, shown) = data_json(t, zones, marks, pruned);
     write!(
         w,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ttprof timeline</title>\n\
@@ -150,6 +162,24 @@ fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
 
 /// A mark's kind as the page numbers it, which is also its rank when a page has to leave
 /// marks out (the highest kept first).
+/// Drops from `t` the zones and marks a page limited to `zones` and `marks` can never
+/// embed, whatever comes later: those with at least `zones` (`marks`) better ones before
+/// them in the page's own order, and those it cannot draw. What is kept keeps its order, so
+/// a page written afterwards is the page of the whole timeline. Returns the drawable zones
+/// and marks dropped (they count as left out of the page).
+pub(crate) fn prune(t: &mut Timeline, zones: usize, marks: usize) -> (usize, usize) {
+    let before = t.bounds_ns();
+    let (keep, shown) = zone_selection(t, zones);
+    let mut k = keep.into_iter();
+    t.zones.retain(|_| k.next().unwrap_or(false));
+    let (keep, _, marks_hidden) = mark_selection(t, marks);
+    let mut k = keep.into_iter();
+    t.marks.retain(|_| k.next().unwrap_or(false));
+    // The page's time axis still spans what was dropped.
+    t.dropped_span = before;
+    (shown.hidden, marks_hidden)
+}
+
 fn kind_code(k: MarkKind) -> u8 {
     match k {
         MarkKind::Event => 0,
@@ -185,11 +215,12 @@ fn js_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into()).replace('<', "\\u003c")
 }
 
-fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize) -> (String, Shown) {
+fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize, pruned: (usize, usize)) -> (String, Shown) {
     let (keep, mut shown) = zone_selection(t, zone_limit);
     let (keep_marks, marks, marks_hidden) = mark_selection(t, mark_limit);
+    shown.hidden += pruned.0;
     shown.marks = marks;
-    shown.marks_hidden = marks_hidden;
+    shown.marks_hidden = marks_hidden + pruned.1;
     let mut kinds = [0usize; 3];
     let mut on_lane = vec![false; t.lanes.len()];
     for (m, _) in t.marks.iter().zip(&keep_marks).filter(|(_, &k)| k) {

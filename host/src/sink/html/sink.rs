@@ -1,6 +1,8 @@
 //! The HTML timeline (`ttprof_timeline.html`) as a sink. The page ranks zones across the
-//! whole run (it embeds the longest [`crate::html::MAX_ZONES`]), so it collects every ring
-//! into a [`Timeline`] and writes the page at the end.
+//! whole run (it embeds the longest [`crate::html::MAX_ZONES`] and at most
+//! [`crate::html::MAX_MARKS`] marks), so it collects the rings into a [`Timeline`] and writes
+//! the page at the end; whenever it holds twice what the page can show, it drops what the
+//! page can no longer embed (`html::prune`), so memory stays bounded however large the run.
 
 use crate::sink::{Finished, Sink};
 use crate::error::Result;
@@ -16,6 +18,10 @@ pub struct HtmlPage {
     /// Files holding every zone, named when the page leaves some out.
     complete: Vec<PathBuf>,
     timeline: Option<Timeline>,
+    /// Most zones and marks the page embeds.
+    limits: (usize, usize),
+    /// Drawable zones and marks dropped on the way (left out of the page).
+    pruned: (usize, usize),
     /// What the page shows (after [`Sink::finish`]).
     pub shown: html::Shown,
 }
@@ -24,7 +30,20 @@ impl HtmlPage {
     /// The page at `path`; `complete` are the outputs that hold every zone (named in the
     /// warning when the page leaves zones out).
     pub fn new(path: &Path, complete: Vec<PathBuf>) -> HtmlPage {
-        HtmlPage { path: path.to_path_buf(), complete, timeline: None, shown: html::Shown::default() }
+        HtmlPage {
+            path: path.to_path_buf(),
+            complete,
+            timeline: None,
+            limits: (html::MAX_ZONES, html::MAX_MARKS),
+            pruned: (0, 0),
+            shown: html::Shown::default(),
+        }
+    }
+
+    /// The same page embedding at most `zones` zones and `marks` marks.
+    pub fn with_limits(mut self, zones: usize, marks: usize) -> HtmlPage {
+        self.limits = (zones, marks);
+        self
     }
 }
 
@@ -37,13 +56,20 @@ impl Sink for HtmlPage {
     fn ring(&mut self, _: &Profile, v: &RingView) -> Result<()> {
         if let Some(t) = self.timeline.as_mut() {
             t.push_ring(v.clone());
+            let (zones, marks) = self.limits;
+            if t.zones.len() > 2 * zones.max(1) || t.marks.len() > 2 * marks.max(1) {
+                let (z, m) = html::prune(t, zones, marks);
+                self.pruned.0 += z;
+                self.pruned.1 += m;
+            }
         }
         Ok(())
     }
 
     fn finish(&mut self, _: &Profile) -> Result<Finished> {
         let Some(t) = self.timeline.take() else { return Ok(Finished::default()) };
-        let shown = html::write_file(&self.path, &t)?;
+        let (zones, marks) = self.limits;
+        let shown = html::write_file_limited(&self.path, &t, zones, marks, self.pruned)?;
         self.shown = shown;
         let page = self.path.display();
         let every: Vec<String> = self.complete.iter().map(|p| p.display().to_string()).collect();

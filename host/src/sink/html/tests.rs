@@ -395,3 +395,37 @@ fn group(n: u64) -> String {
     }
     out
 }
+
+/// The sink drops, ring by ring, what the page can no longer embed: the page it writes is
+/// byte for byte the page of the whole timeline under the same limits, and it counts what
+/// it dropped as left out.
+#[test]
+fn a_page_fed_ring_by_ring_with_pruning_is_the_page_of_the_whole_run() {
+    use crate::profile::Profile;
+    use crate::sink::{self, HtmlPage, Sink};
+    // Without the op log no op's host span covers the run: the page's time axis then comes
+    // from the zones themselves, dropped ones included.
+    for (oplog, (zones, marks)) in [Some(fixture::oplog()), None].into_iter().flat_map(|o| {
+        [(10, 7), (1, 1), (0, 0), (1000, 1000)].map(move |l| (o.clone(), l))
+    }) {
+    let r = fixture::readout();
+    let res = fixture::resolution(&r);
+    let p = Profile::resolved(r, res, oplog, Timebase::nominal(fixture::ARCH, 1));
+    let whole = Timeline::of(&p);
+    assert!(whole.zones.len() > 40 && whole.marks.len() > 14, "the fixture is larger than the limits");
+        let mut want = Vec::new();
+        let shown = write_limited(&mut want, &whole, zones, marks).unwrap();
+        let dir = crate::testing::temp_dir("html-prune");
+        let path = dir.join(FILE_NAME);
+        let mut page = HtmlPage::new(&path, vec![]).with_limits(zones, marks);
+        let done = sink::drive(&p, &mut [&mut page as &mut dyn Sink]).unwrap();
+        let (got, want) = (std::fs::read_to_string(&path).unwrap(), String::from_utf8(want).unwrap());
+        let at = got.bytes().zip(want.bytes()).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
+        assert!(got == want, "limits {zones}/{marks}: differ at byte {at}: {:?} vs {:?}", &got[at.saturating_sub(80)..(at + 80).min(got.len())], &want[at.saturating_sub(80)..(at + 80).min(want.len())]);
+        assert_eq!((page.shown.zones, page.shown.hidden), (shown.zones, shown.hidden), "limits {zones}/{marks}");
+        assert_eq!((page.shown.marks, page.shown.marks_hidden), (shown.marks, shown.marks_hidden));
+        assert_eq!(page.shown.shortest_shown_ns, shown.shortest_shown_ns);
+        assert_eq!(done[0].issues.len(), (shown.hidden > 0) as usize + (shown.marks_hidden > 0) as usize);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
