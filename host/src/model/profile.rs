@@ -176,19 +176,11 @@ impl Profile {
 
     /// Ring `index` on the host timeline (see [`RingView`]).
     pub fn ring(&self, index: usize) -> RingView<'_> {
-        let ring = &self.readout.rings[index];
-        let id = ring.id;
-        let mut view = RingView {
-            index,
-            ring,
-            lane: Lane { chip: id.chip, tile: id.tile, risc: id.risc, depth: 0 },
-            zones: Vec::new(),
-            marks: Vec::new(),
-            placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
-        };
+        let mut view = self.ring_records(index);
         if !view.placed {
             return view;
         }
+        let (ring, id) = (view.ring, view.ring.id);
         let r = &ring.records;
         let ns = |c: u64| self.timebase.host_ns(id.chip, id.tile, c).unwrap_or(f64::NAN);
         let labels = &self.ring_labels[index];

@@ -138,14 +138,21 @@ pub(super) fn fit_chip(
 fn inconsistency(d: &Data, active: &[bool], sol: &Solution, f: f64) -> Vec<(usize, f64)> {
     let mut out = Vec::new();
     for (i, o) in d.obs.iter().enumerate().filter(|(i, _)| active[*i]) {
-        let r = (o.y - sol.predict(o.tile, o.u)) / f;
-        let tol = 1.0 / f + 1.0 + 4.0 * sol.predict_var(o.tile, o.u).sqrt() / f;
-        let excess = r.abs() - d.half[i] - tol;
-        if excess > 0.0 || !r.is_finite() {
-            out.push((i, if excess.is_finite() { excess } else { f64::MAX }));
-        }
+        let excess = excess_ns(o.y - sol.predict(o.tile, o.u), sol.predict_var(o.tile, o.u), d.half[i], f);
+        out.extend(excess.map(|e| (i, e)));
     }
     out
+}
+
+/// How far (ns) an observation whose fit residual is `residual` cycles (with the fit's
+/// variance `var` there) lies outside its bracket of half-width `half` ns, at `f` cycles
+/// per ns, beyond a tolerance of a cycle, a ns and 4 sigma of the fit; `None` inside it.
+/// A residual that is not a number is as far out as can be.
+pub(crate) fn excess_ns(residual: f64, var: f64, half: f64, f: f64) -> Option<f64> {
+    let r = residual / f;
+    let tol = 1.0 / f + 1.0 + 4.0 * var.sqrt() / f;
+    let excess = r.abs() - half - tol;
+    (excess > 0.0 || !r.is_finite()).then_some(if excess.is_finite() { excess } else { f64::MAX })
 }
 
 #[allow(clippy::too_many_arguments)]

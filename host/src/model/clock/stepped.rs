@@ -92,12 +92,8 @@ fn inconsistency(obs: &[Obs], half: &[f64], active: &[bool], sol: &PieceSolution
     let mut out = Vec::new();
     for (i, o) in obs.iter().enumerate().filter(|(i, _)| active[*i]) {
         let f = freq_at(sol, o.u);
-        let r = (o.y - sol.predict(o.tile, o.u)) / f;
-        let tol = 1.0 / f + 1.0 + 4.0 * sol.predict_var(o.tile, o.u).sqrt() / f;
-        let excess = r.abs() - half[i] - tol;
-        if excess > 0.0 || !r.is_finite() {
-            out.push((i, if excess.is_finite() { excess } else { f64::MAX }));
-        }
+        let excess = super::chip::excess_ns(o.y - sol.predict(o.tile, o.u), sol.predict_var(o.tile, o.u), half[i], f);
+        out.extend(excess.map(|e| (i, e)));
     }
     out
 }
