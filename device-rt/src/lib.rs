@@ -83,6 +83,9 @@ macro_rules! zone {
             ::core::option::Option::None => $body,
         }
     };
+    ($($other:tt)*) => {
+        $crate::__usage!("zone", "zone!(\"name\") or zone!(\"name\", { .. })", $($other)*)
+    };
 }
 
 /// A scoped zone that carries a 32-bit value: `let _z = value_zone!("tiles", n);`.
@@ -93,6 +96,9 @@ macro_rules! value_zone {
     ($name:literal, $value:expr) => {
         $crate::ValueZone::open($crate::__site!($crate, value_zone, $name), $value)
     };
+    ($($other:tt)*) => {
+        $crate::__usage!("value_zone", "value_zone!(\"name\", value)", $($other)*)
+    };
 }
 
 /// A point event now: `event!("barrier");`.
@@ -101,6 +107,9 @@ macro_rules! value_zone {
 macro_rules! event {
     ($name:literal) => {
         $crate::__event($crate::__site!($crate, event, $name))
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("event", "event!(\"name\")", $($other)*)
     };
 }
 
@@ -111,6 +120,9 @@ macro_rules! event {
 macro_rules! data {
     ($name:literal, $value:expr) => {
         $crate::__data($crate::__site!($crate, data, $name), $value)
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("data", "data!(\"name\", value as u64)", $($other)*)
     };
 }
 
@@ -129,6 +141,9 @@ macro_rules! sum_zone {
         static __TTPROF_SUM: $crate::SumZone = $crate::SumZone::__new($crate::__site!($crate, sum, $name));
         __TTPROF_SUM.measure()
     }};
+    ($($other:tt)*) => {
+        $crate::__usage!("sum_zone", "sum_zone!(\"name\")", $($other)*)
+    };
 }
 
 #[cfg(not(feature = "profile"))]
@@ -140,6 +155,9 @@ macro_rules! zone {
     ($name:literal, $body:block) => {
         $body
     };
+    ($($other:tt)*) => {
+        $crate::__usage!("zone", "zone!(\"name\") or zone!(\"name\", { .. })", $($other)*)
+    };
 }
 
 #[cfg(not(feature = "profile"))]
@@ -149,6 +167,9 @@ macro_rules! value_zone {
         let _ = $value;
         $crate::Disabled
     }};
+    ($($other:tt)*) => {
+        $crate::__usage!("value_zone", "value_zone!(\"name\", value)", $($other)*)
+    };
 }
 
 #[cfg(not(feature = "profile"))]
@@ -156,6 +177,9 @@ macro_rules! value_zone {
 macro_rules! event {
     ($name:literal) => {
         ()
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("event", "event!(\"name\")", $($other)*)
     };
 }
 
@@ -165,6 +189,9 @@ macro_rules! data {
     ($name:literal, $value:expr) => {{
         let _ = $value;
     }};
+    ($($other:tt)*) => {
+        $crate::__usage!("data", "data!(\"name\", value as u64)", $($other)*)
+    };
 }
 
 #[cfg(not(feature = "profile"))]
@@ -172,6 +199,25 @@ macro_rules! data {
 macro_rules! sum_zone {
     ($name:literal) => {
         $crate::Disabled
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("sum_zone", "sum_zone!(\"name\")", $($other)*)
+    };
+}
+
+/// The error of a zone macro called with what it does not take: a name that is not a
+/// string literal, or the wrong arguments.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __usage {
+    ($mac:literal, $usage:literal, $name:ident $($rest:tt)*) => {
+        ::core::compile_error!(::core::concat!(
+            "ttprof: ", $mac, "!(", ::core::stringify!($name), " ..): a name is a string literal, interned into the \
+             kernel ELF at build time; write ", $usage
+        ));
+    };
+    ($mac:literal, $usage:literal, $($rest:tt)*) => {
+        ::core::compile_error!(::core::concat!("ttprof: ", $mac, "! takes ", $usage));
     };
 }
 
@@ -194,6 +240,15 @@ macro_rules! kernel {
     };
     (trisc2, $main:path) => {
         $crate::__kernel!(__ttprof_risc_trisc2, "__ttprof_kernel_trisc2", "TRISC-FW", "TRISC-KERNEL", $main);
+    };
+    ($core:ident, $main:path) => {
+        ::core::compile_error!(::core::concat!(
+            "ttprof: kernel!(", ::core::stringify!($core), ", ..) names no core: write one of brisc, ncrisc, trisc0, \
+             trisc1, trisc2 (the core build.rs links this binary for)"
+        ));
+    };
+    ($($other:tt)*) => {
+        ::core::compile_error!("ttprof: kernel! takes the core and the entry function: kernel!(brisc, main)");
     };
 }
 

@@ -75,11 +75,22 @@ fn site_json(kind: &str, name: &str, span: Span) -> String {
 
 fn site_expr(krate: &Path, kind: &str, name: &LitStr) -> syn::Result<proc_macro2::TokenStream> {
     let value = name.value();
+    // What the macro records, and a call that works.
+    let (what, example) = match kind {
+        "event" => ("an event", "event!(\"barrier\")"),
+        "data" => ("a data record", "data!(\"bytes\", n as u64)"),
+        "sum" => ("a sum zone", "sum_zone!(\"wait-cb\")"),
+        "value_zone" => ("a value zone", "value_zone!(\"tiles\", n)"),
+        _ => ("a zone", "zone!(\"read-tile\")"),
+    };
     if value.is_empty() {
-        return Err(syn::Error::new(name.span(), "a zone name cannot be empty"));
+        return Err(syn::Error::new(name.span(), format!("{what} name cannot be empty: name it, e.g. `{example}`")));
     }
     if value.contains('\0') {
-        return Err(syn::Error::new(name.span(), "a zone name cannot contain NUL"));
+        return Err(syn::Error::new(
+            name.span(),
+            format!("{what} name cannot contain NUL (names are C strings in the kernel ELF): remove the \\0"),
+        ));
     }
     let json = site_json(kind, &value, name.span());
     Ok(quote! {{
