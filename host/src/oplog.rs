@@ -50,7 +50,7 @@ pub struct KernelBinding {
 }
 
 impl KernelBinding {
-    /// The RISC named by [`KernelBinding::risc`], or `None` for a name the profiler does not know.
+    /// The core its `risc` field names, or `None` for a name the profiler does not know.
     pub fn risc(&self) -> Option<Risc> {
         Risc::from_name(&self.risc)
     }

@@ -58,7 +58,7 @@ impl fmt::Display for SiteKind {
 pub struct SiteMeta {
     /// What the site records.
     pub kind: SiteKind,
-    /// The zone's name as written in the kernel (never empty).
+    /// The site's name as written in the kernel (never empty in parsed metadata).
     pub name: String,
     /// Source file as the compiler saw it (usually relative to the kernel crate).
     pub file: String,

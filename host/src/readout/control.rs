@@ -21,7 +21,7 @@ pub(crate) const DRAIN_WORDS: usize = ((ring::STATE - ring::HEAD) / 4 + 1) as us
 pub struct RingControl {
     /// `MAGIC`: `profiler::RING_MAGIC` ("TTPR") once the block is valid.
     pub magic: u32,
-    /// `VERSION`: the profiler protocol version the runtime speaks.
+    /// `VERSION`: the profiler protocol version the block was written for.
     pub version: u32,
     /// `RISC`: the index (`Risc::index`) of the core that owns the ring.
     pub risc: u32,
