@@ -6,9 +6,13 @@ use std::path::PathBuf;
 /// Where on the device something was found: chip, tile (NoC0 x,y) and optionally a RISC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Location {
+    /// Chip (device) index.
     pub chip: u32,
+    /// Tile's NoC0 x coordinate.
     pub x: u8,
+    /// Tile's NoC0 y coordinate.
     pub y: u8,
+    /// The RISC-V core of the tile, or `None` when the whole tile is meant.
     pub risc: Option<riscv_linker::Risc>,
 }
 
@@ -22,22 +26,52 @@ impl fmt::Display for Location {
     }
 }
 
+/// Why a `ttprof` operation could not be done: an unusable input or a failed I/O (problems in
+/// the device data itself that still leave a usable result are [`crate::issue::Issue`]s).
 #[derive(Debug)]
 pub enum Error {
     /// An I/O operation on a file failed.
-    Io { path: PathBuf, op: &'static str, source: std::io::Error },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done, as a verb phrase (`"read device image header"`).
+        op: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// A file exists but its content is not what it should be.
-    BadFile { path: PathBuf, what: String },
+    BadFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
     /// Device memory does not hold what the profiler protocol requires.
-    Device { at: Location, what: String },
+    Device {
+        /// The chip, tile and RISC concerned.
+        at: Location,
+        /// What was found and what was expected.
+        what: String,
+    },
     /// An address outside the device or a tile that does not exist.
-    Address { what: String },
+    Address {
+        /// The address or tile and why it is invalid.
+        what: String,
+    },
     /// A kernel ELF cannot be used.
-    Elf { path: PathBuf, what: String },
+    Elf {
+        /// The ELF file.
+        path: PathBuf,
+        /// Why it cannot be used.
+        what: String,
+    },
     /// The op log does not match the device run, or is malformed.
     OpLog {
+        /// The op log file.
         path: PathBuf,
+        /// 1-based line of the bad entry.
         line: usize,
+        /// What is wrong.
         what: String,
     },
     /// The emulator could not be built, load a kernel or run (its message says why).
@@ -52,6 +86,7 @@ pub enum Error {
 }
 
 impl Error {
+    /// An [`Error::Io`]: `op` (a verb phrase such as `"open op log"`) on `path` failed with `source`.
     pub fn io(path: impl Into<PathBuf>, op: &'static str, source: std::io::Error) -> Error {
         Error::Io { path: path.into(), op, source }
     }
@@ -85,4 +120,5 @@ impl std::error::Error for Error {
     }
 }
 
+/// `std::result::Result` with the library's [`Error`] as the default error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

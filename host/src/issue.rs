@@ -21,6 +21,7 @@ pub enum Severity {
 /// One problem, with where it was found and how many items it concerns.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Issue {
+    /// Whether the output is still complete ([`Severity::Warning`]) or not ([`Severity::Error`]).
     pub severity: Severity,
     /// The ring or tile concerned, if the problem is tied to one.
     pub at: Option<Location>,
@@ -31,19 +32,23 @@ pub struct Issue {
 }
 
 impl Issue {
+    /// An [`Severity::Error`] issue at `at` (`None`: not tied to one ring or tile), count 0.
     pub fn error(at: Option<Location>, what: impl Into<String>) -> Issue {
         Issue { severity: Severity::Error, at, what: what.into(), count: 0 }
     }
 
+    /// A [`Severity::Warning`] issue at `at` (`None`: not tied to one ring or tile), count 0.
     pub fn warning(at: Option<Location>, what: impl Into<String>) -> Issue {
         Issue { severity: Severity::Warning, at, what: what.into(), count: 0 }
     }
 
+    /// The same issue concerning `count` records (or bytes, as its text says).
     pub fn with_count(mut self, count: u64) -> Issue {
         self.count = count;
         self
     }
 
+    /// Whether the issue makes the output incomplete ([`Severity::Error`]).
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }

@@ -33,6 +33,7 @@ pub enum Toolchain {
 pub struct KernelBuild {
     /// Directory of the kernel crate (with its own `[workspace]`).
     pub crate_dir: PathBuf,
+    /// The chip architecture to build for (selects the memory map and linker script).
     pub arch: Arch,
     /// Where cargo puts its output.
     pub target_dir: PathBuf,
@@ -64,6 +65,7 @@ impl KernelBuild {
 /// The binaries a build produced, by name.
 #[derive(Clone, Debug, Default)]
 pub struct BuiltKernels {
+    /// Cargo binary name to the path of its ELF.
     pub binaries: BTreeMap<String, PathBuf>,
 }
 

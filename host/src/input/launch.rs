@@ -2,11 +2,12 @@
 //! starts programs on the device (a dispatcher, the emulator's driver) writes into each
 //! tile before a launch.
 //!
-//! * [`init_tile`] once per session: the tile control block's magic, version, arch,
-//!   location, switches and consumer flag.
-//! * [`set_run_id`] before every launch: the run id the runtime copies into its `Run` record.
-//! * [`set_recording`] at any time: the runtime switch. Off takes effect at the next zone;
-//!   on takes effect at the next launch.
+//! * [`init_tile`](crate::launch::init_tile) once per session: the tile control block's
+//!   magic, version, arch, location, switches and consumer flag.
+//! * [`set_run_id`](crate::launch::set_run_id) before every launch: the run id the runtime
+//!   copies into its `Run` record.
+//! * [`set_recording`](crate::launch::set_recording) at any time: the runtime switch. Off
+//!   takes effect at the next zone; on takes effect at the next launch.
 
 use crate::error::Result;
 use riscv_linker::profiler::{self, ring, tile};
@@ -14,7 +15,9 @@ use riscv_linker::{Arch, NocCoord, Risc};
 
 /// Word access to one tile's L1, as device memory offers it.
 pub trait TileWords {
+    /// Reads the 32-bit little-endian word at L1 byte address `addr` of `tile` on `chip`.
     fn read_word(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32>;
+    /// Writes `value` to the 32-bit word at L1 byte address `addr` of `tile` on `chip`.
     fn write_word(&self, chip: u32, tile: NocCoord, addr: u32, value: u32) -> Result<()>;
 }
 
@@ -53,7 +56,9 @@ impl Policy {
 /// The host's switches for one session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Settings {
+    /// Whether the runtime records zones (false sets the tile's `CONTROL_DISABLE` bit).
     pub recording: bool,
+    /// What a core does when its ring is full.
     pub policy: Policy,
     /// Whether a consumer drains the rings while kernels run (Block waits only then).
     pub consumer: bool,
@@ -114,7 +119,10 @@ pub enum Stopped {
     /// No ttprof kernel was running on that core (nothing to publish).
     NotRunning,
     /// `bytes` of records written after the core's last publication are now published.
-    Published { bytes: u32 },
+    Published {
+        /// Bytes of ring records newly published (0 when the core had published everything).
+        bytes: u32,
+    },
 }
 
 /// After a run stopped on a fault, publishes what a stopped core wrote into its ring past

@@ -27,9 +27,11 @@ pub struct RecordedRing {
     /// `HEAD` after each publication the consumer saw, in order, the last =
     /// `start + bytes.len()`.
     pub heads: Vec<u32>,
-    /// Final `STALLS` and `DROPPED` counters, and the last run id.
+    /// Final `STALLS` counter: times the producer waited for room (Block policy).
     pub stalls: u32,
+    /// Final `DROPPED` counter: records the producer dropped (Drop policy).
     pub dropped: u32,
+    /// The ring's last run id (`RUN_ID` word).
     pub run_id: u32,
 }
 

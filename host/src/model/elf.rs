@@ -18,9 +18,13 @@ use std::sync::Arc;
 /// A loaded kernel image: what it was linked for and its sites.
 #[derive(Clone, Debug)]
 pub struct KernelElf {
+    /// The file it was loaded from.
     pub path: PathBuf,
+    /// The chip architecture it was linked for (its `__ttprof_arch_id` symbol).
     pub arch: Arch,
+    /// The Tensix core it was linked to run on (its `__ttprof_risc_index` symbol).
     pub risc: Risc,
+    /// Its zone sites by id (shared: one table per ELF, however many rings use it).
     pub sites: Arc<SiteTable>,
 }
 

@@ -14,10 +14,15 @@ use std::collections::BinaryHeap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum MarkerType {
+    /// A zone opens (at its start time).
     ZoneStart = 0,
+    /// A zone closes (at its end time).
     ZoneEnd = 1,
+    /// A sum zone's total cycles and count, at the time it was emitted.
     ZoneTotal = 2,
+    /// Timestamped 64-bit data.
     TsData = 3,
+    /// A point event.
     TsEvent = 4,
 }
 
@@ -37,8 +42,11 @@ impl MarkerType {
 /// One marker: its type, its time, and the record it comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Marker {
+    /// What the marker is.
     pub kind: MarkerType,
+    /// When, device cycles.
     pub time: u64,
+    /// Index of the record in the ring's [`Records`] it comes from.
     pub record: u32,
 }
 

@@ -50,10 +50,12 @@ pub struct KernelBinding {
 }
 
 impl KernelBinding {
+    /// The core its `risc` field names, or `None` for a name the profiler does not know.
     pub fn risc(&self) -> Option<Risc> {
         Risc::from_name(&self.risc)
     }
 
+    /// Whether this kernel ran on `tile` (NoC0 coordinates) in this op.
     pub fn runs_on(&self, tile: NocCoord) -> bool {
         self.cores.iter().any(|c| c[0] == tile.x && c[1] == tile.y)
     }
@@ -62,20 +64,29 @@ impl KernelBinding {
 /// One launch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpRecord {
+    /// The run id the launcher gave the device for this launch (what its `Run` records carry).
     pub run_id: u32,
+    /// Chip (device) index the op ran on.
     pub device: u32,
+    /// The op's name in the op report (tt-metal's `OP CODE`, e.g. `Matmul`).
     pub op_code: String,
     /// `tt_dnn_device` for device ops.
     pub op_type: String,
+    /// The op's parameters, as the op report's `ATTRIBUTES` column shows them (may be empty).
     #[serde(default)]
     pub attributes: serde_json::Map<String, serde_json::Value>,
+    /// Input tensors, in argument order (may be empty).
     #[serde(default)]
     pub inputs: Vec<TensorDesc>,
+    /// Output tensors, in order (may be empty).
     #[serde(default)]
     pub outputs: Vec<TensorDesc>,
-    /// Host time (ns since the op log's epoch) when the host launched the op / saw it finish.
+    /// Host time (ns since the op log's epoch) when the host launched the op.
     pub host_start_ns: u64,
+    /// Host time (ns since the op log's epoch) when the host saw it finish; never before
+    /// `host_start_ns` in an op log that was read back.
     pub host_end_ns: u64,
+    /// Which kernel ELF ran on which cores, per RISC (empty: no device code is known).
     #[serde(default)]
     pub kernels: Vec<KernelBinding>,
 }
@@ -90,22 +101,31 @@ impl OpRecord {
 /// A named marker between ops (tt-metal's signposts).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Signpost {
+    /// The user's label for this point of the host program.
     pub name: String,
+    /// Chip (device) index it is shown on.
     pub device: u32,
+    /// Host time (ns since the op log's epoch) when it was recorded.
     pub host_ns: u64,
 }
 
+/// One line of the op log: `{"op":{...}}` or `{"signpost":{...}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OpLogEntry {
+    /// A launch.
     Op(OpRecord),
+    /// A named marker between launches.
     Signpost(Signpost),
 }
 
-/// An op log read back: its entries in file order, and its directory (for relative ELF paths).
+/// An op log read back: its entries in file order, and its path (whose directory relative
+/// ELF paths are resolved against).
 #[derive(Clone, Debug, Default)]
 pub struct OpLog {
+    /// The op log file.
     pub path: PathBuf,
+    /// Every line, in file order.
     pub entries: Vec<OpLogEntry>,
 }
 
@@ -151,6 +171,7 @@ impl OpLog {
         Ok(OpLog { path: path.into(), entries })
     }
 
+    /// The launches, in file order (signposts skipped).
     pub fn ops(&self) -> impl Iterator<Item = &OpRecord> {
         self.entries.iter().filter_map(|e| match e {
             OpLogEntry::Op(o) => Some(o),
@@ -239,15 +260,18 @@ pub struct OpLogWriter {
 }
 
 impl OpLogWriter {
+    /// Creates (or truncates) the op log at `path`.
     pub fn create(path: &Path) -> Result<OpLogWriter> {
         let file = std::fs::File::create(path).map_err(|e| Error::io(path, "create op log", e))?;
         Ok(OpLogWriter { path: path.into(), out: BufWriter::new(file) })
     }
 
+    /// Appends one launch and flushes it to the file.
     pub fn op(&mut self, op: &OpRecord) -> Result<()> {
         self.write(&OpLogEntry::Op(op.clone()))
     }
 
+    /// Appends one signpost and flushes it to the file.
     pub fn signpost(&mut self, s: &Signpost) -> Result<()> {
         self.write(&OpLogEntry::Signpost(s.clone()))
     }

@@ -27,15 +27,20 @@ use std::collections::{BTreeMap, HashMap};
 /// A time on one tile: raw cycles and host ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct At {
+    /// The tile whose clock took the time.
     pub tile: NocCoord,
+    /// That tile's device cycle counter.
     pub cycles: u64,
+    /// The same time on the host timeline, ns (through the tile's [`Timebase`]).
     pub ns: f64,
 }
 
 /// First start and last end of a set of zones.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Span {
+    /// Earliest start (by host ns).
     pub start: At,
+    /// Latest end (by host ns).
     pub end: At,
     /// Latest start (for "first to last start").
     pub last_start: At,
@@ -74,22 +79,28 @@ impl Span {
 /// One core's wrapper zones in one op.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoreTimes {
+    /// Span of the core's `<RISC>-FW` zones (`None`: none recorded).
     pub fw: Option<Span>,
+    /// Span of the core's `<RISC>-KERNEL` zones (`None`: none recorded).
     pub kernel: Option<Span>,
-    /// RISCs (bit = `Risc::index`) that recorded an FW zone / a KERNEL zone.
+    /// RISCs (bit = `Risc::index`) that recorded an FW zone.
     pub fw_riscs: u8,
+    /// RISCs (bit = `Risc::index`) that recorded a KERNEL zone.
     pub kernel_riscs: u8,
 }
 
 /// The device side of one op (one run id on one chip).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTimes {
+    /// First FW start to last FW end over every core (`None`: no FW zone).
     pub fw: Option<Span>,
+    /// First KERNEL start to last KERNEL end over every core (`None`: no KERNEL zone).
     pub kernel: Option<Span>,
     /// First BRISC/NCRISC KERNEL start.
     pub dm_kernel_start: Option<At>,
     /// Per RISC (`Risc::index`): its KERNEL zones' span over all cores.
     pub risc_kernel: [Option<Span>; Risc::COUNT],
+    /// Each core's wrapper zones, by tile.
     pub cores: BTreeMap<NocCoord, CoreTimes>,
     /// Wrapper zones seen more than once on one (core, RISC): the run id was reused.
     pub repeated: u64,
@@ -110,7 +121,9 @@ impl DeviceTimes {
 /// Device times of every (chip, run) that recorded wrapper zones.
 #[derive(Clone, Debug, Default)]
 pub struct Ops {
+    /// Device times by (chip, run id).
     pub by_run: BTreeMap<(u32, u32), DeviceTimes>,
+    /// Wrapper zones left out (chip without a timebase) or seen twice (run id reused).
     pub issues: Vec<Issue>,
 }
 

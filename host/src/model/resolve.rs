@@ -45,6 +45,7 @@ impl RingSites {
         }
     }
 
+    /// Metadata of site `id` in the kernel that ran `run` on this ring (`None`: unresolved).
     #[inline]
     pub fn site(&self, run: u32, id: u16) -> Option<&SiteMeta> {
         self.table(run)?.get(id)
@@ -54,10 +55,15 @@ impl RingSites {
 /// Site tables for every ring of a readout (same order as `Readout::rings`).
 #[derive(Clone, Debug, Default)]
 pub struct Resolution {
+    /// One per ring, index for index with `Readout::rings`.
     pub rings: Vec<RingSites>,
+    /// Breaks in the chain (records before any `Run` record, a run id not in the op log, no
+    /// kernel for a core, an unusable or mismatched ELF, unknown site ids), each with the
+    /// number of records it concerns.
     pub issues: Vec<Issue>,
-    /// Site-carrying records (zones, events, data, sums) bound to metadata, and not.
+    /// Site-carrying records (zones, events, data, sums) bound to metadata.
     pub resolved: u64,
+    /// Site-carrying records left without metadata (shown as `unresolved-site-<id>`).
     pub unresolved: u64,
 }
 
@@ -168,6 +174,7 @@ pub struct Resolver<'a> {
 }
 
 impl<'a> Resolver<'a> {
+    /// A resolver for `oplog`, with its (device, run id) index built and no ELF loaded yet.
     pub fn new(oplog: &'a OpLog) -> Resolver<'a> {
         let mut ops = HashMap::new();
         for op in oplog.ops() {

@@ -15,10 +15,15 @@ use std::fmt;
 /// What kind of primitive a site records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SiteKind {
+    /// A zone: a start and an end.
     Zone,
+    /// A zone that also records a 32-bit value.
     ValueZone,
+    /// A point event.
     Event,
+    /// A timestamped 64-bit payload.
     Data,
+    /// A sum zone: many measurements shipped as one total and count.
     Sum,
 }
 
@@ -34,6 +39,7 @@ impl SiteKind {
         }
     }
 
+    /// The kind spelled `s` in site metadata (`"k"`), or `None` for an unknown spelling.
     pub fn from_name(s: &str) -> Option<SiteKind> {
         [SiteKind::Zone, SiteKind::ValueZone, SiteKind::Event, SiteKind::Data, SiteKind::Sum]
             .into_iter()
@@ -50,12 +56,15 @@ impl fmt::Display for SiteKind {
 /// One site's metadata.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SiteMeta {
+    /// What the site records.
     pub kind: SiteKind,
+    /// The site's name as written in the kernel (never empty in parsed metadata).
     pub name: String,
     /// Source file as the compiler saw it (usually relative to the kernel crate).
     pub file: String,
-    /// 1-based line and column.
+    /// 1-based source line.
     pub line: u32,
+    /// 1-based source column.
     pub column: u32,
     /// Cargo package that contains the site.
     pub package: String,
@@ -125,6 +134,7 @@ impl SiteTable {
         Ok(t)
     }
 
+    /// The metadata of site `id`, or `None` when the kernel defines no such site.
     #[inline]
     pub fn get(&self, id: u16) -> Option<&SiteMeta> {
         self.by_id.get(id as usize).and_then(|m| m.as_ref())
@@ -135,6 +145,7 @@ impl SiteTable {
         self.by_id.iter().filter(|m| m.is_some()).count()
     }
 
+    /// Whether the table has no site.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -19,8 +19,11 @@ use riscv_linker::{Arch, NocCoord, Risc};
 /// One ring's row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Lane {
+    /// Chip (device) index.
     pub chip: u32,
+    /// The tile, NoC0 coordinates.
     pub tile: NocCoord,
+    /// The core whose ring this is.
     pub risc: Risc,
     /// Nesting levels used (deepest zone depth + 1; 0 without zones).
     pub depth: u16,
@@ -40,9 +43,11 @@ impl Lane {
 /// A distinct site: name and source location.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SiteLabel {
+    /// The zone's name, or `unresolved-site-<id>` when the site has no metadata.
     pub name: String,
-    /// Empty for an unresolved site.
+    /// Source file; empty for an unresolved site.
     pub file: String,
+    /// 1-based source line; 0 for an unresolved site.
     pub line: u32,
     /// The kernel crate (package) the site is in, or the zone name when unknown (Tracy's
     /// "function"); `None` for an unresolved site.
@@ -52,25 +57,33 @@ pub struct SiteLabel {
 /// A zone on the host timeline.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Zone {
+    /// Index into [`Timeline::lanes`] (= the ring's index in the readout).
     pub lane: u32,
+    /// Index into [`Timeline::sites`]: the zone's name and source location.
     pub site: u32,
     /// 0 for an outermost zone.
     pub depth: u16,
     /// Run id, or [`crate::decode::NO_RUN`].
     pub run: u32,
-    /// Index into [`Timeline::ops`].
+    /// Index into [`Timeline::ops`] of the op of its run (`None`: no op for the run).
     pub op: Option<u32>,
+    /// Start, the tile's device cycles.
     pub start_cycles: u64,
+    /// End, the tile's device cycles (`>= start_cycles`).
     pub end_cycles: u64,
+    /// Start on the host timeline, ns.
     pub start_ns: f64,
+    /// End on the host timeline, ns.
     pub end_ns: f64,
 }
 
 impl Zone {
+    /// Duration in device cycles.
     pub fn cycles(&self) -> u64 {
         self.end_cycles - self.start_cycles
     }
 
+    /// Duration on the host timeline, ns.
     pub fn duration_ns(&self) -> f64 {
         self.end_ns - self.start_ns
     }
@@ -79,11 +92,15 @@ impl Zone {
 /// What a point record says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MarkKind {
+    /// A point event.
     Event,
+    /// Timestamped data: the 64-bit payload.
     Data(u64),
     /// A sum zone's total cycles over `count` measurements.
     Sum {
+        /// Device cycles summed over every measurement.
         total_cycles: u64,
+        /// Number of measurements.
         count: u32,
     },
 }
@@ -91,19 +108,28 @@ pub enum MarkKind {
 /// An event, data or sum record.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Mark {
+    /// Index into [`Timeline::lanes`].
     pub lane: u32,
+    /// Index into [`Timeline::sites`].
     pub site: u32,
+    /// What the record says.
     pub kind: MarkKind,
+    /// Run id, or [`crate::decode::NO_RUN`].
     pub run: u32,
+    /// Index into [`Timeline::ops`] of the op of its run (`None`: no op for the run).
     pub op: Option<u32>,
+    /// When, the tile's device cycles.
     pub cycles: u64,
+    /// When, on the host timeline, ns.
     pub ns: f64,
 }
 
 /// An op: host times from the op log, device spans from its wrapper zones.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpSpan {
+    /// Chip (device) index.
     pub chip: u32,
+    /// Run id of the launch.
     pub run: u32,
     /// The op code, or `run <id>` for a run the op log does not name.
     pub name: String,
@@ -114,23 +140,30 @@ pub struct OpSpan {
     pub host_ns: Option<(u64, u64)>,
     /// The op log's host times as written (equal to `host_ns` unless that was replaced).
     pub log_host_ns: Option<(u64, u64)>,
-    /// First KERNEL start to last KERNEL end, and the same for FW zones.
+    /// First KERNEL start to last KERNEL end, host ns (`None`: no KERNEL zone recorded).
     pub kernel_ns: Option<(f64, f64)>,
+    /// First FW start to last FW end, host ns (`None`: no FW zone recorded).
     pub fw_ns: Option<(f64, f64)>,
 }
 
 /// Everything the timeline outputs draw.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timeline {
+    /// The chip architecture (for lane names).
     pub arch: Arch,
+    /// One per ring, in readout order.
     pub lanes: Vec<Lane>,
+    /// Distinct zone names and source locations; [`Zone::site`] and [`Mark::site`] index it.
     pub sites: Vec<SiteLabel>,
     /// Lane by lane; within a lane, in opening order.
     pub zones: Vec<Zone>,
+    /// Lane by lane; within a lane, in time order.
     pub marks: Vec<Mark>,
     /// In host (or device) start order.
     pub ops: Vec<OpSpan>,
+    /// The op log's signposts.
     pub signposts: Vec<Signpost>,
+    /// Problems found placing records on the timeline (the profile's model issues).
     pub issues: Vec<Issue>,
     /// Earliest and latest host ns of zones and marks dropped from the lists (an output that
     /// keeps only what it can show): [`Timeline::bounds_ns`] still covers them.

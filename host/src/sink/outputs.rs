@@ -40,14 +40,21 @@ impl Default for Options {
 /// What [`write_all`] wrote and found.
 #[derive(Clone, Debug)]
 pub struct Written {
+    /// Path of `profile_log_device.csv`.
     pub device_csv: PathBuf,
+    /// Marker rows in it (header lines not counted).
     pub device_csv_rows: u64,
+    /// Path of the op report `ops_perf_results_<timestamp>.csv`.
     pub op_report: PathBuf,
+    /// Path of the Chrome trace JSON.
     pub trace: PathBuf,
+    /// Path of the HTML timeline page.
     pub html: PathBuf,
+    /// Path of `ttprof_summary.txt`.
     pub summary_file: PathBuf,
     /// The op report as written (its rows hold the durations in the file).
     pub report: OpReport,
+    /// The per-op, per-zone totals `ttprof_summary.txt` shows.
     pub summary: Summary,
     /// `ttprof_summary.txt` as written.
     pub summary_text: String,

@@ -18,12 +18,14 @@ use super::records::{RecordKind, Records, NO_RUN};
 use ttprof_rt::wire::SiteId;
 
 /// `duration` of a row whose true duration (or start) is in its [`Extra`] entry.
-pub const LONG: u32 = u32::MAX;
+pub(crate) const LONG: u32 = u32::MAX;
 
 /// The fields of a row that is not a plain zone with a 32-bit duration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Extra {
+pub(crate) struct Extra {
+    /// Index of the row in the table.
     pub row: u64,
+    /// What the row is.
     pub kind: RecordKind,
     /// `Sum`: measurements; `Loss`: records dropped.
     pub count: u32,
@@ -36,21 +38,31 @@ pub struct Extra {
 
 /// A `Run` record at `row` sets the run id to `run`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RunMark {
+pub(crate) struct RunMark {
+    /// Index of the `Run` record's row in the table.
     pub row: u64,
+    /// The run id it sets for itself and the rows after it.
     pub run: u32,
 }
 
-/// Decoded records of one ring, compact (see the module docs).
+/// Decoded records of one ring, compact: one row per record in ring order, 14 bytes per
+/// plain zone (end, 32-bit duration, site), with sparse side tables for every other kind.
+/// Read it with [`ZoneTable::rows`] or as the rich view [`ZoneTable::to_records`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneTable {
-    pub end: Vec<u64>,
-    pub duration: Vec<u32>,
-    pub site: Vec<SiteId>,
-    pub extra: Vec<Extra>,
-    pub runs: Vec<RunMark>,
+    /// Per row: the record's (end) time, device cycles.
+    pub(crate) end: Vec<u64>,
+    /// Per row: zone duration in cycles; [`LONG`] when it is in the row's [`Extra`] entry,
+    /// 0 for rows that are not zones.
+    pub(crate) duration: Vec<u32>,
+    /// Per row: the site id (0 for `Time`, `Run`, `Loss`).
+    pub(crate) site: Vec<SiteId>,
+    /// Rows that are not plain 32-bit-duration zones, sorted by row.
+    pub(crate) extra: Vec<Extra>,
+    /// Rows where a `Run` record sets a new run id, sorted by row.
+    pub(crate) runs: Vec<RunMark>,
     /// Run id of rows before the first [`RunMark`] ([`NO_RUN`] before any `Run` record).
-    pub first_run: u32,
+    pub(crate) first_run: u32,
 }
 
 impl Default for ZoneTable {
@@ -59,27 +71,37 @@ impl Default for ZoneTable {
     }
 }
 
-/// One row, with every field resolved.
+/// One row, with every field resolved (field meanings per kind are on [`RecordKind`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Row {
+    /// What the record is.
     pub kind: RecordKind,
+    /// Site id (0 for `Time`, `Run`, `Loss`).
     pub site: SiteId,
+    /// Start, device cycles (`== end` for point records; `Loss`: the first drop).
     pub start: u64,
+    /// End, device cycles (the record's time for point records; `Loss`: the last drop).
     pub end: u64,
+    /// Kind-specific payload (zone value, data, sum total cycles, run id, packed loss runs); else 0.
     pub value: u64,
+    /// `Sum`: measurements; `Loss`: records dropped; else 0.
     pub count: u32,
+    /// Run id of the latest `Run` record at or before the row, or [`NO_RUN`].
     pub run: u32,
 }
 
 impl ZoneTable {
+    /// An empty table, rows before any `Run` record in run [`NO_RUN`].
     pub const fn new() -> ZoneTable {
         ZoneTable { end: Vec::new(), duration: Vec::new(), site: Vec::new(), extra: Vec::new(), runs: Vec::new(), first_run: NO_RUN }
     }
 
+    /// Number of rows (records of every kind).
     pub fn len(&self) -> usize {
         self.end.len()
     }
 
+    /// Whether the table has no rows.
     pub fn is_empty(&self) -> bool {
         self.end.is_empty()
     }

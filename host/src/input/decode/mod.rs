@@ -3,7 +3,7 @@
 //!
 //! It reads the encoding defined in `ttprof_rt::wire` and agrees exactly with the reference
 //! decoder `wire::decode` (records, errors, and which records set the time reference); the
-//! tests check that on generated streams and on random bytes. The hot loop ([`hot`]) handles
+//! tests check that on generated streams and on random bytes. The hot loop (module `hot`) handles
 //! runs of 6-byte short zones with one 8-byte load each and writes 14 bytes per zone; every
 //! other kind goes through a `match` and the table's side tables.
 //!
@@ -21,7 +21,7 @@ mod records;
 #[cfg(test)]
 mod tests;
 
-pub use compact::{Extra, Row as TableRow, Rows, RunMark, ZoneTable, LONG};
+pub use compact::{Row as TableRow, Rows, ZoneTable};
 pub use records::{RecordKind, Records, NO_RUN};
 
 use std::fmt;
@@ -33,16 +33,24 @@ pub enum Stop {
     /// Every byte was decoded.
     End,
     /// A `PAD` record at byte `at`: the rest of the ring up to its end is unused.
-    Pad { at: usize },
+    Pad {
+        /// Byte offset of the `PAD` record in the piece.
+        at: usize,
+    },
     /// Fewer than 4 bytes remain from byte `at`: too few for any record. Normal just before
     /// the ring's end (the producer skips them); anywhere else the data is cut short.
-    Short { at: usize },
+    Short {
+        /// Byte offset in the piece of the first byte left undecoded.
+        at: usize,
+    },
 }
 
 /// A record that could not be decoded, at byte `at` of the piece given to the decoder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeError {
+    /// Byte offset of the bad record in the piece given to the decoder.
     pub at: usize,
+    /// What is wrong with it, in the reference decoder's terms.
     pub kind: WireError,
 }
 
@@ -99,6 +107,7 @@ pub(crate) struct Slow {
 }
 
 impl Decoder {
+    /// The state at the start of a ring: time reference 0, no run yet ([`NO_RUN`]).
     pub fn new() -> Decoder {
         Decoder::default()
     }

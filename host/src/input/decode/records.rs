@@ -33,29 +33,36 @@ pub const NO_RUN: u32 = u32::MAX;
 /// Column meanings per kind are given on [`RecordKind`]; unused fields are 0.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Records {
+    /// What each record is.
     pub kind: Vec<RecordKind>,
     /// Site id (0 for `Time`, `Run`, `Loss`).
     pub site: Vec<SiteId>,
-    /// Device cycles.
+    /// Start, device cycles (`== end` for point records).
     pub start: Vec<u64>,
+    /// End, device cycles (the time of a point record).
     pub end: Vec<u64>,
+    /// Kind-specific payload: zone value, data, sum total cycles, run id, packed loss runs.
     pub value: Vec<u64>,
+    /// `Sum`: measurements; `Loss`: records dropped.
     pub count: Vec<u32>,
     /// Run id of the most recent `Run` record (its own id for a `Run`), or [`NO_RUN`].
     pub run: Vec<u32>,
 }
 
 impl Records {
+    /// No records.
     pub fn new() -> Records {
         Records::default()
     }
 
+    /// No records, with room for `n` in every column.
     pub fn with_capacity(n: usize) -> Records {
         let mut r = Records::default();
         r.reserve(n);
         r
     }
 
+    /// Reserves room for `n` more records in every column.
     pub fn reserve(&mut self, n: usize) {
         self.kind.reserve(n);
         self.site.reserve(n);
@@ -66,18 +73,22 @@ impl Records {
         self.run.reserve(n);
     }
 
+    /// Number of records.
     pub fn len(&self) -> usize {
         self.kind.len()
     }
 
+    /// Whether there are no records.
     pub fn is_empty(&self) -> bool {
         self.kind.is_empty()
     }
 
+    /// Removes every record (keeps the columns' capacity).
     pub fn clear(&mut self) {
         self.truncate(0);
     }
 
+    /// Keeps the first `n` records.
     pub fn truncate(&mut self, n: usize) {
         self.kind.truncate(n);
         self.site.truncate(n);
@@ -99,6 +110,7 @@ impl Records {
         self.run.extend_from_slice(&other.run);
     }
 
+    /// Appends one record (field meanings per kind on [`RecordKind`]; unused fields 0).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn push(&mut self, kind: RecordKind, site: SiteId, start: u64, end: u64, value: u64, count: u32, run: u32) {

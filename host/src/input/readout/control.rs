@@ -12,28 +12,42 @@ pub const TILE_WORDS: usize = (tile::CONSUMER / 4 + 1) as usize;
 /// Words read from a ring control block (`MAGIC..=STATE`).
 pub const RING_WORDS: usize = (ring::STATE / 4 + 1) as usize;
 /// First word of the per-drain read (`HEAD..=STATE`).
-pub const DRAIN_FIRST: u32 = ring::HEAD;
-pub const DRAIN_WORDS: usize = ((ring::STATE - ring::HEAD) / 4 + 1) as usize;
+pub(crate) const DRAIN_FIRST: u32 = ring::HEAD;
+/// Words of the per-drain read (`HEAD..=STATE`).
+pub(crate) const DRAIN_WORDS: usize = ((ring::STATE - ring::HEAD) / 4 + 1) as usize;
 
 /// A ring control block as read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RingControl {
+    /// `MAGIC`: `profiler::RING_MAGIC` ("TTPR") once the block is valid.
     pub magic: u32,
+    /// `VERSION`: the profiler protocol version the block was written for.
     pub version: u32,
+    /// `RISC`: the index (`Risc::index`) of the core that owns the ring.
     pub risc: u32,
+    /// `BASE`: L1 byte address of the ring's bytes.
     pub base: u32,
+    /// `CAPACITY`: ring size in bytes, a power of two.
     pub capacity: u32,
+    /// `HEAD`: published write position, a free-running byte counter (runtime's word).
     pub head: u32,
+    /// `TAIL`: consumed position, a free-running byte counter (host's word).
     pub tail: u32,
+    /// `ANCHOR`: low word of the hot path's time anchor, 0 while recording is off.
     pub anchor: u32,
+    /// `DROPPED`: records dropped because the ring was full (Drop policy).
     pub dropped: u32,
+    /// `STALLS`: times the producer waited for the consumer (Block policy).
     pub stalls: u32,
+    /// `RUN_ID`: run id of the launch in progress or last finished.
     pub run_id: u32,
+    /// `STATE`: bits `ring::STATE_RUNNING`, `STATE_EXITED`, `STATE_PANICKED`, `STATE_STOPPED`.
     pub state: u32,
 }
 
 impl RingControl {
-    pub fn from_words(w: &[u32; RING_WORDS]) -> RingControl {
+    /// The block from a `MAGIC..=STATE` read.
+    pub(crate) fn from_words(w: &[u32; RING_WORDS]) -> RingControl {
         let at = |off: u32| w[(off / 4) as usize];
         let mut c = RingControl {
             magic: at(ring::MAGIC),

@@ -31,11 +31,15 @@ pub struct DrainOptions {
 /// What one drain did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DrainStats {
+    /// Records of every kind decoded, all rings.
     pub records: u64,
+    /// Of those, zones (with or without a value).
     pub zones: u64,
     /// The largest live span found (bytes): how close the fullest ring was to full.
     pub largest_span: u32,
+    /// Bytes of decoded records, all rings.
     pub payload_bytes: u64,
+    /// Bytes read from device memory (control words and spans).
     pub bus_bytes: u64,
 }
 

@@ -28,12 +28,16 @@ use riscv_linker::{NocCoord, Risc};
 /// Which ring.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RingId {
+    /// Chip (device) index.
     pub chip: u32,
+    /// The tile, NoC0 coordinates.
     pub tile: NocCoord,
+    /// The core of the tile that writes the ring.
     pub risc: Risc,
 }
 
 impl RingId {
+    /// The ring as an error/issue location (chip, tile, RISC).
     pub fn location(&self) -> Location {
         control::location(self.chip, self.tile, Some(self.risc))
     }
@@ -42,6 +46,7 @@ impl RingId {
 /// Everything read from one ring.
 #[derive(Clone, Debug)]
 pub struct RingReport {
+    /// Which ring.
     pub id: RingId,
     /// Decoded records, in ring order (non-decreasing time): the rich view, filled by
     /// [`Drainer::finish`] with what was not taken before ([`Drainer::take_zones`]).
@@ -67,6 +72,7 @@ pub struct RingReport {
 }
 
 impl RingReport {
+    /// Nothing read yet: no records, counters 0, control words all 0.
     pub fn new(id: RingId) -> RingReport {
         RingReport {
             id,
@@ -92,26 +98,32 @@ impl RingReport {
 /// The result of a readout.
 #[derive(Clone, Debug)]
 pub struct Readout {
+    /// The device read: architecture, chips, tiles per chip, L1 size.
     pub geometry: Geometry,
     /// Every ring that held a valid control block, in (chip, tile image order, RISC) order.
     pub rings: Vec<RingReport>,
+    /// Problems found in tile and ring control blocks and ring data, in the order found.
     pub issues: Vec<Issue>,
     /// Every byte read from device memory, including tile control blocks.
     pub bus_bytes: u64,
-    /// Tiles visited, and how many of them had never run a ttprof kernel.
+    /// Tiles visited.
     pub tiles: u32,
+    /// Of those, tiles that had never run a ttprof kernel (tile control block magic still 0).
     pub unused_tiles: u32,
 }
 
 impl Readout {
+    /// Bytes of decoded records, all rings.
     pub fn payload_bytes(&self) -> u64 {
         self.rings.iter().map(|r| r.payload_bytes).sum()
     }
 
+    /// Records of every kind decoded (held in [`RingReport::records`]), all rings.
     pub fn records(&self) -> usize {
         self.rings.iter().map(|r| r.records.len()).sum()
     }
 
+    /// Zones (with or without a value) decoded, all rings.
     pub fn zones(&self) -> usize {
         self.rings.iter().map(|r| r.zones()).sum()
     }
@@ -122,6 +134,7 @@ impl Readout {
         (p > 0).then(|| self.bus_bytes as f64 / p as f64)
     }
 
+    /// Whether any issue is an error (the readout is incomplete).
     pub fn has_errors(&self) -> bool {
         self.issues.iter().any(|i| i.is_error())
     }

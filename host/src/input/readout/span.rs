@@ -29,7 +29,14 @@ pub struct SpanStats {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SpanError {
     /// The bytes at counter value `pos` (ring offset `offset`) are not a valid record.
-    Corrupt { pos: u32, offset: u32, what: String },
+    Corrupt {
+        /// Free-running byte counter value of the bad bytes.
+        pos: u32,
+        /// Their offset in the ring (`pos % capacity`).
+        offset: u32,
+        /// What is wrong with them.
+        what: String,
+    },
     /// Device memory could not be read.
     Read(String),
 }
@@ -49,8 +56,11 @@ impl fmt::Display for SpanError {
 /// `head - tail <= capacity`, which the caller checks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Span {
+    /// Counter value of the first live byte (`TAIL`).
     pub tail: u32,
+    /// Counter value one past the last live byte (`HEAD`).
     pub head: u32,
+    /// Ring size in bytes.
     pub capacity: u32,
 }
 
@@ -59,6 +69,7 @@ pub struct Span {
 /// same records again from `Decoder::default()`).
 #[derive(Clone, Debug, Default)]
 pub struct SpanDecoder {
+    /// The decoder state after the last span (time reference, current run id).
     pub decoder: Decoder,
     words: Vec<u32>,
     bytes: Vec<u8>,
@@ -84,6 +95,7 @@ impl SpanOutput for Records {
 }
 
 impl SpanDecoder {
+    /// Continues from `decoder`'s state, with empty buffers and no payload kept.
     pub fn new(decoder: Decoder) -> SpanDecoder {
         SpanDecoder { decoder, words: Vec::new(), bytes: Vec::new(), payload: None }
     }

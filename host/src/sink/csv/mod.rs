@@ -127,6 +127,7 @@ pub struct RowWriter {
 const FLUSH_AT: usize = 256 << 10;
 
 impl RowWriter {
+    /// A writer with an empty buffer and no rendered text columns yet.
     pub fn new() -> RowWriter {
         RowWriter::default()
     }

@@ -62,8 +62,9 @@ pub const MAX_MARKS: usize = 1_000_000;
 pub struct Shown {
     /// Zones embedded.
     pub zones: usize,
-    /// Zones left out (the shortest), and the shortest duration still shown.
+    /// Zones left out (the shortest).
     pub hidden: usize,
+    /// Duration of the shortest zone shown, host ns (0 when no zone is shown).
     pub shortest_shown_ns: f64,
     /// Marks embedded.
     pub marks: usize,

@@ -14,7 +14,7 @@
 //! the previous op's last KERNEL end on the same device (0 for a device's first op).
 //! Durations are host ns rounded to whole ns, as tt-metal prints them.
 //!
-//! Mismatches between the two sources never disappear silently ([`join`]): an op without
+//! Mismatches between the two sources never disappear silently (module `join`): an op without
 //! wrapper zones, a core or RISC the op log names that recorded none, a device run the op
 //! log does not name are [`Issue`]s; an op log that shares no op with the device run is an
 //! [`Error`].
@@ -46,6 +46,7 @@ pub use sink::OpReportSink;
 /// One op joined with its device times.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpRow {
+    /// The op as the op log recorded it (name, attributes, tensors, host times).
     pub op: OpRecord,
     /// `None` when the device recorded no wrapper zones for this op (an issue says so).
     pub device: Option<DeviceTimes>,
@@ -83,13 +84,16 @@ impl OpRow {
 /// A row of the report.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Row {
+    /// An op with its device times.
     Op(Box<OpRow>),
+    /// A signpost, written as a row of its own (`OP TYPE` `signpost`).
     Signpost(Signpost),
 }
 
 /// The op report of one readout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpReport {
+    /// The chip architecture of the run (the `DEVICE ARCH` column).
     pub arch: Arch,
     /// `AVAILABLE WORKER CORE COUNT`: worker tiles of the device.
     pub worker_cores: u32,

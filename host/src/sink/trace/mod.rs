@@ -42,6 +42,7 @@ pub const FILE_NAME: &str = "ttprof_trace.json";
 /// First tid of each op thread kind; lanes start at [`LANE_TID_BASE`].
 const OPS_DEVICE_TID: u32 = 1;
 const OPS_HOST_TID: u32 = 101;
+/// The tid of the first (tile, RISC) lane thread ([`lane_tid`] adds the lane's bits).
 pub const LANE_TID_BASE: u32 = 1000;
 /// Most `ops (device)` threads per chip: their tids must stay below the host ops' tids.
 pub const MAX_OPS_DEVICE_THREADS: usize = (OPS_HOST_TID - OPS_DEVICE_TID) as usize;
@@ -61,6 +62,7 @@ pub fn lane_tid(lane: &Lane) -> u32 {
 /// What was written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TraceStats {
+    /// Trace events written, metadata (`"ph":"M"`) events included.
     pub events: u64,
     /// Zones that overlapped an enclosing zone without nesting in it (corrupt times) and
     /// were cut at its end so that every thread stays properly nested.
