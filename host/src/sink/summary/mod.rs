@@ -20,12 +20,17 @@ pub const FILE_NAME: &str = "ttprof_summary.txt";
 /// Summary statistics of a set of durations.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
+    /// Sum of the values.
     pub total: f64,
+    /// Arithmetic mean.
     pub mean: f64,
-    /// Nearest-rank percentiles.
+    /// Median (nearest-rank percentile).
     pub p50: f64,
+    /// 99th percentile (nearest rank).
     pub p99: f64,
+    /// Smallest value.
     pub min: f64,
+    /// Largest value.
     pub max: f64,
 }
 
@@ -46,25 +51,33 @@ impl Stats {
 /// One zone name within one op.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ZoneRow {
+    /// The zone's name.
     pub zone: String,
+    /// Zones of this name in this op (every core, every launch).
     pub count: u64,
+    /// Their durations in host ns (on the timebase).
     pub ns: Stats,
+    /// Their durations in device cycles.
     pub cycles: Stats,
 }
 
 /// One sum zone name within one op: its totals over every record (one per launch and core).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SumRow {
+    /// The sum zone's name.
     pub zone: String,
     /// Sum records (launches x cores that measured it).
     pub records: u64,
     /// Measurements summed.
     pub count: u64,
+    /// Device cycles over every measurement.
     pub total_cycles: u64,
+    /// The same in host ns, at each chip's (mean) frequency.
     pub total_ns: f64,
 }
 
 impl SumRow {
+    /// Cycles per measurement (0 without measurements).
     pub fn mean_cycles(&self) -> f64 {
         if self.count == 0 {
             0.0
@@ -73,6 +86,7 @@ impl SumRow {
         }
     }
 
+    /// Host ns per measurement (0 without measurements).
     pub fn mean_ns(&self) -> f64 {
         if self.count == 0 {
             0.0
@@ -88,6 +102,7 @@ pub struct OpSection {
     /// Op code; `run <id>` for a run the op log does not name, `(no op)` for records made
     /// before any launch.
     pub op: String,
+    /// Runs (launches) of this op code.
     pub runs: u64,
     /// Sum over its runs of the device kernel span (first KERNEL start to last KERNEL end).
     pub kernel_ns: f64,
@@ -102,9 +117,11 @@ pub struct OpSection {
 pub struct Summary {
     /// Largest total kernel time first.
     pub ops: Vec<OpSection>,
+    /// Rows whose mean zone is shorter than this (ns) are hidden.
     pub threshold_ns: f64,
-    /// Rows hidden by the threshold, and the zone time they hold.
+    /// Rows hidden by the threshold.
     pub hidden: u64,
+    /// The zone time (host ns) the hidden rows hold.
     pub hidden_total_ns: f64,
     /// Where the ns come from: the clock fit (per chip frequency) or the nominal clock.
     pub clock: String,
