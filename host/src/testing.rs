@@ -151,7 +151,9 @@ pub fn write_kernel_elf(path: &Path, spec: &ElfSpec) -> Result<()> {
 /// A device image under construction: the profiler part of each tile's L1 (everything below
 /// `riscv_linker::USER_L1_BASE`), the rest of L1 zero.
 pub struct ImageBuilder {
+    /// Arch, chips, tiles per chip, L1 size.
     pub geometry: Geometry,
+    /// Every chip's tiles (NoC0), in image order.
     pub tiles: Vec<NocCoord>,
     l1: Vec<Vec<u8>>,
 }
@@ -214,10 +216,12 @@ impl ImageBuilder {
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator seeded with `seed`.
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;

@@ -110,6 +110,7 @@ impl ChipTime {
 /// Device-to-host time for every chip of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timebase {
+    /// One per chip, by chip index.
     pub chips: Vec<ChipTime>,
 }
 

@@ -58,6 +58,7 @@ pub const IMAGE_FILE: &str = "device.img";
 /// What a session runs on and how it profiles.
 #[derive(Clone, Debug)]
 pub struct Config {
+    /// The chip architecture to emulate.
     pub arch: Arch,
     /// Worker tiles, `(columns, rows)` from logical (0,0).
     pub grid: (u8, u8),
@@ -116,7 +117,9 @@ pub fn parse_grid(s: &str) -> std::result::Result<(u8, u8), String> {
 /// What one launch did.
 #[derive(Clone, Debug)]
 pub struct Launched {
+    /// The run id the op ran with.
     pub run_id: u32,
+    /// The op's name.
     pub op: String,
     /// Host time (the emulator's virtual host clock, ns) at launch and when it finished.
     pub host_ns: (u64, u64),
@@ -195,6 +198,7 @@ impl Session {
         })
     }
 
+    /// What the session was started with.
     pub fn config(&self) -> &Config {
         &self.cfg
     }
@@ -488,16 +492,25 @@ pub fn remove_old_op_reports(dir: &Path) -> Result<()> {
 
 /// What a finished session read and wrote.
 pub struct Profile {
+    /// The output directory.
     pub out: PathBuf,
+    /// What was read out (every ring's records).
     pub readout: Readout,
+    /// The records' site metadata.
     pub resolution: Resolution,
+    /// The op log the session wrote.
     pub oplog: OpLog,
     /// The clock fit every output's host times come from.
     pub fit: Fit,
+    /// The output files written.
     pub written: Written,
+    /// The snapshot of the run (replayable offline).
     pub snapshot: PathBuf,
+    /// The emulator's device image.
     pub image: PathBuf,
+    /// Cores that faulted.
     pub faults: Vec<Fault>,
+    /// Every launch, in order.
     pub launched: Vec<Launched>,
     /// Faults and clock-fit problems (readout, resolution and output issues are in their
     /// own structs; [`Profile::issues`] lists them all).

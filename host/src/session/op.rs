@@ -64,11 +64,14 @@ pub struct Op {
     pub l1: Vec<L1Input>,
     /// The op report's `ATTRIBUTES`.
     pub attributes: serde_json::Map<String, serde_json::Value>,
+    /// Input tensors, as the op report describes them.
     pub inputs: Vec<TensorDesc>,
+    /// Output tensors.
     pub outputs: Vec<TensorDesc>,
 }
 
 impl Op {
+    /// An op named `name` with no kernels yet.
     pub fn new(name: impl Into<String>) -> Op {
         Op { name: name.into(), ..Op::default() }
     }

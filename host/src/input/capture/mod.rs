@@ -1,6 +1,6 @@
 //! Streaming capture: attach to device memory while kernels run (the emulator's image from
 //! another process, or any [`DeviceMemory`]), drain every ring as it fills, and stop on a
-//! condition ([`StopWhen`]); then write the outputs ring by ring ([`write`]).
+//! condition ([`StopWhen`]); then write the outputs ring by ring ([`write`](mod@write)).
 //!
 //! While attached, the capture sets each tile's `CONSUMER` word, so Block-policy producers
 //! wait for it instead of dropping, and advances `TAIL` after every drain. It polls as fast
@@ -65,9 +65,13 @@ pub struct Captured {
     pub readout: Readout,
     /// Each ring's payload stream, keyed like `readout.rings`.
     pub payload: Spool,
+    /// Drains done (each reads every ring's new span once).
     pub drains: u64,
+    /// Zones captured.
     pub zones: u64,
+    /// How long the capture ran.
     pub elapsed: Duration,
+    /// Why it ended.
     pub stopped: Stopped,
 }
 
@@ -76,9 +80,13 @@ pub struct Captured {
 /// Live figures for a progress display.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
+    /// Drains so far.
     pub drains: u64,
+    /// Zones so far.
     pub zones: u64,
+    /// Payload bytes drained so far.
     pub payload_bytes: u64,
+    /// Rings seen so far.
     pub rings: usize,
 }
 

@@ -69,6 +69,7 @@ impl Spool {
         self.len
     }
 
+    /// Whether nothing was spooled.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -22,12 +22,16 @@ pub enum StopWhen {
 /// Why a capture ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stopped {
+    /// Ctrl-C or SIGTERM ([`interrupt`]).
     Interrupted,
+    /// The `--seconds` elapsed.
     Elapsed,
+    /// The `--until-file-gone` file was removed.
     FileGone,
 }
 
 impl Stopped {
+    /// The reason in words, for messages.
     pub fn describe(&self) -> &'static str {
         match self {
             Stopped::Interrupted => "interrupted (Ctrl-C / SIGTERM)",

@@ -20,12 +20,17 @@ use std::path::Path;
 /// What was written.
 #[derive(Clone, Debug, Default)]
 pub struct Written {
+    /// CSV rows (markers) written.
     pub rows: u64,
+    /// Zones written.
     pub zones: u64,
+    /// Records decoded.
     pub records: u64,
     /// Site-carrying records bound to metadata, and not.
     pub resolved: u64,
+    /// Site-carrying records that could not be named.
     pub unresolved: u64,
+    /// Decode, launch-time and naming problems.
     pub issues: Vec<Issue>,
 }
 
@@ -52,6 +57,7 @@ pub struct RingCsv<'a> {
     rows: RowWriter,
     /// Some ring was written without any naming.
     named_unresolved: bool,
+    /// Counts and issues so far.
     pub written: Written,
 }
 
@@ -62,6 +68,7 @@ impl<'a> RingCsv<'a> {
         RingCsv { geometry, resolver: oplog.map(Resolver::new), rows: RowWriter::new(), named_unresolved: false, written: Written::default() }
     }
 
+    /// Writes the CSV's two header lines (nominal clock: a capture has no clock fit).
     pub fn header(&self, w: &mut impl Write) -> io::Result<()> {
         csv::header(w, self.geometry, self.geometry.arch.aiclk_mhz())
     }

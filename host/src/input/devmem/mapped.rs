@@ -69,6 +69,7 @@ impl MappedImage {
         })
     }
 
+    /// The image file.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -99,8 +99,11 @@ pub trait DeviceMemory: Send + Sync {
 /// the read returned, host time just after. The device time lies within the bracket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncSample {
+    /// Host time (ns, the host's monotonic clock) just before the read.
     pub host_before_ns: u64,
+    /// The tile's wall clock (device cycles) the read returned.
     pub device_cycles: u64,
+    /// Host time (ns) just after the read.
     pub host_after_ns: u64,
 }
 
@@ -114,8 +117,11 @@ impl SyncSample {
 /// A [`SyncSample`] and the tile it was taken on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileSample {
+    /// Chip the sample was taken on.
     pub chip: u32,
+    /// Its tile (NoC0).
     pub tile: NocCoord,
+    /// The sample.
     pub sample: SyncSample,
 }
 

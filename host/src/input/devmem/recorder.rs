@@ -13,6 +13,7 @@ pub struct Recorder<'m> {
 }
 
 impl<'m> Recorder<'m> {
+    /// Records every read made through it from `inner`.
     pub fn new(inner: &'m dyn DeviceMemory) -> Result<Recorder<'m>> {
         Ok(Recorder { inner, snapshot: Snapshot::like(inner)? })
     }
@@ -22,6 +23,7 @@ impl<'m> Recorder<'m> {
         &self.snapshot
     }
 
+    /// What was read, as a snapshot.
     pub fn into_snapshot(self) -> Snapshot {
         self.snapshot
     }

@@ -53,9 +53,13 @@ const FIXED: usize = 32;
 /// Words recorded at one place.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Extent {
+    /// Chip of the extent.
     pub chip: u32,
+    /// Tile (NoC0).
     pub tile: NocCoord,
+    /// First L1 byte address.
     pub addr: u32,
+    /// The words from `addr` on.
     pub words: Vec<u32>,
 }
 

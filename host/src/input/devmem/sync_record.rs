@@ -155,6 +155,7 @@ pub struct ClockRecorder<'a> {
 }
 
 impl<'a> ClockRecorder<'a> {
+    /// Takes samples from `inner` and adds each to the snapshot `into`.
     pub fn new(inner: &'a dyn DeviceClock, into: &'a Snapshot) -> ClockRecorder<'a> {
         ClockRecorder { inner, into }
     }

@@ -20,6 +20,7 @@ pub struct EmuClock<'d> {
 }
 
 impl<'d> EmuClock<'d> {
+    /// The clocks of the in-process emulator `dev`.
     pub fn new(dev: &'d Device) -> EmuClock<'d> {
         EmuClock { dev }
     }

@@ -12,6 +12,7 @@ use std::fmt;
 /// How one chip's clock was fitted.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChipFit {
+    /// The chip.
     pub chip: u32,
     /// Samples of this chip given to the fit.
     pub samples: usize,
@@ -25,6 +26,7 @@ pub struct ChipFit {
     pub tiles: usize,
     /// Fitted frequency at the reference time (the middle of the synced span).
     pub mhz: f64,
+    /// Its frequency's offset from the arch's nominal AI clock, ppm.
     pub ppm_vs_nominal: f64,
     /// Fitted drift, when it was resolved (else the fit is linear).
     pub drift_ppm_per_s: Option<f64>,
@@ -60,6 +62,7 @@ pub struct StepFit {
     pub region_ns: (f64, f64),
     /// Fitted frequency just before and just after, MHz.
     pub mhz_before: f64,
+    /// Frequency after the step, MHz.
     pub mhz_after: f64,
 }
 

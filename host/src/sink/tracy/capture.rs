@@ -2,7 +2,7 @@
 //! `tracy-capture` does (`Worker::Exec`, `server/TracyWorker.cpp`): retries until the
 //! program listens, sends the shibboleth and protocol version, reads the handshake status
 //! and welcome message, then reads and decompresses frames, decodes them
-//! ([`Decoder`]), sends the queries they call for, and once `Terminate` has arrived and
+//! (the decoder), sends the queries they call for, and once `Terminate` has arrived and
 //! nothing it asked for is outstanding, sends `ServerQueryTerminate` and closes.
 //!
 //! It is stricter than Tracy: every deviation the real server would assert on, misread or
@@ -35,7 +35,9 @@ impl Default for CaptureOptions {
 /// What a capture received.
 #[derive(Debug)]
 pub struct Capture {
+    /// The server's welcome message.
     pub welcome: Welcome,
+    /// Everything decoded from the stream.
     pub decoded: Decoder,
     /// Whether the capture ended as Tracy's does (`Terminate` received, everything
     /// answered, `ServerQueryTerminate` sent).
@@ -55,6 +57,7 @@ impl Capture {
         self.decoded.strings.get(&key).map_or("???", |s| s.as_str())
     }
 
+    /// The name the stream gave `thread`.
     pub fn thread_name(&self, thread: u32) -> &str {
         self.decoded.threads.get(&(thread as u64)).map_or("???", |s| s.as_str())
     }
@@ -72,6 +75,7 @@ impl Capture {
         tracy_time + self.welcome.init_begin
     }
 
+    /// The name of GPU context `id`.
     pub fn context_name(&self, id: u8) -> &str {
         self.decoded.contexts.get(&id).and_then(|c| c.name.as_deref()).unwrap_or("???")
     }

@@ -1,6 +1,6 @@
 //! `ttprof tracy`: read a device image or snapshot once, then serve it to a Tracy capture
 //! tool (what the CLI's subcommand runs; a library caller would use [`Stream::build`] and
-//! [`serve`] directly).
+//! [`serve`](super::serve) directly).
 
 use super::{server::capture_hint, ServeOptions, ServeReport, Server, Stream, StreamOptions};
 use crate::error::Result;
@@ -11,7 +11,9 @@ use std::path::Path;
 
 /// What the command did: the capture, and every problem found on the way.
 pub struct Outcome {
+    /// What the capture tool received.
     pub report: ServeReport,
+    /// Problems in the data (readout, naming, stream).
     pub issues: Vec<Issue>,
 }
 

@@ -42,6 +42,7 @@ impl FrameWriter {
     }
 
     /// Bytes waiting in the current frame.
+    #[cfg(test)]
     pub fn pending(&self) -> usize {
         self.frame.len()
     }

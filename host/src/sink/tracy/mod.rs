@@ -4,7 +4,7 @@
 //! Why not the `tracy-client` crate: through its API a GPU context gets one row and there
 //! are at most 255 contexts, while a chip has up to 140 tiles x 5 RISCs. The protocol
 //! itself lets a context carry one row per thread id given in each zone, which is what
-//! tt-metal's Tracy fork uses; [`layout`] says how chips, tiles and RISCs map onto
+//! tt-metal's Tracy fork uses; `layout` says how chips, tiles and RISCs map onto
 //! contexts and rows (one context per tile up to 255 tiles, then tiles grouped per chip).
 //!
 //! What a capture shows:
@@ -25,23 +25,23 @@
 //! says how to connect. `ttprof tracy --device <image|snapshot> --oplog <ops.jsonl>` does
 //! both.
 //!
-//! Modules, one job each: [`protocol`] (Tracy's numbers, with their source files),
-//! [`encode`] (event bytes and delta-encoded times), [`frame`] (LZ4 framing), [`layout`],
-//! [`plan`] (readout to stream), [`emit`] (wire order and query answers), [`session`] (one
-//! connection), [`server`] (listening, timeouts, retries), and for tests [`capture`] with
-//! [`decoder`]: a capture tool that checks everything the real server relies on.
+//! Modules, one job each: `protocol` (Tracy's numbers, with their source files),
+//! `encode` (event bytes and delta-encoded times), `frame` (LZ4 framing), `layout`,
+//! `plan` (readout to stream), `emit` (wire order and query answers), `session` (one
+//! connection), `server` (listening, timeouts, retries), and for tests [`capture`] with
+//! `decoder`: a capture tool that checks everything the real server relies on.
 
 pub mod capture;
 pub mod command;
-pub mod decoder;
+pub(crate) mod decoder;
 pub(crate) mod emit;
-pub mod encode;
-pub mod frame;
-pub mod layout;
-pub mod plan;
-pub mod protocol;
-pub mod server;
-pub mod session;
+pub(crate) mod encode;
+pub(crate) mod frame;
+pub(crate) mod layout;
+pub(crate) mod plan;
+pub(crate) mod protocol;
+pub(crate) mod server;
+pub(crate) mod session;
 #[cfg(test)]
 mod tests;
 

@@ -81,18 +81,27 @@ impl Default for StreamOptions {
 /// Counts describing a [`Stream`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// GPU contexts (Tracy holds 255).
     pub contexts: usize,
+    /// Tiles per context.
     pub tiles_per_context: usize,
+    /// RISC lanes with zones.
     pub lanes: usize,
+    /// Device zones.
     pub zones: u64,
+    /// Distinct source locations.
     pub source_locations: usize,
+    /// Ops (host CPU zones).
     pub ops: usize,
+    /// Host rows (threads) the ops need.
     pub host_rows: usize,
+    /// Messages (device events, data, sums, losses; signposts).
     pub messages: usize,
     /// Zones cut back to their parent's end because they overlapped it partially.
     pub clipped_zones: u64,
     /// Host time every Tracy time is relative to (the earliest time in the stream).
     pub base_ns: i64,
+    /// Latest host time in the stream (ns).
     pub last_ns: i64,
 }
 
@@ -110,6 +119,7 @@ pub struct Stream {
     pub(crate) host: Vec<(u32, Vec<HostZone>)>,
     /// Sorted by (thread, time).
     pub(crate) messages: Vec<Message>,
+    /// Counts describing it.
     pub summary: Summary,
     /// Data that could not be streamed as it is (each says what was done instead).
     pub issues: Vec<Issue>,

@@ -64,7 +64,9 @@ impl Default for ServeOptions {
 /// deadline).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attempt {
+    /// Who connected.
     pub peer: SocketAddr,
+    /// What went wrong.
     pub what: String,
 }
 
@@ -79,6 +81,7 @@ impl fmt::Display for Attempt {
 pub struct ServeReport {
     /// The tool that received everything.
     pub client: SocketAddr,
+    /// What the capture tool received.
     pub transfer: Transfer,
     /// From listening to the confirmation.
     pub elapsed: Duration,
@@ -86,11 +89,32 @@ pub struct ServeReport {
     pub attempts: Vec<Attempt>,
 }
 
+/// Why serving failed.
 #[derive(Debug)]
 pub enum ServeError {
-    Bind { addr: SocketAddr, source: io::Error },
-    Timeout { addr: SocketAddr, waited: Duration, attempts: Vec<Attempt> },
-    Io { what: &'static str, source: io::Error },
+    /// The address could not be listened on.
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// No capture tool received everything in time.
+    Timeout {
+        /// The address listened on.
+        addr: SocketAddr,
+        /// How long it waited.
+        waited: Duration,
+        /// The connections that came and failed.
+        attempts: Vec<Attempt>,
+    },
+    /// Another I/O error.
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// The error.
+        source: io::Error,
+    },
 }
 
 /// The command that captures from `addr`.
@@ -139,6 +163,7 @@ pub struct Server {
 }
 
 impl Server {
+    /// Listens on `addr` (port 0: any free port).
     pub fn bind(addr: SocketAddr) -> Result<Server, ServeError> {
         let listener = TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
         let addr = listener.local_addr().map_err(|source| ServeError::Io { what: "read the listening address", source })?;
@@ -146,6 +171,7 @@ impl Server {
         Ok(Server { listener, addr })
     }
 
+    /// The address it listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
     }

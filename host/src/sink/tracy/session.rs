@@ -46,9 +46,11 @@ pub(crate) enum Outcome {
 /// What one connection transferred.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Transfer {
+    /// LZ4 frames sent.
     pub frames: u64,
     /// Event bytes before compression, and bytes on the wire (frames only).
     pub raw_bytes: u64,
+    /// Bytes on the wire (compressed).
     pub wire_bytes: u64,
     /// Device zones sent.
     pub zones: u64,

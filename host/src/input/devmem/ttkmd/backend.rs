@@ -66,11 +66,17 @@ pub enum HarvestOrigin {
 /// What a card is, as opened.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CardIdentity {
+    /// The device node.
     pub path: PathBuf,
+    /// Wormhole B0 or Blackhole (from the PCI device id).
     pub arch: Arch,
+    /// PCI identity and address.
     pub pci: PciInfo,
+    /// The driver's API version and release.
     pub driver: DriverInfo,
+    /// The card's tiles: harvesting and coordinates.
     pub map: TileMap,
+    /// Where the harvest mask came from.
     pub harvest_origin: HarvestOrigin,
 }
 
@@ -194,18 +200,22 @@ impl<D: Driver> TtKmd<D> {
         })
     }
 
+    /// Who the card is.
     pub fn card(&self) -> &CardIdentity {
         &self.card
     }
 
+    /// The driver the backend speaks through.
     pub fn driver(&self) -> &D {
         &self.driver
     }
 
+    /// The device node.
     pub fn path(&self) -> &Path {
         &self.card.path
     }
 
+    /// The window pool's counts (allocations, reuses, reconfigurations).
     pub fn pool_stats(&self) -> PoolStats {
         let p = self.pool.lock().unwrap_or_else(|p| p.into_inner());
         PoolStats { windows: p.slots.len(), limit: p.limit, ..p.stats }

@@ -20,8 +20,11 @@ use yaml_rust2::{Yaml, YamlLoader};
 /// One chip's entry of the `harvesting` map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChipHarvest {
+    /// Chip id in the descriptor.
     pub chip: u32,
+    /// Its harvest mask (NoC0 order).
     pub mask: u32,
+    /// Whether translation is on, when the descriptor says.
     pub translation: Option<bool>,
 }
 
@@ -29,9 +32,13 @@ pub struct ChipHarvest {
 /// card index in `chips_with_mmio`, else the only chip.
 #[derive(Clone, Debug, Default)]
 pub struct CardKey<'a> {
+    /// The chip id, when the caller knows it.
     pub chip: Option<u32>,
+    /// The card's PCI address, to find its chip.
     pub pci_address: Option<&'a str>,
+    /// The card's index.
     pub index: Option<u32>,
+    /// The card's arch.
     pub arch: Option<Arch>,
 }
 

@@ -39,10 +39,15 @@ impl std::fmt::Display for DriverInfo {
 /// What `GET_DEVICE_INFO` says: the PCI identity of the card.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PciInfo {
+    /// PCI vendor id.
     pub vendor_id: u16,
+    /// PCI device id (the arch).
     pub device_id: u16,
+    /// PCI subsystem vendor id.
     pub subsystem_vendor_id: u16,
+    /// PCI subsystem id (the board).
     pub subsystem_id: u16,
+    /// PCI domain.
     pub domain: u16,
     /// bits 0..3 function, 3..8 device, 8..16 bus.
     pub bus_dev_fn: u16,
@@ -59,8 +64,11 @@ impl PciInfo {
 /// A window `ALLOCATE_TLB` handed out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TlbAlloc {
+    /// The window's id.
     pub id: u32,
+    /// Its size in bytes.
     pub size: u64,
+    /// `mmap` offset of its uncached mapping.
     pub mmap_offset_uc: u64,
 }
 
@@ -78,13 +86,19 @@ pub enum Fault {
 pub trait Driver: Send + Sync {
     /// The device node, for messages.
     fn path(&self) -> &Path;
+    /// `GET_DRIVER_INFO`.
     fn driver_info(&self) -> io::Result<DriverInfo>;
+    /// `GET_DEVICE_INFO`.
     fn device_info(&self) -> io::Result<PciInfo>;
+    /// `ALLOCATE_TLB` of a window of `size` bytes.
     fn allocate_tlb(&self, size: u64) -> io::Result<TlbAlloc>;
+    /// `FREE_TLB` (EBUSY while mapped).
     fn free_tlb(&self, id: u32) -> io::Result<()>;
+    /// `CONFIGURE_TLB`: point window `id` at `config`.
     fn configure_tlb(&self, id: u32, config: &NocTlbConfig) -> io::Result<()>;
     /// Maps the window uncached.
     fn map_window(&self, tlb: &TlbAlloc) -> io::Result<()>;
+    /// Unmaps window `id`.
     fn unmap_window(&self, id: u32) -> io::Result<()>;
     /// One volatile 32-bit load at `offset` in the mapped window.
     fn read_u32(&self, id: u32, offset: u64) -> Result<u32, Fault>;

@@ -31,17 +31,23 @@ pub type ClockModel = Arc<dyn Fn(NocCoord, u64) -> u64 + Send + Sync>;
 /// What the fake card is.
 #[derive(Clone)]
 pub struct FakeCard {
+    /// The device node the card answers as.
     pub path: PathBuf,
+    /// The ioctl API version it reports.
     pub api_version: u32,
+    /// Its release (major, minor, patch), when it reports one.
     pub release: Option<(u8, u8, u8)>,
+    /// Its PCI identity.
     pub pci: PciInfo,
     /// The card's real harvesting and translation (what its NoC does).
     pub map: TileMap,
     /// The L1 of its workers: chip `chip` of this memory; tiles it lacks read as zeros.
     pub memory: Arc<dyn DeviceMemory>,
+    /// Which chip of the memory behind it is this card.
     pub chip: u32,
     /// Windows of ttprof's size not held by someone else (a running tt-metal holds most).
     pub free_windows: usize,
+    /// Its wall clock (`None`: clock reads fail).
     pub clock: Option<ClockModel>,
     /// The consumer lock of the card, shared by every driver opened on it.
     pub consumer_lock: Arc<AtomicBool>,
@@ -115,6 +121,7 @@ fn err(code: i32) -> io::Error {
 }
 
 impl FakeDriver {
+    /// A driver for `card`.
     pub fn new(card: FakeCard) -> FakeDriver {
         FakeDriver { card, state: Mutex::new(State::default()) }
     }

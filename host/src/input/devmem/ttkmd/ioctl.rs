@@ -14,11 +14,17 @@ pub const fn io(n: u8) -> u32 {
     (MAGIC as u32) << 8 | n as u32
 }
 
+/// `TENSTORRENT_IOCTL_GET_DEVICE_INFO`: PCI identity of the card.
 pub const GET_DEVICE_INFO: u32 = io(0);
+/// `TENSTORRENT_IOCTL_QUERY_MAPPINGS`: the BAR mappings a process may `mmap`.
 pub const QUERY_MAPPINGS: u32 = io(2);
+/// `TENSTORRENT_IOCTL_GET_DRIVER_INFO`: the driver's API version and release.
 pub const GET_DRIVER_INFO: u32 = io(5);
+/// `TENSTORRENT_IOCTL_ALLOCATE_TLB`: reserve a TLB window of a given size.
 pub const ALLOCATE_TLB: u32 = io(11);
+/// `TENSTORRENT_IOCTL_FREE_TLB`: give a TLB window back (EBUSY while mapped).
 pub const FREE_TLB: u32 = io(12);
+/// `TENSTORRENT_IOCTL_CONFIGURE_TLB`: point a TLB window at a NoC address.
 pub const CONFIGURE_TLB: u32 = io(13);
 
 /// The lowest driver API version (`GET_DRIVER_INFO.driver_version`) with working TLB
@@ -31,7 +37,9 @@ pub const ORDERING_STRICT: u8 = 1;
 
 /// PCI device ids (vendor 0x1e52).
 pub const VENDOR_TENSTORRENT: u16 = 0x1E52;
+/// PCI device id of a Wormhole card.
 pub const DEVICE_WORMHOLE: u16 = 0x401E;
+/// PCI device id of a Blackhole card.
 pub const DEVICE_BLACKHOLE: u16 = 0xB140;
 
 /// `GET_DEVICE_INFO` (24 bytes).
@@ -40,22 +48,31 @@ pub const DEVICE_BLACKHOLE: u16 = 0xB140;
 pub struct GetDeviceInfo {
     /// in: bytes of `out` the caller has room for.
     pub in_output_size_bytes: u32,
+    /// out: what the driver writes.
     pub out: DeviceInfoOut,
 }
 
+/// What `GET_DEVICE_INFO` returns.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceInfoOut {
+    /// out: bytes of the out part the driver filled.
     pub output_size_bytes: u32,
+    /// PCI vendor id (0x1e52 for Tenstorrent).
     pub vendor_id: u16,
+    /// PCI device id: the arch ([`DEVICE_WORMHOLE`], [`DEVICE_BLACKHOLE`]).
     pub device_id: u16,
+    /// PCI subsystem vendor id.
     pub subsystem_vendor_id: u16,
+    /// PCI subsystem id (the board).
     pub subsystem_id: u16,
     /// bits 0..3 function, 3..8 device, 8..16 bus.
     pub bus_dev_fn: u16,
+    /// Largest DMA buffer the driver allocates, log2 bytes.
     pub max_dma_buf_size_log2: u16,
     /// Since 1.23.
     pub pci_domain: u16,
+    /// Reserved, zero.
     pub reserved: u16,
 }
 
@@ -63,7 +80,9 @@ pub struct DeviceInfoOut {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueryMappingsIn {
+    /// in: room for this many [`Mapping`]s after the header.
     pub output_mapping_count: u32,
+    /// Reserved, zero.
     pub reserved: u32,
 }
 
@@ -71,9 +90,13 @@ pub struct QueryMappingsIn {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mapping {
+    /// Which mapping (a BAR, uncached or write-combined).
     pub mapping_id: u32,
+    /// Reserved, zero.
     pub reserved: u32,
+    /// `mmap` offset of the mapping.
     pub mapping_base: u64,
+    /// Bytes of the mapping.
     pub mapping_size: u64,
 }
 
@@ -81,20 +104,27 @@ pub struct Mapping {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GetDriverInfo {
+    /// in: bytes of `out` the caller has room for.
     pub in_output_size_bytes: u32,
+    /// out: what the driver writes.
     pub out: DriverInfoOut,
 }
 
+/// What `GET_DRIVER_INFO` returns.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DriverInfoOut {
+    /// out: bytes of the out part the driver filled.
     pub output_size_bytes: u32,
     /// The ioctl API version (2 since ttkmd-2.0.0).
     pub driver_version: u32,
     /// The release, e.g. 2.10.0 (0.0.0 from drivers before they reported it).
     pub driver_version_major: u8,
+    /// Release minor.
     pub driver_version_minor: u8,
+    /// Release patch.
     pub driver_version_patch: u8,
+    /// Reserved, zero.
     pub reserved0: u8,
 }
 
@@ -104,19 +134,25 @@ pub struct DriverInfoOut {
 pub struct AllocateTlb {
     /// in: the window size, one of the arch's window sizes exactly.
     pub size: u64,
+    /// Reserved, zero.
     pub in_reserved: u64,
+    /// out: what the driver writes.
     pub out: AllocateTlbOut,
 }
 
+/// What `ALLOCATE_TLB` returns.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AllocateTlbOut {
+    /// The TLB window's id (from `ALLOCATE_TLB`).
     pub id: u32,
+    /// Reserved, zero.
     pub reserved0: u32,
     /// `mmap` offset of the uncached mapping of the window.
     pub mmap_offset_uc: u64,
     /// `mmap` offset of the write-combined mapping.
     pub mmap_offset_wc: u64,
+    /// Reserved, zero.
     pub reserved1: u64,
 }
 
@@ -124,6 +160,7 @@ pub struct AllocateTlbOut {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FreeTlb {
+    /// The TLB window's id (from `ALLOCATE_TLB`).
     pub id: u32,
 }
 
@@ -133,17 +170,27 @@ pub struct FreeTlb {
 pub struct NocTlbConfig {
     /// Local address of the window's first byte, aligned to the window size.
     pub addr: u64,
+    /// NoC x of the target tile (the rectangle's end for multicast).
     pub x_end: u16,
+    /// NoC y of the target tile (the rectangle's end for multicast).
     pub y_end: u16,
     /// Multicast rectangle start (unused for unicast).
     pub x_start: u16,
+    /// Multicast rectangle start y (unused for unicast).
     pub y_start: u16,
+    /// Which NoC the window's requests travel on (0 or 1).
     pub noc: u8,
+    /// 1: multicast to the rectangle; 0: unicast to (`x_end`, `y_end`).
     pub mcast: u8,
+    /// AXI ordering mode ([`ORDERING_STRICT`] keeps reads in order).
     pub ordering: u8,
+    /// Linked (chained) transactions; 0 here.
     pub linked: u8,
+    /// Static virtual channel; 0 here.
     pub static_vc: u8,
+    /// Reserved, zero.
     pub reserved0: [u8; 3],
+    /// Reserved, zero.
     pub reserved1: [u32; 2],
 }
 
@@ -151,17 +198,36 @@ pub struct NocTlbConfig {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ConfigureTlb {
+    /// The TLB window's id (from `ALLOCATE_TLB`).
     pub id: u32,
+    /// Reserved, zero.
     pub reserved: u32,
+    /// Where the window points.
     pub config: NocTlbConfig,
+    /// Reserved, zero.
     pub out_reserved: u64,
 }
 
-nix::ioctl_readwrite_bad!(get_device_info, GET_DEVICE_INFO, GetDeviceInfo);
-nix::ioctl_readwrite_bad!(get_driver_info, GET_DRIVER_INFO, GetDriverInfo);
-nix::ioctl_readwrite_bad!(allocate_tlb, ALLOCATE_TLB, AllocateTlb);
-nix::ioctl_readwrite_bad!(free_tlb, FREE_TLB, FreeTlb);
-nix::ioctl_readwrite_bad!(configure_tlb, CONFIGURE_TLB, ConfigureTlb);
+nix::ioctl_readwrite_bad!(
+    /// Issues `GET_DEVICE_INFO` on an open tt-kmd device node (`ioctl(2)`; the caller owns the fd and the argument).
+    get_device_info,
+    GET_DEVICE_INFO, GetDeviceInfo);
+nix::ioctl_readwrite_bad!(
+    /// Issues `GET_DRIVER_INFO` on an open tt-kmd device node (`ioctl(2)`; the caller owns the fd and the argument).
+    get_driver_info,
+    GET_DRIVER_INFO, GetDriverInfo);
+nix::ioctl_readwrite_bad!(
+    /// Issues `ALLOCATE_TLB` on an open tt-kmd device node (`ioctl(2)`; the caller owns the fd and the argument).
+    allocate_tlb,
+    ALLOCATE_TLB, AllocateTlb);
+nix::ioctl_readwrite_bad!(
+    /// Issues `FREE_TLB` on an open tt-kmd device node (`ioctl(2)`; the caller owns the fd and the argument).
+    free_tlb,
+    FREE_TLB, FreeTlb);
+nix::ioctl_readwrite_bad!(
+    /// Issues `CONFIGURE_TLB` on an open tt-kmd device node (`ioctl(2)`; the caller owns the fd and the argument).
+    configure_tlb,
+    CONFIGURE_TLB, ConfigureTlb);
 
 /// Sizes and field offsets, as the reference gives them: `(name, size, [(field, offset)])`.
 /// The C probe test prints the same table from the installed header.

@@ -50,12 +50,18 @@ pub enum HarvestSource {
     /// A NoC0-order mask (bit `i`: the `i`-th Tensix row on Wormhole, column on Blackhole).
     Mask(u32),
     /// A tt-metal cluster descriptor, and optionally which chip of it this card is.
-    Descriptor { path: PathBuf, chip: Option<u32> },
+    Descriptor {
+        /// The descriptor YAML file.
+        path: PathBuf,
+        /// The card's chip id in it (`None`: found by PCI address or index).
+        chip: Option<u32>,
+    },
 }
 
 /// How to open a card.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KmdOptions {
+    /// Where the harvest mask comes from.
     pub harvest: HarvestSource,
     /// Coordinate translation on the card; `None`: the descriptor's, else on.
     pub translation: Option<bool>,
@@ -76,8 +82,17 @@ impl Default for KmdOptions {
 /// A `--device` argument: a file (device image or snapshot) or a card.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceSpec {
+    /// A device image or snapshot file.
     File(PathBuf),
-    Card { path: PathBuf, index: Option<u32>, options: KmdOptions },
+    /// A card through tt-kmd.
+    Card {
+        /// Its device node.
+        path: PathBuf,
+        /// Its index (`tt:N`, `/dev/tenstorrent/N`), when the node is named so.
+        index: Option<u32>,
+        /// How to open it.
+        options: KmdOptions,
+    },
 }
 
 /// The device node of card `index`.
@@ -211,7 +226,9 @@ fn open_error(path: &Path, e: std::io::Error) -> Error {
 /// One card as `ttprof devices` lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CardInfo {
+    /// The card's index (`/dev/tenstorrent/<index>`).
     pub index: u32,
+    /// Its device node.
     pub path: PathBuf,
     /// What the card is, or why it could not be asked.
     pub card: std::result::Result<CardIdentity, String>,
