@@ -41,12 +41,6 @@ impl FrameWriter {
         }
     }
 
-    /// Bytes waiting in the current frame.
-    #[cfg(test)]
-    pub fn pending(&self) -> usize {
-        self.frame.len()
-    }
-
     /// Adds whole events (`unit`, e.g. a string and the event that reads it), sending the
     /// current frame first if they would not fit in it.
     pub fn push(&mut self, out: &mut impl Write, unit: &[u8]) -> io::Result<()> {
