@@ -1,8 +1,8 @@
 //! The bottleneck analysis on real kernels: the example pipeline (reader -> unpack -> math ->
 //! pack -> writer through CBs, each stage marking its blocking calls with typed waits) run on
 //! the emulator five times, each time with one stage made slow (`SLOW_STAGE`), must name that
-//! stage, with evidence its own zones support, in `ttprof_analysis.json`, the summary and the
-//! op report's CB wait columns.
+//! stage, with evidence its own zones support, in `ttprof_analysis.json`, the summary, the
+//! HTML page's panel and the op report's CB wait columns.
 
 use riscv_linker::Arch;
 use std::path::{Path, PathBuf};
@@ -72,6 +72,10 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
         // The summary says it in one line.
         let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
         assert!(summary.contains(&format!("Add (run 1): bound by {stage} ({risc}): {evidence}")), "{summary}");
+        // The HTML page has a panel per op with the same verdict.
+        let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+        assert!(page.contains("<section id=\"analysis\">"), "no panel");
+        assert!(page.contains(&format!("<b>Add (run 1)</b>: bound by {stage} ({risc})")), "panel of {stage}");
     }
 
     // The CBs, read off the waits, are the pipeline; the writer's sum wait (`sum_wait!`)
@@ -141,6 +145,8 @@ fn kernels_without_typed_waits_get_no_verdict() {
     assert!(a["ops"][0]["verdict"].is_null(), "{a:#}");
     let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
     assert!(!summary.contains("bottleneck"), "{summary}");
+    let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+    assert!(!page.contains("id=\"analysis\""));
 }
 
 /// `ttprof diff` on a kernel whose inner loop does twice the work: math's extra loop goes

@@ -447,6 +447,49 @@ pub fn render(a: &Analysis) -> String {
     out
 }
 
+/// Text for HTML (`&`, `<`, `>`, `"` escaped).
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The HTML page's panel: one `<details>` per op with a verdict (the verdict, its evidence,
+/// a table of each RISC's busy and wait shares, the disagreeing tiles). Empty when no op has
+/// a verdict.
+pub fn html_panel(a: &Analysis) -> String {
+    let mut out = String::new();
+    for op in a.ops.iter().filter(|o| o.verdict.is_some()) {
+        let Some(v) = &op.verdict else { continue };
+        out.push_str(&format!(
+            "<details><summary><b>{} (run {})</b>: bound by {}</summary><p>{}</p>\n<table><tr><th>RISC</th><th>stage</th>\
+             <th>busy</th><th>waits</th></tr>\n",
+            esc(&op.op),
+            op.run,
+            esc(&v.bound_by_stage()),
+            esc(&v.evidence)
+        ));
+        for r in &op.riscs {
+            let waits: Vec<String> =
+                r.waits.iter().map(|(w, ns)| format!("{} {:.0}%", esc(w), pct(*ns, op.span_ns))).collect();
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{:.0}%</td><td>{}</td></tr>\n",
+                esc(&r.risc),
+                esc(&r.stage),
+                pct(r.busy_ns, op.span_ns),
+                waits.join(", ")
+            ));
+        }
+        out.push_str("</table>");
+        if !op.disagreeing_tiles.is_empty() {
+            out.push_str(&format!("<p>tiles that disagree: {}</p>", esc(&op.disagreeing_tiles.join(" "))));
+        }
+        out.push_str("</details>\n");
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!("<section id=\"analysis\"><b>Bottleneck per op</b> (typed waits)\n{out}</section>\n")
+}
+
 impl Verdict {
     /// "math (TRISC_1)" or "NoC read barrier (reader on BRISC)".
     pub fn bound_by_stage(&self) -> String {
@@ -495,6 +538,34 @@ mod tests {
         assert_eq!((cb2.producer.as_deref(), cb2.consumer.as_deref()), (Some("unpack"), Some("math")));
         // No typed wait at all: no verdict.
         assert!(verdict(&[risc("BRISC", "x", 10.0, &[])], 10.0).is_none());
+    }
+
+    #[test]
+    fn the_html_panel_escapes_and_is_empty_without_verdicts() {
+        let times = vec![
+            risc("BRISC", "read<er>", 1000.0, &[(Wait::CbBack(0), 700.0)]),
+            risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(0), 100.0)]),
+        ];
+        let mut op = OpAnalysis {
+            op: "A&B".into(),
+            chip: 0,
+            run: 1,
+            span_ns: 1000.0,
+            riscs: times.clone(),
+            verdict: verdict(&times, 1000.0),
+            disagreeing_tiles: vec!["1-2".into()],
+            tiles: vec![],
+        };
+        for r in &mut op.riscs {
+            r.waits = r.by_wait.iter().map(|(w, ns)| (w.to_string(), *ns)).collect();
+        }
+        let html = html_panel(&Analysis { ops: vec![op.clone()] });
+        assert!(html.starts_with("<section id=\"analysis\">"), "{html}");
+        assert!(html.contains("<b>A&amp;B (run 1)</b>: bound by math (TRISC_1)"), "{html}");
+        assert!(html.contains("<tr><td>BRISC</td><td>read&lt;er&gt;</td><td>30%</td><td>CB 0 back (space) 70%</td></tr>"), "{html}");
+        assert!(html.contains("tiles that disagree: 1-2"));
+        op.verdict = None;
+        assert_eq!(html_panel(&Analysis { ops: vec![op] }), "");
     }
 
     #[test]
