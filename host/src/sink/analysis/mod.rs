@@ -159,10 +159,40 @@ pub struct Analysis {
 pub struct Analyzer {
     /// (name, file, line) of every typed wait site.
     waits_by_site: HashMap<(String, String, u32), Wait>,
-    /// Label index -> wait, per profile (filled as rings show their sites).
-    label_wait: HashMap<u32, Option<Wait>>,
-    /// (op index, chip, tile) -> RISC -> (time, kernel start/end ns).
-    cells: BTreeMap<(u32, u32, NocCoord), BTreeMap<Risc, (RiscTime, f64, f64)>>,
+    /// Per label index: what the analysis does with its zones.
+    kinds: Vec<LabelKind>,
+    /// Times per op, tile and RISC.
+    cells: Cells,
+}
+
+/// (op index, chip, tile) -> RISC -> (time, first KERNEL start, last KERNEL end).
+type Cells = BTreeMap<(u32, u32, NocCoord), BTreeMap<Risc, (RiscTime, f64, f64)>>;
+
+/// The entry of `risc` on `key`, made (its stage named by `stage`) on first use.
+fn cell(
+    cells: &mut Cells,
+    key: (u32, u32, NocCoord),
+    risc: Risc,
+    stage: impl FnOnce() -> String,
+) -> &mut (RiscTime, f64, f64) {
+    cells.entry(key).or_default().entry(risc).or_insert_with(|| {
+        (
+            RiscTime { risc: risc.name().to_string(), stage: stage(), ..Default::default() },
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        )
+    })
+}
+
+/// What a label's zones are to the analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LabelKind {
+    /// A KERNEL wrapper zone: the RISC's time in the op.
+    Kernel,
+    /// A typed wait.
+    Wait(Wait),
+    /// Busy time (not looked at).
+    Other,
 }
 
 /// The role of a RISC when its kernel's name is not known.
@@ -184,87 +214,84 @@ impl Analyzer {
         }
         self.learn_sites(p, v);
         let risc = v.lane.risc;
+        let (chip, tile) = (v.lane.chip, v.lane.tile);
         let stage_of = |op: u32| -> String {
             let o = &p.ops[op as usize];
             p.oplog
                 .as_ref()
                 .and_then(|l| l.op(o.chip, o.run))
-                .and_then(|r| r.kernel_for(v.lane.tile, risc))
+                .and_then(|r| r.kernel_for(tile, risc))
                 .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))
                 .unwrap_or_else(|| role(risc).to_string())
         };
+        let kinds = &self.kinds;
+        let kind = |site: u32| kinds.get(site as usize).copied().unwrap_or(LabelKind::Other);
         // Outermost waits: the end of the wait that encloses the current zone, per op.
         let mut wait_end: HashMap<u32, f64> = HashMap::new();
         for z in &v.zones {
-            let Some(op) = z.op else { continue };
-            let cell = self.cells.entry((op, v.lane.chip, v.lane.tile)).or_default();
-            let (t, lo, hi) = cell.entry(risc).or_insert_with(|| {
-                (
-                    RiscTime { risc: risc.name().to_string(), stage: stage_of(op), ..Default::default() },
-                    f64::INFINITY,
-                    f64::NEG_INFINITY,
-                )
-            });
+            let k = kind(z.site);
+            let (Some(op), false) = (z.op, k == LabelKind::Other) else { continue };
             let dur = (z.end_ns - z.start_ns).max(0.0);
             if !dur.is_finite() {
                 continue;
             }
-            if p.labels[z.site as usize].name.ends_with("-KERNEL") {
-                t.kernel_ns += dur;
-                *lo = lo.min(z.start_ns);
-                *hi = hi.max(z.end_ns);
-                continue;
+            let (t, lo, hi) = cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op));
+            match k {
+                LabelKind::Kernel => {
+                    t.kernel_ns += dur;
+                    *lo = lo.min(z.start_ns);
+                    *hi = hi.max(z.end_ns);
+                }
+                LabelKind::Wait(w) => {
+                    let end = wait_end.entry(op).or_insert(f64::NEG_INFINITY);
+                    if z.start_ns >= *end {
+                        *end = z.end_ns;
+                        *t.by_wait.entry(w).or_default() += dur;
+                    } // else: inside a wait already counted
+                }
+                LabelKind::Other => {}
             }
-            let Some(w) = self.label_wait.get(&z.site).copied().flatten() else { continue };
-            let end = wait_end.entry(op).or_insert(f64::NEG_INFINITY);
-            if z.start_ns < *end {
-                continue; // inside a wait already counted
-            }
-            *end = z.end_ns;
-            *t.by_wait.entry(w).or_default() += dur;
         }
+        let cpn = p.timebase.chips.get(chip as usize).map(|c| c.cycles_per_ns).filter(|c| *c > 0.0);
         for m in &v.marks {
-            let (Some(op), MarkKind::Sum { total_cycles, .. }) = (m.op, m.kind) else { continue };
-            let Some(w) = self.label_wait.get(&m.site).copied().flatten() else { continue };
-            let Some(cpn) = p.timebase.chips.get(v.lane.chip as usize).map(|c| c.cycles_per_ns).filter(|c| *c > 0.0)
+            let (Some(op), MarkKind::Sum { total_cycles, .. }, LabelKind::Wait(w), Some(cpn)) =
+                (m.op, m.kind, kind(m.site), cpn)
             else {
                 continue;
             };
-            let cell = self.cells.entry((op, v.lane.chip, v.lane.tile)).or_default();
-            let (t, ..) = cell.entry(risc).or_insert_with(|| {
-                (
-                    RiscTime { risc: risc.name().to_string(), stage: stage_of(op), ..Default::default() },
-                    f64::INFINITY,
-                    f64::NEG_INFINITY,
-                )
-            });
-            *t.by_wait.entry(w).or_default() += total_cycles as f64 / cpn;
+            *cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op)).0.by_wait.entry(w).or_default() +=
+                total_cycles as f64 / cpn;
         }
     }
 
-    /// Which labels of this ring are typed waits.
+    /// Which labels are typed waits or KERNEL zones, from the site tables of the runs this
+    /// ring holds (a few dozen sites per kernel, not a pass over the records).
     fn learn_sites(&mut self, p: &Profile, v: &RingView) {
-        if self.waits_by_site.is_empty() && self.label_wait.is_empty() {
-            self.label_wait.reserve(p.labels.len());
-        }
-        let r = &v.ring.records;
-        let mut seen: std::collections::HashSet<(u32, u16)> = std::collections::HashSet::new();
-        for i in 0..r.len() {
-            if !crate::resolve::has_site(r.kind[i]) || !seen.insert((r.run[i], r.site[i])) {
-                continue;
+        let mut runs: Vec<u32> = Vec::new();
+        for run in v.zones.iter().map(|z| z.run).chain(v.marks.iter().map(|m| m.run)) {
+            if runs.last() != Some(&run) && !runs.contains(&run) {
+                runs.push(run);
             }
-            if let Some(m) = p.site(v.index, r.run[i], r.site[i]) {
+        }
+        let mut learned = self.kinds.len() != p.labels.len();
+        for run in runs {
+            let Some(table) = p.sites.rings.get(v.index).and_then(|r| r.table(run)) else { continue };
+            for (_, m) in table.iter() {
                 if let Some(w) = m.wait {
-                    self.waits_by_site.insert((m.name.clone(), m.file.clone(), m.line), w);
+                    learned |= self.waits_by_site.insert((m.name.clone(), m.file.clone(), m.line), w).is_none();
                 }
             }
         }
-        for (i, l) in p.labels.iter().enumerate() {
-            let w = self.waits_by_site.get(&(l.name.clone(), l.file.clone(), l.line)).copied();
-            let e = self.label_wait.entry(i as u32).or_insert(None);
-            if w.is_some() {
-                *e = w;
-            }
+        if learned {
+            self.kinds = p
+                .labels
+                .iter()
+                .map(|l| match self.waits_by_site.get(&(l.name.clone(), l.file.clone(), l.line)) {
+                    Some(w) => LabelKind::Wait(*w),
+                    None if l.name.ends_with("-KERNEL") => LabelKind::Kernel,
+                    None => LabelKind::Other,
+                })
+                .collect();
         }
     }
 
@@ -562,7 +589,10 @@ mod tests {
         let html = html_panel(&Analysis { ops: vec![op.clone()] });
         assert!(html.starts_with("<section id=\"analysis\">"), "{html}");
         assert!(html.contains("<b>A&amp;B (run 1)</b>: bound by math (TRISC_1)"), "{html}");
-        assert!(html.contains("<tr><td>BRISC</td><td>read&lt;er&gt;</td><td>30%</td><td>CB 0 back (space) 70%</td></tr>"), "{html}");
+        assert!(
+            html.contains("<tr><td>BRISC</td><td>read&lt;er&gt;</td><td>30%</td><td>CB 0 back (space) 70%</td></tr>"),
+            "{html}"
+        );
         assert!(html.contains("tiles that disagree: 1-2"));
         op.verdict = None;
         assert_eq!(html_panel(&Analysis { ops: vec![op] }), "");
