@@ -212,14 +212,23 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), String>) -> Resu
 /// Count, total, mean and percentiles of one side's samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Stats {
+    /// Zones.
     pub count: u64,
+    /// Total device cycles.
     pub total_cycles: u64,
+    /// Mean cycles.
     pub mean_cycles: f64,
+    /// Median cycles.
     pub p50_cycles: u64,
+    /// 99th percentile, cycles.
     pub p99_cycles: u64,
+    /// Total host ns.
     pub total_ns: f64,
+    /// Mean ns.
     pub mean_ns: f64,
+    /// Median ns.
     pub p50_ns: f64,
+    /// 99th percentile, ns.
     pub p99_ns: f64,
 }
 
@@ -254,9 +263,13 @@ impl Stats {
 /// One (op, zone) on both sides.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// The op code.
     pub op: String,
+    /// The zone name.
     pub zone: String,
+    /// The base run's figures.
     pub base: Stats,
+    /// The new run's figures.
     pub new: Stats,
     /// Relative change of the total cycles, in percent (new / base - 1).
     pub total_change_pct: f64,
@@ -280,15 +293,20 @@ impl Row {
 /// A zone only one side has.
 #[derive(Clone, Debug, Serialize)]
 pub struct OneSided {
+    /// The op code.
     pub op: String,
+    /// The zone name.
     pub zone: String,
+    /// Its figures.
     pub stats: Stats,
 }
 
 /// Two runs compared.
 #[derive(Clone, Debug, Serialize)]
 pub struct Diff {
+    /// What the base run is (path).
     pub base: String,
+    /// What the new run is (path).
     pub new: String,
     /// Both sides exact (emulator runs).
     pub exact: bool,

@@ -76,6 +76,7 @@ impl RiscTime {
 /// A circular buffer as the waits show it.
 #[derive(Clone, Debug, Serialize)]
 pub struct CbLink {
+    /// The CB index.
     pub cb: u32,
     /// Stage that waits for space in it (its producer), if one does.
     pub producer: Option<String>,
@@ -111,7 +112,9 @@ pub struct TileAnalysis {
     pub tile: String,
     /// First KERNEL start to last KERNEL end of the tile's RISCs, ns.
     pub span_ns: f64,
+    /// Busy and wait time of each RISC on the tile.
     pub riscs: Vec<RiscTime>,
+    /// The circular buffers the waits name, with who waits on them.
     pub cbs: Vec<CbLink>,
     /// `None` when no RISC recorded a typed wait.
     pub verdict: Option<Verdict>,
@@ -120,15 +123,21 @@ pub struct TileAnalysis {
 /// One op (one launch).
 #[derive(Clone, Debug, Serialize)]
 pub struct OpAnalysis {
+    /// The op code.
     pub op: String,
+    /// Its chip.
     pub chip: u32,
+    /// Its run id.
     pub run: u32,
     /// Summed over tiles.
     pub span_ns: f64,
+    /// Busy and wait time per RISC, summed over tiles.
     pub riscs: Vec<RiscTime>,
+    /// The bounding stage and its evidence (`None` without typed waits).
     pub verdict: Option<Verdict>,
     /// Tiles whose own verdict names another stage than the op's.
     pub disagreeing_tiles: Vec<String>,
+    /// Each tile's own analysis.
     pub tiles: Vec<TileAnalysis>,
 }
 
@@ -151,6 +160,7 @@ impl OpAnalysis {
 /// The analysis of a whole profile.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Analysis {
+    /// Every op, in op order.
     pub ops: Vec<OpAnalysis>,
 }
 

@@ -16,8 +16,11 @@ use std::fmt::Write;
 /// One step: its name and every delta / cumulative time seen for it (ns).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Step {
+    /// The `event!` name.
     pub name: String,
+    /// Time since the previous checkpoint, ns, per launch.
     pub deltas: Vec<f64>,
+    /// Time since the kernel start, ns, per launch.
     pub cumulative: Vec<f64>,
 }
 
