@@ -1,6 +1,6 @@
 //! Issue 2: the example kernels, built for real, run on the emulator as three ops on a 2x2
 //! grid with a consumer draining while they run; the readout must hold exactly the zones
-//! the kernels' loops produce (with ttprof-dm's records around their NoC transfers), properly nested, with names and source lines that match the
+//! the kernels' loops produce (their NoC barrier waits included), properly nested, with names and source lines that match the
 //! kernel sources, and monotonic times on every RISC.
 
 use example_abi::Op;
@@ -44,9 +44,7 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("noc-read-in0", t);
             add("reserve-in1", t * binary);
             add("noc-read-in1", t * binary);
-            // ttprof-dm's records: one read per input tile, each with its barrier.
-            add("noc-read-bytes", t * (1 + binary));
-            add("noc-read-src", t * (1 + binary));
+            // One DRAM read per input tile, each with its barrier.
             add("noc-read-barrier", t * (1 + binary));
         }
         Risc::Trisc0 => {
@@ -81,8 +79,6 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("NCRISC-KERNEL", 1);
             add("write-tile", t);
             add("noc-write", t);
-            add("noc-write-bytes", t);
-            add("noc-write-dst", t);
             add("noc-write-barrier", t);
             add("wait-out", 1);
         }
@@ -91,7 +87,7 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
 }
 
 /// The zone each zone must sit directly inside (by name, `*` ending a prefix), from the
-/// kernel sources and ttprof-dm's.
+/// kernel sources.
 fn parent_of(name: &str) -> Option<&'static str> {
     Some(match name {
         "reserve-in0" | "noc-read-in0" | "reserve-in1" | "noc-read-in1" => "read-tile",
@@ -99,7 +95,7 @@ fn parent_of(name: &str) -> Option<&'static str> {
         "wait-src" | "wait-dst-space" | "math-rows" => "math-tile",
         "wait-dst" | "wait-out-space" | "pack-copy" => "pack-tile",
         "noc-write" => "write-tile",
-        // ttprof-dm's barrier zones sit inside the kernel zone around the transfer.
+        // The barrier waits sit inside the zone around their transfer.
         "noc-read-barrier" => "noc-read-in*",
         "noc-write-barrier" => "noc-write",
         n if n.ends_with("-KERNEL") => return Some(fw_of(n)),
@@ -120,8 +116,7 @@ fn site(res: &Resolution, ring: usize, run: u32, id: u16) -> &SiteMeta {
     res.site(ring, run, id).unwrap_or_else(|| panic!("ring {ring} run {run}: site {id} unresolved"))
 }
 
-/// The source line of a site must be the line of the kernel source (or ttprof-dm's, which
-/// the compiler names by its absolute path) that names it.
+/// The source line of a site must be the line of the kernel source that names it.
 fn check_source_line(meta: &SiteMeta, kernels: &Path) {
     if meta.name.ends_with("-FW") || meta.name.ends_with("-KERNEL") || meta.name == "PROFILER-STALL" {
         return; // runtime sites: their lines are in device-rt

@@ -1,7 +1,7 @@
 //! BRISC: streams this core's slice of the input tiles from interleaved DRAM into the CBs
 //! the unpacker reads, over NoC0 (`noc_async_read` of one page into the reserved CB page,
-//! then `noc_async_read_barrier`, as tt-metal's reader kernels do). With `profile`, the
-//! barrier wait is the `noc-read-barrier` zone inside each `noc-read-in*` zone.
+//! then `noc_async_read_barrier`, as tt-metal's reader kernels do). The barrier's wait is
+//! the `noc-read-barrier` zone inside each `noc-read-in*` zone (ttprof-dm's name for it).
 #![no_std]
 #![no_main]
 
@@ -24,6 +24,7 @@ fn main() {
         {
             let _r = zone!("noc-read-in0");
             noc.async_read(in0.page(first + t, 0), slot, TILE_BYTES);
+            let _w = zone!("noc-read-barrier");
             noc.async_read_barrier();
         }
         Cb(CB_IN0).push_back();
@@ -35,6 +36,7 @@ fn main() {
             {
                 let _r = zone!("noc-read-in1");
                 noc.async_read(in1.page(first + t, 0), slot, TILE_BYTES);
+                let _w = zone!("noc-read-barrier");
                 noc.async_read_barrier();
             }
             Cb(CB_IN1).push_back();

@@ -1,7 +1,7 @@
 //! NCRISC: drains result tiles to this core's slice of the interleaved DRAM output buffer,
 //! over NoC1 (`noc_async_write` of the CB page, then `noc_async_write_barrier` before the
-//! page is freed, as tt-metal's writer kernels do). With `profile`, the barrier wait is the
-//! `noc-write-barrier` zone inside each `noc-write` zone.
+//! page is freed, as tt-metal's writer kernels do). The barrier's wait is the
+//! `noc-write-barrier` zone inside each `noc-write` zone (ttprof-dm's name for it).
 #![no_std]
 #![no_main]
 
@@ -22,6 +22,7 @@ fn main() {
         {
             let _w = zone!("noc-write");
             noc.async_write(o, out.page(first + t, 0), TILE_BYTES);
+            let _b = zone!("noc-write-barrier");
             noc.async_write_barrier();
         }
         Cb(CB_OUT).pop_front();
