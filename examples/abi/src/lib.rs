@@ -41,7 +41,8 @@ pub mod arg {
     pub const TILES: u32 = 4;
     /// The first page (tile index) of this core's slice of every tensor.
     pub const FIRST_PAGE: u32 = 8;
-    /// Page size of the DRAM buffers in bytes (the demo uses [`crate::TILE_BYTES`]).
+    /// Page size of the DRAM buffers in bytes: one tile per page, so at least
+    /// [`crate::TILE_BYTES`] (the demo uses exactly that).
     pub const PAGE_BYTES: u32 = 12;
     /// Bank address of the interleaved input buffer `in0` (e.g. [`crate::DRAM_IN0`]).
     pub const IN0: u32 = 16;
