@@ -15,6 +15,7 @@ use ttprof::{csv, Error, Result};
 mod args;
 mod capture_cmd;
 mod clock_cmd;
+mod diff_cmd;
 mod progress;
 mod report_cmd;
 mod run_cmd;
@@ -117,6 +118,9 @@ enum Command {
     /// mailbox (optionally appending it to a snapshot), or fit a snapshot's recorded samples;
     /// print each chip's fitted frequency, drift, residual and estimated error.
     Clock(clock_cmd::ClockArgs),
+    /// Compare two runs per op and zone (count, total, mean, p50, p99 in cycles and ns);
+    /// with --fail-above PCT exit 3 when a zone grew by more than PCT percent.
+    Diff(diff_cmd::DiffArgs),
 }
 
 fn main() -> ExitCode {
@@ -148,6 +152,7 @@ fn main() -> ExitCode {
         }
         Command::Capture(args) => capture_cmd::run(args),
         Command::Clock(args) => clock_cmd::run(&args),
+        Command::Diff(args) => diff_cmd::run(&args),
         Command::Report {
             input,
             out,

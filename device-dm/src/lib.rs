@@ -21,7 +21,8 @@
 //! `zones` feature every transaction records its size and destination as ttprof data
 //! (`noc-read-bytes`/`noc-read-src`, `noc-write-bytes`/`noc-write-dst`, the destination
 //! packed by [`pack_dest`]) and every
-//! barrier wait is a zone (`noc-read-barrier`, `noc-write-barrier`, `noc-atomic-barrier`),
+//! barrier wait is a typed wait zone (`noc-read-barrier`, `noc-write-barrier`,
+//! `noc-atomic-barrier`: `ttprof_rt::wait!` on `noc_read`/`noc_write`/`noc_atomic`),
 //! so a profile shows how long a kernel waited on the NoC and for what.
 #![no_std]
 
@@ -178,7 +179,7 @@ impl Noc {
     /// `noc_async_read_barrier`.
     pub fn async_read_barrier(&self) {
         #[cfg(feature = "zones")]
-        let _z = ttprof_rt::zone!("noc-read-barrier");
+        let _z = ttprof_rt::wait!("noc-read-barrier", noc_read);
         while status(self.noc, counter::RD_RESP_RECEIVED) != self.reads_issued {}
     }
 
@@ -243,7 +244,7 @@ impl Noc {
     /// `noc_async_write_barrier`: every write has been acknowledged.
     pub fn async_write_barrier(&self) {
         #[cfg(feature = "zones")]
-        let _z = ttprof_rt::zone!("noc-write-barrier");
+        let _z = ttprof_rt::wait!("noc-write-barrier", noc_write);
         while status(self.noc, counter::WR_ACK_RECEIVED) != self.writes_acked {}
     }
 
@@ -262,7 +263,7 @@ impl Noc {
     /// `noc_async_atomic_barrier`.
     pub fn atomic_barrier(&self) {
         #[cfg(feature = "zones")]
-        let _z = ttprof_rt::zone!("noc-atomic-barrier");
+        let _z = ttprof_rt::wait!("noc-atomic-barrier", noc_atomic);
         while status(self.noc, counter::ATOMIC_RESP_RECEIVED) != self.atomics_acked {}
     }
 

@@ -16,8 +16,8 @@
 //! kernel!(brisc, main);
 //! ```
 //!
-//! * [`zone!`], [`value_zone!`], [`event!`], [`data!`], [`sum_zone!`] and
-//!   [`#[instrument]`](instrument) record into this core's ring in L1.
+//! * [`zone!`], [`value_zone!`], [`event!`], [`data!`], [`sum_zone!`], the typed waits
+//!   [`wait!`]/[`sum_wait!`] and [`#[instrument]`](instrument) record into this core's ring.
 //! * [`kernel!`] provides the entry point, records the `BRISC-FW`/`BRISC-KERNEL` (etc.)
 //!   wrapper zones and a `Run` marker at every launch, and halts when `main` returns.
 //! * Zone names, files and lines never reach the device: each site is one byte of an ELF
@@ -296,3 +296,60 @@ macro_rules! __kernel {
 
 #[cfg(test)]
 mod tests;
+
+/// A zone typed as a wait on a resource, for the host's bottleneck analysis:
+/// `let _w = wait!("wait-in0", cb_front(0));` then the blocking call. Resources:
+/// `cb_front(N)` (a consumer waiting for data in circular buffer N), `cb_back(N)` (a
+/// producer waiting for space), `noc_read`, `noc_write`, `noc_atomic` (a NoC barrier),
+/// `semaphore(N)`. The resource is interned in the site's metadata: on the device this is
+/// exactly [`zone!`].
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! wait {
+    ($name:literal, $($resource:tt)+) => {
+        $crate::Zone::open($crate::__site!($crate, zone, $name, $($resource)+))
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("wait", "wait!(\"name\", cb_front(16))", $($other)*)
+    };
+}
+
+/// A sum zone typed as a wait on a resource (tt-metal's CB wait sums):
+/// `let _w = sum_wait!("wait-out", cb_front(16));`. Resources as for [`wait!`]; on the
+/// device this is exactly [`sum_zone!`].
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! sum_wait {
+    ($name:literal, $($resource:tt)+) => {{
+        // `used`: see `sum_zone!`.
+        #[cfg_attr(target_arch = "riscv32", link_section = ".ttprof_sums")]
+        #[used]
+        static __TTPROF_SUM: $crate::SumZone = $crate::SumZone::__new($crate::__site!($crate, sum, $name, $($resource)+));
+        __TTPROF_SUM.measure()
+    }};
+    ($($other:tt)*) => {
+        $crate::__usage!("sum_wait", "sum_wait!(\"name\", cb_front(16))", $($other)*)
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! wait {
+    ($name:literal, $($resource:tt)+) => {
+        $crate::Disabled
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("wait", "wait!(\"name\", cb_front(16))", $($other)*)
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! sum_wait {
+    ($name:literal, $($resource:tt)+) => {
+        $crate::Disabled
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("sum_wait", "sum_wait!(\"name\", cb_front(16))", $($other)*)
+    };
+}

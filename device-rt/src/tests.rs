@@ -144,6 +144,43 @@ fn short_zones_decode_to_exact_times_in_six_bytes_each() {
 }
 
 #[test]
+fn a_typed_wait_is_a_zone_on_the_wire_with_its_resource_in_the_metadata() {
+    let sim = setup(1_000);
+    assert!(sim.begin_launch(3));
+    let plain = |sim: &Sim| {
+        let _z = crate::zone!("plain");
+        sim.advance(20);
+    };
+    let typed = |sim: &Sim| {
+        let _w = crate::wait!("wait-in0", cb_front(16));
+        sim.advance(20);
+    };
+    plain(&sim);
+    typed(&sim);
+    {
+        let _n = crate::wait!("noc", noc_read);
+        sim.advance(5);
+    }
+    {
+        let _s = crate::sum_wait!("sum-wait", cb_back(2));
+        sim.advance(7);
+    }
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    // `zones()` keeps plain zone records (no value): a wait is one, in the same 6 bytes.
+    let zones = r.zones();
+    assert_eq!(zones.len(), 3);
+    assert_eq!((zones[0].2 - zones[0].1, zones[1].2 - zones[1].1), (20, 20), "a wait times like a zone");
+    let sites = sim.sites();
+    let meta = |id: u16| sites[id as usize].clone();
+    assert!(meta(zones[0].0).contains("\"n\":\"plain\"") && !meta(zones[0].0).contains("\"w\""));
+    assert!(meta(zones[1].0).contains("\"k\":\"zone\"") && meta(zones[1].0).contains("\"w\":\"cb_front:16\""), "{}", meta(zones[1].0));
+    assert!(meta(zones[2].0).contains("\"w\":\"noc_read\""));
+    // A sum wait's site is written at kernel exit, on the device only (tests/tests/analysis.rs reads one).
+}
+
+#[test]
 fn nested_long_and_far_apart_zones_keep_exact_times() {
     let sim = setup(5);
     assert!(sim.begin_launch(1));

@@ -85,6 +85,7 @@ mod model;
 pub mod sink;
 
 pub mod atomic;
+pub mod diff;
 pub mod error;
 /// Opening user-named input files: regular files only, reads bounded by their size.
 pub mod files;

@@ -1,9 +1,10 @@
 //! Issue 6 on the demo itself: the demo's scenario (real kernels, four ops on a 2x2
 //! emulated Wormhole, a consumer draining while they run) through `ttprof::outputs`; then
 //! tt-perf-report must read the op report, exit 0 and print the device times ttprof
-//! computed, and the op report, trace and timeline must cover every op and zone. The ops
-//! read their inputs from DRAM and write their outputs back over the NoC (checked by the
-//! scenario), and the NoC barrier waits differ across tiles.
+//! computed, classify every op (Compute, by its tt-metal op code), and the op report, trace,
+//! timeline and bottleneck analysis must cover every op and zone. The ops read their inputs
+//! from DRAM and write their outputs back over the NoC (checked by the scenario), and the
+//! NoC barrier waits differ across tiles.
 
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,6 +70,27 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     assert_eq!(begins, outcome.readout.zones());
     print!("{}", ttprof::summary::render(&w.summary));
 
+    // Every op has a bottleneck verdict its own waits support: the named stage is the one
+    // with the most active time, and the stages around it waited on the CBs it feeds or
+    // drains. The summary states it per op.
+    assert_eq!(w.analysis.ops.len(), 4);
+    let summary_text = std::fs::read_to_string(&w.summary_file).unwrap();
+    for a in &w.analysis.ops {
+        let v = a.verdict.as_ref().unwrap_or_else(|| panic!("{}: no verdict", a.op));
+        let bound = a.riscs.iter().find(|r| r.risc == v.risc).unwrap();
+        for r in a.riscs.iter().filter(|r| r.risc != v.risc) {
+            assert!(r.active_ns() <= bound.active_ns(), "{}: {} is more active than {}", a.op, r.risc, v.risc);
+            assert!(r.waits.keys().any(|w| w.starts_with("CB ")), "{}: {} never waited on a CB", a.op, r.risc);
+        }
+        assert!(v.evidence.starts_with(&format!("{} on {}: busy", v.stage, v.risc)), "{}", v.evidence);
+        assert!(summary_text.contains(&format!("{} (run {}): bound by", a.op, a.run)), "{summary_text}");
+        assert_eq!(a.tiles.len(), 4);
+    }
+    // The op report's compute CB wait columns are filled for every op.
+    for o in &ops {
+        assert!(w.report.compute_cb_waits.contains_key(&(o.op.device, o.op.run_id)), "{}", o.op.op_code);
+    }
+
     let check = out.join("perf-report.csv");
     let args = [w.op_report.as_os_str(), "--csv".as_ref(), check.as_os_str()];
     let run = match Command::new("tt-perf-report").args(args).env("NO_COLOR", "1").output() {
@@ -91,13 +113,28 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         .output()
         .unwrap();
     assert!(table.status.success());
-    println!("{}", String::from_utf8_lossy(&table.stdout));
+    let stdout = String::from_utf8_lossy(&table.stdout);
+    println!("{stdout}");
+    // tt-perf-report knows every op by its tt-metal op code: no "Unclassified operation"
+    // warning, and the matmul's size comes from its tensors (a batched 32x32 x 32x32).
+    let all = format!("{stdout}{}", String::from_utf8_lossy(&run.stdout));
+    assert!(!all.contains("Unclassified"), "{all}");
+    assert!(stdout.contains("MatmulDeviceOperation b={8} x 32 x 32 x 32"), "{stdout}");
     // Its CSV: Device Time and Op-to-Op Gap in microseconds, per op (by global call count).
     let text = std::fs::read_to_string(&check).unwrap();
     let mut lines = text.lines().map(cells);
     let h = lines.next().unwrap();
     let col = |n: &str| h.iter().position(|x| x == n).unwrap();
     let (calls, time, gap) = (col("Global Call Count"), col("Device Time"), col("Op-to-Op Gap"));
+    let (category, analysis, code) = (col("Op Category"), col("Bound Analysis"), col("OP Code"));
+    let rows: Vec<Vec<String>> = text.lines().skip(1).map(cells).filter(|r| r.len() == h.len() && !r[calls].is_empty()).collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(r[category], "Compute", "{r:?}");
+        if r[code].starts_with("MatmulDeviceOperation") {
+            assert_eq!(r[analysis], "full", "the matmul gets tt-perf-report's roofline model: {r:?}");
+        }
+    }
     let theirs: BTreeMap<u32, (f64, Option<f64>)> = lines
         .filter(|r| r.len() == h.len() && !r[calls].is_empty())
         .map(|r| (r[calls].parse::<f64>().unwrap() as u32, (r[time].parse().unwrap(), r[gap].parse().ok())))

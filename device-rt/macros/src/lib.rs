@@ -11,14 +11,17 @@
 //! `{"v":1,"k":"zone","n":"read-tile","f":"src/bin/reader.rs","l":42,"c":13,"p":"kernels","u":3}`
 //!
 //! `k` kind, `n` name, `f` file, `l` line (1-based), `c` column (1-based), `p` package, `u` a
-//! per-crate counter that keeps two sites from the same span distinct.
+//! per-crate counter that keeps two sites from the same span distinct. A typed wait
+//! (`wait!`, `sum_wait!`) adds `w`, the resource waited on: `"cb_front:16"`, `"cb_back:0"`,
+//! `"noc_read"`, `"noc_write"`, `"noc_atomic"`, `"semaphore:3"` (the index, when there is one,
+//! after a colon). The wire record is the zone's: the type costs the device nothing.
 
 use proc_macro::TokenStream;
 use proc_macro2::Span;
 use quote::quote;
 use std::sync::atomic::{AtomicU32, Ordering};
 use syn::parse::{Parse, ParseStream};
-use syn::{parse_macro_input, Ident, ItemFn, LitStr, Path, Token};
+use syn::{parse_macro_input, Ident, ItemFn, LitInt, LitStr, Path, Token};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
@@ -28,6 +31,30 @@ struct SiteArgs {
     krate: Path,
     kind: Ident,
     name: LitStr,
+    wait: Option<String>,
+}
+
+/// Resources a typed wait may name: (spelling, whether it takes an index).
+const WAITS: [(&str, bool); 6] =
+    [("cb_front", true), ("cb_back", true), ("noc_read", false), ("noc_write", false), ("noc_atomic", false), ("semaphore", true)];
+
+const WAIT_USAGE: &str = "cb_front(N), cb_back(N), noc_read, noc_write, noc_atomic or semaphore(N), N an integer literal";
+
+/// `cb_front(16)`, `noc_read`, ...: the `w` of the site's metadata.
+fn parse_wait(input: ParseStream) -> syn::Result<String> {
+    let what: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), format!("a wait names its resource: {WAIT_USAGE}")))?;
+    let w = what.to_string();
+    let Some(&(_, indexed)) = WAITS.iter().find(|(n, _)| *n == w) else {
+        return Err(syn::Error::new(what.span(), format!("unknown wait resource `{w}`: expected {WAIT_USAGE}")));
+    };
+    if !indexed {
+        return Ok(w);
+    }
+    let inner;
+    syn::parenthesized!(inner in input);
+    let index: LitInt = inner.parse().map_err(|e| syn::Error::new(e.span(), format!("`{w}` takes an index: {WAIT_USAGE}")))?;
+    let n: u32 = index.base10_parse()?;
+    Ok(format!("{w}:{n}"))
 }
 
 impl Parse for SiteArgs {
@@ -37,7 +64,11 @@ impl Parse for SiteArgs {
         let kind: Ident = input.parse()?;
         input.parse::<Token![,]>()?;
         let name: LitStr = input.parse()?;
-        Ok(SiteArgs { krate, kind, name })
+        let wait = if input.parse::<Option<Token![,]>>()?.is_some() { Some(parse_wait(input)?) } else { None };
+        if !input.is_empty() {
+            return Err(input.error(format!("unexpected tokens after the wait resource: expected {WAIT_USAGE}")));
+        }
+        Ok(SiteArgs { krate, kind, name, wait })
     }
 }
 
@@ -52,7 +83,7 @@ fn json_escape(s: &str, out: &mut String) {
     }
 }
 
-fn site_json(kind: &str, name: &str, span: Span) -> String {
+fn site_json(kind: &str, name: &str, wait: Option<&str>, span: Span) -> String {
     let start = span.unwrap().start();
     let file = span.unwrap().file();
     let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
@@ -69,11 +100,15 @@ fn site_json(kind: &str, name: &str, span: Span) -> String {
         start.column()
     ));
     json_escape(&package, &mut j);
+    if let Some(w) = wait {
+        j.push_str("\",\"w\":\"");
+        j.push_str(w);
+    }
     j.push_str(&format!("\",\"u\":{counter}}}"));
     j
 }
 
-fn site_expr(krate: &Path, kind: &str, name: &LitStr) -> syn::Result<proc_macro2::TokenStream> {
+fn site_expr(krate: &Path, kind: &str, name: &LitStr, wait: Option<&str>) -> syn::Result<proc_macro2::TokenStream> {
     let value = name.value();
     // What the macro records, and a call that works.
     let (what, example) = match kind {
@@ -92,7 +127,7 @@ fn site_expr(krate: &Path, kind: &str, name: &LitStr) -> syn::Result<proc_macro2
             format!("{what} name cannot contain NUL (names are C strings in the kernel ELF): remove the \\0"),
         ));
     }
-    let json = site_json(kind, &value, name.span());
+    let json = site_json(kind, &value, wait, name.span());
     Ok(quote! {{
         #[link_section = ".ttprof_sites"]
         #[export_name = #json]
@@ -101,17 +136,23 @@ fn site_expr(krate: &Path, kind: &str, name: &LitStr) -> syn::Result<proc_macro2
     }})
 }
 
-/// `__site!(crate_path, kind, "name")`: a `Site` for a new, unique site.
+/// `__site!(crate_path, kind, "name")`: a `Site` for a new, unique site;
+/// `__site!(crate_path, kind, "name", cb_front(16))`: the same, typed as a wait on a resource.
 #[proc_macro]
 pub fn __site(input: TokenStream) -> TokenStream {
-    let SiteArgs { krate, kind, name } = parse_macro_input!(input as SiteArgs);
+    let SiteArgs { krate, kind, name, wait } = parse_macro_input!(input as SiteArgs);
     let k = kind.to_string();
     if !KINDS.contains(&k.as_str()) {
         return syn::Error::new(kind.span(), format!("unknown site kind `{k}`, expected one of {KINDS:?}"))
             .to_compile_error()
             .into();
     }
-    match site_expr(&krate, &k, &name) {
+    if wait.is_some() && k != "zone" && k != "sum" {
+        return syn::Error::new(kind.span(), format!("only a zone or a sum zone can be a wait, not a `{k}`"))
+            .to_compile_error()
+            .into();
+    }
+    match site_expr(&krate, &k, &name, wait.as_deref()) {
         Ok(t) => t.into(),
         Err(e) => e.to_compile_error().into(),
     }

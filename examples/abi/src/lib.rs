@@ -42,7 +42,9 @@ pub mod arg {
     /// The first page (tile index) of this core's slice of every tensor.
     pub const FIRST_PAGE: u32 = 8;
     /// Page size of the DRAM buffers in bytes: one tile per page, so at least
-    /// [`crate::TILE_BYTES`] (the demo uses exactly that).
+    /// [`crate::TILE_BYTES`] (the demo uses exactly that); 0 means [`crate::TILE_BYTES`]. A
+    /// launcher that writes only `OP` and `TILES` (e.g. `ttprof run --l1`) gets every core
+    /// reading pages `0..tiles` of buffers at bank address 0.
     pub const PAGE_BYTES: u32 = 12;
     /// Bank address of the interleaved input buffer `in0` (e.g. [`crate::DRAM_IN0`]).
     pub const IN0: u32 = 16;

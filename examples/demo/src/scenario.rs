@@ -11,6 +11,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::Settings;
+use example_abi::Op as ExampleOp;
+use ttprof::oplog::TensorDesc;
 use ttprof::session::{Config, Op, Profile, Session};
 use ttprof_emu::{ChipClock, ClockModel, FreqStep, ReadLatency, TileOffsets};
 
@@ -22,6 +24,38 @@ pub const KERNELS: [(&str, Risc); 5] = [
     ("math", Risc::Trisc1),
     ("pack", Risc::Trisc2),
 ];
+
+/// The op code tt-metal gives the device operation the example op stands for, and the
+/// attribute that says which one it is, as tt-metal's op log writes them:
+/// `ttnn.add`/`ttnn.multiply` are `BinaryNgDeviceOperation` (`binary_op_type`), `ttnn.relu`
+/// a `UnaryDeviceOperation` (`op_chain`), `ttnn.matmul` a `MatmulDeviceOperation`.
+/// tt-perf-report classifies ops by these codes (its `OPERATION_CATEGORIES`: `BinaryNg`,
+/// `Unary` and `Matmul` with their `DeviceOperation` suffix are Compute ops).
+pub fn tt_metal_op(op: ExampleOp) -> (&'static str, (&'static str, &'static str)) {
+    match op {
+        ExampleOp::Add => ("BinaryNgDeviceOperation", ("binary_op_type", "BinaryOpType::ADD")),
+        ExampleOp::Mul => ("BinaryNgDeviceOperation", ("binary_op_type", "BinaryOpType::MUL")),
+        ExampleOp::Relu => ("UnaryDeviceOperation", ("op_chain", "{UnaryWithParam(op_type=UnaryOpType::RELU)}")),
+        ExampleOp::Matmul => ("MatmulDeviceOperation", ("program_config", "batched 32x32 tiles, one per core at a time")),
+    }
+}
+
+/// The op's tensors as tt-metal describes them ([W, Z, Y, X]; layout, type and memory as
+/// [`ops::tensors`] gives them): every core streams `spec.tiles` 32x32 tiles of each
+/// operand. An eltwise op's operands and result are `[1, 1, 32 * tiles * cores, 32]`; the
+/// matmul multiplies tile by tile (tile t of in0 by tile t of in1), a batched matmul of
+/// `tiles * cores` 32x32 by 32x32 products: its operands and result are
+/// `[1, tiles * cores, 32, 32]` (M = K = N = 32), so tt-perf-report reads
+/// `b={batch} x 32 x 32 x 32` and the FLOPs the kernels do.
+pub fn tensors(spec: &OpSpec, cores: usize) -> (Vec<TensorDesc>, Vec<TensorDesc>) {
+    let (mut inputs, mut outputs) = ops::tensors(spec, cores);
+    if spec.op == ExampleOp::Matmul {
+        for t in inputs.iter_mut().chain(outputs.iter_mut()) {
+            t.shape = [1, spec.tiles * cores as u32, 32, 32];
+        }
+    }
+    (inputs, outputs)
+}
 
 /// Clock-sync samples per tile and window (tt-metal takes 100).
 const SYNC_SAMPLES: usize = 100;
@@ -148,13 +182,13 @@ pub fn run(
         for (core, t) in tiles.iter().enumerate() {
             ops::stage(session.memory(), *t, core as u32, spec)?;
         }
-        let (inputs, outputs) = ops::tensors(spec, tiles.len());
+        let (code, what) = tt_metal_op(spec.op);
         // The example ops compute exactly on integers: the highest fidelity.
-        let mut op = Op::new(spec.op.name())
+        let mut op = Op::new(code)
             .attribute("tiles_per_core", spec.tiles)
-            .attribute("math_fidelity", "HiFi4");
-        op.inputs = inputs;
-        op.outputs = outputs;
+            .attribute("math_fidelity", "HiFi4")
+            .attribute(what.0, what.1);
+        (op.inputs, op.outputs) = tensors(spec, tiles.len());
         for (name, risc) in KERNELS {
             op = op.kernel(risc, &elfs[name]);
         }

@@ -30,6 +30,30 @@ pub fn steps(n: u32) {
     }
 }
 
+/// The pipeline's stages, as [`SLOW_STAGE`] names them.
+pub mod stage {
+    pub const READER: u32 = 1;
+    pub const UNPACK: u32 = 2;
+    pub const MATH: u32 = 3;
+    pub const PACK: u32 = 4;
+    pub const WRITER: u32 = 5;
+}
+
+/// A test knob (words in the argument block, zero unless a launcher writes them): the
+/// [`stage`] that does [`SLOW_STEPS`] extra loop steps per tile, making it the pipeline's
+/// bottleneck (`ttprof run --l1 0x30040=3 --l1 0x30044=4000`: math-bound).
+pub const SLOW_STAGE: u32 = ARGS + 0x40;
+/// Extra loop steps per tile of the [`SLOW_STAGE`].
+pub const SLOW_STEPS: u32 = ARGS + 0x44;
+
+/// Busy work of `stage` when it is the [`SLOW_STAGE`] (one load and a branch otherwise).
+#[inline(always)]
+pub fn slow_stage(stage: u32) {
+    if rd(SLOW_STAGE) == stage {
+        steps(rd(SLOW_STEPS));
+    }
+}
+
 /// The op and tile count of this launch.
 pub fn args() -> (Op, u32) {
     let op = Op::from_u32(rd(ARGS + arg::OP)).unwrap_or(Op::Add);
@@ -44,7 +68,10 @@ pub fn arg_word(offset: u32) -> u32 {
 /// This core's slice of the interleaved DRAM buffer whose bank address is in argument word
 /// `base_arg`: the address generator (page = tile) and the first page of the slice.
 pub fn dram_slice(base_arg: u32) -> (InterleavedAddrGen, u32) {
-    let page_size = arg_word(arg::PAGE_BYTES);
+    let page_size = match arg_word(arg::PAGE_BYTES) {
+        0 => TILE_BYTES,
+        n => n,
+    };
     (InterleavedAddrGen { base: arg_word(base_arg), page_size }, arg_word(arg::FIRST_PAGE))
 }
 

@@ -6,6 +6,10 @@
 //!
 //! `{"v":1,"k":"zone","n":"read-tile","f":"src/bin/reader.rs","l":42,"c":13,"p":"kernels","u":3}`
 //!
+//! A typed wait (`wait!`, `sum_wait!`) adds `"w"`, the resource it waits on ([`Wait`]):
+//! `"cb_front:16"`, `"cb_back:0"`, `"noc_read"`, `"noc_write"`, `"noc_atomic"`,
+//! `"semaphore:3"`. Metadata without it is an ordinary zone.
+//!
 //! [`SiteTable`] maps ids to parsed [`SiteMeta`]. It is built from an ELF
 //! ([`crate::elf::KernelElf`]) or, for the host simulator, from `ttprof_rt::sim::Sim::sites`.
 
@@ -68,6 +72,66 @@ pub struct SiteMeta {
     pub column: u32,
     /// Cargo package that contains the site.
     pub package: String,
+    /// The resource the zone waits on, for a typed wait.
+    pub wait: Option<Wait>,
+}
+
+/// What a typed wait waits on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(tag = "resource", content = "index", rename_all = "snake_case")]
+pub enum Wait {
+    /// A consumer waiting for data at circular buffer N's front (`cb_wait_front`).
+    CbFront(u32),
+    /// A producer waiting for space at circular buffer N's back (`cb_reserve_back`).
+    CbBack(u32),
+    /// A NoC read barrier.
+    NocRead,
+    /// A NoC write barrier.
+    NocWrite,
+    /// A NoC atomic barrier.
+    NocAtomic,
+    /// Semaphore N.
+    Semaphore(u32),
+}
+
+impl Wait {
+    /// Parses metadata's `w` (`"cb_front:16"`, `"noc_read"`, ...).
+    pub fn parse(s: &str) -> Result<Wait, String> {
+        let (what, index) = match s.split_once(':') {
+            Some((w, i)) => (w, Some(i.parse::<u32>().map_err(|_| format!("wait {s:?}: the index is not a number"))?)),
+            None => (s, None),
+        };
+        match (what, index) {
+            ("cb_front", Some(i)) => Ok(Wait::CbFront(i)),
+            ("cb_back", Some(i)) => Ok(Wait::CbBack(i)),
+            ("semaphore", Some(i)) => Ok(Wait::Semaphore(i)),
+            ("noc_read", None) => Ok(Wait::NocRead),
+            ("noc_write", None) => Ok(Wait::NocWrite),
+            ("noc_atomic", None) => Ok(Wait::NocAtomic),
+            _ => Err(format!(
+                "unknown wait {s:?}: expected cb_front:N, cb_back:N, semaphore:N, noc_read, noc_write or noc_atomic"
+            )),
+        }
+    }
+
+    /// Whether it waits on another core of the tile through a circular buffer (else on the
+    /// NoC or a semaphore: work in flight outside the core).
+    pub fn is_cb(self) -> bool {
+        matches!(self, Wait::CbFront(_) | Wait::CbBack(_))
+    }
+}
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Wait::CbFront(i) => write!(f, "CB {i} front (data)"),
+            Wait::CbBack(i) => write!(f, "CB {i} back (space)"),
+            Wait::NocRead => f.write_str("NoC read barrier"),
+            Wait::NocWrite => f.write_str("NoC write barrier"),
+            Wait::NocAtomic => f.write_str("NoC atomic barrier"),
+            Wait::Semaphore(i) => write!(f, "semaphore {i}"),
+        }
+    }
 }
 
 /// The version of the metadata format this build reads.
@@ -83,6 +147,8 @@ struct RawMeta {
     c: u32,
     #[serde(default)]
     p: String,
+    #[serde(default)]
+    w: Option<String>,
 }
 
 impl SiteMeta {
@@ -99,7 +165,11 @@ impl SiteMeta {
         if raw.n.is_empty() {
             return Err("empty site name".into());
         }
-        Ok(SiteMeta { kind, name: raw.n, file: raw.f, line: raw.l, column: raw.c, package: raw.p })
+        let wait = raw.w.as_deref().map(Wait::parse).transpose()?;
+        if wait.is_some() && !matches!(kind, SiteKind::Zone | SiteKind::Sum) {
+            return Err(format!("a {kind} site cannot be a wait (only a zone or a sum zone)"));
+        }
+        Ok(SiteMeta { kind, name: raw.n, file: raw.f, line: raw.l, column: raw.c, package: raw.p, wait })
     }
 }
 
@@ -173,6 +243,20 @@ mod tests {
         assert!(SiteMeta::parse(r#"{"v":1,"k":"loop","n":"a","f":"","l":1,"c":1}"#).unwrap_err().contains("unknown site kind"));
         assert!(SiteMeta::parse("read-tile").unwrap_err().contains("expected JSON"));
         assert!(SiteMeta::parse(r#"{"v":1,"k":"zone","n":"a","f":""}"#).unwrap_err().contains("missing field"));
+    }
+
+    #[test]
+    fn typed_waits_parse_and_bad_ones_say_what_was_expected() {
+        let w = |k: &str, w: &str| SiteMeta::parse(&format!(r#"{{"v":1,"k":"{k}","n":"a","f":"","l":1,"c":1,"w":"{w}"}}"#));
+        assert_eq!(w("zone", "cb_front:16").unwrap().wait, Some(Wait::CbFront(16)));
+        assert_eq!(w("sum", "cb_back:0").unwrap().wait, Some(Wait::CbBack(0)));
+        assert_eq!(w("zone", "noc_read").unwrap().wait, Some(Wait::NocRead));
+        assert_eq!(w("zone", "semaphore:3").unwrap().wait, Some(Wait::Semaphore(3)));
+        assert!(w("zone", "cb_front").unwrap_err().contains("unknown wait \"cb_front\""));
+        assert!(w("zone", "cb_front:x").unwrap_err().contains("not a number"));
+        assert!(w("event", "noc_read").unwrap_err().contains("cannot be a wait"));
+        assert_eq!(SiteMeta::parse(r#"{"v":1,"k":"zone","n":"a","f":"","l":1,"c":1}"#).unwrap().wait, None);
+        assert_eq!(Wait::CbFront(16).to_string(), "CB 16 front (data)");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! Adding an output is one file: a type implementing [`Sink`], handed to [`drive`] (or
 //! added to [`crate::outputs::write_all`]'s standard set).
 
+pub mod analysis;
 pub mod csv;
 pub mod html;
 pub mod outputs;
@@ -23,6 +24,7 @@ pub mod summary;
 pub mod trace;
 pub mod tracy;
 
+pub use analysis::AnalysisSink;
 pub use csv::DeviceCsv;
 pub use html::HtmlPage;
 pub use report::OpReportSink;

@@ -1,6 +1,7 @@
 //! Every output file of one readout in one call: tt-metal's `profile_log_device.csv`, the
 //! op report `ops_perf_results_<timestamp>.csv`, Chrome trace JSON, the HTML timeline, and
-//! the per-op summary `ttprof_summary.txt` (also returned, for printing).
+//! the per-op summary `ttprof_summary.txt` (also returned, for printing), and the bottleneck
+//! analysis `ttprof_analysis.json` ([`crate::sink::analysis`]).
 //!
 //! Everything is computed before anything is written, so an op log that does not belong
 //! to the device run fails with no file written; each file is then written atomically
@@ -10,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::profile::Profile;
 use crate::report::OpReport;
-use crate::sink::{self, DeviceCsv, Finished, HtmlPage, OpReportSink, SummarySink, TraceJson};
+use crate::sink::{self, analysis, AnalysisSink, DeviceCsv, Finished, HtmlPage, OpReportSink, SummarySink, TraceJson};
 use crate::summary::{self, Summary};
 use crate::{csv, html, trace};
 use std::path::{Path, PathBuf};
@@ -52,6 +53,10 @@ pub struct Written {
     pub html: PathBuf,
     /// Path of `ttprof_summary.txt`.
     pub summary_file: PathBuf,
+    /// Path of `ttprof_analysis.json`.
+    pub analysis_file: PathBuf,
+    /// The bottleneck analysis it holds.
+    pub analysis: analysis::Analysis,
     /// The op report as written (its rows hold the durations in the file).
     pub report: OpReport,
     /// The per-op, per-zone totals `ttprof_summary.txt` shows.
@@ -65,13 +70,14 @@ pub struct Written {
 
 impl Written {
     /// Every file written, in the order written.
-    pub fn files(&self) -> [&Path; 5] {
+    pub fn files(&self) -> [&Path; 6] {
         [
             &self.device_csv,
             &self.op_report,
             &self.trace,
             &self.html,
             &self.summary_file,
+            &self.analysis_file,
         ]
     }
 }
@@ -101,10 +107,13 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     let mut trace_sink = TraceJson::new(&trace_path);
     let mut page = HtmlPage::new(&dir.join(html::FILE_NAME), vec![device_csv.clone(), trace_path.clone()]);
     let mut summary_sink = SummarySink::new(&dir.join(summary::FILE_NAME), options.summary_threshold_ns, options.notes.clone());
-    let finished =
-        sink::drive(profile, &mut [&mut csv_sink, &mut report, &mut trace_sink, &mut page, &mut summary_sink])?;
-    let [csv_done, report_done, trace_done, html_done, summary_done] = <[Finished; 5]>::try_from(finished)
-        .map_err(|_| Error::Other("internal: five sinks, five results".into()))?;
+    let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME));
+    let finished = sink::drive(
+        profile,
+        &mut [&mut csv_sink, &mut report, &mut trace_sink, &mut page, &mut summary_sink, &mut analysis_sink],
+    )?;
+    let [csv_done, report_done, trace_done, html_done, summary_done, analysis_done] =
+        <[Finished; 6]>::try_from(finished).map_err(|_| Error::Other("internal: six sinks, six results".into()))?;
     let report = report.report.ok_or_else(|| Error::Other("internal: no op report".into()))?;
     let (summary, summary_text) = summary_sink.summary.ok_or_else(|| Error::Other("internal: no summary".into()))?;
     let mut issues = report_done.issues.clone();
@@ -119,6 +128,8 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         trace: first(trace_done),
         html: first(html_done),
         summary_file: first(summary_done),
+        analysis_file: first(analysis_done),
+        analysis: analysis_sink.analysis.unwrap_or_default(),
         report,
         summary,
         summary_text,
@@ -157,6 +168,7 @@ mod tests {
             [
                 "ops_perf_results_1970_01_01_00_00_00.csv",
                 "profile_log_device.csv",
+                "ttprof_analysis.json",
                 "ttprof_summary.txt",
                 "ttprof_timeline.html",
                 "ttprof_trace.json"

@@ -3,19 +3,20 @@
 #![no_main]
 
 use ttprof_example_kernels::*;
-use ttprof_rt::{kernel, value_zone, zone};
+use ttprof_rt::{kernel, value_zone, wait, zone};
 
 fn main() {
     let (op, tiles) = args();
     let rows = if op == Op::Matmul { 8 } else { TILE_DIM };
     for t in 0..tiles {
         let _tile = value_zone!("math-tile", t);
+        slow_stage(stage::MATH);
         let src = {
-            let _w = zone!("wait-src");
+            let _w = wait!("wait-src", cb_front(2));
             Cb(CB_SRC).wait_front()
         };
         let dst = {
-            let _w = zone!("wait-dst-space");
+            let _w = wait!("wait-dst-space", cb_back(3));
             Cb(CB_DST).reserve_back()
         };
         row_blocks(rows, |first| {

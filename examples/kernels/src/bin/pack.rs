@@ -3,18 +3,19 @@
 #![no_main]
 
 use ttprof_example_kernels::*;
-use ttprof_rt::{event, kernel, zone};
+use ttprof_rt::{event, kernel, wait, zone};
 
 fn main() {
     let (_op, tiles) = args();
     for _ in 0..tiles {
         let _tile = zone!("pack-tile");
+        slow_stage(stage::PACK);
         let d = {
-            let _w = zone!("wait-dst");
+            let _w = wait!("wait-dst", cb_front(3));
             Cb(CB_DST).wait_front()
         };
         let o = {
-            let _w = zone!("wait-out-space");
+            let _w = wait!("wait-out-space", cb_back(4));
             Cb(CB_OUT).reserve_back()
         };
         {

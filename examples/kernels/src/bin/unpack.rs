@@ -3,18 +3,19 @@
 #![no_main]
 
 use ttprof_example_kernels::*;
-use ttprof_rt::{kernel, zone};
+use ttprof_rt::{kernel, wait, zone};
 
 fn main() {
     let (op, tiles) = args();
     for _ in 0..tiles {
         let _tile = zone!("unpack-tile");
+        slow_stage(stage::UNPACK);
         let src = {
-            let _w = zone!("wait-src-space");
+            let _w = wait!("wait-src-space", cb_back(2));
             Cb(CB_SRC).reserve_back()
         };
         let a = {
-            let _w = zone!("wait-in0");
+            let _w = wait!("wait-in0", cb_front(0));
             Cb(CB_IN0).wait_front()
         };
         {
@@ -24,7 +25,7 @@ fn main() {
         Cb(CB_IN0).pop_front();
         if op.is_binary() {
             let b = {
-                let _w = zone!("wait-in1");
+                let _w = wait!("wait-in1", cb_front(1));
                 Cb(CB_IN1).wait_front()
             };
             {

@@ -75,15 +75,15 @@ pub struct Shown {
 
 /// Writes the page to `path` atomically.
 pub fn write_file(path: &Path, t: &Timeline) -> Result<Shown> {
-    write_file_limited(path, t, MAX_ZONES, MAX_MARKS, (0, 0))
+    write_file_limited(path, t, MAX_ZONES, MAX_MARKS, (0, 0), "")
 }
 
 /// [`write_file`] embedding at most `zones` zones and `marks` marks, of a timeline from which
 /// [`prune`] dropped `pruned` (zones, marks) already.
-pub(crate) fn write_file_limited(path: &Path, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize)) -> Result<Shown> {
+pub(crate) fn write_file_limited(path: &Path, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize), panel: &str) -> Result<Shown> {
     let mut shown = Shown::default();
     write_atomic(path, |w| {
-        shown = write_pruned(w, t, zones, marks, pruned)?;
+        shown = write_pruned(w, t, zones, marks, pruned, panel)?;
         Ok(())
     })?;
     Ok(shown)
@@ -97,12 +97,13 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<()> {
 /// Writes the page to `w`, embedding at most `zones` zones (the longest) and `marks` marks
 /// (sum zones, then data, then events, the earliest of each first).
 pub fn write_limited(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize) -> io::Result<Shown> {
-    write_pruned(w, t, zones, marks, (0, 0))
+    write_pruned(w, t, zones, marks, (0, 0), "")
 }
 
 /// [`write_limited`] of a timeline from which [`prune`] already dropped `pruned` (zones,
-/// marks): they count as left out.
-pub(crate) fn write_pruned(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize)) -> io::Result<Shown> {
+/// marks): they count as left out. `panel` is HTML put after the timeline (the bottleneck
+/// panel, [`crate::sink::analysis::html_panel`]; empty for none).
+pub(crate) fn write_pruned(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize), panel: &str) -> io::Result<Shown> {
     let (data, shown) = data_json(t, zones, marks, pruned);
     write!(
         w,
@@ -110,7 +111,7 @@ pub(crate) fn write_pruned(w: &mut impl Write, t: &Timeline, zones: usize, marks
          <style>\n{CSS}</style>\n</head>\n<body>\n<header><h1>ttprof</h1><span class=\"info\" id=\"info\"></span>\
          <button id=\"zoom-in\" title=\"zoom in (+)\">+</button><button id=\"zoom-out\" title=\"zoom out (-)\">&minus;</button>\
          <button id=\"reset\" title=\"whole run (0)\">Reset</button></header>\n\
-         <div id=\"view\"><canvas id=\"timeline\"></canvas></div>\n<div id=\"tip\"></div>\n<pre id=\"selftest\"></pre>\n\
+         <div id=\"view\"><canvas id=\"timeline\"></canvas></div>\n<div id=\"tip\"></div>\n<pre id=\"selftest\"></pre>\n{panel}\
          <script type=\"application/json\" id=\"ttprof-data\">"
     )?;
     w.write_all(data.as_bytes())?;

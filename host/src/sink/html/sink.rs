@@ -3,7 +3,10 @@
 //! [`crate::html::MAX_MARKS`] marks), so it collects the rings into a [`Timeline`] and writes
 //! the page at the end; whenever it holds twice what the page can show, it drops what the
 //! page can no longer embed (`html::prune`), so memory stays bounded however large the run.
+//! When the kernels mark typed waits, a panel per op gives the bottleneck verdict
+//! ([`crate::sink::analysis`]).
 
+use crate::sink::analysis::{self, Analyzer};
 use crate::sink::{Finished, Sink};
 use crate::error::Result;
 use crate::html;
@@ -24,6 +27,8 @@ pub struct HtmlPage {
     pruned: (usize, usize),
     /// What the page shows (after [`Sink::finish`]).
     pub shown: html::Shown,
+    /// Typed waits, for the bottleneck panel.
+    waits: Option<Analyzer>,
 }
 
 impl HtmlPage {
@@ -37,6 +42,7 @@ impl HtmlPage {
             limits: (html::MAX_ZONES, html::MAX_MARKS),
             pruned: (0, 0),
             shown: html::Shown::default(),
+            waits: Some(Analyzer::default()),
         }
     }
 
@@ -53,7 +59,10 @@ impl Sink for HtmlPage {
         Ok(())
     }
 
-    fn ring(&mut self, _: &Profile, v: &RingView) -> Result<()> {
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
+        if let Some(a) = self.waits.as_mut() {
+            a.add(p, v);
+        }
         if let Some(t) = self.timeline.as_mut() {
             t.push_ring(v.clone());
             let (zones, marks) = self.limits;
@@ -66,10 +75,11 @@ impl Sink for HtmlPage {
         Ok(())
     }
 
-    fn finish(&mut self, _: &Profile) -> Result<Finished> {
+    fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let Some(t) = self.timeline.take() else { return Ok(Finished::default()) };
         let (zones, marks) = self.limits;
-        let shown = html::write_file_limited(&self.path, &t, zones, marks, self.pruned)?;
+        let panel = analysis::html_panel(&self.waits.take().unwrap_or_default().finish(p));
+        let shown = html::write_file_limited(&self.path, &t, zones, marks, self.pruned, &panel)?;
         self.shown = shown;
         let page = self.path.display();
         let every: Vec<String> = self.complete.iter().map(|p| p.display().to_string()).collect();

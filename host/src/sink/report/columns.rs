@@ -7,6 +7,10 @@
 //! ids) are present and empty. Like tt-metal, every `,` inside a cell becomes `;`; a cell
 //! that holds `"` is quoted (RFC 4180), and line breaks become spaces.
 //!
+//! `DEVICE COMPUTE CB WAIT FRONT [ns]` / `RESERVE BACK [ns]` hold, per op, the mean over its
+//! tiles of the time the TRISCs spent in typed CB waits (`wait!(.., cb_front(N))`,
+//! `cb_back(N)`; see [`crate::sink::analysis`]); empty when the kernels mark none.
+//!
 //! Tensor dimensions are the padded shape the op log records; the logical shape is not
 //! known to ttprof, so the cell holds the bare number (which tt-perf-report reads as both).
 
@@ -216,6 +220,10 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
                 put(&format!("DEVICE {} KERNEL DURATION [ns]", risc.name().replace('_', "")), ns(s.duration_ns()));
             }
         }
+    }
+    if let Some((front, back)) = report.compute_cb_waits.get(&(op.device, op.run_id)) {
+        put("DEVICE COMPUTE CB WAIT FRONT [ns]", ns(*front));
+        put("DEVICE COMPUTE CB RESERVE BACK [ns]", ns(*back));
     }
     for (kind, tensors) in [("INPUT", &op.inputs), ("OUTPUT", &op.outputs)] {
         for (i, t) in tensors.iter().enumerate() {

@@ -101,6 +101,10 @@ pub struct OpReport {
     pub rows: Vec<Row>,
     /// Mismatches between the op log and the device records.
     pub issues: Vec<Issue>,
+    /// Per (device, run): the mean per tile of the ns compute RISCs spent in typed waits at
+    /// CB fronts and backs ([`crate::sink::analysis`]), the `DEVICE COMPUTE CB WAIT FRONT` and
+    /// `RESERVE BACK` columns; filled by [`OpReportSink`], empty for ops without typed waits.
+    pub compute_cb_waits: std::collections::BTreeMap<(u32, u32), (f64, f64)>,
 }
 
 impl OpReport {
@@ -133,7 +137,7 @@ impl OpReport {
 pub fn op_report(readout: &Readout, sites: &Resolution, oplog: &OpLog, timebase: &Timebase) -> Result<OpReport> {
     let ops = device::collect(readout, sites, timebase);
     let (rows, issues) = join::join(oplog, ops, device::runs(readout))?;
-    Ok(OpReport { arch: readout.geometry.arch, worker_cores: readout.geometry.tiles_per_chip, rows, issues })
+    Ok(OpReport { arch: readout.geometry.arch, worker_cores: readout.geometry.tiles_per_chip, rows, issues, compute_cb_waits: Default::default() })
 }
 
 /// The op report of a [`crate::profile::Profile`] (whose wrapper-zone times are computed
@@ -141,7 +145,7 @@ pub fn op_report(readout: &Readout, sites: &Resolution, oplog: &OpLog, timebase:
 pub fn of_profile(p: &crate::profile::Profile, oplog: &OpLog) -> Result<OpReport> {
     let (rows, issues) = join::join(oplog, p.device_ops.clone(), device::runs(&p.readout))?;
     let g = p.geometry();
-    Ok(OpReport { arch: g.arch, worker_cores: g.tiles_per_chip, rows, issues })
+    Ok(OpReport { arch: g.arch, worker_cores: g.tiles_per_chip, rows, issues, compute_cb_waits: Default::default() })
 }
 
 /// `ops_perf_results_<YYYY_MM_DD_HH_MM_SS>.csv` for `now` (UTC), tt-metal's file name.

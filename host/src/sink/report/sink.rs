@@ -6,6 +6,7 @@ use crate::sink::{Finished, Sink};
 use crate::error::{Error, Result};
 use crate::profile::{Profile, RingView};
 use crate::report::{self, OpReport};
+use crate::sink::analysis::Analyzer;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -15,12 +16,14 @@ pub struct OpReportSink {
     now: SystemTime,
     /// The report (after [`Sink::begin`]).
     pub report: Option<OpReport>,
+    /// Typed waits, for the CB wait columns.
+    waits: Option<Analyzer>,
 }
 
 impl OpReportSink {
     /// The report in `dir`, named for `now`.
     pub fn new(dir: &Path, now: SystemTime) -> OpReportSink {
-        OpReportSink { dir: dir.to_path_buf(), now, report: None }
+        OpReportSink { dir: dir.to_path_buf(), now, report: None, waits: Some(Analyzer::default()) }
     }
 }
 
@@ -33,16 +36,21 @@ impl Sink for OpReportSink {
         Ok(())
     }
 
-    fn wants_zones(&self) -> bool {
-        false
-    }
-
-    fn ring(&mut self, _: &Profile, _: &RingView) -> Result<()> {
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
+        if let Some(a) = &mut self.waits {
+            a.add(p, v);
+        }
         Ok(())
     }
 
-    fn finish(&mut self, _: &Profile) -> Result<Finished> {
-        let Some(report) = &self.report else { return Ok(Finished::default()) };
+    fn finish(&mut self, p: &Profile) -> Result<Finished> {
+        let analysis = self.waits.take().unwrap_or_default().finish(p);
+        let Some(report) = &mut self.report else { return Ok(Finished::default()) };
+        for op in &analysis.ops {
+            if let Some(w) = op.compute_cb_waits_ns() {
+                report.compute_cb_waits.insert((op.chip, op.run), w);
+            }
+        }
         let path = report.write_into(&self.dir, self.now)?;
         Ok(Finished { files: vec![path], issues: report.issues.clone() })
     }

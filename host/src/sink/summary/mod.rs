@@ -6,6 +6,7 @@
 //! time; zones whose mean is below a threshold hidden (and counted). Sum zones get their
 //! own rows per op: measurements, total and mean, in ns and cycles.
 
+pub mod checkpoints;
 mod sink;
 pub use sink::SummarySink;
 

@@ -1,11 +1,14 @@
 //! The per-op summary (`ttprof_summary.txt`) as a sink: zone statistics gathered ring by
-//! ring ([`crate::summary::Builder`]), rendered with the notes given (e.g. a fault) on top.
+//! ring ([`crate::summary::Builder`]), rendered with the notes given (e.g. a fault) on top
+//! and, below, the `event!` checkpoints of each op ([`super::checkpoints`]) and, when the
+//! kernels mark typed waits, the bottleneck of each op ([`crate::sink::analysis::render`]).
 
 use crate::sink::{Finished, Sink};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::profile::{Profile, RingView};
-use crate::summary::{self, Summary};
+use crate::sink::analysis::{self, Analyzer};
+use crate::summary::{self, checkpoints::Checkpoints, Summary};
 use std::path::{Path, PathBuf};
 
 /// Writes the summary text.
@@ -15,6 +18,10 @@ pub struct SummarySink {
     threshold_ns: f64,
     notes: Vec<String>,
     builder: summary::Builder,
+    /// `event!` markers in order, for the checkpoints section.
+    checkpoints: Checkpoints,
+    /// Typed waits, for the bottleneck section.
+    waits: Option<Analyzer>,
     /// The summary and its text as written (after [`Sink::finish`]).
     pub summary: Option<(Summary, String)>,
 }
@@ -23,18 +30,38 @@ impl SummarySink {
     /// The summary at `path`, hiding rows whose mean is below `threshold_ns`, with `notes`
     /// as its first lines.
     pub fn new(path: &Path, threshold_ns: f64, notes: Vec<String>) -> SummarySink {
-        SummarySink { path: Some(path.to_path_buf()), threshold_ns, notes, builder: summary::Builder::default(), summary: None }
+        SummarySink {
+            path: Some(path.to_path_buf()),
+            threshold_ns,
+            notes,
+            builder: summary::Builder::default(),
+            checkpoints: Checkpoints::default(),
+            waits: Some(Analyzer::default()),
+            summary: None,
+        }
     }
 
     /// The summary rendered into [`SummarySink::summary`] only, for printing.
     pub fn printed(threshold_ns: f64) -> SummarySink {
-        SummarySink { path: None, threshold_ns, notes: Vec::new(), builder: summary::Builder::default(), summary: None }
+        SummarySink {
+            path: None,
+            threshold_ns,
+            notes: Vec::new(),
+            builder: summary::Builder::default(),
+            checkpoints: Checkpoints::default(),
+            waits: Some(Analyzer::default()),
+            summary: None,
+        }
     }
 }
 
 impl Sink for SummarySink {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         self.builder.add(v.lane.chip, &v.zones, &v.marks, &p.labels, &p.ops, &p.timebase);
+        self.checkpoints.add(p, v.lane.risc, &v.zones, &v.marks);
+        if let Some(a) = &mut self.waits {
+            a.add(p, v);
+        }
         Ok(())
     }
 
@@ -42,6 +69,9 @@ impl Sink for SummarySink {
         let s = std::mem::take(&mut self.builder).finish(&p.ops, &p.timebase, self.threshold_ns);
         let mut text: String = self.notes.iter().map(|n| format!("{n}\n")).collect();
         text.push_str(&summary::render(&s));
+        text.push_str(&self.checkpoints.render(self.threshold_ns));
+        // The verdict per op, when the kernels mark typed waits.
+        text.push_str(&analysis::render(&self.waits.take().unwrap_or_default().finish(p)));
         if let Some(path) = &self.path {
             write_atomic(path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
         }

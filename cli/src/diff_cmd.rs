@@ -1,0 +1,64 @@
+//! `ttprof diff BASE NEW`: two runs compared per op and zone ([`ttprof::diff`]), and a
+//! performance gate: `--fail-above PCT` exits 3 naming every zone whose total or mean grew by
+//! more than PCT percent (0 clean, 1 unusable input, 2 data problems in either run).
+
+use clap::Args;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use ttprof::diff::{self, EXIT_REGRESSION};
+use ttprof::{Error, Result};
+
+/// Arguments of `ttprof diff`.
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The reference run: a `ttprof run` output directory, a `ttprof report` (or tt-metal)
+    /// directory with profile_log_device.csv, or a snapshot / device image file.
+    pub base: PathBuf,
+    /// The run to compare with it (same kinds).
+    pub new: PathBuf,
+    /// Exit 3 when a zone's total or mean cycles grew by more than this many percent (a real
+    /// change: any on emulator runs, 95% confidence on hardware runs).
+    #[arg(long, value_name = "PCT")]
+    pub fail_above: Option<f64>,
+    /// Also write the comparison as JSON (rows, zones added/removed, the gate's failures).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print every row, not only the changed ones.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// `ttprof diff`.
+pub fn run(a: &DiffArgs) -> Result<ExitCode> {
+    if let Some(p) = a.fail_above {
+        if !p.is_finite() || p < 0.0 {
+            return Err(Error::Other(format!("--fail-above {p}: expected a percentage, 0 or more")));
+        }
+    }
+    let base = diff::load(&a.base)?;
+    let new = diff::load(&a.new)?;
+    let d = diff::diff(&base, &new);
+    print!("{}", diff::render(&d, a.all));
+    if let Some(path) = &a.json {
+        let text = serde_json::to_string_pretty(&diff::to_json(&d, a.fail_above))
+            .map_err(|e| Error::Other(format!("diff as JSON: {e}")))?;
+        ttprof::atomic::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(pct) = a.fail_above {
+        let failed = d.regressions(pct);
+        if !failed.is_empty() {
+            for r in &failed {
+                eprintln!("regression: {}", diff::regression_message(r, pct));
+            }
+            eprintln!("error: {} zone(s) grew by more than {pct}%", failed.len());
+            return Ok(ExitCode::from(EXIT_REGRESSION));
+        }
+    }
+    if !d.problems.is_empty() {
+        eprintln!("error: {} problem(s) reading the runs (listed above)", d.problems.len());
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}

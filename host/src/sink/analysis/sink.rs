@@ -1,0 +1,41 @@
+//! `ttprof_analysis.json` as a sink: the [`Analyzer`] fed ring by ring, the [`Analysis`]
+//! written as JSON at the end.
+
+use super::{Analysis, Analyzer};
+use crate::atomic::write_atomic;
+use crate::error::{Error, Result};
+use crate::profile::{Profile, RingView};
+use crate::sink::{Finished, Sink};
+use std::path::{Path, PathBuf};
+
+/// Writes the bottleneck analysis.
+pub struct AnalysisSink {
+    path: PathBuf,
+    analyzer: Option<Analyzer>,
+    /// The analysis as written (after [`Sink::finish`]).
+    pub analysis: Option<Analysis>,
+}
+
+impl AnalysisSink {
+    /// The analysis at `path`.
+    pub fn new(path: &Path) -> AnalysisSink {
+        AnalysisSink { path: path.to_path_buf(), analyzer: Some(Analyzer::default()), analysis: None }
+    }
+}
+
+impl Sink for AnalysisSink {
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
+        if let Some(a) = &mut self.analyzer {
+            a.add(p, v);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, p: &Profile) -> Result<Finished> {
+        let a = self.analyzer.take().unwrap_or_default().finish(p);
+        let text = serde_json::to_string_pretty(&a).map_err(|e| Error::Other(format!("analysis as JSON: {e}")))?;
+        write_atomic(&self.path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        self.analysis = Some(a);
+        Ok(Finished { files: vec![self.path.clone()], issues: Vec::new() })
+    }
+}

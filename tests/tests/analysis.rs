@@ -1,0 +1,179 @@
+//! The bottleneck analysis on real kernels: the example pipeline (reader -> unpack -> math ->
+//! pack -> writer through CBs, each stage marking its blocking calls with typed waits) run on
+//! the emulator five times, each time with one stage made slow (`SLOW_STAGE`), must name that
+//! stage, with evidence its own zones support, in `ttprof_analysis.json`, the summary, the
+//! HTML page's panel and the op report's CB wait columns.
+
+use riscv_linker::Arch;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use ttprof_tests::{build_kernels, ttprof_binary, workspace};
+
+const STAGES: [(&str, &str, &str); 5] = [
+    ("reader", "brisc", "BRISC"),
+    ("unpack", "trisc0", "TRISC_0"),
+    ("math", "trisc1", "TRISC_1"),
+    ("pack", "trisc2", "TRISC_2"),
+    ("writer", "ncrisc", "NCRISC"),
+];
+
+/// Runs the pipeline (Add, 6 tiles, 2x1 grid) with `slow` (1..=5, 0: none) doing `steps`
+/// extra loop steps per tile.
+pub fn run_pipeline(out: &Path, slow: u32, steps: u32) {
+    let k = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
+    let mut cmd = Command::new(ttprof_binary());
+    cmd.args(["run", "--grid", "2x1", "--drain-every", "20000", "--name", "Add"]);
+    for (bin, risc, _) in STAGES {
+        cmd.arg("--kernel").arg(format!("{risc}={}", k.elf(bin).unwrap().display()));
+    }
+    for l1 in ["0x30000=1".to_string(), "0x30004=6".into(), format!("0x30040={slow}"), format!("0x30044={steps}")] {
+        cmd.args(["--l1", &l1]);
+    }
+    let _ = std::fs::remove_dir_all(out);
+    let o = cmd.arg("--out").arg(out).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+fn analysis(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("ttprof_analysis.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
+    let root: PathBuf = workspace().join("target/test-analysis");
+    for (i, (stage, _, risc)) in STAGES.iter().enumerate() {
+        let out = root.join(stage);
+        run_pipeline(&out, i as u32 + 1, 4000);
+        let a = analysis(&out);
+        let ops = a["ops"].as_array().unwrap();
+        assert_eq!(ops.len(), 1);
+        let op = &ops[0];
+        let v = &op["verdict"];
+        assert_eq!((v["stage"].as_str().unwrap(), v["risc"].as_str().unwrap()), (*stage, *risc), "{v:#}");
+        assert_eq!(v["bound_by"], "compute");
+        // The evidence is the op's own numbers: the bound stage is the busiest, every other
+        // stage waited on a CB, and the sentence quotes them.
+        let riscs = op["riscs"].as_array().unwrap();
+        assert_eq!(riscs.len(), 5);
+        let busy = |r: &serde_json::Value| r["busy_ns"].as_f64().unwrap();
+        let bound = riscs.iter().find(|r| r["risc"] == *risc).unwrap();
+        for r in riscs.iter().filter(|r| r["risc"] != *risc) {
+            assert!(busy(r) < busy(bound), "{stage}: {r:#} is busier than {bound:#}");
+            // The reader and writer also wait on their NoC barriers (DRAM reads and writes),
+            // but far less than on the CBs the bound stage holds up.
+            let waits = r["waits"].as_object().unwrap();
+            assert!(waits.keys().all(|w| w.starts_with("CB ") || w.starts_with("NoC ")), "{waits:?}");
+            let sum = |p: &str| waits.iter().filter(|(k, _)| k.starts_with(p)).map(|(_, v)| v.as_f64().unwrap()).sum::<f64>();
+            assert!(sum("CB ") > 4.0 * sum("NoC "), "{stage}: {waits:?}");
+        }
+        let pct = 100.0 * busy(bound) / op["span_ns"].as_f64().unwrap();
+        let evidence = v["evidence"].as_str().unwrap();
+        assert!(evidence.starts_with(&format!("{stage} on {risc}: busy {pct:.0}%")), "{evidence}");
+        assert!(v["busy_pct"].as_f64().unwrap() > 50.0, "{v:#}");
+        // Both tiles run the same work: they agree.
+        assert_eq!(op["tiles"].as_array().unwrap().len(), 2);
+        assert!(op["disagreeing_tiles"].as_array().unwrap().is_empty());
+        // The summary says it in one line.
+        let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+        assert!(summary.contains(&format!("Add (run 1): bound by {stage} ({risc}): {evidence}")), "{summary}");
+        // The HTML page has a panel per op with the same verdict.
+        let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+        assert!(page.contains("<section id=\"analysis\">"), "no panel");
+        assert!(page.contains(&format!("<b>Add (run 1)</b>: bound by {stage} ({risc})")), "panel of {stage}");
+    }
+
+    // The CBs, read off the waits, are the pipeline; the writer's sum wait (`sum_wait!`)
+    // counts as its wait on CB 4.
+    let a = analysis(&root.join("math"));
+    let cbs = &a["ops"][0]["tiles"][0]["cbs"];
+    let link = |cb: u64| cbs.as_array().unwrap().iter().find(|c| c["cb"] == cb).unwrap().clone();
+    for (cb, producer, consumer) in
+        [(0, "reader", "unpack"), (2, "unpack", "math"), (3, "math", "pack"), (4, "pack", "writer")]
+    {
+        let l = link(cb);
+        assert_eq!((l["producer"].as_str(), l["consumer"].as_str()), (Some(producer), Some(consumer)), "{l:#}");
+    }
+    let writer = a["ops"][0]["riscs"].as_array().unwrap().iter().find(|r| r["risc"] == "NCRISC").unwrap().clone();
+    assert!(writer["waits"]["CB 4 front (data)"].as_f64().unwrap() > 0.0, "{writer:#}");
+
+    // The op report's compute CB wait columns hold the TRISCs' typed waits (mean per tile).
+    let report = std::fs::read_dir(root.join("math"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ops_perf_results_"))
+        .unwrap();
+    let text = std::fs::read_to_string(report).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()].parse::<f64>().unwrap();
+    // Mean per tile (2 tiles) of the TRISCs' waits whose resource names `end`.
+    let trisc = |end: &str| -> f64 {
+        a["ops"][0]["riscs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["risc"].as_str().unwrap().starts_with("TRISC"))
+            .flat_map(|r| {
+                r["waits"]
+                    .as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(w, _)| w.contains(end))
+                    .map(|(_, ns)| ns.as_f64().unwrap())
+            })
+            .sum::<f64>()
+            / 2.0
+    };
+    let front = cell("DEVICE COMPUTE CB WAIT FRONT [ns]");
+    let back = cell("DEVICE COMPUTE CB RESERVE BACK [ns]");
+    assert!((front - trisc("front")).abs() <= 1.0, "{front}");
+    assert!((back - trisc("back")).abs() <= 1.0, "{back}");
+    assert!(front > 0.0 && back > 0.0);
+}
+
+#[test]
+fn kernels_without_typed_waits_get_no_verdict() {
+    let sums = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
+    let out = workspace().join("target/test-analysis/sums");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = Command::new(ttprof_binary())
+        .args(["run", "--kernel"])
+        .arg(format!("brisc={}", sums.elf("sums").unwrap().display()))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let a = analysis(&out);
+    assert!(a["ops"][0]["verdict"].is_null(), "{a:#}");
+    let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+    assert!(!summary.contains("bottleneck"), "{summary}");
+    let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+    assert!(!page.contains("id=\"analysis\""));
+}
+
+/// `ttprof diff` on a kernel whose inner loop does twice the work: math's extra loop goes
+/// from 2000 to 4000 steps per tile; the gate fails naming `math-tile`, whose mean grew.
+#[test]
+fn twice_the_work_in_math_fails_the_diff_gate_naming_the_zone() {
+    let root: PathBuf = workspace().join("target/test-analysis/diff");
+    let (base, same, slower) = (root.join("base"), root.join("same"), root.join("slower"));
+    run_pipeline(&base, 3, 2000);
+    run_pipeline(&same, 3, 2000);
+    run_pipeline(&slower, 3, 4000);
+    let diff = |new: &Path| {
+        Command::new(ttprof_binary()).arg("diff").arg(&base).arg(new).args(["--fail-above", "20"]).output().unwrap()
+    };
+    let o = diff(&same);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = diff(&slower);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err.lines().find(|l| l.starts_with("regression: Add / math-tile:")).unwrap_or_else(|| panic!("{err}"));
+    let mean = line.split("mean ").nth(1).unwrap();
+    let growth: f64 = mean.split('(').nth(1).unwrap().split('%').next().unwrap().parse().unwrap();
+    assert!(growth > 20.0, "math-tile grows by the extra loop: {line}");
+    // The stages that only wait on math grow less per tile than math does, or not at all.
+    assert!(!err.contains("regression: Add / noc-read-in0"), "{err}");
+}
