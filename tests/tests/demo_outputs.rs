@@ -2,16 +2,20 @@
 //! emulated Wormhole, a consumer draining while they run) through `ttprof::outputs`; then
 //! tt-perf-report must read the op report, exit 0 and print the device times ttprof
 //! computed, classify every op (Compute, by its tt-metal op code), and the op report, trace,
-//! timeline and bottleneck analysis must cover every op and zone.
+//! timeline and bottleneck analysis must cover every op and zone. The ops read their inputs
+//! from DRAM and write their outputs back over the NoC (checked by the scenario), and the
+//! NoC barrier waits differ across tiles.
 
-use riscv_linker::Arch;
-use std::collections::BTreeMap;
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 use std::time::UNIX_EPOCH;
+use ttprof::decode::RecordKind;
 use ttprof::launch::Settings;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
-use ttprof::resolve::Resolver;
+use ttprof::readout::Readout;
+use ttprof::resolve::{Resolution, Resolver};
 
 use ttprof_demo::ops;
 use ttprof_demo::scenario::{self, Scenario};
@@ -37,6 +41,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
+    noc_waits_differ_across_tiles(&outcome.readout, &res);
     // The clock fit from the scenario's sync windows (the emulated chip runs 1.5 % slow).
     let timebase = outcome.fit.timebase.clone();
     assert!(
@@ -140,6 +145,41 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         if k > 0 {
             assert_eq!(g, Some(o.op_to_op_latency_ns().unwrap() as f64 / 1000.0), "{} op-to-op gap", o.op.op_code);
         }
+    }
+}
+
+/// The demo's reader and writer move every tile over the NoC (ttprof-dm), so each barrier
+/// wait is a zone; each tile reads its own pages from banks at a different distance, sharing
+/// the DRAM channels with the other tiles, so its waits add up to its own total.
+fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
+    // Reads: one per input tile (Add, Mul binary; Matmul 2 tiles binary; Relu unary).
+    let (reads, writes) = (4 * 2 + 2 * 2 + 4 + 4 * 2, 4 + 2 + 4 + 4);
+    for (name, risc, per_tile) in [("noc-read-barrier", Risc::Brisc, reads), ("noc-write-barrier", Risc::Ncrisc, writes)] {
+        let mut totals: BTreeMap<NocCoord, (u64, u64)> = BTreeMap::new();
+        for (i, ring) in readout.rings.iter().enumerate() {
+            let r = &ring.records;
+            for k in (0..r.len()).filter(|&k| r.kind[k] == RecordKind::Zone) {
+                if res.site(i, r.run[k], r.site[k]).is_some_and(|m| m.name == name) {
+                    assert_eq!(ring.id.risc, risc, "{name} recorded by {}", ring.id.location());
+                    let e = totals.entry(ring.id.tile).or_default();
+                    e.0 += 1;
+                    e.1 += r.end[k] - r.start[k];
+                }
+            }
+        }
+        assert_eq!(totals.len(), 4, "{name}: every tile waited on the NoC: {totals:?}");
+        for (tile, (count, cycles)) in &totals {
+            assert_eq!(*count, per_tile, "{name} on {tile}");
+            // A 4 KiB tile from DRAM (or to it) takes hundreds of cycles: latency plus bandwidth.
+            assert!(*cycles >= 100 * count, "{name} on {tile}: {cycles} cycles for {count} waits");
+        }
+        // Not noise: the emulator is deterministic, and the tiles' totals differ by more than
+        // 5 % (about 30 % on this grid: tile (1,2) waits least).
+        let distinct: BTreeSet<u64> = totals.values().map(|t| t.1).collect();
+        assert!(distinct.len() > 1, "{name}: every tile waited exactly as long: {totals:?}");
+        let (min, max) = (*distinct.first().unwrap(), *distinct.last().unwrap());
+        assert!(max * 100 >= min * 105, "{name}: the tiles' waits differ by less than 5 %: {totals:?}");
+        eprintln!("{name} per tile (waits, cycles): {totals:?}");
     }
 }
 

@@ -6,9 +6,15 @@
 //! buffers (CBs) in L1:
 //!
 //! ```text
-//! in0/in1 --BRISC reader--> CB_IN0/CB_IN1 --TRISC0 unpack--> CB_SRC --TRISC1 math-->
-//!   CB_DST --TRISC2 pack--> CB_OUT --NCRISC writer--> out
+//! DRAM in0/in1 --BRISC reader--> CB_IN0/CB_IN1 --TRISC0 unpack--> CB_SRC --TRISC1 math-->
+//!   CB_DST --TRISC2 pack--> CB_OUT --NCRISC writer--> DRAM out
 //! ```
+//!
+//! The tensors live in DRAM as tt-metal's interleaved buffers: one page per tile
+//! ([`TILE_BYTES`]), page `p` in bank `p % banks`. Each core streams its own slice of
+//! pages, `first_page..first_page + tiles`, so the cores read from (and write to) different
+//! banks at different distances on the NoC. The reader reads on NoC0 and the writer writes
+//! on NoC1, as tt-metal's default data-movement kernels do.
 //!
 //! A CB's control block is two words, each with one writer: `pushed` (producer) and
 //! `popped` (consumer), both free-running page counts. The launcher zeroes them before
@@ -33,6 +39,19 @@ pub mod arg {
     pub const OP: u32 = 0;
     /// Tiles to process.
     pub const TILES: u32 = 4;
+    /// The first page (tile index) of this core's slice of every tensor.
+    pub const FIRST_PAGE: u32 = 8;
+    /// Page size of the DRAM buffers in bytes: one tile per page, so at least
+    /// [`crate::TILE_BYTES`] (the demo uses exactly that); 0 means [`crate::TILE_BYTES`]. A
+    /// launcher that writes only `OP` and `TILES` (e.g. `ttprof run --l1`) gets every core
+    /// reading pages `0..tiles` of buffers at bank address 0.
+    pub const PAGE_BYTES: u32 = 12;
+    /// Bank address of the interleaved input buffer `in0` (e.g. [`crate::DRAM_IN0`]).
+    pub const IN0: u32 = 16;
+    /// Bank address of `in1` (read by binary ops only).
+    pub const IN1: u32 = 20;
+    /// Bank address of the interleaved output buffer.
+    pub const OUT: u32 = 24;
 }
 
 /// The ops the kernels implement.
@@ -124,12 +143,15 @@ pub const CB_OUT: CbDesc = cb(4, CB_DST.data + 2 * TILE_BYTES, TILE_BYTES);
 /// Every CB, for the launcher to reset.
 pub const CBS: [CbDesc; 5] = [CB_IN0, CB_IN1, CB_SRC, CB_DST, CB_OUT];
 
-/// Input and output tensors ("DRAM" staged in L1: the emulator has no NoC model).
-pub const IN0: u32 = 0x40000;
-pub const IN1: u32 = IN0 + MAX_TILES * TILE_BYTES;
-pub const OUT: u32 = IN1 + MAX_TILES * TILE_BYTES;
+/// Where the demo puts its interleaved DRAM buffers (bank addresses: the same offset in
+/// every bank). 16 MiB apart, so each holds [`DRAM_BUFFER_PAGES_PER_BANK`] pages per bank.
+pub const DRAM_IN0: u32 = 0x0100_0000;
+pub const DRAM_IN1: u32 = 0x0200_0000;
+pub const DRAM_OUT: u32 = 0x0300_0000;
+/// Pages of [`TILE_BYTES`] one bank holds of one of the buffers above.
+pub const DRAM_BUFFER_PAGES_PER_BANK: u32 = (DRAM_IN1 - DRAM_IN0) / TILE_BYTES;
 
 const _: () = {
-    assert!(CB_OUT.data + 2 * TILE_BYTES <= IN0);
-    assert!(OUT + MAX_TILES * TILE_BYTES <= riscv_linker::Arch::WormholeB0.l1_size());
+    assert!(CB_CONTROL + 16 * CBS.len() as u32 <= CB_IN0.data);
+    assert!(CB_OUT.data + 2 * TILE_BYTES <= riscv_linker::Arch::WormholeB0.l1_size());
 };

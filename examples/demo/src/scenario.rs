@@ -1,6 +1,6 @@
-//! The demo's scenario: its kernels built, its ops staged, launched through a
-//! [`ttprof::session::Session`] (which drains while kernels run and writes every output) and
-//! checked.
+//! The demo's scenario: its kernels built, its ops' inputs written into DRAM and their
+//! arguments into L1, launched through a [`ttprof::session::Session`] (which drains while
+//! kernels run and writes every output), and their outputs read back from DRAM and checked.
 
 use crate::ops::{self, OpSpec};
 use crate::workspace;
@@ -152,7 +152,8 @@ pub fn build_kernel_set(arch: Arch, profile: bool, names: &[&'static str], dir: 
 }
 
 /// Runs every op of `s` with the kernels in `elfs` through a [`Session`], checking each op's
-/// output on every tile; the session writes every output file into `s.out`.
+/// output (every tile's slice of it, read back from DRAM); the session writes every output
+/// file into `s.out`.
 pub fn run(
     s: &Scenario,
     elfs: &BTreeMap<&str, PathBuf>,
@@ -173,9 +174,13 @@ pub fn run(
     let mut session = Session::start(cfg)?;
     let tiles = session.tiles().to_vec();
     for spec in &s.ops {
+        ops::check_shape(spec, tiles.len())?;
+    }
+    for spec in &s.ops {
         let run_id = session.next_run_id();
-        for t in &tiles {
-            ops::stage(session.memory(), *t, spec, run_id)?;
+        ops::fill_dram(&mut session, spec, &tiles, run_id)?;
+        for (core, t) in tiles.iter().enumerate() {
+            ops::stage(session.memory(), *t, core as u32, spec)?;
         }
         let (code, what) = tt_metal_op(spec.op);
         // The example ops compute exactly on integers: the highest fidelity.
@@ -188,10 +193,8 @@ pub fn run(
             op = op.kernel(risc, &elfs[name]);
         }
         let launched = session.launch(&op)?;
-        for t in &tiles {
-            if let Some(mismatch) = ops::check(session.memory(), *t, spec, run_id)? {
-                return Err(mismatch.into());
-            }
+        if let Some(mismatch) = ops::check(&session, spec, &tiles, run_id)? {
+            return Err(mismatch.into());
         }
         progress(&format!(
             "op {run_id}: {:<10} {} tiles x {} cores, {:.1} M instructions, output checked",

@@ -1,4 +1,5 @@
-//! Shared code of the example kernels: circular buffers in L1 and tile arithmetic.
+//! Shared code of the example kernels: their arguments, circular buffers in L1 and tile
+//! arithmetic. The reader and writer move tiles between DRAM and the CBs with `ttprof-dm`.
 //!
 //! Ordering: a core's stores reach L1 in program order, so a producer writes a page and
 //! then bumps `pushed`; a consumer reads `pushed`, then the page. The compiler fences keep
@@ -7,7 +8,8 @@
 
 use core::ptr::{read_volatile, write_volatile};
 use core::sync::atomic::{compiler_fence, Ordering};
-pub use example_abi::{arg, CbDesc, Op, ARGS, CB_DST, CB_IN0, CB_IN1, CB_OUT, CB_SRC, IN0, IN1, OUT, TILE_BYTES, TILE_DIM, TILE_ELEMS};
+pub use example_abi::{arg, CbDesc, Op, ARGS, CB_DST, CB_IN0, CB_IN1, CB_OUT, CB_SRC, TILE_BYTES, TILE_DIM, TILE_ELEMS};
+use ttprof_dm::InterleavedAddrGen;
 
 #[inline(always)]
 pub fn rd(addr: u32) -> u32 {
@@ -56,6 +58,21 @@ pub fn slow_stage(stage: u32) {
 pub fn args() -> (Op, u32) {
     let op = Op::from_u32(rd(ARGS + arg::OP)).unwrap_or(Op::Add);
     (op, rd(ARGS + arg::TILES).min(example_abi::MAX_TILES))
+}
+
+/// Argument word `offset` (see [`arg`]).
+pub fn arg_word(offset: u32) -> u32 {
+    rd(ARGS + offset)
+}
+
+/// This core's slice of the interleaved DRAM buffer whose bank address is in argument word
+/// `base_arg`: the address generator (page = tile) and the first page of the slice.
+pub fn dram_slice(base_arg: u32) -> (InterleavedAddrGen, u32) {
+    let page_size = match arg_word(arg::PAGE_BYTES) {
+        0 => TILE_BYTES,
+        n => n,
+    };
+    (InterleavedAddrGen { base: arg_word(base_arg), page_size }, arg_word(arg::FIRST_PAGE))
 }
 
 /// One end of a circular buffer.
@@ -110,7 +127,7 @@ fn slice_mut(addr: u32) -> &'static mut [u32] {
     unsafe { core::slice::from_raw_parts_mut(addr as *mut u32, TILE_ELEMS) }
 }
 
-/// Copies one tile (the stand-in for a NoC transfer or an unpack/pack step).
+/// Copies one tile within L1 (the stand-in for an unpack/pack step).
 pub fn copy_tile(from: u32, to: u32) {
     slice_mut(to).copy_from_slice(slice(from));
 }

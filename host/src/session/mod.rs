@@ -208,7 +208,8 @@ impl Session {
         &self.tiles
     }
 
-    /// The device's L1 as the program sees it (stage inputs, check outputs).
+    /// The device's L1 as the program sees it (stage inputs, check outputs; DRAM buffers go
+    /// through [`Session::write_dram_interleaved`] and [`Session::read_dram_interleaved`]).
     pub fn memory(&self) -> &dyn DeviceMemory {
         &self.mem
     }
@@ -216,6 +217,23 @@ impl Session {
     /// The emulated device itself (registers, local RAM, the wall clock).
     pub fn device(&self) -> &Device {
         &self.dev
+    }
+
+    /// Writes `data` into the DRAM of the device (chip 0) as an interleaved buffer at bank
+    /// address `base` with pages of `page_size` bytes, laid out as tt-metal does (page `p` in
+    /// bank `p % banks`): the inputs of ops whose kernels read DRAM over the NoC.
+    pub fn write_dram_interleaved(&mut self, base: u32, page_size: u32, data: &[u8]) -> Result<()> {
+        self.dev.write_dram_interleaved(0, base, page_size, data).map_err(|e| {
+            Error::Emulator(format!("write {} bytes to the DRAM buffer at bank address {base:#x}: {e}", data.len()))
+        })
+    }
+
+    /// Reads `len` bytes of an interleaved DRAM buffer (see
+    /// [`Session::write_dram_interleaved`]): the outputs ops wrote back over the NoC.
+    pub fn read_dram_interleaved(&self, base: u32, page_size: u32, len: usize) -> Result<Vec<u8>> {
+        self.dev.read_dram_interleaved(0, base, page_size, len).map_err(|e| {
+            Error::Emulator(format!("read {len} bytes of the DRAM buffer at bank address {base:#x}: {e}"))
+        })
     }
 
     /// The run id the next launch will get.
