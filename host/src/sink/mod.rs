@@ -18,6 +18,8 @@
 pub mod csv;
 pub mod html;
 pub mod outputs;
+pub mod parquet;
+pub mod perfetto;
 pub mod report;
 pub mod summary;
 pub mod trace;
@@ -25,6 +27,8 @@ pub mod tracy;
 
 pub use csv::DeviceCsv;
 pub use html::HtmlPage;
+pub use parquet::ParquetSink;
+pub use perfetto::PerfettoSink;
 pub use report::OpReportSink;
 pub use summary::SummarySink;
 pub use trace::TraceJson;
