@@ -53,7 +53,7 @@
 mod sink;
 mod tables;
 
-pub use sink::{write_dataset, ParquetSink, Written};
+pub use sink::{default_host, write_dataset, ParquetSink, Written};
 pub use tables::{marks_schema, ops_schema, zones_schema};
 
 /// The zones table's file name.

@@ -234,3 +234,20 @@ pub fn write_dataset(dir: &Path, host: &str, profile: &Profile) -> Result<(Finis
     let mut done = sink::drive(profile, &mut [&mut s])?;
     Ok((done.pop().unwrap_or_default(), s.written))
 }
+
+/// This machine's name as a dataset host name: the kernel's host name with characters a
+/// partition directory cannot hold replaced by `_` (`localhost` when it has none).
+pub fn default_host() -> String {
+    let raw = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name: String = raw
+        .trim()
+        .chars()
+        .take(128)
+        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+        .collect();
+    if valid_host(&name) {
+        name
+    } else {
+        "localhost".into()
+    }
+}
