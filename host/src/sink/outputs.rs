@@ -1,7 +1,12 @@
 //! Every output file of one readout in one call: tt-metal's `profile_log_device.csv`, the
-//! op report `ops_perf_results_<timestamp>.csv`, Chrome trace JSON, the HTML timeline, and
-//! the per-op summary `ttprof_summary.txt` (also returned, for printing), and the bottleneck
-//! analysis `ttprof_analysis.json` ([`crate::sink::analysis`]).
+//! op report `ops_perf_results_<timestamp>.csv`, Chrome trace JSON, the HTML timeline, the
+//! per-op summary `ttprof_summary.txt` (also returned, for printing), the bottleneck
+//! analysis `ttprof_analysis.json` ([`crate::sink::analysis`]), and the formats that
+//! scale: Perfetto's native trace `ttprof_trace.pftrace` and the Parquet tables
+//! `ttprof_zones.parquet`, `ttprof_marks.parquet`, `ttprof_ops.parquet`
+//! ([`crate::sink::perfetto`], [`crate::sink::parquet`]). [`write_all_with_dataset`] also
+//! writes the run into a hive-partitioned Parquet dataset (`--dataset DIR`), in the same
+//! pass over the rings.
 //!
 //! Everything is computed before anything is written, so an op log that does not belong
 //! to the device run fails with no file written; each file is then written atomically
@@ -11,7 +16,10 @@ use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::profile::Profile;
 use crate::report::OpReport;
-use crate::sink::{self, analysis, AnalysisSink, DeviceCsv, Finished, HtmlPage, OpReportSink, SummarySink, TraceJson};
+use crate::sink::{
+    self, analysis, AnalysisSink, DeviceCsv, Finished, HtmlPage, OpReportSink, ParquetSink, PerfettoSink, Sink, SummarySink,
+    TraceJson,
+};
 use crate::summary::{self, Summary};
 use crate::{csv, html, trace};
 use std::path::{Path, PathBuf};
@@ -57,6 +65,12 @@ pub struct Written {
     pub analysis_file: PathBuf,
     /// The bottleneck analysis it holds.
     pub analysis: analysis::Analysis,
+    /// Path of Perfetto's native trace `ttprof_trace.pftrace`.
+    pub perfetto: PathBuf,
+    /// Paths of the Parquet tables: zones, marks, ops.
+    pub parquet: [PathBuf; 3],
+    /// The dataset's files (with [`write_all_with_dataset`]; else empty).
+    pub dataset: Vec<PathBuf>,
     /// The op report as written (its rows hold the durations in the file).
     pub report: OpReport,
     /// The per-op, per-zone totals `ttprof_summary.txt` shows.
@@ -70,15 +84,19 @@ pub struct Written {
 
 impl Written {
     /// Every file written, in the order written.
-    pub fn files(&self) -> [&Path; 6] {
-        [
+    pub fn files(&self) -> Vec<&Path> {
+        let mut f: Vec<&Path> = vec![
             &self.device_csv,
             &self.op_report,
             &self.trace,
             &self.html,
             &self.summary_file,
             &self.analysis_file,
-        ]
+            &self.perfetto,
+        ];
+        f.extend(self.parquet.iter().map(PathBuf::as_path));
+        f.extend(self.dataset.iter().map(PathBuf::as_path));
+        f
     }
 }
 
@@ -86,6 +104,18 @@ impl Written {
 /// sinks ([`crate::sink`]) in one drive over the rings. The op log must be the run's
 /// (else an error, and no file is written).
 pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Written> {
+    write(dir, profile, options, None)
+}
+
+/// [`write_all`], and the run as a hive-partitioned Parquet dataset under `dataset`
+/// (`<table>/host=<host>/chip=<n>/part-0.parquet`, see [`crate::sink::parquet`]) in the
+/// same pass: what `--dataset DIR` does. `host` names the capturing machine
+/// ([`crate::sink::parquet::default_host`] gives this one's).
+pub fn write_all_with_dataset(dir: &Path, profile: &Profile, options: &Options, dataset: &Path, host: &str) -> Result<Written> {
+    write(dir, profile, options, Some((dataset, host)))
+}
+
+fn write(dir: &Path, profile: &Profile, options: &Options, dataset: Option<(&Path, &str)>) -> Result<Written> {
     if dir.exists() && !dir.is_dir() {
         return Err(Error::BadFile {
             path: dir.into(),
@@ -108,18 +138,35 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     let mut page = HtmlPage::new(&dir.join(html::FILE_NAME), vec![device_csv.clone(), trace_path.clone()]);
     let mut summary_sink = SummarySink::new(&dir.join(summary::FILE_NAME), options.summary_threshold_ns, options.notes.clone());
     let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME));
-    let finished = sink::drive(
-        profile,
-        &mut [&mut csv_sink, &mut report, &mut trace_sink, &mut page, &mut summary_sink, &mut analysis_sink],
-    )?;
-    let [csv_done, report_done, trace_done, html_done, summary_done, analysis_done] =
-        <[Finished; 6]>::try_from(finished).map_err(|_| Error::Other("internal: six sinks, six results".into()))?;
+    let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME));
+    let mut parquet = ParquetSink::new(dir);
+    let mut data = dataset.map(|(d, host)| ParquetSink::dataset(d, host));
+    let mut sinks: Vec<&mut dyn Sink> = vec![
+        &mut csv_sink,
+        &mut report,
+        &mut trace_sink,
+        &mut page,
+        &mut summary_sink,
+        &mut analysis_sink,
+        &mut perfetto,
+        &mut parquet,
+    ];
+    if let Some(d) = data.as_mut() {
+        sinks.push(d);
+    }
+    let mut finished = sink::drive(profile, &mut sinks)?;
+    let dataset_files = if dataset.is_some() { finished.pop().map(|f| f.files).unwrap_or_default() } else { Vec::new() };
+    let [csv_done, report_done, trace_done, html_done, summary_done, analysis_done, perfetto_done, parquet_done] =
+        <[Finished; 8]>::try_from(finished).map_err(|_| Error::Other("internal: eight sinks, eight results".into()))?;
+    let parquet_files = <[PathBuf; 3]>::try_from(parquet_done.files)
+        .map_err(|_| Error::Other("internal: three Parquet tables".into()))?;
     let report = report.report.ok_or_else(|| Error::Other("internal: no op report".into()))?;
     let (summary, summary_text) = summary_sink.summary.ok_or_else(|| Error::Other("internal: no summary".into()))?;
     let mut issues = report_done.issues.clone();
     issues.extend(profile.issues.iter().cloned());
     issues.extend(html_done.issues.iter().cloned());
     issues.extend(trace_done.issues.iter().cloned());
+    issues.extend(perfetto_done.issues.iter().cloned());
     let first = |f: Finished| f.files.into_iter().next().unwrap_or_default();
     Ok(Written {
         device_csv: first(csv_done),
@@ -130,6 +177,9 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         summary_file: first(summary_done),
         analysis_file: first(analysis_done),
         analysis: analysis_sink.analysis.unwrap_or_default(),
+        perfetto: first(perfetto_done),
+        parquet: parquet_files,
+        dataset: dataset_files,
         report,
         summary,
         summary_text,
@@ -169,9 +219,13 @@ mod tests {
                 "ops_perf_results_1970_01_01_00_00_00.csv",
                 "profile_log_device.csv",
                 "ttprof_analysis.json",
+                "ttprof_marks.parquet",
+                "ttprof_ops.parquet",
                 "ttprof_summary.txt",
                 "ttprof_timeline.html",
-                "ttprof_trace.json"
+                "ttprof_trace.json",
+                "ttprof_trace.pftrace",
+                "ttprof_zones.parquet"
             ]
         );
         assert_eq!(w.device_csv_rows, 330);

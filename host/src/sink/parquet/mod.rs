@@ -1,0 +1,70 @@
+//! Parquet tables of a run: `ttprof_zones.parquet` (one row per zone), `ttprof_marks.parquet`
+//! (events, data and sums) and `ttprof_ops.parquet` (ops), for captures of any size and any
+//! engine (DuckDB, pandas/pyarrow, Polars, Spark, Trino, DataFusion).
+//!
+//! Written streaming ([`ParquetSink`]): each ring's zones and marks become one Arrow batch
+//! when the ring is visited, and a row group is closed whenever [`ROW_GROUP_ROWS`] rows are
+//! buffered (so a large ring is about one row group, small rings share one): memory stays
+//! at one ring's zones plus the encoded row group. Strings (RISC, name, file, op, kind)
+//! are dictionary-encoded Arrow columns, stored as Parquet dictionary pages; times and
+//! cycles use `DELTA_BINARY_PACKED` (zones come in opening order, so starts grow by small
+//! steps); every page is zstd-compressed.
+//!
+//! # Schema
+//!
+//! `ttprof_zones.parquet`, one row per zone, rings in readout order, each ring's zones in
+//! the order they open:
+//!
+//! | column | type | meaning |
+//! | --- | --- | --- |
+//! | `chip` | uint32 | chip (device) index |
+//! | `tile_x`, `tile_y` | uint16 | the tile's NoC0 coordinate |
+//! | `risc` | string (dict) | `BRISC`, `NCRISC`, `TRISC0`, `TRISC1`, `TRISC2` |
+//! | `run` | uint32, null | run (launch) id; null for records of no run |
+//! | `op` | string (dict), null | the op of the run (op log `op_code`, or `run <id>`) |
+//! | `site` | uint32 | the zone's distinct site (name, file, line) in this run's profile |
+//! | `name` | string (dict) | zone name (`unresolved-site-<id>` when unnamed) |
+//! | `file`, `line` | string (dict), uint32 | source location (empty, 0 when unnamed) |
+//! | `depth` | uint16 | nesting depth, 0 for an outermost zone |
+//! | `start_cycles`, `end_cycles` | uint64 | device cycles of the tile |
+//! | `start_ns`, `end_ns` | int64 | host ns from the clock fit (rounded) |
+//! | `duration_ns` | int64 | `end_ns - start_ns` |
+//! | `duration_cycles` | uint64 | `end_cycles - start_cycles` |
+//!
+//! `ttprof_marks.parquet`, one row per event, data or sum record: `chip`, `tile_x`,
+//! `tile_y`, `risc`, `run`, `op`, `site`, `name`, `file`, `line` as above, then `kind`
+//! (`event`, `data`, `sum`), `cycles` (uint64), `ns` (int64), `value` (uint64, null for an
+//! event: the data payload, or a sum's total cycles) and `count` (uint32, null unless a sum:
+//! its number of measurements).
+//!
+//! `ttprof_ops.parquet`, one row per op: `chip`, `run`, `op` (string), `host_start_ns`,
+//! `host_end_ns` (int64, null: where the op sits on the host timeline), `kernel_start_ns`,
+//! `kernel_end_ns` (first KERNEL start to last KERNEL end), `fw_start_ns`, `fw_end_ns` (the
+//! FW zones' span), all int64 host ns, null when unknown.
+//!
+//! # Dataset
+//!
+//! [`write_dataset`] writes the same tables as a hive-partitioned dataset,
+//! `DIR/<table>/host=<name>/chip=<n>/part-0.parquet` (`<table>` is `zones`, `marks` or
+//! `ops`); the files leave out `chip`, which the path carries. Captures of several hosts
+//! of a multi-card system then sit side by side and any engine reads them as one table
+//! (DuckDB: `read_parquet('DIR/zones/*/*/*.parquet', hive_partitioning = true)`).
+
+mod sink;
+mod tables;
+
+pub use sink::{default_host, write_dataset, ParquetSink, Written};
+pub use tables::{marks_schema, ops_schema, zones_schema};
+
+/// The zones table's file name.
+pub const ZONES_FILE: &str = "ttprof_zones.parquet";
+/// The marks (events, data, sums) table's file name.
+pub const MARKS_FILE: &str = "ttprof_marks.parquet";
+/// The ops table's file name.
+pub const OPS_FILE: &str = "ttprof_ops.parquet";
+
+/// A row group is closed once this many rows are buffered (after a ring).
+pub const ROW_GROUP_ROWS: usize = 1 << 16;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,214 @@
+//! The three tables' Arrow schemas and the batches of one ring (see [`super`] for the
+//! columns).
+
+use crate::decode::NO_RUN;
+use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
+use arrow_array::types::UInt32Type;
+use arrow_array::{
+    ArrayRef, DictionaryArray, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array,
+};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use riscv_linker::Risc;
+use std::sync::Arc;
+
+fn dict() -> DataType {
+    DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8))
+}
+
+/// The columns every zone and mark row starts with (`chip` left out in a dataset).
+fn place_fields(with_chip: bool) -> Vec<Field> {
+    let mut f = Vec::new();
+    if with_chip {
+        f.push(Field::new("chip", DataType::UInt32, false));
+    }
+    f.extend([
+        Field::new("tile_x", DataType::UInt16, false),
+        Field::new("tile_y", DataType::UInt16, false),
+        Field::new("risc", dict(), false),
+        Field::new("run", DataType::UInt32, true),
+        Field::new("op", dict(), true),
+        Field::new("site", DataType::UInt32, false),
+        Field::new("name", dict(), false),
+        Field::new("file", dict(), false),
+        Field::new("line", DataType::UInt32, false),
+    ]);
+    f
+}
+
+/// `ttprof_zones.parquet`'s schema.
+pub fn zones_schema(with_chip: bool) -> SchemaRef {
+    let mut f = place_fields(with_chip);
+    f.extend([
+        Field::new("depth", DataType::UInt16, false),
+        Field::new("start_cycles", DataType::UInt64, false),
+        Field::new("end_cycles", DataType::UInt64, false),
+        Field::new("start_ns", DataType::Int64, false),
+        Field::new("end_ns", DataType::Int64, false),
+        Field::new("duration_ns", DataType::Int64, false),
+        Field::new("duration_cycles", DataType::UInt64, false),
+    ]);
+    Arc::new(Schema::new(f))
+}
+
+/// `ttprof_marks.parquet`'s schema.
+pub fn marks_schema(with_chip: bool) -> SchemaRef {
+    let mut f = place_fields(with_chip);
+    f.extend([
+        Field::new("kind", dict(), false),
+        Field::new("cycles", DataType::UInt64, false),
+        Field::new("ns", DataType::Int64, false),
+        Field::new("value", DataType::UInt64, true),
+        Field::new("count", DataType::UInt32, true),
+    ]);
+    Arc::new(Schema::new(f))
+}
+
+/// `ttprof_ops.parquet`'s schema.
+pub fn ops_schema(with_chip: bool) -> SchemaRef {
+    let mut f = Vec::new();
+    if with_chip {
+        f.push(Field::new("chip", DataType::UInt32, false));
+    }
+    f.push(Field::new("run", DataType::UInt32, false));
+    f.push(Field::new("op", DataType::Utf8, false));
+    for c in ["host_start_ns", "host_end_ns", "kernel_start_ns", "kernel_end_ns", "fw_start_ns", "fw_end_ns"] {
+        f.push(Field::new(c, DataType::Int64, true));
+    }
+    Arc::new(Schema::new(f))
+}
+
+/// Host ns as whole ns (NaN, which a record off the timebase would have, becomes 0).
+pub(crate) fn whole_ns(ns: f64) -> i64 {
+    if ns.is_finite() {
+        ns.round() as i64
+    } else {
+        0
+    }
+}
+
+/// The dictionaries every batch shares: RISC names, site labels, op names, mark kinds.
+pub(crate) struct Dictionaries {
+    risc: ArrayRef,
+    names: ArrayRef,
+    files: ArrayRef,
+    ops: ArrayRef,
+    kinds: ArrayRef,
+    lines: Vec<u32>,
+}
+
+impl Dictionaries {
+    pub(crate) fn new(labels: &[SiteLabel], ops: &[OpSpan]) -> Dictionaries {
+        let strings = |v: Vec<&str>| Arc::new(StringArray::from(v)) as ArrayRef;
+        Dictionaries {
+            risc: strings(Risc::ALL.iter().map(|r| r.name()).collect()),
+            names: strings(labels.iter().map(|l| l.name.as_str()).collect()),
+            files: strings(labels.iter().map(|l| l.file.as_str()).collect()),
+            ops: strings(ops.iter().map(|o| o.name.as_str()).collect()),
+            kinds: strings(vec!["event", "data", "sum"]),
+            lines: labels.iter().map(|l| l.line).collect(),
+        }
+    }
+}
+
+fn keyed(keys: UInt32Array, values: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+    Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, values.clone())?))
+}
+
+/// The place columns of `n` rows of `lane` with the given runs, ops and sites.
+fn place_columns(
+    d: &Dictionaries,
+    lane: &Lane,
+    with_chip: bool,
+    rows: impl Iterator<Item = (u32, Option<u32>, u32)> + Clone,
+    n: usize,
+) -> Result<Vec<ArrayRef>, ArrowError> {
+    let mut c: Vec<ArrayRef> = Vec::with_capacity(20);
+    if with_chip {
+        c.push(Arc::new(UInt32Array::from(vec![lane.chip; n])));
+    }
+    c.push(Arc::new(UInt16Array::from(vec![lane.tile.x as u16; n])));
+    c.push(Arc::new(UInt16Array::from(vec![lane.tile.y as u16; n])));
+    c.push(keyed(UInt32Array::from(vec![lane.risc.index() as u32; n]), &d.risc)?);
+    c.push(Arc::new(rows.clone().map(|(run, _, _)| (run != NO_RUN).then_some(run)).collect::<UInt32Array>()));
+    c.push(keyed(rows.clone().map(|(_, op, _)| op).collect(), &d.ops)?);
+    let sites: UInt32Array = rows.map(|(_, _, s)| s).collect();
+    c.push(Arc::new(sites.clone()));
+    c.push(keyed(sites.clone(), &d.names)?);
+    c.push(keyed(sites.clone(), &d.files)?);
+    c.push(Arc::new(sites.values().iter().map(|&s| d.lines.get(s as usize).copied().unwrap_or(0)).collect::<UInt32Array>()));
+    Ok(c)
+}
+
+/// One ring's zones as a batch of `schema` ([`zones_schema`]).
+pub(crate) fn zones_batch(
+    schema: &SchemaRef,
+    d: &Dictionaries,
+    lane: &Lane,
+    zones: &[Zone],
+    with_chip: bool,
+) -> Result<RecordBatch, ArrowError> {
+    let rows = zones.iter().map(|z| (z.run, z.op, z.site));
+    let mut c = place_columns(d, lane, with_chip, rows, zones.len())?;
+    let start_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.start_ns)).collect();
+    let end_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.end_ns)).collect();
+    let duration: Vec<i64> = start_ns.iter().zip(&end_ns).map(|(s, e)| e - s).collect();
+    c.push(Arc::new(zones.iter().map(|z| z.depth).collect::<UInt16Array>()));
+    c.push(Arc::new(zones.iter().map(|z| z.start_cycles).collect::<UInt64Array>()));
+    c.push(Arc::new(zones.iter().map(|z| z.end_cycles).collect::<UInt64Array>()));
+    c.push(Arc::new(Int64Array::from(start_ns)));
+    c.push(Arc::new(Int64Array::from(end_ns)));
+    c.push(Arc::new(Int64Array::from(duration)));
+    c.push(Arc::new(zones.iter().map(|z| z.end_cycles.saturating_sub(z.start_cycles)).collect::<UInt64Array>()));
+    RecordBatch::try_new(schema.clone(), c)
+}
+
+/// One ring's marks as a batch of `schema` ([`marks_schema`]).
+pub(crate) fn marks_batch(
+    schema: &SchemaRef,
+    d: &Dictionaries,
+    lane: &Lane,
+    marks: &[Mark],
+    with_chip: bool,
+) -> Result<RecordBatch, ArrowError> {
+    let rows = marks.iter().map(|m| (m.run, m.op, m.site));
+    let mut c = place_columns(d, lane, with_chip, rows, marks.len())?;
+    let kind = |m: &Mark| match m.kind {
+        MarkKind::Event => 0u32,
+        MarkKind::Data(_) => 1,
+        MarkKind::Sum { .. } => 2,
+    };
+    c.push(keyed(marks.iter().map(kind).collect(), &d.kinds)?);
+    c.push(Arc::new(marks.iter().map(|m| m.cycles).collect::<UInt64Array>()));
+    c.push(Arc::new(marks.iter().map(|m| whole_ns(m.ns)).collect::<Int64Array>()));
+    let value = |m: &Mark| match m.kind {
+        MarkKind::Event => None,
+        MarkKind::Data(v) => Some(v),
+        MarkKind::Sum { total_cycles, .. } => Some(total_cycles),
+    };
+    c.push(Arc::new(marks.iter().map(value).collect::<UInt64Array>()));
+    let count = |m: &Mark| match m.kind {
+        MarkKind::Sum { count, .. } => Some(count),
+        _ => None,
+    };
+    c.push(Arc::new(marks.iter().map(count).collect::<UInt32Array>()));
+    RecordBatch::try_new(schema.clone(), c)
+}
+
+/// The ops of `chip` (every op when `None`) as a batch of `schema` ([`ops_schema`]).
+pub(crate) fn ops_batch(schema: &SchemaRef, ops: &[OpSpan], chip: Option<u32>) -> Result<RecordBatch, ArrowError> {
+    let ops: Vec<&OpSpan> = ops.iter().filter(|o| chip.is_none_or(|c| o.chip == c)).collect();
+    let mut c: Vec<ArrayRef> = Vec::new();
+    if chip.is_none() {
+        c.push(Arc::new(ops.iter().map(|o| o.chip).collect::<UInt32Array>()));
+    }
+    c.push(Arc::new(ops.iter().map(|o| o.run).collect::<UInt32Array>()));
+    c.push(Arc::new(StringArray::from(ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>())));
+    let ns = |f: &dyn Fn(&OpSpan) -> Option<i64>| -> ArrayRef { Arc::new(ops.iter().map(|o| f(o)).collect::<Int64Array>()) };
+    c.push(ns(&|o| o.host_ns.map(|h| h.0 as i64)));
+    c.push(ns(&|o| o.host_ns.map(|h| h.1 as i64)));
+    c.push(ns(&|o| o.kernel_ns.map(|k| whole_ns(k.0))));
+    c.push(ns(&|o| o.kernel_ns.map(|k| whole_ns(k.1))));
+    c.push(ns(&|o| o.fw_ns.map(|k| whole_ns(k.0))));
+    c.push(ns(&|o| o.fw_ns.map(|k| whole_ns(k.1))));
+    RecordBatch::try_new(schema.clone(), c)
+}

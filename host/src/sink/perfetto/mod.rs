@@ -1,0 +1,33 @@
+//! Perfetto's native trace (`ttprof_trace.pftrace`): protobuf `TracePacket`s with
+//! `TrackEvent`s, which Perfetto's UI and trace processor load without the JSON importer's
+//! size limits (Perfetto calls Chrome JSON "legacy").
+//!
+//! * Tracks: one per chip (`Device 0 (wormhole_b0)`), under it one per tile
+//!   (`(0,0) [x=1 y=1]`) and the op tracks (`ops`, `ops 2`, ... when ops overlap), under each
+//!   tile one per RISC (`(0,0) [x=1 y=1] BRISC`, the same lane name as the JSON trace), in
+//!   explicit order.
+//! * Zones are `TYPE_SLICE_BEGIN`/`TYPE_SLICE_END` pairs on their RISC's track, written in
+//!   nesting order (a zone that ends after its enclosing zone, or after the next sibling
+//!   starts, is cut there and counted: times from corrupt records). The begin carries the
+//!   debug annotations `loc` (`file:line`) and `op`. Events, data and sums are
+//!   `TYPE_INSTANT`s on the same track; data carry `value`, sums `total_cycles` and
+//!   `count`. Ops are slices on their chip's op tracks at their host times, with `run`.
+//! * Each ring is one packet sequence: its first packet clears the incremental state,
+//!   interns the ring's zone names, annotation names and `file:line`/op strings, sets the
+//!   ring's track as the default track and a sequence-scoped incremental clock as the
+//!   default clock. Every later packet carries only the time since the previous one, the
+//!   event type and interned ids: a zone (begin and end) costs a few dozen bytes at most.
+//! * Times are host ns from the clock fit (`BOOTTIME` domain, whole ns).
+//!
+//! Written streaming ([`PerfettoSink`]): descriptors and ops first, then ring by ring.
+
+pub mod proto;
+mod sink;
+
+pub use sink::{PerfettoSink, PerfettoStats};
+
+/// The file name ttprof writes.
+pub const FILE_NAME: &str = "ttprof_trace.pftrace";
+
+#[cfg(test)]
+mod tests;

