@@ -31,6 +31,18 @@ impl Stream {
     /// Publishes the simulated core's profiler words to the image, drains, and hands the
     /// consumer position back to the core.
     fn sync_and_drain(&mut self, l1: &mut [u8]) {
+        self.sync(l1);
+        self.drainer.drain().unwrap();
+        for (_, r) in self.drainer.take_records() {
+            self.taken.append(&r);
+        }
+        self.drains += 1;
+        let tail = profiler::ring_word(RISC, ring::TAIL);
+        set_word(l1, tail, self.mem.read_u32(0, TILE, tail).unwrap());
+    }
+
+    /// Publishes the simulated core's profiler words (all but `TAIL`) to the image.
+    fn sync(&self, l1: &[u8]) {
         let blocks = [
             (profiler::TILE_BLOCK, profiler::TILE_BLOCK_SIZE),
             (profiler::ring_block(RISC), profiler::RING_BLOCK_SIZE),
@@ -42,12 +54,6 @@ impl Stream {
                 self.mem.write_u32(0, TILE, a, word(l1, a)).unwrap();
             }
         }
-        self.drainer.drain().unwrap();
-        for (_, r) in self.drainer.take_records() {
-            self.taken.append(&r);
-        }
-        self.drains += 1;
-        set_word(l1, tail, self.mem.read_u32(0, TILE, tail).unwrap());
     }
 }
 
@@ -115,5 +121,77 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
     assert!(readout.rings[0].payload_bytes > 20 * profiler::RING_CAPACITY as u64, "many wraps");
     assert_eq!(mem.read_u32(0, TILE, profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 0, "detached");
     assert!(readout.issues.is_empty(), "{:?}", readout.issues);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kernel that starts after the consumer attached has its ring found by a drain while it
+/// runs; when it ends before the next periodic drain, the last drain ([`Drainer::finish`])
+/// must still read what it published since and its final `STATE`. Regression: the control
+/// words read when the ring was found were taken as current ever after, so the end skipped
+/// the ring: every record after that drain was lost (the FW/KERNEL wrapper zones among them)
+/// and the readout said the kernel was still running (`ttprof run` of a pipeline with a slow
+/// stage at the default `--drain-every 250000`, where one drain fell inside the kernels).
+#[test]
+fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
+    let dir = ttprof::testing::temp_dir("stream-found-late");
+    let path = dir.join("dev.img");
+    ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1), TILE]).write(&path).unwrap();
+    let mem: &'static MappedImage = Box::leak(Box::new(MappedImage::open(&path).unwrap()));
+
+    let sim = Sim::install(Arch::WormholeB0, RISC, 50);
+    sim.set_tick(0);
+    launcher_init(&sim, tile::POLICY_BLOCK, true);
+    for a in (profiler::TILE_BLOCK..profiler::TILE_BLOCK + profiler::TILE_BLOCK_SIZE).step_by(4) {
+        mem.write_u32(0, TILE, a, sim.read_u32(a)).unwrap();
+    }
+    let drainer = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    let mut stream = Stream { mem, drainer, taken: Records::new(), drains: 0 };
+
+    let mut rng = Rng::new(7);
+    let shape = Shape { gap_bits: 6, len_bits: 8, max_depth: 2, max_children: 2 };
+    let mut expected = Vec::new();
+    assert!(sim.begin_launch(1));
+    for _ in 0..10 {
+        random_zones(&sim, &mut rng, shape, 0, &mut expected);
+    }
+    // The one drain while the kernel runs: it finds the ring (and reads the Run record).
+    let mut l1 = sim.l1();
+    stream.sync_and_drain(&mut l1);
+    let tail = profiler::ring_word(RISC, ring::TAIL);
+    sim.write_u32(tail, word(&l1, tail));
+    assert!(stream.taken.len() >= 1, "the first drain read the Run record");
+    for _ in 0..10 {
+        random_zones(&sim, &mut rng, shape, 0, &mut expected);
+    }
+    // The runtime's wrappers, written as the kernel exits.
+    let kernel_end = sim.clock();
+    sim.advance(30);
+    sim.record_span(ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"), 0, kernel_end);
+    sim.record_span(ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"), 0, sim.clock());
+    sim.end_launch();
+    // The kernel ended; nothing drains again before the end.
+    stream.sync(&sim.l1());
+
+    let sites: Vec<String> = sim.sites().iter().map(|m| ttprof::sites::SiteMeta::parse(m).unwrap().name).collect();
+    let readout = stream.drainer.finish().unwrap();
+    assert_eq!(readout.rings.len(), 1);
+    let ring = &readout.rings[0];
+    assert_eq!(ring.state & ring::STATE_RUNNING, 0, "the final STATE is read: the kernel exited");
+    assert!(readout.issues.is_empty(), "{:?}", readout.issues);
+    let mut all = stream.taken;
+    all.append(&ring.records);
+    let mut got = Vec::new();
+    let mut wrappers = 0;
+    for i in 0..all.len() {
+        if all.kind[i] == RecordKind::Zone {
+            match sites[all.site[i] as usize].as_str() {
+                "NCRISC-KERNEL" | "NCRISC-FW" => wrappers += 1,
+                n => got.push((n.to_string(), all.start[i], all.end[i])),
+            }
+        }
+    }
+    let want: Vec<(String, u64, u64)> = expected.iter().map(|(n, s, e)| (n.to_string(), *s, *e)).collect();
+    assert_eq!(got, want, "every zone exactly once, those after the drain included");
+    assert_eq!(wrappers, 2, "the wrapper zones written as the kernel exits are read");
     let _ = std::fs::remove_dir_all(&dir);
 }

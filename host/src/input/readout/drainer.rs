@@ -234,9 +234,15 @@ impl<'m> Drainer<'m> {
     }
 
     /// `attach` immediately followed by one drain (nothing can have launched in between, so
-    /// the probes `attach` just made are not repeated).
+    /// the probes `attach` just made are not repeated), for a one-shot read that
+    /// [`Drainer::finish`]es right after: the control words `attach` read are that read's,
+    /// so `finish` does not read them again (each ring block is read once).
     pub(crate) fn drain_after_attach(&mut self) -> Result<DrainStats> {
-        self.drain_inner()
+        let stats = self.drain_inner()?;
+        for r in &mut self.rings {
+            r.stale = false;
+        }
+        Ok(stats)
     }
 
     fn drain_inner(&mut self) -> Result<DrainStats> {

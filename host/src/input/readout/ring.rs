@@ -24,7 +24,10 @@ pub(super) struct RingEntry {
     pub tail: u32,
     /// Control words read by `attach`, used by the first drain instead of a second read.
     pub fresh: bool,
-    /// `DROPPED..STATE` were not read since the last drain (see [`RingEntry::refresh`]).
+    /// The words that change while the ring runs (`HEAD..=STATE`) may have changed since
+    /// they were last read: set by every drain, for the producer runs on after it (also the
+    /// drain that found the ring and used the words read then), cleared by
+    /// [`RingEntry::refresh`], which reads them again.
     pub stale: bool,
     /// Position of the tile in device order (rings are kept in chip, tile, RISC order).
     pub tile_index: usize,
@@ -53,13 +56,19 @@ impl RingEntry {
     }
 
     /// Reads `HEAD` (or uses the words `attach` just read), then drains the live span.
+    /// Marks the ring stale: what the producer does after this drain is read by the next one
+    /// or by [`RingEntry::refresh`] at the end.
     pub fn drain(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
         let id = self.report.id;
         let before = mem.bytes_read();
         if !std::mem::take(&mut self.fresh) {
             self.report.control.head = mem.read_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::HEAD))?;
-            self.stale = true;
         }
+        // Also when the words were fresh: they were current when the ring was found, not
+        // after this drain. (Not marking it here made the end skip a ring found by the last
+        // drain before its kernel ended: its later records, wrapper zones included, and its
+        // final STATE were never read.)
+        self.stale = true;
         let result = self.drain_span(mem, consume, issues);
         self.report.bus_bytes += mem.bytes_read() - before;
         result
