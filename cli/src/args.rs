@@ -37,3 +37,26 @@ pub fn threshold_ns_arg(name: &str, ns: f64) -> Result<f64> {
     let max = YEAR_SECONDS as f64 * 1e9;
     number_arg(name, ns, 0.0..=max, &format!("a number of ns from 0 to {max} (a year)"))
 }
+
+/// `--dataset DIR [--dataset-host NAME]`: also add the run to a hive-partitioned Parquet
+/// dataset, beside the captures of other hosts and chips.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct DatasetArgs {
+    /// Also write the zones, marks and ops tables into this hive-partitioned Parquet
+    /// dataset: DIR/<table>/host=<host>/chip=<n>/part-0.parquet (a partition of the same
+    /// host and chip is replaced). Query it with any engine, e.g. DuckDB (see the README).
+    #[arg(long, value_name = "DIR")]
+    pub dataset: Option<std::path::PathBuf>,
+    /// The host name of the dataset's partition (default: this machine's).
+    #[arg(long, value_name = "NAME", requires = "dataset")]
+    pub dataset_host: Option<String>,
+}
+
+impl DatasetArgs {
+    /// The dataset to write, if asked.
+    pub fn dataset(&self) -> Option<ttprof::outputs::Dataset> {
+        let dir = self.dataset.clone()?;
+        let host = self.dataset_host.clone().unwrap_or_else(ttprof::sink::parquet::default_host);
+        Some(ttprof::outputs::Dataset { dir, host })
+    }
+}

@@ -26,6 +26,8 @@ use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::profile::Profile;
 use ttprof::readout::Readout;
+use ttprof::sink::{ParquetSink, PerfettoSink, Sink};
+use riscv_linker::devfile::Geometry;
 use ttprof::timebase::Timebase;
 use ttprof::{atomic, clock, csv, summary, Error, Result};
 use std::path::{Path, PathBuf};
@@ -77,6 +79,8 @@ pub struct CaptureArgs {
     /// With --all-outputs: hide summary rows whose mean zone is shorter than this (ns).
     #[arg(long, requires = "all_outputs", default_value_t = 0.0)]
     pub threshold_ns: f64,
+    #[command(flatten)]
+    pub dataset: crate::args::DatasetArgs,
 }
 
 /// Name of the summary file.
@@ -152,12 +156,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let csv_path = args.out.join(csv::FILE_NAME);
     let mut written = match (&oplog, args.all_outputs) {
         (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog, sampler.samples())?,
-        _ => {
-            let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
-            let written = write::write_csv(&csv_path, &mut captured, oplog.as_ref(), &mut |n| bar.set_position(n))?;
-            bar.finish_and_clear();
-            written
-        }
+        _ => write_streamed(&args, &csv_path, &mut captured, oplog.as_ref(), sampler.samples())?,
     };
     written.issues.extend(oplog_issue);
     written.issues.extend(clock::sampler_issue(&sampler));
@@ -214,17 +213,45 @@ fn read_oplog(path: Option<&Path>, all_outputs: bool) -> (Option<OpLog>, Option<
     }
 }
 
-/// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
-fn write_all_outputs(
+/// The default outputs, ring by ring from the spool (memory: one ring's records): the
+/// device CSV, Perfetto's trace and the Parquet tables (and the `--dataset` partition).
+fn write_streamed(
     args: &CaptureArgs,
-    threshold_ns: f64,
+    csv_path: &Path,
     captured: &mut Captured,
-    oplog: &OpLog,
+    oplog: Option<&OpLog>,
     in_run: &[TileSample],
 ) -> Result<write::Written> {
-    let mut issues = write::decode_all(captured)?;
+    let mut issues = Vec::new();
     let g = captured.readout.geometry;
-    let (timebase, clock_note) = match (&args.clock, in_run.is_empty()) {
+    let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
+    let mut perfetto = PerfettoSink::new(&args.out.join(ttprof::sink::perfetto::FILE_NAME));
+    let mut parquet = ParquetSink::new(&args.out);
+    let mut dataset = args.dataset.dataset().map(|d| ParquetSink::dataset(&d.dir, &d.host));
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut perfetto, &mut parquet];
+    if let Some(d) = dataset.as_mut() {
+        sinks.push(d);
+    }
+    let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
+    let (mut written, finished, run_issues) =
+        write::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| bar.set_position(n))?;
+    bar.finish_and_clear();
+    println!("{clock_note}");
+    println!("wrote:");
+    for f in finished.iter().flat_map(|f| &f.files) {
+        println!("  {}", f.display());
+    }
+    written.issues.extend(finished.into_iter().flat_map(|f| f.issues));
+    written.issues.extend(run_issues);
+    written.issues.extend(issues);
+    Ok(written)
+}
+
+/// The capture's timebase: the clock fit of the samples taken while draining (with the
+/// `--clock` snapshot's windows, if any), of the `--clock` snapshot alone, else the nominal
+/// clock; and a line that says which.
+fn timebase(args: &CaptureArgs, g: Geometry, in_run: &[TileSample], issues: &mut Vec<Issue>) -> Result<(Timebase, String)> {
+    Ok(match (&args.clock, in_run.is_empty()) {
         (Some(path), true) => clock::timebase_for(path, g.arch, g.chips),
         (None, true) => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
         // The samples taken while draining, with the --clock snapshot's windows if any.
@@ -243,8 +270,21 @@ fn write_all_outputs(
                 Err(e) => (Timebase::nominal(g.arch, g.chips), format!("clock: not aligned, nominal {} MHz: {e}", g.arch.aiclk_mhz())),
             }
         }
-    };
-    let options = Options { summary_threshold_ns: threshold_ns, ..Options::default() };
+    })
+}
+
+/// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
+fn write_all_outputs(
+    args: &CaptureArgs,
+    threshold_ns: f64,
+    captured: &mut Captured,
+    oplog: &OpLog,
+    in_run: &[TileSample],
+) -> Result<write::Written> {
+    let mut issues = write::decode_all(captured)?;
+    let g = captured.readout.geometry;
+    let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
+    let options = Options { summary_threshold_ns: threshold_ns, dataset: args.dataset.dataset(), ..Options::default() };
     // The model takes the records for the outputs' one pass, then gives them back (the
     // capture summary lists the rings).
     let empty = Readout { geometry: g, rings: Vec::new(), issues: Vec::new(), bus_bytes: 0, tiles: 0, unused_tiles: 0 };
@@ -358,6 +398,7 @@ mod tests {
             clock: None,
             sample_every_us: 0,
             threshold_ns: 0.0,
+            dataset: Default::default(),
         }
     }
 

@@ -78,6 +78,8 @@ enum Command {
         /// Do not print the summary.
         #[arg(long)]
         no_summary: bool,
+        #[command(flatten)]
+        dataset: args::DatasetArgs,
     },
     /// Attach to a running emulator's device image, drain the rings while kernels run, and
     /// write what was captured when told to stop (after --seconds, when --until-file-gone's
@@ -158,6 +160,7 @@ fn main() -> ExitCode {
             out,
             threshold_ns,
             no_summary,
+            dataset,
         } => threshold_ns_arg("threshold-ns", threshold_ns).and_then(|threshold_ns| {
             report_cmd::run(&report_cmd::Args {
                 device: &input.device,
@@ -165,6 +168,7 @@ fn main() -> ExitCode {
                 out: &out,
                 threshold_ns,
                 summary: !no_summary,
+                dataset: dataset.dataset(),
             })
         }),
         Command::Tracy {

@@ -1,5 +1,6 @@
 //! `ttprof report`: read device memory once and write every output file (device CSV, op
-//! report, trace JSON, HTML timeline), then print the per-op summary and every problem.
+//! report, trace JSON, HTML timeline, analysis, Perfetto trace, Parquet tables, and the
+//! Parquet dataset with `--dataset`), then print the per-op summary and every problem.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,6 +16,7 @@ pub struct Args<'a> {
     pub out: &'a Path,
     pub threshold_ns: f64,
     pub summary: bool,
+    pub dataset: Option<outputs::Dataset>,
 }
 
 pub fn run(a: &Args) -> Result<ExitCode> {
@@ -24,7 +26,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
         issue::print(&profile.readout.issues);
     }
-    let options = Options { summary_threshold_ns: a.threshold_ns, ..Options::default() };
+    let options = Options { summary_threshold_ns: a.threshold_ns, dataset: a.dataset.clone(), ..Options::default() };
     let written = outputs::write_all(a.out, &profile, &options)?;
     let readout = &profile.readout;
     let mem = memory.as_ref();

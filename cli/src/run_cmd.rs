@@ -96,6 +96,8 @@ pub struct RunArgs {
     /// Hide summary rows whose mean zone duration is below this many ns.
     #[arg(long, default_value_t = 0.0)]
     pub threshold_ns: f64,
+    #[command(flatten)]
+    pub dataset: crate::args::DatasetArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Deserialize)]
@@ -218,6 +220,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
+    cfg.dataset = args.dataset.dataset();
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,
         Some(PolicyArg::Drop) => Policy::Drop,

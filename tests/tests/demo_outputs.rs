@@ -53,6 +53,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         summary_threshold_ns: 0.0,
         now: UNIX_EPOCH,
         notes: vec![],
+        dataset: None,
     };
     let profile = ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), timebase);
     let w = outputs::write_all(&out.join("report"), &profile, &options).unwrap();

@@ -63,6 +63,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         summary_threshold_ns: 0.0,
         now: UNIX_EPOCH,
         notes: vec![],
+        dataset: None,
     };
     let here = out.join("in-process");
     let profile = ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), outcome.fit.timebase.clone());

@@ -51,8 +51,8 @@ fn demo(out: &Path) -> (Profile, Written) {
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
     let profile = Profile::resolved(outcome.readout.clone(), res, Some(oplog), outcome.fit.timebase.clone());
-    let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH, notes: vec![] };
-    let w = outputs::write_all_with_dataset(&out.join("report"), &profile, &options, &out.join("dataset"), HOST).unwrap();
+    let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH, notes: vec![], dataset: None };
+    let w = outputs::write_all(&out.join("report"), &profile, &outputs::Options { dataset: Some(outputs::Dataset { dir: out.join("dataset"), host: HOST.into() }), ..options }).unwrap();
     assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
     (profile, w)
 }
@@ -161,11 +161,11 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
     let [zones, marks, ops] = w.parquet.clone().map(|p| sql_path(&p));
     let dataset = sql_path(&out.join("dataset/zones/*/*/*.parquet"));
     let r = duckdb(&[
-        format!("SELECT name, count(*), sum(duration_cycles) FROM '{zones}' GROUP BY name ORDER BY name"),
+        format!("SELECT name, count(*), sum(end_cycles - start_cycles) FROM '{zones}' GROUP BY name ORDER BY name"),
         format!("SELECT risc, tile_x, tile_y, count(*), max(depth) FROM '{zones}' GROUP BY ALL"),
         format!("SELECT name, count(*) FROM '{marks}' GROUP BY name ORDER BY name"),
         format!("SELECT count(*), count(host_start_ns) FROM '{ops}'"),
-        format!("SELECT host, chip, count(*), sum(duration_cycles) FROM read_parquet('{dataset}', hive_partitioning = true) GROUP BY ALL"),
+        format!("SELECT host, chip, count(*), sum(end_cycles - start_cycles) FROM read_parquet('{dataset}', hive_partitioning = true) GROUP BY ALL"),
         // The README's query: the slowest zones across all hosts and chips.
         format!(
             "SELECT host, chip, tile_x, tile_y, risc, op, name, duration_ns FROM read_parquet('{dataset}', \

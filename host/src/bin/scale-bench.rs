@@ -34,7 +34,12 @@ use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{Arch, NocCoord, Risc};
 use ttprof::capture::write::{decode_payload, RingCsv};
 use ttprof::decode::ZoneTable;
-use ttprof::readout::{DrainOptions, Drainer};
+use ttprof::profile::Profile;
+use ttprof::readout::{DrainOptions, Drainer, Readout, RingId, RingReport};
+use ttprof::resolve::Resolution;
+use ttprof::sink::stream::Stream;
+use ttprof::sink::{ParquetSink, PerfettoSink, Sink};
+use ttprof::timebase::Timebase;
 use ttprof::replay::{RecordedRing, Replay};
 use ttprof::sites::SiteTable;
 use ttprof::testing::Rng;
@@ -75,9 +80,38 @@ fn main() {
     println!("produced {} rings, {:.1} MB of ring data in {produce_s:.1} s", rings.len() * 5, ring_bytes as f64 / 1e6);
 
     let t = Instant::now();
-    let m = readout_and_write(&a, coords, rings);
+    reset_peak_rss();
+    let m = readout_and_write(&a, coords.clone(), &rings);
     let seconds = t.elapsed().as_secs_f64();
     let peak = peak_rss_bytes();
+    let out_dir = a.csv.parent().map(|p| p.to_path_buf()).unwrap_or_default();
+    let mut other = BTreeMap::new();
+    for output in [Output::Parquet, Output::Perfetto] {
+        reset_peak_rss();
+        let t = Instant::now();
+        let o = readout_and_stream(&out_dir, coords.clone(), &rings, output);
+        let secs = t.elapsed().as_secs_f64();
+        let files: &[&str] = match output {
+            Output::Parquet => &[ttprof::sink::parquet::ZONES_FILE, ttprof::sink::parquet::MARKS_FILE, ttprof::sink::parquet::OPS_FILE],
+            _ => &[ttprof::sink::perfetto::FILE_NAME],
+        };
+        let bytes: u64 = files.iter().map(|f| std::fs::metadata(out_dir.join(f)).map(|m| m.len()).unwrap_or(0)).sum();
+        let zones_bytes = std::fs::metadata(out_dir.join(files[0])).map(|m| m.len()).unwrap_or(0);
+        if o.zones != m.zones || o.rows != m.zones {
+            eprintln!("warning: the {output:?} pass decoded {} zones and wrote {} (the CSV pass {})", o.zones, o.rows, m.zones);
+        }
+        println!(
+            "{output:?}: {} zones in {secs:.1} s ({:.2} x the CSV's time), {:.2} GB = {:.2} bytes per zone ({:.2} in the zones file); peak RSS {:.2} x the ring data; {} issue(s)",
+            o.rows, secs / seconds, bytes as f64 / 1e9, bytes as f64 / o.rows.max(1) as f64, zones_bytes as f64 / o.rows.max(1) as f64,
+            peak_rss_bytes() as f64 / ring_bytes as f64, o.issues
+        );
+        other.insert(output, (o, secs, bytes, zones_bytes, peak_rss_bytes()));
+        if !a.keep_csv {
+            for f in files {
+                let _ = std::fs::remove_file(out_dir.join(f));
+            }
+        }
+    }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let csv_bytes = std::fs::metadata(&a.csv).map(|m| m.len()).unwrap_or(0);
     println!(
@@ -95,6 +129,15 @@ fn main() {
         "peak_rss_bytes": peak, "ring_bytes": ring_bytes, "peak_rss_vs_ring_bytes": peak as f64 / ring_bytes as f64,
         "payload_bytes": m.payload, "bus_bytes": m.bus, "bus_bytes_per_payload_byte": m.bus as f64 / m.payload as f64,
         "stalls": m.stalls, "issues": m.issues, "produce_seconds": produce_s,
+        "parquet_seconds": other[&Output::Parquet].1, "parquet_vs_csv_seconds": other[&Output::Parquet].1 / seconds,
+        "parquet_bytes": other[&Output::Parquet].2, "parquet_bytes_per_zone": other[&Output::Parquet].2 as f64 / m.zones as f64,
+        "parquet_zones_file_bytes_per_zone": other[&Output::Parquet].3 as f64 / m.zones as f64,
+        "parquet_peak_rss_vs_ring_bytes": other[&Output::Parquet].4 as f64 / ring_bytes as f64,
+        "parquet_issues": other[&Output::Parquet].0.issues,
+        "perfetto_seconds": other[&Output::Perfetto].1, "perfetto_vs_csv_seconds": other[&Output::Perfetto].1 / seconds,
+        "perfetto_bytes": other[&Output::Perfetto].2, "perfetto_bytes_per_zone": other[&Output::Perfetto].2 as f64 / m.zones as f64,
+        "perfetto_peak_rss_vs_ring_bytes": other[&Output::Perfetto].4 as f64 / ring_bytes as f64,
+        "perfetto_issues": other[&Output::Perfetto].0.issues,
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), "loadavg": load.trim(),
     });
     if let Some(dir) = a.out.parent() {
@@ -243,8 +286,76 @@ struct Measured {
     written_s: f64,
 }
 
+/// The output a pass after the CSV's writes.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Output {
+    Parquet,
+    Perfetto,
+}
+
+/// A tile's recorded rings, copied for one pass (the ring data stays for the next).
+fn tile_copy(t: &TileRings) -> Vec<(Risc, RecordedRing)> {
+    t.iter().map(|(r, rec, _)| (*r, rec.clone())).collect()
+}
+
+/// Tile by tile: replay, drain, decode, resolve, and feed each ring as a part of the run
+/// to the Parquet or Perfetto sink ([`ttprof::sink::stream`]), as `ttprof capture` does.
+fn readout_and_stream(dir: &std::path::Path, coords: Vec<NocCoord>, rings: &[TileRings], output: Output) -> Measured {
+    let t0 = Instant::now();
+    let replay = Replay::new(ARCH, coords.clone());
+    let geometry = replay_geometry(&replay);
+    let _ = std::fs::create_dir_all(dir);
+    let timebase = Timebase::nominal(ARCH, 1);
+    let skeleton = Readout {
+        geometry,
+        rings: coords.iter().flat_map(|&tile| Risc::ALL.map(|risc| RingReport::new(RingId { chip: 0, tile, risc }))).collect(),
+        issues: Vec::new(),
+        bus_bytes: 0,
+        tiles: coords.len() as u32,
+        unused_tiles: 0,
+    };
+    let res = Resolution::unresolved(&skeleton);
+    let mut run = Profile::resolved(skeleton, res, None, timebase.clone());
+    let mut parquet = ParquetSink::new(dir);
+    let mut perfetto = PerfettoSink::new(&dir.join(ttprof::sink::perfetto::FILE_NAME));
+    let sink: &mut dyn Sink = if output == Output::Parquet { &mut parquet } else { &mut perfetto };
+    let mut stream = Stream::begin(&run, vec![sink]).unwrap_or_else(|e| fail(&e.to_string()));
+    let mut namer = RingCsv::new(geometry, None);
+    let mut m = Measured { zones: 0, records: 0, rows: 0, payload: 0, bus: 0, stalls: 0, issues: 0, written_s: 0.0 };
+    let bar = progress_bar(rings.len() as u64, &format!("tiles read out and written to {output:?}"));
+    let mut table = ZoneTable::new();
+    for (index, tile_rings) in rings.iter().enumerate() {
+        let sites: BTreeMap<Risc, Arc<SiteTable>> = tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
+        replay.load_tile(index, tile_copy(tile_rings));
+        let readout = drain_tile(&replay).unwrap_or_else(|e| fail(&e.to_string()));
+        m.issues += readout.0.issues.len();
+        for report in &readout.0.rings {
+            let bytes = readout.1.get(&report.id.risc).map(Vec::as_slice).unwrap_or_default();
+            if let Some(issue) = decode_payload(report.id, bytes, &mut table) {
+                eprintln!("{issue}");
+                m.issues += 1;
+            }
+            let part = namer.part_only(report, &table, Some(&sites[&report.id.risc]), &timebase);
+            stream.part(&part).unwrap_or_else(|e| fail(&e.to_string()));
+        }
+        bar.inc(1);
+    }
+    m.written_s = t0.elapsed().as_secs_f64();
+    let finished = stream.finish(&mut run).unwrap_or_else(|e| fail(&e.to_string()));
+    bar.finish_and_clear();
+    for i in finished.iter().flat_map(|f| &f.issues).chain(&run.issues).take(5) {
+        eprintln!("{i}");
+    }
+    m.issues += finished.iter().map(|f| f.issues.len()).sum::<usize>() + run.issues.len();
+    let written = namer.finish();
+    m.issues += written.issues.len();
+    (m.zones, m.records) = (written.zones, written.records);
+    m.rows = if output == Output::Parquet { parquet.written.zones } else { perfetto.stats.zones };
+    m
+}
+
 /// Tile by tile: replay, drain, decode, resolve, write rows.
-fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: Vec<TileRings>) -> Measured {
+fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: &[TileRings]) -> Measured {
     let t0 = Instant::now();
     let replay = Replay::new(ARCH, coords);
     if let Some(dir) = a.csv.parent() {
@@ -258,9 +369,9 @@ fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: Vec<TileRings>) -> 
         let w = &mut out;
         csv.header(w)?;
         let mut table = ZoneTable::new();
-        for (index, tile_rings) in rings.into_iter().enumerate() {
+        for (index, tile_rings) in rings.iter().enumerate() {
             let sites: BTreeMap<Risc, Arc<SiteTable>> = tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
-            replay.load_tile(index, tile_rings.into_iter().map(|(r, rec, _)| (r, rec)).collect());
+            replay.load_tile(index, tile_copy(tile_rings));
             let readout = drain_tile(&replay).map_err(std::io::Error::other)?;
             m.bus += readout.0.bus_bytes;
             m.payload += readout.0.payload_bytes();
@@ -324,6 +435,12 @@ fn drain_tile(replay: &Replay) -> ttprof::Result<(ttprof::readout::Readout, BTre
     d.drain_final()?;
     collect(&mut d);
     Ok((d.finish()?, payload))
+}
+
+/// Starts a new peak for [`peak_rss_bytes`] (Linux: `5` into `/proc/self/clear_refs`
+/// resets `VmHWM` to the current resident set); without it the peak spans every pass.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// Peak resident set of this process, from `/proc/self/status` (0 if unavailable).

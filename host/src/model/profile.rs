@@ -37,6 +37,8 @@ pub fn unresolved_name(site: u16) -> String {
     format!("unresolved-site-{site}")
 }
 
+static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// One device run, resolved: rings, sites, ops, timebase and the problems found.
 #[derive(Clone, Debug)]
 pub struct Profile {
@@ -65,6 +67,11 @@ pub struct Profile {
     ring_labels: Vec<HashMap<(u32, u16), u32>>,
     /// (chip, run) -> index into `ops`.
     op_index: HashMap<(u32, u32), u32>,
+    /// Distinct per constructed profile (clones share it): lets a sink keep what it derived
+    /// from one profile's labels and ops while rings of that profile keep coming.
+    uid: u64,
+    /// First and last host ns of the records per (chip, op), until checked.
+    record_spans: BTreeMap<(u32, Option<u32>), (f64, f64)>,
 }
 
 /// A profile loaded by [`Profile::open`], with the memory it was read from.
@@ -129,6 +136,17 @@ impl Profile {
     /// The model of records whose sites are resolved already (`sites` matches `readout`
     /// ring by ring).
     pub fn resolved(readout: Readout, sites: Resolution, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
+        let mut p = Profile::part(readout, sites, oplog, timebase);
+        let spans = std::mem::take(&mut p.record_spans);
+        p.check_host_times(&spans);
+        p
+    }
+
+    /// A part of a run (some of its rings, [`crate::sink::stream`]): as
+    /// [`Profile::resolved`], but the op log's host times are not checked against the
+    /// part's records (a few rings do not span the run: the run's profile checks them when
+    /// the stream finishes).
+    pub fn part(readout: Readout, sites: Resolution, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
         let device_ops = device::collect(&readout, &sites, &timebase);
         let mut p = Profile {
             readout,
@@ -142,11 +160,19 @@ impl Profile {
             issues: Vec::new(),
             ring_labels: Vec::new(),
             op_index: HashMap::new(),
+            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            record_spans: BTreeMap::new(),
         };
         p.add_ops();
-        let spans = p.intern_and_span();
-        p.check_host_times(&spans);
+        p.record_spans = p.intern_and_span();
         p
+    }
+
+    /// This profile's identity: equal for clones, distinct for every profile built (a sink
+    /// fed parts of a run, [`crate::sink::stream`], rebuilds what it derives from `labels`
+    /// and `ops` when it changes).
+    pub fn uid(&self) -> u64 {
+        self.uid
     }
 
     /// Arch, chips, tiles per chip.
@@ -356,7 +382,10 @@ impl Profile {
 
     /// For every chip whose ops' host times (from the op log) do not match the span of its
     /// device records, places those ops at their own device times and says so.
-    fn check_host_times(&mut self, spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>) {
+    /// Checks the op log's host times against `spans` (first and last host ns of the
+    /// records per chip and op index); a chip whose op log does not overlap its records
+    /// gets its ops placed at their device times, and a warning.
+    pub(crate) fn check_host_times(&mut self, spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>) {
         let chips: BTreeSet<u32> = self.ops.iter().filter(|o| o.host_ns.is_some()).map(|o| o.chip).collect();
         for chip in chips {
             let logged = self.ops.iter().filter(|o| o.chip == chip).filter_map(|o| o.host_ns);

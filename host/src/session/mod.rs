@@ -82,6 +82,8 @@ pub struct Config {
     pub sample_every_ns: u64,
     /// Instructions one core may retire in one launch before it is stopped as a runaway.
     pub instruction_budget: u64,
+    /// Also add the run to this hive-partitioned Parquet dataset (`--dataset DIR`).
+    pub dataset: Option<outputs::Dataset>,
 }
 
 impl Config {
@@ -98,6 +100,7 @@ impl Config {
             sync_samples: 100,
             sample_every_ns: crate::clock::DEFAULT_SAMPLE_EVERY_NS,
             instruction_budget: ttprof_emu::DEFAULT_INSTRUCTION_BUDGET,
+            dataset: None,
         }
     }
 }
@@ -454,6 +457,7 @@ impl Session {
         issues.extend(fit.issues.iter().cloned());
         let options = outputs::Options {
             notes: faults.iter().map(|f| format!("FAULT: {f}")).collect(),
+            dataset: cfg.dataset.clone(),
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;

@@ -12,6 +12,9 @@
 //! Files are written atomically ([`crate::atomic::AtomicFile`]): a sink that fails, or a
 //! driver that stops on another sink's error, leaves no partial file behind.
 //!
+//! A capture too large to hold at once is read ring by ring from its spool: [`stream`]
+//! feeds the sinks that allow it ([`Sink::streams`]) one part (a ring's profile) at a time.
+//!
 //! Adding an output is one file: a type implementing [`Sink`], handed to [`drive`] (or
 //! added to [`crate::outputs::write_all`]'s standard set).
 
@@ -22,6 +25,7 @@ pub mod outputs;
 pub mod parquet;
 pub mod perfetto;
 pub mod report;
+pub mod stream;
 pub mod summary;
 pub mod trace;
 pub mod tracy;
@@ -57,6 +61,15 @@ pub trait Sink {
 
     /// One ring, in readout order.
     fn ring(&mut self, profile: &Profile, ring: &RingView) -> Result<()>;
+
+    /// Whether the sink can be fed a run that arrives in parts ([`stream::Stream`]): its
+    /// [`Sink::ring`] takes the ring's names, labels and ops from the `profile` passed with
+    /// the ring (the part holding it, not the run), and it writes run-wide tables (ops) in
+    /// [`Sink::finish`], whose profile is the run's. The Perfetto trace and the Parquet
+    /// tables can; the sinks that keep the whole run to summarise it cannot.
+    fn streams(&self) -> bool {
+        false
+    }
 
     /// After the last ring: commits the output and reports it.
     fn finish(&mut self, profile: &Profile) -> Result<Finished>;

@@ -4,8 +4,8 @@
 //! analysis `ttprof_analysis.json` ([`crate::sink::analysis`]), and the formats that
 //! scale: Perfetto's native trace `ttprof_trace.pftrace` and the Parquet tables
 //! `ttprof_zones.parquet`, `ttprof_marks.parquet`, `ttprof_ops.parquet`
-//! ([`crate::sink::perfetto`], [`crate::sink::parquet`]). [`write_all_with_dataset`] also
-//! writes the run into a hive-partitioned Parquet dataset (`--dataset DIR`), in the same
+//! ([`crate::sink::perfetto`], [`crate::sink::parquet`]). With [`Options::dataset`] the
+//! run also goes into a hive-partitioned Parquet dataset (`--dataset DIR`), in the same
 //! pass over the rings.
 //!
 //! Everything is computed before anything is written, so an op log that does not belong
@@ -34,6 +34,19 @@ pub struct Options {
     pub now: SystemTime,
     /// Lines put at the top of the summary (e.g. a kernel fault).
     pub notes: Vec<String>,
+    /// Also write the run into this hive-partitioned Parquet dataset (`--dataset DIR`).
+    pub dataset: Option<Dataset>,
+}
+
+/// Where [`write_all`] adds the run to a hive-partitioned Parquet dataset:
+/// `DIR/<table>/host=<host>/chip=<n>/part-0.parquet` (see [`crate::sink::parquet`]).
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    /// The dataset's root.
+    pub dir: PathBuf,
+    /// The capturing machine's name ([`crate::sink::parquet::default_host`] gives this
+    /// one's): letters, digits, `.`, `_`, `-`.
+    pub host: String,
 }
 
 impl Default for Options {
@@ -42,6 +55,7 @@ impl Default for Options {
             summary_threshold_ns: 0.0,
             now: SystemTime::now(),
             notes: Vec::new(),
+            dataset: None,
         }
     }
 }
@@ -69,7 +83,7 @@ pub struct Written {
     pub perfetto: PathBuf,
     /// Paths of the Parquet tables: zones, marks, ops.
     pub parquet: [PathBuf; 3],
-    /// The dataset's files (with [`write_all_with_dataset`]; else empty).
+    /// The dataset's files (with [`Options::dataset`]; else empty).
     pub dataset: Vec<PathBuf>,
     /// The op report as written (its rows hold the durations in the file).
     pub report: OpReport,
@@ -102,20 +116,10 @@ impl Written {
 
 /// Writes every output file of `profile` into `dir` (created if missing): the standard
 /// sinks ([`crate::sink`]) in one drive over the rings. The op log must be the run's
-/// (else an error, and no file is written).
+/// (else an error, and no file is written). With [`Options::dataset`], the run is also written into that Parquet dataset in the
+/// same pass.
 pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Written> {
-    write(dir, profile, options, None)
-}
-
-/// [`write_all`], and the run as a hive-partitioned Parquet dataset under `dataset`
-/// (`<table>/host=<host>/chip=<n>/part-0.parquet`, see [`crate::sink::parquet`]) in the
-/// same pass: what `--dataset DIR` does. `host` names the capturing machine
-/// ([`crate::sink::parquet::default_host`] gives this one's).
-pub fn write_all_with_dataset(dir: &Path, profile: &Profile, options: &Options, dataset: &Path, host: &str) -> Result<Written> {
-    write(dir, profile, options, Some((dataset, host)))
-}
-
-fn write(dir: &Path, profile: &Profile, options: &Options, dataset: Option<(&Path, &str)>) -> Result<Written> {
+    let dataset = options.dataset.as_ref().map(|d| (d.dir.as_path(), d.host.as_str()));
     if dir.exists() && !dir.is_dir() {
         return Err(Error::BadFile {
             path: dir.into(),
@@ -200,6 +204,7 @@ mod tests {
             summary_threshold_ns: 0.0,
             now: UNIX_EPOCH,
             notes: vec![],
+            dataset: None,
         };
         let p = Profile::resolved(r, res, Some(oplog.clone()), crate::timebase::Timebase::nominal(fixture::ARCH, 1));
         write_all(dir, &p, &options)

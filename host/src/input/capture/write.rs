@@ -11,7 +11,11 @@ use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::readout::{checks, Readout, RingId, RingReport};
 use crate::resolve::{Resolution, Resolver, RingSites};
+use crate::profile::Profile;
+use crate::sink::stream::Stream;
+use crate::sink::{Finished, Sink};
 use crate::sites::SiteTable;
+use crate::timebase::Timebase;
 use std::sync::Arc;
 use riscv_linker::devfile::Geometry;
 use std::io::{self, Write};
@@ -53,6 +57,7 @@ pub fn decode_payload(id: RingId, bytes: &[u8], table: &mut ZoneTable) -> Option
 /// Writes `profile_log_device.csv` ring by ring.
 pub struct RingCsv<'a> {
     geometry: Geometry,
+    oplog: Option<&'a OpLog>,
     resolver: Option<Resolver<'a>>,
     rows: RowWriter,
     /// Some ring was written without any naming.
@@ -65,7 +70,7 @@ impl<'a> RingCsv<'a> {
     /// Sites are resolved through `oplog` when given; otherwise records are written as
     /// `unresolved-site-<id>` and a warning says how many.
     pub fn new(geometry: Geometry, oplog: Option<&'a OpLog>) -> RingCsv<'a> {
-        RingCsv { geometry, resolver: oplog.map(Resolver::new), rows: RowWriter::new(), named_unresolved: false, written: Written::default() }
+        RingCsv { geometry, oplog, resolver: oplog.map(Resolver::new), rows: RowWriter::new(), named_unresolved: false, written: Written::default() }
     }
 
     /// Writes the CSV's two header lines (nominal clock: a capture has no clock fit).
@@ -76,16 +81,52 @@ impl<'a> RingCsv<'a> {
     /// Writes one ring: `report` gives its identity (its `records` are ignored), `table` its
     /// records, named through the op log (if any).
     pub fn ring(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable) -> io::Result<()> {
-        self.write_ring(w, report, table, None)
+        self.write_ring(w, report, table, None).map(drop)
+    }
+
+    /// Writes one ring (as [`RingCsv::ring`], or [`RingCsv::ring_with_sites`] with
+    /// `uniform`) and returns it as a part of the run for the sinks fed in parts
+    /// ([`crate::sink::stream`]): named as in the CSV, placed with `timebase`.
+    pub fn ring_part(
+        &mut self,
+        w: &mut impl Write,
+        report: &RingReport,
+        table: &ZoneTable,
+        uniform: Option<&Arc<SiteTable>>,
+        timebase: &Timebase,
+    ) -> io::Result<Profile> {
+        let (one, res) = self.write_ring(w, report, table, uniform)?;
+        Ok(Profile::part(one, res, self.oplog.cloned(), timebase.clone()))
     }
 
     /// Writes one ring whose every run used the kernel with site table `sites` (an
     /// in-process producer that knows its sites, like `ttprof_rt::sim::Sim`).
     pub fn ring_with_sites(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable, sites: &Arc<SiteTable>) -> io::Result<()> {
-        self.write_ring(w, report, table, Some(sites))
+        self.write_ring(w, report, table, Some(sites)).map(drop)
     }
 
-    fn write_ring(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable, uniform: Option<&Arc<SiteTable>>) -> io::Result<()> {
+    /// Writes the ring's rows; returns the ring as a one-ring readout and its naming.
+    fn write_ring(
+        &mut self,
+        w: &mut impl Write,
+        report: &RingReport,
+        table: &ZoneTable,
+        uniform: Option<&Arc<SiteTable>>,
+    ) -> io::Result<(Readout, Resolution)> {
+        let (one, res) = self.name_ring(report, table, uniform);
+        self.written.rows += self.rows.ring(w, report.id, &one.rings[0].records, &res.rings[0])?;
+        Ok((one, res))
+    }
+
+    /// One ring as a part of the run ([`crate::sink::stream`]), named and counted as
+    /// [`RingCsv::ring_part`] does, without writing its CSV rows.
+    pub fn part_only(&mut self, report: &RingReport, table: &ZoneTable, uniform: Option<&Arc<SiteTable>>, timebase: &Timebase) -> Profile {
+        let (one, res) = self.name_ring(report, table, uniform);
+        Profile::part(one, res, self.oplog.cloned(), timebase.clone())
+    }
+
+    /// The ring's records as a one-ring readout, and their naming (one entry per ring).
+    fn name_ring(&mut self, report: &RingReport, table: &ZoneTable, uniform: Option<&Arc<SiteTable>>) -> (Readout, Resolution) {
         let id = report.id;
         let records = table.to_records();
         self.written.issues.extend(checks::launch_times(&records, Some(id.location())));
@@ -106,9 +147,10 @@ impl<'a> RingCsv<'a> {
         self.written.resolved += res.resolved;
         self.written.unresolved += res.unresolved;
         self.named_unresolved |= uniform.is_none() && self.resolver.is_none();
-        let sites = res.rings.pop().unwrap_or_default();
-        self.written.rows += self.rows.ring(w, id, &one.rings[0].records, &sites)?;
-        Ok(())
+        if res.rings.is_empty() {
+            res.rings.push(RingSites::default());
+        }
+        (one, res)
     }
 
     /// The issues, with a warning if nothing could be named for want of an op log.
@@ -158,6 +200,53 @@ pub fn write_csv(path: &Path, captured: &mut Captured, oplog: Option<&OpLog>, pr
     let mut written = csv.finish();
     written.issues.extend(decode_issues);
     Ok(written)
+}
+
+/// [`write_csv`], and every ring fed as a part ([`crate::sink::stream`]) to `sinks` (the
+/// Perfetto trace, the Parquet tables: sinks that can stream), placed with `timebase`:
+/// every output in one pass over the spool, memory at one ring's records. Returns the CSV's
+/// counts, what each sink wrote, and the run's issues (the op log's host times against the
+/// device, records off the timeline).
+pub fn write_streamed(
+    path: &Path,
+    captured: &mut Captured,
+    oplog: Option<&OpLog>,
+    timebase: &Timebase,
+    sinks: Vec<&mut dyn Sink>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Written, Vec<Finished>, Vec<Issue>)> {
+    let mut rings = captured.readout.clone();
+    for r in &mut rings.rings {
+        r.records = Default::default();
+    }
+    let res = Resolution::unresolved(&rings);
+    let mut run = Profile::resolved(rings, res, oplog.cloned(), timebase.clone());
+    let mut stream = Stream::begin(&run, sinks)?;
+    let mut csv = RingCsv::new(captured.readout.geometry, oplog);
+    let mut table = ZoneTable::new();
+    let mut decode_issues = Vec::new();
+    let mut failed: Option<crate::Error> = None;
+    let spool = &mut captured.payload;
+    write_atomic(path, |w| {
+        csv.header(w)?;
+        for (i, ring) in captured.readout.rings.iter().enumerate() {
+            let payload = spool.read(ring.id).map_err(io::Error::other)?;
+            decode_issues.extend(decode_payload(ring.id, &payload, &mut table));
+            let part = csv.ring_part(w, ring, &table, None, timebase)?;
+            if let Err(e) = stream.part(&part) {
+                let what = e.to_string();
+                failed = Some(e);
+                return Err(io::Error::other(what));
+            }
+            progress(i as u64 + 1);
+        }
+        Ok(())
+    })
+    .map_err(|e| failed.take().unwrap_or(e))?;
+    let finished = stream.finish(&mut run)?;
+    let mut written = csv.finish();
+    written.issues.extend(decode_issues);
+    Ok((written, finished, run.issues))
 }
 
 /// Like [`write_atomic`], but `fill` runs on a second thread and hands its bytes over in

@@ -8,7 +8,9 @@
 //! at one ring's zones plus the encoded row group. Strings (RISC, name, file, op, kind)
 //! are dictionary-encoded Arrow columns, stored as Parquet dictionary pages; times and
 //! cycles use `DELTA_BINARY_PACKED` (zones come in opening order, so starts grow by small
-//! steps); every page is zstd-compressed.
+//! steps), durations `BYTE_STREAM_SPLIT`; every page is zstd-compressed. The duration is
+//! stored once, in ns: in cycles it is `end_cycles - start_cycles` (a column of it would
+//! cost about one more byte per zone).
 //!
 //! # Schema
 //!
@@ -28,8 +30,7 @@
 //! | `depth` | uint16 | nesting depth, 0 for an outermost zone |
 //! | `start_cycles`, `end_cycles` | uint64 | device cycles of the tile |
 //! | `start_ns`, `end_ns` | int64 | host ns from the clock fit (rounded) |
-//! | `duration_ns` | int64 | `end_ns - start_ns` |
-//! | `duration_cycles` | uint64 | `end_cycles - start_cycles` |
+//! | `duration_ns` | int64 | `end_ns - start_ns` (in cycles: `end_cycles - start_cycles`) |
 //!
 //! `ttprof_marks.parquet`, one row per event, data or sum record: `chip`, `tile_x`,
 //! `tile_y`, `risc`, `run`, `op`, `site`, `name`, `file`, `line` as above, then `kind`

@@ -74,27 +74,24 @@ fn pq_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     }
 }
 
-/// zstd pages, dictionary strings, delta-encoded times and cycles.
+/// zstd pages, dictionary strings, delta-encoded times and cycles, byte-stream-split
+/// durations.
 fn properties() -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()))
         .set_max_row_group_row_count(None)
         .set_created_by(format!("ttprof {}", env!("CARGO_PKG_VERSION")));
-    for c in [
-        "start_cycles",
-        "end_cycles",
-        "start_ns",
-        "end_ns",
-        "duration_ns",
-        "duration_cycles",
-        "cycles",
-        "ns",
-        "value",
-    ] {
+    for c in ["start_cycles", "end_cycles", "start_ns", "end_ns", "cycles", "ns", "value"] {
         b = b
             .set_column_dictionary_enabled(ColumnPath::from(c), false)
             .set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
     }
+    // Durations do not grow along the ring: their bytes split into streams (the high
+    // ones all zero) compress better than their deltas (0.77 against 1.13 bytes per zone
+    // in scale-bench).
+    b = b
+        .set_column_dictionary_enabled(ColumnPath::from("duration_ns"), false)
+        .set_column_encoding(ColumnPath::from("duration_ns"), Encoding::BYTE_STREAM_SPLIT);
     b.build()
 }
 
@@ -102,6 +99,7 @@ fn properties() -> WriterProperties {
 struct Tables {
     zones: Table,
     marks: Table,
+    ops: Table,
 }
 
 /// What [`ParquetSink`] wrote.
@@ -118,10 +116,10 @@ pub struct Written {
 /// Writes the zones, marks and ops tables ([`super`]).
 pub struct ParquetSink {
     layout: Layout,
-    dicts: Option<Dictionaries>,
+    /// The dictionaries of the profile ([`Profile::uid`]) whose rings are coming.
+    dicts: Option<(u64, Dictionaries)>,
     /// Per chip in a dataset; one entry (key 0) for plain files.
     tables: BTreeMap<u32, Tables>,
-    ops: Vec<Table>,
     /// Rows written (after [`Sink::finish`]).
     pub written: Written,
 }
@@ -139,7 +137,7 @@ impl ParquetSink {
     }
 
     fn with(layout: Layout) -> ParquetSink {
-        ParquetSink { layout, dicts: None, tables: BTreeMap::new(), ops: Vec::new(), written: Written::default() }
+        ParquetSink { layout, dicts: None, tables: BTreeMap::new(), written: Written::default() }
     }
 
     fn partitioned(&self) -> bool {
@@ -184,24 +182,26 @@ impl Sink for ParquetSink {
         } else {
             [0].into()
         };
-        self.dicts = Some(Dictionaries::new(&p.labels, &p.ops));
         let props = properties();
         for &chip in &chips {
             let zones = Table::create(self.path("zones", chip), tables::zones_schema(with_chip), props.clone())?;
             let marks = Table::create(self.path("marks", chip), tables::marks_schema(with_chip), props.clone())?;
-            let mut ops = Table::create(self.path("ops", chip), tables::ops_schema(with_chip), props.clone())?;
-            let batch = tables::ops_batch(&ops.schema, &p.ops, (!with_chip).then_some(chip));
-            ops.write(batch)?;
-            self.written.ops += ops.rows;
-            self.tables.insert(chip, Tables { zones, marks });
-            self.ops.push(ops);
+            let ops = Table::create(self.path("ops", chip), tables::ops_schema(with_chip), props.clone())?;
+            self.tables.insert(chip, Tables { zones, marks, ops });
         }
         Ok(())
     }
 
-    fn ring(&mut self, _: &Profile, v: &RingView) -> Result<()> {
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let with_chip = !self.partitioned();
-        let Some(d) = self.dicts.as_ref() else { return Ok(()) };
+        if self.dicts.as_ref().is_none_or(|(uid, _)| *uid != p.uid()) {
+            self.dicts = Some((p.uid(), Dictionaries::new(&p.labels, &p.ops)));
+        }
+        let Some((_, d)) = self.dicts.as_ref() else { return Ok(()) };
         let key = if with_chip { 0 } else { v.lane.chip };
         let Some(t) = self.tables.get_mut(&key) else {
             return Err(Error::Other(format!("internal: no Parquet partition for chip {}", v.lane.chip)));
@@ -213,13 +213,21 @@ impl Sink for ParquetSink {
         Ok(())
     }
 
-    fn finish(&mut self, _: &Profile) -> Result<Finished> {
+    fn finish(&mut self, p: &Profile) -> Result<Finished> {
+        // Ops last: a run fed in parts knows its ops' device spans only now.
+        let with_chip = !self.partitioned();
+        for (&chip, t) in self.tables.iter_mut() {
+            t.ops.write(tables::ops_batch(&t.ops.schema, &p.ops, (!with_chip).then_some(chip)))?;
+            self.written.ops += t.ops.rows;
+        }
         let mut files = Vec::new();
+        let mut ops = Vec::new();
         for (_, t) in std::mem::take(&mut self.tables) {
             files.push(t.zones.commit()?);
             files.push(t.marks.commit()?);
+            ops.push(t.ops);
         }
-        for t in std::mem::take(&mut self.ops) {
+        for t in ops {
             files.push(t.commit()?);
         }
         Ok(Finished { files, issues: Vec::new() })

@@ -45,7 +45,6 @@ pub fn zones_schema(with_chip: bool) -> SchemaRef {
         Field::new("start_ns", DataType::Int64, false),
         Field::new("end_ns", DataType::Int64, false),
         Field::new("duration_ns", DataType::Int64, false),
-        Field::new("duration_cycles", DataType::UInt64, false),
     ]);
     Arc::new(Schema::new(f))
 }
@@ -158,7 +157,6 @@ pub(crate) fn zones_batch(
     c.push(Arc::new(Int64Array::from(start_ns)));
     c.push(Arc::new(Int64Array::from(end_ns)));
     c.push(Arc::new(Int64Array::from(duration)));
-    c.push(Arc::new(zones.iter().map(|z| z.end_cycles.saturating_sub(z.start_cycles)).collect::<UInt64Array>()));
     RecordBatch::try_new(schema.clone(), c)
 }
 

@@ -19,7 +19,10 @@
 //!   event type and interned ids: a zone (begin and end) costs a few dozen bytes at most.
 //! * Times are host ns from the clock fit (`BOOTTIME` domain, whole ns).
 //!
-//! Written streaming ([`PerfettoSink`]): descriptors and ops first, then ring by ring.
+//! Written streaming ([`PerfettoSink`]): chip descriptors first, then ring by ring (each
+//! ring's tile and RISC descriptors before its events), the ops last (so a run fed in parts,
+//! [`crate::sink::stream`], has their device spans). Names come from the profile each ring
+//! arrives with.
 
 pub mod proto;
 mod sink;

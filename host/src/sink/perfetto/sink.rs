@@ -77,6 +77,10 @@ pub struct PerfettoSink {
     buf: Vec<u8>,
     arch: Arch,
     tiles: BTreeSet<(u32, NocCoord)>,
+    /// Chips with a track (from [`Sink::begin`]).
+    chips: BTreeSet<u32>,
+    /// The next ring's packet sequence.
+    next_sequence: u32,
     /// What was written (after [`Sink::finish`]).
     pub stats: PerfettoStats,
 }
@@ -97,6 +101,8 @@ impl PerfettoSink {
             buf: Vec::with_capacity(1 << 20),
             arch: Arch::WormholeB0,
             tiles: BTreeSet::new(),
+            chips: BTreeSet::new(),
+            next_sequence: FIRST_RING_SEQUENCE,
             stats: PerfettoStats::default(),
         }
     }
@@ -210,7 +216,8 @@ impl PerfettoSink {
         if v.zones.is_empty() && v.marks.is_empty() {
             return;
         }
-        let seq = FIRST_RING_SEQUENCE + v.index as u32;
+        let seq = self.next_sequence;
+        self.next_sequence += 1;
         // Events in time order: begins and ends with a nesting stack (cutting zones whose
         // times do not nest), marks merged in by time.
         let mut evs: Vec<(u64, Ev)> = Vec::with_capacity(v.zones.len() * 2 + v.marks.len());
@@ -374,8 +381,8 @@ impl Sink for PerfettoSink {
                 sibling_order_rank: Some(chip as i32),
                 ..Default::default()
             });
-            self.ops(chip, &p.ops);
         }
+        self.chips = chips;
         self.flush()
     }
 
@@ -387,7 +394,28 @@ impl Sink for PerfettoSink {
         self.flush()
     }
 
-    fn finish(&mut self, _: &Profile) -> Result<Finished> {
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn finish(&mut self, p: &Profile) -> Result<Finished> {
+        if self.file.is_none() {
+            return Ok(Finished::default());
+        }
+        // Ops last: a run fed in parts knows its ops' device spans only now.
+        let chips: BTreeSet<u32> = self.chips.iter().copied().chain(p.ops.iter().map(|o| o.chip)).collect();
+        for chip in chips {
+            if !self.chips.contains(&chip) {
+                self.descriptor(TrackDescriptor {
+                    uuid: Some(chip_uuid(chip)),
+                    name: Some(format!("Device {chip} ({})", self.arch.name())),
+                    child_ordering: Some(CHILD_ORDERING_EXPLICIT),
+                    sibling_order_rank: Some(chip as i32),
+                    ..Default::default()
+                });
+            }
+            self.ops(chip, &p.ops);
+        }
         self.flush()?;
         let Some(file) = self.file.take() else { return Ok(Finished::default()) };
         file.commit()?;
