@@ -157,6 +157,29 @@ fn zone_ends(csv: &Path) -> BTreeMap<(u8, u8, String), u64> {
     ends
 }
 
+/// Rows of the capture's Parquet zones table per (x, y, zone name).
+fn parquet_zones(path: &Path) -> BTreeMap<(u8, u8, String), u64> {
+    use arrow_array::types::UInt32Type;
+    use arrow_array::{Array, DictionaryArray, StringArray, UInt16Array};
+    let file = std::fs::File::open(path).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let mut rows = BTreeMap::new();
+    for batch in reader {
+        let b = batch.unwrap();
+        let col = |n: &str| b.column_by_name(n).unwrap_or_else(|| panic!("no column {n}")).clone();
+        let (x, y, name) = (col("tile_x"), col("tile_y"), col("name"));
+        let x = x.as_any().downcast_ref::<UInt16Array>().unwrap();
+        let y = y.as_any().downcast_ref::<UInt16Array>().unwrap();
+        let name = name.as_any().downcast_ref::<DictionaryArray<UInt32Type>>().unwrap();
+        let names = name.values().as_any().downcast_ref::<StringArray>().unwrap();
+        for i in 0..b.num_rows() {
+            let n = names.value(name.keys().value(i) as usize).to_string();
+            *rows.entry((x.value(i) as u8, y.value(i) as u8, n)).or_default() += 1;
+        }
+    }
+    rows
+}
+
 /// The device's counters of every BRISC ring: `(stalls, dropped)`.
 fn counters(mem: &MappedImage, t: NocCoord) -> (u64, u64) {
     let w = |off| mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, off)).unwrap() as u64;
@@ -166,6 +189,11 @@ fn counters(mem: &MappedImage, t: NocCoord) -> (u64, u64) {
 /// produced = captured + dropped, per tile and zone name, exactly.
 fn check_accounting(mem: &MappedImage, tiles: &[NocCoord], dir: &Path, iterations: &[u32]) {
     let ends = zone_ends(&dir.join("out/profile_log_device.csv"));
+    // The Parquet table and the Perfetto trace, written ring by ring from the same spool,
+    // hold every zone too.
+    assert_eq!(parquet_zones(&dir.join("out/ttprof_zones.parquet")), ends, "the Parquet zones are the CSV's");
+    let trace = std::fs::metadata(dir.join("out/ttprof_trace.pftrace")).unwrap().len();
+    assert!(trace > 8 * ends.values().sum::<u64>(), "the Perfetto trace holds the zones ({trace} bytes)");
     let launches = iterations.len() as u64;
     let per_name: u64 = iterations.iter().map(|&n| n as u64).sum();
     let mut total_stalls = 0;

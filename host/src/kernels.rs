@@ -119,13 +119,17 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
     if !manifest.exists() {
         return Err(Error::Other(format!("no kernel crate at {}", b.crate_dir.display())));
     }
+    // Cargo runs in the crate's directory: paths given relative to ours must not be read
+    // relative to it.
+    let here = std::env::current_dir().map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
+    let (manifest, target_dir) = (here.join(manifest), here.join(&b.target_dir));
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(&b.crate_dir)
         .args(["build", "--release", "--bins", "--message-format=json-render-diagnostics", "--target", TARGET])
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")
-        .arg(&b.target_dir)
+        .arg(&target_dir)
         .env("TTPROF_ARCH", b.arch.name())
         // Linker relaxation turns a site id's lui+addi into one li; see DESIGN.md.
         .env("CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS", "-C target-feature=+relax")
