@@ -18,6 +18,9 @@
 //!   default clock. Every later packet carries only the time since the previous one, the
 //!   event type and interned ids: a zone (begin and end) costs a few dozen bytes at most.
 //! * Times are host ns from the clock fit (`BOOTTIME` domain, whole ns).
+//! * Packets are written in `compressed_packets` chunks (zlib of about 1 MiB of packets
+//!   each), as Perfetto's tracing service does with `compression_type: DEFLATE`; the trace
+//!   processor and UI inflate them on load.
 //!
 //! Written streaming ([`PerfettoSink`]): chip descriptors first, then ring by ring (each
 //! ring's tile and RISC descriptors before its events), the ops last (so a run fed in parts,

@@ -32,6 +32,9 @@ pub struct TracePacket {
     pub trace_packet_defaults: Option<TracePacketDefaults>,
     #[prost(message, optional, tag = "60")]
     pub track_descriptor: Option<TrackDescriptor>,
+    /// A zlib-compressed serialized `Trace` (packets inside).
+    #[prost(bytes = "vec", optional, tag = "50")]
+    pub compressed_packets: Option<Vec<u8>>,
 }
 
 /// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.

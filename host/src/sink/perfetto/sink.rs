@@ -70,10 +70,25 @@ pub struct PerfettoStats {
     pub ops_left_out: u64,
 }
 
+/// Uncompressed packets per `compressed_packets` packet (Perfetto's service uses chunks of
+/// this order; the trace processor inflates each at once).
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Appends `p` as one `Trace.packet` field.
+fn append_packet(out: &mut Vec<u8>, p: &TracePacket) {
+    prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, out);
+    prost::encoding::encode_varint(p.encoded_len() as u64, out);
+    // Encoding into a Vec cannot run out of space.
+    let _ = p.encode(out);
+}
+
 /// Writes `ttprof_trace.pftrace`.
 pub struct PerfettoSink {
     path: PathBuf,
     file: Option<AtomicFile>,
+    /// Packets not yet compressed.
+    raw: Vec<u8>,
+    /// Compressed packets not yet written.
     buf: Vec<u8>,
     arch: Arch,
     tiles: BTreeSet<(u32, NocCoord)>,
@@ -98,6 +113,7 @@ impl PerfettoSink {
         PerfettoSink {
             path: path.to_path_buf(),
             file: None,
+            raw: Vec::with_capacity(CHUNK_BYTES + (64 << 10)),
             buf: Vec::with_capacity(1 << 20),
             arch: Arch::WormholeB0,
             tiles: BTreeSet::new(),
@@ -113,14 +129,29 @@ impl PerfettoSink {
 
     /// Appends `p` as one `Trace.packet` field.
     fn packet(&mut self, p: TracePacket) {
-        prost::encoding::encode_key(1, prost::encoding::WireType::LengthDelimited, &mut self.buf);
-        prost::encoding::encode_varint(p.encoded_len() as u64, &mut self.buf);
-        // Encoding into a Vec cannot run out of space.
-        let _ = p.encode(&mut self.buf);
+        append_packet(&mut self.raw, &p);
         self.stats.packets += 1;
+        if self.raw.len() >= CHUNK_BYTES {
+            self.seal();
+        }
+    }
+
+    /// The packets so far as one packet of `compressed_packets` (zlib of the `Trace` they
+    /// form), as Perfetto's own tracing service writes them.
+    fn seal(&mut self) {
+        if self.raw.is_empty() {
+            return;
+        }
+        let mut z = flate2::write::ZlibEncoder::new(Vec::with_capacity(self.raw.len() / 4), flate2::Compression::fast());
+        // Writing into a Vec cannot fail.
+        let _ = z.write_all(&self.raw);
+        let packed = z.finish().unwrap_or_default();
+        self.raw.clear();
+        append_packet(&mut self.buf, &TracePacket { compressed_packets: Some(packed), ..Default::default() });
     }
 
     fn flush(&mut self) -> Result<()> {
+        self.seal();
         let Some(f) = self.file.as_mut() else { return Ok(()) };
         let r = f.write_all(&self.buf);
         self.buf.clear();

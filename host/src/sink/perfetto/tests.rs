@@ -7,6 +7,23 @@ use crate::timebase::Timebase;
 use prost::Message;
 use std::collections::BTreeMap;
 
+/// The trace's packets, every `compressed_packets` chunk inflated in place.
+fn packets(bytes: &[u8]) -> Vec<TracePacket> {
+    let mut out = Vec::new();
+    for p in Trace::decode(bytes).unwrap().packet {
+        match &p.compressed_packets {
+            Some(z) => {
+                let mut raw = Vec::new();
+                std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(z.as_slice()), &mut raw).unwrap();
+                assert!(!raw.is_empty());
+                out.extend(packets(&raw));
+            }
+            None => out.push(p),
+        }
+    }
+    out
+}
+
 fn profile() -> Profile {
     let r = fixture::readout();
     let res = fixture::resolution(&r);
@@ -23,7 +40,7 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
     let mut s = PerfettoSink::new(&path);
     sink::drive(&p, &mut [&mut s]).unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    let trace = Trace::decode(bytes.as_slice()).unwrap();
+    let trace = Trace { packet: packets(&bytes) };
     assert_eq!(trace.packet.len() as u64, s.stats.packets);
     assert_eq!((s.stats.zones, s.stats.marks, s.stats.clamped), (120, 90, 0));
     // Per sequence: names, strings, default track, last time.
