@@ -22,7 +22,7 @@ use crate::readout::Readout;
 use crate::resolve::Resolution;
 use crate::timebase::Timebase;
 use riscv_linker::{NocCoord, Risc};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// A time on one tile: raw cycles and host ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,8 +159,8 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
         let id = ring.id;
         let r = &ring.records;
         // One name comparison per (run, site), not per zone.
-        let mut kind_of: HashMap<(u32, u16), Option<Wrapper>> = HashMap::new();
-        let mut seen: HashMap<(u32, Wrapper), u32> = HashMap::new();
+        let mut kind_of: rustc_hash::FxHashMap<(u32, u16), Option<Wrapper>> = Default::default();
+        let mut seen: rustc_hash::FxHashMap<(u32, Wrapper), u32> = Default::default();
         for i in 0..r.len() {
             if r.kind[i] != RecordKind::Zone || r.run[i] == NO_RUN {
                 continue;

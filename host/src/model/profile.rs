@@ -26,6 +26,7 @@ use crate::sites::SiteMeta;
 use crate::timebase::Timebase;
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
 use riscv_linker::devfile::Geometry;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// How much of the shorter of (the op log's host time range, the device records' span) the
@@ -64,9 +65,9 @@ pub struct Profile {
     /// [`Profile::all_issues`] lists them all.
     pub issues: Vec<Issue>,
     /// Per ring: (run, site) -> index into `labels`.
-    ring_labels: Vec<HashMap<(u32, u16), u32>>,
+    ring_labels: Vec<FxHashMap<(u32, u16), u32>>,
     /// (chip, run) -> index into `ops`.
-    op_index: HashMap<(u32, u32), u32>,
+    op_index: FxHashMap<(u32, u32), u32>,
     /// Distinct per constructed profile (clones share it): lets a sink keep what it derived
     /// from one profile's labels and ops while rings of that profile keep coming.
     uid: u64,
@@ -159,7 +160,7 @@ impl Profile {
             signposts: Vec::new(),
             issues: Vec::new(),
             ring_labels: Vec::new(),
-            op_index: HashMap::new(),
+            op_index: FxHashMap::default(),
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             record_spans: BTreeMap::new(),
         };
@@ -323,7 +324,7 @@ impl Profile {
         for (ri, ring) in self.readout.rings.iter().enumerate() {
             let id = ring.id;
             let r: &Records = &ring.records;
-            let mut local: HashMap<(u32, u16), u32> = HashMap::new();
+            let mut local: FxHashMap<(u32, u16), u32> = FxHashMap::default();
             if self.timebase.host_ns(id.chip, id.tile, 0).is_none() {
                 *skipped.entry(id.chip).or_default() += r.len() as u64;
                 self.ring_labels.push(local);

@@ -27,7 +27,6 @@ enum Layout {
 /// One Parquet file being written.
 struct Table {
     path: PathBuf,
-    schema: SchemaRef,
     writer: ArrowWriter<AtomicFile>,
     rows: u64,
 }
@@ -39,7 +38,7 @@ impl Table {
         }
         let file = AtomicFile::create(&path)?;
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| pq_error(&path, e))?;
-        Ok(Table { path, schema, writer, rows: 0 })
+        Ok(Table { path, writer, rows: 0 })
     }
 
     /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered.
@@ -102,6 +101,80 @@ struct Tables {
     ops: Table,
 }
 
+/// Which table of a partition a batch goes to.
+#[derive(Clone, Copy, Debug)]
+enum Which {
+    Zones,
+    Marks,
+    Ops,
+}
+
+/// A batch for the table `Which` of partition (chip) key `u32`.
+type Job = (u32, Which, RecordBatch);
+
+/// The tables, per chip in a dataset (one entry, key 0, for plain files), encoded and
+/// written on their own thread: the caller builds the next ring's batches meanwhile (the
+/// encoding, dictionary strings and zstd, is about a third of the work).
+struct Writer {
+    keys: Vec<u32>,
+    tx: Option<std::sync::mpsc::SyncSender<Job>>,
+    thread: Option<std::thread::JoinHandle<Result<BTreeMap<u32, Tables>>>>,
+}
+
+impl Writer {
+    fn start(mut tables: BTreeMap<u32, Tables>) -> Writer {
+        let keys = tables.keys().copied().collect();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(4);
+        let thread = std::thread::spawn(move || {
+            for (key, which, batch) in rx {
+                let Some(t) = tables.get_mut(&key) else {
+                    return Err(Error::Other(format!("internal: no Parquet partition for chip {key}")));
+                };
+                match which {
+                    Which::Zones => t.zones.write(Ok(batch))?,
+                    Which::Marks => t.marks.write(Ok(batch))?,
+                    Which::Ops => t.ops.write(Ok(batch))?,
+                }
+            }
+            Ok(tables)
+        });
+        Writer { keys, tx: Some(tx), thread: Some(thread) }
+    }
+
+    /// Hands a batch over; if the writer stopped, its error.
+    fn send(&mut self, key: u32, which: Which, batch: RecordBatch) -> Result<()> {
+        let sent = self.tx.as_ref().map(|tx| tx.send((key, which, batch)));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            _ => match self.join() {
+                Err(e) => Err(e),
+                Ok(_) => Err(Error::Other("internal: the Parquet writer stopped".into())),
+            },
+        }
+    }
+
+    /// Waits for every batch to be written; the tables, to commit.
+    fn join(&mut self) -> Result<BTreeMap<u32, Tables>> {
+        self.tx = None;
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(Error::Other("the Parquet writer thread panicked".into())),
+            None => Err(Error::Other("internal: the Parquet writer already stopped".into())),
+        }
+    }
+}
+
+impl Drop for Writer {
+    /// A writer dropped before [`Writer::join`] (a drive stopped on an error) waits for its
+    /// thread, which drops the uncommitted files: none is left behind.
+    fn drop(&mut self) {
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// What [`ParquetSink`] wrote.
 #[derive(Clone, Debug, Default)]
 pub struct Written {
@@ -118,8 +191,10 @@ pub struct ParquetSink {
     layout: Layout,
     /// The dictionaries of the profile ([`Profile::uid`]) whose rings are coming.
     dicts: Option<(u64, Dictionaries)>,
-    /// Per chip in a dataset; one entry (key 0) for plain files.
-    tables: BTreeMap<u32, Tables>,
+    /// The zones, marks and ops schemas (from [`Sink::begin`]).
+    schemas: Option<[SchemaRef; 3]>,
+    /// The thread that encodes and writes the tables (from [`Sink::begin`]).
+    writer: Option<Writer>,
     /// Rows written (after [`Sink::finish`]).
     pub written: Written,
 }
@@ -137,7 +212,7 @@ impl ParquetSink {
     }
 
     fn with(layout: Layout) -> ParquetSink {
-        ParquetSink { layout, dicts: None, tables: BTreeMap::new(), written: Written::default() }
+        ParquetSink { layout, dicts: None, schemas: None, writer: None, written: Written::default() }
     }
 
     fn partitioned(&self) -> bool {
@@ -183,12 +258,15 @@ impl Sink for ParquetSink {
             [0].into()
         };
         let props = properties();
+        let mut all = BTreeMap::new();
         for &chip in &chips {
             let zones = Table::create(self.path("zones", chip), tables::zones_schema(with_chip), props.clone())?;
             let marks = Table::create(self.path("marks", chip), tables::marks_schema(with_chip), props.clone())?;
             let ops = Table::create(self.path("ops", chip), tables::ops_schema(with_chip), props.clone())?;
-            self.tables.insert(chip, Tables { zones, marks, ops });
+            all.insert(chip, Tables { zones, marks, ops });
         }
+        self.schemas = Some([tables::zones_schema(with_chip), tables::marks_schema(with_chip), tables::ops_schema(with_chip)]);
+        self.writer = Some(Writer::start(all));
         Ok(())
     }
 
@@ -201,13 +279,16 @@ impl Sink for ParquetSink {
         if self.dicts.as_ref().is_none_or(|(uid, _)| *uid != p.uid()) {
             self.dicts = Some((p.uid(), Dictionaries::new(&p.labels, &p.ops)));
         }
-        let Some((_, d)) = self.dicts.as_ref() else { return Ok(()) };
-        let key = if with_chip { 0 } else { v.lane.chip };
-        let Some(t) = self.tables.get_mut(&key) else {
-            return Err(Error::Other(format!("internal: no Parquet partition for chip {}", v.lane.chip)));
+        let (Some((_, d)), Some([zs, ms, _]), Some(w)) = (self.dicts.as_ref(), self.schemas.as_ref(), self.writer.as_mut())
+        else {
+            return Ok(());
         };
-        t.zones.write(tables::zones_batch(&t.zones.schema, d, &v.lane, &v.zones, with_chip))?;
-        t.marks.write(tables::marks_batch(&t.marks.schema, d, &v.lane, &v.marks, with_chip))?;
+        let key = if with_chip { 0 } else { v.lane.chip };
+        let batch = |b: std::result::Result<RecordBatch, arrow_schema::ArrowError>| {
+            b.map_err(|e| Error::Other(format!("Parquet table of chip {key}: building a batch: {e}")))
+        };
+        w.send(key, Which::Zones, batch(tables::zones_batch(zs, d, &v.lane, &v.zones, with_chip))?)?;
+        w.send(key, Which::Marks, batch(tables::marks_batch(ms, d, &v.lane, &v.marks, with_chip))?)?;
         self.written.zones += v.zones.len() as u64;
         self.written.marks += v.marks.len() as u64;
         Ok(())
@@ -216,13 +297,18 @@ impl Sink for ParquetSink {
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         // Ops last: a run fed in parts knows its ops' device spans only now.
         let with_chip = !self.partitioned();
-        for (&chip, t) in self.tables.iter_mut() {
-            t.ops.write(tables::ops_batch(&t.ops.schema, &p.ops, (!with_chip).then_some(chip)))?;
-            self.written.ops += t.ops.rows;
+        let (Some([_, _, os]), Some(mut w)) = (self.schemas.take(), self.writer.take()) else {
+            return Ok(Finished::default());
+        };
+        for key in w.keys.clone() {
+            let b = tables::ops_batch(&os, &p.ops, (!with_chip).then_some(key))
+                .map_err(|e| Error::Other(format!("Parquet ops table: building a batch: {e}")))?;
+            w.send(key, Which::Ops, b)?;
         }
         let mut files = Vec::new();
         let mut ops = Vec::new();
-        for (_, t) in std::mem::take(&mut self.tables) {
+        for (_, t) in w.join()? {
+            self.written.ops += t.ops.rows;
             files.push(t.zones.commit()?);
             files.push(t.marks.commit()?);
             ops.push(t.ops);
