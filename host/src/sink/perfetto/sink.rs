@@ -66,7 +66,7 @@ pub struct PerfettoStats {
     /// Zones cut at their enclosing zone's end or at the next sibling's start (corrupt
     /// times), so that every track stays nested.
     pub clamped: u64,
-    /// Ops without host times (not drawn).
+    /// Ops with neither host times nor device spans (not drawn).
     pub ops_left_out: u64,
 }
 
@@ -168,12 +168,18 @@ impl PerfettoSink {
 
     /// The chip's ops on op tracks (a new track whenever ops overlap).
     fn ops(&mut self, chip: u32, ops: &[OpSpan]) {
-        let mut timed: Vec<&OpSpan> = ops.iter().filter(|o| o.chip == chip && o.host_ns.is_some()).collect();
-        self.stats.ops_left_out += ops.iter().filter(|o| o.chip == chip && o.host_ns.is_none()).count() as u64;
-        timed.sort_by_key(|o| o.host_ns);
+        // An op the op log does not time (or a run it does not name) sits at its device span.
+        let span = |o: &OpSpan| {
+            o.host_ns.or_else(|| {
+                crate::profile::hull(o.fw_ns.into_iter().chain(o.kernel_ns)).map(|(a, b)| (ns(a), ns(b)))
+            })
+        };
+        let mut timed: Vec<(u64, u64, &OpSpan)> =
+            ops.iter().filter(|o| o.chip == chip).filter_map(|o| span(o).map(|(a, b)| (a, b, o))).collect();
+        self.stats.ops_left_out += ops.iter().filter(|o| o.chip == chip && span(o).is_none()).count() as u64;
+        timed.sort_by_key(|t| (t.0, t.1));
         let mut lanes: Vec<u64> = Vec::new();
-        for o in timed {
-            let Some((start, end)) = o.host_ns else { continue };
+        for (start, end, o) in timed {
             let k = match lanes.iter().position(|&free| free <= start) {
                 Some(k) => k,
                 None => {
@@ -468,7 +474,7 @@ impl Sink for PerfettoSink {
         }
         if s.ops_left_out > 0 {
             issues.push(
-                Issue::warning(None, format!("{} op(s) have no host times: {path} leaves them off its op tracks", s.ops_left_out))
+                Issue::warning(None, format!("{} op(s) have neither host times nor device records: {path} leaves them off its op tracks", s.ops_left_out))
                     .with_count(s.ops_left_out),
             );
         }
