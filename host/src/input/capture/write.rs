@@ -180,31 +180,11 @@ pub fn decode_all(captured: &mut Captured) -> Result<Vec<Issue>> {
     Ok(issues)
 }
 
-/// Writes the capture's device CSV to `path` (atomically), ring by ring; `progress` is
-/// told how many rings are written after each one.
-pub fn write_csv(path: &Path, captured: &mut Captured, oplog: Option<&OpLog>, progress: &mut dyn FnMut(u64)) -> Result<Written> {
-    let mut csv = RingCsv::new(captured.readout.geometry, oplog);
-    let mut table = ZoneTable::new();
-    let mut decode_issues = Vec::new();
-    let spool = &mut captured.payload;
-    write_atomic(path, |w| {
-        csv.header(w)?;
-        for (i, ring) in captured.readout.rings.iter().enumerate() {
-            let payload = spool.read(ring.id).map_err(io::Error::other)?;
-            decode_issues.extend(decode_payload(ring.id, &payload, &mut table));
-            csv.ring(w, ring, &table)?;
-            progress(i as u64 + 1);
-        }
-        Ok(())
-    })?;
-    let mut written = csv.finish();
-    written.issues.extend(decode_issues);
-    Ok(written)
-}
-
-/// [`write_csv`], and every ring fed as a part ([`crate::sink::stream`]) to `sinks` (the
-/// Perfetto trace, the Parquet tables: sinks that can stream), placed with `timebase`:
-/// every output in one pass over the spool, memory at one ring's records. Returns the CSV's
+/// Writes the capture's device CSV to `path` (atomically) ring by ring, and feeds every
+/// ring as a part ([`crate::sink::stream`]) to `sinks` (the Perfetto trace, the Parquet
+/// tables: sinks that can stream; none for the CSV alone), placed with `timebase`: every
+/// output in one pass over the spool, memory at one ring's records. `progress` is told how
+/// many rings are written after each one. Returns the CSV's
 /// counts, what each sink wrote, and the run's issues (the op log's host times against the
 /// device, records off the timeline).
 pub fn write_streamed(
@@ -221,6 +201,7 @@ pub fn write_streamed(
     }
     let res = Resolution::unresolved(&rings);
     let mut run = Profile::resolved(rings, res, oplog.cloned(), timebase.clone());
+    let streaming = !sinks.is_empty();
     let mut stream = Stream::begin(&run, sinks)?;
     let mut csv = RingCsv::new(captured.readout.geometry, oplog);
     let mut table = ZoneTable::new();
@@ -232,8 +213,9 @@ pub fn write_streamed(
         for (i, ring) in captured.readout.rings.iter().enumerate() {
             let payload = spool.read(ring.id).map_err(io::Error::other)?;
             decode_issues.extend(decode_payload(ring.id, &payload, &mut table));
-            let part = csv.ring_part(w, ring, &table, None, timebase)?;
-            if let Err(e) = stream.part(&part) {
+            if !streaming {
+                csv.ring(w, ring, &table)?;
+            } else if let Err(e) = stream.part(&csv.ring_part(w, ring, &table, None, timebase)?) {
                 let what = e.to_string();
                 failed = Some(e);
                 return Err(io::Error::other(what));

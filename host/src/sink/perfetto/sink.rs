@@ -219,6 +219,17 @@ impl PerfettoSink {
         }
     }
 
+    /// The chip's track.
+    fn chip(&mut self, chip: u32) {
+        self.descriptor(TrackDescriptor {
+            uuid: Some(chip_uuid(chip)),
+            name: Some(format!("Device {chip} ({})", self.arch.name())),
+            child_ordering: Some(CHILD_ORDERING_EXPLICIT),
+            sibling_order_rank: Some(chip as i32),
+            ..Default::default()
+        });
+    }
+
     /// The tile's track, the first time one of its rings is seen.
     fn tile(&mut self, lane: &Lane) {
         if !self.tiles.insert((lane.chip, lane.tile)) {
@@ -411,13 +422,7 @@ impl Sink for PerfettoSink {
         self.arch = p.geometry().arch;
         let chips: BTreeSet<u32> = p.readout.rings.iter().map(|r| r.id.chip).chain(p.ops.iter().map(|o| o.chip)).collect();
         for &chip in &chips {
-            self.descriptor(TrackDescriptor {
-                uuid: Some(chip_uuid(chip)),
-                name: Some(format!("Device {chip} ({})", self.arch.name())),
-                child_ordering: Some(CHILD_ORDERING_EXPLICIT),
-                sibling_order_rank: Some(chip as i32),
-                ..Default::default()
-            });
+            self.chip(chip);
         }
         self.chips = chips;
         self.flush()
@@ -443,13 +448,7 @@ impl Sink for PerfettoSink {
         let chips: BTreeSet<u32> = self.chips.iter().copied().chain(p.ops.iter().map(|o| o.chip)).collect();
         for chip in chips {
             if !self.chips.contains(&chip) {
-                self.descriptor(TrackDescriptor {
-                    uuid: Some(chip_uuid(chip)),
-                    name: Some(format!("Device {chip} ({})", self.arch.name())),
-                    child_ordering: Some(CHILD_ORDERING_EXPLICIT),
-                    sibling_order_rank: Some(chip as i32),
-                    ..Default::default()
-                });
+                self.chip(chip);
             }
             self.ops(chip, &p.ops);
         }
