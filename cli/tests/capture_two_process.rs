@@ -193,7 +193,9 @@ fn check_accounting(mem: &MappedImage, tiles: &[NocCoord], dir: &Path, iteration
     // hold every zone too.
     assert_eq!(parquet_zones(&dir.join("out/ttprof_zones.parquet")), ends, "the Parquet zones are the CSV's");
     let trace = std::fs::metadata(dir.join("out/ttprof_trace.pftrace")).unwrap().len();
-    assert!(trace > 8 * ends.values().sum::<u64>(), "the Perfetto trace holds the zones ({trace} bytes)");
+    // (Compressed, a zone costs about 5 bytes there; its content is checked by the trace
+    // processor in tests/tests/scalable_outputs.rs.)
+    assert!(trace > 2 * ends.values().sum::<u64>(), "the Perfetto trace holds the zones ({trace} bytes)");
     let launches = iterations.len() as u64;
     let per_name: u64 = iterations.iter().map(|&n| n as u64).sum();
     let mut total_stalls = 0;
