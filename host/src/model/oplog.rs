@@ -9,7 +9,7 @@
 //!
 //! ```json
 //! {"op":{"run_id":1,"device":0,"op_code":"Matmul","op_type":"tt_dnn_device","attributes":{"tiles":"8"},
-//!   "inputs":[{"shape":[1,1,32,256],"layout":"TILE","dtype":"BFLOAT16","memory":"DEV_0_L1_INTERLEAVED"}],
+//!   "inputs":[{"id":7,"shape":[1,1,32,256],"layout":"TILE","dtype":"BFLOAT16","memory":"DEV_0_L1_INTERLEAVED"}],
 //!   "outputs":[...],"host_start_ns":1000,"host_end_ns":9000,
 //!   "kernels":[{"risc":"BRISC","elf":"kernels/reader","cores":[[1,1],[2,1]]}]}}
 //! {"signpost":{"name":"warmup-done","device":0,"host_ns":12000}}
@@ -28,6 +28,12 @@ const SNIFF_BYTES: u64 = 4096;
 /// A tensor as the op report describes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorDesc {
+    /// The tensor's identity, as ttnn's `tensor_id`: the same id on one op's output and
+    /// another's input makes the second consume what the first produced (the op graph,
+    /// [`crate::sink::graph`]). `None` (an op log written without ids): the op has no edges.
+    /// Not written when `None`, so op logs without ids read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
     /// `[W, Z, Y, X]` (padded), tt-metal's order.
     pub shape: [u32; 4],
     /// `TILE` or `ROW_MAJOR`.

@@ -17,6 +17,7 @@
 
 pub mod analysis;
 pub mod csv;
+pub mod graph;
 pub mod html;
 pub mod outputs;
 pub mod parquet;
@@ -28,6 +29,7 @@ pub mod tracy;
 
 pub use analysis::AnalysisSink;
 pub use csv::DeviceCsv;
+pub use graph::GraphSink;
 pub use html::HtmlPage;
 pub use parquet::ParquetSink;
 pub use perfetto::PerfettoSink;
