@@ -49,6 +49,9 @@ pub const SVG_FILE_NAME: &str = "ttprof_ops.svg";
 /// Most ops the SVG lays out in full; beyond it the SVG draws the critical path only.
 pub const MAX_SVG_OPS: usize = 300;
 
+/// Most ops (or tensors) one issue names; the rest are counted.
+const MAX_NAMED: usize = 5;
+
 /// One op as the graph sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpNode {
@@ -158,27 +161,46 @@ impl OpGraph {
         }
         let mut dup: Vec<(u64, Vec<usize>)> = duplicates.into_iter().collect();
         dup.sort_by_key(|(id, _)| *id);
-        for (id, others) in &dup {
+        for (id, others) in dup.iter().take(MAX_NAMED) {
             let first = &nodes[producer[id]];
-            let names: Vec<String> = others.iter().map(|&o| nodes[o].name()).collect();
+            let names: Vec<String> = others.iter().take(MAX_NAMED).map(|&o| nodes[o].name()).collect();
             issues.push(
                 Issue::warning(
                     None,
                     format!(
-                        "op graph: tensor {id} is written by {} and again by {}: a tensor id names one tensor; \
+                        "op graph: tensor {id} is written by {} and again by {}{}: a tensor id names one tensor; \
                          its consumers are linked to the first",
                         first.name(),
-                        names.join(", ")
+                        names.join(", "),
+                        more(others.len(), MAX_NAMED)
                     ),
                 )
                 .with_count(others.len() as u64),
             );
         }
+        if dup.len() > MAX_NAMED {
+            let rest = &dup[MAX_NAMED..];
+            issues.push(
+                Issue::warning(
+                    None,
+                    format!(
+                        "op graph: {} more tensor ids are written by more than one op (first: tensor {}); their \
+                         consumers are linked to the first writer",
+                        rest.len(),
+                        rest[0].0
+                    ),
+                )
+                .with_count(rest.iter().map(|(_, o)| o.len() as u64).sum()),
+            );
+        }
         // Edges, one per (producer, consumer).
         let mut edges: Vec<Edge> = Vec::new();
         let mut self_reads: Vec<usize> = Vec::new();
+        // This op's edges by producer (index into `edges`), so many inputs stay linear.
+        let mut from: HashMap<usize, usize> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             let start = edges.len();
+            from.clear();
             for id in n.inputs.iter().flatten() {
                 let Some(&p) = producer.get(id) else { continue };
                 if p == i {
@@ -187,15 +209,18 @@ impl OpGraph {
                     }
                     continue;
                 }
-                match edges[start..].iter_mut().find(|e| e.from == p) {
-                    Some(e) => e.tensors.push(*id),
-                    None => edges.push(Edge { from: p, to: i, tensors: vec![*id] }),
+                match from.get(&p) {
+                    Some(&e) => edges[e].tensors.push(*id),
+                    None => {
+                        from.insert(p, edges.len());
+                        edges.push(Edge { from: p, to: i, tensors: vec![*id] });
+                    }
                 }
             }
             edges[start..].sort_by_key(|e| e.from);
         }
         if !self_reads.is_empty() {
-            let names: Vec<String> = self_reads.iter().take(5).map(|&i| nodes[i].name()).collect();
+            let names: Vec<String> = self_reads.iter().take(MAX_NAMED).map(|&i| nodes[i].name()).collect();
             issues.push(
                 Issue::warning(
                     None,
@@ -204,7 +229,7 @@ impl OpGraph {
                         names.join(", "),
                         if self_reads.len() == 1 { "s" } else { "" },
                         if self_reads.len() == 1 { "its" } else { "their" },
-                        more(self_reads.len(), 5)
+                        more(self_reads.len(), MAX_NAMED)
                     ),
                 )
                 .with_count(self_reads.len() as u64),

@@ -187,4 +187,11 @@ fn a_hundred_thousand_ops_build_and_draw_the_critical_path_only() {
     assert_eq!(g.in_cycles, n as usize);
     assert!(g.critical.is_empty());
     assert!(g.issues[0].what.contains("and 99992 more"), "{}", g.issues[0].what);
+    // Every op writing the same tensors and reading its own: a few bounded issues, not 100k names.
+    let nodes: Vec<OpNode> = (0..n).map(|i| op(i as u32, "Same", 1.0, &[1], &[1, 2 + i % 7])).collect();
+    let g = OpGraph::build(nodes);
+    assert_eq!(g.issues.len(), MAX_NAMED + 2, "{:?}", g.issues);
+    assert!(g.issues.iter().all(|i| i.what.len() < 1000), "{:?}", g.issues);
+    assert_eq!(g.issues[0].count, n - 1, "tensor 1: every op after the first rewrote it");
+    assert!(g.issues[MAX_NAMED].what.starts_with("op graph: 3 more tensor ids"), "{}", g.issues[MAX_NAMED].what);
 }
