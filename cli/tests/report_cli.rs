@@ -102,6 +102,7 @@ fn fixture(name: &str) -> Fixture {
 
 fn write_oplog(path: &Path, ops: &[(u32, &str)], bindings: &[KernelBinding]) {
     let tensor = TensorDesc {
+        id: None,
         shape: [1, 1, 32, 64],
         layout: "TILE".into(),
         dtype: "BFLOAT16".into(),

@@ -258,6 +258,7 @@ fn oplog_seeds(out: &Path, dir: &Path, sites: &[(Risc, Vec<String>)]) {
     let path = dir.join("ops.jsonl");
     let mut w = OpLogWriter::create(&path).unwrap();
     let tensor = |memory: &str| TensorDesc {
+        id: None,
         shape: [1, 1, 32, 256],
         layout: "TILE".into(),
         dtype: "BFLOAT16".into(),

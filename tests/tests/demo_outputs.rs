@@ -8,6 +8,7 @@
 
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::process::Command;
 use std::time::UNIX_EPOCH;
 use ttprof::decode::RecordKind;
@@ -69,6 +70,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     let begins =
         trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["cat"] == "zone" && e["ph"] == "B").count();
     assert_eq!(begins, outcome.readout.zones());
+    op_graph_shows_the_dataflow(&w, &outcome.out);
     print!("{}", ttprof::summary::render(&w.summary));
 
     // Every op has a bottleneck verdict its own waits support: the named stage is the one
@@ -185,6 +187,50 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
 }
 
 /// One CSV line's cells (quoted cells may hold commas; `""` is a quote).
+/// The demo's ops pass tensors (Add -> Relu -> Mul, Add's output also into Mul; the Matmul on
+/// its own inputs): the op graph in the demo's own output directory and in `write_all`'s
+/// has those edges, a critical path whose total is its ops' device kernel durations, and an
+/// SVG that is well-formed XML drawing every op.
+fn op_graph_shows_the_dataflow(w: &outputs::Written, demo_out: &Path) {
+    let g = &w.graph;
+    let codes: Vec<&str> = g.nodes.iter().map(|n| n.op_code.as_str()).collect();
+    assert_eq!(
+        codes,
+        ["BinaryNgDeviceOperation", "MatmulDeviceOperation", "UnaryDeviceOperation", "BinaryNgDeviceOperation"]
+    );
+    let edges: Vec<(usize, usize, Vec<u64>)> = g.edges.iter().map(|e| (e.from, e.to, e.tensors.clone())).collect();
+    assert_eq!(edges, [(0, 2, vec![3]), (0, 3, vec![3]), (2, 3, vec![7])]);
+    assert_eq!(g.without_ids, 0);
+    assert!(g.issues.is_empty(), "{:?}", g.issues);
+    // The path is the Add -> Relu -> Mul chain or the lone Matmul, whichever takes longer.
+    let ns = |i: usize| g.nodes[i].duration_ns.unwrap();
+    let chain = ns(0) + ns(2) + ns(3);
+    let (want, total) = if chain >= ns(1) { (vec![0, 2, 3], chain) } else { (vec![1], ns(1)) };
+    assert_eq!(g.critical, want);
+    assert!((g.critical_ns - total).abs() < 1e-6, "{} vs {total}", g.critical_ns);
+    let kernel: Vec<i64> = w.report.ops().map(|o| o.kernel_duration_ns().unwrap()).collect();
+    for (i, k) in kernel.iter().enumerate() {
+        assert_eq!(ns(i).round() as i64, *k, "the graph's duration is the op report's DEVICE KERNEL DURATION");
+    }
+    for dir in [demo_out, w.graph_files[0].parent().unwrap()] {
+        let dot = std::fs::read_to_string(dir.join("ttprof_ops.dot")).unwrap();
+        assert!(dot.contains("op0 -> op2 [label=\"t3\""), "{dot}");
+        assert!(dot.contains("op2 -> op3 [label=\"t7\""), "{dot}");
+        for (i, n) in g.nodes.iter().enumerate() {
+            assert!(dot.contains(&format!("op{i} [shape=box, label=\"{}\\nop {} (device 0)", n.op_code, n.run_id)), "{dot}");
+        }
+        let svg = std::fs::read_to_string(dir.join("ttprof_ops.svg")).unwrap();
+        let doc = roxmltree::Document::parse(&svg).expect("the op graph's SVG is well-formed XML");
+        let text: String = doc.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect::<Vec<_>>().join(" ");
+        for n in &g.nodes {
+            assert!(text.contains(&format!("op {} (device 0)", n.run_id)), "op {} is drawn: {text}", n.run_id);
+        }
+        assert_eq!(text.matches("DeviceOperation").count(), 4, "{text}");
+        let page = std::fs::read_to_string(dir.join("ttprof_timeline.html")).unwrap();
+        assert!(page.contains("<a href=\"ttprof_ops.svg\">"), "the HTML page links the op graph");
+    }
+}
+
 fn cells(line: &str) -> Vec<String> {
     let (mut out, mut cell, mut quoted) = (Vec::new(), String::new(), false);
     let mut chars = line.chars().peekable();

@@ -104,24 +104,26 @@ fn bytes(words: &[u32]) -> Vec<u8> {
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
-/// Fills the op's DRAM buffers from the host: the inputs, and the output with a pattern no
-/// op produces from these inputs by accident (`0xDEADBEEF`), so a tile left unwritten shows.
-pub fn fill_dram(session: &mut Session, spec: &OpSpec, tiles: &[NocCoord], run: u32) -> Result<()> {
-    let (a, b) = inputs(spec, tiles, run);
-    session.write_dram_interleaved(DRAM_IN0, TILE_BYTES, &bytes(&a))?;
+/// Fills the op's DRAM buffers from the host: the operands `a` and `b` (every core's slice,
+/// in core order; `b` only for a binary op), and the output with a pattern no op produces
+/// from these inputs by accident (`0xDEADBEEF`), so a tile left unwritten shows.
+pub fn fill_dram(session: &mut Session, spec: &OpSpec, a: &[u32], b: &[u32]) -> Result<()> {
+    session.write_dram_interleaved(DRAM_IN0, TILE_BYTES, &bytes(a))?;
     if spec.op.is_binary() {
-        session.write_dram_interleaved(DRAM_IN1, TILE_BYTES, &bytes(&b))?;
+        session.write_dram_interleaved(DRAM_IN1, TILE_BYTES, &bytes(b))?;
     }
     session.write_dram_interleaved(DRAM_OUT, TILE_BYTES, &bytes(&vec![0xDEAD_BEEF; a.len()]))
 }
 
-/// Reads the op's output back from DRAM and compares it with the host reference; returns
-/// the first mismatch.
-pub fn check(session: &Session, spec: &OpSpec, tiles: &[NocCoord], run: u32) -> Result<Option<String>> {
-    let (a, b) = inputs(spec, tiles, run);
+/// Reads the op's output back from DRAM and compares it with the host reference of its
+/// operands `a` and `b`: the output (what a later op may consume) or the first mismatch.
+pub fn check(session: &Session, spec: &OpSpec, tiles: &[NocCoord], a: &[u32], b: &[u32]) -> Result<std::result::Result<Vec<u32>, String>> {
     let raw = session.read_dram_interleaved(DRAM_OUT, TILE_BYTES, a.len() * 4)?;
     let got: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    Ok(compare(spec, tiles, &a, &b, &got))
+    Ok(match compare(spec, tiles, a, b, &got) {
+        Some(mismatch) => Err(mismatch),
+        None => Ok(got),
+    })
 }
 
 /// The first element of `got` (the output tensor) that differs from `op(a, b)`, named by
@@ -151,6 +153,7 @@ pub fn compare(spec: &OpSpec, tiles: &[NocCoord], a: &[u32], b: &[u32], got: &[u
 pub fn tensors(spec: &OpSpec, cores: usize) -> (Vec<TensorDesc>, Vec<TensorDesc>) {
     let rows = 32 * spec.tiles * cores as u32;
     let t = |_: usize| TensorDesc {
+        id: None,
         shape: [1, 1, rows, 32],
         layout: "TILE".into(),
         dtype: "UINT32".into(),

@@ -57,6 +57,54 @@ pub fn tensors(spec: &OpSpec, cores: usize) -> (Vec<TensorDesc>, Vec<TensorDesc>
     (inputs, outputs)
 }
 
+/// Where an operand of an op comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// Fresh values the host writes into DRAM (deterministic per run id and tile).
+    Host,
+    /// The output of the op at this index of the sequence, as that op wrote it (read back
+    /// from DRAM, checked, and written into this op's input buffer).
+    Op(usize),
+}
+
+/// The demo's dataflow: each op's operands (one, two for a binary op). An operand is the
+/// output of the latest earlier op of the same size that this op does not read already;
+/// without one, fresh host values. The default sequence (Add, Matmul, Relu, Mul) is so
+/// Add -> Relu -> Mul with Add's output also Mul's second operand, and the Matmul (half the
+/// tiles) on inputs of its own: a graph with a diamond and an independent op.
+pub fn wiring(ops: &[OpSpec]) -> Vec<Vec<Operand>> {
+    let mut out = Vec::with_capacity(ops.len());
+    for (i, spec) in ops.iter().enumerate() {
+        let mut earlier = (0..i).rev().filter(|&j| ops[j].tiles == spec.tiles);
+        let arity = if spec.op.is_binary() { 2 } else { 1 };
+        out.push((0..arity).map(|_| earlier.next().map_or(Operand::Host, Operand::Op)).collect());
+    }
+    out
+}
+
+/// Tensor ids (ttnn's `tensor_id`) of each op's operands and output under `wiring`: ids are
+/// handed out in launch order, a host operand's before its op's output; an operand that is
+/// an earlier op's output has that output's id.
+pub fn tensor_ids(wiring: &[Vec<Operand>]) -> Vec<(Vec<u64>, u64)> {
+    let mut next = 0u64;
+    let mut ids: Vec<(Vec<u64>, u64)> = Vec::with_capacity(wiring.len());
+    for operands in wiring {
+        let inputs = operands
+            .iter()
+            .map(|o| match o {
+                Operand::Op(j) => ids[*j].1,
+                Operand::Host => {
+                    next += 1;
+                    next
+                }
+            })
+            .collect();
+        next += 1;
+        ids.push((inputs, next));
+    }
+    ids
+}
+
 /// Clock-sync samples per tile and window (tt-metal takes 100).
 const SYNC_SAMPLES: usize = 100;
 
@@ -152,8 +200,10 @@ pub fn build_kernel_set(arch: Arch, profile: bool, names: &[&'static str], dir: 
 }
 
 /// Runs every op of `s` with the kernels in `elfs` through a [`Session`], checking each op's
-/// output (every tile's slice of it, read back from DRAM); the session writes every output
-/// file into `s.out`.
+/// output (every tile's slice of it, read back from DRAM); an op's operands are earlier ops'
+/// outputs as [`wiring`] says, and the op log names every tensor by the id [`tensor_ids`]
+/// gives it (so the op graph shows the dataflow). The session writes every output file into
+/// `s.out`.
 pub fn run(
     s: &Scenario,
     elfs: &BTreeMap<&str, PathBuf>,
@@ -176,9 +226,22 @@ pub fn run(
     for spec in &s.ops {
         ops::check_shape(spec, tiles.len())?;
     }
-    for spec in &s.ops {
+    let wiring = wiring(&s.ops);
+    let ids = tensor_ids(&wiring);
+    // Each op's checked output, kept while a later op may read it.
+    let mut outputs: Vec<Option<Vec<u32>>> = vec![None; s.ops.len()];
+    for (i, spec) in s.ops.iter().enumerate() {
         let run_id = session.next_run_id();
-        ops::fill_dram(&mut session, spec, &tiles, run_id)?;
+        let fresh = ops::inputs(spec, &tiles, run_id);
+        let mut operands = Vec::new();
+        for (k, source) in wiring[i].iter().enumerate() {
+            operands.push(match source {
+                Operand::Host => if k == 0 { fresh.0.clone() } else { fresh.1.clone() },
+                Operand::Op(j) => outputs[*j].clone().ok_or("internal: an operand from an op not run")?,
+            });
+        }
+        let (a, b) = (&operands[0], operands.get(1).unwrap_or(&fresh.1));
+        ops::fill_dram(&mut session, spec, a, b)?;
         for (core, t) in tiles.iter().enumerate() {
             ops::stage(session.memory(), *t, core as u32, spec)?;
         }
@@ -189,12 +252,19 @@ pub fn run(
             .attribute("math_fidelity", "HiFi4")
             .attribute(what.0, what.1);
         (op.inputs, op.outputs) = tensors(spec, tiles.len());
+        for (t, id) in op.inputs.iter_mut().zip(&ids[i].0) {
+            t.id = Some(*id);
+        }
+        for t in &mut op.outputs {
+            t.id = Some(ids[i].1);
+        }
         for (name, risc) in KERNELS {
             op = op.kernel(risc, &elfs[name]);
         }
         let launched = session.launch(&op)?;
-        if let Some(mismatch) = ops::check(&session, spec, &tiles, run_id)? {
-            return Err(mismatch.into());
+        outputs[i] = Some(ops::check(&session, spec, &tiles, a, b)??);
+        if wiring[i + 1..].iter().flatten().all(|o| *o != Operand::Op(i)) {
+            outputs[i] = None;
         }
         progress(&format!(
             "op {run_id}: {:<10} {} tiles x {} cores, {:.1} M instructions, output checked",
@@ -205,4 +275,29 @@ pub fn run(
         ));
     }
     Ok(session.finish()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_sequence_is_a_diamond_beside_an_independent_matmul() {
+        let w = wiring(&ops::sequence(4));
+        assert_eq!(
+            w,
+            [
+                vec![Operand::Host, Operand::Host],
+                vec![Operand::Host, Operand::Host],
+                vec![Operand::Op(0)],
+                vec![Operand::Op(2), Operand::Op(0)],
+            ]
+        );
+        // Add reads tensors 1, 2 and writes 3; the Matmul 4, 5 -> 6; Relu 3 -> 7; Mul 7, 3 -> 8.
+        assert_eq!(tensor_ids(&w), [(vec![1, 2], 3), (vec![4, 5], 6), (vec![3], 7), (vec![7, 3], 8)]);
+        // One tile per core: the Matmul has Add's size and reads Add's output.
+        let w = wiring(&ops::sequence(1));
+        assert_eq!(w[1], [Operand::Op(0), Operand::Host]);
+        assert_eq!(w[3], [Operand::Op(2), Operand::Op(1)]);
+    }
 }

@@ -9,7 +9,7 @@
 //!
 //! ```json
 //! {"op":{"run_id":1,"device":0,"op_code":"Matmul","op_type":"tt_dnn_device","attributes":{"tiles":"8"},
-//!   "inputs":[{"shape":[1,1,32,256],"layout":"TILE","dtype":"BFLOAT16","memory":"DEV_0_L1_INTERLEAVED"}],
+//!   "inputs":[{"id":7,"shape":[1,1,32,256],"layout":"TILE","dtype":"BFLOAT16","memory":"DEV_0_L1_INTERLEAVED"}],
 //!   "outputs":[...],"host_start_ns":1000,"host_end_ns":9000,
 //!   "kernels":[{"risc":"BRISC","elf":"kernels/reader","cores":[[1,1],[2,1]]}]}}
 //! {"signpost":{"name":"warmup-done","device":0,"host_ns":12000}}
@@ -28,6 +28,12 @@ const SNIFF_BYTES: u64 = 4096;
 /// A tensor as the op report describes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TensorDesc {
+    /// The tensor's identity, as ttnn's `tensor_id`: the same id on one op's output and
+    /// another's input makes the second consume what the first produced (the op graph,
+    /// [`crate::sink::graph`]). `None` (an op log written without ids): the op has no edges.
+    /// Not written when `None`, so op logs without ids read and write as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
     /// `[W, Z, Y, X]` (padded), tt-metal's order.
     pub shape: [u32; 4],
     /// `TILE` or `ROW_MAJOR`.
@@ -326,6 +332,49 @@ mod tests {
             e.contains("ops.jsonl:2: op Matmul (run 4, device 0) ends before it starts: host_end_ns 49 < host_start_ns 50"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn tensor_ids_round_trip_and_op_logs_without_them_still_load() {
+        let dir = crate::testing::temp_dir("oplog-ids");
+        let path = dir.join("ops.jsonl");
+        let t = |id: Option<u64>| TensorDesc {
+            id,
+            shape: [1, 1, 32, 32],
+            layout: "TILE".into(),
+            dtype: "BFLOAT16".into(),
+            memory: "DEV_0_L1_INTERLEAVED".into(),
+        };
+        let op = OpRecord {
+            run_id: 1,
+            device: 0,
+            op_code: "Add".into(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![t(Some(7)), t(None)],
+            outputs: vec![t(Some(8))],
+            host_start_ns: 1,
+            host_end_ns: 2,
+            kernels: vec![],
+        };
+        let mut w = OpLogWriter::create(&path).unwrap();
+        w.op(&op).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("{\"id\":7,\"shape\"") && text.matches("\"id\"").count() == 2, "no id written for None: {text}");
+        assert_eq!(OpLog::read(&path).unwrap().op(0, 1), Some(&op));
+        // A line from before ids existed.
+        let old = "{\"op\":{\"run_id\":2,\"device\":0,\"op_code\":\"Relu\",\"op_type\":\"tt_dnn_device\",\
+                   \"inputs\":[{\"shape\":[1,1,32,32],\"layout\":\"TILE\",\"dtype\":\"BFLOAT16\",\
+                   \"memory\":\"DEV_0_L1_INTERLEAVED\"}],\"host_start_ns\":3,\"host_end_ns\":4}}\n";
+        std::fs::write(&path, old).unwrap();
+        let log = OpLog::read(&path).unwrap();
+        assert_eq!(log.op(0, 2).unwrap().inputs, [t(None)]);
+        // An id that is not a non-negative integer is named.
+        std::fs::write(&path, old.replace("{\"shape\"", "{\"id\":-1,\"shape\"")).unwrap();
+        let e = OpLog::read(&path).unwrap_err().to_string();
+        assert!(e.contains(":1:") && e.contains("-1"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -64,7 +64,9 @@ pub struct Op {
     pub l1: Vec<L1Input>,
     /// The op report's `ATTRIBUTES`.
     pub attributes: serde_json::Map<String, serde_json::Value>,
-    /// Input tensors, as the op report describes them.
+    /// Input tensors, as the op report describes them; an input whose
+    /// [`TensorDesc::id`] is another op's output's makes this op depend on that one in the op
+    /// graph ([`crate::sink::graph`]).
     pub inputs: Vec<TensorDesc>,
     /// Output tensors.
     pub outputs: Vec<TensorDesc>,
@@ -91,6 +93,18 @@ impl Op {
     /// Writes `input` into L1 before the launch.
     pub fn l1(mut self, input: L1Input) -> Op {
         self.l1.push(input);
+        self
+    }
+
+    /// Adds an input tensor (give it the producing op's output's `id` to link the two).
+    pub fn input(mut self, tensor: TensorDesc) -> Op {
+        self.inputs.push(tensor);
+        self
+    }
+
+    /// Adds an output tensor (give it a fresh `id` that later ops' inputs can name).
+    pub fn output(mut self, tensor: TensorDesc) -> Op {
+        self.outputs.push(tensor);
         self
     }
 

@@ -20,6 +20,7 @@
 
 pub mod analysis;
 pub mod csv;
+pub mod graph;
 pub mod html;
 pub mod outputs;
 pub mod parquet;
@@ -32,6 +33,7 @@ pub mod tracy;
 
 pub use analysis::AnalysisSink;
 pub use csv::DeviceCsv;
+pub use graph::GraphSink;
 pub use html::HtmlPage;
 pub use parquet::ParquetSink;
 pub use perfetto::PerfettoSink;

@@ -4,9 +4,10 @@
 //! analysis `ttprof_analysis.json` ([`crate::sink::analysis`]), and the formats that
 //! scale: Perfetto's native trace `ttprof_trace.pftrace` and the Parquet tables
 //! `ttprof_zones.parquet`, `ttprof_marks.parquet`, `ttprof_ops.parquet`
-//! ([`crate::sink::perfetto`], [`crate::sink::parquet`]). With [`Options::dataset`] the
-//! run also goes into a hive-partitioned Parquet dataset (`--dataset DIR`), in the same
-//! pass over the rings.
+//! ([`crate::sink::perfetto`], [`crate::sink::parquet`]), and the op graph with its critical
+//! path, `ttprof_ops.dot` and `ttprof_ops.svg` ([`crate::sink::graph`]). With
+//! [`Options::dataset`] the run also goes into a hive-partitioned Parquet dataset
+//! (`--dataset DIR`), in the same pass over the rings.
 //!
 //! Everything is computed before anything is written, so an op log that does not belong
 //! to the device run fails with no file written; each file is then written atomically
@@ -17,7 +18,7 @@ use crate::issue::Issue;
 use crate::profile::Profile;
 use crate::report::OpReport;
 use crate::sink::{
-    self, analysis, AnalysisSink, DeviceCsv, Finished, HtmlPage, OpReportSink, ParquetSink, PerfettoSink, Sink, SummarySink,
+    self, analysis, graph, AnalysisSink, DeviceCsv, Finished, GraphSink, HtmlPage, OpReportSink, ParquetSink, PerfettoSink, Sink, SummarySink,
     TraceJson,
 };
 use crate::summary::{self, Summary};
@@ -83,6 +84,11 @@ pub struct Written {
     pub perfetto: PathBuf,
     /// Paths of the Parquet tables: zones, marks, ops.
     pub parquet: [PathBuf; 3],
+    /// The op graph: `ttprof_ops.dot`, then `ttprof_ops.svg` (left out, with an issue, when
+    /// it could not be drawn).
+    pub graph_files: Vec<PathBuf>,
+    /// The op graph they show (edges by tensor id, critical path).
+    pub graph: graph::OpGraph,
     /// The dataset's files (with [`Options::dataset`]; else empty).
     pub dataset: Vec<PathBuf>,
     /// The op report as written (its rows hold the durations in the file).
@@ -109,6 +115,7 @@ impl Written {
             &self.perfetto,
         ];
         f.extend(self.parquet.iter().map(PathBuf::as_path));
+        f.extend(self.graph_files.iter().map(PathBuf::as_path));
         f.extend(self.dataset.iter().map(PathBuf::as_path));
         f
     }
@@ -139,11 +146,13 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     let mut csv_sink = DeviceCsv::new(&device_csv);
     let mut report = OpReportSink::new(dir, options.now);
     let mut trace_sink = TraceJson::new(&trace_path);
-    let mut page = HtmlPage::new(&dir.join(html::FILE_NAME), vec![device_csv.clone(), trace_path.clone()]);
+    let mut page = HtmlPage::new(&dir.join(html::FILE_NAME), vec![device_csv.clone(), trace_path.clone()])
+        .with_op_graph(graph::SVG_FILE_NAME);
     let mut summary_sink = SummarySink::new(&dir.join(summary::FILE_NAME), options.summary_threshold_ns, options.notes.clone());
     let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME));
     let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME));
     let mut parquet = ParquetSink::new(dir);
+    let mut graph_sink = GraphSink::new(dir);
     let mut data = dataset.map(|(d, host)| ParquetSink::dataset(d, host));
     let mut sinks: Vec<&mut dyn Sink> = vec![
         &mut csv_sink,
@@ -154,14 +163,15 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         &mut analysis_sink,
         &mut perfetto,
         &mut parquet,
+        &mut graph_sink,
     ];
     if let Some(d) = data.as_mut() {
         sinks.push(d);
     }
     let mut finished = sink::drive(profile, &mut sinks)?;
     let dataset_files = if dataset.is_some() { finished.pop().map(|f| f.files).unwrap_or_default() } else { Vec::new() };
-    let [csv_done, report_done, trace_done, html_done, summary_done, analysis_done, perfetto_done, parquet_done] =
-        <[Finished; 8]>::try_from(finished).map_err(|_| Error::Other("internal: eight sinks, eight results".into()))?;
+    let [csv_done, report_done, trace_done, html_done, summary_done, analysis_done, perfetto_done, parquet_done, graph_done] =
+        <[Finished; 9]>::try_from(finished).map_err(|_| Error::Other("internal: nine sinks, nine results".into()))?;
     let parquet_files = <[PathBuf; 3]>::try_from(parquet_done.files)
         .map_err(|_| Error::Other("internal: three Parquet tables".into()))?;
     let report = report.report.ok_or_else(|| Error::Other("internal: no op report".into()))?;
@@ -171,6 +181,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     issues.extend(html_done.issues.iter().cloned());
     issues.extend(trace_done.issues.iter().cloned());
     issues.extend(perfetto_done.issues.iter().cloned());
+    issues.extend(graph_done.issues.iter().cloned());
     let first = |f: Finished| f.files.into_iter().next().unwrap_or_default();
     Ok(Written {
         device_csv: first(csv_done),
@@ -183,6 +194,8 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         analysis: analysis_sink.analysis.unwrap_or_default(),
         perfetto: first(perfetto_done),
         parquet: parquet_files,
+        graph_files: graph_done.files,
+        graph: graph_sink.graph.unwrap_or_default(),
         dataset: dataset_files,
         report,
         summary,
@@ -225,7 +238,9 @@ mod tests {
                 "profile_log_device.csv",
                 "ttprof_analysis.json",
                 "ttprof_marks.parquet",
+                "ttprof_ops.dot",
                 "ttprof_ops.parquet",
+                "ttprof_ops.svg",
                 "ttprof_summary.txt",
                 "ttprof_timeline.html",
                 "ttprof_trace.json",
@@ -234,6 +249,13 @@ mod tests {
             ]
         );
         assert_eq!(w.device_csv_rows, 330);
+        // The fixture's op log has no tensor ids: three ops, no edges, and the files say so.
+        assert_eq!((w.graph.nodes.len(), w.graph.edges.len(), w.graph.without_ids), (3, 0, 3));
+        let dot = std::fs::read_to_string(dir.join("ttprof_ops.dot")).unwrap();
+        assert!(dot.contains("// 3 ops carry no tensor ids"), "{dot}");
+        assert_eq!(w.graph_files, [dir.join("ttprof_ops.dot"), dir.join("ttprof_ops.svg")]);
+        let page = std::fs::read_to_string(&w.html).unwrap();
+        assert!(page.contains("<a href=\"ttprof_ops.svg\">"), "the page links the op graph");
         assert!(w.files().iter().all(|p| p.starts_with(&dir)));
         std::fs::remove_dir_all(dir.parent().unwrap().parent().unwrap()).unwrap();
     }

@@ -29,6 +29,8 @@ pub struct HtmlPage {
     pub shown: html::Shown,
     /// Typed waits, for the bottleneck panel.
     waits: Option<Analyzer>,
+    /// The op graph's SVG, linked from the page (a path relative to the page).
+    op_graph: Option<String>,
 }
 
 impl HtmlPage {
@@ -43,7 +45,15 @@ impl HtmlPage {
             pruned: (0, 0),
             shown: html::Shown::default(),
             waits: Some(Analyzer::default()),
+            op_graph: None,
         }
+    }
+
+    /// The same page linking the op graph ([`crate::sink::graph`]) at `svg`, a path relative
+    /// to the page (written beside it: its file name).
+    pub fn with_op_graph(mut self, svg: &str) -> HtmlPage {
+        self.op_graph = Some(svg.to_string());
+        self
     }
 
     /// The same page embedding at most `zones` zones and `marks` marks.
@@ -78,7 +88,26 @@ impl Sink for HtmlPage {
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let Some(t) = self.timeline.take() else { return Ok(Finished::default()) };
         let (zones, marks) = self.limits;
-        let panel = analysis::html_panel(&self.waits.take().unwrap_or_default().finish(p));
+        let mut panel = analysis::html_panel(&self.waits.take().unwrap_or_default().finish(p));
+        if let Some(svg) = &self.op_graph {
+            let href: String = svg
+                .chars()
+                .map(|c| match c {
+                    '"' => "%22".to_string(),
+                    '<' => "%3C".to_string(),
+                    '>' => "%3E".to_string(),
+                    '&' => "%26".to_string(),
+                    c => c.to_string(),
+                })
+                .collect();
+            panel.insert_str(
+                0,
+                &format!(
+                    "<p id=\"op-graph\">Op graph (dependencies by tensor id, critical path in red): \
+                     <a href=\"{href}\">{href}</a></p>\n"
+                ),
+            );
+        }
         let shown = html::write_file_limited(&self.path, &t, zones, marks, self.pruned, &panel)?;
         self.shown = shown;
         let page = self.path.display();

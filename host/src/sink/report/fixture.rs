@@ -141,7 +141,7 @@ pub fn resolution(r: &Readout) -> Resolution {
 }
 
 fn tensor(memory: &str) -> TensorDesc {
-    TensorDesc { shape: [1, 1, 64, 32], layout: "TILE".into(), dtype: "BFLOAT16".into(), memory: memory.into() }
+    TensorDesc { id: None, shape: [1, 1, 64, 32], layout: "TILE".into(), dtype: "BFLOAT16".into(), memory: memory.into() }
 }
 
 /// The op for `run` as the host logged it: host times bracket the device times.
