@@ -52,7 +52,7 @@ pub const MAX_SVG_OPS: usize = 300;
 /// Most boxes the SVG's layout may place, counting one hidden point per rank an arrow
 /// crosses (the layout routes a long arrow through every rank between its ends, so one op
 /// read by every other costs ops squared); beyond it the SVG draws the critical path only.
-pub const MAX_SVG_CELLS: usize = 1500;
+pub const MAX_SVG_CELLS: usize = 1000;
 
 /// Most ops (or tensors) one issue names; the rest are counted.
 const MAX_NAMED: usize = 5;
