@@ -42,7 +42,11 @@ fn main() {
     }) / 1e6;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("build: {small:.0} ns/op at {SMALL} ops, {large:.0} ns/op at {LARGE} ops: {:.2}x per op", large / small);
-    println!("DOT: {dot:.0} ns/op at {LARGE} ops; SVG of {MAX_SVG_OPS} ops: {svg_ms:.1} ms; load average {}", load.trim());
+    println!(
+        "DOT: {dot:.0} ns/op at {LARGE} ops; SVG of {MAX_SVG_OPS} ops ({} cells): {svg_ms:.1} ms; load average {}",
+        cap.layout_cells(),
+        load.trim()
+    );
     let json = serde_json::json!({
         "build_ns_per_op_small": small,
         "build_ns_per_op_large": large,
@@ -54,6 +58,7 @@ fn main() {
         "dot_ns_per_op_large": dot,
         "svg_ops": MAX_SVG_OPS,
         "svg_ms_at_cap": svg_ms,
+        "svg_cells": cap.layout_cells(),
         "runs": RUNS,
         "loadavg": load.trim(),
     });

@@ -18,8 +18,8 @@ pub fn to_dot(g: &OpGraph) -> String {
     to_dot_of(g, None)
 }
 
-/// The graph as DOT, drawing only the ops in `only` (and the edges between them) when given;
-/// the legend says how many were left out.
+/// The graph as DOT, drawing only the ops in `only` (part of the critical path) and the
+/// critical path's edges between them when given; the legend says how many were left out.
 pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
     let shown = |i: usize| only.is_none_or(|s| s.contains(&i));
     let critical = g.critical_set();
@@ -55,7 +55,13 @@ pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
         };
         let _ = writeln!(s, "  op{i} [shape=box, label={}{look}];", quote(&label));
     }
-    for e in g.edges.iter().filter(|e| shown(e.from) && shown(e.to)) {
+    // Drawing part of the graph (the critical path), only its own arrows: others between its
+    // ops may cross many ranks, which is what made the whole too costly to lay out.
+    let drawn = |from: usize, to: usize| match only {
+        None => true,
+        Some(_) => shown(from) && shown(to) && critical_edges.contains(&(from, to)),
+    };
+    for e in g.edges.iter().filter(|e| drawn(e.from, e.to)) {
         let ids: Vec<String> = e.tensors.iter().map(|t| format!("t{t}")).collect();
         let look = if critical_edges.contains(&(e.from, e.to)) {
             format!(", color=\"{CRITICAL}\", penwidth=3")
@@ -76,7 +82,11 @@ pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
         legend.push(format!("{} ops in a dependency cycle", g.in_cycles));
     }
     if let Some(only) = only {
-        legend.push(format!("drawn: the critical path only ({} of {} ops; the DOT has all)", only.len(), g.nodes.len()));
+        legend.push(format!(
+            "drawn: the critical path only ({} of {} ops: too many to lay out; the DOT has all)",
+            only.len(),
+            g.nodes.len()
+        ));
     }
     let _ = writeln!(s, "  legend [shape=box, label={}, color=\"gray\"];", quote(&legend.join("\n")));
     s.push_str("}\n");

@@ -23,8 +23,8 @@
 //!
 //! Building is linear in ops, tensors and edges (hash maps by tensor id, one topological
 //! pass), so a run of 100k ops builds in well under a second. Laying out the SVG is not
-//! linear: beyond [`MAX_SVG_OPS`] ops the SVG draws the critical path only and says so (the
-//! DOT always holds every op).
+//! linear: beyond [`MAX_SVG_OPS`] ops, or [`MAX_SVG_CELLS`] boxes and arrow bends to place,
+//! the SVG draws the critical path only and says so (the DOT always holds every op).
 
 mod dot;
 mod sink;
@@ -48,6 +48,11 @@ pub const SVG_FILE_NAME: &str = "ttprof_ops.svg";
 
 /// Most ops the SVG lays out in full; beyond it the SVG draws the critical path only.
 pub const MAX_SVG_OPS: usize = 300;
+
+/// Most boxes the SVG's layout may place, counting one hidden point per rank an arrow
+/// crosses (the layout routes a long arrow through every rank between its ends, so one op
+/// read by every other costs ops squared); beyond it the SVG draws the critical path only.
+pub const MAX_SVG_CELLS: usize = 1000;
 
 /// Most ops (or tensors) one issue names; the rest are counted.
 const MAX_NAMED: usize = 5;
@@ -112,6 +117,9 @@ pub struct OpGraph {
     pub without_ids: usize,
     /// Ops caught in a dependency cycle (left out of the critical path).
     pub in_cycles: usize,
+    /// Per op, the most edges on a chain ending at it (0 for an op nothing feeds, and for
+    /// ops in a cycle): its rank in a top-to-bottom drawing.
+    pub depth: Vec<u32>,
     /// Duplicate producers, self edges and cycles, each naming its ops.
     pub issues: Vec<Issue>,
 }
@@ -236,7 +244,7 @@ impl OpGraph {
             );
         }
         let without_ids = nodes.iter().filter(|n| n.without_ids()).count();
-        let mut g = OpGraph { nodes, edges, critical: Vec::new(), critical_ns: 0.0, without_ids, in_cycles: 0, issues };
+        let mut g = OpGraph { nodes, edges, critical: Vec::new(), critical_ns: 0.0, without_ids, in_cycles: 0, depth: Vec::new(), issues };
         g.critical_path();
         g
     }
@@ -269,15 +277,18 @@ impl OpGraph {
         // an op is reached, `reach` holds its best predecessor's; then its own weight is added.
         let mut reach = vec![0.0f64; n];
         let mut pred = vec![usize::MAX; n];
+        let mut depth = vec![0u32; n];
         for &u in &order {
             reach[u] += self.nodes[u].weight_ns();
             for &v in &out[u] {
+                depth[v] = depth[v].max(depth[u] + 1);
                 if pred[v] == usize::MAX || reach[u] > reach[v] {
                     reach[v] = reach[u];
                     pred[v] = u;
                 }
             }
         }
+        self.depth = depth;
         // The longest; on a tie, the one ending at the latest op (so an op without device
         // time at the end of a chain stays on it).
         let Some(&end) = order.iter().max_by(|&&a, &&b| reach[a].total_cmp(&reach[b]).then(a.cmp(&b))) else {
@@ -339,6 +350,13 @@ impl OpGraph {
     /// The critical path's ops as a set.
     pub fn critical_set(&self) -> HashSet<usize> {
         self.critical.iter().copied().collect()
+    }
+
+    /// What laying the whole graph out costs: its ops plus, per edge, the ranks it crosses
+    /// ([`OpGraph::depth`]); compared with [`MAX_SVG_CELLS`].
+    pub fn layout_cells(&self) -> usize {
+        let rank = |i: usize| self.depth.get(i).copied().unwrap_or(0) as usize;
+        self.nodes.len() + self.edges.iter().map(|e| rank(e.to).abs_diff(rank(e.from)).saturating_sub(1)).sum::<usize>()
     }
 
     /// The critical path's edges as (from, to) pairs.

@@ -2,7 +2,7 @@
 //! [`Sink::begin`] (it needs no zones), written as `ttprof_ops.dot` and `ttprof_ops.svg`
 //! at the end.
 
-use super::{render_svg, to_dot, OpGraph, DOT_FILE_NAME, MAX_SVG_OPS, SVG_FILE_NAME};
+use super::{render_svg, to_dot, OpGraph, DOT_FILE_NAME, MAX_SVG_CELLS, MAX_SVG_OPS, SVG_FILE_NAME};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::issue::Issue;
@@ -52,10 +52,12 @@ impl Sink for GraphSink {
                     issues.push(Issue::warning(
                         None,
                         format!(
-                            "{}: {} ops are more than the {MAX_SVG_OPS} the SVG lays out: it draws the critical \
-                             path only ({} of its {} ops); {} has every op",
+                            "{}: {} ops ({} cells with the arrows' bends) are more than the {MAX_SVG_OPS} ops or \
+                             {MAX_SVG_CELLS} cells the SVG lays out: it draws the critical path only ({} of its {} \
+                             ops); {} has every op",
                             svg_path.display(),
                             g.nodes.len(),
+                            g.layout_cells(),
                             g.critical.len().min(MAX_SVG_OPS),
                             g.critical.len(),
                             dot_path.display()

@@ -152,6 +152,26 @@ fn the_dot_highlights_the_critical_path_and_the_svg_draws_every_op() {
 }
 
 #[test]
+fn a_tensor_read_across_many_ranks_makes_the_svg_draw_the_critical_path_only() {
+    // A chain of 100 ops, each also reading the first op's output: few ops, but every arrow
+    // from the first op crosses up to 99 ranks.
+    let nodes: Vec<OpNode> =
+        (0..100u64).map(|i| op(i as u32, "Chain", 1.0, &(if i == 0 { vec![] } else { vec![i, 1] }), &[i + 1])).collect();
+    let g = OpGraph::build(nodes);
+    assert_eq!(g.depth[99], 99);
+    assert_eq!(g.layout_cells(), 100 + (1..99).sum::<usize>());
+    let (svg, partial) = render_svg(&g).unwrap();
+    assert!(partial);
+    assert_eq!(svg_texts(&svg).iter().filter(|t| t.contains("Chain")).count(), 100, "the path is every op");
+    assert!(svg_texts(&svg).iter().any(|t| t.contains("too many to lay out")));
+    // The same chain without the long arrows is drawn whole.
+    let nodes: Vec<OpNode> = (0..100u64).map(|i| op(i as u32, "Chain", 1.0, &[i], &[i + 1])).collect();
+    let g = OpGraph::build(nodes);
+    assert_eq!(g.layout_cells(), 100);
+    assert!(!render_svg(&g).unwrap().1);
+}
+
+#[test]
 fn hostile_op_names_stay_inside_their_labels() {
     let g = OpGraph::build(vec![
         op(1, "a\"b\\c\n<d>&\0e", 5.0, &[], &[1]),
