@@ -53,10 +53,12 @@ pub struct DatasetArgs {
 }
 
 impl DatasetArgs {
-    /// The dataset to write, if asked.
-    pub fn dataset(&self) -> Option<ttprof::outputs::Dataset> {
-        let dir = self.dataset.clone()?;
+    /// The dataset to write, if asked; a host name that cannot name a partition is an
+    /// error (checked before anything runs or is consumed).
+    pub fn dataset(&self) -> Result<Option<ttprof::outputs::Dataset>> {
+        let Some(dir) = self.dataset.clone() else { return Ok(None) };
         let host = self.dataset_host.clone().unwrap_or_else(ttprof::sink::parquet::default_host);
-        Some(ttprof::outputs::Dataset { dir, host })
+        ttprof::sink::parquet::check_host(&host)?;
+        Ok(Some(ttprof::outputs::Dataset { dir, host }))
     }
 }

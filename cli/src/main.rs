@@ -162,13 +162,14 @@ fn main() -> ExitCode {
             no_summary,
             dataset,
         } => threshold_ns_arg("threshold-ns", threshold_ns).and_then(|threshold_ns| {
+            let dataset = dataset.dataset()?;
             report_cmd::run(&report_cmd::Args {
                 device: &input.device,
                 oplog: &input.oplog,
                 out: &out,
                 threshold_ns,
                 summary: !no_summary,
-                dataset: dataset.dataset(),
+                dataset,
             })
         }),
         Command::Tracy {

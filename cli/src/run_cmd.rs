@@ -220,7 +220,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
-    cfg.dataset = args.dataset.dataset();
+    cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,
         Some(PolicyArg::Drop) => Policy::Drop,

@@ -88,3 +88,27 @@ fn usage_errors_exit_1_and_help_exits_0() {
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: ttprof run"));
 }
+
+/// A dataset host name that cannot name one directory (`host=<name>`) is refused before a
+/// capture attaches (it would consume the rings) or a report writes anything.
+#[test]
+fn a_dataset_host_name_that_is_not_one_directory_is_refused_before_anything_runs() {
+    let dir = temp_dir("cli-args-dataset");
+    let img = image(&dir);
+    let out = dir.join("out");
+    let ds = dir.join("ds");
+    for host in ["../x", "a/b", "", "x=y"] {
+        for cmd in [
+            vec!["capture", "--device", &img, "--no-oplog", "--seconds", "0"],
+            vec!["report", "--device", &img, "--oplog", "ops.jsonl"],
+        ] {
+            let mut args: Vec<&str> = cmd.clone();
+            args.extend(["--out", out.to_str().unwrap(), "--dataset", ds.to_str().unwrap(), "--dataset-host", host]);
+            let o = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(&args).output().expect("run ttprof");
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+            assert!(err.contains("dataset host name") && err.contains("letters, digits"), "{args:?}: {err}");
+            assert!(!out.exists() && !ds.exists(), "{args:?}: nothing written");
+        }
+    }
+}

@@ -136,6 +136,9 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     if profile.oplog.is_none() {
         return Err(Error::Other("the outputs need the op log that names the run's ops".into()));
     }
+    if let Some(d) = &options.dataset {
+        crate::sink::parquet::check_host(&d.host)?;
+    }
     // Refuse an op log of another run before the directory is created.
     if let Some(oplog) = &profile.oplog {
         crate::report::of_profile(profile, oplog)?;

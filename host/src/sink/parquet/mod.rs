@@ -54,7 +54,7 @@
 mod sink;
 mod tables;
 
-pub use sink::{default_host, write_dataset, ParquetSink, Written};
+pub use sink::{check_host, default_host, write_dataset, ParquetSink, Written};
 pub use tables::{marks_schema, ops_schema, zones_schema};
 
 /// The zones table's file name.

@@ -234,6 +234,17 @@ impl ParquetSink {
     }
 }
 
+/// `host` as a dataset's host name, or an error that says what is accepted: checked before
+/// anything is written.
+pub fn check_host(host: &str) -> Result<()> {
+    if valid_host(host) {
+        return Ok(());
+    }
+    Err(Error::Other(format!(
+        "dataset host name {host:?}: use 1 to 128 letters, digits, '.', '_' or '-' (it names a directory host=<name>)"
+    )))
+}
+
 /// Whether `host` can name a partition directory: 1 to 128 letters, digits, `.`, `_`,
 /// `-`, and not `.` or `..`.
 fn valid_host(host: &str) -> bool {
@@ -247,12 +258,7 @@ impl Sink for ParquetSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let with_chip = !self.partitioned();
         let chips: BTreeSet<u32> = if let Layout::Dataset { host, .. } = &self.layout {
-            if !valid_host(host) {
-                return Err(Error::Other(format!(
-                    "dataset host name {host:?}: use 1 to 128 letters, digits, '.', '_' or '-' (it names a directory \
-                     host=<name>)"
-                )));
-            }
+            check_host(host)?;
             p.readout.rings.iter().map(|r| r.id.chip).chain(p.ops.iter().map(|o| o.chip)).collect()
         } else {
             [0].into()
