@@ -57,22 +57,27 @@ impl Stream {
     }
 }
 
-#[test]
-fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
-    let dir = ttprof::testing::temp_dir("stream");
+/// A device image with the tile, a simulated producer whose launcher initialised the tile
+/// (Block, consumer expected) but whose kernel has not run yet (its ring is discovered by a
+/// later drain), and a consuming drainer attached to the image.
+fn attached(name: &str) -> (std::path::PathBuf, &'static MappedImage, Sim, Drainer<'static>) {
+    let dir = ttprof::testing::temp_dir(name);
     let path = dir.join("dev.img");
     ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1), TILE]).write(&path).unwrap();
     let mem: &'static MappedImage = Box::leak(Box::new(MappedImage::open(&path).unwrap()));
-
     let sim = Sim::install(Arch::WormholeB0, RISC, 50);
     sim.set_tick(0);
     launcher_init(&sim, tile::POLICY_BLOCK, true);
-    // Attach after the launcher initialised the tile but before the kernel's first launch
-    // initialised its ring: the ring is discovered by a later drain.
     for a in (profiler::TILE_BLOCK..profiler::TILE_BLOCK + profiler::TILE_BLOCK_SIZE).step_by(4) {
         mem.write_u32(0, TILE, a, sim.read_u32(a)).unwrap();
     }
     let drainer = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    (dir, mem, sim, drainer)
+}
+
+#[test]
+fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
+    let (dir, mem, sim, drainer) = attached("stream");
     let stream = Rc::new(RefCell::new(Stream { mem, drainer, taken: Records::new(), drains: 0 }));
     let s2 = stream.clone();
     sim.set_consumer(move |l1| s2.borrow_mut().sync_and_drain(l1));
@@ -133,18 +138,7 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
 /// stage at the default `--drain-every 250000`, where one drain fell inside the kernels).
 #[test]
 fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
-    let dir = ttprof::testing::temp_dir("stream-found-late");
-    let path = dir.join("dev.img");
-    ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1), TILE]).write(&path).unwrap();
-    let mem: &'static MappedImage = Box::leak(Box::new(MappedImage::open(&path).unwrap()));
-
-    let sim = Sim::install(Arch::WormholeB0, RISC, 50);
-    sim.set_tick(0);
-    launcher_init(&sim, tile::POLICY_BLOCK, true);
-    for a in (profiler::TILE_BLOCK..profiler::TILE_BLOCK + profiler::TILE_BLOCK_SIZE).step_by(4) {
-        mem.write_u32(0, TILE, a, sim.read_u32(a)).unwrap();
-    }
-    let drainer = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    let (dir, mem, sim, drainer) = attached("stream-found-late");
     let mut stream = Stream { mem, drainer, taken: Records::new(), drains: 0 };
 
     let mut rng = Rng::new(7);
