@@ -104,7 +104,7 @@ fn numbers(args: &CaptureArgs) -> Result<(Option<Duration>, Duration, f64, u64)>
 /// Runs `ttprof capture`; exit code 2 when the output is incomplete (error issues).
 pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let (seconds, idle, threshold_ns, sample_every_us) = numbers(&args)?;
-    args.dataset.dataset()?;
+    let dataset = args.dataset.dataset()?;
     if args.oplog.is_none() && !args.no_oplog {
         return Err(Error::Other(
             "ttprof capture needs --oplog: the capture consumes the rings, so zones it cannot name when it ends \
@@ -156,8 +156,8 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let (oplog, oplog_issue) = read_oplog(args.oplog.as_deref(), args.all_outputs);
     let csv_path = args.out.join(csv::FILE_NAME);
     let mut written = match (&oplog, args.all_outputs) {
-        (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog, sampler.samples())?,
-        _ => write_streamed(&args, &csv_path, &mut captured, oplog.as_ref(), sampler.samples())?,
+        (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog, sampler.samples(), dataset)?,
+        _ => write_streamed(&args, &csv_path, &mut captured, oplog.as_ref(), sampler.samples(), dataset)?,
     };
     written.issues.extend(oplog_issue);
     written.issues.extend(clock::sampler_issue(&sampler));
@@ -222,13 +222,14 @@ fn write_streamed(
     captured: &mut Captured,
     oplog: Option<&OpLog>,
     in_run: &[TileSample],
+    dataset: Option<outputs::Dataset>,
 ) -> Result<write::Written> {
     let mut issues = Vec::new();
     let g = captured.readout.geometry;
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
     let mut perfetto = PerfettoSink::new(&args.out.join(ttprof::sink::perfetto::FILE_NAME));
     let mut parquet = ParquetSink::new(&args.out);
-    let mut dataset = args.dataset.dataset()?.map(|d| ParquetSink::dataset(&d.dir, &d.host));
+    let mut dataset = dataset.map(|d| ParquetSink::dataset(&d.dir, &d.host));
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut perfetto, &mut parquet];
     if let Some(d) = dataset.as_mut() {
         sinks.push(d);
@@ -281,11 +282,12 @@ fn write_all_outputs(
     captured: &mut Captured,
     oplog: &OpLog,
     in_run: &[TileSample],
+    dataset: Option<outputs::Dataset>,
 ) -> Result<write::Written> {
     let mut issues = write::decode_all(captured)?;
     let g = captured.readout.geometry;
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
-    let options = Options { summary_threshold_ns: threshold_ns, dataset: args.dataset.dataset()?, ..Options::default() };
+    let options = Options { summary_threshold_ns: threshold_ns, dataset, ..Options::default() };
     // The model takes the records for the outputs' one pass, then gives them back (the
     // capture summary lists the rings).
     let empty = Readout { geometry: g, rings: Vec::new(), issues: Vec::new(), bus_bytes: 0, tiles: 0, unused_tiles: 0 };

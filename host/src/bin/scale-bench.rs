@@ -323,23 +323,11 @@ fn readout_and_stream(dir: &std::path::Path, coords: Vec<NocCoord>, rings: &[Til
     let mut namer = RingCsv::new(geometry, None);
     let mut m = Measured { zones: 0, records: 0, rows: 0, payload: 0, bus: 0, stalls: 0, issues: 0, written_s: 0.0 };
     let bar = progress_bar(rings.len() as u64, &format!("tiles read out and written to {output:?}"));
-    let mut table = ZoneTable::new();
-    for (index, tile_rings) in rings.iter().enumerate() {
-        let sites: BTreeMap<Risc, Arc<SiteTable>> = tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
-        replay.load_tile(index, tile_copy(tile_rings));
-        let readout = drain_tile(&replay).unwrap_or_else(|e| fail(&e.to_string()));
-        m.issues += readout.0.issues.len();
-        for report in &readout.0.rings {
-            let bytes = readout.1.get(&report.id.risc).map(Vec::as_slice).unwrap_or_default();
-            if let Some(issue) = decode_payload(report.id, bytes, &mut table) {
-                eprintln!("{issue}");
-                m.issues += 1;
-            }
-            let part = namer.part_only(report, &table, Some(&sites[&report.id.risc]), &timebase);
-            stream.part(&part).unwrap_or_else(|e| fail(&e.to_string()));
-        }
-        bar.inc(1);
-    }
+    replay_rings(&replay, rings, &mut m, &bar, |report, table, sites| {
+        let part = namer.part_only(report, table, Some(sites), &timebase);
+        stream.part(&part).map_err(std::io::Error::other)
+    })
+    .unwrap_or_else(|e| fail(&e.to_string()));
     m.written_s = t0.elapsed().as_secs_f64();
     let finished = stream.finish(&mut run).unwrap_or_else(|e| fail(&e.to_string()));
     bar.finish_and_clear();
@@ -368,28 +356,7 @@ fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: &[TileRings]) -> Me
         let mut out = out;
         let w = &mut out;
         csv.header(w)?;
-        let mut table = ZoneTable::new();
-        for (index, tile_rings) in rings.iter().enumerate() {
-            let sites: BTreeMap<Risc, Arc<SiteTable>> = tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
-            replay.load_tile(index, tile_copy(tile_rings));
-            let readout = drain_tile(&replay).map_err(std::io::Error::other)?;
-            m.bus += readout.0.bus_bytes;
-            m.payload += readout.0.payload_bytes();
-            m.stalls += readout.0.rings.iter().map(|r| r.stalls as u64).sum::<u64>();
-            m.issues += readout.0.issues.len();
-            for i in readout.0.issues.iter().take(3) {
-                eprintln!("{i}");
-            }
-            for report in &readout.0.rings {
-                let bytes = readout.1.get(&report.id.risc).map(Vec::as_slice).unwrap_or_default();
-                if let Some(issue) = decode_payload(report.id, bytes, &mut table) {
-                    eprintln!("{issue}");
-                    m.issues += 1;
-                }
-                csv.ring_with_sites(w, report, &table, &sites[&report.id.risc])?;
-            }
-            bar.inc(1);
-        }
+        replay_rings(&replay, rings, &mut m, &bar, |report, table, sites| csv.ring_with_sites(w, report, table, sites))?;
         m.written_s = t0.elapsed().as_secs_f64();
         Ok(())
     });
@@ -404,6 +371,41 @@ fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: &[TileRings]) -> Me
     m.issues += written.issues.len();
     (m.zones, m.records, m.rows) = (written.zones, written.records, written.rows);
     m
+}
+
+/// Tile by tile: replays the tile's recorded rings, drains them as a capture does, decodes
+/// each ring's payload and hands it to `each` with its site table; counts bus and payload
+/// bytes, stalls and issues into `m`.
+fn replay_rings(
+    replay: &Replay,
+    rings: &[TileRings],
+    m: &mut Measured,
+    bar: &indicatif::ProgressBar,
+    mut each: impl FnMut(&RingReport, &ZoneTable, &Arc<SiteTable>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut table = ZoneTable::new();
+    for (index, tile_rings) in rings.iter().enumerate() {
+        let sites: BTreeMap<Risc, Arc<SiteTable>> = tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
+        replay.load_tile(index, tile_copy(tile_rings));
+        let readout = drain_tile(replay).map_err(std::io::Error::other)?;
+        m.bus += readout.0.bus_bytes;
+        m.payload += readout.0.payload_bytes();
+        m.stalls += readout.0.rings.iter().map(|r| r.stalls as u64).sum::<u64>();
+        m.issues += readout.0.issues.len();
+        for i in readout.0.issues.iter().take(3) {
+            eprintln!("{i}");
+        }
+        for report in &readout.0.rings {
+            let bytes = readout.1.get(&report.id.risc).map(Vec::as_slice).unwrap_or_default();
+            if let Some(issue) = decode_payload(report.id, bytes, &mut table) {
+                eprintln!("{issue}");
+                m.issues += 1;
+            }
+            each(report, &table, &sites[&report.id.risc])?;
+        }
+        bar.inc(1);
+    }
+    Ok(())
 }
 
 fn replay_geometry(r: &Replay) -> riscv_linker::devfile::Geometry {

@@ -71,8 +71,6 @@ pub struct Profile {
     /// Distinct per constructed profile (clones share it): lets a sink keep what it derived
     /// from one profile's labels and ops while rings of that profile keep coming.
     uid: u64,
-    /// First and last host ns of the records per (chip, op), until checked.
-    record_spans: BTreeMap<(u32, Option<u32>), (f64, f64)>,
 }
 
 /// A profile loaded by [`Profile::open`], with the memory it was read from.
@@ -137,8 +135,7 @@ impl Profile {
     /// The model of records whose sites are resolved already (`sites` matches `readout`
     /// ring by ring).
     pub fn resolved(readout: Readout, sites: Resolution, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
-        let mut p = Profile::part(readout, sites, oplog, timebase);
-        let spans = std::mem::take(&mut p.record_spans);
+        let (mut p, spans) = Profile::build(readout, sites, oplog, timebase);
         p.check_host_times(&spans);
         p
     }
@@ -148,6 +145,17 @@ impl Profile {
     /// part's records (a few rings do not span the run: the run's profile checks them when
     /// the stream finishes).
     pub fn part(readout: Readout, sites: Resolution, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
+        Profile::build(readout, sites, oplog, timebase).0
+    }
+
+    /// The model before the op log's host times are checked, and the records' first and
+    /// last host ns per (chip, op) that check needs.
+    fn build(
+        readout: Readout,
+        sites: Resolution,
+        oplog: Option<OpLog>,
+        timebase: Timebase,
+    ) -> (Profile, BTreeMap<(u32, Option<u32>), (f64, f64)>) {
         let device_ops = device::collect(&readout, &sites, &timebase);
         let mut p = Profile {
             readout,
@@ -162,11 +170,10 @@ impl Profile {
             ring_labels: Vec::new(),
             op_index: FxHashMap::default(),
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            record_spans: BTreeMap::new(),
         };
         p.add_ops();
-        p.record_spans = p.intern_and_span();
-        p
+        let spans = p.intern_and_span();
+        (p, spans)
     }
 
     /// This profile's identity: equal for clones, distinct for every profile built (a sink
@@ -308,8 +315,7 @@ impl Profile {
                 fw_ns: span(&d.fw),
             });
         }
-        let key = |o: &OpSpan| o.host_ns.map(|h| h.0 as f64).or(o.fw_ns.map(|f| f.0)).unwrap_or(f64::INFINITY);
-        self.ops.sort_by(|a, b| key(a).total_cmp(&key(b)));
+        sort_ops(&mut self.ops);
         for (i, o) in self.ops.iter().enumerate() {
             self.op_index.entry((o.chip, o.run)).or_insert(i as u32);
         }
@@ -420,7 +426,7 @@ impl Profile {
             if o.chip != chip || o.host_ns.is_none() {
                 continue;
             }
-            let own = hull(o.fw_ns.into_iter().chain(o.kernel_ns)).or_else(|| spans.get(&(chip, Some(i as u32))).copied());
+            let own = o.device_span().or_else(|| spans.get(&(chip, Some(i as u32))).copied());
             o.host_ns = own.map(|(a, b)| (a.max(0.0).floor() as u64, b.max(0.0).ceil() as u64));
             if o.host_ns.is_some() {
                 placed += 1;
@@ -430,6 +436,13 @@ impl Profile {
         }
         (placed, unplaced)
     }
+}
+
+/// Ops in host start order (an op without host times at its FW start, else last): the
+/// order of [`Profile::ops`].
+pub(crate) fn sort_ops(ops: &mut [OpSpan]) {
+    let key = |o: &OpSpan| o.host_ns.map(|h| h.0 as f64).or(o.fw_ns.map(|f| f.0)).unwrap_or(f64::INFINITY);
+    ops.sort_by(|a, b| key(a).total_cmp(&key(b)));
 }
 
 /// The smallest range holding every finite range of `spans`.

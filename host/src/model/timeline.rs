@@ -170,6 +170,14 @@ pub struct Timeline {
     pub dropped_span: Option<(f64, f64)>,
 }
 
+impl OpSpan {
+    /// Where the device ran the op: its FW and KERNEL zones' span, host ns (`None`: no
+    /// wrapper zone recorded).
+    pub fn device_span(&self) -> Option<(f64, f64)> {
+        crate::profile::hull(self.fw_ns.into_iter().chain(self.kernel_ns))
+    }
+}
+
 impl Timeline {
     /// Places every record of `readout` on the host timeline (builds the [`Profile`] of a
     /// copy of them: for tests and small readouts; outputs visit a profile ring by ring).

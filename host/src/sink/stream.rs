@@ -87,16 +87,13 @@ impl<'a> Stream<'a> {
         for ((chip, run_id), s) in std::mem::take(&mut self.spans) {
             run.ops.push(OpSpan { chip, run: run_id, name: s.name, host_ns: None, log_host_ns: None, kernel_ns: s.kernel, fw_ns: s.fw });
         }
-        let key = |o: &OpSpan| o.host_ns.map(|h| h.0 as f64).or(o.fw_ns.map(|f| f.0)).unwrap_or(f64::INFINITY);
-        run.ops.sort_by(|a, b| key(a).total_cmp(&key(b)));
+        crate::profile::sort_ops(&mut run.ops);
         // The op log's host times against the device spans of the whole run.
         let spans: BTreeMap<(u32, Option<u32>), (f64, f64)> = run
             .ops
             .iter()
             .enumerate()
-            .filter_map(|(i, o)| {
-                crate::profile::hull(o.fw_ns.into_iter().chain(o.kernel_ns)).map(|s| ((o.chip, Some(i as u32)), s))
-            })
+            .filter_map(|(i, o)| o.device_span().map(|s| ((o.chip, Some(i as u32)), s)))
             .collect();
         run.check_host_times(&spans);
         run.issues.append(&mut self.issues);

@@ -42,8 +42,7 @@ impl Table {
     }
 
     /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered.
-    fn write(&mut self, batch: std::result::Result<RecordBatch, arrow_schema::ArrowError>) -> Result<()> {
-        let batch = batch.map_err(|e| Error::Other(format!("{}: building a batch: {e}", self.path.display())))?;
+    fn write(&mut self, batch: RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
@@ -131,9 +130,9 @@ impl Writer {
                     return Err(Error::Other(format!("internal: no Parquet partition for chip {key}")));
                 };
                 match which {
-                    Which::Zones => t.zones.write(Ok(batch))?,
-                    Which::Marks => t.marks.write(Ok(batch))?,
-                    Which::Ops => t.ops.write(Ok(batch))?,
+                    Which::Zones => t.zones.write(batch)?,
+                    Which::Marks => t.marks.write(batch)?,
+                    Which::Ops => t.ops.write(batch)?,
                 }
             }
             Ok(tables)

@@ -169,11 +169,7 @@ impl PerfettoSink {
     /// The chip's ops on op tracks (a new track whenever ops overlap).
     fn ops(&mut self, chip: u32, ops: &[OpSpan]) {
         // An op the op log does not time (or a run it does not name) sits at its device span.
-        let span = |o: &OpSpan| {
-            o.host_ns.or_else(|| {
-                crate::profile::hull(o.fw_ns.into_iter().chain(o.kernel_ns)).map(|(a, b)| (ns(a), ns(b)))
-            })
-        };
+        let span = |o: &OpSpan| o.host_ns.or_else(|| o.device_span().map(|(a, b)| (ns(a), ns(b))));
         let mut timed: Vec<(u64, u64, &OpSpan)> =
             ops.iter().filter(|o| o.chip == chip).filter_map(|o| span(o).map(|(a, b)| (a, b, o))).collect();
         self.stats.ops_left_out += ops.iter().filter(|o| o.chip == chip && span(o).is_none()).count() as u64;
