@@ -1,8 +1,9 @@
-//! What a device looks like and how it counts time: [`DeviceConfig`], [`CycleModel`],
-//! [`Misaligned`].
+//! What a device looks like and how it counts time: [`DeviceConfig`], [`Misaligned`]; the
+//! pipeline's timing rules are [`Timing`] ([`crate::pipeline`]).
 
 use crate::clock::ClockModel;
 use crate::noc::NocConfig;
+use crate::pipeline::Timing;
 use riscv_linker::Arch;
 use std::path::PathBuf;
 
@@ -14,46 +15,6 @@ pub enum Misaligned {
     Strict,
     /// Round the address down to the access width, as Wormhole hardware does silently.
     RoundDown,
-}
-
-/// The timing model: how many AICLK cycles each instruction takes.
-///
-/// Every instruction costs `base_cpi`; on top of that a load or store pays the latency of
-/// the memory it touches, a taken branch or jump pays `taken_branch`, and `mul*`/`div*`/`rem*`
-/// pay `mul`/`div`. The numbers are a deliberately simple in-order model, not measurements
-/// of the hardware; they only need to be deterministic and plausible. Every field can be
-/// changed; `CycleModel::default()` documents the defaults.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CycleModel {
-    /// Cycles every instruction costs. At least 1 (0 is treated as 1).
-    pub base_cpi: u32,
-    /// Extra cycles of a load from L1 (default 4).
-    pub l1_load: u32,
-    /// Extra cycles of a store to L1 (default 1: stores are posted).
-    pub l1_store: u32,
-    /// Extra cycles of a load or store to the core's local RAM (default 0).
-    pub local_ram: u32,
-    /// Extra cycles of an MMIO register access, e.g. a wall-clock read (default 8).
-    pub mmio: u32,
-    /// Extra cycles of a taken branch, `jal` or `jalr` (default 1).
-    pub taken_branch: u32,
-    /// Extra cycles of `mul`, `mulh`, `mulhsu`, `mulhu` (default 2).
-    pub mul: u32,
-    /// Extra cycles of `div`, `divu`, `rem`, `remu` (default 16).
-    pub div: u32,
-}
-
-impl Default for CycleModel {
-    fn default() -> CycleModel {
-        CycleModel { base_cpi: 1, l1_load: 4, l1_store: 1, local_ram: 0, mmio: 8, taken_branch: 1, mul: 2, div: 16 }
-    }
-}
-
-impl CycleModel {
-    /// Every instruction takes exactly one cycle, whatever it does.
-    pub const fn one_per_instruction() -> CycleModel {
-        CycleModel { base_cpi: 1, l1_load: 0, l1_store: 0, local_ram: 0, mmio: 0, taken_branch: 0, mul: 0, div: 0 }
-    }
 }
 
 /// Default number of instructions one hart may retire in one run before it is stopped as a
@@ -75,16 +36,17 @@ pub struct DeviceConfig {
     /// Where to create the device-memory image file. `None`: a fresh file under
     /// `std::env::temp_dir()`, deleted when the device is dropped.
     pub image: Option<PathBuf>,
-    pub cycle: CycleModel,
+    /// The Baby RISC-V pipeline's timing rules ([`Timing::for_arch`] by default).
+    pub timing: Timing,
     pub clock: ClockModel,
     pub misaligned: Misaligned,
     /// Host threads running tiles (0: one per available core). Results never depend on it.
     pub threads: usize,
     /// Instructions one hart may retire in one run before it is stopped as a runaway.
     pub instruction_budget: u64,
-    /// Scheduling quantum in cycles: the harts of a tile take turns, in [`riscv_linker::Risc`]
-    /// order, each running until its own clock reaches the end of the current quantum.
-    /// Smaller is a finer interleaving of the harts' memory traffic, larger is faster.
+    /// Scheduling window in cycles: within a window the harts of a tile run in causal order
+    /// (every L1 or register access in cycle order, see `tile`), so the window only sets how
+    /// often NoC epochs, hooks and instruction-budget checks can interrupt them.
     pub quantum: u32,
     /// Compile hot code to host machine code (x86-64 Unix hosts; elsewhere ignored).
     /// Results are bit-identical either way; off is only for testing that claim.
@@ -104,7 +66,7 @@ impl DeviceConfig {
             chips: 1,
             grid,
             image: None,
-            cycle: CycleModel::default(),
+            timing: Timing::for_arch(arch),
             clock: ClockModel::nominal(),
             misaligned: Misaligned::default(),
             threads: 0,

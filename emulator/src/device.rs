@@ -111,7 +111,7 @@ impl Device {
                     code: code.clone(),
                     code_end,
                     regs: TileRegs { wall_offset: offsets[global], ..TileRegs::default() },
-                    cycle: cfg.cycle,
+                    timing: cfg.timing,
                     misaligned: cfg.misaligned,
                     niu: cfg.noc.enabled.then(|| Box::new(Niu::new(topo.clone(), global, coord))),
                 };
@@ -127,6 +127,7 @@ impl Device {
                     now: 0,
                     run_start: 0,
                     code_dirty: AtomicBool::new(false),
+                    ports: [0; 3],
                 });
             }
         }

@@ -1,8 +1,8 @@
 //! The interpreter: runs one core until its clock reaches a limit, it halts, or it faults.
 //!
-//! Each instruction costs `base_cpi` plus the extras of the [`crate::CycleModel`], added
-//! after it executes; memory operations see the clock at issue (before their own cost),
-//! which is the time a wall-clock read returns.
+//! Each instruction is timed by the pipeline model ([`crate::pipeline`]); memory
+//! operations see the clock at their issue cycle, which is the time a wall-clock read
+//! returns and the cycle at which a store becomes visible to the other cores.
 //!
 //! ## When a core stops for the limit
 //!
@@ -18,6 +18,7 @@ use crate::hart::Core;
 use crate::fault::FaultKind;
 use crate::hart::Hart;
 use crate::memory::TileMem;
+use crate::pipeline::{self, Region};
 
 /// Why [`Hart::run`] returned without a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub(crate) enum Exit {
     Halted(u32),
     /// The core stored to `SOFT_RESET_0`; the tile must apply it before going on.
     ResetWrite,
+    /// The core reached an access at a cycle past its horizon (see [`crate::tile`]).
+    Yield,
 }
 
 /// What one executed instruction did to control flow.
@@ -37,6 +40,9 @@ pub(crate) enum Flow {
     Next,
     /// A branch or jump (taken or not): a limit check point.
     Transfer,
+    /// The instruction at pc is an access another core must precede (`core.time` is its
+    /// issue cycle, past the core's horizon): not executed; the tile runs the others first.
+    Yield,
     Halted(u32),
     ResetWrite,
 }
@@ -70,6 +76,7 @@ impl Hart {
                 Flow::Transfer => check = true,
                 Flow::Halted(code) => return Ok(Exit::Halted(code)),
                 Flow::ResetWrite => return Ok(Exit::ResetWrite),
+                Flow::Yield => return Ok(Exit::Yield),
             }
         }
     }
@@ -83,7 +90,8 @@ impl Hart {
 }
 
 /// Executes the instruction at `core.pc` (the parts of a hart passed separately, so that
-/// the compiler knows they do not alias and keeps them in registers across a loop).
+/// the compiler knows they do not alias and keeps them in registers across a loop), timing
+/// it with [`crate::pipeline`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn step(
@@ -97,16 +105,16 @@ fn step(
     zicsr: bool,
 ) -> Result<Flow, FaultKind> {
     {
-        let cm = mem.cycle;
-        let cpi = cm.base_cpi.max(1) as u64;
-        let taken = cm.taken_branch as u64;
-        let regs = &mut core.regs;
+        let cfg = mem.timing;
         let pc = core.pc;
-        let mut t = core.time;
         let n = core.instret;
         let Some(&i) = code.get((pc.wrapping_sub(fetch_base) >> 2) as usize) else {
             return Err(FaultKind::FetchOutsideCode);
         };
+        let p = &mut core.pipe;
+        let mut t = core.time + pipeline::fetch(p, pc, core.icache_sets, cfg.icache_miss);
+        t = pipeline::need(p, pipeline::need(p, t, i.rs1), i.rs2);
+        let regs = &mut core.regs;
 
         macro_rules! x {
             ($r:expr) => {
@@ -117,10 +125,25 @@ fn step(
             ($target:expr) => {{
                 let target: u32 = $target;
                 if target & 3 != 0 {
+                    core.time = t;
                     return Err(FaultKind::MisalignedJump { target });
                 }
-                t += taken;
                 target
+            }};
+        }
+        // A load or store: waits for the store queue (and a load slot), and yields to the
+        // tile if another core must act first (see `tile`): the access is not made.
+        macro_rules! access {
+            ($region:expr, $is_load:expr) => {{
+                let region = $region;
+                t = pipeline::queue(p, t);
+                if $is_load && region != Region::Local {
+                    t = pipeline::slot(p, t);
+                }
+                if region != Region::Local && t > core.horizon {
+                    core.time = t;
+                    return Ok(Flow::Yield);
+                }
             }};
         }
         let a = x!(i.rs1);
@@ -129,18 +152,29 @@ fn step(
         let ea = a.wrapping_add(imm);
         let mut next = pc.wrapping_add(4);
         let mut flow = Flow::Next;
+        let l1 = mem.l1.size();
+        let local_len = local.len() as u32;
+        let next_t;
         match i.op {
-            Op::Lui => x!(i.rd) = imm,
-            Op::Auipc => x!(i.rd) = pc.wrapping_add(imm),
+            Op::Lui => {
+                x!(i.rd) = imm;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Auipc => {
+                x!(i.rd) = pc.wrapping_add(imm);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
             Op::Jal => {
                 next = jump!(pc.wrapping_add(imm));
                 x!(i.rd) = pc.wrapping_add(4);
                 flow = Flow::Transfer;
+                next_t = pipeline::alu(p, t, i.rd);
             }
             Op::Jalr => {
                 next = jump!(ea & !1);
                 x!(i.rd) = pc.wrapping_add(4);
                 flow = Flow::Transfer;
+                next_t = pipeline::alu(p, t, i.rd);
             }
             Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu => {
                 let cond = match i.op {
@@ -155,79 +189,151 @@ fn step(
                     next = jump!(pc.wrapping_add(imm));
                 }
                 flow = Flow::Transfer;
+                next_t = pipeline::branch(&cfg, t, i.imm, cond);
             }
-            Op::Lb => {
-                let (v, c) = mem.load::<1>(local, ea, t)?;
-                x!(i.rd) = v as u8 as i8 as i32 as u32;
-                t += c as u64;
-            }
-            Op::Lh => {
-                let (v, c) = mem.load::<2>(local, ea, t)?;
-                x!(i.rd) = v as u16 as i16 as i32 as u32;
-                t += c as u64;
-            }
-            Op::Lw => {
-                let (v, c) = mem.load::<4>(local, ea, t)?;
-                x!(i.rd) = v;
-                t += c as u64;
-            }
-            Op::Lbu => {
-                let (v, c) = mem.load::<1>(local, ea, t)?;
-                x!(i.rd) = v;
-                t += c as u64;
-            }
-            Op::Lhu => {
-                let (v, c) = mem.load::<2>(local, ea, t)?;
-                x!(i.rd) = v;
-                t += c as u64;
+            Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => {
+                let size = match i.op {
+                    Op::Lb | Op::Lbu => 1,
+                    Op::Lh | Op::Lhu => 2,
+                    _ => 4,
+                };
+                let addr = mem.aligned(ea, size, false)?;
+                let region = pipeline::region(addr, l1, local_len);
+                access!(region, true);
+                let v = match size {
+                    1 => mem.load::<1>(local, addr, t)?,
+                    2 => mem.load::<2>(local, addr, t)?,
+                    _ => mem.load::<4>(local, addr, t)?,
+                };
+                x!(i.rd) = match i.op {
+                    Op::Lb => v as u8 as i8 as i32 as u32,
+                    Op::Lh => v as u16 as i16 as i32 as u32,
+                    _ => v,
+                };
+                next_t = pipeline::load(p, &cfg, t, i.rd, region, addr);
             }
             Op::Sb | Op::Sh | Op::Sw => {
-                let c = match i.op {
-                    Op::Sb => mem.store::<1>(local, ea, b, t)?,
-                    Op::Sh => mem.store::<2>(local, ea, b, t)?,
-                    _ => mem.store::<4>(local, ea, b, t)?,
+                let size = match i.op {
+                    Op::Sb => 1,
+                    Op::Sh => 2,
+                    _ => 4,
                 };
-                t += c as u64;
+                let addr = mem.aligned(ea, size, true)?;
+                let region = pipeline::region(addr, l1, local_len);
+                access!(region, false);
+                match size {
+                    1 => mem.store::<1>(local, addr, b, t)?,
+                    2 => mem.store::<2>(local, addr, b, t)?,
+                    _ => mem.store::<4>(local, addr, b, t)?,
+                }
                 if mem.regs.pending_reset.is_some() {
                     flow = Flow::ResetWrite;
                 }
+                next_t = pipeline::store(p, &cfg, t, region);
             }
-            Op::Addi => x!(i.rd) = ea,
-            Op::Slti => x!(i.rd) = ((a as i32) < i.imm) as u32,
-            Op::Sltiu => x!(i.rd) = (a < imm) as u32,
-            Op::Xori => x!(i.rd) = a ^ imm,
-            Op::Ori => x!(i.rd) = a | imm,
-            Op::Andi => x!(i.rd) = a & imm,
-            Op::Slli => x!(i.rd) = a << (imm & 31),
-            Op::Srli => x!(i.rd) = a >> (imm & 31),
-            Op::Srai => x!(i.rd) = ((a as i32) >> (imm & 31)) as u32,
-            Op::Add => x!(i.rd) = a.wrapping_add(b),
-            Op::Sub => x!(i.rd) = a.wrapping_sub(b),
-            Op::Sll => x!(i.rd) = a << (b & 31),
-            Op::Slt => x!(i.rd) = ((a as i32) < (b as i32)) as u32,
-            Op::Sltu => x!(i.rd) = (a < b) as u32,
-            Op::Xor => x!(i.rd) = a ^ b,
-            Op::Srl => x!(i.rd) = a >> (b & 31),
-            Op::Sra => x!(i.rd) = ((a as i32) >> (b & 31)) as u32,
-            Op::Or => x!(i.rd) = a | b,
-            Op::And => x!(i.rd) = a & b,
+            Op::Addi => {
+                x!(i.rd) = ea;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Slti => {
+                x!(i.rd) = ((a as i32) < i.imm) as u32;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Sltiu => {
+                x!(i.rd) = (a < imm) as u32;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Xori => {
+                x!(i.rd) = a ^ imm;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Ori => {
+                x!(i.rd) = a | imm;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Andi => {
+                x!(i.rd) = a & imm;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Slli => {
+                x!(i.rd) = a << (imm & 31);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Srli => {
+                x!(i.rd) = a >> (imm & 31);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Srai => {
+                x!(i.rd) = ((a as i32) >> (imm & 31)) as u32;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Add => {
+                x!(i.rd) = a.wrapping_add(b);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Sub => {
+                x!(i.rd) = a.wrapping_sub(b);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Sll => {
+                x!(i.rd) = a << (b & 31);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Slt => {
+                x!(i.rd) = ((a as i32) < (b as i32)) as u32;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Sltu => {
+                x!(i.rd) = (a < b) as u32;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Xor => {
+                x!(i.rd) = a ^ b;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Srl => {
+                x!(i.rd) = a >> (b & 31);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Sra => {
+                x!(i.rd) = ((a as i32) >> (b & 31)) as u32;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::Or => {
+                x!(i.rd) = a | b;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
+            Op::And => {
+                x!(i.rd) = a & b;
+                next_t = pipeline::alu(p, t, i.rd);
+            }
             Op::Mul | Op::Mulh | Op::Mulhsu | Op::Mulhu => {
                 x!(i.rd) = mul(i.op, a, b);
-                t += cm.mul as u64;
+                next_t = pipeline::mul(p, &cfg, t, i.rd);
             }
             Op::Div | Op::Divu | Op::Rem | Op::Remu => {
                 x!(i.rd) = div(i.op, a, b);
-                t += cm.div as u64;
+                next_t = pipeline::div(p, t, i.rd, pipeline::div_cycles(&cfg, i.op, a, b));
             }
             // Stores reach L1 in program order and code never changes while running
-            // (see `memory`), so both fences have nothing left to order.
-            Op::Fence | Op::FenceI => {}
-            Op::Ecall => flow = Flow::Halted(x!(10)),
-            Op::Ebreak => return Err(FaultKind::Ebreak),
+            // (see `memory`), so both fences have nothing left to order (on Wormhole
+            // `fence` is a nop, README.md "Instruction set").
+            Op::Fence | Op::FenceI => next_t = t + 1,
+            Op::Ecall => {
+                flow = Flow::Halted(x!(10));
+                next_t = t + 1;
+            }
+            Op::Ebreak => {
+                core.time = t;
+                return Err(FaultKind::Ebreak);
+            }
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
                 let csr = i.imm as u32;
                 if !zicsr {
                     return Err(FaultKind::Csr { csr, reason: "this arch has no Zicsr (Wormhole B0 is RV32IM)" });
+                }
+                if cfg.csr_serialises {
+                    t = p.settled(t);
                 }
                 let (op, operand) = match i.op {
                     Op::Csrrw => (CsrOp::Write, a),
@@ -240,11 +346,12 @@ fn step(
                 let write = op == CsrOp::Write || i.rs1 != 0;
                 let counters = Counters { cycles: t - start, instret: n, wall: mem.regs.wall(t) };
                 x!(i.rd) = csrs.access(csr, op, operand, write, counters)?;
+                next_t = pipeline::alu(p, t, i.rd);
             }
             Op::Illegal => return Err(FaultKind::IllegalInstruction),
             Op::NoFetch => return Err(FaultKind::FetchOutsideCode),
         }
-        core.time = t + cpi;
+        core.time = next_t;
         core.instret = n + 1;
         // An ecall halts with pc on the ecall itself.
         if !matches!(flow, Flow::Halted(_)) {

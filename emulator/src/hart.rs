@@ -10,6 +10,7 @@ use crate::csr::Csrs;
 use crate::decode::{decode, Inst, Op};
 use crate::loader::Program;
 use crate::memory::L1;
+use crate::pipeline::{Pipe, Timing, ICACHE_LINE};
 use riscv_linker::{MemoryMap, Risc};
 use std::sync::Arc;
 
@@ -52,11 +53,31 @@ pub(crate) struct Core {
     pub l1: usize,
     pub local: usize,
     pub table: usize,
+    /// The latest cycle at which this core may make an L1 or register access before
+    /// another core must run (see [`crate::tile`]); `u64::MAX` when it runs alone.
+    pub horizon: u64,
+    /// Instruction-cache sets (lines) of this core: a power of two.
+    pub icache_sets: u32,
+    /// The pipeline's timing state ([`crate::pipeline`]).
+    pub pipe: Pipe,
 }
 
 impl Core {
-    fn new(pc: u32) -> Core {
-        Core { regs: [0; 64], time: 0, instret: 0, limit: 0, pc, exit_reason: 0, l1: 0, local: 0, table: 0 }
+    fn new(pc: u32, icache_sets: u32) -> Core {
+        Core {
+            regs: [0; 64],
+            time: 0,
+            instret: 0,
+            limit: 0,
+            pc,
+            exit_reason: 0,
+            l1: 0,
+            local: 0,
+            table: 0,
+            horizon: u64::MAX,
+            icache_sets,
+            pipe: Pipe::default(),
+        }
     }
 }
 
@@ -89,7 +110,7 @@ impl Hart {
         Hart {
             risc: map.risc,
             map,
-            core: Core::new(map.reset_pc),
+            core: Core::new(map.reset_pc, Timing::icache_bytes(map.risc) / ICACHE_LINE),
             start_time: 0,
             local: Vec::new(),
             code: Vec::new(),
@@ -159,6 +180,8 @@ impl Hart {
         self.core.time = time;
         self.start_time = time;
         self.core.instret = 0;
+        self.core.horizon = u64::MAX;
+        self.core.pipe.reset(time);
         self.csrs = Csrs::default();
         self.state = HartState::Running;
     }
@@ -184,7 +207,8 @@ impl Hart {
                 local_size: self.local.len() as u32,
                 code,
                 code_end: mem.code_end,
-                cycle: mem.cycle,
+                timing: mem.timing,
+                icache_sets: self.core.icache_sets,
                 strict: mem.misaligned == crate::config::Misaligned::Strict,
                 exit: 0,
             };

@@ -10,8 +10,8 @@
 //!   places it; [`Device::run`] / [`Device::run_with_hook`] run every loaded core until it
 //!   halts with `ecall` (`a0` = exit code).
 //! * The wall clock (latched `WALL_CLOCK_L`/`H`, live `H`), soft reset and the debug
-//!   register block ([`mmio`](crate::mmio) module docs), a simple configurable
-//!   [`CycleModel`], and a [`ClockModel`] relating each chip's counter to virtual host time
+//!   register block ([`mmio`](crate::mmio) module docs), the Baby RISC-V pipeline as
+//!   Tenstorrent's ISA documentation times it ([`pipeline`], [`Timing`]), and a [`ClockModel`] relating each chip's counter to virtual host time
 //!   for clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).
 //! * The clock-sync mailbox: a host in another process writes a request (chip, tile) into
 //!   the image header ([`riscv_linker::devfile::mailbox`]) and a background thread answers
@@ -61,6 +61,7 @@ mod mailbox;
 mod memory;
 mod mmio;
 mod noc;
+pub mod pipeline;
 mod run;
 mod symbols;
 mod sync;
@@ -68,7 +69,8 @@ mod tile;
 
 pub use clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
 pub use dvfs::{parse_schedule, FreqStep, REF_MHZ};
-pub use config::{CycleModel, DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM};
+pub use config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM};
+pub use pipeline::{div_cycles, Region, Timing};
 pub use csr::MISA_RV32IM;
 pub use device::Device;
 pub use fault::{EmuError, Fault, FaultKind};

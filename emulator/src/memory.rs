@@ -25,7 +25,8 @@
 //! The five cores of a tile run on one host thread in a fixed interleaving, so the order
 //! across cores is the simulated one.
 
-use crate::config::{CycleModel, Misaligned};
+use crate::config::Misaligned;
+use crate::pipeline::Timing;
 use crate::fault::FaultKind;
 use crate::mmio::{is_mmio, TileRegs};
 use crate::noc::niu::{in_window, Niu};
@@ -118,39 +119,41 @@ pub(crate) struct TileMem {
     /// No code lies at or above this address.
     pub code_end: u32,
     pub regs: TileRegs,
-    pub cycle: CycleModel,
+    pub timing: Timing,
     pub misaligned: Misaligned,
     /// The tile's NIUs (`None`: the NoC model is off and the windows are plain storage).
     pub niu: Option<Box<Niu>>,
 }
 
-/// Result of a load: the zero-extended value and the extra cycles it cost.
-pub(crate) type Loaded = Result<(u32, u32), FaultKind>;
+/// Result of a load: the zero-extended value.
+pub(crate) type Loaded = Result<u32, FaultKind>;
 
 impl TileMem {
+    /// The address an access of `size` bytes at `addr` reaches: itself when aligned,
+    /// rounded down or a fault otherwise (per [`Misaligned`]).
     #[inline(always)]
-    fn align<const N: u32>(&self, addr: u32, write: bool) -> Result<u32, FaultKind> {
-        if addr & (N - 1) == 0 {
+    pub fn aligned(&self, addr: u32, size: u32, write: bool) -> Result<u32, FaultKind> {
+        if addr & (size - 1) == 0 {
             return Ok(addr);
         }
         match self.misaligned {
-            Misaligned::Strict => Err(FaultKind::Misaligned { addr, size: N, write }),
-            Misaligned::RoundDown => Ok(addr & !(N - 1)),
+            Misaligned::Strict => Err(FaultKind::Misaligned { addr, size, write }),
+            Misaligned::RoundDown => Ok(addr & !(size - 1)),
         }
     }
 
-    /// Loads `N` bytes at `addr` for a core with local RAM `local` whose clock reads `time`.
+    /// Loads `N` bytes at the aligned `addr` for a core with local RAM `local` whose clock
+    /// reads `time`.
     #[inline(always)]
     pub fn load<const N: u32>(&mut self, local: &[u8], addr: u32, time: u64) -> Loaded {
-        let addr = self.align::<N>(addr, false)?;
         if addr < self.l1.size() {
-            return Ok((self.l1.load::<N>(addr), self.cycle.l1_load));
+            return Ok(self.l1.load::<N>(addr));
         }
         let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
         if off < local.len() {
             let mut b = [0u8; 4];
             b[..N as usize].copy_from_slice(&local[off..off + N as usize]);
-            return Ok((u32::from_le_bytes(b), self.cycle.local_ram));
+            return Ok(u32::from_le_bytes(b));
         }
         self.load_mmio::<N>(addr, time)
     }
@@ -163,24 +166,23 @@ impl TileMem {
         let word = self.read_reg(addr & !3, time);
         let shift = (addr & 3) * 8;
         let mask = if N == 4 { u32::MAX } else { (1u32 << (N * 8)) - 1 };
-        Ok(((word >> shift) & mask, self.cycle.mmio))
+        Ok((word >> shift) & mask)
     }
 
-    /// Stores the low `N` bytes of `v` at `addr`; returns the extra cycles it cost.
+    /// Stores the low `N` bytes of `v` at the aligned `addr`.
     #[inline(always)]
-    pub fn store<const N: u32>(&mut self, local: &mut [u8], addr: u32, v: u32, time: u64) -> Result<u32, FaultKind> {
-        let addr = self.align::<N>(addr, true)?;
+    pub fn store<const N: u32>(&mut self, local: &mut [u8], addr: u32, v: u32, time: u64) -> Result<(), FaultKind> {
         if addr < self.l1.size() {
             if addr < self.code_end {
                 self.check_not_code(addr)?;
             }
             self.l1.store::<N>(addr, v);
-            return Ok(self.cycle.l1_store);
+            return Ok(());
         }
         let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
         if off < local.len() {
             local[off..off + N as usize].copy_from_slice(&v.to_le_bytes()[..N as usize]);
-            return Ok(self.cycle.local_ram);
+            return Ok(());
         }
         self.store_mmio::<N>(addr, v, time)
     }
@@ -194,7 +196,7 @@ impl TileMem {
     }
 
     #[cold]
-    fn store_mmio<const N: u32>(&mut self, addr: u32, v: u32, time: u64) -> Result<u32, FaultKind> {
+    fn store_mmio<const N: u32>(&mut self, addr: u32, v: u32, time: u64) -> Result<(), FaultKind> {
         if !is_mmio(addr) {
             return Err(FaultKind::Access { addr, size: N, write: true });
         }
@@ -210,11 +212,11 @@ impl TileMem {
         if in_window(word_addr) {
             if let Some(n) = self.niu.as_mut() {
                 n.write(&self.l1, word_addr, word, time)?;
-                return Ok(self.cycle.mmio);
+                return Ok(());
             }
         }
         self.regs.write(word_addr, word);
-        Ok(self.cycle.mmio)
+        Ok(())
     }
 
     /// A register read at word address `addr` by a core whose clock reads `time`.

@@ -1,17 +1,30 @@
 //! One Tensix tile: five cores sharing an L1 and a register block, run in quanta.
 //!
-//! ## Scheduling (deterministic)
+//! ## Scheduling: causal and deterministic
 //!
-//! The tile advances in windows of `quantum` cycles. In each window the cores take turns
-//! in [`Risc`] order (BRISC, NCRISC, TRISC0, TRISC1, TRISC2); each runs until its own clock
-//! reaches the window's end (an instruction that starts before the end completes, so a
-//! core may overshoot by its last instruction's cost). A store to `SOFT_RESET_0` is applied
-//! right after the storing instruction: a released core starts at the storing core's
-//! clock, in this window if it comes later in the order, else in the next one. A core
-//! only notices the end of a window at a control transfer (see [`crate::exec`]). While a
-//! single core runs, windows are merged (nothing can observe them). Nothing in
-//! a tile depends on other tiles or on host threads, which is what makes a run bit-exact
-//! whatever the number of threads.
+//! The tile advances in windows of `quantum` cycles. Within a window the cores run in
+//! causal order: the running core whose clock is furthest behind (ties: [`Risc`] order)
+//! runs until it reaches an L1 or register access at a cycle later than every other
+//! running core's clock (its *horizon*; for a core earlier in [`Risc`] order, one cycle
+//! earlier, which breaks ties), or the window's end. It then stops before that access
+//! (`Exit::Yield`), and the core now furthest behind runs. So every access to memory the
+//! cores share happens in cycle order, whatever the interleaving: no core observes another
+//! core's store before that store's cycle, and an L1 port two cores share serves them first
+//! come, first served (ties: [`Risc`] order). Local-RAM accesses and register arithmetic
+//! never wait. A core alone in its tile never stops for others (its horizon is
+//! unbounded), and its windows are merged.
+//!
+//! A store to `SOFT_RESET_0` is applied right after the storing instruction: a released
+//! core starts at the storing core's clock. A core only notices the end of a window at a
+//! control transfer (see [`crate::exec`]), so it may overshoot by one straight-line run.
+//! Nothing in a tile depends on other tiles or on host threads, which is what makes a run
+//! bit-exact whatever the number of threads.
+//!
+//! ## L1 ports
+//!
+//! RISCV B, NC and T0 share one L1 port, T1 and T2 have one each (`L1.md`,
+//! `MemoryOrdering.md`); the tile keeps each port's next free cycle and hands it to the
+//! core that runs.
 
 use crate::exec::Exit;
 use crate::fault::{Fault, FaultKind};
@@ -39,6 +52,17 @@ pub(crate) struct Tile {
     pub run_start: u64,
     /// The host wrote into a code region: re-decode before running.
     pub code_dirty: AtomicBool,
+    /// Next free cycle of each L1 port ([`l1_port`]).
+    pub ports: [u64; 3],
+}
+
+/// The L1 port a core uses: BRISC, NCRISC and TRISC0 share port 0.
+pub(crate) const fn l1_port(risc: Risc) -> usize {
+    match risc {
+        Risc::Brisc | Risc::Ncrisc | Risc::Trisc0 => 0,
+        Risc::Trisc1 => 1,
+        Risc::Trisc2 => 2,
+    }
 }
 
 impl Tile {
@@ -62,6 +86,7 @@ impl Tile {
         self.refresh_code();
         self.now = start;
         self.run_start = start;
+        self.ports = [start; 3];
         let mut reset = 0;
         for h in &mut self.harts {
             if h.state == HartState::Empty {
@@ -90,11 +115,9 @@ impl Tile {
                 self.code_dirty.store(true, Ordering::Release);
                 self.refresh_code();
             }
-            for i in 0..self.harts.len() {
-                self.run_hart(i, end).inspect_err(|_| {
-                    abort.fetch_min(self.global, Ordering::Relaxed);
-                })?;
-            }
+            self.run_window(end).inspect_err(|_| {
+                abort.fetch_min(self.global, Ordering::Relaxed);
+            })?;
             self.now = end;
         }
         Ok(())
@@ -116,14 +139,39 @@ impl Tile {
         }
     }
 
-    fn run_hart(&mut self, i: usize, end: u64) -> Result<(), Box<Fault>> {
-        while self.harts[i].is_running() {
-            match self.harts[i].run(&mut self.mem, end, self.zicsr) {
-                Ok(Exit::Limit) => break,
-                Ok(Exit::Halted(code)) => self.harts[i].state = HartState::Exited(code),
-                Ok(Exit::ResetWrite) => self.apply_soft_reset(i),
-                Err(kind) => return Err(self.fault(i, kind)),
+    /// Runs the cores in causal order (module docs) until each has reached `end`.
+    fn run_window(&mut self, end: u64) -> Result<(), Box<Fault>> {
+        loop {
+            let mut pick: Option<usize> = None;
+            for (i, h) in self.harts.iter().enumerate() {
+                if h.is_running() && h.core.time < end && pick.is_none_or(|p| h.core.time < self.harts[p].core.time) {
+                    pick = Some(i);
+                }
             }
+            let Some(i) = pick else { return Ok(()) };
+            let mut horizon = u64::MAX;
+            for (j, h) in self.harts.iter().enumerate() {
+                if j != i && h.is_running() {
+                    horizon = horizon.min(if j < i { h.core.time.saturating_sub(1) } else { h.core.time });
+                }
+            }
+            self.run_hart(i, end, horizon)?;
+        }
+    }
+
+    /// Runs core `i` until it reaches `end` at a check point, stops before an access past
+    /// `horizon`, halts, or changes which cores run.
+    fn run_hart(&mut self, i: usize, end: u64, horizon: u64) -> Result<(), Box<Fault>> {
+        let port = l1_port(self.harts[i].risc);
+        self.harts[i].core.horizon = horizon;
+        self.harts[i].core.pipe.port = self.ports[port];
+        let r = self.harts[i].run(&mut self.mem, end, self.zicsr);
+        self.ports[port] = self.harts[i].core.pipe.port;
+        match r {
+            Ok(Exit::Limit | Exit::Yield) => {}
+            Ok(Exit::Halted(code)) => self.harts[i].state = HartState::Exited(code),
+            Ok(Exit::ResetWrite) => self.apply_soft_reset(i),
+            Err(kind) => return Err(self.fault(i, kind)),
         }
         if self.harts[i].core.instret > self.budget && self.harts[i].is_running() {
             return Err(self.fault(i, FaultKind::Runaway { budget: self.budget }));

@@ -6,15 +6,26 @@
 //! count; `rax`, `rcx`, `rdx` are scratch. Guest registers live in `Core::regs`.
 //!
 //! A block starts with the limit check (the *checked* entry; the *unchecked* entry is
-//! just after it) and runs straight-line code up to and including a branch or jump. The
-//! clock and retired count are added at compile time and written to `r14`/`r15` only at
-//! the block's exits. Anything the fast paths do not cover (MMIO, local RAM misses,
-//! misaligned or faulting accesses, stores into code, division, CSRs, `ecall`, ...)
+//! just after it) and runs straight-line code up to and including a branch or jump.
+//! Anything the fast paths do not cover (MMIO, misaligned or faulting accesses, stores
+//! into code, division, CSRs, `ecall`, Blackhole's L1 loads through its data cache, ...)
 //! leaves the block *before* that instruction with reason [`SLOW`], and the interpreter
 //! executes it: every fault and corner case has exactly one implementation.
+//!
+//! ## Timing
+//!
+//! Generated code applies the rules of [`crate::pipeline`] step by step, on the same state
+//! the interpreter uses (`Core::pipe`, in memory): register waits are `cmp`/`cmovb` against
+//! `Pipe::ready`, the store queue, load slots and the L1 port are read and written in place.
+//! Two things are done at compile time, both exact: cycles that add up with no `max` in
+//! between are summed into one pending constant (`Acc::off`) added to `r14` before the next
+//! dynamic step; and a register known to be ready (written by an ALU instruction or waited
+//! for earlier in the block) needs no wait. An ALU result stores the clock *before* its
+//! instruction as its ready time instead of the interpreter's cycle after it: both are
+//! no later than the next instruction's issue, so every wait gives the same cycle.
 
 use super::x86::*;
-use crate::config::CycleModel;
+use crate::pipeline::{self, Pipe, Timing, ICACHE_LINE};
 use crate::decode::{Inst, Op};
 use crate::hart::Core;
 use std::mem::offset_of;
@@ -27,6 +38,8 @@ pub const MISS: u32 = 1;
 pub const SLOW: u32 = 2;
 /// Continue at pc without a check (a block was cut for length).
 pub const CONT: u32 = 3;
+/// The access at pc is past the core's horizon: stop before it (see `tile`).
+pub const YIELD: u32 = 4;
 
 /// Bytes of the limit check at the start of every block.
 pub const CHECK_LEN: usize = 13;
@@ -45,6 +58,20 @@ pub const LOCAL_OFF: i32 = offset_of!(Core, local) as i32;
 pub const TABLE_OFF: i32 = offset_of!(Core, table) as i32;
 pub const TIME_OFF: i32 = TIME;
 pub const INSTRET_OFF: i32 = offset_of!(Core, instret) as i32;
+const HORIZON: i32 = offset_of!(Core, horizon) as i32;
+const PIPE: i32 = offset_of!(Core, pipe) as i32;
+const READY: i32 = PIPE + offset_of!(Pipe, ready) as i32;
+const LOADS: i32 = PIPE + offset_of!(Pipe, loads) as i32;
+const STORES: i32 = PIPE + offset_of!(Pipe, stores) as i32;
+const LOAD_AT: i32 = PIPE + offset_of!(Pipe, load_at) as i32;
+const STORE_AT: i32 = PIPE + offset_of!(Pipe, store_at) as i32;
+const LAST_EMIT: i32 = PIPE + offset_of!(Pipe, last_emit) as i32;
+const PORT: i32 = PIPE + offset_of!(Pipe, port) as i32;
+const ICACHE: i32 = PIPE + offset_of!(Pipe, icache) as i32;
+
+const fn ready(r: u8) -> Mem {
+    at(RBX, READY + 8 * (r & 31) as i32)
+}
 
 /// What the compiler needs to know about the hart and its tile.
 #[derive(Clone, Debug)]
@@ -57,16 +84,20 @@ pub struct Env {
     /// Code regions (sorted, `[start, end)`): stores there go the slow way.
     pub code: Vec<(u32, u32)>,
     pub code_end: u32,
-    pub cycle: CycleModel,
+    pub timing: Timing,
+    /// Instruction-cache sets of the hart.
+    pub icache_sets: u32,
     pub strict: bool,
     /// Absolute address of the common exit stub.
     pub exit: usize,
 }
 
-/// Costs accumulated since the block's entry.
+/// What the block has done that is not in `r14`/`r15` yet.
 #[derive(Clone, Copy)]
 struct Acc {
-    cycles: u64,
+    /// Cycles to add to `r14` (the core's clock) before the next dynamic step.
+    off: u64,
+    /// Instructions retired.
     count: u64,
 }
 
@@ -83,6 +114,8 @@ struct Block<'a> {
     here: usize,
     /// Out-of-line code, emitted after the body.
     cold: Vec<Cold<'a>>,
+    /// Registers whose `Pipe::ready` is known to be at most `r14` (bit per register).
+    clean: u32,
 }
 
 impl<'a> Block<'a> {
@@ -94,7 +127,7 @@ impl<'a> Block<'a> {
     }
 
     fn flush(&mut self, acc: Acc, extra: u64) {
-        let c = acc.cycles + extra;
+        let c = acc.off + extra;
         if c != 0 {
             self.a.alu_imm(true, 0, Rm::Reg(R14), c as i32);
         }
@@ -107,6 +140,85 @@ impl<'a> Block<'a> {
     fn slow(&mut self, pc: u32, acc: Acc) {
         self.flush(acc, 0);
         self.exit_with(pc, SLOW);
+    }
+
+    /// Adds the pending cycles to `r14` (a dynamic step follows).
+    fn settle(&mut self, acc: &mut Acc) {
+        if acc.off != 0 {
+            self.a.alu_imm(true, 0, Rm::Reg(R14), acc.off as i32);
+            acc.off = 0;
+        }
+    }
+
+    /// `r14 = max(r14, [m])`.
+    fn wait_for(&mut self, m: Mem) {
+        self.a.cmp64(R14, Rm::Mem(m));
+        self.a.cmovb64(R14, Rm::Mem(m));
+    }
+
+    /// [`pipeline::need`]: the instruction waits for register `r`.
+    fn need(&mut self, r: u8, acc: &mut Acc) {
+        if r == 0 || r >= 32 || self.clean & (1 << r) != 0 {
+            return;
+        }
+        self.settle(acc);
+        self.wait_for(ready(r));
+        self.clean |= 1 << r;
+    }
+
+    /// A result in `rd` ready no later than the next instruction issues.
+    fn ready_next(&mut self, rd: u8) {
+        if rd == 0 || rd >= 32 || self.clean & (1 << rd) != 0 {
+            return;
+        }
+        self.a.store64(ready(rd), R14);
+        self.clean |= 1 << rd;
+    }
+
+    /// A result in `rd` ready `lat` cycles after the issue cycle `r14 + acc.off`.
+    fn ready_at(&mut self, rd: u8, acc: Acc, lat: u64) {
+        if rd == 0 || rd >= 32 {
+            return;
+        }
+        self.a.lea64(RDX, at(R14, (acc.off + lat) as i32));
+        self.a.store64(ready(rd), RDX);
+        self.clean &= !(1 << rd);
+    }
+
+    /// [`pipeline::fetch`] for the instruction at `pc` (its line is checked once per block).
+    fn fetch(&mut self, pc: u32) {
+        let line = pc / ICACHE_LINE;
+        let tag = at(RBX, ICACHE + 4 * (line & (self.env.icache_sets - 1)) as i32);
+        let (miss, back) = (self.a.label(), self.a.label());
+        self.a.alu_imm(false, 7, Rm::Mem(tag), line.wrapping_add(1) as i32);
+        self.a.jcc(Cond::Ne, miss);
+        self.a.bind(back);
+        let penalty = self.env.timing.icache_miss as i32;
+        self.cold.push(Box::new(move |b: &mut Block<'a>| {
+            b.a.bind(miss);
+            b.a.store_imm32(tag, line.wrapping_add(1));
+            b.a.alu_imm(true, 0, Rm::Reg(R14), penalty);
+            b.a.jmp(back);
+        }));
+    }
+
+    /// [`pipeline::queue`]: waits while the store queue is full (clobbers rcx).
+    fn queue(&mut self, acc: &mut Acc) {
+        self.settle(acc);
+        self.a.load32(RCX, at(RBX, STORE_AT));
+        self.wait_for(indexed(RBX, RCX, 3).with_disp(STORES));
+    }
+
+    /// Stops before the access at `pc` if `r14` is past the horizon.
+    fn horizon(&mut self, pc: u32, acc: Acc) {
+        let past = self.a.label();
+        self.a.cmp64_mem(R14, at(RBX, HORIZON));
+        self.a.jcc(Cond::A, past);
+        self.cold.push(Box::new(move |b: &mut Block<'a>| {
+            b.a.bind(past);
+            b.flush(acc, 0);
+            b.exit_with(pc, YIELD);
+        }));
     }
 
     /// Jumps to the block at a static `target` (through the table), or exits.
@@ -167,7 +279,10 @@ impl<'a> Block<'a> {
         }
     }
 
-    fn load(&mut self, i: Inst, pc: u32, acc: Acc) {
+    /// A load: [`pipeline::need`], [`pipeline::queue`], then for L1 [`pipeline::slot`],
+    /// the horizon and [`pipeline::load`]; local RAM out of line. `acc` is the state
+    /// before the instruction and becomes the state after it.
+    fn load(&mut self, i: Inst, pc: u32, acc: &mut Acc) {
         let (size, signed) = match i.op {
             Op::Lb => (1, true),
             Op::Lh => (2, true),
@@ -175,15 +290,45 @@ impl<'a> Block<'a> {
             Op::Lbu => (1, false),
             _ => (2, false),
         };
+        self.need(i.rs1, acc);
+        self.queue(acc);
+        let before = *acc;
         let (slow, local, done) = (self.a.label(), self.a.label(), self.a.label());
         self.address(&i, size, slow);
         self.a.alu_imm(false, 7, Rm::Reg(RAX), self.env.l1_size as i32);
         self.a.jcc(Cond::Ae, local);
-        let m = indexed(R12, RAX, 0);
-        if size == 4 { self.a.load32(RCX, m) } else { self.a.load_narrow(RCX, m, size, signed) }
-        self.write(i.rd, RCX);
+        if self.env.timing.dcache_lines != 0 {
+            // Blackhole's data cache: the interpreter's.
+            self.a.jmp(slow);
+        } else {
+            // L1: a load slot, the horizon, the port.
+            let lat = self.env.timing.l1_load as i32;
+            self.a.load32(RCX, at(RBX, LOAD_AT));
+            self.wait_for(indexed(RBX, RCX, 3).with_disp(LOADS));
+            self.horizon(pc, before);
+            self.a.load64(RDX, at(RBX, PORT));
+            self.a.cmp64(RDX, Rm::Reg(R14));
+            self.a.cmovb64(RDX, Rm::Reg(R14));
+            self.a.lea64(RSI, at(RDX, 1));
+            self.a.store64(at(RBX, PORT), RSI);
+            self.a.lea64(RSI, at(RDX, lat - 1));
+            self.a.store64(indexed(RBX, RCX, 3).with_disp(LOADS), RSI);
+            self.a.alu_imm(false, 0, Rm::Reg(RCX), 1);
+            self.a.alu_imm(false, 4, Rm::Reg(RCX), pipeline::LOADS_IN_FLIGHT as i32 - 1);
+            self.a.store32(at(RBX, LOAD_AT), RCX);
+            if i.rd != 0 && i.rd < 32 {
+                self.a.lea64(RSI, at(RDX, lat));
+                self.a.store64(ready(i.rd), RSI);
+            }
+            let m = indexed(R12, RAX, 0);
+            if size == 4 { self.a.load32(RCX, m) } else { self.a.load_narrow(RCX, m, size, signed) }
+            self.write(i.rd, RCX);
+        }
         self.a.bind(done);
-        let delta = self.env.cycle.local_ram as i64 - self.env.cycle.l1_load as i64;
+        if i.rd != 0 && i.rd < 32 {
+            self.clean &= !(1 << i.rd);
+        }
+        acc.off = 1;
         let env = self.env;
         self.cold.push(Box::new(move |b: &mut Block<'a>| {
             b.a.bind(local);
@@ -191,24 +336,31 @@ impl<'a> Block<'a> {
             b.a.alu_imm(false, 5, Rm::Reg(RCX), riscv_linker::mmio::LOCAL_RAM_BASE as i32);
             b.a.alu_imm(false, 7, Rm::Reg(RCX), env.local_size as i32);
             b.a.jcc(Cond::Ae, slow);
+            if i.rd != 0 && i.rd < 32 {
+                b.a.lea64(RDX, at(R14, env.timing.local_load as i32));
+                b.a.store64(ready(i.rd), RDX);
+            }
             let m = indexed(R13, RCX, 0);
             if size == 4 { b.a.load32(RCX, m) } else { b.a.load_narrow(RCX, m, size, signed) }
             b.write(i.rd, RCX);
-            if delta != 0 {
-                b.a.alu_imm(true, 0, Rm::Reg(R14), delta as i32);
-            }
             b.a.jmp(done);
             b.a.bind(slow);
-            b.slow(pc, acc);
+            b.slow(pc, before);
         }));
     }
 
-    fn store(&mut self, i: Inst, pc: u32, acc: Acc) {
+    /// A store: [`pipeline::need`], [`pipeline::queue`], the horizon for L1, then
+    /// [`pipeline::store`].
+    fn store(&mut self, i: Inst, pc: u32, acc: &mut Acc) {
         let size = match i.op {
             Op::Sb => 1,
             Op::Sh => 2,
             _ => 4,
         };
+        self.need(i.rs1, acc);
+        self.need(i.rs2, acc);
+        self.queue(acc);
+        let before = *acc;
         let (slow, local, low, write, done) =
             (self.a.label(), self.a.label(), self.a.label(), self.a.label(), self.a.label());
         self.address(&i, size, slow);
@@ -217,6 +369,17 @@ impl<'a> Block<'a> {
         self.a.alu_imm(false, 7, Rm::Reg(RAX), self.env.code_end as i32);
         self.a.jcc(Cond::B, low);
         self.a.bind(write);
+        self.horizon(pc, before);
+        // emit = max(t + 1, last_emit + 1, port); the port is then held.
+        self.a.load64(RDX, at(RBX, LAST_EMIT));
+        self.a.cmp64(RDX, Rm::Reg(R14));
+        self.a.cmovb64(RDX, Rm::Reg(R14));
+        self.a.alu_imm(true, 0, Rm::Reg(RDX), 1);
+        self.a.cmp64(RDX, Rm::Mem(at(RBX, PORT)));
+        self.a.cmovb64(RDX, Rm::Mem(at(RBX, PORT)));
+        self.a.lea64(RSI, at(RDX, self.env.timing.l1_store_port as i32));
+        self.a.store64(at(RBX, PORT), RSI);
+        self.emitted();
         self.read(RCX, i.rs2);
         let m = indexed(R12, RAX, 0);
         match size {
@@ -225,7 +388,7 @@ impl<'a> Block<'a> {
             _ => self.a.store32(m, RCX),
         }
         self.a.bind(done);
-        let delta = self.env.cycle.local_ram as i64 - self.env.cycle.l1_store as i64;
+        acc.off = 1;
         let env = self.env;
         self.cold.push(Box::new(move |b: &mut Block<'a>| {
             // Below code_end: allowed only between code regions.
@@ -241,24 +404,37 @@ impl<'a> Block<'a> {
             }
             b.a.jmp(write);
             b.a.bind(local);
-            b.a.mov_rr(RDX, RAX);
-            b.a.alu_imm(false, 5, Rm::Reg(RDX), riscv_linker::mmio::LOCAL_RAM_BASE as i32);
-            b.a.alu_imm(false, 7, Rm::Reg(RDX), env.local_size as i32);
+            b.a.mov_rr(RDI, RAX);
+            b.a.alu_imm(false, 5, Rm::Reg(RDI), riscv_linker::mmio::LOCAL_RAM_BASE as i32);
+            b.a.alu_imm(false, 7, Rm::Reg(RDI), env.local_size as i32);
             b.a.jcc(Cond::Ae, slow);
+            // emit = max(t + 1, last_emit + 1): no port.
+            b.a.load64(RDX, at(RBX, LAST_EMIT));
+            b.a.cmp64(RDX, Rm::Reg(R14));
+            b.a.cmovb64(RDX, Rm::Reg(R14));
+            b.a.alu_imm(true, 0, Rm::Reg(RDX), 1);
+            b.emitted();
             b.read(RCX, i.rs2);
-            let m = indexed(R13, RDX, 0);
+            let m = indexed(R13, RDI, 0);
             match size {
                 1 => b.a.store8(m, RCX),
                 2 => b.a.store16(m, RCX),
                 _ => b.a.store32(m, RCX),
             }
-            if delta != 0 {
-                b.a.alu_imm(true, 0, Rm::Reg(R14), delta as i32);
-            }
             b.a.jmp(done);
             b.a.bind(slow);
-            b.slow(pc, acc);
+            b.slow(pc, before);
         }));
+    }
+
+    /// Records a store emitted at `rdx` in the queue (clobbers rcx).
+    fn emitted(&mut self) {
+        self.a.store64(at(RBX, LAST_EMIT), RDX);
+        self.a.load32(RCX, at(RBX, STORE_AT));
+        self.a.store64(indexed(RBX, RCX, 3).with_disp(STORES), RDX);
+        self.a.alu_imm(false, 0, Rm::Reg(RCX), 1);
+        self.a.alu_imm(false, 4, Rm::Reg(RCX), pipeline::STORE_QUEUE as i32 - 1);
+        self.a.store32(at(RBX, STORE_AT), RCX);
     }
 
     /// Register-register and register-immediate arithmetic. Returns false if the
@@ -368,29 +544,17 @@ impl<'a> Block<'a> {
     }
 }
 
-/// Cycles an instruction costs statically (base + multiply; memory latency of the L1 path).
-fn static_cost(cm: &CycleModel, op: Op) -> u64 {
-    let base = cm.base_cpi.max(1) as u64;
-    base + match op {
-        Op::Mul | Op::Mulh | Op::Mulhsu | Op::Mulhu => cm.mul as u64,
-        Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => cm.l1_load as u64,
-        Op::Sb | Op::Sh | Op::Sw => cm.l1_store as u64,
-        _ => 0,
-    }
-}
-
 /// Compiles the block starting at `pc`, to be placed at absolute address `here`, given
 /// the current block `table`.
 /// `None` if the first instruction is one the JIT leaves to the interpreter.
 pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) -> Option<Vec<u8>> {
-    let mut b = Block { env, table, start: pc, a: Asm::new(), here, cold: Vec::new() };
+    let mut b = Block { env, table, start: pc, a: Asm::new(), here, cold: Vec::new(), clean: 0 };
     let limit_exit = b.a.label();
     b.a.cmp64_mem(R14, at(RBX, LIMIT_OFF));
     b.a.jcc(Cond::Ae, limit_exit);
     debug_assert_eq!(b.a.len(), CHECK_LEN);
-    let cm = env.cycle;
-    let taken = cm.taken_branch as u64;
-    let mut acc = Acc { cycles: 0, count: 0 };
+    let cfg = env.timing;
+    let mut acc = Acc { off: 0, count: 0 };
     let mut p = pc;
     loop {
         let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else {
@@ -403,15 +567,27 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
             b.goto(p, false);
             break;
         }
-        let cost = static_cost(&cm, i.op);
-        let after = Acc { cycles: acc.cycles + cost, count: acc.count + 1 };
+        if !compilable(i.op) {
+            // Division, CSRs, ecall, ebreak, illegal: the interpreter's.
+            if acc.count == 0 {
+                return None;
+            }
+            b.slow(p, acc);
+            break;
+        }
+        if p == pc || p % ICACHE_LINE == 0 {
+            b.fetch(p);
+        }
         match i.op {
-            Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => b.load(i, p, acc),
-            Op::Sb | Op::Sh | Op::Sw => b.store(i, p, acc),
-            Op::Auipc => {
+            Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => b.load(i, p, &mut acc),
+            Op::Sb | Op::Sh | Op::Sw => b.store(i, p, &mut acc),
+            Op::Auipc | Op::Lui => {
+                let v = if i.op == Op::Lui { i.imm as u32 } else { p.wrapping_add(i.imm as u32) };
                 if i.rd != 0 && i.rd < 32 {
-                    b.a.store_imm32(reg(i.rd), p.wrapping_add(i.imm as u32));
+                    b.a.store_imm32(reg(i.rd), v);
                 }
+                b.ready_next(i.rd);
+                acc.off += 1;
             }
             Op::Jal => {
                 let target = p.wrapping_add(i.imm as u32);
@@ -422,12 +598,16 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
                 if i.rd != 0 && i.rd < 32 {
                     b.a.store_imm32(reg(i.rd), p.wrapping_add(4));
                 }
-                b.flush(after, taken);
+                b.ready_next(i.rd);
+                let after = Acc { off: acc.off + 1, count: acc.count + 1 };
+                b.flush(after, 0);
                 b.goto(target, true);
                 break;
             }
             Op::Jalr => {
                 let misaligned = b.a.label();
+                b.need(i.rs1, &mut acc);
+                let before = acc;
                 b.read(RAX, i.rs1);
                 if i.imm != 0 {
                     b.a.alu_imm(false, 0, Rm::Reg(RAX), i.imm);
@@ -439,7 +619,9 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
                 if i.rd != 0 && i.rd < 32 {
                     b.a.store_imm32(reg(i.rd), p.wrapping_add(4));
                 }
-                b.flush(after, taken);
+                b.ready_next(i.rd);
+                let after = Acc { off: acc.off + 1, count: acc.count + 1 };
+                b.flush(after, 0);
                 // Dynamic goto: rcx = target - fetch_base, in bytes.
                 let miss = b.a.label();
                 b.a.mov_rr(RCX, RAX);
@@ -456,11 +638,13 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
                 let here = b.here;
                 b.a.jmp_abs(here, env.exit);
                 b.a.bind(misaligned);
-                b.slow(p, acc);
+                b.slow(p, before);
                 break;
             }
             Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu => {
                 let target = p.wrapping_add(i.imm as u32);
+                b.need(i.rs1, &mut acc);
+                b.need(i.rs2, &mut acc);
                 let taken_l = b.a.label();
                 b.read(RAX, i.rs1);
                 b.read(RCX, i.rs2);
@@ -473,30 +657,39 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
                     Op::Bltu => Cond::B,
                     _ => Cond::Ae,
                 };
+                let cost = |taken| pipeline::branch(&cfg, 0, i.imm, taken);
                 b.a.jcc(c, taken_l);
-                b.flush(after, 0);
+                b.flush(Acc { off: acc.off + cost(false), count: acc.count + 1 }, 0);
                 b.goto(p.wrapping_add(4), true);
                 b.a.bind(taken_l);
                 if target & 3 != 0 {
                     b.slow(p, acc);
                 } else {
-                    b.flush(after, taken);
+                    b.flush(Acc { off: acc.off + cost(true), count: acc.count + 1 }, 0);
                     b.goto(target, true);
                 }
                 break;
             }
-            _ => {
-                if !b.alu(i) {
-                    // Division, CSRs, ecall, ebreak, illegal: the interpreter's.
-                    if acc.count == 0 {
-                        return None;
-                    }
-                    b.slow(p, acc);
-                    break;
+            Op::Mul | Op::Mulh | Op::Mulhsu | Op::Mulhu => {
+                b.need(i.rs1, &mut acc);
+                b.need(i.rs2, &mut acc);
+                b.alu(i);
+                if cfg.mul_latency <= cfg.mul_issue {
+                    b.ready_next(i.rd);
+                } else {
+                    b.ready_at(i.rd, acc, cfg.mul_latency as u64);
                 }
+                acc.off += cfg.mul_issue as u64;
+            }
+            _ => {
+                b.need(i.rs1, &mut acc);
+                b.need(i.rs2, &mut acc);
+                b.alu(i);
+                b.ready_next(i.rd);
+                acc.off += 1;
             }
         }
-        acc = after;
+        acc.count += 1;
         p = p.wrapping_add(4);
     }
     b.a.bind(limit_exit);
@@ -505,4 +698,25 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
         f(&mut b);
     }
     b.a.finish()
+}
+
+/// Whether generated code covers `op` (everything else is the interpreter's).
+fn compilable(op: Op) -> bool {
+    !matches!(
+        op,
+        Op::Div
+            | Op::Divu
+            | Op::Rem
+            | Op::Remu
+            | Op::Ecall
+            | Op::Ebreak
+            | Op::Csrrw
+            | Op::Csrrs
+            | Op::Csrrc
+            | Op::Csrrwi
+            | Op::Csrrsi
+            | Op::Csrrci
+            | Op::Illegal
+            | Op::NoFetch
+    )
 }

@@ -8,7 +8,8 @@
 //! at a time, so there is one implementation of each corner case.
 //!
 //! Both follow the same rule for when a core stops at its limit (at run entry and after
-//! control transfers, see [`crate::exec`]) and the same cycle model, so a run gives the
+//! control transfers, see [`crate::exec`]) and the same pipeline model
+//! ([`crate::pipeline`]; `compile` says how), so a run gives the
 //! same result bit for bit with or without the JIT (`DeviceConfig::jit`); the tests check
 //! this, and the QEMU differential test runs through the JIT.
 //!
@@ -22,7 +23,7 @@ use crate::exec::{Exit, Flow};
 use crate::fault::FaultKind;
 use crate::hart::Hart;
 use crate::memory::TileMem;
-use compile::{CHECK_LEN, CONT, LIMIT, MISS};
+use compile::{CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 pub(crate) use compile::Env;
 use memmap2::{Mmap, MmapMut};
 use x86::*;
@@ -167,6 +168,7 @@ fn run_with(jit: &mut Jit, h: &mut Hart, mem: &mut TileMem, zicsr: bool) -> Resu
             jit.enter(&mut h.core, if check { entry } else { entry + CHECK_LEN });
             match h.core.exit_reason {
                 LIMIT => return Ok(Exit::Limit),
+                YIELD => return Ok(Exit::Yield),
                 MISS => {
                     check = true;
                     continue;
@@ -186,6 +188,7 @@ fn run_with(jit: &mut Jit, h: &mut Hart, mem: &mut TileMem, zicsr: bool) -> Resu
             Flow::Transfer => check = true,
             Flow::Halted(code) => return Ok(Exit::Halted(code)),
             Flow::ResetWrite => return Ok(Exit::ResetWrite),
+            Flow::Yield => return Ok(Exit::Yield),
         }
     }
 }

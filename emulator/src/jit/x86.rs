@@ -33,6 +33,13 @@ pub const fn indexed(base: u8, index: u8, scale: u8) -> Mem {
     Mem { base, index: Some((index, scale)), disp: 0 }
 }
 
+impl Mem {
+    /// The same operand with displacement `disp`.
+    pub const fn with_disp(self, disp: i32) -> Mem {
+        Mem { disp, ..self }
+    }
+}
+
 /// The r/m operand of an instruction.
 #[derive(Clone, Copy, Debug)]
 pub enum Rm {
@@ -52,6 +59,7 @@ pub enum Cond {
     E = 0x4,
     Ne = 0x5,
     Be = 0x6,
+    A = 0x7,
     L = 0xC,
     Ge = 0xD,
 }
@@ -194,6 +202,18 @@ impl Asm {
     pub fn alu_imm(&mut self, w: bool, digit: u8, rm: Rm, v: i32) {
         self.op(None, w, &[0x81], digit, rm);
         self.imm32(v);
+    }
+    /// `lea r64, [m]`
+    pub fn lea64(&mut self, r: u8, m: Mem) {
+        self.op(None, true, &[0x8D], r, Rm::Mem(m));
+    }
+    /// `cmovb r64, r/m64`
+    pub fn cmovb64(&mut self, r: u8, rm: Rm) {
+        self.op(None, true, &[0x0F, 0x42], r, rm);
+    }
+    /// `cmp r64, r/m64`
+    pub fn cmp64(&mut self, r: u8, rm: Rm) {
+        self.op(None, true, &[0x3B], r, rm);
     }
     /// `cmp r64, [m]`
     pub fn cmp64_mem(&mut self, r: u8, m: Mem) {
