@@ -3,7 +3,10 @@
 //! Register convention inside generated code: `rbx` = the hart's [`Core`], `rbp` = the
 //! block table (checked-entry address per instruction slot, 0 = not compiled, 1 = not
 //! compilable), `r12` = L1 base, `r13` = local RAM base, `r14` = clock, `r15` = retired
-//! count; `rax`, `rcx`, `rdx` are scratch. Guest registers live in `Core::regs`.
+//! count, and four fields of `Core::pipe` kept in registers between entry and exit: `r8` =
+//! the L1 port's next free cycle, `r9` = the load ring's position, `r10` = the store ring's
+//! position, `r11` = the last store's emit cycle; `rax`, `rcx`, `rdx`, `rsi`, `rdi` are
+//! scratch. Guest registers live in `Core::regs`.
 //!
 //! A block starts with the limit check (the *checked* entry; the *unchecked* entry is
 //! just after it) and runs straight-line code up to and including a branch or jump.
@@ -63,10 +66,10 @@ const PIPE: i32 = offset_of!(Core, pipe) as i32;
 const READY: i32 = PIPE + offset_of!(Pipe, ready) as i32;
 const LOADS: i32 = PIPE + offset_of!(Pipe, loads) as i32;
 const STORES: i32 = PIPE + offset_of!(Pipe, stores) as i32;
-const LOAD_AT: i32 = PIPE + offset_of!(Pipe, load_at) as i32;
-const STORE_AT: i32 = PIPE + offset_of!(Pipe, store_at) as i32;
-const LAST_EMIT: i32 = PIPE + offset_of!(Pipe, last_emit) as i32;
-const PORT: i32 = PIPE + offset_of!(Pipe, port) as i32;
+pub const LOAD_AT: i32 = PIPE + offset_of!(Pipe, load_at) as i32;
+pub const STORE_AT: i32 = PIPE + offset_of!(Pipe, store_at) as i32;
+pub const LAST_EMIT: i32 = PIPE + offset_of!(Pipe, last_emit) as i32;
+pub const PORT: i32 = PIPE + offset_of!(Pipe, port) as i32;
 const ICACHE: i32 = PIPE + offset_of!(Pipe, icache) as i32;
 
 const fn ready(r: u8) -> Mem {
@@ -116,6 +119,12 @@ struct Block<'a> {
     cold: Vec<Cold<'a>>,
     /// Registers whose `Pipe::ready` is known to be at most `r14` (bit per register).
     clean: u32,
+    /// The warm copy of a loop block (see [`compile`]): where jumps back to `start` go.
+    warm: Option<Label>,
+    /// Whether instruction-cache lines are checked (not in a warm copy).
+    icache: bool,
+    /// The `clean` set at the jump back to `start`, if the block made one.
+    back_edge: Option<u32>,
 }
 
 impl<'a> Block<'a> {
@@ -202,11 +211,10 @@ impl<'a> Block<'a> {
         }));
     }
 
-    /// [`pipeline::queue`]: waits while the store queue is full (clobbers rcx).
+    /// [`pipeline::queue`]: waits while the store queue is full.
     fn queue(&mut self, acc: &mut Acc) {
         self.settle(acc);
-        self.a.load32(RCX, at(RBX, STORE_AT));
-        self.wait_for(indexed(RBX, RCX, 3).with_disp(STORES));
+        self.wait_for(indexed(RBX, R10, 3).with_disp(STORES));
     }
 
     /// Stops before the access at `pc` if `r14` is past the horizon.
@@ -226,6 +234,13 @@ impl<'a> Block<'a> {
         let off = target.wrapping_sub(self.env.fetch_base);
         if off >= self.env.window || target & 3 != 0 {
             return self.exit_with(target, if checked { MISS } else { CONT });
+        }
+        if target == self.start {
+            self.back_edge = Some(self.clean);
+            if let Some(warm) = self.warm {
+                self.a.jmp(warm);
+                return;
+            }
         }
         // Direct jumps to this block's own start (loops) and to blocks compiled already;
         // the buffer is only ever emptied as a whole, so these never dangle.
@@ -303,19 +318,16 @@ impl<'a> Block<'a> {
         } else {
             // L1: a load slot, the horizon, the port.
             let lat = self.env.timing.l1_load as i32;
-            self.a.load32(RCX, at(RBX, LOAD_AT));
-            self.wait_for(indexed(RBX, RCX, 3).with_disp(LOADS));
+            self.wait_for(indexed(RBX, R9, 3).with_disp(LOADS));
             self.horizon(pc, before);
-            self.a.load64(RDX, at(RBX, PORT));
+            self.a.mov_rr64(RDX, R8);
             self.a.cmp64(RDX, Rm::Reg(R14));
             self.a.cmovb64(RDX, Rm::Reg(R14));
-            self.a.lea64(RSI, at(RDX, 1));
-            self.a.store64(at(RBX, PORT), RSI);
+            self.a.lea64(R8, at(RDX, 1));
             self.a.lea64(RSI, at(RDX, lat - 1));
-            self.a.store64(indexed(RBX, RCX, 3).with_disp(LOADS), RSI);
-            self.a.alu_imm(false, 0, Rm::Reg(RCX), 1);
-            self.a.alu_imm(false, 4, Rm::Reg(RCX), pipeline::LOADS_IN_FLIGHT as i32 - 1);
-            self.a.store32(at(RBX, LOAD_AT), RCX);
+            self.a.store64(indexed(RBX, R9, 3).with_disp(LOADS), RSI);
+            self.a.alu_imm(false, 0, Rm::Reg(R9), 1);
+            self.a.alu_imm(false, 4, Rm::Reg(R9), pipeline::LOADS_IN_FLIGHT as i32 - 1);
             if i.rd != 0 && i.rd < 32 {
                 self.a.lea64(RSI, at(RDX, lat));
                 self.a.store64(ready(i.rd), RSI);
@@ -371,14 +383,13 @@ impl<'a> Block<'a> {
         self.a.bind(write);
         self.horizon(pc, before);
         // emit = max(t + 1, last_emit + 1, port); the port is then held.
-        self.a.load64(RDX, at(RBX, LAST_EMIT));
+        self.a.mov_rr64(RDX, R11);
         self.a.cmp64(RDX, Rm::Reg(R14));
         self.a.cmovb64(RDX, Rm::Reg(R14));
         self.a.alu_imm(true, 0, Rm::Reg(RDX), 1);
-        self.a.cmp64(RDX, Rm::Mem(at(RBX, PORT)));
-        self.a.cmovb64(RDX, Rm::Mem(at(RBX, PORT)));
-        self.a.lea64(RSI, at(RDX, self.env.timing.l1_store_port as i32));
-        self.a.store64(at(RBX, PORT), RSI);
+        self.a.cmp64(RDX, Rm::Reg(R8));
+        self.a.cmovb64(RDX, Rm::Reg(R8));
+        self.a.lea64(R8, at(RDX, self.env.timing.l1_store_port as i32));
         self.emitted();
         self.read(RCX, i.rs2);
         let m = indexed(R12, RAX, 0);
@@ -409,7 +420,7 @@ impl<'a> Block<'a> {
             b.a.alu_imm(false, 7, Rm::Reg(RDI), env.local_size as i32);
             b.a.jcc(Cond::Ae, slow);
             // emit = max(t + 1, last_emit + 1): no port.
-            b.a.load64(RDX, at(RBX, LAST_EMIT));
+            b.a.mov_rr64(RDX, R11);
             b.a.cmp64(RDX, Rm::Reg(R14));
             b.a.cmovb64(RDX, Rm::Reg(R14));
             b.a.alu_imm(true, 0, Rm::Reg(RDX), 1);
@@ -427,14 +438,12 @@ impl<'a> Block<'a> {
         }));
     }
 
-    /// Records a store emitted at `rdx` in the queue (clobbers rcx).
+    /// Records a store emitted at `rdx` in the queue.
     fn emitted(&mut self) {
-        self.a.store64(at(RBX, LAST_EMIT), RDX);
-        self.a.load32(RCX, at(RBX, STORE_AT));
-        self.a.store64(indexed(RBX, RCX, 3).with_disp(STORES), RDX);
-        self.a.alu_imm(false, 0, Rm::Reg(RCX), 1);
-        self.a.alu_imm(false, 4, Rm::Reg(RCX), pipeline::STORE_QUEUE as i32 - 1);
-        self.a.store32(at(RBX, STORE_AT), RCX);
+        self.a.mov_rr64(R11, RDX);
+        self.a.store64(indexed(RBX, R10, 3).with_disp(STORES), RDX);
+        self.a.alu_imm(false, 0, Rm::Reg(R10), 1);
+        self.a.alu_imm(false, 4, Rm::Reg(R10), pipeline::STORE_QUEUE as i32 - 1);
     }
 
     /// Register-register and register-immediate arithmetic. Returns false if the
@@ -547,12 +556,97 @@ impl<'a> Block<'a> {
 /// Compiles the block starting at `pc`, to be placed at absolute address `here`, given
 /// the current block `table`.
 /// `None` if the first instruction is one the JIT leaves to the interpreter.
+///
+/// A block that ends by jumping back to its own start (a loop) is compiled twice: the
+/// first copy runs once from any entry; its jump back goes to a second, *warm* copy that
+/// starts with what the first copy's end knows (registers known ready, instruction-cache
+/// lines present: nothing else runs on this core in between) and loops on itself.
 pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) -> Option<Vec<u8>> {
-    let mut b = Block { env, table, start: pc, a: Asm::new(), here, cold: Vec::new(), clean: 0 };
+    let mut b = Block {
+        env,
+        table,
+        start: pc,
+        a: Asm::new(),
+        here,
+        cold: Vec::new(),
+        clean: 0,
+        warm: None,
+        icache: true,
+        back_edge: None,
+    };
     let limit_exit = b.a.label();
     b.a.cmp64_mem(R14, at(RBX, LIMIT_OFF));
     b.a.jcc(Cond::Ae, limit_exit);
     debug_assert_eq!(b.a.len(), CHECK_LEN);
+    let loops = loops_to_start(env, code, pc);
+    if loops {
+        b.warm = Some(b.a.label());
+    }
+    if !body(&mut b, code, pc) {
+        return None;
+    }
+    if let (Some(warm), Some(clean)) = (b.warm, b.back_edge) {
+        // The warm copy: entered only from a jump back to `pc` (a check point).
+        b.a.bind(warm);
+        b.a.cmp64_mem(R14, at(RBX, LIMIT_OFF));
+        b.a.jcc(Cond::Ae, limit_exit);
+        b.clean = clean;
+        b.icache = !lines_collide(env, code, pc);
+        body(&mut b, code, pc);
+    }
+    b.a.bind(limit_exit);
+    b.exit_with(pc, LIMIT);
+    while let Some(f) = b.cold.pop() {
+        f(&mut b);
+    }
+    b.a.finish()
+}
+
+/// The last instruction of the block at `pc` (the first control transfer, or an
+/// instruction left to the interpreter, or the length limit) and whether it can jump back
+/// to `pc`.
+fn loops_to_start(env: &Env, code: &[Inst], pc: u32) -> bool {
+    let mut p = pc;
+    for _ in 0..MAX_BLOCK {
+        let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else { return false };
+        if !compilable(i.op) {
+            return false;
+        }
+        match i.op {
+            Op::Jal | Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu => {
+                return p.wrapping_add(i.imm as u32) == pc;
+            }
+            Op::Jalr => return false,
+            _ => {}
+        }
+        p = p.wrapping_add(4);
+    }
+    false
+}
+
+/// Whether two of the block's instruction-cache lines share a set (then a pass over the
+/// block can evict its own lines, and the warm copy checks them too).
+fn lines_collide(env: &Env, code: &[Inst], pc: u32) -> bool {
+    let mut p = pc;
+    let mut seen = std::collections::HashSet::new();
+    let sets = env.icache_sets;
+    for _ in 0..MAX_BLOCK {
+        if !seen.insert((p / ICACHE_LINE) & (sets - 1)) && p % ICACHE_LINE == 0 {
+            return true;
+        }
+        let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else { return false };
+        if matches!(i.op, Op::Jal | Op::Jalr | Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu) || !compilable(i.op) {
+            return false;
+        }
+        p = p.wrapping_add(4);
+    }
+    true
+}
+
+/// Emits one copy of the block's instructions from `pc`. False if the first instruction is
+/// left to the interpreter.
+fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
+    let env = b.env;
     let cfg = env.timing;
     let mut acc = Acc { off: 0, count: 0 };
     let mut p = pc;
@@ -570,12 +664,12 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
         if !compilable(i.op) {
             // Division, CSRs, ecall, ebreak, illegal: the interpreter's.
             if acc.count == 0 {
-                return None;
+                return false;
             }
             b.slow(p, acc);
             break;
         }
-        if p == pc || p % ICACHE_LINE == 0 {
+        if b.icache && (p == pc || p % ICACHE_LINE == 0) {
             b.fetch(p);
         }
         match i.op {
@@ -692,12 +786,7 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
         acc.count += 1;
         p = p.wrapping_add(4);
     }
-    b.a.bind(limit_exit);
-    b.exit_with(pc, LIMIT);
-    while let Some(f) = b.cold.pop() {
-        f(&mut b);
-    }
-    b.a.finish()
+    true
 }
 
 /// Whether generated code covers `op` (everything else is the interpreter's).

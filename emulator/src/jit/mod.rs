@@ -76,10 +76,18 @@ impl Jit {
         a.load64(RBP, at(RBX, compile::TABLE_OFF));
         a.load64(R14, at(RBX, compile::TIME_OFF));
         a.load64(R15, at(RBX, compile::INSTRET_OFF));
+        a.load64(R8, at(RBX, compile::PORT));
+        a.load32(R9, at(RBX, compile::LOAD_AT));
+        a.load32(R10, at(RBX, compile::STORE_AT));
+        a.load64(R11, at(RBX, compile::LAST_EMIT));
         a.jmp_reg(RSI);
         env.exit = base + a.len();
         a.store64(at(RBX, compile::TIME_OFF), R14);
         a.store64(at(RBX, compile::INSTRET_OFF), R15);
+        a.store64(at(RBX, compile::PORT), R8);
+        a.store32(at(RBX, compile::LOAD_AT), R9);
+        a.store32(at(RBX, compile::STORE_AT), R10);
+        a.store64(at(RBX, compile::LAST_EMIT), R11);
         a.alu_imm(true, 0, Rm::Reg(RSP), 8);
         for r in [R15, R14, R13, R12, RBP, RBX] {
             a.pop(r);
