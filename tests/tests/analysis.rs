@@ -43,7 +43,7 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
     let root: PathBuf = workspace().join("target/test-analysis");
     for (i, (stage, _, risc)) in STAGES.iter().enumerate() {
         let out = root.join(stage);
-        run_pipeline(&out, i as u32 + 1, 4000);
+        run_pipeline(&out, i as u32 + 1, 20000);
         let a = analysis(&out);
         let ops = a["ops"].as_array().unwrap();
         assert_eq!(ops.len(), 1);
@@ -154,14 +154,15 @@ fn kernels_without_typed_waits_get_no_verdict() {
 }
 
 /// `ttprof diff` on a kernel whose inner loop does twice the work: math's extra loop goes
-/// from 2000 to 4000 steps per tile; the gate fails naming `math-tile`, whose mean grew.
+/// from 10000 to 20000 steps per tile (each step an L1 store: 5 cycles of its L1 port, so
+/// math is the bottleneck in both runs); the gate fails naming `math-tile`, whose mean grew.
 #[test]
 fn twice_the_work_in_math_fails_the_diff_gate_naming_the_zone() {
     let root: PathBuf = workspace().join("target/test-analysis/diff");
     let (base, same, slower) = (root.join("base"), root.join("same"), root.join("slower"));
-    run_pipeline(&base, 3, 2000);
-    run_pipeline(&same, 3, 2000);
-    run_pipeline(&slower, 3, 4000);
+    run_pipeline(&base, 3, 10000);
+    run_pipeline(&same, 3, 10000);
+    run_pipeline(&slower, 3, 20000);
     let diff = |new: &Path| {
         Command::new(ttprof_binary()).arg("diff").arg(&base).arg(new).args(["--fail-above", "20"]).output().unwrap()
     };
