@@ -18,6 +18,7 @@ use crate::hart::Core;
 use crate::fault::FaultKind;
 use crate::hart::Hart;
 use crate::memory::TileMem;
+use riscv_linker::mmio::INSTRN_BUF_BASE;
 
 /// Why [`Hart::run`] returned without a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +48,7 @@ impl Hart {
     /// instruction's and it is not counted as retired.
     pub(crate) fn run(&mut self, mem: &mut TileMem, limit: u64, zicsr: bool) -> Result<Exit, FaultKind> {
         self.core.limit = limit;
+        mem.risc = self.risc;
         #[cfg(all(target_arch = "x86_64", unix))]
         if self.jit.is_some() {
             return crate::jit::run(self, mem, zicsr);
@@ -241,6 +243,8 @@ fn step(
                 let counters = Counters { cycles: t - start, instret: n, wall: mem.regs.wall(t) };
                 x!(i.rd) = csrs.access(csr, op, operand, write, counters)?;
             }
+            // `.ttinsn`: exactly a `sw` of the Tensix instruction word to INSTRN_BUF_BASE.
+            Op::TtInsn => t += mem.store::<4>(local, INSTRN_BUF_BASE, imm, t)? as u64,
             Op::Illegal => return Err(FaultKind::IllegalInstruction),
             Op::NoFetch => return Err(FaultKind::FetchOutsideCode),
         }
