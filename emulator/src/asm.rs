@@ -121,6 +121,12 @@ pub fn fence() -> u32 {
 pub fn fence_i() -> u32 {
     0x0000_100F
 }
+/// `.ttinsn insn`: pushes Tensix instruction `insn` (below 0xC0000000), encoded as `insn`
+/// rotated left by two bits.
+pub fn ttinsn(insn: u32) -> u32 {
+    debug_assert!(insn < 0xC000_0000, ".ttinsn takes a value below 0xC0000000");
+    insn.rotate_left(2)
+}
 /// `csrrw rd, csr, rs1` and friends: `f3` 1..=3 register forms, 5..=7 immediate forms.
 pub fn csr(f3: u32, rd: u32, csr: u32, rs1_or_uimm: u32) -> u32 {
     ((csr & 0xFFF) << 20) | ((rs1_or_uimm & 31) << 15) | (f3 << 12) | ((rd & 31) << 7) | 0x73

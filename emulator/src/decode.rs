@@ -1,4 +1,11 @@
-//! Decoding RV32IM + Zicsr instruction words into [`Inst`].
+//! Decoding RV32IM + Zicsr instruction words, and the baby RISC-V cores' `.ttinsn`, into
+//! [`Inst`].
+//!
+//! The cores have no C extension: a word whose low two bits are not `0b11` is `.ttinsn`
+//! ([Push Tensix instruction]), a store of the word rotated right by two bits (the Tensix
+//! instruction) to `INSTRN_BUF_BASE`. So the all-zero word is `.ttinsn 0x00000000`.
+//!
+//! [Push Tensix instruction]: https://github.com/tenstorrent/tt-isa-documentation/blob/main/WormholeB0/TensixTile/BabyRISCV/PushTensixInstruction.md#ttinsn-instruction-set-extension
 //!
 //! Decoding never fails: a word that is not a valid instruction of the emulated ISA becomes
 //! [`Op::Illegal`], which faults only when executed (hardware would run off into the weeds;
@@ -64,6 +71,8 @@ pub enum Op {
     Csrrwi,
     Csrrsi,
     Csrrci,
+    /// `.ttinsn`: pushes the Tensix instruction in `imm` (a store to `INSTRN_BUF_BASE`).
+    TtInsn,
     /// Not an instruction of the emulated ISA.
     Illegal,
     /// Not an instruction fetch target: a word outside the core's code region that sits
@@ -108,6 +117,7 @@ impl Inst {
                 | Op::FenceI
                 | Op::Ecall
                 | Op::Ebreak
+                | Op::TtInsn
                 | Op::Illegal
                 | Op::NoFetch
         )
@@ -148,7 +158,8 @@ pub fn decode(w: u32) -> Inst {
     let f3 = bits(w, 14, 12);
     let f7 = bits(w, 31, 25);
     if w & 3 != 3 {
-        return Inst::ILLEGAL; // compressed encodings: no C extension
+        // No C extension: this space is `.ttinsn`, the Tensix instruction rotated left by 2.
+        return Inst::new(Op::TtInsn, 0, 0, 0, w.rotate_right(2) as i32);
     }
     match bits(w, 6, 0) {
         0b0110111 => Inst::new(Op::Lui, rd, 0, 0, imm_u(w)),
@@ -274,14 +285,22 @@ mod tests {
 
     #[test]
     fn reserved_encodings_are_illegal() {
-        assert_eq!(decode(0).op, Op::Illegal);
         assert_eq!(decode(0xFFFF_FFFF).op, Op::Illegal);
         assert_eq!(decode(0x4000_1013).op, Op::Illegal, "slli with funct7 != 0");
         assert_eq!(decode(0x4000_0033 | (1 << 12)).op, Op::Illegal, "sub-style sll");
         assert_eq!(decode(0x0000_2067).op, Op::Illegal, "jalr with funct3 != 0");
         assert_eq!(decode(0x0000_3003).op, Op::Illegal, "ld is RV64");
-        assert_eq!(decode(0x0000_0001).op, Op::Illegal, "compressed");
         assert_eq!(decode(0x0020_0073).op, Op::Illegal, "uret is not implemented");
+    }
+
+    #[test]
+    fn words_with_low_bits_other_than_0b11_are_ttinsn() {
+        // .ttinsn 0x02000000 (a Tensix NOP) is encoded as the word rotated left by two.
+        assert_eq!(decode(0x0800_0000), Inst::new(Op::TtInsn, 0, 0, 0, 0x0200_0000));
+        assert_eq!(decode(0).op, Op::TtInsn);
+        assert_eq!(decode(0x0000_0001).imm as u32, 0x4000_0000);
+        assert_eq!(decode(0xFFFF_FFFE).imm as u32, 0xBFFF_FFFF, "the largest (rotated) immediate");
+        assert!(!decode(0x0000_0002).writes_rd());
     }
 
     #[test]

@@ -114,6 +114,7 @@ impl Device {
                     timing: cfg.timing,
                     misaligned: cfg.misaligned,
                     niu: cfg.noc.enabled.then(|| Box::new(Niu::new(topo.clone(), global, coord))),
+                    risc: Risc::Brisc,
                 };
                 tiles.push(Tile {
                     chip,

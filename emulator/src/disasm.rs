@@ -103,6 +103,7 @@ pub fn mnemonic(op: Op) -> &'static str {
         Csrrwi => "csrrwi",
         Csrrsi => "csrrsi",
         Csrrci => "csrrci",
+        TtInsn => ".ttinsn",
         Illegal | NoFetch => "<illegal>",
     }
 }
@@ -135,6 +136,7 @@ pub fn disassemble(word: u32, pc: u32) -> String {
                 write!(s, "{m} {}, {csr}, {}", reg(i.rd), reg(i.rs1))
             }
         }
+        Op::TtInsn => write!(s, "{m} {:#010x}", i.imm as u32),
         Op::Illegal | Op::NoFetch => write!(s, "<illegal instruction {word:#010x}>"),
         _ => write!(s, "{m} {}, {}, {}", reg(i.rd), reg(i.rs1), reg(i.rs2)),
     };
@@ -169,5 +171,7 @@ mod tests {
         assert_eq!(disassemble(0x00000073, 0), "ecall");
         assert_eq!(disassemble(0xFFFFFFFF, 0), "<illegal instruction 0xffffffff>");
         assert_eq!(disassemble(0xFFB01117, 0x800), "auipc sp, 0xffb01");
+        assert_eq!(disassemble(0x0800_0000, 0), ".ttinsn 0x02000000");
+        assert_eq!(disassemble(0, 0), ".ttinsn 0x00000000");
     }
 }

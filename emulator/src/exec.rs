@@ -19,6 +19,7 @@ use crate::fault::FaultKind;
 use crate::hart::Hart;
 use crate::memory::TileMem;
 use crate::pipeline::{self, Region};
+use riscv_linker::mmio::INSTRN_BUF_BASE;
 
 /// Why [`Hart::run`] returned without a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +32,9 @@ pub(crate) enum Exit {
     ResetWrite,
     /// The core reached an access at a cycle past its horizon (see [`crate::tile`]).
     Yield,
+    /// The access at pc waits on a FIFO (an empty mailbox or PCBuf, a full one): not made;
+    /// the tile retries it once another core has moved on.
+    Blocked { addr: u32, write: bool },
 }
 
 /// What one executed instruction did to control flow.
@@ -43,6 +47,8 @@ pub(crate) enum Flow {
     /// The instruction at pc is an access another core must precede (`core.time` is its
     /// issue cycle, past the core's horizon): not executed; the tile runs the others first.
     Yield,
+    /// The access at pc waits on a FIFO (`core.time` is its issue cycle): not executed.
+    Blocked { addr: u32, write: bool },
     Halted(u32),
     ResetWrite,
 }
@@ -53,6 +59,7 @@ impl Hart {
     /// instruction's and it is not counted as retired.
     pub(crate) fn run(&mut self, mem: &mut TileMem, limit: u64, zicsr: bool) -> Result<Exit, FaultKind> {
         self.core.limit = limit;
+        mem.risc = self.risc;
         #[cfg(all(target_arch = "x86_64", unix))]
         if self.jit.is_some() {
             return crate::jit::run(self, mem, zicsr);
@@ -77,6 +84,7 @@ impl Hart {
                 Flow::Halted(code) => return Ok(Exit::Halted(code)),
                 Flow::ResetWrite => return Ok(Exit::ResetWrite),
                 Flow::Yield => return Ok(Exit::Yield),
+                Flow::Blocked { addr, write } => return Ok(Exit::Blocked { addr, write }),
             }
         }
     }
@@ -201,9 +209,16 @@ fn step(
                 let region = pipeline::region(addr, l1, local_len);
                 access!(region, true);
                 let v = match size {
-                    1 => mem.load::<1>(local, addr, t)?,
-                    2 => mem.load::<2>(local, addr, t)?,
-                    _ => mem.load::<4>(local, addr, t)?,
+                    1 => mem.load::<1>(local, addr, t),
+                    2 => mem.load::<2>(local, addr, t),
+                    _ => mem.load::<4>(local, addr, t),
+                };
+                let v = match v {
+                    Err(FaultKind::Blocked { addr, write }) => {
+                        core.time = t;
+                        return Ok(Flow::Blocked { addr, write });
+                    }
+                    v => v?,
                 };
                 x!(i.rd) = match i.op {
                     Op::Lb => v as u8 as i8 as i32 as u32,
@@ -221,11 +236,16 @@ fn step(
                 let addr = mem.aligned(ea, size, true)?;
                 let region = pipeline::region(addr, l1, local_len);
                 access!(region, false);
-                match size {
-                    1 => mem.store::<1>(local, addr, b, t)?,
-                    2 => mem.store::<2>(local, addr, b, t)?,
-                    _ => mem.store::<4>(local, addr, b, t)?,
+                let stored = match size {
+                    1 => mem.store::<1>(local, addr, b, t),
+                    2 => mem.store::<2>(local, addr, b, t),
+                    _ => mem.store::<4>(local, addr, b, t),
+                };
+                if let Err(FaultKind::Blocked { addr, write }) = stored {
+                    core.time = t;
+                    return Ok(Flow::Blocked { addr, write });
                 }
+                stored?;
                 if mem.regs.pending_reset.is_some() {
                     flow = Flow::ResetWrite;
                 }
@@ -347,6 +367,11 @@ fn step(
                 let counters = Counters { cycles: t - start, instret: n, wall: mem.regs.wall(t) };
                 x!(i.rd) = csrs.access(csr, op, operand, write, counters)?;
                 next_t = pipeline::alu(p, t, i.rd);
+            }
+            // `.ttinsn`: exactly a `sw` of the Tensix instruction word to INSTRN_BUF_BASE.
+            Op::TtInsn => {
+                mem.store::<4>(local, INSTRN_BUF_BASE, imm, t)?;
+                next_t = pipeline::store(p, &cfg, t, Region::Mmio);
             }
             Op::Illegal => return Err(FaultKind::IllegalInstruction),
             Op::NoFetch => return Err(FaultKind::FetchOutsideCode),

@@ -33,6 +33,18 @@ pub enum FaultKind {
     /// The core issued a NoC request the chip cannot carry out (the message says what and
     /// why: an address outside L1 or DRAM, a target that is not emulated, ...).
     Noc(String),
+    /// Not a fault: the access waits on a FIFO (a load from an empty mailbox or PCBuf, a
+    /// store to a full one) and the tile retries it; only reported if every core waits (a
+    /// deadlock). Nothing of the access has happened: the core's state is as before it.
+    Blocked { addr: u32, write: bool },
+    /// An access to a region the memory map leaves unmapped for this core (e.g. a mailbox
+    /// from NCRISC, another TRISC's instruction push window, GPRs from NCRISC).
+    Unmapped { addr: u32, size: u32, write: bool, risc: Risc, region: &'static str },
+    /// A load from a write-only region (Tensix instruction push, MOP expander configuration).
+    WriteOnly { addr: u32, size: u32, risc: Risc, region: &'static str },
+    /// `risc` pushed Tensix instruction `word` to Tensix thread `thread` (a store to
+    /// `addr`, `.ttinsn`, or a debug-bus push): the Tensix coprocessor is not modelled.
+    TensixPush { word: u32, addr: u32, risc: Risc, thread: u8 },
 }
 
 impl fmt::Display for FaultKind {
@@ -62,6 +74,25 @@ impl fmt::Display for FaultKind {
             }
             FaultKind::Ebreak => write!(f, "kernel stopped at ebreak/panic"),
             FaultKind::Noc(what) => write!(f, "bad NoC request: {what}"),
+            FaultKind::Blocked { addr, write } => write!(
+                f,
+                "{} at {addr:#010x} waits on {} FIFO in {}, and no core of the tile can make progress (deadlock)",
+                rw(*write),
+                if *write { "a full" } else { "an empty" },
+                crate::devices::region_name(*addr),
+            ),
+            FaultKind::Unmapped { addr, size, write, risc, region } => {
+                write!(f, "{size}-byte {} at {addr:#010x}: {region} is unmapped for {risc}", rw(*write))
+            }
+            FaultKind::WriteOnly { addr, size, risc, region } => {
+                write!(f, "{size}-byte load at {addr:#010x} by {risc}: {region} is write-only")
+            }
+            FaultKind::TensixPush { word, addr, risc, thread } => write!(
+                f,
+                "{risc} pushes Tensix instruction {word:#010x} to Tensix thread T{thread} ({} {addr:#010x}): \
+                 the Tensix coprocessor is not modelled",
+                if *addr == riscv_linker::mmio::INSTRN_BUF_CTRL0 { "debug-bus push through" } else { "store to" }
+            ),
         }
     }
 }
@@ -84,6 +115,8 @@ pub struct Fault {
     pub location: Option<String>,
     /// Instructions the core retired in this run before the fault.
     pub instret: u64,
+    /// For a deadlock: where every waiting core of the tile is (one line each).
+    pub others: Vec<String>,
 }
 
 impl fmt::Display for Fault {
@@ -100,7 +133,11 @@ impl fmt::Display for Fault {
         if let Some(l) = &self.location {
             write!(f, " at {l}")?;
         }
-        write!(f, " [{} after {} instructions]", self.elf, self.instret)
+        write!(f, " [{} after {} instructions]", self.elf, self.instret)?;
+        if !self.others.is_empty() {
+            write!(f, "; waiting: {}", self.others.join("; "))?;
+        }
+        Ok(())
     }
 }
 

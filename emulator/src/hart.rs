@@ -100,6 +100,9 @@ pub(crate) struct Hart {
     pub program: Option<Arc<Program>>,
     /// The code loads an NIU register page address (`lui` of `0xFFB2x`/`0xFFB3x`).
     pub uses_noc: bool,
+    /// Waiting on a FIFO (address, write) without having retired anything since it last
+    /// tried: a tile whose running cores all are is deadlocked.
+    pub stuck: Option<(u32, bool)>,
     /// Compiled code, when the JIT is enabled and available.
     #[cfg(all(target_arch = "x86_64", unix))]
     pub jit: Option<Box<crate::jit::Jit>>,
@@ -119,6 +122,7 @@ impl Hart {
             state: HartState::Empty,
             program: None,
             uses_noc: false,
+            stuck: None,
             #[cfg(all(target_arch = "x86_64", unix))]
             jit: None,
         }
@@ -182,6 +186,7 @@ impl Hart {
         self.core.instret = 0;
         self.core.horizon = u64::MAX;
         self.core.pipe.reset(time);
+        self.stuck = None;
         self.csrs = Csrs::default();
         self.state = HartState::Running;
     }

@@ -18,8 +18,12 @@
 //!   with a sample in virtual host time, while kernels run and while the device is idle.
 //!   It cannot change a run: it reads only configuration and the published virtual host
 //!   time and writes only the mailbox; the ordering argument is in `src/mailbox.rs`.
-//! * Faults (illegal instruction, bad access, store into code, misalignment in strict
-//!   mode, runaway, `ebreak`) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
+//! * The tile's devices (mailboxes, PCBufs, TTSync, Tensix semaphores and GPRs, plain
+//!   storage for the other windows), per core as the memory map gives them (`devices`
+//!   module docs).
+//! * Faults (illegal instruction, bad access, a window unmapped for the core, store into
+//!   code, misalignment in strict mode, runaway, `ebreak`, a push to the Tensix
+//!   coprocessor, which is not modelled) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
 //!   the instruction and its disassembly, the nearest symbol and source line.
 //!
 //! Runs are deterministic: the same kernels and inputs give the same cycle counts and the
@@ -47,6 +51,7 @@ mod config;
 mod csr;
 pub mod decode;
 mod device;
+mod devices;
 pub mod dvfs;
 pub mod disasm;
 mod exec;

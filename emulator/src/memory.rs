@@ -9,10 +9,13 @@
 //! 2. The core's private local RAM at `LOCAL_RAM_BASE`.
 //! 3. The MMIO windows ([`crate::mmio`]); with the NoC model on, the two NIU windows are
 //!    the tile's NIUs ([`crate::noc::niu`]): reading one first applies every NoC event due
-//!    by the reading core's clock, writing `CMD_CTRL` issues a request.
+//!    by the reading core's clock, writing `CMD_CTRL` issues a request. The other windows
+//!    are the tile's devices ([`crate::devices`]), as the accessing core sees them.
 //!
-//! Anything else faults. All accesses are naturally aligned by the time they reach memory
-//! (misaligned ones fault or are rounded down, per [`Misaligned`]).
+//! Anything else faults. A device access that has to wait (an empty mailbox, a full
+//! PCBuf, ...) returns [`FaultKind::Blocked`] with nothing done. All accesses are naturally
+//! aligned by the time they reach memory (misaligned ones fault or are rounded down, per
+//! [`Misaligned`]).
 //!
 //! ## Visibility to another process
 //!
@@ -123,6 +126,9 @@ pub(crate) struct TileMem {
     pub misaligned: Misaligned,
     /// The tile's NIUs (`None`: the NoC model is off and the windows are plain storage).
     pub niu: Option<Box<Niu>>,
+    /// The core making the accesses (set by [`crate::hart::Hart::run`]): devices map
+    /// differently per core ([`crate::devices`]).
+    pub risc: Risc,
 }
 
 /// Result of a load: the zero-extended value.
@@ -163,7 +169,7 @@ impl TileMem {
         if !is_mmio(addr) {
             return Err(FaultKind::Access { addr, size: N, write: false });
         }
-        let word = self.read_reg(addr & !3, time);
+        let word = self.read_reg(addr, N, time, self.risc)?;
         let shift = (addr & 3) * 8;
         let mask = if N == 4 { u32::MAX } else { (1u32 << (N * 8)) - 1 };
         Ok((word >> shift) & mask)
@@ -200,14 +206,17 @@ impl TileMem {
         if !is_mmio(addr) {
             return Err(FaultKind::Access { addr, size: N, write: true });
         }
+        let risc = self.risc;
         let word_addr = addr & !3;
         let word = if N == 4 {
             v
         } else {
-            // Narrow stores merge into the register's current contents.
+            // Narrow stores merge into the register's current contents; a device gets only
+            // the stored bytes, in their lanes.
             let shift = (addr & 3) * 8;
             let mask = ((1u32 << (N * 8)) - 1) << shift;
-            (self.read_reg(word_addr, time) & !mask) | ((v << shift) & mask)
+            let old = if self.regs.merges(addr, risc) { self.read_reg(addr, N, time, risc)? } else { 0 };
+            (old & !mask) | ((v << shift) & mask)
         };
         if in_window(word_addr) {
             if let Some(n) = self.niu.as_mut() {
@@ -215,20 +224,22 @@ impl TileMem {
                 return Ok(());
             }
         }
-        self.regs.write(word_addr, word);
+        self.regs.write(addr, N, word, risc)?;
         Ok(())
     }
 
-    /// A register read at word address `addr` by a core whose clock reads `time`.
-    fn read_reg(&mut self, addr: u32, time: u64) -> u32 {
-        if in_window(addr) {
+    /// A read of the register word holding `addr` (a `size`-byte load, for messages) by
+    /// core `risc`, whose clock reads `time`.
+    fn read_reg(&mut self, addr: u32, size: u32, time: u64, risc: Risc) -> Result<u32, FaultKind> {
+        let word_addr = addr & !3;
+        if in_window(word_addr) {
             let code_end = self.code_end;
             if let Some(n) = self.niu.as_mut() {
                 n.apply_until(&self.l1, time, code_end);
-                return n.read(addr, time);
+                return Ok(n.read(word_addr, time));
             }
         }
-        self.regs.read(addr, time)
+        self.regs.read(addr, size, time, risc)
     }
 
     /// Applies the NoC events due at or before `time` (a window start).

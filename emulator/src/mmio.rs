@@ -1,5 +1,7 @@
-//! A tile's memory-mapped registers: the wall clock, soft reset, and plain register
-//! storage for the rest of the debug block, the NoC register windows and the mailboxes.
+//! A tile's memory-mapped registers: the wall clock, soft reset, register storage for the
+//! rest of the debug block and the NoC windows, and the dispatch of every other window to
+//! the tile's devices ([`crate::devices`]: mailboxes, PCBufs, TTSync, Tensix semaphores and
+//! GPRs, instruction pushes, per-core unmapped windows, plain storage).
 //!
 //! * `WALL_CLOCK_L` returns the low word of the tile's wall clock *at the reading core's
 //!   own time* and latches the high word into `WALL_CLOCK_H` (one latch per tile, shared by
@@ -8,22 +10,28 @@
 //! * `SOFT_RESET_0`: a write is applied by the tile after the storing instruction retires
 //!   (see [`crate::tile`]): setting a core's bit holds it in reset, clearing it releases
 //!   the core at its reset PC if a kernel is loaded.
-//! * Any other address in the modelled windows reads back what was last written (0 at
-//!   first). No NoC transaction is modelled.
+//! * `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` reads 0x77 (every Tensix instruction FIFO empty,
+//!   none full) and ignores writes. A write to `RISCV_DEBUG_REG_INSTRN_BUF_CTRL0` that raises
+//!   a "push" bit (4-6) of a thread whose debug-control bit (0-2) is set pushes
+//!   `INSTRN_BUF_CTRL1` to that Tensix thread: [`FaultKind::TensixPush`].
+//!   `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE` is storage that the PCBufs read.
+//! * Any other address of the debug block and the NoC windows (with the NoC model off)
+//!   reads back what was last written (0 at first). No NoC transaction is modelled here.
+//!
+//! Every access says which core makes it: the mailboxes, the PCBufs and the GPR window map
+//! differently per core, and some windows do not exist for some cores.
 
-use riscv_linker::mmio;
+use crate::devices::{target, Devices, Target};
+use crate::fault::FaultKind;
+use riscv_linker::{mmio, Risc};
 use std::collections::BTreeMap;
 
-/// Whether `addr` lies in one of the modelled MMIO windows.
+/// Whether `addr` lies in one of the windows above local RAM (for some core).
 pub(crate) fn is_mmio(addr: u32) -> bool {
-    let within = |base: u32, size: u32| addr.wrapping_sub(base) < size;
-    within(mmio::DEBUG_REGS_BASE, mmio::DEBUG_REGS_SIZE)
-        || within(mmio::NOC0_REGS_BASE, mmio::NOC_REGS_SIZE)
-        || within(mmio::NOC1_REGS_BASE, mmio::NOC_REGS_SIZE)
-        || within(mmio::MAILBOX_BASE, mmio::MAILBOX_SIZE)
+    crate::devices::in_map(addr)
 }
 
-/// The registers of one tile.
+/// The registers and devices of one tile.
 #[derive(Debug, Default)]
 pub(crate) struct TileRegs {
     /// Added to a core's time to give the wall clock (the tile's clock offset).
@@ -34,7 +42,9 @@ pub(crate) struct TileRegs {
     pub soft_reset: u32,
     /// A value stored to `SOFT_RESET_0` that the tile has not applied yet.
     pub pending_reset: Option<u32>,
+    /// Plain register storage, by word address.
     pub(crate) other: BTreeMap<u32, u32>,
+    pub(crate) dev: Devices,
 }
 
 impl TileRegs {
@@ -43,56 +53,159 @@ impl TileRegs {
         time.wrapping_add(self.wall_offset)
     }
 
-    /// A 32-bit read at word address `addr` by a core whose clock reads `time`.
-    pub fn read(&mut self, addr: u32, time: u64) -> u32 {
-        match addr {
-            mmio::WALL_CLOCK_L => {
-                let w = self.wall(time);
-                self.latched_hi = (w >> 32) as u32;
-                w as u32
+    fn stored(&self, addr: u32) -> u32 {
+        self.other.get(&addr).copied().unwrap_or(0)
+    }
+
+    /// A load of `size` bytes at `addr` by `risc`, whose clock reads `time`: the 32-bit word
+    /// holding `addr`.
+    pub fn read(&mut self, addr: u32, size: u32, time: u64, risc: Risc) -> Result<u32, FaultKind> {
+        let word = addr & !3;
+        match target(addr, risc) {
+            Target::Regs => Ok(match word {
+                mmio::WALL_CLOCK_L => {
+                    let w = self.wall(time);
+                    self.latched_hi = (w >> 32) as u32;
+                    w as u32
+                }
+                mmio::WALL_CLOCK_H_LIVE => (self.wall(time) >> 32) as u32,
+                mmio::WALL_CLOCK_H => self.latched_hi,
+                mmio::SOFT_RESET_0 => self.soft_reset,
+                mmio::INSTRN_BUF_STATUS => 0x77,
+                _ => self.stored(word),
+            }),
+            Target::Storage => Ok(self.stored(word)),
+            Target::Device(d) => {
+                let ov = self.stored(mmio::TRISC_PC_BUF_OVERRIDE);
+                self.dev.read(d, addr, size, risc, ov)
             }
-            mmio::WALL_CLOCK_H_LIVE => (self.wall(time) >> 32) as u32,
-            mmio::WALL_CLOCK_H => self.latched_hi,
-            mmio::SOFT_RESET_0 => self.soft_reset,
-            _ => self.other.get(&addr).copied().unwrap_or(0),
+            Target::Unmapped(region) => Err(FaultKind::Unmapped { addr, size, write: false, risc, region }),
+            Target::Outside => Err(FaultKind::Access { addr, size, write: false }),
         }
     }
 
-    /// A 32-bit write at word address `addr`.
-    pub fn write(&mut self, addr: u32, value: u32) {
-        match addr {
-            mmio::WALL_CLOCK_L | mmio::WALL_CLOCK_H_LIVE | mmio::WALL_CLOCK_H => {}
-            mmio::SOFT_RESET_0 => self.pending_reset = Some(value),
-            _ => {
-                self.other.insert(addr, value);
+    /// Whether a narrow store at `addr` by `risc` merges into the word's current contents
+    /// (registers, storage, GPRs: a read of them has no effect beyond the clock latch) or
+    /// delivers only its bytes, zeros elsewhere (devices: FIFOs, semaphores, pushes).
+    pub fn merges(&self, addr: u32, risc: Risc) -> bool {
+        target(addr, risc).merges()
+    }
+
+    /// A store of `word` (the whole 32-bit word holding `addr`, a narrow store already
+    /// merged) by `risc`; `size` is the store's own size, for messages.
+    pub fn write(&mut self, addr: u32, size: u32, word: u32, risc: Risc) -> Result<(), FaultKind> {
+        let addr_w = addr & !3;
+        match target(addr, risc) {
+            Target::Regs => match addr_w {
+                mmio::WALL_CLOCK_L | mmio::WALL_CLOCK_H_LIVE | mmio::WALL_CLOCK_H | mmio::INSTRN_BUF_STATUS => {}
+                mmio::SOFT_RESET_0 => self.pending_reset = Some(word),
+                mmio::INSTRN_BUF_CTRL0 => {
+                    let raised = word & !self.stored(addr_w);
+                    if let Some(thread) = (0..3u8).find(|&t| word & (1 << t) != 0 && raised & (0x10 << t) != 0) {
+                        let push = self.stored(mmio::INSTRN_BUF_CTRL1);
+                        return Err(FaultKind::TensixPush { word: push, addr: addr_w, risc, thread });
+                    }
+                    self.other.insert(addr_w, word);
+                }
+                _ => {
+                    self.other.insert(addr_w, word);
+                }
+            },
+            Target::Storage => {
+                self.other.insert(addr_w, word);
             }
+            Target::Device(d) => self.dev.write(d, addr, word, risc)?,
+            Target::Unmapped(region) => return Err(FaultKind::Unmapped { addr, size, write: true, risc, region }),
+            Target::Outside => return Err(FaultKind::Access { addr, size, write: true }),
         }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Risc::*;
+
+    fn rd(r: &mut TileRegs, addr: u32, time: u64) -> u32 {
+        r.read(addr, 4, time, Brisc).unwrap()
+    }
+
+    fn wr(r: &mut TileRegs, addr: u32, v: u32) {
+        r.write(addr, 4, v, Brisc).unwrap()
+    }
 
     #[test]
     fn low_read_latches_high_word_and_live_high_moves() {
         let mut r = TileRegs { wall_offset: 5, ..TileRegs::default() };
         let t = (7u64 << 32) | 0xFFFF_FFF0;
-        assert_eq!(r.read(mmio::WALL_CLOCK_L, t), 0xFFFF_FFF5);
-        assert_eq!(r.read(mmio::WALL_CLOCK_H, t + 100), 7, "latched, not live");
-        assert_eq!(r.read(mmio::WALL_CLOCK_H_LIVE, t + 100), 8, "live high moved on");
-        r.write(mmio::WALL_CLOCK_L, 0);
-        assert_eq!(r.read(mmio::WALL_CLOCK_H, t), 7, "clock writes are ignored");
+        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_L, t), 0xFFFF_FFF5);
+        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t + 100), 7, "latched, not live");
+        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H_LIVE, t + 100), 8, "live high moved on");
+        wr(&mut r, mmio::WALL_CLOCK_L, 0);
+        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t), 7, "clock writes are ignored");
     }
 
     #[test]
     fn other_registers_read_back_and_soft_reset_is_deferred() {
         let mut r = TileRegs::default();
-        r.write(mmio::NOC0_REGS_BASE + 8, 42);
-        assert_eq!(r.read(mmio::NOC0_REGS_BASE + 8, 0), 42);
-        assert_eq!(r.read(mmio::MAILBOX_BASE, 0), 0);
-        r.write(mmio::SOFT_RESET_0, mmio::SOFT_RESET_ALL);
+        wr(&mut r, mmio::NOC0_REGS_BASE + 8, 42);
+        assert_eq!(rd(&mut r, mmio::NOC0_REGS_BASE + 8, 0), 42);
+        wr(&mut r, mmio::SOFT_RESET_0, mmio::SOFT_RESET_ALL);
         assert_eq!(r.pending_reset, Some(mmio::SOFT_RESET_ALL));
         assert!(is_mmio(mmio::SOFT_RESET_0) && !is_mmio(mmio::LOCAL_RAM_BASE));
+        assert!(is_mmio(mmio::TENSIX_CFG_BASE + 0xFFFC) && !is_mmio(mmio::TENSIX_CFG_BASE - 4));
+    }
+
+    #[test]
+    fn storage_windows_read_back_for_every_core_that_has_them() {
+        let mut r = TileRegs::default();
+        for (addr, risc) in [
+            (mmio::TDMA_REGS_BASE + 0x10, Ncrisc),
+            (mmio::PIC_REGS_BASE + 4, Trisc1),
+            (mmio::NOC_OVERLAY_BASE + 0x1_2344, Brisc),
+            (mmio::TENSIX_CFG_BASE + 0x40, Trisc2),
+        ] {
+            r.write(addr, 4, addr ^ 0x5A5A, risc).unwrap();
+            assert_eq!(r.read(addr, 4, 0, Trisc0), Ok(addr ^ 0x5A5A), "{addr:#x}");
+        }
+    }
+
+    #[test]
+    fn mailbox_reads_pop_and_an_empty_one_waits() {
+        let mut r = TileRegs::default();
+        let b = mmio::MAILBOX_BASE;
+        r.write(b, 4, 1, Brisc).unwrap();
+        r.write(b, 4, 2, Brisc).unwrap();
+        assert_eq!(r.read(b, 4, 0, Brisc), Ok(1));
+        assert_eq!(r.read(b, 4, 0, Brisc), Ok(2));
+        assert_eq!(r.read(b, 4, 0, Brisc), Err(FaultKind::Blocked { addr: b, write: false }));
+    }
+
+    #[test]
+    fn unmapped_windows_name_region_and_core() {
+        let mut r = TileRegs::default();
+        let e = r.read(mmio::MAILBOX_BASE, 4, 0, Ncrisc).unwrap_err();
+        assert!(matches!(e, FaultKind::Unmapped { risc: Ncrisc, write: false, .. }), "{e:?}");
+        let msg = e.to_string();
+        assert!(msg.contains("TENSIX_MAILBOX") && msg.contains("NCRISC"), "{msg}");
+        let e = r.write(mmio::PC1_BUF_BASE, 1, 0, Trisc1).unwrap_err();
+        assert!(e.to_string().contains("PC1_BUF_BASE") && e.to_string().contains("TRISC_1"), "{e}");
+        let e = r.write(mmio::MOP_CFG_BASE + 0x40, 4, 0, Trisc1).unwrap_err();
+        assert_eq!(e, FaultKind::Access { addr: mmio::MOP_CFG_BASE + 0x40, size: 4, write: true });
+    }
+
+    #[test]
+    fn instruction_fifo_debug_registers() {
+        let mut r = TileRegs::default();
+        assert_eq!(rd(&mut r, mmio::INSTRN_BUF_STATUS, 0), 0x77);
+        wr(&mut r, mmio::INSTRN_BUF_STATUS, 0);
+        assert_eq!(rd(&mut r, mmio::INSTRN_BUF_STATUS, 0), 0x77, "read-only");
+        wr(&mut r, mmio::INSTRN_BUF_CTRL1, 0x0200_0000);
+        wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2); // the debug bus takes thread T1's FIFO
+        wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2 | 0x10); // a push bit of a thread it does not hold
+        let e = r.write(mmio::INSTRN_BUF_CTRL0, 4, 0x2 | 0x10 | 0x20, Ncrisc).unwrap_err();
+        assert_eq!(e, FaultKind::TensixPush { word: 0x0200_0000, addr: mmio::INSTRN_BUF_CTRL0, risc: Ncrisc, thread: 1 });
+        assert!(e.to_string().contains("debug-bus push"), "{e}");
     }
 }

@@ -33,6 +33,7 @@
 //! machine code (`jit::compile`), and the tests run every program both ways.
 
 use crate::decode::Op;
+use crate::devices::LoadRegion;
 use riscv_linker::{mmio, Arch, Risc};
 
 /// Instruction-cache line, in bytes (the documentation: "L1 fetches are 128 bits").
@@ -159,11 +160,11 @@ pub fn region(addr: u32, l1_size: u32, local_len: u32) -> Region {
     if addr.wrapping_sub(mmio::LOCAL_RAM_BASE) < local_len {
         return Region::Local;
     }
-    match addr >> 16 {
-        // PCBufs, TTSync, semaphores (0xFFE8..0xFFEA), mailboxes (0xFFEC).
-        0xFFE8..=0xFFEA | 0xFFEC => Region::Fifo,
-        // Tensix GPRs (0xFFE0), backend configuration (0xFFEF).
-        0xFFE0 | 0xFFEF => Region::Tensix,
+    // The device map's classification (README.md's memory map); an unmapped access
+    // faults before its timing matters.
+    match crate::devices::load_region(addr) {
+        LoadRegion::Fifo => Region::Fifo,
+        LoadRegion::Tensix => Region::Tensix,
         _ => Region::Mmio,
     }
 }
@@ -436,5 +437,7 @@ mod tests {
         assert_eq!(region(0xFFB1_21F0, 0x100000, 4096), Region::Mmio);
         assert_eq!(region(0xFFEC_0000, 0x100000, 4096), Region::Fifo);
         assert_eq!(region(0xFFE0_0000, 0x100000, 4096), Region::Tensix);
+        assert_eq!(region(0xFFE8_0020, 0x100000, 4096), Region::Fifo, "semaphores");
+        assert_eq!(region(0xFFB2_0000, 0x100000, 4096), Region::Mmio, "NoC 0");
     }
 }

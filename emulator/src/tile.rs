@@ -165,9 +165,27 @@ impl Tile {
         let port = l1_port(self.harts[i].risc);
         self.harts[i].core.horizon = horizon;
         self.harts[i].core.pipe.port = self.ports[port];
+        let retired = self.harts[i].core.instret;
         let r = self.harts[i].run(&mut self.mem, end, self.zicsr);
         self.ports[port] = self.harts[i].core.pipe.port;
+        let moved = self.harts[i].core.instret != retired;
+        if moved {
+            self.harts[i].stuck = None;
+        }
         match r {
+            Ok(Exit::Blocked { addr, write }) => {
+                // Nothing but another core can change the FIFO: retry no earlier than the
+                // next cycle any other core can act at.
+                if !moved {
+                    self.harts[i].stuck = Some((addr, write));
+                }
+                let next = self.harts.iter().enumerate().filter(|&(j, h)| j != i && h.is_running()).map(|(_, h)| h.core.time).min();
+                let h = &mut self.harts[i];
+                h.core.time = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
+                if self.harts.iter().filter(|h| h.is_running()).all(|h| h.stuck.is_some()) {
+                    return Err(self.deadlock());
+                }
+            }
             Ok(Exit::Limit | Exit::Yield) => {}
             Ok(Exit::Halted(code)) => self.harts[i].state = HartState::Exited(code),
             Ok(Exit::ResetWrite) => self.apply_soft_reset(i),
@@ -177,6 +195,26 @@ impl Tile {
             return Err(self.fault(i, FaultKind::Runaway { budget: self.budget }));
         }
         Ok(())
+    }
+
+    /// Every running core waits on a FIFO that only another waiting core could change:
+    /// the report names the first, and every core's place is in its message.
+    fn deadlock(&mut self) -> Box<Fault> {
+        let i = self.harts.iter().position(|h| h.is_running() && h.stuck.is_some()).unwrap_or(0);
+        let (addr, write) = self.harts[i].stuck.unwrap_or((0, false));
+        let others: Vec<String> = self
+            .harts
+            .iter()
+            .filter(|h| h.is_running())
+            .map(|h| {
+                let (a, w) = h.stuck.unwrap_or((0, false));
+                let at = h.program.as_ref().and_then(|p| p.symbols.line(h.core.pc)).map(|l| format!(" ({l})")).unwrap_or_default();
+                format!("{} at pc {:#010x}{at} {} {a:#010x}", h.risc.name(), h.core.pc, if w { "pushes to" } else { "pops from" })
+            })
+            .collect();
+        let mut f = self.fault(i, FaultKind::Blocked { addr, write });
+        f.others = others;
+        f
     }
 
     /// Re-decodes every loaded core's code if the host wrote into a code region.
@@ -225,6 +263,7 @@ impl Tile {
             symbol: program.and_then(|p| p.symbols.describe(pc)),
             location: program.and_then(|p| p.symbols.line(pc)),
             instret: h.core.instret,
+            others: Vec::new(),
         })
     }
 

@@ -778,7 +778,11 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
             _ => {
                 b.need(i.rs1, &mut acc);
                 b.need(i.rs2, &mut acc);
-                b.alu(i);
+                if !b.alu(i) {
+                    // Not arithmetic after all: the interpreter's.
+                    b.slow(p, acc);
+                    break;
+                }
                 b.ready_next(i.rd);
                 acc.off += 1;
             }
@@ -805,6 +809,7 @@ fn compilable(op: Op) -> bool {
             | Op::Csrrwi
             | Op::Csrrsi
             | Op::Csrrci
+            | Op::TtInsn
             | Op::Illegal
             | Op::NoFetch
     )

@@ -197,6 +197,7 @@ fn run_with(jit: &mut Jit, h: &mut Hart, mem: &mut TileMem, zicsr: bool) -> Resu
             Flow::Halted(code) => return Ok(Exit::Halted(code)),
             Flow::ResetWrite => return Ok(Exit::ResetWrite),
             Flow::Yield => return Ok(Exit::Yield),
+            Flow::Blocked { addr, write } => return Ok(Exit::Blocked { addr, write }),
         }
     }
 }
