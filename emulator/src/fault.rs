@@ -33,6 +33,12 @@ pub enum FaultKind {
     /// The core issued a NoC request the chip cannot carry out (the message says what and
     /// why: an address outside L1 or DRAM, a target that is not emulated, ...).
     Noc(String),
+    /// A store to the tile's debug timestamper that the emulator cannot carry out: what
+    /// `DebugTimestamper.md` calls undefined behaviour (mixing event sizes within a 16-byte
+    /// unit, a command whose low three bits are 5 or 6), a unit that would land outside L1
+    /// or in a code region, or a narrow store to one of its registers. The message says
+    /// which (see `src/timestamper.rs`).
+    Timestamper(String),
 }
 
 impl fmt::Display for FaultKind {
@@ -62,6 +68,7 @@ impl fmt::Display for FaultKind {
             }
             FaultKind::Ebreak => write!(f, "kernel stopped at ebreak/panic"),
             FaultKind::Noc(what) => write!(f, "bad NoC request: {what}"),
+            FaultKind::Timestamper(what) => write!(f, "debug timestamper: {what}"),
         }
     }
 }
