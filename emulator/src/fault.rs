@@ -45,6 +45,12 @@ pub enum FaultKind {
     /// `risc` pushed Tensix instruction `word` to Tensix thread `thread` (a store to
     /// `addr`, `.ttinsn`, or a debug-bus push): the Tensix coprocessor is not modelled.
     TensixPush { word: u32, addr: u32, risc: Risc, thread: u8 },
+    /// A store to the tile's debug timestamper that the emulator cannot carry out: what
+    /// `DebugTimestamper.md` calls undefined behaviour (mixing event sizes within a 16-byte
+    /// unit, a command whose low three bits are 5 or 6), a unit that would land outside L1
+    /// or in a code region, or a narrow store to one of its registers. The message says
+    /// which (see `src/timestamper.rs`).
+    Timestamper(String),
 }
 
 impl fmt::Display for FaultKind {
@@ -93,6 +99,7 @@ impl fmt::Display for FaultKind {
                  the Tensix coprocessor is not modelled",
                 if *addr == riscv_linker::mmio::INSTRN_BUF_CTRL0 { "debug-bus push through" } else { "store to" }
             ),
+            FaultKind::Timestamper(what) => write!(f, "debug timestamper: {what}"),
         }
     }
 }

@@ -9,8 +9,10 @@
 //! * [`Device::load_kernel`] checks a kernel ELF against [`riscv_linker::memory_map`] and
 //!   places it; [`Device::run`] / [`Device::run_with_hook`] run every loaded core until it
 //!   halts with `ecall` (`a0` = exit code).
-//! * The wall clock (latched `WALL_CLOCK_L`/`H`, live `H`), soft reset and the debug
-//!   register block ([`mmio`](crate::mmio) module docs), the Baby RISC-V pipeline as
+//! * The wall clock (latched `WALL_CLOCK_L`/`H`, live `H`), soft reset, the debug
+//!   timestamper's event streams into L1 (DebugTimestamper.md's functional model, shared by
+//!   the tile's five cores) and the debug register block ([`mmio`](crate::mmio) and
+//!   `timestamper` module docs), the Baby RISC-V pipeline as
 //!   Tenstorrent's ISA documentation times it ([`pipeline`], [`Timing`]), and a [`ClockModel`] relating each chip's counter to virtual host time
 //!   for clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).
 //! * The clock-sync mailbox: a host in another process writes a request (chip, tile) into
@@ -23,7 +25,7 @@
 //!   module docs).
 //! * Faults (illegal instruction, bad access, a window unmapped for the core, store into
 //!   code, misalignment in strict mode, runaway, `ebreak`, a push to the Tensix
-//!   coprocessor, which is not modelled) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
+//!   coprocessor, which is not modelled, a bad NoC request, undefined timestamper use) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
 //!   the instruction and its disassembly, the nearest symbol and source line.
 //!
 //! Runs are deterministic: the same kernels and inputs give the same cycle counts and the
@@ -71,6 +73,7 @@ mod run;
 mod symbols;
 mod sync;
 mod tile;
+mod timestamper;
 
 pub use clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
 pub use dvfs::{parse_schedule, FreqStep, REF_MHZ};

@@ -10,7 +10,8 @@
 //! 3. The MMIO windows ([`crate::mmio`]); with the NoC model on, the two NIU windows are
 //!    the tile's NIUs ([`crate::noc::niu`]): reading one first applies every NoC event due
 //!    by the reading core's clock, writing `CMD_CTRL` issues a request. The other windows
-//!    are the tile's devices ([`crate::devices`]), as the accessing core sees them.
+//!    are the tile's devices ([`crate::devices`]), as the accessing core sees them; a store
+//!    to the debug timestamper ([`crate::timestamper`]) may write a 16-byte unit into L1.
 //!
 //! Anything else faults. A device access that has to wait (an empty mailbox, a full
 //! PCBuf, ...) returns [`FaultKind::Blocked`] with nothing done. All accesses are naturally
@@ -33,6 +34,7 @@ use crate::pipeline::Timing;
 use crate::fault::FaultKind;
 use crate::mmio::{is_mmio, TileRegs};
 use crate::noc::niu::{in_window, Niu};
+use crate::timestamper::{write_unit, Timestamper};
 use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
 
@@ -94,6 +96,43 @@ impl L1 {
                 out[i] = self.load::<1>(a) as u8;
                 i += 1;
             }
+        }
+    }
+
+    /// Writes the 16 bytes of `words` (little-endian words) at the 16-byte aligned `addr`
+    /// as one unit, for the debug timestamper ([`crate::timestamper`]): on x86-64 a single
+    /// aligned SSE store (`movdqa`), which processors with AVX carry out atomically (Intel
+    /// SDM vol. 3A, "Guaranteed Atomic Operations"), so no observer of the mapping sees
+    /// part of a unit; elsewhere (or were the mapping not 16-byte aligned) four release
+    /// stores in address order. Either way it is ordered after every earlier store of the
+    /// tile.
+    pub fn store16(&self, addr: u32, words: [u32; 4]) {
+        assert!(addr.is_multiple_of(16) && addr as u64 + 16 <= self.size as u64);
+        // SAFETY: in bounds and aligned (asserted).
+        let p = unsafe { self.base.add(addr as usize) };
+        #[cfg(target_arch = "x86_64")]
+        if (p as usize).is_multiple_of(16) {
+            use std::arch::x86_64::{__m128i, _mm_loadu_si128};
+            let mut bytes = [0u8; 16];
+            for (k, w) in words.iter().enumerate() {
+                bytes[4 * k..4 * k + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            // SAFETY: SSE2 is part of x86-64; `p` is 16-byte aligned and the 16 bytes are
+            // in L1 (asserted). The asm has no `nomem`, so the compiler keeps it in order
+            // with the tile's other memory accesses; x86 keeps stores in order.
+            unsafe {
+                let v = _mm_loadu_si128(bytes.as_ptr() as *const __m128i);
+                std::arch::asm!(
+                    "movdqa xmmword ptr [{p}], {v}",
+                    p = in(reg) p,
+                    v = in(xmm_reg) v,
+                    options(nostack, preserves_flags)
+                );
+            }
+            return;
+        }
+        for (k, &w) in words.iter().enumerate() {
+            self.store::<4>(addr + 4 * k as u32, w);
         }
     }
 
@@ -208,6 +247,9 @@ impl TileMem {
         }
         let risc = self.risc;
         let word_addr = addr & !3;
+        if N != 4 && Timestamper::owns(word_addr) {
+            return Err(Timestamper::narrow_store(word_addr, N));
+        }
         let word = if N == 4 {
             v
         } else {
@@ -224,8 +266,8 @@ impl TileMem {
                 return Ok(());
             }
         }
-        self.regs.write(addr, N, word, risc)?;
-        Ok(())
+        let (l1, code) = (&self.l1, &self.code);
+        self.regs.write(addr, N, word, risc, time, &mut |a, d| write_unit(l1, code, a, d))
     }
 
     /// A read of the register word holding `addr` (a `size`-byte load, for messages) by
@@ -248,5 +290,27 @@ impl TileMem {
         if let Some(n) = self.niu.as_mut() {
             n.apply_until(&self.l1, time, code_end);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::L1;
+
+    #[test]
+    fn store16_writes_four_little_endian_words_aligned_or_not() {
+        let mut mem = vec![0u128; 8];
+        let base = mem.as_mut_ptr() as *mut u8;
+        // SAFETY: `mem` (128 bytes, 16-byte aligned) outlives both views.
+        let (aligned, unaligned) = unsafe { (L1::new(base, 64), L1::new(base.add(68), 48)) };
+        aligned.store16(16, [0x0302_0100, 0x0706_0504, 0x0B0A_0908, 0x0F0E_0D0C]);
+        unaligned.store16(32, [1, 2, 3, 4]); // host address not 16-byte aligned: word stores
+        let mut bytes = [0u8; 16];
+        aligned.read_into(16, &mut bytes);
+        assert_eq!(bytes, std::array::from_fn::<u8, 16, _>(|i| i as u8));
+        assert_eq!((0..4).map(|k| unaligned.load::<4>(32 + 4 * k)).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!(aligned.load::<4>(12), 0);
+        assert_eq!(aligned.load::<4>(32), 0);
+        drop(mem);
     }
 }

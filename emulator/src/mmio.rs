@@ -1,12 +1,13 @@
-//! A tile's memory-mapped registers: the wall clock, soft reset, register storage for the
-//! rest of the debug block and the NoC windows, and the dispatch of every other window to
-//! the tile's devices ([`crate::devices`]: mailboxes, PCBufs, TTSync, Tensix semaphores and
-//! GPRs, instruction pushes, per-core unmapped windows, plain storage).
+//! A tile's memory-mapped registers: the wall clock, soft reset, the debug timestamper,
+//! register storage for the rest of the debug block and the NoC windows, and the dispatch of
+//! every other window to the tile's devices ([`crate::devices`]: mailboxes, PCBufs, TTSync,
+//! Tensix semaphores and GPRs, instruction pushes, per-core unmapped windows, plain storage).
 //!
 //! * `WALL_CLOCK_L` returns the low word of the tile's wall clock *at the reading core's
 //!   own time* and latches the high word into `WALL_CLOCK_H` (one latch per tile, shared by
-//!   its five cores). `WALL_CLOCK_H_LIVE` returns the live high word. Writes to the three
-//!   clock registers are ignored.
+//!   its five cores); so does a write to it (`DebugTimestamper.md`'s memory map: "counter_high_at
+//!   = counter >> 32, no other effect"). `WALL_CLOCK_H_LIVE` returns the live high word.
+//!   Writes to the other two clock registers are ignored.
 //! * `SOFT_RESET_0`: a write is applied by the tile after the storing instruction retires
 //!   (see [`crate::tile`]): setting a core's bit holds it in reset, clearing it releases
 //!   the core at its reset PC if a kernel is loaded.
@@ -15,6 +16,8 @@
 //!   a "push" bit (4-6) of a thread whose debug-control bit (0-2) is set pushes
 //!   `INSTRN_BUF_CTRL1` to that Tensix thread: [`FaultKind::TensixPush`].
 //!   `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE` is storage that the PCBufs read.
+//! * `TIMESTAMP` .. `TIMESTAMP_BUF1_END` (0xFFB121FC..0xFFB12214): the debug timestamper
+//!   ([`crate::timestamper`]), one per tile, its counter the wall clock at the access.
 //! * Any other address of the debug block and the NoC windows (with the NoC model off)
 //!   reads back what was last written (0 at first). No NoC transaction is modelled here.
 //!
@@ -23,6 +26,7 @@
 
 use crate::devices::{target, Devices, Target};
 use crate::fault::FaultKind;
+use crate::timestamper::{Timestamper, UnitSink};
 use riscv_linker::{mmio, Risc};
 use std::collections::BTreeMap;
 
@@ -42,6 +46,8 @@ pub(crate) struct TileRegs {
     pub soft_reset: u32,
     /// A value stored to `SOFT_RESET_0` that the tile has not applied yet.
     pub pending_reset: Option<u32>,
+    /// The debug timestamper, shared by the tile's five cores.
+    pub timestamper: Timestamper,
     /// Plain register storage, by word address.
     pub(crate) other: BTreeMap<u32, u32>,
     pub(crate) dev: Devices,
@@ -72,6 +78,7 @@ impl TileRegs {
                 mmio::WALL_CLOCK_H => self.latched_hi,
                 mmio::SOFT_RESET_0 => self.soft_reset,
                 mmio::INSTRN_BUF_STATUS => 0x77,
+                a if Timestamper::owns(a) => self.timestamper.read(a, self.wall(time)),
                 _ => self.stored(word),
             }),
             Target::Storage => Ok(self.stored(word)),
@@ -93,11 +100,26 @@ impl TileRegs {
 
     /// A store of `word` (the whole 32-bit word holding `addr`, a narrow store already
     /// merged) by `risc`; `size` is the store's own size, for messages.
-    pub fn write(&mut self, addr: u32, size: u32, word: u32, risc: Risc) -> Result<(), FaultKind> {
+    /// A timestamper unit for L1 goes to `unit` (see [`crate::timestamper`]); `time` is the
+    /// storing core's clock.
+    pub fn write(
+        &mut self,
+        addr: u32,
+        size: u32,
+        word: u32,
+        risc: Risc,
+        time: u64,
+        unit: &mut UnitSink<'_>,
+    ) -> Result<(), FaultKind> {
         let addr_w = addr & !3;
         match target(addr, risc) {
             Target::Regs => match addr_w {
-                mmio::WALL_CLOCK_L | mmio::WALL_CLOCK_H_LIVE | mmio::WALL_CLOCK_H | mmio::INSTRN_BUF_STATUS => {}
+                mmio::WALL_CLOCK_L => self.latched_hi = (self.wall(time) >> 32) as u32,
+                mmio::WALL_CLOCK_H_LIVE | mmio::WALL_CLOCK_H | mmio::INSTRN_BUF_STATUS => {}
+                a if Timestamper::owns(a) => {
+                    let counter = self.wall(time);
+                    self.timestamper.write(a, word, counter, unit)?;
+                }
                 mmio::SOFT_RESET_0 => self.pending_reset = Some(word),
                 mmio::INSTRN_BUF_CTRL0 => {
                     let raised = word & !self.stored(addr_w);
@@ -132,7 +154,7 @@ mod tests {
     }
 
     fn wr(r: &mut TileRegs, addr: u32, v: u32) {
-        r.write(addr, 4, v, Brisc).unwrap()
+        r.write(addr, 4, v, Brisc, 0, &mut no_units).unwrap()
     }
 
     #[test]
@@ -142,8 +164,34 @@ mod tests {
         assert_eq!(rd(&mut r, mmio::WALL_CLOCK_L, t), 0xFFFF_FFF5);
         assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t + 100), 7, "latched, not live");
         assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H_LIVE, t + 100), 8, "live high moved on");
-        wr(&mut r, mmio::WALL_CLOCK_L, 0);
-        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t), 7, "clock writes are ignored");
+        r.write(mmio::WALL_CLOCK_H, 4, 0, Brisc, t, &mut no_units).unwrap();
+        r.write(mmio::WALL_CLOCK_H_LIVE, 4, 0, Brisc, t, &mut no_units).unwrap();
+        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t + 100), 7, "writes to the high words are ignored");
+        // A write to the low word latches like a read (DebugTimestamper.md's memory map).
+        r.write(mmio::WALL_CLOCK_L, 4, 0xDEAD, Brisc, t + 100, &mut no_units).unwrap();
+        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t), 8);
+        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_L, 0), 5, "the clock itself is not written");
+    }
+
+    fn no_units(_: u32, _: [u32; 4]) -> Result<(), String> {
+        panic!("no unit expected")
+    }
+
+    #[test]
+    fn timestamper_registers_use_the_wall_clock() {
+        let mut r = TileRegs { wall_offset: 1 << 32, ..TileRegs::default() };
+        let mut units = Vec::new();
+        let mut sink = |a, d| {
+            units.push((a, d));
+            Ok(())
+        };
+        r.write(mmio::TIMESTAMP_BUF0_START, 4, 0x3000, Brisc, 0, &mut sink).unwrap();
+        r.write(mmio::TIMESTAMP_BUF0_END, 4, 0x3001, Brisc, 0, &mut sink).unwrap();
+        r.write(mmio::TIMESTAMP, 4, 0x40, Brisc, 0x10, &mut sink).unwrap();
+        assert_eq!(units, [(0x30000, [0x40, 0x10, 1, 0])], "counter = wall clock = time + offset");
+        assert_eq!(rd(&mut r, mmio::TIMESTAMP_STATUS, 0x11), 1 << 14);
+        assert_eq!(rd(&mut r, mmio::TIMESTAMP_BUF0_END, 0x11), 0x3001);
+        assert!(r.other.is_empty(), "not plain storage");
     }
 
     #[test]

@@ -214,7 +214,10 @@ fn common_defs(arch: Arch, risc: Risc) -> Vec<(String, String)> {
 
 /// Compiles `file` (assembly `.S` or C) for `risc` on `arch` with `defs`; returns the ELF.
 fn compile(file: &str, tag: &str, arch: Arch, risc: Risc, defs: &[(String, String)]) -> Result<Vec<u8>, String> {
-    let elf = out_dir().join(format!("{tag}-{}-{}.elf", arch.name(), risc.ident()));
+    // Unique per build: tests running at once may build the same program.
+    static BUILDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let elf = out_dir().join(format!("{tag}-{}-{}-{}-{n}.elf", arch.name(), risc.ident(), std::process::id()));
     let mut cmd = Command::new("riscv64-unknown-elf-gcc");
     cmd.args(["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-ffreestanding", "-O2"])
         .arg(format!("-I{}", src_dir().display()));
@@ -228,7 +231,9 @@ fn compile(file: &str, tag: &str, arch: Arch, risc: Risc, defs: &[(String, Strin
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(format!("gcc failed on {file}: {}", err.lines().take(4).collect::<Vec<_>>().join("\n")));
     }
-    std::fs::read(&elf).map_err(|e| e.to_string())
+    let bytes = std::fs::read(&elf).map_err(|e| e.to_string());
+    let _ = std::fs::remove_file(&elf);
+    bytes
 }
 
 /// The ELF of pattern `i` for one core, at `reps` units per pass and `loops` passes.

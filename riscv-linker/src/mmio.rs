@@ -23,6 +23,101 @@ pub const WALL_CLOCK_H_LIVE: u32 = 0xFFB1_21F4;
 /// The high word latched by the last read of [`WALL_CLOCK_L`] (by any core of the tile).
 pub const WALL_CLOCK_H: u32 = 0xFFB1_21F8;
 
+/// `RISCV_DEBUG_REG_TIMESTAMP`: a 32-bit store appends an event to the tile's timestamp
+/// stream, or flushes a partly filled 16-byte unit; the low three bits choose which
+/// ([`timestamp`]), the other 29 bits are passed through. Reads return 0. The stream is
+/// shared by the tile's five cores. (tt-isa-documentation,
+/// `WormholeB0/TensixTile/DebugTimestamper.md`.)
+pub const TIMESTAMP: u32 = 0xFFB1_21FC;
+/// `RISCV_DEBUG_REG_TIMESTAMP+4`, the timestamper's control register (`cntl_raw`): bit 0
+/// enables buffer 0, bit 1 buffer 1, bit 31 resets the streams every cycle while it is
+/// set (pulse it high, then low). Reads back the last value written (3 at reset).
+pub const TIMESTAMP_CNTL: u32 = 0xFFB1_2200;
+/// `RISCV_DEBUG_REG_TIMESTAMP_STATUS`: the sticky full and overflow bits of both buffers,
+/// the write-accumulation buffer's fill by event size, and buffer 0's position (field
+/// layout in [`timestamp`]). Writing a full or overflow bit back clears it; clearing a
+/// full bit also rewinds that buffer to its start. Buffer 1's position cannot be read.
+pub const TIMESTAMP_STATUS: u32 = 0xFFB1_2204;
+/// `RISCV_DEBUG_REG_TIMESTAMP+12`: buffer 0's first 16-byte unit (L1 byte address / 16).
+pub const TIMESTAMP_BUF0_START: u32 = 0xFFB1_2208;
+/// `RISCV_DEBUG_REG_TIMESTAMP+16`: buffer 0's last 16-byte unit (inclusive, address / 16).
+pub const TIMESTAMP_BUF0_END: u32 = 0xFFB1_220C;
+/// `RISCV_DEBUG_REG_TIMESTAMP+20`: buffer 1's first 16-byte unit (address / 16).
+pub const TIMESTAMP_BUF1_START: u32 = 0xFFB1_2210;
+/// `RISCV_DEBUG_REG_TIMESTAMP+24`: buffer 1's last 16-byte unit (inclusive, address / 16).
+pub const TIMESTAMP_BUF1_END: u32 = 0xFFB1_2214;
+
+pub mod timestamp {
+    //! Values and fields of the debug timestamper's registers ([`super::TIMESTAMP`] and the registers
+    //! after it), with the names of `DebugTimestamper.md`'s functional specification.
+    //!
+    //! Events, by the low three bits of the value stored to [`super::TIMESTAMP`] (`header`; the
+    //! counter is the tile's 64-bit wall clock at the store):
+    //!
+    //! | command | L1 words appended |
+    //! |---|---|
+    //! | [`APPEND_128B`] | `header, counter_lo, counter_hi, 0` |
+    //! | [`APPEND_96B`] | `header, counter_lo, counter_hi` |
+    //! | [`APPEND_64B`] | `header, counter_lo` |
+    //! | [`APPEND_32B`] | `(header & 0xFFFF) \| ((counter & 0x1F_FFE0) << 11)` |
+    //! | [`FLUSH_64B`], [`FLUSH_96B`] | zeros up to the end of the 16-byte unit, which is written |
+    //!
+    //! Words gather in a 16-byte write-accumulation unit written to L1 when full (or flushed);
+    //! sizes must not be mixed within a unit, and low bits 5 and 6 are no command: both are
+    //! undefined behaviour.
+
+    /// Low three bits of a 32-bit event.
+    pub const APPEND_32B: u32 = 2;
+    /// Low three bits of a 64-bit event.
+    pub const APPEND_64B: u32 = 1;
+    /// Low three bits of a 96-bit event.
+    pub const APPEND_96B: u32 = 4;
+    /// Low three bits of a 128-bit event (needs no accumulation: one event, one unit).
+    pub const APPEND_128B: u32 = 0;
+    /// Pads a unit holding 64-bit events with zeros and writes it out.
+    pub const FLUSH_64B: u32 = 3;
+    /// Pads a unit holding 96-bit events with zeros and writes it out.
+    pub const FLUSH_96B: u32 = 7;
+    /// The bits of a stored value that choose the command.
+    pub const CMD_MASK: u32 = 7;
+    /// Bytes in one unit of the stream; buffer start, end and position count these.
+    pub const UNIT_BYTES: u32 = 16;
+
+    /// [`super::TIMESTAMP_CNTL`]: buffer 0 may take units.
+    pub const CNTL_BUF0_VALID: u32 = 1 << 0;
+    /// [`super::TIMESTAMP_CNTL`]: buffer 1 may take units.
+    pub const CNTL_BUF1_VALID: u32 = 1 << 1;
+    /// [`super::TIMESTAMP_CNTL`]: while set, every cycle clears both buffers' full and
+    /// overflow bits and empties the write-accumulation unit (positions are kept).
+    pub const CNTL_RESET_STREAMS: u32 = 1 << 31;
+
+    /// [`super::TIMESTAMP_STATUS`] `bufs0_full` (sticky; write 1 to clear and rewind).
+    pub const STATUS_BUF0_FULL: u32 = 1 << 0;
+    /// `bufs1_full` (sticky; write 1 to clear and rewind).
+    pub const STATUS_BUF1_FULL: u32 = 1 << 1;
+    /// `bufs0_overflow`: a unit found no valid buffer with space (sticky; write 1 to clear).
+    pub const STATUS_BUF0_OVERFLOW: u32 = 1 << 4;
+    /// `bufs1_overflow` (sticky; write 1 to clear).
+    pub const STATUS_BUF1_OVERFLOW: u32 = 1 << 5;
+    /// `accum_pos_64b` (1 bit): 64-bit events in the unit being gathered.
+    pub const STATUS_ACCUM_POS_64B_SHIFT: u32 = 8;
+    /// `accum_pos_32b` (2 bits): 32-bit events in the unit being gathered.
+    pub const STATUS_ACCUM_POS_32B_SHIFT: u32 = 9;
+    /// `accum_pos_96b` (2 bits): 96-bit events since the last unit boundary shared by
+    /// 96-bit events (4 of them fill 3 units): `(4 - words in the unit) & 3`.
+    pub const STATUS_ACCUM_POS_96B_SHIFT: u32 = 11;
+    /// `bufs0_position` (18 bits, the top of the register): units written to buffer 0
+    /// since it was last rewound.
+    pub const STATUS_BUF0_POSITION_SHIFT: u32 = 14;
+    /// Mask of `bufs0_position` once shifted down.
+    pub const STATUS_BUF0_POSITION_MASK: u32 = (1 << 18) - 1;
+
+    /// Buffer 0's position in a [`super::TIMESTAMP_STATUS`] value.
+    pub const fn buf0_position(status: u32) -> u32 {
+        (status >> STATUS_BUF0_POSITION_SHIFT) & STATUS_BUF0_POSITION_MASK
+    }
+}
+
 /// NoC 0 register window.
 pub const NOC0_REGS_BASE: u32 = 0xFFB2_0000;
 /// NoC 1 register window.
