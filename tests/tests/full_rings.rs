@@ -29,7 +29,7 @@ fn bench_elf() -> &'static PathBuf {
 
 fn run(name: &str, policy: Policy, drain_every: Option<u64>) -> Launched {
     let r = BenchRun { mode: DENSE, iterations: ITERATIONS, work: 2, recording: true, policy, drain_every };
-    launch(bench_elf(), &r, &workspace().join("target/test-full-rings").join(name)).unwrap()
+    launch(Arch::WormholeB0, bench_elf(), &r, &workspace().join("target/test-full-rings").join(name)).unwrap()
 }
 
 /// Drops reported in the ring itself by `Loss` records.

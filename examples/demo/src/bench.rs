@@ -16,6 +16,9 @@ pub const DENSE: u32 = 1;
 pub const OP_LEVEL: u32 = 2;
 /// As [`DENSE`], with the block form of `zone!`.
 pub const DENSE_BLOCK: u32 = 3;
+/// [`DENSE`]'s loop without zones, the inner zone's work between two wall-clock reads whose
+/// spans the kernel sums into [`Launched::result`] (run it on the plain build).
+pub const DENSE_TIMED: u32 = 4;
 
 /// One launch of the bench kernel.
 #[derive(Clone, Debug)]
@@ -33,6 +36,10 @@ pub struct BenchRun {
 pub struct Launched {
     /// Instructions the BRISC retired.
     pub instructions: u64,
+    /// The BRISC's cycles from reset to halt (the emulator's pipeline model for the arch).
+    pub cycles: u64,
+    /// Argument word 3 after the run ([`DENSE_TIMED`] leaves its summed spans there).
+    pub result: u32,
     /// Bytes the producer wrote into the ring (`HEAD`), pads included.
     pub ring_bytes: u64,
     pub stalls: u32,
@@ -41,18 +48,19 @@ pub struct Launched {
     pub readout: Readout,
 }
 
-/// Runs `elf` (the bench kernel) once on a fresh 1x1 Wormhole device whose image is in `dir`.
-pub fn launch(elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<Launched> {
+/// Runs `elf` (the bench kernel, built for `arch`) once on a fresh 1x1 device of `arch`
+/// whose image is in `dir`.
+pub fn launch(arch: Arch, elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<Launched> {
     std::fs::create_dir_all(dir)?;
-    let mut cfg = DeviceConfig::new(Arch::WormholeB0, (1, 1));
+    let mut cfg = DeviceConfig::new(arch, (1, 1));
     cfg.image = Some(dir.join("bench.img"));
     let mut dev = Device::new(cfg)?;
     let tile = dev.tiles()[0];
     let mem = MappedImage::open(dev.image_path())?;
     let consumer = run.drain_every.is_some();
     let settings = Settings { recording: run.recording, policy: run.policy, consumer };
-    launch::init_tile(&mem, 0, tile, Arch::WormholeB0, &settings)?;
-    for (i, v) in [run.mode, run.iterations, run.work].into_iter().enumerate() {
+    launch::init_tile(&mem, 0, tile, arch, &settings)?;
+    for (i, v) in [run.mode, run.iterations, run.work, 0].into_iter().enumerate() {
         mem.write_u32(0, tile, example_abi::ARGS + 4 * i as u32, v)?;
     }
     dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(elf)?, &elf.display().to_string())?;
@@ -79,6 +87,8 @@ pub fn launch(elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<Launched> {
     let hart = summary.hart(0, tile, Risc::Brisc).ok_or("no BRISC in the run summary")?;
     Ok(Launched {
         instructions: hart.instructions,
+        cycles: hart.cycles,
+        result: mem.read_u32(0, tile, example_abi::ARGS + 12)?,
         ring_bytes: word(ring::HEAD)? as u64,
         stalls: word(ring::STALLS)?,
         dropped: word(ring::DROPPED)?,

@@ -1,112 +1,265 @@
-//! Issue 4's benchmark: what a zone costs on the device, measured exactly on the emulator.
+//! Issue 4's benchmark (issue 21, item 6: in cycles): what a zone costs on the device,
+//! measured on the emulator, per arch.
 //!
-//! The `bench` kernel (examples/kernels/src/bin/bench.rs) runs on one BRISC, built with and
-//! without the runtime's `profile` feature, each at two iteration counts. The emulator
-//! counts instructions exactly and the ring's `HEAD` counts every byte written (pads
-//! included), so differences give the *marginal* cost of one zone with everything a zone
-//! really costs (hot path, amortised slow paths, ring wraps) and nothing it does not (the
-//! launch's fixed wrapper records cancel out):
+//! The `bench` kernel (examples/kernels/src/bin/bench.rs) runs on one BRISC, built for
+//! Wormhole B0 and for Blackhole, each with and without the runtime's `profile` feature,
+//! each at two iteration counts. The emulator counts instructions exactly and times them
+//! with its pipeline model of the Baby RISC-V core (`emulator/src/pipeline.rs`, from
+//! Tenstorrent's ISA documentation, with each arch's differences); the ring's `HEAD` counts
+//! every byte written (pads included). Differences give the *marginal* cost of one zone with
+//! everything a zone really costs (hot path, amortised slow paths, ring wraps, the stores'
+//! hold on the L1 port) and nothing it does not (the launch's fixed wrapper records cancel
+//! out): (dX_profile - dX_plain) / dZones, X = the BRISC's cycles from reset to halt, or its
+//! instructions. Per arch (`<arch>` = `wormhole_b0`, `blackhole`):
 //!
-//! * `zone_instructions` = (dI_profile - dI_plain) / dZones in the dense mode (two nested
-//!   short zones per iteration around 4 loop steps each). In that loop the zones' hot path
-//!   is 13 instructions (open: `lw anchor, beqz, lw clock`; close: the guard's `beqz`,
-//!   `lw clock, sub, sub, bgeu, bgeu, sh, sh, sh, addi`), with the clock base, the 2^15
-//!   bound and the site id hoisted out of the loop; the rest of the measured figure is the
-//!   compiler reshaping the loops around the zones' inline asm (a `j` and the inner loops'
-//!   zero-trip guards stay inside) and the amortised slow paths (every 2^15 cycles the
-//!   first close of each nesting level re-anchors, about 90 instructions; ring wraps);
-//! * `zone_instructions_by_work`: the same for 1, 4, 16 and 64 loop steps per zone: the
-//!   sparser the zones, the more each one pays of the every-2^15-cycles slow closes;
-//! * `zone_bytes_dense` = dHEAD / dZones in the dense mode;
-//! * `zone_bytes_oplevel` = dHEAD / dZones in the op-level mode (64k-cycle gaps, 256k-cycle zones);
-//! * `zone_instructions_recording_off`: the same with recording switched off at run time;
-//! * `zone_instructions_block` and `zone_instructions_block_recording_off`: the same two
-//!   with the block form of `zone!` (mode 3), whose off path is one load and one branch;
+//! * `zone_cycles_<arch>`: dense mode, two nested short zones per iteration around 4 loop
+//!   steps each (a step is one L1 store in a 4-instruction loop). In that loop the
+//!   zones' hot path is 13 instructions (open: `lw anchor, beqz, lw clock`; close: the
+//!   guard's `beqz`, `lw clock, sub, sub, bgeu, bgeu, sh, sh, sh, addi`), with the clock
+//!   base, the 2^15 bound and the site id hoisted out of the loop;
+//! * `zone_cycles_isolated_<arch>`: the same with 64 loop steps per zone (sparse zones: each
+//!   pays more of the slow closes that move the anchor every 2^15 cycles);
+//!   `zone_cycles_by_work_<arch>`: 1, 4, 16 and 64 steps;
+//!   `zone_cycles_oplevel_<arch>`: the op-level mode (64k-cycle gaps, 256k-cycle zones,
+//!   both waited on the wall clock from a start each wait reads itself, so the zone's
+//!   cycles add to the run). Such a zone is longer than the hot path's 2^15-cycle window,
+//!   so every one closes on the slow path (`producer::slow_close`: a 12-byte record, the
+//!   anchor moved, `HEAD` published);
+//! * `zone_off_cycles_<arch>`: dense, recording switched off at run time;
+//! * `zone_cycles_block_<arch>`, `zone_cycles_block_off_<arch>`: the block form of `zone!`
+//!   (mode 3), on and off;
+//! * `zone_overhead_in_duration_cycles_<arch>`: how much of a recorded duration is the
+//!   profiler's own. The mean duration of the dense mode's inner zone as the consumer read
+//!   it (`inner_duration_recorded_cycles_<arch>`) minus the same work in the plain build
+//!   between two bare wall-clock reads (mode 4, `inner_duration_plain_cycles_<arch>`):
+//!   the cycles of the zone's own instructions, and of its waits, between its two clock
+//!   reads;
+//! * as before, Wormhole B0 only (Blackhole's in `zone_instructions_blackhole` etc.):
+//!   `zone_instructions` (the same difference in instructions; the rest beyond the 13 is
+//!   the compiler reshaping the loops around the zones' inline asm and the amortised slow
+//!   paths), `zone_instructions_by_work`, `zone_bytes_dense` = dHEAD / dZones,
+//!   `zone_bytes_oplevel`, `zone_instructions_recording_off`, `zone_instructions_block`,
+//!   `zone_instructions_block_recording_off`.
+//!
+//! Printed beside the published producer costs on hardware: tt-metal's streaming profiler
+//! (2026) 45-51 cycles per zone (open + close, measured on Blackhole; 74 for its 5-word
+//! form) and tt-llk's minimal profiler 29-30.
 //!
 //! A consumer drains the ring while the kernel runs, so nothing stalls; the benchmark
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
 
 use riscv_linker::Arch;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use ttprof::decode::RecordKind;
+use ttprof::elf::KernelElf;
 use ttprof::launch::Policy;
-use ttprof_demo::bench::{launch, BenchRun, DENSE, DENSE_BLOCK, OP_LEVEL};
+use ttprof_demo::bench::{launch, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL};
 use ttprof_demo::scenario::{build_kernel_set, Fallible};
 use ttprof_demo::workspace;
 
 /// Marginal per-zone cost between two iteration counts.
+#[derive(Clone, Copy)]
 struct Marginal {
     instructions: f64,
+    cycles: f64,
     bytes: f64,
 }
 
-/// `base` run at `n.0` and `n.1` iterations of `zones_per_iter` zones each, of `elf` and,
-/// when given, of the plain build too.
-fn marginal(elf: &Path, plain: Option<&Path>, base: &BenchRun, n: (u32, u32), zones_per_iter: u32, out: &Path) -> Fallible<Marginal> {
-    let run = |elf: &Path, iterations| launch(elf, &BenchRun { iterations, ..base.clone() }, out);
-    let recording = base.recording;
-    let (a, b) = (run(elf, n.0)?, run(elf, n.1)?);
+/// The bench kernel built for one arch, with and without `profile`.
+struct Kernels {
+    arch: Arch,
+    on: PathBuf,
+    off: PathBuf,
+    out: PathBuf,
+}
+
+impl Kernels {
+    fn run(&self, elf: &Path, run: &BenchRun) -> Fallible<Launched> {
+        launch(self.arch, elf, run, &self.out)
+    }
+}
+
+/// `base` run at `n.0` and `n.1` iterations of `zones_per_iter` zones each, of the profile
+/// build minus the plain build.
+fn marginal(k: &Kernels, base: &BenchRun, n: (u32, u32), zones_per_iter: u32) -> Fallible<Marginal> {
+    let run = |elf: &Path, iterations| k.run(elf, &BenchRun { iterations, ..base.clone() });
+    let (a, b) = (run(&k.on, n.0)?, run(&k.on, n.1)?);
     for l in [&a, &b] {
         if l.stalls != 0 || l.dropped != 0 {
             return Err(format!("the benchmark run stalled {} times and dropped {} records", l.stalls, l.dropped).into());
         }
     }
     let dz = ((n.1 - n.0) * zones_per_iter) as f64;
-    let zones = |l: &ttprof_demo::bench::Launched| l.readout.zones() as f64;
-    if recording && zones(&b) - zones(&a) != dz {
+    let zones = |l: &Launched| l.readout.zones() as f64;
+    if base.recording && zones(&b) - zones(&a) != dz {
         return Err(format!("expected {dz} more zones, read {}", zones(&b) - zones(&a)).into());
     }
-    let mut di = (b.instructions - a.instructions) as f64;
-    if let Some(plain) = plain {
-        let (pa, pb) = (run(plain, n.0)?, run(plain, n.1)?);
-        di -= (pb.instructions - pa.instructions) as f64;
+    let (pa, pb) = (run(&k.off, n.0)?, run(&k.off, n.1)?);
+    let d = |a: u64, b: u64, pa: u64, pb: u64| ((b - a) as f64 - (pb - pa) as f64) / dz;
+    Ok(Marginal {
+        instructions: d(a.instructions, b.instructions, pa.instructions, pb.instructions),
+        cycles: d(a.cycles, b.cycles, pa.cycles, pb.cycles),
+        bytes: (b.ring_bytes - a.ring_bytes) as f64 / dz,
+    })
+}
+
+/// The dense mode's inner zone: its mean recorded duration as read from the ring, and the
+/// plain build's cycles for the same work between two bare wall-clock reads.
+struct InnerDuration {
+    recorded: f64,
+    plain: f64,
+}
+
+fn inner_duration(k: &Kernels, work: u32, iterations: u32) -> Fallible<InnerDuration> {
+    let run = |mode| BenchRun { mode, iterations, work, recording: true, policy: Policy::Block, drain_every: Some(2_000) };
+    let inner = KernelElf::load(&k.on)?.sites.find("dense-inner").ok_or("the bench kernel has no `dense-inner` site")?;
+    let on = k.run(&k.on, &run(DENSE))?;
+    let (mut n, mut sum) = (0u64, 0u64);
+    for ring in &on.readout.rings {
+        let r = &ring.records;
+        for i in 0..r.kind.len() {
+            if r.kind[i] == RecordKind::Zone && r.site[i] == inner {
+                n += 1;
+                sum += r.end[i] - r.start[i];
+            }
+        }
     }
-    Ok(Marginal { instructions: di / dz, bytes: (b.ring_bytes - a.ring_bytes) as f64 / dz })
+    if n != iterations as u64 {
+        return Err(format!("read {n} `dense-inner` zones, expected {iterations}").into());
+    }
+    let plain = k.run(&k.off, &run(DENSE_TIMED))?;
+    Ok(InnerDuration { recorded: sum as f64 / n as f64, plain: plain.result as f64 / iterations as f64 })
+}
+
+/// Everything measured on one arch.
+struct Figures {
+    arch: Arch,
+    dense: Marginal,
+    by_work: Vec<(u32, Marginal)>,
+    off: Marginal,
+    op_level: Marginal,
+    block: Marginal,
+    block_off: Marginal,
+    inner: InnerDuration,
+}
+
+impl Figures {
+    fn isolated(&self) -> Marginal {
+        self.by_work.iter().find(|(w, _)| *w == ISOLATED_WORK).unwrap().1
+    }
+}
+
+const ISOLATED_WORK: u32 = 64;
+const DENSE_ITERATIONS: (u32, u32) = (2_000, 6_000);
+
+fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
+    let dir = root.join(arch.name());
+    eprintln!("{}: building the bench kernel with and without `profile`...", arch.name());
+    let on = build_kernel_set(arch, true, &["bench"], &dir.join("kernels-profile"))?["bench"].clone();
+    let off = build_kernel_set(arch, false, &["bench"], &dir.join("kernels-plain"))?["bench"].clone();
+    let k = Kernels { arch, on, off, out: dir };
+    eprintln!("{}: running...", arch.name());
+
+    // A consumer drains often enough that nothing waits.
+    let run = |mode, work, recording| BenchRun { mode, iterations: 0, work, recording, policy: Policy::Block, drain_every: Some(2_000) };
+    let dense = marginal(&k, &run(DENSE, 4, true), DENSE_ITERATIONS, 2)?;
+    let mut by_work = Vec::new();
+    for work in [1, 4, 16, ISOLATED_WORK] {
+        let m = if work == 4 { dense } else { marginal(&k, &run(DENSE, work, true), DENSE_ITERATIONS, 2)? };
+        by_work.push((work, m));
+    }
+    Ok(Figures {
+        arch,
+        dense,
+        by_work,
+        off: marginal(&k, &run(DENSE, 4, false), DENSE_ITERATIONS, 2)?,
+        op_level: marginal(&k, &run(OP_LEVEL, 1_000, true), (10, 30), 1)?,
+        block: marginal(&k, &run(DENSE_BLOCK, 4, true), DENSE_ITERATIONS, 2)?,
+        block_off: marginal(&k, &run(DENSE_BLOCK, 4, false), DENSE_ITERATIONS, 2)?,
+        inner: inner_duration(&k, 4, DENSE_ITERATIONS.1)?,
+    })
 }
 
 fn main() -> Fallible<()> {
     let ws = workspace();
     let out = ws.join("target/bench");
     std::fs::create_dir_all(&out)?;
-    eprintln!("building the bench kernel with and without `profile`...");
-    let on = build_kernel_set(Arch::WormholeB0, true, &["bench"], &out.join("kernels-profile"))?;
-    let off = build_kernel_set(Arch::WormholeB0, false, &["bench"], &out.join("kernels-plain"))?;
-    let (on, off) = (&on["bench"], &off["bench"]);
+    let figs = Arch::ALL.iter().map(|&arch| measure(arch, &out)).collect::<Fallible<Vec<_>>>()?;
+    let [wh, bh] = [&figs[0], &figs[1]];
+    assert_eq!((wh.arch, bh.arch), (Arch::WormholeB0, Arch::Blackhole));
 
-    // A consumer drains often enough that nothing waits.
-    let run = |mode, work, recording| BenchRun { mode, iterations: 0, work, recording, policy: Policy::Block, drain_every: Some(2_000) };
-    let dense = marginal(on, Some(off), &run(DENSE, 4, true), (2_000, 6_000), 2, &out)?;
-    let mut by_work = Vec::new();
-    for work in [1, 4, 16, 64] {
-        let m = if work == 4 { dense.instructions } else { marginal(on, Some(off), &run(DENSE, work, true), (2_000, 6_000), 2, &out)?.instructions };
-        by_work.push((work, m));
+    println!("ttprof zone cost (marginal: profile build minus plain build, one BRISC on the emulator's");
+    println!("pipeline model from tt-isa-documentation; open + close)");
+    println!("{:<50} {:>11} {:>11}   {}", "", "Wormhole B0", "Blackhole", "reference / target");
+    let row = |label: &str, f: &dyn Fn(&Figures) -> f64, reference: &str| {
+        println!("{label:<50} {:>11.2} {:>11.2}   {reference}", f(wh), f(bh));
+    };
+    row("cycles per zone, dense (4 loop steps per zone)", &|f| f.dense.cycles, "tt-metal 45-51 (BH), tt-llk 29-30");
+    row("cycles per zone, isolated (64 loop steps per zone)", &|f| f.isolated().cycles, "tt-metal 45-51 (BH), tt-llk 29-30");
+    row("cycles per zone, op-level (256k-cycle zones)", &|f| f.op_level.cycles, "a slow close (duration >= 2^15)");
+    row("cycles per zone, recording off", &|f| f.off.cycles, "");
+    row("cycles per zone, block form `zone!(name, {..})`", &|f| f.block.cycles, "");
+    row("cycles per zone, block form, recording off", &|f| f.block_off.cycles, "");
+    row("inner zone's recorded duration, mean cycles", &|f| f.inner.recorded, "");
+    row("  same work, plain build, bare clock reads", &|f| f.inner.plain, "");
+    row("  the profiler's own cycles inside the duration", &|f| f.inner.recorded - f.inner.plain, "");
+    row("instructions per zone (dense)", &|f| f.dense.instructions, "<= 16");
+    row("instructions per zone (isolated)", &|f| f.isolated().instructions, "");
+    row("instructions per zone (op-level: a slow close)", &|f| f.op_level.instructions, "");
+    row("instructions per zone, recording off", &|f| f.off.instructions, "load+branch");
+    row("instructions per zone, block form", &|f| f.block.instructions, "<= 16");
+    row("instructions per zone, block form, recording off", &|f| f.block_off.instructions, "load+branch");
+    row("ring bytes per zone (dense)", &|f| f.dense.bytes, "<= 6 (tt-metal ~9.8)");
+    row("ring bytes per zone (op-level)", &|f| f.op_level.bytes, "<= 12");
+    for f in &figs {
+        let sweep: Vec<String> = f.by_work.iter().map(|(w, m)| format!("{w}: {:.2} cycles / {:.2} instr", m.cycles, m.instructions)).collect();
+        println!("{} by loop steps per zone: {}", f.arch.name(), sweep.join(", "));
     }
-    let dense_off = marginal(on, Some(off), &run(DENSE, 4, false), (2_000, 6_000), 2, &out)?;
-    let op_level = marginal(on, None, &run(OP_LEVEL, 1_000, true), (10, 30), 1, &out)?;
-    let block = marginal(on, Some(off), &run(DENSE_BLOCK, 4, true), (2_000, 6_000), 2, &out)?;
-    let block_off = marginal(on, Some(off), &run(DENSE_BLOCK, 4, false), (2_000, 6_000), 2, &out)?;
+    println!("references: tt-metal's 2026 streaming profiler, 45-51 cycles per zone measured on Blackhole");
+    println!("(74 for its 5-word form); tt-llk's minimal profiler 29-30 cycles per zone");
 
-    println!("ttprof zone cost (marginal, measured on the emulator; Wormhole B0 BRISC)");
-    println!("{:<44} {:>10} {:>12}", "", "measured", "target");
-    println!("{:<44} {:>10.2} {:>12}", "instructions per zone (dense, open+close)", dense.instructions, "<= 16");
-    println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (dense)", dense.bytes, "<= 6");
-    println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (op-level)", op_level.bytes, "<= 12");
-    println!("{:<44} {:>10.2} {:>12}", "instructions per zone, recording off", dense_off.instructions, "load+branch");
-    println!("{:<44} {:>10.2} {:>12}", "  block form `zone!(name, {...})`", block.instructions, "<= 16");
-    println!("{:<44} {:>10.2} {:>12}", "  block form, recording off", block_off.instructions, "load+branch");
-    let sweep: Vec<String> = by_work.iter().map(|(w, m)| format!("{w}: {m:.2}")).collect();
-    println!("instructions per dense zone by loop steps per zone: {}", sweep.join(", "));
-    println!("tt-metal 2026 streaming profiler: 45-51 cycles and ~9.8 ring bytes per zone");
-
-    let json = serde_json::json!({
-        "zone_instructions": dense.instructions,
-        "zone_bytes_dense": dense.bytes,
-        "zone_bytes_oplevel": op_level.bytes,
-        "zone_instructions_recording_off": dense_off.instructions,
-        "zone_instructions_block": block.instructions,
-        "zone_instructions_block_recording_off": block_off.instructions,
-        "zone_instructions_by_work": by_work.iter().map(|(w, m)| (w.to_string(), serde_json::json!(m))).collect::<serde_json::Map<_, _>>(),
-        "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, emulator instruction counts and ring HEAD bytes",
+    let by_work = |f: &Figures, g: fn(&Marginal) -> f64| {
+        f.by_work.iter().map(|(w, m)| (w.to_string(), serde_json::json!(g(m)))).collect::<serde_json::Map<_, _>>()
+    };
+    let mut json = serde_json::json!({
+        "zone_instructions": wh.dense.instructions,
+        "zone_bytes_dense": wh.dense.bytes,
+        "zone_bytes_oplevel": wh.op_level.bytes,
+        "zone_instructions_recording_off": wh.off.instructions,
+        "zone_instructions_block": wh.block.instructions,
+        "zone_instructions_block_recording_off": wh.block_off.instructions,
+        "zone_instructions_by_work": by_work(wh, |m| m.instructions),
+        "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, one BRISC on the emulator: instruction counts, cycles from reset to halt on the pipeline model of tt-isa-documentation (emulator/src/pipeline.rs) per arch, ring HEAD bytes; unsuffixed zone_instructions* keys are Wormhole B0",
+        "reference_cycles_per_zone": {"tt_metal_streaming_blackhole": [45, 51], "tt_llk": [29, 30]},
     });
+    let map = json.as_object_mut().unwrap();
+    for f in &figs {
+        let a = f.arch.name();
+        let mut put = |k: String, v: serde_json::Value| {
+            map.insert(k, v);
+        };
+        put(format!("zone_cycles_{a}"), f.dense.cycles.into());
+        put(format!("zone_off_cycles_{a}"), f.off.cycles.into());
+        put(format!("zone_cycles_isolated_{a}"), f.isolated().cycles.into());
+        put(format!("zone_cycles_oplevel_{a}"), f.op_level.cycles.into());
+        put(format!("zone_cycles_block_{a}"), f.block.cycles.into());
+        put(format!("zone_cycles_block_off_{a}"), f.block_off.cycles.into());
+        put(format!("zone_cycles_by_work_{a}"), by_work(f, |m| m.cycles).into());
+        put(format!("zone_overhead_in_duration_cycles_{a}"), (f.inner.recorded - f.inner.plain).into());
+        put(format!("inner_duration_recorded_cycles_{a}"), f.inner.recorded.into());
+        put(format!("inner_duration_plain_cycles_{a}"), f.inner.plain.into());
+    }
+    for (k, v) in [
+        ("zone_instructions_blackhole", bh.dense.instructions),
+        ("zone_instructions_isolated_wormhole_b0", wh.isolated().instructions),
+        ("zone_instructions_isolated_blackhole", bh.isolated().instructions),
+        ("zone_instructions_recording_off_blackhole", bh.off.instructions),
+        ("zone_instructions_block_blackhole", bh.block.instructions),
+        ("zone_instructions_block_recording_off_blackhole", bh.block_off.instructions),
+        ("zone_bytes_dense_blackhole", bh.dense.bytes),
+    ] {
+        map.insert(k.into(), v.into());
+    }
     let path = out.join("runtime.json");
     std::fs::write(&path, serde_json::to_string_pretty(&json)? + "\n")?;
     println!("wrote {}", path.display());

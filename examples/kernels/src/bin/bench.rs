@@ -7,10 +7,14 @@
 //!   `work * 256` cycles (both waited on the wall clock).
 //! * mode 3, dense with the block form of `zone!` (`zone!("name", { ... })`), otherwise as
 //!   mode 1.
+//! * mode 4, dense timed by hand (for the plain build): mode 1's loop without zones, the
+//!   second `steps(work)` (the inner zone's work) between two wall-clock reads; the sum of
+//!   those spans goes to argument word 3 (`ARGS + 12`). What the inner zone's recorded
+//!   duration would be if the profiler added nothing inside it.
 #![no_std]
 #![no_main]
 
-use ttprof_example_kernels::{rd, steps, ARGS};
+use ttprof_example_kernels::{rd, steps, wr, ARGS};
 use ttprof_rt::{kernel, zone};
 
 fn wait_cycles(n: u32) {
@@ -53,6 +57,17 @@ fn main() {
                 let _z = zone!("op-level");
                 wait_cycles(work * 256);
             }
+        }
+        4 => {
+            let clock = riscv_linker_wall_clock();
+            let mut spans = 0u32;
+            for _ in 0..iterations {
+                steps(work);
+                let start = unsafe { core::ptr::read_volatile(clock) };
+                steps(work);
+                spans = spans.wrapping_add(unsafe { core::ptr::read_volatile(clock) }.wrapping_sub(start));
+            }
+            wr(ARGS + 12, spans);
         }
         _ => {}
     }
