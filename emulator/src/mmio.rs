@@ -214,7 +214,7 @@ mod tests {
             (mmio::NOC_OVERLAY_BASE + 0x1_2344, Brisc),
             (mmio::TENSIX_CFG_BASE + 0x40, Trisc2),
         ] {
-            r.write(addr, 4, addr ^ 0x5A5A, risc).unwrap();
+            r.write(addr, 4, addr ^ 0x5A5A, risc, 0, &mut no_units).unwrap();
             assert_eq!(r.read(addr, 4, 0, Trisc0), Ok(addr ^ 0x5A5A), "{addr:#x}");
         }
     }
@@ -223,8 +223,8 @@ mod tests {
     fn mailbox_reads_pop_and_an_empty_one_waits() {
         let mut r = TileRegs::default();
         let b = mmio::MAILBOX_BASE;
-        r.write(b, 4, 1, Brisc).unwrap();
-        r.write(b, 4, 2, Brisc).unwrap();
+        r.write(b, 4, 1, Brisc, 0, &mut no_units).unwrap();
+        r.write(b, 4, 2, Brisc, 0, &mut no_units).unwrap();
         assert_eq!(r.read(b, 4, 0, Brisc), Ok(1));
         assert_eq!(r.read(b, 4, 0, Brisc), Ok(2));
         assert_eq!(r.read(b, 4, 0, Brisc), Err(FaultKind::Blocked { addr: b, write: false }));
@@ -237,9 +237,9 @@ mod tests {
         assert!(matches!(e, FaultKind::Unmapped { risc: Ncrisc, write: false, .. }), "{e:?}");
         let msg = e.to_string();
         assert!(msg.contains("TENSIX_MAILBOX") && msg.contains("NCRISC"), "{msg}");
-        let e = r.write(mmio::PC1_BUF_BASE, 1, 0, Trisc1).unwrap_err();
+        let e = r.write(mmio::PC1_BUF_BASE, 1, 0, Trisc1, 0, &mut no_units).unwrap_err();
         assert!(e.to_string().contains("PC1_BUF_BASE") && e.to_string().contains("TRISC_1"), "{e}");
-        let e = r.write(mmio::MOP_CFG_BASE + 0x40, 4, 0, Trisc1).unwrap_err();
+        let e = r.write(mmio::MOP_CFG_BASE + 0x40, 4, 0, Trisc1, 0, &mut no_units).unwrap_err();
         assert_eq!(e, FaultKind::Access { addr: mmio::MOP_CFG_BASE + 0x40, size: 4, write: true });
     }
 
@@ -252,7 +252,7 @@ mod tests {
         wr(&mut r, mmio::INSTRN_BUF_CTRL1, 0x0200_0000);
         wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2); // the debug bus takes thread T1's FIFO
         wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2 | 0x10); // a push bit of a thread it does not hold
-        let e = r.write(mmio::INSTRN_BUF_CTRL0, 4, 0x2 | 0x10 | 0x20, Ncrisc).unwrap_err();
+        let e = r.write(mmio::INSTRN_BUF_CTRL0, 4, 0x2 | 0x10 | 0x20, Ncrisc, 0, &mut no_units).unwrap_err();
         assert_eq!(e, FaultKind::TensixPush { word: 0x0200_0000, addr: mmio::INSTRN_BUF_CTRL0, risc: Ncrisc, thread: 1 });
         assert!(e.to_string().contains("debug-bus push"), "{e}");
     }
