@@ -84,7 +84,7 @@ pub use device::Device;
 pub use fault::{EmuError, Fault, FaultKind};
 pub use hart::HartState;
 pub use loader::Program;
-pub use noc::NocConfig;
+pub use noc::{Arbitration, NocCalibration, NocConfig};
 pub use riscv_linker::{Arch, NocCoord, Risc};
 pub use run::{HartSummary, RunSummary};
 pub use sync::SyncSample;

@@ -190,3 +190,54 @@ fn host_dram_access_checks_its_bounds() {
     dev.write_dram(0, 7, 100, &[1, 2, 3]).unwrap();
     assert_eq!(dev.read_dram(0, 7, 99, 5).unwrap(), vec![0, 1, 2, 3, 0]);
 }
+
+/// Eight cores of a 4x2 grid each read 16 of the largest packets from DRAM bank 0 at once,
+/// each from its own part of the bank, with `threads` host threads. Returns each core's
+/// cycles from its first issue to its barrier's end.
+fn dram_readers(arch: Arch, threads: usize) -> Vec<u32> {
+    let mut cfg = DeviceConfig::new(arch, (4, 2));
+    cfg.threads = threads;
+    cfg.clock_mailbox = false;
+    let mut dev = Device::new(cfg).unwrap();
+    let bank = dram::bank(arch, 0);
+    let size = riscv_linker::noc::max_packet_bytes(arch);
+    let count = 16;
+    let elf = build("dram_reader", arch);
+    let tiles = dev.tiles();
+    for (i, &t) in tiles.iter().enumerate() {
+        let at = bank.offset + (i as u64 * count as u64 * size as u64);
+        // The last packet of each core's part starts with its number: the data says whose.
+        let last = at + (count as u64 - 1) * size as u64;
+        dev.write_dram(0, bank.channel, last, &(i as u32 + 1).to_le_bytes()).unwrap();
+        for (k, v) in [bank.endpoint.x as u32, bank.endpoint.y as u32, at as u32, size, count].iter().enumerate() {
+            dev.write_u32(0, t, PARAMS + 4 * k as u32, *v).unwrap();
+        }
+        dev.load_kernel(0, t, Risc::Brisc, &elf, "dram_reader.elf").unwrap();
+    }
+    dev.run().unwrap_or_else(|e| panic!("{arch}: {e}"));
+    let mut cycles = Vec::new();
+    for (i, &t) in tiles.iter().enumerate() {
+        assert_eq!(dev.read_u32(0, t, RES + 4).unwrap(), i as u32 + 1, "{arch} {t}: the last read's data");
+        cycles.push(dev.read_u32(0, t, RES).unwrap());
+    }
+    cycles
+}
+
+#[test]
+fn readers_of_one_dram_bank_finish_as_the_routers_serve_them_on_any_thread_count() {
+    for arch in Arch::ALL {
+        let one = dram_readers(arch, 1);
+        let two = dram_readers(arch, 2);
+        let four = dram_readers(arch, 4);
+        assert_eq!(one, two, "{arch}");
+        assert_eq!(one, four, "{arch}");
+        // Round-robin arbitration along the requests' routes: not all together.
+        let (lo, hi) = (*one.iter().min().unwrap(), *one.iter().max().unwrap());
+        assert!(hi as f64 >= 1.5 * lo as f64, "{arch}: {one:?}");
+        // And the bank is never idle: eight readers' bytes at about the endpoint's rate.
+        let cfg = ttprof_emu::NocConfig::for_arch(arch);
+        let bytes = 8.0 * 16.0 * riscv_linker::noc::max_packet_bytes(arch) as f64;
+        let rate = bytes / hi as f64;
+        assert!(rate > 0.95 * cfg.dram_source_bytes_per_cycle && rate <= cfg.dram_source_bytes_per_cycle, "{arch}: {rate} B/cycle");
+    }
+}

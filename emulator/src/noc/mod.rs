@@ -4,8 +4,9 @@
 //!   status counters) and the queue of events the NoC delivers to the tile.
 //! * [`route`]: dimension-ordered routes on the torus (NoC0 east then south, NoC1 north
 //!   then west) and the resources (links, NIU ports, DRAM channels) a transfer crosses.
-//! * [`flow`]: the bandwidth model: every data transfer is a flow whose rate is the
-//!   max-min fair share of the resources it crosses, recomputed as flows start and end.
+//! * [`flow`]: the bandwidth model: every data transfer is a flow whose rate is its share
+//!   of the resources it crosses, as the routers' round-robin arbiters split them,
+//!   recomputed as flows start and end.
 //! * [`dram`]: the contents of each chip's DRAM channels.
 //!
 //! ## Time
@@ -35,11 +36,15 @@
 //! its data flows back; a write's data flows at once and, if non-posted, is acknowledged
 //! `write_ack_cycles` (DRAM: `dram_write_cycles`) after it landed. Data moves as a flow of
 //! `len + packets * flit` bytes (one header flit per packet; requests longer than
-//! [`NocConfig::max_packet_bytes`] are split by the NIU) at the max-min fair rate over
-//! the source NIU's injection port, every link on the route, the destination's ejection
-//! port and the DRAM channel if any. Single-flit requests (inline writes, atomics) only pay
-//! latency. All parameters are in [`NocConfig`]; the defaults and where they come from are
-//! in DESIGN.md ("The NoC model").
+//! [`NocConfig::max_packet_bytes`] are split by the NIU) over the source NIU's injection
+//! port, every link on the route and the destination's ejection port. A DRAM endpoint's
+//! NIU sends at [`NocConfig::dram_source_bytes_per_cycle`] and accepts at
+//! [`NocConfig::dram_sink_bytes_per_cycle`], each endpoint and NoC on its own (tt-npe's
+//! per-NIU injection and absorption rates); a cap on a whole channel is optional. Flows
+//! that compete for a resource share it as the routers' arbiters do
+//! ([`NocConfig::arbitration`], [`flow`]). Single-flit requests (inline writes, atomics)
+//! only pay latency. All parameters are in [`NocConfig`]; the defaults and where they come
+//! from are in DESIGN.md ("The NoC model").
 
 pub(crate) mod dram;
 pub(crate) mod flow;
@@ -47,13 +52,51 @@ pub(crate) mod niu;
 pub(crate) mod route;
 
 use dram::Dram;
-use flow::{FlowId, FlowSpec, Flows};
+use flow::{FlowId, FlowSpec, Flows, Hop, ROOT};
+pub use flow::Arbitration;
 use niu::{Endpoint, EventKind, Op, Payload, Request};
 use riscv_linker::noc::{self as map, counter};
 use riscv_linker::{Arch, NocCoord};
 use route::{Port, Resources};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// The constants of [`NocConfig`] fitted to tt-metal's published measurements, in one
+/// place: they absorb what the rest of the model does not explain, including how long
+/// noc-bench's kernels take to issue a request and to poll for its end on the emulated
+/// core, so a change of the core's timing model ([`crate::CycleModel`]) calls for a re-fit.
+/// `cargo run --release -p ttprof-emu --bin noc-bench -- --calibrate` prints the values for
+/// the current core model; paste them into [`NocCalibration::for_arch`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NocCalibration {
+    /// [`NocConfig::l1_read_cycles`]: fitted so that noc-bench's `l1_read_latency` (one
+    /// flit read from a neighbour's L1, timed by the kernel from its first register write
+    /// to the end of its barrier) measures tt-metal's 290 (WH) / 368 (BH) cycles.
+    pub l1_read_cycles: u32,
+    /// [`NocConfig::dram_read_cycles`]: the same for `dram_read_latency` (one flit from
+    /// DRAM bank 0): 384 (WH) / 479 (BH) cycles.
+    pub dram_read_cycles: u32,
+    /// [`NocConfig::multicast_efficiency`]: fitted so that noc-bench's `multicast` (64
+    /// largest packets to a 4x4 rectangle) measures tt-metal's 15 (WH) / 24 (BH) B/cycle.
+    /// Bandwidth-bound, so it hardly depends on the core model.
+    pub multicast_efficiency: f64,
+}
+
+impl NocCalibration {
+    /// The current fit. How: a single-transfer latency on noc-bench is the kernel's own
+    /// time to issue and to notice the end (core model), `issue_cycles`, the header's way
+    /// there and back, the target's access cycles and the flit's transfer; only the access
+    /// cycles are free, so each is set to its previous value plus (published - measured),
+    /// repeated until the difference is within one turn of the kernel's polling loop
+    /// (`noc-bench --calibrate` does exactly this). Fitted with `CycleModel::default()`
+    /// (8 extra cycles per MMIO access, loads and stores alike).
+    pub const fn for_arch(arch: Arch) -> NocCalibration {
+        match arch {
+            Arch::WormholeB0 => NocCalibration { l1_read_cycles: 79, dram_read_cycles: 65, multicast_efficiency: 0.507 },
+            Arch::Blackhole => NocCalibration { l1_read_cycles: 63, dram_read_cycles: 77, multicast_efficiency: 0.4 },
+        }
+    }
+}
 
 /// The NoC and DRAM timing model (cycles of the chip's AICLK, bytes per cycle).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,12 +113,23 @@ pub struct NocConfig {
     pub max_packet_bytes: u32,
     /// Bandwidth of one link direction.
     pub link_bytes_per_cycle: f64,
-    /// Bandwidth of an NIU's injection port and of its ejection port.
+    /// Bandwidth of a worker NIU's injection port and of its ejection port.
     pub niu_bytes_per_cycle: f64,
-    /// Bandwidth of one DRAM channel (reads and writes share it).
-    pub dram_bytes_per_cycle: f64,
+    /// Rate at which one DRAM endpoint's NIU sends read data into its NoC (tt-npe's
+    /// injection rate of a DRAM core). Per NIU: each of a channel's endpoints, on each NoC,
+    /// has its own.
+    pub dram_source_bytes_per_cycle: f64,
+    /// Rate at which one DRAM endpoint's NIU accepts write data (tt-npe's absorption rate
+    /// of a DRAM core), per NIU like the source rate.
+    pub dram_sink_bytes_per_cycle: f64,
+    /// A cap on each whole DRAM channel, all its endpoints on both NoCs, reads and writes
+    /// together; `None` (the default): only the per-endpoint rates apply, as in tt-npe
+    /// unless its optional DRAM-controller model is on.
+    pub dram_channel_bytes_per_cycle: Option<f64>,
+    /// How routers share an output among competing flows.
+    pub arbitration: Arbitration,
     /// Share of the unicast rate a multicast achieves (every destination must accept each
-    /// flit before the next moves on).
+    /// flit before the next moves on). Calibrated ([`NocCalibration`]).
     pub multicast_efficiency: f64,
     /// NIU to its router.
     pub niu_to_router: u32,
@@ -85,13 +139,15 @@ pub struct NocConfig {
     pub router_to_niu: u32,
     /// Cycles `CMD_CTRL` reads busy after an issue.
     pub issue_cycles: u32,
-    /// A read request's arrival at a worker's NIU to its first response flit.
+    /// A read request's arrival at a worker's NIU to its first response flit. Calibrated
+    /// ([`NocCalibration`]).
     pub l1_read_cycles: u32,
     /// Data landed in a worker's L1 to the acknowledgement leaving.
     pub write_ack_cycles: u32,
     /// An atomic's arrival to its response leaving.
     pub atomic_cycles: u32,
-    /// A read request's arrival at a DRAM endpoint to its first response flit.
+    /// A read request's arrival at a DRAM endpoint to its first response flit. Calibrated
+    /// ([`NocCalibration`]).
     pub dram_read_cycles: u32,
     /// Data landed in DRAM to the acknowledgement leaving.
     pub dram_write_cycles: u32,
@@ -100,7 +156,7 @@ pub struct NocConfig {
 impl NocConfig {
     /// The defaults for `arch` (DESIGN.md, "The NoC model", says where each comes from).
     pub fn for_arch(arch: Arch) -> NocConfig {
-        match arch {
+        let cfg = match arch {
             Arch::WormholeB0 => NocConfig {
                 enabled: true,
                 epoch: 32,
@@ -108,16 +164,20 @@ impl NocConfig {
                 max_packet_bytes: 8192,
                 link_bytes_per_cycle: 30.0,
                 niu_bytes_per_cycle: 30.0,
-                dram_bytes_per_cycle: 23.5,
-                multicast_efficiency: 0.52,
+                // tt-npe's wormhole_b0 device model: DRAM injection 23.2, absorption 24.0.
+                dram_source_bytes_per_cycle: 23.2,
+                dram_sink_bytes_per_cycle: 24.0,
+                dram_channel_bytes_per_cycle: None,
+                arbitration: Arbitration::RoundRobin,
+                multicast_efficiency: 0.0, // fitted: NocCalibration
                 niu_to_router: 5,
                 router_hop: 9,
                 router_to_niu: 5,
                 issue_cycles: 20,
-                l1_read_cycles: 79,
+                l1_read_cycles: 0, // fitted: NocCalibration
                 write_ack_cycles: 40,
                 atomic_cycles: 40,
-                dram_read_cycles: 65,
+                dram_read_cycles: 0, // fitted: NocCalibration
                 dram_write_cycles: 120,
             },
             Arch::Blackhole => NocConfig {
@@ -127,18 +187,44 @@ impl NocConfig {
                 max_packet_bytes: 16384,
                 link_bytes_per_cycle: 60.9,
                 niu_bytes_per_cycle: 60.9,
-                dram_bytes_per_cycle: 36.0,
-                multicast_efficiency: 0.4,
+                // tt-npe's blackhole model says 40 (54 GB/s at 1.35 GHz) both ways, but
+                // tt-metal measures 33 (read) / 34 (write) B/cycle for one core on one
+                // bank, where the endpoint is the bottleneck: 36 keeps both within 10 %.
+                dram_source_bytes_per_cycle: 36.0,
+                dram_sink_bytes_per_cycle: 36.0,
+                dram_channel_bytes_per_cycle: None,
+                arbitration: Arbitration::RoundRobin,
+                multicast_efficiency: 0.0, // fitted: NocCalibration
                 niu_to_router: 5,
                 router_hop: 9,
                 router_to_niu: 5,
                 issue_cycles: 36,
-                l1_read_cycles: 75,
+                l1_read_cycles: 0, // fitted: NocCalibration
                 write_ack_cycles: 40,
                 atomic_cycles: 40,
-                dram_read_cycles: 77,
+                dram_read_cycles: 0, // fitted: NocCalibration
                 dram_write_cycles: 120,
             },
+        };
+        cfg.calibrated(NocCalibration::for_arch(arch))
+    }
+
+    /// This configuration with the fitted constants of `c`.
+    pub fn calibrated(self, c: NocCalibration) -> NocConfig {
+        NocConfig {
+            l1_read_cycles: c.l1_read_cycles,
+            dram_read_cycles: c.dram_read_cycles,
+            multicast_efficiency: c.multicast_efficiency,
+            ..self
+        }
+    }
+
+    /// The fitted constants of this configuration.
+    pub fn calibration(&self) -> NocCalibration {
+        NocCalibration {
+            l1_read_cycles: self.l1_read_cycles,
+            dram_read_cycles: self.dram_read_cycles,
+            multicast_efficiency: self.multicast_efficiency,
         }
     }
 
@@ -199,17 +285,24 @@ impl ChipNoc {
         for (i, c) in cap.iter_mut().enumerate() {
             let r = i as u32;
             *c = if res.is_dram(r) {
-                cfg.dram_bytes_per_cycle
+                cfg.dram_channel_bytes_per_cycle.unwrap_or(f64::INFINITY)
             } else if res.is_link(r) {
                 cfg.link_bytes_per_cycle
             } else {
                 cfg.niu_bytes_per_cycle
             };
         }
+        // DRAM endpoints: their NIUs' own rates, per endpoint and NoC.
+        for &at in map::dram::channels(arch).iter().flatten() {
+            for noc in 0..2 {
+                cap[res.port(noc, at, Port::Inject) as usize] = cfg.dram_source_bytes_per_cycle;
+                cap[res.port(noc, at, Port::Eject) as usize] = cfg.dram_sink_bytes_per_cycle;
+            }
+        }
         ChipNoc {
             cfg,
             res,
-            flows: Flows::new(cap),
+            flows: Flows::new(cap, cfg.arbitration),
             dram: Dram::default(),
             next_id: 0,
             pending: HashMap::new(),
@@ -253,14 +346,27 @@ impl ChipNoc {
                     }
                 };
                 let start = t0 + self.lat(noc, src, from.coord()) + self.access_cycles(from, true);
-                let mut resources = vec![self.res.port(noc, from.coord(), Port::Inject)];
-                self.res.route(noc, from.coord(), src, &mut resources);
-                resources.push(self.res.port(noc, src, Port::Eject));
-                if let Endpoint::Dram { channel, .. } = from {
-                    resources.push(self.res.dram(channel));
+                // The request's way to the target (arbitration only), then the data's back.
+                let target = from.coord();
+                let mut path = Vec::new();
+                let mut links = Vec::new();
+                let mut at = hop(&mut path, self.res.port(noc, src, Port::Inject), ROOT, false);
+                self.res.route(noc, src, target, &mut links);
+                for &l in &links {
+                    at = hop(&mut path, l, at, false);
                 }
+                if let (Endpoint::Dram { channel, .. }, Some(_)) = (from, self.cfg.dram_channel_bytes_per_cycle) {
+                    at = hop(&mut path, self.res.dram(channel), at, true);
+                }
+                at = hop(&mut path, self.res.port(noc, target, Port::Inject), at, true);
+                links.clear();
+                self.res.route(noc, target, src, &mut links);
+                for &l in &links {
+                    at = hop(&mut path, l, at, true);
+                }
+                hop(&mut path, self.res.port(noc, src, Port::Eject), at, true);
                 let queue = queue_key(tile, noc, 0, from.coord());
-                self.start_flow(start, len, resources, 1.0, queue, Completion::Read {
+                self.start_flow(start, len, path, 1.0, queue, Completion::Read {
                     tile,
                     src,
                     from,
@@ -292,19 +398,25 @@ impl ChipNoc {
                     return;
                 }
                 let len = payload.data.len() as u32;
-                let mut resources = vec![self.res.port(noc, src, Port::Inject)];
+                // A tree for a multicast: dimension-ordered routes from one source share
+                // their common links.
+                let mut path = vec![Hop { res: self.res.port(noc, src, Port::Inject), prev: ROOT, carries: true }];
+                let mut links = Vec::new();
                 for &(c, e) in &dests {
-                    self.res.route(noc, src, c, &mut resources);
-                    resources.push(self.res.port(noc, c, Port::Eject));
-                    if let Some(Endpoint::Dram { channel, .. }) = e {
-                        resources.push(self.res.dram(channel));
+                    links.clear();
+                    self.res.route(noc, src, c, &mut links);
+                    let mut at = 0;
+                    for &l in &links {
+                        at = tree_hop(&mut path, l, at);
+                    }
+                    at = tree_hop(&mut path, self.res.port(noc, c, Port::Eject), at);
+                    if let (Some(Endpoint::Dram { channel, .. }), Some(_)) = (e, self.cfg.dram_channel_bytes_per_cycle) {
+                        tree_hop(&mut path, self.res.dram(channel), at);
                     }
                 }
-                resources.sort_unstable();
-                resources.dedup();
                 let eff = if mcast { self.cfg.multicast_efficiency } else { 1.0 };
                 let queue = queue_key(tile, noc, 1, dests[0].0);
-                self.start_flow(t0, len, resources, eff, queue, Completion::Write {
+                self.start_flow(t0, len, path, eff, queue, Completion::Write {
                     tile,
                     src,
                     noc,
@@ -329,12 +441,12 @@ impl ChipNoc {
         }
     }
 
-    fn start_flow(&mut self, start: u64, len: u32, resources: Vec<u32>, eff: f64, queue: u64, done: Completion) {
+    fn start_flow(&mut self, start: u64, len: u32, path: Vec<Hop>, eff: f64, queue: u64, done: Completion) {
         self.next_id += 1;
         let id = self.next_id;
         self.bytes += len as u64;
         let cap = self.cfg.niu_bytes_per_cycle.min(self.cfg.link_bytes_per_cycle) * eff;
-        self.flows.submit(id, FlowSpec { start: start as f64, bytes: self.cfg.wire_bytes(len), resources, cap, queue });
+        self.flows.submit(id, FlowSpec { start: start as f64, bytes: self.cfg.wire_bytes(len), path, cap, queue });
         self.pending.insert(id, done);
     }
 
@@ -406,7 +518,138 @@ impl ChipNoc {
     }
 }
 
+/// Appends a hop after hop `prev` of `path`; returns its index.
+fn hop(path: &mut Vec<Hop>, res: u32, prev: u32, carries: bool) -> u32 {
+    path.push(Hop { res, prev, carries });
+    path.len() as u32 - 1
+}
+
+/// [`hop`] for a multicast tree: a resource already in it is not added again.
+fn tree_hop(path: &mut Vec<Hop>, res: u32, prev: u32) -> u32 {
+    match path.iter().position(|h| h.res == res) {
+        Some(i) => i as u32,
+        None => hop(path, res, prev, true),
+    }
+}
+
 /// Flows from one initiator to one target on one NoC share a virtual channel (FIFO).
 fn queue_key(tile: usize, noc: u8, kind: u8, target: NocCoord) -> u64 {
     (tile as u64) << 24 | (noc as u64) << 20 | (kind as u64) << 16 | (target.x as u64) << 8 | target.y as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COUNT: u32 = 16;
+
+    /// Each of `readers` (on its own tile) issues `COUNT` reads of the largest packet from
+    /// DRAM bank `bank` on NoC0, one every `issue_cycles` from cycle 0, as a kernel's
+    /// back-to-back `noc_async_read` does. Returns the cycle each reader's last response
+    /// landed, and the chip (for its config).
+    fn dram_readers(arch: Arch, cfg: NocConfig, readers: &[(NocCoord, u32)]) -> Vec<u64> {
+        let tiles: HashMap<NocCoord, usize> = readers.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
+        let mut chip = ChipNoc::new(arch, cfg, tiles);
+        let len = cfg.max_packet_bytes;
+        let mut out = Vec::new();
+        let no_l1 = |_: usize, _: u32, _: u32| -> Vec<u8> { unreachable!("DRAM reads only") };
+        for k in 0..COUNT {
+            for (i, &(src, bank)) in readers.iter().enumerate() {
+                let b = map::dram::bank(arch, bank);
+                let from = Endpoint::Dram { channel: b.channel, at: b.endpoint };
+                let op = Op::Read { from, addr: b.offset + (i as u64 * COUNT as u64 + k as u64) * len as u64, len, to: 0x40000 };
+                let accepted = (k * cfg.issue_cycles) as u64;
+                chip.submit(Request { tile: i, src, noc: 0, accepted, txn: 0, op }, &no_l1, &mut out);
+            }
+        }
+        chip.advance(f64::INFINITY, &mut out);
+        assert!(chip.is_idle());
+        let mut last = vec![0u64; readers.len()];
+        let mut landed = vec![0u32; readers.len()];
+        for (tile, at, e) in out {
+            if let EventKind::Counter { index, .. } = e {
+                if index as u32 == counter::RD_RESP_RECEIVED {
+                    last[tile] = last[tile].max(at);
+                    landed[tile] += 1;
+                }
+            }
+        }
+        assert!(landed.iter().all(|&n| n == COUNT), "{landed:?}");
+        last
+    }
+
+    fn wh() -> NocConfig {
+        NocConfig::for_arch(Arch::WormholeB0)
+    }
+
+    /// Worker `c` of row 0 (NoC0 (c+1, 1) on Wormhole).
+    fn worker(c: u8) -> NocCoord {
+        Arch::WormholeB0.worker_noc(c, 0).unwrap()
+    }
+
+    #[test]
+    fn one_dram_reader_runs_at_the_endpoint_rate() {
+        let cfg = wh();
+        let (src, bank) = (worker(0), map::dram::bank(Arch::WormholeB0, 0));
+        let done = dram_readers(Arch::WormholeB0, cfg, &[(src, 0)])[0];
+        // The first response starts after the request's way and the access; the reads then
+        // follow each other at the endpoint's rate; the last lands a path later.
+        let res = Resources { width: 10, height: 12, dram_channels: 6 };
+        let (there, back) = (cfg.path(res.hops(0, src, bank.endpoint)), cfg.path(res.hops(0, bank.endpoint, src)));
+        let start = there + cfg.dram_read_cycles as u64;
+        let end = start as f64 + COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / cfg.dram_source_bytes_per_cycle;
+        assert_eq!(done, end.ceil() as u64 + back);
+        // Arbitration only matters between flows.
+        let fair = NocConfig { arbitration: Arbitration::MaxMinFair, ..cfg };
+        assert_eq!(dram_readers(Arch::WormholeB0, fair, &[(src, 0)])[0], done);
+    }
+
+    #[test]
+    fn four_readers_of_one_bank_finish_in_the_order_the_routers_serve_them() {
+        // Readers at x = 1..4 of row y = 1 read bank 0 at (0,0): their requests go east
+        // along the row (wrapping) and merge one by one, x = 4 last, nearest the bank.
+        let cfg = wh();
+        let readers: Vec<(NocCoord, u32)> = (0..4).map(|c| (worker(c), 0)).collect();
+        let done = dram_readers(Arch::WormholeB0, cfg, &readers);
+        let mut order: Vec<usize> = (0..4).collect();
+        order.sort_by_key(|&i| done[i]);
+        assert_eq!(order[..2], [3, 2], "the last to merge finishes first, the one before it next: {done:?}");
+        let distinct: std::collections::BTreeSet<u64> = done.iter().copied().collect();
+        assert_eq!(distinct.len(), 4, "{done:?}");
+        // x = 1 and 2 get the same share (an eighth): they end together, apart by their
+        // distances.
+        assert!(done[0].abs_diff(done[1]) < 50, "{done:?}");
+        // Round robin at the merges gives x = 4 half the bank, x = 3 a quarter, x = 1, 2 an
+        // eighth each: x = 4 is done at half the last reader's time, x = 3 at three quarters.
+        let single = dram_readers(Arch::WormholeB0, cfg, &readers[..1])[0] as f64;
+        let last = *done.iter().max().unwrap() as f64;
+        assert!((done[3] as f64 / last - 0.5).abs() < 0.03, "{done:?}");
+        assert!((done[2] as f64 / last - 0.75).abs() < 0.03, "{done:?}");
+        // The bank never idles: after the same latency as one reader, four readers' data
+        // leaves it at its rate.
+        let transfer = COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / cfg.dram_source_bytes_per_cycle;
+        let latency = single - transfer;
+        let total = 4.0 * COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / (last - latency);
+        assert!((total / cfg.dram_source_bytes_per_cycle - 1.0).abs() < 0.01, "{total} B/cycle from the bank");
+        // Max-min fair shares would end them together (up to their distance).
+        let fair = dram_readers(Arch::WormholeB0, NocConfig { arbitration: Arbitration::MaxMinFair, ..cfg }, &readers);
+        let (lo, hi) = (fair.iter().min().unwrap(), fair.iter().max().unwrap());
+        assert!(*hi as f64 / *lo as f64 <= 1.01, "{fair:?}");
+        assert!((*hi as f64 / last - 1.0).abs() < 0.01, "same total either way: {fair:?} {done:?}");
+    }
+
+    #[test]
+    fn dram_bandwidth_is_per_endpoint_unless_the_channel_is_capped() {
+        // Banks 0 and 1 are the two halves of Wormhole channel 0, at endpoints (0,0) and
+        // (0,11): two readers, one per bank, on routes that share no link, each get a
+        // whole endpoint.
+        let cfg = wh();
+        let (a, b) = (worker(0), Arch::WormholeB0.worker_noc(1, 1).unwrap());
+        let alone = dram_readers(Arch::WormholeB0, cfg, &[(a, 0)])[0];
+        let both = dram_readers(Arch::WormholeB0, cfg, &[(a, 0), (b, 1)]);
+        assert_eq!(both[0], alone, "the other endpoint's reader takes nothing from this one");
+        let capped = NocConfig { dram_channel_bytes_per_cycle: Some(cfg.dram_source_bytes_per_cycle), ..cfg };
+        let shared = dram_readers(Arch::WormholeB0, capped, &[(a, 0), (b, 1)]);
+        assert!(shared[0] as f64 > 1.5 * alone as f64, "a channel cap is shared: {shared:?} vs {alone}");
+    }
 }
