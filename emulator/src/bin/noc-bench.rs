@@ -2,7 +2,7 @@
 //! figures, both arches, in one run.
 //!
 //! ```text
-//! cargo run --release -p ttprof-emu --bin noc-bench [-- --out FILE] [--mmio N] [--calibrate]
+//! cargo run --release -p ttprof-emu --bin noc-bench [-- --out FILE] [--mmio-load N] [--calibrate]
 //! ```
 //!
 //! It compiles `emulator/bench/noc.c` (a kernel that programs the NIU registers as
@@ -28,8 +28,9 @@
 //! `shared/reference/tensix-noc.md`), `readers_<arch>` and `max_rel_error` over the
 //! published cases go to `target/bench/noc.json`.
 //!
-//! `--mmio N` runs the cores with `CycleModel::mmio = N` (default 8) instead of the default
-//! cost of an MMIO access. `--calibrate` re-fits [`NocCalibration`] (the target access
+//! `--mmio-load N` runs the cores with a load latency of N cycles for the NoC registers
+//! (and the other MMIO windows: `Timing::mmio_load`, documented as at least 7) instead of
+//! the pipeline model's. `--calibrate` re-fits [`NocCalibration`] (the target access
 //! cycles and the multicast efficiency) to the published figures under the current core
 //! model and prints the values to paste into `NocCalibration::for_arch`; nothing else runs.
 
@@ -38,7 +39,7 @@ use riscv_linker::{script::linker_script, Arch, NocCoord, Risc};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
-use ttprof_emu::{CycleModel, Device, DeviceConfig, NocCalibration, NocConfig};
+use ttprof_emu::{Device, DeviceConfig, NocCalibration, NocConfig};
 
 const PARAMS: u32 = 0x30000;
 const RESULT: u32 = 0x30100;
@@ -116,7 +117,8 @@ fn job(tile: NocCoord, mode: u32, target: NocCoord, addr: u32, size: u32, count:
 struct Bench {
     arch: Arch,
     elf: Vec<u8>,
-    cycle: CycleModel,
+    /// Overrides `Timing::mmio_load` (None: the documented pipeline's).
+    mmio_load: Option<u32>,
     noc: NocConfig,
 }
 
@@ -143,7 +145,9 @@ impl Bench {
     fn run(&self, grid: (u8, u8), jobs: &[Job]) -> Result<(Vec<u64>, u64, f64), String> {
         let mut cfg = DeviceConfig::new(self.arch, grid);
         cfg.clock_mailbox = false;
-        cfg.cycle = self.cycle;
+        if let Some(n) = self.mmio_load {
+            cfg.timing.mmio_load = n;
+        }
         cfg.noc = self.noc;
         let mut dev = Device::new(cfg).map_err(|e| e.to_string())?;
         for j in jobs {
@@ -286,27 +290,27 @@ fn main() {
 
 fn real_main() -> Result<(), String> {
     let mut out = root().join("target/bench/noc.json");
-    let mut cycle = CycleModel::default();
+    let mut mmio_load: Option<u32> = None;
     let mut calibrate = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--out" => out = PathBuf::from(args.next().ok_or("--out needs a value")?),
-            "--mmio" => {
-                let v = args.next().ok_or("--mmio needs a number of cycles")?;
-                cycle.mmio = v.parse().map_err(|_| format!("--mmio {v:?}: not a number of cycles"))?;
+            "--mmio-load" => {
+                let v = args.next().ok_or("--mmio-load needs a number of cycles")?;
+                mmio_load = Some(v.parse().map_err(|_| format!("--mmio-load {v:?}: not a number of cycles"))?);
             }
             "--calibrate" => calibrate = true,
-            "-h" | "--help" => return Err("usage: noc-bench [--out FILE] [--mmio N] [--calibrate]".into()),
+            "-h" | "--help" => return Err("usage: noc-bench [--out FILE] [--mmio-load N] [--calibrate]".into()),
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
     }
     let work = out.parent().unwrap_or(Path::new(".")).join("noc-bench-work");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     if calibrate {
-        println!("calibrating NocCalibration for CycleModel {{ mmio: {}, .. }} (the default: 8)", cycle.mmio);
+        println!("calibrating NocCalibration for the pipeline model (NoC register load latency: {})", mmio_load.map_or("documented, 7".to_string(), |n| n.to_string()));
         for arch in Arch::ALL {
-            let mut b = Bench { arch, elf: build(&work, arch)?, cycle, noc: NocConfig::for_arch(arch) };
+            let mut b = Bench { arch, elf: build(&work, arch)?, mmio_load, noc: NocConfig::for_arch(arch) };
             let before = b.noc.calibration();
             let (c, got) = b.calibrate()?;
             println!("{arch:12} was {before:?}");
@@ -327,7 +331,7 @@ fn real_main() -> Result<(), String> {
     let mut json = Vec::new();
     let mut max_err = 0.0f64;
     for arch in Arch::ALL {
-        let b = Bench { arch, elf: build(&work, arch)?, cycle, noc: NocConfig::for_arch(arch) };
+        let b = Bench { arch, elf: build(&work, arch)?, mmio_load, noc: NocConfig::for_arch(arch) };
         let f = b.measure()?;
         for (case, emu) in &f.emu {
             let hw = hw(arch, case);
@@ -364,7 +368,7 @@ fn real_main() -> Result<(), String> {
         json.push(format!("  \"noc_mips_{arch}\": {:.1}", f.noc_mips));
     }
     json.push(format!("  \"max_rel_error\": {max_err:.3}"));
-    json.push(format!("  \"mmio_cycles\": {}", cycle.mmio));
+    json.push(format!("  \"mmio_load_cycles\": {}", mmio_load.unwrap_or(ttprof_emu::Timing::for_arch(Arch::WormholeB0).mmio_load)));
     json.push(format!("  \"host_threads\": {}", std::thread::available_parallelism().map_or(1, |n| n.get())));
     println!("max_rel_error = {max_err:.3}");
     if let Some(d) = out.parent() {

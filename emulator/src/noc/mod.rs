@@ -88,12 +88,12 @@ impl NocCalibration {
     /// there and back, the target's access cycles and the flit's transfer; only the access
     /// cycles are free, so each is set to its previous value plus (published - measured),
     /// repeated until the difference is within one turn of the kernel's polling loop
-    /// (`noc-bench --calibrate` does exactly this). Fitted with `CycleModel::default()`
-    /// (8 extra cycles per MMIO access, loads and stores alike).
+    /// (`noc-bench --calibrate` does exactly this). Fitted with the cores on the documented
+    /// pipeline model (`Timing::for_arch`: a NoC register load 7 cycles, a store 1).
     pub const fn for_arch(arch: Arch) -> NocCalibration {
         match arch {
-            Arch::WormholeB0 => NocCalibration { l1_read_cycles: 79, dram_read_cycles: 65, multicast_efficiency: 0.507 },
-            Arch::Blackhole => NocCalibration { l1_read_cycles: 63, dram_read_cycles: 77, multicast_efficiency: 0.4 },
+            Arch::WormholeB0 => NocCalibration { l1_read_cycles: 66, dram_read_cycles: 51, multicast_efficiency: 0.508 },
+            Arch::Blackhole => NocCalibration { l1_read_cycles: 51, dram_read_cycles: 54, multicast_efficiency: 0.4 },
         }
     }
 }
