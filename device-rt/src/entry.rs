@@ -73,11 +73,24 @@ fn for_each_sum(_f: fn(&SumZone)) {}
 
 #[cfg(all(target_arch = "riscv32", feature = "panic-handler"))]
 #[panic_handler]
-fn panic(_info: &core::panic::PanicInfo) -> ! {
+fn panic(info: &core::panic::PanicInfo) -> ! {
     #[cfg(feature = "profile")]
     producer::mark_panic();
+    // Where and why, for the emulator's fault report (`riscv_linker::mmio::PANIC_MAGIC`).
+    let (file, line) = info.location().map_or(("", 0), |l| (l.file(), l.line()));
+    let message = info.message().as_str().unwrap_or("");
     loop {
-        unsafe { core::arch::asm!("ebreak") };
+        unsafe {
+            core::arch::asm!(
+                "ebreak",
+                in("a0") file.as_ptr(),
+                in("a1") file.len(),
+                in("a2") line,
+                in("a3") message.as_ptr(),
+                in("a4") message.len(),
+                in("a5") riscv_linker::mmio::PANIC_MAGIC,
+            )
+        };
     }
 }
 

@@ -30,6 +30,10 @@ pub enum FaultKind {
     Runaway { budget: u64 },
     /// The core executed `ebreak` (the runtime's panic handler ends in one).
     Ebreak,
+    /// The kernel panicked: its runtime stopped at `ebreak` with the panic's location and
+    /// message in registers (`riscv_linker::mmio::PANIC_MAGIC`); the message is empty when
+    /// it was not a literal.
+    Panic { file: String, line: u32, message: String },
     /// The core issued a NoC request the chip cannot carry out (the message says what and
     /// why: an address outside L1 or DRAM, a target that is not emulated, ...).
     Noc(String),
@@ -79,6 +83,12 @@ impl fmt::Display for FaultKind {
                 write!(f, "runaway: more than {budget} instructions retired in one run (instruction budget)")
             }
             FaultKind::Ebreak => write!(f, "kernel stopped at ebreak/panic"),
+            FaultKind::Panic { file, line, message } if message.is_empty() => {
+                write!(f, "kernel panicked at {}:{line}", file.escape_debug())
+            }
+            FaultKind::Panic { file, line, message } => {
+                write!(f, "kernel panicked at {}:{line}: {}", file.escape_debug(), message.escape_debug())
+            }
             FaultKind::Noc(what) => write!(f, "bad NoC request: {what}"),
             FaultKind::Blocked { addr, write } => write!(
                 f,

@@ -246,6 +246,10 @@ impl Tile {
 
     /// Builds the report of a fault of core `i` (pc is the faulting instruction's).
     pub fn fault(&mut self, i: usize, kind: FaultKind) -> Box<Fault> {
+        let kind = match kind {
+            FaultKind::Ebreak => self.panic_of(i).unwrap_or(FaultKind::Ebreak),
+            k => k,
+        };
         let h = &mut self.harts[i];
         h.state = HartState::Faulted;
         let pc = h.core.pc;
@@ -265,6 +269,25 @@ impl Tile {
             instret: h.core.instret,
             others: Vec::new(),
         })
+    }
+
+    /// The panic a core's runtime reported at its `ebreak`, if it followed the convention of
+    /// `riscv_linker::mmio::PANIC_MAGIC` and its strings are readable UTF-8 in L1.
+    fn panic_of(&self, i: usize) -> Option<FaultKind> {
+        let r = &self.harts[i].core.regs;
+        if r[15] != riscv_linker::mmio::PANIC_MAGIC {
+            return None;
+        }
+        let text = |ptr: u32, len: u32| -> Option<String> {
+            let len = len.min(256);
+            if ptr as u64 + len as u64 > self.mem.l1.size() as u64 {
+                return None;
+            }
+            let mut bytes = vec![0u8; len as usize];
+            self.mem.l1.read_into(ptr, &mut bytes);
+            String::from_utf8(bytes).ok()
+        };
+        Some(FaultKind::Panic { file: text(r[10], r[11])?, line: r[12], message: text(r[13], r[14])? })
     }
 
     /// The hart of `risc`.

@@ -24,6 +24,19 @@ fn zone_starts(out: &Path, name: &str) -> Vec<String> {
     csv.lines().filter(|l| l.contains(&format!(",{name},ZONE_START,"))).map(String::from).collect()
 }
 
+/// A kernel panic carries its location and literal message into the fault report.
+#[test]
+fn a_kernel_panic_names_its_place_and_message() {
+    let out = workspace().join("target/test-run-cli/panic");
+    let fault = elf("fault");
+    let o = ttprof(&["--grid", "1x1", "--kernel", &format!("brisc={}", fault.display()), "--l1", "0x30000=1", "--l1", "0x30004=1"], &out);
+    assert_eq!(o.status.code(), Some(2), "a fault is a data problem: the outputs are written");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for want in ["kernel panicked at ", "fault.rs:", ": the kernel gave up", "BRISC"] {
+        assert!(err.contains(want), "{want:?} missing from: {err}");
+    }
+}
+
 #[test]
 fn a_fault_is_diagnosed_and_the_zones_recorded_before_it_are_written() {
     let out = workspace().join("target/test-run-cli/fault");

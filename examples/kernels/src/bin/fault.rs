@@ -2,7 +2,8 @@
 //! tests of what a fault leaves: the emulator's diagnosis, and the zones published before it.
 //!
 //! Arguments (words at `ARGS`): the number of `before-fault` zones (0 means 20), each about
-//! 5000 cycles long, so the runtime publishes its ring many times before the fault.
+//! 5000 cycles long, so the runtime publishes its ring many times before the fault; then
+//! (`ARGS + 4`) 0: the bad store, 1: a `panic!` with a literal message.
 #![no_std]
 #![no_main]
 
@@ -23,6 +24,9 @@ fn main() {
     for _ in 0..n {
         let _z = zone!("before-fault");
         wait_cycles(5000);
+    }
+    if rd(ARGS + 4) == 1 {
+        panic!("the kernel gave up");
     }
     // No region of any core covers this address: the emulator stops the core here.
     unsafe { core::ptr::write_volatile(0x0FFF_FFF0 as *mut u32, 1) };
