@@ -1,4 +1,4 @@
-//! Procedural macros behind `ttprof-rt`'s `zone!`, `event!`, ... and `#[zone]`.
+//! Procedural macros behind `ttprof-rt`'s `zone!`, `event!`, ... and `#[instrument]`.
 //!
 //! Use them through `ttprof-rt`, never directly: the runtime's macros decide, per build,
 //! whether a site exists at all (profiling disabled builds expand to nothing).
