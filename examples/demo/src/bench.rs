@@ -33,6 +33,8 @@ pub struct BenchRun {
 pub struct Launched {
     /// Instructions the BRISC retired.
     pub instructions: u64,
+    /// Cycles the BRISC ran, from leaving reset to halting (the emulator's pipeline model).
+    pub cycles: u64,
     /// Bytes the producer wrote into the ring (`HEAD`), pads included.
     pub ring_bytes: u64,
     pub stalls: u32,
@@ -79,6 +81,7 @@ pub fn launch(elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<Launched> {
     let hart = summary.hart(0, tile, Risc::Brisc).ok_or("no BRISC in the run summary")?;
     Ok(Launched {
         instructions: hart.instructions,
+        cycles: hart.cycles,
         ring_bytes: word(ring::HEAD)? as u64,
         stalls: word(ring::STALLS)?,
         dropped: word(ring::DROPPED)?,

@@ -26,7 +26,8 @@
 //! A consumer drains the ring while the kernel runs, so nothing stalls; the benchmark
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
 
-use riscv_linker::Arch;
+use riscv_linker::{Arch, Risc};
+use ttprof::kernels::{self, CKernelBuild};
 use std::path::Path;
 use ttprof::launch::Policy;
 use ttprof_demo::bench::{launch, BenchRun, DENSE, DENSE_BLOCK, OP_LEVEL};
@@ -36,6 +37,8 @@ use ttprof_demo::workspace;
 /// Marginal per-zone cost between two iteration counts.
 struct Marginal {
     instructions: f64,
+    /// Cycles of the emulator's pipeline model (Tenstorrent's documented Baby RISC-V timing).
+    cycles: f64,
     bytes: f64,
 }
 
@@ -56,11 +59,13 @@ fn marginal(elf: &Path, plain: Option<&Path>, base: &BenchRun, n: (u32, u32), zo
         return Err(format!("expected {dz} more zones, read {}", zones(&b) - zones(&a)).into());
     }
     let mut di = (b.instructions - a.instructions) as f64;
+    let mut dc = b.cycles as f64 - a.cycles as f64;
     if let Some(plain) = plain {
         let (pa, pb) = (run(plain, n.0)?, run(plain, n.1)?);
         di -= (pb.instructions - pa.instructions) as f64;
+        dc -= pb.cycles as f64 - pa.cycles as f64;
     }
-    Ok(Marginal { instructions: di / dz, bytes: (b.ring_bytes - a.ring_bytes) as f64 / dz })
+    Ok(Marginal { instructions: di / dz, cycles: dc / dz, bytes: (b.ring_bytes - a.ring_bytes) as f64 / dz })
 }
 
 fn main() -> Fallible<()> {
@@ -84,10 +89,35 @@ fn main() -> Fallible<()> {
     let op_level = marginal(on, None, &run(OP_LEVEL, 1_000, true), (10, 30), 1, &out)?;
     let block = marginal(on, Some(off), &run(DENSE_BLOCK, 4, true), (2_000, 6_000), 2, &out)?;
     let block_off = marginal(on, Some(off), &run(DENSE_BLOCK, 4, false), (2_000, 6_000), 2, &out)?;
+    // The same dense zones from C++ (examples/cxx/bench.cpp, ttprof.h), built as `ttprof build`
+    // builds it, with the Rust kernels' optimisation level (-O3) and with the default (-O2).
+    eprintln!("building the C++ bench kernel with and without PROFILE_KERNEL...");
+    let cxx = |profile: bool, opt: &str| -> Fallible<std::path::PathBuf> {
+        let mut b = CKernelBuild::new(vec![ws.join("examples/cxx/bench.cpp")], Risc::Brisc, Arch::WormholeB0);
+        b.profile = profile;
+        b.flags = vec![opt.to_string()];
+        b.out_dir = out.join(format!("cxx-{}{opt}", if profile { "profile" } else { "plain" }));
+        Ok(kernels::build_c(&b)?)
+    };
+    let mut cxx_dense = Vec::new();
+    for opt in ["-O3", "-O2"] {
+        let (con, coff) = (cxx(true, opt)?, cxx(false, opt)?);
+        cxx_dense.push((opt, marginal(&con, Some(&coff), &run(DENSE, 4, true), (2_000, 6_000), 2, &out)?));
+    }
+    let cxx_op_level = marginal(&cxx(true, "-O2")?, None, &run(OP_LEVEL, 1_000, true), (10, 30), 1, &out)?;
 
     println!("ttprof zone cost (marginal, measured on the emulator; Wormhole B0 BRISC)");
     println!("{:<44} {:>10} {:>12}", "", "measured", "target");
     println!("{:<44} {:>10.2} {:>12}", "instructions per zone (dense, open+close)", dense.instructions, "<= 16");
+    println!("{:<44} {:>10.2} {:>12}", "cycles per zone (dense, pipeline model)", dense.cycles, "");
+    for (opt, m) in &cxx_dense {
+        println!(
+            "{:<44} {:>10.2} {:>12}",
+            format!("  C++ zone (ttprof.h, {opt}): cycles"),
+            m.cycles,
+            format!("{:.2} instr, {:.2} B", m.instructions, m.bytes)
+        );
+    }
     println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (dense)", dense.bytes, "<= 6");
     println!("{:<44} {:>10.2} {:>12}", "ring bytes per zone (op-level)", op_level.bytes, "<= 12");
     println!("{:<44} {:>10.2} {:>12}", "instructions per zone, recording off", dense_off.instructions, "load+branch");
@@ -104,6 +134,11 @@ fn main() -> Fallible<()> {
         "zone_instructions_recording_off": dense_off.instructions,
         "zone_instructions_block": block.instructions,
         "zone_instructions_block_recording_off": block_off.instructions,
+        "zone_cycles": dense.cycles,
+        "cxx_zone_cycles": cxx_dense.iter().map(|(o, m)| (o.to_string(), serde_json::json!(m.cycles))).collect::<serde_json::Map<_, _>>(),
+        "cxx_zone_instructions": cxx_dense.iter().map(|(o, m)| (o.to_string(), serde_json::json!(m.instructions))).collect::<serde_json::Map<_, _>>(),
+        "cxx_zone_bytes_dense": cxx_dense[0].1.bytes,
+        "cxx_zone_bytes_oplevel": cxx_op_level.bytes,
         "zone_instructions_by_work": by_work.iter().map(|(w, m)| (w.to_string(), serde_json::json!(m))).collect::<serde_json::Map<_, _>>(),
         "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, emulator instruction counts and ring HEAD bytes",
     });
