@@ -127,11 +127,12 @@ pub struct RunArgs {
     /// A kernel for one RISC of every tile: `brisc=PATH/TO/ELF`, `brisc=CRATE_DIR:BINARY` to
     /// build that binary of a kernel crate first, or `brisc=FILE.cpp` (C/C++ sources,
     /// comma-separated) to compile them for that RISC first. RISCs: brisc, ncrisc, trisc0,
-    /// trisc1, trisc2.
+    /// trisc1, trisc2, or trisc for all three (a tt-metal compute kernel, built per TRISC).
     #[arg(long = "kernel", value_name = "RISC=ELF|RISC=CRATE:BIN|RISC=FILE.cpp")]
     pub kernels: Vec<String>,
     /// Runtime arguments of one RISC's kernel, 32-bit words (decimal or 0x hex), on every
-    /// tile: `brisc=4,0x30000` (tt-metal's `get_arg_val<uint32_t>(i)`, `ttprof_rt::arg(i)`).
+    /// tile: `brisc=4,0x30000` (tt-metal's `get_arg_val<uint32_t>(i)`, `ttprof_rt::arg(i)`);
+    /// `trisc=..` for all three TRISCs.
     #[arg(long = "arg", value_name = "RISC=V0,V1,..")]
     pub args: Vec<String>,
     /// A manifest (TOML or JSON) of several named ops run in sequence; see the README.
@@ -249,24 +250,20 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             .ops
             .into_iter()
             .map(|o| {
-                let kernels = o
-                    .kernels
-                    .into_iter()
-                    .map(|(r, k)| Ok((parse_risc(&r)?, relative_to(&base, &k))))
-                    .collect::<Result<_>>()?;
+                let mut kernels = Vec::new();
+                for (r, k) in o.kernels {
+                    let k = relative_to(&base, &k);
+                    kernels.extend(parse_riscs(&r)?.into_iter().map(|risc| (risc, k.clone())));
+                }
                 let l1 = o.l1.iter().map(|s| relative_l1(&base, s)).collect();
-                let args = o
-                    .args
-                    .into_iter()
-                    .map(|(r, a)| {
-                        let risc = parse_risc(&r)?;
-                        let words = match a {
-                            ArgList::Words(w) => w,
-                            ArgList::Text(t) => parse_words(&format!("{r}={t}"), &t)?,
-                        };
-                        Ok((risc, words))
-                    })
-                    .collect::<Result<_>>()?;
+                let mut args = Vec::new();
+                for (r, a) in o.args {
+                    let words = match a {
+                        ArgList::Words(w) => w,
+                        ArgList::Text(t) => parse_words(&format!("{r}={t}"), &t)?,
+                    };
+                    args.extend(parse_riscs(&r)?.into_iter().map(|risc| (risc, words.clone())));
+                }
                 Ok(OpPlan { name: o.name, kernels, tiles: o.tiles, l1, args, launches: o.launches, attributes: o.attributes })
             })
             .collect::<Result<_>>()?,
@@ -276,7 +273,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE".into(),
                 ));
             }
-            let kernels = args.kernels.iter().map(|k| parse_kernel_arg(k)).collect::<Result<_>>()?;
+            let kernels = args.kernels.iter().map(|k| parse_kernel_arg(k)).collect::<Result<Vec<_>>>()?.concat();
             vec![OpPlan {
                 name: args.name.clone(),
                 kernels,
@@ -288,7 +285,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             }]
         }
     };
-    let cli_args = args.args.iter().map(|a| parse_arg_arg(a)).collect::<Result<Vec<_>>>()?;
+    let cli_args = args.args.iter().map(|a| parse_arg_arg(a)).collect::<Result<Vec<_>>>()?.concat();
     // Every crate and C/C++ kernel is built (once each) before anything runs: a build error
     // costs no run.
     let mut crates: BTreeMap<PathBuf, BuiltKernels> = BTreeMap::new();
@@ -451,19 +448,29 @@ fn kernel_path(
     crates[&dir].elf(bin).map(Path::to_path_buf)
 }
 
-fn parse_kernel_arg(s: &str) -> Result<(Risc, String)> {
+fn parse_kernel_arg(s: &str) -> Result<Vec<(Risc, String)>> {
     let (risc, path) = s.split_once('=').ok_or_else(|| {
         Error::Other(format!("--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"))
     })?;
-    Ok((parse_risc(risc)?, path.to_string()))
+    Ok(parse_riscs(risc)?.into_iter().map(|r| (r, path.to_string())).collect())
 }
 
 /// `--arg RISC=V0,V1,..`.
-fn parse_arg_arg(s: &str) -> Result<(Risc, Vec<u32>)> {
+fn parse_arg_arg(s: &str) -> Result<Vec<(Risc, Vec<u32>)>> {
     let (risc, words) = s
         .split_once('=')
         .ok_or_else(|| Error::Other(format!("--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000")))?;
-    Ok((parse_risc(risc)?, parse_words(s, words)?))
+    let words = parse_words(s, words)?;
+    Ok(parse_riscs(risc)?.into_iter().map(|r| (r, words.clone())).collect())
+}
+
+/// A RISC, or `trisc`: the three TRISCs, as tt-metal runs a compute kernel (unpack, math,
+/// pack: one build per TRISC, with that TRISC's defines).
+fn parse_riscs(s: &str) -> Result<Vec<Risc>> {
+    if s.trim().eq_ignore_ascii_case("trisc") {
+        return Ok(vec![Risc::Trisc0, Risc::Trisc1, Risc::Trisc2]);
+    }
+    Ok(vec![parse_risc(s)?])
 }
 
 /// Comma-separated 32-bit words (decimal or 0x hex); `what` names them in the error.
@@ -486,7 +493,7 @@ fn parse_risc(s: &str) -> Result<Risc> {
     Risc::ALL
         .into_iter()
         .find(|r| r.ident() == lower || r.name().eq_ignore_ascii_case(&lower))
-        .ok_or_else(|| Error::Other(format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2")))
+        .ok_or_else(|| Error::Other(format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2 (or trisc: all three)")))
 }
 
 /// Logical `X,Y` of the grid to its NoC0 coordinate.
@@ -539,8 +546,10 @@ mod tests {
         assert!(parse_tile("2,0", Arch::WormholeB0, (2, 2)).is_err());
         assert_eq!(parse_grid("4x2").unwrap(), (4, 2));
         assert!(parse_kernel_arg("brisc").unwrap_err().to_string().contains("RISC=ELF"));
-        assert_eq!(parse_arg_arg("ncrisc=4,0x10, 7").unwrap(), (Risc::Ncrisc, vec![4, 16, 7]));
-        assert_eq!(parse_arg_arg("brisc=").unwrap(), (Risc::Brisc, vec![]));
+        assert_eq!(parse_arg_arg("ncrisc=4,0x10, 7").unwrap(), [(Risc::Ncrisc, vec![4, 16, 7])]);
+        assert_eq!(parse_arg_arg("brisc=").unwrap(), [(Risc::Brisc, vec![])]);
+        assert_eq!(parse_arg_arg("trisc=3").unwrap(), [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2].map(|r| (r, vec![3])));
+        assert_eq!(parse_kernel_arg("TRISC=c.cpp").unwrap().len(), 3);
         assert!(parse_arg_arg("brisc=4,x").unwrap_err().to_string().contains("\"x\" is not a 32-bit number"));
         assert!(parse_arg_arg("4,5").unwrap_err().to_string().contains("RISC=V0,V1"));
         assert_eq!(c_sources("a.cpp,b.c"), Some(vec![PathBuf::from("a.cpp"), PathBuf::from("b.c")]));

@@ -28,7 +28,7 @@
  *   TTPROF_ZONE("name");                 a zone until the end of the enclosing scope
  *   TTPROF_ZONE_IF("name", active);      the same, recorded only when `active` is true
  *   TTPROF_VALUE_ZONE("name", v);        a zone that carries a 32-bit value
- *   TTPROF_VALUE_ZONE_AS(z, "name", v);  the same, named `z`: ttprof_value_zone_set(&z, v2)
+ *   TTPROF_VALUE_ZONE_AS(z, "name", v);  the same, named `z`: TTPROF_VALUE_ZONE_SET(z, v2)
  *   TTPROF_EVENT("name");                a point event now
  *   TTPROF_DATA("name", v);              a 64-bit value with the current time
  *   TTPROF_SUM_ZONE("name");             durations summed over the launch, one total at exit
@@ -343,8 +343,7 @@ TTPROF__INLINE void ttprof__value_zone_close(ttprof_value_zone_t *z) {
     if (z->anchor != 0) ttprof_close_value(z->id, z->start, ttprof__clock_lo(), z->value);
 }
 
-/* Replaces the value a value zone records when it ends. */
-TTPROF__INLINE void ttprof_value_zone_set(ttprof_value_zone_t *z, uint32_t value) { z->value = value; }
+TTPROF__INLINE void ttprof__value_zone_set(ttprof_value_zone_t *z, uint32_t value) { z->value = value; }
 
 /* One entry of `.ttprof_sums` (ttprof_rt::SumZone, repr(C)). */
 typedef struct ttprof_sum { uint32_t site, count; uint64_t total; } __attribute__((aligned(8))) ttprof_sum_t;
@@ -388,8 +387,10 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 /* A zone that carries a 32-bit value (recorded when it ends). */
 #define TTPROF_VALUE_ZONE(name, value) TTPROF__VALUE_ZONE_1(name, value, __COUNTER__)
 #define TTPROF__VALUE_ZONE_1(name, value, uid) TTPROF__VALUE_ZONE_(TTPROF__VAR(value_zone, uid), name, value, uid)
-/* The same, in a variable `var` whose value ttprof_value_zone_set(&var, v) replaces. */
+/* The same, in a variable `var` whose value TTPROF_VALUE_ZONE_SET(var, v) replaces. */
 #define TTPROF_VALUE_ZONE_AS(var, name, value) TTPROF__VALUE_ZONE_2(var, name, value, __COUNTER__)
+/* Replaces the value the value zone `var` records when it ends. */
+#define TTPROF_VALUE_ZONE_SET(var, value) ttprof__value_zone_set(&(var), (uint32_t)(value))
 #define TTPROF__VALUE_ZONE_2(var, name, value, uid) TTPROF__VALUE_ZONE_(var, name, value, uid)
 /* A point event now. */
 #define TTPROF_EVENT(name)                          \
@@ -422,6 +423,7 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 #define TTPROF_ZONE_IF(name, active)
 #define TTPROF_VALUE_ZONE(name, value)
 #define TTPROF_VALUE_ZONE_AS(var, name, value)
+#define TTPROF_VALUE_ZONE_SET(var, value)
 #define TTPROF_EVENT(name)
 #define TTPROF_DATA(name, value)
 #define TTPROF_SUM_ZONE(name)

@@ -395,6 +395,7 @@ pub(crate) fn record_always(r: &Record) {
 
 /// Publishes every record written so far (`HEAD`), so a consumer can read them before the
 /// next slow path: tt-metal's `kernel_profiler::quick_push()`.
+#[cfg(feature = "profile")]
 #[inline(never)]
 pub(crate) fn flush() {
     if rd(ring::STATE) & ring::STATE_RUNNING != 0 {
