@@ -8,7 +8,8 @@ use riscv_linker::Arch;
 use std::path::Path;
 use ttprof_tests::{build_kernels_into, text_bytes, workspace};
 
-const MACROS: [&str; 5] = ["zone!(", "value_zone!(", "event!(", "data!(", "sum_zone!("];
+/// The recording macros, and a value zone's `.set(..)`, which goes with its `value_zone!`.
+const MACROS: [&str; 6] = ["zone!(", "value_zone!(", "event!(", "data!(", "sum_zone!(", ".set("];
 
 fn copy_stripped(from: &Path, to: &Path, stripped: &mut usize) {
     std::fs::create_dir_all(to).unwrap();
