@@ -434,7 +434,7 @@ fn kernel_path(
         let p = PathBuf::from(spec);
         if !p.is_file() {
             return Err(Error::Other(format!(
-                "kernel {spec:?} is neither an ELF file, CRATE_DIR:BINARY (a directory with Cargo.toml, a colon, a binary name) \
+                "kernel {spec:?} is neither an ELF file nor CRATE_DIR:BINARY (a directory with Cargo.toml, a colon, a binary name) \
                  nor C/C++ sources (FILE.c, FILE.cpp)"
             )));
         }
