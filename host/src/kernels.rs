@@ -270,6 +270,10 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
         // memcpy and friends for the C code come from compiler_builtins.
         cmd.args(["-Z", "build-std=core", "-Z", "build-std-features=compiler-builtins-mem"]).env("RUSTC_BOOTSTRAP", "1");
     }
+    let lib = target_dir.join(TARGET).join("release").join("libttprof_rt_c.a");
+    if !lib.is_file() {
+        eprintln!("ttprof: building the runtime library for C and C++ kernels (once) into {}", target_dir.display());
+    }
     let out = cmd.output().map_err(|e| Error::Other(format!("cannot run cargo to build the runtime library: {e}")))?;
     if !out.status.success() {
         return Err(Error::Other(format!(
@@ -278,7 +282,6 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
             String::from_utf8_lossy(&out.stderr)
         )));
     }
-    let lib = target_dir.join(TARGET).join("release").join("libttprof_rt_c.a");
     if !lib.is_file() {
         return Err(Error::Other(format!("the runtime build produced no {}", lib.display())));
     }
@@ -461,7 +464,13 @@ pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
         if cxx {
             cmd.args(cxx_only);
         }
-        cmd.args(&b.flags).arg("-c").arg(src).arg("-o").arg(&obj);
+        if src == &entry {
+            // The generated entry takes code generation flags only (not -std=c99, -D, -W..).
+            cmd.args(b.flags.iter().filter(|f| ["-O", "-m", "-f", "-g"].iter().any(|p| f.starts_with(p))));
+        } else {
+            cmd.args(&b.flags);
+        }
+        cmd.arg("-c").arg(src).arg("-o").arg(&obj);
         run_tool(&mut cmd, &format!("compiling {}", src.display()))?;
         objects.push(obj);
     }
