@@ -16,6 +16,7 @@ mod args;
 mod capture_cmd;
 mod clock_cmd;
 mod diff_cmd;
+mod dram;
 mod progress;
 mod report_cmd;
 mod run_cmd;

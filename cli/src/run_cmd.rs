@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use ttprof::kernels::{self, BuiltKernels, CKernelBuild, KernelBuild};
 use ttprof::launch::Policy;
 use ttprof::session::{parse_arch, parse_grid, Config, L1Input, Op, Session};
+use crate::dram;
 use ttprof::{issue, Error, Result};
 
 /// Arguments of `ttprof build`.
@@ -148,6 +149,16 @@ pub struct RunArgs {
     /// `ADDR=@FILE` (the file's bytes). Numbers in decimal or 0x hex.
     #[arg(long = "l1", value_name = "ADDR=VALUE|ADDR=@FILE")]
     pub l1: Vec<String>,
+    /// A DRAM input, loaded before each launch: `ADDR=@FILE[,page=N][,tensor=ID]`, an
+    /// interleaved buffer at bank address ADDR (page `p` in bank `p % banks`, pages of 4096
+    /// bytes unless `page=`), tensor ID in the op log and op graph.
+    #[arg(long = "dram-in", value_name = "ADDR=@FILE[,..]")]
+    pub dram_in: Vec<String>,
+    /// A DRAM output, read back after each launch into FILE:
+    /// `ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]`; with `expect`, an output
+    /// that differs from that file is a data problem (exit 2) naming the first differing byte.
+    #[arg(long = "dram-out", value_name = "ADDR=@FILE[,..]")]
+    pub dram_out: Vec<String>,
     /// Run on these tiles only: logical worker coordinates `X,Y` (repeat the flag).
     #[arg(long = "tiles", value_name = "X,Y")]
     pub tiles: Vec<String>,
@@ -199,6 +210,12 @@ struct ManifestOp {
     /// RISC -> runtime arguments: `[4, 8]` or `"4,0x8"`.
     #[serde(default)]
     args: BTreeMap<String, ArgList>,
+    /// DRAM inputs and outputs, as `--dram-in` / `--dram-out` take them (files relative to
+    /// the manifest).
+    #[serde(default)]
+    dram_in: Vec<String>,
+    #[serde(default)]
+    dram_out: Vec<String>,
     #[serde(default = "one")]
     launches: u32,
     #[serde(default)]
@@ -224,6 +241,8 @@ struct OpPlan {
     tiles: Vec<String>,
     l1: Vec<String>,
     args: Vec<(Risc, Vec<u32>)>,
+    dram_in: Vec<dram::Buffer>,
+    dram_out: Vec<dram::Buffer>,
     launches: u32,
     attributes: serde_json::Map<String, serde_json::Value>,
 }
@@ -264,7 +283,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     };
                     args.extend(parse_riscs(&r)?.into_iter().map(|risc| (risc, words.clone())));
                 }
-                Ok(OpPlan { name: o.name, kernels, tiles: o.tiles, l1, args, launches: o.launches, attributes: o.attributes })
+                let dram_in = o.dram_in.iter().map(|d| dram::parse(d, false, &base)).collect::<Result<_>>()?;
+                let dram_out = o.dram_out.iter().map(|d| dram::parse(d, true, &base)).collect::<Result<_>>()?;
+                Ok(OpPlan {
+                    name: o.name,
+                    kernels,
+                    tiles: o.tiles,
+                    l1,
+                    args,
+                    dram_in,
+                    dram_out,
+                    launches: o.launches,
+                    attributes: o.attributes,
+                })
             })
             .collect::<Result<_>>()?,
         None => {
@@ -280,12 +311,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                 tiles: Vec::new(),
                 l1: Vec::new(),
                 args: Vec::new(),
+                dram_in: Vec::new(),
+                dram_out: Vec::new(),
                 launches: 1,
                 attributes: Default::default(),
             }]
         }
     };
     let cli_args = args.args.iter().map(|a| parse_arg_arg(a)).collect::<Result<Vec<_>>>()?.concat();
+    let cli_dram_in = args.dram_in.iter().map(|d| dram::parse(d, false, Path::new(""))).collect::<Result<Vec<_>>>()?;
+    let cli_dram_out = args.dram_out.iter().map(|d| dram::parse(d, true, Path::new(""))).collect::<Result<Vec<_>>>()?;
     // Every crate and C/C++ kernel is built (once each) before anything runs: a build error
     // costs no run.
     let mut crates: BTreeMap<PathBuf, BuiltKernels> = BTreeMap::new();
@@ -311,7 +346,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         if launches == 0 {
             return Err(Error::Other(format!("op {:?}: launches = 0, expected 1 or more", plan.name)));
         }
-        ops.push((op, launches));
+        let dram_in: Vec<dram::Buffer> = plan.dram_in.iter().cloned().chain(cli_dram_in.iter().cloned()).collect();
+        let dram_out: Vec<dram::Buffer> = plan.dram_out.iter().cloned().chain(cli_dram_out.iter().cloned()).collect();
+        for b in &dram_in {
+            op.inputs.extend(b.tensor_desc(b.len(false)?));
+        }
+        for b in &dram_out {
+            op.outputs.extend(b.tensor_desc(b.len(true)?));
+        }
+        ops.push((op, launches, dram_in, dram_out));
     }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
@@ -323,16 +366,26 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     };
     let mut session = Session::start(cfg)?;
     let mut fault = None;
-    'ops: for (op, launches) in &ops {
+    // Outputs that differ from their expected files: data problems, reported at the end.
+    let mut mismatches = Vec::new();
+    'ops: for (op, launches, dram_in, dram_out) in &ops {
         for _ in 0..*launches {
+            for b in dram_in {
+                b.load(&mut session)?;
+            }
             match session.launch(op) {
-                Ok(l) => eprintln!(
-                    "run {}: {} on {} tile(s), {} instructions",
-                    l.run_id,
-                    l.op,
-                    op_tiles(op, &session),
-                    l.instructions
-                ),
+                Ok(l) => {
+                    eprintln!(
+                        "run {}: {} on {} tile(s), {} instructions",
+                        l.run_id,
+                        l.op,
+                        op_tiles(op, &session),
+                        l.instructions
+                    );
+                    for b in dram_out {
+                        mismatches.extend(b.store(&session, &op.name, l.run_id)?);
+                    }
+                }
                 Err(e @ Error::Fault(_)) => {
                     fault = Some(e);
                     break 'ops;
@@ -362,8 +415,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         eprintln!("error: the outputs hold the records published before the fault");
         return Ok(ExitCode::from(2));
     }
+    for m in &mismatches {
+        eprintln!("error: {m}");
+    }
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
+        return Ok(ExitCode::from(2));
+    }
+    if !mismatches.is_empty() {
+        eprintln!("error: {} DRAM output(s) differ from what was expected", mismatches.len());
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
@@ -522,7 +582,7 @@ fn parse_l1(s: &str) -> Result<L1Input> {
     }
 }
 
-fn parse_u32(s: &str) -> Option<u32> {
+pub(crate) fn parse_u32(s: &str) -> Option<u32> {
     let s = s.trim().replace('_', "");
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(hex) => u32::from_str_radix(hex, 16).ok(),
