@@ -16,6 +16,7 @@ mod args;
 mod capture_cmd;
 mod clock_cmd;
 mod diff_cmd;
+mod dram;
 mod progress;
 mod report_cmd;
 mod run_cmd;
@@ -46,8 +47,9 @@ struct Input {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Build every kernel binary of a kernel crate for riscv32im-unknown-none-elf and print
-    /// `NAME PATH` per binary.
+    /// Build every kernel binary of a kernel crate for riscv32im-unknown-none-elf, or C/C++
+    /// sources into one kernel for --core (tt-metal's profiler macros and entry points), and
+    /// print `NAME PATH` per kernel.
     Build(run_cmd::BuildArgs),
     /// Run kernels on every tile of a grid of the bundled emulator, draining the rings while
     /// they run, and write every output, the op log and a snapshot into --out.

@@ -7,51 +7,113 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use ttprof::kernels::{self, BuiltKernels, KernelBuild};
+use ttprof::kernels::{self, BuiltKernels, CKernelBuild, KernelBuild};
 use ttprof::launch::Policy;
 use ttprof::session::{parse_arch, parse_grid, Config, L1Input, Op, Session};
+use crate::dram;
 use ttprof::{issue, Error, Result};
 
 /// Arguments of `ttprof build`.
 #[derive(Args, Debug)]
 pub struct BuildArgs {
-    /// The kernel crate (its directory, with Cargo.toml and build.rs).
-    #[arg(default_value = ".")]
-    pub crate_dir: PathBuf,
+    /// A kernel crate (its directory, with Cargo.toml and build.rs), or C/C++ sources
+    /// (FILE.c, FILE.cpp, ...) compiled and linked into one kernel for --core.
+    #[arg(default_value = ".", value_name = "CRATE_DIR | FILE.c|FILE.cpp...")]
+    pub paths: Vec<PathBuf>,
+    /// C/C++: the core the kernel is linked for (brisc, ncrisc, trisc0, trisc1, trisc2).
+    #[arg(long, value_name = "RISC", value_parser = parse_risc_arg)]
+    pub core: Option<Risc>,
     /// Chip architecture the kernels are linked for.
     #[arg(long, default_value = "wormhole_b0", value_parser = parse_arch)]
     pub arch: Arch,
+    /// C/C++: build without PROFILE_KERNEL: every profiler macro expands to nothing.
+    #[arg(long)]
+    pub no_profile: bool,
     /// Cargo features to enable (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub features: Vec<String>,
     /// Build without the crate's default features (e.g. without `profile`).
     #[arg(long)]
     pub no_default_features: bool,
-    /// Cargo's target directory (default: CRATE_DIR/target/ttprof-kernels/ARCH).
+    /// Cargo's target directory (default: CRATE_DIR/target/ttprof-kernels/ARCH); for C/C++,
+    /// the directory of the objects and the ELF (default: target/ttprof-kernels/ARCH/RISC
+    /// beside the first source).
     #[arg(long)]
     pub target_dir: Option<PathBuf>,
+    /// C/C++: more compiler flags, after `--` (e.g. `-- -O3 -DTILES=8`); `-Wl,`/`-l`/`-L`
+    /// flags also go to the link.
+    #[arg(last = true, value_name = "FLAGS")]
+    pub flags: Vec<String>,
 }
 
 impl BuildArgs {
-    fn kernel_build(&self) -> KernelBuild {
-        let mut b = KernelBuild::new(&self.crate_dir, self.arch);
+    fn kernel_build(&self) -> Result<KernelBuild> {
+        let [crate_dir] = self.paths.as_slice() else {
+            return Err(Error::Other("build one kernel crate at a time (or C/C++ sources with --core)".into()));
+        };
+        if self.core.is_some() || self.no_profile || !self.flags.is_empty() {
+            return Err(Error::Other(format!(
+                "{} is a kernel crate: --core, --no-profile and `-- FLAGS` are for C/C++ sources \
+                 (a crate says its cores in build.rs; build without `profile` with --no-default-features)",
+                crate_dir.display()
+            )));
+        }
+        let mut b = KernelBuild::new(crate_dir, self.arch);
         b.features = self.features.clone();
         b.no_default_features = self.no_default_features;
         if let Some(t) = &self.target_dir {
             b.target_dir = t.clone();
         }
-        b
+        Ok(b)
+    }
+
+    fn c_build(&self) -> Result<CKernelBuild> {
+        let Some(risc) = self.core else {
+            return Err(Error::Other(format!(
+                "{}: a C/C++ kernel is linked for one core: give --core brisc|ncrisc|trisc0|trisc1|trisc2",
+                self.paths[0].display()
+            )));
+        };
+        if !self.features.is_empty() || self.no_default_features {
+            return Err(Error::Other("--features and --no-default-features are for kernel crates; C/C++ takes -- FLAGS".into()));
+        }
+        let mut b = CKernelBuild::new(self.paths.clone(), risc, self.arch);
+        b.profile = !self.no_profile;
+        b.out_dir = self.target_dir.clone().unwrap_or_else(|| b.default_out_dir());
+        b.flags = self.flags.clone();
+        Ok(b)
+    }
+}
+
+/// Whether the command line names C/C++ sources (every path a `.c`/`.cpp`/...).
+fn is_c_build(paths: &[PathBuf]) -> Result<bool> {
+    let c = paths.iter().filter(|p| kernels::c_source_kind(p).is_some()).count();
+    match c {
+        0 => Ok(false),
+        n if n == paths.len() => Ok(true),
+        _ => Err(Error::Other("give either one kernel crate or C/C++ sources (.c, .cpp, .cc, .cxx), not both".into())),
     }
 }
 
 /// `ttprof build`: one line per binary, `NAME PATH`.
 pub fn build(args: &BuildArgs) -> Result<ExitCode> {
-    let built = kernels::build(&args.kernel_build())?;
+    if is_c_build(&args.paths)? {
+        let b = args.c_build()?;
+        let elf = kernels::build_c(&b)?;
+        let elf = std::path::absolute(&elf).unwrap_or(elf);
+        println!("{} {}", b.name, elf.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let built = kernels::build(&args.kernel_build()?)?;
     for (name, path) in &built.binaries {
         let path = std::path::absolute(path).unwrap_or_else(|_| path.clone());
         println!("{name} {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_risc_arg(s: &str) -> std::result::Result<Risc, String> {
+    parse_risc(s).map_err(|e| e.to_string())
 }
 
 /// Arguments of `ttprof run`.
@@ -63,10 +125,17 @@ pub struct RunArgs {
     /// Worker grid, COLSxROWS from logical (0,0) (a manifest's `grid` otherwise, then 1x1).
     #[arg(long, value_parser = parse_grid)]
     pub grid: Option<(u8, u8)>,
-    /// A kernel for one RISC of every tile: `brisc=PATH/TO/ELF`, or `brisc=CRATE_DIR:BINARY` to
-    /// build that binary of a kernel crate first. RISCs: brisc, ncrisc, trisc0, trisc1, trisc2.
-    #[arg(long = "kernel", value_name = "RISC=ELF|RISC=CRATE:BIN")]
+    /// A kernel for one RISC of every tile: `brisc=PATH/TO/ELF`, `brisc=CRATE_DIR:BINARY` to
+    /// build that binary of a kernel crate first, or `brisc=FILE.cpp` (C/C++ sources,
+    /// comma-separated) to compile them for that RISC first. RISCs: brisc, ncrisc, trisc0,
+    /// trisc1, trisc2, or trisc for all three (a tt-metal compute kernel, built per TRISC).
+    #[arg(long = "kernel", value_name = "RISC=ELF|RISC=CRATE:BIN|RISC=FILE.cpp")]
     pub kernels: Vec<String>,
+    /// Runtime arguments of one RISC's kernel, 32-bit words (decimal or 0x hex), on every
+    /// tile: `brisc=4,0x30000` (tt-metal's `get_arg_val<uint32_t>(i)`, `ttprof_rt::arg(i)`);
+    /// `trisc=..` for all three TRISCs.
+    #[arg(long = "arg", value_name = "RISC=V0,V1,..")]
+    pub args: Vec<String>,
     /// A manifest (TOML or JSON) of several named ops run in sequence; see the README.
     #[arg(long, conflicts_with = "kernels")]
     pub manifest: Option<PathBuf>,
@@ -80,6 +149,16 @@ pub struct RunArgs {
     /// `ADDR=@FILE` (the file's bytes). Numbers in decimal or 0x hex.
     #[arg(long = "l1", value_name = "ADDR=VALUE|ADDR=@FILE")]
     pub l1: Vec<String>,
+    /// A DRAM input, loaded before each launch: `ADDR=@FILE[,page=N][,tensor=ID]`, an
+    /// interleaved buffer at bank address ADDR (page `p` in bank `p % banks`, pages of 4096
+    /// bytes unless `page=`), tensor ID in the op log and op graph.
+    #[arg(long = "dram-in", value_name = "ADDR=@FILE[,..]")]
+    pub dram_in: Vec<String>,
+    /// A DRAM output, read back after each launch into FILE:
+    /// `ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]`; with `expect`, an output
+    /// that differs from that file is a data problem (exit 2) naming the first differing byte.
+    #[arg(long = "dram-out", value_name = "ADDR=@FILE[,..]")]
+    pub dram_out: Vec<String>,
     /// Run on these tiles only: logical worker coordinates `X,Y` (repeat the flag).
     #[arg(long = "tiles", value_name = "X,Y")]
     pub tiles: Vec<String>,
@@ -128,6 +207,15 @@ struct ManifestOp {
     tiles: Vec<String>,
     #[serde(default)]
     l1: Vec<String>,
+    /// RISC -> runtime arguments: `[4, 8]` or `"4,0x8"`.
+    #[serde(default)]
+    args: BTreeMap<String, ArgList>,
+    /// DRAM inputs and outputs, as `--dram-in` / `--dram-out` take them (files relative to
+    /// the manifest).
+    #[serde(default)]
+    dram_in: Vec<String>,
+    #[serde(default)]
+    dram_out: Vec<String>,
     #[serde(default = "one")]
     launches: u32,
     #[serde(default)]
@@ -138,12 +226,23 @@ fn one() -> u32 {
     1
 }
 
+/// A manifest's runtime arguments of one RISC: integers, or a string as `--arg` takes it.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ArgList {
+    Words(Vec<u32>),
+    Text(String),
+}
+
 /// An op as the command line or a manifest gives it, before its crates are built.
 struct OpPlan {
     name: String,
     kernels: Vec<(Risc, String)>,
     tiles: Vec<String>,
     l1: Vec<String>,
+    args: Vec<(Risc, Vec<u32>)>,
+    dram_in: Vec<dram::Buffer>,
+    dram_out: Vec<dram::Buffer>,
     launches: u32,
     attributes: serde_json::Map<String, serde_json::Value>,
 }
@@ -170,13 +269,33 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             .ops
             .into_iter()
             .map(|o| {
-                let kernels = o
-                    .kernels
-                    .into_iter()
-                    .map(|(r, k)| Ok((parse_risc(&r)?, relative_to(&base, &k))))
-                    .collect::<Result<_>>()?;
+                let mut kernels = Vec::new();
+                for (r, k) in o.kernels {
+                    let k = relative_to(&base, &k);
+                    kernels.extend(parse_riscs(&r)?.into_iter().map(|risc| (risc, k.clone())));
+                }
                 let l1 = o.l1.iter().map(|s| relative_l1(&base, s)).collect();
-                Ok(OpPlan { name: o.name, kernels, tiles: o.tiles, l1, launches: o.launches, attributes: o.attributes })
+                let mut args = Vec::new();
+                for (r, a) in o.args {
+                    let words = match a {
+                        ArgList::Words(w) => w,
+                        ArgList::Text(t) => parse_words(&format!("{r}={t}"), &t)?,
+                    };
+                    args.extend(parse_riscs(&r)?.into_iter().map(|risc| (risc, words.clone())));
+                }
+                let dram_in = o.dram_in.iter().map(|d| dram::parse(d, false, &base)).collect::<Result<_>>()?;
+                let dram_out = o.dram_out.iter().map(|d| dram::parse(d, true, &base)).collect::<Result<_>>()?;
+                Ok(OpPlan {
+                    name: o.name,
+                    kernels,
+                    tiles: o.tiles,
+                    l1,
+                    args,
+                    dram_in,
+                    dram_out,
+                    launches: o.launches,
+                    attributes: o.attributes,
+                })
             })
             .collect::<Result<_>>()?,
         None => {
@@ -185,25 +304,36 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE".into(),
                 ));
             }
-            let kernels = args.kernels.iter().map(|k| parse_kernel_arg(k)).collect::<Result<_>>()?;
+            let kernels = args.kernels.iter().map(|k| parse_kernel_arg(k)).collect::<Result<Vec<_>>>()?.concat();
             vec![OpPlan {
                 name: args.name.clone(),
                 kernels,
                 tiles: Vec::new(),
                 l1: Vec::new(),
+                args: Vec::new(),
+                dram_in: Vec::new(),
+                dram_out: Vec::new(),
                 launches: 1,
                 attributes: Default::default(),
             }]
         }
     };
-    // Every crate is built (once per crate) before anything runs: a build error costs no run.
+    let cli_args = args.args.iter().map(|a| parse_arg_arg(a)).collect::<Result<Vec<_>>>()?.concat();
+    let cli_dram_in = args.dram_in.iter().map(|d| dram::parse(d, false, Path::new(""))).collect::<Result<Vec<_>>>()?;
+    let cli_dram_out = args.dram_out.iter().map(|d| dram::parse(d, true, Path::new(""))).collect::<Result<Vec<_>>>()?;
+    // Every crate and C/C++ kernel is built (once each) before anything runs: a build error
+    // costs no run.
     let mut crates: BTreeMap<PathBuf, BuiltKernels> = BTreeMap::new();
+    let mut c_kernels: BTreeMap<(String, Risc), PathBuf> = BTreeMap::new();
     let mut ops = Vec::new();
     for plan in &plans {
         let mut op = Op::new(&plan.name);
         op.attributes = plan.attributes.clone();
         for (risc, spec) in &plan.kernels {
-            op = op.kernel(*risc, kernel_path(spec, arch, &mut crates)?);
+            op = op.kernel(*risc, kernel_path(spec, *risc, arch, &mut crates, &mut c_kernels)?);
+        }
+        for (risc, words) in plan.args.iter().chain(&cli_args) {
+            op = op.args(*risc, words.clone());
         }
         let tiles: Vec<&String> = plan.tiles.iter().chain(&args.tiles).collect();
         if !tiles.is_empty() {
@@ -216,7 +346,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         if launches == 0 {
             return Err(Error::Other(format!("op {:?}: launches = 0, expected 1 or more", plan.name)));
         }
-        ops.push((op, launches));
+        let dram_in: Vec<dram::Buffer> = plan.dram_in.iter().cloned().chain(cli_dram_in.iter().cloned()).collect();
+        let dram_out: Vec<dram::Buffer> = plan.dram_out.iter().cloned().chain(cli_dram_out.iter().cloned()).collect();
+        for b in &dram_in {
+            op.inputs.extend(b.tensor_desc(b.len(false)?));
+        }
+        for b in &dram_out {
+            op.outputs.extend(b.tensor_desc(b.len(true)?));
+        }
+        ops.push((op, launches, dram_in, dram_out));
     }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
@@ -228,16 +366,26 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     };
     let mut session = Session::start(cfg)?;
     let mut fault = None;
-    'ops: for (op, launches) in &ops {
+    // Outputs that differ from their expected files: data problems, reported at the end.
+    let mut mismatches = Vec::new();
+    'ops: for (op, launches, dram_in, dram_out) in &ops {
         for _ in 0..*launches {
+            for b in dram_in {
+                b.load(&mut session)?;
+            }
             match session.launch(op) {
-                Ok(l) => eprintln!(
-                    "run {}: {} on {} tile(s), {} instructions",
-                    l.run_id,
-                    l.op,
-                    op_tiles(op, &session),
-                    l.instructions
-                ),
+                Ok(l) => {
+                    eprintln!(
+                        "run {}: {} on {} tile(s), {} instructions",
+                        l.run_id,
+                        l.op,
+                        op_tiles(op, &session),
+                        l.instructions
+                    );
+                    for b in dram_out {
+                        mismatches.extend(b.store(&session, &op.name, l.run_id)?);
+                    }
+                }
                 Err(e @ Error::Fault(_)) => {
                     fault = Some(e);
                     break 'ops;
@@ -267,8 +415,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         eprintln!("error: the outputs hold the records published before the fault");
         return Ok(ExitCode::from(2));
     }
+    for m in &mismatches {
+        eprintln!("error: {m}");
+    }
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
+        return Ok(ExitCode::from(2));
+    }
+    if !mismatches.is_empty() {
+        eprintln!("error: {} DRAM output(s) differ from what was expected", mismatches.len());
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
@@ -313,12 +468,34 @@ fn split_crate(spec: &str) -> Option<(&str, &str)> {
     (!bin.is_empty() && Path::new(dir).join("Cargo.toml").is_file()).then_some((dir, bin))
 }
 
-fn kernel_path(spec: &str, arch: Arch, crates: &mut BTreeMap<PathBuf, BuiltKernels>) -> Result<PathBuf> {
+/// The C/C++ sources of a `--kernel` value (`FILE.cpp` or `a.cpp,b.c`), if it names some.
+fn c_sources(spec: &str) -> Option<Vec<PathBuf>> {
+    let files: Vec<PathBuf> = spec.split(',').map(PathBuf::from).collect();
+    files.iter().all(|f| kernels::c_source_kind(f).is_some()).then_some(files)
+}
+
+fn kernel_path(
+    spec: &str,
+    risc: Risc,
+    arch: Arch,
+    crates: &mut BTreeMap<PathBuf, BuiltKernels>,
+    c_kernels: &mut BTreeMap<(String, Risc), PathBuf>,
+) -> Result<PathBuf> {
+    if let Some(sources) = c_sources(spec) {
+        if let Some(elf) = c_kernels.get(&(spec.to_string(), risc)) {
+            return Ok(elf.clone());
+        }
+        eprintln!("building {spec} for {risc} ({arch})...");
+        let elf = kernels::build_c(&CKernelBuild::new(sources, risc, arch))?;
+        c_kernels.insert((spec.to_string(), risc), elf.clone());
+        return Ok(elf);
+    }
     let Some((dir, bin)) = split_crate(spec) else {
         let p = PathBuf::from(spec);
         if !p.is_file() {
             return Err(Error::Other(format!(
-                "kernel {spec:?} is neither an ELF file nor CRATE_DIR:BINARY (a directory with Cargo.toml, a colon, a binary name)"
+                "kernel {spec:?} is neither an ELF file nor CRATE_DIR:BINARY (a directory with Cargo.toml, a colon, a binary name) \
+                 nor C/C++ sources (FILE.c, FILE.cpp)"
             )));
         }
         return Ok(p);
@@ -331,11 +508,44 @@ fn kernel_path(spec: &str, arch: Arch, crates: &mut BTreeMap<PathBuf, BuiltKerne
     crates[&dir].elf(bin).map(Path::to_path_buf)
 }
 
-fn parse_kernel_arg(s: &str) -> Result<(Risc, String)> {
+fn parse_kernel_arg(s: &str) -> Result<Vec<(Risc, String)>> {
     let (risc, path) = s.split_once('=').ok_or_else(|| {
         Error::Other(format!("--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"))
     })?;
-    Ok((parse_risc(risc)?, path.to_string()))
+    Ok(parse_riscs(risc)?.into_iter().map(|r| (r, path.to_string())).collect())
+}
+
+/// `--arg RISC=V0,V1,..`.
+fn parse_arg_arg(s: &str) -> Result<Vec<(Risc, Vec<u32>)>> {
+    let (risc, words) = s
+        .split_once('=')
+        .ok_or_else(|| Error::Other(format!("--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000")))?;
+    let words = parse_words(s, words)?;
+    Ok(parse_riscs(risc)?.into_iter().map(|r| (r, words.clone())).collect())
+}
+
+/// A RISC, or `trisc`: the three TRISCs, as tt-metal runs a compute kernel (unpack, math,
+/// pack: one build per TRISC, with that TRISC's defines).
+fn parse_riscs(s: &str) -> Result<Vec<Risc>> {
+    if s.trim().eq_ignore_ascii_case("trisc") {
+        return Ok(vec![Risc::Trisc0, Risc::Trisc1, Risc::Trisc2]);
+    }
+    Ok(vec![parse_risc(s)?])
+}
+
+/// Comma-separated 32-bit words (decimal or 0x hex); `what` names them in the error.
+fn parse_words(what: &str, words: &str) -> Result<Vec<u32>> {
+    if words.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    words
+        .split(',')
+        .map(|w| {
+            parse_u32(w).ok_or_else(|| {
+                Error::Other(format!("runtime arguments {what:?}: {w:?} is not a 32-bit number (decimal or 0x hex)"))
+            })
+        })
+        .collect()
 }
 
 fn parse_risc(s: &str) -> Result<Risc> {
@@ -343,7 +553,7 @@ fn parse_risc(s: &str) -> Result<Risc> {
     Risc::ALL
         .into_iter()
         .find(|r| r.ident() == lower || r.name().eq_ignore_ascii_case(&lower))
-        .ok_or_else(|| Error::Other(format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2")))
+        .ok_or_else(|| Error::Other(format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2 (or trisc: all three)")))
 }
 
 /// Logical `X,Y` of the grid to its NoC0 coordinate.
@@ -372,7 +582,7 @@ fn parse_l1(s: &str) -> Result<L1Input> {
     }
 }
 
-fn parse_u32(s: &str) -> Option<u32> {
+pub(crate) fn parse_u32(s: &str) -> Option<u32> {
     let s = s.trim().replace('_', "");
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(hex) => u32::from_str_radix(hex, 16).ok(),
@@ -396,5 +606,13 @@ mod tests {
         assert!(parse_tile("2,0", Arch::WormholeB0, (2, 2)).is_err());
         assert_eq!(parse_grid("4x2").unwrap(), (4, 2));
         assert!(parse_kernel_arg("brisc").unwrap_err().to_string().contains("RISC=ELF"));
+        assert_eq!(parse_arg_arg("ncrisc=4,0x10, 7").unwrap(), [(Risc::Ncrisc, vec![4, 16, 7])]);
+        assert_eq!(parse_arg_arg("brisc=").unwrap(), [(Risc::Brisc, vec![])]);
+        assert_eq!(parse_arg_arg("trisc=3").unwrap(), [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2].map(|r| (r, vec![3])));
+        assert_eq!(parse_kernel_arg("TRISC=c.cpp").unwrap().len(), 3);
+        assert!(parse_arg_arg("brisc=4,x").unwrap_err().to_string().contains("\"x\" is not a 32-bit number"));
+        assert!(parse_arg_arg("4,5").unwrap_err().to_string().contains("RISC=V0,V1"));
+        assert_eq!(c_sources("a.cpp,b.c"), Some(vec![PathBuf::from("a.cpp"), PathBuf::from("b.c")]));
+        assert_eq!(c_sources("target/reader"), None);
     }
 }

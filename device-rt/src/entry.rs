@@ -8,6 +8,7 @@
 
 use crate::zone::{self, Site, SumZone};
 use crate::producer;
+use crate::wire::SiteId;
 
 #[cfg(target_arch = "riscv32")]
 core::arch::global_asm!(
@@ -39,6 +40,12 @@ _start:
 /// Runs one launch of a kernel: the wrapper zones around `main`, then the sum zones.
 #[doc(hidden)]
 pub fn __run(fw: Site, kernel: Site, main: fn()) -> u32 {
+    run(fw.id(), kernel.id(), main)
+}
+
+/// [`__run`] for any entry: a Rust `fn()` or, through the C ABI (`capi`), a C function.
+#[inline(always)]
+pub(crate) fn run(fw: SiteId, kernel: SiteId, main: impl FnOnce()) -> u32 {
     let t_fw = producer::now();
     let on = producer::begin_launch(t_fw);
     for_each_sum(SumZone::reset);

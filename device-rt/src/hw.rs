@@ -22,6 +22,7 @@ mod device {
         static __ttprof_ring_base: u8;
         static __ttprof_ring_capacity: u8;
         static __ttprof_arch_id: u8;
+        static __ttprof_runtime_args: u8;
     }
 
     /// Low word of the wall clock (latches the high word for other readers too).
@@ -141,6 +142,12 @@ mod device {
     #[inline(always)]
     pub fn ring_capacity() -> u32 {
         unsafe { &__ttprof_ring_capacity as *const u8 as u32 }
+    }
+
+    /// L1 address of this core's runtime arguments (`riscv_linker::runtime_args`).
+    #[inline(always)]
+    pub fn runtime_args() -> u32 {
+        unsafe { &__ttprof_runtime_args as *const u8 as u32 }
     }
 
     /// A site's id word is its address in the INFO section.

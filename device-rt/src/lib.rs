@@ -353,3 +353,32 @@ macro_rules! sum_wait {
         $crate::__usage!("sum_wait", "sum_wait!(\"name\", cb_front(16))", $($other)*)
     };
 }
+
+/// Runtime argument `i` of this core: the `i`-th word the launcher wrote before this launch
+/// (`ttprof run --arg RISC=v0,v1,..`, a manifest's `args`, `session::Op::args`); tt-metal's
+/// `get_arg_val<uint32_t>(i)`. Each RISC has [`riscv_linker::MAX_RUNTIME_ARGS`] words at
+/// [`riscv_linker::runtime_args`]; `i` past them reads another core's (or 0).
+#[inline(always)]
+pub fn arg(i: usize) -> u32 {
+    hw::rd32(hw::runtime_args() + 4 * i as u32)
+}
+
+/// The L1 address of runtime argument `i` (tt-metal's `get_arg_addr(i)`).
+#[inline(always)]
+pub fn arg_addr(i: usize) -> u32 {
+    hw::runtime_args() + 4 * i as u32
+}
+
+/// Publishes the records written so far, so the consumer can read them now instead of at
+/// the next slow path (at the latest 2^15 cycles of zone activity later) or at kernel exit:
+/// tt-metal's `kernel_profiler::quick_push()`. Nothing is lost without it; it only makes
+/// records visible sooner, e.g. before a long wait. Without `profile` it does nothing.
+#[inline(always)]
+pub fn flush() {
+    #[cfg(feature = "profile")]
+    producer::flush();
+}
+
+/// The C ABI for C and C++ kernels (`include/ttprof.h`, `device-rt/c`).
+#[cfg(all(target_arch = "riscv32", feature = "capi"))]
+mod capi;

@@ -393,6 +393,16 @@ pub(crate) fn record_always(r: &Record) {
     emit(Some(r), true);
 }
 
+/// Publishes every record written so far (`HEAD`), so a consumer can read them before the
+/// next slow path: tt-metal's `kernel_profiler::quick_push()`.
+#[cfg(feature = "profile")]
+#[inline(never)]
+pub(crate) fn flush() {
+    if rd(ring::STATE) & ring::STATE_RUNNING != 0 {
+        publish();
+    }
+}
+
 /// The current 64-bit time.
 pub(crate) fn now() -> u64 {
     hw::clock64()

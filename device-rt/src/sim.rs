@@ -130,7 +130,7 @@ impl Sim {
 
     /// Records a zone with explicit 64-bit times (as the FW/KERNEL wrappers do).
     pub fn record_span(&self, site: crate::Site, start: u64, end: u64) {
-        crate::zone::record_span(site, start, end)
+        crate::zone::record_span(site.id(), start, end)
     }
 }
 
@@ -214,6 +214,10 @@ pub(crate) mod hw {
 
     pub fn arch_id() -> u32 {
         with(|c| c.arch.id())
+    }
+
+    pub fn runtime_args() -> u32 {
+        riscv_linker::runtime_args(risc()).start
     }
 
     pub fn ring_block() -> u32 {

@@ -263,16 +263,28 @@ impl Drop for ValueZone {
 /// Records a point event now. See [`crate::event!`].
 #[inline(never)]
 pub fn event(site: Site) {
+    event_id(site.id())
+}
+
+/// [`event`] by site id (also the C ABI's `ttprof_event`).
+#[inline(always)]
+pub(crate) fn event_id(id: SiteId) {
     if producer::recording() {
-        producer::record(&Record::Event { id: site.id(), time: producer::now() });
+        producer::record(&Record::Event { id, time: producer::now() });
     }
 }
 
 /// Records a 64-bit value with the current time. See [`crate::data!`].
 #[inline(never)]
 pub fn data(site: Site, value: u64) {
+    data_id(site.id(), value)
+}
+
+/// [`data`] by site id (also the C ABI's `ttprof_data`).
+#[inline(always)]
+pub(crate) fn data_id(id: SiteId, value: u64) {
     if producer::recording() {
-        producer::record(&Record::Data { id: site.id(), time: producer::now(), data: value });
+        producer::record(&Record::Data { id, time: producer::now(), data: value });
     }
 }
 
@@ -347,8 +359,8 @@ impl Drop for SumGuard {
 }
 
 /// Writes a zone whose 64-bit times the caller measured (the FW and KERNEL wrappers).
-pub(crate) fn record_span(site: Site, start: u64, end: u64) {
-    producer::record_always(&Record::Zone { id: site.id(), end, duration: end - start, value: None });
+pub(crate) fn record_span(id: SiteId, start: u64, end: u64) {
+    producer::record_always(&Record::Zone { id, end, duration: end - start, value: None });
 }
 
 /// The site of the `PROFILER-STALL` zone recorded around each wait for the consumer.

@@ -10,5 +10,6 @@ fn main() {
         ("bench", Risc::Brisc),
         ("sums", Risc::Brisc),
         ("fault", Risc::Brisc),
+        ("twin", Risc::Brisc),
     ]);
 }

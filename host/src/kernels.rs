@@ -9,9 +9,15 @@
 //!
 //! The kernel crate's `build.rs` calls `riscv_linker::build::kernels` to link each binary
 //! for its core; the arch is passed in `TTPROF_ARCH`.
+//!
+//! C and C++ kernels ([`build_c`]) are compiled with `riscv64-unknown-elf-gcc`/`-g++`
+//! (installed with apt-get when missing) against `device-rt/include` (`ttprof.h`, tt-metal's
+//! `tools/profiler/kernel_profiler.hpp`) with tt-metal's defines for their core, and linked
+//! with riscv-linker's script and the runtime's static library (`device-rt/c`, built here
+//! with cargo, [`build_c_runtime`]). See DESIGN.md, "C and C++ kernels".
 
 use crate::error::{Error, Result};
-use riscv_linker::Arch;
+use riscv_linker::{Arch, Risc};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -171,4 +177,354 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
         return Err(Error::Other(format!("building kernels in {} produced no binaries", b.crate_dir.display())));
     }
     Ok(built)
+}
+
+// ---------------------------------------------------------------------------------------
+// C and C++ kernels.
+
+/// The C compiler for kernels: Debian's `gcc-riscv64-unknown-elf` (freestanding RV32IM with
+/// `-march=rv32im -mabi=ilp32`; its `-g++` builds C++).
+pub const GCC: &str = "riscv64-unknown-elf-gcc";
+/// The C++ compiler, from the same package as [`GCC`].
+pub const GXX: &str = "riscv64-unknown-elf-g++";
+/// The Debian package that provides [`GCC`] and [`GXX`].
+pub const GCC_PACKAGE: &str = "gcc-riscv64-unknown-elf";
+
+/// Where the runtime lives: `device-rt` of the checkout this tool was built from (its
+/// `include/` for the headers, `c/` for the static library), or `TTPROF_RT_DIR`.
+pub fn runtime_dir() -> PathBuf {
+    let dir = match std::env::var_os("TTPROF_RT_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("device-rt"),
+    };
+    dir.canonicalize().unwrap_or(dir)
+}
+
+/// The include directory C and C++ kernels compile against: `ttprof.h` and tt-metal's
+/// `tools/profiler/kernel_profiler.hpp`.
+pub fn include_dir() -> PathBuf {
+    runtime_dir().join("include")
+}
+
+/// Whether `path` is a C or C++ source (by extension): `Some(true)` for C++.
+pub fn c_source_kind(path: &Path) -> Option<bool> {
+    match path.extension()?.to_str()? {
+        "c" => Some(false),
+        "cpp" | "cc" | "cxx" | "C" | "c++" => Some(true),
+        _ => None,
+    }
+}
+
+/// Finds the RISC-V compiler, installing its Debian package with apt-get when it is missing
+/// (as the `rust-src` component is for Rust kernels); says how to install it otherwise.
+pub fn ensure_gcc() -> Result<()> {
+    let works = || run_output(Command::new(GCC).arg("--version")).is_some() && run_output(Command::new(GXX).arg("--version")).is_some();
+    if works() {
+        return Ok(());
+    }
+    let how = format!("install it (Debian/Ubuntu: `apt-get install {GCC_PACKAGE}`) or put {GCC} on PATH");
+    let root = run_output(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0");
+    if !root || run_output(Command::new("apt-get").arg("--version")).is_none() {
+        return Err(Error::Other(format!("{GCC} (C and C++ kernels) is not installed: {how}")));
+    }
+    eprintln!("ttprof: installing {GCC_PACKAGE} (needed to build C and C++ kernels)");
+    let status = Command::new("apt-get")
+        .args(["install", "-y", "--no-install-recommends", GCC_PACKAGE])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|e| Error::Other(format!("cannot run apt-get to install {GCC_PACKAGE}: {e}")))?;
+    if !status.success() || !works() {
+        return Err(Error::Other(format!("`apt-get install {GCC_PACKAGE}` failed ({status}): {how}")));
+    }
+    Ok(())
+}
+
+/// Builds the runtime's static library (`device-rt/c`, `ttprof-rt` with its C ABI) for
+/// [`TARGET`] into `target_dir` (default: `target/ttprof-rt-c` of the runtime's checkout)
+/// and returns its path. One library serves both arches and every core: what differs is
+/// resolved by the linker script. Cargo's output is shown only when the build fails.
+pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
+    let toolchain = ensure_toolchain()?;
+    let dir = runtime_dir().join("c");
+    let manifest = dir.join("Cargo.toml");
+    if !manifest.is_file() {
+        return Err(Error::Other(format!(
+            "no runtime library crate at {} (set TTPROF_RT_DIR to a ttprof checkout's device-rt)",
+            dir.display()
+        )));
+    }
+    let here = std::env::current_dir().map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
+    let target_dir = match target_dir {
+        Some(t) => here.join(t),
+        None => runtime_dir().join("..").join("target").join("ttprof-rt-c"),
+    };
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(&dir)
+        .args(["build", "--release", "--lib", "--target", TARGET])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .env("CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS", "-C target-feature=+relax")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if toolchain == Toolchain::BuildStd {
+        // memcpy and friends for the C code come from compiler_builtins.
+        cmd.args(["-Z", "build-std=core", "-Z", "build-std-features=compiler-builtins-mem"]).env("RUSTC_BOOTSTRAP", "1");
+    }
+    let lib = target_dir.join(TARGET).join("release").join("libttprof_rt_c.a");
+    if !lib.is_file() {
+        eprintln!("ttprof: building the runtime library for C and C++ kernels (once) into {}", target_dir.display());
+    }
+    let out = cmd.output().map_err(|e| Error::Other(format!("cannot run cargo to build the runtime library: {e}")))?;
+    if !out.status.success() {
+        return Err(Error::Other(format!(
+            "building the runtime library {} failed:\n{}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    if !lib.is_file() {
+        return Err(Error::Other(format!("the runtime build produced no {}", lib.display())));
+    }
+    Ok(lib)
+}
+
+/// A C/C++ kernel to build: `ttprof build --core RISC FILE.c|FILE.cpp...`.
+#[derive(Clone, Debug)]
+pub struct CKernelBuild {
+    /// The sources (`.c`, or `.cpp`/`.cc`/`.cxx` for C++), compiled separately and linked.
+    pub sources: Vec<PathBuf>,
+    /// The core the image is linked for (its linker script, its entry, its `COMPILE_FOR_*`).
+    pub risc: Risc,
+    /// The chip architecture.
+    pub arch: Arch,
+    /// Define `PROFILE_KERNEL` (tt-metal's switch): every macro records. Without it every
+    /// macro is gone.
+    pub profile: bool,
+    /// More compiler flags, after ttprof's own (`-O3`, `-DN=4`, `-Iinc`, ...).
+    pub flags: Vec<String>,
+    /// The ELF's name (default: the first source's stem).
+    pub name: String,
+    /// Objects, the generated entry, the linker script and the ELF go here (default:
+    /// `target/ttprof-kernels/<arch>/<risc>[-noprofile]` beside the first source).
+    pub out_dir: PathBuf,
+    /// Cargo's target directory for the runtime library (default: see [`build_c_runtime`]).
+    pub runtime_target_dir: Option<PathBuf>,
+}
+
+impl CKernelBuild {
+    /// `sources` for `risc` on `arch`, profiled, with the default name and directory.
+    pub fn new(sources: Vec<PathBuf>, risc: Risc, arch: Arch) -> CKernelBuild {
+        let first = sources.first().cloned().unwrap_or_default();
+        let name = first.file_stem().map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
+        let mut b = CKernelBuild {
+            sources,
+            risc,
+            arch,
+            profile: true,
+            flags: Vec::new(),
+            name,
+            out_dir: PathBuf::new(),
+            runtime_target_dir: None,
+        };
+        b.out_dir = b.default_out_dir();
+        b
+    }
+
+    /// `target/ttprof-kernels/<arch>/<risc>[-noprofile]` beside the first source.
+    pub fn default_out_dir(&self) -> PathBuf {
+        let first = self.sources.first().cloned().unwrap_or_default();
+        let dir = first.parent().map(Path::to_path_buf).unwrap_or_default();
+        let leaf = format!("{}{}", self.risc.ident(), if self.profile { "" } else { "-noprofile" });
+        dir.join("target").join("ttprof-kernels").join(self.arch.name()).join(leaf)
+    }
+}
+
+/// tt-metal's names of the compute entry on a TRISC: `(NAMESPACE, MAIN's function, the
+/// UCK_CHLKC_* and TRISC_* define suffix)`.
+fn compute_entry(risc: Risc) -> Option<(&'static str, &'static str, &'static str)> {
+    match risc {
+        Risc::Trisc0 => Some(("chlkc_unpack", "unpack_main", "UNPACK")),
+        Risc::Trisc1 => Some(("chlkc_math", "math_main", "MATH")),
+        Risc::Trisc2 => Some(("chlkc_pack", "pack_main", "PACK")),
+        _ => None,
+    }
+}
+
+/// The defines a tt-metal kernel build gives a kernel for `risc` on `arch`, plus ttprof's.
+pub fn c_defines(risc: Risc, arch: Arch, profile: bool, package: &str) -> Vec<String> {
+    let mut d = vec!["-DKERNEL_BUILD".to_string(), format!("-DTTPROF_PACKAGE=\"{package}\"")];
+    if profile {
+        d.push("-DPROFILE_KERNEL=1".into());
+    }
+    d.push(match arch {
+        Arch::WormholeB0 => "-DARCH_WORMHOLE".into(),
+        Arch::Blackhole => "-DARCH_BLACKHOLE".into(),
+    });
+    match risc {
+        Risc::Brisc => d.push("-DCOMPILE_FOR_BRISC".into()),
+        Risc::Ncrisc => d.push("-DCOMPILE_FOR_NCRISC".into()),
+        _ => {
+            let (ns, main, what) = compute_entry(risc).expect("a TRISC");
+            d.push(format!("-DCOMPILE_FOR_TRISC={}", risc.index() - Risc::Trisc0.index()));
+            d.push(format!("-DUCK_CHLKC_{what}"));
+            d.push(format!("-DTRISC_{what}"));
+            d.push(format!("-DNAMESPACE={ns}"));
+            d.push(format!("-DMAIN={main}()"));
+        }
+    }
+    d
+}
+
+/// The entry every C/C++ kernel image gets (compiled as C++): `TTPROF_KERNEL` around whichever
+/// entry the sources define: tt-metal's compute form `namespace NAMESPACE { void MAIN { } }`
+/// on a TRISC, `void kernel_main()` (C++), or `void kernel_main(void)` (C).
+fn entry_source(risc: Risc) -> String {
+    let mut s = String::from(
+        "// Generated by ttprof build: the kernel's entry (see include/ttprof.h, TTPROF_KERNEL).\n\
+         #include <ttprof.h>\n\
+         void kernel_main() __attribute__((weak));\n\
+         void ttprof_c_kernel_main() __asm__(\"kernel_main\") __attribute__((weak));\n",
+    );
+    let mut call = String::new();
+    if let Some((ns, main, _)) = compute_entry(risc) {
+        s.push_str(&format!("namespace {ns} {{ void {main}() __attribute__((weak)); }}\n"));
+        call.push_str(&format!("    if ({ns}::{main}) {{ {ns}::{main}(); return; }}\n"));
+    }
+    s.push_str(&format!(
+        "static void ttprof_entry() {{\n{call}    if (kernel_main) {{ kernel_main(); return; }}\n    ttprof_c_kernel_main();\n}}\n\
+         extern \"C\" void __cxa_pure_virtual() __attribute__((weak));\n\
+         extern \"C\" void __cxa_pure_virtual() {{ __builtin_trap(); }}\n\
+         TTPROF_KERNEL({}, ttprof_entry)\n",
+        risc.ident()
+    ));
+    s
+}
+
+/// The symbols of an entry: tt-metal's compute `MAIN` (TRISCs), C++ or C `kernel_main`.
+fn entry_symbols(risc: Risc) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some((ns, main, _)) = compute_entry(risc) {
+        v.push(format!("_ZN{}{ns}{}{main}Ev", ns.len(), main.len()));
+    }
+    v.push("_Z11kernel_mainv".into());
+    v.push("kernel_main".into());
+    v
+}
+
+/// Compiles and links a C/C++ kernel; returns the ELF's path. The compiler's own messages
+/// are shown as they are (on stderr); a failed step is an error naming it.
+pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
+    if b.sources.is_empty() {
+        return Err(Error::Other("no source to build: give FILE.c or FILE.cpp".into()));
+    }
+    for s in &b.sources {
+        if c_source_kind(s).is_none() {
+            return Err(Error::Other(format!("{}: not a C or C++ source (.c, .cpp, .cc, .cxx)", s.display())));
+        }
+        if !s.is_file() {
+            return Err(Error::Other(format!("{}: no such source file", s.display())));
+        }
+    }
+    ensure_gcc()?;
+    let lib = build_c_runtime(b.runtime_target_dir.as_deref())?;
+    let out = &b.out_dir;
+    let objs = out.join(format!("{}.obj", b.name));
+    std::fs::create_dir_all(&objs).map_err(|e| Error::io(&objs, "create the build directory", e))?;
+    let include = include_dir();
+    let common: Vec<String> = [
+        "-march=rv32im",
+        "-mabi=ilp32",
+        "-O2",
+        "-g",
+        "-ffreestanding",
+        // The runtime's registers: the ring write pointer and its limit (see ttprof.h).
+        "-ffixed-gp",
+        "-ffixed-tp",
+        "-ffunction-sections",
+        "-fdata-sections",
+        "-fno-asynchronous-unwind-tables",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain(["-I".to_string(), include.display().to_string()])
+    // <cstdint> and <cstddef> where the compiler has no C++ library (Debian's has none).
+    .chain(["-idirafter".to_string(), include.join("compat").display().to_string()])
+    .chain(c_defines(b.risc, b.arch, b.profile, &b.name))
+    .collect();
+    let cxx_only = ["-fno-exceptions", "-fno-rtti", "-fno-threadsafe-statics", "-fno-use-cxa-atexit"];
+    let entry = objs.join("ttprof_entry.cpp");
+    std::fs::write(&entry, entry_source(b.risc)).map_err(|e| Error::io(&entry, "write the kernel's entry", e))?;
+    let mut objects = Vec::new();
+    for (i, src) in b.sources.iter().chain([&entry]).enumerate() {
+        let cxx = c_source_kind(src) == Some(true);
+        let stem = src.file_stem().map_or("src".into(), |s| s.to_string_lossy().into_owned());
+        let obj = objs.join(format!("{i}-{stem}.o"));
+        let mut cmd = Command::new(if cxx { GXX } else { GCC });
+        cmd.args(&common);
+        if cxx {
+            cmd.args(cxx_only);
+        }
+        if src == &entry {
+            // The generated entry takes code generation flags only (not -std=c99, -D, -W..).
+            cmd.args(b.flags.iter().filter(|f| ["-O", "-m", "-f", "-g"].iter().any(|p| f.starts_with(p))));
+        } else {
+            cmd.args(&b.flags);
+        }
+        cmd.arg("-c").arg(src).arg("-o").arg(&obj);
+        run_tool(&mut cmd, &format!("compiling {}", src.display()))?;
+        objects.push(obj);
+    }
+    let script = objs.join(format!("link-{}-{}.x", b.arch.name(), b.risc.ident()));
+    std::fs::write(&script, riscv_linker::script::linker_script(b.arch, b.risc))
+        .map_err(|e| Error::io(&script, "write the linker script", e))?;
+    let elf = out.join(format!("{}.elf", b.name));
+    let mut cmd = Command::new(GCC);
+    cmd.args(["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-static", "-Wl,--gc-sections", "-Wl,-u,_start"])
+        .arg(format!("-Wl,-T,{}", script.display()))
+        .args(b.flags.iter().filter(|f| f.starts_with("-Wl,") || f.starts_with("-L") || f.starts_with("-l")))
+        .arg("-o")
+        .arg(&elf)
+        .args(&objects)
+        .arg(&lib)
+        .arg("-lgcc");
+    run_tool(&mut cmd, &format!("linking {}", elf.display()))?;
+    check_entry(&elf, b.risc)?;
+    Ok(elf)
+}
+
+/// Runs a compiler step with its output shown as it is.
+fn run_tool(cmd: &mut Command, what: &str) -> Result<()> {
+    let status = cmd
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| Error::Other(format!("{what}: cannot run {:?}: {e}", cmd.get_program())))?;
+    if !status.success() {
+        return Err(Error::Other(format!("{what} failed (the compiler's messages are above)")));
+    }
+    Ok(())
+}
+
+/// A linked image must define one of the entries the generated entry calls.
+fn check_entry(elf: &Path, risc: Risc) -> Result<()> {
+    use object::{Object, ObjectSymbol};
+    let data = std::fs::read(elf).map_err(|e| Error::io(elf, "read the linked kernel", e))?;
+    let file = object::File::parse(&*data).map_err(|e| Error::Elf { path: elf.into(), what: e.to_string() })?;
+    let want = entry_symbols(risc);
+    if file.symbols().any(|s| s.is_definition() && s.name().is_ok_and(|n| want.iter().any(|w| w == n))) {
+        return Ok(());
+    }
+    let compute = compute_entry(risc)
+        .map(|(ns, main, _)| format!(", or tt-metal's compute form `namespace NAMESPACE {{ void MAIN {{ .. }} }}` ({ns}::{main} here)"))
+        .unwrap_or_default();
+    let _ = std::fs::remove_file(elf);
+    Err(Error::Elf {
+        path: elf.into(),
+        what: format!("the kernel defines no entry: define `void kernel_main()`{compute}"),
+    })
 }

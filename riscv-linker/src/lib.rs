@@ -36,5 +36,5 @@ pub mod lock;
 pub mod script;
 
 pub use arch::{Arch, NocCoord, Risc};
-pub use map::{memory_map, MemoryMap, Region, USER_L1_BASE};
+pub use map::{memory_map, runtime_args, MemoryMap, Region, MAX_RUNTIME_ARGS, RUNTIME_ARGS_BASE, RUNTIME_ARGS_BYTES, USER_L1_BASE};
 pub use tilemap::{HarvestError, TileMap};

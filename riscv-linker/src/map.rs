@@ -12,7 +12,8 @@
 //! | `0x0E000..0x12000`  | TRISC2 code (reset PC 0xE000)                                  |
 //! | `0x12000..0x16000`  | NCRISC code (reset PC 0x12000)                                 |
 //! | `0x16000..0x20000`  | per-RISC `.data`/`.bss`, 8 KiB each, in [`Risc`] order         |
-//! | `0x20000..0x30000`  | profiler rings ([`crate::profiler::RING_BASE`])                 |
+//! | `0x20000..0x2A000`  | profiler rings ([`crate::profiler::RING_BASE`])                 |
+//! | `0x2A000..0x2B400`  | runtime arguments, 1 KiB (256 words) per RISC: [`runtime_args`] |
 //! | `0x30000..L1 end`   | free for kernels (circular buffers, tensors): [`USER_L1_BASE`]  |
 //!
 //! Reset PCs are Wormhole B0's (`tensix.md`). Blackhole's reset PCs are programmable in
@@ -24,6 +25,19 @@ use crate::{mmio, Arch, Risc};
 
 /// First L1 byte not used by firmware, code, data or the profiler.
 pub const USER_L1_BASE: u32 = 0x30000;
+
+/// L1 address of BRISC's runtime arguments; each RISC's follow at [`RUNTIME_ARGS_BYTES`].
+pub const RUNTIME_ARGS_BASE: u32 = 0x2A000;
+/// Bytes of runtime arguments per RISC.
+pub const RUNTIME_ARGS_BYTES: u32 = 0x400;
+/// Runtime arguments per RISC (32-bit words): what tt-metal's `get_arg_val<uint32_t>(i)`
+/// reads, written by the launcher (`ttprof run --arg RISC=v0,v1,..`) before each launch.
+pub const MAX_RUNTIME_ARGS: u32 = RUNTIME_ARGS_BYTES / 4;
+
+/// Where `risc`'s runtime arguments live in L1 (the same on every tile and arch).
+pub const fn runtime_args(risc: Risc) -> Region {
+    Region::new(RUNTIME_ARGS_BASE + risc.index() as u32 * RUNTIME_ARGS_BYTES, RUNTIME_ARGS_BYTES)
+}
 
 const CODE_SLOT_SIZE: u32 = 0x4000;
 const BRISC_CODE_START: u32 = 0x800;
@@ -134,6 +148,7 @@ mod tests {
             }
             regions.push(profiler::control_region());
             regions.push(profiler::rings_region());
+            regions.extend(Risc::ALL.map(runtime_args));
             for (i, a) in regions.iter().enumerate() {
                 assert!(a.end() <= arch.l1_size() as u64);
                 for b in &regions[i + 1..] {

@@ -55,6 +55,8 @@ pub fn linker_script(arch: Arch, risc: Risc) -> String {
     let _ = writeln!(w, "__ttprof_anchor = {:#x};", profiler::ring_word(risc, profiler::ring::ANCHOR));
     let _ = writeln!(w, "__ttprof_ring_base = {:#x};", profiler::ring_data(risc).start);
     let _ = writeln!(w, "__ttprof_ring_capacity = {:#x};", profiler::ring_data(risc).size);
+    let _ = writeln!(w, "__ttprof_wall_clock_l = {:#x};", crate::mmio::WALL_CLOCK_L);
+    let _ = writeln!(w, "__ttprof_runtime_args = {:#x};", crate::runtime_args(risc).start);
     let _ = writeln!(w, "__stack_top = {:#x};", m.stack_top);
     let _ = writeln!(w, "__stack_bottom = {:#x};\n", m.local_ram.start);
 
@@ -92,6 +94,8 @@ mod tests {
         assert!(s.contains("CODE  (rx) : ORIGIN = 0x0a000"));
         assert!(s.contains("__ttprof_risc_trisc1 = 1;"));
         assert!(s.contains(".ttprof_sites 0 (INFO)"));
+        assert!(s.contains("__ttprof_runtime_args = 0x2ac00;"), "TRISC1's runtime arguments");
+        assert!(s.contains("__ttprof_wall_clock_l = 0xffb121f0;"));
         assert!(s.contains("*(.ttprof.boot)"), "non-BRISC scripts discard the boot word");
         // A kernel!(brisc, ..) linked with TRISC1's script gets an assertion naming both cores.
         assert!(s.contains("PROVIDE(__ttprof_risc_brisc = 0);"));

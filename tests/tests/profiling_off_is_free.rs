@@ -8,7 +8,8 @@ use riscv_linker::Arch;
 use std::path::Path;
 use ttprof_tests::{build_kernels_into, text_bytes, workspace};
 
-const MACROS: [&str; 5] = ["zone!(", "value_zone!(", "event!(", "data!(", "sum_zone!("];
+/// The recording macros, and a value zone's `.set(..)`, which goes with its `value_zone!`.
+const MACROS: [&str; 6] = ["zone!(", "value_zone!(", "event!(", "data!(", "sum_zone!(", ".set("];
 
 fn copy_stripped(from: &Path, to: &Path, stripped: &mut usize) {
     std::fs::create_dir_all(to).unwrap();
@@ -91,4 +92,24 @@ fn disabled_profiling_compiles_to_the_uninstrumented_code() {
         // And the instrumentation is really there when enabled.
         assert!(text_bytes(on.elf(name).unwrap()).len() > off_text.len(), "{name}: profiling adds no code?");
     }
+}
+
+/// Issue 23: ttprof-dm's `zones` feature does not switch profiling back on in a kernel built
+/// without `profile` (it used to enable ttprof-rt's default features, `profile` among them).
+#[test]
+fn ttprof_dm_zones_follow_the_kernel_s_profile_feature() {
+    let tree = |features: &[&str]| {
+        let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["tree", "--offline", "-e", "features", "-i", "ttprof-rt", "--manifest-path"])
+            .arg(workspace().join("examples/kernels/Cargo.toml"))
+            .args(features)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let off = tree(&["--no-default-features", "--features", "ttprof-dm/zones"]);
+    assert!(off.contains("ttprof-dm feature \"zones\"") && !off.contains("feature \"profile\""), "{off}");
+    let on = tree(&["--features", "ttprof-dm/zones"]);
+    assert!(on.contains("ttprof-rt feature \"profile\""), "{on}");
 }

@@ -52,27 +52,36 @@ fn count(rows: &BTreeMap<(String, String), Vec<(String, String)>>, name: &str, k
     rows.get(&(name.to_string(), kind.to_string())).map_or(0, Vec::len)
 }
 
-#[test]
-fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
+/// Writes every `<!-- file: DIR/.. -->` block of README.md under `root` (next to a `ttprof`
+/// link to this checkout, as the README assumes), after removing `root/clean`, and returns
+/// the lines of every `<!-- run: DIR -->` block, each with the directory it runs in.
+fn readme_section(root: &Path, dir: &str, clean: &str) -> Vec<(PathBuf, String)> {
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
     let blocks = marked_blocks(&readme);
-    let root = workspace().join("target/test-readme");
-    let _ = std::fs::remove_dir_all(root.join("my-kernels/src"));
-    std::fs::create_dir_all(&root).unwrap();
+    let _ = std::fs::remove_dir_all(root.join(clean));
+    std::fs::create_dir_all(root).unwrap();
     let link = root.join("ttprof");
     if std::fs::symlink_metadata(&link).is_err() {
         std::os::unix::fs::symlink(workspace(), &link).unwrap();
     }
     let mut runs: Vec<(PathBuf, String)> = Vec::new();
     for b in &blocks {
-        if let Some(file) = b.marker.strip_prefix("file: ") {
+        if let Some(file) = b.marker.strip_prefix("file: ").filter(|f| f.starts_with(&format!("{dir}/"))) {
             let path = root.join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &b.body).unwrap();
-        } else if let Some(dir) = b.marker.strip_prefix("run: ") {
-            runs.extend(b.body.lines().filter(|l| !l.trim().is_empty()).map(|l| (root.join(dir), l.to_string())));
+        } else if let Some(d) = b.marker.strip_prefix("run: ").filter(|d| *d == dir) {
+            runs.extend(b.body.lines().filter(|l| !l.trim().is_empty()).map(|l| (root.join(d), l.to_string())));
         }
     }
+    runs
+}
+
+#[test]
+fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
+    let root = workspace().join("target/test-readme");
+    // The crate's target directory survives (its `core` build is slow); its sources do not.
+    let runs = readme_section(&root, "my-kernels", "my-kernels/src");
     assert_eq!(runs.len(), 3, "README runs: build, run, run --manifest");
     let crate_dir = root.join("my-kernels");
 
@@ -186,4 +195,71 @@ fn the_readme_s_help_command_runs_for_every_listed_command() {
         let help = Command::new(ttprof_binary()).args([c, "--help"]).output().unwrap();
         assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("Usage: ttprof"), "ttprof {c} --help");
     }
+}
+
+/// README.md's "C and C++ kernels (tt-metal)": the trio written as the README shows it,
+/// built and run with the commands it gives, every zone counted exactly.
+#[test]
+fn the_readme_s_cxx_trio_profiles_with_tt_metal_s_macros() {
+    let root = workspace().join("target/test-readme-cxx");
+    let runs = readme_section(&root, "cxx-kernels", "cxx-kernels");
+    assert_eq!(runs.len(), 3, "README runs: build, run, run --manifest");
+    let dir = root.join("cxx-kernels");
+
+    // ttprof build --core: `NAME PATH`, the ELF linked for BRISC with a site per page.
+    let build = run_line(&runs[0].1, &runs[0].0);
+    assert!(build.status.success());
+    let stdout = String::from_utf8_lossy(&build.stdout);
+    let (name, path) = stdout.trim().split_once(' ').unwrap();
+    assert_eq!(name, "reader");
+    let elf = ttprof::elf::KernelElf::load(Path::new(path)).unwrap();
+    assert!(Path::new(path).is_absolute() && elf.risc == riscv_linker::Risc::Brisc);
+    assert_eq!(elf.sites.iter().filter(|(_, m)| m.name.starts_with("read-")).count(), 80 + 1);
+
+    // The trio on a 2x2 grid (the compute kernel on the three TRISCs), two tiles of work each.
+    let run = run_line(&runs[1].1, &runs[1].0);
+    assert_eq!(run.status.code(), Some(0));
+    let csv = std::fs::read_to_string(dir.join("target/ttprof-cxx/profile_log_device.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(2).map(|l| l.splitn(15, ',').collect()).collect();
+    let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for f in &rows {
+        *counts.entry((f[10], f[11])).or_default() += 1;
+    }
+    let count = |name: &str, kind: &str| counts.get(&(name, kind)).copied().unwrap_or(0);
+    let (tiles, work) = (4, 2);
+    for stage in ["read", "unpack", "math", "pack", "write"] {
+        for i in 0..80 {
+            let name = format!("{stage}-{i:02}");
+            assert_eq!((count(&name, "ZONE_START"), count(&name, "ZONE_END")), (tiles * work, tiles * work), "{name}");
+        }
+    }
+    for z in ["read-tile", "write-tile"] {
+        assert_eq!((count(z, "ZONE_START"), count(z, "ZONE_END")), (tiles * work, tiles * work), "{z}");
+    }
+    assert_eq!(count("compute-tile", "ZONE_START"), 3 * tiles * work, "the multi-line call keeps its name");
+    assert_eq!(count("compute-debug", "ZONE_START"), 0, "NIf with a false flag records nothing");
+    let sums: Vec<&Vec<&str>> = rows.iter().filter(|f| f[10] == "wait-noc").collect();
+    assert!(sums.len() == tiles && sums.iter().all(|f| f[11] == "ZONE_TOTAL" && f[14] == "{\"count\": 2}"), "{sums:?}");
+    assert!(rows.iter().filter(|f| f[10] == "bytes").all(|f| f[11] == "TS_DATA" && f[6] == "2560"));
+    assert_eq!(count("bytes", "TS_DATA"), tiles * work);
+    assert_eq!((count("reader-done", "TS_EVENT"), count("writer-done", "TS_EVENT")), (tiles, tiles));
+    for (k, cores) in [("BRISC-KERNEL", 1), ("NCRISC-KERNEL", 1), ("TRISC-KERNEL", 3)] {
+        assert_eq!(count(k, "ZONE_START"), cores * tiles, "{k}");
+    }
+    let sites: std::collections::BTreeSet<&str> = rows.iter().filter(|f| f[11] == "ZONE_START").map(|f| f[10]).collect();
+    assert!(sites.len() >= 400, "{} distinct zone names", sites.len());
+    // More than tt-metal's 125 zones per RISC per launch, on every core: (x, y, RISC, run).
+    let mut per_core: BTreeMap<(&str, &str, &str, &str), usize> = BTreeMap::new();
+    for f in rows.iter().filter(|f| f[11] == "ZONE_START") {
+        *per_core.entry((f[1], f[2], f[3], f[7])).or_default() += 1;
+    }
+    assert_eq!(per_core.len(), tiles * 5);
+    assert!(per_core.values().all(|z| *z == 2 + work + work * 80), "zones per RISC per launch: {per_core:?}");
+
+    // The manifest: the trio twice, one tile of work.
+    let ci = run_line(&runs[2].1, &runs[2].0);
+    assert_eq!(ci.status.code(), Some(0));
+    let csv = std::fs::read_to_string(dir.join("target/ttprof-cxx-ci/profile_log_device.csv")).unwrap();
+    let starts = |name: &str| csv.lines().filter(|l| l.contains(&format!(",{name},ZONE_START,"))).count();
+    assert_eq!((starts("read-00"), starts("pack-79"), starts("write-tile")), (8, 8, 8));
 }

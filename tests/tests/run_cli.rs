@@ -310,3 +310,93 @@ fn the_drain_cadence_never_loses_the_records_of_a_slow_pipeline() {
     }
     assert_eq!(default, run("cadence-20000", Some("20000")), "the same zones whatever the drain cadence");
 }
+
+/// Issue 23: kernel inputs and outputs for CI. The example pipeline adds two DRAM tensors
+/// loaded from files; its output is written to a file and checked against an expected one.
+#[test]
+fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_ones() {
+    let dir = workspace().join("target/test-run-cli/dram");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let words = 2 * 1024; // two tiles of 32x32 u32
+    let a: Vec<u32> = (0..words).map(|i| i * 3 + 1).collect();
+    let b: Vec<u32> = (0..words).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+    let want: Vec<u8> = a.iter().zip(&b).flat_map(|(x, y)| x.wrapping_add(*y).to_le_bytes()).collect();
+    let bytes = |v: &[u32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    std::fs::write(dir.join("a.bin"), bytes(&a)).unwrap();
+    std::fs::write(dir.join("b.bin"), bytes(&b)).unwrap();
+    std::fs::write(dir.join("want.bin"), &want).unwrap();
+    let mut wrong = want.clone();
+    wrong[4100] ^= 0xFF;
+    std::fs::write(dir.join("wrong.bin"), &wrong).unwrap();
+    let mut args: Vec<String> = vec!["--grid".into(), "1x1".into(), "--name".into(), "add".into()];
+    for (risc, name) in [("brisc", "reader"), ("trisc0", "unpack"), ("trisc1", "math"), ("trisc2", "pack"), ("ncrisc", "writer")] {
+        args.extend(["--kernel".into(), format!("{risc}={}", elf(name).display())]);
+    }
+    // Op Add, 2 tiles from page 0, pages of 4096 bytes, in0/in1/out at the demo's addresses.
+    for l1 in ["0x30000=1", "0x30004=2", "0x30008=0", "0x3000c=4096", "0x30010=0x1000000", "0x30014=0x2000000", "0x30018=0x3000000"] {
+        args.extend(["--l1".into(), l1.into()]);
+    }
+    let a_in = format!("0x1000000=@{},tensor=1", dir.join("a.bin").display());
+    let b_in = format!("0x2000000=@{},tensor=2", dir.join("b.bin").display());
+    args.extend(["--dram-in".into(), a_in, "--dram-in".into(), b_in]);
+    let run = |expect: &str, out: &str| {
+        let spec = format!("0x3000000=@{},expect={},tensor=3", dir.join(out).display(), dir.join(expect).display());
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["--dram-out", &spec]);
+        ttprof(&a, &dir.join(format!("run-{expect}")))
+    };
+    let ok = run("want.bin", "out.bin");
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert_eq!(std::fs::read(dir.join("out.bin")).unwrap(), want, "the writer's output, read back into the file");
+    let oplog = std::fs::read_to_string(dir.join("run-want.bin/ops.jsonl")).unwrap();
+    let op: serde_json::Value = serde_json::from_str(oplog.lines().next().unwrap()).unwrap();
+    let ids = |k: &str| op["op"][k].as_array().unwrap().iter().map(|t| t["id"].as_u64().unwrap()).collect::<Vec<_>>();
+    assert_eq!((ids("inputs"), ids("outputs")), (vec![1, 2], vec![3]), "{op}");
+
+    let bad = run("wrong.bin", "out2.bin");
+    assert_eq!(bad.status.code(), Some(2), "a wrong output is a data problem");
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("differs from") && err.contains("wrong.bin at byte offset 4100 (0x1004)"), "{err}");
+    assert!(err.contains("(1 of 8192 bytes, 8192 expected)"), "{err}");
+    assert!(dir.join("run-wrong.bin/profile_log_device.csv").is_file(), "every output is still written");
+
+    // A manifest chains two ops through DRAM: Relu reads Add's output where Add left it, and
+    // the op graph has the edge (tensor 3).
+    let relu: Vec<u8> = want.chunks(4).flat_map(|w| (i32::from_le_bytes(w.try_into().unwrap()).max(0) as u32).to_le_bytes()).collect();
+    std::fs::write(dir.join("relu-want.bin"), &relu).unwrap();
+    let kernels: Vec<String> = [("brisc", "reader"), ("trisc0", "unpack"), ("trisc1", "math"), ("trisc2", "pack"), ("ncrisc", "writer")]
+        .iter()
+        .map(|(r, n)| format!("{r} = {:?}", elf(n).display().to_string()))
+        .collect();
+    let l1 = |op: u32, in0: &str, out: &str| {
+        format!(r#"["0x30000={op}", "0x30004=2", "0x30008=0", "0x3000c=4096", "0x30010={in0}", "0x30014=0x2000000", "0x30018={out}"]"#)
+    };
+    let manifest = format!(
+        r#"grid = "1x1"
+
+[[op]]
+name = "add"
+kernels = {{ {k} }}
+l1 = {add}
+dram_in = ["0x1000000=@a.bin,tensor=1", "0x2000000=@b.bin,tensor=2"]
+dram_out = ["0x3000000,tensor=3"]
+
+[[op]]
+name = "relu"
+kernels = {{ {k} }}
+l1 = {relu}
+dram_in = ["0x3000000,tensor=3"]
+dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,tensor=4"]
+"#,
+        k = kernels.join(", "),
+        add = l1(1, "0x1000000", "0x3000000"),
+        relu = l1(4, "0x3000000", "0x4000000"),
+    );
+    std::fs::write(dir.join("ops.toml"), manifest).unwrap();
+    let ci = ttprof(&["--manifest", dir.join("ops.toml").to_str().unwrap()], &dir.join("run-ci"));
+    assert_eq!(ci.status.code(), Some(0), "{}", String::from_utf8_lossy(&ci.stderr));
+    assert_eq!(std::fs::read(dir.join("out/relu.bin")).unwrap(), relu, "the file path is relative to the manifest");
+    let dot = std::fs::read_to_string(dir.join("run-ci/ttprof_ops.dot")).unwrap();
+    assert!(dot.contains("op0 -> op1 [label=\"t3\""), "the op graph has the edge from add to relu: {dot}");
+}

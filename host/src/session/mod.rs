@@ -295,6 +295,19 @@ impl Session {
             let copy = self.copy_kernel(elf, &bytes)?;
             images.push((*risc, bytes, copy));
         }
+        for (risc, values) in &op.args {
+            if !op.kernels.iter().any(|(r, _)| r == risc) {
+                return Err(Error::Other(format!("op {:?} gives runtime arguments to {risc}, which runs no kernel", op.name)));
+            }
+            if values.len() > riscv_linker::MAX_RUNTIME_ARGS as usize {
+                return Err(Error::Other(format!(
+                    "op {:?} gives {risc} {} runtime arguments: at most {} fit",
+                    op.name,
+                    values.len(),
+                    riscv_linker::MAX_RUNTIME_ARGS
+                )));
+            }
+        }
         let run_id = self.next_run;
         self.next_run += 1;
         // Only this op's kernels run: every other core of the device stays in reset.
@@ -308,6 +321,15 @@ impl Session {
         for t in &tiles {
             for input in &op.l1 {
                 input.write(&self.mem, *t)?;
+            }
+            // Every kernel of the op reads its own arguments; words past them read 0.
+            for (risc, ..) in &images {
+                let values = op.args.iter().find(|(r, _)| r == risc).map_or(&[][..], |(_, v)| v.as_slice());
+                let region = riscv_linker::runtime_args(*risc);
+                for i in 0..riscv_linker::MAX_RUNTIME_ARGS {
+                    let v = values.get(i as usize).copied().unwrap_or(0);
+                    self.mem.write_u32(0, *t, region.start + 4 * i, v)?;
+                }
             }
             launch::set_run_id(&self.mem, 0, *t, run_id)?;
             for (risc, bytes, copy) in &images {

@@ -62,6 +62,10 @@ pub struct Op {
     pub tiles: Option<Vec<NocCoord>>,
     /// Written into every tile of the op, in order, before each launch.
     pub l1: Vec<L1Input>,
+    /// Runtime arguments per RISC (tt-metal's `get_arg_val<uint32_t>(i)`, `ttprof_rt::arg`):
+    /// written into that RISC's [`riscv_linker::runtime_args`] of every tile of the op before
+    /// each launch, the rest of its words zeroed. At most [`riscv_linker::MAX_RUNTIME_ARGS`].
+    pub args: Vec<(Risc, Vec<u32>)>,
     /// The op report's `ATTRIBUTES`.
     pub attributes: serde_json::Map<String, serde_json::Value>,
     /// Input tensors, as the op report describes them; an input whose
@@ -87,6 +91,13 @@ impl Op {
     /// Runs on these tiles only.
     pub fn tiles(mut self, tiles: Vec<NocCoord>) -> Op {
         self.tiles = Some(tiles);
+        self
+    }
+
+    /// Gives `risc`'s kernel these runtime arguments (replacing any given before).
+    pub fn args(mut self, risc: Risc, values: Vec<u32>) -> Op {
+        self.args.retain(|(r, _)| *r != risc);
+        self.args.push((risc, values));
         self
     }
 

@@ -52,6 +52,8 @@ use riscv_linker::Arch;
 use std::path::{Path, PathBuf};
 use ttprof::decode::RecordKind;
 use ttprof::elf::KernelElf;
+use riscv_linker::Risc;
+use ttprof::kernels::{self, CKernelBuild};
 use ttprof::launch::Policy;
 use ttprof_demo::bench::{launch, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL};
 use ttprof_demo::scenario::{build_kernel_set, Fallible};
@@ -188,6 +190,23 @@ fn main() -> Fallible<()> {
     let [wh, bh] = [&figs[0], &figs[1]];
     assert_eq!((wh.arch, bh.arch), (Arch::WormholeB0, Arch::Blackhole));
 
+    // The same dense zones from C++ (examples/cxx/bench.cpp, ttprof.h), built as `ttprof build`
+    // builds it, with the Rust kernels' optimisation level (-O3) and with the default (-O2).
+    eprintln!("building the C++ bench kernel with and without PROFILE_KERNEL...");
+    let cxx = |profile: bool, opt: &str| -> Fallible<PathBuf> {
+        let mut b = CKernelBuild::new(vec![ws.join("examples/cxx/bench.cpp")], Risc::Brisc, Arch::WormholeB0);
+        b.profile = profile;
+        b.flags = vec![opt.to_string()];
+        b.out_dir = out.join(format!("cxx-{}{opt}", if profile { "profile" } else { "plain" }));
+        Ok(kernels::build_c(&b)?)
+    };
+    let mut cxx_dense = Vec::new();
+    for opt in ["-O3", "-O2"] {
+        let k = Kernels { arch: Arch::WormholeB0, on: cxx(true, opt)?, off: cxx(false, opt)?, out: out.join("cxx-runs") };
+        let run = BenchRun { mode: DENSE, iterations: 0, work: 4, recording: true, policy: Policy::Block, drain_every: Some(2_000) };
+        cxx_dense.push((opt, marginal(&k, &run, DENSE_ITERATIONS, 2)?));
+    }
+
     println!("ttprof zone cost (marginal: profile build minus plain build, one BRISC on the emulator's");
     println!("pipeline model from tt-isa-documentation; open + close)");
     println!("{:<50} {:>11} {:>11}   {}", "", "Wormhole B0", "Blackhole", "reference / target");
@@ -210,6 +229,16 @@ fn main() -> Fallible<()> {
     row("instructions per zone, block form", &|f| f.block.instructions, "<= 16");
     row("instructions per zone, block form, recording off", &|f| f.block_off.instructions, "load+branch");
     row("ring bytes per zone (dense)", &|f| f.dense.bytes, "<= 6 (tt-metal ~9.8)");
+    for (opt, m) in &cxx_dense {
+        println!(
+            "{:<50} {:>11.2} {:>11}   {:.2} instructions, {:.2} ring bytes",
+            format!("C++ zone (ttprof.h, {opt}), dense: cycles"),
+            m.cycles,
+            "",
+            m.instructions,
+            m.bytes
+        );
+    }
     row("ring bytes per zone (op-level)", &|f| f.op_level.bytes, "<= 12");
     for f in &figs {
         let sweep: Vec<String> = f.by_work.iter().map(|(w, m)| format!("{w}: {:.2} cycles / {:.2} instr", m.cycles, m.instructions)).collect();
@@ -248,6 +277,10 @@ fn main() -> Fallible<()> {
         put(format!("zone_overhead_in_duration_cycles_{a}"), (f.inner.recorded - f.inner.plain).into());
         put(format!("inner_duration_recorded_cycles_{a}"), f.inner.recorded.into());
         put(format!("inner_duration_plain_cycles_{a}"), f.inner.plain.into());
+    }
+    for (opt, m) in &cxx_dense {
+        map.insert(format!("cxx_zone_cycles_wormhole_b0{opt}"), m.cycles.into());
+        map.insert(format!("cxx_zone_instructions_wormhole_b0{opt}"), m.instructions.into());
     }
     for (k, v) in [
         ("zone_instructions_blackhole", bh.dense.instructions),

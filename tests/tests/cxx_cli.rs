@@ -1,0 +1,173 @@
+//! `ttprof build` and `ttprof run` on C and C++ kernels, as a user calls them: sources of
+//! both languages, tt-metal's compute entry on every TRISC, runtime arguments from the
+//! command line and from a manifest, `--no-profile`, and the mistakes (a compiler error shown
+//! as the compiler prints it, no entry point, the wrong core, arguments for a core that runs
+//! nothing), each an exit 1 that says what and where.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use ttprof_tests::{ttprof_binary, workspace};
+
+/// A fresh directory of sources under target/test-cxx-cli/`name`.
+fn sources(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = workspace().join("target/test-cxx-cli").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (file, text) in files {
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    dir
+}
+
+fn ttprof(dir: &Path, args: &[&str]) -> Output {
+    let o = Command::new(ttprof_binary()).args(args).current_dir(dir).output().unwrap();
+    eprintln!("$ ttprof {}\n{}{}", args.join(" "), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// Rows of a run's device CSV: (zone name, type) -> data column of each row.
+fn rows(csv: &Path) -> Vec<(String, String, String)> {
+    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+    text.lines()
+        .skip(2)
+        .map(|l| {
+            let f: Vec<&str> = l.splitn(15, ',').collect();
+            (f[10].to_string(), f[11].to_string(), f[6].to_string())
+        })
+        .collect()
+}
+
+fn count(rows: &[(String, String, String)], name: &str, kind: &str) -> usize {
+    rows.iter().filter(|r| r.0 == name && r.1 == kind).count()
+}
+
+const COMPUTE: &str = r#"
+#include <cstdint>
+#include "tools/profiler/kernel_profiler.hpp"
+namespace NAMESPACE {
+void MAIN {
+    for (uint32_t t = 0; t < get_arg_val<uint32_t>(0); t++) {
+        DeviceZoneScopedN("tile");
+    }
+#if defined(TRISC_UNPACK)
+    DeviceRecordEvent("unpack-done");
+#elif defined(TRISC_MATH) && COMPILE_FOR_TRISC == 1
+    DeviceRecordEvent("math-done");
+#elif defined(TRISC_PACK) && defined(UCK_CHLKC_PACK)
+    DeviceRecordEvent("pack-done");
+#endif
+}
+}
+"#;
+
+/// A C data-movement kernel in two files, C and C++ mixed: `kernel_main` in C.
+const READER_C: &str = r#"
+#include <ttprof.h>
+uint32_t scale(uint32_t v);
+void kernel_main(void) {
+    for (uint32_t i = 0; i < ttprof_arg(0); i++) {
+        TTPROF_ZONE("c-zone");
+        TTPROF_DATA("scaled", scale(ttprof_arg(1)));
+    }
+}
+"#;
+const SCALE_CPP: &str = r#"
+#include <cstdint>
+extern "C" uint32_t scale(uint32_t v) { return v * SCALE; }
+"#;
+
+#[test]
+fn c_and_cxx_kernels_build_and_run_with_their_arguments() {
+    let dir = sources("trio", &[("compute.cpp", COMPUTE), ("reader.c", READER_C), ("scale.cpp", SCALE_CPP)]);
+    // ttprof build: one `NAME PATH` line; flags after `--` reach the compiler.
+    let b = ttprof(&dir, &["build", "--core", "brisc", "reader.c", "scale.cpp", "--", "-DSCALE=3"]);
+    assert_eq!(b.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&b.stdout);
+    let (name, path) = stdout.trim().split_once(' ').unwrap();
+    assert_eq!(name, "reader");
+    assert!(Path::new(path).is_absolute());
+    assert!(path.ends_with("target/ttprof-kernels/wormhole_b0/brisc/reader.elf"), "{path}");
+    let elf = ttprof::elf::KernelElf::load(Path::new(path)).unwrap();
+    assert_eq!((elf.arch, elf.risc), (riscv_linker::Arch::WormholeB0, riscv_linker::Risc::Brisc));
+    // For Blackhole, and without profiling: every macro gone, no site of the kernel's own.
+    let bh = ttprof(&dir, &["build", "--core", "ncrisc", "--arch", "blackhole", "--no-profile", "reader.c", "scale.cpp", "--", "-DSCALE=3"]);
+    assert_eq!(bh.status.code(), Some(0));
+    let bh_path = String::from_utf8_lossy(&bh.stdout).trim().split_once(' ').unwrap().1.to_string();
+    assert!(bh_path.ends_with("target/ttprof-kernels/blackhole/ncrisc-noprofile/reader.elf"), "{bh_path}");
+    let plain = ttprof::elf::KernelElf::load(Path::new(&bh_path)).unwrap();
+    assert_eq!((plain.arch, plain.risc), (riscv_linker::Arch::Blackhole, riscv_linker::Risc::Ncrisc));
+    assert!(plain.sites.iter().all(|(_, m)| m.package == "ttprof-rt"), "only the runtime's own site: {:?}", plain.sites);
+
+    // ttprof run: the compute kernel built for each of the three TRISCs (with that TRISC's
+    // defines), the reader as the ELF built above (with -DSCALE=3).
+    let o = ttprof(
+        &dir,
+        &[
+            "run", "--grid", "2x1", "--kernel", "trisc=compute.cpp", "--kernel", &format!("brisc={path}"),
+            "--arg", "trisc=3", "--arg", "brisc=5,0x10", "--out", "target/run",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let r = rows(&dir.join("target/run/profile_log_device.csv"));
+    assert_eq!(count(&r, "tile", "ZONE_START"), 2 * 3 * 3, "2 tiles x 3 TRISCs x 3 iterations");
+    for e in ["unpack-done", "math-done", "pack-done"] {
+        assert_eq!(count(&r, e, "TS_EVENT"), 2, "{e}: each TRISC's build has its own defines");
+    }
+    assert_eq!(count(&r, "c-zone", "ZONE_START"), 2 * 5);
+    assert!(r.iter().filter(|x| x.0 == "scaled").all(|x| x.2 == "48") && count(&r, "scaled", "TS_DATA") == 10, "16 x 3");
+}
+
+#[test]
+fn a_manifest_takes_cxx_sources_and_runtime_arguments() {
+    let dir = sources("manifest", &[("compute.cpp", COMPUTE)]);
+    std::fs::write(
+        dir.join("ops.toml"),
+        r#"
+grid = "1x1"
+
+[[op]]
+name = "two"
+kernels = { trisc1 = "compute.cpp" }
+args = { trisc1 = [2] }
+
+[[op]]
+name = "four"
+kernels = { trisc = "compute.cpp" }
+args = { trisc = "0x4" }
+launches = 2
+"#,
+    )
+    .unwrap();
+    let o = ttprof(&dir, &["run", "--manifest", "ops.toml", "--out", "target/ci"]);
+    assert_eq!(o.status.code(), Some(0));
+    let r = rows(&dir.join("target/ci/profile_log_device.csv"));
+    assert_eq!(count(&r, "tile", "ZONE_START"), 2 + 2 * 3 * 4);
+    assert_eq!(count(&r, "math-done", "TS_EVENT"), 1 + 2);
+    assert_eq!(count(&r, "pack-done", "TS_EVENT"), 2);
+}
+
+#[test]
+fn mistakes_exit_1_and_say_what_and_where() {
+    let broken = "void kernel_main() {\n    int x = ;\n}\n";
+    let no_entry = "#include <ttprof.h>\nvoid helper() { TTPROF_ZONE(\"z\"); }\n";
+    let dir = sources("mistakes", &[("broken.cpp", broken), ("no_entry.cpp", no_entry), ("compute.cpp", COMPUTE), ("reader.c", READER_C)]);
+    let cases: [(&[&str], &str); 9] = [
+        // The compiler's own message, as it prints it: file, line and column.
+        (&["build", "--core", "brisc", "broken.cpp"], "broken.cpp:2:13: error: expected primary-expression before ';' token"),
+        (&["build", "--core", "brisc", "no_entry.cpp"], "the kernel defines no entry: define `void kernel_main()`"),
+        (&["build", "--core", "trisc0", "no_entry.cpp"], "tt-metal's compute form `namespace NAMESPACE { void MAIN { .. } }` (chlkc_unpack::unpack_main here)"),
+        (&["build", "broken.cpp"], "give --core brisc|ncrisc|trisc0|trisc1|trisc2"),
+        (&["build", "--core", "trisc3", "broken.cpp"], "unknown RISC \"trisc3\""),
+        (&["build", "--core", "brisc", "broken.cpp", "."], "not both"),
+        (&["build", "--core", "brisc", "missing.cpp"], "missing.cpp: no such source file"),
+        // A compute kernel on a data-movement core: tt-metal's NAMESPACE and MAIN are a TRISC's.
+        (&["run", "--kernel", "brisc=compute.cpp", "--out", "target/x"], "compiling compute.cpp failed"),
+        (&["run", "--kernel", "trisc1=compute.cpp", "--arg", "brisc=1", "--out", "target/x"], "gives runtime arguments to BRISC, which runs no kernel"),
+    ];
+    for (args, want) in cases {
+        let o = ttprof(&dir, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");
+    }
+}
