@@ -251,3 +251,65 @@ fn profiler_stalls_and_lost_records_are_the_profilers_not_the_stages() {
     assert!(evidence.starts_with("the profiler lost records, so these times are incomplete: reader on BRISC dropped "), "{evidence}");
     assert!(evidence.contains("--drain-every"), "{evidence}");
 }
+
+/// Issue 25: `value_zone!` values reached only the device CSV. math's `math-tile` zones
+/// carry their tile index (0..6 on each of the two tiles): the summary lists them, and the
+/// Parquet zones table, the trace JSON and the HTML page carry each zone's value (the
+/// Perfetto and Tracy outputs are checked in their own unit tests).
+#[test]
+fn value_zones_reach_the_summary_parquet_trace_and_html() {
+    let out = workspace().join("target/test-analysis/values");
+    run_pipeline(&out, 0, 0);
+    let want: Vec<u64> = (0..6).flat_map(|t| [t, t]).collect();
+
+    let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+    assert!(summary.contains("    value zone  zones  min value  mean value  max value"), "{summary}");
+    let row: Vec<&str> = summary
+        .lines()
+        .map(str::split_whitespace)
+        .map(Iterator::collect::<Vec<_>>)
+        .find(|w| w.len() == 5 && w[0] == "math-tile")
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert_eq!(row, ["math-tile", "12", "0", "2.5", "5"]);
+
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("ttprof_trace.json")).unwrap()).unwrap();
+    let begins = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "B" && e["cat"] == "zone");
+    let mut values: Vec<u64> = begins.clone().filter(|e| e["name"] == "math-tile").map(|e| e["args"]["value"].as_u64().unwrap()).collect();
+    values.sort_unstable();
+    assert_eq!(values, want);
+    assert!(begins.filter(|e| e["name"] != "math-tile").all(|e| e["args"].get("value").is_none()));
+
+    let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+    let start = page.find("id=\"ttprof-data\">").unwrap() + "id=\"ttprof-data\">".len();
+    let data: serde_json::Value = serde_json::from_str(&page[start..start + page[start..].find("</script>").unwrap()]).unwrap();
+    let zones: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let mut values: Vec<u64> = zones
+        .chunks(9)
+        .filter(|z| data["sites"][z[1] as usize][0] == "math-tile")
+        .map(|z| u64::try_from(z[8]).unwrap())
+        .collect();
+    values.sort_unstable();
+    assert_eq!(values, want);
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt32Type;
+    use arrow_array::Array;
+    let f = std::fs::File::open(out.join("ttprof_zones.parquet")).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    let mut values = Vec::new();
+    for b in reader {
+        let b = b.unwrap();
+        let names = b.column_by_name("name").unwrap().as_dictionary::<UInt32Type>();
+        let strings = names.values().as_string::<i32>();
+        let v = b.column_by_name("value").unwrap().as_primitive::<UInt32Type>();
+        for i in 0..b.num_rows() {
+            let math = strings.value(names.keys().value(i) as usize) == "math-tile";
+            assert_eq!(v.is_valid(i), math);
+            if math {
+                values.push(v.value(i) as u64);
+            }
+        }
+    }
+    values.sort_unstable();
+    assert_eq!(values, want);
+}
