@@ -36,8 +36,10 @@
 //! time and its NoC/semaphore waits, the verdict is `profiler`. Records the profiler dropped
 //! (a full ring under the Drop policy, or Block without a consumer: `--drain-every 0`) make a
 //! RISC's times incomplete ([`RiscTime::records_lost`], [`RiscTime::missing_kernel_zone`]);
-//! any such RISC makes the verdict `profiler` too, whatever the other numbers say. Either way
-//! the evidence says what to do: drain more often, or record fewer zones. Drops that the
+//! any RISC that lost records makes the verdict `profiler` too, whatever the other numbers
+//! say. Either way the evidence says what to do: drain more often, or record fewer zones. A
+//! RISC without a KERNEL zone that lost no record (its kernel did not finish: a fault) is
+//! left out of the ranking and named in the evidence as incomplete. Drops that the
 //! ring reports only in its counter (after its last record) are charged to the ring's last
 //! run.
 //!
@@ -560,7 +562,8 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     }
     // Records lost: no share can be trusted, the profiler is the answer.
     let lost: Vec<&RiscTime> = times.iter().filter(|t| t.incomplete()).collect();
-    if let Some(worst) = lost.iter().copied().max_by_key(|t| (t.records_lost, t.missing_kernel_zone)) {
+    let dropped = lost.iter().any(|t| t.records_lost > 0);
+    if let Some(worst) = lost.iter().copied().filter(|_| dropped).max_by_key(|t| (t.records_lost, t.missing_kernel_zone)) {
         let what: Vec<String> = lost
             .iter()
             .map(|t| {
@@ -588,7 +591,9 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
             ),
         });
     }
-    let bound = times.iter().max_by(|a, b| a.held_ns().total_cmp(&b.held_ns()))?;
+    // A RISC without a KERNEL zone (and no record lost: it did not finish) has no time to
+    // rank; the evidence says it is missing.
+    let bound = times.iter().filter(|t| !t.missing_kernel_zone).max_by(|a, b| a.held_ns().total_cmp(&b.held_ns()))?;
     let external = bound.by_wait.iter().filter(|(w, _)| !w.is_cb()).max_by(|a, b| a.1.total_cmp(b.1));
     let external_ns = bound.active_ns() - bound.busy_ns;
     let stall = bound.profiler_stall_ns;
@@ -634,6 +639,10 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     if !others.is_empty() {
         evidence.push_str("; ");
         evidence.push_str(&others.join(", "));
+    }
+    let unfinished: Vec<String> = lost.iter().map(|t| format!("{} on {}", t.stage, t.risc)).collect();
+    if !unfinished.is_empty() {
+        evidence.push_str(&format!("; incomplete: {} recorded no KERNEL zone (it did not finish)", unfinished.join(", ")));
     }
     // The profiler dominates a core: its stalls are at least half of that core's kernel time.
     if bound_by == "profiler" || times.iter().any(|t| t.kernel_ns > 0.0 && 2.0 * t.profiler_stall_ns >= t.kernel_ns) {
@@ -937,5 +946,12 @@ mod tests {
         let r = &json["ops"][0]["riscs"][0];
         assert_eq!((r["records_lost"].as_u64(), r["missing_kernel_zone"].as_bool()), (Some(10684), Some(true)));
         assert!(r["profiler_stall_ns"].is_number(), "{r}");
+        // No KERNEL zone but nothing lost (the kernel did not finish): not the profiler's
+        // doing; that RISC is left out of the ranking and named.
+        let mut times = times;
+        times[0].records_lost = 0;
+        let v = verdict(&times, 1000.0).unwrap();
+        assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("math", "compute"));
+        assert!(v.evidence.ends_with("; incomplete: reader on BRISC recorded no KERNEL zone (it did not finish)"), "{}", v.evidence);
     }
 }
