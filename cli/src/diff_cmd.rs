@@ -1,26 +1,43 @@
 //! `ttprof diff BASE NEW`: two runs compared per op and zone ([`ttprof::diff`]), and a
 //! performance gate: `--fail-above PCT` exits 3 naming every zone whose total or mean grew by
-//! more than PCT percent (0 clean, 1 unusable input, 2 data problems in either run).
+//! more than PCT percent (0 clean, 1 unusable input, 2 data problems in either run or
+//! nothing to compare).
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use ttprof::diff::{self, EXIT_REGRESSION};
+use ttprof::diff::{self, FewSamples, EXIT_REGRESSION};
 use ttprof::{Error, Result};
+
+/// What `--fail-above` does with a row that has too few samples to judge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FewArg {
+    /// Never fail on it: it is listed as `too few samples` and warned about on stderr when
+    /// it grew above the limit.
+    Pass,
+    /// Fail on it when it grew above the limit, as on a real change.
+    Fail,
+}
 
 /// Arguments of `ttprof diff`.
 #[derive(Args, Debug)]
 pub struct DiffArgs {
     /// The reference run: a `ttprof run` output directory, a `ttprof report` (or tt-metal)
-    /// directory with profile_log_device.csv, or a snapshot / device image file.
+    /// directory with profile_log_device.csv (and its ops.jsonl to name the ops), or a
+    /// snapshot / device image file.
     pub base: PathBuf,
     /// The run to compare with it (same kinds).
     pub new: PathBuf,
-    /// Exit 3 when a zone's total or mean cycles grew by more than this many percent (a real
-    /// change: any on emulator runs, 95% confidence on hardware runs).
+    /// Exit 3 when a zone's or sum zone's total or mean cycles grew by more than this many
+    /// percent (a real change: any on emulator runs, 95% confidence or a changed count on
+    /// hardware runs).
     #[arg(long, value_name = "PCT")]
     pub fail_above: Option<f64>,
+    /// Hardware runs: what --fail-above does with a zone whose samples are too few for the
+    /// test ever to reach 95% confidence (e.g. 3 against 3), printed as `too few samples`.
+    #[arg(long, value_enum, value_name = "POLICY", default_value = "pass")]
+    pub too_few_samples: FewArg,
     /// Also write the comparison as JSON (rows, zones added/removed, the gate's failures).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -36,18 +53,35 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
             return Err(Error::Other(format!("--fail-above {p}: expected a percentage, 0 or more")));
         }
     }
+    let few = match a.too_few_samples {
+        FewArg::Pass => FewSamples::Pass,
+        FewArg::Fail => FewSamples::Fail,
+    };
     let base = diff::load(&a.base)?;
     let new = diff::load(&a.new)?;
     let d = diff::diff(&base, &new);
     print!("{}", diff::render(&d, a.all));
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&diff::to_json(&d, a.fail_above))
+        let text = serde_json::to_string_pretty(&diff::to_json(&d, a.fail_above, few))
             .map_err(|e| Error::Other(format!("diff as JSON: {e}")))?;
         ttprof::atomic::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
         println!("wrote {}", path.display());
     }
     if let Some(pct) = a.fail_above {
-        let failed = d.regressions(pct);
+        if few == FewSamples::Pass {
+            for r in d.unjudged_growth(pct) {
+                eprintln!(
+                    "warning: {} / {} grew {:+.1}% but has too few samples to tell ({} vs {}): not failed \
+                     (--too-few-samples fail fails it)",
+                    r.op,
+                    r.zone_label(),
+                    r.growth_pct(),
+                    r.base.samples,
+                    r.new.samples
+                );
+            }
+        }
+        let failed = d.regressions(pct, few);
         if !failed.is_empty() {
             for r in &failed {
                 eprintln!("regression: {}", diff::regression_message(r, pct));
@@ -55,6 +89,10 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
             eprintln!("error: {} zone(s) grew by more than {pct}%", failed.len());
             return Ok(ExitCode::from(EXIT_REGRESSION));
         }
+    }
+    if let Some(why) = d.nothing_matched() {
+        eprintln!("error: {why}");
+        return Ok(ExitCode::from(2));
     }
     if !d.problems.is_empty() {
         eprintln!("error: {} problem(s) reading the runs (listed above)", d.problems.len());

@@ -122,8 +122,10 @@ enum Command {
     /// mailbox (optionally appending it to a snapshot), or fit a snapshot's recorded samples;
     /// print each chip's fitted frequency, drift, residual and estimated error.
     Clock(clock_cmd::ClockArgs),
-    /// Compare two runs per op and zone (count, total, mean, p50, p99 in cycles and ns);
-    /// with --fail-above PCT exit 3 when a zone grew by more than PCT percent.
+    /// Compare two runs per op and zone, sum zones included (count, total, mean, p50, p99 in
+    /// cycles and ns); ops are matched by op code and position (`CODE #k` when a code occurs
+    /// more than once); with --fail-above PCT exit 3 when a zone grew by more than PCT
+    /// percent; exit 2 when the runs have nothing in common.
     Diff(diff_cmd::DiffArgs),
 }
 

@@ -163,10 +163,13 @@ pub struct RunArgs {
     #[arg(long = "tiles", value_name = "X,Y")]
     pub tiles: Vec<String>,
     /// What a producer does when its ring is full: `block` waits for the consumer (lossless,
-    /// recorded as PROFILER-STALL zones), `drop` drops and counts. Default: as built.
+    /// recorded as PROFILER-STALL zones, which the bottleneck analysis counts as the
+    /// profiler's time, not the kernel's), `drop` drops and counts. Default: as built.
     #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
-    /// Drain the rings every this many device cycles while kernels run (0: read only at the end).
+    /// Drain the rings every this many device cycles while kernels run (0: read only at the
+    /// end, so a ring that fills drops its later records). When the analysis says the op is
+    /// bound by the profiler, drain more often (fewer cycles) or record fewer zones.
     #[arg(long, default_value_t = 250_000)]
     pub drain_every: u64,
     /// Output directory.

@@ -7,14 +7,32 @@
 //!   every other output names and times them;
 //! - any other directory must hold `profile_log_device.csv` (tt-metal's device log, as
 //!   `ttprof report` and tt-metal's own profiler write it): zones are its `ZONE_START` /
-//!   `ZONE_END` pairs per RISC, ns are cycles over its `CHIP_FREQ[MHz]`, ops are named by the
-//!   directory's `ops.jsonl` when there is one, else `run <id>`;
+//!   `ZONE_END` pairs per RISC, sum zones its `ZONE_TOTAL` rows, ns are cycles over its
+//!   `CHIP_FREQ[MHz]`, ops are named by the directory's `ops.jsonl` when there is one, else
+//!   `run <id>`;
 //! - a file (snapshot or device image) is loaded through [`Profile::open`], named by the
 //!   `ops.jsonl` beside it when there is one.
 //!
+//! # What is matched
+//!
+//! An op is its op code **and its position among the ops of that code** in the program
+//! (the op log's order): the k-th `BinaryNgDeviceOperation` of the base run is compared with
+//! the k-th of the new run, so two distinct ops that share an op code (ttnn's add and
+//! multiply) are never merged, and repeated launches of one op are compared launch by
+//! launch. An op code that occurs once in both runs is shown as itself, otherwise as
+//! `CODE #k`. Runs the op log does not name are `run <id>`.
+//!
 //! For every (op, zone name) both sides have, [`diff`] gives count, total, mean, p50 and p99
 //! in cycles and ns, and the relative change of total and mean; rows are sorted by the
-//! largest change first. Zones one side lacks are listed apart (they never fail the gate).
+//! largest change first. Sum zones (`sum_zone!`) are compared too, as rows of their own
+//! ([`RowKind::Sum`]): count is their measurements, total their summed cycles, mean the
+//! cycles per measurement, and their samples (percentiles, the test below) are each
+//! record's cycles per measurement (one record per core and launch). Zones one side lacks are
+//! listed apart (they never fail the gate). When the two runs have no (op, zone) in common,
+//! nothing was compared: [`Diff::nothing_matched`] says why, and `ttprof diff` exits 2.
+//!
+//! Cycle totals are summed in 128 bits (exact: they never wrap); in the JSON a total above
+//! 2^64 - 1 is written as a string of its digits, since JSON readers round such numbers.
 //!
 //! # Exact or noisy
 //!
@@ -25,26 +43,33 @@
 //! beside one. Anything
 //! else (a snapshot or device log without `device.img`: a card's recording, tt-metal's
 //! output) is **noisy**: a row's change then carries the confidence of a two-sided
-//! Mann-Whitney U test over the two sides' per-zone durations ([`mann_whitney`]), and it
-//! counts as real only at [`CONFIDENCE`] or more. Both sides must be exact for the
-//! comparison to be exact.
+//! Mann-Whitney U test over the two sides' samples ([`mann_whitney`]), and it
+//! counts as real only at [`CONFIDENCE`] or more, or when the count changed. Both sides must
+//! be exact for the comparison to be exact.
+//!
+//! **Too few samples.** With few samples per side the test cannot reach [`CONFIDENCE`] at
+//! all, however large the change: 3 against 3 can give no p-value below 0.1
+//! ([`can_reach_confidence`]). Such a changed row is marked [`Row::too_few_samples`] and
+//! printed as `too few samples`, never as no change.
 //!
 //! # The gate
 //!
 //! [`Diff::regressions`] lists the rows whose total or mean grew by more than a percentage
-//! and whose change is real; `ttprof diff --fail-above PCT` exits with [`EXIT_REGRESSION`]
-//! naming each. Sum zones (`sum_zone!`) hold one total per launch, not per-measurement
-//! samples: they are not compared.
+//! and whose change is real, plus, under [`FewSamples::Fail`], the rows with too few samples
+//! that grew as much (under [`FewSamples::Pass`], the default, they are listed as such and do
+//! not fail); `ttprof diff --fail-above PCT [--too-few-samples pass|fail]` exits with
+//! [`EXIT_REGRESSION`] naming each.
 
 use crate::error::{Error, Result};
 use crate::oplog::OpLog;
 use crate::profile::Profile;
-use serde::Serialize;
-use std::collections::{BTreeMap, HashMap};
+use crate::timeline::MarkKind;
+use serde::{Serialize, Serializer};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 /// The exit code of `ttprof diff --fail-above` when a zone regressed (0 clean, 1 unusable
-/// input, 2 data problems).
+/// input, 2 data problems or nothing to compare).
 pub const EXIT_REGRESSION: u8 = 3;
 
 /// The confidence at which a change between noisy runs counts as real.
@@ -66,15 +91,32 @@ pub struct Sample {
     pub ns: f64,
 }
 
-/// One side of a comparison: every zone's duration per (op, zone name).
+/// One sum zone record: a core's total over one launch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SumSample {
+    /// Device cycles over its measurements.
+    pub total_cycles: u64,
+    /// Measurements.
+    pub count: u32,
+    /// The total in host ns.
+    pub ns: f64,
+}
+
+/// An op and a zone name: (op code, position among the ops of that code, from 1; zone).
+pub type Key = (String, u32, String);
+
+/// One side of a comparison: every zone's duration and every sum zone record per (op, zone
+/// name).
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
     /// What was read.
     pub source: String,
     /// Whether the run came from the deterministic emulator (see the module docs).
     pub exact: bool,
-    /// Durations per (op name, zone name).
-    pub zones: BTreeMap<(String, String), Vec<Sample>>,
+    /// Durations per (op, zone name).
+    pub zones: BTreeMap<Key, Vec<Sample>>,
+    /// Sum zone records per (op, sum zone name).
+    pub sums: BTreeMap<Key, Vec<SumSample>>,
     /// Problems found reading it (a zone end without its start, a record left out): each
     /// line names what and where.
     pub problems: Vec<String>,
@@ -124,31 +166,60 @@ fn from_file(device: &Path, oplog: Option<&Path>, exact: bool) -> Result<Samples
     Ok(s)
 }
 
-/// Op code per (device, run id).
-fn run_names(log: &OpLog) -> HashMap<(u32, u32), String> {
-    log.ops().map(|o| ((o.device, o.run_id), o.op_code.clone())).collect()
+/// Each of `ops` ((chip, run id, op code), in program order) with its position among the
+/// ops of its code, from 1.
+fn positions<'a>(ops: impl Iterator<Item = (u32, u32, &'a str)>) -> HashMap<(u32, u32), (String, u32)> {
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    let mut out = HashMap::new();
+    for (chip, run, code) in ops {
+        let k = seen.entry(code).or_default();
+        *k += 1;
+        out.entry((chip, run)).or_insert((code.to_string(), *k));
+    }
+    out
 }
 
-/// Every zone of `p` per (op, zone name); `exact` is left false (the caller knows where the
-/// profile came from).
+/// Op code and position per (device, run id), in the op log's order.
+fn run_names(log: &OpLog) -> HashMap<(u32, u32), (String, u32)> {
+    positions(log.ops().map(|o| (o.device, o.run_id, o.op_code.as_str())))
+}
+
+/// Every zone and sum zone record of `p` per (op, zone name); `exact` is left false (the
+/// caller knows where the profile came from).
 pub fn from_profile(p: &Profile) -> Samples {
     let mut s = Samples { source: "profile".into(), ..Default::default() };
+    let ops = positions(p.ops.iter().map(|o| (o.chip, o.run, o.name.as_str())));
+    let op_of = |op: Option<u32>, run: u32| -> (String, u32) {
+        match op.and_then(|i| p.ops.get(i as usize)) {
+            Some(o) => ops.get(&(o.chip, o.run)).cloned().unwrap_or_else(|| (o.name.clone(), 1)),
+            None => (format!("run {run}"), 1),
+        }
+    };
     for view in p.rings() {
+        let chip = view.lane.chip;
         for z in &view.zones {
-            let op = z.op.map_or_else(|| format!("run {}", z.run), |i| p.ops[i as usize].name.clone());
+            let (op, k) = op_of(z.op, z.run);
             let zone = p.labels[z.site as usize].name.clone();
             let cycles = z.end_cycles.saturating_sub(z.start_cycles);
-            s.zones.entry((op, zone)).or_default().push(Sample { cycles, ns: z.end_ns - z.start_ns });
+            s.zones.entry((op, k, zone)).or_default().push(Sample { cycles, ns: z.end_ns - z.start_ns });
+        }
+        let cpn = p.timebase.chips.get(chip as usize).map_or(f64::NAN, |c| c.cycles_per_ns);
+        for m in &view.marks {
+            let MarkKind::Sum { total_cycles, count } = m.kind else { continue };
+            let (op, k) = op_of(m.op, m.run);
+            let zone = p.labels[m.site as usize].name.clone();
+            s.sums.entry((op, k, zone)).or_default().push(SumSample { total_cycles, count, ns: total_cycles as f64 / cpn });
         }
     }
     s.problems = p.all_issues().filter(|i| i.is_error()).map(|i| i.to_string()).collect();
     s
 }
 
-/// The zones of a `profile_log_device.csv`: `ZONE_START`/`ZONE_END` rows paired per RISC
-/// (innermost open zone of the same name), ops named by `names` ((chip, run id) -> op code)
-/// or `run <id>`.
-pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), String>) -> Result<Samples> {
+/// The zones and sum zones of a `profile_log_device.csv`: `ZONE_START`/`ZONE_END` rows
+/// paired per RISC (innermost open zone of the same name), `ZONE_TOTAL` rows (total cycles in
+/// `data`, `{"count": N}` in `meta data`, 1 measurement without it), ops named by `names` ((chip, run id) -> op code
+/// and position) or `run <id>`.
+pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) -> Result<Samples> {
     let bytes = crate::files::read_regular(path, "a device log (profile_log_device.csv)", "read device log", 64 << 30)?;
     let text = String::from_utf8_lossy(&bytes);
     let bad = |line: usize, what: String| Error::BadFile { path: path.into(), what: format!("line {line}: {what}") };
@@ -167,6 +238,10 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), String>) -> Resu
     // Open zones per (chip, x, y, risc): (name, run, start cycles).
     let mut open: HashMap<(String, String, String, String), Vec<(String, u32, u64)>> = HashMap::new();
     let mut unmatched = 0u64;
+    let op = |chip: &str, run: u32| -> (String, u32) {
+        let chip: u32 = chip.parse().unwrap_or(0);
+        names.get(&(chip, run)).cloned().unwrap_or_else(|| (format!("run {run}"), 1))
+    };
     for (i, line) in lines.enumerate() {
         let n = i + 3;
         if line.trim().is_empty() {
@@ -177,6 +252,21 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), String>) -> Resu
             return Err(bad(n, format!("{} columns, expected 15", f.len())));
         }
         let kind = f[11];
+        if kind == "ZONE_TOTAL" {
+            let total: u64 = f[6].parse().map_err(|_| bad(n, format!("sum total {:?} is not a cycle count", f[6])))?;
+            // ttprof writes `{"count": N}`; a row without it (tt-metal's own sum zones) is
+            // one measurement.
+            let count = f
+                .get(14)
+                .and_then(|m| m.split("\"count\":").nth(1))
+                .and_then(|c| c.trim().trim_end_matches('}').trim().parse::<u32>().ok())
+                .unwrap_or(1);
+            let run: u32 = f[7].parse().unwrap_or(u32::MAX);
+            let (op, k) = op(f[0], run);
+            let ns = total as f64 * 1000.0 / mhz;
+            s.sums.entry((op, k, f[10].to_string())).or_default().push(SumSample { total_cycles: total, count, ns });
+            continue;
+        }
         if kind != "ZONE_START" && kind != "ZONE_END" {
             continue;
         }
@@ -193,10 +283,9 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), String>) -> Resu
             continue;
         };
         let (name, run, start) = stack.remove(at);
-        let chip: u32 = f[0].parse().unwrap_or(0);
-        let op = names.get(&(chip, run)).cloned().unwrap_or_else(|| format!("run {run}"));
+        let (op, k) = op(f[0], run);
         let c = cycles.saturating_sub(start);
-        s.zones.entry((op, name)).or_default().push(Sample { cycles: c, ns: c as f64 * 1000.0 / mhz });
+        s.zones.entry((op, k, name)).or_default().push(Sample { cycles: c, ns: c as f64 * 1000.0 / mhz });
     }
     let still_open: usize = open.values().map(Vec::len).sum();
     if unmatched + still_open as u64 > 0 {
@@ -209,16 +298,28 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), String>) -> Resu
     Ok(s)
 }
 
+/// A cycle total (exact, 128 bits) as JSON: a number, or a string of its digits above
+/// 2^64 - 1, which JSON readers would round.
+fn total_json<S: Serializer>(v: &u128, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match u64::try_from(*v) {
+        Ok(n) => s.serialize_u64(n),
+        Err(_) => s.serialize_str(&v.to_string()),
+    }
+}
+
 /// Count, total, mean and percentiles of one side's samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Stats {
-    /// Zones.
+    /// Zones (for a sum zone: its measurements).
     pub count: u64,
-    /// Total device cycles.
-    pub total_cycles: u64,
-    /// Mean cycles.
+    /// Samples the statistics and the test use: zones, or a sum zone's records.
+    pub samples: u64,
+    /// Total device cycles, summed exactly (128 bits; see the module docs).
+    #[serde(serialize_with = "total_json")]
+    pub total_cycles: u128,
+    /// Mean cycles (per measurement, for a sum zone).
     pub mean_cycles: f64,
-    /// Median cycles.
+    /// Median cycles (of the samples).
     pub p50_cycles: u64,
     /// 99th percentile, cycles.
     pub p99_cycles: u64,
@@ -232,6 +333,11 @@ pub struct Stats {
     pub p99_ns: f64,
 }
 
+/// Nearest-rank index of percentile `p` (0..1) of `n` sorted values.
+fn rank(p: f64, n: usize) -> usize {
+    ((p * n as f64).ceil() as usize).clamp(1, n) - 1
+}
+
 impl Stats {
     /// Of `samples` (nearest-rank percentiles).
     pub fn of(samples: &[Sample]) -> Stats {
@@ -243,30 +349,81 @@ impl Stats {
         c.sort_unstable();
         let mut ns: Vec<f64> = samples.iter().map(|s| s.ns).collect();
         ns.sort_unstable_by(f64::total_cmp);
-        let rank = |p: f64| ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
-        let total_cycles: u64 = c.iter().sum();
+        let total_cycles: u128 = c.iter().map(|&c| c as u128).sum();
         let total_ns: f64 = ns.iter().sum();
         Stats {
             count: n as u64,
+            samples: n as u64,
             total_cycles,
             mean_cycles: total_cycles as f64 / n as f64,
-            p50_cycles: c[rank(0.5)],
-            p99_cycles: c[rank(0.99)],
+            p50_cycles: c[rank(0.5, n)],
+            p99_cycles: c[rank(0.99, n)],
             total_ns,
             mean_ns: total_ns / n as f64,
-            p50_ns: ns[rank(0.5)],
-            p99_ns: ns[rank(0.99)],
+            p50_ns: ns[rank(0.5, n)],
+            p99_ns: ns[rank(0.99, n)],
         }
     }
+
+    /// Of sum zone records: count and totals over every measurement, percentiles of each
+    /// record's cycles (ns) per measurement.
+    pub fn of_sums(records: &[SumSample]) -> Stats {
+        if records.is_empty() {
+            return Stats::default();
+        }
+        let n = records.len();
+        let count: u64 = records.iter().map(|r| r.count as u64).sum();
+        let total_cycles: u128 = records.iter().map(|r| r.total_cycles as u128).sum();
+        let total_ns: f64 = records.iter().map(|r| r.ns).sum();
+        let mut c: Vec<u64> = sum_means(records).map(|m| m.round() as u64).collect();
+        c.sort_unstable();
+        let mut ns: Vec<f64> = records.iter().map(|r| if r.count == 0 { 0.0 } else { r.ns / r.count as f64 }).collect();
+        ns.sort_unstable_by(f64::total_cmp);
+        let per = |x: f64| if count == 0 { 0.0 } else { x / count as f64 };
+        Stats {
+            count,
+            samples: n as u64,
+            total_cycles,
+            mean_cycles: per(total_cycles as f64),
+            p50_cycles: c[rank(0.5, n)],
+            p99_cycles: c[rank(0.99, n)],
+            total_ns,
+            mean_ns: per(total_ns),
+            p50_ns: ns[rank(0.5, n)],
+            p99_ns: ns[rank(0.99, n)],
+        }
+    }
+}
+
+/// Each sum record's cycles per measurement (0 without measurements).
+fn sum_means(records: &[SumSample]) -> impl Iterator<Item = f64> + '_ {
+    records.iter().map(|r| if r.count == 0 { 0.0 } else { r.total_cycles as f64 / r.count as f64 })
+}
+
+/// What a row compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowKind {
+    /// Zones: one sample per zone.
+    Zone,
+    /// A sum zone (`sum_zone!`): one sample per record (core and launch).
+    Sum,
 }
 
 /// One (op, zone) on both sides.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
-    /// The op code.
+    /// The op as shown: its code, with `#k` when the code occurs more than once in either
+    /// run (see the module docs).
     pub op: String,
+    /// The op code.
+    pub op_code: String,
+    /// The op's position among the ops of its code in the program, from 1.
+    pub position: u32,
     /// The zone name.
     pub zone: String,
+    /// A zone or a sum zone.
+    pub kind: RowKind,
     /// The base run's figures.
     pub base: Stats,
     /// The new run's figures.
@@ -276,11 +433,14 @@ pub struct Row {
     /// Relative change of the mean cycles, in percent.
     pub mean_change_pct: f64,
     /// For noisy runs: the confidence (1 - p) of a two-sided Mann-Whitney U test that the
-    /// durations differ. `None` for exact runs (any change is real).
+    /// samples differ. `None` for exact runs (any change is real).
     pub confidence: Option<f64>,
     /// Whether the change counts as real: exact runs and any change, or noisy runs at
-    /// [`CONFIDENCE`] or more.
+    /// [`CONFIDENCE`] or more, or a changed count.
     pub real: bool,
+    /// Noisy runs: the figures changed, but with so few samples per side that the test can
+    /// never reach [`CONFIDENCE`] ([`can_reach_confidence`]): neither real nor noise.
+    pub too_few_samples: bool,
 }
 
 impl Row {
@@ -288,15 +448,29 @@ impl Row {
     pub fn growth_pct(&self) -> f64 {
         self.total_change_pct.max(self.mean_change_pct)
     }
+
+    /// The zone as shown: its name, `NAME (sum)` for a sum zone.
+    pub fn zone_label(&self) -> String {
+        zone_label(&self.zone, self.kind)
+    }
+}
+
+fn zone_label(zone: &str, kind: RowKind) -> String {
+    match kind {
+        RowKind::Zone => zone.to_string(),
+        RowKind::Sum => format!("{zone} (sum)"),
+    }
 }
 
 /// A zone only one side has.
 #[derive(Clone, Debug, Serialize)]
 pub struct OneSided {
-    /// The op code.
+    /// The op as shown.
     pub op: String,
     /// The zone name.
     pub zone: String,
+    /// A zone or a sum zone.
+    pub kind: RowKind,
     /// Its figures.
     pub stats: Stats,
 }
@@ -318,6 +492,9 @@ pub struct Diff {
     pub added: Vec<OneSided>,
     /// Problems reading either side.
     pub problems: Vec<String>,
+    /// The ops of each side as shown (base, new), in order: what [`Diff::nothing_matched`]
+    /// names.
+    pub ops: (Vec<String>, Vec<String>),
 }
 
 fn pct(new: f64, base: f64) -> f64 {
@@ -332,65 +509,172 @@ fn pct(new: f64, base: f64) -> f64 {
     }
 }
 
+/// Whether a two-sided Mann-Whitney U test over `n1` and `n2` samples can reach
+/// [`CONFIDENCE`] at all: its smallest p-value (complete separation, no ties) is
+/// 2 / C(n1 + n2, n1). 3 against 3 gives 0.1, 4 against 4 0.029.
+pub fn can_reach_confidence(n1: usize, n2: usize) -> bool {
+    if n1 == 0 || n2 == 0 {
+        return false;
+    }
+    let need = 2.0 / (1.0 - CONFIDENCE);
+    let (k, n) = (n1.min(n2), n1 + n2);
+    // C(n, k) built up factor by factor, stopping once it is large enough.
+    let mut c = 1.0f64;
+    for i in 0..k {
+        c = c * (n - i) as f64 / (i + 1) as f64;
+        if c >= need {
+            return true;
+        }
+    }
+    c >= need - 1e-9
+}
+
+/// The op label of `(code, position)`: the code when it occurs once on both sides.
+fn op_label(code: &str, position: u32, many: &BTreeSet<&str>) -> String {
+    if many.contains(code) {
+        format!("{code} #{position}")
+    } else {
+        code.to_string()
+    }
+}
+
 /// Compares `new` against `base`.
 pub fn diff(base: &Samples, new: &Samples) -> Diff {
     let exact = base.exact && new.exact;
+    // Op codes at a position above 1 on either side are shown with their position.
+    let keys = || {
+        base.zones.keys().chain(base.sums.keys()).chain(new.zones.keys()).chain(new.sums.keys())
+    };
+    let many: BTreeSet<&str> = keys().filter(|k| k.1 > 1).map(|k| k.0.as_str()).collect();
+    let label = |k: &Key| op_label(&k.0, k.1, &many);
     let mut rows = Vec::new();
     let mut removed = Vec::new();
-    for ((op, zone), b) in &base.zones {
-        let Some(n) = new.zones.get(&(op.clone(), zone.clone())) else {
-            removed.push(OneSided { op: op.clone(), zone: zone.clone(), stats: Stats::of(b) });
-            continue;
-        };
-        let (bs, ns) = (Stats::of(b), Stats::of(n));
-        let total_change_pct = pct(ns.total_cycles as f64, bs.total_cycles as f64);
-        let mean_change_pct = pct(ns.mean_cycles, bs.mean_cycles);
-        let changed = total_change_pct != 0.0 || mean_change_pct != 0.0;
-        let (confidence, real) = if exact {
-            (None, changed)
-        } else {
-            let c = mann_whitney(&cycles(b), &cycles(n)).map_or(0.0, |p| 1.0 - p);
-            // A count change is real whatever the durations do: the zones ran a different
-            // number of times.
-            (Some(c), changed && (c >= CONFIDENCE || bs.count != ns.count))
-        };
-        rows.push(Row {
-            op: op.clone(),
-            zone: zone.clone(),
-            base: bs,
-            new: ns,
-            total_change_pct,
-            mean_change_pct,
-            confidence,
-            real,
-        });
+    let mut added = Vec::new();
+    let mut compare = |kind: RowKind, b: Option<(&Key, Stats, Vec<f64>)>, n: Option<(&Key, Stats, Vec<f64>)>| match (b, n) {
+        (Some((k, bs, _)), None) => removed.push(OneSided { op: label(k), zone: k.2.clone(), kind, stats: bs }),
+        (None, Some((k, ns, _))) => added.push(OneSided { op: label(k), zone: k.2.clone(), kind, stats: ns }),
+        (Some((k, bs, bx)), Some((_, ns, nx))) => {
+            let total_change_pct = pct(ns.total_cycles as f64, bs.total_cycles as f64);
+            let mean_change_pct = pct(ns.mean_cycles, bs.mean_cycles);
+            let changed = total_change_pct != 0.0 || mean_change_pct != 0.0;
+            let (confidence, real, too_few_samples) = if exact {
+                (None, changed, false)
+            } else {
+                let c = mann_whitney(&bx, &nx).map_or(0.0, |p| 1.0 - p);
+                // A count change is real whatever the durations do: the zones ran a
+                // different number of times.
+                let real = changed && (c >= CONFIDENCE || bs.count != ns.count);
+                (Some(c), real, changed && !real && !can_reach_confidence(bx.len(), nx.len()))
+            };
+            rows.push(Row {
+                op: label(k),
+                op_code: k.0.clone(),
+                position: k.1,
+                zone: k.2.clone(),
+                kind,
+                base: bs,
+                new: ns,
+                total_change_pct,
+                mean_change_pct,
+                confidence,
+                real,
+                too_few_samples,
+            });
+        }
+        (None, None) => {}
+    };
+    let zone_side = |s: &Samples, k: &Key| s.zones.get(k).map(|v| (Stats::of(v), cycles(v)));
+    let sum_side = |s: &Samples, k: &Key| s.sums.get(k).map(|v| (Stats::of_sums(v), sum_means(v).collect()));
+    let zone_keys: BTreeSet<&Key> = base.zones.keys().chain(new.zones.keys()).collect();
+    for k in zone_keys {
+        let b = zone_side(base, k).map(|(s, x)| (k, s, x));
+        let n = zone_side(new, k).map(|(s, x)| (k, s, x));
+        compare(RowKind::Zone, b, n);
     }
-    let added = new
-        .zones
-        .iter()
-        .filter(|(k, _)| !base.zones.contains_key(*k))
-        .map(|((op, zone), s)| OneSided { op: op.clone(), zone: zone.clone(), stats: Stats::of(s) })
-        .collect();
+    let sum_keys: BTreeSet<&Key> = base.sums.keys().chain(new.sums.keys()).collect();
+    for k in sum_keys {
+        let b = sum_side(base, k).map(|(s, x)| (k, s, x));
+        let n = sum_side(new, k).map(|(s, x)| (k, s, x));
+        compare(RowKind::Sum, b, n);
+    }
     let size = |r: &Row| r.total_change_pct.abs().max(r.mean_change_pct.abs());
-    rows.sort_by(|a, b| size(b).total_cmp(&size(a)).then_with(|| (&a.op, &a.zone).cmp(&(&b.op, &b.zone))));
+    rows.sort_by(|a, b| {
+        size(b).total_cmp(&size(a)).then_with(|| (&a.op_code, a.position, &a.zone, a.kind).cmp(&(&b.op_code, b.position, &b.zone, b.kind)))
+    });
     let mut problems: Vec<String> = base.problems.iter().map(|p| format!("base: {p}")).collect();
     problems.extend(new.problems.iter().map(|p| format!("new: {p}")));
-    Diff { base: base.source.clone(), new: new.source.clone(), exact, rows, removed, added, problems }
+    let ops_of = |s: &Samples| -> Vec<String> {
+        let set: BTreeSet<(&str, u32)> = s.zones.keys().chain(s.sums.keys()).map(|k| (k.0.as_str(), k.1)).collect();
+        set.into_iter().map(|(c, p)| op_label(c, p, &many)).collect()
+    };
+    let ops = (ops_of(base), ops_of(new));
+    Diff { base: base.source.clone(), new: new.source.clone(), exact, rows, removed, added, problems, ops }
 }
 
 fn cycles(s: &[Sample]) -> Vec<f64> {
     s.iter().map(|s| s.cycles as f64).collect()
 }
 
+/// What the gate does with a row that has too few samples to judge ([`Row::too_few_samples`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FewSamples {
+    /// It never fails the gate (it is listed, and warned about when it grew above the
+    /// limit). The default.
+    #[default]
+    Pass,
+    /// It fails the gate when it grew above the limit, as a real change would.
+    Fail,
+}
+
 impl Diff {
-    /// Rows whose total or mean grew by more than `pct` percent with a real change.
-    pub fn regressions(&self, pct: f64) -> Vec<&Row> {
-        self.rows.iter().filter(|r| r.real && r.growth_pct() > pct).collect()
+    /// Rows whose total or mean grew by more than `pct` percent with a real change, and,
+    /// under [`FewSamples::Fail`], with too few samples to tell.
+    pub fn regressions(&self, pct: f64, few: FewSamples) -> Vec<&Row> {
+        self.rows
+            .iter()
+            .filter(|r| (r.real || (r.too_few_samples && few == FewSamples::Fail)) && r.growth_pct() > pct)
+            .collect()
+    }
+
+    /// Rows with too few samples to tell whose total or mean grew by more than `pct` percent.
+    pub fn unjudged_growth(&self, pct: f64) -> Vec<&Row> {
+        self.rows.iter().filter(|r| r.too_few_samples && r.growth_pct() > pct).collect()
     }
 
     /// Whether nothing changed at all.
     pub fn unchanged(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.rows.iter().all(|r| !r.real)
+        self.added.is_empty() && self.removed.is_empty() && self.rows.iter().all(|r| !r.real && !r.too_few_samples)
+    }
+
+    /// When the two runs have zones but no (op, zone) in common: why nothing was compared.
+    pub fn nothing_matched(&self) -> Option<String> {
+        if !self.rows.is_empty() || (self.added.is_empty() && self.removed.is_empty()) {
+            return None;
+        }
+        let list = |ops: &[String]| -> String {
+            match ops.len() {
+                0 => "none".to_string(),
+                n if n > 6 => format!("{}, ... ({n} ops)", ops[..6].join(", ")),
+                _ => ops.join(", "),
+            }
+        };
+        let unnamed = |ops: &[String]| !ops.is_empty() && ops.iter().all(|o| o.starts_with("run "));
+        let hint = if unnamed(&self.ops.0) != unnamed(&self.ops.1) {
+            format!(
+                "; the {} run's ops are unnamed (`run <id>`): put its op log ({OPLOG}) beside its {DEVICE_CSV}",
+                if unnamed(&self.ops.0) { "base" } else { "new" }
+            )
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "nothing to compare: no op and zone is in both runs ({} zone row(s) only in base, {} only in new; base ops: \
+             {}; new ops: {}){hint}",
+            self.removed.len(),
+            self.added.len(),
+            list(&self.ops.0),
+            list(&self.ops.1)
+        ))
     }
 }
 
@@ -507,14 +791,28 @@ pub fn render(d: &Diff, all: bool) -> String {
             )
         }
     );
-    let shown: Vec<&Row> = d.rows.iter().filter(|r| all || r.real).collect();
-    if shown.is_empty() && d.added.is_empty() && d.removed.is_empty() {
+    if let Some(why) = d.nothing_matched() {
+        let _ = writeln!(out, "{why}");
+    }
+    let shown: Vec<&Row> = d.rows.iter().filter(|r| all || r.real || r.too_few_samples).collect();
+    if shown.is_empty() && d.added.is_empty() && d.removed.is_empty() && !d.rows.is_empty() {
         let _ = writeln!(out, "no change in {} zone row(s)", d.rows.len());
     }
-    if !shown.is_empty() {
+    let few = d.rows.iter().filter(|r| r.too_few_samples).count();
+    if few > 0 {
         let _ = writeln!(
             out,
-            "\n{:<20} {:<24} {:>13} {:>13} {:>9} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}{}",
+            "{few} changed row(s) have too few samples for the test to reach {:.0}% confidence (e.g. 3 against 3): \
+             marked `too few samples`, neither real nor noise",
+            CONFIDENCE * 100.0
+        );
+    }
+    if !shown.is_empty() {
+        let op_w = shown.iter().map(|r| r.op.chars().count()).max().unwrap_or(0).max(20);
+        let zone_w = shown.iter().map(|r| r.zone_label().chars().count()).max().unwrap_or(0).max(24);
+        let _ = writeln!(
+            out,
+            "\n{:<op_w$} {:<zone_w$} {:>13} {:>13} {:>9} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}{}",
             "op",
             "zone",
             "count",
@@ -529,11 +827,20 @@ pub fn render(d: &Diff, all: bool) -> String {
             if d.exact { "" } else { " confidence" }
         );
         for r in shown {
+            let status = if r.real {
+                String::new()
+            } else if r.too_few_samples {
+                format!("(too few samples: {} vs {})", r.base.samples, r.new.samples)
+            } else if r.total_change_pct == 0.0 && r.mean_change_pct == 0.0 {
+                "(no change)".into()
+            } else {
+                "(noise)".into()
+            };
             let _ = writeln!(
                 out,
-                "{:<20} {:<24} {:>13} {:>13} {:>9} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}{}",
+                "{:<op_w$} {:<zone_w$} {:>13} {:>13} {:>9} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}{}",
                 r.op,
-                r.zone,
+                r.zone_label(),
                 format!("{}->{}", r.base.count, r.new.count),
                 format!("{}", r.new.total_cycles),
                 signed(r.total_change_pct),
@@ -542,7 +849,7 @@ pub fn render(d: &Diff, all: bool) -> String {
                 signed(r.mean_change_pct),
                 r.new.p50_cycles,
                 r.new.p99_cycles,
-                if r.real { "" } else { "(noise)" },
+                status,
                 r.confidence.map_or(String::new(), |c| format!(" {:.1}%", c * 100.0))
             );
         }
@@ -552,7 +859,11 @@ pub fn render(d: &Diff, all: bool) -> String {
             let _ = writeln!(
                 out,
                 "{what}: {} / {}: {} zone(s), {} cycles total, mean {:.1}",
-                z.op, z.zone, z.stats.count, z.stats.total_cycles, z.stats.mean_cycles
+                z.op,
+                zone_label(&z.zone, z.kind),
+                z.stats.count,
+                z.stats.total_cycles,
+                z.stats.mean_cycles
             );
         }
     }
@@ -570,16 +881,25 @@ fn signed(p: f64) -> String {
     }
 }
 
-/// The comparison as JSON for CI, with the gate's verdict when `fail_above` is given.
-pub fn to_json(d: &Diff, fail_above: Option<f64>) -> serde_json::Value {
-    let mut v = serde_json::to_value(d).unwrap_or_default();
+/// The comparison as JSON for CI, with the gate's verdict when `fail_above` is given (rows
+/// with too few samples treated as `few` says).
+pub fn to_json(d: &Diff, fail_above: Option<f64>, few: FewSamples) -> serde_json::Value {
+    let mut v = serde_json::to_value(d).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }));
+    v["matched"] = serde_json::json!(d.rows.len());
+    v["nothing_matched"] = serde_json::json!(d.nothing_matched());
     if let Some(pct) = fail_above {
         let failed: Vec<serde_json::Value> = d
-            .regressions(pct)
+            .regressions(pct, few)
             .into_iter()
-            .map(|r| serde_json::json!({"op": r.op, "zone": r.zone, "message": regression_message(r, pct)}))
+            .map(|r| {
+                serde_json::json!({"op": r.op, "zone": r.zone, "kind": r.kind, "message": regression_message(r, pct)})
+            })
             .collect();
         v["fail_above_pct"] = serde_json::json!(pct);
+        v["too_few_samples"] = serde_json::json!(match few {
+            FewSamples::Pass => "pass",
+            FewSamples::Fail => "fail",
+        });
         v["failed"] = serde_json::Value::Array(failed);
     }
     v
@@ -590,14 +910,18 @@ pub fn regression_message(r: &Row, pct: f64) -> String {
     format!(
         "{} / {}: total {} -> {} cycles ({}), mean {:.1} -> {:.1} cycles ({}): above the {pct}% limit{}",
         r.op,
-        r.zone,
+        r.zone_label(),
         r.base.total_cycles,
         r.new.total_cycles,
         signed(r.total_change_pct),
         r.base.mean_cycles,
         r.new.mean_cycles,
         signed(r.mean_change_pct),
-        r.confidence.map_or(String::new(), |c| format!(" ({:.1}% confidence)", c * 100.0))
+        match (r.too_few_samples, r.confidence) {
+            (true, _) => format!(" (too few samples to tell: {} vs {})", r.base.samples, r.new.samples),
+            (false, Some(c)) => format!(" ({:.1}% confidence)", c * 100.0),
+            (false, None) => String::new(),
+        }
     )
 }
 
@@ -609,7 +933,7 @@ mod tests {
         let mut s = Samples { source: "test".into(), exact, ..Default::default() };
         for (z, c) in zones {
             s.zones
-                .insert(("op".into(), z.to_string()), c.iter().map(|&c| Sample { cycles: c, ns: c as f64 }).collect());
+                .insert(("op".into(), 1, z.to_string()), c.iter().map(|&c| Sample { cycles: c, ns: c as f64 }).collect());
         }
         s
     }
@@ -627,15 +951,15 @@ mod tests {
     fn identical_exact_runs_have_no_change_and_a_doubled_zone_regresses() {
         let a = side(true, &[("loop", &[100, 100, 100]), ("other", &[5])]);
         let d = diff(&a, &a);
-        assert!(d.unchanged() && d.regressions(0.0).is_empty());
+        assert!(d.unchanged() && d.regressions(0.0, FewSamples::Pass).is_empty());
         let b = side(true, &[("loop", &[200, 200, 200]), ("other", &[5])]);
         let d = diff(&a, &b);
         assert_eq!(d.rows[0].zone, "loop", "largest change first");
         assert_eq!((d.rows[0].total_change_pct, d.rows[0].mean_change_pct), (100.0, 100.0));
-        let r = d.regressions(50.0);
+        let r = d.regressions(50.0, FewSamples::Pass);
         assert_eq!(r.len(), 1);
         assert!(regression_message(r[0], 50.0).contains("op / loop: total 300 -> 600 cycles (+100.0%)"));
-        assert!(d.regressions(100.0).is_empty(), "exactly +100% is not above 100%");
+        assert!(d.regressions(100.0, FewSamples::Pass).is_empty(), "exactly +100% is not above 100%");
     }
 
     #[test]
@@ -644,13 +968,144 @@ mod tests {
         let a = side(false, &[("z", &[100, 104, 98, 101, 99, 103])]);
         let b = side(false, &[("z", &[101, 105, 97, 102, 100, 104])]);
         let d = diff(&a, &b);
-        assert!(!d.rows[0].real && d.regressions(0.1).is_empty(), "{:?}", d.rows[0]);
+        assert!(!d.rows[0].real && !d.rows[0].too_few_samples, "{:?}", d.rows[0]);
+        assert!(d.regressions(0.1, FewSamples::Fail).is_empty());
         // Every new sample above every base sample: p = 2/C(12,6) = 0.0022.
         let c = side(false, &[("z", &[200, 204, 198, 201, 199, 203])]);
         let d = diff(&a, &c);
         let conf = d.rows[0].confidence.unwrap();
         assert!((conf - (1.0 - 2.0 / 924.0)).abs() < 1e-9, "{conf}");
-        assert_eq!(d.regressions(50.0).len(), 1);
+        assert_eq!(d.regressions(50.0, FewSamples::Pass).len(), 1);
+    }
+
+    /// Issue 25: on hardware runs a zone with 3 samples per side could never fail the gate
+    /// (the test's smallest p is 0.1) and was printed as no change.
+    #[test]
+    fn too_few_samples_are_said_and_the_gate_treats_them_as_asked() {
+        assert!(!can_reach_confidence(3, 3) && !can_reach_confidence(3, 4) && !can_reach_confidence(1, 30));
+        assert!(can_reach_confidence(4, 4) && can_reach_confidence(3, 5) && can_reach_confidence(2, 8));
+        assert!(can_reach_confidence(1000, 1000) && !can_reach_confidence(0, 10));
+        let a = side(false, &[("z", &[100, 101, 102])]);
+        let b = side(false, &[("z", &[200, 201, 202])]);
+        let d = diff(&a, &b);
+        let r = &d.rows[0];
+        assert!(!r.real && r.too_few_samples, "{r:?}");
+        assert!((r.confidence.unwrap() - 0.9).abs() < 1e-9, "the best 3 against 3 can do");
+        assert!(!d.unchanged());
+        let text = render(&d, false);
+        assert!(!text.contains("no change"), "{text}");
+        assert!(text.contains("(too few samples: 3 vs 3)") && text.contains("1 changed row(s) have too few samples"), "{text}");
+        // The gate: passed by default, failed when asked.
+        assert!(d.regressions(50.0, FewSamples::Pass).is_empty());
+        assert_eq!(d.unjudged_growth(50.0).len(), 1);
+        let failed = d.regressions(50.0, FewSamples::Fail);
+        assert_eq!(failed.len(), 1);
+        assert!(regression_message(failed[0], 50.0).ends_with("(too few samples to tell: 3 vs 3)"));
+        assert!(d.regressions(100.0, FewSamples::Fail).is_empty(), "+99% is not above 100%");
+        let json = to_json(&d, Some(50.0), FewSamples::Fail);
+        assert_eq!((json["too_few_samples"].as_str(), json["failed"].as_array().unwrap().len()), (Some("fail"), 1));
+        assert_eq!(json["rows"][0]["too_few_samples"], true);
+        // Identical samples are no change, whatever their number.
+        let d = diff(&a, &a);
+        assert!(d.unchanged() && !d.rows[0].too_few_samples);
+        // Exact runs never have too few samples: every change is real.
+        let d = diff(&side(true, &[("z", &[100])]), &side(true, &[("z", &[101])]));
+        assert!(d.rows[0].real && !d.rows[0].too_few_samples);
+    }
+
+    /// Issue 25: sum zones were never compared (a 64% slower sum zone went unnoticed).
+    #[test]
+    fn sum_zones_are_compared() {
+        let sums = |exact: bool, per_record: &[(u64, u32)]| {
+            let mut s = side(exact, &[("loop", &[100, 100])]);
+            let v = per_record.iter().map(|&(t, c)| SumSample { total_cycles: t, count: c, ns: t as f64 }).collect();
+            s.sums.insert(("op".into(), 1, "wait".into()), v);
+            s
+        };
+        let a = sums(true, &[(1000, 10), (1000, 10)]);
+        let b = sums(true, &[(1640, 10), (1640, 10)]);
+        let d = diff(&a, &b);
+        assert_eq!(d.rows.len(), 2);
+        let r = &d.rows[0];
+        assert_eq!((r.zone.as_str(), r.kind, r.zone_label().as_str()), ("wait", RowKind::Sum, "wait (sum)"));
+        assert_eq!((r.base.count, r.base.samples, r.base.total_cycles, r.base.mean_cycles), (20, 2, 2000, 100.0));
+        assert_eq!((r.new.total_cycles, r.new.p50_cycles), (3280, 164));
+        assert!((r.total_change_pct - 64.0).abs() < 1e-9 && (r.mean_change_pct - 64.0).abs() < 1e-9);
+        let failed = d.regressions(50.0, FewSamples::Pass);
+        assert_eq!(failed.len(), 1);
+        assert!(regression_message(failed[0], 50.0).starts_with("op / wait (sum): total 2000 -> 3280 cycles (+64.0%)"));
+        assert!(render(&d, false).contains("wait (sum)"));
+        assert_eq!(to_json(&d, Some(50.0), FewSamples::Pass)["failed"][0]["kind"], "sum");
+        // Noisy runs: the test runs over each record's cycles per measurement.
+        let a = sums(false, &(0..10).map(|i| (1000 + i, 10)).collect::<Vec<_>>());
+        let b = sums(false, &(0..10).map(|i| (1640 + i, 10)).collect::<Vec<_>>());
+        let d = diff(&a, &b);
+        let r = d.rows.iter().find(|r| r.kind == RowKind::Sum).unwrap();
+        assert!(r.real && r.confidence.unwrap() > 0.999, "{r:?}");
+    }
+
+    /// Issue 25: cycle totals were summed in u64 and wrapped silently.
+    #[test]
+    fn cycle_totals_do_not_wrap() {
+        let half = 1u64 << 63;
+        let s = Stats::of(&[Sample { cycles: half, ns: 1.0 }, Sample { cycles: half, ns: 1.0 }, Sample { cycles: 5, ns: 1.0 }]);
+        assert_eq!(s.total_cycles, (1u128 << 64) + 5);
+        let r = Stats::of_sums(&[SumSample { total_cycles: u64::MAX, count: 1, ns: 0.0 }; 2]);
+        assert_eq!(r.total_cycles, 2 * u64::MAX as u128);
+        // JSON: a total above 2^64 - 1 is a string (a number would be rounded).
+        let v = serde_json::to_value(s).unwrap();
+        assert_eq!(v["total_cycles"], "18446744073709551621");
+        assert_eq!(serde_json::to_value(Stats::of(&[Sample { cycles: 7, ns: 7.0 }])).unwrap()["total_cycles"], 7);
+        let a = side(true, &[("z", &[half, half])]);
+        let b = side(true, &[("z", &[half, half, half])]);
+        let d = diff(&a, &b);
+        assert_eq!(d.rows[0].total_change_pct, 50.0);
+        assert_eq!(to_json(&d, None, FewSamples::Pass)["rows"][0]["new"]["total_cycles"], ((3u128 << 63)).to_string());
+    }
+
+    /// Issue 25: distinct ops that share an op code (ttnn's add and multiply are both
+    /// `BinaryNgDeviceOperation`) were merged; they are matched by position and code.
+    #[test]
+    fn ops_that_share_an_op_code_are_matched_by_position() {
+        let log = |ops: &[(u32, &str)]| -> HashMap<(u32, u32), (String, u32)> {
+            positions(ops.iter().map(|&(run, code)| (0u32, run, code)))
+        };
+        let names = log(&[(1, "BinaryNg"), (2, "Matmul"), (3, "Relu"), (4, "BinaryNg")]);
+        assert_eq!(names[&(0, 1)], ("BinaryNg".to_string(), 1));
+        assert_eq!(names[&(0, 4)], ("BinaryNg".to_string(), 2));
+        assert_eq!(names[&(0, 2)], ("Matmul".to_string(), 1));
+        let run = |add: u64, mul: u64| {
+            let mut s = Samples { exact: true, ..Default::default() };
+            for (k, c) in [(1, add), (2, mul)] {
+                s.zones.insert(("BinaryNg".into(), k, "tile".into()), vec![Sample { cycles: c, ns: c as f64 }]);
+            }
+            s.zones.insert(("Matmul".into(), 1, "tile".into()), vec![Sample { cycles: 9, ns: 9.0 }]);
+            s
+        };
+        // Only the second BinaryNg op (mul) got slower: it alone regresses, by its own +50%.
+        let d = diff(&run(100, 200), &run(100, 300));
+        let changed: Vec<(&str, f64)> = d.rows.iter().filter(|r| r.real).map(|r| (r.op.as_str(), r.total_change_pct)).collect();
+        assert_eq!(changed, [("BinaryNg #2", 50.0)]);
+        assert_eq!(d.rows.iter().find(|r| r.op_code == "Matmul").unwrap().op, "Matmul", "a code that occurs once");
+        assert_eq!(d.ops.0, ["BinaryNg #1", "BinaryNg #2", "Matmul"]);
+    }
+
+    /// Issue 25: two runs with nothing in common were "compared" with 0 rows, and the gate
+    /// passed.
+    #[test]
+    fn nothing_matched_is_said() {
+        let a = side(true, &[("x", &[1])]);
+        let mut b = Samples { exact: false, ..Default::default() };
+        b.zones.insert(("run 1".into(), 1, "x".into()), vec![Sample { cycles: 1, ns: 1.0 }]);
+        let d = diff(&a, &b);
+        let why = d.nothing_matched().unwrap();
+        assert!(why.starts_with("nothing to compare: no op and zone is in both runs"), "{why}");
+        assert!(why.contains("base ops: op; new ops: run 1") && why.contains("new run's ops are unnamed"), "{why}");
+        assert!(render(&d, false).contains("nothing to compare"));
+        assert_eq!(to_json(&d, Some(5.0), FewSamples::Pass)["matched"], 0);
+        assert!(diff(&a, &a).nothing_matched().is_none());
+        let empty = Samples::default();
+        assert!(diff(&empty, &empty).nothing_matched().is_none(), "nothing on either side: nothing to say");
     }
 
     #[test]
@@ -690,14 +1145,16 @@ mod tests {
              0,1,1,BRISC,2,110,0,3,,,inner,ZONE_START,2,a.rs,\n\
              0,1,1,BRISC,2,130,0,3,,,inner,ZONE_END,2,a.rs,\n\
              0,1,1,BRISC,1,200,0,3,,,outer,ZONE_END,1,a.rs,\n\
-             0,1,1,BRISC,1,300,0,4,,,outer,ZONE_END,1,a.rs,\n",
+             0,1,1,BRISC,1,300,0,4,,,outer,ZONE_END,1,a.rs,\n\
+             0,1,1,BRISC,5,310,90,3,,,wait,ZONE_TOTAL,5,a.rs,{\"count\": 3}\n",
         )
         .unwrap();
-        let names = HashMap::from([((0, 3), "Matmul".to_string())]);
+        let names = HashMap::from([((0, 3), ("Matmul".to_string(), 1))]);
         let s = from_device_csv(&csv, &names).unwrap();
-        let outer = &s.zones[&("Matmul".to_string(), "outer".to_string())];
+        let outer = &s.zones[&("Matmul".to_string(), 1, "outer".to_string())];
         assert_eq!(outer, &vec![Sample { cycles: 100, ns: 200.0 }]);
-        assert_eq!(s.zones[&("Matmul".to_string(), "inner".to_string())][0].cycles, 20);
+        assert_eq!(s.zones[&("Matmul".to_string(), 1, "inner".to_string())][0].cycles, 20);
+        assert_eq!(s.sums[&("Matmul".to_string(), 1, "wait".to_string())], [SumSample { total_cycles: 90, count: 3, ns: 180.0 }]);
         assert_eq!(s.problems.len(), 1, "the unmatched end is counted: {:?}", s.problems);
         std::fs::write(&csv, "not a device log\n").unwrap();
         let e = from_device_csv(&csv, &names).unwrap_err().to_string();

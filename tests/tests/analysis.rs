@@ -20,18 +20,31 @@ const STAGES: [(&str, &str, &str); 5] = [
 /// Runs the pipeline (Add, 6 tiles, 2x1 grid) with `slow` (1..=5, 0: none) doing `steps`
 /// extra loop steps per tile.
 pub fn run_pipeline(out: &Path, slow: u32, steps: u32) {
+    run_pipeline_with(out, slow, steps, false, 20000, 0);
+}
+
+/// [`run_pipeline`], each extra step a `slow-step` zone when `zoned` (`SLOW_ZONES`), the
+/// rings drained every `drain_every` cycles (0: only at the end); `ttprof run` must exit
+/// with `code`.
+fn run_pipeline_with(out: &Path, slow: u32, steps: u32, zoned: bool, drain_every: u64, code: i32) {
     let k = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
     let mut cmd = Command::new(ttprof_binary());
-    cmd.args(["run", "--grid", "2x1", "--drain-every", "20000", "--name", "Add"]);
+    cmd.args(["run", "--grid", "2x1", "--drain-every", &drain_every.to_string(), "--name", "Add"]);
     for (bin, risc, _) in STAGES {
         cmd.arg("--kernel").arg(format!("{risc}={}", k.elf(bin).unwrap().display()));
     }
-    for l1 in ["0x30000=1".to_string(), "0x30004=6".into(), format!("0x30040={slow}"), format!("0x30044={steps}")] {
+    for l1 in [
+        "0x30000=1".to_string(),
+        "0x30004=6".into(),
+        format!("0x30040={slow}"),
+        format!("0x30044={steps}"),
+        format!("0x30048={}", zoned as u32),
+    ] {
         cmd.args(["--l1", &l1]);
     }
     let _ = std::fs::remove_dir_all(out);
     let o = cmd.arg("--out").arg(out).output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(code), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
 fn analysis(out: &Path) -> serde_json::Value {
@@ -50,7 +63,11 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
         let op = &ops[0];
         let v = &op["verdict"];
         assert_eq!((v["stage"].as_str().unwrap(), v["risc"].as_str().unwrap()), (*stage, *risc), "{v:#}");
-        assert_eq!(v["bound_by"], "compute");
+        // What bounds it: the reader and writer are data-movement RISCs, the rest compute
+        // (issue 25: this was "compute" for every stage).
+        let kind = if matches!(*stage, "reader" | "writer") { "data movement" } else { "compute" };
+        assert_eq!(v["bound_by"], kind, "{v:#}");
+        assert!(v["resource"].is_null() && v["profiler_pct"] == 0.0, "{v:#}");
         // The evidence is the op's own numbers: the bound stage is the busiest, every other
         // stage waited on a CB, and the sentence quotes them.
         let riscs = op["riscs"].as_array().unwrap();
@@ -177,4 +194,122 @@ fn twice_the_work_in_math_fails_the_diff_gate_naming_the_zone() {
     assert!(growth > 20.0, "math-tile grows by the extra loop: {line}");
     // The stages that only wait on math grow less per tile than math does, or not at all.
     assert!(!err.contains("regression: Add / noc-read-in0"), "{err}");
+}
+
+/// Issue 25: a stage that spends most of its kernel stalled on its full ring (a zone per
+/// loop step, rings drained every 2M cycles) was "bound by reader ... busy 98%"; with no
+/// drain at all (`--drain-every 0`) its records, KERNEL zone included, were dropped and
+/// another stage was named "busy 0%". Stalls are their own category and, when they dominate,
+/// the verdict; lost records make the times incomplete, and the verdict says so; both say
+/// what to do.
+#[test]
+fn profiler_stalls_and_lost_records_are_the_profilers_not_the_stages() {
+    let root: PathBuf = workspace().join("target/test-analysis/profiler");
+    let out = root.join("stalls");
+    run_pipeline_with(&out, 1, 2000, true, 2_000_000, 0);
+    let a = analysis(&out);
+    let op = &a["ops"][0];
+    let v = &op["verdict"];
+    assert_eq!((v["stage"].as_str(), v["risc"].as_str(), v["bound_by"].as_str()), (Some("reader"), Some("BRISC"), Some("profiler")), "{v:#}");
+    let riscs = op["riscs"].as_array().unwrap();
+    let reader = riscs.iter().find(|r| r["risc"] == "BRISC").unwrap();
+    let ns = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+    let (stall, busy, kernel) = (ns(reader, "profiler_stall_ns"), ns(reader, "busy_ns"), ns(reader, "kernel_ns"));
+    assert!(stall > kernel / 2.0 && busy < stall, "the reader mostly stalled: {reader:#}");
+    assert_eq!(reader["records_lost"], 0, "Block with a consumer loses nothing");
+    // Every part of its kernel time is in one category.
+    let waits: f64 = reader["waits"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((busy + waits + stall - kernel).abs() < 1.0, "{reader:#}");
+    // The stalls are the PROFILER-STALL zones the summary lists (those inside the kernel).
+    let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+    let row = summary.lines().find(|l| l.trim_start().starts_with("PROFILER-STALL ")).unwrap_or_else(|| panic!("{summary}"));
+    let total: f64 = row.split_whitespace().nth(2).unwrap().replace(',', "").parse().unwrap();
+    assert!(stall <= total + 1.0 && stall > 0.9 * total, "{stall} of {total}");
+    let evidence = v["evidence"].as_str().unwrap();
+    let pct = (100.0 * stall / ns(op, "span_ns")).round();
+    assert!(evidence.starts_with(&format!("reader on BRISC: stalled on the profiler's full ring {pct}%")), "{evidence}");
+    assert!(evidence.contains("--drain-every") && evidence.contains("fewer zones"), "{evidence}");
+    assert!(summary.contains(&format!("Add (run 1): bound by the profiler (reader on BRISC): {evidence}")), "{summary}");
+    let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+    assert!(page.contains("<b>Add (run 1)</b>: bound by the profiler (reader on BRISC)"), "panel");
+    assert!(page.contains(&format!("<td>stalled {pct}%</td>")), "the panel's profiler column");
+
+    // No consumer while the kernels run: the reader's ring fills and its later records,
+    // its KERNEL zone among them, are dropped (exit 2: data problems).
+    let out = root.join("dropped");
+    run_pipeline_with(&out, 1, 2000, true, 0, 2);
+    let a = analysis(&out);
+    let op = &a["ops"][0];
+    let v = &op["verdict"];
+    assert_eq!((v["stage"].as_str(), v["bound_by"].as_str()), (Some("reader"), Some("profiler")), "{v:#}");
+    let reader = op["riscs"].as_array().unwrap().iter().find(|r| r["risc"] == "BRISC").unwrap().clone();
+    assert!(reader["records_lost"].as_u64().unwrap() > 0 && reader["missing_kernel_zone"] == true, "{reader:#}");
+    for r in op["riscs"].as_array().unwrap().iter().filter(|r| r["risc"] != "BRISC") {
+        assert!(r["records_lost"] == 0 && r["missing_kernel_zone"] == false, "{r:#}");
+    }
+    let evidence = v["evidence"].as_str().unwrap();
+    assert!(evidence.starts_with("the profiler lost records, so these times are incomplete: reader on BRISC dropped "), "{evidence}");
+    assert!(evidence.contains("--drain-every"), "{evidence}");
+}
+
+/// Issue 25: `value_zone!` values reached only the device CSV. math's `math-tile` zones
+/// carry their tile index (0..6 on each of the two tiles): the summary lists them, and the
+/// Parquet zones table, the trace JSON and the HTML page carry each zone's value (the
+/// Perfetto and Tracy outputs are checked in their own unit tests).
+#[test]
+fn value_zones_reach_the_summary_parquet_trace_and_html() {
+    let out = workspace().join("target/test-analysis/values");
+    run_pipeline(&out, 0, 0);
+    let want: Vec<u64> = (0..6).flat_map(|t| [t, t]).collect();
+
+    let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+    assert!(summary.contains("    value zone  zones  min value  mean value  max value"), "{summary}");
+    let row: Vec<&str> = summary
+        .lines()
+        .map(str::split_whitespace)
+        .map(Iterator::collect::<Vec<_>>)
+        .find(|w| w.len() == 5 && w[0] == "math-tile")
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert_eq!(row, ["math-tile", "12", "0", "2.5", "5"]);
+
+    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("ttprof_trace.json")).unwrap()).unwrap();
+    let begins = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "B" && e["cat"] == "zone");
+    let mut values: Vec<u64> = begins.clone().filter(|e| e["name"] == "math-tile").map(|e| e["args"]["value"].as_u64().unwrap()).collect();
+    values.sort_unstable();
+    assert_eq!(values, want);
+    assert!(begins.filter(|e| e["name"] != "math-tile").all(|e| e["args"].get("value").is_none()));
+
+    let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+    let start = page.find("id=\"ttprof-data\">").unwrap() + "id=\"ttprof-data\">".len();
+    let data: serde_json::Value = serde_json::from_str(&page[start..start + page[start..].find("</script>").unwrap()]).unwrap();
+    let zones: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let mut values: Vec<u64> = zones
+        .chunks(9)
+        .filter(|z| data["sites"][z[1] as usize][0] == "math-tile")
+        .map(|z| u64::try_from(z[8]).unwrap())
+        .collect();
+    values.sort_unstable();
+    assert_eq!(values, want);
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt32Type;
+    use arrow_array::Array;
+    let f = std::fs::File::open(out.join("ttprof_zones.parquet")).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    let mut values = Vec::new();
+    for b in reader {
+        let b = b.unwrap();
+        let names = b.column_by_name("name").unwrap().as_dictionary::<UInt32Type>();
+        let strings = names.values().as_string::<i32>();
+        let v = b.column_by_name("value").unwrap().as_primitive::<UInt32Type>();
+        for i in 0..b.num_rows() {
+            let math = strings.value(names.keys().value(i) as usize) == "math-tile";
+            assert_eq!(v.is_valid(i), math);
+            if math {
+                values.push(v.value(i) as u64);
+            }
+        }
+    }
+    values.sort_unstable();
+    assert_eq!(values, want);
 }

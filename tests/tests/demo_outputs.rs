@@ -82,7 +82,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         let v = a.verdict.as_ref().unwrap_or_else(|| panic!("{}: no verdict", a.op));
         let bound = a.riscs.iter().find(|r| r.risc == v.risc).unwrap();
         for r in a.riscs.iter().filter(|r| r.risc != v.risc) {
-            assert!(r.active_ns() <= bound.active_ns(), "{}: {} is more active than {}", a.op, r.risc, v.risc);
+            assert!(r.held_ns() <= bound.held_ns(), "{}: {} is more active than {}", a.op, r.risc, v.risc);
             assert!(r.waits.keys().any(|w| w.starts_with("CB ")), "{}: {} never waited on a CB", a.op, r.risc);
         }
         assert!(v.evidence.starts_with(&format!("{} on {}: busy", v.stage, v.risc)), "{}", v.evidence);

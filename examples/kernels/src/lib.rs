@@ -45,12 +45,23 @@ pub mod stage {
 pub const SLOW_STAGE: u32 = ARGS + 0x40;
 /// Extra loop steps per tile of the [`SLOW_STAGE`].
 pub const SLOW_STEPS: u32 = ARGS + 0x44;
+/// Nonzero: each of the [`SLOW_STAGE`]'s extra steps is a `slow-step` zone, so that stage
+/// records far more than its 8 KiB ring holds (tests of the profiler's own cost: with
+/// rare drains it stalls on its full ring, with no consumer it drops records).
+pub const SLOW_ZONES: u32 = ARGS + 0x48;
 
 /// Busy work of `stage` when it is the [`SLOW_STAGE`] (one load and a branch otherwise).
 #[inline(always)]
 pub fn slow_stage(stage: u32) {
     if rd(SLOW_STAGE) == stage {
-        steps(rd(SLOW_STEPS));
+        if rd(SLOW_ZONES) != 0 {
+            for i in 0..rd(SLOW_STEPS) {
+                let _z = ttprof_rt::zone!("slow-step");
+                wr(ARGS + 0x80, i);
+            }
+        } else {
+            steps(rd(SLOW_STEPS));
+        }
     }
 }
 

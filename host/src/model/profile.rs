@@ -238,6 +238,7 @@ impl Profile {
                         end_cycles: r.end[i],
                         start_ns: ns(r.start[i]),
                         end_ns: ns(r.end[i]),
+                        value: (r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32),
                     });
                     depth += 1;
                     depth_used = depth_used.max(depth);

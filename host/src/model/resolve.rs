@@ -378,7 +378,7 @@ mod tests {
         for run in 1..=runs {
             let at = 1_000 * run as u64;
             records.push(RecordKind::Run, 0, at, at, run as u64, 0, run);
-            records.push(RecordKind::Zone, fixture::site::INNER, at + 1, at + 5, 0, 0, run);
+            records.push(RecordKind::ValueZone, fixture::site::INNER, at + 1, at + 5, 7, 0, run);
             records.push(RecordKind::Sum, fixture::site::WAIT, at + 6, at + 6, 30, 3, run);
         }
         r.rings[0].records = records;

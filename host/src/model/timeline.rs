@@ -75,6 +75,8 @@ pub struct Zone {
     pub start_ns: f64,
     /// End on the host timeline, ns.
     pub end_ns: f64,
+    /// A value zone's value (`value_zone!`), `None` for a plain zone.
+    pub value: Option<u32>,
 }
 
 impl Zone {

@@ -25,6 +25,35 @@
 //!
 //! The pipeline's CBs are read off the waits: the RISC that waits on `cb_back(N)` produces
 //! into CB N, the one that waits on `cb_front(N)` consumes it.
+//!
+//! # The profiler's own cost
+//!
+//! Time a core spent waiting for the host to drain its full ring (`PROFILER-STALL` zones,
+//! Block policy) is neither busy nor a wait on the pipeline: it is its own category,
+//! [`RiscTime::profiler_stall_ns`] (only the part inside the KERNEL zone; a stall inside a
+//! typed wait is taken out of that wait). It holds the stage up like work does, so stages are
+//! ranked by active time plus stalls; when the bounding stage's stalls outweigh both its busy
+//! time and its NoC/semaphore waits, the verdict is `profiler`. Records the profiler dropped
+//! (a full ring under the Drop policy, or Block without a consumer: `--drain-every 0`) make a
+//! RISC's times incomplete ([`RiscTime::records_lost`], [`RiscTime::missing_kernel_zone`]);
+//! any RISC that lost records makes the verdict `profiler` too, whatever the other numbers
+//! say. Either way the evidence says what to do: drain more often, or record fewer zones. A
+//! RISC without a KERNEL zone that lost no record (its kernel did not finish: a fault) is
+//! left out of the ranking and named in the evidence as incomplete. Drops that the
+//! ring reports only in its counter (after its last record) are charged to the ring's last
+//! run.
+//!
+//! # `bound_by`
+//!
+//! What bounds the tile or op, one of [`BOUND_BY`]:
+//!
+//! | value | when |
+//! | --- | --- |
+//! | `compute` | the bounding stage is a compute RISC (TRISC) and mostly busy |
+//! | `data movement` | the bounding stage is a data-movement RISC (BRISC, NCRISC) and mostly busy |
+//! | `noc` | the bounding stage mostly waits on NoC transactions it issued (barriers); [`Verdict::resource`] names which |
+//! | `semaphore` | the bounding stage mostly waits on a semaphore; [`Verdict::resource`] names it |
+//! | `profiler` | the profiler's stalls dominate the bounding stage, or it lost records |
 
 mod sink;
 pub use sink::AnalysisSink;
@@ -39,6 +68,16 @@ use std::collections::{BTreeMap, HashMap};
 /// The file name of the analysis.
 pub const FILE_NAME: &str = "ttprof_analysis.json";
 
+/// Every value [`Verdict::bound_by`] takes (see the module docs).
+pub const BOUND_BY: [&str; 5] = ["compute", "data movement", "noc", "semaphore", "profiler"];
+
+/// The name of the zone the runtime records around each wait for the consumer.
+pub const PROFILER_STALL: &str = "PROFILER-STALL";
+
+/// What the evidence advises when the profiler dominates a core or lost records.
+pub const PROFILER_ADVICE: &str = "drain the rings more often while the kernels run (`ttprof run --drain-every N` \
+     with fewer cycles; 0 reads only at the end) or record fewer zones (a `sum_zone!` for a zone inside a loop)";
+
 /// One RISC's time in one op on one tile.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RiscTime {
@@ -48,10 +87,19 @@ pub struct RiscTime {
     pub stage: String,
     /// Its KERNEL wrapper zone(s), ns.
     pub kernel_ns: f64,
-    /// Time in no typed wait, ns.
+    /// Time in no typed wait and no profiler stall, ns.
     pub busy_ns: f64,
     /// Time per resource waited on, ns (outermost waits only).
     pub waits: BTreeMap<String, f64>,
+    /// Time stalled on the profiler's full ring inside the KERNEL zone (`PROFILER-STALL`
+    /// zones: the core waited for the host to drain), ns. Neither busy nor a wait.
+    pub profiler_stall_ns: f64,
+    /// Records the profiler dropped on this RISC's full ring in this op: its times are
+    /// incomplete.
+    pub records_lost: u64,
+    /// No KERNEL zone was recorded (its record dropped, or the kernel never finished): its
+    /// times are incomplete.
+    pub missing_kernel_zone: bool,
     /// The same per resource, typed (not serialised).
     #[serde(skip)]
     pub by_wait: BTreeMap<Wait, f64>,
@@ -65,6 +113,22 @@ impl RiscTime {
     /// Busy plus NoC and semaphore waits.
     pub fn active_ns(&self) -> f64 {
         self.busy_ns + self.wait_ns(|w| !w.is_cb())
+    }
+
+    /// What holds the stage up itself: active time plus profiler stalls (the ranking of
+    /// stages).
+    pub fn held_ns(&self) -> f64 {
+        self.active_ns() + self.profiler_stall_ns
+    }
+
+    /// Whether the profiler lost some of this RISC's records.
+    pub fn incomplete(&self) -> bool {
+        self.records_lost > 0 || self.missing_kernel_zone
+    }
+
+    /// Whether a compute RISC (a TRISC) runs it.
+    pub fn is_compute(&self) -> bool {
+        self.risc.starts_with("TRISC")
     }
 
     /// The largest wait: resource and ns.
@@ -99,8 +163,14 @@ pub struct Verdict {
     pub active_pct: f64,
     /// Its busy share, %.
     pub busy_pct: f64,
-    /// `compute` (busy) or the NoC/semaphore resource it mostly waits on.
+    /// Its share stalled on the profiler's full ring, %.
+    pub profiler_pct: f64,
+    /// What bounds it, one of [`BOUND_BY`]: `compute`, `data movement`, `noc`, `semaphore`,
+    /// `profiler` (see the module docs).
     pub bound_by: String,
+    /// For `noc` and `semaphore`: the resource it mostly waits on (`NoC read barrier`,
+    /// `semaphore 3`).
+    pub resource: Option<String>,
     /// The sentence: "math on TRISC_1: busy 91%; unpack waits on CB 2 front (data) 64%, ...".
     pub evidence: String,
 }
@@ -175,7 +245,8 @@ pub struct Analyzer {
     cells: Cells,
 }
 
-/// (op index, chip, tile) -> RISC -> (time, first KERNEL start, last KERNEL end).
+/// (op index, chip, tile) -> RISC -> (time, first KERNEL start, last KERNEL end); a RISC
+/// without a KERNEL zone keeps (+inf, -inf).
 type Cells = BTreeMap<(u32, u32, NocCoord), BTreeMap<Risc, (RiscTime, f64, f64)>>;
 
 /// The entry of `risc` on `key`, made (its stage named by `stage`) on first use.
@@ -185,7 +256,16 @@ fn cell(
     risc: Risc,
     stage: impl FnOnce() -> String,
 ) -> &mut (RiscTime, f64, f64) {
-    cells.entry(key).or_default().entry(risc).or_insert_with(|| {
+    cell_in(cells.entry(key).or_default(), risc, stage)
+}
+
+/// The entry of `risc` in one tile's cells, made on first use.
+fn cell_in(
+    riscs: &mut BTreeMap<Risc, (RiscTime, f64, f64)>,
+    risc: Risc,
+    stage: impl FnOnce() -> String,
+) -> &mut (RiscTime, f64, f64) {
+    riscs.entry(risc).or_insert_with(|| {
         (
             RiscTime { risc: risc.name().to_string(), stage: stage(), ..Default::default() },
             f64::INFINITY,
@@ -201,6 +281,8 @@ enum LabelKind {
     Kernel,
     /// A typed wait.
     Wait(Wait),
+    /// A `PROFILER-STALL` zone.
+    Stall,
     /// Busy time (not looked at).
     Other,
 }
@@ -219,7 +301,11 @@ fn role(risc: Risc) -> &'static str {
 impl Analyzer {
     /// Adds one ring's zones and sums.
     pub fn add(&mut self, p: &Profile, v: &RingView) {
-        if !v.placed || (v.zones.is_empty() && v.marks.is_empty()) {
+        if !v.placed {
+            return;
+        }
+        self.add_losses(p, v);
+        if v.zones.is_empty() && v.marks.is_empty() {
             return;
         }
         self.learn_sites(p, v);
@@ -236,8 +322,10 @@ impl Analyzer {
         };
         let kinds = &self.kinds;
         let kind = |site: u32| kinds.get(site as usize).copied().unwrap_or(LabelKind::Other);
-        // Outermost waits: the end of the wait that encloses the current zone, per op.
-        let mut wait_end: HashMap<u32, f64> = HashMap::new();
+        // Outermost waits: the end of the wait that encloses the current zone and what it
+        // waits on, per op; the span of the current KERNEL zone, per op.
+        let mut wait_end: HashMap<u32, (f64, Wait)> = HashMap::new();
+        let mut kernel: HashMap<u32, (f64, f64)> = HashMap::new();
         for z in &v.zones {
             let k = kind(z.site);
             let (Some(op), false) = (z.op, k == LabelKind::Other) else { continue };
@@ -251,13 +339,32 @@ impl Analyzer {
                     t.kernel_ns += dur;
                     *lo = lo.min(z.start_ns);
                     *hi = hi.max(z.end_ns);
+                    kernel.insert(op, (z.start_ns, z.end_ns));
                 }
                 LabelKind::Wait(w) => {
-                    let end = wait_end.entry(op).or_insert(f64::NEG_INFINITY);
-                    if z.start_ns >= *end {
-                        *end = z.end_ns;
+                    let end = wait_end.entry(op).or_insert((f64::NEG_INFINITY, w));
+                    if z.start_ns >= end.0 {
+                        *end = (z.end_ns, w);
                         *t.by_wait.entry(w).or_default() += dur;
                     } // else: inside a wait already counted
+                }
+                LabelKind::Stall => {
+                    // Only the part inside the KERNEL zone (zones come in opening order, so
+                    // the KERNEL zone that holds it came first); a stall after the kernel's
+                    // end (writing its last records) is not the kernel's time.
+                    let Some(&(ks, ke)) = kernel.get(&op) else { continue };
+                    let (s, e) = (z.start_ns.max(ks), z.end_ns.min(ke));
+                    if e <= s {
+                        continue;
+                    }
+                    t.profiler_stall_ns += e - s;
+                    // Inside a typed wait: that wait's time was the profiler's.
+                    if let Some(&(end, w)) = wait_end.get(&op) {
+                        let inside = (e.min(end) - s).max(0.0);
+                        if let Some(ns) = t.by_wait.get_mut(&w) {
+                            *ns = (*ns - inside).max(0.0);
+                        }
+                    }
                 }
                 LabelKind::Other => {}
             }
@@ -271,6 +378,39 @@ impl Analyzer {
             };
             *cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op)).0.by_wait.entry(w).or_default() +=
                 total_cycles as f64 / cpn;
+        }
+    }
+
+    /// Records the profiler dropped on this ring, per op: each in-band `Loss` record's count
+    /// goes to its run's op, the drops only the ring's counter knows (after its last record)
+    /// to the op of the ring's last record.
+    fn add_losses(&mut self, p: &Profile, v: &RingView) {
+        use crate::decode::RecordKind;
+        let r = &v.ring.records;
+        let (chip, tile, risc) = (v.lane.chip, v.lane.tile, v.lane.risc);
+        let stage_of = |op: u32| -> String {
+            let o = &p.ops[op as usize];
+            p.oplog
+                .as_ref()
+                .and_then(|l| l.op(o.chip, o.run))
+                .and_then(|r| r.kernel_for(tile, risc))
+                .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .unwrap_or_else(|| role(risc).to_string())
+        };
+        let mut lost: Vec<(u32, u64)> = Vec::new();
+        for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
+            if let Some(op) = p.op_of(chip, r.run[i]) {
+                lost.push((op, r.count[i] as u64));
+            }
+        }
+        let after_last = (v.ring.dropped as u64).saturating_sub(v.ring.losses_in_band);
+        if after_last > 0 {
+            if let Some(op) = (0..r.len()).rev().find_map(|i| p.op_of(chip, r.run[i])) {
+                lost.push((op, after_last));
+            }
+        }
+        for (op, n) in lost {
+            cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op)).0.records_lost += n;
         }
     }
 
@@ -299,6 +439,7 @@ impl Analyzer {
                 .map(|l| match self.waits_by_site.get(&(l.name.clone(), l.file.clone(), l.line)) {
                     Some(w) => LabelKind::Wait(*w),
                     None if l.name.ends_with("-KERNEL") => LabelKind::Kernel,
+                    None if l.name == PROFILER_STALL => LabelKind::Stall,
                     None => LabelKind::Other,
                 })
                 .collect();
@@ -308,8 +449,22 @@ impl Analyzer {
     /// The analysis: per op, per tile, verdicts.
     pub fn finish(self, p: &Profile) -> Analysis {
         let mut ops: BTreeMap<u32, OpAnalysis> = BTreeMap::new();
-        for ((op, chip, tile), riscs) in self.cells {
+        for ((op, chip, tile), mut riscs) in self.cells {
             let o = &p.ops[op as usize];
+            // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
+            if let Some(rec) = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run)) {
+                for risc in Risc::ALL {
+                    let Some(k) = rec.kernel_for(tile, risc) else { continue };
+                    let stage = || {
+                        k.elf.file_stem().map_or_else(|| role(risc).to_string(), |s| s.to_string_lossy().into_owned())
+                    };
+                    let (t, lo, _) = cell_in(&mut riscs, risc, stage);
+                    t.missing_kernel_zone = !lo.is_finite();
+                }
+            }
+            for (t, lo, _) in riscs.values_mut() {
+                t.missing_kernel_zone |= !lo.is_finite();
+            }
             let lo = riscs.values().map(|r| r.1).fold(f64::INFINITY, f64::min);
             let hi = riscs.values().map(|r| r.2).fold(f64::NEG_INFINITY, f64::max);
             let span = if hi > lo { hi - lo } else { 0.0 };
@@ -317,7 +472,7 @@ impl Analyzer {
                 .into_values()
                 .map(|(mut t, ..)| {
                     let waited: f64 = t.by_wait.values().sum();
-                    t.busy_ns = (t.kernel_ns - waited).max(0.0);
+                    t.busy_ns = (t.kernel_ns - waited - t.profiler_stall_ns).max(0.0);
                     t.waits = t.by_wait.iter().map(|(w, ns)| (w.to_string(), *ns)).collect();
                     t
                 })
@@ -341,6 +496,9 @@ impl Analyzer {
                     Some(r) => {
                         r.kernel_ns += t.kernel_ns;
                         r.busy_ns += t.busy_ns;
+                        r.profiler_stall_ns += t.profiler_stall_ns;
+                        r.records_lost += t.records_lost;
+                        r.missing_kernel_zone |= t.missing_kernel_zone;
                         for (w, ns) in &t.by_wait {
                             *r.by_wait.entry(*w).or_default() += ns;
                         }
@@ -402,34 +560,102 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     if span <= 0.0 || times.iter().all(|t| t.by_wait.is_empty()) {
         return None;
     }
-    let bound = times.iter().max_by(|a, b| a.active_ns().total_cmp(&b.active_ns()))?;
+    // Records lost: no share can be trusted, the profiler is the answer.
+    let lost: Vec<&RiscTime> = times.iter().filter(|t| t.incomplete()).collect();
+    let dropped = lost.iter().any(|t| t.records_lost > 0);
+    if let Some(worst) = lost.iter().copied().filter(|_| dropped).max_by_key(|t| (t.records_lost, t.missing_kernel_zone)) {
+        let what: Vec<String> = lost
+            .iter()
+            .map(|t| {
+                let mut w = Vec::new();
+                if t.records_lost > 0 {
+                    w.push(format!("dropped {} record(s) on its full ring", t.records_lost));
+                }
+                if t.missing_kernel_zone {
+                    w.push("recorded no KERNEL zone".to_string());
+                }
+                format!("{} on {} {}", t.stage, t.risc, w.join(" and "))
+            })
+            .collect();
+        return Some(Verdict {
+            risc: worst.risc.clone(),
+            stage: worst.stage.clone(),
+            active_pct: pct(worst.active_ns(), span),
+            busy_pct: pct(worst.busy_ns, span),
+            profiler_pct: pct(worst.profiler_stall_ns, span),
+            bound_by: "profiler".to_string(),
+            resource: None,
+            evidence: format!(
+                "the profiler lost records, so these times are incomplete: {}; {PROFILER_ADVICE}",
+                what.join(", ")
+            ),
+        });
+    }
+    // A RISC without a KERNEL zone (and no record lost: it did not finish) has no time to
+    // rank; the evidence says it is missing.
+    let bound = times.iter().filter(|t| !t.missing_kernel_zone).max_by(|a, b| a.held_ns().total_cmp(&b.held_ns()))?;
     let external = bound.by_wait.iter().filter(|(w, _)| !w.is_cb()).max_by(|a, b| a.1.total_cmp(b.1));
-    let bound_by = match external {
-        Some((w, ns)) if *ns > bound.busy_ns => w.to_string(),
-        _ => "compute".to_string(),
+    let external_ns = bound.active_ns() - bound.busy_ns;
+    let stall = bound.profiler_stall_ns;
+    let (bound_by, resource) = match external {
+        _ if stall > bound.busy_ns && stall > external_ns => ("profiler", None),
+        Some((w, ns)) if *ns > bound.busy_ns => {
+            (if matches!(w, Wait::Semaphore(_)) { "semaphore" } else { "noc" }, Some(w.to_string()))
+        }
+        _ if bound.is_compute() => ("compute", None),
+        _ => ("data movement", None),
     };
-    let mut evidence = format!("{} on {}: busy {:.0}%", bound.stage, bound.risc, pct(bound.busy_ns, span));
-    if bound_by != "compute" {
-        evidence.push_str(&format!(", waiting on {bound_by} {:.0}%", pct(bound.active_ns() - bound.busy_ns, span)));
+    let mut evidence = if bound_by == "profiler" {
+        format!(
+            "{} on {}: stalled on the profiler's full ring {:.0}% (PROFILER-STALL: waiting for the host to drain it), \
+             busy {:.0}%",
+            bound.stage,
+            bound.risc,
+            pct(stall, span),
+            pct(bound.busy_ns, span)
+        )
+    } else {
+        format!("{} on {}: busy {:.0}%", bound.stage, bound.risc, pct(bound.busy_ns, span))
+    };
+    if let Some(r) = &resource {
+        evidence.push_str(&format!(", waiting on {r} {:.0}%", pct(external_ns, span)));
+    }
+    if bound_by != "profiler" && pct(stall, span) >= 1.0 {
+        evidence.push_str(&format!(", stalled on the profiler {:.0}%", pct(stall, span)));
     }
     let others: Vec<String> = times
         .iter()
         .filter(|t| t.risc != bound.risc)
-        .filter_map(|t| {
-            let (w, ns) = t.largest_wait().filter(|(_, ns)| pct(*ns, span) >= 1.0)?;
-            Some(format!("{} waits on {w} {:.0}%", t.stage, pct(ns, span)))
+        .flat_map(|t| {
+            let wait = t
+                .largest_wait()
+                .filter(|(_, ns)| pct(*ns, span) >= 1.0)
+                .map(|(w, ns)| format!("{} waits on {w} {:.0}%", t.stage, pct(ns, span)));
+            let stalled = (pct(t.profiler_stall_ns, span) >= 1.0)
+                .then(|| format!("{} stalled on the profiler {:.0}%", t.stage, pct(t.profiler_stall_ns, span)));
+            wait.into_iter().chain(stalled)
         })
         .collect();
     if !others.is_empty() {
         evidence.push_str("; ");
         evidence.push_str(&others.join(", "));
     }
+    let unfinished: Vec<String> = lost.iter().map(|t| format!("{} on {}", t.stage, t.risc)).collect();
+    if !unfinished.is_empty() {
+        evidence.push_str(&format!("; incomplete: {} recorded no KERNEL zone (it did not finish)", unfinished.join(", ")));
+    }
+    // The profiler dominates a core: its stalls are at least half of that core's kernel time.
+    if bound_by == "profiler" || times.iter().any(|t| t.kernel_ns > 0.0 && 2.0 * t.profiler_stall_ns >= t.kernel_ns) {
+        evidence.push_str(&format!("; the profile measures the profiler: {PROFILER_ADVICE}"));
+    }
     Some(Verdict {
         risc: bound.risc.clone(),
         stage: bound.stage.clone(),
         active_pct: pct(bound.active_ns(), span),
         busy_pct: pct(bound.busy_ns, span),
-        bound_by,
+        profiler_pct: pct(stall, span),
+        bound_by: bound_by.to_string(),
+        resource,
         evidence,
     })
 }
@@ -498,7 +724,7 @@ pub fn html_panel(a: &Analysis) -> String {
         let Some(v) = &op.verdict else { continue };
         out.push_str(&format!(
             "<details><summary><b>{} (run {})</b>: bound by {}</summary><p>{}</p>\n<table><tr><th>RISC</th><th>stage</th>\
-             <th>busy</th><th>waits</th></tr>\n",
+             <th>busy</th><th>waits</th><th>profiler</th></tr>\n",
             esc(&op.op),
             op.run,
             esc(&v.bound_by_stage()),
@@ -507,12 +733,23 @@ pub fn html_panel(a: &Analysis) -> String {
         for r in &op.riscs {
             let waits: Vec<String> =
                 r.waits.iter().map(|(w, ns)| format!("{} {:.0}%", esc(w), pct(*ns, op.span_ns))).collect();
+            let mut profiler = Vec::new();
+            if r.profiler_stall_ns > 0.0 {
+                profiler.push(format!("stalled {:.0}%", pct(r.profiler_stall_ns, op.span_ns)));
+            }
+            if r.records_lost > 0 {
+                profiler.push(format!("{} record(s) lost", r.records_lost));
+            }
+            if r.missing_kernel_zone {
+                profiler.push("no KERNEL zone".to_string());
+            }
             out.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{:.0}%</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}</td><td>{:.0}%</td><td>{}</td><td>{}</td></tr>\n",
                 esc(&r.risc),
                 esc(&r.stage),
                 pct(r.busy_ns, op.span_ns),
-                waits.join(", ")
+                waits.join(", "),
+                profiler.join(", ")
             ));
         }
         out.push_str("</table>");
@@ -528,12 +765,13 @@ pub fn html_panel(a: &Analysis) -> String {
 }
 
 impl Verdict {
-    /// "math (TRISC_1)" or "NoC read barrier (reader on BRISC)".
+    /// "math (TRISC_1)", "NoC read barrier (reader on BRISC)" or "the profiler (reader on
+    /// BRISC)".
     pub fn bound_by_stage(&self) -> String {
-        if self.bound_by == "compute" {
-            format!("{} ({})", self.stage, self.risc)
-        } else {
-            format!("{} ({} on {})", self.bound_by, self.stage, self.risc)
+        match (&self.resource, self.bound_by.as_str()) {
+            (Some(r), _) => format!("{r} ({} on {})", self.stage, self.risc),
+            (None, "profiler") => format!("the profiler ({} on {})", self.stage, self.risc),
+            _ => format!("{} ({})", self.stage, self.risc),
         }
     }
 }
@@ -564,7 +802,7 @@ mod tests {
             risc("TRISC_2", "pack", 1000.0, &[(Wait::CbFront(3), 700.0)]),
         ];
         let v = verdict(&times, 1000.0).unwrap();
-        assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("math", "compute"));
+        assert_eq!((v.stage.as_str(), v.bound_by.as_str(), v.profiler_pct), ("math", "compute", 0.0));
         assert_eq!(
             v.evidence,
             "math on TRISC_1: busy 91%; reader waits on CB 0 back (space) 70%, unpack waits on CB 2 back (space) 64%, \
@@ -600,7 +838,7 @@ mod tests {
         assert!(html.starts_with("<section id=\"analysis\">"), "{html}");
         assert!(html.contains("<b>A&amp;B (run 1)</b>: bound by math (TRISC_1)"), "{html}");
         assert!(
-            html.contains("<tr><td>BRISC</td><td>read&lt;er&gt;</td><td>30%</td><td>CB 0 back (space) 70%</td></tr>"),
+            html.contains("<tr><td>BRISC</td><td>read&lt;er&gt;</td><td>30%</td><td>CB 0 back (space) 70%</td><td></td></tr>"),
             "{html}"
         );
         assert!(html.contains("tiles that disagree: 1-2"));
@@ -615,7 +853,105 @@ mod tests {
             risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 850.0)]),
         ];
         let v = verdict(&times, 1000.0).unwrap();
-        assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("reader", "NoC read barrier"));
+        assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("reader", "noc"));
+        assert_eq!(v.resource.as_deref(), Some("NoC read barrier"));
+        assert_eq!(v.bound_by_stage(), "NoC read barrier (reader on BRISC)");
         assert!(v.evidence.starts_with("reader on BRISC: busy 20%, waiting on NoC read barrier 80%"), "{}", v.evidence);
+    }
+
+    /// Issue 25: `bound_by` was "compute" whatever stage bounded the op.
+    #[test]
+    fn bound_by_names_data_movement_compute_semaphore_and_noc() {
+        let stage = |bound: RiscTime| {
+            let times = vec![bound, risc("TRISC_2", "pack", 1000.0, &[(Wait::CbFront(3), 900.0)])];
+            verdict(&times, 1000.0).unwrap()
+        };
+        let v = stage(risc("BRISC", "reader", 1000.0, &[(Wait::CbBack(0), 10.0)]));
+        assert_eq!((v.stage.as_str(), v.bound_by.as_str(), v.resource.as_deref()), ("reader", "data movement", None));
+        let v = stage(risc("NCRISC", "writer", 1000.0, &[(Wait::CbFront(4), 10.0)]));
+        assert_eq!(v.bound_by, "data movement");
+        let v = stage(risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 10.0)]));
+        assert_eq!((v.bound_by.as_str(), v.bound_by_stage().as_str()), ("compute", "math (TRISC_1)"));
+        let v = stage(risc("BRISC", "reader", 1000.0, &[(Wait::Semaphore(3), 700.0)]));
+        assert_eq!((v.bound_by.as_str(), v.resource.as_deref()), ("semaphore", Some("semaphore 3")));
+        for v in [&v] {
+            assert!(BOUND_BY.contains(&v.bound_by.as_str()));
+        }
+    }
+
+    /// Issue 25: a reader that spent most of its time stalled on its full ring was "busy".
+    #[test]
+    fn profiler_stalls_are_their_own_category_and_can_bound_the_op() {
+        let mut reader = risc("BRISC", "reader", 1000.0, &[(Wait::CbBack(0), 10.0)]);
+        reader.profiler_stall_ns = 770.0;
+        reader.busy_ns -= 770.0;
+        let times = vec![
+            reader.clone(),
+            risc("TRISC_0", "unpack", 1000.0, &[(Wait::CbFront(0), 950.0)]),
+            risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 900.0)]),
+        ];
+        let v = verdict(&times, 1000.0).unwrap();
+        assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("reader", "profiler"));
+        assert_eq!((v.busy_pct.round(), v.profiler_pct.round()), (22.0, 77.0));
+        assert_eq!(v.bound_by_stage(), "the profiler (reader on BRISC)");
+        assert!(v.evidence.starts_with("reader on BRISC: stalled on the profiler's full ring 77%"), "{}", v.evidence);
+        assert!(v.evidence.contains("--drain-every") && v.evidence.contains("fewer zones"), "{}", v.evidence);
+        // Smaller stalls: the stage is still named for its work, the stall share is quoted.
+        let mut reader = risc("BRISC", "reader", 1000.0, &[(Wait::CbBack(0), 10.0)]);
+        reader.profiler_stall_ns = 100.0;
+        reader.busy_ns -= 100.0;
+        let v = verdict(&[reader, times[1].clone()], 1000.0).unwrap();
+        assert_eq!(v.bound_by, "data movement");
+        assert_eq!(v.evidence, "reader on BRISC: busy 89%, stalled on the profiler 10%; unpack waits on CB 0 front (data) 95%");
+    }
+
+    /// Issue 25: with `--drain-every 0` a RISC whose records were dropped (its KERNEL zone
+    /// among them) looked "busy 0%", and another stage was named.
+    #[test]
+    fn lost_records_make_the_verdict_the_profiler() {
+        let mut reader = risc("BRISC", "reader", 0.0, &[(Wait::CbBack(0), 300.0)]);
+        reader.busy_ns = 0.0;
+        reader.records_lost = 10684;
+        reader.missing_kernel_zone = true;
+        let times = vec![reader, risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 990.0)])];
+        let v = verdict(&times, 1000.0).unwrap();
+        assert_eq!((v.stage.as_str(), v.risc.as_str(), v.bound_by.as_str()), ("reader", "BRISC", "profiler"));
+        assert!(
+            v.evidence.starts_with(
+                "the profiler lost records, so these times are incomplete: reader on BRISC dropped 10684 record(s) on its \
+                 full ring and recorded no KERNEL zone; drain the rings more often"
+            ),
+            "{}",
+            v.evidence
+        );
+        let mut op = OpAnalysis {
+            op: "Add".into(),
+            chip: 0,
+            run: 1,
+            span_ns: 1000.0,
+            riscs: times.clone(),
+            verdict: Some(v),
+            disagreeing_tiles: vec![],
+            tiles: vec![],
+        };
+        for r in &mut op.riscs {
+            r.waits = r.by_wait.iter().map(|(w, ns)| (w.to_string(), *ns)).collect();
+        }
+        let a = Analysis { ops: vec![op] };
+        assert!(render(&a).contains("Add (run 1): bound by the profiler (reader on BRISC): the profiler lost records"));
+        let html = html_panel(&a);
+        assert!(html.contains("<th>profiler</th>"), "{html}");
+        assert!(html.contains("<td>10684 record(s) lost, no KERNEL zone</td>"), "{html}");
+        let json = serde_json::to_value(&a).unwrap();
+        let r = &json["ops"][0]["riscs"][0];
+        assert_eq!((r["records_lost"].as_u64(), r["missing_kernel_zone"].as_bool()), (Some(10684), Some(true)));
+        assert!(r["profiler_stall_ns"].is_number(), "{r}");
+        // No KERNEL zone but nothing lost (the kernel did not finish): not the profiler's
+        // doing; that RISC is left out of the ranking and named.
+        let mut times = times;
+        times[0].records_lost = 0;
+        let v = verdict(&times, 1000.0).unwrap();
+        assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("math", "compute"));
+        assert!(v.evidence.ends_with("; incomplete: reader on BRISC recorded no KERNEL zone (it did not finish)"), "{}", v.evidence);
     }
 }

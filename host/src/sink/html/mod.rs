@@ -6,16 +6,17 @@
 //! timestamped data and sum zones, [`crate::timeline::Mark`]) are small triangles at the top
 //! of their lane, colored by kind. Wheel zooms around the pointer, dragging or the arrow
 //! keys pan, shift+wheel scrolls the lanes, `0` or Reset shows the whole run; hovering a
-//! zone shows its name, source location, core and RISC, op, start (host µs and device cycle)
-//! and duration (ns and cycles); hovering a mark shows its name, source location, kind,
+//! zone shows its name, source location, core and RISC, op, start (host µs and device cycle),
+//! duration (ns and cycles) and a value zone's value; hovering a mark shows its name, source location, kind,
 //! core, op, time (host µs and device cycle) and its data value, or a sum zone's count of
 //! measurements, total and mean cycles.
 //!
 //! Embedded data (times in whole ns relative to `t0`, the earliest time on the timeline):
 //! `lanes: [[label, chip, depth]]`, `sites: [[name, "file:line"]]`,
 //! `ops: [[name, run, chip, kernel start, kernel end, host start, host end]]` (null when
-//! unknown), `zones`, flat, 8 values each: lane, site, depth, start, duration, op
-//! (-1: none), start cycle, cycles; and `marks`, flat, 8 values each: lane, site, kind
+//! unknown), `zones`, flat, 9 values each: lane, site, depth, start, duration, op
+//! (-1: none), start cycle, cycles, value (a value zone's `value_zone!` value; -1: a plain
+//! zone); and `marks`, flat, 8 values each: lane, site, kind
 //! (0 event, 1 data, 2 sum zone), time, op (-1: none), cycle, a, b, where a and b are
 //! 0 and 0 for an event, the payload and 0 for data, the total cycles and the count of
 //! measurements for a sum zone. Every value of a zone or mark is a JSON integer, except that
@@ -292,7 +293,7 @@ fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize, pruned: (usize,
         let start = z.start_ns.round() as i64;
         let _ = write!(
             s,
-            "{}{},{},{},{},{},{},{},{}",
+            "{}{},{},{},{},{},{},{},{},{}",
             if first { "" } else { "," },
             z.lane,
             z.site,
@@ -301,7 +302,8 @@ fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize, pruned: (usize,
             (z.end_ns.round() as i64 - start).max(0),
             z.op.map_or(-1, |o| o as i64),
             Exact(z.start_cycles),
-            Exact(z.cycles())
+            Exact(z.cycles()),
+            z.value.map_or(-1, i64::from)
         );
         first = false;
     }

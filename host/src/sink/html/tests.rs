@@ -30,16 +30,23 @@ fn the_page_is_one_file_that_loads_nothing_and_embeds_every_zone() {
     let end = start + html[start..].find("</script>").unwrap();
     let data: Value = serde_json::from_str(&html[start..end]).expect("embedded data is JSON");
     let t = timeline();
-    assert_eq!(data["zones"].as_array().unwrap().len(), 8 * t.zones.len());
+    assert_eq!(data["zones"].as_array().unwrap().len(), 9 * t.zones.len());
     assert_eq!(data["lanes"].as_array().unwrap().len(), 10);
     assert_eq!(data["ops"][1][0], "Matmul");
     let t0 = data["t0"].as_i64().unwrap();
     assert_eq!(t0, times(1, 0, Risc::Brisc).fw.0 as i64 - 50_000, "the first host launch");
     // The first zone: tile (1,1) BRISC's FW zone of run 1.
-    let z: Vec<i64> = data["zones"].as_array().unwrap()[..8].iter().map(|v| v.as_i64().unwrap()).collect();
+    let z: Vec<i64> = data["zones"].as_array().unwrap()[..9].iter().map(|v| v.as_i64().unwrap()).collect();
     let fw = times(1, 0, Risc::Brisc).fw;
-    assert_eq!(z, [0, z[1], 0, fw.0 as i64 - t0, (fw.1 - fw.0) as i64, 0, fw.0 as i64, (fw.1 - fw.0) as i64]);
+    assert_eq!(z, [0, z[1], 0, fw.0 as i64 - t0, (fw.1 - fw.0) as i64, 0, fw.0 as i64, (fw.1 - fw.0) as i64, -1]);
     assert_eq!(data["sites"][z[1] as usize][0], "BRISC-FW");
+    // A value zone's value is its ninth value (issue 25: it reached only the device CSV).
+    let zones: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let values: Vec<(i64, i64)> = zones.chunks(9).filter(|c| c[8] >= 0).map(|c| (c[0], c[8])).collect();
+    assert_eq!(values.len(), 30);
+    assert!(zones.chunks(9).all(|c| (c[8] >= 0) == (data["sites"][c[1] as usize][0] == "inner")));
+    let lane0: Vec<i64> = values.iter().filter(|v| v.0 == 0).map(|v| v.1).collect();
+    assert_eq!(lane0, [1, 2, 3].map(|run| fixture::inner_value(run, 0, Risc::Brisc) as i64));
 }
 
 /// The JSON a page embeds.
@@ -53,7 +60,7 @@ fn data_of(html: &str) -> Value {
 fn embedded(html: &str) -> (Value, Vec<(i64, i64, i64)>) {
     let data = data_of(html);
     let z: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
-    let zones = z.chunks(8).map(|c| (c[1], c[3], c[4])).collect();
+    let zones = z.chunks(9).map(|c| (c[1], c[3], c[4])).collect();
     (data, zones)
 }
 
@@ -306,6 +313,11 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
         assert!(hover.contains(want), "hover text lacks {want:?}:\n{hover}");
     }
     assert_eq!(r["hoverShown"], "block");
+    // A value zone's tooltip shows its value; a plain zone's has none.
+    let value = r["valueZone"].as_str().unwrap();
+    let v = fixture::inner_value(1, 0, Risc::Brisc);
+    assert!(value.contains("inner") && value.contains(&format!("value: {v} ({v:#x})")), "{value}");
+    assert!(!r["plainZone"].as_str().unwrap().contains("value:"), "{r}");
     // The wheel zoomed in around the pointer: the same zone is still under it.
     assert!(r["zoom"].as_f64().unwrap() > 1.5, "{r}");
     assert_eq!(r["hoverZoomed"], r["hover"]);

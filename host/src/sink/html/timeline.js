@@ -6,7 +6,7 @@
   var D = JSON.parse(document.getElementById("ttprof-data").textContent);
   // lane, site, depth, start ns, duration ns, op (-1: none), start cycle, cycles (a cycle
   // count above 2^53 - 1 is a string of digits).
-  var ZW = 8;
+  var ZW = 9;
   var Z = D.zones, N = Z.length / ZW;
   // lane, site, kind, time ns, op (-1: none), cycle, a, b: data: a = value; sum zone: a =
   // total cycles, b = count. A cycle, value or total above 2^53 - 1 is a string of digits.
@@ -277,6 +277,7 @@
     s += "op: " + (op ? esc(op[0]) + " (run " + op[1] + ")" : "none") + "\n";
     s += "start: " + ((D.t0 + Z[z + 3]) / 1e3).toFixed(3) + " \u00b5s host (+" + fmtNs(Z[z + 3]) + "), cycle " + group(Z[z + 6]) + "\n";
     s += "duration: " + group(Z[z + 4]) + " ns, " + group(Z[z + 7]) + " cycles\n";
+    if (Z[z + 8] >= 0) s += "value: " + group(Z[z + 8]) + " (" + hex(Z[z + 8]) + ")\n";
     s += "depth: " + Z[z + 2];
     return s;
   }
@@ -359,6 +360,11 @@
   if (location.hash === "#selftest") {
     // marksDrawn counts shapes: a run of marks under 2 px apart is one.
     var out = { zones: N, lanes: shown.length, drawn: stats.drawn, marks: NM, marksDrawn: stats.marks };
+    // The tooltip of the first value zone (value_zone!), and of the first plain zone.
+    for (var vz = 0; vz < N && Z[vz * ZW + 8] < 0; vz++);
+    out.valueZone = vz < N ? zoneText(vz) : null;
+    for (var pz = 0; pz < N && Z[pz * ZW + 8] >= 0; pz++);
+    out.plainZone = pz < N ? zoneText(pz) : null;
     // Marks on the lanes whose top is in view (where drawMarks draws).
     out.marksInView = 0;
     for (var v = 0; v < shown.length; v++) {

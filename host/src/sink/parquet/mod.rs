@@ -31,6 +31,7 @@
 //! | `start_cycles`, `end_cycles` | uint64 | device cycles of the tile |
 //! | `start_ns`, `end_ns` | int64 | host ns from the clock fit (rounded) |
 //! | `duration_ns` | int64 | `end_ns - start_ns` (in cycles: `end_cycles - start_cycles`) |
+//! | `value` | uint32, null | a value zone's value (`value_zone!`); null for a plain zone |
 //!
 //! `ttprof_marks.parquet`, one row per event, data or sum record: `chip`, `tile_x`,
 //! `tile_y`, `risc`, `run`, `op`, `site`, `name`, `file`, `line` as above, then `kind`

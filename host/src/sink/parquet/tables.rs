@@ -45,6 +45,7 @@ pub fn zones_schema(with_chip: bool) -> SchemaRef {
         Field::new("start_ns", DataType::Int64, false),
         Field::new("end_ns", DataType::Int64, false),
         Field::new("duration_ns", DataType::Int64, false),
+        Field::new("value", DataType::UInt32, true),
     ]);
     Arc::new(Schema::new(f))
 }
@@ -157,6 +158,7 @@ pub(crate) fn zones_batch(
     c.push(Arc::new(Int64Array::from(start_ns)));
     c.push(Arc::new(Int64Array::from(end_ns)));
     c.push(Arc::new(Int64Array::from(duration)));
+    c.push(Arc::new(zones.iter().map(|z| z.value).collect::<UInt32Array>()));
     RecordBatch::try_new(schema.clone(), c)
 }
 

@@ -61,6 +61,25 @@ fn the_three_tables_read_back_with_every_zone_mark_and_op() {
     assert_eq!(zones.iter().map(|b| b.num_rows()).sum::<usize>(), 120);
     assert_eq!(zones[0].schema(), zones_schema(true));
     assert_eq!(per_name(&zones), expected(&p));
+    // A value zone's value is a column, null for plain zones (issue 25).
+    let mut values: Vec<(String, u32)> = Vec::new();
+    for b in &zones {
+        let names = b.column_by_name("name").unwrap().as_dictionary::<UInt32Type>();
+        let strings = names.values().as_string::<i32>();
+        let v = b.column_by_name("value").unwrap().as_primitive::<UInt32Type>();
+        for i in 0..b.num_rows() {
+            let name = strings.value(names.keys().value(i) as usize).to_string();
+            assert_eq!(v.is_valid(i), name == "inner", "{name}");
+            if v.is_valid(i) {
+                values.push((name, v.value(i)));
+            }
+        }
+    }
+    let mut want: Vec<(String, u32)> =
+        p.rings().flat_map(|v| v.zones.into_iter().filter_map(|z| z.value)).map(|v| ("inner".to_string(), v)).collect();
+    values.sort();
+    want.sort();
+    assert_eq!((values.len(), &values), (30, &want));
     let marks = read(&dir.join(MARKS_FILE));
     assert_eq!(marks.iter().map(|b| b.num_rows()).sum::<usize>(), 90);
     let kinds = marks[0].column_by_name("kind").unwrap().as_dictionary::<UInt32Type>();

@@ -9,7 +9,8 @@
 //! * Zones are `TYPE_SLICE_BEGIN`/`TYPE_SLICE_END` pairs on their RISC's track, written in
 //!   nesting order (a zone that ends after its enclosing zone, or after the next sibling
 //!   starts, is cut there and counted: times from corrupt records). The begin carries the
-//!   debug annotations `loc` (`file:line`) and `op`. Events, data and sums are
+//!   debug annotations `loc` (`file:line`) and `op`, and a value zone's (`value_zone!`)
+//!   `value`. Events, data and sums are
 //!   `TYPE_INSTANT`s on the same track; data carry `value`, sums `total_cycles` and
 //!   `count`. Ops are slices on their chip's op tracks at their host times, with `run`.
 //! * Each ring is one packet sequence: its first packet clears the incremental state,

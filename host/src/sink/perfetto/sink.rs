@@ -371,10 +371,14 @@ impl PerfettoSink {
                 Ev::Begin(i) => {
                     let z = &v.zones[i];
                     self.stats.zones += 1;
+                    let mut a = annotations(z.site, z.op);
+                    if let Some(value) = z.value {
+                        a.push(DebugAnnotation { name_iid: Some(ANN_VALUE), uint_value: Some(value as u64), ..Default::default() });
+                    }
                     TrackEvent {
                         r#type: Some(TYPE_SLICE_BEGIN),
                         name_iid: Some(z.site as u64 + 1),
-                        debug_annotations: annotations(z.site, z.op),
+                        debug_annotations: a,
                         ..Default::default()
                     }
                 }

@@ -53,7 +53,7 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
     }
     let mut seqs: BTreeMap<u32, Seq> = BTreeMap::new();
     let mut tracks: BTreeMap<u64, String> = BTreeMap::new();
-    let mut begins: Vec<(u64, u64, String, Option<String>)> = Vec::new();
+    let mut begins: Vec<(u64, u64, String, Option<String>, Option<u64>)> = Vec::new();
     let (mut instants, mut op_slices) = (0, 0);
     for pk in &trace.packet {
         if let Some(d) = &pk.track_descriptor {
@@ -84,7 +84,8 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
         match e.r#type {
             Some(TYPE_SLICE_BEGIN) => {
                 let loc = e.debug_annotations.iter().find(|a| a.name_iid == Some(1)).map(|a| seq.strings[&a.string_value_iid.unwrap()].clone());
-                begins.push((seq.track, seq.t, seq.names[&e.name_iid.unwrap()].clone(), loc));
+                let value = e.debug_annotations.iter().find(|a| a.name_iid == Some(3)).map(|a| a.uint_value.unwrap());
+                begins.push((seq.track, seq.t, seq.names[&e.name_iid.unwrap()].clone(), loc, value));
             }
             Some(TYPE_INSTANT) => instants += 1,
             _ => {}
@@ -97,11 +98,14 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
         for z in &v.zones {
             let l = &p.labels[z.site as usize];
             let uuid = tracks.iter().find(|(_, n)| **n == v.lane.name(p.geometry().arch)).map(|(u, _)| *u).unwrap();
-            want.push((uuid, z.start_ns.round() as u64, l.name.clone(), Some(format!("{}:{}", l.file, l.line))));
+            let value = z.value.map(u64::from);
+            want.push((uuid, z.start_ns.round() as u64, l.name.clone(), Some(format!("{}:{}", l.file, l.line)), value));
         }
     }
     begins.sort();
     want.sort();
+    // Value zones carry their value as the `value` argument (issue 25).
+    assert_eq!(want.iter().filter(|w| w.4.is_some()).count(), 30, "the fixture's inner zones");
     assert_eq!(begins, want);
     std::fs::remove_dir_all(&dir).unwrap();
 }

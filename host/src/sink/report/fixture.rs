@@ -44,7 +44,7 @@ pub fn sites() -> SiteTable {
         z("zone", "TRISC-FW", 5),
         z("zone", "TRISC-KERNEL", 6),
         z("zone", "work", 10),
-        z("zone", "inner", 11),
+        z("value_zone", "inner", 11),
         z("event", "barrier", 12),
         z("data", "bytes", 13),
         z("sum", "wait", 14),
@@ -88,13 +88,18 @@ pub fn times(run: u32, t: usize, risc: Risc) -> Times {
     }
 }
 
+/// The value of the `inner` value zone of op `run` on tile index `t` and `risc`.
+pub fn inner_value(run: u32, t: usize, risc: Risc) -> u32 {
+    100 * run + 10 * t as u32 + risc.index() as u32
+}
+
 /// The records one core writes for all ops, in ring order (zones at their close).
 pub fn records(t: usize, risc: Risc) -> Records {
     let mut r = Records::new();
     for (run, _) in OPS {
         let x = times(run, t, risc);
         r.push(RecordKind::Run, 0, x.fw.0, x.fw.0, run as u64, 0, run);
-        r.push(RecordKind::Zone, site::INNER, x.inner.0, x.inner.1, 0, 0, run);
+        r.push(RecordKind::ValueZone, site::INNER, x.inner.0, x.inner.1, inner_value(run, t, risc) as u64, 0, run);
         r.push(RecordKind::Zone, site::WORK, x.work.0, x.work.1, 0, 0, run);
         r.push(RecordKind::Event, site::BARRIER, x.work.1, x.work.1, 0, 0, run);
         r.push(RecordKind::Data, site::BYTES, x.work.1 + 1, x.work.1 + 1, 4096, 0, run);

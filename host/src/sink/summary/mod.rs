@@ -4,7 +4,9 @@
 //! max in ns (on the host timeline, through the [`Timebase`], which the summary names) and
 //! in device cycles; ops by their total device kernel time, zones within an op by total
 //! time; zones whose mean is below a threshold hidden (and counted). Sum zones get their
-//! own rows per op: measurements, total and mean, in ns and cycles.
+//! own rows per op: measurements, total and mean, in ns and cycles. Value zones
+//! (`value_zone!`) also get a row of their values per op and name: how many, the smallest,
+//! mean and largest.
 
 pub mod checkpoints;
 mod sink;
@@ -97,6 +99,32 @@ impl SumRow {
     }
 }
 
+/// The values of one value zone name (`value_zone!`) within one op.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValueRow {
+    /// The zone's name.
+    pub zone: String,
+    /// Value zones of this name in this op.
+    pub count: u64,
+    /// The smallest value.
+    pub min: u32,
+    /// The largest value.
+    pub max: u32,
+    /// The sum of the values (exact: a u32 per zone).
+    pub sum: u128,
+}
+
+impl ValueRow {
+    /// The mean value (0 without zones).
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+}
+
 /// One op (all runs with the same op code).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpSection {
@@ -111,6 +139,8 @@ pub struct OpSection {
     pub zones: Vec<ZoneRow>,
     /// Sum zones, largest total first.
     pub sums: Vec<SumRow>,
+    /// Value zones' values, by name.
+    pub values: Vec<ValueRow>,
 }
 
 /// What [`per_op`] computes.
@@ -174,6 +204,7 @@ pub struct Builder {
     /// (op name, site name) -> (ns, cycles)
     groups: HashMap<(String, String), (Vec<f64>, Vec<f64>)>,
     sums: HashMap<(String, String), SumRow>,
+    values: HashMap<(String, String), ValueRow>,
 }
 
 impl Builder {
@@ -184,6 +215,20 @@ impl Builder {
             let g = self.groups.entry((op_name(z.op), labels[z.site as usize].name.clone())).or_default();
             g.0.push(z.duration_ns());
             g.1.push(z.cycles() as f64);
+            if let Some(v) = z.value {
+                let name = &labels[z.site as usize].name;
+                let row = self.values.entry((op_name(z.op), name.clone())).or_insert_with(|| ValueRow {
+                    zone: name.clone(),
+                    count: 0,
+                    min: u32::MAX,
+                    max: 0,
+                    sum: 0,
+                });
+                row.count += 1;
+                row.min = row.min.min(v);
+                row.max = row.max.max(v);
+                row.sum += v as u128;
+            }
         }
         // Sum zones: one row per (op, name), totals over every record.
         for m in marks {
@@ -206,7 +251,7 @@ impl Builder {
 
     /// The summary: one section per op name, rows below `threshold_ns` hidden.
     pub fn finish(self, all_ops: &[OpSpan], timebase: &Timebase, threshold_ns: f64) -> Summary {
-        let Builder { groups, sums } = self;
+        let Builder { groups, sums, values } = self;
         let mut ops: HashMap<String, OpSection> = HashMap::new();
         for o in all_ops {
             let s = ops
@@ -234,6 +279,9 @@ impl Builder {
                 .sums
                 .push(row);
         }
+        for ((op, _), row) in values {
+            ops.entry(op.clone()).or_insert_with(|| OpSection::new(&op)).values.push(row);
+        }
         let mut ops: Vec<OpSection> = ops
             .into_values()
             .filter(|o| !o.zones.is_empty() || !o.sums.is_empty())
@@ -249,6 +297,7 @@ impl Builder {
                     .cmp(&a.total_cycles)
                     .then_with(|| a.zone.cmp(&b.zone))
             });
+            o.values.sort_by(|a, b| a.zone.cmp(&b.zone));
         }
         ops.sort_by(|a, b| {
             let total = |o: &OpSection| {
@@ -278,6 +327,7 @@ impl OpSection {
             kernel_ns: 0.0,
             zones: vec![],
             sums: vec![],
+            values: vec![],
         }
     }
 }
@@ -335,6 +385,9 @@ pub fn render(s: &Summary) -> String {
         if !o.sums.is_empty() {
             render_sums(&mut t, &o.sums);
         }
+        if !o.values.is_empty() {
+            render_values(&mut t, &o.values);
+        }
     }
     if s.hidden > 0 {
         let _ = writeln!(
@@ -346,6 +399,29 @@ pub fn render(s: &Summary) -> String {
         );
     }
     t
+}
+
+/// The value zones of one op: their values per name (how many, smallest, mean, largest).
+fn render_values(t: &mut String, rows: &[ValueRow]) {
+    let header = ["zones", "min value", "mean value", "max value"].map(String::from);
+    let cells: Vec<[String; 4]> = rows
+        .iter()
+        .map(|r| [r.count.to_string(), r.min.to_string(), format!("{:.1}", r.mean()), r.max.to_string()])
+        .collect();
+    let name_w = rows.iter().map(|r| r.zone.chars().count()).max().unwrap_or(0).max("value zone".len());
+    let widths: Vec<usize> =
+        (0..4).map(|i| cells.iter().map(|c| c[i].len()).max().unwrap_or(0).max(header[i].len())).collect();
+    let mut line = |name: &str, cells: &[String]| {
+        let _ = write!(t, "    {name:<name_w$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(t, "  {c:>w$}");
+        }
+        t.push('\n');
+    };
+    line("value zone", &header);
+    for (r, c) in rows.iter().zip(&cells) {
+        line(&r.zone, c);
+    }
 }
 
 /// The sum zones of one op: a small table of their own (their rows are totals, not zones).
@@ -464,6 +540,21 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("82,061"), "{text}");
+        // Value zones: their values per op and name (issue 25: they reached only the CSV).
+        let inner: Vec<u32> =
+            (0..2).flat_map(|t| Risc::ALL.map(|r| fixture::inner_value(2, t, r))).collect();
+        let sum: u128 = inner.iter().map(|&v| v as u128).sum();
+        let want = ValueRow {
+            zone: "inner".into(),
+            count: 10,
+            min: *inner.iter().min().unwrap(),
+            max: *inner.iter().max().unwrap(),
+            sum,
+        };
+        assert_eq!(mm.values, [want.clone()]);
+        assert_eq!((want.min, want.max, want.mean()), (200, 214, 207.0));
+        assert!(text.contains("    value zone  zones  min value  mean value  max value\n"), "{text}");
+        assert!(text.contains("    inner          10        200       207.0        214\n"), "{text}");
     }
 
     #[test]

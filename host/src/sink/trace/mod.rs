@@ -7,7 +7,8 @@
 //!   first and closes last, an ending zone closes before one that starts at the same time),
 //!   because Perfetto mis-nests `X` events whose rounded ends cross and Tracy's importer
 //!   rounds `ts` and `dur` separately. `B` carries the zone's name, `"loc": "file:line"`
-//!   (Tracy's importer turns it into a source location) and its op, run and raw cycles.
+//!   (Tracy's importer turns it into a source location) and its op, run and raw cycles,
+//!   and a value zone's value (`value_zone!`) as `"value"`.
 //! * Ops get their own threads in each chip's process: `ops (device)` with each op's kernel
 //!   span (first KERNEL start to last KERNEL end) and `ops (host)` with its host launch to
 //!   completion from the op log, each split over more threads if ops overlap (at most
@@ -230,8 +231,9 @@ fn write_zones<W: Write>(
         };
         let op_arg = op.map(|o| format!(r#""op":{},"#, json(&o.name))).unwrap_or_default();
         let run_arg = if z.run == NO_RUN { String::new() } else { format!(r#""run":{},"#, z.run) };
+        let value_arg = z.value.map(|v| format!(r#","value":{v}"#)).unwrap_or_default();
         out.event(format_args!(
-            r#""name":{},"cat":"zone","ph":"B","pid":{pid},"tid":{tid},"ts":{}{loc},"args":{{{op_arg}{run_arg}"start_cycles":{},"cycles":{}}}"#,
+            r#""name":{},"cat":"zone","ph":"B","pid":{pid},"tid":{tid},"ts":{}{loc},"args":{{{op_arg}{run_arg}"start_cycles":{},"cycles":{}{value_arg}}}"#,
             json(&site.name),
             ts(z.start_ns),
             z.start_cycles,

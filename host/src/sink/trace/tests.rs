@@ -117,6 +117,12 @@ fn every_zone_is_a_nested_pair_on_its_tile_and_risc_thread_at_its_host_time() {
     assert_eq!(b["loc"], "src/kernel.rs:10");
     assert_eq!(b["args"]["op"], "Matmul");
     assert_eq!((b["ts"].as_f64().unwrap() * 1000.0) as u64, times(2, 0, Risc::Brisc).work.0);
+    assert!(b["args"].get("value").is_none(), "a plain zone has no value: {b}");
+    // A value zone's value is an argument (issue 25: it reached only the device CSV).
+    let inner = ev.iter().filter(|e| e["ph"] == "B" && e["name"] == "inner").collect::<Vec<_>>();
+    assert_eq!(inner.len(), 3 * 10);
+    let b = inner.iter().find(|e| e["args"]["run"] == 3 && e["tid"] == lane_tid(lane) as u64).unwrap();
+    assert_eq!(b["args"]["value"], crate::report::fixture::inner_value(3, 1, Risc::Trisc1));
     let signpost = ev.iter().find(|e| e["cat"] == "signpost").unwrap();
     assert_eq!((signpost["name"].as_str(), signpost["s"].as_str()), (Some("warmup-done"), Some("p")));
     assert_eq!((signpost["ts"].as_f64().unwrap() * 1000.0) as u64, 1_500_000);
@@ -142,6 +148,7 @@ fn equal_times_keep_their_order_and_zones_that_break_nesting_are_cut() {
         end_cycles: e,
         start_ns: s as f64,
         end_ns: e as f64,
+        value: None,
     };
     let keep: Vec<Zone> = t.zones.iter().filter(|z| z.lane != lane).copied().collect();
     t.zones = [z(0, 10, 20), z(0, 20, 30), z(1, 25, 35), z(0, 40, 40)].into_iter().chain(keep).collect();

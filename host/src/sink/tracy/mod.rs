@@ -17,7 +17,11 @@
 //!   `op=Matmul run=3 device=0 tiles=4`: run id and attributes on one line, without commas
 //!   or double quotes, so `tracy-csvexport -u` writes one line per zone), signposts as
 //!   messages there;
-//! * device events, data, sums and loss reports as messages on their RISC's thread.
+//! * device events, data, sums and loss reports as messages on their RISC's thread, and a
+//!   value zone's value (`value_zone!`) as a message `name: value N` at the zone's start on
+//!   its RISC's thread: Tracy's GPU zones have no text or value (its `ZoneText` and
+//!   `ZoneValue` events attach to the thread's current CPU zone, which a device lane has
+//!   not), and a source location per value would exhaust Tracy's 32K of them.
 //!
 //! Use: [`Stream::build`] once, then [`serve`] (or [`Server::bind`] + [`Server::serve`] to
 //! pick the port first): it listens on loopback port 8086 unless told otherwise and returns

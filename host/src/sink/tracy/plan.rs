@@ -68,7 +68,8 @@ pub(crate) struct Message {
 pub struct StreamOptions {
     /// Program name shown by the capture tool (at most 63 bytes are sent).
     pub program_name: String,
-    /// Device events, data, sums and in-band loss reports as messages on their lane.
+    /// Device events, data, sums, value zones' values and in-band loss reports as messages
+    /// on their lane.
     pub device_messages: bool,
 }
 
@@ -286,6 +287,14 @@ impl Sink for StreamBuilder {
                     MarkKind::Sum { total_cycles, count } => format!("{name}: {count} x, {total_cycles} cycles in all"),
                 };
                 self.messages.push(Message { thread, time: round(m.ns), severity: Severity::Info, text });
+            }
+            // A value zone's value: Tracy's GPU zones carry no text or value (`ZoneText` and
+            // `ZoneValue` apply to the thread's CPU zone), so it is a message on the lane at
+            // the zone's start.
+            for z in v.zones.iter().filter(|z| z.value.is_some()) {
+                let name = &p.labels[z.site as usize].name;
+                let text = format!("{name}: value {}", z.value.unwrap_or(0));
+                self.messages.push(Message { thread, time: round(z.start_ns), severity: Severity::Info, text });
             }
             for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
                 let time = p.timebase.host_ns(id.chip, id.tile, r.start[i]).map_or(0, round);

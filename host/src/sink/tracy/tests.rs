@@ -21,7 +21,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-const SITES: [(&str, u32); 5] = [("outer", 10), ("read-tile", 20), ("wait", 30), ("math", 40), ("tick", 50)];
+const SITES: [(&str, u32); 6] = [("outer", 10), ("read-tile", 20), ("wait", 30), ("math", 40), ("tick", 50), ("tiles", 60)];
 
 fn ring(chip: u32, x: u8, y: u8, risc: Risc, records: Records) -> RingReport {
     RingReport { records, ..RingReport::new(RingId { chip, tile: NocCoord::new(x, y), risc }) }
@@ -46,6 +46,7 @@ fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
     brisc.push(RecordKind::Data, 4, 260, 260, 77, 0, 1);
     brisc.push(RecordKind::Loss, 0, 610, 620, 1 | 1 << 32, 3, 1);
     let mut trisc = zones(1, &[(3, 150, 350), (0, 120, 380)]);
+    trisc.push(RecordKind::ValueZone, 5, 360, 370, 42, 0, 1);
     for i in 0..extra_zones as u64 {
         trisc.push(RecordKind::Zone, 3, 1000 + 10 * i, 1005 + 10 * i, 0, 0, 1);
     }
@@ -63,7 +64,12 @@ fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
         tiles: 4,
         unused_tiles: 1,
     };
-    let metas: Vec<String> = SITES.iter().map(|(n, l)| site_json(if *n == "tick" { "event" } else { "zone" }, n, *l)).collect();
+    let kind = |n: &str| match n {
+        "tick" => "event",
+        "tiles" => "value_zone",
+        _ => "zone",
+    };
+    let metas: Vec<String> = SITES.iter().map(|(n, l)| site_json(kind(n), n, *l)).collect();
     let res = Resolution::uniform(&readout, Arc::new(SiteTable::from_json_list(&metas).unwrap()));
     // Chip 0 at 1 GHz with tile (2,1)'s clock 1000 cycles ahead; chip 1 at 1.35 GHz, 5 s later.
     let mut c0 = ChipTime::nominal(1000);
@@ -126,7 +132,7 @@ fn expected(readout: &Readout, res: &Resolution, tb: &Timebase) -> Vec<ZoneKey> 
     for (ri, ring) in readout.rings.iter().enumerate() {
         let (id, r) = (ring.id, &ring.records);
         let ctx = format!("Device {}, core {}", id.chip, id.tile);
-        for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Zone) {
+        for i in (0..r.len()).filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone)) {
             let ns = |c| tb.host_ns(id.chip, id.tile, c).unwrap().round() as i64;
             let (name, file, line) = match res.site(ri, r.run[i], r.site[i]) {
                 Some(m) => (m.name.clone(), m.file.clone(), m.line),
@@ -194,7 +200,7 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
     // One source location per site, not per zone: BRISC's 6 zones use 3 sites.
     let sites = s.srclocs.len() as u64;
     assert_eq!(d.queries[&Query::SourceLocation], sites);
-    assert_eq!(sites, 4 + 1 + 3, "outer, read-tile, wait, math + unresolved-site-9 + 3 op codes");
+    assert_eq!(sites, 5 + 1 + 3, "outer, read-tile, wait, math, tiles + unresolved-site-9 + 3 op codes");
     assert!(sites < s.summary.zones + 3);
     assert_eq!(report.transfer.queries["SourceLocation"], sites);
     assert_eq!(report.transfer.queries["ThreadString"], 4 + 2 + 1, "4 lanes, 2 host rows of device 0, 1 of device 1");
@@ -216,6 +222,8 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
     assert!(msgs.contains(&("BRISC 0:(1,1)", 250, "tick", Some(Severity::Info))));
     assert!(msgs.contains(&("BRISC 0:(1,1)", 260, "tick = 77", Some(Severity::Info))));
     assert!(msgs.contains(&("BRISC 0:(1,1)", 610, "3 record(s) dropped: ring full", Some(Severity::Warning))));
+    // A value zone's value (issue 25: it reached only the device CSV).
+    assert!(msgs.contains(&("TRISC_1 0:(1,1)", 360, "tiles: value 42", Some(Severity::Info))), "{msgs:?}");
     assert!(report.attempts.is_empty());
 }
 
