@@ -250,7 +250,7 @@ fn a_cxx_zone_costs_within_2_cycles_of_a_rust_zone() {
     let per_zone = |on: &Path, off: &Path| -> (f64, f64) {
         let run = |elf: &Path, iterations| {
             let r = BenchRun { mode: DENSE, iterations, work: 4, recording: true, policy: Policy::Block, drain_every: Some(2_000) };
-            launch(elf, &r, &dir).unwrap()
+            launch(Arch::WormholeB0, elf, &r, &dir).unwrap()
         };
         let (a, b, pa, pb) = (run(on, 1_000), run(on, 3_000), run(off, 1_000), run(off, 3_000));
         assert_eq!(b.readout.zones() - a.readout.zones(), 4_000, "{}", on.display());
