@@ -20,6 +20,7 @@ pub(crate) fn open_regular(path: &Path, kind: &str, op: &'static str, write: boo
     let file = OpenOptions::new().read(true).write(write).open(path).map_err(|e| Error::io(path, op, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, op, e))?;
     check_regular(path, kind, meta.clone())?;
+    crate::atomic::note_input(path, &meta);
     Ok((file, meta.len()))
 }
 

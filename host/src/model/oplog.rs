@@ -147,7 +147,9 @@ impl OpLog {
         check_regular_file(path, std::fs::metadata(path).map_err(|e| Error::io(path, "open op log", e))?)?;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, "open op log", e))?;
         // The path may have been replaced between the two looks: check what was opened.
-        check_regular_file(path, file.metadata().map_err(|e| Error::io(path, "stat op log", e))?)?;
+        let meta = file.metadata().map_err(|e| Error::io(path, "stat op log", e))?;
+        check_regular_file(path, meta.clone())?;
+        crate::atomic::note_input(path, &meta);
         let mut head = Vec::new();
         (&mut file).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| Error::io(path, "read op log", e))?;
         if let Some(what) = not_an_op_log(&head) {
@@ -267,7 +269,10 @@ pub struct OpLogWriter {
 
 impl OpLogWriter {
     /// Creates (or truncates) the op log at `path`.
+    /// Refuses a path that holds anything but a regular file (a link, a FIFO, a device)
+    /// or one of this command's inputs ([`crate::atomic::check_destination`]).
     pub fn create(path: &Path) -> Result<OpLogWriter> {
+        crate::atomic::check_destination(path)?;
         let file = std::fs::File::create(path).map_err(|e| Error::io(path, "create op log", e))?;
         Ok(OpLogWriter { path: path.into(), out: BufWriter::new(file) })
     }

@@ -165,6 +165,11 @@ impl Snapshot {
         write_atomic(path, |w| w.write_all(&bytes))
     }
 
+    /// The snapshot file's bytes (what [`Snapshot::save`] writes), for a stream.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.encode()
+    }
+
     /// Reads and validates a snapshot file. Only a regular file is read (a FIFO or a device
     /// is refused before it is opened), and no more bytes than its size.
     pub fn load(path: &Path) -> Result<Snapshot> {

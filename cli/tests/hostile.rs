@@ -1,0 +1,198 @@
+//! Hostile and heavy input (issue 26, "High"): `ttprof` runs as root in many CI containers,
+//! so every path it is given may be a device node, a FIFO or a link, every input may be huge
+//! or crafted, and every disk may fill. Each test here failed before its fix:
+//!
+//! - outputs replaced whatever was at their path (`/dev/stdout`, a FIFO, a link, the
+//!   command's own input).
+//!
+//! `TTPROF_BIN=/path/to/ttprof` runs them against another build (the one before a fix).
+//!
+//! The fixture: simulated cores (the runtime's real producer) record zones into rings that
+//! become a device image, with kernel ELFs of their sites and an op log naming the run.
+
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
+use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
+use ttprof_rt::sim::Sim;
+
+const ARCH: Arch = Arch::WormholeB0;
+const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
+/// Zones per ring (~6 bytes each: 6 KB of an 8 KB ring).
+const LOOPS: usize = 1000;
+
+struct Fixture {
+    dir: PathBuf,
+    image: PathBuf,
+    oplog: PathBuf,
+    /// Every zone the rings hold (loops and the FW/KERNEL wrappers).
+    zones: usize,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// One core's launch of run 1: `LOOPS` zones inside its FW/KERNEL wrappers.
+fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
+    let sim = Sim::install(ARCH, risc, 0);
+    sim.set_tick(0);
+    let (fw, kernel) = match risc {
+        Risc::Brisc => (ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL")),
+        Risc::Ncrisc => (ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL")),
+        _ => (ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL")),
+    };
+    sim.set_clock(1_000_000 + 11 * risc.index() as u64);
+    let fw_start = sim.clock();
+    assert!(sim.begin_launch(1));
+    sim.advance(200);
+    let k_start = sim.clock();
+    for _ in 0..LOOPS {
+        let _z = ttprof_rt::zone!("tile-loop");
+        sim.advance(100);
+    }
+    sim.advance(50);
+    sim.record_span(kernel, k_start, sim.clock());
+    sim.advance(100);
+    sim.record_span(fw, fw_start, sim.clock());
+    sim.end_launch();
+    (sim.l1(), sim.sites(), LOOPS + 2)
+}
+
+fn fixture(name: &str) -> Fixture {
+    let dir = temp_dir(name);
+    let mut builder = ImageBuilder::new(ARCH, 1, TILES.to_vec());
+    let mut bindings = Vec::new();
+    let mut zones = 0;
+    for tile in TILES {
+        for risc in Risc::ALL {
+            let (l1, sites, n) = run_core(risc);
+            zones += n;
+            builder.put_ring(0, tile, risc, &l1);
+            let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
+            write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
+            bindings.push(KernelBinding { risc: risc.name().into(), elf: elf.into(), cores: vec![[tile.x, tile.y]] });
+        }
+    }
+    let image = dir.join("device.img");
+    builder.write(&image).unwrap();
+    let oplog = dir.join("ops.jsonl");
+    let mut w = OpLogWriter::create(&oplog).unwrap();
+    w.op(&OpRecord {
+        run_id: 1,
+        device: 0,
+        op_code: "Loop".into(),
+        op_type: "tt_dnn_device".into(),
+        attributes: Default::default(),
+        inputs: vec![],
+        outputs: vec![],
+        host_start_ns: 900_000,
+        host_end_ns: 2_000_000,
+        kernels: bindings,
+    })
+    .unwrap();
+    Fixture { dir, image, oplog, zones }
+}
+
+/// The `ttprof` under test: this build's, or `TTPROF_BIN`.
+fn bin() -> PathBuf {
+    std::env::var_os("TTPROF_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ttprof")), PathBuf::from)
+}
+
+fn ttprof(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("run ttprof")
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// `ZONE_END` rows of a device CSV.
+fn zone_ends(csv: &Path) -> usize {
+    std::fs::read_to_string(csv).unwrap().lines().filter(|l| l.contains(",ZONE_END,")).count()
+}
+
+// --- Item 1: outputs replace nothing but a regular file, and never an input ---------------
+
+#[test]
+fn outputs_never_replace_links_devices_fifos_or_the_commands_own_inputs() {
+    use std::os::unix::fs::FileTypeExt;
+    let f = fixture("hostile-outputs");
+    let image_bytes = std::fs::read(&f.image).unwrap();
+
+    // `snapshot --device X -o X` overwrote its own input with a snapshot and exited 0.
+    let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&f.image)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(&format!("{}: is an input of this command: refusing", f.image.display())), "{}", text(&o));
+    assert!(std::fs::read(&f.image).unwrap() == image_bytes, "the device image is untouched");
+    // The same through a hard link.
+    let hard = f.dir.join("hard.img");
+    std::fs::hard_link(&f.image, &hard).unwrap();
+    let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&hard)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(&format!("(the same file as {})", f.image.display())), "{}", text(&o));
+    assert!(std::fs::read(&f.image).unwrap() == image_bytes);
+    // `-o -`: the snapshot on standard output (a pipe here), the note on standard error.
+    let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", "-"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.stdout.starts_with(b"TTSNAP\0\0"), "a snapshot on stdout");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("wrote the snapshot to standard output"), "{}", text(&o));
+    let snap = f.dir.join("from-stdout.snap");
+    std::fs::write(&snap, &o.stdout).unwrap();
+    let o = ttprof(&["read", "--device", p(&snap), "--oplog", p(&f.oplog), "--out", p(&f.dir.join("r"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(zone_ends(&f.dir.join("r/profile_log_device.csv")), f.zones, "the streamed snapshot holds every zone");
+
+    // `diff --json` at a link to /proc/self/fd/1, a FIFO, a character device (as root,
+    // /dev/null itself became a regular file): refused, each left as it was.
+    let link = f.dir.join("stdout-link");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let fifo = f.dir.join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let null = f.dir.join("null");
+    let have_null = Command::new("mknod").arg(&null).args(["c", "1", "3"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !have_null {
+        eprintln!("SKIPPED: mknod failed (not root): no character device to test with");
+    }
+    for (dest, what) in [(&link, "is a symbolic link"), (&fifo, "is a FIFO"), (&null, "is a character device")] {
+        if dest == &null && !have_null {
+            continue;
+        }
+        let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(dest)]);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", text(&o));
+        assert!(text(&o).contains(&format!("{}: {what}", dest.display())), "{}", text(&o));
+        assert!(text(&o).contains("not a regular file: ttprof writes an output only as a regular file"), "{}", text(&o));
+        assert!(text(&o).contains("`-` writes to standard output"), "{}", text(&o));
+        let t = std::fs::symlink_metadata(dest).unwrap().file_type();
+        assert!(t.is_symlink() || t.is_fifo() || t.is_char_device(), "{what}: still there, not replaced: {t:?}");
+    }
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/proc/self/fd/1"));
+    // `--json -`: the JSON alone on standard output, the table on standard error.
+    let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", "-"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is the JSON");
+    assert!(json["rows"].is_array(), "{json}");
+    let table = String::from_utf8_lossy(&o.stderr);
+    assert!(table.contains("base: ") && table.contains("no change in"), "the table on stderr: {}", text(&o));
+    // An output onto a file of either run (here its op log, read beside the image).
+    let log = std::fs::read(&f.oplog).unwrap();
+    let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(&f.oplog)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("is an input of this command"), "{}", text(&o));
+    assert_eq!(std::fs::read(&f.oplog).unwrap(), log, "the op log is untouched");
+    // A regular file is still replaced, as before.
+    let out = f.dir.join("diff.json");
+    std::fs::write(&out, "old").unwrap();
+    let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(&out)]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("\"rows\""));
+}
