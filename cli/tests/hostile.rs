@@ -3,7 +3,9 @@
 //! or crafted, and every disk may fill. Each test here failed before its fix:
 //!
 //! - outputs replaced whatever was at their path (`/dev/stdout`, a FIFO, a link, the
-//!   command's own input).
+//!   command's own input);
+//! - untrusted inputs were read whole (a huge snapshot, device log or op log line) and
+//!   aborted under a memory limit.
 //!
 //! `TTPROF_BIN=/path/to/ttprof` runs them against another build (the one before a fix).
 //!
@@ -11,6 +13,7 @@
 //! become a device image, with kernel ELFs of their sites and an op log naming the run.
 
 use riscv_linker::{Arch, NocCoord, Risc};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
@@ -108,6 +111,23 @@ fn ttprof(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().expect("run ttprof")
 }
 
+/// `ttprof` with its address space limited to `bytes` (`setrlimit(RLIMIT_AS)` in the child).
+fn ttprof_limited(bytes: u64, args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    // SAFETY: only an async-signal-safe system call between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().expect("run ttprof")
+}
+
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -195,4 +215,81 @@ fn outputs_never_replace_links_devices_fifos_or_the_commands_own_inputs() {
     let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(&out)]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(std::fs::read_to_string(&out).unwrap().contains("\"rows\""));
+}
+
+// --- Item 3: untrusted inputs are checked before they are read, and read in bounded pieces --
+
+/// The address space `ttprof` gets in these tests: ample for the fixture's readout, far
+/// less than the files below (each was read whole, or expanded, before: an abort, exit 134).
+const LIMIT: u64 = 512 << 20;
+/// The size of the huge inputs (sparse files: no disk is used for their zeros).
+const HUGE: u64 = 1 << 30;
+
+/// A sparse file of `len` bytes that starts with `head`.
+fn sparse(path: &Path, head: &[u8], len: u64) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(head).unwrap();
+    f.set_len(len).unwrap();
+}
+
+#[test]
+fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
+    let f = fixture("hostile-inputs");
+    let out = f.dir.join("out");
+    // The limit is no obstacle to the fixture's own report.
+    let o = ttprof_limited(LIMIT, &["report", "--device", p(&f.image), "--oplog", p(&f.oplog), "--out", p(&out), "--no-summary"]);
+    assert!(o.status.success(), "the fixture reports under the limit: {}", text(&o));
+
+    // A snapshot's magic, then nothing that makes sense: refused at its header.
+    let junk = f.dir.join("junk.snap");
+    sparse(&junk, b"TTSNAP\0\0", HUGE);
+    let o = ttprof_limited(LIMIT, &["report", "--device", p(&junk), "--oplog", p(&f.oplog), "--out", p(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("junk.snap: snapshot format version 0, this build reads version 1"), "{}", text(&o));
+    // A well-formed header and one section spanning the file, with a wrong checksum: the
+    // checksum is checked streaming, before any section is held.
+    let mut head = b"TTSNAP\0\0".to_vec();
+    for v in [1u32, ARCH.id(), 1, TILES.len() as u32, ARCH.l1_size(), 1] {
+        head.extend_from_slice(&v.to_le_bytes());
+    }
+    head.extend_from_slice(&4u32.to_le_bytes()); // drained payload
+    head.extend_from_slice(&0u32.to_le_bytes());
+    head.extend_from_slice(&(HUGE - 32 - 16 - 8).to_le_bytes());
+    let crafted = f.dir.join("crafted.snap");
+    sparse(&crafted, &head, HUGE);
+    for args in [
+        vec!["report", "--device", p(&crafted), "--oplog", p(&f.oplog), "--out", p(&out)],
+        vec!["read", "--device", p(&crafted), "--oplog", p(&f.oplog), "--out", p(&out)],
+        vec!["diff", p(&crafted), p(&f.image)],
+    ] {
+        let o = ttprof_limited(LIMIT, &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("crafted.snap: checksum mismatch"), "{args:?}: {}", text(&o));
+    }
+
+    // A device log whose third line never ends: streamed, refused at the line limit.
+    let run = f.dir.join("csv-run");
+    std::fs::create_dir_all(&run).unwrap();
+    let header = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 2\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, zone name, zone phase, type, source line, source file, meta data\n";
+    sparse(&run.join("profile_log_device.csv"), header.as_bytes(), HUGE);
+    let o = ttprof_limited(LIMIT, &["diff", p(&run), p(&run)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("profile_log_device.csv: line 3 is longer than 65536 bytes"), "{}", text(&o));
+
+    // An op log of one 48 MB line (an attribute of 24 M numbers: ~800 MB once parsed).
+    let big = f.dir.join("big.jsonl");
+    {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+        w.write_all(br#"{"op":{"run_id":1,"device":0,"op_code":"Loop","op_type":"t","host_start_ns":0,"host_end_ns":1,"attributes":{"a":["#).unwrap();
+        let chunk = "1,".repeat(1 << 20);
+        for _ in 0..24 {
+            w.write_all(chunk.as_bytes()).unwrap();
+        }
+        w.write_all(b"1]}}}\n").unwrap();
+    }
+    let o = ttprof_limited(LIMIT, &["report", "--device", p(&f.image), "--oplog", p(&big), "--out", p(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("big.jsonl:1: longer than 1048576 bytes"), "{}", text(&o));
 }
