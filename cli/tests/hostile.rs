@@ -5,17 +5,22 @@
 //! - outputs replaced whatever was at their path (`/dev/stdout`, a FIFO, a link, the
 //!   command's own input);
 //! - untrusted inputs were read whole (a huge snapshot, device log or op log line) and
-//!   aborted under a memory limit.
+//!   aborted under a memory limit;
+//! - `ttprof capture` lost what it had drained when the op log named no ops yet, when the
+//!   image was truncated under it, or when its spool's disk filled.
 //!
 //! `TTPROF_BIN=/path/to/ttprof` runs them against another build (the one before a fix).
 //!
 //! The fixture: simulated cores (the runtime's real producer) record zones into rings that
 //! become a device image, with kernel ELFs of their sites and an op log naming the run.
 
+use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use ttprof::devmem::{DeviceMemory, MappedImage};
 use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
 use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
 use ttprof_rt::sim::Sim;
@@ -292,4 +297,147 @@ fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
     let o = ttprof_limited(LIMIT, &["report", "--device", p(&f.image), "--oplog", p(&big), "--out", p(&out)]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("big.jsonl:1: longer than 1048576 bytes"), "{}", text(&o));
+}
+
+// --- Item 5: a capture writes what it drained, whatever stops it ---------------------------
+
+/// Starts `ttprof capture` on the fixture's image (`extra` arguments after the defaults).
+fn capture(f: &Fixture, oplog: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args(["capture", "--device", p(&f.image), "--oplog", p(oplog), "--out", p(&f.dir.join("out"))])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ttprof capture")
+}
+
+/// Waits for `child`, failing the test if it has not ended after two minutes.
+fn wait(mut child: std::process::Child) -> Output {
+    let give_up = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > give_up {
+            let _ = child.kill();
+            panic!("ttprof capture did not end");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The end of a capture that lost nothing but could not write everything: exit 2, every
+/// zone in the CSV, and an error naming `why` with the count.
+fn check_kept(f: &Fixture, o: &Output, why: &str) {
+    let all = text(o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert_eq!(zone_ends(&f.dir.join("out/profile_log_device.csv")), f.zones, "every zone drained is written: {all}");
+    assert!(all.contains(why), "{all}");
+    assert!(all.contains(&format!("the {} ", f.zones)) || all.contains(&format!("({})", f.zones)), "the count is said: {all}");
+}
+
+#[test]
+fn a_capture_with_all_outputs_and_an_op_log_that_names_no_ops_yet_writes_what_it_drained() {
+    // The op log exists but is empty (the host program has not finished an op yet): the
+    // report outputs cannot be joined to it. Before, exit 1 and nothing written.
+    let f = fixture("hostile-capture-empty-log");
+    let empty = f.dir.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let o = wait(capture(&f, &empty, &["--all-outputs", "--seconds", "0"]));
+    check_kept(&f, &o, "--all-outputs");
+    assert!(text(&o).contains("names no ops, but the device ran run 1"), "{}", text(&o));
+    assert!(f.dir.join("out/ttprof_trace.pftrace").is_file() && f.dir.join("out/ttprof_zones.parquet").is_file());
+}
+
+#[test]
+fn a_capture_whose_image_is_truncated_under_it_writes_what_it_drained() {
+    // Before, exit 1 and nothing written, though every zone had been drained (and freed in
+    // the rings) by then.
+    let f = fixture("hostile-capture-truncated");
+    let flag = f.dir.join("capturing");
+    std::fs::write(&flag, "").unwrap();
+    // Slow polls: the image is truncated between two drains, not during one.
+    let mut child = capture(&f, &f.oplog, &["--until-file-gone", p(&flag), "--idle-poll-ms", "200"]);
+    {
+        let mem = MappedImage::open_read_only(&f.image).unwrap();
+        let give_up = Instant::now() + Duration::from_secs(120);
+        let drained = |t: NocCoord| {
+            mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap() != 0
+                && Risc::ALL.iter().all(|&r| {
+                    let at = profiler::ring_block(r);
+                    mem.read_u32(0, t, at + ring::TAIL).unwrap() == mem.read_u32(0, t, at + ring::HEAD).unwrap()
+                })
+        };
+        while !TILES.iter().all(|&t| drained(t)) {
+            assert!(child.try_wait().unwrap().is_none(), "the capture ended early");
+            assert!(Instant::now() < give_up, "the capture did not drain the rings");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    std::fs::OpenOptions::new().write(true).open(&f.image).unwrap().set_len(4096).unwrap();
+    let o = wait(child);
+    check_kept(&f, &o, "was truncated to 4096 bytes while mapped");
+    assert!(text(&o).contains("the capture stopped early"), "{}", text(&o));
+}
+
+/// A tmpfs of `size` on a fresh directory, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: PathBuf, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status();
+        if !matches!(ok, Ok(s) if s.success()) {
+            eprintln!("SKIPPED: cannot mount a {size} tmpfs (needs root): the full-disk case is not tested");
+            return None;
+        }
+        Some(Tmpfs(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_capture_whose_spool_disk_fills_writes_what_it_drained() {
+    // The spool's disk holds one page more than a filler: the first drain (~60 KB) does not
+    // fit. Before, exit 1 and the drained records gone.
+    let f = fixture("hostile-capture-spool-full");
+    let Some(fs) = Tmpfs::mount(f.dir.join("spool"), "1m") else { return };
+    let filler = fs.0.join("filler");
+    {
+        use std::io::Write;
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+    }
+    let len = std::fs::metadata(&filler).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&filler).unwrap().set_len(len - 4096).unwrap();
+    // The spool on that disk, the outputs on another (`--spool-dir`): all written.
+    let o = wait(capture(&f, &f.oplog, &["--spool-dir", p(&fs.0), "--seconds", "0"]));
+    check_kept(&f, &o, "cannot write the capture spool in");
+    assert!(text(&o).contains("No space left on device") && text(&o).contains("the capture stopped early"), "{}", text(&o));
+    drop(fs);
+}
+
+#[test]
+fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
+    // The spool and the outputs on one full disk: nothing can be written, but the capture
+    // says what it lost and how to avoid it (before: only the spool's write error).
+    let f = fixture("hostile-capture-disk-full");
+    let Some(fs) = Tmpfs::mount(f.dir.join("out"), "1m") else { return };
+    let filler = fs.0.join("filler");
+    {
+        use std::io::Write;
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+    }
+    let o = wait(capture(&f, &f.oplog, &["--seconds", "0"]));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let msg = format!("the {} zone(s) this capture drained could not be written and are lost", f.zones);
+    assert!(text(&o).contains(&msg) && text(&o).contains("give --spool-dir another disk"), "{}", text(&o));
+    drop(fs);
 }
