@@ -9,8 +9,12 @@
 //! A capture consumes the rings (it moves their `TAIL`), so what it drained is nowhere else
 //! afterwards: it needs the op log to name the zones (`--oplog`, or an explicit
 //! `--no-oplog`), and an op log it cannot read when the capture ends still leaves the
-//! CSV written, with unnamed zones and an error. On an image nothing is running on (no
-//! kernel running, nobody answering its clock mailbox) it says so before it starts.
+//! CSV written, with unnamed zones and an error; so does an op log that does not fit the
+//! run for `--all-outputs` (it names no ops yet: the CSV, Perfetto trace and Parquet tables
+//! are written instead of the report's outputs), a capture that cannot go on (the image
+//! truncated under it, the spool's disk full: what was drained is written), each with an
+//! error and its count (exit 2). On an image nothing is running on (no kernel running,
+//! nobody answering its clock mailbox) it says so before it starts.
 //!
 //! Numeric arguments are checked before anything else ([`crate::args`]).
 
@@ -18,7 +22,7 @@ use crate::args::{integer_arg, seconds_arg, threshold_ns_arg};
 use crate::progress;
 use crate::stop::install_ctrl_c;
 use riscv_linker::devfile;
-use ttprof::capture::{capture_sampled, write, Captured, Pacing, StopWhen};
+use ttprof::capture::{capture_sampled, write, Captured, Pacing, StopWhen, Stopped};
 use ttprof::clock::{ClockSampler, TileSample};
 use ttprof::devmem::{self, DeviceClock, DeviceMemory, FileKind, MappedImage, Snapshot};
 use ttprof::issue::{self, Issue};
@@ -79,6 +83,11 @@ pub struct CaptureArgs {
     /// With --all-outputs: hide summary rows whose mean zone is shorter than this (ns).
     #[arg(long, requires = "all_outputs", default_value_t = 0.0)]
     pub threshold_ns: f64,
+    /// Where the capture keeps what it drained until it writes the outputs: an unnamed file
+    /// (about 6 bytes per zone) in this directory (default: --out). If its disk fills, the
+    /// capture stops draining and writes what it took (exit 2, with the count).
+    #[arg(long, value_name = "DIR")]
+    pub spool_dir: Option<PathBuf>,
     #[command(flatten)]
     pub dataset: crate::args::DatasetArgs,
 }
@@ -147,7 +156,8 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let mut sampler = ClockSampler::new(&clock::all_tiles(mem), sample_every_us.saturating_mul(1000));
     let clock_source: Option<(&dyn DeviceClock, &mut ClockSampler)> =
         (sample_every_us > 0).then_some((&*live as &dyn DeviceClock, &mut sampler));
-    let mut captured = capture_sampled(mem, &stop, pacing, &args.out, clock_source, |p| {
+    let spool_dir = args.spool_dir.as_deref().unwrap_or(&args.out);
+    let mut captured = capture_sampled(mem, &stop, pacing, spool_dir, clock_source, |p| {
         spinner.set_message(format!("{} zones from {} rings, {:.1} MB, {} drains", p.zones, p.rings, p.payload_bytes as f64 / 1e6, p.drains));
     })?;
     spinner.finish_and_clear();
@@ -155,9 +165,44 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
 
     let (oplog, oplog_issue) = read_oplog(args.oplog.as_deref(), args.all_outputs);
     let csv_path = args.out.join(csv::FILE_NAME);
+    // Once the outputs cannot be written at all, say what is lost (the rings were freed).
+    let zones = captured.zones;
+    let spool_hint = if args.spool_dir.is_none() && captured.stopped == Stopped::Failed {
+        " (a spool whose disk filled shares it with --out: give --spool-dir another disk)"
+    } else {
+        ""
+    };
+    let lost = |e: Error| {
+        Error::Other(format!(
+            "{e}: the {zones} zone(s) this capture drained could not be written and are lost (the rings were \
+             consumed){spool_hint}"
+        ))
+    };
     let mut written = match (&oplog, args.all_outputs) {
-        (Some(oplog), true) => write_all_outputs(&args, threshold_ns, &mut captured, oplog, sampler.samples(), dataset)?,
-        _ => write_streamed(&args, &csv_path, &mut captured, oplog.as_ref(), sampler.samples(), dataset)?,
+        (Some(oplog), true) => match write_all_outputs(&args, threshold_ns, &mut captured, oplog, sampler.samples(), dataset.clone()) {
+            Ok(w) => w,
+            // The rings were consumed: what `report` would write cannot be (the op log does
+            // not fit the run yet, say), so write what a capture writes without
+            // --all-outputs, and say why.
+            Err(e) => {
+                for r in &mut captured.readout.rings {
+                    r.records = Default::default();
+                }
+                eprintln!("error: --all-outputs: {e}");
+                let mut w =
+                    write_streamed(&args, &csv_path, &mut captured, Some(oplog), sampler.samples(), dataset).map_err(lost)?;
+                let what = format!(
+                    "--all-outputs: {e}: the op report, trace, timeline and summary are not written; the {} captured \
+                     zone(s) are in {}, the Perfetto trace and the Parquet tables (named where the op log names their \
+                     run): the rings were consumed, so keep this output",
+                    w.zones,
+                    csv_path.display()
+                );
+                w.issues.push(Issue::error(None, what).with_count(w.zones));
+                w
+            }
+        },
+        _ => write_streamed(&args, &csv_path, &mut captured, oplog.as_ref(), sampler.samples(), dataset).map_err(lost)?,
     };
     written.issues.extend(oplog_issue);
     written.issues.extend(clock::sampler_issue(&sampler));
@@ -401,6 +446,7 @@ mod tests {
             clock: None,
             sample_every_us: 0,
             threshold_ns: 0.0,
+            spool_dir: None,
             dataset: Default::default(),
         }
     }

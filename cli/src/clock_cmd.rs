@@ -95,6 +95,8 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
 fn record(path: &Path, mem: &dyn DeviceMemory, sync: &ClockSync) -> Result<Vec<TileSample>> {
     let snap = if path.exists() { Snapshot::load(path)? } else { Snapshot::like(mem)? };
     snap.add_sync_samples(sync.samples())?;
+    // The snapshot read above is updated in place, on purpose.
+    ttprof::atomic::release_input(path);
     snap.save(path)?;
     let all = snap.sync_samples();
     println!("recorded them in {} ({} sample(s) in all)", path.display(), all.len());

@@ -4,7 +4,6 @@
 //! nothing to compare).
 
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::diff::{self, FewSamples, EXIT_REGRESSION};
@@ -38,7 +37,10 @@ pub struct DiffArgs {
     /// test ever to reach 95% confidence (e.g. 3 against 3), printed as `too few samples`.
     #[arg(long, value_enum, value_name = "POLICY", default_value = "pass")]
     pub too_few_samples: FewArg,
-    /// Also write the comparison as JSON (rows, zones added/removed, the gate's failures).
+    /// Also write the comparison as JSON (rows, zones added/removed, the gate's failures)
+    /// to FILE: a regular file (replaced if it exists; a link, FIFO or device at the path,
+    /// or a file of either run, is refused), or `-` for standard output (the table then
+    /// goes to standard error).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Print every row, not only the changed ones.
@@ -57,15 +59,28 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
         FewArg::Pass => FewSamples::Pass,
         FewArg::Fail => FewSamples::Fail,
     };
+    if let Some(path) = &a.json {
+        crate::output::check(path)?;
+    }
     let base = diff::load(&a.base)?;
     let new = diff::load(&a.new)?;
     let d = diff::diff(&base, &new);
-    print!("{}", diff::render(&d, a.all));
+    let json_to_stdout = a.json.as_deref().is_some_and(crate::output::is_stdout);
+    if json_to_stdout {
+        eprint!("{}", diff::render(&d, a.all));
+    } else {
+        print!("{}", diff::render(&d, a.all));
+    }
     if let Some(path) = &a.json {
-        let text = serde_json::to_string_pretty(&diff::to_json(&d, a.fail_above, few))
+        let mut text = serde_json::to_string_pretty(&diff::to_json(&d, a.fail_above, few))
             .map_err(|e| Error::Other(format!("diff as JSON: {e}")))?;
-        ttprof::atomic::write_atomic(path, |w| w.write_all(text.as_bytes()))?;
-        println!("wrote {}", path.display());
+        if json_to_stdout {
+            text.push('\n');
+        }
+        crate::output::write(path, text.as_bytes(), false)?;
+        if !json_to_stdout {
+            println!("wrote {}", path.display());
+        }
     }
     if let Some(pct) = a.fail_above {
         if few == FewSamples::Pass {

@@ -17,6 +17,7 @@ mod capture_cmd;
 mod clock_cmd;
 mod diff_cmd;
 mod dram;
+mod output;
 mod progress;
 mod report_cmd;
 mod run_cmd;
@@ -95,7 +96,9 @@ enum Command {
         /// The emulator's device image, or a card (`/dev/tenstorrent/N`, `tt:N`).
         #[arg(long)]
         device: PathBuf,
-        /// Snapshot file to write.
+        /// Snapshot file to write: a regular file (replaced if it exists; a link, FIFO or
+        /// device at the path, or the device file itself, is refused), or `-` for standard
+        /// output (a pipe or a file, not a terminal).
         #[arg(short, long)]
         output: PathBuf,
         /// Record the whole profiler region of every tile (control blocks and all ring bytes)
@@ -130,6 +133,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // No output may replace a file this command reads (`snapshot --device X -o X`).
+    ttprof::atomic::guard_inputs();
     // A usage error is unusable input: exit 1 (clap's own code, 2, means data problems here).
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -264,6 +269,7 @@ fn print_readout_line(r: &Readout, mem: &dyn DeviceMemory) {
 }
 
 fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
+    output::check(output)?;
     let mem = devmem::open(device, false)?;
     let recorder = Recorder::new(mem.as_ref())?;
     let readout = readout::read(&recorder, false)?;
@@ -274,14 +280,14 @@ fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
         let r = riscv_linker::profiler::rings_region();
         snap.capture_region(mem.as_ref(), r.start, r.size)?;
     }
-    snap.save(output)?;
+    output::write(output, &snap.to_bytes()?, true)?;
     let words: usize = snap.extents().iter().map(|e| e.words.len()).sum();
-    println!(
-        "wrote {} ({} bytes of device memory, {} ring(s))",
-        output.display(),
-        4 * words,
-        readout.rings.len()
-    );
+    let line = format!("({} bytes of device memory, {} ring(s))", 4 * words, readout.rings.len());
+    if output::is_stdout(output) {
+        eprintln!("wrote the snapshot to standard output {line}");
+    } else {
+        println!("wrote {} {line}", output.display());
+    }
     let errors = issue::print(&readout.issues);
     Ok(if errors > 0 {
         ExitCode::from(2)

@@ -1,9 +1,12 @@
 //! The device-memory image: one file, laid out as `riscv_linker::devfile` says, mapped
 //! shared so that a host tool in another process sees every tile's L1 as it changes.
 //!
-//! The file is created sparse (`set_len`), so only pages that a kernel or the host touches
-//! take memory or disk. Header fields written while running (`STATUS`, `LAUNCHES`) are
-//! stored atomically.
+//! The file's space is reserved when it is created (`posix_fallocate`): a sparse file on a
+//! full disk would let the mapping be created and then kill the process with SIGBUS at
+//! the first page the disk cannot hold, so a disk without room for the whole image is an
+//! error naming the file, before anything runs. (Where the file system cannot reserve
+//! space, the file stays sparse, as before.) Header fields written while running
+//! (`STATUS`, `LAUNCHES`) are stored atomically.
 
 use crate::fault::EmuError;
 use crate::memory::L1;
@@ -58,6 +61,14 @@ impl Image {
         }
         file.set_len(0).map_err(io)?;
         file.set_len(geometry.file_size()).map_err(io)?;
+        if let Err(e) = reserve(&file, geometry.file_size()) {
+            // Give back what was reserved: the image is unusable.
+            let _ = file.set_len(0);
+            if delete_on_drop {
+                let _ = std::fs::remove_file(&path);
+            }
+            return Err(io(e));
+        }
         // SAFETY: the file was just created by us; another process may map it too, which is
         // the point, and every access of ours is atomic or a plain header write made before
         // anyone could know the file is valid.
@@ -73,7 +84,40 @@ impl Image {
     pub fn path(&self) -> &Path {
         &self.path
     }
+}
 
+/// Reserves the disk space of the image's `size` bytes, so no page of the mapping can fail
+/// for want of space later (see the module docs). A file system that cannot reserve space
+/// leaves the file sparse; a disk without room is an error that says how much was needed.
+fn reserve(file: &std::fs::File, size: u64) -> std::io::Result<()> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    {
+        use nix::errno::Errno;
+        let len = i64::try_from(size).map_err(|_| std::io::Error::other(format!("{size} bytes is too large a file")))?;
+        match nix::fcntl::posix_fallocate(file, 0, len) {
+            Ok(()) => Ok(()),
+            Err(Errno::EOPNOTSUPP | Errno::ENOSYS | Errno::EINVAL) => Ok(()),
+            Err(e) => {
+                let e = std::io::Error::from(e);
+                Err(std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot reserve the image's {size} bytes ({:.1} MB) on its disk: {e} (free some space, or put \
+                         the image elsewhere, e.g. another --out)",
+                        size as f64 / 1e6
+                    ),
+                ))
+            }
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+    {
+        let _ = (file, size);
+        Ok(())
+    }
+}
+
+impl Image {
     pub fn geometry(&self) -> Geometry {
         self.geometry
     }
@@ -115,5 +159,65 @@ impl Drop for Image {
         if self.delete_on_drop {
             let _ = std::fs::remove_file(&self.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Device, DeviceConfig};
+    use riscv_linker::Arch;
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    /// A tmpfs of `size` mounted on a fresh directory, unmounted when dropped.
+    struct Tmpfs(PathBuf);
+
+    impl Tmpfs {
+        /// `None` (and a note) where mounting is not allowed (not root, no tmpfs).
+        fn mount(name: &str, size: &str) -> Option<Tmpfs> {
+            let dir = std::env::temp_dir().join(format!("ttprof-emu-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).ok()?;
+            let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status();
+            if !matches!(ok, Ok(s) if s.success()) {
+                let _ = std::fs::remove_dir(&dir);
+                eprintln!("SKIPPED: cannot mount a {size} tmpfs (needs root): the full-disk case is not tested");
+                return None;
+            }
+            Some(Tmpfs(dir))
+        }
+
+        fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Tmpfs {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+            let _ = std::fs::remove_dir(&self.0);
+        }
+    }
+
+    #[test]
+    fn an_image_the_disk_cannot_hold_is_an_error_naming_it_not_a_bus_error_later() {
+        // A 4x4 Wormhole grid's image is ~24 MB; the disk holds 4 MB. Before, the sparse
+        // file was created and mapped, and the first page past 4 MB killed the process with
+        // SIGBUS (`ttprof run --grid 4x4 --out` on a small tmpfs: "Bus error", exit 135).
+        let Some(fs) = Tmpfs::mount("full-disk", "4m") else { return };
+        let image = fs.path().join("device.img");
+        let mut cfg = DeviceConfig::new(Arch::WormholeB0, (4, 4));
+        cfg.image = Some(image.clone());
+        let e = Device::new(cfg).err().expect("no room for the image: an error").to_string();
+        assert!(e.contains(&format!("device-memory image {}", image.display())), "{e}");
+        assert!(e.contains("cannot reserve the image's") && e.contains("No space left on device"), "{e}");
+        assert_eq!(std::fs::metadata(&image).map(|m| m.len()).unwrap_or(0), 0, "the space is given back");
+        // An image that fits is reserved whole: every page of it is there.
+        let mut cfg = DeviceConfig::new(Arch::WormholeB0, (1, 1));
+        cfg.image = Some(image.clone());
+        let dev = Device::new(cfg).expect("one tile fits in 4 MB");
+        let meta = std::fs::metadata(&image).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert!(meta.blocks() * 512 >= meta.len(), "reserved, not sparse: {} of {} bytes", meta.blocks() * 512, meta.len());
+        drop(dev);
     }
 }

@@ -1,6 +1,18 @@
 //! Writing output files atomically: into a temporary file beside the target, then renamed
 //! over it, so a reader never sees a half-written file and a failed write leaves the old one.
 //!
+//! **What an output may replace.** Only a regular file, and never one of the command's own
+//! inputs ([`check_destination`], looked at when the write starts and again just before the
+//! rename). A destination that exists and is anything else (a symbolic link, a FIFO, a
+//! device such as `/dev/stdout` or `/dev/null`, a socket, a directory) is refused with a
+//! message naming it: renaming over it would replace the node itself (as root, `/dev/null`
+//! would become a regular file), which is never what was meant. A command that offers a
+//! file option (`diff --json`, `snapshot -o`) takes `-` for standard output instead. With
+//! [`guard_inputs`] on (the command line turns it on), every file ttprof opens for reading
+//! (`crate::files::open_regular`, the op log) is remembered by device and inode, so
+//! `ttprof snapshot --device X -o X`, or an output that is a hard link to an input, is refused
+//! before anything is written.
+//!
 //! **Temporary files.** The temporary file is created exclusively (`O_CREAT | O_EXCL`, by the
 //! `tempfile` crate) under a random name, so a file or symbolic link planted at a name
 //! ttprof might use is never opened, let alone written through. The finished file is renamed
@@ -34,8 +46,8 @@
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// Every ttprof temporary's name starts with this.
 const PREFIX: &str = ".ttprof-";
@@ -45,6 +57,112 @@ const SUFFIX: &str = ".tmp";
 const RANDOM: usize = 6;
 /// At most this much of the destination's name goes into the temporary's.
 const NAME_CHARS: usize = 64;
+
+/// The inputs of this process, by (device, inode), once [`guard_inputs`] was called.
+static INPUTS: Mutex<Option<Vec<(u64, u64, PathBuf)>>> = Mutex::new(None);
+
+/// From now on, remember every file opened for reading, so that no output replaces one
+/// ([`check_destination`]). The command line calls it first thing; a library user whose
+/// process reads and then rewrites a file on purpose does not.
+pub fn guard_inputs() {
+    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    inputs.get_or_insert_with(Vec::new);
+}
+
+/// Remembers `path` (opened for reading; `meta` is what was opened) as an input, if
+/// [`guard_inputs`] is on.
+pub(crate) fn note_input(path: &Path, meta: &std::fs::Metadata) {
+    let Some(id) = file_id(meta) else { return };
+    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(list) = inputs.as_mut() {
+        if !list.iter().any(|(d, i, _)| (*d, *i) == id) {
+            list.push((id.0, id.1, path.to_path_buf()));
+        }
+    }
+}
+
+/// Forgets `path` as an input: for a command that updates a file in place on purpose
+/// (`ttprof clock --record` adds a window to the snapshot it read).
+pub fn release_input(path: &Path) {
+    let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(file_id) else { return };
+    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(list) = inputs.as_mut() {
+        list.retain(|(d, i, _)| (*d, *i) != id);
+    }
+}
+
+#[cfg(unix)]
+fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// Whether an output may be written at `path`: nothing is there, or a regular file that is
+/// not an input of this process (see the module docs). Links are not followed: a link at
+/// the destination is refused, whatever it points to.
+pub fn check_destination(path: &Path) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, "look at the output path", e)),
+    };
+    let t = meta.file_type();
+    if t.is_file() {
+        let inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
+        let id = file_id(&meta);
+        if let Some((_, _, input)) = inputs.iter().flatten().find(|(d, i, _)| Some((*d, *i)) == id) {
+            let same = if input == path { String::new() } else { format!(" (the same file as {})", input.display()) };
+            return Err(Error::BadFile {
+                path: path.into(),
+                what: format!(
+                    "is an input of this command{same}: refusing to write an output over it (choose another output path)"
+                ),
+            });
+        }
+        return Ok(());
+    }
+    Err(Error::BadFile {
+        path: path.into(),
+        what: format!(
+            "{}, not a regular file: ttprof writes an output only as a regular file and never replaces anything else \
+             at its path (remove it or choose another path; `-` writes to standard output where an option offers it)",
+            node_kind(&meta)
+        ),
+    })
+}
+
+/// What a node that is not a regular file is, for messages.
+fn node_kind(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_symlink() {
+        return "is a symbolic link";
+    }
+    if t.is_dir() {
+        return "is a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "is a FIFO (named pipe)";
+        }
+        if t.is_char_device() {
+            return "is a character device (a terminal, /dev/null, /dev/stdout?)";
+        }
+        if t.is_block_device() {
+            return "is a block device";
+        }
+        if t.is_socket() {
+            return "is a socket";
+        }
+    }
+    "is not a regular file"
+}
 
 /// Writes `path` through `fill`, atomically. The temporary file is removed on failure.
 pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
@@ -65,8 +183,10 @@ pub struct AtomicFile {
 }
 
 impl AtomicFile {
-    /// Creates the temporary file beside `path` (exclusively, under a random name).
+    /// Creates the temporary file beside `path` (exclusively, under a random name), after
+    /// checking that an output may be written at `path` ([`check_destination`]).
     pub fn create(path: &Path) -> Result<AtomicFile> {
+        check_destination(path)?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -98,13 +218,15 @@ impl AtomicFile {
         &self.path
     }
 
-    /// Flushes, syncs and renames the file onto its path.
+    /// Flushes, syncs and renames the file onto its path (looking at the destination once
+    /// more first: something may have appeared there while the file was written).
     pub fn commit(mut self) -> Result<()> {
         let path = self.path.clone();
         let synced = self.out.flush().and_then(|_| self.out.get_ref().sync_all());
         if let Err(e) = synced {
             return Err(Error::io(&path, "write", e));
         }
+        check_destination(&path)?;
         self.tmp.persist(&path).map_err(|e| Error::io(&path, "rename temporary file onto", e.error))
     }
 }
@@ -288,18 +410,27 @@ mod tests {
             symlink(&target, dir.join(name)).unwrap();
             targets.push(target);
         }
-        write_atomic(&out, |w| w.write_all(b"new content")).unwrap();
+        // A link at the destination is refused (a rename would replace it, and one to
+        // /proc/self/fd/1 or a device is never a file the user meant to lose).
+        let e = write_atomic(&out, |w| w.write_all(b"new content")).unwrap_err().to_string();
+        assert!(e.contains("out.csv: is a symbolic link, not a regular file"), "{e}");
         for target in &targets {
             assert_eq!(std::fs::read(target).unwrap(), b"precious", "{} written through a link", target.display());
         }
-        let meta = std::fs::symlink_metadata(&out).unwrap();
-        assert!(meta.file_type().is_file(), "the destination is a regular file, not a link: {meta:?}");
-        assert_eq!(std::fs::read(&out).unwrap(), b"new content");
+        assert!(std::fs::symlink_metadata(&out).unwrap().file_type().is_symlink(), "the link is left as it was");
         // The planted temporary-name links are left alone, and no temporary is left.
         let mut expected: Vec<String> = planted[..2].to_vec();
         expected.push("out.csv".into());
         expected.sort();
         assert_eq!(names(&dir), expected);
+        // Once the link is gone, the output is written (never through a temporary-name link).
+        std::fs::remove_file(&out).unwrap();
+        write_atomic(&out, |w| w.write_all(b"new content")).unwrap();
+        assert!(std::fs::symlink_metadata(&out).unwrap().file_type().is_file());
+        assert_eq!(std::fs::read(&out).unwrap(), b"new content");
+        for target in &targets {
+            assert_eq!(std::fs::read(target).unwrap(), b"precious");
+        }
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&victims);
     }
@@ -374,6 +505,65 @@ mod tests {
         }
         let long = "n".repeat(300);
         assert!(temp_prefix(&long).len() < 120, "a long destination name is cut");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn destinations_that_are_not_regular_files_are_refused_and_left_as_they_were() {
+        use std::os::unix::fs::{symlink, FileTypeExt};
+        // As root, a rename onto /dev/null, /dev/stdout or a FIFO replaced the node with a
+        // regular file. Each kind of node, made here in a scratch directory:
+        let dir = crate::testing::temp_dir("atomic-nodes");
+        let link = dir.join("stdout");
+        symlink("/proc/self/fd/1", &link).unwrap();
+        let fifo = dir.join("fifo");
+        let fifo_made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+        let null = dir.join("null");
+        let null_made = std::process::Command::new("mknod")
+            .arg(&null)
+            .args(["c", "1", "3"])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !null_made {
+            eprintln!("SKIPPED: mknod failed (not root): no character device to test with");
+        }
+        let sub = dir.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let mut cases = vec![(link.clone(), "is a symbolic link"), (sub.clone(), "is a directory")];
+        if fifo_made {
+            cases.push((fifo.clone(), "is a FIFO (named pipe)"));
+        }
+        if null_made {
+            cases.push((null.clone(), "is a character device"));
+        }
+        for (path, what) in &cases {
+            let before = std::fs::symlink_metadata(path).unwrap().file_type();
+            for e in [
+                write_atomic(path, |w| w.write_all(b"rows")).unwrap_err().to_string(),
+                AtomicFile::create(path).err().unwrap().to_string(),
+                crate::oplog::OpLogWriter::create(path).err().unwrap().to_string(),
+            ] {
+                assert!(e.starts_with(&format!("{}: {what}", path.display())), "{e}");
+                assert!(e.contains("not a regular file") && e.contains("`-` writes to standard output"), "{e}");
+            }
+            let after = std::fs::symlink_metadata(path).unwrap().file_type();
+            assert_eq!(before, after, "{} is left as it was", path.display());
+            assert!(after.is_symlink() || after.is_dir() || after.is_fifo() || after.is_char_device());
+        }
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/proc/self/fd/1"));
+        // A node that appears while the file is written is refused at the rename too.
+        let late = dir.join("late.csv");
+        let mut f = AtomicFile::create(&late).unwrap();
+        f.write_all(b"rows").unwrap();
+        symlink("/proc/self/fd/1", &late).unwrap();
+        let e = f.commit().unwrap_err().to_string();
+        assert!(e.contains("late.csv: is a symbolic link"), "{e}");
+        assert!(std::fs::symlink_metadata(&late).unwrap().file_type().is_symlink());
+        let mut left = names(&dir);
+        left.retain(|n| n.starts_with(PREFIX));
+        assert!(left.is_empty(), "no temporary left: {left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[cfg(unix)]

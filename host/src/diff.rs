@@ -82,6 +82,10 @@ const SNAPSHOT: &str = "device.snap";
 const OPLOG: &str = "ops.jsonl";
 const DEVICE_CSV: &str = "profile_log_device.csv";
 
+/// The longest device log line read: a row is a marker (~150 bytes; its zone name, from a
+/// kernel's site table, is the only free-length part).
+pub const MAX_CSV_LINE_BYTES: usize = 64 << 10;
+
 /// One zone's duration.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sample {
@@ -217,14 +221,27 @@ pub fn from_profile(p: &Profile) -> Samples {
 
 /// The zones and sum zones of a `profile_log_device.csv`: `ZONE_START`/`ZONE_END` rows
 /// paired per RISC (innermost open zone of the same name), `ZONE_TOTAL` rows (total cycles in
-/// `data`, `{"count": N}` in `meta data`, 1 measurement without it), ops named by `names` ((chip, run id) -> op code
-/// and position) or `run <id>`.
+/// `data`, `{"count": N}` in `meta data`, 1 measurement without it), ops named by `names`
+/// ((chip, run id) -> op code and position) or `run <id>`.
+///
+/// The file is streamed (memory: one line, at most [`MAX_CSV_LINE_BYTES`], and the zones it
+/// holds), and a line longer than that is an error naming it.
 pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) -> Result<Samples> {
-    let bytes = crate::files::read_regular(path, "a device log (profile_log_device.csv)", "read device log", 64 << 30)?;
-    let text = String::from_utf8_lossy(&bytes);
+    let (file, _) = crate::files::open_regular(path, "a device log (profile_log_device.csv)", "read device log", false)?;
     let bad = |line: usize, what: String| Error::BadFile { path: path.into(), what: format!("line {line}: {what}") };
-    let mut lines = text.lines();
-    let first = lines.next().unwrap_or_default();
+    let mut reader = crate::files::BoundedLines::new(std::io::BufReader::with_capacity(1 << 16, file), MAX_CSV_LINE_BYTES);
+    let mut next = move || -> Result<Option<(usize, String)>> {
+        match reader.next_line() {
+            Ok(Some((n, l))) => Ok(Some((n, String::from_utf8_lossy(l).into_owned()))),
+            Ok(None) => Ok(None),
+            Err(crate::files::LineError::TooLong { line, max }) => Err(Error::BadFile {
+                path: path.into(),
+                what: format!("line {line} is longer than {max} bytes: expected tt-metal's device log, a row per marker"),
+            }),
+            Err(crate::files::LineError::Io(e)) => Err(Error::io(path, "read device log", e)),
+        }
+    };
+    let first = next()?.map(|l| l.1).unwrap_or_default();
     let mhz: f64 = first
         .split(',')
         .find_map(|f| f.trim().strip_prefix("CHIP_FREQ[MHz]:"))
@@ -233,7 +250,7 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         .ok_or_else(|| {
             bad(1, format!("expected `ARCH: ..., CHIP_FREQ[MHz]: N, ...` (tt-metal's first line), found {first:?}"))
         })?;
-    lines.next(); // the column names
+    next()?; // the column names
     let mut s = Samples { source: format!("device log {}", path.display()), ..Default::default() };
     // Open zones per (chip, x, y, risc): (name, run, start cycles).
     let mut open: HashMap<(String, String, String, String), Vec<(String, u32, u64)>> = HashMap::new();
@@ -242,8 +259,7 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         let chip: u32 = chip.parse().unwrap_or(0);
         names.get(&(chip, run)).cloned().unwrap_or_else(|| (format!("run {run}"), 1))
     };
-    for (i, line) in lines.enumerate() {
-        let n = i + 3;
+    while let Some((n, line)) = next()? {
         if line.trim().is_empty() {
             continue;
         }

@@ -20,6 +20,7 @@ pub(crate) fn open_regular(path: &Path, kind: &str, op: &'static str, write: boo
     let file = OpenOptions::new().read(true).write(write).open(path).map_err(|e| Error::io(path, op, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, op, e))?;
     check_regular(path, kind, meta.clone())?;
+    crate::atomic::note_input(path, &meta);
     Ok((file, meta.len()))
 }
 
@@ -40,6 +41,87 @@ pub fn read_regular(path: &Path, kind: &str, op: &'static str, max: u64) -> Resu
     let mut bytes = Vec::with_capacity(cap);
     file.take(len).read_to_end(&mut bytes).map_err(|e| Error::io(path, op, e))?;
     Ok(bytes)
+}
+
+/// Lines of a text stream, each at most `max` bytes, read through the stream's buffer: a
+/// longer line is an error naming its number as soon as `max` bytes of it have been seen,
+/// so a file of one endless line (or no line ends at all) costs no more than `max` bytes.
+pub struct BoundedLines<R> {
+    r: R,
+    max: usize,
+    line: usize,
+    buf: Vec<u8>,
+}
+
+/// Why [`BoundedLines::next_line`] failed.
+#[derive(Debug)]
+pub enum LineError {
+    /// Line `line` (1-based) is longer than `max` bytes.
+    TooLong {
+        /// The line's number.
+        line: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// Reading failed.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for LineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LineError::TooLong { line, max } => write!(f, "line {line} is longer than {max} bytes"),
+            LineError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl<R: std::io::BufRead> BoundedLines<R> {
+    /// Lines of `r`, each at most `max` bytes (its end, `\n` or `\r\n`, not counted).
+    pub fn new(r: R, max: usize) -> BoundedLines<R> {
+        BoundedLines { r, max, line: 0, buf: Vec::new() }
+    }
+
+    /// The next line (without its end) and its number, from 1; `None` at the end.
+    pub fn next_line(&mut self) -> std::result::Result<Option<(usize, &[u8])>, LineError> {
+        self.buf.clear();
+        let mut any = false;
+        loop {
+            let available = match self.r.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(LineError::Io(e)),
+            };
+            if available.is_empty() {
+                if !any {
+                    return Ok(None);
+                }
+                break;
+            }
+            any = true;
+            let (take, done) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (available.len(), false),
+            };
+            // One byte over the limit may be a `\r` before the `\n`: allowed for below.
+            if self.buf.len() + take > self.max + 1 {
+                return Err(LineError::TooLong { line: self.line + 1, max: self.max });
+            }
+            self.buf.extend_from_slice(&available[..take]);
+            self.r.consume(take + done as usize);
+            if done {
+                break;
+            }
+        }
+        if self.buf.last() == Some(&b'\r') {
+            self.buf.pop();
+        }
+        if self.buf.len() > self.max {
+            return Err(LineError::TooLong { line: self.line + 1, max: self.max });
+        }
+        self.line += 1;
+        Ok(Some((self.line, &self.buf)))
+    }
 }
 
 /// Refuses anything but a regular file (`meta` is the path's metadata, links followed).
@@ -114,5 +196,28 @@ mod tests {
             assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lines_longer_than_the_limit_are_refused_with_their_number_before_they_are_held() {
+        let lines = |text: &[u8], max: usize| {
+            let mut r = BoundedLines::new(std::io::BufReader::with_capacity(4, text), max);
+            let mut out = Vec::new();
+            loop {
+                match r.next_line() {
+                    Ok(Some((n, l))) => out.push(format!("{n}:{}", String::from_utf8_lossy(l))),
+                    Ok(None) => return Ok(out),
+                    Err(e) => return Err((out, e.to_string())),
+                }
+            }
+        };
+        assert_eq!(lines(b"ab\r\ncdef\n\nxy", 4).unwrap(), ["1:ab", "2:cdef", "3:", "4:xy"]);
+        assert_eq!(lines(b"abcd\r\n", 4).unwrap(), ["1:abcd"], "the line end is not counted");
+        assert_eq!(lines(b"", 4).unwrap(), Vec::<String>::new());
+        let (before, e) = lines(b"ok\nabcdef\nmore\n", 4).unwrap_err();
+        assert_eq!((before, e.as_str()), (vec!["1:ok".to_string()], "line 2 is longer than 4 bytes"));
+        // An endless line stops at the limit: the reader never gets to the end.
+        let mut endless = BoundedLines::new(std::io::BufReader::new(std::io::repeat(b'x')), 1 << 16);
+        assert!(matches!(endless.next_line(), Err(LineError::TooLong { line: 1, max: 65536 })));
     }
 }

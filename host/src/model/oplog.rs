@@ -18,12 +18,17 @@
 use crate::error::{Error, Result};
 use riscv_linker::{NocCoord, Risc};
 use serde::{Deserialize, Serialize};
-use std::io::{BufRead, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// How many leading bytes [`OpLog::read`] looks at to tell a file that is not an op log
 /// (device memory, an ELF, binary data) from one that is.
 const SNIFF_BYTES: u64 = 4096;
+
+/// The longest op log line read (one op or signpost: a few KB in practice). A longer line
+/// is refused before more of it is held: parsed, a line of JSON takes up to ~16 times its
+/// size in memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// A tensor as the op report describes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -147,7 +152,9 @@ impl OpLog {
         check_regular_file(path, std::fs::metadata(path).map_err(|e| Error::io(path, "open op log", e))?)?;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, "open op log", e))?;
         // The path may have been replaced between the two looks: check what was opened.
-        check_regular_file(path, file.metadata().map_err(|e| Error::io(path, "stat op log", e))?)?;
+        let meta = file.metadata().map_err(|e| Error::io(path, "stat op log", e))?;
+        check_regular_file(path, meta.clone())?;
+        crate::atomic::note_input(path, &meta);
         let mut head = Vec::new();
         (&mut file).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| Error::io(path, "read op log", e))?;
         if let Some(what) = not_an_op_log(&head) {
@@ -155,22 +162,35 @@ impl OpLog {
         }
         file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, "read op log", e))?;
         let mut entries = Vec::new();
-        for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-            let line = line.map_err(|e| match e.kind() {
-                std::io::ErrorKind::InvalidData => Error::OpLog {
-                    path: path.into(),
-                    line: i + 1,
-                    what: "not UTF-8 text: an op log is JSON lines".into(),
-                },
-                _ => Error::io(path, "read op log", e),
+        let mut lines = crate::files::BoundedLines::new(std::io::BufReader::new(file), MAX_LINE_BYTES);
+        loop {
+            let (n, bytes) = match lines.next_line() {
+                Ok(Some(l)) => l,
+                Ok(None) => break,
+                Err(crate::files::LineError::TooLong { line, max }) => {
+                    return Err(Error::OpLog {
+                        path: path.into(),
+                        line,
+                        what: format!(
+                            "longer than {max} bytes: an op log line is one op or signpost (a few KB); refusing to read \
+                             more of it"
+                        ),
+                    })
+                }
+                Err(crate::files::LineError::Io(e)) => return Err(Error::io(path, "read op log", e)),
+            };
+            let line = std::str::from_utf8(bytes).map_err(|_| Error::OpLog {
+                path: path.into(),
+                line: n,
+                what: "not UTF-8 text: an op log is JSON lines".into(),
             })?;
             if line.trim().is_empty() {
                 continue;
             }
-            let entry: OpLogEntry = serde_json::from_str(&line)
-                .map_err(|e| Error::OpLog { path: path.into(), line: i + 1, what: e.to_string() })?;
+            let entry: OpLogEntry = serde_json::from_str(line)
+                .map_err(|e| Error::OpLog { path: path.into(), line: n, what: e.to_string() })?;
             if let OpLogEntry::Op(op) = &entry {
-                check_op(op).map_err(|what| Error::OpLog { path: path.into(), line: i + 1, what })?;
+                check_op(op).map_err(|what| Error::OpLog { path: path.into(), line: n, what })?;
             }
             entries.push(entry);
         }
@@ -267,7 +287,10 @@ pub struct OpLogWriter {
 
 impl OpLogWriter {
     /// Creates (or truncates) the op log at `path`.
+    /// Refuses a path that holds anything but a regular file (a link, a FIFO, a device)
+    /// or one of this command's inputs ([`crate::atomic::check_destination`]).
     pub fn create(path: &Path) -> Result<OpLogWriter> {
+        crate::atomic::check_destination(path)?;
         let file = std::fs::File::create(path).map_err(|e| Error::io(path, "create op log", e))?;
         Ok(OpLogWriter { path: path.into(), out: BufWriter::new(file) })
     }

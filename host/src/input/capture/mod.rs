@@ -115,11 +115,21 @@ pub fn capture_sampled(
     d.probe_every(pacing.probe);
     let mut live = Progress::default();
     let mut pause = Duration::from_micros(200);
+    let mut failed = None;
     let stopped = loop {
         // Check first, then drain: whatever was published before the stop is taken.
         let stopped = stop.reached(start);
-        let s = d.drain()?;
-        collect(&mut d, &mut payload)?;
+        // What a drain that fails part way took from the rings (and freed there) is kept
+        // all the same, and so is a drain the spool cannot take (in memory).
+        let drained = d.drain();
+        let kept = collect(&mut d, &mut payload);
+        let s = match (drained, kept) {
+            (Ok(s), Ok(())) => s,
+            (Err(e), _) | (Ok(_), Err(e)) => {
+                failed = Some(e);
+                break Stopped::Failed;
+            }
+        };
         live.drains += 1;
         live.zones += s.zones;
         live.payload_bytes += s.payload_bytes;
@@ -138,13 +148,32 @@ pub fn capture_sampled(
             std::thread::sleep(pause);
         }
     };
-    let s = d.drain_final()?;
-    collect(&mut d, &mut payload)?;
-    live.drains += 1;
-    live.zones += s.zones;
+    if failed.is_none() {
+        let drained = d.drain_final();
+        let kept = collect(&mut d, &mut payload);
+        match (drained, kept) {
+            (Ok(s), Ok(())) => {
+                live.drains += 1;
+                live.zones += s.zones;
+            }
+            (Err(e), _) | (Ok(_), Err(e)) => failed = Some(e),
+        }
+    }
+    let Some(e) = failed else {
+        progress(&live);
+        let readout = d.finish()?;
+        return Ok(Captured { readout, payload, drains: live.drains, zones: live.zones, elapsed: start.elapsed(), stopped });
+    };
+    // Nothing more is read: what was drained is written, and said so with its count.
+    live.zones = d.zones();
     progress(&live);
-    let readout = d.finish()?;
-    Ok(Captured { readout, payload, drains: live.drains, zones: live.zones, elapsed: start.elapsed(), stopped })
+    let what = format!(
+        "the capture stopped early: {e}; the {} zone(s) drained before are written (the rings were consumed up to \
+         there), what the device wrote after was not read",
+        live.zones
+    );
+    let readout = d.abandon(crate::issue::Issue::error(None, what).with_count(live.zones));
+    Ok(Captured { readout, payload, drains: live.drains, zones: live.zones, elapsed: start.elapsed(), stopped: Stopped::Failed })
 }
 
 /// Moves what the drainer decoded into the spool (its tables are dropped: the payload

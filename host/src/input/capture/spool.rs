@@ -2,6 +2,10 @@
 //! one temporary file and read back one ring at a time, so a long capture holds no more in
 //! memory than one drain's bytes and one ring's stream.
 //!
+//! When a write fails (its disk is full), the drain's bytes are kept in memory instead and
+//! the error is returned: the capture stops draining then, so what it already took from the
+//! rings (and freed there) is still read back whole.
+//!
 //! The file has no name: on Linux it is opened with `O_TMPFILE` in the capture's directory;
 //! elsewhere (or on a file system without it) the `tempfile` crate creates it exclusively
 //! under a random name and removes the name at once. So no file or link planted in the
@@ -23,29 +27,59 @@ pub struct Spool {
     len: u64,
     /// Per ring, its chunks in order: `(offset, length)`.
     chunks: BTreeMap<RingId, Vec<(u64, u64)>>,
+    /// Per ring, what could not be written to the file (after its chunks there).
+    held: BTreeMap<RingId, Vec<u8>>,
 }
 
 impl Spool {
     /// A new, empty spool file in `dir`.
     pub fn create(dir: &Path) -> Result<Spool> {
         let file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, "create a capture spool in", e))?;
-        Ok(Spool { dir: dir.to_path_buf(), file, len: 0, chunks: BTreeMap::new() })
+        Ok(Spool { dir: dir.to_path_buf(), file, len: 0, chunks: BTreeMap::new(), held: BTreeMap::new() })
     }
 
-    /// Appends one drain's payloads (ring, bytes) in one write.
+    /// Appends one drain's payloads (ring, bytes) in one write. When the write fails (a
+    /// full disk), the bytes are kept in memory, still read back by [`Spool::read`], and
+    /// the error is returned: the caller should take no more (each later append is kept
+    /// in memory too, unbounded).
     pub fn append(&mut self, drained: &[(RingId, Vec<u8>)]) -> Result<()> {
         let total: usize = drained.iter().map(|(_, b)| b.len()).sum();
         if total == 0 {
             return Ok(());
         }
+        let written = if self.held.is_empty() { self.write(drained, total) } else { Err(None) };
+        match written {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                for (id, bytes) in drained {
+                    self.held.entry(*id).or_default().extend_from_slice(bytes);
+                }
+                match e {
+                    Some(e) => Err(e),
+                    None => Err(Error::Other(format!(
+                        "the capture spool in {} failed before: {total} more byte(s) kept in memory",
+                        self.dir.display()
+                    ))),
+                }
+            }
+        }
+    }
+
+    /// Writes one drain's payloads at the end of the file; `Err(Some)` when that fails
+    /// (nothing of it is counted then).
+    fn write(&mut self, drained: &[(RingId, Vec<u8>)], total: usize) -> std::result::Result<(), Option<Error>> {
         let mut buf = Vec::with_capacity(total);
+        let mut chunks = Vec::new();
         for (id, bytes) in drained.iter().filter(|(_, b)| !b.is_empty()) {
-            self.chunks.entry(*id).or_default().push((self.len + buf.len() as u64, bytes.len() as u64));
+            chunks.push((*id, (self.len + buf.len() as u64, bytes.len() as u64)));
             buf.extend_from_slice(bytes);
         }
-        let io = |e| Error::io(&self.dir, "write the capture spool in", e);
+        let io = |e| Some(Error::io(&self.dir, "write the capture spool in", e));
         self.file.seek(SeekFrom::Start(self.len)).map_err(io)?;
         self.file.write_all(&buf).map_err(io)?;
+        for (id, chunk) in chunks {
+            self.chunks.entry(id).or_default().push(chunk);
+        }
         self.len += buf.len() as u64;
         Ok(())
     }
@@ -53,7 +87,8 @@ impl Spool {
     /// Ring `id`'s whole payload stream (empty if it had none).
     pub fn read(&mut self, id: RingId) -> Result<Vec<u8>> {
         let chunks = self.chunks.get(&id).cloned().unwrap_or_default();
-        let mut out = vec![0u8; chunks.iter().map(|c| c.1 as usize).sum()];
+        let held = self.held.get(&id).map_or(&[][..], Vec::as_slice);
+        let mut out = vec![0u8; chunks.iter().map(|c| c.1 as usize).sum::<usize>() + held.len()];
         let mut at = 0;
         for (offset, len) in chunks {
             let io = |e| Error::io(&self.dir, "read the capture spool in", e);
@@ -61,17 +96,23 @@ impl Spool {
             self.file.read_exact(&mut out[at..at + len as usize]).map_err(io)?;
             at += len as usize;
         }
+        out[at..].copy_from_slice(held);
         Ok(out)
     }
 
-    /// Bytes spooled in all.
+    /// Bytes kept in memory because the file could not take them.
+    pub fn held(&self) -> u64 {
+        self.held.values().map(|b| b.len() as u64).sum()
+    }
+
+    /// Bytes spooled in all (in the file and held in memory).
     pub fn len(&self) -> u64 {
-        self.len
+        self.len + self.held()
     }
 
     /// Whether nothing was spooled.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 }
 
@@ -120,6 +161,30 @@ mod tests {
         assert_eq!(std::fs::read_link(&link).unwrap(), target);
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&victims);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_drain_the_disk_cannot_take_is_kept_in_memory_and_read_back_with_the_rest() {
+        // A spool whose file is /dev/full: every write fails with ENOSPC, as on a full disk.
+        let id = |risc| RingId { chip: 0, tile: NocCoord::new(1, 1), risc };
+        let dir = crate::testing::temp_dir("spool-full");
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        // A failed write: the error names the spool and the disk, the bytes are kept.
+        let mut s2 = Spool { dir: dir.clone(), file: full, len: 0, chunks: BTreeMap::new(), held: BTreeMap::new() };
+        let e = s2.append(&[(id(Risc::Brisc), vec![1, 2]), (id(Risc::Ncrisc), vec![9])]).unwrap_err().to_string();
+        assert!(e.contains("cannot write the capture spool in") && e.contains("No space left on device"), "{e}");
+        assert_eq!((s2.len(), s2.held()), (3, 3));
+        let e = s2.append(&[(id(Risc::Brisc), vec![3])]).unwrap_err().to_string();
+        assert!(e.contains("failed before: 1 more byte(s) kept in memory"), "{e}");
+        assert_eq!(s2.read(id(Risc::Brisc)).unwrap(), [1, 2, 3]);
+        assert_eq!(s2.read(id(Risc::Ncrisc)).unwrap(), [9]);
+        // Chunks in the file come first, then what was held.
+        let mut s3 = Spool::create(&dir).unwrap();
+        s3.append(&[(id(Risc::Brisc), vec![1, 2])]).unwrap();
+        s3.held.insert(id(Risc::Brisc), vec![3, 4]);
+        assert_eq!(s3.read(id(Risc::Brisc)).unwrap(), [1, 2, 3, 4]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

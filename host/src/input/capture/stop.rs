@@ -28,6 +28,9 @@ pub enum Stopped {
     Elapsed,
     /// The `--until-file-gone` file was removed.
     FileGone,
+    /// The capture could not go on (the device memory went away, the spool's disk filled):
+    /// an error issue of its readout says why; what it drained before is kept.
+    Failed,
 }
 
 impl Stopped {
@@ -37,6 +40,7 @@ impl Stopped {
             Stopped::Interrupted => "interrupted (Ctrl-C / SIGTERM)",
             Stopped::Elapsed => "time elapsed",
             Stopped::FileGone => "flag file removed",
+            Stopped::Failed => "stopped early: the capture could not go on (the error below says why)",
         }
     }
 }

@@ -165,11 +165,26 @@ impl Snapshot {
         write_atomic(path, |w| w.write_all(&bytes))
     }
 
+    /// The snapshot file's bytes (what [`Snapshot::save`] writes), for a stream.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.encode()
+    }
+
     /// Reads and validates a snapshot file. Only a regular file is read (a FIFO or a device
     /// is refused before it is opened), and no more bytes than its size.
+    ///
+    /// Memory is bounded by what the file holds, and nothing is held before the file is
+    /// known to be whole: a first pass reads the header (magic, version, arch, geometry,
+    /// checked before anything else), walks the section headers against the file's length
+    /// and each tag's possible size, and checks the checksum, all streamed through a small
+    /// buffer; only then does a second pass keep the sections' bodies, each allocated
+    /// fallibly (a body this host cannot hold is an error naming it, not an abort).
     pub fn load(path: &Path) -> Result<Snapshot> {
-        let bytes = crate::files::read_regular(path, "a snapshot", "read snapshot", u64::MAX)?;
-        let mut s = decode(&bytes).map_err(|what| Error::BadFile { path: path.into(), what })?;
+        let (file, len) = crate::files::open_regular(path, "a snapshot", "read snapshot", false)?;
+        let mut s = load_file(file, len).map_err(|e| match e {
+            Load::Bad(what) => Error::BadFile { path: path.into(), what },
+            Load::Io(e) => Error::io(path, "read snapshot", e),
+        })?;
         s.source = Some(path.into());
         Ok(s)
     }
@@ -323,6 +338,7 @@ impl<'a> Cursor<'a> {
         Ok(le32(self.take(4, what)?, 0))
     }
 
+    #[cfg(test)]
     fn u64(&mut self, what: &str) -> Result<u64, String> {
         let b = self.take(8, what)?;
         Ok(le32(b, 0) as u64 | (le32(b, 4) as u64) << 32)
@@ -333,19 +349,10 @@ fn le32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
-fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
-    if bytes.len() < 8 || bytes[..8] != SNAPSHOT_MAGIC {
-        return Err("not a snapshot: expected the magic \"TTSNAP\\0\\0\" at byte 0".into());
-    }
-    if bytes.len() < FIXED + 8 {
-        return Err(format!("truncated: {} bytes, a snapshot has at least {}", bytes.len(), FIXED + 8));
-    }
-    let (body, hash) = bytes.split_at(bytes.len() - 8);
-    let stored = le32(hash, 0) as u64 | (le32(hash, 4) as u64) << 32;
-    if fnv1a(body) != stored {
-        return Err("checksum mismatch: the file is truncated or corrupt (expected the FNV-1a hash in its last 8 bytes)".into());
-    }
-    let mut c = Cursor { bytes: body, at: 8 };
+/// The fixed header's geometry and section count, checked (`head` is the file's first
+/// [`FIXED`] bytes, the magic included).
+fn decode_header(head: &[u8]) -> Result<(Geometry, u32), String> {
+    let mut c = Cursor { bytes: head, at: 8 };
     let version = c.u32("version")?;
     if version != SNAPSHOT_VERSION {
         return Err(format!("snapshot format version {version}, this build reads version {SNAPSHOT_VERSION}"));
@@ -359,7 +366,63 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
     // No chip, no tiles or more tiles per chip than the NoC grid: refused before any size
     // is computed from the counts.
     geometry.check().map_err(|e| e.to_string())?;
-    let sections = c.u32("section count")?;
+    Ok((geometry, c.u32("section count")?))
+}
+
+/// A section body's length, checked against what its tag can hold (before the body is
+/// read): a tile table is 4 bytes per tile, an extent at most one tile's L1 after its
+/// place, drained payload at least its place. An error says why one is impossible.
+fn check_section_len(g: &Geometry, tag: u32, len: u64) -> Result<(), String> {
+    let tiles = g.chips as u64 * g.tiles_per_chip as u64;
+    match tag {
+        TAG_TILES if Some(len) != tiles.checked_mul(4) => Err(format!(
+            "tile table is {len} bytes, expected {} (4 per tile for {} chip(s) of {} tiles)",
+            tiles.checked_mul(4).map_or_else(|| "more than 2^64".to_string(), |b| b.to_string()),
+            g.chips,
+            g.tiles_per_chip
+        )),
+        TAG_EXTENT if len < 12 || len - 12 > g.l1_size as u64 || !(len - 12).is_multiple_of(4) => Err(format!(
+            "extent body of {len} bytes: expected 12 bytes of place and a whole number of words, at most one tile's L1 \
+             ({} bytes)",
+            g.l1_size
+        )),
+        TAG_DRAINED if len < 12 => Err(format!("drained payload body of {len} bytes: expected at least 12 bytes of place")),
+        _ => Ok(()),
+    }
+}
+
+/// Adds one section to the snapshot being decoded (`None` until the tile table).
+fn apply_section(snapshot: &mut Option<Snapshot>, g: Geometry, what: &str, tag: u32, data: Vec<u8>) -> Result<(), String> {
+    match (tag, &*snapshot) {
+        (TAG_TILES, None) => *snapshot = Some(tile_table(g, &data)?),
+        (TAG_TILES, Some(_)) => return Err(format!("{what}: a second tile table")),
+        (TAG_EXTENT, None) => return Err(format!("{what}: an extent before the tile table")),
+        (TAG_EXTENT, Some(s)) => extent(s, &data).map_err(|e| format!("{what}: {e}"))?,
+        (TAG_SYNC, None) => return Err(format!("{what}: clock samples before the tile table")),
+        (TAG_SYNC, Some(s)) => s.sync.decode(&data, s.tiles.per_chip()).map_err(|e| format!("{what}: {e}"))?,
+        (TAG_DRAINED, None) => return Err(format!("{what}: drained payload before the tile table")),
+        (TAG_DRAINED, Some(s)) => drained(s, data).map_err(|e| format!("{what}: {e}"))?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Decodes a whole snapshot file held in memory (the checksum first).
+#[cfg(test)]
+fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
+    if bytes.len() < 8 || bytes[..8] != SNAPSHOT_MAGIC {
+        return Err(NOT_A_SNAPSHOT.into());
+    }
+    if bytes.len() < FIXED + 8 {
+        return Err(format!("truncated: {} bytes, a snapshot has at least {}", bytes.len(), FIXED + 8));
+    }
+    let (body, hash) = bytes.split_at(bytes.len() - 8);
+    let stored = le32(hash, 0) as u64 | (le32(hash, 4) as u64) << 32;
+    if fnv1a(body) != stored {
+        return Err(CHECKSUM.into());
+    }
+    let (geometry, sections) = decode_header(&body[..FIXED])?;
+    let mut c = Cursor { bytes: body, at: FIXED };
     let mut snapshot: Option<Snapshot> = None;
     for i in 0..sections {
         let what = format!("section {i}");
@@ -367,27 +430,176 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
         let _ = c.u32(&what)?;
         let len = c.u64(&what)?;
         let data = c.take(len, &format!("body of {what} (tag {tag})"))?;
-        match (tag, &snapshot) {
-            (TAG_TILES, None) => snapshot = Some(tile_table(geometry, data)?),
-            (TAG_TILES, Some(_)) => return Err(format!("{what}: a second tile table")),
-            (TAG_EXTENT, None) => return Err(format!("{what}: an extent before the tile table")),
-            (TAG_EXTENT, Some(s)) => extent(s, data).map_err(|e| format!("{what}: {e}"))?,
-            (TAG_SYNC, None) => return Err(format!("{what}: clock samples before the tile table")),
-            (TAG_SYNC, Some(s)) => s
-                .sync
-                .decode(data, s.tiles.per_chip())
-                .map_err(|e| format!("{what}: {e}"))?,
-            (TAG_DRAINED, None) => {
-                return Err(format!("{what}: drained payload before the tile table"))
-            }
-            (TAG_DRAINED, Some(s)) => drained(s, data).map_err(|e| format!("{what}: {e}"))?,
-            _ => {}
-        }
+        check_section_len(&geometry, tag, len).map_err(|e| format!("{what}: {e}"))?;
+        apply_section(&mut snapshot, geometry, &what, tag, data.to_vec())?;
     }
     if c.at != body.len() {
         return Err(format!("{} unexpected bytes after the last of {sections} sections", body.len() - c.at));
     }
     snapshot.ok_or_else(|| "no tile table section".into())
+}
+
+const NOT_A_SNAPSHOT: &str = "not a snapshot: expected the magic \"TTSNAP\\0\\0\" at byte 0";
+const CHECKSUM: &str =
+    "checksum mismatch: the file is truncated or corrupt (expected the FNV-1a hash in its last 8 bytes)";
+
+/// Why a snapshot file did not load.
+enum Load {
+    /// What is wrong with the file.
+    Bad(String),
+    /// Reading it failed.
+    Io(std::io::Error),
+}
+
+impl From<String> for Load {
+    fn from(what: String) -> Load {
+        Load::Bad(what)
+    }
+}
+
+/// Reads sequentially from a snapshot file, counting the position and, in the first
+/// pass, hashing every byte.
+struct Reader {
+    r: std::io::BufReader<std::fs::File>,
+    at: u64,
+    /// The end of the part being read (the file's length less the checksum).
+    end: u64,
+    hash: Option<u64>,
+}
+
+impl Reader {
+    /// `n` bytes into `out` (cleared), or a "truncated" error naming `what`.
+    fn read(&mut self, n: u64, what: &str, out: &mut Vec<u8>) -> Result<(), Load> {
+        use std::io::Read;
+        self.check(n, what)?;
+        out.clear();
+        let want = usize::try_from(n).map_err(|_| Load::Bad(format!("{what}: {n} bytes, more than this host can address")))?;
+        out.try_reserve_exact(want).map_err(|_| {
+            Load::Bad(format!("{what}: {n} bytes, more memory than this process may allocate (a snapshot's section is held in memory)"))
+        })?;
+        (&mut self.r).take(n).read_to_end(out).map_err(Load::Io)?;
+        if out.len() as u64 != n {
+            return Err(Load::Bad(format!("{what} at byte {}: the file ended early (it changed while it was read)", self.at)));
+        }
+        self.hashed(out);
+        self.at += n;
+        Ok(())
+    }
+
+    /// Moves past `n` bytes, hashing them in the first pass (memory: the buffer).
+    fn skip(&mut self, n: u64, what: &str) -> Result<(), Load> {
+        use std::io::BufRead;
+        self.check(n, what)?;
+        if self.hash.is_none() {
+            let delta = i64::try_from(n).map_err(|_| Load::Bad(format!("{what}: {n} bytes")))?;
+            self.r.seek_relative(delta).map_err(Load::Io)?;
+            self.at += n;
+            return Ok(());
+        }
+        let mut left = n;
+        while left > 0 {
+            let buf = self.r.fill_buf().map_err(Load::Io)?;
+            if buf.is_empty() {
+                return Err(Load::Bad(format!("{what} at byte {}: the file ended early (it changed while it was read)", self.at)));
+            }
+            let take = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            let h = self.hash.unwrap_or_default();
+            self.hash = Some(buf[..take].iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)));
+            self.r.consume(take);
+            self.at += take as u64;
+            left -= take as u64;
+        }
+        Ok(())
+    }
+
+    fn check(&self, n: u64, what: &str) -> Result<(), Load> {
+        if self.at.checked_add(n).is_none_or(|e| e > self.end) {
+            return Err(Load::Bad(format!(
+                "truncated: {what} at byte {} needs {n} bytes, but only {} remain (expected a complete snapshot)",
+                self.at,
+                self.end - self.at
+            )));
+        }
+        Ok(())
+    }
+
+    fn hashed(&mut self, bytes: &[u8]) {
+        if let Some(h) = self.hash {
+            self.hash = Some(bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)));
+        }
+    }
+
+    /// A section's header: tag and body length.
+    fn section(&mut self, what: &str, buf: &mut Vec<u8>) -> Result<(u32, u64), Load> {
+        self.read(16, what, buf)?;
+        Ok((le32(buf, 0), le32(buf, 8) as u64 | (le32(buf, 12) as u64) << 32))
+    }
+}
+
+/// Loads a snapshot from `file` (`len` bytes) in two passes, as [`Snapshot::load`] says.
+fn load_file(file: std::fs::File, len: u64) -> Result<Snapshot, Load> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut r = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut head = Vec::new();
+    (&mut r).take(FIXED as u64).read_to_end(&mut head).map_err(Load::Io)?;
+    if head.len() < 8 || head[..8] != SNAPSHOT_MAGIC {
+        return Err(Load::Bad(NOT_A_SNAPSHOT.into()));
+    }
+    if len < (FIXED + 8) as u64 || head.len() < FIXED {
+        return Err(Load::Bad(format!("truncated: {len} bytes, a snapshot has at least {}", FIXED + 8)));
+    }
+    // The header is checked before anything else is read.
+    let (geometry, sections) = decode_header(&head)?;
+    let body_end = len - 8;
+    let start = fnv1a(&head);
+    // Pass 1: the sections' headers against the file and their tags, and the checksum.
+    let mut p = Reader { r, at: FIXED as u64, end: body_end, hash: Some(start) };
+    let mut buf = Vec::new();
+    for i in 0..sections {
+        let what = format!("section {i}");
+        let (tag, n) = p.section(&what, &mut buf)?;
+        p.check(n, &format!("body of {what} (tag {tag})"))?;
+        check_section_len(&geometry, tag, n).map_err(|e| format!("{what}: {e}"))?;
+        p.skip(n, &format!("body of {what} (tag {tag})"))?;
+    }
+    if p.at != body_end {
+        // The extra bytes still count in the checksum, which comes first: a file cut or
+        // corrupted anywhere says so.
+        let extra = body_end - p.at;
+        p.skip(extra, "the bytes after the last section")?;
+        check_hash(&mut p, &mut buf)?;
+        return Err(Load::Bad(format!("{extra} unexpected bytes after the last of {sections} sections")));
+    }
+    check_hash(&mut p, &mut buf)?;
+    // Pass 2: the bodies.
+    let mut r = p.r;
+    r.seek(SeekFrom::Start(FIXED as u64)).map_err(Load::Io)?;
+    let mut p = Reader { r, at: FIXED as u64, end: body_end, hash: None };
+    let mut snapshot = None;
+    for i in 0..sections {
+        let what = format!("section {i}");
+        let (tag, n) = p.section(&what, &mut buf)?;
+        if !matches!(tag, TAG_TILES | TAG_EXTENT | TAG_SYNC | TAG_DRAINED) {
+            p.skip(n, &what)?;
+            continue;
+        }
+        let mut data = Vec::new();
+        p.read(n, &format!("body of {what} (tag {tag})"), &mut data)?;
+        apply_section(&mut snapshot, geometry, &what, tag, data)?;
+    }
+    snapshot.ok_or_else(|| Load::Bad("no tile table section".into()))
+}
+
+/// Compares the hash of everything read so far with the file's last 8 bytes.
+fn check_hash(p: &mut Reader, buf: &mut Vec<u8>) -> Result<(), Load> {
+    let computed = p.hash.take().unwrap_or_default();
+    p.end += 8;
+    p.read(8, "checksum", buf)?;
+    let stored = le32(buf, 0) as u64 | (le32(buf, 4) as u64) << 32;
+    if computed != stored {
+        return Err(Load::Bad(CHECKSUM.into()));
+    }
+    Ok(())
 }
 
 fn tile_table(geometry: Geometry, data: &[u8]) -> Result<Snapshot, String> {
@@ -417,16 +629,27 @@ fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
     s.add(chip, tile, addr, &words).map_err(|e| e.to_string())
 }
 
-fn drained(s: &Snapshot, data: &[u8]) -> Result<(), String> {
+fn drained(s: &Snapshot, mut data: Vec<u8>) -> Result<(), String> {
     if data.len() < 12 {
         return Err(format!("drained payload body of {} bytes: expected at least 12 bytes of place", data.len()));
     }
-    let (chip, index, risc) = (le32(data, 0), le32(data, 4), le32(data, 8));
+    let (chip, index, risc) = (le32(&data, 0), le32(&data, 4), le32(&data, 8));
     let tile = tile_at(s, chip, index, "drained payload")?;
     let risc = Risc::from_index(risc as usize)
         .filter(|_| (risc as usize) < Risc::COUNT)
         .ok_or(format!("drained payload names RISC index {risc}, expected 0..=4"))?;
-    s.add_drained(chip, tile, risc, &data[12..]).map_err(|e| e.to_string())
+    let index = s.tiles.index(chip, tile).map_err(|e| e.to_string())?;
+    let mut all = s.drained.write().map_err(|_| poisoned().to_string())?;
+    let kept = all.entry((chip, index, risc.index() as u32)).or_default();
+    if kept.is_empty() {
+        // The body becomes the ring's payload without a copy.
+        data.drain(..12);
+        *kept = data;
+    } else {
+        kept.try_reserve(data.len() - 12).map_err(|_| "more drained payload than this process may allocate".to_string())?;
+        kept.extend_from_slice(&data[12..]);
+    }
+    Ok(())
 }
 
 /// The tile a section names by chip and tile-table index.
@@ -582,6 +805,61 @@ mod tests {
         let first_len = FIXED + 8;
         let e = decode(&patched(&bytes, &[(first_len, u32::MAX), (first_len + 4, u32::MAX)])).unwrap_err();
         assert!(e.contains("body of section 0 (tag 1)") && e.contains("needs 18446744073709551615 bytes"), "{e}");
+    }
+
+    #[test]
+    fn files_are_loaded_header_first_checksum_streamed_then_bodies_each_bounded() {
+        let dir = crate::testing::temp_dir("snapshot-load");
+        let path = dir.join("s.snap");
+        let s = snapshot();
+        s.add(0, NocCoord::new(1, 1), 0x40, &[0xAB, 0xCD]).unwrap();
+        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[1, 2, 3, 4, 5]).unwrap();
+        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[6]).unwrap();
+        s.save(&path).unwrap();
+        let back = Snapshot::load(&path).unwrap();
+        assert_eq!(back.extents(), s.extents());
+        assert_eq!(back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1).unwrap(), [1, 2, 3, 4, 5, 6]);
+        // Every cut file is refused, the way the in-memory decoder refuses it.
+        let bytes = std::fs::read(&path).unwrap();
+        for cut in 0..bytes.len() {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let e = Snapshot::load(&path).unwrap_err().to_string();
+            assert!(e.contains("truncated") || e.contains("checksum") || e.contains("magic"), "cut {cut}: {e}");
+        }
+        // A huge file with the magic: its header is refused before anything else is read.
+        let huge = dir.join("huge.snap");
+        let f = std::fs::File::create(&huge).unwrap();
+        std::io::Write::write_all(&mut &f, &SNAPSHOT_MAGIC).unwrap();
+        f.set_len(1 << 40).unwrap();
+        let e = Snapshot::load(&huge).unwrap_err().to_string();
+        assert!(e.contains("huge.snap: snapshot format version 0, this build reads version 1"), "{e}");
+        // A section that claims more than the file, or more than its tag can hold: named
+        // from its header alone (the 1 TiB of zeros after it is never read).
+        let header = |tag: u32, len: u64| {
+            let mut b = bytes[..FIXED].to_vec();
+            b[28..32].copy_from_slice(&1u32.to_le_bytes());
+            b.extend_from_slice(&tag.to_le_bytes());
+            b.extend_from_slice(&0u32.to_le_bytes());
+            b.extend_from_slice(&len.to_le_bytes());
+            b
+        };
+        for (tag, len, want) in [
+            (TAG_DRAINED, u64::MAX, "body of section 0 (tag 4) at byte 48 needs 18446744073709551615 bytes"),
+            (TAG_EXTENT, 12 + (1 << 21), "section 0: extent body of 2097164 bytes: expected 12 bytes of place"),
+            (TAG_TILES, 1 << 30, "section 0: tile table is 1073741824 bytes, expected 16"),
+        ] {
+            std::fs::write(&huge, header(tag, len)).unwrap();
+            std::fs::File::options().write(true).open(&huge).unwrap().set_len(1 << 40).unwrap();
+            let e = Snapshot::load(&huge).unwrap_err().to_string();
+            assert!(e.contains(want), "{tag}: {e}");
+        }
+        // A section that fits, with a wrong checksum: the checksum is checked (streamed)
+        // before any body is held.
+        std::fs::write(&huge, header(TAG_DRAINED, (64 << 20) - 56)).unwrap();
+        std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 20).unwrap();
+        let e = Snapshot::load(&huge).unwrap_err().to_string();
+        assert!(e.contains("huge.snap: checksum mismatch"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -378,6 +378,43 @@ impl<'m> Drainer<'m> {
     }
 }
 
+impl Drainer<'_> {
+    /// Zones decoded so far, all rings (handed out or not).
+    pub fn zones(&self) -> u64 {
+        self.rings.iter().map(|r| r.zones).sum()
+    }
+
+    /// Ends a drain that cannot go on (the device memory is gone, or there is nowhere to
+    /// keep more records): reads and drains nothing more, detaches (clears `CONSUMER`) only
+    /// if the memory still checks, and returns what was read, with `why` among its issues.
+    /// The rings' counters are those of their last drain.
+    pub fn abandon(mut self, why: Issue) -> Readout {
+        let alive = self.mem.check().is_ok();
+        if alive && self.opts.attach_consumer {
+            for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
+                let _ = self.mem.write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0);
+            }
+        }
+        self.issues.push(why);
+        let g = self.mem.geometry();
+        let faulted = alive && self.mem.device_status().is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
+        let mut rings = Vec::with_capacity(self.rings.len());
+        for mut r in self.rings {
+            r.report.records = std::mem::take(&mut r.table).to_records();
+            self.issues.extend(final_issues(&r.report, faulted));
+            rings.push(r.report);
+        }
+        Readout {
+            geometry: g,
+            tiles: self.tiles.len() as u32,
+            unused_tiles: self.tiles.iter().filter(|t| t.state.is_none()).count() as u32,
+            rings,
+            issues: self.issues,
+            bus_bytes: self.mem.bytes_read() - self.bus_start,
+        }
+    }
+}
+
 /// A heartbeat unlikely to equal the last one of an earlier consumer of the same device (a
 /// producer that gave up on that one waits again only once the value changes).
 fn first_heartbeat() -> u32 {

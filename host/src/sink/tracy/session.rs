@@ -12,7 +12,12 @@
 //!
 //! Queries are read by a second thread so that a large frame being written never keeps
 //! the tool's queries from being read (the tool limits its queries in flight and waits for
-//! answers before the end, so both directions must always flow).
+//! answers before the end, so both directions must always flow). The queue between the
+//! two holds at most [`MAX_QUEUED_QUERIES`]: a client that sends queries and never reads
+//! the answers fills it, the reader thread then stops reading, and the system's flow control
+//! stops the client; memory stays bounded (it grew ~70 MB/s before). Tracy's own tool never
+//! has more in flight than its socket's send buffer holds (at most 8192 queries,
+//! `Worker::m_serverQuerySpaceBase`), well below the bound.
 //!
 //! Every wait is bounded: a write, or the wait for the tool's confirmation, by the stall
 //! limit and by the serve's deadline, whichever comes first. A tool that reads slowly but
@@ -31,6 +36,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Bytes of the handshake a tool sends first: the shibboleth and its protocol version.
 pub(crate) const HANDSHAKE_SIZE: usize = 12;
+
+/// The most queries read from a tool and not answered yet (see the module docs).
+pub(crate) const MAX_QUEUED_QUERIES: usize = 16 * 1024;
 
 /// How a connection ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,7 +167,9 @@ impl Write for Limited<'_> {
 fn spawn_reader(sock: &TcpStream) -> io::Result<(Receiver<Input>, std::thread::JoinHandle<()>)> {
     let mut r = sock.try_clone()?;
     r.set_read_timeout(None)?;
-    let (tx, rx) = mpsc::channel();
+    // Bounded: when the writer does not keep up (the tool reads nothing), the reader
+    // blocks here instead of queueing without end.
+    let (tx, rx) = mpsc::sync_channel(MAX_QUEUED_QUERIES);
     let handle = std::thread::Builder::new().name("ttprof-tracy-queries".into()).spawn(move || {
         let mut b = [0u8; QUERY_PACKET_SIZE];
         loop {
@@ -186,6 +196,8 @@ pub(crate) fn run(s: &Stream, sock: TcpStream, stall: Duration, deadline: Option
             let mut out = Limited { sock: &sock, stall, deadline, cut: false };
             let outcome = stream(s, &mut out, &rx, &mut t);
             let _ = sock.shutdown(Shutdown::Both);
+            // A reader blocked on the full queue wakes up with an error and ends.
+            drop(rx);
             let _ = reader.join();
             outcome
         }
@@ -226,7 +238,9 @@ fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer
                 Err(RecvTimeoutError::Disconnected) => inputs.push(Input::Closed(Ok(()))),
             }
         }
-        inputs.extend(rx.try_iter());
+        // What has arrived, at most a queue's worth (a tool that keeps sending cannot keep
+        // this loop from sending the stream).
+        inputs.extend(rx.try_iter().take(MAX_QUEUED_QUERIES));
         t.frames = fw.frames;
         t.raw_bytes = fw.raw_bytes;
         t.wire_bytes = fw.wire_bytes;
@@ -339,6 +353,38 @@ mod tests {
                 r.join().unwrap();
             }
         }
+    }
+
+    #[test]
+    fn a_tool_that_floods_queries_is_held_back_once_the_queue_is_full() {
+        // The writer is stuck (here: nobody takes queries at all, as when it blocks on a
+        // tool that reads nothing) while the tool sends queries as fast as it can. Before,
+        // the reader thread took every query into an unbounded queue: the tool could push
+        // gigabytes into the server's memory (~70 MB/s). Now the reader stops at
+        // MAX_QUEUED_QUERIES and the system's flow control stops the tool.
+        let (ours, mut tool) = pair();
+        let (rx, reader) = spawn_reader(&ours).unwrap();
+        tool.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+        let packet = QueryPacket::new(super::super::protocol::Query::String, 1, 0).to_bytes();
+        let batch: Vec<u8> = packet.iter().copied().cycle().take(packet.len() * 4096).collect();
+        let limit: u64 = 64 << 20;
+        let mut sent = 0u64;
+        let stopped = loop {
+            if sent >= limit {
+                break None;
+            }
+            match tool.write(&batch) {
+                Ok(n) => sent += n as u64,
+                Err(e) => break Some(e),
+            }
+        };
+        // (What it got through is the queue plus the sockets' buffers: a few MB.)
+        assert!(stopped.is_some(), "the tool wrote {sent} bytes of queries without being held back");
+        assert!(rx.try_recv().is_ok(), "the queue holds what was read");
+        // The reader ends once the queue is gone (it was blocked on a full one).
+        drop(rx);
+        let _ = ours.shutdown(Shutdown::Both);
+        reader.join().unwrap();
     }
 
     #[test]

@@ -11,6 +11,11 @@
 //!
 //! `harvest_mask` is in NoC0 order (bit `i` = the `i`-th Tensix row on Wormhole, column on
 //! Blackhole), the order tt-umd stores after converting the card's own layout.
+//!
+//! The file is untrusted input: only a regular file of at most [`MAX_BYTES`] is read (a
+//! FIFO, `/dev/zero` or a directory is refused before it is opened), and YAML aliases
+//! (`*name`) are refused before the document is built, so a few hundred bytes of nested
+//! aliases ("billion laughs") cannot expand to gigabytes. tt-umd writes neither.
 
 use crate::error::{Error, Result};
 use riscv_linker::Arch;
@@ -82,9 +87,39 @@ fn chip_map<'y>(doc: &'y Yaml, key: &str) -> Vec<(i64, &'y Yaml)> {
     out
 }
 
-/// Parses the descriptor text; `path` names it in errors.
+/// The largest cluster descriptor read (tt-umd's for a whole Galaxy is tens of KB).
+pub const MAX_BYTES: u64 = 1 << 20;
+
+/// Finds the first alias in the event stream (the document is not built).
+#[derive(Default)]
+struct AliasFinder {
+    alias: Option<yaml_rust2::scanner::Marker>,
+}
+
+impl yaml_rust2::parser::MarkedEventReceiver for AliasFinder {
+    fn on_event(&mut self, ev: yaml_rust2::Event, mark: yaml_rust2::scanner::Marker) {
+        if matches!(ev, yaml_rust2::Event::Alias(_)) && self.alias.is_none() {
+            self.alias = Some(mark);
+        }
+    }
+}
+
+/// Parses the descriptor text; `path` names it in errors. A document with an alias is
+/// refused before it is built (see the module docs).
 pub fn parse(path: &Path, text_: &str) -> Result<Vec<(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)>> {
     let bad = |what: String| Error::BadFile { path: path.into(), what };
+    let mut finder = AliasFinder::default();
+    yaml_rust2::parser::Parser::new_from_str(text_)
+        .load(&mut finder, true)
+        .map_err(|e| bad(format!("is not YAML: {e}")))?;
+    if let Some(at) = finder.alias {
+        return Err(bad(format!(
+            "line {} column {}: a YAML alias (*name): a cluster descriptor has none, and aliases can expand a small \
+             file without bound, so they are refused",
+            at.line(),
+            at.col() + 1
+        )));
+    }
     let docs = YamlLoader::load_from_str(text_).map_err(|e| bad(format!("is not YAML: {e}")))?;
     let doc = docs.first().ok_or_else(|| bad("is empty: expected a tt-metal cluster descriptor".into()))?;
     let harvesting = chip_map(doc, "harvesting");
@@ -125,7 +160,9 @@ pub fn parse(path: &Path, text_: &str) -> Result<Vec<(ChipHarvest, Option<String
 
 /// The harvesting of the card `key` describes, from the descriptor at `path`.
 pub fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
-    let text_ = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read cluster descriptor", e))?;
+    let bytes = crate::files::read_regular(path, "a cluster descriptor (YAML)", "read cluster descriptor", MAX_BYTES)?;
+    let text_ = String::from_utf8(bytes)
+        .map_err(|_| Error::BadFile { path: path.into(), what: "is not UTF-8 text: expected a cluster descriptor (YAML)".into() })?;
     let chips = parse(path, &text_)?;
     let bad = |what: String| Error::BadFile { path: path.into(), what };
     let found = if let Some(c) = key.chip {
@@ -204,6 +241,50 @@ mod tests {
         }
         let e = harvest_for(&dir.join("missing.yaml"), &CardKey::default()).unwrap_err().to_string();
         assert!(e.contains("cannot read cluster descriptor") && e.contains("missing.yaml"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `levels` levels of aliases, each list naming the one before ten times: 10^levels
+    /// strings once expanded ("billion laughs": 9 levels are 405 bytes and took 2.28 GB).
+    fn alias_bomb(levels: usize) -> String {
+        let mut y = String::from("a0: &a0 [\"lol\"]\n");
+        for i in 1..=levels {
+            let refs = vec![format!("*a{}", i - 1); 10].join(",");
+            y.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
+        }
+        y.push_str(&format!("harvesting: {{0: {{harvest_mask: 0}}}}\nx: *a{levels}\n"));
+        y
+    }
+
+    #[test]
+    fn kmd_cluster_descriptors_with_aliases_fifos_devices_or_too_many_bytes_are_refused_without_reading_them_whole() {
+        let dir = crate::testing::temp_dir("kmd-cluster-hostile");
+        let p = dir.join("c.yaml");
+        let key = CardKey::default();
+        // A small alias first (refused: before, it parsed), then the bomb (which expanded
+        // to gigabytes before): each refused before the document is built.
+        for levels in [1, 9] {
+            let bomb = alias_bomb(levels);
+            std::fs::write(&p, &bomb).unwrap();
+            let e = harvest_for(&p, &key).unwrap_err().to_string();
+            assert!(e.contains("c.yaml: line 2 column") && e.contains("a YAML alias (*name)"), "{levels}: {e}");
+        }
+        // An anchor without an alias is harmless YAML, and still read.
+        std::fs::write(&p, "harvesting: &h {0: {harvest_mask: 32}}\n").unwrap();
+        assert_eq!(harvest_for(&p, &key).unwrap().mask, 32);
+        // More bytes than a descriptor has: refused before it is read.
+        std::fs::File::create(&p).unwrap().set_len(MAX_BYTES + 1).unwrap();
+        let e = harvest_for(&p, &key).unwrap_err().to_string();
+        assert!(e.contains(&format!("is {} bytes: expected a cluster descriptor (YAML) of at most {MAX_BYTES} bytes", MAX_BYTES + 1)), "{e}");
+        // Devices, directories and FIFOs: refused before they are opened (a FIFO hung, and
+        // /dev/zero grew until the process ran out of memory).
+        let e = harvest_for(Path::new("/dev/zero"), &key).unwrap_err().to_string();
+        assert!(e.contains("/dev/zero: is not a regular file") && e.contains("cluster descriptor"), "{e}");
+        let e = harvest_for(&dir, &key).unwrap_err().to_string();
+        assert!(e.contains("is a directory, not a cluster descriptor"), "{e}");
+        if let Some(e) = crate::files::with_fifo("kmd-cluster-fifo", |f| harvest_for(f, &CardKey::default()).unwrap_err().to_string()) {
+            assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

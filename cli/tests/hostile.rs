@@ -1,0 +1,443 @@
+//! Hostile and heavy input (issue 26, "High"): `ttprof` runs as root in many CI containers,
+//! so every path it is given may be a device node, a FIFO or a link, every input may be huge
+//! or crafted, and every disk may fill. Each test here failed before its fix:
+//!
+//! - outputs replaced whatever was at their path (`/dev/stdout`, a FIFO, a link, the
+//!   command's own input);
+//! - untrusted inputs were read whole (a huge snapshot, device log or op log line) and
+//!   aborted under a memory limit;
+//! - `ttprof capture` lost what it had drained when the op log named no ops yet, when the
+//!   image was truncated under it, or when its spool's disk filled.
+//!
+//! `TTPROF_BIN=/path/to/ttprof` runs them against another build (the one before a fix).
+//!
+//! The fixture: simulated cores (the runtime's real producer) record zones into rings that
+//! become a device image, with kernel ELFs of their sites and an op log naming the run.
+
+use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use ttprof::devmem::{DeviceMemory, MappedImage};
+use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
+use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
+use ttprof_rt::sim::Sim;
+
+const ARCH: Arch = Arch::WormholeB0;
+const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
+/// Zones per ring (~6 bytes each: 6 KB of an 8 KB ring).
+const LOOPS: usize = 1000;
+
+struct Fixture {
+    dir: PathBuf,
+    image: PathBuf,
+    oplog: PathBuf,
+    /// Every zone the rings hold (loops and the FW/KERNEL wrappers).
+    zones: usize,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// One core's launch of run 1: `LOOPS` zones inside its FW/KERNEL wrappers.
+fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
+    let sim = Sim::install(ARCH, risc, 0);
+    sim.set_tick(0);
+    let (fw, kernel) = match risc {
+        Risc::Brisc => (ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL")),
+        Risc::Ncrisc => (ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL")),
+        _ => (ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL")),
+    };
+    sim.set_clock(1_000_000 + 11 * risc.index() as u64);
+    let fw_start = sim.clock();
+    assert!(sim.begin_launch(1));
+    sim.advance(200);
+    let k_start = sim.clock();
+    for _ in 0..LOOPS {
+        let _z = ttprof_rt::zone!("tile-loop");
+        sim.advance(100);
+    }
+    sim.advance(50);
+    sim.record_span(kernel, k_start, sim.clock());
+    sim.advance(100);
+    sim.record_span(fw, fw_start, sim.clock());
+    sim.end_launch();
+    (sim.l1(), sim.sites(), LOOPS + 2)
+}
+
+fn fixture(name: &str) -> Fixture {
+    let dir = temp_dir(name);
+    let mut builder = ImageBuilder::new(ARCH, 1, TILES.to_vec());
+    let mut bindings = Vec::new();
+    let mut zones = 0;
+    for tile in TILES {
+        for risc in Risc::ALL {
+            let (l1, sites, n) = run_core(risc);
+            zones += n;
+            builder.put_ring(0, tile, risc, &l1);
+            let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
+            write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
+            bindings.push(KernelBinding { risc: risc.name().into(), elf: elf.into(), cores: vec![[tile.x, tile.y]] });
+        }
+    }
+    let image = dir.join("device.img");
+    builder.write(&image).unwrap();
+    let oplog = dir.join("ops.jsonl");
+    let mut w = OpLogWriter::create(&oplog).unwrap();
+    w.op(&OpRecord {
+        run_id: 1,
+        device: 0,
+        op_code: "Loop".into(),
+        op_type: "tt_dnn_device".into(),
+        attributes: Default::default(),
+        inputs: vec![],
+        outputs: vec![],
+        host_start_ns: 900_000,
+        host_end_ns: 2_000_000,
+        kernels: bindings,
+    })
+    .unwrap();
+    Fixture { dir, image, oplog, zones }
+}
+
+/// The `ttprof` under test: this build's, or `TTPROF_BIN`.
+fn bin() -> PathBuf {
+    std::env::var_os("TTPROF_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ttprof")), PathBuf::from)
+}
+
+fn ttprof(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("run ttprof")
+}
+
+/// `ttprof` with its address space limited to `bytes` (`setrlimit(RLIMIT_AS)` in the child).
+fn ttprof_limited(bytes: u64, args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args);
+    // SAFETY: only an async-signal-safe system call between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().expect("run ttprof")
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// `ZONE_END` rows of a device CSV.
+fn zone_ends(csv: &Path) -> usize {
+    std::fs::read_to_string(csv).unwrap().lines().filter(|l| l.contains(",ZONE_END,")).count()
+}
+
+// --- Item 1: outputs replace nothing but a regular file, and never an input ---------------
+
+#[test]
+fn outputs_never_replace_links_devices_fifos_or_the_commands_own_inputs() {
+    use std::os::unix::fs::FileTypeExt;
+    let f = fixture("hostile-outputs");
+    let image_bytes = std::fs::read(&f.image).unwrap();
+
+    // `snapshot --device X -o X` overwrote its own input with a snapshot and exited 0.
+    let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&f.image)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(&format!("{}: is an input of this command: refusing", f.image.display())), "{}", text(&o));
+    assert!(std::fs::read(&f.image).unwrap() == image_bytes, "the device image is untouched");
+    // The same through a hard link.
+    let hard = f.dir.join("hard.img");
+    std::fs::hard_link(&f.image, &hard).unwrap();
+    let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&hard)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(&format!("(the same file as {})", f.image.display())), "{}", text(&o));
+    assert!(std::fs::read(&f.image).unwrap() == image_bytes);
+    // `-o -`: the snapshot on standard output (a pipe here), the note on standard error.
+    let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", "-"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.stdout.starts_with(b"TTSNAP\0\0"), "a snapshot on stdout");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("wrote the snapshot to standard output"), "{}", text(&o));
+    let snap = f.dir.join("from-stdout.snap");
+    std::fs::write(&snap, &o.stdout).unwrap();
+    let o = ttprof(&["read", "--device", p(&snap), "--oplog", p(&f.oplog), "--out", p(&f.dir.join("r"))]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(zone_ends(&f.dir.join("r/profile_log_device.csv")), f.zones, "the streamed snapshot holds every zone");
+
+    // `diff --json` at a link to /proc/self/fd/1, a FIFO, a character device (as root,
+    // /dev/null itself became a regular file): refused, each left as it was.
+    let link = f.dir.join("stdout-link");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let fifo = f.dir.join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let null = f.dir.join("null");
+    let have_null = Command::new("mknod").arg(&null).args(["c", "1", "3"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    if !have_null {
+        eprintln!("SKIPPED: mknod failed (not root): no character device to test with");
+    }
+    for (dest, what) in [(&link, "is a symbolic link"), (&fifo, "is a FIFO"), (&null, "is a character device")] {
+        if dest == &null && !have_null {
+            continue;
+        }
+        let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(dest)]);
+        assert_eq!(o.status.code(), Some(1), "{what}: {}", text(&o));
+        assert!(text(&o).contains(&format!("{}: {what}", dest.display())), "{}", text(&o));
+        assert!(text(&o).contains("not a regular file: ttprof writes an output only as a regular file"), "{}", text(&o));
+        assert!(text(&o).contains("`-` writes to standard output"), "{}", text(&o));
+        let t = std::fs::symlink_metadata(dest).unwrap().file_type();
+        assert!(t.is_symlink() || t.is_fifo() || t.is_char_device(), "{what}: still there, not replaced: {t:?}");
+    }
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/proc/self/fd/1"));
+    // `--json -`: the JSON alone on standard output, the table on standard error.
+    let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", "-"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is the JSON");
+    assert!(json["rows"].is_array(), "{json}");
+    let table = String::from_utf8_lossy(&o.stderr);
+    assert!(table.contains("base: ") && table.contains("no change in"), "the table on stderr: {}", text(&o));
+    // An output onto a file of either run (here its op log, read beside the image).
+    let log = std::fs::read(&f.oplog).unwrap();
+    let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(&f.oplog)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("is an input of this command"), "{}", text(&o));
+    assert_eq!(std::fs::read(&f.oplog).unwrap(), log, "the op log is untouched");
+    // A regular file is still replaced, as before.
+    let out = f.dir.join("diff.json");
+    std::fs::write(&out, "old").unwrap();
+    let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(&out)]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read_to_string(&out).unwrap().contains("\"rows\""));
+}
+
+// --- Item 3: untrusted inputs are checked before they are read, and read in bounded pieces --
+
+/// The address space `ttprof` gets in these tests: ample for the fixture's readout, far
+/// less than the files below (each was read whole, or expanded, before: an abort, exit 134).
+const LIMIT: u64 = 512 << 20;
+/// The size of the huge inputs (sparse files: no disk is used for their zeros).
+const HUGE: u64 = 1 << 30;
+
+/// A sparse file of `len` bytes that starts with `head`.
+fn sparse(path: &Path, head: &[u8], len: u64) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(path).unwrap();
+    f.write_all(head).unwrap();
+    f.set_len(len).unwrap();
+}
+
+#[test]
+fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
+    let f = fixture("hostile-inputs");
+    let out = f.dir.join("out");
+    // The limit is no obstacle to the fixture's own report.
+    let o = ttprof_limited(LIMIT, &["report", "--device", p(&f.image), "--oplog", p(&f.oplog), "--out", p(&out), "--no-summary"]);
+    assert!(o.status.success(), "the fixture reports under the limit: {}", text(&o));
+
+    // A snapshot's magic, then nothing that makes sense: refused at its header.
+    let junk = f.dir.join("junk.snap");
+    sparse(&junk, b"TTSNAP\0\0", HUGE);
+    let o = ttprof_limited(LIMIT, &["report", "--device", p(&junk), "--oplog", p(&f.oplog), "--out", p(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("junk.snap: snapshot format version 0, this build reads version 1"), "{}", text(&o));
+    // A well-formed header and one section spanning the file, with a wrong checksum: the
+    // checksum is checked streaming, before any section is held.
+    let mut head = b"TTSNAP\0\0".to_vec();
+    for v in [1u32, ARCH.id(), 1, TILES.len() as u32, ARCH.l1_size(), 1] {
+        head.extend_from_slice(&v.to_le_bytes());
+    }
+    head.extend_from_slice(&4u32.to_le_bytes()); // drained payload
+    head.extend_from_slice(&0u32.to_le_bytes());
+    head.extend_from_slice(&(HUGE - 32 - 16 - 8).to_le_bytes());
+    let crafted = f.dir.join("crafted.snap");
+    sparse(&crafted, &head, HUGE);
+    for args in [
+        vec!["report", "--device", p(&crafted), "--oplog", p(&f.oplog), "--out", p(&out)],
+        vec!["read", "--device", p(&crafted), "--oplog", p(&f.oplog), "--out", p(&out)],
+        vec!["diff", p(&crafted), p(&f.image)],
+    ] {
+        let o = ttprof_limited(LIMIT, &args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("crafted.snap: checksum mismatch"), "{args:?}: {}", text(&o));
+    }
+
+    // A device log whose third line never ends: streamed, refused at the line limit.
+    let run = f.dir.join("csv-run");
+    std::fs::create_dir_all(&run).unwrap();
+    let header = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 2\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, zone name, zone phase, type, source line, source file, meta data\n";
+    sparse(&run.join("profile_log_device.csv"), header.as_bytes(), HUGE);
+    let o = ttprof_limited(LIMIT, &["diff", p(&run), p(&run)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("profile_log_device.csv: line 3 is longer than 65536 bytes"), "{}", text(&o));
+
+    // An op log of one 48 MB line (an attribute of 24 M numbers: ~800 MB once parsed).
+    let big = f.dir.join("big.jsonl");
+    {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+        w.write_all(br#"{"op":{"run_id":1,"device":0,"op_code":"Loop","op_type":"t","host_start_ns":0,"host_end_ns":1,"attributes":{"a":["#).unwrap();
+        let chunk = "1,".repeat(1 << 20);
+        for _ in 0..24 {
+            w.write_all(chunk.as_bytes()).unwrap();
+        }
+        w.write_all(b"1]}}}\n").unwrap();
+    }
+    let o = ttprof_limited(LIMIT, &["report", "--device", p(&f.image), "--oplog", p(&big), "--out", p(&out)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("big.jsonl:1: longer than 1048576 bytes"), "{}", text(&o));
+}
+
+// --- Item 5: a capture writes what it drained, whatever stops it ---------------------------
+
+/// Starts `ttprof capture` on the fixture's image (`extra` arguments after the defaults).
+fn capture(f: &Fixture, oplog: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .args(["capture", "--device", p(&f.image), "--oplog", p(oplog), "--out", p(&f.dir.join("out"))])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ttprof capture")
+}
+
+/// Waits for `child`, failing the test if it has not ended after two minutes.
+fn wait(mut child: std::process::Child) -> Output {
+    let give_up = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > give_up {
+            let _ = child.kill();
+            panic!("ttprof capture did not end");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The end of a capture that lost nothing but could not write everything: exit 2, every
+/// zone in the CSV, and an error naming `why` with the count.
+fn check_kept(f: &Fixture, o: &Output, why: &str) {
+    let all = text(o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert_eq!(zone_ends(&f.dir.join("out/profile_log_device.csv")), f.zones, "every zone drained is written: {all}");
+    assert!(all.contains(why), "{all}");
+    assert!(all.contains(&format!("the {} ", f.zones)) || all.contains(&format!("({})", f.zones)), "the count is said: {all}");
+}
+
+#[test]
+fn a_capture_with_all_outputs_and_an_op_log_that_names_no_ops_yet_writes_what_it_drained() {
+    // The op log exists but is empty (the host program has not finished an op yet): the
+    // report outputs cannot be joined to it. Before, exit 1 and nothing written.
+    let f = fixture("hostile-capture-empty-log");
+    let empty = f.dir.join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let o = wait(capture(&f, &empty, &["--all-outputs", "--seconds", "0"]));
+    check_kept(&f, &o, "--all-outputs");
+    assert!(text(&o).contains("names no ops, but the device ran run 1"), "{}", text(&o));
+    assert!(f.dir.join("out/ttprof_trace.pftrace").is_file() && f.dir.join("out/ttprof_zones.parquet").is_file());
+}
+
+#[test]
+fn a_capture_whose_image_is_truncated_under_it_writes_what_it_drained() {
+    // Before, exit 1 and nothing written, though every zone had been drained (and freed in
+    // the rings) by then.
+    let f = fixture("hostile-capture-truncated");
+    let flag = f.dir.join("capturing");
+    std::fs::write(&flag, "").unwrap();
+    // Slow polls: the image is truncated between two drains, not during one.
+    let mut child = capture(&f, &f.oplog, &["--until-file-gone", p(&flag), "--idle-poll-ms", "200"]);
+    {
+        let mem = MappedImage::open_read_only(&f.image).unwrap();
+        let give_up = Instant::now() + Duration::from_secs(120);
+        let drained = |t: NocCoord| {
+            mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap() != 0
+                && Risc::ALL.iter().all(|&r| {
+                    let at = profiler::ring_block(r);
+                    mem.read_u32(0, t, at + ring::TAIL).unwrap() == mem.read_u32(0, t, at + ring::HEAD).unwrap()
+                })
+        };
+        while !TILES.iter().all(|&t| drained(t)) {
+            assert!(child.try_wait().unwrap().is_none(), "the capture ended early");
+            assert!(Instant::now() < give_up, "the capture did not drain the rings");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    std::fs::OpenOptions::new().write(true).open(&f.image).unwrap().set_len(4096).unwrap();
+    let o = wait(child);
+    check_kept(&f, &o, "was truncated to 4096 bytes while mapped");
+    assert!(text(&o).contains("the capture stopped early"), "{}", text(&o));
+}
+
+/// A tmpfs of `size` on a fresh directory, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: PathBuf, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status();
+        if !matches!(ok, Ok(s) if s.success()) {
+            eprintln!("SKIPPED: cannot mount a {size} tmpfs (needs root): the full-disk case is not tested");
+            return None;
+        }
+        Some(Tmpfs(dir))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_capture_whose_spool_disk_fills_writes_what_it_drained() {
+    // The spool's disk holds one page more than a filler: the first drain (~60 KB) does not
+    // fit. Before, exit 1 and the drained records gone.
+    let f = fixture("hostile-capture-spool-full");
+    let Some(fs) = Tmpfs::mount(f.dir.join("spool"), "1m") else { return };
+    let filler = fs.0.join("filler");
+    {
+        use std::io::Write;
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+    }
+    let len = std::fs::metadata(&filler).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&filler).unwrap().set_len(len - 4096).unwrap();
+    // The spool on that disk, the outputs on another (`--spool-dir`): all written.
+    let o = wait(capture(&f, &f.oplog, &["--spool-dir", p(&fs.0), "--seconds", "0"]));
+    check_kept(&f, &o, "cannot write the capture spool in");
+    assert!(text(&o).contains("No space left on device") && text(&o).contains("the capture stopped early"), "{}", text(&o));
+    drop(fs);
+}
+
+#[test]
+fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
+    // The spool and the outputs on one full disk: nothing can be written, but the capture
+    // says what it lost and how to avoid it (before: only the spool's write error).
+    let f = fixture("hostile-capture-disk-full");
+    let Some(fs) = Tmpfs::mount(f.dir.join("out"), "1m") else { return };
+    let filler = fs.0.join("filler");
+    {
+        use std::io::Write;
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+    }
+    let o = wait(capture(&f, &f.oplog, &["--seconds", "0"]));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let msg = format!("the {} zone(s) this capture drained could not be written and are lost", f.zones);
+    assert!(text(&o).contains(&msg) && text(&o).contains("give --spool-dir another disk"), "{}", text(&o));
+    drop(fs);
+}
