@@ -355,8 +355,10 @@ fn a_capture_whose_image_is_truncated_under_it_writes_what_it_drained() {
     let f = fixture("hostile-capture-truncated");
     let flag = f.dir.join("capturing");
     std::fs::write(&flag, "").unwrap();
-    // Slow polls: the image is truncated between two drains, not during one.
-    let mut child = capture(&f, &f.oplog, &["--until-file-gone", p(&flag), "--idle-poll-ms", "200"]);
+    // Slow polls (a drain takes well under a millisecond): the image is truncated between
+    // two drains, not during one. A truncation during a drain is a SIGBUS the image backend
+    // does not catch yet (the tt-kmd backend does): a known gap of issue 26.
+    let mut child = capture(&f, &f.oplog, &["--until-file-gone", p(&flag), "--idle-poll-ms", "1000"]);
     {
         let mem = MappedImage::open_read_only(&f.image).unwrap();
         let give_up = Instant::now() + Duration::from_secs(120);
