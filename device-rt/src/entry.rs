@@ -84,20 +84,32 @@ fn panic(info: &core::panic::PanicInfo) -> ! {
     #[cfg(feature = "profile")]
     producer::mark_panic();
     // Where and why, for the emulator's fault report (`riscv_linker::mmio::PANIC_MAGIC`).
-    let (file, line) = info.location().map_or(("", 0), |l| (l.file(), l.line()));
-    let message = info.message().as_str().unwrap_or("");
-    loop {
-        unsafe {
-            core::arch::asm!(
-                "ebreak",
-                in("a0") file.as_ptr(),
-                in("a1") file.len(),
-                in("a2") line,
-                in("a3") message.as_ptr(),
-                in("a4") message.len(),
-                in("a5") riscv_linker::mmio::PANIC_MAGIC,
-            )
-        };
+    // Not in the C runtime library (`capi`): a C kernel does not panic in Rust, and its
+    // code slot is tight.
+    #[cfg(not(feature = "capi"))]
+    {
+        let (file, line) = info.location().map_or(("", 0), |l| (l.file(), l.line()));
+        let message = info.message().as_str().unwrap_or("");
+        loop {
+            unsafe {
+                core::arch::asm!(
+                    "ebreak",
+                    in("a0") file.as_ptr(),
+                    in("a1") file.len(),
+                    in("a2") line,
+                    in("a3") message.as_ptr(),
+                    in("a4") message.len(),
+                    in("a5") riscv_linker::mmio::PANIC_MAGIC,
+                )
+            };
+        }
+    }
+    #[cfg(feature = "capi")]
+    {
+        let _ = info;
+        loop {
+            unsafe { core::arch::asm!("ebreak") };
+        }
     }
 }
 

@@ -44,9 +44,10 @@ fn copy_stripped(from: &Path, to: &Path, stripped: &mut usize) {
     }
 }
 
-/// The source without instrumentation: lines that use a recording macro go, except the
-/// block form `zone!("name", {` (rustfmt's layout), which becomes a plain block `{`, its
-/// closing `});` at the same indentation becoming `};`.
+/// The source without instrumentation: lines that use a recording macro become empty (so
+/// every other line keeps its number, which a panic's location carries), except the block
+/// form `zone!("name", {` (rustfmt's layout), which becomes a plain block `{`, its closing
+/// `});` at the same indentation becoming `};`.
 fn strip(text: &str, stripped: &mut usize) -> String {
     let mut out = Vec::new();
     let mut blocks: Vec<String> = Vec::new();
@@ -63,6 +64,7 @@ fn strip(text: &str, stripped: &mut usize) -> String {
             out.push(format!("{indent}}};"));
         } else if MACROS.iter().any(|m| l.contains(m)) {
             *stripped += 1;
+            out.push(String::new());
         } else {
             out.push(l.to_string());
         }
