@@ -591,7 +591,7 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
         b.a.cmp64_mem(R14, at(RBX, LIMIT_OFF));
         b.a.jcc(Cond::Ae, limit_exit);
         b.clean = clean;
-        b.icache = !lines_collide(env, code, pc);
+        b.icache = lines_collide(env, code, pc);
         body(&mut b, code, pc);
     }
     b.a.bind(limit_exit);
