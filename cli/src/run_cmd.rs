@@ -252,6 +252,8 @@ struct OpPlan {
 
 /// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    // Numbers first: a bad one costs no build, no run and no output folder.
+    let threshold_ns = crate::args::threshold_ns_arg("threshold-ns", args.threshold_ns)?;
     let (manifest, base) = match &args.manifest {
         Some(p) => (Some(read_manifest(p)?), p.parent().map(Path::to_path_buf).unwrap_or_default()),
         None => (None, PathBuf::new()),
@@ -361,6 +363,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
+    cfg.summary_threshold_ns = threshold_ns;
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,
