@@ -159,7 +159,8 @@ pub struct RunArgs {
     /// that differs from that file is a data problem (exit 2) naming the first differing byte.
     #[arg(long = "dram-out", value_name = "ADDR=@FILE[,..]")]
     pub dram_out: Vec<String>,
-    /// Run on these tiles only: logical worker coordinates `X,Y` (repeat the flag).
+    /// Run on these tiles only: logical worker coordinates `X,Y` (repeat the flag; a tile
+    /// given twice is refused).
     #[arg(long = "tiles", value_name = "X,Y")]
     pub tiles: Vec<String>,
     /// What a producer does when its ring is full: `block` waits for the consumer (lossless,
@@ -252,6 +253,8 @@ struct OpPlan {
 
 /// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    // Numbers first: a bad one costs no build, no run and no output folder.
+    let threshold_ns = crate::args::threshold_ns_arg("threshold-ns", args.threshold_ns)?;
     let (manifest, base) = match &args.manifest {
         Some(p) => (Some(read_manifest(p)?), p.parent().map(Path::to_path_buf).unwrap_or_default()),
         None => (None, PathBuf::new()),
@@ -332,15 +335,27 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     for plan in &plans {
         let mut op = Op::new(&plan.name);
         op.attributes = plan.attributes.clone();
+        // Tiles before kernels: a bad or repeated tile costs no build.
+        let tiles: Vec<&String> = plan.tiles.iter().chain(&args.tiles).collect();
+        let mut parsed: Vec<NocCoord> = Vec::new();
+        for t in &tiles {
+            let c = parse_tile(t, arch, grid)?;
+            if parsed.contains(&c) {
+                return Err(Error::Other(format!(
+                    "op {:?}: tile {t:?} given twice (each tile runs the op once: give it once)",
+                    plan.name
+                )));
+            }
+            parsed.push(c);
+        }
         for (risc, spec) in &plan.kernels {
             op = op.kernel(*risc, kernel_path(spec, *risc, arch, &mut crates, &mut c_kernels)?);
         }
         for (risc, words) in plan.args.iter().chain(&cli_args) {
             op = op.args(*risc, words.clone());
         }
-        let tiles: Vec<&String> = plan.tiles.iter().chain(&args.tiles).collect();
-        if !tiles.is_empty() {
-            op = op.tiles(tiles.iter().map(|t| parse_tile(t, arch, grid)).collect::<Result<_>>()?);
+        if !parsed.is_empty() {
+            op = op.tiles(parsed);
         }
         for l1 in plan.l1.iter().chain(&args.l1) {
             op = op.l1(parse_l1(l1)?);
@@ -361,6 +376,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
+    cfg.summary_threshold_ns = threshold_ns;
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,

@@ -76,6 +76,39 @@ fn report_threshold_tracy_timeout_and_clock_window_are_checked() {
 }
 
 #[test]
+fn run_threshold_is_checked_before_anything_runs() {
+    let dir = temp_dir("cli-args-run-threshold");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    for ns in ["nan", "inf", "-1", "1e300"] {
+        let e = refused(
+            &["run", "--kernel", "brisc=missing.elf", "--out", out, &format!("--threshold-ns={ns}")],
+            "threshold-ns",
+        );
+        assert!(e.contains("a number of ns from 0 to"), "{e}");
+    }
+    assert!(!Path::new(out).exists(), "refused before anything was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_refuses_a_repeated_tile() {
+    let dir = temp_dir("cli-args-run-tiles");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(["run", "--kernel", "brisc=missing.elf", "--grid", "2x2", "--out", out])
+        .args(["--tiles", "1,1", "--tiles", "0,1", "--tiles", " 1, 1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("tile \" 1, 1\" given twice"), "{err}");
+    assert!(!Path::new(out).exists(), "refused before anything was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn usage_errors_exit_1_and_help_exits_0() {
     let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().unwrap();
     // Exit 2 means "written, with data problems": a usage error is unusable input.

@@ -242,19 +242,21 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         }
     };
     let first = next()?.map(|l| l.1).unwrap_or_default();
-    let mhz: f64 = first
-        .split(',')
-        .find_map(|f| f.trim().strip_prefix("CHIP_FREQ[MHz]:"))
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|m: &f64| *m > 0.0)
-        .ok_or_else(|| {
-            bad(1, format!("expected `ARCH: ..., CHIP_FREQ[MHz]: N, ...` (tt-metal's first line), found {first:?}"))
-        })?;
+    let freq = first.split(',').find_map(|f| f.trim().strip_prefix("CHIP_FREQ[MHz]:")).map(str::trim);
+    let mhz: f64 = freq.and_then(|v| v.parse().ok()).ok_or_else(|| {
+        bad(1, format!("expected `ARCH: ..., CHIP_FREQ[MHz]: N, ...` (tt-metal's first line), found {first:?}"))
+    })?;
+    // NaN, infinite, zero or negative: every ns would be NaN, 0 or infinite.
+    if !(mhz.is_finite() && mhz > 0.0) {
+        return Err(bad(1, format!("CHIP_FREQ[MHz]: {}: expected a positive, finite frequency in MHz", freq.unwrap_or(""))));
+    }
     next()?; // the column names
     let mut s = Samples { source: format!("device log {}", path.display()), ..Default::default() };
     // Open zones per (chip, x, y, risc): (name, run, start cycles).
     let mut open: HashMap<(String, String, String, String), Vec<(String, u32, u64)>> = HashMap::new();
     let mut unmatched = 0u64;
+    // ZONE_END rows earlier than their ZONE_START: not a zone of 0 cycles, a problem.
+    let mut backwards = 0u64;
     let op = |chip: &str, run: u32| -> (String, u32) {
         let chip: u32 = chip.parse().unwrap_or(0);
         names.get(&(chip, run)).cloned().unwrap_or_else(|| (format!("run {run}"), 1))
@@ -299,8 +301,12 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
             continue;
         };
         let (name, run, start) = stack.remove(at);
+        if cycles < start {
+            backwards += 1;
+            continue;
+        }
         let (op, k) = op(f[0], run);
-        let c = cycles.saturating_sub(start);
+        let c = cycles - start;
         s.zones.entry((op, k, name)).or_default().push(Sample { cycles: c, ns: c as f64 * 1000.0 / mhz });
     }
     let still_open: usize = open.values().map(Vec::len).sum();
@@ -308,6 +314,12 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         s.problems.push(format!(
             "{}: {unmatched} ZONE_END row(s) without their ZONE_START and {still_open} ZONE_START row(s) without their \
              ZONE_END are left out",
+            path.display()
+        ));
+    }
+    if backwards > 0 {
+        s.problems.push(format!(
+            "{}: {backwards} zone(s) whose ZONE_END is earlier than their ZONE_START are left out",
             path.display()
         ));
     }
@@ -1172,6 +1184,22 @@ mod tests {
         assert_eq!(s.zones[&("Matmul".to_string(), 1, "inner".to_string())][0].cycles, 20);
         assert_eq!(s.sums[&("Matmul".to_string(), 1, "wait".to_string())], [SumSample { total_cycles: 90, count: 3, ns: 180.0 }]);
         assert_eq!(s.problems.len(), 1, "the unmatched end is counted: {:?}", s.problems);
+        // An end before its start: a problem, not a zone of 0 cycles.
+        std::fs::write(
+            &csv,
+            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 500, Max Compute Cores: 64\nheader\n\
+             0,1,1,BRISC,1,100,0,3,,,outer,ZONE_START,1,a.rs,\n\
+             0,1,1,BRISC,1,90,0,3,,,outer,ZONE_END,1,a.rs,\n",
+        )
+        .unwrap();
+        let s = from_device_csv(&csv, &names).unwrap();
+        assert!(s.zones.is_empty(), "{:?}", s.zones);
+        assert!(s.problems.len() == 1 && s.problems[0].contains("1 zone(s) whose ZONE_END is earlier"), "{:?}", s.problems);
+        for f in ["inf", "NaN", "-500", "0", "1e400"] {
+            std::fs::write(&csv, format!("ARCH: wormhole_b0, CHIP_FREQ[MHz]: {f}, Max Compute Cores: 64\nheader\n")).unwrap();
+            let e = from_device_csv(&csv, &names).unwrap_err().to_string();
+            assert!(e.contains(csv.to_str().unwrap()) && e.contains("line 1: CHIP_FREQ[MHz]: ") && e.contains("positive, finite"), "{f}: {e}");
+        }
         std::fs::write(&csv, "not a device log\n").unwrap();
         let e = from_device_csv(&csv, &names).unwrap_err().to_string();
         assert!(e.contains("line 1: expected `ARCH"), "{e}");

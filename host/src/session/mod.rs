@@ -84,6 +84,8 @@ pub struct Config {
     pub instruction_budget: u64,
     /// Also add the run to this hive-partitioned Parquet dataset (`--dataset DIR`).
     pub dataset: Option<outputs::Dataset>,
+    /// Summary rows whose mean zone duration is below this many ns are hidden.
+    pub summary_threshold_ns: f64,
 }
 
 impl Config {
@@ -101,6 +103,7 @@ impl Config {
             sample_every_ns: crate::clock::DEFAULT_SAMPLE_EVERY_NS,
             instruction_budget: ttprof_emu::DEFAULT_INSTRUCTION_BUDGET,
             dataset: None,
+            summary_threshold_ns: 0.0,
         }
     }
 }
@@ -480,6 +483,7 @@ impl Session {
         let options = outputs::Options {
             notes: faults.iter().map(|f| format!("FAULT: {f}")).collect(),
             dataset: cfg.dataset.clone(),
+            summary_threshold_ns: cfg.summary_threshold_ns,
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;
