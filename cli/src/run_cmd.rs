@@ -173,6 +173,11 @@ pub struct RunArgs {
     /// bound by the profiler, drain more often (fewer cycles) or record fewer zones.
     #[arg(long, default_value_t = 250_000)]
     pub drain_every: u64,
+    /// Instructions one core may retire in one launch before it is stopped as a runaway
+    /// (a fault, exit 2): raise it for a legitimately long kernel (1 or more; default
+    /// 2000000000).
+    #[arg(long, value_name = "N", default_value_t = 2_000_000_000)] // ttprof_emu::DEFAULT_INSTRUCTION_BUDGET
+    pub budget: u64,
     /// Output directory.
     #[arg(long, default_value = "target/ttprof-run")]
     pub out: PathBuf,
@@ -255,6 +260,7 @@ struct OpPlan {
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     // Numbers first: a bad one costs no build, no run and no output folder.
     let threshold_ns = crate::args::threshold_ns_arg("threshold-ns", args.threshold_ns)?;
+    let budget = crate::args::integer_arg("budget", args.budget, 1..=u64::MAX, "a number of instructions, 1 or more")?;
     let (manifest, base) = match &args.manifest {
         Some(p) => (Some(read_manifest(p)?), p.parent().map(Path::to_path_buf).unwrap_or_default()),
         None => (None, PathBuf::new()),
@@ -377,6 +383,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
     cfg.summary_threshold_ns = threshold_ns;
+    cfg.instruction_budget = budget;
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,

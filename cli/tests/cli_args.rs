@@ -109,6 +109,20 @@ fn run_refuses_a_repeated_tile() {
 }
 
 #[test]
+fn run_budget_is_an_option_checked_before_anything_runs() {
+    let dir = temp_dir("cli-args-run-budget");
+    let out = dir.join("out");
+    let out = out.to_str().unwrap();
+    let e = refused(&["run", "--kernel", "brisc=missing.elf", "--out", out, "--budget", "0"], "budget");
+    assert!(e.contains("1 or more"), "{e}");
+    assert!(!Path::new(out).exists(), "refused before anything was written");
+    let help = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("--budget <N>") && help.contains("runaway"), "{help}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn usage_errors_exit_1_and_help_exits_0() {
     let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().unwrap();
     // Exit 2 means "written, with data problems": a usage error is unusable input.
