@@ -298,6 +298,18 @@ fn role(risc: Risc) -> &'static str {
     }
 }
 
+/// The stage a RISC of `tile` plays in `op`: its kernel's file stem from the op log, else the
+/// RISC's usual role.
+fn stage_name(p: &Profile, op: u32, tile: NocCoord, risc: Risc) -> String {
+    let o = &p.ops[op as usize];
+    p.oplog
+        .as_ref()
+        .and_then(|l| l.op(o.chip, o.run))
+        .and_then(|r| r.kernel_for(tile, risc))
+        .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| role(risc).to_string())
+}
+
 impl Analyzer {
     /// Adds one ring's zones and sums.
     pub fn add(&mut self, p: &Profile, v: &RingView) {
@@ -311,15 +323,7 @@ impl Analyzer {
         self.learn_sites(p, v);
         let risc = v.lane.risc;
         let (chip, tile) = (v.lane.chip, v.lane.tile);
-        let stage_of = |op: u32| -> String {
-            let o = &p.ops[op as usize];
-            p.oplog
-                .as_ref()
-                .and_then(|l| l.op(o.chip, o.run))
-                .and_then(|r| r.kernel_for(tile, risc))
-                .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| role(risc).to_string())
-        };
+        let stage_of = |op: u32| stage_name(p, op, tile, risc);
         let kinds = &self.kinds;
         let kind = |site: u32| kinds.get(site as usize).copied().unwrap_or(LabelKind::Other);
         // Outermost waits: the end of the wait that encloses the current zone and what it
@@ -388,15 +392,7 @@ impl Analyzer {
         use crate::decode::RecordKind;
         let r = &v.ring.records;
         let (chip, tile, risc) = (v.lane.chip, v.lane.tile, v.lane.risc);
-        let stage_of = |op: u32| -> String {
-            let o = &p.ops[op as usize];
-            p.oplog
-                .as_ref()
-                .and_then(|l| l.op(o.chip, o.run))
-                .and_then(|r| r.kernel_for(tile, risc))
-                .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                .unwrap_or_else(|| role(risc).to_string())
-        };
+        let stage_of = |op: u32| stage_name(p, op, tile, risc);
         let mut lost: Vec<(u32, u64)> = Vec::new();
         for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
             if let Some(op) = p.op_of(chip, r.run[i]) {
