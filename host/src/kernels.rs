@@ -10,11 +10,11 @@
 //! The kernel crate's `build.rs` calls `riscv_linker::build::kernels` to link each binary
 //! for its core; the arch is passed in `TTPROF_ARCH`.
 //!
-//! C and C++ kernels ([`build_c`]) are compiled with `riscv64-unknown-elf-gcc`/`-g++`
+//! C and C++ kernels ([`build_c`](crate::kernels::build_c)) are compiled with `riscv64-unknown-elf-gcc`/`-g++`
 //! (installed with apt-get when missing) against `device-rt/include` (`ttprof.h`, tt-metal's
 //! `tools/profiler/kernel_profiler.hpp`) with tt-metal's defines for their core, and linked
 //! with riscv-linker's script and the runtime's static library (`device-rt/c`, built here
-//! with cargo, [`build_c_runtime`]). See DESIGN.md, "C and C++ kernels".
+//! with cargo, [`build_c_runtime`](crate::kernels::build_c_runtime)). See DESIGN.md, "C and C++ kernels".
 
 use crate::error::{Error, Result};
 use riscv_linker::{Arch, Risc};

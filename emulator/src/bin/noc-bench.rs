@@ -24,8 +24,8 @@
 //! * `noc_mips`: emulated instructions per host second on a NoC-heavy 4x4 grid where
 //!   every core reads its neighbour's L1 (256-byte reads, 20 000 per core).
 //!
-//! Keys `<case>_<arch>_emu` and `<case>_<arch>_hw` (tt-metal's figures, from
-//! `shared/reference/tensix-noc.md`), `readers_<arch>` and `max_rel_error` over the
+//! Keys `<case>_<arch>_emu` and `<case>_<arch>_hw` (tt-metal's published figures, the
+//! `HW` table below; DESIGN.md "The NoC model" says where each comes from), `readers_<arch>` and `max_rel_error` over the
 //! published cases go to `target/bench/noc.json`.
 //!
 //! `--mmio-load N` runs the cores with a load latency of N cycles for the NoC registers

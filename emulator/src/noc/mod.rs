@@ -64,7 +64,7 @@ use std::sync::Arc;
 /// The constants of [`NocConfig`] fitted to tt-metal's published measurements, in one
 /// place: they absorb what the rest of the model does not explain, including how long
 /// noc-bench's kernels take to issue a request and to poll for its end on the emulated
-/// core, so a change of the core's timing model ([`crate::CycleModel`]) calls for a re-fit.
+/// core, so a change of the core's timing model ([`crate::Timing`]) calls for a re-fit.
 /// `cargo run --release -p ttprof-emu --bin noc-bench -- --calibrate` prints the values for
 /// the current core model; paste them into [`NocCalibration::for_arch`].
 #[derive(Clone, Copy, Debug, PartialEq)]

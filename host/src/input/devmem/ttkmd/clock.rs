@@ -11,7 +11,8 @@
 //! Caveat (only a card can tell how much it matters): reading `WALL_CLOCK_L` latches the
 //! high word for every reader of the tile, so a kernel that reads `L` then the *latched*
 //! `H` at the same moment may see a high word from the host's read; the runtime reads the
-//! live high word around `L` instead (`shared/reference/tensix.md`).
+//! live high word around `L` instead (`riscv_linker::mmio`: `WALL_CLOCK_L` latches
+//! `WALL_CLOCK_H`, `WALL_CLOCK_H_LIVE` is live).
 
 use super::backend::TtKmd;
 use super::driver::Driver;

@@ -1,5 +1,6 @@
 //! tt-kmd's ioctl interface: request numbers and the `#[repr(C)]` argument structs, laid
-//! out as `shared/reference/tt-kmd.md` gives them (tt-kmd `ioctl.h`, API version 2). Each
+//! out as tt-kmd's `ioctl.h` gives them (API version 2,
+//! <https://github.com/tenstorrent/tt-kmd>; DESIGN.md "Real cards"). Each
 //! struct's size and field offsets are pinned by the tests below; `tests/kmd.rs` compares
 //! them with the installed C header when there is one.
 //!
@@ -328,7 +329,7 @@ mod tests {
         assert_eq!(nix::request_code_none!(MAGIC, 13) as u32, CONFIGURE_TLB);
     }
 
-    /// The sizes and offsets of `shared/reference/tt-kmd.md`, each written out.
+    /// The sizes and offsets of tt-kmd's `ioctl.h` (API version 2), each written out.
     #[test]
     fn kmd_struct_sizes_and_offsets_match_the_reference() {
         let expected: &[(&str, usize, &[(&str, usize)])] = &[
