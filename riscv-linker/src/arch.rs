@@ -1,4 +1,5 @@
-//! Chips and cores (numbers from `shared/reference/tensix.md`).
+//! Chips and cores (numbers from tt-metal's SoC descriptors and Tenstorrent's ISA
+//! documentation, <https://github.com/tenstorrent/tt-isa-documentation>).
 
 use core::fmt;
 

@@ -4,7 +4,7 @@
 //! kernel runtime (`ttprof-rt`), the emulator and the host tool:
 //!
 //! * [`Arch`] and [`Risc`]: the chips and the five "Baby RISC-V" cores of a tile, with the
-//!   numbers from `shared/reference/tensix.md`.
+//!   numbers from tt-metal's SoC descriptors and Tenstorrent's ISA documentation.
 //! * [`memory_map`]: per (arch, RISC) code, data, local RAM, stack and reset PC.
 //! * [`mmio`]: the wall clock, soft reset and the other memory-mapped registers.
 //! * [`noc`]: the NIU register map per arch, command/status encodings, DRAM channels and banks.

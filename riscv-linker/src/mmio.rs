@@ -217,7 +217,7 @@ pub const TENSIX_CFG_SIZE: u32 = 0x1_0000;
 pub const SOFT_RESET_ALL: u32 = (0xF << 11) | (1 << 18);
 
 /// Offset of `NOC_NODE_ID` (x in bits 0..6, y in bits 6..12, grid size above) in a NoC
-/// register window: 0x2C on Wormhole, 0x44 on Blackhole (`shared/reference/tensix-noc.md`).
+/// register window: 0x2C on Wormhole, 0x44 on Blackhole (tt-metal's `noc_parameters.h`).
 /// Never all ones on a live tile, which makes it the host's check that a 0xFFFFFFFF read
 /// came from a card that is still there.
 pub const fn noc_node_id(arch: crate::Arch) -> u32 {

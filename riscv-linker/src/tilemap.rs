@@ -1,5 +1,5 @@
 //! The Tensix tiles of one real chip: harvesting and the three coordinate systems a host
-//! meets (numbers from `shared/reference/tt-kmd.md`, checked against tt-umd's coordinate
+//! meets (numbers from tt-kmd and tt-metal's SoC descriptors, checked against tt-umd's coordinate
 //! managers).
 //!
 //! * **Logical** `(col, row)`: the unharvested workers, densely numbered in NoC0 order.
