@@ -10,32 +10,52 @@ pub const YEAR_SECONDS: u64 = 365 * 24 * 3600;
 
 /// `--{name} {value}` if `range` holds it (never NaN), else an error that names the
 /// argument and says what it expects (`expected`, e.g. "a number of seconds from 0 to 10").
-pub fn number_arg(name: &str, value: f64, range: std::ops::RangeInclusive<f64>, expected: &str) -> Result<f64> {
+pub fn number_arg(
+    name: &str,
+    value: f64,
+    range: std::ops::RangeInclusive<f64>,
+    expected: &str,
+) -> Result<f64> {
     if range.contains(&value) {
         return Ok(value);
     }
-    Err(Error::Other(format!("--{name} {value}: expected {expected}")))
+    Err(Error::Other(format!(
+        "--{name} {value}: expected {expected}"
+    )))
 }
 
 /// [`number_arg`] for an integer argument.
-pub fn integer_arg(name: &str, value: u64, range: std::ops::RangeInclusive<u64>, expected: &str) -> Result<u64> {
+pub fn integer_arg(
+    name: &str,
+    value: u64,
+    range: std::ops::RangeInclusive<u64>,
+    expected: &str,
+) -> Result<u64> {
     if range.contains(&value) {
         return Ok(value);
     }
-    Err(Error::Other(format!("--{name} {value}: expected {expected}")))
+    Err(Error::Other(format!(
+        "--{name} {value}: expected {expected}"
+    )))
 }
 
 /// `--{name} {seconds}` as a duration: from 0 to a year.
 pub fn seconds_arg(name: &str, seconds: f64) -> Result<Duration> {
     let expected = format!("a number of seconds from 0 to {YEAR_SECONDS} (a year)");
     let seconds = number_arg(name, seconds, 0.0..=YEAR_SECONDS as f64, &expected)?;
-    Duration::try_from_secs_f64(seconds).map_err(|e| Error::Other(format!("--{name} {seconds}: {e}")))
+    Duration::try_from_secs_f64(seconds)
+        .map_err(|e| Error::Other(format!("--{name} {seconds}: {e}")))
 }
 
 /// `--{name} {ns}` as a threshold in ns: from 0 to a year.
 pub fn threshold_ns_arg(name: &str, ns: f64) -> Result<f64> {
     let max = YEAR_SECONDS as f64 * 1e9;
-    number_arg(name, ns, 0.0..=max, &format!("a number of ns from 0 to {max} (a year)"))
+    number_arg(
+        name,
+        ns,
+        0.0..=max,
+        &format!("a number of ns from 0 to {max} (a year)"),
+    )
 }
 
 /// `--dataset DIR [--dataset-host NAME]`: also add the run to a hive-partitioned Parquet
@@ -56,8 +76,13 @@ impl DatasetArgs {
     /// The dataset to write, if asked; a host name that cannot name a partition is an
     /// error (checked before anything runs or is consumed).
     pub fn dataset(&self) -> Result<Option<ttprof::outputs::Dataset>> {
-        let Some(dir) = self.dataset.clone() else { return Ok(None) };
-        let host = self.dataset_host.clone().unwrap_or_else(ttprof::sink::parquet::default_host);
+        let Some(dir) = self.dataset.clone() else {
+            return Ok(None);
+        };
+        let host = self
+            .dataset_host
+            .clone()
+            .unwrap_or_else(ttprof::sink::parquet::default_host);
         ttprof::sink::parquet::check_host(&host)?;
         Ok(Some(ttprof::outputs::Dataset { dir, host }))
     }

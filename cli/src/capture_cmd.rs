@@ -22,6 +22,10 @@ use crate::args::{integer_arg, seconds_arg, threshold_ns_arg};
 use crate::progress;
 use crate::stop::install_ctrl_c;
 use riscv_linker::devfile;
+use riscv_linker::devfile::Geometry;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
 use ttprof::capture::{capture_sampled, write, Captured, Pacing, StopWhen, Stopped};
 use ttprof::clock::{ClockSampler, TileSample};
 use ttprof::devmem::{self, DeviceClock, DeviceMemory, FileKind, MappedImage, Snapshot};
@@ -31,12 +35,8 @@ use ttprof::outputs::{self, Options};
 use ttprof::profile::Profile;
 use ttprof::readout::Readout;
 use ttprof::sink::{ParquetSink, PerfettoSink, Sink};
-use riscv_linker::devfile::Geometry;
 use ttprof::timebase::Timebase;
 use ttprof::{atomic, clock, csv, summary, Error, Result};
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use std::time::Duration;
 
 /// Arguments of `ttprof capture`.
 #[derive(clap::Args, Debug)]
@@ -102,12 +102,30 @@ pub const MAX_IDLE_POLL_MS: u64 = 60_000;
 /// The checked numeric arguments of `ttprof capture`: when to stop (`None`: not after a
 /// time), the longest pause between polls, the summary threshold.
 fn numbers(args: &CaptureArgs) -> Result<(Option<Duration>, Duration, f64, u64)> {
-    let seconds = args.seconds.map(|s| seconds_arg("seconds", s)).transpose()?;
-    let idle = integer_arg("idle-poll-ms", args.idle_poll_ms, 0..=MAX_IDLE_POLL_MS, &format!("a number of ms from 0 to {MAX_IDLE_POLL_MS} (a minute)"))?;
+    let seconds = args
+        .seconds
+        .map(|s| seconds_arg("seconds", s))
+        .transpose()?;
+    let idle = integer_arg(
+        "idle-poll-ms",
+        args.idle_poll_ms,
+        0..=MAX_IDLE_POLL_MS,
+        &format!("a number of ms from 0 to {MAX_IDLE_POLL_MS} (a minute)"),
+    )?;
     let threshold_ns = threshold_ns_arg("threshold-ns", args.threshold_ns)?;
     let year_us = crate::args::YEAR_SECONDS * 1_000_000;
-    let every = integer_arg("sample-every-us", args.sample_every_us, 0..=year_us, &format!("a number of µs from 0 to {year_us} (a year)"))?;
-    Ok((seconds, Duration::from_millis(idle.max(1)), threshold_ns, every))
+    let every = integer_arg(
+        "sample-every-us",
+        args.sample_every_us,
+        0..=year_us,
+        &format!("a number of µs from 0 to {year_us} (a year)"),
+    )?;
+    Ok((
+        seconds,
+        Duration::from_millis(idle.max(1)),
+        threshold_ns,
+        every,
+    ))
 }
 
 /// Runs `ttprof capture`; exit code 2 when the output is incomplete (error issues).
@@ -138,10 +156,15 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     if let Some(path) = &args.clock {
         // Read again when the capture ends (it may get its second sync window meanwhile).
         if devmem::file_kind(path)? != FileKind::Snapshot {
-            return Err(Error::BadFile { path: path.clone(), what: "is not a snapshot: --clock takes the file `ttprof clock --record` writes".into() });
+            return Err(Error::BadFile {
+                path: path.clone(),
+                what: "is not a snapshot: --clock takes the file `ttprof clock --record` writes"
+                    .into(),
+            });
         }
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| Error::io(&args.out, "create output directory", e))?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| Error::io(&args.out, "create output directory", e))?;
     let live = devmem::open_live(&args.device)?;
     let mem: &dyn DeviceMemory = &*live;
     if !card {
@@ -152,16 +175,30 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     install_ctrl_c()?;
     eprintln!("capturing {} until {}", mem.describe(), until(&stop));
     let spinner = progress::spinner();
-    let pacing = Pacing { idle, ..Pacing::default() };
-    let mut sampler = ClockSampler::new(&clock::all_tiles(mem), sample_every_us.saturating_mul(1000));
+    let pacing = Pacing {
+        idle,
+        ..Pacing::default()
+    };
+    let mut sampler =
+        ClockSampler::new(&clock::all_tiles(mem), sample_every_us.saturating_mul(1000));
     let clock_source: Option<(&dyn DeviceClock, &mut ClockSampler)> =
         (sample_every_us > 0).then_some((&*live as &dyn DeviceClock, &mut sampler));
     let spool_dir = args.spool_dir.as_deref().unwrap_or(&args.out);
     let mut captured = capture_sampled(mem, &stop, pacing, spool_dir, clock_source, |p| {
-        spinner.set_message(format!("{} zones from {} rings, {:.1} MB, {} drains", p.zones, p.rings, p.payload_bytes as f64 / 1e6, p.drains));
+        spinner.set_message(format!(
+            "{} zones from {} rings, {:.1} MB, {} drains",
+            p.zones,
+            p.rings,
+            p.payload_bytes as f64 / 1e6,
+            p.drains
+        ));
     })?;
     spinner.finish_and_clear();
-    eprintln!("stopped: {} after {:.1} s", captured.stopped.describe(), captured.elapsed.as_secs_f64());
+    eprintln!(
+        "stopped: {} after {:.1} s",
+        captured.stopped.describe(),
+        captured.elapsed.as_secs_f64()
+    );
 
     let (oplog, oplog_issue) = read_oplog(args.oplog.as_deref(), args.all_outputs);
     let csv_path = args.out.join(csv::FILE_NAME);
@@ -179,7 +216,14 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         ))
     };
     let mut written = match (&oplog, args.all_outputs) {
-        (Some(oplog), true) => match write_all_outputs(&args, threshold_ns, &mut captured, oplog, sampler.samples(), dataset.clone()) {
+        (Some(oplog), true) => match write_all_outputs(
+            &args,
+            threshold_ns,
+            &mut captured,
+            oplog,
+            sampler.samples(),
+            dataset.clone(),
+        ) {
             Ok(w) => w,
             // The rings were consumed: what `report` would write cannot be (the op log does
             // not fit the run yet, say), so write what a capture writes without
@@ -189,8 +233,15 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
                     r.records = Default::default();
                 }
                 eprintln!("error: --all-outputs: {e}");
-                let mut w =
-                    write_streamed(&args, &csv_path, &mut captured, Some(oplog), sampler.samples(), dataset).map_err(lost)?;
+                let mut w = write_streamed(
+                    &args,
+                    &csv_path,
+                    &mut captured,
+                    Some(oplog),
+                    sampler.samples(),
+                    dataset,
+                )
+                .map_err(lost)?;
                 let what = format!(
                     "--all-outputs: {e}: the op report, trace, timeline and summary are not written; the {} captured \
                      zone(s) are in {}, the Perfetto trace and the Parquet tables (named where the op log names their \
@@ -202,14 +253,24 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
                 w
             }
         },
-        _ => write_streamed(&args, &csv_path, &mut captured, oplog.as_ref(), sampler.samples(), dataset).map_err(lost)?,
+        _ => write_streamed(
+            &args,
+            &csv_path,
+            &mut captured,
+            oplog.as_ref(),
+            sampler.samples(),
+            dataset,
+        )
+        .map_err(lost)?,
     };
     written.issues.extend(oplog_issue);
     written.issues.extend(clock::sampler_issue(&sampler));
     let summary = summary_json(&captured, &written, mem);
     let summary_path = args.out.join(SUMMARY_FILE);
     let text = serde_json::to_string_pretty(&summary).unwrap_or_default();
-    atomic::write_atomic(&summary_path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+    atomic::write_atomic(&summary_path, |w| {
+        std::io::Write::write_all(w, text.as_bytes())
+    })?;
     print_summary(&captured, &written, &csv_path, &summary_path);
     let errors = issue::print(&captured.readout.issues) + issue::print(&written.issues);
     if errors > 0 {
@@ -245,11 +306,17 @@ fn idle_note(image: &MappedImage) -> Option<String> {
 /// consumed the rings already) is an error issue, and the CSV is written without names
 /// (without the other outputs, for `all_outputs`).
 fn read_oplog(path: Option<&Path>, all_outputs: bool) -> (Option<OpLog>, Option<Issue>) {
-    let Some(path) = path else { return (None, None) };
+    let Some(path) = path else {
+        return (None, None);
+    };
     match OpLog::read(path) {
         Ok(log) => (Some(log), None),
         Err(e) => {
-            let outputs = if all_outputs { " (and only the CSV and the capture summary are written)" } else { "" };
+            let outputs = if all_outputs {
+                " (and only the CSV and the capture summary are written)"
+            } else {
+                ""
+            };
             let what = format!(
                 "cannot name the captured zones: {e}: they are written as unresolved-site-<id>{outputs}; the rings \
                  were consumed, so keep this output"
@@ -281,14 +348,18 @@ fn write_streamed(
     }
     let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
     let (mut written, finished, run_issues) =
-        write::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| bar.set_position(n))?;
+        write::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| {
+            bar.set_position(n)
+        })?;
     bar.finish_and_clear();
     println!("{clock_note}");
     println!("wrote:");
     for f in finished.iter().flat_map(|f| &f.files) {
         println!("  {}", f.display());
     }
-    written.issues.extend(finished.into_iter().flat_map(|f| f.issues));
+    written
+        .issues
+        .extend(finished.into_iter().flat_map(|f| f.issues));
     written.issues.extend(run_issues);
     written.issues.extend(issues);
     Ok(written)
@@ -297,10 +368,21 @@ fn write_streamed(
 /// The capture's timebase: the clock fit of the samples taken while draining (with the
 /// `--clock` snapshot's windows, if any), of the `--clock` snapshot alone, else the nominal
 /// clock; and a line that says which.
-fn timebase(args: &CaptureArgs, g: Geometry, in_run: &[TileSample], issues: &mut Vec<Issue>) -> Result<(Timebase, String)> {
+fn timebase(
+    args: &CaptureArgs,
+    g: Geometry,
+    in_run: &[TileSample],
+    issues: &mut Vec<Issue>,
+) -> Result<(Timebase, String)> {
     Ok(match (&args.clock, in_run.is_empty()) {
         (Some(path), true) => clock::timebase_for(path, g.arch, g.chips),
-        (None, true) => (Timebase::nominal(g.arch, g.chips), format!("clock: nominal {} MHz, not aligned (no --clock snapshot)", g.arch.aiclk_mhz())),
+        (None, true) => (
+            Timebase::nominal(g.arch, g.chips),
+            format!(
+                "clock: nominal {} MHz, not aligned (no --clock snapshot)",
+                g.arch.aiclk_mhz()
+            ),
+        ),
         // The samples taken while draining, with the --clock snapshot's windows if any.
         (path, false) => {
             let mut samples = match path {
@@ -314,7 +396,13 @@ fn timebase(args: &CaptureArgs, g: Geometry, in_run: &[TileSample], issues: &mut
                     let note = format!("{f}");
                     (f.timebase, note)
                 }
-                Err(e) => (Timebase::nominal(g.arch, g.chips), format!("clock: not aligned, nominal {} MHz: {e}", g.arch.aiclk_mhz())),
+                Err(e) => (
+                    Timebase::nominal(g.arch, g.chips),
+                    format!(
+                        "clock: not aligned, nominal {} MHz: {e}",
+                        g.arch.aiclk_mhz()
+                    ),
+                ),
             }
         }
     })
@@ -332,14 +420,27 @@ fn write_all_outputs(
     let mut issues = write::decode_all(captured)?;
     let g = captured.readout.geometry;
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
-    let options = Options { summary_threshold_ns: threshold_ns, dataset, ..Options::default() };
+    let options = Options {
+        summary_threshold_ns: threshold_ns,
+        dataset,
+        ..Options::default()
+    };
     // The model takes the records for the outputs' one pass, then gives them back (the
     // capture summary lists the rings).
-    let empty = Readout { geometry: g, rings: Vec::new(), issues: Vec::new(), bus_bytes: 0, tiles: 0, unused_tiles: 0 };
+    let empty = Readout {
+        geometry: g,
+        rings: Vec::new(),
+        issues: Vec::new(),
+        bus_bytes: 0,
+        tiles: 0,
+        unused_tiles: 0,
+    };
     let readout = std::mem::replace(&mut captured.readout, empty);
     let profile = Profile::new(readout, Some(oplog.clone()), timebase);
     let written = outputs::write_all(&args.out, &profile, &options);
-    let Profile { readout, mut sites, .. } = profile;
+    let Profile {
+        readout, mut sites, ..
+    } = profile;
     captured.readout = readout;
     let readout = &captured.readout;
     let mut out = written?;
@@ -407,7 +508,9 @@ fn summary_json(c: &Captured, w: &write::Written, mem: &dyn DeviceMemory) -> ser
 
 fn print_summary(c: &Captured, w: &write::Written, csv_path: &Path, summary_path: &Path) {
     let r = &c.readout;
-    let ratio = r.bus_bytes_per_payload_byte().map_or("n/a".into(), |x| format!("{x:.3}"));
+    let ratio = r
+        .bus_bytes_per_payload_byte()
+        .map_or("n/a".into(), |x| format!("{x:.3}"));
     println!(
         "captured {} zones ({} records) from {} ring(s) in {} drains over {:.1} s; {} dropped, {} stalls; \
          {} payload bytes, {} bus bytes ({ratio} bus bytes per payload byte)",
@@ -425,13 +528,12 @@ fn print_summary(c: &Captured, w: &write::Written, csv_path: &Path, summary_path
     println!("wrote {}", summary_path.display());
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::args::YEAR_SECONDS;
-    use ttprof::testing::{temp_dir, ImageBuilder};
     use riscv_linker::{Arch, NocCoord};
+    use ttprof::testing::{temp_dir, ImageBuilder};
 
     fn args(dir: &Path, oplog: Option<PathBuf>, no_oplog: bool) -> CaptureArgs {
         CaptureArgs {
@@ -454,7 +556,9 @@ mod tests {
     /// An image file whose header words `STATUS` and clock-mailbox `SERVER` are as given.
     fn image(dir: &Path, status: u32, server: u32) -> PathBuf {
         let path = dir.join("device.img");
-        ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)]).write(&path).unwrap();
+        ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)])
+            .write(&path)
+            .unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[devfile::field::STATUS..][..4].copy_from_slice(&status.to_le_bytes());
         let server_at = devfile::field::CLOCK_MAILBOX + devfile::mailbox::SERVER;
@@ -468,8 +572,14 @@ mod tests {
         let dir = temp_dir("capture-oplog");
         image(&dir, 0, 0);
         let e = run(args(&dir, None, false)).unwrap_err().to_string();
-        assert!(e.contains("needs --oplog") && e.contains("pass --no-oplog"), "{e}");
-        assert!(!dir.join("out").exists(), "refused before anything was touched");
+        assert!(
+            e.contains("needs --oplog") && e.contains("pass --no-oplog"),
+            "{e}"
+        );
+        assert!(
+            !dir.join("out").exists(),
+            "refused before anything was touched"
+        );
         // The flag is spelled --no-oplog and conflicts with --oplog.
         #[derive(clap::Parser)]
         struct Cli {
@@ -477,14 +587,28 @@ mod tests {
             a: CaptureArgs,
         }
         use clap::Parser;
-        assert!(Cli::try_parse_from(["capture", "--device", "d", "--no-oplog"]).unwrap().a.no_oplog);
-        assert!(Cli::try_parse_from(["capture", "--device", "d", "--no-oplog", "--oplog", "o"]).is_err());
+        assert!(
+            Cli::try_parse_from(["capture", "--device", "d", "--no-oplog"])
+                .unwrap()
+                .a
+                .no_oplog
+        );
+        assert!(
+            Cli::try_parse_from(["capture", "--device", "d", "--no-oplog", "--oplog", "o"])
+                .is_err()
+        );
         // An op log that cannot be read when the capture ends: an error issue, nothing lost.
         let (log, issue) = read_oplog(Some(&dir.join("missing.jsonl")), true);
         let issue = issue.unwrap();
         assert!(log.is_none() && issue.is_error(), "{issue}");
-        assert!(issue.what.contains("missing.jsonl") && issue.what.contains("unresolved-site-<id>"), "{issue}");
-        assert!(issue.what.contains("only the CSV and the capture summary"), "{issue}");
+        assert!(
+            issue.what.contains("missing.jsonl") && issue.what.contains("unresolved-site-<id>"),
+            "{issue}"
+        );
+        assert!(
+            issue.what.contains("only the CSV and the capture summary"),
+            "{issue}"
+        );
         assert_eq!(read_oplog(None, false).1, None);
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -497,9 +621,23 @@ mod tests {
             f(&mut a);
             numbers(&a)
         };
-        for s in [f64::NAN, -1.0, -0.001, f64::INFINITY, f64::NEG_INFINITY, 1e20, f64::MAX, YEAR_SECONDS as f64 + 1.0] {
+        for s in [
+            f64::NAN,
+            -1.0,
+            -0.001,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e20,
+            f64::MAX,
+            YEAR_SECONDS as f64 + 1.0,
+        ] {
             let e = with(&|a| a.seconds = Some(s)).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("--seconds {s}: expected a number of seconds from 0 to 31536000 (a year)")), "{e}");
+            assert!(
+                e.starts_with(&format!(
+                    "--seconds {s}: expected a number of seconds from 0 to 31536000 (a year)"
+                )),
+                "{e}"
+            );
             // And before anything else: the device is not even looked at (it does not exist).
             let mut a = args(&dir, None, true);
             a.seconds = Some(s);
@@ -507,11 +645,21 @@ mod tests {
         }
         for ns in [f64::NAN, -5.0, f64::INFINITY, 1e30] {
             let e = with(&|a| a.threshold_ns = ns).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("--threshold-ns {ns}: expected a number of ns from 0 to")), "{e}");
+            assert!(
+                e.starts_with(&format!(
+                    "--threshold-ns {ns}: expected a number of ns from 0 to"
+                )),
+                "{e}"
+            );
         }
         for ms in [MAX_IDLE_POLL_MS + 1, u64::MAX] {
             let e = with(&|a| a.idle_poll_ms = ms).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("--idle-poll-ms {ms}: expected a number of ms from 0 to 60000")), "{e}");
+            assert!(
+                e.starts_with(&format!(
+                    "--idle-poll-ms {ms}: expected a number of ms from 0 to 60000"
+                )),
+                "{e}"
+            );
         }
         // The limits themselves and everyday values are fine.
         let ok = with(&|a| {
@@ -519,28 +667,70 @@ mod tests {
             a.idle_poll_ms = MAX_IDLE_POLL_MS;
             a.threshold_ns = 250.5;
         });
-        assert_eq!(ok.unwrap(), (Some(Duration::from_secs(YEAR_SECONDS)), Duration::from_secs(60), 250.5, 0));
+        assert_eq!(
+            ok.unwrap(),
+            (
+                Some(Duration::from_secs(YEAR_SECONDS)),
+                Duration::from_secs(60),
+                250.5,
+                0
+            )
+        );
         let ok = with(&|a| {
             a.seconds = Some(0.25);
             a.idle_poll_ms = 0;
         });
-        assert_eq!(ok.unwrap(), (Some(Duration::from_millis(250)), Duration::from_millis(1), 0.0, 0));
-        let e = with(&|a| a.sample_every_us = u64::MAX).unwrap_err().to_string();
-        assert!(e.starts_with("--sample-every-us 18446744073709551615: expected a number of µs"), "{e}");
+        assert_eq!(
+            ok.unwrap(),
+            (
+                Some(Duration::from_millis(250)),
+                Duration::from_millis(1),
+                0.0,
+                0
+            )
+        );
+        let e = with(&|a| a.sample_every_us = u64::MAX)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--sample-every-us 18446744073709551615: expected a number of µs"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn an_image_nothing_runs_on_gets_a_note() {
         let dir = temp_dir("capture-idle");
-        let note = |status, server| idle_note(&MappedImage::open_read_only(&image(&dir, status, server)).unwrap());
+        let note = |status, server| {
+            idle_note(&MappedImage::open_read_only(&image(&dir, status, server)).unwrap())
+        };
         let n = note(0, 0).expect("a fresh image: no emulator");
-        assert!(n.contains("no emulator is running on") && n.contains("device.img"), "{n}");
-        assert!(n.contains("no run has started on it") && n.contains("reads what is already in the rings"), "{n}");
-        assert!(note(devfile::STATUS_FINISHED, 0).unwrap().contains("its last run finished"));
-        assert!(note(devfile::STATUS_FINISHED | devfile::STATUS_FAULTED, 0).unwrap().contains("its last run faulted"));
-        assert_eq!(note(devfile::STATUS_RUNNING, 0), None, "a kernel is running");
-        assert_eq!(note(devfile::STATUS_FINISHED, devfile::mailbox::SERVING), None, "an emulator between launches");
+        assert!(
+            n.contains("no emulator is running on") && n.contains("device.img"),
+            "{n}"
+        );
+        assert!(
+            n.contains("no run has started on it")
+                && n.contains("reads what is already in the rings"),
+            "{n}"
+        );
+        assert!(note(devfile::STATUS_FINISHED, 0)
+            .unwrap()
+            .contains("its last run finished"));
+        assert!(note(devfile::STATUS_FINISHED | devfile::STATUS_FAULTED, 0)
+            .unwrap()
+            .contains("its last run faulted"));
+        assert_eq!(
+            note(devfile::STATUS_RUNNING, 0),
+            None,
+            "a kernel is running"
+        );
+        assert_eq!(
+            note(devfile::STATUS_FINISHED, devfile::mailbox::SERVING),
+            None,
+            "an emulator between launches"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -7,10 +7,10 @@
 
 use crate::args::{integer_arg, YEAR_SECONDS};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use ttprof::clock::{all_tiles, fit, ClockSync, FitOptions, TileSample};
 use ttprof::devmem::{self, DeviceMemory, FileKind, Snapshot};
 use ttprof::{Error, Result};
-use std::process::ExitCode;
 
 /// Arguments of `ttprof clock`.
 #[derive(clap::Args, Debug, Clone)]
@@ -39,10 +39,23 @@ pub const MAX_SAMPLES: u64 = 1_000_000;
 /// Checks `--samples` and `--spacing-us` (from 1 to [`MAX_SAMPLES`]; up to a year, and a
 /// window no longer than a year) before anything else; the errors name the argument.
 fn check_numbers(args: &ClockArgs) -> Result<()> {
-    let samples = integer_arg("samples", args.samples as u64, 1..=MAX_SAMPLES, &format!("a number of samples per tile from 1 to {MAX_SAMPLES}"))?;
+    let samples = integer_arg(
+        "samples",
+        args.samples as u64,
+        1..=MAX_SAMPLES,
+        &format!("a number of samples per tile from 1 to {MAX_SAMPLES}"),
+    )?;
     let year_us = YEAR_SECONDS * 1_000_000;
-    let spacing = integer_arg("spacing-us", args.spacing_us, 0..=year_us, &format!("a number of µs from 0 to {year_us} (a year)"))?;
-    if (samples - 1).checked_mul(spacing).is_none_or(|us| us > year_us) {
+    let spacing = integer_arg(
+        "spacing-us",
+        args.spacing_us,
+        0..=year_us,
+        &format!("a number of µs from 0 to {year_us} (a year)"),
+    )?;
+    if (samples - 1)
+        .checked_mul(spacing)
+        .is_none_or(|us| us > year_us)
+    {
         return Err(Error::Other(format!(
             "--samples {samples} --spacing-us {spacing}: a window of {samples} rounds {spacing} µs apart lasts more than a year"
         )));
@@ -53,7 +66,11 @@ fn check_numbers(args: &ClockArgs) -> Result<()> {
 /// Runs `ttprof clock`; exit code 2 when a chip could not be fitted.
 pub fn run(args: &ClockArgs) -> Result<ExitCode> {
     check_numbers(args)?;
-    let kind = if devmem::is_card(&args.device) { FileKind::Image } else { devmem::file_kind(&args.device)? };
+    let kind = if devmem::is_card(&args.device) {
+        FileKind::Image
+    } else {
+        devmem::file_kind(&args.device)?
+    };
     let (snapshot_samples, geometry) = match kind {
         FileKind::Snapshot => {
             if let Some(record) = &args.record {
@@ -74,32 +91,53 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
         FileKind::Image => {
             let live = devmem::open_live(&args.device)?;
             let mem: &dyn DeviceMemory = &*live;
-            let mut sync = ClockSync::new(all_tiles(mem), args.samples).with_spacing_ns(args.spacing_us * 1000);
+            let mut sync = ClockSync::new(all_tiles(mem), args.samples)
+                .with_spacing_ns(args.spacing_us * 1000);
             sync.window(&*live)?;
-            println!("took {} sample(s) from {}", sync.samples().len(), mem.describe());
+            println!(
+                "took {} sample(s) from {}",
+                sync.samples().len(),
+                mem.describe()
+            );
             match &args.record {
                 Some(path) => (record(path, mem, &sync)?, mem.geometry()),
                 None => (sync.samples().to_vec(), mem.geometry()),
             }
         }
     };
-    let fit = fit(&snapshot_samples, geometry.arch, geometry.chips, &FitOptions::default())?;
+    let fit = fit(
+        &snapshot_samples,
+        geometry.arch,
+        geometry.chips,
+        &FitOptions::default(),
+    )?;
     println!("{fit}");
     for issue in &fit.issues {
         eprintln!("{issue}");
     }
-    Ok(if fit.issues.iter().any(|i| i.is_error()) { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if fit.issues.iter().any(|i| i.is_error()) {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Appends the window to the snapshot at `path`; returns every sample it then holds.
 fn record(path: &Path, mem: &dyn DeviceMemory, sync: &ClockSync) -> Result<Vec<TileSample>> {
-    let snap = if path.exists() { Snapshot::load(path)? } else { Snapshot::like(mem)? };
+    let snap = if path.exists() {
+        Snapshot::load(path)?
+    } else {
+        Snapshot::like(mem)?
+    };
     snap.add_sync_samples(sync.samples())?;
     // The snapshot read above is updated in place, on purpose.
     ttprof::atomic::release_input(path);
     snap.save(path)?;
     let all = snap.sync_samples();
-    println!("recorded them in {} ({} sample(s) in all)", path.display(), all.len());
+    println!(
+        "recorded them in {} ({} sample(s) in all)",
+        path.display(),
+        all.len()
+    );
     Ok(all)
 }
-

@@ -52,7 +52,9 @@ pub struct DiffArgs {
 pub fn run(a: &DiffArgs) -> Result<ExitCode> {
     if let Some(p) = a.fail_above {
         if !p.is_finite() || p < 0.0 {
-            return Err(Error::Other(format!("--fail-above {p}: expected a percentage, 0 or more")));
+            return Err(Error::Other(format!(
+                "--fail-above {p}: expected a percentage, 0 or more"
+            )));
         }
     }
     let few = match a.too_few_samples {
@@ -110,7 +112,10 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     if !d.problems.is_empty() {
-        eprintln!("error: {} problem(s) reading the runs (listed above)", d.problems.len());
+        eprintln!(
+            "error: {} problem(s) reading the runs (listed above)",
+            d.problems.len()
+        );
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)

@@ -43,29 +43,57 @@ pub struct Buffer {
 /// relative to `base` (a manifest's directory).
 pub fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
     let flag = if output { "--dram-out" } else { "--dram-in" };
-    let usage = if output { "ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]" } else { "ADDR=@FILE[,page=N][,tensor=ID]" };
+    let usage = if output {
+        "ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]"
+    } else {
+        "ADDR=@FILE[,page=N][,tensor=ID]"
+    };
     let bad = |why: String| Error::Other(format!("{flag} {spec:?}: {why} (expected {usage})"));
     // `ADDR=@FILE,..`, or `ADDR,tensor=ID` for a buffer another op left in DRAM (no file).
     let (addr, file, rest) = match spec.split_once("=@") {
         Some((addr, rest)) => {
             let (file, rest) = rest.split_once(',').unwrap_or((rest, ""));
-            (addr, Some(file).filter(|f| !f.is_empty()).ok_or_else(|| bad("no file after '=@'".into()))?, rest)
+            (
+                addr,
+                Some(file)
+                    .filter(|f| !f.is_empty())
+                    .ok_or_else(|| bad("no file after '=@'".into()))?,
+                rest,
+            )
         }
         None => {
             let (addr, rest) = spec.split_once(',').unwrap_or((spec, ""));
-            if !rest.contains("tensor=") || output && (rest.contains("bytes=") || rest.contains("expect=")) {
-                return Err(bad("no '=@FILE': only a tensor=ID of a buffer already in DRAM goes without a file".into()));
+            if !rest.contains("tensor=")
+                || output && (rest.contains("bytes=") || rest.contains("expect="))
+            {
+                return Err(bad(
+                    "no '=@FILE': only a tensor=ID of a buffer already in DRAM goes without a file"
+                        .into(),
+                ));
             }
             (addr, "", rest)
         }
     };
-    let addr = crate::run_cmd::parse_u32(addr).ok_or_else(|| bad("the address is not a number".into()))?;
+    let addr =
+        crate::run_cmd::parse_u32(addr).ok_or_else(|| bad("the address is not a number".into()))?;
     let file = (!file.is_empty()).then(|| base.join(file));
     let parts = rest.split(',').filter(|p| !p.is_empty());
-    let mut b = Buffer { addr, page: DEFAULT_PAGE, file, bytes: None, expect: None, tensor: None };
+    let mut b = Buffer {
+        addr,
+        page: DEFAULT_PAGE,
+        file,
+        bytes: None,
+        expect: None,
+        tensor: None,
+    };
     for part in parts {
-        let (key, value) = part.split_once('=').ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE")))?;
-        let number = || crate::run_cmd::parse_u32(value).ok_or_else(|| bad(format!("{key}={value:?} is not a number")));
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE")))?;
+        let number = || {
+            crate::run_cmd::parse_u32(value)
+                .ok_or_else(|| bad(format!("{key}={value:?} is not a number")))
+        };
         match key.trim() {
             "page" => b.page = number()?,
             "tensor" => b.tensor = Some(number()? as u64),
@@ -75,10 +103,15 @@ pub fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
         }
     }
     if b.page == 0 || !b.page.is_multiple_of(4) {
-        return Err(bad(format!("page={} must be a non-zero multiple of 4", b.page)));
+        return Err(bad(format!(
+            "page={} must be a non-zero multiple of 4",
+            b.page
+        )));
     }
     if output && b.file.is_some() && b.bytes.is_none() && b.expect.is_none() {
-        return Err(bad("an output needs its length: bytes=N, or expect=FILE".into()));
+        return Err(bad(
+            "an output needs its length: bytes=N, or expect=FILE".into()
+        ));
     }
     Ok(b)
 }
@@ -100,34 +133,54 @@ impl Buffer {
     pub fn len(&self, output: bool) -> Result<u64> {
         let Some(file) = &self.file else { return Ok(0) };
         if !output {
-            return std::fs::metadata(file).map(|m| m.len()).map_err(|e| Error::io(file, "read a DRAM input", e));
+            return std::fs::metadata(file)
+                .map(|m| m.len())
+                .map_err(|e| Error::io(file, "read a DRAM input", e));
         }
         match (self.bytes, &self.expect) {
             (Some(n), _) => Ok(n as u64),
-            (None, Some(e)) => std::fs::metadata(e).map(|m| m.len()).map_err(|err| Error::io(e, "read the expected output", err)),
-            (None, None) => Err(Error::Other(format!("DRAM output {:#x}: no length", self.addr))),
+            (None, Some(e)) => std::fs::metadata(e)
+                .map(|m| m.len())
+                .map_err(|err| Error::io(e, "read the expected output", err)),
+            (None, None) => Err(Error::Other(format!(
+                "DRAM output {:#x}: no length",
+                self.addr
+            ))),
         }
     }
 
     /// Loads an input file into DRAM.
     pub fn load(&self, session: &mut Session) -> Result<()> {
-        let Some(file) = &self.file else { return Ok(()) };
-        let data = ttprof::files::read_regular(file, "a DRAM input file", "read DRAM input", MAX_BYTES)?;
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let data =
+            ttprof::files::read_regular(file, "a DRAM input file", "read DRAM input", MAX_BYTES)?;
         session.write_dram_interleaved(self.addr, self.page, &data)
     }
 
     /// Reads an output back, writes its file and checks it against the expected file:
     /// `Some(message)` when they differ.
     pub fn store(&self, session: &Session, op: &str, run_id: u32) -> Result<Option<String>> {
-        let Some(file) = &self.file else { return Ok(None) };
+        let Some(file) = &self.file else {
+            return Ok(None);
+        };
         let len = self.len(true)?;
         let got = session.read_dram_interleaved(self.addr, self.page, len as usize)?;
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create the output's directory", e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io(dir, "create the output's directory", e))?;
         }
         std::fs::write(file, &got).map_err(|e| Error::io(file, "write a DRAM output", e))?;
-        let Some(expect) = &self.expect else { return Ok(None) };
-        let want = ttprof::files::read_regular(expect, "an expected output file", "read expected output", MAX_BYTES)?;
+        let Some(expect) = &self.expect else {
+            return Ok(None);
+        };
+        let want = ttprof::files::read_regular(
+            expect,
+            "an expected output file",
+            "read expected output",
+            MAX_BYTES,
+        )?;
         Ok(first_difference(&got, &want).map(|at| {
             let byte = |v: &[u8]| v.get(at).map_or("nothing".to_string(), |b| format!("{b:#04x}"));
             format!(
@@ -147,7 +200,10 @@ impl Buffer {
 
 /// The first offset where `a` and `b` differ, a missing byte included.
 fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
-    a.iter().zip(b).position(|(x, y)| x != y).or_else(|| (a.len() != b.len()).then(|| a.len().min(b.len())))
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .or_else(|| (a.len() != b.len()).then(|| a.len().min(b.len())))
 }
 
 #[cfg(test)]
@@ -162,13 +218,20 @@ mod tests {
     fn buffers_parse_and_bad_ones_say_what_was_expected() {
         let base = Path::new("m");
         let b = parse("0x1000000=@a.bin,tensor=3", false, base).unwrap();
-        assert_eq!((b.addr, b.page, b.file.as_deref(), b.tensor), (0x100_0000, 4096, Some(Path::new("m/a.bin")), Some(3)));
+        assert_eq!(
+            (b.addr, b.page, b.file.as_deref(), b.tensor),
+            (0x100_0000, 4096, Some(Path::new("m/a.bin")), Some(3))
+        );
         let left = parse("0x3000000,tensor=3", false, base).unwrap();
         assert_eq!((left.file, left.tensor), (None, Some(3)));
         assert!(err_of(parse("0x3000000", true, base)).contains("only a tensor=ID"));
-        assert!(err_of(parse("0x3000000,tensor=3,expect=w.bin", true, base)).contains("only a tensor=ID"));
+        assert!(err_of(parse("0x3000000,tensor=3,expect=w.bin", true, base))
+            .contains("only a tensor=ID"));
         let o = parse("4096=@out/o.bin,expect=w.bin,page=2048", true, base).unwrap();
-        assert_eq!((o.page, o.expect.as_deref(), o.bytes), (2048, Some(Path::new("m/w.bin")), None));
+        assert_eq!(
+            (o.page, o.expect.as_deref(), o.bytes),
+            (2048, Some(Path::new("m/w.bin")), None)
+        );
         let err = |s: &str, out| parse(s, out, base).unwrap_err().to_string();
         assert!(err("0x10=@a.bin,bytes=4", false).contains("unknown key \"bytes\""));
         assert!(err("0x10=@o.bin", true).contains("bytes=N, or expect=FILE"));

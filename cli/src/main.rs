@@ -1,9 +1,9 @@
 //! The `ttprof` command line.
 
+use args::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use args::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
 use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
 use ttprof::issue;
 use ttprof::oplog::OpLog;
@@ -140,7 +140,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     let result = match cli.command {
@@ -187,7 +191,8 @@ fn main() -> ExitCode {
             port,
             timeout,
         } => {
-            let expected = format!("a number of seconds from 0 (no limit) to {YEAR_SECONDS} (a year)");
+            let expected =
+                format!("a number of seconds from 0 (no limit) to {YEAR_SECONDS} (a year)");
             integer_arg("timeout", timeout, 0..=YEAR_SECONDS, &expected).and_then(|timeout| {
                 let opts = ttprof::tracy::ServeOptions {
                     addr: (address, port).into(),
@@ -215,7 +220,10 @@ fn main() -> ExitCode {
 
 fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {
     let oplog = OpLog::read(oplog_path)?;
-    if consume && !devmem::is_card(device) && devmem::file_kind(device)? == devmem::FileKind::Snapshot {
+    if consume
+        && !devmem::is_card(device)
+        && devmem::file_kind(device)? == devmem::FileKind::Snapshot
+    {
         return Err(Error::BadFile {
             path: device.into(),
             what:
@@ -223,7 +231,11 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
                     .into(),
         });
     }
-    let Loaded { profile, memory, clock_note } = Profile::open(device, Some(oplog), consume)?;
+    let Loaded {
+        profile,
+        memory,
+        clock_note,
+    } = Profile::open(device, Some(oplog), consume)?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
     let csv_path = out.join(csv::FILE_NAME);
     // The device CSV and the summary (printed, not written) in one pass over the rings.
@@ -236,7 +248,11 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
     println!();
     print_readout_line(&profile.readout, memory.as_ref());
     println!("{clock_note}");
-    println!("wrote {} ({} rows)", csv_path.display(), device_csv.written_rows);
+    println!(
+        "wrote {} ({} rows)",
+        csv_path.display(),
+        device_csv.written_rows
+    );
 
     let errors = issue::print(&profile.readout.issues) + issue::print(&profile.sites.issues);
     if errors > 0 {
@@ -282,7 +298,11 @@ fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
     }
     output::write(output, &snap.to_bytes()?, true)?;
     let words: usize = snap.extents().iter().map(|e| e.words.len()).sum();
-    let line = format!("({} bytes of device memory, {} ring(s))", 4 * words, readout.rings.len());
+    let line = format!(
+        "({} bytes of device memory, {} ring(s))",
+        4 * words,
+        readout.rings.len()
+    );
     if output::is_stdout(output) {
         eprintln!("wrote the snapshot to standard output {line}");
     } else {

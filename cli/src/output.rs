@@ -36,5 +36,7 @@ pub fn write(path: &Path, bytes: &[u8], binary: bool) -> Result<()> {
                 .into(),
         ));
     }
-    out.write_all(bytes).and_then(|_| out.flush()).map_err(|e| Error::io("standard output", "write to", e))
+    out.write_all(bytes)
+        .and_then(|_| out.flush())
+        .map_err(|e| Error::io("standard output", "write to", e))
 }

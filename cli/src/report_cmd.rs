@@ -21,12 +21,20 @@ pub struct Args<'a> {
 
 pub fn run(a: &Args) -> Result<ExitCode> {
     let oplog = OpLog::read(a.oplog)?;
-    let Loaded { profile, memory, clock_note } = Profile::open(a.device, Some(oplog), false)?;
+    let Loaded {
+        profile,
+        memory,
+        clock_note,
+    } = Profile::open(a.device, Some(oplog), false)?;
     if profile.readout.zones() == 0 {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
         issue::print(&profile.readout.issues);
     }
-    let options = Options { summary_threshold_ns: a.threshold_ns, dataset: a.dataset.clone(), ..Options::default() };
+    let options = Options {
+        summary_threshold_ns: a.threshold_ns,
+        dataset: a.dataset.clone(),
+        ..Options::default()
+    };
     let written = outputs::write_all(a.out, &profile, &options)?;
     let readout = &profile.readout;
     let mem = memory.as_ref();
@@ -37,12 +45,18 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     }
     super::print_readout_line(readout, mem);
     println!("{clock_note}");
-    println!("{} op(s), {} signpost(s)", written.report.ops().count(), written.report.rows.len() - written.report.ops().count());
+    println!(
+        "{} op(s), {} signpost(s)",
+        written.report.ops().count(),
+        written.report.rows.len() - written.report.ops().count()
+    );
     println!("wrote:");
     for p in written.files() {
         println!("  {}", p.display());
     }
-    let errors = issue::print(&readout.issues) + issue::print(&profile.sites.issues) + issue::print(&written.issues);
+    let errors = issue::print(&readout.issues)
+        + issue::print(&profile.sites.issues)
+        + issue::print(&written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
         return Ok(ExitCode::from(2));

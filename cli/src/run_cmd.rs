@@ -1,6 +1,7 @@
 //! `ttprof build` and `ttprof run`: a user's kernel crate, built and profiled on the bundled
 //! emulator in one command each (the CLI around [`ttprof::session`]).
 
+use crate::dram;
 use clap::Args;
 use riscv_linker::{Arch, NocCoord, Risc};
 use serde::Deserialize;
@@ -10,7 +11,6 @@ use std::process::ExitCode;
 use ttprof::kernels::{self, BuiltKernels, CKernelBuild, KernelBuild};
 use ttprof::launch::Policy;
 use ttprof::session::{parse_arch, parse_grid, Config, L1Input, Op, Session};
-use crate::dram;
 use ttprof::{issue, Error, Result};
 
 /// Arguments of `ttprof build`.
@@ -49,7 +49,9 @@ pub struct BuildArgs {
 impl BuildArgs {
     fn kernel_build(&self) -> Result<KernelBuild> {
         let [crate_dir] = self.paths.as_slice() else {
-            return Err(Error::Other("build one kernel crate at a time (or C/C++ sources with --core)".into()));
+            return Err(Error::Other(
+                "build one kernel crate at a time (or C/C++ sources with --core)".into(),
+            ));
         };
         if self.core.is_some() || self.no_profile || !self.flags.is_empty() {
             return Err(Error::Other(format!(
@@ -75,11 +77,17 @@ impl BuildArgs {
             )));
         };
         if !self.features.is_empty() || self.no_default_features {
-            return Err(Error::Other("--features and --no-default-features are for kernel crates; C/C++ takes -- FLAGS".into()));
+            return Err(Error::Other(
+                "--features and --no-default-features are for kernel crates; C/C++ takes -- FLAGS"
+                    .into(),
+            ));
         }
         let mut b = CKernelBuild::new(self.paths.clone(), risc, self.arch);
         b.profile = !self.no_profile;
-        b.out_dir = self.target_dir.clone().unwrap_or_else(|| b.default_out_dir());
+        b.out_dir = self
+            .target_dir
+            .clone()
+            .unwrap_or_else(|| b.default_out_dir());
         b.flags = self.flags.clone();
         Ok(b)
     }
@@ -87,11 +95,16 @@ impl BuildArgs {
 
 /// Whether the command line names C/C++ sources (every path a `.c`/`.cpp`/...).
 fn is_c_build(paths: &[PathBuf]) -> Result<bool> {
-    let c = paths.iter().filter(|p| kernels::c_source_kind(p).is_some()).count();
+    let c = paths
+        .iter()
+        .filter(|p| kernels::c_source_kind(p).is_some())
+        .count();
     match c {
         0 => Ok(false),
         n if n == paths.len() => Ok(true),
-        _ => Err(Error::Other("give either one kernel crate or C/C++ sources (.c, .cpp, .cc, .cxx), not both".into())),
+        _ => Err(Error::Other(
+            "give either one kernel crate or C/C++ sources (.c, .cpp, .cc, .cxx), not both".into(),
+        )),
     }
 }
 
@@ -176,7 +189,8 @@ pub struct RunArgs {
     /// Instructions one core may retire in one launch before it is stopped as a runaway
     /// (a fault, exit 2): raise it for a legitimately long kernel (1 or more; default
     /// 2000000000).
-    #[arg(long, value_name = "N", default_value_t = 2_000_000_000)] // ttprof_emu::DEFAULT_INSTRUCTION_BUDGET
+    #[arg(long, value_name = "N", default_value_t = 2_000_000_000)]
+    // ttprof_emu::DEFAULT_INSTRUCTION_BUDGET
     pub budget: u64,
     /// Output directory.
     #[arg(long, default_value = "target/ttprof-run")]
@@ -260,9 +274,17 @@ struct OpPlan {
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     // Numbers first: a bad one costs no build, no run and no output folder.
     let threshold_ns = crate::args::threshold_ns_arg("threshold-ns", args.threshold_ns)?;
-    let budget = crate::args::integer_arg("budget", args.budget, 1..=u64::MAX, "a number of instructions, 1 or more")?;
+    let budget = crate::args::integer_arg(
+        "budget",
+        args.budget,
+        1..=u64::MAX,
+        "a number of instructions, 1 or more",
+    )?;
     let (manifest, base) = match &args.manifest {
-        Some(p) => (Some(read_manifest(p)?), p.parent().map(Path::to_path_buf).unwrap_or_default()),
+        Some(p) => (
+            Some(read_manifest(p)?),
+            p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        ),
         None => (None, PathBuf::new()),
     };
     let arch = match (args.arch, manifest.as_ref().and_then(|m| m.arch.as_deref())) {
@@ -293,10 +315,22 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                         ArgList::Words(w) => w,
                         ArgList::Text(t) => parse_words(&format!("{r}={t}"), &t)?,
                     };
-                    args.extend(parse_riscs(&r)?.into_iter().map(|risc| (risc, words.clone())));
+                    args.extend(
+                        parse_riscs(&r)?
+                            .into_iter()
+                            .map(|risc| (risc, words.clone())),
+                    );
                 }
-                let dram_in = o.dram_in.iter().map(|d| dram::parse(d, false, &base)).collect::<Result<_>>()?;
-                let dram_out = o.dram_out.iter().map(|d| dram::parse(d, true, &base)).collect::<Result<_>>()?;
+                let dram_in = o
+                    .dram_in
+                    .iter()
+                    .map(|d| dram::parse(d, false, &base))
+                    .collect::<Result<_>>()?;
+                let dram_out = o
+                    .dram_out
+                    .iter()
+                    .map(|d| dram::parse(d, true, &base))
+                    .collect::<Result<_>>()?;
                 Ok(OpPlan {
                     name: o.name,
                     kernels,
@@ -313,10 +347,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         None => {
             if args.kernels.is_empty() {
                 return Err(Error::Other(
-                    "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE".into(),
+                    "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE"
+                        .into(),
                 ));
             }
-            let kernels = args.kernels.iter().map(|k| parse_kernel_arg(k)).collect::<Result<Vec<_>>>()?.concat();
+            let kernels = args
+                .kernels
+                .iter()
+                .map(|k| parse_kernel_arg(k))
+                .collect::<Result<Vec<_>>>()?
+                .concat();
             vec![OpPlan {
                 name: args.name.clone(),
                 kernels,
@@ -330,9 +370,22 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             }]
         }
     };
-    let cli_args = args.args.iter().map(|a| parse_arg_arg(a)).collect::<Result<Vec<_>>>()?.concat();
-    let cli_dram_in = args.dram_in.iter().map(|d| dram::parse(d, false, Path::new(""))).collect::<Result<Vec<_>>>()?;
-    let cli_dram_out = args.dram_out.iter().map(|d| dram::parse(d, true, Path::new(""))).collect::<Result<Vec<_>>>()?;
+    let cli_args = args
+        .args
+        .iter()
+        .map(|a| parse_arg_arg(a))
+        .collect::<Result<Vec<_>>>()?
+        .concat();
+    let cli_dram_in = args
+        .dram_in
+        .iter()
+        .map(|d| dram::parse(d, false, Path::new("")))
+        .collect::<Result<Vec<_>>>()?;
+    let cli_dram_out = args
+        .dram_out
+        .iter()
+        .map(|d| dram::parse(d, true, Path::new("")))
+        .collect::<Result<Vec<_>>>()?;
     // Every crate and C/C++ kernel is built (once each) before anything runs: a build error
     // costs no run.
     let mut crates: BTreeMap<PathBuf, BuiltKernels> = BTreeMap::new();
@@ -355,7 +408,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             parsed.push(c);
         }
         for (risc, spec) in &plan.kernels {
-            op = op.kernel(*risc, kernel_path(spec, *risc, arch, &mut crates, &mut c_kernels)?);
+            op = op.kernel(
+                *risc,
+                kernel_path(spec, *risc, arch, &mut crates, &mut c_kernels)?,
+            );
         }
         for (risc, words) in plan.args.iter().chain(&cli_args) {
             op = op.args(*risc, words.clone());
@@ -366,12 +422,29 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         for l1 in plan.l1.iter().chain(&args.l1) {
             op = op.l1(parse_l1(l1)?);
         }
-        let launches = if args.manifest.is_some() { plan.launches } else { args.launches };
+        let launches = if args.manifest.is_some() {
+            plan.launches
+        } else {
+            args.launches
+        };
         if launches == 0 {
-            return Err(Error::Other(format!("op {:?}: launches = 0, expected 1 or more", plan.name)));
+            return Err(Error::Other(format!(
+                "op {:?}: launches = 0, expected 1 or more",
+                plan.name
+            )));
         }
-        let dram_in: Vec<dram::Buffer> = plan.dram_in.iter().cloned().chain(cli_dram_in.iter().cloned()).collect();
-        let dram_out: Vec<dram::Buffer> = plan.dram_out.iter().cloned().chain(cli_dram_out.iter().cloned()).collect();
+        let dram_in: Vec<dram::Buffer> = plan
+            .dram_in
+            .iter()
+            .cloned()
+            .chain(cli_dram_in.iter().cloned())
+            .collect();
+        let dram_out: Vec<dram::Buffer> = plan
+            .dram_out
+            .iter()
+            .cloned()
+            .chain(cli_dram_out.iter().cloned())
+            .collect();
         for b in &dram_in {
             op.inputs.extend(b.tensor_desc(b.len(false)?));
         }
@@ -449,7 +522,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     if !mismatches.is_empty() {
-        eprintln!("error: {} DRAM output(s) differ from what was expected", mismatches.len());
+        eprintln!(
+            "error: {} DRAM output(s) differ from what was expected",
+            mismatches.len()
+        );
         return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::SUCCESS)
@@ -460,15 +536,23 @@ fn op_tiles(op: &Op, s: &Session) -> usize {
 }
 
 fn read_manifest(path: &Path) -> Result<Manifest> {
-    let bytes = ttprof::files::read_regular(path, "a manifest (TOML or JSON)", "read manifest", 16 << 20)?;
+    let bytes =
+        ttprof::files::read_regular(path, "a manifest (TOML or JSON)", "read manifest", 16 << 20)?;
     let text = String::from_utf8(bytes).map_err(|e| Error::BadFile {
         path: path.into(),
         what: format!("is not UTF-8 text ({e}): expected a TOML or JSON manifest"),
     })?;
-    let bad = |what: String| Error::BadFile { path: path.into(), what };
+    let bad = |what: String| Error::BadFile {
+        path: path.into(),
+        what,
+    };
     match path.extension().and_then(|e| e.to_str()) {
-        Some("toml") => toml::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}"))),
-        Some("json") => serde_json::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}"))),
+        Some("toml") => {
+            toml::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
+        }
+        Some("json") => {
+            serde_json::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
+        }
         _ => Err(bad("a manifest must be a .toml or .json file".into())),
     }
 }
@@ -497,7 +581,10 @@ fn split_crate(spec: &str) -> Option<(&str, &str)> {
 /// The C/C++ sources of a `--kernel` value (`FILE.cpp` or `a.cpp,b.c`), if it names some.
 fn c_sources(spec: &str) -> Option<Vec<PathBuf>> {
     let files: Vec<PathBuf> = spec.split(',').map(PathBuf::from).collect();
-    files.iter().all(|f| kernels::c_source_kind(f).is_some()).then_some(files)
+    files
+        .iter()
+        .all(|f| kernels::c_source_kind(f).is_some())
+        .then_some(files)
 }
 
 fn kernel_path(
@@ -536,18 +623,28 @@ fn kernel_path(
 
 fn parse_kernel_arg(s: &str) -> Result<Vec<(Risc, String)>> {
     let (risc, path) = s.split_once('=').ok_or_else(|| {
-        Error::Other(format!("--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"))
+        Error::Other(format!(
+            "--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"
+        ))
     })?;
-    Ok(parse_riscs(risc)?.into_iter().map(|r| (r, path.to_string())).collect())
+    Ok(parse_riscs(risc)?
+        .into_iter()
+        .map(|r| (r, path.to_string()))
+        .collect())
 }
 
 /// `--arg RISC=V0,V1,..`.
 fn parse_arg_arg(s: &str) -> Result<Vec<(Risc, Vec<u32>)>> {
-    let (risc, words) = s
-        .split_once('=')
-        .ok_or_else(|| Error::Other(format!("--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000")))?;
+    let (risc, words) = s.split_once('=').ok_or_else(|| {
+        Error::Other(format!(
+            "--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000"
+        ))
+    })?;
     let words = parse_words(s, words)?;
-    Ok(parse_riscs(risc)?.into_iter().map(|r| (r, words.clone())).collect())
+    Ok(parse_riscs(risc)?
+        .into_iter()
+        .map(|r| (r, words.clone()))
+        .collect())
 }
 
 /// A RISC, or `trisc`: the three TRISCs, as tt-metal runs a compute kernel (unpack, math,
@@ -568,7 +665,9 @@ fn parse_words(what: &str, words: &str) -> Result<Vec<u32>> {
         .split(',')
         .map(|w| {
             parse_u32(w).ok_or_else(|| {
-                Error::Other(format!("runtime arguments {what:?}: {w:?} is not a 32-bit number (decimal or 0x hex)"))
+                Error::Other(format!(
+                    "runtime arguments {what:?}: {w:?} is not a 32-bit number (decimal or 0x hex)"
+                ))
             })
         })
         .collect()
@@ -591,7 +690,10 @@ fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
         ))
     };
     let (x, y) = s.split_once(',').ok_or_else(bad)?;
-    let (x, y) = (x.trim().parse::<u8>().map_err(|_| bad())?, y.trim().parse::<u8>().map_err(|_| bad())?);
+    let (x, y) = (
+        x.trim().parse::<u8>().map_err(|_| bad())?,
+        y.trim().parse::<u8>().map_err(|_| bad())?,
+    );
     if x >= grid.0 || y >= grid.1 {
         return Err(bad());
     }
@@ -599,12 +701,19 @@ fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
 }
 
 fn parse_l1(s: &str) -> Result<L1Input> {
-    let bad = |why: &str| Error::Other(format!("--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"));
+    let bad = |why: &str| {
+        Error::Other(format!(
+            "--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"
+        ))
+    };
     let (addr, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
     let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number"))?;
     match value.strip_prefix('@') {
         Some(file) => L1Input::file(addr, Path::new(file)),
-        None => Ok(L1Input::word(addr, parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?)),
+        None => Ok(L1Input::word(
+            addr,
+            parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?,
+        )),
     }
 }
 
@@ -624,21 +733,51 @@ mod tests {
     fn arguments_parse_and_bad_ones_say_what_was_expected() {
         assert_eq!(parse_risc("TRISC1").unwrap(), Risc::Trisc1);
         assert_eq!(parse_risc("ncrisc").unwrap(), Risc::Ncrisc);
-        assert!(parse_risc("trisc3").unwrap_err().to_string().contains("use brisc"));
+        assert!(parse_risc("trisc3")
+            .unwrap_err()
+            .to_string()
+            .contains("use brisc"));
         assert_eq!(parse_l1("0x100=7").unwrap(), L1Input::word(0x100, 7));
-        assert!(parse_l1("0x100").unwrap_err().to_string().contains("ADDR=VALUE"));
-        assert!(parse_l1("abc=1").unwrap_err().to_string().contains("address is not a number"));
-        assert_eq!(parse_tile("1,0", Arch::WormholeB0, (2, 2)).unwrap(), Arch::WormholeB0.worker_noc(1, 0).unwrap());
+        assert!(parse_l1("0x100")
+            .unwrap_err()
+            .to_string()
+            .contains("ADDR=VALUE"));
+        assert!(parse_l1("abc=1")
+            .unwrap_err()
+            .to_string()
+            .contains("address is not a number"));
+        assert_eq!(
+            parse_tile("1,0", Arch::WormholeB0, (2, 2)).unwrap(),
+            Arch::WormholeB0.worker_noc(1, 0).unwrap()
+        );
         assert!(parse_tile("2,0", Arch::WormholeB0, (2, 2)).is_err());
         assert_eq!(parse_grid("4x2").unwrap(), (4, 2));
-        assert!(parse_kernel_arg("brisc").unwrap_err().to_string().contains("RISC=ELF"));
-        assert_eq!(parse_arg_arg("ncrisc=4,0x10, 7").unwrap(), [(Risc::Ncrisc, vec![4, 16, 7])]);
+        assert!(parse_kernel_arg("brisc")
+            .unwrap_err()
+            .to_string()
+            .contains("RISC=ELF"));
+        assert_eq!(
+            parse_arg_arg("ncrisc=4,0x10, 7").unwrap(),
+            [(Risc::Ncrisc, vec![4, 16, 7])]
+        );
         assert_eq!(parse_arg_arg("brisc=").unwrap(), [(Risc::Brisc, vec![])]);
-        assert_eq!(parse_arg_arg("trisc=3").unwrap(), [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2].map(|r| (r, vec![3])));
+        assert_eq!(
+            parse_arg_arg("trisc=3").unwrap(),
+            [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2].map(|r| (r, vec![3]))
+        );
         assert_eq!(parse_kernel_arg("TRISC=c.cpp").unwrap().len(), 3);
-        assert!(parse_arg_arg("brisc=4,x").unwrap_err().to_string().contains("\"x\" is not a 32-bit number"));
-        assert!(parse_arg_arg("4,5").unwrap_err().to_string().contains("RISC=V0,V1"));
-        assert_eq!(c_sources("a.cpp,b.c"), Some(vec![PathBuf::from("a.cpp"), PathBuf::from("b.c")]));
+        assert!(parse_arg_arg("brisc=4,x")
+            .unwrap_err()
+            .to_string()
+            .contains("\"x\" is not a 32-bit number"));
+        assert!(parse_arg_arg("4,5")
+            .unwrap_err()
+            .to_string()
+            .contains("RISC=V0,V1"));
+        assert_eq!(
+            c_sources("a.cpp,b.c"),
+            Some(vec![PathBuf::from("a.cpp"), PathBuf::from("b.c")])
+        );
         assert_eq!(c_sources("target/reader"), None);
     }
 }

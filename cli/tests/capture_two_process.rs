@@ -28,7 +28,10 @@ const ARCH: Arch = Arch::WormholeB0;
 const DENSE: u32 = 1;
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ is inside the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ is inside the workspace")
+        .to_path_buf()
 }
 
 fn bench_elf() -> &'static PathBuf {
@@ -61,7 +64,18 @@ fn device(dir: &Path, grid: (u8, u8)) -> (Device, MappedImage) {
     let dev = Device::new(cfg).unwrap();
     let mem = MappedImage::open(dev.image_path()).unwrap();
     for t in dev.tiles() {
-        launch::init_tile(&mem, 0, t, ARCH, &Settings { recording: true, policy: Policy::Block, consumer: false }).unwrap();
+        launch::init_tile(
+            &mem,
+            0,
+            t,
+            ARCH,
+            &Settings {
+                recording: true,
+                policy: Policy::Block,
+                consumer: false,
+            },
+        )
+        .unwrap();
     }
     (dev, mem)
 }
@@ -86,7 +100,11 @@ fn spawn_capture(dir: &Path, stop: &[&str]) -> Child {
 /// heartbeat), i.e. it is attached.
 fn wait_attached(mem: &MappedImage, tiles: &[NocCoord], child: &mut Child) {
     let give_up = Instant::now() + Duration::from_secs(120);
-    while !tiles.iter().all(|&t| mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap() != 0) {
+    while !tiles.iter().all(|&t| {
+        mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER)
+            .unwrap()
+            != 0
+    }) {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("ttprof capture exited before attaching: {status}");
         }
@@ -105,14 +123,18 @@ fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u
         let run_id = k as u32 + 1;
         for &t in &tiles {
             for (i, v) in [DENSE, n, 2].into_iter().enumerate() {
-                mem.write_u32(0, t, example_abi::ARGS + 4 * i as u32, v).unwrap();
+                mem.write_u32(0, t, example_abi::ARGS + 4 * i as u32, v)
+                    .unwrap();
             }
             launch::set_run_id(mem, 0, t, run_id).unwrap();
             dev.load_kernel(0, t, Risc::Brisc, &bytes, "bench").unwrap();
         }
         let start = dev.host_time_ns() as u64;
         let s = dev.run().unwrap();
-        assert!(s.harts.iter().all(|h| h.exit_code == Some(0)), "every kernel exits cleanly");
+        assert!(
+            s.harts.iter().all(|h| h.exit_code == Some(0)),
+            "every kernel exits cleanly"
+        );
         log.op(&OpRecord {
             run_id,
             device: 0,
@@ -123,7 +145,11 @@ fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u
             outputs: vec![],
             host_start_ns: start,
             host_end_ns: dev.host_time_ns() as u64,
-            kernels: vec![KernelBinding { risc: "BRISC".into(), elf: elf.clone(), cores: tiles.iter().map(|t| [t.x, t.y]).collect() }],
+            kernels: vec![KernelBinding {
+                risc: "BRISC".into(),
+                elf: elf.clone(),
+                cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
+            }],
         })
         .unwrap();
     }
@@ -132,7 +158,12 @@ fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u
 fn finish(child: Child) -> Output {
     let out = child.wait_with_output().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    assert!(out.status.success(), "ttprof capture failed: {}\n{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "ttprof capture failed: {}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     out
 }
 
@@ -145,11 +176,18 @@ fn zone_ends(csv: &Path) -> BTreeMap<(u8, u8, String), u64> {
     for line in text.lines().skip(2) {
         let f: Vec<&str> = line.split(',').collect();
         assert_eq!(f.len(), 15, "{line}");
-        let (x, y, risc) = (f[1].parse().unwrap(), f[2].parse().unwrap(), f[3].to_string());
+        let (x, y, risc) = (
+            f[1].parse().unwrap(),
+            f[2].parse().unwrap(),
+            f[3].to_string(),
+        );
         let time: u64 = f[5].parse().unwrap();
         let prev = last.insert((x, y, risc), time).unwrap_or(0);
         assert!(time >= prev, "time goes back: {line}");
-        assert!(!f[10].starts_with("unresolved"), "every zone is named: {line}");
+        assert!(
+            !f[10].starts_with("unresolved"),
+            "every zone is named: {line}"
+        );
         if f[11] == "ZONE_END" {
             *ends.entry((x, y, f[10].to_string())).or_default() += 1;
         }
@@ -162,19 +200,35 @@ fn parquet_zones(path: &Path) -> BTreeMap<(u8, u8, String), u64> {
     use arrow_array::types::UInt32Type;
     use arrow_array::{Array, DictionaryArray, StringArray, UInt16Array};
     let file = std::fs::File::open(path).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
     let mut rows = BTreeMap::new();
     for batch in reader {
         let b = batch.unwrap();
-        let col = |n: &str| b.column_by_name(n).unwrap_or_else(|| panic!("no column {n}")).clone();
+        let col = |n: &str| {
+            b.column_by_name(n)
+                .unwrap_or_else(|| panic!("no column {n}"))
+                .clone()
+        };
         let (x, y, name) = (col("tile_x"), col("tile_y"), col("name"));
         let x = x.as_any().downcast_ref::<UInt16Array>().unwrap();
         let y = y.as_any().downcast_ref::<UInt16Array>().unwrap();
-        let name = name.as_any().downcast_ref::<DictionaryArray<UInt32Type>>().unwrap();
-        let names = name.values().as_any().downcast_ref::<StringArray>().unwrap();
+        let name = name
+            .as_any()
+            .downcast_ref::<DictionaryArray<UInt32Type>>()
+            .unwrap();
+        let names = name
+            .values()
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap();
         for i in 0..b.num_rows() {
             let n = names.value(name.keys().value(i) as usize).to_string();
-            *rows.entry((x.value(i) as u8, y.value(i) as u8, n)).or_default() += 1;
+            *rows
+                .entry((x.value(i) as u8, y.value(i) as u8, n))
+                .or_default() += 1;
         }
     }
     rows
@@ -182,7 +236,10 @@ fn parquet_zones(path: &Path) -> BTreeMap<(u8, u8, String), u64> {
 
 /// The device's counters of every BRISC ring: `(stalls, dropped)`.
 fn counters(mem: &MappedImage, t: NocCoord) -> (u64, u64) {
-    let w = |off| mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, off)).unwrap() as u64;
+    let w = |off| {
+        mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, off))
+            .unwrap() as u64
+    };
     (w(ring::STALLS), w(ring::DROPPED))
 }
 
@@ -191,28 +248,69 @@ fn check_accounting(mem: &MappedImage, tiles: &[NocCoord], dir: &Path, iteration
     let ends = zone_ends(&dir.join("out/profile_log_device.csv"));
     // The Parquet table and the Perfetto trace, written ring by ring from the same spool,
     // hold every zone too.
-    assert_eq!(parquet_zones(&dir.join("out/ttprof_zones.parquet")), ends, "the Parquet zones are the CSV's");
+    assert_eq!(
+        parquet_zones(&dir.join("out/ttprof_zones.parquet")),
+        ends,
+        "the Parquet zones are the CSV's"
+    );
     // (Its packets are compressed, a zone costs a byte or less on this regular kernel; the
     // trace processor checks its content in tests/tests/scalable_outputs.rs.)
     let trace = std::fs::read(dir.join("out/ttprof_trace.pftrace")).unwrap();
-    assert!(trace.len() > 1000 && trace[0] == 0x0a, "the Perfetto trace: {} bytes, starting with a packet", trace.len());
+    assert!(
+        trace.len() > 1000 && trace[0] == 0x0a,
+        "the Perfetto trace: {} bytes, starting with a packet",
+        trace.len()
+    );
     let launches = iterations.len() as u64;
     let per_name: u64 = iterations.iter().map(|&n| n as u64).sum();
     let mut total_stalls = 0;
     for &t in tiles {
-        let got = |name: &str| ends.get(&(t.x, t.y, name.to_string())).copied().unwrap_or(0);
+        let got = |name: &str| {
+            ends.get(&(t.x, t.y, name.to_string()))
+                .copied()
+                .unwrap_or(0)
+        };
         let (stalls, dropped) = counters(mem, t);
         total_stalls += stalls;
         assert_eq!(dropped, 0, "Block with a consumer attached drops nothing");
-        assert_eq!(got("dense-outer") + got("dense-inner"), 2 * per_name - dropped, "tile {t}");
-        assert_eq!((got("dense-outer"), got("dense-inner")), (per_name, per_name), "tile {t}");
-        assert_eq!((got("BRISC-FW"), got("BRISC-KERNEL")), (launches, launches), "tile {t}");
-        assert_eq!(got("PROFILER-STALL"), stalls, "tile {t}: one stall zone per wait");
-        let other: u64 = ends.iter().filter(|((x, y, _), _)| (*x, *y) == (t.x, t.y)).map(|(_, n)| n).sum();
-        assert_eq!(other, 2 * per_name + 2 * launches + stalls, "tile {t}: no other zones, nothing twice");
+        assert_eq!(
+            got("dense-outer") + got("dense-inner"),
+            2 * per_name - dropped,
+            "tile {t}"
+        );
+        assert_eq!(
+            (got("dense-outer"), got("dense-inner")),
+            (per_name, per_name),
+            "tile {t}"
+        );
+        assert_eq!(
+            (got("BRISC-FW"), got("BRISC-KERNEL")),
+            (launches, launches),
+            "tile {t}"
+        );
+        assert_eq!(
+            got("PROFILER-STALL"),
+            stalls,
+            "tile {t}: one stall zone per wait"
+        );
+        let other: u64 = ends
+            .iter()
+            .filter(|((x, y, _), _)| (*x, *y) == (t.x, t.y))
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(
+            other,
+            2 * per_name + 2 * launches + stalls,
+            "tile {t}: no other zones, nothing twice"
+        );
     }
-    let summary: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out/capture.json")).unwrap()).unwrap();
-    assert_eq!(summary["zones"], (tiles.len() as u64 * (2 * per_name + 2 * launches) + total_stalls));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/capture.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        summary["zones"],
+        (tiles.len() as u64 * (2 * per_name + 2 * launches) + total_stalls)
+    );
     assert_eq!(summary["dropped"], 0);
     assert_eq!(summary["errors"], 0, "{summary}");
     // The bus cost of each ring, exactly as the read-out's cost model says: the bytes it
@@ -221,11 +319,22 @@ fn check_accounting(mem: &MappedImage, tiles: &[NocCoord], dir: &Path, iteration
     // drains there were depends on the two processes' timing; the bound holds for any.)
     let drains = summary["drains"].as_u64().unwrap();
     let rings = summary["rings"].as_array().unwrap();
-    assert_eq!(rings.len(), tiles.len(), "one ring per tile (only BRISC runs): {summary}");
+    assert_eq!(
+        rings.len(),
+        tiles.len(),
+        "one ring per tile (only BRISC runs): {summary}"
+    );
     for r in rings {
-        let (bus, payload, skipped) = (r["bus_bytes"].as_u64().unwrap(), r["payload_bytes"].as_u64().unwrap(), r["skipped_bytes"].as_u64().unwrap());
+        let (bus, payload, skipped) = (
+            r["bus_bytes"].as_u64().unwrap(),
+            r["payload_bytes"].as_u64().unwrap(),
+            r["skipped_bytes"].as_u64().unwrap(),
+        );
         let bound = payload + skipped + drains * (4 + 2 * 6) + 2 * profiler::RING_BLOCK_SIZE as u64;
-        assert!(payload > 0 && bus >= payload && bus <= bound, "ring {r}: bus {bus} bytes, bound {bound} for {drains} drains");
+        assert!(
+            payload > 0 && bus >= payload && bus <= bound,
+            "ring {r}: bus {bus} bytes, bound {bound} for {drains} drains"
+        );
     }
 }
 
@@ -246,13 +355,23 @@ fn capture_in_another_process_takes_every_zone_until_the_flag_file_goes() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("flag file removed"));
     check_accounting(&mem, &tiles, &dir, &iterations);
     for &t in &tiles {
-        assert_eq!(mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 0, "detached");
+        assert_eq!(
+            mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER)
+                .unwrap(),
+            0,
+            "detached"
+        );
         let (head, tail) = (
-            mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, ring::HEAD)).unwrap(),
-            mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, ring::TAIL)).unwrap(),
+            mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, ring::HEAD))
+                .unwrap(),
+            mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, ring::TAIL))
+                .unwrap(),
         );
         assert_eq!(head, tail, "everything published was consumed");
-        assert!(head as u64 > 4 * profiler::RING_CAPACITY as u64, "the ring wrapped many times");
+        assert!(
+            head as u64 > 4 * profiler::RING_CAPACITY as u64,
+            "the ring wrapped many times"
+        );
     }
 }
 
@@ -266,7 +385,10 @@ fn ctrl_c_stops_a_capture_cleanly_and_keeps_everything() {
     wait_attached(&mem, &tiles, &mut child);
     let iterations = [3_000, 1_000];
     run_launches(&mut dev, &mem, &dir, &iterations);
-    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(kill.success());
     let out = finish(child);
     assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
@@ -281,7 +403,10 @@ fn a_capture_with_all_outputs_writes_what_ttprof_report_writes() {
     bench_elf();
     let flag = dir.join("capturing");
     std::fs::write(&flag, b"").unwrap();
-    let mut child = spawn_capture(&dir, &["--all-outputs", "--until-file-gone", flag.to_str().unwrap()]);
+    let mut child = spawn_capture(
+        &dir,
+        &["--all-outputs", "--until-file-gone", flag.to_str().unwrap()],
+    );
     wait_attached(&mem, &tiles, &mut child);
     let iterations = [2_000, 500, 1_500];
     run_launches(&mut dev, &mem, &dir, &iterations);
@@ -290,22 +415,46 @@ fn a_capture_with_all_outputs_writes_what_ttprof_report_writes() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     // The same exact accounting, now through the all-at-once writer.
     check_accounting(&mem, &tiles, &dir, &iterations);
-    assert!(stdout.contains("clock: nominal") && stdout.contains("dense-inner"), "{stdout}");
+    assert!(
+        stdout.contains("clock: nominal") && stdout.contains("dense-inner"),
+        "{stdout}"
+    );
     // The op report: one row per launch, named as the op log says, on both cores.
     let report = std::fs::read_dir(dir.join("out"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ops_perf_results_"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ops_perf_results_")
+        })
         .expect("an op report");
     let text = std::fs::read_to_string(&report).unwrap();
     let rows: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(rows.len(), iterations.len(), "{text}");
     assert!(rows.iter().all(|r| r.starts_with("Bench,")), "{text}");
-    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out/ttprof_trace.json")).unwrap()).unwrap();
-    let zones = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["name"] == "dense-inner").count();
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/ttprof_trace.json")).unwrap())
+            .unwrap();
+    let zones = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "dense-inner")
+        .count();
     let per_tile: u32 = iterations.iter().sum();
-    assert_eq!(zones, tiles.len() * per_tile as usize, "every dense-inner zone on the timeline");
-    assert!(std::fs::metadata(dir.join("out/ttprof_timeline.html")).unwrap().len() > 0);
+    assert_eq!(
+        zones,
+        tiles.len() * per_tile as usize,
+        "every dense-inner zone on the timeline"
+    );
+    assert!(
+        std::fs::metadata(dir.join("out/ttprof_timeline.html"))
+            .unwrap()
+            .len()
+            > 0
+    );
 }
 
 /// `--sample-every-us`: the capture takes clock samples through the image's clock mailbox
@@ -318,7 +467,13 @@ fn a_capture_sampling_the_clock_while_draining_fits_it() {
     bench_elf();
     let flag = dir.join("capturing");
     std::fs::write(&flag, b"").unwrap();
-    let args = ["--all-outputs", "--sample-every-us", "50", "--until-file-gone", flag.to_str().unwrap()];
+    let args = [
+        "--all-outputs",
+        "--sample-every-us",
+        "50",
+        "--until-file-gone",
+        flag.to_str().unwrap(),
+    ];
     let mut child = spawn_capture(&dir, &args);
     wait_attached(&mem, &tiles, &mut child);
     // The capture samples while the device is idle too (the mailbox answers between runs).
@@ -330,8 +485,14 @@ fn a_capture_sampling_the_clock_while_draining_fits_it() {
     let out = finish(child);
     let stdout = String::from_utf8_lossy(&out.stdout);
     check_accounting(&mem, &tiles, &dir, &iterations);
-    assert!(!stdout.contains("clock: nominal") && !stdout.contains("not aligned"), "{stdout}");
-    assert!(stdout.contains("clock chip 0"), "the fit is printed: {stdout}");
+    assert!(
+        !stdout.contains("clock: nominal") && !stdout.contains("not aligned"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("clock chip 0"),
+        "the fit is printed: {stdout}"
+    );
 }
 
 #[test]
@@ -340,10 +501,22 @@ fn capture_refuses_a_clock_file_that_is_not_a_snapshot() {
     let (_dev, _mem) = device(&dir, (1, 1));
     std::fs::write(dir.join("ops.jsonl"), b"").unwrap();
     let img = dir.join("device.img");
-    let child = spawn_capture(&dir, &["--all-outputs", "--clock", img.to_str().unwrap(), "--seconds", "0"]);
+    let child = spawn_capture(
+        &dir,
+        &[
+            "--all-outputs",
+            "--clock",
+            img.to_str().unwrap(),
+            "--seconds",
+            "0",
+        ],
+    );
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("is not a snapshot"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("is not a snapshot"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -357,5 +530,9 @@ fn a_timed_capture_of_an_idle_device_writes_an_empty_csv() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("time elapsed"));
     let csv = std::fs::read_to_string(dir.join("out/profile_log_device.csv")).unwrap();
     assert_eq!(csv.lines().count(), 2, "header lines only: {csv}");
-    assert_eq!(mem.read_u32(0, dev.tiles()[0], profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 0);
+    assert_eq!(
+        mem.read_u32(0, dev.tiles()[0], profiler::TILE_BLOCK + tile::CONSUMER)
+            .unwrap(),
+        0
+    );
 }

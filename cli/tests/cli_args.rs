@@ -11,17 +11,25 @@ use ttprof::testing::{temp_dir, ImageBuilder};
 /// Runs `ttprof args` and checks it failed cleanly naming `--{arg}`; returns stderr.
 fn refused<S: AsRef<str>>(args: &[S], arg: &str) -> String {
     let args: Vec<&str> = args.iter().map(|a| a.as_ref()).collect();
-    let o = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(&args).output().expect("run ttprof");
+    let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(&args)
+        .output()
+        .expect("run ttprof");
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(!err.contains("panicked"), "{args:?}: {err}");
     assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-    assert!(err.starts_with(&format!("error: --{arg} ")) && err.contains("expected"), "{args:?}: {err}");
+    assert!(
+        err.starts_with(&format!("error: --{arg} ")) && err.contains("expected"),
+        "{args:?}: {err}"
+    );
     err
 }
 
 fn image(dir: &Path) -> String {
     let path = dir.join("device.img");
-    ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)]).write(&path).unwrap();
+    ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)])
+        .write(&path)
+        .unwrap();
     path.to_str().unwrap().to_string()
 }
 
@@ -32,20 +40,39 @@ fn capture_seconds_poll_and_threshold_are_checked() {
     let out = dir.join("out");
     let out = out.to_str().unwrap();
     let capture = |extra: &[&str]| -> Vec<String> {
-        ["capture", "--device", &img, "--no-oplog", "--out", out].iter().chain(extra).map(|a| a.to_string()).collect()
+        ["capture", "--device", &img, "--no-oplog", "--out", out]
+            .iter()
+            .chain(extra)
+            .map(|a| a.to_string())
+            .collect()
     };
     for s in ["1e20", "NaN", "inf", "-1", "31536001"] {
         let e = refused(&capture(&[&format!("--seconds={s}")]), "seconds");
         assert!(e.contains("from 0 to 31536000 (a year)"), "{e}");
     }
-    refused(&capture(&["--idle-poll-ms", "18446744073709551615"]), "idle-poll-ms");
+    refused(
+        &capture(&["--idle-poll-ms", "18446744073709551615"]),
+        "idle-poll-ms",
+    );
     refused(&capture(&["--idle-poll-ms", "60001"]), "idle-poll-ms");
-    let with_oplog = ["capture", "--device", &img, "--oplog", "ops.jsonl", "--all-outputs", "--out", out];
+    let with_oplog = [
+        "capture",
+        "--device",
+        &img,
+        "--oplog",
+        "ops.jsonl",
+        "--all-outputs",
+        "--out",
+        out,
+    ];
     for ns in ["nan", "-inf", "-0.5", "1e300"] {
         let arg = format!("--threshold-ns={ns}");
         refused(&[&with_oplog[..], &[&arg]].concat(), "threshold-ns");
     }
-    assert!(!Path::new(out).exists(), "refused before anything was written");
+    assert!(
+        !Path::new(out).exists(),
+        "refused before anything was written"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -54,24 +81,66 @@ fn report_threshold_tracy_timeout_and_clock_window_are_checked() {
     let dir = temp_dir("cli-args-others");
     let img = image(&dir);
     for ns in ["NaN", "-1", "inf", "1e17"] {
-        refused(&["report", "--device", &img, "--oplog", "missing.jsonl", &format!("--threshold-ns={ns}")], "threshold-ns");
+        refused(
+            &[
+                "report",
+                "--device",
+                &img,
+                "--oplog",
+                "missing.jsonl",
+                &format!("--threshold-ns={ns}"),
+            ],
+            "threshold-ns",
+        );
     }
     for t in ["18446744073709551615", "31536001"] {
-        let e = refused(&["tracy", "--device", &img, "--oplog", "missing.jsonl", "--timeout", t], "timeout");
+        let e = refused(
+            &[
+                "tracy",
+                "--device",
+                &img,
+                "--oplog",
+                "missing.jsonl",
+                "--timeout",
+                t,
+            ],
+            "timeout",
+        );
         assert!(e.contains("from 0 (no limit) to 31536000 (a year)"), "{e}");
     }
     for s in ["0", "1000001", "18446744073709551615"] {
         refused(&["clock", "--device", &img, "--samples", s], "samples");
     }
-    refused(&["clock", "--device", &img, "--spacing-us", "18446744073709551615"], "spacing-us");
+    refused(
+        &[
+            "clock",
+            "--device",
+            &img,
+            "--spacing-us",
+            "18446744073709551615",
+        ],
+        "spacing-us",
+    );
     // Each argument within its limit, but the window they make lasts more than a year.
     let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
-        .args(["clock", "--device", &img, "--samples", "1000", "--spacing-us", "31536000000000"])
+        .args([
+            "clock",
+            "--device",
+            &img,
+            "--samples",
+            "1000",
+            "--spacing-us",
+            "31536000000000",
+        ])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("--samples 1000 --spacing-us 31536000000000: a window of") && err.contains("more than a year"), "{err}");
+    assert!(
+        err.contains("--samples 1000 --spacing-us 31536000000000: a window of")
+            && err.contains("more than a year"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -82,12 +151,22 @@ fn run_threshold_is_checked_before_anything_runs() {
     let out = out.to_str().unwrap();
     for ns in ["nan", "inf", "-1", "1e300"] {
         let e = refused(
-            &["run", "--kernel", "brisc=missing.elf", "--out", out, &format!("--threshold-ns={ns}")],
+            &[
+                "run",
+                "--kernel",
+                "brisc=missing.elf",
+                "--out",
+                out,
+                &format!("--threshold-ns={ns}"),
+            ],
             "threshold-ns",
         );
         assert!(e.contains("a number of ns from 0 to"), "{e}");
     }
-    assert!(!Path::new(out).exists(), "refused before anything was written");
+    assert!(
+        !Path::new(out).exists(),
+        "refused before anything was written"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -97,14 +176,25 @@ fn run_refuses_a_repeated_tile() {
     let out = dir.join("out");
     let out = out.to_str().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
-        .args(["run", "--kernel", "brisc=missing.elf", "--grid", "2x2", "--out", out])
+        .args([
+            "run",
+            "--kernel",
+            "brisc=missing.elf",
+            "--grid",
+            "2x2",
+            "--out",
+            out,
+        ])
         .args(["--tiles", "1,1", "--tiles", "0,1", "--tiles", " 1, 1"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("tile \" 1, 1\" given twice"), "{err}");
-    assert!(!Path::new(out).exists(), "refused before anything was written");
+    assert!(
+        !Path::new(out).exists(),
+        "refused before anything was written"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -113,23 +203,60 @@ fn run_budget_is_an_option_checked_before_anything_runs() {
     let dir = temp_dir("cli-args-run-budget");
     let out = dir.join("out");
     let out = out.to_str().unwrap();
-    let e = refused(&["run", "--kernel", "brisc=missing.elf", "--out", out, "--budget", "0"], "budget");
+    let e = refused(
+        &[
+            "run",
+            "--kernel",
+            "brisc=missing.elf",
+            "--out",
+            out,
+            "--budget",
+            "0",
+        ],
+        "budget",
+    );
     assert!(e.contains("1 or more"), "{e}");
-    assert!(!Path::new(out).exists(), "refused before anything was written");
-    let help = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(["run", "--help"]).output().unwrap();
+    assert!(
+        !Path::new(out).exists(),
+        "refused before anything was written"
+    );
+    let help = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(["run", "--help"])
+        .output()
+        .unwrap();
     let help = String::from_utf8_lossy(&help.stdout);
-    assert!(help.contains("--budget <N>") && help.contains("runaway"), "{help}");
+    assert!(
+        help.contains("--budget <N>") && help.contains("runaway"),
+        "{help}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn usage_errors_exit_1_and_help_exits_0() {
-    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ttprof"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
     // Exit 2 means "written, with data problems": a usage error is unusable input.
-    for args in [&["capture", "--seconds", "-1"][..], &["no-such-command"], &["run", "--grid"]] {
+    for args in [
+        &["capture", "--seconds", "-1"][..],
+        &["no-such-command"],
+        &["run", "--grid"],
+    ] {
         let o = run(args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
-        assert!(String::from_utf8_lossy(&o.stderr).starts_with("error:"), "{args:?}");
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stderr).starts_with("error:"),
+            "{args:?}"
+        );
     }
     let help = run(&["run", "--help"]);
     assert_eq!(help.status.code(), Some(0));
@@ -150,11 +277,24 @@ fn a_dataset_host_name_that_is_not_one_directory_is_refused_before_anything_runs
             vec!["report", "--device", &img, "--oplog", "ops.jsonl"],
         ] {
             let mut args: Vec<&str> = cmd.clone();
-            args.extend(["--out", out.to_str().unwrap(), "--dataset", ds.to_str().unwrap(), "--dataset-host", host]);
-            let o = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(&args).output().expect("run ttprof");
+            args.extend([
+                "--out",
+                out.to_str().unwrap(),
+                "--dataset",
+                ds.to_str().unwrap(),
+                "--dataset-host",
+                host,
+            ]);
+            let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+                .args(&args)
+                .output()
+                .expect("run ttprof");
             let err = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
-            assert!(err.contains("dataset host name") && err.contains("letters, digits"), "{args:?}: {err}");
+            assert!(
+                err.contains("dataset host name") && err.contains("letters, digits"),
+                "{args:?}: {err}"
+            );
             assert!(!out.exists() && !ds.exists(), "{args:?}: nothing written");
         }
     }

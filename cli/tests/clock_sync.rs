@@ -28,10 +28,21 @@ fn device(image: &Path) -> Device {
     cfg.image = Some(image.to_path_buf());
     cfg.clock = ClockModel {
         chips: vec![
-            ChipClock { true_mhz: Some(1000.2), drift_ppm_per_s: 0.0, reset_host_ns: 1e6 },
-            ChipClock { true_mhz: Some(999.8), drift_ppm_per_s: 0.0, reset_host_ns: 3e6 },
+            ChipClock {
+                true_mhz: Some(1000.2),
+                drift_ppm_per_s: 0.0,
+                reset_host_ns: 1e6,
+            },
+            ChipClock {
+                true_mhz: Some(999.8),
+                drift_ppm_per_s: 0.0,
+                reset_host_ns: 3e6,
+            },
         ],
-        tile_offsets: TileOffsets::Seeded { max_cycles: 1_000_000, seed: 5 },
+        tile_offsets: TileOffsets::Seeded {
+            max_cycles: 1_000_000,
+            seed: 5,
+        },
         host_read: ReadLatency::uniform(1000.0, 500.0, 77),
         ..ClockModel::nominal()
     };
@@ -44,7 +55,9 @@ fn worst_error(fit: &Fit, dev: &Device, span: (f64, f64)) -> f64 {
     for (chip, tile) in emu_tiles(dev) {
         let truth = dev.clock_truth(chip, tile).unwrap();
         for k in 0..=20 {
-            let c = truth.cycles_at(span.0 + (span.1 - span.0) * k as f64 / 20.0).floor() as u64;
+            let c = truth
+                .cycles_at(span.0 + (span.1 - span.0) * k as f64 / 20.0)
+                .floor() as u64;
             let err = fit.timebase.host_ns(chip, tile, c).unwrap() - truth.host_ns_at(c as f64);
             worst = worst.max(err.abs());
         }
@@ -60,11 +73,16 @@ fn in_process_windows_are_recorded_replayed_and_fit_the_truth() {
     let snap = Snapshot::like(&mem).unwrap();
     let mut sync = ClockSync::new(emu_tiles(&dev), 50);
     let start = dev.host_time_ns();
-    sync.window(&ClockRecorder::new(&EmuClock::new(&mut dev), &snap)).unwrap();
+    sync.window(&ClockRecorder::new(&EmuClock::new(&mut dev), &snap))
+        .unwrap();
     dev.advance_host_time(0.5e9); // the run
-    sync.window(&ClockRecorder::new(&EmuClock::new(&mut dev), &snap)).unwrap();
+    sync.window(&ClockRecorder::new(&EmuClock::new(&mut dev), &snap))
+        .unwrap();
     let end = dev.host_time_ns();
-    assert!(end - start > 0.5e9 + 2.0 * 49.0 * 500e3, "windows are spread 500 us a round");
+    assert!(
+        end - start > 0.5e9 + 2.0 * 49.0 * 500e3,
+        "windows are spread 500 us a round"
+    );
     let fit = sync.fit(ARCH, 2, &FitOptions::default()).unwrap();
     assert!(fit.issues.is_empty(), "{:?}", fit.issues);
     let worst = worst_error(&fit, &dev, (start, end));
@@ -73,18 +91,33 @@ fn in_process_windows_are_recorded_replayed_and_fit_the_truth() {
     let path = dir.join("sync.snap");
     snap.save(&path).unwrap();
     let back = Snapshot::load(&path).unwrap();
-    assert_eq!(back.sync_samples(), sync.samples(), "saved and loaded in order");
+    assert_eq!(
+        back.sync_samples(),
+        sync.samples(),
+        "saved and loaded in order"
+    );
     let refit = ttprof::clock::fit(&back.sync_samples(), ARCH, 2, &FitOptions::default()).unwrap();
     assert_eq!(refit, fit, "the offline fit is the live one");
     // Replay: each tile's samples in the order taken, then a clear error.
     let tile = dev.tiles()[3];
-    let recorded: Vec<SyncSample> =
-        sync.samples().iter().filter(|s| s.chip == 1 && s.tile == tile).map(|s| s.sample).collect();
-    let replayed: Vec<SyncSample> = (0..100).map(|_| back.sync_sample(1, tile).unwrap()).collect();
+    let recorded: Vec<SyncSample> = sync
+        .samples()
+        .iter()
+        .filter(|s| s.chip == 1 && s.tile == tile)
+        .map(|s| s.sample)
+        .collect();
+    let replayed: Vec<SyncSample> = (0..100)
+        .map(|_| back.sync_sample(1, tile).unwrap())
+        .collect();
     assert_eq!(replayed, recorded);
     let e = back.sync_sample(1, tile).unwrap_err().to_string();
-    assert!(e.contains("no more recorded clock samples") && e.contains("100 recorded"), "{e}");
-    assert!(back.add_sync_sample(0, NocCoord::new(9, 9), recorded[0]).is_err());
+    assert!(
+        e.contains("no more recorded clock samples") && e.contains("100 recorded"),
+        "{e}"
+    );
+    assert!(back
+        .add_sync_sample(0, NocCoord::new(9, 9), recorded[0])
+        .is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -100,9 +133,17 @@ fn the_mailbox_answers_in_virtual_host_time() {
     dev.advance_host_time(0.2e9);
     sync.window(&mem).unwrap();
     let samples = sync.samples();
-    assert!(samples.windows(2).all(|w| w[1].sample.host_before_ns >= w[0].sample.host_after_ns), "in order");
+    assert!(
+        samples
+            .windows(2)
+            .all(|w| w[1].sample.host_before_ns >= w[0].sample.host_after_ns),
+        "in order"
+    );
     let first_after_run = samples[samples.len() / 2].sample.host_before_ns as f64;
-    assert!(first_after_run >= start + 0.2e9, "the second window follows the device's clock");
+    assert!(
+        first_after_run >= start + 0.2e9,
+        "the second window follows the device's clock"
+    );
     assert!(
         samples[samples.len() - 1].sample.host_after_ns as f64 - first_after_run > 39.0 * 500e3,
         "REQ_DELAY spreads it"
@@ -112,14 +153,27 @@ fn the_mailbox_answers_in_virtual_host_time() {
     let worst = worst_error(&fit, &dev, (start, end));
     assert!(worst < 50.0, "worst alignment error {worst} ns\n{fit}");
 
-    let e = mem.sync_sample(2, NocCoord::new(1, 1)).unwrap_err().to_string();
+    let e = mem
+        .sync_sample(2, NocCoord::new(1, 1))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("chip 2") && e.contains("no such chip"), "{e}");
-    let e = mem.sync_sample(0, NocCoord::new(0, 0)).unwrap_err().to_string();
+    let e = mem
+        .sync_sample(0, NocCoord::new(0, 0))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("not a worker tile"), "{e}");
     let ro = MappedImage::open_read_only(dev.image_path()).unwrap();
-    assert!(ro.sync_sample(0, NocCoord::new(1, 1)).unwrap_err().to_string().contains("read-only"));
+    assert!(ro
+        .sync_sample(0, NocCoord::new(1, 1))
+        .unwrap_err()
+        .to_string()
+        .contains("read-only"));
     drop(dev);
-    let e = mem.sync_sample(0, NocCoord::new(1, 1)).unwrap_err().to_string();
+    let e = mem
+        .sync_sample(0, NocCoord::new(1, 1))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no emulator is serving"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -144,7 +198,8 @@ fn another_process_syncs_while_a_kernel_runs() {
     let tiles = dev.tiles();
     for chip in 0..2 {
         for &t in &tiles {
-            dev.load_kernel(chip, t, Risc::Brisc, &spin_until_flag(), "spin").unwrap();
+            dev.load_kernel(chip, t, Risc::Brisc, &spin_until_flag(), "spin")
+                .unwrap();
         }
     }
     let out = dir.join("samples.txt");
@@ -177,15 +232,26 @@ fn another_process_syncs_while_a_kernel_runs() {
         .lines()
         .map(|l| {
             let v: Vec<u64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
-            let sample = SyncSample { host_before_ns: v[3], device_cycles: v[4], host_after_ns: v[5] };
-            TileSample { chip: v[0] as u32, tile: NocCoord::new(v[1] as u8, v[2] as u8), sample }
+            let sample = SyncSample {
+                host_before_ns: v[3],
+                device_cycles: v[4],
+                host_after_ns: v[5],
+            };
+            TileSample {
+                chip: v[0] as u32,
+                tile: NocCoord::new(v[1] as u8, v[2] as u8),
+                sample,
+            }
         })
         .collect();
     assert_eq!(samples.len(), 8 * 30);
     for s in &samples {
         let truth = dev.clock_truth(s.chip, s.tile).unwrap();
         let at = truth.host_ns_at(s.sample.device_cycles as f64);
-        assert!(s.sample.host_before_ns as f64 - 1.5 <= at && at <= s.sample.host_after_ns as f64 + 1.5, "{s:?}");
+        assert!(
+            s.sample.host_before_ns as f64 - 1.5 <= at && at <= s.sample.host_after_ns as f64 + 1.5,
+            "{s:?}"
+        );
     }
     let fit = ttprof::clock::fit(&samples, ARCH, 2, &FitOptions::default()).unwrap();
     let span = (start, samples.last().unwrap().sample.host_after_ns as f64);
@@ -204,12 +270,18 @@ fn child_takes_a_window_then_releases_the_kernels() {
     // A safety net so a broken emulator fails the test instead of hanging it.
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while mem.status() & riscv_linker::devfile::STATUS_RUNNING == 0 {
-        assert!(std::time::Instant::now() < give_up, "the kernels never started");
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the kernels never started"
+        );
         std::thread::yield_now();
     }
     let mut sync = ClockSync::new(all_tiles(&mem), 30).with_spacing_ns(100_000);
     sync.window(&mem).unwrap();
-    assert!(mem.status() & riscv_linker::devfile::STATUS_RUNNING != 0, "sampled while the kernels ran");
+    assert!(
+        mem.status() & riscv_linker::devfile::STATUS_RUNNING != 0,
+        "sampled while the kernels ran"
+    );
     let lines: Vec<String> = sync
         .samples()
         .iter()
@@ -236,31 +308,62 @@ fn the_cli_records_windows_and_prints_the_fit() {
     let dev = device(&dir.join("dev.img"));
     let snap = dir.join("sync.snap");
     let ttprof = |args: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+        let out = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
     };
     let image = dev.image_path().to_str().unwrap().to_string();
-    let record =
-        ["clock", "--device", &image, "--samples", "20", "--spacing-us", "100", "--record", snap.to_str().unwrap()];
+    let record = [
+        "clock",
+        "--device",
+        &image,
+        "--samples",
+        "20",
+        "--spacing-us",
+        "100",
+        "--record",
+        snap.to_str().unwrap(),
+    ];
     let (code, text) = ttprof(&record);
     assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("took 160 sample(s)") && text.contains("160 sample(s) in all"), "{text}");
+    assert!(
+        text.contains("took 160 sample(s)") && text.contains("160 sample(s) in all"),
+        "{text}"
+    );
     dev.advance_host_time(0.1e9);
     let (code, text) = ttprof(&record);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("320 sample(s) in all"), "{text}");
     let (code, text) = ttprof(&["clock", "--device", snap.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("clock chip 0: 1000.2") && text.contains("(+200.") && text.contains("(-200."), "{text}");
+    assert!(
+        text.contains("clock chip 0: 1000.2") && text.contains("(+200.") && text.contains("(-200."),
+        "{text}"
+    );
     assert!(text.contains("4 tile(s), 160 of 160 samples"), "{text}");
     // A snapshot has no clocks to take a window from: --record with one is refused (it was
     // ignored, and the fit printed as if a window had been recorded).
     let other = dir.join("other.snap");
-    let (code, text) = ttprof(&["clock", "--device", snap.to_str().unwrap(), "--record", other.to_str().unwrap()]);
+    let (code, text) = ttprof(&[
+        "clock",
+        "--device",
+        snap.to_str().unwrap(),
+        "--record",
+        other.to_str().unwrap(),
+    ]);
     assert_eq!(code, Some(1), "{text}");
     assert!(
         text.contains(&format!("error: {}: is a snapshot", snap.display()))
-            && text.contains(&format!("--record {} appends a new window", other.display()))
+            && text.contains(&format!(
+                "--record {} appends a new window",
+                other.display()
+            ))
             && text.contains("leave out --record"),
         "{text}"
     );

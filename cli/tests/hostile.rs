@@ -51,9 +51,18 @@ fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
     let sim = Sim::install(ARCH, risc, 0);
     sim.set_tick(0);
     let (fw, kernel) = match risc {
-        Risc::Brisc => (ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL")),
-        Risc::Ncrisc => (ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL")),
-        _ => (ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL")),
+        Risc::Brisc => (
+            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"),
+            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL"),
+        ),
+        Risc::Ncrisc => (
+            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"),
+            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"),
+        ),
+        _ => (
+            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"),
+            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL"),
+        ),
     };
     sim.set_clock(1_000_000 + 11 * risc.index() as u64);
     let fw_start = sim.clock();
@@ -84,7 +93,11 @@ fn fixture(name: &str) -> Fixture {
             builder.put_ring(0, tile, risc, &l1);
             let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
             write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
-            bindings.push(KernelBinding { risc: risc.name().into(), elf: elf.into(), cores: vec![[tile.x, tile.y]] });
+            bindings.push(KernelBinding {
+                risc: risc.name().into(),
+                elf: elf.into(),
+                cores: vec![[tile.x, tile.y]],
+            });
         }
     }
     let image = dir.join("device.img");
@@ -104,12 +117,20 @@ fn fixture(name: &str) -> Fixture {
         kernels: bindings,
     })
     .unwrap();
-    Fixture { dir, image, oplog, zones }
+    Fixture {
+        dir,
+        image,
+        oplog,
+        zones,
+    }
 }
 
 /// The `ttprof` under test: this build's, or `TTPROF_BIN`.
 fn bin() -> PathBuf {
-    std::env::var_os("TTPROF_BIN").map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_ttprof")), PathBuf::from)
+    std::env::var_os("TTPROF_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_ttprof")),
+        PathBuf::from,
+    )
 }
 
 fn ttprof(args: &[&str]) -> Output {
@@ -123,7 +144,10 @@ fn ttprof_limited(bytes: u64, args: &[&str]) -> Output {
     // SAFETY: only an async-signal-safe system call between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
-            let limit = libc::rlimit { rlim_cur: bytes as libc::rlim_t, rlim_max: bytes as libc::rlim_t };
+            let limit = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
             if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -138,12 +162,20 @@ fn p(path: &Path) -> &str {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// `ZONE_END` rows of a device CSV.
 fn zone_ends(csv: &Path) -> usize {
-    std::fs::read_to_string(csv).unwrap().lines().filter(|l| l.contains(",ZONE_END,")).count()
+    std::fs::read_to_string(csv)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(",ZONE_END,"))
+        .count()
 }
 
 // --- Item 1: outputs replace nothing but a regular file, and never an input ---------------
@@ -157,63 +189,136 @@ fn outputs_never_replace_links_devices_fifos_or_the_commands_own_inputs() {
     // `snapshot --device X -o X` overwrote its own input with a snapshot and exited 0.
     let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&f.image)]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains(&format!("{}: is an input of this command: refusing", f.image.display())), "{}", text(&o));
-    assert!(std::fs::read(&f.image).unwrap() == image_bytes, "the device image is untouched");
+    assert!(
+        text(&o).contains(&format!(
+            "{}: is an input of this command: refusing",
+            f.image.display()
+        )),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        std::fs::read(&f.image).unwrap() == image_bytes,
+        "the device image is untouched"
+    );
     // The same through a hard link.
     let hard = f.dir.join("hard.img");
     std::fs::hard_link(&f.image, &hard).unwrap();
     let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&hard)]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains(&format!("(the same file as {})", f.image.display())), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("(the same file as {})", f.image.display())),
+        "{}",
+        text(&o)
+    );
     assert!(std::fs::read(&f.image).unwrap() == image_bytes);
     // `-o -`: the snapshot on standard output (a pipe here), the note on standard error.
     let o = ttprof(&["snapshot", "--device", p(&f.image), "-o", "-"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(o.stdout.starts_with(b"TTSNAP\0\0"), "a snapshot on stdout");
-    assert!(String::from_utf8_lossy(&o.stderr).contains("wrote the snapshot to standard output"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("wrote the snapshot to standard output"),
+        "{}",
+        text(&o)
+    );
     let snap = f.dir.join("from-stdout.snap");
     std::fs::write(&snap, &o.stdout).unwrap();
-    let o = ttprof(&["read", "--device", p(&snap), "--oplog", p(&f.oplog), "--out", p(&f.dir.join("r"))]);
+    let o = ttprof(&[
+        "read",
+        "--device",
+        p(&snap),
+        "--oplog",
+        p(&f.oplog),
+        "--out",
+        p(&f.dir.join("r")),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(zone_ends(&f.dir.join("r/profile_log_device.csv")), f.zones, "the streamed snapshot holds every zone");
+    assert_eq!(
+        zone_ends(&f.dir.join("r/profile_log_device.csv")),
+        f.zones,
+        "the streamed snapshot holds every zone"
+    );
 
     // `diff --json` at a link to /proc/self/fd/1, a FIFO, a character device (as root,
     // /dev/null itself became a regular file): refused, each left as it was.
     let link = f.dir.join("stdout-link");
     std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
     let fifo = f.dir.join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let null = f.dir.join("null");
-    let have_null = Command::new("mknod").arg(&null).args(["c", "1", "3"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    let have_null = Command::new("mknod")
+        .arg(&null)
+        .args(["c", "1", "3"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
     if !have_null {
         eprintln!("SKIPPED: mknod failed (not root): no character device to test with");
     }
-    for (dest, what) in [(&link, "is a symbolic link"), (&fifo, "is a FIFO"), (&null, "is a character device")] {
+    for (dest, what) in [
+        (&link, "is a symbolic link"),
+        (&fifo, "is a FIFO"),
+        (&null, "is a character device"),
+    ] {
         if dest == &null && !have_null {
             continue;
         }
         let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(dest)]);
         assert_eq!(o.status.code(), Some(1), "{what}: {}", text(&o));
-        assert!(text(&o).contains(&format!("{}: {what}", dest.display())), "{}", text(&o));
-        assert!(text(&o).contains("not a regular file: ttprof writes an output only as a regular file"), "{}", text(&o));
-        assert!(text(&o).contains("`-` writes to standard output"), "{}", text(&o));
+        assert!(
+            text(&o).contains(&format!("{}: {what}", dest.display())),
+            "{}",
+            text(&o)
+        );
+        assert!(
+            text(&o).contains("not a regular file: ttprof writes an output only as a regular file"),
+            "{}",
+            text(&o)
+        );
+        assert!(
+            text(&o).contains("`-` writes to standard output"),
+            "{}",
+            text(&o)
+        );
         let t = std::fs::symlink_metadata(dest).unwrap().file_type();
-        assert!(t.is_symlink() || t.is_fifo() || t.is_char_device(), "{what}: still there, not replaced: {t:?}");
+        assert!(
+            t.is_symlink() || t.is_fifo() || t.is_char_device(),
+            "{what}: still there, not replaced: {t:?}"
+        );
     }
-    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/proc/self/fd/1"));
+    assert_eq!(
+        std::fs::read_link(&link).unwrap(),
+        Path::new("/proc/self/fd/1")
+    );
     // `--json -`: the JSON alone on standard output, the table on standard error.
     let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", "-"]);
     assert!(o.status.success(), "{}", text(&o));
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is the JSON");
     assert!(json["rows"].is_array(), "{json}");
     let table = String::from_utf8_lossy(&o.stderr);
-    assert!(table.contains("base: ") && table.contains("no change in"), "the table on stderr: {}", text(&o));
+    assert!(
+        table.contains("base: ") && table.contains("no change in"),
+        "the table on stderr: {}",
+        text(&o)
+    );
     // An output onto a file of either run (here its op log, read beside the image).
     let log = std::fs::read(&f.oplog).unwrap();
     let o = ttprof(&["diff", p(&f.image), p(&f.image), "--json", p(&f.oplog)]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("is an input of this command"), "{}", text(&o));
-    assert_eq!(std::fs::read(&f.oplog).unwrap(), log, "the op log is untouched");
+    assert!(
+        text(&o).contains("is an input of this command"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        std::fs::read(&f.oplog).unwrap(),
+        log,
+        "the op log is untouched"
+    );
     // A regular file is still replaced, as before.
     let out = f.dir.join("diff.json");
     std::fs::write(&out, "old").unwrap();
@@ -243,15 +348,46 @@ fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
     let f = fixture("hostile-inputs");
     let out = f.dir.join("out");
     // The limit is no obstacle to the fixture's own report.
-    let o = ttprof_limited(LIMIT, &["report", "--device", p(&f.image), "--oplog", p(&f.oplog), "--out", p(&out), "--no-summary"]);
-    assert!(o.status.success(), "the fixture reports under the limit: {}", text(&o));
+    let o = ttprof_limited(
+        LIMIT,
+        &[
+            "report",
+            "--device",
+            p(&f.image),
+            "--oplog",
+            p(&f.oplog),
+            "--out",
+            p(&out),
+            "--no-summary",
+        ],
+    );
+    assert!(
+        o.status.success(),
+        "the fixture reports under the limit: {}",
+        text(&o)
+    );
 
     // A snapshot's magic, then nothing that makes sense: refused at its header.
     let junk = f.dir.join("junk.snap");
     sparse(&junk, b"TTSNAP\0\0", HUGE);
-    let o = ttprof_limited(LIMIT, &["report", "--device", p(&junk), "--oplog", p(&f.oplog), "--out", p(&out)]);
+    let o = ttprof_limited(
+        LIMIT,
+        &[
+            "report",
+            "--device",
+            p(&junk),
+            "--oplog",
+            p(&f.oplog),
+            "--out",
+            p(&out),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("junk.snap: snapshot format version 0, this build reads version 1"), "{}", text(&o));
+    assert!(
+        text(&o).contains("junk.snap: snapshot format version 0, this build reads version 1"),
+        "{}",
+        text(&o)
+    );
     // A well-formed header and one section spanning the file, with a wrong checksum: the
     // checksum is checked streaming, before any section is held.
     let mut head = b"TTSNAP\0\0".to_vec();
@@ -264,13 +400,33 @@ fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
     let crafted = f.dir.join("crafted.snap");
     sparse(&crafted, &head, HUGE);
     for args in [
-        vec!["report", "--device", p(&crafted), "--oplog", p(&f.oplog), "--out", p(&out)],
-        vec!["read", "--device", p(&crafted), "--oplog", p(&f.oplog), "--out", p(&out)],
+        vec![
+            "report",
+            "--device",
+            p(&crafted),
+            "--oplog",
+            p(&f.oplog),
+            "--out",
+            p(&out),
+        ],
+        vec![
+            "read",
+            "--device",
+            p(&crafted),
+            "--oplog",
+            p(&f.oplog),
+            "--out",
+            p(&out),
+        ],
         vec!["diff", p(&crafted), p(&f.image)],
     ] {
         let o = ttprof_limited(LIMIT, &args);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {}", text(&o));
-        assert!(text(&o).contains("crafted.snap: checksum mismatch"), "{args:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("crafted.snap: checksum mismatch"),
+            "{args:?}: {}",
+            text(&o)
+        );
     }
 
     // A device log whose third line never ends: streamed, refused at the line limit.
@@ -280,7 +436,11 @@ fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
     sparse(&run.join("profile_log_device.csv"), header.as_bytes(), HUGE);
     let o = ttprof_limited(LIMIT, &["diff", p(&run), p(&run)]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("profile_log_device.csv: line 3 is longer than 65536 bytes"), "{}", text(&o));
+    assert!(
+        text(&o).contains("profile_log_device.csv: line 3 is longer than 65536 bytes"),
+        "{}",
+        text(&o)
+    );
 
     // An op log of one 48 MB line (an attribute of 24 M numbers: ~800 MB once parsed).
     let big = f.dir.join("big.jsonl");
@@ -294,9 +454,24 @@ fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
         }
         w.write_all(b"1]}}}\n").unwrap();
     }
-    let o = ttprof_limited(LIMIT, &["report", "--device", p(&f.image), "--oplog", p(&big), "--out", p(&out)]);
+    let o = ttprof_limited(
+        LIMIT,
+        &[
+            "report",
+            "--device",
+            p(&f.image),
+            "--oplog",
+            p(&big),
+            "--out",
+            p(&out),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(text(&o).contains("big.jsonl:1: longer than 1048576 bytes"), "{}", text(&o));
+    assert!(
+        text(&o).contains("big.jsonl:1: longer than 1048576 bytes"),
+        "{}",
+        text(&o)
+    );
 }
 
 // --- Item 5: a capture writes what it drained, whatever stops it ---------------------------
@@ -304,7 +479,15 @@ fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
 /// Starts `ttprof capture` on the fixture's image (`extra` arguments after the defaults).
 fn capture(f: &Fixture, oplog: &Path, extra: &[&str]) -> std::process::Child {
     Command::new(bin())
-        .args(["capture", "--device", p(&f.image), "--oplog", p(oplog), "--out", p(&f.dir.join("out"))])
+        .args([
+            "capture",
+            "--device",
+            p(&f.image),
+            "--oplog",
+            p(oplog),
+            "--out",
+            p(&f.dir.join("out")),
+        ])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -330,9 +513,16 @@ fn wait(mut child: std::process::Child) -> Output {
 fn check_kept(f: &Fixture, o: &Output, why: &str) {
     let all = text(o);
     assert_eq!(o.status.code(), Some(2), "{all}");
-    assert_eq!(zone_ends(&f.dir.join("out/profile_log_device.csv")), f.zones, "every zone drained is written: {all}");
+    assert_eq!(
+        zone_ends(&f.dir.join("out/profile_log_device.csv")),
+        f.zones,
+        "every zone drained is written: {all}"
+    );
     assert!(all.contains(why), "{all}");
-    assert!(all.contains(&format!("the {} ", f.zones)) || all.contains(&format!("({})", f.zones)), "the count is said: {all}");
+    assert!(
+        all.contains(&format!("the {} ", f.zones)) || all.contains(&format!("({})", f.zones)),
+        "the count is said: {all}"
+    );
 }
 
 #[test]
@@ -344,8 +534,15 @@ fn a_capture_with_all_outputs_and_an_op_log_that_names_no_ops_yet_writes_what_it
     std::fs::write(&empty, "").unwrap();
     let o = wait(capture(&f, &empty, &["--all-outputs", "--seconds", "0"]));
     check_kept(&f, &o, "--all-outputs");
-    assert!(text(&o).contains("names no ops, but the device ran run 1"), "{}", text(&o));
-    assert!(f.dir.join("out/ttprof_trace.pftrace").is_file() && f.dir.join("out/ttprof_zones.parquet").is_file());
+    assert!(
+        text(&o).contains("names no ops, but the device ran run 1"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        f.dir.join("out/ttprof_trace.pftrace").is_file()
+            && f.dir.join("out/ttprof_zones.parquet").is_file()
+    );
 }
 
 #[test]
@@ -358,27 +555,49 @@ fn a_capture_whose_image_is_truncated_under_it_writes_what_it_drained() {
     // Slow polls (a drain takes well under a millisecond): the image is truncated between
     // two drains, not during one. A truncation during a drain is a SIGBUS the image backend
     // does not catch yet (the tt-kmd backend does): a known gap of issue 26.
-    let mut child = capture(&f, &f.oplog, &["--until-file-gone", p(&flag), "--idle-poll-ms", "1000"]);
+    let mut child = capture(
+        &f,
+        &f.oplog,
+        &["--until-file-gone", p(&flag), "--idle-poll-ms", "1000"],
+    );
     {
         let mem = MappedImage::open_read_only(&f.image).unwrap();
         let give_up = Instant::now() + Duration::from_secs(120);
         let drained = |t: NocCoord| {
-            mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap() != 0
+            mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER)
+                .unwrap()
+                != 0
                 && Risc::ALL.iter().all(|&r| {
                     let at = profiler::ring_block(r);
-                    mem.read_u32(0, t, at + ring::TAIL).unwrap() == mem.read_u32(0, t, at + ring::HEAD).unwrap()
+                    mem.read_u32(0, t, at + ring::TAIL).unwrap()
+                        == mem.read_u32(0, t, at + ring::HEAD).unwrap()
                 })
         };
         while !TILES.iter().all(|&t| drained(t)) {
-            assert!(child.try_wait().unwrap().is_none(), "the capture ended early");
-            assert!(Instant::now() < give_up, "the capture did not drain the rings");
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the capture ended early"
+            );
+            assert!(
+                Instant::now() < give_up,
+                "the capture did not drain the rings"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
-    std::fs::OpenOptions::new().write(true).open(&f.image).unwrap().set_len(4096).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f.image)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
     let o = wait(child);
     check_kept(&f, &o, "was truncated to 4096 bytes while mapped");
-    assert!(text(&o).contains("the capture stopped early"), "{}", text(&o));
+    assert!(
+        text(&o).contains("the capture stopped early"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// A tmpfs of `size` on a fresh directory, unmounted when dropped.
@@ -387,7 +606,10 @@ struct Tmpfs(PathBuf);
 impl Tmpfs {
     fn mount(dir: PathBuf, size: &str) -> Option<Tmpfs> {
         std::fs::create_dir_all(&dir).unwrap();
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&dir)
+            .status();
         if !matches!(ok, Ok(s) if s.success()) {
             eprintln!("SKIPPED: cannot mount a {size} tmpfs (needs root): the full-disk case is not tested");
             return None;
@@ -407,7 +629,9 @@ fn a_capture_whose_spool_disk_fills_writes_what_it_drained() {
     // The spool's disk holds one page more than a filler: the first drain (~60 KB) does not
     // fit. Before, exit 1 and the drained records gone.
     let f = fixture("hostile-capture-spool-full");
-    let Some(fs) = Tmpfs::mount(f.dir.join("spool"), "1m") else { return };
+    let Some(fs) = Tmpfs::mount(f.dir.join("spool"), "1m") else {
+        return;
+    };
     let filler = fs.0.join("filler");
     {
         use std::io::Write;
@@ -416,11 +640,25 @@ fn a_capture_whose_spool_disk_fills_writes_what_it_drained() {
         while w.write_all(&page).is_ok() {}
     }
     let len = std::fs::metadata(&filler).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&filler).unwrap().set_len(len - 4096).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&filler)
+        .unwrap()
+        .set_len(len - 4096)
+        .unwrap();
     // The spool on that disk, the outputs on another (`--spool-dir`): all written.
-    let o = wait(capture(&f, &f.oplog, &["--spool-dir", p(&fs.0), "--seconds", "0"]));
+    let o = wait(capture(
+        &f,
+        &f.oplog,
+        &["--spool-dir", p(&fs.0), "--seconds", "0"],
+    ));
     check_kept(&f, &o, "cannot write the capture spool in");
-    assert!(text(&o).contains("No space left on device") && text(&o).contains("the capture stopped early"), "{}", text(&o));
+    assert!(
+        text(&o).contains("No space left on device")
+            && text(&o).contains("the capture stopped early"),
+        "{}",
+        text(&o)
+    );
     drop(fs);
 }
 
@@ -429,7 +667,9 @@ fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
     // The spool and the outputs on one full disk: nothing can be written, but the capture
     // says what it lost and how to avoid it (before: only the spool's write error).
     let f = fixture("hostile-capture-disk-full");
-    let Some(fs) = Tmpfs::mount(f.dir.join("out"), "1m") else { return };
+    let Some(fs) = Tmpfs::mount(f.dir.join("out"), "1m") else {
+        return;
+    };
     let filler = fs.0.join("filler");
     {
         use std::io::Write;
@@ -439,7 +679,14 @@ fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
     }
     let o = wait(capture(&f, &f.oplog, &["--seconds", "0"]));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let msg = format!("the {} zone(s) this capture drained could not be written and are lost", f.zones);
-    assert!(text(&o).contains(&msg) && text(&o).contains("give --spool-dir another disk"), "{}", text(&o));
+    let msg = format!(
+        "the {} zone(s) this capture drained could not be written and are lost",
+        f.zones
+    );
+    assert!(
+        text(&o).contains(&msg) && text(&o).contains("give --spool-dir another disk"),
+        "{}",
+        text(&o)
+    );
     drop(fs);
 }

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use ttprof::devmem::{DeviceMemory, MappedImage, Recorder, Snapshot};
 use ttprof::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord};
-use ttprof::readout::{self, Drainer, DrainOptions, RingId};
+use ttprof::readout::{self, DrainOptions, Drainer, RingId};
 use ttprof::resolve::Resolver;
 use ttprof::testing::{write_kernel_elf, ElfSpec, ImageBuilder, Rng};
 use ttprof_rt::sim::Sim;
@@ -52,7 +52,12 @@ fn run_core(seed: u64, risc: Risc) -> (Vec<u8>, Vec<String>, NamedSpans) {
     let mut rng = Rng::new(seed);
     let sim = Sim::install(ARCH, risc, 1_000 + seed * 10_000);
     sim.set_tick(0);
-    let shape = Shape { gap_bits: 6, len_bits: 7, max_depth: 3, max_children: 3 };
+    let shape = Shape {
+        gap_bits: 6,
+        len_bits: 7,
+        max_depth: 3,
+        max_children: 3,
+    };
     let mut zones = Vec::new();
     for run in RUNS {
         assert!(sim.begin_launch(run));
@@ -69,7 +74,8 @@ fn run_core(seed: u64, risc: Risc) -> (Vec<u8>, Vec<String>, NamedSpans) {
         zones.push(("tiles", start, start + 50));
         ttprof_rt::event!("barrier");
         ttprof_rt::data!("bytes", 4096);
-        static SUM: ttprof_rt::SumZone = ttprof_rt::SumZone::__new(ttprof_rt::__site!(ttprof_rt, sum, "wait-cb"));
+        static SUM: ttprof_rt::SumZone =
+            ttprof_rt::SumZone::__new(ttprof_rt::__site!(ttprof_rt, sum, "wait-cb"));
         for _ in 0..3 {
             let _m = SUM.measure();
             sim.advance(7);
@@ -77,8 +83,15 @@ fn run_core(seed: u64, risc: Risc) -> (Vec<u8>, Vec<String>, NamedSpans) {
         SUM.emit();
         sim.end_launch();
     }
-    assert_eq!(sim.read_u32(profiler::ring_word(risc, ring::DROPPED)), 0, "the fixture fits in the ring");
-    let named = zones.into_iter().map(|(n, s, e)| (n.to_string(), s, e)).collect();
+    assert_eq!(
+        sim.read_u32(profiler::ring_word(risc, ring::DROPPED)),
+        0,
+        "the fixture fits in the ring"
+    );
+    let named = zones
+        .into_iter()
+        .map(|(n, s, e)| (n.to_string(), s, e))
+        .collect();
     (sim.l1(), sim.sites(), named)
 }
 
@@ -127,7 +140,14 @@ fn fixture(name: &str) -> Fixture {
         }
     }
     drop(w);
-    Fixture { dir, image, oplog, builder, expected, extras: 4 * RUNS.len() }
+    Fixture {
+        dir,
+        image,
+        oplog,
+        builder,
+        expected,
+        extras: 4 * RUNS.len(),
+    }
 }
 
 fn zones_by_ring(r: &readout::Readout, sites: &ttprof::resolve::Resolution) -> Expected {
@@ -135,8 +155,23 @@ fn zones_by_ring(r: &readout::Readout, sites: &ttprof::resolve::Resolution) -> E
     for (ri, ring) in r.rings.iter().enumerate() {
         let rec = &ring.records;
         let v = (0..rec.len())
-            .filter(|&i| matches!(rec.kind[i], ttprof::decode::RecordKind::Zone | ttprof::decode::RecordKind::ValueZone))
-            .map(|i| (sites.site(ri, rec.run[i], rec.site[i]).unwrap().name.clone(), rec.start[i], rec.end[i]))
+            .filter(|&i| {
+                matches!(
+                    rec.kind[i],
+                    ttprof::decode::RecordKind::Zone | ttprof::decode::RecordKind::ValueZone
+                )
+            })
+            .map(|i| {
+                (
+                    sites
+                        .site(ri, rec.run[i], rec.site[i])
+                        .unwrap()
+                        .name
+                        .clone(),
+                    rec.start[i],
+                    rec.end[i],
+                )
+            })
             .collect();
         out.insert((ring.id.chip, ring.id.tile, ring.id.risc), v);
     }
@@ -157,7 +192,12 @@ fn every_ring_reads_out_resolves_and_costs_little_bus_traffic() {
     assert_eq!(sites.unresolved, 0);
     assert_eq!(zones_by_ring(&r, &sites), f.expected);
     for ring in &r.rings {
-        assert_eq!(ring.records.len(), f.expected[&(ring.id.chip, ring.id.tile, ring.id.risc)].len() - 2 + f.extras + RUNS.len());
+        assert_eq!(
+            ring.records.len(),
+            f.expected[&(ring.id.chip, ring.id.tile, ring.id.risc)].len() - 2
+                + f.extras
+                + RUNS.len()
+        );
         assert_eq!(ring.state, ring::STATE_EXITED);
         assert_eq!((ring.dropped, ring.stalls), (0, 0));
     }
@@ -167,18 +207,31 @@ fn every_ring_reads_out_resolves_and_costs_little_bus_traffic() {
     assert_eq!(r.bus_bytes, mem.bytes_read());
     // Rings' bytes, plus 4 tile blocks (7 words) and the MAGIC word of each of the 8 unused
     // ring blocks.
-    assert_eq!(r.bus_bytes, r.rings.iter().map(|x| x.bus_bytes).sum::<u64>() + 4 * 7 * 4 + 8 * 4);
+    assert_eq!(
+        r.bus_bytes,
+        r.rings.iter().map(|x| x.bus_bytes).sum::<u64>() + 4 * 7 * 4 + 8 * 4
+    );
 }
 
 #[test]
 fn consuming_frees_the_rings_and_a_drainer_never_duplicates() {
     let f = fixture("consume");
     let mem = MappedImage::open(&f.image).unwrap();
-    let mut d = Drainer::attach(&mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    let mut d = Drainer::attach(
+        &mem,
+        DrainOptions {
+            consume: true,
+            attach_consumer: true,
+        },
+    )
+    .unwrap();
     let first = d.drain().unwrap();
     assert!(first.records > 0);
     // The consumer's lease: one non-zero heartbeat in every tile, renewed at every drain.
-    let beat = |t| mem.read_u32(0, t, profiler::TILE_BLOCK + profiler::tile::CONSUMER).unwrap();
+    let beat = |t| {
+        mem.read_u32(0, t, profiler::TILE_BLOCK + profiler::tile::CONSUMER)
+            .unwrap()
+    };
     let first_beat = beat(tiles()[0]);
     assert_ne!(first_beat, 0);
     for t in tiles() {
@@ -189,17 +242,45 @@ fn consuming_frees_the_rings_and_a_drainer_never_duplicates() {
         assert!(beat(t) != first_beat && beat(t) != 0, "renewed");
     }
     assert_eq!((second.records, second.payload_bytes), (0, 0));
-    assert_eq!(second.bus_bytes, 12 * 4 + 8 * 4, "an idle drain reads HEAD of each ring, MAGIC of unused ones");
+    assert_eq!(
+        second.bus_bytes,
+        12 * 4 + 8 * 4,
+        "an idle drain reads HEAD of each ring, MAGIC of unused ones"
+    );
     let taken: usize = d.take_records().iter().map(|(_, r)| r.len()).sum();
     assert_eq!(taken as u64, first.records);
     let r = d.finish().unwrap();
-    assert_eq!(mem.read_u32(1, NocCoord::new(2, 1), profiler::TILE_BLOCK + profiler::tile::CONSUMER).unwrap(), 0);
+    assert_eq!(
+        mem.read_u32(
+            1,
+            NocCoord::new(2, 1),
+            profiler::TILE_BLOCK + profiler::tile::CONSUMER
+        )
+        .unwrap(),
+        0
+    );
     for ring in &r.rings {
-        let head = mem.read_u32(ring.id.chip, ring.id.tile, profiler::ring_word(ring.id.risc, ring::HEAD)).unwrap();
-        let tail = mem.read_u32(ring.id.chip, ring.id.tile, profiler::ring_word(ring.id.risc, ring::TAIL)).unwrap();
+        let head = mem
+            .read_u32(
+                ring.id.chip,
+                ring.id.tile,
+                profiler::ring_word(ring.id.risc, ring::HEAD),
+            )
+            .unwrap();
+        let tail = mem
+            .read_u32(
+                ring.id.chip,
+                ring.id.tile,
+                profiler::ring_word(ring.id.risc, ring::TAIL),
+            )
+            .unwrap();
         assert_eq!(head, tail);
     }
-    assert_eq!(readout::read(&mem, false).unwrap().records(), 0, "nothing left to read");
+    assert_eq!(
+        readout::read(&mem, false).unwrap().records(),
+        0,
+        "nothing left to read"
+    );
 }
 
 #[test]
@@ -214,16 +295,26 @@ fn a_snapshot_replays_the_readout_bit_for_bit() {
     let replay = readout::read(&snap, false).unwrap();
     assert_eq!(replay.rings.len(), live.rings.len());
     for (a, b) in live.rings.iter().zip(&replay.rings) {
-        assert_eq!((a.id, &a.records, a.bus_bytes), (b.id, &b.records, b.bus_bytes));
+        assert_eq!(
+            (a.id, &a.records, a.bus_bytes),
+            (b.id, &b.records, b.bus_bytes)
+        );
     }
     assert_eq!(snap.bytes_read(), live.bus_bytes);
     // The snapshot holds what was read and no more.
-    let held: u64 = snap.extents().iter().map(|e| 4 * e.words.len() as u64).sum();
+    let held: u64 = snap
+        .extents()
+        .iter()
+        .map(|e| 4 * e.words.len() as u64)
+        .sum();
     assert!(held <= live.bus_bytes);
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let e = Snapshot::load(&path).unwrap_err().to_string();
-    assert!(e.contains("dev.snap") && (e.contains("truncated") || e.contains("checksum")), "{e}");
+    assert!(
+        e.contains("dev.snap") && (e.contains("truncated") || e.contains("checksum")),
+        "{e}"
+    );
 }
 
 fn read_with(builder: &ImageBuilder, dir: &Path, name: &str) -> readout::Readout {
@@ -238,38 +329,93 @@ fn damaged_rings_are_reported_where_they_are_and_the_rest_is_read() {
     let t = NocCoord::new(2, 1);
     // Bad magic on chip 1 BRISC, HEAD beyond capacity on chip 0 NCRISC, garbage in the
     // middle of chip 0 TRISC1's span.
-    f.builder.poke(1, t, profiler::ring_word(Risc::Brisc, ring::MAGIC), 0xDEAD_BEEF);
-    f.builder.poke(0, t, profiler::ring_word(Risc::Ncrisc, ring::HEAD), 0x10_0000);
+    f.builder.poke(
+        1,
+        t,
+        profiler::ring_word(Risc::Brisc, ring::MAGIC),
+        0xDEAD_BEEF,
+    );
+    f.builder.poke(
+        0,
+        t,
+        profiler::ring_word(Risc::Ncrisc, ring::HEAD),
+        0x10_0000,
+    );
     // The ring starts with a 16-byte Run record and short zones: byte 136 starts the 21st
     // zone. Make it an extended record of unknown kind 0x0f.
     let data = profiler::ring_data(Risc::Trisc1).start;
     f.builder.poke(0, t, data + 136, 0x8F00_0000);
     let r = read_with(&f.builder, &f.dir, "damaged.img");
-    let msgs: Vec<String> = r.issues.iter().filter(|i| i.is_error()).map(|i| i.to_string()).collect();
+    let msgs: Vec<String> = r
+        .issues
+        .iter()
+        .filter(|i| i.is_error())
+        .map(|i| i.to_string())
+        .collect();
     assert_eq!(msgs.len(), 3, "{msgs:#?}");
-    assert!(msgs.iter().any(|m| m.contains("chip 1 tile (2,1) BRISC") && m.contains("magic is 0xdeadbeef") && m.contains("\"TTPR\"")), "{msgs:#?}");
-    assert!(msgs.iter().any(|m| m.contains("chip 0 tile (2,1) NCRISC") && m.contains("beyond the ring's capacity")), "{msgs:#?}");
-    let bad = msgs.iter().find(|m| m.contains("chip 0 tile (2,1) TRISC_1")).unwrap();
-    assert!(bad.contains("corrupt at position 0x88 (ring offset 0x88)") && bad.contains("unknown record header 0x8f00"), "{bad}");
+    assert!(
+        msgs.iter().any(|m| m.contains("chip 1 tile (2,1) BRISC")
+            && m.contains("magic is 0xdeadbeef")
+            && m.contains("\"TTPR\"")),
+        "{msgs:#?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m.contains("chip 0 tile (2,1) NCRISC")
+                && m.contains("beyond the ring's capacity")),
+        "{msgs:#?}"
+    );
+    let bad = msgs
+        .iter()
+        .find(|m| m.contains("chip 0 tile (2,1) TRISC_1"))
+        .unwrap();
+    assert!(
+        bad.contains("corrupt at position 0x88 (ring offset 0x88)")
+            && bad.contains("unknown record header 0x8f00"),
+        "{bad}"
+    );
     // The damaged TRISC1 ring still gives the records before the damage.
-    let ring = r.rings.iter().find(|x| x.id == RingId { chip: 0, tile: t, risc: Risc::Trisc1 }).unwrap();
+    let ring = r
+        .rings
+        .iter()
+        .find(|x| {
+            x.id == RingId {
+                chip: 0,
+                tile: t,
+                risc: Risc::Trisc1,
+            }
+        })
+        .unwrap();
     assert_eq!(ring.records.len(), 1 + 20);
     assert!(ring.corrupt.is_some() && ring.skipped_bytes > 0);
     // Every other ring is complete.
-    assert_eq!(r.rings.iter().filter(|x| x.corrupt.is_none()).count(), 12 - 1 - 2);
+    assert_eq!(
+        r.rings.iter().filter(|x| x.corrupt.is_none()).count(),
+        12 - 1 - 2
+    );
 }
 
 #[test]
 fn a_wrong_tile_block_and_an_unused_tile_are_told_apart() {
     let mut f = fixture("tileblock");
-    f.builder.poke(0, NocCoord::new(1, 1), profiler::TILE_BLOCK + profiler::tile::ARCH, Arch::Blackhole.id());
+    f.builder.poke(
+        0,
+        NocCoord::new(1, 1),
+        profiler::TILE_BLOCK + profiler::tile::ARCH,
+        Arch::Blackhole.id(),
+    );
     for off in (0..profiler::RING_BLOCKS + 5 * profiler::RING_BLOCK_SIZE).step_by(4) {
         f.builder.poke(1, NocCoord::new(1, 1), off, 0);
     }
     let r = read_with(&f.builder, &f.dir, "tiles.img");
     let msgs: Vec<String> = r.issues.iter().map(|i| i.to_string()).collect();
     assert_eq!(msgs.len(), 1, "{msgs:#?}");
-    assert!(msgs[0].contains("chip 0 tile (1,1)") && msgs[0].contains("arch id 2, expected 1 (wormhole_b0"), "{}", msgs[0]);
+    assert!(
+        msgs[0].contains("chip 0 tile (1,1)")
+            && msgs[0].contains("arch id 2, expected 1 (wormhole_b0"),
+        "{}",
+        msgs[0]
+    );
     assert_eq!(r.unused_tiles, 1);
     assert_eq!(r.rings.len(), 6);
 }
@@ -281,23 +427,51 @@ fn op_logs_and_elfs_that_do_not_match_the_run_are_counted_not_dropped() {
     let r = readout::read(&mem, false).unwrap();
     // Forget run 12 on chip 1, and bind chip 0's BRISC kernels to an NCRISC ELF.
     let mut log = OpLog::read(&f.oplog).unwrap();
-    log.entries.retain(|e| !matches!(e, ttprof::oplog::OpLogEntry::Op(o) if o.device == 1 && o.run_id == 12));
+    log.entries.retain(
+        |e| !matches!(e, ttprof::oplog::OpLogEntry::Op(o) if o.device == 1 && o.run_id == 12),
+    );
     let ncrisc_elf = f.dir.join("k-0-1-1-ncrisc.elf");
     for e in &mut log.entries {
         if let ttprof::oplog::OpLogEntry::Op(o) = e {
-            for k in o.kernels.iter_mut().filter(|k| k.risc == "BRISC" && o.device == 0) {
+            for k in o
+                .kernels
+                .iter_mut()
+                .filter(|k| k.risc == "BRISC" && o.device == 0)
+            {
                 k.elf = ncrisc_elf.clone();
             }
         }
     }
     let sites = Resolver::new(&log).resolve(&r);
     let total: u64 = sites.resolved + sites.unresolved;
-    assert_eq!(total as usize, r.records() - r.rings.len() * RUNS.len(), "every site record counted");
-    let missing_run: u64 = sites.issues.iter().filter(|i| i.what.contains("run id 12 is not in op log")).map(|i| i.count).sum();
-    let wrong_elf: u64 = sites.issues.iter().filter(|i| i.what.contains("was linked for wormhole_b0 NCRISC")).map(|i| i.count).sum();
+    assert_eq!(
+        total as usize,
+        r.records() - r.rings.len() * RUNS.len(),
+        "every site record counted"
+    );
+    let missing_run: u64 = sites
+        .issues
+        .iter()
+        .filter(|i| i.what.contains("run id 12 is not in op log"))
+        .map(|i| i.count)
+        .sum();
+    let wrong_elf: u64 = sites
+        .issues
+        .iter()
+        .filter(|i| i.what.contains("was linked for wormhole_b0 NCRISC"))
+        .map(|i| i.count)
+        .sum();
     assert!(missing_run > 0 && wrong_elf > 0, "{:#?}", sites.issues);
     assert_eq!(missing_run + wrong_elf, sites.unresolved);
-    assert_eq!(sites.issues.iter().filter(|i| i.what.contains("run id 12")).count(), 6, "one per ring of chip 1");
+    assert_eq!(
+        sites
+            .issues
+            .iter()
+            .filter(|i| i.what.contains("run id 12"))
+            .count(),
+        6,
+        "one per ring of chip 1"
+    );
 }
 
 /// Reads profile_log_device.csv the way tt-metal's process_device_log.py does, and checks
@@ -326,38 +500,69 @@ fn the_device_csv_parses_like_process_device_log_and_nests() {
         let c: Vec<&str> = line.split(',').collect();
         assert_eq!(c.len(), 15, "{line}");
         rows += 1;
-        let (chip, x, y): (u32, u8, u8) = (c[0].parse().unwrap(), c[1].parse().unwrap(), c[2].parse().unwrap());
+        let (chip, x, y): (u32, u8, u8) = (
+            c[0].parse().unwrap(),
+            c[1].parse().unwrap(),
+            c[2].parse().unwrap(),
+        );
         let risc = Risc::from_name(c[3]).unwrap();
         let timer: u32 = c[4].parse().unwrap();
         let time: u64 = c[5].parse().unwrap();
         let run: u32 = c[7].parse().unwrap();
         assert!(RUNS.contains(&run) && c[8].is_empty() && c[9].is_empty());
         let key = (chip, x, y, c[3].to_string());
-        assert!(*last_time.get(&key).unwrap_or(&0) <= time, "time order per RISC: {line}");
+        assert!(
+            *last_time.get(&key).unwrap_or(&0) <= time,
+            "time order per RISC: {line}"
+        );
         last_time.insert(key.clone(), time);
         let name = c[10].to_string();
         let kind = c[11];
-        assert_eq!(timer >> 16, ["ZONE_START", "ZONE_END", "ZONE_TOTAL", "TS_DATA", "TS_EVENT"].iter().position(|k| *k == kind).unwrap() as u32);
+        assert_eq!(
+            timer >> 16,
+            [
+                "ZONE_START",
+                "ZONE_END",
+                "ZONE_TOTAL",
+                "TS_DATA",
+                "TS_EVENT"
+            ]
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap() as u32
+        );
         let line_no: u32 = c[12].parse().unwrap();
         assert!(line_no > 0 && c[13].ends_with(".rs"), "{line}");
         match kind {
             "ZONE_START" => stacks.entry(key).or_default().push((name, time)),
             "ZONE_END" => {
-                let (open, start) = stacks.get_mut(&key).unwrap().pop().expect("END after its START");
+                let (open, start) = stacks
+                    .get_mut(&key)
+                    .unwrap()
+                    .pop()
+                    .expect("END after its START");
                 assert_eq!(open, name, "properly nested: {line}");
                 if name == "tiles" {
                     assert_eq!(c[14], "{\"value\": 8}");
                 }
-                got.entry((chip, NocCoord::new(x, y), risc)).or_default().push((name, start, time));
+                got.entry((chip, NocCoord::new(x, y), risc))
+                    .or_default()
+                    .push((name, start, time));
             }
             "TS_DATA" => assert_eq!((name.as_str(), c[6]), ("bytes", "4096")),
             "TS_EVENT" => assert_eq!(name, "barrier"),
-            "ZONE_TOTAL" => assert_eq!((name.as_str(), c[6], c[14]), ("wait-cb", "21", "{\"count\": 3}")),
+            "ZONE_TOTAL" => assert_eq!(
+                (name.as_str(), c[6], c[14]),
+                ("wait-cb", "21", "{\"count\": 3}")
+            ),
             other => panic!("type {other}"),
         }
     }
     assert_eq!(rows, rows_written);
-    assert!(stacks.values().all(|s| s.is_empty()), "every START has its END");
+    assert!(
+        stacks.values().all(|s| s.is_empty()),
+        "every START has its END"
+    );
     // The same zones as produced (CSV order is by start; compare as sets per ring).
     for (k, v) in f.expected.iter() {
         let mut a = v.clone();
@@ -369,34 +574,74 @@ fn the_device_csv_parses_like_process_device_log_and_nests() {
 }
 
 fn ttprof(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 #[test]
 fn the_cli_reads_snapshots_and_fails_clearly_on_bad_input() {
     let f = fixture("cli");
-    let (img, log, out) = (f.image.to_str().unwrap(), f.oplog.to_str().unwrap(), f.dir.join("out"));
-    let (code, stdout, stderr) = ttprof(&["read", "--device", img, "--oplog", log, "--out", out.to_str().unwrap()]);
+    let (img, log, out) = (
+        f.image.to_str().unwrap(),
+        f.oplog.to_str().unwrap(),
+        f.dir.join("out"),
+    );
+    let (code, stdout, stderr) = ttprof(&[
+        "read",
+        "--device",
+        img,
+        "--oplog",
+        log,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("profile_log_device.csv") && stdout.contains("tiles") && stdout.contains("bus bytes per payload byte"), "{stdout}");
+    assert!(
+        stdout.contains("profile_log_device.csv")
+            && stdout.contains("tiles")
+            && stdout.contains("bus bytes per payload byte"),
+        "{stdout}"
+    );
     let csv = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
 
     let snap = f.dir.join("s.snap");
-    let (code, stdout, stderr) = ttprof(&["snapshot", "--device", img, "-o", snap.to_str().unwrap()]);
+    let (code, stdout, stderr) =
+        ttprof(&["snapshot", "--device", img, "-o", snap.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("12 ring(s)"), "{stdout}");
     let out2 = f.dir.join("out2");
-    let (code, _, stderr) = ttprof(&["read", "--device", snap.to_str().unwrap(), "--oplog", log, "--out", out2.to_str().unwrap()]);
+    let (code, _, stderr) = ttprof(&[
+        "read",
+        "--device",
+        snap.to_str().unwrap(),
+        "--oplog",
+        log,
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(std::fs::read_to_string(out2.join("profile_log_device.csv")).unwrap(), csv, "the replay writes the same CSV");
+    assert_eq!(
+        std::fs::read_to_string(out2.join("profile_log_device.csv")).unwrap(),
+        csv,
+        "the replay writes the same CSV"
+    );
 
     // A device file of the wrong size.
     let short = f.dir.join("short.img");
     std::fs::write(&short, &std::fs::read(&f.image).unwrap()[..8192]).unwrap();
     let (code, _, stderr) = ttprof(&["read", "--device", short.to_str().unwrap(), "--oplog", log]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("short.img") && stderr.contains("truncated or wrong file"), "{stderr}");
+    assert!(
+        stderr.contains("short.img") && stderr.contains("truncated or wrong file"),
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"));
     // Not a device file at all.
     let (code, _, stderr) = ttprof(&["read", "--device", log, "--oplog", log]);
@@ -404,11 +649,32 @@ fn the_cli_reads_snapshots_and_fails_clearly_on_bad_input() {
     assert!(stderr.contains("expected a device image"), "{stderr}");
     // A missing kernel ELF: the readout still writes, names the file, and fails.
     std::fs::remove_file(f.dir.join("k-0-1-1-brisc.elf")).unwrap();
-    let (code, _, stderr) = ttprof(&["read", "--device", img, "--oplog", log, "--out", out.to_str().unwrap()]);
+    let (code, _, stderr) = ttprof(&[
+        "read",
+        "--device",
+        img,
+        "--oplog",
+        log,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("k-0-1-1-brisc.elf") && stderr.contains("chip 0 tile (1,1) BRISC"), "{stderr}");
+    assert!(
+        stderr.contains("k-0-1-1-brisc.elf") && stderr.contains("chip 0 tile (1,1) BRISC"),
+        "{stderr}"
+    );
     // --consume on a snapshot (a recording) is refused with the reason.
-    let (code, _, stderr) = ttprof(&["read", "--device", snap.to_str().unwrap(), "--oplog", log, "--consume"]);
+    let (code, _, stderr) = ttprof(&[
+        "read",
+        "--device",
+        snap.to_str().unwrap(),
+        "--oplog",
+        log,
+        "--consume",
+    ]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("s.snap") && stderr.contains("--consume"), "{stderr}");
+    assert!(
+        stderr.contains("s.snap") && stderr.contains("--consume"),
+        "{stderr}"
+    );
 }

@@ -45,13 +45,18 @@ fn run_core(t: usize, risc: Risc, kernels: &mut Spans) -> (Vec<u8>, Vec<String>,
     let sim = Sim::install(ARCH, risc, 0);
     sim.set_tick(0);
     let (fw, kernel) = match risc {
-        Risc::Brisc => {
-            (ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL"))
-        }
-        Risc::Ncrisc => {
-            (ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"))
-        }
-        _ => (ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"), ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL")),
+        Risc::Brisc => (
+            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"),
+            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL"),
+        ),
+        Risc::Ncrisc => (
+            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"),
+            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"),
+        ),
+        _ => (
+            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"),
+            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL"),
+        ),
     };
     let mut zones = 0;
     for (run, _) in OPS {
@@ -90,14 +95,24 @@ fn fixture(name: &str) -> Fixture {
             builder.put_ring(0, *tile, risc, &l1);
             let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
             write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
-            bindings.push(KernelBinding { risc: risc.name().into(), elf: elf.into(), cores: vec![[tile.x, tile.y]] });
+            bindings.push(KernelBinding {
+                risc: risc.name().into(),
+                elf: elf.into(),
+                cores: vec![[tile.x, tile.y]],
+            });
         }
     }
     let image = dir.join("device.img");
     builder.write(&image).unwrap();
     let oplog = dir.join("ops.jsonl");
     write_oplog(&oplog, &OPS, &bindings);
-    Fixture { dir, image, oplog, kernels, zones }
+    Fixture {
+        dir,
+        image,
+        oplog,
+        kernels,
+        zones,
+    }
 }
 
 fn write_oplog(path: &Path, ops: &[(u32, &str)], bindings: &[KernelBinding]) {
@@ -128,17 +143,35 @@ fn write_oplog(path: &Path, ops: &[(u32, &str)], bindings: &[KernelBinding]) {
         })
         .unwrap();
         if run == 1 {
-            w.signpost(&Signpost { name: "warm".into(), device: 0, host_ns: base(1) + 200_000 }).unwrap();
+            w.signpost(&Signpost {
+                name: "warm".into(),
+                device: 0,
+                host_ns: base(1) + 200_000,
+            })
+            .unwrap();
         }
     }
 }
 
 fn ttprof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ttprof")).args(args).output().expect("run ttprof")
+    Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(args)
+        .output()
+        .expect("run ttprof")
 }
 
 fn report(f: &Fixture, device: &Path, out: &Path) -> Output {
-    ttprof(&["report", "--device", p(device), "--oplog", p(&f.oplog), "--out", p(out), "--threshold-ns", "100"])
+    ttprof(&[
+        "report",
+        "--device",
+        p(device),
+        "--oplog",
+        p(&f.oplog),
+        "--out",
+        p(out),
+        "--threshold-ns",
+        "100",
+    ])
 }
 
 fn p(path: &Path) -> &str {
@@ -146,7 +179,11 @@ fn p(path: &Path) -> &str {
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// `(header, rows)` of the op report in `dir` (no quoted cells in this fixture).
@@ -154,10 +191,17 @@ fn op_report(dir: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let path = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ops_perf_results_"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ops_perf_results_")
+        })
         .expect("an op report");
     let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines().map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>());
+    let mut lines = text
+        .lines()
+        .map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>());
     let header = lines.next().unwrap();
     (header, lines.collect())
 }
@@ -169,34 +213,68 @@ fn report_writes_every_output_with_the_simulated_durations() {
     let o = report(&f, &f.image, &out);
     let all = text(&o);
     assert!(o.status.success(), "{all}");
-    assert!(all.contains("count") && all.contains("p99 ns") && all.contains("tile-loop"), "summary printed: {all}");
+    assert!(
+        all.contains("count") && all.contains("p99 ns") && all.contains("tile-loop"),
+        "summary printed: {all}"
+    );
     assert!(all.contains("3 op(s), 1 signpost(s)"), "{all}");
-    for name in ["profile_log_device.csv", "ttprof_trace.json", "ttprof_timeline.html"] {
+    for name in [
+        "profile_log_device.csv",
+        "ttprof_trace.json",
+        "ttprof_timeline.html",
+    ] {
         assert!(out.join(name).is_file(), "{name} written");
     }
     let (header, rows) = op_report(&out);
     let col = |n: &str| header.iter().position(|h| h == n).unwrap();
     assert_eq!(rows.len(), 4, "three ops and a signpost");
-    assert_eq!((rows[1][col("OP CODE")].as_str(), rows[1][col("OP TYPE")].as_str()), ("warm", "signpost"));
-    let ops: Vec<&Vec<String>> = rows.iter().filter(|r| r[col("OP TYPE")] == "tt_dnn_device").collect();
+    assert_eq!(
+        (
+            rows[1][col("OP CODE")].as_str(),
+            rows[1][col("OP TYPE")].as_str()
+        ),
+        ("warm", "signpost")
+    );
+    let ops: Vec<&Vec<String>> = rows
+        .iter()
+        .filter(|r| r[col("OP TYPE")] == "tt_dnn_device")
+        .collect();
     let mut prev_end = None;
     for (row, (run, code)) in ops.iter().zip(OPS) {
-        let spans: Vec<(u64, u64)> = f.kernels.iter().filter(|(k, _)| k.0 == run).map(|(_, v)| *v).collect();
+        let spans: Vec<(u64, u64)> = f
+            .kernels
+            .iter()
+            .filter(|(k, _)| k.0 == run)
+            .map(|(_, v)| *v)
+            .collect();
         let start = spans.iter().map(|s| s.0).min().unwrap();
         let end = spans.iter().map(|s| s.1).max().unwrap();
         assert_eq!(row[col("OP CODE")], code);
-        assert_eq!(row[col("DEVICE KERNEL DURATION [ns]")], (end - start).to_string(), "{code}: 1 GHz, ns = cycles");
+        assert_eq!(
+            row[col("DEVICE KERNEL DURATION [ns]")],
+            (end - start).to_string(),
+            "{code}: 1 GHz, ns = cycles"
+        );
         assert_eq!(row[col("CORE COUNT")], "2");
-        assert_eq!(row[col("OP TO OP LATENCY [ns]")], prev_end.map_or(0, |e| start - e).to_string());
+        assert_eq!(
+            row[col("OP TO OP LATENCY [ns]")],
+            prev_end.map_or(0, |e| start - e).to_string()
+        );
         let trisc1 = |t| f.kernels[&(run, t, Risc::Trisc1)];
-        assert_eq!(row[col("DEVICE TRISC1 KERNEL DURATION [ns]")], (trisc1(1).1 - trisc1(0).0).to_string());
+        assert_eq!(
+            row[col("DEVICE TRISC1 KERNEL DURATION [ns]")],
+            (trisc1(1).1 - trisc1(0).0).to_string()
+        );
         prev_end = Some(end);
     }
     // The trace holds every zone once, as a B/E pair.
     let trace: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("ttprof_trace.json")).unwrap()).unwrap();
     let events = trace["traceEvents"].as_array().unwrap();
-    let zone_begins = events.iter().filter(|e| e["ph"] == "B" && e["cat"] == "zone").count();
+    let zone_begins = events
+        .iter()
+        .filter(|e| e["ph"] == "B" && e["cat"] == "zone")
+        .count();
     let ends = events.iter().filter(|e| e["ph"] == "E").count();
     assert_eq!(zone_begins, f.zones);
     assert_eq!(ends, f.zones + 2 * OPS.len(), "zones and the two op lanes");
@@ -215,34 +293,60 @@ fn report_writes_every_output_with_the_simulated_durations() {
         .env("NO_COLOR", "1")
         .output()
     {
-        Err(_) => eprintln!("SKIPPED: tt-perf-report is not installed: the op report was not read by it"),
+        Err(_) => {
+            eprintln!("SKIPPED: tt-perf-report is not installed: the op report was not read by it")
+        }
         Ok(o) => {
             assert!(o.status.success(), "tt-perf-report failed: {}", text(&o));
             let t = std::fs::read_to_string(&check).unwrap();
             let mut lines = t.lines().map(|l| l.split(',').collect::<Vec<_>>());
             let h = lines.next().unwrap();
-            let (c, d) =
-                (h.iter().position(|x| *x == "OP Code").unwrap(), h.iter().position(|x| *x == "Device Time").unwrap());
+            let (c, d) = (
+                h.iter().position(|x| *x == "OP Code").unwrap(),
+                h.iter().position(|x| *x == "Device Time").unwrap(),
+            );
             let printed: BTreeMap<String, f64> = lines
                 .filter(|r| !r[d].is_empty())
-                .map(|r| (r[c].split(' ').next().unwrap().to_string(), r[d].parse().unwrap()))
+                .map(|r| {
+                    (
+                        r[c].split(' ').next().unwrap().to_string(),
+                        r[d].parse().unwrap(),
+                    )
+                })
                 .collect();
             for row in &ops {
                 let ours: f64 = row[col("DEVICE KERNEL DURATION [ns]")].parse().unwrap();
-                assert_eq!(printed[&row[col("OP CODE")]], ours / 1000.0, "{}", row[col("OP CODE")]);
+                assert_eq!(
+                    printed[&row[col("OP CODE")]],
+                    ours / 1000.0,
+                    "{}",
+                    row[col("OP CODE")]
+                );
             }
         }
     }
 
     // A snapshot of the device memory gives the same op report.
     let snap = f.dir.join("device.snap");
-    assert!(ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&snap)]).status.success());
+    assert!(
+        ttprof(&["snapshot", "--device", p(&f.image), "-o", p(&snap)])
+            .status
+            .success()
+    );
     let out2 = f.dir.join("out-snap");
     let o = report(&f, &snap, &out2);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(op_report(&out2), op_report(&out));
     // `ttprof read` still writes the device CSV alone.
-    let o = ttprof(&["read", "--device", p(&f.image), "--oplog", p(&f.oplog), "--out", p(&f.dir.join("read"))]);
+    let o = ttprof(&[
+        "read",
+        "--device",
+        p(&f.image),
+        "--oplog",
+        p(&f.oplog),
+        "--out",
+        p(&f.dir.join("read")),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(
         std::fs::read(f.dir.join("read/profile_log_device.csv")).unwrap(),
@@ -258,28 +362,64 @@ fn bad_inputs_fail_with_errors_that_name_them() {
     let other = f.dir.join("other.jsonl");
     write_oplog(&other, &[(7, "A"), (8, "B")], &bindings);
     let out = f.dir.join("out-other");
-    let o = ttprof(&["report", "--device", p(&f.image), "--oplog", p(&other), "--out", p(&out)]);
+    let o = ttprof(&[
+        "report",
+        "--device",
+        p(&f.image),
+        "--oplog",
+        p(&other),
+        "--out",
+        p(&out),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let msg = text(&o);
-    assert!(msg.contains(&format!("error: {}: does not match the device run", other.display())), "{msg}");
-    assert!(msg.contains("run 7 on device 0") && msg.contains("the device ran run 1 on device 0"), "{msg}");
+    assert!(
+        msg.contains(&format!(
+            "error: {}: does not match the device run",
+            other.display()
+        )),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("run 7 on device 0") && msg.contains("the device ran run 1 on device 0"),
+        "{msg}"
+    );
     assert!(!out.exists());
     // An op log that misses an op: the outputs are written and the run is named.
     let partial = f.dir.join("partial.jsonl");
     write_oplog(&partial, &OPS[..2], &bindings);
     let out = f.dir.join("out-partial");
-    let o = ttprof(&["report", "--device", p(&f.image), "--oplog", p(&partial), "--out", p(&out), "--no-summary"]);
+    let o = ttprof(&[
+        "report",
+        "--device",
+        p(&f.image),
+        "--oplog",
+        p(&partial),
+        "--out",
+        p(&out),
+        "--no-summary",
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let msg = text(&o);
-    assert!(msg.contains("device 0 ran run 3") && msg.contains("no row for it"), "{msg}");
-    assert!(msg.contains("run id 3 is not in op log"), "the resolver names the unnamed records too: {msg}");
+    assert!(
+        msg.contains("device 0 ran run 3") && msg.contains("no row for it"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("run id 3 is not in op log"),
+        "the resolver names the unnamed records too: {msg}"
+    );
     assert_eq!(op_report(&out).1.len(), 3);
     // An output path that is a file.
     let file = f.dir.join("a-file");
     std::fs::write(&file, "x").unwrap();
     let o = report(&f, &f.image, &file);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o).contains(&format!("error: {}: is not a directory", file.display())), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("error: {}: is not a directory", file.display())),
+        "{}",
+        text(&o)
+    );
     // Device memory that does not exist.
     let o = report(&f, &f.dir.join("missing.img"), &f.dir.join("out-missing"));
     assert_eq!(o.status.code(), Some(1));

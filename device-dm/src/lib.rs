@@ -51,7 +51,10 @@ pub struct NocAddr {
 
 /// `get_noc_addr(x, y, addr)`.
 pub const fn noc_addr(x: u8, y: u8, addr: u64) -> NocAddr {
-    NocAddr { at: NocCoord { x, y }, addr }
+    NocAddr {
+        at: NocCoord { x, y },
+        addr,
+    }
 }
 
 /// A multicast destination: every worker in the rectangle `start..=end` (NoC0), at `addr`.
@@ -93,7 +96,11 @@ pub fn status(noc: u32, index: u32) -> u32 {
 
 /// The coordinate register values (`*_MID`, `*_HI`) for `c` on NoC `noc` and `addr`.
 fn coords(noc: u32, c: NocCoord, addr: u64) -> (u32, u32) {
-    let c = if noc == 0 { c } else { map::noc1_coord(ARCH, c) };
+    let c = if noc == 0 {
+        c
+    } else {
+        map::noc1_coord(ARCH, c)
+    };
     let field = NiuMap::coord_field(ARCH, c, addr);
     match M.targ_addr_hi {
         None => (field, 0),
@@ -142,7 +149,10 @@ impl Noc {
     /// This tile's NoC0 coordinates (from `NODE_ID`).
     pub fn my_coord(&self) -> NocCoord {
         let id = rd(self.noc, 0, M.node_id);
-        let c = NocCoord { x: (id & 0x3F) as u8, y: ((id >> 6) & 0x3F) as u8 };
+        let c = NocCoord {
+            x: (id & 0x3F) as u8,
+            y: ((id >> 6) & 0x3F) as u8,
+        };
         if self.noc == 0 {
             c
         } else {
@@ -168,7 +178,15 @@ impl Noc {
             self.wait_ready(buf);
             wr(self.noc, buf, M.ctrl, ctrl::READ);
             set_local(self.noc, buf, M.ret_addr_lo, dst + off);
-            set_addr(self.noc, buf, M.targ_addr_lo, NocAddr { at: src.at, addr: src.addr + off as u64 });
+            set_addr(
+                self.noc,
+                buf,
+                M.targ_addr_lo,
+                NocAddr {
+                    at: src.at,
+                    addr: src.addr + off as u64,
+                },
+            );
             wr(self.noc, buf, M.at_len_be, n);
             wr(self.noc, buf, M.cmd_ctrl, 1);
             self.reads_issued = self.reads_issued.wrapping_add(1);
@@ -189,7 +207,12 @@ impl Noc {
         while off < len {
             let n = (len - off).min(MAX_BURST);
             self.wait_ready(buf);
-            wr(self.noc, buf, M.ctrl, ctrl::WRITE | ctrl::RESP_MARKED | extra);
+            wr(
+                self.noc,
+                buf,
+                M.ctrl,
+                ctrl::WRITE | ctrl::RESP_MARKED | extra,
+            );
             set_local(self.noc, buf, M.targ_addr_lo, src + off);
             wr(self.noc, buf, M.ret_addr_lo, (addr + off as u64) as u32);
             wr(self.noc, buf, M.ret_addr_mid, dst_reg.0);
@@ -221,12 +244,21 @@ impl Noc {
         #[cfg(feature = "zones")]
         {
             ttprof_rt::data!("noc-mcast-bytes", len as u64);
-            ttprof_rt::data!("noc-mcast-dst", pack_dest(NocAddr { at: dst.end, addr: dst.addr }));
+            ttprof_rt::data!(
+                "noc-mcast-dst",
+                pack_dest(NocAddr {
+                    at: dst.end,
+                    addr: dst.addr
+                })
+            );
         }
         let (s, e) = if self.noc == 0 {
             (dst.start, dst.end)
         } else {
-            (map::noc1_coord(ARCH, dst.start), map::noc1_coord(ARCH, dst.end))
+            (
+                map::noc1_coord(ARCH, dst.start),
+                map::noc1_coord(ARCH, dst.end),
+            )
         };
         let field = NiuMap::mcast_field(ARCH, s, e, dst.addr);
         let regs = match M.ret_addr_hi {
@@ -254,7 +286,12 @@ impl Noc {
         self.wait_ready(buf);
         wr(self.noc, buf, M.ctrl, ctrl::ATOMIC | ctrl::RESP_MARKED);
         set_addr(self.noc, buf, M.targ_addr_lo, addr);
-        wr(self.noc, buf, M.at_len_be, map::atomic::incr(addr.addr as u32, 31));
+        wr(
+            self.noc,
+            buf,
+            M.at_len_be,
+            map::atomic::incr(addr.addr as u32, 31),
+        );
         wr(self.noc, buf, M.at_data, incr);
         wr(self.noc, buf, M.cmd_ctrl, 1);
         self.atomics_acked = self.atomics_acked.wrapping_add(1);
@@ -278,7 +315,12 @@ impl Noc {
         wr(self.noc, buf, M.at_len_be, 0xF << (dst.addr & (word - 1)));
         if let Some(be1) = M.at_len_be_1 {
             let shift = dst.addr & (word - 1);
-            wr(self.noc, buf, be1, if shift >= 32 { 0xF << (shift - 32) } else { 0 });
+            wr(
+                self.noc,
+                buf,
+                be1,
+                if shift >= 32 { 0xF << (shift - 32) } else { 0 },
+            );
         }
         wr(self.noc, buf, M.cmd_ctrl, 1);
         self.posted_issued = self.posted_issued.wrapping_add(1);
@@ -316,7 +358,10 @@ impl InterleavedAddrGen {
     /// The NoC address of byte `offset` of page `page`.
     pub const fn page(&self, page: u32, offset: u32) -> NocAddr {
         let (at, addr) = map::dram::page_noc_local(ARCH, self.base, self.page_size, page);
-        NocAddr { at, addr: addr + offset as u64 }
+        NocAddr {
+            at,
+            addr: addr + offset as u64,
+        }
     }
 }
 
@@ -326,14 +371,24 @@ mod tests {
 
     #[test]
     fn interleaved_pages_rotate_over_the_banks() {
-        let g = InterleavedAddrGen { base: 0x1000, page_size: 2048 };
+        let g = InterleavedAddrGen {
+            base: 0x1000,
+            page_size: 2048,
+        };
         let banks = map::dram::banks(ARCH);
         let first = g.page(0, 0);
         let again = g.page(banks, 16);
         assert_eq!(first.at, again.at);
         assert_eq!(again.addr - first.addr, 2048 + 16);
-        assert_ne!(g.page(1, 0).addr & 0xFFFF, 0, "a page lands at base within its bank");
-        assert_eq!(map::dram::channel_of(ARCH, g.page(3, 0).at), Some(map::dram::bank(ARCH, 3).channel));
+        assert_ne!(
+            g.page(1, 0).addr & 0xFFFF,
+            0,
+            "a page lands at base within its bank"
+        );
+        assert_eq!(
+            map::dram::channel_of(ARCH, g.page(3, 0).at),
+            Some(map::dram::bank(ARCH, 3).channel)
+        );
     }
 
     #[test]

@@ -6,9 +6,9 @@
 //! function that [`crate::kernel!`] defines, and halts with `ecall` (`a0` = exit code).
 //! BRISC resets at address 0, where the linker script puts a jump to `_start`.
 
-use crate::zone::{self, Site, SumZone};
 use crate::producer;
 use crate::wire::SiteId;
+use crate::zone::{self, Site, SumZone};
 
 #[cfg(target_arch = "riscv32")]
 core::arch::global_asm!(

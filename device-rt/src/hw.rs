@@ -5,10 +5,10 @@
 //! `tp` holds the ring write pointer and `gp` the write limit (`tp < gp` means a short zone
 //! fits). `_start` zeroes both before any Rust code runs.
 
-#[cfg(target_arch = "riscv32")]
-pub(crate) use device::*;
 #[cfg(not(target_arch = "riscv32"))]
 pub(crate) use crate::sim::hw::*;
+#[cfg(target_arch = "riscv32")]
+pub(crate) use device::*;
 
 #[cfg(target_arch = "riscv32")]
 mod device {

@@ -36,18 +36,18 @@ pub mod sim;
 pub mod wire;
 mod zone;
 
-pub use riscv_linker::{Arch, Risc};
-pub use zone::{RecordedZone, Site, SumGuard, SumZone, ValueZone, Zone};
-pub use zone::{data as __data, event as __event};
 #[doc(hidden)]
 pub use entry::__run;
 #[cfg(target_arch = "riscv32")]
 #[doc(hidden)]
 pub use entry::link as __link;
+pub use riscv_linker::{Arch, Risc};
 #[doc(hidden)]
 pub use ttprof_rt_macros::__site;
 /// Makes a whole function a zone: `#[ttprof_rt::instrument]` or `#[instrument("name")]`.
 pub use ttprof_rt_macros::instrument;
+pub use zone::{data as __data, event as __event};
+pub use zone::{RecordedZone, Site, SumGuard, SumZone, ValueZone, Zone};
 
 /// What the recording macros return in a build without the `profile` feature.
 #[derive(Clone, Copy, Debug, Default)]
@@ -212,8 +212,13 @@ macro_rules! sum_zone {
 macro_rules! __usage {
     ($mac:literal, $usage:literal, $name:ident $($rest:tt)*) => {
         ::core::compile_error!(::core::concat!(
-            "ttprof: ", $mac, "!(", ::core::stringify!($name), " ..): a name is a string literal, interned into the \
-             kernel ELF at build time; write ", $usage
+            "ttprof: ",
+            $mac,
+            "!(",
+            ::core::stringify!($name),
+            " ..): a name is a string literal, interned into the \
+             kernel ELF at build time; write ",
+            $usage
         ));
     };
     ($mac:literal, $usage:literal, $($rest:tt)*) => {
@@ -227,28 +232,62 @@ macro_rules! __usage {
 #[macro_export]
 macro_rules! kernel {
     (brisc, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_brisc, "__ttprof_kernel_brisc", "BRISC-FW", "BRISC-KERNEL", $main);
+        $crate::__kernel!(
+            __ttprof_risc_brisc,
+            "__ttprof_kernel_brisc",
+            "BRISC-FW",
+            "BRISC-KERNEL",
+            $main
+        );
     };
     (ncrisc, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_ncrisc, "__ttprof_kernel_ncrisc", "NCRISC-FW", "NCRISC-KERNEL", $main);
+        $crate::__kernel!(
+            __ttprof_risc_ncrisc,
+            "__ttprof_kernel_ncrisc",
+            "NCRISC-FW",
+            "NCRISC-KERNEL",
+            $main
+        );
     };
     (trisc0, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_trisc0, "__ttprof_kernel_trisc0", "TRISC-FW", "TRISC-KERNEL", $main);
+        $crate::__kernel!(
+            __ttprof_risc_trisc0,
+            "__ttprof_kernel_trisc0",
+            "TRISC-FW",
+            "TRISC-KERNEL",
+            $main
+        );
     };
     (trisc1, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_trisc1, "__ttprof_kernel_trisc1", "TRISC-FW", "TRISC-KERNEL", $main);
+        $crate::__kernel!(
+            __ttprof_risc_trisc1,
+            "__ttprof_kernel_trisc1",
+            "TRISC-FW",
+            "TRISC-KERNEL",
+            $main
+        );
     };
     (trisc2, $main:path) => {
-        $crate::__kernel!(__ttprof_risc_trisc2, "__ttprof_kernel_trisc2", "TRISC-FW", "TRISC-KERNEL", $main);
+        $crate::__kernel!(
+            __ttprof_risc_trisc2,
+            "__ttprof_kernel_trisc2",
+            "TRISC-FW",
+            "TRISC-KERNEL",
+            $main
+        );
     };
     ($core:ident, $main:path) => {
         ::core::compile_error!(::core::concat!(
-            "ttprof: kernel!(", ::core::stringify!($core), ", ..) names no core: write one of brisc, ncrisc, trisc0, \
+            "ttprof: kernel!(",
+            ::core::stringify!($core),
+            ", ..) names no core: write one of brisc, ncrisc, trisc0, \
              trisc1, trisc2 (the core build.rs links this binary for)"
         ));
     };
     ($($other:tt)*) => {
-        ::core::compile_error!("ttprof: kernel! takes the core and the entry function: kernel!(brisc, main)");
+        ::core::compile_error!(
+            "ttprof: kernel! takes the core and the entry function: kernel!(brisc, main)"
+        );
     };
 }
 

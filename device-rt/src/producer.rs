@@ -158,7 +158,11 @@ fn update_limit() {
     let tp = hw::tp();
     let pending = rd(private::PENDING) != 0 || rd(private::LOSS_COUNT) != 0;
     let room = free_bytes(position(tp)).min(hw::ring_base() + hw::ring_capacity() - tp);
-    let limit = if pending || room < SHORT_ZONE_BYTES { tp } else { tp + room - SHORT_ZONE_BYTES + 1 };
+    let limit = if pending || room < SHORT_ZONE_BYTES {
+        tp
+    } else {
+        tp + room - SHORT_ZONE_BYTES + 1
+    };
     hw::set_gp(limit);
 }
 
@@ -193,7 +197,10 @@ fn reserve(n: u32, stall: &mut Option<(u64, u64)>) -> bool {
                 hw::wr16(tp, 0);
                 hw::wr16(tp + 2, wire::PAD);
             }
-            wr(private::LAP, rd(private::LAP).wrapping_add(hw::ring_capacity()));
+            wr(
+                private::LAP,
+                rd(private::LAP).wrapping_add(hw::ring_capacity()),
+            );
             hw::set_tp(base);
             wr(private::SLOW_TP, base);
             wr64(private::REF_LO, private::REF_HI, reference);
@@ -259,7 +266,12 @@ fn emit(r: Option<&Record>, counted: bool) -> bool {
     let ok = emit_inner(r, counted, &mut stall);
     if let Some((start, end)) = stall {
         // The wait itself is a zone, after the record it delayed.
-        let z = Record::Zone { id: crate::zone::stall_site(), end, duration: end - start, value: None };
+        let z = Record::Zone {
+            id: crate::zone::stall_site(),
+            end,
+            duration: end - start,
+            value: None,
+        };
         let mut ignored = None;
         emit_inner(Some(&z), true, &mut ignored);
     }
@@ -286,7 +298,10 @@ fn emit_inner(r: Option<&Record>, counted: bool, stall: &mut Option<(u64, u64)>)
     }
     // Pending launch marker: the launch's records must follow it.
     if rd(private::PENDING) & PENDING_RUN != 0 {
-        let run = Record::Run { run_id: rd(ring::RUN_ID), time: rd64(private::RUN_TIME_LO, private::RUN_TIME_HI) };
+        let run = Record::Run {
+            run_id: rd(ring::RUN_ID),
+            time: rd64(private::RUN_TIME_LO, private::RUN_TIME_HI),
+        };
         if !write(&run, stall) {
             return drop_record(r, counted);
         }
@@ -333,7 +348,15 @@ pub(crate) fn slow_close(id: SiteId, start: u32, end: u32) {
     let duration = end.wrapping_sub(start);
     if !close_short(id, duration, end) {
         let e = widen(end);
-        emit(Some(&Record::Zone { id, end: e, duration: duration as u64, value: None }), true);
+        emit(
+            Some(&Record::Zone {
+                id,
+                end: e,
+                duration: duration as u64,
+                value: None,
+            }),
+            true,
+        );
         // Unless the host switched recording off meanwhile (then the hot word stays 0).
         if recording() {
             set_anchor(current_ref(), true);
@@ -369,7 +392,15 @@ fn close_short(id: SiteId, duration: u32, end: u32) -> bool {
 pub(crate) fn close_value(id: SiteId, start: u32, end: u32, value: u32) {
     let e = widen(end);
     let duration = end.wrapping_sub(start) as u64;
-    emit(Some(&Record::Zone { id, end: e, duration, value: Some(value) }), true);
+    emit(
+        Some(&Record::Zone {
+            id,
+            end: e,
+            duration,
+            value: Some(value),
+        }),
+        true,
+    );
 }
 
 /// Whether records may be written now.

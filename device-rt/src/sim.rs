@@ -38,7 +38,11 @@ std::thread_local! {
 }
 
 fn with<R>(f: impl FnOnce(&mut Core) -> R) -> R {
-    CORE.with(|c| f(c.borrow_mut().as_mut().expect("no simulated core on this thread: call Sim::install first")))
+    CORE.with(|c| {
+        f(c.borrow_mut()
+            .as_mut()
+            .expect("no simulated core on this thread: call Sim::install first"))
+    })
 }
 
 /// Handle to this thread's simulated core.
@@ -63,7 +67,9 @@ impl Sim {
                 consumer: None,
             })
         });
-        Sim { _not_send: core::marker::PhantomData }
+        Sim {
+            _not_send: core::marker::PhantomData,
+        }
     }
 
     pub fn risc(&self) -> Risc {
@@ -119,7 +125,13 @@ impl Sim {
 
     /// Starts a launch like the runtime's entry does; returns whether recording is on.
     pub fn begin_launch(&self, run_id: u32) -> bool {
-        with(|c| wr32(&mut c.l1, profiler::TILE_BLOCK + profiler::tile::RUN_ID, run_id));
+        with(|c| {
+            wr32(
+                &mut c.l1,
+                profiler::TILE_BLOCK + profiler::tile::RUN_ID,
+                run_id,
+            )
+        });
         crate::producer::begin_launch(hw::clock64())
     }
 

@@ -70,7 +70,12 @@ impl Reader {
         self.records
             .iter()
             .filter_map(|r| match *r {
-                Record::Zone { id, end, duration, value: None } => Some((id, end - duration, end)),
+                Record::Zone {
+                    id,
+                    end,
+                    duration,
+                    value: None,
+                } => Some((id, end - duration, end)),
                 _ => None,
             })
             .collect()
@@ -135,10 +140,20 @@ fn short_zones_decode_to_exact_times_in_six_bytes_each() {
     sim.end_launch();
     let mut r = Reader::default();
     drain_now(&sim, &mut r);
-    assert!(matches!(r.records[0], Record::Run { run_id: 7, time: 1_000 }));
+    assert!(matches!(
+        r.records[0],
+        Record::Run {
+            run_id: 7,
+            time: 1_000
+        }
+    ));
     let zones: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
     assert_eq!(zones, expected);
-    assert_eq!(r.bytes, 16 + 50 * 6, "one Run record, then 6 bytes per zone");
+    assert_eq!(
+        r.bytes,
+        16 + 50 * 6,
+        "one Run record, then 6 bytes per zone"
+    );
     let name = &sim.sites()[r.zones()[0].0 as usize];
     assert!(name.contains("\"n\":\"loop-body\""), "{name}");
 }
@@ -171,11 +186,20 @@ fn a_typed_wait_is_a_zone_on_the_wire_with_its_resource_in_the_metadata() {
     // `zones()` keeps plain zone records (no value): a wait is one, in the same 6 bytes.
     let zones = r.zones();
     assert_eq!(zones.len(), 3);
-    assert_eq!((zones[0].2 - zones[0].1, zones[1].2 - zones[1].1), (20, 20), "a wait times like a zone");
+    assert_eq!(
+        (zones[0].2 - zones[0].1, zones[1].2 - zones[1].1),
+        (20, 20),
+        "a wait times like a zone"
+    );
     let sites = sim.sites();
     let meta = |id: u16| sites[id as usize].clone();
     assert!(meta(zones[0].0).contains("\"n\":\"plain\"") && !meta(zones[0].0).contains("\"w\""));
-    assert!(meta(zones[1].0).contains("\"k\":\"zone\"") && meta(zones[1].0).contains("\"w\":\"cb_front:16\""), "{}", meta(zones[1].0));
+    assert!(
+        meta(zones[1].0).contains("\"k\":\"zone\"")
+            && meta(zones[1].0).contains("\"w\":\"cb_front:16\""),
+        "{}",
+        meta(zones[1].0)
+    );
     assert!(meta(zones[2].0).contains("\"w\":\"noc_read\""));
     // A sum wait's site is written at kernel exit, on the device only (tests/tests/analysis.rs reads one).
 }
@@ -231,13 +255,25 @@ fn block_policy_waits_for_a_slow_consumer_and_loses_nothing() {
     let mut l1 = sim.l1();
     reader.borrow_mut().drain(&mut l1, true);
     let r = reader.borrow();
-    let stall_id = r.zones().iter().map(|z| z.0).find(|id| sim.sites()[*id as usize].contains("PROFILER-STALL"));
+    let stall_id = r
+        .zones()
+        .iter()
+        .map(|z| z.0)
+        .find(|id| sim.sites()[*id as usize].contains("PROFILER-STALL"));
     let stall_id = stall_id.expect("stall zones recorded");
-    let user: Vec<(u64, u64)> = r.zones().iter().filter(|z| z.0 != stall_id).map(|z| (z.1, z.2)).collect();
+    let user: Vec<(u64, u64)> = r
+        .zones()
+        .iter()
+        .filter(|z| z.0 != stall_id)
+        .map(|z| (z.1, z.2))
+        .collect();
     assert_eq!(user, expected, "every zone delivered, in order, exact");
     let stalls = r.zones().iter().filter(|z| z.0 == stall_id).count() as u32;
     assert!(stalls > 0);
-    assert_eq!(stalls, sim.read_u32(profiler::ring_word(RISC, ring::STALLS)));
+    assert_eq!(
+        stalls,
+        sim.read_u32(profiler::ring_word(RISC, ring::STALLS))
+    );
     assert_eq!(sim.read_u32(profiler::ring_word(RISC, ring::DROPPED)), 0);
 }
 
@@ -245,7 +281,11 @@ fn block_policy_waits_for_a_slow_consumer_and_loses_nothing() {
 fn drop_policy_counts_exactly_what_it_drops() {
     for consumer in [false, true] {
         let sim = setup(0);
-        launcher_init(&sim, tile::POLICY_DROP << tile::CONTROL_POLICY_SHIFT, consumer);
+        launcher_init(
+            &sim,
+            tile::POLICY_DROP << tile::CONTROL_POLICY_SHIFT,
+            consumer,
+        );
         assert!(sim.begin_launch(9));
         let mut reader = Reader::default();
         let produced = 6_000u64;
@@ -262,14 +302,23 @@ fn drop_policy_counts_exactly_what_it_drops() {
         let reported: u64 = reader
             .records
             .iter()
-            .map(|r| if let Record::Loss { count, .. } = r { *count as u64 } else { 0 })
+            .map(|r| {
+                if let Record::Loss { count, .. } = r {
+                    *count as u64
+                } else {
+                    0
+                }
+            })
             .sum();
         assert!(dropped > 0, "the ring overflowed");
         assert_eq!(delivered + dropped, produced, "consumer={consumer}");
         // Losses still pending at exit are in the counter but not yet in a Loss record.
         assert!(reported <= dropped);
         let times: Vec<u64> = reader.zones().iter().map(|z| z.2).collect();
-        assert!(times.windows(2).all(|w| w[0] <= w[1]), "delivered zones stay in time order");
+        assert!(
+            times.windows(2).all(|w| w[0] <= w[1]),
+            "delivered zones stay in time order"
+        );
     }
 }
 
@@ -294,7 +343,17 @@ fn recording_off_writes_nothing_and_on_again_at_next_launch() {
     drain_now(&sim, &mut r);
     assert_eq!(r.zones().len(), 3);
     assert_eq!((r.zones()[2].1, r.zones()[2].2), expected[0]);
-    let runs: Vec<u32> = r.records.iter().filter_map(|x| if let Record::Run { run_id, .. } = x { Some(*run_id) } else { None }).collect();
+    let runs: Vec<u32> = r
+        .records
+        .iter()
+        .filter_map(|x| {
+            if let Record::Run { run_id, .. } = x {
+                Some(*run_id)
+            } else {
+                None
+            }
+        })
+        .collect();
     assert_eq!(runs, [1, 3]);
 }
 
@@ -321,7 +380,11 @@ fn block_zones_record_exactly_and_evaluate_to_their_block_either_way() {
     assert!(sim.begin_launch(1));
     let mut expected = Vec::new();
     assert_eq!(nested_blocks(&sim, 3, 7, 11, &mut expected), 3);
-    assert_eq!(nested_blocks(&sim, 2, 1 << 16, 1 << 15, &mut expected), 2, "long ones too");
+    assert_eq!(
+        nested_blocks(&sim, 2, 1 << 16, 1 << 15, &mut expected),
+        2,
+        "long ones too"
+    );
     // Switched off: the blocks still run, nothing is recorded.
     sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, tile::CONTROL_DISABLE);
     sim.write_u32(profiler::ring_word(RISC, ring::ANCHOR), 0);
@@ -331,7 +394,10 @@ fn block_zones_record_exactly_and_evaluate_to_their_block_either_way() {
     drain_now(&sim, &mut r);
     let got: Vec<(u64, u64)> = r.zones().iter().map(|z| (z.1, z.2)).collect();
     assert_eq!(got, expected);
-    assert!(r.zones().iter().all(|z| sim.sites()[z.0 as usize].contains("\"n\":\"block\"")));
+    assert!(r
+        .zones()
+        .iter()
+        .all(|z| sim.sites()[z.0 as usize].contains("\"n\":\"block\"")));
 }
 
 #[test]
@@ -360,9 +426,25 @@ fn events_data_value_and_sum_zones_round_trip() {
     drain_now(&sim, &mut r);
     let kinds: Vec<&Record> = r.records.iter().skip(1).collect();
     assert!(matches!(kinds[0], Record::Event { time: 110, .. }));
-    assert!(matches!(kinds[1], Record::Data { data: 0xDEAD_BEEF_0000_0001, time, .. } if *time == 110 + (1 << 40)));
-    assert!(matches!(kinds[2], Record::Zone { value: Some(8), duration: 50, .. }));
-    assert!(matches!(kinds[3], Record::Sum { count: 4, total: 100, .. }));
+    assert!(
+        matches!(kinds[1], Record::Data { data: 0xDEAD_BEEF_0000_0001, time, .. } if *time == 110 + (1 << 40))
+    );
+    assert!(matches!(
+        kinds[2],
+        Record::Zone {
+            value: Some(8),
+            duration: 50,
+            ..
+        }
+    ));
+    assert!(matches!(
+        kinds[3],
+        Record::Sum {
+            count: 4,
+            total: 100,
+            ..
+        }
+    ));
 }
 
 #[test]
@@ -382,7 +464,6 @@ fn a_torn_ring_block_is_reinitialised_at_launch() {
     assert!(matches!(r.records[0], Record::Run { run_id: 2, .. }));
     assert_eq!((r.zones()[0].1, r.zones()[0].2), expected[0]);
 }
-
 
 #[test]
 fn op_level_zones_cost_twelve_bytes_and_short_zones_after_a_gap_stay_exact() {
@@ -442,7 +523,13 @@ impl Gen {
 
 /// A random tree of nested zones (up to `depth` levels, up to 3 children each) with random
 /// gaps and lengths, and an event now and then; appends each zone's span as it closes.
-fn random_tree(sim: &Sim, g: &mut Gen, depth: u32, zones: &mut Vec<(u64, u64)>, events: &mut Vec<u64>) {
+fn random_tree(
+    sim: &Sim,
+    g: &mut Gen,
+    depth: u32,
+    zones: &mut Vec<(u64, u64)>,
+    events: &mut Vec<u64>,
+) {
     sim.advance(g.cycles());
     if g.below(6) == 0 {
         events.push(sim.clock());
@@ -481,11 +568,36 @@ fn random_zone_trees_round_trip_exactly_through_a_slow_consumer() {
         drain_now(&sim, &mut reader.borrow_mut());
         let r = reader.borrow();
         let name = |id: u16| sim.sites()[id as usize].clone();
-        let got: Vec<(u64, u64)> = r.zones().iter().filter(|z| name(z.0).contains("\"n\":\"random\"")).map(|z| (z.1, z.2)).collect();
-        assert_eq!(got, zones, "seed {seed}: every zone, in close order, with exact times");
-        let got_events: Vec<u64> = r.records.iter().filter_map(|x| if let Record::Event { time, .. } = *x { Some(time) } else { None }).collect();
+        let got: Vec<(u64, u64)> = r
+            .zones()
+            .iter()
+            .filter(|z| name(z.0).contains("\"n\":\"random\""))
+            .map(|z| (z.1, z.2))
+            .collect();
+        assert_eq!(
+            got, zones,
+            "seed {seed}: every zone, in close order, with exact times"
+        );
+        let got_events: Vec<u64> = r
+            .records
+            .iter()
+            .filter_map(|x| {
+                if let Record::Event { time, .. } = *x {
+                    Some(time)
+                } else {
+                    None
+                }
+            })
+            .collect();
         assert_eq!(got_events, events, "seed {seed}");
-        assert_eq!(sim.read_u32(profiler::ring_word(RISC, ring::DROPPED)), 0, "seed {seed}");
-        assert!(zones.len() > 600 && r.bytes > 3 * profiler::ring_data(RISC).size as u64, "seed {seed}: the ring wrapped");
+        assert_eq!(
+            sim.read_u32(profiler::ring_word(RISC, ring::DROPPED)),
+            0,
+            "seed {seed}"
+        );
+        assert!(
+            zones.len() > 600 && r.bytes > 3 * profiler::ring_data(RISC).size as u64,
+            "seed {seed}: the ring wrapped"
+        );
     }
 }

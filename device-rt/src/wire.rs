@@ -145,13 +145,41 @@ pub const MAX_RECORD_BYTES: u32 = 32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Record {
     /// A zone of `duration` cycles ending at `end` (short, 32- or 64-bit form).
-    Zone { id: SiteId, end: u64, duration: u64, value: Option<u32> },
-    Event { id: SiteId, time: u64 },
-    Data { id: SiteId, time: u64, data: u64 },
-    Sum { id: SiteId, time: u64, count: u32, total: u64 },
-    Time { time: u64 },
-    Run { run_id: u32, time: u64 },
-    Loss { count: u32, first_run: u32, last_run: u32, first: u64, last: u64 },
+    Zone {
+        id: SiteId,
+        end: u64,
+        duration: u64,
+        value: Option<u32>,
+    },
+    Event {
+        id: SiteId,
+        time: u64,
+    },
+    Data {
+        id: SiteId,
+        time: u64,
+        data: u64,
+    },
+    Sum {
+        id: SiteId,
+        time: u64,
+        count: u32,
+        total: u64,
+    },
+    Time {
+        time: u64,
+    },
+    Run {
+        run_id: u32,
+        time: u64,
+    },
+    Loss {
+        count: u32,
+        first_run: u32,
+        last_run: u32,
+        first: u64,
+        last: u64,
+    },
 }
 
 impl Record {
@@ -192,7 +220,12 @@ struct Builder {
 
 impl Builder {
     const fn new() -> Builder {
-        Builder { out: Encoded { halves: [0; (MAX_RECORD_BYTES / 2) as usize], len: 0 } }
+        Builder {
+            out: Encoded {
+                halves: [0; (MAX_RECORD_BYTES / 2) as usize],
+                len: 0,
+            },
+        }
     }
     fn h(&mut self, v: u16) -> &mut Self {
         self.out.halves[self.out.len as usize] = v;
@@ -219,7 +252,12 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
     let gap = |t: u64| t - reference;
     let mut b = Builder::new();
     match *r {
-        Record::Zone { id, end, duration, value } => {
+        Record::Zone {
+            id,
+            end,
+            duration,
+            value,
+        } => {
             if duration > end {
                 return None;
             }
@@ -228,16 +266,27 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
                     b.h(id).h(duration as u16).h(end as u16);
                 }
                 None if duration <= u32::MAX as u64 && gap(end) <= u32::MAX as u64 => {
-                    b.h(id).h(Kind::Zone32.header()).w(duration as u32).w(end as u32);
+                    b.h(id)
+                        .h(Kind::Zone32.header())
+                        .w(duration as u32)
+                        .w(end as u32);
                 }
                 None => {
                     b.h(id).h(Kind::Zone64.header()).d(end - duration).d(end);
                 }
                 Some(v) if duration <= u32::MAX as u64 && gap(end) <= u32::MAX as u64 => {
-                    b.h(id).h(Kind::ValueZone32.header()).w(v).w(duration as u32).w(end as u32);
+                    b.h(id)
+                        .h(Kind::ValueZone32.header())
+                        .w(v)
+                        .w(duration as u32)
+                        .w(end as u32);
                 }
                 Some(v) => {
-                    b.h(id).h(Kind::ValueZone64.header()).w(v).d(end - duration).d(end);
+                    b.h(id)
+                        .h(Kind::ValueZone64.header())
+                        .w(v)
+                        .d(end - duration)
+                        .d(end);
                 }
             }
         }
@@ -253,7 +302,12 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
         Record::Data { id, time, data } => {
             b.h(id).h(Kind::Data64.header()).d(data).d(time);
         }
-        Record::Sum { id, time, count, total } => {
+        Record::Sum {
+            id,
+            time,
+            count,
+            total,
+        } => {
             b.h(id).h(Kind::Sum.header()).w(count).d(total).d(time);
         }
         Record::Time { time } => {
@@ -262,8 +316,20 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
         Record::Run { run_id, time } => {
             b.h(0).h(Kind::Run.header()).w(run_id).d(time);
         }
-        Record::Loss { count, first_run, last_run, first, last } => {
-            b.h(0).h(Kind::Loss.header()).w(count).w(first_run).w(last_run).d(first).d(last);
+        Record::Loss {
+            count,
+            first_run,
+            last_run,
+            first,
+            last,
+        } => {
+            b.h(0)
+                .h(Kind::Loss.header())
+                .w(count)
+                .w(first_run)
+                .w(last_run)
+                .d(first)
+                .d(last);
         }
     }
     Some(b.out)
@@ -296,7 +362,9 @@ pub enum Decoded {
 /// Decodes the record at the start of `h`, given the decoder's `reference` (the reference
 /// decoder: the host's fast decoder must agree with it).
 pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
-    let get = |n: usize| -> Result<&[u16], DecodeError> { h.get(..n).ok_or(DecodeError::Truncated { need: n }) };
+    let get = |n: usize| -> Result<&[u16], DecodeError> {
+        h.get(..n).ok_or(DecodeError::Truncated { need: n })
+    };
     let w = |s: &[u16], i: usize| s[i] as u64 | (s[i + 1] as u64) << 16;
     let d = |s: &[u16], i: usize| w(s, i) | w(s, i + 2) << 32;
     let h2 = get(2)?;
@@ -308,7 +376,15 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
         if duration > end {
             return Err(DecodeError::Time);
         }
-        return Ok(Decoded::Record(Record::Zone { id, end, duration, value: None }, 3));
+        return Ok(Decoded::Record(
+            Record::Zone {
+                id,
+                end,
+                duration,
+                value: None,
+            },
+            3,
+        ));
     }
     if h1 == PAD {
         return Ok(Decoded::Pad);
@@ -317,31 +393,78 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
     let n = (kind.bytes() / 2) as usize;
     let s = get(n)?;
     let t32 = |i: usize| checked_extend(reference, w(s, i), 32).ok_or(DecodeError::Overflow);
-    let abs = |t: u64| if t < reference { Err(DecodeError::Time) } else { Ok(t) };
+    let abs = |t: u64| {
+        if t < reference {
+            Err(DecodeError::Time)
+        } else {
+            Ok(t)
+        }
+    };
     let r = match kind {
-        Kind::Zone32 => Record::Zone { id, end: t32(4)?, duration: w(s, 2), value: None },
+        Kind::Zone32 => Record::Zone {
+            id,
+            end: t32(4)?,
+            duration: w(s, 2),
+            value: None,
+        },
         Kind::Zone64 => {
             let (start, end) = (d(s, 2), abs(d(s, 6))?);
             if start > end {
                 return Err(DecodeError::Time);
             }
-            Record::Zone { id, end, duration: end - start, value: None }
+            Record::Zone {
+                id,
+                end,
+                duration: end - start,
+                value: None,
+            }
         }
-        Kind::ValueZone32 => Record::Zone { id, end: t32(6)?, duration: w(s, 4), value: Some(w(s, 2) as u32) },
+        Kind::ValueZone32 => Record::Zone {
+            id,
+            end: t32(6)?,
+            duration: w(s, 4),
+            value: Some(w(s, 2) as u32),
+        },
         Kind::ValueZone64 => {
             let (start, end) = (d(s, 4), abs(d(s, 8))?);
             if start > end {
                 return Err(DecodeError::Time);
             }
-            Record::Zone { id, end, duration: end - start, value: Some(w(s, 2) as u32) }
+            Record::Zone {
+                id,
+                end,
+                duration: end - start,
+                value: Some(w(s, 2) as u32),
+            }
         }
         Kind::Event32 => Record::Event { id, time: t32(2)? },
-        Kind::Event64 => Record::Event { id, time: abs(d(s, 2))? },
-        Kind::Data32 => Record::Data { id, data: d(s, 2), time: t32(6)? },
-        Kind::Data64 => Record::Data { id, data: d(s, 2), time: abs(d(s, 6))? },
-        Kind::Sum => Record::Sum { id, count: w(s, 2) as u32, total: d(s, 4), time: abs(d(s, 8))? },
-        Kind::Time => Record::Time { time: abs(d(s, 2))? },
-        Kind::Run => Record::Run { run_id: w(s, 2) as u32, time: abs(d(s, 4))? },
+        Kind::Event64 => Record::Event {
+            id,
+            time: abs(d(s, 2))?,
+        },
+        Kind::Data32 => Record::Data {
+            id,
+            data: d(s, 2),
+            time: t32(6)?,
+        },
+        Kind::Data64 => Record::Data {
+            id,
+            data: d(s, 2),
+            time: abs(d(s, 6))?,
+        },
+        Kind::Sum => Record::Sum {
+            id,
+            count: w(s, 2) as u32,
+            total: d(s, 4),
+            time: abs(d(s, 8))?,
+        },
+        Kind::Time => Record::Time {
+            time: abs(d(s, 2))?,
+        },
+        Kind::Run => Record::Run {
+            run_id: w(s, 2) as u32,
+            time: abs(d(s, 4))?,
+        },
         Kind::Loss => Record::Loss {
             count: w(s, 2) as u32,
             first_run: w(s, 4) as u32,
@@ -397,7 +520,12 @@ mod tests {
 
     #[test]
     fn encoder_picks_the_smallest_exact_form() {
-        let z = |end, duration| Record::Zone { id: 7, end, duration, value: None };
+        let z = |end, duration| Record::Zone {
+            id: 7,
+            end,
+            duration,
+            value: None,
+        };
         assert_eq!(encode(&z(1000, 10), 990).unwrap().bytes(), 6);
         assert_eq!(encode(&z(100_000, 1 << 15), 99_990).unwrap().bytes(), 12);
         assert_eq!(encode(&z(1 << 40, 5), 0).unwrap().bytes(), 20);
@@ -411,29 +539,124 @@ mod tests {
     #[test]
     fn decode_inverts_encode_for_every_form() {
         let records = [
-            (Record::Zone { id: 3, end: 1000, duration: 10, value: None }, 990),
-            (Record::Zone { id: 3, end: 1 << 33, duration: 1 << 20, value: None }, (1 << 33) - 100),
-            (Record::Zone { id: 3, end: 1 << 40, duration: 1 << 35, value: None }, 0),
-            (Record::Zone { id: 9, end: 500, duration: 5, value: Some(42) }, 0),
-            (Record::Zone { id: 9, end: 1 << 40, duration: 5, value: Some(7) }, 0),
+            (
+                Record::Zone {
+                    id: 3,
+                    end: 1000,
+                    duration: 10,
+                    value: None,
+                },
+                990,
+            ),
+            (
+                Record::Zone {
+                    id: 3,
+                    end: 1 << 33,
+                    duration: 1 << 20,
+                    value: None,
+                },
+                (1 << 33) - 100,
+            ),
+            (
+                Record::Zone {
+                    id: 3,
+                    end: 1 << 40,
+                    duration: 1 << 35,
+                    value: None,
+                },
+                0,
+            ),
+            (
+                Record::Zone {
+                    id: 9,
+                    end: 500,
+                    duration: 5,
+                    value: Some(42),
+                },
+                0,
+            ),
+            (
+                Record::Zone {
+                    id: 9,
+                    end: 1 << 40,
+                    duration: 5,
+                    value: Some(7),
+                },
+                0,
+            ),
             (Record::Event { id: 1, time: 77 }, 70),
-            (Record::Event { id: 1, time: 1 << 34 }, 70),
-            (Record::Data { id: 2, time: 80, data: u64::MAX }, 70),
-            (Record::Data { id: 2, time: 1 << 36, data: 5 }, 70),
-            (Record::Sum { id: 4, time: 90, count: 3, total: 1 << 40 }, 70),
+            (
+                Record::Event {
+                    id: 1,
+                    time: 1 << 34,
+                },
+                70,
+            ),
+            (
+                Record::Data {
+                    id: 2,
+                    time: 80,
+                    data: u64::MAX,
+                },
+                70,
+            ),
+            (
+                Record::Data {
+                    id: 2,
+                    time: 1 << 36,
+                    data: 5,
+                },
+                70,
+            ),
+            (
+                Record::Sum {
+                    id: 4,
+                    time: 90,
+                    count: 3,
+                    total: 1 << 40,
+                },
+                70,
+            ),
             (Record::Time { time: 1 << 50 }, 70),
-            (Record::Run { run_id: 12, time: 100 }, 70),
-            (Record::Loss { count: 5, first_run: 3, last_run: 4, first: 1, last: 2 }, 70),
+            (
+                Record::Run {
+                    run_id: 12,
+                    time: 100,
+                },
+                70,
+            ),
+            (
+                Record::Loss {
+                    count: 5,
+                    first_run: 3,
+                    last_run: 4,
+                    first: 1,
+                    last: 2,
+                },
+                70,
+            ),
         ];
         for (r, reference) in records {
             let e = encode(&r, reference).unwrap();
-            assert_eq!(decode(e.as_slice(), reference), Ok(Decoded::Record(r, e.len as usize)), "{r:?}");
+            assert_eq!(
+                decode(e.as_slice(), reference),
+                Ok(Decoded::Record(r, e.len as usize)),
+                "{r:?}"
+            );
             if e.len > 2 {
-                assert!(matches!(decode(&e.as_slice()[..e.len as usize - 1], reference), Err(DecodeError::Truncated { .. })));
+                assert!(matches!(
+                    decode(&e.as_slice()[..e.len as usize - 1], reference),
+                    Err(DecodeError::Truncated { .. })
+                ));
             }
         }
         assert_eq!(decode(&[0, PAD], 0), Ok(Decoded::Pad));
-        assert_eq!(decode(&[0, 0x8000 | 0x7E << 8], 0), Err(DecodeError::UnknownKind { h1: 0x8000 | 0x7E << 8 }));
+        assert_eq!(
+            decode(&[0, 0x8000 | 0x7E << 8], 0),
+            Err(DecodeError::UnknownKind {
+                h1: 0x8000 | 0x7E << 8
+            })
+        );
     }
 
     #[test]
@@ -454,20 +677,37 @@ mod tests {
         let top = u64::MAX - 10;
         // Exact at the very top: a 64-bit anchor, then short and 32-bit forms up to u64::MAX.
         let anchor = Record::Time { time: top };
-        let zone = Record::Zone { id: 1, end: u64::MAX, duration: 5, value: None };
-        assert_eq!(decode(encode(&anchor, 0).unwrap().as_slice(), 0), Ok(Decoded::Record(anchor, 6)));
+        let zone = Record::Zone {
+            id: 1,
+            end: u64::MAX,
+            duration: 5,
+            value: None,
+        };
+        assert_eq!(
+            decode(encode(&anchor, 0).unwrap().as_slice(), 0),
+            Ok(Decoded::Record(anchor, 6))
+        );
         let short = encode(&zone, top).unwrap();
         assert_eq!(short.len, 3);
         assert_eq!(decode(short.as_slice(), top), Ok(Decoded::Record(zone, 3)));
-        let event = Record::Event { id: 2, time: u64::MAX };
-        assert_eq!(decode(encode(&event, top).unwrap().as_slice(), top), Ok(Decoded::Record(event, 4)));
+        let event = Record::Event {
+            id: 2,
+            time: u64::MAX,
+        };
+        assert_eq!(
+            decode(encode(&event, top).unwrap().as_slice(), top),
+            Ok(Decoded::Record(event, 4))
+        );
         // A short zone whose end16 lies below the reference's low bits would need a time past
         // 2^64: an error at that record (was: a time wrapped to near 0, or an overflow panic).
         let low = (top & 0xFFFF) as u16 - 1;
         assert_eq!(decode(&[1, 5, low], top), Err(DecodeError::Overflow));
         // Likewise every 32-bit form.
         let low32 = (top as u32 - 1).to_le_bytes();
-        let w = [u16::from_le_bytes([low32[0], low32[1]]), u16::from_le_bytes([low32[2], low32[3]])];
+        let w = [
+            u16::from_le_bytes([low32[0], low32[1]]),
+            u16::from_le_bytes([low32[2], low32[3]]),
+        ];
         let records: [&[u16]; 4] = [
             &[3, Kind::Zone32.header(), 5, 0, w[0], w[1]],
             &[3, Kind::ValueZone32.header(), 9, 0, 5, 0, w[0], w[1]],
@@ -476,19 +716,53 @@ mod tests {
         ];
         for h in records {
             assert_eq!(decode(h, top), Err(DecodeError::Overflow), "{h:x?}");
-            assert!(matches!(decode(h, top - (1 << 32)), Ok(Decoded::Record(..))), "{h:x?} from a lower reference");
+            assert!(
+                matches!(decode(h, top - (1 << 32)), Ok(Decoded::Record(..))),
+                "{h:x?} from a lower reference"
+            );
         }
         // A forged 64-bit time at u64::MAX itself is a valid time; only what follows it can wrap.
         let max = Record::Time { time: u64::MAX };
-        assert_eq!(decode(encode(&max, 0).unwrap().as_slice(), 0), Ok(Decoded::Record(max, 6)));
-        assert_eq!(decode(&[1, 0, 0xFFFF], u64::MAX), Ok(Decoded::Record(Record::Zone { id: 1, end: u64::MAX, duration: 0, value: None }, 3)));
-        assert_eq!(decode(&[1, 0, 0xFFFE], u64::MAX), Err(DecodeError::Overflow));
+        assert_eq!(
+            decode(encode(&max, 0).unwrap().as_slice(), 0),
+            Ok(Decoded::Record(max, 6))
+        );
+        assert_eq!(
+            decode(&[1, 0, 0xFFFF], u64::MAX),
+            Ok(Decoded::Record(
+                Record::Zone {
+                    id: 1,
+                    end: u64::MAX,
+                    duration: 0,
+                    value: None
+                },
+                3
+            ))
+        );
+        assert_eq!(
+            decode(&[1, 0, 0xFFFE], u64::MAX),
+            Err(DecodeError::Overflow)
+        );
     }
 
     #[test]
     fn a_short_zone_starting_before_cycle_0_is_an_error_like_every_other_form() {
         assert_eq!(decode(&[1, 10, 9], 0), Err(DecodeError::Time));
-        assert_eq!(decode(&[1, 10, 10], 0), Ok(Decoded::Record(Record::Zone { id: 1, end: 10, duration: 10, value: None }, 3)));
-        assert_eq!(decode(&[1, Kind::Zone32.header(), 11, 0, 10, 0], 0), Err(DecodeError::Time));
+        assert_eq!(
+            decode(&[1, 10, 10], 0),
+            Ok(Decoded::Record(
+                Record::Zone {
+                    id: 1,
+                    end: 10,
+                    duration: 10,
+                    value: None
+                },
+                3
+            ))
+        );
+        assert_eq!(
+            decode(&[1, Kind::Zone32.header(), 11, 0, 10, 0], 0),
+            Err(DecodeError::Time)
+        );
     }
 }

@@ -28,9 +28,9 @@
 //! on the guard at close.
 
 use crate::producer;
-use crate::wire::{Record, SiteId};
 #[cfg(target_arch = "riscv32")]
 use crate::wire::SHORT_LIMIT;
+use crate::wire::{Record, SiteId};
 use core::cell::UnsafeCell;
 
 /// A zone site: a one-byte static in `.ttprof_sites` whose address is the site's id.
@@ -98,7 +98,10 @@ struct Open {
 impl Zone {
     #[inline(always)]
     pub fn open(site: Site) -> Zone {
-        Zone { open: open_fast(), site }
+        Zone {
+            open: open_fast(),
+            site,
+        }
     }
 
     /// The block form of [`crate::zone!`]: a zone if recording is on (one load and one
@@ -145,7 +148,10 @@ fn open_fast() -> Open {
     let start = crate::hw::zone_clock();
     // The anchor is non-zero here; hiding that from the compiler makes it keep the loaded
     // register as the guard's flag instead of materialising a constant.
-    Open { start, anchor: opaque(anchor) }
+    Open {
+        start,
+        anchor: opaque(anchor),
+    }
 }
 
 /// This RISC's hot anchor word (0: recording off), x0-relative: one `lw`.
@@ -171,7 +177,10 @@ fn open_if_recording() -> Option<Open> {
     if anchor == 0 {
         return None;
     }
-    Some(Open { start: crate::hw::zone_clock(), anchor })
+    Some(Open {
+        start: crate::hw::zone_clock(),
+        anchor,
+    })
 }
 
 /// Recording is off: kept out of the hot path's straight line.
@@ -179,14 +188,19 @@ fn open_if_recording() -> Option<Open> {
 #[cold]
 #[inline(always)]
 fn off(zero: u32) -> Open {
-    Open { start: zero, anchor: zero }
+    Open {
+        start: zero,
+        anchor: zero,
+    }
 }
 
 /// `v`, through a register the compiler cannot see into.
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
 fn opaque(mut v: u32) -> u32 {
-    unsafe { core::arch::asm!("/* {0} */", inout(reg) v, options(pure, nomem, nostack, preserves_flags)) };
+    unsafe {
+        core::arch::asm!("/* {0} */", inout(reg) v, options(pure, nomem, nostack, preserves_flags))
+    };
     v
 }
 
@@ -241,7 +255,11 @@ pub struct ValueZone {
 impl ValueZone {
     #[inline(always)]
     pub fn open(site: Site, value: u32) -> ValueZone {
-        ValueZone { open: open_fast(), site, value }
+        ValueZone {
+            open: open_fast(),
+            site,
+            value,
+        }
     }
 
     /// Replaces the value recorded when the zone ends.
@@ -255,7 +273,12 @@ impl Drop for ValueZone {
     #[inline(always)]
     fn drop(&mut self) {
         if self.open.anchor != 0 {
-            producer::close_value(self.site.id(), self.open.start, crate::hw::clock_lo(), self.value);
+            producer::close_value(
+                self.site.id(),
+                self.open.start,
+                crate::hw::clock_lo(),
+                self.value,
+            );
         }
     }
 }
@@ -270,7 +293,10 @@ pub fn event(site: Site) {
 #[inline(always)]
 pub(crate) fn event_id(id: SiteId) {
     if producer::recording() {
-        producer::record(&Record::Event { id, time: producer::now() });
+        producer::record(&Record::Event {
+            id,
+            time: producer::now(),
+        });
     }
 }
 
@@ -284,7 +310,11 @@ pub fn data(site: Site, value: u64) {
 #[inline(always)]
 pub(crate) fn data_id(id: SiteId, value: u64) {
     if producer::recording() {
-        producer::record(&Record::Data { id, time: producer::now(), data: value });
+        producer::record(&Record::Data {
+            id,
+            time: producer::now(),
+            data: value,
+        });
     }
 }
 
@@ -308,13 +338,20 @@ unsafe impl Sync for SumZone {}
 impl SumZone {
     #[doc(hidden)]
     pub const fn __new(site: Site) -> SumZone {
-        SumZone { site, count: UnsafeCell::new(0), total: UnsafeCell::new(0) }
+        SumZone {
+            site,
+            count: UnsafeCell::new(0),
+            total: UnsafeCell::new(0),
+        }
     }
 
     /// Starts one measurement; it ends when the guard is dropped.
     #[inline(always)]
     pub fn measure(&'static self) -> SumGuard {
-        SumGuard { start: crate::hw::clock_lo(), sum: self }
+        SumGuard {
+            start: crate::hw::clock_lo(),
+            sum: self,
+        }
     }
 
     /// Records the total so far (if any) and starts a new one.
@@ -328,7 +365,12 @@ impl SumZone {
             *self.total.get() = 0;
         }
         if producer::recording() {
-            producer::record(&Record::Sum { id: self.site.id(), time: producer::now(), count, total });
+            producer::record(&Record::Sum {
+                id: self.site.id(),
+                time: producer::now(),
+                count,
+                total,
+            });
         }
     }
 
@@ -360,7 +402,12 @@ impl Drop for SumGuard {
 
 /// Writes a zone whose 64-bit times the caller measured (the FW and KERNEL wrappers).
 pub(crate) fn record_span(id: SiteId, start: u64, end: u64) {
-    producer::record_always(&Record::Zone { id, end, duration: end - start, value: None });
+    producer::record_always(&Record::Zone {
+        id,
+        end,
+        duration: end - start,
+        value: None,
+    });
 }
 
 /// The site of the `PROFILER-STALL` zone recorded around each wait for the consumer.

@@ -20,7 +20,12 @@ fn i(imm: i32, rs1: u32, f3: u32, rd: u32, opc: u32) -> u32 {
 }
 fn s(imm: i32, rs2: u32, rs1: u32, f3: u32) -> u32 {
     let imm = imm as u32;
-    (((imm >> 5) & 0x7F) << 25) | ((rs2 & 31) << 20) | ((rs1 & 31) << 15) | (f3 << 12) | ((imm & 31) << 7) | 0x23
+    (((imm >> 5) & 0x7F) << 25)
+        | ((rs2 & 31) << 20)
+        | ((rs1 & 31) << 15)
+        | (f3 << 12)
+        | ((imm & 31) << 7)
+        | 0x23
 }
 fn b(off: i32, rs2: u32, rs1: u32, f3: u32) -> u32 {
     let o = off as u32;
@@ -101,7 +106,10 @@ pub fn auipc(rd: u32, imm20: u32) -> u32 {
 /// `jal rd, off` (pc-relative byte offset)
 pub fn jal(rd: u32, off: i32) -> u32 {
     let o = off as u32;
-    (((o >> 20) & 1) << 31) | (((o >> 1) & 0x3FF) << 21) | (((o >> 11) & 1) << 20) | (((o >> 12) & 0xFF) << 12)
+    (((o >> 20) & 1) << 31)
+        | (((o >> 1) & 0x3FF) << 21)
+        | (((o >> 11) & 1) << 20)
+        | (((o >> 12) & 0xFF) << 12)
         | ((rd & 31) << 7)
         | 0x6F
 }
@@ -154,7 +162,10 @@ const SHDR: usize = 40;
 impl Elf {
     /// An executable whose entry point is `entry`.
     pub fn new(entry: u32) -> Elf {
-        Elf { entry, ..Elf::default() }
+        Elf {
+            entry,
+            ..Elf::default()
+        }
     }
 
     /// A loadable segment holding `words` at `addr`.
@@ -187,7 +198,12 @@ impl Elf {
             off += (*addr as usize) % page;
             out.resize(off, 0);
             out.extend_from_slice(data);
-            phdrs.push((off as u32, *addr, data.len() as u32, (*mem).max(data.len() as u32)));
+            phdrs.push((
+                off as u32,
+                *addr,
+                data.len() as u32,
+                (*mem).max(data.len() as u32),
+            ));
         }
         // Sections: null, .text (first segment), .symtab, .strtab, .shstrtab.
         let mut strtab = vec![0u8];
@@ -213,9 +229,45 @@ impl Elf {
         out.extend_from_slice(&[0u8; SHDR]);
         let (t_off, t_addr, t_size) = phdrs.first().map_or((0, 0, 0), |p| (p.0, p.1, p.2));
         section(&mut out, 1, 1, 6, t_addr, t_off, t_size, 0, 0, 4, 0);
-        section(&mut out, 7, 2, 0, 0, sym_off as u32, symtab.len() as u32, 3, 1, 4, 16);
-        section(&mut out, 15, 3, 0, 0, str_off as u32, strtab.len() as u32, 0, 0, 1, 0);
-        section(&mut out, 23, 3, 0, 0, shstr_off as u32, shstr.len() as u32, 0, 0, 1, 0);
+        section(
+            &mut out,
+            7,
+            2,
+            0,
+            0,
+            sym_off as u32,
+            symtab.len() as u32,
+            3,
+            1,
+            4,
+            16,
+        );
+        section(
+            &mut out,
+            15,
+            3,
+            0,
+            0,
+            str_off as u32,
+            strtab.len() as u32,
+            0,
+            0,
+            1,
+            0,
+        );
+        section(
+            &mut out,
+            23,
+            3,
+            0,
+            0,
+            shstr_off as u32,
+            shstr.len() as u32,
+            0,
+            0,
+            1,
+            0,
+        );
 
         let mut h = Vec::with_capacity(EHDR);
         h.extend_from_slice(b"\x7fELF\x01\x01\x01\0\0\0\0\0\0\0\0\0");
@@ -251,7 +303,19 @@ fn align4(v: &mut Vec<u8>) -> usize {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn section(out: &mut Vec<u8>, name: u32, ty: u32, flags: u32, addr: u32, off: u32, size: u32, link: u32, info: u32, align: u32, entsize: u32) {
+fn section(
+    out: &mut Vec<u8>,
+    name: u32,
+    ty: u32,
+    flags: u32,
+    addr: u32,
+    off: u32,
+    size: u32,
+    link: u32,
+    info: u32,
+    align: u32,
+    entsize: u32,
+) {
     for v in [name, ty, flags, addr, off, size, link, info, align, entsize] {
         put32(out, v);
     }
@@ -274,7 +338,17 @@ mod tests {
         assert_eq!((d.op, d.rs1, d.rs2, d.imm), (Op::Sw, 2, 5, -12));
         let d = decode(srai(3, 4, 31));
         assert_eq!((d.op, d.rd, d.rs1, d.imm), (Op::Srai, 3, 4, 31));
-        for v in [0u32, 1, 0x7FF, 0x800, 0xFFF, 0x8000_0000, 0xFFFF_F800, 0xDEAD_BEEF, u32::MAX] {
+        for v in [
+            0u32,
+            1,
+            0x7FF,
+            0x800,
+            0xFFF,
+            0x8000_0000,
+            0xFFFF_F800,
+            0xDEAD_BEEF,
+            u32::MAX,
+        ] {
             let [a, b] = li(7, v);
             let (ha, hb) = (decode(a), decode(b));
             assert_eq!((ha.imm as u32).wrapping_add(hb.imm as u32), v, "li {v:#x}");

@@ -34,7 +34,11 @@ pub struct ChipClock {
 
 impl Default for ChipClock {
     fn default() -> ChipClock {
-        ChipClock { true_mhz: None, drift_ppm_per_s: 0.0, reset_host_ns: 0.0 }
+        ChipClock {
+            true_mhz: None,
+            drift_ppm_per_s: 0.0,
+            reset_host_ns: 0.0,
+        }
     }
 }
 
@@ -106,15 +110,29 @@ impl ReadLatency {
 
     /// Draws one read's `(request leg, response leg)` in ns.
     pub(crate) fn draw(&self, rng: &mut SplitMix) -> (f64, f64) {
-        let request = leg(rng, self.request_ns, self.request_jitter_mean_ns, self.request_uniform_ns);
-        let response = leg(rng, self.response_ns, self.response_jitter_mean_ns, self.response_uniform_ns);
+        let request = leg(
+            rng,
+            self.request_ns,
+            self.request_jitter_mean_ns,
+            self.request_uniform_ns,
+        );
+        let response = leg(
+            rng,
+            self.response_ns,
+            self.response_jitter_mean_ns,
+            self.response_uniform_ns,
+        );
         (request, response)
     }
 }
 
 fn leg(rng: &mut SplitMix, base: f64, exp_mean: f64, half_width: f64) -> f64 {
     let exp = rng.exp(exp_mean);
-    let uniform = if half_width > 0.0 { (2.0 * rng.unit() - 1.0) * half_width } else { 0.0 };
+    let uniform = if half_width > 0.0 {
+        (2.0 * rng.unit() - 1.0) * half_width
+    } else {
+        0.0
+    };
     (base.max(0.0) + exp + uniform).max(0.0)
 }
 
@@ -140,7 +158,11 @@ impl ClockModel {
 
     /// The oscillator of chip `chip`.
     pub fn chip(&self, chip: u32) -> ChipClock {
-        self.chips.get(chip as usize).or(self.chips.last()).copied().unwrap_or_default()
+        self.chips
+            .get(chip as usize)
+            .or(self.chips.last())
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The frequency steps of chip `chip` (empty: none).
@@ -160,7 +182,15 @@ impl ClockModel {
             TileOffsets::Explicit(v) => (0..n).map(|i| v.get(i).copied().unwrap_or(0)).collect(),
             TileOffsets::Seeded { max_cycles, seed } => {
                 let mut rng = SplitMix(*seed);
-                (0..n).map(|_| if *max_cycles == u64::MAX { rng.next() } else { rng.next() % (max_cycles + 1) }).collect()
+                (0..n)
+                    .map(|_| {
+                        if *max_cycles == u64::MAX {
+                            rng.next()
+                        } else {
+                            rng.next() % (max_cycles + 1)
+                        }
+                    })
+                    .collect()
             }
         }
     }
@@ -182,7 +212,12 @@ pub struct ClockTruth {
 }
 
 impl ClockTruth {
-    pub(crate) fn new(chip: ChipClock, nominal_mhz: f64, tile_offset: u64, steps: &[FreqStep]) -> ClockTruth {
+    pub(crate) fn new(
+        chip: ChipClock,
+        nominal_mhz: f64,
+        tile_offset: u64,
+        steps: &[FreqStep],
+    ) -> ClockTruth {
         ClockTruth {
             true_mhz: chip.true_mhz.unwrap_or(nominal_mhz),
             nominal_mhz,
@@ -196,7 +231,11 @@ impl ClockTruth {
     /// Cycles per ns at the reset (before drift) while the PLL targets `target_mhz`: the
     /// target scaled by the oscillator's error (exactly `true_mhz` at the nominal target).
     fn k(&self, target_mhz: f64) -> f64 {
-        let mhz = if target_mhz == self.nominal_mhz { self.true_mhz } else { target_mhz * self.true_mhz / self.nominal_mhz };
+        let mhz = if target_mhz == self.nominal_mhz {
+            self.true_mhz
+        } else {
+            target_mhz * self.true_mhz / self.nominal_mhz
+        };
         mhz * 1e-3
     }
 
@@ -237,11 +276,14 @@ impl ClockTruth {
         for (i, piece) in pieces.iter().enumerate() {
             let k = self.k(piece.mhz);
             let next = pieces.get(i + 1);
-            let here = next.map_or(f64::INFINITY, |n| k * (self.p(n.start) - self.p(piece.start)));
+            let here = next.map_or(f64::INFINITY, |n| {
+                k * (self.p(n.start) - self.p(piece.start))
+            });
             if chip_cycles < done + here || next.is_none() {
                 let c = self.p(piece.start) + (chip_cycles - done) / k;
                 // Stable root of a·Δ² + Δ - c = 0 (also right for a = 0).
-                return self.reset_host_ns + 2.0 * c / (1.0 + (1.0 + 4.0 * self.a() * c).max(0.0).sqrt());
+                return self.reset_host_ns
+                    + 2.0 * c / (1.0 + (1.0 + 4.0 * self.a() * c).max(0.0).sqrt());
             }
             done += here;
         }
@@ -256,7 +298,11 @@ impl ClockTruth {
     /// The PLL target at host time `host_ns`, MHz (nominal before the first step).
     pub fn target_mhz_at(&self, host_ns: f64) -> f64 {
         let d = (host_ns - self.reset_host_ns).max(0.0);
-        self.pieces().iter().rev().find(|p| p.start <= d).map_or(self.nominal_mhz, |p| p.mhz)
+        self.pieces()
+            .iter()
+            .rev()
+            .find(|p| p.start <= d)
+            .map_or(self.nominal_mhz, |p| p.mhz)
     }
 
     /// The true frequency at host time `host_ns`, MHz.
@@ -282,7 +328,11 @@ impl ClockTruth {
             .map(|w| {
                 let t = self.reset_host_ns + w[1].start;
                 let drift = 1.0 + self.drift_ppm_per_s * 1e-6 * w[1].start / 1e9;
-                (t, self.k(w[0].mhz) * 1e3 * drift, self.k(w[1].mhz) * 1e3 * drift)
+                (
+                    t,
+                    self.k(w[0].mhz) * 1e3 * drift,
+                    self.k(w[1].mhz) * 1e3 * drift,
+                )
             })
             .collect()
     }
@@ -320,7 +370,16 @@ mod tests {
     use super::*;
 
     fn truth(mhz: f64, ppm: f64) -> ClockTruth {
-        ClockTruth::new(ChipClock { true_mhz: Some(mhz), drift_ppm_per_s: ppm, reset_host_ns: 1000.0 }, 1000.0, 7, &[])
+        ClockTruth::new(
+            ChipClock {
+                true_mhz: Some(mhz),
+                drift_ppm_per_s: ppm,
+                reset_host_ns: 1000.0,
+            },
+            1000.0,
+            7,
+            &[],
+        )
     }
 
     #[test]
@@ -333,23 +392,52 @@ mod tests {
             }
         }
         let t = truth(985.0, 0.0);
-        assert!((t.cycles_at(1000.0 + 1e9) - (985e6 + 7.0)).abs() < 1e-3, "985 MHz: 985e6 cycles a second");
+        assert!(
+            (t.cycles_at(1000.0 + 1e9) - (985e6 + 7.0)).abs() < 1e-3,
+            "985 MHz: 985e6 cycles a second"
+        );
     }
 
     #[test]
     fn frequency_steps_keep_the_counter_continuous_and_invertible() {
         let mut t = truth(1000.0 * (1.0 + 200e-6), 0.5);
         t.steps = vec![
-            FreqStep { at_host_ns: 1000.0 + 2e9, mhz: 800.0 },
-            FreqStep { at_host_ns: 1000.0 + 5e9, mhz: 1100.0 },
-            FreqStep { at_host_ns: 1000.0 + 7e9, mhz: 1000.0 },
+            FreqStep {
+                at_host_ns: 1000.0 + 2e9,
+                mhz: 800.0,
+            },
+            FreqStep {
+                at_host_ns: 1000.0 + 5e9,
+                mhz: 1100.0,
+            },
+            FreqStep {
+                at_host_ns: 1000.0 + 7e9,
+                mhz: 1000.0,
+            },
         ];
         let flat = truth(1000.0 * (1.0 + 200e-6), 0.5);
         // Before the first step: the single-frequency model exactly.
-        assert_eq!(t.chip_cycles_at(1000.0 + 1.5e9), flat.chip_cycles_at(1000.0 + 1.5e9));
-        for h in [1000.0, 3e6, 2e9 + 999.0, 2e9 + 1001.0, 4e9, 5e9 + 1000.0, 6.5e9, 9e9, 1.2e10] {
+        assert_eq!(
+            t.chip_cycles_at(1000.0 + 1.5e9),
+            flat.chip_cycles_at(1000.0 + 1.5e9)
+        );
+        for h in [
+            1000.0,
+            3e6,
+            2e9 + 999.0,
+            2e9 + 1001.0,
+            4e9,
+            5e9 + 1000.0,
+            6.5e9,
+            9e9,
+            1.2e10,
+        ] {
             let c = t.cycles_at(h);
-            assert!((t.host_ns_at(c) - h).abs() < 1e-3, "{h}: {}", t.host_ns_at(c));
+            assert!(
+                (t.host_ns_at(c) - h).abs() < 1e-3,
+                "{h}: {}",
+                t.host_ns_at(c)
+            );
         }
         // Continuous at a step, slope from the new target scaled by the oscillator's error.
         let at = 1000.0 + 5e9;
@@ -360,10 +448,16 @@ mod tests {
         assert!((t.mhz_at(at + 1.0) - expect).abs() < 1e-3 && t.target_mhz_at(at - 1.0) == 800.0);
         let steps = t.true_steps();
         assert_eq!(steps.len(), 3);
-        assert!((steps[0].0 - (1000.0 + 2e9)).abs() < 1e-9 && (steps[0].2 / steps[0].1 - 0.8).abs() < 1e-12);
+        assert!(
+            (steps[0].0 - (1000.0 + 2e9)).abs() < 1e-9
+                && (steps[0].2 / steps[0].1 - 0.8).abs() < 1e-12
+        );
         // The reference counter ignores the steps: 50 MHz with the oscillator's error.
         let ticks = t.ref_ticks_at(1000.0 + 1e9);
-        assert!((ticks - 50e6 * (1.0 + 200e-6) * (1.0 + 0.25e-6)).abs() < 1e-3, "{ticks}");
+        assert!(
+            (ticks - 50e6 * (1.0 + 200e-6) * (1.0 + 0.25e-6)).abs() < 1e-3,
+            "{ticks}"
+        );
         assert_eq!(ticks, flat.ref_ticks_at(1000.0 + 1e9));
     }
 
@@ -382,12 +476,18 @@ mod tests {
         let (mut lo, mut hi, mut sum) = (f64::MAX, 0.0f64, 0.0);
         for _ in 0..20_000 {
             let (a, b) = u.draw(&mut rng);
-            assert!((250.0..=750.0).contains(&a) && (250.0..=750.0).contains(&b), "{a} {b}");
+            assert!(
+                (250.0..=750.0).contains(&a) && (250.0..=750.0).contains(&b),
+                "{a} {b}"
+            );
             lo = lo.min(a + b);
             hi = hi.max(a + b);
             sum += a - b;
         }
-        assert!(lo < 560.0 && hi > 1440.0 && lo >= 500.0 && hi <= 1500.0, "round trips {lo}..{hi}");
+        assert!(
+            lo < 560.0 && hi > 1440.0 && lo >= 500.0 && hi <= 1500.0,
+            "round trips {lo}..{hi}"
+        );
         assert!((sum / 20_000.0).abs() < 5.0, "legs symmetric on average");
         // The default (exponential only) draws exactly what it drew before uniform jitter existed.
         let d = ReadLatency::default();
@@ -400,7 +500,13 @@ mod tests {
 
     #[test]
     fn seeded_offsets_are_reproducible_and_bounded() {
-        let m = ClockModel { tile_offsets: TileOffsets::Seeded { max_cycles: 100, seed: 3 }, ..ClockModel::nominal() };
+        let m = ClockModel {
+            tile_offsets: TileOffsets::Seeded {
+                max_cycles: 100,
+                seed: 3,
+            },
+            ..ClockModel::nominal()
+        };
         let a = m.offsets(50);
         assert_eq!(a, m.offsets(50));
         assert!(a.iter().all(|&o| o <= 100) && a.iter().any(|&o| o != a[0]));

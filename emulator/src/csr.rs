@@ -80,8 +80,18 @@ impl Csrs {
 
     /// Executes one CSR instruction. `write` is false for the forms that must not write
     /// (`csrrs`/`csrrc` with `rs1 = x0` or `uimm = 0`). Returns the old value for `rd`.
-    pub fn access(&mut self, csr: u32, op: CsrOp, operand: u32, write: bool, c: Counters) -> Result<u32, FaultKind> {
-        let unknown = FaultKind::Csr { csr, reason: "not implemented by this core" };
+    pub fn access(
+        &mut self,
+        csr: u32,
+        op: CsrOp,
+        operand: u32,
+        write: bool,
+        c: Counters,
+    ) -> Result<u32, FaultKind> {
+        let unknown = FaultKind::Csr {
+            csr,
+            reason: "not implemented by this core",
+        };
         let old = self.read(csr, c).ok_or(unknown)?;
         if !write {
             return Ok(old);
@@ -101,14 +111,21 @@ impl Csrs {
                     (c.instret, &mut self.instret_adjust)
                 };
                 let current = now.wrapping_add(*adjust);
-                let target = if csr & 0x80 == 0 { set_lo(current) } else { set_hi(current) };
+                let target = if csr & 0x80 == 0 {
+                    set_lo(current)
+                } else {
+                    set_hi(current)
+                };
                 // The write takes effect after this instruction; minstret then counts it.
                 let retire_fix = u64::from(csr & 0xF == 2);
                 *adjust = target.wrapping_sub(now).wrapping_sub(retire_fix);
             }
             0x301 => {} // misa: WARL, writes ignored
             0xC00..=0xC1F | 0xC80..=0xC9F | 0xF11..=0xF14 => {
-                return Err(FaultKind::Csr { csr, reason: "read-only CSR written" })
+                return Err(FaultKind::Csr {
+                    csr,
+                    reason: "read-only CSR written",
+                })
             }
             _ => {
                 if let Some(i) = scratch_index(csr) {
@@ -124,7 +141,11 @@ impl Csrs {
 mod tests {
     use super::*;
 
-    const C: Counters = Counters { cycles: 100, instret: 40, wall: (3 << 32) | 9 };
+    const C: Counters = Counters {
+        cycles: 100,
+        instret: 40,
+        wall: (3 << 32) | 9,
+    };
 
     #[test]
     fn counters_read_their_sources() {
@@ -133,7 +154,11 @@ mod tests {
         assert_eq!(s.access(0xC02, CsrOp::Set, 0, false, C), Ok(40));
         assert_eq!(s.access(0xC01, CsrOp::Set, 0, false, C), Ok(9));
         assert_eq!(s.access(0xC81, CsrOp::Set, 0, false, C), Ok(3));
-        assert_eq!(s.access(0xF14, CsrOp::Set, 0, false, C), Ok(0), "mhartid is 0 on every core");
+        assert_eq!(
+            s.access(0xF14, CsrOp::Set, 0, false, C),
+            Ok(0),
+            "mhartid is 0 on every core"
+        );
         assert_eq!(s.access(0x301, CsrOp::Set, 0, false, C), Ok(MISA_RV32IM));
     }
 
@@ -152,7 +177,13 @@ mod tests {
     #[test]
     fn read_only_and_unknown_csrs_fault() {
         let mut s = Csrs::default();
-        assert!(matches!(s.access(0xC00, CsrOp::Write, 1, true, C), Err(FaultKind::Csr { csr: 0xC00, .. })));
-        assert!(matches!(s.access(0x7C0, CsrOp::Set, 0, false, C), Err(FaultKind::Csr { csr: 0x7C0, .. })));
+        assert!(matches!(
+            s.access(0xC00, CsrOp::Write, 1, true, C),
+            Err(FaultKind::Csr { csr: 0xC00, .. })
+        ));
+        assert!(matches!(
+            s.access(0x7C0, CsrOp::Set, 0, false, C),
+            Err(FaultKind::Csr { csr: 0x7C0, .. })
+        ));
     }
 }

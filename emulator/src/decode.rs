@@ -94,10 +94,22 @@ pub struct Inst {
 
 impl Inst {
     /// An illegal instruction.
-    pub const ILLEGAL: Inst = Inst { op: Op::Illegal, rd: 0, rs1: 0, rs2: 0, imm: 0 };
+    pub const ILLEGAL: Inst = Inst {
+        op: Op::Illegal,
+        rd: 0,
+        rs1: 0,
+        rs2: 0,
+        imm: 0,
+    };
 
     const fn new(op: Op, rd: u32, rs1: u32, rs2: u32, imm: i32) -> Inst {
-        Inst { op, rd: rd as u8, rs1: rs1 as u8, rs2: rs2 as u8, imm }
+        Inst {
+            op,
+            rd: rd as u8,
+            rs1: rs1 as u8,
+            rs2: rs2 as u8,
+            imm,
+        }
     }
 
     /// Whether the operation writes `rd`.
@@ -278,7 +290,10 @@ mod tests {
         // addi x10, x0, -1
         assert_eq!(decode(0xFFF00513), Inst::new(Op::Addi, 10, 0, 0, -1));
         // lui x5, 0xfffff
-        assert_eq!(decode(0xFFFFF2B7), Inst::new(Op::Lui, 5, 0, 0, 0xFFFF_F000u32 as i32));
+        assert_eq!(
+            decode(0xFFFFF2B7),
+            Inst::new(Op::Lui, 5, 0, 0, 0xFFFF_F000u32 as i32)
+        );
         // bne x0, x0, +4094 (max positive branch offset)
         assert_eq!(decode(0x7E001FE3), Inst::new(Op::Bne, 0, 0, 0, 4094));
     }
@@ -287,19 +302,34 @@ mod tests {
     fn reserved_encodings_are_illegal() {
         assert_eq!(decode(0xFFFF_FFFF).op, Op::Illegal);
         assert_eq!(decode(0x4000_1013).op, Op::Illegal, "slli with funct7 != 0");
-        assert_eq!(decode(0x4000_0033 | (1 << 12)).op, Op::Illegal, "sub-style sll");
+        assert_eq!(
+            decode(0x4000_0033 | (1 << 12)).op,
+            Op::Illegal,
+            "sub-style sll"
+        );
         assert_eq!(decode(0x0000_2067).op, Op::Illegal, "jalr with funct3 != 0");
         assert_eq!(decode(0x0000_3003).op, Op::Illegal, "ld is RV64");
-        assert_eq!(decode(0x0020_0073).op, Op::Illegal, "uret is not implemented");
+        assert_eq!(
+            decode(0x0020_0073).op,
+            Op::Illegal,
+            "uret is not implemented"
+        );
     }
 
     #[test]
     fn words_with_low_bits_other_than_0b11_are_ttinsn() {
         // .ttinsn 0x02000000 (a Tensix NOP) is encoded as the word rotated left by two.
-        assert_eq!(decode(0x0800_0000), Inst::new(Op::TtInsn, 0, 0, 0, 0x0200_0000));
+        assert_eq!(
+            decode(0x0800_0000),
+            Inst::new(Op::TtInsn, 0, 0, 0, 0x0200_0000)
+        );
         assert_eq!(decode(0).op, Op::TtInsn);
         assert_eq!(decode(0x0000_0001).imm as u32, 0x4000_0000);
-        assert_eq!(decode(0xFFFF_FFFE).imm as u32, 0xBFFF_FFFF, "the largest (rotated) immediate");
+        assert_eq!(
+            decode(0xFFFF_FFFE).imm as u32,
+            0xBFFF_FFFF,
+            "the largest (rotated) immediate"
+        );
         assert!(!decode(0x0000_0002).writes_rd());
     }
 

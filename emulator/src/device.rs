@@ -76,16 +76,25 @@ impl Device {
             return Err(EmuError::Config("a device needs at least one chip".into()));
         }
         if cfg.quantum == 0 || cfg.instruction_budget == 0 {
-            return Err(EmuError::Config("quantum and instruction_budget must be positive".into()));
+            return Err(EmuError::Config(
+                "quantum and instruction_budget must be positive".into(),
+            ));
         }
         let mut coords = Vec::new();
         for row in 0..rows {
             for col in 0..cols {
-                coords.push(arch.worker_noc(col, row).ok_or_else(|| EmuError::Config("grid outside the arch".into()))?);
+                coords.push(
+                    arch.worker_noc(col, row)
+                        .ok_or_else(|| EmuError::Config("grid outside the arch".into()))?,
+                );
             }
         }
-        let geometry =
-            Geometry { arch, chips: cfg.chips, tiles_per_chip: coords.len() as u32, l1_size: arch.l1_size() };
+        let geometry = Geometry {
+            arch,
+            chips: cfg.chips,
+            tiles_per_chip: coords.len() as u32,
+            l1_size: arch.l1_size(),
+        };
         let image = Image::create(cfg.image.as_deref(), geometry, &coords)?;
         let offsets = cfg.clock.offsets(cfg.chips as usize * coords.len());
         let code = code_regions(arch);
@@ -93,14 +102,22 @@ impl Device {
         let mut tiles = Vec::with_capacity(offsets.len());
         let topo = Arc::new(Topology {
             arch,
-            tiles: coords.iter().enumerate().map(|(i, &c)| (c, i as u32)).collect(),
+            tiles: coords
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| (c, i as u32))
+                .collect(),
             l1_size: arch.l1_size(),
             cfg: cfg.noc,
         });
         let mut noc = Vec::new();
         for chip in 0..cfg.chips {
             let base = chip as usize * coords.len();
-            let map = coords.iter().enumerate().map(|(i, &c)| (c, base + i)).collect();
+            let map = coords
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| (c, base + i))
+                .collect();
             noc.push(ChipNoc::new(arch, cfg.noc, map));
         }
         for chip in 0..cfg.chips {
@@ -110,17 +127,26 @@ impl Device {
                     l1: image.l1(chip, i as u32),
                     code: code.clone(),
                     code_end,
-                    regs: TileRegs { wall_offset: offsets[global], ..TileRegs::default() },
+                    regs: TileRegs {
+                        wall_offset: offsets[global],
+                        ..TileRegs::default()
+                    },
                     timing: cfg.timing,
                     misaligned: cfg.misaligned,
-                    niu: cfg.noc.enabled.then(|| Box::new(Niu::new(topo.clone(), global, coord))),
+                    niu: cfg
+                        .noc
+                        .enabled
+                        .then(|| Box::new(Niu::new(topo.clone(), global, coord))),
                     risc: Risc::Brisc,
                 };
                 tiles.push(Tile {
                     chip,
                     coord,
                     global,
-                    harts: Risc::ALL.iter().map(|&r| Hart::new(memory_map(arch, r))).collect(),
+                    harts: Risc::ALL
+                        .iter()
+                        .map(|&r| Hart::new(memory_map(arch, r)))
+                        .collect(),
                     mem,
                     zicsr: arch == Arch::Blackhole,
                     quantum: cfg.quantum as u64,
@@ -133,13 +159,20 @@ impl Device {
             }
         }
         // Host time starts when the last chip came out of reset.
-        let start_ns = (0..cfg.chips).map(|c| cfg.clock.chip(c).reset_host_ns).fold(0.0, f64::max);
-        let host = Mutex::new(crate::sync::HostClock::new(cfg.clock.host_read.seed, start_ns));
+        let start_ns = (0..cfg.chips)
+            .map(|c| cfg.clock.chip(c).reset_host_ns)
+            .fold(0.0, f64::max);
+        let host = Mutex::new(crate::sync::HostClock::new(
+            cfg.clock.host_read.seed,
+            start_ns,
+        ));
         let published = Published::new(start_ns);
         let mailbox = if cfg.clock_mailbox {
             let ctx = Context {
                 chips: (0..cfg.chips).map(|c| cfg.clock.chip(c)).collect(),
-                dvfs: (0..cfg.chips).map(|c| cfg.clock.steps(c).to_vec()).collect(),
+                dvfs: (0..cfg.chips)
+                    .map(|c| cfg.clock.steps(c).to_vec())
+                    .collect(),
                 nominal_mhz: arch.aiclk_mhz() as f64,
                 host_read: cfg.clock.host_read,
                 coords: coords.clone(),
@@ -195,10 +228,16 @@ impl Device {
     /// Index in `self.tiles` of `tile` on `chip`.
     pub(crate) fn tile_index(&self, chip: u32, tile: NocCoord) -> Result<usize, EmuError> {
         if chip >= self.cfg.chips {
-            return Err(EmuError::Config(format!("chip {chip} does not exist (the device has {})", self.cfg.chips)));
+            return Err(EmuError::Config(format!(
+                "chip {chip} does not exist (the device has {})",
+                self.cfg.chips
+            )));
         }
         let i = self.coords.iter().position(|&c| c == tile).ok_or_else(|| {
-            EmuError::Config(format!("tile {tile} is not a worker tile of this {}x{} grid", self.cfg.grid.0, self.cfg.grid.1))
+            EmuError::Config(format!(
+                "tile {tile} is not a worker tile of this {}x{} grid",
+                self.cfg.grid.0, self.cfg.grid.1
+            ))
         })?;
         Ok(chip as usize * self.coords.len() + i)
     }
@@ -222,7 +261,10 @@ impl Device {
         for s in &program.segments {
             match s.target {
                 Target::L1 => {
-                    let bytes = s.data.iter().chain(std::iter::repeat_n(&0u8, s.zeros as usize));
+                    let bytes = s
+                        .data
+                        .iter()
+                        .chain(std::iter::repeat_n(&0u8, s.zeros as usize));
                     for (a, &b) in (s.addr..).zip(bytes) {
                         l1.store::<1>(a, b as u32);
                     }
@@ -260,7 +302,11 @@ impl Device {
         if let Some(p) = self.programs.get(&key) {
             return Ok(p.clone());
         }
-        let p = Arc::new(Program::parse(bytes, name, &memory_map(self.cfg.arch, risc))?);
+        let p = Arc::new(Program::parse(
+            bytes,
+            name,
+            &memory_map(self.cfg.arch, risc),
+        )?);
         self.programs.insert(key, p.clone());
         Ok(p)
     }
@@ -271,7 +317,12 @@ impl Device {
     }
 
     /// The architectural state of one core after a run: `(pc, x0..x31)`.
-    pub fn hart_registers(&self, chip: u32, tile: NocCoord, risc: Risc) -> Result<(u32, [u32; 32]), EmuError> {
+    pub fn hart_registers(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        risc: Risc,
+    ) -> Result<(u32, [u32; 32]), EmuError> {
         let h = self.tiles[self.tile_index(chip, tile)?].hart(risc);
         let mut regs = [0u32; 32];
         regs.copy_from_slice(&h.core.regs[..32]);
@@ -280,7 +331,10 @@ impl Device {
 
     /// A copy of one core's local RAM (empty if no kernel is loaded).
     pub fn local_ram(&self, chip: u32, tile: NocCoord, risc: Risc) -> Result<Vec<u8>, EmuError> {
-        Ok(self.tiles[self.tile_index(chip, tile)?].hart(risc).local.clone())
+        Ok(self.tiles[self.tile_index(chip, tile)?]
+            .hart(risc)
+            .local
+            .clone())
     }
 
     /// The wall clock of `tile` now (between runs): the chip counter plus the tile offset.
@@ -296,7 +350,9 @@ impl Device {
     }
 
     pub(crate) fn truth_of(&self, chip: u32, offset: u64) -> ClockTruth {
-        self.cfg.clock.truth(chip, self.cfg.arch.aiclk_mhz() as f64, offset)
+        self.cfg
+            .clock
+            .truth(chip, self.cfg.arch.aiclk_mhz() as f64, offset)
     }
 }
 

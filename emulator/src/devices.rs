@@ -113,8 +113,14 @@ const fn max(a: u32, b: u32) -> u32 {
 const L1_MAX: u32 = max(Arch::WormholeB0.l1_size(), Arch::Blackhole.l1_size());
 /// The largest core-local RAM (Blackhole BRISC/NCRISC, 8 KiB).
 const LOCAL_MAX: u32 = max(
-    max(Arch::WormholeB0.local_ram_size(Risc::Brisc), Arch::WormholeB0.local_ram_size(Risc::Trisc0)),
-    max(Arch::Blackhole.local_ram_size(Risc::Brisc), Arch::Blackhole.local_ram_size(Risc::Trisc0)),
+    max(
+        Arch::WormholeB0.local_ram_size(Risc::Brisc),
+        Arch::WormholeB0.local_ram_size(Risc::Trisc0),
+    ),
+    max(
+        Arch::Blackhole.local_ram_size(Risc::Brisc),
+        Arch::Blackhole.local_ram_size(Risc::Trisc0),
+    ),
 );
 
 /// Classifies `addr` for the pipeline model, per the memory map and load-latency tables.
@@ -151,32 +157,134 @@ struct Span {
     size: u32,
     window: Window,
     name: &'static str,
-        load: LoadRegion,
+    load: LoadRegion,
 }
 
 const fn sp(base: u32, size: u32, window: Window, name: &'static str, load: LoadRegion) -> Span {
-    Span { base, size, window, name, load }
+    Span {
+        base,
+        size,
+        window,
+        name,
+        load,
+    }
 }
 
 use LoadRegion::{Fifo, Mmio, Tensix, Unmapped as NoLoad};
 
 const SPANS: [Span; 16] = [
-    sp(mmio::TDMA_REGS_BASE, mmio::TDMA_REGS_SIZE, Window::Tdma, "RISCV_TDMA_REGS (TDMA-RISC)", Mmio),
-    sp(mmio::DEBUG_REGS_BASE, mmio::DEBUG_REGS_SIZE, Window::Debug, "RISCV_DEBUG_REGS (tile control/debug/status)", Mmio),
-    sp(mmio::PIC_REGS_BASE, mmio::PIC_REGS_SIZE, Window::Pic, "PIC registers", Mmio),
-    sp(mmio::NOC0_REGS_BASE, mmio::NOC_REGS_SIZE, Window::Noc, "NOC0_REGS", Mmio),
-    sp(mmio::NOC1_REGS_BASE, mmio::NOC_REGS_SIZE, Window::Noc, "NOC1_REGS", Mmio),
-    sp(mmio::NOC_OVERLAY_BASE, mmio::NOC_OVERLAY_SIZE, Window::Overlay, "NOC_OVERLAY (NoC overlay)", Mmio),
-    sp(mmio::MOP_CFG_BASE, mmio::MOP_CFG_SIZE, Window::MopCfg, "TENSIX_MOP_CFG_BASE (MOP expander configuration)", NoLoad),
-    sp(mmio::REGFILE_BASE, mmio::REGFILE_SIZE, Window::Regfile, "REGFILE_BASE (Tensix GPRs)", Tensix),
-    sp(mmio::INSTRN_BUF_BASE, mmio::INSTRN_BUF_SIZE, Window::Instrn(0), "INSTRN_BUF_BASE (push Tensix instruction)", NoLoad),
-    sp(mmio::INSTRN1_BUF_BASE, mmio::INSTRN_BUF_SIZE, Window::Instrn(1), "INSTRN1_BUF_BASE (BRISC's push to Tensix thread T1)", NoLoad),
-    sp(mmio::INSTRN2_BUF_BASE, mmio::INSTRN_BUF_SIZE, Window::Instrn(2), "INSTRN2_BUF_BASE (BRISC's push to Tensix thread T2)", NoLoad),
-    sp(mmio::PC_BUF_BASE, mmio::PC_BUF_SIZE, Window::PcBuf(0), "PC_BUF_BASE (PCBufs, TTSync, Tensix semaphores)", Fifo),
-    sp(mmio::PC1_BUF_BASE, mmio::PC_BUF_SIZE, Window::PcBuf(1), "PC1_BUF_BASE (PCBuf from BRISC to TRISC1)", Fifo),
-    sp(mmio::PC2_BUF_BASE, mmio::PC_BUF_SIZE, Window::PcBuf(2), "PC2_BUF_BASE (PCBuf from BRISC to TRISC2)", Fifo),
-    sp(mmio::MAILBOX_BASE, mmio::MAILBOX_SIZE, Window::Mailbox, "TENSIX_MAILBOX0..3_BASE (mailboxes)", Fifo),
-    sp(mmio::TENSIX_CFG_BASE, mmio::TENSIX_CFG_SIZE, Window::TensixCfg, "TENSIX_CFG_BASE (Tensix backend configuration)", Tensix),
+    sp(
+        mmio::TDMA_REGS_BASE,
+        mmio::TDMA_REGS_SIZE,
+        Window::Tdma,
+        "RISCV_TDMA_REGS (TDMA-RISC)",
+        Mmio,
+    ),
+    sp(
+        mmio::DEBUG_REGS_BASE,
+        mmio::DEBUG_REGS_SIZE,
+        Window::Debug,
+        "RISCV_DEBUG_REGS (tile control/debug/status)",
+        Mmio,
+    ),
+    sp(
+        mmio::PIC_REGS_BASE,
+        mmio::PIC_REGS_SIZE,
+        Window::Pic,
+        "PIC registers",
+        Mmio,
+    ),
+    sp(
+        mmio::NOC0_REGS_BASE,
+        mmio::NOC_REGS_SIZE,
+        Window::Noc,
+        "NOC0_REGS",
+        Mmio,
+    ),
+    sp(
+        mmio::NOC1_REGS_BASE,
+        mmio::NOC_REGS_SIZE,
+        Window::Noc,
+        "NOC1_REGS",
+        Mmio,
+    ),
+    sp(
+        mmio::NOC_OVERLAY_BASE,
+        mmio::NOC_OVERLAY_SIZE,
+        Window::Overlay,
+        "NOC_OVERLAY (NoC overlay)",
+        Mmio,
+    ),
+    sp(
+        mmio::MOP_CFG_BASE,
+        mmio::MOP_CFG_SIZE,
+        Window::MopCfg,
+        "TENSIX_MOP_CFG_BASE (MOP expander configuration)",
+        NoLoad,
+    ),
+    sp(
+        mmio::REGFILE_BASE,
+        mmio::REGFILE_SIZE,
+        Window::Regfile,
+        "REGFILE_BASE (Tensix GPRs)",
+        Tensix,
+    ),
+    sp(
+        mmio::INSTRN_BUF_BASE,
+        mmio::INSTRN_BUF_SIZE,
+        Window::Instrn(0),
+        "INSTRN_BUF_BASE (push Tensix instruction)",
+        NoLoad,
+    ),
+    sp(
+        mmio::INSTRN1_BUF_BASE,
+        mmio::INSTRN_BUF_SIZE,
+        Window::Instrn(1),
+        "INSTRN1_BUF_BASE (BRISC's push to Tensix thread T1)",
+        NoLoad,
+    ),
+    sp(
+        mmio::INSTRN2_BUF_BASE,
+        mmio::INSTRN_BUF_SIZE,
+        Window::Instrn(2),
+        "INSTRN2_BUF_BASE (BRISC's push to Tensix thread T2)",
+        NoLoad,
+    ),
+    sp(
+        mmio::PC_BUF_BASE,
+        mmio::PC_BUF_SIZE,
+        Window::PcBuf(0),
+        "PC_BUF_BASE (PCBufs, TTSync, Tensix semaphores)",
+        Fifo,
+    ),
+    sp(
+        mmio::PC1_BUF_BASE,
+        mmio::PC_BUF_SIZE,
+        Window::PcBuf(1),
+        "PC1_BUF_BASE (PCBuf from BRISC to TRISC1)",
+        Fifo,
+    ),
+    sp(
+        mmio::PC2_BUF_BASE,
+        mmio::PC_BUF_SIZE,
+        Window::PcBuf(2),
+        "PC2_BUF_BASE (PCBuf from BRISC to TRISC2)",
+        Fifo,
+    ),
+    sp(
+        mmio::MAILBOX_BASE,
+        mmio::MAILBOX_SIZE,
+        Window::Mailbox,
+        "TENSIX_MAILBOX0..3_BASE (mailboxes)",
+        Fifo,
+    ),
+    sp(
+        mmio::TENSIX_CFG_BASE,
+        mmio::TENSIX_CFG_SIZE,
+        Window::TensixCfg,
+        "TENSIX_CFG_BASE (Tensix backend configuration)",
+        Tensix,
+    ),
 ];
 
 fn span(addr: u32) -> Option<&'static Span> {
@@ -218,7 +326,10 @@ impl Target {
     /// Whether a narrow store merges into the current word (read without side effects)
     /// rather than delivering only its bytes.
     pub fn merges(self) -> bool {
-        matches!(self, Target::Regs | Target::Storage | Target::Device(Device::Gpr { .. }))
+        matches!(
+            self,
+            Target::Regs | Target::Storage | Target::Device(Device::Gpr { .. })
+        )
     }
 }
 
@@ -226,7 +337,9 @@ impl Target {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Device {
     /// The mailbox window of peer `peer` (0 BRISC, 1..=3 TRISC0..2).
-    Mailbox { peer: usize },
+    Mailbox {
+        peer: usize,
+    },
     /// BRISC's side of PCBuf `i`.
     PcBufB(usize),
     /// TRISC i's side of PCBuf `i`.
@@ -234,11 +347,19 @@ pub(crate) enum Device {
     /// TTSync `CoprocessorDoneCheck` or `MOPExpanderDoneCheck`.
     TtSync,
     Semaphore(usize),
-    Gpr { thread: usize, index: usize },
+    Gpr {
+        thread: usize,
+        index: usize,
+    },
     /// MOP expander configuration word `index` of TRISC `thread`'s Tensix thread.
-    MopCfg { thread: usize, index: usize },
+    MopCfg {
+        thread: usize,
+        index: usize,
+    },
     /// Pushes a Tensix instruction to Tensix thread `thread`.
-    Push { thread: u8 },
+    Push {
+        thread: u8,
+    },
 }
 
 /// Index of a core among the mailbox peers (BRISC, TRISC0, TRISC1, TRISC2).
@@ -262,7 +383,9 @@ fn thread(risc: Risc) -> Option<usize> {
 
 /// What an access at `addr` by `risc` reaches (above local RAM).
 pub(crate) fn target(addr: u32, risc: Risc) -> Target {
-    let Some(s) = span(addr) else { return Target::Outside };
+    let Some(s) = span(addr) else {
+        return Target::Outside;
+    };
     let off = addr - s.base;
     let unmapped = Target::Unmapped(s.name);
     let dev = Target::Device;
@@ -270,13 +393,20 @@ pub(crate) fn target(addr: u32, risc: Risc) -> Target {
     match (s.window, risc, thread(risc)) {
         (Window::Debug | Window::Noc, ..) => Target::Regs,
         (Window::Tdma | Window::Pic | Window::Overlay, ..) => Target::Storage,
-        (Window::MopCfg, _, Some(thread)) => dev(Device::MopCfg { thread, index: (off / 4) as usize }),
+        (Window::MopCfg, _, Some(thread)) => dev(Device::MopCfg {
+            thread,
+            index: (off / 4) as usize,
+        }),
         (Window::MopCfg, ..) => unmapped,
         (Window::Regfile, Risc::Ncrisc, _) => unmapped,
-        (Window::Regfile, Risc::Brisc, _) if off < 3 * gprs => {
-            dev(Device::Gpr { thread: (off / gprs) as usize, index: (off % gprs / 4) as usize })
-        }
-        (Window::Regfile, _, Some(thread)) if off < gprs => dev(Device::Gpr { thread, index: (off / 4) as usize }),
+        (Window::Regfile, Risc::Brisc, _) if off < 3 * gprs => dev(Device::Gpr {
+            thread: (off / gprs) as usize,
+            index: (off % gprs / 4) as usize,
+        }),
+        (Window::Regfile, _, Some(thread)) if off < gprs => dev(Device::Gpr {
+            thread,
+            index: (off / 4) as usize,
+        }),
         (Window::Regfile, ..) => Target::Storage,
         (Window::Instrn(0), Risc::Brisc, _) => dev(Device::Push { thread: 0 }),
         (Window::Instrn(0), _, Some(t)) => dev(Device::Push { thread: t as u8 }),
@@ -290,9 +420,9 @@ pub(crate) fn target(addr: u32, risc: Risc) -> Target {
             _ => Target::Storage,
         },
         (Window::PcBuf(_), ..) => unmapped,
-        (Window::Mailbox, ..) if peer(risc).is_some() => {
-            dev(Device::Mailbox { peer: (off / mmio::MAILBOX_STRIDE) as usize })
-        }
+        (Window::Mailbox, ..) if peer(risc).is_some() => dev(Device::Mailbox {
+            peer: (off / mmio::MAILBOX_STRIDE) as usize,
+        }),
         (Window::Mailbox, ..) => unmapped,
         (Window::TensixCfg, Risc::Ncrisc, _) => unmapped,
         (Window::TensixCfg, ..) => Target::Storage,
@@ -334,7 +464,14 @@ impl Default for Devices {
 impl Devices {
     /// A load of the word holding `addr` (`size` bytes asked) from `dev` by `risc`;
     /// `pc_buf_override` is the current `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE`.
-    pub fn read(&mut self, dev: Device, addr: u32, size: u32, risc: Risc, pc_buf_override: u32) -> Result<u32, FaultKind> {
+    pub fn read(
+        &mut self,
+        dev: Device,
+        addr: u32,
+        size: u32,
+        risc: Risc,
+        pc_buf_override: u32,
+    ) -> Result<u32, FaultKind> {
         let blocked = FaultKind::Blocked { addr, write: false };
         match dev {
             Device::Mailbox { peer: from } => {
@@ -376,14 +513,23 @@ impl Devices {
             Device::TtSync => Ok(0),
             Device::Semaphore(i) => Ok(self.semaphores[i] as u32),
             Device::Gpr { thread, index } => Ok(self.gprs[thread][index]),
-            Device::MopCfg { .. } | Device::Push { .. } => {
-                Err(FaultKind::WriteOnly { addr, size, risc, region: region_name(addr) })
-            }
+            Device::MopCfg { .. } | Device::Push { .. } => Err(FaultKind::WriteOnly {
+                addr,
+                size,
+                risc,
+                region: region_name(addr),
+            }),
         }
     }
 
     /// A store of `word` (the whole word holding `addr`) to `dev` by `risc`.
-    pub fn write(&mut self, dev: Device, addr: u32, word: u32, risc: Risc) -> Result<(), FaultKind> {
+    pub fn write(
+        &mut self,
+        dev: Device,
+        addr: u32,
+        word: u32,
+        risc: Risc,
+    ) -> Result<(), FaultKind> {
         let blocked = FaultKind::Blocked { addr, write: true };
         match dev {
             Device::Mailbox { peer: to } => {
@@ -411,7 +557,14 @@ impl Devices {
             }
             Device::Gpr { thread, index } => self.gprs[thread][index] = word,
             Device::MopCfg { thread, index } => self.mop_cfg[thread][index] = word,
-            Device::Push { thread } => return Err(FaultKind::TensixPush { word, addr, risc, thread }),
+            Device::Push { thread } => {
+                return Err(FaultKind::TensixPush {
+                    word,
+                    addr,
+                    risc,
+                    thread,
+                })
+            }
         }
         Ok(())
     }
@@ -445,16 +598,40 @@ mod tests {
         let b = mailbox(0);
         store(&mut d, b, Brisc, 1).unwrap();
         store(&mut d, b, Brisc, 2).unwrap();
-        assert_eq!(load(&mut d, b + STATUS, Brisc), Ok(1), "status: something to pop");
+        assert_eq!(
+            load(&mut d, b + STATUS, Brisc),
+            Ok(1),
+            "status: something to pop"
+        );
         assert_eq!(load(&mut d, b, Brisc), Ok(1));
         assert_eq!(load(&mut d, b, Brisc), Ok(2));
-        assert_eq!(load(&mut d, b, Brisc), Err(FaultKind::Blocked { addr: b, write: false }));
-        assert_eq!(load(&mut d, b + STATUS, Brisc), Ok(0), "status of an empty mailbox, no wait");
+        assert_eq!(
+            load(&mut d, b, Brisc),
+            Err(FaultKind::Blocked {
+                addr: b,
+                write: false
+            })
+        );
+        assert_eq!(
+            load(&mut d, b + STATUS, Brisc),
+            Ok(0),
+            "status of an empty mailbox, no wait"
+        );
         for v in 10..14 {
             store(&mut d, b + 0x10, Brisc, v).unwrap();
         }
-        assert_eq!(store(&mut d, b, Brisc, 14), Err(FaultKind::Blocked { addr: b, write: true }));
-        assert_eq!(load(&mut d, b + 0x20, Brisc), Ok(10), "any address of the window pops");
+        assert_eq!(
+            store(&mut d, b, Brisc, 14),
+            Err(FaultKind::Blocked {
+                addr: b,
+                write: true
+            })
+        );
+        assert_eq!(
+            load(&mut d, b + 0x20, Brisc),
+            Ok(10),
+            "any address of the window pops"
+        );
         store(&mut d, b, Brisc, 14).unwrap();
         let got: Vec<u32> = (0..4).map(|_| load(&mut d, b, Brisc).unwrap()).collect();
         assert_eq!(got, [11, 12, 13, 14]);
@@ -473,7 +650,11 @@ mod tests {
                 for w in 0..4 {
                     for &r in &cores {
                         let status = load(&mut d, mailbox(w as u32) + STATUS, r).unwrap();
-                        assert_eq!(status, (w == from_i && r == to) as u32, "{from}->{to}: {r} window {w}");
+                        assert_eq!(
+                            status,
+                            (w == from_i && r == to) as u32,
+                            "{from}->{to}: {r} window {w}"
+                        );
                     }
                 }
                 assert_eq!(load(&mut d, mailbox(from_i as u32), to), Ok(v));
@@ -487,10 +668,17 @@ mod tests {
         store(&mut d, mailbox(1), Brisc, 1).unwrap(); // BRISC -> TRISC0
         store(&mut d, mailbox(0), Trisc0, 9).unwrap(); // TRISC0 -> BRISC
         store(&mut d, mailbox(1), Trisc1, 5).unwrap(); // TRISC1 -> TRISC0
-        assert_eq!(load(&mut d, mailbox(1), Brisc), Ok(9), "BRISC reads TRISC0's window: TRISC0 -> BRISC");
+        assert_eq!(
+            load(&mut d, mailbox(1), Brisc),
+            Ok(9),
+            "BRISC reads TRISC0's window: TRISC0 -> BRISC"
+        );
         assert_eq!(load(&mut d, mailbox(2), Trisc0), Ok(5));
         assert_eq!(load(&mut d, mailbox(0), Trisc0), Ok(1));
-        assert!(matches!(load(&mut d, mailbox(0), Trisc0), Err(FaultKind::Blocked { .. })));
+        assert!(matches!(
+            load(&mut d, mailbox(0), Trisc0),
+            Err(FaultKind::Blocked { .. })
+        ));
     }
 
     #[test]
@@ -501,7 +689,13 @@ mod tests {
         store(&mut d, mailbox(2), Brisc, 3).unwrap();
         store(&mut d, mailbox(3), Brisc, 4).unwrap();
         let to_self = mailbox(0);
-        assert_eq!(store(&mut d, to_self, Brisc, 5), Err(FaultKind::Blocked { addr: to_self, write: true }));
+        assert_eq!(
+            store(&mut d, to_self, Brisc, 5),
+            Err(FaultKind::Blocked {
+                addr: to_self,
+                write: true
+            })
+        );
         // Another writer is not affected.
         store(&mut d, mailbox(1), Trisc2, 6).unwrap();
         assert_eq!(load(&mut d, mailbox(0), Trisc1), Ok(3));
@@ -514,14 +708,23 @@ mod tests {
         for v in 0..16 {
             store(&mut d, mmio::PC1_BUF_BASE + 4 * v, Brisc, v).unwrap();
         }
-        assert!(matches!(store(&mut d, mmio::PC1_BUF_BASE, Brisc, 16), Err(FaultKind::Blocked { write: true, .. })));
+        assert!(matches!(
+            store(&mut d, mmio::PC1_BUF_BASE, Brisc, 16),
+            Err(FaultKind::Blocked { write: true, .. })
+        ));
         store(&mut d, mmio::PC_BUF_BASE + 0x100, Brisc, 77).unwrap();
         assert_eq!(load(&mut d, mmio::PC_BUF_BASE, Trisc0), Ok(77));
         assert_eq!(load(&mut d, mmio::PC_BUF_BASE, Trisc1), Ok(0));
         assert_eq!(load(&mut d, mmio::PC_BUF_BASE, Trisc1), Ok(1));
-        assert!(matches!(load(&mut d, mmio::PC_BUF_BASE, Trisc2), Err(FaultKind::Blocked { write: false, .. })));
+        assert!(matches!(
+            load(&mut d, mmio::PC_BUF_BASE, Trisc2),
+            Err(FaultKind::Blocked { write: false, .. })
+        ));
         store(&mut d, mmio::PC_BUF_BASE, Trisc2, 5).unwrap(); // discarded
-        assert!(matches!(load(&mut d, mmio::PC_BUF_BASE, Trisc2), Err(FaultKind::Blocked { .. })));
+        assert!(matches!(
+            load(&mut d, mmio::PC_BUF_BASE, Trisc2),
+            Err(FaultKind::Blocked { .. })
+        ));
     }
 
     #[test]
@@ -529,12 +732,28 @@ mod tests {
         let mut d = Devices::default();
         let b = mmio::PC_BUF_BASE;
         store(&mut d, b, Brisc, 1).unwrap();
-        assert!(matches!(load(&mut d, b, Brisc), Err(FaultKind::Blocked { .. })), "FIFO not empty");
+        assert!(
+            matches!(load(&mut d, b, Brisc), Err(FaultKind::Blocked { .. })),
+            "FIFO not empty"
+        );
         assert_eq!(load(&mut d, b, Trisc0), Ok(1));
-        assert!(matches!(load(&mut d, b, Brisc), Err(FaultKind::Blocked { .. })), "TRISC0 not waiting yet");
+        assert!(
+            matches!(load(&mut d, b, Brisc), Err(FaultKind::Blocked { .. })),
+            "TRISC0 not waiting yet"
+        );
         assert!(load(&mut d, b, Trisc0).is_err());
-        assert_eq!(load(&mut d, b, Brisc), Ok(0), "drained, TRISC0 waiting, Tensix idle");
-        assert!(matches!(load(&mut d, mmio::PC1_BUF_BASE, Brisc), Err(FaultKind::Blocked { .. })), "other PCBufs");
+        assert_eq!(
+            load(&mut d, b, Brisc),
+            Ok(0),
+            "drained, TRISC0 waiting, Tensix idle"
+        );
+        assert!(
+            matches!(
+                load(&mut d, mmio::PC1_BUF_BASE, Brisc),
+                Err(FaultKind::Blocked { .. })
+            ),
+            "other PCBufs"
+        );
         store(&mut d, b, Brisc, 2).unwrap();
         assert_eq!(load(&mut d, b, Trisc0), Ok(2));
         assert!(load(&mut d, b, Brisc).is_err(), "TRISC0 no longer waiting");
@@ -546,20 +765,45 @@ mod tests {
         // PCBuf 1: OverrideEn with value 0x5A; PCBuf 2: OverrideEn + OverrideBusy.
         let reg = ((1 | (0x5A << 2)) << 10) | (3 << 20);
         let rd = |d: &mut Devices, addr, risc| d.read(dev(addr, risc), addr, 4, risc, reg);
-        assert_eq!(rd(&mut d, mmio::PC_BUF_BASE, Trisc1), Ok(0x5A), "empty FIFO: the override value");
+        assert_eq!(
+            rd(&mut d, mmio::PC_BUF_BASE, Trisc1),
+            Ok(0x5A),
+            "empty FIFO: the override value"
+        );
         store(&mut d, mmio::PC1_BUF_BASE, Brisc, 7).unwrap();
-        assert_eq!(rd(&mut d, mmio::PC_BUF_BASE, Trisc1), Ok(7), "values in the FIFO come first");
-        assert_eq!(rd(&mut d, mmio::PC2_BUF_BASE, Brisc), Ok(0), "OverrideEn + OverrideBusy");
-        assert!(rd(&mut d, mmio::PC_BUF_BASE, Brisc).is_err(), "PCBuf 0 has no override");
+        assert_eq!(
+            rd(&mut d, mmio::PC_BUF_BASE, Trisc1),
+            Ok(7),
+            "values in the FIFO come first"
+        );
+        assert_eq!(
+            rd(&mut d, mmio::PC2_BUF_BASE, Brisc),
+            Ok(0),
+            "OverrideEn + OverrideBusy"
+        );
+        assert!(
+            rd(&mut d, mmio::PC_BUF_BASE, Brisc).is_err(),
+            "PCBuf 0 has no override"
+        );
     }
 
     #[test]
     fn ttsync_and_semaphores() {
         let mut d = Devices::default();
-        assert_eq!(target(mmio::TTSYNC_COPROCESSOR_DONE, Trisc1), Target::Device(Device::TtSync));
-        assert_eq!(target(mmio::TTSYNC_MOP_EXPANDER_DONE, Trisc2), Target::Device(Device::TtSync));
+        assert_eq!(
+            target(mmio::TTSYNC_COPROCESSOR_DONE, Trisc1),
+            Target::Device(Device::TtSync)
+        );
+        assert_eq!(
+            target(mmio::TTSYNC_MOP_EXPANDER_DONE, Trisc2),
+            Target::Device(Device::TtSync)
+        );
         store(&mut d, mmio::TTSYNC_COPROCESSOR_DONE, Trisc0, 0).unwrap();
-        assert_eq!(load(&mut d, mmio::TTSYNC_COPROCESSOR_DONE, Trisc0), Ok(0), "returns at once");
+        assert_eq!(
+            load(&mut d, mmio::TTSYNC_COPROCESSOR_DONE, Trisc0),
+            Ok(0),
+            "returns at once"
+        );
         let s3 = mmio::SEMAPHORE_BASE + 12;
         assert_eq!(load(&mut d, s3, Trisc0), Ok(0));
         store(&mut d, s3, Trisc0, 0).unwrap(); // post
@@ -575,10 +819,17 @@ mod tests {
             store(&mut d, s3, Trisc0, 0).unwrap();
         }
         assert_eq!(load(&mut d, s3, Trisc0), Ok(15), "SEMPOST stops at 15");
-        assert_eq!(load(&mut d, mmio::SEMAPHORE_BASE, Trisc0), Ok(0), "other semaphores untouched");
+        assert_eq!(
+            load(&mut d, mmio::SEMAPHORE_BASE, Trisc0),
+            Ok(0),
+            "other semaphores untouched"
+        );
         assert_eq!(target(mmio::SEMAPHORE_BASE + 0x20, Trisc0), Target::Storage);
         assert_eq!(target(mmio::PC_BUF_BASE + 0xC, Trisc0), Target::Storage);
-        assert_eq!(target(mmio::SEMAPHORE_BASE, Brisc), Target::Device(Device::PcBufB(0)));
+        assert_eq!(
+            target(mmio::SEMAPHORE_BASE, Brisc),
+            Target::Device(Device::PcBufB(0))
+        );
     }
 
     #[test]
@@ -597,42 +848,91 @@ mod tests {
     #[test]
     fn per_core_mapping() {
         let unmapped = |addr, risc| matches!(target(addr, risc), Target::Unmapped(_));
-        for addr in [mmio::MAILBOX_BASE, mmio::PC_BUF_BASE, mmio::SEMAPHORE_BASE, mmio::REGFILE_BASE, mmio::INSTRN_BUF_BASE, mmio::TENSIX_CFG_BASE] {
+        for addr in [
+            mmio::MAILBOX_BASE,
+            mmio::PC_BUF_BASE,
+            mmio::SEMAPHORE_BASE,
+            mmio::REGFILE_BASE,
+            mmio::INSTRN_BUF_BASE,
+            mmio::TENSIX_CFG_BASE,
+        ] {
             assert!(unmapped(addr, Ncrisc), "{addr:#x}");
         }
         for risc in [Trisc0, Trisc1, Trisc2, Ncrisc] {
             assert!(unmapped(mmio::PC1_BUF_BASE, risc) && unmapped(mmio::PC2_BUF_BASE + 4, risc));
-            assert!(unmapped(mmio::INSTRN1_BUF_BASE, risc) && unmapped(mmio::INSTRN2_BUF_BASE, risc));
+            assert!(
+                unmapped(mmio::INSTRN1_BUF_BASE, risc) && unmapped(mmio::INSTRN2_BUF_BASE, risc)
+            );
         }
         assert!(unmapped(mmio::MOP_CFG_BASE, Brisc) && unmapped(mmio::MOP_CFG_BASE, Ncrisc));
-        assert_eq!(target(mmio::MOP_CFG_BASE + 0x20, Trisc2), Target::Device(Device::MopCfg { thread: 2, index: 8 }));
+        assert_eq!(
+            target(mmio::MOP_CFG_BASE + 0x20, Trisc2),
+            Target::Device(Device::MopCfg {
+                thread: 2,
+                index: 8
+            })
+        );
         assert_eq!(target(mmio::MOP_CFG_BASE + 0x24, Trisc2), Target::Outside);
-        assert_eq!(target(mmio::INSTRN_BUF_BASE, Brisc), Target::Device(Device::Push { thread: 0 }));
-        assert_eq!(target(mmio::INSTRN_BUF_BASE + 0x40, Trisc2), Target::Device(Device::Push { thread: 2 }));
-        assert_eq!(target(mmio::INSTRN2_BUF_BASE, Brisc), Target::Device(Device::Push { thread: 2 }));
+        assert_eq!(
+            target(mmio::INSTRN_BUF_BASE, Brisc),
+            Target::Device(Device::Push { thread: 0 })
+        );
+        assert_eq!(
+            target(mmio::INSTRN_BUF_BASE + 0x40, Trisc2),
+            Target::Device(Device::Push { thread: 2 })
+        );
+        assert_eq!(
+            target(mmio::INSTRN2_BUF_BASE, Brisc),
+            Target::Device(Device::Push { thread: 2 })
+        );
         for risc in Risc::ALL {
-            for addr in [mmio::TDMA_REGS_BASE, mmio::PIC_REGS_BASE + 0xFFC, mmio::NOC_OVERLAY_BASE + 0x3_FFFC] {
+            for addr in [
+                mmio::TDMA_REGS_BASE,
+                mmio::PIC_REGS_BASE + 0xFFC,
+                mmio::NOC_OVERLAY_BASE + 0x3_FFFC,
+            ] {
                 assert_eq!(target(addr, risc), Target::Storage);
             }
             assert_eq!(target(mmio::SOFT_RESET_0, risc), Target::Regs);
             assert_eq!(target(0xFFE1_0000, risc), Target::Outside);
-            assert_eq!(target(0xFFC0_0000, risc), Target::Outside, "NCRISC IRAM: not reachable by loads/stores");
+            assert_eq!(
+                target(0xFFC0_0000, risc),
+                Target::Outside,
+                "NCRISC IRAM: not reachable by loads/stores"
+            );
         }
-        assert_eq!(target(mmio::TENSIX_CFG_BASE + 0xFFFC, Trisc1), Target::Storage);
+        assert_eq!(
+            target(mmio::TENSIX_CFG_BASE + 0xFFFC, Trisc1),
+            Target::Storage
+        );
     }
 
     #[test]
     fn pushes_fault_and_are_write_only() {
         let mut d = Devices::default();
         let e = store(&mut d, mmio::INSTRN1_BUF_BASE, Brisc, 0x0200_0000).unwrap_err();
-        assert_eq!(e, FaultKind::TensixPush { word: 0x0200_0000, addr: mmio::INSTRN1_BUF_BASE, risc: Brisc, thread: 1 });
+        assert_eq!(
+            e,
+            FaultKind::TensixPush {
+                word: 0x0200_0000,
+                addr: mmio::INSTRN1_BUF_BASE,
+                risc: Brisc,
+                thread: 1
+            }
+        );
         let msg = e.to_string();
         for part in ["BRISC", "0x02000000", "thread T1", "not modelled"] {
             assert!(msg.contains(part), "{part:?} missing from {msg}");
         }
-        assert!(matches!(load(&mut d, mmio::INSTRN_BUF_BASE, Trisc0), Err(FaultKind::WriteOnly { .. })));
+        assert!(matches!(
+            load(&mut d, mmio::INSTRN_BUF_BASE, Trisc0),
+            Err(FaultKind::WriteOnly { .. })
+        ));
         store(&mut d, mmio::MOP_CFG_BASE + 4, Trisc0, 3).unwrap();
-        assert!(matches!(load(&mut d, mmio::MOP_CFG_BASE + 4, Trisc0), Err(FaultKind::WriteOnly { .. })));
+        assert!(matches!(
+            load(&mut d, mmio::MOP_CFG_BASE + 4, Trisc0),
+            Err(FaultKind::WriteOnly { .. })
+        ));
         assert_eq!(d.mop_cfg[0][1], 3);
     }
 

@@ -6,8 +6,9 @@ use std::fmt::{self, Write};
 
 /// ABI names of the integer registers.
 pub const REG_NAMES: [&str; 32] = [
-    "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
-    "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6",
+    "zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",
+    "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3", "t4",
+    "t5", "t6",
 ];
 
 fn reg(r: u8) -> &'static str {
@@ -122,9 +123,19 @@ pub fn disassemble(word: u32, pc: u32) -> String {
         Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu => {
             write!(s, "{m} {}, {}, {target:#x}", reg(i.rs1), reg(i.rs2))
         }
-        Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => write!(s, "{m} {}, {}({})", reg(i.rd), i.imm, reg(i.rs1)),
+        Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => {
+            write!(s, "{m} {}, {}({})", reg(i.rd), i.imm, reg(i.rs1))
+        }
         Op::Sb | Op::Sh | Op::Sw => write!(s, "{m} {}, {}({})", reg(i.rs2), i.imm, reg(i.rs1)),
-        Op::Addi | Op::Slti | Op::Sltiu | Op::Xori | Op::Ori | Op::Andi | Op::Slli | Op::Srli | Op::Srai => {
+        Op::Addi
+        | Op::Slti
+        | Op::Sltiu
+        | Op::Xori
+        | Op::Ori
+        | Op::Andi
+        | Op::Slli
+        | Op::Srli
+        | Op::Srai => {
             write!(s, "{m} {}, {}, {}", reg(i.rd), reg(i.rs1), i.imm)
         }
         Op::Fence | Op::FenceI | Op::Ecall | Op::Ebreak => write!(s, "{m}"),
@@ -169,7 +180,10 @@ mod tests {
         assert_eq!(disassemble(0x3402D073, 0), "csrrwi zero, mscratch, 5");
         assert_eq!(disassemble(0x02B50533, 0), "mul a0, a0, a1");
         assert_eq!(disassemble(0x00000073, 0), "ecall");
-        assert_eq!(disassemble(0xFFFFFFFF, 0), "<illegal instruction 0xffffffff>");
+        assert_eq!(
+            disassemble(0xFFFFFFFF, 0),
+            "<illegal instruction 0xffffffff>"
+        );
         assert_eq!(disassemble(0xFFB01117, 0x800), "auipc sp, 0xffb01");
         assert_eq!(disassemble(0x0800_0000, 0), ".ttinsn 0x02000000");
         assert_eq!(disassemble(0, 0), ".ttinsn 0x00000000");

@@ -61,14 +61,26 @@ fn format_ns(ns: f64) -> String {
 pub fn parse_schedule(text: &str, origin_ns: f64) -> Result<Vec<FreqStep>, String> {
     let mut out: Vec<FreqStep> = Vec::new();
     for (i, item) in text.split(',').map(str::trim).enumerate() {
-        let what = |why: &str| format!("DVFS step {} {item:?}: {why} (expected MHZ@TIME, e.g. 800@2ms)", i + 1);
+        let what = |why: &str| {
+            format!(
+                "DVFS step {} {item:?}: {why} (expected MHZ@TIME, e.g. 800@2ms)",
+                i + 1
+            )
+        };
         let (mhz, at) = item.split_once('@').ok_or_else(|| what("no '@'"))?;
-        let mhz: f64 = mhz.trim().parse().map_err(|_| what("the frequency is not a number"))?;
+        let mhz: f64 = mhz
+            .trim()
+            .parse()
+            .map_err(|_| what("the frequency is not a number"))?;
         if !(1.0..=10_000.0).contains(&mhz) {
             return Err(what("the frequency must lie in 1..=10000 MHz"));
         }
-        let at = parse_time_ns(at.trim()).ok_or_else(|| what("the time is not a number with a unit ns, us, ms or s"))?;
-        let step = FreqStep { at_host_ns: origin_ns + at, mhz };
+        let at = parse_time_ns(at.trim())
+            .ok_or_else(|| what("the time is not a number with a unit ns, us, ms or s"))?;
+        let step = FreqStep {
+            at_host_ns: origin_ns + at,
+            mhz,
+        };
         if out.last().is_some_and(|p| p.at_host_ns >= step.at_host_ns) {
             return Err(what("steps must be in increasing time order"));
         }
@@ -98,7 +110,10 @@ pub(crate) struct Piece {
 /// The schedule as pieces from the reset on: the first at `Δ = 0` with the nominal
 /// frequency (or the target of a step at or before the reset), then one per later step.
 pub(crate) fn pieces(steps: &[FreqStep], nominal_mhz: f64, reset_host_ns: f64) -> Vec<Piece> {
-    let mut out = vec![Piece { start: 0.0, mhz: nominal_mhz }];
+    let mut out = vec![Piece {
+        start: 0.0,
+        mhz: nominal_mhz,
+    }];
     for s in steps {
         let start = (s.at_host_ns - reset_host_ns).max(0.0);
         match out.last_mut() {
@@ -116,12 +131,31 @@ mod tests {
     #[test]
     fn schedules_parse_with_units_and_bad_ones_are_named() {
         let s = parse_schedule("1350@0, 800@2ms,1100@1.5s,1350@250us", 10.0);
-        assert!(s.unwrap_err().contains("step 4") , "250 us is before 1.5 s");
+        assert!(s.unwrap_err().contains("step 4"), "250 us is before 1.5 s");
         let s = parse_schedule("1350@0,800@2ms,1100@1.5s", 10.0).unwrap();
-        assert_eq!(s.iter().map(|s| (s.at_host_ns, s.mhz)).collect::<Vec<_>>(), [(10.0, 1350.0), (2e6 + 10.0, 800.0), (1.5e9 + 10.0, 1100.0)]);
+        assert_eq!(
+            s.iter().map(|s| (s.at_host_ns, s.mhz)).collect::<Vec<_>>(),
+            [(10.0, 1350.0), (2e6 + 10.0, 800.0), (1.5e9 + 10.0, 1100.0)]
+        );
         assert_eq!(s[1].to_string(), "800@2000010ns");
-        assert_eq!(FreqStep { at_host_ns: 2e6, mhz: 800.0 }.to_string(), "800@2ms");
-        for bad in ["", "800", "x@1ms", "800@", "800@5", "800@-1ms", "0@1ms", "800@1ms,900@1ms"] {
+        assert_eq!(
+            FreqStep {
+                at_host_ns: 2e6,
+                mhz: 800.0
+            }
+            .to_string(),
+            "800@2ms"
+        );
+        for bad in [
+            "",
+            "800",
+            "x@1ms",
+            "800@",
+            "800@5",
+            "800@-1ms",
+            "0@1ms",
+            "800@1ms,900@1ms",
+        ] {
             let e = parse_schedule(bad, 0.0).unwrap_err();
             assert!(e.contains("expected MHZ@TIME"), "{bad}: {e}");
         }
@@ -129,9 +163,36 @@ mod tests {
 
     #[test]
     fn pieces_start_at_the_reset_and_merge_early_steps() {
-        let steps = [FreqStep { at_host_ns: 50.0, mhz: 900.0 }, FreqStep { at_host_ns: 300.0, mhz: 800.0 }];
+        let steps = [
+            FreqStep {
+                at_host_ns: 50.0,
+                mhz: 900.0,
+            },
+            FreqStep {
+                at_host_ns: 300.0,
+                mhz: 800.0,
+            },
+        ];
         let p = pieces(&steps, 1000.0, 100.0);
-        assert_eq!(p, vec![Piece { start: 0.0, mhz: 900.0 }, Piece { start: 200.0, mhz: 800.0 }]);
-        assert_eq!(pieces(&[], 1000.0, 0.0), vec![Piece { start: 0.0, mhz: 1000.0 }]);
+        assert_eq!(
+            p,
+            vec![
+                Piece {
+                    start: 0.0,
+                    mhz: 900.0
+                },
+                Piece {
+                    start: 200.0,
+                    mhz: 800.0
+                }
+            ]
+        );
+        assert_eq!(
+            pieces(&[], 1000.0, 0.0),
+            vec![Piece {
+                start: 0.0,
+                mhz: 1000.0
+            }]
+        );
     }
 }

@@ -12,10 +12,10 @@
 //! instructions in every scheduling window and give bit-identical results. A core may
 //! therefore overshoot its window by one straight-line run of code.
 
-use crate::csr::{CsrOp, Counters, Csrs};
+use crate::csr::{Counters, CsrOp, Csrs};
 use crate::decode::{Inst, Op};
-use crate::hart::Core;
 use crate::fault::FaultKind;
+use crate::hart::Core;
 use crate::hart::Hart;
 use crate::memory::TileMem;
 use crate::pipeline::{self, Region};
@@ -48,7 +48,10 @@ pub(crate) enum Flow {
     /// issue cycle, past the core's horizon): not executed; the tile runs the others first.
     Yield,
     /// The access at pc waits on a FIFO (`core.time` is its issue cycle): not executed.
-    Blocked { addr: u32, write: bool },
+    Blocked {
+        addr: u32,
+        write: bool,
+    },
     Halted(u32),
     ResetWrite,
 }
@@ -57,7 +60,12 @@ impl Hart {
     /// Runs until the core's clock is at least `limit` at a check point (see the module
     /// docs), with the JIT where it is enabled. On a fault, pc is the faulting
     /// instruction's and it is not counted as retired.
-    pub(crate) fn run(&mut self, mem: &mut TileMem, limit: u64, zicsr: bool) -> Result<Exit, FaultKind> {
+    pub(crate) fn run(
+        &mut self,
+        mem: &mut TileMem,
+        limit: u64,
+        zicsr: bool,
+    ) -> Result<Exit, FaultKind> {
         self.core.limit = limit;
         mem.risc = self.risc;
         #[cfg(all(target_arch = "x86_64", unix))]
@@ -69,10 +77,22 @@ impl Hart {
 
     /// Interprets until the limit (in `core.limit`) is reached at a check point. `check`
     /// says whether the first instruction is at a check point.
-    pub(crate) fn interpret(&mut self, mem: &mut TileMem, zicsr: bool, mut check: bool) -> Result<Exit, FaultKind> {
+    pub(crate) fn interpret(
+        &mut self,
+        mem: &mut TileMem,
+        zicsr: bool,
+        mut check: bool,
+    ) -> Result<Exit, FaultKind> {
         let limit = self.core.limit;
         let start = self.start_time;
-        let Hart { core, local, code, csrs, fetch_base, .. } = self;
+        let Hart {
+            core,
+            local,
+            code,
+            csrs,
+            fetch_base,
+            ..
+        } = self;
         let base = *fetch_base;
         loop {
             if check && core.time >= limit {
@@ -92,7 +112,14 @@ impl Hart {
     /// Executes the instruction at pc.
     pub(crate) fn step(&mut self, mem: &mut TileMem, zicsr: bool) -> Result<Flow, FaultKind> {
         let start = self.start_time;
-        let Hart { core, local, code, csrs, fetch_base, .. } = self;
+        let Hart {
+            core,
+            local,
+            code,
+            csrs,
+            fetch_base,
+            ..
+        } = self;
         step(core, code, local, csrs, *fetch_base, start, mem, zicsr)
     }
 }
@@ -251,8 +278,25 @@ fn step(
                 }
                 next_t = pipeline::store(p, &cfg, t, region);
             }
-            Op::Addi | Op::Slti | Op::Sltiu | Op::Xori | Op::Ori | Op::Andi | Op::Slli | Op::Srli | Op::Srai | Op::Add
-            | Op::Sub | Op::Sll | Op::Slt | Op::Sltu | Op::Xor | Op::Srl | Op::Sra | Op::Or | Op::And => {
+            Op::Addi
+            | Op::Slti
+            | Op::Sltiu
+            | Op::Xori
+            | Op::Ori
+            | Op::Andi
+            | Op::Slli
+            | Op::Srli
+            | Op::Srai
+            | Op::Add
+            | Op::Sub
+            | Op::Sll
+            | Op::Slt
+            | Op::Sltu
+            | Op::Xor
+            | Op::Srl
+            | Op::Sra
+            | Op::Or
+            | Op::And => {
                 x!(i.rd) = alu(i.op, a, b, i.imm);
                 next_t = pipeline::alu(p, t, i.rd);
             }
@@ -279,7 +323,10 @@ fn step(
             Op::Csrrw | Op::Csrrs | Op::Csrrc | Op::Csrrwi | Op::Csrrsi | Op::Csrrci => {
                 let csr = i.imm as u32;
                 if !zicsr {
-                    return Err(FaultKind::Csr { csr, reason: "this arch has no Zicsr (Wormhole B0 is RV32IM)" });
+                    return Err(FaultKind::Csr {
+                        csr,
+                        reason: "this arch has no Zicsr (Wormhole B0 is RV32IM)",
+                    });
                 }
                 if cfg.csr_serialises {
                     t = p.settled(t);
@@ -293,7 +340,11 @@ fn step(
                     _ => (CsrOp::Clear, i.rs1 as u32),
                 };
                 let write = op == CsrOp::Write || i.rs1 != 0;
-                let counters = Counters { cycles: t - start, instret: n, wall: mem.regs.wall(t) };
+                let counters = Counters {
+                    cycles: t - start,
+                    instret: n,
+                    wall: mem.regs.wall(t),
+                };
                 x!(i.rd) = csrs.access(csr, op, operand, write, counters)?;
                 next_t = pipeline::alu(p, t, i.rd);
             }

@@ -33,7 +33,11 @@ pub enum FaultKind {
     /// The kernel panicked: its runtime stopped at `ebreak` with the panic's location and
     /// message in registers (`riscv_linker::mmio::PANIC_MAGIC`); the message is empty when
     /// it was not a literal.
-    Panic { file: String, line: u32, message: String },
+    Panic {
+        file: String,
+        line: u32,
+        message: String,
+    },
     /// The core issued a NoC request the chip cannot carry out (the message says what and
     /// why: an address outside L1 or DRAM, a target that is not emulated, ...).
     Noc(String),
@@ -43,12 +47,28 @@ pub enum FaultKind {
     Blocked { addr: u32, write: bool },
     /// An access to a region the memory map leaves unmapped for this core (e.g. a mailbox
     /// from NCRISC, another TRISC's instruction push window, GPRs from NCRISC).
-    Unmapped { addr: u32, size: u32, write: bool, risc: Risc, region: &'static str },
+    Unmapped {
+        addr: u32,
+        size: u32,
+        write: bool,
+        risc: Risc,
+        region: &'static str,
+    },
     /// A load from a write-only region (Tensix instruction push, MOP expander configuration).
-    WriteOnly { addr: u32, size: u32, risc: Risc, region: &'static str },
+    WriteOnly {
+        addr: u32,
+        size: u32,
+        risc: Risc,
+        region: &'static str,
+    },
     /// `risc` pushed Tensix instruction `word` to Tensix thread `thread` (a store to
     /// `addr`, `.ttinsn`, or a debug-bus push): the Tensix coprocessor is not modelled.
-    TensixPush { word: u32, addr: u32, risc: Risc, thread: u8 },
+    TensixPush {
+        word: u32,
+        addr: u32,
+        risc: Risc,
+        thread: u8,
+    },
     /// A store to the tile's debug timestamper that the emulator cannot carry out: what
     /// `DebugTimestamper.md` calls undefined behaviour (mixing event sizes within a 16-byte
     /// unit, a command whose low three bits are 5 or 6), a unit that would land outside L1
@@ -138,7 +158,11 @@ pub struct Fault {
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "chip {} tile {} {}: {} at pc {:#010x}", self.chip, self.tile, self.risc, self.kind, self.pc)?;
+        write!(
+            f,
+            "chip {} tile {} {}: {} at pc {:#010x}",
+            self.chip, self.tile, self.risc, self.kind, self.pc
+        )?;
         match self.word {
             Some(w) => write!(f, " (instruction {w:#010x}: {})", disassemble(w, self.pc))?,
             None => write!(f, " (no instruction readable at pc)")?,
@@ -166,7 +190,10 @@ pub enum EmuError {
     /// An ELF was rejected (`file` names it).
     Elf { file: String, reason: String },
     /// The device-memory image could not be created or mapped.
-    Image { path: PathBuf, source: std::io::Error },
+    Image {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// The configuration or an argument is impossible.
     Config(String),
 }
@@ -186,7 +213,9 @@ impl fmt::Display for EmuError {
         match self {
             EmuError::Fault(x) => x.fmt(f),
             EmuError::Elf { file, reason } => write!(f, "{file}: {reason}"),
-            EmuError::Image { path, source } => write!(f, "device-memory image {}: {source}", path.display()),
+            EmuError::Image { path, source } => {
+                write!(f, "device-memory image {}: {source}", path.display())
+            }
             EmuError::Config(m) => f.write_str(m),
         }
     }

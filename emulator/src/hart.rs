@@ -130,7 +130,10 @@ impl Hart {
 
     /// The fetch window: from the boot word (if any) to the end of the code region.
     pub fn fetch_window(&self) -> (u32, u32) {
-        let start = self.map.boot.map_or(self.map.code.start, |b| b.start.min(self.map.code.start));
+        let start = self
+            .map
+            .boot
+            .map_or(self.map.code.start, |b| b.start.min(self.map.code.start));
         (start, self.map.code.end() as u32)
     }
 
@@ -164,12 +167,19 @@ impl Hart {
                 }
                 i
             } else {
-                Inst { op: Op::NoFetch, ..Inst::ILLEGAL }
+                Inst {
+                    op: Op::NoFetch,
+                    ..Inst::ILLEGAL
+                }
             };
             self.code.push(inst);
         }
-        let niu = riscv_linker::mmio::NOC0_REGS_BASE..riscv_linker::mmio::NOC1_REGS_BASE + riscv_linker::mmio::NOC_REGS_SIZE;
-        self.uses_noc = self.code.iter().any(|i| i.op == Op::Lui && niu.contains(&(i.imm as u32)));
+        let niu = riscv_linker::mmio::NOC0_REGS_BASE
+            ..riscv_linker::mmio::NOC1_REGS_BASE + riscv_linker::mmio::NOC_REGS_SIZE;
+        self.uses_noc = self
+            .code
+            .iter()
+            .any(|i| i.op == Op::Lui && niu.contains(&(i.imm as u32)));
     }
 
     /// Takes the core out of reset at chip cycle `time`: fresh registers, pc at the reset
@@ -203,7 +213,11 @@ impl Hart {
     pub fn enable_jit(&mut self, mem: &crate::memory::TileMem) {
         #[cfg(all(target_arch = "x86_64", unix))]
         {
-            let mut code: Vec<(u32, u32)> = mem.code.iter().map(|(r, _)| (r.start, r.end() as u32)).collect();
+            let mut code: Vec<(u32, u32)> = mem
+                .code
+                .iter()
+                .map(|(r, _)| (r.start, r.end() as u32))
+                .collect();
             code.sort();
             let env = crate::jit::Env {
                 fetch_base: self.fetch_base,

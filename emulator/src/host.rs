@@ -12,7 +12,13 @@ use riscv_linker::NocCoord;
 use std::sync::atomic::Ordering;
 
 impl Device {
-    fn check_window(&self, chip: u32, tile: NocCoord, addr: u32, words: usize) -> Result<usize, EmuError> {
+    fn check_window(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        addr: u32,
+        words: usize,
+    ) -> Result<usize, EmuError> {
         let index = self.tile_index(chip, tile)?;
         let l1 = self.arch().l1_size() as u64;
         if !addr.is_multiple_of(4) || addr as u64 + 4 * words as u64 > l1 {
@@ -32,9 +38,16 @@ impl Device {
 
     /// Reads `out.len()` consecutive words starting at `addr` (one burst; counts
     /// `4 * out.len()` bytes).
-    pub fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<(), EmuError> {
+    pub fn read_words(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        addr: u32,
+        out: &mut [u32],
+    ) -> Result<(), EmuError> {
         let i = self.check_window(chip, tile, addr, out.len())?;
-        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        self.bytes_read
+            .fetch_add(4 * out.len() as u64, Ordering::Relaxed);
         let l1 = &self.tiles[i].mem.l1;
         for (k, w) in out.iter_mut().enumerate() {
             *w = l1.load::<4>(addr + 4 * k as u32);
@@ -44,7 +57,13 @@ impl Device {
 
     /// Writes the 32-bit word at L1 address `addr` of `tile`. Writing into a code region is
     /// allowed (the host loads code); the tile re-decodes before it next runs.
-    pub fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, value: u32) -> Result<(), EmuError> {
+    pub fn write_u32(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        addr: u32,
+        value: u32,
+    ) -> Result<(), EmuError> {
         let i = self.check_window(chip, tile, addr, 1)?;
         let t = &self.tiles[i];
         if addr < t.mem.code_end && t.mem.code.iter().any(|(r, _)| r.contains(addr, 4)) {

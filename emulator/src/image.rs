@@ -40,18 +40,35 @@ unsafe impl Sync for Image {}
 impl Image {
     /// Creates (or truncates) the image file at `path`, or a fresh temporary one, sizes it
     /// for `geometry`, maps it and writes the header with `tiles` as every chip's tile table.
-    pub fn create(path: Option<&Path>, geometry: Geometry, tiles: &[NocCoord]) -> Result<Image, EmuError> {
+    pub fn create(
+        path: Option<&Path>,
+        geometry: Geometry,
+        tiles: &[NocCoord],
+    ) -> Result<Image, EmuError> {
         let (path, delete_on_drop) = match path {
             Some(p) => (p.to_path_buf(), false),
             None => {
                 let n = NEXT_IMAGE.fetch_add(1, Ordering::Relaxed);
-                (std::env::temp_dir().join(format!("ttprof-emu-{}-{n}.devmem", std::process::id())), true)
+                (
+                    std::env::temp_dir()
+                        .join(format!("ttprof-emu-{}-{n}.devmem", std::process::id())),
+                    true,
+                )
             }
         };
-        let io = |source| EmuError::Image { path: path.clone(), source };
+        let io = |source| EmuError::Image {
+            path: path.clone(),
+            source,
+        };
         // Lock before truncating: a second emulator on the same path must not wipe the first's
         // memory under it (and its readers would die of SIGBUS).
-        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).map_err(io)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io)?;
         if !riscv_linker::lock::try_lock(&file, riscv_linker::lock::Role::Device).map_err(io)? {
             return Err(EmuError::Config(format!(
                 "device image {} is in use by another emulator (it holds the image's device lock): one emulator per \
@@ -78,7 +95,14 @@ impl Image {
             .write_header(&mut map[..header_size], tiles)
             .map_err(|e| EmuError::Config(format!("cannot write device image header: {e}")))?;
         let base = map.as_mut_ptr();
-        Ok(Image { path, delete_on_drop, geometry, base, _map: map, _file: file })
+        Ok(Image {
+            path,
+            delete_on_drop,
+            geometry,
+            base,
+            _map: map,
+            _file: file,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -93,7 +117,8 @@ fn reserve(file: &std::fs::File, size: u64) -> std::io::Result<()> {
     #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
     {
         use nix::errno::Errno;
-        let len = i64::try_from(size).map_err(|_| std::io::Error::other(format!("{size} bytes is too large a file")))?;
+        let len = i64::try_from(size)
+            .map_err(|_| std::io::Error::other(format!("{size} bytes is too large a file")))?;
         match nix::fcntl::posix_fallocate(file, 0, len) {
             Ok(()) => Ok(()),
             Err(Errno::EOPNOTSUPP | Errno::ENOSYS | Errno::EINVAL) => Ok(()),
@@ -143,7 +168,8 @@ impl Image {
 
     /// Replaces the `STATUS` word.
     pub fn set_status(&self, bits: u32) {
-        self.header_word(field::STATUS).store(bits.to_le(), Ordering::Release);
+        self.header_word(field::STATUS)
+            .store(bits.to_le(), Ordering::Release);
     }
 
     /// Bumps the `LAUNCHES` word.
@@ -175,9 +201,13 @@ mod tests {
     impl Tmpfs {
         /// `None` (and a note) where mounting is not allowed (not root, no tmpfs).
         fn mount(name: &str, size: &str) -> Option<Tmpfs> {
-            let dir = std::env::temp_dir().join(format!("ttprof-emu-{name}-{}", std::process::id()));
+            let dir =
+                std::env::temp_dir().join(format!("ttprof-emu-{name}-{}", std::process::id()));
             std::fs::create_dir_all(&dir).ok()?;
-            let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&dir).status();
+            let ok = Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+                .arg(&dir)
+                .status();
             if !matches!(ok, Ok(s) if s.success()) {
                 let _ = std::fs::remove_dir(&dir);
                 eprintln!("SKIPPED: cannot mount a {size} tmpfs (needs root): the full-disk case is not tested");
@@ -203,21 +233,41 @@ mod tests {
         // A 4x4 Wormhole grid's image is ~24 MB; the disk holds 4 MB. Before, the sparse
         // file was created and mapped, and the first page past 4 MB killed the process with
         // SIGBUS (`ttprof run --grid 4x4 --out` on a small tmpfs: "Bus error", exit 135).
-        let Some(fs) = Tmpfs::mount("full-disk", "4m") else { return };
+        let Some(fs) = Tmpfs::mount("full-disk", "4m") else {
+            return;
+        };
         let image = fs.path().join("device.img");
         let mut cfg = DeviceConfig::new(Arch::WormholeB0, (4, 4));
         cfg.image = Some(image.clone());
-        let e = Device::new(cfg).err().expect("no room for the image: an error").to_string();
-        assert!(e.contains(&format!("device-memory image {}", image.display())), "{e}");
-        assert!(e.contains("cannot reserve the image's") && e.contains("No space left on device"), "{e}");
-        assert_eq!(std::fs::metadata(&image).map(|m| m.len()).unwrap_or(0), 0, "the space is given back");
+        let e = Device::new(cfg)
+            .err()
+            .expect("no room for the image: an error")
+            .to_string();
+        assert!(
+            e.contains(&format!("device-memory image {}", image.display())),
+            "{e}"
+        );
+        assert!(
+            e.contains("cannot reserve the image's") && e.contains("No space left on device"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::metadata(&image).map(|m| m.len()).unwrap_or(0),
+            0,
+            "the space is given back"
+        );
         // An image that fits is reserved whole: every page of it is there.
         let mut cfg = DeviceConfig::new(Arch::WormholeB0, (1, 1));
         cfg.image = Some(image.clone());
         let dev = Device::new(cfg).expect("one tile fits in 4 MB");
         let meta = std::fs::metadata(&image).unwrap();
         use std::os::unix::fs::MetadataExt;
-        assert!(meta.blocks() * 512 >= meta.len(), "reserved, not sparse: {} of {} bytes", meta.blocks() * 512, meta.len());
+        assert!(
+            meta.blocks() * 512 >= meta.len(),
+            "reserved, not sparse: {} of {} bytes",
+            meta.blocks() * 512,
+            meta.len()
+        );
         drop(dev);
     }
 }

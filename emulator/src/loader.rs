@@ -41,8 +41,12 @@ pub struct Program {
 impl Program {
     /// Checks `bytes` against `map` and extracts its segments and symbols.
     pub fn parse(bytes: &[u8], name: &str, map: &MemoryMap) -> Result<Program, EmuError> {
-        let err = |reason: String| EmuError::Elf { file: name.to_string(), reason };
-        let file = object::File::parse(bytes).map_err(|e| err(format!("not an ELF file the loader can read: {e}")))?;
+        let err = |reason: String| EmuError::Elf {
+            file: name.to_string(),
+            reason,
+        };
+        let file = object::File::parse(bytes)
+            .map_err(|e| err(format!("not an ELF file the loader can read: {e}")))?;
         if file.architecture() != Architecture::Riscv32 || file.is_64() {
             return Err(err(format!(
                 "wrong machine: {:?} ({}-bit), expected 32-bit RISC-V (riscv32im-unknown-none-elf)",
@@ -60,7 +64,9 @@ impl Program {
             if size == 0 {
                 continue;
             }
-            let data = seg.data().map_err(|e| err(format!("segment {index}: cannot read its bytes: {e}")))?;
+            let data = seg
+                .data()
+                .map_err(|e| err(format!("segment {index}: cannot read its bytes: {e}")))?;
             let fits = |r: &Region| addr >= r.start as u64 && addr + size <= r.end();
             let Some(&(_, region)) = regions.iter().find(|(_, r)| fits(r)) else {
                 return Err(err(format!(
@@ -72,9 +78,15 @@ impl Program {
                 )));
             };
             if data.len() as u64 > size {
-                return Err(err(format!("segment {index}: file size exceeds memory size")));
+                return Err(err(format!(
+                    "segment {index}: file size exceeds memory size"
+                )));
             }
-            let target = if region == map.local_ram { Target::LocalRam } else { Target::L1 };
+            let target = if region == map.local_ram {
+                Target::LocalRam
+            } else {
+                Target::L1
+            };
             segments.push(Segment {
                 addr: addr as u32,
                 data: data.to_vec(),
@@ -95,7 +107,11 @@ impl Program {
                 map.risc.ident()
             )));
         }
-        Ok(Program { name: name.to_string(), segments, symbols: Symbols::read(&file, bytes) })
+        Ok(Program {
+            name: name.to_string(),
+            segments,
+            symbols: Symbols::read(&file, bytes),
+        })
     }
 }
 

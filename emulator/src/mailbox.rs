@@ -143,7 +143,11 @@ impl Responder {
     /// # Safety
     /// `mailbox` must point at the 64 mailbox bytes of a live mapping that outlives the
     /// returned value.
-    pub unsafe fn start(ctx: Context, mailbox: *mut u8, published: Published) -> Result<Responder, EmuError> {
+    pub unsafe fn start(
+        ctx: Context,
+        mailbox: *mut u8,
+        published: Published,
+    ) -> Result<Responder, EmuError> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         // Announce before returning, so a client that finds the image finds it served.
@@ -156,7 +160,10 @@ impl Responder {
                 Mailbox(mailbox).put(mb::SERVER, 0);
                 EmuError::Config(format!("cannot start the clock mailbox thread: {e}"))
             })?;
-        Ok(Responder { stop, thread: Some(thread) })
+        Ok(Responder {
+            stop,
+            thread: Some(thread),
+        })
     }
 }
 
@@ -203,7 +210,11 @@ fn answer(ctx: &Context, mailbox: &Mailbox, before: f64, rng: &mut SplitMix) -> 
     mailbox.put(mb::RESP_TILE, tile_word);
     let index = ctx.coords.iter().position(|&c| c == tile);
     let (Some(oscillator), Some(index)) = (ctx.chips.get(chip as usize), index) else {
-        let status = if (chip as usize) < ctx.chips.len() { mb::STATUS_NO_TILE } else { mb::STATUS_NO_CHIP };
+        let status = if (chip as usize) < ctx.chips.len() {
+            mb::STATUS_NO_TILE
+        } else {
+            mb::STATUS_NO_CHIP
+        };
         mailbox.put(mb::RESP_STATUS, status);
         return before;
     };

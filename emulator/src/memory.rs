@@ -30,10 +30,10 @@
 //! across cores is the simulated one.
 
 use crate::config::Misaligned;
-use crate::pipeline::Timing;
 use crate::fault::FaultKind;
 use crate::mmio::{is_mmio, TileRegs};
 use crate::noc::niu::{in_window, Niu};
+use crate::pipeline::Timing;
 use crate::timestamper::{write_unit, Timestamper};
 use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
@@ -77,7 +77,9 @@ impl L1 {
             let p = self.base.add(addr as usize);
             match N {
                 1 => AtomicU8::from_ptr(p).load(Ordering::Acquire) as u32,
-                2 => u16::from_le(AtomicU16::from_ptr(p as *mut u16).load(Ordering::Acquire)) as u32,
+                2 => {
+                    u16::from_le(AtomicU16::from_ptr(p as *mut u16).load(Ordering::Acquire)) as u32
+                }
                 _ => u32::from_le(AtomicU32::from_ptr(p as *mut u32).load(Ordering::Acquire)),
             }
         }
@@ -145,7 +147,9 @@ impl L1 {
             let p = self.base.add(addr as usize);
             match N {
                 1 => AtomicU8::from_ptr(p).store(v as u8, Ordering::Release),
-                2 => AtomicU16::from_ptr(p as *mut u16).store((v as u16).to_le(), Ordering::Release),
+                2 => {
+                    AtomicU16::from_ptr(p as *mut u16).store((v as u16).to_le(), Ordering::Release)
+                }
                 _ => AtomicU32::from_ptr(p as *mut u32).store(v.to_le(), Ordering::Release),
             }
         }
@@ -206,17 +210,31 @@ impl TileMem {
     #[cold]
     fn load_mmio<const N: u32>(&mut self, addr: u32, time: u64) -> Loaded {
         if !is_mmio(addr) {
-            return Err(FaultKind::Access { addr, size: N, write: false });
+            return Err(FaultKind::Access {
+                addr,
+                size: N,
+                write: false,
+            });
         }
         let word = self.read_reg(addr, N, time, self.risc)?;
         let shift = (addr & 3) * 8;
-        let mask = if N == 4 { u32::MAX } else { (1u32 << (N * 8)) - 1 };
+        let mask = if N == 4 {
+            u32::MAX
+        } else {
+            (1u32 << (N * 8)) - 1
+        };
         Ok((word >> shift) & mask)
     }
 
     /// Stores the low `N` bytes of `v` at the aligned `addr`.
     #[inline(always)]
-    pub fn store<const N: u32>(&mut self, local: &mut [u8], addr: u32, v: u32, time: u64) -> Result<(), FaultKind> {
+    pub fn store<const N: u32>(
+        &mut self,
+        local: &mut [u8],
+        addr: u32,
+        v: u32,
+        time: u64,
+    ) -> Result<(), FaultKind> {
         if addr < self.l1.size() {
             if addr < self.code_end {
                 self.check_not_code(addr)?;
@@ -243,7 +261,11 @@ impl TileMem {
     #[cold]
     fn store_mmio<const N: u32>(&mut self, addr: u32, v: u32, time: u64) -> Result<(), FaultKind> {
         if !is_mmio(addr) {
-            return Err(FaultKind::Access { addr, size: N, write: true });
+            return Err(FaultKind::Access {
+                addr,
+                size: N,
+                write: true,
+            });
         }
         let risc = self.risc;
         let word_addr = addr & !3;
@@ -257,7 +279,11 @@ impl TileMem {
             // the stored bytes, in their lanes.
             let shift = (addr & 3) * 8;
             let mask = ((1u32 << (N * 8)) - 1) << shift;
-            let old = if self.regs.merges(addr, risc) { self.read_reg(addr, N, time, risc)? } else { 0 };
+            let old = if self.regs.merges(addr, risc) {
+                self.read_reg(addr, N, time, risc)?
+            } else {
+                0
+            };
             (old & !mask) | ((v << shift) & mask)
         };
         if in_window(word_addr) {
@@ -267,7 +293,9 @@ impl TileMem {
             }
         }
         let (l1, code) = (&self.l1, &self.code);
-        self.regs.write(addr, N, word, risc, time, &mut |a, d| write_unit(l1, code, a, d))
+        self.regs.write(addr, N, word, risc, time, &mut |a, d| {
+            write_unit(l1, code, a, d)
+        })
     }
 
     /// A read of the register word holding `addr` (a `size`-byte load, for messages) by
@@ -308,7 +336,12 @@ mod tests {
         let mut bytes = [0u8; 16];
         aligned.read_into(16, &mut bytes);
         assert_eq!(bytes, std::array::from_fn::<u8, 16, _>(|i| i as u8));
-        assert_eq!((0..4).map(|k| unaligned.load::<4>(32 + 4 * k)).collect::<Vec<_>>(), [1, 2, 3, 4]);
+        assert_eq!(
+            (0..4)
+                .map(|k| unaligned.load::<4>(32 + 4 * k))
+                .collect::<Vec<_>>(),
+            [1, 2, 3, 4]
+        );
         assert_eq!(aligned.load::<4>(12), 0);
         assert_eq!(aligned.load::<4>(32), 0);
         drop(mem);

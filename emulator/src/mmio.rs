@@ -86,8 +86,18 @@ impl TileRegs {
                 let ov = self.stored(mmio::TRISC_PC_BUF_OVERRIDE);
                 self.dev.read(d, addr, size, risc, ov)
             }
-            Target::Unmapped(region) => Err(FaultKind::Unmapped { addr, size, write: false, risc, region }),
-            Target::Outside => Err(FaultKind::Access { addr, size, write: false }),
+            Target::Unmapped(region) => Err(FaultKind::Unmapped {
+                addr,
+                size,
+                write: false,
+                risc,
+                region,
+            }),
+            Target::Outside => Err(FaultKind::Access {
+                addr,
+                size,
+                write: false,
+            }),
         }
     }
 
@@ -123,9 +133,16 @@ impl TileRegs {
                 mmio::SOFT_RESET_0 => self.pending_reset = Some(word),
                 mmio::INSTRN_BUF_CTRL0 => {
                     let raised = word & !self.stored(addr_w);
-                    if let Some(thread) = (0..3u8).find(|&t| word & (1 << t) != 0 && raised & (0x10 << t) != 0) {
+                    if let Some(thread) =
+                        (0..3u8).find(|&t| word & (1 << t) != 0 && raised & (0x10 << t) != 0)
+                    {
                         let push = self.stored(mmio::INSTRN_BUF_CTRL1);
-                        return Err(FaultKind::TensixPush { word: push, addr: addr_w, risc, thread });
+                        return Err(FaultKind::TensixPush {
+                            word: push,
+                            addr: addr_w,
+                            risc,
+                            thread,
+                        });
                     }
                     self.other.insert(addr_w, word);
                 }
@@ -137,8 +154,22 @@ impl TileRegs {
                 self.other.insert(addr_w, word);
             }
             Target::Device(d) => self.dev.write(d, addr, word, risc)?,
-            Target::Unmapped(region) => return Err(FaultKind::Unmapped { addr, size, write: true, risc, region }),
-            Target::Outside => return Err(FaultKind::Access { addr, size, write: true }),
+            Target::Unmapped(region) => {
+                return Err(FaultKind::Unmapped {
+                    addr,
+                    size,
+                    write: true,
+                    risc,
+                    region,
+                })
+            }
+            Target::Outside => {
+                return Err(FaultKind::Access {
+                    addr,
+                    size,
+                    write: true,
+                })
+            }
         }
         Ok(())
     }
@@ -159,18 +190,40 @@ mod tests {
 
     #[test]
     fn low_read_latches_high_word_and_live_high_moves() {
-        let mut r = TileRegs { wall_offset: 5, ..TileRegs::default() };
+        let mut r = TileRegs {
+            wall_offset: 5,
+            ..TileRegs::default()
+        };
         let t = (7u64 << 32) | 0xFFFF_FFF0;
         assert_eq!(rd(&mut r, mmio::WALL_CLOCK_L, t), 0xFFFF_FFF5);
-        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t + 100), 7, "latched, not live");
-        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H_LIVE, t + 100), 8, "live high moved on");
-        r.write(mmio::WALL_CLOCK_H, 4, 0, Brisc, t, &mut no_units).unwrap();
-        r.write(mmio::WALL_CLOCK_H_LIVE, 4, 0, Brisc, t, &mut no_units).unwrap();
-        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t + 100), 7, "writes to the high words are ignored");
+        assert_eq!(
+            rd(&mut r, mmio::WALL_CLOCK_H, t + 100),
+            7,
+            "latched, not live"
+        );
+        assert_eq!(
+            rd(&mut r, mmio::WALL_CLOCK_H_LIVE, t + 100),
+            8,
+            "live high moved on"
+        );
+        r.write(mmio::WALL_CLOCK_H, 4, 0, Brisc, t, &mut no_units)
+            .unwrap();
+        r.write(mmio::WALL_CLOCK_H_LIVE, 4, 0, Brisc, t, &mut no_units)
+            .unwrap();
+        assert_eq!(
+            rd(&mut r, mmio::WALL_CLOCK_H, t + 100),
+            7,
+            "writes to the high words are ignored"
+        );
         // A write to the low word latches like a read (DebugTimestamper.md's memory map).
-        r.write(mmio::WALL_CLOCK_L, 4, 0xDEAD, Brisc, t + 100, &mut no_units).unwrap();
+        r.write(mmio::WALL_CLOCK_L, 4, 0xDEAD, Brisc, t + 100, &mut no_units)
+            .unwrap();
         assert_eq!(rd(&mut r, mmio::WALL_CLOCK_H, t), 8);
-        assert_eq!(rd(&mut r, mmio::WALL_CLOCK_L, 0), 5, "the clock itself is not written");
+        assert_eq!(
+            rd(&mut r, mmio::WALL_CLOCK_L, 0),
+            5,
+            "the clock itself is not written"
+        );
     }
 
     fn no_units(_: u32, _: [u32; 4]) -> Result<(), String> {
@@ -179,16 +232,26 @@ mod tests {
 
     #[test]
     fn timestamper_registers_use_the_wall_clock() {
-        let mut r = TileRegs { wall_offset: 1 << 32, ..TileRegs::default() };
+        let mut r = TileRegs {
+            wall_offset: 1 << 32,
+            ..TileRegs::default()
+        };
         let mut units = Vec::new();
         let mut sink = |a, d| {
             units.push((a, d));
             Ok(())
         };
-        r.write(mmio::TIMESTAMP_BUF0_START, 4, 0x3000, Brisc, 0, &mut sink).unwrap();
-        r.write(mmio::TIMESTAMP_BUF0_END, 4, 0x3001, Brisc, 0, &mut sink).unwrap();
-        r.write(mmio::TIMESTAMP, 4, 0x40, Brisc, 0x10, &mut sink).unwrap();
-        assert_eq!(units, [(0x30000, [0x40, 0x10, 1, 0])], "counter = wall clock = time + offset");
+        r.write(mmio::TIMESTAMP_BUF0_START, 4, 0x3000, Brisc, 0, &mut sink)
+            .unwrap();
+        r.write(mmio::TIMESTAMP_BUF0_END, 4, 0x3001, Brisc, 0, &mut sink)
+            .unwrap();
+        r.write(mmio::TIMESTAMP, 4, 0x40, Brisc, 0x10, &mut sink)
+            .unwrap();
+        assert_eq!(
+            units,
+            [(0x30000, [0x40, 0x10, 1, 0])],
+            "counter = wall clock = time + offset"
+        );
         assert_eq!(rd(&mut r, mmio::TIMESTAMP_STATUS, 0x11), 1 << 14);
         assert_eq!(rd(&mut r, mmio::TIMESTAMP_BUF0_END, 0x11), 0x3001);
         assert!(r.other.is_empty(), "not plain storage");
@@ -214,7 +277,8 @@ mod tests {
             (mmio::NOC_OVERLAY_BASE + 0x1_2344, Brisc),
             (mmio::TENSIX_CFG_BASE + 0x40, Trisc2),
         ] {
-            r.write(addr, 4, addr ^ 0x5A5A, risc, 0, &mut no_units).unwrap();
+            r.write(addr, 4, addr ^ 0x5A5A, risc, 0, &mut no_units)
+                .unwrap();
             assert_eq!(r.read(addr, 4, 0, Trisc0), Ok(addr ^ 0x5A5A), "{addr:#x}");
         }
     }
@@ -227,20 +291,53 @@ mod tests {
         r.write(b, 4, 2, Brisc, 0, &mut no_units).unwrap();
         assert_eq!(r.read(b, 4, 0, Brisc), Ok(1));
         assert_eq!(r.read(b, 4, 0, Brisc), Ok(2));
-        assert_eq!(r.read(b, 4, 0, Brisc), Err(FaultKind::Blocked { addr: b, write: false }));
+        assert_eq!(
+            r.read(b, 4, 0, Brisc),
+            Err(FaultKind::Blocked {
+                addr: b,
+                write: false
+            })
+        );
     }
 
     #[test]
     fn unmapped_windows_name_region_and_core() {
         let mut r = TileRegs::default();
         let e = r.read(mmio::MAILBOX_BASE, 4, 0, Ncrisc).unwrap_err();
-        assert!(matches!(e, FaultKind::Unmapped { risc: Ncrisc, write: false, .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                FaultKind::Unmapped {
+                    risc: Ncrisc,
+                    write: false,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
         let msg = e.to_string();
-        assert!(msg.contains("TENSIX_MAILBOX") && msg.contains("NCRISC"), "{msg}");
-        let e = r.write(mmio::PC1_BUF_BASE, 1, 0, Trisc1, 0, &mut no_units).unwrap_err();
-        assert!(e.to_string().contains("PC1_BUF_BASE") && e.to_string().contains("TRISC_1"), "{e}");
-        let e = r.write(mmio::MOP_CFG_BASE + 0x40, 4, 0, Trisc1, 0, &mut no_units).unwrap_err();
-        assert_eq!(e, FaultKind::Access { addr: mmio::MOP_CFG_BASE + 0x40, size: 4, write: true });
+        assert!(
+            msg.contains("TENSIX_MAILBOX") && msg.contains("NCRISC"),
+            "{msg}"
+        );
+        let e = r
+            .write(mmio::PC1_BUF_BASE, 1, 0, Trisc1, 0, &mut no_units)
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("PC1_BUF_BASE") && e.to_string().contains("TRISC_1"),
+            "{e}"
+        );
+        let e = r
+            .write(mmio::MOP_CFG_BASE + 0x40, 4, 0, Trisc1, 0, &mut no_units)
+            .unwrap_err();
+        assert_eq!(
+            e,
+            FaultKind::Access {
+                addr: mmio::MOP_CFG_BASE + 0x40,
+                size: 4,
+                write: true
+            }
+        );
     }
 
     #[test]
@@ -252,8 +349,25 @@ mod tests {
         wr(&mut r, mmio::INSTRN_BUF_CTRL1, 0x0200_0000);
         wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2); // the debug bus takes thread T1's FIFO
         wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2 | 0x10); // a push bit of a thread it does not hold
-        let e = r.write(mmio::INSTRN_BUF_CTRL0, 4, 0x2 | 0x10 | 0x20, Ncrisc, 0, &mut no_units).unwrap_err();
-        assert_eq!(e, FaultKind::TensixPush { word: 0x0200_0000, addr: mmio::INSTRN_BUF_CTRL0, risc: Ncrisc, thread: 1 });
+        let e = r
+            .write(
+                mmio::INSTRN_BUF_CTRL0,
+                4,
+                0x2 | 0x10 | 0x20,
+                Ncrisc,
+                0,
+                &mut no_units,
+            )
+            .unwrap_err();
+        assert_eq!(
+            e,
+            FaultKind::TensixPush {
+                word: 0x0200_0000,
+                addr: mmio::INSTRN_BUF_CTRL0,
+                risc: Ncrisc,
+                thread: 1
+            }
+        );
         assert!(e.to_string().contains("debug-bus push"), "{e}");
     }
 }

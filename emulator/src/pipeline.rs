@@ -313,7 +313,12 @@ pub const fn mispredicted(offset: i32, taken: bool) -> bool {
 /// A conditional branch issued at `t`.
 #[inline(always)]
 pub(crate) fn branch(cfg: &Timing, t: u64, offset: i32, taken: bool) -> u64 {
-    t + 1 + if mispredicted(offset, taken) { cfg.mispredict as u64 } else { 0 }
+    t + 1
+        + if mispredicted(offset, taken) {
+            cfg.mispredict as u64
+        } else {
+            0
+        }
 }
 
 /// A load into `rd` from `region` that may issue at `t` (after [`need`], [`queue`] and,
@@ -437,7 +442,11 @@ mod tests {
         assert_eq!(region(0xFFB1_21F0, 0x100000, 4096), Region::Mmio);
         assert_eq!(region(0xFFEC_0000, 0x100000, 4096), Region::Fifo);
         assert_eq!(region(0xFFE0_0000, 0x100000, 4096), Region::Tensix);
-        assert_eq!(region(0xFFE8_0020, 0x100000, 4096), Region::Fifo, "semaphores");
+        assert_eq!(
+            region(0xFFE8_0020, 0x100000, 4096),
+            Region::Fifo,
+            "semaphores"
+        );
         assert_eq!(region(0xFFB2_0000, 0x100000, 4096), Region::Mmio, "NoC 0");
     }
 }

@@ -13,10 +13,10 @@
 use crate::device::Device;
 use crate::fault::{EmuError, Fault};
 use crate::hart::HartState;
+use crate::memory::L1;
 use crate::tile::Tile;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
 use riscv_linker::{NocCoord, Risc};
-use crate::memory::L1;
 use std::sync::atomic::AtomicUsize;
 
 /// How far tiles run between two looks at the NIUs while no kernel uses the NoC: a kernel
@@ -59,7 +59,9 @@ impl RunSummary {
 
     /// The summary of one core, if it ran.
     pub fn hart(&self, chip: u32, tile: NocCoord, risc: Risc) -> Option<&HartSummary> {
-        self.harts.iter().find(|h| h.chip == chip && h.tile == tile && h.risc == risc)
+        self.harts
+            .iter()
+            .find(|h| h.chip == chip && h.tile == tile && h.risc == risc)
     }
 }
 
@@ -78,16 +80,28 @@ impl Device {
     /// e.g. to drain profiler rings through [`Device::read_u32`]/[`Device::write_u32`]. The
     /// hook is called at each boundary some core was still running at; it is not called
     /// after the last core halts.
-    pub fn run_with_hook(&mut self, every_cycles: u64, hook: &mut dyn FnMut(&Device)) -> Result<RunSummary, EmuError> {
+    pub fn run_with_hook(
+        &mut self,
+        every_cycles: u64,
+        hook: &mut dyn FnMut(&Device),
+    ) -> Result<RunSummary, EmuError> {
         if every_cycles == 0 {
-            return Err(EmuError::Config("run_with_hook: every_cycles must be positive".into()));
+            return Err(EmuError::Config(
+                "run_with_hook: every_cycles must be positive".into(),
+            ));
         }
         self.run_segments(every_cycles, hook)
     }
 
-    fn run_segments(&mut self, every: u64, hook: &mut dyn FnMut(&Device)) -> Result<RunSummary, EmuError> {
+    fn run_segments(
+        &mut self,
+        every: u64,
+        hook: &mut dyn FnMut(&Device),
+    ) -> Result<RunSummary, EmuError> {
         if !self.tiles.iter().any(Tile::loaded) {
-            return Err(EmuError::Config("nothing to run: no kernel is loaded on any core".into()));
+            return Err(EmuError::Config(
+                "nothing to run: no kernel is loaded on any core".into(),
+            ));
         }
         self.catch_up_chips();
         let starts = self.chip_time.clone();
@@ -175,7 +189,11 @@ impl Device {
                     noc.submit(r, &read, &mut out);
                 }
             }
-            let horizon = if rel == u64::MAX { f64::INFINITY } else { (at + noc.cfg.niu_to_router as u64) as f64 };
+            let horizon = if rel == u64::MAX {
+                f64::INFINITY
+            } else {
+                (at + noc.cfg.niu_to_router as u64) as f64
+            };
             if !noc.is_idle() {
                 noc.advance(horizon, &mut out);
             }
@@ -212,13 +230,18 @@ impl Device {
         let faults = Mutex::new(Vec::new());
         let work = |t: &mut Tile| {
             if let Err(f) = t.run_until(t.run_start.saturating_add(rel), &abort) {
-                faults.lock().unwrap_or_else(|e| e.into_inner()).push((t.global, f));
+                faults
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((t.global, f));
             }
         };
         let busy: Vec<&mut Tile> = self.tiles.iter_mut().filter(|t| t.any_running()).collect();
         // Asked once per device: the lookup reads cgroup files (costly at every NoC epoch).
         let threads = match self.cfg.threads {
-            0 => *self.host_threads.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+            0 => *self
+                .host_threads
+                .get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
             n => n,
         }
         .min(busy.len());
@@ -246,7 +269,10 @@ impl Device {
     /// simulated `rel` cycles past its run start (a simulated time, so deterministic).
     fn publish_frontier(&self, starts: &[u64], rel: u64) {
         let frontier = (0..self.cfg.chips)
-            .map(|c| self.truth_of(c, 0).host_ns_at_chip(starts[c as usize].saturating_add(rel) as f64))
+            .map(|c| {
+                self.truth_of(c, 0)
+                    .host_ns_at_chip(starts[c as usize].saturating_add(rel) as f64)
+            })
             .fold(f64::INFINITY, f64::min);
         self.published.advance(frontier);
     }
@@ -255,7 +281,13 @@ impl Device {
     /// along; returns the chips' end cycles.
     fn finish_clocks(&mut self) -> Vec<u64> {
         for t in &self.tiles {
-            let end = t.harts.iter().filter(|h| h.state != HartState::Empty).map(|h| h.core.time).max().unwrap_or(0);
+            let end = t
+                .harts
+                .iter()
+                .filter(|h| h.state != HartState::Empty)
+                .map(|h| h.core.time)
+                .max()
+                .unwrap_or(0);
             let c = &mut self.chip_time[t.chip as usize];
             *c = (*c).max(end);
         }

@@ -37,7 +37,10 @@ impl Symbols {
             })
             .collect();
         syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
-        Symbols { syms, elf: Arc::from(bytes) }
+        Symbols {
+            syms,
+            elf: Arc::from(bytes),
+        }
     }
 
     /// `name+0xoffset` of the function symbol at or below `addr`; a symbol whose known size
@@ -45,9 +48,16 @@ impl Symbols {
     /// often has no sizes).
     pub fn describe(&self, addr: u32) -> Option<String> {
         let n = self.syms.partition_point(|s| s.addr <= addr);
-        let s = self.syms[..n].iter().rev().find(|s| s.size == 0 || addr < s.addr + s.size)
+        let s = self.syms[..n]
+            .iter()
+            .rev()
+            .find(|s| s.size == 0 || addr < s.addr + s.size)
             .or_else(|| self.syms[..n].last())?;
-        Some(if addr == s.addr { s.name.clone() } else { format!("{}+{:#x}", s.name, addr - s.addr) })
+        Some(if addr == s.addr {
+            s.name.clone()
+        } else {
+            format!("{}+{:#x}", s.name, addr - s.addr)
+        })
     }
 
     /// `file:line` of `addr` from the DWARF line tables, if the ELF has them.
@@ -59,14 +69,21 @@ impl Symbols {
 fn line_of(bytes: &[u8], addr: u64) -> Option<String> {
     let file = object::File::parse(bytes).ok()?;
     let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, gimli::Error> {
-        Ok(file.section_by_name(id.name()).and_then(|s| s.uncompressed_data().ok()).unwrap_or(Cow::Borrowed(&[])))
+        Ok(file
+            .section_by_name(id.name())
+            .and_then(|s| s.uncompressed_data().ok())
+            .unwrap_or(Cow::Borrowed(&[])))
     };
     let sections = gimli::DwarfSections::load(load).ok()?;
     let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, gimli::LittleEndian));
     let mut units = dwarf.units();
     while let Ok(Some(header)) = units.next() {
-        let Ok(unit) = dwarf.unit(header) else { continue };
-        let Some(program) = unit.line_program.clone() else { continue };
+        let Ok(unit) = dwarf.unit(header) else {
+            continue;
+        };
+        let Some(program) = unit.line_program.clone() else {
+            continue;
+        };
         let mut rows = program.rows();
         let mut prev: Option<(u64, u64, u64)> = None; // (address, file index, line)
         while let Ok(Some((lp, row))) = rows.next_row() {
@@ -76,7 +93,10 @@ fn line_of(bytes: &[u8], addr: u64) -> Option<String> {
                     let name = dwarf.attr_string(&unit, entry.path_name()).ok()?;
                     let mut path = name.to_string_lossy().into_owned();
                     if !path.starts_with('/') {
-                        if let Some(dir) = entry.directory(lp).and_then(|d| dwarf.attr_string(&unit, d).ok()) {
+                        if let Some(dir) = entry
+                            .directory(lp)
+                            .and_then(|d| dwarf.attr_string(&unit, d).ok())
+                        {
                             path = format!("{}/{path}", dir.to_string_lossy());
                         }
                     }
@@ -86,7 +106,11 @@ fn line_of(bytes: &[u8], addr: u64) -> Option<String> {
             prev = if row.end_sequence() {
                 None
             } else {
-                Some((row.address(), row.file_index(), row.line().map_or(0, |l| l.get())))
+                Some((
+                    row.address(),
+                    row.file_index(),
+                    row.line().map_or(0, |l| l.get()),
+                ))
             };
         }
     }

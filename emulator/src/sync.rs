@@ -25,7 +25,10 @@ pub(crate) struct HostClock {
 
 impl HostClock {
     pub fn new(seed: u64, start_ns: f64) -> HostClock {
-        HostClock { now_ns: start_ns, rng: SplitMix(seed) }
+        HostClock {
+            now_ns: start_ns,
+            rng: SplitMix(seed),
+        }
     }
 }
 
@@ -34,7 +37,11 @@ impl Device {
     /// During a run (in a [`Device::run_with_hook`] hook) this is the latest time every chip
     /// has been simulated to, when that is later.
     pub fn host_time_ns(&self) -> f64 {
-        self.host.lock().unwrap_or_else(|e| e.into_inner()).now_ns.max(self.published.get())
+        self.host
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .now_ns
+            .max(self.published.get())
     }
 
     /// Lets `ns` of virtual host time pass (the host doing other work between runs); the
@@ -61,10 +68,12 @@ impl Device {
         let index = self.tile_index(chip, tile)?;
         let offset = self.tiles[index].mem.regs.wall_offset;
         let truth = self.truth_of(chip, offset);
-        let (before, read) = self.host_read(|rng, before| read_clock(&truth, &self.cfg.clock.host_read, rng, before));
+        let (before, read) = self
+            .host_read(|rng, before| read_clock(&truth, &self.cfg.clock.host_read, rng, before));
         // The chip counter never runs behind a value a run already reached.
         let chip_cycles = read.chip_cycles.max(self.chip_time[chip as usize]);
-        self.bytes_read.fetch_add(8, std::sync::atomic::Ordering::Relaxed);
+        self.bytes_read
+            .fetch_add(8, std::sync::atomic::Ordering::Relaxed);
         Ok(SyncSample {
             host_before_ns: before.round() as u64,
             device_cycles: chip_cycles.wrapping_add(offset),
@@ -76,15 +85,22 @@ impl Device {
     /// host would, like [`Device::sync_sample`]: `device_cycles` holds reference ticks.
     pub fn ref_sample(&self, chip: u32) -> Result<SyncSample, EmuError> {
         if chip >= self.cfg.chips {
-            return Err(EmuError::Config(format!("chip {chip}: the device has {} chip(s)", self.cfg.chips)));
+            return Err(EmuError::Config(format!(
+                "chip {chip}: the device has {} chip(s)",
+                self.cfg.chips
+            )));
         }
         let truth = self.truth_of(chip, 0);
         let (before, read) = self.host_read(|rng, before| {
             let (request, response) = self.cfg.clock.host_read.draw(rng);
             let at = before + request;
-            Read { after: at + response, chip_cycles: truth.ref_ticks_at(at).floor() as u64 }
+            Read {
+                after: at + response,
+                chip_cycles: truth.ref_ticks_at(at).floor() as u64,
+            }
         });
-        self.bytes_read.fetch_add(8, std::sync::atomic::Ordering::Relaxed);
+        self.bytes_read
+            .fetch_add(8, std::sync::atomic::Ordering::Relaxed);
         Ok(SyncSample {
             host_before_ns: before.round() as u64,
             device_cycles: read.chip_cycles,
@@ -117,10 +133,15 @@ impl Device {
     pub(crate) fn catch_up_host(&mut self) {
         let mut latest = self.host_time_ns();
         for chip in 0..self.cfg.chips {
-            let h = self.truth_of(chip, 0).host_ns_at_chip(self.chip_time[chip as usize] as f64);
+            let h = self
+                .truth_of(chip, 0)
+                .host_ns_at_chip(self.chip_time[chip as usize] as f64);
             latest = latest.max(h);
         }
-        self.host.get_mut().unwrap_or_else(|e| e.into_inner()).now_ns = latest;
+        self.host
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .now_ns = latest;
         self.published.advance(latest);
     }
 }
@@ -135,8 +156,16 @@ pub(crate) struct Read {
 
 /// A read issued at host time `before`: the request leg, the counter sampled on arrival,
 /// the response leg. Shared by in-process samples and the mailbox responder.
-pub(crate) fn read_clock(truth: &ClockTruth, lat: &ReadLatency, rng: &mut SplitMix, before: f64) -> Read {
+pub(crate) fn read_clock(
+    truth: &ClockTruth,
+    lat: &ReadLatency,
+    rng: &mut SplitMix,
+    before: f64,
+) -> Read {
     let (request, response) = lat.draw(rng);
     let at = before + request;
-    Read { after: at + response, chip_cycles: truth.chip_cycles_at(at).floor() as u64 }
+    Read {
+        after: at + response,
+        chip_cycles: truth.chip_cycles_at(at).floor() as u64,
+    }
 }

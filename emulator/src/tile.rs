@@ -111,7 +111,12 @@ impl Tile {
             }
             let end = self.window_end(limit);
             self.mem.apply_noc(self.now);
-            if self.mem.niu.as_mut().is_some_and(|n| std::mem::take(&mut n.code_written)) {
+            if self
+                .mem
+                .niu
+                .as_mut()
+                .is_some_and(|n| std::mem::take(&mut n.code_written))
+            {
                 self.code_dirty.store(true, Ordering::Release);
                 self.refresh_code();
             }
@@ -133,7 +138,12 @@ impl Tile {
         match (running.next(), running.next()) {
             (Some(h), None) => {
                 let left = self.budget.saturating_sub(h.core.instret).saturating_add(1);
-                limit.min(self.now.max(h.core.time).saturating_add(left).max(self.now.saturating_add(self.quantum)))
+                limit.min(
+                    self.now
+                        .max(h.core.time)
+                        .saturating_add(left)
+                        .max(self.now.saturating_add(self.quantum)),
+                )
             }
             _ => self.now.saturating_add(self.quantum).min(limit),
         }
@@ -144,7 +154,10 @@ impl Tile {
         loop {
             let mut pick: Option<usize> = None;
             for (i, h) in self.harts.iter().enumerate() {
-                if h.is_running() && h.core.time < end && pick.is_none_or(|p| h.core.time < self.harts[p].core.time) {
+                if h.is_running()
+                    && h.core.time < end
+                    && pick.is_none_or(|p| h.core.time < self.harts[p].core.time)
+                {
                     pick = Some(i);
                 }
             }
@@ -152,7 +165,11 @@ impl Tile {
             let mut horizon = u64::MAX;
             for (j, h) in self.harts.iter().enumerate() {
                 if j != i && h.is_running() {
-                    horizon = horizon.min(if j < i { h.core.time.saturating_sub(1) } else { h.core.time });
+                    horizon = horizon.min(if j < i {
+                        h.core.time.saturating_sub(1)
+                    } else {
+                        h.core.time
+                    });
                 }
             }
             self.run_hart(i, end, horizon)?;
@@ -179,10 +196,21 @@ impl Tile {
                 if !moved {
                     self.harts[i].stuck = Some((addr, write));
                 }
-                let next = self.harts.iter().enumerate().filter(|&(j, h)| j != i && h.is_running()).map(|(_, h)| h.core.time).min();
+                let next = self
+                    .harts
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, h)| j != i && h.is_running())
+                    .map(|(_, h)| h.core.time)
+                    .min();
                 let h = &mut self.harts[i];
                 h.core.time = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
-                if self.harts.iter().filter(|h| h.is_running()).all(|h| h.stuck.is_some()) {
+                if self
+                    .harts
+                    .iter()
+                    .filter(|h| h.is_running())
+                    .all(|h| h.stuck.is_some())
+                {
                     return Err(self.deadlock());
                 }
             }
@@ -192,7 +220,12 @@ impl Tile {
             Err(kind) => return Err(self.fault(i, kind)),
         }
         if self.harts[i].core.instret > self.budget && self.harts[i].is_running() {
-            return Err(self.fault(i, FaultKind::Runaway { budget: self.budget }));
+            return Err(self.fault(
+                i,
+                FaultKind::Runaway {
+                    budget: self.budget,
+                },
+            ));
         }
         Ok(())
     }
@@ -200,7 +233,11 @@ impl Tile {
     /// Every running core waits on a FIFO that only another waiting core could change:
     /// the report names the first, and every core's place is in its message.
     fn deadlock(&mut self) -> Box<Fault> {
-        let i = self.harts.iter().position(|h| h.is_running() && h.stuck.is_some()).unwrap_or(0);
+        let i = self
+            .harts
+            .iter()
+            .position(|h| h.is_running() && h.stuck.is_some())
+            .unwrap_or(0);
         let (addr, write) = self.harts[i].stuck.unwrap_or((0, false));
         let others: Vec<String> = self
             .harts
@@ -208,8 +245,18 @@ impl Tile {
             .filter(|h| h.is_running())
             .map(|h| {
                 let (a, w) = h.stuck.unwrap_or((0, false));
-                let at = h.program.as_ref().and_then(|p| p.symbols.line(h.core.pc)).map(|l| format!(" ({l})")).unwrap_or_default();
-                format!("{} at pc {:#010x}{at} {} {a:#010x}", h.risc.name(), h.core.pc, if w { "pushes to" } else { "pops from" })
+                let at = h
+                    .program
+                    .as_ref()
+                    .and_then(|p| p.symbols.line(h.core.pc))
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default();
+                format!(
+                    "{} at pc {:#010x}{at} {} {a:#010x}",
+                    h.risc.name(),
+                    h.core.pc,
+                    if w { "pushes to" } else { "pops from" }
+                )
             })
             .collect();
         let mut f = self.fault(i, FaultKind::Blocked { addr, write });
@@ -230,7 +277,9 @@ impl Tile {
 
     /// Applies a store to `SOFT_RESET_0` made by core `writer`.
     fn apply_soft_reset(&mut self, writer: usize) {
-        let Some(new) = self.mem.regs.pending_reset.take() else { return };
+        let Some(new) = self.mem.regs.pending_reset.take() else {
+            return;
+        };
         let old = self.mem.regs.soft_reset;
         self.mem.regs.soft_reset = new;
         let at = self.harts[writer].core.time;
@@ -254,7 +303,11 @@ impl Tile {
         h.state = HartState::Faulted;
         let pc = h.core.pc;
         let l1 = &self.mem.l1;
-        let word = if pc.is_multiple_of(4) && (pc as u64 + 4) <= l1.size() as u64 { Some(l1.load::<4>(pc)) } else { None };
+        let word = if pc.is_multiple_of(4) && (pc as u64 + 4) <= l1.size() as u64 {
+            Some(l1.load::<4>(pc))
+        } else {
+            None
+        };
         let program = h.program.as_ref();
         Box::new(Fault {
             kind,
@@ -287,7 +340,11 @@ impl Tile {
             self.mem.l1.read_into(ptr, &mut bytes);
             String::from_utf8(bytes).ok()
         };
-        Some(FaultKind::Panic { file: text(r[10], r[11])?, line: r[12], message: text(r[13], r[14])? })
+        Some(FaultKind::Panic {
+            file: text(r[10], r[11])?,
+            line: r[12],
+            message: text(r[13], r[14])?,
+        })
     }
 
     /// The hart of `risc`.

@@ -60,7 +60,14 @@ pub(crate) struct Buf {
 
 impl Default for Buf {
     fn default() -> Buf {
-        Buf { valid: true, full: false, overflow: false, start: 0, end: 0, position: 0 }
+        Buf {
+            valid: true,
+            full: false,
+            overflow: false,
+            start: 0,
+            end: 0,
+            position: 0,
+        }
     }
 }
 
@@ -88,7 +95,13 @@ pub(crate) struct Timestamper {
 
 impl Default for Timestamper {
     fn default() -> Timestamper {
-        Timestamper { bufs: [Buf::default(); 2], accum: Accum::default(), reset_streams: false, cntl_raw: 3, seen: 0 }
+        Timestamper {
+            bufs: [Buf::default(); 2],
+            accum: Accum::default(),
+            reset_streams: false,
+            cntl_raw: 3,
+            seen: 0,
+        }
     }
 }
 
@@ -96,7 +109,12 @@ impl Default for Timestamper {
 pub(crate) type UnitSink<'a> = dyn FnMut(u32, [u32; 4]) -> Result<(), String> + 'a;
 
 /// Writes a unit into `l1` for a tile whose code regions are `code`: the emulator's sink.
-pub(crate) fn write_unit(l1: &L1, code: &[(Region, Risc)], addr: u32, data: [u32; 4]) -> Result<(), String> {
+pub(crate) fn write_unit(
+    l1: &L1,
+    code: &[(Region, Risc)],
+    addr: u32,
+    data: [u32; 4],
+) -> Result<(), String> {
     let unit_end = addr as u64 + ts::UNIT_BYTES as u64;
     if unit_end > l1.size() as u64 {
         return Err(format!(
@@ -104,8 +122,13 @@ pub(crate) fn write_unit(l1: &L1, code: &[(Region, Risc)], addr: u32, data: [u32
             l1.size()
         ));
     }
-    if let Some((_, owner)) = code.iter().find(|(r, _)| (r.start as u64) < unit_end && (addr as u64) < r.end()) {
-        return Err(format!("inside the code region of {owner} (code is read-only while kernels run)"));
+    if let Some((_, owner)) = code
+        .iter()
+        .find(|(r, _)| (r.start as u64) < unit_end && (addr as u64) < r.end())
+    {
+        return Err(format!(
+            "inside the code region of {owner} (code is read-only while kernels run)"
+        ));
     }
     l1.store16(addr, data);
     Ok(())
@@ -170,7 +193,13 @@ impl Timestamper {
 
     /// A 32-bit write of `value` to register `addr` at wall-clock cycle `counter`; units go
     /// to `sink` (L1 byte address, four words).
-    pub fn write(&mut self, addr: u32, value: u32, counter: u64, sink: &mut UnitSink<'_>) -> Result<(), FaultKind> {
+    pub fn write(
+        &mut self,
+        addr: u32,
+        value: u32,
+        counter: u64,
+        sink: &mut UnitSink<'_>,
+    ) -> Result<(), FaultKind> {
         self.advance(counter);
         match addr {
             mmio::TIMESTAMP => self.cmd_write(value, counter, sink)?,
@@ -188,7 +217,12 @@ impl Timestamper {
         Ok(())
     }
 
-    fn cmd_write(&mut self, new_val: u32, counter: u64, sink: &mut UnitSink<'_>) -> Result<(), FaultKind> {
+    fn cmd_write(
+        &mut self,
+        new_val: u32,
+        counter: u64,
+        sink: &mut UnitSink<'_>,
+    ) -> Result<(), FaultKind> {
         self.cmd(new_val, counter, sink)?;
         // A 96-bit event that filled a unit part-way through (the 2nd and 3rd of every 4)
         // leaves words of itself in the next one, but the page's FlushAccum has set
@@ -204,7 +238,12 @@ impl Timestamper {
         Ok(())
     }
 
-    fn cmd(&mut self, new_val: u32, counter: u64, sink: &mut UnitSink<'_>) -> Result<(), FaultKind> {
+    fn cmd(
+        &mut self,
+        new_val: u32,
+        counter: u64,
+        sink: &mut UnitSink<'_>,
+    ) -> Result<(), FaultKind> {
         let lo = counter as u32;
         let hi = (counter >> 32) as u32;
         match new_val & ts::CMD_MASK {
@@ -254,19 +293,44 @@ impl Timestamper {
 
     fn status_read(&self) -> u32 {
         let a = &self.accum;
-        let pos64 = if a.event_size == 64 { a.position / 2 } else { 0 };
+        let pos64 = if a.event_size == 64 {
+            a.position / 2
+        } else {
+            0
+        };
         let pos32 = if a.event_size == 32 { a.position } else { 0 };
-        let pos96 = if a.event_size == 96 { 4u32.wrapping_sub(a.position) & 3 } else { 0 };
+        let pos96 = if a.event_size == 96 {
+            4u32.wrapping_sub(a.position) & 3
+        } else {
+            0
+        };
         let mut s = 0;
-        s |= if self.bufs[0].full { ts::STATUS_BUF0_FULL } else { 0 };
-        s |= if self.bufs[1].full { ts::STATUS_BUF1_FULL } else { 0 };
-        s |= if self.bufs[0].overflow { ts::STATUS_BUF0_OVERFLOW } else { 0 };
-        s |= if self.bufs[1].overflow { ts::STATUS_BUF1_OVERFLOW } else { 0 };
+        s |= if self.bufs[0].full {
+            ts::STATUS_BUF0_FULL
+        } else {
+            0
+        };
+        s |= if self.bufs[1].full {
+            ts::STATUS_BUF1_FULL
+        } else {
+            0
+        };
+        s |= if self.bufs[0].overflow {
+            ts::STATUS_BUF0_OVERFLOW
+        } else {
+            0
+        };
+        s |= if self.bufs[1].overflow {
+            ts::STATUS_BUF1_OVERFLOW
+        } else {
+            0
+        };
         s |= (pos64 & 1) << ts::STATUS_ACCUM_POS_64B_SHIFT;
         s |= (pos32 & 3) << ts::STATUS_ACCUM_POS_32B_SHIFT;
         s |= (pos96 & 3) << ts::STATUS_ACCUM_POS_96B_SHIFT;
         // NB: no way to query bufs[1].position.
-        s | (self.bufs[0].position & ts::STATUS_BUF0_POSITION_MASK) << ts::STATUS_BUF0_POSITION_SHIFT
+        s | (self.bufs[0].position & ts::STATUS_BUF0_POSITION_MASK)
+            << ts::STATUS_BUF0_POSITION_SHIFT
     }
 
     fn status_write(&mut self, new_val: u32) {
@@ -291,7 +355,9 @@ impl Timestamper {
             self.accum.event_size = new_event_size;
         } else if self.accum.event_size != new_event_size {
             let what = match new_val & ts::CMD_MASK {
-                ts::FLUSH_64B | ts::FLUSH_96B => format!("a {new_event_size}-bit flush ({new_val:#010x})"),
+                ts::FLUSH_64B | ts::FLUSH_96B => {
+                    format!("a {new_event_size}-bit flush ({new_val:#010x})")
+                }
                 _ => format!("a {new_event_size}-bit event ({new_val:#010x})"),
             };
             return Err(FaultKind::Timestamper(format!(
@@ -320,8 +386,8 @@ impl Timestamper {
         }
         self.accum.position = 0;
         self.accum.event_size = 0; // Next event can be any size.
-        // Find the first buffer with space, append 16 bytes to it (start, position and end
-        // are in units of 16 bytes; the arithmetic is the page's 32-bit arithmetic).
+                                   // Find the first buffer with space, append 16 bytes to it (start, position and end
+                                   // are in units of 16 bytes; the arithmetic is the page's 32-bit arithmetic).
         for (i, buf) in self.bufs.iter_mut().enumerate() {
             if buf.valid && buf.start.wrapping_add(buf.position) <= buf.end {
                 let unit = buf.start.wrapping_add(buf.position);
@@ -420,20 +486,34 @@ mod tests {
     fn a_128_bit_event_is_one_unit() {
         let mut r = Rig::new((0x100, 0x1FF), (0x300, 0x3FF));
         r.w(CMD, 0xABCD_EF08, 0x0000_0012_3456_789A);
-        assert_eq!(r.take(), vec![(0x1000, [0xABCD_EF08, 0x3456_789A, 0x12, 0])]);
+        assert_eq!(
+            r.take(),
+            vec![(0x1000, [0xABCD_EF08, 0x3456_789A, 0x12, 0])]
+        );
         r.w(CMD, 0xFFFF_FFF8, 0xFFFF_FFFF_0000_0001);
         assert_eq!(r.take(), vec![(0x1010, [0xFFFF_FFF8, 1, 0xFFFF_FFFF, 0])]);
-        assert_eq!(r.r(STATUS, 0xFFFF_FFFF_0000_0001), 2 << 14, "bufs0_position = 2, nothing else");
+        assert_eq!(
+            r.r(STATUS, 0xFFFF_FFFF_0000_0001),
+            2 << 14,
+            "bufs0_position = 2, nothing else"
+        );
     }
 
     #[test]
     fn two_64_bit_events_fill_a_unit() {
         let mut r = Rig::new((0x100, 0x1FF), (0x300, 0x3FF));
         r.w(CMD, 0x0000_ABC1, 100);
-        assert!(r.take().is_empty(), "half a unit stays in the accumulation buffer");
+        assert!(
+            r.take().is_empty(),
+            "half a unit stays in the accumulation buffer"
+        );
         assert_eq!(r.r(STATUS, 101), 1 << 8, "accum_pos_64b = 2 / 2");
         r.w(CMD, 0xFFFF_DEF1, (7 << 32) | 105);
-        assert_eq!(r.take(), vec![(0x1000, [0x0000_ABC1, 100, 0xFFFF_DEF1, 105])], "the high word is not recorded");
+        assert_eq!(
+            r.take(),
+            vec![(0x1000, [0x0000_ABC1, 100, 0xFFFF_DEF1, 105])],
+            "the high word is not recorded"
+        );
         assert_eq!(r.r(STATUS, 106), 1 << 14);
     }
 
@@ -465,14 +545,24 @@ mod tests {
             r.w(CMD, h(1), 2);
             assert_eq!(r.take().len(), 1);
             let m = r.try_w(CMD, next, 3).unwrap_err().to_string();
-            assert!(m.contains("undefined behaviour") && m.contains("holds 2 word(s) of 96-bit events"), "{m}");
+            assert!(
+                m.contains("undefined behaviour") && m.contains("holds 2 word(s) of 96-bit events"),
+                "{m}"
+            );
         }
         r.w(CMD, h(4), 5);
         r.w(CMD, h(5), 6);
         r.w(CMD, FLUSH_96B, 7);
-        assert_eq!(r.take(), vec![(0x1030, [h(4), 5, 0, h(5)]), (0x1040, [6, 0, 0, 0])]);
+        assert_eq!(
+            r.take(),
+            vec![(0x1030, [h(4), 5, 0, h(5)]), (0x1040, [6, 0, 0, 0])]
+        );
         r.w(CMD, 0x01, 8);
-        assert_eq!(r.r(STATUS, 8), 1 << 8 | 5 << 14, "a new size after the flush");
+        assert_eq!(
+            r.r(STATUS, 8),
+            1 << 8 | 5 << 14,
+            "a new size after the flush"
+        );
     }
 
     #[test]
@@ -499,14 +589,21 @@ mod tests {
         let mut r = Rig::new((0x100, 0x1FF), (0x300, 0x3FF));
         r.w(CMD, 0x51, 0x2_0000_0007);
         r.w(CMD, FLUSH_64B | 0xFFF0, 8);
-        assert_eq!(r.take(), vec![(0x1000, [0x51, 7, 0, 0])], "the flush command's other bits go nowhere");
+        assert_eq!(
+            r.take(),
+            vec![(0x1000, [0x51, 7, 0, 0])],
+            "the flush command's other bits go nowhere"
+        );
         r.w(CMD, 0x54, 0x2_0000_0009);
         r.w(CMD, FLUSH_96B, 10);
         assert_eq!(r.take(), vec![(0x1010, [0x54, 9, 2, 0])]);
         r.w(CMD, 0x64, 0x3_0000_000B);
         r.w(CMD, 0x6C, 0x3_0000_000C);
         r.w(CMD, FLUSH_96B, 13);
-        assert_eq!(r.take(), vec![(0x1020, [0x64, 0xB, 3, 0x6C]), (0x1030, [0xC, 3, 0, 0])]);
+        assert_eq!(
+            r.take(),
+            vec![(0x1020, [0x64, 0xB, 3, 0x6C]), (0x1030, [0xC, 3, 0, 0])]
+        );
         assert_eq!(r.r(STATUS, 14), 4 << 14);
         // FlushAccum with nothing gathered still writes a unit: four zero words.
         r.w(CMD, FLUSH_64B, 15);
@@ -515,19 +612,34 @@ mod tests {
         r.w(CMD, 0x71, 16);
         r.w(CMD, 0x79, 17);
         r.w(CMD, FLUSH_64B, 18);
-        assert_eq!(r.take(), vec![(0x1050, [0x71, 16, 0x79, 17]), (0x1060, [0; 4])]);
+        assert_eq!(
+            r.take(),
+            vec![(0x1050, [0x71, 16, 0x79, 17]), (0x1060, [0; 4])]
+        );
     }
 
     #[test]
     fn sizes_may_change_at_unit_boundaries_only() {
         let mut r = Rig::new((0x100, 0x1FF), (0x300, 0x3FF));
-        let pairs = [(0x01, 0x00), (0x02, 0x01), (0x04, 0x02), (0x01, FLUSH_96B), (0x02, FLUSH_64B), (0x04, FLUSH_64B)];
+        let pairs = [
+            (0x01, 0x00),
+            (0x02, 0x01),
+            (0x04, 0x02),
+            (0x01, FLUSH_96B),
+            (0x02, FLUSH_64B),
+            (0x04, FLUSH_64B),
+        ];
         for (first, second) in pairs {
             let mut r = Rig::new((0x100, 0x1FF), (0x300, 0x3FF));
             r.w(CMD, first, 1);
             let e = r.try_w(CMD, second, 2).unwrap_err();
-            let FaultKind::Timestamper(m) = &e else { panic!("{e:?}") };
-            assert!(m.contains("undefined behaviour") && m.contains("cannot be mixed"), "{m}");
+            let FaultKind::Timestamper(m) = &e else {
+                panic!("{e:?}")
+            };
+            assert!(
+                m.contains("undefined behaviour") && m.contains("cannot be mixed"),
+                "{m}"
+            );
             assert!(r.take().is_empty());
         }
         // After a full unit (or a flush) any size may follow.
@@ -544,7 +656,11 @@ mod tests {
         let msg = |e: FaultKind| e.to_string();
         for bad in [5u32, 6, 0xFFFF_FFFD, 0x0000_00E6] {
             let m = msg(r.try_w(CMD, bad, 10).unwrap_err());
-            assert!(m.contains("undefined behaviour") && m.contains(&format!("low three bits {}", bad & 7)), "{m}");
+            assert!(
+                m.contains("undefined behaviour")
+                    && m.contains(&format!("low three bits {}", bad & 7)),
+                "{m}"
+            );
         }
         assert!(r.take().is_empty());
     }
@@ -555,12 +671,23 @@ mod tests {
         r.w(CMD, 0x08, 1);
         assert_eq!(r.r(STATUS, 1), 1 << 14);
         r.w(CMD, 0x10, 2);
-        assert_eq!(r.r(STATUS, 2), STATUS_BUF0_FULL | 2 << 14, "start + position > end: full");
+        assert_eq!(
+            r.r(STATUS, 2),
+            STATUS_BUF0_FULL | 2 << 14,
+            "start + position > end: full"
+        );
         r.w(CMD, 0x18, 3);
-        assert_eq!(r.r(STATUS, 3), STATUS_BUF0_FULL | STATUS_BUF1_FULL | 2 << 14);
+        assert_eq!(
+            r.r(STATUS, 3),
+            STATUS_BUF0_FULL | STATUS_BUF1_FULL | 2 << 14
+        );
         r.w(CMD, 0x20, 4);
         let all = STATUS_BUF0_FULL | STATUS_BUF1_FULL | STATUS_BUF0_OVERFLOW | STATUS_BUF1_OVERFLOW;
-        assert_eq!(r.r(STATUS, 4), all | 2 << 14, "no buffer with space: both overflow, unit dropped");
+        assert_eq!(
+            r.r(STATUS, 4),
+            all | 2 << 14,
+            "no buffer with space: both overflow, unit dropped"
+        );
         let units: Vec<u32> = r.take().iter().map(|u| u.0).collect();
         assert_eq!(units, [0x100, 0x110, 0x200]);
 
@@ -572,10 +699,21 @@ mod tests {
         r.w(STATUS, STATUS_BUF1_FULL, 6);
         r.w(CMD, 0x28, 7);
         assert_eq!(r.take(), vec![(0x200, [0x28, 7, 0, 0])]);
-        assert_eq!(r.r(STATUS, 7), STATUS_BUF0_FULL | STATUS_BUF1_FULL | STATUS_BUF0_OVERFLOW | 2 << 14);
+        assert_eq!(
+            r.r(STATUS, 7),
+            STATUS_BUF0_FULL | STATUS_BUF1_FULL | STATUS_BUF0_OVERFLOW | 2 << 14
+        );
         // Buffer 0's full bit: cleared, position 0, and buffer 0 takes units again first.
-        r.w(STATUS, STATUS_BUF0_FULL | STATUS_BUF0_OVERFLOW | 0xFFFF_FF00, 8);
-        assert_eq!(r.r(STATUS, 8), STATUS_BUF1_FULL, "other bits written are ignored");
+        r.w(
+            STATUS,
+            STATUS_BUF0_FULL | STATUS_BUF0_OVERFLOW | 0xFFFF_FF00,
+            8,
+        );
+        assert_eq!(
+            r.r(STATUS, 8),
+            STATUS_BUF1_FULL,
+            "other bits written are ignored"
+        );
         r.w(CMD, 0x30, 9);
         assert_eq!(r.take(), vec![(0x100, [0x30, 9, 0, 0])]);
         assert_eq!(r.r(STATUS, 9), STATUS_BUF1_FULL | 1 << 14);
@@ -586,7 +724,11 @@ mod tests {
         let mut r = Rig::new((0x10, 0x10), (0x20, 0x21));
         r.w(CNTL, CNTL_BUF1_VALID, 1);
         r.w(CMD, 0x08, 2);
-        assert_eq!(r.take(), vec![(0x200, [0x08, 2, 0, 0])], "buffer 0 is not valid");
+        assert_eq!(
+            r.take(),
+            vec![(0x200, [0x08, 2, 0, 0])],
+            "buffer 0 is not valid"
+        );
         r.w(CNTL, 0, 3);
         r.w(CMD, 0x10, 4);
         assert!(r.take().is_empty());
@@ -610,8 +752,16 @@ mod tests {
         let all = STATUS_BUF0_FULL | STATUS_BUF1_FULL | STATUS_BUF0_OVERFLOW | STATUS_BUF1_OVERFLOW;
         assert_eq!(r.r(STATUS, 4), all | 1 << 8 | 1 << 14);
         r.w(CNTL, CNTL_RESET_STREAMS | 3, 10);
-        assert_eq!(r.r(STATUS, 10), all | 1 << 8 | 1 << 14, "the reset happens at the end of the cycle");
-        assert_eq!(r.r(STATUS, 11), 1 << 14, "sticky bits and the unit cleared; positions kept");
+        assert_eq!(
+            r.r(STATUS, 10),
+            all | 1 << 8 | 1 << 14,
+            "the reset happens at the end of the cycle"
+        );
+        assert_eq!(
+            r.r(STATUS, 11),
+            1 << 14,
+            "sticky bits and the unit cleared; positions kept"
+        );
         // While the bit is set, whatever is gathered is dropped at the next cycle.
         r.w(CMD, 0x02, 12);
         assert_eq!(r.r(STATUS, 12), 1 << 9 | 1 << 14);
@@ -620,7 +770,11 @@ mod tests {
         r.w(CNTL, 3, 14); // the bit was still set at the end of cycle 13: the event is gone too
         assert_eq!(r.r(STATUS, 14), 1 << 14);
         r.w(CMD, 0x08, 15);
-        assert_eq!(r.take(), vec![], "positions were kept, so neither buffer has space");
+        assert_eq!(
+            r.take(),
+            vec![],
+            "positions were kept, so neither buffer has space"
+        );
         let want = STATUS_BUF0_OVERFLOW | STATUS_BUF1_OVERFLOW | 1 << 14;
         assert_eq!(r.r(STATUS, 15), want, "full is set by a write only");
         // A pulse set and cleared within one cycle resets nothing.
@@ -632,9 +786,13 @@ mod tests {
     #[test]
     fn a_unit_that_cannot_be_written_faults_with_the_reason() {
         let mut t = Timestamper::default();
-        t.write(mmio::TIMESTAMP_BUF0_START, 0x10, 0, &mut |_, _| Ok(())).unwrap();
-        t.write(mmio::TIMESTAMP_BUF0_END, 0x10, 0, &mut |_, _| Ok(())).unwrap();
-        let e = t.write(CMD, 0x08, 1, &mut |_, _| Err("outside L1".into())).unwrap_err();
+        t.write(mmio::TIMESTAMP_BUF0_START, 0x10, 0, &mut |_, _| Ok(()))
+            .unwrap();
+        t.write(mmio::TIMESTAMP_BUF0_END, 0x10, 0, &mut |_, _| Ok(()))
+            .unwrap();
+        let e = t
+            .write(CMD, 0x08, 1, &mut |_, _| Err("outside L1".into()))
+            .unwrap_err();
         let want = "buffer 0's next 16-byte unit (0x10 + position 0) is at L1 address 0x00000100, outside L1";
         assert_eq!(e, FaultKind::Timestamper(want.into()));
     }
@@ -646,11 +804,25 @@ mod tests {
         let l1 = unsafe { L1::new(words.as_mut_ptr() as *mut u8, 4096) };
         let code = [(Region::new(0x800, 0x100), Risc::Brisc)];
         write_unit(&l1, &code, 0x900, [1, 2, 3, 4]).unwrap();
-        assert_eq!((0..4).map(|k| l1.load::<4>(0x900 + 4 * k)).collect::<Vec<_>>(), [1, 2, 3, 4]);
-        assert!(write_unit(&l1, &code, 0x8F0, [0; 4]).unwrap_err().contains("code region of BRISC"));
-        assert!(write_unit(&l1, &code, 0x7F0, [0; 4]).is_ok(), "ends right where the code begins");
-        assert!(write_unit(&l1, &code, 0x1000, [0; 4]).unwrap_err().contains("outside L1"));
-        assert!(write_unit(&l1, &code, 0xFFFF_FFF0, [0; 4]).unwrap_err().contains("outside L1"));
+        assert_eq!(
+            (0..4)
+                .map(|k| l1.load::<4>(0x900 + 4 * k))
+                .collect::<Vec<_>>(),
+            [1, 2, 3, 4]
+        );
+        assert!(write_unit(&l1, &code, 0x8F0, [0; 4])
+            .unwrap_err()
+            .contains("code region of BRISC"));
+        assert!(
+            write_unit(&l1, &code, 0x7F0, [0; 4]).is_ok(),
+            "ends right where the code begins"
+        );
+        assert!(write_unit(&l1, &code, 0x1000, [0; 4])
+            .unwrap_err()
+            .contains("outside L1"));
+        assert!(write_unit(&l1, &code, 0xFFFF_FFF0, [0; 4])
+            .unwrap_err()
+            .contains("outside L1"));
         drop(words);
     }
 }

@@ -6,12 +6,18 @@ mod common;
 use common::*;
 use riscv_linker::{mmio, Arch, NocCoord, Risc};
 use ttprof_emu::asm::*;
-use ttprof_emu::{ChipClock, ClockModel, Device, DeviceConfig, ReadLatency, SyncSample, TileOffsets};
+use ttprof_emu::{
+    ChipClock, ClockModel, Device, DeviceConfig, ReadLatency, SyncSample, TileOffsets,
+};
 
 fn config(true_mhz: f64, drift: f64) -> DeviceConfig {
     let mut cfg = DeviceConfig::new(Arch::WormholeB0, (2, 1));
     cfg.clock = ClockModel {
-        chips: vec![ChipClock { true_mhz: Some(true_mhz), drift_ppm_per_s: drift, reset_host_ns: 5_000.0 }],
+        chips: vec![ChipClock {
+            true_mhz: Some(true_mhz),
+            drift_ppm_per_s: drift,
+            reset_host_ns: 5_000.0,
+        }],
         tile_offsets: TileOffsets::Explicit(vec![0, 123_456]),
         host_read: ReadLatency::default(),
         ..ClockModel::nominal()
@@ -30,9 +36,15 @@ fn a_sample_brackets_the_true_moment_of_the_read() {
         let truth = dev.clock_truth(0, tile).unwrap();
         let at = truth.host_ns_at(s.device_cycles as f64);
         // The counter was read at `at`: within the sample's window (one cycle of rounding).
-        assert!(s.host_before_ns as f64 - 1.5 <= at && at <= s.host_after_ns as f64 + 1.5, "{s:?} read at {at}");
+        assert!(
+            s.host_before_ns as f64 - 1.5 <= at && at <= s.host_after_ns as f64 + 1.5,
+            "{s:?} read at {at}"
+        );
         let rtt = s.host_after_ns - s.host_before_ns;
-        assert!((800..20_000).contains(&rtt), "round trip {rtt} ns from the default 400+400 ns model");
+        assert!(
+            (800..20_000).contains(&rtt),
+            "round trip {rtt} ns from the default 400+400 ns model"
+        );
         assert!(s.host_before_ns >= last, "host time only moves forward");
         last = s.host_after_ns;
     }
@@ -57,7 +69,9 @@ fn samples_are_reproducible_from_the_seed() {
         cfg.clock.host_read.seed = seed;
         let dev = Device::new(cfg).unwrap();
         let tile = dev.tiles()[0];
-        (0..50).map(|_| dev.sync_sample(0, tile).unwrap()).collect::<Vec<SyncSample>>()
+        (0..50)
+            .map(|_| dev.sync_sample(0, tile).unwrap())
+            .collect::<Vec<SyncSample>>()
     };
     assert_eq!(take(1), take(1));
     assert_ne!(take(1), take(2));
@@ -73,11 +87,21 @@ fn kernel_timestamps_and_host_time_agree() {
     w.extend([lw(10, 5, 0), lw(11, 5, 8)]);
     w.extend([addi(0, 0, 0); 100]);
     w.extend([lw(12, 5, 0), lw(13, 5, 8), ecall()]);
-    dev.load_kernel(0, tile, Risc::Brisc, &elf_for(Arch::WormholeB0, Risc::Brisc, &w), "k").unwrap();
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Brisc,
+        &elf_for(Arch::WormholeB0, Risc::Brisc, &w),
+        "k",
+    )
+    .unwrap();
     dev.run().unwrap();
     let after = dev.sync_sample(0, tile).unwrap();
     let (_, r) = dev.hart_registers(0, tile, Risc::Brisc).unwrap();
-    let (start, end) = ((r[11] as u64) << 32 | r[10] as u64, (r[13] as u64) << 32 | r[12] as u64);
+    let (start, end) = (
+        (r[11] as u64) << 32 | r[10] as u64,
+        (r[13] as u64) << 32 | r[12] as u64,
+    );
     let truth = dev.clock_truth(0, tile).unwrap();
     // The kernel ran after the first sample plus the millisecond of host time, and
     // before the second sample.
@@ -85,7 +109,10 @@ fn kernel_timestamps_and_host_time_agree() {
     assert!(start < end && end < after.device_cycles);
     assert!(truth.host_ns_at(end as f64) <= after.host_before_ns as f64 + 2.0);
     let expected = (1e6 + (before.host_after_ns - before.host_before_ns) as f64) * 0.985;
-    assert!((start - before.device_cycles) as f64 >= expected * 0.99, "the counter kept running at 985 MHz");
+    assert!(
+        (start - before.device_cycles) as f64 >= expected * 0.99,
+        "the counter kept running at 985 MHz"
+    );
 }
 
 #[test]
@@ -97,19 +124,29 @@ fn ground_truth_measures_a_simple_alignment() {
     let mut pts = Vec::new();
     for _ in 0..200 {
         let s = dev.sync_sample(0, tile).unwrap();
-        pts.push(((s.host_before_ns + s.host_after_ns) as f64 / 2.0, s.device_cycles as f64));
+        pts.push((
+            (s.host_before_ns + s.host_after_ns) as f64 / 2.0,
+            s.device_cycles as f64,
+        ));
         dev.advance_host_time(50_000.0);
     }
     let n = pts.len() as f64;
-    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
-    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / pts.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>();
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let slope = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>()
+        / pts.iter().map(|p| (p.0 - mx).powi(2)).sum::<f64>();
     let mhz = slope * 1e3;
     assert!((mhz - 985.0).abs() < 0.05, "fitted {mhz} MHz");
     let truth = dev.clock_truth(0, tile).unwrap();
     let h = mx + 1e6;
     let predicted = my + slope * (h - mx);
     let err_ns = (predicted - truth.cycles_at(h)) / 0.985;
-    assert!(err_ns.abs() < 100.0, "alignment error {err_ns} ns with symmetric latency");
+    assert!(
+        err_ns.abs() < 100.0,
+        "alignment error {err_ns} ns with symmetric latency"
+    );
 }
 
 #[test]
@@ -134,12 +171,20 @@ fn frequency_steps_show_in_samples_and_the_reference_counter_ignores_them() {
     }
     // 1 GHz, then 0.8 GHz from 1 ms, 1.1 GHz from 3 ms (each rate within its 2 us bracket noise);
     // the 50 MHz reference counter throughout.
-    assert!((seen[1].0 - 1.0).abs() < 0.02 && (seen[4].0 - 0.8).abs() < 0.02 && (seen[12].0 - 1.1).abs() < 0.02, "{seen:?}");
+    assert!(
+        (seen[1].0 - 1.0).abs() < 0.02
+            && (seen[4].0 - 0.8).abs() < 0.02
+            && (seen[12].0 - 1.1).abs() < 0.02,
+        "{seen:?}"
+    );
     assert!(seen.iter().all(|s| (s.1 - 0.05).abs() < 0.001), "{seen:?}");
     for _ in 0..50 {
         let s = dev.sync_sample(0, tile).unwrap();
         let at = truth.host_ns_at(s.device_cycles as f64);
-        assert!(s.host_before_ns as f64 - 1.5 <= at && at <= s.host_after_ns as f64 + 1.5, "{s:?} read at {at}");
+        assert!(
+            s.host_before_ns as f64 - 1.5 <= at && at <= s.host_after_ns as f64 + 1.5,
+            "{s:?} read at {at}"
+        );
         dev.advance_host_time(37_000.0);
     }
     assert!(dev.ref_sample(1).is_err());

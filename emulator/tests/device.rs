@@ -22,7 +22,14 @@ fn wall_clock_counts_cycles_and_keeps_running_across_runs() {
     let arch = Arch::WormholeB0;
     let mut dev = device(arch);
     let tile = t0(arch);
-    dev.load_kernel(0, tile, Risc::Trisc2, &elf_for(arch, Risc::Trisc2, &wall_reader()), "w").unwrap();
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Trisc2,
+        &elf_for(arch, Risc::Trisc2, &wall_reader()),
+        "w",
+    )
+    .unwrap();
     let s1 = dev.run().unwrap();
     let (_, r1) = dev.hart_registers(0, tile, Risc::Trisc2).unwrap();
     // An instruction-cache miss (8 cycles, the cache is empty at reset), then two
@@ -35,7 +42,11 @@ fn wall_clock_counts_cycles_and_keeps_running_across_runs() {
     assert_eq!(dev.wall_clock(0, tile).unwrap(), 22);
     let s2 = dev.run().unwrap();
     let (_, r2) = dev.hart_registers(0, tile, Risc::Trisc2).unwrap();
-    assert_eq!(r2[10], 22 + 10, "the clock did not reset between launches (the cache did)");
+    assert_eq!(
+        r2[10],
+        22 + 10,
+        "the clock did not reset between launches (the cache did)"
+    );
     assert_eq!(s2.chip_cycles, vec![(22, 44)]);
 }
 
@@ -49,14 +60,31 @@ fn high_word_is_latched_by_the_low_read_and_live_high_moves() {
     let mut w = lis(&[(5, WALL_L)]);
     w.push(lw(10, 5, 0)); // low at 0xFFFFFFF3, latches high = 0
     w.extend([addi(0, 0, 0); 20]);
-    w.extend([lw(11, 5, 4), lw(12, 5, 8), lw(13, 5, 0), lw(14, 5, 8), ecall()]);
-    dev.load_kernel(0, tile, Risc::Brisc, &elf_for(arch, Risc::Brisc, &w), "latch").unwrap();
+    w.extend([
+        lw(11, 5, 4),
+        lw(12, 5, 8),
+        lw(13, 5, 0),
+        lw(14, 5, 8),
+        ecall(),
+    ]);
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Brisc,
+        &elf_for(arch, Risc::Brisc, &w),
+        "latch",
+    )
+    .unwrap();
     dev.run().unwrap();
     let (_, r) = dev.hart_registers(0, tile, Risc::Brisc).unwrap();
     // BRISC runs its boot jump first (an i-cache miss and 1 cycle), then li after a second
     // miss: the read issues at 8 + 1 + 8 + 2 = 19.
     assert_eq!(r[10], 0xFFFF_FFE0 + 19);
-    assert_eq!((r[11], r[12]), (1, 0), "live high moved on, latched high did not");
+    assert_eq!(
+        (r[11], r[12]),
+        (1, 0),
+        "live high moved on, latched high did not"
+    );
     assert_eq!(r[14], 1, "a new low read latched the new high word");
     assert!(r[13] < 0x100);
 }
@@ -72,7 +100,12 @@ fn soft_reset_holds_and_releases_cores() {
     let arch = Arch::WormholeB0;
     let mut dev = device(arch);
     let tile = t0(arch);
-    let mut b = lis(&[(5, 0x3_0000), (7, mmio::SOFT_RESET_0), (8, 1 << Risc::Trisc0.soft_reset_bit()), (9, 2)]);
+    let mut b = lis(&[
+        (5, 0x3_0000),
+        (7, mmio::SOFT_RESET_0),
+        (8, 1 << Risc::Trisc0.soft_reset_bit()),
+        (9, 2),
+    ]);
     b.extend([
         lw(6, 5, 0),
         beq(6, 0, -4), // wait for TRISC0's first bump
@@ -83,15 +116,32 @@ fn soft_reset_holds_and_releases_cores() {
         bne(6, 9, -4), // wait for the second bump
         ecall(),
     ]);
-    dev.load_kernel(0, tile, Risc::Brisc, &elf_for(arch, Risc::Brisc, &b), "b").unwrap();
-    dev.load_kernel(0, tile, Risc::Trisc0, &elf_for(arch, Risc::Trisc0, &counter_bumper()), "t0").unwrap();
+    dev.load_kernel(0, tile, Risc::Brisc, &elf_for(arch, Risc::Brisc, &b), "b")
+        .unwrap();
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Trisc0,
+        &elf_for(arch, Risc::Trisc0, &counter_bumper()),
+        "t0",
+    )
+    .unwrap();
     let s = dev.run().unwrap();
     assert_eq!(dev.read_u32(0, tile, 0x3_0000).unwrap(), 2);
     let t = s.hart(0, tile, Risc::Trisc0).unwrap();
-    assert_eq!((t.exit_code, t.instructions), (Some(0), 6), "second life: 6 instructions");
+    assert_eq!(
+        (t.exit_code, t.instructions),
+        (Some(0), 6),
+        "second life: 6 instructions"
+    );
     let (_, r) = dev.hart_registers(0, tile, Risc::Brisc).unwrap();
-    let unloaded = [Risc::Ncrisc, Risc::Trisc1, Risc::Trisc2].iter().fold(0, |m, r| m | 1 << r.soft_reset_bit());
-    assert_eq!(r[13], unloaded, "cores without a kernel start the run held in reset");
+    let unloaded = [Risc::Ncrisc, Risc::Trisc1, Risc::Trisc2]
+        .iter()
+        .fold(0, |m, r| m | 1 << r.soft_reset_bit());
+    assert_eq!(
+        r[13], unloaded,
+        "cores without a kernel start the run held in reset"
+    );
 }
 
 #[test]
@@ -99,12 +149,23 @@ fn a_core_held_in_reset_ends_the_run_without_exiting() {
     let arch = Arch::Blackhole;
     let mut dev = device(arch);
     let tile = t0(arch);
-    let mut b = lis(&[(7, mmio::SOFT_RESET_0), (8, 1 << Risc::Trisc1.soft_reset_bit())]);
+    let mut b = lis(&[
+        (7, mmio::SOFT_RESET_0),
+        (8, 1 << Risc::Trisc1.soft_reset_bit()),
+    ]);
     // Count down 100 times (each branch is a point where BRISC yields to the others).
     b.extend([addi(9, 0, 100), addi(9, 9, -1), bne(9, 0, -4)]);
     b.extend([sw(8, 7, 0), ecall()]);
-    dev.load_kernel(0, tile, Risc::Brisc, &elf_for(arch, Risc::Brisc, &b), "b").unwrap();
-    dev.load_kernel(0, tile, Risc::Trisc1, &elf_for(arch, Risc::Trisc1, &[jal(0, 0)]), "spin").unwrap();
+    dev.load_kernel(0, tile, Risc::Brisc, &elf_for(arch, Risc::Brisc, &b), "b")
+        .unwrap();
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Trisc1,
+        &elf_for(arch, Risc::Trisc1, &[jal(0, 0)]),
+        "spin",
+    )
+    .unwrap();
     let s = dev.run().unwrap();
     let t = s.hart(0, tile, Risc::Trisc1).unwrap();
     assert_eq!(t.exit_code, None);
@@ -114,7 +175,12 @@ fn a_core_held_in_reset_ends_the_run_without_exiting() {
 /// Every core of every tile bumps a shared counter (racily, on purpose) and logs wall-clock
 /// reads: the result depends on the interleaving, which must not depend on threads.
 fn racer(risc: Risc) -> Vec<u32> {
-    let mut w = lis(&[(5, 0x3_0000), (6, WALL_L), (7, 0x3_0100 + 0x40 * risc.index() as u32), (8, 150)]);
+    let mut w = lis(&[
+        (5, 0x3_0000),
+        (6, WALL_L),
+        (7, 0x3_0100 + 0x40 * risc.index() as u32),
+        (8, 150),
+    ]);
     w.extend([
         lw(9, 6, 0),
         lw(10, 5, 0),
@@ -137,12 +203,16 @@ fn racing_grid(threads: usize, quantum: u32) -> (ttprof_emu::RunSummary, Vec<u32
     let mut cfg = DeviceConfig::new(arch, (3, 3));
     cfg.threads = threads;
     cfg.quantum = quantum;
-    cfg.clock.tile_offsets = TileOffsets::Seeded { max_cycles: 1000, seed: 1 };
+    cfg.clock.tile_offsets = TileOffsets::Seeded {
+        max_cycles: 1000,
+        seed: 1,
+    };
     let mut dev = Device::new(cfg).unwrap();
     for (i, tile) in dev.tiles().into_iter().enumerate() {
         for risc in Risc::ALL {
             if (i + risc.index()) % 4 != 3 {
-                dev.load_kernel(0, tile, risc, &elf_for(arch, risc, &racer(risc)), "racer").unwrap();
+                dev.load_kernel(0, tile, risc, &elf_for(arch, risc, &racer(risc)), "racer")
+                    .unwrap();
             }
         }
     }
@@ -159,7 +229,11 @@ fn racing_grid(threads: usize, quantum: u32) -> (ttprof_emu::RunSummary, Vec<u32
 #[test]
 fn results_are_bit_identical_whatever_the_thread_count() {
     let (s1, m1) = racing_grid(1, 64);
-    assert!(m1[0] < 150 * 4, "the racy counter lost updates, so the interleaving matters: {}", m1[0]);
+    assert!(
+        m1[0] < 150 * 4,
+        "the racy counter lost updates, so the interleaving matters: {}",
+        m1[0]
+    );
     for threads in [2, 4] {
         let (s, m) = racing_grid(threads, 64);
         assert_eq!(s, s1, "threads={threads}");
@@ -168,7 +242,11 @@ fn results_are_bit_identical_whatever_the_thread_count() {
     // Cores run in causal order (every shared access in cycle order), so the scheduling
     // window does not change the result either.
     let (s, m) = racing_grid(2, 7);
-    assert_eq!((s, m), (s1, m1), "the scheduling window is not part of the result");
+    assert_eq!(
+        (s, m),
+        (s1, m1),
+        "the scheduling window is not part of the result"
+    );
 }
 
 /// A producer that waits for a host consumer: 100 values through an 8-slot ring
@@ -211,7 +289,14 @@ fn hooked_run(threads: usize) -> (Vec<u32>, Vec<u32>, u64) {
     let mut dev = Device::new(cfg).unwrap();
     let tiles = dev.tiles();
     for &tile in &tiles {
-        dev.load_kernel(0, tile, Risc::Trisc0, &elf_for(arch, Risc::Trisc0, &producer()), "producer").unwrap();
+        dev.load_kernel(
+            0,
+            tile,
+            Risc::Trisc0,
+            &elf_for(arch, Risc::Trisc0, &producer()),
+            "producer",
+        )
+        .unwrap();
     }
     let mut got = Vec::new();
     let mut heads = Vec::new();
@@ -229,8 +314,16 @@ fn hooked_run(threads: usize) -> (Vec<u32>, Vec<u32>, u64) {
 #[test]
 fn a_hook_drains_a_ring_while_the_producer_waits_and_is_deterministic() {
     let (got, heads, bytes) = hooked_run(1);
-    assert_eq!(got, (1..=100).collect::<Vec<_>>(), "every value, in order, none lost");
-    assert!(heads.len() >= 100 / 8, "the producer had to wait for the hook: {} calls", heads.len());
+    assert_eq!(
+        got,
+        (1..=100).collect::<Vec<_>>(),
+        "every value, in order, none lost"
+    );
+    assert!(
+        heads.len() >= 100 / 8,
+        "the producer had to wait for the hook: {} calls",
+        heads.len()
+    );
     assert!(heads.windows(2).all(|w| w[0] <= w[1]));
     assert!(bytes > 0);
     assert_eq!(hooked_run(2), (got, heads, bytes));
@@ -241,7 +334,14 @@ fn host_access_counts_bytes_and_host_writes_into_code_are_picked_up() {
     let arch = Arch::WormholeB0;
     let mut dev = device(arch);
     let tile = t0(arch);
-    dev.load_kernel(0, tile, Risc::Trisc0, &elf_for(arch, Risc::Trisc0, &[addi(10, 0, 1), ecall()]), "k").unwrap();
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Trisc0,
+        &elf_for(arch, Risc::Trisc0, &[addi(10, 0, 1), ecall()]),
+        "k",
+    )
+    .unwrap();
     dev.reset_bytes_read();
     let mut words = [0u32; 5];
     dev.read_words(0, tile, 0x6000, &mut words).unwrap();
@@ -266,7 +366,8 @@ fn the_image_file_has_the_devfile_layout_and_a_second_mapping_sees_stores() {
     let tile = dev.tiles()[3];
     let mut w = lis(&[(5, 0x3_0040), (6, 0xC0FF_EE00)]);
     w.extend([sw(6, 5, 0), ecall()]);
-    dev.load_kernel(1, tile, Risc::Trisc2, &elf_for(arch, Risc::Trisc2, &w), "k").unwrap();
+    dev.load_kernel(1, tile, Risc::Trisc2, &elf_for(arch, Risc::Trisc2, &w), "k")
+        .unwrap();
 
     let file = std::fs::File::open(&path).unwrap();
     let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
@@ -276,7 +377,10 @@ fn the_image_file_has_the_devfile_layout_and_a_second_mapping_sees_stores() {
     assert_eq!(g.tile_coord(&map, 1, 3), Some(tile));
     dev.run().unwrap();
     let at = g.tile_offset(1, 3) as usize + 0x3_0040;
-    assert_eq!(u32::from_le_bytes(map[at..at + 4].try_into().unwrap()), 0xC0FF_EE00);
+    assert_eq!(
+        u32::from_le_bytes(map[at..at + 4].try_into().unwrap()),
+        0xC0FF_EE00
+    );
     let word = |f: usize| u32::from_le_bytes(map[f..f + 4].try_into().unwrap());
     assert_eq!(word(devfile::field::STATUS), devfile::STATUS_FINISHED);
     assert_eq!(word(devfile::field::LAUNCHES), 1);
@@ -305,12 +409,17 @@ fn memory_maps_follow_riscv_linker() {
             let m = memory_map(arch, risc);
             let mut w = lis(&[(5, m.stack_top - 4)]);
             w.extend([sw(2, 5, 0), lw(10, 5, 0), ecall()]);
-            dev.load_kernel(0, tile, risc, &elf_for(arch, risc, &w), "k").unwrap();
+            dev.load_kernel(0, tile, risc, &elf_for(arch, risc, &w), "k")
+                .unwrap();
         }
         let s = dev.run().unwrap();
         for risc in Risc::ALL {
             let m = memory_map(arch, risc);
-            assert_eq!(s.hart(0, tile, risc).unwrap().exit_code, Some(m.stack_top), "{arch} {risc}: sp = stack top");
+            assert_eq!(
+                s.hart(0, tile, risc).unwrap().exit_code,
+                Some(m.stack_top),
+                "{arch} {risc}: sp = stack top"
+            );
         }
     }
 }

@@ -15,7 +15,8 @@ fn run_cores(arch: Arch, progs: &[(Risc, Vec<u32>)]) -> (Device, Result<RunSumma
     for (risc, words) in progs {
         let mut w = words.clone();
         w.push(ecall());
-        dev.load_kernel(0, t0(arch), *risc, &elf_for(arch, *risc, &w), "test.elf").expect("load");
+        dev.load_kernel(0, t0(arch), *risc, &elf_for(arch, *risc, &w), "test.elf")
+            .expect("load");
     }
     let r = dev.run();
     (dev, r)
@@ -85,15 +86,22 @@ fn pushes_and_pops_wait_for_each_other_across_cores() {
             for (risc, words) in [(Risc::Brisc, b), (Risc::Trisc0, t)] {
                 let mut w = words;
                 w.push(ecall());
-                dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, &w), "test.elf").expect("load");
+                dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, &w), "test.elf")
+                    .expect("load");
             }
             let s = dev.run().unwrap_or_else(|e| panic!("{arch:?}: {e}"));
             let x = regs(&dev, arch, Risc::Trisc0);
             let want = (1..=12u32).fold(0u32, |acc, v| acc.wrapping_mul(31).wrapping_add(v));
-            assert_eq!(x[A[0] as usize], want, "{arch:?} jit={jit}: the values in order");
+            assert_eq!(
+                x[A[0] as usize], want,
+                "{arch:?} jit={jit}: the values in order"
+            );
             results.push(s);
         }
-        assert_eq!(results[0], results[1], "{arch:?}: interpreter and JIT agree");
+        assert_eq!(
+            results[0], results[1],
+            "{arch:?}: interpreter and JIT agree"
+        );
     }
 }
 
@@ -116,7 +124,10 @@ fn two_cores_waiting_on_each_other_is_a_deadlock() {
     };
     let (_, r) = run_cores(arch, &[(Risc::Brisc, b), (Risc::Trisc0, t)]);
     let msg = r.expect_err("deadlock").to_string();
-    assert!(msg.contains("deadlock") && msg.contains("BRISC at pc") && msg.contains("TRISC_0 at pc"), "{msg}");
+    assert!(
+        msg.contains("deadlock") && msg.contains("BRISC at pc") && msg.contains("TRISC_0 at pc"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -125,8 +136,17 @@ fn a_pop_of_an_empty_mailbox_waits() {
     let mut w = lis(&[(P, mmio::mailbox(1))]);
     w.push(lw(A[0], P, 0));
     let (f, msg) = fault(Arch::WormholeB0, Risc::Trisc1, w);
-    assert_eq!(f.kind, FaultKind::Blocked { addr: mmio::mailbox(1), write: false });
-    assert!(msg.contains("waits on an empty FIFO") && msg.contains("TENSIX_MAILBOX"), "{msg}");
+    assert_eq!(
+        f.kind,
+        FaultKind::Blocked {
+            addr: mmio::mailbox(1),
+            write: false
+        }
+    );
+    assert!(
+        msg.contains("waits on an empty FIFO") && msg.contains("TENSIX_MAILBOX"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -135,7 +155,13 @@ fn a_fifth_push_waits() {
     w.extend([sw(0, P, 0), sw(0, P, 0), sw(0, P, 0), sw(0, P, 0)]);
     w.push(sw(0, P, 0));
     let (f, _) = fault(Arch::Blackhole, Risc::Trisc2, w);
-    assert_eq!(f.kind, FaultKind::Blocked { addr: mmio::mailbox(2), write: true });
+    assert_eq!(
+        f.kind,
+        FaultKind::Blocked {
+            addr: mmio::mailbox(2),
+            write: true
+        }
+    );
     assert_eq!(f.instret, 6, "four pushes done, the fifth not retired");
 }
 
@@ -144,7 +170,10 @@ fn brisc_writes_a_trisc_gpr_and_the_trisc_reads_it() {
     // Cores run in causal order: TRISC1 counts down 200 loop steps (about 400 cycles)
     // before it reads, long after BRISC's stores.
     let arch = Arch::WormholeB0;
-    let mut b = lis(&[(P, mmio::REGFILE_BASE + mmio::GPRS_PER_THREAD_BYTES + 8), (V, 42)]);
+    let mut b = lis(&[
+        (P, mmio::REGFILE_BASE + mmio::GPRS_PER_THREAD_BYTES + 8),
+        (V, 42),
+    ]);
     b.push(sw(V, P, 0)); // thread V, GPR 2
     b.extend(lis(&[(P, mmio::TENSIX_CFG_BASE + 0x10), (V, 7)]));
     b.push(sw(V, P, 0));
@@ -184,7 +213,16 @@ fn windows_a_core_does_not_have_name_region_and_core() {
     w.push(lw(A[0], P, 0));
     let (f, msg) = fault(Arch::WormholeB0, Risc::Ncrisc, w);
     assert!(
-        matches!(f.kind, FaultKind::Unmapped { addr: mmio::MAILBOX_BASE, size: 4, write: false, risc: Risc::Ncrisc, .. }),
+        matches!(
+            f.kind,
+            FaultKind::Unmapped {
+                addr: mmio::MAILBOX_BASE,
+                size: 4,
+                write: false,
+                risc: Risc::Ncrisc,
+                ..
+            }
+        ),
         "{msg}"
     );
     for part in ["TENSIX_MAILBOX", "unmapped for NCRISC"] {
@@ -193,23 +231,68 @@ fn windows_a_core_does_not_have_name_region_and_core() {
     let mut w = lis(&[(P, mmio::PC2_BUF_BASE)]);
     w.push(sw(0, P, 0));
     let (f, msg) = fault(Arch::Blackhole, Risc::Trisc2, w);
-    assert!(matches!(f.kind, FaultKind::Unmapped { write: true, risc: Risc::Trisc2, .. }), "{msg}");
-    assert!(msg.contains("PC2_BUF_BASE") && msg.contains("TRISC_2"), "{msg}");
+    assert!(
+        matches!(
+            f.kind,
+            FaultKind::Unmapped {
+                write: true,
+                risc: Risc::Trisc2,
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("PC2_BUF_BASE") && msg.contains("TRISC_2"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn ttinsn_stops_with_the_tensix_diagnosis() {
     let nop = 0x0200_0000; // Tensix NOP
-    let (f, msg) = fault(Arch::WormholeB0, Risc::Trisc0, vec![addi(10, 0, 1), ttinsn(nop)]);
-    assert_eq!(f.kind, FaultKind::TensixPush { word: nop, addr: mmio::INSTRN_BUF_BASE, risc: Risc::Trisc0, thread: 0 });
+    let (f, msg) = fault(
+        Arch::WormholeB0,
+        Risc::Trisc0,
+        vec![addi(10, 0, 1), ttinsn(nop)],
+    );
+    assert_eq!(
+        f.kind,
+        FaultKind::TensixPush {
+            word: nop,
+            addr: mmio::INSTRN_BUF_BASE,
+            risc: Risc::Trisc0,
+            thread: 0
+        }
+    );
     assert_eq!((f.pc, f.word, f.instret), (0x6004, Some(ttinsn(nop)), 1));
-    for part in ["TRISC_0", "Tensix instruction 0x02000000", "Tensix thread T0", "Tensix coprocessor is not modelled", ".ttinsn 0x02000000"] {
+    for part in [
+        "TRISC_0",
+        "Tensix instruction 0x02000000",
+        "Tensix thread T0",
+        "Tensix coprocessor is not modelled",
+        ".ttinsn 0x02000000",
+    ] {
         assert!(msg.contains(part), "{part:?} missing from: {msg}");
     }
-    assert!(!msg.contains("illegal") && !msg.contains("outside every region"), "{msg}");
+    assert!(
+        !msg.contains("illegal") && !msg.contains("outside every region"),
+        "{msg}"
+    );
     // NCRISC cannot push: `.ttinsn` is a store to a window it does not have.
     let (f, msg) = fault(Arch::WormholeB0, Risc::Ncrisc, vec![ttinsn(nop)]);
-    assert!(matches!(f.kind, FaultKind::Unmapped { addr: mmio::INSTRN_BUF_BASE, write: true, risc: Risc::Ncrisc, .. }), "{msg}");
+    assert!(
+        matches!(
+            f.kind,
+            FaultKind::Unmapped {
+                addr: mmio::INSTRN_BUF_BASE,
+                write: true,
+                risc: Risc::Ncrisc,
+                ..
+            }
+        ),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -224,14 +307,38 @@ fn stores_to_the_push_windows_stop_with_the_tensix_diagnosis() {
         let mut w = lis(&[(P, base), (V, 0x1234_5678)]);
         w.push(sw(V, P, 0));
         let (f, msg) = fault(Arch::Blackhole, risc, w);
-        assert_eq!(f.kind, FaultKind::TensixPush { word: 0x1234_5678, addr: base, risc, thread }, "{msg}");
-        assert!(msg.contains("not modelled") && msg.contains(risc.name()) && msg.contains("0x12345678"), "{msg}");
+        assert_eq!(
+            f.kind,
+            FaultKind::TensixPush {
+                word: 0x1234_5678,
+                addr: base,
+                risc,
+                thread
+            },
+            "{msg}"
+        );
+        assert!(
+            msg.contains("not modelled") && msg.contains(risc.name()) && msg.contains("0x12345678"),
+            "{msg}"
+        );
     }
     // A TRISC's load from its push window, or a push to another thread's window.
     let mut w = lis(&[(P, mmio::INSTRN_BUF_BASE)]);
     w.push(lw(A[0], P, 0));
-    assert!(matches!(fault(Arch::WormholeB0, Risc::Trisc0, w).0.kind, FaultKind::WriteOnly { risc: Risc::Trisc0, .. }));
+    assert!(matches!(
+        fault(Arch::WormholeB0, Risc::Trisc0, w).0.kind,
+        FaultKind::WriteOnly {
+            risc: Risc::Trisc0,
+            ..
+        }
+    ));
     let mut w = lis(&[(P, mmio::INSTRN1_BUF_BASE)]);
     w.push(sw(0, P, 0));
-    assert!(matches!(fault(Arch::WormholeB0, Risc::Trisc1, w).0.kind, FaultKind::Unmapped { risc: Risc::Trisc1, .. }));
+    assert!(matches!(
+        fault(Arch::WormholeB0, Risc::Trisc1, w).0.kind,
+        FaultKind::Unmapped {
+            risc: Risc::Trisc1,
+            ..
+        }
+    ));
 }

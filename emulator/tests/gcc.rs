@@ -24,14 +24,26 @@ fn build(name: &str, c: &str, arch: Arch, risc: Risc) -> PathBuf {
     std::fs::write(&src, format!("{START}\n{c}")).unwrap();
     std::fs::write(&ld, linker_script(arch, risc)).unwrap();
     let out = Command::new("riscv64-unknown-elf-gcc")
-        .args(["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-ffreestanding", "-O2", "-g"])
+        .args([
+            "-march=rv32im",
+            "-mabi=ilp32",
+            "-nostdlib",
+            "-nostartfiles",
+            "-ffreestanding",
+            "-O2",
+            "-g",
+        ])
         .args(["-fno-tree-loop-distribute-patterns", "-o"])
         .arg(&elf)
         .arg(&src)
         .arg(format!("-Wl,-T,{}", ld.display()))
         .output()
         .expect("riscv64-unknown-elf-gcc is needed: run scripts/install-test-tools.sh");
-    assert!(out.status.success(), "gcc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gcc failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     elf
 }
 
@@ -62,14 +74,18 @@ fn a_gcc_built_program_sorts_and_exits_with_its_checksum() {
     let bytes = std::fs::read(&elf).unwrap();
     let mut dev = device(arch);
     let tile = t0(arch);
-    dev.load_kernel(0, tile, Risc::Trisc1, &bytes, elf.to_str().unwrap()).unwrap();
+    dev.load_kernel(0, tile, Risc::Trisc1, &bytes, elf.to_str().unwrap())
+        .unwrap();
     let s = dev.run().unwrap();
 
     let mut sorted = [9, -3, 27, 0, 14, -8, 5, 5, 100, -42, 7, 1];
     sorted.sort();
     let mut sum = 0u32;
     for (i, &v) in sorted.iter().enumerate() {
-        assert_eq!(dev.read_u32(0, tile, 0x30000 + 4 * i as u32).unwrap() as i32, v);
+        assert_eq!(
+            dev.read_u32(0, tile, 0x30000 + 4 * i as u32).unwrap() as i32,
+            v
+        );
         sum = sum.wrapping_mul(31).wrapping_add(v as u32);
     }
     let (mut a, mut b) = (1071u32.wrapping_mul(sum), 462u32 * 7);
@@ -96,14 +112,36 @@ fn a_fault_in_a_gcc_program_names_function_and_source_line() {
     let arch = Arch::Blackhole;
     let elf = build("boom", BOOM, arch, Risc::Ncrisc);
     let mut dev = device(arch);
-    dev.load_kernel(0, t0(arch), Risc::Ncrisc, &std::fs::read(&elf).unwrap(), "boom.elf").unwrap();
+    dev.load_kernel(
+        0,
+        t0(arch),
+        Risc::Ncrisc,
+        &std::fs::read(&elf).unwrap(),
+        "boom.elf",
+    )
+    .unwrap();
     let e = dev.run().unwrap_err();
     let f = e.fault().unwrap();
-    assert_eq!(f.kind, FaultKind::StoreIntoCode { addr: 0x6000, owner: Risc::Trisc0 });
-    assert_eq!(f.symbol.as_deref().map(|s| s.split('+').next().unwrap()), Some("boom"), "{e}");
+    assert_eq!(
+        f.kind,
+        FaultKind::StoreIntoCode {
+            addr: 0x6000,
+            owner: Risc::Trisc0
+        }
+    );
+    assert_eq!(
+        f.symbol.as_deref().map(|s| s.split('+').next().unwrap()),
+        Some("boom"),
+        "{e}"
+    );
     let full = format!("{START}\n{BOOM}");
     let line = full.lines().position(|l| l.contains("*p = 1;")).unwrap() + 1;
-    assert!(f.location.as_deref().is_some_and(|l| l.ends_with(&format!("boom.c:{line}"))), "{e}");
+    assert!(
+        f.location
+            .as_deref()
+            .is_some_and(|l| l.ends_with(&format!("boom.c:{line}"))),
+        "{e}"
+    );
     assert!(e.to_string().contains("sw "), "{e}");
 }
 
@@ -150,10 +188,26 @@ fn gcc_built_brisc_and_trisc0_pass_values_through_a_mailbox_in_order() {
         let mut dev = device(arch);
         let tile = t0(arch);
         dev.write_u32(0, tile, 0x40000, 0).unwrap();
-        dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(&producer).unwrap(), "producer.elf").unwrap();
-        dev.load_kernel(0, tile, Risc::Trisc0, &std::fs::read(&consumer).unwrap(), "consumer.elf").unwrap();
+        dev.load_kernel(
+            0,
+            tile,
+            Risc::Brisc,
+            &std::fs::read(&producer).unwrap(),
+            "producer.elf",
+        )
+        .unwrap();
+        dev.load_kernel(
+            0,
+            tile,
+            Risc::Trisc0,
+            &std::fs::read(&consumer).unwrap(),
+            "consumer.elf",
+        )
+        .unwrap();
         let s = dev.run().unwrap_or_else(|e| panic!("{arch:?}: {e}"));
-        let got: Vec<u32> = (0..10).map(|i| dev.read_u32(0, tile, 0x40010 + 4 * i).unwrap()).collect();
+        let got: Vec<u32> = (0..10)
+            .map(|i| dev.read_u32(0, tile, 0x40010 + 4 * i).unwrap())
+            .collect();
         assert_eq!(got, (1..=10).collect::<Vec<u32>>(), "{arch:?}");
         let sum = (1..=10u32).fold(0u32, |s, v| s.wrapping_mul(31).wrapping_add(v));
         assert_eq!(s.hart(0, tile, Risc::Brisc).unwrap().exit_code, Some(10));
@@ -178,13 +232,34 @@ fn a_ttinsn_in_a_gcc_program_stops_with_the_tensix_diagnosis() {
     let arch = Arch::WormholeB0;
     let elf = build("ttinsn", TTINSN, arch, Risc::Trisc2);
     let mut dev = device(arch);
-    dev.load_kernel(0, t0(arch), Risc::Trisc2, &std::fs::read(&elf).unwrap(), "ttinsn.elf").unwrap();
+    dev.load_kernel(
+        0,
+        t0(arch),
+        Risc::Trisc2,
+        &std::fs::read(&elf).unwrap(),
+        "ttinsn.elf",
+    )
+    .unwrap();
     let e = dev.run().unwrap_err();
     let f = e.fault().unwrap();
-    let push = FaultKind::TensixPush { word: 0x0200_0000, addr: 0xFFE4_0000, risc: Risc::Trisc2, thread: 2 };
+    let push = FaultKind::TensixPush {
+        word: 0x0200_0000,
+        addr: 0xFFE4_0000,
+        risc: Risc::Trisc2,
+        thread: 2,
+    };
     assert_eq!(f.kind, push, "{e}");
-    assert_eq!(f.symbol.as_deref().map(|s| s.split('+').next().unwrap()), Some("push_nop"), "{e}");
-    for part in ["TRISC_2", "0x02000000", "not modelled", ".ttinsn 0x02000000"] {
+    assert_eq!(
+        f.symbol.as_deref().map(|s| s.split('+').next().unwrap()),
+        Some("push_nop"),
+        "{e}"
+    );
+    for part in [
+        "TRISC_2",
+        "0x02000000",
+        "not modelled",
+        ".ttinsn 0x02000000",
+    ] {
         assert!(e.to_string().contains(part), "{part:?} missing from {e}");
     }
 }

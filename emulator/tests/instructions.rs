@@ -19,7 +19,10 @@ fn check_r(name: &str, f: RFn, cases: &[(u32, u32, u32)]) {
         let mut w = lis(&[(A, a), (B, b)]);
         w.push(f(D, A, B));
         let got = regs_after(&w)[D as usize];
-        assert_eq!(got, want, "{name} {a:#x}, {b:#x}: got {got:#x}, want {want:#x}");
+        assert_eq!(
+            got, want,
+            "{name} {a:#x}, {b:#x}: got {got:#x}, want {want:#x}"
+        );
     }
 }
 
@@ -30,7 +33,10 @@ fn check_i(name: &str, f: IFn, cases: &[(u32, i32, u32)]) {
         let mut w = lis(&[(A, a)]);
         w.push(f(D, A, imm));
         let got = regs_after(&w)[D as usize];
-        assert_eq!(got, want, "{name} {a:#x}, {imm}: got {got:#x}, want {want:#x}");
+        assert_eq!(
+            got, want,
+            "{name} {a:#x}, {imm}: got {got:#x}, want {want:#x}"
+        );
     }
 }
 
@@ -39,7 +45,11 @@ const M1: u32 = u32::MAX;
 
 #[test]
 fn add_sub_and_logic() {
-    check_r("add", add, &[(1, 2, 3), (M1, 1, 0), (MIN, MIN, 0), (0x7FFF_FFFF, 1, MIN)]);
+    check_r(
+        "add",
+        add,
+        &[(1, 2, 3), (M1, 1, 0), (MIN, MIN, 0), (0x7FFF_FFFF, 1, MIN)],
+    );
     check_r("sub", sub, &[(3, 2, 1), (0, 1, M1), (MIN, 1, 0x7FFF_FFFF)]);
     check_r("xor", xor, &[(0xF0F0, 0xFF00, 0x0FF0), (M1, M1, 0)]);
     check_r("or", or, &[(0xF0F0, 0xFF00, 0xFFF0)]);
@@ -49,8 +59,16 @@ fn add_sub_and_logic() {
 #[test]
 fn shifts_use_only_five_bits() {
     check_r("sll", sll, &[(1, 31, MIN), (1, 32, 1), (3, 33, 6)]);
-    check_r("srl", srl, &[(MIN, 31, 1), (MIN, 32, MIN), (M1, 4, 0x0FFF_FFFF)]);
-    check_r("sra", sra, &[(MIN, 31, M1), (MIN, 4, 0xF800_0000), (0x4000_0000, 30, 1)]);
+    check_r(
+        "srl",
+        srl,
+        &[(MIN, 31, 1), (MIN, 32, MIN), (M1, 4, 0x0FFF_FFFF)],
+    );
+    check_r(
+        "sra",
+        sra,
+        &[(MIN, 31, M1), (MIN, 4, 0xF800_0000), (0x4000_0000, 30, 1)],
+    );
     for (f, name, a, sh, want) in [
         (slli as fn(u32, u32, u32) -> u32, "slli", 1u32, 31u32, MIN),
         (srli, "srli", MIN, 31, 1),
@@ -65,7 +83,11 @@ fn shifts_use_only_five_bits() {
 
 #[test]
 fn comparisons_signed_and_unsigned() {
-    check_r("slt", slt, &[(M1, 0, 1), (0, M1, 0), (MIN, 0x7FFF_FFFF, 1), (5, 5, 0)]);
+    check_r(
+        "slt",
+        slt,
+        &[(M1, 0, 1), (0, M1, 0), (MIN, 0x7FFF_FFFF, 1), (5, 5, 0)],
+    );
     check_r("sltu", sltu, &[(M1, 0, 0), (0, M1, 1), (5, 5, 0)]);
     check_i("slti", slti, &[(M1, 0, 1), (0, -1, 0), (5, 6, 1)]);
     check_i("sltiu", sltiu, &[(0, -1, 1), (M1, -1, 0), (5, 6, 1)]);
@@ -73,7 +95,11 @@ fn comparisons_signed_and_unsigned() {
 
 #[test]
 fn immediate_arithmetic_sign_extends() {
-    check_i("addi", addi, &[(1, -1, 0), (0, -2048, 0xFFFF_F800), (0, 2047, 2047)]);
+    check_i(
+        "addi",
+        addi,
+        &[(1, -1, 0), (0, -2048, 0xFFFF_F800), (0, 2047, 2047)],
+    );
     check_i("xori", xori, &[(0x0F, -1, 0xFFFF_FFF0)]);
     check_i("ori", ori, &[(0x100, -2048, 0xFFFF_F900)]);
     check_i("andi", andi, &[(M1, -16, 0xFFFF_FFF0), (M1, 0x7FF, 0x7FF)]);
@@ -81,17 +107,42 @@ fn immediate_arithmetic_sign_extends() {
 
 #[test]
 fn multiply_all_halves() {
-    check_r("mul", mul, &[(3, 4, 12), (M1, M1, 1), (0x1_0001, 0x1_0001, 0x0002_0001)]);
-    check_r("mulh", mulh, &[(M1, M1, 0), (MIN, MIN, 0x4000_0000), (MIN, 1, M1)]);
-    check_r("mulhsu", mulhsu, &[(M1, M1, M1), (MIN, M1, 0x8000_0000), (1, M1, 0)]);
+    check_r(
+        "mul",
+        mul,
+        &[(3, 4, 12), (M1, M1, 1), (0x1_0001, 0x1_0001, 0x0002_0001)],
+    );
+    check_r(
+        "mulh",
+        mulh,
+        &[(M1, M1, 0), (MIN, MIN, 0x4000_0000), (MIN, 1, M1)],
+    );
+    check_r(
+        "mulhsu",
+        mulhsu,
+        &[(M1, M1, M1), (MIN, M1, 0x8000_0000), (1, M1, 0)],
+    );
     check_r("mulhu", mulhu, &[(M1, M1, 0xFFFF_FFFE), (MIN, 2, 1)]);
 }
 
 #[test]
 fn divide_edge_cases_follow_the_spec() {
-    check_r("div", div, &[(7, 2, 3), (-7i32 as u32, 2, -3i32 as u32), (5, 0, M1), (MIN, M1, MIN)]);
+    check_r(
+        "div",
+        div,
+        &[
+            (7, 2, 3),
+            (-7i32 as u32, 2, -3i32 as u32),
+            (5, 0, M1),
+            (MIN, M1, MIN),
+        ],
+    );
     check_r("divu", divu, &[(7, 2, 3), (M1, 2, 0x7FFF_FFFF), (5, 0, M1)]);
-    check_r("rem", rem, &[(7, 2, 1), (-7i32 as u32, 2, M1), (5, 0, 5), (MIN, M1, 0)]);
+    check_r(
+        "rem",
+        rem,
+        &[(7, 2, 1), (-7i32 as u32, 2, M1), (5, 0, 5), (MIN, M1, 0)],
+    );
     check_r("remu", remu, &[(7, 2, 1), (5, 0, 5), (M1, 10, 5)]);
 }
 
@@ -111,7 +162,12 @@ fn jumps_link_and_land() {
     assert_eq!((r[1], r[10], r[11]), (0x6004, 0, 1));
     // jalr clears bit 0 of the target and links pc+4; rd == rs1 uses the old value.
     let mut w = lis(&[(5, 0x6000 + 17)]); // 8 bytes; target 0x6010 after &!1
-    w.extend([jalr(5, 5, 0), addi(10, 0, 1), addi(11, 0, 2), addi(12, 0, 3)]);
+    w.extend([
+        jalr(5, 5, 0),
+        addi(10, 0, 1),
+        addi(11, 0, 2),
+        addi(12, 0, 3),
+    ]);
     let r = regs_after(&w);
     assert_eq!((r[5], r[10], r[11], r[12]), (0x600C, 0, 2, 3));
     // backwards jal
@@ -181,7 +237,10 @@ fn stores_to_l1_are_visible_to_the_host() {
     w.extend([sw(B, A, 0), ecall()]);
     let (dev, r) = run(&w);
     r.unwrap();
-    assert_eq!(dev.read_u32(0, t0(Arch::Blackhole), 0x3_0010).unwrap(), 0xDEAD_BEEF);
+    assert_eq!(
+        dev.read_u32(0, t0(Arch::Blackhole), 0x3_0010).unwrap(),
+        0xDEAD_BEEF
+    );
 }
 
 #[test]
@@ -202,7 +261,10 @@ fn ebreak_stops_the_run_as_a_panic() {
     let f = e.fault().expect("a fault");
     assert_eq!(f.kind, FaultKind::Ebreak);
     assert_eq!(f.pc, 0x6004);
-    assert!(e.to_string().contains("kernel stopped at ebreak/panic"), "{e}");
+    assert!(
+        e.to_string().contains("kernel stopped at ebreak/panic"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -248,12 +310,22 @@ fn cycle_and_time_csrs_follow_the_pipeline_model() {
 
 #[test]
 fn csr_faults_on_wormhole_unknown_and_read_only() {
-    let (_, r) = run_on(Arch::WormholeB0, Risc::Trisc0, &[csr(2, 10, 0xC00, 0), ecall()]);
+    let (_, r) = run_on(
+        Arch::WormholeB0,
+        Risc::Trisc0,
+        &[csr(2, 10, 0xC00, 0), ecall()],
+    );
     let e = r.unwrap_err();
-    assert!(matches!(e.fault().unwrap().kind, FaultKind::Csr { csr: 0xC00, .. }), "{e}");
+    assert!(
+        matches!(e.fault().unwrap().kind, FaultKind::Csr { csr: 0xC00, .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("no Zicsr"), "{e}");
     let (_, r) = run(&[csr(2, 10, 0x7C0, 0), ecall()]);
-    assert!(matches!(r.unwrap_err().fault().unwrap().kind, FaultKind::Csr { csr: 0x7C0, .. }));
+    assert!(matches!(
+        r.unwrap_err().fault().unwrap().kind,
+        FaultKind::Csr { csr: 0x7C0, .. }
+    ));
     let (_, r) = run(&[csr(1, 0, 0xC00, 5), ecall()]);
     assert!(r.unwrap_err().to_string().contains("read-only"));
 }

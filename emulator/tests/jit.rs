@@ -17,16 +17,26 @@ struct Outcome {
     hooks: Vec<u32>,
 }
 
-fn scenario(jit: bool, arch: Arch, misaligned: Misaligned, kernels: &[(Risc, Vec<u32>)], hook_every: Option<u64>) -> Outcome {
+fn scenario(
+    jit: bool,
+    arch: Arch,
+    misaligned: Misaligned,
+    kernels: &[(Risc, Vec<u32>)],
+    hook_every: Option<u64>,
+) -> Outcome {
     let mut cfg = DeviceConfig::new(arch, (2, 1));
     cfg.jit = jit;
     cfg.misaligned = misaligned;
     cfg.instruction_budget = 200_000;
-    cfg.clock.tile_offsets = TileOffsets::Seeded { max_cycles: 5000, seed: 9 };
+    cfg.clock.tile_offsets = TileOffsets::Seeded {
+        max_cycles: 5000,
+        seed: 9,
+    };
     let mut dev = Device::new(cfg).unwrap();
     for tile in dev.tiles() {
         for (risc, words) in kernels {
-            dev.load_kernel(0, tile, *risc, &elf_for(arch, *risc, words), "k").unwrap();
+            dev.load_kernel(0, tile, *risc, &elf_for(arch, *risc, words), "k")
+                .unwrap();
         }
     }
     let tiles = dev.tiles();
@@ -55,10 +65,20 @@ fn scenario(jit: bool, arch: Arch, misaligned: Misaligned, kernels: &[(Risc, Vec
         dev.read_words(0, tile, 0x3_0000, &mut w).unwrap();
         l1.extend(w);
     }
-    Outcome { result, regs, l1, hooks }
+    Outcome {
+        result,
+        regs,
+        l1,
+        hooks,
+    }
 }
 
-fn agree(arch: Arch, misaligned: Misaligned, kernels: &[(Risc, Vec<u32>)], hook: Option<u64>) -> Outcome {
+fn agree(
+    arch: Arch,
+    misaligned: Misaligned,
+    kernels: &[(Risc, Vec<u32>)],
+    hook: Option<u64>,
+) -> Outcome {
     let a = scenario(true, arch, misaligned, kernels, hook);
     let b = scenario(false, arch, misaligned, kernels, hook);
     assert_eq!(a, b, "JIT and interpreter disagree");
@@ -69,27 +89,33 @@ fn agree(arch: Arch, misaligned: Misaligned, kernels: &[(Risc, Vec<u32>)], hook:
 /// width, MMIO clock reads, division, a call and return (jalr), and a shared counter.
 fn mixed(risc: Risc, iters: u32) -> Vec<u32> {
     let m = memory_map(Arch::WormholeB0, risc);
-    let mut w = lis(&[(5, 0x3_0000), (6, mmio::WALL_CLOCK_L), (7, m.stack_top - 64), (8, iters), (20, 0x3_0100 + 0x80 * risc.index() as u32)]);
+    let mut w = lis(&[
+        (5, 0x3_0000),
+        (6, mmio::WALL_CLOCK_L),
+        (7, m.stack_top - 64),
+        (8, iters),
+        (20, 0x3_0100 + 0x80 * risc.index() as u32),
+    ]);
     let body = vec![
-        lw(9, 6, 0),         // wall clock (MMIO: interpreter)
-        lw(10, 5, 0),        // shared counter
-        beq(0, 0, 4),        // check point inside the read-modify-write
+        lw(9, 6, 0),  // wall clock (MMIO: interpreter)
+        lw(10, 5, 0), // shared counter
+        beq(0, 0, 4), // check point inside the read-modify-write
         addi(10, 10, 1),
         sw(10, 5, 0),
-        sw(9, 7, 0),         // local RAM
+        sw(9, 7, 0), // local RAM
         lh(11, 7, 2),
         lbu(12, 7, 1),
         sb(12, 20, 3),
         sh(11, 20, 6),
         lw(13, 20, 4),
-        divu(14, 9, 8),      // division: interpreter
+        divu(14, 9, 8), // division: interpreter
         mul(15, 14, 13),
         mulhu(16, 15, 9),
         add(17, 17, 16),
-        jal(1, 12),          // call +12
+        jal(1, 12), // call +12
         addi(8, 8, -1),
-        jal(0, 12),          // to the loop test
-        xor(18, 18, 17),     // the "function": one instruction then ret
+        jal(0, 12),      // to the loop test
+        xor(18, 18, 17), // the "function": one instruction then ret
         jalr(0, 1, 0),
         bne(8, 0, -4 * 20),
         sw(17, 20, 8),
@@ -104,16 +130,36 @@ fn mixed(risc: Risc, iters: u32) -> Vec<u32> {
 fn a_mixed_workload_on_five_cores_agrees() {
     let kernels: Vec<(Risc, Vec<u32>)> = Risc::ALL.iter().map(|&r| (r, mixed(r, 300))).collect();
     let o = agree(Arch::WormholeB0, Misaligned::Strict, &kernels, None);
-    assert!(o.result.starts_with("RunSummary") && !o.result.contains("exit_code: None"), "{}", o.result);
-    assert!(o.l1[0] > 300 && o.l1[0] < 1500, "shared counter {}", o.l1[0]);
+    assert!(
+        o.result.starts_with("RunSummary") && !o.result.contains("exit_code: None"),
+        "{}",
+        o.result
+    );
+    assert!(
+        o.l1[0] > 300 && o.l1[0] < 1500,
+        "shared counter {}",
+        o.l1[0]
+    );
 }
 
 #[test]
 fn hook_points_agree() {
     // A producer that waits for the hook to acknowledge: ACK (0x30004) must reach SEQ.
     let mut w = lis(&[(5, 0x3_0000), (6, 1), (7, 41)]);
-    w.extend([sw(6, 5, 0), lw(9, 5, 4), bne(9, 6, -4), addi(6, 6, 1), bne(6, 7, -16), ecall()]);
-    let o = agree(Arch::Blackhole, Misaligned::Strict, &[(Risc::Trisc1, w)], Some(100));
+    w.extend([
+        sw(6, 5, 0),
+        lw(9, 5, 4),
+        bne(9, 6, -4),
+        addi(6, 6, 1),
+        bne(6, 7, -16),
+        ecall(),
+    ]);
+    let o = agree(
+        Arch::Blackhole,
+        Misaligned::Strict,
+        &[(Risc::Trisc1, w)],
+        Some(100),
+    );
     assert_eq!(o.hooks.iter().max(), Some(&40));
 }
 
@@ -130,10 +176,23 @@ fn faults_agree() {
         w
     };
     let runaway = vec![addi(5, 5, 1), jal(0, -4)];
-    for (risc, w) in [(Risc::Brisc, store_into_code), (Risc::Ncrisc, misaligned.clone()), (Risc::Trisc2, runaway)] {
+    for (risc, w) in [
+        (Risc::Brisc, store_into_code),
+        (Risc::Ncrisc, misaligned.clone()),
+        (Risc::Trisc2, runaway),
+    ] {
         let o = agree(Arch::WormholeB0, Misaligned::Strict, &[(risc, w)], None);
         assert!(o.result.starts_with("chip 0"), "{}", o.result);
     }
-    let o = agree(Arch::WormholeB0, Misaligned::RoundDown, &[(Risc::Ncrisc, misaligned)], None);
-    assert!(o.result.contains("exit_code"), "round-down mode runs to the end: {}", o.result);
+    let o = agree(
+        Arch::WormholeB0,
+        Misaligned::RoundDown,
+        &[(Risc::Ncrisc, misaligned)],
+        None,
+    );
+    assert!(
+        o.result.contains("exit_code"),
+        "round-down mode runs to the end: {}",
+        o.result
+    );
 }

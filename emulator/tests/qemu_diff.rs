@@ -55,7 +55,18 @@ impl Rng {
         (self.next() % n as u64) as u32
     }
     fn value(&mut self) -> u32 {
-        const EDGE: [u32; 10] = [0, 1, 2, 0x7FF, 0x800, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 0xFFFF_FFFE, 31];
+        const EDGE: [u32; 10] = [
+            0,
+            1,
+            2,
+            0x7FF,
+            0x800,
+            0x7FFF_FFFF,
+            0x8000_0000,
+            0xFFFF_FFFF,
+            0xFFFF_FFFE,
+            31,
+        ];
         match self.below(4) {
             0 => EDGE[self.below(EDGE.len() as u32) as usize],
             1 => self.below(64),
@@ -82,13 +93,19 @@ impl Rng {
 /// `make` gets the byte offset from the jump instruction to its target.
 enum Unit {
     Words(Vec<u32>),
-    Forward { prefix: Vec<u32>, make: Box<dyn Fn(i32) -> u32>, skip: usize },
+    Forward {
+        prefix: Vec<u32>,
+        make: Box<dyn Fn(i32) -> u32>,
+        skip: usize,
+    },
 }
 
 /// One random unit; `room` units may still follow it.
 fn gen(r: &mut Rng, room: usize) -> Unit {
-    let rr: [fn(u32, u32, u32) -> u32; 18] =
-        [add, sub, sll, slt, sltu, xor, srl, sra, or, and, mul, mulh, mulhsu, mulhu, div, divu, rem, remu];
+    let rr: [fn(u32, u32, u32) -> u32; 18] = [
+        add, sub, sll, slt, sltu, xor, srl, sra, or, and, mul, mulh, mulhsu, mulhu, div, divu, rem,
+        remu,
+    ];
     let ri: [fn(u32, u32, i32) -> u32; 6] = [addi, slti, sltiu, xori, ori, andi];
     let shifts: [fn(u32, u32, u32) -> u32; 3] = [slli, srli, srai];
     let br: [fn(u32, u32, i32) -> u32; 6] = [beq, bne, blt, bge, bltu, bgeu];
@@ -97,32 +114,57 @@ fn gen(r: &mut Rng, room: usize) -> Unit {
         0..=6 => one(rr[r.below(18) as usize](r.rd(), r.reg(), r.reg())),
         7..=9 => one(ri[r.below(6) as usize](r.rd(), r.reg(), r.imm12())),
         10 => one(shifts[r.below(3) as usize](r.rd(), r.reg(), r.below(32))),
-        11 => one(if r.below(2) == 0 { lui(r.rd(), r.below(1 << 20)) } else { auipc(r.rd(), r.below(1 << 20)) }),
+        11 => one(if r.below(2) == 0 {
+            lui(r.rd(), r.below(1 << 20))
+        } else {
+            auipc(r.rd(), r.below(1 << 20))
+        }),
         12..=13 => {
-            let (f, size): (fn(u32, u32, i32) -> u32, u32) =
-                [(lb as fn(u32, u32, i32) -> u32, 1), (lh, 2), (lw, 4), (lbu, 1), (lhu, 2)][r.below(5) as usize];
+            let (f, size): (fn(u32, u32, i32) -> u32, u32) = [
+                (lb as fn(u32, u32, i32) -> u32, 1),
+                (lh, 2),
+                (lw, 4),
+                (lbu, 1),
+                (lhu, 2),
+            ][r.below(5) as usize];
             one(f(r.rd(), BASE_REG, (r.below(SCRATCH / size) * size) as i32))
         }
         14..=15 => {
             let (f, size): (fn(u32, u32, i32) -> u32, u32) =
                 [(sb as fn(u32, u32, i32) -> u32, 1), (sh, 2), (sw, 4)][r.below(3) as usize];
-            one(f(r.reg(), BASE_REG, (r.below(SCRATCH / size) * size) as i32))
+            one(f(
+                r.reg(),
+                BASE_REG,
+                (r.below(SCRATCH / size) * size) as i32,
+            ))
         }
         16..=17 => {
             let (f, a, b) = (br[r.below(6) as usize], r.reg(), r.reg());
             let skip = r.below(room.min(4) as u32 + 1) as usize;
-            Unit::Forward { prefix: vec![], make: Box::new(move |off| f(a, b, off)), skip }
+            Unit::Forward {
+                prefix: vec![],
+                make: Box::new(move |off| f(a, b, off)),
+                skip,
+            }
         }
         18 => {
             let rd = r.rd();
             let skip = r.below(room.min(3) as u32 + 1) as usize;
-            Unit::Forward { prefix: vec![], make: Box::new(move |off| jal(rd, off)), skip }
+            Unit::Forward {
+                prefix: vec![],
+                make: Box::new(move |off| jal(rd, off)),
+                skip,
+            }
         }
         19 => {
             // auipc t, 0; jalr rd, t, off + 4 (+1 sometimes: jalr clears bit 0).
             let (t, rd, odd) = (1 + r.below(BASE_REG - 1), r.rd(), r.below(2) as i32);
             let skip = r.below(room.min(3) as u32 + 1) as usize;
-            Unit::Forward { prefix: vec![auipc(t, 0)], make: Box::new(move |off| jalr(rd, t, off + 4 + odd)), skip }
+            Unit::Forward {
+                prefix: vec![auipc(t, 0)],
+                make: Box::new(move |off| jalr(rd, t, off + 4 + odd)),
+                skip,
+            }
         }
         _ => one(addi(r.rd(), r.reg(), r.imm12())),
     }
@@ -203,20 +245,30 @@ fn case(seed: u64) -> Case {
     for v in [data + CONSOLE, 4, 3, 0, data, DUMP] {
         init.extend(v.to_le_bytes());
     }
-    let elf = Elf::new(code).text(code, &w).segment(data, init, 0x1000).build();
+    let elf = Elf::new(code)
+        .text(code, &w)
+        .segment(data, init, 0x1000)
+        .build();
     Case { elf, body, stop_pc }
 }
 
 fn emulate(dev: &mut Device, c: &Case) -> Vec<u8> {
     let tile = t0(ARCH);
-    dev.load_kernel(0, tile, RISC, &c.elf, "diff.elf").expect("load");
+    dev.load_kernel(0, tile, RISC, &c.elf, "diff.elf")
+        .expect("load");
     match dev.run() {
-        Err(e) if e.fault().is_some_and(|f| matches!(f.kind, FaultKind::Ebreak) && f.pc == c.stop_pc) => {}
+        Err(e)
+            if e.fault()
+                .is_some_and(|f| matches!(f.kind, FaultKind::Ebreak) && f.pc == c.stop_pc) => {}
         Err(e) => panic!("emulator fault before the dump was written: {e}"),
-        Ok(_) => panic!("the emulator ran past the semihosting ebreak at {:#x}", c.stop_pc),
+        Ok(_) => panic!(
+            "the emulator ran past the semihosting ebreak at {:#x}",
+            c.stop_pc
+        ),
     }
     let mut words = vec![0u32; DUMP as usize / 4];
-    dev.read_words(0, tile, memory_map(ARCH, RISC).data.start, &mut words).unwrap();
+    dev.read_words(0, tile, memory_map(ARCH, RISC).data.start, &mut words)
+        .unwrap();
     words.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
@@ -238,12 +290,19 @@ fn qemu(path: &Path) -> Vec<u8> {
 }
 
 fn explain(seed: u64, c: &Case, emu: &[u8], q: &[u8]) -> String {
-    let word = |b: &[u8], i: usize| b.get(4 * i..4 * i + 4).map(|s| u32::from_le_bytes(s.try_into().unwrap()));
+    let word = |b: &[u8], i: usize| {
+        b.get(4 * i..4 * i + 4)
+            .map(|s| u32::from_le_bytes(s.try_into().unwrap()))
+    };
     let mut s = format!("seed {seed:#x}: state differs\n");
     for i in 0..DUMP as usize / 4 {
         let (e, q) = (word(emu, i), word(q, i));
         if e != q {
-            let what = if i < 32 { format!("x{i}") } else { format!("scratch+{:#x}", 4 * (i - 32)) };
+            let what = if i < 32 {
+                format!("x{i}")
+            } else {
+                format!("scratch+{:#x}", 4 * (i - 32))
+            };
             s += &format!("  {what}: emulator {e:x?}, qemu {q:x?}\n");
         }
     }
@@ -257,13 +316,21 @@ fn explain(seed: u64, c: &Case, emu: &[u8], q: &[u8]) -> String {
 
 #[test]
 fn generated_sequences_match_qemu() {
-    let base: u64 = std::env::var("TTPROF_DIFF_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x5EED_0001);
-    let count: u64 = std::env::var("TTPROF_DIFF_COUNT").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let base: u64 = std::env::var("TTPROF_DIFF_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x5EED_0001);
+    let count: u64 = std::env::var("TTPROF_DIFF_COUNT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("qemu-diff");
     std::fs::create_dir_all(&dir).unwrap();
     let next = Mutex::new(0u64);
     let failures = Mutex::new(Vec::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8);
     std::thread::scope(|s| {
         for w in 0..workers {
             let (next, failures, dir) = (&next, &failures, &dir);
@@ -293,7 +360,12 @@ fn generated_sequences_match_qemu() {
         }
     });
     let f = failures.into_inner().unwrap();
-    assert!(f.is_empty(), "{} of {count} sequences differ; first:\n{}", f.len(), f.first().unwrap());
+    assert!(
+        f.is_empty(),
+        "{} of {count} sequences differ; first:\n{}",
+        f.len(),
+        f.first().unwrap()
+    );
 }
 
 #[test]
@@ -306,10 +378,51 @@ fn the_generator_covers_every_instruction_kind() {
         }
     }
     for op in [
-        Op::Lui, Op::Auipc, Op::Jal, Op::Jalr, Op::Beq, Op::Bne, Op::Blt, Op::Bge, Op::Bltu, Op::Bgeu, Op::Lb, Op::Lh,
-        Op::Lw, Op::Lbu, Op::Lhu, Op::Sb, Op::Sh, Op::Sw, Op::Addi, Op::Slti, Op::Sltiu, Op::Xori, Op::Ori, Op::Andi,
-        Op::Slli, Op::Srli, Op::Srai, Op::Add, Op::Sub, Op::Sll, Op::Slt, Op::Sltu, Op::Xor, Op::Srl, Op::Sra, Op::Or,
-        Op::And, Op::Mul, Op::Mulh, Op::Mulhsu, Op::Mulhu, Op::Div, Op::Divu, Op::Rem, Op::Remu,
+        Op::Lui,
+        Op::Auipc,
+        Op::Jal,
+        Op::Jalr,
+        Op::Beq,
+        Op::Bne,
+        Op::Blt,
+        Op::Bge,
+        Op::Bltu,
+        Op::Bgeu,
+        Op::Lb,
+        Op::Lh,
+        Op::Lw,
+        Op::Lbu,
+        Op::Lhu,
+        Op::Sb,
+        Op::Sh,
+        Op::Sw,
+        Op::Addi,
+        Op::Slti,
+        Op::Sltiu,
+        Op::Xori,
+        Op::Ori,
+        Op::Andi,
+        Op::Slli,
+        Op::Srli,
+        Op::Srai,
+        Op::Add,
+        Op::Sub,
+        Op::Sll,
+        Op::Slt,
+        Op::Sltu,
+        Op::Xor,
+        Op::Srl,
+        Op::Sra,
+        Op::Or,
+        Op::And,
+        Op::Mul,
+        Op::Mulh,
+        Op::Mulhsu,
+        Op::Mulhu,
+        Op::Div,
+        Op::Divu,
+        Op::Rem,
+        Op::Remu,
     ] {
         assert!(seen.contains(&op), "{op:?} never generated");
     }

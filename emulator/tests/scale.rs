@@ -11,7 +11,15 @@ use ttprof_emu::{Device, DeviceConfig};
 /// Writes one word into each 4 KiB page of a 64 KiB block of user L1 per core, then exits.
 fn toucher(risc: Risc) -> Vec<u32> {
     let mut w = lis(&[(5, 0x4_0000 + 0x1_0000 * risc.index() as u32), (6, 16)]);
-    w.extend([sw(6, 5, 0), addi(5, 5, 0x7FF), addi(5, 5, 0x7FF), addi(5, 5, 2), addi(6, 6, -1), bne(6, 0, -20), ecall()]);
+    w.extend([
+        sw(6, 5, 0),
+        addi(5, 5, 0x7FF),
+        addi(5, 5, 0x7FF),
+        addi(5, 5, 2),
+        addi(6, 6, -1),
+        bne(6, 0, -20),
+        ecall(),
+    ]);
     w
 }
 
@@ -26,7 +34,14 @@ fn fill(dev: &mut Device, chips: u32) {
     for chip in 0..chips {
         for tile in dev.tiles() {
             for risc in Risc::ALL {
-                dev.load_kernel(chip, tile, risc, &elf_for(arch, risc, &toucher(risc)), "toucher").unwrap();
+                dev.load_kernel(
+                    chip,
+                    tile,
+                    risc,
+                    &elf_for(arch, risc, &toucher(risc)),
+                    "toucher",
+                )
+                .unwrap();
             }
         }
     }
@@ -42,7 +57,11 @@ fn a_full_blackhole_grid_runs_in_under_a_gibibyte() {
     assert!(s.harts.iter().all(|h| h.exit_code == Some(0)));
     let last = *dev.tiles().last().unwrap();
     assert_eq!(last, riscv_linker::NocCoord::new(16, 11));
-    assert_eq!(dev.read_u32(0, last, 0x4_0000 + 0x1_0000 * 4 + 0x1000 * 15).unwrap(), 1);
+    assert_eq!(
+        dev.read_u32(0, last, 0x4_0000 + 0x1_0000 * 4 + 0x1000 * 15)
+            .unwrap(),
+        1
+    );
     let rss = rss_kib();
     eprintln!("full Blackhole grid, 700 cores: RSS {} MiB", rss / 1024);
     assert!(rss < 1024 * 1024, "RSS {rss} KiB");

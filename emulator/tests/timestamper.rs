@@ -60,7 +60,10 @@ impl Prog {
     }
     /// Buffer 0 = units `b0.0..=b0.1`, buffer 1 = `b1.0..=b1.1`.
     fn buffers(&mut self, b0: (u32, u32), b1: (u32, u32)) -> &mut Prog {
-        self.set(B0S, b0.0).set(B0E, b0.1).set(B1S, b1.0).set(B1E, b1.1)
+        self.set(B0S, b0.0)
+            .set(B0E, b0.1)
+            .set(B1S, b1.0)
+            .set(B1E, b1.1)
     }
     /// An event with `header`, its wall-clock read (lo, latched hi) recorded at x9.
     fn event(&mut self, header: u32) -> &mut Prog {
@@ -68,20 +71,29 @@ impl Prog {
         while !self.0.len().is_multiple_of(4) {
             self.op(addi(0, 0, 0));
         }
-        self.op(lw(6, 5, WALL_L)).op(sw(7, 5, TS)).op(lw(28, 5, WALL_H));
+        self.op(lw(6, 5, WALL_L))
+            .op(sw(7, 5, TS))
+            .op(lw(28, 5, WALL_H));
         self.op(sw(6, 9, 0)).op(sw(28, 9, 4)).op(addi(9, 9, 8))
     }
     /// Records the word at debug register `reg` at x18.
     fn record(&mut self, reg: i32) -> &mut Prog {
-        self.op(lw(11, 5, reg)).op(sw(11, 18, 0)).op(addi(18, 18, 4))
+        self.op(lw(11, 5, reg))
+            .op(sw(11, 18, 0))
+            .op(addi(18, 18, 4))
     }
     /// Records the L1 word at `addr` at x18.
     fn record_l1(&mut self, addr: u32) -> &mut Prog {
-        self.li(12, addr).op(lw(11, 12, 0)).op(sw(11, 18, 0)).op(addi(18, 18, 4))
+        self.li(12, addr)
+            .op(lw(11, 12, 0))
+            .op(sw(11, 18, 0))
+            .op(addi(18, 18, 4))
     }
     /// About `n` iterations of a two-instruction loop.
     fn delay(&mut self, n: u32) -> &mut Prog {
-        self.op(addi(10, 0, n as i32)).op(addi(10, 10, -1)).op(bne(10, 0, -4))
+        self.op(addi(10, 0, n as i32))
+            .op(addi(10, 10, -1))
+            .op(bne(10, 0, -4))
     }
     fn done(&mut self) -> Vec<u32> {
         self.op(ecall());
@@ -117,7 +129,10 @@ fn page_units(stores: &[(u32, u64)]) -> Vec<[u32; 4]> {
             None => words.resize(words.len().div_ceil(4) * 4, 0),
         }
     }
-    words.chunks_exact(4).map(|c| c.try_into().unwrap()).collect()
+    words
+        .chunks_exact(4)
+        .map(|c| c.try_into().unwrap())
+        .collect()
 }
 
 /// The 64-bit counters recorded by a core's `event`s: read + 1.
@@ -133,7 +148,9 @@ fn counters(local: &[u8], n: usize) -> Vec<u64> {
 }
 
 fn values(local: &[u8], n: usize) -> Vec<u32> {
-    (0..n).map(|i| u32::from_le_bytes(local[VALUES as usize + 4 * i..][..4].try_into().unwrap())).collect()
+    (0..n)
+        .map(|i| u32::from_le_bytes(local[VALUES as usize + 4 * i..][..4].try_into().unwrap()))
+        .collect()
 }
 
 fn units_at(dev: &Device, arch: Arch, addr: u32, n: usize) -> Vec<[u32; 4]> {
@@ -163,12 +180,21 @@ fn every_event_size_lands_in_l1_as_the_page_says() {
     // during the program.
     let stores = [
         0x1234_5670, // 128-bit
-        0xA000_0004, 0xA000_000C, 0xA000_0014, 0xA000_001C, // 4 x 96-bit: 3 units
-        0xB000_0001, 0xB000_0009, // 2 x 64-bit: 1 unit
-        0xB000_0011, ts::FLUSH_64B, // 64-bit + flush
-        0xC0DE_FFF2, 0xC0DE_000A, 0x0000_0012, 0xFFFF_801A, // 4 x 32-bit
-        0xD000_0004, ts::FLUSH_96B | 0x100, // 96-bit + flush (other bits ignored)
-        0xFFFF_FFF8, // 128-bit, all 29 token bits set
+        0xA000_0004,
+        0xA000_000C,
+        0xA000_0014,
+        0xA000_001C, // 4 x 96-bit: 3 units
+        0xB000_0001,
+        0xB000_0009, // 2 x 64-bit: 1 unit
+        0xB000_0011,
+        ts::FLUSH_64B, // 64-bit + flush
+        0xC0DE_FFF2,
+        0xC0DE_000A,
+        0x0000_0012,
+        0xFFFF_801A, // 4 x 32-bit
+        0xD000_0004,
+        ts::FLUSH_96B | 0x100, // 96-bit + flush (other bits ignored)
+        0xFFFF_FFF8,           // 128-bit, all 29 token bits set
     ];
     for arch in [Arch::WormholeB0, Arch::Blackhole] {
         let risc = Risc::Trisc0;
@@ -181,21 +207,45 @@ fn every_event_size_lands_in_l1_as_the_page_says() {
                 p.set(TS, v);
             }
         }
-        p.record(STATUS).record(CNTL).record(TS).record(B0S).record(B0E).record(B1S).record(B1E);
+        p.record(STATUS)
+            .record(CNTL)
+            .record(TS)
+            .record(B0S)
+            .record(B0E)
+            .record(B1S)
+            .record(B1E);
         let dev = {
             let mut dev = device_with(arch, 0xFFFF_FF00, true);
             fill(&dev, arch, 0x30000, 4 * 12);
-            dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, &p.done()), "ts.elf").unwrap();
+            dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, &p.done()), "ts.elf")
+                .unwrap();
             dev.run().unwrap();
             dev
         };
         let local = dev.local_ram(0, t0(arch), risc).unwrap();
-        let events = stores.iter().filter(|&&v| page_words(v, 0).is_some()).count();
+        let events = stores
+            .iter()
+            .filter(|&&v| page_words(v, 0).is_some())
+            .count();
         let mut c = counters(&local, events).into_iter();
-        let timed: Vec<(u32, u64)> =
-            stores.iter().map(|&v| (v, if page_words(v, 0).is_some() { c.next().unwrap() } else { 0 })).collect();
+        let timed: Vec<(u32, u64)> = stores
+            .iter()
+            .map(|&v| {
+                (
+                    v,
+                    if page_words(v, 0).is_some() {
+                        c.next().unwrap()
+                    } else {
+                        0
+                    },
+                )
+            })
+            .collect();
         let his: Vec<u32> = timed.iter().map(|t| (t.1 >> 32) as u32).collect();
-        assert!(his.contains(&0) && his.contains(&1), "{arch}: the high word moved during the program: {timed:x?}");
+        assert!(
+            his.contains(&0) && his.contains(&1),
+            "{arch}: the high word moved during the program: {timed:x?}"
+        );
 
         let want = page_units(&timed);
         assert_eq!(want.len(), 9);
@@ -203,7 +253,11 @@ fn every_event_size_lands_in_l1_as_the_page_says() {
         assert_eq!(&got[..9], &want[..], "{arch}: units in buffer 0");
         assert_eq!(got[9], [PATTERN; 4], "{arch}: nothing past the last unit");
         // Status: position 9, nothing gathered, nothing sticky; the other registers.
-        assert_eq!(values(&local, 7), [9 << 14, 3, 0, 0x3000, 0x30FF, 0x3800, 0x38FF], "{arch}");
+        assert_eq!(
+            values(&local, 7),
+            [9 << 14, 3, 0, 0x3000, 0x30FF, 0x3800, 0x38FF],
+            "{arch}"
+        );
     }
 }
 
@@ -224,16 +278,31 @@ fn a_core_sees_a_unit_only_when_it_is_whole() {
     p.record(STATUS);
     let mut dev = device_with(arch, 0, true);
     fill(&dev, arch, 0x30000, 4);
-    dev.load_kernel(0, t0(arch), Risc::Brisc, &elf_for(arch, Risc::Brisc, &p.done()), "ts.elf").unwrap();
+    dev.load_kernel(
+        0,
+        t0(arch),
+        Risc::Brisc,
+        &elf_for(arch, Risc::Brisc, &p.done()),
+        "ts.elf",
+    )
+    .unwrap();
     dev.run().unwrap();
     let local = dev.local_ram(0, t0(arch), Risc::Brisc).unwrap();
     let c = counters(&local, 2);
     let v = values(&local, 10);
-    assert_eq!(v[..5], [PATTERN, PATTERN, PATTERN, PATTERN, 1 << 8], "half a unit: nothing in L1, accum_pos_64b = 1");
+    assert_eq!(
+        v[..5],
+        [PATTERN, PATTERN, PATTERN, PATTERN, 1 << 8],
+        "half a unit: nothing in L1, accum_pos_64b = 1"
+    );
     let unit = [0x1001, c[0] as u32, 0x2001, c[1] as u32];
     assert_eq!(v[5..9], unit, "the whole unit at once");
     assert_eq!(v[9], 1 << 14);
-    assert_eq!(units_at(&dev, arch, 0x30000, 1), [unit], "and the host sees it in the image");
+    assert_eq!(
+        units_at(&dev, arch, 0x30000, 1),
+        [unit],
+        "and the host sees it in the image"
+    );
 }
 
 #[test]
@@ -246,7 +315,10 @@ fn buffer_0_then_buffer_1_then_overflow_and_writing_status_back_rewinds() {
         p.record(STATUS);
     }
     // Clear buffer 0's full and both overflow bits: buffer 0 rewinds, buffer 1 stays full.
-    p.set(STATUS, ts::STATUS_BUF0_FULL | ts::STATUS_BUF0_OVERFLOW | ts::STATUS_BUF1_OVERFLOW);
+    p.set(
+        STATUS,
+        ts::STATUS_BUF0_FULL | ts::STATUS_BUF0_OVERFLOW | ts::STATUS_BUF1_OVERFLOW,
+    );
     p.record(STATUS);
     p.set(TS, 5 << 3);
     p.record(STATUS);
@@ -258,20 +330,48 @@ fn buffer_0_then_buffer_1_then_overflow_and_writing_status_back_rewinds() {
     p.record(STATUS);
     let mut dev = device_with(arch, 0, true);
     fill(&dev, arch, 0x30000, 4 * 0x11);
-    dev.load_kernel(0, t0(arch), Risc::Trisc0, &elf_for(arch, Risc::Trisc0, &p.done()), "ts.elf").unwrap();
+    dev.load_kernel(
+        0,
+        t0(arch),
+        Risc::Trisc0,
+        &elf_for(arch, Risc::Trisc0, &p.done()),
+        "ts.elf",
+    )
+    .unwrap();
     dev.run().unwrap();
     let local = dev.local_ram(0, t0(arch), Risc::Trisc0).unwrap();
     use ts::*;
-    let (f0, f1, o0, o1) = (STATUS_BUF0_FULL, STATUS_BUF1_FULL, STATUS_BUF0_OVERFLOW, STATUS_BUF1_OVERFLOW);
+    let (f0, f1, o0, o1) = (
+        STATUS_BUF0_FULL,
+        STATUS_BUF1_FULL,
+        STATUS_BUF0_OVERFLOW,
+        STATUS_BUF1_OVERFLOW,
+    );
     assert_eq!(
         values(&local, 7),
-        [1 << 14, f0 | 2 << 14, f0 | f1 | 2 << 14, f0 | f1 | o0 | o1 | 2 << 14, f1, f1 | 1 << 14, f0 | f1 | 2 << 14,],
+        [
+            1 << 14,
+            f0 | 2 << 14,
+            f0 | f1 | 2 << 14,
+            f0 | f1 | o0 | o1 | 2 << 14,
+            f1,
+            f1 | 1 << 14,
+            f0 | f1 | 2 << 14,
+        ],
     );
     let header = |u: [u32; 4]| u[0];
     let units = units_at(&dev, arch, 0x30000, 0x11);
-    assert_eq!(header(units[0]), 5 << 3, "event 1 overwritten after the rewind");
+    assert_eq!(
+        header(units[0]),
+        5 << 3,
+        "event 1 overwritten after the rewind"
+    );
     assert_eq!(header(units[1]), 6 << 3);
-    assert_eq!(header(units[0x10]), 7 << 3, "event 3 overwritten after buffer 1's rewind; event 4 was dropped");
+    assert_eq!(
+        header(units[0x10]),
+        7 << 3,
+        "event 3 overwritten after buffer 1's rewind; event 4 was dropped"
+    );
     assert!(units[2..0x10].iter().all(|u| *u == [PATTERN; 4]));
 }
 
@@ -291,7 +391,14 @@ fn run_two(jit: bool) -> (Device, Vec<(Risc, u32)>) {
     let mut dev = device_with(arch, 0, jit);
     let cores = [(Risc::Brisc, 0xB0, 4), (Risc::Trisc1, 0x71, 7)];
     for &(risc, tag, gap) in &cores {
-        dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, &interleaver(tag, 8, gap).done()), "ts.elf").unwrap();
+        dev.load_kernel(
+            0,
+            t0(arch),
+            risc,
+            &elf_for(arch, risc, &interleaver(tag, 8, gap).done()),
+            "ts.elf",
+        )
+        .unwrap();
     }
     dev.run().unwrap();
     (dev, cores.iter().map(|c| (c.0, c.1)).collect())
@@ -316,18 +423,26 @@ fn two_cores_share_one_stream_in_cycle_order() {
     assert_eq!(want.len(), 8);
     assert_eq!(units_at(&dev, arch, 0x30000, 8), want);
     let switches = stores.windows(2).filter(|w| w[0].1 != w[1].1).count();
-    assert!(switches >= 4, "the two cores' events interleave: {stores:x?}");
+    assert!(
+        switches >= 4,
+        "the two cores' events interleave: {stores:x?}"
+    );
     // Units hold events of both cores.
     assert!(want.iter().any(|u| u[0] >> 24 != u[2] >> 24));
 
     let (dev2, _) = run_two(false);
-    assert_eq!(units_at(&dev2, arch, 0x30000, 8), want, "the interpreter gives the same stream");
+    assert_eq!(
+        units_at(&dev2, arch, 0x30000, 8),
+        want,
+        "the interpreter gives the same stream"
+    );
 }
 
 fn fault_message(arch: Arch, kernels: &[(Risc, Vec<u32>)]) -> (ttprof_emu::Fault, String) {
     let mut dev = device_with(arch, 0, true);
     for (risc, words) in kernels {
-        dev.load_kernel(0, t0(arch), *risc, &elf_for(arch, *risc, words), "ts.elf").unwrap();
+        dev.load_kernel(0, t0(arch), *risc, &elf_for(arch, *risc, words), "ts.elf")
+            .unwrap();
     }
     let e = dev.run().expect_err("must fault");
     (e.fault().expect("a core fault").clone(), e.to_string())
@@ -344,11 +459,22 @@ fn mixing_event_sizes_is_a_fault_naming_core_pc_and_what() {
     p.op(sw(7, 5, TS)); // 128-bit
     let (f, msg) = fault_message(arch, &[(Risc::Trisc2, p.done())]);
     assert_eq!((f.risc, f.pc), (Risc::Trisc2, pc));
-    let FaultKind::Timestamper(what) = &f.kind else { panic!("{f:?}") };
-    for part in ["undefined behaviour", "a 128-bit event (0x00000020)", "holds 2 word(s) of 64-bit events"] {
+    let FaultKind::Timestamper(what) = &f.kind else {
+        panic!("{f:?}")
+    };
+    for part in [
+        "undefined behaviour",
+        "a 128-bit event (0x00000020)",
+        "holds 2 word(s) of 64-bit events",
+    ] {
         assert!(what.contains(part), "{part:?} missing from: {what}");
     }
-    for part in ["TRISC_2", &format!("{pc:#010x}"), "debug timestamper: undefined behaviour", "sw t2, 508(t0)"] {
+    for part in [
+        "TRISC_2",
+        &format!("{pc:#010x}"),
+        "debug timestamper: undefined behaviour",
+        "sw t2, 508(t0)",
+    ] {
         assert!(msg.contains(part), "{part:?} missing from: {msg}");
     }
 
@@ -358,7 +484,10 @@ fn mixing_event_sizes_is_a_fault_naming_core_pc_and_what() {
         p.set(TS, bad);
         let (f, msg) = fault_message(arch, &[(Risc::Brisc, p.done())]);
         assert_eq!(f.risc, Risc::Brisc);
-        assert!(msg.contains(&format!("low three bits {}", bad & 7)), "{msg}");
+        assert!(
+            msg.contains(&format!("low three bits {}", bad & 7)),
+            "{msg}"
+        );
     }
 
     // A byte store to a timestamper register: the page defines 32-bit writes.
@@ -366,7 +495,10 @@ fn mixing_event_sizes_is_a_fault_naming_core_pc_and_what() {
     p.li(7, 0x01).op(sb(7, 5, TS));
     let (f, msg) = fault_message(arch, &[(Risc::Ncrisc, p.done())]);
     assert_eq!(f.risc, Risc::Ncrisc);
-    assert!(msg.contains("1-byte store to RISCV_DEBUG_REG_TIMESTAMP"), "{msg}");
+    assert!(
+        msg.contains("1-byte store to RISCV_DEBUG_REG_TIMESTAMP"),
+        "{msg}"
+    );
 
     // Buffers left at 0 (the page gives no reset value): the unit would overwrite BRISC's
     // boot word.
@@ -393,5 +525,8 @@ fn two_cores_mixing_sizes_fault_on_the_second() {
     t.op(sw(7, 5, TS));
     let (f, msg) = fault_message(arch, &[(Risc::Brisc, b.done()), (Risc::Trisc1, t.done())]);
     assert_eq!((f.risc, f.pc), (Risc::Trisc1, pc), "{msg}");
-    assert!(msg.contains("32-bit event") && msg.contains("2 word(s) of 64-bit events"), "{msg}");
+    assert!(
+        msg.contains("32-bit event") && msg.contains("2 word(s) of 64-bit events"),
+        "{msg}"
+    );
 }

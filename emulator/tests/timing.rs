@@ -76,7 +76,17 @@ const fn p(
     bh: Option<Fig>,
     source: &'static str,
 ) -> Pattern {
-    Pattern { name, file, per, wh, bh, source, cores: BRISC, n: 16, defs: &[] }
+    Pattern {
+        name,
+        file,
+        per,
+        wh,
+        bh,
+        source,
+        cores: BRISC,
+        n: 16,
+        defs: &[],
+    }
 }
 
 impl Pattern {
@@ -201,8 +211,14 @@ fn common_defs(arch: Arch, risc: Risc) -> Vec<(String, String)> {
     let hex = |v: u32| format!("{v:#x}");
     vec![
         ("L1_DATA".into(), hex(memory_map(arch, risc).data.start)),
-        ("NOC_TARG_ADDR_LO_0".into(), hex(cmd_buf_reg(arch, 0, 0, m.targ_addr_lo))),
-        ("NOC_RD_BUF".into(), hex(cmd_buf_reg(arch, 0, RD_CMD_BUF, 0))),
+        (
+            "NOC_TARG_ADDR_LO_0".into(),
+            hex(cmd_buf_reg(arch, 0, 0, m.targ_addr_lo)),
+        ),
+        (
+            "NOC_RD_BUF".into(),
+            hex(cmd_buf_reg(arch, 0, RD_CMD_BUF, 0)),
+        ),
         ("NOC_CMD_CTRL".into(), hex(m.cmd_ctrl)),
         ("NOC_TARG_ADDR_MID".into(), hex(m.targ_addr_mid)),
         ("NOC_RET_ADDR_LO".into(), hex(m.ret_addr_lo)),
@@ -213,23 +229,48 @@ fn common_defs(arch: Arch, risc: Risc) -> Vec<(String, String)> {
 }
 
 /// Compiles `file` (assembly `.S` or C) for `risc` on `arch` with `defs`; returns the ELF.
-fn compile(file: &str, tag: &str, arch: Arch, risc: Risc, defs: &[(String, String)]) -> Result<Vec<u8>, String> {
+fn compile(
+    file: &str,
+    tag: &str,
+    arch: Arch,
+    risc: Risc,
+    defs: &[(String, String)],
+) -> Result<Vec<u8>, String> {
     // Unique per build: tests running at once may build the same program.
     static BUILDS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let elf = out_dir().join(format!("{tag}-{}-{}-{}-{n}.elf", arch.name(), risc.ident(), std::process::id()));
+    let elf = out_dir().join(format!(
+        "{tag}-{}-{}-{}-{n}.elf",
+        arch.name(),
+        risc.ident(),
+        std::process::id()
+    ));
     let mut cmd = Command::new("riscv64-unknown-elf-gcc");
-    cmd.args(["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-ffreestanding", "-O2"])
-        .arg(format!("-I{}", src_dir().display()));
+    cmd.args([
+        "-march=rv32im",
+        "-mabi=ilp32",
+        "-nostdlib",
+        "-nostartfiles",
+        "-ffreestanding",
+        "-O2",
+    ])
+    .arg(format!("-I{}", src_dir().display()));
     for (k, v) in defs {
         cmd.arg(format!("-D{k}={v}"));
     }
-    cmd.arg("-o").arg(&elf).arg(src_dir().join(file)).arg(format!("-Wl,-T,{}", script(arch, risc).display()));
-    let out =
-        cmd.output().map_err(|e| format!("riscv64-unknown-elf-gcc is needed (scripts/install-test-tools.sh): {e}"))?;
+    cmd.arg("-o")
+        .arg(&elf)
+        .arg(src_dir().join(file))
+        .arg(format!("-Wl,-T,{}", script(arch, risc).display()));
+    let out = cmd.output().map_err(|e| {
+        format!("riscv64-unknown-elf-gcc is needed (scripts/install-test-tools.sh): {e}")
+    })?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("gcc failed on {file}: {}", err.lines().take(4).collect::<Vec<_>>().join("\n")));
+        return Err(format!(
+            "gcc failed on {file}: {}",
+            err.lines().take(4).collect::<Vec<_>>().join("\n")
+        ));
     }
     let bytes = std::fs::read(&elf).map_err(|e| e.to_string());
     let _ = std::fs::remove_file(&elf);
@@ -244,7 +285,13 @@ fn build(i: usize, arch: Arch, risc: Risc, reps: u32, loops: u32) -> Result<Vec<
     defs.push(("LOOPS".into(), loops.to_string()));
     defs.extend(pat.defs.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let stem = pat.file.trim_end_matches(".S");
-    compile(pat.file, &format!("{i:02}-{stem}-r{reps}-l{loops}"), arch, risc, &defs)
+    compile(
+        pat.file,
+        &format!("{i:02}-{stem}-r{reps}-l{loops}"),
+        arch,
+        risc,
+        &defs,
+    )
 }
 
 fn tile(arch: Arch) -> NocCoord {
@@ -268,13 +315,16 @@ fn run(arch: Arch, jit: bool, kernels: &[(Risc, Vec<u8>)]) -> Result<Vec<Counts>
     let mut dev = Device::new(config(arch, jit)).map_err(|e| e.to_string())?;
     let t = tile(arch);
     for (risc, elf) in kernels {
-        dev.load_kernel(0, t, *risc, elf, "timing.elf").map_err(|e| e.to_string())?;
+        dev.load_kernel(0, t, *risc, elf, "timing.elf")
+            .map_err(|e| e.to_string())?;
     }
     let s = dev.run().map_err(|e| e.to_string())?;
     kernels
         .iter()
         .map(|(risc, _)| {
-            let h = s.hart(0, t, *risc).ok_or_else(|| format!("{risc:?} did not run"))?;
+            let h = s
+                .hart(0, t, *risc)
+                .ok_or_else(|| format!("{risc:?} did not run"))?;
             if h.exit_code != Some(0) {
                 return Err(format!("{risc:?} exit code {:?}", h.exit_code));
             }
@@ -298,7 +348,12 @@ struct Measured {
     counts: Result<[Vec<Counts>; 4], String>,
 }
 
-fn measure_one(i: usize, arch: Arch, elfs: &[Vec<(Risc, Vec<u8>)>], jit: bool) -> Result<[Vec<Counts>; 4], String> {
+fn measure_one(
+    i: usize,
+    arch: Arch,
+    elfs: &[Vec<(Risc, Vec<u8>)>],
+    jit: bool,
+) -> Result<[Vec<Counts>; 4], String> {
     let mut out: [Vec<Counts>; 4] = Default::default();
     for (b, kernels) in elfs.iter().enumerate() {
         out[b] = run(arch, jit, kernels).map_err(|e| {
@@ -325,11 +380,24 @@ fn measurements() -> &'static [Measured] {
                 }
                 let elfs: Result<Vec<Vec<(Risc, Vec<u8>)>>, String> = builds(pat.n)
                     .iter()
-                    .map(|&(reps, loops)| pat.cores.iter().map(|&r| Ok((r, build(i, arch, r, reps, loops)?))).collect())
+                    .map(|&(reps, loops)| {
+                        pat.cores
+                            .iter()
+                            .map(|&r| Ok((r, build(i, arch, r, reps, loops)?)))
+                            .collect()
+                    })
                     .collect();
                 for (jit, engine) in ENGINES {
-                    let counts = elfs.as_ref().map_err(Clone::clone).and_then(|e| measure_one(i, arch, e, jit));
-                    v.push(Measured { pattern: i, arch, engine, counts });
+                    let counts = elfs
+                        .as_ref()
+                        .map_err(Clone::clone)
+                        .and_then(|e| measure_one(i, arch, e, jit));
+                    v.push(Measured {
+                        pattern: i,
+                        arch,
+                        engine,
+                        counts,
+                    });
                 }
             }
         }
@@ -381,9 +449,14 @@ fn figures_match_the_documentation() {
                 .iter()
                 .enumerate()
                 .map(|(k, risc)| {
-                    let d = (c[3][k].0 as i64 - c[2][k].0 as i64) - (c[1][k].0 as i64 - c[0][k].0 as i64);
+                    let d = (c[3][k].0 as i64 - c[2][k].0 as i64)
+                        - (c[1][k].0 as i64 - c[0][k].0 as i64);
                     let items = pat.n as i64 * pat.per as i64;
-                    (risc.ident().to_string(), show_ratio(d, items), d * fig.1 as i64 == fig.0 as i64 * items)
+                    (
+                        risc.ident().to_string(),
+                        show_ratio(d, items),
+                        d * fig.1 as i64 == fig.0 as i64 * items,
+                    )
                 })
                 .collect(),
         };
@@ -405,7 +478,10 @@ fn figures_match_the_documentation() {
         }
     }
     println!("{table}");
-    assert!(failures == 0, "{failures} figure(s) differ from the documentation:\n{failed}");
+    assert!(
+        failures == 0,
+        "{failures} figure(s) differ from the documentation:\n{failed}"
+    );
 }
 
 #[test]
@@ -453,7 +529,11 @@ fn interpreter_and_jit_give_identical_cycles_and_instructions() {
 #[test]
 fn the_table_is_well_formed() {
     for p in PATTERNS {
-        assert!(p.n % 4 == 0 && p.per > 0 && !p.source.is_empty(), "{}", p.name);
+        assert!(
+            p.n % 4 == 0 && p.per > 0 && !p.source.is_empty(),
+            "{}",
+            p.name
+        );
         assert!(p.wh.is_some() || p.bh.is_some(), "{}", p.name);
         assert!(src_dir().join(p.file).exists(), "{}", p.file);
     }
@@ -479,7 +559,14 @@ fn pingpong_elf(arch: Arch, risc: Risc, pinger: bool) -> Vec<u8> {
         ("LOG", if pinger { PING_LOG } else { PONG_LOG }),
     ]
     .map(|(k, v)| (k.to_string(), format!("{v:#x}")));
-    compile("pingpong.c", if pinger { "ping" } else { "pong" }, arch, risc, &defs).unwrap()
+    compile(
+        "pingpong.c",
+        if pinger { "ping" } else { "pong" },
+        arch,
+        risc,
+        &defs,
+    )
+    .unwrap()
 }
 
 /// Runs the ping-pong with `ping` and `pong` on one tile; returns both logs.
@@ -487,11 +574,17 @@ fn pingpong(arch: Arch, jit: bool, ping: Risc, pong: Risc) -> (Log, Log) {
     let mut dev = Device::new(config(arch, jit)).unwrap();
     let t = tile(arch);
     dev.write_u32(0, t, FLAG, 0).unwrap();
-    dev.load_kernel(0, t, ping, &pingpong_elf(arch, ping, true), "ping.elf").unwrap();
-    dev.load_kernel(0, t, pong, &pingpong_elf(arch, pong, false), "pong.elf").unwrap();
-    let s = dev
-        .run()
-        .unwrap_or_else(|e| panic!("ping-pong on {} ({}): {e}", arch.name(), if jit { "jit" } else { "interp" }));
+    dev.load_kernel(0, t, ping, &pingpong_elf(arch, ping, true), "ping.elf")
+        .unwrap();
+    dev.load_kernel(0, t, pong, &pingpong_elf(arch, pong, false), "pong.elf")
+        .unwrap();
+    let s = dev.run().unwrap_or_else(|e| {
+        panic!(
+            "ping-pong on {} ({}): {e}",
+            arch.name(),
+            if jit { "jit" } else { "interp" }
+        )
+    });
     for r in [ping, pong] {
         assert_eq!(s.hart(0, t, r).unwrap().exit_code, Some(0));
     }
@@ -510,7 +603,11 @@ fn check_causality(ping: Risc, pong: Risc) {
         for (jit, engine) in ENGINES {
             let (pi, po) = pingpong(arch, jit, ping, pong);
             for r in 0..ROUNDS as usize {
-                assert_eq!((pi[r].0, po[r].0), (r as u32, r as u32), "round {r} not logged");
+                assert_eq!(
+                    (pi[r].0, po[r].0),
+                    (r as u32, r as u32),
+                    "round {r} not logged"
+                );
                 // Round r: the pinger stored 2r+1 after reading `sent`; the ponger saw it.
                 if po[r].1 < pi[r].2 {
                     let _ = writeln!(
@@ -548,8 +645,17 @@ fn check_causality(ping: Risc, pong: Risc) {
         }
     }
     let lines: Vec<&str> = bad.lines().collect();
-    let shown = lines.iter().take(12).copied().collect::<Vec<_>>().join("\n");
-    let more = if lines.len() > 12 { format!("\n... and {} more", lines.len() - 12) } else { String::new() };
+    let shown = lines
+        .iter()
+        .take(12)
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    let more = if lines.len() > 12 {
+        format!("\n... and {} more", lines.len() - 12)
+    } else {
+        String::new()
+    };
     assert!(
         bad.is_empty(),
         "{} / {}: a hart observed a store before it happened:\n{shown}{more}",

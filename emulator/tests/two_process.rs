@@ -38,15 +38,29 @@ fn kernel() -> Vec<u32> {
 
 #[test]
 fn two_processes_share_the_image_while_kernels_run() {
-    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("two-process-{}.devmem", std::process::id()));
+    let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("two-process-{}.devmem", std::process::id()));
     let mut cfg = DeviceConfig::new(Arch::WormholeB0, (1, 1));
     cfg.image = Some(path.clone());
     cfg.instruction_budget = 4_000_000_000;
     let mut dev = Device::new(cfg).unwrap();
     let tile = dev.tiles()[0];
-    dev.load_kernel(0, tile, Risc::Brisc, &elf_for(Arch::WormholeB0, Risc::Brisc, &kernel()), "pingpong").unwrap();
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Brisc,
+        &elf_for(Arch::WormholeB0, Risc::Brisc, &kernel()),
+        "pingpong",
+    )
+    .unwrap();
     let child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_answers_through_the_image", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_answers_through_the_image",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(IMAGE_ENV, &path)
         .env(OFFSET_ENV, dev.geometry().tile_offset(0, 0).to_string())
         .stdout(Stdio::piped())
@@ -56,10 +70,17 @@ fn two_processes_share_the_image_while_kernels_run() {
     let run = dev.run();
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "child failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "child failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let s = run.unwrap_or_else(|e| panic!("the kernel never got its answers: {e}"));
     assert_eq!(s.harts[0].exit_code, Some(0));
-    assert!(stdout.contains(&format!("child saw {ROUNDS} rounds in order")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("child saw {ROUNDS} rounds in order")),
+        "{stdout}"
+    );
     assert_eq!(dev.read_u32(0, tile, ACK).unwrap(), ROUNDS);
     drop(dev);
     let _ = std::fs::remove_file(&path);
@@ -72,10 +93,15 @@ fn child_answers_through_the_image() {
         panic!("run by two_processes_share_the_image_while_kernels_run only");
     };
     let offset: usize = offset.parse().unwrap();
-    let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
     let mut map = unsafe { MmapMut::map_mut(&file) }.unwrap();
     let base = map.as_mut_ptr();
-    let word = |addr: u32| unsafe { AtomicU32::from_ptr(base.add(offset + addr as usize) as *mut u32) };
+    let word =
+        |addr: u32| unsafe { AtomicU32::from_ptr(base.add(offset + addr as usize) as *mut u32) };
     // A safety net so a broken emulator fails this test instead of hanging it (not a timing assertion).
     let give_up = Instant::now() + Duration::from_secs(120);
     for k in 1..=ROUNDS {
@@ -83,7 +109,11 @@ fn child_answers_through_the_image() {
             assert!(Instant::now() < give_up, "gave up waiting for round {k}");
             std::thread::yield_now();
         }
-        assert_eq!(word(DATA).load(Ordering::Acquire), k * k, "DATA was stored before SEQ");
+        assert_eq!(
+            word(DATA).load(Ordering::Acquire),
+            k * k,
+            "DATA was stored before SEQ"
+        );
         word(ACK).store(k, Ordering::Release);
     }
     println!("child saw {ROUNDS} rounds in order");

@@ -84,7 +84,9 @@ pub(crate) fn note_input(path: &Path, meta: &std::fs::Metadata) {
 /// Forgets `path` as an input: for a command that updates a file in place on purpose
 /// (`ttprof clock --record` adds a window to the snapshot it read).
 pub fn release_input(path: &Path) {
-    let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(file_id) else { return };
+    let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(file_id) else {
+        return;
+    };
     let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(list) = inputs.as_mut() {
         list.retain(|(d, i, _)| (*d, *i) != id);
@@ -115,8 +117,16 @@ pub fn check_destination(path: &Path) -> Result<()> {
     if t.is_file() {
         let inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
         let id = file_id(&meta);
-        if let Some((_, _, input)) = inputs.iter().flatten().find(|(d, i, _)| Some((*d, *i)) == id) {
-            let same = if input == path { String::new() } else { format!(" (the same file as {})", input.display()) };
+        if let Some((_, _, input)) = inputs
+            .iter()
+            .flatten()
+            .find(|(d, i, _)| Some((*d, *i)) == id)
+        {
+            let same = if input == path {
+                String::new()
+            } else {
+                format!(" (the same file as {})", input.display())
+            };
             return Err(Error::BadFile {
                 path: path.into(),
                 what: format!(
@@ -165,7 +175,10 @@ fn node_kind(meta: &std::fs::Metadata) -> &'static str {
 }
 
 /// Writes `path` through `fill`, atomically. The temporary file is removed on failure.
-pub fn write_atomic(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<()> {
+pub fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> Result<()> {
     let mut file = AtomicFile::create(path)?;
     if let Err(e) = fill(file.writer()) {
         return Err(Error::io(path, "write", e));
@@ -191,7 +204,10 @@ impl AtomicFile {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".into());
         let prefix = temp_prefix(&name);
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(SUFFIX).rand_bytes(RANDOM);
@@ -202,10 +218,16 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let tmp = builder.tempfile_in(dir).map_err(|e| Error::io(path, "create a temporary file to write", e))?;
+        let tmp = builder
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(path, "create a temporary file to write", e))?;
         remove_stale_temporaries(dir, tmp.as_file());
         let (file, tmp) = tmp.into_parts();
-        Ok(AtomicFile { path: path.to_path_buf(), out: BufWriter::with_capacity(1 << 20, file), tmp })
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(1 << 20, file),
+            tmp,
+        })
     }
 
     /// Where the bytes go.
@@ -227,7 +249,9 @@ impl AtomicFile {
             return Err(Error::io(&path, "write", e));
         }
         check_destination(&path)?;
-        self.tmp.persist(&path).map_err(|e| Error::io(&path, "rename temporary file onto", e.error))
+        self.tmp
+            .persist(&path)
+            .map_err(|e| Error::io(&path, "rename temporary file onto", e.error))
     }
 }
 
@@ -287,7 +311,9 @@ fn pid_space() -> Option<u64> {
 
 /// FNV-1a, 64 bits: a hash that is the same in every build (unlike std's `DefaultHasher`).
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The writer of a temporary named `file_name`: its pid and its namespace (`None` for a
@@ -301,7 +327,9 @@ fn temp_owner(file_name: &str) -> Option<(u32, Option<u64>)> {
     }
     let (_, owner) = head.rsplit_once('.')?;
     let (pid, space) = match owner.split_once('-') {
-        Some((pid, space)) if space.len() == 16 => (pid, Some(u64::from_str_radix(space, 16).ok()?)),
+        Some((pid, space)) if space.len() == 16 => {
+            (pid, Some(u64::from_str_radix(space, 16).ok()?))
+        }
         Some(_) => return None,
         None => (owner, None),
     };
@@ -319,18 +347,26 @@ fn temp_owner(file_name: &str) -> Option<(u32, Option<u64>)> {
 fn remove_stale_temporaries(dir: &Path, ours: &File) -> usize {
     use std::os::unix::fs::MetadataExt;
     let Some(space) = pid_space() else { return 0 };
-    let Ok(user) = ours.metadata().map(|m| m.uid()) else { return 0 };
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let Ok(user) = ours.metadata().map(|m| m.uid()) else {
+        return 0;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some((pid, Some(their_space))) = name.to_str().and_then(temp_owner) else { continue };
+        let Some((pid, Some(their_space))) = name.to_str().and_then(temp_owner) else {
+            continue;
+        };
         if their_space != space || pid == std::process::id() {
             continue;
         }
         // Neither looks through a symbolic link.
         let regular = entry.file_type().is_ok_and(|t| t.is_file());
-        let theirs = entry.metadata().is_ok_and(|m| m.is_file() && m.uid() == user);
+        let theirs = entry
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.uid() == user);
         if !regular || !theirs || process_exists(pid) {
             continue;
         }
@@ -374,7 +410,11 @@ mod tests {
         .unwrap_err();
         assert!(e.to_string().contains("disk full"), "{e}");
         assert_eq!(std::fs::read(&path).unwrap(), b"first");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "temporary removed");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temporary removed"
+        );
         let e = write_atomic(&dir.join("missing-dir/x.csv"), |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains("missing-dir"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
@@ -382,7 +422,10 @@ mod tests {
 
     /// The names of `dir`'s entries, sorted.
     fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         v.sort();
         v
     }
@@ -412,12 +455,28 @@ mod tests {
         }
         // A link at the destination is refused (a rename would replace it, and one to
         // /proc/self/fd/1 or a device is never a file the user meant to lose).
-        let e = write_atomic(&out, |w| w.write_all(b"new content")).unwrap_err().to_string();
-        assert!(e.contains("out.csv: is a symbolic link, not a regular file"), "{e}");
+        let e = write_atomic(&out, |w| w.write_all(b"new content"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("out.csv: is a symbolic link, not a regular file"),
+            "{e}"
+        );
         for target in &targets {
-            assert_eq!(std::fs::read(target).unwrap(), b"precious", "{} written through a link", target.display());
+            assert_eq!(
+                std::fs::read(target).unwrap(),
+                b"precious",
+                "{} written through a link",
+                target.display()
+            );
         }
-        assert!(std::fs::symlink_metadata(&out).unwrap().file_type().is_symlink(), "the link is left as it was");
+        assert!(
+            std::fs::symlink_metadata(&out)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link is left as it was"
+        );
         // The planted temporary-name links are left alone, and no temporary is left.
         let mut expected: Vec<String> = planted[..2].to_vec();
         expected.push("out.csv".into());
@@ -426,7 +485,10 @@ mod tests {
         // Once the link is gone, the output is written (never through a temporary-name link).
         std::fs::remove_file(&out).unwrap();
         write_atomic(&out, |w| w.write_all(b"new content")).unwrap();
-        assert!(std::fs::symlink_metadata(&out).unwrap().file_type().is_file());
+        assert!(std::fs::symlink_metadata(&out)
+            .unwrap()
+            .file_type()
+            .is_file());
         assert_eq!(std::fs::read(&out).unwrap(), b"new content");
         for target in &targets {
             assert_eq!(std::fs::read(target).unwrap(), b"precious");
@@ -438,7 +500,9 @@ mod tests {
     /// A temporary named as process `pid` in this namespace would name it, with `content`.
     fn plant_temporary(dir: &Path, name: &str, pid: u32, random: &str) -> PathBuf {
         let space = pid_space().expect("these tests need Linux's /proc");
-        let path = dir.join(format!("{PREFIX}{name}.{pid}-{space:016x}.{random}{SUFFIX}"));
+        let path = dir.join(format!(
+            "{PREFIX}{name}.{pid}-{space:016x}.{random}{SUFFIX}"
+        ));
         std::fs::write(&path, b"half a file").unwrap();
         path
     }
@@ -453,7 +517,10 @@ mod tests {
         let mut dead = std::process::Command::new("true").spawn().unwrap();
         let dead_pid = dead.id();
         dead.wait().unwrap();
-        let mut live = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+        let mut live = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
         assert!(!process_exists(dead_pid) && process_exists(live.id()));
 
         let stale = plant_temporary(&dir, "trace.tracy", dead_pid, "Ab12Cd");
@@ -462,16 +529,25 @@ mod tests {
         let of_self = plant_temporary(&dir, "x.csv", std::process::id(), "Ij56Kl");
         // The same dead pid in another namespace (another container or machine), or in a
         // name without a namespace: not ours to judge.
-        let foreign = dir.join(format!("{PREFIX}x.csv.{dead_pid}-{:016x}.Mn78Op{SUFFIX}", pid_space().unwrap() ^ 1));
+        let foreign = dir.join(format!(
+            "{PREFIX}x.csv.{dead_pid}-{:016x}.Mn78Op{SUFFIX}",
+            pid_space().unwrap() ^ 1
+        ));
         std::fs::write(&foreign, b"theirs").unwrap();
         let unspaced = dir.join(format!("{PREFIX}x.csv.{dead_pid}.Qr90St{SUFFIX}"));
         std::fs::write(&unspaced, b"theirs").unwrap();
         // Not regular files: a link (to a file elsewhere) and a directory with stale names.
         let target = elsewhere.join("target");
         std::fs::write(&target, b"keep").unwrap();
-        let link = dir.join(format!("{PREFIX}l.csv.{dead_pid}-{:016x}.Uv12Wx{SUFFIX}", pid_space().unwrap()));
+        let link = dir.join(format!(
+            "{PREFIX}l.csv.{dead_pid}-{:016x}.Uv12Wx{SUFFIX}",
+            pid_space().unwrap()
+        ));
         symlink(&target, &link).unwrap();
-        let subdir = dir.join(format!("{PREFIX}d.csv.{dead_pid}-{:016x}.Yz34Ab{SUFFIX}", pid_space().unwrap()));
+        let subdir = dir.join(format!(
+            "{PREFIX}d.csv.{dead_pid}-{:016x}.Yz34Ab{SUFFIX}",
+            pid_space().unwrap()
+        ));
         std::fs::create_dir(&subdir).unwrap();
         // Only this directory: a stale temporary one level down stays.
         let deeper = plant_temporary(&subdir, "deep.csv", dead_pid, "Cd56Ef");
@@ -483,11 +559,23 @@ mod tests {
         let _ = live.kill();
         let _ = live.wait();
 
-        assert!(!stale.exists() && !stale_too.exists(), "the dead writer's temporaries are removed: {:?}", names(&dir));
-        for kept in [&of_live, &of_self, &foreign, &unspaced, &subdir, &deeper, &other] {
+        assert!(
+            !stale.exists() && !stale_too.exists(),
+            "the dead writer's temporaries are removed: {:?}",
+            names(&dir)
+        );
+        for kept in [
+            &of_live, &of_self, &foreign, &unspaced, &subdir, &deeper, &other,
+        ] {
             assert!(kept.exists(), "{} kept", kept.display());
         }
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link kept");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link kept"
+        );
         assert_eq!(std::fs::read(&target).unwrap(), b"keep");
         assert_eq!(std::fs::read(dir.join("out.csv")).unwrap(), b"rows");
         let _ = std::fs::remove_dir_all(&dir);
@@ -497,14 +585,31 @@ mod tests {
     #[test]
     fn temporary_names_are_recognised_only_in_their_own_form() {
         let prefix = temp_prefix("out.csv");
-        assert_eq!(temp_owner(&format!("{prefix}aB3dE9{SUFFIX}")), Some((std::process::id(), pid_space())));
+        assert_eq!(
+            temp_owner(&format!("{prefix}aB3dE9{SUFFIX}")),
+            Some((std::process::id(), pid_space()))
+        );
         assert_eq!(temp_owner(".ttprof-x.12.aB3dE9.tmp"), Some((12, None)));
-        assert_eq!(temp_owner(".ttprof-x.12-00000000000000ff.aB3dE9.tmp"), Some((12, Some(255))));
-        for not in [".ttprof-x.12-ff.aB3dE9.tmp", ".ttprof-x.12.aB3dE.tmp", ".ttprof-x.1a.aB3dE9.tmp", ".ttprof-x.12.aB3dE9", ".x.12.aB3dE9.tmp", ".ttprof-x..aB3dE9.tmp", ".ttprof-x.12.aB-dE9.tmp"] {
+        assert_eq!(
+            temp_owner(".ttprof-x.12-00000000000000ff.aB3dE9.tmp"),
+            Some((12, Some(255)))
+        );
+        for not in [
+            ".ttprof-x.12-ff.aB3dE9.tmp",
+            ".ttprof-x.12.aB3dE.tmp",
+            ".ttprof-x.1a.aB3dE9.tmp",
+            ".ttprof-x.12.aB3dE9",
+            ".x.12.aB3dE9.tmp",
+            ".ttprof-x..aB3dE9.tmp",
+            ".ttprof-x.12.aB-dE9.tmp",
+        ] {
             assert_eq!(temp_owner(not), None, "{not}");
         }
         let long = "n".repeat(300);
-        assert!(temp_prefix(&long).len() < 120, "a long destination name is cut");
+        assert!(
+            temp_prefix(&long).len() < 120,
+            "a long destination name is cut"
+        );
     }
 
     #[cfg(unix)]
@@ -517,7 +622,10 @@ mod tests {
         let link = dir.join("stdout");
         symlink("/proc/self/fd/1", &link).unwrap();
         let fifo = dir.join("fifo");
-        let fifo_made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+        let fifo_made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
         let null = dir.join("null");
         let null_made = std::process::Command::new("mknod")
             .arg(&null)
@@ -530,7 +638,10 @@ mod tests {
         }
         let sub = dir.join("sub");
         std::fs::create_dir(&sub).unwrap();
-        let mut cases = vec![(link.clone(), "is a symbolic link"), (sub.clone(), "is a directory")];
+        let mut cases = vec![
+            (link.clone(), "is a symbolic link"),
+            (sub.clone(), "is a directory"),
+        ];
         if fifo_made {
             cases.push((fifo.clone(), "is a FIFO (named pipe)"));
         }
@@ -540,18 +651,31 @@ mod tests {
         for (path, what) in &cases {
             let before = std::fs::symlink_metadata(path).unwrap().file_type();
             for e in [
-                write_atomic(path, |w| w.write_all(b"rows")).unwrap_err().to_string(),
+                write_atomic(path, |w| w.write_all(b"rows"))
+                    .unwrap_err()
+                    .to_string(),
                 AtomicFile::create(path).err().unwrap().to_string(),
-                crate::oplog::OpLogWriter::create(path).err().unwrap().to_string(),
+                crate::oplog::OpLogWriter::create(path)
+                    .err()
+                    .unwrap()
+                    .to_string(),
             ] {
                 assert!(e.starts_with(&format!("{}: {what}", path.display())), "{e}");
-                assert!(e.contains("not a regular file") && e.contains("`-` writes to standard output"), "{e}");
+                assert!(
+                    e.contains("not a regular file") && e.contains("`-` writes to standard output"),
+                    "{e}"
+                );
             }
             let after = std::fs::symlink_metadata(path).unwrap().file_type();
             assert_eq!(before, after, "{} is left as it was", path.display());
-            assert!(after.is_symlink() || after.is_dir() || after.is_fifo() || after.is_char_device());
+            assert!(
+                after.is_symlink() || after.is_dir() || after.is_fifo() || after.is_char_device()
+            );
         }
-        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("/proc/self/fd/1"));
+        assert_eq!(
+            std::fs::read_link(&link).unwrap(),
+            Path::new("/proc/self/fd/1")
+        );
         // A node that appears while the file is written is refused at the rename too.
         let late = dir.join("late.csv");
         let mut f = AtomicFile::create(&late).unwrap();
@@ -559,7 +683,10 @@ mod tests {
         symlink("/proc/self/fd/1", &late).unwrap();
         let e = f.commit().unwrap_err().to_string();
         assert!(e.contains("late.csv: is a symbolic link"), "{e}");
-        assert!(std::fs::symlink_metadata(&late).unwrap().file_type().is_symlink());
+        assert!(std::fs::symlink_metadata(&late)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         let mut left = names(&dir);
         left.retain(|n| n.starts_with(PREFIX));
         assert!(left.is_empty(), "no temporary left: {left:?}");
@@ -574,14 +701,29 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
         // Root (CAP_DAC_OVERRIDE) writes anywhere; it cannot create files in sysfs.
         let root = std::fs::write(dir.join("probe"), b"").is_ok();
-        let target = if root { PathBuf::from("/sys/kernel") } else { dir.clone() };
+        let target = if root {
+            PathBuf::from("/sys/kernel")
+        } else {
+            dir.clone()
+        };
         let before = names(&target);
         let path = target.join("out.csv");
         let e = write_atomic(&path, |w| w.write_all(b"rows")).unwrap_err();
         let message = e.to_string();
-        assert!(message.contains(&format!("cannot create a temporary file to write {}", path.display())), "{message}");
+        assert!(
+            message.contains(&format!(
+                "cannot create a temporary file to write {}",
+                path.display()
+            )),
+            "{message}"
+        );
         assert!(message.contains("ermission denied"), "{message}");
-        assert_eq!(names(&target), before, "nothing left in {}", target.display());
+        assert_eq!(
+            names(&target),
+            before,
+            "nothing left in {}",
+            target.display()
+        );
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }

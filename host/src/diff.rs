@@ -153,7 +153,9 @@ pub fn load(path: &Path) -> Result<Samples> {
         return Ok(s);
     }
     let oplog = path.parent().map(|d| d.join(OPLOG)).filter(|p| p.is_file());
-    let beside_image = path.parent().is_some_and(|d| d.join(EMULATOR_IMAGE).is_file());
+    let beside_image = path
+        .parent()
+        .is_some_and(|d| d.join(EMULATOR_IMAGE).is_file());
     let exact = beside_image || crate::devmem::file_kind(path)? == crate::devmem::FileKind::Image;
     from_file(path, oplog.as_deref(), exact)
 }
@@ -172,7 +174,9 @@ fn from_file(device: &Path, oplog: Option<&Path>, exact: bool) -> Result<Samples
 
 /// Each of `ops` ((chip, run id, op code), in program order) with its position among the
 /// ops of its code, from 1.
-fn positions<'a>(ops: impl Iterator<Item = (u32, u32, &'a str)>) -> HashMap<(u32, u32), (String, u32)> {
+fn positions<'a>(
+    ops: impl Iterator<Item = (u32, u32, &'a str)>,
+) -> HashMap<(u32, u32), (String, u32)> {
     let mut seen: HashMap<&str, u32> = HashMap::new();
     let mut out = HashMap::new();
     for (chip, run, code) in ops {
@@ -191,11 +195,17 @@ fn run_names(log: &OpLog) -> HashMap<(u32, u32), (String, u32)> {
 /// Every zone and sum zone record of `p` per (op, zone name); `exact` is left false (the
 /// caller knows where the profile came from).
 pub fn from_profile(p: &Profile) -> Samples {
-    let mut s = Samples { source: "profile".into(), ..Default::default() };
+    let mut s = Samples {
+        source: "profile".into(),
+        ..Default::default()
+    };
     let ops = positions(p.ops.iter().map(|o| (o.chip, o.run, o.name.as_str())));
     let op_of = |op: Option<u32>, run: u32| -> (String, u32) {
         match op.and_then(|i| p.ops.get(i as usize)) {
-            Some(o) => ops.get(&(o.chip, o.run)).cloned().unwrap_or_else(|| (o.name.clone(), 1)),
+            Some(o) => ops
+                .get(&(o.chip, o.run))
+                .cloned()
+                .unwrap_or_else(|| (o.name.clone(), 1)),
             None => (format!("run {run}"), 1),
         }
     };
@@ -205,17 +215,38 @@ pub fn from_profile(p: &Profile) -> Samples {
             let (op, k) = op_of(z.op, z.run);
             let zone = p.labels[z.site as usize].name.clone();
             let cycles = z.end_cycles.saturating_sub(z.start_cycles);
-            s.zones.entry((op, k, zone)).or_default().push(Sample { cycles, ns: z.end_ns - z.start_ns });
+            s.zones.entry((op, k, zone)).or_default().push(Sample {
+                cycles,
+                ns: z.end_ns - z.start_ns,
+            });
         }
-        let cpn = p.timebase.chips.get(chip as usize).map_or(f64::NAN, |c| c.cycles_per_ns);
+        let cpn = p
+            .timebase
+            .chips
+            .get(chip as usize)
+            .map_or(f64::NAN, |c| c.cycles_per_ns);
         for m in &view.marks {
-            let MarkKind::Sum { total_cycles, count } = m.kind else { continue };
+            let MarkKind::Sum {
+                total_cycles,
+                count,
+            } = m.kind
+            else {
+                continue;
+            };
             let (op, k) = op_of(m.op, m.run);
             let zone = p.labels[m.site as usize].name.clone();
-            s.sums.entry((op, k, zone)).or_default().push(SumSample { total_cycles, count, ns: total_cycles as f64 / cpn });
+            s.sums.entry((op, k, zone)).or_default().push(SumSample {
+                total_cycles,
+                count,
+                ns: total_cycles as f64 / cpn,
+            });
         }
     }
-    s.problems = p.all_issues().filter(|i| i.is_error()).map(|i| i.to_string()).collect();
+    s.problems = p
+        .all_issues()
+        .filter(|i| i.is_error())
+        .map(|i| i.to_string())
+        .collect();
     s
 }
 
@@ -227,9 +258,20 @@ pub fn from_profile(p: &Profile) -> Samples {
 /// The file is streamed (memory: one line, at most [`MAX_CSV_LINE_BYTES`], and the zones it
 /// holds), and a line longer than that is an error naming it.
 pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) -> Result<Samples> {
-    let (file, _) = crate::files::open_regular(path, "a device log (profile_log_device.csv)", "read device log", false)?;
-    let bad = |line: usize, what: String| Error::BadFile { path: path.into(), what: format!("line {line}: {what}") };
-    let mut reader = crate::files::BoundedLines::new(std::io::BufReader::with_capacity(1 << 16, file), MAX_CSV_LINE_BYTES);
+    let (file, _) = crate::files::open_regular(
+        path,
+        "a device log (profile_log_device.csv)",
+        "read device log",
+        false,
+    )?;
+    let bad = |line: usize, what: String| Error::BadFile {
+        path: path.into(),
+        what: format!("line {line}: {what}"),
+    };
+    let mut reader = crate::files::BoundedLines::new(
+        std::io::BufReader::with_capacity(1 << 16, file),
+        MAX_CSV_LINE_BYTES,
+    );
     let mut next = move || -> Result<Option<(usize, String)>> {
         match reader.next_line() {
             Ok(Some((n, l))) => Ok(Some((n, String::from_utf8_lossy(l).into_owned()))),
@@ -242,24 +284,40 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         }
     };
     let first = next()?.map(|l| l.1).unwrap_or_default();
-    let freq = first.split(',').find_map(|f| f.trim().strip_prefix("CHIP_FREQ[MHz]:")).map(str::trim);
+    let freq = first
+        .split(',')
+        .find_map(|f| f.trim().strip_prefix("CHIP_FREQ[MHz]:"))
+        .map(str::trim);
     let mhz: f64 = freq.and_then(|v| v.parse().ok()).ok_or_else(|| {
         bad(1, format!("expected `ARCH: ..., CHIP_FREQ[MHz]: N, ...` (tt-metal's first line), found {first:?}"))
     })?;
     // NaN, infinite, zero or negative: every ns would be NaN, 0 or infinite.
     if !(mhz.is_finite() && mhz > 0.0) {
-        return Err(bad(1, format!("CHIP_FREQ[MHz]: {}: expected a positive, finite frequency in MHz", freq.unwrap_or(""))));
+        return Err(bad(
+            1,
+            format!(
+                "CHIP_FREQ[MHz]: {}: expected a positive, finite frequency in MHz",
+                freq.unwrap_or("")
+            ),
+        ));
     }
     next()?; // the column names
-    let mut s = Samples { source: format!("device log {}", path.display()), ..Default::default() };
+    let mut s = Samples {
+        source: format!("device log {}", path.display()),
+        ..Default::default()
+    };
     // Open zones per (chip, x, y, risc): (name, run, start cycles).
-    let mut open: HashMap<(String, String, String, String), Vec<(String, u32, u64)>> = HashMap::new();
+    let mut open: HashMap<(String, String, String, String), Vec<(String, u32, u64)>> =
+        HashMap::new();
     let mut unmatched = 0u64;
     // ZONE_END rows earlier than their ZONE_START: not a zone of 0 cycles, a problem.
     let mut backwards = 0u64;
     let op = |chip: &str, run: u32| -> (String, u32) {
         let chip: u32 = chip.parse().unwrap_or(0);
-        names.get(&(chip, run)).cloned().unwrap_or_else(|| (format!("run {run}"), 1))
+        names
+            .get(&(chip, run))
+            .cloned()
+            .unwrap_or_else(|| (format!("run {run}"), 1))
     };
     while let Some((n, line)) = next()? {
         if line.trim().is_empty() {
@@ -271,7 +329,9 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         }
         let kind = f[11];
         if kind == "ZONE_TOTAL" {
-            let total: u64 = f[6].parse().map_err(|_| bad(n, format!("sum total {:?} is not a cycle count", f[6])))?;
+            let total: u64 = f[6]
+                .parse()
+                .map_err(|_| bad(n, format!("sum total {:?} is not a cycle count", f[6])))?;
             // ttprof writes `{"count": N}`; a row without it (tt-metal's own sum zones) is
             // one measurement.
             let count = f
@@ -282,21 +342,38 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
             let run: u32 = f[7].parse().unwrap_or(u32::MAX);
             let (op, k) = op(f[0], run);
             let ns = total as f64 * 1000.0 / mhz;
-            s.sums.entry((op, k, f[10].to_string())).or_default().push(SumSample { total_cycles: total, count, ns });
+            s.sums
+                .entry((op, k, f[10].to_string()))
+                .or_default()
+                .push(SumSample {
+                    total_cycles: total,
+                    count,
+                    ns,
+                });
             continue;
         }
         if kind != "ZONE_START" && kind != "ZONE_END" {
             continue;
         }
-        let cycles: u64 = f[5].parse().map_err(|_| bad(n, format!("time {:?} is not a cycle count", f[5])))?;
+        let cycles: u64 = f[5]
+            .parse()
+            .map_err(|_| bad(n, format!("time {:?} is not a cycle count", f[5])))?;
         let run: u32 = f[7].parse().unwrap_or(u32::MAX);
-        let key = (f[0].to_string(), f[1].to_string(), f[2].to_string(), f[3].to_string());
+        let key = (
+            f[0].to_string(),
+            f[1].to_string(),
+            f[2].to_string(),
+            f[3].to_string(),
+        );
         let stack = open.entry(key).or_default();
         if kind == "ZONE_START" {
             stack.push((f[10].to_string(), run, cycles));
             continue;
         }
-        let Some(at) = stack.iter().rposition(|(name, r, _)| name == f[10] && *r == run) else {
+        let Some(at) = stack
+            .iter()
+            .rposition(|(name, r, _)| name == f[10] && *r == run)
+        else {
             unmatched += 1;
             continue;
         };
@@ -307,7 +384,10 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         }
         let (op, k) = op(f[0], run);
         let c = cycles - start;
-        s.zones.entry((op, k, name)).or_default().push(Sample { cycles: c, ns: c as f64 * 1000.0 / mhz });
+        s.zones.entry((op, k, name)).or_default().push(Sample {
+            cycles: c,
+            ns: c as f64 * 1000.0 / mhz,
+        });
     }
     let still_open: usize = open.values().map(Vec::len).sum();
     if unmatched + still_open as u64 > 0 {
@@ -405,7 +485,16 @@ impl Stats {
         let total_ns: f64 = records.iter().map(|r| r.ns).sum();
         let mut c: Vec<u64> = sum_means(records).map(|m| m.round() as u64).collect();
         c.sort_unstable();
-        let mut ns: Vec<f64> = records.iter().map(|r| if r.count == 0 { 0.0 } else { r.ns / r.count as f64 }).collect();
+        let mut ns: Vec<f64> = records
+            .iter()
+            .map(|r| {
+                if r.count == 0 {
+                    0.0
+                } else {
+                    r.ns / r.count as f64
+                }
+            })
+            .collect();
         ns.sort_unstable_by(f64::total_cmp);
         let per = |x: f64| if count == 0 { 0.0 } else { x / count as f64 };
         Stats {
@@ -425,7 +514,13 @@ impl Stats {
 
 /// Each sum record's cycles per measurement (0 without measurements).
 fn sum_means(records: &[SumSample]) -> impl Iterator<Item = f64> + '_ {
-    records.iter().map(|r| if r.count == 0 { 0.0 } else { r.total_cycles as f64 / r.count as f64 })
+    records.iter().map(|r| {
+        if r.count == 0 {
+            0.0
+        } else {
+            r.total_cycles as f64 / r.count as f64
+        }
+    })
 }
 
 /// What a row compares.
@@ -571,16 +666,32 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
     let exact = base.exact && new.exact;
     // Op codes at a position above 1 on either side are shown with their position.
     let keys = || {
-        base.zones.keys().chain(base.sums.keys()).chain(new.zones.keys()).chain(new.sums.keys())
+        base.zones
+            .keys()
+            .chain(base.sums.keys())
+            .chain(new.zones.keys())
+            .chain(new.sums.keys())
     };
     let many: BTreeSet<&str> = keys().filter(|k| k.1 > 1).map(|k| k.0.as_str()).collect();
     let label = |k: &Key| op_label(&k.0, k.1, &many);
     let mut rows = Vec::new();
     let mut removed = Vec::new();
     let mut added = Vec::new();
-    let mut compare = |kind: RowKind, b: Option<(&Key, Stats, Vec<f64>)>, n: Option<(&Key, Stats, Vec<f64>)>| match (b, n) {
-        (Some((k, bs, _)), None) => removed.push(OneSided { op: label(k), zone: k.2.clone(), kind, stats: bs }),
-        (None, Some((k, ns, _))) => added.push(OneSided { op: label(k), zone: k.2.clone(), kind, stats: ns }),
+    let mut compare = |kind: RowKind,
+                       b: Option<(&Key, Stats, Vec<f64>)>,
+                       n: Option<(&Key, Stats, Vec<f64>)>| match (b, n) {
+        (Some((k, bs, _)), None) => removed.push(OneSided {
+            op: label(k),
+            zone: k.2.clone(),
+            kind,
+            stats: bs,
+        }),
+        (None, Some((k, ns, _))) => added.push(OneSided {
+            op: label(k),
+            zone: k.2.clone(),
+            kind,
+            stats: ns,
+        }),
         (Some((k, bs, bx)), Some((_, ns, nx))) => {
             let total_change_pct = pct(ns.total_cycles as f64, bs.total_cycles as f64);
             let mean_change_pct = pct(ns.mean_cycles, bs.mean_cycles);
@@ -592,7 +703,11 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
                 // A count change is real whatever the durations do: the zones ran a
                 // different number of times.
                 let real = changed && (c >= CONFIDENCE || bs.count != ns.count);
-                (Some(c), real, changed && !real && !can_reach_confidence(bx.len(), nx.len()))
+                (
+                    Some(c),
+                    real,
+                    changed && !real && !can_reach_confidence(bx.len(), nx.len()),
+                )
             };
             rows.push(Row {
                 op: label(k),
@@ -612,7 +727,11 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
         (None, None) => {}
     };
     let zone_side = |s: &Samples, k: &Key| s.zones.get(k).map(|v| (Stats::of(v), cycles(v)));
-    let sum_side = |s: &Samples, k: &Key| s.sums.get(k).map(|v| (Stats::of_sums(v), sum_means(v).collect()));
+    let sum_side = |s: &Samples, k: &Key| {
+        s.sums
+            .get(k)
+            .map(|v| (Stats::of_sums(v), sum_means(v).collect()))
+    };
     let zone_keys: BTreeSet<&Key> = base.zones.keys().chain(new.zones.keys()).collect();
     for k in zone_keys {
         let b = zone_side(base, k).map(|(s, x)| (k, s, x));
@@ -627,16 +746,35 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
     }
     let size = |r: &Row| r.total_change_pct.abs().max(r.mean_change_pct.abs());
     rows.sort_by(|a, b| {
-        size(b).total_cmp(&size(a)).then_with(|| (&a.op_code, a.position, &a.zone, a.kind).cmp(&(&b.op_code, b.position, &b.zone, b.kind)))
+        size(b).total_cmp(&size(a)).then_with(|| {
+            (&a.op_code, a.position, &a.zone, a.kind)
+                .cmp(&(&b.op_code, b.position, &b.zone, b.kind))
+        })
     });
     let mut problems: Vec<String> = base.problems.iter().map(|p| format!("base: {p}")).collect();
     problems.extend(new.problems.iter().map(|p| format!("new: {p}")));
     let ops_of = |s: &Samples| -> Vec<String> {
-        let set: BTreeSet<(&str, u32)> = s.zones.keys().chain(s.sums.keys()).map(|k| (k.0.as_str(), k.1)).collect();
-        set.into_iter().map(|(c, p)| op_label(c, p, &many)).collect()
+        let set: BTreeSet<(&str, u32)> = s
+            .zones
+            .keys()
+            .chain(s.sums.keys())
+            .map(|k| (k.0.as_str(), k.1))
+            .collect();
+        set.into_iter()
+            .map(|(c, p)| op_label(c, p, &many))
+            .collect()
     };
     let ops = (ops_of(base), ops_of(new));
-    Diff { base: base.source.clone(), new: new.source.clone(), exact, rows, removed, added, problems, ops }
+    Diff {
+        base: base.source.clone(),
+        new: new.source.clone(),
+        exact,
+        rows,
+        removed,
+        added,
+        problems,
+        ops,
+    }
 }
 
 fn cycles(s: &[Sample]) -> Vec<f64> {
@@ -660,18 +798,25 @@ impl Diff {
     pub fn regressions(&self, pct: f64, few: FewSamples) -> Vec<&Row> {
         self.rows
             .iter()
-            .filter(|r| (r.real || (r.too_few_samples && few == FewSamples::Fail)) && r.growth_pct() > pct)
+            .filter(|r| {
+                (r.real || (r.too_few_samples && few == FewSamples::Fail)) && r.growth_pct() > pct
+            })
             .collect()
     }
 
     /// Rows with too few samples to tell whose total or mean grew by more than `pct` percent.
     pub fn unjudged_growth(&self, pct: f64) -> Vec<&Row> {
-        self.rows.iter().filter(|r| r.too_few_samples && r.growth_pct() > pct).collect()
+        self.rows
+            .iter()
+            .filter(|r| r.too_few_samples && r.growth_pct() > pct)
+            .collect()
     }
 
     /// Whether nothing changed at all.
     pub fn unchanged(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && self.rows.iter().all(|r| !r.real && !r.too_few_samples)
+        self.added.is_empty()
+            && self.removed.is_empty()
+            && self.rows.iter().all(|r| !r.real && !r.too_few_samples)
     }
 
     /// When the two runs have zones but no (op, zone) in common: why nothing was compared.
@@ -715,7 +860,11 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<f64> {
     if n1 == 0 || n2 == 0 {
         return None;
     }
-    let mut all: Vec<(f64, bool)> = a.iter().map(|&x| (x, true)).chain(b.iter().map(|&x| (x, false))).collect();
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|&x| (x, true))
+        .chain(b.iter().map(|&x| (x, false)))
+        .collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
     // Mid-ranks; sum of t^3 - t over tie groups.
     let (mut r1, mut ties, mut i) = (0.0, 0.0, 0);
@@ -790,7 +939,8 @@ fn erfc(x: f64) -> f64 {
                     + t * (0.09678418
                         + t * (-0.18628806
                             + t * (0.27886807
-                                + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+                                + t * (-1.13520398
+                                    + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
             .exp();
     if x >= 0.0 {
         r
@@ -822,7 +972,11 @@ pub fn render(d: &Diff, all: bool) -> String {
     if let Some(why) = d.nothing_matched() {
         let _ = writeln!(out, "{why}");
     }
-    let shown: Vec<&Row> = d.rows.iter().filter(|r| all || r.real || r.too_few_samples).collect();
+    let shown: Vec<&Row> = d
+        .rows
+        .iter()
+        .filter(|r| all || r.real || r.too_few_samples)
+        .collect();
     if shown.is_empty() && d.added.is_empty() && d.removed.is_empty() && !d.rows.is_empty() {
         let _ = writeln!(out, "no change in {} zone row(s)", d.rows.len());
     }
@@ -836,8 +990,18 @@ pub fn render(d: &Diff, all: bool) -> String {
         );
     }
     if !shown.is_empty() {
-        let op_w = shown.iter().map(|r| r.op.chars().count()).max().unwrap_or(0).max(20);
-        let zone_w = shown.iter().map(|r| r.zone_label().chars().count()).max().unwrap_or(0).max(24);
+        let op_w = shown
+            .iter()
+            .map(|r| r.op.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(20);
+        let zone_w = shown
+            .iter()
+            .map(|r| r.zone_label().chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(24);
         let _ = writeln!(
             out,
             "\n{:<op_w$} {:<zone_w$} {:>13} {:>13} {:>9} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}{}",
@@ -878,7 +1042,8 @@ pub fn render(d: &Diff, all: bool) -> String {
                 r.new.p50_cycles,
                 r.new.p99_cycles,
                 status,
-                r.confidence.map_or(String::new(), |c| format!(" {:.1}%", c * 100.0))
+                r.confidence
+                    .map_or(String::new(), |c| format!(" {:.1}%", c * 100.0))
             );
         }
     }
@@ -912,7 +1077,8 @@ fn signed(p: f64) -> String {
 /// The comparison as JSON for CI, with the gate's verdict when `fail_above` is given (rows
 /// with too few samples treated as `few` says).
 pub fn to_json(d: &Diff, fail_above: Option<f64>, few: FewSamples) -> serde_json::Value {
-    let mut v = serde_json::to_value(d).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }));
+    let mut v =
+        serde_json::to_value(d).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }));
     v["matched"] = serde_json::json!(d.rows.len());
     v["nothing_matched"] = serde_json::json!(d.nothing_matched());
     if let Some(pct) = fail_above {
@@ -958,19 +1124,38 @@ mod tests {
     use super::*;
 
     fn side(exact: bool, zones: &[(&str, &[u64])]) -> Samples {
-        let mut s = Samples { source: "test".into(), exact, ..Default::default() };
+        let mut s = Samples {
+            source: "test".into(),
+            exact,
+            ..Default::default()
+        };
         for (z, c) in zones {
-            s.zones
-                .insert(("op".into(), 1, z.to_string()), c.iter().map(|&c| Sample { cycles: c, ns: c as f64 }).collect());
+            s.zones.insert(
+                ("op".into(), 1, z.to_string()),
+                c.iter()
+                    .map(|&c| Sample {
+                        cycles: c,
+                        ns: c as f64,
+                    })
+                    .collect(),
+            );
         }
         s
     }
 
     #[test]
     fn stats_take_nearest_rank_percentiles() {
-        let s: Vec<Sample> = (1..=100).map(|c| Sample { cycles: c, ns: c as f64 * 2.0 }).collect();
+        let s: Vec<Sample> = (1..=100)
+            .map(|c| Sample {
+                cycles: c,
+                ns: c as f64 * 2.0,
+            })
+            .collect();
         let st = Stats::of(&s);
-        assert_eq!((st.count, st.total_cycles, st.p50_cycles, st.p99_cycles), (100, 5050, 50, 99));
+        assert_eq!(
+            (st.count, st.total_cycles, st.p50_cycles, st.p99_cycles),
+            (100, 5050, 50, 99)
+        );
         assert_eq!((st.mean_cycles, st.p50_ns), (50.5, 100.0));
         assert_eq!(Stats::of(&[]).count, 0);
     }
@@ -983,11 +1168,19 @@ mod tests {
         let b = side(true, &[("loop", &[200, 200, 200]), ("other", &[5])]);
         let d = diff(&a, &b);
         assert_eq!(d.rows[0].zone, "loop", "largest change first");
-        assert_eq!((d.rows[0].total_change_pct, d.rows[0].mean_change_pct), (100.0, 100.0));
+        assert_eq!(
+            (d.rows[0].total_change_pct, d.rows[0].mean_change_pct),
+            (100.0, 100.0)
+        );
         let r = d.regressions(50.0, FewSamples::Pass);
         assert_eq!(r.len(), 1);
-        assert!(regression_message(r[0], 50.0).contains("op / loop: total 300 -> 600 cycles (+100.0%)"));
-        assert!(d.regressions(100.0, FewSamples::Pass).is_empty(), "exactly +100% is not above 100%");
+        assert!(
+            regression_message(r[0], 50.0).contains("op / loop: total 300 -> 600 cycles (+100.0%)")
+        );
+        assert!(
+            d.regressions(100.0, FewSamples::Pass).is_empty(),
+            "exactly +100% is not above 100%"
+        );
     }
 
     #[test]
@@ -996,7 +1189,11 @@ mod tests {
         let a = side(false, &[("z", &[100, 104, 98, 101, 99, 103])]);
         let b = side(false, &[("z", &[101, 105, 97, 102, 100, 104])]);
         let d = diff(&a, &b);
-        assert!(!d.rows[0].real && !d.rows[0].too_few_samples, "{:?}", d.rows[0]);
+        assert!(
+            !d.rows[0].real && !d.rows[0].too_few_samples,
+            "{:?}",
+            d.rows[0]
+        );
         assert!(d.regressions(0.1, FewSamples::Fail).is_empty());
         // Every new sample above every base sample: p = 2/C(12,6) = 0.0022.
         let c = side(false, &[("z", &[200, 204, 198, 201, 199, 203])]);
@@ -1010,28 +1207,50 @@ mod tests {
     /// (the test's smallest p is 0.1) and was printed as no change.
     #[test]
     fn too_few_samples_are_said_and_the_gate_treats_them_as_asked() {
-        assert!(!can_reach_confidence(3, 3) && !can_reach_confidence(3, 4) && !can_reach_confidence(1, 30));
-        assert!(can_reach_confidence(4, 4) && can_reach_confidence(3, 5) && can_reach_confidence(2, 8));
+        assert!(
+            !can_reach_confidence(3, 3)
+                && !can_reach_confidence(3, 4)
+                && !can_reach_confidence(1, 30)
+        );
+        assert!(
+            can_reach_confidence(4, 4) && can_reach_confidence(3, 5) && can_reach_confidence(2, 8)
+        );
         assert!(can_reach_confidence(1000, 1000) && !can_reach_confidence(0, 10));
         let a = side(false, &[("z", &[100, 101, 102])]);
         let b = side(false, &[("z", &[200, 201, 202])]);
         let d = diff(&a, &b);
         let r = &d.rows[0];
         assert!(!r.real && r.too_few_samples, "{r:?}");
-        assert!((r.confidence.unwrap() - 0.9).abs() < 1e-9, "the best 3 against 3 can do");
+        assert!(
+            (r.confidence.unwrap() - 0.9).abs() < 1e-9,
+            "the best 3 against 3 can do"
+        );
         assert!(!d.unchanged());
         let text = render(&d, false);
         assert!(!text.contains("no change"), "{text}");
-        assert!(text.contains("(too few samples: 3 vs 3)") && text.contains("1 changed row(s) have too few samples"), "{text}");
+        assert!(
+            text.contains("(too few samples: 3 vs 3)")
+                && text.contains("1 changed row(s) have too few samples"),
+            "{text}"
+        );
         // The gate: passed by default, failed when asked.
         assert!(d.regressions(50.0, FewSamples::Pass).is_empty());
         assert_eq!(d.unjudged_growth(50.0).len(), 1);
         let failed = d.regressions(50.0, FewSamples::Fail);
         assert_eq!(failed.len(), 1);
         assert!(regression_message(failed[0], 50.0).ends_with("(too few samples to tell: 3 vs 3)"));
-        assert!(d.regressions(100.0, FewSamples::Fail).is_empty(), "+99% is not above 100%");
+        assert!(
+            d.regressions(100.0, FewSamples::Fail).is_empty(),
+            "+99% is not above 100%"
+        );
         let json = to_json(&d, Some(50.0), FewSamples::Fail);
-        assert_eq!((json["too_few_samples"].as_str(), json["failed"].as_array().unwrap().len()), (Some("fail"), 1));
+        assert_eq!(
+            (
+                json["too_few_samples"].as_str(),
+                json["failed"].as_array().unwrap().len()
+            ),
+            (Some("fail"), 1)
+        );
         assert_eq!(json["rows"][0]["too_few_samples"], true);
         // Identical samples are no change, whatever their number.
         let d = diff(&a, &a);
@@ -1046,7 +1265,14 @@ mod tests {
     fn sum_zones_are_compared() {
         let sums = |exact: bool, per_record: &[(u64, u32)]| {
             let mut s = side(exact, &[("loop", &[100, 100])]);
-            let v = per_record.iter().map(|&(t, c)| SumSample { total_cycles: t, count: c, ns: t as f64 }).collect();
+            let v = per_record
+                .iter()
+                .map(|&(t, c)| SumSample {
+                    total_cycles: t,
+                    count: c,
+                    ns: t as f64,
+                })
+                .collect();
             s.sums.insert(("op".into(), 1, "wait".into()), v);
             s
         };
@@ -1055,15 +1281,32 @@ mod tests {
         let d = diff(&a, &b);
         assert_eq!(d.rows.len(), 2);
         let r = &d.rows[0];
-        assert_eq!((r.zone.as_str(), r.kind, r.zone_label().as_str()), ("wait", RowKind::Sum, "wait (sum)"));
-        assert_eq!((r.base.count, r.base.samples, r.base.total_cycles, r.base.mean_cycles), (20, 2, 2000, 100.0));
+        assert_eq!(
+            (r.zone.as_str(), r.kind, r.zone_label().as_str()),
+            ("wait", RowKind::Sum, "wait (sum)")
+        );
+        assert_eq!(
+            (
+                r.base.count,
+                r.base.samples,
+                r.base.total_cycles,
+                r.base.mean_cycles
+            ),
+            (20, 2, 2000, 100.0)
+        );
         assert_eq!((r.new.total_cycles, r.new.p50_cycles), (3280, 164));
-        assert!((r.total_change_pct - 64.0).abs() < 1e-9 && (r.mean_change_pct - 64.0).abs() < 1e-9);
+        assert!(
+            (r.total_change_pct - 64.0).abs() < 1e-9 && (r.mean_change_pct - 64.0).abs() < 1e-9
+        );
         let failed = d.regressions(50.0, FewSamples::Pass);
         assert_eq!(failed.len(), 1);
-        assert!(regression_message(failed[0], 50.0).starts_with("op / wait (sum): total 2000 -> 3280 cycles (+64.0%)"));
+        assert!(regression_message(failed[0], 50.0)
+            .starts_with("op / wait (sum): total 2000 -> 3280 cycles (+64.0%)"));
         assert!(render(&d, false).contains("wait (sum)"));
-        assert_eq!(to_json(&d, Some(50.0), FewSamples::Pass)["failed"][0]["kind"], "sum");
+        assert_eq!(
+            to_json(&d, Some(50.0), FewSamples::Pass)["failed"][0]["kind"],
+            "sum"
+        );
         // Noisy runs: the test runs over each record's cycles per measurement.
         let a = sums(false, &(0..10).map(|i| (1000 + i, 10)).collect::<Vec<_>>());
         let b = sums(false, &(0..10).map(|i| (1640 + i, 10)).collect::<Vec<_>>());
@@ -1076,19 +1319,42 @@ mod tests {
     #[test]
     fn cycle_totals_do_not_wrap() {
         let half = 1u64 << 63;
-        let s = Stats::of(&[Sample { cycles: half, ns: 1.0 }, Sample { cycles: half, ns: 1.0 }, Sample { cycles: 5, ns: 1.0 }]);
+        let s = Stats::of(&[
+            Sample {
+                cycles: half,
+                ns: 1.0,
+            },
+            Sample {
+                cycles: half,
+                ns: 1.0,
+            },
+            Sample { cycles: 5, ns: 1.0 },
+        ]);
         assert_eq!(s.total_cycles, (1u128 << 64) + 5);
-        let r = Stats::of_sums(&[SumSample { total_cycles: u64::MAX, count: 1, ns: 0.0 }; 2]);
+        let r = Stats::of_sums(
+            &[SumSample {
+                total_cycles: u64::MAX,
+                count: 1,
+                ns: 0.0,
+            }; 2],
+        );
         assert_eq!(r.total_cycles, 2 * u64::MAX as u128);
         // JSON: a total above 2^64 - 1 is a string (a number would be rounded).
         let v = serde_json::to_value(s).unwrap();
         assert_eq!(v["total_cycles"], "18446744073709551621");
-        assert_eq!(serde_json::to_value(Stats::of(&[Sample { cycles: 7, ns: 7.0 }])).unwrap()["total_cycles"], 7);
+        assert_eq!(
+            serde_json::to_value(Stats::of(&[Sample { cycles: 7, ns: 7.0 }])).unwrap()
+                ["total_cycles"],
+            7
+        );
         let a = side(true, &[("z", &[half, half])]);
         let b = side(true, &[("z", &[half, half, half])]);
         let d = diff(&a, &b);
         assert_eq!(d.rows[0].total_change_pct, 50.0);
-        assert_eq!(to_json(&d, None, FewSamples::Pass)["rows"][0]["new"]["total_cycles"], ((3u128 << 63)).to_string());
+        assert_eq!(
+            to_json(&d, None, FewSamples::Pass)["rows"][0]["new"]["total_cycles"],
+            (3u128 << 63).to_string()
+        );
     }
 
     /// Issue 25: distinct ops that share an op code (ttnn's add and multiply are both
@@ -1103,18 +1369,39 @@ mod tests {
         assert_eq!(names[&(0, 4)], ("BinaryNg".to_string(), 2));
         assert_eq!(names[&(0, 2)], ("Matmul".to_string(), 1));
         let run = |add: u64, mul: u64| {
-            let mut s = Samples { exact: true, ..Default::default() };
+            let mut s = Samples {
+                exact: true,
+                ..Default::default()
+            };
             for (k, c) in [(1, add), (2, mul)] {
-                s.zones.insert(("BinaryNg".into(), k, "tile".into()), vec![Sample { cycles: c, ns: c as f64 }]);
+                s.zones.insert(
+                    ("BinaryNg".into(), k, "tile".into()),
+                    vec![Sample {
+                        cycles: c,
+                        ns: c as f64,
+                    }],
+                );
             }
-            s.zones.insert(("Matmul".into(), 1, "tile".into()), vec![Sample { cycles: 9, ns: 9.0 }]);
+            s.zones.insert(
+                ("Matmul".into(), 1, "tile".into()),
+                vec![Sample { cycles: 9, ns: 9.0 }],
+            );
             s
         };
         // Only the second BinaryNg op (mul) got slower: it alone regresses, by its own +50%.
         let d = diff(&run(100, 200), &run(100, 300));
-        let changed: Vec<(&str, f64)> = d.rows.iter().filter(|r| r.real).map(|r| (r.op.as_str(), r.total_change_pct)).collect();
+        let changed: Vec<(&str, f64)> = d
+            .rows
+            .iter()
+            .filter(|r| r.real)
+            .map(|r| (r.op.as_str(), r.total_change_pct))
+            .collect();
         assert_eq!(changed, [("BinaryNg #2", 50.0)]);
-        assert_eq!(d.rows.iter().find(|r| r.op_code == "Matmul").unwrap().op, "Matmul", "a code that occurs once");
+        assert_eq!(
+            d.rows.iter().find(|r| r.op_code == "Matmul").unwrap().op,
+            "Matmul",
+            "a code that occurs once"
+        );
         assert_eq!(d.ops.0, ["BinaryNg #1", "BinaryNg #2", "Matmul"]);
     }
 
@@ -1123,17 +1410,33 @@ mod tests {
     #[test]
     fn nothing_matched_is_said() {
         let a = side(true, &[("x", &[1])]);
-        let mut b = Samples { exact: false, ..Default::default() };
-        b.zones.insert(("run 1".into(), 1, "x".into()), vec![Sample { cycles: 1, ns: 1.0 }]);
+        let mut b = Samples {
+            exact: false,
+            ..Default::default()
+        };
+        b.zones.insert(
+            ("run 1".into(), 1, "x".into()),
+            vec![Sample { cycles: 1, ns: 1.0 }],
+        );
         let d = diff(&a, &b);
         let why = d.nothing_matched().unwrap();
-        assert!(why.starts_with("nothing to compare: no op and zone is in both runs"), "{why}");
-        assert!(why.contains("base ops: op; new ops: run 1") && why.contains("new run's ops are unnamed"), "{why}");
+        assert!(
+            why.starts_with("nothing to compare: no op and zone is in both runs"),
+            "{why}"
+        );
+        assert!(
+            why.contains("base ops: op; new ops: run 1")
+                && why.contains("new run's ops are unnamed"),
+            "{why}"
+        );
         assert!(render(&d, false).contains("nothing to compare"));
         assert_eq!(to_json(&d, Some(5.0), FewSamples::Pass)["matched"], 0);
         assert!(diff(&a, &a).nothing_matched().is_none());
         let empty = Samples::default();
-        assert!(diff(&empty, &empty).nothing_matched().is_none(), "nothing on either side: nothing to say");
+        assert!(
+            diff(&empty, &empty).nothing_matched().is_none(),
+            "nothing on either side: nothing to say"
+        );
     }
 
     #[test]
@@ -1157,9 +1460,15 @@ mod tests {
         let b = side(true, &[("y", &[1])]);
         let d = diff(&a, &b);
         assert!(d.rows.is_empty() && !d.unchanged());
-        assert_eq!((d.added[0].zone.as_str(), d.removed[0].zone.as_str()), ("y", "x"));
+        assert_eq!(
+            (d.added[0].zone.as_str(), d.removed[0].zone.as_str()),
+            ("y", "x")
+        );
         let text = render(&d, false);
-        assert!(text.contains("only in new: op / y") && text.contains("only in base: op / x"), "{text}");
+        assert!(
+            text.contains("only in new: op / y") && text.contains("only in base: op / x"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -1180,10 +1489,31 @@ mod tests {
         let names = HashMap::from([((0, 3), ("Matmul".to_string(), 1))]);
         let s = from_device_csv(&csv, &names).unwrap();
         let outer = &s.zones[&("Matmul".to_string(), 1, "outer".to_string())];
-        assert_eq!(outer, &vec![Sample { cycles: 100, ns: 200.0 }]);
-        assert_eq!(s.zones[&("Matmul".to_string(), 1, "inner".to_string())][0].cycles, 20);
-        assert_eq!(s.sums[&("Matmul".to_string(), 1, "wait".to_string())], [SumSample { total_cycles: 90, count: 3, ns: 180.0 }]);
-        assert_eq!(s.problems.len(), 1, "the unmatched end is counted: {:?}", s.problems);
+        assert_eq!(
+            outer,
+            &vec![Sample {
+                cycles: 100,
+                ns: 200.0
+            }]
+        );
+        assert_eq!(
+            s.zones[&("Matmul".to_string(), 1, "inner".to_string())][0].cycles,
+            20
+        );
+        assert_eq!(
+            s.sums[&("Matmul".to_string(), 1, "wait".to_string())],
+            [SumSample {
+                total_cycles: 90,
+                count: 3,
+                ns: 180.0
+            }]
+        );
+        assert_eq!(
+            s.problems.len(),
+            1,
+            "the unmatched end is counted: {:?}",
+            s.problems
+        );
         // An end before its start: a problem, not a zone of 0 cycles.
         std::fs::write(
             &csv,
@@ -1194,11 +1524,24 @@ mod tests {
         .unwrap();
         let s = from_device_csv(&csv, &names).unwrap();
         assert!(s.zones.is_empty(), "{:?}", s.zones);
-        assert!(s.problems.len() == 1 && s.problems[0].contains("1 zone(s) whose ZONE_END is earlier"), "{:?}", s.problems);
+        assert!(
+            s.problems.len() == 1 && s.problems[0].contains("1 zone(s) whose ZONE_END is earlier"),
+            "{:?}",
+            s.problems
+        );
         for f in ["inf", "NaN", "-500", "0", "1e400"] {
-            std::fs::write(&csv, format!("ARCH: wormhole_b0, CHIP_FREQ[MHz]: {f}, Max Compute Cores: 64\nheader\n")).unwrap();
+            std::fs::write(
+                &csv,
+                format!("ARCH: wormhole_b0, CHIP_FREQ[MHz]: {f}, Max Compute Cores: 64\nheader\n"),
+            )
+            .unwrap();
             let e = from_device_csv(&csv, &names).unwrap_err().to_string();
-            assert!(e.contains(csv.to_str().unwrap()) && e.contains("line 1: CHIP_FREQ[MHz]: ") && e.contains("positive, finite"), "{f}: {e}");
+            assert!(
+                e.contains(csv.to_str().unwrap())
+                    && e.contains("line 1: CHIP_FREQ[MHz]: ")
+                    && e.contains("positive, finite"),
+                "{f}: {e}"
+            );
         }
         std::fs::write(&csv, "not a device log\n").unwrap();
         let e = from_device_csv(&csv, &names).unwrap_err().to_string();

@@ -88,7 +88,11 @@ pub enum Error {
 impl Error {
     /// An [`Error::Io`]: `op` (a verb phrase such as `"open op log"`) on `path` failed with `source`.
     pub fn io(path: impl Into<PathBuf>, op: &'static str, source: std::io::Error) -> Error {
-        Error::Io { path: path.into(), op, source }
+        Error::Io {
+            path: path.into(),
+            op,
+            source,
+        }
     }
 }
 

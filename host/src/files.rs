@@ -15,9 +15,22 @@ use std::path::Path;
 /// Opens `path` for reading (and writing when `write`), refusing anything but a regular
 /// file; returns the file and its size. `kind` names what the file should be in messages
 /// ("a snapshot"); `op` is the I/O operation for [`Error::Io`].
-pub(crate) fn open_regular(path: &Path, kind: &str, op: &'static str, write: bool) -> Result<(File, u64)> {
-    check_regular(path, kind, std::fs::metadata(path).map_err(|e| Error::io(path, op, e))?)?;
-    let file = OpenOptions::new().read(true).write(write).open(path).map_err(|e| Error::io(path, op, e))?;
+pub(crate) fn open_regular(
+    path: &Path,
+    kind: &str,
+    op: &'static str,
+    write: bool,
+) -> Result<(File, u64)> {
+    check_regular(
+        path,
+        kind,
+        std::fs::metadata(path).map_err(|e| Error::io(path, op, e))?,
+    )?;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .open(path)
+        .map_err(|e| Error::io(path, op, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, op, e))?;
     check_regular(path, kind, meta.clone())?;
     crate::atomic::note_input(path, &meta);
@@ -39,7 +52,9 @@ pub fn read_regular(path: &Path, kind: &str, op: &'static str, max: u64) -> Resu
         what: format!("is {len} bytes, too large to read on this host"),
     })?;
     let mut bytes = Vec::with_capacity(cap);
-    file.take(len).read_to_end(&mut bytes).map_err(|e| Error::io(path, op, e))?;
+    file.take(len)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, op, e))?;
     Ok(bytes)
 }
 
@@ -79,7 +94,12 @@ impl std::fmt::Display for LineError {
 impl<R: std::io::BufRead> BoundedLines<R> {
     /// Lines of `r`, each at most `max` bytes (its end, `\n` or `\r\n`, not counted).
     pub fn new(r: R, max: usize) -> BoundedLines<R> {
-        BoundedLines { r, max, line: 0, buf: Vec::new() }
+        BoundedLines {
+            r,
+            max,
+            line: 0,
+            buf: Vec::new(),
+        }
     }
 
     /// The next line (without its end) and its number, from 1; `None` at the end.
@@ -105,7 +125,10 @@ impl<R: std::io::BufRead> BoundedLines<R> {
             };
             // One byte over the limit may be a `\r` before the `\n`: allowed for below.
             if self.buf.len() + take > self.max + 1 {
-                return Err(LineError::TooLong { line: self.line + 1, max: self.max });
+                return Err(LineError::TooLong {
+                    line: self.line + 1,
+                    max: self.max,
+                });
             }
             self.buf.extend_from_slice(&available[..take]);
             self.r.consume(take + done as usize);
@@ -117,7 +140,10 @@ impl<R: std::io::BufRead> BoundedLines<R> {
             self.buf.pop();
         }
         if self.buf.len() > self.max {
-            return Err(LineError::TooLong { line: self.line + 1, max: self.max });
+            return Err(LineError::TooLong {
+                line: self.line + 1,
+                max: self.max,
+            });
         }
         self.line += 1;
         Ok(Some((self.line, &self.buf)))
@@ -137,7 +163,10 @@ pub(crate) fn check_regular(path: &Path, kind: &str, meta: Metadata) -> Result<(
              else could block or never end"
         )
     };
-    Err(Error::BadFile { path: path.into(), what })
+    Err(Error::BadFile {
+        path: path.into(),
+        what,
+    })
 }
 
 /// Runs `f` on a fresh FIFO in a scratch directory, in another thread, for tests of code
@@ -145,7 +174,10 @@ pub(crate) fn check_regular(path: &Path, kind: &str, meta: Metadata) -> Result<(
 /// Fails the test if `f` has not returned after a minute: then something is written to the
 /// FIFO and it is closed, which unblocks an `open` or a read of it, so the test ends.
 #[cfg(test)]
-pub(crate) fn with_fifo<T: Send + 'static>(name: &str, f: impl FnOnce(&Path) -> T + Send + 'static) -> Option<T> {
+pub(crate) fn with_fifo<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce(&Path) -> T + Send + 'static,
+) -> Option<T> {
     let dir = crate::testing::temp_dir(name);
     let fifo = dir.join("fifo");
     match std::process::Command::new("mkfifo").arg(&fifo).status() {
@@ -166,7 +198,10 @@ pub(crate) fn with_fifo<T: Send + 'static>(name: &str, f: impl FnOnce(&Path) -> 
             if let Ok(mut w) = OpenOptions::new().write(true).open(&fifo) {
                 let _ = std::io::Write::write_all(&mut w, &[0u8; 4096]);
             }
-            panic!("blocked on the FIFO {} for a minute instead of refusing it", fifo.display());
+            panic!(
+                "blocked on the FIFO {} for a minute instead of refusing it",
+                fifo.display()
+            );
         }
     };
     let _ = std::fs::remove_dir_all(&dir);
@@ -182,18 +217,45 @@ mod tests {
         let dir = crate::testing::temp_dir("files");
         let f = dir.join("a.bin");
         std::fs::write(&f, b"0123456789").unwrap();
-        assert_eq!(read_regular(&f, "a test file", "read test file", 10).unwrap(), b"0123456789");
-        let e = read_regular(&f, "a test file", "read test file", 9).unwrap_err().to_string();
-        assert!(e.contains("a.bin: is 10 bytes: expected a test file of at most 9 bytes"), "{e}");
-        let e = read_regular(&dir, "a test file", "read test file", 9).unwrap_err().to_string();
+        assert_eq!(
+            read_regular(&f, "a test file", "read test file", 10).unwrap(),
+            b"0123456789"
+        );
+        let e = read_regular(&f, "a test file", "read test file", 9)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a.bin: is 10 bytes: expected a test file of at most 9 bytes"),
+            "{e}"
+        );
+        let e = read_regular(&dir, "a test file", "read test file", 9)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a directory, not a test file"), "{e}");
-        let e = read_regular(Path::new("/dev/zero"), "a test file", "read test file", 9).unwrap_err().to_string();
-        assert!(e.contains("/dev/zero: is not a regular file") && e.contains("expected a test file"), "{e}");
-        let e = read_regular(&dir.join("missing"), "a test file", "read test file", 9).unwrap_err().to_string();
-        assert!(e.contains("cannot read test file") && e.contains("missing"), "{e}");
-        let e = with_fifo("files-fifo", |p| read_regular(p, "a test file", "read test file", 9).unwrap_err().to_string());
+        let e = read_regular(Path::new("/dev/zero"), "a test file", "read test file", 9)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero: is not a regular file") && e.contains("expected a test file"),
+            "{e}"
+        );
+        let e = read_regular(&dir.join("missing"), "a test file", "read test file", 9)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cannot read test file") && e.contains("missing"),
+            "{e}"
+        );
+        let e = with_fifo("files-fifo", |p| {
+            read_regular(p, "a test file", "read test file", 9)
+                .unwrap_err()
+                .to_string()
+        });
         if let Some(e) = e {
-            assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
+            assert!(
+                e.contains("fifo: is not a regular file (a FIFO, socket or device?)"),
+                "{e}"
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -211,13 +273,30 @@ mod tests {
                 }
             }
         };
-        assert_eq!(lines(b"ab\r\ncdef\n\nxy", 4).unwrap(), ["1:ab", "2:cdef", "3:", "4:xy"]);
-        assert_eq!(lines(b"abcd\r\n", 4).unwrap(), ["1:abcd"], "the line end is not counted");
+        assert_eq!(
+            lines(b"ab\r\ncdef\n\nxy", 4).unwrap(),
+            ["1:ab", "2:cdef", "3:", "4:xy"]
+        );
+        assert_eq!(
+            lines(b"abcd\r\n", 4).unwrap(),
+            ["1:abcd"],
+            "the line end is not counted"
+        );
         assert_eq!(lines(b"", 4).unwrap(), Vec::<String>::new());
         let (before, e) = lines(b"ok\nabcdef\nmore\n", 4).unwrap_err();
-        assert_eq!((before, e.as_str()), (vec!["1:ok".to_string()], "line 2 is longer than 4 bytes"));
+        assert_eq!(
+            (before, e.as_str()),
+            (vec!["1:ok".to_string()], "line 2 is longer than 4 bytes")
+        );
         // An endless line stops at the limit: the reader never gets to the end.
-        let mut endless = BoundedLines::new(std::io::BufReader::new(std::io::repeat(b'x')), 1 << 16);
-        assert!(matches!(endless.next_line(), Err(LineError::TooLong { line: 1, max: 65536 })));
+        let mut endless =
+            BoundedLines::new(std::io::BufReader::new(std::io::repeat(b'x')), 1 << 16);
+        assert!(matches!(
+            endless.next_line(),
+            Err(LineError::TooLong {
+                line: 1,
+                max: 65536
+            })
+        ));
     }
 }

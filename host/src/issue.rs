@@ -34,12 +34,22 @@ pub struct Issue {
 impl Issue {
     /// An [`Severity::Error`] issue at `at` (`None`: not tied to one ring or tile), count 0.
     pub fn error(at: Option<Location>, what: impl Into<String>) -> Issue {
-        Issue { severity: Severity::Error, at, what: what.into(), count: 0 }
+        Issue {
+            severity: Severity::Error,
+            at,
+            what: what.into(),
+            count: 0,
+        }
     }
 
     /// A [`Severity::Warning`] issue at `at` (`None`: not tied to one ring or tile), count 0.
     pub fn warning(at: Option<Location>, what: impl Into<String>) -> Issue {
-        Issue { severity: Severity::Warning, at, what: what.into(), count: 0 }
+        Issue {
+            severity: Severity::Warning,
+            at,
+            what: what.into(),
+            count: 0,
+        }
     }
 
     /// The same issue concerning `count` records (or bytes, as its text says).

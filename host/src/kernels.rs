@@ -78,18 +78,23 @@ pub struct BuiltKernels {
 impl BuiltKernels {
     /// The ELF of binary `name`.
     pub fn elf(&self, name: &str) -> Result<&Path> {
-        self.binaries.get(name).map(PathBuf::as_path).ok_or_else(|| {
-            Error::Other(format!(
-                "the kernel build produced no binary named {name:?} (it produced: {})",
-                self.binaries.keys().cloned().collect::<Vec<_>>().join(", ")
-            ))
-        })
+        self.binaries
+            .get(name)
+            .map(PathBuf::as_path)
+            .ok_or_else(|| {
+                Error::Other(format!(
+                    "the kernel build produced no binary named {name:?} (it produced: {})",
+                    self.binaries.keys().cloned().collect::<Vec<_>>().join(", ")
+                ))
+            })
     }
 }
 
 fn run_output(cmd: &mut Command) -> Option<String> {
     let out = cmd.stderr(Stdio::null()).output().ok()?;
-    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Finds out how to build for [`TARGET`], installing `rust-src` with rustup if needed.
@@ -99,11 +104,15 @@ pub fn ensure_toolchain() -> Result<Toolchain> {
             return Ok(Toolchain::Prebuilt);
         }
     }
-    let sysroot = run_output(Command::new("rustc").args(["--print", "sysroot"]))
-        .ok_or_else(|| Error::Other("cannot run `rustc --print sysroot`: is Rust installed?".into()))?;
+    let sysroot =
+        run_output(Command::new("rustc").args(["--print", "sysroot"])).ok_or_else(|| {
+            Error::Other("cannot run `rustc --print sysroot`: is Rust installed?".into())
+        })?;
     let core_src = Path::new(sysroot.trim()).join("lib/rustlib/src/rust/library/core/Cargo.toml");
     if !core_src.exists() {
-        eprintln!("ttprof: installing the rust-src component (needed to build `core` for {TARGET})");
+        eprintln!(
+            "ttprof: installing the rust-src component (needed to build `core` for {TARGET})"
+        );
         let status = Command::new("rustup")
             .args(["component", "add", "rust-src"])
             .status()
@@ -123,22 +132,36 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
     let toolchain = ensure_toolchain()?;
     let manifest = b.crate_dir.join("Cargo.toml");
     if !manifest.exists() {
-        return Err(Error::Other(format!("no kernel crate at {}", b.crate_dir.display())));
+        return Err(Error::Other(format!(
+            "no kernel crate at {}",
+            b.crate_dir.display()
+        )));
     }
     // Cargo runs in the crate's directory: paths given relative to ours must not be read
     // relative to it.
-    let here = std::env::current_dir().map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
+    let here = std::env::current_dir()
+        .map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
     let (manifest, target_dir) = (here.join(manifest), here.join(&b.target_dir));
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(&b.crate_dir)
-        .args(["build", "--release", "--bins", "--message-format=json-render-diagnostics", "--target", TARGET])
+        .args([
+            "build",
+            "--release",
+            "--bins",
+            "--message-format=json-render-diagnostics",
+            "--target",
+            TARGET,
+        ])
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")
         .arg(&target_dir)
         .env("TTPROF_ARCH", b.arch.name())
         // Linker relaxation turns a site id's lui+addi into one li; see DESIGN.md.
-        .env("CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS", "-C target-feature=+relax")
+        .env(
+            "CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS",
+            "-C target-feature=+relax",
+        )
         // A host-side RUSTFLAGS (e.g. from a parent cargo) must not leak into the kernels.
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
@@ -152,9 +175,12 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
         cmd.arg("--features").arg(b.features.join(","));
     }
     if toolchain == Toolchain::BuildStd {
-        cmd.args(["-Z", "build-std=core"]).env("RUSTC_BOOTSTRAP", "1");
+        cmd.args(["-Z", "build-std=core"])
+            .env("RUSTC_BOOTSTRAP", "1");
     }
-    let out = cmd.output().map_err(|e| Error::Other(format!("cannot run cargo to build kernels: {e}")))?;
+    let out = cmd
+        .output()
+        .map_err(|e| Error::Other(format!("cannot run cargo to build kernels: {e}")))?;
     if !out.status.success() {
         return Err(Error::Other(format!(
             "building kernels in {} for {} failed:\n{}",
@@ -165,16 +191,23 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
     }
     let mut built = BuiltKernels::default();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
         if msg["reason"] != "compiler-artifact" || msg["target"]["kind"][0] != "bin" {
             continue;
         }
-        if let (Some(name), Some(exe)) = (msg["target"]["name"].as_str(), msg["executable"].as_str()) {
+        if let (Some(name), Some(exe)) =
+            (msg["target"]["name"].as_str(), msg["executable"].as_str())
+        {
             built.binaries.insert(name.to_string(), PathBuf::from(exe));
         }
     }
     if built.binaries.is_empty() {
-        return Err(Error::Other(format!("building kernels in {} produced no binaries", b.crate_dir.display())));
+        return Err(Error::Other(format!(
+            "building kernels in {} produced no binaries",
+            b.crate_dir.display()
+        )));
     }
     Ok(built)
 }
@@ -195,7 +228,9 @@ pub const GCC_PACKAGE: &str = "gcc-riscv64-unknown-elf";
 pub fn runtime_dir() -> PathBuf {
     let dir = match std::env::var_os("TTPROF_RT_DIR") {
         Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("device-rt"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("device-rt"),
     };
     dir.canonicalize().unwrap_or(dir)
 }
@@ -218,14 +253,20 @@ pub fn c_source_kind(path: &Path) -> Option<bool> {
 /// Finds the RISC-V compiler, installing its Debian package with apt-get when it is missing
 /// (as the `rust-src` component is for Rust kernels); says how to install it otherwise.
 pub fn ensure_gcc() -> Result<()> {
-    let works = || run_output(Command::new(GCC).arg("--version")).is_some() && run_output(Command::new(GXX).arg("--version")).is_some();
+    let works = || {
+        run_output(Command::new(GCC).arg("--version")).is_some()
+            && run_output(Command::new(GXX).arg("--version")).is_some()
+    };
     if works() {
         return Ok(());
     }
-    let how = format!("install it (Debian/Ubuntu: `apt-get install {GCC_PACKAGE}`) or put {GCC} on PATH");
+    let how =
+        format!("install it (Debian/Ubuntu: `apt-get install {GCC_PACKAGE}`) or put {GCC} on PATH");
     let root = run_output(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0");
     if !root || run_output(Command::new("apt-get").arg("--version")).is_none() {
-        return Err(Error::Other(format!("{GCC} (C and C++ kernels) is not installed: {how}")));
+        return Err(Error::Other(format!(
+            "{GCC} (C and C++ kernels) is not installed: {how}"
+        )));
     }
     eprintln!("ttprof: installing {GCC_PACKAGE} (needed to build C and C++ kernels)");
     let status = Command::new("apt-get")
@@ -235,7 +276,9 @@ pub fn ensure_gcc() -> Result<()> {
         .status()
         .map_err(|e| Error::Other(format!("cannot run apt-get to install {GCC_PACKAGE}: {e}")))?;
     if !status.success() || !works() {
-        return Err(Error::Other(format!("`apt-get install {GCC_PACKAGE}` failed ({status}): {how}")));
+        return Err(Error::Other(format!(
+            "`apt-get install {GCC_PACKAGE}` failed ({status}): {how}"
+        )));
     }
     Ok(())
 }
@@ -254,7 +297,8 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
             dir.display()
         )));
     }
-    let here = std::env::current_dir().map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
+    let here = std::env::current_dir()
+        .map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
     let target_dir = match target_dir {
         Some(t) => here.join(t),
         None => runtime_dir().join("..").join("target").join("ttprof-rt-c"),
@@ -266,7 +310,10 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
         .arg(&manifest)
         .arg("--target-dir")
         .arg(&target_dir)
-        .env("CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS", "-C target-feature=+relax")
+        .env(
+            "CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS",
+            "-C target-feature=+relax",
+        )
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
@@ -274,13 +321,29 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
         .stderr(Stdio::piped());
     if toolchain == Toolchain::BuildStd {
         // memcpy and friends for the C code come from compiler_builtins.
-        cmd.args(["-Z", "build-std=core", "-Z", "build-std-features=compiler-builtins-mem"]).env("RUSTC_BOOTSTRAP", "1");
+        cmd.args([
+            "-Z",
+            "build-std=core",
+            "-Z",
+            "build-std-features=compiler-builtins-mem",
+        ])
+        .env("RUSTC_BOOTSTRAP", "1");
     }
-    let lib = target_dir.join(TARGET).join("release").join("libttprof_rt_c.a");
+    let lib = target_dir
+        .join(TARGET)
+        .join("release")
+        .join("libttprof_rt_c.a");
     if !lib.is_file() {
-        eprintln!("ttprof: building the runtime library for C and C++ kernels (once) into {}", target_dir.display());
+        eprintln!(
+            "ttprof: building the runtime library for C and C++ kernels (once) into {}",
+            target_dir.display()
+        );
     }
-    let out = cmd.output().map_err(|e| Error::Other(format!("cannot run cargo to build the runtime library: {e}")))?;
+    let out = cmd.output().map_err(|e| {
+        Error::Other(format!(
+            "cannot run cargo to build the runtime library: {e}"
+        ))
+    })?;
     if !out.status.success() {
         return Err(Error::Other(format!(
             "building the runtime library {} failed:\n{}",
@@ -289,7 +352,10 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
         )));
     }
     if !lib.is_file() {
-        return Err(Error::Other(format!("the runtime build produced no {}", lib.display())));
+        return Err(Error::Other(format!(
+            "the runtime build produced no {}",
+            lib.display()
+        )));
     }
     Ok(lib)
 }
@@ -321,7 +387,9 @@ impl CKernelBuild {
     /// `sources` for `risc` on `arch`, profiled, with the default name and directory.
     pub fn new(sources: Vec<PathBuf>, risc: Risc, arch: Arch) -> CKernelBuild {
         let first = sources.first().cloned().unwrap_or_default();
-        let name = first.file_stem().map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
+        let name = first
+            .file_stem()
+            .map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
         let mut b = CKernelBuild {
             sources,
             risc,
@@ -340,8 +408,15 @@ impl CKernelBuild {
     pub fn default_out_dir(&self) -> PathBuf {
         let first = self.sources.first().cloned().unwrap_or_default();
         let dir = first.parent().map(Path::to_path_buf).unwrap_or_default();
-        let leaf = format!("{}{}", self.risc.ident(), if self.profile { "" } else { "-noprofile" });
-        dir.join("target").join("ttprof-kernels").join(self.arch.name()).join(leaf)
+        let leaf = format!(
+            "{}{}",
+            self.risc.ident(),
+            if self.profile { "" } else { "-noprofile" }
+        );
+        dir.join("target")
+            .join("ttprof-kernels")
+            .join(self.arch.name())
+            .join(leaf)
     }
 }
 
@@ -358,7 +433,10 @@ fn compute_entry(risc: Risc) -> Option<(&'static str, &'static str, &'static str
 
 /// The defines a tt-metal kernel build gives a kernel for `risc` on `arch`, plus ttprof's.
 pub fn c_defines(risc: Risc, arch: Arch, profile: bool, package: &str) -> Vec<String> {
-    let mut d = vec!["-DKERNEL_BUILD".to_string(), format!("-DTTPROF_PACKAGE=\"{package}\"")];
+    let mut d = vec![
+        "-DKERNEL_BUILD".to_string(),
+        format!("-DTTPROF_PACKAGE=\"{package}\""),
+    ];
     if profile {
         d.push("-DPROFILE_KERNEL=1".into());
     }
@@ -371,7 +449,10 @@ pub fn c_defines(risc: Risc, arch: Arch, profile: bool, package: &str) -> Vec<St
         Risc::Ncrisc => d.push("-DCOMPILE_FOR_NCRISC".into()),
         _ => {
             let (ns, main, what) = compute_entry(risc).expect("a TRISC");
-            d.push(format!("-DCOMPILE_FOR_TRISC={}", risc.index() - Risc::Trisc0.index()));
+            d.push(format!(
+                "-DCOMPILE_FOR_TRISC={}",
+                risc.index() - Risc::Trisc0.index()
+            ));
             d.push(format!("-DUCK_CHLKC_{what}"));
             d.push(format!("-DTRISC_{what}"));
             d.push(format!("-DNAMESPACE={ns}"));
@@ -393,8 +474,12 @@ fn entry_source(risc: Risc) -> String {
     );
     let mut call = String::new();
     if let Some((ns, main, _)) = compute_entry(risc) {
-        s.push_str(&format!("namespace {ns} {{ void {main}() __attribute__((weak)); }}\n"));
-        call.push_str(&format!("    if ({ns}::{main}) {{ {ns}::{main}(); return; }}\n"));
+        s.push_str(&format!(
+            "namespace {ns} {{ void {main}() __attribute__((weak)); }}\n"
+        ));
+        call.push_str(&format!(
+            "    if ({ns}::{main}) {{ {ns}::{main}(); return; }}\n"
+        ));
     }
     s.push_str(&format!(
         "static void ttprof_entry() {{\n{call}    if (kernel_main) {{ kernel_main(); return; }}\n    ttprof_c_kernel_main();\n}}\n\
@@ -421,21 +506,30 @@ fn entry_symbols(risc: Risc) -> Vec<String> {
 /// are shown as they are (on stderr); a failed step is an error naming it.
 pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
     if b.sources.is_empty() {
-        return Err(Error::Other("no source to build: give FILE.c or FILE.cpp".into()));
+        return Err(Error::Other(
+            "no source to build: give FILE.c or FILE.cpp".into(),
+        ));
     }
     for s in &b.sources {
         if c_source_kind(s).is_none() {
-            return Err(Error::Other(format!("{}: not a C or C++ source (.c, .cpp, .cc, .cxx)", s.display())));
+            return Err(Error::Other(format!(
+                "{}: not a C or C++ source (.c, .cpp, .cc, .cxx)",
+                s.display()
+            )));
         }
         if !s.is_file() {
-            return Err(Error::Other(format!("{}: no such source file", s.display())));
+            return Err(Error::Other(format!(
+                "{}: no such source file",
+                s.display()
+            )));
         }
     }
     ensure_gcc()?;
     let lib = build_c_runtime(b.runtime_target_dir.as_deref())?;
     let out = &b.out_dir;
     let objs = out.join(format!("{}.obj", b.name));
-    std::fs::create_dir_all(&objs).map_err(|e| Error::io(&objs, "create the build directory", e))?;
+    std::fs::create_dir_all(&objs)
+        .map_err(|e| Error::io(&objs, "create the build directory", e))?;
     let include = include_dir();
     let common: Vec<String> = [
         "-march=rv32im",
@@ -454,16 +548,27 @@ pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
     .map(String::from)
     .chain(["-I".to_string(), include.display().to_string()])
     // <cstdint> and <cstddef> where the compiler has no C++ library (Debian's has none).
-    .chain(["-idirafter".to_string(), include.join("compat").display().to_string()])
+    .chain([
+        "-idirafter".to_string(),
+        include.join("compat").display().to_string(),
+    ])
     .chain(c_defines(b.risc, b.arch, b.profile, &b.name))
     .collect();
-    let cxx_only = ["-fno-exceptions", "-fno-rtti", "-fno-threadsafe-statics", "-fno-use-cxa-atexit"];
+    let cxx_only = [
+        "-fno-exceptions",
+        "-fno-rtti",
+        "-fno-threadsafe-statics",
+        "-fno-use-cxa-atexit",
+    ];
     let entry = objs.join("ttprof_entry.cpp");
-    std::fs::write(&entry, entry_source(b.risc)).map_err(|e| Error::io(&entry, "write the kernel's entry", e))?;
+    std::fs::write(&entry, entry_source(b.risc))
+        .map_err(|e| Error::io(&entry, "write the kernel's entry", e))?;
     let mut objects = Vec::new();
     for (i, src) in b.sources.iter().chain([&entry]).enumerate() {
         let cxx = c_source_kind(src) == Some(true);
-        let stem = src.file_stem().map_or("src".into(), |s| s.to_string_lossy().into_owned());
+        let stem = src
+            .file_stem()
+            .map_or("src".into(), |s| s.to_string_lossy().into_owned());
         let obj = objs.join(format!("{i}-{stem}.o"));
         let mut cmd = Command::new(if cxx { GXX } else { GCC });
         cmd.args(&common);
@@ -472,7 +577,11 @@ pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
         }
         if src == &entry {
             // The generated entry takes code generation flags only (not -std=c99, -D, -W..).
-            cmd.args(b.flags.iter().filter(|f| ["-O", "-m", "-f", "-g"].iter().any(|p| f.starts_with(p))));
+            cmd.args(
+                b.flags
+                    .iter()
+                    .filter(|f| ["-O", "-m", "-f", "-g"].iter().any(|p| f.starts_with(p))),
+            );
         } else {
             cmd.args(&b.flags);
         }
@@ -485,14 +594,26 @@ pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
         .map_err(|e| Error::io(&script, "write the linker script", e))?;
     let elf = out.join(format!("{}.elf", b.name));
     let mut cmd = Command::new(GCC);
-    cmd.args(["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles", "-static", "-Wl,--gc-sections", "-Wl,-u,_start"])
-        .arg(format!("-Wl,-T,{}", script.display()))
-        .args(b.flags.iter().filter(|f| f.starts_with("-Wl,") || f.starts_with("-L") || f.starts_with("-l")))
-        .arg("-o")
-        .arg(&elf)
-        .args(&objects)
-        .arg(&lib)
-        .arg("-lgcc");
+    cmd.args([
+        "-march=rv32im",
+        "-mabi=ilp32",
+        "-nostdlib",
+        "-nostartfiles",
+        "-static",
+        "-Wl,--gc-sections",
+        "-Wl,-u,_start",
+    ])
+    .arg(format!("-Wl,-T,{}", script.display()))
+    .args(
+        b.flags
+            .iter()
+            .filter(|f| f.starts_with("-Wl,") || f.starts_with("-L") || f.starts_with("-l")),
+    )
+    .arg("-o")
+    .arg(&elf)
+    .args(&objects)
+    .arg(&lib)
+    .arg("-lgcc");
     run_tool(&mut cmd, &format!("linking {}", elf.display()))?;
     check_entry(&elf, b.risc)?;
     Ok(elf)
@@ -505,7 +626,9 @@ fn run_tool(cmd: &mut Command, what: &str) -> Result<()> {
         .status()
         .map_err(|e| Error::Other(format!("{what}: cannot run {:?}: {e}", cmd.get_program())))?;
     if !status.success() {
-        return Err(Error::Other(format!("{what} failed (the compiler's messages are above)")));
+        return Err(Error::Other(format!(
+            "{what} failed (the compiler's messages are above)"
+        )));
     }
     Ok(())
 }
@@ -514,9 +637,15 @@ fn run_tool(cmd: &mut Command, what: &str) -> Result<()> {
 fn check_entry(elf: &Path, risc: Risc) -> Result<()> {
     use object::{Object, ObjectSymbol};
     let data = std::fs::read(elf).map_err(|e| Error::io(elf, "read the linked kernel", e))?;
-    let file = object::File::parse(&*data).map_err(|e| Error::Elf { path: elf.into(), what: e.to_string() })?;
+    let file = object::File::parse(&*data).map_err(|e| Error::Elf {
+        path: elf.into(),
+        what: e.to_string(),
+    })?;
     let want = entry_symbols(risc);
-    if file.symbols().any(|s| s.is_definition() && s.name().is_ok_and(|n| want.iter().any(|w| w == n))) {
+    if file
+        .symbols()
+        .any(|s| s.is_definition() && s.name().is_ok_and(|n| want.iter().any(|w| w == n)))
+    {
         return Ok(());
     }
     let compute = compute_entry(risc)

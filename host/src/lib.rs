@@ -97,7 +97,7 @@ pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+pub use error::{Error, Location, Result};
 pub use input::{capture, decode, devmem, launch, readout, replay};
 pub use model::{clock, elf, markers, oplog, ops, profile, resolve, sites, timebase, timeline};
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};
-pub use error::{Error, Location, Result};

@@ -26,7 +26,9 @@ pub fn temp_dir(name: &str) -> PathBuf {
 
 /// Site metadata JSON as `ttprof-rt-macros` writes it, in file `src/kernel.rs`.
 pub fn site_json(kind: &str, name: &str, line: u32) -> String {
-    format!(r#"{{"v":1,"k":"{kind}","n":"{name}","f":"src/kernel.rs","l":{line},"c":5,"p":"kernels","u":{line}}}"#)
+    format!(
+        r#"{{"v":1,"k":"{kind}","n":"{name}","f":"src/kernel.rs","l":{line},"c":5,"p":"kernels","u":{line}}}"#
+    )
 }
 
 /// What a synthetic kernel ELF contains.
@@ -122,7 +124,18 @@ pub fn kernel_elf(spec: &ElfSpec) -> Vec<u8> {
     let shoff = out.len() as u32;
     out.extend_from_slice(&[0u8; 40]);
     for (i, s) in sections.iter().enumerate() {
-        for v in [s.0, s.1, 0, 0, offsets[i], s.5.len() as u32, s.2, s.3, if s.1 == 2 { 4 } else { 1 }, s.4] {
+        for v in [
+            s.0,
+            s.1,
+            0,
+            0,
+            offsets[i],
+            s.5.len() as u32,
+            s.2,
+            s.3,
+            if s.1 == 2 { 4 } else { 1 },
+            s.4,
+        ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
     }
@@ -163,13 +176,26 @@ const PREFIX: usize = riscv_linker::USER_L1_BASE as usize;
 impl ImageBuilder {
     /// `tiles` is every chip's tile list (the same on each chip).
     pub fn new(arch: riscv_linker::Arch, chips: u32, tiles: Vec<NocCoord>) -> ImageBuilder {
-        let geometry = Geometry { arch, chips, tiles_per_chip: tiles.len() as u32, l1_size: arch.l1_size() };
+        let geometry = Geometry {
+            arch,
+            chips,
+            tiles_per_chip: tiles.len() as u32,
+            l1_size: arch.l1_size(),
+        };
         let l1 = vec![vec![0u8; PREFIX]; chips as usize * tiles.len()];
-        ImageBuilder { geometry, tiles, l1 }
+        ImageBuilder {
+            geometry,
+            tiles,
+            l1,
+        }
     }
 
     fn slot(&mut self, chip: u32, tile: NocCoord) -> &mut Vec<u8> {
-        let i = self.tiles.iter().position(|t| *t == tile).expect("tile of this image");
+        let i = self
+            .tiles
+            .iter()
+            .position(|t| *t == tile)
+            .expect("tile of this image");
         &mut self.l1[chip as usize * self.tiles.len() + i]
     }
 
@@ -198,13 +224,16 @@ impl ImageBuilder {
         let g = &self.geometry;
         let io = |e| Error::io(path, "write device image", e);
         let mut header = vec![0u8; g.header_size() as usize];
-        g.write_header(&mut header, &self.tiles).map_err(|e| Error::Other(e.to_string()))?;
+        g.write_header(&mut header, &self.tiles)
+            .map_err(|e| Error::Other(e.to_string()))?;
         let mut f = std::fs::File::create(path).map_err(io)?;
         f.write_all(&header).map_err(io)?;
         for chip in 0..g.chips {
             for t in 0..g.tiles_per_chip {
-                f.seek(SeekFrom::Start(g.tile_offset(chip, t))).map_err(io)?;
-                f.write_all(&self.l1[(chip * g.tiles_per_chip + t) as usize]).map_err(io)?;
+                f.seek(SeekFrom::Start(g.tile_offset(chip, t)))
+                    .map_err(io)?;
+                f.write_all(&self.l1[(chip * g.tiles_per_chip + t) as usize])
+                    .map_err(io)?;
             }
         }
         f.set_len(g.file_size()).map_err(io)
@@ -242,6 +271,10 @@ impl Rng {
 
     /// A value of `bits` random bits (`bits <= 64`).
     pub fn bits(&mut self, bits: u32) -> u64 {
-        if bits >= 64 { self.next_u64() } else { self.next_u64() & ((1u64 << bits) - 1) }
+        if bits >= 64 {
+            self.next_u64()
+        } else {
+            self.next_u64() & ((1u64 << bits) - 1)
+        }
     }
 }

@@ -46,7 +46,10 @@ impl Stream {
         let blocks = [
             (profiler::TILE_BLOCK, profiler::TILE_BLOCK_SIZE),
             (profiler::ring_block(RISC), profiler::RING_BLOCK_SIZE),
-            (profiler::ring_data(RISC).start, profiler::ring_data(RISC).size),
+            (
+                profiler::ring_data(RISC).start,
+                profiler::ring_data(RISC).size,
+            ),
         ];
         let tail = profiler::ring_word(RISC, ring::TAIL);
         for (start, size) in blocks {
@@ -60,10 +63,19 @@ impl Stream {
 /// A device image with the tile, a simulated producer whose launcher initialised the tile
 /// (Block, consumer expected) but whose kernel has not run yet (its ring is discovered by a
 /// later drain), and a consuming drainer attached to the image.
-fn attached(name: &str) -> (std::path::PathBuf, &'static MappedImage, Sim, Drainer<'static>) {
+fn attached(
+    name: &str,
+) -> (
+    std::path::PathBuf,
+    &'static MappedImage,
+    Sim,
+    Drainer<'static>,
+) {
     let dir = ttprof::testing::temp_dir(name);
     let path = dir.join("dev.img");
-    ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1), TILE]).write(&path).unwrap();
+    ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1), TILE])
+        .write(&path)
+        .unwrap();
     let mem: &'static MappedImage = Box::leak(Box::new(MappedImage::open(&path).unwrap()));
     let sim = Sim::install(Arch::WormholeB0, RISC, 50);
     sim.set_tick(0);
@@ -71,19 +83,36 @@ fn attached(name: &str) -> (std::path::PathBuf, &'static MappedImage, Sim, Drain
     for a in (profiler::TILE_BLOCK..profiler::TILE_BLOCK + profiler::TILE_BLOCK_SIZE).step_by(4) {
         mem.write_u32(0, TILE, a, sim.read_u32(a)).unwrap();
     }
-    let drainer = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    let drainer = Drainer::attach(
+        mem,
+        DrainOptions {
+            consume: true,
+            attach_consumer: true,
+        },
+    )
+    .unwrap();
     (dir, mem, sim, drainer)
 }
 
 #[test]
 fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
     let (dir, mem, sim, drainer) = attached("stream");
-    let stream = Rc::new(RefCell::new(Stream { mem, drainer, taken: Records::new(), drains: 0 }));
+    let stream = Rc::new(RefCell::new(Stream {
+        mem,
+        drainer,
+        taken: Records::new(),
+        drains: 0,
+    }));
     let s2 = stream.clone();
     sim.set_consumer(move |l1| s2.borrow_mut().sync_and_drain(l1));
 
     let mut rng = Rng::new(42);
-    let shape = Shape { gap_bits: 8, len_bits: 9, max_depth: 4, max_children: 3 };
+    let shape = Shape {
+        gap_bits: 8,
+        len_bits: 9,
+        max_depth: 4,
+        max_children: 3,
+    };
     let mut expected = Vec::new();
     for run in 1..=4 {
         assert!(sim.begin_launch(run));
@@ -101,10 +130,17 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
     let mut l1 = sim.l1();
     stream.borrow_mut().sync_and_drain(&mut l1);
 
-    let sites: Vec<String> = sim.sites().iter().map(|m| ttprof::sites::SiteMeta::parse(m).unwrap().name).collect();
+    let sites: Vec<String> = sim
+        .sites()
+        .iter()
+        .map(|m| ttprof::sites::SiteMeta::parse(m).unwrap().name)
+        .collect();
     // A fresh core on this thread releases the old one's consumer (and its share of `stream`).
     let _ = Sim::install(Arch::WormholeB0, RISC, 0);
-    let stream = Rc::try_unwrap(stream).ok().expect("the simulator released its consumer").into_inner();
+    let stream = Rc::try_unwrap(stream)
+        .ok()
+        .expect("the simulator released its consumer")
+        .into_inner();
     let r = &stream.taken;
     let mut got = Vec::new();
     let mut stalls = 0u32;
@@ -116,15 +152,30 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
             }
         }
     }
-    let want: Vec<(String, u64, u64)> = expected.iter().map(|(n, s, e)| (n.to_string(), *s, *e)).collect();
+    let want: Vec<(String, u64, u64)> = expected
+        .iter()
+        .map(|(n, s, e)| (n.to_string(), *s, *e))
+        .collect();
     assert_eq!(got.len(), want.len());
     assert_eq!(got, want, "every zone exactly once, in order");
-    assert!(stream.drains > 50 && stalls > 0, "{} drains, {stalls} stalls", stream.drains);
+    assert!(
+        stream.drains > 50 && stalls > 0,
+        "{} drains, {stalls} stalls",
+        stream.drains
+    );
     let readout = stream.drainer.finish().unwrap();
     assert_eq!(readout.rings.len(), 1);
     assert_eq!(readout.rings[0].stalls, stalls);
-    assert!(readout.rings[0].payload_bytes > 20 * profiler::RING_CAPACITY as u64, "many wraps");
-    assert_eq!(mem.read_u32(0, TILE, profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 0, "detached");
+    assert!(
+        readout.rings[0].payload_bytes > 20 * profiler::RING_CAPACITY as u64,
+        "many wraps"
+    );
+    assert_eq!(
+        mem.read_u32(0, TILE, profiler::TILE_BLOCK + tile::CONSUMER)
+            .unwrap(),
+        0,
+        "detached"
+    );
     assert!(readout.issues.is_empty(), "{:?}", readout.issues);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -139,10 +190,20 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
 #[test]
 fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
     let (dir, mem, sim, drainer) = attached("stream-found-late");
-    let mut stream = Stream { mem, drainer, taken: Records::new(), drains: 0 };
+    let mut stream = Stream {
+        mem,
+        drainer,
+        taken: Records::new(),
+        drains: 0,
+    };
 
     let mut rng = Rng::new(7);
-    let shape = Shape { gap_bits: 6, len_bits: 8, max_depth: 2, max_children: 2 };
+    let shape = Shape {
+        gap_bits: 6,
+        len_bits: 8,
+        max_depth: 2,
+        max_children: 2,
+    };
     let mut expected = Vec::new();
     assert!(sim.begin_launch(1));
     for _ in 0..10 {
@@ -153,24 +214,43 @@ fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
     stream.sync_and_drain(&mut l1);
     let tail = profiler::ring_word(RISC, ring::TAIL);
     sim.write_u32(tail, word(&l1, tail));
-    assert!(stream.taken.len() >= 1, "the first drain read the Run record");
+    assert!(
+        stream.taken.len() >= 1,
+        "the first drain read the Run record"
+    );
     for _ in 0..10 {
         random_zones(&sim, &mut rng, shape, 0, &mut expected);
     }
     // The runtime's wrappers, written as the kernel exits.
     let kernel_end = sim.clock();
     sim.advance(30);
-    sim.record_span(ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"), 0, kernel_end);
-    sim.record_span(ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"), 0, sim.clock());
+    sim.record_span(
+        ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"),
+        0,
+        kernel_end,
+    );
+    sim.record_span(
+        ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"),
+        0,
+        sim.clock(),
+    );
     sim.end_launch();
     // The kernel ended; nothing drains again before the end.
     stream.sync(&sim.l1());
 
-    let sites: Vec<String> = sim.sites().iter().map(|m| ttprof::sites::SiteMeta::parse(m).unwrap().name).collect();
+    let sites: Vec<String> = sim
+        .sites()
+        .iter()
+        .map(|m| ttprof::sites::SiteMeta::parse(m).unwrap().name)
+        .collect();
     let readout = stream.drainer.finish().unwrap();
     assert_eq!(readout.rings.len(), 1);
     let ring = &readout.rings[0];
-    assert_eq!(ring.state & ring::STATE_RUNNING, 0, "the final STATE is read: the kernel exited");
+    assert_eq!(
+        ring.state & ring::STATE_RUNNING,
+        0,
+        "the final STATE is read: the kernel exited"
+    );
     assert!(readout.issues.is_empty(), "{:?}", readout.issues);
     let mut all = stream.taken;
     all.append(&ring.records);
@@ -184,8 +264,17 @@ fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
             }
         }
     }
-    let want: Vec<(String, u64, u64)> = expected.iter().map(|(n, s, e)| (n.to_string(), *s, *e)).collect();
-    assert_eq!(got, want, "every zone exactly once, those after the drain included");
-    assert_eq!(wrappers, 2, "the wrapper zones written as the kernel exits are read");
+    let want: Vec<(String, u64, u64)> = expected
+        .iter()
+        .map(|(n, s, e)| (n.to_string(), *s, *e))
+        .collect();
+    assert_eq!(
+        got, want,
+        "every zone exactly once, those after the drain included"
+    );
+    assert_eq!(
+        wrappers, 2,
+        "the wrapper zones written as the kernel exits are read"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

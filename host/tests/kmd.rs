@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use ttprof::devmem::ttkmd::fake::{FakeCard, FakeDriver};
 use ttprof::devmem::ttkmd::{
-    self, ioctl, list_cards_in, parse_spec, render_cards, DeviceSpec, HarvestSource, KmdOptions, TtKmd,
+    self, ioctl, list_cards_in, parse_spec, render_cards, DeviceSpec, HarvestSource, KmdOptions,
+    TtKmd,
 };
 use ttprof::devmem::{DeviceClock, DeviceMemory, MappedImage};
 use ttprof::testing::{temp_dir, ImageBuilder};
@@ -17,7 +18,12 @@ const T0: NocCoord = NocCoord::new(1, 1);
 const T1: NocCoord = NocCoord::new(2, 1);
 const T2: NocCoord = NocCoord::new(3, 1);
 
-fn image(name: &str, arch: Arch, tiles: Vec<NocCoord>, pokes: &[(NocCoord, u32, u32)]) -> (PathBuf, Arc<MappedImage>) {
+fn image(
+    name: &str,
+    arch: Arch,
+    tiles: Vec<NocCoord>,
+    pokes: &[(NocCoord, u32, u32)],
+) -> (PathBuf, Arc<MappedImage>) {
     let dir = temp_dir(name);
     let path = dir.join("dev.img");
     let mut b = ImageBuilder::new(arch, 1, tiles);
@@ -29,28 +35,52 @@ fn image(name: &str, arch: Arch, tiles: Vec<NocCoord>, pokes: &[(NocCoord, u32, 
     (dir, m)
 }
 
-fn open(card: FakeCard, options: &KmdOptions) -> (Arc<FakeDriver>, ttprof::Result<TtKmd<Arc<FakeDriver>>>) {
+fn open(
+    card: FakeCard,
+    options: &KmdOptions,
+) -> (Arc<FakeDriver>, ttprof::Result<TtKmd<Arc<FakeDriver>>>) {
     let d = Arc::new(FakeDriver::new(card));
     let k = TtKmd::open_with(d.clone(), Some(0), options);
     (d, k)
 }
 
 fn only(tiles: &[NocCoord]) -> KmdOptions {
-    KmdOptions { tiles: Some(tiles.to_vec()), ..KmdOptions::default() }
+    KmdOptions {
+        tiles: Some(tiles.to_vec()),
+        ..KmdOptions::default()
+    }
 }
 
 #[test]
 fn kmd_specs_name_cards_and_files() {
     match parse_spec(Path::new("tt:3")).unwrap() {
-        DeviceSpec::Card { path, index, options } => {
-            assert_eq!((path, index), (PathBuf::from("/dev/tenstorrent/3"), Some(3)));
+        DeviceSpec::Card {
+            path,
+            index,
+            options,
+        } => {
+            assert_eq!(
+                (path, index),
+                (PathBuf::from("/dev/tenstorrent/3"), Some(3))
+            );
             assert_eq!(options, KmdOptions::default());
         }
         s => panic!("{s:?}"),
     }
-    match parse_spec(Path::new("/dev/tenstorrent/1,harvest=0x21,translation=off,windows=8")).unwrap() {
-        DeviceSpec::Card { path, index, options } => {
-            assert_eq!((path, index), (PathBuf::from("/dev/tenstorrent/1"), Some(1)));
+    match parse_spec(Path::new(
+        "/dev/tenstorrent/1,harvest=0x21,translation=off,windows=8",
+    ))
+    .unwrap()
+    {
+        DeviceSpec::Card {
+            path,
+            index,
+            options,
+        } => {
+            assert_eq!(
+                (path, index),
+                (PathBuf::from("/dev/tenstorrent/1"), Some(1))
+            );
             assert_eq!(options.harvest, HarvestSource::Mask(0x21));
             assert_eq!((options.translation, options.windows), (Some(false), 8));
         }
@@ -58,19 +88,32 @@ fn kmd_specs_name_cards_and_files() {
     }
     match parse_spec(Path::new("tt:0,cluster=/tmp/c.yaml,chip=1")).unwrap() {
         DeviceSpec::Card { options, .. } => {
-            assert_eq!(options.harvest, HarvestSource::Descriptor { path: "/tmp/c.yaml".into(), chip: Some(1) })
+            assert_eq!(
+                options.harvest,
+                HarvestSource::Descriptor {
+                    path: "/tmp/c.yaml".into(),
+                    chip: Some(1)
+                }
+            )
         }
         s => panic!("{s:?}"),
     }
     for file in ["dev.img", "./tt:0", "/tmp/tt:0", "run.snap"] {
-        assert_eq!(parse_spec(Path::new(file)).unwrap(), DeviceSpec::File(file.into()), "{file}");
+        assert_eq!(
+            parse_spec(Path::new(file)).unwrap(),
+            DeviceSpec::File(file.into()),
+            "{file}"
+        );
     }
     for (bad, why) in [
         ("tt:x", "`tt:` takes a card number"),
         ("tt:0,harvest=zz", "harvest=zz: expected a mask"),
         ("tt:0,colour=red", "unknown setting `colour`"),
         ("tt:0,windows=0", "expected 1 to 64 TLB windows"),
-        ("tt:0,chip=1", "chip= chooses a chip of a cluster= descriptor"),
+        (
+            "tt:0,chip=1",
+            "chip= chooses a chip of a cluster= descriptor",
+        ),
         ("tt:0,harvest=1,cluster=c.yaml", "not both"),
         ("tt:0,translation", "expected key=value"),
     ] {
@@ -82,15 +125,29 @@ fn kmd_specs_name_cards_and_files() {
 #[test]
 fn kmd_a_card_that_is_not_there_names_the_path_and_tt_kmd() {
     for spec in ["tt:97", "/dev/tenstorrent/97"] {
-        let e = ttprof::devmem::open(Path::new(spec), false).err().expect("no card 97").to_string();
-        assert!(e.contains("/dev/tenstorrent/97") && e.contains("tt-kmd"), "{e}");
-        let e = ttprof::devmem::open_live(Path::new(spec)).err().expect("no card 97").to_string();
+        let e = ttprof::devmem::open(Path::new(spec), false)
+            .err()
+            .expect("no card 97")
+            .to_string();
+        assert!(
+            e.contains("/dev/tenstorrent/97") && e.contains("tt-kmd"),
+            "{e}"
+        );
+        let e = ttprof::devmem::open_live(Path::new(spec))
+            .err()
+            .expect("no card 97")
+            .to_string();
         assert!(e.contains("/dev/tenstorrent/97: no such card"), "{e}");
     }
-    let e = ttprof::devmem::file_kind(Path::new("tt:0")).unwrap_err().to_string();
+    let e = ttprof::devmem::file_kind(Path::new("tt:0"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("tt:0 is a card (tt-kmd)"), "{e}");
     let (_, note) = ttprof::clock::timebase_for(Path::new("tt:0"), Arch::WormholeB0, 1);
-    assert!(note.contains("a live card has no recorded sync samples"), "{note}");
+    assert!(
+        note.contains("a live card has no recorded sync samples"),
+        "{note}"
+    );
 }
 
 #[test]
@@ -99,8 +156,17 @@ fn kmd_an_old_driver_is_refused_naming_found_and_needed_versions() {
     let mut card = FakeCard::new(Arch::WormholeB0, mem);
     card.api_version = 1;
     card.release = None;
-    let e = open(card, &KmdOptions::default()).1.err().unwrap().to_string();
-    assert!(e.contains("/dev/tenstorrent/0: tt-kmd driver API version 1 found, version 2 or newer needed"), "{e}");
+    let e = open(card, &KmdOptions::default())
+        .1
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains(
+            "/dev/tenstorrent/0: tt-kmd driver API version 1 found, version 2 or newer needed"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -108,8 +174,15 @@ fn kmd_an_unknown_pci_device_is_refused() {
     let (_dir, mem) = image("kmd-pci", Arch::WormholeB0, vec![T0], &[]);
     let mut card = FakeCard::new(Arch::WormholeB0, mem);
     card.pci.device_id = 0xFACA;
-    let e = open(card, &KmdOptions::default()).1.err().unwrap().to_string();
-    assert!(e.contains("PCI device 1e52:faca is neither a Wormhole"), "{e}");
+    let e = open(card, &KmdOptions::default())
+        .1
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("PCI device 1e52:faca is neither a Wormhole"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -117,17 +190,32 @@ fn kmd_window_pool_reuses_the_least_recently_used_window_with_strict_ordering() 
     let pokes = [(T0, 0x100, 10), (T1, 0x100, 11), (T2, 0x100, 12)];
     let (_dir, mem) = image("kmd-pool", Arch::WormholeB0, vec![T0, T1, T2], &pokes);
     mem.write_u32(0, T0, 0x10_0000, 13).unwrap();
-    let options = KmdOptions { windows: 2, ..only(&[T0, T1, T2]) };
+    let options = KmdOptions {
+        windows: 2,
+        ..only(&[T0, T1, T2])
+    };
     let (d, k) = open(FakeCard::new(Arch::WormholeB0, mem), &options);
     let k = k.unwrap();
     assert_eq!(k.geometry().tiles_per_chip, 3);
-    assert_eq!(k.pool_stats().windows, 0, "windows are allocated on first use");
+    assert_eq!(
+        k.pool_stats().windows,
+        0,
+        "windows are allocated on first use"
+    );
     let r = |t, a| k.read_u32(0, t, a).unwrap();
     assert_eq!((r(T0, 0x100), r(T1, 0x100)), (10, 11));
     assert_eq!(r(T0, 0x104), 0, "T0's window is still there");
-    assert_eq!(r(T2, 0x100), 12, "re-points T1's window, the least recently used");
+    assert_eq!(
+        r(T2, 0x100),
+        12,
+        "re-points T1's window, the least recently used"
+    );
     assert_eq!(r(T0, 0x100), 10, "T0's stayed");
-    assert_eq!(r(T0, 0x10_0000), 13, "the second MiB of T0's L1 is another window position");
+    assert_eq!(
+        r(T0, 0x10_0000),
+        13,
+        "the second MiB of T0's L1 is another window position"
+    );
     let s = k.pool_stats();
     assert_eq!((s.windows, s.allocations, s.configures), (2, 2, 4));
     // A read that straddles a window boundary is split.
@@ -146,13 +234,22 @@ fn kmd_window_pool_reuses_the_least_recently_used_window_with_strict_ordering() 
 
 #[test]
 fn kmd_enomem_caps_the_pool_or_says_tt_metal_may_hold_the_windows() {
-    let (_dir, mem) = image("kmd-enomem", Arch::WormholeB0, vec![T0, T1], &[(T1, 0x200, 7)]);
+    let (_dir, mem) = image(
+        "kmd-enomem",
+        Arch::WormholeB0,
+        vec![T0, T1],
+        &[(T1, 0x200, 7)],
+    );
     let mut card = FakeCard::new(Arch::WormholeB0, mem.clone());
     card.free_windows = 1;
     let (_d, k) = open(card, &only(&[T0, T1]));
     let k = k.unwrap();
     k.read_u32(0, T0, 0).unwrap();
-    assert_eq!(k.read_u32(0, T1, 0x200).unwrap(), 7, "one window serves both tiles");
+    assert_eq!(
+        k.read_u32(0, T1, 0x200).unwrap(),
+        7,
+        "one window serves both tiles"
+    );
     assert_eq!((k.pool_stats().windows, k.pool_stats().limit), (1, 1));
 
     let mut none = FakeCard::new(Arch::WormholeB0, mem);
@@ -161,7 +258,9 @@ fn kmd_enomem_caps_the_pool_or_says_tt_metal_may_hold_the_windows() {
     let e = k.unwrap().read_u32(0, T0, 0).unwrap_err().to_string();
     assert!(
         e.contains("/dev/tenstorrent/0: ALLOCATE_TLB failed")
-            && e.contains("no 1024 KiB TLB window is free; a running tt-metal may hold the windows"),
+            && e.contains(
+                "no 1024 KiB TLB window is free; a running tt-metal may hold the windows"
+            ),
         "{e}"
     );
 }
@@ -172,15 +271,37 @@ fn kmd_fake_driver_keeps_the_drivers_rules() {
     let (_dir, mem) = image("kmd-rules", Arch::Blackhole, vec![NocCoord::new(1, 2)], &[]);
     let d = FakeDriver::new(FakeCard::new(Arch::Blackhole, mem));
     let errno = |e: std::io::Error| e.raw_os_error().unwrap();
-    assert_eq!(errno(d.allocate_tlb(1 << 20).unwrap_err()), nix::libc::EINVAL, "Blackhole has no 1 MiB window");
+    assert_eq!(
+        errno(d.allocate_tlb(1 << 20).unwrap_err()),
+        nix::libc::EINVAL,
+        "Blackhole has no 1 MiB window"
+    );
     let t = d.allocate_tlb(2 << 20).unwrap();
-    let mut c = ioctl::NocTlbConfig { addr: 1 << 20, x_end: 1, y_end: 2, ordering: 1, ..Default::default() };
-    assert_eq!(errno(d.configure_tlb(t.id, &c).unwrap_err()), nix::libc::EINVAL, "misaligned");
+    let mut c = ioctl::NocTlbConfig {
+        addr: 1 << 20,
+        x_end: 1,
+        y_end: 2,
+        ordering: 1,
+        ..Default::default()
+    };
+    assert_eq!(
+        errno(d.configure_tlb(t.id, &c).unwrap_err()),
+        nix::libc::EINVAL,
+        "misaligned"
+    );
     c.addr = 0;
     d.configure_tlb(t.id, &c).unwrap();
-    assert_eq!(errno(d.configure_tlb(99, &c).unwrap_err()), nix::libc::EPERM, "not allocated");
+    assert_eq!(
+        errno(d.configure_tlb(99, &c).unwrap_err()),
+        nix::libc::EPERM,
+        "not allocated"
+    );
     d.map_window(&t).unwrap();
-    assert_eq!(errno(d.free_tlb(t.id).unwrap_err()), nix::libc::EBUSY, "still mapped");
+    assert_eq!(
+        errno(d.free_tlb(t.id).unwrap_err()),
+        nix::libc::EBUSY,
+        "still mapped"
+    );
     d.unmap_window(t.id).unwrap();
     d.free_tlb(t.id).unwrap();
     assert_eq!(errno(d.free_tlb(t.id).unwrap_err()), nix::libc::EPERM);
@@ -188,19 +309,41 @@ fn kmd_fake_driver_keeps_the_drivers_rules() {
 
 #[test]
 fn kmd_a_card_that_went_away_is_an_error_and_a_real_all_ones_word_is_not() {
-    let (_dir, mem) = image("kmd-gone", Arch::WormholeB0, vec![T0], &[(T0, 0x300, u32::MAX)]);
+    let (_dir, mem) = image(
+        "kmd-gone",
+        Arch::WormholeB0,
+        vec![T0],
+        &[(T0, 0x300, u32::MAX)],
+    );
     let (d, k) = open(FakeCard::new(Arch::WormholeB0, mem), &only(&[T0]));
     let k = k.unwrap();
-    assert_eq!(k.read_u32(0, T0, 0x300).unwrap(), u32::MAX, "confirmed against NOC_NODE_ID: the card is there");
+    assert_eq!(
+        k.read_u32(0, T0, 0x300).unwrap(),
+        u32::MAX,
+        "confirmed against NOC_NODE_ID: the card is there"
+    );
     k.check().unwrap();
     d.set_gone(true);
     let e = k.read_u32(0, T0, 0x300).unwrap_err().to_string();
-    assert!(e.contains("/dev/tenstorrent/0: card went away / reset") && e.contains("NOC_NODE_ID too"), "{e}");
+    assert!(
+        e.contains("/dev/tenstorrent/0: card went away / reset") && e.contains("NOC_NODE_ID too"),
+        "{e}"
+    );
     d.set_gone(false);
     let e = k.read_u32(0, T0, 0x304).unwrap_err().to_string();
-    assert!(e.contains("card went away / reset (an earlier access found it gone)"), "gone for good: {e}");
-    assert!(k.check().unwrap_err().to_string().contains("card went away"));
-    assert!(ttprof::readout::read(&k, false).unwrap_err().to_string().contains("card went away"));
+    assert!(
+        e.contains("card went away / reset (an earlier access found it gone)"),
+        "gone for good: {e}"
+    );
+    assert!(k
+        .check()
+        .unwrap_err()
+        .to_string()
+        .contains("card went away"));
+    assert!(ttprof::readout::read(&k, false)
+        .unwrap_err()
+        .to_string()
+        .contains("card went away"));
 }
 
 #[test]
@@ -211,7 +354,10 @@ fn kmd_sigbus_while_mapped_is_an_error_not_a_crash() {
     k.read_u32(0, T0, 0).unwrap();
     d.set_bus_fault(true);
     let e = k.read_u32(0, T0, 0).unwrap_err().to_string();
-    assert!(e.contains("card went away / reset (SIGBUS on a mapped window)"), "{e}");
+    assert!(
+        e.contains("card went away / reset (SIGBUS on a mapped window)"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -223,14 +369,35 @@ fn kmd_only_the_consumer_words_are_written() {
     let consumer = profiler::TILE_BLOCK + tile::CONSUMER;
     k.write_u32(0, T0, tail, 0x40).unwrap();
     k.write_u32(0, T0, consumer, 9).unwrap();
-    assert_eq!((mem.read_u32(0, T0, tail).unwrap(), mem.read_u32(0, T0, consumer).unwrap()), (0x40, 9));
-    for addr in [profiler::ring_word(Risc::Brisc, ring::HEAD), profiler::TILE_BLOCK + tile::CONTROL, 0x3_0000] {
+    assert_eq!(
+        (
+            mem.read_u32(0, T0, tail).unwrap(),
+            mem.read_u32(0, T0, consumer).unwrap()
+        ),
+        (0x40, 9)
+    );
+    for addr in [
+        profiler::ring_word(Risc::Brisc, ring::HEAD),
+        profiler::TILE_BLOCK + tile::CONTROL,
+        0x3_0000,
+    ] {
         let e = k.write_u32(0, T0, addr, 1).unwrap_err().to_string();
-        assert!(e.contains("ttprof writes only the consumer's words of a real card"), "{addr:#x}: {e}");
+        assert!(
+            e.contains("ttprof writes only the consumer's words of a real card"),
+            "{addr:#x}: {e}"
+        );
     }
-    let ro = KmdOptions { writable: false, ..only(&[T0]) };
+    let ro = KmdOptions {
+        writable: false,
+        ..only(&[T0])
+    };
     let (_d, k) = open(FakeCard::new(Arch::WormholeB0, mem), &ro);
-    assert!(k.unwrap().write_u32(0, T0, tail, 1).unwrap_err().to_string().contains("opened read-only"));
+    assert!(k
+        .unwrap()
+        .write_u32(0, T0, tail, 1)
+        .unwrap_err()
+        .to_string()
+        .contains("opened read-only"));
 }
 
 #[test]
@@ -238,23 +405,46 @@ fn kmd_blackhole_with_translation_programs_translated_coordinates() {
     // A p100: NoC0 columns 7 and 10 harvested; translation on. NoC0 (11,2) is translated
     // (7,2): programming (11,2) as it is would reach another tile.
     let (a, b) = (NocCoord::new(11, 2), NocCoord::new(1, 2));
-    let (_dir, mem) = image("kmd-bh", Arch::Blackhole, vec![b, a], &[(a, 0x100, 0xA), (b, 0x100, 0xB)]);
+    let (_dir, mem) = image(
+        "kmd-bh",
+        Arch::Blackhole,
+        vec![b, a],
+        &[(a, 0x100, 0xA), (b, 0x100, 0xB)],
+    );
     let mut card = FakeCard::new(Arch::Blackhole, mem.clone());
     card.map = riscv_linker::TileMap::new(Arch::Blackhole, 192, true).unwrap();
-    let options = KmdOptions { harvest: HarvestSource::Mask(192), ..KmdOptions::default() };
+    let options = KmdOptions {
+        harvest: HarvestSource::Mask(192),
+        ..KmdOptions::default()
+    };
     let (d, k) = open(card.clone(), &options);
     let k = k.unwrap();
     assert_eq!(k.geometry().tiles_per_chip, 120, "a p100's 12 x 10 workers");
     assert!(!k.tiles(0).contains(&NocCoord::new(7, 2)), "harvested");
-    assert_eq!((k.read_u32(0, a, 0x100).unwrap(), k.read_u32(0, b, 0x100).unwrap()), (0xA, 0xB));
+    assert_eq!(
+        (
+            k.read_u32(0, a, 0x100).unwrap(),
+            k.read_u32(0, b, 0x100).unwrap()
+        ),
+        (0xA, 0xB)
+    );
     assert_eq!((d.configs()[0].x_end, d.configs()[0].y_end), (7, 2));
     assert_eq!(d.misdirected(), 0);
-    assert!(k.describe().contains("harvesting: NoC0 columns 7, 10 (mask 0xc0, given)"), "{}", k.describe());
+    assert!(
+        k.describe()
+            .contains("harvesting: NoC0 columns 7, 10 (mask 0xc0, given)"),
+        "{}",
+        k.describe()
+    );
     // Not told about the harvesting, the same read reaches the wrong tile.
     let (d, k) = open(card, &KmdOptions::default());
     let k = k.unwrap();
     assert_ne!(k.read_u32(0, a, 0x100).unwrap(), 0xA);
-    assert!(k.describe().contains("harvesting: unknown (assumed none"), "{}", k.describe());
+    assert!(
+        k.describe().contains("harvesting: unknown (assumed none"),
+        "{}",
+        k.describe()
+    );
     let _ = d;
 }
 
@@ -263,22 +453,44 @@ fn kmd_harvesting_from_a_cluster_descriptor_matches_the_card_by_pci_address() {
     let (dir, mem) = image("kmd-desc", Arch::WormholeB0, vec![T0], &[]);
     let desc = dir.join("cluster.yaml");
     std::fs::write(&desc, "arch: {0: wormhole_b0, 1: wormhole_b0}\nharvesting:\n  0: {noc_translation: true, harvest_mask: 544}\n  1: {noc_translation: true, harvest_mask: 513}\nchip_pci_bdfs:\n  0: 0000:41:00.0\n  1: 0000:42:00.0\n").unwrap();
-    let options = KmdOptions { harvest: HarvestSource::Descriptor { path: desc.clone(), chip: None }, ..KmdOptions::default() };
+    let options = KmdOptions {
+        harvest: HarvestSource::Descriptor {
+            path: desc.clone(),
+            chip: None,
+        },
+        ..KmdOptions::default()
+    };
     let (_d, k) = open(FakeCard::new(Arch::WormholeB0, mem), &options);
     let k = k.unwrap();
     assert_eq!(k.card().map.mask(), 544);
     assert_eq!(k.geometry().tiles_per_chip, 64, "two of ten rows harvested");
-    assert!(!k.tiles(0).contains(&NocCoord::new(1, 7)) && !k.tiles(0).contains(&NocCoord::new(1, 11)));
-    assert!(k.card().harvesting().contains("NoC0 rows 7, 11 (mask 0x220, cluster descriptor"), "{}", k.card().harvesting());
+    assert!(
+        !k.tiles(0).contains(&NocCoord::new(1, 7)) && !k.tiles(0).contains(&NocCoord::new(1, 11))
+    );
+    assert!(
+        k.card()
+            .harvesting()
+            .contains("NoC0 rows 7, 11 (mask 0x220, cluster descriptor"),
+        "{}",
+        k.card().harvesting()
+    );
 }
 
 #[test]
 fn kmd_devices_lists_cards_and_says_plainly_when_there_are_none() {
     let (dir, mem) = image("kmd-list", Arch::WormholeB0, vec![T0], &[]);
     let nodes = dir.join("nodes");
-    assert!(list_cards_in(&nodes, &KmdOptions::default(), |_| -> std::io::Result<FakeDriver> { unreachable!() }).is_empty());
+    assert!(list_cards_in(
+        &nodes,
+        &KmdOptions::default(),
+        |_| -> std::io::Result<FakeDriver> { unreachable!() }
+    )
+    .is_empty());
     let none = render_cards(&[]);
-    assert!(none.starts_with("no Tenstorrent card found: /dev/tenstorrent/ has no device node"), "{none}");
+    assert!(
+        none.starts_with("no Tenstorrent card found: /dev/tenstorrent/ has no device node"),
+        "{none}"
+    );
     std::fs::create_dir_all(&nodes).unwrap();
     for n in ["0", "1", "control"] {
         std::fs::write(nodes.join(n), b"").unwrap();
@@ -287,17 +499,30 @@ fn kmd_devices_lists_cards_and_says_plainly_when_there_are_none() {
         if p.ends_with("1") {
             Err(std::io::Error::from_raw_os_error(nix::libc::EACCES))
         } else {
-            Ok(FakeDriver::new(FakeCard::new(Arch::WormholeB0, mem.clone())))
+            Ok(FakeDriver::new(FakeCard::new(
+                Arch::WormholeB0,
+                mem.clone(),
+            )))
         }
     });
     assert_eq!(cards.iter().map(|c| c.index).collect::<Vec<_>>(), [0, 1]);
     let text = render_cards(&cards);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("card  device"), "{text}");
-    for want in ["wormhole_b0", "0000:41:00.0", "tt-kmd 2.10.0 (API 2)", "unknown (assumed none"] {
+    for want in [
+        "wormhole_b0",
+        "0000:41:00.0",
+        "tt-kmd 2.10.0 (API 2)",
+        "unknown (assumed none",
+    ] {
         assert!(lines[1].contains(want), "{want}: {text}");
     }
-    assert!(lines[2].starts_with("1") && lines[2].contains("error:") && lines[2].contains("permission denied"), "{text}");
+    assert!(
+        lines[2].starts_with("1")
+            && lines[2].contains("error:")
+            && lines[2].contains("permission denied"),
+        "{text}"
+    );
     // This machine's own cards (none in CI): whatever there is renders without panicking.
     let _ = render_cards(&ttkmd::list_cards(&KmdOptions::default()));
 }
@@ -309,28 +534,49 @@ fn kmd_clock_samples_bracket_the_wall_clock_and_fit_its_frequency() {
     let mut card = FakeCard::new(Arch::WormholeB0, mem);
     let t0 = ttkmd::monotonic_raw_ns();
     // 985 MHz, each tile its own offset.
-    card.clock = Some(Arc::new(move |t: NocCoord, ns: u64| 1_000_000 * t.x as u64 + (ns - t0) * 985 / 1000));
+    card.clock = Some(Arc::new(move |t: NocCoord, ns: u64| {
+        1_000_000 * t.x as u64 + (ns - t0) * 985 / 1000
+    }));
     let (_d, k) = open(card, &only(&[T0, T1]));
     let k = k.unwrap();
     let s = k.sync_sample(0, T1).unwrap();
     assert!(s.host_before_ns <= s.host_after_ns);
     let lo = 2_000_000 + (s.host_before_ns - t0) * 985 / 1000;
     let hi = 2_000_000 + (s.host_after_ns - t0) * 985 / 1000;
-    assert!((lo..=hi).contains(&s.device_cycles), "{lo} <= {} <= {hi}", s.device_cycles);
+    assert!(
+        (lo..=hi).contains(&s.device_cycles),
+        "{lo} <= {} <= {hi}",
+        s.device_cycles
+    );
     let mut sync = ClockSync::new(vec![(0, T0), (0, T1)], 20).with_spacing_ns(100_000);
     sync.window(&k).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     sync.window(&k).unwrap();
-    let f = fit(sync.samples(), Arch::WormholeB0, 1, &FitOptions { drift: false, ..FitOptions::default() }).unwrap();
+    let f = fit(
+        sync.samples(),
+        Arch::WormholeB0,
+        1,
+        &FitOptions {
+            drift: false,
+            ..FitOptions::default()
+        },
+    )
+    .unwrap();
     let mhz = f.chips[0].mhz;
-    assert!((mhz - 985.0).abs() < 985.0 * 0.01, "fitted {mhz} MHz, the card runs at 985");
+    assert!(
+        (mhz - 985.0).abs() < 985.0 * 0.01,
+        "fitted {mhz} MHz, the card runs at 985"
+    );
 }
 
 /// When tt-kmd's header is installed, a C probe compiled against it prints every size and
 /// offset we pin; they must agree. Otherwise the test says it was skipped.
 #[test]
 fn kmd_struct_layout_matches_the_installed_c_header() {
-    let mut candidates: Vec<PathBuf> = std::env::var_os("TTPROF_TTKMD_HEADER").map(PathBuf::from).into_iter().collect();
+    let mut candidates: Vec<PathBuf> = std::env::var_os("TTPROF_TTKMD_HEADER")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
     candidates.push("/usr/include/tenstorrent/ioctl.h".into());
     if let Ok(dirs) = std::fs::read_dir("/usr/src") {
         for d in dirs.flatten() {
@@ -344,21 +590,37 @@ fn kmd_struct_layout_matches_the_installed_c_header() {
         return;
     };
     let layout = ioctl::layout();
-    let mut c = format!("#include <stdio.h>\n#include <stddef.h>\n#include \"{}\"\nint main(void) {{\n", header.display());
+    let mut c = format!(
+        "#include <stdio.h>\n#include <stddef.h>\n#include \"{}\"\nint main(void) {{\n",
+        header.display()
+    );
     for (name, _, fields) in &layout {
         c += &format!("  printf(\"{name} %zu\\n\", sizeof(struct {name}));\n");
         for (field, _) in fields {
             // `in.x`/`out.x` are members of the nested in/out structs.
-            c += &format!("  printf(\"{name}.{field} %zu\\n\", offsetof(struct {name}, {field}));\n");
+            c += &format!(
+                "  printf(\"{name}.{field} %zu\\n\", offsetof(struct {name}, {field}));\n"
+            );
         }
     }
     c += "  return 0;\n}\n";
     let dir = temp_dir("kmd-probe");
     std::fs::write(dir.join("probe.c"), c).unwrap();
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let built = std::process::Command::new(&cc).arg("-o").arg(dir.join("probe")).arg(dir.join("probe.c")).output().unwrap();
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
-    let out = std::process::Command::new(dir.join("probe")).output().unwrap();
+    let built = std::process::Command::new(&cc)
+        .arg("-o")
+        .arg(dir.join("probe"))
+        .arg(dir.join("probe.c"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = std::process::Command::new(dir.join("probe"))
+        .output()
+        .unwrap();
     let out = String::from_utf8(out.stdout).unwrap();
     let mut ours = String::new();
     for (name, size, fields) in &layout {
@@ -367,8 +629,16 @@ fn kmd_struct_layout_matches_the_installed_c_header() {
             ours += &format!("{name}.{field} {off}\n");
         }
     }
-    assert_eq!(out, ours, "{} disagrees with ttprof's structs", header.display());
-    eprintln!("kmd C probe: {} agrees with every size and offset", header.display());
+    assert_eq!(
+        out,
+        ours,
+        "{} disagrees with ttprof's structs",
+        header.display()
+    );
+    eprintln!(
+        "kmd C probe: {} agrees with every size and offset",
+        header.display()
+    );
 }
 
 // ---- Against a running emulator: the bench kernel writes far more than a ring holds ----
@@ -384,7 +654,10 @@ mod emulated {
     const ITERATIONS: u32 = 1_500;
 
     fn workspace() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf()
     }
 
     fn bench_elf() -> &'static PathBuf {
@@ -416,13 +689,25 @@ mod emulated {
         let mut dev = ttprof_emu::Device::new(cfg).unwrap();
         let tile = dev.tiles()[0];
         let mem = Arc::new(MappedImage::open(dev.image_path()).unwrap());
-        let settings = Settings { recording: true, policy: Policy::Block, consumer };
+        let settings = Settings {
+            recording: true,
+            policy: Policy::Block,
+            consumer,
+        };
         launch::init_tile(&*mem, 0, tile, Arch::WormholeB0, &settings).unwrap();
         for (i, v) in [DENSE, ITERATIONS, 2].into_iter().enumerate() {
-            mem.write_u32(0, tile, example_abi::ARGS + 4 * i as u32, v).unwrap();
+            mem.write_u32(0, tile, example_abi::ARGS + 4 * i as u32, v)
+                .unwrap();
         }
         let elf = bench_elf();
-        dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(elf).unwrap(), &elf.display().to_string()).unwrap();
+        dev.load_kernel(
+            0,
+            tile,
+            Risc::Brisc,
+            &std::fs::read(elf).unwrap(),
+            &elf.display().to_string(),
+        )
+        .unwrap();
         (dev, mem, tile)
     }
 
@@ -433,7 +718,14 @@ mod emulated {
 
     /// Streams the run through `memory` (drains every 200k cycles while it runs).
     fn stream(mut dev: ttprof_emu::Device, memory: &dyn DeviceMemory) -> Readout {
-        let mut drainer = Drainer::attach(memory, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+        let mut drainer = Drainer::attach(
+            memory,
+            DrainOptions {
+                consume: true,
+                attach_consumer: true,
+            },
+        )
+        .unwrap();
         let mut err = None;
         dev.run_with_hook(200_000, &mut |_| {
             if err.is_none() {
@@ -447,7 +739,10 @@ mod emulated {
     }
 
     fn records(r: &Readout) -> Vec<(String, ttprof::decode::Records)> {
-        r.rings.iter().map(|ring| (format!("{:?}", ring.id), ring.records.clone())).collect()
+        r.rings
+            .iter()
+            .map(|ring| (format!("{:?}", ring.id), ring.records.clone()))
+            .collect()
     }
 
     #[test]
@@ -458,13 +753,22 @@ mod emulated {
         let kmd = card(image, tile);
         let by_card = stream(dev, &kmd);
         let zones = by_card.zones();
-        assert!(zones as u32 >= 2 * ITERATIONS, "{zones} zones: far more than one ring holds, drained while running");
-        assert!(by_card.rings[0].stalls > 0, "the producer waited for this consumer");
+        assert!(
+            zones as u32 >= 2 * ITERATIONS,
+            "{zones} zones: far more than one ring holds, drained while running"
+        );
+        assert!(
+            by_card.rings[0].stalls > 0,
+            "the producer waited for this consumer"
+        );
         assert_eq!(records(&by_card), records(&by_image), "identical records");
         assert_eq!(by_card.rings[0].stalls, by_image.rings[0].stalls);
         assert!(by_card.issues.is_empty(), "{:?}", by_card.issues);
         let pool = kmd.pool_stats();
-        assert!(kmd.bytes_read() > 0 && (1..=ttkmd::DEFAULT_WINDOWS).contains(&pool.windows), "{pool:?}");
+        assert!(
+            kmd.bytes_read() > 0 && (1..=ttkmd::DEFAULT_WINDOWS).contains(&pool.windows),
+            "{pool:?}"
+        );
     }
 
     #[test]
@@ -473,7 +777,10 @@ mod emulated {
         let (mut dev, image, tile) = device("readout", false);
         dev.run().unwrap();
         let kmd = card(image.clone(), tile);
-        let (a, b) = (ttprof::readout::read(&*image, false).unwrap(), ttprof::readout::read(&kmd, false).unwrap());
+        let (a, b) = (
+            ttprof::readout::read(&*image, false).unwrap(),
+            ttprof::readout::read(&kmd, false).unwrap(),
+        );
         assert!(a.zones() > 100, "{} zones", a.zones());
         assert_eq!(records(&b), records(&a), "identical records");
         assert_eq!(b.rings[0].dropped, a.rings[0].dropped);

@@ -179,7 +179,13 @@ pub enum Risc {
 }
 
 impl Risc {
-    pub const ALL: [Risc; 5] = [Risc::Brisc, Risc::Ncrisc, Risc::Trisc0, Risc::Trisc1, Risc::Trisc2];
+    pub const ALL: [Risc; 5] = [
+        Risc::Brisc,
+        Risc::Ncrisc,
+        Risc::Trisc0,
+        Risc::Trisc1,
+        Risc::Trisc2,
+    ];
     pub const COUNT: usize = 5;
 
     pub const fn index(self) -> usize {
@@ -272,8 +278,14 @@ mod tests {
 
     #[test]
     fn worker_grids_match_reference_counts() {
-        assert_eq!(Arch::WormholeB0.tensix_noc_xs().len() * Arch::WormholeB0.tensix_noc_ys().len(), 80);
-        assert_eq!(Arch::Blackhole.tensix_noc_xs().len() * Arch::Blackhole.tensix_noc_ys().len(), 140);
+        assert_eq!(
+            Arch::WormholeB0.tensix_noc_xs().len() * Arch::WormholeB0.tensix_noc_ys().len(),
+            80
+        );
+        assert_eq!(
+            Arch::Blackhole.tensix_noc_xs().len() * Arch::Blackhole.tensix_noc_ys().len(),
+            140
+        );
         for arch in Arch::ALL {
             let (c, r) = arch.worker_grid();
             assert_eq!(arch.tensix_noc_xs().len(), c as usize);
@@ -313,6 +325,9 @@ mod tests {
 
     #[test]
     fn noc_address_packs_coordinates() {
-        assert_eq!(NocCoord::new(1, 2).noc_address(0x100), (2u64 << 42) | (1u64 << 36) | 0x100);
+        assert_eq!(
+            NocCoord::new(1, 2).noc_address(0x100),
+            (2u64 << 42) | (1u64 << 36) | 0x100
+        );
     }
 }

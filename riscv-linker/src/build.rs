@@ -23,8 +23,9 @@ pub const ARCH_ENV: &str = "TTPROF_ARCH";
 pub fn arch_from_env() -> Result<Arch, std::string::String> {
     match env::var(ARCH_ENV) {
         Err(_) => Ok(Arch::WormholeB0),
-        Ok(v) => Arch::from_name(&v)
-            .ok_or_else(|| std::format!("{ARCH_ENV}={v:?} is not an arch (use wormhole_b0 or blackhole)")),
+        Ok(v) => Arch::from_name(&v).ok_or_else(|| {
+            std::format!("{ARCH_ENV}={v:?} is not an arch (use wormhole_b0 or blackhole)")
+        }),
     }
 }
 
@@ -35,7 +36,8 @@ pub fn kernels(bins: &[(&str, Risc)]) {
         return;
     }
     let arch = arch_from_env().unwrap_or_else(|e| panic!("{e}"));
-    let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo for build scripts"));
+    let out =
+        PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR is set by cargo for build scripts"));
     for (bin, risc) in bins {
         let path = out.join(std::format!("link-{bin}.x"));
         fs::write(&path, script::linker_script(arch, *risc))

@@ -131,10 +131,21 @@ impl Geometry {
     /// computed from a checked geometry fits in a `u64` (see [`Geometry::checked_file_size`]).
     pub const fn check(&self) -> Result<(), DevFileError> {
         if self.l1_size != self.arch.l1_size() {
-            return Err(DevFileError::L1Size { arch: self.arch, expected: self.arch.l1_size(), found: self.l1_size });
+            return Err(DevFileError::L1Size {
+                arch: self.arch,
+                expected: self.arch.l1_size(),
+                found: self.l1_size,
+            });
         }
-        if self.chips == 0 || self.tiles_per_chip == 0 || self.tiles_per_chip > Self::max_tiles(self.arch) {
-            return Err(DevFileError::Geometry { arch: self.arch, chips: self.chips, tiles_per_chip: self.tiles_per_chip });
+        if self.chips == 0
+            || self.tiles_per_chip == 0
+            || self.tiles_per_chip > Self::max_tiles(self.arch)
+        {
+            return Err(DevFileError::Geometry {
+                arch: self.arch,
+                chips: self.chips,
+                tiles_per_chip: self.tiles_per_chip,
+            });
         }
         Ok(())
     }
@@ -145,7 +156,10 @@ impl Geometry {
     pub fn check_tiles(&self, chip: u32, tiles: &[NocCoord]) -> Result<(), DevFileError> {
         if tiles.len() as u64 != self.tiles_per_chip as u64 {
             let found = tiles.len().min(u32::MAX as usize) as u32;
-            return Err(DevFileError::TileTable { expected: self.tiles_per_chip, found });
+            return Err(DevFileError::TileTable {
+                expected: self.tiles_per_chip,
+                found,
+            });
         }
         // First entry index + 1 of each coordinate seen, by `x + 32 * y` (NoC grids are at
         // most 17 x 12, checked before indexing).
@@ -154,11 +168,21 @@ impl Geometry {
         for (index, &tile) in tiles.iter().enumerate() {
             let index = index as u32;
             if tile.x >= cols || tile.y >= rows || self.arch.worker_logical(tile).is_none() {
-                return Err(DevFileError::NotWorker { arch: self.arch, chip, index, tile });
+                return Err(DevFileError::NotWorker {
+                    arch: self.arch,
+                    chip,
+                    index,
+                    tile,
+                });
             }
             let slot = &mut seen[tile.x as usize + 32 * tile.y as usize];
             if *slot != 0 {
-                return Err(DevFileError::DuplicateTile { chip, tile, first: *slot as u32 - 1, second: index });
+                return Err(DevFileError::DuplicateTile {
+                    chip,
+                    tile,
+                    first: *slot as u32 - 1,
+                    second: index,
+                });
             }
             *slot = index as u16 + 1;
         }
@@ -168,17 +192,29 @@ impl Geometry {
     /// Bytes of header including the tile table, rounded up to [`PAGE`]; `None` when that
     /// does not fit in a `u64` (never for a geometry that passes [`Geometry::check`]).
     pub const fn checked_header_size(&self) -> Option<u64> {
-        let Some(table) = (4 * self.chips as u64).checked_mul(self.tiles_per_chip as u64) else { return None };
-        let Some(raw) = table.checked_add(HEADER_FIXED as u64) else { return None };
+        let Some(table) = (4 * self.chips as u64).checked_mul(self.tiles_per_chip as u64) else {
+            return None;
+        };
+        let Some(raw) = table.checked_add(HEADER_FIXED as u64) else {
+            return None;
+        };
         checked_round_up(raw, PAGE as u64)
     }
 
     /// Total file size; `None` when it does not fit in a `u64`.
     pub const fn checked_file_size(&self) -> Option<u64> {
-        let Some(header) = self.checked_header_size() else { return None };
-        let Some(stride) = checked_round_up(self.l1_size as u64, PAGE as u64) else { return None };
-        let Some(tiles) = (self.chips as u64).checked_mul(self.tiles_per_chip as u64) else { return None };
-        let Some(l1) = stride.checked_mul(tiles) else { return None };
+        let Some(header) = self.checked_header_size() else {
+            return None;
+        };
+        let Some(stride) = checked_round_up(self.l1_size as u64, PAGE as u64) else {
+            return None;
+        };
+        let Some(tiles) = (self.chips as u64).checked_mul(self.tiles_per_chip as u64) else {
+            return None;
+        };
+        let Some(l1) = stride.checked_mul(tiles) else {
+            return None;
+        };
         header.checked_add(l1)
     }
 
@@ -208,7 +244,8 @@ impl Geometry {
     /// checked geometry and a tile inside it (then it lies inside [`Geometry::file_size`]).
     pub const fn tile_offset(&self, chip: u32, tile: u32) -> u64 {
         let index = chip as u64 * self.tiles_per_chip as u64 + tile as u64;
-        self.header_size().saturating_add(self.tile_stride().saturating_mul(index))
+        self.header_size()
+            .saturating_add(self.tile_stride().saturating_mul(index))
     }
 
     /// Writes the fixed fields and the tile table into `header` (at least `header_size()` bytes).
@@ -218,7 +255,10 @@ impl Geometry {
         self.check()?;
         self.check_tiles(0, tiles)?;
         if (header.len() as u64) < self.header_size() {
-            return Err(DevFileError::TooSmall { expected: self.header_size(), found: header.len() as u64 });
+            return Err(DevFileError::TooSmall {
+                expected: self.header_size(),
+                found: header.len() as u64,
+            });
         }
         header[field::MAGIC..field::MAGIC + 8].copy_from_slice(&MAGIC);
         put(header, field::VERSION, VERSION);
@@ -245,7 +285,10 @@ impl Geometry {
     /// reads it ([`Geometry::check_tiles`]).
     pub fn read_header(header: &[u8], file_len: u64) -> Result<Geometry, DevFileError> {
         if header.len() < HEADER_FIXED as usize {
-            return Err(DevFileError::TooSmall { expected: HEADER_FIXED as u64, found: header.len() as u64 });
+            return Err(DevFileError::TooSmall {
+                expected: HEADER_FIXED as u64,
+                found: header.len() as u64,
+            });
         }
         if header[..8] != MAGIC {
             let mut found = [0u8; 8];
@@ -254,7 +297,10 @@ impl Geometry {
         }
         let version = get(header, field::VERSION);
         if version != VERSION {
-            return Err(DevFileError::Version { expected: VERSION, found: version });
+            return Err(DevFileError::Version {
+                expected: VERSION,
+                found: version,
+            });
         }
         let arch_id = get(header, field::ARCH);
         let arch = Arch::from_id(arch_id).ok_or(DevFileError::Arch { found: arch_id })?;
@@ -265,15 +311,23 @@ impl Geometry {
             l1_size: get(header, field::L1_SIZE),
         };
         g.check()?;
-        let (Some(header_size), Some(file_size)) = (g.checked_header_size(), g.checked_file_size()) else {
-            return Err(DevFileError::TooLarge { chips: g.chips, tiles_per_chip: g.tiles_per_chip });
+        let (Some(header_size), Some(file_size)) = (g.checked_header_size(), g.checked_file_size())
+        else {
+            return Err(DevFileError::TooLarge {
+                chips: g.chips,
+                tiles_per_chip: g.tiles_per_chip,
+            });
         };
-        if get(header, field::HEADER_SIZE) as u64 != header_size || get(header, field::TILE_STRIDE) as u64 != g.tile_stride()
+        if get(header, field::HEADER_SIZE) as u64 != header_size
+            || get(header, field::TILE_STRIDE) as u64 != g.tile_stride()
         {
             return Err(DevFileError::Inconsistent);
         }
         if file_len != file_size {
-            return Err(DevFileError::FileSize { expected: file_size, found: file_len });
+            return Err(DevFileError::FileSize {
+                expected: file_size,
+                found: file_len,
+            });
         }
         Ok(g)
     }
@@ -283,9 +337,14 @@ impl Geometry {
         if chip >= self.chips || tile >= self.tiles_per_chip {
             return None;
         }
-        let index = (chip as usize).checked_mul(self.tiles_per_chip as usize)?.checked_add(tile as usize)?;
+        let index = (chip as usize)
+            .checked_mul(self.tiles_per_chip as usize)?
+            .checked_add(tile as usize)?;
         let at = index.checked_mul(4)?.checked_add(HEADER_FIXED as usize)?;
-        Some(NocCoord::new(*header.get(at)?, *header.get(at.checked_add(1)?)?))
+        Some(NocCoord::new(
+            *header.get(at)?,
+            *header.get(at.checked_add(1)?)?,
+        ))
     }
 }
 
@@ -308,22 +367,59 @@ fn get(buf: &[u8], at: usize) -> u32 {
 /// Why a device-memory image was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DevFileError {
-    TooSmall { expected: u64, found: u64 },
-    Magic { found: [u8; 8] },
-    Version { expected: u32, found: u32 },
-    Arch { found: u32 },
-    L1Size { arch: Arch, expected: u32, found: u32 },
+    TooSmall {
+        expected: u64,
+        found: u64,
+    },
+    Magic {
+        found: [u8; 8],
+    },
+    Version {
+        expected: u32,
+        found: u32,
+    },
+    Arch {
+        found: u32,
+    },
+    L1Size {
+        arch: Arch,
+        expected: u32,
+        found: u32,
+    },
     Inconsistent,
-    FileSize { expected: u64, found: u64 },
-    TileTable { expected: u32, found: u32 },
+    FileSize {
+        expected: u64,
+        found: u64,
+    },
+    TileTable {
+        expected: u32,
+        found: u32,
+    },
     /// No chip, no tiles, or more tiles per chip than the arch's NoC grid holds.
-    Geometry { arch: Arch, chips: u32, tiles_per_chip: u32 },
+    Geometry {
+        arch: Arch,
+        chips: u32,
+        tiles_per_chip: u32,
+    },
     /// Sizes that do not fit in 64 bits.
-    TooLarge { chips: u32, tiles_per_chip: u32 },
+    TooLarge {
+        chips: u32,
+        tiles_per_chip: u32,
+    },
     /// Entry `index` of chip `chip`'s tile table is not a Tensix worker tile of `arch`.
-    NotWorker { arch: Arch, chip: u32, index: u32, tile: NocCoord },
+    NotWorker {
+        arch: Arch,
+        chip: u32,
+        index: u32,
+        tile: NocCoord,
+    },
     /// Entries `first` and `second` of chip `chip`'s tile table are the same tile.
-    DuplicateTile { chip: u32, tile: NocCoord, first: u32, second: u32 },
+    DuplicateTile {
+        chip: u32,
+        tile: NocCoord,
+        first: u32,
+        second: u32,
+    },
 }
 
 impl fmt::Display for DevFileError {
@@ -387,13 +483,23 @@ mod tests {
     use super::*;
 
     fn geometry() -> Geometry {
-        Geometry { arch: Arch::WormholeB0, chips: 2, tiles_per_chip: 4, l1_size: Arch::WormholeB0.l1_size() }
+        Geometry {
+            arch: Arch::WormholeB0,
+            chips: 2,
+            tiles_per_chip: 4,
+            l1_size: Arch::WormholeB0.l1_size(),
+        }
     }
 
     #[test]
     fn header_round_trips_and_tiles_are_page_aligned() {
         let g = geometry();
-        let tiles = [NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(1, 2), NocCoord::new(2, 2)];
+        let tiles = [
+            NocCoord::new(1, 1),
+            NocCoord::new(2, 1),
+            NocCoord::new(1, 2),
+            NocCoord::new(2, 2),
+        ];
         let mut h = std::vec![0u8; g.header_size() as usize];
         g.write_header(&mut h, &tiles).unwrap();
         assert_eq!(Geometry::read_header(&h, g.file_size()).unwrap(), g);
@@ -403,7 +509,12 @@ mod tests {
     }
 
     fn tiles() -> [NocCoord; 4] {
-        [NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(1, 2), NocCoord::new(2, 2)]
+        [
+            NocCoord::new(1, 1),
+            NocCoord::new(2, 1),
+            NocCoord::new(1, 2),
+            NocCoord::new(2, 2),
+        ]
     }
 
     #[test]
@@ -416,7 +527,10 @@ mod tests {
         assert!(matches!(e, DevFileError::FileSize { .. }));
         assert!(std::format!("{e}").contains("truncated"));
         h[0] = b'X';
-        assert!(matches!(Geometry::read_header(&h, g.file_size()), Err(DevFileError::Magic { .. })));
+        assert!(matches!(
+            Geometry::read_header(&h, g.file_size()),
+            Err(DevFileError::Magic { .. })
+        ));
     }
 
     /// A header page whose fixed fields say `chips` x `tiles_per_chip` with the header size
@@ -432,7 +546,10 @@ mod tests {
             (field::TILES_PER_CHIP, tiles_per_chip),
             (field::L1_SIZE, arch.l1_size()),
             (field::HEADER_SIZE, header_size),
-            (field::TILE_STRIDE, round_up(arch.l1_size() as u64, PAGE as u64) as u32),
+            (
+                field::TILE_STRIDE,
+                round_up(arch.l1_size() as u64, PAGE as u64) as u32,
+            ),
         ] {
             put(&mut h, at, v);
         }
@@ -445,26 +562,52 @@ mod tests {
         // to 0, so the header claimed one page and the tiles' L1 wrapped to 0 bytes too: a
         // 4 KiB file passed.
         let h = forged(1 << 31, 1 << 31, PAGE);
-        let g = Geometry { arch: Arch::WormholeB0, chips: 1 << 31, tiles_per_chip: 1 << 31, l1_size: Arch::WormholeB0.l1_size() };
+        let g = Geometry {
+            arch: Arch::WormholeB0,
+            chips: 1 << 31,
+            tiles_per_chip: 1 << 31,
+            l1_size: Arch::WormholeB0.l1_size(),
+        };
         assert_eq!(g.checked_header_size(), None);
         assert_eq!(g.checked_file_size(), None);
-        assert_eq!(g.header_size(), u64::MAX, "saturates: no file has this size");
+        assert_eq!(
+            g.header_size(),
+            u64::MAX,
+            "saturates: no file has this size"
+        );
         assert_eq!(g.file_size(), u64::MAX);
         let e = Geometry::read_header(&h, PAGE as u64).unwrap_err();
         assert!(matches!(e, DevFileError::Geometry { .. }), "{e:?}");
         let msg = std::format!("{e}");
-        assert!(msg.contains("2147483648 chip(s) of 2147483648 tile(s)") && msg.contains("1..=120 tiles per chip"), "{msg}");
+        assert!(
+            msg.contains("2147483648 chip(s) of 2147483648 tile(s)")
+                && msg.contains("1..=120 tiles per chip"),
+            "{msg}"
+        );
         // No chip, and more tiles than the NoC grid, whatever the file's size.
         for (chips, tiles) in [(0, 4), (1, 0), (1, 121), (u32::MAX, u32::MAX)] {
             let e = Geometry::read_header(&forged(chips, tiles, PAGE), PAGE as u64).unwrap_err();
-            assert!(matches!(e, DevFileError::Geometry { .. }), "{chips} x {tiles}: {e:?}");
+            assert!(
+                matches!(e, DevFileError::Geometry { .. }),
+                "{chips} x {tiles}: {e:?}"
+            );
         }
         // The most chips a header can name still computes sizes without wrapping.
-        let big = Geometry { chips: u32::MAX, tiles_per_chip: 120, ..geometry() };
+        let big = Geometry {
+            chips: u32::MAX,
+            tiles_per_chip: 120,
+            ..geometry()
+        };
         assert!(big.check().is_ok());
         assert!(big.checked_file_size().unwrap() > u32::MAX as u64 * 120 * big.tile_stride());
         let e = Geometry::read_header(&forged(u32::MAX, 120, PAGE), PAGE as u64).unwrap_err();
-        assert!(matches!(e, DevFileError::Inconsistent | DevFileError::FileSize { .. }), "{e:?}");
+        assert!(
+            matches!(
+                e,
+                DevFileError::Inconsistent | DevFileError::FileSize { .. }
+            ),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -474,21 +617,61 @@ mod tests {
         let mut twice = tiles();
         twice[3] = twice[1];
         let e = g.check_tiles(1, &twice).unwrap_err();
-        assert_eq!(e, DevFileError::DuplicateTile { chip: 1, tile: NocCoord::new(2, 1), first: 1, second: 3 });
-        assert!(std::format!("{e}").contains("tile table of chip 1 lists tile (2,1) twice (entries 1 and 3)"), "{e}");
+        assert_eq!(
+            e,
+            DevFileError::DuplicateTile {
+                chip: 1,
+                tile: NocCoord::new(2, 1),
+                first: 1,
+                second: 3
+            }
+        );
+        assert!(
+            std::format!("{e}")
+                .contains("tile table of chip 1 lists tile (2,1) twice (entries 1 and 3)"),
+            "{e}"
+        );
         // Wormhole's NoC column 5 holds no Tensix tiles; (10,1) is outside its 10x12 grid.
-        for bad in [NocCoord::new(5, 1), NocCoord::new(10, 1), NocCoord::new(0, 0), NocCoord::new(255, 255)] {
+        for bad in [
+            NocCoord::new(5, 1),
+            NocCoord::new(10, 1),
+            NocCoord::new(0, 0),
+            NocCoord::new(255, 255),
+        ] {
             let mut t = tiles();
             t[2] = bad;
             let e = g.check_tiles(0, &t).unwrap_err();
-            assert_eq!(e, DevFileError::NotWorker { arch: g.arch, chip: 0, index: 2, tile: bad });
-            assert!(std::format!("{e}").contains("not a Tensix worker tile of wormhole_b0"), "{e}");
+            assert_eq!(
+                e,
+                DevFileError::NotWorker {
+                    arch: g.arch,
+                    chip: 0,
+                    index: 2,
+                    tile: bad
+                }
+            );
+            assert!(
+                std::format!("{e}").contains("not a Tensix worker tile of wormhole_b0"),
+                "{e}"
+            );
         }
-        assert!(matches!(g.check_tiles(0, &tiles()[..3]), Err(DevFileError::TileTable { expected: 4, found: 3 })));
+        assert!(matches!(
+            g.check_tiles(0, &tiles()[..3]),
+            Err(DevFileError::TileTable {
+                expected: 4,
+                found: 3
+            })
+        ));
         // A writer refuses what a reader would.
         let mut h = std::vec![0u8; g.header_size() as usize];
-        assert!(matches!(g.write_header(&mut h, &twice), Err(DevFileError::DuplicateTile { .. })));
+        assert!(matches!(
+            g.write_header(&mut h, &twice),
+            Err(DevFileError::DuplicateTile { .. })
+        ));
         let none = Geometry { chips: 0, ..g };
-        assert!(matches!(none.write_header(&mut h, &tiles()), Err(DevFileError::Geometry { .. })));
+        assert!(matches!(
+            none.write_header(&mut h, &tiles()),
+            Err(DevFileError::Geometry { .. })
+        ));
     }
 }

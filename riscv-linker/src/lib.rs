@@ -21,8 +21,8 @@
 extern crate std;
 
 mod arch;
-mod map;
 pub mod devfile;
+mod map;
 pub mod mmio;
 pub mod noc;
 pub mod profiler;
@@ -36,5 +36,8 @@ pub mod lock;
 pub mod script;
 
 pub use arch::{Arch, NocCoord, Risc};
-pub use map::{memory_map, runtime_args, MemoryMap, Region, MAX_RUNTIME_ARGS, RUNTIME_ARGS_BASE, RUNTIME_ARGS_BYTES, USER_L1_BASE};
+pub use map::{
+    memory_map, runtime_args, MemoryMap, Region, MAX_RUNTIME_ARGS, RUNTIME_ARGS_BASE,
+    RUNTIME_ARGS_BYTES, USER_L1_BASE,
+};
 pub use tilemap::{HarvestError, TileMap};

@@ -59,16 +59,37 @@ mod tests {
 
     #[test]
     fn each_role_has_one_holder_and_is_released_with_its_file() {
-        let path = std::env::temp_dir().join(std::format!("riscv-linker-lock-{}", std::process::id()));
-        let open = || std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).unwrap();
+        let path =
+            std::env::temp_dir().join(std::format!("riscv-linker-lock-{}", std::process::id()));
+        let open = || {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .unwrap()
+        };
         std::fs::write(&path, [0u8; 8]).unwrap();
         let (a, b) = (open(), open());
         assert!(try_lock(&a, Role::Device).unwrap());
-        assert!(!try_lock(&b, Role::Device).unwrap(), "a second device on the same image");
-        assert!(try_lock(&b, Role::Consumer).unwrap(), "the roles are independent");
-        assert!(try_lock(&a, Role::Device).unwrap(), "the holder may take it again");
+        assert!(
+            !try_lock(&b, Role::Device).unwrap(),
+            "a second device on the same image"
+        );
+        assert!(
+            try_lock(&b, Role::Consumer).unwrap(),
+            "the roles are independent"
+        );
+        assert!(
+            try_lock(&a, Role::Device).unwrap(),
+            "the holder may take it again"
+        );
         drop(a);
-        assert!(try_lock(&open(), Role::Device).unwrap(), "released when its file is closed");
+        assert!(
+            try_lock(&open(), Role::Device).unwrap(),
+            "released when its file is closed"
+        );
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -36,7 +36,10 @@ pub const MAX_RUNTIME_ARGS: u32 = RUNTIME_ARGS_BYTES / 4;
 
 /// Where `risc`'s runtime arguments live in L1 (the same on every tile and arch).
 pub const fn runtime_args(risc: Risc) -> Region {
-    Region::new(RUNTIME_ARGS_BASE + risc.index() as u32 * RUNTIME_ARGS_BYTES, RUNTIME_ARGS_BYTES)
+    Region::new(
+        RUNTIME_ARGS_BASE + risc.index() as u32 * RUNTIME_ARGS_BYTES,
+        RUNTIME_ARGS_BYTES,
+    )
 }
 
 const CODE_SLOT_SIZE: u32 = 0x4000;
@@ -89,13 +92,20 @@ pub struct MemoryMap {
 /// The memory map of `risc` on `arch`.
 pub const fn memory_map(arch: Arch, risc: Risc) -> MemoryMap {
     let (reset_pc, boot, code) = match risc {
-        Risc::Brisc => (0, Some(Region::new(0, 4)), Region::new(BRISC_CODE_START, 0x6000 - BRISC_CODE_START)),
+        Risc::Brisc => (
+            0,
+            Some(Region::new(0, 4)),
+            Region::new(BRISC_CODE_START, 0x6000 - BRISC_CODE_START),
+        ),
         Risc::Trisc0 => (0x6000, None, Region::new(0x6000, CODE_SLOT_SIZE)),
         Risc::Trisc1 => (0xA000, None, Region::new(0xA000, CODE_SLOT_SIZE)),
         Risc::Trisc2 => (0xE000, None, Region::new(0xE000, CODE_SLOT_SIZE)),
         Risc::Ncrisc => (0x12000, None, Region::new(0x12000, CODE_SLOT_SIZE)),
     };
-    let data = Region::new(DATA_BASE + risc.index() as u32 * DATA_SLOT_SIZE, DATA_SLOT_SIZE);
+    let data = Region::new(
+        DATA_BASE + risc.index() as u32 * DATA_SLOT_SIZE,
+        DATA_SLOT_SIZE,
+    );
     let local_ram = Region::new(mmio::LOCAL_RAM_BASE, arch.local_ram_size(risc));
     MemoryMap {
         arch,
@@ -161,9 +171,21 @@ mod tests {
 
     #[test]
     fn local_ram_sizes_follow_reference() {
-        assert_eq!(memory_map(Arch::WormholeB0, Risc::Brisc).local_ram.size, 4096);
-        assert_eq!(memory_map(Arch::WormholeB0, Risc::Trisc1).local_ram.size, 2048);
-        assert_eq!(memory_map(Arch::Blackhole, Risc::Ncrisc).local_ram.size, 8192);
-        assert_eq!(memory_map(Arch::Blackhole, Risc::Trisc2).local_ram.size, 4096);
+        assert_eq!(
+            memory_map(Arch::WormholeB0, Risc::Brisc).local_ram.size,
+            4096
+        );
+        assert_eq!(
+            memory_map(Arch::WormholeB0, Risc::Trisc1).local_ram.size,
+            2048
+        );
+        assert_eq!(
+            memory_map(Arch::Blackhole, Risc::Ncrisc).local_ram.size,
+            8192
+        );
+        assert_eq!(
+            memory_map(Arch::Blackhole, Risc::Trisc2).local_ram.size,
+            4096
+        );
     }
 }

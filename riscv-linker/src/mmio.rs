@@ -254,12 +254,23 @@ mod tests {
             (TENSIX_CFG_BASE, TENSIX_CFG_SIZE),
         ];
         for w in windows.windows(2) {
-            assert!(w[0].0 as u64 + w[0].1 as u64 <= w[1].0 as u64, "{:#x} overlaps {:#x}", w[0].0, w[1].0);
+            assert!(
+                w[0].0 as u64 + w[0].1 as u64 <= w[1].0 as u64,
+                "{:#x} overlaps {:#x}",
+                w[0].0,
+                w[1].0
+            );
         }
         assert_eq!(mailbox(3) + MAILBOX_STRIDE, MAILBOX_BASE + MAILBOX_SIZE);
         const { assert!(SEMAPHORE_BASE + 4 * SEMAPHORES <= PC_BUF_BASE + PC_BUF_SIZE) };
         const { assert!(GPRS_PER_THREAD_BYTES * 3 <= REGFILE_SIZE) };
-        for r in [TRISC_PC_BUF_OVERRIDE, INSTRN_BUF_CTRL0, INSTRN_BUF_CTRL1, INSTRN_BUF_STATUS, SOFT_RESET_0] {
+        for r in [
+            TRISC_PC_BUF_OVERRIDE,
+            INSTRN_BUF_CTRL0,
+            INSTRN_BUF_CTRL1,
+            INSTRN_BUF_STATUS,
+            SOFT_RESET_0,
+        ] {
             assert!(r.wrapping_sub(DEBUG_REGS_BASE) < DEBUG_REGS_SIZE);
         }
     }

@@ -227,7 +227,6 @@ pub const fn max_packet_bytes(arch: Arch) -> u32 {
     }
 }
 
-
 /// Alignment tt-metal requires for NoC transfers to or from L1 / DRAM.
 pub const fn alignment(arch: Arch, dram: bool) -> u32 {
     match (arch, dram) {
@@ -240,7 +239,10 @@ pub const fn alignment(arch: Arch, dram: bool) -> u32 {
 /// The coordinates of a NoC0 tile on NoC1.
 pub const fn noc1_coord(arch: Arch, c: NocCoord) -> NocCoord {
     let (w, h) = arch.noc_grid();
-    NocCoord { x: w - 1 - c.x, y: h - 1 - c.y }
+    NocCoord {
+        x: w - 1 - c.x,
+        y: h - 1 - c.y,
+    }
 }
 
 /// The tile at coordinates `c` of NoC `noc`, in NoC0 coordinates (NoC1 numbering is a
@@ -266,7 +268,9 @@ impl NiuMap {
     /// its low 4 bits; Blackhole: `*_HI`) for a unicast to `c` with local address `addr`.
     pub const fn coord_field(arch: Arch, c: NocCoord, addr: u64) -> u32 {
         match arch {
-            Arch::WormholeB0 => ((addr >> 32) as u32 & 0xF) | (c.x as u32) << 4 | (c.y as u32) << 10,
+            Arch::WormholeB0 => {
+                ((addr >> 32) as u32 & 0xF) | (c.x as u32) << 4 | (c.y as u32) << 10
+            }
             Arch::Blackhole => c.x as u32 | (c.y as u32) << 6,
         }
     }
@@ -281,7 +285,9 @@ impl NiuMap {
                     | (start.x as u32) << 16
                     | (start.y as u32) << 22
             }
-            Arch::Blackhole => end.x as u32 | (end.y as u32) << 6 | (start.x as u32) << 12 | (start.y as u32) << 18,
+            Arch::Blackhole => {
+                end.x as u32 | (end.y as u32) << 6 | (start.x as u32) << 12 | (start.y as u32) << 18
+            }
         }
     }
 
@@ -290,12 +296,24 @@ impl NiuMap {
     pub const fn decode_coords(arch: Arch, field: u32) -> (NocCoord, NocCoord) {
         match arch {
             Arch::WormholeB0 => (
-                NocCoord { x: ((field >> 4) & 0x3F) as u8, y: ((field >> 10) & 0x3F) as u8 },
-                NocCoord { x: ((field >> 16) & 0x3F) as u8, y: ((field >> 22) & 0x3F) as u8 },
+                NocCoord {
+                    x: ((field >> 4) & 0x3F) as u8,
+                    y: ((field >> 10) & 0x3F) as u8,
+                },
+                NocCoord {
+                    x: ((field >> 16) & 0x3F) as u8,
+                    y: ((field >> 22) & 0x3F) as u8,
+                },
             ),
             Arch::Blackhole => (
-                NocCoord { x: (field & 0x3F) as u8, y: ((field >> 6) & 0x3F) as u8 },
-                NocCoord { x: ((field >> 12) & 0x3F) as u8, y: ((field >> 18) & 0x3F) as u8 },
+                NocCoord {
+                    x: (field & 0x3F) as u8,
+                    y: ((field >> 6) & 0x3F) as u8,
+                },
+                NocCoord {
+                    x: ((field >> 12) & 0x3F) as u8,
+                    y: ((field >> 18) & 0x3F) as u8,
+                },
             ),
         }
     }
@@ -347,7 +365,10 @@ pub mod dram {
 
     /// The channel a NoC0 coordinate belongs to, if it is a DRAM endpoint.
     pub fn channel_of(arch: Arch, at: NocCoord) -> Option<u32> {
-        channels(arch).iter().position(|eps| eps.contains(&at)).map(|i| i as u32)
+        channels(arch)
+            .iter()
+            .position(|eps| eps.contains(&at))
+            .map(|i| i as u32)
     }
 
     /// Banks tt-metal presents: 12 of 1 GiB on Wormhole (two per channel), 8 on Blackhole.
@@ -365,7 +386,11 @@ pub mod dram {
             Arch::WormholeB0 => {
                 let ch = bank / 2 % 6;
                 let half = bank % 2;
-                Bank { channel: ch, endpoint: channels(arch)[ch as usize][2 * half as usize], offset: (half as u64) << 30 }
+                Bank {
+                    channel: ch,
+                    endpoint: channels(arch)[ch as usize][2 * half as usize],
+                    offset: (half as u64) << 30,
+                }
             }
             Arch::Blackhole => {
                 let ch = bank % 8;
@@ -374,7 +399,11 @@ pub mod dram {
                     0 | 4 | 5 => 2,
                     _ => 0,
                 };
-                Bank { channel: ch, endpoint: channels(arch)[ch as usize][sub], offset: 0 }
+                Bank {
+                    channel: ch,
+                    endpoint: channels(arch)[ch as usize][sub],
+                    offset: 0,
+                }
             }
         }
     }
@@ -395,13 +424,21 @@ pub mod dram {
         let align = super::alignment(arch, true);
         let stride = page_size.div_ceil(align) * align;
         let b = bank(arch, page % banks);
-        (b, b.offset + base as u64 + (page / banks) as u64 * stride as u64)
+        (
+            b,
+            b.offset + base as u64 + (page / banks) as u64 * stride as u64,
+        )
     }
 
     /// The NoC endpoint and local address a kernel puts in the NoC registers for that
     /// page (the local address already includes the bank's offset in its channel, as
     /// tt-metal's bank offset table does).
-    pub const fn page_noc_local(arch: Arch, base: u32, page_size: u32, page: u32) -> (NocCoord, u64) {
+    pub const fn page_noc_local(
+        arch: Arch,
+        base: u32,
+        page_size: u32,
+        page: u32,
+    ) -> (NocCoord, u64) {
         let (b, at) = interleaved_page(arch, base, page_size, page);
         (b.endpoint, at)
     }
@@ -414,11 +451,20 @@ mod tests {
     #[test]
     fn register_maps_match_tt_metal() {
         let wh = niu_map(Arch::WormholeB0);
-        assert_eq!((wh.at_data, wh.cmd_ctrl, wh.node_id, wh.cmd_buf_stride), (0x24, 0x28, 0x2C, 0x400));
+        assert_eq!(
+            (wh.at_data, wh.cmd_ctrl, wh.node_id, wh.cmd_buf_stride),
+            (0x24, 0x28, 0x2C, 0x400)
+        );
         let bh = niu_map(Arch::Blackhole);
-        assert_eq!((bh.at_data, bh.cmd_ctrl, bh.node_id, bh.cmd_buf_stride), (0x28, 0x40, 0x44, 0x800));
+        assert_eq!(
+            (bh.at_data, bh.cmd_ctrl, bh.node_id, bh.cmd_buf_stride),
+            (0x28, 0x40, 0x44, 0x800)
+        );
         assert_eq!(cmd_buf_reg(Arch::Blackhole, 1, 1, bh.cmd_ctrl), 0xFFB3_0840);
-        assert_eq!(status_reg(Arch::WormholeB0, 0, counter::RD_RESP_RECEIVED), 0xFFB2_0208);
+        assert_eq!(
+            status_reg(Arch::WormholeB0, 0, counter::RD_RESP_RECEIVED),
+            0xFFB2_0208
+        );
         assert_eq!(atomic::incr(0x1008, 31), 0x1000 | 31 << 2 | 2);
     }
 
@@ -429,10 +475,16 @@ mod tests {
             let b = NocCoord::new(7, 9);
             let f = NiuMap::mcast_field(arch, a, b, 0x3_0000_0000);
             assert_eq!(NiuMap::decode_coords(arch, f), (b, a));
-            assert_eq!(NiuMap::decode_coords(arch, NiuMap::coord_field(arch, a, 0)).0, a);
+            assert_eq!(
+                NiuMap::decode_coords(arch, NiuMap::coord_field(arch, a, 0)).0,
+                a
+            );
             assert_eq!(to_noc0(arch, 1, noc1_coord(arch, a)), a);
         }
-        assert_eq!(NiuMap::coord_field(Arch::WormholeB0, NocCoord::new(1, 2), 0), (NocCoord::new(1, 2).noc_address(0) >> 32) as u32);
+        assert_eq!(
+            NiuMap::coord_field(Arch::WormholeB0, NocCoord::new(1, 2), 0),
+            (NocCoord::new(1, 2).noc_address(0) >> 32) as u32
+        );
     }
 
     #[test]
@@ -450,7 +502,10 @@ mod tests {
             assert_eq!(an - a0, 2048);
         }
         // Wormhole: banks 0 and 1 share channel 0, 1 GiB apart.
-        let (b0, b1) = (dram::bank(Arch::WormholeB0, 0), dram::bank(Arch::WormholeB0, 1));
+        let (b0, b1) = (
+            dram::bank(Arch::WormholeB0, 0),
+            dram::bank(Arch::WormholeB0, 1),
+        );
         assert_eq!((b0.channel, b1.channel, b1.offset), (0, 0, 1 << 30));
     }
 }

@@ -122,7 +122,10 @@ pub const RING_CAPACITY: u32 = 0x2000;
 
 /// The region holding the tile and ring control blocks.
 pub const fn control_region() -> Region {
-    Region::new(TILE_BLOCK, RING_BLOCKS + RING_BLOCK_SIZE * Risc::COUNT as u32 - TILE_BLOCK)
+    Region::new(
+        TILE_BLOCK,
+        RING_BLOCKS + RING_BLOCK_SIZE * Risc::COUNT as u32 - TILE_BLOCK,
+    )
 }
 
 /// The region holding all rings.
@@ -142,7 +145,10 @@ pub const fn ring_word(risc: Risc, offset: u32) -> u32 {
 
 /// The bytes of `risc`'s ring.
 pub const fn ring_data(risc: Risc) -> Region {
-    Region::new(RING_BASE + risc.index() as u32 * RING_CAPACITY, RING_CAPACITY)
+    Region::new(
+        RING_BASE + risc.index() as u32 * RING_CAPACITY,
+        RING_CAPACITY,
+    )
 }
 
 const _: () = {

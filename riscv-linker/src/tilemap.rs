@@ -80,7 +80,11 @@ pub struct TileMap {
 impl TileMap {
     /// A chip with every worker present (the emulator's and the nominal grid).
     pub const fn full(arch: Arch) -> TileMap {
-        TileMap { arch, mask: 0, translation: false }
+        TileMap {
+            arch,
+            mask: 0,
+            translation: false,
+        }
     }
 
     /// A chip with the rows (Wormhole) or columns (Blackhole) of `mask` (NoC0 order)
@@ -93,7 +97,11 @@ impl TileMap {
         if mask.count_ones() == lines as u32 {
             return Err(HarvestError::Everything { arch, mask });
         }
-        Ok(TileMap { arch, mask, translation })
+        Ok(TileMap {
+            arch,
+            mask,
+            translation,
+        })
     }
 
     /// The NoC0-order mask of a mask as the card reports it: Wormhole's ARC message 0xAA57
@@ -105,12 +113,19 @@ impl TileMap {
             Arch::Blackhole => (&BH_HARDWARE_COLUMNS, arch.tensix_noc_xs()),
         };
         if hardware >> order.len() != 0 {
-            return Err(HarvestError::BitOutOfRange { arch, mask: hardware, lines: order.len() as u8 });
+            return Err(HarvestError::BitOutOfRange {
+                arch,
+                mask: hardware,
+                lines: order.len() as u8,
+            });
         }
         let mut mask = 0;
         for (bit, line) in order.iter().enumerate() {
             if hardware >> bit & 1 != 0 {
-                let i = lines.iter().position(|l| l == line).expect("every hardware line is a Tensix line");
+                let i = lines
+                    .iter()
+                    .position(|l| l == line)
+                    .expect("every hardware line is a Tensix line");
                 mask |= 1 << i;
             }
         }
@@ -140,17 +155,31 @@ impl TileMap {
 
     /// NoC0 numbers of the harvested rows (Wormhole) or columns (Blackhole).
     pub fn harvested_lines(&self) -> impl Iterator<Item = u8> + '_ {
-        Self::harvestable(self.arch).iter().enumerate().filter(|(i, _)| self.mask >> i & 1 != 0).map(|(_, l)| *l)
+        Self::harvestable(self.arch)
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.mask >> i & 1 != 0)
+            .map(|(_, l)| *l)
     }
 
     fn xs(&self) -> impl Iterator<Item = u8> + '_ {
         let harvest_x = self.arch == Arch::Blackhole;
-        self.arch.tensix_noc_xs().iter().enumerate().filter(move |(i, _)| !harvest_x || self.mask >> i & 1 == 0).map(|(_, x)| *x)
+        self.arch
+            .tensix_noc_xs()
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| !harvest_x || self.mask >> i & 1 == 0)
+            .map(|(_, x)| *x)
     }
 
     fn ys(&self) -> impl Iterator<Item = u8> + '_ {
         let harvest_y = self.arch == Arch::WormholeB0;
-        self.arch.tensix_noc_ys().iter().enumerate().filter(move |(i, _)| !harvest_y || self.mask >> i & 1 == 0).map(|(_, y)| *y)
+        self.arch
+            .tensix_noc_ys()
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| !harvest_y || self.mask >> i & 1 == 0)
+            .map(|(_, y)| *y)
     }
 
     /// The logical worker grid `(columns, rows)` after harvesting.
@@ -161,12 +190,17 @@ impl TileMap {
     /// NoC0 coordinates of the unharvested workers, row by row in NoC0 order (logical order).
     #[cfg(any(feature = "std", test))]
     pub fn workers(&self) -> std::vec::Vec<NocCoord> {
-        self.ys().flat_map(|y| self.xs().map(move |x| NocCoord::new(x, y))).collect()
+        self.ys()
+            .flat_map(|y| self.xs().map(move |x| NocCoord::new(x, y)))
+            .collect()
     }
 
     /// The NoC0 coordinate of logical worker `(col, row)`, `None` off the harvested grid.
     pub fn logical_to_noc0(&self, col: u8, row: u8) -> Option<NocCoord> {
-        Some(NocCoord::new(self.xs().nth(col as usize)?, self.ys().nth(row as usize)?))
+        Some(NocCoord::new(
+            self.xs().nth(col as usize)?,
+            self.ys().nth(row as usize)?,
+        ))
     }
 
     /// The logical `(col, row)` of an unharvested worker at NoC0 `noc`.
@@ -199,7 +233,10 @@ impl TileMap {
         match self.arch {
             Arch::WormholeB0 => {
                 let ty = self.harvest_rank(row)?;
-                Some(NocCoord::new(WH_TRANSLATED_START + col as u8, WH_TRANSLATED_START + ty))
+                Some(NocCoord::new(
+                    WH_TRANSLATED_START + col as u8,
+                    WH_TRANSLATED_START + ty,
+                ))
             }
             Arch::Blackhole => {
                 let tx = self.harvest_rank(col)?;
@@ -264,8 +301,15 @@ impl TileMap {
             Arch::Blackhole => {
                 // Harvested columns sorted by die position (their index in the hardware
                 // order) take the translated columns from the last one leftwards.
-                let die = |j: usize| BH_HARDWARE_COLUMNS.iter().position(|&x| x == lines[j]).unwrap_or(usize::MAX);
-                let before = (0..lines.len()).filter(|&j| harvested(j) && die(j) < die(i)).count() as u8;
+                let die = |j: usize| {
+                    BH_HARDWARE_COLUMNS
+                        .iter()
+                        .position(|&x| x == lines[j])
+                        .unwrap_or(usize::MAX)
+                };
+                let before = (0..lines.len())
+                    .filter(|&j| harvested(j) && die(j) < die(i))
+                    .count() as u8;
                 Some(lines.len() as u8 - 1 - before)
             }
         }
@@ -286,7 +330,11 @@ mod tests {
         let wh = TileMap::full(Arch::WormholeB0);
         assert_eq!(wh.grid(), (8, 10));
         assert_eq!(wh.workers().len(), 80);
-        assert_eq!(wh.logical_to_noc0(4, 5), Some(n(6, 7)), "NoC column 5 and row 6 are not Tensix");
+        assert_eq!(
+            wh.logical_to_noc0(4, 5),
+            Some(n(6, 7)),
+            "NoC column 5 and row 6 are not Tensix"
+        );
         let bh = TileMap::full(Arch::Blackhole);
         assert_eq!(bh.grid(), (14, 10));
         assert_eq!(bh.logical_to_noc0(7, 0), Some(n(10, 2)));
@@ -298,10 +346,17 @@ mod tests {
         // Wormhole: ARC bit 0 is NoC row 11 (the 10th row, bit 9); bit 1 is row 1 (bit 0).
         assert_eq!(TileMap::mask_from_hardware(Arch::WormholeB0, 1), Ok(1 << 9));
         assert_eq!(TileMap::mask_from_hardware(Arch::WormholeB0, 2), Ok(1));
-        assert_eq!(TileMap::mask_from_hardware(Arch::WormholeB0, 1 << 9), Ok(1 << 4), "bit 9 = row 5");
+        assert_eq!(
+            TileMap::mask_from_hardware(Arch::WormholeB0, 1 << 9),
+            Ok(1 << 4),
+            "bit 9 = row 5"
+        );
         // Blackhole: bit 1 is column 16 (the last, bit 13); bits 12/13 are columns 7/10.
         assert_eq!(TileMap::mask_from_hardware(Arch::Blackhole, 2), Ok(1 << 13));
-        assert_eq!(TileMap::mask_from_hardware(Arch::Blackhole, 0b11 << 12), Ok(0b11 << 6));
+        assert_eq!(
+            TileMap::mask_from_hardware(Arch::Blackhole, 0b11 << 12),
+            Ok(0b11 << 6)
+        );
         let e = TileMap::mask_from_hardware(Arch::Blackhole, 1 << 14).unwrap_err();
         assert!(std::format!("{e}").contains("above bit 13"), "{e}");
     }
@@ -324,7 +379,11 @@ mod tests {
         for noc in TileMap::full(Arch::WormholeB0).workers() {
             let t = m.noc0_to_translated(noc).unwrap();
             assert_eq!(m.translated_to_noc0(t), Some(noc), "{noc} -> {t}");
-            assert_eq!(m.translated_to_noc0(noc), Some(noc), "NoC0 numbers pass through");
+            assert_eq!(
+                m.translated_to_noc0(noc),
+                Some(noc),
+                "NoC0 numbers pass through"
+            );
             assert_eq!(m.noc0_to_programmed(noc), Some(noc));
         }
         assert_eq!(m.noc0_to_translated(n(5, 1)), None, "not a Tensix tile");
@@ -351,10 +410,18 @@ mod tests {
         assert_eq!(m.translated_to_noc0(n(7, 3)), Some(n(11, 3)));
         assert_eq!(m.noc0_to_programmed(n(11, 3)), Some(n(7, 3)));
         for noc in TileMap::full(Arch::Blackhole).workers() {
-            assert_eq!(m.translated_to_noc0(m.noc0_to_translated(noc).unwrap()), Some(noc), "{noc}");
+            assert_eq!(
+                m.translated_to_noc0(m.noc0_to_translated(noc).unwrap()),
+                Some(noc),
+                "{noc}"
+            );
         }
         let off = TileMap::new(Arch::Blackhole, 192, false).unwrap();
-        assert_eq!(off.noc0_to_programmed(n(11, 3)), Some(n(11, 3)), "no translation: NoC0 as it is");
+        assert_eq!(
+            off.noc0_to_programmed(n(11, 3)),
+            Some(n(11, 3)),
+            "no translation: NoC0 as it is"
+        );
         assert_eq!(m.noc0_to_noc1(n(1, 2)), Some(n(15, 9)));
     }
 
@@ -363,6 +430,9 @@ mod tests {
         let e = TileMap::new(Arch::WormholeB0, 1 << 10, false).unwrap_err();
         assert_eq!(std::format!("{e}"), "harvest mask 0x400 has a bit above bit 9 (wormhole_b0 has 10 Tensix rows, one bit each in NoC0 order)");
         let e = TileMap::new(Arch::Blackhole, 0x3FFF, false).unwrap_err();
-        assert!(std::format!("{e}").contains("harvests every Tensix column"), "{e}");
+        assert!(
+            std::format!("{e}").contains("harvests every Tensix column"),
+            "{e}"
+        );
     }
 }

@@ -6,7 +6,10 @@ use ttprof::kernels::{self, BuiltKernels, KernelBuild};
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ is inside the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is inside the workspace")
+        .to_path_buf()
 }
 
 /// Where tests build kernels for `arch` (shared with the demo so `core` is compiled once).
@@ -15,7 +18,12 @@ pub fn kernel_target_dir(arch: Arch) -> PathBuf {
 }
 
 /// Builds the example kernel crate (or a copy of it) for `arch` with the given features.
-pub fn build_kernels(crate_dir: &Path, arch: Arch, no_default_features: bool, features: &[&str]) -> BuiltKernels {
+pub fn build_kernels(
+    crate_dir: &Path,
+    arch: Arch,
+    no_default_features: bool,
+    features: &[&str],
+) -> BuiltKernels {
     let b = KernelBuild {
         crate_dir: crate_dir.to_path_buf(),
         arch,
@@ -28,13 +36,20 @@ pub fn build_kernels(crate_dir: &Path, arch: Arch, no_default_features: bool, fe
 
 /// Like [`build_kernels`], then copies the ELFs into `dest` (cargo reuses output paths, so
 /// builds of the same crate with other features overwrite each other).
-pub fn build_kernels_into(crate_dir: &Path, arch: Arch, no_default_features: bool, features: &[&str], dest: &Path) -> BuiltKernels {
+pub fn build_kernels_into(
+    crate_dir: &Path,
+    arch: Arch,
+    no_default_features: bool,
+    features: &[&str],
+    dest: &Path,
+) -> BuiltKernels {
     let built = build_kernels(crate_dir, arch, no_default_features, features);
     std::fs::create_dir_all(dest).unwrap_or_else(|e| panic!("{}: {e}", dest.display()));
     let mut copied = BuiltKernels::default();
     for (name, elf) in built.binaries {
         let to = dest.join(&name);
-        std::fs::copy(&elf, &to).unwrap_or_else(|e| panic!("copy {} to {}: {e}", elf.display(), to.display()));
+        std::fs::copy(&elf, &to)
+            .unwrap_or_else(|e| panic!("copy {} to {}: {e}", elf.display(), to.display()));
         copied.binaries.insert(name, to);
     }
     copied
@@ -45,7 +60,9 @@ pub fn text_bytes(elf: &Path) -> Vec<u8> {
     use object::{Object, ObjectSection};
     let data = std::fs::read(elf).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
     let file = object::File::parse(&*data).unwrap_or_else(|e| panic!("{}: {e}", elf.display()));
-    let text = file.section_by_name(".text").unwrap_or_else(|| panic!("{} has no .text", elf.display()));
+    let text = file
+        .section_by_name(".text")
+        .unwrap_or_else(|| panic!("{} has no .text", elf.display()));
     text.data().expect("text bytes").to_vec()
 }
 
@@ -53,7 +70,10 @@ pub fn text_bytes(elf: &Path) -> Vec<u8> {
 /// --workspace`, the project's test command, builds it).
 pub fn ttprof_binary() -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable's path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>/deps/<test>");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>");
     let bin = profile_dir.join("ttprof");
     assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p ttprof-cli` first)", bin.display());
     bin
@@ -62,7 +82,14 @@ pub fn ttprof_binary() -> PathBuf {
 /// A fresh emulated device of `grid` Wormhole tiles whose image lives in
 /// `target/<name>/device.img`, a read-write mapping of it, and its first tile, with every
 /// tile's profiler control block written (default settings, no consumer).
-pub fn emulated_device(name: &str, grid: (u8, u8)) -> (ttprof_emu::Device, ttprof::devmem::MappedImage, riscv_linker::NocCoord) {
+pub fn emulated_device(
+    name: &str,
+    grid: (u8, u8),
+) -> (
+    ttprof_emu::Device,
+    ttprof::devmem::MappedImage,
+    riscv_linker::NocCoord,
+) {
     let dir = workspace().join("target").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
@@ -71,7 +98,8 @@ pub fn emulated_device(name: &str, grid: (u8, u8)) -> (ttprof_emu::Device, ttpro
     let dev = ttprof_emu::Device::new(cfg).unwrap_or_else(|e| panic!("{e}"));
     let mem = ttprof::devmem::MappedImage::open(dev.image_path()).unwrap_or_else(|e| panic!("{e}"));
     for t in dev.tiles() {
-        ttprof::launch::init_tile(&mem, 0, t, Arch::WormholeB0, &Default::default()).unwrap_or_else(|e| panic!("{e}"));
+        ttprof::launch::init_tile(&mem, 0, t, Arch::WormholeB0, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     let tile = dev.tiles()[0];
     (dev, mem, tile)

@@ -27,11 +27,25 @@ pub fn run_pipeline(out: &Path, slow: u32, steps: u32) {
 /// rings drained every `drain_every` cycles (0: only at the end); `ttprof run` must exit
 /// with `code`.
 fn run_pipeline_with(out: &Path, slow: u32, steps: u32, zoned: bool, drain_every: u64, code: i32) {
-    let k = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
+    let k = build_kernels(
+        &workspace().join("examples/kernels"),
+        Arch::WormholeB0,
+        false,
+        &[],
+    );
     let mut cmd = Command::new(ttprof_binary());
-    cmd.args(["run", "--grid", "2x1", "--drain-every", &drain_every.to_string(), "--name", "Add"]);
+    cmd.args([
+        "run",
+        "--grid",
+        "2x1",
+        "--drain-every",
+        &drain_every.to_string(),
+        "--name",
+        "Add",
+    ]);
     for (bin, risc, _) in STAGES {
-        cmd.arg("--kernel").arg(format!("{risc}={}", k.elf(bin).unwrap().display()));
+        cmd.arg("--kernel")
+            .arg(format!("{risc}={}", k.elf(bin).unwrap().display()));
     }
     for l1 in [
         "0x30000=1".to_string(),
@@ -44,7 +58,12 @@ fn run_pipeline_with(out: &Path, slow: u32, steps: u32, zoned: bool, drain_every
     }
     let _ = std::fs::remove_dir_all(out);
     let o = cmd.arg("--out").arg(out).output().unwrap();
-    assert_eq!(o.status.code(), Some(code), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 fn analysis(out: &Path) -> serde_json::Value {
@@ -62,10 +81,18 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
         assert_eq!(ops.len(), 1);
         let op = &ops[0];
         let v = &op["verdict"];
-        assert_eq!((v["stage"].as_str().unwrap(), v["risc"].as_str().unwrap()), (*stage, *risc), "{v:#}");
+        assert_eq!(
+            (v["stage"].as_str().unwrap(), v["risc"].as_str().unwrap()),
+            (*stage, *risc),
+            "{v:#}"
+        );
         // What bounds it: the reader and writer are data-movement RISCs, the rest compute
         // (issue 25: this was "compute" for every stage).
-        let kind = if matches!(*stage, "reader" | "writer") { "data movement" } else { "compute" };
+        let kind = if matches!(*stage, "reader" | "writer") {
+            "data movement"
+        } else {
+            "compute"
+        };
         assert_eq!(v["bound_by"], kind, "{v:#}");
         assert!(v["resource"].is_null() && v["profiler_pct"] == 0.0, "{v:#}");
         // The evidence is the op's own numbers: the bound stage is the busiest, every other
@@ -75,55 +102,112 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
         let busy = |r: &serde_json::Value| r["busy_ns"].as_f64().unwrap();
         let bound = riscs.iter().find(|r| r["risc"] == *risc).unwrap();
         for r in riscs.iter().filter(|r| r["risc"] != *risc) {
-            assert!(busy(r) < busy(bound), "{stage}: {r:#} is busier than {bound:#}");
+            assert!(
+                busy(r) < busy(bound),
+                "{stage}: {r:#} is busier than {bound:#}"
+            );
             // The reader and writer also wait on their NoC barriers (DRAM reads and writes),
             // but far less than on the CBs the bound stage holds up.
             let waits = r["waits"].as_object().unwrap();
-            assert!(waits.keys().all(|w| w.starts_with("CB ") || w.starts_with("NoC ")), "{waits:?}");
-            let sum = |p: &str| waits.iter().filter(|(k, _)| k.starts_with(p)).map(|(_, v)| v.as_f64().unwrap()).sum::<f64>();
+            assert!(
+                waits
+                    .keys()
+                    .all(|w| w.starts_with("CB ") || w.starts_with("NoC ")),
+                "{waits:?}"
+            );
+            let sum = |p: &str| {
+                waits
+                    .iter()
+                    .filter(|(k, _)| k.starts_with(p))
+                    .map(|(_, v)| v.as_f64().unwrap())
+                    .sum::<f64>()
+            };
             assert!(sum("CB ") > 4.0 * sum("NoC "), "{stage}: {waits:?}");
         }
         let pct = 100.0 * busy(bound) / op["span_ns"].as_f64().unwrap();
         let evidence = v["evidence"].as_str().unwrap();
-        assert!(evidence.starts_with(&format!("{stage} on {risc}: busy {pct:.0}%")), "{evidence}");
+        assert!(
+            evidence.starts_with(&format!("{stage} on {risc}: busy {pct:.0}%")),
+            "{evidence}"
+        );
         assert!(v["busy_pct"].as_f64().unwrap() > 50.0, "{v:#}");
         // Both tiles run the same work: they agree.
         assert_eq!(op["tiles"].as_array().unwrap().len(), 2);
         assert!(op["disagreeing_tiles"].as_array().unwrap().is_empty());
         // The summary says it in one line.
         let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
-        assert!(summary.contains(&format!("Add (run 1): bound by {stage} ({risc}): {evidence}")), "{summary}");
+        assert!(
+            summary.contains(&format!(
+                "Add (run 1): bound by {stage} ({risc}): {evidence}"
+            )),
+            "{summary}"
+        );
         // The HTML page has a panel per op with the same verdict.
         let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
         assert!(page.contains("<section id=\"analysis\">"), "no panel");
-        assert!(page.contains(&format!("<b>Add (run 1)</b>: bound by {stage} ({risc})")), "panel of {stage}");
+        assert!(
+            page.contains(&format!("<b>Add (run 1)</b>: bound by {stage} ({risc})")),
+            "panel of {stage}"
+        );
     }
 
     // The CBs, read off the waits, are the pipeline; the writer's sum wait (`sum_wait!`)
     // counts as its wait on CB 4.
     let a = analysis(&root.join("math"));
     let cbs = &a["ops"][0]["tiles"][0]["cbs"];
-    let link = |cb: u64| cbs.as_array().unwrap().iter().find(|c| c["cb"] == cb).unwrap().clone();
-    for (cb, producer, consumer) in
-        [(0, "reader", "unpack"), (2, "unpack", "math"), (3, "math", "pack"), (4, "pack", "writer")]
-    {
+    let link = |cb: u64| {
+        cbs.as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["cb"] == cb)
+            .unwrap()
+            .clone()
+    };
+    for (cb, producer, consumer) in [
+        (0, "reader", "unpack"),
+        (2, "unpack", "math"),
+        (3, "math", "pack"),
+        (4, "pack", "writer"),
+    ] {
         let l = link(cb);
-        assert_eq!((l["producer"].as_str(), l["consumer"].as_str()), (Some(producer), Some(consumer)), "{l:#}");
+        assert_eq!(
+            (l["producer"].as_str(), l["consumer"].as_str()),
+            (Some(producer), Some(consumer)),
+            "{l:#}"
+        );
     }
-    let writer = a["ops"][0]["riscs"].as_array().unwrap().iter().find(|r| r["risc"] == "NCRISC").unwrap().clone();
-    assert!(writer["waits"]["CB 4 front (data)"].as_f64().unwrap() > 0.0, "{writer:#}");
+    let writer = a["ops"][0]["riscs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["risc"] == "NCRISC")
+        .unwrap()
+        .clone();
+    assert!(
+        writer["waits"]["CB 4 front (data)"].as_f64().unwrap() > 0.0,
+        "{writer:#}"
+    );
 
     // The op report's compute CB wait columns hold the TRISCs' typed waits (mean per tile).
     let report = std::fs::read_dir(root.join("math"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("ops_perf_results_"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ops_perf_results_")
+        })
         .unwrap();
     let text = std::fs::read_to_string(report).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let cell = |name: &str| row[header.iter().position(|h| *h == name).unwrap()].parse::<f64>().unwrap();
+    let cell = |name: &str| {
+        row[header.iter().position(|h| *h == name).unwrap()]
+            .parse::<f64>()
+            .unwrap()
+    };
     // Mean per tile (2 tiles) of the TRISCs' waits whose resource names `end`.
     let trisc = |end: &str| -> f64 {
         a["ops"][0]["riscs"]
@@ -151,7 +235,12 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
 
 #[test]
 fn kernels_without_typed_waits_get_no_verdict() {
-    let sums = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
+    let sums = build_kernels(
+        &workspace().join("examples/kernels"),
+        Arch::WormholeB0,
+        false,
+        &[],
+    );
     let out = workspace().join("target/test-analysis/sums");
     let _ = std::fs::remove_dir_all(&out);
     let o = Command::new(ttprof_binary())
@@ -181,16 +270,38 @@ fn twice_the_work_in_math_fails_the_diff_gate_naming_the_zone() {
     run_pipeline(&same, 3, 10000);
     run_pipeline(&slower, 3, 20000);
     let diff = |new: &Path| {
-        Command::new(ttprof_binary()).arg("diff").arg(&base).arg(new).args(["--fail-above", "20"]).output().unwrap()
+        Command::new(ttprof_binary())
+            .arg("diff")
+            .arg(&base)
+            .arg(new)
+            .args(["--fail-above", "20"])
+            .output()
+            .unwrap()
     };
     let o = diff(&same);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let o = diff(&slower);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
-    let line = err.lines().find(|l| l.starts_with("regression: Add / math-tile:")).unwrap_or_else(|| panic!("{err}"));
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("regression: Add / math-tile:"))
+        .unwrap_or_else(|| panic!("{err}"));
     let mean = line.split("mean ").nth(1).unwrap();
-    let growth: f64 = mean.split('(').nth(1).unwrap().split('%').next().unwrap().parse().unwrap();
+    let growth: f64 = mean
+        .split('(')
+        .nth(1)
+        .unwrap()
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(growth > 20.0, "math-tile grows by the extra loop: {line}");
     // The stages that only wait on math grow less per tile than math does, or not at all.
     assert!(!err.contains("regression: Add / noc-read-in0"), "{err}");
@@ -210,29 +321,83 @@ fn profiler_stalls_and_lost_records_are_the_profilers_not_the_stages() {
     let a = analysis(&out);
     let op = &a["ops"][0];
     let v = &op["verdict"];
-    assert_eq!((v["stage"].as_str(), v["risc"].as_str(), v["bound_by"].as_str()), (Some("reader"), Some("BRISC"), Some("profiler")), "{v:#}");
+    assert_eq!(
+        (
+            v["stage"].as_str(),
+            v["risc"].as_str(),
+            v["bound_by"].as_str()
+        ),
+        (Some("reader"), Some("BRISC"), Some("profiler")),
+        "{v:#}"
+    );
     let riscs = op["riscs"].as_array().unwrap();
     let reader = riscs.iter().find(|r| r["risc"] == "BRISC").unwrap();
     let ns = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
-    let (stall, busy, kernel) = (ns(reader, "profiler_stall_ns"), ns(reader, "busy_ns"), ns(reader, "kernel_ns"));
-    assert!(stall > kernel / 2.0 && busy < stall, "the reader mostly stalled: {reader:#}");
-    assert_eq!(reader["records_lost"], 0, "Block with a consumer loses nothing");
+    let (stall, busy, kernel) = (
+        ns(reader, "profiler_stall_ns"),
+        ns(reader, "busy_ns"),
+        ns(reader, "kernel_ns"),
+    );
+    assert!(
+        stall > kernel / 2.0 && busy < stall,
+        "the reader mostly stalled: {reader:#}"
+    );
+    assert_eq!(
+        reader["records_lost"], 0,
+        "Block with a consumer loses nothing"
+    );
     // Every part of its kernel time is in one category.
-    let waits: f64 = reader["waits"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).sum();
+    let waits: f64 = reader["waits"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
     assert!((busy + waits + stall - kernel).abs() < 1.0, "{reader:#}");
     // The stalls are the PROFILER-STALL zones the summary lists (those inside the kernel).
     let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
-    let row = summary.lines().find(|l| l.trim_start().starts_with("PROFILER-STALL ")).unwrap_or_else(|| panic!("{summary}"));
-    let total: f64 = row.split_whitespace().nth(2).unwrap().replace(',', "").parse().unwrap();
-    assert!(stall <= total + 1.0 && stall > 0.9 * total, "{stall} of {total}");
+    let row = summary
+        .lines()
+        .find(|l| l.trim_start().starts_with("PROFILER-STALL "))
+        .unwrap_or_else(|| panic!("{summary}"));
+    let total: f64 = row
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(
+        stall <= total + 1.0 && stall > 0.9 * total,
+        "{stall} of {total}"
+    );
     let evidence = v["evidence"].as_str().unwrap();
     let pct = (100.0 * stall / ns(op, "span_ns")).round();
-    assert!(evidence.starts_with(&format!("reader on BRISC: stalled on the profiler's full ring {pct}%")), "{evidence}");
-    assert!(evidence.contains("--drain-every") && evidence.contains("fewer zones"), "{evidence}");
-    assert!(summary.contains(&format!("Add (run 1): bound by the profiler (reader on BRISC): {evidence}")), "{summary}");
+    assert!(
+        evidence.starts_with(&format!(
+            "reader on BRISC: stalled on the profiler's full ring {pct}%"
+        )),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains("--drain-every") && evidence.contains("fewer zones"),
+        "{evidence}"
+    );
+    assert!(
+        summary.contains(&format!(
+            "Add (run 1): bound by the profiler (reader on BRISC): {evidence}"
+        )),
+        "{summary}"
+    );
     let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
-    assert!(page.contains("<b>Add (run 1)</b>: bound by the profiler (reader on BRISC)"), "panel");
-    assert!(page.contains(&format!("<td>stalled {pct}%</td>")), "the panel's profiler column");
+    assert!(
+        page.contains("<b>Add (run 1)</b>: bound by the profiler (reader on BRISC)"),
+        "panel"
+    );
+    assert!(
+        page.contains(&format!("<td>stalled {pct}%</td>")),
+        "the panel's profiler column"
+    );
 
     // No consumer while the kernels run: the reader's ring fills and its later records,
     // its KERNEL zone among them, are dropped (exit 2: data problems).
@@ -241,14 +406,40 @@ fn profiler_stalls_and_lost_records_are_the_profilers_not_the_stages() {
     let a = analysis(&out);
     let op = &a["ops"][0];
     let v = &op["verdict"];
-    assert_eq!((v["stage"].as_str(), v["bound_by"].as_str()), (Some("reader"), Some("profiler")), "{v:#}");
-    let reader = op["riscs"].as_array().unwrap().iter().find(|r| r["risc"] == "BRISC").unwrap().clone();
-    assert!(reader["records_lost"].as_u64().unwrap() > 0 && reader["missing_kernel_zone"] == true, "{reader:#}");
-    for r in op["riscs"].as_array().unwrap().iter().filter(|r| r["risc"] != "BRISC") {
-        assert!(r["records_lost"] == 0 && r["missing_kernel_zone"] == false, "{r:#}");
+    assert_eq!(
+        (v["stage"].as_str(), v["bound_by"].as_str()),
+        (Some("reader"), Some("profiler")),
+        "{v:#}"
+    );
+    let reader = op["riscs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["risc"] == "BRISC")
+        .unwrap()
+        .clone();
+    assert!(
+        reader["records_lost"].as_u64().unwrap() > 0 && reader["missing_kernel_zone"] == true,
+        "{reader:#}"
+    );
+    for r in op["riscs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["risc"] != "BRISC")
+    {
+        assert!(
+            r["records_lost"] == 0 && r["missing_kernel_zone"] == false,
+            "{r:#}"
+        );
     }
     let evidence = v["evidence"].as_str().unwrap();
-    assert!(evidence.starts_with("the profiler lost records, so these times are incomplete: reader on BRISC dropped "), "{evidence}");
+    assert!(
+        evidence.starts_with(
+            "the profiler lost records, so these times are incomplete: reader on BRISC dropped "
+        ),
+        "{evidence}"
+    );
     assert!(evidence.contains("--drain-every"), "{evidence}");
 }
 
@@ -263,7 +454,10 @@ fn value_zones_reach_the_summary_parquet_trace_and_html() {
     let want: Vec<u64> = (0..6).flat_map(|t| [t, t]).collect();
 
     let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
-    assert!(summary.contains("    value zone  zones  min value  mean value  max value"), "{summary}");
+    assert!(
+        summary.contains("    value zone  zones  min value  mean value  max value"),
+        "{summary}"
+    );
     let row: Vec<&str> = summary
         .lines()
         .map(str::split_whitespace)
@@ -272,17 +466,35 @@ fn value_zones_reach_the_summary_parquet_trace_and_html() {
         .unwrap_or_else(|| panic!("{summary}"));
     assert_eq!(row, ["math-tile", "12", "0", "2.5", "5"]);
 
-    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("ttprof_trace.json")).unwrap()).unwrap();
-    let begins = trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["ph"] == "B" && e["cat"] == "zone");
-    let mut values: Vec<u64> = begins.clone().filter(|e| e["name"] == "math-tile").map(|e| e["args"]["value"].as_u64().unwrap()).collect();
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("ttprof_trace.json")).unwrap()).unwrap();
+    let begins = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "B" && e["cat"] == "zone");
+    let mut values: Vec<u64> = begins
+        .clone()
+        .filter(|e| e["name"] == "math-tile")
+        .map(|e| e["args"]["value"].as_u64().unwrap())
+        .collect();
     values.sort_unstable();
     assert_eq!(values, want);
-    assert!(begins.filter(|e| e["name"] != "math-tile").all(|e| e["args"].get("value").is_none()));
+    assert!(begins
+        .filter(|e| e["name"] != "math-tile")
+        .all(|e| e["args"].get("value").is_none()));
 
     let page = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
     let start = page.find("id=\"ttprof-data\">").unwrap() + "id=\"ttprof-data\">".len();
-    let data: serde_json::Value = serde_json::from_str(&page[start..start + page[start..].find("</script>").unwrap()]).unwrap();
-    let zones: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let data: serde_json::Value =
+        serde_json::from_str(&page[start..start + page[start..].find("</script>").unwrap()])
+            .unwrap();
+    let zones: Vec<i64> = data["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
     let mut values: Vec<u64> = zones
         .chunks(9)
         .filter(|z| data["sites"][z[1] as usize][0] == "math-tile")
@@ -295,13 +507,22 @@ fn value_zones_reach_the_summary_parquet_trace_and_html() {
     use arrow_array::types::UInt32Type;
     use arrow_array::Array;
     let f = std::fs::File::open(out.join("ttprof_zones.parquet")).unwrap();
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap().build().unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
     let mut values = Vec::new();
     for b in reader {
         let b = b.unwrap();
-        let names = b.column_by_name("name").unwrap().as_dictionary::<UInt32Type>();
+        let names = b
+            .column_by_name("name")
+            .unwrap()
+            .as_dictionary::<UInt32Type>();
         let strings = names.values().as_string::<i32>();
-        let v = b.column_by_name("value").unwrap().as_primitive::<UInt32Type>();
+        let v = b
+            .column_by_name("value")
+            .unwrap()
+            .as_primitive::<UInt32Type>();
         for i in 0..b.num_rows() {
             let math = strings.value(names.keys().value(i) as usize) == "math-tile";
             assert_eq!(v.is_valid(i), math);

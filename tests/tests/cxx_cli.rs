@@ -20,8 +20,17 @@ fn sources(name: &str, files: &[(&str, &str)]) -> PathBuf {
 }
 
 fn ttprof(dir: &Path, args: &[&str]) -> Output {
-    let o = Command::new(ttprof_binary()).args(args).current_dir(dir).output().unwrap();
-    eprintln!("$ ttprof {}\n{}{}", args.join(" "), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(ttprof_binary())
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    eprintln!(
+        "$ ttprof {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     o
 }
 
@@ -78,43 +87,119 @@ extern "C" uint32_t scale(uint32_t v) { return v * SCALE; }
 
 #[test]
 fn c_and_cxx_kernels_build_and_run_with_their_arguments() {
-    let dir = sources("trio", &[("compute.cpp", COMPUTE), ("reader.c", READER_C), ("scale.cpp", SCALE_CPP)]);
+    let dir = sources(
+        "trio",
+        &[
+            ("compute.cpp", COMPUTE),
+            ("reader.c", READER_C),
+            ("scale.cpp", SCALE_CPP),
+        ],
+    );
     // ttprof build: one `NAME PATH` line; flags after `--` reach the compiler.
-    let b = ttprof(&dir, &["build", "--core", "brisc", "reader.c", "scale.cpp", "--", "-DSCALE=3"]);
+    let b = ttprof(
+        &dir,
+        &[
+            "build",
+            "--core",
+            "brisc",
+            "reader.c",
+            "scale.cpp",
+            "--",
+            "-DSCALE=3",
+        ],
+    );
     assert_eq!(b.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&b.stdout);
     let (name, path) = stdout.trim().split_once(' ').unwrap();
     assert_eq!(name, "reader");
     assert!(Path::new(path).is_absolute());
-    assert!(path.ends_with("target/ttprof-kernels/wormhole_b0/brisc/reader.elf"), "{path}");
+    assert!(
+        path.ends_with("target/ttprof-kernels/wormhole_b0/brisc/reader.elf"),
+        "{path}"
+    );
     let elf = ttprof::elf::KernelElf::load(Path::new(path)).unwrap();
-    assert_eq!((elf.arch, elf.risc), (riscv_linker::Arch::WormholeB0, riscv_linker::Risc::Brisc));
+    assert_eq!(
+        (elf.arch, elf.risc),
+        (riscv_linker::Arch::WormholeB0, riscv_linker::Risc::Brisc)
+    );
     // For Blackhole, and without profiling: every macro gone, no site of the kernel's own.
-    let bh = ttprof(&dir, &["build", "--core", "ncrisc", "--arch", "blackhole", "--no-profile", "reader.c", "scale.cpp", "--", "-DSCALE=3"]);
+    let bh = ttprof(
+        &dir,
+        &[
+            "build",
+            "--core",
+            "ncrisc",
+            "--arch",
+            "blackhole",
+            "--no-profile",
+            "reader.c",
+            "scale.cpp",
+            "--",
+            "-DSCALE=3",
+        ],
+    );
     assert_eq!(bh.status.code(), Some(0));
-    let bh_path = String::from_utf8_lossy(&bh.stdout).trim().split_once(' ').unwrap().1.to_string();
-    assert!(bh_path.ends_with("target/ttprof-kernels/blackhole/ncrisc-noprofile/reader.elf"), "{bh_path}");
+    let bh_path = String::from_utf8_lossy(&bh.stdout)
+        .trim()
+        .split_once(' ')
+        .unwrap()
+        .1
+        .to_string();
+    assert!(
+        bh_path.ends_with("target/ttprof-kernels/blackhole/ncrisc-noprofile/reader.elf"),
+        "{bh_path}"
+    );
     let plain = ttprof::elf::KernelElf::load(Path::new(&bh_path)).unwrap();
-    assert_eq!((plain.arch, plain.risc), (riscv_linker::Arch::Blackhole, riscv_linker::Risc::Ncrisc));
-    assert!(plain.sites.iter().all(|(_, m)| m.package == "ttprof-rt"), "only the runtime's own site: {:?}", plain.sites);
+    assert_eq!(
+        (plain.arch, plain.risc),
+        (riscv_linker::Arch::Blackhole, riscv_linker::Risc::Ncrisc)
+    );
+    assert!(
+        plain.sites.iter().all(|(_, m)| m.package == "ttprof-rt"),
+        "only the runtime's own site: {:?}",
+        plain.sites
+    );
 
     // ttprof run: the compute kernel built for each of the three TRISCs (with that TRISC's
     // defines), the reader as the ELF built above (with -DSCALE=3).
     let o = ttprof(
         &dir,
         &[
-            "run", "--grid", "2x1", "--kernel", "trisc=compute.cpp", "--kernel", &format!("brisc={path}"),
-            "--arg", "trisc=3", "--arg", "brisc=5,0x10", "--out", "target/run",
+            "run",
+            "--grid",
+            "2x1",
+            "--kernel",
+            "trisc=compute.cpp",
+            "--kernel",
+            &format!("brisc={path}"),
+            "--arg",
+            "trisc=3",
+            "--arg",
+            "brisc=5,0x10",
+            "--out",
+            "target/run",
         ],
     );
     assert_eq!(o.status.code(), Some(0));
     let r = rows(&dir.join("target/run/profile_log_device.csv"));
-    assert_eq!(count(&r, "tile", "ZONE_START"), 2 * 3 * 3, "2 tiles x 3 TRISCs x 3 iterations");
+    assert_eq!(
+        count(&r, "tile", "ZONE_START"),
+        2 * 3 * 3,
+        "2 tiles x 3 TRISCs x 3 iterations"
+    );
     for e in ["unpack-done", "math-done", "pack-done"] {
-        assert_eq!(count(&r, e, "TS_EVENT"), 2, "{e}: each TRISC's build has its own defines");
+        assert_eq!(
+            count(&r, e, "TS_EVENT"),
+            2,
+            "{e}: each TRISC's build has its own defines"
+        );
     }
     assert_eq!(count(&r, "c-zone", "ZONE_START"), 2 * 5);
-    assert!(r.iter().filter(|x| x.0 == "scaled").all(|x| x.2 == "48") && count(&r, "scaled", "TS_DATA") == 10, "16 x 3");
+    assert!(
+        r.iter().filter(|x| x.0 == "scaled").all(|x| x.2 == "48")
+            && count(&r, "scaled", "TS_DATA") == 10,
+        "16 x 3"
+    );
 }
 
 #[test]
@@ -138,7 +223,10 @@ launches = 2
 "#,
     )
     .unwrap();
-    let o = ttprof(&dir, &["run", "--manifest", "ops.toml", "--out", "target/ci"]);
+    let o = ttprof(
+        &dir,
+        &["run", "--manifest", "ops.toml", "--out", "target/ci"],
+    );
     assert_eq!(o.status.code(), Some(0));
     let r = rows(&dir.join("target/ci/profile_log_device.csv"));
     assert_eq!(count(&r, "tile", "ZONE_START"), 2 + 2 * 3 * 4);
@@ -150,7 +238,15 @@ launches = 2
 fn mistakes_exit_1_and_say_what_and_where() {
     let broken = "void kernel_main() {\n    int x = ;\n}\n";
     let no_entry = "#include <ttprof.h>\nvoid helper() { TTPROF_ZONE(\"z\"); }\n";
-    let dir = sources("mistakes", &[("broken.cpp", broken), ("no_entry.cpp", no_entry), ("compute.cpp", COMPUTE), ("reader.c", READER_C)]);
+    let dir = sources(
+        "mistakes",
+        &[
+            ("broken.cpp", broken),
+            ("no_entry.cpp", no_entry),
+            ("compute.cpp", COMPUTE),
+            ("reader.c", READER_C),
+        ],
+    );
     let cases: [(&[&str], &str); 9] = [
         // The compiler's own message, as it prints it: file, line and column.
         (&["build", "--core", "brisc", "broken.cpp"], "broken.cpp:2:13: error: expected primary-expression before ';' token"),

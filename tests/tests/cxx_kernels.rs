@@ -31,8 +31,13 @@ fn build(sources: &[PathBuf], risc: Risc, profile: bool, dir: &str) -> PathBuf {
 /// An example Rust kernel, with or without `profile`, copied out of cargo's output under the
 /// demo's build lock (the tests of this file build both feature sets at once).
 fn rust_kernel(name: &'static str, profile: bool) -> PathBuf {
-    let dir = workspace().join("target/cxx-tests").join(if profile { "rust-profile" } else { "rust-plain" });
-    let built = ttprof_demo::scenario::build_kernel_set(Arch::WormholeB0, profile, &[name], &dir).unwrap_or_else(|e| panic!("{e}"));
+    let dir = workspace().join("target/cxx-tests").join(if profile {
+        "rust-profile"
+    } else {
+        "rust-plain"
+    });
+    let built = ttprof_demo::scenario::build_kernel_set(Arch::WormholeB0, profile, &[name], &dir)
+        .unwrap_or_else(|e| panic!("{e}"));
     built[name].clone()
 }
 
@@ -43,17 +48,33 @@ fn example(name: &str) -> PathBuf {
 /// Runs `elf` on BRISC of one tile with these runtime arguments, every record left in the
 /// ring (no consumer), and decodes the ring with the reference decoder: `(record, its size in
 /// halfwords)` in ring order, and the ELF's site names.
-fn run_and_decode(elf: &Path, args: &[u32], name: &str) -> (Vec<(Record, usize)>, BTreeMap<u16, String>) {
+fn run_and_decode(
+    elf: &Path,
+    args: &[u32],
+    name: &str,
+) -> (Vec<(Record, usize)>, BTreeMap<u16, String>) {
     let (mut dev, mem, tile) = ttprof_tests::emulated_device(&format!("cxx-tests/{name}"), (1, 1));
     ttprof::launch::set_run_id(&mem, 0, tile, 1).unwrap();
     for (i, v) in args.iter().enumerate() {
-        mem.write_u32(0, tile, riscv_linker::runtime_args(Risc::Brisc).start + 4 * i as u32, *v).unwrap();
+        mem.write_u32(
+            0,
+            tile,
+            riscv_linker::runtime_args(Risc::Brisc).start + 4 * i as u32,
+            *v,
+        )
+        .unwrap();
     }
-    dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(elf).unwrap(), name).unwrap();
+    dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(elf).unwrap(), name)
+        .unwrap();
     dev.run().unwrap_or_else(|e| panic!("{name}: {e}"));
-    let head = mem.read_u32(0, tile, profiler::ring_word(Risc::Brisc, ring::HEAD)).unwrap();
+    let head = mem
+        .read_u32(0, tile, profiler::ring_word(Risc::Brisc, ring::HEAD))
+        .unwrap();
     let data = profiler::ring_data(Risc::Brisc);
-    assert!(head < data.size, "{name}: the records fit the ring without a wrap ({head} bytes)");
+    assert!(
+        head < data.size,
+        "{name}: the records fit the ring without a wrap ({head} bytes)"
+    );
     let halves: Vec<u16> = (0..head / 2)
         .map(|i| {
             let w = mem.read_u32(0, tile, data.start + (4 * (i / 2))).unwrap();
@@ -63,7 +84,9 @@ fn run_and_decode(elf: &Path, args: &[u32], name: &str) -> (Vec<(Record, usize)>
     let mut records = Vec::new();
     let (mut at, mut reference) = (0, 0u64);
     while at < halves.len() {
-        match wire::decode(&halves[at..], reference).unwrap_or_else(|e| panic!("{name}: {e:?} at halfword {at}")) {
+        match wire::decode(&halves[at..], reference)
+            .unwrap_or_else(|e| panic!("{name}: {e:?} at halfword {at}"))
+        {
             Decoded::Record(r, len) => {
                 reference = r.ref_time().unwrap_or(reference);
                 records.push((r, len));
@@ -79,9 +102,16 @@ fn run_and_decode(elf: &Path, args: &[u32], name: &str) -> (Vec<(Record, usize)>
 
 /// A record without its times: what it is, its site's name, its payload and its size.
 fn shape(r: &Record, len: usize, names: &BTreeMap<u16, String>) -> String {
-    let name = |id: &u16| names.get(id).cloned().unwrap_or_else(|| format!("unknown site {id}"));
+    let name = |id: &u16| {
+        names
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| format!("unknown site {id}"))
+    };
     match r {
-        Record::Zone { id, value, .. } => format!("zone {} value {value:?} ({len} halfwords)", name(id)),
+        Record::Zone { id, value, .. } => {
+            format!("zone {} value {value:?} ({len} halfwords)", name(id))
+        }
         Record::Event { id, .. } => format!("event {} ({len})", name(id)),
         Record::Data { id, data, .. } => format!("data {} = {data:#x} ({len})", name(id)),
         Record::Sum { id, count, .. } => format!("sum {} x{count} ({len})", name(id)),
@@ -100,17 +130,39 @@ fn a_cxx_kernel_writes_exactly_what_its_rust_twin_writes() {
     let (c, cn) = run_and_decode(&cxx, &[n], "twin-cxx");
     let r: Vec<String> = r.iter().map(|(x, l)| shape(x, *l, &rn)).collect();
     let c: Vec<String> = c.iter().map(|(x, l)| shape(x, *l, &cn)).collect();
-    assert_eq!(c, r, "the C++ ring, record by record, against the Rust ring");
+    assert_eq!(
+        c, r,
+        "the C++ ring, record by record, against the Rust ring"
+    );
     // What the twins write: short zones (3 halfwords) for the dense ones, the 32-bit form for
     // the long one, a value zone per iteration with its last value, every other kind once.
     let count = |s: &str| c.iter().filter(|x| x.as_str() == s).count();
-    assert_eq!(count("zone outer value None (3 halfwords)"), n as usize, "{c:#?}");
+    assert_eq!(
+        count("zone outer value None (3 halfwords)"),
+        n as usize,
+        "{c:#?}"
+    );
     assert_eq!(count("zone inner value None (3 halfwords)"), n as usize);
     assert_eq!(count("zone long value None (6 halfwords)"), 1);
     assert_eq!(count("zone value value Some(119) (8 halfwords)"), 1);
-    assert_eq!(count("event event (4)") + count("data data = 0x123456789abc (8)") + count("sum sum x3 (12)"), 3);
-    assert_eq!(count("zone wait value None (3 halfwords)") + count("zone after-flush value None (3 halfwords)"), 2);
-    assert_eq!((c.first().map(String::as_str), c.last().map(String::as_str)), (Some("run 1 (8)"), Some("zone BRISC-FW value None (6 halfwords)")));
+    assert_eq!(
+        count("event event (4)")
+            + count("data data = 0x123456789abc (8)")
+            + count("sum sum x3 (12)"),
+        3
+    );
+    assert_eq!(
+        count("zone wait value None (3 halfwords)")
+            + count("zone after-flush value None (3 halfwords)"),
+        2
+    );
+    assert_eq!(
+        (c.first().map(String::as_str), c.last().map(String::as_str)),
+        (
+            Some("run 1 (8)"),
+            Some("zone BRISC-FW value None (6 halfwords)")
+        )
+    );
     // The wait's type is in the C++ site's metadata, as `wait!` puts it in the Rust one's.
     let k = ttprof::elf::KernelElf::load(&cxx).unwrap();
     let wait = k.sites.iter().find(|(_, m)| m.name == "wait").unwrap().1;
@@ -123,7 +175,9 @@ fn csv_rows(path: &Path) -> BTreeMap<(String, String), Vec<(String, String)>> {
     let mut rows: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
     for line in text.lines().skip(2) {
         let f: Vec<&str> = line.splitn(15, ',').collect();
-        rows.entry((f[10].to_string(), f[11].to_string())).or_default().push((f[6].to_string(), f[14].to_string()));
+        rows.entry((f[10].to_string(), f[11].to_string()))
+            .or_default()
+            .push((f[6].to_string(), f[14].to_string()));
     }
     rows
 }
@@ -134,45 +188,106 @@ fn check_tt_metal_macros(source: &str, out: &str) {
     let elf = build(&[example(source)], Risc::Brisc, true, out);
     let dir = workspace().join("target/cxx-tests").join(out).join("run");
     let _ = std::fs::remove_dir_all(&dir);
-    let mut s = ttprof::session::Session::start(ttprof::session::Config::new(Arch::WormholeB0, (2, 1), &dir)).unwrap();
+    let mut s = ttprof::session::Session::start(ttprof::session::Config::new(
+        Arch::WormholeB0,
+        (2, 1),
+        &dir,
+    ))
+    .unwrap();
     let (n, id) = (7u32, 4242u32);
-    let op = ttprof::session::Op::new("macros").kernel(Risc::Brisc, &elf).args(Risc::Brisc, vec![n, id]);
+    let op = ttprof::session::Op::new("macros")
+        .kernel(Risc::Brisc, &elf)
+        .args(Risc::Brisc, vec![n, id]);
     for _ in 0..2 {
         s.launch(&op).unwrap();
     }
     let profile = s.finish().unwrap();
-    assert_eq!(profile.issues().filter(|i| i.is_error()).count(), 0, "{:#?}", profile.issues().collect::<Vec<_>>());
+    assert_eq!(
+        profile.issues().filter(|i| i.is_error()).count(),
+        0,
+        "{:#?}",
+        profile.issues().collect::<Vec<_>>()
+    );
     let rows = csv_rows(&dir.join("profile_log_device.csv"));
-    let count = |name: &str, kind: &str| rows.get(&(name.to_string(), kind.to_string())).map_or(0, Vec::len);
+    let count = |name: &str, kind: &str| {
+        rows.get(&(name.to_string(), kind.to_string()))
+            .map_or(0, Vec::len)
+    };
     let launches = 2 * 2; // two tiles, two launches
     let n = n as usize;
     for z in ["two-per-scope-a", "two-per-scope-b", "multi-line"] {
-        assert_eq!((count(z, "ZONE_START"), count(z, "ZONE_END")), (launches * n, launches * n), "{source}: {z}");
+        assert_eq!(
+            (count(z, "ZONE_START"), count(z, "ZONE_END")),
+            (launches * n, launches * n),
+            "{source}: {z}"
+        );
     }
-    assert_eq!(count("if-false", "ZONE_START"), 0, "{source}: NIf with a false flag records nothing");
-    assert_eq!(count("if-odd", "ZONE_START"), launches * (n / 2), "{source}: NIf honours its flag");
+    assert_eq!(
+        count("if-false", "ZONE_START"),
+        0,
+        "{source}: NIf with a false flag records nothing"
+    );
+    assert_eq!(
+        count("if-odd", "ZONE_START"),
+        launches * (n / 2),
+        "{source}: NIf honours its flag"
+    );
     for sum in ["sum-1", "sum-2"] {
         let totals = &rows[&(sum.to_string(), "ZONE_TOTAL".to_string())];
-        assert_eq!(totals.len(), launches, "{source}: one {sum} total per launch");
-        assert!(totals.iter().all(|(_, meta)| meta == &format!("{{\"count\": {n}}}")), "{source}: {totals:?}");
+        assert_eq!(
+            totals.len(),
+            launches,
+            "{source}: one {sum} total per launch"
+        );
+        assert!(
+            totals
+                .iter()
+                .all(|(_, meta)| meta == &format!("{{\"count\": {n}}}")),
+            "{source}: {totals:?}"
+        );
     }
     let data = &rows[&("data".to_string(), "TS_DATA".to_string())];
     let mut values: Vec<u64> = data.iter().map(|(d, _)| d.parse().unwrap()).collect();
     values.sort();
     values.dedup();
-    assert_eq!(values, (0..n as u64).map(|i| i << 32 | 7).collect::<Vec<_>>(), "{source}");
+    assert_eq!(
+        values,
+        (0..n as u64).map(|i| i << 32 | 7).collect::<Vec<_>>(),
+        "{source}"
+    );
     assert_eq!(data.len(), launches * n);
-    assert_eq!(count("named-event", "TS_EVENT"), launches, "{source}: the name form");
+    assert_eq!(
+        count("named-event", "TS_EVENT"),
+        launches,
+        "{source}: the name form"
+    );
     let numbered = &rows[&("DeviceRecordEvent".to_string(), "TS_DATA".to_string())];
-    assert!(numbered.len() == launches && numbered.iter().all(|(d, _)| d == "4242"), "{source}: the numeric form: {numbered:?}");
+    assert!(
+        numbered.len() == launches && numbered.iter().all(|(d, _)| d == "4242"),
+        "{source}: the numeric form: {numbered:?}"
+    );
     assert_eq!(count("BRISC-KERNEL", "ZONE_START"), launches);
     // Every site resolves to the source line of its macro, the multi-line call to its first line.
     let k = ttprof::elf::KernelElf::load(&elf).unwrap();
-    let line = |name: &str| k.sites.iter().find(|(_, m)| m.name == name).map(|(_, m)| (m.line, m.file.clone())).unwrap();
+    let line = |name: &str| {
+        k.sites
+            .iter()
+            .find(|(_, m)| m.name == name)
+            .map(|(_, m)| (m.line, m.file.clone()))
+            .unwrap()
+    };
     let text = std::fs::read_to_string(example(source)).unwrap();
     let at = |needle: &str| 1 + text.lines().position(|l| l.contains(needle)).unwrap() as u32;
-    assert_eq!(line("multi-line").0, at("\"multi-line\"") - 1, "{source}: the line of the call's first line");
-    assert_eq!(line("two-per-scope-b").0, at("DeviceZoneScopedN(\"two-per-scope-b\")"), "{source}: two zones on one line");
+    assert_eq!(
+        line("multi-line").0,
+        at("\"multi-line\"") - 1,
+        "{source}: the line of the call's first line"
+    );
+    assert_eq!(
+        line("two-per-scope-b").0,
+        at("DeviceZoneScopedN(\"two-per-scope-b\")"),
+        "{source}: two zones on one line"
+    );
     assert!(line("two-per-scope-a").1.ends_with(source));
 }
 
@@ -224,17 +339,43 @@ fn strip(text: &str, stripped: &mut usize) -> String {
 fn without_profile_kernel_the_text_is_byte_identical_to_the_kernel_without_the_macros() {
     let plain_dir = workspace().join("target/cxx-tests/plain-src");
     std::fs::create_dir_all(&plain_dir).unwrap();
-    for source in ["tt_metal_macros.cpp", "tt_metal_macros.c", "twin.cpp", "bench.cpp"] {
+    for source in [
+        "tt_metal_macros.cpp",
+        "tt_metal_macros.c",
+        "twin.cpp",
+        "bench.cpp",
+    ] {
         let mut stripped = 0;
         let text = std::fs::read_to_string(example(source)).unwrap();
         let plain_src = plain_dir.join(source);
         std::fs::write(&plain_src, strip(&text, &mut stripped)).unwrap();
-        assert!(stripped >= 3, "{source}: {stripped} macro statements stripped");
-        let with = build(&[example(source)], Risc::Brisc, false, &format!("noprofile-{source}"));
+        assert!(
+            stripped >= 3,
+            "{source}: {stripped} macro statements stripped"
+        );
+        let with = build(
+            &[example(source)],
+            Risc::Brisc,
+            false,
+            &format!("noprofile-{source}"),
+        );
         let without = build(&[plain_src], Risc::Brisc, false, &format!("plain-{source}"));
-        let profiled = build(&[example(source)], Risc::Brisc, true, &format!("profile-{source}"));
-        assert_eq!(text_bytes(&with), text_bytes(&without), "{source}: the macros without PROFILE_KERNEL change the .text");
-        assert_ne!(text_bytes(&with), text_bytes(&profiled), "{source}: with PROFILE_KERNEL the macros record");
+        let profiled = build(
+            &[example(source)],
+            Risc::Brisc,
+            true,
+            &format!("profile-{source}"),
+        );
+        assert_eq!(
+            text_bytes(&with),
+            text_bytes(&without),
+            "{source}: the macros without PROFILE_KERNEL change the .text"
+        );
+        assert_ne!(
+            text_bytes(&with),
+            text_bytes(&profiled),
+            "{source}: with PROFILE_KERNEL the macros record"
+        );
     }
 }
 
@@ -249,11 +390,28 @@ fn a_cxx_zone_costs_within_2_cycles_of_a_rust_zone() {
     // Cycles per zone: (profile - plain) between 1000 and 3000 iterations of two nested zones.
     let per_zone = |on: &Path, off: &Path| -> (f64, f64) {
         let run = |elf: &Path, iterations| {
-            let r = BenchRun { mode: DENSE, iterations, work: 4, recording: true, policy: Policy::Block, drain_every: Some(2_000) };
+            let r = BenchRun {
+                mode: DENSE,
+                iterations,
+                work: 4,
+                recording: true,
+                policy: Policy::Block,
+                drain_every: Some(2_000),
+            };
             launch(Arch::WormholeB0, elf, &r, &dir).unwrap()
         };
-        let (a, b, pa, pb) = (run(on, 1_000), run(on, 3_000), run(off, 1_000), run(off, 3_000));
-        assert_eq!(b.readout.zones() - a.readout.zones(), 4_000, "{}", on.display());
+        let (a, b, pa, pb) = (
+            run(on, 1_000),
+            run(on, 3_000),
+            run(off, 1_000),
+            run(off, 3_000),
+        );
+        assert_eq!(
+            b.readout.zones() - a.readout.zones(),
+            4_000,
+            "{}",
+            on.display()
+        );
         let zones = 4_000.0;
         let cycles = ((b.cycles - a.cycles) as f64 - (pb.cycles - pa.cycles) as f64) / zones;
         let bytes = (b.ring_bytes - a.ring_bytes) as f64 / zones;
@@ -262,7 +420,13 @@ fn a_cxx_zone_costs_within_2_cycles_of_a_rust_zone() {
     let (rust, rust_bytes) = per_zone(&rust_on, &rust_off);
     let (cxx, cxx_bytes) = per_zone(&cxx_on, &cxx_off);
     eprintln!("cycles per dense zone: Rust {rust:.2}, C++ {cxx:.2}; ring bytes {rust_bytes:.2} / {cxx_bytes:.2}");
-    assert!((cxx - rust).abs() <= 2.0, "a C++ zone costs {cxx:.2} cycles, a Rust zone {rust:.2}");
+    assert!(
+        (cxx - rust).abs() <= 2.0,
+        "a C++ zone costs {cxx:.2} cycles, a Rust zone {rust:.2}"
+    );
     // Short zones, 6 bytes each (and a pad where a record did not fit before the ring's end).
-    assert!(rust_bytes < 6.01 && cxx_bytes == rust_bytes, "ring bytes per zone: Rust {rust_bytes}, C++ {cxx_bytes}");
+    assert!(
+        rust_bytes < 6.01 && cxx_bytes == rust_bytes,
+        "ring bytes per zone: Rust {rust_bytes}, C++ {cxx_bytes}"
+    );
 }

@@ -35,7 +35,10 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         out: out.clone(),
         threads: 2,
         drain_every_cycles: 250_000,
-        settings: Settings { consumer: true, ..Settings::default() },
+        settings: Settings {
+            consumer: true,
+            ..Settings::default()
+        },
         clock: scenario::realistic_clock(arch),
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
@@ -56,7 +59,8 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         notes: vec![],
         dataset: None,
     };
-    let profile = ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), timebase);
+    let profile =
+        ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), timebase);
     let w = outputs::write_all(&out.join("report"), &profile, &options).unwrap();
     assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
     let ops: Vec<_> = w.report.ops().collect();
@@ -66,9 +70,14 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         assert_eq!(d.core_count(), 4, "{}: every tile ran it", o.op.op_code);
         assert!(o.kernel_duration_ns().unwrap() > 0);
     }
-    let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(&w.trace).unwrap()).unwrap();
-    let begins =
-        trace["traceEvents"].as_array().unwrap().iter().filter(|e| e["cat"] == "zone" && e["ph"] == "B").count();
+    let trace: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&w.trace).unwrap()).unwrap();
+    let begins = trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["cat"] == "zone" && e["ph"] == "B")
+        .count();
     assert_eq!(begins, outcome.readout.zones());
     op_graph_shows_the_dataflow(&w, &outcome.out);
     print!("{}", ttprof::summary::render(&w.summary));
@@ -79,24 +88,56 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     assert_eq!(w.analysis.ops.len(), 4);
     let summary_text = std::fs::read_to_string(&w.summary_file).unwrap();
     for a in &w.analysis.ops {
-        let v = a.verdict.as_ref().unwrap_or_else(|| panic!("{}: no verdict", a.op));
+        let v = a
+            .verdict
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no verdict", a.op));
         let bound = a.riscs.iter().find(|r| r.risc == v.risc).unwrap();
         for r in a.riscs.iter().filter(|r| r.risc != v.risc) {
-            assert!(r.held_ns() <= bound.held_ns(), "{}: {} is more active than {}", a.op, r.risc, v.risc);
-            assert!(r.waits.keys().any(|w| w.starts_with("CB ")), "{}: {} never waited on a CB", a.op, r.risc);
+            assert!(
+                r.held_ns() <= bound.held_ns(),
+                "{}: {} is more active than {}",
+                a.op,
+                r.risc,
+                v.risc
+            );
+            assert!(
+                r.waits.keys().any(|w| w.starts_with("CB ")),
+                "{}: {} never waited on a CB",
+                a.op,
+                r.risc
+            );
         }
-        assert!(v.evidence.starts_with(&format!("{} on {}: busy", v.stage, v.risc)), "{}", v.evidence);
-        assert!(summary_text.contains(&format!("{} (run {}): bound by", a.op, a.run)), "{summary_text}");
+        assert!(
+            v.evidence
+                .starts_with(&format!("{} on {}: busy", v.stage, v.risc)),
+            "{}",
+            v.evidence
+        );
+        assert!(
+            summary_text.contains(&format!("{} (run {}): bound by", a.op, a.run)),
+            "{summary_text}"
+        );
         assert_eq!(a.tiles.len(), 4);
     }
     // The op report's compute CB wait columns are filled for every op.
     for o in &ops {
-        assert!(w.report.compute_cb_waits.contains_key(&(o.op.device, o.op.run_id)), "{}", o.op.op_code);
+        assert!(
+            w.report
+                .compute_cb_waits
+                .contains_key(&(o.op.device, o.op.run_id)),
+            "{}",
+            o.op.op_code
+        );
     }
 
     let check = out.join("perf-report.csv");
     let args = [w.op_report.as_os_str(), "--csv".as_ref(), check.as_os_str()];
-    let run = match Command::new("tt-perf-report").args(args).env("NO_COLOR", "1").output() {
+    let run = match Command::new("tt-perf-report")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+    {
         Ok(r) => r,
         Err(_) => {
             eprintln!("SKIPPED: tt-perf-report is not installed (pip install tt-perf-report): the demo's op report was not read by it");
@@ -122,31 +163,61 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     // warning, and the matmul's size comes from its tensors (a batched 32x32 x 32x32).
     let all = format!("{stdout}{}", String::from_utf8_lossy(&run.stdout));
     assert!(!all.contains("Unclassified"), "{all}");
-    assert!(stdout.contains("MatmulDeviceOperation b={8} x 32 x 32 x 32"), "{stdout}");
+    assert!(
+        stdout.contains("MatmulDeviceOperation b={8} x 32 x 32 x 32"),
+        "{stdout}"
+    );
     // Its CSV: Device Time and Op-to-Op Gap in microseconds, per op (by global call count).
     let text = std::fs::read_to_string(&check).unwrap();
     let mut lines = text.lines().map(cells);
     let h = lines.next().unwrap();
     let col = |n: &str| h.iter().position(|x| x == n).unwrap();
-    let (calls, time, gap) = (col("Global Call Count"), col("Device Time"), col("Op-to-Op Gap"));
+    let (calls, time, gap) = (
+        col("Global Call Count"),
+        col("Device Time"),
+        col("Op-to-Op Gap"),
+    );
     let (category, analysis, code) = (col("Op Category"), col("Bound Analysis"), col("OP Code"));
-    let rows: Vec<Vec<String>> = text.lines().skip(1).map(cells).filter(|r| r.len() == h.len() && !r[calls].is_empty()).collect();
+    let rows: Vec<Vec<String>> = text
+        .lines()
+        .skip(1)
+        .map(cells)
+        .filter(|r| r.len() == h.len() && !r[calls].is_empty())
+        .collect();
     assert_eq!(rows.len(), 4);
     for r in &rows {
         assert_eq!(r[category], "Compute", "{r:?}");
         if r[code].starts_with("MatmulDeviceOperation") {
-            assert_eq!(r[analysis], "full", "the matmul gets tt-perf-report's roofline model: {r:?}");
+            assert_eq!(
+                r[analysis], "full",
+                "the matmul gets tt-perf-report's roofline model: {r:?}"
+            );
         }
     }
     let theirs: BTreeMap<u32, (f64, Option<f64>)> = lines
         .filter(|r| r.len() == h.len() && !r[calls].is_empty())
-        .map(|r| (r[calls].parse::<f64>().unwrap() as u32, (r[time].parse().unwrap(), r[gap].parse().ok())))
+        .map(|r| {
+            (
+                r[calls].parse::<f64>().unwrap() as u32,
+                (r[time].parse().unwrap(), r[gap].parse().ok()),
+            )
+        })
         .collect();
     for (k, o) in ops.iter().enumerate() {
         let (t, g) = theirs[&o.op.run_id];
-        assert_eq!(t, o.kernel_duration_ns().unwrap() as f64 / 1000.0, "{} device time", o.op.op_code);
+        assert_eq!(
+            t,
+            o.kernel_duration_ns().unwrap() as f64 / 1000.0,
+            "{} device time",
+            o.op.op_code
+        );
         if k > 0 {
-            assert_eq!(g, Some(o.op_to_op_latency_ns().unwrap() as f64 / 1000.0), "{} op-to-op gap", o.op.op_code);
+            assert_eq!(
+                g,
+                Some(o.op_to_op_latency_ns().unwrap() as f64 / 1000.0),
+                "{} op-to-op gap",
+                o.op.op_code
+            );
         }
     }
 }
@@ -157,31 +228,55 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
 fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
     // Reads: one per input tile (Add, Mul binary; Matmul 2 tiles binary; Relu unary).
     let (reads, writes) = (4 * 2 + 2 * 2 + 4 + 4 * 2, 4 + 2 + 4 + 4);
-    for (name, risc, per_tile) in [("noc-read-barrier", Risc::Brisc, reads), ("noc-write-barrier", Risc::Ncrisc, writes)] {
+    for (name, risc, per_tile) in [
+        ("noc-read-barrier", Risc::Brisc, reads),
+        ("noc-write-barrier", Risc::Ncrisc, writes),
+    ] {
         let mut totals: BTreeMap<NocCoord, (u64, u64)> = BTreeMap::new();
         for (i, ring) in readout.rings.iter().enumerate() {
             let r = &ring.records;
             for k in (0..r.len()).filter(|&k| r.kind[k] == RecordKind::Zone) {
-                if res.site(i, r.run[k], r.site[k]).is_some_and(|m| m.name == name) {
-                    assert_eq!(ring.id.risc, risc, "{name} recorded by {}", ring.id.location());
+                if res
+                    .site(i, r.run[k], r.site[k])
+                    .is_some_and(|m| m.name == name)
+                {
+                    assert_eq!(
+                        ring.id.risc,
+                        risc,
+                        "{name} recorded by {}",
+                        ring.id.location()
+                    );
                     let e = totals.entry(ring.id.tile).or_default();
                     e.0 += 1;
                     e.1 += r.end[k] - r.start[k];
                 }
             }
         }
-        assert_eq!(totals.len(), 4, "{name}: every tile waited on the NoC: {totals:?}");
+        assert_eq!(
+            totals.len(),
+            4,
+            "{name}: every tile waited on the NoC: {totals:?}"
+        );
         for (tile, (count, cycles)) in &totals {
             assert_eq!(*count, per_tile, "{name} on {tile}");
             // A 4 KiB tile from DRAM (or to it) takes hundreds of cycles: latency plus bandwidth.
-            assert!(*cycles >= 100 * count, "{name} on {tile}: {cycles} cycles for {count} waits");
+            assert!(
+                *cycles >= 100 * count,
+                "{name} on {tile}: {cycles} cycles for {count} waits"
+            );
         }
         // Not noise: the emulator is deterministic, and the tiles' totals differ by more than
         // 5 % (about 30 % on this grid: tile (1,2) waits least).
         let distinct: BTreeSet<u64> = totals.values().map(|t| t.1).collect();
-        assert!(distinct.len() > 1, "{name}: every tile waited exactly as long: {totals:?}");
+        assert!(
+            distinct.len() > 1,
+            "{name}: every tile waited exactly as long: {totals:?}"
+        );
         let (min, max) = (*distinct.first().unwrap(), *distinct.last().unwrap());
-        assert!(max * 100 >= min * 105, "{name}: the tiles' waits differ by less than 5 %: {totals:?}");
+        assert!(
+            max * 100 >= min * 105,
+            "{name}: the tiles' waits differ by less than 5 %: {totals:?}"
+        );
         eprintln!("{name} per tile (waits, cycles): {totals:?}");
     }
 }
@@ -196,38 +291,81 @@ fn op_graph_shows_the_dataflow(w: &outputs::Written, demo_out: &Path) {
     let codes: Vec<&str> = g.nodes.iter().map(|n| n.op_code.as_str()).collect();
     assert_eq!(
         codes,
-        ["BinaryNgDeviceOperation", "MatmulDeviceOperation", "UnaryDeviceOperation", "BinaryNgDeviceOperation"]
+        [
+            "BinaryNgDeviceOperation",
+            "MatmulDeviceOperation",
+            "UnaryDeviceOperation",
+            "BinaryNgDeviceOperation"
+        ]
     );
-    let edges: Vec<(usize, usize, Vec<u64>)> = g.edges.iter().map(|e| (e.from, e.to, e.tensors.clone())).collect();
+    let edges: Vec<(usize, usize, Vec<u64>)> = g
+        .edges
+        .iter()
+        .map(|e| (e.from, e.to, e.tensors.clone()))
+        .collect();
     assert_eq!(edges, [(0, 2, vec![3]), (0, 3, vec![3]), (2, 3, vec![7])]);
     assert_eq!(g.without_ids, 0);
     assert!(g.issues.is_empty(), "{:?}", g.issues);
     // The path is the Add -> Relu -> Mul chain or the lone Matmul, whichever takes longer.
     let ns = |i: usize| g.nodes[i].duration_ns.unwrap();
     let chain = ns(0) + ns(2) + ns(3);
-    let (want, total) = if chain >= ns(1) { (vec![0, 2, 3], chain) } else { (vec![1], ns(1)) };
+    let (want, total) = if chain >= ns(1) {
+        (vec![0, 2, 3], chain)
+    } else {
+        (vec![1], ns(1))
+    };
     assert_eq!(g.critical, want);
-    assert!((g.critical_ns - total).abs() < 1e-6, "{} vs {total}", g.critical_ns);
-    let kernel: Vec<i64> = w.report.ops().map(|o| o.kernel_duration_ns().unwrap()).collect();
+    assert!(
+        (g.critical_ns - total).abs() < 1e-6,
+        "{} vs {total}",
+        g.critical_ns
+    );
+    let kernel: Vec<i64> = w
+        .report
+        .ops()
+        .map(|o| o.kernel_duration_ns().unwrap())
+        .collect();
     for (i, k) in kernel.iter().enumerate() {
-        assert_eq!(ns(i).round() as i64, *k, "the graph's duration is the op report's DEVICE KERNEL DURATION");
+        assert_eq!(
+            ns(i).round() as i64,
+            *k,
+            "the graph's duration is the op report's DEVICE KERNEL DURATION"
+        );
     }
     for dir in [demo_out, w.graph_files[0].parent().unwrap()] {
         let dot = std::fs::read_to_string(dir.join("ttprof_ops.dot")).unwrap();
         assert!(dot.contains("op0 -> op2 [label=\"t3\""), "{dot}");
         assert!(dot.contains("op2 -> op3 [label=\"t7\""), "{dot}");
         for (i, n) in g.nodes.iter().enumerate() {
-            assert!(dot.contains(&format!("op{i} [shape=box, label=\"{}\\nop {} (device 0)", n.op_code, n.run_id)), "{dot}");
+            assert!(
+                dot.contains(&format!(
+                    "op{i} [shape=box, label=\"{}\\nop {} (device 0)",
+                    n.op_code, n.run_id
+                )),
+                "{dot}"
+            );
         }
         let svg = std::fs::read_to_string(dir.join("ttprof_ops.svg")).unwrap();
         let doc = roxmltree::Document::parse(&svg).expect("the op graph's SVG is well-formed XML");
-        let text: String = doc.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect::<Vec<_>>().join(" ");
+        let text: String = doc
+            .descendants()
+            .filter(|n| n.is_text())
+            .filter_map(|n| n.text())
+            .collect::<Vec<_>>()
+            .join(" ");
         for n in &g.nodes {
-            assert!(text.contains(&format!("op {} (device 0)", n.run_id)), "op {} is drawn: {text}", n.run_id);
+            assert!(
+                text.contains(&format!("op {} (device 0)", n.run_id)),
+                "op {} is drawn: {text}",
+                n.run_id
+            );
         }
         assert_eq!(text.matches("DeviceOperation").count(), 4, "{text}");
         let page = std::fs::read_to_string(dir.join("ttprof_timeline.html")).unwrap();
-        assert!(page.contains("<a href=\"ttprof_ops.svg\">"), "the HTML page links the op graph");
+        assert!(
+            page.contains("<a href=\"ttprof_ops.svg\">"),
+            "the HTML page links the op graph"
+        );
     }
 }
 

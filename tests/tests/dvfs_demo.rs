@@ -19,7 +19,9 @@ use ttprof_tests::workspace;
 /// schedule (the drift, too), each tile at its true offset.
 fn truth_timebase(clock: &ClockModel, arch: Arch, grid: (u8, u8)) -> Timebase {
     let nominal = arch.aiclk_mhz() as f64;
-    let coords: Vec<_> = (0..grid.1).flat_map(|r| (0..grid.0).map(move |c| arch.worker_noc(c, r).unwrap())).collect();
+    let coords: Vec<_> = (0..grid.1)
+        .flat_map(|r| (0..grid.0).map(move |c| arch.worker_noc(c, r).unwrap()))
+        .collect();
     let offsets = clock.offsets(coords.len());
     let truth = clock.truth(0, nominal, 0);
     let mut chip = ChipTime::nominal(arch.aiclk_mhz());
@@ -63,7 +65,10 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
         out: out.clone(),
         threads: 2,
         drain_every_cycles: 250_000,
-        settings: Settings { consumer: true, ..Settings::default() },
+        settings: Settings {
+            consumer: true,
+            ..Settings::default()
+        },
         clock: clock.clone(),
     };
     let p = scenario::run(&s, &elfs, |_| {}).unwrap();
@@ -71,17 +76,33 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
     let truth = clock.truth(0, arch.aiclk_mhz() as f64, 0);
     assert_eq!(c.steps.len(), 3, "{}", p.fit);
     for (found, real) in c.steps.iter().zip(truth.true_steps()) {
-        assert!((found.at_ns - real.0).abs() < 1000.0, "step at {} vs true {}: {}", found.at_ns, real.0, p.fit);
-        assert!((found.mhz_after - real.2).abs() < 1.0, "{found} vs {real:?}");
+        assert!(
+            (found.at_ns - real.0).abs() < 1000.0,
+            "step at {} vs true {}: {}",
+            found.at_ns,
+            real.0,
+            p.fit
+        );
+        assert!(
+            (found.mhz_after - real.2).abs() < 1.0,
+            "{found} vs {real:?}"
+        );
     }
     let err = p.fit.error_ns().unwrap();
     assert!(err > 0.0 && err < 50.0, "{}", p.fit);
-    assert!(p.summary_text().contains("3 frequency step(s)"), "{}", p.summary_text());
+    assert!(
+        p.summary_text().contains("3 frequency step(s)"),
+        "{}",
+        p.summary_text()
+    );
 
     let oplog = &p.oplog;
     let durations = |tb: &Timebase| -> BTreeMap<u32, f64> {
         let t = Timeline::build(&p.readout, &p.resolution, Some(oplog), tb);
-        t.ops.iter().filter_map(|o| o.kernel_ns.map(|(a, b)| (o.run, b - a))).collect()
+        t.ops
+            .iter()
+            .filter_map(|o| o.kernel_ns.map(|(a, b)| (o.run, b - a)))
+            .collect()
     };
     let fitted = durations(&p.fit.timebase);
     let real = durations(&truth_timebase(&clock, arch, grid));
@@ -89,12 +110,32 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
     for (run, d) in &fitted {
         let r = real[run];
         // Two converted times, each within the estimate (1 sigma): 5 sigma for the difference.
-        assert!((d - r).abs() <= 5.0 * err + 2.0, "run {run}: {d} ns fitted vs {r} ns true (est. error {err} ns)");
+        assert!(
+            (d - r).abs() <= 5.0 * err + 2.0,
+            "run {run}: {d} ns fitted vs {r} ns true (est. error {err} ns)"
+        );
     }
     // Without the steps the same samples give durations microseconds off.
-    let samples = ttprof::devmem::Snapshot::load(&p.snapshot).unwrap().sync_samples();
-    let single = fit(&samples, arch, 1, &FitOptions { steps: false, ..FitOptions::default() }).unwrap();
+    let samples = ttprof::devmem::Snapshot::load(&p.snapshot)
+        .unwrap()
+        .sync_samples();
+    let single = fit(
+        &samples,
+        arch,
+        1,
+        &FitOptions {
+            steps: false,
+            ..FitOptions::default()
+        },
+    )
+    .unwrap();
     let off = durations(&single.timebase);
-    let worst = off.iter().map(|(run, d)| (d - real[run]).abs()).fold(0.0, f64::max);
-    assert!(worst > 1000.0, "a single frequency misses the steps by {worst} ns");
+    let worst = off
+        .iter()
+        .map(|(run, d)| (d - real[run]).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        worst > 1000.0,
+        "a single frequency misses the steps by {worst} ns"
+    );
 }

@@ -18,9 +18,18 @@ use ttprof_demo::scenario::{self, Scenario};
 use ttprof_tests::workspace;
 
 const OPS: [OpSpec; 3] = [
-    OpSpec { op: Op::Add, tiles: 2 },
-    OpSpec { op: Op::Matmul, tiles: 1 },
-    OpSpec { op: Op::Relu, tiles: 3 },
+    OpSpec {
+        op: Op::Add,
+        tiles: 2,
+    },
+    OpSpec {
+        op: Op::Matmul,
+        tiles: 1,
+    },
+    OpSpec {
+        op: Op::Relu,
+        tiles: 3,
+    },
 ];
 
 /// Zones (and other records, by name) one core records in one launch of `spec`: what the
@@ -113,18 +122,29 @@ fn fw_of(kernel: &str) -> &'static str {
 }
 
 fn site(res: &Resolution, ring: usize, run: u32, id: u16) -> &SiteMeta {
-    res.site(ring, run, id).unwrap_or_else(|| panic!("ring {ring} run {run}: site {id} unresolved"))
+    res.site(ring, run, id)
+        .unwrap_or_else(|| panic!("ring {ring} run {run}: site {id} unresolved"))
 }
 
 /// The source line of a site must be the line of the kernel source that names it.
 fn check_source_line(meta: &SiteMeta, kernels: &Path) {
-    if meta.name.ends_with("-FW") || meta.name.ends_with("-KERNEL") || meta.name == "PROFILER-STALL" {
+    if meta.name.ends_with("-FW") || meta.name.ends_with("-KERNEL") || meta.name == "PROFILER-STALL"
+    {
         return; // runtime sites: their lines are in device-rt
     }
     let file = kernels.join(&meta.file);
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let line = text.lines().nth(meta.line as usize - 1).unwrap_or_else(|| panic!("{}:{} past the end", meta.file, meta.line));
-    assert!(line.contains(&format!("!(\"{}\"", meta.name)), "{}:{} is {line:?}, which does not name {:?}", meta.file, meta.line, meta.name);
+    let line = text
+        .lines()
+        .nth(meta.line as usize - 1)
+        .unwrap_or_else(|| panic!("{}:{} past the end", meta.file, meta.line));
+    assert!(
+        line.contains(&format!("!(\"{}\"", meta.name)),
+        "{}:{} is {line:?}, which does not name {:?}",
+        meta.file,
+        meta.line,
+        meta.name
+    );
 }
 
 fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &Path) {
@@ -132,35 +152,67 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
     let risc = ring.id.risc;
     // Monotonic: records are in non-decreasing time order, every zone ends after it starts.
     for i in 0..r.len() {
-        assert!(r.start[i] <= r.end[i], "{risc}: record {i} ends before it starts");
+        assert!(
+            r.start[i] <= r.end[i],
+            "{risc}: record {i} ends before it starts"
+        );
         if i > 0 {
-            assert!(r.end[i - 1] <= r.end[i], "{risc}: record {i} goes back in time");
+            assert!(
+                r.end[i - 1] <= r.end[i],
+                "{risc}: record {i} goes back in time"
+            );
         }
     }
     for (run_index, spec) in OPS.iter().enumerate() {
         let run = run_index as u32 + 1;
-        let rows: Vec<usize> = (0..r.len()).filter(|&i| r.run[i] == run && r.kind[i] != RecordKind::Run).collect();
+        let rows: Vec<usize> = (0..r.len())
+            .filter(|&i| r.run[i] == run && r.kind[i] != RecordKind::Run)
+            .collect();
         let mut counts = BTreeMap::new();
         for &i in &rows {
             let meta = site(res, ring_index, run, r.site[i]);
             check_source_line(meta, kernels);
             *counts.entry(meta.name.clone()).or_insert(0u64) += 1;
         }
-        assert_eq!(counts, expected(risc, spec), "{} run {run} ({:?})", ring.id.location(), spec.op);
+        assert_eq!(
+            counts,
+            expected(risc, spec),
+            "{} run {run} ({:?})",
+            ring.id.location(),
+            spec.op
+        );
         // Nesting: zones of one run form a tree matching the kernel's scopes.
         let mut zones: Vec<(u64, u64, String)> = rows
             .iter()
             .filter(|&&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
-            .map(|&i| (r.start[i], r.end[i], site(res, ring_index, run, r.site[i]).name.clone()))
+            .map(|&i| {
+                (
+                    r.start[i],
+                    r.end[i],
+                    site(res, ring_index, run, r.site[i]).name.clone(),
+                )
+            })
             .collect();
         zones.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let mut open: Vec<(u64, u64, String)> = Vec::new();
         for z in zones {
-            while open.last().is_some_and(|p| p.1 <= z.0 && !(p.0 == z.0 && p.1 >= z.1)) {
+            while open
+                .last()
+                .is_some_and(|p| p.1 <= z.0 && !(p.0 == z.0 && p.1 >= z.1))
+            {
                 open.pop();
             }
             if let Some(p) = open.last() {
-                assert!(z.1 <= p.1, "{risc}: {} [{}, {}] overlaps {} [{}, {}] without nesting", z.2, z.0, z.1, p.2, p.0, p.1);
+                assert!(
+                    z.1 <= p.1,
+                    "{risc}: {} [{}, {}] overlaps {} [{}, {}] without nesting",
+                    z.2,
+                    z.0,
+                    z.1,
+                    p.2,
+                    p.0,
+                    p.1
+                );
                 let want = match parent_of(&z.2) {
                     Some("KERNEL") => risc_kernel(risc),
                     Some(n) => n,
@@ -170,9 +222,17 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
                     Some(prefix) => p.2.starts_with(prefix),
                     None => p.2 == want,
                 };
-                assert!(inside, "{risc}: {} must be directly inside {want}, not {}", z.2, p.2);
+                assert!(
+                    inside,
+                    "{risc}: {} must be directly inside {want}, not {}",
+                    z.2, p.2
+                );
             } else {
-                assert!(z.2.ends_with("-FW"), "{risc}: {} is outside the FW zone", z.2);
+                assert!(
+                    z.2.ends_with("-FW"),
+                    "{risc}: {} is outside the FW zone",
+                    z.2
+                );
             }
             open.push(z);
         }
@@ -212,7 +272,10 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
         threads: 2,
         // Drain often, so the rings wrap and the consumer and producers interleave.
         drain_every_cycles: 20_000,
-        settings: Settings { consumer: true, ..Settings::default() },
+        settings: Settings {
+            consumer: true,
+            ..Settings::default()
+        },
         clock: scenario::realistic_clock(arch),
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();

@@ -28,13 +28,33 @@ fn bench_elf() -> &'static PathBuf {
 }
 
 fn run(name: &str, policy: Policy, drain_every: Option<u64>) -> Launched {
-    let r = BenchRun { mode: DENSE, iterations: ITERATIONS, work: 2, recording: true, policy, drain_every };
-    launch(Arch::WormholeB0, bench_elf(), &r, &workspace().join("target/test-full-rings").join(name)).unwrap()
+    let r = BenchRun {
+        mode: DENSE,
+        iterations: ITERATIONS,
+        work: 2,
+        recording: true,
+        policy,
+        drain_every,
+    };
+    launch(
+        Arch::WormholeB0,
+        bench_elf(),
+        &r,
+        &workspace().join("target/test-full-rings").join(name),
+    )
+    .unwrap()
 }
 
 /// Drops reported in the ring itself by `Loss` records.
 fn losses_in_band(r: &Readout) -> u64 {
-    r.rings[0].records.kind.iter().zip(&r.rings[0].records.count).filter(|(k, _)| **k == RecordKind::Loss).map(|(_, c)| *c as u64).sum()
+    r.rings[0]
+        .records
+        .kind
+        .iter()
+        .zip(&r.rings[0].records.count)
+        .filter(|(k, _)| **k == RecordKind::Loss)
+        .map(|(_, c)| *c as u64)
+        .sum()
 }
 
 fn zones(r: &Readout) -> u64 {
@@ -45,7 +65,10 @@ fn zones(r: &Readout) -> u64 {
 fn block_with_a_slow_consumer_loses_nothing_and_records_every_wait() {
     let l = run("block-slow", Policy::Block, Some(400_000));
     assert_eq!(l.dropped, 0);
-    assert!(l.stalls > 0, "the consumer was slow enough to make the producer wait");
+    assert!(
+        l.stalls > 0,
+        "the consumer was slow enough to make the producer wait"
+    );
     // Every zone arrived, plus one PROFILER-STALL zone per wait.
     assert_eq!(zones(&l.readout), PRODUCED + l.stalls as u64);
     assert_eq!(losses_in_band(&l.readout), 0);
@@ -71,6 +94,10 @@ fn no_consumer_at_all_drops_and_counts_whatever_the_policy() {
         assert_eq!(l.stalls, 0, "{policy:?}: nobody to wait for");
         assert_eq!(zones(&l.readout) + l.dropped as u64, PRODUCED, "{policy:?}");
         // The ring holds exactly what fitted: the first zones, in order.
-        assert!(l.ring_bytes <= 8192 + 64, "{policy:?}: {} bytes", l.ring_bytes);
+        assert!(
+            l.ring_bytes <= 8192 + 64,
+            "{policy:?}: {} bytes",
+            l.ring_bytes
+        );
     }
 }

@@ -33,8 +33,15 @@ use ttprof_tests::{build_kernels, ttprof_binary, workspace};
 fn run_outputs() -> &'static Path {
     static OUT: OnceLock<PathBuf> = OnceLock::new();
     OUT.get_or_init(|| {
-        let sums = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
-        let elf = sums.elf("sums").expect("examples/kernels has a `sums` binary");
+        let sums = build_kernels(
+            &workspace().join("examples/kernels"),
+            Arch::WormholeB0,
+            false,
+            &[],
+        );
+        let elf = sums
+            .elf("sums")
+            .expect("examples/kernels has a `sums` binary");
         let out = workspace().join("target/test-golden");
         let _ = std::fs::remove_dir_all(&out);
         let o = Command::new(ttprof_binary())
@@ -48,7 +55,11 @@ fn run_outputs() -> &'static Path {
             .arg(&out)
             .output()
             .expect("ttprof runs");
-        let log = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert_eq!(o.status.code(), Some(0), "ttprof run failed:\n{log}");
         out
     })
@@ -65,13 +76,19 @@ fn output(name: &str) -> String {
 
 /// Whether `name` is `ops_perf_results_YYYY_MM_DD_HH_MM_SS.csv`.
 fn is_op_report_name(name: &str) -> bool {
-    let Some(stamp) = name.strip_prefix("ops_perf_results_").and_then(|s| s.strip_suffix(".csv")) else {
+    let Some(stamp) = name
+        .strip_prefix("ops_perf_results_")
+        .and_then(|s| s.strip_suffix(".csv"))
+    else {
         return false;
     };
     let fields: Vec<&str> = stamp.split('_').collect();
     let widths = [4, 2, 2, 2, 2, 2];
     fields.len() == widths.len()
-        && fields.iter().zip(widths).all(|(f, w)| f.len() == w && f.bytes().all(|b| b.is_ascii_digit()))
+        && fields
+            .iter()
+            .zip(widths)
+            .all(|(f, w)| f.len() == w && f.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[test]
@@ -89,7 +106,11 @@ fn op_report() {
         .filter(|n| n.starts_with("ops_perf_results"))
         .collect();
     assert_eq!(names.len(), 1, "one op report per run: {names:?}");
-    assert!(is_op_report_name(&names[0]), "{:?} is not ops_perf_results_YYYY_MM_DD_HH_MM_SS.csv", names[0]);
+    assert!(
+        is_op_report_name(&names[0]),
+        "{:?} is not ops_perf_results_YYYY_MM_DD_HH_MM_SS.csv",
+        names[0]
+    );
     insta::assert_snapshot!("ops_perf_results.csv", output(&names[0]));
 }
 
@@ -105,10 +126,14 @@ fn summary() {
 
 #[test]
 fn op_report_names_are_recognised() {
-    assert!(is_op_report_name("ops_perf_results_2026_11_23_12_36_01.csv"));
-    for bad in
-        ["ops_perf_results_2026_11_23_12_36.csv", "ops_perf_results_2026_11_23_12_36_0x.csv", "ops_perf_results.csv"]
-    {
+    assert!(is_op_report_name(
+        "ops_perf_results_2026_11_23_12_36_01.csv"
+    ));
+    for bad in [
+        "ops_perf_results_2026_11_23_12_36.csv",
+        "ops_perf_results_2026_11_23_12_36_0x.csv",
+        "ops_perf_results.csv",
+    ] {
         assert!(!is_op_report_name(bad), "{bad}");
     }
 }

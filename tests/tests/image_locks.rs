@@ -23,8 +23,15 @@ fn a_second_emulator_on_the_same_image_is_refused_and_the_first_keeps_its_memory
     let mut cfg = DeviceConfig::new(Arch::WormholeB0, (2, 1));
     cfg.image = Some(path.clone());
     let e = Device::new(cfg.clone()).unwrap_err().to_string();
-    assert!(e.contains("in use by another emulator") && e.contains(&path.display().to_string()), "{e}");
-    assert_eq!(mem.read_u32(0, tile, 0x30000).unwrap(), 0xC0FFEE, "the first emulator's memory is intact");
+    assert!(
+        e.contains("in use by another emulator") && e.contains(&path.display().to_string()),
+        "{e}"
+    );
+    assert_eq!(
+        mem.read_u32(0, tile, 0x30000).unwrap(),
+        0xC0FFEE,
+        "the first emulator's memory is intact"
+    );
     drop(first);
     assert!(Device::new(cfg).is_ok(), "the lock goes with its emulator");
 }
@@ -32,26 +39,59 @@ fn a_second_emulator_on_the_same_image_is_refused_and_the_first_keeps_its_memory
 #[test]
 fn a_second_consumer_is_refused_and_a_reader_that_does_not_consume_is_not() {
     let (_dev, path, _) = device("second-consumer");
-    let (a, b) = (MappedImage::open(&path).unwrap(), MappedImage::open(&path).unwrap());
-    let consume = DrainOptions { consume: true, attach_consumer: true };
+    let (a, b) = (
+        MappedImage::open(&path).unwrap(),
+        MappedImage::open(&path).unwrap(),
+    );
+    let consume = DrainOptions {
+        consume: true,
+        attach_consumer: true,
+    };
     let first = Drainer::attach(&a, consume).unwrap();
-    let e = Drainer::attach(&b, consume).err().expect("a second consumer").to_string();
-    assert!(e.contains("already has a consumer draining it") && e.contains("one consumer per device"), "{e}");
-    assert!(Drainer::attach(&b, DrainOptions::default()).is_ok(), "reading without consuming is allowed");
+    let e = Drainer::attach(&b, consume)
+        .err()
+        .expect("a second consumer")
+        .to_string();
+    assert!(
+        e.contains("already has a consumer draining it") && e.contains("one consumer per device"),
+        "{e}"
+    );
+    assert!(
+        Drainer::attach(&b, DrainOptions::default()).is_ok(),
+        "reading without consuming is allowed"
+    );
     drop(first);
     drop(a);
-    assert!(Drainer::attach(&b, consume).is_ok(), "the lock goes with its consumer's file");
+    assert!(
+        Drainer::attach(&b, consume).is_ok(),
+        "the lock goes with its consumer's file"
+    );
 }
 
 #[test]
 fn an_image_truncated_under_a_reader_is_an_error_not_a_crash() {
     let (_dev, path, _) = device("truncated");
     let mem = MappedImage::open(&path).unwrap();
-    let mut d = Drainer::attach(&mem, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    let mut d = Drainer::attach(
+        &mem,
+        DrainOptions {
+            consume: true,
+            attach_consumer: true,
+        },
+    )
+    .unwrap();
     d.drain().unwrap();
-    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(4096).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
     let e = d.drain().unwrap_err().to_string();
-    assert!(e.contains("was truncated to 4096 bytes while mapped"), "{e}");
+    assert!(
+        e.contains("was truncated to 4096 bytes while mapped"),
+        "{e}"
+    );
     let e = ttprof::readout::read(&mem, false).unwrap_err().to_string();
     assert!(e.contains("was truncated"), "{e}");
 }

@@ -14,8 +14,15 @@ use ttprof_demo::scenario::{self, Scenario};
 use ttprof_tests::workspace;
 
 fn file_starting(dir: &std::path::Path, prefix: &str) -> String {
-    let e = std::fs::read_dir(dir).unwrap().flatten().find(|e| e.file_name().to_string_lossy().starts_with(prefix));
-    std::fs::read_to_string(e.unwrap_or_else(|| panic!("no {prefix}* in {}", dir.display())).path()).unwrap()
+    let e = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(prefix));
+    std::fs::read_to_string(
+        e.unwrap_or_else(|| panic!("no {prefix}* in {}", dir.display()))
+            .path(),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -66,7 +73,12 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         dataset: None,
     };
     let here = out.join("in-process");
-    let profile = ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), outcome.fit.timebase.clone());
+    let profile = ttprof::profile::Profile::resolved(
+        outcome.readout.clone(),
+        res,
+        Some(oplog),
+        outcome.fit.timebase.clone(),
+    );
     outputs::write_all(&here, &profile, &options).unwrap();
     let snap = &outcome.snapshot;
     let drained = ttprof::devmem::Snapshot::load(snap)
@@ -129,6 +141,9 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
             .unwrap();
         let err = String::from_utf8_lossy(&run.stderr);
         assert!(!run.status.success(), "{err}");
-        assert!(err.contains("nothing left to read") && err.contains("device.snap"), "{err}");
+        assert!(
+            err.contains("nothing left to read") && err.contains("device.snap"),
+            "{err}"
+        );
     }
 }

@@ -9,7 +9,14 @@ use std::path::Path;
 use ttprof_tests::{build_kernels_into, text_bytes, workspace};
 
 /// The recording macros, and a value zone's `.set(..)`, which goes with its `value_zone!`.
-const MACROS: [&str; 6] = ["zone!(", "value_zone!(", "event!(", "data!(", "sum_zone!(", ".set("];
+const MACROS: [&str; 6] = [
+    "zone!(",
+    "value_zone!(",
+    "event!(",
+    "data!(",
+    "sum_zone!(",
+    ".set(",
+];
 
 fn copy_stripped(from: &Path, to: &Path, stripped: &mut usize) {
     std::fs::create_dir_all(to).unwrap();
@@ -69,7 +76,10 @@ fn strip(text: &str, stripped: &mut usize) -> String {
             out.push(l.to_string());
         }
     }
-    assert!(blocks.is_empty(), "a block-form zone without its closing `}});`");
+    assert!(
+        blocks.is_empty(),
+        "a block-form zone without its closing `}});`"
+    );
     out.join("\n") + "\n"
 }
 
@@ -81,7 +91,10 @@ fn disabled_profiling_compiles_to_the_uninstrumented_code() {
     let _ = std::fs::remove_dir_all(&twin);
     let mut stripped = 0;
     copy_stripped(&kernels, &twin, &mut stripped);
-    assert!(stripped >= 20, "only {stripped} instrumentation lines found: did the kernels change?");
+    assert!(
+        stripped >= 20,
+        "only {stripped} instrumentation lines found: did the kernels change?"
+    );
 
     let out = ws.join("target/plain-kernels-elf");
     let off = build_kernels_into(&kernels, Arch::WormholeB0, true, &[], &out.join("off"));
@@ -90,9 +103,17 @@ fn disabled_profiling_compiles_to_the_uninstrumented_code() {
     for (name, elf) in &off.binaries {
         let twin_text = text_bytes(plain.elf(name).unwrap());
         let off_text = text_bytes(elf);
-        assert!(off_text == twin_text, "{name}: .text differs without `profile` ({} vs {} bytes)", off_text.len(), twin_text.len());
+        assert!(
+            off_text == twin_text,
+            "{name}: .text differs without `profile` ({} vs {} bytes)",
+            off_text.len(),
+            twin_text.len()
+        );
         // And the instrumentation is really there when enabled.
-        assert!(text_bytes(on.elf(name).unwrap()).len() > off_text.len(), "{name}: profiling adds no code?");
+        assert!(
+            text_bytes(on.elf(name).unwrap()).len() > off_text.len(),
+            "{name}: profiling adds no code?"
+        );
     }
 }
 
@@ -101,17 +122,33 @@ fn disabled_profiling_compiles_to_the_uninstrumented_code() {
 #[test]
 fn ttprof_dm_zones_follow_the_kernel_s_profile_feature() {
     let tree = |features: &[&str]| {
-        let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["tree", "--offline", "-e", "features", "-i", "ttprof-rt", "--manifest-path"])
-            .arg(workspace().join("examples/kernels/Cargo.toml"))
-            .args(features)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out =
+            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args([
+                    "tree",
+                    "--offline",
+                    "-e",
+                    "features",
+                    "-i",
+                    "ttprof-rt",
+                    "--manifest-path",
+                ])
+                .arg(workspace().join("examples/kernels/Cargo.toml"))
+                .args(features)
+                .output()
+                .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let off = tree(&["--no-default-features", "--features", "ttprof-dm/zones"]);
-    assert!(off.contains("ttprof-dm feature \"zones\"") && !off.contains("feature \"profile\""), "{off}");
+    assert!(
+        off.contains("ttprof-dm feature \"zones\"") && !off.contains("feature \"profile\""),
+        "{off}"
+    );
     let on = tree(&["--features", "ttprof-dm/zones"]);
     assert!(on.contains("ttprof-rt feature \"profile\""), "{on}");
 }

@@ -20,20 +20,46 @@ fn marked_blocks(readme: &str) -> Vec<Block> {
     let mut out = Vec::new();
     let mut lines = readme.lines();
     while let Some(line) = lines.next() {
-        let Some(marker) = line.trim().strip_prefix("<!-- ").and_then(|m| m.strip_suffix(" -->")) else { continue };
+        let Some(marker) = line
+            .trim()
+            .strip_prefix("<!-- ")
+            .and_then(|m| m.strip_suffix(" -->"))
+        else {
+            continue;
+        };
         let fence = lines.next().unwrap_or_default();
-        assert!(fence.starts_with("```"), "README: `{line}` must be followed by a fenced block, found {fence:?}");
-        let body: Vec<&str> = lines.by_ref().take_while(|l| !l.starts_with("```")).collect();
-        out.push(Block { marker: marker.to_string(), body: body.join("\n") + "\n" });
+        assert!(
+            fence.starts_with("```"),
+            "README: `{line}` must be followed by a fenced block, found {fence:?}"
+        );
+        let body: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        out.push(Block {
+            marker: marker.to_string(),
+            body: body.join("\n") + "\n",
+        });
     }
     out
 }
 
 fn run_line(line: &str, dir: &Path) -> Output {
     let words: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!(words[0], "ttprof", "README run blocks hold ttprof commands: {line}");
-    let out = Command::new(ttprof_binary()).args(&words[1..]).current_dir(dir).output().unwrap();
-    eprintln!("$ {line}\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        words[0], "ttprof",
+        "README run blocks hold ttprof commands: {line}"
+    );
+    let out = Command::new(ttprof_binary())
+        .args(&words[1..])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    eprintln!(
+        "$ {line}\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -43,13 +69,20 @@ fn csv_rows(path: &Path) -> BTreeMap<(String, String), Vec<(String, String)>> {
     let mut rows: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
     for line in text.lines().skip(2) {
         let f: Vec<&str> = line.splitn(15, ',').collect();
-        rows.entry((f[10].to_string(), f[11].to_string())).or_default().push((f[6].to_string(), f[14].to_string()));
+        rows.entry((f[10].to_string(), f[11].to_string()))
+            .or_default()
+            .push((f[6].to_string(), f[14].to_string()));
     }
     rows
 }
 
-fn count(rows: &BTreeMap<(String, String), Vec<(String, String)>>, name: &str, kind: &str) -> usize {
-    rows.get(&(name.to_string(), kind.to_string())).map_or(0, Vec::len)
+fn count(
+    rows: &BTreeMap<(String, String), Vec<(String, String)>>,
+    name: &str,
+    kind: &str,
+) -> usize {
+    rows.get(&(name.to_string(), kind.to_string()))
+        .map_or(0, Vec::len)
 }
 
 /// Writes every `<!-- file: DIR/.. -->` block of README.md under `root` (next to a `ttprof`
@@ -66,12 +99,21 @@ fn readme_section(root: &Path, dir: &str, clean: &str) -> Vec<(PathBuf, String)>
     }
     let mut runs: Vec<(PathBuf, String)> = Vec::new();
     for b in &blocks {
-        if let Some(file) = b.marker.strip_prefix("file: ").filter(|f| f.starts_with(&format!("{dir}/"))) {
+        if let Some(file) = b
+            .marker
+            .strip_prefix("file: ")
+            .filter(|f| f.starts_with(&format!("{dir}/")))
+        {
             let path = root.join(file);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &b.body).unwrap();
         } else if let Some(d) = b.marker.strip_prefix("run: ").filter(|d| *d == dir) {
-            runs.extend(b.body.lines().filter(|l| !l.trim().is_empty()).map(|l| (root.join(d), l.to_string())));
+            runs.extend(
+                b.body
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| (root.join(d), l.to_string())),
+            );
         }
     }
     runs
@@ -96,7 +138,10 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
         })
         .collect();
     assert_eq!(built.keys().collect::<Vec<_>>(), ["compute", "reader"]);
-    assert!(built.values().all(|p| p.is_absolute() && p.is_file()), "{built:?}");
+    assert!(
+        built.values().all(|p| p.is_absolute() && p.is_file()),
+        "{built:?}"
+    );
 
     // ttprof run on a 2x2 grid, 4 tiles of work: every zone counted exactly.
     let run = run_line(&runs[1].1, &runs[1].0);
@@ -120,15 +165,23 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
     let math = &rows[&("math-tile".to_string(), "ZONE_START".to_string())];
     let mut values: Vec<&str> = math.iter().map(|r| r.1.as_str()).collect();
     values.sort();
-    assert_eq!(values, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3].map(|v| format!("{{\"value\": {v}}}")));
+    assert_eq!(
+        values,
+        [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3].map(|v| format!("{{\"value\": {v}}}"))
+    );
     let waits = &rows[&("wait-cb".to_string(), "ZONE_TOTAL".to_string())];
     assert_eq!(waits.len(), 4, "one sum record per tile");
     for (total, meta) in waits {
         assert_eq!(meta, "{\"count\": 8}");
         let total: u64 = total.parse().unwrap();
-        assert!((8 * 50..8 * 50 * 20).contains(&total), "wait-cb total {total} cycles for 8 x 50 steps");
+        assert!(
+            (8 * 50..8 * 50 * 20).contains(&total),
+            "wait-cb total {total} cycles for 8 x 50 steps"
+        );
     }
-    assert!(rows[&("bytes".to_string(), "TS_DATA".to_string())].iter().all(|r| r.0 == "2048"));
+    assert!(rows[&("bytes".to_string(), "TS_DATA".to_string())]
+        .iter()
+        .all(|r| r.0 == "2048"));
     assert_eq!(count(&rows, "bytes", "TS_DATA"), 32);
     assert_eq!(count(&rows, "done", "TS_EVENT"), 4);
     let summary = String::from_utf8_lossy(&run.stdout);
@@ -148,7 +201,12 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
     let oplog = std::fs::read_to_string(crate_dir.join("target/ttprof-ci/ops.jsonl")).unwrap();
     let ops: Vec<String> = oplog
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["op"]["op_code"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["op"]["op_code"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     assert_eq!(ops, ["read", "compute", "compute"]);
 
@@ -163,7 +221,10 @@ fn the_readme_s_first_kernel_builds_and_profiles_outside_the_workspace() {
     std::fs::write(crate_dir.join("build.rs"), build_rs).unwrap();
     assert_eq!(wrong.status.code(), Some(1));
     let err = String::from_utf8_lossy(&wrong.stderr);
-    assert!(err.contains("kernel!(trisc1, ..) names trisc1, but build.rs links it for trisc0"), "{err}");
+    assert!(
+        err.contains("kernel!(trisc1, ..) names trisc1, but build.rs links it for trisc0"),
+        "{err}"
+    );
 }
 
 /// The README's `cargo run --release -p ttprof-cli -- <command> --help`: cargo can only run
@@ -174,26 +235,61 @@ fn the_readme_s_help_command_runs_for_every_listed_command() {
     let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
     assert!(readme.contains("`cargo run --release -p ttprof-cli -- <command> --help`"));
     let meta = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(workspace())
         .output()
         .unwrap();
-    assert!(meta.status.success(), "{}", String::from_utf8_lossy(&meta.stderr));
+    assert!(
+        meta.status.success(),
+        "{}",
+        String::from_utf8_lossy(&meta.stderr)
+    );
     let meta: serde_json::Value = serde_json::from_slice(&meta.stdout).unwrap();
-    let cli = meta["packages"].as_array().unwrap().iter().find(|p| p["name"] == "ttprof-cli").unwrap();
-    let bins: Vec<&str> =
-        cli["targets"].as_array().unwrap().iter().filter(|t| t["kind"][0] == "bin").map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(bins == ["ttprof"] || cli["default_run"] == "ttprof", "`cargo run -p ttprof-cli` must pick the ttprof binary: {bins:?}");
+    let cli = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "ttprof-cli")
+        .unwrap();
+    let bins: Vec<&str> = cli["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["kind"][0] == "bin")
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        bins == ["ttprof"] || cli["default_run"] == "ttprof",
+        "`cargo run -p ttprof-cli` must pick the ttprof binary: {bins:?}"
+    );
     let commands: Vec<&str> = readme
         .lines()
         .filter_map(|l| l.strip_prefix("ttprof "))
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| c.chars().all(|ch| ch.is_ascii_lowercase()))
         .collect();
-    for c in ["build", "run", "report", "read", "capture", "tracy", "clock", "snapshot"] {
-        assert!(commands.contains(&c), "README lists `ttprof {c}`: {commands:?}");
-        let help = Command::new(ttprof_binary()).args([c, "--help"]).output().unwrap();
-        assert!(help.status.success() && String::from_utf8_lossy(&help.stdout).contains("Usage: ttprof"), "ttprof {c} --help");
+    for c in [
+        "build", "run", "report", "read", "capture", "tracy", "clock", "snapshot",
+    ] {
+        assert!(
+            commands.contains(&c),
+            "README lists `ttprof {c}`: {commands:?}"
+        );
+        let help = Command::new(ttprof_binary())
+            .args([c, "--help"])
+            .output()
+            .unwrap();
+        assert!(
+            help.status.success()
+                && String::from_utf8_lossy(&help.stdout).contains("Usage: ttprof"),
+            "ttprof {c} --help"
+        );
     }
 }
 
@@ -214,13 +310,24 @@ fn the_readme_s_cxx_trio_profiles_with_tt_metal_s_macros() {
     assert_eq!(name, "reader");
     let elf = ttprof::elf::KernelElf::load(Path::new(path)).unwrap();
     assert!(Path::new(path).is_absolute() && elf.risc == riscv_linker::Risc::Brisc);
-    assert_eq!(elf.sites.iter().filter(|(_, m)| m.name.starts_with("read-")).count(), 80 + 1);
+    assert_eq!(
+        elf.sites
+            .iter()
+            .filter(|(_, m)| m.name.starts_with("read-"))
+            .count(),
+        80 + 1
+    );
 
     // The trio on a 2x2 grid (the compute kernel on the three TRISCs), two tiles of work each.
     let run = run_line(&runs[1].1, &runs[1].0);
     assert_eq!(run.status.code(), Some(0));
-    let csv = std::fs::read_to_string(dir.join("target/ttprof-cxx/profile_log_device.csv")).unwrap();
-    let rows: Vec<Vec<&str>> = csv.lines().skip(2).map(|l| l.splitn(15, ',').collect()).collect();
+    let csv =
+        std::fs::read_to_string(dir.join("target/ttprof-cxx/profile_log_device.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(2)
+        .map(|l| l.splitn(15, ',').collect())
+        .collect();
     let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     for f in &rows {
         *counts.entry((f[10], f[11])).or_default() += 1;
@@ -230,23 +337,62 @@ fn the_readme_s_cxx_trio_profiles_with_tt_metal_s_macros() {
     for stage in ["read", "unpack", "math", "pack", "write"] {
         for i in 0..80 {
             let name = format!("{stage}-{i:02}");
-            assert_eq!((count(&name, "ZONE_START"), count(&name, "ZONE_END")), (tiles * work, tiles * work), "{name}");
+            assert_eq!(
+                (count(&name, "ZONE_START"), count(&name, "ZONE_END")),
+                (tiles * work, tiles * work),
+                "{name}"
+            );
         }
     }
     for z in ["read-tile", "write-tile"] {
-        assert_eq!((count(z, "ZONE_START"), count(z, "ZONE_END")), (tiles * work, tiles * work), "{z}");
+        assert_eq!(
+            (count(z, "ZONE_START"), count(z, "ZONE_END")),
+            (tiles * work, tiles * work),
+            "{z}"
+        );
     }
-    assert_eq!(count("compute-tile", "ZONE_START"), 3 * tiles * work, "the multi-line call keeps its name");
-    assert_eq!(count("compute-debug", "ZONE_START"), 0, "NIf with a false flag records nothing");
+    assert_eq!(
+        count("compute-tile", "ZONE_START"),
+        3 * tiles * work,
+        "the multi-line call keeps its name"
+    );
+    assert_eq!(
+        count("compute-debug", "ZONE_START"),
+        0,
+        "NIf with a false flag records nothing"
+    );
     let sums: Vec<&Vec<&str>> = rows.iter().filter(|f| f[10] == "wait-noc").collect();
-    assert!(sums.len() == tiles && sums.iter().all(|f| f[11] == "ZONE_TOTAL" && f[14] == "{\"count\": 2}"), "{sums:?}");
-    assert!(rows.iter().filter(|f| f[10] == "bytes").all(|f| f[11] == "TS_DATA" && f[6] == "2560"));
+    assert!(
+        sums.len() == tiles
+            && sums
+                .iter()
+                .all(|f| f[11] == "ZONE_TOTAL" && f[14] == "{\"count\": 2}"),
+        "{sums:?}"
+    );
+    assert!(rows
+        .iter()
+        .filter(|f| f[10] == "bytes")
+        .all(|f| f[11] == "TS_DATA" && f[6] == "2560"));
     assert_eq!(count("bytes", "TS_DATA"), tiles * work);
-    assert_eq!((count("reader-done", "TS_EVENT"), count("writer-done", "TS_EVENT")), (tiles, tiles));
-    for (k, cores) in [("BRISC-KERNEL", 1), ("NCRISC-KERNEL", 1), ("TRISC-KERNEL", 3)] {
+    assert_eq!(
+        (
+            count("reader-done", "TS_EVENT"),
+            count("writer-done", "TS_EVENT")
+        ),
+        (tiles, tiles)
+    );
+    for (k, cores) in [
+        ("BRISC-KERNEL", 1),
+        ("NCRISC-KERNEL", 1),
+        ("TRISC-KERNEL", 3),
+    ] {
         assert_eq!(count(k, "ZONE_START"), cores * tiles, "{k}");
     }
-    let sites: std::collections::BTreeSet<&str> = rows.iter().filter(|f| f[11] == "ZONE_START").map(|f| f[10]).collect();
+    let sites: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .filter(|f| f[11] == "ZONE_START")
+        .map(|f| f[10])
+        .collect();
     assert!(sites.len() >= 400, "{} distinct zone names", sites.len());
     // More than tt-metal's 125 zones per RISC per launch, on every core: (x, y, RISC, run).
     let mut per_core: BTreeMap<(&str, &str, &str, &str), usize> = BTreeMap::new();
@@ -254,12 +400,23 @@ fn the_readme_s_cxx_trio_profiles_with_tt_metal_s_macros() {
         *per_core.entry((f[1], f[2], f[3], f[7])).or_default() += 1;
     }
     assert_eq!(per_core.len(), tiles * 5);
-    assert!(per_core.values().all(|z| *z == 2 + work + work * 80), "zones per RISC per launch: {per_core:?}");
+    assert!(
+        per_core.values().all(|z| *z == 2 + work + work * 80),
+        "zones per RISC per launch: {per_core:?}"
+    );
 
     // The manifest: the trio twice, one tile of work.
     let ci = run_line(&runs[2].1, &runs[2].0);
     assert_eq!(ci.status.code(), Some(0));
-    let csv = std::fs::read_to_string(dir.join("target/ttprof-cxx-ci/profile_log_device.csv")).unwrap();
-    let starts = |name: &str| csv.lines().filter(|l| l.contains(&format!(",{name},ZONE_START,"))).count();
-    assert_eq!((starts("read-00"), starts("pack-79"), starts("write-tile")), (8, 8, 8));
+    let csv =
+        std::fs::read_to_string(dir.join("target/ttprof-cxx-ci/profile_log_device.csv")).unwrap();
+    let starts = |name: &str| {
+        csv.lines()
+            .filter(|l| l.contains(&format!(",{name},ZONE_START,")))
+            .count()
+    };
+    assert_eq!(
+        (starts("read-00"), starts("pack-79"), starts("write-tile")),
+        (8, 8, 8)
+    );
 }

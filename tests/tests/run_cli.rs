@@ -9,19 +9,40 @@ use std::process::{Command, Output};
 use ttprof_tests::{build_kernels, ttprof_binary, workspace};
 
 fn elf(name: &str) -> PathBuf {
-    build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]).elf(name).unwrap().to_path_buf()
+    build_kernels(
+        &workspace().join("examples/kernels"),
+        Arch::WormholeB0,
+        false,
+        &[],
+    )
+    .elf(name)
+    .unwrap()
+    .to_path_buf()
 }
 
 fn ttprof(args: &[&str], out: &Path) -> Output {
     let _ = std::fs::remove_dir_all(out);
-    let o = Command::new(ttprof_binary()).arg("run").args(args).arg("--out").arg(out).output().unwrap();
-    eprintln!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let o = Command::new(ttprof_binary())
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    eprintln!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     o
 }
 
 fn zone_starts(out: &Path, name: &str) -> Vec<String> {
     let csv = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
-    csv.lines().filter(|l| l.contains(&format!(",{name},ZONE_START,"))).map(String::from).collect()
+    csv.lines()
+        .filter(|l| l.contains(&format!(",{name},ZONE_START,")))
+        .map(String::from)
+        .collect()
 }
 
 /// A kernel panic carries its location and literal message into the fault report.
@@ -29,10 +50,31 @@ fn zone_starts(out: &Path, name: &str) -> Vec<String> {
 fn a_kernel_panic_names_its_place_and_message() {
     let out = workspace().join("target/test-run-cli/panic");
     let fault = elf("fault");
-    let o = ttprof(&["--grid", "1x1", "--kernel", &format!("brisc={}", fault.display()), "--l1", "0x30000=1", "--l1", "0x30004=1"], &out);
-    assert_eq!(o.status.code(), Some(2), "a fault is a data problem: the outputs are written");
+    let o = ttprof(
+        &[
+            "--grid",
+            "1x1",
+            "--kernel",
+            &format!("brisc={}", fault.display()),
+            "--l1",
+            "0x30000=1",
+            "--l1",
+            "0x30004=1",
+        ],
+        &out,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a fault is a data problem: the outputs are written"
+    );
     let err = String::from_utf8_lossy(&o.stderr);
-    for want in ["kernel panicked at ", "fault.rs:", ": the kernel gave up", "BRISC"] {
+    for want in [
+        "kernel panicked at ",
+        "fault.rs:",
+        ": the kernel gave up",
+        "BRISC",
+    ] {
         assert!(err.contains(want), "{want:?} missing from: {err}");
     }
 }
@@ -43,24 +85,58 @@ fn a_fault_is_diagnosed_and_the_zones_recorded_before_it_are_written() {
     let fault = elf("fault");
     // Three zones of 5000 cycles: under 2^15 cycles, so the runtime never published them
     // before the fault; the host publishes what the stopped core wrote.
-    let o = ttprof(&["--grid", "2x1", "--kernel", &format!("brisc={}", fault.display()), "--l1", "0x30000=3"], &out);
-    assert_eq!(o.status.code(), Some(2), "a fault is a data problem: the outputs are written");
+    let o = ttprof(
+        &[
+            "--grid",
+            "2x1",
+            "--kernel",
+            &format!("brisc={}", fault.display()),
+            "--l1",
+            "0x30000=3",
+        ],
+        &out,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a fault is a data problem: the outputs are written"
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     // The emulator's diagnosis: where, what, the instruction, the symbol and the source line.
-    for want in ["kernel fault", "chip 0 tile", "BRISC", "is outside every region", "at pc 0x", "(instruction 0x", ": sw a", " in __ttprof_main+0x", ".rs:"] {
+    for want in [
+        "kernel fault",
+        "chip 0 tile",
+        "BRISC",
+        "is outside every region",
+        "at pc 0x",
+        "(instruction 0x",
+        ": sw a",
+        " in __ttprof_main+0x",
+        ".rs:",
+    ] {
         assert!(err.contains(want), "{want:?} missing from: {err}");
     }
     assert!(err.contains("published by the host and are read"), "{err}");
     let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
-    assert!(summary.starts_with("FAULT: chip 0 tile"), "the fault is named in the summary: {summary}");
+    assert!(
+        summary.starts_with("FAULT: chip 0 tile"),
+        "the fault is named in the summary: {summary}"
+    );
     // The first tile in tile order faulted first and stopped the run: its three zones are
     // all there; the other tile stopped wherever it was.
     let noc = Arch::WormholeB0.worker_noc(0, 0).unwrap();
     let first = format!("0,{},{},BRISC,", noc.x, noc.y);
     let before = zone_starts(&out, "before-fault");
-    assert_eq!(before.iter().filter(|l| l.starts_with(&first)).count(), 3, "{before:#?}");
+    assert_eq!(
+        before.iter().filter(|l| l.starts_with(&first)).count(),
+        3,
+        "{before:#?}"
+    );
     assert!(before.len() <= 6);
-    assert!(err.contains("stopped by a fault before its kernel ended"), "{err}");
+    assert!(
+        err.contains("stopped by a fault before its kernel ended"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -91,15 +167,30 @@ fn tiles_launches_and_policy_pick_what_runs() {
     );
     assert_eq!(o.status.code(), Some(0));
     let starts = zone_starts(&out, "iteration");
-    assert_eq!(starts.len(), 2 * 3 * 2, "2 tiles x 3 launches x 2 iterations");
-    let tiles: std::collections::BTreeSet<String> =
-        starts.iter().map(|l| l.split(',').take(3).collect::<Vec<_>>().join(",")).collect();
+    assert_eq!(
+        starts.len(),
+        2 * 3 * 2,
+        "2 tiles x 3 launches x 2 iterations"
+    );
+    let tiles: std::collections::BTreeSet<String> = starts
+        .iter()
+        .map(|l| l.split(',').take(3).collect::<Vec<_>>().join(","))
+        .collect();
     let noc = |x, y| Arch::WormholeB0.worker_noc(x, y).unwrap();
-    let want: std::collections::BTreeSet<String> =
-        [noc(1, 1), noc(0, 1)].iter().map(|t| format!("0,{},{}", t.x, t.y)).collect();
+    let want: std::collections::BTreeSet<String> = [noc(1, 1), noc(0, 1)]
+        .iter()
+        .map(|t| format!("0,{},{}", t.x, t.y))
+        .collect();
     assert_eq!(tiles, want);
-    let runs: std::collections::BTreeSet<&str> = starts.iter().map(|l| l.split(',').nth(7).unwrap()).collect();
-    assert_eq!(runs.into_iter().collect::<Vec<_>>(), ["1", "2", "3"], "a new run id per launch");
+    let runs: std::collections::BTreeSet<&str> = starts
+        .iter()
+        .map(|l| l.split(',').nth(7).unwrap())
+        .collect();
+    assert_eq!(
+        runs.into_iter().collect::<Vec<_>>(),
+        ["1", "2", "3"],
+        "a new run id per launch"
+    );
     let oplog = std::fs::read_to_string(out.join("ops.jsonl")).unwrap();
     assert_eq!(oplog.matches("\"op_code\":\"two-tiles\"").count(), 3);
 }
@@ -109,16 +200,49 @@ fn mistakes_exit_1_with_what_was_expected() {
     let out = workspace().join("target/test-run-cli/mistakes");
     let sums = elf("sums");
     let cases: [(Vec<String>, &str); 9] = [
-        (vec!["--kernel".into(), format!("brisc={}", sums.display()), "--launches".into(), "0".into()], "--launches"),
-        (vec!["--kernel".into(), format!("brisc={}", sums.display()), "--l1".into(), "0x30000=@/dev/zero".into()], "is not a regular file"),
-        (vec!["--manifest".into(), "/dev/zero".into()], "is not a regular file"),
+        (
+            vec![
+                "--kernel".into(),
+                format!("brisc={}", sums.display()),
+                "--launches".into(),
+                "0".into(),
+            ],
+            "--launches",
+        ),
+        (
+            vec![
+                "--kernel".into(),
+                format!("brisc={}", sums.display()),
+                "--l1".into(),
+                "0x30000=@/dev/zero".into(),
+            ],
+            "is not a regular file",
+        ),
+        (
+            vec!["--manifest".into(), "/dev/zero".into()],
+            "is not a regular file",
+        ),
         (vec![], "nothing to run"),
         (vec!["--kernel".into(), "brisc".into()], "expected RISC=ELF"),
-        (vec!["--kernel".into(), "brisc=/nonexistent/elf".into()], "neither an ELF file nor CRATE_DIR:BINARY"),
-        (vec!["--kernel".into(), format!("trisc3={}", sums.display())], "unknown RISC \"trisc3\""),
-        (vec!["--kernel".into(), format!("trisc0={}", sums.display())], "was linked for wormhole_b0 BRISC"),
         (
-            vec!["--kernel".into(), format!("brisc={}", sums.display()), "--tiles".into(), "5,0".into()],
+            vec!["--kernel".into(), "brisc=/nonexistent/elf".into()],
+            "neither an ELF file nor CRATE_DIR:BINARY",
+        ),
+        (
+            vec!["--kernel".into(), format!("trisc3={}", sums.display())],
+            "unknown RISC \"trisc3\"",
+        ),
+        (
+            vec!["--kernel".into(), format!("trisc0={}", sums.display())],
+            "was linked for wormhole_b0 BRISC",
+        ),
+        (
+            vec![
+                "--kernel".into(),
+                format!("brisc={}", sums.display()),
+                "--tiles".into(),
+                "5,0".into(),
+            ],
             "inside the 1x1 grid",
         ),
     ];
@@ -137,11 +261,34 @@ fn records_dropped_on_a_full_ring_are_a_data_problem() {
     let sums = elf("sums");
     // 20,000 iterations with no consumer while the kernel runs: far more than a ring holds.
     let k = format!("brisc={}", sums.display());
-    let o = ttprof(&["--kernel", &k, "--l1", "0x30000=20000", "--policy", "drop", "--drain-every", "0"], &out);
-    assert_eq!(o.status.code(), Some(2), "drops make the outputs incomplete");
+    let o = ttprof(
+        &[
+            "--kernel",
+            &k,
+            "--l1",
+            "0x30000=20000",
+            "--policy",
+            "drop",
+            "--drain-every",
+            "0",
+        ],
+        &out,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "drops make the outputs incomplete"
+    );
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("record(s) dropped because the ring was full") && err.contains("the outputs miss them"), "{err}");
-    assert!(!err.contains("pending"), "the kernel exited: nothing is pending: {err}");
+    assert!(
+        err.contains("record(s) dropped because the ring was full")
+            && err.contains("the outputs miss them"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("pending"),
+        "the kernel exited: nothing is pending: {err}"
+    );
     let kept = zone_starts(&out, "iteration").len();
     assert!(kept > 0 && kept < 20_000, "{kept} of 20000 zones kept");
 }
@@ -153,14 +300,31 @@ fn a_readout_of_memory_a_fault_stopped_counts_the_unpublished_records_as_lost() 
     ttprof::launch::set_run_id(&mem, 0, tile, 1).unwrap();
     mem.write_u32(0, tile, example_abi::ARGS, 3).unwrap();
     let fault = elf("fault");
-    dev.load_kernel(0, tile, riscv_linker::Risc::Brisc, &std::fs::read(&fault).unwrap(), "fault").unwrap();
+    dev.load_kernel(
+        0,
+        tile,
+        riscv_linker::Risc::Brisc,
+        &std::fs::read(&fault).unwrap(),
+        "fault",
+    )
+    .unwrap();
     assert!(dev.run().unwrap_err().fault().is_some());
     // Without a session to publish them, the three zones never reached HEAD: an error, not
     // a silent "0 zones" (the kernel is not "still running": the run is over).
     let r = ttprof::readout::read(&mem, false).unwrap();
     assert_eq!(r.zones(), 0);
-    let lost: Vec<String> = r.issues.iter().filter(|i| i.is_error()).map(|i| i.to_string()).collect();
-    assert!(lost.iter().any(|i| i.contains("the run stopped on a fault while this kernel ran")), "{:#?}", r.issues);
+    let lost: Vec<String> = r
+        .issues
+        .iter()
+        .filter(|i| i.is_error())
+        .map(|i| i.to_string())
+        .collect();
+    assert!(
+        lost.iter()
+            .any(|i| i.contains("the run stopped on a fault while this kernel ran")),
+        "{:#?}",
+        r.issues
+    );
 }
 
 #[test]
@@ -172,28 +336,58 @@ fn a_consumer_killed_without_detaching_does_not_wedge_the_producers() {
     let arch = Arch::WormholeB0;
     let (mut dev, mem, t) = ttprof_tests::emulated_device("test-run-cli/dead-consumer", (1, 1));
     // What a `kill -9`ed capture leaves: CONSUMER set, and nobody draining or renewing it.
-    let settings = Settings { policy: Policy::Block, consumer: true, ..Settings::default() };
+    let settings = Settings {
+        policy: Policy::Block,
+        consumer: true,
+        ..Settings::default()
+    };
     ttprof::launch::init_tile(&mem, 0, t, arch, &settings).unwrap();
-    assert_eq!(mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap(), 1);
+    assert_eq!(
+        mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER)
+            .unwrap(),
+        1
+    );
     mem.write_u32(0, t, example_abi::ARGS, 20_000).unwrap(); // far more than a ring holds
     let sums = std::fs::read(elf("sums")).unwrap();
-    let word = |w: u32| mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, w)).unwrap();
+    let word = |w: u32| {
+        mem.read_u32(0, t, profiler::ring_word(Risc::Brisc, w))
+            .unwrap()
+    };
     for launch in 1..=2 {
         ttprof::launch::set_run_id(&mem, 0, t, launch).unwrap();
         dev.load_kernel(0, t, Risc::Brisc, &sums, "sums").unwrap();
         dev.run().unwrap_or_else(|e| panic!("launch {launch}: {e}"));
         // The first launch waited once, for one lease, then dropped; the second never waited.
         assert_eq!(word(ring::STALLS), 1, "launch {launch}");
-        assert_eq!(word(ring::CONSUMER_GONE), 1, "launch {launch}: gave up on heartbeat 1");
+        assert_eq!(
+            word(ring::CONSUMER_GONE),
+            1,
+            "launch {launch}: gave up on heartbeat 1"
+        );
         assert!(word(ring::DROPPED) > 0);
     }
     // A live consumer renews the heartbeat: producers wait for it again.
-    let mut d = ttprof::readout::Drainer::attach(&mem, ttprof::readout::DrainOptions { consume: true, attach_consumer: true }).unwrap();
+    let mut d = ttprof::readout::Drainer::attach(
+        &mem,
+        ttprof::readout::DrainOptions {
+            consume: true,
+            attach_consumer: true,
+        },
+    )
+    .unwrap();
     d.drain().unwrap();
-    let beat = mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER).unwrap();
+    let beat = mem
+        .read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER)
+        .unwrap();
     assert!(beat != 0 && beat != 1, "a new heartbeat: {beat}");
     let r = d.finish().unwrap();
-    assert!(r.issues.iter().any(|i| i.is_error() && i.to_string().contains("dropped")), "{:#?}", r.issues);
+    assert!(
+        r.issues
+            .iter()
+            .any(|i| i.is_error() && i.to_string().contains("dropped")),
+        "{:#?}",
+        r.issues
+    );
 }
 
 #[test]
@@ -212,14 +406,19 @@ fn each_op_of_a_manifest_runs_only_its_own_kernels_on_its_own_tiles() {
         ]
     });
     std::fs::write(&manifest, ops.to_string()).unwrap();
-    let o = ttprof(&["--manifest", manifest.to_str().unwrap()], &out.join("out"));
+    let o = ttprof(
+        &["--manifest", manifest.to_str().unwrap()],
+        &out.join("out"),
+    );
     assert_eq!(o.status.code(), Some(0));
     // (tile, run) of every `iteration` zone: op 1 on both tiles, ops 2 and 3 on (1,0) only.
     let noc = |x, y| Arch::WormholeB0.worker_noc(x, y).unwrap();
     let mut seen: BTreeMap<(String, String), usize> = BTreeMap::new();
     for l in zone_starts(&out.join("out"), "iteration") {
         let f: Vec<&str> = l.split(',').collect();
-        *seen.entry((format!("{},{}", f[1], f[2]), f[7].to_string())).or_default() += 1;
+        *seen
+            .entry((format!("{},{}", f[1], f[2]), f[7].to_string()))
+            .or_default() += 1;
     }
     let (a, b) = (noc(0, 0), noc(1, 0));
     let at = |t: riscv_linker::NocCoord| format!("{},{}", t.x, t.y);
@@ -231,7 +430,10 @@ fn each_op_of_a_manifest_runs_only_its_own_kernels_on_its_own_tiles() {
     ]
     .into_iter()
     .collect();
-    assert_eq!(seen, want, "a core outside the op does not rerun the last op's kernel");
+    assert_eq!(
+        seen, want,
+        "a core outside the op does not rerun the last op's kernel"
+    );
 }
 
 #[test]
@@ -243,22 +445,46 @@ fn a_kernel_rebuilt_between_launches_gets_its_own_copy_and_the_first_is_kept() {
     let source = out.join("k");
     let (sums, bench) = (elf("sums"), elf("bench"));
     let mut s = Session::start(Config::new(Arch::WormholeB0, (1, 1), out.join("run"))).unwrap();
-    let op = Op::new("k").kernel(riscv_linker::Risc::Brisc, &source).l1(L1Input::word(example_abi::ARGS, 0));
+    let op = Op::new("k")
+        .kernel(riscv_linker::Risc::Brisc, &source)
+        .l1(L1Input::word(example_abi::ARGS, 0));
     // Three builds of one path: sums, bench, sums with a byte more (another build).
     let mut third = std::fs::read(&sums).unwrap();
     third.push(0);
-    let builds = [std::fs::read(&sums).unwrap(), std::fs::read(&bench).unwrap(), third, std::fs::read(&sums).unwrap()];
+    let builds = [
+        std::fs::read(&sums).unwrap(),
+        std::fs::read(&bench).unwrap(),
+        third,
+        std::fs::read(&sums).unwrap(),
+    ];
     for b in &builds {
         std::fs::write(&source, b).unwrap(); // "rebuilt" in place
         s.launch(&op).unwrap();
     }
     let p = s.finish().unwrap();
-    let copies: Vec<PathBuf> = p.oplog.ops().map(|o| p.oplog.resolve_path(&o.kernels[0].elf)).collect();
-    assert_eq!(copies[0], copies[3], "the same contents again: the same copy");
-    assert!(copies[0] != copies[1] && copies[1] != copies[2] && copies[0] != copies[2], "{copies:?}");
+    let copies: Vec<PathBuf> = p
+        .oplog
+        .ops()
+        .map(|o| p.oplog.resolve_path(&o.kernels[0].elf))
+        .collect();
+    assert_eq!(
+        copies[0], copies[3],
+        "the same contents again: the same copy"
+    );
+    assert!(
+        copies[0] != copies[1] && copies[1] != copies[2] && copies[0] != copies[2],
+        "{copies:?}"
+    );
     assert_eq!(std::fs::read(&copies[2]).unwrap(), builds[2]);
-    assert_eq!(std::fs::read(&copies[0]).unwrap(), std::fs::read(&sums).unwrap(), "the first copy was not overwritten");
-    assert_eq!(std::fs::read(&copies[1]).unwrap(), std::fs::read(&bench).unwrap());
+    assert_eq!(
+        std::fs::read(&copies[0]).unwrap(),
+        std::fs::read(&sums).unwrap(),
+        "the first copy was not overwritten"
+    );
+    assert_eq!(
+        std::fs::read(&copies[1]).unwrap(),
+        std::fs::read(&bench).unwrap()
+    );
     assert!(p.resolution.issues.is_empty(), "{:#?}", p.resolution.issues);
 }
 
@@ -271,12 +497,28 @@ fn a_kernel_rebuilt_between_launches_gets_its_own_copy_and_the_first_is_kept() {
 /// exited 2 with "a kernel is still running".
 #[test]
 fn the_drain_cadence_never_loses_the_records_of_a_slow_pipeline() {
-    let k = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
+    let k = build_kernels(
+        &workspace().join("examples/kernels"),
+        Arch::WormholeB0,
+        false,
+        &[],
+    );
     let run = |name: &str, drain_every: Option<&str>| {
         let out = workspace().join("target/test-run-cli").join(name);
-        let mut args: Vec<String> = ["--grid", "2x1", "--name", "Add"].map(String::from).to_vec();
-        for (bin, risc) in [("reader", "brisc"), ("unpack", "trisc0"), ("math", "trisc1"), ("pack", "trisc2"), ("writer", "ncrisc")] {
-            args.extend(["--kernel".into(), format!("{risc}={}", k.elf(bin).unwrap().display())]);
+        let mut args: Vec<String> = ["--grid", "2x1", "--name", "Add"]
+            .map(String::from)
+            .to_vec();
+        for (bin, risc) in [
+            ("reader", "brisc"),
+            ("unpack", "trisc0"),
+            ("math", "trisc1"),
+            ("pack", "trisc2"),
+            ("writer", "ncrisc"),
+        ] {
+            args.extend([
+                "--kernel".into(),
+                format!("{risc}={}", k.elf(bin).unwrap().display()),
+            ]);
         }
         // Add over 6 tiles per core, math doing 4000 extra loop steps per tile.
         for l1 in ["0x30000=1", "0x30004=6", "0x30040=3", "0x30044=4000"] {
@@ -288,27 +530,45 @@ fn the_drain_cadence_never_loses_the_records_of_a_slow_pipeline() {
         let o = ttprof(&args.iter().map(String::as_str).collect::<Vec<_>>(), &out);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert_eq!(o.status.code(), Some(0), "{name}: {err}");
-        assert!(!err.contains("still running") && !err.contains("no wrapper zones"), "{name}: {err}");
+        assert!(
+            !err.contains("still running") && !err.contains("no wrapper zones"),
+            "{name}: {err}"
+        );
         // (chip, x, y, RISC, zone) -> how many; the profiler's own stall zones depend on
         // when the consumer came by, so they are left out.
         let csv = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
         let mut zones: BTreeMap<String, u32> = BTreeMap::new();
-        for line in csv.lines().filter(|l| l.contains(",ZONE_START,") && !l.contains(",PROFILER-STALL,")) {
+        for line in csv
+            .lines()
+            .filter(|l| l.contains(",ZONE_START,") && !l.contains(",PROFILER-STALL,"))
+        {
             let f: Vec<&str> = line.split(',').collect();
-            *zones.entry(format!("{},{},{},{},{}", f[0], f[1], f[2], f[3], f[10])).or_default() += 1;
+            *zones
+                .entry(format!("{},{},{},{},{}", f[0], f[1], f[2], f[3], f[10]))
+                .or_default() += 1;
         }
         zones
     };
     let default = run("cadence-default", None);
     for tile in ["1,1", "2,1"] {
-        for (risc, wrapper) in [("BRISC", "BRISC"), ("NCRISC", "NCRISC"), ("TRISC_0", "TRISC"), ("TRISC_1", "TRISC"), ("TRISC_2", "TRISC")] {
+        for (risc, wrapper) in [
+            ("BRISC", "BRISC"),
+            ("NCRISC", "NCRISC"),
+            ("TRISC_0", "TRISC"),
+            ("TRISC_1", "TRISC"),
+            ("TRISC_2", "TRISC"),
+        ] {
             for zone in ["FW", "KERNEL"] {
                 let key = format!("0,{tile},{risc},{wrapper}-{zone}");
                 assert_eq!(default.get(&key), Some(&1), "{key}: {default:#?}");
             }
         }
     }
-    assert_eq!(default, run("cadence-20000", Some("20000")), "the same zones whatever the drain cadence");
+    assert_eq!(
+        default,
+        run("cadence-20000", Some("20000")),
+        "the same zones whatever the drain cadence"
+    );
 }
 
 /// Issue 23: kernel inputs and outputs for CI. The example pipeline adds two DRAM tensors
@@ -321,7 +581,11 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     let words = 2 * 1024; // two tiles of 32x32 u32
     let a: Vec<u32> = (0..words).map(|i| i * 3 + 1).collect();
     let b: Vec<u32> = (0..words).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
-    let want: Vec<u8> = a.iter().zip(&b).flat_map(|(x, y)| x.wrapping_add(*y).to_le_bytes()).collect();
+    let want: Vec<u8> = a
+        .iter()
+        .zip(&b)
+        .flat_map(|(x, y)| x.wrapping_add(*y).to_le_bytes())
+        .collect();
     let bytes = |v: &[u32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
     std::fs::write(dir.join("a.bin"), bytes(&a)).unwrap();
     std::fs::write(dir.join("b.bin"), bytes(&b)).unwrap();
@@ -330,47 +594,106 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     wrong[4100] ^= 0xFF;
     std::fs::write(dir.join("wrong.bin"), &wrong).unwrap();
     let mut args: Vec<String> = vec!["--grid".into(), "1x1".into(), "--name".into(), "add".into()];
-    for (risc, name) in [("brisc", "reader"), ("trisc0", "unpack"), ("trisc1", "math"), ("trisc2", "pack"), ("ncrisc", "writer")] {
+    for (risc, name) in [
+        ("brisc", "reader"),
+        ("trisc0", "unpack"),
+        ("trisc1", "math"),
+        ("trisc2", "pack"),
+        ("ncrisc", "writer"),
+    ] {
         args.extend(["--kernel".into(), format!("{risc}={}", elf(name).display())]);
     }
     // Op Add, 2 tiles from page 0, pages of 4096 bytes, in0/in1/out at the demo's addresses.
-    for l1 in ["0x30000=1", "0x30004=2", "0x30008=0", "0x3000c=4096", "0x30010=0x1000000", "0x30014=0x2000000", "0x30018=0x3000000"] {
+    for l1 in [
+        "0x30000=1",
+        "0x30004=2",
+        "0x30008=0",
+        "0x3000c=4096",
+        "0x30010=0x1000000",
+        "0x30014=0x2000000",
+        "0x30018=0x3000000",
+    ] {
         args.extend(["--l1".into(), l1.into()]);
     }
     let a_in = format!("0x1000000=@{},tensor=1", dir.join("a.bin").display());
     let b_in = format!("0x2000000=@{},tensor=2", dir.join("b.bin").display());
     args.extend(["--dram-in".into(), a_in, "--dram-in".into(), b_in]);
     let run = |expect: &str, out: &str| {
-        let spec = format!("0x3000000=@{},expect={},tensor=3", dir.join(out).display(), dir.join(expect).display());
+        let spec = format!(
+            "0x3000000=@{},expect={},tensor=3",
+            dir.join(out).display(),
+            dir.join(expect).display()
+        );
         let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
         a.extend(["--dram-out", &spec]);
         ttprof(&a, &dir.join(format!("run-{expect}")))
     };
     let ok = run("want.bin", "out.bin");
-    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
-    assert_eq!(std::fs::read(dir.join("out.bin")).unwrap(), want, "the writer's output, read back into the file");
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("out.bin")).unwrap(),
+        want,
+        "the writer's output, read back into the file"
+    );
     let oplog = std::fs::read_to_string(dir.join("run-want.bin/ops.jsonl")).unwrap();
     let op: serde_json::Value = serde_json::from_str(oplog.lines().next().unwrap()).unwrap();
-    let ids = |k: &str| op["op"][k].as_array().unwrap().iter().map(|t| t["id"].as_u64().unwrap()).collect::<Vec<_>>();
-    assert_eq!((ids("inputs"), ids("outputs")), (vec![1, 2], vec![3]), "{op}");
+    let ids = |k: &str| {
+        op["op"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["id"].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        (ids("inputs"), ids("outputs")),
+        (vec![1, 2], vec![3]),
+        "{op}"
+    );
 
     let bad = run("wrong.bin", "out2.bin");
-    assert_eq!(bad.status.code(), Some(2), "a wrong output is a data problem");
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "a wrong output is a data problem"
+    );
     let err = String::from_utf8_lossy(&bad.stderr);
-    assert!(err.contains("differs from") && err.contains("wrong.bin at byte offset 4100 (0x1004)"), "{err}");
+    assert!(
+        err.contains("differs from") && err.contains("wrong.bin at byte offset 4100 (0x1004)"),
+        "{err}"
+    );
     assert!(err.contains("(1 of 8192 bytes, 8192 expected)"), "{err}");
-    assert!(dir.join("run-wrong.bin/profile_log_device.csv").is_file(), "every output is still written");
+    assert!(
+        dir.join("run-wrong.bin/profile_log_device.csv").is_file(),
+        "every output is still written"
+    );
 
     // A manifest chains two ops through DRAM: Relu reads Add's output where Add left it, and
     // the op graph has the edge (tensor 3).
-    let relu: Vec<u8> = want.chunks(4).flat_map(|w| (i32::from_le_bytes(w.try_into().unwrap()).max(0) as u32).to_le_bytes()).collect();
-    std::fs::write(dir.join("relu-want.bin"), &relu).unwrap();
-    let kernels: Vec<String> = [("brisc", "reader"), ("trisc0", "unpack"), ("trisc1", "math"), ("trisc2", "pack"), ("ncrisc", "writer")]
-        .iter()
-        .map(|(r, n)| format!("{r} = {:?}", elf(n).display().to_string()))
+    let relu: Vec<u8> = want
+        .chunks(4)
+        .flat_map(|w| (i32::from_le_bytes(w.try_into().unwrap()).max(0) as u32).to_le_bytes())
         .collect();
+    std::fs::write(dir.join("relu-want.bin"), &relu).unwrap();
+    let kernels: Vec<String> = [
+        ("brisc", "reader"),
+        ("trisc0", "unpack"),
+        ("trisc1", "math"),
+        ("trisc2", "pack"),
+        ("ncrisc", "writer"),
+    ]
+    .iter()
+    .map(|(r, n)| format!("{r} = {:?}", elf(n).display().to_string()))
+    .collect();
     let l1 = |op: u32, in0: &str, out: &str| {
-        format!(r#"["0x30000={op}", "0x30004=2", "0x30008=0", "0x3000c=4096", "0x30010={in0}", "0x30014=0x2000000", "0x30018={out}"]"#)
+        format!(
+            r#"["0x30000={op}", "0x30004=2", "0x30008=0", "0x3000c=4096", "0x30010={in0}", "0x30014=0x2000000", "0x30018={out}"]"#
+        )
     };
     let manifest = format!(
         r#"grid = "1x1"
@@ -394,9 +717,24 @@ dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,tensor=4"]
         relu = l1(4, "0x3000000", "0x4000000"),
     );
     std::fs::write(dir.join("ops.toml"), manifest).unwrap();
-    let ci = ttprof(&["--manifest", dir.join("ops.toml").to_str().unwrap()], &dir.join("run-ci"));
-    assert_eq!(ci.status.code(), Some(0), "{}", String::from_utf8_lossy(&ci.stderr));
-    assert_eq!(std::fs::read(dir.join("out/relu.bin")).unwrap(), relu, "the file path is relative to the manifest");
+    let ci = ttprof(
+        &["--manifest", dir.join("ops.toml").to_str().unwrap()],
+        &dir.join("run-ci"),
+    );
+    assert_eq!(
+        ci.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ci.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("out/relu.bin")).unwrap(),
+        relu,
+        "the file path is relative to the manifest"
+    );
     let dot = std::fs::read_to_string(dir.join("run-ci/ttprof_ops.dot")).unwrap();
-    assert!(dot.contains("op0 -> op1 [label=\"t3\""), "the op graph has the edge from add to relu: {dot}");
+    assert!(
+        dot.contains("op0 -> op1 [label=\"t3\""),
+        "the op graph has the edge from add to relu: {dot}"
+    );
 }

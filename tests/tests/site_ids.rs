@@ -14,12 +14,24 @@ use std::process::Command;
 use ttprof_tests::workspace;
 
 fn rust_lld() -> PathBuf {
-    let out = Command::new("rustc").args(["--print", "sysroot"]).output().expect("rustc runs");
+    let out = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .expect("rustc runs");
     let sysroot = String::from_utf8(out.stdout).unwrap();
-    let host = Command::new("rustc").arg("-vV").output().expect("rustc runs");
+    let host = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc runs");
     let host = String::from_utf8(host.stdout).unwrap();
-    let triple = host.lines().find_map(|l| l.strip_prefix("host: ")).expect("rustc -vV names the host");
-    Path::new(sysroot.trim()).join("lib/rustlib").join(triple).join("bin/rust-lld")
+    let triple = host
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host");
+    Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(triple)
+        .join("bin/rust-lld")
 }
 
 /// Assembles a kernel image with `sites` one-byte sites and links it; returns the linker's
@@ -46,7 +58,11 @@ fn link(dir: &Path, sites: u32) -> (std::process::Output, PathBuf) {
         .expect("riscv64-unknown-elf-gcc is installed (scripts/install-test-tools.sh)");
     assert!(gcc.success());
     let ld_script = dir.join("link.x");
-    std::fs::write(&ld_script, script::linker_script(Arch::WormholeB0, Risc::Trisc0)).unwrap();
+    std::fs::write(
+        &ld_script,
+        script::linker_script(Arch::WormholeB0, Risc::Trisc0),
+    )
+    .unwrap();
     let elf = dir.join("k.elf");
     let out = Command::new(rust_lld())
         .args(["-flavor", "gnu", "-T"])
@@ -63,18 +79,32 @@ fn symbol(elf: &Path, name: &str) -> u64 {
     use object::{Object, ObjectSymbol};
     let data = std::fs::read(elf).unwrap();
     let file = object::File::parse(&*data).unwrap();
-    file.symbols().find(|s| s.name() == Ok(name)).unwrap_or_else(|| panic!("no symbol {name}")).address()
+    file.symbols()
+        .find(|s| s.name() == Ok(name))
+        .unwrap_or_else(|| panic!("no symbol {name}"))
+        .address()
 }
 
 #[test]
 fn two_to_the_sixteen_sites_link_and_one_more_is_refused() {
     let dir = workspace().join("target/test-site-ids");
     let (ok, elf) = link(&dir.join("max"), 1 << 16);
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
-    assert_eq!(symbol(&elf, "last_site"), 0xFFFF, "the 65536th site has id 0xffff");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(
+        symbol(&elf, "last_site"),
+        0xFFFF,
+        "the 65536th site has id 0xffff"
+    );
 
     let (refused, _) = link(&dir.join("over"), (1 << 16) + 1);
     assert!(!refused.status.success(), "65537 sites must not link");
     let msg = String::from_utf8_lossy(&refused.stderr);
-    assert!(msg.contains("more than 65536 zone sites in one kernel"), "{msg}");
+    assert!(
+        msg.contains("more than 65536 zone sites in one kernel"),
+        "{msg}"
+    );
 }

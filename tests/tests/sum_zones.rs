@@ -15,7 +15,11 @@ const LAUNCHES: u64 = 2;
 const TILES: u64 = 2;
 
 /// Per launch and core: (name, measurements, loop steps per measurement).
-const SUMS: [(&str, u64, u64); 3] = [("spin-100", N, 100), ("spin-10", 3 * N, 10), ("spin-even", N.div_ceil(2), 50)];
+const SUMS: [(&str, u64, u64); 3] = [
+    ("spin-100", N, 100),
+    ("spin-10", 3 * N, 10),
+    ("spin-even", N.div_ceil(2), 50),
+];
 
 /// A total is at least one cycle per loop step and at most a generous 20 cycles per step
 /// plus the measurement's own cost.
@@ -41,28 +45,49 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
     assert_eq!((first.kind.name(), first.name.as_str()), ("data", "acc"));
 
     let mut s = Session::start(Config::new(arch, (2, 1), &out)).unwrap();
-    let op = Op::new("sums").kernel(Risc::Brisc, elf).l1(L1Input::word(example_abi::ARGS, N as u32));
+    let op = Op::new("sums")
+        .kernel(Risc::Brisc, elf)
+        .l1(L1Input::word(example_abi::ARGS, N as u32));
     for _ in 0..LAUNCHES {
         s.launch(&op).unwrap();
     }
     let p = s.finish().unwrap();
     let issues: Vec<String> = p.issues().map(|i| i.to_string()).collect();
     assert!(!p.has_errors(), "{issues:#?}");
-    assert!(p.resolution.issues.is_empty(), "no record of the wrong kind for its site: {:#?}", p.resolution.issues);
+    assert!(
+        p.resolution.issues.is_empty(),
+        "no record of the wrong kind for its site: {:#?}",
+        p.resolution.issues
+    );
 
     // The records themselves: one Sum per (launch, core, name), count and total in place.
     let mut records: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for (ri, ring) in p.readout.rings.iter().enumerate() {
         let r = &ring.records;
         for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Sum) {
-            let name = p.resolution.site(ri, r.run[i], r.site[i]).unwrap().name.clone();
-            records.entry(name).or_default().push((r.count[i] as u64, r.value[i]));
+            let name = p
+                .resolution
+                .site(ri, r.run[i], r.site[i])
+                .unwrap()
+                .name
+                .clone();
+            records
+                .entry(name)
+                .or_default()
+                .push((r.count[i] as u64, r.value[i]));
         }
     }
-    assert_eq!(records.keys().collect::<Vec<_>>(), ["spin-10", "spin-100", "spin-even"]);
+    assert_eq!(
+        records.keys().collect::<Vec<_>>(),
+        ["spin-10", "spin-100", "spin-even"]
+    );
     for (name, count, steps) in SUMS {
         let got = &records[name];
-        assert_eq!(got.len() as u64, LAUNCHES * TILES, "{name}: one record per launch and core");
+        assert_eq!(
+            got.len() as u64,
+            LAUNCHES * TILES,
+            "{name}: one record per launch and core"
+        );
         for &(c, total) in got {
             assert_eq!(c, count, "{name}: measurements per launch");
             total_in_bounds(name, c, steps, total);
@@ -78,8 +103,15 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
         let f: Vec<&str> = line.splitn(15, ',').collect();
         match f[11] {
             "ZONE_TOTAL" => {
-                let count: u64 = f[14].trim_start_matches("{\"count\": ").trim_end_matches('}').parse().unwrap();
-                csv_sums.entry(f[10].to_string()).or_default().push((count, f[6].parse().unwrap()));
+                let count: u64 = f[14]
+                    .trim_start_matches("{\"count\": ")
+                    .trim_end_matches('}')
+                    .parse()
+                    .unwrap();
+                csv_sums
+                    .entry(f[10].to_string())
+                    .or_default()
+                    .push((count, f[6].parse().unwrap()));
             }
             "TS_DATA" => acc.push((f[10].to_string(), f[6].parse::<u64>().unwrap())),
             _ => {}
@@ -96,8 +128,15 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
             })
             .collect::<BTreeMap<_, _>>()
     };
-    assert_eq!(sorted(&csv_sums), sorted(&records), "the CSV holds exactly the sum records");
-    assert_eq!(acc, vec![("acc".to_string(), N * 1000 + 7); (LAUNCHES * TILES) as usize]);
+    assert_eq!(
+        sorted(&csv_sums),
+        sorted(&records),
+        "the CSV holds exactly the sum records"
+    );
+    assert_eq!(
+        acc,
+        vec![("acc".to_string(), N * 1000 + 7); (LAUNCHES * TILES) as usize]
+    );
 
     // ttprof_trace.json: an instant per sum record with total_cycles and count as arguments.
     let trace: serde_json::Value =
@@ -105,33 +144,71 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
     let mut json_sums: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for e in trace["traceEvents"].as_array().unwrap() {
         if e["args"]["total_cycles"].is_u64() {
-            let (count, total) = (e["args"]["count"].as_u64().unwrap(), e["args"]["total_cycles"].as_u64().unwrap());
-            json_sums.entry(e["name"].as_str().unwrap().to_string()).or_default().push((count, total));
+            let (count, total) = (
+                e["args"]["count"].as_u64().unwrap(),
+                e["args"]["total_cycles"].as_u64().unwrap(),
+            );
+            json_sums
+                .entry(e["name"].as_str().unwrap().to_string())
+                .or_default()
+                .push((count, total));
         }
     }
-    assert_eq!(sorted(&json_sums), sorted(&records), "the trace JSON holds exactly the sum records");
+    assert_eq!(
+        sorted(&json_sums),
+        sorted(&records),
+        "the trace JSON holds exactly the sum records"
+    );
 
     // ttprof_timeline.html: the page's embedded marks, kind 2 = sum zone (total, count).
     let html = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
-    let data = html.split("id=\"ttprof-data\">").nth(1).unwrap().split("</script>").next().unwrap();
+    let data = html
+        .split("id=\"ttprof-data\">")
+        .nth(1)
+        .unwrap()
+        .split("</script>")
+        .next()
+        .unwrap();
     let data: serde_json::Value = serde_json::from_str(data).unwrap();
     let sites = data["sites"].as_array().unwrap();
     let mut html_sums: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for m in data["marks"].as_array().unwrap().chunks(8) {
         if m[2] == 2 {
-            let name = sites[m[1].as_u64().unwrap() as usize][0].as_str().unwrap().to_string();
-            html_sums.entry(name).or_default().push((m[7].as_u64().unwrap(), m[6].as_u64().unwrap()));
+            let name = sites[m[1].as_u64().unwrap() as usize][0]
+                .as_str()
+                .unwrap()
+                .to_string();
+            html_sums
+                .entry(name)
+                .or_default()
+                .push((m[7].as_u64().unwrap(), m[6].as_u64().unwrap()));
         }
     }
-    assert_eq!(sorted(&html_sums), sorted(&records), "the HTML timeline holds exactly the sum records");
+    assert_eq!(
+        sorted(&html_sums),
+        sorted(&records),
+        "the HTML timeline holds exactly the sum records"
+    );
 
     // The summary: one row per sum zone of the op, totals over every record.
-    let op = p.written.summary.ops.iter().find(|o| o.op == "sums").unwrap();
-    let rows: Vec<(&str, u64, u64, u64)> =
-        op.sums.iter().map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles)).collect();
+    let op = p
+        .written
+        .summary
+        .ops
+        .iter()
+        .find(|o| o.op == "sums")
+        .unwrap();
+    let rows: Vec<(&str, u64, u64, u64)> = op
+        .sums
+        .iter()
+        .map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles))
+        .collect();
     for (name, count, _) in SUMS {
         let total: u64 = records[name].iter().map(|r| r.1).sum();
-        assert!(rows.contains(&(name, LAUNCHES * TILES, LAUNCHES * TILES * count, total)), "{name}: {rows:?}");
+        assert!(
+            rows.contains(&(name, LAUNCHES * TILES, LAUNCHES * TILES * count, total)),
+            "{name}: {rows:?}"
+        );
     }
     let text = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
     for (name, count, _) in SUMS {
@@ -140,16 +217,31 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
             .find(|l| l.trim_start().starts_with(&format!("{name} ")))
             .unwrap_or_else(|| panic!("{name}: {text}"));
         let cells: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(cells[1..3], [(LAUNCHES * TILES).to_string(), (LAUNCHES * TILES * count).to_string()], "{line}");
+        assert_eq!(
+            cells[1..3],
+            [
+                (LAUNCHES * TILES).to_string(),
+                (LAUNCHES * TILES * count).to_string()
+            ],
+            "{line}"
+        );
     }
 
     // Tracy: one message per sum record, `name: count x, total cycles in all`.
-    let stream =
-        ttprof::tracy::Stream::build(&p.readout, &p.resolution, Some(&p.oplog), &p.fit.timebase, &Default::default())
-            .unwrap();
+    let stream = ttprof::tracy::Stream::build(
+        &p.readout,
+        &p.resolution,
+        Some(&p.oplog),
+        &p.fit.timebase,
+        &Default::default(),
+    )
+    .unwrap();
     let server = ttprof::tracy::Server::bind(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = server.local_addr();
-    let opts = ttprof::tracy::ServeOptions { addr, ..Default::default() };
+    let opts = ttprof::tracy::ServeOptions {
+        addr,
+        ..Default::default()
+    };
     let cap = std::thread::scope(|scope| {
         let h = scope.spawn(|| server.serve(&stream, &opts, |_| {}));
         let cap = ttprof::tracy::capture::capture(addr, &Default::default()).unwrap();
@@ -159,12 +251,23 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
     assert!(cap.complete, "{:?}", cap.errors());
     let mut tracy_sums: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
     for m in &cap.decoded.messages {
-        let Some((name, rest)) = m.text.split_once(": ") else { continue };
-        let Some((count, rest)) = rest.split_once(" x, ") else { continue };
+        let Some((name, rest)) = m.text.split_once(": ") else {
+            continue;
+        };
+        let Some((count, rest)) = rest.split_once(" x, ") else {
+            continue;
+        };
         let total = rest.strip_suffix(" cycles in all").unwrap();
-        tracy_sums.entry(name.to_string()).or_default().push((count.parse().unwrap(), total.parse().unwrap()));
+        tracy_sums
+            .entry(name.to_string())
+            .or_default()
+            .push((count.parse().unwrap(), total.parse().unwrap()));
     }
-    assert_eq!(sorted(&tracy_sums), sorted(&records), "Tracy's messages hold exactly the sum records");
+    assert_eq!(
+        sorted(&tracy_sums),
+        sorted(&records),
+        "Tracy's messages hold exactly the sum records"
+    );
 }
 
 #[test]
@@ -178,32 +281,58 @@ fn a_kernel_whose_sum_table_names_another_site_is_refused_with_the_reason() {
     use object::{Object, ObjectSection, ObjectSymbol};
     let (offset, acc) = {
         let file = object::File::parse(&*bytes).unwrap();
-        let start = file.symbols().find(|s| s.name() == Ok("__ttprof_sums_start")).unwrap().address();
-        let section = file.sections().find(|s| s.address() <= start && start < s.address() + s.size()).unwrap();
+        let start = file
+            .symbols()
+            .find(|s| s.name() == Ok("__ttprof_sums_start"))
+            .unwrap()
+            .address();
+        let section = file
+            .sections()
+            .find(|s| s.address() <= start && start < s.address() + s.size())
+            .unwrap();
         let offset = section.file_range().unwrap().0 + (start - section.address());
         let k = ttprof::elf::KernelElf::parse(elf, &bytes).unwrap();
         (offset as usize, k.sites.find("acc").unwrap())
     };
     bytes[offset..offset + 4].copy_from_slice(&(acc as u32).to_le_bytes());
-    let e = ttprof::elf::KernelElf::parse(elf, &bytes).unwrap_err().to_string();
-    assert!(e.contains("sum zone 0") && e.contains("the data site \"acc\"") && e.contains("rebuild the kernel"), "{e}");
+    let e = ttprof::elf::KernelElf::parse(elf, &bytes)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sum zone 0")
+            && e.contains("the data site \"acc\"")
+            && e.contains("rebuild the kernel"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_kernel_stripped_by_gnu_strip_keeps_its_sites() {
     // GNU strip --strip-debug adds a section symbol to .ttprof_sites: it is not a site.
-    let built = build_kernels(&workspace().join("examples/kernels"), Arch::WormholeB0, false, &[]);
+    let built = build_kernels(
+        &workspace().join("examples/kernels"),
+        Arch::WormholeB0,
+        false,
+        &[],
+    );
     let elf = built.elf("sums").unwrap();
     let stripped = workspace().join("target/test-sum-zones-stripped");
     std::fs::copy(elf, &stripped).unwrap();
-    match std::process::Command::new("riscv64-unknown-elf-strip").arg("--strip-debug").arg(&stripped).status() {
+    match std::process::Command::new("riscv64-unknown-elf-strip")
+        .arg("--strip-debug")
+        .arg(&stripped)
+        .status()
+    {
         Ok(s) => assert!(s.success()),
         Err(_) => {
             eprintln!("SKIPPED: riscv64-unknown-elf-strip is not installed (scripts/install-test-tools.sh installs it)");
             return;
         }
     }
-    let (a, b) = (ttprof::elf::KernelElf::load(elf).unwrap(), ttprof::elf::KernelElf::load(&stripped).unwrap());
+    let (a, b) = (
+        ttprof::elf::KernelElf::load(elf).unwrap(),
+        ttprof::elf::KernelElf::load(&stripped).unwrap(),
+    );
     assert_eq!(a.sites, b.sites);
     assert!(a.sites.find("spin-10").is_some());
 }

@@ -35,24 +35,37 @@ struct SiteArgs {
 }
 
 /// Resources a typed wait may name: (spelling, whether it takes an index).
-const WAITS: [(&str, bool); 6] =
-    [("cb_front", true), ("cb_back", true), ("noc_read", false), ("noc_write", false), ("noc_atomic", false), ("semaphore", true)];
+const WAITS: [(&str, bool); 6] = [
+    ("cb_front", true),
+    ("cb_back", true),
+    ("noc_read", false),
+    ("noc_write", false),
+    ("noc_atomic", false),
+    ("semaphore", true),
+];
 
 const WAIT_USAGE: &str = "cb_front(N), cb_back(N), noc_read, noc_write, noc_atomic or semaphore(N), N an integer literal";
 
 /// `cb_front(16)`, `noc_read`, ...: the `w` of the site's metadata.
 fn parse_wait(input: ParseStream) -> syn::Result<String> {
-    let what: Ident = input.parse().map_err(|e| syn::Error::new(e.span(), format!("a wait names its resource: {WAIT_USAGE}")))?;
+    let what: Ident = input.parse().map_err(|e| {
+        syn::Error::new(e.span(), format!("a wait names its resource: {WAIT_USAGE}"))
+    })?;
     let w = what.to_string();
     let Some(&(_, indexed)) = WAITS.iter().find(|(n, _)| *n == w) else {
-        return Err(syn::Error::new(what.span(), format!("unknown wait resource `{w}`: expected {WAIT_USAGE}")));
+        return Err(syn::Error::new(
+            what.span(),
+            format!("unknown wait resource `{w}`: expected {WAIT_USAGE}"),
+        ));
     };
     if !indexed {
         return Ok(w);
     }
     let inner;
     syn::parenthesized!(inner in input);
-    let index: LitInt = inner.parse().map_err(|e| syn::Error::new(e.span(), format!("`{w}` takes an index: {WAIT_USAGE}")))?;
+    let index: LitInt = inner
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), format!("`{w}` takes an index: {WAIT_USAGE}")))?;
     let n: u32 = index.base10_parse()?;
     Ok(format!("{w}:{n}"))
 }
@@ -64,11 +77,22 @@ impl Parse for SiteArgs {
         let kind: Ident = input.parse()?;
         input.parse::<Token![,]>()?;
         let name: LitStr = input.parse()?;
-        let wait = if input.parse::<Option<Token![,]>>()?.is_some() { Some(parse_wait(input)?) } else { None };
+        let wait = if input.parse::<Option<Token![,]>>()?.is_some() {
+            Some(parse_wait(input)?)
+        } else {
+            None
+        };
         if !input.is_empty() {
-            return Err(input.error(format!("unexpected tokens after the wait resource: expected {WAIT_USAGE}")));
+            return Err(input.error(format!(
+                "unexpected tokens after the wait resource: expected {WAIT_USAGE}"
+            )));
         }
-        Ok(SiteArgs { krate, kind, name, wait })
+        Ok(SiteArgs {
+            krate,
+            kind,
+            name,
+            wait,
+        })
     }
 }
 
@@ -108,7 +132,12 @@ fn site_json(kind: &str, name: &str, wait: Option<&str>, span: Span) -> String {
     j
 }
 
-fn site_expr(krate: &Path, kind: &str, name: &LitStr, wait: Option<&str>) -> syn::Result<proc_macro2::TokenStream> {
+fn site_expr(
+    krate: &Path,
+    kind: &str,
+    name: &LitStr,
+    wait: Option<&str>,
+) -> syn::Result<proc_macro2::TokenStream> {
     let value = name.value();
     // What the macro records, and a call that works.
     let (what, example) = match kind {
@@ -119,7 +148,10 @@ fn site_expr(krate: &Path, kind: &str, name: &LitStr, wait: Option<&str>) -> syn
         _ => ("a zone", "zone!(\"read-tile\")"),
     };
     if value.is_empty() {
-        return Err(syn::Error::new(name.span(), format!("{what} name cannot be empty: name it, e.g. `{example}`")));
+        return Err(syn::Error::new(
+            name.span(),
+            format!("{what} name cannot be empty: name it, e.g. `{example}`"),
+        ));
     }
     if value.contains('\0') {
         return Err(syn::Error::new(
@@ -140,17 +172,28 @@ fn site_expr(krate: &Path, kind: &str, name: &LitStr, wait: Option<&str>) -> syn
 /// `__site!(crate_path, kind, "name", cb_front(16))`: the same, typed as a wait on a resource.
 #[proc_macro]
 pub fn __site(input: TokenStream) -> TokenStream {
-    let SiteArgs { krate, kind, name, wait } = parse_macro_input!(input as SiteArgs);
+    let SiteArgs {
+        krate,
+        kind,
+        name,
+        wait,
+    } = parse_macro_input!(input as SiteArgs);
     let k = kind.to_string();
     if !KINDS.contains(&k.as_str()) {
-        return syn::Error::new(kind.span(), format!("unknown site kind `{k}`, expected one of {KINDS:?}"))
-            .to_compile_error()
-            .into();
+        return syn::Error::new(
+            kind.span(),
+            format!("unknown site kind `{k}`, expected one of {KINDS:?}"),
+        )
+        .to_compile_error()
+        .into();
     }
     if wait.is_some() && k != "zone" && k != "sum" {
-        return syn::Error::new(kind.span(), format!("only a zone or a sum zone can be a wait, not a `{k}`"))
-            .to_compile_error()
-            .into();
+        return syn::Error::new(
+            kind.span(),
+            format!("only a zone or a sum zone can be a wait, not a `{k}`"),
+        )
+        .to_compile_error()
+        .into();
     }
     match site_expr(&krate, &k, &name, wait.as_deref()) {
         Ok(t) => t.into(),
@@ -163,7 +206,11 @@ pub fn __site(input: TokenStream) -> TokenStream {
 /// without the `profile` feature gets the function unchanged.
 #[proc_macro_attribute]
 pub fn instrument(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let name: Option<LitStr> = if attr.is_empty() { None } else { Some(parse_macro_input!(attr as LitStr)) };
+    let name: Option<LitStr> = if attr.is_empty() {
+        None
+    } else {
+        Some(parse_macro_input!(attr as LitStr))
+    };
     let mut f = parse_macro_input!(item as ItemFn);
     let name = name.unwrap_or_else(|| LitStr::new(&f.sig.ident.to_string(), f.sig.ident.span()));
     let body = &f.block;

@@ -34,16 +34,26 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut a = Args { iters: 20000, grid_iters: 100, out: root.join("target/bench/emulator.json"), jit: true, quantum: None };
+    let mut a = Args {
+        iters: 20000,
+        grid_iters: 100,
+        out: root.join("target/bench/emulator.json"),
+        jit: true,
+        quantum: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
             "--iters" => a.iters = value()?.parse().map_err(|e| format!("--iters: {e}"))?,
-            "--grid-iters" => a.grid_iters = value()?.parse().map_err(|e| format!("--grid-iters: {e}"))?,
+            "--grid-iters" => {
+                a.grid_iters = value()?.parse().map_err(|e| format!("--grid-iters: {e}"))?
+            }
             "--out" => a.out = PathBuf::from(value()?),
             "--no-jit" => a.jit = false,
-            "--quantum" => a.quantum = Some(value()?.parse().map_err(|e| format!("--quantum: {e}"))?),
+            "--quantum" => {
+                a.quantum = Some(value()?.parse().map_err(|e| format!("--quantum: {e}"))?)
+            }
             "-h" | "--help" => {
                 return Err("usage: emu-bench [--iters N] [--grid-iters N] [--out FILE] [--no-jit] [--quantum CYCLES]".into());
             }
@@ -59,7 +69,14 @@ fn bench_dir() -> PathBuf {
 
 fn gcc(args: &[&str], out: &Path) -> Result<(), String> {
     let r = Command::new("riscv64-unknown-elf-gcc")
-        .args(["-march=rv32im", "-mabi=ilp32", "-O2", "-nostdlib", "-nostartfiles", "-ffreestanding"])
+        .args([
+            "-march=rv32im",
+            "-mabi=ilp32",
+            "-O2",
+            "-nostdlib",
+            "-nostartfiles",
+            "-ffreestanding",
+        ])
         .args(["-fno-tree-loop-distribute-patterns", "-Wl,--no-relax"])
         .args(args)
         .arg("-o")
@@ -67,7 +84,10 @@ fn gcc(args: &[&str], out: &Path) -> Result<(), String> {
         .output()
         .map_err(|e| format!("riscv64-unknown-elf-gcc: {e} (run scripts/install-test-tools.sh)"))?;
     if !r.status.success() {
-        return Err(format!("gcc failed:\n{}", String::from_utf8_lossy(&r.stderr)));
+        return Err(format!(
+            "gcc failed:\n{}",
+            String::from_utf8_lossy(&r.stderr)
+        ));
     }
     Ok(())
 }
@@ -81,7 +101,15 @@ fn build_kernel(work: &Path, risc: Risc, iters: u32) -> Result<PathBuf, String> 
     let define = format!("-DITERS={iters}");
     let script = format!("-Wl,-T,{}", ld.display());
     let (start, src) = (d.join("kernel_start.S"), d.join("workload.c"));
-    gcc(&[&define, start.to_str().unwrap_or(""), src.to_str().unwrap_or(""), &script], &out)?;
+    gcc(
+        &[
+            &define,
+            start.to_str().unwrap_or(""),
+            src.to_str().unwrap_or(""),
+            &script,
+        ],
+        &out,
+    )?;
     Ok(out)
 }
 
@@ -91,7 +119,15 @@ fn build_linux(work: &Path, iters: u32) -> Result<PathBuf, String> {
     let d = bench_dir();
     let define = format!("-DITERS={iters}");
     let (start, src) = (d.join("linux_start.S"), d.join("workload.c"));
-    gcc(&["-static", &define, start.to_str().unwrap_or(""), src.to_str().unwrap_or("")], &out)?;
+    gcc(
+        &[
+            "-static",
+            &define,
+            start.to_str().unwrap_or(""),
+            src.to_str().unwrap_or(""),
+        ],
+        &out,
+    )?;
     Ok(out)
 }
 
@@ -109,7 +145,8 @@ fn emu_single(args: &Args, elf: &Path) -> Result<(u64, f64, u32), String> {
     let bytes = std::fs::read(elf).map_err(|e| e.to_string())?;
     let mut dev = Device::new(config(args, (1, 1))).map_err(|e| e.to_string())?;
     let tile = dev.tiles()[0];
-    dev.load_kernel(0, tile, Risc::Brisc, &bytes, &elf.display().to_string()).map_err(|e| e.to_string())?;
+    dev.load_kernel(0, tile, Risc::Brisc, &bytes, &elf.display().to_string())
+        .map_err(|e| e.to_string())?;
     let t = Instant::now();
     let s = dev.run().map_err(|e| e.to_string())?;
     let secs = t.elapsed().as_secs_f64();
@@ -126,7 +163,10 @@ fn qemu(bin: &Path) -> Result<(f64, i32), String> {
     Ok((t.elapsed().as_secs_f64(), st.code().unwrap_or(-1)))
 }
 
-fn best<T: Copy>(n: usize, mut f: impl FnMut() -> Result<(f64, T), String>) -> Result<(f64, T), String> {
+fn best<T: Copy>(
+    n: usize,
+    mut f: impl FnMut() -> Result<(f64, T), String>,
+) -> Result<(f64, T), String> {
     let mut out: Option<(f64, T)> = None;
     for _ in 0..n {
         let r = f()?;
@@ -155,16 +195,23 @@ fn run() -> Result<(), String> {
     let big = build_kernel(&work, Risc::Brisc, args.iters)?;
     let small = build_kernel(&work, Risc::Brisc, small_iters)?;
     let (i_small, _, _) = emu_single(&args, &small)?;
-    let (emu_secs, (i_big, exit)) = best(3, || emu_single(&args, &big).map(|(i, s, e)| (s, (i, e))))?;
+    let (emu_secs, (i_big, exit)) =
+        best(3, || emu_single(&args, &big).map(|(i, s, e)| (s, (i, e))))?;
     let emu_mips = i_big as f64 / emu_secs / 1e6;
     println!("emulator, 1 hart: {i_big} instructions in {emu_secs:.3} s = {emu_mips:.1} MIPS");
 
     // QEMU on the same loop.
-    let (lb, ls) = (build_linux(&work, args.iters)?, build_linux(&work, small_iters)?);
+    let (lb, ls) = (
+        build_linux(&work, args.iters)?,
+        build_linux(&work, small_iters)?,
+    );
     let (tb, code) = best(3, || qemu(&lb))?;
     let (ts, _) = best(3, || qemu(&ls))?;
     if code != (exit & 0xFF) as i32 {
-        return Err(format!("qemu exit {code} differs from the emulator's {} (low byte)", exit & 0xFF));
+        return Err(format!(
+            "qemu exit {code} differs from the emulator's {} (low byte)",
+            exit & 0xFF
+        ));
     }
     let qemu_mips = (i_big - i_small) as f64 / (tb - ts).max(1e-9) / 1e6;
     println!("qemu-riscv32: {tb:.3} s long, {ts:.3} s short = {qemu_mips:.1} MIPS");
@@ -175,11 +222,16 @@ fn run() -> Result<(), String> {
     let mut elfs = Vec::new();
     for risc in Risc::ALL {
         let p = build_kernel(&work, risc, args.grid_iters)?;
-        elfs.push((risc, std::fs::read(&p).map_err(|e| e.to_string())?, p.display().to_string()));
+        elfs.push((
+            risc,
+            std::fs::read(&p).map_err(|e| e.to_string())?,
+            p.display().to_string(),
+        ));
     }
     for tile in dev.tiles() {
         for (risc, bytes, name) in &elfs {
-            dev.load_kernel(0, tile, *risc, bytes, name).map_err(|e| e.to_string())?;
+            dev.load_kernel(0, tile, *risc, bytes, name)
+                .map_err(|e| e.to_string())?;
         }
     }
     let t = Instant::now();

@@ -80,19 +80,31 @@ fn build(work: &Path, arch: Arch) -> Result<Vec<u8>, String> {
     let out = work.join(format!("noc-{arch}.elf"));
     let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
     let mut cmd = Command::new("riscv64-unknown-elf-gcc");
-    cmd.args(["-march=rv32im", "-mabi=ilp32", "-O2", "-nostdlib", "-nostartfiles", "-ffreestanding"])
-        .args(["-fno-tree-loop-distribute-patterns", "-Wl,--no-relax"])
-        .arg(bench.join("kernel_start.S"))
-        .arg(bench.join("noc.c"))
-        .arg(format!("-Wl,-T,{}", ld.display()))
-        .arg("-o")
-        .arg(&out);
+    cmd.args([
+        "-march=rv32im",
+        "-mabi=ilp32",
+        "-O2",
+        "-nostdlib",
+        "-nostartfiles",
+        "-ffreestanding",
+    ])
+    .args(["-fno-tree-loop-distribute-patterns", "-Wl,--no-relax"])
+    .arg(bench.join("kernel_start.S"))
+    .arg(bench.join("noc.c"))
+    .arg(format!("-Wl,-T,{}", ld.display()))
+    .arg("-o")
+    .arg(&out);
     if arch == Arch::Blackhole {
         cmd.arg("-DBLACKHOLE");
     }
-    let r = cmd.output().map_err(|e| format!("riscv64-unknown-elf-gcc: {e} (run scripts/install-test-tools.sh)"))?;
+    let r = cmd
+        .output()
+        .map_err(|e| format!("riscv64-unknown-elf-gcc: {e} (run scripts/install-test-tools.sh)"))?;
     if !r.status.success() {
-        return Err(format!("gcc failed:\n{}", String::from_utf8_lossy(&r.stderr)));
+        return Err(format!(
+            "gcc failed:\n{}",
+            String::from_utf8_lossy(&r.stderr)
+        ));
     }
     std::fs::read(&out).map_err(|e| e.to_string())
 }
@@ -110,7 +122,16 @@ struct Job {
 }
 
 fn job(tile: NocCoord, mode: u32, target: NocCoord, addr: u32, size: u32, count: u32) -> Job {
-    Job { tile, mode, target, addr, size, count, mcast_start: NocCoord::new(0, 0), dests: 1 }
+    Job {
+        tile,
+        mode,
+        target,
+        addr,
+        size,
+        count,
+        mcast_start: NocCoord::new(0, 0),
+        dests: 1,
+    }
 }
 
 /// One arch's kernel and the models it runs under.
@@ -151,17 +172,35 @@ impl Bench {
         cfg.noc = self.noc;
         let mut dev = Device::new(cfg).map_err(|e| e.to_string())?;
         for j in jobs {
-            let p = [j.mode, j.target.x as u32, j.target.y as u32, j.addr, j.size, j.count, j.mcast_start.x as u32, j.mcast_start.y as u32, j.dests];
+            let p = [
+                j.mode,
+                j.target.x as u32,
+                j.target.y as u32,
+                j.addr,
+                j.size,
+                j.count,
+                j.mcast_start.x as u32,
+                j.mcast_start.y as u32,
+                j.dests,
+            ];
             for (i, v) in p.iter().enumerate() {
-                dev.write_u32(0, j.tile, PARAMS + 4 * i as u32, *v).map_err(|e| e.to_string())?;
+                dev.write_u32(0, j.tile, PARAMS + 4 * i as u32, *v)
+                    .map_err(|e| e.to_string())?;
             }
-            dev.load_kernel(0, j.tile, Risc::Brisc, &self.elf, "noc.elf").map_err(|e| e.to_string())?;
+            dev.load_kernel(0, j.tile, Risc::Brisc, &self.elf, "noc.elf")
+                .map_err(|e| e.to_string())?;
         }
         let t = Instant::now();
         let s = dev.run().map_err(|e| e.to_string())?;
         let secs = t.elapsed().as_secs_f64();
-        let cycles =
-            jobs.iter().map(|j| dev.read_u32(0, j.tile, RESULT).map(u64::from).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+        let cycles = jobs
+            .iter()
+            .map(|j| {
+                dev.read_u32(0, j.tile, RESULT)
+                    .map(u64::from)
+                    .map_err(|e| e.to_string())
+            })
+            .collect::<Result<_, _>>()?;
         Ok((cycles, s.instructions(), secs))
     }
 
@@ -170,14 +209,21 @@ impl Bench {
     }
 
     fn worker(&self, c: u8, r: u8) -> Result<NocCoord, String> {
-        self.arch.worker_noc(c, r).ok_or_else(|| format!("{} has no worker ({c},{r})", self.arch))
+        self.arch
+            .worker_noc(c, r)
+            .ok_or_else(|| format!("{} has no worker ({c},{r})", self.arch))
     }
 
     /// The largest packet, the bytes of `COUNT` of them, DRAM bank 0 and an address in it.
     fn dram(&self) -> (u32, f64, dram::Bank, u32) {
         let bank = dram::bank(self.arch, 0);
         let size = max_packet_bytes(self.arch);
-        (size, (size * COUNT) as f64, bank, bank.offset as u32 + 0x100_0000)
+        (
+            size,
+            (size * COUNT) as f64,
+            bank,
+            bank.offset as u32 + 0x100_0000,
+        )
     }
 
     /// The two single-transfer latencies (cycles) and the multicast bandwidth: what
@@ -189,7 +235,16 @@ impl Bench {
         let l1 = self.one((2, 1), job(a, READ, b, 0x40000, flit, 1))?;
         let dram = self.one((1, 1), job(a, READ, bank.endpoint, at, flit, 1))?;
         let far = self.worker(3, 3)?;
-        let mcast = Job { tile: a, mode: MCAST, target: far, addr: 0x40000, size, count: COUNT, mcast_start: a, dests: 15 };
+        let mcast = Job {
+            tile: a,
+            mode: MCAST,
+            target: far,
+            addr: 0x40000,
+            size,
+            count: COUNT,
+            mcast_start: a,
+            dests: 15,
+        };
         Ok([l1, dram, bytes / self.one((4, 4), mcast)?])
     }
 
@@ -215,26 +270,54 @@ impl Bench {
             let jobs: Vec<Job> = (0..n)
                 .map(|i| {
                     let t = self.worker(i as u8 % 4, i as u8 / 4)?;
-                    Ok(job(t, READ, bank.endpoint, at + i as u32 * size * COUNT, size, COUNT))
+                    Ok(job(
+                        t,
+                        READ,
+                        bank.endpoint,
+                        at + i as u32 * size * COUNT,
+                        size,
+                        COUNT,
+                    ))
                 })
                 .collect::<Result<_, String>>()?;
             let (mut cycles, _, _) = self.run((4, 4), &jobs)?;
             cycles.sort_unstable();
             let c = |i: usize| cycles[i] as f64;
-            let median = if n % 2 == 1 { c(n / 2) } else { (c(n / 2 - 1) + c(n / 2)) / 2.0 };
+            let median = if n % 2 == 1 {
+                c(n / 2)
+            } else {
+                (c(n / 2 - 1) + c(n / 2)) / 2.0
+            };
             let last = c(n - 1);
-            readers.push(Readers { n, first: c(0), median, last, total_bytes_per_cycle: n as f64 * bytes / last });
+            readers.push(Readers {
+                n,
+                first: c(0),
+                median,
+                last,
+                total_bytes_per_cycle: n as f64 * bytes / last,
+            });
         }
 
         // NoC-heavy MIPS: every core of a 4x4 grid reads its right-hand neighbour (wrapping).
         let mut jobs = Vec::new();
         for r in 0..4 {
             for c in 0..4 {
-                jobs.push(job(self.worker(c, r)?, READ, self.worker((c + 1) % 4, r)?, 0x40000, 256, 20000));
+                jobs.push(job(
+                    self.worker(c, r)?,
+                    READ,
+                    self.worker((c + 1) % 4, r)?,
+                    0x40000,
+                    256,
+                    20000,
+                ));
             }
         }
         let (_, instr, secs) = self.run((4, 4), &jobs)?;
-        Ok(Figures { emu, readers, noc_mips: instr as f64 / secs / 1e6 })
+        Ok(Figures {
+            emu,
+            readers,
+            noc_mips: instr as f64 / secs / 1e6,
+        })
     }
 
     /// Re-fits the calibrated constants. Each case depends on its own constant only: an
@@ -244,9 +327,19 @@ impl Bench {
     /// per case the value that came closest wins, ties going to the one nearest the old
     /// value. Returns the fit and what it measures.
     fn calibrate(&mut self) -> Result<(NocCalibration, [f64; 3]), String> {
-        let want = [hw(self.arch, "l1_read_latency"), hw(self.arch, "dram_read_latency"), hw(self.arch, "multicast")];
+        let want = [
+            hw(self.arch, "l1_read_latency"),
+            hw(self.arch, "dram_read_latency"),
+            hw(self.arch, "multicast"),
+        ];
         let old = self.noc.calibration();
-        let as_f64 = |c: &NocCalibration| [c.l1_read_cycles as f64, c.dram_read_cycles as f64, c.multicast_efficiency];
+        let as_f64 = |c: &NocCalibration| {
+            [
+                c.l1_read_cycles as f64,
+                c.dram_read_cycles as f64,
+                c.multicast_efficiency,
+            ]
+        };
         let old_v = as_f64(&old);
         // Per case: (error, distance from the old value, value).
         let mut best = [(f64::INFINITY, f64::INFINITY, 0.0); 3];
@@ -264,7 +357,8 @@ impl Bench {
             let next = NocCalibration {
                 l1_read_cycles: step(c.l1_read_cycles, 0),
                 dram_read_cycles: step(c.dram_read_cycles, 1),
-                multicast_efficiency: (c.multicast_efficiency * want[2] / got[2] * 1000.0).round() / 1000.0,
+                multicast_efficiency: (c.multicast_efficiency * want[2] / got[2] * 1000.0).round()
+                    / 1000.0,
             };
             if next == c {
                 break;
@@ -298,19 +392,35 @@ fn real_main() -> Result<(), String> {
             "--out" => out = PathBuf::from(args.next().ok_or("--out needs a value")?),
             "--mmio-load" => {
                 let v = args.next().ok_or("--mmio-load needs a number of cycles")?;
-                mmio_load = Some(v.parse().map_err(|_| format!("--mmio-load {v:?}: not a number of cycles"))?);
+                mmio_load = Some(
+                    v.parse()
+                        .map_err(|_| format!("--mmio-load {v:?}: not a number of cycles"))?,
+                );
             }
             "--calibrate" => calibrate = true,
-            "-h" | "--help" => return Err("usage: noc-bench [--out FILE] [--mmio-load N] [--calibrate]".into()),
+            "-h" | "--help" => {
+                return Err("usage: noc-bench [--out FILE] [--mmio-load N] [--calibrate]".into())
+            }
             other => return Err(format!("unknown argument {other:?} (try --help)")),
         }
     }
-    let work = out.parent().unwrap_or(Path::new(".")).join("noc-bench-work");
+    let work = out
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("noc-bench-work");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     if calibrate {
-        println!("calibrating NocCalibration for the pipeline model (NoC register load latency: {})", mmio_load.map_or("documented, 7".to_string(), |n| n.to_string()));
+        println!(
+            "calibrating NocCalibration for the pipeline model (NoC register load latency: {})",
+            mmio_load.map_or("documented, 7".to_string(), |n| n.to_string())
+        );
         for arch in Arch::ALL {
-            let mut b = Bench { arch, elf: build(&work, arch)?, mmio_load, noc: NocConfig::for_arch(arch) };
+            let mut b = Bench {
+                arch,
+                elf: build(&work, arch)?,
+                mmio_load,
+                noc: NocConfig::for_arch(arch),
+            };
             let before = b.noc.calibration();
             let (c, got) = b.calibrate()?;
             println!("{arch:12} was {before:?}");
@@ -331,13 +441,21 @@ fn real_main() -> Result<(), String> {
     let mut json = Vec::new();
     let mut max_err = 0.0f64;
     for arch in Arch::ALL {
-        let b = Bench { arch, elf: build(&work, arch)?, mmio_load, noc: NocConfig::for_arch(arch) };
+        let b = Bench {
+            arch,
+            elf: build(&work, arch)?,
+            mmio_load,
+            noc: NocConfig::for_arch(arch),
+        };
         let f = b.measure()?;
         for (case, emu) in &f.emu {
             let hw = hw(arch, case);
             let err = (emu - hw).abs() / hw;
             max_err = max_err.max(err);
-            println!("{arch:12} {case:18} emu {emu:8.1}  hw {hw:6.1}  error {:5.1} %", 100.0 * err);
+            println!(
+                "{arch:12} {case:18} emu {emu:8.1}  hw {hw:6.1}  error {:5.1} %",
+                100.0 * err
+            );
             json.push(format!("  \"{case}_{arch}_emu\": {emu:.2}"));
             json.push(format!("  \"{case}_{arch}_hw\": {hw:.1}"));
         }
@@ -354,7 +472,10 @@ fn real_main() -> Result<(), String> {
                 r.n, r.first, r.median, r.last, r.total_bytes_per_cycle
             ));
         }
-        json.push(format!("  \"readers_{arch}\": [\n{}\n  ]", rows.join(",\n")));
+        json.push(format!(
+            "  \"readers_{arch}\": [\n{}\n  ]",
+            rows.join(",\n")
+        ));
         let single = f.emu[0].1;
         let four = f.readers.iter().find(|r| r.n == 4).ok_or("4 readers")?;
         println!(
@@ -363,18 +484,31 @@ fn real_main() -> Result<(), String> {
             four.total_bytes_per_cycle / single
         );
         println!("{arch:12} NoC-heavy 4x4 grid: {:.1} MIPS", f.noc_mips);
-        json.push(format!("  \"contention_{arch}_per_reader\": {:.2}", four.total_bytes_per_cycle / 4.0));
-        json.push(format!("  \"contention_{arch}_split\": {:.3}", four.total_bytes_per_cycle / single));
+        json.push(format!(
+            "  \"contention_{arch}_per_reader\": {:.2}",
+            four.total_bytes_per_cycle / 4.0
+        ));
+        json.push(format!(
+            "  \"contention_{arch}_split\": {:.3}",
+            four.total_bytes_per_cycle / single
+        ));
         json.push(format!("  \"noc_mips_{arch}\": {:.1}", f.noc_mips));
     }
     json.push(format!("  \"max_rel_error\": {max_err:.3}"));
-    json.push(format!("  \"mmio_load_cycles\": {}", mmio_load.unwrap_or(ttprof_emu::Timing::for_arch(Arch::WormholeB0).mmio_load)));
-    json.push(format!("  \"host_threads\": {}", std::thread::available_parallelism().map_or(1, |n| n.get())));
+    json.push(format!(
+        "  \"mmio_load_cycles\": {}",
+        mmio_load.unwrap_or(ttprof_emu::Timing::for_arch(Arch::WormholeB0).mmio_load)
+    ));
+    json.push(format!(
+        "  \"host_threads\": {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    ));
     println!("max_rel_error = {max_err:.3}");
     if let Some(d) = out.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
-    std::fs::write(&out, format!("{{\n{}\n}}\n", json.join(",\n"))).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::write(&out, format!("{{\n{}\n}}\n", json.join(",\n")))
+        .map_err(|e| format!("{}: {e}", out.display()))?;
     println!("wrote {}", out.display());
     Ok(())
 }

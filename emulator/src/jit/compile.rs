@@ -28,9 +28,9 @@
 //! no later than the next instruction's issue, so every wait gives the same cycle.
 
 use super::x86::*;
-use crate::pipeline::{self, Pipe, Timing, ICACHE_LINE};
 use crate::decode::{Inst, Op};
 use crate::hart::Core;
+use crate::pipeline::{self, Pipe, Timing, ICACHE_LINE};
 use std::mem::offset_of;
 
 /// Exit reasons written to `Core::exit_reason`.
@@ -199,7 +199,8 @@ impl<'a> Block<'a> {
         let line = pc / ICACHE_LINE;
         let tag = at(RBX, ICACHE + 4 * (line & (self.env.icache_sets - 1)) as i32);
         let (miss, back) = (self.a.label(), self.a.label());
-        self.a.alu_imm(false, 7, Rm::Mem(tag), line.wrapping_add(1) as i32);
+        self.a
+            .alu_imm(false, 7, Rm::Mem(tag), line.wrapping_add(1) as i32);
         self.a.jcc(Cond::Ne, miss);
         self.a.bind(back);
         let penalty = self.env.timing.icache_miss as i32;
@@ -244,10 +245,18 @@ impl<'a> Block<'a> {
         }
         // Direct jumps to this block's own start (loops) and to blocks compiled already;
         // the buffer is only ever emptied as a whole, so these never dangle.
-        let known = if target == self.start { Some(self.here) } else { self.table.get((off / 4) as usize).copied().filter(|&e| e > 1) };
+        let known = if target == self.start {
+            Some(self.here)
+        } else {
+            self.table
+                .get((off / 4) as usize)
+                .copied()
+                .filter(|&e| e > 1)
+        };
         if let Some(entry) = known {
             let here = self.here;
-            self.a.jmp_abs(here, if checked { entry } else { entry + CHECK_LEN });
+            self.a
+                .jmp_abs(here, if checked { entry } else { entry + CHECK_LEN });
             return;
         }
         let miss = self.a.label();
@@ -310,7 +319,8 @@ impl<'a> Block<'a> {
         let before = *acc;
         let (slow, local, done) = (self.a.label(), self.a.label(), self.a.label());
         self.address(&i, size, slow);
-        self.a.alu_imm(false, 7, Rm::Reg(RAX), self.env.l1_size as i32);
+        self.a
+            .alu_imm(false, 7, Rm::Reg(RAX), self.env.l1_size as i32);
         self.a.jcc(Cond::Ae, local);
         if self.env.timing.dcache_lines != 0 {
             // Blackhole's data cache: the interpreter's.
@@ -327,13 +337,18 @@ impl<'a> Block<'a> {
             self.a.lea64(RSI, at(RDX, lat - 1));
             self.a.store64(indexed(RBX, R9, 3).with_disp(LOADS), RSI);
             self.a.alu_imm(false, 0, Rm::Reg(R9), 1);
-            self.a.alu_imm(false, 4, Rm::Reg(R9), pipeline::LOADS_IN_FLIGHT as i32 - 1);
+            self.a
+                .alu_imm(false, 4, Rm::Reg(R9), pipeline::LOADS_IN_FLIGHT as i32 - 1);
             if i.rd != 0 && i.rd < 32 {
                 self.a.lea64(RSI, at(RDX, lat));
                 self.a.store64(ready(i.rd), RSI);
             }
             let m = indexed(R12, RAX, 0);
-            if size == 4 { self.a.load32(RCX, m) } else { self.a.load_narrow(RCX, m, size, signed) }
+            if size == 4 {
+                self.a.load32(RCX, m)
+            } else {
+                self.a.load_narrow(RCX, m, size, signed)
+            }
             self.write(i.rd, RCX);
         }
         self.a.bind(done);
@@ -345,7 +360,12 @@ impl<'a> Block<'a> {
         self.cold.push(Box::new(move |b: &mut Block<'a>| {
             b.a.bind(local);
             b.a.mov_rr(RCX, RAX);
-            b.a.alu_imm(false, 5, Rm::Reg(RCX), riscv_linker::mmio::LOCAL_RAM_BASE as i32);
+            b.a.alu_imm(
+                false,
+                5,
+                Rm::Reg(RCX),
+                riscv_linker::mmio::LOCAL_RAM_BASE as i32,
+            );
             b.a.alu_imm(false, 7, Rm::Reg(RCX), env.local_size as i32);
             b.a.jcc(Cond::Ae, slow);
             if i.rd != 0 && i.rd < 32 {
@@ -353,7 +373,11 @@ impl<'a> Block<'a> {
                 b.a.store64(ready(i.rd), RDX);
             }
             let m = indexed(R13, RCX, 0);
-            if size == 4 { b.a.load32(RCX, m) } else { b.a.load_narrow(RCX, m, size, signed) }
+            if size == 4 {
+                b.a.load32(RCX, m)
+            } else {
+                b.a.load_narrow(RCX, m, size, signed)
+            }
             b.write(i.rd, RCX);
             b.a.jmp(done);
             b.a.bind(slow);
@@ -373,12 +397,19 @@ impl<'a> Block<'a> {
         self.need(i.rs2, acc);
         self.queue(acc);
         let before = *acc;
-        let (slow, local, low, write, done) =
-            (self.a.label(), self.a.label(), self.a.label(), self.a.label(), self.a.label());
+        let (slow, local, low, write, done) = (
+            self.a.label(),
+            self.a.label(),
+            self.a.label(),
+            self.a.label(),
+            self.a.label(),
+        );
         self.address(&i, size, slow);
-        self.a.alu_imm(false, 7, Rm::Reg(RAX), self.env.l1_size as i32);
+        self.a
+            .alu_imm(false, 7, Rm::Reg(RAX), self.env.l1_size as i32);
         self.a.jcc(Cond::Ae, local);
-        self.a.alu_imm(false, 7, Rm::Reg(RAX), self.env.code_end as i32);
+        self.a
+            .alu_imm(false, 7, Rm::Reg(RAX), self.env.code_end as i32);
         self.a.jcc(Cond::B, low);
         self.a.bind(write);
         self.horizon(pc, before);
@@ -389,7 +420,8 @@ impl<'a> Block<'a> {
         self.a.alu_imm(true, 0, Rm::Reg(RDX), 1);
         self.a.cmp64(RDX, Rm::Reg(R8));
         self.a.cmovb64(RDX, Rm::Reg(R8));
-        self.a.lea64(R8, at(RDX, self.env.timing.l1_store_port as i32));
+        self.a
+            .lea64(R8, at(RDX, self.env.timing.l1_store_port as i32));
         self.emitted();
         self.read(RCX, i.rs2);
         let m = indexed(R12, RAX, 0);
@@ -416,7 +448,12 @@ impl<'a> Block<'a> {
             b.a.jmp(write);
             b.a.bind(local);
             b.a.mov_rr(RDI, RAX);
-            b.a.alu_imm(false, 5, Rm::Reg(RDI), riscv_linker::mmio::LOCAL_RAM_BASE as i32);
+            b.a.alu_imm(
+                false,
+                5,
+                Rm::Reg(RDI),
+                riscv_linker::mmio::LOCAL_RAM_BASE as i32,
+            );
             b.a.alu_imm(false, 7, Rm::Reg(RDI), env.local_size as i32);
             b.a.jcc(Cond::Ae, slow);
             // emit = max(t + 1, last_emit + 1): no port.
@@ -443,7 +480,8 @@ impl<'a> Block<'a> {
         self.a.mov_rr64(R11, RDX);
         self.a.store64(indexed(RBX, R10, 3).with_disp(STORES), RDX);
         self.a.alu_imm(false, 0, Rm::Reg(R10), 1);
-        self.a.alu_imm(false, 4, Rm::Reg(R10), pipeline::STORE_QUEUE as i32 - 1);
+        self.a
+            .alu_imm(false, 4, Rm::Reg(R10), pipeline::STORE_QUEUE as i32 - 1);
     }
 
     /// Register-register and register-immediate arithmetic. Returns false if the
@@ -494,7 +532,11 @@ impl<'a> Block<'a> {
                 } else {
                     self.a.alu_imm(false, 7, Rm::Reg(RAX), i.imm);
                 }
-                let c = if matches!(i.op, Op::Slt | Op::Slti) { Cond::L } else { Cond::B };
+                let c = if matches!(i.op, Op::Slt | Op::Slti) {
+                    Cond::L
+                } else {
+                    Cond::B
+                };
                 self.a.setcc_zx(c, RAX);
                 self.write(i.rd, RAX);
             }
@@ -608,7 +650,9 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
 fn loops_to_start(env: &Env, code: &[Inst], pc: u32) -> bool {
     let mut p = pc;
     for _ in 0..MAX_BLOCK {
-        let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else { return false };
+        let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else {
+            return false;
+        };
         if !compilable(i.op) {
             return false;
         }
@@ -634,8 +678,14 @@ fn lines_collide(env: &Env, code: &[Inst], pc: u32) -> bool {
         if !seen.insert((p / ICACHE_LINE) & (sets - 1)) && p % ICACHE_LINE == 0 {
             return true;
         }
-        let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else { return false };
-        if matches!(i.op, Op::Jal | Op::Jalr | Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu) || !compilable(i.op) {
+        let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else {
+            return false;
+        };
+        if matches!(
+            i.op,
+            Op::Jal | Op::Jalr | Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu
+        ) || !compilable(i.op)
+        {
             return false;
         }
         p = p.wrapping_add(4);
@@ -676,7 +726,11 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
             Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => b.load(i, p, &mut acc),
             Op::Sb | Op::Sh | Op::Sw => b.store(i, p, &mut acc),
             Op::Auipc | Op::Lui => {
-                let v = if i.op == Op::Lui { i.imm as u32 } else { p.wrapping_add(i.imm as u32) };
+                let v = if i.op == Op::Lui {
+                    i.imm as u32
+                } else {
+                    p.wrapping_add(i.imm as u32)
+                };
                 if i.rd != 0 && i.rd < 32 {
                     b.a.store_imm32(reg(i.rd), v);
                 }
@@ -693,7 +747,10 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
                     b.a.store_imm32(reg(i.rd), p.wrapping_add(4));
                 }
                 b.ready_next(i.rd);
-                let after = Acc { off: acc.off + 1, count: acc.count + 1 };
+                let after = Acc {
+                    off: acc.off + 1,
+                    count: acc.count + 1,
+                };
                 b.flush(after, 0);
                 b.goto(target, true);
                 break;
@@ -714,7 +771,10 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
                     b.a.store_imm32(reg(i.rd), p.wrapping_add(4));
                 }
                 b.ready_next(i.rd);
-                let after = Acc { off: acc.off + 1, count: acc.count + 1 };
+                let after = Acc {
+                    off: acc.off + 1,
+                    count: acc.count + 1,
+                };
                 b.flush(after, 0);
                 // Dynamic goto: rcx = target - fetch_base, in bytes.
                 let miss = b.a.label();
@@ -753,13 +813,25 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
                 };
                 let cost = |taken| pipeline::branch(&cfg, 0, i.imm, taken);
                 b.a.jcc(c, taken_l);
-                b.flush(Acc { off: acc.off + cost(false), count: acc.count + 1 }, 0);
+                b.flush(
+                    Acc {
+                        off: acc.off + cost(false),
+                        count: acc.count + 1,
+                    },
+                    0,
+                );
                 b.goto(p.wrapping_add(4), true);
                 b.a.bind(taken_l);
                 if target & 3 != 0 {
                     b.slow(p, acc);
                 } else {
-                    b.flush(Acc { off: acc.off + cost(true), count: acc.count + 1 }, 0);
+                    b.flush(
+                        Acc {
+                            off: acc.off + cost(true),
+                            count: acc.count + 1,
+                        },
+                        0,
+                    );
                     b.goto(target, true);
                 }
                 break;

@@ -23,8 +23,8 @@ use crate::exec::{Exit, Flow};
 use crate::fault::FaultKind;
 use crate::hart::Hart;
 use crate::memory::TileMem;
-use compile::{CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 pub(crate) use compile::Env;
+use compile::{CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 use memmap2::{Mmap, MmapMut};
 use x86::*;
 
@@ -52,7 +52,9 @@ pub(crate) struct Jit {
 
 impl std::fmt::Debug for Jit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Jit").field("used", &self.used).finish_non_exhaustive()
+        f.debug_struct("Jit")
+            .field("used", &self.used)
+            .finish_non_exhaustive()
     }
 }
 
@@ -97,7 +99,14 @@ impl Jit {
         map[..stubs.len()].copy_from_slice(&stubs);
         let buf = Buf::Executable(map.make_exec().ok()?);
         let slots = (env.window / 4) as usize;
-        Some(Jit { buf, base, used: stubs.len(), stubs: stubs.len(), table: vec![0; slots], env })
+        Some(Jit {
+            buf,
+            base,
+            used: stubs.len(),
+            stubs: stubs.len(),
+            table: vec![0; slots],
+            env,
+        })
     }
 
     /// Forgets every block (the code they came from changed).
@@ -160,13 +169,20 @@ impl Jit {
 
 /// [`Hart::run`] with the JIT.
 pub(crate) fn run(h: &mut Hart, mem: &mut TileMem, zicsr: bool) -> Result<Exit, FaultKind> {
-    let Some(mut jit) = h.jit.take() else { return h.interpret(mem, zicsr, true) };
+    let Some(mut jit) = h.jit.take() else {
+        return h.interpret(mem, zicsr, true);
+    };
     let r = run_with(&mut jit, h, mem, zicsr);
     h.jit = Some(jit);
     r
 }
 
-fn run_with(jit: &mut Jit, h: &mut Hart, mem: &mut TileMem, zicsr: bool) -> Result<Exit, FaultKind> {
+fn run_with(
+    jit: &mut Jit,
+    h: &mut Hart,
+    mem: &mut TileMem,
+    zicsr: bool,
+) -> Result<Exit, FaultKind> {
     h.core.l1 = mem.l1.base() as usize;
     h.core.local = h.local.as_mut_ptr() as usize;
     h.core.table = jit.table.as_ptr() as usize;

@@ -29,12 +29,20 @@ pub struct Mem {
 
 /// `[base + disp]`.
 pub const fn at(base: u8, disp: i32) -> Mem {
-    Mem { base, index: None, disp }
+    Mem {
+        base,
+        index: None,
+        disp,
+    }
 }
 
 /// `[base + index << scale]`.
 pub const fn indexed(base: u8, index: u8, scale: u8) -> Mem {
-    Mem { base, index: Some((index, scale)), disp: 0 }
+    Mem {
+        base,
+        index: Some((index, scale)),
+        disp: 0,
+    }
 }
 
 impl Mem {

@@ -190,7 +190,9 @@ impl Flows {
     }
 
     pub fn is_idle(&self) -> bool {
-        self.waiting.is_empty() && self.active.is_empty() && self.queued.values().all(VecDeque::is_empty)
+        self.waiting.is_empty()
+            && self.active.is_empty()
+            && self.queued.values().all(VecDeque::is_empty)
     }
 
     /// Adds a flow. Its start must not lie before `now` (it is moved up if it does).
@@ -211,7 +213,10 @@ impl Flows {
                 }
                 let ((_, id), spec) = self.waiting.pop_first().expect("non-empty");
                 if self.active.iter().any(|a| a.queue == spec.queue) {
-                    self.queued.entry(spec.queue).or_default().push_back((id, spec));
+                    self.queued
+                        .entry(spec.queue)
+                        .or_default()
+                        .push_back((id, spec));
                 } else {
                     self.activate(id, spec, None);
                 }
@@ -219,11 +224,20 @@ impl Flows {
             if !self.scratch.changed.is_empty() {
                 self.allocate();
             }
-            let next_start = self.waiting.first_key_value().map_or(f64::INFINITY, |(&(b, _), _)| f64::from_bits(b));
+            let next_start = self
+                .waiting
+                .first_key_value()
+                .map_or(f64::INFINITY, |(&(b, _), _)| f64::from_bits(b));
             let next_end = self
                 .active
                 .iter()
-                .map(|a| if a.rate > 0.0 { self.now + a.remaining / a.rate } else { f64::INFINITY })
+                .map(|a| {
+                    if a.rate > 0.0 {
+                        self.now + a.remaining / a.rate
+                    } else {
+                        f64::INFINITY
+                    }
+                })
                 .fold(f64::INFINITY, f64::min);
             let next = next_start.min(next_end);
             if next > until || next == f64::INFINITY {
@@ -235,8 +249,9 @@ impl Flows {
             }
             self.progress(next);
             // Finish flows (in id order for a stable output), then start queued successors.
-            let mut finished: Vec<usize> =
-                (0..self.active.len()).filter(|&i| self.active[i].remaining <= EPS * (1.0 + self.active[i].rate)).collect();
+            let mut finished: Vec<usize> = (0..self.active.len())
+                .filter(|&i| self.active[i].remaining <= EPS * (1.0 + self.active[i].rate))
+                .collect();
             if finished.is_empty() && next_end <= next_start {
                 // Rounding left a sliver: finish the flow closest to done.
                 if let Some(i) = (0..self.active.len()).min_by(|&a, &b| {
@@ -297,11 +312,21 @@ impl Flows {
             Some(r) => r,
             None if !shared => alone.max(0.0),
             None => {
-                self.scratch.changed.extend(spec.path.iter().filter(|h| h.carries).map(|h| h.res));
+                self.scratch
+                    .changed
+                    .extend(spec.path.iter().filter(|h| h.carries).map(|h| h.res));
                 0.0
             }
         };
-        self.active.push(Active { id, remaining: spec.bytes.max(0.0), rate, path: spec.path, carry, cap: spec.cap, queue: spec.queue });
+        self.active.push(Active {
+            id,
+            remaining: spec.bytes.max(0.0),
+            rate,
+            path: spec.path,
+            carry,
+            cap: spec.cap,
+            queue: spec.queue,
+        });
         self.active.sort_by_key(|a| a.id);
     }
 
@@ -317,7 +342,9 @@ impl Flows {
             shared |= !holders.is_empty();
         }
         if shared && !replaced {
-            self.scratch.changed.extend(a.path.iter().filter(|h| h.carries).map(|h| h.res));
+            self.scratch
+                .changed
+                .extend(a.path.iter().filter(|h| h.carries).map(|h| h.res));
         }
     }
 
@@ -354,7 +381,9 @@ impl Flows {
             s.seen_res[r] = true;
             s.group_res.push(r as u32);
             for &id in &self.holders[r] {
-                let f = active.binary_search_by_key(&id, |a| a.id).expect("a holder is active");
+                let f = active
+                    .binary_search_by_key(&id, |a| a.id)
+                    .expect("a holder is active");
                 if !s.seen_flow[f] {
                     s.seen_flow[f] = true;
                     s.group.push(f as u32);
@@ -541,7 +570,12 @@ fn round_robin_weights(active: &[Active], s: &mut Scratch, flows: &[u32]) -> boo
             for &(_, i) in &s.by_bottleneck[g..ge] {
                 let a = &active[i as usize];
                 let at = a.carry.iter().find(|c| c.0 == r).map_or(ROOT, |c| c.1);
-                s.branches.push(Branch { group: 0, key: 0, at, flow: i });
+                s.branches.push(Branch {
+                    group: 0,
+                    key: 0,
+                    at,
+                    flow: i,
+                });
             }
             tree_weights(active, s);
         }
@@ -561,11 +595,20 @@ fn tree_weights(active: &[Active], s: &mut Scratch) {
     while !s.branches.is_empty() {
         for b in s.branches.iter_mut() {
             let path = &active[b.flow as usize].path;
-            b.at = if b.at == ROOT { ROOT } else { path[b.at as usize].prev };
-            b.key = if b.at == ROOT { ROOT } else { path[b.at as usize].res };
+            b.at = if b.at == ROOT {
+                ROOT
+            } else {
+                path[b.at as usize].prev
+            };
+            b.key = if b.at == ROOT {
+                ROOT
+            } else {
+                path[b.at as usize].res
+            };
         }
         if !s.branches.is_sorted_by_key(|b| (b.group, b.key, b.flow)) {
-            s.branches.sort_unstable_by_key(|b| (b.group, b.key, b.flow));
+            s.branches
+                .sort_unstable_by_key(|b| (b.group, b.key, b.flow));
         }
         s.kept.clear();
         let mut next_group = 0u32;
@@ -573,12 +616,18 @@ fn tree_weights(active: &[Active], s: &mut Scratch) {
         let mut g = 0;
         while g < branches.len() {
             let group = branches[g].group;
-            let ge = g + branches[g..].iter().take_while(|b| b.group == group).count();
+            let ge = g + branches[g..]
+                .iter()
+                .take_while(|b| b.group == group)
+                .count();
             let mut inputs = 0;
             let mut k = g;
             while k < ge {
                 inputs += 1;
-                k += branches[k..ge].iter().take_while(|b| b.key == branches[k].key).count();
+                k += branches[k..ge]
+                    .iter()
+                    .take_while(|b| b.key == branches[k].key)
+                    .count();
             }
             let mut k = g;
             while k < ge {
@@ -590,7 +639,10 @@ fn tree_weights(active: &[Active], s: &mut Scratch) {
                 }
                 if key != ROOT && ke - k > 1 {
                     for b in &branches[k..ke] {
-                        s.kept.push(Branch { group: next_group, ..*b });
+                        s.kept.push(Branch {
+                            group: next_group,
+                            ..*b
+                        });
                     }
                     next_group += 1;
                 }
@@ -609,14 +661,27 @@ mod tests {
     /// A flow over `resources` in that order, using the bandwidth of each.
     fn spec(start: f64, bytes: f64, resources: Vec<u32>, queue: u64) -> FlowSpec {
         let path = chain(&resources, &[]);
-        FlowSpec { start, bytes, path, cap: 32.0, queue }
+        FlowSpec {
+            start,
+            bytes,
+            path,
+            cap: 32.0,
+            queue,
+        }
     }
 
     /// A path through `before` (arbitration only) then `uses` (bandwidth too).
     fn chain(uses: &[u32], before: &[u32]) -> Vec<Hop> {
-        let all = before.iter().map(|&r| (r, false)).chain(uses.iter().map(|&r| (r, true)));
+        let all = before
+            .iter()
+            .map(|&r| (r, false))
+            .chain(uses.iter().map(|&r| (r, true)));
         all.enumerate()
-            .map(|(i, (res, carries))| Hop { res, prev: if i == 0 { ROOT } else { i as u32 - 1 }, carries })
+            .map(|(i, (res, carries))| Hop {
+                res,
+                prev: if i == 0 { ROOT } else { i as u32 - 1 },
+                carries,
+            })
             .collect()
     }
 
@@ -670,7 +735,16 @@ mod tests {
         for k in 0..4u32 {
             let before: Vec<u32> = std::iter::once(1 + k).chain(5 + k..9).collect();
             let path = chain(&[0, 9 + k], &before);
-            f.submit(k as u64 + 1, FlowSpec { start: 0.0, bytes: 2400.0, path, cap: 100.0, queue: k as u64 });
+            f.submit(
+                k as u64 + 1,
+                FlowSpec {
+                    start: 0.0,
+                    bytes: 2400.0,
+                    path,
+                    cap: 100.0,
+                    queue: k as u64,
+                },
+            );
         }
         run(&mut f)
     }
@@ -683,7 +757,11 @@ mod tests {
         assert_eq!(done.len(), 4);
         let at = |id: FlowId| done.iter().find(|d| d.0 == id).unwrap().1;
         for (id, want) in [(4, 200.0), (3, 300.0), (2, 400.0), (1, 400.0)] {
-            assert!((at(id) - want).abs() < 1e-6, "flow {id} ended at {} (want {want}): {done:?}", at(id));
+            assert!(
+                (at(id) - want).abs() < 1e-6,
+                "flow {id} ended at {} (want {want}): {done:?}",
+                at(id)
+            );
         }
         // The shared resource never idles: 4 x 2400 bytes at 24 B/cycle.
         assert!((at(1) - 4.0 * 2400.0 / 24.0).abs() < 1e-6);
@@ -701,8 +779,26 @@ mod tests {
         // Two flows join one link (resource 0, 32) from different inputs (1 and 2): 16
         // each, unless one is held to 4 by resource 3; then the other gets 28.
         let mut f = Flows::new(vec![32.0, 100.0, 100.0, 4.0], Arbitration::RoundRobin);
-        f.submit(1, FlowSpec { start: 0.0, bytes: 400.0, path: chain(&[1, 0, 3], &[]), cap: 100.0, queue: 1 });
-        f.submit(2, FlowSpec { start: 0.0, bytes: 2800.0, path: chain(&[2, 0], &[]), cap: 100.0, queue: 2 });
+        f.submit(
+            1,
+            FlowSpec {
+                start: 0.0,
+                bytes: 400.0,
+                path: chain(&[1, 0, 3], &[]),
+                cap: 100.0,
+                queue: 1,
+            },
+        );
+        f.submit(
+            2,
+            FlowSpec {
+                start: 0.0,
+                bytes: 2800.0,
+                path: chain(&[2, 0], &[]),
+                cap: 100.0,
+                queue: 2,
+            },
+        );
         assert_eq!(run(&mut f), vec![(1, 100.0), (2, 100.0)]);
     }
 
@@ -714,7 +810,16 @@ mod tests {
         cap[5] = 10.0;
         let mut f = Flows::new(cap, Arbitration::RoundRobin);
         for (id, path) in [(1, vec![2, 1, 0]), (2, vec![3, 1, 0]), (3, vec![4, 0, 5])] {
-            f.submit(id, FlowSpec { start: 0.0, bytes: 1000.0, path: chain(&path, &[]), cap: 100.0, queue: id });
+            f.submit(
+                id,
+                FlowSpec {
+                    start: 0.0,
+                    bytes: 1000.0,
+                    path: chain(&path, &[]),
+                    cap: 100.0,
+                    queue: id,
+                },
+            );
         }
         assert_eq!(run(&mut f), vec![(1, 100.0), (2, 100.0), (3, 100.0)]);
     }

@@ -52,8 +52,8 @@ pub(crate) mod niu;
 pub(crate) mod route;
 
 use dram::Dram;
-use flow::{FlowId, FlowSpec, Flows, Hop, ROOT};
 pub use flow::Arbitration;
+use flow::{FlowId, FlowSpec, Flows, Hop, ROOT};
 use niu::{Endpoint, EventKind, Op, Payload, Request};
 use riscv_linker::noc::{self as map, counter};
 use riscv_linker::{Arch, NocCoord};
@@ -92,8 +92,16 @@ impl NocCalibration {
     /// pipeline model (`Timing::for_arch`: a NoC register load 7 cycles, a store 1).
     pub const fn for_arch(arch: Arch) -> NocCalibration {
         match arch {
-            Arch::WormholeB0 => NocCalibration { l1_read_cycles: 66, dram_read_cycles: 51, multicast_efficiency: 0.508 },
-            Arch::Blackhole => NocCalibration { l1_read_cycles: 51, dram_read_cycles: 54, multicast_efficiency: 0.4 },
+            Arch::WormholeB0 => NocCalibration {
+                l1_read_cycles: 66,
+                dram_read_cycles: 51,
+                multicast_efficiency: 0.508,
+            },
+            Arch::Blackhole => NocCalibration {
+                l1_read_cycles: 51,
+                dram_read_cycles: 54,
+                multicast_efficiency: 0.4,
+            },
         }
     }
 }
@@ -244,7 +252,15 @@ impl NocConfig {
 /// What to do when a flow ends.
 #[derive(Debug)]
 enum Completion {
-    Read { tile: usize, src: NocCoord, from: Endpoint, noc: u8, to: u32, data: Arc<[u8]>, txn: u32 },
+    Read {
+        tile: usize,
+        src: NocCoord,
+        from: Endpoint,
+        noc: u8,
+        to: u32,
+        data: Arc<[u8]>,
+        txn: u32,
+    },
     Write {
         tile: usize,
         src: NocCoord,
@@ -280,7 +296,11 @@ impl ChipNoc {
     pub fn new(arch: Arch, cfg: NocConfig, tiles: HashMap<NocCoord, usize>) -> ChipNoc {
         let (w, h) = arch.noc_grid();
         let channels = map::dram::channels(arch).len() as u32;
-        let res = Resources { width: w, height: h, dram_channels: channels };
+        let res = Resources {
+            width: w,
+            height: h,
+            dram_channels: channels,
+        };
         let mut cap = vec![0.0; res.count()];
         for (i, c) in cap.iter_mut().enumerate() {
             let r = i as u32;
@@ -331,12 +351,26 @@ impl ChipNoc {
 
     /// Takes one request issued on this chip. `read_l1(tile, addr, len)` reads another
     /// tile's L1 (tiles are paused). Latency-only effects go straight to `out`.
-    pub fn submit(&mut self, r: Request, read_l1: &dyn Fn(usize, u32, u32) -> Vec<u8>, out: &mut Vec<Delivery>) {
+    pub fn submit(
+        &mut self,
+        r: Request,
+        read_l1: &dyn Fn(usize, u32, u32) -> Vec<u8>,
+        out: &mut Vec<Delivery>,
+    ) {
         self.requests += 1;
         let (noc, src, tile, t0) = (r.noc, r.src, r.tile, r.accepted);
-        let ctr = |index: u32, delta: i32| EventKind::Counter { noc, index: index as u8, delta };
+        let ctr = |index: u32, delta: i32| EventKind::Counter {
+            noc,
+            index: index as u8,
+            delta,
+        };
         match r.op {
-            Op::Read { from, addr, len, to } => {
+            Op::Read {
+                from,
+                addr,
+                len,
+                to,
+            } => {
                 let data: Arc<[u8]> = match from {
                     Endpoint::Tile(c) => read_l1(self.tiles[&c], addr as u32, len).into(),
                     Endpoint::Dram { channel, .. } => {
@@ -350,15 +384,27 @@ impl ChipNoc {
                 let target = from.coord();
                 let mut path = Vec::new();
                 let mut links = Vec::new();
-                let mut at = hop(&mut path, self.res.port(noc, src, Port::Inject), ROOT, false);
+                let mut at = hop(
+                    &mut path,
+                    self.res.port(noc, src, Port::Inject),
+                    ROOT,
+                    false,
+                );
                 self.res.route(noc, src, target, &mut links);
                 for &l in &links {
                     at = hop(&mut path, l, at, false);
                 }
-                if let (Endpoint::Dram { channel, .. }, Some(_)) = (from, self.cfg.dram_channel_bytes_per_cycle) {
+                if let (Endpoint::Dram { channel, .. }, Some(_)) =
+                    (from, self.cfg.dram_channel_bytes_per_cycle)
+                {
                     at = hop(&mut path, self.res.dram(channel), at, true);
                 }
-                at = hop(&mut path, self.res.port(noc, target, Port::Inject), at, true);
+                at = hop(
+                    &mut path,
+                    self.res.port(noc, target, Port::Inject),
+                    at,
+                    true,
+                );
                 links.clear();
                 self.res.route(noc, target, src, &mut links);
                 for &l in &links {
@@ -366,17 +412,31 @@ impl ChipNoc {
                 }
                 hop(&mut path, self.res.port(noc, src, Port::Eject), at, true);
                 let queue = queue_key(tile, noc, 0, from.coord());
-                self.start_flow(start, len, path, 1.0, queue, Completion::Read {
-                    tile,
-                    src,
-                    from,
-                    noc,
-                    to,
-                    data,
-                    txn: r.txn,
-                });
+                self.start_flow(
+                    start,
+                    len,
+                    path,
+                    1.0,
+                    queue,
+                    Completion::Read {
+                        tile,
+                        src,
+                        from,
+                        noc,
+                        to,
+                        data,
+                        txn: r.txn,
+                    },
+                );
             }
-            Op::Write { dests, addr, payload, posted, inline, mcast } => {
+            Op::Write {
+                dests,
+                addr,
+                payload,
+                posted,
+                inline,
+                mcast,
+            } => {
                 if inline {
                     let sent = t0 + self.cfg.niu_to_router as u64;
                     let words = 1;
@@ -386,8 +446,10 @@ impl ChipNoc {
                         let land = t0 + self.lat(noc, src, c) + 1;
                         self.land(e, addr, &payload, land, out);
                         if !posted {
-                            let ack = land + e.map_or(self.cfg.write_ack_cycles as u64, |e| self.access_cycles(e, false))
-                                + self.lat(noc, c, src);
+                            let ack =
+                                land + e.map_or(self.cfg.write_ack_cycles as u64, |e| {
+                                    self.access_cycles(e, false)
+                                }) + self.lat(noc, c, src);
                             out.push((tile, ack, ctr(counter::WR_ACK_RECEIVED, 1)));
                             last_ack = last_ack.max(ack);
                         }
@@ -400,7 +462,11 @@ impl ChipNoc {
                 let len = payload.data.len() as u32;
                 // A tree for a multicast: dimension-ordered routes from one source share
                 // their common links.
-                let mut path = vec![Hop { res: self.res.port(noc, src, Port::Inject), prev: ROOT, carries: true }];
+                let mut path = vec![Hop {
+                    res: self.res.port(noc, src, Port::Inject),
+                    prev: ROOT,
+                    carries: true,
+                }];
                 let mut links = Vec::new();
                 for &(c, e) in &dests {
                     links.clear();
@@ -410,30 +476,58 @@ impl ChipNoc {
                         at = tree_hop(&mut path, l, at);
                     }
                     at = tree_hop(&mut path, self.res.port(noc, c, Port::Eject), at);
-                    if let (Some(Endpoint::Dram { channel, .. }), Some(_)) = (e, self.cfg.dram_channel_bytes_per_cycle) {
+                    if let (Some(Endpoint::Dram { channel, .. }), Some(_)) =
+                        (e, self.cfg.dram_channel_bytes_per_cycle)
+                    {
                         tree_hop(&mut path, self.res.dram(channel), at);
                     }
                 }
-                let eff = if mcast { self.cfg.multicast_efficiency } else { 1.0 };
+                let eff = if mcast {
+                    self.cfg.multicast_efficiency
+                } else {
+                    1.0
+                };
                 let queue = queue_key(tile, noc, 1, dests[0].0);
-                self.start_flow(t0, len, path, eff, queue, Completion::Write {
-                    tile,
-                    src,
-                    noc,
-                    txn: r.txn,
-                    posted,
-                    dests,
-                    addr,
-                    payload,
-                });
+                self.start_flow(
+                    t0,
+                    len,
+                    path,
+                    eff,
+                    queue,
+                    Completion::Write {
+                        tile,
+                        src,
+                        noc,
+                        txn: r.txn,
+                        posted,
+                        dests,
+                        addr,
+                        payload,
+                    },
+                );
             }
-            Op::Atomic { to, addr, incr, wrap, posted } => {
+            Op::Atomic {
+                to,
+                addr,
+                incr,
+                wrap,
+                posted,
+            } => {
                 let arrive = t0 + self.lat(noc, src, to.coord());
                 if let Endpoint::Tile(c) = to {
-                    out.push((self.tiles[&c], arrive, EventKind::Atomic { addr: addr as u32, incr, wrap }));
+                    out.push((
+                        self.tiles[&c],
+                        arrive,
+                        EventKind::Atomic {
+                            addr: addr as u32,
+                            incr,
+                            wrap,
+                        },
+                    ));
                 }
                 if !posted {
-                    let resp = arrive + self.cfg.atomic_cycles as u64 + self.lat(noc, to.coord(), src);
+                    let resp =
+                        arrive + self.cfg.atomic_cycles as u64 + self.lat(noc, to.coord(), src);
                     out.push((tile, resp, ctr(counter::ATOMIC_RESP_RECEIVED, 1)));
                     out.push((tile, resp, ctr(counter::reqs_outstanding_id(r.txn), -1)));
                 }
@@ -441,23 +535,63 @@ impl ChipNoc {
         }
     }
 
-    fn start_flow(&mut self, start: u64, len: u32, path: Vec<Hop>, eff: f64, queue: u64, done: Completion) {
+    fn start_flow(
+        &mut self,
+        start: u64,
+        len: u32,
+        path: Vec<Hop>,
+        eff: f64,
+        queue: u64,
+        done: Completion,
+    ) {
         self.next_id += 1;
         let id = self.next_id;
         self.bytes += len as u64;
-        let cap = self.cfg.niu_bytes_per_cycle.min(self.cfg.link_bytes_per_cycle) * eff;
-        self.flows.submit(id, FlowSpec { start: start as f64, bytes: self.cfg.wire_bytes(len), path, cap, queue });
+        let cap = self
+            .cfg
+            .niu_bytes_per_cycle
+            .min(self.cfg.link_bytes_per_cycle)
+            * eff;
+        self.flows.submit(
+            id,
+            FlowSpec {
+                start: start as f64,
+                bytes: self.cfg.wire_bytes(len),
+                path,
+                cap,
+                queue,
+            },
+        );
         self.pending.insert(id, done);
     }
 
     /// Counter events of a write whose last byte left the source at `sent`.
     #[allow(clippy::too_many_arguments)]
-    fn sent_events(&self, tile: usize, noc: u8, txn: u32, posted: bool, words: u32, sent: u64, out: &mut Vec<Delivery>) {
-        let ctr = |index: u32, delta: i32| EventKind::Counter { noc, index: index as u8, delta };
+    fn sent_events(
+        &self,
+        tile: usize,
+        noc: u8,
+        txn: u32,
+        posted: bool,
+        words: u32,
+        sent: u64,
+        out: &mut Vec<Delivery>,
+    ) {
+        let ctr = |index: u32, delta: i32| EventKind::Counter {
+            noc,
+            index: index as u8,
+            delta,
+        };
         let (req, data) = if posted {
-            (counter::POSTED_WR_REQ_SENT, counter::POSTED_WR_DATA_WORD_SENT)
+            (
+                counter::POSTED_WR_REQ_SENT,
+                counter::POSTED_WR_DATA_WORD_SENT,
+            )
         } else {
-            (counter::NONPOSTED_WR_REQ_SENT, counter::NONPOSTED_WR_DATA_WORD_SENT)
+            (
+                counter::NONPOSTED_WR_REQ_SENT,
+                counter::NONPOSTED_WR_DATA_WORD_SENT,
+            )
         };
         out.push((tile, sent, ctr(data, words as i32)));
         out.push((tile, sent, ctr(req, 1)));
@@ -465,9 +599,23 @@ impl ChipNoc {
     }
 
     /// Data of a write reaching `e` at `at`.
-    fn land(&mut self, e: Option<Endpoint>, addr: u64, p: &Payload, at: u64, out: &mut Vec<Delivery>) {
+    fn land(
+        &mut self,
+        e: Option<Endpoint>,
+        addr: u64,
+        p: &Payload,
+        at: u64,
+        out: &mut Vec<Delivery>,
+    ) {
         match e {
-            Some(Endpoint::Tile(c)) => out.push((self.tiles[&c], at, EventKind::Write { addr: addr as u32, payload: p.clone() })),
+            Some(Endpoint::Tile(c)) => out.push((
+                self.tiles[&c],
+                at,
+                EventKind::Write {
+                    addr: addr as u32,
+                    payload: p.clone(),
+                },
+            )),
             Some(Endpoint::Dram { channel, .. }) => {
                 let be = p.be;
                 let keep = move |i: usize| be.is_none_or(|b| i < 64 && b & (1 << i) != 0);
@@ -482,19 +630,49 @@ impl ChipNoc {
         let mut done = Vec::new();
         self.flows.advance(until, &mut done);
         for (id, at) in done {
-            let Some(c) = self.pending.remove(&id) else { continue };
+            let Some(c) = self.pending.remove(&id) else {
+                continue;
+            };
             let fe = at.ceil() as u64;
             match c {
-                Completion::Read { tile, src, from, noc, to, data, txn } => {
+                Completion::Read {
+                    tile,
+                    src,
+                    from,
+                    noc,
+                    to,
+                    data,
+                    txn,
+                } => {
                     let t = fe + self.lat(noc, from.coord(), src);
                     let words = (data.len() as u32).div_ceil(self.cfg.flit_bytes);
-                    let ctr = |index: u32, delta: i32| EventKind::Counter { noc, index: index as u8, delta };
-                    out.push((tile, t, EventKind::Write { addr: to, payload: Payload { data, be: None } }));
+                    let ctr = |index: u32, delta: i32| EventKind::Counter {
+                        noc,
+                        index: index as u8,
+                        delta,
+                    };
+                    out.push((
+                        tile,
+                        t,
+                        EventKind::Write {
+                            addr: to,
+                            payload: Payload { data, be: None },
+                        },
+                    ));
                     out.push((tile, t, ctr(counter::RD_DATA_WORD_RECEIVED, words as i32)));
                     out.push((tile, t, ctr(counter::RD_RESP_RECEIVED, 1)));
                     out.push((tile, t, ctr(counter::reqs_outstanding_id(txn), -1)));
                 }
-                Completion::Write { tile, src, noc, txn, posted, dests, addr, payload } => {
+                Completion::Write {
+                    tile,
+                    src,
+                    noc,
+                    txn,
+                    posted,
+                    dests,
+                    addr,
+                    payload,
+                } => {
                     let words = (payload.data.len() as u32).div_ceil(self.cfg.flit_bytes);
                     self.sent_events(tile, noc, txn, posted, words, fe, out);
                     let mut last_ack = fe;
@@ -502,15 +680,33 @@ impl ChipNoc {
                         let land = fe + self.lat(noc, src, c);
                         self.land(e, addr, &payload, land, out);
                         if !posted {
-                            let turn = e.map_or(self.cfg.write_ack_cycles as u64, |e| self.access_cycles(e, false));
+                            let turn = e.map_or(self.cfg.write_ack_cycles as u64, |e| {
+                                self.access_cycles(e, false)
+                            });
                             let ack = land + turn + self.lat(noc, c, src);
-                            out.push((tile, ack, EventKind::Counter { noc, index: counter::WR_ACK_RECEIVED as u8, delta: 1 }));
+                            out.push((
+                                tile,
+                                ack,
+                                EventKind::Counter {
+                                    noc,
+                                    index: counter::WR_ACK_RECEIVED as u8,
+                                    delta: 1,
+                                },
+                            ));
                             last_ack = last_ack.max(ack);
                         }
                     }
                     if !posted {
                         let index = counter::reqs_outstanding_id(txn) as u8;
-                        out.push((tile, last_ack, EventKind::Counter { noc, index, delta: -1 }));
+                        out.push((
+                            tile,
+                            last_ack,
+                            EventKind::Counter {
+                                noc,
+                                index,
+                                delta: -1,
+                            },
+                        ));
                     }
                 }
             }
@@ -534,7 +730,11 @@ fn tree_hop(path: &mut Vec<Hop>, res: u32, prev: u32) -> u32 {
 
 /// Flows from one initiator to one target on one NoC share a virtual channel (FIFO).
 fn queue_key(tile: usize, noc: u8, kind: u8, target: NocCoord) -> u64 {
-    (tile as u64) << 24 | (noc as u64) << 20 | (kind as u64) << 16 | (target.x as u64) << 8 | target.y as u64
+    (tile as u64) << 24
+        | (noc as u64) << 20
+        | (kind as u64) << 16
+        | (target.x as u64) << 8
+        | target.y as u64
 }
 
 #[cfg(test)]
@@ -548,7 +748,8 @@ mod tests {
     /// back-to-back `noc_async_read` does. Returns the cycle each reader's last response
     /// landed, and the chip (for its config).
     fn dram_readers(arch: Arch, cfg: NocConfig, readers: &[(NocCoord, u32)]) -> Vec<u64> {
-        let tiles: HashMap<NocCoord, usize> = readers.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
+        let tiles: HashMap<NocCoord, usize> =
+            readers.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
         let mut chip = ChipNoc::new(arch, cfg, tiles);
         let len = cfg.max_packet_bytes;
         let mut out = Vec::new();
@@ -556,10 +757,29 @@ mod tests {
         for k in 0..COUNT {
             for (i, &(src, bank)) in readers.iter().enumerate() {
                 let b = map::dram::bank(arch, bank);
-                let from = Endpoint::Dram { channel: b.channel, at: b.endpoint };
-                let op = Op::Read { from, addr: b.offset + (i as u64 * COUNT as u64 + k as u64) * len as u64, len, to: 0x40000 };
+                let from = Endpoint::Dram {
+                    channel: b.channel,
+                    at: b.endpoint,
+                };
+                let op = Op::Read {
+                    from,
+                    addr: b.offset + (i as u64 * COUNT as u64 + k as u64) * len as u64,
+                    len,
+                    to: 0x40000,
+                };
                 let accepted = (k * cfg.issue_cycles) as u64;
-                chip.submit(Request { tile: i, src, noc: 0, accepted, txn: 0, op }, &no_l1, &mut out);
+                chip.submit(
+                    Request {
+                        tile: i,
+                        src,
+                        noc: 0,
+                        accepted,
+                        txn: 0,
+                        op,
+                    },
+                    &no_l1,
+                    &mut out,
+                );
             }
         }
         chip.advance(f64::INFINITY, &mut out);
@@ -594,13 +814,24 @@ mod tests {
         let done = dram_readers(Arch::WormholeB0, cfg, &[(src, 0)])[0];
         // The first response starts after the request's way and the access; the reads then
         // follow each other at the endpoint's rate; the last lands a path later.
-        let res = Resources { width: 10, height: 12, dram_channels: 6 };
-        let (there, back) = (cfg.path(res.hops(0, src, bank.endpoint)), cfg.path(res.hops(0, bank.endpoint, src)));
+        let res = Resources {
+            width: 10,
+            height: 12,
+            dram_channels: 6,
+        };
+        let (there, back) = (
+            cfg.path(res.hops(0, src, bank.endpoint)),
+            cfg.path(res.hops(0, bank.endpoint, src)),
+        );
         let start = there + cfg.dram_read_cycles as u64;
-        let end = start as f64 + COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / cfg.dram_source_bytes_per_cycle;
+        let end = start as f64
+            + COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / cfg.dram_source_bytes_per_cycle;
         assert_eq!(done, end.ceil() as u64 + back);
         // Arbitration only matters between flows.
-        let fair = NocConfig { arbitration: Arbitration::MaxMinFair, ..cfg };
+        let fair = NocConfig {
+            arbitration: Arbitration::MaxMinFair,
+            ..cfg
+        };
         assert_eq!(dram_readers(Arch::WormholeB0, fair, &[(src, 0)])[0], done);
     }
 
@@ -613,7 +844,11 @@ mod tests {
         let done = dram_readers(Arch::WormholeB0, cfg, &readers);
         let mut order: Vec<usize> = (0..4).collect();
         order.sort_by_key(|&i| done[i]);
-        assert_eq!(order[..2], [3, 2], "the last to merge finishes first, the one before it next: {done:?}");
+        assert_eq!(
+            order[..2],
+            [3, 2],
+            "the last to merge finishes first, the one before it next: {done:?}"
+        );
         let distinct: std::collections::BTreeSet<u64> = done.iter().copied().collect();
         assert_eq!(distinct.len(), 4, "{done:?}");
         // x = 1 and 2 get the same share (an eighth): they end together, apart by their
@@ -627,15 +862,29 @@ mod tests {
         assert!((done[2] as f64 / last - 0.75).abs() < 0.03, "{done:?}");
         // The bank never idles: after the same latency as one reader, four readers' data
         // leaves it at its rate.
-        let transfer = COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / cfg.dram_source_bytes_per_cycle;
+        let transfer =
+            COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / cfg.dram_source_bytes_per_cycle;
         let latency = single - transfer;
         let total = 4.0 * COUNT as f64 * cfg.wire_bytes(cfg.max_packet_bytes) / (last - latency);
-        assert!((total / cfg.dram_source_bytes_per_cycle - 1.0).abs() < 0.01, "{total} B/cycle from the bank");
+        assert!(
+            (total / cfg.dram_source_bytes_per_cycle - 1.0).abs() < 0.01,
+            "{total} B/cycle from the bank"
+        );
         // Max-min fair shares would end them together (up to their distance).
-        let fair = dram_readers(Arch::WormholeB0, NocConfig { arbitration: Arbitration::MaxMinFair, ..cfg }, &readers);
+        let fair = dram_readers(
+            Arch::WormholeB0,
+            NocConfig {
+                arbitration: Arbitration::MaxMinFair,
+                ..cfg
+            },
+            &readers,
+        );
         let (lo, hi) = (fair.iter().min().unwrap(), fair.iter().max().unwrap());
         assert!(*hi as f64 / *lo as f64 <= 1.01, "{fair:?}");
-        assert!((*hi as f64 / last - 1.0).abs() < 0.01, "same total either way: {fair:?} {done:?}");
+        assert!(
+            (*hi as f64 / last - 1.0).abs() < 0.01,
+            "same total either way: {fair:?} {done:?}"
+        );
     }
 
     #[test]
@@ -647,9 +896,18 @@ mod tests {
         let (a, b) = (worker(0), Arch::WormholeB0.worker_noc(1, 1).unwrap());
         let alone = dram_readers(Arch::WormholeB0, cfg, &[(a, 0)])[0];
         let both = dram_readers(Arch::WormholeB0, cfg, &[(a, 0), (b, 1)]);
-        assert_eq!(both[0], alone, "the other endpoint's reader takes nothing from this one");
-        let capped = NocConfig { dram_channel_bytes_per_cycle: Some(cfg.dram_source_bytes_per_cycle), ..cfg };
+        assert_eq!(
+            both[0], alone,
+            "the other endpoint's reader takes nothing from this one"
+        );
+        let capped = NocConfig {
+            dram_channel_bytes_per_cycle: Some(cfg.dram_source_bytes_per_cycle),
+            ..cfg
+        };
         let shared = dram_readers(Arch::WormholeB0, capped, &[(a, 0), (b, 1)]);
-        assert!(shared[0] as f64 > 1.5 * alone as f64, "a channel cap is shared: {shared:?} vs {alone}");
+        assert!(
+            shared[0] as f64 > 1.5 * alone as f64,
+            "a channel cap is shared: {shared:?} vs {alone}"
+        );
     }
 }

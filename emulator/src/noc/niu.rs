@@ -77,11 +77,29 @@ pub(crate) struct Payload {
 /// A request as the NIU hands it to the NoC.
 #[derive(Debug)]
 pub(crate) enum Op {
-    Read { from: Endpoint, addr: u64, len: u32, to: u32 },
+    Read {
+        from: Endpoint,
+        addr: u64,
+        len: u32,
+        to: u32,
+    },
     /// `dests`: every worker in the (multicast) destination, emulated or not (each acks);
     /// `inline`: a single-flit inline write (latency only).
-    Write { dests: Vec<(NocCoord, Option<Endpoint>)>, addr: u64, payload: Payload, posted: bool, inline: bool, mcast: bool },
-    Atomic { to: Endpoint, addr: u64, incr: u32, wrap: u32, posted: bool },
+    Write {
+        dests: Vec<(NocCoord, Option<Endpoint>)>,
+        addr: u64,
+        payload: Payload,
+        posted: bool,
+        inline: bool,
+        mcast: bool,
+    },
+    Atomic {
+        to: Endpoint,
+        addr: u64,
+        incr: u32,
+        wrap: u32,
+        posted: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -208,7 +226,11 @@ impl Niu {
     /// Queues an event.
     pub fn push(&mut self, time: u64, kind: EventKind) {
         self.seq += 1;
-        self.events.push(Event { time, seq: self.seq, kind });
+        self.events.push(Event {
+            time,
+            seq: self.seq,
+            kind,
+        });
     }
 
     /// Applies every event due at or before `time` to L1 and the counters. `code_end`:
@@ -238,7 +260,11 @@ impl Niu {
             }
             EventKind::Atomic { addr, incr, wrap } => {
                 let old = l1.load::<4>(addr);
-                let mask = if wrap >= 31 { u32::MAX } else { (1u32 << (wrap + 1)) - 1 };
+                let mask = if wrap >= 31 {
+                    u32::MAX
+                } else {
+                    (1u32 << (wrap + 1)) - 1
+                };
                 l1.store::<4>(addr, (old & !mask) | (old.wrapping_add(incr) & mask));
             }
         }
@@ -253,7 +279,9 @@ impl Niu {
     /// must already be applied).
     pub fn read(&mut self, addr: u32, time: u64) -> u32 {
         self.touched = true;
-        let Some((noc, off)) = is_noc_window(addr) else { return 0 };
+        let Some((noc, off)) = is_noc_window(addr) else {
+            return 0;
+        };
         let m = self.map();
         let u = &self.units[noc as usize];
         if off < map::CMD_BUFS * m.cmd_buf_stride {
@@ -279,7 +307,9 @@ impl Niu {
     /// A 32-bit write of NIU register `addr` at cycle `time`; may issue a request.
     pub fn write(&mut self, l1: &L1, addr: u32, value: u32, time: u64) -> Result<(), FaultKind> {
         self.touched = true;
-        let Some((noc, off)) = is_noc_window(addr) else { return Ok(()) };
+        let Some((noc, off)) = is_noc_window(addr) else {
+            return Ok(());
+        };
         let m = self.map();
         if off < map::CMD_BUFS * m.cmd_buf_stride {
             let (buf, reg) = (off / m.cmd_buf_stride, off % m.cmd_buf_stride);
@@ -292,7 +322,8 @@ impl Niu {
             if buf == 0 && reg == m.clear_outstanding {
                 for id in 0..16 {
                     if value & (1 << id) != 0 {
-                        self.units[noc as usize].counters[counter::reqs_outstanding_id(id) as usize] = 0;
+                        self.units[noc as usize].counters
+                            [counter::reqs_outstanding_id(id) as usize] = 0;
                     }
                 }
                 return Ok(());
@@ -328,13 +359,22 @@ impl Niu {
     }
 
     /// The endpoint at NoC `noc` coordinates `c`, for a transfer of `len` bytes at `addr`.
-    fn endpoint(&self, noc: u8, c: NocCoord, addr: u64, len: u64, what: &dyn Fn() -> String) -> Result<Endpoint, FaultKind> {
+    fn endpoint(
+        &self,
+        noc: u8,
+        c: NocCoord,
+        addr: u64,
+        len: u64,
+        what: &dyn Fn() -> String,
+    ) -> Result<Endpoint, FaultKind> {
         let arch = self.topo.arch;
         let (w, h) = arch.noc_grid();
         if c.x >= w || c.y >= h {
             return Err(FaultKind::Noc(format!(
-                "{}: NoC{noc} coordinates ({},{}) are outside {arch}'s {w}x{h} NoC grid", what(),
-                c.x, c.y
+                "{}: NoC{noc} coordinates ({},{}) are outside {arch}'s {w}x{h} NoC grid",
+                what(),
+                c.x,
+                c.y
             )));
         }
         let c0 = map::to_noc0(arch, noc as u32, c);
@@ -356,7 +396,11 @@ impl Niu {
             }
             return Ok(Endpoint::Dram { channel, at: c0 });
         }
-        let kind = if arch.worker_logical(c0).is_some() { "a worker outside the emulated grid" } else { "not a worker or DRAM" };
+        let kind = if arch.worker_logical(c0).is_some() {
+            "a worker outside the emulated grid"
+        } else {
+            "not a worker or DRAM"
+        };
         Err(FaultKind::Noc(format!(
             "{}: NoC{noc} ({},{}) = NoC0 {c0} is {kind} ({}); on hardware the request would never complete", what(),
             c.x,
@@ -368,7 +412,8 @@ impl Niu {
     fn local_range(&self, addr: u32, len: u32, what: &dyn Fn() -> String) -> Result<(), FaultKind> {
         if addr as u64 + len as u64 > self.topo.l1_size as u64 {
             return Err(FaultKind::Noc(format!(
-                "{}: local {len} bytes at {addr:#x} run past L1 ({:#x} bytes)", what(),
+                "{}: local {len} bytes at {addr:#x} run past L1 ({:#x} bytes)",
+                what(),
                 self.topo.l1_size
             )));
         }
@@ -384,8 +429,13 @@ impl Niu {
         let opt = |off: Option<u32>| off.map_or(0, |o| r[(o / 4) as usize]);
         let c = reg(m.ctrl);
         let txn = (reg(m.packet_tag) >> 10) & 0xF;
-        let (targ, targ_field) = self.address(reg(m.targ_addr_lo), reg(m.targ_addr_mid), opt(m.targ_addr_hi));
-        let (ret, ret_field) = self.address(reg(m.ret_addr_lo), reg(m.ret_addr_mid), opt(m.ret_addr_hi));
+        let (targ, targ_field) = self.address(
+            reg(m.targ_addr_lo),
+            reg(m.targ_addr_mid),
+            opt(m.targ_addr_hi),
+        );
+        let (ret, ret_field) =
+            self.address(reg(m.ret_addr_lo), reg(m.ret_addr_mid), opt(m.ret_addr_hi));
         let len_be = reg(m.at_len_be);
         let be_hi = opt(m.at_len_be_1);
         let at_data = reg(m.at_data);
@@ -402,44 +452,92 @@ impl Niu {
                 self.local_range(ret as u32, len, &|| what("read destination"))?;
                 self.bump(noc, counter::RD_REQ_SENT, 1);
                 self.bump(noc, counter::reqs_outstanding_id(txn), 1);
-                Op::Read { from, addr: targ, len, to: ret as u32 }
+                Op::Read {
+                    from,
+                    addr: targ,
+                    len,
+                    to: ret as u32,
+                }
             }
             2 => {
                 let inline = c & ctrl::WR_INLINE != 0;
                 let mcast = c & ctrl::BRCST != 0;
                 // An inline write's destination is TARG; otherwise TARG is the local source
                 // and RET the destination.
-                let (dest, field) = if inline { (targ, targ_field) } else { (ret, ret_field) };
+                let (dest, field) = if inline {
+                    (targ, targ_field)
+                } else {
+                    (ret, ret_field)
+                };
                 let (payload, len) = if inline {
                     let be = (len_be as u64 | (be_hi as u64) << 32) & mask(word);
-                    let data: Vec<u8> = (0..word).map(|i| at_data.to_le_bytes()[(i % 4) as usize]).collect();
-                    (Payload { data: data.into(), be: Some(be) }, word)
+                    let data: Vec<u8> = (0..word)
+                        .map(|i| at_data.to_le_bytes()[(i % 4) as usize])
+                        .collect();
+                    (
+                        Payload {
+                            data: data.into(),
+                            be: Some(be),
+                        },
+                        word,
+                    )
                 } else if c & ctrl::WR_BE != 0 {
                     let src = targ as u32 & !(word - 1);
                     self.local_range(src, word, &|| what("byte-enable write source"))?;
                     let mut data = vec![0u8; word as usize];
                     l1.read_into(src, &mut data);
                     let be = (len_be as u64 | (be_hi as u64) << 32) & mask(word);
-                    (Payload { data: data.into(), be: Some(be) }, word)
+                    (
+                        Payload {
+                            data: data.into(),
+                            be: Some(be),
+                        },
+                        word,
+                    )
                 } else {
                     self.local_range(targ as u32, len_be, &|| what("write source"))?;
                     let mut data = vec![0u8; len_be as usize];
                     l1.read_into(targ as u32, &mut data);
-                    (Payload { data: data.into(), be: None }, len_be)
+                    (
+                        Payload {
+                            data: data.into(),
+                            be: None,
+                        },
+                        len_be,
+                    )
                 };
-                let addr = if payload.be.is_some() { dest & !(word as u64 - 1) } else { dest };
+                let addr = if payload.be.is_some() {
+                    dest & !(word as u64 - 1)
+                } else {
+                    dest
+                };
                 let dests = if mcast {
-                    self.mcast_dests(noc, field, addr, len, c & ctrl::BRCST_SRC_INCLUDE != 0, &|| what("multicast write"))?
+                    self.mcast_dests(
+                        noc,
+                        field,
+                        addr,
+                        len,
+                        c & ctrl::BRCST_SRC_INCLUDE != 0,
+                        &|| what("multicast write"),
+                    )?
                 } else {
                     let (c_end, _) = NiuMap::decode_coords(arch, field);
-                    let e = self.endpoint(noc, c_end, addr, len as u64, &|| what("write destination"))?;
+                    let e =
+                        self.endpoint(noc, c_end, addr, len as u64, &|| what("write destination"))?;
                     vec![(e.coord(), Some(e))]
                 };
                 self.bump(noc, counter::write_reqs_outgoing_id(txn), 1);
                 if !posted {
                     self.bump(noc, counter::reqs_outstanding_id(txn), 1);
                 }
-                Op::Write { dests, addr, payload, posted, inline, mcast }
+                Op::Write {
+                    dests,
+                    addr,
+                    payload,
+                    posted,
+                    inline,
+                    mcast,
+                }
             }
             1 => {
                 let ins = (len_be >> 12) & 0xF;
@@ -453,20 +551,47 @@ impl Niu {
                 let (c_end, _) = NiuMap::decode_coords(arch, targ_field);
                 let to = self.endpoint(noc, c_end, addr, 4, &|| what("atomic target"))?;
                 if matches!(to, Endpoint::Dram { .. }) {
-                    return Err(FaultKind::Noc(format!("{}: atomics on DRAM are not modelled", what("atomic"))));
+                    return Err(FaultKind::Noc(format!(
+                        "{}: atomics on DRAM are not modelled",
+                        what("atomic")
+                    )));
                 }
-                self.bump(noc, if posted { counter::POSTED_ATOMIC_SENT } else { counter::NONPOSTED_ATOMIC_SENT }, 1);
+                self.bump(
+                    noc,
+                    if posted {
+                        counter::POSTED_ATOMIC_SENT
+                    } else {
+                        counter::NONPOSTED_ATOMIC_SENT
+                    },
+                    1,
+                );
                 if !posted {
                     self.bump(noc, counter::reqs_outstanding_id(txn), 1);
                 }
-                Op::Atomic { to, addr, incr: at_data, wrap: (len_be >> 2) & 31, posted }
+                Op::Atomic {
+                    to,
+                    addr,
+                    incr: at_data,
+                    wrap: (len_be >> 2) & 31,
+                    posted,
+                }
             }
             _ => {
-                return Err(FaultKind::Noc(format!("{}: CTRL {c:#x} has command type 3 (none exists)", what("issue"))))
+                return Err(FaultKind::Noc(format!(
+                    "{}: CTRL {c:#x} has command type 3 (none exists)",
+                    what("issue")
+                )))
             }
         };
         self.bump(noc, counter::CMD_ACCEPTED, 1);
-        self.outbox.push(Request { tile: self.global, src: self.coord, noc, accepted, txn, op });
+        self.outbox.push(Request {
+            tile: self.global,
+            src: self.coord,
+            noc,
+            accepted,
+            txn,
+            op,
+        });
         Ok(())
     }
 
@@ -482,12 +607,18 @@ impl Niu {
     ) -> Result<Vec<(NocCoord, Option<Endpoint>)>, FaultKind> {
         let arch = self.topo.arch;
         let (end, start) = NiuMap::decode_coords(arch, field);
-        let (a, b) = (map::to_noc0(arch, noc as u32, start), map::to_noc0(arch, noc as u32, end));
+        let (a, b) = (
+            map::to_noc0(arch, noc as u32, start),
+            map::to_noc0(arch, noc as u32, end),
+        );
         let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
         let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
         let (w, h) = arch.noc_grid();
         if x1 >= w || y1 >= h {
-            return Err(FaultKind::Noc(format!("{}: rectangle {a}..{b} is outside the {w}x{h} NoC grid", what())));
+            return Err(FaultKind::Noc(format!(
+                "{}: rectangle {a}..{b} is outside the {w}x{h} NoC grid",
+                what()
+            )));
         }
         let mut v = Vec::new();
         for y in y0..=y1 {
@@ -505,7 +636,10 @@ impl Niu {
             }
         }
         if v.is_empty() {
-            return Err(FaultKind::Noc(format!("{}: rectangle {a}..{b} holds no worker tile", what())));
+            return Err(FaultKind::Noc(format!(
+                "{}: rectangle {a}..{b} holds no worker tile",
+                what()
+            )));
         }
         Ok(v)
     }
@@ -525,7 +659,10 @@ pub(crate) fn write_l1(l1: &L1, addr: u32, p: &Payload) {
     match p.be {
         None if addr % 4 == 0 && n % 4 == 0 => {
             for (i, w) in p.data.chunks_exact(4).enumerate() {
-                l1.store::<4>(addr + 4 * i as u32, u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+                l1.store::<4>(
+                    addr + 4 * i as u32,
+                    u32::from_le_bytes([w[0], w[1], w[2], w[3]]),
+                );
             }
         }
         _ => {

@@ -39,7 +39,8 @@ impl Resources {
     }
 
     pub fn port(&self, noc: u8, at: NocCoord, port: Port) -> u32 {
-        let node = (noc as u32 * self.height as u32 + at.y as u32) * self.width as u32 + at.x as u32;
+        let node =
+            (noc as u32 * self.height as u32 + at.y as u32) * self.width as u32 + at.x as u32;
         node * 4 + port as u32
     }
 
@@ -61,8 +62,22 @@ impl Resources {
         let (w, h) = (self.width, self.height);
         let mut at = from;
         let mut hops = 0;
-        let step_x = |c: NocCoord| NocCoord { x: if noc == 0 { (c.x + 1) % w } else { (c.x + w - 1) % w }, y: c.y };
-        let step_y = |c: NocCoord| NocCoord { x: c.x, y: if noc == 0 { (c.y + 1) % h } else { (c.y + h - 1) % h } };
+        let step_x = |c: NocCoord| NocCoord {
+            x: if noc == 0 {
+                (c.x + 1) % w
+            } else {
+                (c.x + w - 1) % w
+            },
+            y: c.y,
+        };
+        let step_y = |c: NocCoord| NocCoord {
+            x: c.x,
+            y: if noc == 0 {
+                (c.y + 1) % h
+            } else {
+                (c.y + h - 1) % h
+            },
+        };
         let go_x = |at: &mut NocCoord, out: &mut Vec<u32>, hops: &mut u32| {
             while at.x != to.x {
                 out.push(self.port(noc, *at, Port::LinkX));
@@ -101,7 +116,11 @@ mod tests {
     use super::*;
 
     fn res() -> Resources {
-        Resources { width: 10, height: 12, dram_channels: 6 }
+        Resources {
+            width: 10,
+            height: 12,
+            dram_channels: 6,
+        }
     }
 
     #[test]

@@ -14,9 +14,13 @@ pub fn elf_for(arch: Arch, risc: Risc, words: &[u32]) -> Vec<u8> {
     let m = memory_map(arch, risc);
     let mut elf = Elf::new(m.code.start).text(m.code.start, words);
     if let Some(b) = m.boot {
-        elf = elf.text(b.start, &[ttprof_emu::asm::jal(0, (m.code.start - b.start) as i32)]);
+        elf = elf.text(
+            b.start,
+            &[ttprof_emu::asm::jal(0, (m.code.start - b.start) as i32)],
+        );
     }
-    elf.symbol("_start", m.code.start, 4 * words.len() as u32).build()
+    elf.symbol("_start", m.code.start, 4 * words.len() as u32)
+        .build()
 }
 
 /// A device with a 1x1 grid.
@@ -36,7 +40,8 @@ pub fn run(words: &[u32]) -> (Device, Result<RunSummary, EmuError>) {
 
 pub fn run_on(arch: Arch, risc: Risc, words: &[u32]) -> (Device, Result<RunSummary, EmuError>) {
     let mut dev = device(arch);
-    dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, words), "test.elf").expect("load");
+    dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, words), "test.elf")
+        .expect("load");
     let r = dev.run();
     (dev, r)
 }
@@ -49,7 +54,9 @@ pub fn regs_after(words: &[u32]) -> [u32; 32] {
     if let Err(e) = r {
         panic!("program faulted: {e}");
     }
-    dev.hart_registers(0, t0(Arch::Blackhole), Risc::Trisc0).unwrap().1
+    dev.hart_registers(0, t0(Arch::Blackhole), Risc::Trisc0)
+        .unwrap()
+        .1
 }
 
 /// `li` of several registers, flattened.

@@ -97,15 +97,26 @@ impl Op {
     /// One tile of the op, on the host (the reference the kernels are checked against).
     pub fn reference(self, a: &[u32], b: &[u32], out: &mut [u32]) {
         match self {
-            Op::Add => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = x.wrapping_add(*y)),
-            Op::Mul => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| *o = x.wrapping_mul(*y)),
-            Op::Relu => out.iter_mut().zip(a).for_each(|(o, x)| *o = (*x as i32).max(0) as u32),
+            Op::Add => out
+                .iter_mut()
+                .zip(a.iter().zip(b))
+                .for_each(|(o, (x, y))| *o = x.wrapping_add(*y)),
+            Op::Mul => out
+                .iter_mut()
+                .zip(a.iter().zip(b))
+                .for_each(|(o, (x, y))| *o = x.wrapping_mul(*y)),
+            Op::Relu => out
+                .iter_mut()
+                .zip(a)
+                .for_each(|(o, x)| *o = (*x as i32).max(0) as u32),
             Op::Matmul => {
                 for r in 0..TILE_DIM {
                     for c in 0..TILE_DIM {
                         let mut acc = 0u32;
                         for k in 0..TILE_DIM {
-                            acc = acc.wrapping_add(a[r * TILE_DIM + k].wrapping_mul(b[k * TILE_DIM + c]));
+                            acc = acc.wrapping_add(
+                                a[r * TILE_DIM + k].wrapping_mul(b[k * TILE_DIM + c]),
+                            );
                         }
                         out[r * TILE_DIM + c] = acc;
                     }
@@ -127,7 +138,12 @@ pub struct CbDesc {
 const CB_CONTROL: u32 = ARGS + 0x100;
 
 const fn cb(i: u32, data: u32, page_bytes: u32) -> CbDesc {
-    CbDesc { control: CB_CONTROL + 16 * i, data, page_bytes, pages: 2 }
+    CbDesc {
+        control: CB_CONTROL + 16 * i,
+        data,
+        page_bytes,
+        pages: 2,
+    }
 }
 
 /// Reader -> unpack: tiles of in0.

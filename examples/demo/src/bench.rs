@@ -58,14 +58,33 @@ pub fn launch(arch: Arch, elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<La
     let tile = dev.tiles()[0];
     let mem = MappedImage::open(dev.image_path())?;
     let consumer = run.drain_every.is_some();
-    let settings = Settings { recording: run.recording, policy: run.policy, consumer };
+    let settings = Settings {
+        recording: run.recording,
+        policy: run.policy,
+        consumer,
+    };
     launch::init_tile(&mem, 0, tile, arch, &settings)?;
-    for (i, v) in [run.mode, run.iterations, run.work, 0].into_iter().enumerate() {
+    for (i, v) in [run.mode, run.iterations, run.work, 0]
+        .into_iter()
+        .enumerate()
+    {
         mem.write_u32(0, tile, example_abi::ARGS + 4 * i as u32, v)?;
     }
-    dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(elf)?, &elf.display().to_string())?;
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Brisc,
+        &std::fs::read(elf)?,
+        &elf.display().to_string(),
+    )?;
     let profiler_mem = MappedImage::open(dev.image_path())?;
-    let mut drainer = Drainer::attach(&profiler_mem, DrainOptions { consume: true, attach_consumer: consumer })?;
+    let mut drainer = Drainer::attach(
+        &profiler_mem,
+        DrainOptions {
+            consume: true,
+            attach_consumer: consumer,
+        },
+    )?;
     let summary = match run.drain_every {
         Some(every) => {
             let mut err = None;
@@ -84,7 +103,9 @@ pub fn launch(arch: Arch, elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<La
     drainer.drain()?;
     let readout = drainer.finish()?;
     let word = |off| mem.read_u32(0, tile, profiler::ring_word(Risc::Brisc, off));
-    let hart = summary.hart(0, tile, Risc::Brisc).ok_or("no BRISC in the run summary")?;
+    let hart = summary
+        .hart(0, tile, Risc::Brisc)
+        .ok_or("no BRISC in the run summary")?;
     Ok(Launched {
         instructions: hart.instructions,
         cycles: hart.cycles,

@@ -58,8 +58,14 @@ enum Consumer {
 }
 
 fn run(args: &Args) -> Fallible<()> {
-    let out = args.out.clone().unwrap_or_else(|| workspace().join("target/ttprof-demo"));
-    eprintln!("building the example kernels for {} (the first build also compiles `core`)...", args.arch);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| workspace().join("target/ttprof-demo"));
+    eprintln!(
+        "building the example kernels for {} (the first build also compiles `core`)...",
+        args.arch
+    );
     let elfs = scenario::build_kernels(args.arch, &out.join("kernels"))?;
     let s = Scenario {
         arch: args.arch,
@@ -77,7 +83,8 @@ fn run(args: &Args) -> Fallible<()> {
     };
     let mut s = s;
     if let Some(text) = &args.dvfs {
-        s.clock.dvfs = vec![scenario::parse_dvfs(args.arch, text).map_err(|e| format!("--dvfs: {e}"))?];
+        s.clock.dvfs =
+            vec![scenario::parse_dvfs(args.arch, text).map_err(|e| format!("--dvfs: {e}"))?];
     }
     let profile = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
     eprintln!("{}", profile.fit);

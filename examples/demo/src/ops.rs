@@ -6,7 +6,10 @@
 //! tiles` of each: its reader reads those of the inputs over the NoC and its writer writes
 //! those of the output back.
 
-use example_abi::{arg, Op, ARGS, CBS, DRAM_BUFFER_PAGES_PER_BANK, DRAM_IN0, DRAM_IN1, DRAM_OUT, MAX_TILES, TILE_BYTES, TILE_ELEMS};
+use example_abi::{
+    arg, Op, ARGS, CBS, DRAM_BUFFER_PAGES_PER_BANK, DRAM_IN0, DRAM_IN1, DRAM_OUT, MAX_TILES,
+    TILE_BYTES, TILE_ELEMS,
+};
 use riscv_linker::NocCoord;
 use ttprof::devmem::DeviceMemory;
 use ttprof::oplog::TensorDesc;
@@ -24,8 +27,14 @@ pub struct OpSpec {
 pub fn sequence(tiles: u32) -> Vec<OpSpec> {
     vec![
         OpSpec { op: Op::Add, tiles },
-        OpSpec { op: Op::Matmul, tiles: tiles.div_ceil(2) },
-        OpSpec { op: Op::Relu, tiles },
+        OpSpec {
+            op: Op::Matmul,
+            tiles: tiles.div_ceil(2),
+        },
+        OpSpec {
+            op: Op::Relu,
+            tiles,
+        },
         OpSpec { op: Op::Mul, tiles },
     ]
 }
@@ -65,7 +74,11 @@ pub fn inputs(spec: &OpSpec, tiles: &[NocCoord], run: u32) -> (Vec<u32>, Vec<u32
 /// Whether `spec` fits the kernels and the DRAM buffers on `cores` cores; the error says why not.
 pub fn check_shape(spec: &OpSpec, cores: usize) -> Result<()> {
     if spec.tiles == 0 || spec.tiles > MAX_TILES {
-        return Err(Error::Other(format!("{}: {} tiles per core; the example kernels take 1 to {MAX_TILES}", spec.op.name(), spec.tiles)));
+        return Err(Error::Other(format!(
+            "{}: {} tiles per core; the example kernels take 1 to {MAX_TILES}",
+            spec.op.name(),
+            spec.tiles
+        )));
     }
     // The smallest bank count (Blackhole's 8) bounds the pages a buffer may have.
     let pages = spec.tiles as u64 * cores as u64;
@@ -117,9 +130,18 @@ pub fn fill_dram(session: &mut Session, spec: &OpSpec, a: &[u32], b: &[u32]) -> 
 
 /// Reads the op's output back from DRAM and compares it with the host reference of its
 /// operands `a` and `b`: the output (what a later op may consume) or the first mismatch.
-pub fn check(session: &Session, spec: &OpSpec, tiles: &[NocCoord], a: &[u32], b: &[u32]) -> Result<std::result::Result<Vec<u32>, String>> {
+pub fn check(
+    session: &Session,
+    spec: &OpSpec,
+    tiles: &[NocCoord],
+    a: &[u32],
+    b: &[u32],
+) -> Result<std::result::Result<Vec<u32>, String>> {
     let raw = session.read_dram_interleaved(DRAM_OUT, TILE_BYTES, a.len() * 4)?;
-    let got: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let got: Vec<u32> = raw
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     Ok(match compare(spec, tiles, a, b, &got) {
         Some(mismatch) => Err(mismatch),
         None => Ok(got),
@@ -128,12 +150,28 @@ pub fn check(session: &Session, spec: &OpSpec, tiles: &[NocCoord], a: &[u32], b:
 
 /// The first element of `got` (the output tensor) that differs from `op(a, b)`, named by
 /// the core that wrote it, its tile and the element.
-pub fn compare(spec: &OpSpec, tiles: &[NocCoord], a: &[u32], b: &[u32], got: &[u32]) -> Option<String> {
+pub fn compare(
+    spec: &OpSpec,
+    tiles: &[NocCoord],
+    a: &[u32],
+    b: &[u32],
+    got: &[u32],
+) -> Option<String> {
     if got.len() != a.len() {
-        return Some(format!("{}: the output has {} words, expected {}", spec.op.name(), got.len(), a.len()));
+        return Some(format!(
+            "{}: the output has {} words, expected {}",
+            spec.op.name(),
+            got.len(),
+            a.len()
+        ));
     }
     let mut want = vec![0u32; TILE_ELEMS];
-    for (page, ((x, y), g)) in a.chunks(TILE_ELEMS).zip(b.chunks(TILE_ELEMS)).zip(got.chunks(TILE_ELEMS)).enumerate() {
+    for (page, ((x, y), g)) in a
+        .chunks(TILE_ELEMS)
+        .zip(b.chunks(TILE_ELEMS))
+        .zip(got.chunks(TILE_ELEMS))
+        .enumerate()
+    {
         spec.op.reference(x, y, &mut want);
         if let Some(i) = (0..TILE_ELEMS).find(|&i| g[i] != want[i]) {
             let core = tiles[page / spec.tiles as usize];
@@ -159,7 +197,11 @@ pub fn tensors(spec: &OpSpec, cores: usize) -> (Vec<TensorDesc>, Vec<TensorDesc>
         dtype: "UINT32".into(),
         memory: "DEV_0_DRAM_INTERLEAVED".into(),
     };
-    let inputs = if spec.op.is_binary() { vec![t(0), t(1)] } else { vec![t(0)] };
+    let inputs = if spec.op.is_binary() {
+        vec![t(0), t(1)]
+    } else {
+        vec![t(0)]
+    };
     (inputs, vec![t(0)])
 }
 
@@ -169,29 +211,70 @@ mod tests {
 
     #[test]
     fn the_output_check_names_the_first_wrong_element_and_its_tile() {
-        let spec = OpSpec { op: Op::Add, tiles: 2 };
+        let spec = OpSpec {
+            op: Op::Add,
+            tiles: 2,
+        };
         let tiles = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
         let (a, b) = inputs(&spec, &tiles, 3);
         assert_eq!(a.len(), 4 * TILE_ELEMS);
         let mut want = vec![0u32; a.len()];
-        for ((x, y), o) in a.chunks(TILE_ELEMS).zip(b.chunks(TILE_ELEMS)).zip(want.chunks_mut(TILE_ELEMS)) {
+        for ((x, y), o) in a
+            .chunks(TILE_ELEMS)
+            .zip(b.chunks(TILE_ELEMS))
+            .zip(want.chunks_mut(TILE_ELEMS))
+        {
             spec.op.reference(x, y, o);
         }
         assert_eq!(compare(&spec, &tiles, &a, &b, &want), None);
         let mut bad = want.clone();
         bad[3 * TILE_ELEMS + 5] ^= 1;
         let msg = compare(&spec, &tiles, &a, &b, &bad).unwrap();
-        assert!(msg.contains("tile (2,1)") && msg.contains("output tile 1 (DRAM page 3) element 5"), "{msg}");
+        assert!(
+            msg.contains("tile (2,1)") && msg.contains("output tile 1 (DRAM page 3) element 5"),
+            "{msg}"
+        );
         let short = &want[..want.len() - 1];
-        assert!(compare(&spec, &tiles, &a, &b, short).unwrap().contains("4095 words, expected 4096"));
+        assert!(compare(&spec, &tiles, &a, &b, short)
+            .unwrap()
+            .contains("4095 words, expected 4096"));
     }
 
     #[test]
     fn shapes_beyond_the_kernels_or_the_buffers_are_refused() {
-        assert!(check_shape(&OpSpec { op: Op::Relu, tiles: 4 }, 4).is_ok());
-        assert!(check_shape(&OpSpec { op: Op::Relu, tiles: 0 }, 4).is_err());
-        let msg = check_shape(&OpSpec { op: Op::Relu, tiles: MAX_TILES + 1 }, 4).unwrap_err().to_string();
+        assert!(check_shape(
+            &OpSpec {
+                op: Op::Relu,
+                tiles: 4
+            },
+            4
+        )
+        .is_ok());
+        assert!(check_shape(
+            &OpSpec {
+                op: Op::Relu,
+                tiles: 0
+            },
+            4
+        )
+        .is_err());
+        let msg = check_shape(
+            &OpSpec {
+                op: Op::Relu,
+                tiles: MAX_TILES + 1,
+            },
+            4,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(msg.contains("1 to 16"), "{msg}");
-        assert!(check_shape(&OpSpec { op: Op::Relu, tiles: MAX_TILES }, 100_000).is_err());
+        assert!(check_shape(
+            &OpSpec {
+                op: Op::Relu,
+                tiles: MAX_TILES
+            },
+            100_000
+        )
+        .is_err());
     }
 }

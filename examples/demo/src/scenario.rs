@@ -4,6 +4,7 @@
 
 use crate::ops::{self, OpSpec};
 use crate::workspace;
+use example_abi::Op as ExampleOp;
 use riscv_linker::{Arch, Risc};
 use std::collections::BTreeMap;
 use std::error::Error;
@@ -11,7 +12,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::Settings;
-use example_abi::Op as ExampleOp;
 use ttprof::oplog::TensorDesc;
 use ttprof::session::{Config, Op, Profile, Session};
 use ttprof_emu::{ChipClock, ClockModel, FreqStep, ReadLatency, TileOffsets};
@@ -33,10 +33,25 @@ pub const KERNELS: [(&str, Risc); 5] = [
 /// `Unary` and `Matmul` with their `DeviceOperation` suffix are Compute ops).
 pub fn tt_metal_op(op: ExampleOp) -> (&'static str, (&'static str, &'static str)) {
     match op {
-        ExampleOp::Add => ("BinaryNgDeviceOperation", ("binary_op_type", "BinaryOpType::ADD")),
-        ExampleOp::Mul => ("BinaryNgDeviceOperation", ("binary_op_type", "BinaryOpType::MUL")),
-        ExampleOp::Relu => ("UnaryDeviceOperation", ("op_chain", "{UnaryWithParam(op_type=UnaryOpType::RELU)}")),
-        ExampleOp::Matmul => ("MatmulDeviceOperation", ("program_config", "batched 32x32 tiles, one per core at a time")),
+        ExampleOp::Add => (
+            "BinaryNgDeviceOperation",
+            ("binary_op_type", "BinaryOpType::ADD"),
+        ),
+        ExampleOp::Mul => (
+            "BinaryNgDeviceOperation",
+            ("binary_op_type", "BinaryOpType::MUL"),
+        ),
+        ExampleOp::Relu => (
+            "UnaryDeviceOperation",
+            ("op_chain", "{UnaryWithParam(op_type=UnaryOpType::RELU)}"),
+        ),
+        ExampleOp::Matmul => (
+            "MatmulDeviceOperation",
+            (
+                "program_config",
+                "batched 32x32 tiles, one per core at a time",
+            ),
+        ),
     }
 }
 
@@ -77,7 +92,11 @@ pub fn wiring(ops: &[OpSpec]) -> Vec<Vec<Operand>> {
     for (i, spec) in ops.iter().enumerate() {
         let mut earlier = (0..i).rev().filter(|&j| ops[j].tiles == spec.tiles);
         let arity = if spec.op.is_binary() { 2 } else { 1 };
-        out.push((0..arity).map(|_| earlier.next().map_or(Operand::Host, Operand::Op)).collect());
+        out.push(
+            (0..arity)
+                .map(|_| earlier.next().map_or(Operand::Host, Operand::Op))
+                .collect(),
+        );
     }
     out
 }
@@ -133,8 +152,15 @@ pub struct Scenario {
 /// 1 us +- 0.5 us. The clock fit has to find all of it.
 pub fn realistic_clock(arch: Arch) -> ClockModel {
     ClockModel {
-        chips: vec![ChipClock { true_mhz: Some(arch.aiclk_mhz() as f64 * 0.985), drift_ppm_per_s: 0.2, reset_host_ns: 0.0 }],
-        tile_offsets: TileOffsets::Seeded { max_cycles: 5_000, seed: 7 },
+        chips: vec![ChipClock {
+            true_mhz: Some(arch.aiclk_mhz() as f64 * 0.985),
+            drift_ppm_per_s: 0.2,
+            reset_host_ns: 0.0,
+        }],
+        tile_offsets: TileOffsets::Seeded {
+            max_cycles: 5_000,
+            seed: 7,
+        },
         host_read: ReadLatency::uniform(1000.0, 500.0, 11),
         ..ClockModel::nominal()
     }
@@ -156,7 +182,10 @@ pub fn default_dvfs(arch: Arch) -> Vec<FreqStep> {
     let n = arch.aiclk_mhz() as f64;
     [(350e3, 0.8), (900e3, 1.1), (1500e3, 1.0)]
         .iter()
-        .map(|&(at, f)| FreqStep { at_host_ns: OPS_START_NS + at, mhz: n * f })
+        .map(|&(at, f)| FreqStep {
+            at_host_ns: OPS_START_NS + at,
+            mhz: n * f,
+        })
         .collect()
 }
 
@@ -176,7 +205,12 @@ pub fn build_kernels(arch: Arch, dir: &Path) -> Fallible<BTreeMap<&'static str, 
 
 /// Builds the example kernel crate for `arch` with or without its `profile` feature and
 /// copies the named ELFs into `dir` (builds with other features reuse cargo's output paths).
-pub fn build_kernel_set(arch: Arch, profile: bool, names: &[&'static str], dir: &Path) -> Fallible<BTreeMap<&'static str, PathBuf>> {
+pub fn build_kernel_set(
+    arch: Arch,
+    profile: bool,
+    names: &[&'static str],
+    dir: &Path,
+) -> Fallible<BTreeMap<&'static str, PathBuf>> {
     // Cargo writes every feature set's ELFs to the same paths: build and copy under a lock
     // (tests build concurrently), in one target directory per arch.
     static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -236,8 +270,16 @@ pub fn run(
         let mut operands = Vec::new();
         for (k, source) in wiring[i].iter().enumerate() {
             operands.push(match source {
-                Operand::Host => if k == 0 { fresh.0.clone() } else { fresh.1.clone() },
-                Operand::Op(j) => outputs[*j].clone().ok_or("internal: an operand from an op not run")?,
+                Operand::Host => {
+                    if k == 0 {
+                        fresh.0.clone()
+                    } else {
+                        fresh.1.clone()
+                    }
+                }
+                Operand::Op(j) => outputs[*j]
+                    .clone()
+                    .ok_or("internal: an operand from an op not run")?,
             });
         }
         let (a, b) = (&operands[0], operands.get(1).unwrap_or(&fresh.1));
@@ -263,7 +305,11 @@ pub fn run(
         }
         let launched = session.launch(&op)?;
         outputs[i] = Some(ops::check(&session, spec, &tiles, a, b)??);
-        if wiring[i + 1..].iter().flatten().all(|o| *o != Operand::Op(i)) {
+        if wiring[i + 1..]
+            .iter()
+            .flatten()
+            .all(|o| *o != Operand::Op(i))
+        {
             outputs[i] = None;
         }
         progress(&format!(
@@ -294,7 +340,15 @@ mod tests {
             ]
         );
         // Add reads tensors 1, 2 and writes 3; the Matmul 4, 5 -> 6; Relu 3 -> 7; Mul 7, 3 -> 8.
-        assert_eq!(tensor_ids(&w), [(vec![1, 2], 3), (vec![4, 5], 6), (vec![3], 7), (vec![7, 3], 8)]);
+        assert_eq!(
+            tensor_ids(&w),
+            [
+                (vec![1, 2], 3),
+                (vec![4, 5], 6),
+                (vec![3], 7),
+                (vec![7, 3], 8)
+            ]
+        );
         // One tile per core: the Matmul has Add's size and reads Add's output.
         let w = wiring(&ops::sequence(1));
         assert_eq!(w[1], [Operand::Op(0), Operand::Host]);

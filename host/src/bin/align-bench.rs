@@ -74,7 +74,11 @@ impl Outcome {
 
 fn main() {
     let args = parse();
-    let via = if args.mailbox { "the image's clock mailbox" } else { "Device::sync_sample (in process)" };
+    let via = if args.mailbox {
+        "the image's clock mailbox"
+    } else {
+        "Device::sync_sample (in process)"
+    };
     println!(
         "2 chips x 80 tiles ({ARCH}), ±{PPM} ppm, tile offsets up to {OFFSET_MAX} cycles, reads 1 us ± 0.5 us uniform, \
          windows before and after a {} ms run, rounds 500 us apart, samples via {via}, {} seed(s)\n",
@@ -143,7 +147,10 @@ fn main() {
     if let Some(dir) = args.out.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    match std::fs::write(&args.out, serde_json::to_string_pretty(&report).unwrap_or_default() + "\n") {
+    match std::fs::write(
+        &args.out,
+        serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+    ) {
         Ok(()) => println!("wrote {}", args.out.display()),
         Err(e) => fail(&format!("cannot write {}: {e}", args.out.display())),
     }
@@ -151,7 +158,13 @@ fn main() {
 
 /// Every seed of one configuration, errors pooled and sorted.
 fn measure(args: &Args, samples: usize, drift: f64) -> Outcome {
-    let mut o = Outcome { errors: Vec::new(), estimated: 0.0, residual: 0.0, drift_resolved: 0, fits: 0 };
+    let mut o = Outcome {
+        errors: Vec::new(),
+        estimated: 0.0,
+        residual: 0.0,
+        drift_resolved: 0,
+        fits: 0,
+    };
     for seed in 1..=args.seeds {
         let (fit, dev, span) = run(args, samples, drift, seed).unwrap_or_else(|e| fail(&e));
         for c in &fit.chips {
@@ -161,7 +174,9 @@ fn measure(args: &Args, samples: usize, drift: f64) -> Outcome {
             o.fits += 1;
         }
         for (chip, tile) in emu_tiles(&dev) {
-            let truth = dev.clock_truth(chip, tile).unwrap_or_else(|e| fail(&e.to_string()));
+            let truth = dev
+                .clock_truth(chip, tile)
+                .unwrap_or_else(|e| fail(&e.to_string()));
             for k in 0..POINTS {
                 let t = span.0 + (span.1 - span.0) * k as f64 / (POINTS - 1) as f64;
                 let c = truth.cycles_at(t).floor() as u64;
@@ -175,16 +190,32 @@ fn measure(args: &Args, samples: usize, drift: f64) -> Outcome {
 }
 
 /// One device: window, run, window, fit. Returns the fit and the synced span (host ns).
-fn run(args: &Args, samples: usize, drift: f64, seed: u64) -> Result<(Fit, Device, (f64, f64)), String> {
+fn run(
+    args: &Args,
+    samples: usize,
+    drift: f64,
+    seed: u64,
+) -> Result<(Fit, Device, (f64, f64)), String> {
     let nominal = ARCH.aiclk_mhz() as f64;
     let mut cfg = DeviceConfig::full_grid(ARCH);
     cfg.chips = 2;
     cfg.clock = ClockModel {
         chips: vec![
-            ChipClock { true_mhz: Some(nominal * (1.0 + PPM * 1e-6)), drift_ppm_per_s: drift, reset_host_ns: 1e6 },
-            ChipClock { true_mhz: Some(nominal * (1.0 - PPM * 1e-6)), drift_ppm_per_s: -drift, reset_host_ns: 2.5e6 },
+            ChipClock {
+                true_mhz: Some(nominal * (1.0 + PPM * 1e-6)),
+                drift_ppm_per_s: drift,
+                reset_host_ns: 1e6,
+            },
+            ChipClock {
+                true_mhz: Some(nominal * (1.0 - PPM * 1e-6)),
+                drift_ppm_per_s: -drift,
+                reset_host_ns: 2.5e6,
+            },
         ],
-        tile_offsets: TileOffsets::Seeded { max_cycles: OFFSET_MAX, seed },
+        tile_offsets: TileOffsets::Seeded {
+            max_cycles: OFFSET_MAX,
+            seed,
+        },
         host_read: ReadLatency::uniform(1000.0, 500.0, seed),
         ..ClockModel::nominal()
     };
@@ -192,8 +223,11 @@ fn run(args: &Args, samples: usize, drift: f64, seed: u64) -> Result<(Fit, Devic
     let mut dev = Device::new(cfg).map_err(|e| e.to_string())?;
     let mut sync = ClockSync::new(emu_tiles(&dev), samples);
     let start = dev.host_time_ns();
-    let mapped =
-        if args.mailbox { Some(MappedImage::open(dev.image_path()).map_err(|e| e.to_string())?) } else { None };
+    let mapped = if args.mailbox {
+        Some(MappedImage::open(dev.image_path()).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
     let mut window = |dev: &mut Device| match &mapped {
         Some(m) => sync.window(m),
         None => sync.window(&EmuClock::new(dev)),
@@ -201,8 +235,13 @@ fn run(args: &Args, samples: usize, drift: f64, seed: u64) -> Result<(Fit, Devic
     window(&mut dev).map_err(|e| e.to_string())?;
     dev.advance_host_time(args.run_ms * 1e6);
     window(&mut dev).map_err(|e| e.to_string())?;
-    let end = sync.samples().last().map_or(start, |s| s.sample.host_after_ns as f64);
-    let fit = sync.fit(ARCH, 2, &FitOptions::default()).map_err(|e| e.to_string())?;
+    let end = sync
+        .samples()
+        .last()
+        .map_or(start, |s| s.sample.host_after_ns as f64);
+    let fit = sync
+        .fit(ARCH, 2, &FitOptions::default())
+        .map_err(|e| e.to_string())?;
     drop(mapped);
     Ok((fit, dev, (start, end)))
 }
@@ -211,7 +250,9 @@ fn run(args: &Args, samples: usize, drift: f64, seed: u64) -> Result<(Fit, Devic
 /// tile over `span`.
 fn errors(fit: &Fit, dev: &Device, span: (f64, f64), out: &mut Vec<f64>) {
     for (chip, tile) in emu_tiles(dev) {
-        let truth = dev.clock_truth(chip, tile).unwrap_or_else(|e| fail(&e.to_string()));
+        let truth = dev
+            .clock_truth(chip, tile)
+            .unwrap_or_else(|e| fail(&e.to_string()));
         for k in 0..POINTS {
             let t = span.0 + (span.1 - span.0) * k as f64 / (POINTS - 1) as f64;
             let c = truth.cycles_at(t).floor() as u64;
@@ -235,7 +276,8 @@ fn sampled_run(cfg: DeviceConfig, run_ns: f64) -> Result<(Fit, Device, (f64, f64
     let mut sync = ClockSync::new(tiles.clone(), HEADLINE);
     let mut sampler = ClockSampler::new(&tiles, 100_000);
     let start = dev.host_time_ns();
-    sync.window(&EmuClock::new(&dev)).map_err(|e| e.to_string())?;
+    sync.window(&EmuClock::new(&dev))
+        .map_err(|e| e.to_string())?;
     let end_run = dev.host_time_ns() + run_ns;
     while dev.host_time_ns() < end_run {
         dev.advance_host_time(50_000.0);
@@ -244,10 +286,13 @@ fn sampled_run(cfg: DeviceConfig, run_ns: f64) -> Result<(Fit, Device, (f64, f64
     if let (n @ 1.., Some(first)) = sampler.failures() {
         return Err(format!("{n} sample(s) failed: {first}"));
     }
-    sync.window(&EmuClock::new(&dev)).map_err(|e| e.to_string())?;
+    sync.window(&EmuClock::new(&dev))
+        .map_err(|e| e.to_string())?;
     sync.extend(sampler.samples());
     let end = dev.host_time_ns();
-    let fit = sync.fit(arch, chips, &FitOptions::default()).map_err(|e| e.to_string())?;
+    let fit = sync
+        .fit(arch, chips, &FitOptions::default())
+        .map_err(|e| e.to_string())?;
     Ok((fit, dev, (start, end)))
 }
 
@@ -257,7 +302,8 @@ fn dvfs(args: &Args) -> serde_json::Value {
     let run_ns = args.dvfs_s * 1e9;
     // Fractions of the run at which each chip steps to 800, 1100 and back to 1350 MHz.
     let plans = [[0.21, 0.47, 0.73], [0.13, 0.55, 0.89]];
-    let (mut errs, mut found, mut truth_steps, mut step_errs, mut sigmas) = (Vec::new(), 0, 0, Vec::new(), Vec::new());
+    let (mut errs, mut found, mut truth_steps, mut step_errs, mut sigmas) =
+        (Vec::new(), 0, 0, Vec::new(), Vec::new());
     let (mut estimated, mut inconsistent) = (0.0f64, 0);
     println!("DVFS: 2 chips x 140 tiles ({BH}), a {} s run, steps 1350 -> 800 -> 1100 -> 1350 MHz, sampled every 100 us per chip:", args.dvfs_s);
     for seed in 1..=args.seeds {
@@ -269,17 +315,31 @@ fn dvfs(args: &Args) -> serde_json::Value {
         let window_ns = HEADLINE as f64 * 500e3 + 1e6;
         cfg.clock = ClockModel {
             chips: vec![
-                ChipClock { true_mhz: Some(1350.0 * (1.0 + PPM * 1e-6)), drift_ppm_per_s: 0.0, reset_host_ns: r0 },
-                ChipClock { true_mhz: Some(1350.0 * (1.0 - PPM * 1e-6)), drift_ppm_per_s: 0.0, reset_host_ns: r1 },
+                ChipClock {
+                    true_mhz: Some(1350.0 * (1.0 + PPM * 1e-6)),
+                    drift_ppm_per_s: 0.0,
+                    reset_host_ns: r0,
+                },
+                ChipClock {
+                    true_mhz: Some(1350.0 * (1.0 - PPM * 1e-6)),
+                    drift_ppm_per_s: 0.0,
+                    reset_host_ns: r1,
+                },
             ],
-            tile_offsets: TileOffsets::Seeded { max_cycles: OFFSET_MAX, seed },
+            tile_offsets: TileOffsets::Seeded {
+                max_cycles: OFFSET_MAX,
+                seed,
+            },
             host_read: ReadLatency::uniform(1000.0, 500.0, seed),
             dvfs: plans
                 .iter()
                 .map(|plan| {
                     plan.iter()
                         .zip([800.0, 1100.0, 1350.0])
-                        .map(|(&at, mhz)| FreqStep { at_host_ns: start + window_ns + at * run_ns + seed as f64 * 7_919.0, mhz })
+                        .map(|(&at, mhz)| FreqStep {
+                            at_host_ns: start + window_ns + at * run_ns + seed as f64 * 7_919.0,
+                            mhz,
+                        })
                         .collect()
                 })
                 .collect(),
@@ -289,11 +349,16 @@ fn dvfs(args: &Args) -> serde_json::Value {
         for c in &fit.chips {
             estimated = estimated.max(c.error_ns);
             inconsistent += c.inconsistent;
-            let truth = dev.clock_truth(c.chip, dev.tiles()[0]).unwrap_or_else(|e| fail(&e.to_string()));
+            let truth = dev
+                .clock_truth(c.chip, dev.tiles()[0])
+                .unwrap_or_else(|e| fail(&e.to_string()));
             let true_steps = truth.true_steps();
             truth_steps += true_steps.len();
             for s in &c.steps {
-                let nearest = true_steps.iter().map(|t| s.at_ns - t.0).min_by(|a, b| a.abs().total_cmp(&b.abs()));
+                let nearest = true_steps
+                    .iter()
+                    .map(|t| s.at_ns - t.0)
+                    .min_by(|a, b| a.abs().total_cmp(&b.abs()));
                 if let Some(d) = nearest.filter(|d| d.abs() < 1e6) {
                     found += 1;
                     step_errs.push(d.abs());
@@ -307,7 +372,11 @@ fn dvfs(args: &Args) -> serde_json::Value {
     }
     errs.sort_by(f64::total_cmp);
     step_errs.sort_by(f64::total_cmp);
-    let (p50, p99, max) = (quantile(&errs, 0.5), quantile(&errs, 0.99), errs.last().copied().unwrap_or(f64::NAN));
+    let (p50, p99, max) = (
+        quantile(&errs, 0.5),
+        quantile(&errs, 0.99),
+        errs.last().copied().unwrap_or(f64::NAN),
+    );
     let step_max = step_errs.last().copied().unwrap_or(f64::NAN);
     println!(
         "  error p50 {p50:.1} ns, p99 {p99:.1} ns, max {max:.1} ns (est. 1σ worst {estimated:.1} ns); steps found {found} of \
@@ -344,9 +413,16 @@ fn multichip(args: &Args) -> serde_json::Value {
             chips: resets
                 .iter()
                 .zip(ppms)
-                .map(|(&r, ppm)| ChipClock { true_mhz: Some(nominal * (1.0 + ppm * 1e-6)), drift_ppm_per_s: 0.0, reset_host_ns: r + 1e6 })
+                .map(|(&r, ppm)| ChipClock {
+                    true_mhz: Some(nominal * (1.0 + ppm * 1e-6)),
+                    drift_ppm_per_s: 0.0,
+                    reset_host_ns: r + 1e6,
+                })
                 .collect(),
-            tile_offsets: TileOffsets::Seeded { max_cycles: OFFSET_MAX, seed },
+            tile_offsets: TileOffsets::Seeded {
+                max_cycles: OFFSET_MAX,
+                seed,
+            },
             host_read: ReadLatency::uniform(1000.0, 500.0, seed),
             ..ClockModel::nominal()
         };
@@ -358,11 +434,19 @@ fn multichip(args: &Args) -> serde_json::Value {
             let at: Vec<f64> = (0..4u32)
                 .map(|chip| {
                     let tile = tiles[(k + chip as usize) % tiles.len()];
-                    let truth = dev.clock_truth(chip, tile).unwrap_or_else(|e| fail(&e.to_string()));
-                    fit.timebase.host_ns(chip, tile, truth.cycles_at(t).round() as u64).unwrap_or(f64::NAN)
+                    let truth = dev
+                        .clock_truth(chip, tile)
+                        .unwrap_or_else(|e| fail(&e.to_string()));
+                    fit.timebase
+                        .host_ns(chip, tile, truth.cycles_at(t).round() as u64)
+                        .unwrap_or(f64::NAN)
                 })
                 .collect();
-            let (lo, hi) = at.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
+            let (lo, hi) = at
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                    (a.min(x), b.max(x))
+                });
             skews.push(hi - lo);
         }
     }
@@ -379,11 +463,22 @@ fn multichip(args: &Args) -> serde_json::Value {
 
 fn parse() -> Args {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = manifest.parent().unwrap_or(&manifest).join("target/bench/align.json");
-    let mut a = Args { seeds: 5, dvfs_s: 10.0, run_ms: 1000.0, drift: 0.5, mailbox: false, out };
+    let out = manifest
+        .parent()
+        .unwrap_or(&manifest)
+        .join("target/bench/align.json");
+    let mut a = Args {
+        seeds: 5,
+        dvfs_s: 10.0,
+        run_ms: 1000.0,
+        drift: 0.5,
+        mailbox: false,
+        out,
+    };
     let mut it = std::env::args().skip(1);
     let num = |v: Option<String>, what: &str| -> f64 {
-        v.and_then(|v| v.parse().ok()).unwrap_or_else(|| fail(&format!("{what}: expected a number")))
+        v.and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| fail(&format!("{what}: expected a number")))
     };
     while let Some(flag) = it.next() {
         match flag.as_str() {

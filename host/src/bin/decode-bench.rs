@@ -24,13 +24,22 @@ const RUNS: usize = 11;
 fn main() {
     let mut mib = 64usize;
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut out = manifest.parent().unwrap_or(&manifest).join("target/bench/decode.json");
+    let mut out = manifest
+        .parent()
+        .unwrap_or(&manifest)
+        .join("target/bench/decode.json");
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next()) {
-            ("--mib", Some(v)) => mib = v.parse().unwrap_or_else(|_| fail(&format!("--mib {v}: expected a number"))),
+            ("--mib", Some(v)) => {
+                mib = v
+                    .parse()
+                    .unwrap_or_else(|_| fail(&format!("--mib {v}: expected a number")))
+            }
             ("--out", Some(v)) => out = v.into(),
-            _ => fail(&format!("unknown argument {a}; usage: decode-bench [--mib N] [--out FILE]")),
+            _ => fail(&format!(
+                "unknown argument {a}; usage: decode-bench [--mib N] [--out FILE]"
+            )),
         }
     }
     let bytes = stream(mib << 20, false);
@@ -45,7 +54,11 @@ fn main() {
         assert_eq!(stop, Ok(Stop::End), "the generated stream decodes");
         black_box(&records);
     });
-    let zones = records.kind.iter().filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone)).count();
+    let zones = records
+        .kind
+        .iter()
+        .filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone))
+        .count();
     let rows = records.len();
     drop(records);
 
@@ -66,7 +79,11 @@ fn main() {
             black_box(&dst);
         },
     );
-    assert_eq!((table.len(), table.zones()), (rows, zones), "both tables hold the same rows");
+    assert_eq!(
+        (table.len(), table.zones()),
+        (rows, zones),
+        "both tables hold the same rows"
+    );
     let table_bytes = table.bytes();
     drop((table, dst));
 
@@ -89,7 +106,10 @@ fn main() {
     let ratio = decode_gbps / memcpy_gbps;
     let compact_bytes_per_record = table_bytes as f64 / rows as f64;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("records: {rows} ({zones} zones), {:.2} ring bytes per record", bytes.len() as f64 / rows as f64);
+    println!(
+        "records: {rows} ({zones} zones), {:.2} ring bytes per record",
+        bytes.len() as f64 / rows as f64
+    );
     println!(
         "before (rich table, 35 B/record):    {before_gbps:.3} GB/s, {:.1} M zones/s, {:.3} x memcpy",
         zones as f64 / before / 1e6,
@@ -99,8 +119,14 @@ fn main() {
         "after (compact table, {compact_bytes_per_record:.1} B/record): {decode_gbps:.3} GB/s, {:.1} M zones/s, {ratio:.3} x memcpy (target >= 0.5)",
         zones_per_sec / 1e6
     );
-    println!("short zones only, compact: {short_gbps:.3} GB/s, {:.3} x memcpy", short_gbps / memcpy_gbps);
-    println!("memcpy: {memcpy_gbps:.3} GB/s; load average {}", load.trim());
+    println!(
+        "short zones only, compact: {short_gbps:.3} GB/s, {:.3} x memcpy",
+        short_gbps / memcpy_gbps
+    );
+    println!(
+        "memcpy: {memcpy_gbps:.3} GB/s; load average {}",
+        load.trim()
+    );
     let json = serde_json::json!({
         "decode_gbps": decode_gbps,
         "memcpy_gbps": memcpy_gbps,
@@ -123,7 +149,9 @@ fn main() {
         let _ = std::fs::create_dir_all(dir);
     }
     let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-    if let Err(e) = ttprof::atomic::write_atomic(&out, |w| std::io::Write::write_all(w, text.as_bytes())) {
+    if let Err(e) =
+        ttprof::atomic::write_atomic(&out, |w| std::io::Write::write_all(w, text.as_bytes()))
+    {
         fail(&e.to_string());
     }
     println!("wrote {}", out.display());
@@ -136,7 +164,9 @@ fn best_of_both(mut f: impl FnMut(), mut g: impl FnMut()) -> (f64, f64) {
         h();
         t.elapsed().as_secs_f64()
     };
-    (0..RUNS).fold((f64::MAX, f64::MAX), |(a, b), _| (a.min(time(&mut f)), b.min(time(&mut g))))
+    (0..RUNS).fold((f64::MAX, f64::MAX), |(a, b), _| {
+        (a.min(time(&mut f)), b.min(time(&mut g)))
+    })
 }
 
 /// The best time in seconds of `RUNS` runs of `f`.
@@ -165,17 +195,39 @@ fn stream(size: usize, short_only: bool) -> Vec<u8> {
         let r = match if short_only { 999 } else { rng.below(1000) } {
             0 => {
                 run += 1;
-                Record::Run { run_id: run, time: now }
+                Record::Run {
+                    run_id: run,
+                    time: now,
+                }
             }
-            1..=20 => Record::Zone { id: rng.below(64) as u16, end: now + 100_000, duration: 90_000 + rng.below(9_000), value: None },
-            21..=30 => Record::Event { id: rng.below(64) as u16, time: now },
-            31..=35 => Record::Data { id: rng.below(64) as u16, time: now, data: rng.next_u64() },
-            _ => Record::Zone { id: rng.below(64) as u16, end: now, duration: rng.below(200).min(now), value: None },
+            1..=20 => Record::Zone {
+                id: rng.below(64) as u16,
+                end: now + 100_000,
+                duration: 90_000 + rng.below(9_000),
+                value: None,
+            },
+            21..=30 => Record::Event {
+                id: rng.below(64) as u16,
+                time: now,
+            },
+            31..=35 => Record::Data {
+                id: rng.below(64) as u16,
+                time: now,
+                data: rng.next_u64(),
+            },
+            _ => Record::Zone {
+                id: rng.below(64) as u16,
+                end: now,
+                duration: rng.below(200).min(now),
+                value: None,
+            },
         };
         if let Some(t) = r.ref_time() {
             now = now.max(t);
         }
-        let Some(e) = encode(&r, reference) else { continue };
+        let Some(e) = encode(&r, reference) else {
+            continue;
+        };
         out.extend(e.as_slice().iter().flat_map(|h| h.to_le_bytes()));
         reference = r.ref_time().unwrap_or(reference);
     }

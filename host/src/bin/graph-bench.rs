@@ -23,12 +23,17 @@ const LARGE: usize = 100_000;
 
 fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut out = manifest.parent().unwrap_or(&manifest).join("target/bench/graph.json");
+    let mut out = manifest
+        .parent()
+        .unwrap_or(&manifest)
+        .join("target/bench/graph.json");
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next()) {
             ("--out", Some(v)) => out = v.into(),
-            _ => fail(&format!("unknown argument {a}; usage: graph-bench [--out FILE]")),
+            _ => fail(&format!(
+                "unknown argument {a}; usage: graph-bench [--out FILE]"
+            )),
         }
     }
     let (small, _) = build_ns_per_op(SMALL);
@@ -41,7 +46,10 @@ fn main() {
         black_box(render_svg(black_box(&cap)).unwrap_or_else(|e| fail(&e)));
     }) / 1e6;
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    println!("build: {small:.0} ns/op at {SMALL} ops, {large:.0} ns/op at {LARGE} ops: {:.2}x per op", large / small);
+    println!(
+        "build: {small:.0} ns/op at {SMALL} ops, {large:.0} ns/op at {LARGE} ops: {:.2}x per op",
+        large / small
+    );
     println!(
         "DOT: {dot:.0} ns/op at {LARGE} ops; SVG of {MAX_SVG_OPS} ops ({} cells): {svg_ms:.1} ms; load average {}",
         cap.layout_cells(),
@@ -66,7 +74,9 @@ fn main() {
         let _ = std::fs::create_dir_all(dir);
     }
     let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-    if let Err(e) = ttprof::atomic::write_atomic(&out, |w| std::io::Write::write_all(w, text.as_bytes())) {
+    if let Err(e) =
+        ttprof::atomic::write_atomic(&out, |w| std::io::Write::write_all(w, text.as_bytes()))
+    {
         fail(&e.to_string());
     }
     println!("wrote {}", out.display());
@@ -90,7 +100,11 @@ fn ops(n: usize, seed: u64) -> Vec<OpNode> {
             let inputs = (0..2)
                 .map(|_| {
                     let back = rng.below(65) as usize;
-                    Some(if back == 0 || back > i { (n + i) as u64 } else { (i - back) as u64 })
+                    Some(if back == 0 || back > i {
+                        (n + i) as u64
+                    } else {
+                        (i - back) as u64
+                    })
                 })
                 .collect();
             OpNode {

@@ -25,24 +25,24 @@
 //! Peak memory is the process's peak resident set (`VmHWM`), which includes the ring data
 //! itself. Writes `target/bench/scale.json`.
 
+use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use riscv_linker::profiler::{self, ring, tile};
-use riscv_linker::{Arch, NocCoord, Risc};
 use ttprof::capture::write::{decode_payload, RingCsv};
 use ttprof::decode::ZoneTable;
 use ttprof::profile::Profile;
 use ttprof::readout::{DrainOptions, Drainer, Readout, RingId, RingReport};
+use ttprof::replay::{RecordedRing, Replay};
 use ttprof::resolve::Resolution;
 use ttprof::sink::stream::Stream;
 use ttprof::sink::{ParquetSink, PerfettoSink, Sink};
-use ttprof::timebase::Timebase;
-use ttprof::replay::{RecordedRing, Replay};
 use ttprof::sites::SiteTable;
 use ttprof::testing::Rng;
+use ttprof::timebase::Timebase;
 use ttprof_rt::sim::Sim;
 use ttprof_rt::zone;
 
@@ -59,10 +59,19 @@ struct Args {
 fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let ws = manifest.parent().unwrap_or(&manifest).to_path_buf();
-    let mut a = Args { tiles: 140, zones: 100_000, out: ws.join("target/bench/scale.json"), csv: ws.join("target/bench/scale/profile_log_device.csv"), keep_csv: false };
+    let mut a = Args {
+        tiles: 140,
+        zones: 100_000,
+        out: ws.join("target/bench/scale.json"),
+        csv: ws.join("target/bench/scale/profile_log_device.csv"),
+        keep_csv: false,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
-        let mut value = || it.next().unwrap_or_else(|| fail(&format!("{arg} needs a value")));
+        let mut value = || {
+            it.next()
+                .unwrap_or_else(|| fail(&format!("{arg} needs a value")))
+        };
         match arg.as_str() {
             "--tiles" => a.tiles = value().parse().unwrap_or_else(|_| fail("--tiles: expected a number")),
             "--zones" => a.zones = value().parse().unwrap_or_else(|_| fail("--zones: expected a number")),
@@ -77,7 +86,11 @@ fn main() {
     let rings = produce_all(a.tiles, a.zones);
     let produce_s = t.elapsed().as_secs_f64();
     let ring_bytes: u64 = rings.iter().flatten().map(|r| r.1.bytes.len() as u64).sum();
-    println!("produced {} rings, {:.1} MB of ring data in {produce_s:.1} s", rings.len() * 5, ring_bytes as f64 / 1e6);
+    println!(
+        "produced {} rings, {:.1} MB of ring data in {produce_s:.1} s",
+        rings.len() * 5,
+        ring_bytes as f64 / 1e6
+    );
 
     let t = Instant::now();
     reset_peak_rss();
@@ -92,13 +105,29 @@ fn main() {
         let o = readout_and_stream(&out_dir, coords.clone(), &rings, output);
         let secs = t.elapsed().as_secs_f64();
         let files: &[&str] = match output {
-            Output::Parquet => &[ttprof::sink::parquet::ZONES_FILE, ttprof::sink::parquet::MARKS_FILE, ttprof::sink::parquet::OPS_FILE],
+            Output::Parquet => &[
+                ttprof::sink::parquet::ZONES_FILE,
+                ttprof::sink::parquet::MARKS_FILE,
+                ttprof::sink::parquet::OPS_FILE,
+            ],
             _ => &[ttprof::sink::perfetto::FILE_NAME],
         };
-        let bytes: u64 = files.iter().map(|f| std::fs::metadata(out_dir.join(f)).map(|m| m.len()).unwrap_or(0)).sum();
-        let zones_bytes = std::fs::metadata(out_dir.join(files[0])).map(|m| m.len()).unwrap_or(0);
+        let bytes: u64 = files
+            .iter()
+            .map(|f| {
+                std::fs::metadata(out_dir.join(f))
+                    .map(|m| m.len())
+                    .unwrap_or(0)
+            })
+            .sum();
+        let zones_bytes = std::fs::metadata(out_dir.join(files[0]))
+            .map(|m| m.len())
+            .unwrap_or(0);
         if o.zones != m.zones || o.rows != m.zones {
-            eprintln!("warning: the {output:?} pass decoded {} zones and wrote {} (the CSV pass {})", o.zones, o.rows, m.zones);
+            eprintln!(
+                "warning: the {output:?} pass decoded {} zones and wrote {} (the CSV pass {})",
+                o.zones, o.rows, m.zones
+            );
         }
         println!(
             "{output:?}: {} zones in {secs:.1} s ({:.2} x the CSV's time), {:.2} GB = {:.2} bytes per zone ({:.2} in the zones file); peak RSS {:.2} x the ring data; {} issue(s)",
@@ -144,7 +173,9 @@ fn main() {
         let _ = std::fs::create_dir_all(dir);
     }
     let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-    if let Err(e) = ttprof::atomic::write_atomic(&a.out, |w| std::io::Write::write_all(w, text.as_bytes())) {
+    if let Err(e) =
+        ttprof::atomic::write_atomic(&a.out, |w| std::io::Write::write_all(w, text.as_bytes()))
+    {
         fail(&e.to_string());
     }
     println!("wrote {}", a.out.display());
@@ -161,9 +192,14 @@ fn fail(msg: &str) -> ! {
 /// The first `n` worker tiles of a Blackhole chip (14 x 10 = 140).
 fn grid(n: usize) -> Vec<NocCoord> {
     let (cols, rows) = ARCH.worker_grid();
-    let all: Vec<NocCoord> = (0..rows).flat_map(|r| (0..cols).filter_map(move |c| ARCH.worker_noc(c, r))).collect();
+    let all: Vec<NocCoord> = (0..rows)
+        .flat_map(|r| (0..cols).filter_map(move |c| ARCH.worker_noc(c, r)))
+        .collect();
     if n > all.len() {
-        fail(&format!("--tiles {n}: {ARCH} has {} worker tiles", all.len()));
+        fail(&format!(
+            "--tiles {n}: {ARCH} has {} worker tiles",
+            all.len()
+        ));
     }
     all[..n].to_vec()
 }
@@ -178,7 +214,9 @@ fn produce_all(tiles: usize, zones: u64) -> Vec<TileRings> {
     let next = AtomicUsize::new(0);
     let done: Mutex<BTreeMap<usize, Produced>> = Mutex::new(BTreeMap::new());
     let bar = progress_bar(jobs as u64, "rings produced");
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
@@ -188,13 +226,18 @@ fn produce_all(tiles: usize, zones: u64) -> Vec<TileRings> {
                 }
                 let risc = Risc::ALL[j % 5];
                 let (rec, sites) = produce(risc, j as u64, zones);
-                done.lock().unwrap_or_else(|e| e.into_inner()).insert(j, (risc, rec, sites));
+                done.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(j, (risc, rec, sites));
                 bar.inc(1);
             });
         }
     });
     bar.finish_and_clear();
-    let mut all = done.into_inner().unwrap_or_else(|e| e.into_inner()).into_values();
+    let mut all = done
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_values();
     (0..tiles).map(|_| all.by_ref().take(5).collect()).collect()
 }
 
@@ -208,7 +251,10 @@ fn produce(risc: Risc, seed: u64, zones: u64) -> (RecordedRing, Arc<SiteTable>) 
         (tile::MAGIC, profiler::TILE_MAGIC),
         (tile::VERSION, profiler::VERSION),
         (tile::ARCH, ARCH.id()),
-        (tile::CONTROL, tile::POLICY_BLOCK << tile::CONTROL_POLICY_SHIFT),
+        (
+            tile::CONTROL,
+            tile::POLICY_BLOCK << tile::CONTROL_POLICY_SHIFT,
+        ),
         (tile::CONSUMER, 1),
     ] {
         sim.write_u32(profiler::TILE_BLOCK + off, v);
@@ -251,15 +297,21 @@ fn produce(risc: Risc, seed: u64, zones: u64) -> (RecordedRing, Arc<SiteTable>) 
     out.stalls = sim.read_u32(profiler::ring_word(risc, ring::STALLS));
     out.dropped = sim.read_u32(profiler::ring_word(risc, ring::DROPPED));
     out.run_id = LAUNCHES as u32;
-    let sites = SiteTable::from_json_list(&sim.sites()).unwrap_or_else(|e| fail(&format!("site metadata: {e}")));
+    let sites = SiteTable::from_json_list(&sim.sites())
+        .unwrap_or_else(|e| fail(&format!("site metadata: {e}")));
     let _ = Sim::install(ARCH, risc, 0); // releases the consumer's share of `rec`
     (out, Arc::new(sites))
 }
 
 /// The consumer: appends `[TAIL, HEAD)` to the stream, records `HEAD`, frees the space.
 fn drain(l1: &mut [u8], risc: Risc, rec: &mut RecordedRing) {
-    let word = |l1: &[u8], a: u32| u32::from_le_bytes(l1[a as usize..a as usize + 4].try_into().unwrap_or([0; 4]));
-    let (head, tail) = (word(l1, profiler::ring_word(risc, ring::HEAD)), word(l1, profiler::ring_word(risc, ring::TAIL)));
+    let word = |l1: &[u8], a: u32| {
+        u32::from_le_bytes(l1[a as usize..a as usize + 4].try_into().unwrap_or([0; 4]))
+    };
+    let (head, tail) = (
+        word(l1, profiler::ring_word(risc, ring::HEAD)),
+        word(l1, profiler::ring_word(risc, ring::TAIL)),
+    );
     if head == tail {
         return;
     }
@@ -300,7 +352,12 @@ fn tile_copy(t: &TileRings) -> Vec<(Risc, RecordedRing)> {
 
 /// Tile by tile: replay, drain, decode, resolve, and feed each ring as a part of the run
 /// to the Parquet or Perfetto sink ([`ttprof::sink::stream`]), as `ttprof capture` does.
-fn readout_and_stream(dir: &std::path::Path, coords: Vec<NocCoord>, rings: &[TileRings], output: Output) -> Measured {
+fn readout_and_stream(
+    dir: &std::path::Path,
+    coords: Vec<NocCoord>,
+    rings: &[TileRings],
+    output: Output,
+) -> Measured {
     let t0 = Instant::now();
     let replay = Replay::new(ARCH, coords.clone());
     let geometry = replay_geometry(&replay);
@@ -308,7 +365,18 @@ fn readout_and_stream(dir: &std::path::Path, coords: Vec<NocCoord>, rings: &[Til
     let timebase = Timebase::nominal(ARCH, 1);
     let skeleton = Readout {
         geometry,
-        rings: coords.iter().flat_map(|&tile| Risc::ALL.map(|risc| RingReport::new(RingId { chip: 0, tile, risc }))).collect(),
+        rings: coords
+            .iter()
+            .flat_map(|&tile| {
+                Risc::ALL.map(|risc| {
+                    RingReport::new(RingId {
+                        chip: 0,
+                        tile,
+                        risc,
+                    })
+                })
+            })
+            .collect(),
         issues: Vec::new(),
         bus_bytes: 0,
         tiles: coords.len() as u32,
@@ -318,27 +386,54 @@ fn readout_and_stream(dir: &std::path::Path, coords: Vec<NocCoord>, rings: &[Til
     let mut run = Profile::resolved(skeleton, res, None, timebase.clone());
     let mut parquet = ParquetSink::new(dir);
     let mut perfetto = PerfettoSink::new(&dir.join(ttprof::sink::perfetto::FILE_NAME));
-    let sink: &mut dyn Sink = if output == Output::Parquet { &mut parquet } else { &mut perfetto };
+    let sink: &mut dyn Sink = if output == Output::Parquet {
+        &mut parquet
+    } else {
+        &mut perfetto
+    };
     let mut stream = Stream::begin(&run, vec![sink]).unwrap_or_else(|e| fail(&e.to_string()));
     let mut namer = RingCsv::new(geometry, None);
-    let mut m = Measured { zones: 0, records: 0, rows: 0, payload: 0, bus: 0, stalls: 0, issues: 0, written_s: 0.0 };
-    let bar = progress_bar(rings.len() as u64, &format!("tiles read out and written to {output:?}"));
+    let mut m = Measured {
+        zones: 0,
+        records: 0,
+        rows: 0,
+        payload: 0,
+        bus: 0,
+        stalls: 0,
+        issues: 0,
+        written_s: 0.0,
+    };
+    let bar = progress_bar(
+        rings.len() as u64,
+        &format!("tiles read out and written to {output:?}"),
+    );
     replay_rings(&replay, rings, &mut m, &bar, |report, table, sites| {
         let part = namer.part_only(report, table, Some(sites), &timebase);
         stream.part(&part).map_err(std::io::Error::other)
     })
     .unwrap_or_else(|e| fail(&e.to_string()));
     m.written_s = t0.elapsed().as_secs_f64();
-    let finished = stream.finish(&mut run).unwrap_or_else(|e| fail(&e.to_string()));
+    let finished = stream
+        .finish(&mut run)
+        .unwrap_or_else(|e| fail(&e.to_string()));
     bar.finish_and_clear();
-    for i in finished.iter().flat_map(|f| &f.issues).chain(&run.issues).take(5) {
+    for i in finished
+        .iter()
+        .flat_map(|f| &f.issues)
+        .chain(&run.issues)
+        .take(5)
+    {
         eprintln!("{i}");
     }
     m.issues += finished.iter().map(|f| f.issues.len()).sum::<usize>() + run.issues.len();
     let written = namer.finish();
     m.issues += written.issues.len();
     (m.zones, m.records) = (written.zones, written.records);
-    m.rows = if output == Output::Parquet { parquet.written.zones } else { perfetto.stats.zones };
+    m.rows = if output == Output::Parquet {
+        parquet.written.zones
+    } else {
+        perfetto.stats.zones
+    };
     m
 }
 
@@ -349,14 +444,25 @@ fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: &[TileRings]) -> Me
     if let Some(dir) = a.csv.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    let mut m = Measured { zones: 0, records: 0, rows: 0, payload: 0, bus: 0, stalls: 0, issues: 0, written_s: 0.0 };
+    let mut m = Measured {
+        zones: 0,
+        records: 0,
+        rows: 0,
+        payload: 0,
+        bus: 0,
+        stalls: 0,
+        issues: 0,
+        written_s: 0.0,
+    };
     let bar = progress_bar(rings.len() as u64, "tiles read out and written");
     let mut csv = RingCsv::new(replay_geometry(&replay), None);
     let result = ttprof::capture::write::write_atomic_threaded(&a.csv, |out| {
         let mut out = out;
         let w = &mut out;
         csv.header(w)?;
-        replay_rings(&replay, rings, &mut m, &bar, |report, table, sites| csv.ring_with_sites(w, report, table, sites))?;
+        replay_rings(&replay, rings, &mut m, &bar, |report, table, sites| {
+            csv.ring_with_sites(w, report, table, sites)
+        })?;
         m.written_s = t0.elapsed().as_secs_f64();
         Ok(())
     });
@@ -385,7 +491,8 @@ fn replay_rings(
 ) -> std::io::Result<()> {
     let mut table = ZoneTable::new();
     for (index, tile_rings) in rings.iter().enumerate() {
-        let sites: BTreeMap<Risc, Arc<SiteTable>> = tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
+        let sites: BTreeMap<Risc, Arc<SiteTable>> =
+            tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
         replay.load_tile(index, tile_copy(tile_rings));
         let readout = drain_tile(replay).map_err(std::io::Error::other)?;
         m.bus += readout.0.bus_bytes;
@@ -396,7 +503,11 @@ fn replay_rings(
             eprintln!("{i}");
         }
         for report in &readout.0.rings {
-            let bytes = readout.1.get(&report.id.risc).map(Vec::as_slice).unwrap_or_default();
+            let bytes = readout
+                .1
+                .get(&report.id.risc)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
             if let Some(issue) = decode_payload(report.id, bytes, &mut table) {
                 eprintln!("{issue}");
                 m.issues += 1;
@@ -413,14 +524,25 @@ fn replay_geometry(r: &Replay) -> riscv_linker::devfile::Geometry {
 }
 
 /// Drains the live tile until its recorded streams end, as a capture does.
-fn drain_tile(replay: &Replay) -> ttprof::Result<(ttprof::readout::Readout, BTreeMap<Risc, Vec<u8>>)> {
-    let mut d = Drainer::attach(replay, DrainOptions { consume: true, attach_consumer: true })?;
+fn drain_tile(
+    replay: &Replay,
+) -> ttprof::Result<(ttprof::readout::Readout, BTreeMap<Risc, Vec<u8>>)> {
+    let mut d = Drainer::attach(
+        replay,
+        DrainOptions {
+            consume: true,
+            attach_consumer: true,
+        },
+    )?;
     d.keep_payload();
     d.probe_every(Duration::from_secs(3600));
     let mut payload: BTreeMap<Risc, Vec<u8>> = BTreeMap::new();
     let mut collect = |d: &mut Drainer| {
         for (id, bytes) in d.take_payload() {
-            payload.entry(id.risc).or_default().extend_from_slice(&bytes);
+            payload
+                .entry(id.risc)
+                .or_default()
+                .extend_from_slice(&bytes);
         }
         drop(d.take_zones());
     };
@@ -431,7 +553,10 @@ fn drain_tile(replay: &Replay) -> ttprof::Result<(ttprof::readout::Readout, BTre
         // A ring the drainer refused (bad control words) is never consumed: do not wait for it.
         idle = if s.payload_bytes == 0 { idle + 1 } else { 0 };
         if idle > 2 {
-            return Err(ttprof::Error::Other(format!("replay stuck: {:?}", d.issues())));
+            return Err(ttprof::Error::Other(format!(
+                "replay stuck: {:?}",
+                d.issues()
+            )));
         }
     }
     d.drain_final()?;
@@ -456,7 +581,9 @@ fn peak_rss_bytes() -> u64 {
 
 /// A bar over `len` units of `unit` on stderr (hidden when stderr is not a terminal).
 fn progress_bar(len: u64, unit: &str) -> indicatif::ProgressBar {
-    let style = indicatif::ProgressStyle::with_template(&format!("{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit}"))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{{spinner}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit}"
+    ))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
     indicatif::ProgressBar::new(len).with_style(style)
 }

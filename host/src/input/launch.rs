@@ -66,21 +66,41 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { recording: true, policy: Policy::BuildDefault, consumer: false }
+        Settings {
+            recording: true,
+            policy: Policy::BuildDefault,
+            consumer: false,
+        }
     }
 }
 
 fn control_word(s: &Settings) -> u32 {
-    s.policy.bits() | if s.recording { 0 } else { tile::CONTROL_DISABLE }
+    s.policy.bits()
+        | if s.recording {
+            0
+        } else {
+            tile::CONTROL_DISABLE
+        }
 }
 
 /// Writes a valid tile control block; the magic last, so a runtime never sees half of it.
-pub fn init_tile(mem: &dyn TileWords, chip: u32, at: NocCoord, arch: Arch, s: &Settings) -> Result<()> {
+pub fn init_tile(
+    mem: &dyn TileWords,
+    chip: u32,
+    at: NocCoord,
+    arch: Arch,
+    s: &Settings,
+) -> Result<()> {
     let t = profiler::TILE_BLOCK;
     mem.write_word(chip, at, t + tile::MAGIC, 0)?;
     mem.write_word(chip, at, t + tile::VERSION, profiler::VERSION)?;
     mem.write_word(chip, at, t + tile::ARCH, arch.id())?;
-    mem.write_word(chip, at, t + tile::LOCATION, at.x as u32 | (at.y as u32) << 8 | chip << 16)?;
+    mem.write_word(
+        chip,
+        at,
+        t + tile::LOCATION,
+        at.x as u32 | (at.y as u32) << 8 | chip << 16,
+    )?;
     mem.write_word(chip, at, t + tile::CONTROL, control_word(s))?;
     mem.write_word(chip, at, t + tile::CONSUMER, s.consumer as u32)?;
     mem.write_word(chip, at, t + tile::RUN_ID, 0)?;
@@ -94,7 +114,12 @@ pub fn set_run_id(mem: &dyn TileWords, chip: u32, at: NocCoord, run_id: u32) -> 
 
 /// Marks whether a consumer is draining the tile's rings.
 pub fn set_consumer(mem: &dyn TileWords, chip: u32, at: NocCoord, attached: bool) -> Result<()> {
-    mem.write_word(chip, at, profiler::TILE_BLOCK + tile::CONSUMER, attached as u32)
+    mem.write_word(
+        chip,
+        at,
+        profiler::TILE_BLOCK + tile::CONSUMER,
+        attached as u32,
+    )
 }
 
 /// Switches recording on or off for a tile. Off: the `CONTROL` bit first, then every
@@ -103,7 +128,11 @@ pub fn set_consumer(mem: &dyn TileWords, chip: u32, at: NocCoord, attached: bool
 pub fn set_recording(mem: &dyn TileWords, chip: u32, at: NocCoord, on: bool) -> Result<()> {
     let addr = profiler::TILE_BLOCK + tile::CONTROL;
     let control = mem.read_word(chip, at, addr)?;
-    let control = if on { control & !tile::CONTROL_DISABLE } else { control | tile::CONTROL_DISABLE };
+    let control = if on {
+        control & !tile::CONTROL_DISABLE
+    } else {
+        control | tile::CONTROL_DISABLE
+    };
     mem.write_word(chip, at, addr, control)?;
     if !on {
         for risc in Risc::ALL {
@@ -130,7 +159,13 @@ pub enum Stopped {
 /// pointer `tp` (the `tp` register of the stopped hart). Only for a core that will not run
 /// again before a new launch: `HEAD` is the producer's word. Marks the ring
 /// `STATE_STOPPED`. Positions that do not fit the ring are an error naming the core.
-pub fn publish_stopped(mem: &dyn TileWords, chip: u32, at: NocCoord, risc: Risc, tp: u32) -> Result<Stopped> {
+pub fn publish_stopped(
+    mem: &dyn TileWords,
+    chip: u32,
+    at: NocCoord,
+    risc: Risc,
+    tp: u32,
+) -> Result<Stopped> {
     let word = |w: u32| mem.read_word(chip, at, profiler::ring_word(risc, w));
     let state = word(ring::STATE)?;
     if word(ring::MAGIC)? != profiler::RING_MAGIC || state & ring::STATE_RUNNING == 0 {
@@ -139,11 +174,19 @@ pub fn publish_stopped(mem: &dyn TileWords, chip: u32, at: NocCoord, risc: Risc,
     let (base, capacity) = (word(ring::BASE)?, word(ring::CAPACITY)?);
     let (head, tail, lap) = (word(ring::HEAD)?, word(ring::TAIL)?, word(ring::LAP)?);
     let bad = |what: String| crate::Error::Device {
-        at: crate::Location { chip, x: at.x, y: at.y, risc: Some(risc) },
+        at: crate::Location {
+            chip,
+            x: at.x,
+            y: at.y,
+            risc: Some(risc),
+        },
         what: format!("cannot publish the stopped core's last records: {what}"),
     };
     if tp < base || tp - base > capacity {
-        return Err(bad(format!("its write pointer {tp:#x} is outside its ring {base:#x}..{:#x}", base as u64 + capacity as u64)));
+        return Err(bad(format!(
+            "its write pointer {tp:#x} is outside its ring {base:#x}..{:#x}",
+            base as u64 + capacity as u64
+        )));
     }
     let position = lap.wrapping_add(tp - base);
     let new = position.wrapping_sub(head);
@@ -151,7 +194,12 @@ pub fn publish_stopped(mem: &dyn TileWords, chip: u32, at: NocCoord, risc: Risc,
         return Err(bad(format!("HEAD would move from {head:#x} to {position:#x} (TAIL {tail:#x}, capacity {capacity:#x})")));
     }
     mem.write_word(chip, at, profiler::ring_word(risc, ring::HEAD), position)?;
-    mem.write_word(chip, at, profiler::ring_word(risc, ring::STATE), (state & !ring::STATE_RUNNING) | ring::STATE_STOPPED)?;
+    mem.write_word(
+        chip,
+        at,
+        profiler::ring_word(risc, ring::STATE),
+        (state & !ring::STATE_RUNNING) | ring::STATE_STOPPED,
+    )?;
     Ok(Stopped::Published { bytes: new })
 }
 
@@ -179,18 +227,41 @@ mod tests {
     fn init_writes_the_magic_last_and_switches_encode_the_protocol() {
         let w = Words::default();
         let t = NocCoord::new(1, 1);
-        let s = Settings { recording: false, policy: Policy::Drop, consumer: true };
+        let s = Settings {
+            recording: false,
+            policy: Policy::Drop,
+            consumer: true,
+        };
         init_tile(&w, 0, t, Arch::Blackhole, &s).unwrap();
-        assert_eq!(*w.1.borrow().last().unwrap(), profiler::TILE_BLOCK + tile::MAGIC);
-        let control = w.read_word(0, t, profiler::TILE_BLOCK + tile::CONTROL).unwrap();
-        assert_eq!(control, tile::CONTROL_DISABLE | tile::POLICY_DROP << tile::CONTROL_POLICY_SHIFT);
-        assert_eq!(w.read_word(0, t, profiler::TILE_BLOCK + tile::ARCH).unwrap(), Arch::Blackhole.id());
+        assert_eq!(
+            *w.1.borrow().last().unwrap(),
+            profiler::TILE_BLOCK + tile::MAGIC
+        );
+        let control = w
+            .read_word(0, t, profiler::TILE_BLOCK + tile::CONTROL)
+            .unwrap();
+        assert_eq!(
+            control,
+            tile::CONTROL_DISABLE | tile::POLICY_DROP << tile::CONTROL_POLICY_SHIFT
+        );
+        assert_eq!(
+            w.read_word(0, t, profiler::TILE_BLOCK + tile::ARCH)
+                .unwrap(),
+            Arch::Blackhole.id()
+        );
         set_recording(&w, 0, t, true).unwrap();
-        let control = w.read_word(0, t, profiler::TILE_BLOCK + tile::CONTROL).unwrap();
+        let control = w
+            .read_word(0, t, profiler::TILE_BLOCK + tile::CONTROL)
+            .unwrap();
         assert_eq!(control & tile::CONTROL_DISABLE, 0);
-        w.write_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR), 77).unwrap();
+        w.write_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR), 77)
+            .unwrap();
         set_recording(&w, 0, t, false).unwrap();
-        assert_eq!(w.read_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR)).unwrap(), 0);
+        assert_eq!(
+            w.read_word(0, t, profiler::ring_word(Risc::Trisc1, ring::ANCHOR))
+                .unwrap(),
+            0
+        );
     }
 
     #[test]
@@ -201,18 +272,50 @@ mod tests {
         let set = |off: u32, v: u32| w.write_word(0, t, profiler::ring_word(r, off), v).unwrap();
         let get = |off: u32| w.read_word(0, t, profiler::ring_word(r, off)).unwrap();
         let base = profiler::ring_data(r).start;
-        assert_eq!(publish_stopped(&w, 0, t, r, base).unwrap(), Stopped::NotRunning, "no ring yet");
-        for (off, v) in [(ring::MAGIC, profiler::RING_MAGIC), (ring::BASE, base), (ring::CAPACITY, 0x2000)] {
+        assert_eq!(
+            publish_stopped(&w, 0, t, r, base).unwrap(),
+            Stopped::NotRunning,
+            "no ring yet"
+        );
+        for (off, v) in [
+            (ring::MAGIC, profiler::RING_MAGIC),
+            (ring::BASE, base),
+            (ring::CAPACITY, 0x2000),
+        ] {
             set(off, v);
         }
         // Second lap: the lap starts at counter 0x2000; HEAD published 0x2010, TAIL 0x2000.
-        for (off, v) in [(ring::STATE, ring::STATE_RUNNING), (ring::LAP, 0x2000), (ring::HEAD, 0x2010), (ring::TAIL, 0x2000)] {
+        for (off, v) in [
+            (ring::STATE, ring::STATE_RUNNING),
+            (ring::LAP, 0x2000),
+            (ring::HEAD, 0x2010),
+            (ring::TAIL, 0x2000),
+        ] {
             set(off, v);
         }
-        assert!(publish_stopped(&w, 0, t, r, base + 0x2004).unwrap_err().to_string().contains("outside its ring"));
-        assert!(publish_stopped(&w, 0, t, r, base + 0x8).unwrap_err().to_string().contains("HEAD would move"), "backwards");
-        assert_eq!(publish_stopped(&w, 0, t, r, base + 0x40).unwrap(), Stopped::Published { bytes: 0x30 });
-        assert_eq!((get(ring::HEAD), get(ring::STATE)), (0x2040, ring::STATE_STOPPED));
-        assert_eq!(publish_stopped(&w, 0, t, r, base + 0x40).unwrap(), Stopped::NotRunning, "once");
+        assert!(publish_stopped(&w, 0, t, r, base + 0x2004)
+            .unwrap_err()
+            .to_string()
+            .contains("outside its ring"));
+        assert!(
+            publish_stopped(&w, 0, t, r, base + 0x8)
+                .unwrap_err()
+                .to_string()
+                .contains("HEAD would move"),
+            "backwards"
+        );
+        assert_eq!(
+            publish_stopped(&w, 0, t, r, base + 0x40).unwrap(),
+            Stopped::Published { bytes: 0x30 }
+        );
+        assert_eq!(
+            (get(ring::HEAD), get(ring::STATE)),
+            (0x2040, ring::STATE_STOPPED)
+        );
+        assert_eq!(
+            publish_stopped(&w, 0, t, r, base + 0x40).unwrap(),
+            Stopped::NotRunning,
+            "once"
+        );
     }
 }

@@ -78,15 +78,41 @@ pub struct Replay {
 impl Replay {
     /// One chip of `tiles` (NoC0 coordinates, image order) of `arch`.
     pub fn new(arch: Arch, tiles: Vec<NocCoord>) -> Replay {
-        let geometry = Geometry { arch, chips: 1, tiles_per_chip: tiles.len() as u32, l1_size: arch.l1_size() };
-        Replay { geometry, tiles, active: Mutex::new(None), bytes_read: AtomicU64::new(0) }
+        let geometry = Geometry {
+            arch,
+            chips: 1,
+            tiles_per_chip: tiles.len() as u32,
+            l1_size: arch.l1_size(),
+        };
+        Replay {
+            geometry,
+            tiles,
+            active: Mutex::new(None),
+            bytes_read: AtomicU64::new(0),
+        }
     }
 
     /// Makes tile `index` (image order) the live one, with these rings (the previous one
     /// goes back to reading as unused).
     pub fn load_tile(&self, index: usize, rings: Vec<(Risc, RecordedRing)>) {
-        let rings = rings.into_iter().map(|(r, rec)| (r, Live { tail: rec.start, rec, step: None })).collect();
-        *self.lock() = Some(Active { index, rings, consumer: 0 });
+        let rings = rings
+            .into_iter()
+            .map(|(r, rec)| {
+                (
+                    r,
+                    Live {
+                        tail: rec.start,
+                        rec,
+                        step: None,
+                    },
+                )
+            })
+            .collect();
+        *self.lock() = Some(Active {
+            index,
+            rings,
+            consumer: 0,
+        });
     }
 
     /// Publishes the next recorded `HEAD` of every ring of the live tile whose consumer has
@@ -141,7 +167,13 @@ impl Replay {
                     ring::DROPPED => l.rec.dropped,
                     ring::STALLS => l.rec.stalls,
                     ring::RUN_ID => l.rec.run_id,
-                    ring::STATE => if done { ring::STATE_EXITED } else { ring::STATE_RUNNING },
+                    ring::STATE => {
+                        if done {
+                            ring::STATE_EXITED
+                        } else {
+                            ring::STATE_RUNNING
+                        }
+                    }
                     _ => 0,
                 };
             }
@@ -161,7 +193,11 @@ impl DeviceMemory for Replay {
     }
 
     fn tiles(&self, chip: u32) -> Vec<NocCoord> {
-        if chip == 0 { self.tiles.clone() } else { Vec::new() }
+        if chip == 0 {
+            self.tiles.clone()
+        } else {
+            Vec::new()
+        }
     }
 
     fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32> {
@@ -174,7 +210,11 @@ impl DeviceMemory for Replay {
         let index = self.index(chip, at, addr, 1)?;
         let mut g = self.lock();
         let Some(a) = g.as_mut().filter(|a| a.index == index) else {
-            return Err(Error::Address { what: format!("chip {chip} tile {at}: write of {addr:#x} to a tile that is not live") });
+            return Err(Error::Address {
+                what: format!(
+                    "chip {chip} tile {at}: write of {addr:#x} to a tile that is not live"
+                ),
+            });
         };
         if addr == profiler::TILE_BLOCK + tile::CONSUMER {
             a.consumer = v;
@@ -202,7 +242,8 @@ impl DeviceMemory for Replay {
             }
             None => out.fill(0),
         }
-        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        self.bytes_read
+            .fetch_add(4 * out.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -241,11 +282,19 @@ fn ring_bytes(a: &Active, addr: u32, out: &mut [u32]) -> bool {
 
 impl Replay {
     fn index(&self, chip: u32, at: NocCoord, addr: u32, words: usize) -> Result<usize> {
-        let i = self.tiles.iter().position(|&t| t == at).filter(|_| chip == 0).ok_or_else(|| Error::Address {
-            what: format!("chip {chip} tile {at}: no such tile in this replay"),
-        })?;
-        if !addr.is_multiple_of(4) || addr as u64 + 4 * words as u64 > self.geometry.l1_size as u64 {
-            return Err(Error::Address { what: format!("chip {chip} tile {at}: {words}-word access at {addr:#x} outside L1") });
+        let i = self
+            .tiles
+            .iter()
+            .position(|&t| t == at)
+            .filter(|_| chip == 0)
+            .ok_or_else(|| Error::Address {
+                what: format!("chip {chip} tile {at}: no such tile in this replay"),
+            })?;
+        if !addr.is_multiple_of(4) || addr as u64 + 4 * words as u64 > self.geometry.l1_size as u64
+        {
+            return Err(Error::Address {
+                what: format!("chip {chip} tile {at}: {words}-word access at {addr:#x} outside L1"),
+            });
         }
         Ok(i)
     }
@@ -265,13 +314,27 @@ mod tests {
         use ttprof_rt::wire::{encode, Record, PAD};
         let cap = profiler::RING_CAPACITY;
         let mut rng = Rng::new(seed);
-        let (mut rec, mut payload) = (RecordedRing { start, ..RecordedRing::default() }, Vec::new());
+        let (mut rec, mut payload) = (
+            RecordedRing {
+                start,
+                ..RecordedRing::default()
+            },
+            Vec::new(),
+        );
         let (mut pos, mut t, mut reference, mut last_head) = (start, 1_000u64, 0u64, start);
         for i in 0..3000u64 {
             t += rng.below(50);
             let r = match i % 500 {
-                0 => Record::Run { run_id: i as u32, time: t },
-                _ => Record::Zone { id: rng.below(9) as u16, end: t, duration: rng.below(30), value: None },
+                0 => Record::Run {
+                    run_id: i as u32,
+                    time: t,
+                },
+                _ => Record::Zone {
+                    id: rng.below(9) as u16,
+                    end: t,
+                    duration: rng.below(30),
+                    value: None,
+                },
             };
             let e = encode(&r, reference).unwrap();
             reference = t;
@@ -303,11 +366,20 @@ mod tests {
         for (seed, start) in [(1, 0), (2, 0x2000 * 3 + 100), (3, u32::MAX - 5001)] {
             let (rec, payload) = recorded(seed, start);
             let mut want = ZoneTable::new();
-            Decoder::default().decode_compact(&payload, &mut want).unwrap();
+            Decoder::default()
+                .decode_compact(&payload, &mut want)
+                .unwrap();
             let tiles = vec![NocCoord::new(1, 2), NocCoord::new(2, 2)];
             let replay = Replay::new(Arch::Blackhole, tiles);
             replay.load_tile(1, vec![(Risc::Trisc1, rec)]);
-            let mut d = Drainer::attach(&replay, DrainOptions { consume: true, attach_consumer: true }).unwrap();
+            let mut d = Drainer::attach(
+                &replay,
+                DrainOptions {
+                    consume: true,
+                    attach_consumer: true,
+                },
+            )
+            .unwrap();
             let mut got = ZoneTable::new();
             let mut steps = 0;
             while replay.step() {
@@ -322,7 +394,11 @@ mod tests {
             }
             let r = d.finish().unwrap();
             assert!(r.issues.iter().all(|i| !i.is_error()), "{:?}", r.issues);
-            assert_eq!((&got.end, &got.duration, &got.site), (&want.end, &want.duration, &want.site), "seed {seed}");
+            assert_eq!(
+                (&got.end, &got.duration, &got.site),
+                (&want.end, &want.duration, &want.site),
+                "seed {seed}"
+            );
             assert_eq!(r.rings[0].payload_bytes, payload.len() as u64);
         }
     }

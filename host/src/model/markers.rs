@@ -60,18 +60,26 @@ pub fn markers(r: &Records) -> Vec<Marker> {
     };
     let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
     // Openings in (start, longest first, outermost first = later in the ring first) order.
-    let mut order: Vec<u32> = (0..r.len() as u32).filter(|&i| is_zone(r.kind[i as usize]) || point(r.kind[i as usize]).is_some()).collect();
+    let mut order: Vec<u32> = (0..r.len() as u32)
+        .filter(|&i| is_zone(r.kind[i as usize]) || point(r.kind[i as usize]).is_some())
+        .collect();
     order.sort_unstable_by_key(|&i| (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i)));
     let mut out = Vec::with_capacity(2 * order.len());
     // Open zones by (end, innermost first).
     let mut open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>> = BinaryHeap::new();
-    let close_until = |t: u64, open: &mut BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>, out: &mut Vec<Marker>| {
+    let close_until = |t: u64,
+                       open: &mut BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
+                       out: &mut Vec<Marker>| {
         while let Some(&Reverse((end, _, i))) = open.peek() {
             if end > t {
                 break;
             }
             open.pop();
-            out.push(Marker { kind: MarkerType::ZoneEnd, time: end, record: i });
+            out.push(Marker {
+                kind: MarkerType::ZoneEnd,
+                time: end,
+                record: i,
+            });
         }
     };
     for (seq, &i) in order.iter().enumerate() {
@@ -79,9 +87,17 @@ pub fn markers(r: &Records) -> Vec<Marker> {
         let t = r.start[i as usize];
         close_until(t, &mut open, &mut out);
         match point(k) {
-            Some(kind) => out.push(Marker { kind, time: r.end[i as usize], record: i }),
+            Some(kind) => out.push(Marker {
+                kind,
+                time: r.end[i as usize],
+                record: i,
+            }),
             None => {
-                out.push(Marker { kind: MarkerType::ZoneStart, time: t, record: i });
+                out.push(Marker {
+                    kind: MarkerType::ZoneStart,
+                    time: t,
+                    record: i,
+                });
                 open.push(Reverse((r.end[i as usize], Reverse(seq as u64), i)));
             }
         }
@@ -104,14 +120,23 @@ mod tests {
     }
 
     fn seq(r: &Records) -> Vec<(u32, &'static str, u64)> {
-        markers(r).iter().map(|m| (m.record, m.kind.name(), m.time)).collect()
+        markers(r)
+            .iter()
+            .map(|m| (m.record, m.kind.name(), m.time))
+            .collect()
     }
 
     #[test]
     fn children_shipped_first_are_opened_inside_their_parents() {
         use RecordKind::*;
         // Ring order: child a, child b (touching a), event, parent p with the same start as a.
-        let r = records(&[(Zone, 10, 20), (Zone, 20, 30), (Event, 25, 25), (Zone, 10, 40), (Zone, 40, 40)]);
+        let r = records(&[
+            (Zone, 10, 20),
+            (Zone, 20, 30),
+            (Event, 25, 25),
+            (Zone, 10, 40),
+            (Zone, 40, 40),
+        ]);
         assert_eq!(
             seq(&r),
             [
@@ -133,15 +158,18 @@ mod tests {
         use RecordKind::*;
         let r = records(&[(Zone, 5, 9), (Zone, 5, 9), (Zone, 1, 9), (Sum, 9, 9)]);
         let s = seq(&r);
-        assert_eq!(s.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(), [
-            (2, "ZONE_START"),
-            (1, "ZONE_START"),
-            (0, "ZONE_START"),
-            (0, "ZONE_END"),
-            (1, "ZONE_END"),
-            (2, "ZONE_END"),
-            (3, "ZONE_TOTAL"),
-        ]);
+        assert_eq!(
+            s.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>(),
+            [
+                (2, "ZONE_START"),
+                (1, "ZONE_START"),
+                (0, "ZONE_START"),
+                (0, "ZONE_END"),
+                (1, "ZONE_END"),
+                (2, "ZONE_END"),
+                (3, "ZONE_TOTAL"),
+            ]
+        );
         assert!(s.windows(2).all(|w| w[0].2 <= w[1].2));
     }
 }

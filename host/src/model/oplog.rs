@@ -105,7 +105,9 @@ pub struct OpRecord {
 impl OpRecord {
     /// The kernel that ran on `risc` of `tile` in this op.
     pub fn kernel_for(&self, tile: NocCoord, risc: Risc) -> Option<&KernelBinding> {
-        self.kernels.iter().find(|k| k.risc() == Some(risc) && k.runs_on(tile))
+        self.kernels
+            .iter()
+            .find(|k| k.risc() == Some(risc) && k.runs_on(tile))
     }
 }
 
@@ -149,20 +151,33 @@ impl OpLog {
     /// something else (a device image, a snapshot, an ELF, binary data) is an error that
     /// says what it looks like, and whether `--device` and `--oplog` were swapped.
     pub fn read(path: &Path) -> Result<OpLog> {
-        check_regular_file(path, std::fs::metadata(path).map_err(|e| Error::io(path, "open op log", e))?)?;
+        check_regular_file(
+            path,
+            std::fs::metadata(path).map_err(|e| Error::io(path, "open op log", e))?,
+        )?;
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, "open op log", e))?;
         // The path may have been replaced between the two looks: check what was opened.
-        let meta = file.metadata().map_err(|e| Error::io(path, "stat op log", e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io(path, "stat op log", e))?;
         check_regular_file(path, meta.clone())?;
         crate::atomic::note_input(path, &meta);
         let mut head = Vec::new();
-        (&mut file).take(SNIFF_BYTES).read_to_end(&mut head).map_err(|e| Error::io(path, "read op log", e))?;
+        (&mut file)
+            .take(SNIFF_BYTES)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::io(path, "read op log", e))?;
         if let Some(what) = not_an_op_log(&head) {
-            return Err(Error::BadFile { path: path.into(), what });
+            return Err(Error::BadFile {
+                path: path.into(),
+                what,
+            });
         }
-        file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, "read op log", e))?;
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| Error::io(path, "read op log", e))?;
         let mut entries = Vec::new();
-        let mut lines = crate::files::BoundedLines::new(std::io::BufReader::new(file), MAX_LINE_BYTES);
+        let mut lines =
+            crate::files::BoundedLines::new(std::io::BufReader::new(file), MAX_LINE_BYTES);
         loop {
             let (n, bytes) = match lines.next_line() {
                 Ok(Some(l)) => l,
@@ -187,14 +202,24 @@ impl OpLog {
             if line.trim().is_empty() {
                 continue;
             }
-            let entry: OpLogEntry = serde_json::from_str(line)
-                .map_err(|e| Error::OpLog { path: path.into(), line: n, what: e.to_string() })?;
+            let entry: OpLogEntry = serde_json::from_str(line).map_err(|e| Error::OpLog {
+                path: path.into(),
+                line: n,
+                what: e.to_string(),
+            })?;
             if let OpLogEntry::Op(op) = &entry {
-                check_op(op).map_err(|what| Error::OpLog { path: path.into(), line: n, what })?;
+                check_op(op).map_err(|what| Error::OpLog {
+                    path: path.into(),
+                    line: n,
+                    what,
+                })?;
             }
             entries.push(entry);
         }
-        Ok(OpLog { path: path.into(), entries })
+        Ok(OpLog {
+            path: path.into(),
+            entries,
+        })
     }
 
     /// The launches, in file order (signposts skipped).
@@ -208,7 +233,8 @@ impl OpLog {
     /// The op with this run id on this device (the first, if several claim it). A scan of
     /// the log: to look up many, index [`OpLog::ops`] once, as the resolver does.
     pub fn op(&self, device: u32, run_id: u32) -> Option<&OpRecord> {
-        self.ops().find(|o| o.run_id == run_id && o.device == device)
+        self.ops()
+            .find(|o| o.run_id == run_id && o.device == device)
     }
 
     /// An ELF path from the log, made absolute against the log's directory.
@@ -245,7 +271,10 @@ fn check_regular_file(path: &Path, meta: std::fs::Metadata) -> Result<()> {
          and reading anything else could block or never end"
             .to_string()
     };
-    Err(Error::BadFile { path: path.into(), what })
+    Err(Error::BadFile {
+        path: path.into(),
+        what,
+    })
 }
 
 /// What a file that starts with `head` (its first [`SNIFF_BYTES`] bytes, or all of it) is,
@@ -253,10 +282,14 @@ fn check_regular_file(path: &Path, meta: std::fs::Metadata) -> Result<()> {
 fn not_an_op_log(head: &[u8]) -> Option<String> {
     const SWAPPED: &str = "did you swap --device and --oplog?";
     if head.starts_with(&riscv_linker::devfile::MAGIC) {
-        return Some(format!("is a device image (it starts with \"TTDEVMEM\"), not an op log: {SWAPPED}"));
+        return Some(format!(
+            "is a device image (it starts with \"TTDEVMEM\"), not an op log: {SWAPPED}"
+        ));
     }
     if head.starts_with(&crate::devmem::SNAPSHOT_MAGIC) {
-        return Some(format!("is a device-memory snapshot (it starts with \"TTSNAP\"), not an op log: {SWAPPED}"));
+        return Some(format!(
+            "is a device-memory snapshot (it starts with \"TTSNAP\"), not an op log: {SWAPPED}"
+        ));
     }
     if head.starts_with(b"\x7fELF") {
         return Some(
@@ -292,7 +325,10 @@ impl OpLogWriter {
     pub fn create(path: &Path) -> Result<OpLogWriter> {
         crate::atomic::check_destination(path)?;
         let file = std::fs::File::create(path).map_err(|e| Error::io(path, "create op log", e))?;
-        Ok(OpLogWriter { path: path.into(), out: BufWriter::new(file) })
+        Ok(OpLogWriter {
+            path: path.into(),
+            out: BufWriter::new(file),
+        })
     }
 
     /// Appends one launch and flushes it to the file.
@@ -308,7 +344,9 @@ impl OpLogWriter {
     fn write(&mut self, e: &OpLogEntry) -> Result<()> {
         let line = serde_json::to_string(e).map_err(|e| Error::Other(e.to_string()))?;
         writeln!(self.out, "{line}").map_err(|e| Error::io(&self.path, "write op log", e))?;
-        self.out.flush().map_err(|e| Error::io(&self.path, "write op log", e))
+        self.out
+            .flush()
+            .map_err(|e| Error::io(&self.path, "write op log", e))
     }
 }
 
@@ -331,15 +369,31 @@ mod tests {
             outputs: vec![],
             host_start_ns: 10,
             host_end_ns: 20,
-            kernels: vec![KernelBinding { risc: "TRISC_1".into(), elf: "k/math".into(), cores: vec![[1, 1]] }],
+            kernels: vec![KernelBinding {
+                risc: "TRISC_1".into(),
+                elf: "k/math".into(),
+                cores: vec![[1, 1]],
+            }],
         };
         let mut w = OpLogWriter::create(&path).unwrap();
         w.op(&op).unwrap();
-        w.signpost(&Signpost { name: "s".into(), device: 0, host_ns: 30 }).unwrap();
+        w.signpost(&Signpost {
+            name: "s".into(),
+            device: 0,
+            host_ns: 30,
+        })
+        .unwrap();
         drop(w);
         let log = OpLog::read(&path).unwrap();
         assert_eq!(log.op(0, 3), Some(&op));
-        assert_eq!(log.op(0, 3).unwrap().kernel_for(NocCoord::new(1, 1), Risc::Trisc1).unwrap().elf, PathBuf::from("k/math"));
+        assert_eq!(
+            log.op(0, 3)
+                .unwrap()
+                .kernel_for(NocCoord::new(1, 1), Risc::Trisc1)
+                .unwrap()
+                .elf,
+            PathBuf::from("k/math")
+        );
         assert_eq!(log.resolve_path(Path::new("k/math")), dir.join("k/math"));
         std::fs::write(&path, "{\"op\":{\"run_id\":1}}\n").unwrap();
         let e = OpLog::read(&path).unwrap_err().to_string();
@@ -347,8 +401,20 @@ mod tests {
         // An op that ends before it starts was accepted silently.
         let mut w = OpLogWriter::create(&path).unwrap();
         w.op(&op).unwrap();
-        w.op(&OpRecord { run_id: 4, host_start_ns: 50, host_end_ns: 49, ..op.clone() }).unwrap();
-        w.op(&OpRecord { run_id: 5, host_start_ns: 60, host_end_ns: 60, ..op.clone() }).unwrap();
+        w.op(&OpRecord {
+            run_id: 4,
+            host_start_ns: 50,
+            host_end_ns: 49,
+            ..op.clone()
+        })
+        .unwrap();
+        w.op(&OpRecord {
+            run_id: 5,
+            host_start_ns: 60,
+            host_end_ns: 60,
+            ..op.clone()
+        })
+        .unwrap();
         drop(w);
         let e = OpLog::read(&path).unwrap_err().to_string();
         assert!(
@@ -384,7 +450,10 @@ mod tests {
         w.op(&op).unwrap();
         drop(w);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.contains("{\"id\":7,\"shape\"") && text.matches("\"id\"").count() == 2, "no id written for None: {text}");
+        assert!(
+            text.contains("{\"id\":7,\"shape\"") && text.matches("\"id\"").count() == 2,
+            "no id written for None: {text}"
+        );
         assert_eq!(OpLog::read(&path).unwrap().op(0, 1), Some(&op));
         // A line from before ids existed.
         let old = "{\"op\":{\"run_id\":2,\"device\":0,\"op_code\":\"Relu\",\"op_type\":\"tt_dnn_device\",\
@@ -411,25 +480,48 @@ mod tests {
         let mut image = riscv_linker::devfile::MAGIC.to_vec();
         image.resize(8192, 0);
         let e = err("device.img", &image);
-        assert!(e.contains("device.img: is a device image") && e.contains("did you swap --device and --oplog?"), "{e}");
+        assert!(
+            e.contains("device.img: is a device image")
+                && e.contains("did you swap --device and --oplog?"),
+            "{e}"
+        );
         let mut snap = crate::devmem::SNAPSHOT_MAGIC.to_vec();
         snap.extend_from_slice(&[1, 0, 0, 0, 0xff]);
         let e = err("run.snap", &snap);
-        assert!(e.contains("run.snap: is a device-memory snapshot") && e.contains("did you swap"), "{e}");
+        assert!(
+            e.contains("run.snap: is a device-memory snapshot") && e.contains("did you swap"),
+            "{e}"
+        );
         let e = err("kernel.elf", b"\x7fELF\x01\x01\x01\0\0\0");
         assert!(e.contains("kernel.elf: is an ELF file"), "{e}");
         let e = err("random.bin", &[0x9c, 0xff, 0x00, 0x12, 0x80]);
-        assert!(e.contains("random.bin: is binary data") && e.contains("did you swap"), "{e}");
+        assert!(
+            e.contains("random.bin: is binary data") && e.contains("did you swap"),
+            "{e}"
+        );
         // Text whose first bytes look fine: the bad line is named.
         let mut late = vec![b'\n'; SNIFF_BYTES as usize + 10];
         late.extend_from_slice(b"\xff\xfe\n");
         let e = err("late.jsonl", &late);
-        assert!(e.contains(&format!("late.jsonl:{}: not UTF-8 text", SNIFF_BYTES as usize + 11)), "{e}");
+        assert!(
+            e.contains(&format!(
+                "late.jsonl:{}: not UTF-8 text",
+                SNIFF_BYTES as usize + 11
+            )),
+            "{e}"
+        );
         // A multi-byte character cut by the sniff is not binary.
         let prefix = r#"{"signpost":{"name":""#;
-        let name = format!("{}\u{e9}", "a".repeat(SNIFF_BYTES as usize - 1 - prefix.len()));
+        let name = format!(
+            "{}\u{e9}",
+            "a".repeat(SNIFF_BYTES as usize - 1 - prefix.len())
+        );
         let line = format!(r#"{prefix}{name}","device":0,"host_ns":1}}}}"#);
-        assert_eq!(line.as_bytes()[SNIFF_BYTES as usize - 1], 0xc3, "the cut falls inside the character");
+        assert_eq!(
+            line.as_bytes()[SNIFF_BYTES as usize - 1],
+            0xc3,
+            "the cut falls inside the character"
+        );
         let path = dir.join("cut.jsonl");
         std::fs::write(&path, &line).unwrap();
         let log = OpLog::read(&path).unwrap();

@@ -48,7 +48,11 @@ pub struct Span {
 
 impl Span {
     fn new(start: At, end: At) -> Span {
-        Span { start, end, last_start: start }
+        Span {
+            start,
+            end,
+            last_start: start,
+        }
     }
 
     fn add(&mut self, start: At, end: At) {
@@ -114,7 +118,10 @@ impl DeviceTimes {
 
     /// Per-core kernel durations in ns (cores with a KERNEL zone), in core order.
     pub fn per_core_kernel_ns(&self) -> Vec<f64> {
-        self.cores.values().filter_map(|c| c.kernel.map(|k| k.duration_ns())).collect()
+        self.cores
+            .values()
+            .filter_map(|c| c.kernel.map(|k| k.duration_ns()))
+            .collect()
     }
 }
 
@@ -177,7 +184,13 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
                 }
             });
             let Some(w) = w else { continue };
-            let at = |cycles: u64| Some(At { tile: id.tile, cycles, ns: timebase.host_ns(id.chip, id.tile, cycles)? });
+            let at = |cycles: u64| {
+                Some(At {
+                    tile: id.tile,
+                    cycles,
+                    ns: timebase.host_ns(id.chip, id.tile, cycles)?,
+                })
+            };
             let (Some(start), Some(end)) = (at(r.start[i]), at(r.end[i])) else {
                 *no_timebase.entry(id.chip).or_default() += 1;
                 continue;
@@ -248,7 +261,10 @@ mod tests {
         let res = fixture::resolution(&r);
         let ops = collect(&r, &res, &Timebase::nominal(fixture::ARCH, 1));
         assert!(ops.issues.is_empty(), "{:?}", ops.issues);
-        assert_eq!(ops.by_run.keys().copied().collect::<Vec<_>>(), [(0, 1), (0, 2), (0, 3)]);
+        assert_eq!(
+            ops.by_run.keys().copied().collect::<Vec<_>>(),
+            [(0, 1), (0, 2), (0, 3)]
+        );
         let d = &ops.by_run[&(0, 2)];
         assert_eq!(d.core_count(), 2);
         // First FW start: tile 0 BRISC; last end: tile 1 TRISC2.
@@ -260,17 +276,28 @@ mod tests {
             (first.fw.0, last.fw.1, TILES[0], TILES[1])
         );
         let k = d.kernel.unwrap();
-        assert_eq!((k.start.cycles, k.end.cycles), (first.kernel.0, last.kernel.1));
-        assert_eq!(k.duration_ns(), (last.kernel.1 - first.kernel.0) as f64, "1 GHz nominal: 1 ns per cycle");
+        assert_eq!(
+            (k.start.cycles, k.end.cycles),
+            (first.kernel.0, last.kernel.1)
+        );
+        assert_eq!(
+            k.duration_ns(),
+            (last.kernel.1 - first.kernel.0) as f64,
+            "1 GHz nominal: 1 ns per cycle"
+        );
         assert_eq!(k.last_start.cycles, times(2, 1, Risc::Trisc2).kernel.0);
         assert_eq!(d.dm_kernel_start.unwrap().cycles, first.kernel.0);
         let t1 = d.risc_kernel[Risc::Trisc1.index()].unwrap();
         assert_eq!(
             (t1.start.cycles, t1.end.cycles),
-            (times(2, 0, Risc::Trisc1).kernel.0, times(2, 1, Risc::Trisc1).kernel.1)
+            (
+                times(2, 0, Risc::Trisc1).kernel.0,
+                times(2, 1, Risc::Trisc1).kernel.1
+            )
         );
         let per_core = d.per_core_kernel_ns();
-        let core = |t| (times(2, t, Risc::Trisc2).kernel.1 - times(2, t, Risc::Brisc).kernel.0) as f64;
+        let core =
+            |t| (times(2, t, Risc::Trisc2).kernel.1 - times(2, t, Risc::Brisc).kernel.0) as f64;
         assert_eq!(per_core, [core(0), core(1)]);
         assert_eq!(d.cores[&TILES[0]].fw_riscs, 0b11111);
     }
@@ -279,7 +306,11 @@ mod tests {
     fn zones_named_like_another_risc_wrapper_are_not_wrappers_and_unknown_chips_are_reported() {
         let mut r = fixture::readout();
         // A BRISC-FW zone on an NCRISC ring does not count as NCRISC's wrapper.
-        let ring = r.rings.iter_mut().find(|x| x.id.risc == Risc::Ncrisc).unwrap();
+        let ring = r
+            .rings
+            .iter_mut()
+            .find(|x| x.id.risc == Risc::Ncrisc)
+            .unwrap();
         for k in 0..ring.records.len() {
             if ring.records.site[k] == fixture::site::NCRISC_FW {
                 ring.records.site[k] = fixture::site::BRISC_FW;
@@ -290,6 +321,10 @@ mod tests {
         assert_eq!(ops.by_run[&(0, 1)].cores[&TILES[0]].fw_riscs, 0b11101);
         let none = collect(&r, &res, &Timebase::nominal(fixture::ARCH, 0));
         assert!(none.by_run.is_empty());
-        assert!(none.issues[0].to_string().contains("knows no chip 0"), "{}", none.issues[0]);
+        assert!(
+            none.issues[0].to_string().contains("knows no chip 0"),
+            "{}",
+            none.issues[0]
+        );
     }
 }

@@ -19,8 +19,8 @@ use crate::error::Result;
 use crate::issue::Issue;
 use crate::markers::{markers, MarkerType};
 use crate::oplog::{OpLog, OpLogEntry, Signpost};
-use crate::readout::{self, Readout, RingReport};
 use crate::ops::{self as device, Ops};
+use crate::readout::{self, Readout, RingReport};
 use crate::resolve::{Resolution, Resolver};
 use crate::sites::SiteMeta;
 use crate::timebase::Timebase;
@@ -104,7 +104,11 @@ pub struct RingView<'a> {
 impl Profile {
     /// Reads every ring of `mem` once (without consuming), names the records through
     /// `oplog` and places them with `timebase`.
-    pub fn load(mem: &dyn DeviceMemory, oplog: Option<OpLog>, timebase: Timebase) -> Result<Profile> {
+    pub fn load(
+        mem: &dyn DeviceMemory,
+        oplog: Option<OpLog>,
+        timebase: Timebase,
+    ) -> Result<Profile> {
         let readout = readout::read(mem, false)?;
         Ok(Profile::new(readout, oplog, timebase))
     }
@@ -119,7 +123,11 @@ impl Profile {
         let g = memory.geometry();
         let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
         let readout = readout::read(memory.as_ref(), consume)?;
-        Ok(Loaded { profile: Profile::new(readout, oplog, timebase), memory, clock_note })
+        Ok(Loaded {
+            profile: Profile::new(readout, oplog, timebase),
+            memory,
+            clock_note,
+        })
     }
 
     /// The model of records already read: sites resolved through `oplog` (without an op
@@ -134,7 +142,12 @@ impl Profile {
 
     /// The model of records whose sites are resolved already (`sites` matches `readout`
     /// ring by ring).
-    pub fn resolved(readout: Readout, sites: Resolution, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
+    pub fn resolved(
+        readout: Readout,
+        sites: Resolution,
+        oplog: Option<OpLog>,
+        timebase: Timebase,
+    ) -> Profile {
         let (mut p, spans) = Profile::build(readout, sites, oplog, timebase);
         p.check_host_times(&spans);
         p
@@ -144,7 +157,12 @@ impl Profile {
     /// [`Profile::resolved`], but the op log's host times are not checked against the
     /// part's records (a few rings do not span the run: the run's profile checks them when
     /// the stream finishes).
-    pub fn part(readout: Readout, sites: Resolution, oplog: Option<OpLog>, timebase: Timebase) -> Profile {
+    pub fn part(
+        readout: Readout,
+        sites: Resolution,
+        oplog: Option<OpLog>,
+        timebase: Timebase,
+    ) -> Profile {
         Profile::build(readout, sites, oplog, timebase).0
     }
 
@@ -195,7 +213,11 @@ impl Profile {
 
     /// Every problem: the readout's, the naming's and the model's.
     pub fn all_issues(&self) -> impl Iterator<Item = &Issue> {
-        self.readout.issues.iter().chain(&self.sites.issues).chain(&self.issues)
+        self.readout
+            .issues
+            .iter()
+            .chain(&self.sites.issues)
+            .chain(&self.issues)
     }
 
     /// The metadata of site `id` of run `run` on ring `ring`, when known.
@@ -216,7 +238,11 @@ impl Profile {
         }
         let (ring, id) = (view.ring, view.ring.id);
         let r = &ring.records;
-        let ns = |c: u64| self.timebase.host_ns(id.chip, id.tile, c).unwrap_or(f64::NAN);
+        let ns = |c: u64| {
+            self.timebase
+                .host_ns(id.chip, id.tile, c)
+                .unwrap_or(f64::NAN)
+        };
         let labels = &self.ring_labels[index];
         let lane = index as u32;
         let (mut depth, mut depth_used) = (0u16, 0u16);
@@ -247,12 +273,21 @@ impl Profile {
                 kind => {
                     let kind = match (kind, r.kind[i]) {
                         (MarkerType::TsData, _) => MarkKind::Data(r.value[i]),
-                        (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => {
-                            MarkKind::Sum { total_cycles: r.value[i], count: r.count[i] }
-                        }
+                        (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => MarkKind::Sum {
+                            total_cycles: r.value[i],
+                            count: r.count[i],
+                        },
                         _ => MarkKind::Event,
                     };
-                    view.marks.push(Mark { lane, site: label(), kind, run, op, cycles: r.end[i], ns: ns(r.end[i]) });
+                    view.marks.push(Mark {
+                        lane,
+                        site: label(),
+                        kind,
+                        run,
+                        op,
+                        cycles: r.end[i],
+                        ns: ns(r.end[i]),
+                    });
                 }
             }
         }
@@ -267,7 +302,12 @@ impl Profile {
         RingView {
             index,
             ring,
-            lane: Lane { chip: id.chip, tile: id.tile, risc: id.risc, depth: 0 },
+            lane: Lane {
+                chip: id.chip,
+                tile: id.tile,
+                risc: id.risc,
+                depth: 0,
+            },
             zones: Vec::new(),
             marks: Vec::new(),
             placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
@@ -349,9 +389,18 @@ impl Profile {
                             name: m.name.clone(),
                             file: m.file.clone(),
                             line: m.line,
-                            function: Some(if m.package.is_empty() { m.name.clone() } else { m.package.clone() }),
+                            function: Some(if m.package.is_empty() {
+                                m.name.clone()
+                            } else {
+                                m.package.clone()
+                            }),
                         },
-                        None => SiteLabel { name: unresolved_name(site), file: String::new(), line: 0, function: None },
+                        None => SiteLabel {
+                            name: unresolved_name(site),
+                            file: String::new(),
+                            line: 0,
+                            function: None,
+                        },
                     };
                     *global.entry(l.clone()).or_insert_with(|| {
                         self.labels.push(l);
@@ -368,7 +417,11 @@ impl Profile {
                 };
                 // Point records sit at their end time, zones span start to end.
                 let is_zone = matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone);
-                let a = self.timebase.host_ns(id.chip, id.tile, if is_zone { r.start[i] } else { r.end[i] });
+                let a = self.timebase.host_ns(
+                    id.chip,
+                    id.tile,
+                    if is_zone { r.start[i] } else { r.end[i] },
+                );
                 let b = self.timebase.host_ns(id.chip, id.tile, r.end[i]);
                 if let (Some(a), Some(b)) = (a, b) {
                     if a.is_finite() && b.is_finite() {
@@ -394,18 +447,35 @@ impl Profile {
     /// records per chip and op index); a chip whose op log does not overlap its records
     /// gets its ops placed at their device times, and a warning.
     pub(crate) fn check_host_times(&mut self, spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>) {
-        let chips: BTreeSet<u32> = self.ops.iter().filter(|o| o.host_ns.is_some()).map(|o| o.chip).collect();
+        let chips: BTreeSet<u32> = self
+            .ops
+            .iter()
+            .filter(|o| o.host_ns.is_some())
+            .map(|o| o.chip)
+            .collect();
         for chip in chips {
-            let logged = self.ops.iter().filter(|o| o.chip == chip).filter_map(|o| o.host_ns);
-            let Some(host) = hull(logged.map(|(a, b)| (a as f64, b as f64))) else { continue };
+            let logged = self
+                .ops
+                .iter()
+                .filter(|o| o.chip == chip)
+                .filter_map(|o| o.host_ns);
+            let Some(host) = hull(logged.map(|(a, b)| (a as f64, b as f64))) else {
+                continue;
+            };
             let records = spans.range((chip, None)..=(chip, Some(u32::MAX)));
-            let Some(device) = hull(records.map(|(_, &s)| s)) else { continue };
+            let Some(device) = hull(records.map(|(_, &s)| s)) else {
+                continue;
+            };
             if overlaps_enough(host, device) {
                 continue;
             }
             let (placed, unplaced) = self.place_by_device(chip, spans);
             let shared = host.1.min(device.1) - host.0.max(device.0);
-            let how = if shared < 0.0 { "do not overlap".to_string() } else { format!("share only {shared:.0} ns of") };
+            let how = if shared < 0.0 {
+                "do not overlap".to_string()
+            } else {
+                format!("share only {shared:.0} ns of")
+            };
             let mut what = format!(
                 "device {chip}: the op log's host times ({:.0}..{:.0} ns) {how} the device records' span on the timebase \
                  ({:.0}..{:.0} ns): is the op log from another run, or the clock fit wrong? {placed} op(s) are placed \
@@ -413,21 +483,30 @@ impl Profile {
                 host.0, host.1, device.0, device.1
             );
             if unplaced > 0 {
-                what.push_str(&format!("; {unplaced} op(s) without device records are left off the timeline"));
+                what.push_str(&format!(
+                    "; {unplaced} op(s) without device records are left off the timeline"
+                ));
             }
-            self.issues.push(Issue::warning(None, what).with_count(placed + unplaced));
+            self.issues
+                .push(Issue::warning(None, what).with_count(placed + unplaced));
         }
     }
 
     /// Replaces the host times of `chip`'s logged ops by their device span: FW and KERNEL
     /// zones, else all their records. Returns (ops placed, ops without records).
-    fn place_by_device(&mut self, chip: u32, spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>) -> (u64, u64) {
+    fn place_by_device(
+        &mut self,
+        chip: u32,
+        spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>,
+    ) -> (u64, u64) {
         let (mut placed, mut unplaced) = (0, 0);
         for (i, o) in self.ops.iter_mut().enumerate() {
             if o.chip != chip || o.host_ns.is_none() {
                 continue;
             }
-            let own = o.device_span().or_else(|| spans.get(&(chip, Some(i as u32))).copied());
+            let own = o
+                .device_span()
+                .or_else(|| spans.get(&(chip, Some(i as u32))).copied());
             o.host_ns = own.map(|(a, b)| (a.max(0.0).floor() as u64, b.max(0.0).ceil() as u64));
             if o.host_ns.is_some() {
                 placed += 1;
@@ -442,7 +521,12 @@ impl Profile {
 /// Ops in host start order (an op without host times at its FW start, else last): the
 /// order of [`Profile::ops`].
 pub(crate) fn sort_ops(ops: &mut [OpSpan]) {
-    let key = |o: &OpSpan| o.host_ns.map(|h| h.0 as f64).or(o.fw_ns.map(|f| f.0)).unwrap_or(f64::INFINITY);
+    let key = |o: &OpSpan| {
+        o.host_ns
+            .map(|h| h.0 as f64)
+            .or(o.fw_ns.map(|f| f.0))
+            .unwrap_or(f64::INFINITY)
+    };
     ops.sort_by(|a, b| key(a).total_cmp(&key(b)));
 }
 
@@ -451,7 +535,9 @@ pub(crate) fn hull(spans: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, 
     spans
         .into_iter()
         .filter(|(a, b)| a.is_finite() && b.is_finite())
-        .fold(None, |acc, (a, b)| Some(acc.map_or((a, b), |(lo, hi): (f64, f64)| (lo.min(a), hi.max(b)))))
+        .fold(None, |acc, (a, b)| {
+            Some(acc.map_or((a, b), |(lo, hi): (f64, f64)| (lo.min(a), hi.max(b))))
+        })
 }
 
 /// Whether `host` and `device` share at least [`MIN_HOST_OVERLAP`] of the shorter one (a
@@ -477,13 +563,26 @@ mod tests {
     fn ring_views_add_up_to_the_timeline() {
         let r = fixture::readout();
         let res = fixture::resolution(&r);
-        let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(fixture::ARCH, 1));
+        let p = Profile::resolved(
+            r,
+            res,
+            Some(fixture::oplog()),
+            Timebase::nominal(fixture::ARCH, 1),
+        );
         assert!(p.issues.is_empty(), "{:?}", p.issues);
         let (mut zones, mut marks) = (0, 0);
         for v in p.rings() {
             assert!(v.placed);
-            assert!(v.zones.iter().all(|z| z.lane as usize == v.index && (z.site as usize) < p.labels.len()));
-            assert!(v.zones.windows(2).all(|w| w[0].start_cycles <= w[1].start_cycles), "opening order");
+            assert!(v
+                .zones
+                .iter()
+                .all(|z| z.lane as usize == v.index && (z.site as usize) < p.labels.len()));
+            assert!(
+                v.zones
+                    .windows(2)
+                    .all(|w| w[0].start_cycles <= w[1].start_cycles),
+                "opening order"
+            );
             zones += v.zones.len();
             marks += v.marks.len();
         }

@@ -89,7 +89,9 @@ impl Resolution {
     pub fn unresolved(readout: &Readout) -> Resolution {
         let mut res = Resolution::default();
         for ring in &readout.rings {
-            res.unresolved += (0..ring.records.len()).filter(|&i| has_site(ring.records.kind[i])).count() as u64;
+            res.unresolved += (0..ring.records.len())
+                .filter(|&i| has_site(ring.records.kind[i]))
+                .count() as u64;
             res.rings.push(RingSites::default());
         }
         res
@@ -104,7 +106,14 @@ impl Resolution {
 
 /// Whether a record kind carries a site id.
 pub fn has_site(kind: RecordKind) -> bool {
-    matches!(kind, RecordKind::Zone | RecordKind::ValueZone | RecordKind::Event | RecordKind::Data | RecordKind::Sum)
+    matches!(
+        kind,
+        RecordKind::Zone
+            | RecordKind::ValueZone
+            | RecordKind::Event
+            | RecordKind::Data
+            | RecordKind::Sum
+    )
 }
 
 /// The site kind a record kind must have.
@@ -181,11 +190,22 @@ impl<'a> Resolver<'a> {
             ops.entry((op.device, op.run_id)).or_insert(op);
         }
         work(oplog.entries.len());
-        Resolver { oplog, ops, elfs: HashMap::new() }
+        Resolver {
+            oplog,
+            ops,
+            elfs: HashMap::new(),
+        }
     }
 
     fn load(&mut self, path: PathBuf) -> Result<Arc<KernelElf>, String> {
-        self.elfs.entry(path.clone()).or_insert_with(|| KernelElf::load(&path).map(Arc::new).map_err(|e| e.to_string())).clone()
+        self.elfs
+            .entry(path.clone())
+            .or_insert_with(|| {
+                KernelElf::load(&path)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
     }
 
     /// Binds every ring's records of `readout` to site tables.
@@ -201,17 +221,29 @@ impl<'a> Resolver<'a> {
         res
     }
 
-    fn ring(&mut self, id: RingId, records: &Records, readout: &Readout, issues: &mut Vec<Issue>) -> RingSites {
+    fn ring(
+        &mut self,
+        id: RingId,
+        records: &Records,
+        readout: &Readout,
+        issues: &mut Vec<Issue>,
+    ) -> RingSites {
         let at = Some(id.location());
         let mut sites = RingSites::default();
         for (run, indices) in runs(records) {
             work(indices.len());
-            let n = indices.iter().filter(|&&i| has_site(records.kind[i])).count() as u64;
+            let n = indices
+                .iter()
+                .filter(|&&i| has_site(records.kind[i]))
+                .count() as u64;
             if run == NO_RUN {
                 if n > 0 {
                     issues.push(
-                        Issue::error(at, format!("{n} record(s) before any Run record: their kernel is unknown"))
-                            .with_count(n),
+                        Issue::error(
+                            at,
+                            format!("{n} record(s) before any Run record: their kernel is unknown"),
+                        )
+                        .with_count(n),
                     );
                 }
                 continue;
@@ -247,7 +279,10 @@ impl<'a> Resolver<'a> {
             let elf = match self.load(path) {
                 Ok(e) => e,
                 Err(e) => {
-                    issues.push(Issue::error(at, format!("run {run}: {e}; {n} record(s) cannot be named")).with_count(n));
+                    issues.push(
+                        Issue::error(at, format!("run {run}: {e}; {n} record(s) cannot be named"))
+                            .with_count(n),
+                    );
                     continue;
                 }
             };
@@ -289,7 +324,9 @@ impl<'a> Resolver<'a> {
         let mut example = None;
         work(indices.len());
         for &i in indices {
-            let Some(want) = site_kind(r.kind[i]) else { continue };
+            let Some(want) = site_kind(r.kind[i]) else {
+                continue;
+            };
             match elf.sites.get(r.site[i]) {
                 None => {
                     missing += 1;
@@ -345,13 +382,23 @@ mod tests {
     /// The fixture's sites with `wait` (a sum zone on the device) declared as `kind`.
     fn kernels_with_wait_as(kind: &str) -> OpLog {
         let dir = temp_dir("resolve-kinds");
-        let mut sites: Vec<String> = fixture::sites().iter().map(|(_, m)| site_json(m.kind.name(), &m.name, m.line)).collect();
+        let mut sites: Vec<String> = fixture::sites()
+            .iter()
+            .map(|(_, m)| site_json(m.kind.name(), &m.name, m.line))
+            .collect();
         sites[fixture::site::WAIT as usize] = site_json(kind, "wait", 14);
         std::fs::create_dir_all(dir.join("kernels")).unwrap();
         for risc in Risc::ALL {
-            write_kernel_elf(&dir.join("kernels").join(risc.ident()), &ElfSpec::kernel(fixture::ARCH, risc, sites.clone())).unwrap();
+            write_kernel_elf(
+                &dir.join("kernels").join(risc.ident()),
+                &ElfSpec::kernel(fixture::ARCH, risc, sites.clone()),
+            )
+            .unwrap();
         }
-        OpLog { path: dir.join("ops.jsonl"), entries: fixture::oplog().entries }
+        OpLog {
+            path: dir.join("ops.jsonl"),
+            entries: fixture::oplog().entries,
+        }
     }
 
     #[test]
@@ -360,10 +407,17 @@ mod tests {
         let good = Resolver::new(&kernels_with_wait_as("sum")).resolve(&r);
         assert!(good.issues.is_empty(), "{:?}", good.issues);
         let bad = Resolver::new(&kernels_with_wait_as("data")).resolve(&r);
-        let wrong: Vec<&Issue> = bad.issues.iter().filter(|i| i.to_string().contains("do not match the kind")).collect();
+        let wrong: Vec<&Issue> = bad
+            .issues
+            .iter()
+            .filter(|i| i.to_string().contains("do not match the kind"))
+            .collect();
         // One sum record per ring and run: 2 tiles x 5 RISCs, each ring in each of its runs.
         assert_eq!(wrong.len(), r.rings.len() * 3, "{:?}", bad.issues);
-        assert!(wrong.iter().all(|i| i.is_error() && i.count == 1), "{wrong:?}");
+        assert!(
+            wrong.iter().all(|i| i.is_error() && i.count == 1),
+            "{wrong:?}"
+        );
     }
 
     #[test]
@@ -378,29 +432,63 @@ mod tests {
         for run in 1..=runs {
             let at = 1_000 * run as u64;
             records.push(RecordKind::Run, 0, at, at, run as u64, 0, run);
-            records.push(RecordKind::ValueZone, fixture::site::INNER, at + 1, at + 5, 7, 0, run);
-            records.push(RecordKind::Sum, fixture::site::WAIT, at + 6, at + 6, 30, 3, run);
+            records.push(
+                RecordKind::ValueZone,
+                fixture::site::INNER,
+                at + 1,
+                at + 5,
+                7,
+                0,
+                run,
+            );
+            records.push(
+                RecordKind::Sum,
+                fixture::site::WAIT,
+                at + 6,
+                at + 6,
+                30,
+                3,
+                run,
+            );
         }
         r.rings[0].records = records;
-        let mut entries: Vec<_> = (1..=runs).map(|run| crate::oplog::OpLogEntry::Op(fixture::op(run, "Op"))).collect();
+        let mut entries: Vec<_> = (1..=runs)
+            .map(|run| crate::oplog::OpLogEntry::Op(fixture::op(run, "Op")))
+            .collect();
         let mut ghost = fixture::op(0, "Ghost");
         for k in 0..100_000 {
             ghost.run_id = 1_000_000 + k;
             entries.push(crate::oplog::OpLogEntry::Op(ghost.clone()));
         }
-        let log = OpLog { path: log.path, entries };
+        let log = OpLog {
+            path: log.path,
+            entries,
+        };
         WORK.with(|w| w.set(0));
         let res = Resolver::new(&log).resolve(&r);
-        assert!(res.issues.is_empty(), "{:?}", &res.issues[..res.issues.len().min(3)]);
+        assert!(
+            res.issues.is_empty(),
+            "{:?}",
+            &res.issues[..res.issues.len().min(3)]
+        );
         let records: usize = r.rings.iter().map(|x| x.records.len()).sum();
         // The other nine rings: 7 site records in each of the fixture's 3 runs; this one 2 per run.
-        assert_eq!((res.resolved, res.unresolved), (9 * 7 * 3 + 2 * runs as u64, 0));
-        assert_eq!(res.rings[0].table(runs).map(|t| t.len()), Some(fixture::sites().len()));
+        assert_eq!(
+            (res.resolved, res.unresolved),
+            (9 * 7 * 3 + 2 * runs as u64, 0)
+        );
+        assert_eq!(
+            res.rings[0].table(runs).map(|t| t.len()),
+            Some(fixture::sites().len())
+        );
         assert!(res.rings[0].table(runs + 1).is_none());
         // Every entry once to index the log; each record a few times (grouped by run,
         // counted, checked against its ELF, its site looked up).
         let work = WORK.with(|w| w.get());
         let bound = log.entries.len() as u64 + 4 * records as u64;
-        assert!(work <= bound, "{work} records and entries looked at, expected at most {bound}");
+        assert!(
+            work <= bound,
+            "{work} records and entries looked at, expected at most {bound}"
+        );
     }
 }

@@ -45,9 +45,15 @@ impl SiteKind {
 
     /// The kind spelled `s` in site metadata (`"k"`), or `None` for an unknown spelling.
     pub fn from_name(s: &str) -> Option<SiteKind> {
-        [SiteKind::Zone, SiteKind::ValueZone, SiteKind::Event, SiteKind::Data, SiteKind::Sum]
-            .into_iter()
-            .find(|k| k.name() == s)
+        [
+            SiteKind::Zone,
+            SiteKind::ValueZone,
+            SiteKind::Event,
+            SiteKind::Data,
+            SiteKind::Sum,
+        ]
+        .into_iter()
+        .find(|k| k.name() == s)
     }
 }
 
@@ -98,7 +104,13 @@ impl Wait {
     /// Parses metadata's `w` (`"cb_front:16"`, `"noc_read"`, ...).
     pub fn parse(s: &str) -> Result<Wait, String> {
         let (what, index) = match s.split_once(':') {
-            Some((w, i)) => (w, Some(i.parse::<u32>().map_err(|_| format!("wait {s:?}: the index is not a number"))?)),
+            Some((w, i)) => (
+                w,
+                Some(
+                    i.parse::<u32>()
+                        .map_err(|_| format!("wait {s:?}: the index is not a number"))?,
+                ),
+            ),
             None => (s, None),
         };
         match (what, index) {
@@ -158,18 +170,35 @@ impl SiteMeta {
             format!("metadata is not the expected JSON {{\"v\":1,\"k\":..,\"n\":..,\"f\":..,\"l\":..,\"c\":..,\"p\":..}}: {e}")
         })?;
         if raw.v != META_VERSION {
-            return Err(format!("metadata version {}, this build reads version {META_VERSION}", raw.v));
+            return Err(format!(
+                "metadata version {}, this build reads version {META_VERSION}",
+                raw.v
+            ));
         }
-        let kind = SiteKind::from_name(&raw.k)
-            .ok_or_else(|| format!("unknown site kind {:?}, expected zone, value_zone, event, data or sum", raw.k))?;
+        let kind = SiteKind::from_name(&raw.k).ok_or_else(|| {
+            format!(
+                "unknown site kind {:?}, expected zone, value_zone, event, data or sum",
+                raw.k
+            )
+        })?;
         if raw.n.is_empty() {
             return Err("empty site name".into());
         }
         let wait = raw.w.as_deref().map(Wait::parse).transpose()?;
         if wait.is_some() && !matches!(kind, SiteKind::Zone | SiteKind::Sum) {
-            return Err(format!("a {kind} site cannot be a wait (only a zone or a sum zone)"));
+            return Err(format!(
+                "a {kind} site cannot be a wait (only a zone or a sum zone)"
+            ));
         }
-        Ok(SiteMeta { kind, name: raw.n, file: raw.f, line: raw.l, column: raw.c, package: raw.p, wait })
+        Ok(SiteMeta {
+            kind,
+            name: raw.n,
+            file: raw.f,
+            line: raw.l,
+            column: raw.c,
+            package: raw.p,
+            wait,
+        })
     }
 }
 
@@ -187,7 +216,10 @@ impl SiteTable {
             self.by_id.resize(i + 1, None);
         }
         if let Some(old) = &self.by_id[i] {
-            return Err(format!("two sites share id {id}: {:?} and {:?}", old.name, meta.name));
+            return Err(format!(
+                "two sites share id {id}: {:?} and {:?}",
+                old.name, meta.name
+            ));
         }
         self.by_id[i] = Some(meta);
         Ok(())
@@ -197,7 +229,8 @@ impl SiteTable {
     pub fn from_json_list<S: AsRef<str>>(metas: &[S]) -> Result<SiteTable, String> {
         let mut t = SiteTable::default();
         for (i, m) in metas.iter().enumerate() {
-            let id = u16::try_from(i).map_err(|_| format!("more than {} sites", u16::MAX as u32 + 1))?;
+            let id =
+                u16::try_from(i).map_err(|_| format!("more than {} sites", u16::MAX as u32 + 1))?;
             let meta = SiteMeta::parse(m.as_ref()).map_err(|e| format!("site {id}: {e}"))?;
             t.insert(id, meta)?;
         }
@@ -222,7 +255,10 @@ impl SiteTable {
 
     /// Every site with its id.
     pub fn iter(&self) -> impl Iterator<Item = (u16, &SiteMeta)> {
-        self.by_id.iter().enumerate().filter_map(|(i, m)| Some((i as u16, m.as_ref()?)))
+        self.by_id
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| Some((i as u16, m.as_ref()?)))
     }
 
     /// The id of the first site with this name.
@@ -237,35 +273,78 @@ mod tests {
 
     #[test]
     fn metadata_parses_and_bad_metadata_says_what_is_wrong() {
-        let m = SiteMeta::parse(r#"{"v":1,"k":"value_zone","n":"a \"b\"","f":"src/x.rs","l":4,"c":9,"p":"k","u":2}"#).unwrap();
-        assert_eq!((m.kind, m.name.as_str(), m.line, m.column), (SiteKind::ValueZone, "a \"b\"", 4, 9));
-        assert!(SiteMeta::parse(r#"{"v":2,"k":"zone","n":"a","f":"","l":1,"c":1}"#).unwrap_err().contains("version 2"));
-        assert!(SiteMeta::parse(r#"{"v":1,"k":"loop","n":"a","f":"","l":1,"c":1}"#).unwrap_err().contains("unknown site kind"));
-        assert!(SiteMeta::parse("read-tile").unwrap_err().contains("expected JSON"));
-        assert!(SiteMeta::parse(r#"{"v":1,"k":"zone","n":"a","f":""}"#).unwrap_err().contains("missing field"));
+        let m = SiteMeta::parse(
+            r#"{"v":1,"k":"value_zone","n":"a \"b\"","f":"src/x.rs","l":4,"c":9,"p":"k","u":2}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (m.kind, m.name.as_str(), m.line, m.column),
+            (SiteKind::ValueZone, "a \"b\"", 4, 9)
+        );
+        assert!(
+            SiteMeta::parse(r#"{"v":2,"k":"zone","n":"a","f":"","l":1,"c":1}"#)
+                .unwrap_err()
+                .contains("version 2")
+        );
+        assert!(
+            SiteMeta::parse(r#"{"v":1,"k":"loop","n":"a","f":"","l":1,"c":1}"#)
+                .unwrap_err()
+                .contains("unknown site kind")
+        );
+        assert!(SiteMeta::parse("read-tile")
+            .unwrap_err()
+            .contains("expected JSON"));
+        assert!(SiteMeta::parse(r#"{"v":1,"k":"zone","n":"a","f":""}"#)
+            .unwrap_err()
+            .contains("missing field"));
     }
 
     #[test]
     fn typed_waits_parse_and_bad_ones_say_what_was_expected() {
-        let w = |k: &str, w: &str| SiteMeta::parse(&format!(r#"{{"v":1,"k":"{k}","n":"a","f":"","l":1,"c":1,"w":"{w}"}}"#));
-        assert_eq!(w("zone", "cb_front:16").unwrap().wait, Some(Wait::CbFront(16)));
+        let w = |k: &str, w: &str| {
+            SiteMeta::parse(&format!(
+                r#"{{"v":1,"k":"{k}","n":"a","f":"","l":1,"c":1,"w":"{w}"}}"#
+            ))
+        };
+        assert_eq!(
+            w("zone", "cb_front:16").unwrap().wait,
+            Some(Wait::CbFront(16))
+        );
         assert_eq!(w("sum", "cb_back:0").unwrap().wait, Some(Wait::CbBack(0)));
         assert_eq!(w("zone", "noc_read").unwrap().wait, Some(Wait::NocRead));
-        assert_eq!(w("zone", "semaphore:3").unwrap().wait, Some(Wait::Semaphore(3)));
-        assert!(w("zone", "cb_front").unwrap_err().contains("unknown wait \"cb_front\""));
-        assert!(w("zone", "cb_front:x").unwrap_err().contains("not a number"));
-        assert!(w("event", "noc_read").unwrap_err().contains("cannot be a wait"));
-        assert_eq!(SiteMeta::parse(r#"{"v":1,"k":"zone","n":"a","f":"","l":1,"c":1}"#).unwrap().wait, None);
+        assert_eq!(
+            w("zone", "semaphore:3").unwrap().wait,
+            Some(Wait::Semaphore(3))
+        );
+        assert!(w("zone", "cb_front")
+            .unwrap_err()
+            .contains("unknown wait \"cb_front\""));
+        assert!(w("zone", "cb_front:x")
+            .unwrap_err()
+            .contains("not a number"));
+        assert!(w("event", "noc_read")
+            .unwrap_err()
+            .contains("cannot be a wait"));
+        assert_eq!(
+            SiteMeta::parse(r#"{"v":1,"k":"zone","n":"a","f":"","l":1,"c":1}"#)
+                .unwrap()
+                .wait,
+            None
+        );
         assert_eq!(Wait::CbFront(16).to_string(), "CB 16 front (data)");
     }
 
     #[test]
     fn tables_reject_duplicate_ids() {
-        let z = |n: &str| format!(r#"{{"v":1,"k":"zone","n":"{n}","f":"f.rs","l":1,"c":1,"p":"p"}}"#);
+        let z =
+            |n: &str| format!(r#"{{"v":1,"k":"zone","n":"{n}","f":"f.rs","l":1,"c":1,"p":"p"}}"#);
         let mut t = SiteTable::from_json_list(&[z("a"), z("b")]).unwrap();
         assert_eq!(t.get(1).unwrap().name, "b");
         assert_eq!(t.find("a"), Some(0));
         assert!(t.get(2).is_none());
-        assert!(t.insert(1, SiteMeta::parse(&z("c")).unwrap()).unwrap_err().contains("share id 1"));
+        assert!(t
+            .insert(1, SiteMeta::parse(&z("c")).unwrap())
+            .unwrap_err()
+            .contains("share id 1"));
     }
 }

@@ -90,7 +90,11 @@ impl ChipTime {
 
     /// Host ns of `cycles` on `tile`'s clock.
     pub fn host_ns(&self, tile: NocCoord, cycles: u64) -> f64 {
-        let at_ref = self.tile_cycles_at_reference.get(&tile).copied().unwrap_or(self.default_cycles_at_reference);
+        let at_ref = self
+            .tile_cycles_at_reference
+            .get(&tile)
+            .copied()
+            .unwrap_or(self.default_cycles_at_reference);
         let dc = cycles as f64 - at_ref;
         if self.segments.len() > 1 {
             let k = self.segments[1..].partition_point(|s| s.origin_cycles <= dc);
@@ -117,12 +121,18 @@ pub struct Timebase {
 impl Timebase {
     /// Nominal frequency of `arch` for `chips` chips.
     pub fn nominal(arch: Arch, chips: u32) -> Timebase {
-        Timebase { chips: (0..chips).map(|_| ChipTime::nominal(arch.aiclk_mhz())).collect() }
+        Timebase {
+            chips: (0..chips)
+                .map(|_| ChipTime::nominal(arch.aiclk_mhz()))
+                .collect(),
+        }
     }
 
     /// Host ns of `cycles` on `tile` of `chip` (`None` for an unknown chip).
     pub fn host_ns(&self, chip: u32, tile: NocCoord, cycles: u64) -> Option<f64> {
-        self.chips.get(chip as usize).map(|c| c.host_ns(tile, cycles))
+        self.chips
+            .get(chip as usize)
+            .map(|c| c.host_ns(tile, cycles))
     }
 
     /// A duration in ns between two cycle counts of one tile.
@@ -165,11 +175,20 @@ mod tests {
             error_ns: 1.0,
         };
         c.segments = vec![seg(0.0, 2e6, 0.0, 1.35), seg(2e6, 2e6, 0.0, 0.8)];
-        assert!((c.host_ns(t, 1_000_000 + 1350) - (2e6 + 1000.0)).abs() > 1.0, "after the step: 0.8 GHz");
+        assert!(
+            (c.host_ns(t, 1_000_000 + 1350) - (2e6 + 1000.0)).abs() > 1.0,
+            "after the step: 0.8 GHz"
+        );
         assert!((c.host_ns(t, 1_000_000 + 800) - (2e6 + 1000.0)).abs() < 1e-9);
         assert!((c.host_ns(t, 1_000_000 - 1350) - (2e6 - 1000.0)).abs() < 1e-9);
         assert!((c.host_ns(t, 0) - (2e6 - 1e6 / 1.35)).abs() < 1e-6);
         let tb = Timebase { chips: vec![c] };
-        assert!((tb.duration_ns(0, t, 1_000_000 - 1350, 1_000_000 + 800).unwrap() - 2000.0).abs() < 1e-9);
+        assert!(
+            (tb.duration_ns(0, t, 1_000_000 - 1350, 1_000_000 + 800)
+                .unwrap()
+                - 2000.0)
+                .abs()
+                < 1e-9
+        );
     }
 }

@@ -34,7 +34,12 @@ impl Lane {
     /// its NoC0 coordinate, the RISC.
     pub fn name(&self, arch: Arch) -> String {
         match arch.worker_logical(self.tile) {
-            Some((c, r)) => format!("({c},{r}) [x={} y={}] {}", self.tile.x, self.tile.y, self.risc.name()),
+            Some((c, r)) => format!(
+                "({c},{r}) [x={} y={}] {}",
+                self.tile.x,
+                self.tile.y,
+                self.risc.name()
+            ),
             None => format!("[x={} y={}] {}", self.tile.x, self.tile.y, self.risc.name()),
         }
     }
@@ -183,8 +188,18 @@ impl OpSpan {
 impl Timeline {
     /// Places every record of `readout` on the host timeline (builds the [`Profile`] of a
     /// copy of them: for tests and small readouts; outputs visit a profile ring by ring).
-    pub fn build(readout: &Readout, sites: &Resolution, oplog: Option<&OpLog>, timebase: &Timebase) -> Timeline {
-        let p = Profile::resolved(readout.clone(), sites.clone(), oplog.cloned(), timebase.clone());
+    pub fn build(
+        readout: &Readout,
+        sites: &Resolution,
+        oplog: Option<&OpLog>,
+        timebase: &Timebase,
+    ) -> Timeline {
+        let p = Profile::resolved(
+            readout.clone(),
+            sites.clone(),
+            oplog.cloned(),
+            timebase.clone(),
+        );
         Timeline::of(&p)
     }
 
@@ -272,25 +287,68 @@ mod tests {
         assert_eq!(t.lanes.len(), 10);
         assert_eq!(t.zones.len(), 120);
         assert_eq!(t.marks.len(), 90);
-        let lane = t.lanes.iter().position(|l| l.tile == TILES[1] && l.risc == Risc::Trisc1).unwrap() as u32;
-        assert_eq!(t.lanes[lane as usize].depth, 4, "FW > KERNEL > work > inner");
-        assert_eq!(t.lanes[lane as usize].name(fixture::ARCH), "(1,0) [x=2 y=1] TRISC_1");
+        let lane = t
+            .lanes
+            .iter()
+            .position(|l| l.tile == TILES[1] && l.risc == Risc::Trisc1)
+            .unwrap() as u32;
+        assert_eq!(
+            t.lanes[lane as usize].depth, 4,
+            "FW > KERNEL > work > inner"
+        );
+        assert_eq!(
+            t.lanes[lane as usize].name(fixture::ARCH),
+            "(1,0) [x=2 y=1] TRISC_1"
+        );
         let zones = t.lane_zones(lane);
-        let names: Vec<(&str, u16)> =
-            zones[..4].iter().map(|z| (t.sites[z.site as usize].name.as_str(), z.depth)).collect();
-        assert_eq!(names, [("TRISC-FW", 0), ("TRISC-KERNEL", 1), ("work", 2), ("inner", 3)]);
+        let names: Vec<(&str, u16)> = zones[..4]
+            .iter()
+            .map(|z| (t.sites[z.site as usize].name.as_str(), z.depth))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("TRISC-FW", 0),
+                ("TRISC-KERNEL", 1),
+                ("work", 2),
+                ("inner", 3)
+            ]
+        );
         let x = times(2, 1, Risc::Trisc1);
-        let work = zones.iter().find(|z| z.run == 2 && t.sites[z.site as usize].name == "work").unwrap();
+        let work = zones
+            .iter()
+            .find(|z| z.run == 2 && t.sites[z.site as usize].name == "work")
+            .unwrap();
         assert_eq!((work.start_cycles, work.end_cycles), x.work);
-        assert_eq!((work.start_ns, work.end_ns), (x.work.0 as f64, x.work.1 as f64), "nominal 1 GHz, cycle 0 at 0 ns");
+        assert_eq!(
+            (work.start_ns, work.end_ns),
+            (x.work.0 as f64, x.work.1 as f64),
+            "nominal 1 GHz, cycle 0 at 0 ns"
+        );
         let op = &t.ops[work.op.unwrap() as usize];
-        assert_eq!((op.name.as_str(), op.run, op.host_ns), ("Matmul", 2, Some((1_950_000, 2_300_000))));
-        let k = (times(2, 0, Risc::Brisc).kernel.0 as f64, times(2, 1, Risc::Trisc2).kernel.1 as f64);
+        assert_eq!(
+            (op.name.as_str(), op.run, op.host_ns),
+            ("Matmul", 2, Some((1_950_000, 2_300_000)))
+        );
+        let k = (
+            times(2, 0, Risc::Brisc).kernel.0 as f64,
+            times(2, 1, Risc::Trisc2).kernel.1 as f64,
+        );
         assert_eq!(op.kernel_ns, Some(k));
         assert_eq!(t.sites[work.site as usize].file, "src/kernel.rs");
         assert_eq!(t.signposts.len(), 1);
-        let sum = t.marks.iter().find(|m| matches!(m.kind, MarkKind::Sum { .. })).unwrap();
-        assert_eq!(sum.kind, MarkKind::Sum { total_cycles: 30, count: 3 });
+        let sum = t
+            .marks
+            .iter()
+            .find(|m| matches!(m.kind, MarkKind::Sum { .. }))
+            .unwrap();
+        assert_eq!(
+            sum.kind,
+            MarkKind::Sum {
+                total_cycles: 30,
+                count: 3
+            }
+        );
         assert_eq!(t.sites.len(), 11, "one label per distinct site");
     }
 
@@ -320,24 +378,72 @@ mod tests {
         // An op log 10 s later (another run's): a warning naming both ranges, and each op at
         // its own device span.
         let t = shifted(10_000_000_000);
-        let [issue] = &t.issues[..] else { panic!("{:?}", t.issues) };
-        assert_eq!((issue.severity, issue.count), (crate::issue::Severity::Warning, 3));
-        assert!(issue.what.contains("the op log's host times (10000950000..10003300000 ns) do not overlap"), "{}", issue.what);
-        assert!(issue.what.contains(&format!("device records' span on the timebase ({first}..{last} ns)")), "{}", issue.what);
-        assert!(issue.what.contains("3 op(s) are placed at their own device times"), "{}", issue.what);
+        let [issue] = &t.issues[..] else {
+            panic!("{:?}", t.issues)
+        };
+        assert_eq!(
+            (issue.severity, issue.count),
+            (crate::issue::Severity::Warning, 3)
+        );
+        assert!(
+            issue
+                .what
+                .contains("the op log's host times (10000950000..10003300000 ns) do not overlap"),
+            "{}",
+            issue.what
+        );
+        assert!(
+            issue.what.contains(&format!(
+                "device records' span on the timebase ({first}..{last} ns)"
+            )),
+            "{}",
+            issue.what
+        );
+        assert!(
+            issue
+                .what
+                .contains("3 op(s) are placed at their own device times"),
+            "{}",
+            issue.what
+        );
         for (run, _) in fixture::OPS {
             let op = t.ops.iter().find(|o| o.run == run).unwrap();
-            let fw = (times(run, 0, Risc::Brisc).fw.0, times(run, 1, Risc::Trisc2).fw.1);
-            assert_eq!(op.host_ns, Some(fw), "run {run}: first FW start to last FW end");
+            let fw = (
+                times(run, 0, Risc::Brisc).fw.0,
+                times(run, 1, Risc::Trisc2).fw.1,
+            );
+            assert_eq!(
+                op.host_ns,
+                Some(fw),
+                "run {run}: first FW start to last FW end"
+            );
             let logged = fixture::op(run, "").host_start_ns + 10_000_000_000;
-            assert_eq!(op.log_host_ns.map(|h| h.0), Some(logged), "the op log's times are kept");
+            assert_eq!(
+                op.log_host_ns.map(|h| h.0),
+                Some(logged),
+                "the op log's times are kept"
+            );
         }
         let (lo, hi) = t.bounds_ns().unwrap();
-        assert_eq!((lo, hi), (first as f64, last as f64), "the timeline spans the device records only");
+        assert_eq!(
+            (lo, hi),
+            (first as f64, last as f64),
+            "the timeline spans the device records only"
+        );
         // Barely overlapping (about 6% of the device span shared) counts as not matching.
         let t = shifted(2_000_000);
-        let shared = format!("(2950000..5300000 ns) share only {} ns of", last - 2_950_000);
-        assert!(t.issues.iter().any(|i| i.what.contains(&shared) && i.what.contains("placed at their own device times")), "{:?}", t.issues);
+        let shared = format!(
+            "(2950000..5300000 ns) share only {} ns of",
+            last - 2_950_000
+        );
+        assert!(
+            t.issues
+                .iter()
+                .any(|i| i.what.contains(&shared)
+                    && i.what.contains("placed at their own device times")),
+            "{:?}",
+            t.issues
+        );
         // Mostly overlapping is trusted.
         assert!(shifted(500_000).issues.is_empty());
     }
@@ -352,6 +458,12 @@ mod tests {
         assert!(t.zones.iter().all(|z| z.op.is_some()));
         let none = Timeline::build(&r, &res, None, &Timebase::nominal(fixture::ARCH, 0));
         assert!(none.zones.is_empty());
-        assert!(none.issues.iter().any(|i| i.what.contains("knows no chip 0: its 240 record(s)")), "{:?}", none.issues);
+        assert!(
+            none.issues
+                .iter()
+                .any(|i| i.what.contains("knows no chip 0: its 240 record(s)")),
+            "{:?}",
+            none.issues
+        );
     }
 }

@@ -115,8 +115,14 @@ pub fn parse_arch(s: &str) -> std::result::Result<Arch, String> {
 
 /// A grid `COLSxROWS` (e.g. `2x2`) for [`Config::grid`].
 pub fn parse_grid(s: &str) -> std::result::Result<(u8, u8), String> {
-    let (c, r) = s.split_once(['x', 'X']).ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
-    let n = |v: &str| v.trim().parse::<u8>().map_err(|e| format!("grid {s:?}: {e}"));
+    let (c, r) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("grid {s:?} is not COLSxROWS"))?;
+    let n = |v: &str| {
+        v.trim()
+            .parse::<u8>()
+            .map_err(|e| format!("grid {s:?}: {e}"))
+    };
     Ok((n(c)?, n(r)?))
 }
 
@@ -165,7 +171,8 @@ impl Session {
                 what: "is not a directory: the outputs go into a directory".into(),
             });
         }
-        std::fs::create_dir_all(out.join("kernels")).map_err(|e| Error::io(out, "create output directory", e))?;
+        std::fs::create_dir_all(out.join("kernels"))
+            .map_err(|e| Error::io(out, "create output directory", e))?;
         cfg.settings.consumer = cfg.drain_every_cycles > 0;
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
         dc.image = Some(out.join(IMAGE_FILE));
@@ -183,7 +190,13 @@ impl Session {
         let sampler = ClockSampler::new(&emu_tiles(&dev), cfg.sample_every_ns);
         let consume = cfg.settings.consumer;
         let profiler_mem: Box<dyn DeviceMemory> = Box::new(MappedImage::open(dev.image_path())?);
-        let mut drainer = Drainer::attach_owned(profiler_mem, DrainOptions { consume, attach_consumer: consume })?;
+        let mut drainer = Drainer::attach_owned(
+            profiler_mem,
+            DrainOptions {
+                consume,
+                attach_consumer: consume,
+            },
+        )?;
         // What the consumer takes leaves the device: keep it for the snapshot.
         drainer.keep_payload();
         let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
@@ -229,17 +242,26 @@ impl Session {
     /// address `base` with pages of `page_size` bytes, laid out as tt-metal does (page `p` in
     /// bank `p % banks`): the inputs of ops whose kernels read DRAM over the NoC.
     pub fn write_dram_interleaved(&mut self, base: u32, page_size: u32, data: &[u8]) -> Result<()> {
-        self.dev.write_dram_interleaved(0, base, page_size, data).map_err(|e| {
-            Error::Emulator(format!("write {} bytes to the DRAM buffer at bank address {base:#x}: {e}", data.len()))
-        })
+        self.dev
+            .write_dram_interleaved(0, base, page_size, data)
+            .map_err(|e| {
+                Error::Emulator(format!(
+                    "write {} bytes to the DRAM buffer at bank address {base:#x}: {e}",
+                    data.len()
+                ))
+            })
     }
 
     /// Reads `len` bytes of an interleaved DRAM buffer (see
     /// [`Session::write_dram_interleaved`]): the outputs ops wrote back over the NoC.
     pub fn read_dram_interleaved(&self, base: u32, page_size: u32, len: usize) -> Result<Vec<u8>> {
-        self.dev.read_dram_interleaved(0, base, page_size, len).map_err(|e| {
-            Error::Emulator(format!("read {len} bytes of the DRAM buffer at bank address {base:#x}: {e}"))
-        })
+        self.dev
+            .read_dram_interleaved(0, base, page_size, len)
+            .map_err(|e| {
+                Error::Emulator(format!(
+                    "read {len} bytes of the DRAM buffer at bank address {base:#x}: {e}"
+                ))
+            })
     }
 
     /// The run id the next launch will get.
@@ -277,14 +299,25 @@ impl Session {
             None => self.tiles.clone(),
         };
         if op.kernels.is_empty() {
-            return Err(Error::Other(format!("op {:?} has no kernel to run", op.name)));
+            return Err(Error::Other(format!(
+                "op {:?} has no kernel to run",
+                op.name
+            )));
         }
         let mut images = Vec::new();
         for (risc, elf) in &op.kernels {
             if op.kernels.iter().filter(|(r, _)| r == risc).count() > 1 {
-                return Err(Error::Other(format!("op {:?} names two kernels for {risc}", op.name)));
+                return Err(Error::Other(format!(
+                    "op {:?} names two kernels for {risc}",
+                    op.name
+                )));
             }
-            let bytes = crate::files::read_regular(elf, "a kernel ELF", "read kernel ELF", crate::elf::MAX_ELF_BYTES)?;
+            let bytes = crate::files::read_regular(
+                elf,
+                "a kernel ELF",
+                "read kernel ELF",
+                crate::elf::MAX_ELF_BYTES,
+            )?;
             let k = KernelElf::parse(elf, &bytes)?;
             if k.risc != *risc || k.arch != self.cfg.arch {
                 return Err(Error::Elf {
@@ -300,7 +333,10 @@ impl Session {
         }
         for (risc, values) in &op.args {
             if !op.kernels.iter().any(|(r, _)| r == risc) {
-                return Err(Error::Other(format!("op {:?} gives runtime arguments to {risc}, which runs no kernel", op.name)));
+                return Err(Error::Other(format!(
+                    "op {:?} gives runtime arguments to {risc}, which runs no kernel",
+                    op.name
+                )));
             }
             if values.len() > riscv_linker::MAX_RUNTIME_ARGS as usize {
                 return Err(Error::Other(format!(
@@ -317,7 +353,9 @@ impl Session {
         for t in &self.tiles {
             for risc in Risc::ALL {
                 if !(tiles.contains(t) && images.iter().any(|(r, ..)| *r == risc)) {
-                    self.dev.unload_kernel(0, *t, risc).map_err(|e| Error::Emulator(e.to_string()))?;
+                    self.dev
+                        .unload_kernel(0, *t, risc)
+                        .map_err(|e| Error::Emulator(e.to_string()))?;
                 }
             }
         }
@@ -327,7 +365,11 @@ impl Session {
             }
             // Every kernel of the op reads its own arguments; words past them read 0.
             for (risc, ..) in &images {
-                let values = op.args.iter().find(|(r, _)| r == risc).map_or(&[][..], |(_, v)| v.as_slice());
+                let values = op
+                    .args
+                    .iter()
+                    .find(|(r, _)| r == risc)
+                    .map_or(&[][..], |(_, v)| v.as_slice());
                 let region = riscv_linker::runtime_args(*risc);
                 for i in 0..riscv_linker::MAX_RUNTIME_ARGS {
                     let v = values.get(i as usize).copied().unwrap_or(0);
@@ -345,12 +387,13 @@ impl Session {
         let mut drain_error = None;
         let result = if self.cfg.drain_every_cycles > 0 {
             let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
-            self.dev.run_with_hook(self.cfg.drain_every_cycles, &mut |dev| {
-                if drain_error.is_none() {
-                    drain_error = drainer.drain().err();
-                }
-                sampler.tick(&EmuClock::new(dev), dev.host_time_ns() as u64);
-            })
+            self.dev
+                .run_with_hook(self.cfg.drain_every_cycles, &mut |dev| {
+                    if drain_error.is_none() {
+                        drain_error = drainer.drain().err();
+                    }
+                    sampler.tick(&EmuClock::new(dev), dev.host_time_ns() as u64);
+                })
         } else {
             self.dev.run()
         };
@@ -369,7 +412,10 @@ impl Session {
                 .iter()
                 .map(|(risc, _, copy)| KernelBinding {
                     risc: risc.name().into(),
-                    elf: copy.strip_prefix(&self.cfg.out).unwrap_or(copy).to_path_buf(),
+                    elf: copy
+                        .strip_prefix(&self.cfg.out)
+                        .unwrap_or(copy)
+                        .to_path_buf(),
                     cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
                 })
                 .collect(),
@@ -394,8 +440,12 @@ impl Session {
         if let Some(e) = drain_error {
             return Err(e);
         }
-        let launched =
-            Launched { run_id, op: op.name.clone(), host_ns: (start, end), instructions: summary.instructions() };
+        let launched = Launched {
+            run_id,
+            op: op.name.clone(),
+            host_ns: (start, end),
+            instructions: summary.instructions(),
+        };
         self.launched.push(launched.clone());
         Ok(launched)
     }
@@ -403,12 +453,21 @@ impl Session {
     /// After a fault stopped the run: every core of the op that was still in a kernel gets
     /// its last records published from its write pointer (`tp`), see
     /// [`launch::publish_stopped`]. Returns the bytes published.
-    fn publish_stopped_cores(&self, tiles: &[NocCoord], images: &[(Risc, Vec<u8>, PathBuf)]) -> Result<u64> {
+    fn publish_stopped_cores(
+        &self,
+        tiles: &[NocCoord],
+        images: &[(Risc, Vec<u8>, PathBuf)],
+    ) -> Result<u64> {
         let mut bytes = 0u64;
         for t in tiles {
             for (risc, ..) in images {
-                let (_, regs) = self.dev.hart_registers(0, *t, *risc).map_err(|e| Error::Emulator(e.to_string()))?;
-                if let launch::Stopped::Published { bytes: b } = launch::publish_stopped(&self.mem, 0, *t, *risc, regs[4])? {
+                let (_, regs) = self
+                    .dev
+                    .hart_registers(0, *t, *risc)
+                    .map_err(|e| Error::Emulator(e.to_string()))?;
+                if let launch::Stopped::Published { bytes: b } =
+                    launch::publish_stopped(&self.mem, 0, *t, *risc, regs[4])?
+                {
                     bytes += b as u64;
                 }
             }
@@ -420,7 +479,8 @@ impl Session {
     /// `kernels/<name>-<n>` when another ELF of that name was copied already.
     fn copy_kernel(&mut self, elf: &Path, bytes: &[u8]) -> Result<PathBuf> {
         let source = std::path::absolute(elf).unwrap_or_else(|_| elf.to_path_buf());
-        let dir = std::path::absolute(self.cfg.out.join("kernels")).unwrap_or_else(|_| self.cfg.out.join("kernels"));
+        let dir = std::path::absolute(self.cfg.out.join("kernels"))
+            .unwrap_or_else(|_| self.cfg.out.join("kernels"));
         if source.parent() == Some(dir.as_path()) {
             // Already in the output folder (the caller built it there).
             self.in_folder.insert(source.clone());
@@ -437,7 +497,9 @@ impl Session {
         if let Some(copy) = self.copies.get(&key) {
             return Ok(copy.clone());
         }
-        let stem = elf.file_name().map_or("kernel".into(), |n| n.to_string_lossy().into_owned());
+        let stem = elf
+            .file_name()
+            .map_or("kernel".into(), |n| n.to_string_lossy().into_owned());
         let taken = |p: &Path| self.in_folder.contains(p) || self.copies.values().any(|c| c == p);
         let mut copy = dir.join(&stem);
         let mut n = 2;
@@ -453,7 +515,18 @@ impl Session {
     /// Drains the last records, fits the clocks, writes every output, the snapshot and the
     /// summary (see the module docs).
     pub fn finish(self) -> Result<Profile> {
-        let Session { cfg, dev, mem, mut drainer, mut sync, sampler, log, faults, launched, .. } = self;
+        let Session {
+            cfg,
+            dev,
+            mem,
+            mut drainer,
+            mut sync,
+            sampler,
+            log,
+            faults,
+            launched,
+            ..
+        } = self;
         drop(log);
         drainer.drain_final()?;
         let drained = drainer.take_payload();
@@ -487,9 +560,19 @@ impl Session {
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;
-        let model = crate::profile::Profile::resolved(readout, resolution, Some(oplog), fit.timebase.clone());
+        let model = crate::profile::Profile::resolved(
+            readout,
+            resolution,
+            Some(oplog),
+            fit.timebase.clone(),
+        );
         let written = outputs::write_all(&cfg.out, &model, &options)?;
-        let crate::profile::Profile { readout, sites: resolution, oplog, .. } = model;
+        let crate::profile::Profile {
+            readout,
+            sites: resolution,
+            oplog,
+            ..
+        } = model;
         let oplog = oplog.unwrap_or_default();
         Ok(Profile {
             out: cfg.out,
@@ -509,7 +592,12 @@ impl Session {
 
 /// A fault as a data problem at its core.
 fn fault_issue(f: &Fault) -> Issue {
-    let at = crate::Location { chip: f.chip, x: f.tile.x, y: f.tile.y, risc: Some(f.risc) };
+    let at = crate::Location {
+        chip: f.chip,
+        x: f.tile.x,
+        y: f.tile.y,
+        risc: Some(f.risc),
+    };
     // The issue names the core itself: the fault's text without its own location prefix.
     let full = f.to_string();
     let what = full.strip_prefix(&format!("{at}: ")).unwrap_or(&full);
@@ -532,7 +620,8 @@ pub fn remove_old_op_reports(dir: &Path) -> Result<()> {
         let name = e.file_name();
         let name = name.to_string_lossy();
         if name.starts_with("ops_perf_results_") && name.ends_with(".csv") {
-            std::fs::remove_file(e.path()).map_err(|err| Error::io(e.path(), "remove the previous op report", err))?;
+            std::fs::remove_file(e.path())
+                .map_err(|err| Error::io(e.path(), "remove the previous op report", err))?;
         }
     }
     Ok(())
@@ -568,7 +657,11 @@ pub struct Profile {
 impl Profile {
     /// Every problem found: faults, readout, naming, clock fit, outputs.
     pub fn issues(&self) -> impl Iterator<Item = &Issue> {
-        self.issues.iter().chain(&self.readout.issues).chain(&self.resolution.issues).chain(&self.written.issues)
+        self.issues
+            .iter()
+            .chain(&self.readout.issues)
+            .chain(&self.resolution.issues)
+            .chain(&self.written.issues)
     }
 
     /// Whether some problem makes the outputs incomplete or wrong.
@@ -583,8 +676,17 @@ impl Profile {
 
     /// Every file written: the outputs, then the op log, the device image and the snapshot.
     pub fn files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = self.written.files().iter().map(|p| p.to_path_buf()).collect();
-        files.extend([self.out.join(OPLOG_FILE), self.image.clone(), self.snapshot.clone()]);
+        let mut files: Vec<PathBuf> = self
+            .written
+            .files()
+            .iter()
+            .map(|p| p.to_path_buf())
+            .collect();
+        files.extend([
+            self.out.join(OPLOG_FILE),
+            self.image.clone(),
+            self.snapshot.clone(),
+        ]);
         files
     }
 }

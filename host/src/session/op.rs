@@ -18,13 +18,17 @@ pub struct L1Input {
 impl L1Input {
     /// A 32-bit word.
     pub fn word(addr: u32, value: u32) -> L1Input {
-        L1Input { addr, bytes: value.to_le_bytes().to_vec() }
+        L1Input {
+            addr,
+            bytes: value.to_le_bytes().to_vec(),
+        }
     }
 
     /// The contents of a file.
     pub fn file(addr: u32, path: &Path) -> Result<L1Input> {
         // At most the largest L1 (Blackhole's 1.5 MiB): more cannot be written anyway.
-        let bytes = crate::files::read_regular(path, "an L1 input file", "read L1 input file", 2 << 20)?;
+        let bytes =
+            crate::files::read_regular(path, "an L1 input file", "read L1 input file", 2 << 20)?;
         Ok(L1Input { addr, bytes })
     }
 
@@ -32,19 +36,25 @@ impl L1Input {
     pub fn write(&self, mem: &dyn DeviceMemory, tile: NocCoord) -> Result<()> {
         if !self.addr.is_multiple_of(4) {
             return Err(Error::Address {
-                what: format!("L1 input at {:#x}: the address must be 4-byte aligned", self.addr),
+                what: format!(
+                    "L1 input at {:#x}: the address must be 4-byte aligned",
+                    self.addr
+                ),
             });
         }
         for (i, chunk) in self.bytes.chunks(4).enumerate() {
             let mut w = [0u8; 4];
             w[..chunk.len()].copy_from_slice(chunk);
-            let at = self.addr.checked_add(4 * i as u32).ok_or_else(|| Error::Address {
-                what: format!(
-                    "L1 input at {:#x} of {} bytes runs past the 32-bit address space",
-                    self.addr,
-                    self.bytes.len()
-                ),
-            })?;
+            let at = self
+                .addr
+                .checked_add(4 * i as u32)
+                .ok_or_else(|| Error::Address {
+                    what: format!(
+                        "L1 input at {:#x} of {} bytes runs past the 32-bit address space",
+                        self.addr,
+                        self.bytes.len()
+                    ),
+                })?;
             mem.write_u32(0, tile, at, u32::from_le_bytes(w))?;
         }
         Ok(())
@@ -79,7 +89,10 @@ pub struct Op {
 impl Op {
     /// An op named `name` with no kernels yet.
     pub fn new(name: impl Into<String>) -> Op {
-        Op { name: name.into(), ..Op::default() }
+        Op {
+            name: name.into(),
+            ..Op::default()
+        }
     }
 
     /// Runs `elf` on `risc` of every tile of the op.

@@ -94,7 +94,11 @@ pub fn drive(profile: &Profile, sinks: &mut [&mut dyn Sink]) -> Result<Vec<Finis
     }
     let zones = sinks.iter().any(|s| s.wants_zones());
     for i in 0..profile.ring_count() {
-        let view = if zones { profile.ring(i) } else { profile.ring_records(i) };
+        let view = if zones {
+            profile.ring(i)
+        } else {
+            profile.ring_records(i)
+        };
         for s in sinks.iter_mut() {
             s.ring(profile, &view)?;
         }

@@ -18,8 +18,8 @@ use crate::issue::Issue;
 use crate::profile::Profile;
 use crate::report::OpReport;
 use crate::sink::{
-    self, analysis, graph, AnalysisSink, DeviceCsv, Finished, GraphSink, HtmlPage, OpReportSink, ParquetSink, PerfettoSink, Sink, SummarySink,
-    TraceJson,
+    self, analysis, graph, AnalysisSink, DeviceCsv, Finished, GraphSink, HtmlPage, OpReportSink,
+    ParquetSink, PerfettoSink, Sink, SummarySink, TraceJson,
 };
 use crate::summary::{self, Summary};
 use crate::{csv, html, trace};
@@ -126,7 +126,10 @@ impl Written {
 /// (else an error, and no file is written). With [`Options::dataset`], the run is also written into that Parquet dataset in the
 /// same pass.
 pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Written> {
-    let dataset = options.dataset.as_ref().map(|d| (d.dir.as_path(), d.host.as_str()));
+    let dataset = options
+        .dataset
+        .as_ref()
+        .map(|d| (d.dir.as_path(), d.host.as_str()));
     if dir.exists() && !dir.is_dir() {
         return Err(Error::BadFile {
             path: dir.into(),
@@ -134,7 +137,9 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         });
     }
     if profile.oplog.is_none() {
-        return Err(Error::Other("the outputs need the op log that names the run's ops".into()));
+        return Err(Error::Other(
+            "the outputs need the op log that names the run's ops".into(),
+        ));
     }
     if let Some(d) = &options.dataset {
         crate::sink::parquet::check_host(&d.host)?;
@@ -149,9 +154,16 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     let mut csv_sink = DeviceCsv::new(&device_csv);
     let mut report = OpReportSink::new(dir, options.now);
     let mut trace_sink = TraceJson::new(&trace_path);
-    let mut page = HtmlPage::new(&dir.join(html::FILE_NAME), vec![device_csv.clone(), trace_path.clone()])
-        .with_op_graph(graph::SVG_FILE_NAME);
-    let mut summary_sink = SummarySink::new(&dir.join(summary::FILE_NAME), options.summary_threshold_ns, options.notes.clone());
+    let mut page = HtmlPage::new(
+        &dir.join(html::FILE_NAME),
+        vec![device_csv.clone(), trace_path.clone()],
+    )
+    .with_op_graph(graph::SVG_FILE_NAME);
+    let mut summary_sink = SummarySink::new(
+        &dir.join(summary::FILE_NAME),
+        options.summary_threshold_ns,
+        options.notes.clone(),
+    );
     let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME));
     let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME));
     let mut parquet = ParquetSink::new(dir);
@@ -172,13 +184,22 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         sinks.push(d);
     }
     let mut finished = sink::drive(profile, &mut sinks)?;
-    let dataset_files = if dataset.is_some() { finished.pop().map(|f| f.files).unwrap_or_default() } else { Vec::new() };
+    let dataset_files = if dataset.is_some() {
+        finished.pop().map(|f| f.files).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let [csv_done, report_done, trace_done, html_done, summary_done, analysis_done, perfetto_done, parquet_done, graph_done] =
-        <[Finished; 9]>::try_from(finished).map_err(|_| Error::Other("internal: nine sinks, nine results".into()))?;
+        <[Finished; 9]>::try_from(finished)
+            .map_err(|_| Error::Other("internal: nine sinks, nine results".into()))?;
     let parquet_files = <[PathBuf; 3]>::try_from(parquet_done.files)
         .map_err(|_| Error::Other("internal: three Parquet tables".into()))?;
-    let report = report.report.ok_or_else(|| Error::Other("internal: no op report".into()))?;
-    let (summary, summary_text) = summary_sink.summary.ok_or_else(|| Error::Other("internal: no summary".into()))?;
+    let report = report
+        .report
+        .ok_or_else(|| Error::Other("internal: no op report".into()))?;
+    let (summary, summary_text) = summary_sink
+        .summary
+        .ok_or_else(|| Error::Other("internal: no summary".into()))?;
     let mut issues = report_done.issues.clone();
     issues.extend(profile.issues.iter().cloned());
     issues.extend(html_done.issues.iter().cloned());
@@ -222,7 +243,12 @@ mod tests {
             notes: vec![],
             dataset: None,
         };
-        let p = Profile::resolved(r, res, Some(oplog.clone()), crate::timebase::Timebase::nominal(fixture::ARCH, 1));
+        let p = Profile::resolved(
+            r,
+            res,
+            Some(oplog.clone()),
+            crate::timebase::Timebase::nominal(fixture::ARCH, 1),
+        );
         write_all(dir, &p, &options)
     }
 
@@ -231,8 +257,10 @@ mod tests {
         let dir = crate::testing::temp_dir("outputs").join("new/sub");
         let w = run(&dir, &fixture::oplog()).unwrap();
         assert!(w.issues.is_empty(), "{:?}", w.issues);
-        let mut names: Vec<String> =
-            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         assert_eq!(
             names,
@@ -253,12 +281,25 @@ mod tests {
         );
         assert_eq!(w.device_csv_rows, 330);
         // The fixture's op log has no tensor ids: three ops, no edges, and the files say so.
-        assert_eq!((w.graph.nodes.len(), w.graph.edges.len(), w.graph.without_ids), (3, 0, 3));
+        assert_eq!(
+            (
+                w.graph.nodes.len(),
+                w.graph.edges.len(),
+                w.graph.without_ids
+            ),
+            (3, 0, 3)
+        );
         let dot = std::fs::read_to_string(dir.join("ttprof_ops.dot")).unwrap();
         assert!(dot.contains("// 3 ops carry no tensor ids"), "{dot}");
-        assert_eq!(w.graph_files, [dir.join("ttprof_ops.dot"), dir.join("ttprof_ops.svg")]);
+        assert_eq!(
+            w.graph_files,
+            [dir.join("ttprof_ops.dot"), dir.join("ttprof_ops.svg")]
+        );
         let page = std::fs::read_to_string(&w.html).unwrap();
-        assert!(page.contains("<a href=\"ttprof_ops.svg\">"), "the page links the op graph");
+        assert!(
+            page.contains("<a href=\"ttprof_ops.svg\">"),
+            "the page links the op graph"
+        );
         assert!(w.files().iter().all(|p| p.starts_with(&dir)));
         std::fs::remove_dir_all(dir.parent().unwrap().parent().unwrap()).unwrap();
     }
@@ -275,10 +316,24 @@ mod tests {
         let file = dir.join("file");
         std::fs::write(&file, "x").unwrap();
         let e = run(&file, &fixture::oplog()).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: is not a directory: the outputs go into a directory", file.display()));
+        assert_eq!(
+            e,
+            format!(
+                "{}: is not a directory: the outputs go into a directory",
+                file.display()
+            )
+        );
         // A directory that cannot be created.
-        let e = run(&file.join("sub"), &fixture::oplog()).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("cannot create output directory {}", file.join("sub").display())), "{e}");
+        let e = run(&file.join("sub"), &fixture::oplog())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "cannot create output directory {}",
+                file.join("sub").display()
+            )),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

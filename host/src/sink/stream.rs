@@ -48,26 +48,43 @@ impl<'a> Stream<'a> {
     /// error naming its position, before anything is written.
     pub fn begin(run: &Profile, mut sinks: Vec<&'a mut dyn Sink>) -> Result<Stream<'a>> {
         if let Some(i) = sinks.iter().position(|s| !s.streams()) {
-            return Err(Error::Other(format!("internal: sink {i} cannot be fed a run in parts")));
+            return Err(Error::Other(format!(
+                "internal: sink {i} cannot be fed a run in parts"
+            )));
         }
         for s in sinks.iter_mut() {
             s.begin(run)?;
         }
-        Ok(Stream { sinks, spans: BTreeMap::new(), issues: Vec::new() })
+        Ok(Stream {
+            sinks,
+            spans: BTreeMap::new(),
+            issues: Vec::new(),
+        })
     }
 
     /// Feeds every ring of `part` to every sink, in order.
     pub fn part(&mut self, part: &Profile) -> Result<()> {
         let zones = self.sinks.iter().any(|s| s.wants_zones());
         for i in 0..part.ring_count() {
-            let view = if zones { part.ring(i) } else { part.ring_records(i) };
+            let view = if zones {
+                part.ring(i)
+            } else {
+                part.ring_records(i)
+            };
             for s in self.sinks.iter_mut() {
                 s.ring(part, &view)?;
             }
         }
         self.issues.extend(part.issues.iter().cloned());
-        for o in part.ops.iter().filter(|o| o.kernel_ns.is_some() || o.fw_ns.is_some()) {
-            let e = self.spans.entry((o.chip, o.run)).or_insert_with(|| Spans { name: o.name.clone(), ..Spans::default() });
+        for o in part
+            .ops
+            .iter()
+            .filter(|o| o.kernel_ns.is_some() || o.fw_ns.is_some())
+        {
+            let e = self.spans.entry((o.chip, o.run)).or_insert_with(|| Spans {
+                name: o.name.clone(),
+                ..Spans::default()
+            });
             widen(&mut e.kernel, o.kernel_ns);
             widen(&mut e.fw, o.fw_ns);
         }
@@ -85,7 +102,15 @@ impl<'a> Stream<'a> {
             }
         }
         for ((chip, run_id), s) in std::mem::take(&mut self.spans) {
-            run.ops.push(OpSpan { chip, run: run_id, name: s.name, host_ns: None, log_host_ns: None, kernel_ns: s.kernel, fw_ns: s.fw });
+            run.ops.push(OpSpan {
+                chip,
+                run: run_id,
+                name: s.name,
+                host_ns: None,
+                log_host_ns: None,
+                kernel_ns: s.kernel,
+                fw_ns: s.fw,
+            });
         }
         crate::profile::sort_ops(&mut run.ops);
         // The op log's host times against the device spans of the whole run.

@@ -28,12 +28,21 @@ pub struct Host {
 
 impl Host {
     pub fn new(risc: Risc) -> Host {
-        Host { risc, span: SpanDecoder::default(), records: Records::new(), stats: SpanStats::default() }
+        Host {
+            risc,
+            span: SpanDecoder::default(),
+            records: Records::new(),
+            stats: SpanStats::default(),
+        }
     }
 
     pub fn drain(&mut self, l1: &mut [u8]) {
         let blk = profiler::ring_block(self.risc);
-        let (head, tail, cap) = (word(l1, blk + ring::HEAD), word(l1, blk + ring::TAIL), word(l1, blk + ring::CAPACITY));
+        let (head, tail, cap) = (
+            word(l1, blk + ring::HEAD),
+            word(l1, blk + ring::TAIL),
+            word(l1, blk + ring::CAPACITY),
+        );
         let base = profiler::ring_data(self.risc).start as usize;
         let read = |off: u32, w: &mut [u32]| {
             for (i, x) in w.iter_mut().enumerate() {
@@ -42,7 +51,16 @@ impl Host {
             Ok(())
         };
         self.span
-            .decode(Span { tail, head, capacity: cap }, read, &mut self.records, &mut self.stats)
+            .decode(
+                Span {
+                    tail,
+                    head,
+                    capacity: cap,
+                },
+                read,
+                &mut self.records,
+                &mut self.stats,
+            )
             .unwrap_or_else(|e| panic!("published bytes decode: {e}"));
         set_word(l1, blk + ring::TAIL, head);
     }
@@ -70,7 +88,10 @@ pub fn launcher_init(sim: &Sim, policy: u32, consumer: bool) {
     sim.write_u32(profiler::TILE_BLOCK + tile::MAGIC, profiler::TILE_MAGIC);
     sim.write_u32(profiler::TILE_BLOCK + tile::VERSION, profiler::VERSION);
     sim.write_u32(profiler::TILE_BLOCK + tile::ARCH, sim.arch().id());
-    sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, policy << tile::CONTROL_POLICY_SHIFT);
+    sim.write_u32(
+        profiler::TILE_BLOCK + tile::CONTROL,
+        policy << tile::CONTROL_POLICY_SHIFT,
+    );
     sim.write_u32(profiler::TILE_BLOCK + tile::CONSUMER, consumer as u32);
 }
 
@@ -92,8 +113,18 @@ pub struct Shape {
 
 /// Runs a random tree of nested zones (three sites: `a`, `b`, `c`); returns each zone's
 /// `(name, start, end)` in close order (the order the ring holds them).
-pub fn random_zones(sim: &Sim, rng: &mut Rng, shape: Shape, depth: u32, out: &mut Vec<(&'static str, u64, u64)>) {
-    let children = if depth >= shape.max_depth { 0 } else { rng.below(shape.max_children + 1) };
+pub fn random_zones(
+    sim: &Sim,
+    rng: &mut Rng,
+    shape: Shape,
+    depth: u32,
+    out: &mut Vec<(&'static str, u64, u64)>,
+) {
+    let children = if depth >= shape.max_depth {
+        0
+    } else {
+        rng.below(shape.max_children + 1)
+    };
     for _ in 0..children.max(1) {
         let gap_bits = rng.below(shape.gap_bits as u64 + 1) as u32;
         sim.advance(rng.bits(gap_bits));

@@ -49,10 +49,10 @@
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
 
 use riscv_linker::Arch;
+use riscv_linker::Risc;
 use std::path::{Path, PathBuf};
 use ttprof::decode::RecordKind;
 use ttprof::elf::KernelElf;
-use riscv_linker::Risc;
 use ttprof::kernels::{self, CKernelBuild};
 use ttprof::launch::Policy;
 use ttprof_demo::bench::{launch, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL};
@@ -83,12 +83,29 @@ impl Kernels {
 
 /// `base` run at `n.0` and `n.1` iterations of `zones_per_iter` zones each, of the profile
 /// build minus the plain build.
-fn marginal(k: &Kernels, base: &BenchRun, n: (u32, u32), zones_per_iter: u32) -> Fallible<Marginal> {
-    let run = |elf: &Path, iterations| k.run(elf, &BenchRun { iterations, ..base.clone() });
+fn marginal(
+    k: &Kernels,
+    base: &BenchRun,
+    n: (u32, u32),
+    zones_per_iter: u32,
+) -> Fallible<Marginal> {
+    let run = |elf: &Path, iterations| {
+        k.run(
+            elf,
+            &BenchRun {
+                iterations,
+                ..base.clone()
+            },
+        )
+    };
     let (a, b) = (run(&k.on, n.0)?, run(&k.on, n.1)?);
     for l in [&a, &b] {
         if l.stalls != 0 || l.dropped != 0 {
-            return Err(format!("the benchmark run stalled {} times and dropped {} records", l.stalls, l.dropped).into());
+            return Err(format!(
+                "the benchmark run stalled {} times and dropped {} records",
+                l.stalls, l.dropped
+            )
+            .into());
         }
     }
     let dz = ((n.1 - n.0) * zones_per_iter) as f64;
@@ -99,7 +116,12 @@ fn marginal(k: &Kernels, base: &BenchRun, n: (u32, u32), zones_per_iter: u32) ->
     let (pa, pb) = (run(&k.off, n.0)?, run(&k.off, n.1)?);
     let d = |a: u64, b: u64, pa: u64, pb: u64| ((b - a) as f64 - (pb - pa) as f64) / dz;
     Ok(Marginal {
-        instructions: d(a.instructions, b.instructions, pa.instructions, pb.instructions),
+        instructions: d(
+            a.instructions,
+            b.instructions,
+            pa.instructions,
+            pb.instructions,
+        ),
         cycles: d(a.cycles, b.cycles, pa.cycles, pb.cycles),
         bytes: (b.ring_bytes - a.ring_bytes) as f64 / dz,
     })
@@ -113,8 +135,18 @@ struct InnerDuration {
 }
 
 fn inner_duration(k: &Kernels, work: u32, iterations: u32) -> Fallible<InnerDuration> {
-    let run = |mode| BenchRun { mode, iterations, work, recording: true, policy: Policy::Block, drain_every: Some(2_000) };
-    let inner = KernelElf::load(&k.on)?.sites.find("dense-inner").ok_or("the bench kernel has no `dense-inner` site")?;
+    let run = |mode| BenchRun {
+        mode,
+        iterations,
+        work,
+        recording: true,
+        policy: Policy::Block,
+        drain_every: Some(2_000),
+    };
+    let inner = KernelElf::load(&k.on)?
+        .sites
+        .find("dense-inner")
+        .ok_or("the bench kernel has no `dense-inner` site")?;
     let on = k.run(&k.on, &run(DENSE))?;
     let (mut n, mut sum) = (0u64, 0u64);
     for ring in &on.readout.rings {
@@ -130,7 +162,10 @@ fn inner_duration(k: &Kernels, work: u32, iterations: u32) -> Fallible<InnerDura
         return Err(format!("read {n} `dense-inner` zones, expected {iterations}").into());
     }
     let plain = k.run(&k.off, &run(DENSE_TIMED))?;
-    Ok(InnerDuration { recorded: sum as f64 / n as f64, plain: plain.result as f64 / iterations as f64 })
+    Ok(InnerDuration {
+        recorded: sum as f64 / n as f64,
+        plain: plain.result as f64 / iterations as f64,
+    })
 }
 
 /// Everything measured on one arch.
@@ -147,7 +182,11 @@ struct Figures {
 
 impl Figures {
     fn isolated(&self) -> Marginal {
-        self.by_work.iter().find(|(w, _)| *w == ISOLATED_WORK).unwrap().1
+        self.by_work
+            .iter()
+            .find(|(w, _)| *w == ISOLATED_WORK)
+            .unwrap()
+            .1
     }
 }
 
@@ -156,18 +195,39 @@ const DENSE_ITERATIONS: (u32, u32) = (2_000, 6_000);
 
 fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
     let dir = root.join(arch.name());
-    eprintln!("{}: building the bench kernel with and without `profile`...", arch.name());
-    let on = build_kernel_set(arch, true, &["bench"], &dir.join("kernels-profile"))?["bench"].clone();
-    let off = build_kernel_set(arch, false, &["bench"], &dir.join("kernels-plain"))?["bench"].clone();
-    let k = Kernels { arch, on, off, out: dir };
+    eprintln!(
+        "{}: building the bench kernel with and without `profile`...",
+        arch.name()
+    );
+    let on =
+        build_kernel_set(arch, true, &["bench"], &dir.join("kernels-profile"))?["bench"].clone();
+    let off =
+        build_kernel_set(arch, false, &["bench"], &dir.join("kernels-plain"))?["bench"].clone();
+    let k = Kernels {
+        arch,
+        on,
+        off,
+        out: dir,
+    };
     eprintln!("{}: running...", arch.name());
 
     // A consumer drains often enough that nothing waits.
-    let run = |mode, work, recording| BenchRun { mode, iterations: 0, work, recording, policy: Policy::Block, drain_every: Some(2_000) };
+    let run = |mode, work, recording| BenchRun {
+        mode,
+        iterations: 0,
+        work,
+        recording,
+        policy: Policy::Block,
+        drain_every: Some(2_000),
+    };
     let dense = marginal(&k, &run(DENSE, 4, true), DENSE_ITERATIONS, 2)?;
     let mut by_work = Vec::new();
     for work in [1, 4, 16, ISOLATED_WORK] {
-        let m = if work == 4 { dense } else { marginal(&k, &run(DENSE, work, true), DENSE_ITERATIONS, 2)? };
+        let m = if work == 4 {
+            dense
+        } else {
+            marginal(&k, &run(DENSE, work, true), DENSE_ITERATIONS, 2)?
+        };
         by_work.push((work, m));
     }
     Ok(Figures {
@@ -186,7 +246,10 @@ fn main() -> Fallible<()> {
     let ws = workspace();
     let out = ws.join("target/bench");
     std::fs::create_dir_all(&out)?;
-    let figs = Arch::ALL.iter().map(|&arch| measure(arch, &out)).collect::<Fallible<Vec<_>>>()?;
+    let figs = Arch::ALL
+        .iter()
+        .map(|&arch| measure(arch, &out))
+        .collect::<Fallible<Vec<_>>>()?;
     let [wh, bh] = [&figs[0], &figs[1]];
     assert_eq!((wh.arch, bh.arch), (Arch::WormholeB0, Arch::Blackhole));
 
@@ -194,41 +257,125 @@ fn main() -> Fallible<()> {
     // builds it, with the Rust kernels' optimisation level (-O3) and with the default (-O2).
     eprintln!("building the C++ bench kernel with and without PROFILE_KERNEL...");
     let cxx = |profile: bool, opt: &str| -> Fallible<PathBuf> {
-        let mut b = CKernelBuild::new(vec![ws.join("examples/cxx/bench.cpp")], Risc::Brisc, Arch::WormholeB0);
+        let mut b = CKernelBuild::new(
+            vec![ws.join("examples/cxx/bench.cpp")],
+            Risc::Brisc,
+            Arch::WormholeB0,
+        );
         b.profile = profile;
         b.flags = vec![opt.to_string()];
-        b.out_dir = out.join(format!("cxx-{}{opt}", if profile { "profile" } else { "plain" }));
+        b.out_dir = out.join(format!(
+            "cxx-{}{opt}",
+            if profile { "profile" } else { "plain" }
+        ));
         Ok(kernels::build_c(&b)?)
     };
     let mut cxx_dense = Vec::new();
     for opt in ["-O3", "-O2"] {
-        let k = Kernels { arch: Arch::WormholeB0, on: cxx(true, opt)?, off: cxx(false, opt)?, out: out.join("cxx-runs") };
-        let run = BenchRun { mode: DENSE, iterations: 0, work: 4, recording: true, policy: Policy::Block, drain_every: Some(2_000) };
+        let k = Kernels {
+            arch: Arch::WormholeB0,
+            on: cxx(true, opt)?,
+            off: cxx(false, opt)?,
+            out: out.join("cxx-runs"),
+        };
+        let run = BenchRun {
+            mode: DENSE,
+            iterations: 0,
+            work: 4,
+            recording: true,
+            policy: Policy::Block,
+            drain_every: Some(2_000),
+        };
         cxx_dense.push((opt, marginal(&k, &run, DENSE_ITERATIONS, 2)?));
     }
 
-    println!("ttprof zone cost (marginal: profile build minus plain build, one BRISC on the emulator's");
+    println!(
+        "ttprof zone cost (marginal: profile build minus plain build, one BRISC on the emulator's"
+    );
     println!("pipeline model from tt-isa-documentation; open + close)");
-    println!("{:<50} {:>11} {:>11}   {}", "", "Wormhole B0", "Blackhole", "reference / target");
+    println!(
+        "{:<50} {:>11} {:>11}   {}",
+        "", "Wormhole B0", "Blackhole", "reference / target"
+    );
     let row = |label: &str, f: &dyn Fn(&Figures) -> f64, reference: &str| {
         println!("{label:<50} {:>11.2} {:>11.2}   {reference}", f(wh), f(bh));
     };
-    row("cycles per zone, dense (4 loop steps per zone)", &|f| f.dense.cycles, "tt-metal 45-51 (BH), tt-llk 29-30");
-    row("cycles per zone, isolated (64 loop steps per zone)", &|f| f.isolated().cycles, "tt-metal 45-51 (BH), tt-llk 29-30");
-    row("cycles per zone, op-level (256k-cycle zones)", &|f| f.op_level.cycles, "a slow close (duration >= 2^15)");
+    row(
+        "cycles per zone, dense (4 loop steps per zone)",
+        &|f| f.dense.cycles,
+        "tt-metal 45-51 (BH), tt-llk 29-30",
+    );
+    row(
+        "cycles per zone, isolated (64 loop steps per zone)",
+        &|f| f.isolated().cycles,
+        "tt-metal 45-51 (BH), tt-llk 29-30",
+    );
+    row(
+        "cycles per zone, op-level (256k-cycle zones)",
+        &|f| f.op_level.cycles,
+        "a slow close (duration >= 2^15)",
+    );
     row("cycles per zone, recording off", &|f| f.off.cycles, "");
-    row("cycles per zone, block form `zone!(name, {..})`", &|f| f.block.cycles, "");
-    row("cycles per zone, block form, recording off", &|f| f.block_off.cycles, "");
-    row("inner zone's recorded duration, mean cycles", &|f| f.inner.recorded, "");
-    row("  same work, plain build, bare clock reads", &|f| f.inner.plain, "");
-    row("  the profiler's own cycles inside the duration", &|f| f.inner.recorded - f.inner.plain, "");
-    row("instructions per zone (dense)", &|f| f.dense.instructions, "<= 16");
-    row("instructions per zone (isolated)", &|f| f.isolated().instructions, "");
-    row("instructions per zone (op-level: a slow close)", &|f| f.op_level.instructions, "");
-    row("instructions per zone, recording off", &|f| f.off.instructions, "load+branch");
-    row("instructions per zone, block form", &|f| f.block.instructions, "<= 16");
-    row("instructions per zone, block form, recording off", &|f| f.block_off.instructions, "load+branch");
-    row("ring bytes per zone (dense)", &|f| f.dense.bytes, "<= 6 (tt-metal ~9.8)");
+    row(
+        "cycles per zone, block form `zone!(name, {..})`",
+        &|f| f.block.cycles,
+        "",
+    );
+    row(
+        "cycles per zone, block form, recording off",
+        &|f| f.block_off.cycles,
+        "",
+    );
+    row(
+        "inner zone's recorded duration, mean cycles",
+        &|f| f.inner.recorded,
+        "",
+    );
+    row(
+        "  same work, plain build, bare clock reads",
+        &|f| f.inner.plain,
+        "",
+    );
+    row(
+        "  the profiler's own cycles inside the duration",
+        &|f| f.inner.recorded - f.inner.plain,
+        "",
+    );
+    row(
+        "instructions per zone (dense)",
+        &|f| f.dense.instructions,
+        "<= 16",
+    );
+    row(
+        "instructions per zone (isolated)",
+        &|f| f.isolated().instructions,
+        "",
+    );
+    row(
+        "instructions per zone (op-level: a slow close)",
+        &|f| f.op_level.instructions,
+        "",
+    );
+    row(
+        "instructions per zone, recording off",
+        &|f| f.off.instructions,
+        "load+branch",
+    );
+    row(
+        "instructions per zone, block form",
+        &|f| f.block.instructions,
+        "<= 16",
+    );
+    row(
+        "instructions per zone, block form, recording off",
+        &|f| f.block_off.instructions,
+        "load+branch",
+    );
+    row(
+        "ring bytes per zone (dense)",
+        &|f| f.dense.bytes,
+        "<= 6 (tt-metal ~9.8)",
+    );
     for (opt, m) in &cxx_dense {
         println!(
             "{:<50} {:>11.2} {:>11}   {:.2} instructions, {:.2} ring bytes",
@@ -239,16 +386,31 @@ fn main() -> Fallible<()> {
             m.bytes
         );
     }
-    row("ring bytes per zone (op-level)", &|f| f.op_level.bytes, "<= 12");
+    row(
+        "ring bytes per zone (op-level)",
+        &|f| f.op_level.bytes,
+        "<= 12",
+    );
     for f in &figs {
-        let sweep: Vec<String> = f.by_work.iter().map(|(w, m)| format!("{w}: {:.2} cycles / {:.2} instr", m.cycles, m.instructions)).collect();
-        println!("{} by loop steps per zone: {}", f.arch.name(), sweep.join(", "));
+        let sweep: Vec<String> = f
+            .by_work
+            .iter()
+            .map(|(w, m)| format!("{w}: {:.2} cycles / {:.2} instr", m.cycles, m.instructions))
+            .collect();
+        println!(
+            "{} by loop steps per zone: {}",
+            f.arch.name(),
+            sweep.join(", ")
+        );
     }
     println!("references: tt-metal's 2026 streaming profiler, 45-51 cycles per zone measured on Blackhole");
     println!("(74 for its 5-word form); tt-llk's minimal profiler 29-30 cycles per zone");
 
     let by_work = |f: &Figures, g: fn(&Marginal) -> f64| {
-        f.by_work.iter().map(|(w, m)| (w.to_string(), serde_json::json!(g(m)))).collect::<serde_json::Map<_, _>>()
+        f.by_work
+            .iter()
+            .map(|(w, m)| (w.to_string(), serde_json::json!(g(m))))
+            .collect::<serde_json::Map<_, _>>()
     };
     let mut json = serde_json::json!({
         "zone_instructions": wh.dense.instructions,
@@ -269,26 +431,59 @@ fn main() -> Fallible<()> {
         };
         put(format!("zone_cycles_{a}"), f.dense.cycles.into());
         put(format!("zone_off_cycles_{a}"), f.off.cycles.into());
-        put(format!("zone_cycles_isolated_{a}"), f.isolated().cycles.into());
+        put(
+            format!("zone_cycles_isolated_{a}"),
+            f.isolated().cycles.into(),
+        );
         put(format!("zone_cycles_oplevel_{a}"), f.op_level.cycles.into());
         put(format!("zone_cycles_block_{a}"), f.block.cycles.into());
-        put(format!("zone_cycles_block_off_{a}"), f.block_off.cycles.into());
-        put(format!("zone_cycles_by_work_{a}"), by_work(f, |m| m.cycles).into());
-        put(format!("zone_overhead_in_duration_cycles_{a}"), (f.inner.recorded - f.inner.plain).into());
-        put(format!("inner_duration_recorded_cycles_{a}"), f.inner.recorded.into());
-        put(format!("inner_duration_plain_cycles_{a}"), f.inner.plain.into());
+        put(
+            format!("zone_cycles_block_off_{a}"),
+            f.block_off.cycles.into(),
+        );
+        put(
+            format!("zone_cycles_by_work_{a}"),
+            by_work(f, |m| m.cycles).into(),
+        );
+        put(
+            format!("zone_overhead_in_duration_cycles_{a}"),
+            (f.inner.recorded - f.inner.plain).into(),
+        );
+        put(
+            format!("inner_duration_recorded_cycles_{a}"),
+            f.inner.recorded.into(),
+        );
+        put(
+            format!("inner_duration_plain_cycles_{a}"),
+            f.inner.plain.into(),
+        );
     }
     for (opt, m) in &cxx_dense {
         map.insert(format!("cxx_zone_cycles_wormhole_b0{opt}"), m.cycles.into());
-        map.insert(format!("cxx_zone_instructions_wormhole_b0{opt}"), m.instructions.into());
+        map.insert(
+            format!("cxx_zone_instructions_wormhole_b0{opt}"),
+            m.instructions.into(),
+        );
     }
     for (k, v) in [
         ("zone_instructions_blackhole", bh.dense.instructions),
-        ("zone_instructions_isolated_wormhole_b0", wh.isolated().instructions),
-        ("zone_instructions_isolated_blackhole", bh.isolated().instructions),
-        ("zone_instructions_recording_off_blackhole", bh.off.instructions),
+        (
+            "zone_instructions_isolated_wormhole_b0",
+            wh.isolated().instructions,
+        ),
+        (
+            "zone_instructions_isolated_blackhole",
+            bh.isolated().instructions,
+        ),
+        (
+            "zone_instructions_recording_off_blackhole",
+            bh.off.instructions,
+        ),
         ("zone_instructions_block_blackhole", bh.block.instructions),
-        ("zone_instructions_block_recording_off_blackhole", bh.block_off.instructions),
+        (
+            "zone_instructions_block_recording_off_blackhole",
+            bh.block_off.instructions,
+        ),
         ("zone_bytes_dense_blackhole", bh.dense.bytes),
     ] {
         map.insert(k.into(), v.into());

@@ -40,7 +40,10 @@ pub struct Pacing {
 
 impl Default for Pacing {
     fn default() -> Pacing {
-        Pacing { idle: Duration::from_millis(10), probe: Duration::from_millis(20) }
+        Pacing {
+            idle: Duration::from_millis(10),
+            probe: Duration::from_millis(20),
+        }
     }
 }
 
@@ -75,8 +78,6 @@ pub struct Captured {
     pub stopped: Stopped,
 }
 
-
-
 /// Live figures for a progress display.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Progress {
@@ -92,7 +93,13 @@ pub struct Progress {
 
 /// Captures from `mem` until `stop` (or Ctrl-C, if [`interrupt`] was called, as the command line does on Ctrl-C), spooling
 /// into a temporary file in `dir`.
-pub fn capture(mem: &dyn DeviceMemory, stop: &StopWhen, pacing: Pacing, dir: &Path, progress: impl FnMut(&Progress)) -> Result<Captured> {
+pub fn capture(
+    mem: &dyn DeviceMemory,
+    stop: &StopWhen,
+    pacing: Pacing,
+    dir: &Path,
+    progress: impl FnMut(&Progress),
+) -> Result<Captured> {
     capture_sampled(mem, stop, pacing, dir, None, progress)
 }
 
@@ -110,7 +117,13 @@ pub fn capture_sampled(
     stop.check()?;
     let mut payload = Spool::create(dir)?;
     let start = Instant::now();
-    let mut d = Drainer::attach(mem, DrainOptions { consume: true, attach_consumer: true })?;
+    let mut d = Drainer::attach(
+        mem,
+        DrainOptions {
+            consume: true,
+            attach_consumer: true,
+        },
+    )?;
     d.keep_payload();
     d.probe_every(pacing.probe);
     let mut live = Progress::default();
@@ -162,7 +175,14 @@ pub fn capture_sampled(
     let Some(e) = failed else {
         progress(&live);
         let readout = d.finish()?;
-        return Ok(Captured { readout, payload, drains: live.drains, zones: live.zones, elapsed: start.elapsed(), stopped });
+        return Ok(Captured {
+            readout,
+            payload,
+            drains: live.drains,
+            zones: live.zones,
+            elapsed: start.elapsed(),
+            stopped,
+        });
     };
     // Nothing more is read: what was drained is written, and said so with its count.
     live.zones = d.zones();
@@ -173,7 +193,14 @@ pub fn capture_sampled(
         live.zones
     );
     let readout = d.abandon(crate::issue::Issue::error(None, what).with_count(live.zones));
-    Ok(Captured { readout, payload, drains: live.drains, zones: live.zones, elapsed: start.elapsed(), stopped: Stopped::Failed })
+    Ok(Captured {
+        readout,
+        payload,
+        drains: live.drains,
+        zones: live.zones,
+        elapsed: start.elapsed(),
+        stopped: Stopped::Failed,
+    })
 }
 
 /// Moves what the drainer decoded into the spool (its tables are dropped: the payload

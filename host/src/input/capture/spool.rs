@@ -34,8 +34,15 @@ pub struct Spool {
 impl Spool {
     /// A new, empty spool file in `dir`.
     pub fn create(dir: &Path) -> Result<Spool> {
-        let file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, "create a capture spool in", e))?;
-        Ok(Spool { dir: dir.to_path_buf(), file, len: 0, chunks: BTreeMap::new(), held: BTreeMap::new() })
+        let file = tempfile::tempfile_in(dir)
+            .map_err(|e| Error::io(dir, "create a capture spool in", e))?;
+        Ok(Spool {
+            dir: dir.to_path_buf(),
+            file,
+            len: 0,
+            chunks: BTreeMap::new(),
+            held: BTreeMap::new(),
+        })
     }
 
     /// Appends one drain's payloads (ring, bytes) in one write. When the write fails (a
@@ -47,7 +54,11 @@ impl Spool {
         if total == 0 {
             return Ok(());
         }
-        let written = if self.held.is_empty() { self.write(drained, total) } else { Err(None) };
+        let written = if self.held.is_empty() {
+            self.write(drained, total)
+        } else {
+            Err(None)
+        };
         match written {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -67,7 +78,11 @@ impl Spool {
 
     /// Writes one drain's payloads at the end of the file; `Err(Some)` when that fails
     /// (nothing of it is counted then).
-    fn write(&mut self, drained: &[(RingId, Vec<u8>)], total: usize) -> std::result::Result<(), Option<Error>> {
+    fn write(
+        &mut self,
+        drained: &[(RingId, Vec<u8>)],
+        total: usize,
+    ) -> std::result::Result<(), Option<Error>> {
         let mut buf = Vec::with_capacity(total);
         let mut chunks = Vec::new();
         for (id, bytes) in drained.iter().filter(|(_, b)| !b.is_empty()) {
@@ -93,7 +108,9 @@ impl Spool {
         for (offset, len) in chunks {
             let io = |e| Error::io(&self.dir, "read the capture spool in", e);
             self.file.seek(SeekFrom::Start(offset)).map_err(io)?;
-            self.file.read_exact(&mut out[at..at + len as usize]).map_err(io)?;
+            self.file
+                .read_exact(&mut out[at..at + len as usize])
+                .map_err(io)?;
             at += len as usize;
         }
         out[at..].copy_from_slice(held);
@@ -124,16 +141,29 @@ mod tests {
     #[test]
     fn rings_read_back_their_chunks_in_order_and_the_file_goes_with_the_spool() {
         let dir = crate::testing::temp_dir("spool");
-        let id = |risc| RingId { chip: 0, tile: NocCoord::new(1, 1), risc };
+        let id = |risc| RingId {
+            chip: 0,
+            tile: NocCoord::new(1, 1),
+            risc,
+        };
         let mut s = Spool::create(&dir).unwrap();
-        s.append(&[(id(Risc::Brisc), vec![1, 2]), (id(Risc::Ncrisc), vec![9]), (id(Risc::Trisc0), vec![])]).unwrap();
+        s.append(&[
+            (id(Risc::Brisc), vec![1, 2]),
+            (id(Risc::Ncrisc), vec![9]),
+            (id(Risc::Trisc0), vec![]),
+        ])
+        .unwrap();
         s.append(&[(id(Risc::Brisc), vec![3])]).unwrap();
         assert_eq!(s.read(id(Risc::Brisc)).unwrap(), [1, 2, 3]);
         assert_eq!(s.read(id(Risc::Ncrisc)).unwrap(), [9]);
         assert!(s.read(id(Risc::Trisc2)).unwrap().is_empty());
         assert_eq!(s.len(), 4);
         drop(s);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "spool file removed");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            0,
+            "spool file removed"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -148,16 +178,34 @@ mod tests {
         // The name earlier versions spooled to, predictable from the pid.
         let link = dir.join(format!(".ttprof-capture-{}.spool", std::process::id()));
         symlink(&target, &link).unwrap();
-        let id = RingId { chip: 0, tile: NocCoord::new(1, 1), risc: Risc::Brisc };
+        let id = RingId {
+            chip: 0,
+            tile: NocCoord::new(1, 1),
+            risc: Risc::Brisc,
+        };
         let mut s = Spool::create(&dir).unwrap();
         s.append(&[(id, vec![7; 100])]).unwrap();
-        assert_eq!(std::fs::read(&target).unwrap(), b"precious", "written through the link");
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"precious",
+            "written through the link"
+        );
         // The spool has no name in the directory, even while it is in use.
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "only the planted link");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "only the planted link"
+        );
         assert_eq!(s.read(id).unwrap(), vec![7; 100]);
         drop(s);
         assert_eq!(std::fs::read(&target).unwrap(), b"precious");
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link is left as it was");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink(),
+            "the link is left as it was"
+        );
         assert_eq!(std::fs::read_link(&link).unwrap(), target);
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&victims);
@@ -167,16 +215,42 @@ mod tests {
     #[test]
     fn a_drain_the_disk_cannot_take_is_kept_in_memory_and_read_back_with_the_rest() {
         // A spool whose file is /dev/full: every write fails with ENOSPC, as on a full disk.
-        let id = |risc| RingId { chip: 0, tile: NocCoord::new(1, 1), risc };
+        let id = |risc| RingId {
+            chip: 0,
+            tile: NocCoord::new(1, 1),
+            risc,
+        };
         let dir = crate::testing::temp_dir("spool-full");
-        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
         // A failed write: the error names the spool and the disk, the bytes are kept.
-        let mut s2 = Spool { dir: dir.clone(), file: full, len: 0, chunks: BTreeMap::new(), held: BTreeMap::new() };
-        let e = s2.append(&[(id(Risc::Brisc), vec![1, 2]), (id(Risc::Ncrisc), vec![9])]).unwrap_err().to_string();
-        assert!(e.contains("cannot write the capture spool in") && e.contains("No space left on device"), "{e}");
+        let mut s2 = Spool {
+            dir: dir.clone(),
+            file: full,
+            len: 0,
+            chunks: BTreeMap::new(),
+            held: BTreeMap::new(),
+        };
+        let e = s2
+            .append(&[(id(Risc::Brisc), vec![1, 2]), (id(Risc::Ncrisc), vec![9])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cannot write the capture spool in")
+                && e.contains("No space left on device"),
+            "{e}"
+        );
         assert_eq!((s2.len(), s2.held()), (3, 3));
-        let e = s2.append(&[(id(Risc::Brisc), vec![3])]).unwrap_err().to_string();
-        assert!(e.contains("failed before: 1 more byte(s) kept in memory"), "{e}");
+        let e = s2
+            .append(&[(id(Risc::Brisc), vec![3])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("failed before: 1 more byte(s) kept in memory"),
+            "{e}"
+        );
         assert_eq!(s2.read(id(Risc::Brisc)).unwrap(), [1, 2, 3]);
         assert_eq!(s2.read(id(Risc::Ncrisc)).unwrap(), [9]);
         // Chunks in the file come first, then what was held.
@@ -191,6 +265,12 @@ mod tests {
     fn a_spool_in_a_missing_directory_names_it() {
         let dir = crate::testing::temp_dir("spool-missing").join("not-there");
         let e = Spool::create(&dir).err().expect("no directory, no spool");
-        assert!(e.to_string().contains(&format!("cannot create a capture spool in {}", dir.display())), "{e}");
+        assert!(
+            e.to_string().contains(&format!(
+                "cannot create a capture spool in {}",
+                dir.display()
+            )),
+            "{e}"
+        );
     }
 }

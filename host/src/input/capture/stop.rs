@@ -40,7 +40,9 @@ impl Stopped {
             Stopped::Interrupted => "interrupted (Ctrl-C / SIGTERM)",
             Stopped::Elapsed => "time elapsed",
             Stopped::FileGone => "flag file removed",
-            Stopped::Failed => "stopped early: the capture could not go on (the error below says why)",
+            Stopped::Failed => {
+                "stopped early: the capture could not go on (the error below says why)"
+            }
         }
     }
 }

@@ -9,17 +9,17 @@ use crate::decode::{Decoder, Stop, ZoneTable};
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
+use crate::profile::Profile;
 use crate::readout::{checks, Readout, RingId, RingReport};
 use crate::resolve::{Resolution, Resolver, RingSites};
-use crate::profile::Profile;
 use crate::sink::stream::Stream;
 use crate::sink::{Finished, Sink};
 use crate::sites::SiteTable;
 use crate::timebase::Timebase;
-use std::sync::Arc;
 use riscv_linker::devfile::Geometry;
 use std::io::{self, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 /// What was written.
 #[derive(Clone, Debug, Default)]
@@ -46,10 +46,19 @@ pub fn decode_payload(id: RingId, bytes: &[u8], table: &mut ZoneTable) -> Option
     table.clear(d.run);
     match d.decode_compact(bytes, table) {
         Ok(Stop::End) => None,
-        Ok(stop) => Some(Issue::error(Some(id.location()), format!("payload stream stops early ({stop:?}) of {} bytes", bytes.len()))),
+        Ok(stop) => Some(Issue::error(
+            Some(id.location()),
+            format!(
+                "payload stream stops early ({stop:?}) of {} bytes",
+                bytes.len()
+            ),
+        )),
         Err(e) => Some(
-            Issue::error(Some(id.location()), format!("payload stream does not decode: {e}"))
-                .with_count((bytes.len() - e.at) as u64),
+            Issue::error(
+                Some(id.location()),
+                format!("payload stream does not decode: {e}"),
+            )
+            .with_count((bytes.len() - e.at) as u64),
         ),
     }
 }
@@ -70,7 +79,14 @@ impl<'a> RingCsv<'a> {
     /// Sites are resolved through `oplog` when given; otherwise records are written as
     /// `unresolved-site-<id>` and a warning says how many.
     pub fn new(geometry: Geometry, oplog: Option<&'a OpLog>) -> RingCsv<'a> {
-        RingCsv { geometry, oplog, resolver: oplog.map(Resolver::new), rows: RowWriter::new(), named_unresolved: false, written: Written::default() }
+        RingCsv {
+            geometry,
+            oplog,
+            resolver: oplog.map(Resolver::new),
+            rows: RowWriter::new(),
+            named_unresolved: false,
+            written: Written::default(),
+        }
     }
 
     /// Writes the CSV's two header lines (nominal clock: a capture has no clock fit).
@@ -80,7 +96,12 @@ impl<'a> RingCsv<'a> {
 
     /// Writes one ring: `report` gives its identity (its `records` are ignored), `table` its
     /// records, named through the op log (if any).
-    pub fn ring(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable) -> io::Result<()> {
+    pub fn ring(
+        &mut self,
+        w: &mut impl Write,
+        report: &RingReport,
+        table: &ZoneTable,
+    ) -> io::Result<()> {
         self.write_ring(w, report, table, None).map(drop)
     }
 
@@ -96,12 +117,23 @@ impl<'a> RingCsv<'a> {
         timebase: &Timebase,
     ) -> io::Result<Profile> {
         let (one, res) = self.write_ring(w, report, table, uniform)?;
-        Ok(Profile::part(one, res, self.oplog.cloned(), timebase.clone()))
+        Ok(Profile::part(
+            one,
+            res,
+            self.oplog.cloned(),
+            timebase.clone(),
+        ))
     }
 
     /// Writes one ring whose every run used the kernel with site table `sites` (an
     /// in-process producer that knows its sites, like `ttprof_rt::sim::Sim`).
-    pub fn ring_with_sites(&mut self, w: &mut impl Write, report: &RingReport, table: &ZoneTable, sites: &Arc<SiteTable>) -> io::Result<()> {
+    pub fn ring_with_sites(
+        &mut self,
+        w: &mut impl Write,
+        report: &RingReport,
+        table: &ZoneTable,
+        sites: &Arc<SiteTable>,
+    ) -> io::Result<()> {
         self.write_ring(w, report, table, Some(sites)).map(drop)
     }
 
@@ -114,33 +146,61 @@ impl<'a> RingCsv<'a> {
         uniform: Option<&Arc<SiteTable>>,
     ) -> io::Result<(Readout, Resolution)> {
         let (one, res) = self.name_ring(report, table, uniform);
-        self.written.rows += self.rows.ring(w, report.id, &one.rings[0].records, &res.rings[0])?;
+        self.written.rows += self
+            .rows
+            .ring(w, report.id, &one.rings[0].records, &res.rings[0])?;
         Ok((one, res))
     }
 
     /// One ring as a part of the run ([`crate::sink::stream`]), named and counted as
     /// [`RingCsv::ring_part`] does, without writing its CSV rows.
-    pub fn part_only(&mut self, report: &RingReport, table: &ZoneTable, uniform: Option<&Arc<SiteTable>>, timebase: &Timebase) -> Profile {
+    pub fn part_only(
+        &mut self,
+        report: &RingReport,
+        table: &ZoneTable,
+        uniform: Option<&Arc<SiteTable>>,
+        timebase: &Timebase,
+    ) -> Profile {
         let (one, res) = self.name_ring(report, table, uniform);
         Profile::part(one, res, self.oplog.cloned(), timebase.clone())
     }
 
     /// The ring's records as a one-ring readout, and their naming (one entry per ring).
-    fn name_ring(&mut self, report: &RingReport, table: &ZoneTable, uniform: Option<&Arc<SiteTable>>) -> (Readout, Resolution) {
+    fn name_ring(
+        &mut self,
+        report: &RingReport,
+        table: &ZoneTable,
+        uniform: Option<&Arc<SiteTable>>,
+    ) -> (Readout, Resolution) {
         let id = report.id;
         let records = table.to_records();
-        self.written.issues.extend(checks::launch_times(&records, Some(id.location())));
+        self.written
+            .issues
+            .extend(checks::launch_times(&records, Some(id.location())));
         self.written.records += records.len() as u64;
         self.written.zones += table.zones() as u64;
-        let mut one = Readout { geometry: self.geometry, rings: vec![report.clone()], issues: Vec::new(), bus_bytes: 0, tiles: 1, unused_tiles: 0 };
+        let mut one = Readout {
+            geometry: self.geometry,
+            rings: vec![report.clone()],
+            issues: Vec::new(),
+            bus_bytes: 0,
+            tiles: 1,
+            unused_tiles: 0,
+        };
         one.rings[0].records = records;
         let mut res = match (uniform, &mut self.resolver) {
             (Some(t), _) => Resolution::uniform(&one, t.clone()),
             (None, Some(r)) => r.resolve(&one),
             (None, None) => {
                 let r = &one.rings[0].records;
-                let n = (0..r.len()).filter(|&i| crate::resolve::has_site(r.kind[i])).count() as u64;
-                Resolution { rings: vec![RingSites::default()], unresolved: n, ..Resolution::default() }
+                let n = (0..r.len())
+                    .filter(|&i| crate::resolve::has_site(r.kind[i]))
+                    .count() as u64;
+                Resolution {
+                    rings: vec![RingSites::default()],
+                    unresolved: n,
+                    ..Resolution::default()
+                }
             }
         };
         self.written.issues.append(&mut res.issues);
@@ -158,7 +218,11 @@ impl<'a> RingCsv<'a> {
         if self.named_unresolved && self.written.unresolved > 0 {
             let n = self.written.unresolved;
             self.written.issues.push(
-                Issue::warning(None, format!("no op log given: {n} record(s) are written as unresolved-site-<id>")).with_count(n),
+                Issue::warning(
+                    None,
+                    format!("no op log given: {n} record(s) are written as unresolved-site-<id>"),
+                )
+                .with_count(n),
             );
         }
         self.written
@@ -175,7 +239,10 @@ pub fn decode_all(captured: &mut Captured) -> Result<Vec<Issue>> {
         let payload = captured.payload.read(ring.id)?;
         issues.extend(decode_payload(ring.id, &payload, &mut table));
         ring.records = table.to_records();
-        issues.extend(checks::launch_times(&ring.records, Some(ring.id.location())));
+        issues.extend(checks::launch_times(
+            &ring.records,
+            Some(ring.id.location()),
+        ));
     }
     Ok(issues)
 }
@@ -242,7 +309,10 @@ where
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
         std::thread::scope(|s| {
             let producer = s.spawn(move || {
-                let mut w = ChannelWriter { tx, buf: Vec::with_capacity(CHUNK) };
+                let mut w = ChannelWriter {
+                    tx,
+                    buf: Vec::with_capacity(CHUNK),
+                };
                 fill(&mut w)?;
                 w.flush()
             });
@@ -252,7 +322,9 @@ where
                     written = file.write_all(&chunk);
                 }
             }
-            let produced = producer.join().unwrap_or_else(|_| Err(io::Error::other("the row writer panicked")));
+            let produced = producer
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the row writer panicked")));
             written.and(produced)
         })
     })
@@ -281,7 +353,9 @@ impl Write for ChannelWriter {
     fn flush(&mut self) -> io::Result<()> {
         if !self.buf.is_empty() {
             let full = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-            self.tx.send(full).map_err(|_| io::Error::other("the file writer stopped"))?;
+            self.tx
+                .send(full)
+                .map_err(|_| io::Error::other("the file writer stopped"))?;
         }
         Ok(())
     }

@@ -93,7 +93,14 @@ pub struct Row {
 impl ZoneTable {
     /// An empty table, rows before any `Run` record in run [`NO_RUN`].
     pub const fn new() -> ZoneTable {
-        ZoneTable { end: Vec::new(), duration: Vec::new(), site: Vec::new(), extra: Vec::new(), runs: Vec::new(), first_run: NO_RUN }
+        ZoneTable {
+            end: Vec::new(),
+            duration: Vec::new(),
+            site: Vec::new(),
+            extra: Vec::new(),
+            runs: Vec::new(),
+            first_run: NO_RUN,
+        }
     }
 
     /// Number of rows (records of every kind).
@@ -118,7 +125,9 @@ impl ZoneTable {
 
     /// Bytes of the table's columns in use (for memory accounting).
     pub fn bytes(&self) -> usize {
-        self.len() * 14 + self.extra.len() * std::mem::size_of::<Extra>() + self.runs.len() * std::mem::size_of::<RunMark>()
+        self.len() * 14
+            + self.extra.len() * std::mem::size_of::<Extra>()
+            + self.runs.len() * std::mem::size_of::<RunMark>()
     }
 
     /// Reserves room for `n` more rows in the dense columns.
@@ -129,7 +138,15 @@ impl ZoneTable {
     }
 
     /// Appends a row of any kind: `start..=end` with `kind`'s fields.
-    pub fn push(&mut self, kind: RecordKind, site: SiteId, start: u64, end: u64, value: u64, count: u32) {
+    pub fn push(
+        &mut self,
+        kind: RecordKind,
+        site: SiteId,
+        start: u64,
+        end: u64,
+        value: u64,
+        count: u32,
+    ) {
         let row = self.len() as u64;
         let duration = self.side_tables(row, kind, start, end, value, count);
         self.end.push(end);
@@ -139,21 +156,49 @@ impl ZoneTable {
 
     /// Records what row `row` needs beyond the dense columns (a run mark, an extra entry)
     /// and returns its `duration` column value.
-    pub(crate) fn side_tables(&mut self, row: u64, kind: RecordKind, start: u64, end: u64, value: u64, count: u32) -> u32 {
+    pub(crate) fn side_tables(
+        &mut self,
+        row: u64,
+        kind: RecordKind,
+        start: u64,
+        end: u64,
+        value: u64,
+        count: u32,
+    ) -> u32 {
         let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
-        let duration = if is_zone { u32::try_from(end - start).ok().filter(|&d| d != LONG).unwrap_or(LONG) } else { 0 };
+        let duration = if is_zone {
+            u32::try_from(end - start)
+                .ok()
+                .filter(|&d| d != LONG)
+                .unwrap_or(LONG)
+        } else {
+            0
+        };
         if kind == RecordKind::Run {
-            self.runs.push(RunMark { row, run: value as u32 });
+            self.runs.push(RunMark {
+                row,
+                run: value as u32,
+            });
         }
         if !(kind == RecordKind::Zone && duration != LONG) {
-            self.extra.push(Extra { row, kind, count, value, start });
+            self.extra.push(Extra {
+                row,
+                kind,
+                count,
+                value,
+                start,
+            });
         }
         duration
     }
 
     /// Number of zones (with or without a value).
     pub fn zones(&self) -> usize {
-        let not_zones = self.extra.iter().filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone)).count();
+        let not_zones = self
+            .extra
+            .iter()
+            .filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone))
+            .count();
         self.len() - not_zones
     }
 
@@ -161,7 +206,10 @@ impl ZoneTable {
     /// (the table's lengths at some earlier point).
     pub fn zones_since(&self, row: usize, extra: usize) -> usize {
         let extras = self.extra.get(extra..).unwrap_or_default();
-        let not_zones = extras.iter().filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone)).count();
+        let not_zones = extras
+            .iter()
+            .filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone))
+            .count();
         self.len().saturating_sub(row) - not_zones
     }
 
@@ -172,12 +220,22 @@ impl ZoneTable {
 
     /// The same over the side-table rows from index `extras` on (what a decode added).
     pub fn losses_since(&self, extras: usize) -> u64 {
-        self.extra[extras..].iter().filter(|e| e.kind == RecordKind::Loss).map(|e| e.count as u64).sum()
+        self.extra[extras..]
+            .iter()
+            .filter(|e| e.kind == RecordKind::Loss)
+            .map(|e| e.count as u64)
+            .sum()
     }
 
     /// The rows in order.
     pub fn rows(&self) -> Rows<'_> {
-        Rows { t: self, i: 0, extra: 0, mark: 0, run: self.first_run }
+        Rows {
+            t: self,
+            i: 0,
+            extra: 0,
+            mark: 0,
+            run: self.first_run,
+        }
     }
 
     /// The rich view: every row with every field.
@@ -191,7 +249,9 @@ impl ZoneTable {
     pub fn append_to(&self, out: &mut Records) {
         out.reserve(self.len());
         for row in self.rows() {
-            out.push(row.kind, row.site, row.start, row.end, row.value, row.count, row.run);
+            out.push(
+                row.kind, row.site, row.start, row.end, row.value, row.count, row.run,
+            );
         }
     }
 }
@@ -224,10 +284,26 @@ impl Iterator for Rows<'_> {
         if let Some(e) = t.extra.get(self.extra) {
             if e.row == i as u64 {
                 self.extra += 1;
-                return Some(Row { kind: e.kind, site, start: e.start, end, value: e.value, count: e.count, run: self.run });
+                return Some(Row {
+                    kind: e.kind,
+                    site,
+                    start: e.start,
+                    end,
+                    value: e.value,
+                    count: e.count,
+                    run: self.run,
+                });
             }
         }
-        Some(Row { kind: RecordKind::Zone, site, start: end - duration as u64, end, value: 0, count: 0, run: self.run })
+        Some(Row {
+            kind: RecordKind::Zone,
+            site,
+            start: end - duration as u64,
+            end,
+            value: 0,
+            count: 0,
+            run: self.run,
+        })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -45,7 +45,10 @@ pub(super) struct Time {
 
 impl Time {
     fn at(reference: u64) -> Time {
-        Time { end: reference, lo: reference & 0xFFFF }
+        Time {
+            end: reference,
+            lo: reference & 0xFFFF,
+        }
     }
 
     #[inline(always)]
@@ -59,7 +62,10 @@ impl Time {
 
 #[inline(always)]
 fn load(bytes: &[u8], at: usize) -> Option<u64> {
-    bytes.get(at..).and_then(|b| b.first_chunk::<8>()).map(|q| u64::from_le_bytes(*q))
+    bytes
+        .get(at..)
+        .and_then(|b| b.first_chunk::<8>())
+        .map(|q| u64::from_le_bytes(*q))
 }
 
 /// Whether this CPU runs the eight-at-a-time loop ([`super::simd`]).
@@ -72,7 +78,12 @@ pub(super) fn simd_available() -> bool {
 
 /// Decodes `bytes` into `out` (see `Decoder::decode_compact`), with the eight-at-a-time loop
 /// if `simd`.
-pub(super) fn decode(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable, simd: bool) -> Result<Stop, DecodeError> {
+pub(super) fn decode(
+    d: &mut Decoder,
+    bytes: &[u8],
+    out: &mut ZoneTable,
+    simd: bool,
+) -> Result<Stop, DecodeError> {
     // Every record is at least 6 bytes.
     let room = bytes.len() / 6 + 1;
     out.reserve(room);
@@ -89,7 +100,11 @@ pub(super) fn decode(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable, simd: b
         }
         let rest = &bytes[i.min(bytes.len())..];
         if rest.len() < 4 {
-            break Ok(if rest.is_empty() { Stop::End } else { Stop::Short { at: i } });
+            break Ok(if rest.is_empty() {
+                Stop::End
+            } else {
+                Stop::Short { at: i }
+            });
         }
         match decode_one(rest, t.end) {
             Ok(None) => break Ok(Stop::Pad { at: i }),
@@ -100,7 +115,14 @@ pub(super) fn decode(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable, simd: b
                 if row.kind != RecordKind::Loss {
                     t = Time::at(row.end);
                 }
-                let duration = out.side_tables((base + written) as u64, row.kind, row.start, row.end, row.value, row.count);
+                let duration = out.side_tables(
+                    (base + written) as u64,
+                    row.kind,
+                    row.start,
+                    row.end,
+                    row.value,
+                    row.count,
+                );
                 // `written < room`: the rows so far took at least 6 bytes each, this one too.
                 out.end.spare_capacity_mut()[written].write(row.end);
                 out.duration.spare_capacity_mut()[written].write(duration);
@@ -128,7 +150,16 @@ pub(super) fn decode(d: &mut Decoder, bytes: &[u8], out: &mut ZoneTable, simd: b
 /// before cycle 0 or its end past `u64::MAX` (at the returned position).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, base: usize, mut written: usize, room: usize, simd: bool) -> (usize, usize, Option<WireError>) {
+fn short_zones(
+    bytes: &[u8],
+    mut i: usize,
+    t: &mut Time,
+    out: &mut ZoneTable,
+    base: usize,
+    mut written: usize,
+    room: usize,
+    simd: bool,
+) -> (usize, usize, Option<WireError>) {
     let first = written;
     let mut error = None;
     'outer: loop {
@@ -143,7 +174,8 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
             };
             // SAFETY: `simd` is true only on a CPU with AVX2; each column has `room` spare
             // slots (`decode` reserved them).
-            let (next, n) = unsafe { super::simd::short_zones(bytes, i, t, &slots, &mut out.extra, written) };
+            let (next, n) =
+                unsafe { super::simd::short_zones(bytes, i, t, &slots, &mut out.extra, written) };
             i = next;
             written += n;
         }
@@ -153,10 +185,17 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
         let durations = &mut out.duration.spare_capacity_mut()[written..room];
         let sites = &mut out.site.spare_capacity_mut()[written..room];
         // Four zones at a time.
-        let blocks = ends.chunks_exact_mut(4).zip(durations.chunks_exact_mut(4)).zip(sites.chunks_exact_mut(4));
+        let blocks = ends
+            .chunks_exact_mut(4)
+            .zip(durations.chunks_exact_mut(4))
+            .zip(sites.chunks_exact_mut(4));
         for ((e, d), s) in blocks {
-            let (Some(q0), Some(q3)) = (load(bytes, i), load(bytes, i + 18)) else { break };
-            let (Some(q1), Some(q2)) = (load(bytes, i + 6), load(bytes, i + 12)) else { break };
+            let (Some(q0), Some(q3)) = (load(bytes, i), load(bytes, i + 18)) else {
+                break;
+            };
+            let (Some(q1), Some(q2)) = (load(bytes, i + 6), load(bytes, i + 12)) else {
+                break;
+            };
             // A start before cycle 0 is possible only while end < 2^15 (durations < 2^15);
             // an end past u64::MAX only within four increments of it.
             if (q0 | q1 | q2 | q3) & EXTENDED != 0 || !BLOCK_TIMES.contains(&t.end) {
@@ -172,19 +211,34 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
         let durations = &mut out.duration.spare_capacity_mut()[written..room];
         let sites = &mut out.site.spare_capacity_mut()[written..room];
         let mut singles = 0;
-        for ((e, d), s) in ends.iter_mut().zip(durations.iter_mut()).zip(sites.iter_mut()).take(4) {
-            let Some(q) = load(bytes, i) else { break 'outer };
+        for ((e, d), s) in ends
+            .iter_mut()
+            .zip(durations.iter_mut())
+            .zip(sites.iter_mut())
+            .take(4)
+        {
+            let Some(q) = load(bytes, i) else {
+                break 'outer;
+            };
             if q & EXTENDED != 0 {
                 // A 32-bit zone (a zone longer than 2^15 cycles, e.g. op level) is a plain
                 // row too: take it here rather than through the general decoder.
                 if (q >> 16) & 0xFFFF == EVENT32 {
                     // A point event: a row with its time and an extra entry.
-                    let Some(low) = load32(bytes, i + 4) else { break 'outer };
+                    let Some(low) = load32(bytes, i + 4) else {
+                        break 'outer;
+                    };
                     let Some(time) = at_or_after(t.end, low) else {
                         error = Some(WireError::Overflow);
                         break 'outer;
                     };
-                    out.extra.push(Extra { row: (base + written) as u64, kind: RecordKind::Event, count: 0, value: 0, start: time });
+                    out.extra.push(Extra {
+                        row: (base + written) as u64,
+                        kind: RecordKind::Event,
+                        count: 0,
+                        value: 0,
+                        start: time,
+                    });
                     e.write(time);
                     d.write(0);
                     s.write(q as u16);
@@ -214,7 +268,10 @@ fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, out: &mut ZoneTable, ba
                 }
             }
             let duration = (q >> 16) & 0x7FFF;
-            let Some(end) = t.end.checked_add(((q >> 32) & 0xFFFF).wrapping_sub(t.lo) & 0xFFFF) else {
+            let Some(end) = t
+                .end
+                .checked_add(((q >> 32) & 0xFFFF).wrapping_sub(t.lo) & 0xFFFF)
+            else {
                 error = Some(WireError::Overflow);
                 break 'outer;
             };
@@ -265,12 +322,21 @@ pub(super) fn at_or_after(reference: u64, low: u32) -> Option<u64> {
 
 #[inline(always)]
 fn load32(bytes: &[u8], at: usize) -> Option<u32> {
-    bytes.get(at..).and_then(|b| b.first_chunk::<4>()).map(|q| u32::from_le_bytes(*q))
+    bytes
+        .get(at..)
+        .and_then(|b| b.first_chunk::<4>())
+        .map(|q| u32::from_le_bytes(*q))
 }
 
 /// Stores four zones, column by column (adjacent stores, which the compiler merges).
 #[inline(always)]
-fn put(e: &mut [MaybeUninit<u64>], d: &mut [MaybeUninit<u32>], s: &mut [MaybeUninit<u16>], ends: [u64; 4], q: [u64; 4]) {
+fn put(
+    e: &mut [MaybeUninit<u64>],
+    d: &mut [MaybeUninit<u32>],
+    s: &mut [MaybeUninit<u16>],
+    ends: [u64; 4],
+    q: [u64; 4],
+) {
     for (slot, v) in e.iter_mut().zip(ends) {
         slot.write(v);
     }

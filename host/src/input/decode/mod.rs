@@ -15,9 +15,9 @@
 
 mod compact;
 mod hot;
+mod records;
 #[cfg(target_arch = "x86_64")]
 mod simd;
-mod records;
 #[cfg(test)]
 mod tests;
 
@@ -92,7 +92,10 @@ pub struct Decoder {
 
 impl Default for Decoder {
     fn default() -> Decoder {
-        Decoder { reference: 0, run: NO_RUN }
+        Decoder {
+            reference: 0,
+            run: NO_RUN,
+        }
     }
 }
 
@@ -127,12 +130,20 @@ impl Decoder {
                 let q = u64::from_le_bytes(*q);
                 let h1 = (q >> 16) as u16;
                 if h1 & 0x8000 == 0 {
-                    let Some(end) = reference.checked_add(((q >> 32) & 0xFFFF).wrapping_sub(reference) & 0xFFFF) else {
-                        break Err(DecodeError { at: i, kind: WireError::Overflow });
+                    let Some(end) = reference
+                        .checked_add(((q >> 32) & 0xFFFF).wrapping_sub(reference) & 0xFFFF)
+                    else {
+                        break Err(DecodeError {
+                            at: i,
+                            kind: WireError::Overflow,
+                        });
                     };
                     let duration = h1 as u64;
                     if duration > end {
-                        break Err(DecodeError { at: i, kind: WireError::Time });
+                        break Err(DecodeError {
+                            at: i,
+                            kind: WireError::Time,
+                        });
                     }
                     reference = end;
                     out.push(RecordKind::Zone, q as u16, end - duration, end, 0, 0, run);
@@ -142,7 +153,11 @@ impl Decoder {
             }
             let rest = &bytes[i.min(bytes.len())..];
             if rest.len() < 4 {
-                break Ok(if rest.is_empty() { Stop::End } else { Stop::Short { at: i } });
+                break Ok(if rest.is_empty() {
+                    Stop::End
+                } else {
+                    Stop::Short { at: i }
+                });
             }
             match decode_one(rest, reference) {
                 Ok(None) => break Ok(Stop::Pad { at: i }),
@@ -153,7 +168,9 @@ impl Decoder {
                     if row.kind != RecordKind::Loss {
                         reference = row.end;
                     }
-                    out.push(row.kind, row.site, row.start, row.end, row.value, row.count, run);
+                    out.push(
+                        row.kind, row.site, row.start, row.end, row.value, row.count, run,
+                    );
                     i += len;
                 }
                 Err(kind) => break Err(DecodeError { at: i, kind }),
@@ -167,13 +184,22 @@ impl Decoder {
     /// Decodes the records at the start of `bytes`, appending them to `out` (the fast path).
     /// On error, `out` holds every record before the bad one and the state is as after the
     /// last good record.
-    pub fn decode_compact(&mut self, bytes: &[u8], out: &mut ZoneTable) -> Result<Stop, DecodeError> {
+    pub fn decode_compact(
+        &mut self,
+        bytes: &[u8],
+        out: &mut ZoneTable,
+    ) -> Result<Stop, DecodeError> {
         self.decode_compact_with(bytes, out, hot::simd_available())
     }
 
     /// [`Decoder::decode_compact`], with or without the eight-at-a-time loop (the tests run
     /// both).
-    fn decode_compact_with(&mut self, bytes: &[u8], out: &mut ZoneTable, simd: bool) -> Result<Stop, DecodeError> {
+    fn decode_compact_with(
+        &mut self,
+        bytes: &[u8],
+        out: &mut ZoneTable,
+        simd: bool,
+    ) -> Result<Stop, DecodeError> {
         if out.is_empty() {
             out.first_run = self.run;
         }
@@ -202,14 +228,25 @@ fn le64(b: &[u8], at: usize) -> u64 {
 pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize)>, WireError> {
     let (site, h1) = (le16(b, 0) as u16, le16(b, 2) as u16);
     let zone = |start: u64, end: u64, value: Option<u32>| Slow {
-        kind: if value.is_some() { RecordKind::ValueZone } else { RecordKind::Zone },
+        kind: if value.is_some() {
+            RecordKind::ValueZone
+        } else {
+            RecordKind::Zone
+        },
         site,
         start,
         end,
         value: value.unwrap_or(0) as u64,
         count: 0,
     };
-    let point = |kind: RecordKind, site: u16, t: u64, value: u64, count: u32| Slow { kind, site, start: t, end: t, value, count };
+    let point = |kind: RecordKind, site: u16, t: u64, value: u64, count: u32| Slow {
+        kind,
+        site,
+        start: t,
+        end: t,
+        value,
+        count,
+    };
     if h1 & 0x8000 == 0 {
         if b.len() < 6 {
             return Err(WireError::Truncated { need: 3 });
@@ -229,10 +266,29 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
     if b.len() < len {
         return Err(WireError::Truncated { need: len / 2 });
     }
-    let t32 = |at: usize| wire::checked_extend(reference, le32(b, at), 32).ok_or(WireError::Overflow);
-    let abs = |t: u64| if t < reference { Err(WireError::Time) } else { Ok(t) };
-    let span = |duration: u64, end: u64| if duration > end { Err(WireError::Time) } else { Ok(end - duration) };
-    let ordered = |start: u64, end: u64| if start > end { Err(WireError::Time) } else { Ok(start) };
+    let t32 =
+        |at: usize| wire::checked_extend(reference, le32(b, at), 32).ok_or(WireError::Overflow);
+    let abs = |t: u64| {
+        if t < reference {
+            Err(WireError::Time)
+        } else {
+            Ok(t)
+        }
+    };
+    let span = |duration: u64, end: u64| {
+        if duration > end {
+            Err(WireError::Time)
+        } else {
+            Ok(end - duration)
+        }
+    };
+    let ordered = |start: u64, end: u64| {
+        if start > end {
+            Err(WireError::Time)
+        } else {
+            Ok(start)
+        }
+    };
     let row = match kind {
         Kind::Zone32 => {
             let end = t32(8)?;
@@ -254,7 +310,13 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
         Kind::Event64 => point(RecordKind::Event, site, abs(le64(b, 4))?, 0, 0),
         Kind::Data32 => point(RecordKind::Data, site, t32(12)?, le64(b, 4), 0),
         Kind::Data64 => point(RecordKind::Data, site, abs(le64(b, 12))?, le64(b, 4), 0),
-        Kind::Sum => point(RecordKind::Sum, site, abs(le64(b, 16))?, le64(b, 8), le32(b, 4) as u32),
+        Kind::Sum => point(
+            RecordKind::Sum,
+            site,
+            abs(le64(b, 16))?,
+            le64(b, 8),
+            le32(b, 4) as u32,
+        ),
         Kind::Time => point(RecordKind::Time, 0, abs(le64(b, 4))?, 0, 0),
         Kind::Run => point(RecordKind::Run, 0, abs(le64(b, 8))?, le32(b, 4), 0),
         Kind::Loss => Slow {

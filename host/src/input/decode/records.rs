@@ -113,7 +113,16 @@ impl Records {
     /// Appends one record (field meanings per kind on [`RecordKind`]; unused fields 0).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn push(&mut self, kind: RecordKind, site: SiteId, start: u64, end: u64, value: u64, count: u32, run: u32) {
+    pub fn push(
+        &mut self,
+        kind: RecordKind,
+        site: SiteId,
+        start: u64,
+        end: u64,
+        value: u64,
+        count: u32,
+        run: u32,
+    ) {
         self.kind.push(kind);
         self.site.push(site);
         self.start.push(start);
@@ -130,18 +139,50 @@ impl Records {
 
     /// Row `i` as the runtime's plain [`Record`] (for tests and for code that wants an enum).
     pub fn record(&self, i: usize) -> Option<Record> {
-        let (id, start, end, value, count) = (*self.site.get(i)?, self.start[i], self.end[i], self.value[i], self.count[i]);
+        let (id, start, end, value, count) = (
+            *self.site.get(i)?,
+            self.start[i],
+            self.end[i],
+            self.value[i],
+            self.count[i],
+        );
         Some(match self.kind[i] {
-            RecordKind::Zone => Record::Zone { id, end, duration: end - start, value: None },
-            RecordKind::ValueZone => Record::Zone { id, end, duration: end - start, value: Some(value as u32) },
+            RecordKind::Zone => Record::Zone {
+                id,
+                end,
+                duration: end - start,
+                value: None,
+            },
+            RecordKind::ValueZone => Record::Zone {
+                id,
+                end,
+                duration: end - start,
+                value: Some(value as u32),
+            },
             RecordKind::Event => Record::Event { id, time: end },
-            RecordKind::Data => Record::Data { id, time: end, data: value },
-            RecordKind::Sum => Record::Sum { id, time: end, count, total: value },
+            RecordKind::Data => Record::Data {
+                id,
+                time: end,
+                data: value,
+            },
+            RecordKind::Sum => Record::Sum {
+                id,
+                time: end,
+                count,
+                total: value,
+            },
             RecordKind::Time => Record::Time { time: end },
-            RecordKind::Run => Record::Run { run_id: value as u32, time: end },
-            RecordKind::Loss => {
-                Record::Loss { count, first_run: value as u32, last_run: (value >> 32) as u32, first: start, last: end }
-            }
+            RecordKind::Run => Record::Run {
+                run_id: value as u32,
+                time: end,
+            },
+            RecordKind::Loss => Record::Loss {
+                count,
+                first_run: value as u32,
+                last_run: (value >> 32) as u32,
+                first: start,
+                last: end,
+            },
         })
     }
 }

@@ -55,7 +55,10 @@ const MASKS: [[[u8; 16]; 3]; 3] = masks();
 #[inline(always)]
 unsafe fn gather(field: usize, a: __m128i, b: __m128i, c: __m128i) -> __m128i {
     let m = |s: usize| _mm_loadu_si128(MASKS[field][s].as_ptr().cast());
-    _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, m(0)), _mm_shuffle_epi8(b, m(1))), _mm_shuffle_epi8(c, m(2)))
+    _mm_or_si128(
+        _mm_or_si128(_mm_shuffle_epi8(a, m(0)), _mm_shuffle_epi8(b, m(1))),
+        _mm_shuffle_epi8(c, m(2)),
+    )
 }
 
 /// The columns' spare slots a decode writes into: each pointer is a column's first spare
@@ -82,8 +85,21 @@ fn load<const N: usize>(bytes: &[u8], at: usize) -> Option<[u8; N]> {
 /// # Safety
 /// The CPU supports AVX2; `slots` points at `slots.room` writable elements per column.
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots: &Slots, extra: &mut Vec<Extra>, mut written: usize) -> (usize, usize) {
-    let Slots { ends, durations, sites, room, row_base } = *slots;
+pub(super) unsafe fn short_zones(
+    bytes: &[u8],
+    mut i: usize,
+    t: &mut Time,
+    slots: &Slots,
+    extra: &mut Vec<Extra>,
+    mut written: usize,
+) -> (usize, usize) {
+    let Slots {
+        ends,
+        durations,
+        sites,
+        room,
+        row_base,
+    } = *slots;
     let first = written;
     // A start before cycle 0 is possible only while the end is below 2^15.
     if t.end < 1 << 15 {
@@ -95,7 +111,11 @@ pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots
     let mut previous = _mm_set1_epi16(t.lo as u16 as i16);
     while i + BLOCK <= bytes.len() && written + 8 <= room && end <= HIGHEST {
         let p = bytes.as_ptr().add(i);
-        let (a, b, c) = (_mm_loadu_si128(p.cast()), _mm_loadu_si128(p.add(16).cast()), _mm_loadu_si128(p.add(32).cast()));
+        let (a, b, c) = (
+            _mm_loadu_si128(p.cast()),
+            _mm_loadu_si128(p.add(16).cast()),
+            _mm_loadu_si128(p.add(32).cast()),
+        );
         let s = gather(0, a, b, c);
         let d = gather(1, a, b, c);
         let lo = gather(2, a, b, c);
@@ -107,7 +127,10 @@ pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots
         v = _mm256_add_epi32(v, _mm256_slli_si256(v, 4));
         v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
         let low_total = _mm256_permutevar8x32_epi32(v, _mm256_set1_epi32(3));
-        v = _mm256_add_epi32(v, _mm256_blend_epi32(_mm256_setzero_si256(), low_total, 0xF0));
+        v = _mm256_add_epi32(
+            v,
+            _mm256_blend_epi32(_mm256_setzero_si256(), low_total, 0xF0),
+        );
         let base = _mm256_set1_epi64x(end as i64);
         let e0 = _mm256_add_epi64(base, _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v)));
         let e1 = _mm256_add_epi64(base, _mm256_cvtepu32_epi64(_mm256_extracti128_si256(v, 1)));
@@ -132,26 +155,51 @@ pub(super) unsafe fn short_zones(bytes: &[u8], mut i: usize, t: &mut Time, slots
         i += 6 * n;
         // Then the record itself, if it is a 32-bit zone or event (`written < room`: the
         // block had room for eight rows and took at most seven).
-        let Some(q) = load::<8>(bytes, i).map(u64::from_le_bytes) else { break };
+        let Some(q) = load::<8>(bytes, i).map(u64::from_le_bytes) else {
+            break;
+        };
         let (time, duration, len) = match (q >> 16) & 0xFFFF {
             ZONE32 if (q >> 32) as u32 != LONG => {
-                let Some(low) = load::<4>(bytes, i + 8).map(u32::from_le_bytes) else { break };
+                let Some(low) = load::<4>(bytes, i + 8).map(u32::from_le_bytes) else {
+                    break;
+                };
                 // An end past u64::MAX, or a start before cycle 0: the caller reports it.
-                let Some(e) = at_or_after(end, low) else { break };
+                let Some(e) = at_or_after(end, low) else {
+                    break;
+                };
                 if (q >> 32) > e {
                     break;
                 }
                 (e, (q >> 32) as u32, 12)
             }
             DATA32 => {
-                let (Some(value), Some(low)) = (load::<8>(bytes, i + 4), load::<4>(bytes, i + 12)) else { break };
-                let Some(time) = at_or_after(end, u32::from_le_bytes(low)) else { break };
-                extra.push(Extra { row: (row_base + written) as u64, kind: RecordKind::Data, count: 0, value: u64::from_le_bytes(value), start: time });
+                let (Some(value), Some(low)) = (load::<8>(bytes, i + 4), load::<4>(bytes, i + 12))
+                else {
+                    break;
+                };
+                let Some(time) = at_or_after(end, u32::from_le_bytes(low)) else {
+                    break;
+                };
+                extra.push(Extra {
+                    row: (row_base + written) as u64,
+                    kind: RecordKind::Data,
+                    count: 0,
+                    value: u64::from_le_bytes(value),
+                    start: time,
+                });
                 (time, 0, 16)
             }
             EVENT32 => {
-                let Some(time) = at_or_after(end, (q >> 32) as u32) else { break };
-                extra.push(Extra { row: (row_base + written) as u64, kind: RecordKind::Event, count: 0, value: 0, start: time });
+                let Some(time) = at_or_after(end, (q >> 32) as u32) else {
+                    break;
+                };
+                extra.push(Extra {
+                    row: (row_base + written) as u64,
+                    kind: RecordKind::Event,
+                    count: 0,
+                    value: 0,
+                    start: time,
+                });
                 (time, 0, 8)
             }
             _ => break,

@@ -22,10 +22,17 @@ fn reference(bytes: &[u8], mut reference: u64) -> (Vec<Record>, End) {
     loop {
         let rest = &bytes[i..];
         if rest.len() < 4 {
-            let stop = if rest.is_empty() { Stop::End } else { Stop::Short { at: i } };
+            let stop = if rest.is_empty() {
+                Stop::End
+            } else {
+                Stop::Short { at: i }
+            };
             return (out, End::Stop(stop));
         }
-        let halves: Vec<u16> = rest.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+        let halves: Vec<u16> = rest
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
         match wire_decode(&halves, reference) {
             Ok(Decoded::Pad) => return (out, End::Stop(Stop::Pad { at: i })),
             Ok(Decoded::Record(r, n)) => {
@@ -54,11 +61,29 @@ fn fast(bytes: &[u8], decoder: &mut Decoder) -> (Vec<Record>, End) {
     assert_eq!(compact_end, end, "compact and rich decoders stop alike");
     // Without the eight-at-a-time loop (what a CPU without AVX2 runs): the same table.
     let mut scalar = ZoneTable::new();
-    assert_eq!(as_end(scalar_decoder.decode_compact_with(bytes, &mut scalar, false)), end, "scalar compact decoder stops alike");
-    assert_eq!((scalar_decoder, &scalar), (compact_decoder, &table), "scalar and vector compact decoders agree");
-    assert_eq!(compact_decoder, *decoder, "compact and rich decoders end in the same state");
-    assert_eq!(table.to_records(), out, "compact table rows equal the rich rows");
-    ((0..out.len()).map(|i| out.record(i).unwrap()).collect(), end)
+    assert_eq!(
+        as_end(scalar_decoder.decode_compact_with(bytes, &mut scalar, false)),
+        end,
+        "scalar compact decoder stops alike"
+    );
+    assert_eq!(
+        (scalar_decoder, &scalar),
+        (compact_decoder, &table),
+        "scalar and vector compact decoders agree"
+    );
+    assert_eq!(
+        compact_decoder, *decoder,
+        "compact and rich decoders end in the same state"
+    );
+    assert_eq!(
+        table.to_records(),
+        out,
+        "compact table rows equal the rich rows"
+    );
+    (
+        (0..out.len()).map(|i| out.record(i).unwrap()).collect(),
+        end,
+    )
 }
 
 /// A random record whose times are at or after `now` (and some that go back: Loss). `dense`:
@@ -66,7 +91,12 @@ fn fast(bytes: &[u8], decoder: &mut Decoder) -> (Vec<Record>, End) {
 fn random_record(rng: &mut Rng, now: &mut u64, run: &mut u32, dense: bool) -> Record {
     if dense && rng.below(10) != 0 {
         *now = now.saturating_add(rng.below(300));
-        return Record::Zone { id: rng.bits(16) as u16, end: *now, duration: rng.below(400).min(*now), value: None };
+        return Record::Zone {
+            id: rng.bits(16) as u16,
+            end: *now,
+            duration: rng.below(400).min(*now),
+            value: None,
+        };
     }
     let gap = match rng.below(10) {
         0..=5 => rng.below(200),
@@ -84,15 +114,37 @@ fn random_record(rng: &mut Rng, now: &mut u64, run: &mut u32, dense: bool) -> Re
     }
     .min(t);
     match rng.below(20) {
-        0..=11 => Record::Zone { id, end: t, duration, value: None },
-        12 => Record::Zone { id, end: t, duration, value: Some(rng.next_u64() as u32) },
+        0..=11 => Record::Zone {
+            id,
+            end: t,
+            duration,
+            value: None,
+        },
+        12 => Record::Zone {
+            id,
+            end: t,
+            duration,
+            value: Some(rng.next_u64() as u32),
+        },
         13 => Record::Event { id, time: t },
-        14 => Record::Data { id, time: t, data: rng.next_u64() },
-        15 => Record::Sum { id, time: t, count: rng.next_u64() as u32, total: rng.next_u64() },
+        14 => Record::Data {
+            id,
+            time: t,
+            data: rng.next_u64(),
+        },
+        15 => Record::Sum {
+            id,
+            time: t,
+            count: rng.next_u64() as u32,
+            total: rng.next_u64(),
+        },
         16 => Record::Time { time: t },
         17 => {
             *run = run.wrapping_add(1 + rng.below(3) as u32);
-            Record::Run { run_id: *run, time: t }
+            Record::Run {
+                run_id: *run,
+                time: t,
+            }
         }
         _ => Record::Loss {
             count: rng.next_u64() as u32,
@@ -133,11 +185,24 @@ fn generated_streams_decode_exactly_in_any_split() {
         };
         let n = 1 + rng.below(400) as usize;
         let (records, bytes, ends) = stream(&mut rng, n, start, case % 2 == 0);
-        let mut d = Decoder { reference: start, run: NO_RUN };
-        assert_eq!(fast(&bytes, &mut d), (records.clone(), End::Stop(Stop::End)), "case {case}");
-        assert_eq!(reference(&bytes, start), (records.clone(), End::Stop(Stop::End)));
+        let mut d = Decoder {
+            reference: start,
+            run: NO_RUN,
+        };
+        assert_eq!(
+            fast(&bytes, &mut d),
+            (records.clone(), End::Stop(Stop::End)),
+            "case {case}"
+        );
+        assert_eq!(
+            reference(&bytes, start),
+            (records.clone(), End::Stop(Stop::End))
+        );
         // The same stream in pieces cut at record boundaries, state kept between calls.
-        let mut d = Decoder { reference: start, run: NO_RUN };
+        let mut d = Decoder {
+            reference: start,
+            run: NO_RUN,
+        };
         let mut got = Records::new();
         let mut from = 0;
         while from < bytes.len() {
@@ -149,20 +214,39 @@ fn generated_streams_decode_exactly_in_any_split() {
         let back: Vec<Record> = (0..got.len()).map(|i| got.record(i).unwrap()).collect();
         assert_eq!(back, records, "case {case} in pieces");
         // The compact table, in other pieces, into one table.
-        let mut c = Decoder { reference: start, run: NO_RUN };
+        let mut c = Decoder {
+            reference: start,
+            run: NO_RUN,
+        };
         let mut table = ZoneTable::new();
         let mut from = 0;
         while from < bytes.len() {
             let k = ends.partition_point(|&e| e <= from) + rng.below(6) as usize;
             let to = ends.get(k).copied().unwrap_or(bytes.len());
-            assert_eq!(c.decode_compact(&bytes[from..to], &mut table), Ok(Stop::End));
+            assert_eq!(
+                c.decode_compact(&bytes[from..to], &mut table),
+                Ok(Stop::End)
+            );
             from = to;
         }
-        assert_eq!(table.to_records(), got, "case {case}: compact table in pieces");
+        assert_eq!(
+            table.to_records(),
+            got,
+            "case {case}: compact table in pieces"
+        );
         assert_eq!(c, d);
-        let zones = records.iter().filter(|r| matches!(r, Record::Zone { .. })).count();
+        let zones = records
+            .iter()
+            .filter(|r| matches!(r, Record::Zone { .. }))
+            .count();
         assert_eq!(table.zones(), zones);
-        let last_run = records.iter().rev().find_map(|r| if let Record::Run { run_id, .. } = r { Some(*run_id) } else { None });
+        let last_run = records.iter().rev().find_map(|r| {
+            if let Record::Run { run_id, .. } = r {
+                Some(*run_id)
+            } else {
+                None
+            }
+        });
         assert_eq!(d.run, last_run.unwrap_or(NO_RUN));
     }
 }
@@ -170,17 +254,45 @@ fn generated_streams_decode_exactly_in_any_split() {
 #[test]
 fn run_column_follows_the_latest_run_record() {
     let records = [
-        Record::Zone { id: 1, end: 10, duration: 2, value: None },
-        Record::Run { run_id: 7, time: 20 },
-        Record::Zone { id: 1, end: 30, duration: 2, value: None },
-        Record::Loss { count: 2, first_run: 7, last_run: 8, first: 31, last: 32 },
-        Record::Run { run_id: 8, time: 40 },
+        Record::Zone {
+            id: 1,
+            end: 10,
+            duration: 2,
+            value: None,
+        },
+        Record::Run {
+            run_id: 7,
+            time: 20,
+        },
+        Record::Zone {
+            id: 1,
+            end: 30,
+            duration: 2,
+            value: None,
+        },
+        Record::Loss {
+            count: 2,
+            first_run: 7,
+            last_run: 8,
+            first: 31,
+            last: 32,
+        },
+        Record::Run {
+            run_id: 8,
+            time: 40,
+        },
         Record::Event { id: 3, time: 50 },
     ];
     let mut bytes = Vec::new();
     let mut reference = 0;
     for r in &records {
-        bytes.extend(encode(r, reference).unwrap().as_slice().iter().flat_map(|h| h.to_le_bytes()));
+        bytes.extend(
+            encode(r, reference)
+                .unwrap()
+                .as_slice()
+                .iter()
+                .flat_map(|h| h.to_le_bytes()),
+        );
         reference = r.ref_time().unwrap_or(reference);
     }
     let mut out = Records::new();
@@ -210,7 +322,11 @@ fn random_and_damaged_bytes_never_panic_and_fail_like_the_reference() {
             // Noise with plausible extended headers.
             1 => (0..rng.below(150))
                 .flat_map(|i| {
-                    let h = if i % 3 == 1 { 0x8000 | (rng.below(16) as u16) << 8 } else { rng.next_u64() as u16 };
+                    let h = if i % 3 == 1 {
+                        0x8000 | (rng.below(16) as u16) << 8
+                    } else {
+                        rng.next_u64() as u16
+                    };
                     h.to_le_bytes()
                 })
                 .collect(),
@@ -221,8 +337,17 @@ fn random_and_damaged_bytes_never_panic_and_fail_like_the_reference() {
                 if case % 16 == 2 {
                     // A forged 64-bit anchor near u64::MAX between two records.
                     let at = ends[rng.below(ends.len() as u64) as usize];
-                    let forged = encode(&Record::Time { time: u64::MAX - rng.below(1 << 20) }, 0).unwrap();
-                    b.splice(at..at, forged.as_slice().iter().flat_map(|h| h.to_le_bytes()));
+                    let forged = encode(
+                        &Record::Time {
+                            time: u64::MAX - rng.below(1 << 20),
+                        },
+                        0,
+                    )
+                    .unwrap();
+                    b.splice(
+                        at..at,
+                        forged.as_slice().iter().flat_map(|h| h.to_le_bytes()),
+                    );
                 }
                 for _ in 0..1 + rng.below(4) {
                     let at = rng.below(b.len() as u64) as usize;
@@ -234,7 +359,10 @@ fn random_and_damaged_bytes_never_panic_and_fail_like_the_reference() {
                 b
             }
         };
-        let mut d = Decoder { reference: reference_time, run: NO_RUN };
+        let mut d = Decoder {
+            reference: reference_time,
+            run: NO_RUN,
+        };
         let got = fast(&bytes, &mut d);
         let want = reference(&bytes, reference_time);
         assert_eq!(got, want, "case {case}: {bytes:02x?}");
@@ -245,7 +373,10 @@ fn random_and_damaged_bytes_never_panic_and_fail_like_the_reference() {
         }
     }
     assert!(errors > 500, "the corpus exercises errors ({errors})");
-    assert!(overflows > 100, "the corpus exercises times that would wrap ({overflows})");
+    assert!(
+        overflows > 100,
+        "the corpus exercises times that would wrap ({overflows})"
+    );
 }
 
 #[test]
@@ -259,7 +390,13 @@ fn a_forged_time_near_2_64_stops_the_decode_at_the_record_that_would_wrap() {
     let mut rng = Rng::new(0x70F_2064);
     let (mut records, mut bytes, _) = stream(&mut rng, 50, 0, true);
     let anchor = Record::Time { time: top };
-    bytes.extend(encode(&anchor, 0).unwrap().as_slice().iter().flat_map(|h| h.to_le_bytes()));
+    bytes.extend(
+        encode(&anchor, 0)
+            .unwrap()
+            .as_slice()
+            .iter()
+            .flat_map(|h| h.to_le_bytes()),
+    );
     records.push(anchor);
     let wrap_at = bytes.len() + 60 * 6;
     for k in 1..=100u64 {
@@ -268,20 +405,59 @@ fn a_forged_time_near_2_64_stops_the_decode_at_the_record_that_would_wrap() {
             bytes.extend(h.to_le_bytes());
         }
         if k <= 60 {
-            records.push(Record::Zone { id: 7, end, duration: 3, value: None });
+            records.push(Record::Zone {
+                id: 7,
+                end,
+                duration: 3,
+                value: None,
+            });
         }
     }
-    let want = (records, End::Error(DecodeError { at: wrap_at, kind: WireError::Overflow }));
+    let want = (
+        records,
+        End::Error(DecodeError {
+            at: wrap_at,
+            kind: WireError::Overflow,
+        }),
+    );
     assert_eq!(reference(&bytes, 0), want);
     let mut d = Decoder::new();
     assert_eq!(fast(&bytes, &mut d), want);
-    assert_eq!(d.reference, top + 60 * 50_000, "the state is that after the last good record");
+    assert_eq!(
+        d.reference,
+        top + 60 * 50_000,
+        "the state is that after the last good record"
+    );
     let e = want.1;
     let End::Error(e) = e else { unreachable!() };
-    assert!(e.to_string().contains(&format!("byte {wrap_at}")) && e.to_string().contains("would wrap"), "{e}");
+    assert!(
+        e.to_string().contains(&format!("byte {wrap_at}")) && e.to_string().contains("would wrap"),
+        "{e}"
+    );
     // The same from a reference already at the top: no record is taken at all.
-    let mut d = Decoder { reference: u64::MAX, run: NO_RUN };
+    let mut d = Decoder {
+        reference: u64::MAX,
+        run: NO_RUN,
+    };
     let zone = [1u8, 0, 3, 0, 0x00, 0x00, 1, 0, 3, 0, 0x01, 0x00];
-    assert_eq!(fast(&zone, &mut d), (vec![], End::Error(DecodeError { at: 0, kind: WireError::Overflow })));
-    assert_eq!(reference(&zone, u64::MAX), (vec![], End::Error(DecodeError { at: 0, kind: WireError::Overflow })));
+    assert_eq!(
+        fast(&zone, &mut d),
+        (
+            vec![],
+            End::Error(DecodeError {
+                at: 0,
+                kind: WireError::Overflow
+            })
+        )
+    );
+    assert_eq!(
+        reference(&zone, u64::MAX),
+        (
+            vec![],
+            End::Error(DecodeError {
+                at: 0,
+                kind: WireError::Overflow
+            })
+        )
+    );
 }

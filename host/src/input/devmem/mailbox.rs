@@ -28,11 +28,15 @@ static CLIENT: Mutex<()> = Mutex::new(());
 
 impl MappedImage {
     fn mailbox_get(&self, at: usize) -> u32 {
-        u32::from_le(self.header_atomic(field::CLOCK_MAILBOX + at).load(Ordering::Acquire))
+        u32::from_le(
+            self.header_atomic(field::CLOCK_MAILBOX + at)
+                .load(Ordering::Acquire),
+        )
     }
 
     fn mailbox_put(&self, at: usize, v: u32) {
-        self.header_atomic(field::CLOCK_MAILBOX + at).store(v.to_le(), Ordering::Release)
+        self.header_atomic(field::CLOCK_MAILBOX + at)
+            .store(v.to_le(), Ordering::Release)
     }
 
     fn mailbox_get64(&self, at: usize) -> u64 {
@@ -40,7 +44,10 @@ impl MappedImage {
     }
 
     fn mailbox_error(&self, what: String) -> Error {
-        Error::Other(format!("clock mailbox of {}: {what}", self.path().display()))
+        Error::Other(format!(
+            "clock mailbox of {}: {what}",
+            self.path().display()
+        ))
     }
 
     /// Whether an emulator currently answers this image's clock mailbox.
@@ -53,7 +60,9 @@ impl MappedImage {
         let start = Instant::now();
         while !done() {
             if !self.clock_served() {
-                return Err(self.mailbox_error(format!("the emulator stopped serving while {what}")));
+                return Err(
+                    self.mailbox_error(format!("the emulator stopped serving while {what}"))
+                );
             }
             let waited = start.elapsed();
             if waited > MAILBOX_TIMEOUT {
@@ -77,7 +86,9 @@ impl DeviceClock for MappedImage {
     /// (`REQ_DELAY`), and the emulator starts that read `ns` later. Nothing sleeps.
     fn wait_ns(&self, ns: u64) -> Result<()> {
         let d = self.clock_delay();
-        let _ = d.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(v.saturating_add(ns)));
+        let _ = d.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+            Some(v.saturating_add(ns))
+        });
         Ok(())
     }
 
@@ -100,7 +111,10 @@ impl DeviceClock for MappedImage {
             self.mailbox_get(mb::REQ_SEQ) == self.mailbox_get(mb::RESP_SEQ)
         })?;
         let seq = self.mailbox_get(mb::RESP_SEQ).wrapping_add(1).max(1);
-        let delay = self.clock_delay().load(Ordering::Acquire).min(u32::MAX as u64);
+        let delay = self
+            .clock_delay()
+            .load(Ordering::Acquire)
+            .min(u32::MAX as u64);
         self.mailbox_put(mb::REQ_CHIP, chip);
         self.mailbox_put(mb::REQ_TILE, mb::tile_word(tile));
         self.mailbox_put(mb::REQ_DELAY, delay as u32);
@@ -109,7 +123,10 @@ impl DeviceClock for MappedImage {
             self.mailbox_get(mb::RESP_SEQ) == seq
         })?;
         self.clock_delay().fetch_sub(delay, Ordering::AcqRel); // sent: the rest waits for the next request
-        let (rc, rt) = (self.mailbox_get(mb::RESP_CHIP), self.mailbox_get(mb::RESP_TILE));
+        let (rc, rt) = (
+            self.mailbox_get(mb::RESP_CHIP),
+            self.mailbox_get(mb::RESP_TILE),
+        );
         if (rc, rt) != (chip, mb::tile_word(tile)) {
             return Err(self.mailbox_error(format!(
                 "asked for chip {chip} tile {tile} but the answer is for chip {rc} tile {}: another process is using \

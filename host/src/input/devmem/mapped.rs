@@ -47,7 +47,11 @@ impl MappedImage {
     /// Only a regular file is opened (a FIFO's `open` would block; a device has no size to
     /// check the header against): the path's metadata is checked first.
     fn open_with(path: &Path, writable: bool) -> Result<MappedImage> {
-        let op = if writable { "open device image read-write" } else { "open device image" };
+        let op = if writable {
+            "open device image read-write"
+        } else {
+            "open device image"
+        };
         let (mut file, len) = crate::files::open_regular(path, "a device image", op, writable)?;
         let (geometry, tiles) = read_header(&mut file, path, len)?;
         let mut opts = memmap2::MmapOptions::new();
@@ -55,8 +59,12 @@ impl MappedImage {
             path: path.into(),
             what: format!("{len} bytes is too large to map on this host"),
         })?);
-        let map = if writable { opts.map_raw(&file) } else { opts.map_raw_read_only(&file) }
-            .map_err(|e| Error::io(path, "map device image", e))?;
+        let map = if writable {
+            opts.map_raw(&file)
+        } else {
+            opts.map_raw_read_only(&file)
+        }
+        .map_err(|e| Error::io(path, "map device image", e))?;
         Ok(MappedImage {
             path: path.into(),
             map,
@@ -100,12 +108,18 @@ impl MappedImage {
         debug_assert!(offset.is_multiple_of(4) && offset + 4 <= devfile::HEADER_FIXED as usize);
         // In bounds (the validated header is at least HEADER_FIXED bytes), aligned (the
         // mapping is page aligned), and the mapping lives as long as `self`.
-        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.map.as_mut_ptr().add(offset) as *mut u32) }
+        unsafe {
+            std::sync::atomic::AtomicU32::from_ptr(self.map.as_mut_ptr().add(offset) as *mut u32)
+        }
     }
 
     fn header_word(&self, offset: usize) -> u32 {
         // In bounds: the header is at least HEADER_FIXED bytes and these fields lie inside it.
-        unsafe { u32::from_le(std::ptr::read_volatile(self.map.as_ptr().add(offset) as *const u32)) }
+        unsafe {
+            u32::from_le(std::ptr::read_volatile(
+                self.map.as_ptr().add(offset) as *const u32
+            ))
+        }
     }
 
     /// Byte offset in the mapping of an access already checked by `check_access`.
@@ -118,9 +132,13 @@ impl MappedImage {
 
 /// Reads and validates the header and the tile table with plain file reads.
 fn read_header(file: &mut File, path: &Path, len: u64) -> Result<(Geometry, TileTable)> {
-    let bad = |what: String| Error::BadFile { path: path.into(), what };
+    let bad = |what: String| Error::BadFile {
+        path: path.into(),
+        what,
+    };
     let mut fixed = vec![0u8; devfile::HEADER_FIXED as usize];
-    let got = read_up_to(file, &mut fixed).map_err(|e| Error::io(path, "read device image header", e))?;
+    let got =
+        read_up_to(file, &mut fixed).map_err(|e| Error::io(path, "read device image header", e))?;
     fixed.truncate(got);
     // Checks the geometry and that the header's sizes (checked arithmetic) describe exactly
     // `len` bytes: nothing below is allocated before it is known to be inside the file.
@@ -128,14 +146,21 @@ fn read_header(file: &mut File, path: &Path, len: u64) -> Result<(Geometry, Tile
     let header_size = usize::try_from(geometry.header_size())
         .ok()
         .filter(|&h| h as u64 <= len)
-        .ok_or_else(|| bad(format!("its header of {} bytes does not fit in the file", geometry.header_size())))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "its header of {} bytes does not fit in the file",
+                geometry.header_size()
+            ))
+        })?;
     let mut header = vec![0u8; header_size];
     header[..fixed.len()].copy_from_slice(&fixed);
-    file.read_exact(&mut header[fixed.len()..]).map_err(|e| Error::io(path, "read device image tile table", e))?;
+    file.read_exact(&mut header[fixed.len()..])
+        .map_err(|e| Error::io(path, "read device image tile table", e))?;
     let mut per_chip = Vec::with_capacity(geometry.chips as usize);
     for chip in 0..geometry.chips {
-        let tiles: Option<Vec<NocCoord>> =
-            (0..geometry.tiles_per_chip).map(|t| geometry.tile_coord(&header, chip, t)).collect();
+        let tiles: Option<Vec<NocCoord>> = (0..geometry.tiles_per_chip)
+            .map(|t| geometry.tile_coord(&header, chip, t))
+            .collect();
         let tiles = tiles.ok_or_else(|| bad(format!("tile table of chip {chip} is incomplete")))?;
         per_chip.push(tiles);
     }
@@ -172,7 +197,10 @@ impl DeviceMemory for MappedImage {
     fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, v: u32) -> Result<()> {
         if !self.writable {
             return Err(Error::Address {
-                what: format!("chip {chip} tile {tile}: cannot write {addr:#x}: {} is mapped read-only", self.path.display()),
+                what: format!(
+                    "chip {chip} tile {tile}: cannot write {addr:#x}: {} is mapped read-only",
+                    self.path.display()
+                ),
             });
         }
         let off = self.offset(chip, tile, addr, 1)?;
@@ -189,7 +217,8 @@ impl DeviceMemory for MappedImage {
             // See `write_u32`: in bounds and aligned.
             *w = u32::from_le(unsafe { std::ptr::read_volatile(base.add(i)) });
         }
-        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        self.bytes_read
+            .fetch_add(4 * out.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -207,7 +236,8 @@ impl DeviceMemory for MappedImage {
 
     fn claim_consumer(&self) -> Result<()> {
         use riscv_linker::lock::{try_lock, Role};
-        let locked = try_lock(&self.file, Role::Consumer).map_err(|e| Error::io(&self.path, "lock device image", e))?;
+        let locked = try_lock(&self.file, Role::Consumer)
+            .map_err(|e| Error::io(&self.path, "lock device image", e))?;
         if locked {
             return Ok(());
         }
@@ -221,7 +251,11 @@ impl DeviceMemory for MappedImage {
     }
 
     fn check(&self) -> Result<()> {
-        let len = self.file.metadata().map_err(|e| Error::io(&self.path, "stat device image", e))?.len();
+        let len = self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(&self.path, "stat device image", e))?
+            .len();
         if len < self.map.len() as u64 {
             return Err(Error::BadFile {
                 path: self.path.clone(),
@@ -261,19 +295,42 @@ mod tests {
         assert_eq!(w, [0, 7, 0]);
         assert_eq!(m.bytes_read(), 4 + 4 + 12);
         let l1 = Arch::Blackhole.l1_size();
-        assert!(m.read_u32(0, t0, l1).unwrap_err().to_string().contains("inside L1"));
-        assert!(m.read_u32(0, t0, 2).unwrap_err().to_string().contains("aligned"));
-        assert!(m.read_u32(2, t0, 0).unwrap_err().to_string().contains("no such tile"));
+        assert!(m
+            .read_u32(0, t0, l1)
+            .unwrap_err()
+            .to_string()
+            .contains("inside L1"));
+        assert!(m
+            .read_u32(0, t0, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("aligned"));
+        assert!(m
+            .read_u32(2, t0, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("no such tile"));
         assert_eq!(m.bytes_read(), 20, "failed reads read nothing");
 
         let ro = MappedImage::open_read_only(&path).unwrap();
-        assert_eq!(ro.read_u32(0, t0, 0x2_0000).unwrap(), 7, "one shared mapping");
-        assert!(ro.write_u32(0, t0, 0, 1).unwrap_err().to_string().contains("read-only"));
+        assert_eq!(
+            ro.read_u32(0, t0, 0x2_0000).unwrap(),
+            7,
+            "one shared mapping"
+        );
+        assert!(ro
+            .write_u32(0, t0, 0, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("read-only"));
 
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
         let e = MappedImage::open(&path).err().unwrap().to_string();
-        assert!(e.contains("dev.img") && e.contains("truncated or wrong file"), "{e}");
+        assert!(
+            e.contains("dev.img") && e.contains("truncated or wrong file"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -299,7 +356,10 @@ mod tests {
             h[at..at + 4].copy_from_slice(&v.to_le_bytes());
         }
         std::fs::write(&path, &h).unwrap();
-        for e in [MappedImage::open(&path).err().unwrap(), MappedImage::open_read_only(&path).err().unwrap()] {
+        for e in [
+            MappedImage::open(&path).err().unwrap(),
+            MappedImage::open_read_only(&path).err().unwrap(),
+        ] {
             let e = e.to_string();
             assert!(
                 e.contains("huge.img: 2147483648 chip(s) of 2147483648 tile(s): expected at least one chip and 1..=120"),
@@ -308,10 +368,14 @@ mod tests {
         }
         // No chip at all.
         h[devfile::field::CHIPS..devfile::field::CHIPS + 4].copy_from_slice(&0u32.to_le_bytes());
-        h[devfile::field::TILES_PER_CHIP..devfile::field::TILES_PER_CHIP + 4].copy_from_slice(&1u32.to_le_bytes());
+        h[devfile::field::TILES_PER_CHIP..devfile::field::TILES_PER_CHIP + 4]
+            .copy_from_slice(&1u32.to_le_bytes());
         std::fs::write(&path, &h).unwrap();
         let e = MappedImage::open(&path).err().unwrap().to_string();
-        assert!(e.contains("0 chip(s) of 1 tile(s): expected at least one chip"), "{e}");
+        assert!(
+            e.contains("0 chip(s) of 1 tile(s): expected at least one chip"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -319,16 +383,28 @@ mod tests {
     fn a_tile_table_with_a_tile_twice_or_not_a_worker_is_refused() {
         let dir = temp_dir("mapped-tiles");
         let path = dir.join("dev.img");
-        let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(3, 1)];
-        ImageBuilder::new(Arch::WormholeB0, 2, tiles).write(&path).unwrap();
+        let tiles = vec![
+            NocCoord::new(1, 1),
+            NocCoord::new(2, 1),
+            NocCoord::new(3, 1),
+        ];
+        ImageBuilder::new(Arch::WormholeB0, 2, tiles)
+            .write(&path)
+            .unwrap();
         let good = std::fs::read(&path).unwrap();
         let entry = |chip: usize, i: usize| devfile::HEADER_FIXED as usize + 4 * (3 * chip + i);
         // Chip 1 lists (2,1) twice: its rows and those of tile #2 were read as one tile's.
         let mut twice = good.clone();
         twice[entry(1, 2)] = 2;
         std::fs::write(&path, &twice).unwrap();
-        let e = MappedImage::open_read_only(&path).err().unwrap().to_string();
-        assert!(e.contains("dev.img: tile table of chip 1 lists tile (2,1) twice (entries 1 and 2)"), "{e}");
+        let e = MappedImage::open_read_only(&path)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("dev.img: tile table of chip 1 lists tile (2,1) twice (entries 1 and 2)"),
+            "{e}"
+        );
         for (x, y) in [(5, 1), (0, 0), (10, 1), (200, 200)] {
             let mut bad = good.clone();
             bad[entry(0, 0)] = x;
@@ -336,7 +412,9 @@ mod tests {
             std::fs::write(&path, &bad).unwrap();
             let e = MappedImage::open(&path).err().unwrap().to_string();
             assert!(
-                e.contains(&format!("tile table entry 0 of chip 0 is ({x},{y}), which is not a Tensix worker tile")),
+                e.contains(&format!(
+                    "tile table entry 0 of chip 0 is ({x},{y}), which is not a Tensix worker tile"
+                )),
                 "{e}"
             );
         }

@@ -70,7 +70,12 @@ pub trait DeviceMemory: Send + Sync {
     /// The payload a consumer drained from this ring (its decoded bytes up to `TAIL`) before
     /// this memory was recorded: a snapshot of a drained run keeps it so that a readout of
     /// the snapshot still sees every record. `None` for live memory.
-    fn drained_payload(&self, _chip: u32, _tile: NocCoord, _risc: riscv_linker::Risc) -> Option<Vec<u8>> {
+    fn drained_payload(
+        &self,
+        _chip: u32,
+        _tile: NocCoord,
+        _risc: riscv_linker::Risc,
+    ) -> Option<Vec<u8>> {
         None
     }
 
@@ -174,7 +179,9 @@ pub fn file_kind(path: &Path) -> Result<FileKind> {
     let (f, _) = crate::files::open_regular(path, DEVICE_FILE, "open device memory file", false)?;
     let mut head = Vec::new();
     // Enough to skip the blank space an op log may start with.
-    f.take(4096).read_to_end(&mut head).map_err(|e| Error::io(path, "read device memory file", e))?;
+    f.take(4096)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::io(path, "read device memory file", e))?;
     if head.starts_with(&riscv_linker::devfile::MAGIC) {
         Ok(FileKind::Image)
     } else if head.starts_with(&SNAPSHOT_MAGIC) {
@@ -207,7 +214,12 @@ impl<T: DeviceMemory + DeviceClock> LiveDevice for T {}
 /// only its consumer words, and only when `writable`). Anything else but a regular file is
 /// refused before it is opened.
 pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
-    if let DeviceSpec::Card { path, index, options } = parse_spec(path)? {
+    if let DeviceSpec::Card {
+        path,
+        index,
+        options,
+    } = parse_spec(path)?
+    {
         return ttkmd::open_memory(&path, index, &options, writable);
     }
     Ok(match file_kind(path)? {
@@ -220,7 +232,12 @@ pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
 /// Opens live device memory with clocks: a device image (read-write; its clocks through the
 /// emulator's mailbox) or a card. A snapshot has no live clocks and is refused.
 pub fn open_live(path: &Path) -> Result<Box<dyn LiveDevice>> {
-    if let DeviceSpec::Card { path, index, options } = parse_spec(path)? {
+    if let DeviceSpec::Card {
+        path,
+        index,
+        options,
+    } = parse_spec(path)?
+    {
         return Ok(Box::new(ttkmd::open_card(&path, index, &options)?));
     }
     match file_kind(path)? {
@@ -246,13 +263,21 @@ impl TileTable {
     /// `g.chips` lists of `g.tiles_per_chip` tiles, each a worker tile of the arch, none
     /// twice on one chip (`Geometry::check_tiles`). A tile listed twice would otherwise
     /// merge two tiles' rows under one coordinate.
-    pub(crate) fn checked(g: &Geometry, per_chip: Vec<Vec<NocCoord>>) -> std::result::Result<TileTable, String> {
+    pub(crate) fn checked(
+        g: &Geometry,
+        per_chip: Vec<Vec<NocCoord>>,
+    ) -> std::result::Result<TileTable, String> {
         if per_chip.len() as u64 != g.chips as u64 {
-            return Err(format!("tile table has {} chip(s), expected {}", per_chip.len(), g.chips));
+            return Err(format!(
+                "tile table has {} chip(s), expected {}",
+                per_chip.len(),
+                g.chips
+            ));
         }
         let mut index = HashMap::new();
         for (chip, tiles) in per_chip.iter().enumerate() {
-            g.check_tiles(chip as u32, tiles).map_err(|e| e.to_string())?;
+            g.check_tiles(chip as u32, tiles)
+                .map_err(|e| e.to_string())?;
             for (i, t) in tiles.iter().enumerate() {
                 index.insert((chip as u32, *t), i as u32);
             }
@@ -313,7 +338,10 @@ mod tests {
         let dir = crate::testing::temp_dir("devmem-kind");
         let ops = dir.join("ops.jsonl");
         std::fs::write(&ops, "\n  {\"op\":{\"run_id\":1}}\n").unwrap();
-        for e in [file_kind(&ops).unwrap_err().to_string(), open(&ops, false).err().unwrap().to_string()] {
+        for e in [
+            file_kind(&ops).unwrap_err().to_string(),
+            open(&ops, false).err().unwrap().to_string(),
+        ] {
             assert!(
                 e.contains("ops.jsonl: looks like an op log (JSON lines), not device memory")
                     && e.contains("did you swap --device and --oplog?"),
@@ -323,10 +351,16 @@ mod tests {
         let other = dir.join("other.bin");
         std::fs::write(&other, b"NOTMAGIC and more").unwrap();
         let e = file_kind(&other).unwrap_err().to_string();
-        assert!(e.contains("starts with [4e, 4f, 54, 4d, 41, 47, 49, 43]: expected a device image"), "{e}");
+        assert!(
+            e.contains("starts with [4e, 4f, 54, 4d, 41, 47, 49, 43]: expected a device image"),
+            "{e}"
+        );
         let short = dir.join("short.bin");
         std::fs::write(&short, b"TTS").unwrap();
-        assert!(file_kind(&short).unwrap_err().to_string().contains("starts with [54, 54, 53]:"));
+        assert!(file_kind(&short)
+            .unwrap_err()
+            .to_string()
+            .contains("starts with [54, 54, 53]:"));
         let snap = dir.join("s.snap");
         std::fs::write(&snap, SNAPSHOT_MAGIC).unwrap();
         assert_eq!(file_kind(&snap).unwrap(), FileKind::Snapshot);
@@ -347,7 +381,10 @@ mod tests {
             ]
         });
         for e in errors.unwrap_or_default() {
-            assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
+            assert!(
+                e.contains("fifo: is not a regular file (a FIFO, socket or device?)"),
+                "{e}"
+            );
         }
         let zero = Path::new("/dev/zero");
         for e in [
@@ -359,7 +396,10 @@ mod tests {
         }
         let dir = crate::testing::temp_dir("devmem-dir");
         let e = open(&dir, false).err().unwrap().to_string();
-        assert!(e.contains("is a directory, not device memory (a device image or a snapshot)"), "{e}");
+        assert!(
+            e.contains("is a directory, not device memory (a device image or a snapshot)"),
+            "{e}"
+        );
         let e = Snapshot::load(&dir).unwrap_err().to_string();
         assert!(e.contains("is a directory, not a snapshot"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);

@@ -15,7 +15,10 @@ pub struct Recorder<'m> {
 impl<'m> Recorder<'m> {
     /// Records every read made through it from `inner`.
     pub fn new(inner: &'m dyn DeviceMemory) -> Result<Recorder<'m>> {
-        Ok(Recorder { inner, snapshot: Snapshot::like(inner)? })
+        Ok(Recorder {
+            inner,
+            snapshot: Snapshot::like(inner)?,
+        })
     }
 
     /// What was read so far.

@@ -82,8 +82,11 @@ pub struct Snapshot {
 impl Snapshot {
     /// An empty snapshot of a device with this geometry and these tiles (per chip).
     pub fn new(geometry: Geometry, tiles: Vec<Vec<NocCoord>>) -> Result<Snapshot> {
-        geometry.check().map_err(|e| Error::Other(format!("snapshot geometry: {e}")))?;
-        let tiles = TileTable::checked(&geometry, tiles).map_err(|e| Error::Other(format!("snapshot: {e}")))?;
+        geometry
+            .check()
+            .map_err(|e| Error::Other(format!("snapshot geometry: {e}")))?;
+        let tiles = TileTable::checked(&geometry, tiles)
+            .map_err(|e| Error::Other(format!("snapshot: {e}")))?;
         Ok(Snapshot {
             source: None,
             geometry,
@@ -153,7 +156,12 @@ impl Snapshot {
         for (&(chip, index), runs) in all.iter() {
             let tile = self.tiles.per_chip()[chip as usize][index as usize];
             for (&addr, words) in runs {
-                out.push(Extent { chip, tile, addr, words: words.clone() });
+                out.push(Extent {
+                    chip,
+                    tile,
+                    addr,
+                    words: words.clone(),
+                });
             }
         }
         out
@@ -182,7 +190,10 @@ impl Snapshot {
     pub fn load(path: &Path) -> Result<Snapshot> {
         let (file, len) = crate::files::open_regular(path, "a snapshot", "read snapshot", false)?;
         let mut s = load_file(file, len).map_err(|e| match e {
-            Load::Bad(what) => Error::BadFile { path: path.into(), what },
+            Load::Bad(what) => Error::BadFile {
+                path: path.into(),
+                what,
+            },
             Load::Io(e) => Error::io(path, "read snapshot", e),
         })?;
         s.source = Some(path.into());
@@ -204,10 +215,23 @@ impl Snapshot {
             + drained.len();
         let mut out = Vec::new();
         out.extend_from_slice(&SNAPSHOT_MAGIC);
-        for v in [SNAPSHOT_VERSION, g.arch.id(), g.chips, g.tiles_per_chip, g.l1_size, sections as u32] {
+        for v in [
+            SNAPSHOT_VERSION,
+            g.arch.id(),
+            g.chips,
+            g.tiles_per_chip,
+            g.l1_size,
+            sections as u32,
+        ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        let table: Vec<u8> = self.tiles.per_chip().iter().flatten().flat_map(|t| [t.x, t.y, 0, 0]).collect();
+        let table: Vec<u8> = self
+            .tiles
+            .per_chip()
+            .iter()
+            .flatten()
+            .flat_map(|t| [t.x, t.y, 0, 0])
+            .collect();
         section(&mut out, TAG_TILES, &table);
         for (&(chip, index), runs) in all.iter() {
             for (&addr, words) in runs {
@@ -310,7 +334,9 @@ fn insert(runs: &mut BTreeMap<u32, Vec<u32>>, addr: u32, words: &[u32]) {
 
 /// 64-bit FNV-1a.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// A cursor over the file's bytes that names what it was reading when the file ends.
@@ -321,7 +347,9 @@ struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     fn take(&mut self, n: u64, what: &str) -> Result<&'a [u8], String> {
-        let end = (self.at as u64).checked_add(n).filter(|&e| e <= self.bytes.len() as u64);
+        let end = (self.at as u64)
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len() as u64);
         let Some(end) = end else {
             return Err(format!(
                 "truncated: {what} at byte {} needs {n} bytes, but only {} remain (expected a complete snapshot)",
@@ -355,13 +383,26 @@ fn decode_header(head: &[u8]) -> Result<(Geometry, u32), String> {
     let mut c = Cursor { bytes: head, at: 8 };
     let version = c.u32("version")?;
     if version != SNAPSHOT_VERSION {
-        return Err(format!("snapshot format version {version}, this build reads version {SNAPSHOT_VERSION}"));
+        return Err(format!(
+            "snapshot format version {version}, this build reads version {SNAPSHOT_VERSION}"
+        ));
     }
     let arch_id = c.u32("arch")?;
-    let arch = Arch::from_id(arch_id).ok_or(format!("unknown arch id {arch_id} (expected 1 = wormhole_b0, 2 = blackhole)"))?;
-    let geometry = Geometry { arch, chips: c.u32("chips")?, tiles_per_chip: c.u32("tiles per chip")?, l1_size: c.u32("L1 size")? };
+    let arch = Arch::from_id(arch_id).ok_or(format!(
+        "unknown arch id {arch_id} (expected 1 = wormhole_b0, 2 = blackhole)"
+    ))?;
+    let geometry = Geometry {
+        arch,
+        chips: c.u32("chips")?,
+        tiles_per_chip: c.u32("tiles per chip")?,
+        l1_size: c.u32("L1 size")?,
+    };
     if geometry.l1_size != arch.l1_size() {
-        return Err(format!("L1 size {} bytes, but {arch} has {}", geometry.l1_size, arch.l1_size()));
+        return Err(format!(
+            "L1 size {} bytes, but {arch} has {}",
+            geometry.l1_size,
+            arch.l1_size()
+        ));
     }
     // No chip, no tiles or more tiles per chip than the NoC grid: refused before any size
     // is computed from the counts.
@@ -392,15 +433,26 @@ fn check_section_len(g: &Geometry, tag: u32, len: u64) -> Result<(), String> {
 }
 
 /// Adds one section to the snapshot being decoded (`None` until the tile table).
-fn apply_section(snapshot: &mut Option<Snapshot>, g: Geometry, what: &str, tag: u32, data: Vec<u8>) -> Result<(), String> {
+fn apply_section(
+    snapshot: &mut Option<Snapshot>,
+    g: Geometry,
+    what: &str,
+    tag: u32,
+    data: Vec<u8>,
+) -> Result<(), String> {
     match (tag, &*snapshot) {
         (TAG_TILES, None) => *snapshot = Some(tile_table(g, &data)?),
         (TAG_TILES, Some(_)) => return Err(format!("{what}: a second tile table")),
         (TAG_EXTENT, None) => return Err(format!("{what}: an extent before the tile table")),
         (TAG_EXTENT, Some(s)) => extent(s, &data).map_err(|e| format!("{what}: {e}"))?,
         (TAG_SYNC, None) => return Err(format!("{what}: clock samples before the tile table")),
-        (TAG_SYNC, Some(s)) => s.sync.decode(&data, s.tiles.per_chip()).map_err(|e| format!("{what}: {e}"))?,
-        (TAG_DRAINED, None) => return Err(format!("{what}: drained payload before the tile table")),
+        (TAG_SYNC, Some(s)) => s
+            .sync
+            .decode(&data, s.tiles.per_chip())
+            .map_err(|e| format!("{what}: {e}"))?,
+        (TAG_DRAINED, None) => {
+            return Err(format!("{what}: drained payload before the tile table"))
+        }
         (TAG_DRAINED, Some(s)) => drained(s, data).map_err(|e| format!("{what}: {e}"))?,
         _ => {}
     }
@@ -414,7 +466,11 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
         return Err(NOT_A_SNAPSHOT.into());
     }
     if bytes.len() < FIXED + 8 {
-        return Err(format!("truncated: {} bytes, a snapshot has at least {}", bytes.len(), FIXED + 8));
+        return Err(format!(
+            "truncated: {} bytes, a snapshot has at least {}",
+            bytes.len(),
+            FIXED + 8
+        ));
     }
     let (body, hash) = bytes.split_at(bytes.len() - 8);
     let stored = le32(hash, 0) as u64 | (le32(hash, 4) as u64) << 32;
@@ -422,7 +478,10 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
         return Err(CHECKSUM.into());
     }
     let (geometry, sections) = decode_header(&body[..FIXED])?;
-    let mut c = Cursor { bytes: body, at: FIXED };
+    let mut c = Cursor {
+        bytes: body,
+        at: FIXED,
+    };
     let mut snapshot: Option<Snapshot> = None;
     for i in 0..sections {
         let what = format!("section {i}");
@@ -434,7 +493,10 @@ fn decode(bytes: &[u8]) -> Result<Snapshot, String> {
         apply_section(&mut snapshot, geometry, &what, tag, data.to_vec())?;
     }
     if c.at != body.len() {
-        return Err(format!("{} unexpected bytes after the last of {sections} sections", body.len() - c.at));
+        return Err(format!(
+            "{} unexpected bytes after the last of {sections} sections",
+            body.len() - c.at
+        ));
     }
     snapshot.ok_or_else(|| "no tile table section".into())
 }
@@ -473,13 +535,20 @@ impl Reader {
         use std::io::Read;
         self.check(n, what)?;
         out.clear();
-        let want = usize::try_from(n).map_err(|_| Load::Bad(format!("{what}: {n} bytes, more than this host can address")))?;
+        let want = usize::try_from(n).map_err(|_| {
+            Load::Bad(format!(
+                "{what}: {n} bytes, more than this host can address"
+            ))
+        })?;
         out.try_reserve_exact(want).map_err(|_| {
             Load::Bad(format!("{what}: {n} bytes, more memory than this process may allocate (a snapshot's section is held in memory)"))
         })?;
         (&mut self.r).take(n).read_to_end(out).map_err(Load::Io)?;
         if out.len() as u64 != n {
-            return Err(Load::Bad(format!("{what} at byte {}: the file ended early (it changed while it was read)", self.at)));
+            return Err(Load::Bad(format!(
+                "{what} at byte {}: the file ended early (it changed while it was read)",
+                self.at
+            )));
         }
         self.hashed(out);
         self.at += n;
@@ -500,11 +569,16 @@ impl Reader {
         while left > 0 {
             let buf = self.r.fill_buf().map_err(Load::Io)?;
             if buf.is_empty() {
-                return Err(Load::Bad(format!("{what} at byte {}: the file ended early (it changed while it was read)", self.at)));
+                return Err(Load::Bad(format!(
+                    "{what} at byte {}: the file ended early (it changed while it was read)",
+                    self.at
+                )));
             }
             let take = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
             let h = self.hash.unwrap_or_default();
-            self.hash = Some(buf[..take].iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)));
+            self.hash = Some(buf[..take].iter().fold(h, |h, &b| {
+                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            }));
             self.r.consume(take);
             self.at += take as u64;
             left -= take as u64;
@@ -525,14 +599,19 @@ impl Reader {
 
     fn hashed(&mut self, bytes: &[u8]) {
         if let Some(h) = self.hash {
-            self.hash = Some(bytes.iter().fold(h, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)));
+            self.hash = Some(bytes.iter().fold(h, |h, &b| {
+                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            }));
         }
     }
 
     /// A section's header: tag and body length.
     fn section(&mut self, what: &str, buf: &mut Vec<u8>) -> Result<(u32, u64), Load> {
         self.read(16, what, buf)?;
-        Ok((le32(buf, 0), le32(buf, 8) as u64 | (le32(buf, 12) as u64) << 32))
+        Ok((
+            le32(buf, 0),
+            le32(buf, 8) as u64 | (le32(buf, 12) as u64) << 32,
+        ))
     }
 }
 
@@ -541,19 +620,30 @@ fn load_file(file: std::fs::File, len: u64) -> Result<Snapshot, Load> {
     use std::io::{Read, Seek, SeekFrom};
     let mut r = std::io::BufReader::with_capacity(1 << 16, file);
     let mut head = Vec::new();
-    (&mut r).take(FIXED as u64).read_to_end(&mut head).map_err(Load::Io)?;
+    (&mut r)
+        .take(FIXED as u64)
+        .read_to_end(&mut head)
+        .map_err(Load::Io)?;
     if head.len() < 8 || head[..8] != SNAPSHOT_MAGIC {
         return Err(Load::Bad(NOT_A_SNAPSHOT.into()));
     }
     if len < (FIXED + 8) as u64 || head.len() < FIXED {
-        return Err(Load::Bad(format!("truncated: {len} bytes, a snapshot has at least {}", FIXED + 8)));
+        return Err(Load::Bad(format!(
+            "truncated: {len} bytes, a snapshot has at least {}",
+            FIXED + 8
+        )));
     }
     // The header is checked before anything else is read.
     let (geometry, sections) = decode_header(&head)?;
     let body_end = len - 8;
     let start = fnv1a(&head);
     // Pass 1: the sections' headers against the file and their tags, and the checksum.
-    let mut p = Reader { r, at: FIXED as u64, end: body_end, hash: Some(start) };
+    let mut p = Reader {
+        r,
+        at: FIXED as u64,
+        end: body_end,
+        hash: Some(start),
+    };
     let mut buf = Vec::new();
     for i in 0..sections {
         let what = format!("section {i}");
@@ -568,13 +658,20 @@ fn load_file(file: std::fs::File, len: u64) -> Result<Snapshot, Load> {
         let extra = body_end - p.at;
         p.skip(extra, "the bytes after the last section")?;
         check_hash(&mut p, &mut buf)?;
-        return Err(Load::Bad(format!("{extra} unexpected bytes after the last of {sections} sections")));
+        return Err(Load::Bad(format!(
+            "{extra} unexpected bytes after the last of {sections} sections"
+        )));
     }
     check_hash(&mut p, &mut buf)?;
     // Pass 2: the bodies.
     let mut r = p.r;
     r.seek(SeekFrom::Start(FIXED as u64)).map_err(Load::Io)?;
-    let mut p = Reader { r, at: FIXED as u64, end: body_end, hash: None };
+    let mut p = Reader {
+        r,
+        at: FIXED as u64,
+        end: body_end,
+        hash: None,
+    };
     let mut snapshot = None;
     for i in 0..sections {
         let what = format!("section {i}");
@@ -614,14 +711,23 @@ fn tile_table(geometry: Geometry, data: &[u8]) -> Result<Snapshot, String> {
             geometry.tiles_per_chip
         ));
     }
-    let coords: Vec<NocCoord> = data.chunks_exact(4).map(|b| NocCoord::new(b[0], b[1])).collect();
-    let per_chip = coords.chunks(geometry.tiles_per_chip as usize).map(|c| c.to_vec()).collect();
+    let coords: Vec<NocCoord> = data
+        .chunks_exact(4)
+        .map(|b| NocCoord::new(b[0], b[1]))
+        .collect();
+    let per_chip = coords
+        .chunks(geometry.tiles_per_chip as usize)
+        .map(|c| c.to_vec())
+        .collect();
     Snapshot::new(geometry, per_chip).map_err(|e| e.to_string())
 }
 
 fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
     if data.len() < 12 || !(data.len() - 12).is_multiple_of(4) {
-        return Err(format!("extent body of {} bytes: expected 12 bytes of place and a whole number of words", data.len()));
+        return Err(format!(
+            "extent body of {} bytes: expected 12 bytes of place and a whole number of words",
+            data.len()
+        ));
     }
     let (chip, index, addr) = (le32(data, 0), le32(data, 4), le32(data, 8));
     let tile = tile_at(s, chip, index, "extent")?;
@@ -631,13 +737,18 @@ fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
 
 fn drained(s: &Snapshot, mut data: Vec<u8>) -> Result<(), String> {
     if data.len() < 12 {
-        return Err(format!("drained payload body of {} bytes: expected at least 12 bytes of place", data.len()));
+        return Err(format!(
+            "drained payload body of {} bytes: expected at least 12 bytes of place",
+            data.len()
+        ));
     }
     let (chip, index, risc) = (le32(&data, 0), le32(&data, 4), le32(&data, 8));
     let tile = tile_at(s, chip, index, "drained payload")?;
     let risc = Risc::from_index(risc as usize)
         .filter(|_| (risc as usize) < Risc::COUNT)
-        .ok_or(format!("drained payload names RISC index {risc}, expected 0..=4"))?;
+        .ok_or(format!(
+            "drained payload names RISC index {risc}, expected 0..=4"
+        ))?;
     let index = s.tiles.index(chip, tile).map_err(|e| e.to_string())?;
     let mut all = s.drained.write().map_err(|_| poisoned().to_string())?;
     let kept = all.entry((chip, index, risc.index() as u32)).or_default();
@@ -646,7 +757,8 @@ fn drained(s: &Snapshot, mut data: Vec<u8>) -> Result<(), String> {
         data.drain(..12);
         *kept = data;
     } else {
-        kept.try_reserve(data.len() - 12).map_err(|_| "more drained payload than this process may allocate".to_string())?;
+        kept.try_reserve(data.len() - 12)
+            .map_err(|_| "more drained payload than this process may allocate".to_string())?;
         kept.extend_from_slice(&data[12..]);
     }
     Ok(())
@@ -659,7 +771,9 @@ fn tile_at(s: &Snapshot, chip: u32, index: u32, what: &str) -> Result<NocCoord, 
         .get(chip as usize)
         .and_then(|t| t.get(index as usize))
         .copied()
-        .ok_or(format!("{what} names chip {chip} tile #{index}, which the tile table does not have"))
+        .ok_or(format!(
+            "{what} names chip {chip} tile #{index}, which the tile table does not have"
+        ))
 }
 
 impl DeviceMemory for Snapshot {
@@ -685,7 +799,8 @@ impl DeviceMemory for Snapshot {
 
     fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
         self.lookup(chip, tile, addr, out)?;
-        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        self.bytes_read
+            .fetch_add(4 * out.len() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -716,7 +831,12 @@ mod tests {
 
     fn snapshot() -> Snapshot {
         let arch = Arch::WormholeB0;
-        let g = Geometry { arch, chips: 2, tiles_per_chip: 2, l1_size: arch.l1_size() };
+        let g = Geometry {
+            arch,
+            chips: 2,
+            tiles_per_chip: 2,
+            l1_size: arch.l1_size(),
+        };
         let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1)];
         Snapshot::new(g, vec![tiles.clone(), tiles]).unwrap()
     }
@@ -736,18 +856,30 @@ mod tests {
         let e = s.read_u32(1, t, 0x10C).unwrap_err().to_string();
         assert!(e.contains("0x10c") && e.contains("not recorded"), "{e}");
         assert!(s.read_u32(0, t, 0x100).is_err(), "other chip");
-        assert!(s.read_u32(1, NocCoord::new(5, 5), 0x100).unwrap_err().to_string().contains("no such tile"));
-        assert!(s.read_u32(1, t, 0x102).unwrap_err().to_string().contains("aligned"));
+        assert!(s
+            .read_u32(1, NocCoord::new(5, 5), 0x100)
+            .unwrap_err()
+            .to_string()
+            .contains("no such tile"));
+        assert!(s
+            .read_u32(1, t, 0x102)
+            .unwrap_err()
+            .to_string()
+            .contains("aligned"));
         s.write_u32(1, t, 0x104, 77).unwrap();
         assert_eq!(s.read_u32(1, t, 0x104).unwrap(), 77);
-        assert!(s.write_u32(1, t, 0x400, 1).is_err(), "writes only where recorded");
+        assert!(
+            s.write_u32(1, t, 0x400, 1).is_err(),
+            "writes only where recorded"
+        );
     }
 
     #[test]
     fn files_round_trip_and_every_truncation_is_named() {
         let s = snapshot();
         s.add(0, NocCoord::new(1, 1), 0x40, &[0xAB, 0xCD]).unwrap();
-        s.add(1, NocCoord::new(2, 1), 0x2_0000, &[1, 2, 3, 4]).unwrap();
+        s.add(1, NocCoord::new(2, 1), 0x2_0000, &[1, 2, 3, 4])
+            .unwrap();
         let bytes = s.encode().unwrap();
         let back = decode(&bytes).unwrap();
         assert_eq!(back.extents(), s.extents());
@@ -758,7 +890,10 @@ mod tests {
                 Err(e) => e,
                 Ok(_) => panic!("a file cut at {cut} bytes was accepted"),
             };
-            assert!(e.contains("truncated") || e.contains("checksum") || e.contains("magic"), "cut {cut}: {e}");
+            assert!(
+                e.contains("truncated") || e.contains("checksum") || e.contains("magic"),
+                "cut {cut}: {e}"
+            );
         }
         let mut flipped = bytes.clone();
         flipped[40] ^= 1;
@@ -803,8 +938,16 @@ mod tests {
         }
         // A section length past the end of the file is named, not allocated.
         let first_len = FIXED + 8;
-        let e = decode(&patched(&bytes, &[(first_len, u32::MAX), (first_len + 4, u32::MAX)])).unwrap_err();
-        assert!(e.contains("body of section 0 (tag 1)") && e.contains("needs 18446744073709551615 bytes"), "{e}");
+        let e = decode(&patched(
+            &bytes,
+            &[(first_len, u32::MAX), (first_len + 4, u32::MAX)],
+        ))
+        .unwrap_err();
+        assert!(
+            e.contains("body of section 0 (tag 1)")
+                && e.contains("needs 18446744073709551615 bytes"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -813,18 +956,27 @@ mod tests {
         let path = dir.join("s.snap");
         let s = snapshot();
         s.add(0, NocCoord::new(1, 1), 0x40, &[0xAB, 0xCD]).unwrap();
-        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[1, 2, 3, 4, 5]).unwrap();
-        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[6]).unwrap();
+        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[1, 2, 3, 4, 5])
+            .unwrap();
+        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[6])
+            .unwrap();
         s.save(&path).unwrap();
         let back = Snapshot::load(&path).unwrap();
         assert_eq!(back.extents(), s.extents());
-        assert_eq!(back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1).unwrap(), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(
+            back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
+                .unwrap(),
+            [1, 2, 3, 4, 5, 6]
+        );
         // Every cut file is refused, the way the in-memory decoder refuses it.
         let bytes = std::fs::read(&path).unwrap();
         for cut in 0..bytes.len() {
             std::fs::write(&path, &bytes[..cut]).unwrap();
             let e = Snapshot::load(&path).unwrap_err().to_string();
-            assert!(e.contains("truncated") || e.contains("checksum") || e.contains("magic"), "cut {cut}: {e}");
+            assert!(
+                e.contains("truncated") || e.contains("checksum") || e.contains("magic"),
+                "cut {cut}: {e}"
+            );
         }
         // A huge file with the magic: its header is refused before anything else is read.
         let huge = dir.join("huge.snap");
@@ -832,7 +984,10 @@ mod tests {
         std::io::Write::write_all(&mut &f, &SNAPSHOT_MAGIC).unwrap();
         f.set_len(1 << 40).unwrap();
         let e = Snapshot::load(&huge).unwrap_err().to_string();
-        assert!(e.contains("huge.snap: snapshot format version 0, this build reads version 1"), "{e}");
+        assert!(
+            e.contains("huge.snap: snapshot format version 0, this build reads version 1"),
+            "{e}"
+        );
         // A section that claims more than the file, or more than its tag can hold: named
         // from its header alone (the 1 TiB of zeros after it is never read).
         let header = |tag: u32, len: u64| {
@@ -844,19 +999,41 @@ mod tests {
             b
         };
         for (tag, len, want) in [
-            (TAG_DRAINED, u64::MAX, "body of section 0 (tag 4) at byte 48 needs 18446744073709551615 bytes"),
-            (TAG_EXTENT, 12 + (1 << 21), "section 0: extent body of 2097164 bytes: expected 12 bytes of place"),
-            (TAG_TILES, 1 << 30, "section 0: tile table is 1073741824 bytes, expected 16"),
+            (
+                TAG_DRAINED,
+                u64::MAX,
+                "body of section 0 (tag 4) at byte 48 needs 18446744073709551615 bytes",
+            ),
+            (
+                TAG_EXTENT,
+                12 + (1 << 21),
+                "section 0: extent body of 2097164 bytes: expected 12 bytes of place",
+            ),
+            (
+                TAG_TILES,
+                1 << 30,
+                "section 0: tile table is 1073741824 bytes, expected 16",
+            ),
         ] {
             std::fs::write(&huge, header(tag, len)).unwrap();
-            std::fs::File::options().write(true).open(&huge).unwrap().set_len(1 << 40).unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&huge)
+                .unwrap()
+                .set_len(1 << 40)
+                .unwrap();
             let e = Snapshot::load(&huge).unwrap_err().to_string();
             assert!(e.contains(want), "{tag}: {e}");
         }
         // A section that fits, with a wrong checksum: the checksum is checked (streamed)
         // before any body is held.
         std::fs::write(&huge, header(TAG_DRAINED, (64 << 20) - 56)).unwrap();
-        std::fs::File::options().write(true).open(&huge).unwrap().set_len(64 << 20).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&huge)
+            .unwrap()
+            .set_len(64 << 20)
+            .unwrap();
         let e = Snapshot::load(&huge).unwrap_err().to_string();
         assert!(e.contains("huge.snap: checksum mismatch"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
@@ -873,7 +1050,10 @@ mod tests {
         let hash = fnv1a(&twice);
         twice.extend_from_slice(&hash.to_le_bytes());
         let e = decode(&twice).unwrap_err();
-        assert!(e.contains("tile table of chip 1 lists tile (1,1) twice (entries 0 and 1)"), "{e}");
+        assert!(
+            e.contains("tile table of chip 1 lists tile (1,1) twice (entries 0 and 1)"),
+            "{e}"
+        );
         let mut off_grid = bytes[..bytes.len() - 8].to_vec();
         off_grid[entry(0, 1)] = 5; // NoC column 5 of Wormhole holds no Tensix tiles
         let hash = fnv1a(&off_grid);
@@ -883,7 +1063,9 @@ mod tests {
         // The same for a snapshot built in memory.
         let g = snapshot().geometry();
         let t = NocCoord::new(1, 1);
-        let e = Snapshot::new(g, vec![vec![t, NocCoord::new(2, 1)], vec![t, t]]).unwrap_err().to_string();
+        let e = Snapshot::new(g, vec![vec![t, NocCoord::new(2, 1)], vec![t, t]])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("lists tile (1,1) twice"), "{e}");
     }
 }

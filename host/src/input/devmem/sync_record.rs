@@ -66,7 +66,11 @@ impl SyncLog {
         for s in &log.samples {
             body.extend_from_slice(&s.chip.to_le_bytes());
             body.extend_from_slice(&index(s.chip, s.tile)?.to_le_bytes());
-            for v in [s.sample.host_before_ns, s.sample.device_cycles, s.sample.host_after_ns] {
+            for v in [
+                s.sample.host_before_ns,
+                s.sample.device_cycles,
+                s.sample.host_after_ns,
+            ] {
                 body.extend_from_slice(&v.to_le_bytes());
             }
         }
@@ -75,23 +79,31 @@ impl SyncLog {
 
     /// Adds the samples of one section body; `tiles` is the tile table per chip.
     pub(super) fn decode(&self, data: &[u8], tiles: &[Vec<NocCoord>]) -> Result<(), String> {
-        let count = data.get(..4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
-        let fits = |n: usize| SAMPLE_BYTES.checked_mul(n).and_then(|b| b.checked_add(8)) == Some(data.len());
+        let count = data
+            .get(..4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+        let fits = |n: usize| {
+            SAMPLE_BYTES.checked_mul(n).and_then(|b| b.checked_add(8)) == Some(data.len())
+        };
         let Some(count) = count.filter(|&n| fits(n)) else {
             return Err(format!(
                 "clock sample section of {} bytes: expected 8 bytes of count then 32 bytes per sample",
                 data.len()
             ));
         };
-        let u32_at = |b: &[u8], at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let u32_at =
+            |b: &[u8], at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
         let u64_at = |b: &[u8], at: usize| u32_at(b, at) as u64 | (u32_at(b, at + 4) as u64) << 32;
         for (k, b) in data[8..].chunks_exact(SAMPLE_BYTES).enumerate().take(count) {
             let (chip, index) = (u32_at(b, 0), u32_at(b, 4));
             let tile = tiles.get(chip as usize).and_then(|t| t.get(index as usize)).copied().ok_or_else(|| {
                 format!("clock sample {k} names chip {chip} tile #{index}, which the tile table does not have")
             })?;
-            let sample =
-                SyncSample { host_before_ns: u64_at(b, 8), device_cycles: u64_at(b, 16), host_after_ns: u64_at(b, 24) };
+            let sample = SyncSample {
+                host_before_ns: u64_at(b, 8),
+                device_cycles: u64_at(b, 16),
+                host_after_ns: u64_at(b, 24),
+            };
             self.push(TileSample { chip, tile, sample });
         }
         Ok(())
@@ -101,8 +113,12 @@ impl SyncLog {
     fn replay(&self, chip: u32, tile: NocCoord) -> std::result::Result<SyncSample, usize> {
         let mut log = self.lock();
         let Log { samples, by_tile } = &mut *log;
-        let Some((indices, next)) = by_tile.get_mut(&(chip, tile)) else { return Err(0) };
-        let Some(&i) = indices.get(*next) else { return Err(indices.len()) };
+        let Some((indices, next)) = by_tile.get_mut(&(chip, tile)) else {
+            return Err(0);
+        };
+        let Some(&i) = indices.get(*next) else {
+            return Err(indices.len());
+        };
         *next += 1;
         Ok(samples[i].sample)
     }
@@ -113,7 +129,10 @@ impl Snapshot {
     pub fn add_sync_sample(&self, chip: u32, tile: NocCoord, sample: SyncSample) -> Result<()> {
         if !self.tiles(chip).contains(&tile) {
             return Err(Error::Address {
-                what: format!("clock sample of chip {chip} tile {tile}: {} has no such tile", self.describe()),
+                what: format!(
+                    "clock sample of chip {chip} tile {tile}: {} has no such tile",
+                    self.describe()
+                ),
             });
         }
         self.sync.push(TileSample { chip, tile, sample });
@@ -122,7 +141,9 @@ impl Snapshot {
 
     /// Records samples taken elsewhere (e.g. `ttprof::clock::ClockSync::samples`).
     pub fn add_sync_samples(&self, samples: &[TileSample]) -> Result<()> {
-        samples.iter().try_for_each(|s| self.add_sync_sample(s.chip, s.tile, s.sample))
+        samples
+            .iter()
+            .try_for_each(|s| self.add_sync_sample(s.chip, s.tile, s.sample))
     }
 
     /// Every recorded clock sample, in the order taken.

@@ -27,7 +27,12 @@ pub fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
         let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
         let zones = launch.clone().filter(|&j| is_zone(r.kind[j])).count() as u64;
         if let Some(t0) = run_time {
-            let last = launch.clone().filter(|&j| r.kind[j] != RecordKind::Loss).map(|j| r.end[j]).max().unwrap_or(t0);
+            let last = launch
+                .clone()
+                .filter(|&j| r.kind[j] != RecordKind::Loss)
+                .map(|j| r.end[j])
+                .max()
+                .unwrap_or(t0);
             if last - t0 >= 1 << 32 && zones > 0 {
                 out.push(
                     Issue::warning(
@@ -42,7 +47,10 @@ pub fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
                     .with_count(zones),
                 );
             }
-            let early = launch.clone().filter(|&j| is_zone(r.kind[j]) && r.start[j] < t0).count() as u64;
+            let early = launch
+                .clone()
+                .filter(|&j| is_zone(r.kind[j]) && r.start[j] < t0)
+                .count() as u64;
             if early > 0 {
                 out.push(
                     Issue::error(
@@ -53,9 +61,17 @@ pub fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
                 );
             }
         }
-        let inverted = launch.filter(|&j| r.kind[j] == RecordKind::Loss && r.start[j] > r.end[j]).count() as u64;
+        let inverted = launch
+            .filter(|&j| r.kind[j] == RecordKind::Loss && r.start[j] > r.end[j])
+            .count() as u64;
         if inverted > 0 {
-            out.push(Issue::warning(at, format!("{inverted} Loss record(s) with the first drop after the last")).with_count(inverted));
+            out.push(
+                Issue::warning(
+                    at,
+                    format!("{inverted} Loss record(s) with the first drop after the last"),
+                )
+                .with_count(inverted),
+            );
         }
     }
     out
@@ -79,10 +95,21 @@ mod tests {
         r.push(RecordKind::Run, 0, 1 << 40, 1 << 40, 9, 0, 9);
         r.push(RecordKind::Zone, 1, 1 << 40, (1 << 40) + 5, 0, 0, 9);
         let issues = launch_times(&r, None);
-        let text: Vec<String> = issues.iter().map(|i| format!("{} [{}]", i, i.count)).collect();
+        let text: Vec<String> = issues
+            .iter()
+            .map(|i| format!("{} [{}]", i, i.count))
+            .collect();
         assert_eq!(issues.len(), 3, "{text:#?}");
-        assert!(text[0].contains("1 zone(s) start before the Run record of their launch (run 7)"), "{}", text[0]);
-        assert!(text[1].contains("run 8 lasted 4294967296 cycles") && text[1].ends_with("[1]"), "{}", text[1]);
+        assert!(
+            text[0].contains("1 zone(s) start before the Run record of their launch (run 7)"),
+            "{}",
+            text[0]
+        );
+        assert!(
+            text[1].contains("run 8 lasted 4294967296 cycles") && text[1].ends_with("[1]"),
+            "{}",
+            text[1]
+        );
         assert!(text[2].contains("1 Loss record(s)"), "{}", text[2]);
     }
 }

@@ -63,7 +63,11 @@ impl RingControl {
 
     /// Updates the words that change while the ring runs from a `HEAD..=STATE` read.
     pub fn set_live(&mut self, w: &[u32]) {
-        let at = |off: u32| w.get(((off - DRAIN_FIRST) / 4) as usize).copied().unwrap_or(0);
+        let at = |off: u32| {
+            w.get(((off - DRAIN_FIRST) / 4) as usize)
+                .copied()
+                .unwrap_or(0)
+        };
         self.head = at(ring::HEAD);
         self.tail = at(ring::TAIL);
         self.anchor = at(ring::ANCHOR);
@@ -80,7 +84,10 @@ impl RingControl {
 }
 
 fn fourcc(v: u32) -> String {
-    v.to_le_bytes().iter().map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect()
+    v.to_le_bytes()
+        .iter()
+        .map(|&b| if b.is_ascii_graphic() { b as char } else { '.' })
+        .collect()
 }
 
 /// Checks the identity words of a ring block; `Err` says what was expected.
@@ -95,10 +102,18 @@ pub fn check_ring(c: &RingControl, risc: Risc) -> Result<(), String> {
         ));
     }
     if c.version != profiler::VERSION {
-        return Err(format!("ring format version {}, this build reads version {}", c.version, profiler::VERSION));
+        return Err(format!(
+            "ring format version {}, this build reads version {}",
+            c.version,
+            profiler::VERSION
+        ));
     }
     if c.risc != risc.index() as u32 {
-        return Err(format!("ring block names RISC index {}, expected {} ({risc})", c.risc, risc.index()));
+        return Err(format!(
+            "ring block names RISC index {}, expected {} ({risc})",
+            c.risc,
+            risc.index()
+        ));
     }
     let data = profiler::ring_data(risc);
     if c.base != data.start || c.capacity != data.size {
@@ -122,7 +137,10 @@ pub fn check_positions(c: &RingControl) -> Result<(), String> {
         ));
     }
     if !c.head.is_multiple_of(2) || !c.tail.is_multiple_of(2) {
-        return Err(format!("HEAD {:#x} / TAIL {:#x}: expected even positions (records are halfwords)", c.head, c.tail));
+        return Err(format!(
+            "HEAD {:#x} / TAIL {:#x}: expected even positions (records are halfwords)",
+            c.head, c.tail
+        ));
     }
     Ok(())
 }
@@ -145,13 +163,23 @@ pub fn check_tile(w: &[u32; TILE_WORDS], g: &Geometry, at: Location) -> Result<V
     }
     let version = word(tile::VERSION);
     if version != profiler::VERSION {
-        return Err(Issue::error(Some(at), format!("tile format version {version}, this build reads version {}", profiler::VERSION)));
+        return Err(Issue::error(
+            Some(at),
+            format!(
+                "tile format version {version}, this build reads version {}",
+                profiler::VERSION
+            ),
+        ));
     }
     let arch = word(tile::ARCH);
     if arch != g.arch.id() {
         return Err(Issue::error(
             Some(at),
-            format!("tile control block says arch id {arch}, expected {} ({}, from the device)", g.arch.id(), g.arch),
+            format!(
+                "tile control block says arch id {arch}, expected {} ({}, from the device)",
+                g.arch.id(),
+                g.arch
+            ),
         ));
     }
     let mut issues = Vec::new();
@@ -173,5 +201,10 @@ pub fn check_tile(w: &[u32; TILE_WORDS], g: &Geometry, at: Location) -> Result<V
 
 /// The location of a ring.
 pub fn location(chip: u32, tile: NocCoord, risc: Option<Risc>) -> Location {
-    Location { chip, x: tile.x, y: tile.y, risc }
+    Location {
+        chip,
+        x: tile.x,
+        y: tile.y,
+        risc,
+    }
 }

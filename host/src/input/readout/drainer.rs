@@ -111,7 +111,11 @@ impl<'m> Drainer<'m> {
         let mut tiles = Vec::new();
         for chip in 0..g.chips {
             for tile in mem.tiles(chip) {
-                tiles.push(TileEntry { chip, tile, state: None });
+                tiles.push(TileEntry {
+                    chip,
+                    tile,
+                    state: None,
+                });
             }
         }
         let bus_start = mem.bytes_read();
@@ -140,7 +144,12 @@ impl<'m> Drainer<'m> {
         }
         self.heartbeat = self.heartbeat.wrapping_add(1).max(1);
         for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
-            self.mem.write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, self.heartbeat)?;
+            self.mem.write_u32(
+                t.chip,
+                t.tile,
+                profiler::TILE_BLOCK + tile::CONSUMER,
+                self.heartbeat,
+            )?;
         }
         Ok(())
     }
@@ -155,11 +164,14 @@ impl<'m> Drainer<'m> {
             }
             // MAGIC is written last: a zero magic is a tile nothing initialised (4 bytes read).
             let mut w = [0u32; TILE_WORDS];
-            w[0] = self.mem.read_u32(chip, tile, profiler::TILE_BLOCK + profiler::tile::MAGIC)?;
+            w[0] = self
+                .mem
+                .read_u32(chip, tile, profiler::TILE_BLOCK + profiler::tile::MAGIC)?;
             if w[0] == 0 {
                 continue;
             }
-            self.mem.read_words(chip, tile, profiler::TILE_BLOCK + 4, &mut w[1..])?;
+            self.mem
+                .read_words(chip, tile, profiler::TILE_BLOCK + 4, &mut w[1..])?;
             match control::check_tile(&w, &g, control::location(chip, tile, None)) {
                 Ok(issues) => {
                     self.issues.extend(issues);
@@ -172,7 +184,12 @@ impl<'m> Drainer<'m> {
                 }
             }
             if self.opts.attach_consumer {
-                self.mem.write_u32(chip, tile, profiler::TILE_BLOCK + tile::CONSUMER, self.heartbeat)?;
+                self.mem.write_u32(
+                    chip,
+                    tile,
+                    profiler::TILE_BLOCK + tile::CONSUMER,
+                    self.heartbeat,
+                )?;
             }
             for risc in Risc::ALL {
                 let id = RingId { chip, tile, risc };
@@ -189,11 +206,20 @@ impl<'m> Drainer<'m> {
         let before = self.mem.bytes_read();
         // As for tiles: a zero magic is a ring no kernel ever initialised (4 bytes read).
         let mut w = [0u32; RING_WORDS];
-        w[0] = self.mem.read_u32(id.chip, id.tile, profiler::ring_block(id.risc) + ring::MAGIC)?;
+        w[0] = self.mem.read_u32(
+            id.chip,
+            id.tile,
+            profiler::ring_block(id.risc) + ring::MAGIC,
+        )?;
         if w[0] == 0 {
             return Ok(false);
         }
-        self.mem.read_words(id.chip, id.tile, profiler::ring_block(id.risc) + 4, &mut w[1..])?;
+        self.mem.read_words(
+            id.chip,
+            id.tile,
+            profiler::ring_block(id.risc) + 4,
+            &mut w[1..],
+        )?;
         let c = RingControl::from_words(&w);
         if let Err(what) = control::check_ring(&c, id.risc) {
             self.issues.push(Issue::error(Some(id.location()), what));
@@ -251,7 +277,9 @@ impl<'m> Drainer<'m> {
         let before = self.mem.bytes_read();
         // Tiles and rings unused so far may have started since: a kernel can launch between
         // `attach` and any drain, the first one included.
-        let due = self.last_probe.is_none_or(|t| t.elapsed() >= self.probe_every);
+        let due = self
+            .last_probe
+            .is_none_or(|t| t.elapsed() >= self.probe_every);
         if !std::mem::take(&mut self.just_attached) && due {
             self.probe()?;
         }
@@ -288,13 +316,20 @@ impl<'m> Drainer<'m> {
 
     /// Moves each ring's decoded bytes kept since the last call out of the drainer.
     pub fn take_payload(&mut self) -> Vec<(RingId, Vec<u8>)> {
-        self.rings.iter_mut().map(|r| (r.report.id, r.span.take_payload())).filter(|(_, p)| !p.is_empty()).collect()
+        self.rings
+            .iter_mut()
+            .map(|r| (r.report.id, r.span.take_payload()))
+            .filter(|(_, p)| !p.is_empty())
+            .collect()
     }
 
     /// Moves the records decoded so far out of the drainer as rich tables (for streaming
     /// consumers); counts and decoder state stay.
     pub fn take_records(&mut self) -> Vec<(RingId, Records)> {
-        self.take_zones().into_iter().map(|(id, t)| (id, t.to_records())).collect()
+        self.take_zones()
+            .into_iter()
+            .map(|(id, t)| (id, t.to_records()))
+            .collect()
     }
 
     /// Moves the records decoded so far out of the drainer as compact tables; counts and
@@ -351,16 +386,25 @@ impl<'m> Drainer<'m> {
         self.refresh_all()?;
         if self.opts.attach_consumer {
             for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
-                self.mem.write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0)?;
+                self.mem
+                    .write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0)?;
             }
         }
         let g = self.mem.geometry();
-        let consumed: Vec<u64> = self.rings.iter().map(|r| r.consumed_before as u64).filter(|&b| b > 0).collect();
+        let consumed: Vec<u64> = self
+            .rings
+            .iter()
+            .map(|r| r.consumed_before as u64)
+            .filter(|&b| b > 0)
+            .collect();
         let zones: u64 = self.rings.iter().map(|r| r.zones).sum();
         if let Some(issue) = consumed_issue(&consumed, zones, &self.mem.describe()) {
             self.issues.push(issue);
         }
-        let faulted = self.mem.device_status().is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
+        let faulted = self
+            .mem
+            .device_status()
+            .is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
             r.report.records = std::mem::take(&mut r.table).to_records();
@@ -392,12 +436,18 @@ impl Drainer<'_> {
         let alive = self.mem.check().is_ok();
         if alive && self.opts.attach_consumer {
             for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
-                let _ = self.mem.write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0);
+                let _ =
+                    self.mem
+                        .write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0);
             }
         }
         self.issues.push(why);
         let g = self.mem.geometry();
-        let faulted = alive && self.mem.device_status().is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
+        let faulted = alive
+            && self
+                .mem
+                .device_status()
+                .is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
             r.report.records = std::mem::take(&mut r.table).to_records();
@@ -418,7 +468,9 @@ impl Drainer<'_> {
 /// A heartbeat unlikely to equal the last one of an earlier consumer of the same device (a
 /// producer that gave up on that one waits again only once the value changes).
 fn first_heartbeat() -> u32 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
     (std::process::id().rotate_left(16) ^ nanos).max(1)
 }
 
@@ -451,8 +503,16 @@ mod tests {
     fn records_an_earlier_reader_consumed_are_counted_and_an_empty_readout_is_an_error() {
         assert!(consumed_issue(&[], 0, "image x").is_none());
         let w = consumed_issue(&[100, 20], 5, "image x").unwrap();
-        assert!(!w.is_error() && w.count == 120 && w.to_string().contains("2 ring(s) of image x"), "{w}");
+        assert!(
+            !w.is_error() && w.count == 120 && w.to_string().contains("2 ring(s) of image x"),
+            "{w}"
+        );
         let e = consumed_issue(&[100], 0, "image x").unwrap();
-        assert!(e.is_error() && e.to_string().contains("nothing left to read") && e.to_string().contains("device.snap"), "{e}");
+        assert!(
+            e.is_error()
+                && e.to_string().contains("nothing left to read")
+                && e.to_string().contains("device.snap"),
+            "{e}"
+        );
     }
 }

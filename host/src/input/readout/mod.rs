@@ -91,7 +91,11 @@ impl RingReport {
 
     /// Zones (with or without a value) decoded.
     pub fn zones(&self) -> usize {
-        self.records.kind.iter().filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone)).count()
+        self.records
+            .kind
+            .iter()
+            .filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone))
+            .count()
     }
 }
 
@@ -142,7 +146,13 @@ impl Readout {
 
 /// Reads every ring of every chip once. With `consume`, `TAIL` is advanced past what was read.
 pub fn read(mem: &dyn DeviceMemory, consume: bool) -> Result<Readout> {
-    let mut d = Drainer::attach(mem, DrainOptions { consume, attach_consumer: false })?;
+    let mut d = Drainer::attach(
+        mem,
+        DrainOptions {
+            consume,
+            attach_consumer: false,
+        },
+    )?;
     d.drain_after_attach()?;
     d.finish()
 }

@@ -52,17 +52,36 @@ impl RingEntry {
             span.keep_payload();
         }
         let tail = report.control.tail;
-        RingEntry { report, span, table: ZoneTable::new(), tail, fresh: true, stale: false, tile_index, rows: 0, zones: 0, last_span: 0, mid_stream: (tail != 0).then_some(0), consumed_before: tail }
+        RingEntry {
+            report,
+            span,
+            table: ZoneTable::new(),
+            tail,
+            fresh: true,
+            stale: false,
+            tile_index,
+            rows: 0,
+            zones: 0,
+            last_span: 0,
+            mid_stream: (tail != 0).then_some(0),
+            consumed_before: tail,
+        }
     }
 
     /// Reads `HEAD` (or uses the words `attach` just read), then drains the live span.
     /// Marks the ring stale: what the producer does after this drain is read by the next one
     /// or by [`RingEntry::refresh`] at the end.
-    pub fn drain(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
+    pub fn drain(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        consume: bool,
+        issues: &mut Vec<Issue>,
+    ) -> Result<()> {
         let id = self.report.id;
         let before = mem.bytes_read();
         if !std::mem::take(&mut self.fresh) {
-            self.report.control.head = mem.read_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::HEAD))?;
+            self.report.control.head =
+                mem.read_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::HEAD))?;
         }
         // Also when the words were fresh: they were current when the ring was found, not
         // after this drain. (Not marking it here made the end skip a ring found by the last
@@ -95,7 +114,12 @@ impl RingEntry {
         let id = self.report.id;
         let before = mem.bytes_read();
         let mut w = [0u32; DRAIN_WORDS];
-        mem.read_words(id.chip, id.tile, profiler::ring_block(id.risc) + DRAIN_FIRST, &mut w)?;
+        mem.read_words(
+            id.chip,
+            id.tile,
+            profiler::ring_block(id.risc) + DRAIN_FIRST,
+            &mut w,
+        )?;
         self.report.control.set_live(&w);
         self.stale = false;
         let result = self.drain_span(mem, consume, issues);
@@ -142,7 +166,12 @@ impl RingEntry {
         }
     }
 
-    fn drain_span(&mut self, mem: &dyn DeviceMemory, consume: bool, issues: &mut Vec<Issue>) -> Result<()> {
+    fn drain_span(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        consume: bool,
+        issues: &mut Vec<Issue>,
+    ) -> Result<()> {
         let id = self.report.id;
         let r = &mut self.report;
         let mut c = r.control;
@@ -152,7 +181,10 @@ impl RingEntry {
         r.state = c.state;
         if r.corrupt.is_none() {
             if let Err(what) = control::check_positions(&c) {
-                issues.push(Issue::error(Some(id.location()), format!("{what}; this ring's data is skipped from here")));
+                issues.push(Issue::error(
+                    Some(id.location()),
+                    format!("{what}; this ring's data is skipped from here"),
+                ));
                 r.corrupt = Some("control words".into());
             }
         }
@@ -169,14 +201,23 @@ impl RingEntry {
             let (rows, extras) = (self.table.len(), self.table.extra.len());
             let mut stats = SpanStats::default();
             let base = profiler::ring_data(id.risc).start;
-            let span = Span { tail: self.tail, head, capacity: c.capacity };
+            let span = Span {
+                tail: self.tail,
+                head,
+                capacity: c.capacity,
+            };
             let read = |off: u32, w: &mut [u32]| mem.read_words(id.chip, id.tile, base + off, w);
             let result = self.span.decode(span, read, &mut self.table, &mut stats);
             r.payload_bytes += stats.payload_bytes;
             r.skipped_bytes += stats.skipped_bytes;
             self.rows += (self.table.len() - rows) as u64;
             if let Some(before_run) = &mut self.mid_stream {
-                let run = self.table.runs.iter().find(|m| m.row >= rows as u64).map(|m| m.row as usize);
+                let run = self
+                    .table
+                    .runs
+                    .iter()
+                    .find(|m| m.row >= rows as u64)
+                    .map(|m| m.row as usize);
                 *before_run += (run.unwrap_or(self.table.len()) - rows) as u64;
                 if run.is_some() {
                     issues.extend(mid_stream_issue(r, *before_run));
@@ -201,7 +242,12 @@ impl RingEntry {
             self.tail = head;
         }
         if consume && r.control.tail != self.tail {
-            mem.write_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::TAIL), self.tail)?;
+            mem.write_u32(
+                id.chip,
+                id.tile,
+                profiler::ring_word(id.risc, ring::TAIL),
+                self.tail,
+            )?;
             r.control.tail = self.tail;
         }
         Ok(())
@@ -239,7 +285,10 @@ pub(super) fn final_issues(r: &RingReport, faulted: bool) -> Vec<Issue> {
         } else if running {
             format!("{} reported in-band by Loss records, {unreported} not yet (the kernel is still running)", r.losses_in_band)
         } else {
-            format!("{} reported in-band by Loss records, {unreported} after the kernel's last record", r.losses_in_band)
+            format!(
+                "{} reported in-band by Loss records, {unreported} after the kernel's last record",
+                r.losses_in_band
+            )
         };
         out.push(
             Issue::error(
@@ -254,7 +303,10 @@ pub(super) fn final_issues(r: &RingReport, faulted: bool) -> Vec<Issue> {
         );
     }
     if r.state & ring::STATE_PANICKED != 0 {
-        out.push(Issue::error(at, "the kernel panicked (STATE bit 2); its zones up to the panic were read"));
+        out.push(Issue::error(
+            at,
+            "the kernel panicked (STATE bit 2); its zones up to the panic were read",
+        ));
     } else if r.state & ring::STATE_STOPPED != 0 {
         out.push(Issue::error(
             at,
@@ -269,7 +321,10 @@ pub(super) fn final_issues(r: &RingReport, faulted: bool) -> Vec<Issue> {
              cannot)",
         ));
     } else if r.state & ring::STATE_RUNNING != 0 {
-        out.push(Issue::warning(at, "a kernel is still running: records after the last published HEAD are not read yet"));
+        out.push(Issue::warning(
+            at,
+            "a kernel is still running: records after the last published HEAD are not read yet",
+        ));
     }
     out
 }

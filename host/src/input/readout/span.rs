@@ -45,7 +45,10 @@ impl fmt::Display for SpanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SpanError::Corrupt { pos, offset, what } => {
-                write!(f, "ring data corrupt at position {pos:#x} (ring offset {offset:#x}): {what}")
+                write!(
+                    f,
+                    "ring data corrupt at position {pos:#x} (ring offset {offset:#x}): {what}"
+                )
             }
             SpanError::Read(e) => write!(f, "cannot read ring data: {e}"),
         }
@@ -97,7 +100,12 @@ impl SpanOutput for Records {
 impl SpanDecoder {
     /// Continues from `decoder`'s state, with empty buffers and no payload kept.
     pub fn new(decoder: Decoder) -> SpanDecoder {
-        SpanDecoder { decoder, words: Vec::new(), bytes: Vec::new(), payload: None }
+        SpanDecoder {
+            decoder,
+            words: Vec::new(),
+            bytes: Vec::new(),
+            payload: None,
+        }
     }
 
     /// From now on, keep a copy of every decoded byte (see [`SpanDecoder::take_payload`]).
@@ -114,7 +122,10 @@ impl SpanDecoder {
 
     /// The decoded bytes kept since the last call (empty unless [`SpanDecoder::keep_payload`]).
     pub fn take_payload(&mut self) -> Vec<u8> {
-        self.payload.as_mut().map(std::mem::take).unwrap_or_default()
+        self.payload
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Decodes `span`. `read(offset, words)` reads whole words at a 4-aligned ring offset.
@@ -133,7 +144,11 @@ impl SpanDecoder {
 
 fn decode_span(
     mut read: impl FnMut(u32, &mut [u32]) -> Result<()>,
-    Span { tail, head, capacity }: Span,
+    Span {
+        tail,
+        head,
+        capacity,
+    }: Span,
     state: &mut SpanDecoder,
     out: &mut impl SpanOutput,
     stats: &mut SpanStats,
@@ -146,14 +161,17 @@ fn decode_span(
         let corrupt = |what: String| SpanError::Corrupt { pos, offset, what };
         if to_end < 4 {
             if left < to_end {
-                return Err(corrupt(format!("HEAD ends {left} bytes into the {to_end} unused bytes before the ring's end")));
+                return Err(corrupt(format!(
+                    "HEAD ends {left} bytes into the {to_end} unused bytes before the ring's end"
+                )));
             }
             pos = pos.wrapping_add(to_end);
             stats.skipped_bytes += to_end as u64;
             continue;
         }
         let avail = left.min(to_end);
-        let piece = read_piece(&mut read, offset, avail, state).map_err(|e| SpanError::Read(e.to_string()))?;
+        let piece = read_piece(&mut read, offset, avail, state)
+            .map_err(|e| SpanError::Read(e.to_string()))?;
         stats.read_bytes += piece.1;
         let bytes = &state.bytes[piece.0..piece.0 + avail as usize];
         let reaches_end = avail == to_end;
@@ -185,14 +203,20 @@ fn decode_span(
                 return Err(SpanError::Corrupt {
                     pos: pos.wrapping_add(at as u32),
                     offset: offset + at as u32,
-                    what: format!("PAD record {} bytes before HEAD, expected one only before the ring's end", avail - at as u32),
+                    what: format!(
+                        "PAD record {} bytes before HEAD, expected one only before the ring's end",
+                        avail - at as u32
+                    ),
                 })
             }
             Stop::Short { at } => {
                 return Err(SpanError::Corrupt {
                     pos: pos.wrapping_add(at as u32),
                     offset: offset + at as u32,
-                    what: format!("HEAD cuts the record at this position after {} bytes", avail - at as u32),
+                    what: format!(
+                        "HEAD cuts the record at this position after {} bytes",
+                        avail - at as u32
+                    ),
                 })
             }
         }
@@ -217,7 +241,9 @@ fn read_piece(
     buffers.words.resize(n, 0);
     read(first, &mut buffers.words)?;
     buffers.bytes.clear();
-    buffers.bytes.extend(buffers.words.iter().flat_map(|w| w.to_le_bytes()));
+    buffers
+        .bytes
+        .extend(buffers.words.iter().flat_map(|w| w.to_le_bytes()));
     Ok(((offset - first) as usize, 4 * n as u64))
 }
 
@@ -262,25 +288,50 @@ mod tests {
             }
             Ok(())
         };
-        let r = SpanDecoder::default().decode(Span { tail, head, capacity: cap }, read, &mut out, &mut stats);
+        let r = SpanDecoder::default().decode(
+            Span {
+                tail,
+                head,
+                capacity: cap,
+            },
+            read,
+            &mut out,
+            &mut stats,
+        );
         (out, stats, r)
     }
 
     fn zones(n: u64) -> Vec<Record> {
-        (0..n).map(|i| Record::Zone { id: i as u16, end: 100 + 10 * i, duration: 3, value: None }).collect()
+        (0..n)
+            .map(|i| Record::Zone {
+                id: i as u16,
+                end: 100 + 10 * i,
+                duration: 3,
+                value: None,
+            })
+            .collect()
     }
 
     #[test]
     fn a_span_across_the_ring_end_with_pad_decodes_in_order() {
         for start in [0u32, 2, 60, 58, 62, u32::MAX - 61] {
-            let records: Vec<Record> =
-                zones(5).into_iter().chain([Record::Event { id: 9, time: 1 << 40 }]).chain(zones(0)).collect();
+            let records: Vec<Record> = zones(5)
+                .into_iter()
+                .chain([Record::Event {
+                    id: 9,
+                    time: 1 << 40,
+                }])
+                .chain(zones(0))
+                .collect();
             let (bytes, head) = ring(64, start, &records);
             let (out, stats, r) = run(&bytes, start, head);
             r.unwrap();
             let got: Vec<Record> = (0..out.len()).map(|i| out.record(i).unwrap()).collect();
             assert_eq!(got, records, "start {start}");
-            assert_eq!(stats.payload_bytes + stats.skipped_bytes, head.wrapping_sub(start) as u64);
+            assert_eq!(
+                stats.payload_bytes + stats.skipped_bytes,
+                head.wrapping_sub(start) as u64
+            );
             assert!(stats.read_bytes <= stats.payload_bytes + stats.skipped_bytes + 12);
         }
     }

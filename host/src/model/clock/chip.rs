@@ -34,12 +34,28 @@ pub(super) struct Data {
 }
 
 fn prepare(kept: &Kept) -> Data {
-    let t0 = kept.tiles.iter().flat_map(|(_, v)| v.iter().map(|s| s.host_before_ns)).min().unwrap_or(0);
+    let t0 = kept
+        .tiles
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|s| s.host_before_ns))
+        .min()
+        .unwrap_or(0);
     let mid = |s: &SyncSample| (s.host_before_ns - t0) as f64 + s.bracket_ns() as f64 / 2.0;
     let all = kept.tiles.iter().flat_map(|(_, v)| v.iter().map(mid));
-    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), m| (a.min(m), b.max(m)));
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), m| {
+        (a.min(m), b.max(m))
+    });
     let (t_ref, scale) = ((lo + hi) / 2.0, ((hi - lo) / 2.0).max(1.0));
-    let mut d = Data { obs: vec![], half: vec![], tiles: vec![], base: vec![], t0, t_ref, scale, span: (lo, hi) };
+    let mut d = Data {
+        obs: vec![],
+        half: vec![],
+        tiles: vec![],
+        base: vec![],
+        t0,
+        t_ref,
+        scale,
+        span: (lo, hi),
+    };
     for (j, (tile, samples)) in kept.tiles.iter().enumerate() {
         let base = samples.first().map_or(0, |s| s.device_cycles);
         d.tiles.push(*tile);
@@ -47,7 +63,11 @@ fn prepare(kept: &Kept) -> Data {
         for s in samples {
             // Non-decreasing within a tile (filtered), so the subtraction cannot wrap.
             let y = s.device_cycles.saturating_sub(base) as f64 + 0.5;
-            d.obs.push(Obs { tile: j, u: (mid(s) - t_ref) / scale, y });
+            d.obs.push(Obs {
+                tile: j,
+                u: (mid(s) - t_ref) / scale,
+                y,
+            });
             d.half.push(s.bracket_ns() as f64 / 2.0);
         }
     }
@@ -87,17 +107,27 @@ pub(super) fn fit_chip(
     let kept = filter(samples, opts);
     let d = prepare(&kept);
     if opts.steps {
-        if let Some(stepped) = super::stepped::fit_stepped(chip, total, &d, &kept, nominal_mhz, opts) {
+        if let Some(stepped) =
+            super::stepped::fit_stepped(chip, total, &d, &kept, nominal_mhz, opts)
+        {
             return stepped;
         }
     }
     let mut active = vec![true; d.obs.len()];
     let mut inconsistent = 0;
-    let used = |a: &[bool]| d.obs.iter().zip(a).filter(|(_, &on)| on).map(|(o, _)| *o).collect::<Vec<Obs>>();
+    let used = |a: &[bool]| {
+        d.obs
+            .iter()
+            .zip(a)
+            .filter(|(_, &on)| on)
+            .map(|(o, _)| *o)
+            .collect::<Vec<Obs>>()
+    };
     let mut round = 0;
     let sol = loop {
         let obs = used(&active);
-        let sol = solve(&obs, d.tiles.len(), opts.drift).map_err(|e| unsolvable(e, obs.len(), &kept, inconsistent))?;
+        let sol = solve(&obs, d.tiles.len(), opts.drift)
+            .map_err(|e| unsolvable(e, obs.len(), &kept, inconsistent))?;
         let f = sol.b1 / d.scale;
         if !(f.is_finite() && f > 0.0) {
             return Err(format!(
@@ -120,25 +150,42 @@ pub(super) fn fit_chip(
         round += 1;
         if round > ROUNDS {
             let obs = used(&active);
-            break solve(&obs, d.tiles.len(), opts.drift).map_err(|e| unsolvable(e, obs.len(), &kept, inconsistent))?;
+            break solve(&obs, d.tiles.len(), opts.drift)
+                .map_err(|e| unsolvable(e, obs.len(), &kept, inconsistent))?;
         }
     };
     let drift_sigma = sol.b2_sigma();
     let resolved = sol.quadratic && sol.b2.abs() >= DRIFT_SIGMAS * drift_sigma;
     let sol = if sol.quadratic && !resolved {
         let obs = used(&active);
-        solve(&obs, d.tiles.len(), false).map_err(|e| unsolvable(e, obs.len(), &kept, inconsistent))?
+        solve(&obs, d.tiles.len(), false)
+            .map_err(|e| unsolvable(e, obs.len(), &kept, inconsistent))?
     } else {
         sol
     };
-    Ok(express(chip, total, &d, &kept, &active, inconsistent, &sol, (resolved, drift_sigma), nominal_mhz))
+    Ok(express(
+        chip,
+        total,
+        &d,
+        &kept,
+        &active,
+        inconsistent,
+        &sol,
+        (resolved, drift_sigma),
+        nominal_mhz,
+    ))
 }
 
 /// Active observations further from the fit than their bracket allows, with the excess (ns).
 fn inconsistency(d: &Data, active: &[bool], sol: &Solution, f: f64) -> Vec<(usize, f64)> {
     let mut out = Vec::new();
     for (i, o) in d.obs.iter().enumerate().filter(|(i, _)| active[*i]) {
-        let excess = excess_ns(o.y - sol.predict(o.tile, o.u), sol.predict_var(o.tile, o.u), d.half[i], f);
+        let excess = excess_ns(
+            o.y - sol.predict(o.tile, o.u),
+            sol.predict_var(o.tile, o.u),
+            d.half[i],
+            f,
+        );
         out.extend(excess.map(|e| (i, e)));
     }
     out
@@ -194,14 +241,19 @@ fn express(
     let mut values: Vec<f64> = at_ref.values().copied().collect();
     values.sort_by(f64::total_cmp);
     let default = values.get(values.len() / 2).copied().unwrap_or(0.0);
-    let error_rms = if points > 0 { (var_sum / points as f64).sqrt() } else { f64::INFINITY };
+    let error_rms = if points > 0 {
+        (var_sum / points as f64).sqrt()
+    } else {
+        f64::INFINITY
+    };
     let residual = if n > 0 { (sq / n as f64).sqrt() } else { 0.0 };
     let ppm_per_s = |g: f64| g / f * 1e15;
     let sigma_g = 2.0 * drift_sigma / (d.scale * d.scale);
     // A drift just below the bar, left out, bends the curve away from the chord by
     // g·D²/(8f) at the middle of the span D.
     let span = d.span.1 - d.span.0;
-    let unresolved = (!resolved && sigma_g.is_finite()).then(|| DRIFT_SIGMAS * sigma_g * span * span / (8.0 * f));
+    let unresolved = (!resolved && sigma_g.is_finite())
+        .then(|| DRIFT_SIGMAS * sigma_g * span * span / (8.0 * f));
     let time = ChipTime {
         cycles_per_ns: f,
         drift_per_ns: g,

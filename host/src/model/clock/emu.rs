@@ -11,7 +11,9 @@ use ttprof_emu::Device;
 
 /// Every tile of every chip of an emulated device, chip-major.
 pub fn emu_tiles(dev: &Device) -> Vec<(u32, NocCoord)> {
-    (0..dev.config().chips).flat_map(|c| dev.tiles().into_iter().map(move |t| (c, t))).collect()
+    (0..dev.config().chips)
+        .flat_map(|c| dev.tiles().into_iter().map(move |t| (c, t)))
+        .collect()
 }
 
 /// Borrows a `Device` to take sync samples from it.
@@ -28,7 +30,10 @@ impl<'d> EmuClock<'d> {
 
 impl DeviceClock for EmuClock<'_> {
     fn sync_sample(&self, chip: u32, tile: NocCoord) -> Result<SyncSample> {
-        let s = self.dev.sync_sample(chip, tile).map_err(|e| Error::Other(format!("emulator clock sample: {e}")))?;
+        let s = self
+            .dev
+            .sync_sample(chip, tile)
+            .map_err(|e| Error::Other(format!("emulator clock sample: {e}")))?;
         Ok(SyncSample {
             host_before_ns: s.host_before_ns,
             device_cycles: s.device_cycles,

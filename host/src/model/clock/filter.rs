@@ -28,7 +28,10 @@ pub struct Kept {
 }
 
 /// Applies the rules to one chip's samples.
-pub fn filter(samples: impl IntoIterator<Item = (NocCoord, SyncSample)>, opts: &FitOptions) -> Kept {
+pub fn filter(
+    samples: impl IntoIterator<Item = (NocCoord, SyncSample)>,
+    opts: &FitOptions,
+) -> Kept {
     let mut by_tile: BTreeMap<NocCoord, Vec<SyncSample>> = BTreeMap::new();
     let mut drops = Drops::default();
     for (tile, s) in samples {
@@ -67,9 +70,15 @@ fn tightest(list: Vec<SyncSample>, opts: &FitOptions) -> (Vec<SyncSample>, usize
     if let Some(max) = opts.max_bracket_ns {
         limit = limit.min(max as f64);
     }
-    let fraction = if opts.keep_fraction.is_finite() { opts.keep_fraction.clamp(0.0, 1.0) } else { 1.0 };
+    let fraction = if opts.keep_fraction.is_finite() {
+        opts.keep_fraction.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
     let at_most = ((fraction * n as f64).ceil() as usize).max(1);
-    let mut order: Vec<usize> = (0..n).filter(|&i| list[i].bracket_ns() as f64 <= limit).collect();
+    let mut order: Vec<usize> = (0..n)
+        .filter(|&i| list[i].bracket_ns() as f64 <= limit)
+        .collect();
     order.sort_by_key(|&i| (list[i].bracket_ns(), i));
     order.truncate(at_most);
     order.sort_unstable();
@@ -109,12 +118,19 @@ mod tests {
     use super::*;
 
     fn s(before: u64, cycles: u64, after: u64) -> SyncSample {
-        SyncSample { host_before_ns: before, device_cycles: cycles, host_after_ns: after }
+        SyncSample {
+            host_before_ns: before,
+            device_cycles: cycles,
+            host_after_ns: after,
+        }
     }
 
     #[test]
     fn longest_run_skips_spikes_and_dips() {
-        assert_eq!(longest_non_decreasing(&[1, 2, 3, 100, 5, 6]), vec![0, 1, 2, 4, 5]);
+        assert_eq!(
+            longest_non_decreasing(&[1, 2, 3, 100, 5, 6]),
+            vec![0, 1, 2, 4, 5]
+        );
         assert_eq!(longest_non_decreasing(&[1, 2, 0, 4, 4]), vec![0, 1, 3, 4]);
         assert_eq!(longest_non_decreasing(&[]), Vec::<usize>::new());
         assert_eq!(longest_non_decreasing(&[5, 4, 3]).len(), 1);
@@ -123,31 +139,93 @@ mod tests {
     #[test]
     fn each_rule_counts_what_it_drops() {
         let t = NocCoord::new(1, 1);
-        let mut v: Vec<(NocCoord, SyncSample)> =
-            (0..10).map(|k| (t, s(1000 * k, 1000 * k + 7, 1000 * k + 100 + k % 3))).collect();
+        let mut v: Vec<(NocCoord, SyncSample)> = (0..10)
+            .map(|k| (t, s(1000 * k, 1000 * k + 7, 1000 * k + 100 + k % 3)))
+            .collect();
         v.push((t, s(20_000, 1 << 40, 20_100))); // a torn read
         v.push((t, s(30_000, 30_007, 39_000))); // a preempted host: wide
         v.push((t, s(40_000, 40_007, 39_999))); // inverted
         let u = NocCoord::new(2, 1); // counter reset halfway: left out
-        v.extend((0..6).map(|k| (u, s(1000 * k, if k < 3 { 9_000_000 + k } else { k }, 1000 * k + 100))));
+        v.extend((0..6).map(|k| {
+            (
+                u,
+                s(
+                    1000 * k,
+                    if k < 3 { 9_000_000 + k } else { k },
+                    1000 * k + 100,
+                ),
+            )
+        }));
         let kept = filter(v, &FitOptions::default());
         assert_eq!(
             kept.drops,
-            Drops { inverted: 1, non_monotonic: 1 + 3, tiles_left_out: 0, left_out_samples: 0, wide: 1 },
+            Drops {
+                inverted: 1,
+                non_monotonic: 1 + 3,
+                tiles_left_out: 0,
+                left_out_samples: 0,
+                wide: 1
+            },
             "the torn read, and tile u keeps a run of exactly half its samples"
         );
         assert_eq!(kept.tiles[0].1.len(), 10);
-        let half = FitOptions { keep_fraction: 0.5, ..FitOptions::default() };
-        let kept = filter((0..10).map(|k| (t, s(1000 * k, k, 1000 * k + 100 + k))), &half);
+        let half = FitOptions {
+            keep_fraction: 0.5,
+            ..FitOptions::default()
+        };
+        let kept = filter(
+            (0..10).map(|k| (t, s(1000 * k, k, 1000 * k + 100 + k))),
+            &half,
+        );
         assert_eq!(
-            kept.tiles[0].1.iter().map(|s| s.host_before_ns).collect::<Vec<_>>(),
+            kept.tiles[0]
+                .1
+                .iter()
+                .map(|s| s.host_before_ns)
+                .collect::<Vec<_>>(),
             vec![0, 1000, 2000, 3000, 4000]
         );
-        let reset =
-            filter((0..6).map(|k| (u, s(1000 * k, if k < 4 { 9_000_000 + k } else { k }, 1000 * k + 1))), &half);
-        assert_eq!((reset.drops.tiles_left_out, reset.drops.left_out_samples, reset.tiles.len()), (0, 0, 1));
-        let reset =
-            filter((0..7).map(|k| (u, s(1000 * k, if k < 3 { 9_000_000 + k } else { 10 - k }, 1000 * k + 1))), &half);
-        assert_eq!((reset.drops.tiles_left_out, reset.drops.left_out_samples, reset.tiles.len()), (1, 7, 0));
+        let reset = filter(
+            (0..6).map(|k| {
+                (
+                    u,
+                    s(
+                        1000 * k,
+                        if k < 4 { 9_000_000 + k } else { k },
+                        1000 * k + 1,
+                    ),
+                )
+            }),
+            &half,
+        );
+        assert_eq!(
+            (
+                reset.drops.tiles_left_out,
+                reset.drops.left_out_samples,
+                reset.tiles.len()
+            ),
+            (0, 0, 1)
+        );
+        let reset = filter(
+            (0..7).map(|k| {
+                (
+                    u,
+                    s(
+                        1000 * k,
+                        if k < 3 { 9_000_000 + k } else { 10 - k },
+                        1000 * k + 1,
+                    ),
+                )
+            }),
+            &half,
+        );
+        assert_eq!(
+            (
+                reset.drops.tiles_left_out,
+                reset.drops.left_out_samples,
+                reset.tiles.len()
+            ),
+            (1, 7, 0)
+        );
     }
 }

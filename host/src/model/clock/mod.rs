@@ -93,19 +93,19 @@ mod piecewise;
 mod report;
 mod sampler;
 mod solve;
+mod source;
 mod stepped;
 mod steps;
-mod source;
 mod sync;
 #[cfg(test)]
 mod tests;
 
 #[cfg(feature = "emulator")]
 pub use emu::{emu_tiles, EmuClock};
-pub use source::{readout_note, timebase_for};
 pub use filter::Drops;
 pub use report::{fit, ChipFit, Fit, SegmentFit, StepFit};
 pub use sampler::{sampler_issue, ClockSampler, DEFAULT_SAMPLE_EVERY_NS};
+pub use source::{readout_note, timebase_for};
 pub use sync::{all_tiles, ClockSync, DEFAULT_SPACING_NS};
 
 pub use crate::devmem::{DeviceClock, SyncSample, TileSample};
@@ -128,6 +128,12 @@ pub struct FitOptions {
 
 impl Default for FitOptions {
     fn default() -> FitOptions {
-        FitOptions { keep_fraction: 1.0, wide_spread: 3.0, max_bracket_ns: None, drift: true, steps: true }
+        FitOptions {
+            keep_fraction: 1.0,
+            wide_spread: 3.0,
+            max_bracket_ns: None,
+            drift: true,
+            steps: true,
+        }
     }
 }

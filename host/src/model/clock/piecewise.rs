@@ -71,7 +71,11 @@ impl Layout {
         out.clear();
         out.resize(self.width(), 0.0);
         let k = self.piece(m);
-        let origin = if k == 0 { self.knots.first().copied().unwrap_or(0.0) } else { self.knots[k - 1] };
+        let origin = if k == 0 {
+            self.knots.first().copied().unwrap_or(0.0)
+        } else {
+            self.knots[k - 1]
+        };
         for i in 1..k {
             let l = (self.knots[i] - self.knots[i - 1]) / UNIT;
             out[fc[i]] = l;
@@ -122,7 +126,11 @@ impl PieceSolution {
         }
         let mut row = Vec::new();
         self.layout.row(m, &mut row);
-        let v: Vec<f64> = row.iter().zip(&self.xbar[tile]).map(|(x, b)| x - b).collect();
+        let v: Vec<f64> = row
+            .iter()
+            .zip(&self.xbar[tile])
+            .map(|(x, b)| x - b)
+            .collect();
         let quad: f64 = (0..v.len()).map(|i| v[i] * dot(&self.inv[i], &v)).sum();
         self.s2 * (1.0 / self.n[tile] as f64 + quad.max(0.0))
     }
@@ -133,7 +141,11 @@ impl PieceSolution {
         let (fc, gc) = self.layout.columns();
         let f = self.beta[fc[k]] / UNIT;
         match gc[k] {
-            Some(c) => (f, self.beta[c] / (UNIT * UNIT), (self.s2 * self.inv[c][c]).max(0.0).sqrt() / (UNIT * UNIT)),
+            Some(c) => (
+                f,
+                self.beta[c] / (UNIT * UNIT),
+                (self.s2 * self.inv[c][c]).max(0.0).sqrt() / (UNIT * UNIT),
+            ),
             None => (f, 0.0, f64::INFINITY),
         }
     }
@@ -198,8 +210,15 @@ pub(super) fn solve_pieces(obs: &[Obs], tiles: usize, layout: &Layout) -> Option
     if beta.iter().any(|b| !b.is_finite()) {
         return None;
     }
-    let a: Vec<f64> =
-        (0..tiles).map(|j| if n[j] > 0 { ybar[j] - dot(&xbar[j], &beta) } else { f64::NAN }).collect();
+    let a: Vec<f64> = (0..tiles)
+        .map(|j| {
+            if n[j] > 0 {
+                ybar[j] - dot(&xbar[j], &beta)
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
     let mut rss = 0.0;
     for o in obs {
         layout.row(o.u, &mut row);
@@ -207,7 +226,15 @@ pub(super) fn solve_pieces(obs: &[Obs], tiles: usize, layout: &Layout) -> Option
         rss += e * e;
     }
     let s2 = rss / (obs.len() - used_tiles - p) as f64;
-    Some(PieceSolution { layout: layout.clone(), beta, a, n, xbar, inv, s2 })
+    Some(PieceSolution {
+        layout: layout.clone(),
+        beta,
+        a,
+        n,
+        xbar,
+        inv,
+        s2,
+    })
 }
 
 /// Inverse of a symmetric positive (semi)definite matrix by Gauss-Jordan elimination with
@@ -219,7 +246,9 @@ pub(super) fn invert(mut m: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
         return None;
     }
     let diag: Vec<f64> = (0..p).map(|i| m[i][i].abs()).collect();
-    let mut inv: Vec<Vec<f64>> = (0..p).map(|i| (0..p).map(|k| (i == k) as u8 as f64).collect()).collect();
+    let mut inv: Vec<Vec<f64>> = (0..p)
+        .map(|i| (0..p).map(|k| (i == k) as u8 as f64).collect())
+        .collect();
     for col in 0..p {
         let pivot = (col..p).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
         // Relative to the column's own diagonal: columns have very different scales (s vs s²).
@@ -270,22 +299,40 @@ mod tests {
             let t = 1e6 + k as f64 * 2e6 + 137.0;
             let tile = k % 3;
             let noise = if k % 2 == 0 { 0.3 } else { -0.3 };
-            obs.push(Obs { tile, u: t, y: truth(t) + 1000.0 * tile as f64 + noise });
+            obs.push(Obs {
+                tile,
+                u: t,
+                y: truth(t) + 1000.0 * tile as f64 + noise,
+            });
         }
-        let layout = Layout { knots: vec![2e9, 5e9], quad: vec![false, false, true] };
+        let layout = Layout {
+            knots: vec![2e9, 5e9],
+            quad: vec![false, false, true],
+        };
         let s = solve_pieces(&obs, 3, &layout).unwrap();
         let (f0, _, _) = s.piece(0);
         let (f1, _, _) = s.piece(1);
         let (f2, g2, sg) = s.piece(2);
-        assert!((f0 - 1.35).abs() < 1e-9 && (f1 - 0.8).abs() < 1e-9 && (f2 - 1.1).abs() < 1e-9, "{f0} {f1} {f2}");
-        assert!((g2 * 1e18 - 50.0).abs() < 5.0 * sg * 1e18 + 1.0, "{} ± {}", g2 * 1e18, sg * 1e18);
+        assert!(
+            (f0 - 1.35).abs() < 1e-9 && (f1 - 0.8).abs() < 1e-9 && (f2 - 1.1).abs() < 1e-9,
+            "{f0} {f1} {f2}"
+        );
+        assert!(
+            (g2 * 1e18 - 50.0).abs() < 5.0 * sg * 1e18 + 1.0,
+            "{} ± {}",
+            g2 * 1e18,
+            sg * 1e18
+        );
         for t in [1.5e9, 2e9, 3.3e9, 7.7e9] {
             let e = s.predict(2, t) - (truth(t) + 2000.0);
             assert!(e.abs() < 0.5, "{t}: {e}");
             assert!(s.predict_var(2, t).sqrt() < 0.1);
         }
         // A last piece without data leaves its frequency undetermined.
-        let bad = Layout { knots: vec![2e9, 9e9], quad: vec![false; 3] };
+        let bad = Layout {
+            knots: vec![2e9, 9e9],
+            quad: vec![false; 3],
+        };
         assert!(solve_pieces(&obs, 3, &bad).is_none());
     }
 

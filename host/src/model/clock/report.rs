@@ -120,53 +120,86 @@ pub fn fit(samples: &[TileSample], arch: Arch, chips: u32, opts: &FitOptions) ->
         }
     }
     if foreign > 0 {
-        let what = format!("ignored {foreign} sync sample(s) of chips beyond the {chips} chip(s) of this run");
+        let what = format!(
+            "ignored {foreign} sync sample(s) of chips beyond the {chips} chip(s) of this run"
+        );
         issues.push(Issue::warning(None, what).with_count(foreign as u64));
     }
     let mut timebase = Timebase::nominal(arch, chips);
     let mut fitted = Vec::new();
     let mut failures = Vec::new();
     for chip in 0..chips {
-        match fit_chip(chip, by_chip.remove(&chip).unwrap_or_default(), nominal as f64, opts) {
+        match fit_chip(
+            chip,
+            by_chip.remove(&chip).unwrap_or_default(),
+            nominal as f64,
+            opts,
+        ) {
             Ok((time, report)) => {
                 issues.extend(drop_issues(&report));
                 timebase.chips[chip as usize] = time;
                 fitted.push(report);
             }
             Err(why) => {
-                let what = format!("chip {chip}: clock not fitted, its times use the nominal {nominal} MHz: {why}");
+                let what = format!(
+                    "chip {chip}: clock not fitted, its times use the nominal {nominal} MHz: {why}"
+                );
                 issues.push(Issue::error(None, what));
                 failures.push(format!("chip {chip}: {why}"));
             }
         }
     }
     if fitted.is_empty() {
-        return Err(Error::Other(format!("clock alignment failed for every chip: {}", failures.join("; "))));
+        return Err(Error::Other(format!(
+            "clock alignment failed for every chip: {}",
+            failures.join("; ")
+        )));
     }
-    Ok(Fit { timebase, chips: fitted, issues })
+    Ok(Fit {
+        timebase,
+        chips: fitted,
+        issues,
+    })
 }
 
 /// A warning with a count for each rule that dropped samples.
 fn drop_issues(c: &ChipFit) -> Vec<Issue> {
     let d = &c.drops;
     let rules = [
-        (d.inverted, "with host time after < host time before (inverted brackets)".to_string()),
+        (
+            d.inverted,
+            "with host time after < host time before (inverted brackets)".to_string(),
+        ),
         (
             d.non_monotonic,
-            "whose device cycles go backwards in host-time order (torn reads or a counter reset?)".into(),
+            "whose device cycles go backwards in host-time order (torn reads or a counter reset?)"
+                .into(),
         ),
         (
             d.left_out_samples,
-            format!("of {} tile(s) left out because most of their samples were non-monotonic", d.tiles_left_out),
+            format!(
+                "of {} tile(s) left out because most of their samples were non-monotonic",
+                d.tiles_left_out
+            ),
         ),
-        (d.wide, "with wide brackets (the host was slow to read them)".into()),
-        (c.inconsistent, "whose brackets the fitted clock cannot pass through (inconsistent)".into()),
+        (
+            d.wide,
+            "with wide brackets (the host was slow to read them)".into(),
+        ),
+        (
+            c.inconsistent,
+            "whose brackets the fitted clock cannot pass through (inconsistent)".into(),
+        ),
     ];
     let mut out: Vec<Issue> = rules
         .into_iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, why)| {
-            Issue::warning(None, format!("chip {}: dropped {n} sync sample(s) {why}", c.chip)).with_count(n as u64)
+            Issue::warning(
+                None,
+                format!("chip {}: dropped {n} sync sample(s) {why}", c.chip),
+            )
+            .with_count(n as u64)
         })
         .collect();
     if c.inconsistent * 10 > c.samples {

@@ -41,7 +41,14 @@ impl ClockSampler {
                 None => chips.push((chip, vec![tile], 0)),
             }
         }
-        ClockSampler { chips, every_ns, last_round: None, samples: Vec::new(), failures: 0, first_failure: None }
+        ClockSampler {
+            chips,
+            every_ns,
+            last_round: None,
+            samples: Vec::new(),
+            failures: 0,
+            first_failure: None,
+        }
     }
 
     /// Time between rounds, ns (0: the sampler is off).
@@ -52,7 +59,11 @@ impl ClockSampler {
     /// Takes a round through `clock` if one is due at `now_ns` (any monotonic clock in ns the
     /// caller paces its loop by); returns the samples taken.
     pub fn tick(&mut self, clock: &dyn DeviceClock, now_ns: u64) -> usize {
-        if self.every_ns == 0 || self.last_round.is_some_and(|last| now_ns.saturating_sub(last) < self.every_ns) {
+        if self.every_ns == 0
+            || self
+                .last_round
+                .is_some_and(|last| now_ns.saturating_sub(last) < self.every_ns)
+        {
             return 0;
         }
         self.last_round = Some(now_ns);
@@ -62,12 +73,17 @@ impl ClockSampler {
             *next = (*next + 1) % tiles.len();
             match clock.sync_sample(*chip, tile) {
                 Ok(sample) => {
-                    self.samples.push(TileSample { chip: *chip, tile, sample });
+                    self.samples.push(TileSample {
+                        chip: *chip,
+                        tile,
+                        sample,
+                    });
                     taken += 1;
                 }
                 Err(e) => {
                     self.failures += 1;
-                    self.first_failure.get_or_insert_with(|| format!("chip {chip} tile {tile}: {e}"));
+                    self.first_failure
+                        .get_or_insert_with(|| format!("chip {chip} tile {tile}: {e}"));
                 }
             }
         }
@@ -113,13 +129,21 @@ mod tests {
             if tile == NocCoord::new(9, 9) {
                 return Err(Error::Other("gone".into()));
             }
-            Ok(SyncSample { host_before_ns: 0, device_cycles: 1, host_after_ns: 2 })
+            Ok(SyncSample {
+                host_before_ns: 0,
+                device_cycles: 1,
+                host_after_ns: 2,
+            })
         }
     }
 
     #[test]
     fn rounds_rotate_through_each_chips_tiles_at_the_rate_and_count_failures() {
-        let (a, b, bad) = (NocCoord::new(1, 1), NocCoord::new(2, 1), NocCoord::new(9, 9));
+        let (a, b, bad) = (
+            NocCoord::new(1, 1),
+            NocCoord::new(2, 1),
+            NocCoord::new(9, 9),
+        );
         let mut s = ClockSampler::new(&[(0, a), (0, b), (1, a), (1, bad)], 1000);
         let clock = Fake(Mutex::new(Vec::new()));
         let mut taken = 0;
@@ -128,7 +152,19 @@ mod tests {
         }
         // Due at 0, 1000, 2000 and 50000 (once, not 48 times): 4 rounds of 2 reads.
         let reads = clock.0.lock().unwrap().clone();
-        assert_eq!(reads, vec![(0, a), (1, a), (0, b), (1, bad), (0, a), (1, a), (0, b), (1, bad)]);
+        assert_eq!(
+            reads,
+            vec![
+                (0, a),
+                (1, a),
+                (0, b),
+                (1, bad),
+                (0, a),
+                (1, a),
+                (0, b),
+                (1, bad)
+            ]
+        );
         assert_eq!((taken, s.samples().len()), (6, 6));
         assert_eq!(s.failures(), (2, Some("chip 1 tile (9,9): gone")));
         let mut off = ClockSampler::new(&[(0, a)], 0);

@@ -119,7 +119,11 @@ pub(super) fn solve(obs: &[Obs], tiles: usize, quadratic: bool) -> Result<Soluti
     // Collinear within rounding: the curvature is not determined by these times.
     let quadratic = quadratic && det > 1e-9 * uu * qq && obs.len() > used_tiles + 2;
     let (b1, b2, inv) = if quadratic {
-        ((qq * uy - uq * qy) / det, (uu * qy - uq * uy) / det, [[qq / det, -uq / det], [-uq / det, uu / det]])
+        (
+            (qq * uy - uq * qy) / det,
+            (uu * qy - uq * uy) / det,
+            [[qq / det, -uq / det], [-uq / det, uu / det]],
+        )
     } else {
         (uy / uu, 0.0, [[1.0 / uu, 0.0], [0.0, 0.0]])
     };
@@ -127,7 +131,16 @@ pub(super) fn solve(obs: &[Obs], tiles: usize, quadratic: bool) -> Result<Soluti
     if obs.len() <= params {
         return Err(Unsolvable::NoDegreesOfFreedom);
     }
-    let a: Vec<f64> = means.iter().map(|m| if m.n > 0 { m.y - b1 * m.u - b2 * m.q } else { f64::NAN }).collect();
+    let a: Vec<f64> = means
+        .iter()
+        .map(|m| {
+            if m.n > 0 {
+                m.y - b1 * m.u - b2 * m.q
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
     let rss: f64 = obs
         .iter()
         .map(|o| {
@@ -136,7 +149,15 @@ pub(super) fn solve(obs: &[Obs], tiles: usize, quadratic: bool) -> Result<Soluti
         })
         .sum();
     let dof = obs.len() - params;
-    Ok(Solution { b1, b2, quadratic, a, means, inv, s2: rss / dof as f64 })
+    Ok(Solution {
+        b1,
+        b2,
+        quadratic,
+        a,
+        means,
+        inv,
+        s2: rss / dof as f64,
+    })
 }
 
 #[cfg(test)]
@@ -150,12 +171,21 @@ mod tests {
             for k in 0..20 {
                 let u = -1.0 + k as f64 / 10.0 + tile as f64 * 0.01;
                 let noise = if k % 2 == 0 { 0.25 } else { -0.25 };
-                obs.push(Obs { tile, u, y: 100.0 * tile as f64 + 5e8 * u + 30.0 * u * u + noise });
+                obs.push(Obs {
+                    tile,
+                    u,
+                    y: 100.0 * tile as f64 + 5e8 * u + 30.0 * u * u + noise,
+                });
             }
         }
         let s = solve(&obs, 3, true).unwrap();
         assert!(s.quadratic);
-        assert!((s.b1 - 5e8).abs() < 1.0 && (s.b2 - 30.0).abs() < 1.0, "{} {}", s.b1, s.b2);
+        assert!(
+            (s.b1 - 5e8).abs() < 1.0 && (s.b2 - 30.0).abs() < 1.0,
+            "{} {}",
+            s.b1,
+            s.b2
+        );
         for tile in 0..3 {
             assert!((s.predict(tile, 0.3) - (100.0 * tile as f64 + 1.5e8 + 2.7)).abs() < 0.5);
         }
@@ -167,12 +197,51 @@ mod tests {
 
     #[test]
     fn degenerate_inputs_are_reported() {
-        let same_time = [Obs { tile: 0, u: 0.5, y: 1.0 }, Obs { tile: 0, u: 0.5, y: 2.0 }];
-        assert_eq!(solve(&same_time, 1, true).unwrap_err(), Unsolvable::NoSpread);
-        let one_each = [Obs { tile: 0, u: 0.0, y: 1.0 }, Obs { tile: 1, u: 1.0, y: 2.0 }];
+        let same_time = [
+            Obs {
+                tile: 0,
+                u: 0.5,
+                y: 1.0,
+            },
+            Obs {
+                tile: 0,
+                u: 0.5,
+                y: 2.0,
+            },
+        ];
+        assert_eq!(
+            solve(&same_time, 1, true).unwrap_err(),
+            Unsolvable::NoSpread
+        );
+        let one_each = [
+            Obs {
+                tile: 0,
+                u: 0.0,
+                y: 1.0,
+            },
+            Obs {
+                tile: 1,
+                u: 1.0,
+                y: 2.0,
+            },
+        ];
         assert_eq!(solve(&one_each, 2, true).unwrap_err(), Unsolvable::NoSpread);
-        let two = [Obs { tile: 0, u: 0.0, y: 1.0 }, Obs { tile: 0, u: 1.0, y: 2.0 }];
-        assert_eq!(solve(&two, 1, true).unwrap_err(), Unsolvable::NoDegreesOfFreedom);
+        let two = [
+            Obs {
+                tile: 0,
+                u: 0.0,
+                y: 1.0,
+            },
+            Obs {
+                tile: 0,
+                u: 1.0,
+                y: 2.0,
+            },
+        ];
+        assert_eq!(
+            solve(&two, 1, true).unwrap_err(),
+            Unsolvable::NoDegreesOfFreedom
+        );
         assert_eq!(solve(&[], 0, true).unwrap_err(), Unsolvable::NoSpread);
     }
 }

@@ -10,14 +10,26 @@ use std::path::Path;
 /// The timebase for a readout of `device`, and one line saying where it comes from: the fit
 /// of the clock samples a snapshot recorded, or the nominal clock (and why).
 pub fn timebase_for(device: &Path, arch: Arch, chips: u32) -> (Timebase, String) {
-    let nominal = |why: &str| (Timebase::nominal(arch, chips), format!("clock: nominal {} MHz, not aligned ({why})", arch.aiclk_mhz()));
+    let nominal = |why: &str| {
+        (
+            Timebase::nominal(arch, chips),
+            format!(
+                "clock: nominal {} MHz, not aligned ({why})",
+                arch.aiclk_mhz()
+            ),
+        )
+    };
     if devmem::is_card(device) {
         return nominal("a live card has no recorded sync samples; `ttprof clock --device <card> --record` records them");
     }
     let Ok(FileKind::Snapshot) = devmem::file_kind(device) else {
-        return nominal("a device image has no recorded sync samples; `ttprof clock --record` records them");
+        return nominal(
+            "a device image has no recorded sync samples; `ttprof clock --record` records them",
+        );
     };
-    let Ok(snap) = Snapshot::load(device) else { return nominal("the snapshot cannot be loaded") };
+    let Ok(snap) = Snapshot::load(device) else {
+        return nominal("the snapshot cannot be loaded");
+    };
     let samples = snap.sync_samples();
     if samples.is_empty() {
         return nominal("the snapshot has no sync samples; `ttprof clock --record` records them");
@@ -28,7 +40,10 @@ pub fn timebase_for(device: &Path, arch: Arch, chips: u32) -> (Timebase, String)
             let note = format!("{f}{}", issues.concat());
             (f.timebase, note)
         }
-        Err(e) => (Timebase::nominal(arch, chips), format!("clock: not aligned, nominal {} MHz: {e}", arch.aiclk_mhz())),
+        Err(e) => (
+            Timebase::nominal(arch, chips),
+            format!("clock: not aligned, nominal {} MHz: {e}", arch.aiclk_mhz()),
+        ),
     }
 }
 

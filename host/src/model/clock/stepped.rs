@@ -26,7 +26,14 @@ pub(super) fn fit_stepped(
     opts: &FitOptions,
 ) -> Option<Result<(ChipTime, ChipFit), String>> {
     let tiles = d.tiles.len();
-    let obs: Vec<Obs> = d.obs.iter().map(|o| Obs { u: o.u * d.scale + d.t_ref, ..*o }).collect();
+    let obs: Vec<Obs> = d
+        .obs
+        .iter()
+        .map(|o| Obs {
+            u: o.u * d.scale + d.t_ref,
+            ..*o
+        })
+        .collect();
     let regions = detect(&obs, tiles);
     if regions.is_empty() {
         return None;
@@ -44,7 +51,11 @@ pub(super) fn fit_stepped(
         if next.len() != located.len() {
             return None;
         }
-        let moved = next.iter().zip(&knots).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        let moved = next
+            .iter()
+            .zip(&knots)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
         knots = next;
         if moved < 1.0 {
             break;
@@ -54,19 +65,35 @@ pub(super) fn fit_stepped(
     let mut inconsistent = 0;
     let mut round = 0;
     let (sol, resolved) = loop {
-        let used: Vec<Obs> = obs.iter().zip(&active).filter(|(_, &on)| on).map(|(o, _)| *o).collect();
-        let Some((sol, resolved)) = solve_resolved(&used, tiles, layout(&used, knots.clone(), opts.drift)) else {
+        let used: Vec<Obs> = obs
+            .iter()
+            .zip(&active)
+            .filter(|(_, &on)| on)
+            .map(|(o, _)| *o)
+            .collect();
+        let Some((sol, resolved)) =
+            solve_resolved(&used, tiles, layout(&used, knots.clone(), opts.drift))
+        else {
             if round == 0 {
                 return None;
             }
-            return Some(Err(unsolvable(Unsolvable::NoDegreesOfFreedom, used.len(), kept, inconsistent)));
+            return Some(Err(unsolvable(
+                Unsolvable::NoDegreesOfFreedom,
+                used.len(),
+                kept,
+                inconsistent,
+            )));
         };
         let excess = inconsistency(&obs, &d.half, &active, &sol);
         if excess.is_empty() || round > INCONSISTENT_ROUNDS {
             break (sol, resolved);
         }
         let worst = excess.iter().map(|&(_, e)| e).fold(0.0, f64::max);
-        let cut = if round < INCONSISTENT_ROUNDS { worst / 2.0 } else { 0.0 };
+        let cut = if round < INCONSISTENT_ROUNDS {
+            worst / 2.0
+        } else {
+            0.0
+        };
         for (i, e) in excess {
             if e >= cut {
                 active[i] = false;
@@ -75,24 +102,54 @@ pub(super) fn fit_stepped(
         }
         round += 1;
     };
-    let used: Vec<Obs> = obs.iter().zip(&active).filter(|(_, &on)| on).map(|(o, _)| *o).collect();
-    Some(Ok(express(chip, total, d, kept, &used, inconsistent, &sol, &resolved, &located, nominal_mhz)))
+    let used: Vec<Obs> = obs
+        .iter()
+        .zip(&active)
+        .filter(|(_, &on)| on)
+        .map(|(o, _)| *o)
+        .collect();
+    Some(Ok(express(
+        chip,
+        total,
+        d,
+        kept,
+        &used,
+        inconsistent,
+        &sol,
+        &resolved,
+        &located,
+        nominal_mhz,
+    )))
 }
 
 /// Frequency of `sol` at `m`, cycles/ns.
 fn freq_at(sol: &PieceSolution, m: f64) -> f64 {
     let k = sol.layout.piece(m);
     let (f, g, _) = sol.piece(k);
-    let origin = if k == 0 { sol.layout.knots.first().copied().unwrap_or(0.0) } else { sol.layout.knots[k - 1] };
+    let origin = if k == 0 {
+        sol.layout.knots.first().copied().unwrap_or(0.0)
+    } else {
+        sol.layout.knots[k - 1]
+    };
     f + g * (m - origin)
 }
 
 /// Active observations further from the fit than their bracket allows, with the excess (ns).
-fn inconsistency(obs: &[Obs], half: &[f64], active: &[bool], sol: &PieceSolution) -> Vec<(usize, f64)> {
+fn inconsistency(
+    obs: &[Obs],
+    half: &[f64],
+    active: &[bool],
+    sol: &PieceSolution,
+) -> Vec<(usize, f64)> {
     let mut out = Vec::new();
     for (i, o) in obs.iter().enumerate().filter(|(i, _)| active[*i]) {
         let f = freq_at(sol, o.u);
-        let excess = super::chip::excess_ns(o.y - sol.predict(o.tile, o.u), sol.predict_var(o.tile, o.u), half[i], f);
+        let excess = super::chip::excess_ns(
+            o.y - sol.predict(o.tile, o.u),
+            sol.predict_var(o.tile, o.u),
+            half[i],
+            f,
+        );
         out.extend(excess.map(|e| (i, e)));
     }
     out
@@ -114,7 +171,11 @@ fn express(
     let t0 = d.t0 as f64;
     let knots = &sol.layout.knots;
     let pieces = sol.layout.pieces();
-    let (lo, hi) = used.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), o| (a.min(o.u), b.max(o.u)));
+    let (lo, hi) = used
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), o| {
+            (a.min(o.u), b.max(o.u))
+        });
     let mut sq = 0.0;
     let mut per_piece = vec![(0usize, f64::INFINITY, f64::NEG_INFINITY); pieces];
     for o in used {
@@ -123,7 +184,11 @@ fn express(
         let p = &mut per_piece[sol.layout.piece(o.u)];
         *p = (p.0 + 1, p.1.min(o.u), p.2.max(o.u));
     }
-    let residual = if used.is_empty() { 0.0 } else { (sq / used.len() as f64).sqrt() };
+    let residual = if used.is_empty() {
+        0.0
+    } else {
+        (sq / used.len() as f64).sqrt()
+    };
     let mut at_ref = BTreeMap::new();
     for (j, tile) in d.tiles.iter().enumerate() {
         if sol.count(j) > 0 {
@@ -162,7 +227,11 @@ fn express(
             error_ns: worst,
         });
         let (n, a, b) = per_piece[k];
-        let mean = if b > a { (sol.counter(b) - sol.counter(a)) / (b - a) } else { freq_at(sol, from) };
+        let mean = if b > a {
+            (sol.counter(b) - sol.counter(a)) / (b - a)
+        } else {
+            freq_at(sol, from)
+        };
         segment_fits.push(SegmentFit {
             span_ns: (t0 + a.min(b), t0 + b.max(a)),
             used: n,
@@ -181,8 +250,16 @@ fn express(
             mhz_after: freq_at(sol, l.at) * 1e3,
         })
         .collect();
-    let mean = if hi > lo { (sol.counter(hi) - sol.counter(lo)) / (hi - lo) } else { sol.piece(0).0 };
-    let error_rms = if points > 0 { (var_sum / points as f64).sqrt() } else { f64::INFINITY };
+    let mean = if hi > lo {
+        (sol.counter(hi) - sol.counter(lo)) / (hi - lo)
+    } else {
+        sol.piece(0).0
+    };
+    let error_rms = if points > 0 {
+        (var_sum / points as f64).sqrt()
+    } else {
+        f64::INFINITY
+    };
     let mut values: Vec<f64> = at_ref.values().copied().collect();
     values.sort_by(f64::total_cmp);
     let time = ChipTime {

@@ -76,7 +76,9 @@ pub(super) fn detect(obs: &[Obs], tiles: usize) -> Vec<Region> {
         let d = (a.0 - b.0).abs();
         d <= SIGMAS * (a.1 * a.1 + b.1 * b.1).sqrt() || d <= MIN_REL * b.0.abs()
     };
-    let valid: Vec<usize> = (0..bins.len()).filter(|&i| bins[i].slope.is_some()).collect();
+    let valid: Vec<usize> = (0..bins.len())
+        .filter(|&i| bins[i].slope.is_some())
+        .collect();
     let slope = |i: usize| bins[valid[i]].slope.unwrap_or((0.0, f64::INFINITY));
     let mut out = Vec::new();
     let mut window: Vec<usize> = Vec::new();
@@ -96,13 +98,19 @@ pub(super) fn detect(obs: &[Obs], tiles: usize) -> Vec<Region> {
             continue;
         }
         // A deviation: the new regime starts where two neighbouring bins agree.
-        let Some(c) = (b..valid.len().saturating_sub(1)).find(|&c| agree(slope(c), slope(c + 1))) else { break };
+        let Some(c) = (b..valid.len().saturating_sub(1)).find(|&c| agree(slope(c), slope(c + 1)))
+        else {
+            break;
+        };
         if agree(slope(c), reference) && agree(slope(c + 1), reference) {
             b = c; // a burst of bad samples, not a step
             continue;
         }
         let last_old = *window.last().unwrap_or(&b);
-        out.push(Region { lo: bins[valid[last_old]].first, hi: bins[valid[c]].last });
+        out.push(Region {
+            lo: bins[valid[last_old]].first,
+            hi: bins[valid[c]].last,
+        });
         window = vec![c];
         b = c + 1;
     }
@@ -133,7 +141,11 @@ fn bins(obs: &[Obs], tiles: usize) -> Vec<Bin> {
                 continue;
             }
         }
-        out.push(Bin { first: obs[chunk[0]].u, last: obs[chunk[chunk.len() - 1]].u, slope: slope(obs, chunk, tiles) });
+        out.push(Bin {
+            first: obs[chunk[0]].u,
+            last: obs[chunk[chunk.len() - 1]].u,
+            slope: slope(obs, chunk, tiles),
+        });
     }
     out
 }
@@ -189,7 +201,11 @@ fn slope(obs: &[Obs], chunk: &[usize], tiles: usize) -> Option<(f64, f64)> {
 pub(super) fn locate(obs: &[Obs], sol: &PieceSolution, regions: &[Region]) -> Vec<Located> {
     let mut out = Vec::new();
     for (k, r) in regions.iter().enumerate() {
-        let from = if k == 0 { f64::NEG_INFINITY } else { regions[k - 1].hi };
+        let from = if k == 0 {
+            f64::NEG_INFINITY
+        } else {
+            regions[k - 1].hi
+        };
         let to = regions.get(k + 1).map_or(f64::INFINITY, |n| n.lo);
         let (from, to) = ((r.lo - LOCAL_NS).max(from), (r.hi + LOCAL_NS).min(to));
         let pts: Vec<(f64, f64)> = obs
@@ -197,7 +213,11 @@ pub(super) fn locate(obs: &[Obs], sol: &PieceSolution, regions: &[Region]) -> Ve
             .filter(|o| o.u >= from && o.u <= to && !sol.a[o.tile].is_nan())
             .map(|o| (o.u, o.y - sol.a[o.tile]))
             .collect();
-        let located = locate_one(&pts, *r).unwrap_or(Located { at: (r.lo + r.hi) / 2.0, sigma: (r.hi - r.lo) / 2.0, region: *r });
+        let located = locate_one(&pts, *r).unwrap_or(Located {
+            at: (r.lo + r.hi) / 2.0,
+            sigma: (r.hi - r.lo) / 2.0,
+            region: *r,
+        });
         out.push(located);
     }
     out
@@ -209,7 +229,11 @@ fn kinked(pts: &[(f64, f64)], zbar: f64, tau: f64) -> Option<(f64, [f64; 3])> {
     let mut r = [0.0; 3];
     for &(t, z) in pts {
         let u = (t - tau) / 1e6;
-        let x = if t < tau { [1.0, u, 0.0] } else { [1.0, 0.0, u] };
+        let x = if t < tau {
+            [1.0, u, 0.0]
+        } else {
+            [1.0, 0.0, u]
+        };
         for i in 0..3 {
             r[i] += x[i] * (z - zbar);
             for j in 0..3 {
@@ -259,7 +283,11 @@ fn locate_one(pts: &[(f64, f64)], r: Region) -> Option<Located> {
     let mut m = vec![vec![0.0; 4]; 4];
     for &(t, _) in pts {
         let u = (t - tau) / 1e6;
-        let x = if t < tau { [1.0, u, 0.0, -beta[1]] } else { [1.0, 0.0, u, -beta[2]] };
+        let x = if t < tau {
+            [1.0, u, 0.0, -beta[1]]
+        } else {
+            [1.0, 0.0, u, -beta[2]]
+        };
         for i in 0..4 {
             for j in 0..4 {
                 m[i][j] += x[i] * x[j];
@@ -268,7 +296,11 @@ fn locate_one(pts: &[(f64, f64)], r: Region) -> Option<Located> {
     }
     let s2 = rss / (pts.len() - 4) as f64;
     let sigma = invert(m).map_or(f64::INFINITY, |inv| (s2 * inv[3][3]).max(0.0).sqrt() * 1e6);
-    Some(Located { at: tau, sigma, region: r })
+    Some(Located {
+        at: tau,
+        sigma,
+        region: r,
+    })
 }
 
 /// The layout for `knots` over data spanning `span`: a drift term in each piece whose data
@@ -276,17 +308,27 @@ fn locate_one(pts: &[(f64, f64)], r: Region) -> Option<Located> {
 pub(super) fn layout(obs: &[Obs], knots: Vec<f64>, drift: bool) -> Layout {
     let pieces = knots.len() + 1;
     let mut range = vec![(f64::INFINITY, f64::NEG_INFINITY); pieces];
-    let l = Layout { knots, quad: vec![false; pieces] };
+    let l = Layout {
+        knots,
+        quad: vec![false; pieces],
+    };
     for o in obs {
         let k = l.piece(o.u);
         range[k] = (range[k].0.min(o.u), range[k].1.max(o.u));
     }
-    let quad = range.iter().map(|&(a, b)| drift && b - a >= DRIFT_SPAN_NS).collect();
+    let quad = range
+        .iter()
+        .map(|&(a, b)| drift && b - a >= DRIFT_SPAN_NS)
+        .collect();
     Layout { quad, ..l }
 }
 
 /// Fits `obs` with `layout`, then drops the drift terms that are not resolved and refits.
-pub(super) fn solve_resolved(obs: &[Obs], tiles: usize, layout: Layout) -> Option<(PieceSolution, Vec<bool>)> {
+pub(super) fn solve_resolved(
+    obs: &[Obs],
+    tiles: usize,
+    layout: Layout,
+) -> Option<(PieceSolution, Vec<bool>)> {
     let sol = solve_pieces(obs, tiles, &layout)?;
     let resolved: Vec<bool> = (0..layout.pieces())
         .map(|k| {
@@ -297,7 +339,14 @@ pub(super) fn solve_resolved(obs: &[Obs], tiles: usize, layout: Layout) -> Optio
     if resolved == layout.quad {
         return Some((sol, resolved));
     }
-    let sol = solve_pieces(obs, tiles, &Layout { quad: resolved.clone(), ..layout })?;
+    let sol = solve_pieces(
+        obs,
+        tiles,
+        &Layout {
+            quad: resolved.clone(),
+            ..layout
+        },
+    )?;
     Some((sol, resolved))
 }
 
@@ -312,8 +361,14 @@ mod tests {
         let mut t = 0.0;
         while t < end {
             let tile = (k % tiles as u64) as usize;
-            let noise = ((k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 300.0;
-            out.push(Obs { tile, u: t + noise, y: counter(t) + 1e5 * tile as f64 });
+            let noise =
+                ((k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
+                    * 300.0;
+            out.push(Obs {
+                tile,
+                u: t + noise,
+                y: counter(t) + 1e5 * tile as f64,
+            });
             k += 1;
             t += every;
         }
@@ -337,8 +392,14 @@ mod tests {
         let obs = samples(steps, 8, 50_000.0, 4e9);
         let regions = detect(&obs, 8);
         assert_eq!(regions.len(), 2, "{regions:?}");
-        assert!(regions[0].lo <= 1.2e9 && 1.2e9 <= regions[0].hi, "{regions:?}");
-        assert!(regions[1].lo <= 2.5004e9 && 2.5004e9 <= regions[1].hi, "{regions:?}");
+        assert!(
+            regions[0].lo <= 1.2e9 && 1.2e9 <= regions[0].hi,
+            "{regions:?}"
+        );
+        assert!(
+            regions[1].lo <= 2.5004e9 && 2.5004e9 <= regions[1].hi,
+            "{regions:?}"
+        );
         let knots: Vec<f64> = regions.iter().map(|r| (r.lo + r.hi) / 2.0).collect();
         let sol = solve_pieces(&obs, 8, &layout(&obs, knots, false)).unwrap();
         let located = locate(&obs, &sol, &regions);
@@ -359,7 +420,15 @@ mod tests {
         }
         // Two windows a second apart, nothing between.
         let mut obs = samples(|t| 1.0002 * t, 8, 500_000.0, 5e7);
-        obs.extend(samples(|t| 1.0002 * t, 8, 500_000.0, 5e7).into_iter().map(|o| Obs { u: o.u + 1e9, y: o.y + 1.0002e9, ..o }));
+        obs.extend(
+            samples(|t| 1.0002 * t, 8, 500_000.0, 5e7)
+                .into_iter()
+                .map(|o| Obs {
+                    u: o.u + 1e9,
+                    y: o.y + 1.0002e9,
+                    ..o
+                }),
+        );
         assert!(detect(&obs, 8).is_empty());
     }
 }

@@ -17,7 +17,9 @@ use riscv_linker::{Arch, NocCoord};
 
 /// Every tile of every chip of `mem`, chip-major.
 pub fn all_tiles(mem: &dyn DeviceMemory) -> Vec<(u32, NocCoord)> {
-    (0..mem.geometry().chips).flat_map(|c| mem.tiles(c).into_iter().map(move |t| (c, t))).collect()
+    (0..mem.geometry().chips)
+        .flat_map(|c| mem.tiles(c).into_iter().map(move |t| (c, t)))
+        .collect()
 }
 
 /// Default time from one round's start to the next's, ns.
@@ -36,7 +38,13 @@ pub struct ClockSync {
 impl ClockSync {
     /// Windows of `samples_per_tile` samples of each of `tiles` (chip, tile).
     pub fn new(tiles: Vec<(u32, NocCoord)>, samples_per_tile: usize) -> ClockSync {
-        ClockSync { tiles, per_tile: samples_per_tile, spacing_ns: DEFAULT_SPACING_NS, samples: Vec::new(), windows: 0 }
+        ClockSync {
+            tiles,
+            per_tile: samples_per_tile,
+            spacing_ns: DEFAULT_SPACING_NS,
+            samples: Vec::new(),
+            windows: 0,
+        }
     }
 
     /// Sets the time from one round's start to the next's (0: back to back).
@@ -56,12 +64,15 @@ impl ClockSync {
             )));
         }
         let window = self.windows + 1;
-        let fail = |round, what: String| Error::Other(format!("clock sync window {window}, round {round}: {what}"));
+        let fail = |round, what: String| {
+            Error::Other(format!("clock sync window {window}, round {round}: {what}"))
+        };
         for round in 0..self.per_tile {
             let first = self.samples.len();
             for &(chip, tile) in &self.tiles {
-                let sample =
-                    clock.sync_sample(chip, tile).map_err(|e| fail(round, format!("chip {chip} tile {tile}: {e}")))?;
+                let sample = clock
+                    .sync_sample(chip, tile)
+                    .map_err(|e| fail(round, format!("chip {chip} tile {tile}: {e}")))?;
                 self.samples.push(TileSample { chip, tile, sample });
             }
             let took = self.samples[self.samples.len() - 1]
@@ -69,7 +80,9 @@ impl ClockSync {
                 .host_after_ns
                 .saturating_sub(self.samples[first].sample.host_before_ns);
             if round + 1 < self.per_tile && took < self.spacing_ns {
-                clock.wait_ns(self.spacing_ns - took).map_err(|e| fail(round, format!("waiting: {e}")))?;
+                clock
+                    .wait_ns(self.spacing_ns - took)
+                    .map_err(|e| fail(round, format!("waiting: {e}")))?;
             }
         }
         self.windows += 1;

@@ -41,7 +41,7 @@ fn window(
     for round in 0..per_tile {
         t = t.max(start + spacing * round as f64);
         for (chip, tile, truth) in clocks {
-        let (chip, tile) = (*chip, *tile);
+            let (chip, tile) = (*chip, *tile);
             let before = t;
             let at = before + 250.0 + 500.0 * unit(rng);
             t = at + 250.0 + 500.0 * unit(rng);
@@ -77,7 +77,11 @@ fn two_chips(drift: f64) -> Vec<(u32, NocCoord, ClockTruth)> {
     let mut clocks = Vec::new();
     for (chip, mhz, d) in [(0u32, 1000.2, drift), (1, 999.8, -drift)] {
         for (i, t) in tiles(8).into_iter().enumerate() {
-            clocks.push((chip, t, truth(mhz, d, 100_000 * i as u64 + 17 * chip as u64)));
+            clocks.push((
+                chip,
+                t,
+                truth(mhz, d, 100_000 * i as u64 + 17 * chip as u64),
+            ));
         }
     }
     clocks
@@ -94,21 +98,48 @@ fn recovers_frequency_and_offsets_from_two_windows() {
     for (chip, mhz) in [(0, 1000.2), (1, 999.8)] {
         let c = fit.chip(chip).unwrap();
         assert_eq!((c.samples, c.used, c.tiles), (1600, 1600, 8));
-        assert!((c.mhz - mhz).abs() / mhz < 0.02e-6, "chip {chip}: {} vs {mhz} MHz", c.mhz);
-        assert!((c.ppm_vs_nominal - (mhz - 1000.0) * 1e3).abs() < 0.1, "{}", c.ppm_vs_nominal);
-        assert!(c.residual_ns > 50.0 && c.residual_ns < 200.0, "residual is the bracket noise: {}", c.residual_ns);
+        assert!(
+            (c.mhz - mhz).abs() / mhz < 0.02e-6,
+            "chip {chip}: {} vs {mhz} MHz",
+            c.mhz
+        );
+        assert!(
+            (c.ppm_vs_nominal - (mhz - 1000.0) * 1e3).abs() < 0.1,
+            "{}",
+            c.ppm_vs_nominal
+        );
+        assert!(
+            c.residual_ns > 50.0 && c.residual_ns < 200.0,
+            "residual is the bracket noise: {}",
+            c.residual_ns
+        );
         assert!(c.to_string().contains("drift not resolved"), "{c}");
     }
     let (worst, rms) = measure(&fit, &clocks, (2e9, 3.002e9));
-    assert!(worst < 30.0, "worst error {worst} ns: each offset rests on 200 samples of ~100 ns noise");
+    assert!(
+        worst < 30.0,
+        "worst error {worst} ns: each offset rests on 200 samples of ~100 ns noise"
+    );
     let est = fit.chips[0].error_rms_ns;
-    assert!(rms < 2.0 * est && rms > est / 2.0, "measured RMS {rms} ns vs estimated {est} ns");
+    assert!(
+        rms < 2.0 * est && rms > est / 2.0,
+        "measured RMS {rms} ns vs estimated {est} ns"
+    );
     for tile in tiles(8) {
         // Offsets recovered: the converted time of the same moment agrees across tiles.
         let t = 2.5e9;
-        let (a, b) = (&clocks[0].2, &clocks.iter().find(|c| c.0 == 0 && c.1 == tile).unwrap().2);
-        let ha = fit.timebase.host_ns(0, clocks[0].1, a.cycles_at(t) as u64).unwrap();
-        let hb = fit.timebase.host_ns(0, tile, b.cycles_at(t) as u64).unwrap();
+        let (a, b) = (
+            &clocks[0].2,
+            &clocks.iter().find(|c| c.0 == 0 && c.1 == tile).unwrap().2,
+        );
+        let ha = fit
+            .timebase
+            .host_ns(0, clocks[0].1, a.cycles_at(t) as u64)
+            .unwrap();
+        let hb = fit
+            .timebase
+            .host_ns(0, tile, b.cycles_at(t) as u64)
+            .unwrap();
         assert!((ha - hb).abs() < 30.0, "tile {tile}: {ha} vs {hb}");
     }
 }
@@ -124,20 +155,45 @@ fn drift_between_long_windows_is_modelled() {
     let fit = fit(&samples, Arch::WormholeB0, 2, &FitOptions::default()).unwrap();
     for (chip, sign) in [(0, 1.0), (1, -1.0)] {
         let c = fit.chip(chip).unwrap();
-        let d = c.drift_ppm_per_s.unwrap_or_else(|| panic!("drift resolved: {c}"));
-        assert!((d - sign).abs() < 5.0 * c.drift_sigma_ppm_per_s, "chip {chip}: {d} ± {}", c.drift_sigma_ppm_per_s);
+        let d = c
+            .drift_ppm_per_s
+            .unwrap_or_else(|| panic!("drift resolved: {c}"));
+        assert!(
+            (d - sign).abs() < 5.0 * c.drift_sigma_ppm_per_s,
+            "chip {chip}: {d} ± {}",
+            c.drift_sigma_ppm_per_s
+        );
     }
     let (worst, _) = measure(&fit, &clocks, span);
     assert!(worst < 50.0, "with drift modelled: {worst} ns");
-    let linear =
-        super::fit(&samples, Arch::WormholeB0, 2, &FitOptions { drift: false, ..FitOptions::default() }).unwrap();
-    assert!(linear.chip(0).unwrap().to_string().contains("drift not modelled"));
+    let linear = super::fit(
+        &samples,
+        Arch::WormholeB0,
+        2,
+        &FitOptions {
+            drift: false,
+            ..FitOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(linear
+        .chip(0)
+        .unwrap()
+        .to_string()
+        .contains("drift not modelled"));
     let (chord, _) = measure(&linear, &clocks, span);
-    assert!(chord > 80.0, "a chord misses 1 ppm/s over 1.2 s by ~150 ns mid-run: {chord} ns");
+    assert!(
+        chord > 80.0,
+        "a chord misses 1 ppm/s over 1.2 s by ~150 ns mid-run: {chord} ns"
+    );
     // One window of back-to-back samples: a linear fit from its own spread.
     let one = window(&mut rng, &clocks, 50, 5e9, 0.0);
     let fit1 = super::fit(&one, Arch::WormholeB0, 2, &FitOptions::default()).unwrap();
-    assert!((fit1.chip(0).unwrap().ppm_vs_nominal - 200.0 - 5.0).abs() < 100.0, "{}", fit1.chips[0]);
+    assert!(
+        (fit1.chip(0).unwrap().ppm_vs_nominal - 200.0 - 5.0).abs() < 100.0,
+        "{}",
+        fit1.chips[0]
+    );
 }
 
 #[test]
@@ -152,20 +208,42 @@ fn bad_samples_are_dropped_with_counts_and_the_fit_survives() {
     samples[35].sample.host_after_ns += 40_000; // preempted: wide
     samples[52].sample.device_cycles -= 5_000; // 5 us early: still in order, but outside its bracket
     samples[69].sample.device_cycles += 900; // 0.9 us late: likewise
-    samples.push(TileSample { chip: 5, tile: NocCoord::new(1, 1), sample: samples[0].sample });
+    samples.push(TileSample {
+        chip: 5,
+        tile: NocCoord::new(1, 1),
+        sample: samples[0].sample,
+    });
     let fit = fit(&samples, Arch::WormholeB0, 2, &FitOptions::default()).unwrap();
     let c = fit.chip(0).unwrap();
     let d = c.drops;
     assert_eq!((d.inverted, d.wide, d.tiles_left_out), (1, 1, 0), "{d:?}");
-    assert!(d.non_monotonic + c.inconsistent >= 3, "torn, early and late reads: {d:?}, {}", c.inconsistent);
-    assert_eq!(c.used + d.inverted + d.wide + d.non_monotonic + c.inconsistent, c.samples);
+    assert!(
+        d.non_monotonic + c.inconsistent >= 3,
+        "torn, early and late reads: {d:?}, {}",
+        c.inconsistent
+    );
+    assert_eq!(
+        c.used + d.inverted + d.wide + d.non_monotonic + c.inconsistent,
+        c.samples
+    );
     let text: Vec<String> = fit.issues.iter().map(|i| i.to_string()).collect();
-    assert!(text.iter().any(|t| t.contains("inverted") && t.contains("chip 0")), "{text:?}");
-    assert!(text.iter().any(|t| t.contains("beyond the 2 chip(s)")), "{text:?}");
+    assert!(
+        text.iter()
+            .any(|t| t.contains("inverted") && t.contains("chip 0")),
+        "{text:?}"
+    );
+    assert!(
+        text.iter().any(|t| t.contains("beyond the 2 chip(s)")),
+        "{text:?}"
+    );
     assert!(fit.issues.iter().all(|i| !i.is_error()));
     let (worst, _) = measure(&fit, &clocks, (1e9, 1.05e9));
     assert!(worst < 40.0, "{worst}");
-    assert_eq!((fit.chip(1).unwrap().used, fit.chip(1).unwrap().samples), (640, 640), "chip 1 untouched");
+    assert_eq!(
+        (fit.chip(1).unwrap().used, fit.chip(1).unwrap().samples),
+        (640, 640),
+        "chip 1 untouched"
+    );
 }
 
 #[test]
@@ -174,23 +252,55 @@ fn unfittable_samples_are_explained_never_a_panic() {
     let s = |b: u64, c: u64, a: u64| TileSample {
         chip: 0,
         tile: t,
-        sample: SyncSample { host_before_ns: b, device_cycles: c, host_after_ns: a },
+        sample: SyncSample {
+            host_before_ns: b,
+            device_cycles: c,
+            host_after_ns: a,
+        },
     };
-    let e = fit(&[], Arch::WormholeB0, 1, &FitOptions::default()).unwrap_err().to_string();
+    let e = fit(&[], Arch::WormholeB0, 1, &FitOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("chip 0") && e.contains("no sync samples"), "{e}");
-    let e = fit(&[s(100, 5, 200)], Arch::WormholeB0, 1, &FitOptions::default()).unwrap_err().to_string();
-    assert!(e.contains("1 sample(s) usable") && e.contains("frequency is undetermined"), "{e}");
-    let e = fit(&[s(100, 5, 200), s(100, 9, 200)], Arch::WormholeB0, 1, &FitOptions::default()).unwrap_err();
+    let e = fit(
+        &[s(100, 5, 200)],
+        Arch::WormholeB0,
+        1,
+        &FitOptions::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("1 sample(s) usable") && e.contains("frequency is undetermined"),
+        "{e}"
+    );
+    let e = fit(
+        &[s(100, 5, 200), s(100, 9, 200)],
+        Arch::WormholeB0,
+        1,
+        &FitOptions::default(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("undetermined"), "{e}");
-    let backwards: Vec<TileSample> = (0..10).map(|k| s(1000 * k, 1000 - k, 1000 * k + 10)).collect();
-    let e = fit(&backwards, Arch::WormholeB0, 1, &FitOptions::default()).unwrap_err().to_string();
-    assert!(e.contains("1 tile(s) with mostly non-monotonic samples"), "{e}");
+    let backwards: Vec<TileSample> = (0..10)
+        .map(|k| s(1000 * k, 1000 - k, 1000 * k + 10))
+        .collect();
+    let e = fit(&backwards, Arch::WormholeB0, 1, &FitOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("1 tile(s) with mostly non-monotonic samples"),
+        "{e}"
+    );
     // One chip fitted, the other not: nominal for it, and an error issue.
     let clocks = two_chips(0.0);
     let mut rng = Rng::new(3);
     let chip0: Vec<TileSample> = window(&mut rng, &clocks[..8], 20, 1e9, 0.0);
     let fit = fit(&chip0, Arch::WormholeB0, 2, &FitOptions::default()).unwrap();
-    assert!(fit.issues.iter().any(|i| i.is_error() && i.to_string().contains("chip 1: clock not fitted")));
+    assert!(fit
+        .issues
+        .iter()
+        .any(|i| i.is_error() && i.to_string().contains("chip 1: clock not fitted")));
     assert_eq!(fit.timebase.chips[1], ChipTime::nominal(1000));
 }
 
@@ -219,7 +329,10 @@ fn random_samples_never_panic() {
                 }
             })
             .collect();
-        let opts = FitOptions { keep_fraction: unit(&mut rng) * 1.5, ..FitOptions::default() };
+        let opts = FitOptions {
+            keep_fraction: unit(&mut rng) * 1.5,
+            ..FitOptions::default()
+        };
         if let Ok(f) = fit(&samples, Arch::Blackhole, 2, &opts) {
             let _ = f.to_string();
             let _ = f.timebase.host_ns(0, NocCoord::new(1, 1), rng.next_u64());

@@ -107,7 +107,11 @@ pub struct RiscTime {
 
 impl RiscTime {
     fn wait_ns(&self, f: impl Fn(Wait) -> bool) -> f64 {
-        self.by_wait.iter().filter(|(w, _)| f(**w)).map(|(_, ns)| ns).sum()
+        self.by_wait
+            .iter()
+            .filter(|(w, _)| f(**w))
+            .map(|(_, ns)| ns)
+            .sum()
     }
 
     /// Busy plus NoC and semaphore waits.
@@ -133,7 +137,10 @@ impl RiscTime {
 
     /// The largest wait: resource and ns.
     pub fn largest_wait(&self) -> Option<(Wait, f64)> {
-        self.by_wait.iter().map(|(w, ns)| (*w, *ns)).max_by(|a, b| a.1.total_cmp(&b.1))
+        self.by_wait
+            .iter()
+            .map(|(w, ns)| (*w, *ns))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
     }
 }
 
@@ -217,13 +224,27 @@ impl OpAnalysis {
     /// `None` when the op's kernels record no typed CB wait on a TRISC.
     pub fn compute_cb_waits_ns(&self) -> Option<(f64, f64)> {
         let trisc = |r: &RiscTime| r.risc.starts_with("TRISC");
-        let typed = self.riscs.iter().filter(|r| trisc(r)).any(|r| r.by_wait.keys().any(|w| w.is_cb()));
+        let typed = self
+            .riscs
+            .iter()
+            .filter(|r| trisc(r))
+            .any(|r| r.by_wait.keys().any(|w| w.is_cb()));
         if !typed || self.tiles.is_empty() {
             return None;
         }
         let n = self.tiles.len() as f64;
-        let sum = |f: fn(Wait) -> bool| self.riscs.iter().filter(|r| trisc(r)).map(|r| r.wait_ns(f)).sum::<f64>() / n;
-        Some((sum(|w| matches!(w, Wait::CbFront(_))), sum(|w| matches!(w, Wait::CbBack(_)))))
+        let sum = |f: fn(Wait) -> bool| {
+            self.riscs
+                .iter()
+                .filter(|r| trisc(r))
+                .map(|r| r.wait_ns(f))
+                .sum::<f64>()
+                / n
+        };
+        Some((
+            sum(|w| matches!(w, Wait::CbFront(_))),
+            sum(|w| matches!(w, Wait::CbBack(_))),
+        ))
     }
 }
 
@@ -267,7 +288,11 @@ fn cell_in(
 ) -> &mut (RiscTime, f64, f64) {
     riscs.entry(risc).or_insert_with(|| {
         (
-            RiscTime { risc: risc.name().to_string(), stage: stage(), ..Default::default() },
+            RiscTime {
+                risc: risc.name().to_string(),
+                stage: stage(),
+                ..Default::default()
+            },
             f64::INFINITY,
             f64::NEG_INFINITY,
         )
@@ -325,14 +350,21 @@ impl Analyzer {
         let (chip, tile) = (v.lane.chip, v.lane.tile);
         let stage_of = |op: u32| stage_name(p, op, tile, risc);
         let kinds = &self.kinds;
-        let kind = |site: u32| kinds.get(site as usize).copied().unwrap_or(LabelKind::Other);
+        let kind = |site: u32| {
+            kinds
+                .get(site as usize)
+                .copied()
+                .unwrap_or(LabelKind::Other)
+        };
         // Outermost waits: the end of the wait that encloses the current zone and what it
         // waits on, per op; the span of the current KERNEL zone, per op.
         let mut wait_end: HashMap<u32, (f64, Wait)> = HashMap::new();
         let mut kernel: HashMap<u32, (f64, f64)> = HashMap::new();
         for z in &v.zones {
             let k = kind(z.site);
-            let (Some(op), false) = (z.op, k == LabelKind::Other) else { continue };
+            let (Some(op), false) = (z.op, k == LabelKind::Other) else {
+                continue;
+            };
             let dur = (z.end_ns - z.start_ns).max(0.0);
             if !dur.is_finite() {
                 continue;
@@ -356,7 +388,9 @@ impl Analyzer {
                     // Only the part inside the KERNEL zone (zones come in opening order, so
                     // the KERNEL zone that holds it came first); a stall after the kernel's
                     // end (writing its last records) is not the kernel's time.
-                    let Some(&(ks, ke)) = kernel.get(&op) else { continue };
+                    let Some(&(ks, ke)) = kernel.get(&op) else {
+                        continue;
+                    };
                     let (s, e) = (z.start_ns.max(ks), z.end_ns.min(ke));
                     if e <= s {
                         continue;
@@ -373,15 +407,23 @@ impl Analyzer {
                 LabelKind::Other => {}
             }
         }
-        let cpn = p.timebase.chips.get(chip as usize).map(|c| c.cycles_per_ns).filter(|c| *c > 0.0);
+        let cpn = p
+            .timebase
+            .chips
+            .get(chip as usize)
+            .map(|c| c.cycles_per_ns)
+            .filter(|c| *c > 0.0);
         for m in &v.marks {
             let (Some(op), MarkKind::Sum { total_cycles, .. }, LabelKind::Wait(w), Some(cpn)) =
                 (m.op, m.kind, kind(m.site), cpn)
             else {
                 continue;
             };
-            *cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op)).0.by_wait.entry(w).or_default() +=
-                total_cycles as f64 / cpn;
+            *cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op))
+                .0
+                .by_wait
+                .entry(w)
+                .or_default() += total_cycles as f64 / cpn;
         }
     }
 
@@ -406,7 +448,9 @@ impl Analyzer {
             }
         }
         for (op, n) in lost {
-            cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op)).0.records_lost += n;
+            cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op))
+                .0
+                .records_lost += n;
         }
     }
 
@@ -414,17 +458,27 @@ impl Analyzer {
     /// ring holds (a few dozen sites per kernel, not a pass over the records).
     fn learn_sites(&mut self, p: &Profile, v: &RingView) {
         let mut runs: Vec<u32> = Vec::new();
-        for run in v.zones.iter().map(|z| z.run).chain(v.marks.iter().map(|m| m.run)) {
+        for run in v
+            .zones
+            .iter()
+            .map(|z| z.run)
+            .chain(v.marks.iter().map(|m| m.run))
+        {
             if runs.last() != Some(&run) && !runs.contains(&run) {
                 runs.push(run);
             }
         }
         let mut learned = self.kinds.len() != p.labels.len();
         for run in runs {
-            let Some(table) = p.sites.rings.get(v.index).and_then(|r| r.table(run)) else { continue };
+            let Some(table) = p.sites.rings.get(v.index).and_then(|r| r.table(run)) else {
+                continue;
+            };
             for (_, m) in table.iter() {
                 if let Some(w) = m.wait {
-                    learned |= self.waits_by_site.insert((m.name.clone(), m.file.clone(), m.line), w).is_none();
+                    learned |= self
+                        .waits_by_site
+                        .insert((m.name.clone(), m.file.clone(), m.line), w)
+                        .is_none();
                 }
             }
         }
@@ -432,11 +486,16 @@ impl Analyzer {
             self.kinds = p
                 .labels
                 .iter()
-                .map(|l| match self.waits_by_site.get(&(l.name.clone(), l.file.clone(), l.line)) {
-                    Some(w) => LabelKind::Wait(*w),
-                    None if l.name.ends_with("-KERNEL") => LabelKind::Kernel,
-                    None if l.name == PROFILER_STALL => LabelKind::Stall,
-                    None => LabelKind::Other,
+                .map(|l| {
+                    match self
+                        .waits_by_site
+                        .get(&(l.name.clone(), l.file.clone(), l.line))
+                    {
+                        Some(w) => LabelKind::Wait(*w),
+                        None if l.name.ends_with("-KERNEL") => LabelKind::Kernel,
+                        None if l.name == PROFILER_STALL => LabelKind::Stall,
+                        None => LabelKind::Other,
+                    }
                 })
                 .collect();
         }
@@ -450,9 +509,14 @@ impl Analyzer {
             // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
             if let Some(rec) = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run)) {
                 for risc in Risc::ALL {
-                    let Some(k) = rec.kernel_for(tile, risc) else { continue };
+                    let Some(k) = rec.kernel_for(tile, risc) else {
+                        continue;
+                    };
                     let stage = || {
-                        k.elf.file_stem().map_or_else(|| role(risc).to_string(), |s| s.to_string_lossy().into_owned())
+                        k.elf.file_stem().map_or_else(
+                            || role(risc).to_string(),
+                            |s| s.to_string_lossy().into_owned(),
+                        )
                     };
                     let (t, lo, _) = cell_in(&mut riscs, risc, stage);
                     t.missing_kernel_zone = !lo.is_finite();
@@ -462,14 +526,21 @@ impl Analyzer {
                 t.missing_kernel_zone |= !lo.is_finite();
             }
             let lo = riscs.values().map(|r| r.1).fold(f64::INFINITY, f64::min);
-            let hi = riscs.values().map(|r| r.2).fold(f64::NEG_INFINITY, f64::max);
+            let hi = riscs
+                .values()
+                .map(|r| r.2)
+                .fold(f64::NEG_INFINITY, f64::max);
             let span = if hi > lo { hi - lo } else { 0.0 };
             let mut times: Vec<RiscTime> = riscs
                 .into_values()
                 .map(|(mut t, ..)| {
                     let waited: f64 = t.by_wait.values().sum();
                     t.busy_ns = (t.kernel_ns - waited - t.profiler_stall_ns).max(0.0);
-                    t.waits = t.by_wait.iter().map(|(w, ns)| (w.to_string(), *ns)).collect();
+                    t.waits = t
+                        .by_wait
+                        .iter()
+                        .map(|(w, ns)| (w.to_string(), *ns))
+                        .collect();
                     t
                 })
                 .collect();
@@ -514,7 +585,11 @@ impl Analyzer {
         for (_, mut a) in ops {
             a.riscs.sort_by_key(|t| pipeline_order(&t.risc));
             for r in &mut a.riscs {
-                r.waits = r.by_wait.iter().map(|(w, ns)| (w.to_string(), *ns)).collect();
+                r.waits = r
+                    .by_wait
+                    .iter()
+                    .map(|(w, ns)| (w.to_string(), *ns))
+                    .collect();
             }
             a.verdict = verdict(&a.riscs, a.span_ns);
             if let Some(v) = &a.verdict {
@@ -559,13 +634,21 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     // Records lost: no share can be trusted, the profiler is the answer.
     let lost: Vec<&RiscTime> = times.iter().filter(|t| t.incomplete()).collect();
     let dropped = lost.iter().any(|t| t.records_lost > 0);
-    if let Some(worst) = lost.iter().copied().filter(|_| dropped).max_by_key(|t| (t.records_lost, t.missing_kernel_zone)) {
+    if let Some(worst) = lost
+        .iter()
+        .copied()
+        .filter(|_| dropped)
+        .max_by_key(|t| (t.records_lost, t.missing_kernel_zone))
+    {
         let what: Vec<String> = lost
             .iter()
             .map(|t| {
                 let mut w = Vec::new();
                 if t.records_lost > 0 {
-                    w.push(format!("dropped {} record(s) on its full ring", t.records_lost));
+                    w.push(format!(
+                        "dropped {} record(s) on its full ring",
+                        t.records_lost
+                    ));
                 }
                 if t.missing_kernel_zone {
                     w.push("recorded no KERNEL zone".to_string());
@@ -589,15 +672,27 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     }
     // A RISC without a KERNEL zone (and no record lost: it did not finish) has no time to
     // rank; the evidence says it is missing.
-    let bound = times.iter().filter(|t| !t.missing_kernel_zone).max_by(|a, b| a.held_ns().total_cmp(&b.held_ns()))?;
-    let external = bound.by_wait.iter().filter(|(w, _)| !w.is_cb()).max_by(|a, b| a.1.total_cmp(b.1));
+    let bound = times
+        .iter()
+        .filter(|t| !t.missing_kernel_zone)
+        .max_by(|a, b| a.held_ns().total_cmp(&b.held_ns()))?;
+    let external = bound
+        .by_wait
+        .iter()
+        .filter(|(w, _)| !w.is_cb())
+        .max_by(|a, b| a.1.total_cmp(b.1));
     let external_ns = bound.active_ns() - bound.busy_ns;
     let stall = bound.profiler_stall_ns;
     let (bound_by, resource) = match external {
         _ if stall > bound.busy_ns && stall > external_ns => ("profiler", None),
-        Some((w, ns)) if *ns > bound.busy_ns => {
-            (if matches!(w, Wait::Semaphore(_)) { "semaphore" } else { "noc" }, Some(w.to_string()))
-        }
+        Some((w, ns)) if *ns > bound.busy_ns => (
+            if matches!(w, Wait::Semaphore(_)) {
+                "semaphore"
+            } else {
+                "noc"
+            },
+            Some(w.to_string()),
+        ),
         _ if bound.is_compute() => ("compute", None),
         _ => ("data movement", None),
     };
@@ -611,13 +706,21 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
             pct(bound.busy_ns, span)
         )
     } else {
-        format!("{} on {}: busy {:.0}%", bound.stage, bound.risc, pct(bound.busy_ns, span))
+        format!(
+            "{} on {}: busy {:.0}%",
+            bound.stage,
+            bound.risc,
+            pct(bound.busy_ns, span)
+        )
     };
     if let Some(r) = &resource {
         evidence.push_str(&format!(", waiting on {r} {:.0}%", pct(external_ns, span)));
     }
     if bound_by != "profiler" && pct(stall, span) >= 1.0 {
-        evidence.push_str(&format!(", stalled on the profiler {:.0}%", pct(stall, span)));
+        evidence.push_str(&format!(
+            ", stalled on the profiler {:.0}%",
+            pct(stall, span)
+        ));
     }
     let others: Vec<String> = times
         .iter()
@@ -627,8 +730,13 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
                 .largest_wait()
                 .filter(|(_, ns)| pct(*ns, span) >= 1.0)
                 .map(|(w, ns)| format!("{} waits on {w} {:.0}%", t.stage, pct(ns, span)));
-            let stalled = (pct(t.profiler_stall_ns, span) >= 1.0)
-                .then(|| format!("{} stalled on the profiler {:.0}%", t.stage, pct(t.profiler_stall_ns, span)));
+            let stalled = (pct(t.profiler_stall_ns, span) >= 1.0).then(|| {
+                format!(
+                    "{} stalled on the profiler {:.0}%",
+                    t.stage,
+                    pct(t.profiler_stall_ns, span)
+                )
+            });
             wait.into_iter().chain(stalled)
         })
         .collect();
@@ -636,13 +744,25 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
         evidence.push_str("; ");
         evidence.push_str(&others.join(", "));
     }
-    let unfinished: Vec<String> = lost.iter().map(|t| format!("{} on {}", t.stage, t.risc)).collect();
+    let unfinished: Vec<String> = lost
+        .iter()
+        .map(|t| format!("{} on {}", t.stage, t.risc))
+        .collect();
     if !unfinished.is_empty() {
-        evidence.push_str(&format!("; incomplete: {} recorded no KERNEL zone (it did not finish)", unfinished.join(", ")));
+        evidence.push_str(&format!(
+            "; incomplete: {} recorded no KERNEL zone (it did not finish)",
+            unfinished.join(", ")
+        ));
     }
     // The profiler dominates a core: its stalls are at least half of that core's kernel time.
-    if bound_by == "profiler" || times.iter().any(|t| t.kernel_ns > 0.0 && 2.0 * t.profiler_stall_ns >= t.kernel_ns) {
-        evidence.push_str(&format!("; the profile measures the profiler: {PROFILER_ADVICE}"));
+    if bound_by == "profiler"
+        || times
+            .iter()
+            .any(|t| t.kernel_ns > 0.0 && 2.0 * t.profiler_stall_ns >= t.kernel_ns)
+    {
+        evidence.push_str(&format!(
+            "; the profile measures the profiler: {PROFILER_ADVICE}"
+        ));
     }
     Some(Verdict {
         risc: bound.risc.clone(),
@@ -694,9 +814,19 @@ pub fn render(a: &Analysis) -> String {
         if out.is_empty() {
             out.push_str("\nbottleneck per op (typed waits; ttprof_analysis.json has every tile and RISC):\n");
         }
-        out.push_str(&format!("  {} (run {}): bound by {}: {}\n", op.op, op.run, v.bound_by_stage(), v.evidence));
+        out.push_str(&format!(
+            "  {} (run {}): bound by {}: {}\n",
+            op.op,
+            op.run,
+            v.bound_by_stage(),
+            v.evidence
+        ));
         if !op.disagreeing_tiles.is_empty() {
-            for t in op.tiles.iter().filter(|t| op.disagreeing_tiles.contains(&t.tile)) {
+            for t in op
+                .tiles
+                .iter()
+                .filter(|t| op.disagreeing_tiles.contains(&t.tile))
+            {
                 if let Some(tv) = &t.verdict {
                     out.push_str(&format!("    tile {} disagrees: {}\n", t.tile, tv.evidence));
                 }
@@ -708,7 +838,10 @@ pub fn render(a: &Analysis) -> String {
 
 /// Text for HTML (`&`, `<`, `>`, `"` escaped).
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The HTML page's panel: one `<details>` per op with a verdict (the verdict, its evidence,
@@ -727,11 +860,17 @@ pub fn html_panel(a: &Analysis) -> String {
             esc(&v.evidence)
         ));
         for r in &op.riscs {
-            let waits: Vec<String> =
-                r.waits.iter().map(|(w, ns)| format!("{} {:.0}%", esc(w), pct(*ns, op.span_ns))).collect();
+            let waits: Vec<String> = r
+                .waits
+                .iter()
+                .map(|(w, ns)| format!("{} {:.0}%", esc(w), pct(*ns, op.span_ns)))
+                .collect();
             let mut profiler = Vec::new();
             if r.profiler_stall_ns > 0.0 {
-                profiler.push(format!("stalled {:.0}%", pct(r.profiler_stall_ns, op.span_ns)));
+                profiler.push(format!(
+                    "stalled {:.0}%",
+                    pct(r.profiler_stall_ns, op.span_ns)
+                ));
             }
             if r.records_lost > 0 {
                 profiler.push(format!("{} record(s) lost", r.records_lost));
@@ -750,7 +889,10 @@ pub fn html_panel(a: &Analysis) -> String {
         }
         out.push_str("</table>");
         if !op.disagreeing_tiles.is_empty() {
-            out.push_str(&format!("<p>tiles that disagree: {}</p>", esc(&op.disagreeing_tiles.join(" "))));
+            out.push_str(&format!(
+                "<p>tiles that disagree: {}</p>",
+                esc(&op.disagreeing_tiles.join(" "))
+            ));
         }
         out.push_str("</details>\n");
     }
@@ -798,7 +940,10 @@ mod tests {
             risc("TRISC_2", "pack", 1000.0, &[(Wait::CbFront(3), 700.0)]),
         ];
         let v = verdict(&times, 1000.0).unwrap();
-        assert_eq!((v.stage.as_str(), v.bound_by.as_str(), v.profiler_pct), ("math", "compute", 0.0));
+        assert_eq!(
+            (v.stage.as_str(), v.bound_by.as_str(), v.profiler_pct),
+            ("math", "compute", 0.0)
+        );
         assert_eq!(
             v.evidence,
             "math on TRISC_1: busy 91%; reader waits on CB 0 back (space) 70%, unpack waits on CB 2 back (space) 64%, \
@@ -806,7 +951,10 @@ mod tests {
         );
         let cbs = cb_links(&times, 1000.0);
         let cb2 = cbs.iter().find(|c| c.cb == 2).unwrap();
-        assert_eq!((cb2.producer.as_deref(), cb2.consumer.as_deref()), (Some("unpack"), Some("math")));
+        assert_eq!(
+            (cb2.producer.as_deref(), cb2.consumer.as_deref()),
+            (Some("unpack"), Some("math"))
+        );
         // No typed wait at all: no verdict.
         assert!(verdict(&[risc("BRISC", "x", 10.0, &[])], 10.0).is_none());
     }
@@ -828,11 +976,20 @@ mod tests {
             tiles: vec![],
         };
         for r in &mut op.riscs {
-            r.waits = r.by_wait.iter().map(|(w, ns)| (w.to_string(), *ns)).collect();
+            r.waits = r
+                .by_wait
+                .iter()
+                .map(|(w, ns)| (w.to_string(), *ns))
+                .collect();
         }
-        let html = html_panel(&Analysis { ops: vec![op.clone()] });
+        let html = html_panel(&Analysis {
+            ops: vec![op.clone()],
+        });
         assert!(html.starts_with("<section id=\"analysis\">"), "{html}");
-        assert!(html.contains("<b>A&amp;B (run 1)</b>: bound by math (TRISC_1)"), "{html}");
+        assert!(
+            html.contains("<b>A&amp;B (run 1)</b>: bound by math (TRISC_1)"),
+            "{html}"
+        );
         assert!(
             html.contains("<tr><td>BRISC</td><td>read&lt;er&gt;</td><td>30%</td><td>CB 0 back (space) 70%</td><td></td></tr>"),
             "{html}"
@@ -852,24 +1009,51 @@ mod tests {
         assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("reader", "noc"));
         assert_eq!(v.resource.as_deref(), Some("NoC read barrier"));
         assert_eq!(v.bound_by_stage(), "NoC read barrier (reader on BRISC)");
-        assert!(v.evidence.starts_with("reader on BRISC: busy 20%, waiting on NoC read barrier 80%"), "{}", v.evidence);
+        assert!(
+            v.evidence
+                .starts_with("reader on BRISC: busy 20%, waiting on NoC read barrier 80%"),
+            "{}",
+            v.evidence
+        );
     }
 
     /// Issue 25: `bound_by` was "compute" whatever stage bounded the op.
     #[test]
     fn bound_by_names_data_movement_compute_semaphore_and_noc() {
         let stage = |bound: RiscTime| {
-            let times = vec![bound, risc("TRISC_2", "pack", 1000.0, &[(Wait::CbFront(3), 900.0)])];
+            let times = vec![
+                bound,
+                risc("TRISC_2", "pack", 1000.0, &[(Wait::CbFront(3), 900.0)]),
+            ];
             verdict(&times, 1000.0).unwrap()
         };
         let v = stage(risc("BRISC", "reader", 1000.0, &[(Wait::CbBack(0), 10.0)]));
-        assert_eq!((v.stage.as_str(), v.bound_by.as_str(), v.resource.as_deref()), ("reader", "data movement", None));
-        let v = stage(risc("NCRISC", "writer", 1000.0, &[(Wait::CbFront(4), 10.0)]));
+        assert_eq!(
+            (v.stage.as_str(), v.bound_by.as_str(), v.resource.as_deref()),
+            ("reader", "data movement", None)
+        );
+        let v = stage(risc(
+            "NCRISC",
+            "writer",
+            1000.0,
+            &[(Wait::CbFront(4), 10.0)],
+        ));
         assert_eq!(v.bound_by, "data movement");
         let v = stage(risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 10.0)]));
-        assert_eq!((v.bound_by.as_str(), v.bound_by_stage().as_str()), ("compute", "math (TRISC_1)"));
-        let v = stage(risc("BRISC", "reader", 1000.0, &[(Wait::Semaphore(3), 700.0)]));
-        assert_eq!((v.bound_by.as_str(), v.resource.as_deref()), ("semaphore", Some("semaphore 3")));
+        assert_eq!(
+            (v.bound_by.as_str(), v.bound_by_stage().as_str()),
+            ("compute", "math (TRISC_1)")
+        );
+        let v = stage(risc(
+            "BRISC",
+            "reader",
+            1000.0,
+            &[(Wait::Semaphore(3), 700.0)],
+        ));
+        assert_eq!(
+            (v.bound_by.as_str(), v.resource.as_deref()),
+            ("semaphore", Some("semaphore 3"))
+        );
         for v in [&v] {
             assert!(BOUND_BY.contains(&v.bound_by.as_str()));
         }
@@ -887,11 +1071,23 @@ mod tests {
             risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 900.0)]),
         ];
         let v = verdict(&times, 1000.0).unwrap();
-        assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("reader", "profiler"));
+        assert_eq!(
+            (v.stage.as_str(), v.bound_by.as_str()),
+            ("reader", "profiler")
+        );
         assert_eq!((v.busy_pct.round(), v.profiler_pct.round()), (22.0, 77.0));
         assert_eq!(v.bound_by_stage(), "the profiler (reader on BRISC)");
-        assert!(v.evidence.starts_with("reader on BRISC: stalled on the profiler's full ring 77%"), "{}", v.evidence);
-        assert!(v.evidence.contains("--drain-every") && v.evidence.contains("fewer zones"), "{}", v.evidence);
+        assert!(
+            v.evidence
+                .starts_with("reader on BRISC: stalled on the profiler's full ring 77%"),
+            "{}",
+            v.evidence
+        );
+        assert!(
+            v.evidence.contains("--drain-every") && v.evidence.contains("fewer zones"),
+            "{}",
+            v.evidence
+        );
         // Smaller stalls: the stage is still named for its work, the stall share is quoted.
         let mut reader = risc("BRISC", "reader", 1000.0, &[(Wait::CbBack(0), 10.0)]);
         reader.profiler_stall_ns = 100.0;
@@ -909,9 +1105,15 @@ mod tests {
         reader.busy_ns = 0.0;
         reader.records_lost = 10684;
         reader.missing_kernel_zone = true;
-        let times = vec![reader, risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 990.0)])];
+        let times = vec![
+            reader,
+            risc("TRISC_1", "math", 1000.0, &[(Wait::CbFront(2), 990.0)]),
+        ];
         let v = verdict(&times, 1000.0).unwrap();
-        assert_eq!((v.stage.as_str(), v.risc.as_str(), v.bound_by.as_str()), ("reader", "BRISC", "profiler"));
+        assert_eq!(
+            (v.stage.as_str(), v.risc.as_str(), v.bound_by.as_str()),
+            ("reader", "BRISC", "profiler")
+        );
         assert!(
             v.evidence.starts_with(
                 "the profiler lost records, so these times are incomplete: reader on BRISC dropped 10684 record(s) on its \
@@ -931,16 +1133,31 @@ mod tests {
             tiles: vec![],
         };
         for r in &mut op.riscs {
-            r.waits = r.by_wait.iter().map(|(w, ns)| (w.to_string(), *ns)).collect();
+            r.waits = r
+                .by_wait
+                .iter()
+                .map(|(w, ns)| (w.to_string(), *ns))
+                .collect();
         }
         let a = Analysis { ops: vec![op] };
-        assert!(render(&a).contains("Add (run 1): bound by the profiler (reader on BRISC): the profiler lost records"));
+        assert!(render(&a).contains(
+            "Add (run 1): bound by the profiler (reader on BRISC): the profiler lost records"
+        ));
         let html = html_panel(&a);
         assert!(html.contains("<th>profiler</th>"), "{html}");
-        assert!(html.contains("<td>10684 record(s) lost, no KERNEL zone</td>"), "{html}");
+        assert!(
+            html.contains("<td>10684 record(s) lost, no KERNEL zone</td>"),
+            "{html}"
+        );
         let json = serde_json::to_value(&a).unwrap();
         let r = &json["ops"][0]["riscs"][0];
-        assert_eq!((r["records_lost"].as_u64(), r["missing_kernel_zone"].as_bool()), (Some(10684), Some(true)));
+        assert_eq!(
+            (
+                r["records_lost"].as_u64(),
+                r["missing_kernel_zone"].as_bool()
+            ),
+            (Some(10684), Some(true))
+        );
         assert!(r["profiler_stall_ns"].is_number(), "{r}");
         // No KERNEL zone but nothing lost (the kernel did not finish): not the profiler's
         // doing; that RISC is left out of the ranking and named.
@@ -948,6 +1165,12 @@ mod tests {
         times[0].records_lost = 0;
         let v = verdict(&times, 1000.0).unwrap();
         assert_eq!((v.stage.as_str(), v.bound_by.as_str()), ("math", "compute"));
-        assert!(v.evidence.ends_with("; incomplete: reader on BRISC recorded no KERNEL zone (it did not finish)"), "{}", v.evidence);
+        assert!(
+            v.evidence.ends_with(
+                "; incomplete: reader on BRISC recorded no KERNEL zone (it did not finish)"
+            ),
+            "{}",
+            v.evidence
+        );
     }
 }

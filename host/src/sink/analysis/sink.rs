@@ -19,7 +19,11 @@ pub struct AnalysisSink {
 impl AnalysisSink {
     /// The analysis at `path`.
     pub fn new(path: &Path) -> AnalysisSink {
-        AnalysisSink { path: path.to_path_buf(), analyzer: Some(Analyzer::default()), analysis: None }
+        AnalysisSink {
+            path: path.to_path_buf(),
+            analyzer: Some(Analyzer::default()),
+            analysis: None,
+        }
     }
 }
 
@@ -33,9 +37,15 @@ impl Sink for AnalysisSink {
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let a = self.analyzer.take().unwrap_or_default().finish(p);
-        let text = serde_json::to_string_pretty(&a).map_err(|e| Error::Other(format!("analysis as JSON: {e}")))?;
-        write_atomic(&self.path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        let text = serde_json::to_string_pretty(&a)
+            .map_err(|e| Error::Other(format!("analysis as JSON: {e}")))?;
+        write_atomic(&self.path, |w| {
+            std::io::Write::write_all(w, text.as_bytes())
+        })?;
         self.analysis = Some(a);
-        Ok(Finished { files: vec![self.path.clone()], issues: Vec::new() })
+        Ok(Finished {
+            files: vec![self.path.clone()],
+            issues: Vec::new(),
+        })
     }
 }

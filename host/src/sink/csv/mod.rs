@@ -39,7 +39,8 @@ use std::path::Path;
 pub const FILE_NAME: &str = "profile_log_device.csv";
 
 /// Line 2, exactly as tt-metal writes it.
-pub const HEADER: &str = "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
+pub const HEADER: &str =
+    "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
 run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data";
 
 /// Line 1: arch, AICLK in MHz (the clock fit's for chip 0 when there is one, else the
@@ -75,13 +76,23 @@ pub fn write_file(path: &Path, readout: &Readout, sites: &Resolution, mhz: u32) 
 }
 
 /// Writes the CSV to `w`; returns the number of marker rows.
-pub fn write(w: &mut impl Write, readout: &Readout, sites: &Resolution, mhz: u32) -> io::Result<u64> {
+pub fn write(
+    w: &mut impl Write,
+    readout: &Readout,
+    sites: &Resolution,
+    mhz: u32,
+) -> io::Result<u64> {
     header(w, readout.geometry, mhz)?;
     let mut rows = RowWriter::new();
     let mut n = 0;
     for (i, ring) in readout.rings.iter().enumerate() {
         let none = RingSites::default();
-        n += rows.ring(w, ring.id, &ring.records, sites.rings.get(i).unwrap_or(&none))?;
+        n += rows.ring(
+            w,
+            ring.id,
+            &ring.records,
+            sites.rings.get(i).unwrap_or(&none),
+        )?;
     }
     Ok(n)
 }
@@ -134,9 +145,22 @@ impl RowWriter {
 
     /// Writes the rows of one ring's records (`sites` binds them to metadata); returns the
     /// number of rows.
-    pub fn ring(&mut self, w: &mut impl Write, id: RingId, r: &Records, sites: &RingSites) -> io::Result<u64> {
+    pub fn ring(
+        &mut self,
+        w: &mut impl Write,
+        id: RingId,
+        r: &Records,
+        sites: &RingSites,
+    ) -> io::Result<u64> {
         let mut prefix = Vec::new();
-        write!(prefix, "{},{},{},{},", id.chip, id.tile.x, id.tile.y, id.risc.name())?;
+        write!(
+            prefix,
+            "{},{},{},{},",
+            id.chip,
+            id.tile.x,
+            id.tile.y,
+            id.risc.name()
+        )?;
         let mut rows = 0;
         let mut run = None;
         for m in markers(r) {
@@ -153,7 +177,13 @@ impl RowWriter {
             nums.comma();
             nums.u64(m.time);
             nums.comma();
-            nums.u64(if matches!(m.kind, MarkerType::TsData | MarkerType::ZoneTotal) { r.value[i] } else { 0 });
+            nums.u64(
+                if matches!(m.kind, MarkerType::TsData | MarkerType::ZoneTotal) {
+                    r.value[i]
+                } else {
+                    0
+                },
+            );
             nums.comma();
             if row_run != NO_RUN {
                 nums.u64(row_run as u64);
@@ -243,7 +273,10 @@ struct Digits {
 
 impl Digits {
     fn new() -> Digits {
-        Digits { buf: [0; 96], len: 0 }
+        Digits {
+            buf: [0; 96],
+            len: 0,
+        }
     }
 
     /// Appends `v` (the buffer holds four numbers of up to 20 digits and their commas;
@@ -251,7 +284,9 @@ impl Digits {
     #[inline]
     fn u64(&mut self, mut v: u64) {
         let end = self.len + v.checked_ilog10().unwrap_or(0) as usize + 1;
-        let Some(digits) = self.buf.get_mut(self.len..end) else { return };
+        let Some(digits) = self.buf.get_mut(self.len..end) else {
+            return;
+        };
         for d in digits.iter_mut().rev() {
             *d = b'0' + (v % 10) as u8;
             v /= 10;
@@ -325,7 +360,14 @@ mod tests {
         let mut lines = text.lines();
         let info: Vec<&str> = lines.next().unwrap().split(',').collect();
         let value = |i: usize| info[i].split(':').next_back().unwrap().trim();
-        assert_eq!((value(0), value(1).parse::<u32>().unwrap(), value(2).parse::<u32>().unwrap()), ("wormhole_b0", 1000, 2));
+        assert_eq!(
+            (
+                value(0),
+                value(1).parse::<u32>().unwrap(),
+                value(2).parse::<u32>().unwrap()
+            ),
+            ("wormhole_b0", 1000, 2)
+        );
         assert_eq!(lines.next().unwrap(), HEADER);
         let header: Vec<&str> = HEADER.split(',').map(str::trim).collect();
         assert_eq!(header.len(), 15);
@@ -334,15 +376,34 @@ mod tests {
         for line in lines {
             let row: Vec<&str> = line.split(',').collect();
             assert_eq!(row.len(), 15, "{line}");
-            assert!(row.iter().all(|f| !f.starts_with('"')), "a csv reader would take {line:?} for quoted");
+            assert!(
+                row.iter().all(|f| !f.starts_with('"')),
+                "a csv reader would take {line:?} for quoted"
+            );
             for i in [0, 1, 2, 4, 5, 6, 7, 12] {
-                row[i].trim().parse::<u64>().unwrap_or_else(|e| panic!("column {} of {line}: {e}", header[i]));
+                row[i]
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap_or_else(|e| panic!("column {} of {line}: {e}", header[i]));
             }
             assert!(["BRISC", "NCRISC", "TRISC_0", "TRISC_1", "TRISC_2"].contains(&row[3]));
             let kind = row[11].to_string();
             let timer = row[4].parse::<u32>().unwrap();
-            let packet = ["ZONE_START", "ZONE_END", "ZONE_TOTAL", "TS_DATA", "TS_EVENT"].iter().position(|k| *k == kind).unwrap();
-            assert_eq!(timer >> 16, packet as u32, "timer id carries the packet type: {line}");
+            let packet = [
+                "ZONE_START",
+                "ZONE_END",
+                "ZONE_TOTAL",
+                "TS_DATA",
+                "TS_EVENT",
+            ]
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap();
+            assert_eq!(
+                timer >> 16,
+                packet as u32,
+                "timer id carries the packet type: {line}"
+            );
             if row[10].starts_with("'work'") {
                 assert_eq!((row[10], row[13]), ("'work'; part 2", "src/a;b.rs"));
             }
@@ -352,7 +413,10 @@ mod tests {
         // 10 rings x 3 ops: 4 zones, 1 event, 1 data, 1 sum each.
         let per = |k: &str| types.get(k).copied().unwrap_or(0);
         assert_eq!((per("ZONE_START"), per("ZONE_END")), (120, 120));
-        assert_eq!((per("TS_EVENT"), per("TS_DATA"), per("ZONE_TOTAL")), (30, 30, 30));
+        assert_eq!(
+            (per("TS_EVENT"), per("TS_DATA"), per("ZONE_TOTAL")),
+            (30, 30, 30)
+        );
         assert_eq!(rows, 330);
     }
 
@@ -367,13 +431,21 @@ mod tests {
             df = pd.read_csv(sys.argv[1], skiprows=1, header=0, na_filter=False)\n\
             cols = [str(c).strip() for c in df.columns]\n\
             print(len(cols), len(df), cols[5], cols[14], int(df.iloc[0, 5]), df.iloc[0, 11])";
-        let out = match std::process::Command::new("python3").args(["-c", script]).arg(&path).output() {
+        let out = match std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&path)
+            .output()
+        {
             Ok(o) if o.status.success() => o,
             Ok(o) if String::from_utf8_lossy(&o.stderr).contains("No module named 'pandas'") => {
                 eprintln!("SKIPPED: python3 has no pandas: cannot read the CSV back with it");
                 return;
             }
-            Ok(o) => panic!("pandas could not read {}: {}", path.display(), String::from_utf8_lossy(&o.stderr)),
+            Ok(o) => panic!(
+                "pandas could not read {}: {}",
+                path.display(),
+                String::from_utf8_lossy(&o.stderr)
+            ),
             Err(_) => {
                 eprintln!("SKIPPED: no python3: cannot read the CSV back with pandas");
                 return;

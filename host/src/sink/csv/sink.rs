@@ -1,11 +1,11 @@
 //! `profile_log_device.csv` as a sink: rows streamed ring by ring ([`crate::csv`]).
 
-use crate::sink::{Finished, Sink};
 use crate::atomic::AtomicFile;
 use crate::csv::{self, RowWriter};
 use crate::error::{Error, Result};
 use crate::profile::{Profile, RingView};
 use crate::resolve::RingSites;
+use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
 
 /// Writes tt-metal's device CSV.
@@ -20,7 +20,12 @@ pub struct DeviceCsv {
 impl DeviceCsv {
     /// The CSV at `path`.
     pub fn new(path: &Path) -> DeviceCsv {
-        DeviceCsv { path: path.to_path_buf(), file: None, rows: RowWriter::new(), written_rows: 0 }
+        DeviceCsv {
+            path: path.to_path_buf(),
+            file: None,
+            rows: RowWriter::new(),
+            written_rows: 0,
+        }
     }
 
     fn io(&self, e: std::io::Error) -> Error {
@@ -31,7 +36,8 @@ impl DeviceCsv {
 impl Sink for DeviceCsv {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let mut file = AtomicFile::create(&self.path)?;
-        csv::header(file.writer(), p.geometry(), csv::freq_mhz(&p.timebase)).map_err(|e| self.io(e))?;
+        csv::header(file.writer(), p.geometry(), csv::freq_mhz(&p.timebase))
+            .map_err(|e| self.io(e))?;
         self.file = Some(file);
         Ok(())
     }
@@ -43,8 +49,13 @@ impl Sink for DeviceCsv {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let none = RingSites::default();
         let sites = p.sites.rings.get(v.index).unwrap_or(&none);
-        let Some(file) = self.file.as_mut() else { return Ok(()) };
-        match self.rows.ring(file.writer(), v.ring.id, &v.ring.records, sites) {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        match self
+            .rows
+            .ring(file.writer(), v.ring.id, &v.ring.records, sites)
+        {
             Ok(n) => self.written_rows += n,
             Err(e) => return Err(self.io(e)),
         }
@@ -55,6 +66,9 @@ impl Sink for DeviceCsv {
         if let Some(file) = self.file.take() {
             file.commit()?;
         }
-        Ok(Finished { files: vec![self.path.clone()], issues: Vec::new() })
+        Ok(Finished {
+            files: vec![self.path.clone()],
+            issues: Vec::new(),
+        })
     }
 }

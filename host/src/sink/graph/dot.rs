@@ -25,7 +25,12 @@ pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
     let critical = g.critical_set();
     let critical_edges = g.critical_edges();
     let mut s = String::new();
-    let _ = writeln!(s, "// ttprof op graph: {} ops, {} dependencies (producer -> consumer by tensor id)", g.nodes.len(), g.edges.len());
+    let _ = writeln!(
+        s,
+        "// ttprof op graph: {} ops, {} dependencies (producer -> consumer by tensor id)",
+        g.nodes.len(),
+        g.edges.len()
+    );
     let _ = writeln!(
         s,
         "// critical path: {} ops, {} of device kernel time",
@@ -33,13 +38,26 @@ pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
         duration(g.critical_ns)
     );
     if g.without_ids > 0 {
-        let _ = writeln!(s, "// {} ops carry no tensor ids (an op log written without them): they have no edges", g.without_ids);
+        let _ = writeln!(
+            s,
+            "// {} ops carry no tensor ids (an op log written without them): they have no edges",
+            g.without_ids
+        );
     }
     if g.in_cycles > 0 {
-        let _ = writeln!(s, "// {} ops are caught in a dependency cycle: left out of the critical path", g.in_cycles);
+        let _ = writeln!(
+            s,
+            "// {} ops are caught in a dependency cycle: left out of the critical path",
+            g.in_cycles
+        );
     }
     if let Some(only) = only {
-        let _ = writeln!(s, "// drawn: {} of the {} ops (the critical path)", only.len(), g.nodes.len());
+        let _ = writeln!(
+            s,
+            "// drawn: {} of the {} ops (the critical path)",
+            only.len(),
+            g.nodes.len()
+        );
     }
     s.push_str("digraph ops {\n");
     for (i, n) in g.nodes.iter().enumerate().filter(|(i, _)| shown(*i)) {
@@ -47,7 +65,10 @@ pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
             Some(d) => duration(d),
             None => "no device time".into(),
         };
-        let label = format!("{}\nop {} (device {})\n{time}", n.op_code, n.run_id, n.device);
+        let label = format!(
+            "{}\nop {} (device {})\n{time}",
+            n.op_code, n.run_id, n.device
+        );
         let look = if critical.contains(&i) {
             format!(", color=\"{CRITICAL}\", fillcolor=\"{CRITICAL_FILL}\", style=filled, width=3")
         } else {
@@ -68,15 +89,28 @@ pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
         } else {
             String::new()
         };
-        let _ = writeln!(s, "  op{} -> op{} [label={}{look}];", e.from, e.to, quote(&ids.join(", ")));
+        let _ = writeln!(
+            s,
+            "  op{} -> op{} [label={}{look}];",
+            e.from,
+            e.to,
+            quote(&ids.join(", "))
+        );
     }
     let mut legend = vec![
-        format!("critical path (red): {} ops, {}", g.critical.len(), duration(g.critical_ns)),
+        format!(
+            "critical path (red): {} ops, {}",
+            g.critical.len(),
+            duration(g.critical_ns)
+        ),
         "box: op, op id, device kernel duration".to_string(),
         "arrow: consumer reads tensors (ids) the producer wrote".to_string(),
     ];
     if g.without_ids > 0 {
-        legend.push(format!("{} ops carry no tensor ids: no edges", g.without_ids));
+        legend.push(format!(
+            "{} ops carry no tensor ids: no edges",
+            g.without_ids
+        ));
     }
     if g.in_cycles > 0 {
         legend.push(format!("{} ops in a dependency cycle", g.in_cycles));
@@ -88,7 +122,11 @@ pub(super) fn to_dot_of(g: &OpGraph, only: Option<&HashSet<usize>>) -> String {
             g.nodes.len()
         ));
     }
-    let _ = writeln!(s, "  legend [shape=box, label={}, color=\"gray\"];", quote(&legend.join("\n")));
+    let _ = writeln!(
+        s,
+        "  legend [shape=box, label={}, color=\"gray\"];",
+        quote(&legend.join("\n"))
+    );
     s.push_str("}\n");
     s
 }

@@ -82,12 +82,17 @@ impl OpNode {
 
     /// Its weight on the critical path: the device duration, 0 without one.
     pub fn weight_ns(&self) -> f64 {
-        self.duration_ns.filter(|d| d.is_finite() && *d > 0.0).unwrap_or(0.0)
+        self.duration_ns
+            .filter(|d| d.is_finite() && *d > 0.0)
+            .unwrap_or(0.0)
     }
 
     /// `Matmul (op 3, device 0)`: how issues name it.
     pub fn name(&self) -> String {
-        format!("{} (op {}, device {})", self.op_code, self.run_id, self.device)
+        format!(
+            "{} (op {}, device {})",
+            self.op_code, self.run_id, self.device
+        )
     }
 }
 
@@ -128,7 +133,9 @@ impl OpGraph {
     /// The graph of `profile`'s op log, each op with its device kernel duration; empty
     /// without an op log.
     pub fn of_profile(profile: &Profile) -> OpGraph {
-        let Some(log) = &profile.oplog else { return OpGraph::default() };
+        let Some(log) = &profile.oplog else {
+            return OpGraph::default();
+        };
         let mut ops: Vec<&crate::oplog::OpRecord> = log.ops().collect();
         ops.sort_by_key(|o| o.host_start_ns);
         let nodes = ops
@@ -171,7 +178,11 @@ impl OpGraph {
         dup.sort_by_key(|(id, _)| *id);
         for (id, others) in dup.iter().take(MAX_NAMED) {
             let first = &nodes[producer[id]];
-            let names: Vec<String> = others.iter().take(MAX_NAMED).map(|&o| nodes[o].name()).collect();
+            let names: Vec<String> = others
+                .iter()
+                .take(MAX_NAMED)
+                .map(|&o| nodes[o].name())
+                .collect();
             issues.push(
                 Issue::warning(
                     None,
@@ -221,14 +232,22 @@ impl OpGraph {
                     Some(&e) => edges[e].tensors.push(*id),
                     None => {
                         from.insert(p, edges.len());
-                        edges.push(Edge { from: p, to: i, tensors: vec![*id] });
+                        edges.push(Edge {
+                            from: p,
+                            to: i,
+                            tensors: vec![*id],
+                        });
                     }
                 }
             }
             edges[start..].sort_by_key(|e| e.from);
         }
         if !self_reads.is_empty() {
-            let names: Vec<String> = self_reads.iter().take(MAX_NAMED).map(|&i| nodes[i].name()).collect();
+            let names: Vec<String> = self_reads
+                .iter()
+                .take(MAX_NAMED)
+                .map(|&i| nodes[i].name())
+                .collect();
             issues.push(
                 Issue::warning(
                     None,
@@ -244,7 +263,16 @@ impl OpGraph {
             );
         }
         let without_ids = nodes.iter().filter(|n| n.without_ids()).count();
-        let mut g = OpGraph { nodes, edges, critical: Vec::new(), critical_ns: 0.0, without_ids, in_cycles: 0, depth: Vec::new(), issues };
+        let mut g = OpGraph {
+            nodes,
+            edges,
+            critical: Vec::new(),
+            critical_ns: 0.0,
+            without_ids,
+            in_cycles: 0,
+            depth: Vec::new(),
+            issues,
+        };
         g.critical_path();
         g
     }
@@ -291,7 +319,10 @@ impl OpGraph {
         self.depth = depth;
         // The longest; on a tie, the one ending at the latest op (so an op without device
         // time at the end of a chain stays on it).
-        let Some(&end) = order.iter().max_by(|&&a, &&b| reach[a].total_cmp(&reach[b]).then(a.cmp(&b))) else {
+        let Some(&end) = order
+            .iter()
+            .max_by(|&&a, &&b| reach[a].total_cmp(&reach[b]).then(a.cmp(&b)))
+        else {
             return;
         };
         let mut path = vec![end];
@@ -330,7 +361,11 @@ impl OpGraph {
         let start = walk.iter().position(|&w| w == at).unwrap_or(0);
         let mut cycle: Vec<usize> = walk[start..].iter().rev().copied().collect();
         cycle.push(cycle[0]);
-        let names: Vec<String> = cycle.iter().take(9).map(|&i| self.nodes[i].name()).collect();
+        let names: Vec<String> = cycle
+            .iter()
+            .take(9)
+            .map(|&i| self.nodes[i].name())
+            .collect();
         self.issues.push(
             Issue::error(
                 None,
@@ -356,7 +391,12 @@ impl OpGraph {
     /// ([`OpGraph::depth`]); compared with [`MAX_SVG_CELLS`].
     pub fn layout_cells(&self) -> usize {
         let rank = |i: usize| self.depth.get(i).copied().unwrap_or(0) as usize;
-        self.nodes.len() + self.edges.iter().map(|e| rank(e.to).abs_diff(rank(e.from)).saturating_sub(1)).sum::<usize>()
+        self.nodes.len()
+            + self
+                .edges
+                .iter()
+                .map(|e| rank(e.to).abs_diff(rank(e.from)).saturating_sub(1))
+                .sum::<usize>()
     }
 
     /// The critical path's edges as (from, to) pairs.

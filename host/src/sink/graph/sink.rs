@@ -2,7 +2,9 @@
 //! [`Sink::begin`] (it needs no zones), written as `ttprof_ops.dot` and `ttprof_ops.svg`
 //! at the end.
 
-use super::{render_svg, to_dot, OpGraph, DOT_FILE_NAME, MAX_SVG_CELLS, MAX_SVG_OPS, SVG_FILE_NAME};
+use super::{
+    render_svg, to_dot, OpGraph, DOT_FILE_NAME, MAX_SVG_CELLS, MAX_SVG_OPS, SVG_FILE_NAME,
+};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::issue::Issue;
@@ -21,7 +23,10 @@ pub struct GraphSink {
 impl GraphSink {
     /// The op graph's files in `dir`.
     pub fn new(dir: &Path) -> GraphSink {
-        GraphSink { dir: dir.to_path_buf(), graph: None }
+        GraphSink {
+            dir: dir.to_path_buf(),
+            graph: None,
+        }
     }
 }
 
@@ -40,7 +45,9 @@ impl Sink for GraphSink {
     }
 
     fn finish(&mut self, _: &Profile) -> Result<Finished> {
-        let Some(g) = &self.graph else { return Ok(Finished::default()) };
+        let Some(g) = &self.graph else {
+            return Ok(Finished::default());
+        };
         let dot_path = self.dir.join(DOT_FILE_NAME);
         let svg_path = self.dir.join(SVG_FILE_NAME);
         write_atomic(&dot_path, |w| w.write_all(to_dot(g).as_bytes()))?;
@@ -69,7 +76,11 @@ impl Sink for GraphSink {
             }
             Err(why) => issues.push(Issue::error(
                 None,
-                format!("{}: not written: {why}; {} has the graph", svg_path.display(), dot_path.display()),
+                format!(
+                    "{}: not written: {why}; {} has the graph",
+                    svg_path.display(),
+                    dot_path.display()
+                ),
             )),
         }
         Ok(Finished { files, issues })

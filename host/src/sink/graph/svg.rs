@@ -16,7 +16,8 @@ use std::collections::HashSet;
 /// had more than [`MAX_SVG_OPS`] ops or [`MAX_SVG_CELLS`] cells to place: then the path's
 /// first [`MAX_SVG_OPS`] ops); an error says why it could not be drawn.
 pub fn render_svg(g: &OpGraph) -> Result<(String, bool), String> {
-    let only: Option<HashSet<usize>> = (g.nodes.len() > MAX_SVG_OPS || g.layout_cells() > MAX_SVG_CELLS)
+    let only: Option<HashSet<usize>> = (g.nodes.len() > MAX_SVG_OPS
+        || g.layout_cells() > MAX_SVG_CELLS)
         .then(|| g.critical.iter().take(MAX_SVG_OPS).copied().collect());
     let text = dot::to_dot_of(g, only.as_ref());
     let svg = dot_to_svg(&text)?;
@@ -25,7 +26,9 @@ pub fn render_svg(g: &OpGraph) -> Result<(String, bool), String> {
 
 /// Renders a DOT text with `layout-rs`.
 pub(super) fn dot_to_svg(text: &str) -> Result<String, String> {
-    let graph = DotParser::new(text).process().map_err(|e| format!("the op graph's DOT does not parse: {e}"))?;
+    let graph = DotParser::new(text)
+        .process()
+        .map_err(|e| format!("the op graph's DOT does not parse: {e}"))?;
     std::panic::catch_unwind(move || {
         let mut builder = GraphBuilder::new();
         builder.visit_graph(&graph);

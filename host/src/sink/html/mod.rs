@@ -81,7 +81,14 @@ pub fn write_file(path: &Path, t: &Timeline) -> Result<Shown> {
 
 /// [`write_file`] embedding at most `zones` zones and `marks` marks, of a timeline from which
 /// [`prune`] dropped `pruned` (zones, marks) already.
-pub(crate) fn write_file_limited(path: &Path, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize), panel: &str) -> Result<Shown> {
+pub(crate) fn write_file_limited(
+    path: &Path,
+    t: &Timeline,
+    zones: usize,
+    marks: usize,
+    pruned: (usize, usize),
+    panel: &str,
+) -> Result<Shown> {
     let mut shown = Shown::default();
     write_atomic(path, |w| {
         shown = write_pruned(w, t, zones, marks, pruned, panel)?;
@@ -97,14 +104,26 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<()> {
 
 /// Writes the page to `w`, embedding at most `zones` zones (the longest) and `marks` marks
 /// (sum zones, then data, then events, the earliest of each first).
-pub fn write_limited(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize) -> io::Result<Shown> {
+pub fn write_limited(
+    w: &mut impl Write,
+    t: &Timeline,
+    zones: usize,
+    marks: usize,
+) -> io::Result<Shown> {
     write_pruned(w, t, zones, marks, (0, 0), "")
 }
 
 /// [`write_limited`] of a timeline from which [`prune`] already dropped `pruned` (zones,
 /// marks): they count as left out. `panel` is HTML put after the timeline (the bottleneck
 /// panel, [`crate::sink::analysis::html_panel`]; empty for none).
-pub(crate) fn write_pruned(w: &mut impl Write, t: &Timeline, zones: usize, marks: usize, pruned: (usize, usize), panel: &str) -> io::Result<Shown> {
+pub(crate) fn write_pruned(
+    w: &mut impl Write,
+    t: &Timeline,
+    zones: usize,
+    marks: usize,
+    pruned: (usize, usize),
+    panel: &str,
+) -> io::Result<Shown> {
     let (data, shown) = data_json(t, zones, marks, pruned);
     write!(
         w,
@@ -124,7 +143,11 @@ pub(crate) fn write_pruned(w: &mut impl Write, t: &Timeline, zones: usize, marks
 /// the `limit` that `order` puts first (`Less`: `a` before `b`), ties in the given order.
 /// Returns the choice, how many are kept and left out, and the last key kept (`None` when
 /// none is).
-fn select<K: Copy>(keys: &[Option<K>], limit: usize, order: impl Fn(&K, &K) -> Ordering) -> (Vec<bool>, usize, usize, Option<K>) {
+fn select<K: Copy>(
+    keys: &[Option<K>],
+    limit: usize,
+    order: impl Fn(&K, &K) -> Ordering,
+) -> (Vec<bool>, usize, usize, Option<K>) {
     let mut ranked: Vec<K> = keys.iter().flatten().copied().collect();
     let total = ranked.len();
     if total <= limit {
@@ -137,7 +160,11 @@ fn select<K: Copy>(keys: &[Option<K>], limit: usize, order: impl Fn(&K, &K) -> O
     // The limit-th key: everything before it is kept, then ties up to the limit.
     let (_, cut, _) = ranked.select_nth_unstable_by(limit - 1, &order);
     let cut = *cut;
-    let mut ties = limit - ranked.iter().filter(|k| order(k, &cut) == Ordering::Less).count();
+    let mut ties = limit
+        - ranked
+            .iter()
+            .filter(|k| order(k, &cut) == Ordering::Less)
+            .count();
     let keep = keys
         .iter()
         .map(|k| match k.map(|k| order(&k, &cut)) {
@@ -157,10 +184,21 @@ fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
     let keys: Vec<Option<f64>> = t
         .zones
         .iter()
-        .map(|z| (z.start_ns.is_finite() && z.end_ns.is_finite()).then(|| (z.end_ns - z.start_ns).max(0.0)))
+        .map(|z| {
+            (z.start_ns.is_finite() && z.end_ns.is_finite())
+                .then(|| (z.end_ns - z.start_ns).max(0.0))
+        })
         .collect();
     let (keep, zones, hidden, shortest) = select(&keys, limit, |a, b| b.total_cmp(a));
-    (keep, Shown { zones, hidden, shortest_shown_ns: shortest.unwrap_or(0.0), ..Shown::default() })
+    (
+        keep,
+        Shown {
+            zones,
+            hidden,
+            shortest_shown_ns: shortest.unwrap_or(0.0),
+            ..Shown::default()
+        },
+    )
 }
 
 /// A mark's kind as the page numbers it, which is also its rank when a page has to leave
@@ -194,8 +232,13 @@ fn kind_code(k: MarkKind) -> u8 {
 /// Which marks to embed: every drawable one, or `limit` of them: sum zones, then data, then
 /// events, the earliest of each kind first (ties in timeline order).
 fn mark_selection(t: &Timeline, limit: usize) -> (Vec<bool>, usize, usize) {
-    let keys: Vec<Option<(u8, f64)>> = t.marks.iter().map(|m| m.ns.is_finite().then_some((kind_code(m.kind), m.ns))).collect();
-    let (keep, shown, hidden, _) = select(&keys, limit, |a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
+    let keys: Vec<Option<(u8, f64)>> = t
+        .marks
+        .iter()
+        .map(|m| m.ns.is_finite().then_some((kind_code(m.kind), m.ns)))
+        .collect();
+    let (keep, shown, hidden, _) =
+        select(&keys, limit, |a, b| b.0.cmp(&a.0).then(a.1.total_cmp(&b.1)));
     (keep, shown, hidden)
 }
 
@@ -215,10 +258,17 @@ impl std::fmt::Display for Exact {
 
 /// A JSON string literal that is also safe inside `<script>` (no `<`).
 fn js_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"?\"".into()).replace('<', "\\u003c")
+    serde_json::to_string(s)
+        .unwrap_or_else(|_| "\"?\"".into())
+        .replace('<', "\\u003c")
 }
 
-fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize, pruned: (usize, usize)) -> (String, Shown) {
+fn data_json(
+    t: &Timeline,
+    zone_limit: usize,
+    mark_limit: usize,
+    pruned: (usize, usize),
+) -> (String, Shown) {
     let (keep, mut shown) = zone_selection(t, zone_limit);
     let (keep_marks, marks, marks_hidden) = mark_selection(t, mark_limit);
     shown.hidden += pruned.0;
@@ -235,7 +285,12 @@ fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize, pruned: (usize,
     let rel = |ns: f64| (ns.round() as i64 - t0).to_string();
     let opt = |v: Option<f64>| v.map_or("null".to_string(), rel);
     let mut s = String::with_capacity(64 + shown.zones * 48 + shown.marks * 40);
-    let _ = write!(s, "{{\"arch\":{},\"t0\":{t0},\"span\":{}", js_str(t.arch.name()), (hi.round() as i64 - t0).max(0));
+    let _ = write!(
+        s,
+        "{{\"arch\":{},\"t0\":{t0},\"span\":{}",
+        js_str(t.arch.name()),
+        (hi.round() as i64 - t0).max(0)
+    );
     let _ = write!(
         s,
         ",\"summary\":{}",
@@ -265,12 +320,29 @@ fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize, pruned: (usize,
     );
     s.push_str(",\"lanes\":[");
     for (i, l) in t.lanes.iter().enumerate() {
-        let _ = write!(s, "{}[{},{},{}]", if i > 0 { "," } else { "" }, js_str(&l.name(t.arch)), l.chip, l.depth);
+        let _ = write!(
+            s,
+            "{}[{},{},{}]",
+            if i > 0 { "," } else { "" },
+            js_str(&l.name(t.arch)),
+            l.chip,
+            l.depth
+        );
     }
     s.push_str("],\"sites\":[");
     for (i, site) in t.sites.iter().enumerate() {
-        let loc = if site.file.is_empty() { String::new() } else { format!("{}:{}", site.file, site.line) };
-        let _ = write!(s, "{}[{},{}]", if i > 0 { "," } else { "" }, js_str(&site.name), js_str(&loc));
+        let loc = if site.file.is_empty() {
+            String::new()
+        } else {
+            format!("{}:{}", site.file, site.line)
+        };
+        let _ = write!(
+            s,
+            "{}[{},{}]",
+            if i > 0 { "," } else { "" },
+            js_str(&site.name),
+            js_str(&loc)
+        );
     }
     s.push_str("],\"ops\":[");
     for (i, o) in t.ops.iter().enumerate() {
@@ -313,7 +385,10 @@ fn data_json(t: &Timeline, zone_limit: usize, mark_limit: usize, pruned: (usize,
         let (a, b) = match m.kind {
             MarkKind::Event => (0, 0),
             MarkKind::Data(v) => (v, 0),
-            MarkKind::Sum { total_cycles, count } => (total_cycles, count as u64),
+            MarkKind::Sum {
+                total_cycles,
+                count,
+            } => (total_cycles, count as u64),
         };
         let _ = write!(
             s,

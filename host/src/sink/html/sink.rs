@@ -6,12 +6,12 @@
 //! When the kernels mark typed waits, a panel per op gives the bottleneck verdict
 //! ([`crate::sink::analysis`]).
 
-use crate::sink::analysis::{self, Analyzer};
-use crate::sink::{Finished, Sink};
 use crate::error::Result;
 use crate::html;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
+use crate::sink::analysis::{self, Analyzer};
+use crate::sink::{Finished, Sink};
 use crate::timeline::Timeline;
 use std::path::{Path, PathBuf};
 
@@ -86,7 +86,9 @@ impl Sink for HtmlPage {
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
-        let Some(t) = self.timeline.take() else { return Ok(Finished::default()) };
+        let Some(t) = self.timeline.take() else {
+            return Ok(Finished::default());
+        };
         let (zones, marks) = self.limits;
         let mut panel = analysis::html_panel(&self.waits.take().unwrap_or_default().finish(p));
         if let Some(svg) = &self.op_graph {
@@ -111,7 +113,11 @@ impl Sink for HtmlPage {
         let shown = html::write_file_limited(&self.path, &t, zones, marks, self.pruned, &panel)?;
         self.shown = shown;
         let page = self.path.display();
-        let every: Vec<String> = self.complete.iter().map(|p| p.display().to_string()).collect();
+        let every: Vec<String> = self
+            .complete
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         let every = every.join(" and ");
         let mut issues = Vec::new();
         if shown.hidden > 0 {
@@ -140,6 +146,9 @@ impl Sink for HtmlPage {
                 .with_count(shown.marks_hidden as u64),
             );
         }
-        Ok(Finished { files: vec![self.path.clone()], issues })
+        Ok(Finished {
+            files: vec![self.path.clone()],
+            issues,
+        })
     }
 }

@@ -11,7 +11,12 @@ use std::time::{Duration, Instant};
 fn timeline() -> Timeline {
     let r = fixture::readout();
     let res = fixture::resolution(&r);
-    Timeline::build(&r, &res, Some(&fixture::oplog()), &Timebase::nominal(fixture::ARCH, 1))
+    Timeline::build(
+        &r,
+        &res,
+        Some(&fixture::oplog()),
+        &Timebase::nominal(fixture::ARCH, 1),
+    )
 }
 
 fn page() -> String {
@@ -23,8 +28,20 @@ fn page() -> String {
 #[test]
 fn the_page_is_one_file_that_loads_nothing_and_embeds_every_zone() {
     let html = page();
-    for needle in ["http:", "https:", " src=", " href=", "@import", "url(", "fetch(", "XMLHttpRequest"] {
-        assert!(!html.contains(needle), "the page must not reach the network: found {needle:?}");
+    for needle in [
+        "http:",
+        "https:",
+        " src=",
+        " href=",
+        "@import",
+        "url(",
+        "fetch(",
+        "XMLHttpRequest",
+    ] {
+        assert!(
+            !html.contains(needle),
+            "the page must not reach the network: found {needle:?}"
+        );
     }
     let start = html.find("id=\"ttprof-data\">").unwrap() + "id=\"ttprof-data\">".len();
     let end = start + html[start..].find("</script>").unwrap();
@@ -34,19 +51,53 @@ fn the_page_is_one_file_that_loads_nothing_and_embeds_every_zone() {
     assert_eq!(data["lanes"].as_array().unwrap().len(), 10);
     assert_eq!(data["ops"][1][0], "Matmul");
     let t0 = data["t0"].as_i64().unwrap();
-    assert_eq!(t0, times(1, 0, Risc::Brisc).fw.0 as i64 - 50_000, "the first host launch");
+    assert_eq!(
+        t0,
+        times(1, 0, Risc::Brisc).fw.0 as i64 - 50_000,
+        "the first host launch"
+    );
     // The first zone: tile (1,1) BRISC's FW zone of run 1.
-    let z: Vec<i64> = data["zones"].as_array().unwrap()[..9].iter().map(|v| v.as_i64().unwrap()).collect();
+    let z: Vec<i64> = data["zones"].as_array().unwrap()[..9]
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
     let fw = times(1, 0, Risc::Brisc).fw;
-    assert_eq!(z, [0, z[1], 0, fw.0 as i64 - t0, (fw.1 - fw.0) as i64, 0, fw.0 as i64, (fw.1 - fw.0) as i64, -1]);
+    assert_eq!(
+        z,
+        [
+            0,
+            z[1],
+            0,
+            fw.0 as i64 - t0,
+            (fw.1 - fw.0) as i64,
+            0,
+            fw.0 as i64,
+            (fw.1 - fw.0) as i64,
+            -1
+        ]
+    );
     assert_eq!(data["sites"][z[1] as usize][0], "BRISC-FW");
     // A value zone's value is its ninth value (issue 25: it reached only the device CSV).
-    let zones: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
-    let values: Vec<(i64, i64)> = zones.chunks(9).filter(|c| c[8] >= 0).map(|c| (c[0], c[8])).collect();
+    let zones: Vec<i64> = data["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    let values: Vec<(i64, i64)> = zones
+        .chunks(9)
+        .filter(|c| c[8] >= 0)
+        .map(|c| (c[0], c[8]))
+        .collect();
     assert_eq!(values.len(), 30);
-    assert!(zones.chunks(9).all(|c| (c[8] >= 0) == (data["sites"][c[1] as usize][0] == "inner")));
+    assert!(zones
+        .chunks(9)
+        .all(|c| (c[8] >= 0) == (data["sites"][c[1] as usize][0] == "inner")));
     let lane0: Vec<i64> = values.iter().filter(|v| v.0 == 0).map(|v| v.1).collect();
-    assert_eq!(lane0, [1, 2, 3].map(|run| fixture::inner_value(run, 0, Risc::Brisc) as i64));
+    assert_eq!(
+        lane0,
+        [1, 2, 3].map(|run| fixture::inner_value(run, 0, Risc::Brisc) as i64)
+    );
 }
 
 /// The JSON a page embeds.
@@ -59,7 +110,12 @@ fn data_of(html: &str) -> Value {
 /// The zones a page embeds: (site, start, duration) in page order.
 fn embedded(html: &str) -> (Value, Vec<(i64, i64, i64)>) {
     let data = data_of(html);
-    let z: Vec<i64> = data["zones"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    let z: Vec<i64> = data["zones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
     let zones = z.chunks(9).map(|c| (c[1], c[3], c[4])).collect();
     (data, zones)
 }
@@ -68,7 +124,12 @@ fn embedded(html: &str) -> (Value, Vec<(i64, i64, i64)>) {
 fn a_page_over_its_zone_budget_keeps_the_longest_and_says_so() {
     let t = timeline();
     let mut all = Vec::new();
-    assert_eq!(write_limited(&mut all, &t, usize::MAX, usize::MAX).unwrap().hidden, 0);
+    assert_eq!(
+        write_limited(&mut all, &t, usize::MAX, usize::MAX)
+            .unwrap()
+            .hidden,
+        0
+    );
     let (_, every) = embedded(&String::from_utf8(all).unwrap());
     let mut longest: Vec<i64> = every.iter().map(|z| z.2).collect();
     longest.sort_unstable_by(|a, b| b.cmp(a));
@@ -76,14 +137,24 @@ fn a_page_over_its_zone_budget_keeps_the_longest_and_says_so() {
     let mut out = Vec::new();
     let shown = write_limited(&mut out, &t, limit, MAX_MARKS).unwrap();
     assert_eq!((shown.zones, shown.hidden), (limit, every.len() - limit));
-    assert_eq!((shown.marks, shown.marks_hidden), (t.marks.len(), 0), "the zone budget leaves marks alone");
+    assert_eq!(
+        (shown.marks, shown.marks_hidden),
+        (t.marks.len(), 0),
+        "the zone budget leaves marks alone"
+    );
     let (data, kept) = embedded(&String::from_utf8(out).unwrap());
     assert_eq!(kept.len(), limit);
     let mut kept_lengths: Vec<i64> = kept.iter().map(|z| z.2).collect();
     kept_lengths.sort_unstable_by(|a, b| b.cmp(a));
     assert_eq!(kept_lengths, longest[..limit], "the longest zones");
-    assert!(kept.iter().all(|z| every.contains(z)), "unchanged, in page order");
-    assert!(data["summary"].as_str().unwrap().contains(&format!("{} shorter than", every.len() - limit)));
+    assert!(
+        kept.iter().all(|z| every.contains(z)),
+        "unchanged, in page order"
+    );
+    assert!(data["summary"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("{} shorter than", every.len() - limit)));
 }
 
 /// A mark as a page embeds it, its 8 values read exactly: lane, site, kind, time, op, cycle,
@@ -93,19 +164,29 @@ fn embedded_marks(data: &Value) -> Vec<[i128; 8]> {
         match v {
             Value::String(s) => {
                 let n: u64 = s.parse().unwrap_or_else(|e| panic!("{s:?}: {e}"));
-                assert!(n > (1 << 53) - 1, "{n} is a string but JavaScript reads it exactly as a number");
+                assert!(
+                    n > (1 << 53) - 1,
+                    "{n} is a string but JavaScript reads it exactly as a number"
+                );
                 n as i128
             }
             v => {
-                let n = v.as_i64().unwrap_or_else(|| panic!("{v} is not an integer"));
-                assert!(n.unsigned_abs() < 1 << 53, "{n} is a number, which JavaScript rounds");
+                let n = v
+                    .as_i64()
+                    .unwrap_or_else(|| panic!("{v} is not an integer"));
+                assert!(
+                    n.unsigned_abs() < 1 << 53,
+                    "{n} is a number, which JavaScript rounds"
+                );
                 n as i128
             }
         }
     };
     let m = data["marks"].as_array().unwrap();
     assert_eq!(m.len() % 8, 0);
-    m.chunks(8).map(|c| std::array::from_fn(|i| exact(&c[i]))).collect()
+    m.chunks(8)
+        .map(|c| std::array::from_fn(|i| exact(&c[i])))
+        .collect()
 }
 
 /// What a page should embed for `m`.
@@ -113,7 +194,10 @@ fn expected(m: &Mark, t0: i64) -> [i128; 8] {
     let (kind, a, b) = match m.kind {
         MarkKind::Event => (0, 0, 0),
         MarkKind::Data(v) => (1, v, 0),
-        MarkKind::Sum { total_cycles, count } => (2, total_cycles, count as u64),
+        MarkKind::Sum {
+            total_cycles,
+            count,
+        } => (2, total_cycles, count as u64),
     };
     [
         m.lane as i128,
@@ -132,12 +216,21 @@ fn the_page_embeds_every_mark_exactly_sum_totals_and_counts_and_values_beyond_2_
     let mut t = timeline();
     assert_eq!(t.marks.len(), 90);
     // Payloads either side of JavaScript's exact range, and a sum total just past it.
-    let data: Vec<usize> = (0..t.marks.len()).filter(|&i| matches!(t.marks[i].kind, MarkKind::Data(_))).collect();
+    let data: Vec<usize> = (0..t.marks.len())
+        .filter(|&i| matches!(t.marks[i].kind, MarkKind::Data(_)))
+        .collect();
     t.marks[data[0]].kind = MarkKind::Data(u64::MAX);
     t.marks[data[1]].kind = MarkKind::Data((1 << 53) + 1);
     t.marks[data[2]].kind = MarkKind::Data((1 << 53) - 1);
-    let sum = t.marks.iter().rposition(|m| matches!(m.kind, MarkKind::Sum { .. })).unwrap();
-    t.marks[sum].kind = MarkKind::Sum { total_cycles: 1 << 53, count: u32::MAX };
+    let sum = t
+        .marks
+        .iter()
+        .rposition(|m| matches!(m.kind, MarkKind::Sum { .. }))
+        .unwrap();
+    t.marks[sum].kind = MarkKind::Sum {
+        total_cycles: 1 << 53,
+        count: u32::MAX,
+    };
     let mut out = Vec::new();
     let shown = write_limited(&mut out, &t, MAX_ZONES, MAX_MARKS).unwrap();
     assert_eq!((shown.marks, shown.marks_hidden), (90, 0));
@@ -158,9 +251,16 @@ fn the_page_embeds_every_mark_exactly_sum_totals_and_counts_and_values_beyond_2_
     assert_eq!(sums.iter().filter(|m| (m[6], m[7]) == (30, 3)).count(), 29);
     assert_eq!(page["sites"][sums[0][1] as usize][0], "wait");
     let first = times(1, 0, Risc::Brisc).kernel.1;
-    assert_eq!((sums[0][0], sums[0][3], sums[0][4], sums[0][5]), (0, first as i128 - t0 as i128, 0, first as i128));
+    assert_eq!(
+        (sums[0][0], sums[0][3], sums[0][4], sums[0][5]),
+        (0, first as i128 - t0 as i128, 0, first as i128)
+    );
     let summary = page["summary"].as_str().unwrap();
-    assert!(summary.contains("120 zones on 10 lanes, 90 marks (30 events, 30 data, 30 sum zones), 3 ops"), "{summary}");
+    assert!(
+        summary
+            .contains("120 zones on 10 lanes, 90 marks (30 events, 30 data, 30 sum zones), 3 ops"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -175,23 +275,37 @@ fn zone_cycle_counts_beyond_2_pow_53_are_strings() {
     let page = data_of(&String::from_utf8(out).unwrap());
     let zone = &page["zones"].as_array().unwrap()[..8];
     assert_eq!(zone[6], Value::String((u64::MAX - len).to_string()));
-    assert_eq!(zone[7].as_u64(), Some(len), "a short zone's cycles stay a number");
+    assert_eq!(
+        zone[7].as_u64(),
+        Some(len),
+        "a short zone's cycles stay a number"
+    );
 }
 
 #[test]
 fn a_page_over_its_mark_budget_keeps_sum_zones_then_data_then_events_the_earliest_first() {
     let mut t = timeline();
     // A mark the timebase could not place (here an event) is neither shown nor counted.
-    let event = t.marks.iter().position(|m| m.kind == MarkKind::Event).unwrap();
+    let event = t
+        .marks
+        .iter()
+        .position(|m| m.kind == MarkKind::Event)
+        .unwrap();
     t.marks[event].ns = f64::NAN;
     let placed: Vec<&Mark> = t.marks.iter().filter(|m| m.ns.is_finite()).collect();
     assert_eq!(placed.len(), 89);
     let mut all = Vec::new();
     let every = write_limited(&mut all, &t, MAX_ZONES, usize::MAX).unwrap();
     assert_eq!((every.marks, every.marks_hidden), (89, 0));
-    let t0 = data_of(&String::from_utf8(all).unwrap())["t0"].as_i64().unwrap();
+    let t0 = data_of(&String::from_utf8(all).unwrap())["t0"]
+        .as_i64()
+        .unwrap();
     let of_kind = |k: i128| -> Vec<[i128; 8]> {
-        let mut v: Vec<[i128; 8]> = placed.iter().map(|m| expected(m, t0)).filter(|m| m[2] == k).collect();
+        let mut v: Vec<[i128; 8]> = placed
+            .iter()
+            .map(|m| expected(m, t0))
+            .filter(|m| m[2] == k)
+            .collect();
         v.sort_by_key(|m| m[3]);
         v
     };
@@ -206,21 +320,46 @@ fn a_page_over_its_mark_budget_keeps_sum_zones_then_data_then_events_the_earlies
     ] {
         let mut out = Vec::new();
         let shown = write_limited(&mut out, &t, MAX_ZONES, limit).unwrap();
-        assert_eq!((shown.marks, shown.marks_hidden), (limit, 89 - limit), "limit {limit}");
-        assert_eq!((shown.zones, shown.hidden), (120, 0), "the mark budget leaves zones alone");
+        assert_eq!(
+            (shown.marks, shown.marks_hidden),
+            (limit, 89 - limit),
+            "limit {limit}"
+        );
+        assert_eq!(
+            (shown.zones, shown.hidden),
+            (120, 0),
+            "the mark budget leaves zones alone"
+        );
         let page = data_of(&String::from_utf8(out).unwrap());
         let mut marks = embedded_marks(&page);
         // In the timeline's order.
-        let order: Vec<[i128; 8]> = placed.iter().map(|m| expected(m, t0)).filter(|m| marks.contains(m)).collect();
+        let order: Vec<[i128; 8]> = placed
+            .iter()
+            .map(|m| expected(m, t0))
+            .filter(|m| marks.contains(m))
+            .collect();
         assert_eq!(marks, order, "limit {limit}");
         let mut want = kept.clone();
         want.sort();
         marks.sort();
         assert_eq!(marks, want, "limit {limit}");
         let summary = page["summary"].as_str().unwrap();
-        let (e, d, s) = (limit.saturating_sub(60), limit.saturating_sub(30).min(30), limit.min(30));
-        assert!(summary.contains(&format!("{limit} marks ({e} events, {d} data, {s} sum zones")), "{summary}");
-        assert_eq!(summary.contains(&format!("; {} more are not shown", 89 - limit)), limit < 89, "{summary}");
+        let (e, d, s) = (
+            limit.saturating_sub(60),
+            limit.saturating_sub(30).min(30),
+            limit.min(30),
+        );
+        assert!(
+            summary.contains(&format!(
+                "{limit} marks ({e} events, {d} data, {s} sum zones"
+            )),
+            "{summary}"
+        );
+        assert_eq!(
+            summary.contains(&format!("; {} more are not shown", 89 - limit)),
+            limit < 89,
+            "{summary}"
+        );
     }
 }
 
@@ -231,13 +370,20 @@ fn names_cannot_close_the_script_element() {
     let mut out = Vec::new();
     write(&mut out, &t).unwrap();
     let html = String::from_utf8(out).unwrap();
-    assert_eq!(html.matches("</script>").count(), 2, "only the two real script ends");
+    assert_eq!(
+        html.matches("</script>").count(),
+        2,
+        "only the two real script ends"
+    );
     assert!(html.contains(r"\u003c/script>\u003cb>x"));
 }
 
 /// Debian's Chromium, or `None` with a message.
 fn chromium() -> Option<PathBuf> {
-    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists());
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists());
     if found.is_none() {
         eprintln!("SKIPPED: no chromium (apt-get install chromium): the HTML timeline was not checked in a browser");
     }
@@ -284,22 +430,38 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
     let path = dir.join(FILE_NAME);
     let mut t = timeline();
     // The first data mark (lane 0, run 1) carries a payload a JavaScript number would round.
-    let data = t.marks.iter().position(|m| matches!(m.kind, MarkKind::Data(_))).unwrap();
+    let data = t
+        .marks
+        .iter()
+        .position(|m| matches!(m.kind, MarkKind::Data(_)))
+        .unwrap();
     t.marks[data].kind = MarkKind::Data(u64::MAX);
     write_file(&path, &t).unwrap();
     let url = format!("file://{}#selftest", path.display());
     let dom = run_chromium(&bin, &dir.join("profile-dom"), &["--dump-dom".into(), url]);
-    let start = dom.find("<pre id=\"selftest\">").expect("page rendered") + "<pre id=\"selftest\">".len();
+    let start =
+        dom.find("<pre id=\"selftest\">").expect("page rendered") + "<pre id=\"selftest\">".len();
     let text = &dom[start..start + dom[start..].find("</pre>").unwrap()];
-    let r: Value = serde_json::from_str(&text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
-        .unwrap_or_else(|e| panic!("self-test output {text:?}: {e}"));
+    let r: Value = serde_json::from_str(
+        &text
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">"),
+    )
+    .unwrap_or_else(|e| panic!("self-test output {text:?}: {e}"));
     eprintln!("self-test: {r}");
-    assert_eq!((r["zones"].as_u64(), r["lanes"].as_u64()), (Some(120), Some(10)));
+    assert_eq!(
+        (r["zones"].as_u64(), r["lanes"].as_u64()),
+        (Some(120), Some(10))
+    );
     // Every lane shows at least its three FW zones, and the ops row its three ops.
     assert!(r["drawn"].as_u64().unwrap() >= 10 * 3 + 3, "{r}");
     // Zones cover a real part of the lane area with colour (not just grid lines and text).
     let (painted, area) = (r["painted"].as_f64().unwrap(), r["area"].as_f64().unwrap());
-    assert!(painted > 0.02 * area, "only {painted} of {area} pixels painted");
+    assert!(
+        painted > 0.02 * area,
+        "only {painted} of {area} pixels painted"
+    );
     // Hovering the first lane's first wide zone describes it.
     let hover = r["hover"].as_str().unwrap();
     let fw = times(1, 0, Risc::Brisc).fw;
@@ -308,7 +470,11 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
         "core: chip 0 (0,0) [x=1 y=1] BRISC",
         "op: EltwiseAdd (run 1)",
         &format!("cycle {}", group(fw.0)),
-        &format!("duration: {} ns, {} cycles", group(fw.1 - fw.0), group(fw.1 - fw.0)),
+        &format!(
+            "duration: {} ns, {} cycles",
+            group(fw.1 - fw.0),
+            group(fw.1 - fw.0)
+        ),
     ] {
         assert!(hover.contains(want), "hover text lacks {want:?}:\n{hover}");
     }
@@ -316,7 +482,10 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
     // A value zone's tooltip shows its value; a plain zone's has none.
     let value = r["valueZone"].as_str().unwrap();
     let v = fixture::inner_value(1, 0, Risc::Brisc);
-    assert!(value.contains("inner") && value.contains(&format!("value: {v} ({v:#x})")), "{value}");
+    assert!(
+        value.contains("inner") && value.contains(&format!("value: {v} ({v:#x})")),
+        "{value}"
+    );
     assert!(!r["plainZone"].as_str().unwrap().contains("value:"), "{r}");
     // The wheel zoomed in around the pointer: the same zone is still under it.
     assert!(r["zoom"].as_f64().unwrap() > 1.5, "{r}");
@@ -326,11 +495,17 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
     // there: the data triangle covers it).
     assert_eq!(r["marks"].as_u64(), Some(90));
     let in_view = r["marksInView"].as_u64().unwrap();
-    assert!(in_view >= 5 * 9, "only {in_view} marks on lanes in view: {r}");
+    assert!(
+        in_view >= 5 * 9,
+        "only {in_view} marks on lanes in view: {r}"
+    );
     assert_eq!(r["marksDrawn"].as_u64(), Some(in_view), "{r}");
     let px = |v: &Value, kind: usize| v[kind].as_u64().unwrap();
     assert_eq!(px(&r["markPixels"], 0), 0, "{r}");
-    assert!(px(&r["markPixels"], 1) >= in_view / 3 * 4 && px(&r["markPixels"], 2) >= in_view / 3 * 4, "{r}");
+    assert!(
+        px(&r["markPixels"], 1) >= in_view / 3 * 4 && px(&r["markPixels"], 2) >= in_view / 3 * 4,
+        "{r}"
+    );
     // Hovering the first mark of each kind (lane 0, run 1) describes it.
     let x = times(1, 0, Risc::Brisc);
     let core = "core: chip 0 (0,0) [x=1 y=1] BRISC";
@@ -365,9 +540,14 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
         "mean: 10 cycles".into(),
     ];
     for (kind, want) in [&event[..], &data[..], &sum[..]].into_iter().enumerate() {
-        let hover = r["hoverMarks"][kind].as_str().unwrap_or_else(|| panic!("kind {kind} not hovered: {r}"));
+        let hover = r["hoverMarks"][kind]
+            .as_str()
+            .unwrap_or_else(|| panic!("kind {kind} not hovered: {r}"));
         for w in want {
-            assert!(hover.contains(w.as_str()), "hover text of kind {kind} lacks {w:?}:\n{hover}");
+            assert!(
+                hover.contains(w.as_str()),
+                "hover text of kind {kind} lacks {w:?}:\n{hover}"
+            );
         }
         assert_eq!(r["hoverMarkShown"][kind], "block");
     }
@@ -384,10 +564,17 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
     run_chromium(
         &bin,
         &dir.join("profile-shot"),
-        &[format!("--screenshot={}", png.display()), format!("file://{}", path.display())],
+        &[
+            format!("--screenshot={}", png.display()),
+            format!("file://{}", path.display()),
+        ],
     );
     let bytes = std::fs::read(&png).expect("a screenshot");
-    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 5_000, "{} bytes", bytes.len());
+    assert!(
+        bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 5_000,
+        "{} bytes",
+        bytes.len()
+    );
     let keep = std::env::var_os("TTPROF_KEEP_SCREENSHOT");
     if let Some(to) = keep {
         std::fs::copy(&png, to).unwrap();
@@ -417,27 +604,53 @@ fn a_page_fed_ring_by_ring_with_pruning_is_the_page_of_the_whole_run() {
     use crate::sink::{self, HtmlPage, Sink};
     // Without the op log no op's host span covers the run: the page's time axis then comes
     // from the zones themselves, dropped ones included.
-    for (oplog, (zones, marks)) in [Some(fixture::oplog()), None].into_iter().flat_map(|o| {
-        [(10, 7), (1, 1), (0, 0), (1000, 1000)].map(move |l| (o.clone(), l))
-    }) {
-    let r = fixture::readout();
-    let res = fixture::resolution(&r);
-    let p = Profile::resolved(r, res, oplog, Timebase::nominal(fixture::ARCH, 1));
-    let whole = Timeline::of(&p);
-    assert!(whole.zones.len() > 40 && whole.marks.len() > 14, "the fixture is larger than the limits");
+    for (oplog, (zones, marks)) in [Some(fixture::oplog()), None]
+        .into_iter()
+        .flat_map(|o| [(10, 7), (1, 1), (0, 0), (1000, 1000)].map(move |l| (o.clone(), l)))
+    {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let p = Profile::resolved(r, res, oplog, Timebase::nominal(fixture::ARCH, 1));
+        let whole = Timeline::of(&p);
+        assert!(
+            whole.zones.len() > 40 && whole.marks.len() > 14,
+            "the fixture is larger than the limits"
+        );
         let mut want = Vec::new();
         let shown = write_limited(&mut want, &whole, zones, marks).unwrap();
         let dir = crate::testing::temp_dir("html-prune");
         let path = dir.join(FILE_NAME);
         let mut page = HtmlPage::new(&path, vec![]).with_limits(zones, marks);
         let done = sink::drive(&p, &mut [&mut page as &mut dyn Sink]).unwrap();
-        let (got, want) = (std::fs::read_to_string(&path).unwrap(), String::from_utf8(want).unwrap());
-        let at = got.bytes().zip(want.bytes()).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
-        assert!(got == want, "limits {zones}/{marks}: differ at byte {at}: {:?} vs {:?}", &got[at.saturating_sub(80)..(at + 80).min(got.len())], &want[at.saturating_sub(80)..(at + 80).min(want.len())]);
-        assert_eq!((page.shown.zones, page.shown.hidden), (shown.zones, shown.hidden), "limits {zones}/{marks}");
-        assert_eq!((page.shown.marks, page.shown.marks_hidden), (shown.marks, shown.marks_hidden));
+        let (got, want) = (
+            std::fs::read_to_string(&path).unwrap(),
+            String::from_utf8(want).unwrap(),
+        );
+        let at = got
+            .bytes()
+            .zip(want.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.len().min(want.len()));
+        assert!(
+            got == want,
+            "limits {zones}/{marks}: differ at byte {at}: {:?} vs {:?}",
+            &got[at.saturating_sub(80)..(at + 80).min(got.len())],
+            &want[at.saturating_sub(80)..(at + 80).min(want.len())]
+        );
+        assert_eq!(
+            (page.shown.zones, page.shown.hidden),
+            (shown.zones, shown.hidden),
+            "limits {zones}/{marks}"
+        );
+        assert_eq!(
+            (page.shown.marks, page.shown.marks_hidden),
+            (shown.marks, shown.marks_hidden)
+        );
         assert_eq!(page.shown.shortest_shown_ns, shown.shortest_shown_ns);
-        assert_eq!(done[0].issues.len(), (shown.hidden > 0) as usize + (shown.marks_hidden > 0) as usize);
+        assert_eq!(
+            done[0].issues.len(),
+            (shown.hidden > 0) as usize + (shown.marks_hidden > 0) as usize
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -37,8 +37,13 @@ impl Table {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
         }
         let file = AtomicFile::create(&path)?;
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| pq_error(&path, e))?;
-        Ok(Table { path, writer, rows: 0 })
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|e| pq_error(&path, e))?;
+        Ok(Table {
+            path,
+            writer,
+            rows: 0,
+        })
     }
 
     /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered.
@@ -47,7 +52,9 @@ impl Table {
             return Ok(());
         }
         self.rows += batch.num_rows() as u64;
-        self.writer.write(&batch).map_err(|e| pq_error(&self.path, e))?;
+        self.writer
+            .write(&batch)
+            .map_err(|e| pq_error(&self.path, e))?;
         if self.writer.in_progress_rows() >= ROW_GROUP_ROWS {
             self.writer.flush().map_err(|e| pq_error(&self.path, e))?;
         }
@@ -56,7 +63,10 @@ impl Table {
 
     /// Writes the footer and renames the file into place.
     fn commit(self) -> Result<PathBuf> {
-        let file = self.writer.into_inner().map_err(|e| pq_error(&self.path, e))?;
+        let file = self
+            .writer
+            .into_inner()
+            .map_err(|e| pq_error(&self.path, e))?;
         file.commit()?;
         Ok(self.path)
     }
@@ -64,10 +74,12 @@ impl Table {
 
 fn pq_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     match e {
-        parquet::errors::ParquetError::External(inner) => match inner.downcast::<std::io::Error>() {
-            Ok(io) => Error::io(path, "write", *io),
-            Err(other) => Error::Other(format!("{}: writing Parquet: {other}", path.display())),
-        },
+        parquet::errors::ParquetError::External(inner) => {
+            match inner.downcast::<std::io::Error>() {
+                Ok(io) => Error::io(path, "write", *io),
+                Err(other) => Error::Other(format!("{}: writing Parquet: {other}", path.display())),
+            }
+        }
         e => Error::Other(format!("{}: writing Parquet: {e}", path.display())),
     }
 }
@@ -79,7 +91,15 @@ fn properties() -> WriterProperties {
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()))
         .set_max_row_group_row_count(None)
         .set_created_by(format!("ttprof {}", env!("CARGO_PKG_VERSION")));
-    for c in ["start_cycles", "end_cycles", "start_ns", "end_ns", "cycles", "ns", "value"] {
+    for c in [
+        "start_cycles",
+        "end_cycles",
+        "start_ns",
+        "end_ns",
+        "cycles",
+        "ns",
+        "value",
+    ] {
         b = b
             .set_column_dictionary_enabled(ColumnPath::from(c), false)
             .set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
@@ -127,7 +147,9 @@ impl Writer {
         let thread = std::thread::spawn(move || {
             for (key, which, batch) in rx {
                 let Some(t) = tables.get_mut(&key) else {
-                    return Err(Error::Other(format!("internal: no Parquet partition for chip {key}")));
+                    return Err(Error::Other(format!(
+                        "internal: no Parquet partition for chip {key}"
+                    )));
                 };
                 match which {
                     Which::Zones => t.zones.write(batch)?,
@@ -137,7 +159,11 @@ impl Writer {
             }
             Ok(tables)
         });
-        Writer { keys, tx: Some(tx), thread: Some(thread) }
+        Writer {
+            keys,
+            tx: Some(tx),
+            thread: Some(thread),
+        }
     }
 
     /// Hands a batch over; if the writer stopped, its error.
@@ -158,7 +184,9 @@ impl Writer {
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(r)) => r,
             Some(Err(_)) => Err(Error::Other("the Parquet writer thread panicked".into())),
-            None => Err(Error::Other("internal: the Parquet writer already stopped".into())),
+            None => Err(Error::Other(
+                "internal: the Parquet writer already stopped".into(),
+            )),
         }
     }
 }
@@ -207,11 +235,20 @@ impl ParquetSink {
     /// A hive-partitioned dataset under `dir` for host `host` (letters, digits, `.`, `_`,
     /// `-`; checked when the drive begins): see [`super`].
     pub fn dataset(dir: &Path, host: &str) -> ParquetSink {
-        ParquetSink::with(Layout::Dataset { dir: dir.to_path_buf(), host: host.to_string() })
+        ParquetSink::with(Layout::Dataset {
+            dir: dir.to_path_buf(),
+            host: host.to_string(),
+        })
     }
 
     fn with(layout: Layout) -> ParquetSink {
-        ParquetSink { layout, dicts: None, schemas: None, writer: None, written: Written::default() }
+        ParquetSink {
+            layout,
+            dicts: None,
+            schemas: None,
+            writer: None,
+            written: Written::default(),
+        }
     }
 
     fn partitioned(&self) -> bool {
@@ -226,9 +263,11 @@ impl ParquetSink {
                 "marks" => MARKS_FILE,
                 _ => OPS_FILE,
             }),
-            Layout::Dataset { dir, host } => {
-                dir.join(table).join(format!("host={host}")).join(format!("chip={chip}")).join("part-0.parquet")
-            }
+            Layout::Dataset { dir, host } => dir
+                .join(table)
+                .join(format!("host={host}"))
+                .join(format!("chip={chip}"))
+                .join("part-0.parquet"),
         }
     }
 }
@@ -248,7 +287,9 @@ pub fn check_host(host: &str) -> Result<()> {
 /// `-`, and not `.` or `..`.
 fn valid_host(host: &str) -> bool {
     (1..=128).contains(&host.len())
-        && host.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
         && host != "."
         && host != ".."
 }
@@ -258,19 +299,40 @@ impl Sink for ParquetSink {
         let with_chip = !self.partitioned();
         let chips: BTreeSet<u32> = if let Layout::Dataset { host, .. } = &self.layout {
             check_host(host)?;
-            p.readout.rings.iter().map(|r| r.id.chip).chain(p.ops.iter().map(|o| o.chip)).collect()
+            p.readout
+                .rings
+                .iter()
+                .map(|r| r.id.chip)
+                .chain(p.ops.iter().map(|o| o.chip))
+                .collect()
         } else {
             [0].into()
         };
         let props = properties();
         let mut all = BTreeMap::new();
         for &chip in &chips {
-            let zones = Table::create(self.path("zones", chip), tables::zones_schema(with_chip), props.clone())?;
-            let marks = Table::create(self.path("marks", chip), tables::marks_schema(with_chip), props.clone())?;
-            let ops = Table::create(self.path("ops", chip), tables::ops_schema(with_chip), props.clone())?;
+            let zones = Table::create(
+                self.path("zones", chip),
+                tables::zones_schema(with_chip),
+                props.clone(),
+            )?;
+            let marks = Table::create(
+                self.path("marks", chip),
+                tables::marks_schema(with_chip),
+                props.clone(),
+            )?;
+            let ops = Table::create(
+                self.path("ops", chip),
+                tables::ops_schema(with_chip),
+                props.clone(),
+            )?;
             all.insert(chip, Tables { zones, marks, ops });
         }
-        self.schemas = Some([tables::zones_schema(with_chip), tables::marks_schema(with_chip), tables::ops_schema(with_chip)]);
+        self.schemas = Some([
+            tables::zones_schema(with_chip),
+            tables::marks_schema(with_chip),
+            tables::ops_schema(with_chip),
+        ]);
         self.writer = Some(Writer::start(all));
         Ok(())
     }
@@ -284,16 +346,31 @@ impl Sink for ParquetSink {
         if self.dicts.as_ref().is_none_or(|(uid, _)| *uid != p.uid()) {
             self.dicts = Some((p.uid(), Dictionaries::new(&p.labels, &p.ops)));
         }
-        let (Some((_, d)), Some([zs, ms, _]), Some(w)) = (self.dicts.as_ref(), self.schemas.as_ref(), self.writer.as_mut())
-        else {
+        let (Some((_, d)), Some([zs, ms, _]), Some(w)) = (
+            self.dicts.as_ref(),
+            self.schemas.as_ref(),
+            self.writer.as_mut(),
+        ) else {
             return Ok(());
         };
         let key = if with_chip { 0 } else { v.lane.chip };
         let batch = |b: std::result::Result<RecordBatch, arrow_schema::ArrowError>| {
-            b.map_err(|e| Error::Other(format!("Parquet table of chip {key}: building a batch: {e}")))
+            b.map_err(|e| {
+                Error::Other(format!(
+                    "Parquet table of chip {key}: building a batch: {e}"
+                ))
+            })
         };
-        w.send(key, Which::Zones, batch(tables::zones_batch(zs, d, &v.lane, &v.zones, with_chip))?)?;
-        w.send(key, Which::Marks, batch(tables::marks_batch(ms, d, &v.lane, &v.marks, with_chip))?)?;
+        w.send(
+            key,
+            Which::Zones,
+            batch(tables::zones_batch(zs, d, &v.lane, &v.zones, with_chip))?,
+        )?;
+        w.send(
+            key,
+            Which::Marks,
+            batch(tables::marks_batch(ms, d, &v.lane, &v.marks, with_chip))?,
+        )?;
         self.written.zones += v.zones.len() as u64;
         self.written.marks += v.marks.len() as u64;
         Ok(())
@@ -321,7 +398,10 @@ impl Sink for ParquetSink {
         for t in ops {
             files.push(t.commit()?);
         }
-        Ok(Finished { files, issues: Vec::new() })
+        Ok(Finished {
+            files,
+            issues: Vec::new(),
+        })
     }
 }
 
@@ -342,7 +422,13 @@ pub fn default_host() -> String {
         .trim()
         .chars()
         .take(128)
-        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if valid_host(&name) {
         name

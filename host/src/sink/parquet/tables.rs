@@ -5,7 +5,8 @@ use crate::decode::NO_RUN;
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
 use arrow_array::types::UInt32Type;
 use arrow_array::{
-    ArrayRef, DictionaryArray, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array,
+    ArrayRef, DictionaryArray, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
+    UInt64Array,
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use riscv_linker::Risc;
@@ -71,7 +72,14 @@ pub fn ops_schema(with_chip: bool) -> SchemaRef {
     }
     f.push(Field::new("run", DataType::UInt32, false));
     f.push(Field::new("op", DataType::Utf8, false));
-    for c in ["host_start_ns", "host_end_ns", "kernel_start_ns", "kernel_end_ns", "fw_start_ns", "fw_end_ns"] {
+    for c in [
+        "host_start_ns",
+        "host_end_ns",
+        "kernel_start_ns",
+        "kernel_end_ns",
+        "fw_start_ns",
+        "fw_end_ns",
+    ] {
         f.push(Field::new(c, DataType::Int64, true));
     }
     Arc::new(Schema::new(f))
@@ -111,7 +119,10 @@ impl Dictionaries {
 }
 
 fn keyed(keys: UInt32Array, values: &ArrayRef) -> Result<ArrayRef, ArrowError> {
-    Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(keys, values.clone())?))
+    Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
+        keys,
+        values.clone(),
+    )?))
 }
 
 /// The place columns of `n` rows of `lane` with the given runs, ops and sites.
@@ -128,14 +139,27 @@ fn place_columns(
     }
     c.push(Arc::new(UInt16Array::from(vec![lane.tile.x as u16; n])));
     c.push(Arc::new(UInt16Array::from(vec![lane.tile.y as u16; n])));
-    c.push(keyed(UInt32Array::from(vec![lane.risc.index() as u32; n]), &d.risc)?);
-    c.push(Arc::new(rows.clone().map(|(run, _, _)| (run != NO_RUN).then_some(run)).collect::<UInt32Array>()));
+    c.push(keyed(
+        UInt32Array::from(vec![lane.risc.index() as u32; n]),
+        &d.risc,
+    )?);
+    c.push(Arc::new(
+        rows.clone()
+            .map(|(run, _, _)| (run != NO_RUN).then_some(run))
+            .collect::<UInt32Array>(),
+    ));
     c.push(keyed(rows.clone().map(|(_, op, _)| op).collect(), &d.ops)?);
     let sites: UInt32Array = rows.map(|(_, _, s)| s).collect();
     c.push(Arc::new(sites.clone()));
     c.push(keyed(sites.clone(), &d.names)?);
     c.push(keyed(sites.clone(), &d.files)?);
-    c.push(Arc::new(sites.values().iter().map(|&s| d.lines.get(s as usize).copied().unwrap_or(0)).collect::<UInt32Array>()));
+    c.push(Arc::new(
+        sites
+            .values()
+            .iter()
+            .map(|&s| d.lines.get(s as usize).copied().unwrap_or(0))
+            .collect::<UInt32Array>(),
+    ));
     Ok(c)
 }
 
@@ -152,13 +176,24 @@ pub(crate) fn zones_batch(
     let start_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.start_ns)).collect();
     let end_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.end_ns)).collect();
     let duration: Vec<i64> = start_ns.iter().zip(&end_ns).map(|(s, e)| e - s).collect();
-    c.push(Arc::new(zones.iter().map(|z| z.depth).collect::<UInt16Array>()));
-    c.push(Arc::new(zones.iter().map(|z| z.start_cycles).collect::<UInt64Array>()));
-    c.push(Arc::new(zones.iter().map(|z| z.end_cycles).collect::<UInt64Array>()));
+    c.push(Arc::new(
+        zones.iter().map(|z| z.depth).collect::<UInt16Array>(),
+    ));
+    c.push(Arc::new(
+        zones
+            .iter()
+            .map(|z| z.start_cycles)
+            .collect::<UInt64Array>(),
+    ));
+    c.push(Arc::new(
+        zones.iter().map(|z| z.end_cycles).collect::<UInt64Array>(),
+    ));
     c.push(Arc::new(Int64Array::from(start_ns)));
     c.push(Arc::new(Int64Array::from(end_ns)));
     c.push(Arc::new(Int64Array::from(duration)));
-    c.push(Arc::new(zones.iter().map(|z| z.value).collect::<UInt32Array>()));
+    c.push(Arc::new(
+        zones.iter().map(|z| z.value).collect::<UInt32Array>(),
+    ));
     RecordBatch::try_new(schema.clone(), c)
 }
 
@@ -178,8 +213,12 @@ pub(crate) fn marks_batch(
         MarkKind::Sum { .. } => 2,
     };
     c.push(keyed(marks.iter().map(kind).collect(), &d.kinds)?);
-    c.push(Arc::new(marks.iter().map(|m| m.cycles).collect::<UInt64Array>()));
-    c.push(Arc::new(marks.iter().map(|m| whole_ns(m.ns)).collect::<Int64Array>()));
+    c.push(Arc::new(
+        marks.iter().map(|m| m.cycles).collect::<UInt64Array>(),
+    ));
+    c.push(Arc::new(
+        marks.iter().map(|m| whole_ns(m.ns)).collect::<Int64Array>(),
+    ));
     let value = |m: &Mark| match m.kind {
         MarkKind::Event => None,
         MarkKind::Data(v) => Some(v),
@@ -195,15 +234,28 @@ pub(crate) fn marks_batch(
 }
 
 /// The ops of `chip` (every op when `None`) as a batch of `schema` ([`ops_schema`]).
-pub(crate) fn ops_batch(schema: &SchemaRef, ops: &[OpSpan], chip: Option<u32>) -> Result<RecordBatch, ArrowError> {
-    let ops: Vec<&OpSpan> = ops.iter().filter(|o| chip.is_none_or(|c| o.chip == c)).collect();
+pub(crate) fn ops_batch(
+    schema: &SchemaRef,
+    ops: &[OpSpan],
+    chip: Option<u32>,
+) -> Result<RecordBatch, ArrowError> {
+    let ops: Vec<&OpSpan> = ops
+        .iter()
+        .filter(|o| chip.is_none_or(|c| o.chip == c))
+        .collect();
     let mut c: Vec<ArrayRef> = Vec::new();
     if chip.is_none() {
-        c.push(Arc::new(ops.iter().map(|o| o.chip).collect::<UInt32Array>()));
+        c.push(Arc::new(
+            ops.iter().map(|o| o.chip).collect::<UInt32Array>(),
+        ));
     }
     c.push(Arc::new(ops.iter().map(|o| o.run).collect::<UInt32Array>()));
-    c.push(Arc::new(StringArray::from(ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>())));
-    let ns = |f: &dyn Fn(&OpSpan) -> Option<i64>| -> ArrayRef { Arc::new(ops.iter().map(|o| f(o)).collect::<Int64Array>()) };
+    c.push(Arc::new(StringArray::from(
+        ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
+    )));
+    let ns = |f: &dyn Fn(&OpSpan) -> Option<i64>| -> ArrayRef {
+        Arc::new(ops.iter().map(|o| f(o)).collect::<Int64Array>())
+    };
     c.push(ns(&|o| o.host_ns.map(|h| h.0 as i64)));
     c.push(ns(&|o| o.host_ns.map(|h| h.1 as i64)));
     c.push(ns(&|o| o.kernel_ns.map(|k| whole_ns(k.0))));

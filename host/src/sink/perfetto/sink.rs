@@ -23,8 +23,13 @@ const ANN_OP: u64 = 2;
 const ANN_VALUE: u64 = 3;
 const ANN_TOTAL: u64 = 4;
 const ANN_COUNT: u64 = 5;
-const ANNOTATION_NAMES: [(u64, &str); 5] =
-    [(ANN_LOC, "loc"), (ANN_OP, "op"), (ANN_VALUE, "value"), (ANN_TOTAL, "total_cycles"), (ANN_COUNT, "count")];
+const ANNOTATION_NAMES: [(u64, &str); 5] = [
+    (ANN_LOC, "loc"),
+    (ANN_OP, "op"),
+    (ANN_VALUE, "value"),
+    (ANN_TOTAL, "total_cycles"),
+    (ANN_COUNT, "count"),
+];
 
 /// Track uuids: kind in the top byte, then chip, then the kind's own bits.
 fn uuid(kind: u64, chip: u32, low: u64) -> u64 {
@@ -37,7 +42,11 @@ fn tile_uuid(chip: u32, t: NocCoord) -> u64 {
     uuid(2, chip, (t.x as u64) << 16 | (t.y as u64) << 8)
 }
 fn lane_uuid(l: &Lane) -> u64 {
-    uuid(3, l.chip, (l.tile.x as u64) << 16 | (l.tile.y as u64) << 8 | l.risc.index() as u64)
+    uuid(
+        3,
+        l.chip,
+        (l.tile.x as u64) << 16 | (l.tile.y as u64) << 8 | l.risc.index() as u64,
+    )
 }
 fn ops_uuid(chip: u32, k: usize) -> u64 {
     uuid(4, chip, k as u64)
@@ -142,17 +151,28 @@ impl PerfettoSink {
         if self.raw.is_empty() {
             return;
         }
-        let mut z = flate2::write::ZlibEncoder::new(Vec::with_capacity(self.raw.len() / 4), flate2::Compression::fast());
+        let mut z = flate2::write::ZlibEncoder::new(
+            Vec::with_capacity(self.raw.len() / 4),
+            flate2::Compression::fast(),
+        );
         // Writing into a Vec cannot fail.
         let _ = z.write_all(&self.raw);
         let packed = z.finish().unwrap_or_default();
         self.raw.clear();
-        append_packet(&mut self.buf, &TracePacket { compressed_packets: Some(packed), ..Default::default() });
+        append_packet(
+            &mut self.buf,
+            &TracePacket {
+                compressed_packets: Some(packed),
+                ..Default::default()
+            },
+        );
     }
 
     fn flush(&mut self) -> Result<()> {
         self.seal();
-        let Some(f) = self.file.as_mut() else { return Ok(()) };
+        let Some(f) = self.file.as_mut() else {
+            return Ok(());
+        };
         let r = f.write_all(&self.buf);
         self.buf.clear();
         r.map_err(|e| self.io(e))
@@ -169,10 +189,19 @@ impl PerfettoSink {
     /// The chip's ops on op tracks (a new track whenever ops overlap).
     fn ops(&mut self, chip: u32, ops: &[OpSpan]) {
         // An op the op log does not time (or a run it does not name) sits at its device span.
-        let span = |o: &OpSpan| o.host_ns.or_else(|| o.device_span().map(|(a, b)| (ns(a), ns(b))));
-        let mut timed: Vec<(u64, u64, &OpSpan)> =
-            ops.iter().filter(|o| o.chip == chip).filter_map(|o| span(o).map(|(a, b)| (a, b, o))).collect();
-        self.stats.ops_left_out += ops.iter().filter(|o| o.chip == chip && span(o).is_none()).count() as u64;
+        let span = |o: &OpSpan| {
+            o.host_ns
+                .or_else(|| o.device_span().map(|(a, b)| (ns(a), ns(b))))
+        };
+        let mut timed: Vec<(u64, u64, &OpSpan)> = ops
+            .iter()
+            .filter(|o| o.chip == chip)
+            .filter_map(|o| span(o).map(|(a, b)| (a, b, o)))
+            .collect();
+        self.stats.ops_left_out += ops
+            .iter()
+            .filter(|o| o.chip == chip && span(o).is_none())
+            .count() as u64;
         timed.sort_by_key(|t| (t.0, t.1));
         let mut lanes: Vec<u64> = Vec::new();
         for (start, end, o) in timed {
@@ -181,7 +210,11 @@ impl PerfettoSink {
                 None => {
                     lanes.push(0);
                     let k = lanes.len() - 1;
-                    let name = if k == 0 { "ops".to_string() } else { format!("ops {}", k + 1) };
+                    let name = if k == 0 {
+                        "ops".to_string()
+                    } else {
+                        format!("ops {}", k + 1)
+                    };
                     self.descriptor(TrackDescriptor {
                         uuid: Some(ops_uuid(chip, k)),
                         name: Some(name),
@@ -194,7 +227,11 @@ impl PerfettoSink {
             };
             lanes[k] = end.max(start);
             let track = Some(ops_uuid(chip, k));
-            let run = DebugAnnotation { name: Some("run".into()), uint_value: Some(o.run as u64), ..Default::default() };
+            let run = DebugAnnotation {
+                name: Some("run".into()),
+                uint_value: Some(o.run as u64),
+                ..Default::default()
+            };
             let begin = TrackEvent {
                 r#type: Some(TYPE_SLICE_BEGIN),
                 track_uuid: track,
@@ -202,7 +239,11 @@ impl PerfettoSink {
                 debug_annotations: vec![run],
                 ..Default::default()
             };
-            let end_ev = TrackEvent { r#type: Some(TYPE_SLICE_END), track_uuid: track, ..Default::default() };
+            let end_ev = TrackEvent {
+                r#type: Some(TYPE_SLICE_END),
+                track_uuid: track,
+                ..Default::default()
+            };
             for (ts, ev) in [(start, begin), (end.max(start), end_ev)] {
                 self.packet(TracePacket {
                     timestamp: Some(ts),
@@ -309,36 +350,67 @@ impl PerfettoSink {
         }
         // The sequence's state: interned names and strings, default track and clock.
         let t0 = evs.first().map_or(0, |e| e.0);
-        let labels: BTreeSet<u32> = v.zones.iter().map(|z| z.site).chain(v.marks.iter().map(|m| m.site)).collect();
-        let ops: BTreeSet<u32> = v.zones.iter().filter_map(|z| z.op).chain(v.marks.iter().filter_map(|m| m.op)).collect();
+        let labels: BTreeSet<u32> = v
+            .zones
+            .iter()
+            .map(|z| z.site)
+            .chain(v.marks.iter().map(|m| m.site))
+            .collect();
+        let ops: BTreeSet<u32> = v
+            .zones
+            .iter()
+            .filter_map(|z| z.op)
+            .chain(v.marks.iter().filter_map(|m| m.op))
+            .collect();
         let nl = p.labels.len() as u64;
         let loc = |l: &SiteLabel| (!l.file.is_empty()).then(|| format!("{}:{}", l.file, l.line));
         let mut interned = InternedData {
             event_names: labels
                 .iter()
-                .map(|&l| Interned { iid: Some(l as u64 + 1), name: Some(label_name(p, l).to_string()) })
+                .map(|&l| Interned {
+                    iid: Some(l as u64 + 1),
+                    name: Some(label_name(p, l).to_string()),
+                })
                 .collect(),
             debug_annotation_names: ANNOTATION_NAMES
                 .iter()
-                .map(|&(iid, n)| Interned { iid: Some(iid), name: Some(n.into()) })
+                .map(|&(iid, n)| Interned {
+                    iid: Some(iid),
+                    name: Some(n.into()),
+                })
                 .collect(),
             debug_annotation_string_values: Vec::new(),
         };
         for &l in &labels {
             if let Some(s) = p.labels.get(l as usize).and_then(loc) {
-                interned.debug_annotation_string_values.push(InternedString { iid: Some(l as u64 + 1), str: Some(s.into_bytes()) });
+                interned
+                    .debug_annotation_string_values
+                    .push(InternedString {
+                        iid: Some(l as u64 + 1),
+                        str: Some(s.into_bytes()),
+                    });
             }
         }
         for &o in &ops {
-            let name = p.ops.get(o as usize).map_or_else(String::new, |o| o.name.clone());
-            interned.debug_annotation_string_values.push(InternedString { iid: Some(nl + 1 + o as u64), str: Some(name.into_bytes()) });
+            let name = p
+                .ops
+                .get(o as usize)
+                .map_or_else(String::new, |o| o.name.clone());
+            interned
+                .debug_annotation_string_values
+                .push(InternedString {
+                    iid: Some(nl + 1 + o as u64),
+                    str: Some(name.into_bytes()),
+                });
         }
         self.packet(TracePacket {
             trusted_packet_sequence_id: Some(seq),
             sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
             interned_data: Some(interned),
             trace_packet_defaults: Some(TracePacketDefaults {
-                track_event_defaults: Some(TrackEventDefaults { track_uuid: Some(track) }),
+                track_event_defaults: Some(TrackEventDefaults {
+                    track_uuid: Some(track),
+                }),
                 timestamp_clock_id: Some(CLOCK_SEQUENCE_DELTA),
             }),
             clock_snapshot: Some(ClockSnapshot {
@@ -349,7 +421,12 @@ impl PerfettoSink {
                         is_incremental: Some(true),
                         unit_multiplier_ns: None,
                     },
-                    Clock { clock_id: Some(CLOCK_BOOTTIME), timestamp: Some(t0), is_incremental: None, unit_multiplier_ns: None },
+                    Clock {
+                        clock_id: Some(CLOCK_BOOTTIME),
+                        timestamp: Some(t0),
+                        is_incremental: None,
+                        unit_multiplier_ns: None,
+                    },
                 ],
             }),
             ..Default::default()
@@ -358,10 +435,18 @@ impl PerfettoSink {
         let annotations = |site: u32, op: Option<u32>| {
             let mut a = Vec::with_capacity(2);
             if has_loc.get(site as usize).copied().unwrap_or(false) {
-                a.push(DebugAnnotation { name_iid: Some(ANN_LOC), string_value_iid: Some(site as u64 + 1), ..Default::default() });
+                a.push(DebugAnnotation {
+                    name_iid: Some(ANN_LOC),
+                    string_value_iid: Some(site as u64 + 1),
+                    ..Default::default()
+                });
             }
             if let Some(o) = op {
-                a.push(DebugAnnotation { name_iid: Some(ANN_OP), string_value_iid: Some(nl + 1 + o as u64), ..Default::default() });
+                a.push(DebugAnnotation {
+                    name_iid: Some(ANN_OP),
+                    string_value_iid: Some(nl + 1 + o as u64),
+                    ..Default::default()
+                });
             }
             a
         };
@@ -373,7 +458,11 @@ impl PerfettoSink {
                     self.stats.zones += 1;
                     let mut a = annotations(z.site, z.op);
                     if let Some(value) = z.value {
-                        a.push(DebugAnnotation { name_iid: Some(ANN_VALUE), uint_value: Some(value as u64), ..Default::default() });
+                        a.push(DebugAnnotation {
+                            name_iid: Some(ANN_VALUE),
+                            uint_value: Some(value as u64),
+                            ..Default::default()
+                        });
                     }
                     TrackEvent {
                         r#type: Some(TYPE_SLICE_BEGIN),
@@ -382,21 +471,36 @@ impl PerfettoSink {
                         ..Default::default()
                     }
                 }
-                Ev::End => TrackEvent { r#type: Some(TYPE_SLICE_END), ..Default::default() },
+                Ev::End => TrackEvent {
+                    r#type: Some(TYPE_SLICE_END),
+                    ..Default::default()
+                },
                 Ev::Mark(k) => {
                     let m = &v.marks[k];
                     self.stats.marks += 1;
                     let mut a = annotations(m.site, m.op);
-                    let uint = |iid, v| DebugAnnotation { name_iid: Some(iid), uint_value: Some(v), ..Default::default() };
+                    let uint = |iid, v| DebugAnnotation {
+                        name_iid: Some(iid),
+                        uint_value: Some(v),
+                        ..Default::default()
+                    };
                     match m.kind {
                         MarkKind::Event => {}
                         MarkKind::Data(v) => a.push(uint(ANN_VALUE, v)),
-                        MarkKind::Sum { total_cycles, count } => {
+                        MarkKind::Sum {
+                            total_cycles,
+                            count,
+                        } => {
                             a.push(uint(ANN_TOTAL, total_cycles));
                             a.push(uint(ANN_COUNT, count as u64));
                         }
                     }
-                    TrackEvent { r#type: Some(TYPE_INSTANT), name_iid: Some(m.site as u64 + 1), debug_annotations: a, ..Default::default() }
+                    TrackEvent {
+                        r#type: Some(TYPE_INSTANT),
+                        name_iid: Some(m.site as u64 + 1),
+                        debug_annotations: a,
+                        ..Default::default()
+                    }
                 }
             };
             let ts = ts.max(last);
@@ -420,7 +524,13 @@ impl Sink for PerfettoSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         self.file = Some(AtomicFile::create(&self.path)?);
         self.arch = p.geometry().arch;
-        let chips: BTreeSet<u32> = p.readout.rings.iter().map(|r| r.id.chip).chain(p.ops.iter().map(|o| o.chip)).collect();
+        let chips: BTreeSet<u32> = p
+            .readout
+            .rings
+            .iter()
+            .map(|r| r.id.chip)
+            .chain(p.ops.iter().map(|o| o.chip))
+            .collect();
         for &chip in &chips {
             self.chip(chip);
         }
@@ -445,7 +555,12 @@ impl Sink for PerfettoSink {
             return Ok(Finished::default());
         }
         // Ops last: a run fed in parts knows its ops' device spans only now.
-        let chips: BTreeSet<u32> = self.chips.iter().copied().chain(p.ops.iter().map(|o| o.chip)).collect();
+        let chips: BTreeSet<u32> = self
+            .chips
+            .iter()
+            .copied()
+            .chain(p.ops.iter().map(|o| o.chip))
+            .collect();
         for chip in chips {
             if !self.chips.contains(&chip) {
                 self.chip(chip);
@@ -453,7 +568,9 @@ impl Sink for PerfettoSink {
             self.ops(chip, &p.ops);
         }
         self.flush()?;
-        let Some(file) = self.file.take() else { return Ok(Finished::default()) };
+        let Some(file) = self.file.take() else {
+            return Ok(Finished::default());
+        };
         file.commit()?;
         let path = self.path.display();
         let mut issues = Vec::new();
@@ -477,6 +594,9 @@ impl Sink for PerfettoSink {
                     .with_count(s.ops_left_out),
             );
         }
-        Ok(Finished { files: vec![self.path.clone()], issues })
+        Ok(Finished {
+            files: vec![self.path.clone()],
+            issues,
+        })
     }
 }

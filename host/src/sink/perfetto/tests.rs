@@ -14,7 +14,11 @@ fn packets(bytes: &[u8]) -> Vec<TracePacket> {
         match &p.compressed_packets {
             Some(z) => {
                 let mut raw = Vec::new();
-                std::io::Read::read_to_end(&mut flate2::read::ZlibDecoder::new(z.as_slice()), &mut raw).unwrap();
+                std::io::Read::read_to_end(
+                    &mut flate2::read::ZlibDecoder::new(z.as_slice()),
+                    &mut raw,
+                )
+                .unwrap();
                 assert!(!raw.is_empty());
                 out.extend(packets(&raw));
             }
@@ -27,7 +31,12 @@ fn packets(bytes: &[u8]) -> Vec<TracePacket> {
 fn profile() -> Profile {
     let r = fixture::readout();
     let res = fixture::resolution(&r);
-    Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(fixture::ARCH, 1))
+    Profile::resolved(
+        r,
+        res,
+        Some(fixture::oplog()),
+        Timebase::nominal(fixture::ARCH, 1),
+    )
 }
 
 /// Decodes the trace back and replays each sequence's state: every zone is a begin/end pair
@@ -40,9 +49,14 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
     let mut s = PerfettoSink::new(&path);
     sink::drive(&p, &mut [&mut s]).unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    let trace = Trace { packet: packets(&bytes) };
+    let trace = Trace {
+        packet: packets(&bytes),
+    };
     assert_eq!(trace.packet.len() as u64, s.stats.packets);
-    assert_eq!((s.stats.zones, s.stats.marks, s.stats.clamped), (120, 90, 0));
+    assert_eq!(
+        (s.stats.zones, s.stats.marks, s.stats.clamped),
+        (120, 90, 0)
+    );
     // Per sequence: names, strings, default track, last time.
     #[derive(Default)]
     struct Seq {
@@ -64,15 +78,26 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
         let seq = seqs.entry(id).or_default();
         if pk.sequence_flags == Some(SEQ_INCREMENTAL_STATE_CLEARED) {
             let i = pk.interned_data.as_ref().unwrap();
-            seq.names = i.event_names.iter().map(|n| (n.iid.unwrap(), n.name.clone().unwrap())).collect();
+            seq.names = i
+                .event_names
+                .iter()
+                .map(|n| (n.iid.unwrap(), n.name.clone().unwrap()))
+                .collect();
             seq.strings = i
                 .debug_annotation_string_values
                 .iter()
-                .map(|s| (s.iid.unwrap(), String::from_utf8(s.str.clone().unwrap()).unwrap()))
+                .map(|s| {
+                    (
+                        s.iid.unwrap(),
+                        String::from_utf8(s.str.clone().unwrap()).unwrap(),
+                    )
+                })
                 .collect();
             let d = pk.trace_packet_defaults.as_ref().unwrap();
             seq.track = d.track_event_defaults.as_ref().unwrap().track_uuid.unwrap();
-            seq.t = pk.clock_snapshot.as_ref().unwrap().clocks[0].timestamp.unwrap();
+            seq.t = pk.clock_snapshot.as_ref().unwrap().clocks[0]
+                .timestamp
+                .unwrap();
             continue;
         }
         let e = pk.track_event.as_ref().unwrap();
@@ -83,29 +108,60 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
         seq.t += pk.timestamp.unwrap();
         match e.r#type {
             Some(TYPE_SLICE_BEGIN) => {
-                let loc = e.debug_annotations.iter().find(|a| a.name_iid == Some(1)).map(|a| seq.strings[&a.string_value_iid.unwrap()].clone());
-                let value = e.debug_annotations.iter().find(|a| a.name_iid == Some(3)).map(|a| a.uint_value.unwrap());
-                begins.push((seq.track, seq.t, seq.names[&e.name_iid.unwrap()].clone(), loc, value));
+                let loc = e
+                    .debug_annotations
+                    .iter()
+                    .find(|a| a.name_iid == Some(1))
+                    .map(|a| seq.strings[&a.string_value_iid.unwrap()].clone());
+                let value = e
+                    .debug_annotations
+                    .iter()
+                    .find(|a| a.name_iid == Some(3))
+                    .map(|a| a.uint_value.unwrap());
+                begins.push((
+                    seq.track,
+                    seq.t,
+                    seq.names[&e.name_iid.unwrap()].clone(),
+                    loc,
+                    value,
+                ));
             }
             Some(TYPE_INSTANT) => instants += 1,
             _ => {}
         }
     }
     assert_eq!(instants, 90);
-    assert_eq!(op_slices, p.ops.iter().filter(|o| o.host_ns.is_some()).count());
+    assert_eq!(
+        op_slices,
+        p.ops.iter().filter(|o| o.host_ns.is_some()).count()
+    );
     let mut want = Vec::new();
     for v in p.rings() {
         for z in &v.zones {
             let l = &p.labels[z.site as usize];
-            let uuid = tracks.iter().find(|(_, n)| **n == v.lane.name(p.geometry().arch)).map(|(u, _)| *u).unwrap();
+            let uuid = tracks
+                .iter()
+                .find(|(_, n)| **n == v.lane.name(p.geometry().arch))
+                .map(|(u, _)| *u)
+                .unwrap();
             let value = z.value.map(u64::from);
-            want.push((uuid, z.start_ns.round() as u64, l.name.clone(), Some(format!("{}:{}", l.file, l.line)), value));
+            want.push((
+                uuid,
+                z.start_ns.round() as u64,
+                l.name.clone(),
+                Some(format!("{}:{}", l.file, l.line)),
+                value,
+            ));
         }
     }
     begins.sort();
     want.sort();
     // Value zones carry their value as the `value` argument (issue 25).
-    assert_eq!(want.iter().filter(|w| w.4.is_some()).count(), 30, "the fixture's inner zones");
+    assert_eq!(
+        want.iter().filter(|w| w.4.is_some()).count(),
+        30,
+        "the fixture's inner zones"
+    );
     assert_eq!(begins, want);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -100,8 +100,15 @@ pub const TAIL: [&str; 37] = [
 ];
 
 /// Per-tensor column suffixes, in tt-metal's order.
-const TENSOR_FIELDS: [&str; 7] =
-    ["W_PAD[LOGICAL]", "Z_PAD[LOGICAL]", "Y_PAD[LOGICAL]", "X_PAD[LOGICAL]", "LAYOUT", "DATATYPE", "MEMORY"];
+const TENSOR_FIELDS: [&str; 7] = [
+    "W_PAD[LOGICAL]",
+    "Z_PAD[LOGICAL]",
+    "Y_PAD[LOGICAL]",
+    "X_PAD[LOGICAL]",
+    "LAYOUT",
+    "DATATYPE",
+    "MEMORY",
+];
 
 /// The full header for a report whose ops have at most `inputs` / `outputs` tensors.
 pub fn header(inputs: usize, outputs: usize) -> Vec<String> {
@@ -117,8 +124,18 @@ pub fn header(inputs: usize, outputs: usize) -> Vec<String> {
 
 /// Writes the report as CSV.
 pub fn write(w: &mut impl Write, report: &OpReport) -> io::Result<()> {
-    let inputs = report.ops().map(|o| o.op.inputs.len()).max().unwrap_or(0).max(1);
-    let outputs = report.ops().map(|o| o.op.outputs.len()).max().unwrap_or(0).max(1);
+    let inputs = report
+        .ops()
+        .map(|o| o.op.inputs.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let outputs = report
+        .ops()
+        .map(|o| o.op.outputs.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
     let header = header(inputs, outputs);
     let line = |w: &mut dyn Write, cells: &mut dyn Iterator<Item = String>| -> io::Result<()> {
         let mut first = true;
@@ -141,7 +158,12 @@ pub fn write(w: &mut impl Write, report: &OpReport) -> io::Result<()> {
                 ("HOST START TS".into(), s.host_ns.to_string()),
             ]),
         };
-        line(w, &mut header.iter().map(|h| cells.get(h).cloned().unwrap_or_default()))?;
+        line(
+            w,
+            &mut header
+                .iter()
+                .map(|h| cells.get(h).cloned().unwrap_or_default()),
+        )?;
     }
     Ok(())
 }
@@ -174,17 +196,30 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
     put("GLOBAL CALL COUNT", op.run_id.to_string());
     put("DEVICE ID", op.device.to_string());
     put("DEVICE ARCH", report.arch.name().to_string());
-    put("ATTRIBUTES", serde_json::Value::Object(op.attributes.clone()).to_string());
+    put(
+        "ATTRIBUTES",
+        serde_json::Value::Object(op.attributes.clone()).to_string(),
+    );
     if let Some(f) = &row.math_fidelity {
         put("MATH FIDELITY", f.clone());
     }
-    put("AVAILABLE WORKER CORE COUNT", report.worker_cores.to_string());
-    if let Some(p) = op.attributes.get("parallelization_strategy").and_then(|v| v.as_str()) {
+    put(
+        "AVAILABLE WORKER CORE COUNT",
+        report.worker_cores.to_string(),
+    );
+    if let Some(p) = op
+        .attributes
+        .get("parallelization_strategy")
+        .and_then(|v| v.as_str())
+    {
         put("PARALLELIZATION STRATEGY", p.to_string());
     }
     put("HOST START TS", op.host_start_ns.to_string());
     put("HOST END TS", op.host_end_ns.to_string());
-    put("HOST DURATION [ns]", op.host_end_ns.saturating_sub(op.host_start_ns).to_string());
+    put(
+        "HOST DURATION [ns]",
+        op.host_end_ns.saturating_sub(op.host_start_ns).to_string(),
+    );
     let ns = |x: f64| whole_ns(x).to_string();
     if let Some(v) = row.op_to_op_ns {
         put("OP TO OP LATENCY [ns]", ns(v));
@@ -201,7 +236,10 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
         }
         if let Some(k) = d.kernel {
             put("DEVICE KERNEL DURATION [ns]", ns(k.duration_ns()));
-            put("DEVICE KERNEL FIRST TO LAST START [ns]", ns(k.last_start.ns - k.start.ns));
+            put(
+                "DEVICE KERNEL FIRST TO LAST START [ns]",
+                ns(k.last_start.ns - k.start.ns),
+            );
             if let Some(dm) = d.dm_kernel_start {
                 put("DEVICE KERNEL DURATION DM START [ns]", ns(k.end.ns - dm.ns));
             }
@@ -217,7 +255,13 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
         }
         for risc in Risc::ALL {
             if let Some(s) = d.risc_kernel[risc.index()] {
-                put(&format!("DEVICE {} KERNEL DURATION [ns]", risc.name().replace('_', "")), ns(s.duration_ns()));
+                put(
+                    &format!(
+                        "DEVICE {} KERNEL DURATION [ns]",
+                        risc.name().replace('_', "")
+                    ),
+                    ns(s.duration_ns()),
+                );
             }
         }
     }
@@ -252,5 +296,13 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
 
 fn tensor_cells(t: &TensorDesc) -> [String; 7] {
     let [w, z, y, x] = t.shape;
-    [w.to_string(), z.to_string(), y.to_string(), x.to_string(), t.layout.clone(), t.dtype.clone(), t.memory.clone()]
+    [
+        w.to_string(),
+        z.to_string(),
+        y.to_string(),
+        x.to_string(),
+        t.layout.clone(),
+        t.dtype.clone(),
+        t.memory.clone(),
+    ]
 }

@@ -99,12 +99,52 @@ pub fn records(t: usize, risc: Risc) -> Records {
     for (run, _) in OPS {
         let x = times(run, t, risc);
         r.push(RecordKind::Run, 0, x.fw.0, x.fw.0, run as u64, 0, run);
-        r.push(RecordKind::ValueZone, site::INNER, x.inner.0, x.inner.1, inner_value(run, t, risc) as u64, 0, run);
+        r.push(
+            RecordKind::ValueZone,
+            site::INNER,
+            x.inner.0,
+            x.inner.1,
+            inner_value(run, t, risc) as u64,
+            0,
+            run,
+        );
         r.push(RecordKind::Zone, site::WORK, x.work.0, x.work.1, 0, 0, run);
-        r.push(RecordKind::Event, site::BARRIER, x.work.1, x.work.1, 0, 0, run);
-        r.push(RecordKind::Data, site::BYTES, x.work.1 + 1, x.work.1 + 1, 4096, 0, run);
-        r.push(RecordKind::Zone, fw_site(risc) + 1, x.kernel.0, x.kernel.1, 0, 0, run);
-        r.push(RecordKind::Sum, site::WAIT, x.kernel.1, x.kernel.1, 30, 3, run);
+        r.push(
+            RecordKind::Event,
+            site::BARRIER,
+            x.work.1,
+            x.work.1,
+            0,
+            0,
+            run,
+        );
+        r.push(
+            RecordKind::Data,
+            site::BYTES,
+            x.work.1 + 1,
+            x.work.1 + 1,
+            4096,
+            0,
+            run,
+        );
+        r.push(
+            RecordKind::Zone,
+            fw_site(risc) + 1,
+            x.kernel.0,
+            x.kernel.1,
+            0,
+            0,
+            run,
+        );
+        r.push(
+            RecordKind::Sum,
+            site::WAIT,
+            x.kernel.1,
+            x.kernel.1,
+            30,
+            3,
+            run,
+        );
         r.push(RecordKind::Zone, fw_site(risc), x.fw.0, x.fw.1, 0, 0, run);
     }
     r
@@ -117,7 +157,11 @@ pub fn readout() -> Readout {
         for risc in Risc::ALL {
             let records = records(t, risc);
             rings.push(RingReport {
-                id: RingId { chip: 0, tile: *tile, risc },
+                id: RingId {
+                    chip: 0,
+                    tile: *tile,
+                    risc,
+                },
                 payload_bytes: 12 * records.len() as u64,
                 records,
                 control: RingControl::default(),
@@ -132,7 +176,12 @@ pub fn readout() -> Readout {
         }
     }
     Readout {
-        geometry: Geometry { arch: ARCH, chips: 1, tiles_per_chip: TILES.len() as u32, l1_size: ARCH.l1_size() },
+        geometry: Geometry {
+            arch: ARCH,
+            chips: 1,
+            tiles_per_chip: TILES.len() as u32,
+            l1_size: ARCH.l1_size(),
+        },
         rings,
         issues: vec![],
         bus_bytes: 0,
@@ -146,7 +195,13 @@ pub fn resolution(r: &Readout) -> Resolution {
 }
 
 fn tensor(memory: &str) -> TensorDesc {
-    TensorDesc { id: None, shape: [1, 1, 64, 32], layout: "TILE".into(), dtype: "BFLOAT16".into(), memory: memory.into() }
+    TensorDesc {
+        id: None,
+        shape: [1, 1, 64, 32],
+        layout: "TILE".into(),
+        dtype: "BFLOAT16".into(),
+        memory: memory.into(),
+    }
 }
 
 /// The op for `run` as the host logged it: host times bracket the device times.
@@ -157,8 +212,11 @@ pub fn op(run: u32, code: &str) -> OpRecord {
     if code == "Matmul" {
         attributes.insert("math_fidelity".into(), "HiFi2".into());
     }
-    let inputs =
-        if code == "Relu" { vec![tensor("DEV_0_L1_INTERLEAVED")] } else { vec![tensor("DEV_0_DRAM_INTERLEAVED"); 2] };
+    let inputs = if code == "Relu" {
+        vec![tensor("DEV_0_L1_INTERLEAVED")]
+    } else {
+        vec![tensor("DEV_0_DRAM_INTERLEAVED"); 2]
+    };
     OpRecord {
         run_id: run,
         device: 0,
@@ -186,15 +244,27 @@ pub fn oplog() -> OpLog {
     for (run, code) in OPS {
         entries.push(OpLogEntry::Op(op(run, code)));
         if run == 1 {
-            entries.push(OpLogEntry::Signpost(Signpost { name: "warmup-done".into(), device: 0, host_ns: 1_500_000 }));
+            entries.push(OpLogEntry::Signpost(Signpost {
+                name: "warmup-done".into(),
+                device: 0,
+                host_ns: 1_500_000,
+            }));
         }
     }
-    OpLog { path: PathBuf::from("/fixture/ops.jsonl"), entries }
+    OpLog {
+        path: PathBuf::from("/fixture/ops.jsonl"),
+        entries,
+    }
 }
 
 /// The fixture's timeline at the nominal clock.
 pub fn timeline() -> crate::timeline::Timeline {
     let r = readout();
     let res = resolution(&r);
-    crate::timeline::Timeline::build(&r, &res, Some(&oplog()), &crate::timebase::Timebase::nominal(ARCH, 1))
+    crate::timeline::Timeline::build(
+        &r,
+        &res,
+        Some(&oplog()),
+        &crate::timebase::Timebase::nominal(ARCH, 1),
+    )
 }

@@ -1,11 +1,11 @@
 //! Joining the op log with the device's per-op times, and checking that they describe the
 //! same run.
 
-use crate::ops::{DeviceTimes, Ops};
 use super::{unrelated, OpRow, Row};
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpLogEntry, OpRecord};
+use crate::ops::{DeviceTimes, Ops};
 use riscv_linker::NocCoord;
 use std::collections::{BTreeMap, HashMap};
 
@@ -60,7 +60,11 @@ pub(super) fn join(
                     )),
                     Some(t) => issues.extend(check_cores(op, t)),
                 }
-                rows.push((op.host_start_ns, n, Row::Op(Box::new(op_row(op, times, &mut issues)))));
+                rows.push((
+                    op.host_start_ns,
+                    n,
+                    Row::Op(Box::new(op_row(op, times, &mut issues))),
+                ));
             }
         }
     }
@@ -96,7 +100,11 @@ fn check_related(oplog: &OpLog, runs: &BTreeMap<(u32, u32), Vec<NocCoord>>) -> R
         return Ok(());
     }
     let list = |v: &[(u32, u32)]| {
-        let mut s: Vec<String> = v.iter().take(8).map(|(d, r)| format!("run {r} on device {d}")).collect();
+        let mut s: Vec<String> = v
+            .iter()
+            .take(8)
+            .map(|(d, r)| format!("run {r} on device {d}"))
+            .collect();
         if v.len() > 8 {
             s.push(format!("... ({} in all)", v.len()));
         }
@@ -112,7 +120,10 @@ fn check_related(oplog: &OpLog, runs: &BTreeMap<(u32, u32), Vec<NocCoord>>) -> R
                 list(&logged)
             )
         } else if logged.is_empty() {
-            format!("names no ops, but the device ran {}: the op log is not the one this run wrote", list(&ran))
+            format!(
+                "names no ops, but the device ran {}: the op log is not the one this run wrote",
+                list(&ran)
+            )
         } else {
             format!(
                 "does not match the device run: it names {}, the device ran {}: is it the op log of this run?",
@@ -152,8 +163,11 @@ fn check_cores(op: &OpRecord, t: &DeviceTimes) -> Option<Issue> {
             .take(EXAMPLES)
             .map(|(tile, risc, what)| format!("{risc} on tile {tile} (no {what})"))
             .collect();
-        let more =
-            if missing.len() > EXAMPLES { format!(", and {} more", missing.len() - EXAMPLES) } else { String::new() };
+        let more = if missing.len() > EXAMPLES {
+            format!(", and {} more", missing.len() - EXAMPLES)
+        } else {
+            String::new()
+        };
         text.push(format!(
             "{} core/RISC pair(s) the op log names recorded no wrapper zones: {}{more} (kernel still running, or its records \
              dropped?): the op's times cover only the cores that did",
@@ -162,11 +176,23 @@ fn check_cores(op: &OpRecord, t: &DeviceTimes) -> Option<Issue> {
         ));
     }
     if !unknown_riscs.is_empty() {
-        text.push(format!("the op log names unknown RISC(s) {:?} (expected BRISC, NCRISC, TRISC_0..2)", unknown_riscs));
+        text.push(format!(
+            "the op log names unknown RISC(s) {:?} (expected BRISC, NCRISC, TRISC_0..2)",
+            unknown_riscs
+        ));
     }
     (!text.is_empty()).then(|| {
-        Issue::error(None, format!("op {} (run {}, device {}): {}", op.op_code, op.run_id, op.device, text.join("; ")))
-            .with_count(missing.len() as u64)
+        Issue::error(
+            None,
+            format!(
+                "op {} (run {}, device {}): {}",
+                op.op_code,
+                op.run_id,
+                op.device,
+                text.join("; ")
+            ),
+        )
+        .with_count(missing.len() as u64)
     })
 }
 
@@ -174,7 +200,12 @@ fn check_cores(op: &OpRecord, t: &DeviceTimes) -> Option<Issue> {
 const DEFAULT_MATMUL_FIDELITY: &str = "HiFi4";
 
 fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -> OpRow {
-    let attr = |k: &str| op.attributes.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    let attr = |k: &str| {
+        op.attributes
+            .get(k)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
     let mut math_fidelity = attr("math_fidelity").or_else(|| attr("MATH FIDELITY"));
     if math_fidelity.is_none() && op.op_code.contains("Matmul") {
         issues.push(Issue::warning(
@@ -187,7 +218,13 @@ fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -
         ));
         math_fidelity = Some(DEFAULT_MATMUL_FIDELITY.into());
     }
-    OpRow { op: op.clone(), device, op_to_op_ns: None, op_to_op_dm_ns: None, math_fidelity }
+    OpRow {
+        op: op.clone(),
+        device,
+        op_to_op_ns: None,
+        op_to_op_dm_ns: None,
+        math_fidelity,
+    }
 }
 
 /// Sets each op's latency from the previous op with device times on the same device.
@@ -195,8 +232,14 @@ fn set_op_to_op(rows: &mut [Row]) {
     let mut prev_end: BTreeMap<u32, f64> = BTreeMap::new();
     for row in rows.iter_mut() {
         let Row::Op(o) = row else { continue };
-        let Some(kernel) = o.device.as_ref().and_then(|d| d.kernel) else { continue };
-        let dm_start = o.device.as_ref().and_then(|d| d.dm_kernel_start).map_or(kernel.start.ns, |a| a.ns);
+        let Some(kernel) = o.device.as_ref().and_then(|d| d.kernel) else {
+            continue;
+        };
+        let dm_start = o
+            .device
+            .as_ref()
+            .and_then(|d| d.dm_kernel_start)
+            .map_or(kernel.start.ns, |a| a.ns);
         match prev_end.get(&o.op.device) {
             Some(&end) => {
                 o.op_to_op_ns = Some(kernel.start.ns - end);

@@ -20,8 +20,8 @@
 //! [`Error`].
 
 pub mod columns;
-mod sink;
 mod join;
+mod sink;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -39,8 +39,8 @@ use riscv_linker::Arch;
 use std::path::Path;
 use std::time::SystemTime;
 
-pub use crate::ops::DeviceTimes;
 use crate::ops as device;
+pub use crate::ops::DeviceTimes;
 pub use sink::OpReportSink;
 
 /// One op joined with its device times.
@@ -134,10 +134,21 @@ impl OpReport {
 ///
 /// Errors only when the op log cannot belong to this device run (no op in common); every
 /// other mismatch is an issue in [`OpReport::issues`].
-pub fn op_report(readout: &Readout, sites: &Resolution, oplog: &OpLog, timebase: &Timebase) -> Result<OpReport> {
+pub fn op_report(
+    readout: &Readout,
+    sites: &Resolution,
+    oplog: &OpLog,
+    timebase: &Timebase,
+) -> Result<OpReport> {
     let ops = device::collect(readout, sites, timebase);
     let (rows, issues) = join::join(oplog, ops, device::runs(readout))?;
-    Ok(OpReport { arch: readout.geometry.arch, worker_cores: readout.geometry.tiles_per_chip, rows, issues, compute_cb_waits: Default::default() })
+    Ok(OpReport {
+        arch: readout.geometry.arch,
+        worker_cores: readout.geometry.tiles_per_chip,
+        rows,
+        issues,
+        compute_cb_waits: Default::default(),
+    })
 }
 
 /// The op report of a [`crate::profile::Profile`] (whose wrapper-zone times are computed
@@ -145,15 +156,29 @@ pub fn op_report(readout: &Readout, sites: &Resolution, oplog: &OpLog, timebase:
 pub fn of_profile(p: &crate::profile::Profile, oplog: &OpLog) -> Result<OpReport> {
     let (rows, issues) = join::join(oplog, p.device_ops.clone(), device::runs(&p.readout))?;
     let g = p.geometry();
-    Ok(OpReport { arch: g.arch, worker_cores: g.tiles_per_chip, rows, issues, compute_cb_waits: Default::default() })
+    Ok(OpReport {
+        arch: g.arch,
+        worker_cores: g.tiles_per_chip,
+        rows,
+        issues,
+        compute_cb_waits: Default::default(),
+    })
 }
 
 /// `ops_perf_results_<YYYY_MM_DD_HH_MM_SS>.csv` for `now` (UTC), tt-metal's file name.
 pub fn file_name(now: SystemTime) -> String {
-    let secs = now.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
-    format!("ops_perf_results_{y:04}_{m:02}_{d:02}_{:02}_{:02}_{:02}.csv", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "ops_perf_results_{y:04}_{m:02}_{d:02}_{:02}_{:02}_{:02}.csv",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Gregorian (year, month, day) of a day count since 1970-01-01.
@@ -173,5 +198,8 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 
 /// An op log that shares nothing with the device run.
 fn unrelated(oplog: &OpLog, what: String) -> Error {
-    Error::BadFile { path: oplog.path.clone(), what }
+    Error::BadFile {
+        path: oplog.path.clone(),
+        what,
+    }
 }

@@ -2,11 +2,11 @@
 //! spans in [`Sink::begin`] (so an op log that does not belong to the run stops the drive
 //! before any file is written), written at the end.
 
-use crate::sink::{Finished, Sink};
 use crate::error::{Error, Result};
 use crate::profile::{Profile, RingView};
 use crate::report::{self, OpReport};
 use crate::sink::analysis::Analyzer;
+use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -23,14 +23,21 @@ pub struct OpReportSink {
 impl OpReportSink {
     /// The report in `dir`, named for `now`.
     pub fn new(dir: &Path, now: SystemTime) -> OpReportSink {
-        OpReportSink { dir: dir.to_path_buf(), now, report: None, waits: Some(Analyzer::default()) }
+        OpReportSink {
+            dir: dir.to_path_buf(),
+            now,
+            report: None,
+            waits: Some(Analyzer::default()),
+        }
     }
 }
 
 impl Sink for OpReportSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let Some(oplog) = &p.oplog else {
-            return Err(Error::Other("the op report needs the op log that names the run's ops".into()));
+            return Err(Error::Other(
+                "the op report needs the op log that names the run's ops".into(),
+            ));
         };
         self.report = Some(report::of_profile(p, oplog)?);
         Ok(())
@@ -45,13 +52,18 @@ impl Sink for OpReportSink {
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let analysis = self.waits.take().unwrap_or_default().finish(p);
-        let Some(report) = &mut self.report else { return Ok(Finished::default()) };
+        let Some(report) = &mut self.report else {
+            return Ok(Finished::default());
+        };
         for op in &analysis.ops {
             if let Some(w) = op.compute_cb_waits_ns() {
                 report.compute_cb_waits.insert((op.chip, op.run), w);
             }
         }
         let path = report.write_into(&self.dir, self.now)?;
-        Ok(Finished { files: vec![path], issues: report.issues.clone() })
+        Ok(Finished {
+            files: vec![path],
+            issues: report.issues.clone(),
+        })
     }
 }

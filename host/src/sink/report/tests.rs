@@ -12,7 +12,10 @@ fn report_of(oplog: &OpLog) -> Result<OpReport> {
 
 /// The fixture's kernel span of `run` in ns (1 GHz: one ns per cycle).
 fn kernel_span(run: u32) -> (u64, u64) {
-    (times(run, 0, Risc::Brisc).kernel.0, times(run, 1, Risc::Trisc2).kernel.1)
+    (
+        times(run, 0, Risc::Brisc).kernel.0,
+        times(run, 1, Risc::Trisc2).kernel.1,
+    )
 }
 
 /// A minimal RFC 4180 reader (quoted cells, doubled quotes), enough to read back what the
@@ -53,7 +56,10 @@ fn rows_join_ops_and_signposts_in_host_order_with_tt_metal_durations() {
             Row::Signpost(s) => format!("signpost {}", s.name),
         })
         .collect();
-    assert_eq!(kinds, ["EltwiseAdd", "signpost warmup-done", "Matmul", "Relu"]);
+    assert_eq!(
+        kinds,
+        ["EltwiseAdd", "signpost warmup-done", "Matmul", "Relu"]
+    );
     let ops: Vec<&OpRow> = rep.ops().collect();
     for (o, (run, _)) in ops.iter().zip(fixture::OPS) {
         let (s, e) = kernel_span(run);
@@ -62,8 +68,14 @@ fn rows_join_ops_and_signposts_in_host_order_with_tt_metal_durations() {
         assert_eq!(o.fw_duration_ns(), Some(fw));
     }
     assert_eq!(ops[0].op_to_op_latency_ns(), Some(0), "a device's first op");
-    assert_eq!(ops[1].op_to_op_latency_ns(), Some((kernel_span(2).0 - kernel_span(1).1) as i64));
-    assert_eq!(ops[2].op_to_op_latency_ns(), Some((kernel_span(3).0 - kernel_span(2).1) as i64));
+    assert_eq!(
+        ops[1].op_to_op_latency_ns(),
+        Some((kernel_span(2).0 - kernel_span(1).1) as i64)
+    );
+    assert_eq!(
+        ops[2].op_to_op_latency_ns(),
+        Some((kernel_span(3).0 - kernel_span(2).1) as i64)
+    );
     assert_eq!(ops[1].math_fidelity.as_deref(), Some("HiFi2"));
     assert_eq!((rep.arch, rep.worker_cores), (fixture::ARCH, 2));
 }
@@ -75,16 +87,33 @@ fn the_csv_has_tt_metal_s_v2_1_columns_and_values() {
     columns::write(&mut out, &rep).unwrap();
     let rows = parse_csv(std::str::from_utf8(&out).unwrap());
     let header = &rows[0];
-    assert_eq!(&header[..4], ["OP CODE", "OP TYPE", "GLOBAL CALL COUNT", "DEVICE ID"]);
-    assert!(rows.iter().all(|r| r.len() == header.len()), "every row has every column");
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    assert_eq!(
+        &header[..4],
+        ["OP CODE", "OP TYPE", "GLOBAL CALL COUNT", "DEVICE ID"]
+    );
+    assert!(
+        rows.iter().all(|r| r.len() == header.len()),
+        "every row has every column"
+    );
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
     // Two inputs at most (binary ops), one output; tensor columns sit between HEAD and TAIL.
-    assert_eq!(header[col("DISPATCH GO SEND WAIT TIME [ns]") + 1], "INPUT_0_W_PAD[LOGICAL]");
+    assert_eq!(
+        header[col("DISPATCH GO SEND WAIT TIME [ns]") + 1],
+        "INPUT_0_W_PAD[LOGICAL]"
+    );
     assert_eq!(header[col("INPUT_1_MEMORY") + 1], "OUTPUT_0_W_PAD[LOGICAL]");
     assert_eq!(header[col("OUTPUT_0_MEMORY") + 1], "METAL TRACE ID");
     assert_eq!(rows.len(), 5);
     let signpost = &rows[2];
-    assert_eq!((&*signpost[col("OP CODE")], &*signpost[col("OP TYPE")]), ("warmup-done", "signpost"));
+    assert_eq!(
+        (&*signpost[col("OP CODE")], &*signpost[col("OP TYPE")]),
+        ("warmup-done", "signpost")
+    );
     assert_eq!(signpost[col("HOST START TS")], "1500000");
     let mm = &rows[3];
     let cell = |name: &str| mm[col(name)].as_str();
@@ -95,26 +124,61 @@ fn the_csv_has_tt_metal_s_v2_1_columns_and_values() {
     assert_eq!(cell("AVAILABLE WORKER CORE COUNT"), "2");
     assert_eq!(cell("CORE COUNT"), "2");
     assert_eq!(cell("MATH FIDELITY"), "HiFi2");
-    assert_eq!(cell("ATTRIBUTES"), r#"{"math_fidelity":"HiFi2";"note":"a; b";"tiles_per_core":4}"#, "`,` becomes `;`");
+    assert_eq!(
+        cell("ATTRIBUTES"),
+        r#"{"math_fidelity":"HiFi2";"note":"a; b";"tiles_per_core":4}"#,
+        "`,` becomes `;`"
+    );
     assert_eq!(cell("HOST START TS"), "1950000");
     assert_eq!(cell("HOST DURATION [ns]"), "350000");
     let first = times(2, 0, Risc::Brisc);
     let last = times(2, 1, Risc::Trisc2);
     assert_eq!(cell("DEVICE FW START CYCLE"), first.fw.0.to_string());
     assert_eq!(cell("DEVICE FW END CYCLE"), last.fw.1.to_string());
-    assert_eq!(cell("DEVICE KERNEL DURATION [ns]"), (last.kernel.1 - first.kernel.0).to_string());
+    assert_eq!(
+        cell("DEVICE KERNEL DURATION [ns]"),
+        (last.kernel.1 - first.kernel.0).to_string()
+    );
     let core = |t: usize| times(2, t, Risc::Trisc2).kernel.1 - times(2, t, Risc::Brisc).kernel.0;
-    assert_eq!(cell("DEVICE KERNEL DURATION PER CORE MIN [ns]"), core(0).to_string());
-    assert_eq!(cell("DEVICE KERNEL DURATION PER CORE MAX [ns]"), core(1).to_string());
-    assert_eq!(cell("DEVICE KERNEL DURATION PER CORE AVG [ns]"), ((core(0) + core(1)) / 2).to_string());
-    assert_eq!(cell("DEVICE KERNEL FIRST TO LAST START [ns]"), (last.kernel.0 - first.kernel.0).to_string());
-    assert_eq!(cell("DEVICE KERNEL DURATION DM START [ns]"), (last.kernel.1 - first.kernel.0).to_string());
+    assert_eq!(
+        cell("DEVICE KERNEL DURATION PER CORE MIN [ns]"),
+        core(0).to_string()
+    );
+    assert_eq!(
+        cell("DEVICE KERNEL DURATION PER CORE MAX [ns]"),
+        core(1).to_string()
+    );
+    assert_eq!(
+        cell("DEVICE KERNEL DURATION PER CORE AVG [ns]"),
+        ((core(0) + core(1)) / 2).to_string()
+    );
+    assert_eq!(
+        cell("DEVICE KERNEL FIRST TO LAST START [ns]"),
+        (last.kernel.0 - first.kernel.0).to_string()
+    );
+    assert_eq!(
+        cell("DEVICE KERNEL DURATION DM START [ns]"),
+        (last.kernel.1 - first.kernel.0).to_string()
+    );
     for risc in Risc::ALL {
         let span = times(2, 1, risc).kernel.1 - times(2, 0, risc).kernel.0;
-        assert_eq!(mm[col(&format!("DEVICE {} KERNEL DURATION [ns]", risc.name().replace('_', "")))], span.to_string());
+        assert_eq!(
+            mm[col(&format!(
+                "DEVICE {} KERNEL DURATION [ns]",
+                risc.name().replace('_', "")
+            ))],
+            span.to_string()
+        );
     }
-    assert_eq!(cell("DEVICE ERISC KERNEL DURATION [ns]"), "", "nothing ttprof measures stays empty");
-    assert_eq!(cell("OP TO OP LATENCY [ns]"), (kernel_span(2).0 - kernel_span(1).1).to_string());
+    assert_eq!(
+        cell("DEVICE ERISC KERNEL DURATION [ns]"),
+        "",
+        "nothing ttprof measures stays empty"
+    );
+    assert_eq!(
+        cell("OP TO OP LATENCY [ns]"),
+        (kernel_span(2).0 - kernel_span(1).1).to_string()
+    );
     assert_eq!(
         [
             cell("INPUT_1_W_PAD[LOGICAL]"),
@@ -125,19 +189,28 @@ fn the_csv_has_tt_metal_s_v2_1_columns_and_values() {
         ],
         ["1", "64", "TILE", "BFLOAT16", "DEV_0_DRAM_INTERLEAVED"]
     );
-    assert_eq!(cell("COMPUTE KERNEL SOURCE"), "['kernels/trisc0'; 'kernels/trisc1'; 'kernels/trisc2']");
+    assert_eq!(
+        cell("COMPUTE KERNEL SOURCE"),
+        "['kernels/trisc0'; 'kernels/trisc1'; 'kernels/trisc2']"
+    );
     assert_eq!(rows[4][col("INPUT_1_MEMORY")], "", "Relu has one input");
 }
 
 fn issues_of(oplog: &OpLog) -> Vec<String> {
-    report_of(oplog).unwrap().issues.iter().map(|i| i.to_string()).collect()
+    report_of(oplog)
+        .unwrap()
+        .issues
+        .iter()
+        .map(|i| i.to_string())
+        .collect()
 }
 
 #[test]
 fn an_op_log_that_does_not_match_the_device_run_is_named_in_issues_or_refused() {
     // An op the device never ran, and a run the op log does not name.
     let mut log = fixture::oplog();
-    log.entries.retain(|e| !matches!(e, OpLogEntry::Op(o) if o.run_id == 3));
+    log.entries
+        .retain(|e| !matches!(e, OpLogEntry::Op(o) if o.run_id == 3));
     log.entries.push(OpLogEntry::Op(fixture::op(9, "Ghost")));
     let issues = issues_of(&log);
     assert_eq!(issues.len(), 2, "{issues:?}");
@@ -147,7 +220,11 @@ fn an_op_log_that_does_not_match_the_device_run_is_named_in_issues_or_refused() 
         "{}",
         issues[0]
     );
-    assert!(issues[1].contains("device 0 ran run 3") && issues[1].contains("no row"), "{}", issues[1]);
+    assert!(
+        issues[1].contains("device 0 ran run 3") && issues[1].contains("no row"),
+        "{}",
+        issues[1]
+    );
     let rep = report_of(&log).unwrap();
     let ghost = rep.ops().find(|o| o.op.run_id == 9).unwrap();
     assert_eq!((ghost.device.as_ref(), ghost.op_to_op_ns), (None, None));
@@ -157,22 +234,39 @@ fn an_op_log_that_does_not_match_the_device_run_is_named_in_issues_or_refused() 
     log.entries.push(OpLogEntry::Op(fixture::op(2, "Again")));
     let issues = issues_of(&log);
     assert_eq!(issues.len(), 1, "{issues:?}");
-    assert!(issues[0].contains("entries 3 and 5 both claim run 2 on device 0"), "{issues:?}");
+    assert!(
+        issues[0].contains("entries 3 and 5 both claim run 2 on device 0"),
+        "{issues:?}"
+    );
 
     // Nothing in common: the wrong log.
     let mut log = fixture::oplog();
-    log.entries = vec![OpLogEntry::Op(fixture::op(7, "A")), OpLogEntry::Op(fixture::op(8, "B"))];
+    log.entries = vec![
+        OpLogEntry::Op(fixture::op(7, "A")),
+        OpLogEntry::Op(fixture::op(8, "B")),
+    ];
     let e = report_of(&log).unwrap_err().to_string();
-    assert!(e.starts_with("/fixture/ops.jsonl: does not match the device run"), "{e}");
     assert!(
-        e.contains("run 7 on device 0, run 8 on device 0") && e.contains("the device ran run 1 on device 0"),
+        e.starts_with("/fixture/ops.jsonl: does not match the device run"),
+        "{e}"
+    );
+    assert!(
+        e.contains("run 7 on device 0, run 8 on device 0")
+            && e.contains("the device ran run 1 on device 0"),
         "{e}"
     );
 
     // A log of signposts only.
     let mut log = fixture::oplog();
-    log.entries = vec![OpLogEntry::Signpost(Signpost { name: "s".into(), device: 0, host_ns: 0 })];
-    assert!(report_of(&log).unwrap_err().to_string().contains("names no ops"));
+    log.entries = vec![OpLogEntry::Signpost(Signpost {
+        name: "s".into(),
+        device: 0,
+        host_ns: 0,
+    })];
+    assert!(report_of(&log)
+        .unwrap_err()
+        .to_string()
+        .contains("names no ops"));
 }
 
 #[test]
@@ -184,9 +278,15 @@ fn missing_wrapper_zones_are_named_by_core_and_risc() {
         let rec = &mut ring.records;
         let keep: Vec<bool> = (0..rec.len())
             .map(|i| {
-                match (id.tile == TILES[1] && id.risc == Risc::Trisc1, id.tile == TILES[0] && id.risc == Risc::Ncrisc) {
+                match (
+                    id.tile == TILES[1] && id.risc == Risc::Trisc1,
+                    id.tile == TILES[0] && id.risc == Risc::Ncrisc,
+                ) {
                     (true, _) => rec.site[i] != fixture::site::TRISC_KERNEL,
-                    (_, true) => !matches!(rec.site[i], fixture::site::NCRISC_FW | fixture::site::NCRISC_KERNEL),
+                    (_, true) => !matches!(
+                        rec.site[i],
+                        fixture::site::NCRISC_FW | fixture::site::NCRISC_KERNEL
+                    ),
                     _ => true,
                 }
             })
@@ -194,18 +294,41 @@ fn missing_wrapper_zones_are_named_by_core_and_risc() {
         let mut kept = crate::decode::Records::new();
         for (i, k) in keep.iter().enumerate() {
             if *k {
-                kept.push(rec.kind[i], rec.site[i], rec.start[i], rec.end[i], rec.value[i], rec.count[i], rec.run[i]);
+                kept.push(
+                    rec.kind[i],
+                    rec.site[i],
+                    rec.start[i],
+                    rec.end[i],
+                    rec.value[i],
+                    rec.count[i],
+                    rec.run[i],
+                );
             }
         }
         *rec = kept;
     }
     let res = fixture::resolution(&r);
-    let rep = op_report(&r, &res, &fixture::oplog(), &Timebase::nominal(fixture::ARCH, 1)).unwrap();
+    let rep = op_report(
+        &r,
+        &res,
+        &fixture::oplog(),
+        &Timebase::nominal(fixture::ARCH, 1),
+    )
+    .unwrap();
     assert_eq!(rep.issues.len(), 3, "one per op: {:?}", rep.issues);
     let text = rep.issues[0].to_string();
-    assert!(text.starts_with("error: op EltwiseAdd (run 1, device 0): 2 core/RISC pair(s)"), "{text}");
-    assert!(text.contains("NCRISC on tile (1,1) (no NCRISC-FW and NCRISC-KERNEL)"), "{text}");
-    assert!(text.contains("TRISC_1 on tile (2,1) (no TRISC-KERNEL)"), "{text}");
+    assert!(
+        text.starts_with("error: op EltwiseAdd (run 1, device 0): 2 core/RISC pair(s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NCRISC on tile (1,1) (no NCRISC-FW and NCRISC-KERNEL)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("TRISC_1 on tile (2,1) (no TRISC-KERNEL)"),
+        "{text}"
+    );
     assert_eq!(rep.issues[0].count, 2);
     // The op is still reported from the cores that recorded their zones.
     let op = rep.ops().next().unwrap();
@@ -223,7 +346,10 @@ fn a_matmul_without_fidelity_gets_one_with_a_warning() {
     let rep = report_of(&log).unwrap();
     assert_eq!(rep.issues.len(), 1);
     assert!(
-        !rep.issues[0].is_error() && rep.issues[0].what.contains("no \"math_fidelity\" attribute"),
+        !rep.issues[0].is_error()
+            && rep.issues[0]
+                .what
+                .contains("no \"math_fidelity\" attribute"),
         "{}",
         rep.issues[0]
     );
@@ -235,9 +361,18 @@ fn a_matmul_without_fidelity_gets_one_with_a_warning() {
 fn file_names_carry_a_utc_timestamp_like_tt_metal_s() {
     let at = |s: u64| file_name(UNIX_EPOCH + Duration::from_secs(s));
     assert_eq!(at(0), "ops_perf_results_1970_01_01_00_00_00.csv");
-    assert_eq!(at(1_700_000_000), "ops_perf_results_2023_11_14_22_13_20.csv");
-    assert_eq!(at(951_782_400 + 86_399), "ops_perf_results_2000_02_29_23_59_59.csv");
-    assert_eq!(at(4_107_542_400), "ops_perf_results_2100_03_01_00_00_00.csv");
+    assert_eq!(
+        at(1_700_000_000),
+        "ops_perf_results_2023_11_14_22_13_20.csv"
+    );
+    assert_eq!(
+        at(951_782_400 + 86_399),
+        "ops_perf_results_2000_02_29_23_59_59.csv"
+    );
+    assert_eq!(
+        at(4_107_542_400),
+        "ops_perf_results_2100_03_01_00_00_00.csv"
+    );
 }
 
 #[test]
@@ -245,16 +380,30 @@ fn write_file_is_atomic_and_names_the_path_it_cannot_write() {
     let rep = report_of(&fixture::oplog()).unwrap();
     let dir = crate::testing::temp_dir("op-report");
     let path = rep.write_into(&dir, UNIX_EPOCH).unwrap();
-    assert_eq!(path.file_name().unwrap(), "ops_perf_results_1970_01_01_00_00_00.csv");
-    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
-    let e = rep.write_file(&dir.join("no-such-dir/x.csv")).unwrap_err().to_string();
+    assert_eq!(
+        path.file_name().unwrap(),
+        "ops_perf_results_1970_01_01_00_00_00.csv"
+    );
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "no temporary file left"
+    );
+    let e = rep
+        .write_file(&dir.join("no-such-dir/x.csv"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no-such-dir/x.csv"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Runs `tt-perf-report` with `args`; `None` (with a message) when it is not installed.
 fn tt_perf_report(args: &[&std::ffi::OsStr]) -> Option<std::process::Output> {
-    match std::process::Command::new("tt-perf-report").args(args).env("NO_COLOR", "1").output() {
+    match std::process::Command::new("tt-perf-report")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+    {
         Ok(out) => Some(out),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             eprintln!("SKIPPED: tt-perf-report is not installed (pip install tt-perf-report): cannot check the op report with it");
@@ -284,9 +433,12 @@ pub(crate) fn check_with_tt_perf_report(rep: &OpReport, dir: &std::path::Path) {
     let csv = dir.join(file_name(UNIX_EPOCH));
     rep.write_file(&csv).unwrap();
     let out_csv = dir.join("perf-report.csv");
-    let Some(out) =
-        tt_perf_report(&[csv.as_os_str(), "--ignore-signposts".as_ref(), "--csv".as_ref(), out_csv.as_os_str()])
-    else {
+    let Some(out) = tt_perf_report(&[
+        csv.as_os_str(),
+        "--ignore-signposts".as_ref(),
+        "--csv".as_ref(),
+        out_csv.as_os_str(),
+    ]) else {
         return;
     };
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -300,13 +452,22 @@ pub(crate) fn check_with_tt_perf_report(rep: &OpReport, dir: &std::path::Path) {
     // Its CSV holds the raw values: Device Time and Op-to-Op Gap in microseconds.
     let rows = parse_csv(&std::fs::read_to_string(&out_csv).unwrap());
     let col = |n: &str| rows[0].iter().position(|h| h == n).unwrap();
-    let (calls, time, gap) = (col("Global Call Count"), col("Device Time"), col("Op-to-Op Gap"));
+    let (calls, time, gap) = (
+        col("Global Call Count"),
+        col("Device Time"),
+        col("Op-to-Op Gap"),
+    );
     let mut checked = 0;
     for (k, ours) in rep.ops().enumerate() {
         let theirs = rows[1..]
             .iter()
             .find(|r| r[calls].parse::<f64>().ok() == Some(ours.op.run_id as f64))
-            .unwrap_or_else(|| panic!("tt-perf-report lost op {} (run {})", ours.op.op_code, ours.op.run_id));
+            .unwrap_or_else(|| {
+                panic!(
+                    "tt-perf-report lost op {} (run {})",
+                    ours.op.op_code, ours.op.run_id
+                )
+            });
         let us = |ns: i64| ns as f64 / 1000.0;
         assert_eq!(
             theirs[time].parse::<f64>().ok(),
@@ -341,9 +502,16 @@ pub(crate) fn check_with_tt_perf_report(rep: &OpReport, dir: &std::path::Path) {
             .lines()
             .find(|l| l.split_whitespace().any(|w| w == ours.op.op_code))
             .unwrap_or_else(|| panic!("no table row for {} in\n{table}", ours.op.op_code));
-        let printed: Vec<&str> = line.split(" μs").map(|s| s.rsplit(' ').next().unwrap()).collect();
+        let printed: Vec<&str> = line
+            .split(" μs")
+            .map(|s| s.rsplit(' ').next().unwrap())
+            .collect();
         let want = thousands(ours.kernel_duration_ns().unwrap() as f64 / 1000.0);
-        assert_eq!(printed[0], want, "printed device time of {} in {line:?}", ours.op.op_code);
+        assert_eq!(
+            printed[0], want,
+            "printed device time of {} in {line:?}",
+            ours.op.op_code
+        );
     }
 }
 
@@ -354,10 +522,20 @@ fn tt_perf_report_reads_the_report_and_prints_ttprof_s_durations() {
     check_with_tt_perf_report(&rep, &dir);
     // By default it analyses the ops after the last signpost: the signpost row is read as one.
     let csv = dir.join(file_name(UNIX_EPOCH));
-    if let Some(out) = tt_perf_report(&[csv.as_os_str(), "--no-advice".as_ref(), "--no-summary".as_ref()]) {
+    if let Some(out) = tt_perf_report(&[
+        csv.as_os_str(),
+        "--no-advice".as_ref(),
+        "--no-summary".as_ref(),
+    ]) {
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.contains("Using last signpost: warmup-done"), "{text}");
-        assert!(!text.contains("EltwiseAdd") && text.contains("Relu"), "{text}");
+        assert!(
+            out.status.success() && text.contains("Using last signpost: warmup-done"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("EltwiseAdd") && text.contains("Relu"),
+            "{text}"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -47,14 +47,26 @@ pub struct Checkpoints {
 
 impl Checkpoints {
     /// Adds one ring's events (those of launches with a KERNEL zone on the ring).
-    pub fn add(&mut self, p: &Profile, risc: Risc, zones: &[Zone], marks: &[crate::timeline::Mark]) {
+    pub fn add(
+        &mut self,
+        p: &Profile,
+        risc: Risc,
+        zones: &[Zone],
+        marks: &[crate::timeline::Mark],
+    ) {
         // KERNEL start per run on this ring.
         let mut start: BTreeMap<u32, f64> = BTreeMap::new();
-        for z in zones.iter().filter(|z| p.labels[z.site as usize].name.ends_with("-KERNEL")) {
+        for z in zones
+            .iter()
+            .filter(|z| p.labels[z.site as usize].name.ends_with("-KERNEL"))
+        {
             start.entry(z.run).or_insert(z.start_ns);
         }
         let mut by_run: BTreeMap<u32, Vec<(f64, u32)>> = BTreeMap::new();
-        for m in marks.iter().filter(|m| matches!(m.kind, MarkKind::Event) && m.ns.is_finite()) {
+        for m in marks
+            .iter()
+            .filter(|m| matches!(m.kind, MarkKind::Event) && m.ns.is_finite())
+        {
             by_run.entry(m.run).or_default().push((m.ns, m.site));
         }
         for (run, mut events) in by_run {
@@ -65,7 +77,10 @@ impl Checkpoints {
             let mut prev = t0;
             for (i, (ns, site)) in events.into_iter().enumerate() {
                 if steps.len() <= i {
-                    steps.push(Step { name: p.labels[site as usize].name.clone(), ..Default::default() });
+                    steps.push(Step {
+                        name: p.labels[site as usize].name.clone(),
+                        ..Default::default()
+                    });
                 }
                 steps[i].deltas.push(ns - prev);
                 steps[i].cumulative.push(ns - t0);
@@ -82,7 +97,10 @@ impl Checkpoints {
             if out.is_empty() {
                 out.push_str("\ncheckpoints (event! markers in launch order; mean over tiles and launches: +since the previous, @since the kernel started):\n");
             }
-            let shown: Vec<&Step> = steps.iter().filter(|s| s.delta_ns() >= threshold_ns).collect();
+            let shown: Vec<&Step> = steps
+                .iter()
+                .filter(|s| s.delta_ns() >= threshold_ns)
+                .collect();
             let hidden = steps.len() - shown.len();
             let _ = write!(out, "  {op} {}:", risc.name());
             for s in &shown {
@@ -95,7 +113,11 @@ impl Checkpoints {
                 );
             }
             if hidden > 0 {
-                let _ = write!(out, " ({hidden} step(s) under {} ns hidden)", super::grouped(threshold_ns));
+                let _ = write!(
+                    out,
+                    " ({hidden} step(s) under {} ns hidden)",
+                    super::grouped(threshold_ns)
+                );
             }
             out.push('\n');
         }
@@ -118,16 +140,33 @@ mod tests {
 
     #[test]
     fn steps_show_mean_deltas_and_cumulative_times_and_small_ones_are_hidden() {
-        let step = |name: &str, d: &[f64], c: &[f64]| Step { name: name.into(), deltas: d.to_vec(), cumulative: c.to_vec() };
+        let step = |name: &str, d: &[f64], c: &[f64]| Step {
+            name: name.into(),
+            deltas: d.to_vec(),
+            cumulative: c.to_vec(),
+        };
         let mut c = Checkpoints::default();
         c.lanes.insert(
             ("Matmul".into(), Risc::Trisc2),
-            vec![step("first", &[1000.0, 3000.0], &[1000.0, 3000.0]), step("tiny", &[10.0], &[2010.0]), step("last", &[5000.0], &[7010.0])],
+            vec![
+                step("first", &[1000.0, 3000.0], &[1000.0, 3000.0]),
+                step("tiny", &[10.0], &[2010.0]),
+                step("last", &[5000.0], &[7010.0]),
+            ],
         );
         let all = c.render(0.0);
         assert!(all.contains("  Matmul TRISC_2: first +2,000 @2,000 ns; tiny +10 @2,010 ns; last +5,000 @7,010 ns;\n"), "{all}");
         let some = c.render(100.0);
-        assert!(some.contains("first +2,000 @2,000 ns; last +5,000 @7,010 ns; (1 step(s) under 100 ns hidden)"), "{some}");
-        assert_eq!(Checkpoints::default().render(0.0), "", "no events, no section");
+        assert!(
+            some.contains(
+                "first +2,000 @2,000 ns; last +5,000 @7,010 ns; (1 step(s) under 100 ns hidden)"
+            ),
+            "{some}"
+        );
+        assert_eq!(
+            Checkpoints::default().render(0.0),
+            "",
+            "no events, no section"
+        );
     }
 }

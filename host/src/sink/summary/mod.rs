@@ -47,7 +47,14 @@ impl Stats {
         let n = values.len();
         let rank = |p: f64| values[((p / 100.0 * n as f64).ceil() as usize).clamp(1, n) - 1];
         let total: f64 = values.iter().sum();
-        Stats { total, mean: total / n as f64, p50: rank(50.0), p99: rank(99.0), min: values[0], max: values[n - 1] }
+        Stats {
+            total,
+            mean: total / n as f64,
+            p50: rank(50.0),
+            p99: rank(99.0),
+            min: values[0],
+            max: values[n - 1],
+        }
     }
 }
 
@@ -191,7 +198,12 @@ pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
     let mut b = Builder::default();
     for (li, lane) in t.lanes.iter().enumerate() {
         let zones = t.lane_zones(li as u32);
-        let marks: Vec<Mark> = t.marks.iter().filter(|m| m.lane as usize == li).copied().collect();
+        let marks: Vec<Mark> = t
+            .marks
+            .iter()
+            .filter(|m| m.lane as usize == li)
+            .copied()
+            .collect();
         b.add(lane.chip, zones, &marks, &t.sites, &t.ops, timebase);
     }
     b.finish(&t.ops, timebase, threshold_ns)
@@ -209,21 +221,37 @@ pub struct Builder {
 
 impl Builder {
     /// Adds one lane's zones and marks (`labels` and `ops` are what their indices point into).
-    pub fn add(&mut self, chip: u32, zones: &[Zone], marks: &[Mark], labels: &[SiteLabel], ops: &[OpSpan], timebase: &Timebase) {
-        let op_name = |z: Option<u32>| z.map_or_else(|| "(no op)".to_string(), |o| ops[o as usize].name.clone());
+    pub fn add(
+        &mut self,
+        chip: u32,
+        zones: &[Zone],
+        marks: &[Mark],
+        labels: &[SiteLabel],
+        ops: &[OpSpan],
+        timebase: &Timebase,
+    ) {
+        let op_name = |z: Option<u32>| {
+            z.map_or_else(|| "(no op)".to_string(), |o| ops[o as usize].name.clone())
+        };
         for z in zones {
-            let g = self.groups.entry((op_name(z.op), labels[z.site as usize].name.clone())).or_default();
+            let g = self
+                .groups
+                .entry((op_name(z.op), labels[z.site as usize].name.clone()))
+                .or_default();
             g.0.push(z.duration_ns());
             g.1.push(z.cycles() as f64);
             if let Some(v) = z.value {
                 let name = &labels[z.site as usize].name;
-                let row = self.values.entry((op_name(z.op), name.clone())).or_insert_with(|| ValueRow {
-                    zone: name.clone(),
-                    count: 0,
-                    min: u32::MAX,
-                    max: 0,
-                    sum: 0,
-                });
+                let row = self
+                    .values
+                    .entry((op_name(z.op), name.clone()))
+                    .or_insert_with(|| ValueRow {
+                        zone: name.clone(),
+                        count: 0,
+                        min: u32::MAX,
+                        max: 0,
+                        sum: 0,
+                    });
                 row.count += 1;
                 row.min = row.min.min(v);
                 row.max = row.max.max(v);
@@ -232,16 +260,28 @@ impl Builder {
         }
         // Sum zones: one row per (op, name), totals over every record.
         for m in marks {
-            let MarkKind::Sum { total_cycles, count } = m.kind else { continue };
+            let MarkKind::Sum {
+                total_cycles,
+                count,
+            } = m.kind
+            else {
+                continue;
+            };
             let name = labels[m.site as usize].name.clone();
-            let ns_per_cycle = timebase.chips.get(chip as usize).map_or(f64::NAN, |c| 1.0 / c.cycles_per_ns);
-            let row = self.sums.entry((op_name(m.op), name.clone())).or_insert(SumRow {
-                zone: name,
-                records: 0,
-                count: 0,
-                total_cycles: 0,
-                total_ns: 0.0,
-            });
+            let ns_per_cycle = timebase
+                .chips
+                .get(chip as usize)
+                .map_or(f64::NAN, |c| 1.0 / c.cycles_per_ns);
+            let row = self
+                .sums
+                .entry((op_name(m.op), name.clone()))
+                .or_insert(SumRow {
+                    zone: name,
+                    records: 0,
+                    count: 0,
+                    total_cycles: 0,
+                    total_ns: 0.0,
+                });
             row.records += 1;
             row.count += count as u64;
             row.total_cycles += total_cycles;
@@ -251,7 +291,11 @@ impl Builder {
 
     /// The summary: one section per op name, rows below `threshold_ns` hidden.
     pub fn finish(self, all_ops: &[OpSpan], timebase: &Timebase, threshold_ns: f64) -> Summary {
-        let Builder { groups, sums, values } = self;
+        let Builder {
+            groups,
+            sums,
+            values,
+        } = self;
         let mut ops: HashMap<String, OpSection> = HashMap::new();
         for o in all_ops {
             let s = ops
@@ -262,7 +306,12 @@ impl Builder {
         }
         let (mut hidden, mut hidden_total_ns) = (0, 0.0);
         for ((op, zone), (mut ns, mut cycles)) in groups {
-            let row = ZoneRow { zone, count: ns.len() as u64, ns: Stats::of(&mut ns), cycles: Stats::of(&mut cycles) };
+            let row = ZoneRow {
+                zone,
+                count: ns.len() as u64,
+                ns: Stats::of(&mut ns),
+                cycles: Stats::of(&mut cycles),
+            };
             if row.ns.mean < threshold_ns {
                 hidden += 1;
                 hidden_total_ns += row.ns.total;
@@ -280,7 +329,10 @@ impl Builder {
                 .push(row);
         }
         for ((op, _), row) in values {
-            ops.entry(op.clone()).or_insert_with(|| OpSection::new(&op)).values.push(row);
+            ops.entry(op.clone())
+                .or_insert_with(|| OpSection::new(&op))
+                .values
+                .push(row);
         }
         let mut ops: Vec<OpSection> = ops
             .into_values()
@@ -363,9 +415,22 @@ pub fn render(s: &Summary) -> String {
     let mut header = vec!["count".to_string()];
     header.extend(stat_names.iter().map(|n| format!("{n} ns")));
     header.extend(stat_names.iter().map(|n| format!("{n} cyc")));
-    let zone_w = lines.iter().map(|l| l.1.chars().count()).max().unwrap_or(0).max(4);
-    let widths: Vec<usize> =
-        (0..header.len()).map(|i| lines.iter().map(|l| l.2[i].len()).max().unwrap_or(0).max(header[i].len())).collect();
+    let zone_w = lines
+        .iter()
+        .map(|l| l.1.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            lines
+                .iter()
+                .map(|l| l.2[i].len())
+                .max()
+                .unwrap_or(0)
+                .max(header[i].len())
+        })
+        .collect();
     let mut t = String::new();
     let _ = writeln!(t, "{}", s.clock);
     let row = |t: &mut String, name: &str, cells: &[String]| {
@@ -377,8 +442,18 @@ pub fn render(s: &Summary) -> String {
     };
     row(&mut t, "zone", &header);
     for o in &s.ops {
-        let kernel = if o.kernel_ns > 0.0 { format!(", device kernel time {} ns", grouped(o.kernel_ns)) } else { String::new() };
-        let _ = writeln!(t, "{} ({} run{}{kernel})", o.op, o.runs, if o.runs == 1 { "" } else { "s" });
+        let kernel = if o.kernel_ns > 0.0 {
+            format!(", device kernel time {} ns", grouped(o.kernel_ns))
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            t,
+            "{} ({} run{}{kernel})",
+            o.op,
+            o.runs,
+            if o.runs == 1 { "" } else { "s" }
+        );
         for (_, zone, cells) in lines.iter().filter(|l| l.0 == o.op) {
             row(&mut t, zone, cells);
         }
@@ -406,11 +481,31 @@ fn render_values(t: &mut String, rows: &[ValueRow]) {
     let header = ["zones", "min value", "mean value", "max value"].map(String::from);
     let cells: Vec<[String; 4]> = rows
         .iter()
-        .map(|r| [r.count.to_string(), r.min.to_string(), format!("{:.1}", r.mean()), r.max.to_string()])
+        .map(|r| {
+            [
+                r.count.to_string(),
+                r.min.to_string(),
+                format!("{:.1}", r.mean()),
+                r.max.to_string(),
+            ]
+        })
         .collect();
-    let name_w = rows.iter().map(|r| r.zone.chars().count()).max().unwrap_or(0).max("value zone".len());
-    let widths: Vec<usize> =
-        (0..4).map(|i| cells.iter().map(|c| c[i].len()).max().unwrap_or(0).max(header[i].len())).collect();
+    let name_w = rows
+        .iter()
+        .map(|r| r.zone.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("value zone".len());
+    let widths: Vec<usize> = (0..4)
+        .map(|i| {
+            cells
+                .iter()
+                .map(|c| c[i].len())
+                .max()
+                .unwrap_or(0)
+                .max(header[i].len())
+        })
+        .collect();
     let mut line = |name: &str, cells: &[String]| {
         let _ = write!(t, "    {name:<name_w$}");
         for (c, w) in cells.iter().zip(&widths) {
@@ -489,7 +584,10 @@ mod tests {
     fn percentiles_are_nearest_rank() {
         let mut v: Vec<f64> = (1..=200).rev().map(f64::from).collect();
         let s = Stats::of(&mut v);
-        assert_eq!((s.total, s.mean, s.p50, s.p99, s.min, s.max), (20100.0, 100.5, 100.0, 198.0, 1.0, 200.0));
+        assert_eq!(
+            (s.total, s.mean, s.p50, s.p99, s.min, s.max),
+            (20100.0, 100.5, 100.0, 198.0, 1.0, 200.0)
+        );
         assert_eq!(Stats::of(&mut [7.0]).p99, 7.0);
         assert_eq!(Stats::of(&mut []), Stats::default());
     }
@@ -501,11 +599,25 @@ mod tests {
         assert_eq!(ops[0], ("Matmul", 1), "the longest op first");
         let mm = &s.ops[0];
         let names: Vec<&str> = mm.zones.iter().map(|z| z.zone.as_str()).collect();
-        assert_eq!(names, ["TRISC-FW", "TRISC-KERNEL", "work", "NCRISC-FW", "BRISC-FW", "NCRISC-KERNEL", "BRISC-KERNEL", "inner"]);
+        assert_eq!(
+            names,
+            [
+                "TRISC-FW",
+                "TRISC-KERNEL",
+                "work",
+                "NCRISC-FW",
+                "BRISC-FW",
+                "NCRISC-KERNEL",
+                "BRISC-KERNEL",
+                "inner"
+            ]
+        );
         let work = mm.zones.iter().find(|z| z.zone == "work").unwrap();
         assert_eq!(work.count, 10, "2 tiles x 5 RISCs");
-        let mut lens: Vec<f64> =
-            (0..2).flat_map(|t| Risc::ALL.map(|r| times(2, t, r))).map(|x| (x.work.1 - x.work.0) as f64).collect();
+        let mut lens: Vec<f64> = (0..2)
+            .flat_map(|t| Risc::ALL.map(|r| times(2, t, r)))
+            .map(|x| (x.work.1 - x.work.0) as f64)
+            .collect();
         let want = Stats::of(&mut lens);
         assert_eq!(work.ns, want, "1 GHz: ns = cycles");
         assert_eq!(work.cycles, want);
@@ -541,8 +653,9 @@ mod tests {
         );
         assert!(text.contains("82,061"), "{text}");
         // Value zones: their values per op and name (issue 25: they reached only the CSV).
-        let inner: Vec<u32> =
-            (0..2).flat_map(|t| Risc::ALL.map(|r| fixture::inner_value(2, t, r))).collect();
+        let inner: Vec<u32> = (0..2)
+            .flat_map(|t| Risc::ALL.map(|r| fixture::inner_value(2, t, r)))
+            .collect();
         let sum: u128 = inner.iter().map(|&v| v as u128).sum();
         let want = ValueRow {
             zone: "inner".into(),
@@ -553,8 +666,14 @@ mod tests {
         };
         assert_eq!(mm.values, [want.clone()]);
         assert_eq!((want.min, want.max, want.mean()), (200, 214, 207.0));
-        assert!(text.contains("    value zone  zones  min value  mean value  max value\n"), "{text}");
-        assert!(text.contains("    inner          10        200       207.0        214\n"), "{text}");
+        assert!(
+            text.contains("    value zone  zones  min value  mean value  max value\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    inner          10        200       207.0        214\n"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -569,7 +688,12 @@ mod tests {
         );
         assert_eq!(s.hidden, 3, "one inner row per op");
         assert_eq!(s.hidden_total_ns, 3.0 * 10.0 * 10.0);
-        assert_eq!(s.ops.iter().map(|o| o.zones.len()).sum::<usize>() + 3, all.ops.iter().map(|o| o.zones.len()).sum::<usize>());
-        assert!(render(&s).contains("(3 zone row(s) with a mean below 1,000 ns hidden, 300 ns in all)"));
+        assert_eq!(
+            s.ops.iter().map(|o| o.zones.len()).sum::<usize>() + 3,
+            all.ops.iter().map(|o| o.zones.len()).sum::<usize>()
+        );
+        assert!(
+            render(&s).contains("(3 zone row(s) with a mean below 1,000 ns hidden, 300 ns in all)")
+        );
     }
 }

@@ -3,11 +3,11 @@
 //! and, below, the `event!` checkpoints of each op ([`super::checkpoints`]) and, when the
 //! kernels mark typed waits, the bottleneck of each op ([`crate::sink::analysis::render`]).
 
-use crate::sink::{Finished, Sink};
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{self, Analyzer};
+use crate::sink::{Finished, Sink};
 use crate::summary::{self, checkpoints::Checkpoints, Summary};
 use std::path::{Path, PathBuf};
 
@@ -57,7 +57,14 @@ impl SummarySink {
 
 impl Sink for SummarySink {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        self.builder.add(v.lane.chip, &v.zones, &v.marks, &p.labels, &p.ops, &p.timebase);
+        self.builder.add(
+            v.lane.chip,
+            &v.zones,
+            &v.marks,
+            &p.labels,
+            &p.ops,
+            &p.timebase,
+        );
         self.checkpoints.add(p, v.lane.risc, &v.zones, &v.marks);
         if let Some(a) = &mut self.waits {
             a.add(p, v);
@@ -71,11 +78,16 @@ impl Sink for SummarySink {
         text.push_str(&summary::render(&s));
         text.push_str(&self.checkpoints.render(self.threshold_ns));
         // The verdict per op, when the kernels mark typed waits.
-        text.push_str(&analysis::render(&self.waits.take().unwrap_or_default().finish(p)));
+        text.push_str(&analysis::render(
+            &self.waits.take().unwrap_or_default().finish(p),
+        ));
         if let Some(path) = &self.path {
             write_atomic(path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
         }
         self.summary = Some((s, text));
-        Ok(Finished { files: self.path.iter().cloned().collect(), issues: Vec::new() })
+        Ok(Finished {
+            files: self.path.iter().cloned().collect(),
+            issues: Vec::new(),
+        })
     }
 }

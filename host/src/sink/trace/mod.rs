@@ -57,7 +57,8 @@ pub fn chip_pid(chip: u32) -> u32 {
 
 /// The thread id of a (tile, RISC) lane: RISC in bits 0-2, NoC x in 3-10, y in 11-18.
 pub fn lane_tid(lane: &Lane) -> u32 {
-    LANE_TID_BASE + (lane.risc.index() as u32 | (lane.tile.x as u32) << 3 | (lane.tile.y as u32) << 11)
+    LANE_TID_BASE
+        + (lane.risc.index() as u32 | (lane.tile.x as u32) << 3 | (lane.tile.y as u32) << 11)
 }
 
 /// What was written.
@@ -103,7 +104,8 @@ struct Out<W: Write> {
 
 impl<W: Write> Out<W> {
     fn event(&mut self, body: std::fmt::Arguments) -> io::Result<()> {
-        self.w.write_all(if self.first { b"\n{" } else { b",\n{" })?;
+        self.w
+            .write_all(if self.first { b"\n{" } else { b",\n{" })?;
         self.first = false;
         self.w.write_fmt(body)?;
         self.stats.events += 1;
@@ -111,7 +113,9 @@ impl<W: Write> Out<W> {
     }
 
     fn meta(&mut self, pid: u32, tid: u32, what: &str, arg: &str) -> io::Result<()> {
-        self.event(format_args!(r#""name":"{what}","ph":"M","pid":{pid},"tid":{tid},"args":{{{arg}}}"#))
+        self.event(format_args!(
+            r#""name":"{what}","ph":"M","pid":{pid},"tid":{tid},"args":{{{arg}}}"#
+        ))
     }
 }
 
@@ -140,14 +144,38 @@ pub struct TraceWriter<W: Write> {
 impl<W: Write> TraceWriter<W> {
     /// Opens the document: a process per chip in `chips` (and per chip of an op), with the
     /// op threads and signposts.
-    pub fn begin(w: W, arch: Arch, chips: &BTreeSet<u32>, ops: &[OpSpan], signposts: &[Signpost]) -> io::Result<Self> {
-        let mut out = Out { w, first: true, stats: TraceStats::default() };
+    pub fn begin(
+        w: W,
+        arch: Arch,
+        chips: &BTreeSet<u32>,
+        ops: &[OpSpan],
+        signposts: &[Signpost],
+    ) -> io::Result<Self> {
+        let mut out = Out {
+            w,
+            first: true,
+            stats: TraceStats::default(),
+        };
         out.w.write_all(b"{\"traceEvents\":[")?;
-        let chips: BTreeSet<u32> = chips.iter().copied().chain(ops.iter().map(|o| o.chip)).collect();
+        let chips: BTreeSet<u32> = chips
+            .iter()
+            .copied()
+            .chain(ops.iter().map(|o| o.chip))
+            .collect();
         for &chip in &chips {
             let pid = chip_pid(chip);
-            out.meta(pid, 0, "process_name", &format!(r#""name":{}"#, json(&format!("Device {chip} ({arch})"))))?;
-            out.meta(pid, 0, "process_sort_index", &format!(r#""sort_index":{chip}"#))?;
+            out.meta(
+                pid,
+                0,
+                "process_name",
+                &format!(r#""name":{}"#, json(&format!("Device {chip} ({arch})"))),
+            )?;
+            out.meta(
+                pid,
+                0,
+                "process_sort_index",
+                &format!(r#""sort_index":{chip}"#),
+            )?;
             write_ops(&mut out, ops, signposts, chip)?;
         }
         Ok(TraceWriter { out, arch })
@@ -167,16 +195,32 @@ impl<W: Write> TraceWriter<W> {
     ) -> io::Result<()> {
         let out = &mut self.out;
         let (pid, tid) = (chip_pid(lane.chip), lane_tid(lane));
-        out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&lane.name(self.arch))))?;
-        out.meta(pid, tid, "thread_sort_index", &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + index))?;
+        out.meta(
+            pid,
+            tid,
+            "thread_name",
+            &format!(r#""name":{}"#, json(&lane.name(self.arch))),
+        )?;
+        out.meta(
+            pid,
+            tid,
+            "thread_sort_index",
+            &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + index),
+        )?;
         write_zones(out, labels, ops, zones, pid, tid)?;
         for m in marks {
             let site = &labels[m.site as usize];
             let args = match m.kind {
                 MarkKind::Event => format!(r#""cycles":{}"#, m.cycles),
                 MarkKind::Data(v) => format!(r#""value":{v},"cycles":{}"#, m.cycles),
-                MarkKind::Sum { total_cycles, count } => {
-                    format!(r#""total_cycles":{total_cycles},"count":{count},"cycles":{}"#, m.cycles)
+                MarkKind::Sum {
+                    total_cycles,
+                    count,
+                } => {
+                    format!(
+                        r#""total_cycles":{total_cycles},"count":{count},"cycles":{}"#,
+                        m.cycles
+                    )
                 }
             };
             out.event(format_args!(
@@ -210,16 +254,20 @@ fn write_zones<W: Write>(
 ) -> io::Result<()> {
     // Open zones: (end ns, end cycles) of each, innermost last.
     let mut open: Vec<(f64, u64)> = Vec::new();
-    let close = |out: &mut Out<W>, open: &mut Vec<(f64, u64)>, until: Option<u64>| -> io::Result<()> {
-        while let Some(&(end_ns, end)) = open.last() {
-            if until.is_some_and(|u| end > u) {
-                break;
+    let close =
+        |out: &mut Out<W>, open: &mut Vec<(f64, u64)>, until: Option<u64>| -> io::Result<()> {
+            while let Some(&(end_ns, end)) = open.last() {
+                if until.is_some_and(|u| end > u) {
+                    break;
+                }
+                open.pop();
+                out.event(format_args!(
+                    r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#,
+                    ts(end_ns)
+                ))?;
             }
-            open.pop();
-            out.event(format_args!(r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#, ts(end_ns)))?;
-        }
-        Ok(())
-    };
+            Ok(())
+        };
     for z in zones {
         close(out, &mut open, Some(z.start_cycles))?;
         let site = &labels[z.site as usize];
@@ -227,11 +275,23 @@ fn write_zones<W: Write>(
         let loc = if site.file.is_empty() {
             String::new()
         } else {
-            format!(r#","loc":{}"#, json(&format!("{}:{}", site.file, site.line)))
+            format!(
+                r#","loc":{}"#,
+                json(&format!("{}:{}", site.file, site.line))
+            )
         };
-        let op_arg = op.map(|o| format!(r#""op":{},"#, json(&o.name))).unwrap_or_default();
-        let run_arg = if z.run == NO_RUN { String::new() } else { format!(r#""run":{},"#, z.run) };
-        let value_arg = z.value.map(|v| format!(r#","value":{v}"#)).unwrap_or_default();
+        let op_arg = op
+            .map(|o| format!(r#""op":{},"#, json(&o.name)))
+            .unwrap_or_default();
+        let run_arg = if z.run == NO_RUN {
+            String::new()
+        } else {
+            format!(r#""run":{},"#, z.run)
+        };
+        let value_arg = z
+            .value
+            .map(|v| format!(r#","value":{v}"#))
+            .unwrap_or_default();
         out.event(format_args!(
             r#""name":{},"cat":"zone","ph":"B","pid":{pid},"tid":{tid},"ts":{}{loc},"args":{{{op_arg}{run_arg}"start_cycles":{},"cycles":{}{value_arg}}}"#,
             json(&site.name),
@@ -256,12 +316,22 @@ type OpBar = (usize, f64, f64);
 
 /// The op threads of one chip: device kernel spans and host spans, split over as many
 /// threads as overlapping ops need; signposts as process-wide instants.
-fn write_ops<W: Write>(out: &mut Out<W>, all: &[OpSpan], signposts: &[Signpost], chip: u32) -> io::Result<()> {
+fn write_ops<W: Write>(
+    out: &mut Out<W>,
+    all: &[OpSpan],
+    signposts: &[Signpost],
+    chip: u32,
+) -> io::Result<()> {
     let pid = chip_pid(chip);
     let ops: Vec<usize> = (0..all.len()).filter(|&i| all[i].chip == chip).collect();
     // (tid base, thread name, host rather than device span)
     for (base, label, host, max) in [
-        (OPS_DEVICE_TID, "ops (device)", false, MAX_OPS_DEVICE_THREADS),
+        (
+            OPS_DEVICE_TID,
+            "ops (device)",
+            false,
+            MAX_OPS_DEVICE_THREADS,
+        ),
         (OPS_HOST_TID, "ops (host)", true, MAX_OPS_HOST_THREADS),
     ] {
         let span = |i: usize| {
@@ -272,27 +342,49 @@ fn write_ops<W: Write>(out: &mut Out<W>, all: &[OpSpan], signposts: &[Signpost],
                 o.kernel_ns
             }
         };
-        let spans: Vec<OpBar> = ops.iter().filter_map(|&i| span(i).map(|(a, b)| (i, a, b))).collect();
+        let spans: Vec<OpBar> = ops
+            .iter()
+            .filter_map(|&i| span(i).map(|(a, b)| (i, a, b)))
+            .collect();
         let n = spans.len() as u64;
         let placed = op_threads(spans, max);
         debug_assert!(placed.steps <= 4 * n, "op placement is O(n log n)");
         out.stats.ops_left_out += placed.left_out;
         for (k, list) in placed.threads.iter().enumerate() {
             let tid = base + k as u32;
-            let name = if k == 0 { label.to_string() } else { format!("{label} {}", k + 1) };
-            out.meta(pid, tid, "thread_name", &format!(r#""name":{}"#, json(&name)))?;
-            out.meta(pid, tid, "thread_sort_index", &format!(r#""sort_index":{tid}"#))?;
+            let name = if k == 0 {
+                label.to_string()
+            } else {
+                format!("{label} {}", k + 1)
+            };
+            out.meta(
+                pid,
+                tid,
+                "thread_name",
+                &format!(r#""name":{}"#, json(&name)),
+            )?;
+            out.meta(
+                pid,
+                tid,
+                "thread_sort_index",
+                &format!(r#""sort_index":{tid}"#),
+            )?;
             for &(i, a, b) in list {
                 let o = &all[i];
-                let host =
-                    o.log_host_ns.map(|(s, e)| format!(r#","host_start_ns":{s},"host_end_ns":{e}"#)).unwrap_or_default();
+                let host = o
+                    .log_host_ns
+                    .map(|(s, e)| format!(r#","host_start_ns":{s},"host_end_ns":{e}"#))
+                    .unwrap_or_default();
                 out.event(format_args!(
                     r#""name":{},"cat":"op","ph":"B","pid":{pid},"tid":{tid},"ts":{},"args":{{"run":{}{host}}}"#,
                     json(&o.name),
                     ts(a),
                     o.run
                 ))?;
-                out.event(format_args!(r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#, ts(b)))?;
+                out.event(format_args!(
+                    r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#,
+                    ts(b)
+                ))?;
             }
         }
     }
@@ -347,7 +439,11 @@ fn op_threads(mut spans: Vec<OpBar>, max: usize) -> OpThreads {
                 steps += 2;
             }
         }
-        let k = match if start.is_nan() { None } else { free.pop_first() } {
+        let k = match if start.is_nan() {
+            None
+        } else {
+            free.pop_first()
+        } {
             Some(k) => {
                 steps += 1;
                 k
@@ -368,7 +464,11 @@ fn op_threads(mut spans: Vec<OpBar>, max: usize) -> OpThreads {
             steps += 1;
         }
     }
-    OpThreads { threads, left_out, steps }
+    OpThreads {
+        threads,
+        left_out,
+        steps,
+    }
 }
 
 /// A rounded time that is not NaN, ordered as a number.

@@ -1,11 +1,11 @@
 //! Chrome trace JSON (`ttprof_trace.json`) as a sink: one thread per ring, streamed
 //! ([`crate::trace::TraceWriter`]).
 
-use crate::sink::{Finished, Sink};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
+use crate::sink::{Finished, Sink};
 use crate::trace::{self, TraceStats, TraceWriter};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,11 @@ pub struct TraceJson {
 impl TraceJson {
     /// The trace at `path`.
     pub fn new(path: &Path) -> TraceJson {
-        TraceJson { path: path.to_path_buf(), writer: None, stats: TraceStats::default() }
+        TraceJson {
+            path: path.to_path_buf(),
+            writer: None,
+            stats: TraceStats::default(),
+        }
     }
 
     fn io(&self, e: std::io::Error) -> Error {
@@ -33,19 +37,24 @@ impl Sink for TraceJson {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let file = AtomicFile::create(&self.path)?;
         let chips: BTreeSet<u32> = p.readout.rings.iter().map(|r| r.id.chip).collect();
-        let w = TraceWriter::begin(file, p.geometry().arch, &chips, &p.ops, &p.signposts).map_err(|e| self.io(e))?;
+        let w = TraceWriter::begin(file, p.geometry().arch, &chips, &p.ops, &p.signposts)
+            .map_err(|e| self.io(e))?;
         self.writer = Some(w);
         Ok(())
     }
 
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        let Some(w) = self.writer.as_mut() else { return Ok(()) };
+        let Some(w) = self.writer.as_mut() else {
+            return Ok(());
+        };
         let r = w.lane(v.index, &v.lane, &v.zones, &v.marks, &p.labels, &p.ops);
         r.map_err(|e| self.io(e))
     }
 
     fn finish(&mut self, _: &Profile) -> Result<Finished> {
-        let Some(w) = self.writer.take() else { return Ok(Finished::default()) };
+        let Some(w) = self.writer.take() else {
+            return Ok(Finished::default());
+        };
         let (file, stats) = w.finish().map_err(|e| self.io(e))?;
         file.commit()?;
         self.stats = stats;
@@ -79,6 +88,9 @@ impl Sink for TraceJson {
                 .with_count(stats.ops_left_out),
             );
         }
-        Ok(Finished { files: vec![self.path.clone()], issues })
+        Ok(Finished {
+            files: vec![self.path.clone()],
+            issues,
+        })
     }
 }

@@ -8,7 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 fn timeline() -> Timeline {
     let r = fixture::readout();
     let res = fixture::resolution(&r);
-    Timeline::build(&r, &res, Some(&fixture::oplog()), &Timebase::nominal(fixture::ARCH, 1))
+    Timeline::build(
+        &r,
+        &res,
+        Some(&fixture::oplog()),
+        &Timebase::nominal(fixture::ARCH, 1),
+    )
 }
 
 fn events(t: &Timeline) -> (Vec<Value>, TraceStats) {
@@ -16,7 +21,13 @@ fn events(t: &Timeline) -> (Vec<Value>, TraceStats) {
     let stats = write(&mut out, t).unwrap();
     let v: Value = serde_json::from_slice(&out).expect("valid JSON");
     assert_eq!(v["displayTimeUnit"], "ns");
-    (v["traceEvents"].as_array().expect("traceEvents array").clone(), stats)
+    (
+        v["traceEvents"]
+            .as_array()
+            .expect("traceEvents array")
+            .clone(),
+        stats,
+    )
 }
 
 type Thread = (u64, u64);
@@ -44,8 +55,12 @@ fn check_structure(ev: &[Value]) -> BTreeMap<Thread, Vec<(String, u64, u64)>> {
                             panic!("thread {pid}/{tid} is both {other:?} and {name:?}");
                         }
                     }
-                    "process_name" => drop(processes.insert(pid, arg["name"].as_str().unwrap().into())),
-                    "thread_sort_index" | "process_sort_index" => assert!(arg["sort_index"].is_u64()),
+                    "process_name" => {
+                        drop(processes.insert(pid, arg["name"].as_str().unwrap().into()))
+                    }
+                    "thread_sort_index" | "process_sort_index" => {
+                        assert!(arg["sort_index"].is_u64())
+                    }
                     other => panic!("unexpected metadata {other}"),
                 }
             }
@@ -68,13 +83,25 @@ fn check_structure(ev: &[Value]) -> BTreeMap<Thread, Vec<(String, u64, u64)>> {
     let mut open: HashMap<Thread, Vec<(String, u64)>> = HashMap::new();
     let mut zones: BTreeMap<Thread, Vec<(String, u64, u64)>> = BTreeMap::new();
     for (t, _, th, e) in timed {
-        assert!(names.contains_key(&th) || e["s"] == "p", "thread {th:?} has no thread_name");
-        assert!(processes.contains_key(&th.0), "process {} has no process_name", th.0);
+        assert!(
+            names.contains_key(&th) || e["s"] == "p",
+            "thread {th:?} has no thread_name"
+        );
+        assert!(
+            processes.contains_key(&th.0),
+            "process {} has no process_name",
+            th.0
+        );
         match e["ph"].as_str().unwrap() {
-            "B" => open.entry(th).or_default().push((e["name"].as_str().unwrap().into(), t)),
+            "B" => open
+                .entry(th)
+                .or_default()
+                .push((e["name"].as_str().unwrap().into(), t)),
             "E" => {
-                let (name, start) =
-                    open.get_mut(&th).and_then(|s| s.pop()).unwrap_or_else(|| panic!("E without B on {th:?}"));
+                let (name, start) = open
+                    .get_mut(&th)
+                    .and_then(|s| s.pop())
+                    .unwrap_or_else(|| panic!("E without B on {th:?}"));
                 zones.entry(th).or_default().push((name, start, t));
             }
             _ => {}
@@ -91,41 +118,92 @@ fn every_zone_is_a_nested_pair_on_its_tile_and_risc_thread_at_its_host_time() {
     assert_eq!(stats.clamped, 0);
     assert_eq!(stats.events as usize, ev.len());
     let zones = check_structure(&ev);
-    let lane = t.lanes.iter().find(|l| l.tile == TILES[1] && l.risc == Risc::Trisc1).unwrap();
+    let lane = t
+        .lanes
+        .iter()
+        .find(|l| l.tile == TILES[1] && l.risc == Risc::Trisc1)
+        .unwrap();
     let mine = &zones[&(1, lane_tid(lane) as u64)];
     assert_eq!(mine.len(), 12, "4 zones x 3 ops");
     // Each zone pairs with its own end even after time sorting: durations are exact.
     let x = times(2, 1, Risc::Trisc1);
-    for (name, (s, e)) in [("work", x.work), ("inner", x.inner), ("TRISC-KERNEL", x.kernel), ("TRISC-FW", x.fw)] {
-        assert!(mine.contains(&(name.to_string(), s, e)), "{name} {s}..{e} in {mine:?}");
+    for (name, (s, e)) in [
+        ("work", x.work),
+        ("inner", x.inner),
+        ("TRISC-KERNEL", x.kernel),
+        ("TRISC-FW", x.fw),
+    ] {
+        assert!(
+            mine.contains(&(name.to_string(), s, e)),
+            "{name} {s}..{e} in {mine:?}"
+        );
     }
     let names: HashMap<Thread, &str> = ev
         .iter()
         .filter(|e| e["name"] == "thread_name")
-        .map(|e| ((e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()), e["args"]["name"].as_str().unwrap()))
+        .map(|e| {
+            (
+                (e["pid"].as_u64().unwrap(), e["tid"].as_u64().unwrap()),
+                e["args"]["name"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(names[&(1, lane_tid(lane) as u64)], "(1,0) [x=2 y=1] TRISC_1");
+    assert_eq!(
+        names[&(1, lane_tid(lane) as u64)],
+        "(1,0) [x=2 y=1] TRISC_1"
+    );
     assert_eq!(names[&(1, 1)], "ops (device)");
     assert_eq!(names[&(1, 101)], "ops (host)");
-    assert_eq!(zones.values().map(Vec::len).sum::<usize>(), t.zones.len() + 2 * 3, "lane zones and op spans");
+    assert_eq!(
+        zones.values().map(Vec::len).sum::<usize>(),
+        t.zones.len() + 2 * 3,
+        "lane zones and op spans"
+    );
     // Ops: device kernel spans and host spans.
-    let (ks, ke) = (times(2, 0, Risc::Brisc).kernel.0, times(2, 1, Risc::Trisc2).kernel.1);
+    let (ks, ke) = (
+        times(2, 0, Risc::Brisc).kernel.0,
+        times(2, 1, Risc::Trisc2).kernel.1,
+    );
     assert!(zones[&(1, 1)].contains(&("Matmul".into(), ks, ke)));
     assert!(zones[&(1, 101)].contains(&("Matmul".into(), 1_950_000, 2_300_000)));
     // The first B event of a zone carries its source location, op and cycles.
-    let b = ev.iter().find(|e| e["ph"] == "B" && e["name"] == "work" && e["args"]["run"] == 2).unwrap();
+    let b = ev
+        .iter()
+        .find(|e| e["ph"] == "B" && e["name"] == "work" && e["args"]["run"] == 2)
+        .unwrap();
     assert_eq!(b["loc"], "src/kernel.rs:10");
     assert_eq!(b["args"]["op"], "Matmul");
-    assert_eq!((b["ts"].as_f64().unwrap() * 1000.0) as u64, times(2, 0, Risc::Brisc).work.0);
-    assert!(b["args"].get("value").is_none(), "a plain zone has no value: {b}");
+    assert_eq!(
+        (b["ts"].as_f64().unwrap() * 1000.0) as u64,
+        times(2, 0, Risc::Brisc).work.0
+    );
+    assert!(
+        b["args"].get("value").is_none(),
+        "a plain zone has no value: {b}"
+    );
     // A value zone's value is an argument (issue 25: it reached only the device CSV).
-    let inner = ev.iter().filter(|e| e["ph"] == "B" && e["name"] == "inner").collect::<Vec<_>>();
+    let inner = ev
+        .iter()
+        .filter(|e| e["ph"] == "B" && e["name"] == "inner")
+        .collect::<Vec<_>>();
     assert_eq!(inner.len(), 3 * 10);
-    let b = inner.iter().find(|e| e["args"]["run"] == 3 && e["tid"] == lane_tid(lane) as u64).unwrap();
-    assert_eq!(b["args"]["value"], crate::report::fixture::inner_value(3, 1, Risc::Trisc1));
+    let b = inner
+        .iter()
+        .find(|e| e["args"]["run"] == 3 && e["tid"] == lane_tid(lane) as u64)
+        .unwrap();
+    assert_eq!(
+        b["args"]["value"],
+        crate::report::fixture::inner_value(3, 1, Risc::Trisc1)
+    );
     let signpost = ev.iter().find(|e| e["cat"] == "signpost").unwrap();
-    assert_eq!((signpost["name"].as_str(), signpost["s"].as_str()), (Some("warmup-done"), Some("p")));
-    assert_eq!((signpost["ts"].as_f64().unwrap() * 1000.0) as u64, 1_500_000);
+    assert_eq!(
+        (signpost["name"].as_str(), signpost["s"].as_str()),
+        (Some("warmup-done"), Some("p"))
+    );
+    assert_eq!(
+        (signpost["ts"].as_f64().unwrap() * 1000.0) as u64,
+        1_500_000
+    );
     let marks = ev.iter().filter(|e| e["cat"] == "mark").count();
     assert_eq!(marks, t.marks.len());
     let data = ev.iter().find(|e| e["name"] == "bytes").unwrap();
@@ -151,7 +229,10 @@ fn equal_times_keep_their_order_and_zones_that_break_nesting_are_cut() {
         value: None,
     };
     let keep: Vec<Zone> = t.zones.iter().filter(|z| z.lane != lane).copied().collect();
-    t.zones = [z(0, 10, 20), z(0, 20, 30), z(1, 25, 35), z(0, 40, 40)].into_iter().chain(keep).collect();
+    t.zones = [z(0, 10, 20), z(0, 20, 30), z(1, 25, 35), z(0, 40, 40)]
+        .into_iter()
+        .chain(keep)
+        .collect();
     let (ev, stats) = events(&t);
     assert_eq!(stats.clamped, 1);
     let zones = check_structure(&ev);
@@ -182,7 +263,10 @@ fn first_fit(mut spans: Vec<OpBar>) -> Vec<Vec<OpBar>> {
     spans.sort_by(|a, b| a.1.total_cmp(&b.1));
     let mut threads: Vec<(f64, Vec<OpBar>)> = Vec::new();
     for s in spans {
-        match threads.iter_mut().find(|(end, _)| end.round() <= s.1.round()) {
+        match threads
+            .iter_mut()
+            .find(|(end, _)| end.round() <= s.1.round())
+        {
             Some(th) => {
                 th.0 = s.2;
                 th.1.push(s);
@@ -214,24 +298,53 @@ fn ops_go_to_the_first_free_thread_with_work_linear_in_the_ops() {
             .collect();
         let placed = op_threads(spans.clone(), usize::MAX);
         let want = first_fit(spans);
-        assert_eq!(format!("{:?}", placed.threads), format!("{want:?}"), "round {round}");
-        assert!(placed.steps <= 4 * n as u64, "round {round}: {} steps for {n} ops", placed.steps);
+        assert_eq!(
+            format!("{:?}", placed.threads),
+            format!("{want:?}"),
+            "round {round}"
+        );
+        assert!(
+            placed.steps <= 4 * n as u64,
+            "round {round}: {} steps for {n} ops",
+            placed.steps
+        );
     }
     // 100,000 ops that all overlap (e.g. unmatched ops of an op log with one host time
     // range): each needs its own thread. The scan looked at n^2 / 2 = 5e9 threads (15 s).
     let n = 100_000;
-    let overlapping: Vec<OpBar> = (0..n).map(|i| (i, 1_000.0 + i as f64, 5_000_000.0)).collect();
+    let overlapping: Vec<OpBar> = (0..n)
+        .map(|i| (i, 1_000.0 + i as f64, 5_000_000.0))
+        .collect();
     let placed = op_threads(overlapping, usize::MAX);
     assert_eq!(placed.threads.len(), n);
-    assert!(placed.steps <= 4 * n as u64, "{} steps for {n} ops", placed.steps);
-    let one_after_another: Vec<OpBar> = (0..n).map(|i| (i, 10.0 * i as f64, 10.0 * i as f64 + 10.0)).collect();
+    assert!(
+        placed.steps <= 4 * n as u64,
+        "{} steps for {n} ops",
+        placed.steps
+    );
+    let one_after_another: Vec<OpBar> = (0..n)
+        .map(|i| (i, 10.0 * i as f64, 10.0 * i as f64 + 10.0))
+        .collect();
     let placed = op_threads(one_after_another, usize::MAX);
     assert_eq!(placed.threads.len(), 1);
-    assert!(placed.steps <= 4 * n as u64, "{} steps for {n} ops", placed.steps);
+    assert!(
+        placed.steps <= 4 * n as u64,
+        "{} steps for {n} ops",
+        placed.steps
+    );
     // With a limit on threads, what does not fit is left out; the rest is placed as before.
-    let spans: Vec<OpBar> = vec![(0, 0.0, 10.0), (1, 1.0, 5.0), (2, 2.0, 3.0), (3, 3.0, 4.0), (4, 4.0, 6.0)];
+    let spans: Vec<OpBar> = vec![
+        (0, 0.0, 10.0),
+        (1, 1.0, 5.0),
+        (2, 2.0, 3.0),
+        (3, 3.0, 4.0),
+        (4, 4.0, 6.0),
+    ];
     let placed = op_threads(spans, 2);
-    assert_eq!(format!("{:?}", placed.threads), format!("{:?}", [vec![(0, 0.0, 10.0)], vec![(1, 1.0, 5.0)]]));
+    assert_eq!(
+        format!("{:?}", placed.threads),
+        format!("{:?}", [vec![(0, 0.0, 10.0)], vec![(1, 1.0, 5.0)]])
+    );
     assert_eq!(placed.left_out, 3);
 }
 
@@ -251,16 +364,36 @@ fn ops_beyond_the_op_threads_a_chip_has_are_counted_and_never_share_a_lane_s_thr
         log.entries.push(crate::oplog::OpLogEntry::Op(op));
     }
     let t = Timeline::build(&r, &res, Some(&log), &Timebase::nominal(fixture::ARCH, 1));
-    assert_eq!(t.ops.iter().filter(|o| o.host_ns.is_some()).count(), n as usize + 3);
+    assert_eq!(
+        t.ops.iter().filter(|o| o.host_ns.is_some()).count(),
+        n as usize + 3
+    );
     let (ev, stats) = events(&t);
     check_structure(&ev);
     let op_threads = |kind: &str| {
-        ev.iter().filter(|e| e["name"] == "thread_name" && e["args"]["name"].as_str().unwrap().starts_with(kind)).count()
+        ev.iter()
+            .filter(|e| {
+                e["name"] == "thread_name" && e["args"]["name"].as_str().unwrap().starts_with(kind)
+            })
+            .count()
     };
     assert_eq!(op_threads("ops (host)"), MAX_OPS_HOST_THREADS);
-    assert_eq!(op_threads("ops (device)"), 1, "the three ops with device times follow each other");
-    let host_bars = ev.iter().filter(|e| e["cat"] == "op" && (OPS_HOST_TID..LANE_TID_BASE).contains(&(e["tid"].as_u64().unwrap() as u32))).count();
+    assert_eq!(
+        op_threads("ops (device)"),
+        1,
+        "the three ops with device times follow each other"
+    );
+    let host_bars = ev
+        .iter()
+        .filter(|e| {
+            e["cat"] == "op"
+                && (OPS_HOST_TID..LANE_TID_BASE).contains(&(e["tid"].as_u64().unwrap() as u32))
+        })
+        .count();
     assert_eq!(host_bars as u64 + stats.ops_left_out, n as u64 + 3);
     assert!(stats.ops_left_out > 0);
-    assert!(ev.iter().filter(|e| e["cat"] == "op").all(|e| e["tid"].as_u64().unwrap() < LANE_TID_BASE as u64));
+    assert!(ev
+        .iter()
+        .filter(|e| e["cat"] == "op")
+        .all(|e| e["tid"].as_u64().unwrap() < LANE_TID_BASE as u64));
 }

@@ -10,7 +10,9 @@
 
 use super::decoder::{Decoder, Zone};
 use super::frame::read_frame;
-use super::protocol::{Handshake, Query, QueryPacket, Welcome, PROTOCOL_VERSION, SHIBBOLETH, WELCOME_SIZE};
+use super::protocol::{
+    Handshake, Query, QueryPacket, Welcome, PROTOCOL_VERSION, SHIBBOLETH, WELCOME_SIZE,
+};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -28,7 +30,11 @@ pub struct CaptureOptions {
 
 impl Default for CaptureOptions {
     fn default() -> Self {
-        CaptureOptions { protocol_version: PROTOCOL_VERSION, timeout: Duration::from_secs(30), stop_after_frames: None }
+        CaptureOptions {
+            protocol_version: PROTOCOL_VERSION,
+            timeout: Duration::from_secs(30),
+            stop_after_frames: None,
+        }
     }
 }
 
@@ -59,7 +65,10 @@ impl Capture {
 
     /// The name the stream gave `thread`.
     pub fn thread_name(&self, thread: u32) -> &str {
-        self.decoded.threads.get(&(thread as u64)).map_or("???", |s| s.as_str())
+        self.decoded
+            .threads
+            .get(&(thread as u64))
+            .map_or("???", |s| s.as_str())
     }
 
     /// A zone's (name, file, line) through its source location.
@@ -77,7 +86,11 @@ impl Capture {
 
     /// The name of GPU context `id`.
     pub fn context_name(&self, id: u8) -> &str {
-        self.decoded.contexts.get(&id).and_then(|c| c.name.as_deref()).unwrap_or("???")
+        self.decoded
+            .contexts
+            .get(&id)
+            .and_then(|c| c.name.as_deref())
+            .unwrap_or("???")
     }
 }
 
@@ -86,7 +99,9 @@ fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, String> {
     loop {
         match TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
             Ok(s) => return Ok(s),
-            Err(e) if Instant::now() >= deadline => return Err(format!("cannot connect to {addr}: {e}")),
+            Err(e) if Instant::now() >= deadline => {
+                return Err(format!("cannot connect to {addr}: {e}"))
+            }
             Err(_) => std::thread::sleep(Duration::from_millis(10)),
         }
     }
@@ -99,12 +114,19 @@ pub fn capture(addr: SocketAddr, opts: &CaptureOptions) -> Result<Capture, Strin
     let io = |e: std::io::Error| format!("capture from {addr}: {e}");
     sock.set_read_timeout(Some(opts.timeout)).map_err(io)?;
     sock.write_all(&SHIBBOLETH).map_err(io)?;
-    sock.write_all(&opts.protocol_version.to_le_bytes()).map_err(io)?;
+    sock.write_all(&opts.protocol_version.to_le_bytes())
+        .map_err(io)?;
     let mut status = [0u8; 1];
-    sock.read_exact(&mut status).map_err(|e| format!("capture from {addr}: no handshake status ({e})"))?;
+    sock.read_exact(&mut status)
+        .map_err(|e| format!("capture from {addr}: no handshake status ({e})"))?;
     match Handshake::from_u8(status[0]) {
         Some(Handshake::Welcome) => {}
-        other => return Err(format!("capture from {addr}: handshake refused: {other:?} (status byte {})", status[0])),
+        other => {
+            return Err(format!(
+                "capture from {addr}: handshake refused: {other:?} (status byte {})",
+                status[0]
+            ))
+        }
     }
     let mut w = [0u8; WELCOME_SIZE];
     sock.read_exact(&mut w).map_err(io)?;
@@ -113,24 +135,51 @@ pub fn capture(addr: SocketAddr, opts: &CaptureOptions) -> Result<Capture, Strin
     let (mut packed, mut frame, mut wire_bytes) = (Vec::new(), Vec::new(), 0u64);
     loop {
         if opts.stop_after_frames.is_some_and(|n| decoded.frames >= n) {
-            return Ok(Capture { welcome, decoded, complete: false, wire_bytes });
+            return Ok(Capture {
+                welcome,
+                decoded,
+                complete: false,
+                wire_bytes,
+            });
         }
         if !read_frame(&mut sock, &mut packed, &mut frame).map_err(io)? {
-            decoded.errors.push("the program closed the connection before the capture ended".into());
+            decoded
+                .errors
+                .push("the program closed the connection before the capture ended".into());
             decoded.finish();
-            return Ok(Capture { welcome, decoded, complete: false, wire_bytes });
+            return Ok(Capture {
+                welcome,
+                decoded,
+                complete: false,
+                wire_bytes,
+            });
         }
         wire_bytes += 4 + packed.len() as u64;
         if let Err(e) = decoded.frame(&frame) {
             decoded.errors.push(e);
-            return Ok(Capture { welcome, decoded, complete: false, wire_bytes });
+            return Ok(Capture {
+                welcome,
+                decoded,
+                complete: false,
+                wire_bytes,
+            });
         }
-        let queries: Vec<u8> = decoded.take_queries().iter().flat_map(|q| q.to_bytes()).collect();
+        let queries: Vec<u8> = decoded
+            .take_queries()
+            .iter()
+            .flat_map(|q| q.to_bytes())
+            .collect();
         sock.write_all(&queries).map_err(io)?;
         if decoded.terminated && !decoded.pending() {
-            sock.write_all(&QueryPacket::new(Query::Terminate, 0, 0).to_bytes()).map_err(io)?;
+            sock.write_all(&QueryPacket::new(Query::Terminate, 0, 0).to_bytes())
+                .map_err(io)?;
             decoded.finish();
-            return Ok(Capture { welcome, decoded, complete: true, wire_bytes });
+            return Ok(Capture {
+                welcome,
+                decoded,
+                complete: true,
+                wire_bytes,
+            });
         }
     }
 }

@@ -32,8 +32,13 @@ pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> 
     );
     let server = Server::bind(opts.addr)?;
     let addr = server.local_addr();
-    let limit = opts.timeout.map_or("no time limit".to_string(), |t| format!("up to {} s", t.as_secs_f64()));
-    eprintln!("waiting for a Tracy 0.14 capture tool on {addr} ({limit}): run `{}`", capture_hint(addr));
+    let limit = opts.timeout.map_or("no time limit".to_string(), |t| {
+        format!("up to {} s", t.as_secs_f64())
+    });
+    eprintln!(
+        "waiting for a Tracy 0.14 capture tool on {addr} ({limit}): run `{}`",
+        capture_hint(addr)
+    );
     let report = server.serve(&stream, opts, |msg| eprintln!("{msg}"))?;
     let t = &report.transfer;
     let queries: u64 = t.queries.values().sum();
@@ -41,6 +46,12 @@ pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> 
         "capture complete: {} received {} zones in {} frames ({} bytes, {} compressed) and {queries} answers",
         report.client, t.zones, t.frames, t.raw_bytes, t.wire_bytes
     );
-    let issues = p.readout.issues.into_iter().chain(p.sites.issues).chain(stream.issues).collect();
+    let issues = p
+        .readout
+        .issues
+        .into_iter()
+        .chain(p.sites.issues)
+        .chain(stream.issues)
+        .collect();
     Ok(Outcome { report, issues })
 }

@@ -116,7 +116,10 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
 impl Decoder {
     /// A decoder for a capture whose welcome message gave `init_begin`.
     pub fn new(init_begin: i64) -> Decoder {
-        Decoder { base: init_begin, ..Decoder::default() }
+        Decoder {
+            base: init_begin,
+            ..Decoder::default()
+        }
     }
 
     /// Takes the queries the decoded events call for.
@@ -126,7 +129,9 @@ impl Decoder {
 
     /// Whether an answer is still outstanding.
     pub fn pending(&self) -> bool {
-        !self.srcloc_queue.is_empty() || !self.pending_strings.is_empty() || !self.pending_threads.is_empty()
+        !self.srcloc_queue.is_empty()
+            || !self.pending_strings.is_empty()
+            || !self.pending_threads.is_empty()
     }
 
     fn query(&mut self, q: Query, ptr: u64) {
@@ -157,7 +162,8 @@ impl Decoder {
 
     fn take_single(&mut self, what: &str) -> String {
         self.single.take().unwrap_or_else(|| {
-            self.errors.push(format!("{what} without the string it reads"));
+            self.errors
+                .push(format!("{what} without the string it reads"));
             String::new()
         })
     }
@@ -167,12 +173,17 @@ impl Decoder {
         self.frames += 1;
         let mut at = 0;
         while at < b.len() {
-            let ev = Ev::from_u8(b[at]).ok_or_else(|| format!("frame {}: unknown event type {}", self.frames, b[at]))?;
+            let ev = Ev::from_u8(b[at])
+                .ok_or_else(|| format!("frame {}: unknown event type {}", self.frames, b[at]))?;
             let head = ev.size();
             let tail = match ev {
                 Ev::SingleStringData8 => b.get(at + 1).map(|&n| 1 + n as usize),
-                Ev::SingleStringData => (at + 3 <= b.len()).then(|| 2 + 256 + u16_at(b, at + 1) as usize),
-                e if e.is_string_transfer() => (at + head + 2 <= b.len()).then(|| 2 + u16_at(b, at + head) as usize),
+                Ev::SingleStringData => {
+                    (at + 3 <= b.len()).then(|| 2 + 256 + u16_at(b, at + 1) as usize)
+                }
+                e if e.is_string_transfer() => {
+                    (at + head + 2 <= b.len()).then(|| 2 + u16_at(b, at + head) as usize)
+                }
                 _ => Some(0),
             };
             let end = tail.map(|t| at + head + t).filter(|&end| end <= b.len()).ok_or_else(|| {
@@ -187,28 +198,52 @@ impl Decoder {
 
     fn event(&mut self, ev: Ev, b: &[u8]) {
         match ev {
-            Ev::SingleStringData8 => self.single = Some(String::from_utf8_lossy(&b[2..]).into_owned()),
-            Ev::SingleStringData => self.single = Some(String::from_utf8_lossy(&b[3..]).into_owned()),
-            Ev::StringData | Ev::ThreadName | Ev::PlotName | Ev::FrameName | Ev::ExternalName | Ev::ExternalThreadName | Ev::FiberName => {
+            Ev::SingleStringData8 => {
+                self.single = Some(String::from_utf8_lossy(&b[2..]).into_owned())
+            }
+            Ev::SingleStringData => {
+                self.single = Some(String::from_utf8_lossy(&b[3..]).into_owned())
+            }
+            Ev::StringData
+            | Ev::ThreadName
+            | Ev::PlotName
+            | Ev::FrameName
+            | Ev::ExternalName
+            | Ev::ExternalThreadName
+            | Ev::FiberName => {
                 let (ptr, text) = (u64_at(b, 1), String::from_utf8_lossy(&b[11..]).into_owned());
                 let asked = match ev {
-                    Ev::StringData => self.pending_strings.remove(&ptr).then(|| self.strings.insert(ptr, text)),
-                    Ev::ThreadName => self.pending_threads.remove(&ptr).then(|| self.threads.insert(ptr, text)),
+                    Ev::StringData => self
+                        .pending_strings
+                        .remove(&ptr)
+                        .then(|| self.strings.insert(ptr, text)),
+                    Ev::ThreadName => self
+                        .pending_threads
+                        .remove(&ptr)
+                        .then(|| self.threads.insert(ptr, text)),
                     _ => None,
                 };
                 if asked.is_none() {
-                    self.errors.push(format!("{ev:?} for {ptr:#x}, which was not asked for"));
+                    self.errors
+                        .push(format!("{ev:?} for {ptr:#x}, which was not asked for"));
                 }
             }
             Ev::SourceLocation => match self.srcloc_queue.pop_front() {
                 Some(ptr) => {
-                    let loc = SourceLocation { name: u64_at(b, 1), function: u64_at(b, 9), file: u64_at(b, 17), line: u32_at(b, 25) };
+                    let loc = SourceLocation {
+                        name: u64_at(b, 1),
+                        function: u64_at(b, 9),
+                        file: u64_at(b, 17),
+                        line: u32_at(b, 25),
+                    };
                     for s in [loc.name, loc.function, loc.file] {
                         self.check_string(s);
                     }
                     self.srclocs.insert(ptr, loc);
                 }
-                None => self.errors.push("a source location that was not asked for".into()),
+                None => self
+                    .errors
+                    .push("a source location that was not asked for".into()),
             },
             Ev::ThreadContext => {
                 self.thread = u32_at(b, 1);
@@ -220,7 +255,10 @@ impl Decoder {
                 let name = self.take_single("GpuContextName");
                 match self.contexts.get_mut(&b[1]) {
                     Some(c) => c.name = Some(name),
-                    None => self.errors.push(format!("name for GPU context {} before it was created", b[1])),
+                    None => self.errors.push(format!(
+                        "name for GPU context {} before it was created",
+                        b[1]
+                    )),
                 }
             }
             Ev::GpuZoneBeginSerial | Ev::GpuZoneEndSerial => self.gpu_zone(ev, b),
@@ -229,7 +267,10 @@ impl Decoder {
                 let (dt, srcloc) = match ev {
                     Ev::ZoneBegin16 => (u16_at(b, 1) as i64, u64_at(b, 3)),
                     Ev::ZoneBegin32 => (u32_at(b, 1) as i64 + OFFSET_16, u64_at(b, 5)),
-                    _ => (i64_at(b, 1) + if i64_at(b, 1) >= 0 { OFFSET_32 } else { 0 }, u64_at(b, 9)),
+                    _ => (
+                        i64_at(b, 1) + if i64_at(b, 1) >= 0 { OFFSET_32 } else { 0 },
+                        u64_at(b, 9),
+                    ),
                 };
                 self.ref_thread += dt;
                 self.notice_thread();
@@ -239,7 +280,18 @@ impl Decoder {
                 let (depth, parent) = (stack.len(), stack.last().copied());
                 stack.push(self.cpu_zones.len());
                 let thread = self.thread;
-                self.cpu_zones.push(Zone { context: None, thread, srcloc, start: t, end: -1, cpu_start: t, cpu_end: t, depth, parent, text: None });
+                self.cpu_zones.push(Zone {
+                    context: None,
+                    thread,
+                    srcloc,
+                    start: t,
+                    end: -1,
+                    cpu_start: t,
+                    cpu_end: t,
+                    depth,
+                    parent,
+                    text: None,
+                });
             }
             Ev::ZoneEnd | Ev::ZoneEnd32 | Ev::ZoneEnd16 => {
                 let dt = match ev {
@@ -251,28 +303,44 @@ impl Decoder {
                 let t = self.ref_thread - self.base;
                 match self.cpu_stacks.get_mut(&self.thread).and_then(|s| s.pop()) {
                     Some(i) if t >= self.cpu_zones[i].start => self.cpu_zones[i].end = t,
-                    Some(_) => self.errors.push(format!("CPU zone on thread {:#x} ends before it starts", self.thread)),
-                    None => self.errors.push(format!("CPU zone end on thread {:#x} with no zone open", self.thread)),
+                    Some(_) => self.errors.push(format!(
+                        "CPU zone on thread {:#x} ends before it starts",
+                        self.thread
+                    )),
+                    None => self.errors.push(format!(
+                        "CPU zone end on thread {:#x} with no zone open",
+                        self.thread
+                    )),
                 }
             }
             Ev::ZoneText => {
                 let text = self.take_single("ZoneText");
                 match self.cpu_stacks.get(&self.thread).and_then(|s| s.last()) {
                     Some(&i) => self.cpu_zones[i].text = Some(text),
-                    None => self.errors.push(format!("zone text on thread {:#x} with no zone open", self.thread)),
+                    None => self.errors.push(format!(
+                        "zone text on thread {:#x} with no zone open",
+                        self.thread
+                    )),
                 }
             }
             Ev::Message => {
                 let text = self.take_single("Message");
                 self.notice_thread();
-                let m = Message { thread: self.thread, time: i64_at(b, 1) - self.base, severity: Severity::from_metadata(b[9]), text };
+                let m = Message {
+                    thread: self.thread,
+                    time: i64_at(b, 1) - self.base,
+                    severity: Severity::from_metadata(b[9]),
+                    text,
+                };
                 self.messages.push(m);
             }
             Ev::Terminate => self.terminated = true,
             Ev::KeepAlive => {}
-            Ev::AckServerQueryNoop | Ev::AckSourceCodeNotAvailable | Ev::AckSymbolCodeNotAvailable => {
-                self.errors.push(format!("{ev:?}, but no query that takes it was sent"))
-            }
+            Ev::AckServerQueryNoop
+            | Ev::AckSourceCodeNotAvailable
+            | Ev::AckSymbolCodeNotAvailable => self
+                .errors
+                .push(format!("{ev:?}, but no query that takes it was sent")),
         }
     }
 
@@ -284,24 +352,43 @@ impl Decoder {
             self.errors.push(format!("GPU context {id} created twice"));
         }
         if period != 1.0 {
-            self.errors.push(format!("GPU context {id} has period {period}: times would be scaled"));
+            self.errors.push(format!(
+                "GPU context {id} has period {period}: times would be scaled"
+            ));
         }
         // `Worker::ProcessGpuNewContext`: timeDiff = TscTime(cpuTime) - gpuTime (period 1).
-        let c = GpuContext { name: None, kind: b[27], thread, period, time_diff: cpu - self.base - gpu, last_gpu: 0, backwards: 0, wraps: 0, slots: HashMap::new() };
+        let c = GpuContext {
+            name: None,
+            kind: b[27],
+            thread,
+            period,
+            time_diff: cpu - self.base - gpu,
+            last_gpu: 0,
+            backwards: 0,
+            wraps: 0,
+            slots: HashMap::new(),
+        };
         self.contexts.insert(id, c);
     }
 
     fn gpu_zone(&mut self, ev: Ev, b: &[u8]) {
         self.ref_serial += i64_at(b, 1);
-        let (thread, query, ctx, cpu) = (u32_at(b, 9), u16_at(b, 13), b[15], self.ref_serial - self.base);
+        let (thread, query, ctx, cpu) = (
+            u32_at(b, 9),
+            u16_at(b, 13),
+            b[15],
+            self.ref_serial - self.base,
+        );
         match self.contexts.get(&ctx) {
             None => {
-                self.errors.push(format!("GPU zone in context {ctx}, which was never created"));
+                self.errors.push(format!(
+                    "GPU zone in context {ctx}, which was never created"
+                ));
                 return;
             }
-            Some(c) if c.slots.contains_key(&query) => {
-                self.errors.push(format!("GPU context {ctx}: query slot {query} reused before its GpuTime"))
-            }
+            Some(c) if c.slots.contains_key(&query) => self.errors.push(format!(
+                "GPU context {ctx}: query slot {query} reused before its GpuTime"
+            )),
             Some(_) => {}
         }
         let next = self.gpu_zones.len();
@@ -309,7 +396,18 @@ impl Decoder {
         let zone = if ev == Ev::GpuZoneBeginSerial {
             let (srcloc, depth, parent) = (u64_at(b, 16), lane.len(), lane.last().copied());
             lane.push(next);
-            let z = Zone { context: Some(ctx), thread, srcloc, start: -1, end: -1, cpu_start: cpu, cpu_end: -1, depth, parent, text: None };
+            let z = Zone {
+                context: Some(ctx),
+                thread,
+                srcloc,
+                start: -1,
+                end: -1,
+                cpu_start: cpu,
+                cpu_end: -1,
+                depth,
+                parent,
+                text: None,
+            };
             self.gpu_zones.push(z);
             self.check_srcloc(srcloc);
             next
@@ -317,7 +415,9 @@ impl Decoder {
             self.gpu_zones[i].cpu_end = cpu;
             i
         } else {
-            self.errors.push(format!("GPU zone end on lane {thread:#x} of context {ctx} with no zone open"));
+            self.errors.push(format!(
+                "GPU zone end on lane {thread:#x} of context {ctx} with no zone open"
+            ));
             return;
         };
         if let Some(c) = self.contexts.get_mut(&ctx) {
@@ -329,7 +429,9 @@ impl Decoder {
         self.ref_gpu += i64_at(b, 1);
         let (query, ctx, t) = (u16_at(b, 9), b[11], self.ref_gpu);
         let Some(c) = self.contexts.get_mut(&ctx) else {
-            self.errors.push(format!("GpuTime for context {ctx}, which was never created"));
+            self.errors.push(format!(
+                "GpuTime for context {ctx}, which was never created"
+            ));
             return;
         };
         if t < c.last_gpu {
@@ -343,12 +445,16 @@ impl Decoder {
         // Tracy: the first GpuTime of a zone is its start, the second its end (a start below
         // 0 would read as "no start yet").
         if time < 0 {
-            self.errors.push(format!("GPU time {time} ns before the capture's start in context {ctx}"));
+            self.errors.push(format!(
+                "GPU time {time} ns before the capture's start in context {ctx}"
+            ));
         }
         match c.slots.remove(&query) {
             Some(i) if self.gpu_zones[i].start < 0 => self.gpu_zones[i].start = time,
             Some(i) => self.gpu_zones[i].end = time,
-            None => self.errors.push(format!("GpuTime for empty query slot {query} of context {ctx}")),
+            None => self.errors.push(format!(
+                "GpuTime for empty query slot {query} of context {ctx}"
+            )),
         }
     }
 
@@ -356,16 +462,23 @@ impl Decoder {
     pub fn finish(&mut self) {
         for ((ctx, thread), s) in &self.gpu_stacks {
             if !s.is_empty() {
-                self.errors.push(format!("{} GPU zone(s) still open on lane {thread:#x} of context {ctx}", s.len()));
+                self.errors.push(format!(
+                    "{} GPU zone(s) still open on lane {thread:#x} of context {ctx}",
+                    s.len()
+                ));
             }
         }
         for (thread, s) in &self.cpu_stacks {
             if !s.is_empty() {
-                self.errors.push(format!("{} CPU zone(s) still open on thread {thread:#x}", s.len()));
+                self.errors.push(format!(
+                    "{} CPU zone(s) still open on thread {thread:#x}",
+                    s.len()
+                ));
             }
         }
         if self.pending() {
-            self.errors.push("queries still unanswered at the end".into());
+            self.errors
+                .push("queries still unanswered at the end".into());
         }
     }
 }

@@ -48,7 +48,17 @@ impl<'a> Emitter<'a> {
             .filter_map(|(i, l)| l.events.first().map(|e| Reverse((e.time, i as u32, 0))))
             .collect();
         let next_query = vec![0; s.contexts.len()];
-        Emitter { s, enc: Encoder::new(), phase: Phase::Contexts, i: 0, j: 0, threads, heap, next_query, zones_sent: 0 }
+        Emitter {
+            s,
+            enc: Encoder::new(),
+            phase: Phase::Contexts,
+            i: 0,
+            j: 0,
+            threads,
+            heap,
+            next_query,
+            zones_sent: 0,
+        }
     }
 
     fn advance(&mut self, to: Phase) {
@@ -64,7 +74,8 @@ impl<'a> Emitter<'a> {
             match self.phase {
                 Phase::Contexts => match self.s.contexts.get(self.i) {
                     Some(c) => {
-                        self.enc.gpu_new_context(out, c.id, GPU_CONTEXT_CUSTOM, base, 0);
+                        self.enc
+                            .gpu_new_context(out, c.id, GPU_CONTEXT_CUSTOM, base, 0);
                         self.enc.gpu_context_name(out, c.id, &c.name);
                         self.i += 1;
                         return true;
@@ -83,7 +94,8 @@ impl<'a> Emitter<'a> {
                     Some((thread, zones)) => match zones.get(self.j) {
                         Some(z) => {
                             self.enc.thread_context(out, *thread);
-                            self.enc.zone_begin(out, SRCLOC_KEY_BASE + z.srcloc as u64, z.start);
+                            self.enc
+                                .zone_begin(out, SRCLOC_KEY_BASE + z.srcloc as u64, z.start);
                             self.enc.zone_text(out, &z.text);
                             self.enc.zone_end(out, z.end);
                             self.j += 1;
@@ -115,12 +127,22 @@ impl<'a> Emitter<'a> {
                         self.heap.push(Reverse((next.time, lane, pos + 1)));
                     }
                     let query = &mut self.next_query[l.context as usize];
-                    let at = GpuAt { context: l.context, thread: l.thread, query: *query };
+                    let at = GpuAt {
+                        context: l.context,
+                        thread: l.thread,
+                        query: *query,
+                    };
                     *query = query.wrapping_add(1);
                     match l.events[pos as usize].srcloc {
                         END => self.enc.gpu_zone_end(out, at, time, time - base),
                         srcloc => {
-                            self.enc.gpu_zone_begin(out, at, SRCLOC_KEY_BASE + srcloc as u64, time, time - base);
+                            self.enc.gpu_zone_begin(
+                                out,
+                                at,
+                                SRCLOC_KEY_BASE + srcloc as u64,
+                                time,
+                                time - base,
+                            );
                             self.zones_sent += 1;
                         }
                     }
@@ -148,17 +170,28 @@ pub(crate) enum Reply {
 
 /// Appends the answer to `q` (the events Tracy's client sends in `Profiler::HandleServerQuery`).
 pub(crate) fn answer(s: &Stream, q: QueryPacket, out: &mut Vec<u8>) -> Reply {
-    let string = |key: u64| key.checked_sub(1).and_then(|i| s.strings.get(i as usize)).map_or("???", |s| s.as_str());
+    let string = |key: u64| {
+        key.checked_sub(1)
+            .and_then(|i| s.strings.get(i as usize))
+            .map_or("???", |s| s.as_str())
+    };
     match q.query() {
         Some(Query::Terminate) => return Reply::Terminate,
         Some(Query::Disconnect) => return Reply::Disconnect,
         Some(Query::String) => Encoder::string_transfer(out, Ev::StringData, q.ptr, string(q.ptr)),
         Some(Query::ThreadString) => {
-            let name = s.threads.get(&(q.ptr as u32)).cloned().unwrap_or_else(|| format!("thread {:#x}", q.ptr));
+            let name = s
+                .threads
+                .get(&(q.ptr as u32))
+                .cloned()
+                .unwrap_or_else(|| format!("thread {:#x}", q.ptr));
             Encoder::string_transfer(out, Ev::ThreadName, q.ptr, &name);
         }
         Some(Query::SourceLocation) => {
-            let loc = q.ptr.checked_sub(SRCLOC_KEY_BASE).and_then(|i| s.srclocs.get(i as usize));
+            let loc = q
+                .ptr
+                .checked_sub(SRCLOC_KEY_BASE)
+                .and_then(|i| s.srclocs.get(i as usize));
             match loc {
                 Some(l) => Encoder::source_location(out, l.name, l.function, l.file, l.line, 0),
                 None => Encoder::source_location(out, 0, 0, 0, 0, 0),
@@ -180,7 +213,13 @@ pub(crate) fn answer(s: &Stream, q: QueryPacket, out: &mut Vec<u8>) -> Reply {
             Encoder::ack(out, Ev::AckSymbolCodeNotAvailable);
             return Reply::Unexpected;
         }
-        Some(Query::Parameter | Query::DataTransfer | Query::DataTransferPart | Query::Symbol | Query::CallstackFrame)
+        Some(
+            Query::Parameter
+            | Query::DataTransfer
+            | Query::DataTransferPart
+            | Query::Symbol
+            | Query::CallstackFrame,
+        )
         | None => {
             Encoder::ack(out, Ev::AckServerQueryNoop);
             return Reply::Unexpected;

@@ -101,7 +101,14 @@ impl Encoder {
     }
 
     /// The answer to a source-location query: string keys, line, colour (0 = Tracy's default).
-    pub fn source_location(out: &mut Vec<u8>, name: u64, function: u64, file: u64, line: u32, rgb: u32) {
+    pub fn source_location(
+        out: &mut Vec<u8>,
+        name: u64,
+        function: u64,
+        file: u64,
+        line: u32,
+        rgb: u32,
+    ) {
         Self::head(out, Ev::SourceLocation);
         for v in [name, function, file] {
             out.extend_from_slice(&v.to_le_bytes());
@@ -112,7 +119,14 @@ impl Encoder {
 
     /// A GPU context whose zones carry their own thread (context thread 0), period 1 ns.
     /// GPU time `gpu_time` corresponds to host time `cpu_time`.
-    pub fn gpu_new_context(&mut self, out: &mut Vec<u8>, context: u8, kind: u8, cpu_time: i64, gpu_time: i64) {
+    pub fn gpu_new_context(
+        &mut self,
+        out: &mut Vec<u8>,
+        context: u8,
+        kind: u8,
+        cpu_time: i64,
+        gpu_time: i64,
+    ) {
         Self::head(out, Ev::GpuNewContext);
         out.extend_from_slice(&cpu_time.to_le_bytes());
         out.extend_from_slice(&gpu_time.to_le_bytes());
@@ -129,7 +143,14 @@ impl Encoder {
 
     /// A GPU zone opens on `at.thread` (its lane), with static source location `srcloc`,
     /// at host time `cpu_time` = GPU time `gpu_time` (see [`Encoder::gpu_new_context`]).
-    pub fn gpu_zone_begin(&mut self, out: &mut Vec<u8>, at: GpuAt, srcloc: u64, cpu_time: i64, gpu_time: i64) {
+    pub fn gpu_zone_begin(
+        &mut self,
+        out: &mut Vec<u8>,
+        at: GpuAt,
+        srcloc: u64,
+        cpu_time: i64,
+        gpu_time: i64,
+    ) {
         Self::head(out, Ev::GpuZoneBeginSerial);
         self.gpu_zone_common(out, at, cpu_time);
         out.extend_from_slice(&srcloc.to_le_bytes());

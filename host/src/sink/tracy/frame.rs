@@ -47,7 +47,10 @@ impl FrameWriter {
         if unit.len() > TARGET_FRAME_SIZE {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("an event group of {} bytes exceeds Tracy's frame size of {TARGET_FRAME_SIZE}", unit.len()),
+                format!(
+                    "an event group of {} bytes exceeds Tracy's frame size of {TARGET_FRAME_SIZE}",
+                    unit.len()
+                ),
             ));
         }
         if self.frame.len() + unit.len() > TARGET_FRAME_SIZE {
@@ -83,7 +86,11 @@ impl FrameWriter {
 
 /// Reads one frame and decompresses it into `out` (replacing its contents), the way
 /// Tracy's server does; `Ok(false)` at a clean end of stream before the frame.
-pub fn read_frame(input: &mut impl Read, packed: &mut Vec<u8>, out: &mut Vec<u8>) -> io::Result<bool> {
+pub fn read_frame(
+    input: &mut impl Read,
+    packed: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> io::Result<bool> {
     let mut len = [0u8; 4];
     match input.read_exact(&mut len) {
         Ok(()) => {}
@@ -94,7 +101,10 @@ pub fn read_frame(input: &mut impl Read, packed: &mut Vec<u8>, out: &mut Vec<u8>
     if n > lz4_bound(TARGET_FRAME_SIZE) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("frame of {n} compressed bytes: Tracy's server accepts at most {}", lz4_bound(TARGET_FRAME_SIZE)),
+            format!(
+                "frame of {n} compressed bytes: Tracy's server accepts at most {}",
+                lz4_bound(TARGET_FRAME_SIZE)
+            ),
         ));
     }
     packed.resize(n, 0);
@@ -136,6 +146,9 @@ mod tests {
         assert_eq!((total, frames, w.frames), (600 * 1000, 3, 3));
         assert_eq!(w.wire_bytes, wire.len() as u64);
         let bad = [10u8, 0, 0, 0, 0xFF, 1, 2];
-        assert!(read_frame(&mut bad.as_slice(), &mut packed, &mut frame).is_err(), "truncated frame");
+        assert!(
+            read_frame(&mut bad.as_slice(), &mut packed, &mut frame).is_err(),
+            "truncated frame"
+        );
     }
 }

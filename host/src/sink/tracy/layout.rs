@@ -42,12 +42,19 @@ pub const MAX_NOC_COORD: u8 = (1 << 5) - 1;
 /// Thread id of the lane of `risc` on `tile` of `chip` (see the module docs).
 pub fn lane_thread(chip: u32, tile: NocCoord, risc: Risc) -> Result<u32, String> {
     if chip > MAX_CHIP {
-        return Err(format!("chip {chip}: Tracy lane ids carry chips 0..={MAX_CHIP}"));
+        return Err(format!(
+            "chip {chip}: Tracy lane ids carry chips 0..={MAX_CHIP}"
+        ));
     }
     if tile.x > MAX_NOC_COORD || tile.y > MAX_NOC_COORD {
-        return Err(format!("chip {chip} tile {tile}: Tracy lane ids carry NoC0 coordinates 0..={MAX_NOC_COORD}"));
+        return Err(format!(
+            "chip {chip} tile {tile}: Tracy lane ids carry NoC0 coordinates 0..={MAX_NOC_COORD}"
+        ));
     }
-    Ok(tile_threads(1 << 31 | chip << 19 | (tile.x as u32) << 14 | (tile.y as u32) << 9)[risc.index()])
+    Ok(
+        tile_threads(1 << 31 | chip << 19 | (tile.x as u32) << 14 | (tile.y as u32) << 9)
+            [risc.index()],
+    )
 }
 
 /// The lane ids of one tile, in RISC order: `tile_base | risc << 6 | slot`, each RISC's
@@ -59,7 +66,9 @@ pub(crate) fn tile_threads(tile_base: u32) -> [u32; Risc::COUNT] {
     let mut above = None;
     for (r, id) in ids.iter_mut().enumerate() {
         let stem = tile_base | (r as u32) << 6;
-        let free = (0..64).map(|slot| stem | slot).filter(|&t| above.is_none_or(|b| tracy_bucket(t) > b));
+        let free = (0..64)
+            .map(|slot| stem | slot)
+            .filter(|&t| above.is_none_or(|b| tracy_bucket(t) > b));
         *id = free.min_by_key(|&t| tracy_bucket(t)).unwrap_or(stem);
         above = Some(tracy_bucket(*id));
     }
@@ -93,7 +102,9 @@ pub fn lane_name(chip: u32, tile: NocCoord, risc: Risc) -> String {
 /// Thread id of host row `row` (0-based) of `chip`.
 pub fn host_thread(chip: u32, row: u32) -> Result<u32, String> {
     if chip >= 1 << 22 || row > 0xFF {
-        return Err(format!("host row {row} of device {chip}: at most 256 overlapping launches per device"));
+        return Err(format!(
+            "host row {row} of device {chip}: at most 256 overlapping launches per device"
+        ));
     }
     Ok(1 << 30 | chip << 8 | row)
 }
@@ -144,8 +155,13 @@ impl Layout {
         }
         let contexts_for = |k: usize| by_chip.values().map(|s| s.len().div_ceil(k)).sum::<usize>();
         let largest = by_chip.values().map(|s| s.len()).max().unwrap_or(1);
-        let k = (1..=largest).find(|&k| contexts_for(k) <= MAX_GPU_CONTEXTS).unwrap_or(largest);
-        let mut layout = Layout { tiles_per_context: k, ..Layout::default() };
+        let k = (1..=largest)
+            .find(|&k| contexts_for(k) <= MAX_GPU_CONTEXTS)
+            .unwrap_or(largest);
+        let mut layout = Layout {
+            tiles_per_context: k,
+            ..Layout::default()
+        };
         for (chip, tiles) in &by_chip {
             let tiles: Vec<NocCoord> = tiles.iter().map(|&(y, x)| NocCoord::new(x, y)).collect();
             for group in tiles.chunks(k) {
@@ -153,7 +169,12 @@ impl Layout {
                 for t in group {
                     layout.of_tile.insert((*chip, *t), id);
                 }
-                layout.contexts.push(Context { id, chip: *chip, tiles: group.to_vec(), name: context_name(*chip, group) });
+                layout.contexts.push(Context {
+                    id,
+                    chip: *chip,
+                    tiles: group.to_vec(),
+                    name: context_name(*chip, group),
+                });
             }
         }
         Ok(layout)
@@ -168,7 +189,10 @@ impl Layout {
 fn context_name(chip: u32, tiles: &[NocCoord]) -> String {
     match tiles {
         [one] => format!("Device {chip}, core {one}"),
-        [first, .., last] => format!("Device {chip}, cores {first}..{last} [{} tiles]", tiles.len()),
+        [first, .., last] => format!(
+            "Device {chip}, cores {first}..{last} [{} tiles]",
+            tiles.len()
+        ),
         [] => format!("Device {chip}"),
     }
 }
@@ -178,7 +202,11 @@ mod tests {
     use super::*;
 
     fn grid(chips: u32, w: u8, h: u8) -> Vec<(u32, NocCoord)> {
-        (0..chips).flat_map(|c| (0..h).flat_map(move |y| (0..w).map(move |x| (c, NocCoord::new(x + 1, y + 1))))).collect()
+        (0..chips)
+            .flat_map(|c| {
+                (0..h).flat_map(move |y| (0..w).map(move |x| (c, NocCoord::new(x + 1, y + 1))))
+            })
+            .collect()
     }
 
     #[test]
@@ -189,11 +217,16 @@ mod tests {
         assert_eq!(one.context_of(0, NocCoord::new(2, 1)), Some(1), "row-major");
         let eight = Layout::new(grid(8, 14, 10)).unwrap();
         assert_eq!((eight.contexts.len(), eight.tiles_per_context), (224, 5));
-        assert_eq!(eight.contexts[28].name, "Device 1, cores (1,1)..(5,1) [5 tiles]");
+        assert_eq!(
+            eight.contexts[28].name,
+            "Device 1, cores (1,1)..(5,1) [5 tiles]"
+        );
         let galaxy = Layout::new(grid(32, 14, 10)).unwrap();
         assert_eq!((galaxy.contexts.len(), galaxy.tiles_per_context), (224, 20));
         assert!(galaxy.contexts.iter().all(|c| c.tiles.len() <= 20));
-        assert!(Layout::new(grid(256, 1, 1)).unwrap_err().contains("256 chips"));
+        assert!(Layout::new(grid(256, 1, 1))
+            .unwrap_err()
+            .contains("256 chips"));
         assert_eq!(Layout::new(grid(255, 2, 2)).unwrap().contexts.len(), 255);
     }
 
@@ -211,9 +244,16 @@ mod tests {
             }
         }
         assert!(lane_thread(MAX_CHIP + 1, NocCoord::new(0, 0), Risc::Brisc).is_err());
-        assert!(lane_thread(0, NocCoord::new(MAX_NOC_COORD + 1, 1), Risc::Brisc).unwrap_err().contains("0..=31"));
+        assert!(
+            lane_thread(0, NocCoord::new(MAX_NOC_COORD + 1, 1), Risc::Brisc)
+                .unwrap_err()
+                .contains("0..=31")
+        );
         assert!(host_thread(0, 256).is_err());
-        assert_eq!(lane_name(0, NocCoord::new(1, 2), Risc::Trisc1), "TRISC_1 0:(1,2)");
+        assert_eq!(
+            lane_name(0, NocCoord::new(1, 2), Risc::Trisc1),
+            "TRISC_1 0:(1,2)"
+        );
         assert_eq!(host_name(2, 1), "Ops: device 2 #2");
     }
 
@@ -235,8 +275,14 @@ mod tests {
                     assert_eq!(Risc::ALL.map(|r| lane_thread(chip, tile, r).unwrap()), ids);
                 }
                 let buckets = ids.map(tracy_bucket);
-                assert!(buckets.windows(2).all(|w| w[0] < w[1]), "chip {chip} ({x},{y}): buckets {buckets:?}");
-                assert!(ids.windows(2).all(|w| w[0] < w[1]), "chip {chip} ({x},{y}): ids sort in RISC order");
+                assert!(
+                    buckets.windows(2).all(|w| w[0] < w[1]),
+                    "chip {chip} ({x},{y}): buckets {buckets:?}"
+                );
+                assert!(
+                    ids.windows(2).all(|w| w[0] < w[1]),
+                    "chip {chip} ({x},{y}): ids sort in RISC order"
+                );
             }
         }
     }

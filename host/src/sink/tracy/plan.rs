@@ -75,7 +75,10 @@ pub struct StreamOptions {
 
 impl Default for StreamOptions {
     fn default() -> Self {
-        StreamOptions { program_name: "ttprof".into(), device_messages: true }
+        StreamOptions {
+            program_name: "ttprof".into(),
+            device_messages: true,
+        }
     }
 }
 
@@ -147,7 +150,12 @@ impl Tables {
     }
 
     fn srcloc(&mut self, name: &str, function: &str, file: &str, line: u32) -> Result<u32> {
-        let loc = SrcLoc { name: self.string(name), function: self.string(function), file: self.string(file), line };
+        let loc = SrcLoc {
+            name: self.string(name),
+            function: self.string(function),
+            file: self.string(file),
+            line,
+        };
         if let Some(&i) = self.srcloc_index.get(&loc) {
             return Ok(i);
         }
@@ -202,7 +210,12 @@ impl Stream {
         timebase: &Timebase,
         opts: &StreamOptions,
     ) -> Result<Stream> {
-        let p = Profile::resolved(readout.clone(), res.clone(), oplog.cloned(), timebase.clone());
+        let p = Profile::resolved(
+            readout.clone(),
+            res.clone(),
+            oplog.cloned(),
+            timebase.clone(),
+        );
         Stream::of(&p, opts)
     }
 
@@ -210,7 +223,9 @@ impl Stream {
     pub fn of(p: &Profile, opts: &StreamOptions) -> Result<Stream> {
         let mut b = StreamBuilder::new(opts.clone());
         sink::drive(p, &mut [&mut b])?;
-        b.stream.take().ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))
+        b.stream
+            .take()
+            .ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))
     }
 }
 
@@ -251,7 +266,12 @@ impl StreamBuilder {
 impl Sink for StreamBuilder {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let is_zone = |k: &RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
-        let tiles = p.readout.rings.iter().filter(|r| r.records.kind.iter().any(is_zone)).map(|r| (r.id.chip, r.id.tile));
+        let tiles = p
+            .readout
+            .rings
+            .iter()
+            .filter(|r| r.records.kind.iter().any(is_zone))
+            .map(|r| (r.id.chip, r.id.tile));
         self.layout = Layout::new(tiles).map_err(Error::Other)?;
         Ok(())
     }
@@ -263,8 +283,12 @@ impl Sink for StreamBuilder {
         let at = Some(id.location());
         if !v.placed {
             let n = r.len();
-            let what = format!("chip {} has no clock mapping: {n} record(s) not streamed to Tracy", id.chip);
-            self.ring_issues.push((id, Issue::error(at, what).with_count(n as u64)));
+            let what = format!(
+                "chip {} has no clock mapping: {n} record(s) not streamed to Tracy",
+                id.chip
+            );
+            self.ring_issues
+                .push((id, Issue::error(at, what).with_count(n as u64)));
             return Ok(());
         }
         let round = |ns: f64| if ns.is_finite() { ns.round() as i64 } else { 0 };
@@ -284,9 +308,17 @@ impl Sink for StreamBuilder {
                 let text = match m.kind {
                     MarkKind::Event => name.clone(),
                     MarkKind::Data(value) => format!("{name} = {value}"),
-                    MarkKind::Sum { total_cycles, count } => format!("{name}: {count} x, {total_cycles} cycles in all"),
+                    MarkKind::Sum {
+                        total_cycles,
+                        count,
+                    } => format!("{name}: {count} x, {total_cycles} cycles in all"),
                 };
-                self.messages.push(Message { thread, time: round(m.ns), severity: Severity::Info, text });
+                self.messages.push(Message {
+                    thread,
+                    time: round(m.ns),
+                    severity: Severity::Info,
+                    text,
+                });
             }
             // A value zone's value: Tracy's GPU zones carry no text or value (`ZoneText` and
             // `ZoneValue` apply to the thread's CPU zone), so it is a message on the lane at
@@ -294,18 +326,32 @@ impl Sink for StreamBuilder {
             for z in v.zones.iter().filter(|z| z.value.is_some()) {
                 let name = &p.labels[z.site as usize].name;
                 let text = format!("{name}: value {}", z.value.unwrap_or(0));
-                self.messages.push(Message { thread, time: round(z.start_ns), severity: Severity::Info, text });
+                self.messages.push(Message {
+                    thread,
+                    time: round(z.start_ns),
+                    severity: Severity::Info,
+                    text,
+                });
             }
             for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
-                let time = p.timebase.host_ns(id.chip, id.tile, r.start[i]).map_or(0, round);
+                let time = p
+                    .timebase
+                    .host_ns(id.chip, id.tile, r.start[i])
+                    .map_or(0, round);
                 let text = format!("{} record(s) dropped: ring full", r.count[i]);
-                self.messages.push(Message { thread, time, severity: Severity::Warning, text });
+                self.messages.push(Message {
+                    thread,
+                    time,
+                    severity: Severity::Warning,
+                    text,
+                });
             }
         }
         if zones.is_empty() && self.messages.len() == first_message {
             return Ok(());
         }
-        self.threads.insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
+        self.threads
+            .insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
         if zones.is_empty() {
             return Ok(());
         }
@@ -313,7 +359,8 @@ impl Sink for StreamBuilder {
         let (seq, clipped) = nest(zones.into_iter());
         if clipped > 0 {
             let what = format!("{clipped} zone(s) overlap their parent partially: cut at the parent's end for Tracy");
-            self.ring_issues.push((id, Issue::warning(at, what).with_count(clipped)));
+            self.ring_issues
+                .push((id, Issue::warning(at, what).with_count(clipped)));
         }
         self.summary.clipped_zones += clipped;
         self.summary.zones += n;
@@ -330,10 +377,18 @@ impl Sink for StreamBuilder {
             .collect();
         if backwards > 0 {
             let what = format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time");
-            self.ring_issues.push((id, Issue::warning(at, what).with_count(backwards)));
+            self.ring_issues
+                .push((id, Issue::warning(at, what).with_count(backwards)));
         }
         let context = self.layout.context_of(id.chip, id.tile).unwrap_or(0);
-        self.lanes.push((id, Lane { context, thread, events }));
+        self.lanes.push((
+            id,
+            Lane {
+                context,
+                thread,
+                events,
+            },
+        ));
         Ok(())
     }
 
@@ -352,12 +407,18 @@ impl Sink for StreamBuilder {
             None => Vec::new(),
         };
         if threads.len() > MAX_THREADS {
-            return Err(Error::Other(format!("{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads", threads.len())));
+            return Err(Error::Other(format!(
+                "{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads",
+                threads.len()
+            )));
         }
         messages.sort_by_key(|m| (m.thread, m.time));
         let mut summary = std::mem::take(&mut self.summary);
         let times = lanes.iter().flat_map(|l| l.events.iter().map(|e| e.time));
-        let times = times.chain(host.iter().flat_map(|(_, z)| z.iter().flat_map(|z| [z.start, z.end])));
+        let times = times.chain(
+            host.iter()
+                .flat_map(|(_, z)| z.iter().flat_map(|z| [z.start, z.end])),
+        );
         let times: Vec<i64> = times.chain(messages.iter().map(|m| m.time)).collect();
         summary.base_ns = times.iter().copied().min().unwrap_or(0);
         summary.last_ns = times.iter().copied().max().unwrap_or(0);
@@ -369,7 +430,13 @@ impl Sink for StreamBuilder {
         summary.ops = host.iter().map(|(_, z)| z.len()).sum();
         summary.host_rows = host.len();
         summary.messages = messages.len();
-        let chips = p.readout.rings.iter().map(|r| r.id.chip).collect::<std::collections::BTreeSet<_>>().len();
+        let chips = p
+            .readout
+            .rings
+            .iter()
+            .map(|r| r.id.chip)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
         let found = issues.clone();
         self.stream = Some(Stream {
             program_name: self.opts.program_name.clone(),
@@ -391,7 +458,10 @@ impl Sink for StreamBuilder {
             summary,
             issues,
         });
-        Ok(Finished { files: Vec::new(), issues: found })
+        Ok(Finished {
+            files: Vec::new(),
+            issues: found,
+        })
     }
 }
 
@@ -410,18 +480,32 @@ fn host_rows(
         let start = op.host_start_ns.min(i64::MAX as u64) as i64;
         let mut end = op.host_end_ns.min(i64::MAX as u64) as i64;
         if end < start {
-            issues.push(Issue::warning(None, format!("op {} (run {}) ends before it starts: shown with no duration", op.op_code, op.run_id)));
+            issues.push(Issue::warning(
+                None,
+                format!(
+                    "op {} (run {}) ends before it starts: shown with no duration",
+                    op.op_code, op.run_id
+                ),
+            ));
             end = start;
         }
         let srcloc = t.srcloc(&op.op_code, &op.op_type, &file, 0)?;
-        by_device.entry(op.device).or_default().push(HostZone { start, end, srcloc, text: op_zone_text(op) });
+        by_device.entry(op.device).or_default().push(HostZone {
+            start,
+            end,
+            srcloc,
+            text: op_zone_text(op),
+        });
     }
     let mut rows = Vec::new();
     for (device, mut zones) in by_device {
         zones.sort_by_key(|z| (z.start, Reverse(z.end)));
         let mut device_rows: Vec<Vec<HostZone>> = Vec::new();
         for z in zones {
-            match device_rows.iter_mut().find(|r| r.last().is_none_or(|l| l.end <= z.start)) {
+            match device_rows
+                .iter_mut()
+                .find(|r| r.last().is_none_or(|l| l.end <= z.start))
+            {
                 Some(row) => row.push(z),
                 None => device_rows.push(vec![z]),
             }
@@ -435,9 +519,16 @@ fn host_rows(
     for e in &log.entries {
         if let OpLogEntry::Signpost(s) = e {
             let thread = layout::host_thread(s.device, 0).map_err(Error::Other)?;
-            threads.entry(thread).or_insert_with(|| layout::host_name(s.device, 0));
+            threads
+                .entry(thread)
+                .or_insert_with(|| layout::host_name(s.device, 0));
             let time = s.host_ns.min(i64::MAX as u64) as i64;
-            messages.push(Message { thread, time, severity: Severity::Info, text: s.name.clone() });
+            messages.push(Message {
+                thread,
+                time,
+                severity: Severity::Info,
+                text: s.name.clone(),
+            });
         }
     }
     Ok(rows)
@@ -448,7 +539,12 @@ fn host_rows(
 /// It holds no comma, double quote or line break ([`plain`]), so `tracy-csvexport -u`
 /// keeps one zone per CSV line.
 fn op_zone_text(op: &OpRecord) -> String {
-    let mut text = format!("op={} run={} device={}", plain(&op.op_code), op.run_id, op.device);
+    let mut text = format!(
+        "op={} run={} device={}",
+        plain(&op.op_code),
+        op.run_id,
+        op.device
+    );
     for (key, value) in &op.attributes {
         let value = match value {
             serde_json::Value::String(s) => plain(s),
@@ -486,18 +582,41 @@ mod tests {
             for &(start, end) in zones {
                 r.push(RecordKind::Zone, 0, start, end, 0, 0, 1);
             }
-            let open = crate::markers::markers(&r).into_iter().filter(|m| m.kind == crate::markers::MarkerType::ZoneStart);
-            nest(open.map(|m| (r.start[m.record as usize], r.end[m.record as usize], m.record)))
+            let open = crate::markers::markers(&r)
+                .into_iter()
+                .filter(|m| m.kind == crate::markers::MarkerType::ZoneStart);
+            nest(open.map(|m| {
+                (
+                    r.start[m.record as usize],
+                    r.end[m.record as usize],
+                    m.record,
+                )
+            }))
         };
         // Ring order: child 0, sibling 1 touching it, parent 2 (same start as the child).
         let (seq, clipped) = nest_ring(&[(10, 20), (20, 30), (10, 40), (40, 40)]);
-        assert_eq!(seq, [(10, 2), (10, 0), (20, END), (20, 1), (30, END), (40, END), (40, 3), (40, END)]);
+        assert_eq!(
+            seq,
+            [
+                (10, 2),
+                (10, 0),
+                (20, END),
+                (20, 1),
+                (30, END),
+                (40, END),
+                (40, 3),
+                (40, END)
+            ]
+        );
         assert_eq!(clipped, 0);
         // Identical spans: the later one in the ring is the outer one.
         let (seq, _) = nest_ring(&[(5, 9), (5, 9)]);
         assert_eq!(seq, [(5, 1), (5, 0), (9, END), (9, END)]);
         // [0, 10] and [5, 15] overlap partially: the second is cut at 10.
         let (seq, clipped) = nest_ring(&[(0, 10), (5, 15)]);
-        assert_eq!((seq, clipped), (vec![(0, 0), (5, 1), (10, END), (10, END)], 1));
+        assert_eq!(
+            (seq, clipped),
+            (vec![(0, 0), (5, 1), (10, END), (10, END)], 1)
+        );
     }
 }

@@ -84,8 +84,21 @@ impl Query {
     pub fn from_u8(b: u8) -> Option<Query> {
         use Query::*;
         const ALL: [Query; 16] = [
-            Terminate, String, ThreadString, SourceLocation, PlotName, FrameName, Parameter, FiberName,
-            ExternalName, Disconnect, CallstackFrame, Symbol, SymbolCode, SourceCode, DataTransfer,
+            Terminate,
+            String,
+            ThreadString,
+            SourceLocation,
+            PlotName,
+            FrameName,
+            Parameter,
+            FiberName,
+            ExternalName,
+            Disconnect,
+            CallstackFrame,
+            Symbol,
+            SymbolCode,
+            SourceCode,
+            DataTransfer,
             DataTransferPart,
         ];
         ALL.get(b as usize).copied()
@@ -106,7 +119,11 @@ pub const QUERY_PACKET_SIZE: usize = 13;
 
 impl QueryPacket {
     pub fn new(kind: Query, ptr: u64, extra: u32) -> QueryPacket {
-        QueryPacket { kind: kind as u8, ptr, extra }
+        QueryPacket {
+            kind: kind as u8,
+            ptr,
+            extra,
+        }
     }
 
     pub fn query(&self) -> Option<Query> {
@@ -183,7 +200,11 @@ impl Ev {
     /// not counting a string transfer's length and bytes.
     pub const fn size(self) -> usize {
         match self {
-            Ev::ZoneText | Ev::Terminate | Ev::KeepAlive | Ev::AckServerQueryNoop | Ev::AckSymbolCodeNotAvailable => 1,
+            Ev::ZoneText
+            | Ev::Terminate
+            | Ev::KeepAlive
+            | Ev::AckServerQueryNoop
+            | Ev::AckSymbolCodeNotAvailable => 1,
             Ev::SingleStringData | Ev::SingleStringData8 => 1,
             // QueueMessageMetadata: i64 time, u8 metadata
             Ev::Message => 1 + 9,
@@ -225,11 +246,36 @@ impl Ev {
     pub fn from_u8(b: u8) -> Option<Ev> {
         use Ev::*;
         const ALL: [Ev; 30] = [
-            ZoneText, Message, ZoneBegin, ZoneBegin32, ZoneBegin16, ZoneEnd, ZoneEnd32, ZoneEnd16,
-            GpuZoneBeginSerial, GpuZoneEndSerial, GpuTime, GpuContextName, Terminate, KeepAlive, ThreadContext,
-            ZoneValidation, SourceLocation, GpuNewContext, AckServerQueryNoop, AckSourceCodeNotAvailable,
-            AckSymbolCodeNotAvailable, SingleStringData, SingleStringData8, StringData, ThreadName, PlotName,
-            FrameName, ExternalName, ExternalThreadName, FiberName,
+            ZoneText,
+            Message,
+            ZoneBegin,
+            ZoneBegin32,
+            ZoneBegin16,
+            ZoneEnd,
+            ZoneEnd32,
+            ZoneEnd16,
+            GpuZoneBeginSerial,
+            GpuZoneEndSerial,
+            GpuTime,
+            GpuContextName,
+            Terminate,
+            KeepAlive,
+            ThreadContext,
+            ZoneValidation,
+            SourceLocation,
+            GpuNewContext,
+            AckServerQueryNoop,
+            AckSourceCodeNotAvailable,
+            AckSymbolCodeNotAvailable,
+            SingleStringData,
+            SingleStringData8,
+            StringData,
+            ThreadName,
+            PlotName,
+            FrameName,
+            ExternalName,
+            ExternalThreadName,
+            FiberName,
         ];
         ALL.iter().copied().find(|e| *e as u8 == b)
     }
@@ -280,7 +326,9 @@ impl Severity {
 
     pub fn from_metadata(m: u8) -> Option<Severity> {
         use Severity::*;
-        [Trace, Debug, Info, Warning, Error, Fatal].get((m >> 4) as usize).copied()
+        [Trace, Debug, Info, Warning, Error, Fatal]
+            .get((m >> 4) as usize)
+            .copied()
     }
 }
 
@@ -411,14 +459,27 @@ mod tests {
         let bytes = w.to_bytes();
         assert_eq!(bytes.len(), WELCOME_SIZE);
         let back = Welcome::from_bytes(bytes.as_slice().try_into().unwrap());
-        assert_eq!(back.program_name, "é".repeat(31), "cut at a character boundary, NUL kept");
-        assert_eq!(Welcome { program_name: back.program_name.clone(), ..w }, back);
+        assert_eq!(
+            back.program_name,
+            "é".repeat(31),
+            "cut at a character boundary, NUL kept"
+        );
+        assert_eq!(
+            Welcome {
+                program_name: back.program_name.clone(),
+                ..w
+            },
+            back
+        );
         let q = QueryPacket::new(Query::SourceLocation, 0x1_0000_0003, 7);
         assert_eq!(QueryPacket::from_bytes(&q.to_bytes()), q);
         assert_eq!(q.query(), Some(Query::SourceLocation));
         assert_eq!(Query::from_u8(16), None);
         assert_eq!(Ev::from_u8(95), Some(Ev::GpuNewContext));
         assert_eq!(Ev::from_u8(255), None);
-        assert_eq!(Severity::from_metadata(Severity::Warning.metadata()), Some(Severity::Warning));
+        assert_eq!(
+            Severity::from_metadata(Severity::Warning.metadata()),
+            Some(Severity::Warning)
+        );
     }
 }

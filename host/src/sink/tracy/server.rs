@@ -119,7 +119,11 @@ pub enum ServeError {
 
 /// The command that captures from `addr`.
 pub fn capture_hint(addr: SocketAddr) -> String {
-    format!("tracy-capture -o out.tracy -a {} -p {}", addr.ip(), addr.port())
+    format!(
+        "tracy-capture -o out.tracy -a {} -p {}",
+        addr.ip(),
+        addr.port()
+    )
 }
 
 impl fmt::Display for ServeError {
@@ -165,9 +169,18 @@ pub struct Server {
 impl Server {
     /// Listens on `addr` (port 0: any free port).
     pub fn bind(addr: SocketAddr) -> Result<Server, ServeError> {
-        let listener = TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
-        let addr = listener.local_addr().map_err(|source| ServeError::Io { what: "read the listening address", source })?;
-        listener.set_nonblocking(true).map_err(|source| ServeError::Io { what: "poll for connections", source })?;
+        let listener =
+            TcpListener::bind(addr).map_err(|source| ServeError::Bind { addr, source })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Io {
+            what: "read the listening address",
+            source,
+        })?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|source| ServeError::Io {
+                what: "poll for connections",
+                source,
+            })?;
         Ok(Server { listener, addr })
     }
 
@@ -178,11 +191,20 @@ impl Server {
 
     /// Serves `stream` until a capture tool has received all of it (see the module docs).
     /// `progress` hears about connections as they come and go.
-    pub fn serve(&self, stream: &Stream, opts: &ServeOptions, mut progress: impl FnMut(&str)) -> Result<ServeReport, ServeError> {
+    pub fn serve(
+        &self,
+        stream: &Stream,
+        opts: &ServeOptions,
+        mut progress: impl FnMut(&str),
+    ) -> Result<ServeReport, ServeError> {
         let started = Instant::now();
         // A limit too far away to represent is no limit.
         let deadline = opts.timeout.and_then(|t| started.checked_add(t));
-        let timeout = |attempts| ServeError::Timeout { addr: self.addr, waited: started.elapsed(), attempts };
+        let timeout = |attempts| ServeError::Timeout {
+            addr: self.addr,
+            waited: started.elapsed(),
+            attempts,
+        };
         let mut attempts = Vec::new();
         let mut pending: Vec<Pending> = Vec::new();
         loop {
@@ -193,12 +215,31 @@ impl Server {
                         busy = true;
                         progress(&format!("capture tool connected from {peer}"));
                         match sock.set_nonblocking(true) {
-                            Ok(()) => pending.push(Pending { sock, peer, hello: [0; HANDSHAKE_SIZE], got: 0, since: Instant::now() }),
-                            Err(e) => attempts.push(Attempt { peer, what: format!("cannot set up the connection: {e}") }),
+                            Ok(()) => pending.push(Pending {
+                                sock,
+                                peer,
+                                hello: [0; HANDSHAKE_SIZE],
+                                got: 0,
+                                since: Instant::now(),
+                            }),
+                            Err(e) => attempts.push(Attempt {
+                                peer,
+                                what: format!("cannot set up the connection: {e}"),
+                            }),
                         }
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock || e.kind() == io::ErrorKind::Interrupted => break,
-                    Err(source) => return Err(ServeError::Io { what: "accept a connection", source }),
+                    Err(e)
+                        if e.kind() == io::ErrorKind::WouldBlock
+                            || e.kind() == io::ErrorKind::Interrupted =>
+                    {
+                        break
+                    }
+                    Err(source) => {
+                        return Err(ServeError::Io {
+                            what: "accept a connection",
+                            source,
+                        })
+                    }
                 }
             }
             // The handshakes that have arrived, oldest connection first: refuse the bad ones,
@@ -220,7 +261,12 @@ impl Server {
                             let _ = sock.set_nodelay(true);
                             match session::run(stream, sock, opts.stall, deadline) {
                                 (Outcome::Drained, transfer) => {
-                                    return Ok(ServeReport { client: peer, transfer, elapsed: started.elapsed(), attempts });
+                                    return Ok(ServeReport {
+                                        client: peer,
+                                        transfer,
+                                        elapsed: started.elapsed(),
+                                        attempts,
+                                    });
                                 }
                                 (Outcome::Aborted(what), _) => {
                                     progress(&format!("capture from {peer} incomplete: {what}; waiting for another"));
@@ -233,12 +279,18 @@ impl Server {
                             }
                             break;
                         }
-                        Err(e) => Refusal { why: format!("cannot set up the connection: {e}"), reply: None },
+                        Err(e) => Refusal {
+                            why: format!("cannot set up the connection: {e}"),
+                            reply: None,
+                        },
                     },
                 };
                 progress(&format!("refused {peer}: {}", refusal.why));
                 session::refuse(sock, &refusal);
-                attempts.push(Attempt { peer, what: refusal.why });
+                attempts.push(Attempt {
+                    peer,
+                    what: refusal.why,
+                });
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 for p in pending {
@@ -279,12 +331,20 @@ impl Pending {
         let refused = |why: String| HandshakeState::Refused(Refusal { why, reply: None });
         while self.got < HANDSHAKE_SIZE {
             match self.sock.read(&mut self.hello[self.got..]) {
-                Ok(0) => return refused(format!("closed the connection after {} of the {HANDSHAKE_SIZE} handshake bytes", self.got)),
+                Ok(0) => {
+                    return refused(format!(
+                        "closed the connection after {} of the {HANDSHAKE_SIZE} handshake bytes",
+                        self.got
+                    ))
+                }
                 Ok(n) => self.got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if self.since.elapsed() >= limit {
-                        return refused(format!("no Tracy handshake within {limit:?} ({} of {HANDSHAKE_SIZE} bytes)", self.got));
+                        return refused(format!(
+                            "no Tracy handshake within {limit:?} ({} of {HANDSHAKE_SIZE} bytes)",
+                            self.got
+                        ));
                     }
                     return HandshakeState::Waiting;
                 }
@@ -299,6 +359,10 @@ impl Pending {
 }
 
 /// Binds `opts.addr` and serves `stream` (see [`Server::serve`]).
-pub fn serve(stream: &Stream, opts: &ServeOptions, progress: impl FnMut(&str)) -> Result<ServeReport, ServeError> {
+pub fn serve(
+    stream: &Stream,
+    opts: &ServeOptions,
+    progress: impl FnMut(&str),
+) -> Result<ServeReport, ServeError> {
     Server::bind(opts.addr)?.serve(stream, opts, progress)
 }

@@ -27,7 +27,9 @@ use super::emit::{answer, Emitter, Reply};
 use super::encode::Encoder;
 use super::frame::FrameWriter;
 use super::plan::Stream;
-use super::protocol::{Handshake, QueryPacket, Welcome, PROTOCOL_VERSION, QUERY_PACKET_SIZE, SHIBBOLETH};
+use super::protocol::{
+    Handshake, QueryPacket, Welcome, PROTOCOL_VERSION, QUERY_PACKET_SIZE, SHIBBOLETH,
+};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -72,7 +74,9 @@ enum Input {
 }
 
 fn welcome(s: &Stream) -> Welcome {
-    let epoch = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     let mut cpu_manufacturer = [0u8; 12];
     cpu_manufacturer[..10].copy_from_slice(b"Tenstorren");
     Welcome {
@@ -104,7 +108,10 @@ pub(crate) struct Refusal {
 /// Checks the handshake a tool sent.
 pub(crate) fn check_handshake(hello: &[u8; HANDSHAKE_SIZE]) -> Result<(), Refusal> {
     if hello[..8] != SHIBBOLETH {
-        let why = format!("not a Tracy capture tool (it sent {:?}, not \"TracyPrf\")", String::from_utf8_lossy(&hello[..8]));
+        let why = format!(
+            "not a Tracy capture tool (it sent {:?}, not \"TracyPrf\")",
+            String::from_utf8_lossy(&hello[..8])
+        );
         return Err(Refusal { why, reply: None });
     }
     let version = u32::from_le_bytes([hello[8], hello[9], hello[10], hello[11]]);
@@ -113,7 +120,10 @@ pub(crate) fn check_handshake(hello: &[u8; HANDSHAKE_SIZE]) -> Result<(), Refusa
             "it speaks Tracy protocol {version}, ttprof speaks {PROTOCOL_VERSION} (Tracy 0.14.x): \
              use tracy-capture or the Tracy GUI from release 0.14"
         );
-        return Err(Refusal { why, reply: Some(Handshake::ProtocolMismatch) });
+        return Err(Refusal {
+            why,
+            reply: Some(Handshake::ProtocolMismatch),
+        });
     }
     Ok(())
 }
@@ -131,9 +141,17 @@ pub(crate) fn refuse(mut sock: TcpStream, refusal: &Refusal) {
 /// How long the next wait may last: `stall`, cut to what is left before `deadline` (and
 /// whether it was cut); `None` once the deadline has passed.
 fn wait_limit(stall: Duration, deadline: Option<Instant>) -> Option<(Duration, bool)> {
-    let Some(deadline) = deadline else { return Some((stall, false)) };
-    let left = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero())?;
-    Some(if left < stall { (left, true) } else { (stall, false) })
+    let Some(deadline) = deadline else {
+        return Some((stall, false));
+    };
+    let left = deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())?;
+    Some(if left < stall {
+        (left, true)
+    } else {
+        (stall, false)
+    })
 }
 
 /// The tool's socket for writing: each write waits at most the stall limit, and never
@@ -150,7 +168,10 @@ impl Write for Limited<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let Some((wait, cut)) = wait_limit(self.stall, self.deadline) else {
             self.cut = true;
-            return Err(io::Error::new(io::ErrorKind::TimedOut, "the time limit ran out"));
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the time limit ran out",
+            ));
         };
         self.cut = cut;
         self.sock.set_write_timeout(Some(wait))?;
@@ -170,30 +191,42 @@ fn spawn_reader(sock: &TcpStream) -> io::Result<(Receiver<Input>, std::thread::J
     // Bounded: when the writer does not keep up (the tool reads nothing), the reader
     // blocks here instead of queueing without end.
     let (tx, rx) = mpsc::sync_channel(MAX_QUEUED_QUERIES);
-    let handle = std::thread::Builder::new().name("ttprof-tracy-queries".into()).spawn(move || {
-        let mut b = [0u8; QUERY_PACKET_SIZE];
-        loop {
-            let input = match r.read_exact(&mut b) {
-                Ok(()) => Input::Query(QueryPacket::from_bytes(&b)),
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Input::Closed(Ok(())),
-                Err(e) => Input::Closed(Err(e)),
-            };
-            let last = matches!(input, Input::Closed(_));
-            if tx.send(input).is_err() || last {
-                return;
+    let handle = std::thread::Builder::new()
+        .name("ttprof-tracy-queries".into())
+        .spawn(move || {
+            let mut b = [0u8; QUERY_PACKET_SIZE];
+            loop {
+                let input = match r.read_exact(&mut b) {
+                    Ok(()) => Input::Query(QueryPacket::from_bytes(&b)),
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Input::Closed(Ok(())),
+                    Err(e) => Input::Closed(Err(e)),
+                };
+                let last = matches!(input, Input::Closed(_));
+                if tx.send(input).is_err() || last {
+                    return;
+                }
             }
-        }
-    })?;
+        })?;
     Ok((rx, handle))
 }
 
 /// Serves `s` over `sock`, whose handshake was accepted ([`check_handshake`]), until the
 /// tool confirms the end, leaves, stalls for `stall`, or `deadline` passes.
-pub(crate) fn run(s: &Stream, sock: TcpStream, stall: Duration, deadline: Option<Instant>) -> (Outcome, Transfer) {
+pub(crate) fn run(
+    s: &Stream,
+    sock: TcpStream,
+    stall: Duration,
+    deadline: Option<Instant>,
+) -> (Outcome, Transfer) {
     let mut t = Transfer::default();
     let outcome = match spawn_reader(&sock) {
         Ok((rx, reader)) => {
-            let mut out = Limited { sock: &sock, stall, deadline, cut: false };
+            let mut out = Limited {
+                sock: &sock,
+                stall,
+                deadline,
+                cut: false,
+            };
             let outcome = stream(s, &mut out, &rx, &mut t);
             let _ = sock.shutdown(Shutdown::Both);
             // A reader blocked on the full queue wakes up with an error and ends.
@@ -209,16 +242,26 @@ pub(crate) fn run(s: &Stream, sock: TcpStream, stall: Duration, deadline: Option
 fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer) -> Outcome {
     let (stall, deadline) = (sock.stall, sock.deadline);
     let total = s.summary.zones;
-    let progress = |t: &Transfer| format!("{} of {total} zones sent in {} frames", t.zones, t.frames);
-    let timed_out = |t: &Transfer| Outcome::TimedOut(format!("the time limit ran out before it confirmed the end ({})", progress(t)));
+    let progress =
+        |t: &Transfer| format!("{} of {total} zones sent in {} frames", t.zones, t.frames);
+    let timed_out = |t: &Transfer| {
+        Outcome::TimedOut(format!(
+            "the time limit ran out before it confirmed the end ({})",
+            progress(t)
+        ))
+    };
     let io_err = |e: io::Error, cut: bool, t: &Transfer| match e.kind() {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut if cut => timed_out(t),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
-            Outcome::Aborted(format!("the tool read nothing for {stall:?} ({})", progress(t)))
-        }
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Outcome::Aborted(format!(
+            "the tool read nothing for {stall:?} ({})",
+            progress(t)
+        )),
         _ => Outcome::Aborted(format!("connection lost: {e} ({})", progress(t))),
     };
-    if let Err(e) = sock.write_all(&[Handshake::Welcome as u8]).and_then(|_| sock.write_all(&welcome(s).to_bytes())) {
+    if let Err(e) = sock
+        .write_all(&[Handshake::Welcome as u8])
+        .and_then(|_| sock.write_all(&welcome(s).to_bytes()))
+    {
         return io_err(e, sock.cut, t);
     }
     let (mut fw, mut emitter, mut unit) = (FrameWriter::new(), Emitter::new(s), Vec::new());
@@ -228,12 +271,16 @@ fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer
         // answer them together, then send the next frame of events.
         let mut inputs = Vec::new();
         if terminate_sent {
-            let Some((wait, cut)) = wait_limit(stall, deadline) else { return timed_out(t) };
+            let Some((wait, cut)) = wait_limit(stall, deadline) else {
+                return timed_out(t);
+            };
             match rx.recv_timeout(wait) {
                 Ok(i) => inputs.push(i),
                 Err(RecvTimeoutError::Timeout) if cut => return timed_out(t),
                 Err(RecvTimeoutError::Timeout) => {
-                    return Outcome::Aborted(format!("everything was sent, but the tool did not confirm within {stall:?}"))
+                    return Outcome::Aborted(format!(
+                        "everything was sent, but the tool did not confirm within {stall:?}"
+                    ))
                 }
                 Err(RecvTimeoutError::Disconnected) => inputs.push(Input::Closed(Ok(()))),
             }
@@ -250,7 +297,9 @@ fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer
                 Input::Query(q) => q,
                 Input::Closed(r) => {
                     let why = match r {
-                        Ok(()) if terminate_sent => "the tool closed the connection without confirming the end".into(),
+                        Ok(()) if terminate_sent => {
+                            "the tool closed the connection without confirming the end".into()
+                        }
                         Ok(()) => "the tool closed the connection".to_string(),
                         Err(e) => format!("connection lost: {e}"),
                     };
@@ -260,11 +309,20 @@ fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer
             unit.clear();
             match answer(s, q, &mut unit) {
                 Reply::Terminate if terminate_sent => return Outcome::Drained,
-                Reply::Terminate => return Outcome::Aborted(format!("the tool ended the capture early ({})", progress(t))),
-                Reply::Disconnect => return Outcome::Aborted(format!("the tool disconnected ({})", progress(t))),
+                Reply::Terminate => {
+                    return Outcome::Aborted(format!(
+                        "the tool ended the capture early ({})",
+                        progress(t)
+                    ))
+                }
+                Reply::Disconnect => {
+                    return Outcome::Aborted(format!("the tool disconnected ({})", progress(t)))
+                }
                 Reply::Answered | Reply::Unexpected => {}
             }
-            let kind = q.query().map_or_else(|| format!("unknown {}", q.kind), |k| format!("{k:?}"));
+            let kind = q
+                .query()
+                .map_or_else(|| format!("unknown {}", q.kind), |k| format!("{k:?}"));
             *t.queries.entry(kind).or_default() += 1;
             if let Err(e) = fw.push(sock, &unit) {
                 return io_err(e, sock.cut, t);
@@ -330,7 +388,9 @@ mod tests {
                 let reader = std::thread::spawn(move || {
                     let mut tool = tool;
                     let mut b = [0u8; 64];
-                    while !done.load(std::sync::atomic::Ordering::Relaxed) && matches!(tool.read(&mut b), Ok(n) if n > 0) {
+                    while !done.load(std::sync::atomic::Ordering::Relaxed)
+                        && matches!(tool.read(&mut b), Ok(n) if n > 0)
+                    {
                         std::thread::sleep(Duration::from_millis(5));
                     }
                 });
@@ -339,9 +399,22 @@ mod tests {
                 (None, Some(tool))
             };
             let deadline = Instant::now() + Duration::from_millis(300);
-            let mut out = Limited { sock: &ours, stall: Duration::from_secs(600), deadline: Some(deadline), cut: false };
-            let e = (0..1024).find_map(|_| out.write_all(&chunk).err()).expect("the writes end");
-            assert!(matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut), "slow {slow}: {e}");
+            let mut out = Limited {
+                sock: &ours,
+                stall: Duration::from_secs(600),
+                deadline: Some(deadline),
+                cut: false,
+            };
+            let e = (0..1024)
+                .find_map(|_| out.write_all(&chunk).err())
+                .expect("the writes end");
+            assert!(
+                matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ),
+                "slow {slow}: {e}"
+            );
             assert!(out.cut, "slow {slow}: cut by the deadline");
             // Past the deadline a write fails at once.
             out.cut = false;
@@ -364,9 +437,15 @@ mod tests {
         // MAX_QUEUED_QUERIES and the system's flow control stops the tool.
         let (ours, mut tool) = pair();
         let (rx, reader) = spawn_reader(&ours).unwrap();
-        tool.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+        tool.set_write_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
         let packet = QueryPacket::new(super::super::protocol::Query::String, 1, 0).to_bytes();
-        let batch: Vec<u8> = packet.iter().copied().cycle().take(packet.len() * 4096).collect();
+        let batch: Vec<u8> = packet
+            .iter()
+            .copied()
+            .cycle()
+            .take(packet.len() * 4096)
+            .collect();
         let limit: u64 = 64 << 20;
         let mut sent = 0u64;
         let stopped = loop {
@@ -379,7 +458,10 @@ mod tests {
             }
         };
         // (What it got through is the queue plus the sockets' buffers: a few MB.)
-        assert!(stopped.is_some(), "the tool wrote {sent} bytes of queries without being held back");
+        assert!(
+            stopped.is_some(),
+            "the tool wrote {sent} bytes of queries without being held back"
+        );
         assert!(rx.try_recv().is_ok(), "the queue holds what was read");
         // The reader ends once the queue is gone (it was blocked on a full one).
         drop(rx);
@@ -393,7 +475,13 @@ mod tests {
         assert_eq!(wait_limit(stall, None), Some((stall, false)));
         let (wait, cut) = wait_limit(stall, Some(Instant::now() + Duration::from_secs(5))).unwrap();
         assert!(cut && wait <= Duration::from_secs(5));
-        assert_eq!(wait_limit(stall, Some(Instant::now() + Duration::from_secs(3600))), Some((stall, false)));
-        assert_eq!(wait_limit(stall, Some(Instant::now() - Duration::from_millis(1))), None);
+        assert_eq!(
+            wait_limit(stall, Some(Instant::now() + Duration::from_secs(3600))),
+            Some((stall, false))
+        );
+        assert_eq!(
+            wait_limit(stall, Some(Instant::now() - Duration::from_millis(1))),
+            None
+        );
     }
 }

@@ -21,10 +21,24 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-const SITES: [(&str, u32); 6] = [("outer", 10), ("read-tile", 20), ("wait", 30), ("math", 40), ("tick", 50), ("tiles", 60)];
+const SITES: [(&str, u32); 6] = [
+    ("outer", 10),
+    ("read-tile", 20),
+    ("wait", 30),
+    ("math", 40),
+    ("tick", 50),
+    ("tiles", 60),
+];
 
 fn ring(chip: u32, x: u8, y: u8, risc: Risc, records: Records) -> RingReport {
-    RingReport { records, ..RingReport::new(RingId { chip, tile: NocCoord::new(x, y), risc }) }
+    RingReport {
+        records,
+        ..RingReport::new(RingId {
+            chip,
+            tile: NocCoord::new(x, y),
+            risc,
+        })
+    }
 }
 
 /// Zones (site, start, end) in ring order: children before their parents, as the device ships them.
@@ -41,7 +55,17 @@ fn zones(run: u32, list: &[(u16, u64, u64)]) -> Records {
 /// Two chips; nested, touching, identical and zero-length zones; two RISCs of one tile
 /// interleaved in time; an unresolved site; a device event, data and a loss report.
 fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
-    let mut brisc = zones(1, &[(1, 100, 200), (1, 200, 300), (0, 100, 400), (2, 400, 400), (1, 500, 600), (1, 500, 600)]);
+    let mut brisc = zones(
+        1,
+        &[
+            (1, 100, 200),
+            (1, 200, 300),
+            (0, 100, 400),
+            (2, 400, 400),
+            (1, 500, 600),
+            (1, 500, 600),
+        ],
+    );
     brisc.push(RecordKind::Event, 4, 250, 250, 0, 0, 1);
     brisc.push(RecordKind::Data, 4, 260, 260, 77, 0, 1);
     brisc.push(RecordKind::Loss, 0, 610, 620, 1 | 1 << 32, 3, 1);
@@ -57,7 +81,12 @@ fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
         ring(1, 1, 1, Risc::Brisc, zones(2, &[(9, 10, 20), (0, 5, 30)])),
     ];
     let readout = Readout {
-        geometry: Geometry { arch: Arch::WormholeB0, chips: 2, tiles_per_chip: 2, l1_size: 1 << 20 },
+        geometry: Geometry {
+            arch: Arch::WormholeB0,
+            chips: 2,
+            tiles_per_chip: 2,
+            l1_size: 1 << 20,
+        },
         rings,
         issues: vec![],
         bus_bytes: 0,
@@ -69,14 +98,27 @@ fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
         "tiles" => "value_zone",
         _ => "zone",
     };
-    let metas: Vec<String> = SITES.iter().map(|(n, l)| site_json(kind(n), n, *l)).collect();
-    let res = Resolution::uniform(&readout, Arc::new(SiteTable::from_json_list(&metas).unwrap()));
+    let metas: Vec<String> = SITES
+        .iter()
+        .map(|(n, l)| site_json(kind(n), n, *l))
+        .collect();
+    let res = Resolution::uniform(
+        &readout,
+        Arc::new(SiteTable::from_json_list(&metas).unwrap()),
+    );
     // Chip 0 at 1 GHz with tile (2,1)'s clock 1000 cycles ahead; chip 1 at 1.35 GHz, 5 s later.
     let mut c0 = ChipTime::nominal(1000);
-    c0.tile_cycles_at_reference.insert(NocCoord::new(2, 1), 1000.0);
+    c0.tile_cycles_at_reference
+        .insert(NocCoord::new(2, 1), 1000.0);
     let mut c1 = ChipTime::nominal(1350);
     c1.reference_ns = 5e9;
-    (readout, res, Timebase { chips: vec![c0, c1] })
+    (
+        readout,
+        res,
+        Timebase {
+            chips: vec![c0, c1],
+        },
+    )
 }
 
 fn oplog() -> OpLog {
@@ -94,14 +136,32 @@ fn oplog() -> OpLog {
             kernels: vec![],
         })
     };
-    let mut entries = vec![op(1, 0, "Matmul", 10, 70_000), op(3, 0, "Relu", 60_000, 80_000), op(2, 1, "Add", 1 << 33, (1 << 33) + 9)];
-    entries.push(OpLogEntry::Signpost(Signpost { name: "warmup-done".into(), device: 0, host_ns: 75_000 }));
-    OpLog { path: "/tmp/ops.jsonl".into(), entries }
+    let mut entries = vec![
+        op(1, 0, "Matmul", 10, 70_000),
+        op(3, 0, "Relu", 60_000, 80_000),
+        op(2, 1, "Add", 1 << 33, (1 << 33) + 9),
+    ];
+    entries.push(OpLogEntry::Signpost(Signpost {
+        name: "warmup-done".into(),
+        device: 0,
+        host_ns: 75_000,
+    }));
+    OpLog {
+        path: "/tmp/ops.jsonl".into(),
+        entries,
+    }
 }
 
 fn stream(extra_zones: usize) -> (Stream, Readout, Resolution, Timebase) {
     let (readout, res, tb) = fixture(extra_zones);
-    let s = Stream::build(&readout, &res, Some(&oplog()), &tb, &StreamOptions::default()).unwrap();
+    let s = Stream::build(
+        &readout,
+        &res,
+        Some(&oplog()),
+        &tb,
+        &StreamOptions::default(),
+    )
+    .unwrap();
     (s, readout, res, tb)
 }
 
@@ -110,11 +170,20 @@ fn local() -> SocketAddr {
 }
 
 fn opts(timeout_ms: u64) -> ServeOptions {
-    ServeOptions { addr: local(), timeout: Some(Duration::from_millis(timeout_ms)), stall: Duration::from_secs(20), ..Default::default() }
+    ServeOptions {
+        addr: local(),
+        timeout: Some(Duration::from_millis(timeout_ms)),
+        stall: Duration::from_secs(20),
+        ..Default::default()
+    }
 }
 
 /// Serves `s` on an ephemeral port while `clients` run one after another.
-fn serve_to<T>(s: &Stream, o: &ServeOptions, clients: impl FnOnce(SocketAddr) -> T) -> (Result<ServeReport, ServeError>, T) {
+fn serve_to<T>(
+    s: &Stream,
+    o: &ServeOptions,
+    clients: impl FnOnce(SocketAddr) -> T,
+) -> (Result<ServeReport, ServeError>, T) {
     let server = Server::bind(o.addr).unwrap();
     let addr = server.local_addr();
     std::thread::scope(|scope| {
@@ -132,14 +201,28 @@ fn expected(readout: &Readout, res: &Resolution, tb: &Timebase) -> Vec<ZoneKey> 
     for (ri, ring) in readout.rings.iter().enumerate() {
         let (id, r) = (ring.id, &ring.records);
         let ctx = format!("Device {}, core {}", id.chip, id.tile);
-        for i in (0..r.len()).filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone)) {
+        for i in
+            (0..r.len()).filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
+        {
             let ns = |c| tb.host_ns(id.chip, id.tile, c).unwrap().round() as i64;
             let (name, file, line) = match res.site(ri, r.run[i], r.site[i]) {
                 Some(m) => (m.name.clone(), m.file.clone(), m.line),
-                None => (format!("unresolved-site-{}", r.site[i]), "(unresolved)".into(), 0),
+                None => (
+                    format!("unresolved-site-{}", r.site[i]),
+                    "(unresolved)".into(),
+                    0,
+                ),
             };
             let lane = format!("{} {}:{}", id.risc.name(), id.chip, id.tile);
-            out.push((lane, ctx.clone(), name, file, line, ns(r.start[i]), ns(r.end[i])));
+            out.push((
+                lane,
+                ctx.clone(),
+                name,
+                file,
+                line,
+                ns(r.start[i]),
+                ns(r.end[i]),
+            ));
         }
     }
     out.sort();
@@ -154,7 +237,15 @@ fn received(c: &Capture) -> Vec<ZoneKey> {
         .map(|z| {
             let (name, file, line) = c.site(z);
             let ctx = c.context_name(z.context.unwrap()).to_string();
-            (c.thread_name(z.thread).into(), ctx, name.into(), file.into(), line, c.host_ns(z.start), c.host_ns(z.end))
+            (
+                c.thread_name(z.thread).into(),
+                ctx,
+                name.into(),
+                file.into(),
+                line,
+                c.host_ns(z.start),
+                c.host_ns(z.end),
+            )
         })
         .collect();
     out.sort();
@@ -165,65 +256,159 @@ fn received(c: &Capture) -> Vec<ZoneKey> {
 fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
     let (s, readout, res, tb) = stream(0);
     assert!(s.issues.is_empty(), "{:?}", s.issues);
-    let (report, cap) = serve_to(&s, &opts(20_000), |addr| capture(addr, &CaptureOptions::default()).unwrap());
+    let (report, cap) = serve_to(&s, &opts(20_000), |addr| {
+        capture(addr, &CaptureOptions::default()).unwrap()
+    });
     let report = report.unwrap();
     assert!(cap.complete, "{:?}", cap.errors());
     assert!(cap.errors().is_empty(), "{:#?}", cap.errors());
     assert_eq!(received(&cap), expected(&readout, &res, &tb));
     let d = &cap.decoded;
-    assert_eq!((d.gpu_zones.len() as u64, report.transfer.zones), (s.summary.zones, s.summary.zones));
+    assert_eq!(
+        (d.gpu_zones.len() as u64, report.transfer.zones),
+        (s.summary.zones, s.summary.zones)
+    );
     assert_eq!(cap.welcome.init_begin, s.summary.base_ns);
-    assert_eq!((cap.welcome.program_name.as_str(), cap.welcome.timer_mul), ("ttprof", 1.0));
+    assert_eq!(
+        (cap.welcome.program_name.as_str(), cap.welcome.timer_mul),
+        ("ttprof", 1.0)
+    );
 
     // Nesting: BRISC's `outer` holds read-tile and the touching second read-tile; the
     // identical pair nests (later shipped = outer); TRISC_1 nests inside its own outer.
     let by = |lane: &str, name: &str| {
-        d.gpu_zones.iter().enumerate().filter(|(_, z)| cap.thread_name(z.thread) == lane && cap.site(z).0 == name).map(|(i, _)| i).collect::<Vec<_>>()
+        d.gpu_zones
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| cap.thread_name(z.thread) == lane && cap.site(z).0 == name)
+            .map(|(i, _)| i)
+            .collect::<Vec<_>>()
     };
     let outer = by("BRISC 0:(1,1)", "outer")[0];
     let reads = by("BRISC 0:(1,1)", "read-tile");
-    assert_eq!(reads.iter().map(|&i| d.gpu_zones[i].parent).collect::<Vec<_>>(), [Some(outer), Some(outer), None, Some(reads[2])]);
-    assert_eq!(d.gpu_zones[by("TRISC_1 0:(1,1)", "math")[0]].parent, Some(by("TRISC_1 0:(1,1)", "outer")[0]));
+    assert_eq!(
+        reads
+            .iter()
+            .map(|&i| d.gpu_zones[i].parent)
+            .collect::<Vec<_>>(),
+        [Some(outer), Some(outer), None, Some(reads[2])]
+    );
+    assert_eq!(
+        d.gpu_zones[by("TRISC_1 0:(1,1)", "math")[0]].parent,
+        Some(by("TRISC_1 0:(1,1)", "outer")[0])
+    );
     for z in &d.gpu_zones {
         if let Some(p) = z.parent {
             let p = &d.gpu_zones[p];
-            assert!(p.thread == z.thread && p.start <= z.start && z.end <= p.end, "{z:?} in {p:?}");
+            assert!(
+                p.thread == z.thread && p.start <= z.start && z.end <= p.end,
+                "{z:?} in {p:?}"
+            );
         }
-        assert_eq!((z.cpu_start, z.cpu_end), (z.start, z.end), "CPU-side times equal the device times");
+        assert_eq!(
+            (z.cpu_start, z.cpu_end),
+            (z.start, z.end),
+            "CPU-side times equal the device times"
+        );
     }
 
     // Contexts: one per tile, GPU time never going back, period 1, per-zone lanes.
     let names: Vec<&str> = d.contexts.keys().map(|&c| cap.context_name(c)).collect();
-    assert_eq!(names, ["Device 0, core (1,1)", "Device 0, core (2,1)", "Device 1, core (1,1)"]);
-    assert!(d.contexts.values().all(|c| c.backwards == 0 && c.wraps == 0 && c.thread == 0 && c.kind == 7));
+    assert_eq!(
+        names,
+        [
+            "Device 0, core (1,1)",
+            "Device 0, core (2,1)",
+            "Device 1, core (1,1)"
+        ]
+    );
+    assert!(d
+        .contexts
+        .values()
+        .all(|c| c.backwards == 0 && c.wraps == 0 && c.thread == 0 && c.kind == 7));
 
     // One source location per site, not per zone: BRISC's 6 zones use 3 sites.
     let sites = s.srclocs.len() as u64;
     assert_eq!(d.queries[&Query::SourceLocation], sites);
-    assert_eq!(sites, 5 + 1 + 3, "outer, read-tile, wait, math, tiles + unresolved-site-9 + 3 op codes");
+    assert_eq!(
+        sites,
+        5 + 1 + 3,
+        "outer, read-tile, wait, math, tiles + unresolved-site-9 + 3 op codes"
+    );
     assert!(sites < s.summary.zones + 3);
     assert_eq!(report.transfer.queries["SourceLocation"], sites);
-    assert_eq!(report.transfer.queries["ThreadString"], 4 + 2 + 1, "4 lanes, 2 host rows of device 0, 1 of device 1");
+    assert_eq!(
+        report.transfer.queries["ThreadString"],
+        4 + 2 + 1,
+        "4 lanes, 2 host rows of device 0, 1 of device 1"
+    );
 
     // Ops: CPU zones with host times on per-device rows; the overlapping launch gets a row.
     let ops: BTreeMap<&str, (&str, i64, i64, &str)> = d
         .cpu_zones
         .iter()
-        .map(|z| (cap.site(z).0, (cap.thread_name(z.thread), cap.host_ns(z.start), cap.host_ns(z.end), z.text.as_deref().unwrap_or(""))))
+        .map(|z| {
+            (
+                cap.site(z).0,
+                (
+                    cap.thread_name(z.thread),
+                    cap.host_ns(z.start),
+                    cap.host_ns(z.end),
+                    z.text.as_deref().unwrap_or(""),
+                ),
+            )
+        })
         .collect();
-    assert_eq!(ops["Matmul"], ("Ops: device 0", 10, 70_000, "op=Matmul run=1 device=0"));
-    assert_eq!(ops["Relu"], ("Ops: device 0 #2", 60_000, 80_000, "op=Relu run=3 device=0"));
-    assert_eq!(ops["Add"], ("Ops: device 1", 1 << 33, (1 << 33) + 9, "op=Add run=2 device=1"));
+    assert_eq!(
+        ops["Matmul"],
+        ("Ops: device 0", 10, 70_000, "op=Matmul run=1 device=0")
+    );
+    assert_eq!(
+        ops["Relu"],
+        ("Ops: device 0 #2", 60_000, 80_000, "op=Relu run=3 device=0")
+    );
+    assert_eq!(
+        ops["Add"],
+        (
+            "Ops: device 1",
+            1 << 33,
+            (1 << 33) + 9,
+            "op=Add run=2 device=1"
+        )
+    );
 
     // Messages: the signpost, the device event and data on their lane, the loss as a warning.
-    let msgs: Vec<(&str, i64, &str, Option<Severity>)> =
-        d.messages.iter().map(|m| (cap.thread_name(m.thread), cap.host_ns(m.time), m.text.as_str(), m.severity)).collect();
+    let msgs: Vec<(&str, i64, &str, Option<Severity>)> = d
+        .messages
+        .iter()
+        .map(|m| {
+            (
+                cap.thread_name(m.thread),
+                cap.host_ns(m.time),
+                m.text.as_str(),
+                m.severity,
+            )
+        })
+        .collect();
     assert!(msgs.contains(&("Ops: device 0", 75_000, "warmup-done", Some(Severity::Info))));
     assert!(msgs.contains(&("BRISC 0:(1,1)", 250, "tick", Some(Severity::Info))));
     assert!(msgs.contains(&("BRISC 0:(1,1)", 260, "tick = 77", Some(Severity::Info))));
-    assert!(msgs.contains(&("BRISC 0:(1,1)", 610, "3 record(s) dropped: ring full", Some(Severity::Warning))));
+    assert!(msgs.contains(&(
+        "BRISC 0:(1,1)",
+        610,
+        "3 record(s) dropped: ring full",
+        Some(Severity::Warning)
+    )));
     // A value zone's value (issue 25: it reached only the device CSV).
-    assert!(msgs.contains(&("TRISC_1 0:(1,1)", 360, "tiles: value 42", Some(Severity::Info))), "{msgs:?}");
+    assert!(
+        msgs.contains(&(
+            "TRISC_1 0:(1,1)",
+            360,
+            "tiles: value 42",
+            Some(Severity::Info)
+        )),
+        "{msgs:?}"
+    );
     assert!(report.attempts.is_empty());
 }
 
@@ -237,9 +422,19 @@ fn device_zones_of_one_context_go_out_in_time_order_across_lanes() {
     let mut d = Decoder::new(s.summary.base_ns);
     d.frame(&events).unwrap();
     assert!(d.errors.is_empty(), "{:?}", d.errors);
-    let starts: Vec<i64> = d.gpu_zones.iter().filter(|z| z.context == Some(0)).map(|z| z.start).collect();
+    let starts: Vec<i64> = d
+        .gpu_zones
+        .iter()
+        .filter(|z| z.context == Some(0))
+        .map(|z| z.start)
+        .collect();
     assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
-    let lanes: std::collections::BTreeSet<u32> = d.gpu_zones.iter().filter(|z| z.context == Some(0)).map(|z| z.thread).collect();
+    let lanes: std::collections::BTreeSet<u32> = d
+        .gpu_zones
+        .iter()
+        .filter(|z| z.context == Some(0))
+        .map(|z| z.thread)
+        .collect();
     assert_eq!(lanes.len(), 2);
     assert!(d.contexts.values().all(|c| c.backwards == 0));
 }
@@ -258,15 +453,30 @@ fn cpu_zone_times_round_trip_in_every_delta_form() {
     }
     let mut d = Decoder::new(0);
     d.frame(&b).unwrap();
-    assert_eq!(d.cpu_zones.iter().map(|z| z.start).collect::<Vec<_>>(), times);
-    assert_eq!(d.cpu_zones.iter().map(|z| z.end - z.start).collect::<Vec<_>>(), [3; 5]);
+    assert_eq!(
+        d.cpu_zones.iter().map(|z| z.start).collect::<Vec<_>>(),
+        times
+    );
+    assert_eq!(
+        d.cpu_zones
+            .iter()
+            .map(|z| z.end - z.start)
+            .collect::<Vec<_>>(),
+        [3; 5]
+    );
 }
 
 #[test]
 fn a_tool_with_another_protocol_version_is_refused_and_the_next_one_served() {
     let (s, ..) = stream(0);
     let (report, (old, garbage, good)) = serve_to(&s, &opts(20_000), |addr| {
-        let old = capture(addr, &CaptureOptions { protocol_version: 76, ..Default::default() });
+        let old = capture(
+            addr,
+            &CaptureOptions {
+                protocol_version: 76,
+                ..Default::default()
+            },
+        );
         let garbage = {
             use std::io::{Read, Write};
             let mut t = std::net::TcpStream::connect(addr).unwrap();
@@ -274,16 +484,32 @@ fn a_tool_with_another_protocol_version_is_refused_and_the_next_one_served() {
             let mut b = Vec::new();
             t.read_to_end(&mut b).map(|_| b)
         };
-        (old, garbage, capture(addr, &CaptureOptions::default()).unwrap())
+        (
+            old,
+            garbage,
+            capture(addr, &CaptureOptions::default()).unwrap(),
+        )
     });
     let e = old.unwrap_err();
     assert!(e.contains("ProtocolMismatch"), "{e}");
-    assert_eq!(garbage.unwrap(), b"", "a non-Tracy peer is closed on without a reply");
+    assert_eq!(
+        garbage.unwrap(),
+        b"",
+        "a non-Tracy peer is closed on without a reply"
+    );
     assert!(good.complete && good.errors().is_empty());
     let report = report.unwrap();
     assert_eq!(report.attempts.len(), 2);
-    assert!(report.attempts[0].what.contains("protocol 76") && report.attempts[0].what.contains("0.14"), "{}", report.attempts[0]);
-    assert!(report.attempts[1].what.contains("not a Tracy capture tool"), "{}", report.attempts[1]);
+    assert!(
+        report.attempts[0].what.contains("protocol 76") && report.attempts[0].what.contains("0.14"),
+        "{}",
+        report.attempts[0]
+    );
+    assert!(
+        report.attempts[1].what.contains("not a Tracy capture tool"),
+        "{}",
+        report.attempts[1]
+    );
 }
 
 #[test]
@@ -292,36 +518,76 @@ fn nobody_connecting_times_out_with_a_message_that_says_how_to_capture() {
     let (report, ()) = serve_to(&s, &opts(300), |_| ());
     let e = report.unwrap_err();
     let msg = e.to_string();
-    let ServeError::Timeout { addr, attempts, .. } = &e else { panic!("{msg}") };
+    let ServeError::Timeout { addr, attempts, .. } = &e else {
+        panic!("{msg}")
+    };
     assert!(attempts.is_empty());
-    assert!(msg.contains("no Tracy capture tool received the stream within"), "{msg}");
-    assert!(msg.contains(&format!("tracy-capture -o out.tracy -a 127.0.0.1 -p {}", addr.port())), "{msg}");
+    assert!(
+        msg.contains("no Tracy capture tool received the stream within"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!(
+            "tracy-capture -o out.tracy -a 127.0.0.1 -p {}",
+            addr.port()
+        )),
+        "{msg}"
+    );
 }
 
 #[test]
 fn a_tool_leaving_mid_stream_is_reported_and_the_next_one_gets_everything() {
     let (s, readout, res, tb) = stream(40_000);
     let (report, (partial, full)) = serve_to(&s, &opts(20_000), |addr| {
-        let partial = capture(addr, &CaptureOptions { stop_after_frames: Some(1), ..Default::default() }).unwrap();
+        let partial = capture(
+            addr,
+            &CaptureOptions {
+                stop_after_frames: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
         (partial, capture(addr, &CaptureOptions::default()).unwrap())
     });
     assert!(!partial.complete && (partial.decoded.gpu_zones.len() as u64) < s.summary.zones);
-    assert!(full.complete && full.errors().is_empty(), "{:?}", full.errors());
+    assert!(
+        full.complete && full.errors().is_empty(),
+        "{:?}",
+        full.errors()
+    );
     assert!(full.decoded.frames > 3, "the stream spans several frames");
     assert_eq!(received(&full), expected(&readout, &res, &tb));
     let report = report.unwrap();
     assert_eq!(report.attempts.len(), 1);
     let what = &report.attempts[0].what;
-    assert!(what.contains("closed the connection") || what.contains("connection lost"), "{what}");
-    assert!(what.contains(&format!("of {} zones sent", s.summary.zones)), "{what}");
+    assert!(
+        what.contains("closed the connection") || what.contains("connection lost"),
+        "{what}"
+    );
+    assert!(
+        what.contains(&format!("of {} zones sent", s.summary.zones)),
+        "{what}"
+    );
 }
 
 #[test]
 fn a_tool_leaving_mid_stream_with_nobody_after_it_times_out_naming_it() {
     let (s, ..) = stream(40_000);
-    let (report, _) = serve_to(&s, &opts(500), |addr| capture(addr, &CaptureOptions { stop_after_frames: Some(1), ..Default::default() }));
+    let (report, _) = serve_to(&s, &opts(500), |addr| {
+        capture(
+            addr,
+            &CaptureOptions {
+                stop_after_frames: Some(1),
+                ..Default::default()
+            },
+        )
+    });
     let msg = report.unwrap_err().to_string();
-    assert!(msg.contains("no Tracy capture tool received the stream") && msg.contains("connection from 127.0.0.1"), "{msg}");
+    assert!(
+        msg.contains("no Tracy capture tool received the stream")
+            && msg.contains("connection from 127.0.0.1"),
+        "{msg}"
+    );
 }
 
 /// Connects and sends a valid handshake, then reads nothing: the connection stays open
@@ -330,7 +596,8 @@ fn silent_tool(addr: SocketAddr) -> std::net::TcpStream {
     use std::io::Write;
     let mut t = std::net::TcpStream::connect(addr).unwrap();
     t.write_all(&protocol::SHIBBOLETH).unwrap();
-    t.write_all(&protocol::PROTOCOL_VERSION.to_le_bytes()).unwrap();
+    t.write_all(&protocol::PROTOCOL_VERSION.to_le_bytes())
+        .unwrap();
     t
 }
 
@@ -345,12 +612,27 @@ fn a_tool_that_stops_reading_is_cut_off_at_the_timeout_and_named() {
     let peer = tool.local_addr().unwrap();
     let e = report.unwrap_err();
     let msg = e.to_string();
-    let ServeError::Timeout { attempts, .. } = &e else { panic!("{msg}") };
+    let ServeError::Timeout { attempts, .. } = &e else {
+        panic!("{msg}")
+    };
     assert_eq!(attempts.len(), 1, "{msg}");
     assert_eq!(attempts[0].peer, peer, "{msg}");
-    assert!(attempts[0].what.contains("the time limit ran out before it confirmed the end"), "{msg}");
-    assert!(attempts[0].what.contains(&format!("of {} zones sent", s.summary.zones)), "{msg}");
-    assert!(msg.contains(&format!("connection from {peer}: the time limit ran out")), "{msg}");
+    assert!(
+        attempts[0]
+            .what
+            .contains("the time limit ran out before it confirmed the end"),
+        "{msg}"
+    );
+    assert!(
+        attempts[0]
+            .what
+            .contains(&format!("of {} zones sent", s.summary.zones)),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&format!("connection from {peer}: the time limit ran out")),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -360,24 +642,39 @@ fn a_connection_that_never_sends_its_handshake_does_not_hold_up_the_next_tool() 
     // connections were taken one at a time: the idle one held the server for its handshake
     // limit).
     let (s, ..) = stream(0);
-    let o = ServeOptions { handshake: Duration::from_secs(60), ..opts(30_000) };
+    let o = ServeOptions {
+        handshake: Duration::from_secs(60),
+        ..opts(30_000)
+    };
     let (report, (mut idle, good)) = serve_to(&s, &o, |addr| {
         let idle = std::net::TcpStream::connect(addr).unwrap();
         (idle, capture(addr, &CaptureOptions::default()).unwrap())
     });
     let report = report.unwrap();
-    assert!(good.complete && good.errors().is_empty(), "{:?}", good.errors());
-    assert!(report.attempts.is_empty(), "the idle connection was never waited out: {:?}", report.attempts);
+    assert!(
+        good.complete && good.errors().is_empty(),
+        "{:?}",
+        good.errors()
+    );
+    assert!(
+        report.attempts.is_empty(),
+        "the idle connection was never waited out: {:?}",
+        report.attempts
+    );
     // The serve closed it when it returned.
     use std::io::Read;
-    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     assert_eq!(idle.read(&mut [0u8; 16]).unwrap(), 0);
 }
 
 #[test]
 fn connections_without_a_handshake_are_refused_after_the_handshake_limit_or_named_at_the_timeout() {
     let (s, ..) = stream(0);
-    let o = ServeOptions { handshake: Duration::from_millis(100), ..opts(60_000) };
+    let o = ServeOptions {
+        handshake: Duration::from_millis(100),
+        ..opts(60_000)
+    };
     let (report, good) = serve_to(&s, &o, |addr| {
         // Two idle connections, one of which sends half a handshake, are refused ...
         let idle = std::net::TcpStream::connect(addr).unwrap();
@@ -394,32 +691,79 @@ fn connections_without_a_handshake_are_refused_after_the_handshake_limit_or_name
     assert!(good.complete);
     let attempts = report.unwrap().attempts;
     assert_eq!(attempts.len(), 2, "{attempts:?}");
-    assert!(attempts.iter().all(|a| a.what.starts_with("no Tracy handshake within 100ms")), "{attempts:?}");
-    assert!(attempts.iter().any(|a| a.what.contains("(6 of 12 bytes)")), "{attempts:?}");
+    assert!(
+        attempts
+            .iter()
+            .all(|a| a.what.starts_with("no Tracy handshake within 100ms")),
+        "{attempts:?}"
+    );
+    assert!(
+        attempts.iter().any(|a| a.what.contains("(6 of 12 bytes)")),
+        "{attempts:?}"
+    );
     // One still waiting for its handshake when the timeout comes is named in the error.
-    let o = ServeOptions { handshake: Duration::from_secs(60), ..opts(300) };
+    let o = ServeOptions {
+        handshake: Duration::from_secs(60),
+        ..opts(300)
+    };
     let (report, _idle) = serve_to(&s, &o, |addr| std::net::TcpStream::connect(addr).unwrap());
     let msg = report.unwrap_err().to_string();
-    assert!(msg.contains("before the time limit ran out but sent no Tracy handshake"), "{msg}");
+    assert!(
+        msg.contains("before the time limit ran out but sent no Tracy handshake"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn layout_limits_and_bad_nesting_are_explained() {
     // 300 tiles on one chip: grouped two per context.
     let mut readout = fixture(0).0;
-    readout.rings = (0..300u32).map(|i| ring(0, (i % 20) as u8, (i / 20) as u8, Risc::Brisc, zones(1, &[(0, 1, 2)]))).collect();
-    let res = Resolution::uniform(&readout, Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()));
+    readout.rings = (0..300u32)
+        .map(|i| {
+            ring(
+                0,
+                (i % 20) as u8,
+                (i / 20) as u8,
+                Risc::Brisc,
+                zones(1, &[(0, 1, 2)]),
+            )
+        })
+        .collect();
+    let res = Resolution::uniform(
+        &readout,
+        Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()),
+    );
     let tb = Timebase::nominal(Arch::WormholeB0, 1);
     let s = Stream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
-    assert_eq!((s.summary.contexts, s.summary.tiles_per_context, s.summary.lanes), (150, 2, 300));
+    assert_eq!(
+        (
+            s.summary.contexts,
+            s.summary.tiles_per_context,
+            s.summary.lanes
+        ),
+        (150, 2, 300)
+    );
     // A zone overlapping its parent partially is cut, and said so; a chip without a clock
     // mapping is reported, not streamed.
-    readout.rings = vec![ring(0, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 10), (0, 5, 15)])), ring(3, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 1)]))];
+    readout.rings = vec![
+        ring(0, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 10), (0, 5, 15)])),
+        ring(3, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 1)])),
+    ];
     let s = Stream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
     assert_eq!((s.summary.zones, s.summary.clipped_zones), (2, 1));
     let issues: Vec<String> = s.issues.iter().map(|i| i.to_string()).collect();
-    assert!(issues.iter().any(|i| i.contains("overlap their parent partially")), "{issues:?}");
-    assert!(issues.iter().any(|i| i.contains("chip 3 has no clock mapping")), "{issues:?}");
+    assert!(
+        issues
+            .iter()
+            .any(|i| i.contains("overlap their parent partially")),
+        "{issues:?}"
+    );
+    assert!(
+        issues
+            .iter()
+            .any(|i| i.contains("chip 3 has no clock mapping")),
+        "{issues:?}"
+    );
 }
 
 #[test]
@@ -442,15 +786,28 @@ fn op_zone_texts_are_one_line_without_commas_or_quotes() {
     }
     let (readout, res, tb) = fixture(0);
     let s = Stream::build(&readout, &res, Some(&log), &tb, &StreamOptions::default()).unwrap();
-    let texts: Vec<&str> = s.host.iter().flat_map(|(_, zones)| zones.iter().map(|z| z.text.as_str())).collect();
+    let texts: Vec<&str> = s
+        .host
+        .iter()
+        .flat_map(|(_, zones)| zones.iter().map(|z| z.text.as_str()))
+        .collect();
     assert_eq!(texts.len(), 3);
     for t in &texts {
-        assert!(!t.contains(['\n', '\r', ',', '"']) && !t.chars().any(char::is_control), "{t:?}");
+        assert!(
+            !t.contains(['\n', '\r', ',', '"']) && !t.chars().any(char::is_control),
+            "{t:?}"
+        );
     }
-    let matmul = texts.iter().find(|t| t.starts_with("op=Matmul;'x' run=1 device=0 ")).unwrap();
+    let matmul = texts
+        .iter()
+        .find(|t| t.starts_with("op=Matmul;'x' run=1 device=0 "))
+        .unwrap();
     assert!(matmul.contains(" tiles=4"), "{matmul}");
     assert!(matmul.contains(" program_config=MatmulMultiCoreReuseProgramConfig(compute_with_storage_grid_size=(x=8;y=8); in0_block_w=2)"), "{matmul}");
-    assert!(matmul.contains(" memory_config={'buffer_type':'L1';'shard_spec':[1;2]}"), "{matmul}");
+    assert!(
+        matmul.contains(" memory_config={'buffer_type':'L1';'shard_spec':[1;2]}"),
+        "{matmul}"
+    );
     assert!(matmul.contains(" name=say 'hi'   now "), "{matmul}");
     assert!(matmul.contains(" with;comma=true"), "{matmul}");
 }
@@ -493,33 +850,77 @@ fn every_tile_shows_its_risc_rows_in_risc_order() {
     let (cols, rows) = arch.worker_grid();
     let mut rings = Vec::new();
     for chip in 0..2u32 {
-        for (i, tile) in (0..rows).flat_map(|r| (0..cols).map(move |c| arch.worker_noc(c, r).unwrap())).enumerate() {
+        for (i, tile) in (0..rows)
+            .flat_map(|r| (0..cols).map(move |c| arch.worker_noc(c, r).unwrap()))
+            .enumerate()
+        {
             for risc in Risc::ALL {
                 if i % 7 == 3 && matches!(risc, Risc::Ncrisc | Risc::Trisc0) {
                     continue;
                 }
                 let start = 10 * ((risc.index() * 7 + i * 3) % 5) as u64;
-                rings.push(ring(chip, tile.x, tile.y, risc, zones(1, &[(0, start, start + 100)])));
+                rings.push(ring(
+                    chip,
+                    tile.x,
+                    tile.y,
+                    risc,
+                    zones(1, &[(0, start, start + 100)]),
+                ));
             }
         }
     }
     let mut readout = fixture(0).0;
-    readout.geometry = Geometry { arch, chips: 2, tiles_per_chip: (cols * rows) as u32, l1_size: arch.l1_size() };
+    readout.geometry = Geometry {
+        arch,
+        chips: 2,
+        tiles_per_chip: (cols * rows) as u32,
+        l1_size: arch.l1_size(),
+    };
     readout.rings = rings;
-    let res = Resolution::uniform(&readout, Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()));
-    let s = Stream::build(&readout, &res, None, &Timebase::nominal(arch, 2), &StreamOptions::default()).unwrap();
+    let res = Resolution::uniform(
+        &readout,
+        Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()),
+    );
+    let s = Stream::build(
+        &readout,
+        &res,
+        None,
+        &Timebase::nominal(arch, 2),
+        &StreamOptions::default(),
+    )
+    .unwrap();
     let short = (0..80).filter(|i| i % 7 == 3).count();
-    assert_eq!((s.contexts.len(), s.lanes.len()), (160, 2 * (80 * 5 - short * 2)));
+    assert_eq!(
+        (s.contexts.len(), s.lanes.len()),
+        (160, 2 * (80 * 5 - short * 2))
+    );
     for c in &s.contexts {
         // Threads enter the table at their first zone, in the order the stream sends them.
-        let mut lanes: Vec<(i64, usize)> =
-            s.lanes.iter().enumerate().filter(|(_, l)| l.context == c.id).map(|(i, l)| (l.events[0].time, i)).collect();
+        let mut lanes: Vec<(i64, usize)> = s
+            .lanes
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.context == c.id)
+            .map(|(i, l)| (l.events[0].time, i))
+            .collect();
         lanes.sort();
-        let order = tracy_row_order(&lanes.iter().map(|&(_, i)| s.lanes[i].thread).collect::<Vec<_>>());
-        let names: Vec<&str> = order.iter().map(|t| s.threads[t].split(' ').next().unwrap()).collect();
+        let order = tracy_row_order(
+            &lanes
+                .iter()
+                .map(|&(_, i)| s.lanes[i].thread)
+                .collect::<Vec<_>>(),
+        );
+        let names: Vec<&str> = order
+            .iter()
+            .map(|t| s.threads[t].split(' ').next().unwrap())
+            .collect();
         let mut expected: Vec<&str> = names.clone();
         expected.sort_by_key(|n| Risc::from_name(n).unwrap().index());
         assert_eq!(names, expected, "{}", c.name);
-        assert!(names.len() == 5 || names == ["BRISC", "TRISC_1", "TRISC_2"], "{}: {names:?}", c.name);
+        assert!(
+            names.len() == 5 || names == ["BRISC", "TRISC_1", "TRISC_2"],
+            "{}: {names:?}",
+            c.name
+        );
     }
 }

@@ -87,13 +87,23 @@ impl CardIdentity {
         let what = if lines.is_empty() {
             "none".to_string()
         } else {
-            format!("NoC0 {} {}", riscv_linker::tilemap::lines_name(self.map.arch()), lines.join(", "))
+            format!(
+                "NoC0 {} {}",
+                riscv_linker::tilemap::lines_name(self.map.arch()),
+                lines.join(", ")
+            )
         };
         match &self.harvest_origin {
-            HarvestOrigin::Unknown => "unknown (assumed none; give a mask or a tt-metal cluster descriptor)".into(),
+            HarvestOrigin::Unknown => {
+                "unknown (assumed none; give a mask or a tt-metal cluster descriptor)".into()
+            }
             HarvestOrigin::User => format!("{what} (mask {:#x}, given)", self.map.mask()),
             HarvestOrigin::Descriptor(p, chip) => {
-                format!("{what} (mask {:#x}, cluster descriptor {} chip {chip})", self.map.mask(), p.display())
+                format!(
+                    "{what} (mask {:#x}, cluster descriptor {} chip {chip})",
+                    self.map.mask(),
+                    p.display()
+                )
             }
         }
     }
@@ -154,7 +164,9 @@ impl<D: Driver> TtKmd<D> {
             path: path.clone(),
             what: format!("{what} failed ({e}): is this a Tenstorrent card's tt-kmd device node?"),
         };
-        let info = driver.driver_info().map_err(|e| not_kmd("GET_DRIVER_INFO", e))?;
+        let info = driver
+            .driver_info()
+            .map_err(|e| not_kmd("GET_DRIVER_INFO", e))?;
         if info.api_version < ioctl::MIN_API_VERSION {
             return Err(Error::BadFile {
                 path,
@@ -166,8 +178,13 @@ impl<D: Driver> TtKmd<D> {
                 ),
             });
         }
-        let pci = driver.device_info().map_err(|e| not_kmd("GET_DEVICE_INFO", e))?;
-        let arch = arch_of(&pci).map_err(|what| Error::BadFile { path: path.clone(), what })?;
+        let pci = driver
+            .device_info()
+            .map_err(|e| not_kmd("GET_DEVICE_INFO", e))?;
+        let arch = arch_of(&pci).map_err(|what| Error::BadFile {
+            path: path.clone(),
+            what,
+        })?;
         let (map, harvest_origin) = map_for(arch)?;
         let tiles = match tiles {
             None => map.workers(),
@@ -184,16 +201,36 @@ impl<D: Driver> TtKmd<D> {
                 t
             }
         };
-        let geometry = Geometry { arch, chips: 1, tiles_per_chip: tiles.len() as u32, l1_size: arch.l1_size() };
-        let tiles = TileTable::checked(&geometry, vec![tiles]).map_err(|what| Error::BadFile { path: path.clone(), what })?;
-        let card = CardIdentity { path, arch, pci, driver: info, map, harvest_origin };
+        let geometry = Geometry {
+            arch,
+            chips: 1,
+            tiles_per_chip: tiles.len() as u32,
+            l1_size: arch.l1_size(),
+        };
+        let tiles = TileTable::checked(&geometry, vec![tiles]).map_err(|what| Error::BadFile {
+            path: path.clone(),
+            what,
+        })?;
+        let card = CardIdentity {
+            path,
+            arch,
+            pci,
+            driver: info,
+            map,
+            harvest_origin,
+        };
         Ok(TtKmd {
             driver,
             card,
             geometry,
             tiles,
             window_size: window_size(arch),
-            pool: Mutex::new(Pool { slots: Vec::new(), limit: windows.max(1), tick: 0, stats: PoolStats::default() }),
+            pool: Mutex::new(Pool {
+                slots: Vec::new(),
+                limit: windows.max(1),
+                tick: 0,
+                stats: PoolStats::default(),
+            }),
             bytes_read: AtomicU64::new(0),
             gone: AtomicBool::new(false),
             writable,
@@ -218,7 +255,11 @@ impl<D: Driver> TtKmd<D> {
     /// The window pool's counts (allocations, reuses, reconfigurations).
     pub fn pool_stats(&self) -> PoolStats {
         let p = self.pool.lock().unwrap_or_else(|p| p.into_inner());
-        PoolStats { windows: p.slots.len(), limit: p.limit, ..p.stats }
+        PoolStats {
+            windows: p.slots.len(),
+            limit: p.limit,
+            ..p.stats
+        }
     }
 
     /// The error of a card that went away or was reset; marks it gone for good.
@@ -252,7 +293,10 @@ impl<D: Driver> TtKmd<D> {
             }
             _ => String::new(),
         };
-        Error::BadFile { path: self.card.path.clone(), what: format!("{op} failed: {e}{why}") }
+        Error::BadFile {
+            path: self.card.path.clone(),
+            what: format!("{op} failed: {e}{why}"),
+        }
     }
 
     fn fault(&self, f: Fault, tile: NocCoord, addr: u64) -> Error {
@@ -281,7 +325,11 @@ impl<D: Driver> TtKmd<D> {
         let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
         pool.tick += 1;
         let tick = pool.tick;
-        let i = match pool.slots.iter().position(|s| s.target == Some((tile, base))) {
+        let i = match pool
+            .slots
+            .iter()
+            .position(|s| s.target == Some((tile, base)))
+        {
             Some(i) => i,
             None => {
                 let i = self.free_slot(&mut pool)?;
@@ -289,7 +337,10 @@ impl<D: Driver> TtKmd<D> {
                 slot.target = None;
                 let Some(p) = self.card.map.noc0_to_programmed(tile) else {
                     return Err(Error::Address {
-                        what: format!("{}: tile {tile} is not a Tensix tile of this card", self.card.path.display()),
+                        what: format!(
+                            "{}: tile {tile} is not a Tensix tile of this card",
+                            self.card.path.display()
+                        ),
                     });
                 };
                 let config = NocTlbConfig {
@@ -299,9 +350,17 @@ impl<D: Driver> TtKmd<D> {
                     ordering: ioctl::ORDERING_STRICT,
                     ..Default::default()
                 };
-                self.driver.configure_tlb(slot.tlb.id, &config).map_err(|e| {
-                    self.window_error(&format!("CONFIGURE_TLB (window {} to tile {tile} at {base:#x})", slot.tlb.id), e)
-                })?;
+                self.driver
+                    .configure_tlb(slot.tlb.id, &config)
+                    .map_err(|e| {
+                        self.window_error(
+                            &format!(
+                                "CONFIGURE_TLB (window {} to tile {tile} at {base:#x})",
+                                slot.tlb.id
+                            ),
+                            e,
+                        )
+                    })?;
                 slot.target = Some((tile, base));
                 pool.stats.configures += 1;
                 i
@@ -323,7 +382,11 @@ impl<D: Driver> TtKmd<D> {
                         return Err(self.window_error("mapping a TLB window", e));
                     }
                     pool.stats.allocations += 1;
-                    pool.slots.push(Slot { tlb, target: None, used: 0 });
+                    pool.slots.push(Slot {
+                        tlb,
+                        target: None,
+                        used: 0,
+                    });
                     return Ok(pool.slots.len() - 1);
                 }
                 Err(e) if e.raw_os_error() == Some(nix::libc::ENOMEM) && !pool.slots.is_empty() => {
@@ -333,7 +396,13 @@ impl<D: Driver> TtKmd<D> {
                 Err(e) => return Err(self.window_error("ALLOCATE_TLB", e)),
             }
         }
-        Ok(pool.slots.iter().enumerate().min_by_key(|(_, s)| s.used).map(|(i, _)| i).expect("the pool has a window"))
+        Ok(pool
+            .slots
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, s)| s.used)
+            .map(|(i, _)| i)
+            .expect("the pool has a window"))
     }
 
     /// Reads `out.len()` words at `addr` of the NoC0 `tile` (any local address: L1 or
@@ -360,7 +429,11 @@ impl<D: Driver> TtKmd<D> {
     /// reading the tile's `NOC_NODE_ID`, which a live tile never reads as all ones.
     pub(super) fn confirm_alive(&self, tile: NocCoord) -> Result<()> {
         let mut id = [0u32];
-        self.read_raw(tile, riscv_linker::mmio::noc_node_id(self.card.arch) as u64, &mut id)?;
+        self.read_raw(
+            tile,
+            riscv_linker::mmio::noc_node_id(self.card.arch) as u64,
+            &mut id,
+        )?;
         if id[0] == u32::MAX {
             return Err(self.went_away(&format!("tile {tile} reads 0xffffffff, NOC_NODE_ID too")));
         }
@@ -369,7 +442,10 @@ impl<D: Driver> TtKmd<D> {
 
     /// Whether `addr` is one of the consumer's words (the only ones this backend writes).
     pub fn is_consumer_word(addr: u32) -> bool {
-        addr == profiler::TILE_BLOCK + tile::CONSUMER || Risc::ALL.iter().any(|&r| addr == profiler::ring_word(r, ring::TAIL))
+        addr == profiler::TILE_BLOCK + tile::CONSUMER
+            || Risc::ALL
+                .iter()
+                .any(|&r| addr == profiler::ring_word(r, ring::TAIL))
     }
 
     pub(super) fn tile_index(&self, chip: u32, tile: NocCoord) -> Result<u32> {
@@ -397,7 +473,10 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
         check_access(&self.geometry, chip, tile, addr, 1)?;
         if !self.writable {
             return Err(Error::Address {
-                what: format!("chip {chip} tile {tile}: cannot write {addr:#x}: {} is opened read-only", self.card.path.display()),
+                what: format!(
+                    "chip {chip} tile {tile}: cannot write {addr:#x}: {} is opened read-only",
+                    self.card.path.display()
+                ),
             });
         }
         if !Self::is_consumer_word(addr) {
@@ -416,7 +495,8 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
         self.tiles.index(chip, tile)?;
         check_access(&self.geometry, chip, tile, addr, out.len())?;
         self.read_raw(tile, addr as u64, out)?;
-        self.bytes_read.fetch_add(4 * out.len() as u64, Ordering::Relaxed);
+        self.bytes_read
+            .fetch_add(4 * out.len() as u64, Ordering::Relaxed);
         if out.contains(&u32::MAX) {
             self.confirm_alive(tile)?;
         }
@@ -429,11 +509,21 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
 
     fn describe(&self) -> String {
         let c = &self.card;
-        format!("{} card {} ({}, {}, harvesting: {})", c.arch, c.path.display(), c.pci.address(), c.driver, c.harvesting())
+        format!(
+            "{} card {} ({}, {}, harvesting: {})",
+            c.arch,
+            c.path.display(),
+            c.pci.address(),
+            c.driver,
+            c.harvesting()
+        )
     }
 
     fn claim_consumer(&self) -> Result<()> {
-        let locked = self.driver.try_lock_consumer().map_err(|e| Error::io(&self.card.path, "lock card", e))?;
+        let locked = self
+            .driver
+            .try_lock_consumer()
+            .map_err(|e| Error::io(&self.card.path, "lock card", e))?;
         if locked {
             return Ok(());
         }

@@ -31,7 +31,10 @@ pub fn monotonic_raw_ns() -> u64 {
         Err(_) => {
             use std::sync::OnceLock;
             static START: OnceLock<std::time::Instant> = OnceLock::new();
-            START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+            START
+                .get_or_init(std::time::Instant::now)
+                .elapsed()
+                .as_nanos() as u64
         }
     }
 }
@@ -42,18 +45,23 @@ impl<D: Driver> DeviceClock for TtKmd<D> {
         let mut best: Option<SyncSample> = None;
         for _ in 0..TRIES {
             // The window is pointed before the bracket opens: the bracket holds one read.
-            let (before, lo, after, hi) = self.with_window(tile, mmio::WALL_CLOCK_L as u64, |d, id, off_l| {
-                let off_h = off_l + (mmio::WALL_CLOCK_H - mmio::WALL_CLOCK_L) as u64;
-                let before = monotonic_raw_ns();
-                let lo = d.read_u32(id, off_l)?;
-                let after = monotonic_raw_ns();
-                let hi = d.read_u32(id, off_h)?;
-                Ok((before, lo, after, hi))
-            })?;
+            let (before, lo, after, hi) =
+                self.with_window(tile, mmio::WALL_CLOCK_L as u64, |d, id, off_l| {
+                    let off_h = off_l + (mmio::WALL_CLOCK_H - mmio::WALL_CLOCK_L) as u64;
+                    let before = monotonic_raw_ns();
+                    let lo = d.read_u32(id, off_l)?;
+                    let after = monotonic_raw_ns();
+                    let hi = d.read_u32(id, off_h)?;
+                    Ok((before, lo, after, hi))
+                })?;
             if lo == u32::MAX && hi == u32::MAX {
                 self.confirm_alive(tile)?;
             }
-            let s = SyncSample { host_before_ns: before, device_cycles: (hi as u64) << 32 | lo as u64, host_after_ns: after };
+            let s = SyncSample {
+                host_before_ns: before,
+                device_cycles: (hi as u64) << 32 | lo as u64,
+                host_after_ns: after,
+            };
             if best.is_none_or(|b| s.bracket_ns() < b.bracket_ns()) {
                 best = Some(s);
             }

@@ -106,8 +106,14 @@ impl yaml_rust2::parser::MarkedEventReceiver for AliasFinder {
 
 /// Parses the descriptor text; `path` names it in errors. A document with an alias is
 /// refused before it is built (see the module docs).
-pub fn parse(path: &Path, text_: &str) -> Result<Vec<(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)>> {
-    let bad = |what: String| Error::BadFile { path: path.into(), what };
+pub fn parse(
+    path: &Path,
+    text_: &str,
+) -> Result<Vec<(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)>> {
+    let bad = |what: String| Error::BadFile {
+        path: path.into(),
+        what,
+    };
     let mut finder = AliasFinder::default();
     yaml_rust2::parser::Parser::new_from_str(text_)
         .load(&mut finder, true)
@@ -121,7 +127,9 @@ pub fn parse(path: &Path, text_: &str) -> Result<Vec<(ChipHarvest, Option<String
         )));
     }
     let docs = YamlLoader::load_from_str(text_).map_err(|e| bad(format!("is not YAML: {e}")))?;
-    let doc = docs.first().ok_or_else(|| bad("is empty: expected a tt-metal cluster descriptor".into()))?;
+    let doc = docs
+        .first()
+        .ok_or_else(|| bad("is empty: expected a tt-metal cluster descriptor".into()))?;
     let harvesting = chip_map(doc, "harvesting");
     if harvesting.is_empty() {
         return Err(bad(
@@ -135,43 +143,94 @@ pub fn parse(path: &Path, text_: &str) -> Result<Vec<(ChipHarvest, Option<String
     let mmio = chip_map(doc, "chips_with_mmio");
     let mut out = Vec::new();
     for (chip, v) in harvesting {
-        let chip_u = u32::try_from(chip).map_err(|_| bad(format!("harvesting: chip {chip} is not a chip number")))?;
+        let chip_u = u32::try_from(chip)
+            .map_err(|_| bad(format!("harvesting: chip {chip} is not a chip number")))?;
         let mask = match &v["harvest_mask"] {
-            Yaml::BadValue => return Err(bad(format!("harvesting: chip {chip} has no harvest_mask"))),
-            m => int(m)
-                .and_then(|m| u32::try_from(m).ok())
-                .ok_or_else(|| bad(format!("harvesting: chip {chip}: harvest_mask {m:?} is not a 32-bit mask")))?,
+            Yaml::BadValue => {
+                return Err(bad(format!("harvesting: chip {chip} has no harvest_mask")))
+            }
+            m => int(m).and_then(|m| u32::try_from(m).ok()).ok_or_else(|| {
+                bad(format!(
+                    "harvesting: chip {chip}: harvest_mask {m:?} is not a 32-bit mask"
+                ))
+            })?,
         };
         let translation = v["noc_translation"].as_bool();
-        let address = pci.iter().find(|(c, _)| *c == chip).and_then(|(_, v)| text(v));
-        let chip_arch = match arch.iter().find(|(c, _)| *c == chip).and_then(|(_, v)| text(v)) {
+        let address = pci
+            .iter()
+            .find(|(c, _)| *c == chip)
+            .and_then(|(_, v)| text(v));
+        let chip_arch = match arch
+            .iter()
+            .find(|(c, _)| *c == chip)
+            .and_then(|(_, v)| text(v))
+        {
             None => None,
             Some(a) => Some(
                 Arch::from_name(&a)
-                    .or_else(|| a.eq_ignore_ascii_case("wormhole_b0").then_some(Arch::WormholeB0))
-                    .ok_or_else(|| bad(format!("arch: chip {chip} is {a:?}, neither Wormhole nor Blackhole")))?,
+                    .or_else(|| {
+                        a.eq_ignore_ascii_case("wormhole_b0")
+                            .then_some(Arch::WormholeB0)
+                    })
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "arch: chip {chip} is {a:?}, neither Wormhole nor Blackhole"
+                        ))
+                    })?,
             ),
         };
-        let index = mmio.iter().find(|(c, _)| *c == chip).and_then(|(_, v)| int(v)).and_then(|i| u32::try_from(i).ok());
-        out.push((ChipHarvest { chip: chip_u, mask, translation }, address, chip_arch, index));
+        let index = mmio
+            .iter()
+            .find(|(c, _)| *c == chip)
+            .and_then(|(_, v)| int(v))
+            .and_then(|i| u32::try_from(i).ok());
+        out.push((
+            ChipHarvest {
+                chip: chip_u,
+                mask,
+                translation,
+            },
+            address,
+            chip_arch,
+            index,
+        ));
     }
     Ok(out)
 }
 
 /// The harvesting of the card `key` describes, from the descriptor at `path`.
 pub fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
-    let bytes = crate::files::read_regular(path, "a cluster descriptor (YAML)", "read cluster descriptor", MAX_BYTES)?;
-    let text_ = String::from_utf8(bytes)
-        .map_err(|_| Error::BadFile { path: path.into(), what: "is not UTF-8 text: expected a cluster descriptor (YAML)".into() })?;
+    let bytes = crate::files::read_regular(
+        path,
+        "a cluster descriptor (YAML)",
+        "read cluster descriptor",
+        MAX_BYTES,
+    )?;
+    let text_ = String::from_utf8(bytes).map_err(|_| Error::BadFile {
+        path: path.into(),
+        what: "is not UTF-8 text: expected a cluster descriptor (YAML)".into(),
+    })?;
     let chips = parse(path, &text_)?;
-    let bad = |what: String| Error::BadFile { path: path.into(), what };
+    let bad = |what: String| Error::BadFile {
+        path: path.into(),
+        what,
+    };
     let found = if let Some(c) = key.chip {
         chips.iter().find(|e| e.0.chip == c).ok_or_else(|| {
-            bad(format!("has no harvesting entry for chip {c} (it lists chips {})", list(&chips)))
+            bad(format!(
+                "has no harvesting entry for chip {c} (it lists chips {})",
+                list(&chips)
+            ))
         })?
-    } else if let Some(e) = key.pci_address.and_then(|a| chips.iter().find(|e| e.1.as_deref() == Some(a))) {
+    } else if let Some(e) = key
+        .pci_address
+        .and_then(|a| chips.iter().find(|e| e.1.as_deref() == Some(a)))
+    {
         e
-    } else if let Some(e) = key.index.and_then(|i| chips.iter().find(|e| e.3 == Some(i))) {
+    } else if let Some(e) = key
+        .index
+        .and_then(|i| chips.iter().find(|e| e.3 == Some(i)))
+    {
         e
     } else if chips.len() == 1 {
         &chips[0]
@@ -184,14 +243,21 @@ pub fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
     };
     if let (Some(want), Some(have)) = (key.arch, found.2) {
         if want != have {
-            return Err(bad(format!("chip {} is a {have}, but the card is a {want}", found.0.chip)));
+            return Err(bad(format!(
+                "chip {} is a {have}, but the card is a {want}",
+                found.0.chip
+            )));
         }
     }
     Ok(found.0)
 }
 
 fn list(chips: &[(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)]) -> String {
-    chips.iter().map(|e| e.0.chip.to_string()).collect::<Vec<_>>().join(", ")
+    chips
+        .iter()
+        .map(|e| e.0.chip.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -206,12 +272,30 @@ mod tests {
         let p = Path::new("c.yaml");
         let chips = parse(p, BLOCK).unwrap();
         assert_eq!(chips.len(), 2);
-        assert_eq!(chips[0].0, ChipHarvest { chip: 0, mask: 544, translation: Some(true) });
+        assert_eq!(
+            chips[0].0,
+            ChipHarvest {
+                chip: 0,
+                mask: 544,
+                translation: Some(true)
+            }
+        );
         assert_eq!(chips[0].1.as_deref(), Some("0000:41:00.0"));
         assert_eq!((chips[0].2, chips[0].3), (Some(Arch::WormholeB0), Some(1)));
         let flow = parse(p, FLOW).unwrap();
-        assert_eq!(flow[0].0, ChipHarvest { chip: 0, mask: 32, translation: Some(true) });
-        assert_eq!(flow[0].2, Some(Arch::WormholeB0), "\"Wormhole\" is accepted");
+        assert_eq!(
+            flow[0].0,
+            ChipHarvest {
+                chip: 0,
+                mask: 32,
+                translation: Some(true)
+            }
+        );
+        assert_eq!(
+            flow[0].2,
+            Some(Arch::WormholeB0),
+            "\"Wormhole\" is accepted"
+        );
     }
 
     #[test]
@@ -219,28 +303,86 @@ mod tests {
         let dir = crate::testing::temp_dir("kmd-cluster");
         let p = dir.join("c.yaml");
         std::fs::write(&p, BLOCK).unwrap();
-        let by_pci = CardKey { pci_address: Some("0000:41:00.0"), ..Default::default() };
+        let by_pci = CardKey {
+            pci_address: Some("0000:41:00.0"),
+            ..Default::default()
+        };
         assert_eq!(harvest_for(&p, &by_pci).unwrap().mask, 544);
-        assert_eq!(harvest_for(&p, &CardKey { index: Some(1), ..Default::default() }).unwrap().chip, 0);
-        assert_eq!(harvest_for(&p, &CardKey { chip: Some(1), ..Default::default() }).unwrap().mask, 513);
-        let e = harvest_for(&p, &CardKey::default()).unwrap_err().to_string();
-        assert!(e.contains("c.yaml: lists chips 0, 1 and none is this card") && e.contains("chip=N"), "{e}");
-        let e = harvest_for(&p, &CardKey { chip: Some(7), ..Default::default() }).unwrap_err().to_string();
+        assert_eq!(
+            harvest_for(
+                &p,
+                &CardKey {
+                    index: Some(1),
+                    ..Default::default()
+                }
+            )
+            .unwrap()
+            .chip,
+            0
+        );
+        assert_eq!(
+            harvest_for(
+                &p,
+                &CardKey {
+                    chip: Some(1),
+                    ..Default::default()
+                }
+            )
+            .unwrap()
+            .mask,
+            513
+        );
+        let e = harvest_for(&p, &CardKey::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("c.yaml: lists chips 0, 1 and none is this card") && e.contains("chip=N"),
+            "{e}"
+        );
+        let e = harvest_for(
+            &p,
+            &CardKey {
+                chip: Some(7),
+                ..Default::default()
+            },
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("no harvesting entry for chip 7"), "{e}");
-        let bh = CardKey { chip: Some(0), arch: Some(Arch::Blackhole), ..Default::default() };
-        assert!(harvest_for(&p, &bh).unwrap_err().to_string().contains("chip 0 is a wormhole_b0, but the card is a blackhole"));
+        let bh = CardKey {
+            chip: Some(0),
+            arch: Some(Arch::Blackhole),
+            ..Default::default()
+        };
+        assert!(harvest_for(&p, &bh)
+            .unwrap_err()
+            .to_string()
+            .contains("chip 0 is a wormhole_b0, but the card is a blackhole"));
         for (text_, want) in [
             ("harvesting: [", "is not YAML"),
             ("arch: {0: blackhole}\n", "has no `harvesting` map"),
-            ("harvesting: {0: {noc_translation: true}}\n", "chip 0 has no harvest_mask"),
-            ("harvesting: {0: {harvest_mask: banana}}\n", "harvest_mask String(\"banana\") is not a 32-bit mask"),
+            (
+                "harvesting: {0: {noc_translation: true}}\n",
+                "chip 0 has no harvest_mask",
+            ),
+            (
+                "harvesting: {0: {harvest_mask: banana}}\n",
+                "harvest_mask String(\"banana\") is not a 32-bit mask",
+            ),
         ] {
             std::fs::write(&p, text_).unwrap();
-            let e = harvest_for(&p, &CardKey::default()).unwrap_err().to_string();
+            let e = harvest_for(&p, &CardKey::default())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{text_}: {e}");
         }
-        let e = harvest_for(&dir.join("missing.yaml"), &CardKey::default()).unwrap_err().to_string();
-        assert!(e.contains("cannot read cluster descriptor") && e.contains("missing.yaml"), "{e}");
+        let e = harvest_for(&dir.join("missing.yaml"), &CardKey::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cannot read cluster descriptor") && e.contains("missing.yaml"),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -252,12 +394,15 @@ mod tests {
             let refs = vec![format!("*a{}", i - 1); 10].join(",");
             y.push_str(&format!("a{i}: &a{i} [{refs}]\n"));
         }
-        y.push_str(&format!("harvesting: {{0: {{harvest_mask: 0}}}}\nx: *a{levels}\n"));
+        y.push_str(&format!(
+            "harvesting: {{0: {{harvest_mask: 0}}}}\nx: *a{levels}\n"
+        ));
         y
     }
 
     #[test]
-    fn kmd_cluster_descriptors_with_aliases_fifos_devices_or_too_many_bytes_are_refused_without_reading_them_whole() {
+    fn kmd_cluster_descriptors_with_aliases_fifos_devices_or_too_many_bytes_are_refused_without_reading_them_whole(
+    ) {
         let dir = crate::testing::temp_dir("kmd-cluster-hostile");
         let p = dir.join("c.yaml");
         let key = CardKey::default();
@@ -267,23 +412,48 @@ mod tests {
             let bomb = alias_bomb(levels);
             std::fs::write(&p, &bomb).unwrap();
             let e = harvest_for(&p, &key).unwrap_err().to_string();
-            assert!(e.contains("c.yaml: line 2 column") && e.contains("a YAML alias (*name)"), "{levels}: {e}");
+            assert!(
+                e.contains("c.yaml: line 2 column") && e.contains("a YAML alias (*name)"),
+                "{levels}: {e}"
+            );
         }
         // An anchor without an alias is harmless YAML, and still read.
         std::fs::write(&p, "harvesting: &h {0: {harvest_mask: 32}}\n").unwrap();
         assert_eq!(harvest_for(&p, &key).unwrap().mask, 32);
         // More bytes than a descriptor has: refused before it is read.
-        std::fs::File::create(&p).unwrap().set_len(MAX_BYTES + 1).unwrap();
+        std::fs::File::create(&p)
+            .unwrap()
+            .set_len(MAX_BYTES + 1)
+            .unwrap();
         let e = harvest_for(&p, &key).unwrap_err().to_string();
-        assert!(e.contains(&format!("is {} bytes: expected a cluster descriptor (YAML) of at most {MAX_BYTES} bytes", MAX_BYTES + 1)), "{e}");
+        assert!(
+            e.contains(&format!(
+                "is {} bytes: expected a cluster descriptor (YAML) of at most {MAX_BYTES} bytes",
+                MAX_BYTES + 1
+            )),
+            "{e}"
+        );
         // Devices, directories and FIFOs: refused before they are opened (a FIFO hung, and
         // /dev/zero grew until the process ran out of memory).
-        let e = harvest_for(Path::new("/dev/zero"), &key).unwrap_err().to_string();
-        assert!(e.contains("/dev/zero: is not a regular file") && e.contains("cluster descriptor"), "{e}");
+        let e = harvest_for(Path::new("/dev/zero"), &key)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("/dev/zero: is not a regular file") && e.contains("cluster descriptor"),
+            "{e}"
+        );
         let e = harvest_for(&dir, &key).unwrap_err().to_string();
-        assert!(e.contains("is a directory, not a cluster descriptor"), "{e}");
-        if let Some(e) = crate::files::with_fifo("kmd-cluster-fifo", |f| harvest_for(f, &CardKey::default()).unwrap_err().to_string()) {
-            assert!(e.contains("fifo: is not a regular file (a FIFO, socket or device?)"), "{e}");
+        assert!(
+            e.contains("is a directory, not a cluster descriptor"),
+            "{e}"
+        );
+        if let Some(e) = crate::files::with_fifo("kmd-cluster-fifo", |f| {
+            harvest_for(f, &CardKey::default()).unwrap_err().to_string()
+        }) {
+            assert!(
+                e.contains("fifo: is not a regular file (a FIFO, socket or device?)"),
+                "{e}"
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -57,7 +57,13 @@ impl PciInfo {
     /// `dddd:bb:dd.f`, as `lspci -D` prints it.
     pub fn address(&self) -> String {
         let b = self.bus_dev_fn;
-        format!("{:04x}:{:02x}:{:02x}.{:x}", self.domain, b >> 8, (b >> 3) & 0x1F, b & 7)
+        format!(
+            "{:04x}:{:02x}:{:02x}.{:x}",
+            self.domain,
+            b >> 8,
+            (b >> 3) & 0x1F,
+            b & 7
+        )
     }
 }
 
@@ -172,14 +178,23 @@ impl KmdDriver {
             .append(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(path)?;
-        Ok(KmdDriver { path: path.into(), file, windows: Mutex::new(HashMap::new()) })
+        Ok(KmdDriver {
+            path: path.into(),
+            file,
+            windows: Mutex::new(HashMap::new()),
+        })
     }
 
     fn fd(&self) -> libc::c_int {
         self.file.as_raw_fd()
     }
 
-    fn with_window<T>(&self, id: u32, offset: u64, f: impl FnOnce(*mut u32, &Option<Guard>) -> T) -> Result<T, Fault> {
+    fn with_window<T>(
+        &self,
+        id: u32,
+        offset: u64,
+        f: impl FnOnce(*mut u32, &Option<Guard>) -> T,
+    ) -> Result<T, Fault> {
         let windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         let w = windows.get(&id).ok_or(Fault::Outside)?;
         if !offset.is_multiple_of(4) || offset + 4 > w.map.len() as u64 {
@@ -209,11 +224,20 @@ impl Driver for KmdDriver {
         unsafe { ioctl::get_driver_info(self.fd(), &mut a) }.map_err(errno)?;
         let o = a.out;
         // A driver too old to know the release fields writes fewer bytes (output_size_bytes).
-        let has_release = o.output_size_bytes as usize >= std::mem::size_of::<ioctl::DriverInfoOut>()
-            && (o.driver_version_major, o.driver_version_minor, o.driver_version_patch) != (0, 0, 0);
+        let has_release = o.output_size_bytes as usize
+            >= std::mem::size_of::<ioctl::DriverInfoOut>()
+            && (
+                o.driver_version_major,
+                o.driver_version_minor,
+                o.driver_version_patch,
+            ) != (0, 0, 0);
         Ok(DriverInfo {
             api_version: o.driver_version,
-            release: has_release.then_some((o.driver_version_major, o.driver_version_minor, o.driver_version_patch)),
+            release: has_release.then_some((
+                o.driver_version_major,
+                o.driver_version_minor,
+                o.driver_version_patch,
+            )),
         })
     }
 
@@ -236,10 +260,17 @@ impl Driver for KmdDriver {
     }
 
     fn allocate_tlb(&self, size: u64) -> io::Result<TlbAlloc> {
-        let mut a = ioctl::AllocateTlb { size, ..Default::default() };
+        let mut a = ioctl::AllocateTlb {
+            size,
+            ..Default::default()
+        };
         // SAFETY: as above.
         unsafe { ioctl::allocate_tlb(self.fd(), &mut a) }.map_err(errno)?;
-        Ok(TlbAlloc { id: a.out.id, size, mmap_offset_uc: a.out.mmap_offset_uc })
+        Ok(TlbAlloc {
+            id: a.out.id,
+            size,
+            mmap_offset_uc: a.out.mmap_offset_uc,
+        })
     }
 
     fn free_tlb(&self, id: u32) -> io::Result<()> {
@@ -250,22 +281,37 @@ impl Driver for KmdDriver {
     }
 
     fn configure_tlb(&self, id: u32, config: &NocTlbConfig) -> io::Result<()> {
-        let mut a = ioctl::ConfigureTlb { id, config: *config, ..Default::default() };
+        let mut a = ioctl::ConfigureTlb {
+            id,
+            config: *config,
+            ..Default::default()
+        };
         // SAFETY: as above.
         unsafe { ioctl::configure_tlb(self.fd(), &mut a) }.map_err(errno)?;
         Ok(())
     }
 
     fn map_window(&self, tlb: &TlbAlloc) -> io::Result<()> {
-        let len = usize::try_from(tlb.size).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-        let map = memmap2::MmapOptions::new().offset(tlb.mmap_offset_uc).len(len).map_raw(&self.file)?;
+        let len =
+            usize::try_from(tlb.size).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let map = memmap2::MmapOptions::new()
+            .offset(tlb.mmap_offset_uc)
+            .len(len)
+            .map_raw(&self.file)?;
         let guard = Guard::register(map.as_ptr(), map.len());
-        self.windows.lock().unwrap_or_else(|p| p.into_inner()).insert(tlb.id, Window { map, guard });
+        self.windows
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(tlb.id, Window { map, guard });
         Ok(())
     }
 
     fn unmap_window(&self, id: u32) -> io::Result<()> {
-        let w = self.windows.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        let w = self
+            .windows
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
         match w {
             // The guard goes before the mapping (field order would too; explicit here).
             Some(Window { map, guard }) => {
@@ -312,7 +358,10 @@ impl Driver for KmdDriver {
 impl Drop for KmdDriver {
     fn drop(&mut self) {
         // Windows the backend did not unmap (it does) go before the file closes.
-        self.windows.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.windows
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 }
 
@@ -324,7 +373,11 @@ mod tests {
     fn kmd_open_is_power_aware_and_never_exclusive() {
         assert_ne!(OPEN_FLAGS & libc::O_APPEND, 0, "power-aware");
         assert_ne!(OPEN_FLAGS & libc::O_NONBLOCK, 0);
-        assert_eq!(OPEN_FLAGS & libc::O_EXCL, 0, "O_EXCL would lock tt-metal out");
+        assert_eq!(
+            OPEN_FLAGS & libc::O_EXCL,
+            0,
+            "O_EXCL would lock tt-metal out"
+        );
         assert_eq!(OPEN_FLAGS & libc::O_ACCMODE, libc::O_RDWR);
     }
 
@@ -335,7 +388,10 @@ mod tests {
         let d = KmdDriver::open(Path::new("/dev/null")).unwrap();
         let e = d.driver_info().unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOTTY), "{e}");
-        assert_eq!(d.device_info().unwrap_err().raw_os_error(), Some(libc::ENOTTY));
+        assert_eq!(
+            d.device_info().unwrap_err().raw_os_error(),
+            Some(libc::ENOTTY)
+        );
         assert_eq!(d.read_u32(0, 0), Err(Fault::Outside), "nothing mapped");
     }
 

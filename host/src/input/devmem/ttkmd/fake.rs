@@ -123,7 +123,10 @@ fn err(code: i32) -> io::Error {
 impl FakeDriver {
     /// A driver for `card`.
     pub fn new(card: FakeCard) -> FakeDriver {
-        FakeDriver { card, state: Mutex::new(State::default()) }
+        FakeDriver {
+            card,
+            state: Mutex::new(State::default()),
+        }
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -153,7 +156,10 @@ impl FakeDriver {
     /// `(allocated, mapped)` windows of this open.
     pub fn windows(&self) -> (usize, usize) {
         let s = self.state();
-        (s.windows.len(), s.windows.values().filter(|w| w.mapped).count())
+        (
+            s.windows.len(),
+            s.windows.values().filter(|w| w.mapped).count(),
+        )
     }
 
     /// The NoC0 tile a configured window reaches, if an unharvested worker.
@@ -196,7 +202,10 @@ impl Driver for FakeDriver {
     }
 
     fn driver_info(&self) -> io::Result<DriverInfo> {
-        Ok(DriverInfo { api_version: self.card.api_version, release: self.card.release })
+        Ok(DriverInfo {
+            api_version: self.card.api_version,
+            release: self.card.release,
+        })
     }
 
     fn device_info(&self) -> io::Result<PciInfo> {
@@ -206,16 +215,33 @@ impl Driver for FakeDriver {
     fn allocate_tlb(&self, size: u64) -> io::Result<TlbAlloc> {
         let arch = self.card.map.arch();
         let kinds = window_kinds(arch);
-        let Some(kind) = kinds.iter().position(|k| k.0 == size) else { return Err(err(libc::EINVAL)) };
-        let available = if kind == 0 { self.card.free_windows } else { kinds[kind].1 };
+        let Some(kind) = kinds.iter().position(|k| k.0 == size) else {
+            return Err(err(libc::EINVAL));
+        };
+        let available = if kind == 0 {
+            self.card.free_windows
+        } else {
+            kinds[kind].1
+        };
         let mut s = self.state();
         if s.windows.values().filter(|w| w.size == size).count() >= available {
             return Err(err(libc::ENOMEM));
         }
         let id = s.next_id;
         s.next_id += 1;
-        s.windows.insert(id, Window { size, mapped: false, config: None });
-        Ok(TlbAlloc { id, size, mmap_offset_uc: 6 << 36 | (id as u64) * size })
+        s.windows.insert(
+            id,
+            Window {
+                size,
+                mapped: false,
+                config: None,
+            },
+        );
+        Ok(TlbAlloc {
+            id,
+            size,
+            mmap_offset_uc: 6 << 36 | (id as u64) * size,
+        })
     }
 
     fn free_tlb(&self, id: u32) -> io::Result<()> {
@@ -232,7 +258,9 @@ impl Driver for FakeDriver {
 
     fn configure_tlb(&self, id: u32, config: &NocTlbConfig) -> io::Result<()> {
         let mut s = self.state();
-        let Some(w) = s.windows.get_mut(&id) else { return Err(err(libc::EPERM)) };
+        let Some(w) = s.windows.get_mut(&id) else {
+            return Err(err(libc::EPERM));
+        };
         if !config.addr.is_multiple_of(w.size) {
             return Err(err(libc::EINVAL));
         }
@@ -273,7 +301,10 @@ impl Driver for FakeDriver {
         Ok(match addr {
             a if a < arch.l1_size() as u64 => {
                 if self.has_tile(tile) {
-                    self.card.memory.read_u32(self.card.chip, tile, a as u32).map_err(|_| Fault::Outside)?
+                    self.card
+                        .memory
+                        .read_u32(self.card.chip, tile, a as u32)
+                        .map_err(|_| Fault::Outside)?
                 } else {
                     0
                 }
@@ -287,7 +318,9 @@ impl Driver for FakeDriver {
                 self.state().latched.insert(tile, (cycles >> 32) as u32);
                 cycles as u32
             }
-            a if a == mmio::WALL_CLOCK_H as u64 => self.state().latched.get(&tile).copied().unwrap_or(0),
+            a if a == mmio::WALL_CLOCK_H as u64 => {
+                self.state().latched.get(&tile).copied().unwrap_or(0)
+            }
             a if a == mmio::WALL_CLOCK_H_LIVE as u64 => {
                 (self.card.clock.as_ref().map_or(0, |c| c(tile, now())) >> 32) as u32
             }
@@ -301,7 +334,10 @@ impl Driver for FakeDriver {
             return Ok(());
         }
         if addr < self.card.map.arch().l1_size() as u64 && self.has_tile(tile) {
-            self.card.memory.write_u32(self.card.chip, tile, addr as u32, v).map_err(|_| Fault::Outside)?;
+            self.card
+                .memory
+                .write_u32(self.card.chip, tile, addr as u32, v)
+                .map_err(|_| Fault::Outside)?;
         }
         Ok(())
     }
@@ -311,7 +347,11 @@ impl Driver for FakeDriver {
         if s.holds_consumer {
             return Ok(true);
         }
-        let got = self.card.consumer_lock.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire).is_ok();
+        let got = self
+            .card
+            .consumer_lock
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
         s.holds_consumer = got;
         Ok(got)
     }

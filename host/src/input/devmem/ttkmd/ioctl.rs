@@ -239,21 +239,52 @@ pub fn layout() -> Vec<(&'static str, usize, Vec<(&'static str, usize)>)> {
             "tenstorrent_get_device_info",
             size_of::<GetDeviceInfo>(),
             vec![
-                ("in.output_size_bytes", offset_of!(GetDeviceInfo, in_output_size_bytes)),
-                ("out.output_size_bytes", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, output_size_bytes)),
-                ("out.vendor_id", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, vendor_id)),
-                ("out.device_id", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, device_id)),
-                ("out.subsystem_vendor_id", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, subsystem_vendor_id)),
-                ("out.subsystem_id", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, subsystem_id)),
-                ("out.bus_dev_fn", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, bus_dev_fn)),
-                ("out.max_dma_buf_size_log2", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, max_dma_buf_size_log2)),
-                ("out.pci_domain", offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, pci_domain)),
+                (
+                    "in.output_size_bytes",
+                    offset_of!(GetDeviceInfo, in_output_size_bytes),
+                ),
+                (
+                    "out.output_size_bytes",
+                    offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, output_size_bytes),
+                ),
+                (
+                    "out.vendor_id",
+                    offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, vendor_id),
+                ),
+                (
+                    "out.device_id",
+                    offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, device_id),
+                ),
+                (
+                    "out.subsystem_vendor_id",
+                    offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, subsystem_vendor_id),
+                ),
+                (
+                    "out.subsystem_id",
+                    offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, subsystem_id),
+                ),
+                (
+                    "out.bus_dev_fn",
+                    offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, bus_dev_fn),
+                ),
+                (
+                    "out.max_dma_buf_size_log2",
+                    offset_of!(GetDeviceInfo, out)
+                        + offset_of!(DeviceInfoOut, max_dma_buf_size_log2),
+                ),
+                (
+                    "out.pci_domain",
+                    offset_of!(GetDeviceInfo, out) + offset_of!(DeviceInfoOut, pci_domain),
+                ),
             ],
         ),
         (
             "tenstorrent_query_mappings_in",
             size_of::<QueryMappingsIn>(),
-            vec![("output_mapping_count", offset_of!(QueryMappingsIn, output_mapping_count))],
+            vec![(
+                "output_mapping_count",
+                offset_of!(QueryMappingsIn, output_mapping_count),
+            )],
         ),
         (
             "tenstorrent_mapping",
@@ -268,12 +299,33 @@ pub fn layout() -> Vec<(&'static str, usize, Vec<(&'static str, usize)>)> {
             "tenstorrent_get_driver_info",
             size_of::<GetDriverInfo>(),
             vec![
-                ("in.output_size_bytes", offset_of!(GetDriverInfo, in_output_size_bytes)),
-                ("out.output_size_bytes", offset_of!(GetDriverInfo, out) + offset_of!(DriverInfoOut, output_size_bytes)),
-                ("out.driver_version", offset_of!(GetDriverInfo, out) + offset_of!(DriverInfoOut, driver_version)),
-                ("out.driver_version_major", offset_of!(GetDriverInfo, out) + offset_of!(DriverInfoOut, driver_version_major)),
-                ("out.driver_version_minor", offset_of!(GetDriverInfo, out) + offset_of!(DriverInfoOut, driver_version_minor)),
-                ("out.driver_version_patch", offset_of!(GetDriverInfo, out) + offset_of!(DriverInfoOut, driver_version_patch)),
+                (
+                    "in.output_size_bytes",
+                    offset_of!(GetDriverInfo, in_output_size_bytes),
+                ),
+                (
+                    "out.output_size_bytes",
+                    offset_of!(GetDriverInfo, out) + offset_of!(DriverInfoOut, output_size_bytes),
+                ),
+                (
+                    "out.driver_version",
+                    offset_of!(GetDriverInfo, out) + offset_of!(DriverInfoOut, driver_version),
+                ),
+                (
+                    "out.driver_version_major",
+                    offset_of!(GetDriverInfo, out)
+                        + offset_of!(DriverInfoOut, driver_version_major),
+                ),
+                (
+                    "out.driver_version_minor",
+                    offset_of!(GetDriverInfo, out)
+                        + offset_of!(DriverInfoOut, driver_version_minor),
+                ),
+                (
+                    "out.driver_version_patch",
+                    offset_of!(GetDriverInfo, out)
+                        + offset_of!(DriverInfoOut, driver_version_patch),
+                ),
             ],
         ),
         (
@@ -281,12 +333,25 @@ pub fn layout() -> Vec<(&'static str, usize, Vec<(&'static str, usize)>)> {
             size_of::<AllocateTlb>(),
             vec![
                 ("in.size", offset_of!(AllocateTlb, size)),
-                ("out.id", offset_of!(AllocateTlb, out) + offset_of!(AllocateTlbOut, id)),
-                ("out.mmap_offset_uc", offset_of!(AllocateTlb, out) + offset_of!(AllocateTlbOut, mmap_offset_uc)),
-                ("out.mmap_offset_wc", offset_of!(AllocateTlb, out) + offset_of!(AllocateTlbOut, mmap_offset_wc)),
+                (
+                    "out.id",
+                    offset_of!(AllocateTlb, out) + offset_of!(AllocateTlbOut, id),
+                ),
+                (
+                    "out.mmap_offset_uc",
+                    offset_of!(AllocateTlb, out) + offset_of!(AllocateTlbOut, mmap_offset_uc),
+                ),
+                (
+                    "out.mmap_offset_wc",
+                    offset_of!(AllocateTlb, out) + offset_of!(AllocateTlbOut, mmap_offset_wc),
+                ),
             ],
         ),
-        ("tenstorrent_free_tlb", size_of::<FreeTlb>(), vec![("in.id", offset_of!(FreeTlb, id))]),
+        (
+            "tenstorrent_free_tlb",
+            size_of::<FreeTlb>(),
+            vec![("in.id", offset_of!(FreeTlb, id))],
+        ),
         (
             "tenstorrent_noc_tlb_config",
             size_of::<NocTlbConfig>(),
@@ -322,7 +387,14 @@ mod tests {
     #[test]
     fn kmd_ioctl_numbers_are_io_0xfa() {
         assert_eq!(
-            [GET_DEVICE_INFO, QUERY_MAPPINGS, GET_DRIVER_INFO, ALLOCATE_TLB, FREE_TLB, CONFIGURE_TLB],
+            [
+                GET_DEVICE_INFO,
+                QUERY_MAPPINGS,
+                GET_DRIVER_INFO,
+                ALLOCATE_TLB,
+                FREE_TLB,
+                CONFIGURE_TLB
+            ],
             [0xFA00, 0xFA02, 0xFA05, 0xFA0B, 0xFA0C, 0xFA0D]
         );
         // nix's `_IO` encoding agrees with ours.
@@ -348,8 +420,16 @@ mod tests {
                     ("out.pci_domain", 20),
                 ],
             ),
-            ("tenstorrent_query_mappings_in", 8, &[("output_mapping_count", 0)]),
-            ("tenstorrent_mapping", 24, &[("mapping_id", 0), ("mapping_base", 8), ("mapping_size", 16)]),
+            (
+                "tenstorrent_query_mappings_in",
+                8,
+                &[("output_mapping_count", 0)],
+            ),
+            (
+                "tenstorrent_mapping",
+                24,
+                &[("mapping_id", 0), ("mapping_base", 8), ("mapping_size", 16)],
+            ),
             (
                 "tenstorrent_get_driver_info",
                 16,
@@ -365,7 +445,12 @@ mod tests {
             (
                 "tenstorrent_allocate_tlb",
                 48,
-                &[("in.size", 0), ("out.id", 16), ("out.mmap_offset_uc", 24), ("out.mmap_offset_wc", 32)],
+                &[
+                    ("in.size", 0),
+                    ("out.id", 16),
+                    ("out.mmap_offset_uc", 24),
+                    ("out.mmap_offset_wc", 32),
+                ],
             ),
             ("tenstorrent_free_tlb", 4, &[("in.id", 0)]),
             (
@@ -384,7 +469,11 @@ mod tests {
                     ("static_vc", 20),
                 ],
             ),
-            ("tenstorrent_configure_tlb", 48, &[("in.id", 0), ("in.config", 8), ("out", 40)]),
+            (
+                "tenstorrent_configure_tlb",
+                48,
+                &[("in.id", 0), ("in.config", 8), ("out", 40)],
+            ),
         ];
         let ours = layout();
         assert_eq!(ours.len(), expected.len());

@@ -28,7 +28,9 @@ pub mod fake;
 pub mod ioctl;
 mod sigbus;
 
-pub use backend::{arch_of, window_size, CardIdentity, HarvestOrigin, PoolStats, TtKmd, DEFAULT_WINDOWS};
+pub use backend::{
+    arch_of, window_size, CardIdentity, HarvestOrigin, PoolStats, TtKmd, DEFAULT_WINDOWS,
+};
 pub use clock::{monotonic_raw_ns, TRIES};
 pub use driver::{Driver, DriverInfo, Fault, KmdDriver, PciInfo, TlbAlloc, OPEN_FLAGS};
 
@@ -75,7 +77,13 @@ pub struct KmdOptions {
 
 impl Default for KmdOptions {
     fn default() -> KmdOptions {
-        KmdOptions { harvest: HarvestSource::Unknown, translation: None, windows: DEFAULT_WINDOWS, tiles: None, writable: true }
+        KmdOptions {
+            harvest: HarvestSource::Unknown,
+            translation: None,
+            windows: DEFAULT_WINDOWS,
+            tiles: None,
+            writable: true,
+        }
     }
 }
 
@@ -104,17 +112,25 @@ pub fn device_path(index: u32) -> PathBuf {
 /// cards (see the module docs for the settings), anything else a file. A file really named
 /// `tt:0` is reached as `./tt:0`.
 pub fn parse_spec(arg: &Path) -> Result<DeviceSpec> {
-    let Some(s) = arg.to_str() else { return Ok(DeviceSpec::File(arg.into())) };
+    let Some(s) = arg.to_str() else {
+        return Ok(DeviceSpec::File(arg.into()));
+    };
     let (node, settings) = match s.split_once(',') {
         Some((n, rest)) => (n, Some(rest)),
         None => (s, None),
     };
     let (path, index) = if let Some(n) = node.strip_prefix("tt:") {
         let index: u32 = n.parse().map_err(|_| {
-            Error::Other(format!("--device {s}: `tt:` takes a card number (tt:0 is {}/0)", DEVICE_DIR))
+            Error::Other(format!(
+                "--device {s}: `tt:` takes a card number (tt:0 is {}/0)",
+                DEVICE_DIR
+            ))
         })?;
         (device_path(index), Some(index))
-    } else if let Some(n) = node.strip_prefix(DEVICE_DIR).and_then(|r| r.strip_prefix('/')) {
+    } else if let Some(n) = node
+        .strip_prefix(DEVICE_DIR)
+        .and_then(|r| r.strip_prefix('/'))
+    {
         (PathBuf::from(node), n.parse().ok())
     } else {
         return Ok(DeviceSpec::File(arg.into()));
@@ -124,11 +140,21 @@ pub fn parse_spec(arg: &Path) -> Result<DeviceSpec> {
     let mut chip = None;
     let mut cluster = None;
     for kv in settings.into_iter().flat_map(|r| r.split(',')) {
-        let (k, v) = kv.split_once('=').ok_or_else(|| bad(format!("`{kv}`: expected key=value")))?;
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| bad(format!("`{kv}`: expected key=value")))?;
         match k {
-            "harvest" => options.harvest = HarvestSource::Mask(parse_int(v).ok_or_else(|| bad(format!("harvest={v}: expected a mask such as 0x21 or 33")))?),
+            "harvest" => {
+                options.harvest = HarvestSource::Mask(parse_int(v).ok_or_else(|| {
+                    bad(format!("harvest={v}: expected a mask such as 0x21 or 33"))
+                })?)
+            }
             "cluster" => cluster = Some(PathBuf::from(v)),
-            "chip" => chip = Some(parse_int(v).ok_or_else(|| bad(format!("chip={v}: expected a chip number")))?),
+            "chip" => {
+                chip = Some(
+                    parse_int(v).ok_or_else(|| bad(format!("chip={v}: expected a chip number")))?,
+                )
+            }
             "translation" => {
                 options.translation = Some(match v {
                     "on" | "true" | "1" => true,
@@ -139,18 +165,31 @@ pub fn parse_spec(arg: &Path) -> Result<DeviceSpec> {
             "windows" => {
                 options.windows = parse_int(v)
                     .filter(|n| (1..=64).contains(n))
-                    .ok_or_else(|| bad(format!("windows={v}: expected 1 to 64 TLB windows")))? as usize
+                    .ok_or_else(|| bad(format!("windows={v}: expected 1 to 64 TLB windows")))?
+                    as usize
             }
-            _ => return Err(bad(format!("unknown setting `{k}` (known: harvest, cluster, chip, translation, windows)"))),
+            _ => {
+                return Err(bad(format!(
+                    "unknown setting `{k}` (known: harvest, cluster, chip, translation, windows)"
+                )))
+            }
         }
     }
     match (cluster, &options.harvest) {
-        (Some(_), HarvestSource::Mask(_)) => return Err(bad("give harvest= or cluster=, not both".into())),
+        (Some(_), HarvestSource::Mask(_)) => {
+            return Err(bad("give harvest= or cluster=, not both".into()))
+        }
         (Some(path), _) => options.harvest = HarvestSource::Descriptor { path, chip },
-        (None, _) if chip.is_some() => return Err(bad("chip= chooses a chip of a cluster= descriptor".into())),
+        (None, _) if chip.is_some() => {
+            return Err(bad("chip= chooses a chip of a cluster= descriptor".into()))
+        }
         _ => {}
     }
-    Ok(DeviceSpec::Card { path, index, options })
+    Ok(DeviceSpec::Card {
+        path,
+        index,
+        options,
+    })
 }
 
 fn parse_int(v: &str) -> Option<u32> {
@@ -166,18 +205,38 @@ pub fn is_card(arg: &Path) -> bool {
 }
 
 /// The tile map of a card of `arch` as `options` describe it.
-fn tile_map(arch: Arch, pci: &PciInfo, index: Option<u32>, path: &Path, options: &KmdOptions) -> Result<(TileMap, HarvestOrigin)> {
+fn tile_map(
+    arch: Arch,
+    pci: &PciInfo,
+    index: Option<u32>,
+    path: &Path,
+    options: &KmdOptions,
+) -> Result<(TileMap, HarvestOrigin)> {
     let bad = |e: riscv_linker::HarvestError| Error::Other(format!("{}: {e}", path.display()));
     let translation = options.translation.unwrap_or(true);
     match &options.harvest {
-        HarvestSource::Unknown => Ok((TileMap::new(arch, 0, translation).map_err(bad)?, HarvestOrigin::Unknown)),
-        HarvestSource::Mask(m) => Ok((TileMap::new(arch, *m, translation).map_err(bad)?, HarvestOrigin::User)),
+        HarvestSource::Unknown => Ok((
+            TileMap::new(arch, 0, translation).map_err(bad)?,
+            HarvestOrigin::Unknown,
+        )),
+        HarvestSource::Mask(m) => Ok((
+            TileMap::new(arch, *m, translation).map_err(bad)?,
+            HarvestOrigin::User,
+        )),
         HarvestSource::Descriptor { path: d, chip } => {
             let address = pci.address();
-            let key = cluster::CardKey { chip: *chip, pci_address: Some(&address), index, arch: Some(arch) };
+            let key = cluster::CardKey {
+                chip: *chip,
+                pci_address: Some(&address),
+                index,
+                arch: Some(arch),
+            };
             let h = cluster::harvest_for(d, &key)?;
             let t = options.translation.or(h.translation).unwrap_or(true);
-            let map = TileMap::new(arch, h.mask, t).map_err(|e| Error::BadFile { path: d.clone(), what: format!("chip {}: {e}", h.chip) })?;
+            let map = TileMap::new(arch, h.mask, t).map_err(|e| Error::BadFile {
+                path: d.clone(),
+                what: format!("chip {}: {e}", h.chip),
+            })?;
             Ok((map, HarvestOrigin::Descriptor(d.clone(), h.chip)))
         }
     }
@@ -192,7 +251,10 @@ impl<D: Driver> TtKmd<D> {
         TtKmd::with_driver(
             driver,
             |arch| {
-                let pci = pci.ok_or_else(|| Error::BadFile { path: path.clone(), what: "GET_DEVICE_INFO failed".into() })?;
+                let pci = pci.ok_or_else(|| Error::BadFile {
+                    path: path.clone(),
+                    what: "GET_DEVICE_INFO failed".into(),
+                })?;
                 tile_map(arch, &pci, index, &path, options)
             },
             options.windows,
@@ -204,7 +266,11 @@ impl<D: Driver> TtKmd<D> {
 
 /// Opens the card at `path` (`/dev/tenstorrent/N`). A card that is not there is an error
 /// naming the path and tt-kmd.
-pub fn open_card(path: &Path, index: Option<u32>, options: &KmdOptions) -> Result<TtKmd<KmdDriver>> {
+pub fn open_card(
+    path: &Path,
+    index: Option<u32>,
+    options: &KmdOptions,
+) -> Result<TtKmd<KmdDriver>> {
     let driver = KmdDriver::open(path).map_err(|e| open_error(path, e))?;
     TtKmd::open_with(driver, index, options)
 }
@@ -220,7 +286,10 @@ fn open_error(path: &Path, e: std::io::Error) -> Error {
         }
         _ => "cannot open it through tt-kmd".into(),
     };
-    Error::BadFile { path: path.into(), what: format!("{hint} ({e})") }
+    Error::BadFile {
+        path: path.into(),
+        what: format!("{hint} ({e})"),
+    }
 }
 
 /// One card as `ttprof devices` lists it.
@@ -241,9 +310,17 @@ pub fn list_cards(options: &KmdOptions) -> Vec<CardInfo> {
 }
 
 /// [`list_cards`] over the device nodes in `dir`, each opened by `open`.
-pub fn list_cards_in<D: Driver>(dir: &Path, options: &KmdOptions, open: impl Fn(&Path) -> std::io::Result<D>) -> Vec<CardInfo> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut indices: Vec<u32> = entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
+pub fn list_cards_in<D: Driver>(
+    dir: &Path,
+    options: &KmdOptions,
+    open: impl Fn(&Path) -> std::io::Result<D>,
+) -> Vec<CardInfo> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut indices: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
     indices.sort_unstable();
     indices
         .into_iter()
@@ -251,7 +328,11 @@ pub fn list_cards_in<D: Driver>(dir: &Path, options: &KmdOptions, open: impl Fn(
             let path = dir.join(index.to_string());
             let card = open(&path)
                 .map_err(|e| open_error(&path, e).to_string())
-                .and_then(|d| TtKmd::open_with(d, Some(index), options).map(|t| t.card().clone()).map_err(|e| e.to_string()));
+                .and_then(|d| {
+                    TtKmd::open_with(d, Some(index), options)
+                        .map(|t| t.card().clone())
+                        .map_err(|e| e.to_string())
+                });
             CardInfo { index, path, card }
         })
         .collect()
@@ -286,7 +367,15 @@ pub fn render_cards(cards: &[CardInfo]) -> String {
 }
 
 /// Opens a card spec as device memory (`writable`: may write the consumer words).
-pub fn open_memory(path: &Path, index: Option<u32>, options: &KmdOptions, writable: bool) -> Result<Box<dyn DeviceMemory>> {
-    let options = KmdOptions { writable, ..options.clone() };
+pub fn open_memory(
+    path: &Path,
+    index: Option<u32>,
+    options: &KmdOptions,
+    writable: bool,
+) -> Result<Box<dyn DeviceMemory>> {
+    let options = KmdOptions {
+        writable,
+        ..options.clone()
+    };
     Ok(Box::new(open_card(path, index, &options)?))
 }

@@ -31,8 +31,12 @@ struct Slot {
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
-const EMPTY: Slot =
-    Slot { start: AtomicUsize::new(0), len: AtomicUsize::new(0), faulted: AtomicBool::new(false), busy: AtomicBool::new(false) };
+const EMPTY: Slot = Slot {
+    start: AtomicUsize::new(0),
+    len: AtomicUsize::new(0),
+    faulted: AtomicBool::new(false),
+    busy: AtomicBool::new(false),
+};
 static SLOTS_TABLE: [Slot; SLOTS] = [EMPTY; SLOTS];
 
 /// The SIGBUS action before ours, written once before our handler is installed.
@@ -47,7 +51,10 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler.
     let addr = unsafe { (*info).si_addr() } as usize;
     for slot in &SLOTS_TABLE {
-        let (start, len) = (slot.start.load(Ordering::Acquire), slot.len.load(Ordering::Acquire));
+        let (start, len) = (
+            slot.start.load(Ordering::Acquire),
+            slot.len.load(Ordering::Acquire),
+        );
         if len == 0 || addr < start || addr >= start + len {
             continue;
         }
@@ -76,8 +83,12 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
     unsafe {
         let prev = &*PREVIOUS.0.get();
         let handler = prev.sa_sigaction;
-        if prev.sa_flags & libc::SA_SIGINFO != 0 && handler != libc::SIG_DFL && handler != libc::SIG_IGN {
-            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) = std::mem::transmute(handler);
+        if prev.sa_flags & libc::SA_SIGINFO != 0
+            && handler != libc::SIG_DFL
+            && handler != libc::SIG_IGN
+        {
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(handler);
             f(sig, info, ctx);
         } else if handler != libc::SIG_DFL && handler != libc::SIG_IGN {
             let f: extern "C" fn(libc::c_int) = std::mem::transmute(handler);
@@ -119,7 +130,11 @@ impl Guard {
             return None;
         }
         for (i, slot) in SLOTS_TABLE.iter().enumerate() {
-            if slot.busy.compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            if slot
+                .busy
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
                 slot.faulted.store(false, Ordering::Release);
                 slot.start.store(start as usize, Ordering::Release);
                 slot.len.store(len, Ordering::Release);
@@ -155,14 +170,26 @@ mod tests {
         let dir = crate::testing::temp_dir("kmd-sigbus");
         let path = dir.join("window");
         std::fs::write(&path, vec![0x5Au8; 2 * 4096]).unwrap();
-        let file = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
-        let map = memmap2::MmapOptions::new().len(2 * 4096).map_raw(&file).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let map = memmap2::MmapOptions::new()
+            .len(2 * 4096)
+            .map_raw(&file)
+            .unwrap();
         let guard = Guard::register(map.as_ptr(), map.len()).expect("a slot");
-        let read = |off: usize| unsafe { std::ptr::read_volatile(map.as_ptr().add(off) as *const u32) };
+        let read =
+            |off: usize| unsafe { std::ptr::read_volatile(map.as_ptr().add(off) as *const u32) };
         assert_eq!(read(4096), 0x5A5A_5A5A);
         assert!(!guard.faulted());
         file.set_len(0).unwrap();
-        assert_eq!(read(4096), u32::MAX, "the faulting load completes with all ones");
+        assert_eq!(
+            read(4096),
+            u32::MAX,
+            "the faulting load completes with all ones"
+        );
         assert!(guard.faulted());
         assert_eq!(read(0), u32::MAX, "the whole range was replaced");
         drop(guard);
