@@ -159,10 +159,19 @@ impl<'a> Block<'a> {
         }
     }
 
-    /// `r14 = max(r14, [m])`.
+    /// `r14 = max(r14, [m])`, as a branch to out-of-line code rather than a `cmov`: most
+    /// waits at a given instruction either always or never happen, so the branch predicts
+    /// well and the clock does not carry a data dependency through every wait.
     fn wait_for(&mut self, m: Mem) {
+        let (wait, back) = (self.a.label(), self.a.label());
         self.a.cmp64(R14, Rm::Mem(m));
-        self.a.cmovb64(R14, Rm::Mem(m));
+        self.a.jcc(Cond::B, wait);
+        self.a.bind(back);
+        self.cold.push(Box::new(move |b: &mut Block<'a>| {
+            b.a.bind(wait);
+            b.a.load64(R14, m);
+            b.a.jmp(back);
+        }));
     }
 
     /// [`pipeline::need`]: the instruction waits for register `r`.
