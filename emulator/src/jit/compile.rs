@@ -18,8 +18,10 @@
 //! ## Timing
 //!
 //! Generated code applies the rules of [`crate::pipeline`] step by step, on the same state
-//! the interpreter uses (`Core::pipe`, in memory): register waits are `cmp`/`cmovb` against
-//! `Pipe::ready`, the store queue, load slots and the L1 port are read and written in place.
+//! the interpreter uses (`Core::pipe`, in memory): register waits are a `cmp` against
+//! `Pipe::ready` and a branch to out-of-line code that raises the clock (a `cmov` would put
+//! every wait on the clock's dependency chain; the branch predicts well); the store queue,
+//! load slots and the L1 port are read and written in place.
 //! Two things are done at compile time, both exact: cycles that add up with no `max` in
 //! between are summed into one pending constant (`Acc::off`) added to `r14` before the next
 //! dynamic step; and a register known to be ready (written by an ALU instruction or waited
