@@ -68,15 +68,15 @@ fn worst_error(fit: &Fit, dev: &Device, span: (f64, f64)) -> f64 {
 #[test]
 fn in_process_windows_are_recorded_replayed_and_fit_the_truth() {
     let dir = scratch("clock-inproc");
-    let mut dev = device(&dir.join("dev.img"));
+    let dev = device(&dir.join("dev.img"));
     let mem = MappedImage::open(dev.image_path()).unwrap();
     let snap = Snapshot::like(&mem).unwrap();
     let mut sync = ClockSync::new(emu_tiles(&dev), 50);
     let start = dev.host_time_ns();
-    sync.window(&ClockRecorder::new(&EmuClock::new(&mut dev), &snap))
+    sync.window(&ClockRecorder::new(&EmuClock::new(&dev), &snap))
         .unwrap();
     dev.advance_host_time(0.5e9); // the run
-    sync.window(&ClockRecorder::new(&EmuClock::new(&mut dev), &snap))
+    sync.window(&ClockRecorder::new(&EmuClock::new(&dev), &snap))
         .unwrap();
     let end = dev.host_time_ns();
     assert!(

@@ -7,7 +7,7 @@
 //! schedule is its steps in host-time order ([`ClockModel::dvfs`](crate::ClockModel)).
 //!
 //! The true frequency is the target scaled by the chip's oscillator error and drift (the
-//! same factor the model applies to the nominal frequency, see [`crate::clock`]):
+//! same factor the model applies to the nominal frequency, see the `clock` module):
 //!
 //! ```text
 //! f(t) = target(t) · (true_mhz / nominal_mhz) · (1 + d·Δ/1e9)      Δ = t - reset

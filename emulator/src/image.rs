@@ -240,8 +240,7 @@ mod tests {
         let mut cfg = DeviceConfig::new(Arch::WormholeB0, (4, 4));
         cfg.image = Some(image.clone());
         let e = Device::new(cfg)
-            .err()
-            .expect("no room for the image: an error")
+            .expect_err("no room for the image: an error")
             .to_string();
         assert!(
             e.contains(&format!("device-memory image {}", image.display())),

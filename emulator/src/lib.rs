@@ -11,7 +11,7 @@
 //!   halts with `ecall` (`a0` = exit code).
 //! * The wall clock (latched `WALL_CLOCK_L`/`H`, live `H`), soft reset, the debug
 //!   timestamper's event streams into L1 (DebugTimestamper.md's functional model, shared by
-//!   the tile's five cores) and the debug register block ([`mmio`](crate::mmio) and
+//!   the tile's five cores) and the debug register block (the `mmio` and
 //!   `timestamper` module docs), the Baby RISC-V pipeline as
 //!   Tenstorrent's ISA documentation times it ([`pipeline`], [`Timing`]), and a [`ClockModel`] relating each chip's counter to virtual host time
 //!   for clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).

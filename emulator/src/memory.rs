@@ -91,7 +91,7 @@ impl L1 {
         let mut i = 0usize;
         while i < out.len() {
             let a = addr + i as u32;
-            if a % 4 == 0 && out.len() - i >= 4 {
+            if a.is_multiple_of(4) && out.len() - i >= 4 {
                 out[i..i + 4].copy_from_slice(&self.load::<4>(a).to_le_bytes());
                 i += 4;
             } else {

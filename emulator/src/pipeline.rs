@@ -1,5 +1,5 @@
 //! The Baby RISC-V pipeline as the ISA documentation times it: one definition of every
-//! timing rule, shared by the interpreter ([`crate::exec`]) and the JIT ([`crate::jit`]).
+//! timing rule, shared by the interpreter (the `exec` module) and the JIT (`jit`).
 //!
 //! Source: Tenstorrent's ISA documentation, `WormholeB0/TensixTile/BabyRISCV/README.md`
 //! ("Pipeline", "Integer Unit", "Load/Store Unit"), `MemoryOrdering.md` and
@@ -10,14 +10,14 @@
 //! ## The model
 //!
 //! `t` is the cycle the next instruction may enter the Integer Unit ("issue"). The state a
-//! core carries ([`Pipe`], inside the hart's `Core`) is the cycle each register's value is
+//! core carries (`Pipe`, inside the hart's `Core`) is the cycle each register's value is
 //! ready, the four most recent non-local loads' slot-free cycles, the four most recent
 //! stores' emit cycles (the store queue), the last store's emit cycle, and its L1 port's
 //! next free cycle. An instruction:
 //!
 //! 1. is fetched: an instruction-cache miss on its 16-byte line delays it by
 //!    [`Timing::icache_miss`];
-//! 2. waits for its source registers ([`need`]);
+//! 2. waits for its source registers (`need`);
 //! 3. a load or store waits while the store queue holds 4 stores not yet emitted, a
 //!    non-local load while 4 non-local loads are in flight;
 //! 4. then costs, by kind: ALU, jumps and predicted branches 1 cycle (result usable by the

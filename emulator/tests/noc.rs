@@ -231,7 +231,7 @@ fn check_roundtrip(arch: Arch) {
         "written back to DRAM"
     );
     // The counters persist after the kernel and agree with what it issued.
-    let reads = PAGES + bursts + 0;
+    let reads = PAGES + bursts;
     assert_eq!(
         r.dev
             .noc_counter(0, r.a, 0, counter::RD_RESP_RECEIVED)

@@ -369,6 +369,9 @@ fn measure_one(
 }
 
 /// Every pattern with a figure, on both arches and both engines (computed once).
+/// One program's kernels: an ELF per RISC.
+type Kernels = Vec<(Risc, Vec<u8>)>;
+
 fn measurements() -> &'static [Measured] {
     static M: OnceLock<Vec<Measured>> = OnceLock::new();
     M.get_or_init(|| {
@@ -378,7 +381,7 @@ fn measurements() -> &'static [Measured] {
                 if figure(pat, arch).is_none() {
                     continue;
                 }
-                let elfs: Result<Vec<Vec<(Risc, Vec<u8>)>>, String> = builds(pat.n)
+                let elfs: Result<Vec<Kernels>, String> = builds(pat.n)
                     .iter()
                     .map(|&(reps, loops)| {
                         pat.cores

@@ -307,8 +307,8 @@ pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) 
         ..Default::default()
     };
     // Open zones per (chip, x, y, risc): (name, run, start cycles).
-    let mut open: HashMap<(String, String, String, String), Vec<(String, u32, u64)>> =
-        HashMap::new();
+    type Core = (String, String, String, String);
+    let mut open: HashMap<Core, Vec<(String, u32, u64)>> = HashMap::new();
     let mut unmatched = 0u64;
     // ZONE_END rows earlier than their ZONE_START: not a zone of 0 cycles, a problem.
     let mut backwards = 0u64;

@@ -215,7 +215,7 @@ fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
     let tail = profiler::ring_word(RISC, ring::TAIL);
     sim.write_u32(tail, word(&l1, tail));
     assert!(
-        stream.taken.len() >= 1,
+        !stream.taken.is_empty(),
         "the first drain read the Run record"
     );
     for _ in 0..10 {

@@ -228,6 +228,14 @@ pub const fn noc_node_id(arch: crate::Arch) -> u32 {
         }
 }
 
+/// The panic convention between a kernel's runtime and the emulator: a panic handler
+/// that stops at `ebreak` with `a5` = [`PANIC_MAGIC`] passes its location and message in
+/// `a0` (file pointer), `a1` (file length), `a2` (line), `a3` (message pointer) and `a4`
+/// (message length, 0 when the message is not a literal). The strings live in L1 (the
+/// kernel's read-only data); the emulator's fault report shows them. On a card the core
+/// pauses for the debugger with the same registers.
+pub const PANIC_MAGIC: u32 = u32::from_le_bytes(*b"PANI");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,11 +283,3 @@ mod tests {
         }
     }
 }
-
-/// The panic convention between a kernel's runtime and the emulator: a panic handler
-/// that stops at `ebreak` with `a5` = [`PANIC_MAGIC`] passes its location and message in
-/// `a0` (file pointer), `a1` (file length), `a2` (line), `a3` (message pointer) and `a4`
-/// (message length, 0 when the message is not a literal). The strings live in L1 (the
-/// kernel's read-only data); the emulator's fault report shows them. On a card the core
-/// pauses for the debugger with the same registers.
-pub const PANIC_MAGIC: u32 = u32::from_le_bytes(*b"PANI");

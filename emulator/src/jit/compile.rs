@@ -686,7 +686,7 @@ fn lines_collide(env: &Env, code: &[Inst], pc: u32) -> bool {
     let mut seen = std::collections::HashSet::new();
     let sets = env.icache_sets;
     for _ in 0..MAX_BLOCK {
-        if !seen.insert((p / ICACHE_LINE) & (sets - 1)) && p % ICACHE_LINE == 0 {
+        if !seen.insert((p / ICACHE_LINE) & (sets - 1)) && p.is_multiple_of(ICACHE_LINE) {
             return true;
         }
         let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else {
@@ -730,7 +730,7 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
             b.slow(p, acc);
             break;
         }
-        if b.icache && (p == pc || p % ICACHE_LINE == 0) {
+        if b.icache && (p == pc || p.is_multiple_of(ICACHE_LINE)) {
             b.fetch(p);
         }
         match i.op {

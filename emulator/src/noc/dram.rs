@@ -61,29 +61,6 @@ impl Dram {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sparse_pages_read_back_across_boundaries() {
-        let mut d = Dram::default();
-        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
-        d.write(3, 4000, &data, None);
-        let mut out = vec![0u8; 10_100];
-        d.read(3, 3950, &mut out);
-        assert!(out[..50].iter().all(|&b| b == 0));
-        assert_eq!(&out[50..10_050], &data[..]);
-        let mut other = [1u8; 8];
-        d.read(2, 4000, &mut other);
-        assert_eq!(other, [0; 8], "channels are separate");
-        d.write(3, 4000, &[9, 9, 9, 9], Some(&|i| i % 2 == 1));
-        d.read(3, 4000, &mut out[..4]);
-        assert_eq!(&out[..4], &[data[0], 9, data[2], 9]);
-        assert_eq!(d.resident(), 4 * 4096);
-    }
-}
-
 use crate::device::Device;
 use crate::fault::EmuError;
 use riscv_linker::noc::dram as layout;
@@ -222,5 +199,28 @@ impl Device {
     /// device was made.
     pub fn noc_traffic(&self, chip: u32) -> Option<(u64, u64)> {
         self.noc.get(chip as usize).map(|n| (n.requests, n.bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_pages_read_back_across_boundaries() {
+        let mut d = Dram::default();
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
+        d.write(3, 4000, &data, None);
+        let mut out = vec![0u8; 10_100];
+        d.read(3, 3950, &mut out);
+        assert!(out[..50].iter().all(|&b| b == 0));
+        assert_eq!(&out[50..10_050], &data[..]);
+        let mut other = [1u8; 8];
+        d.read(2, 4000, &mut other);
+        assert_eq!(other, [0; 8], "channels are separate");
+        d.write(3, 4000, &[9, 9, 9, 9], Some(&|i| i % 2 == 1));
+        d.read(3, 4000, &mut out[..4]);
+        assert_eq!(&out[..4], &[data[0], 9, data[2], 9]);
+        assert_eq!(d.resident(), 4 * 4096);
     }
 }

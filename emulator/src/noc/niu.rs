@@ -657,7 +657,7 @@ fn mask(bytes: u32) -> u64 {
 pub(crate) fn write_l1(l1: &L1, addr: u32, p: &Payload) {
     let n = p.data.len() as u32;
     match p.be {
-        None if addr % 4 == 0 && n % 4 == 0 => {
+        None if addr.is_multiple_of(4) && n.is_multiple_of(4) => {
             for (i, w) in p.data.chunks_exact(4).enumerate() {
                 l1.store::<4>(
                     addr + 4 * i as u32,

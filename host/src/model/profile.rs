@@ -29,6 +29,9 @@ use riscv_linker::devfile::Geometry;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+/// The records' first and last host ns per (chip, op id).
+type OpSpans = BTreeMap<(u32, Option<u32>), (f64, f64)>;
+
 /// How much of the shorter of (the op log's host time range, the device records' span) the
 /// two must share for the op log's host times to place the ops.
 const MIN_HOST_OVERLAP: f64 = 0.5;
@@ -173,7 +176,7 @@ impl Profile {
         sites: Resolution,
         oplog: Option<OpLog>,
         timebase: Timebase,
-    ) -> (Profile, BTreeMap<(u32, Option<u32>), (f64, f64)>) {
+    ) -> (Profile, OpSpans) {
         let device_ops = device::collect(&readout, &sites, &timebase);
         let mut p = Profile {
             readout,
@@ -364,9 +367,9 @@ impl Profile {
 
     /// One pass over every record: interns each ring's distinct sites, and returns the
     /// first and last host ns of the records per (chip, op) (`None`: records of no op).
-    fn intern_and_span(&mut self) -> BTreeMap<(u32, Option<u32>), (f64, f64)> {
+    fn intern_and_span(&mut self) -> OpSpans {
         let mut global: HashMap<SiteLabel, u32> = HashMap::new();
-        let mut spans: BTreeMap<(u32, Option<u32>), (f64, f64)> = BTreeMap::new();
+        let mut spans: OpSpans = BTreeMap::new();
         let mut skipped: BTreeMap<u32, u64> = BTreeMap::new();
         for (ri, ring) in self.readout.rings.iter().enumerate() {
             let id = ring.id;
@@ -446,7 +449,7 @@ impl Profile {
     /// Checks the op log's host times against `spans` (first and last host ns of the
     /// records per chip and op index); a chip whose op log does not overlap its records
     /// gets its ops placed at their device times, and a warning.
-    pub(crate) fn check_host_times(&mut self, spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>) {
+    pub(crate) fn check_host_times(&mut self, spans: &OpSpans) {
         let chips: BTreeSet<u32> = self
             .ops
             .iter()
@@ -494,11 +497,7 @@ impl Profile {
 
     /// Replaces the host times of `chip`'s logged ops by their device span: FW and KERNEL
     /// zones, else all their records. Returns (ops placed, ops without records).
-    fn place_by_device(
-        &mut self,
-        chip: u32,
-        spans: &BTreeMap<(u32, Option<u32>), (f64, f64)>,
-    ) -> (u64, u64) {
+    fn place_by_device(&mut self, chip: u32, spans: &OpSpans) -> (u64, u64) {
         let (mut placed, mut unplaced) = (0, 0);
         for (i, o) in self.ops.iter_mut().enumerate() {
             if o.chip != chip || o.host_ns.is_none() {

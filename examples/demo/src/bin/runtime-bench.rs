@@ -294,8 +294,8 @@ fn main() -> Fallible<()> {
     );
     println!("pipeline model from tt-isa-documentation; open + close)");
     println!(
-        "{:<50} {:>11} {:>11}   {}",
-        "", "Wormhole B0", "Blackhole", "reference / target"
+        "{:<50} {:>11} {:>11}   reference / target",
+        "", "Wormhole B0", "Blackhole"
     );
     let row = |label: &str, f: &dyn Fn(&Figures) -> f64, reference: &str| {
         println!("{label:<50} {:>11.2} {:>11.2}   {reference}", f(wh), f(bh));

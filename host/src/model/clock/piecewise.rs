@@ -196,6 +196,8 @@ pub(super) fn solve_pieces(obs: &[Obs], tiles: usize, layout: &Layout) -> Option
             }
         }
     }
+    // Mirror the upper triangle (row i reads column i of earlier rows: indices, not iterators).
+    #[allow(clippy::needless_range_loop)]
     for i in 0..p {
         for k in 0..i {
             m[i][k] = m[k][i];
@@ -252,6 +254,8 @@ pub(super) fn invert(mut m: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
     for col in 0..p {
         let pivot = (col..p).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
         // Relative to the column's own diagonal: columns have very different scales (s vs s²).
+        // Negated on purpose: a NaN pivot fails the test too.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
         if !(m[pivot][col].abs() > 1e-11 * diag[col]) {
             return None;
         }

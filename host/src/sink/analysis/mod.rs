@@ -1054,7 +1054,8 @@ mod tests {
             (v.bound_by.as_str(), v.resource.as_deref()),
             ("semaphore", Some("semaphore 3"))
         );
-        for v in [&v] {
+        {
+            let v = &v;
             assert!(BOUND_BY.contains(&v.bound_by.as_str()));
         }
     }

@@ -67,7 +67,9 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
     }
     let mut seqs: BTreeMap<u32, Seq> = BTreeMap::new();
     let mut tracks: BTreeMap<u64, String> = BTreeMap::new();
-    let mut begins: Vec<(u64, u64, String, Option<String>, Option<u64>)> = Vec::new();
+    // (track, time, name, argument, value) of each slice begin.
+    type Begin = (u64, u64, String, Option<String>, Option<u64>);
+    let mut begins: Vec<Begin> = Vec::new();
     let (mut instants, mut op_slices) = (0, 0);
     for pk in &trace.packet {
         if let Some(d) = &pk.track_descriptor {

@@ -664,7 +664,7 @@ mod tests {
             max: *inner.iter().max().unwrap(),
             sum,
         };
-        assert_eq!(mm.values, [want.clone()]);
+        assert_eq!(mm.values, std::slice::from_ref(&want));
         assert_eq!((want.min, want.max, want.mean()), (200, 214, 207.0));
         assert!(
             text.contains("    value zone  zones  min value  mean value  max value\n"),

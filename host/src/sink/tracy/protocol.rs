@@ -130,7 +130,7 @@ impl QueryPacket {
         Query::from_u8(self.kind)
     }
 
-    pub fn to_bytes(&self) -> [u8; QUERY_PACKET_SIZE] {
+    pub fn to_bytes(self) -> [u8; QUERY_PACKET_SIZE] {
         let mut b = [0u8; QUERY_PACKET_SIZE];
         b[0] = self.kind;
         b[1..9].copy_from_slice(&self.ptr.to_le_bytes());

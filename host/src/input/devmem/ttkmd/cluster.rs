@@ -104,12 +104,12 @@ impl yaml_rust2::parser::MarkedEventReceiver for AliasFinder {
     }
 }
 
+/// One chip of the descriptor: its harvesting, board name, arch and PCIe id where given.
+pub type Chip = (ChipHarvest, Option<String>, Option<Arch>, Option<u32>);
+
 /// Parses the descriptor text; `path` names it in errors. A document with an alias is
 /// refused before it is built (see the module docs).
-pub fn parse(
-    path: &Path,
-    text_: &str,
-) -> Result<Vec<(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)>> {
+pub fn parse(path: &Path, text_: &str) -> Result<Vec<Chip>> {
     let bad = |what: String| Error::BadFile {
         path: path.into(),
         what,
@@ -252,7 +252,7 @@ pub fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
     Ok(found.0)
 }
 
-fn list(chips: &[(ChipHarvest, Option<String>, Option<Arch>, Option<u32>)]) -> String {
+fn list(chips: &[Chip]) -> String {
     chips
         .iter()
         .map(|e| e.0.chip.to_string())

@@ -174,7 +174,6 @@ impl KmdDriver {
         use std::os::unix::fs::OpenOptionsExt;
         let file = std::fs::OpenOptions::new()
             .read(true)
-            .write(true)
             .append(true)
             .custom_flags(libc::O_NONBLOCK)
             .open(path)?;

@@ -240,7 +240,7 @@ impl Driver for FakeDriver {
         Ok(TlbAlloc {
             id,
             size,
-            mmap_offset_uc: 6 << 36 | (id as u64) * size,
+            mmap_offset_uc: (6 << 36) | ((id as u64) * size),
         })
     }
 
@@ -299,16 +299,11 @@ impl Driver for FakeDriver {
         let arch = self.card.map.arch();
         let now = || super::clock::monotonic_raw_ns();
         Ok(match addr {
-            a if a < arch.l1_size() as u64 => {
-                if self.has_tile(tile) {
-                    self.card
-                        .memory
-                        .read_u32(self.card.chip, tile, a as u32)
-                        .map_err(|_| Fault::Outside)?
-                } else {
-                    0
-                }
-            }
+            a if a < arch.l1_size() as u64 && self.has_tile(tile) => self
+                .card
+                .memory
+                .read_u32(self.card.chip, tile, a as u32)
+                .map_err(|_| Fault::Outside)?,
             a if a == mmio::noc_node_id(arch) as u64 => {
                 let (w, h) = arch.noc_grid();
                 tile.x as u32 | (tile.y as u32) << 6 | (w as u32) << 12 | (h as u32) << 18

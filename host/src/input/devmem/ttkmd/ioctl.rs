@@ -230,9 +230,12 @@ nix::ioctl_readwrite_bad!(
     configure_tlb,
     CONFIGURE_TLB, ConfigureTlb);
 
-/// Sizes and field offsets, as the reference gives them: `(name, size, [(field, offset)])`.
+/// One struct's layout: `(name, size, [(field, offset)])`.
+pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
+
+/// Sizes and field offsets, as the reference gives them.
 /// The C probe test prints the same table from the installed header.
-pub fn layout() -> Vec<(&'static str, usize, Vec<(&'static str, usize)>)> {
+pub fn layout() -> Vec<StructLayout> {
     use std::mem::{offset_of, size_of};
     vec![
         (
@@ -404,7 +407,8 @@ mod tests {
     /// The sizes and offsets of tt-kmd's `ioctl.h` (API version 2), each written out.
     #[test]
     fn kmd_struct_sizes_and_offsets_match_the_reference() {
-        let expected: &[(&str, usize, &[(&str, usize)])] = &[
+        type Expected<'a> = (&'a str, usize, &'a [(&'a str, usize)]);
+        let expected: &[Expected] = &[
             (
                 "tenstorrent_get_device_info",
                 24,

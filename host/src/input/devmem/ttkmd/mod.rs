@@ -306,7 +306,7 @@ pub struct CardInfo {
 /// Every card under [`DEVICE_DIR`], by index, opened with `options` (harvesting as given:
 /// unknown by default). An absent directory is no card.
 pub fn list_cards(options: &KmdOptions) -> Vec<CardInfo> {
-    list_cards_in(Path::new(DEVICE_DIR), options, |p| KmdDriver::open(p))
+    list_cards_in(Path::new(DEVICE_DIR), options, KmdDriver::open)
 }
 
 /// [`list_cards`] over the device nodes in `dir`, each opened by `open`.
