@@ -66,8 +66,9 @@ pub struct CaptureArgs {
     /// Longest pause between polls while the rings are idle, in milliseconds.
     #[arg(long, default_value_t = 10)]
     pub idle_poll_ms: u64,
-    /// Also write the op report, Chrome trace JSON and HTML timeline and print the per-op
-    /// summary, as `ttprof report` does (holds every record in memory).
+    /// Also write every other output `ttprof report` writes (the op report, Chrome trace
+    /// JSON, HTML timeline, summary, analysis and op graph) and print the per-op summary
+    /// (holds every record in memory).
     #[arg(long, requires = "oplog")]
     pub all_outputs: bool,
     /// With --all-outputs: a snapshot of clock sync samples (`ttprof clock --device IMAGE

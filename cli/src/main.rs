@@ -66,9 +66,11 @@ enum Command {
         #[arg(long)]
         consume: bool,
     },
-    /// Read every ring once and write every output: profile_log_device.csv, the op report
-    /// (ops_perf_results_<timestamp>.csv), Chrome trace JSON and an HTML timeline; print a
-    /// per-op summary of zone durations.
+    /// Read every ring once and write every output (12 files): profile_log_device.csv, the op
+    /// report (ops_perf_results_<timestamp>.csv), ttprof_trace.json (Chrome trace),
+    /// ttprof_trace.pftrace (Perfetto), ttprof_timeline.html, ttprof_summary.txt,
+    /// ttprof_analysis.json (bottleneck per op), ttprof_zones/marks/ops.parquet and the op
+    /// graph (ttprof_ops.dot, ttprof_ops.svg); print a per-op summary of zone durations.
     Report {
         #[command(flatten)]
         input: Input,
