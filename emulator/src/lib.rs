@@ -72,6 +72,7 @@ pub mod pipeline;
 mod run;
 mod symbols;
 mod sync;
+mod tensix;
 mod tile;
 mod timestamper;
 
@@ -88,6 +89,7 @@ pub use pipeline::{div_cycles, Region, Timing};
 pub use riscv_linker::{Arch, NocCoord, Risc};
 pub use run::{HartSummary, RunSummary};
 pub use sync::SyncSample;
+pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};
 
 #[cfg(test)]
 mod tests {

@@ -191,9 +191,13 @@ impl Tile {
         }
         match r {
             Ok(Exit::Blocked { addr, write }) => {
-                // Nothing but another core can change the FIFO: retry no earlier than the
-                // next cycle any other core can act at.
-                if !moved {
+                // Nothing but another core or the Tensix coprocessor can change the FIFO:
+                // retry no earlier than the next cycle one of them can act at.
+                let coprocessor = &self.mem.regs.dev.tensix;
+                let cop = coprocessor.active().then(|| coprocessor.now());
+                if cop.is_some() {
+                    self.harts[i].stuck = None;
+                } else if !moved {
                     self.harts[i].stuck = Some((addr, write));
                 }
                 let next = self
@@ -202,6 +206,7 @@ impl Tile {
                     .enumerate()
                     .filter(|&(j, h)| j != i && h.is_running())
                     .map(|(_, h)| h.core.time)
+                    .chain(cop)
                     .min();
                 let h = &mut self.harts[i];
                 h.core.time = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
