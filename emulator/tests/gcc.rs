@@ -221,8 +221,12 @@ const TTINSN: &str = r#"
 __attribute__((noinline)) void push_nop(void) {
     __asm__ volatile(".word 0x08000000"); /* .ttinsn 0x02000000: a Tensix NOP */
 }
+__attribute__((noinline)) void push_elwadd(void) {
+    __asm__ volatile(".word 0xA0000000"); /* .ttinsn 0x28000000: ELWADD, not modelled */
+}
 int main(void) {
     push_nop();
+    push_elwadd();
     return 0;
 }
 "#;
@@ -242,23 +246,31 @@ fn a_ttinsn_in_a_gcc_program_stops_with_the_tensix_diagnosis() {
     .unwrap();
     let e = dev.run().unwrap_err();
     let f = e.fault().unwrap();
-    let push = FaultKind::TensixPush {
-        word: 0x0200_0000,
-        addr: 0xFFE4_0000,
-        risc: Risc::Trisc2,
-        thread: 2,
-    };
-    assert_eq!(f.kind, push, "{e}");
+    assert!(
+        matches!(
+            f.kind,
+            FaultKind::TensixPush {
+                word: 0x2800_0000,
+                addr: 0xFFE4_0000,
+                risc: Risc::Trisc2,
+                thread: 2,
+                mnemonic: "ELWADD",
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert_eq!(
         f.symbol.as_deref().map(|s| s.split('+').next().unwrap()),
-        Some("push_nop"),
+        Some("push_elwadd"),
         "{e}"
     );
     for part in [
         "TRISC_2",
-        "0x02000000",
+        "ELWADD",
+        "0x28000000",
         "not modelled",
-        ".ttinsn 0x02000000",
+        ".ttinsn 0x28000000",
     ] {
         assert!(e.to_string().contains(part), "{part:?} missing from {e}");
     }
