@@ -18,15 +18,20 @@ fn sem(i: u32) -> u32 {
 #[test]
 fn semaphores_are_one_state_for_the_tensix_threads_and_the_riscs() {
     let mut t0 = Prog::new();
-    t0.tt(tt::seminit(5, 2, 1 << 3)).tt(tt::sempost(1 << 3)).ttsync();
+    t0.tt(tt::seminit(5, 2, 1 << 3))
+        .tt(tt::sempost(1 << 3))
+        .ttsync();
     t0.load(A[0], sem(3));
     t0.store(sem(3), 0); // RISC post: 4
     t0.tt(tt::semget(1 << 3)).tt(tt::semget(1 << 3)).ttsync();
     t0.load(A[1], sem(3));
     // SEMINIT on several semaphores; SEMGET stops at 0, SEMPOST at 15.
-    t0.tt(tt::seminit(0, 15, 0b1100_0000)).tt(tt::sempost(1 << 6));
+    t0.tt(tt::seminit(0, 15, 0b1100_0000))
+        .tt(tt::sempost(1 << 6));
     t0.tt(tt::semget(1 << 7));
-    t0.tt(tt::seminit(0, 0, 1 << 5)).tt(tt::semget(1 << 5)).ttsync();
+    t0.tt(tt::seminit(0, 0, 1 << 5))
+        .tt(tt::semget(1 << 5))
+        .ttsync();
     t0.load(A[2], sem(6)).load(A[3], sem(7)).load(A[4], sem(5));
     let r = &run_ok(&[(Risc::Trisc0, &t0)])[0];
     let got: Vec<u32> = A[..5].iter().map(|&a| r[a as usize]).collect();
@@ -41,7 +46,8 @@ fn semwait_holds_blocked_instructions_until_a_risc_posts() {
     t1.tt(tt::setdmareg(7, 0)).spin(100).gpr(A[0], 0);
     t1.store(sem(1), 0).ttsync().gpr(A[1], 0);
     // Condition C1: wait while Value >= Max (here 1 >= 1), lifted by a RISC get.
-    t1.tt(tt::seminit(1, 1, 1 << 2)).tt(tt::semwait(1 << 5, 1 << 2, 2));
+    t1.tt(tt::seminit(1, 1, 1 << 2))
+        .tt(tt::semwait(1 << 5, 1 << 2, 2));
     t1.tt(tt::setdmareg(9, 2)).spin(100).gpr(A[2], 1);
     t1.store(sem(2), 1).ttsync().gpr(A[3], 1);
     let r = &run_ok(&[(Risc::Trisc1, &t1)])[0];
@@ -53,7 +59,8 @@ fn semwait_holds_blocked_instructions_until_a_risc_posts() {
 fn stallwait_c7_waits_for_the_threads_matrix_unit_work() {
     // Not much is observable: the instruction after a STALLWAIT waits at least one cycle.
     let mut t = Prog::new();
-    t.tt(tt::incrwc(0, 1, 1, 1)).tt(tt::stallwait(1 << 5, 1 << 7));
+    t.tt(tt::incrwc(0, 1, 1, 1))
+        .tt(tt::stallwait(1 << 5, 1 << 7));
     t.tt(tt::setdmareg(3, 0)).ttsync().gpr(A[0], 0);
     let r = &run_ok(&[(Risc::Trisc1, &t)])[0];
     assert_eq!(r[A[0] as usize], 3);
@@ -69,7 +76,10 @@ fn a_mutex_holds_the_second_thread_until_the_first_releases() {
     t0.tt(tt::atrelm(2)).ttsync();
     let mut t1 = Prog::new();
     t1.load(A[0], to(1)); // wait for TRISC0
-    t1.tt(tt::atgetm(2)).tt(tt::setdmareg(1, 0)).spin(100).gpr(A[1], 0);
+    t1.tt(tt::atgetm(2))
+        .tt(tt::setdmareg(1, 0))
+        .spin(100)
+        .gpr(A[1], 0);
     t1.store(to(1), 1);
     t1.ttsync().gpr(A[2], 0).tt(tt::atrelm(2));
     let r = run_ok(&[(Risc::Trisc0, &t0), (Risc::Trisc1, &t1)]);
@@ -83,14 +93,26 @@ fn configuration_unit_and_the_risc_view_of_backend_configuration() {
     let mut t = Prog::new();
     t.tt(tt::setdmareg(0xCAFE, 8)).tt(tt::setdmareg(0xBEEF, 9)); // GPR 4
     t.tt(tt::wrcfg(4, false, 10)).ttsync().load(A[0], cfg + 40);
-    t.store(cfg + 44, 0x55).tt(tt::rdcfg(5, 11)).ttsync().gpr(A[1], 5);
+    t.store(cfg + 44, 0x55)
+        .tt(tt::rdcfg(5, 11))
+        .ttsync()
+        .gpr(A[1], 5);
     // RMWCIB2: bits 4-7 of byte 2 of word 10.
-    t.tt(tt::rmwcib(2, 0xF0, 0x12, 10)).ttsync().load(A[2], cfg + 40);
+    t.tt(tt::rmwcib(2, 0xF0, 0x12, 10))
+        .ttsync()
+        .load(A[2], cfg + 40);
     // SETC16 StateID = 1: the thread now writes bank 1 (Config[1] follows Config[0]).
-    t.tt(tt::setc16(0, 1)).tt(tt::nop()).tt(tt::wrcfg(4, false, 3)).ttsync();
-    t.load(A[3], cfg + (188 + 3) * 4).load(A[4], cfg + 3 * 4).load(A[5], thread_cfg);
+    t.tt(tt::setc16(0, 1))
+        .tt(tt::nop())
+        .tt(tt::wrcfg(4, false, 3))
+        .ttsync();
+    t.load(A[3], cfg + (188 + 3) * 4)
+        .load(A[4], cfg + 3 * 4)
+        .load(A[5], thread_cfg);
     // 128-bit WRCFG: GPRs 4-7 to words 20-23 of bank 1.
-    t.tt(tt::setdmareg(0x7777, 14)).tt(tt::wrcfg(6, true, 22)).ttsync();
+    t.tt(tt::setdmareg(0x7777, 14))
+        .tt(tt::wrcfg(6, true, 22))
+        .ttsync();
     t.load(A[6], cfg + (188 + 23) * 4);
     let r = &run_ok(&[(Risc::Trisc0, &t)])[0];
     let got: Vec<u32> = A[..7].iter().map(|&a| r[a as usize]).collect();
@@ -164,7 +186,13 @@ fn an_unmodelled_instruction_names_mnemonic_thread_and_pushing_pc() {
         "{msg}"
     );
     assert_eq!((f.risc, f.pc), (Risc::Trisc1, 0xA004), "the push's pc");
-    for part in ["TRISC_1", "ELWADD", "Tensix thread T1", "not modelled", "0x0000a004"] {
+    for part in [
+        "TRISC_1",
+        "ELWADD",
+        "Tensix thread T1",
+        "not modelled",
+        "0x0000a004",
+    ] {
         assert!(msg.contains(part), "{part:?} missing from {msg}");
     }
 }
@@ -176,7 +204,14 @@ fn a_mop_whose_expansion_holds_an_unmodelled_instruction_stops_at_its_push() {
     t.tt(tt::mop(0, 0, 0));
     let (f, msg) = run_fault(&[(Risc::Trisc0, &t)]);
     assert!(
-        matches!(f.kind, FaultKind::TensixPush { mnemonic: "MOP", thread: 0, .. }),
+        matches!(
+            f.kind,
+            FaultKind::TensixPush {
+                mnemonic: "MOP",
+                thread: 0,
+                ..
+            }
+        ),
         "{msg}"
     );
     assert!(msg.contains("SFPLOADI is not modelled"), "{msg}");
@@ -206,7 +241,15 @@ fn replaying_never_recorded_entries_stops_at_the_wait_gate() {
     t.tt(tt::replay(10, 1, false, false)).ttsync();
     let (f, msg) = run_fault(&[(Risc::Trisc2, &t)]);
     assert!(
-        matches!(f.kind, FaultKind::TensixExec { word: 0, thread: 2, risc: Risc::Trisc2, .. }),
+        matches!(
+            f.kind,
+            FaultKind::TensixExec {
+                word: 0,
+                thread: 2,
+                risc: Risc::Trisc2,
+                ..
+            }
+        ),
         "{msg}"
     );
     assert!(msg.contains("opcode 0x00"), "{msg}");
