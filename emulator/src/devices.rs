@@ -447,6 +447,15 @@ pub(crate) fn target(addr: u32, risc: Risc) -> Target {
     }
 }
 
+/// The Tensix thread a store by `risc` at `addr` pushes into through the FIFO from the RISC
+/// (a TRISC's push; BRISC's pushes enter later in the frontend).
+pub(crate) fn risc_push_thread(addr: u32, risc: Risc) -> Option<usize> {
+    match target(addr, risc) {
+        Target::Device(Device::Push { thread }) if risc != Risc::Brisc => Some(thread as usize),
+        _ => None,
+    }
+}
+
 /// `OverrideEn`, `OverrideBusy`, `OverrideValue` of PCBuf `i` in the override register.
 fn override_bits(reg: u32, i: usize) -> (bool, bool, u32) {
     let f = reg >> (10 * i);

@@ -195,6 +195,16 @@ impl Tile {
                 // retry no earlier than the next cycle one of them can act at.
                 let coprocessor = &self.mem.regs.dev.tensix;
                 let cop = coprocessor.active().then(|| coprocessor.now());
+                // A push behind a MOP expansion cannot succeed before the expansion ends.
+                let push = crate::devices::risc_push_thread(addr, self.harts[i].risc)
+                    .filter(|_| write)
+                    .and_then(|t| coprocessor.earliest_push(t));
+                if let Some(at) = push {
+                    let h = &mut self.harts[i];
+                    h.stuck = None;
+                    h.core.time = at.max(h.core.time + 1);
+                    return self.check_budget(i);
+                }
                 if cop.is_some() {
                     self.harts[i].stuck = None;
                 } else if !moved {
@@ -224,6 +234,11 @@ impl Tile {
             Ok(Exit::ResetWrite) => self.apply_soft_reset(i),
             Err(kind) => return Err(self.fault(i, kind)),
         }
+        self.check_budget(i)
+    }
+
+    /// Stops a core that retired more instructions than the run's budget.
+    fn check_budget(&mut self, i: usize) -> Result<(), Box<Fault>> {
         if self.harts[i].core.instret > self.budget && self.harts[i].is_running() {
             return Err(self.fault(
                 i,

@@ -239,3 +239,44 @@ fn brisc_cannot_push_a_mop() {
     );
     assert!(msg.contains("after the MOP Expander"), "{msg}");
 }
+
+/// Emulator speed with the coprocessor busy (not a check: `cargo test --release -p
+/// ttprof-emu --test tensix_frontend -- --ignored --nocapture speed`). Each TRISC pushes
+/// `MOP`s of 128 `NOP`s (expansion-bound) or single `NOP`s (push-bound) in a loop.
+#[test]
+#[ignore]
+fn speed_with_the_coprocessor_busy() {
+    for (what, per_iter, body) in [
+        ("MOP of 128 NOPs", 128u64, tt::mop(0, 127, 0)),
+        ("single NOPs", 1u64, tt::nop()),
+    ] {
+        let iters = 20_000u32;
+        let prog = |risc| {
+            let mut p = Prog::new();
+            mop_cfg(&mut p, [0, 0, 0, tt::nop(), 0, 0, 0, 0, 0]);
+            p.0.extend(ttprof_emu::asm::li(C, iters));
+            p.tt(body);
+            p.0.extend([
+                ttprof_emu::asm::addi(C, C, -1),
+                ttprof_emu::asm::bne(C, 0, -8),
+            ]);
+            p.ttsync();
+            (risc, p)
+        };
+        let progs = [prog(Risc::Trisc0), prog(Risc::Trisc1), prog(Risc::Trisc2)];
+        let refs: Vec<(Risc, &Prog)> = progs.iter().map(|(r, p)| (*r, p)).collect();
+        let start = std::time::Instant::now();
+        let (_, r) = run_cores(&refs);
+        let secs = start.elapsed().as_secs_f64();
+        let s = r.unwrap();
+        let tensix = 3 * iters as u64 * per_iter;
+        let cycles = s.harts.iter().map(|h| h.cycles).max().unwrap();
+        println!(
+            "{what}: {} RISC instructions, {tensix} Tensix instructions, {cycles} cycles in {secs:.3} s: \
+             {:.1} RISC MIPS, {:.1} M Tensix instructions/s",
+            s.instructions(),
+            s.instructions() as f64 / secs / 1e6,
+            tensix as f64 / secs / 1e6
+        );
+    }
+}

@@ -100,6 +100,12 @@ impl Frontend {
         !self.expansion.is_empty() || self.fifo1.iter().any(|i| opcode(i.word) == op::MOP)
     }
 
+    /// Instructions the current MOP expansion has still to emit: the MOP Expander takes
+    /// nothing from the RISC's FIFO for at least that many cycles, whatever else happens.
+    pub fn expansion_left(&self) -> usize {
+        self.expansion.len()
+    }
+
     /// Whether nothing is queued or being expanded anywhere in the frontend.
     pub fn empty(&self) -> bool {
         self.fifo1.is_empty()

@@ -512,6 +512,15 @@ impl Tensix {
         Ok(s)
     }
 
+    /// The earliest cycle a push that just found thread `t`'s FIFO from the RISC full can
+    /// succeed, when that is known to be later than the next cycle: while the MOP Expander
+    /// is expanding it takes nothing from that FIFO, and nothing outside can speed it up.
+    pub fn earliest_push(&self, t: usize) -> Option<u64> {
+        let f = &self.threads[t];
+        let left = f.expansion_left() as u64;
+        (f.fifo1.len() >= f.depths.from_risc && left > 1).then(|| self.now + left)
+    }
+
     /// Marks the state as changed by a RISC access (so the next cycles are simulated).
     pub fn touched(&mut self) {
         self.idle = false;
