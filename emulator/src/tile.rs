@@ -281,6 +281,7 @@ impl Tile {
             .collect();
         let mut f = self.fault(i, FaultKind::Blocked { addr, write });
         f.others = others;
+        f.others.extend(self.mem.regs.dev.tensix.waits());
         f
     }
 

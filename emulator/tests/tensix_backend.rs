@@ -254,3 +254,25 @@ fn replaying_never_recorded_entries_stops_at_the_wait_gate() {
     );
     assert!(msg.contains("opcode 0x00"), "{msg}");
 }
+
+#[test]
+fn a_deadlock_on_the_coprocessor_says_what_each_thread_waits_on() {
+    // T1 waits on semaphore 4 that nobody posts, then TTSync waits for T1 forever.
+    let mut t = Prog::new();
+    t.tt(tt::semwait(0x1FF, 1 << 4, 1))
+        .tt(tt::setdmareg(1, 0))
+        .ttsync();
+    let (f, msg) = run_fault(&[(Risc::Trisc1, &t)]);
+    assert!(
+        matches!(f.kind, FaultKind::Blocked { write: false, .. }),
+        "{msg}"
+    );
+    for part in [
+        "deadlock",
+        "TRISC_1",
+        "Tensix T1: 1 instruction(s) queued, next SETDMAREG, held by SEMWAIT",
+        "semaphores 0x10",
+    ] {
+        assert!(msg.contains(part), "{part:?} missing from {msg}");
+    }
+}

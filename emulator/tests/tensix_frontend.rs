@@ -143,6 +143,44 @@ fn a_full_fifo_stalls_the_pushing_core_until_the_thread_moves() {
 }
 
 #[test]
+fn both_engines_and_any_thread_count_give_the_same_cycles() {
+    // Back-pressure, a MOP expansion, a SEMWAIT released by another core, TTSync.
+    let mut t1 = Prog::new();
+    mop_cfg(&mut t1, [0, 0, 0, inc(1, 1), 0, 0, 0, 0, 0]);
+    t1.tt(tt::semwait(0x1FF, 1, 1));
+    for _ in 0..40 {
+        t1.tt(tt::mop(0, 15, 0));
+    }
+    t1.clock(A[0]).ttsync().clock(A[1]).gpr(A[2], 1);
+    let mut t0 = Prog::new();
+    t0.spin(300).store(mmio::SEMAPHORE_BASE, 0);
+    let mut runs = Vec::new();
+    for (jit, threads) in [(true, 1), (false, 1), (true, 4)] {
+        let mut cfg = DeviceConfig::new(riscv_linker::Arch::WormholeB0, (1, 1));
+        cfg.jit = jit;
+        cfg.threads = threads;
+        let dev = ttprof_emu::Device::new(cfg).unwrap();
+        let (dev, r) = run_cores_on(dev, &[(Risc::Trisc0, &t0), (Risc::Trisc1, &t1)]);
+        let s = r.unwrap();
+        let regs = dev
+            .hart_registers(0, common::t0(riscv_linker::Arch::WormholeB0), Risc::Trisc1)
+            .unwrap()
+            .1;
+        runs.push((s.harts.iter().map(|h| h.cycles).collect::<Vec<_>>(), regs));
+    }
+    assert_eq!(runs[0].1[A[2] as usize], 40 * 16);
+    assert!(
+        runs[0].1[A[0] as usize] > 600,
+        "the pushes waited for the post and the MOPs"
+    );
+    assert!(
+        runs.iter().all(|r| *r == runs[0]),
+        "{:?}",
+        runs.iter().map(|r| &r.0).collect::<Vec<_>>()
+    );
+}
+
+#[test]
 fn ttsync_waits_until_the_thread_has_nothing_in_flight() {
     let mut t0 = Prog::new();
     t0.tt(tt::semwait(1 << 5, 1 << 2, 1)) // wait on semaphore 2, blocking Scalar Unit

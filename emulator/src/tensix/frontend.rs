@@ -100,6 +100,11 @@ impl Frontend {
         !self.expansion.is_empty() || self.fifo1.iter().any(|i| opcode(i.word) == op::MOP)
     }
 
+    /// Instructions queued anywhere in the frontend (expansions not yet emitted excluded).
+    pub fn queued(&self) -> usize {
+        self.fifo1.len() + self.fifo2.len() + self.fifo3.len()
+    }
+
     /// Instructions the current MOP expansion has still to emit: the MOP Expander takes
     /// nothing from the RISC's FIFO for at least that many cycles, whatever else happens.
     pub fn expansion_left(&self) -> usize {

@@ -521,6 +521,41 @@ impl Tensix {
         (f.fifo1.len() >= f.depths.from_risc && left > 1).then(|| self.now + left)
     }
 
+    /// What each Tensix thread with work left is waiting on, one line each (for a deadlock
+    /// report).
+    pub fn waits(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (t, f) in self.threads.iter().enumerate() {
+            if f.empty() {
+                continue;
+            }
+            let next = f.fifo3.front().map(|i| i.word);
+            let why = match (f.latch, next) {
+                (Some(l), Some(w)) if isa::blocked(w, l.block) && l.semwait => format!(
+                    "held by SEMWAIT (condition {:#x}) on semaphores {:#04x}",
+                    l.condition, l.sem_mask
+                ),
+                (Some(l), Some(w)) if isa::blocked(w, l.block) => {
+                    format!("held by STALLWAIT (conditions {:#x})", l.condition)
+                }
+                (_, Some(w)) if opcode(w) == op::ATGETM => {
+                    let m = isa::field(w, 0, 16) as usize;
+                    match self.sync.mutex[m] {
+                        Some(h) => format!("waiting for mutex {m}, held by T{h}"),
+                        None => format!("waiting for mutex {m}"),
+                    }
+                }
+                _ => "not held".to_string(),
+            };
+            let next = next.map_or("nothing at the wait gate yet", isa::mnemonic);
+            out.push(format!(
+                "Tensix T{t}: {} instruction(s) queued, next {next}, {why}",
+                f.queued()
+            ));
+        }
+        out
+    }
+
     /// Marks the state as changed by a RISC access (so the next cycles are simulated).
     pub fn touched(&mut self) {
         self.idle = false;

@@ -4,6 +4,7 @@
 use super::{device, elf_for, t0};
 use riscv_linker::{mmio, Arch, Risc};
 use ttprof_emu::asm::*;
+pub use ttprof_emu::DeviceConfig;
 use ttprof_emu::{Device, EmuError, Fault, RunSummary};
 
 /// `t0`: address register.
@@ -77,8 +78,15 @@ impl Prog {
 
 /// Loads `progs` (each followed by `ecall`) on one tile of a fresh Wormhole device and runs.
 pub fn run_cores(progs: &[(Risc, &Prog)]) -> (Device, Result<RunSummary, EmuError>) {
+    run_cores_on(device(Arch::WormholeB0), progs)
+}
+
+/// [`run_cores`] on a given (Wormhole, 1x1) device.
+pub fn run_cores_on(
+    mut dev: Device,
+    progs: &[(Risc, &Prog)],
+) -> (Device, Result<RunSummary, EmuError>) {
     let arch = Arch::WormholeB0;
-    let mut dev = device(arch);
     for (risc, p) in progs {
         let mut w = p.words();
         w.push(ecall());
