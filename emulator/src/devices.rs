@@ -463,7 +463,7 @@ fn override_bits(reg: u32, i: usize) -> (bool, bool, u32) {
 }
 
 /// The state of the tile's devices.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Devices {
     /// `mailboxes[from][to]`, cores numbered BRISC, TRISC0, TRISC1, TRISC2.
     mailboxes: [[VecDeque<u32>; 4]; 4],
@@ -473,17 +473,6 @@ pub(crate) struct Devices {
     /// The coprocessor: semaphores, GPRs, MOP configuration, backend configuration, and
     /// the instruction pushes.
     pub tensix: Coprocessor,
-}
-
-impl Default for Devices {
-    fn default() -> Devices {
-        Devices {
-            mailboxes: Default::default(),
-            pc_bufs: Default::default(),
-            pc_buf_waiting: [false; 3],
-            tensix: Coprocessor::default(),
-        }
-    }
 }
 
 impl Devices {

@@ -8,7 +8,7 @@ mod common;
 use common::prog::*;
 use riscv_linker::tensix as tt;
 use riscv_linker::{mmio, Risc};
-use ttprof_emu::FaultKind;
+use ttprof_emu::{DeviceConfig, FaultKind};
 
 /// `ADDDMAREG` with an immediate: `GPR[g] += imm`.
 fn inc(g: u32, imm: u32) -> u32 {

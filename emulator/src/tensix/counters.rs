@@ -210,7 +210,9 @@ mod tests {
         incrwc(&mut r, (0x38 << 24) | (15 << 6) | (15 << 6));
         incrwc(&mut r, (0x38 << 24) | (15 << 6));
         incrwc(&mut r, (0x38 << 24) | (15 << 6));
-        assert_eq!(r.src_a.v, 15 * 4 % 64, "SrcA wraps at 6 bits");
+        assert_eq!(r.src_a.v, 60, "four times 15");
+        incrwc(&mut r, (0x38 << 24) | (15 << 6));
+        assert_eq!(r.src_a.v, 75 - 64, "SrcA wraps at 6 bits");
         // SETRWC Dst with DstCr: Dst = DstVal + Dst_Cr.
         setrwc(&mut r, (0x37 << 24) | (1 << 20) | (3 << 14) | 0b0100);
         assert_eq!(r.dst, Counter { v: 7, cr: 7 });

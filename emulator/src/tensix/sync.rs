@@ -74,7 +74,7 @@ impl SyncUnit {
     pub fn semwait_met(&self, condition: u8, sem_mask: u8) -> bool {
         (0..8).filter(|i| sem_mask & (1 << i) != 0).all(|i| {
             let s = self.sems[i];
-            !(condition & 1 != 0 && s.value == 0) && !(condition & 2 != 0 && s.value >= s.max)
+            !(condition & 1 != 0 && s.value == 0 || condition & 2 != 0 && s.value >= s.max)
         })
     }
 

@@ -4,7 +4,6 @@
 use super::{device, elf_for, t0};
 use riscv_linker::{mmio, Arch, Risc};
 use ttprof_emu::asm::*;
-pub use ttprof_emu::DeviceConfig;
 use ttprof_emu::{Device, EmuError, Fault, RunSummary};
 
 /// `t0`: address register.
