@@ -276,3 +276,23 @@ fn a_deadlock_on_the_coprocessor_says_what_each_thread_waits_on() {
         assert!(msg.contains(part), "{part:?} missing from {msg}");
     }
 }
+
+#[test]
+fn design_md_lists_exactly_the_modelled_instructions() {
+    let design = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../DESIGN.md"))
+        .expect("DESIGN.md");
+    let start = design.find("**Supported instructions**").expect("the list");
+    let end = start + design[start..].find("\n\n").expect("end of the paragraph");
+    let listed: std::collections::BTreeSet<&str> = design[start..end]
+        .split('`')
+        .skip(3) // the text before the list, and the code span naming the function
+        .step_by(2)
+        .filter(|w| {
+            w.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+        })
+        .collect();
+    let modelled: std::collections::BTreeSet<&str> =
+        ttprof_emu::modelled_mnemonics().into_iter().collect();
+    assert_eq!(listed, modelled);
+}

@@ -15,7 +15,8 @@
 //! or waiting on a condition only a RISC can change) is skipped in one step.
 //!
 //! In a cycle the wait gates of T0, T1, T2 issue first (in that order: a shared unit
-//! contested in one cycle goes to the lowest thread), then the Replay Expanders, then the
+//! contested in one cycle goes to the lowest thread, except a mutex handed over by
+//! `ATRELM`, which follows the page's round robin), then the Replay Expanders, then the
 //! MOP Expanders; so an instruction pushed at cycle `t` reaches the gate at `t + 2`.
 //! An instruction's effect is applied when it issues; its latency only says how long it
 //! keeps its thread "in flight" (TTSync, `STALLWAIT` C7) and its unit busy.
@@ -285,7 +286,14 @@ impl Tensix {
             Some(Unit::Sync) => {
                 match o {
                     op::ATGETM => {
-                        if !self.sync.try_acquire(isa::field(w, 0, 16) as usize, t as u8) {
+                        let m = isa::field(w, 0, 16) as usize;
+                        // ATRELM's fairness: a mutex released by thread i while both other
+                        // threads wait for it goes to thread (i + 1) % 3.
+                        let turn = self.sync.released_by[m].map(|i| (i as usize + 1) % 3);
+                        if turn.is_some_and(|p| p != t && self.wants_mutex(p, m)) {
+                            return Ok(false);
+                        }
+                        if !self.sync.try_acquire(m, t as u8) {
                             return Ok(false);
                         }
                     }
@@ -368,6 +376,13 @@ impl Tensix {
         };
         self.inflight_until[t] = self.inflight_until[t].max(c + latency as u64);
         Ok(true)
+    }
+
+    /// Whether thread `t`'s next instruction at its gate is an `ATGETM` of mutex `m`.
+    fn wants_mutex(&self, t: usize, m: usize) -> bool {
+        self.threads[t].fifo3.front().is_some_and(|i| {
+            opcode(i.word) == op::ATGETM && isa::field(i.word, 0, 16) as usize == m
+        })
     }
 
     /// `SEMINIT`, `SEMPOST`, `SEMGET`, `STALLWAIT`, `SEMWAIT` of thread `t`.

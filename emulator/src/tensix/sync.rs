@@ -16,6 +16,8 @@ pub(crate) struct SyncUnit {
     pub sems: [Semaphore; 8],
     /// Holder of mutex `i` (indices 0 and 2-7 exist).
     pub mutex: [Option<u8>; 8],
+    /// The thread whose `ATRELM` last freed mutex `i` (until someone takes it).
+    pub released_by: [Option<u8>; 8],
 }
 
 /// The semaphores a `SemaphoreMask` (bits 2-9 of the instruction) selects.
@@ -85,6 +87,7 @@ impl SyncUnit {
             Some(h) if h != thread => false,
             _ => {
                 self.mutex[index] = Some(thread);
+                self.released_by[index] = None;
                 true
             }
         }
@@ -94,6 +97,7 @@ impl SyncUnit {
     pub fn release(&mut self, index: usize, thread: u8) {
         if self.mutex[index] == Some(thread) {
             self.mutex[index] = None;
+            self.released_by[index] = Some(thread);
         }
     }
 }

@@ -123,3 +123,24 @@ fn a_mop_expands_at_one_instruction_per_cycle() {
     assert_eq!(x.issued[0], 10);
     assert!(x.ttsync(0, TtSync::MopExpanderDone, 12).unwrap());
 }
+
+#[test]
+fn a_released_mutex_goes_round_robin_when_both_other_threads_wait() {
+    let mut x = Tensix::default();
+    let (get, rel) = (0xA000_0003, 0xA100_0003); // mutex 3
+    push(&mut x, 1, get, 0);
+    x.advance_to(3).unwrap();
+    assert_eq!(x.sync.mutex[3], Some(1));
+    push(&mut x, 1, rel, 3);
+    push(&mut x, 0, get, 10);
+    push(&mut x, 2, get, 10);
+    x.advance_to(13).unwrap();
+    assert_eq!(
+        x.sync.mutex[3],
+        Some(2),
+        "released by T1: T2's turn, not T0's"
+    );
+    push(&mut x, 2, rel, 13);
+    x.advance_to(20).unwrap();
+    assert_eq!(x.sync.mutex[3], Some(0), "T0 was still waiting");
+}
