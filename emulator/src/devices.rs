@@ -20,23 +20,25 @@
 //!   `PC_BUF_BASE` / `PC1_BUF_BASE` / `PC2_BUF_BASE` (waits while full); TRISC i pops with a
 //!   load of `PC_BUF_BASE` (waits while empty, unless `OverrideEn` is set in
 //!   `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE`, which then returns `OverrideValue`); TRISC
-//!   stores there are discarded. A BRISC load returns 0 once the FIFO is empty and TRISC i is
-//!   waiting on a PCBuf load (or at once with `OverrideEn` and `OverrideBusy`), and waits
-//!   otherwise; the third condition of the page, "Tensix thread i idle", always holds here.
-//! * **TTSync** (TRISCs, `PC_BUF_BASE + 4` and `+ 8`): the Tensix thread never has anything
-//!   in flight, so `CoprocessorDoneCheck` and `MOPExpanderDoneCheck` loads return at once
-//!   (with 0 for the page's "undefined value"); stores to them are discarded.
-//! * **Tensix semaphores** (TRISCs, `PC_BUF_BASE + 0x20 + 4 * i`, eight of them, shared by
-//!   the three TRISCs): a load returns `Value`; a store of an odd value decrements it
-//!   (unless 0, like `SEMGET`), of an even value increments it (unless 15, like `SEMPOST`).
-//!   All start at 0 (no Tensix thread runs `SEMINIT`).
-//! * **Tensix GPRs** (`REGFILE_BASE`): `GPRs[3][64]`, storage; BRISC sees all three
-//!   threads' registers one after the other, TRISC i its own thread's 64 at the base.
-//! * **Pushes of Tensix instructions** (stores to `INSTRN_BUF_BASE`, BRISC to
-//!   `INSTRN1_BUF_BASE` / `INSTRN2_BUF_BASE`, `.ttinsn`, debug-bus pushes through
-//!   `RISCV_DEBUG_REG_INSTRN_BUF_CTRL0`) stop the run with [`FaultKind::TensixPush`]: the
-//!   coprocessor is not modelled. Loads there are [`FaultKind::WriteOnly`].
-//!   `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` reads 0x77 (every instruction FIFO empty).
+//!   stores there are discarded. A BRISC load returns 0 once the FIFO is empty, TRISC i is
+//!   waiting on a PCBuf load and Tensix thread i has nothing in flight (or at once with
+//!   `OverrideEn` and `OverrideBusy`), and waits otherwise.
+//! * **TTSync** (TRISCs, `PC_BUF_BASE + 4` and `+ 8`): a `CoprocessorDoneCheck` load waits
+//!   until the TRISC's Tensix thread has nothing in flight, a `MOPExpanderDoneCheck` load
+//!   until its MOP Expander has no `MOP` queued or expanding (both at once with `OverrideEn`
+//!   and `OverrideBusy`), then returns 0 for the page's "undefined value"; stores to them are
+//!   discarded.
+//! * **The coprocessor's state** ([`crate::tensix`]): the Tensix semaphores (TRISCs,
+//!   `PC_BUF_BASE + 0x20 + 4 * i`: a load returns `Value`; a store of an odd value acts like
+//!   `SEMGET`, of an even value like `SEMPOST`), the GPRs (`REGFILE_BASE`: BRISC sees all
+//!   three threads' 64 registers one after the other, TRISC i its own thread's at the base),
+//!   the backend configuration (`TENSIX_CFG_BASE`: `Config[2][188]`, then `ThreadConfig`,
+//!   which RISC stores do not change), the MOP Expander configuration, and the instruction
+//!   pushes (stores to `INSTRN_BUF_BASE`, BRISC to `INSTRN1_BUF_BASE` / `INSTRN2_BUF_BASE`,
+//!   `.ttinsn`, debug-bus pushes through `RISCV_DEBUG_REG_INSTRN_BUF_CTRL0`): a push into a
+//!   full FIFO waits; an instruction the model does not execute stops the run with
+//!   [`FaultKind::TensixPush`]. Loads of the push windows are [`FaultKind::WriteOnly`].
+//!   Every such access first runs the coprocessor up to the accessing core's clock.
 //! * **Per-core mapping**: a core accessing a window the map leaves unmapped for it (any of
 //!   these from NCRISC; `PC1/PC2_BUF_BASE`, `INSTRN1/2_BUF_BASE` from a TRISC; MOP
 //!   configuration from BRISC) stops with [`FaultKind::Unmapped`], naming the region and the
@@ -46,8 +48,8 @@
 //!
 //! Reads return what was last written (0 at first), shared by every core of the tile: the
 //! TDMA-RISC window (its command queue, mover and packer metadata are not modelled), the PIC
-//! registers, the NoC overlay (no streams move data), the Tensix backend configuration
-//! (no `Config`/`ThreadConfig` special cases), the rest of the GPR window past the
+//! registers, the NoC overlay (no streams move data), the backend configuration window
+//! past `ThreadConfig`, the rest of the GPR window past the
 //! registers, the reserved words of the TTSync range (`+0xC..+0x1F`) and the TRISCs'
 //! `PC_BUF_BASE` window past the semaphores. The MOP expander configuration is kept per TRISC
 //! and is write-only (a load faults: the page calls it undefined). The debug block and the NoC
@@ -72,6 +74,7 @@
 //! [GPRs]: https://github.com/tenstorrent/tt-isa-documentation/blob/main/WormholeB0/TensixTile/TensixCoprocessor/ScalarUnit.md#gprs
 
 use crate::fault::FaultKind;
+use crate::tensix::{Tensix as Coprocessor, TtSync, CONFIG_VIEW_BYTES};
 use riscv_linker::{mmio, Arch, Risc};
 use std::collections::VecDeque;
 
@@ -344,8 +347,11 @@ pub(crate) enum Device {
     PcBufB(usize),
     /// TRISC i's side of PCBuf `i`.
     PcBufT(usize),
-    /// TTSync `CoprocessorDoneCheck` or `MOPExpanderDoneCheck`.
-    TtSync,
+    /// TTSync `CoprocessorDoneCheck` or `MOPExpanderDoneCheck` of TRISC `thread`.
+    TtSync {
+        thread: usize,
+        which: TtSync,
+    },
     Semaphore(usize),
     Gpr {
         thread: usize,
@@ -359,6 +365,10 @@ pub(crate) enum Device {
     /// Pushes a Tensix instruction to Tensix thread `thread`.
     Push {
         thread: u8,
+    },
+    /// Backend configuration (`Config`, then `ThreadConfig`), byte offset `off`.
+    Config {
+        off: u32,
     },
 }
 
@@ -415,7 +425,14 @@ pub(crate) fn target(addr: u32, risc: Risc) -> Target {
         (Window::PcBuf(k), Risc::Brisc, _) => dev(Device::PcBufB(k as usize)),
         (Window::PcBuf(0), _, Some(t)) => match off {
             0..=3 => dev(Device::PcBufT(t)),
-            4..=0xB => dev(Device::TtSync),
+            4..=7 => dev(Device::TtSync {
+                thread: t,
+                which: TtSync::CoprocessorDone,
+            }),
+            8..=0xB => dev(Device::TtSync {
+                thread: t,
+                which: TtSync::MopExpanderDone,
+            }),
             0x20..=0x3F => dev(Device::Semaphore(((off - 0x20) / 4) as usize)),
             _ => Target::Storage,
         },
@@ -425,7 +442,17 @@ pub(crate) fn target(addr: u32, risc: Risc) -> Target {
         }),
         (Window::Mailbox, ..) => unmapped,
         (Window::TensixCfg, Risc::Ncrisc, _) => unmapped,
+        (Window::TensixCfg, ..) if off < CONFIG_VIEW_BYTES => dev(Device::Config { off }),
         (Window::TensixCfg, ..) => Target::Storage,
+    }
+}
+
+/// The Tensix thread a store by `risc` at `addr` pushes into through the FIFO from the RISC
+/// (a TRISC's push; BRISC's pushes enter later in the frontend).
+pub(crate) fn risc_push_thread(addr: u32, risc: Risc) -> Option<usize> {
+    match target(addr, risc) {
+        Target::Device(Device::Push { thread }) if risc != Risc::Brisc => Some(thread as usize),
+        _ => None,
     }
 }
 
@@ -436,34 +463,22 @@ fn override_bits(reg: u32, i: usize) -> (bool, bool, u32) {
 }
 
 /// The state of the tile's devices.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct Devices {
     /// `mailboxes[from][to]`, cores numbered BRISC, TRISC0, TRISC1, TRISC2.
     mailboxes: [[VecDeque<u32>; 4]; 4],
     pc_bufs: [VecDeque<u32>; 3],
     /// TRISC i has a load of its PCBuf waiting on the empty FIFO.
     pc_buf_waiting: [bool; 3],
-    semaphores: [u8; mmio::SEMAPHORES as usize],
-    gprs: [[u32; 64]; 3],
-    mop_cfg: [[u32; 9]; 3],
-}
-
-impl Default for Devices {
-    fn default() -> Devices {
-        Devices {
-            mailboxes: Default::default(),
-            pc_bufs: Default::default(),
-            pc_buf_waiting: [false; 3],
-            semaphores: [0; mmio::SEMAPHORES as usize],
-            gprs: [[0; 64]; 3],
-            mop_cfg: [[0; 9]; 3],
-        }
-    }
+    /// The coprocessor: semaphores, GPRs, MOP configuration, backend configuration, and
+    /// the instruction pushes.
+    pub tensix: Coprocessor,
 }
 
 impl Devices {
-    /// A load of the word holding `addr` (`size` bytes asked) from `dev` by `risc`;
-    /// `pc_buf_override` is the current `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE`.
+    /// A load of the word holding `addr` (`size` bytes asked) from `dev` by `risc` whose
+    /// clock reads `time`; `pc_buf_override` is the current
+    /// `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE`.
     pub fn read(
         &mut self,
         dev: Device,
@@ -471,6 +486,7 @@ impl Devices {
         size: u32,
         risc: Risc,
         pc_buf_override: u32,
+        time: u64,
     ) -> Result<u32, FaultKind> {
         let blocked = FaultKind::Blocked { addr, write: false };
         match dev {
@@ -485,8 +501,11 @@ impl Devices {
             }
             Device::PcBufB(i) => {
                 let (en, busy, _) = override_bits(pc_buf_override, i);
-                // "Tensix Ti is idle" always holds: no Tensix instruction ever runs.
-                if (en && busy) || (self.pc_bufs[i].is_empty() && self.pc_buf_waiting[i]) {
+                if (en && busy)
+                    || (self.pc_bufs[i].is_empty()
+                        && self.pc_buf_waiting[i]
+                        && self.tensix.thread_done(i, time)?)
+                {
                     Ok(0)
                 } else {
                     Err(blocked)
@@ -509,10 +528,27 @@ impl Devices {
                     }
                 }
             }
-            // Nothing is ever in flight in the Tensix thread; the value is undefined.
-            Device::TtSync => Ok(0),
-            Device::Semaphore(i) => Ok(self.semaphores[i] as u32),
-            Device::Gpr { thread, index } => Ok(self.gprs[thread][index]),
+            // The value is undefined: 0.
+            Device::TtSync { thread, which } => {
+                let (en, busy, _) = override_bits(pc_buf_override, thread);
+                if (en && busy) || self.tensix.ttsync(thread, which, time)? {
+                    Ok(0)
+                } else {
+                    Err(blocked)
+                }
+            }
+            Device::Semaphore(i) => {
+                self.tensix.advance_to(time)?;
+                Ok(self.tensix.sync.sems[i].value as u32)
+            }
+            Device::Gpr { thread, index } => {
+                self.tensix.advance_to(time)?;
+                Ok(self.tensix.gprs[thread][index])
+            }
+            Device::Config { off } => {
+                self.tensix.advance_to(time)?;
+                Ok(self.tensix.config.risc_read(off))
+            }
             Device::MopCfg { .. } | Device::Push { .. } => Err(FaultKind::WriteOnly {
                 addr,
                 size,
@@ -522,13 +558,14 @@ impl Devices {
         }
     }
 
-    /// A store of `word` (the whole word holding `addr`) to `dev` by `risc`.
+    /// A store of `word` (the whole word holding `addr`) to `dev` by `risc` at `time`.
     pub fn write(
         &mut self,
         dev: Device,
         addr: u32,
         word: u32,
         risc: Risc,
+        time: u64,
     ) -> Result<(), FaultKind> {
         let blocked = FaultKind::Blocked { addr, write: true };
         match dev {
@@ -546,24 +583,22 @@ impl Devices {
                 }
                 self.pc_bufs[i].push_back(word);
             }
-            Device::PcBufT(_) | Device::TtSync => {}
-            Device::Semaphore(i) => {
-                let s = &mut self.semaphores[i];
-                if word & 1 != 0 {
-                    *s = s.saturating_sub(1);
-                } else if *s < 15 {
-                    *s += 1;
+            Device::PcBufT(_) | Device::TtSync { .. } => {}
+            Device::Push { thread } => self.tensix.push(thread, word, risc, addr, time)?,
+            Device::Semaphore(_)
+            | Device::Gpr { .. }
+            | Device::MopCfg { .. }
+            | Device::Config { .. } => {
+                let x = &mut self.tensix;
+                x.advance_to(time)?;
+                x.touched();
+                match dev {
+                    Device::Semaphore(i) => x.sync.risc_write(i, word),
+                    Device::Gpr { thread, index } => x.gprs[thread][index] = word,
+                    Device::MopCfg { thread, index } => x.mop_cfg[thread][index] = word,
+                    Device::Config { off } => x.config.risc_write(off, word),
+                    _ => unreachable!("matched above"),
                 }
-            }
-            Device::Gpr { thread, index } => self.gprs[thread][index] = word,
-            Device::MopCfg { thread, index } => self.mop_cfg[thread][index] = word,
-            Device::Push { thread } => {
-                return Err(FaultKind::TensixPush {
-                    word,
-                    addr,
-                    risc,
-                    thread,
-                })
             }
         }
         Ok(())
@@ -584,11 +619,11 @@ mod tests {
     }
 
     fn load(d: &mut Devices, addr: u32, risc: Risc) -> Result<u32, FaultKind> {
-        d.read(dev(addr, risc), addr, 4, risc, 0)
+        d.read(dev(addr, risc), addr, 4, risc, 0, 0)
     }
 
     fn store(d: &mut Devices, addr: u32, risc: Risc, v: u32) -> Result<(), FaultKind> {
-        d.write(dev(addr, risc), addr, v, risc)
+        d.write(dev(addr, risc), addr, v, risc, 0)
     }
 
     #[test]
@@ -764,7 +799,7 @@ mod tests {
         let mut d = Devices::default();
         // PCBuf 1: OverrideEn with value 0x5A; PCBuf 2: OverrideEn + OverrideBusy.
         let reg = ((1 | (0x5A << 2)) << 10) | (3 << 20);
-        let rd = |d: &mut Devices, addr, risc| d.read(dev(addr, risc), addr, 4, risc, reg);
+        let rd = |d: &mut Devices, addr, risc| d.read(dev(addr, risc), addr, 4, risc, reg, 0);
         assert_eq!(
             rd(&mut d, mmio::PC_BUF_BASE, Trisc1),
             Ok(0x5A),
@@ -792,11 +827,17 @@ mod tests {
         let mut d = Devices::default();
         assert_eq!(
             target(mmio::TTSYNC_COPROCESSOR_DONE, Trisc1),
-            Target::Device(Device::TtSync)
+            Target::Device(Device::TtSync {
+                thread: 1,
+                which: TtSync::CoprocessorDone
+            })
         );
         assert_eq!(
             target(mmio::TTSYNC_MOP_EXPANDER_DONE, Trisc2),
-            Target::Device(Device::TtSync)
+            Target::Device(Device::TtSync {
+                thread: 2,
+                which: TtSync::MopExpanderDone
+            })
         );
         store(&mut d, mmio::TTSYNC_COPROCESSOR_DONE, Trisc0, 0).unwrap();
         assert_eq!(
@@ -908,20 +949,27 @@ mod tests {
     }
 
     #[test]
-    fn pushes_fault_and_are_write_only() {
+    fn pushes_queue_or_fault_and_are_write_only() {
         let mut d = Devices::default();
-        let e = store(&mut d, mmio::INSTRN1_BUF_BASE, Brisc, 0x0200_0000).unwrap_err();
-        assert_eq!(
-            e,
-            FaultKind::TensixPush {
-                word: 0x0200_0000,
-                addr: mmio::INSTRN1_BUF_BASE,
-                risc: Brisc,
-                thread: 1
-            }
+        store(&mut d, mmio::INSTRN1_BUF_BASE, Brisc, 0x0200_0000).unwrap(); // NOP: queued
+        let elwadd = 0x2800_0000;
+        let e = store(&mut d, mmio::INSTRN1_BUF_BASE, Brisc, elwadd).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                FaultKind::TensixPush {
+                    word: 0x2800_0000,
+                    addr: mmio::INSTRN1_BUF_BASE,
+                    risc: Brisc,
+                    thread: 1,
+                    mnemonic: "ELWADD",
+                    ..
+                }
+            ),
+            "{e:?}"
         );
         let msg = e.to_string();
-        for part in ["BRISC", "0x02000000", "thread T1", "not modelled"] {
+        for part in ["BRISC", "ELWADD", "0x28000000", "thread T1", "not modelled"] {
             assert!(msg.contains(part), "{part:?} missing from {msg}");
         }
         assert!(matches!(
@@ -933,7 +981,7 @@ mod tests {
             load(&mut d, mmio::MOP_CFG_BASE + 4, Trisc0),
             Err(FaultKind::WriteOnly { .. })
         ));
-        assert_eq!(d.mop_cfg[0][1], 3);
+        assert_eq!(d.tensix.mop_cfg[0][1], 3);
     }
 
     #[test]

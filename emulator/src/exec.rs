@@ -350,7 +350,14 @@ fn step(
             }
             // `.ttinsn`: exactly a `sw` of the Tensix instruction word to INSTRN_BUF_BASE.
             Op::TtInsn => {
-                mem.store::<4>(local, INSTRN_BUF_BASE, imm, t)?;
+                access!(Region::Mmio, false);
+                match mem.store::<4>(local, INSTRN_BUF_BASE, imm, t) {
+                    Err(FaultKind::Blocked { addr, write }) => {
+                        core.time = t;
+                        return Ok(Flow::Blocked { addr, write });
+                    }
+                    r => r?,
+                }
                 next_t = pipeline::store(p, &cfg, t, Region::Mmio);
             }
             Op::Illegal => return Err(FaultKind::IllegalInstruction),

@@ -61,13 +61,28 @@ pub enum FaultKind {
         risc: Risc,
         region: &'static str,
     },
-    /// `risc` pushed Tensix instruction `word` to Tensix thread `thread` (a store to
-    /// `addr`, `.ttinsn`, or a debug-bus push): the Tensix coprocessor is not modelled.
+    /// `risc` pushed Tensix instruction `word` (`mnemonic`) to Tensix thread `thread` (a
+    /// store to `addr`, `.ttinsn`, or a debug-bus push) that the emulator's coprocessor
+    /// cannot execute: `problem` says why (an instruction or mode not modelled, undefined
+    /// behaviour, a push the hardware would drop). The fault's pc is the pushing core's.
     TensixPush {
         word: u32,
         addr: u32,
         risc: Risc,
         thread: u8,
+        mnemonic: &'static str,
+        problem: String,
+    },
+    /// Tensix thread `thread` reached `word` (`mnemonic`) at its wait gate, out of the
+    /// replay buffer or a MOP expansion that `risc` started, and cannot execute it
+    /// (`problem`); checked at the push for everything else. The fault is reported on the
+    /// core whose access brought the coprocessor to that cycle.
+    TensixExec {
+        word: u32,
+        risc: Risc,
+        thread: u8,
+        mnemonic: &'static str,
+        problem: String,
     },
     /// A store to the tile's debug timestamper that the emulator cannot carry out: what
     /// `DebugTimestamper.md` calls undefined behaviour (mixing event sizes within a 16-byte
@@ -123,11 +138,15 @@ impl fmt::Display for FaultKind {
             FaultKind::WriteOnly { addr, size, risc, region } => {
                 write!(f, "{size}-byte load at {addr:#010x} by {risc}: {region} is write-only")
             }
-            FaultKind::TensixPush { word, addr, risc, thread } => write!(
+            FaultKind::TensixPush { word, addr, risc, thread, mnemonic, problem } => write!(
                 f,
-                "{risc} pushes Tensix instruction {word:#010x} to Tensix thread T{thread} ({} {addr:#010x}): \
-                 the Tensix coprocessor is not modelled",
+                "{risc} pushes Tensix instruction {mnemonic} ({word:#010x}) to Tensix thread T{thread} ({} {addr:#010x}): \
+                 {problem}",
                 if *addr == riscv_linker::mmio::INSTRN_BUF_CTRL0 { "debug-bus push through" } else { "store to" }
+            ),
+            FaultKind::TensixExec { word, risc, thread, mnemonic, problem } => write!(
+                f,
+                "Tensix thread T{thread} reached {mnemonic} ({word:#010x}) out of an expansion {risc} pushed: {problem}"
             ),
             FaultKind::Timestamper(what) => write!(f, "debug timestamper: {what}"),
         }

@@ -23,9 +23,11 @@
 //! * The tile's devices (mailboxes, PCBufs, TTSync, Tensix semaphores and GPRs, plain
 //!   storage for the other windows), per core as the memory map gives them (`devices`
 //!   module docs).
+//! * The Tensix coprocessor's frontend and control backend, cycle by cycle in causal time
+//!   with the cores (`tensix` module docs; [`modelled_mnemonics`] lists what it executes).
 //! * Faults (illegal instruction, bad access, a window unmapped for the core, store into
-//!   code, misalignment in strict mode, runaway, `ebreak`, a push to the Tensix
-//!   coprocessor, which is not modelled, a bad NoC request, undefined timestamper use) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
+//!   code, misalignment in strict mode, runaway, `ebreak`, a push of a Tensix instruction
+//!   the coprocessor model does not execute, a bad NoC request, undefined timestamper use) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
 //!   the instruction and its disassembly, the nearest symbol and source line.
 //!
 //! Runs are deterministic: the same kernels and inputs give the same cycle counts and the
@@ -72,6 +74,7 @@ pub mod pipeline;
 mod run;
 mod symbols;
 mod sync;
+mod tensix;
 mod tile;
 mod timestamper;
 
@@ -88,6 +91,7 @@ pub use pipeline::{div_cycles, Region, Timing};
 pub use riscv_linker::{Arch, NocCoord, Risc};
 pub use run::{HartSummary, RunSummary};
 pub use sync::SyncSample;
+pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};
 
 #[cfg(test)]
 mod tests {

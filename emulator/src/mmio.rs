@@ -11,10 +11,10 @@
 //! * `SOFT_RESET_0`: a write is applied by the tile after the storing instruction retires
 //!   (see [`crate::tile`]): setting a core's bit holds it in reset, clearing it releases
 //!   the core at its reset PC if a kernel is loaded.
-//! * `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` reads 0x77 (every Tensix instruction FIFO empty,
-//!   none full) and ignores writes. A write to `RISCV_DEBUG_REG_INSTRN_BUF_CTRL0` that raises
-//!   a "push" bit (4-6) of a thread whose debug-control bit (0-2) is set pushes
-//!   `INSTRN_BUF_CTRL1` to that Tensix thread: [`FaultKind::TensixPush`].
+//! * `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` reads the state of the FIFOs before the Replay
+//!   Expanders ([`crate::tensix`]) and ignores writes. A write to
+//!   `RISCV_DEBUG_REG_INSTRN_BUF_CTRL0` that raises a "push" bit (4-6) of a thread whose
+//!   debug-control bit (0-2) is set pushes `INSTRN_BUF_CTRL1` to that Tensix thread.
 //!   `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE` is storage that the PCBufs read.
 //! * `TIMESTAMP` .. `TIMESTAMP_BUF1_END` (0xFFB121FC..0xFFB12214): the debug timestamper
 //!   ([`crate::timestamper`]), one per tile, its counter the wall clock at the access.
@@ -77,14 +77,14 @@ impl TileRegs {
                 mmio::WALL_CLOCK_H_LIVE => (self.wall(time) >> 32) as u32,
                 mmio::WALL_CLOCK_H => self.latched_hi,
                 mmio::SOFT_RESET_0 => self.soft_reset,
-                mmio::INSTRN_BUF_STATUS => 0x77,
+                mmio::INSTRN_BUF_STATUS => self.dev.tensix.status(time)?,
                 a if Timestamper::owns(a) => self.timestamper.read(a, self.wall(time)),
                 _ => self.stored(word),
             }),
             Target::Storage => Ok(self.stored(word)),
             Target::Device(d) => {
                 let ov = self.stored(mmio::TRISC_PC_BUF_OVERRIDE);
-                self.dev.read(d, addr, size, risc, ov)
+                self.dev.read(d, addr, size, risc, ov, time)
             }
             Target::Unmapped(region) => Err(FaultKind::Unmapped {
                 addr,
@@ -137,12 +137,7 @@ impl TileRegs {
                         (0..3u8).find(|&t| word & (1 << t) != 0 && raised & (0x10 << t) != 0)
                     {
                         let push = self.stored(mmio::INSTRN_BUF_CTRL1);
-                        return Err(FaultKind::TensixPush {
-                            word: push,
-                            addr: addr_w,
-                            risc,
-                            thread,
-                        });
+                        self.dev.tensix.push(thread, push, risc, addr_w, time)?;
                     }
                     self.other.insert(addr_w, word);
                 }
@@ -153,7 +148,7 @@ impl TileRegs {
             Target::Storage => {
                 self.other.insert(addr_w, word);
             }
-            Target::Device(d) => self.dev.write(d, addr, word, risc)?,
+            Target::Device(d) => self.dev.write(d, addr, word, risc, time)?,
             Target::Unmapped(region) => {
                 return Err(FaultKind::Unmapped {
                     addr,
@@ -349,24 +344,38 @@ mod tests {
         wr(&mut r, mmio::INSTRN_BUF_CTRL1, 0x0200_0000);
         wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2); // the debug bus takes thread T1's FIFO
         wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2 | 0x10); // a push bit of a thread it does not hold
-        let e = r
-            .write(
-                mmio::INSTRN_BUF_CTRL0,
-                4,
-                0x2 | 0x10 | 0x20,
-                Ncrisc,
-                0,
-                &mut no_units,
-            )
-            .unwrap_err();
+        r.write(
+            mmio::INSTRN_BUF_CTRL0,
+            4,
+            0x2 | 0x10 | 0x20,
+            Ncrisc,
+            0,
+            &mut no_units,
+        )
+        .unwrap();
         assert_eq!(
-            e,
-            FaultKind::TensixPush {
-                word: 0x0200_0000,
-                addr: mmio::INSTRN_BUF_CTRL0,
-                risc: Ncrisc,
-                thread: 1
-            }
+            rd(&mut r, mmio::INSTRN_BUF_STATUS, 0),
+            0x57,
+            "the NOP sits in T1's FIFO before the Replay Expander"
+        );
+        assert_eq!(rd(&mut r, mmio::INSTRN_BUF_STATUS, 3), 0x77, "then issues");
+        wr(&mut r, mmio::INSTRN_BUF_CTRL1, 0x2800_0000); // ELWADD: not modelled
+        wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2);
+        let e = r
+            .write(mmio::INSTRN_BUF_CTRL0, 4, 0x22, Ncrisc, 3, &mut no_units)
+            .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                FaultKind::TensixPush {
+                    word: 0x2800_0000,
+                    addr: mmio::INSTRN_BUF_CTRL0,
+                    risc: Ncrisc,
+                    thread: 1,
+                    ..
+                }
+            ),
+            "{e:?}"
         );
         assert!(e.to_string().contains("debug-bus push"), "{e}");
     }

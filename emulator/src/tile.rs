@@ -191,9 +191,23 @@ impl Tile {
         }
         match r {
             Ok(Exit::Blocked { addr, write }) => {
-                // Nothing but another core can change the FIFO: retry no earlier than the
-                // next cycle any other core can act at.
-                if !moved {
+                // Nothing but another core or the Tensix coprocessor can change the FIFO:
+                // retry no earlier than the next cycle one of them can act at.
+                let coprocessor = &self.mem.regs.dev.tensix;
+                let cop = coprocessor.active().then(|| coprocessor.now());
+                // A push behind a MOP expansion cannot succeed before the expansion ends.
+                let push = crate::devices::risc_push_thread(addr, self.harts[i].risc)
+                    .filter(|_| write)
+                    .and_then(|t| coprocessor.earliest_push(t));
+                if let Some(at) = push {
+                    let h = &mut self.harts[i];
+                    h.stuck = None;
+                    h.core.time = at.max(h.core.time + 1);
+                    return self.check_budget(i);
+                }
+                if cop.is_some() {
+                    self.harts[i].stuck = None;
+                } else if !moved {
                     self.harts[i].stuck = Some((addr, write));
                 }
                 let next = self
@@ -202,6 +216,7 @@ impl Tile {
                     .enumerate()
                     .filter(|&(j, h)| j != i && h.is_running())
                     .map(|(_, h)| h.core.time)
+                    .chain(cop)
                     .min();
                 let h = &mut self.harts[i];
                 h.core.time = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
@@ -219,6 +234,11 @@ impl Tile {
             Ok(Exit::ResetWrite) => self.apply_soft_reset(i),
             Err(kind) => return Err(self.fault(i, kind)),
         }
+        self.check_budget(i)
+    }
+
+    /// Stops a core that retired more instructions than the run's budget.
+    fn check_budget(&mut self, i: usize) -> Result<(), Box<Fault>> {
         if self.harts[i].core.instret > self.budget && self.harts[i].is_running() {
             return Err(self.fault(
                 i,
@@ -261,6 +281,7 @@ impl Tile {
             .collect();
         let mut f = self.fault(i, FaultKind::Blocked { addr, write });
         f.others = others;
+        f.others.extend(self.mem.regs.dev.tensix.waits());
         f
     }
 

@@ -33,6 +33,11 @@ fn build(name: &str, c: &str, arch: Arch, risc: Risc) -> PathBuf {
             "-O2",
             "-g",
         ])
+        .arg(concat!(
+            "-I",
+            env!("CARGO_MANIFEST_DIR"),
+            "/../device-rt/include"
+        ))
         .args(["-fno-tree-loop-distribute-patterns", "-o"])
         .arg(&elf)
         .arg(&src)
@@ -221,8 +226,12 @@ const TTINSN: &str = r#"
 __attribute__((noinline)) void push_nop(void) {
     __asm__ volatile(".word 0x08000000"); /* .ttinsn 0x02000000: a Tensix NOP */
 }
+__attribute__((noinline)) void push_elwadd(void) {
+    __asm__ volatile(".word 0xA0000000"); /* .ttinsn 0x28000000: ELWADD, not modelled */
+}
 int main(void) {
     push_nop();
+    push_elwadd();
     return 0;
 }
 "#;
@@ -242,24 +251,97 @@ fn a_ttinsn_in_a_gcc_program_stops_with_the_tensix_diagnosis() {
     .unwrap();
     let e = dev.run().unwrap_err();
     let f = e.fault().unwrap();
-    let push = FaultKind::TensixPush {
-        word: 0x0200_0000,
-        addr: 0xFFE4_0000,
-        risc: Risc::Trisc2,
-        thread: 2,
-    };
-    assert_eq!(f.kind, push, "{e}");
+    assert!(
+        matches!(
+            f.kind,
+            FaultKind::TensixPush {
+                word: 0x2800_0000,
+                addr: 0xFFE4_0000,
+                risc: Risc::Trisc2,
+                thread: 2,
+                mnemonic: "ELWADD",
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert_eq!(
         f.symbol.as_deref().map(|s| s.split('+').next().unwrap()),
-        Some("push_nop"),
+        Some("push_elwadd"),
         "{e}"
     );
     for part in [
         "TRISC_2",
-        "0x02000000",
+        "ELWADD",
+        "0x28000000",
         "not modelled",
-        ".ttinsn 0x02000000",
+        ".ttinsn 0x28000000",
     ] {
         assert!(e.to_string().contains(part), "{part:?} missing from {e}");
     }
+}
+
+/// The C encoders of `ttprof_tensix.h` against the Rust ones, and a kernel that drives the
+/// coprocessor through them: SEMINIT/SEMPOST, a GPR computed by the Scalar Unit and read
+/// back through `REGFILE_BASE`.
+const TENSIX_C: &str = r#"
+#include "ttprof_tensix.h"
+int main(void) {
+    volatile uint32_t *out = (volatile uint32_t *)0x30000;
+    out[0] = TTPROF_TENSIX_MOP(1, 0x7F, 0xFFFF);
+    out[1] = TTPROF_TENSIX_REPLAY(31, 0, 1, 1);
+    out[2] = TTPROF_TENSIX_SEMWAIT(2, 8, 1);
+    out[3] = TTPROF_TENSIX_RMWCIB(3, 0xF0, 0xAB, 7);
+    out[4] = TTPROF_TENSIX_SHIFTDMAREG(1, 1, 9, 33, 2);
+    out[5] = TTPROF_TENSIX_ADDRCRZW(5, 1, 2, 3, 4, 0xF);
+    out[6] = TTPROF_TENSIX_SETRWC(0xF, 1, 2, 3, 0xF);
+    out[7] = TTPROF_TENSIX_SETADC(7, 1, 3, 0x3FFFF);
+    ttprof_tensix_push(TTPROF_TENSIX_SEMINIT(9, 4, 1 << 2));
+    ttprof_tensix_push(TTPROF_TENSIX_SEMPOST(1 << 2));
+    ttprof_tensix_push(TTPROF_TENSIX_SETDMAREG(20, 2));
+    ttprof_tensix_push(TTPROF_TENSIX_MULDMAREG(1, 3, 7, 1));
+    volatile uint32_t *sync = (volatile uint32_t *)0xFFE80004u; /* CoprocessorDoneCheck */
+    *sync = 0;
+    (void)*sync;
+    uint32_t sem = *(volatile uint32_t *)(0xFFE80020u + 4 * 2);
+    uint32_t gpr = *(volatile uint32_t *)(0xFFE00000u + 4 * 3);
+    return (int)(sem * 1000 + gpr);
+}
+"#;
+
+#[test]
+fn the_c_tensix_encoders_match_the_rust_ones_and_drive_the_coprocessor() {
+    use riscv_linker::tensix as tt;
+    let arch = Arch::WormholeB0;
+    let elf = build("tensix", TENSIX_C, arch, Risc::Trisc0);
+    let mut dev = device(arch);
+    let tile = t0(arch);
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Trisc0,
+        &std::fs::read(&elf).unwrap(),
+        "tensix.elf",
+    )
+    .unwrap();
+    let s = dev.run().unwrap_or_else(|e| panic!("{e}"));
+    let got: Vec<u32> = (0..8)
+        .map(|i| dev.read_u32(0, tile, 0x30000 + 4 * i).unwrap())
+        .collect();
+    let want = [
+        tt::mop(1, 0x7F, 0xFFFF),
+        tt::replay(31, 0, true, true),
+        tt::semwait(2, 8, 1),
+        tt::rmwcib(3, 0xF0, 0xAB, 7),
+        tt::shiftdmareg(true, 1, 9, 33, 2),
+        tt::addrcrzw(5, [1, 2, 3, 4], 0xF),
+        tt::setrwc(0xF, 1, 2, 3, 0xF),
+        tt::setadc(7, 1, 3, 0x3FFFF),
+    ];
+    assert_eq!(got, want);
+    // Semaphore 2: 4 + 1; GPR 3 = GPR 1 (20) * 7.
+    assert_eq!(
+        s.hart(0, tile, Risc::Trisc0).unwrap().exit_code,
+        Some(5 * 1000 + 140)
+    );
 }

@@ -26,6 +26,7 @@ mod map;
 pub mod mmio;
 pub mod noc;
 pub mod profiler;
+pub mod tensix;
 pub mod tilemap;
 
 #[cfg(feature = "std")]

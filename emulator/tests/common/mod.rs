@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: build a one-core program from words and run it.
 #![allow(dead_code)]
 
+pub mod prog;
+
 use riscv_linker::{memory_map, Arch, NocCoord, Risc};
 use ttprof_emu::asm::{ecall, li, Elf};
 use ttprof_emu::{Device, DeviceConfig, EmuError, RunSummary};

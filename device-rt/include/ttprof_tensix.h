@@ -1,0 +1,113 @@
+/*
+ * ttprof_tensix.h - Tensix instruction encoders for C and C++ kernels: the same words as the
+ * Rust `riscv_linker::tensix` encoders, one macro per instruction the ttprof emulator's
+ * coprocessor model executes, with the same arguments in the same order. Each expands to a
+ * 32-bit constant expression (a compile-time constant when the arguments are), laid out as
+ * Tenstorrent's ISA documentation gives the fields
+ * (tt-isa-documentation, WormholeB0/TensixTile/TensixCoprocessor/<MNEMONIC>.md).
+ * Arguments are masked to their field widths; booleans are 0 or 1.
+ *
+ * The names carry a TTPROF_TENSIX_ prefix so this header can sit next to tt-metal's
+ * ckernel_ops.h, whose TT_OP_* macros order some arguments differently.
+ *
+ * ttprof_tensix_push(word) pushes an instruction to the calling TRISC's Tensix thread (a
+ * store to INSTRN_BUF_BASE; a push into a full FIFO stalls the core until there is room).
+ */
+#ifndef TTPROF_TENSIX_H
+#define TTPROF_TENSIX_H
+
+#include <stdint.h>
+
+#define TTPROF_TENSIX_F(v, lo, width) ((((uint32_t)(v)) & ((1u << (width)) - 1u)) << (lo))
+#define TTPROF_TENSIX_OP(opcode) (((uint32_t)(opcode)) << 24)
+
+#define TTPROF_TENSIX_NOP() TTPROF_TENSIX_OP(0x02)
+#define TTPROF_TENSIX_MOP(template_, count1, mask_lo)                                        \
+  (TTPROF_TENSIX_OP(0x01) | TTPROF_TENSIX_F(template_, 23, 1) |                            \
+   TTPROF_TENSIX_F(count1, 16, 7) | TTPROF_TENSIX_F(mask_lo, 0, 16))
+#define TTPROF_TENSIX_MOP_CFG(mask_hi) (TTPROF_TENSIX_OP(0x03) | TTPROF_TENSIX_F(mask_hi, 0, 16))
+#define TTPROF_TENSIX_REPLAY(index, count, exec, load)                                       \
+  (TTPROF_TENSIX_OP(0x04) | TTPROF_TENSIX_F(index, 14, 5) | TTPROF_TENSIX_F(count, 4, 6) |  \
+   TTPROF_TENSIX_F(exec, 1, 1) | TTPROF_TENSIX_F(load, 0, 1))
+#define TTPROF_TENSIX_STALLWAIT(block_mask, condition_mask)                                  \
+  (TTPROF_TENSIX_OP(0xA2) | TTPROF_TENSIX_F(block_mask, 15, 9) |                           \
+   TTPROF_TENSIX_F(condition_mask, 0, 15))
+#define TTPROF_TENSIX_SEMWAIT(block_mask, semaphore_mask, condition_mask)                    \
+  (TTPROF_TENSIX_OP(0xA6) | TTPROF_TENSIX_F(block_mask, 15, 9) |                           \
+   TTPROF_TENSIX_F(semaphore_mask, 2, 8) | TTPROF_TENSIX_F(condition_mask, 0, 2))
+#define TTPROF_TENSIX_SEMINIT(new_max, new_value, semaphore_mask)                            \
+  (TTPROF_TENSIX_OP(0xA3) | TTPROF_TENSIX_F(new_max, 20, 4) |                              \
+   TTPROF_TENSIX_F(new_value, 16, 4) | TTPROF_TENSIX_F(semaphore_mask, 2, 8))
+#define TTPROF_TENSIX_SEMPOST(semaphore_mask)                                                \
+  (TTPROF_TENSIX_OP(0xA4) | TTPROF_TENSIX_F(semaphore_mask, 2, 8))
+#define TTPROF_TENSIX_SEMGET(semaphore_mask)                                                 \
+  (TTPROF_TENSIX_OP(0xA5) | TTPROF_TENSIX_F(semaphore_mask, 2, 8))
+#define TTPROF_TENSIX_ATGETM(index) (TTPROF_TENSIX_OP(0xA0) | TTPROF_TENSIX_F(index, 0, 16))
+#define TTPROF_TENSIX_ATRELM(index) (TTPROF_TENSIX_OP(0xA1) | TTPROF_TENSIX_F(index, 0, 16))
+#define TTPROF_TENSIX_WRCFG(input_reg, is_128bit, cfg_index)                                 \
+  (TTPROF_TENSIX_OP(0xB0) | TTPROF_TENSIX_F(input_reg, 16, 6) |                            \
+   TTPROF_TENSIX_F(is_128bit, 15, 1) | TTPROF_TENSIX_F(cfg_index, 0, 11))
+#define TTPROF_TENSIX_RDCFG(gpr, cfg_index)                                                  \
+  (TTPROF_TENSIX_OP(0xB1) | TTPROF_TENSIX_F(gpr, 16, 8) | TTPROF_TENSIX_F(cfg_index, 0, 16))
+#define TTPROF_TENSIX_SETC16(cfg_index, new_value)                                           \
+  (TTPROF_TENSIX_OP(0xB2) | TTPROF_TENSIX_F(cfg_index, 16, 8) |                            \
+   TTPROF_TENSIX_F(new_value, 0, 16))
+#define TTPROF_TENSIX_RMWCIB(byte, mask, new_value, index4)                                  \
+  (TTPROF_TENSIX_OP(0xB3 + ((byte) & 3)) | TTPROF_TENSIX_F(mask, 16, 8) |                  \
+   TTPROF_TENSIX_F(new_value, 8, 8) | TTPROF_TENSIX_F(index4, 0, 8))
+#define TTPROF_TENSIX_SETDMAREG(new_value, result_half_reg)                                  \
+  (TTPROF_TENSIX_OP(0x45) | TTPROF_TENSIX_F(new_value, 8, 16) |                            \
+   TTPROF_TENSIX_F(result_half_reg, 0, 7))
+#define TTPROF_TENSIX_DMANOP() TTPROF_TENSIX_OP(0x60)
+#define TTPROF_TENSIX_DMAREG_(opcode, imm, mode, result, right, left)                        \
+  (TTPROF_TENSIX_OP(opcode) | TTPROF_TENSIX_F(imm, 23, 1) | TTPROF_TENSIX_F(mode, 18, 3) | \
+   TTPROF_TENSIX_F(result, 12, 6) | TTPROF_TENSIX_F(right, 6, 6) |                         \
+   TTPROF_TENSIX_F(left, 0, 6))
+#define TTPROF_TENSIX_ADDDMAREG(imm, result, right, left)                                    \
+  TTPROF_TENSIX_DMAREG_(0x58, imm, 0, result, right, left)
+#define TTPROF_TENSIX_SUBDMAREG(imm, result, right, left)                                    \
+  TTPROF_TENSIX_DMAREG_(0x59, imm, 0, result, right, left)
+#define TTPROF_TENSIX_MULDMAREG(imm, result, right, left)                                    \
+  TTPROF_TENSIX_DMAREG_(0x5A, imm, 0, result, right, left)
+#define TTPROF_TENSIX_BITWOPDMAREG(imm, mode, result, right, left)                           \
+  TTPROF_TENSIX_DMAREG_(0x5B, imm, mode, result, right, left)
+#define TTPROF_TENSIX_SHIFTDMAREG(imm, mode, result, right, left)                            \
+  TTPROF_TENSIX_DMAREG_(0x5C, imm, mode, result, ((right) & ((imm) ? 0x1F : 0x3F)), left)
+#define TTPROF_TENSIX_CMPDMAREG(imm, mode, result, right, left)                              \
+  TTPROF_TENSIX_DMAREG_(0x5D, imm, mode, result, right, left)
+#define TTPROF_TENSIX_UNITS_(u) TTPROF_TENSIX_F(u, 21, 3)
+#define TTPROF_TENSIX_SETADC(unit_mask, channel, xyzw, new_value)                            \
+  (TTPROF_TENSIX_OP(0x50) | TTPROF_TENSIX_UNITS_(unit_mask) |                              \
+   TTPROF_TENSIX_F(channel, 20, 1) | TTPROF_TENSIX_F(xyzw, 18, 2) |                        \
+   TTPROF_TENSIX_F(new_value, 0, 18))
+/* v0..v3: X0, Y0, X1, Y1 (or Z0, W0, Z1, W1); flags bit k selects v<k>. */
+#define TTPROF_TENSIX_ADC4_(opcode, unit_mask, v0, v1, v2, v3, flags)                        \
+  (TTPROF_TENSIX_OP(opcode) | TTPROF_TENSIX_UNITS_(unit_mask) | TTPROF_TENSIX_F(v3, 15, 3) | \
+   TTPROF_TENSIX_F(v2, 12, 3) | TTPROF_TENSIX_F(v1, 9, 3) | TTPROF_TENSIX_F(v0, 6, 3) |    \
+   TTPROF_TENSIX_F(flags, 0, 4))
+#define TTPROF_TENSIX_SETADCXY(u, v0, v1, v2, v3, flags)                                     \
+  TTPROF_TENSIX_ADC4_(0x51, u, v0, v1, v2, v3, flags)
+#define TTPROF_TENSIX_INCADCXY(u, v0, v1, v2, v3) TTPROF_TENSIX_ADC4_(0x52, u, v0, v1, v2, v3, 0)
+#define TTPROF_TENSIX_ADDRCRXY(u, v0, v1, v2, v3, flags)                                     \
+  TTPROF_TENSIX_ADC4_(0x53, u, v0, v1, v2, v3, flags)
+#define TTPROF_TENSIX_SETADCZW(u, v0, v1, v2, v3, flags)                                     \
+  TTPROF_TENSIX_ADC4_(0x54, u, v0, v1, v2, v3, flags)
+#define TTPROF_TENSIX_INCADCZW(u, v0, v1, v2, v3) TTPROF_TENSIX_ADC4_(0x55, u, v0, v1, v2, v3, 0)
+#define TTPROF_TENSIX_ADDRCRZW(u, v0, v1, v2, v3, flags)                                     \
+  TTPROF_TENSIX_ADC4_(0x56, u, v0, v1, v2, v3, flags)
+#define TTPROF_TENSIX_SETADCXX(unit_mask, x1, x0)                                            \
+  (TTPROF_TENSIX_OP(0x5E) | TTPROF_TENSIX_UNITS_(unit_mask) | TTPROF_TENSIX_F(x1, 10, 10) | \
+   TTPROF_TENSIX_F(x0, 0, 10))
+#define TTPROF_TENSIX_SETRWC(cr, dst, src_b, src_a, which)                                   \
+  (TTPROF_TENSIX_OP(0x37) | TTPROF_TENSIX_F(cr, 18, 4) | TTPROF_TENSIX_F(dst, 14, 4) |     \
+   TTPROF_TENSIX_F(src_b, 10, 4) | TTPROF_TENSIX_F(src_a, 6, 4) | TTPROF_TENSIX_F(which, 0, 4))
+#define TTPROF_TENSIX_INCRWC(cr, dst, src_b, src_a)                                          \
+  (TTPROF_TENSIX_OP(0x38) | TTPROF_TENSIX_F(cr, 18, 3) | TTPROF_TENSIX_F(dst, 14, 4) |     \
+   TTPROF_TENSIX_F(src_b, 10, 4) | TTPROF_TENSIX_F(src_a, 6, 4))
+
+/* Pushes `word` to the calling TRISC's Tensix thread (RISCV B: to thread T0). */
+static inline void ttprof_tensix_push(uint32_t word) {
+  *(volatile uint32_t *)0xFFE40000u = word;
+}
+
+#endif /* TTPROF_TENSIX_H */

@@ -1,0 +1,359 @@
+//! Tensix instruction words: the opcode table (mnemonic, executing unit, the wait-gate
+//! block bits that hold it back) and the check that says whether the emulator models a word.
+//!
+//! Encodings follow Tenstorrent's ISA documentation (`WormholeB0/TensixTile/
+//! TensixCoprocessor/<mnemonic>.md`, the bit diagrams of `Diagrams/Src/Bits32.lua`): the
+//! opcode is the top eight bits, the fields below it are per instruction. `RDCFG` has no page;
+//! its encoding (opcode 0xB1, GPR in bits 16-23, configuration index in bits 0-15) is the one
+//! tt-metal's `ckernel_ops.h` uses.
+
+/// The unit an instruction executes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// Frontend: `MOP`, `MOP_CFG` (never reach the wait gate).
+    MopExpander,
+    /// Frontend: `REPLAY` (never reaches the wait gate).
+    ReplayExpander,
+    Sync,
+    Config,
+    Scalar,
+    Misc,
+    Matrix,
+    Unpack,
+    Pack,
+    Vector,
+    Mover,
+}
+
+/// Wait-gate block bits (`STALLWAIT.md`, "Block mask") the modelled instructions use.
+pub(crate) mod block {
+    pub const B0: u16 = 1;
+    pub const B1: u16 = 1 << 1;
+    pub const B5: u16 = 1 << 5;
+    pub const B6: u16 = 1 << 6;
+    pub const B7: u16 = 1 << 7;
+    pub const ALL: u16 = 0x1FF;
+}
+
+pub(crate) mod op {
+    pub const MOP: u8 = 0x01;
+    pub const NOP: u8 = 0x02;
+    pub const MOP_CFG: u8 = 0x03;
+    pub const REPLAY: u8 = 0x04;
+    pub const SETRWC: u8 = 0x37;
+    pub const INCRWC: u8 = 0x38;
+    pub const SETDMAREG: u8 = 0x45;
+    pub const SETADC: u8 = 0x50;
+    pub const SETADCXY: u8 = 0x51;
+    pub const INCADCXY: u8 = 0x52;
+    pub const ADDRCRXY: u8 = 0x53;
+    pub const SETADCZW: u8 = 0x54;
+    pub const INCADCZW: u8 = 0x55;
+    pub const ADDRCRZW: u8 = 0x56;
+    pub const ADDDMAREG: u8 = 0x58;
+    pub const SUBDMAREG: u8 = 0x59;
+    pub const MULDMAREG: u8 = 0x5A;
+    pub const BITWOPDMAREG: u8 = 0x5B;
+    pub const SHIFTDMAREG: u8 = 0x5C;
+    pub const CMPDMAREG: u8 = 0x5D;
+    pub const SETADCXX: u8 = 0x5E;
+    pub const DMANOP: u8 = 0x60;
+    pub const ATGETM: u8 = 0xA0;
+    pub const ATRELM: u8 = 0xA1;
+    pub const STALLWAIT: u8 = 0xA2;
+    pub const SEMINIT: u8 = 0xA3;
+    pub const SEMPOST: u8 = 0xA4;
+    pub const SEMGET: u8 = 0xA5;
+    pub const SEMWAIT: u8 = 0xA6;
+    pub const WRCFG: u8 = 0xB0;
+    pub const RDCFG: u8 = 0xB1;
+    pub const SETC16: u8 = 0xB2;
+    pub const RMWCIB0: u8 = 0xB3;
+    pub const RMWCIB3: u8 = 0xB6;
+}
+
+/// One row of the opcode table.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpInfo {
+    pub mnemonic: &'static str,
+    pub unit: Unit,
+    /// Block bits that hold the instruction at the wait gate (`STALLWAIT.md`'s table).
+    pub block: u16,
+    /// Whether the emulator executes it.
+    pub modelled: bool,
+}
+
+use block::*;
+use Unit::*;
+
+const fn m(mnemonic: &'static str, unit: Unit, block: u16) -> OpInfo {
+    OpInfo {
+        mnemonic,
+        unit,
+        block,
+        modelled: true,
+    }
+}
+
+const fn u(mnemonic: &'static str, unit: Unit) -> OpInfo {
+    OpInfo {
+        mnemonic,
+        unit,
+        block: 0,
+        modelled: false,
+    }
+}
+
+/// The opcode table: every opcode the documentation gives an encoding for.
+const TABLE: &[(u8, OpInfo)] = &[
+    (op::MOP, m("MOP", MopExpander, 0)),
+    // NOP is held back only when every block bit is set (special-cased in `blocked`).
+    (op::NOP, m("NOP", Misc, 0)),
+    (op::MOP_CFG, m("MOP_CFG", MopExpander, 0)),
+    (op::REPLAY, m("REPLAY", ReplayExpander, 0)),
+    (0x08, u("MOVD2A", Matrix)),
+    (0x09, u("MOVDBGA2D", Matrix)),
+    (0x0A, u("MOVD2B", Matrix)),
+    (0x10, u("ZEROACC", Matrix)),
+    (0x11, u("ZEROSRC", Matrix)),
+    (0x12, u("MOVA2D", Matrix)),
+    (0x13, u("MOVB2D", Matrix)),
+    (0x16, u("TRNSPSRCB", Matrix)),
+    (0x17, u("SHIFTXA", Matrix)),
+    (0x18, u("SHIFTXB", Matrix)),
+    (0x21, u("CLREXPHIST", Matrix)),
+    (0x26, u("MVMUL", Matrix)),
+    (0x27, u("ELWMUL", Matrix)),
+    (0x28, u("ELWADD", Matrix)),
+    (0x29, u("DOTPV", Matrix)),
+    (0x30, u("ELWSUB", Matrix)),
+    (0x33, u("GMPOOL", Matrix)),
+    (0x34, u("GAPOOL", Matrix)),
+    (0x35, u("GATESRCRST", Matrix)),
+    (0x36, u("CLEARDVALID", Matrix)),
+    (op::SETRWC, m("SETRWC", Matrix, B6)),
+    (op::INCRWC, m("INCRWC", Matrix, B6)),
+    (0x40, u("XMOV", Mover)),
+    (0x41, u("PACR", Pack)),
+    (0x42, u("UNPACR", Unpack)),
+    (op::SETDMAREG, m("SETDMAREG", Scalar, B0 | B5)),
+    (0x46, u("FLUSHDMA", Scalar)),
+    (0x48, u("REG2FLOP", Scalar)),
+    (0x49, u("LOADIND", Scalar)),
+    (0x4A, u("PACR_SETREG", Pack)),
+    (op::SETADC, m("SETADC", Misc, B0)),
+    (op::SETADCXY, m("SETADCXY", Misc, B0)),
+    (op::INCADCXY, m("INCADCXY", Misc, B0)),
+    (op::ADDRCRXY, m("ADDRCRXY", Misc, B0)),
+    (op::SETADCZW, m("SETADCZW", Misc, B0)),
+    (op::INCADCZW, m("INCADCZW", Misc, B0)),
+    (op::ADDRCRZW, m("ADDRCRZW", Misc, B0)),
+    (0x57, u("SETDVALID", Misc)),
+    (op::ADDDMAREG, m("ADDDMAREG", Scalar, B0 | B5)),
+    (op::SUBDMAREG, m("SUBDMAREG", Scalar, B0 | B5)),
+    (op::MULDMAREG, m("MULDMAREG", Scalar, B0 | B5)),
+    (op::BITWOPDMAREG, m("BITWOPDMAREG", Scalar, B0 | B5)),
+    (op::SHIFTDMAREG, m("SHIFTDMAREG", Scalar, B0 | B5)),
+    (op::CMPDMAREG, m("CMPDMAREG", Scalar, B0 | B5)),
+    (op::SETADCXX, m("SETADCXX", Misc, B0)),
+    (op::DMANOP, m("DMANOP", Scalar, B0 | B5)),
+    (0x61, u("ATINCGET", Scalar)),
+    (0x62, u("ATINCGETPTR", Scalar)),
+    (0x63, u("ATSWAP", Scalar)),
+    (0x64, u("ATCAS", Scalar)),
+    (0x66, u("STOREIND", Scalar)),
+    (0x67, u("STOREREG", Scalar)),
+    (0x68, u("LOADREG", Scalar)),
+    (0x70, u("SFPLOAD", Vector)),
+    (0x71, u("SFPLOADI", Vector)),
+    (0x72, u("SFPSTORE", Vector)),
+    (0x73, u("SFPLUT", Vector)),
+    (0x74, u("SFPMULI", Vector)),
+    (0x75, u("SFPADDI", Vector)),
+    (0x76, u("SFPDIVP2", Vector)),
+    (0x77, u("SFPEXEXP", Vector)),
+    (0x78, u("SFPEXMAN", Vector)),
+    (0x79, u("SFPIADD", Vector)),
+    (0x7A, u("SFPSHFT", Vector)),
+    (0x7B, u("SFPSETCC", Vector)),
+    (0x7C, u("SFPMOV", Vector)),
+    (0x7D, u("SFPABS", Vector)),
+    (0x7E, u("SFPAND", Vector)),
+    (0x7F, u("SFPOR", Vector)),
+    (0x80, u("SFPNOT", Vector)),
+    (0x81, u("SFPLZ", Vector)),
+    (0x82, u("SFPSETEXP", Vector)),
+    (0x83, u("SFPSETMAN", Vector)),
+    (0x84, u("SFPMAD", Vector)),
+    (0x85, u("SFPADD", Vector)),
+    (0x86, u("SFPMUL", Vector)),
+    (0x87, u("SFPPUSHC", Vector)),
+    (0x88, u("SFPPOPC", Vector)),
+    (0x89, u("SFPSETSGN", Vector)),
+    (0x8A, u("SFPENCC", Vector)),
+    (0x8B, u("SFPCOMPC", Vector)),
+    (0x8C, u("SFPTRANSP", Vector)),
+    (0x8D, u("SFPXOR", Vector)),
+    (0x8E, u("SFPSTOCHRND", Vector)),
+    (0x8F, u("SFPNOP", Vector)),
+    (0x90, u("SFPCAST", Vector)),
+    (0x91, u("SFPCONFIG", Vector)),
+    (0x92, u("SFPSWAP", Vector)),
+    (0x93, u("SFPLOADMACRO", Vector)),
+    (0x94, u("SFPSHFT2", Vector)),
+    (0x95, u("SFPLUTFP32", Vector)),
+    (op::ATGETM, m("ATGETM", Sync, B1)),
+    (op::ATRELM, m("ATRELM", Sync, B1)),
+    (op::STALLWAIT, m("STALLWAIT", Sync, ALL)),
+    (op::SEMINIT, m("SEMINIT", Sync, B1)),
+    (op::SEMPOST, m("SEMPOST", Sync, B1)),
+    (op::SEMGET, m("SEMGET", Sync, B1)),
+    (op::SEMWAIT, m("SEMWAIT", Sync, B1)),
+    (op::WRCFG, m("WRCFG", Config, B7)),
+    (op::RDCFG, m("RDCFG", Config, B7)),
+    (op::SETC16, m("SETC16", Config, B7)),
+    (0xB3, m("RMWCIB0", Config, B7)),
+    (0xB4, m("RMWCIB1", Config, B7)),
+    (0xB5, m("RMWCIB2", Config, B7)),
+    (0xB6, m("RMWCIB3", Config, B7)),
+];
+
+/// The opcode of `word`.
+pub(crate) const fn opcode(word: u32) -> u8 {
+    (word >> 24) as u8
+}
+
+/// `width` bits of `word` starting at bit `lo`.
+pub(crate) const fn field(word: u32, lo: u32, width: u32) -> u32 {
+    (word >> lo) & ((1 << width) - 1)
+}
+
+/// The table row of `opcode`, if the documentation gives it an encoding.
+pub(crate) fn info(opcode: u8) -> Option<&'static OpInfo> {
+    TABLE.iter().find(|(o, _)| *o == opcode).map(|(_, i)| i)
+}
+
+/// The mnemonic of `word` (`"an unknown opcode"` when the documentation has none).
+pub(crate) fn mnemonic(word: u32) -> &'static str {
+    info(opcode(word)).map_or("an unknown opcode", |i| i.mnemonic)
+}
+
+/// The mnemonics the emulator executes, in opcode order (for documentation and tests).
+pub fn modelled_mnemonics() -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .filter(|(_, i)| i.modelled)
+        .map(|(_, i)| i.mnemonic)
+        .collect()
+}
+
+/// Why the emulator cannot execute `word`, or `None` when it can. This is the whole
+/// "supported" rule: an opcode outside the modelled set, or a modelled opcode used in a
+/// mode or with operands the emulator does not model or that the documentation calls
+/// undefined behaviour.
+pub(crate) fn unsupported(word: u32) -> Option<String> {
+    let Some(i) = info(opcode(word)) else {
+        return Some(format!(
+            "opcode {:#04x} has no encoding in the ISA documentation",
+            opcode(word)
+        ));
+    };
+    if !i.modelled {
+        return Some(format!(
+            "{} is not modelled (DESIGN.md, \"Tensix coprocessor\", lists what is)",
+            i.mnemonic
+        ));
+    }
+    let f = |lo, w| field(word, lo, w);
+    let cfg_words = super::config::CFG_WORDS as u32;
+    match opcode(word) {
+        op::SETDMAREG if f(7, 1) == 1 => {
+            Some("SETDMAREG reading packer configuration or state is not modelled".into())
+        }
+        op::BITWOPDMAREG | op::CMPDMAREG if f(18, 3) > 2 => Some(format!(
+            "{} mode {} is undefined behaviour",
+            i.mnemonic,
+            f(18, 3)
+        )),
+        op::SHIFTDMAREG if f(18, 3) > 1 => Some(format!(
+            "SHIFTDMAREG mode {} is undefined behaviour",
+            f(18, 3)
+        )),
+        op::SETRWC if f(22, 2) != 0 => {
+            Some("SETRWC with FlipSrcA/FlipSrcB is not modelled (SrcA/SrcB banks are not)".into())
+        }
+        op::STALLWAIT if f(0, 15) & 0xF00 != 0 => {
+            Some("STALLWAIT conditions C8-C11 (SrcA/SrcB bank ownership) are not modelled".into())
+        }
+        op::ATGETM | op::ATRELM if f(0, 16) == 1 || f(0, 16) > 7 => Some(format!(
+            "{} of mutex {} waits forever (valid mutexes: 0, 2-7)",
+            i.mnemonic,
+            f(0, 16)
+        )),
+        op::WRCFG if f(0, 11) >= cfg_words => Some(format!(
+            "WRCFG index {} is past Config ({cfg_words} words): undefined behaviour",
+            f(0, 11)
+        )),
+        op::RDCFG if f(0, 16) >= cfg_words => Some(format!(
+            "RDCFG index {} is past Config ({cfg_words} words)",
+            f(0, 16)
+        )),
+        op::RDCFG if f(16, 8) >= 64 => Some(format!("RDCFG GPR {} is past 63", f(16, 8))),
+        op::SETC16 if f(16, 8) >= super::config::THD_STATE_SIZE as u32 => Some(format!(
+            "SETC16 index {} is past ThreadConfig ({} entries): undefined behaviour",
+            f(16, 8),
+            super::config::THD_STATE_SIZE
+        )),
+        op::RMWCIB0..=op::RMWCIB3 if f(0, 8) >= cfg_words => Some(format!(
+            "{} index {} is past Config ({cfg_words} words): undefined behaviour",
+            i.mnemonic,
+            f(0, 8)
+        )),
+        _ => None,
+    }
+}
+
+/// Whether an instruction `word` is held at the wait gate by `mask`.
+pub(crate) fn blocked(word: u32, mask: u16) -> bool {
+    match opcode(word) {
+        op::NOP => mask & block::ALL == block::ALL,
+        o => info(o).is_some_and(|i| i.block & mask != 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opcodes_are_unique_and_mnemonics_resolve() {
+        for (k, (a, _)) in TABLE.iter().enumerate() {
+            assert!(TABLE[k + 1..].iter().all(|(b, _)| a != b), "{a:#x}");
+        }
+        assert_eq!(mnemonic(0x2800_0000), "ELWADD");
+        assert_eq!(mnemonic(0xFF00_0000), "an unknown opcode");
+        assert!(modelled_mnemonics().contains(&"SEMWAIT"));
+    }
+
+    #[test]
+    fn unsupported_names_the_reason() {
+        assert!(unsupported(0x0200_0000).is_none(), "NOP");
+        assert!(unsupported(0x2800_0000)
+            .unwrap()
+            .contains("ELWADD is not modelled"));
+        assert!(unsupported(0x4500_0080).unwrap().contains("packer"));
+        assert!(unsupported(0xA200_0100).unwrap().contains("C8-C11"));
+        assert!(unsupported(0xA000_0001).unwrap().contains("forever"));
+        assert!(unsupported(0xA000_0002).is_none());
+    }
+
+    #[test]
+    fn block_bits_follow_the_table() {
+        let semget = 0xA500_0004;
+        assert!(blocked(semget, block::B1) && !blocked(semget, block::B0 | block::B6));
+        assert!(!blocked(0x0200_0000, block::ALL & !1) && blocked(0x0200_0000, block::ALL));
+        assert!(blocked(0x4500_0000, block::B5) && blocked(0x4500_0000, block::B0));
+        assert!(blocked(0x3800_0000, block::B6));
+        assert!(blocked(0xB200_0000, block::B7));
+    }
+}

@@ -1,0 +1,587 @@
+//! The Tensix coprocessor of one tile: three threads' frontends (FIFOs, MOP Expander, Replay
+//! Expander, Wait Gate) and the backend's control units (Sync Unit, Configuration Unit,
+//! Scalar Unit GPR arithmetic, Miscellaneous Unit ADCs, the Matrix Unit's RWC
+//! instructions), following Tenstorrent's ISA documentation
+//! (`WormholeB0/TensixTile/TensixCoprocessor/`).
+//!
+//! ## Time
+//!
+//! The coprocessor is simulated cycle by cycle, lazily: every RISC access that can observe
+//! or change it (a push, a semaphore, GPR, configuration or MOP-configuration access,
+//! TTSync, `INSTRN_BUF_STATUS`, BRISC's PCBuf idle check) first runs it up to the accessing
+//! core's clock ([`Tensix::advance_to`]). The tile runs its cores' shared accesses in cycle
+//! order ([`crate::tile`]), so the coprocessor sees the RISC accesses in the order and at
+//! the cycles they happen. A stretch in which no cycle changes anything (every thread empty
+//! or waiting on a condition only a RISC can change) is skipped in one step.
+//!
+//! In a cycle the wait gates of T0, T1, T2 issue first (in that order: a shared unit
+//! contested in one cycle goes to the lowest thread, except a mutex handed over by
+//! `ATRELM`, which follows the page's round robin), then the Replay Expanders, then the
+//! MOP Expanders; so an instruction pushed at cycle `t` reaches the gate at `t + 2`.
+//! An instruction's effect is applied when it issues; its latency only says how long it
+//! keeps its thread "in flight" (TTSync, `STALLWAIT` C7) and its unit busy.
+//!
+//! ## Not modelled
+//!
+//! Every other instruction (the data path: unpackers, Matrix Unit arithmetic, packers,
+//! Vector Unit, mover, the memory instructions of the Scalar Unit) and the modes listed in
+//! [`isa::unsupported`] stop the run at the push with [`FaultKind::TensixPush`], naming the
+//! mnemonic, the thread and the pushing core (whose pc the fault carries); one reaching the
+//! gate out of the replay buffer or a MOP expansion stops it with [`FaultKind::TensixExec`].
+
+mod config;
+mod counters;
+mod frontend;
+pub(crate) mod isa;
+mod scalar;
+mod sync;
+
+pub use frontend::FifoDepths;
+pub use isa::modelled_mnemonics;
+
+use crate::fault::FaultKind;
+use frontend::{Frontend, Insn, Latch};
+use isa::{op, opcode, Unit};
+use riscv_linker::{mmio, Risc};
+
+pub(crate) use config::RISC_VIEW_BYTES as CONFIG_VIEW_BYTES;
+
+/// Timing of the coprocessor model: the documented figures, and one named assumption per
+/// undocumented one (DESIGN.md, "Tensix coprocessor", lists them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensixTiming {
+    /// FIFO capacities per thread (documented: 32/16/16 from the RISC, 8 before the Replay
+    /// Expander, 2 before the Wait Gate).
+    pub fifos: [FifoDepths; 3],
+    /// Cycles a Sync Unit instruction keeps its thread in flight (documented: 1).
+    pub sync_latency: u32,
+    /// `SETC16`, `RMWCIB` (documented: 1).
+    pub cfg_latency: u32,
+    /// `WRCFG` (documented: 2).
+    pub wrcfg_latency: u32,
+    /// `RDCFG` (documented: at least 2; ASSUMPTION: exactly 2).
+    pub rdcfg_latency: u32,
+    /// Miscellaneous Unit instructions (documented: 1).
+    pub misc_latency: u32,
+    /// `SETRWC`, `INCRWC` (documented: 1).
+    pub rwc_latency: u32,
+}
+
+impl Default for TensixTiming {
+    fn default() -> Self {
+        let d = |from_risc| FifoDepths {
+            from_risc,
+            before_replay: 8,
+            before_gate: 2,
+        };
+        TensixTiming {
+            fifos: [d(32), d(16), d(16)],
+            sync_latency: 1,
+            cfg_latency: 1,
+            wrcfg_latency: 2,
+            rdcfg_latency: 2,
+            misc_latency: 1,
+            rwc_latency: 1,
+        }
+    }
+}
+
+/// Which TTSync register a TRISC loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TtSync {
+    CoprocessorDone,
+    MopExpanderDone,
+}
+
+/// Shared-unit budgets of one cycle.
+#[derive(Default)]
+struct CycleUse {
+    sync: bool,
+    wrcfg: bool,
+    cfg_single: bool,
+    cfg_rdwr: bool,
+    matrix: bool,
+}
+
+/// The coprocessor's state.
+#[derive(Debug)]
+pub(crate) struct Tensix {
+    /// The next cycle to simulate.
+    now: u64,
+    timing: TensixTiming,
+    threads: [Frontend; 3],
+    pub mop_cfg: [[u32; 9]; 3],
+    /// `MaskHi` as the pushes so far leave it (for checking a pushed `MOP`'s expansion).
+    push_mask_hi: [u32; 3],
+    pub gprs: [[u32; 64]; 3],
+    pub sync: sync::SyncUnit,
+    pub config: config::BackendConfig,
+    adcs: [counters::AdcSet; 3],
+    rwcs: [counters::Rwc; 3],
+    /// A Scalar Unit instruction holds its thread's gate until this cycle.
+    thread_held_until: [u64; 3],
+    scalar_busy_until: u64,
+    /// The thread has an instruction executing until this cycle.
+    inflight_until: [u64; 3],
+    matrix_until: [u64; 3],
+    /// Cycle of the last `RDCFG`/`WRCFG` issue.
+    cfg_rdwr_at: Option<u64>,
+    /// The last simulated cycle changed nothing and nothing is timed: only a RISC access
+    /// can change the state.
+    idle: bool,
+    /// Instructions issued through each thread's wait gate.
+    pub issued: [u64; 3],
+}
+
+impl Default for Tensix {
+    fn default() -> Self {
+        Tensix::new(TensixTiming::default())
+    }
+}
+
+impl Tensix {
+    pub fn new(timing: TensixTiming) -> Tensix {
+        Tensix {
+            now: 0,
+            timing,
+            threads: timing.fifos.map(Frontend::new),
+            mop_cfg: [[0; 9]; 3],
+            push_mask_hi: [0; 3],
+            gprs: [[0; 64]; 3],
+            sync: Default::default(),
+            config: Default::default(),
+            adcs: Default::default(),
+            rwcs: Default::default(),
+            thread_held_until: [0; 3],
+            scalar_busy_until: 0,
+            inflight_until: [0; 3],
+            matrix_until: [0; 3],
+            cfg_rdwr_at: None,
+            idle: true,
+            issued: [0; 3],
+        }
+    }
+
+    /// The next cycle to simulate (every cycle before it has been).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Whether the coprocessor can change state by itself (so a core waiting on it is not
+    /// deadlocked).
+    pub fn active(&self) -> bool {
+        !self.idle
+    }
+
+    /// Simulates every cycle before `time`.
+    pub fn advance_to(&mut self, time: u64) -> Result<(), FaultKind> {
+        while self.now < time {
+            let progress = self.cycle()?;
+            self.now += 1;
+            let timer = self.next_timer();
+            self.idle = !progress && timer.is_none();
+            if !progress {
+                self.now = self.now.max(timer.unwrap_or(time).min(time));
+            }
+        }
+        Ok(())
+    }
+
+    /// The earliest cycle from `now` at which a timed hold lifts.
+    fn next_timer(&self) -> Option<u64> {
+        let held = self.thread_held_until.iter().chain(&self.matrix_until);
+        held.copied()
+            .chain([self.scalar_busy_until])
+            .chain(self.cfg_rdwr_at.map(|c| c + 1))
+            .filter(|&c| c >= self.now)
+            .min()
+    }
+
+    /// One cycle; `true` if anything changed.
+    fn cycle(&mut self) -> Result<bool, FaultKind> {
+        let c = self.now;
+        let mut used = CycleUse::default();
+        let mut progress = false;
+        for t in 0..3 {
+            progress |= self.gate(t, c, &mut used)?;
+        }
+        for f in &mut self.threads {
+            progress |= f.replay_step();
+        }
+        for (f, cfg) in self.threads.iter_mut().zip(&self.mop_cfg) {
+            progress |= f.mop_step(cfg);
+        }
+        if used.cfg_rdwr {
+            self.cfg_rdwr_at = Some(c);
+        }
+        Ok(progress)
+    }
+
+    /// Whether thread `t`'s latched wait lets instructions through at cycle `c`.
+    fn wait_met(&self, t: usize, l: &Latch, c: u64) -> bool {
+        if l.semwait {
+            self.sync.semwait_met(l.condition as u8, l.sem_mask)
+        } else {
+            // C7: the thread has an instruction in the Matrix Unit. Every other condition
+            // names a unit no modelled instruction occupies (C8-C11 are refused at the push).
+            !(l.condition & (1 << 7) != 0 && self.matrix_until[t] > c)
+        }
+    }
+
+    /// Thread `t`'s wait gate at cycle `c`.
+    fn gate(&mut self, t: usize, c: u64, used: &mut CycleUse) -> Result<bool, FaultKind> {
+        let mut progress = false;
+        if let Some(l) = self.threads[t].latch {
+            match l.met_at {
+                Some(m) if m < c => {
+                    self.threads[t].latch = None;
+                    progress = true;
+                }
+                None if self.wait_met(t, &l, c) => {
+                    self.threads[t].latch = Some(Latch {
+                        met_at: Some(c),
+                        ..l
+                    });
+                    progress = true;
+                }
+                _ => {}
+            }
+        }
+        if self.thread_held_until[t] > c {
+            return Ok(progress);
+        }
+        let Some(&head) = self.threads[t].fifo3.front() else {
+            return Ok(progress);
+        };
+        if let Some(l) = self.threads[t].latch {
+            if isa::blocked(head.word, l.block) {
+                return Ok(progress);
+            }
+        }
+        let exec_fault = |problem: String| FaultKind::TensixExec {
+            word: head.word,
+            risc: head.from,
+            thread: t as u8,
+            mnemonic: isa::mnemonic(head.word),
+            problem,
+        };
+        if let Some(problem) = isa::unsupported(head.word) {
+            return Err(exec_fault(problem));
+        }
+        if !self.issue(t, head, c, used).map_err(exec_fault)? {
+            return Ok(progress);
+        }
+        self.threads[t].fifo3.pop_front();
+        self.issued[t] += 1;
+        Ok(true)
+    }
+
+    /// Issues `insn` from thread `t` at cycle `c` if its unit accepts it.
+    fn issue(&mut self, t: usize, insn: Insn, c: u64, used: &mut CycleUse) -> Result<bool, String> {
+        let w = insn.word;
+        let o = opcode(w);
+        let unit = isa::info(o).map(|i| i.unit);
+        let tm = self.timing;
+        let latency = match unit {
+            Some(Unit::Sync) => {
+                match o {
+                    op::ATGETM => {
+                        let m = isa::field(w, 0, 16) as usize;
+                        // ATRELM's fairness: a mutex released by thread i while both other
+                        // threads wait for it goes to thread (i + 1) % 3.
+                        let turn = self.sync.released_by[m].map(|i| (i as usize + 1) % 3);
+                        if turn.is_some_and(|p| p != t && self.wants_mutex(p, m)) {
+                            return Ok(false);
+                        }
+                        if !self.sync.try_acquire(m, t as u8) {
+                            return Ok(false);
+                        }
+                    }
+                    op::ATRELM => self.sync.release(isa::field(w, 0, 16) as usize, t as u8),
+                    _ => {
+                        if used.sync {
+                            return Ok(false);
+                        }
+                        used.sync = true;
+                        self.sync_op(t, w);
+                    }
+                }
+                tm.sync_latency
+            }
+            Some(Unit::Config) => match o {
+                op::SETC16 => {
+                    self.config.setc16(t, w);
+                    tm.cfg_latency
+                }
+                op::WRCFG => {
+                    if used.wrcfg {
+                        return Ok(false);
+                    }
+                    used.wrcfg = true;
+                    used.cfg_rdwr = true;
+                    self.config.wrcfg(t, &self.gprs[t], w);
+                    tm.wrcfg_latency
+                }
+                _ => {
+                    if used.cfg_single || (c > 0 && self.cfg_rdwr_at == Some(c - 1)) {
+                        return Ok(false);
+                    }
+                    used.cfg_single = true;
+                    if o == op::RDCFG {
+                        used.cfg_rdwr = true;
+                        self.config.rdcfg(t, &mut self.gprs[t], w);
+                        tm.rdcfg_latency
+                    } else {
+                        self.config.rmwcib(t, w);
+                        tm.cfg_latency
+                    }
+                }
+            },
+            Some(Unit::Scalar) => {
+                if self.scalar_busy_until > c {
+                    return Ok(false);
+                }
+                let n = scalar::cycles(w);
+                scalar::execute(&mut self.gprs[t], w);
+                self.scalar_busy_until = c + n as u64;
+                self.thread_held_until[t] = c + n as u64;
+                n
+            }
+            Some(Unit::Misc) => {
+                if o != op::NOP {
+                    counters::adc(&mut self.adcs, t, w);
+                }
+                tm.misc_latency
+            }
+            Some(Unit::Matrix) => {
+                if used.matrix {
+                    return Ok(false);
+                }
+                used.matrix = true;
+                if o == op::SETRWC {
+                    counters::setrwc(&mut self.rwcs[t], w);
+                } else {
+                    counters::incrwc(&mut self.rwcs[t], w);
+                }
+                self.matrix_until[t] = c + tm.rwc_latency as u64;
+                tm.rwc_latency
+            }
+            Some(Unit::MopExpander | Unit::ReplayExpander) => {
+                return Err(format!(
+                    "{} reached the wait gate unexpanded (the replay buffer cannot hold frontend instructions)",
+                    isa::mnemonic(w)
+                ))
+            }
+            _ => return Err("not modelled".into()),
+        };
+        self.inflight_until[t] = self.inflight_until[t].max(c + latency as u64);
+        Ok(true)
+    }
+
+    /// Whether thread `t`'s next instruction at its gate is an `ATGETM` of mutex `m`.
+    fn wants_mutex(&self, t: usize, m: usize) -> bool {
+        self.threads[t].fifo3.front().is_some_and(|i| {
+            opcode(i.word) == op::ATGETM && isa::field(i.word, 0, 16) as usize == m
+        })
+    }
+
+    /// `SEMINIT`, `SEMPOST`, `SEMGET`, `STALLWAIT`, `SEMWAIT` of thread `t`.
+    fn sync_op(&mut self, t: usize, w: u32) {
+        let block_of = |w| match isa::field(w, 15, 9) as u16 {
+            0 => isa::block::B6,
+            b => b,
+        };
+        let stall = |condition| Latch {
+            semwait: false,
+            condition,
+            sem_mask: 0,
+            block: block_of(w),
+            met_at: None,
+        };
+        match opcode(w) {
+            op::SEMINIT => self.sync.seminit(w),
+            op::SEMPOST => self.sync.sempost(w),
+            op::SEMGET => self.sync.semget(w),
+            op::STALLWAIT => {
+                let cond = match isa::field(w, 0, 15) as u16 {
+                    0 => 0x7F,
+                    c => c,
+                };
+                self.threads[t].latch = Some(stall(cond));
+            }
+            _ => {
+                let cond = isa::field(w, 0, 2) as u16;
+                self.threads[t].latch = Some(if cond == 0 {
+                    stall(0x7F)
+                } else {
+                    Latch {
+                        semwait: true,
+                        condition: cond,
+                        sem_mask: isa::field(w, 2, 8) as u8,
+                        block: block_of(w),
+                        met_at: None,
+                    }
+                });
+            }
+        }
+    }
+
+    /// A push of `word` to thread `thread` by `risc` at `time` (a store to `addr`; the
+    /// debug bus when `addr` is `INSTRN_BUF_CTRL0`). A full FIFO makes the store wait.
+    pub fn push(
+        &mut self,
+        thread: u8,
+        word: u32,
+        risc: Risc,
+        addr: u32,
+        time: u64,
+    ) -> Result<(), FaultKind> {
+        self.advance_to(time)?;
+        let t = thread as usize;
+        let fault = |problem: String| FaultKind::TensixPush {
+            word,
+            addr: addr & !3,
+            risc,
+            thread,
+            mnemonic: isa::mnemonic(word),
+            problem,
+        };
+        if let Some(p) = isa::unsupported(word) {
+            return Err(fault(p));
+        }
+        let debug = addr & !3 == mmio::INSTRN_BUF_CTRL0;
+        let after_mop = risc == Risc::Brisc || debug;
+        let o = opcode(word);
+        if after_mop && matches!(o, op::MOP | op::MOP_CFG) {
+            return Err(fault(
+                "RISCV B and the debug bus push after the MOP Expander: it would reach the wait gate unexpanded".into(),
+            ));
+        }
+        if o == op::MOP {
+            let words = frontend::expand(word, self.push_mask_hi[t], &self.mop_cfg[t]);
+            if let Some((w, p)) = words
+                .iter()
+                .find_map(|&w| isa::unsupported(w).map(|p| (w, p)))
+            {
+                return Err(fault(format!(
+                    "its expansion contains {} ({w:#010x}): {p}",
+                    isa::mnemonic(w)
+                )));
+            }
+        }
+        let f = &mut self.threads[t];
+        let insn = Insn { word, from: risc };
+        if after_mop {
+            if f.fifo2.len() >= f.depths.before_replay {
+                if debug {
+                    return Err(fault(
+                        "a debug-bus push into a full FIFO (the page says software must not)"
+                            .into(),
+                    ));
+                }
+                return Err(FaultKind::Blocked { addr, write: true });
+            }
+            f.fifo2.push_back(insn);
+        } else {
+            if f.fifo1.len() >= f.depths.from_risc {
+                return Err(FaultKind::Blocked { addr, write: true });
+            }
+            if o == op::MOP_CFG {
+                self.push_mask_hi[t] = isa::field(word, 0, 16);
+            }
+            f.fifo1.push_back(insn);
+        }
+        self.idle = false;
+        Ok(())
+    }
+
+    /// Whether thread `t` has nothing in flight: its frontend is empty and nothing it issued
+    /// is still executing (TTSync's `CoprocessorDoneCheck`, PCBufs' "Tensix Ti is idle").
+    pub fn thread_done(&mut self, t: usize, time: u64) -> Result<bool, FaultKind> {
+        self.advance_to(time)?;
+        Ok(self.threads[t].empty()
+            && self.inflight_until[t] <= self.now
+            && self.thread_held_until[t] <= self.now)
+    }
+
+    /// A TTSync load by TRISC `t` at `time`: `true` once it may return.
+    pub fn ttsync(&mut self, t: usize, which: TtSync, time: u64) -> Result<bool, FaultKind> {
+        match which {
+            TtSync::CoprocessorDone => self.thread_done(t, time),
+            TtSync::MopExpanderDone => {
+                self.advance_to(time)?;
+                Ok(!self.threads[t].mop_busy())
+            }
+        }
+    }
+
+    /// `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` at `time`: bit `i` "FIFO before thread i's Replay
+    /// Expander not full", bit `4 + i` "that FIFO empty".
+    pub fn status(&mut self, time: u64) -> Result<u32, FaultKind> {
+        self.advance_to(time)?;
+        let mut s = 0;
+        for (i, f) in self.threads.iter().enumerate() {
+            s |= ((f.fifo2.len() < f.depths.before_replay) as u32) << i;
+            s |= (f.fifo2.is_empty() as u32) << (4 + i);
+        }
+        Ok(s)
+    }
+
+    /// The earliest cycle a push that just found thread `t`'s FIFO from the RISC full can
+    /// succeed, when that is known to be later than the next cycle: while the MOP Expander
+    /// is expanding it takes nothing from that FIFO, and nothing outside can speed it up.
+    pub fn earliest_push(&self, t: usize) -> Option<u64> {
+        let f = &self.threads[t];
+        let left = f.expansion_left() as u64;
+        (f.fifo1.len() >= f.depths.from_risc && left > 1).then(|| self.now + left)
+    }
+
+    /// What each Tensix thread with work left is waiting on, one line each (for a deadlock
+    /// report).
+    pub fn waits(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (t, f) in self.threads.iter().enumerate() {
+            if f.empty() {
+                continue;
+            }
+            let next = f.fifo3.front().map(|i| i.word);
+            let why = match (f.latch, next) {
+                (Some(l), Some(w)) if isa::blocked(w, l.block) && l.semwait => format!(
+                    "held by SEMWAIT (condition {:#x}) on semaphores {:#04x}",
+                    l.condition, l.sem_mask
+                ),
+                (Some(l), Some(w)) if isa::blocked(w, l.block) => {
+                    format!("held by STALLWAIT (conditions {:#x})", l.condition)
+                }
+                (_, Some(w)) if opcode(w) == op::ATGETM => {
+                    let m = isa::field(w, 0, 16) as usize;
+                    match self.sync.mutex[m] {
+                        Some(h) => format!("waiting for mutex {m}, held by T{h}"),
+                        None => format!("waiting for mutex {m}"),
+                    }
+                }
+                _ => "not held".to_string(),
+            };
+            let next = next.map_or("nothing at the wait gate yet", isa::mnemonic);
+            out.push(format!(
+                "Tensix T{t}: {} instruction(s) queued, next {next}, {why}",
+                f.queued()
+            ));
+        }
+        out
+    }
+
+    /// Marks the state as changed by a RISC access (so the next cycles are simulated).
+    pub fn touched(&mut self) {
+        self.idle = false;
+    }
+
+    /// Instructions the MOP Expanders emitted, per thread.
+    #[cfg(test)]
+    pub fn mop_emitted(&self) -> [u64; 3] {
+        [0, 1, 2].map(|t| self.threads[t].mop_emitted)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,238 @@
+//! Tensix instruction encoders: one `const fn` per instruction the emulator's coprocessor
+//! model executes, returning the 32-bit word a kernel pushes (`sw` to `INSTRN_BUF_BASE`,
+//! or `.ttinsn`). Fields are laid out as in Tenstorrent's ISA documentation
+//! (`WormholeB0/TensixTile/TensixCoprocessor/<MNEMONIC>.md`); arguments are named after
+//! the documented fields and masked to their widths. `device-rt/include/ttprof_tensix.h`
+//! has the same encoders as C macros.
+
+const fn f(v: u32, lo: u32, width: u32) -> u32 {
+    (v & ((1 << width) - 1)) << lo
+}
+
+const fn op(opcode: u32) -> u32 {
+    opcode << 24
+}
+
+/// `NOP`.
+pub const fn nop() -> u32 {
+    op(0x02)
+}
+
+/// `MOP`: `template` 0 (mask-driven, `count1 + 1` iterations) or 1 (loops from the MOP
+/// configuration).
+pub const fn mop(template: u32, count1: u32, mask_lo: u32) -> u32 {
+    op(0x01) | f(template, 23, 1) | f(count1, 16, 7) | f(mask_lo, 0, 16)
+}
+
+/// `MOP_CFG`: the high 16 bits of the next template-0 `MOP`'s mask.
+pub const fn mop_cfg(mask_hi: u32) -> u32 {
+    op(0x03) | f(mask_hi, 0, 16)
+}
+
+/// `REPLAY`: record (`load`, also executing if `exec`) or play back `count` instructions
+/// (0 means 64) at `index` of the replay buffer.
+pub const fn replay(index: u32, count: u32, exec: bool, load: bool) -> u32 {
+    op(0x04) | f(index, 14, 5) | f(count, 4, 6) | f(exec as u32, 1, 1) | f(load as u32, 0, 1)
+}
+
+/// `STALLWAIT`: hold the instructions `block_mask` selects until every condition of
+/// `condition_mask` is met.
+pub const fn stallwait(block_mask: u32, condition_mask: u32) -> u32 {
+    op(0xA2) | f(block_mask, 15, 9) | f(condition_mask, 0, 15)
+}
+
+/// `SEMWAIT`: hold the instructions `block_mask` selects while a selected semaphore is 0
+/// (`condition_mask` bit 0) or at its maximum (bit 1).
+pub const fn semwait(block_mask: u32, semaphore_mask: u32, condition_mask: u32) -> u32 {
+    op(0xA6) | f(block_mask, 15, 9) | f(semaphore_mask, 2, 8) | f(condition_mask, 0, 2)
+}
+
+/// `SEMINIT`.
+pub const fn seminit(new_max: u32, new_value: u32, semaphore_mask: u32) -> u32 {
+    op(0xA3) | f(new_max, 20, 4) | f(new_value, 16, 4) | f(semaphore_mask, 2, 8)
+}
+
+/// `SEMPOST`.
+pub const fn sempost(semaphore_mask: u32) -> u32 {
+    op(0xA4) | f(semaphore_mask, 2, 8)
+}
+
+/// `SEMGET`.
+pub const fn semget(semaphore_mask: u32) -> u32 {
+    op(0xA5) | f(semaphore_mask, 2, 8)
+}
+
+/// `ATGETM`: acquire mutex `index` (0 or 2-7).
+pub const fn atgetm(index: u32) -> u32 {
+    op(0xA0) | f(index, 0, 16)
+}
+
+/// `ATRELM`: release mutex `index`.
+pub const fn atrelm(index: u32) -> u32 {
+    op(0xA1) | f(index, 0, 16)
+}
+
+/// `WRCFG`: GPR `input_reg` (four from `input_reg & !3` if `is_128bit`) to `Config`.
+pub const fn wrcfg(input_reg: u32, is_128bit: bool, cfg_index: u32) -> u32 {
+    op(0xB0) | f(input_reg, 16, 6) | f(is_128bit as u32, 15, 1) | f(cfg_index, 0, 11)
+}
+
+/// `RDCFG`: `Config` word `cfg_index` to GPR `gpr`.
+pub const fn rdcfg(gpr: u32, cfg_index: u32) -> u32 {
+    op(0xB1) | f(gpr, 16, 8) | f(cfg_index, 0, 16)
+}
+
+/// `SETC16`: `ThreadConfig[current thread][cfg_index] = new_value`.
+pub const fn setc16(cfg_index: u32, new_value: u32) -> u32 {
+    op(0xB2) | f(cfg_index, 16, 8) | f(new_value, 0, 16)
+}
+
+/// `RMWCIB<byte>`: the `mask` bits of byte `byte` (0-3) of `Config` word `index4`.
+pub const fn rmwcib(byte: u32, mask: u32, new_value: u32, index4: u32) -> u32 {
+    op(0xB3 + (byte & 3)) | f(mask, 16, 8) | f(new_value, 8, 8) | f(index4, 0, 8)
+}
+
+/// `SETDMAREG` (immediate): 16 bits into half-register `result_half_reg` (GPR
+/// `result_half_reg / 2`, low half if even).
+pub const fn setdmareg(new_value: u32, result_half_reg: u32) -> u32 {
+    op(0x45) | f(new_value, 8, 16) | f(result_half_reg, 0, 7)
+}
+
+/// `DMANOP`.
+pub const fn dmanop() -> u32 {
+    op(0x60)
+}
+
+const fn dmareg(opcode: u32, imm: bool, mode: u32, result: u32, right: u32, left: u32) -> u32 {
+    op(opcode)
+        | f(imm as u32, 23, 1)
+        | f(mode, 18, 3)
+        | f(result, 12, 6)
+        | f(right, 6, 6)
+        | f(left, 0, 6)
+}
+
+/// `ADDDMAREG`: `GPR[result] = GPR[left] + (imm ? right : GPR[right])`.
+pub const fn adddmareg(imm: bool, result: u32, right: u32, left: u32) -> u32 {
+    dmareg(0x58, imm, 0, result, right, left)
+}
+
+/// `SUBDMAREG`.
+pub const fn subdmareg(imm: bool, result: u32, right: u32, left: u32) -> u32 {
+    dmareg(0x59, imm, 0, result, right, left)
+}
+
+/// `MULDMAREG` (16 x 16 -> 32 bits, unsigned).
+pub const fn muldmareg(imm: bool, result: u32, right: u32, left: u32) -> u32 {
+    dmareg(0x5A, imm, 0, result, right, left)
+}
+
+/// `BITWOPDMAREG`: `mode` 0 and, 1 or, 2 xor.
+pub const fn bitwopdmareg(imm: bool, mode: u32, result: u32, right: u32, left: u32) -> u32 {
+    dmareg(0x5B, imm, mode, result, right, left)
+}
+
+/// `SHIFTDMAREG`: `mode` 0 left, 1 right (an immediate is 5 bits).
+pub const fn shiftdmareg(imm: bool, mode: u32, result: u32, right: u32, left: u32) -> u32 {
+    dmareg(
+        0x5C,
+        imm,
+        mode,
+        result,
+        right & if imm { 0x1F } else { 0x3F },
+        left,
+    )
+}
+
+/// `CMPDMAREG`: `mode` 0 greater, 1 less, 2 equal (unsigned), result 1 or 0.
+pub const fn cmpdmareg(imm: bool, mode: u32, result: u32, right: u32, left: u32) -> u32 {
+    dmareg(0x5D, imm, mode, result, right, left)
+}
+
+/// The units an ADC instruction applies to: bit 0 unpacker 0, bit 1 unpacker 1, bit 2 the
+/// packers.
+const fn units(u: u32) -> u32 {
+    f(u, 21, 3)
+}
+
+/// `SETADC`: one counter (`xyzw` 0-3) of `channel`; bits 16-17 of `new_value` override
+/// the thread (0: the current one, else thread `n - 1`).
+pub const fn setadc(unit_mask: u32, channel: u32, xyzw: u32, new_value: u32) -> u32 {
+    op(0x50) | units(unit_mask) | f(channel, 20, 1) | f(xyzw, 18, 2) | f(new_value, 0, 18)
+}
+
+const fn adc4(opcode: u32, unit_mask: u32, vals: [u32; 4], flags: u32) -> u32 {
+    op(opcode)
+        | units(unit_mask)
+        | f(vals[3], 15, 3)
+        | f(vals[2], 12, 3)
+        | f(vals[1], 9, 3)
+        | f(vals[0], 6, 3)
+        | f(flags, 0, 4)
+}
+
+/// `SETADCXY`: `vals` are X0, Y0, X1, Y1; `flags` bit 0 X0, 1 Y0, 2 X1, 3 Y1 select.
+pub const fn setadcxy(unit_mask: u32, vals: [u32; 4], flags: u32) -> u32 {
+    adc4(0x51, unit_mask, vals, flags)
+}
+
+/// `INCADCXY`: X0, Y0, X1, Y1 increments.
+pub const fn incadcxy(unit_mask: u32, incs: [u32; 4]) -> u32 {
+    adc4(0x52, unit_mask, incs, 0)
+}
+
+/// `ADDRCRXY`: increments of the selected `_Cr` counters, copied to the counters.
+pub const fn addrcrxy(unit_mask: u32, incs: [u32; 4], flags: u32) -> u32 {
+    adc4(0x53, unit_mask, incs, flags)
+}
+
+/// `SETADCZW`: `vals` are Z0, W0, Z1, W1.
+pub const fn setadczw(unit_mask: u32, vals: [u32; 4], flags: u32) -> u32 {
+    adc4(0x54, unit_mask, vals, flags)
+}
+
+/// `INCADCZW`.
+pub const fn incadczw(unit_mask: u32, incs: [u32; 4]) -> u32 {
+    adc4(0x55, unit_mask, incs, 0)
+}
+
+/// `ADDRCRZW`.
+pub const fn addrcrzw(unit_mask: u32, incs: [u32; 4], flags: u32) -> u32 {
+    adc4(0x56, unit_mask, incs, flags)
+}
+
+/// `SETADCXX`: both channels' X.
+pub const fn setadcxx(unit_mask: u32, x1: u32, x0: u32) -> u32 {
+    op(0x5E) | units(unit_mask) | f(x1, 10, 10) | f(x0, 0, 10)
+}
+
+/// `SETRWC` without bank flips: `cr` bit 0 SrcACr, 1 SrcBCr, 2 DstCr, 3 DstCtoCr;
+/// `which` bit 0 SrcA, 1 SrcB, 2 Dst, 3 Fidelity.
+pub const fn setrwc(cr: u32, dst: u32, src_b: u32, src_a: u32, which: u32) -> u32 {
+    op(0x37) | f(cr, 18, 4) | f(dst, 14, 4) | f(src_b, 10, 4) | f(src_a, 6, 4) | f(which, 0, 4)
+}
+
+/// `INCRWC`: `cr` bit 0 SrcACr, 1 SrcBCr, 2 DstCr.
+pub const fn incrwc(cr: u32, dst: u32, src_b: u32, src_a: u32) -> u32 {
+    op(0x38) | f(cr, 18, 3) | f(dst, 14, 4) | f(src_b, 10, 4) | f(src_a, 6, 4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_the_documented_layouts() {
+        assert_eq!(nop(), 0x0200_0000);
+        assert_eq!(mop(1, 0x7F, 0xFFFF), 0x01FF_FFFF);
+        assert_eq!(replay(31, 0, true, true), 0x0407_C003);
+        assert_eq!(stallwait(0x1FF, 0x7FFF), 0xA2FF_FFFF);
+        assert_eq!(semwait(1 << 1, 1 << 3, 1), 0xA601_0021);
+        assert_eq!(seminit(2, 1, 1), 0xA321_0004);
+        assert_eq!(rmwcib(3, 0xF0, 0xAB, 7), 0xB6F0_AB07);
+        assert_eq!(setdmareg(0xBEEF, 5), 0x45BE_EF05);
+        assert_eq!(adddmareg(true, 3, 63, 1), 0x5880_3FC1);
+        assert_eq!(setc16(1, 0xFFFF), 0xB201_FFFF);
+        assert_eq!(setadcxx(0b100, 1, 2), 0x5E80_0402);
+    }
+}
