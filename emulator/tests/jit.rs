@@ -224,7 +224,11 @@ fn lines_mode_changes_nothing_and_charges_every_cycle() {
         let mut by_cause = [0u64; ttprof_emu::lines::CAUSES];
         for h in &profiles {
             let sum: u64 = h.rows.iter().flat_map(|(_, c)| c.iter()).sum();
-            assert_eq!(sum, h.cycles, "{:?} {:?}: charged vs cycles", h.tile, h.risc);
+            assert_eq!(
+                sum, h.cycles,
+                "{:?} {:?}: charged vs cycles",
+                h.tile, h.risc
+            );
             assert!(h.cycles > 300 * 20, "{:?}", h.risc);
             assert!(plain.result.contains(&format!("cycles: {}", h.cycles)));
             for (_, c) in &h.rows {
@@ -239,7 +243,10 @@ fn lines_mode_changes_nothing_and_charges_every_cycle() {
             Cause::Mispredict,
             Cause::ICacheMiss,
         ] {
-            assert!(by_cause[cause as usize] > 0, "{arch:?}: no {cause:?} cycles");
+            assert!(
+                by_cause[cause as usize] > 0,
+                "{arch:?}: no {cause:?} cycles"
+            );
         }
         // The forward taken `beq` (pc index 5+2 after the 5 `lis` pairs) mispredicts on
         // every iteration: at least 300 times the arch's penalty.
