@@ -192,6 +192,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 2_000_000_000)]
     // ttprof_emu::DEFAULT_INSTRUCTION_BUDGET
     pub budget: u64,
+    /// Line-level cycles: charge every emulated cycle of every core to its source line
+    /// (function, inlined frames) and cause, and write ttprof_lines.txt,
+    /// ttprof_cycles.folded, ttprof_flame.svg and ttprof_lines.parquet. The cores run on
+    /// the emulator's interpreter (no JIT), so the run is slower; its results are the same.
+    #[arg(long)]
+    pub lines: bool,
     /// Output directory.
     #[arg(long, default_value = "target/ttprof-run")]
     pub out: PathBuf,
@@ -457,6 +463,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     cfg.drain_every_cycles = args.drain_every;
     cfg.summary_threshold_ns = threshold_ns;
     cfg.instruction_budget = budget;
+    cfg.lines = args.lines;
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,

@@ -51,6 +51,11 @@ pub struct DeviceConfig {
     /// Compile hot code to host machine code (x86-64 Unix hosts; elsewhere ignored).
     /// Results are bit-identical either way; off is only for testing that claim.
     pub jit: bool,
+    /// Lines mode ([`crate::lines`]): charge every cycle of every core to the instruction
+    /// and [`crate::Cause`] that spent it, read after a run with
+    /// [`crate::Device::line_profiles`]. Cores then run on the interpreter (no JIT), so runs
+    /// are slower; their results are the same.
+    pub lines: bool,
     /// Answer clock-sync requests through the image's mailbox from a background thread
     /// (default on; see `mailbox` in the crate docs). Runs are identical either way.
     pub clock_mailbox: bool,
@@ -73,6 +78,7 @@ impl DeviceConfig {
             instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
             quantum: DEFAULT_QUANTUM,
             jit: true,
+            lines: false,
             clock_mailbox: true,
             noc: NocConfig::for_arch(arch),
         }

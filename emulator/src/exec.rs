@@ -17,6 +17,7 @@ use crate::decode::{Inst, Op};
 use crate::fault::FaultKind;
 use crate::hart::Core;
 use crate::hart::Hart;
+use crate::lines::{Cause, Marks};
 use crate::memory::TileMem;
 use crate::pipeline::{self, Region};
 use riscv_linker::mmio::INSTRN_BUF_BASE;
@@ -83,6 +84,9 @@ impl Hart {
         zicsr: bool,
         mut check: bool,
     ) -> Result<Exit, FaultKind> {
+        if self.lines.is_some() {
+            return self.interpret_lines(mem, zicsr, check);
+        }
         let limit = self.core.limit;
         let start = self.start_time;
         let Hart {
@@ -94,11 +98,12 @@ impl Hart {
             ..
         } = self;
         let base = *fetch_base;
+        let mut marks = Marks::default();
         loop {
             if check && core.time >= limit {
                 return Ok(Exit::Limit);
             }
-            match step(core, code, local, csrs, base, start, mem, zicsr)? {
+            match step::<false>(core, code, local, csrs, base, start, mem, zicsr, &mut marks)? {
                 Flow::Next => check = false,
                 Flow::Transfer => check = true,
                 Flow::Halted(code) => return Ok(Exit::Halted(code)),
@@ -106,6 +111,56 @@ impl Hart {
                 Flow::Yield => return Ok(Exit::Yield),
                 Flow::Blocked { addr, write } => return Ok(Exit::Blocked { addr, write }),
             }
+        }
+    }
+
+    /// [`Hart::interpret`] in lines mode: charges every cycle the clock advances to the
+    /// instruction that advanced it, by cause ([`crate::lines`]).
+    fn interpret_lines(
+        &mut self,
+        mem: &mut TileMem,
+        zicsr: bool,
+        mut check: bool,
+    ) -> Result<Exit, FaultKind> {
+        let limit = self.core.limit;
+        let start = self.start_time;
+        let Hart {
+            core,
+            local,
+            code,
+            csrs,
+            fetch_base,
+            lines,
+            ..
+        } = self;
+        let base = *fetch_base;
+        let Some(table) = lines.as_deref_mut() else {
+            return Err(FaultKind::IllegalInstruction);
+        };
+        loop {
+            if check && core.time >= limit {
+                return Ok(Exit::Limit);
+            }
+            let (pc, from) = (core.pc, core.time);
+            let mut marks = Marks::default();
+            let r = step::<true>(core, code, local, csrs, base, start, mem, zicsr, &mut marks);
+            table.charge(pc, from, core.time, &marks);
+            match r? {
+                Flow::Next => check = false,
+                Flow::Transfer => check = true,
+                Flow::Halted(code) => return Ok(Exit::Halted(code)),
+                Flow::ResetWrite => return Ok(Exit::ResetWrite),
+                Flow::Yield => return Ok(Exit::Yield),
+                Flow::Blocked { addr, write } => return Ok(Exit::Blocked { addr, write }),
+            }
+        }
+    }
+
+    /// Charges `cycles` the tile held this core on a FIFO to the blocked instruction (lines
+    /// mode; nothing otherwise).
+    pub(crate) fn charge_fifo_wait(&mut self, cycles: u64) {
+        if let Some(t) = self.lines.as_deref_mut() {
+            t.add(self.core.pc, Cause::FifoWait, cycles);
         }
     }
 
@@ -120,16 +175,27 @@ impl Hart {
             fetch_base,
             ..
         } = self;
-        step(core, code, local, csrs, *fetch_base, start, mem, zicsr)
+        step::<false>(
+            core,
+            code,
+            local,
+            csrs,
+            *fetch_base,
+            start,
+            mem,
+            zicsr,
+            &mut Marks::default(),
+        )
     }
 }
 
 /// Executes the instruction at `core.pc` (the parts of a hart passed separately, so that
 /// the compiler knows they do not alias and keeps them in registers across a loop), timing
-/// it with [`crate::pipeline`].
+/// it with [`crate::pipeline`]. With `LINES`, notes the issue cycle after each pipeline
+/// step in `marks` ([`crate::lines`]); without, the notes compile away.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn step(
+fn step<const LINES: bool>(
     core: &mut Core,
     code: &[Inst],
     local: &mut [u8],
@@ -138,6 +204,7 @@ fn step(
     start: u64,
     mem: &mut TileMem,
     zicsr: bool,
+    marks: &mut Marks,
 ) -> Result<Flow, FaultKind> {
     {
         let cfg = mem.timing;
@@ -148,7 +215,13 @@ fn step(
         };
         let p = &mut core.pipe;
         let mut t = core.time + pipeline::fetch(p, pc, core.icache_sets, cfg.icache_miss);
+        if LINES {
+            marks.fetched = t;
+        }
         t = pipeline::need(p, pipeline::need(p, t, i.rs1), i.rs2);
+        if LINES {
+            marks.operands = t;
+        }
         let regs = &mut core.regs;
 
         macro_rules! x {
@@ -174,6 +247,9 @@ fn step(
                 t = pipeline::queue(p, t);
                 if $is_load && region != Region::Local {
                     t = pipeline::slot(p, t);
+                }
+                if LINES {
+                    marks.issued = t;
                 }
                 if region != Region::Local && t > core.horizon {
                     core.time = t;
@@ -224,6 +300,9 @@ fn step(
                     next = jump!(pc.wrapping_add(imm));
                 }
                 flow = Flow::Transfer;
+                if LINES && pipeline::mispredicted(i.imm, cond) {
+                    marks.mispredict = cfg.mispredict as u64;
+                }
                 next_t = pipeline::branch(&cfg, t, i.imm, cond);
             }
             Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => {
@@ -330,6 +409,9 @@ fn step(
                 }
                 if cfg.csr_serialises {
                     t = p.settled(t);
+                    if LINES {
+                        marks.issued = t;
+                    }
                 }
                 let (op, operand) = match i.op {
                     Op::Csrrw => (CsrOp::Write, a),

@@ -103,6 +103,9 @@ pub(crate) struct Hart {
     /// Waiting on a FIFO (address, write) without having retired anything since it last
     /// tried: a tile whose running cores all are is deadlocked.
     pub stuck: Option<(u32, bool)>,
+    /// Cycles per instruction and cause, in lines mode ([`crate::lines`]); the core then
+    /// runs on the interpreter.
+    pub lines: Option<Box<crate::lines::LineTable>>,
     /// Compiled code, when the JIT is enabled and available.
     #[cfg(all(target_arch = "x86_64", unix))]
     pub jit: Option<Box<crate::jit::Jit>>,
@@ -123,6 +126,7 @@ impl Hart {
             program: None,
             uses_noc: false,
             stuck: None,
+            lines: None,
             #[cfg(all(target_arch = "x86_64", unix))]
             jit: None,
         }
@@ -197,6 +201,9 @@ impl Hart {
         self.core.horizon = u64::MAX;
         self.core.pipe.reset(time);
         self.stuck = None;
+        if let Some(t) = self.lines.as_deref_mut() {
+            *t = crate::lines::LineTable::new(self.fetch_base);
+        }
         self.csrs = Csrs::default();
         self.state = HartState::Running;
     }
@@ -206,6 +213,16 @@ impl Hart {
         if self.state != HartState::Empty {
             self.state = HartState::Reset;
         }
+    }
+
+    /// Turns lines mode on for this hart (after `install`): the interpreter charges every
+    /// cycle to an instruction and a cause; the JIT is dropped.
+    pub fn enable_lines(&mut self) {
+        #[cfg(all(target_arch = "x86_64", unix))]
+        {
+            self.jit = None;
+        }
+        self.lines = Some(Box::new(crate::lines::LineTable::new(self.fetch_base)));
     }
 
     /// Turns the JIT on for this hart (after `install`), if the host supports it.

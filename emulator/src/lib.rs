@@ -65,6 +65,7 @@ mod host;
 mod image;
 #[cfg(all(target_arch = "x86_64", unix))]
 mod jit;
+pub mod lines;
 mod loader;
 mod mailbox;
 mod memory;
@@ -85,6 +86,7 @@ pub use device::Device;
 pub use dvfs::{parse_schedule, FreqStep, REF_MHZ};
 pub use fault::{EmuError, Fault, FaultKind};
 pub use hart::HartState;
+pub use lines::{Cause, HartLines};
 pub use loader::Program;
 pub use noc::{Arbitration, NocCalibration, NocConfig};
 pub use pipeline::{div_cycles, Region, Timing};

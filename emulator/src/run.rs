@@ -13,6 +13,7 @@
 use crate::device::Device;
 use crate::fault::{EmuError, Fault};
 use crate::hart::HartState;
+use crate::lines::HartLines;
 use crate::memory::L1;
 use crate::tile::Tile;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
@@ -293,6 +294,32 @@ impl Device {
         }
         self.catch_up_host();
         self.chip_time.clone()
+    }
+
+    /// In lines mode ([`crate::DeviceConfig::lines`]), every core of the last run: its
+    /// cycles per instruction and cause, which sum to its [`HartSummary::cycles`]. Empty
+    /// otherwise.
+    pub fn line_profiles(&self) -> Vec<HartLines> {
+        let mut out = Vec::new();
+        for t in &self.tiles {
+            for h in &t.harts {
+                if !matches!(h.state, HartState::Exited(_) | HartState::Reset) {
+                    continue;
+                }
+                let Some(table) = h.lines.as_deref() else {
+                    continue;
+                };
+                out.push(HartLines {
+                    chip: t.chip,
+                    tile: t.coord,
+                    risc: h.risc,
+                    kernel: h.program.as_ref().map_or(String::new(), |p| p.name.clone()),
+                    cycles: h.core.time - h.start_time,
+                    rows: table.nonzero(),
+                });
+            }
+        }
+        out
     }
 
     fn summary(&self, chip_cycles: Vec<(u64, u64)>) -> RunSummary {

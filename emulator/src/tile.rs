@@ -219,7 +219,9 @@ impl Tile {
                     .chain(cop)
                     .min();
                 let h = &mut self.harts[i];
-                h.core.time = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
+                let held = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
+                h.charge_fifo_wait(held - h.core.time);
+                h.core.time = held;
                 if self
                     .harts
                     .iter()

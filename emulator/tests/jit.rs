@@ -24,8 +24,21 @@ fn scenario(
     kernels: &[(Risc, Vec<u32>)],
     hook_every: Option<u64>,
 ) -> Outcome {
+    scenario_on(jit, false, arch, misaligned, kernels, hook_every).0
+}
+
+/// [`scenario`], optionally in lines mode; also returns the device.
+fn scenario_on(
+    jit: bool,
+    lines: bool,
+    arch: Arch,
+    misaligned: Misaligned,
+    kernels: &[(Risc, Vec<u32>)],
+    hook_every: Option<u64>,
+) -> (Outcome, Device) {
     let mut cfg = DeviceConfig::new(arch, (2, 1));
     cfg.jit = jit;
+    cfg.lines = lines;
     cfg.misaligned = misaligned;
     cfg.instruction_budget = 200_000;
     cfg.clock.tile_offsets = TileOffsets::Seeded {
@@ -65,12 +78,13 @@ fn scenario(
         dev.read_words(0, tile, 0x3_0000, &mut w).unwrap();
         l1.extend(w);
     }
-    Outcome {
+    let o = Outcome {
         result,
         regs,
         l1,
         hooks,
-    }
+    };
+    (o, dev)
 }
 
 fn agree(
@@ -195,4 +209,55 @@ fn faults_agree() {
         "round-down mode runs to the end: {}",
         o.result
     );
+}
+
+#[test]
+fn lines_mode_changes_nothing_and_charges_every_cycle() {
+    use ttprof_emu::Cause;
+    let kernels: Vec<(Risc, Vec<u32>)> = Risc::ALL.iter().map(|&r| (r, mixed(r, 300))).collect();
+    for arch in [Arch::WormholeB0, Arch::Blackhole] {
+        let plain = scenario(true, arch, Misaligned::Strict, &kernels, None);
+        let (lined, dev) = scenario_on(true, true, arch, Misaligned::Strict, &kernels, None);
+        assert_eq!(plain, lined, "lines mode changed the run on {arch:?}");
+        let profiles = dev.line_profiles();
+        assert_eq!(profiles.len(), 2 * Risc::ALL.len());
+        let mut by_cause = [0u64; ttprof_emu::lines::CAUSES];
+        for h in &profiles {
+            let sum: u64 = h.rows.iter().flat_map(|(_, c)| c.iter()).sum();
+            assert_eq!(
+                sum, h.cycles,
+                "{:?} {:?}: charged vs cycles",
+                h.tile, h.risc
+            );
+            assert!(h.cycles > 300 * 20, "{:?}", h.risc);
+            assert!(plain.result.contains(&format!("cycles: {}", h.cycles)));
+            for (_, c) in &h.rows {
+                for (k, v) in c.iter().enumerate() {
+                    by_cause[k] += v;
+                }
+            }
+        }
+        for cause in [
+            Cause::Issue,
+            Cause::LoadUse,
+            Cause::Mispredict,
+            Cause::ICacheMiss,
+        ] {
+            assert!(
+                by_cause[cause as usize] > 0,
+                "{arch:?}: no {cause:?} cycles"
+            );
+        }
+        // The forward taken `beq` (pc index 5+2 after the 5 `lis` pairs) mispredicts on
+        // every iteration: at least 300 times the arch's penalty.
+        let brisc = &profiles[0];
+        let penalty = ttprof_emu::Timing::for_arch(arch).mispredict as u64;
+        let worst = brisc
+            .rows
+            .iter()
+            .map(|(_, c)| c[Cause::Mispredict as usize])
+            .max()
+            .unwrap();
+        assert_eq!(worst, 300 * penalty, "{arch:?}");
+    }
 }

@@ -93,6 +93,8 @@ pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf`.
 pub mod kernels;
 #[cfg(feature = "emulator")]
+pub mod lines;
+#[cfg(feature = "emulator")]
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

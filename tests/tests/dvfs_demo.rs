@@ -59,6 +59,7 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
     let mut clock = scenario::realistic_clock(arch);
     clock.dvfs = vec![scenario::parse_dvfs(arch, "default").unwrap()];
     let s = Scenario {
+        lines: false,
         arch,
         grid,
         ops: ops::sequence(4),

@@ -265,6 +265,7 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
     let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
     let cores = grid.0 as usize * grid.1 as usize;
     let s = Scenario {
+        lines: false,
         arch,
         grid,
         ops: OPS.to_vec(),

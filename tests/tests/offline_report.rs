@@ -43,6 +43,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
     let _ = std::fs::remove_dir_all(&out);
     let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
     let s = Scenario {
+        lines: false,
         arch,
         grid: (2, 1),
         ops: ops::sequence(2),

@@ -37,6 +37,7 @@ fn demo(out: &Path) -> (Profile, Written) {
     let _ = std::fs::remove_dir_all(out);
     let elfs = scenario::build_kernels(ARCH, &out.join("kernels")).unwrap();
     let s = Scenario {
+        lines: false,
         arch: ARCH,
         grid: (2, 2),
         ops: ops::sequence(4),

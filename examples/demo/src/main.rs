@@ -49,6 +49,10 @@ struct Args {
     /// (e.g. `tracy-capture -o demo.tracy -p 8086`) and wait until it has everything.
     #[arg(long)]
     tracy: Option<u16>,
+    /// Line-level cycles: every emulated cycle of every core by source line and cause
+    /// (ttprof_lines.txt, ttprof_cycles.folded, ttprof_flame.svg, ttprof_lines.parquet).
+    #[arg(long)]
+    lines: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -80,6 +84,7 @@ fn run(args: &Args) -> Fallible<()> {
         },
         settings: Settings::default(),
         clock: scenario::realistic_clock(args.arch),
+        lines: args.lines,
     };
     let mut s = s;
     if let Some(text) = &args.dvfs {

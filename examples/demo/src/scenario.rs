@@ -145,6 +145,8 @@ pub struct Scenario {
     pub settings: Settings,
     /// The emulated chip's clocks and the host's read latency.
     pub clock: ClockModel,
+    /// Line-level cycles (`--lines`, [`ttprof::lines`]).
+    pub lines: bool,
 }
 
 /// A chip whose clock is not the nominal one, as real parts are: AICLK 1.5 % slow (0.985
@@ -249,6 +251,7 @@ pub fn run(
     cfg.settings = s.settings;
     cfg.clock = s.clock.clone();
     cfg.sync_samples = SYNC_SAMPLES;
+    cfg.lines = s.lines;
     if s.clock.dvfs.iter().any(|steps| !steps.is_empty()) {
         cfg.sample_every_ns = DVFS_SAMPLE_NS;
         if cfg.drain_every_cycles > 0 {

@@ -86,6 +86,10 @@ pub struct Config {
     pub dataset: Option<outputs::Dataset>,
     /// Summary rows whose mean zone duration is below this many ns are hidden.
     pub summary_threshold_ns: f64,
+    /// Line-level cycles (`--lines`): charge every emulated cycle of every core to its
+    /// source line and cause, and write the [`crate::lines`] files. Cores then run on the
+    /// emulator's interpreter (no JIT).
+    pub lines: bool,
 }
 
 impl Config {
@@ -104,6 +108,7 @@ impl Config {
             instruction_budget: ttprof_emu::DEFAULT_INSTRUCTION_BUDGET,
             dataset: None,
             summary_threshold_ns: 0.0,
+            lines: false,
         }
     }
 }
@@ -158,6 +163,8 @@ pub struct Session {
     in_folder: std::collections::HashSet<PathBuf>,
     launched: Vec<Launched>,
     faults: Vec<Fault>,
+    /// Every launch's cycles by pc and cause (`Config::lines`).
+    lines: Option<crate::lines::LineProfile>,
 }
 
 impl Session {
@@ -179,6 +186,7 @@ impl Session {
         dc.threads = cfg.threads;
         dc.clock = cfg.clock.clone();
         dc.instruction_budget = cfg.instruction_budget;
+        dc.lines = cfg.lines;
         let dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
         let tiles = dev.tiles();
         let mem = MappedImage::open(dev.image_path())?;
@@ -201,7 +209,6 @@ impl Session {
         drainer.keep_payload();
         let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
         Ok(Session {
-            cfg,
             dev,
             mem,
             drainer,
@@ -214,6 +221,8 @@ impl Session {
             in_folder: Default::default(),
             launched: Vec::new(),
             faults: Vec::new(),
+            lines: cfg.lines.then(Default::default),
+            cfg,
         })
     }
 
@@ -440,6 +449,9 @@ impl Session {
         if let Some(e) = drain_error {
             return Err(e);
         }
+        if let Some(lines) = self.lines.as_mut() {
+            lines.add_launch(run_id, &op.name, &self.dev.line_profiles())?;
+        }
         let launched = Launched {
             run_id,
             op: op.name.clone(),
@@ -525,6 +537,7 @@ impl Session {
             log,
             faults,
             launched,
+            lines,
             ..
         } = self;
         drop(log);
@@ -566,7 +579,10 @@ impl Session {
             Some(oplog),
             fit.timebase.clone(),
         );
-        let written = outputs::write_all(&cfg.out, &model, &options)?;
+        let mut written = outputs::write_all(&cfg.out, &model, &options)?;
+        if let Some(lines) = &lines {
+            written.lines = lines.write(&cfg.out)?;
+        }
         let crate::profile::Profile {
             readout,
             sites: resolution,

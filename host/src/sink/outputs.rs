@@ -91,6 +91,8 @@ pub struct Written {
     pub graph: graph::OpGraph,
     /// The dataset's files (with [`Options::dataset`]; else empty).
     pub dataset: Vec<PathBuf>,
+    /// The line-level files (`--lines`, written by the session; else empty).
+    pub lines: Vec<PathBuf>,
     /// The op report as written (its rows hold the durations in the file).
     pub report: OpReport,
     /// The per-op, per-zone totals `ttprof_summary.txt` shows.
@@ -117,6 +119,7 @@ impl Written {
         f.extend(self.parquet.iter().map(PathBuf::as_path));
         f.extend(self.graph_files.iter().map(PathBuf::as_path));
         f.extend(self.dataset.iter().map(PathBuf::as_path));
+        f.extend(self.lines.iter().map(PathBuf::as_path));
         f
     }
 }
@@ -221,6 +224,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         graph_files: graph_done.files,
         graph: graph_sink.graph.unwrap_or_default(),
         dataset: dataset_files,
+        lines: Vec::new(),
         report,
         summary,
         summary_text,

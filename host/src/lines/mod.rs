@@ -1,0 +1,137 @@
+//! Line-level cycles (`ttprof run --lines`): every emulated cycle of every core, by source
+//! line, function (with inlined frames), op and cause.
+//!
+//! The emulator's lines mode ([`ttprof_emu::lines`]) charges each cycle a core's clock
+//! advances to the instruction that advanced it and a [`Cause`]; per core and launch the
+//! charges sum exactly to the core's cycles. This module adds up the cores of each op by
+//! (op, RISC, kernel ELF) and pc, checks that sum per core, names every pc through the
+//! kernel's DWARF ([`symbolize`]), and writes:
+//!
+//! * `ttprof_lines.txt` ([`text`]): per op and kernel, the hottest lines with cycles, share
+//!   and causes, and the source around them with cycles per line (like `perf annotate`);
+//! * `ttprof_cycles.folded` and `ttprof_flame.svg` ([`flame`]): folded stacks
+//!   (op; RISC; outer function; ...; inlined function; file:line; cause) and their flame
+//!   graph (`inferno`);
+//! * `ttprof_lines.parquet` ([`table`]): one row per (op, RISC, kernel, pc, cause).
+
+mod flame;
+mod symbolize;
+mod table;
+mod text;
+
+use crate::error::{Error, Result};
+use riscv_linker::Risc;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+pub use ttprof_emu::lines::CAUSES;
+pub use ttprof_emu::Cause;
+use ttprof_emu::HartLines;
+
+pub use symbolize::{Frame, PcInfo};
+
+/// The hottest lines and the annotated source.
+pub const LINES_FILE: &str = "ttprof_lines.txt";
+/// Folded stacks.
+pub const FOLDED_FILE: &str = "ttprof_cycles.folded";
+/// The flame graph.
+pub const FLAME_FILE: &str = "ttprof_flame.svg";
+/// One row per pc and cause.
+pub const PARQUET_FILE: &str = "ttprof_lines.parquet";
+
+/// Cycles per cause, in [`Cause`] index order.
+pub type Causes = [u64; CAUSES];
+
+/// What one kernel did in one op, summed over the tiles it ran on.
+#[derive(Clone, Debug, Default)]
+pub struct KernelCycles {
+    /// Cores (tiles) that ran it.
+    pub cores: u32,
+    /// The cores' cycles, summed (each from leaving reset to halting).
+    pub cycles: u64,
+    /// Cycles per pc and cause, summed over the cores.
+    pub pcs: BTreeMap<u32, Causes>,
+}
+
+/// Which op ran which kernel where.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KernelKey {
+    /// Launch order (the run id), then the op's name.
+    pub run_id: u32,
+    /// The op's name.
+    pub op: String,
+    /// The core the kernel ran on.
+    pub risc: Risc,
+    /// The kernel ELF (its copy under the output folder's `kernels/`).
+    pub elf: PathBuf,
+}
+
+/// The line profile of a session: every launch's cores in lines mode.
+#[derive(Clone, Debug, Default)]
+pub struct LineProfile {
+    /// Per op and kernel, in launch order.
+    pub kernels: BTreeMap<KernelKey, KernelCycles>,
+}
+
+impl LineProfile {
+    /// Adds one launch's cores. Errors if a core's charges do not sum to its cycles (the
+    /// emulator's invariant; never expected).
+    pub fn add_launch(&mut self, run_id: u32, op: &str, harts: &[HartLines]) -> Result<()> {
+        for h in harts {
+            let charged: u64 = h.rows.iter().flat_map(|(_, c)| c.iter()).sum();
+            if charged != h.cycles {
+                return Err(Error::Other(format!(
+                    "--lines: op {op:?} chip {} tile {} {}: {charged} cycles charged to lines but the core ran {} \
+                     (an emulator accounting bug)",
+                    h.chip, h.tile, h.risc, h.cycles
+                )));
+            }
+            let key = KernelKey {
+                run_id,
+                op: op.to_string(),
+                risc: h.risc,
+                elf: PathBuf::from(&h.kernel),
+            };
+            let k = self.kernels.entry(key).or_default();
+            k.cores += 1;
+            k.cycles += h.cycles;
+            for (pc, c) in &h.rows {
+                let row = k.pcs.entry(*pc).or_insert([0; CAUSES]);
+                for (a, b) in row.iter_mut().zip(c) {
+                    *a += b;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Names every pc and writes the files (module docs) into `dir`. Returns their paths.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        let mut names = symbolize::Names::default();
+        for key in self.kernels.keys() {
+            names.load(&key.elf, self.kernels[key].pcs.keys().copied())?;
+        }
+        let mut written = Vec::new();
+        let path = dir.join(LINES_FILE);
+        let text = text::render(self, &names);
+        crate::atomic::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
+        written.push(path);
+        let folded = flame::folded(self, &names);
+        let path = dir.join(FOLDED_FILE);
+        crate::atomic::write_atomic(&path, |w| w.write_all(folded.as_bytes()))?;
+        written.push(path);
+        let path = dir.join(FLAME_FILE);
+        let svg = flame::svg(&folded)?;
+        crate::atomic::write_atomic(&path, |w| w.write_all(&svg))?;
+        written.push(path);
+        let path = dir.join(PARQUET_FILE);
+        table::write(self, &names, &path)?;
+        written.push(path);
+        Ok(written)
+    }
+}
+
+/// The name of a cause in the files.
+pub fn cause_name(i: usize) -> &'static str {
+    Cause::ALL[i].name()
+}

@@ -1,0 +1,94 @@
+//! `ttprof_lines.parquet`: one row per (run, op, RISC, kernel, pc, cause) that took cycles,
+//! summed over the op's tiles.
+//!
+//! | column | type | meaning |
+//! | --- | --- | --- |
+//! | `run` | uint32 | run (launch) id |
+//! | `op` | string | the op's name |
+//! | `risc` | string | `BRISC` .. `TRISC2` |
+//! | `kernel` | string | the kernel ELF's file name |
+//! | `pc` | uint32 | the instruction's address |
+//! | `function` | string | the innermost function outside Rust's core/alloc/std |
+//! | `file`, `line` | string, uint32 | its source line (empty, 0 when unknown) |
+//! | `stack` | string | every frame, outermost first, `;`-separated |
+//! | `cause` | string | `issue`, `load-use`, `store-port`, `mispredict`, `icache-miss`, `fifo-wait` |
+//! | `cycles` | uint64 | cycles, over the op's cores |
+
+use super::symbolize::Names;
+use super::{cause_name, LineProfile};
+use crate::atomic::AtomicFile;
+use crate::error::{Error, Result};
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_schema::{DataType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use std::path::Path;
+use std::sync::Arc;
+
+pub fn write(p: &LineProfile, names: &Names, path: &Path) -> Result<()> {
+    let (mut run, mut op, mut risc, mut kernel, mut pc) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut function, mut file, mut line, mut stack, mut cause, mut cycles) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (key, k) in &p.kernels {
+        let elf_name = key
+            .elf
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+        for (&addr, c) in &k.pcs {
+            let info = names.get(&key.elf, addr);
+            let leaf = info.source().clone();
+            let frames: Vec<String> = info
+                .frames
+                .iter()
+                .map(|f| format!("{} ({})", f.function, f.location()))
+                .collect();
+            for (i, &n) in c.iter().enumerate() {
+                if n == 0 {
+                    continue;
+                }
+                run.push(key.run_id);
+                op.push(key.op.clone());
+                risc.push(key.risc.name().to_string());
+                kernel.push(elf_name.clone());
+                pc.push(addr);
+                function.push(leaf.function.clone());
+                file.push(leaf.file.clone());
+                line.push(leaf.line);
+                stack.push(frames.join(";"));
+                cause.push(cause_name(i));
+                cycles.push(n);
+            }
+        }
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("run", DataType::UInt32, false),
+        Field::new("op", DataType::Utf8, false),
+        Field::new("risc", DataType::Utf8, false),
+        Field::new("kernel", DataType::Utf8, false),
+        Field::new("pc", DataType::UInt32, false),
+        Field::new("function", DataType::Utf8, false),
+        Field::new("file", DataType::Utf8, false),
+        Field::new("line", DataType::UInt32, false),
+        Field::new("stack", DataType::Utf8, false),
+        Field::new("cause", DataType::Utf8, false),
+        Field::new("cycles", DataType::UInt64, false),
+    ]));
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(UInt32Array::from(run)),
+        Arc::new(StringArray::from(op)),
+        Arc::new(StringArray::from(risc)),
+        Arc::new(StringArray::from(kernel)),
+        Arc::new(UInt32Array::from(pc)),
+        Arc::new(StringArray::from(function)),
+        Arc::new(StringArray::from(file)),
+        Arc::new(UInt32Array::from(line)),
+        Arc::new(StringArray::from(stack)),
+        Arc::new(StringArray::from(cause)),
+        Arc::new(UInt64Array::from(cycles)),
+    ];
+    let err = |e: String| Error::Other(format!("{}: {e}", path.display()));
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| err(e.to_string()))?;
+    let file = AtomicFile::create(path)?;
+    let mut w = ArrowWriter::try_new(file, schema, None).map_err(|e| err(e.to_string()))?;
+    w.write(&batch).map_err(|e| err(e.to_string()))?;
+    w.into_inner().map_err(|e| err(e.to_string()))?.commit()
+}

@@ -1,0 +1,209 @@
+//! `ttprof_lines.txt`: per op and kernel, the hottest source lines with their cycles, share
+//! and causes, then the source around them with the cycles of every line (`perf annotate`
+//! style).
+
+use super::symbolize::{short, Names};
+use super::{cause_name, Causes, KernelCycles, KernelKey, LineProfile, CAUSES};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+/// Hottest lines listed per kernel.
+const TOP_LINES: usize = 12;
+/// Hottest lines whose source is shown.
+const ANNOTATED: usize = 4;
+/// Source lines shown either side of an annotated line.
+const CONTEXT: u32 = 3;
+
+/// One source line of a kernel: its cycles and where it sits.
+#[derive(Default)]
+struct Line {
+    causes: Causes,
+    /// Innermost functions at this line.
+    functions: BTreeSet<String>,
+    /// Functions it was inlined into (outermost frames).
+    inlined_into: BTreeSet<String>,
+}
+
+fn total(c: &Causes) -> u64 {
+    c.iter().sum()
+}
+
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// The lines of one kernel, by (file, line).
+fn lines_of(key: &KernelKey, k: &KernelCycles, names: &Names) -> BTreeMap<(String, u32), Line> {
+    let mut lines: BTreeMap<(String, u32), Line> = BTreeMap::new();
+    for (&pc, c) in &k.pcs {
+        let info = names.get(&key.elf, pc);
+        let leaf = info.source();
+        let l = lines.entry((leaf.file.clone(), leaf.line)).or_default();
+        for (a, b) in l.causes.iter_mut().zip(c) {
+            *a += b;
+        }
+        l.functions.insert(leaf.function.clone());
+        if info.frames.len() > 1 && info.frames[0] != *leaf {
+            l.inlined_into.insert(info.frames[0].function.clone());
+        }
+    }
+    lines
+}
+
+/// The causes of `c` that hold cycles, largest first: `load-use 61% issue 30% ...`.
+fn causes_text(c: &Causes) -> String {
+    let t = total(c);
+    // Causes under 0.5 % of the line are left out.
+    let mut v: Vec<(u64, usize)> = (0..CAUSES)
+        .map(|i| (c[i], i))
+        .filter(|x| x.0 > 0 && share(x.0, t) >= 0.5)
+        .collect();
+    v.sort_by(|a, b| b.cmp(a));
+    v.iter()
+        .map(|&(n, i)| format!("{} {:.0}%", cause_name(i), share(n, t)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn render(p: &LineProfile, names: &Names) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "ttprof --lines: every emulated cycle of every core, by source line (exact: per core the lines sum to its cycles)\n\
+         line: the innermost source line outside Rust's core/alloc/std (its inlined frames are in ttprof_cycles.folded)\n\
+         causes: issue (the instruction's own cycles), load-use (waiting for a register: a load's or mul/div's result),\n\
+         store-port (a load/store waiting for the store queue or a load slot), mispredict, icache-miss,\n\
+         fifo-wait (held on a mailbox / PCBuf / semaphore until another core moved it)\n"
+    );
+    for (key, k) in &p.kernels {
+        let lines = lines_of(key, k, names);
+        let _ = writeln!(
+            s,
+            "== op {} (run {}) | {} | {} | {} core(s), {} cycles (= the cores' cycles) | {}",
+            key.op,
+            key.run_id,
+            key.risc,
+            key.elf
+                .file_name()
+                .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
+            k.cores,
+            k.cycles,
+            causes_text(&k.pcs.values().fold([0; CAUSES], |mut a, c| {
+                for (x, y) in a.iter_mut().zip(c) {
+                    *x += y;
+                }
+                a
+            }))
+        );
+        let mut hot: Vec<(&(String, u32), &Line)> = lines.iter().collect();
+        hot.sort_by(|a, b| {
+            total(&b.1.causes)
+                .cmp(&total(&a.1.causes))
+                .then(a.0.cmp(b.0))
+        });
+        let _ = writeln!(
+            s,
+            "  {:>12} {:>6}  {:<40} {:<36} causes",
+            "cycles", "share", "line", "function"
+        );
+        for ((file, line), l) in hot.iter().take(TOP_LINES) {
+            let loc = if file.is_empty() {
+                "?".to_string()
+            } else {
+                format!("{}:{line}", short(file))
+            };
+            let mut func = l.functions.iter().next().cloned().unwrap_or_default();
+            if let Some(outer) = l.inlined_into.iter().next() {
+                if !l.functions.contains(outer) {
+                    func = format!("{func} (inlined into {outer})");
+                }
+            }
+            let _ = writeln!(
+                s,
+                "  {:>12} {:>5.1}%  {:<40} {:<36} {}",
+                total(&l.causes),
+                share(total(&l.causes), k.cycles),
+                loc,
+                func,
+                causes_text(&l.causes)
+            );
+        }
+        if hot.len() > TOP_LINES {
+            let rest: u64 = hot[TOP_LINES..].iter().map(|(_, l)| total(&l.causes)).sum();
+            let _ = writeln!(
+                s,
+                "  {:>12} {:>5.1}%  ({} more lines)",
+                rest,
+                share(rest, k.cycles),
+                hot.len() - TOP_LINES
+            );
+        }
+        annotate(&mut s, &hot, &lines, k.cycles);
+        s.push('\n');
+    }
+    if p.kernels.is_empty() {
+        s.push_str("no core ran in lines mode\n");
+    }
+    s
+}
+
+/// The source around the hottest lines, with each line's cycles and share.
+fn annotate(
+    s: &mut String,
+    hot: &[(&(String, u32), &Line)],
+    lines: &BTreeMap<(String, u32), Line>,
+    whole: u64,
+) {
+    // Per file, the line ranges to show (merged).
+    let mut ranges: BTreeMap<&str, Vec<(u32, u32)>> = BTreeMap::new();
+    for ((file, line), _) in hot.iter().take(ANNOTATED) {
+        if file.is_empty() || *line == 0 {
+            continue;
+        }
+        ranges
+            .entry(file.as_str())
+            .or_default()
+            .push((line.saturating_sub(CONTEXT).max(1), line + CONTEXT));
+    }
+    for (file, mut r) in ranges {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            let _ = writeln!(s, "\n  {file}: source not readable here");
+            continue;
+        };
+        let src: Vec<&str> = text.lines().collect();
+        r.sort();
+        let mut merged: Vec<(u32, u32)> = Vec::new();
+        for (a, b) in r {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 + 1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        let _ = writeln!(s, "\n  {file}");
+        for (a, b) in merged {
+            let _ = writeln!(s, "  {:>12} {:>6} {:>6} |", "", "", "...");
+            for n in a..=b.min(src.len() as u32) {
+                let code = src[(n - 1) as usize];
+                match lines.get(&(file.to_string(), n)) {
+                    Some(l) if total(&l.causes) > 0 => {
+                        let _ = writeln!(
+                            s,
+                            "  {:>12} {:>5.1}% {:>6} | {}",
+                            total(&l.causes),
+                            share(total(&l.causes), whole),
+                            n,
+                            code
+                        );
+                    }
+                    _ => {
+                        let _ = writeln!(s, "  {:>12} {:>6} {:>6} | {}", "", "", n, code);
+                    }
+                }
+            }
+        }
+    }
+}
