@@ -255,10 +255,17 @@ struct is_str<const char (&)[N]> { static constexpr bool value = true; };
 
 #define TTPROF__SHORT_LIMIT 32768u /* wire::SHORT_LIMIT */
 
-/* This RISC's anchor word (0: recording off), x0-relative: one `lw`. */
+/* The hot word's page in core-local RAM (riscv_linker::profiler::HOT_WORD): a constant GCC hoists. */
+TTPROF__INLINE uint32_t ttprof__hot_page(void) {
+    uint32_t p;
+    __asm__("lui %0, %%hi(__ttprof_hot)" : "=r"(p));
+    return p;
+}
+
+/* This RISC's hot word (its anchor; 0: recording off) from core-local RAM: one `lw`, latency 2. */
 TTPROF__INLINE uint32_t ttprof__load_anchor(void) {
     uint32_t a;
-    __asm__ volatile("lw %0, %%lo(__ttprof_anchor)(zero)" : "=r"(a));
+    __asm__ volatile("lw %0, %%lo(__ttprof_hot)(%1)" : "=r"(a) : "r"(ttprof__hot_page()));
     return a;
 }
 

@@ -154,15 +154,19 @@ fn open_fast() -> Open {
     }
 }
 
-/// This RISC's hot anchor word (0: recording off), x0-relative: one `lw`.
+/// This RISC's hot word (its anchor; 0: recording off) from core-local RAM: one `lw`
+/// (latency 2) from a base register the compiler hoists out of loops.
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
 fn load_anchor() -> u32 {
+    use riscv_linker::profiler::HOT_WORD;
     let anchor: u32;
     unsafe {
         core::arch::asm!(
-            "lw {a}, %lo(__ttprof_anchor)(zero)",
+            "lw {a}, {off}({base})",
             a = out(reg) anchor,
+            base = in(reg) HOT_WORD & !0xFFF,
+            off = const HOT_WORD & 0xFFF,
             options(nostack, readonly, preserves_flags)
         )
     };
