@@ -343,8 +343,11 @@ slow:
     ttprof_slow_close(id, start, end);
 }
 
+/* The guard: one forward beqz in the hot path itself, not taken (predicted) while recording is on. */
 TTPROF__INLINE void ttprof__zone_close(ttprof_zone_t *z) {
-    if (z->anchor != 0) ttprof__close_fast(z->id, z->start, z->anchor);
+    __asm__ goto("beqz %0, %l[off]" : : "r"(z->anchor) : : off);
+    ttprof__close_fast(z->id, z->start, z->anchor);
+off:;
 }
 
 typedef struct ttprof_value_zone { uint32_t start, anchor, id, value; } ttprof_value_zone_t;

@@ -135,9 +135,33 @@ impl Drop for RecordedZone {
 impl Drop for Zone {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.open.anchor != 0 {
-            close_fast(self.site.word(), self.open.start, self.open.anchor);
-        }
+        close_guarded(self.site.word(), self.open.start, self.open.anchor);
+    }
+}
+
+/// The guard's close: nothing when the open found recording off (anchor 0). On a core the
+/// test is one forward `beqz` written in the hot path itself, so it is laid out not taken
+/// (predicted) when recording is on whatever block order the compiler picks.
+#[cfg(target_arch = "riscv32")]
+#[inline(always)]
+fn close_guarded(id: u32, start: u32, anchor: u32) {
+    unsafe {
+        core::arch::asm!(
+            "beqz {a}, {off}",
+            a = in(reg) anchor,
+            off = label {
+                return;
+            },
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    close_fast(id, start, anchor);
+}
+
+#[cfg(not(target_arch = "riscv32"))]
+fn close_guarded(id: u32, start: u32, anchor: u32) {
+    if anchor != 0 {
+        close_fast(id, start, anchor);
     }
 }
 
