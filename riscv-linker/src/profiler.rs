@@ -5,8 +5,8 @@
 //! (the emulator's launcher or a real dispatcher). Each word has exactly one writer,
 //! named in its doc comment; the other parties only read it.
 //!
-//! The control blocks live below L1 address 0x800 so that the runtime's hot path can reach
-//! its anchor word with a single `lw rd, imm(x0)`.
+//! The control blocks live below L1 address 0x800, reachable with a single `lw rd, imm(x0)`;
+//! the zone hot path itself loads its anchor from core-local RAM ([`HOT_WORD`]).
 //!
 //! Positions in a ring (`head`, `tail`) are free-running byte counters that wrap at 2^32;
 //! the byte offset in the ring is `counter % capacity`. Capacity is a power of two.
