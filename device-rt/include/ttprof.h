@@ -4,8 +4,9 @@
  * The same runtime as Rust kernels (`ttprof-rt`), the same records in the same ring:
  *
  *   - Only a zone's hot path is here, inline: the instructions of `ttprof-rt`'s `zone.rs`
- *     (open: the anchor load, its branch, the clock; close: the clock, two subtractions, the
- *     two bound checks, three halfword stores and the write pointer's bump), on the same two
+ *     (open: the anchor load from core-local RAM and the clock, no branch; close: the clock,
+ *     the room check and the id's store in its shadow, two subtractions, the time check, two
+ *     more halfword stores and the write pointer's bump), on the same two
  *     registers the runtime reserves: `tp` (ring write pointer) and `gp` (write limit). GCC
  *     never allocates either; `ttprof build` still passes -ffixed-gp -ffixed-tp. Do not link
  *     code that uses thread-local storage (it addresses it from `tp`).
@@ -255,10 +256,17 @@ struct is_str<const char (&)[N]> { static constexpr bool value = true; };
 
 #define TTPROF__SHORT_LIMIT 32768u /* wire::SHORT_LIMIT */
 
-/* This RISC's anchor word (0: recording off), x0-relative: one `lw`. */
+/* The hot word's page in core-local RAM (riscv_linker::profiler::HOT_WORD): a constant GCC hoists. */
+TTPROF__INLINE uint32_t ttprof__hot_page(void) {
+    uint32_t p;
+    __asm__("lui %0, %%hi(__ttprof_hot)" : "=r"(p));
+    return p;
+}
+
+/* This RISC's hot word (its anchor; 0: recording off) from core-local RAM: one `lw`, latency 2. */
 TTPROF__INLINE uint32_t ttprof__load_anchor(void) {
     uint32_t a;
-    __asm__ volatile("lw %0, %%lo(__ttprof_anchor)(zero)" : "=r"(a));
+    __asm__ volatile("lw %0, %%lo(__ttprof_hot)(%1)" : "=r"(a) : "r"(ttprof__hot_page()));
     return a;
 }
 
@@ -286,18 +294,16 @@ TTPROF__INLINE uint32_t ttprof__clock_lo(void) {
 /* A zone: its start, the anchor its open loaded (non-zero exactly when it is recorded), its site. */
 typedef struct ttprof_zone { uint32_t start, anchor, id; } ttprof_zone_t;
 
+/* The hot word, then the wall clock: two loads back to back, no branch (the close's guard
+ * tests the anchor); a compiler barrier like ttprof__zone_clock. */
 TTPROF__INLINE ttprof_zone_t ttprof__zone_open(uint32_t id) {
     ttprof_zone_t z;
-    uint32_t a = ttprof__load_anchor();
+    __asm__ volatile("lw %0, %%lo(__ttprof_hot)(%2)\n\t"
+                     "lw %1, %%lo(__ttprof_wall_clock_l)(%3)"
+                     : "=&r"(z.anchor), "=r"(z.start)
+                     : "r"(ttprof__hot_page()), "r"(ttprof__clock_page())
+                     : "memory");
     z.id = id;
-    if (__builtin_expect(a == 0, 0)) {
-        z.start = a;
-        z.anchor = a;
-        return z;
-    }
-    z.start = ttprof__zone_clock();
-    __asm__("" : "+r"(a)); /* non-zero here; hidden so the guard reuses the loaded register */
-    z.anchor = a;
     return z;
 }
 
@@ -310,16 +316,26 @@ TTPROF__INLINE ttprof_zone_t ttprof__zone_open_if(uint32_t id, int active) {
 }
 
 TTPROF__INLINE void ttprof__close_fast(uint32_t id, uint32_t start, uint32_t anchor) {
-    uint32_t end = ttprof__zone_clock();
+    uint32_t end = ttprof__zone_clock(), t, d;
+    /* In the clock read's shadow: the room check and the id's store (a slow close rewrites
+     * the record from tp). */
+    __asm__ goto("bgeu tp, gp, %l[slow]\n\t"
+                 "sh %0, 0(tp)"
+                 :
+                 : "r"(id), "r"(end)
+                 : "memory"
+                 : slow);
+    __asm__ volatile("sub %0, %2, %3\n\t"
+                     "sub %1, %2, %4"
+                     : "=&r"(t), "=&r"(d)
+                     : "r"(end), "r"(anchor), "r"(start));
     __asm__ goto(
         "bgeu %0, %1, %l[slow]\n\t"
-        "bgeu tp, gp, %l[slow]\n\t"
-        "sh %2, 0(tp)\n\t"
-        "sh %3, 2(tp)\n\t"
-        "sh %4, 4(tp)\n\t"
+        "sh %2, 2(tp)\n\t"
+        "sh %3, 4(tp)\n\t"
         "addi tp, tp, 6"
         :
-        : "r"(end - anchor), "r"(TTPROF__SHORT_LIMIT), "r"(id), "r"(end - start), "r"(end)
+        : "r"(t), "r"(TTPROF__SHORT_LIMIT), "r"(d), "r"(end)
         : "memory"
         : slow);
     return;
@@ -327,8 +343,11 @@ slow:
     ttprof_slow_close(id, start, end);
 }
 
+/* The guard: one forward beqz in the hot path itself, not taken (predicted) while recording is on. */
 TTPROF__INLINE void ttprof__zone_close(ttprof_zone_t *z) {
-    if (z->anchor != 0) ttprof__close_fast(z->id, z->start, z->anchor);
+    __asm__ goto("beqz %0, %l[off]" : : "r"(z->anchor) : : off);
+    ttprof__close_fast(z->id, z->start, z->anchor);
+off:;
 }
 
 typedef struct ttprof_value_zone { uint32_t start, anchor, id, value; } ttprof_value_zone_t;

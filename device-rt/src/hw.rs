@@ -86,6 +86,17 @@ mod device {
         unsafe { asm!("mv gp, {}", in(reg) v, options(nomem, nostack, preserves_flags)) };
     }
 
+    /// The hot word in core-local RAM (`profiler::HOT_WORD`).
+    #[inline(always)]
+    pub fn hot() -> u32 {
+        unsafe { read_volatile(riscv_linker::profiler::HOT_WORD as *const u32) }
+    }
+
+    #[inline(always)]
+    pub fn set_hot(v: u32) {
+        unsafe { write_volatile(riscv_linker::profiler::HOT_WORD as *mut u32, v) }
+    }
+
     #[inline(always)]
     pub fn rd32(addr: u32) -> u32 {
         unsafe { read_volatile(addr as *const u32) }

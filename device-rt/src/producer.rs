@@ -111,7 +111,9 @@ fn set_anchor(a: u64, recording: bool) {
     // never run backwards, so every admitted open is still at or after `a`.
     wr64(private::ANCHOR_LO, private::ANCHOR_HI, a);
     let hot = if a as u32 == 0 { u32::MAX } else { a as u32 };
-    wr(ring::ANCHOR, if recording { hot } else { 0 });
+    let hot = if recording { hot } else { 0 };
+    wr(ring::ANCHOR, hot);
+    hw::set_hot(hot);
 }
 
 /// Whether the host has switched recording off; if so the hot word is cleared.
@@ -120,6 +122,7 @@ fn set_anchor(a: u64, recording: bool) {
 fn honour_disable() -> bool {
     if tile_word(tile::CONTROL) & tile::CONTROL_DISABLE != 0 {
         wr(ring::ANCHOR, 0);
+        hw::set_hot(0);
         return true;
     }
     false
@@ -406,7 +409,7 @@ pub(crate) fn close_value(id: SiteId, start: u32, end: u32, value: u32) {
 /// Whether records may be written now.
 #[inline(always)]
 pub(crate) fn recording() -> bool {
-    rd(ring::ANCHOR) != 0
+    hw::hot() != 0
 }
 
 /// Writes a record if recording is on (events, data, sums, wrapper zones).

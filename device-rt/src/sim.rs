@@ -28,6 +28,8 @@ struct Core {
     tick: u64,
     tp: u32,
     gp: u32,
+    /// The core-local hot word (`profiler::HOT_WORD`): the host cannot write it.
+    hot: u32,
     sites: Vec<String>,
     ids: HashMap<usize, u16>,
     consumer: Option<Consumer>,
@@ -62,6 +64,7 @@ impl Sim {
                 tick: 1,
                 tp: 0,
                 gp: 0,
+                hot: 0,
                 sites: Vec::new(),
                 ids: HashMap::new(),
                 consumer: None,
@@ -189,6 +192,14 @@ pub(crate) mod hw {
         with(|c| c.gp = v)
     }
 
+    pub fn hot() -> u32 {
+        with(|c| c.hot)
+    }
+
+    pub fn set_hot(v: u32) {
+        with(|c| c.hot = v)
+    }
+
     pub fn rd32(addr: u32) -> u32 {
         with(|c| super::rd32(&c.l1, addr))
     }
@@ -261,7 +272,7 @@ pub(crate) mod hw {
     /// The hot path's open, step for step: `(start, anchor)`, the anchor 0 when recording
     /// is off.
     pub fn open_fast() -> (u32, u32) {
-        let anchor = rd32(ring_block() + profiler::ring::ANCHOR);
+        let anchor = hot();
         if anchor == 0 {
             return (0, 0);
         }

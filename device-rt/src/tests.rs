@@ -327,9 +327,14 @@ fn recording_off_writes_nothing_and_on_again_at_next_launch() {
     let sim = setup(0);
     assert!(sim.begin_launch(1));
     nested(&sim, 2, 5, 5);
-    // The host switches recording off: CONTROL bit, then the hot word.
+    // The host switches recording off: CONTROL bit, then the hot word's L1 copy. The core's
+    // hot word is in its local RAM, which the host cannot reach: zones that close on the hot
+    // path still record until the next slow path, which honours the switch.
     sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, tile::CONTROL_DISABLE);
     sim.write_u32(profiler::ring_word(RISC, ring::ANCHOR), 0);
+    nested(&sim, 3, 5, 5);
+    sim.advance(1 << 16);
+    nested(&sim, 1, 5, 5);
     nested(&sim, 3, 5, 5);
     sim.end_launch();
     assert!(!sim.begin_launch(2));
@@ -341,8 +346,12 @@ fn recording_off_writes_nothing_and_on_again_at_next_launch() {
     sim.end_launch();
     let mut r = Reader::default();
     drain_now(&sim, &mut r);
-    assert_eq!(r.zones().len(), 3);
-    assert_eq!((r.zones()[2].1, r.zones()[2].2), expected[0]);
+    assert_eq!(
+        r.zones().len(),
+        2 + 3 + 1 + 1,
+        "launch 1: 2 zones, 3 on the hot path after the switch, 1 slow close that honours it"
+    );
+    assert_eq!((r.zones()[6].1, r.zones()[6].2), expected[0]);
     let runs: Vec<u32> = r
         .records
         .iter()
@@ -385,9 +394,12 @@ fn block_zones_record_exactly_and_evaluate_to_their_block_either_way() {
         2,
         "long ones too"
     );
-    // Switched off: the blocks still run, nothing is recorded.
+    // Switched off: the next slow close (a zone after a long gap) honours the switch, then
+    // the blocks still run and nothing is recorded.
     sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, tile::CONTROL_DISABLE);
     sim.write_u32(profiler::ring_word(RISC, ring::ANCHOR), 0);
+    sim.advance(1 << 16);
+    assert_eq!(nested_blocks(&sim, 1, 7, 11, &mut expected), 1);
     assert_eq!(nested_blocks(&sim, 3, 7, 11, &mut Vec::new()), 3);
     sim.end_launch();
     let mut r = Reader::default();

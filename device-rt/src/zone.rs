@@ -3,29 +3,33 @@
 //! ## The hot path (a short zone, recording on, ring not full)
 //!
 //! ```text
-//! open:  lw   a, ANCHOR(x0)     # this RISC's anchor; 0 = recording off
-//!        beqz a, off
-//!        lw   s, WALL_CLOCK_L
+//! open:  lw   a, HOT(h)           # this RISC's anchor, core-local RAM (h = 0xFFB00000); 0 = off
+//!        lw   s, WALL_CLOCK_L(c)  # no branch: the close's guard tests `a`
 //! close: (branch on the guard: `a != 0`)
-//!        lw   e, WALL_CLOCK_L
-//!        sub  d, e, s
-//!        sub  t, e, a
-//!        bgeu t, 2^15, slow_close # the end is within 2^15 cycles of the anchor
+//!        lw   e, WALL_CLOCK_L(c)
 //!        bgeu tp, gp, slow_close  # tp = write pointer, gp = limit (both reserved registers)
 //!        li   id, SITE            # the site's INFO-section address (lui+addi, relaxed)
-//!        sh   id, 0(tp)
+//!        sh   id, 0(tp)           # these two in the clock read's shadow
+//!        sub  t, e, a
+//!        sub  d, e, s
+//!        bgeu t, 2^15, slow_close # the end is within 2^15 cycles of the anchor
 //!        sh   d, 2(tp)
 //!        sh   e, 4(tp)
 //!        addi tp, tp, 6
 //! ```
 //!
-//! That is 14 instructions and 6 ring bytes per zone (13 in a loop, where the site's `li`
+//! That is 13 instructions and 6 ring bytes per zone (12 in a loop, where the site's `li`
 //! is hoisted; one more when a kernel has more than 2047 sites and the id needs `lui`); the
-//! clock base and the 2^15 bound are loop-invariant constants. One check at close covers
+//! two bases and the 2^15 bound are loop-invariant constants. One check at close covers
 //! both time bounds: the start was read after the anchor was loaded, so `end - anchor <
 //! 2^15` also bounds the duration (see `producer` for why the decoder can then rebuild the
-//! times). With recording off a zone costs the anchor load and its branch, plus the branch
-//! on the guard at close.
+//! times). With recording off a zone costs the two loads at open and the branch on the
+//! guard at close.
+//!
+//! Scheduling for the pipeline (see DESIGN.md, "What a zone costs"): the anchor is a
+//! core-local word (latency 2, off the L1 port the ring's and the kernel's stores hold),
+//! nothing waits on a load at open, and the close fills the clock read's latency with the
+//! room check and the first store.
 
 use crate::producer;
 #[cfg(target_arch = "riscv32")]
@@ -131,97 +135,134 @@ impl Drop for RecordedZone {
 impl Drop for Zone {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.open.anchor != 0 {
-            close_fast(self.site.word(), self.open.start, self.open.anchor);
-        }
+        close_guarded(self.site.word(), self.open.start, self.open.anchor);
+    }
+}
+
+/// The guard's close: nothing when the open found recording off (anchor 0). On a core the
+/// test is one forward `beqz` written in the hot path itself, so it is laid out not taken
+/// (predicted) when recording is on whatever block order the compiler picks.
+#[cfg(target_arch = "riscv32")]
+#[inline(always)]
+fn close_guarded(id: u32, start: u32, anchor: u32) {
+    unsafe {
+        core::arch::asm!(
+            "beqz {a}, {off}",
+            a = in(reg) anchor,
+            off = label {
+                return;
+            },
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    close_fast(id, start, anchor);
+}
+
+#[cfg(not(target_arch = "riscv32"))]
+fn close_guarded(id: u32, start: u32, anchor: u32) {
+    if anchor != 0 {
+        close_fast(id, start, anchor);
     }
 }
 
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
 fn open_fast() -> Open {
-    let anchor = load_anchor();
-    if anchor == 0 {
-        // The loaded zero serves as both fields: no constants to materialise.
-        return off(anchor);
-    }
-    let start = crate::hw::zone_clock();
-    // The anchor is non-zero here; hiding that from the compiler makes it keep the loaded
-    // register as the guard's flag instead of materialising a constant.
-    Open {
-        start,
-        anchor: opaque(anchor),
-    }
+    // No branch at open: the clock is read whether or not recording is on (its latency is
+    // hidden: nothing waits for it before the close), and the close's guard tests the anchor.
+    let (anchor, start) = load_anchor_and_clock();
+    Open { start, anchor }
 }
 
-/// This RISC's hot anchor word (0: recording off), x0-relative: one `lw`.
+/// This RISC's hot word (its anchor; 0: recording off) from core-local RAM, then the wall
+/// clock's low word: two loads issued back to back, neither waiting for the other (the hot
+/// word's latency is 2, the clock's 7), from base registers the compiler hoists out of
+/// loops. The anchor is loaded first, so it is at or before the start (it is a time this
+/// core wrote earlier). A compiler barrier, as [`crate::hw::zone_clock`].
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
-fn load_anchor() -> u32 {
-    let anchor: u32;
+fn load_anchor_and_clock() -> (u32, u32) {
+    use riscv_linker::{mmio::WALL_CLOCK_L, profiler::HOT_WORD};
+    let (anchor, start): (u32, u32);
     unsafe {
         core::arch::asm!(
-            "lw {a}, %lo(__ttprof_anchor)(zero)",
+            "lw {a}, {hoff}({hbase})",
+            "lw {s}, {coff}({cbase})",
             a = out(reg) anchor,
-            options(nostack, readonly, preserves_flags)
+            s = out(reg) start,
+            hbase = in(reg) HOT_WORD & !0xFFF,
+            hoff = const HOT_WORD & 0xFFF,
+            cbase = in(reg) WALL_CLOCK_L & !0xFFF,
+            coff = const WALL_CLOCK_L & 0xFFF,
+            options(nostack, preserves_flags)
         )
     };
-    anchor
+    (anchor, start)
 }
 
-/// The open of the block form: the anchor load and one branch, then the clock.
+/// The open of the block form: both loads, then one branch on the anchor.
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
 fn open_if_recording() -> Option<Open> {
-    let anchor = load_anchor();
+    let (anchor, start) = load_anchor_and_clock();
     if anchor == 0 {
         return None;
     }
-    Some(Open {
-        start: crate::hw::zone_clock(),
-        anchor,
-    })
-}
-
-/// Recording is off: kept out of the hot path's straight line.
-#[cfg(target_arch = "riscv32")]
-#[cold]
-#[inline(always)]
-fn off(zero: u32) -> Open {
-    Open {
-        start: zero,
-        anchor: zero,
-    }
-}
-
-/// `v`, through a register the compiler cannot see into.
-#[cfg(target_arch = "riscv32")]
-#[inline(always)]
-fn opaque(mut v: u32) -> u32 {
-    unsafe {
-        core::arch::asm!("/* {0} */", inout(reg) v, options(pure, nomem, nostack, preserves_flags))
-    };
-    v
+    Some(Open { start, anchor })
 }
 
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
 fn close_fast(id: u32, start: u32, anchor: u32) {
     let end = crate::hw::zone_clock();
+    // In the clock read's shadow (latency 7): the room check and the id's store, which do
+    // not need the end. A slow close rewrites the record from `tp`, so the id written
+    // there is harmless when a later check fails.
+    unsafe {
+        core::arch::asm!(
+            "bgeu tp, gp, {slow}",
+            "sh {id}, 0(tp)",
+            "/* end in {e} */",
+            id = in(reg) id,
+            e = in(reg) end,
+            slow = label {
+                // A label block falls through to the code after the `asm!`: return.
+                producer::slow_close(id as SiteId, start, end);
+                return;
+            },
+            options(nostack)
+        )
+    };
+    // Kept after the block above (a block with side effects): the subtractions are the
+    // first instructions that wait for the clock.
+    let (t, d): (u32, u32);
+    unsafe {
+        core::arch::asm!(
+            "sub {t}, {e}, {a}",
+            "sub {d}, {e}, {s}",
+            t = out(reg) t,
+            d = lateout(reg) d,
+            e = in(reg) end,
+            a = in(reg) anchor,
+            s = in(reg) start,
+            options(nomem, nostack, preserves_flags)
+        )
+    };
     unsafe {
         core::arch::asm!(
             "bgeu {t}, {limit}, {slow}",
-            "bgeu tp, gp, {slow}",
-            "sh {id}, 0(tp)",
             "sh {d}, 2(tp)",
             "sh {e}, 4(tp)",
             "addi tp, tp, 6",
-            t = in(reg) end.wrapping_sub(anchor),
-            d = in(reg) end.wrapping_sub(start),
+            t = in(reg) t,
+            d = in(reg) d,
             e = in(reg) end,
-            id = in(reg) id,
             limit = in(reg) SHORT_LIMIT,
-            slow = label { producer::slow_close(id as SiteId, start, end) },
+            slow = label {
+                // A label block falls through to the code after the `asm!`: return.
+                producer::slow_close(id as SiteId, start, end);
+                return;
+            },
             options(nostack)
         )
     };

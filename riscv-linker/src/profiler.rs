@@ -5,8 +5,8 @@
 //! (the emulator's launcher or a real dispatcher). Each word has exactly one writer,
 //! named in its doc comment; the other parties only read it.
 //!
-//! The control blocks live below L1 address 0x800 so that the runtime's hot path can reach
-//! its anchor word with a single `lw rd, imm(x0)`.
+//! The control blocks live below L1 address 0x800, reachable with a single `lw rd, imm(x0)`;
+//! the zone hot path itself loads its anchor from core-local RAM ([`HOT_WORD`]).
 //!
 //! Positions in a ring (`head`, `tail`) are free-running byte counters that wrap at 2^32;
 //! the byte offset in the ring is `counter % capacity`. Capacity is a power of two.
@@ -61,6 +61,17 @@ pub mod tile {
     pub const POLICY_DROP: u32 = 2;
 }
 
+/// Core-local RAM address of the *hot word*: this RISC's copy of `ring::ANCHOR`, the word
+/// the zone hot path loads (0: recording off). A load from core-local RAM takes 2 cycles
+/// where an L1 load takes 8 or more and waits behind the L1 port's stores, but the host
+/// cannot reach core-local RAM: the runtime writes the hot word with `ring::ANCHOR`
+/// whenever it moves the anchor (at launch start and in slow paths), and re-reads the host's
+/// switch (`tile::CONTROL_DISABLE`) at those points. Every core has its own local RAM at
+/// this address; the stack stops [`HOT_RESERVED`] bytes above it.
+pub const HOT_WORD: u32 = crate::mmio::LOCAL_RAM_BASE;
+/// Bytes at the start of core-local RAM reserved for the runtime's hot word.
+pub const HOT_RESERVED: u32 = 16;
+
 /// Address of the first ring control block (one per RISC, [`RING_BLOCK_SIZE`] apart).
 pub const RING_BLOCKS: u32 = 0x80;
 /// Size of one ring control block.
@@ -83,8 +94,10 @@ pub mod ring {
     pub const HEAD: u32 = 0x14;
     /// Consumed position (free-running byte counter). Writer: host.
     pub const TAIL: u32 = 0x18;
-    /// Hot-path time anchor (low word), 0 while recording is off. Writer: runtime; the host
-    /// may write 0 to stop recording at once (then also sets `tile::CONTROL_DISABLE`).
+    /// Hot-path time anchor (low word), 0 while recording is off: the host-visible copy of
+    /// the core-local [`super::HOT_WORD`] the hot path loads. Writer: runtime; the host may
+    /// write 0 when it sets `tile::CONTROL_DISABLE` (the runtime honours that switch at its
+    /// next slow path, at most 2^15 cycles of zone activity later, or at the next launch).
     pub const ANCHOR: u32 = 0x1C;
     /// Records (zones, events, data) dropped because the ring was full. Writer: runtime.
     pub const DROPPED: u32 = 0x20;

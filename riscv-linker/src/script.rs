@@ -109,7 +109,12 @@ pub fn linker_script(arch: Arch, risc: Risc) -> String {
         crate::runtime_args(risc).start
     );
     let _ = writeln!(w, "__stack_top = {:#x};", m.stack_top);
-    let _ = writeln!(w, "__stack_bottom = {:#x};\n", m.local_ram.start);
+    let _ = writeln!(w, "__ttprof_hot = {:#x};", profiler::HOT_WORD);
+    let _ = writeln!(
+        w,
+        "__stack_bottom = {:#x};\n",
+        m.local_ram.start + profiler::HOT_RESERVED
+    );
 
     let _ = writeln!(w, "SECTIONS\n{{");
     if m.boot.is_some() {

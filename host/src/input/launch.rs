@@ -123,8 +123,10 @@ pub fn set_consumer(mem: &dyn TileWords, chip: u32, at: NocCoord, attached: bool
 }
 
 /// Switches recording on or off for a tile. Off: the `CONTROL` bit first, then every
-/// ring's hot anchor word (the runtime re-checks `CONTROL` after it moves an anchor, so the
-/// two writes cannot be undone by a racing runtime). On: takes effect at the next launch.
+/// ring's L1 anchor word (the runtime re-checks `CONTROL` after it moves an anchor, so the
+/// two writes cannot be undone by a racing runtime); each core honours it at its next slow
+/// path, where it also clears the core-local hot word its zones load. On: takes effect at
+/// the next launch.
 pub fn set_recording(mem: &dyn TileWords, chip: u32, at: NocCoord, on: bool) -> Result<()> {
     let addr = profiler::TILE_BLOCK + tile::CONTROL;
     let control = mem.read_word(chip, at, addr)?;
