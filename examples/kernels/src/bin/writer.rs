@@ -26,6 +26,7 @@ fn main() {
             noc.async_write(o, out.page(first + t, 0), TILE_BYTES);
             let _b = wait!("noc-write-barrier", noc_write);
             noc.async_write_barrier();
+            signal!("noc-write-done", noc_write_done);
         }
         Cb(CB_OUT).pop_front();
     }
