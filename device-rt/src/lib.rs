@@ -32,9 +32,9 @@
 mod entry;
 mod hw;
 mod producer;
+pub mod signal;
 #[cfg(not(target_arch = "riscv32"))]
 pub mod sim;
-pub mod signal;
 pub mod wire;
 mod zone;
 

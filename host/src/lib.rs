@@ -99,5 +99,7 @@ pub mod testing;
 
 pub use error::{Error, Location, Result};
 pub use input::{capture, decode, devmem, launch, readout, replay};
-pub use model::{clock, critpath, elf, markers, oplog, ops, profile, resolve, sites, timebase, timeline};
+pub use model::{
+    clock, critpath, elf, markers, oplog, ops, profile, resolve, sites, timebase, timeline,
+};
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};

@@ -89,7 +89,7 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("write-tile", t);
             add("noc-write", t);
             add("noc-write-barrier", t);
-            add("wait-out", 1);
+            add("wait-out", t);
         }
     }
     m

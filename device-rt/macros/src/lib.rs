@@ -242,7 +242,9 @@ pub fn __site(input: TokenStream) -> TokenStream {
         (Some(r), "event") => resource_meta(r, &SIGNALS, "signal", SIGNAL_USAGE).map(Some),
         (Some(_), _) => Err(syn::Error::new(
             kind.span(),
-            format!("only a zone or a sum zone can be a wait and only an event a signal, not a `{k}`"),
+            format!(
+                "only a zone or a sum zone can be a wait and only an event a signal, not a `{k}`"
+            ),
         )),
     };
     let wait = match wait {

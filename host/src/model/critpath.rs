@@ -16,9 +16,11 @@
 //! | `noc_read`, `noc_write`, `noc_atomic` | `noc_*_done` | the same core (its own transactions) |
 //!
 //! Of those, the latest before the wait's end ended it: a consumer polls, so the last
-//! release before it saw enough is the one it waited for. Two candidates at that same cycle
-//! on different cores are ambiguous; such a wait, and one with no candidate at all, is
-//! unmatched, counted per site with the reason, never guessed. A signal that ended no wait
+//! release before it saw enough is the one it waited for. A wait whose latest candidate came
+//! before it began did not block (`ready`: the data or space was there), nor did a
+//! `cb_back` wait before any pop of its CB (the CB's initial space). Two candidates at
+//! that same cycle on different cores are ambiguous; such a wait, and one with no candidate
+//! at all, is unmatched, counted per site with the reason, never guessed. A signal that ended no wait
 //! (the other side was not waiting) is counted per site too.
 //!
 //! # The path
@@ -93,6 +95,10 @@ pub enum Unmatched {
     NoSignal,
     /// Signals on two cores at the same, latest cycle.
     Ambiguous,
+    /// The resource was released before the wait began, or is a CB's space that no pop had
+    /// to free yet (a producer's first reserves): it did not block (the time is the check's
+    /// own).
+    Ready,
 }
 
 impl Unmatched {
@@ -101,6 +107,7 @@ impl Unmatched {
         match self {
             Unmatched::NoSignal => "no signal of its resource was recorded while it waited",
             Unmatched::Ambiguous => "signals on two cores at the same cycle could have ended it",
+            Unmatched::Ready => "its resource was free when it began (it did not block)",
         }
     }
 }
@@ -159,15 +166,19 @@ pub fn match_waits(t: &OpTrace) -> Matching {
             let Some(wait) = w.wait else {
                 return Err(Unmatched::NoSignal);
             };
-            let cands = by_key
-                .get(&wait_key(wait, w.core))
-                .ok_or(Unmatched::NoSignal)?;
+            // A producer's first reserves find the CB's space free: nobody had to release it.
+            let never = if matches!(wait, Wait::CbBack(_)) {
+                Unmatched::Ready
+            } else {
+                Unmatched::NoSignal
+            };
+            let cands = by_key.get(&wait_key(wait, w.core)).ok_or(never)?;
             // The last signal at or before the wait's end...
             let n = cands.partition_point(|&(at, _)| at <= w.end);
-            let &(at, i) = cands[..n].last().ok_or(Unmatched::NoSignal)?;
+            let &(at, i) = cands[..n].last().ok_or(never)?;
             // ...recorded while it waited.
             if at < w.start {
-                return Err(Unmatched::NoSignal);
+                return Err(Unmatched::Ready);
             }
             let other_core = cands[..n]
                 .iter()
@@ -286,9 +297,7 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
             signal: m[wi],
         };
         match m[wi] {
-            Ok(si)
-                if t.signals[si].core != core && t.kernels.contains_key(&t.signals[si].core) =>
-            {
+            Ok(si) if t.signals[si].core != core && t.kernels.contains_key(&t.signals[si].core) => {
                 let at = t.signals[si].at.clamp(wait.start, we);
                 push(&mut out, core, at, we, kind);
                 core = t.signals[si].core;
@@ -323,8 +332,9 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     }
 }
 
-/// Per site, how many waits no signal ended and why, and how many signals ended no wait:
-/// ((core, site, reason), count) and ((core, site), count).
+/// Per site, how many waits no signal ended and why (not those that did not block:
+/// [`Unmatched::Ready`]), and how many signals ended no wait: ((core, site, reason), count)
+/// and ((core, site), count).
 pub fn unmatched(
     t: &OpTrace,
     m: &Matching,
@@ -337,8 +347,10 @@ pub fn unmatched(
     for (w, r) in t.waits.iter().zip(m) {
         match r {
             Ok(i) => used[*i] = true,
-            // A profiler stall is no wait on the pipeline.
-            Err(e) if w.wait.is_some() => *waits.entry((w.core, w.site, *e)).or_default() += 1,
+            // A profiler stall is no wait on the pipeline; a ready one waited on nobody.
+            Err(e) if w.wait.is_some() && *e != Unmatched::Ready => {
+                *waits.entry((w.core, w.site, *e)).or_default() += 1
+            }
             Err(_) => {}
         }
     }
@@ -483,6 +495,17 @@ mod tests {
         }
         let m = match_waits(&t);
         assert_eq!(m[2], Err(Unmatched::NoSignal));
+        // A producer's first reserve finds the space free.
+        assert_eq!(
+            match_waits(&OpTrace {
+                waits: vec![WaitSpan {
+                    wait: Some(Wait::CbBack(9)),
+                    ..t.waits[0]
+                }],
+                ..t.clone()
+            }),
+            [Err(Unmatched::Ready)]
+        );
         assert_eq!(m[5], Err(Unmatched::Ambiguous));
         let (w, _) = unmatched(&t, &m);
         assert_eq!(w.values().sum::<u64>(), 3);
@@ -490,10 +513,7 @@ mod tests {
         let p = critical_path(&t, &m);
         // The writer's unmatched wait is on the path whole, on the writer.
         assert!(p.segments.iter().all(|s| s.core.risc == Risc::Ncrisc));
-        assert_eq!(
-            p.segments.iter().map(|s| s.end - s.start).sum::<u64>(),
-            260
-        );
+        assert_eq!(p.segments.iter().map(|s| s.end - s.start).sum::<u64>(), 260);
         assert_eq!(p.segments[0].kind, SegmentKind::Launch);
         assert_eq!((p.segments[0].start, p.segments[0].end), (0, 2));
     }

@@ -448,7 +448,9 @@ mod tests {
         assert!(s("zone", "cb_push:2")
             .unwrap_err()
             .contains("cannot be a signal"));
-        assert!(s("event", "cb_push").unwrap_err().contains("unknown signal"));
+        assert!(s("event", "cb_push")
+            .unwrap_err()
+            .contains("unknown signal"));
         assert!(Signal::CbPush(2).releases(Wait::CbFront(2)));
         assert!(!Signal::CbPush(2).releases(Wait::CbFront(3)));
         assert!(!Signal::CbPush(2).releases(Wait::CbBack(2)));
