@@ -219,5 +219,65 @@ fn the_path_is_the_one_built_into_the_pipeline() {
             "{flat}"
         );
         assert!(flat.contains("ended by"), "{flat}");
+        // The HTML page draws the two hand-overs as arrows, from the signalling lane.
+        let html = std::fs::read_to_string(out.join("ttprof_timeline.html")).unwrap();
+        let paths = html
+            .split("<script type=\"application/json\" id=\"ttprof-paths\">")
+            .nth(1)
+            .and_then(|r| r.split("</script>").next())
+            .unwrap_or_else(|| panic!("no ttprof-paths in the page"));
+        let arrows: Vec<Value> = serde_json::from_str(paths).unwrap();
+        assert_eq!(arrows.len(), 2, "{arrows:?}");
+        assert!(arrows[0][0].as_str().unwrap().ends_with("BRISC"));
+        assert!(arrows[0][3].as_str().unwrap().ends_with("TRISC_1"));
+        assert!(arrows[1][3].as_str().unwrap().ends_with("NCRISC"));
+        assert!(arrows[0][2].as_i64() <= arrows[0][5].as_i64());
+        // The Perfetto trace carries them as flows: each id leaves one instant and ends at one.
+        let (outs, ends) = flows(&out.join("ttprof_trace.pftrace"));
+        assert_eq!(
+            outs,
+            [
+                (1, "signal cb-push-0".to_string()),
+                (2, "signal cb-push-4".to_string())
+            ]
+        );
+        assert_eq!(
+            ends,
+            [
+                (1, "released: CB 0 front (data)".to_string()),
+                (2, "released: CB 4 front (data)".to_string())
+            ]
+        );
     }
+}
+
+/// The flow ids leaving and ending at instants of a Perfetto trace, with the instants' names.
+fn flows(path: &Path) -> (Vec<(u64, String)>, Vec<(u64, String)>) {
+    use prost::Message;
+    use ttprof::sink::perfetto::proto::{Trace, TracePacket};
+    fn packets(bytes: &[u8], out: &mut Vec<TracePacket>) {
+        for p in Trace::decode(bytes).unwrap().packet {
+            match &p.compressed_packets {
+                Some(z) => {
+                    let mut raw = Vec::new();
+                    std::io::Read::read_to_end(
+                        &mut flate2::read::ZlibDecoder::new(z.as_slice()),
+                        &mut raw,
+                    )
+                    .unwrap();
+                    packets(&raw, out);
+                }
+                None => out.push(p),
+            }
+        }
+    }
+    let mut all = Vec::new();
+    packets(&std::fs::read(path).unwrap(), &mut all);
+    let (mut outs, mut ends) = (Vec::new(), Vec::new());
+    for e in all.iter().filter_map(|p| p.track_event.as_ref()) {
+        let name = e.name.clone().unwrap_or_default();
+        outs.extend(e.flow_ids.iter().map(|&i| (i, name.clone())));
+        ends.extend(e.terminating_flow_ids.iter().map(|&i| (i, name.clone())));
+    }
+    (outs, ends)
 }

@@ -58,7 +58,8 @@
 mod path;
 mod sink;
 pub use path::{
-    paragraph, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal, UnmatchedWait,
+    arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
+    UnmatchedWait,
 };
 pub use sink::AnalysisSink;
 

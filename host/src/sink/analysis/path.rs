@@ -6,7 +6,8 @@
 use super::{stage_name, LabelKind};
 use crate::critpath::{self, CoreId, OpTrace, SegmentKind, SignalMark, WaitSpan};
 use crate::profile::{Profile, RingView};
-use crate::timeline::MarkKind;
+use crate::timeline::{Lane, MarkKind};
+use riscv_linker::{NocCoord, Risc};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -440,5 +441,66 @@ fn wrap(text: &str, width: usize) -> String {
     }
     out.push_str(&line);
     out.push('\n');
+    out
+}
+
+/// An arrow of a critical path: from a signal to the end of the wait on the path it ended,
+/// on another core (the hand-overs: the HTML page's arrows, the Perfetto trace's flows).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arrow {
+    /// The signalling core's lane.
+    pub from: Lane,
+    /// The signal's host ns.
+    pub from_ns: f64,
+    /// The waiting core's lane.
+    pub to: Lane,
+    /// The wait's end, host ns.
+    pub to_ns: f64,
+    /// The signal's name.
+    pub signal: String,
+    /// What the wait waited on.
+    pub resource: String,
+}
+
+/// Every hand-over of every op's critical path, in path order.
+pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
+    let lane = |chip: u32, c: &CoreRef| -> Option<Lane> {
+        let (x, y) = c.tile.split_once('-')?;
+        Some(Lane {
+            chip,
+            tile: NocCoord {
+                x: x.parse().ok()?,
+                y: y.parse().ok()?,
+            },
+            risc: Risc::ALL.into_iter().find(|r| r.name() == c.risc)?,
+            depth: 0,
+        })
+    };
+    let mut out = Vec::new();
+    for op in &a.ops {
+        let Some(c) = &op.critical_path else { continue };
+        for s in &c.segments {
+            let Some(sig) = s.signal.as_ref().filter(|g| g.core != s.core) else {
+                continue;
+            };
+            let (Some(from), Some(to)) = (lane(op.chip, &sig.core), lane(op.chip, &s.core)) else {
+                continue;
+            };
+            let (Some(from_ns), Some(to_ns)) = (
+                p.timebase.host_ns(op.chip, from.tile, sig.cycles),
+                p.timebase.host_ns(op.chip, to.tile, s.end_cycles),
+            ) else {
+                continue;
+            };
+            out.push(Arrow {
+                from,
+                from_ns,
+                to,
+                to_ns,
+                signal: sig.name.clone(),
+                resource: s.resource.clone().unwrap_or_default(),
+            });
+        }
+    }
     out
 }
