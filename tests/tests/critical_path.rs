@@ -16,6 +16,10 @@ const TILES: u64 = 4;
 const SLOW_STEPS: u64 = 2000;
 
 fn run_chain(out: &Path, slow: u32) -> Value {
+    run_chain_steps(out, slow, SLOW_STEPS)
+}
+
+fn run_chain_steps(out: &Path, slow: u32, steps: u64) -> Value {
     let k = build_kernels(
         &workspace().join("examples/kernels"),
         Arch::WormholeB0,
@@ -36,7 +40,7 @@ fn run_chain(out: &Path, slow: u32) -> Value {
     for l1 in [
         format!("0x30004={TILES}"),
         format!("0x30040={slow}"),
-        format!("0x30044={SLOW_STEPS}"),
+        format!("0x30044={steps}"),
     ] {
         cmd.args(["--l1", &l1]);
     }
@@ -280,4 +284,29 @@ fn flows(path: &Path) -> (Vec<(u64, String)>, Vec<(u64, String)>) {
         ends.extend(e.terminating_flow_ids.iter().map(|&i| (i, name.clone())));
     }
     (outs, ends)
+}
+
+/// `ttprof diff` names the part of the path that grew: compute's busy time, when compute
+/// does half as much work again.
+#[test]
+fn diff_names_the_segment_of_the_path_that_grew() {
+    let root = workspace().join("target/test-critical-path-diff");
+    let (base, new) = (root.join("base"), root.join("new"));
+    run_chain_steps(&base, 3, SLOW_STEPS);
+    run_chain_steps(&new, 3, SLOW_STEPS * 3 / 2);
+    let o = Command::new(ttprof_binary())
+        .arg("diff")
+        .arg(&base)
+        .arg(&new)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("critical paths (ttprof_analysis.json):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("grew most: chain_compute (TRISC_1 1-1) busy "),
+        "{text}"
+    );
 }
