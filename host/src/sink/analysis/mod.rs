@@ -361,7 +361,7 @@ impl Analyzer {
         }
         self.learn_sites(p, v);
         let kinds = &self.kinds;
-        self.paths.add(v, |site| {
+        self.paths.add(p, v, |site| {
             kinds
                 .get(site as usize)
                 .copied()
@@ -1017,6 +1017,7 @@ mod tests {
             verdict: verdict(&times, 1000.0),
             disagreeing_tiles: vec!["1-2".into()],
             tiles: vec![],
+            critical_path: None,
         };
         for r in &mut op.riscs {
             r.waits = r
@@ -1174,6 +1175,7 @@ mod tests {
             verdict: Some(v),
             disagreeing_tiles: vec![],
             tiles: vec![],
+            critical_path: None,
         };
         for r in &mut op.riscs {
             r.waits = r

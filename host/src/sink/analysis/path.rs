@@ -20,11 +20,14 @@ pub(super) struct Collector {
 impl Collector {
     /// Adds one ring: its KERNEL spans, outermost waits and stalls, and signals (with the
     /// innermost zone open at each).
-    pub(super) fn add(&mut self, v: &RingView, kind: impl Fn(u32) -> LabelKind) {
+    pub(super) fn add(&mut self, p: &Profile, v: &RingView, kind: impl Fn(u32) -> LabelKind) {
         let core = CoreId {
             tile: v.lane.tile,
             risc: v.lane.risc,
         };
+        // Each tile's counter on the chip's common base (tiles' counters are offset).
+        let off = offset(p, v.lane.chip, v.lane.tile);
+        let common = |c: u64| (c as i64 - off).max(0) as u64;
         // The end of the outermost wait in progress, per op.
         let mut wait_end: HashMap<u32, u64> = HashMap::new();
         for z in &v.zones {
@@ -33,11 +36,9 @@ impl Collector {
             let wait = match k {
                 LabelKind::Kernel => {
                     let t = self.traces.entry(op).or_default();
-                    let k = t
-                        .kernels
-                        .entry(core)
-                        .or_insert((z.start_cycles, z.end_cycles));
-                    *k = (k.0.min(z.start_cycles), k.1.max(z.end_cycles));
+                    let (a, b) = (common(z.start_cycles), common(z.end_cycles));
+                    let k = t.kernels.entry(core).or_insert((a, b));
+                    *k = (k.0.min(a), k.1.max(b));
                     continue;
                 }
                 LabelKind::Wait(w) => Some(w),
@@ -51,8 +52,8 @@ impl Collector {
             *end = z.end_cycles;
             self.traces.entry(op).or_default().waits.push(WaitSpan {
                 core,
-                start: z.start_cycles,
-                end: z.end_cycles,
+                start: common(z.start_cycles),
+                end: common(z.end_cycles),
                 wait,
                 site: z.site,
             });
@@ -77,7 +78,7 @@ impl Collector {
             let zone = open.last().map(|&i| v.zones[i].site);
             self.traces.entry(op).or_default().signals.push(SignalMark {
                 core,
-                at: m.cycles,
+                at: common(m.cycles),
                 signal,
                 site: m.site,
                 zone,
@@ -97,6 +98,20 @@ impl Collector {
             .map(|(op, t)| (op, build(p, op, &t)))
             .collect()
     }
+}
+
+/// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
+/// default counter at its reference time), whole cycles: `common = tile cycles - offset`.
+/// The critical path's cycles are on that base, so times of different tiles compare.
+fn offset(p: &Profile, chip: u32, tile: riscv_linker::NocCoord) -> i64 {
+    p.timebase.chips.get(chip as usize).map_or(0, |c| {
+        let at = c
+            .tile_cycles_at_reference
+            .get(&tile)
+            .copied()
+            .unwrap_or(c.default_cycles_at_reference);
+        (at - c.default_cycles_at_reference).round() as i64
+    })
 }
 
 /// A core in the output.
@@ -145,7 +160,8 @@ pub struct PathSegment {
     pub signal: Option<SignalRef>,
     /// Why a wait has no signal.
     pub unmatched: Option<&'static str>,
-    /// Device cycles of the op's chip.
+    /// Device cycles of the op's chip, on its common base (each tile's counter shifted by
+    /// its offset from the chip's reference, so that tiles compare).
     pub start_cycles: u64,
     /// End, device cycles.
     pub end_cycles: u64,
@@ -218,9 +234,10 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
     let label = |site: u32| p.labels.get(site as usize);
     let name = |site: u32| label(site).map_or_else(|| format!("site {site}"), |l| l.name.clone());
     let at = |site: u32| label(site).map_or_else(String::new, |l| format!("{}:{}", l.file, l.line));
+    let raw = |c: CoreId, x: u64| (x as i64 + offset(p, chip, c.tile)).max(0) as u64;
     let ns = |c: CoreId, a: u64, b: u64| {
         p.timebase
-            .duration_ns(chip, c.tile, a, b)
+            .duration_ns(chip, c.tile, raw(c, a), raw(c, b))
             .unwrap_or(f64::NAN)
     };
     let m = critpath::match_waits(t);
@@ -486,9 +503,12 @@ pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
             let (Some(from), Some(to)) = (lane(op.chip, &sig.core), lane(op.chip, &s.core)) else {
                 continue;
             };
+            let raw = |t, x: u64| (x as i64 + offset(p, op.chip, t)).max(0) as u64;
             let (Some(from_ns), Some(to_ns)) = (
-                p.timebase.host_ns(op.chip, from.tile, sig.cycles),
-                p.timebase.host_ns(op.chip, to.tile, s.end_cycles),
+                p.timebase
+                    .host_ns(op.chip, from.tile, raw(from.tile, sig.cycles)),
+                p.timebase
+                    .host_ns(op.chip, to.tile, raw(to.tile, s.end_cycles)),
             ) else {
                 continue;
             };
