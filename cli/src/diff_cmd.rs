@@ -67,14 +67,34 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
     let base = diff::load(&a.base)?;
     let new = diff::load(&a.new)?;
     let d = diff::diff(&base, &new);
+    // Which part of each op's critical path grew (run folders with ttprof_analysis.json).
+    let paths = match (
+        ttprof::pathdiff::load(&a.base),
+        ttprof::pathdiff::load(&a.new),
+    ) {
+        (Some(b), Some(n)) => ttprof::pathdiff::compare(&b, &n),
+        _ => Vec::new(),
+    };
     let json_to_stdout = a.json.as_deref().is_some_and(crate::output::is_stdout);
+    let text = format!(
+        "{}{}",
+        diff::render(&d, a.all),
+        ttprof::pathdiff::render(&paths)
+    );
     if json_to_stdout {
-        eprint!("{}", diff::render(&d, a.all));
+        eprint!("{text}");
     } else {
-        print!("{}", diff::render(&d, a.all));
+        print!("{text}");
     }
     if let Some(path) = &a.json {
-        let mut text = serde_json::to_string_pretty(&diff::to_json(&d, a.fail_above, few))
+        let mut json = diff::to_json(&d, a.fail_above, few);
+        if let Some(o) = json.as_object_mut() {
+            o.insert(
+                "critical_paths".into(),
+                serde_json::to_value(&paths).unwrap_or_default(),
+            );
+        }
+        let mut text = serde_json::to_string_pretty(&json)
             .map_err(|e| Error::Other(format!("diff as JSON: {e}")))?;
         if json_to_stdout {
             text.push('\n');

@@ -23,7 +23,12 @@
 //! packed by [`pack_dest`]) and every
 //! barrier wait is a typed wait zone (`noc-read-barrier`, `noc-write-barrier`,
 //! `noc-atomic-barrier`: `ttprof_rt::wait!` on `noc_read`/`noc_write`/`noc_atomic`),
-//! so a profile shows how long a kernel waited on the NoC and for what.
+//! so a profile shows how long a kernel waited on the NoC and for what, and ends with the
+//! signal that the transactions completed (`noc-read-done`, `noc-write-done`,
+//! `noc-atomic-done`), to which the host matches the wait. A semaphore's index is the
+//! kernel's (tt-metal's `get_semaphore(N)`): it signals with `ttprof_rt::signal::sem_inc(N)`
+//! or `sem_set(N)` before [`Noc::semaphore_inc`] / [`semaphore_set`], and waits with
+//! `ttprof_rt::wait!("..", semaphore(N))` around [`semaphore_wait`].
 #![no_std]
 
 #[cfg(test)]
@@ -199,6 +204,9 @@ impl Noc {
         #[cfg(feature = "zones")]
         let _z = ttprof_rt::wait!("noc-read-barrier", noc_read);
         while status(self.noc, counter::RD_RESP_RECEIVED) != self.reads_issued {}
+        // Inside the wait: the transactions that ended it.
+        #[cfg(feature = "zones")]
+        ttprof_rt::signal!("noc-read-done", noc_read_done);
     }
 
     fn write(&mut self, src: u32, dst_reg: (u32, u32), addr: u64, len: u32, extra: u32, acks: u32) {
@@ -278,6 +286,9 @@ impl Noc {
         #[cfg(feature = "zones")]
         let _z = ttprof_rt::wait!("noc-write-barrier", noc_write);
         while status(self.noc, counter::WR_ACK_RECEIVED) != self.writes_acked {}
+        // Inside the wait: the transactions that ended it.
+        #[cfg(feature = "zones")]
+        ttprof_rt::signal!("noc-write-done", noc_write_done);
     }
 
     /// `noc_semaphore_inc`: atomically adds `incr` to the word at `addr` (non-posted).
@@ -302,6 +313,9 @@ impl Noc {
         #[cfg(feature = "zones")]
         let _z = ttprof_rt::wait!("noc-atomic-barrier", noc_atomic);
         while status(self.noc, counter::ATOMIC_RESP_RECEIVED) != self.atomics_acked {}
+        // Inside the wait: the transactions that ended it.
+        #[cfg(feature = "zones")]
+        ttprof_rt::signal!("noc-atomic-done", noc_atomic_done);
     }
 
     /// `noc_inline_dw_write` (posted): the 32-bit `value` to `dst` (4-byte aligned).

@@ -36,7 +36,13 @@
  *   TTPROF_WAIT("name", TTPROF_CB_FRONT(cb));   a zone typed as a wait (the bottleneck
  *   TTPROF_SUM_WAIT("name", TTPROF_CB_BACK(cb)); analysis): TTPROF_CB_FRONT(n),
  *                                        TTPROF_CB_BACK(n), TTPROF_NOC_READ, TTPROF_NOC_WRITE,
- *                                        TTPROF_NOC_ATOMIC, TTPROF_SEMAPHORE(n); n a constant
+ *                                        TTPROF_NOC_ATOMIC, TTPROF_SEMAPHORE(n), TTPROF_SYNC(n);
+ *                                        n a constant
+ *   TTPROF_SIGNAL("name", TTPROF_CB_PUSH(cb));  the releasing side of a wait, an event on the
+ *                                        device: TTPROF_CB_PUSH(n), TTPROF_CB_POP(n),
+ *                                        TTPROF_SEM_INC(n), TTPROF_SEM_SET(n), TTPROF_SYNC(n),
+ *                                        TTPROF_NOC_READ_DONE, TTPROF_NOC_WRITE_DONE,
+ *                                        TTPROF_NOC_ATOMIC_DONE
  *   ttprof_flush();                      publish the records written so far
  *   TTPROF_KERNEL(core, fn);             the entry: `_start` runs `fn` as core's kernel
  *   ttprof_arg(i), get_arg_val<T>(i)     runtime argument i (`ttprof run --arg RISC=v0,v1,..`)
@@ -141,6 +147,7 @@ TTPROF__EXTERN_C uint32_t ttprof_run(const uint8_t *fw, const uint8_t *kernel, v
 #define TTPROF__JSON_TAIL ",\\\"u\\\":\\\"\\uid:\\unit\\\"}\""
 #define TTPROF__JSON TTPROF__JSON_HEAD TTPROF__JSON_TAIL
 #define TTPROF__JSON_W TTPROF__JSON_HEAD ",\\\"w\\\":\\\"\\wait\\\"" TTPROF__JSON_TAIL
+#define TTPROF__JSON_S TTPROF__JSON_HEAD ",\\\"s\\\":\\\"\\wait\\\"" TTPROF__JSON_TAIL
 #define TTPROF__SITE_DEF(json)                       \
     ".ifndef " json "\n"                            \
     ".pushsection .ttprof_sites,\"a\",@progbits\n"  \
@@ -160,9 +167,15 @@ __asm__(
     "lui \\reg, %hi(" TTPROF__JSON ")\n"
     "addi \\reg, \\reg, %lo(" TTPROF__JSON ")\n"
     ".else\n"
+    ".ifc \\kind,event\n"
+    TTPROF__SITE_DEF(TTPROF__JSON_S)
+    "lui \\reg, %hi(" TTPROF__JSON_S ")\n"
+    "addi \\reg, \\reg, %lo(" TTPROF__JSON_S ")\n"
+    ".else\n"
     TTPROF__SITE_DEF(TTPROF__JSON_W)
     "lui \\reg, %hi(" TTPROF__JSON_W ")\n"
     "addi \\reg, \\reg, %lo(" TTPROF__JSON_W ")\n"
+    ".endif\n"
     ".endif\n"
     ".endm\n"
     ".macro ttprof_sum reg, uid, line, name, file, pkg, wait, unit, kind=sum\n"
@@ -221,6 +234,17 @@ __asm__(
 #define TTPROF_NOC_READ "noc_read", 0
 #define TTPROF_NOC_WRITE "noc_write", 0
 #define TTPROF_NOC_ATOMIC "noc_atomic", 0
+/* tt-metal's SYNC_WAIT(name, key) / SYNC_SIGNAL(name, key): key a constant. */
+#define TTPROF_SYNC(n) "sync:%1", (n)
+
+/* Signal resources for TTPROF_SIGNAL: the releasing side of the waits above. */
+#define TTPROF_CB_PUSH(n) "cb_push:%1", (n)
+#define TTPROF_CB_POP(n) "cb_pop:%1", (n)
+#define TTPROF_SEM_INC(n) "sem_inc:%1", (n)
+#define TTPROF_SEM_SET(n) "sem_set:%1", (n)
+#define TTPROF_NOC_READ_DONE "noc_read_done", 0
+#define TTPROF_NOC_WRITE_DONE "noc_write_done", 0
+#define TTPROF_NOC_ATOMIC_DONE "noc_atomic_done", 0
 
 /* ---- Names: string literals the assembler and the JSON take as they are. ---- */
 #ifdef __cplusplus
@@ -431,6 +455,14 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 /* A sum zone typed as a wait. */
 #define TTPROF_SUM_WAIT(name, resource) TTPROF__SUM_WAIT_1(name, __COUNTER__, resource)
 #define TTPROF__SUM_WAIT_1(name, uid, ...) TTPROF__SUM_(name, uid, __VA_ARGS__)
+/* A signal (TTPROF_CB_PUSH(n), ...): the releasing side of a wait; on the device exactly an event. */
+#define TTPROF_SIGNAL(name, resource) TTPROF__SIGNAL_1(name, resource)
+#define TTPROF__SIGNAL_1(name, ...) TTPROF__SIGNAL_2(name, __VA_ARGS__)
+#define TTPROF__SIGNAL_2(name, wait, index)                 \
+    do {                                                    \
+        TTPROF__CHECK_NAME(name);                           \
+        ttprof_event(TTPROF__SITE(event, name, index, wait)); \
+    } while (0)
 
 #else /* !PROFILE_KERNEL: every macro is gone. */
 
@@ -448,6 +480,7 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 #define TTPROF_SUM_ZONE(name)
 #define TTPROF_WAIT(name, resource)
 #define TTPROF_SUM_WAIT(name, resource)
+#define TTPROF_SIGNAL(name, resource)
 
 #endif /* PROFILE_KERNEL */
 

@@ -17,7 +17,8 @@
 //! ```
 //!
 //! * [`zone!`], [`value_zone!`], [`event!`], [`data!`], [`sum_zone!`], the typed waits
-//!   [`wait!`]/[`sum_wait!`] and [`#[instrument]`](instrument) record into this core's ring.
+//!   [`wait!`]/[`sum_wait!`], the [`signal!`]s that end them and
+//!   [`#[instrument]`](instrument) record into this core's ring.
 //! * [`kernel!`] provides the entry point, records the `BRISC-FW`/`BRISC-KERNEL` (etc.)
 //!   wrapper zones and a `Run` marker at every launch, and halts when `main` returns.
 //! * Zone names, files and lines never reach the device: each site is one byte of an ELF
@@ -31,6 +32,7 @@
 mod entry;
 mod hw;
 mod producer;
+pub mod signal;
 #[cfg(not(target_arch = "riscv32"))]
 pub mod sim;
 pub mod wire;
@@ -390,6 +392,37 @@ macro_rules! sum_wait {
     };
     ($($other:tt)*) => {
         $crate::__usage!("sum_wait", "sum_wait!(\"name\", cb_front(16))", $($other)*)
+    };
+}
+
+/// A signal: the releasing side of a wait, recorded now (exactly an [`event!`] on the device:
+/// 8 bytes, the resource lives in the ELF). `signal!("push-src", cb_push(2))` just before the
+/// store that publishes a page of CB 2. Resources: `cb_push(N)` (data ready in CB N: ends a
+/// `cb_front(N)` wait on the same tile), `cb_pop(N)` (space freed: ends `cb_back(N)`),
+/// `sem_inc(N)`, `sem_set(N)` (semaphore N, locally or over the NoC: ends `semaphore(N)` on
+/// any tile of the chip), `noc_read_done`, `noc_write_done`, `noc_atomic_done` (the NoC
+/// transactions this core issued completed: ends its own barrier wait), `sync(N)` (tt-metal's
+/// `SYNC_SIGNAL(name, N)`: ends `sync(N)`). The host matches each wait to the signal that
+/// ended it (DESIGN.md, "Who made whom wait").
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! signal {
+    ($name:literal, $($resource:tt)+) => {
+        $crate::__event($crate::__site!($crate, event, $name, $($resource)+))
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("signal", "signal!(\"name\", cb_push(16))", $($other)*)
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+#[macro_export]
+macro_rules! signal {
+    ($name:literal, $($resource:tt)+) => {
+        ()
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!("signal", "signal!(\"name\", cb_push(16))", $($other)*)
     };
 }
 

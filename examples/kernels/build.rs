@@ -11,5 +11,8 @@ fn main() {
         ("sums", Risc::Brisc),
         ("fault", Risc::Brisc),
         ("twin", Risc::Brisc),
+        ("chain_producer", Risc::Brisc),
+        ("chain_compute", Risc::Trisc1),
+        ("chain_consumer", Risc::Ncrisc),
     ]);
 }

@@ -92,6 +92,7 @@ pub mod files;
 pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf`.
 pub mod kernels;
+pub mod pathdiff;
 #[cfg(feature = "emulator")]
 pub mod lines;
 #[cfg(feature = "emulator")]
@@ -101,5 +102,7 @@ pub mod testing;
 
 pub use error::{Error, Location, Result};
 pub use input::{capture, decode, devmem, launch, readout, replay};
-pub use model::{clock, elf, markers, oplog, ops, profile, resolve, sites, timebase, timeline};
+pub use model::{
+    clock, critpath, elf, markers, oplog, ops, profile, resolve, sites, timebase, timeline,
+};
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};

@@ -151,8 +151,7 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
         );
     }
 
-    // The CBs, read off the waits, are the pipeline; the writer's sum wait (`sum_wait!`)
-    // counts as its wait on CB 4.
+    // The CBs, read off the waits, are the pipeline.
     let a = analysis(&root.join("math"));
     let cbs = &a["ops"][0]["tiles"][0]["cbs"];
     let link = |cb: u64| {

@@ -83,6 +83,57 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     op_graph_shows_the_dataflow(&w, &outcome.out);
     print!("{}", ttprof::summary::render(&w.summary));
 
+    // Each op's critical path (issue 25): its segments tile the op's span (first KERNEL start
+    // to last, the op report's device kernel duration), and every hand-over to another core
+    // is a CB wait ended by that CB's push (data) or pop (space) on the same tile.
+    for (a, o) in w.analysis.ops.iter().zip(&ops) {
+        let c = a
+            .critical_path
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: no critical path", a.op));
+        assert_eq!(c.segments[0].start_cycles, c.start_cycles);
+        assert_eq!(c.segments.last().unwrap().end_cycles, c.end_cycles);
+        for p in c.segments.windows(2) {
+            assert_eq!(p[0].end_cycles, p[1].start_cycles, "{}: {p:?}", a.op);
+        }
+        assert_eq!(
+            c.segments.iter().map(|s| s.cycles).sum::<u64>(),
+            c.end_cycles - c.start_cycles
+        );
+        let ns: f64 = c.segments.iter().map(|s| s.ns).sum();
+        assert!(
+            (ns - o.kernel_duration_ns().unwrap() as f64).abs() <= 1.0,
+            "{}: {ns} vs {:?}",
+            a.op,
+            o.kernel_duration_ns()
+        );
+        assert!(
+            c.unmatched_waits.is_empty(),
+            "{}: {:?}",
+            a.op,
+            c.unmatched_waits
+        );
+        let mut handovers = 0;
+        for s in &c.segments {
+            let Some(g) = s.signal.as_ref().filter(|g| g.core != s.core) else {
+                continue;
+            };
+            handovers += 1;
+            let r = s.resource.as_deref().unwrap();
+            let n = r.split(' ').nth(1).unwrap();
+            let want = if r.ends_with("front (data)") {
+                format!("cb-push-{n}")
+            } else {
+                format!("cb-pop-{n}")
+            };
+            assert!(r.starts_with("CB "), "{}: {s:?}", a.op);
+            assert_eq!(g.name, want, "{}: {s:?}", a.op);
+            assert_eq!(g.core.tile, s.core.tile);
+            assert_eq!(s.start_cycles, g.cycles);
+        }
+        assert!(handovers >= 1, "{}: {c:?}", a.op);
+    }
+
     // Every op has a bottleneck verdict its own waits support: the named stage is the one
     // with the most active time, and the stages around it waited on the CBs it feeds or
     // drains. The summary states it per op.

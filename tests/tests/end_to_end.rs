@@ -55,6 +55,10 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("noc-read-in1", t * binary);
             // One DRAM read per input tile, each with its barrier.
             add("noc-read-barrier", t * (1 + binary));
+            // Signals: each barrier's completion, each CB push.
+            add("noc-read-done", t * (1 + binary));
+            add("cb-push-0", t);
+            add("cb-push-1", t * binary);
         }
         Risc::Trisc0 => {
             add("TRISC-FW", 1);
@@ -65,6 +69,9 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("unpack-a", t);
             add("wait-in1", t * binary);
             add("unpack-b", t * binary);
+            add("cb-pop-0", t);
+            add("cb-pop-1", t * binary);
+            add("cb-push-2", t);
         }
         Risc::Trisc1 => {
             add("TRISC-FW", 1);
@@ -73,6 +80,8 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("wait-src", t);
             add("wait-dst-space", t);
             add("math-rows", t * if spec.op == Op::Matmul { 4 } else { 1 });
+            add("cb-pop-2", t);
+            add("cb-push-3", t);
         }
         Risc::Trisc2 => {
             add("TRISC-FW", 1);
@@ -82,6 +91,8 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("wait-out-space", t);
             add("pack-copy", t);
             add("tile-packed", t);
+            add("cb-pop-3", t);
+            add("cb-push-4", t);
         }
         Risc::Ncrisc => {
             add("NCRISC-FW", 1);
@@ -89,7 +100,9 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("write-tile", t);
             add("noc-write", t);
             add("noc-write-barrier", t);
-            add("wait-out", 1);
+            add("wait-out", t);
+            add("noc-write-done", t);
+            add("cb-pop-4", t);
         }
     }
     m
@@ -103,7 +116,7 @@ fn parent_of(name: &str) -> Option<&'static str> {
         "wait-src-space" | "wait-in0" | "unpack-a" | "wait-in1" | "unpack-b" => "unpack-tile",
         "wait-src" | "wait-dst-space" | "math-rows" => "math-tile",
         "wait-dst" | "wait-out-space" | "pack-copy" => "pack-tile",
-        "noc-write" => "write-tile",
+        "noc-write" | "wait-out" => "write-tile",
         // The barrier waits sit inside the zone around their transfer.
         "noc-read-barrier" => "noc-read-in*",
         "noc-write-barrier" => "noc-write",
@@ -128,7 +141,10 @@ fn site(res: &Resolution, ring: usize, run: u32, id: u16) -> &SiteMeta {
 
 /// The source line of a site must be the line of the kernel source that names it.
 fn check_source_line(meta: &SiteMeta, kernels: &Path) {
-    if meta.name.ends_with("-FW") || meta.name.ends_with("-KERNEL") || meta.name == "PROFILER-STALL"
+    if meta.name.ends_with("-FW")
+        || meta.name.ends_with("-KERNEL")
+        || meta.name == "PROFILER-STALL"
+        || meta.file.ends_with("device-rt/src/signal.rs")
     {
         return; // runtime sites: their lines are in device-rt
     }

@@ -14,7 +14,11 @@
 //! per-crate counter that keeps two sites from the same span distinct. A typed wait
 //! (`wait!`, `sum_wait!`) adds `w`, the resource waited on: `"cb_front:16"`, `"cb_back:0"`,
 //! `"noc_read"`, `"noc_write"`, `"noc_atomic"`, `"semaphore:3"` (the index, when there is one,
-//! after a colon). The wire record is the zone's: the type costs the device nothing.
+//! after a colon), `"sync:7"` for tt-metal's `SYNC_WAIT(name, 7)`. A signal (`signal!`, the
+//! releasing side a wait is matched to) is an event site with `s`: `"cb_push:16"`,
+//! `"cb_pop:0"`, `"sem_inc:3"`, `"sem_set:3"`, `"noc_read_done"`, `"noc_write_done"`,
+//! `"noc_atomic_done"`, `"sync:7"`. The wire record is the zone's or the event's: the type
+//! costs the device nothing.
 
 use proc_macro::TokenStream;
 use proc_macro2::Span;
@@ -31,43 +35,82 @@ struct SiteArgs {
     krate: Path,
     kind: Ident,
     name: LitStr,
-    wait: Option<String>,
+    /// The resource as written: (identifier, index).
+    resource: Option<(Ident, Option<u32>)>,
 }
 
 /// Resources a typed wait may name: (spelling, whether it takes an index).
-const WAITS: [(&str, bool); 6] = [
+const WAITS: [(&str, bool); 7] = [
     ("cb_front", true),
     ("cb_back", true),
     ("noc_read", false),
     ("noc_write", false),
     ("noc_atomic", false),
     ("semaphore", true),
+    ("sync", true),
 ];
 
-const WAIT_USAGE: &str = "cb_front(N), cb_back(N), noc_read, noc_write, noc_atomic or semaphore(N), N an integer literal";
+const WAIT_USAGE: &str = "cb_front(N), cb_back(N), noc_read, noc_write, noc_atomic, semaphore(N) or sync(N), N an integer literal";
 
-/// `cb_front(16)`, `noc_read`, ...: the `w` of the site's metadata.
-fn parse_wait(input: ParseStream) -> syn::Result<String> {
+/// Resources a signal may name: (spelling, whether it takes an index).
+const SIGNALS: [(&str, bool); 8] = [
+    ("cb_push", true),
+    ("cb_pop", true),
+    ("sem_inc", true),
+    ("sem_set", true),
+    ("noc_read_done", false),
+    ("noc_write_done", false),
+    ("noc_atomic_done", false),
+    ("sync", true),
+];
+
+const SIGNAL_USAGE: &str = "cb_push(N), cb_pop(N), sem_inc(N), sem_set(N), noc_read_done, noc_write_done, noc_atomic_done or sync(N), N an integer literal";
+
+/// `cb_front(16)`, `noc_read`, ...: an identifier and, in parentheses, an index.
+fn parse_resource(input: ParseStream) -> syn::Result<(Ident, Option<u32>)> {
     let what: Ident = input.parse().map_err(|e| {
-        syn::Error::new(e.span(), format!("a wait names its resource: {WAIT_USAGE}"))
+        syn::Error::new(
+            e.span(),
+            format!("a wait or signal names its resource: {WAIT_USAGE} for a wait, {SIGNAL_USAGE} for a signal"),
+        )
     })?;
-    let w = what.to_string();
-    let Some(&(_, indexed)) = WAITS.iter().find(|(n, _)| *n == w) else {
-        return Err(syn::Error::new(
-            what.span(),
-            format!("unknown wait resource `{w}`: expected {WAIT_USAGE}"),
-        ));
-    };
-    if !indexed {
-        return Ok(w);
+    if !input.peek(syn::token::Paren) {
+        return Ok((what, None));
     }
     let inner;
     syn::parenthesized!(inner in input);
-    let index: LitInt = inner
-        .parse()
-        .map_err(|e| syn::Error::new(e.span(), format!("`{w}` takes an index: {WAIT_USAGE}")))?;
-    let n: u32 = index.base10_parse()?;
-    Ok(format!("{w}:{n}"))
+    let index: LitInt = inner.parse().map_err(|e| {
+        syn::Error::new(e.span(), format!("`{what}` takes an integer literal index"))
+    })?;
+    Ok((what, Some(index.base10_parse()?)))
+}
+
+/// The `w` (a wait) or `s` (a signal) of the site's metadata, checked against `table`.
+fn resource_meta(
+    (what, index): &(Ident, Option<u32>),
+    table: &[(&str, bool)],
+    role: &str,
+    usage: &str,
+) -> syn::Result<String> {
+    let w = what.to_string();
+    let Some(&(_, indexed)) = table.iter().find(|(n, _)| *n == w) else {
+        return Err(syn::Error::new(
+            what.span(),
+            format!("unknown {role} resource `{w}`: expected {usage}"),
+        ));
+    };
+    match (indexed, index) {
+        (true, Some(n)) => Ok(format!("{w}:{n}")),
+        (false, None) => Ok(w),
+        (true, None) => Err(syn::Error::new(
+            what.span(),
+            format!("`{w}` takes an index: {usage}"),
+        )),
+        (false, Some(_)) => Err(syn::Error::new(
+            what.span(),
+            format!("`{w}` takes no index: {usage}"),
+        )),
+    }
 }
 
 impl Parse for SiteArgs {
@@ -77,21 +120,21 @@ impl Parse for SiteArgs {
         let kind: Ident = input.parse()?;
         input.parse::<Token![,]>()?;
         let name: LitStr = input.parse()?;
-        let wait = if input.parse::<Option<Token![,]>>()?.is_some() {
-            Some(parse_wait(input)?)
+        let resource = if input.parse::<Option<Token![,]>>()?.is_some() {
+            Some(parse_resource(input)?)
         } else {
             None
         };
         if !input.is_empty() {
             return Err(input.error(format!(
-                "unexpected tokens after the wait resource: expected {WAIT_USAGE}"
+                "unexpected tokens after the resource: expected {WAIT_USAGE} for a wait, {SIGNAL_USAGE} for a signal"
             )));
         }
         Ok(SiteArgs {
             krate,
             kind,
             name,
-            wait,
+            resource,
         })
     }
 }
@@ -107,7 +150,7 @@ fn json_escape(s: &str, out: &mut String) {
     }
 }
 
-fn site_json(kind: &str, name: &str, wait: Option<&str>, span: Span) -> String {
+fn site_json(kind: &str, name: &str, resource: Option<&str>, span: Span) -> String {
     let start = span.unwrap().start();
     let file = span.unwrap().file();
     let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
@@ -124,9 +167,14 @@ fn site_json(kind: &str, name: &str, wait: Option<&str>, span: Span) -> String {
         start.column()
     ));
     json_escape(&package, &mut j);
-    if let Some(w) = wait {
-        j.push_str("\",\"w\":\"");
-        j.push_str(w);
+    if let Some(r) = resource {
+        // An event's resource is what it signals, a zone's what it waits on.
+        j.push_str(if kind == "event" {
+            "\",\"s\":\""
+        } else {
+            "\",\"w\":\""
+        });
+        j.push_str(r);
     }
     j.push_str(&format!("\",\"u\":{counter}}}"));
     j
@@ -169,14 +217,15 @@ fn site_expr(
 }
 
 /// `__site!(crate_path, kind, "name")`: a `Site` for a new, unique site;
-/// `__site!(crate_path, kind, "name", cb_front(16))`: the same, typed as a wait on a resource.
+/// `__site!(crate_path, zone, "name", cb_front(16))`: the same, typed as a wait on a resource;
+/// `__site!(crate_path, event, "name", cb_push(16))`: an event that signals a resource.
 #[proc_macro]
 pub fn __site(input: TokenStream) -> TokenStream {
     let SiteArgs {
         krate,
         kind,
         name,
-        wait,
+        resource,
     } = parse_macro_input!(input as SiteArgs);
     let k = kind.to_string();
     if !KINDS.contains(&k.as_str()) {
@@ -187,14 +236,21 @@ pub fn __site(input: TokenStream) -> TokenStream {
         .to_compile_error()
         .into();
     }
-    if wait.is_some() && k != "zone" && k != "sum" {
-        return syn::Error::new(
+    let wait = match (&resource, k.as_str()) {
+        (None, _) => Ok(None),
+        (Some(r), "zone" | "sum") => resource_meta(r, &WAITS, "wait", WAIT_USAGE).map(Some),
+        (Some(r), "event") => resource_meta(r, &SIGNALS, "signal", SIGNAL_USAGE).map(Some),
+        (Some(_), _) => Err(syn::Error::new(
             kind.span(),
-            format!("only a zone or a sum zone can be a wait, not a `{k}`"),
-        )
-        .to_compile_error()
-        .into();
-    }
+            format!(
+                "only a zone or a sum zone can be a wait and only an event a signal, not a `{k}`"
+            ),
+        )),
+    };
+    let wait = match wait {
+        Ok(w) => w,
+        Err(e) => return e.to_compile_error().into(),
+    };
     match site_expr(&krate, &k, &name, wait.as_deref()) {
         Ok(t) => t.into(),
         Err(e) => e.to_compile_error().into(),

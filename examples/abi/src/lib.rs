@@ -135,7 +135,8 @@ pub struct CbDesc {
     pub pages: u32,
 }
 
-const CB_CONTROL: u32 = ARGS + 0x100;
+/// The CBs' control blocks (pushed, popped counts), 16 bytes per CB index.
+pub const CB_CONTROL: u32 = ARGS + 0x100;
 
 const fn cb(i: u32, data: u32, page_bytes: u32) -> CbDesc {
     CbDesc {

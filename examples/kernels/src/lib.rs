@@ -105,8 +105,15 @@ impl Cb {
         self.page(self.pushed())
     }
 
-    /// Producer: publishes the reserved page.
+    /// The CB's index (its control block's place).
+    pub const fn index(self) -> u32 {
+        (self.0.control - example_abi::CB_CONTROL) / 16
+    }
+
+    /// Producer: publishes the reserved page (with the signal that ends the consumer's
+    /// `cb_front` wait).
     pub fn push_back(self) {
+        ttprof_rt::signal::cb_push(self.index());
         compiler_fence(Ordering::Release);
         wr(self.0.control, self.pushed().wrapping_add(1));
     }
@@ -118,8 +125,10 @@ impl Cb {
         self.page(self.popped())
     }
 
-    /// Consumer: frees the page it waited for.
+    /// Consumer: frees the page it waited for (with the signal that ends the producer's
+    /// `cb_back` wait).
     pub fn pop_front(self) {
+        ttprof_rt::signal::cb_pop(self.index());
         compiler_fence(Ordering::Release);
         wr(self.0.control + 4, self.popped().wrapping_add(1));
     }

@@ -4,8 +4,10 @@
 //! [`resolve`] (records to sites), [`clock`] and [`timebase`] (device cycles to host ns),
 //! [`markers`] (zone nesting order), [`ops`] (op spans from the wrapper zones), and the
 //! resolved whole, [`profile::Profile`], with its per-ring views; [`timeline`] collects them.
+//! [`critpath`] matches waits to signals and walks each op's critical path.
 
 pub mod clock;
+pub mod critpath;
 pub mod elf;
 pub mod markers;
 pub mod oplog;

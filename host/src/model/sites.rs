@@ -8,7 +8,10 @@
 //!
 //! A typed wait (`wait!`, `sum_wait!`) adds `"w"`, the resource it waits on ([`Wait`]):
 //! `"cb_front:16"`, `"cb_back:0"`, `"noc_read"`, `"noc_write"`, `"noc_atomic"`,
-//! `"semaphore:3"`. Metadata without it is an ordinary zone.
+//! `"semaphore:3"`, `"sync:7"`. Metadata without it is an ordinary zone. A signal
+//! (`signal!`) is an event with `"s"`, the resource it releases ([`Signal`]): `"cb_push:16"`,
+//! `"cb_pop:0"`, `"sem_inc:3"`, `"sem_set:3"`, `"noc_read_done"`, `"noc_write_done"`,
+//! `"noc_atomic_done"`, `"sync:7"`.
 //!
 //! [`SiteTable`] maps ids to parsed [`SiteMeta`]. It is built from an ELF
 //! ([`crate::elf::KernelElf`]) or, for the host simulator, from `ttprof_rt::sim::Sim::sites`.
@@ -80,6 +83,8 @@ pub struct SiteMeta {
     pub package: String,
     /// The resource the zone waits on, for a typed wait.
     pub wait: Option<Wait>,
+    /// The resource the event releases, for a signal.
+    pub signal: Option<Signal>,
 }
 
 /// What a typed wait waits on.
@@ -98,22 +103,104 @@ pub enum Wait {
     NocAtomic,
     /// Semaphore N.
     Semaphore(u32),
+    /// tt-metal's `SYNC_WAIT(name, N)`: whatever key N names, released by `SYNC_SIGNAL(.., N)`.
+    Sync(u32),
+}
+
+/// What a signal releases (`signal!`): the other side of a [`Wait`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(tag = "resource", content = "index", rename_all = "snake_case")]
+pub enum Signal {
+    /// A producer published data into circular buffer N (`cb_push_back`).
+    CbPush(u32),
+    /// A consumer freed space in circular buffer N (`cb_pop_front`).
+    CbPop(u32),
+    /// Semaphore N incremented (locally or over the NoC).
+    SemInc(u32),
+    /// Semaphore N set (locally or over the NoC).
+    SemSet(u32),
+    /// The NoC reads this core issued completed.
+    NocReadDone,
+    /// The NoC writes this core issued were acknowledged.
+    NocWriteDone,
+    /// The NoC atomics this core issued completed.
+    NocAtomicDone,
+    /// tt-metal's `SYNC_SIGNAL(name, N)`.
+    Sync(u32),
+}
+
+/// `"name:N"` -> (name, Some(N)), `"name"` -> (name, None).
+fn split_index(s: &str, what: &str) -> Result<(String, Option<u32>), String> {
+    match s.split_once(':') {
+        Some((w, i)) => Ok((
+            w.to_string(),
+            Some(
+                i.parse::<u32>()
+                    .map_err(|_| format!("{what} {s:?}: the index is not a number"))?,
+            ),
+        )),
+        None => Ok((s.to_string(), None)),
+    }
+}
+
+impl Signal {
+    /// Parses metadata's `s` (`"cb_push:16"`, `"noc_read_done"`, ...).
+    pub fn parse(s: &str) -> Result<Signal, String> {
+        let (what, index) = split_index(s, "signal")?;
+        match (what.as_str(), index) {
+            ("cb_push", Some(i)) => Ok(Signal::CbPush(i)),
+            ("cb_pop", Some(i)) => Ok(Signal::CbPop(i)),
+            ("sem_inc", Some(i)) => Ok(Signal::SemInc(i)),
+            ("sem_set", Some(i)) => Ok(Signal::SemSet(i)),
+            ("sync", Some(i)) => Ok(Signal::Sync(i)),
+            ("noc_read_done", None) => Ok(Signal::NocReadDone),
+            ("noc_write_done", None) => Ok(Signal::NocWriteDone),
+            ("noc_atomic_done", None) => Ok(Signal::NocAtomicDone),
+            _ => Err(format!(
+                "unknown signal {s:?}: expected cb_push:N, cb_pop:N, sem_inc:N, sem_set:N, sync:N, noc_read_done, noc_write_done or noc_atomic_done"
+            )),
+        }
+    }
+
+    /// Whether this signal ends waits on `w`.
+    pub fn releases(self, w: Wait) -> bool {
+        matches!(
+            (self, w),
+            (Signal::CbPush(a), Wait::CbFront(b))
+                | (Signal::CbPop(a), Wait::CbBack(b))
+                | (Signal::SemInc(a) | Signal::SemSet(a), Wait::Semaphore(b))
+                | (Signal::Sync(a), Wait::Sync(b))
+                if a == b
+        ) || matches!(
+            (self, w),
+            (Signal::NocReadDone, Wait::NocRead)
+                | (Signal::NocWriteDone, Wait::NocWrite)
+                | (Signal::NocAtomicDone, Wait::NocAtomic)
+        )
+    }
+}
+
+impl fmt::Display for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Signal::CbPush(i) => write!(f, "CB {i} push (data ready)"),
+            Signal::CbPop(i) => write!(f, "CB {i} pop (space freed)"),
+            Signal::SemInc(i) => write!(f, "semaphore {i} increment"),
+            Signal::SemSet(i) => write!(f, "semaphore {i} set"),
+            Signal::NocReadDone => f.write_str("NoC reads done"),
+            Signal::NocWriteDone => f.write_str("NoC writes acknowledged"),
+            Signal::NocAtomicDone => f.write_str("NoC atomics done"),
+            Signal::Sync(i) => write!(f, "sync {i} signal"),
+        }
+    }
 }
 
 impl Wait {
     /// Parses metadata's `w` (`"cb_front:16"`, `"noc_read"`, ...).
     pub fn parse(s: &str) -> Result<Wait, String> {
-        let (what, index) = match s.split_once(':') {
-            Some((w, i)) => (
-                w,
-                Some(
-                    i.parse::<u32>()
-                        .map_err(|_| format!("wait {s:?}: the index is not a number"))?,
-                ),
-            ),
-            None => (s, None),
-        };
-        match (what, index) {
+        let (what, index) = split_index(s, "wait")?;
+        match (what.as_str(), index) {
+            ("sync", Some(i)) => Ok(Wait::Sync(i)),
             ("cb_front", Some(i)) => Ok(Wait::CbFront(i)),
             ("cb_back", Some(i)) => Ok(Wait::CbBack(i)),
             ("semaphore", Some(i)) => Ok(Wait::Semaphore(i)),
@@ -121,7 +208,7 @@ impl Wait {
             ("noc_write", None) => Ok(Wait::NocWrite),
             ("noc_atomic", None) => Ok(Wait::NocAtomic),
             _ => Err(format!(
-                "unknown wait {s:?}: expected cb_front:N, cb_back:N, semaphore:N, noc_read, noc_write or noc_atomic"
+                "unknown wait {s:?}: expected cb_front:N, cb_back:N, semaphore:N, sync:N, noc_read, noc_write or noc_atomic"
             )),
         }
     }
@@ -142,6 +229,7 @@ impl fmt::Display for Wait {
             Wait::NocWrite => f.write_str("NoC write barrier"),
             Wait::NocAtomic => f.write_str("NoC atomic barrier"),
             Wait::Semaphore(i) => write!(f, "semaphore {i}"),
+            Wait::Sync(i) => write!(f, "sync {i}"),
         }
     }
 }
@@ -161,6 +249,8 @@ struct RawMeta {
     p: String,
     #[serde(default)]
     w: Option<String>,
+    #[serde(default)]
+    s: Option<String>,
 }
 
 impl SiteMeta {
@@ -190,6 +280,10 @@ impl SiteMeta {
                 "a {kind} site cannot be a wait (only a zone or a sum zone)"
             ));
         }
+        let signal = raw.s.as_deref().map(Signal::parse).transpose()?;
+        if signal.is_some() && kind != SiteKind::Event {
+            return Err(format!("a {kind} site cannot be a signal (only an event)"));
+        }
         Ok(SiteMeta {
             kind,
             name: raw.n,
@@ -198,6 +292,7 @@ impl SiteMeta {
             column: raw.c,
             package: raw.p,
             wait,
+            signal,
         })
     }
 }
@@ -332,6 +427,39 @@ mod tests {
             None
         );
         assert_eq!(Wait::CbFront(16).to_string(), "CB 16 front (data)");
+        assert_eq!(w("zone", "sync:7").unwrap().wait, Some(Wait::Sync(7)));
+    }
+
+    #[test]
+    fn signals_parse_and_release_their_waits() {
+        let s = |k: &str, s: &str| {
+            SiteMeta::parse(&format!(
+                r#"{{"v":1,"k":"{k}","n":"a","f":"","l":1,"c":1,"s":"{s}"}}"#
+            ))
+        };
+        assert_eq!(
+            s("event", "cb_push:2").unwrap().signal,
+            Some(Signal::CbPush(2))
+        );
+        assert_eq!(
+            s("event", "noc_read_done").unwrap().signal,
+            Some(Signal::NocReadDone)
+        );
+        assert!(s("zone", "cb_push:2")
+            .unwrap_err()
+            .contains("cannot be a signal"));
+        assert!(s("event", "cb_push")
+            .unwrap_err()
+            .contains("unknown signal"));
+        assert!(Signal::CbPush(2).releases(Wait::CbFront(2)));
+        assert!(!Signal::CbPush(2).releases(Wait::CbFront(3)));
+        assert!(!Signal::CbPush(2).releases(Wait::CbBack(2)));
+        assert!(Signal::CbPop(0).releases(Wait::CbBack(0)));
+        assert!(Signal::SemSet(1).releases(Wait::Semaphore(1)));
+        assert!(Signal::SemInc(1).releases(Wait::Semaphore(1)));
+        assert!(Signal::NocWriteDone.releases(Wait::NocWrite));
+        assert!(!Signal::NocWriteDone.releases(Wait::NocRead));
+        assert!(Signal::Sync(7).releases(Wait::Sync(7)));
     }
 
     #[test]

@@ -20,8 +20,9 @@
 // no name hashes (a site's id is its address in the ELF, its name the symbol's), several
 // zones per scope and macro calls over several lines keep their names. Firmware-only macros
 // (DeviceZoneScopedMainN, DeviceZoneScopedMainChildN: zones; DeviceValidateProfiler,
-// DeviceZoneSetCounter, DeviceProfilerInit: nothing) and the streaming profiler's
-// SYNC_WAIT(name, key) (a zone) and SYNC_SIGNAL(name, key) (an event) compile too.
+// DeviceZoneSetCounter, DeviceProfilerInit: nothing) compile too, and the streaming profiler's
+// SYNC_WAIT(name, key) (a wait on `sync:key`) and SYNC_SIGNAL(name, key) (the signal that ends
+// it), which ttprof matches into each op's critical path; key is a constant expression.
 // Without PROFILE_KERNEL every macro expands to nothing.
 #pragma once
 
@@ -36,8 +37,8 @@
 #define DeviceZoneScopedSumN2(name) TTPROF_SUM_ZONE(name)
 #define DeviceZoneScopedMainN(name) TTPROF_ZONE(name)
 #define DeviceZoneScopedMainChildN(name) TTPROF_ZONE(name)
-#define SYNC_WAIT(name, key) TTPROF_ZONE(name)
-#define SYNC_SIGNAL(name, key) TTPROF_EVENT(name)
+#define SYNC_WAIT(name, key) TTPROF_WAIT(name, TTPROF_SYNC(key))
+#define SYNC_SIGNAL(name, key) TTPROF_SIGNAL(name, TTPROF_SYNC(key))
 
 #ifdef __cplusplus
 // A string literal is an event's name; anything else is tt-metal's classic runtime id.

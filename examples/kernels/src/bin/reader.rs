@@ -8,7 +8,7 @@
 
 use ttprof_dm::Noc;
 use ttprof_example_kernels::*;
-use ttprof_rt::{data, kernel, wait, zone};
+use ttprof_rt::{data, kernel, signal, wait, zone};
 
 fn main() {
     let (op, tiles) = args();
@@ -28,6 +28,7 @@ fn main() {
             noc.async_read(in0.page(first + t, 0), slot, TILE_BYTES);
             let _w = wait!("noc-read-barrier", noc_read);
             noc.async_read_barrier();
+            signal!("noc-read-done", noc_read_done);
         }
         Cb(CB_IN0).push_back();
         if op.is_binary() {
@@ -40,6 +41,7 @@ fn main() {
                 noc.async_read(in1.page(first + t, 0), slot, TILE_BYTES);
                 let _w = wait!("noc-read-barrier", noc_read);
                 noc.async_read_barrier();
+            signal!("noc-read-done", noc_read_done);
             }
             Cb(CB_IN1).push_back();
         }

@@ -8,7 +8,7 @@
 
 use ttprof_dm::Noc;
 use ttprof_example_kernels::*;
-use ttprof_rt::{kernel, sum_wait, wait, zone};
+use ttprof_rt::{kernel, signal, wait, zone};
 
 fn main() {
     let (_op, tiles) = args();
@@ -18,7 +18,7 @@ fn main() {
         let _tile = zone!("write-tile");
         slow_stage(stage::WRITER);
         let o = {
-            let _w = sum_wait!("wait-out", cb_front(4));
+            let _w = wait!("wait-out", cb_front(4));
             Cb(CB_OUT).wait_front()
         };
         {
@@ -26,6 +26,7 @@ fn main() {
             noc.async_write(o, out.page(first + t, 0), TILE_BYTES);
             let _b = wait!("noc-write-barrier", noc_write);
             noc.async_write_barrier();
+            signal!("noc-write-done", noc_write_done);
         }
         Cb(CB_OUT).pop_front();
     }

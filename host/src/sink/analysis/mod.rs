@@ -55,11 +55,16 @@
 //! | `semaphore` | the bounding stage mostly waits on a semaphore; [`Verdict::resource`] names it |
 //! | `profiler` | the profiler's stalls dominate the bounding stage, or it lost records |
 
+mod path;
 mod sink;
+pub use path::{
+    arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
+    UnmatchedWait,
+};
 pub use sink::AnalysisSink;
 
 use crate::profile::{Profile, RingView};
-use crate::sites::Wait;
+use crate::sites::{Signal, Wait};
 use crate::timeline::MarkKind;
 use riscv_linker::{NocCoord, Risc};
 use serde::Serialize;
@@ -216,6 +221,9 @@ pub struct OpAnalysis {
     pub disagreeing_tiles: Vec<String>,
     /// Each tile's own analysis.
     pub tiles: Vec<TileAnalysis>,
+    /// The chain of busy spans and waits from the op's first start to its last end, each
+    /// wait with the signal that ended it (`None` without typed waits or signals).
+    pub critical_path: Option<CriticalPath>,
 }
 
 impl OpAnalysis {
@@ -264,6 +272,10 @@ pub struct Analyzer {
     kinds: Vec<LabelKind>,
     /// Times per op, tile and RISC.
     cells: Cells,
+    /// (name, file, line) of every signal site.
+    signals_by_site: HashMap<(String, String, u32), Signal>,
+    /// Waits and signals per op, for the critical paths.
+    paths: path::Collector,
 }
 
 /// (op index, chip, tile) -> RISC -> (time, first KERNEL start, last KERNEL end); a RISC
@@ -308,6 +320,8 @@ enum LabelKind {
     Wait(Wait),
     /// A `PROFILER-STALL` zone.
     Stall,
+    /// A signal (an event).
+    Signal(Signal),
     /// Busy time (not looked at).
     Other,
 }
@@ -346,6 +360,13 @@ impl Analyzer {
             return;
         }
         self.learn_sites(p, v);
+        let kinds = &self.kinds;
+        self.paths.add(p, v, |site| {
+            kinds
+                .get(site as usize)
+                .copied()
+                .unwrap_or(LabelKind::Other)
+        });
         let risc = v.lane.risc;
         let (chip, tile) = (v.lane.chip, v.lane.tile);
         let stage_of = |op: u32| stage_name(p, op, tile, risc);
@@ -404,7 +425,7 @@ impl Analyzer {
                         }
                     }
                 }
-                LabelKind::Other => {}
+                LabelKind::Other | LabelKind::Signal(_) => {}
             }
         }
         let cpn = p
@@ -480,6 +501,12 @@ impl Analyzer {
                         .insert((m.name.clone(), m.file.clone(), m.line), w)
                         .is_none();
                 }
+                if let Some(s) = m.signal {
+                    learned |= self
+                        .signals_by_site
+                        .insert((m.name.clone(), m.file.clone(), m.line), s)
+                        .is_none();
+                }
             }
         }
         if learned {
@@ -487,10 +514,11 @@ impl Analyzer {
                 .labels
                 .iter()
                 .map(|l| {
-                    match self
-                        .waits_by_site
-                        .get(&(l.name.clone(), l.file.clone(), l.line))
-                    {
+                    let key = (l.name.clone(), l.file.clone(), l.line);
+                    if let Some(s) = self.signals_by_site.get(&key) {
+                        return LabelKind::Signal(*s);
+                    }
+                    match self.waits_by_site.get(&key) {
                         Some(w) => LabelKind::Wait(*w),
                         None if l.name.ends_with("-KERNEL") => LabelKind::Kernel,
                         None if l.name == PROFILER_STALL => LabelKind::Stall,
@@ -503,6 +531,7 @@ impl Analyzer {
 
     /// The analysis: per op, per tile, verdicts.
     pub fn finish(self, p: &Profile) -> Analysis {
+        let mut paths = self.paths.finish(p);
         let mut ops: BTreeMap<u32, OpAnalysis> = BTreeMap::new();
         for ((op, chip, tile), mut riscs) in self.cells {
             let o = &p.ops[op as usize];
@@ -556,6 +585,7 @@ impl Analyzer {
                 verdict: None,
                 disagreeing_tiles: Vec::new(),
                 tiles: Vec::new(),
+                critical_path: None,
             });
             entry.span_ns += span;
             for t in &times {
@@ -582,7 +612,8 @@ impl Analyzer {
             });
         }
         let mut out = Vec::new();
-        for (_, mut a) in ops {
+        for (op, mut a) in ops {
+            a.critical_path = paths.remove(&op);
             a.riscs.sort_by_key(|t| pipeline_order(&t.risc));
             for r in &mut a.riscs {
                 r.waits = r
@@ -833,6 +864,18 @@ pub fn render(a: &Analysis) -> String {
             }
         }
     }
+    let mut paths = String::new();
+    for op in &a.ops {
+        if let Some(c) = &op.critical_path {
+            paths.push_str(&paragraph(&op.op, op.run, c));
+        }
+    }
+    if !paths.is_empty() {
+        out.push_str(
+            "\ncritical path per op (each wait ended by the signal matched to it; ttprof_analysis.json has every segment):\n",
+        );
+        out.push_str(&paths);
+    }
     out
 }
 
@@ -974,6 +1017,7 @@ mod tests {
             verdict: verdict(&times, 1000.0),
             disagreeing_tiles: vec!["1-2".into()],
             tiles: vec![],
+            critical_path: None,
         };
         for r in &mut op.riscs {
             r.waits = r
@@ -1132,6 +1176,7 @@ mod tests {
             verdict: Some(v),
             disagreeing_tiles: vec![],
             tiles: vec![],
+            critical_path: None,
         };
         for r in &mut op.riscs {
             r.waits = r

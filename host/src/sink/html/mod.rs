@@ -257,7 +257,7 @@ impl std::fmt::Display for Exact {
 }
 
 /// A JSON string literal that is also safe inside `<script>` (no `<`).
-fn js_str(s: &str) -> String {
+pub(crate) fn js_str(s: &str) -> String {
     serde_json::to_string(s)
         .unwrap_or_else(|_| "\"?\"".into())
         .replace('<', "\\u003c")

@@ -90,7 +90,30 @@ impl Sink for HtmlPage {
             return Ok(Finished::default());
         };
         let (zones, marks) = self.limits;
-        let mut panel = analysis::html_panel(&self.waits.take().unwrap_or_default().finish(p));
+        let a = self.waits.take().unwrap_or_default().finish(p);
+        let mut panel = analysis::html_panel(&a);
+        // The critical paths' hand-overs, drawn as arrows between lanes by the page.
+        let arch = p.geometry().arch;
+        let arrows: Vec<String> = analysis::arrows(p, &a)
+            .iter()
+            .map(|w| {
+                format!(
+                    "[{},{},{},{},{},{}]",
+                    html::js_str(&w.from.name(arch)),
+                    w.from.chip,
+                    w.from_ns.round() as i64,
+                    html::js_str(&w.to.name(arch)),
+                    w.to.chip,
+                    w.to_ns.round() as i64
+                )
+            })
+            .collect();
+        if !arrows.is_empty() {
+            panel.push_str(&format!(
+                "<script type=\"application/json\" id=\"ttprof-paths\">[{}]</script>\n",
+                arrows.join(",")
+            ));
+        }
         if let Some(svg) = &self.op_graph {
             let href: String = svg
                 .chars()

@@ -44,6 +44,18 @@
   });
   var contentH = y;
 
+  // Critical paths (#ttprof-paths: [from lane name, chip, ns, to lane name, chip, ns]): an
+  // arrow from each signal to the end of the wait it ended on another core.
+  var P = [], pathsEl = document.getElementById("ttprof-paths");
+  if (pathsEl) {
+    var laneOf = {};
+    D.lanes.forEach(function (l, li) { laneOf[l[1] + " " + l[0]] = li; });
+    JSON.parse(pathsEl.textContent).forEach(function (a) {
+      var f = laneOf[a[1] + " " + a[0]], t = laneOf[a[4] + " " + a[3]];
+      if (f !== undefined && t !== undefined) P.push([f, a[2] - D.t0, t, a[5] - D.t0]);
+    });
+  }
+
   var canvas = document.getElementById("timeline"), ctx = canvas.getContext("2d");
   var tip = document.getElementById("tip");
   var W = 0, H = 0, v0 = 0, v1 = Math.max(D.span, 1), top = 0, stats = { drawn: 0, marks: 0 };
@@ -187,8 +199,24 @@
       if (x1 - x0 > 30) label(o[0], x0, x1, AXIS + OPS - 6, "#fff");
     });
   }
+  function drawPaths() {
+    ctx.strokeStyle = "#d32f2f"; ctx.fillStyle = "#d32f2f"; ctx.lineWidth = 1.5;
+    P.forEach(function (a) {
+      var kf = shown.indexOf(a[0]), kt = shown.indexOf(a[2]);
+      if (kf < 0 || kt < 0) return;
+      var x0 = xOf(a[1]), y0 = laneTop[kf] - top + ROW / 2, x1 = xOf(a[3]), y1 = laneTop[kt] - top + ROW / 2;
+      ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke();
+      var ang = Math.atan2(y1 - y0, x1 - x0);
+      ctx.beginPath(); ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - 7 * Math.cos(ang - 0.4), y1 - 7 * Math.sin(ang - 0.4));
+      ctx.lineTo(x1 - 7 * Math.cos(ang + 0.4), y1 - 7 * Math.sin(ang + 0.4));
+      ctx.closePath(); ctx.fill();
+      stats.arrows++;
+    });
+    ctx.lineWidth = 1;
+  }
   function draw() {
-    stats = { drawn: 0, marks: 0 };
+    stats = { drawn: 0, marks: 0, arrows: 0 };
     ctx.clearRect(0, 0, W, H);
     ctx.save();
     drawAxis();
@@ -218,6 +246,7 @@
       ctx.strokeStyle = "#ddd";
       ctx.beginPath(); ctx.moveTo(LABEL, yl + laneH[k] + GAP / 2); ctx.lineTo(W, yl + laneH[k] + GAP / 2); ctx.stroke();
     }
+    drawPaths();
     ctx.restore();
     // Lane labels.
     ctx.fillStyle = "#f7f7f7"; ctx.fillRect(0, AXIS, LABEL, H - AXIS);
@@ -431,6 +460,8 @@
     }
     top = 0;
     setView(0, D.span);
+    out.arrows = P.length;
+    out.arrowsDrawn = stats.arrows;
     document.getElementById("selftest").textContent = JSON.stringify(out);
   }
 })();

@@ -96,6 +96,12 @@ pub struct TrackEvent {
     pub track_uuid: Option<u64>,
     #[prost(string, optional, tag = "23")]
     pub name: Option<String>,
+    /// Flows that leave this event (the critical path's signal -> wait arrows).
+    #[prost(fixed64, repeated, packed = "false", tag = "47")]
+    pub flow_ids: Vec<u64>,
+    /// Flows that end at this event.
+    #[prost(fixed64, repeated, packed = "false", tag = "48")]
+    pub terminating_flow_ids: Vec<u64>,
 }
 
 /// `TrackEvent.Type.TYPE_SLICE_BEGIN`.

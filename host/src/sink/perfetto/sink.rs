@@ -5,6 +5,7 @@ use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
+use crate::sink::analysis::{arrows, Analysis, Analyzer};
 use crate::sink::{Finished, Sink};
 use crate::timeline::{Lane, MarkKind, OpSpan, SiteLabel};
 use prost::Message;
@@ -77,6 +78,8 @@ pub struct PerfettoStats {
     pub clamped: u64,
     /// Ops with neither host times nor device spans (not drawn).
     pub ops_left_out: u64,
+    /// Flows of the critical paths: a signal's instant to the end of the wait it ended.
+    pub flows: u64,
 }
 
 /// Uncompressed packets per `compressed_packets` packet (Perfetto's service uses chunks of
@@ -105,6 +108,12 @@ pub struct PerfettoSink {
     chips: BTreeSet<u32>,
     /// The next ring's packet sequence.
     next_sequence: u32,
+    /// The waits and signals of the rings of the profile the trace began with, for the
+    /// critical paths' flows (`None` once finished).
+    paths: Option<Analyzer>,
+    /// The address of that profile: rings of a run fed in parts come with a part of their
+    /// own, whose op and label indices are not the run's (no flows then).
+    begun: usize,
     /// What was written (after [`Sink::finish`]).
     pub stats: PerfettoStats,
 }
@@ -128,7 +137,55 @@ impl PerfettoSink {
             tiles: BTreeSet::new(),
             chips: BTreeSet::new(),
             next_sequence: FIRST_RING_SEQUENCE,
+            paths: Some(Analyzer::default()),
+            begun: 0,
             stats: PerfettoStats::default(),
+        }
+    }
+
+    /// The critical paths' flows: for each wait on a path that another core's signal ended,
+    /// an instant `signal <name>` on the signalling RISC's track at the signal, with a flow
+    /// to an instant `released: <resource>` on the waiting RISC's track at the wait's end.
+    fn flows(&mut self, p: &Profile, a: &Analysis) {
+        for (i, w) in arrows(p, a).into_iter().enumerate() {
+            let id = i as u64 + 1;
+            let ev = |track, name: String, out: Vec<u64>, end: Vec<u64>| TrackEvent {
+                r#type: Some(TYPE_INSTANT),
+                track_uuid: Some(track),
+                name: Some(name),
+                flow_ids: out,
+                terminating_flow_ids: end,
+                ..Default::default()
+            };
+            let events = [
+                (
+                    w.from_ns,
+                    ev(
+                        lane_uuid(&w.from),
+                        format!("signal {}", w.signal),
+                        vec![id],
+                        vec![],
+                    ),
+                ),
+                (
+                    w.to_ns,
+                    ev(
+                        lane_uuid(&w.to),
+                        format!("released: {}", w.resource),
+                        vec![],
+                        vec![id],
+                    ),
+                ),
+            ];
+            for (ts, e) in events {
+                self.packet(TracePacket {
+                    timestamp: Some(ns(ts)),
+                    trusted_packet_sequence_id: Some(DESCRIPTOR_SEQUENCE),
+                    track_event: Some(e),
+                    ..Default::default()
+                });
+            }
+            self.stats.flows += 1;
         }
     }
 
@@ -523,6 +580,7 @@ fn label_name(p: &Profile, l: u32) -> &str {
 impl Sink for PerfettoSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         self.file = Some(AtomicFile::create(&self.path)?);
+        self.begun = p as *const Profile as usize;
         self.arch = p.geometry().arch;
         let chips: BTreeSet<u32> = p
             .readout
@@ -543,6 +601,13 @@ impl Sink for PerfettoSink {
             return Ok(());
         }
         self.lane(p, v);
+        if p as *const Profile as usize == self.begun {
+            if let Some(a) = &mut self.paths {
+                a.add(p, v);
+            }
+        } else {
+            self.paths = None;
+        }
         self.flush()
     }
 
@@ -566,6 +631,10 @@ impl Sink for PerfettoSink {
                 self.chip(chip);
             }
             self.ops(chip, &p.ops);
+        }
+        if let Some(a) = self.paths.take() {
+            let a = a.finish(p);
+            self.flows(p, &a);
         }
         self.flush()?;
         let Some(file) = self.file.take() else {

@@ -80,8 +80,9 @@ pub struct SumRow {
     pub records: u64,
     /// Measurements summed.
     pub count: u64,
-    /// Device cycles over every measurement.
-    pub total_cycles: u64,
+    /// Device cycles over every measurement (exact: summed in 128 bits, many records of up
+    /// to 2^64 - 1 cycles each).
+    pub total_cycles: u128,
     /// The same in host ns, at each chip's (mean) frequency.
     pub total_ns: f64,
 }
@@ -132,13 +133,14 @@ impl ValueRow {
     }
 }
 
-/// One op (all runs with the same op code).
+/// One op: one launch (a chip's run), labelled by [`op_labels`]: its op code, with its
+/// position among the ops of that code (`CODE #k`) when the code occurs more than once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpSection {
-    /// Op code; `run <id>` for a run the op log does not name, `(no op)` for records made
-    /// before any launch.
+    /// Op code (and position); `run <id>` for a run the op log does not name, `(no op)` for
+    /// records made before any launch.
     pub op: String,
-    /// Runs (launches) of this op code.
+    /// Runs (launches) in this section: 1 (0 for `(no op)`).
     pub runs: u64,
     /// Sum over its runs of the device kernel span (first KERNEL start to last KERNEL end).
     pub kernel_ns: f64,
@@ -209,14 +211,39 @@ pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
     b.finish(&t.ops, timebase, threshold_ns)
 }
 
-/// The summary gathered ring by ring: per (op name, zone name) the durations of every
-/// zone (16 bytes a zone, for the exact percentiles), and the sum zones' totals.
+/// Each op's label, by index into `ops`: its op code, followed by ` #k` (its position among
+/// the ops of that code, in program order, from 1) when the code occurs more than once, so
+/// ttnn's add and multiply (both `BinaryNgDeviceOperation`) are two sections, as
+/// `ttprof diff` tells them apart.
+pub fn op_labels(ops: &[OpSpan]) -> Vec<String> {
+    let mut total: HashMap<&str, u32> = HashMap::new();
+    for o in ops {
+        *total.entry(o.name.as_str()).or_default() += 1;
+    }
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    ops.iter()
+        .map(|o| {
+            let k = seen.entry(o.name.as_str()).or_default();
+            *k += 1;
+            if total[o.name.as_str()] > 1 {
+                format!("{} #{k}", o.name)
+            } else {
+                o.name.clone()
+            }
+        })
+        .collect()
+}
+
+/// The summary gathered ring by ring: per (op, zone name) the durations of every zone (16
+/// bytes a zone, for the exact percentiles), and the sum zones' totals.
 #[derive(Default)]
 pub struct Builder {
-    /// (op name, site name) -> (ns, cycles)
+    /// (op label, site name) -> (ns, cycles)
     groups: HashMap<(String, String), (Vec<f64>, Vec<f64>)>,
     sums: HashMap<(String, String), SumRow>,
     values: HashMap<(String, String), ValueRow>,
+    /// [`op_labels`] of the ops seen (computed once).
+    labels: Vec<String>,
 }
 
 impl Builder {
@@ -230,8 +257,15 @@ impl Builder {
         ops: &[OpSpan],
         timebase: &Timebase,
     ) {
+        if self.labels.len() != ops.len() {
+            self.labels = op_labels(ops);
+        }
+        let labels_of_ops = &self.labels;
         let op_name = |z: Option<u32>| {
-            z.map_or_else(|| "(no op)".to_string(), |o| ops[o as usize].name.clone())
+            z.map_or_else(
+                || "(no op)".to_string(),
+                |o| labels_of_ops[o as usize].clone(),
+            )
         };
         for z in zones {
             let g = self
@@ -284,7 +318,7 @@ impl Builder {
                 });
             row.records += 1;
             row.count += count as u64;
-            row.total_cycles += total_cycles;
+            row.total_cycles += total_cycles as u128;
             row.total_ns += total_cycles as f64 * ns_per_cycle;
         }
     }
@@ -295,12 +329,13 @@ impl Builder {
             groups,
             sums,
             values,
+            ..
         } = self;
         let mut ops: HashMap<String, OpSection> = HashMap::new();
-        for o in all_ops {
+        for (o, label) in all_ops.iter().zip(op_labels(all_ops)) {
             let s = ops
-                .entry(o.name.clone())
-                .or_insert_with(|| OpSection::new(&o.name));
+                .entry(label.clone())
+                .or_insert_with(|| OpSection::new(&label));
             s.runs += 1;
             s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
         }
@@ -623,7 +658,7 @@ mod tests {
         assert_eq!(work.cycles, want);
         assert_eq!((work.ns.min, work.ns.max), (75_061.0, 82_061.0));
         // Sum zones: one record per core and run, totals over every measurement.
-        let sums: Vec<(&str, u64, u64, u64)> = mm
+        let sums: Vec<(&str, u64, u64, u128)> = mm
             .sums
             .iter()
             .map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles))
@@ -695,5 +730,54 @@ mod tests {
         assert!(
             render(&s).contains("(3 zone row(s) with a mean below 1,000 ns hidden, 300 ns in all)")
         );
+    }
+
+    /// Issue 25: ops that share an op code (the demo's add and mul are both
+    /// `BinaryNgDeviceOperation`) were one section mixing two kernels' zones.
+    #[test]
+    fn ops_that_share_an_op_code_get_a_section_each_by_position() {
+        let mut t = timeline();
+        assert_eq!(t.ops.len(), 3);
+        for o in &mut t.ops {
+            o.name = "binary".into();
+        }
+        let s = per_op(&t, &Timebase::nominal(fixture::ARCH, 1), 0.0);
+        let mut ops: Vec<(&str, u64)> = s.ops.iter().map(|o| (o.op.as_str(), o.runs)).collect();
+        ops.sort();
+        assert_eq!(ops, [("binary #1", 1), ("binary #2", 1), ("binary #3", 1)]);
+        let text = render(&s);
+        assert!(
+            text.contains("binary #2 (1 run, device kernel time "),
+            "{text}"
+        );
+        // A code that occurs once keeps its bare name.
+        let names: Vec<String> = op_labels(&timeline().ops);
+        assert!(names.iter().all(|n| !n.contains('#')), "{names:?}");
+    }
+
+    /// Issue 25: sum zone totals were summed in 64 bits and wrapped.
+    #[test]
+    fn sum_zone_totals_do_not_wrap() {
+        let t = timeline();
+        let sum = |lane: u32| Mark {
+            lane,
+            site: 0,
+            kind: MarkKind::Sum {
+                total_cycles: u64::MAX,
+                count: 3,
+            },
+            run: t.ops[0].run,
+            op: Some(0),
+            cycles: 10,
+            ns: 10.0,
+        };
+        let mut b = Builder::default();
+        let tb = Timebase::nominal(fixture::ARCH, 1);
+        b.add(0, &[], &[sum(0), sum(1)], &t.sites, &t.ops, &tb);
+        let s = b.finish(&t.ops, &tb, 0.0);
+        let row = &s.ops.iter().find(|o| !o.sums.is_empty()).unwrap().sums[0];
+        assert_eq!(row.total_cycles, 2 * u64::MAX as u128);
+        assert_eq!((row.records, row.count), (2, 6));
+        assert!(render(&s).contains(&(2 * u64::MAX as u128).to_string()));
     }
 }

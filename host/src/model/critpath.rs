@@ -1,0 +1,520 @@
+//! Who made whom wait: each typed wait matched to the signal that ended it, and the critical
+//! path of an op through busy spans and waits across cores and tiles. Plain data and
+//! functions; `sink::analysis` collects the input from the ring views and writes the result.
+//!
+//! # Matching
+//!
+//! A wait is ended by a signal that releases its resource ([`Signal::releases`]) in its
+//! scope, recorded while it waited (`start <= at <= end`, device cycles of the op's chip):
+//!
+//! | wait | signal | scope |
+//! | --- | --- | --- |
+//! | `cb_front(N)` | `cb_push(N)` | the same tile |
+//! | `cb_back(N)` | `cb_pop(N)` | the same tile |
+//! | `semaphore(N)` | `sem_inc(N)`, `sem_set(N)` | any tile of the chip (over the NoC) |
+//! | `sync(N)` | `sync(N)` | any tile of the chip |
+//! | `noc_read`, `noc_write`, `noc_atomic` | `noc_*_done` | the same core (its own transactions) |
+//!
+//! Of those, the latest before the wait's end ended it: a consumer polls, so the last
+//! release before it saw enough is the one it waited for. A wait whose latest candidate came
+//! before it began did not block (`ready`: the data or space was there), nor did a
+//! `cb_back` wait before any pop of its CB (the CB's initial space). Two candidates at
+//! that same cycle on different cores are ambiguous; such a wait, and one with no candidate
+//! at all, is unmatched, counted per site with the reason, never guessed. A signal that ended no wait
+//! (the other side was not waiting) is counted per site too.
+//!
+//! # The path
+//!
+//! From the op's last end (the core whose KERNEL zone ends last) backwards: on the current
+//! core, the time after its latest wait is busy; a wait matched to a signal on another core
+//! is on the path only from the signal to the wait's end (before the signal the waiter had
+//! slack), and the path continues on the signalling core at the signal; a wait matched to its
+//! own core's signal (the NoC) or unmatched, and a profiler stall, is on the path whole, on
+//! the same core. Reaching a core's KERNEL start before the op's first start, the rest is a
+//! `launch` wait (that core had not started). Each step ends where the previous began, so
+//! the segments tile the op's span: they add up to its duration exactly.
+
+use crate::sites::{Signal, Wait};
+use riscv_linker::{NocCoord, Risc};
+use std::collections::{BTreeMap, HashMap};
+
+/// A core of the op's chip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CoreId {
+    /// The tile (NoC0).
+    pub tile: NocCoord,
+    /// The RISC.
+    pub risc: Risc,
+}
+
+/// An outermost wait (or profiler stall) on a core, device cycles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WaitSpan {
+    /// The waiting core.
+    pub core: CoreId,
+    /// Its start, device cycles.
+    pub start: u64,
+    /// Its end, device cycles.
+    pub end: u64,
+    /// The resource; `None`: a `PROFILER-STALL` (the core waited for the host's drain).
+    pub wait: Option<Wait>,
+    /// The wait zone's label (an index the caller gives meaning).
+    pub site: u32,
+}
+
+/// A signal recorded on a core.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SignalMark {
+    /// The signalling core.
+    pub core: CoreId,
+    /// When, device cycles.
+    pub at: u64,
+    /// What it releases.
+    pub signal: Signal,
+    /// The signal's label.
+    pub site: u32,
+    /// The label of the innermost zone open on its core when it was recorded.
+    pub zone: Option<u32>,
+}
+
+/// Everything about one op (one chip, one run) the matching and the path need.
+#[derive(Clone, Debug, Default)]
+pub struct OpTrace {
+    /// Each core's KERNEL span, device cycles.
+    pub kernels: BTreeMap<CoreId, (u64, u64)>,
+    /// Outermost waits and stalls, any order.
+    pub waits: Vec<WaitSpan>,
+    /// Signals, any order.
+    pub signals: Vec<SignalMark>,
+}
+
+/// Why a wait has no signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Unmatched {
+    /// No signal of its resource and scope was recorded while it waited.
+    NoSignal,
+    /// Signals on two cores at the same, latest cycle.
+    Ambiguous,
+    /// The resource was released before the wait began, or is a CB's space that no pop had
+    /// to free yet (a producer's first reserves): it did not block (the time is the check's
+    /// own).
+    Ready,
+}
+
+impl Unmatched {
+    /// The reason in words.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Unmatched::NoSignal => "no signal of its resource was recorded while it waited",
+            Unmatched::Ambiguous => "signals on two cores at the same cycle could have ended it",
+            Unmatched::Ready => "its resource was free when it began (it did not block)",
+        }
+    }
+}
+
+/// The signal that ended each wait of an [`OpTrace`] (by index), or why none.
+pub type Matching = Vec<Result<usize, Unmatched>>;
+
+/// The scope a wait and its signals share: what must be equal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Scope {
+    Tile(NocCoord),
+    Chip,
+    Core(CoreId),
+}
+
+/// The resource key of a wait or signal: (scope, kind, index).
+fn wait_key(w: Wait, core: CoreId) -> (Scope, u8, u32) {
+    match w {
+        Wait::CbFront(n) => (Scope::Tile(core.tile), 0, n),
+        Wait::CbBack(n) => (Scope::Tile(core.tile), 1, n),
+        Wait::Semaphore(n) => (Scope::Chip, 2, n),
+        Wait::Sync(n) => (Scope::Chip, 3, n),
+        Wait::NocRead => (Scope::Core(core), 4, 0),
+        Wait::NocWrite => (Scope::Core(core), 5, 0),
+        Wait::NocAtomic => (Scope::Core(core), 6, 0),
+    }
+}
+
+fn signal_key(s: Signal, core: CoreId) -> (Scope, u8, u32) {
+    match s {
+        Signal::CbPush(n) => (Scope::Tile(core.tile), 0, n),
+        Signal::CbPop(n) => (Scope::Tile(core.tile), 1, n),
+        Signal::SemInc(n) | Signal::SemSet(n) => (Scope::Chip, 2, n),
+        Signal::Sync(n) => (Scope::Chip, 3, n),
+        Signal::NocReadDone => (Scope::Core(core), 4, 0),
+        Signal::NocWriteDone => (Scope::Core(core), 5, 0),
+        Signal::NocAtomicDone => (Scope::Core(core), 6, 0),
+    }
+}
+
+/// Matches every wait of `t` to the signal that ended it (see the module docs).
+pub fn match_waits(t: &OpTrace) -> Matching {
+    let mut by_key: HashMap<(Scope, u8, u32), Vec<(u64, usize)>> = HashMap::new();
+    for (i, s) in t.signals.iter().enumerate() {
+        by_key
+            .entry(signal_key(s.signal, s.core))
+            .or_default()
+            .push((s.at, i));
+    }
+    for v in by_key.values_mut() {
+        v.sort_unstable();
+    }
+    t.waits
+        .iter()
+        .map(|w| {
+            let Some(wait) = w.wait else {
+                return Err(Unmatched::NoSignal);
+            };
+            // A producer's first reserves find the CB's space free: nobody had to release it.
+            let never = if matches!(wait, Wait::CbBack(_)) {
+                Unmatched::Ready
+            } else {
+                Unmatched::NoSignal
+            };
+            let cands = by_key.get(&wait_key(wait, w.core)).ok_or(never)?;
+            // The last signal at or before the wait's end...
+            let n = cands.partition_point(|&(at, _)| at <= w.end);
+            let &(at, i) = cands[..n].last().ok_or(never)?;
+            // ...recorded while it waited.
+            if at < w.start {
+                return Err(Unmatched::Ready);
+            }
+            let other_core = cands[..n]
+                .iter()
+                .rev()
+                .take_while(|c| c.0 == at)
+                .any(|&(_, j)| t.signals[j].core != t.signals[i].core);
+            if other_core {
+                return Err(Unmatched::Ambiguous);
+            }
+            Ok(i)
+        })
+        .collect()
+}
+
+/// One step of a critical path.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Segment {
+    /// The core the path is on.
+    pub core: CoreId,
+    /// Its start, device cycles of the op's chip.
+    pub start: u64,
+    /// Its end, device cycles.
+    pub end: u64,
+    /// What the core did.
+    pub kind: SegmentKind,
+}
+
+/// What the core did during a [`Segment`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SegmentKind {
+    /// Its own work (no typed wait, no stall).
+    Busy,
+    /// Waiting: the wait (an index into [`OpTrace::waits`]) and the signal that ended it.
+    Wait {
+        /// Index into [`OpTrace::waits`].
+        wait: usize,
+        /// Index into [`OpTrace::signals`], or why none.
+        signal: Result<usize, Unmatched>,
+    },
+    /// Before the core's KERNEL zone began: it had not been launched yet.
+    Launch,
+}
+
+/// The critical path of an op: segments in time order, from its first start to its last
+/// end. Empty without KERNEL spans.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Path {
+    /// In time order, each starting where the previous ended.
+    pub segments: Vec<Segment>,
+    /// The op's first KERNEL start and last KERNEL end, device cycles.
+    pub span: (u64, u64),
+    /// The walk stopped early (a cycle of zero-length steps; never seen in practice): the
+    /// rest, from the op's start, is one busy segment on the core it stopped on.
+    pub truncated: bool,
+}
+
+/// The critical path of `t` given its matching (see the module docs).
+pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
+    let Some(op_start) = t.kernels.values().map(|k| k.0).min() else {
+        return Path::default();
+    };
+    let (&last, &(_, op_end)) = t
+        .kernels
+        .iter()
+        .max_by_key(|(c, k)| (k.1, std::cmp::Reverse(**c)))
+        .expect("not empty");
+    // Each core's waits by start.
+    let mut per_core: HashMap<CoreId, Vec<usize>> = HashMap::new();
+    for (i, w) in t.waits.iter().enumerate() {
+        per_core.entry(w.core).or_default().push(i);
+    }
+    for v in per_core.values_mut() {
+        v.sort_by_key(|&i| (t.waits[i].start, t.waits[i].end));
+    }
+    let mut out: Vec<Segment> = Vec::new();
+    let push = |out: &mut Vec<Segment>, core, start: u64, end: u64, kind| {
+        if end > start {
+            out.push(Segment {
+                core,
+                start,
+                end,
+                kind,
+            });
+        }
+    };
+    let (mut core, mut t_now) = (last, op_end);
+    let mut truncated = false;
+    let mut steps = 0usize;
+    let limit = 2 * t.waits.len() + 2 * t.kernels.len() + 8;
+    loop {
+        steps += 1;
+        let ks = t.kernels.get(&core).map_or(op_start, |k| k.0).min(t_now);
+        if steps > limit {
+            truncated = true;
+            push(&mut out, core, op_start, t_now, SegmentKind::Busy);
+            break;
+        }
+        // The latest wait on this core that began before now, inside its kernel.
+        let waits = per_core.get(&core).map(Vec::as_slice).unwrap_or(&[]);
+        let n = waits.partition_point(|&i| t.waits[i].start < t_now);
+        let w = waits[..n]
+            .iter()
+            .rev()
+            .copied()
+            .find(|&i| t.waits[i].start >= ks);
+        let Some(wi) = w else {
+            push(&mut out, core, ks, t_now, SegmentKind::Busy);
+            push(&mut out, core, op_start, ks, SegmentKind::Launch);
+            break;
+        };
+        let wait = t.waits[wi];
+        let we = wait.end.min(t_now);
+        push(&mut out, core, we, t_now, SegmentKind::Busy);
+        let kind = SegmentKind::Wait {
+            wait: wi,
+            signal: m[wi],
+        };
+        match m[wi] {
+            Ok(si) if t.signals[si].core != core && t.kernels.contains_key(&t.signals[si].core) => {
+                let at = t.signals[si].at.clamp(wait.start, we);
+                push(&mut out, core, at, we, kind);
+                core = t.signals[si].core;
+                t_now = at;
+            }
+            _ => {
+                push(&mut out, core, wait.start, we, kind);
+                t_now = wait.start;
+            }
+        }
+    }
+    out.reverse();
+    // Adjacent busy segments of one core are one.
+    let mut merged: Vec<Segment> = Vec::with_capacity(out.len());
+    for s in out {
+        match merged.last_mut() {
+            Some(p)
+                if p.core == s.core
+                    && p.end == s.start
+                    && p.kind == SegmentKind::Busy
+                    && s.kind == SegmentKind::Busy =>
+            {
+                p.end = s.end
+            }
+            _ => merged.push(s),
+        }
+    }
+    Path {
+        segments: merged,
+        span: (op_start, op_end),
+        truncated,
+    }
+}
+
+/// Per site, how many waits no signal ended and why (not those that did not block:
+/// [`Unmatched::Ready`]), and how many signals ended no wait: ((core, site, reason), count)
+/// and ((core, site), count).
+pub fn unmatched(
+    t: &OpTrace,
+    m: &Matching,
+) -> (
+    BTreeMap<(CoreId, u32, Unmatched), u64>,
+    BTreeMap<(CoreId, u32), u64>,
+) {
+    let mut waits = BTreeMap::new();
+    let mut used = vec![false; t.signals.len()];
+    for (w, r) in t.waits.iter().zip(m) {
+        match r {
+            Ok(i) => used[*i] = true,
+            // A profiler stall is no wait on the pipeline; a ready one waited on nobody.
+            Err(e) if w.wait.is_some() && *e != Unmatched::Ready => {
+                *waits.entry((w.core, w.site, *e)).or_default() += 1
+            }
+            Err(_) => {}
+        }
+    }
+    let mut signals = BTreeMap::new();
+    for (s, u) in t.signals.iter().zip(used) {
+        if !u {
+            *signals.entry((s.core, s.site)).or_default() += 1;
+        }
+    }
+    (waits, signals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core(x: u8, risc: Risc) -> CoreId {
+        CoreId {
+            tile: NocCoord { x, y: 1 },
+            risc,
+        }
+    }
+
+    /// reader -> CB 0 -> math -> CB 1 -> writer on one tile, math slow: the path is the
+    /// reader's first tile, math's work, then the writer's last tile.
+    fn pipeline() -> OpTrace {
+        let (r, m, w) = (
+            core(1, Risc::Brisc),
+            core(1, Risc::Trisc1),
+            core(1, Risc::Ncrisc),
+        );
+        let mut t = OpTrace::default();
+        t.kernels.insert(r, (0, 40));
+        t.kernels.insert(m, (5, 230));
+        t.kernels.insert(w, (2, 260));
+        let wait = |core, start, end, wait| WaitSpan {
+            core,
+            start,
+            end,
+            wait: Some(wait),
+            site: 0,
+        };
+        let sig = |core, at, signal| SignalMark {
+            core,
+            at,
+            signal,
+            site: 1,
+            zone: None,
+        };
+        // Reader: reads tile 0 (NoC 10..20), pushes it at 25, tile 1 at 38 (CB 0 has room).
+        t.waits.push(wait(r, 10, 20, Wait::NocRead));
+        t.signals.push(sig(r, 19, Signal::NocReadDone));
+        t.signals.push(sig(r, 25, Signal::CbPush(0)));
+        t.signals.push(sig(r, 38, Signal::CbPush(0)));
+        // Math: waits for tile 0 from 6 to 27, works to 120, pushes at 120, tile 1 already
+        // there (no wait), works to 220, pushes at 220.
+        t.waits.push(wait(m, 6, 27, Wait::CbFront(0)));
+        t.signals.push(sig(m, 120, Signal::CbPush(1)));
+        t.signals.push(sig(m, 220, Signal::CbPush(1)));
+        // Writer: waits for tile 0 from 3 to 123, writes, waits for tile 1 130..224, writes
+        // (NoC 230..250), ends at 260.
+        t.waits.push(wait(w, 3, 123, Wait::CbFront(1)));
+        t.waits.push(wait(w, 130, 224, Wait::CbFront(1)));
+        t.waits.push(wait(w, 230, 250, Wait::NocWrite));
+        t.signals.push(sig(w, 249, Signal::NocWriteDone));
+        t
+    }
+
+    #[test]
+    fn waits_match_the_latest_signal_of_their_resource_while_they_waited() {
+        let t = pipeline();
+        let m = match_waits(&t);
+        assert_eq!(m, [Ok(0), Ok(1), Ok(3), Ok(4), Ok(5)]);
+        let (w, s) = unmatched(&t, &m);
+        assert!(w.is_empty());
+        // Only the reader's second push ended no wait: math was busy when it came.
+        assert_eq!(s.values().sum::<u64>(), 1, "{s:?}");
+    }
+
+    #[test]
+    fn the_path_follows_the_signals_and_adds_up_to_the_op() {
+        let t = pipeline();
+        let m = match_waits(&t);
+        let p = critical_path(&t, &m);
+        let seg: Vec<(Risc, u64, u64, &str)> = p
+            .segments
+            .iter()
+            .map(|s| {
+                (
+                    s.core.risc,
+                    s.start,
+                    s.end,
+                    match s.kind {
+                        SegmentKind::Busy => "busy",
+                        SegmentKind::Wait { .. } => "wait",
+                        SegmentKind::Launch => "launch",
+                    },
+                )
+            })
+            .collect();
+        assert_eq!(
+            seg,
+            [
+                (Risc::Brisc, 0, 10, "busy"),
+                (Risc::Brisc, 10, 20, "wait"),
+                (Risc::Brisc, 20, 25, "busy"),
+                (Risc::Trisc1, 25, 27, "wait"),
+                (Risc::Trisc1, 27, 220, "busy"),
+                (Risc::Ncrisc, 220, 224, "wait"),
+                (Risc::Ncrisc, 224, 230, "busy"),
+                (Risc::Ncrisc, 230, 250, "wait"),
+                (Risc::Ncrisc, 250, 260, "busy"),
+            ]
+        );
+        assert_eq!(p.span, (0, 260));
+        assert_eq!(p.segments.iter().map(|s| s.end - s.start).sum::<u64>(), 260);
+        assert!(!p.truncated);
+    }
+
+    #[test]
+    fn unmatched_and_ambiguous_waits_stay_on_their_core_and_are_counted() {
+        let mut t = pipeline();
+        // Nobody signals CB 1 any more; a semaphore wait with two signals at the same cycle.
+        t.signals.retain(|s| s.signal != Signal::CbPush(1));
+        let s = core(2, Risc::Brisc);
+        t.kernels.insert(s, (0, 100));
+        t.waits.push(WaitSpan {
+            core: s,
+            start: 10,
+            end: 50,
+            wait: Some(Wait::Semaphore(3)),
+            site: 7,
+        });
+        for c in [core(1, Risc::Brisc), core(3, Risc::Brisc)] {
+            t.signals.push(SignalMark {
+                core: c,
+                at: 40,
+                signal: Signal::SemInc(3),
+                site: 2,
+                zone: None,
+            });
+        }
+        let m = match_waits(&t);
+        assert_eq!(m[2], Err(Unmatched::NoSignal));
+        // A producer's first reserve finds the space free.
+        assert_eq!(
+            match_waits(&OpTrace {
+                waits: vec![WaitSpan {
+                    wait: Some(Wait::CbBack(9)),
+                    ..t.waits[0]
+                }],
+                ..t.clone()
+            }),
+            [Err(Unmatched::Ready)]
+        );
+        assert_eq!(m[5], Err(Unmatched::Ambiguous));
+        let (w, _) = unmatched(&t, &m);
+        assert_eq!(w.values().sum::<u64>(), 3);
+        assert_eq!(w[&(s, 7, Unmatched::Ambiguous)], 1);
+        let p = critical_path(&t, &m);
+        // The writer's unmatched wait is on the path whole, on the writer.
+        assert!(p.segments.iter().all(|s| s.core.risc == Risc::Ncrisc));
+        assert_eq!(p.segments.iter().map(|s| s.end - s.start).sum::<u64>(), 260);
+        assert_eq!(p.segments[0].kind, SegmentKind::Launch);
+        assert_eq!((p.segments[0].start, p.segments[0].end), (0, 2));
+    }
+}

@@ -1,0 +1,526 @@
+//! Each op's critical path in the analysis: the waits and signals gathered ring by ring into
+//! a [`critpath::OpTrace`] per op, matched and walked by [`crate::critpath`], and written as
+//! [`CriticalPath`] (`ttprof_analysis.json`'s `critical_path`), a paragraph per op for the
+//! summary ([`paragraph`]) and a list for the HTML panel.
+
+use super::{stage_name, LabelKind};
+use crate::critpath::{self, CoreId, OpTrace, SegmentKind, SignalMark, WaitSpan};
+use crate::profile::{Profile, RingView};
+use crate::timeline::{Lane, MarkKind};
+use riscv_linker::{NocCoord, Risc};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Per op index, what its rings recorded.
+#[derive(Default)]
+pub(super) struct Collector {
+    traces: BTreeMap<u32, OpTrace>,
+}
+
+impl Collector {
+    /// Adds one ring: its KERNEL spans, outermost waits and stalls, and signals (with the
+    /// innermost zone open at each).
+    pub(super) fn add(&mut self, p: &Profile, v: &RingView, kind: impl Fn(u32) -> LabelKind) {
+        let core = CoreId {
+            tile: v.lane.tile,
+            risc: v.lane.risc,
+        };
+        // Each tile's counter on the chip's common base (tiles' counters are offset).
+        let off = offset(p, v.lane.chip, v.lane.tile);
+        let common = |c: u64| (c as i64 - off).max(0) as u64;
+        // The end of the outermost wait in progress, per op.
+        let mut wait_end: HashMap<u32, u64> = HashMap::new();
+        for z in &v.zones {
+            let Some(op) = z.op else { continue };
+            let k = kind(z.site);
+            let wait = match k {
+                LabelKind::Kernel => {
+                    let t = self.traces.entry(op).or_default();
+                    let (a, b) = (common(z.start_cycles), common(z.end_cycles));
+                    let k = t.kernels.entry(core).or_insert((a, b));
+                    *k = (k.0.min(a), k.1.max(b));
+                    continue;
+                }
+                LabelKind::Wait(w) => Some(w),
+                LabelKind::Stall => None,
+                _ => continue,
+            };
+            let end = wait_end.entry(op).or_insert(0);
+            if z.start_cycles < *end {
+                continue; // inside a wait already on the path
+            }
+            *end = z.end_cycles;
+            self.traces.entry(op).or_default().waits.push(WaitSpan {
+                core,
+                start: common(z.start_cycles),
+                end: common(z.end_cycles),
+                wait,
+                site: z.site,
+            });
+        }
+        // Signals, with the innermost zone open at each (zones in opening order, marks in
+        // time order: a stack of open zones).
+        let mut open: Vec<usize> = Vec::new();
+        let mut next = 0;
+        for m in &v.marks {
+            let (Some(op), MarkKind::Event, LabelKind::Signal(signal)) =
+                (m.op, m.kind, kind(m.site))
+            else {
+                continue;
+            };
+            while next < v.zones.len() && v.zones[next].start_cycles <= m.cycles {
+                let s = v.zones[next].start_cycles;
+                open.retain(|&i| v.zones[i].end_cycles > s);
+                open.push(next);
+                next += 1;
+            }
+            open.retain(|&i| v.zones[i].end_cycles >= m.cycles);
+            let zone = open.last().map(|&i| v.zones[i].site);
+            self.traces.entry(op).or_default().signals.push(SignalMark {
+                core,
+                at: common(m.cycles),
+                signal,
+                site: m.site,
+                zone,
+            });
+        }
+    }
+
+    /// The critical path of each op that has KERNEL spans and at least one typed wait or
+    /// signal.
+    pub(super) fn finish(self, p: &Profile) -> BTreeMap<u32, CriticalPath> {
+        self.traces
+            .into_iter()
+            .filter(|(_, t)| {
+                !t.kernels.is_empty()
+                    && (!t.signals.is_empty() || t.waits.iter().any(|w| w.wait.is_some()))
+            })
+            .map(|(op, t)| (op, build(p, op, &t)))
+            .collect()
+    }
+}
+
+/// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
+/// default counter at its reference time), whole cycles: `common = tile cycles - offset`.
+/// The critical path's cycles are on that base, so times of different tiles compare.
+fn offset(p: &Profile, chip: u32, tile: riscv_linker::NocCoord) -> i64 {
+    p.timebase.chips.get(chip as usize).map_or(0, |c| {
+        let at = c
+            .tile_cycles_at_reference
+            .get(&tile)
+            .copied()
+            .unwrap_or(c.default_cycles_at_reference);
+        (at - c.default_cycles_at_reference).round() as i64
+    })
+}
+
+/// A core in the output.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CoreRef {
+    /// NoC0 `x-y`.
+    pub tile: String,
+    /// `BRISC`, `TRISC_1`, ...
+    pub risc: String,
+    /// The kernel it runs (its ELF's stem) or its role.
+    pub stage: String,
+}
+
+/// The signal that ended a wait on the path.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct SignalRef {
+    /// Where it was recorded.
+    pub core: CoreRef,
+    /// What it released (`CB 4 push (data ready)`).
+    pub signal: String,
+    /// The signal site's name, file and line.
+    pub name: String,
+    /// Source file of the signal site.
+    pub file: String,
+    /// Source line of the signal site.
+    pub line: u32,
+    /// The innermost zone open on its core when it was recorded.
+    pub zone: Option<String>,
+    /// When, device cycles.
+    pub cycles: u64,
+}
+
+/// One step of a critical path.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct PathSegment {
+    /// The core the path is on.
+    pub core: CoreRef,
+    /// `busy` or `wait`.
+    pub kind: &'static str,
+    /// What it waited on (`CB 4 front (data)`, `NoC read barrier`, `profiler stall`,
+    /// `launch`: the core had not started yet); `None` when busy.
+    pub resource: Option<String>,
+    /// The wait zone's name and source line; `None` when busy.
+    pub zone: Option<String>,
+    /// The signal that ended the wait, `None` when busy or unmatched.
+    pub signal: Option<SignalRef>,
+    /// Why a wait has no signal.
+    pub unmatched: Option<&'static str>,
+    /// Device cycles of the op's chip, on its common base (each tile's counter shifted by
+    /// its offset from the chip's reference, so that tiles compare).
+    pub start_cycles: u64,
+    /// End, device cycles.
+    pub end_cycles: u64,
+    /// Its length in cycles.
+    pub cycles: u64,
+    /// Its length in host ns.
+    pub ns: f64,
+}
+
+/// Waits of one site that no signal ended.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UnmatchedWait {
+    /// The waiting core.
+    pub core: CoreRef,
+    /// The wait zone's name.
+    pub zone: String,
+    /// Its source line, `file:line`.
+    pub at: String,
+    /// What it waits on.
+    pub resource: String,
+    /// Why none of its waits was matched.
+    pub reason: &'static str,
+    /// How many.
+    pub count: u64,
+}
+
+/// Signals of one site that ended no wait (the other side was not waiting then).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UnmatchedSignal {
+    /// The signalling core.
+    pub core: CoreRef,
+    /// The signal's name.
+    pub name: String,
+    /// Its source line, `file:line`.
+    pub at: String,
+    /// How many.
+    pub count: u64,
+}
+
+/// An op's critical path and how its waits matched.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CriticalPath {
+    /// The op's first KERNEL start, device cycles.
+    pub start_cycles: u64,
+    /// Its last KERNEL end, device cycles.
+    pub end_cycles: u64,
+    /// `end - start`: what the segments' cycles add up to.
+    pub cycles: u64,
+    /// The same in host ns.
+    pub ns: f64,
+    /// The walk stopped early (see `critpath::Path::truncated`).
+    pub truncated: bool,
+    /// In time order.
+    pub segments: Vec<PathSegment>,
+    /// Waits matched to the signal that ended them.
+    pub matched_waits: u64,
+    /// Waits no signal ended, per site.
+    pub unmatched_waits: Vec<UnmatchedWait>,
+    /// Signals that ended no wait, per site.
+    pub unmatched_signals: Vec<UnmatchedSignal>,
+}
+
+fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
+    let chip = p.ops[op as usize].chip;
+    let core_ref = |c: CoreId| CoreRef {
+        tile: format!("{}-{}", c.tile.x, c.tile.y),
+        risc: c.risc.name().to_string(),
+        stage: stage_name(p, op, c.tile, c.risc),
+    };
+    let label = |site: u32| p.labels.get(site as usize);
+    let name = |site: u32| label(site).map_or_else(|| format!("site {site}"), |l| l.name.clone());
+    let at = |site: u32| label(site).map_or_else(String::new, |l| format!("{}:{}", l.file, l.line));
+    let raw = |c: CoreId, x: u64| (x as i64 + offset(p, chip, c.tile)).max(0) as u64;
+    let ns = |c: CoreId, a: u64, b: u64| {
+        p.timebase
+            .duration_ns(chip, c.tile, raw(c, a), raw(c, b))
+            .unwrap_or(f64::NAN)
+    };
+    let m = critpath::match_waits(t);
+    let path = critpath::critical_path(t, &m);
+    let segments = path
+        .segments
+        .iter()
+        .map(|s| {
+            let (kind, resource, zone, signal, unmatched) = match s.kind {
+                SegmentKind::Busy => ("busy", None, None, None, None),
+                SegmentKind::Launch => ("wait", Some("launch".to_string()), None, None, None),
+                SegmentKind::Wait { wait, signal } => {
+                    let w = &t.waits[wait];
+                    let resource = w
+                        .wait
+                        .map_or_else(|| "profiler stall".to_string(), |w| w.to_string());
+                    let zone = Some(format!("{} ({})", name(w.site), at(w.site)));
+                    match signal {
+                        Ok(si) => {
+                            let sg = &t.signals[si];
+                            let l = label(sg.site);
+                            let r = SignalRef {
+                                core: core_ref(sg.core),
+                                signal: sg.signal.to_string(),
+                                name: name(sg.site),
+                                file: l.map_or_else(String::new, |l| l.file.clone()),
+                                line: l.map_or(0, |l| l.line),
+                                zone: sg.zone.map(name),
+                                cycles: sg.at,
+                            };
+                            ("wait", Some(resource), zone, Some(r), None)
+                        }
+                        Err(e) => (
+                            "wait",
+                            Some(resource),
+                            zone,
+                            None,
+                            w.wait.map(|_| e.reason()),
+                        ),
+                    }
+                }
+            };
+            PathSegment {
+                core: core_ref(s.core),
+                kind,
+                resource,
+                zone,
+                signal,
+                unmatched,
+                start_cycles: s.start,
+                end_cycles: s.end,
+                cycles: s.end - s.start,
+                ns: ns(s.core, s.start, s.end),
+            }
+        })
+        .collect();
+    let (uw, us) = critpath::unmatched(t, &m);
+    let matched_waits = m.iter().filter(|r| r.is_ok()).count() as u64;
+    let unmatched_waits = uw
+        .into_iter()
+        .map(|((c, site, why), count)| UnmatchedWait {
+            core: core_ref(c),
+            zone: name(site),
+            at: at(site),
+            resource: t
+                .waits
+                .iter()
+                .find(|w| w.site == site && w.core == c)
+                .and_then(|w| w.wait)
+                .map_or_else(String::new, |w| w.to_string()),
+            reason: why.reason(),
+            count,
+        })
+        .collect();
+    let unmatched_signals = us
+        .into_iter()
+        .map(|((c, site), count)| UnmatchedSignal {
+            core: core_ref(c),
+            name: name(site),
+            at: at(site),
+            count,
+        })
+        .collect();
+    let (a, b) = path.span;
+    let any = path.segments.first().map(|s| s.core);
+    CriticalPath {
+        start_cycles: a,
+        end_cycles: b,
+        cycles: b - a,
+        ns: any.map_or(0.0, |c| ns(c, a, b)),
+        truncated: path.truncated,
+        segments,
+        matched_waits,
+        unmatched_waits,
+        unmatched_signals,
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+/// `stage (RISC x-y)`.
+fn who(c: &CoreRef) -> String {
+    format!("{} ({} {})", c.stage, c.risc, c.tile)
+}
+
+/// One readable paragraph: where the op's time went along its critical path.
+pub fn paragraph(op: &str, run: u32, c: &CriticalPath) -> String {
+    // Busy per core and waits per (core, resource, releasing core), largest first.
+    let mut busy: BTreeMap<String, u64> = BTreeMap::new();
+    let mut waits: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    for s in &c.segments {
+        if s.kind == "busy" {
+            *busy.entry(who(&s.core)).or_default() += s.cycles;
+        } else {
+            let by = match (&s.signal, s.unmatched) {
+                (Some(r), _) => format!(
+                    "ended by {} `{}`{} at {}:{}",
+                    who(&r.core),
+                    r.name,
+                    r.zone
+                        .as_ref()
+                        .map_or_else(String::new, |z| format!(" in {z}")),
+                    r.file,
+                    r.line
+                ),
+                (None, Some(r)) if r == critpath::Unmatched::Ready.reason() => {
+                    "ready when it began".to_string()
+                }
+                (None, Some(_)) => "unmatched".to_string(),
+                (None, None) => String::new(),
+            };
+            *waits
+                .entry((who(&s.core), s.resource.clone().unwrap_or_default(), by))
+                .or_default() += s.cycles;
+        }
+    }
+    let mut busy: Vec<(String, u64)> = busy.into_iter().collect();
+    busy.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut waits: Vec<((String, String, String), u64)> = waits.into_iter().collect();
+    waits.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut text = format!(
+        "{op} (run {run}): critical path {} cycles ({:.0} ns), {} segment(s)",
+        c.cycles,
+        c.ns,
+        c.segments.len()
+    );
+    let shown = |v: u64| pct(v, c.cycles) >= 1.0;
+    let b: Vec<String> = busy
+        .iter()
+        .filter(|(_, v)| shown(*v))
+        .map(|(w, v)| format!("{w} {:.0}%", pct(*v, c.cycles)))
+        .collect();
+    if !b.is_empty() {
+        text.push_str(&format!("; busy: {}", b.join(", ")));
+    }
+    let w: Vec<String> = waits
+        .iter()
+        .filter(|(_, v)| shown(*v))
+        .map(|((core, res, by), v)| {
+            let by = if by.is_empty() {
+                String::new()
+            } else {
+                format!(", {by}")
+            };
+            format!("{core} on {res} {:.0}%{by}", pct(*v, c.cycles))
+        })
+        .collect();
+    if !w.is_empty() {
+        text.push_str(&format!("; waiting: {}", w.join("; ")));
+    }
+    let uw: u64 = c.unmatched_waits.iter().map(|u| u.count).sum();
+    let us: u64 = c.unmatched_signals.iter().map(|u| u.count).sum();
+    text.push_str(&format!(
+        ". {} wait(s) matched to their signal, {uw} unmatched{}; {us} signal(s) ended no wait.",
+        c.matched_waits,
+        if uw == 0 {
+            String::new()
+        } else {
+            format!(
+                " ({})",
+                c.unmatched_waits
+                    .iter()
+                    .map(|u| format!("{}x {} on {}: {}", u.count, u.zone, who(&u.core), u.reason))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            )
+        }
+    ));
+    if c.truncated {
+        text.push_str(" (the walk stopped early: the start is one busy segment.)");
+    }
+    wrap(&text, 100)
+}
+
+/// `text` wrapped at `width` columns, indented by 2, continuation lines by 4.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = "  ".to_string();
+    let mut fresh = true;
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !fresh && line.len() + 1 + word.len() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = "    ".to_string();
+            fresh = true;
+        }
+        if !fresh {
+            line.push(' ');
+        }
+        line.push_str(word);
+        fresh = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// An arrow of a critical path: from a signal to the end of the wait on the path it ended,
+/// on another core (the hand-overs: the HTML page's arrows, the Perfetto trace's flows).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arrow {
+    /// The signalling core's lane.
+    pub from: Lane,
+    /// The signal's host ns.
+    pub from_ns: f64,
+    /// The waiting core's lane.
+    pub to: Lane,
+    /// The wait's end, host ns.
+    pub to_ns: f64,
+    /// The signal's name.
+    pub signal: String,
+    /// What the wait waited on.
+    pub resource: String,
+}
+
+/// Every hand-over of every op's critical path, in path order.
+pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
+    let lane = |chip: u32, c: &CoreRef| -> Option<Lane> {
+        let (x, y) = c.tile.split_once('-')?;
+        Some(Lane {
+            chip,
+            tile: NocCoord {
+                x: x.parse().ok()?,
+                y: y.parse().ok()?,
+            },
+            risc: Risc::ALL.into_iter().find(|r| r.name() == c.risc)?,
+            depth: 0,
+        })
+    };
+    let mut out = Vec::new();
+    for op in &a.ops {
+        let Some(c) = &op.critical_path else { continue };
+        for s in &c.segments {
+            let Some(sig) = s.signal.as_ref().filter(|g| g.core != s.core) else {
+                continue;
+            };
+            let (Some(from), Some(to)) = (lane(op.chip, &sig.core), lane(op.chip, &s.core)) else {
+                continue;
+            };
+            let raw = |t, x: u64| (x as i64 + offset(p, op.chip, t)).max(0) as u64;
+            let (Some(from_ns), Some(to_ns)) = (
+                p.timebase
+                    .host_ns(op.chip, from.tile, raw(from.tile, sig.cycles)),
+                p.timebase
+                    .host_ns(op.chip, to.tile, raw(to.tile, s.end_cycles)),
+            ) else {
+                continue;
+            };
+            out.push(Arrow {
+                from,
+                from_ns,
+                to,
+                to_ns,
+                signal: sig.name.clone(),
+                resource: s.resource.clone().unwrap_or_default(),
+            });
+        }
+    }
+    out
+}
