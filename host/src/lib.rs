@@ -92,9 +92,9 @@ pub mod files;
 pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf`.
 pub mod kernels;
-pub mod pathdiff;
 #[cfg(feature = "emulator")]
 pub mod lines;
+pub mod pathdiff;
 #[cfg(feature = "emulator")]
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
