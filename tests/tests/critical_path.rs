@@ -255,8 +255,11 @@ fn the_path_is_the_one_built_into_the_pipeline() {
     }
 }
 
+/// Flow ids with the names of the instants they leave or end at.
+type Flows = Vec<(u64, String)>;
+
 /// The flow ids leaving and ending at instants of a Perfetto trace, with the instants' names.
-fn flows(path: &Path) -> (Vec<(u64, String)>, Vec<(u64, String)>) {
+fn flows(path: &Path) -> (Flows, Flows) {
     use prost::Message;
     use ttprof::sink::perfetto::proto::{Trace, TracePacket};
     fn packets(bytes: &[u8], out: &mut Vec<TracePacket>) {

@@ -198,13 +198,13 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
         .iter()
         .find(|o| o.op == "sums")
         .unwrap();
-    let rows: Vec<(&str, u64, u64, u64)> = op
+    let rows: Vec<(&str, u64, u64, u128)> = op
         .sums
         .iter()
         .map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles))
         .collect();
     for (name, count, _) in SUMS {
-        let total: u64 = records[name].iter().map(|r| r.1).sum();
+        let total: u128 = records[name].iter().map(|r| r.1 as u128).sum();
         assert!(
             rows.contains(&(name, LAUNCHES * TILES, LAUNCHES * TILES * count, total)),
             "{name}: {rows:?}"

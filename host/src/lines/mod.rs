@@ -5,14 +5,14 @@
 //! advances to the instruction that advanced it and a [`Cause`]; per core and launch the
 //! charges sum exactly to the core's cycles. This module adds up the cores of each op by
 //! (op, RISC, kernel ELF) and pc, checks that sum per core, names every pc through the
-//! kernel's DWARF ([`symbolize`]), and writes:
+//! kernel's DWARF (module `symbolize`), and writes:
 //!
-//! * `ttprof_lines.txt` ([`text`]): per op and kernel, the hottest lines with cycles, share
+//! * `ttprof_lines.txt` (module `text`): per op and kernel, the hottest lines with cycles, share
 //!   and causes, and the source around them with cycles per line (like `perf annotate`);
-//! * `ttprof_cycles.folded` and `ttprof_flame.svg` ([`flame`]): folded stacks
+//! * `ttprof_cycles.folded` and `ttprof_flame.svg` (module `flame`): folded stacks
 //!   (op; RISC; outer function; ...; inlined function; file:line; cause) and their flame
 //!   graph (`inferno`);
-//! * `ttprof_lines.parquet` ([`table`]): one row per (op, RISC, kernel, pc, cause).
+//! * `ttprof_lines.parquet` (module `table`): one row per (op, RISC, kernel, pc, cause).
 
 mod flame;
 mod symbolize;

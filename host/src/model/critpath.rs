@@ -332,16 +332,15 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     }
 }
 
+/// Waits no signal ended, per (core, site, reason).
+pub type UnmatchedWaits = BTreeMap<(CoreId, u32, Unmatched), u64>;
+/// Signals that ended no wait, per (core, site).
+pub type UnmatchedSignals = BTreeMap<(CoreId, u32), u64>;
+
 /// Per site, how many waits no signal ended and why (not those that did not block:
 /// [`Unmatched::Ready`]), and how many signals ended no wait: ((core, site, reason), count)
 /// and ((core, site), count).
-pub fn unmatched(
-    t: &OpTrace,
-    m: &Matching,
-) -> (
-    BTreeMap<(CoreId, u32, Unmatched), u64>,
-    BTreeMap<(CoreId, u32), u64>,
-) {
+pub fn unmatched(t: &OpTrace, m: &Matching) -> (UnmatchedWaits, UnmatchedSignals) {
     let mut waits = BTreeMap::new();
     let mut used = vec![false; t.signals.len()];
     for (w, r) in t.waits.iter().zip(m) {
