@@ -52,6 +52,7 @@
 //! of a multi-card system then sit side by side and any engine reads them as one table
 //! (DuckDB: `read_parquet('DIR/zones/*/*/*.parquet', hive_partitioning = true)`).
 
+mod direct;
 mod sink;
 mod tables;
 
