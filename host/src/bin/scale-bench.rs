@@ -23,7 +23,9 @@
 //!    (temp file, fsync, rename): the time includes the fsync.
 //!
 //! Peak memory is the process's peak resident set (`VmHWM`), which includes the ring data
-//! itself. Writes `target/bench/scale.json`.
+//! itself. Each pass's CPU time (user and system, every thread) is reported beside its
+//! wall time: on a shared machine it varies less. `--no-perfetto` skips the Perfetto pass.
+//! Writes `target/bench/scale.json`.
 
 use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{Arch, NocCoord, Risc};
