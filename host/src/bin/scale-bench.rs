@@ -1,7 +1,7 @@
 //! Scale benchmark: 140 tiles x 5 RISCs x 100k zones (70 M zones) read out and written to
 //! `profile_log_device.csv`, with the time and the peak memory against the ring data.
 //!
-//! `cargo run --release -p ttprof --features bench --bin scale-bench [-- --tiles N --zones N --out FILE --csv FILE --keep-csv]`
+//! `cargo run --release -p ttprof --features bench --bin scale-bench [-- --tiles N --zones N --out FILE --csv FILE --keep-csv --no-perfetto]`
 //!
 //! Rings hold 8 KiB, so 100k zones per RISC cannot sit in device memory at once. What is
 //! measured, honestly:
@@ -23,7 +23,9 @@
 //!    (temp file, fsync, rename): the time includes the fsync.
 //!
 //! Peak memory is the process's peak resident set (`VmHWM`), which includes the ring data
-//! itself. Writes `target/bench/scale.json`.
+//! itself. Each pass's CPU time (user and system, every thread) is reported beside its
+//! wall time: on a shared machine it varies less. `--no-perfetto` skips the Perfetto pass.
+//! Writes `target/bench/scale.json`.
 
 use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{Arch, NocCoord, Risc};
@@ -54,6 +56,7 @@ struct Args {
     out: PathBuf,
     csv: PathBuf,
     keep_csv: bool,
+    perfetto: bool,
 }
 
 fn main() {
@@ -65,6 +68,7 @@ fn main() {
         out: ws.join("target/bench/scale.json"),
         csv: ws.join("target/bench/scale/profile_log_device.csv"),
         keep_csv: false,
+        perfetto: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -78,7 +82,8 @@ fn main() {
             "--out" => a.out = value().into(),
             "--csv" => a.csv = value().into(),
             "--keep-csv" => a.keep_csv = true,
-            _ => fail(&format!("unknown argument {arg}; usage: scale-bench [--tiles N] [--zones N] [--out FILE] [--csv FILE] [--keep-csv]")),
+            "--no-perfetto" => a.perfetto = false,
+            _ => fail(&format!("unknown argument {arg}; usage: scale-bench [--tiles N] [--zones N] [--out FILE] [--csv FILE] [--keep-csv] [--no-perfetto]")),
         }
     }
     let coords = grid(a.tiles);
@@ -94,16 +99,25 @@ fn main() {
 
     let t = Instant::now();
     reset_peak_rss();
+    let cpu0 = cpu_seconds();
     let m = readout_and_write(&a, coords.clone(), &rings);
     let seconds = t.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu0;
     let peak = peak_rss_bytes();
     let out_dir = a.csv.parent().map(|p| p.to_path_buf()).unwrap_or_default();
     let mut other = BTreeMap::new();
-    for output in [Output::Parquet, Output::Perfetto] {
+    let outputs: &[Output] = if a.perfetto {
+        &[Output::Parquet, Output::Perfetto]
+    } else {
+        &[Output::Parquet]
+    };
+    for &output in outputs {
         reset_peak_rss();
         let t = Instant::now();
+        let cpu0 = cpu_seconds();
         let o = readout_and_stream(&out_dir, coords.clone(), &rings, output);
         let secs = t.elapsed().as_secs_f64();
+        let cpu_secs = cpu_seconds() - cpu0;
         let files: &[&str] = match output {
             Output::Parquet => &[
                 ttprof::sink::parquet::ZONES_FILE,
@@ -130,11 +144,14 @@ fn main() {
             );
         }
         println!(
-            "{output:?}: {} zones in {secs:.1} s ({:.2} x the CSV's time), {:.2} GB = {:.2} bytes per zone ({:.2} in the zones file); peak RSS {:.2} x the ring data; {} issue(s)",
-            o.rows, secs / seconds, bytes as f64 / 1e9, bytes as f64 / o.rows.max(1) as f64, zones_bytes as f64 / o.rows.max(1) as f64,
+            "{output:?}: {} zones in {secs:.1} s ({:.2} x the CSV's time; CPU {cpu_secs:.1} s = {:.2} x the CSV's), {:.2} GB = {:.2} bytes per zone ({:.2} in the zones file); peak RSS {:.2} x the ring data; {} issue(s)",
+            o.rows, secs / seconds, cpu_secs / cpu, bytes as f64 / 1e9, bytes as f64 / o.rows.max(1) as f64, zones_bytes as f64 / o.rows.max(1) as f64,
             peak_rss_bytes() as f64 / ring_bytes as f64, o.issues
         );
-        other.insert(output, (o, secs, bytes, zones_bytes, peak_rss_bytes()));
+        other.insert(
+            output,
+            (o, secs, bytes, zones_bytes, peak_rss_bytes(), cpu_secs),
+        );
         if !a.keep_csv {
             for f in files {
                 let _ = std::fs::remove_file(out_dir.join(f));
@@ -151,24 +168,42 @@ fn main() {
         "peak RSS {:.1} MB = {:.2} x the ring data ({:.1} MB); bus {:.4} bytes per payload byte; {} issue(s); load average {}",
         peak as f64 / 1e6, peak as f64 / ring_bytes as f64, ring_bytes as f64 / 1e6, m.bus as f64 / m.payload as f64, m.issues, load.trim()
     );
-    let json = serde_json::json!({
+    let mut json = serde_json::json!({
         "tiles": a.tiles, "riscs": 5, "zones_per_ring_min": a.zones,
         "zones": m.zones, "records": m.records, "csv_rows": m.rows, "csv_bytes": csv_bytes,
         "seconds": seconds, "seconds_rows_formatted": m.written_s, "zones_per_sec": m.zones as f64 / seconds,
         "peak_rss_bytes": peak, "ring_bytes": ring_bytes, "peak_rss_vs_ring_bytes": peak as f64 / ring_bytes as f64,
         "payload_bytes": m.payload, "bus_bytes": m.bus, "bus_bytes_per_payload_byte": m.bus as f64 / m.payload as f64,
         "stalls": m.stalls, "issues": m.issues, "produce_seconds": produce_s,
+        "cpu_seconds": cpu,
         "parquet_seconds": other[&Output::Parquet].1, "parquet_vs_csv_seconds": other[&Output::Parquet].1 / seconds,
+        "parquet_cpu_seconds": other[&Output::Parquet].5, "parquet_vs_csv_cpu_seconds": other[&Output::Parquet].5 / cpu,
         "parquet_bytes": other[&Output::Parquet].2, "parquet_bytes_per_zone": other[&Output::Parquet].2 as f64 / m.zones as f64,
         "parquet_zones_file_bytes_per_zone": other[&Output::Parquet].3 as f64 / m.zones as f64,
         "parquet_peak_rss_vs_ring_bytes": other[&Output::Parquet].4 as f64 / ring_bytes as f64,
         "parquet_issues": other[&Output::Parquet].0.issues,
-        "perfetto_seconds": other[&Output::Perfetto].1, "perfetto_vs_csv_seconds": other[&Output::Perfetto].1 / seconds,
-        "perfetto_bytes": other[&Output::Perfetto].2, "perfetto_bytes_per_zone": other[&Output::Perfetto].2 as f64 / m.zones as f64,
-        "perfetto_peak_rss_vs_ring_bytes": other[&Output::Perfetto].4 as f64 / ring_bytes as f64,
-        "perfetto_issues": other[&Output::Perfetto].0.issues,
         "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1), "loadavg": load.trim(),
     });
+    if let (Some(p), Some(obj)) = (other.get(&Output::Perfetto), json.as_object_mut()) {
+        for (k, v) in [
+            ("perfetto_seconds", serde_json::json!(p.1)),
+            ("perfetto_vs_csv_seconds", serde_json::json!(p.1 / seconds)),
+            ("perfetto_cpu_seconds", serde_json::json!(p.5)),
+            ("perfetto_vs_csv_cpu_seconds", serde_json::json!(p.5 / cpu)),
+            ("perfetto_bytes", serde_json::json!(p.2)),
+            (
+                "perfetto_bytes_per_zone",
+                serde_json::json!(p.2 as f64 / m.zones as f64),
+            ),
+            (
+                "perfetto_peak_rss_vs_ring_bytes",
+                serde_json::json!(p.4 as f64 / ring_bytes as f64),
+            ),
+            ("perfetto_issues", serde_json::json!(p.0.issues)),
+        ] {
+            obj.insert(k.into(), v);
+        }
+    }
     if let Some(dir) = a.out.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
@@ -568,6 +603,22 @@ fn drain_tile(
 /// resets `VmHWM` to the current resident set); without it the peak spans every pass.
 fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// CPU time (user and system, every thread) this process used so far, from
+/// `/proc/self/stat` (0 if unavailable): on a shared machine it varies less than the wall
+/// time.
+fn cpu_seconds() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
 }
 
 /// Peak resident set of this process, from `/proc/self/status` (0 if unavailable).

@@ -233,6 +233,16 @@ impl Profile {
         self.op_index.get(&(chip, run)).copied()
     }
 
+    /// The index into [`Profile::labels`] of site `site` of run `run` on ring `ring` (what
+    /// [`Zone::site`] holds; 0 for a site the ring has no record of).
+    pub fn label_of(&self, ring: usize, run: u32, site: u16) -> u32 {
+        self.ring_labels
+            .get(ring)
+            .and_then(|l| l.get(&(run, site)))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Ring `index` on the host timeline (see [`RingView`]).
     pub fn ring(&self, index: usize) -> RingView<'_> {
         let mut view = self.ring_records(index);

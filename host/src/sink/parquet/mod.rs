@@ -3,10 +3,12 @@
 //! engine (DuckDB, pandas/pyarrow, Polars, Spark, Trino, DataFusion).
 //!
 //! Written streaming ([`ParquetSink`]): each ring's zones and marks become one Arrow batch
-//! when the ring is visited, and a row group is closed whenever [`ROW_GROUP_ROWS`] rows are
+//! when the ring is visited, built straight from the ring's records (`direct`), not from
+//! the model's per-zone structs, and a row group is closed whenever [`ROW_GROUP_ROWS`] rows are
 //! buffered (so a large ring is about one row group, small rings share one): memory stays
 //! at one ring's zones plus the encoded row group. Strings (RISC, name, file, op, kind)
-//! are dictionary-encoded Arrow columns, stored as Parquet dictionary pages; times and
+//! are dictionary-encoded Arrow columns, stored as Parquet dictionary pages (RISC, name, file and
+//! op without min/max statistics: comparing every row's string is slow); times and
 //! cycles use `DELTA_BINARY_PACKED` (zones come in opening order, so starts grow by small
 //! steps), durations `BYTE_STREAM_SPLIT`; every page is zstd-compressed. The duration is
 //! stored once, in ns: in cycles it is `end_cycles - start_cycles` (a column of it would
@@ -52,6 +54,7 @@
 //! of a multi-card system then sit side by side and any engine reads them as one table
 //! (DuckDB: `read_parquet('DIR/zones/*/*/*.parquet', hive_partitioning = true)`).
 
+mod direct;
 mod sink;
 mod tables;
 

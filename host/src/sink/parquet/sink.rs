@@ -1,5 +1,6 @@
 //! The Parquet tables as a sink: three files in a directory, or a hive-partitioned dataset.
 
+use super::direct;
 use super::tables::{self, Dictionaries};
 use super::{MARKS_FILE, OPS_FILE, ROW_GROUP_ROWS, ZONES_FILE};
 use crate::atomic::AtomicFile;
@@ -10,7 +11,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -107,6 +108,11 @@ fn properties() -> WriterProperties {
     // Durations do not grow along the ring: their bytes split into streams (the high
     // ones all zero) compress better than their deltas (0.77 against 1.13 bytes per zone
     // in scale-bench).
+    // Min/max of the dictionary strings would compare every row's string (a fifth of the
+    // writer's time); their dictionaries are tiny and say more.
+    for c in ["risc", "op", "name", "file"] {
+        b = b.set_column_statistics_enabled(ColumnPath::from(c), EnabledStatistics::None);
+    }
     b = b
         .set_column_dictionary_enabled(ColumnPath::from("duration_ns"), false)
         .set_column_encoding(ColumnPath::from("duration_ns"), Encoding::BYTE_STREAM_SPLIT);
@@ -341,6 +347,11 @@ impl Sink for ParquetSink {
         true
     }
 
+    /// The batches are built from the ring's records ([`direct`]), not from its zones.
+    fn wants_zones(&self) -> bool {
+        false
+    }
+
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let with_chip = !self.partitioned();
         if self.dicts.as_ref().is_none_or(|(uid, _)| *uid != p.uid()) {
@@ -354,25 +365,15 @@ impl Sink for ParquetSink {
             return Ok(());
         };
         let key = if with_chip { 0 } else { v.lane.chip };
-        let batch = |b: std::result::Result<RecordBatch, arrow_schema::ArrowError>| {
-            b.map_err(|e| {
-                Error::Other(format!(
-                    "Parquet table of chip {key}: building a batch: {e}"
-                ))
-            })
-        };
-        w.send(
-            key,
-            Which::Zones,
-            batch(tables::zones_batch(zs, d, &v.lane, &v.zones, with_chip))?,
-        )?;
-        w.send(
-            key,
-            Which::Marks,
-            batch(tables::marks_batch(ms, d, &v.lane, &v.marks, with_chip))?,
-        )?;
-        self.written.zones += v.zones.len() as u64;
-        self.written.marks += v.marks.len() as u64;
+        let (zones, marks) = direct::ring_batches(zs, ms, d, p, v, with_chip).map_err(|e| {
+            Error::Other(format!(
+                "Parquet table of chip {key}: building a batch: {e}"
+            ))
+        })?;
+        self.written.zones += zones.num_rows() as u64;
+        self.written.marks += marks.num_rows() as u64;
+        w.send(key, Which::Zones, zones)?;
+        w.send(key, Which::Marks, marks)?;
         Ok(())
     }
 

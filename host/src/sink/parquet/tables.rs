@@ -2,11 +2,14 @@
 //! columns).
 
 use crate::decode::NO_RUN;
-use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
+use crate::timeline::{Lane, OpSpan, SiteLabel};
+#[cfg(test)]
+use crate::timeline::{Mark, MarkKind, Zone};
 use arrow_array::types::UInt32Type;
+#[cfg(test)]
+use arrow_array::UInt64Array;
 use arrow_array::{
     ArrayRef, DictionaryArray, Int64Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
-    UInt64Array,
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use riscv_linker::Risc;
@@ -105,6 +108,11 @@ pub(crate) struct Dictionaries {
 }
 
 impl Dictionaries {
+    /// The mark kinds' names (`event`, `data`, `sum`).
+    pub(crate) fn kinds(&self) -> &ArrayRef {
+        &self.kinds
+    }
+
     pub(crate) fn new(labels: &[SiteLabel], ops: &[OpSpan]) -> Dictionaries {
         let strings = |v: Vec<&str>| Arc::new(StringArray::from(v)) as ArrayRef;
         Dictionaries {
@@ -118,7 +126,7 @@ impl Dictionaries {
     }
 }
 
-fn keyed(keys: UInt32Array, values: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+pub(crate) fn keyed(keys: UInt32Array, values: &ArrayRef) -> Result<ArrayRef, ArrowError> {
     Ok(Arc::new(DictionaryArray::<UInt32Type>::try_new(
         keys,
         values.clone(),
@@ -126,7 +134,7 @@ fn keyed(keys: UInt32Array, values: &ArrayRef) -> Result<ArrayRef, ArrowError> {
 }
 
 /// The place columns of `n` rows of `lane` with the given runs, ops and sites.
-fn place_columns(
+pub(crate) fn place_columns(
     d: &Dictionaries,
     lane: &Lane,
     with_chip: bool,
@@ -163,7 +171,9 @@ fn place_columns(
     Ok(c)
 }
 
-/// One ring's zones as a batch of `schema` ([`zones_schema`]).
+/// One ring's zones as a batch of `schema` ([`zones_schema`]), from the model's zones: the
+/// reference the sink's direct batches ([`super::direct`]) are tested against.
+#[cfg(test)]
 pub(crate) fn zones_batch(
     schema: &SchemaRef,
     d: &Dictionaries,
@@ -197,7 +207,9 @@ pub(crate) fn zones_batch(
     RecordBatch::try_new(schema.clone(), c)
 }
 
-/// One ring's marks as a batch of `schema` ([`marks_schema`]).
+/// One ring's marks as a batch of `schema` ([`marks_schema`]), from the model's marks (the
+/// reference, as [`zones_batch`]).
+#[cfg(test)]
 pub(crate) fn marks_batch(
     schema: &SchemaRef,
     d: &Dictionaries,

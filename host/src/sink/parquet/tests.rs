@@ -184,3 +184,84 @@ fn a_failed_drive_leaves_no_file() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The fixture's profile with every ring's records replaced by random ones: zones that
+/// nest, overlap, touch and share starts and ends, value zones, events, data, sums and
+/// records of no site (`Run`, `Time`), of runs 1 to 3 and of no run, with known and unknown
+/// sites; the last ring is on a chip the timebase does not know.
+fn random_profile(seed: u64) -> Profile {
+    use crate::decode::{RecordKind, Records, NO_RUN};
+    let mut r = fixture::readout();
+    let mut rng = crate::testing::Rng::new(seed);
+    let n = r.rings.len();
+    for (ri, ring) in r.rings.iter_mut().enumerate() {
+        let mut rec = Records::new();
+        let mut now = 100u64;
+        for _ in 0..300 {
+            now += rng.below(4);
+            let kind = match rng.below(20) {
+                0 => RecordKind::ValueZone,
+                1 => RecordKind::Event,
+                2 => RecordKind::Data,
+                3 => RecordKind::Sum,
+                4 => RecordKind::Run,
+                5 => RecordKind::Time,
+                _ => RecordKind::Zone,
+            };
+            let zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
+            let start = if zone {
+                now - rng.below(now.min(30))
+            } else {
+                now
+            };
+            let run = match rng.below(5) {
+                0 => NO_RUN,
+                k => k as u32 % 4,
+            };
+            let site = rng.below(14) as u16;
+            rec.push(
+                kind,
+                site,
+                start,
+                now,
+                rng.next_u64() >> rng.below(64),
+                rng.below(9) as u32,
+                run,
+            );
+        }
+        ring.records = rec;
+        if ri == n - 1 {
+            ring.id.chip = 7;
+        }
+    }
+    let res = fixture::resolution(&r);
+    Profile::resolved(
+        r,
+        res,
+        Some(fixture::oplog()),
+        Timebase::nominal(fixture::ARCH, 1),
+    )
+}
+
+#[test]
+fn direct_batches_equal_the_general_ones() {
+    let mut rows = (0, 0);
+    for p in [profile(), random_profile(1), random_profile(2)] {
+        let d = tables::Dictionaries::new(&p.labels, &p.ops);
+        for with_chip in [true, false] {
+            let (zs, ms) = (zones_schema(with_chip), marks_schema(with_chip));
+            for i in 0..p.ring_count() {
+                let v = p.ring(i);
+                let (z, m) = direct::ring_batches(&zs, &ms, &d, &p, &v, with_chip).unwrap();
+                let want_z = tables::zones_batch(&zs, &d, &v.lane, &v.zones, with_chip).unwrap();
+                let want_m = tables::marks_batch(&ms, &d, &v.lane, &v.marks, with_chip).unwrap();
+                assert_eq!(z, want_z, "zones of ring {i}");
+                assert_eq!(m, want_m, "marks of ring {i}");
+                rows.0 += z.num_rows();
+                rows.1 += m.num_rows();
+            }
+        }
+    }
+    // Every kind of row was compared (and the unplaced ring's empty batches).
+    assert!(rows.0 > 5_000 && rows.1 > 1_000, "{rows:?}");
+}

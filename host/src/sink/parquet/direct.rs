@@ -1,0 +1,189 @@
+//! One ring's zones and marks as Arrow batches straight from its records, without the
+//! model's per-zone structs ([`crate::timeline::Zone`], [`crate::timeline::Mark`]): what
+//! [`super::ParquetSink`] writes. The rows are exactly those [`Profile::ring`] yields (the
+//! test `direct_batches_equal_the_general_ones` compares them): zones in the order they
+//! open, `(start, longest first, later in the ring first)`, each at the depth of the zones
+//! still open when it opens; marks in the same order among themselves.
+
+use super::tables::{place_columns, whole_ns, Dictionaries};
+use crate::decode::{RecordKind, Records};
+use crate::profile::{Profile, RingView};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch, UInt16Array, UInt32Array, UInt64Array};
+use arrow_schema::{ArrowError, SchemaRef};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+/// Opening order of the records `rows` of `r`: `(start, longest first, later first)`.
+fn opening_order(r: &Records, rows: impl Iterator<Item = usize>) -> Vec<u32> {
+    let mut keys: Vec<(u64, Reverse<u64>, Reverse<u32>)> = rows
+        .map(|i| (r.start[i], Reverse(r.end[i]), Reverse(i as u32)))
+        .collect();
+    keys.sort_unstable();
+    keys.into_iter().map(|(_, _, Reverse(i))| i).collect()
+}
+
+/// Per row of a ring: the run, the op and the label (site index), looked up once per run
+/// and site rather than per row.
+struct Naming<'a> {
+    p: &'a Profile,
+    ring: usize,
+    chip: u32,
+    run: u32,
+    op: Option<u32>,
+    /// Label per site id of `run` (`u32::MAX`: not looked up yet).
+    labels: Vec<u32>,
+}
+
+impl<'a> Naming<'a> {
+    fn new(p: &'a Profile, v: &RingView) -> Naming<'a> {
+        Naming {
+            p,
+            ring: v.index,
+            chip: v.lane.chip,
+            run: u32::MAX - 1,
+            op: None,
+            labels: Vec::new(),
+        }
+    }
+
+    /// `(run, op, label)` of a record of `run` with site `site`.
+    #[inline]
+    fn of(&mut self, run: u32, site: u16) -> (u32, Option<u32>, u32) {
+        if run != self.run || self.labels.is_empty() {
+            self.run = run;
+            self.op = self.p.op_of(self.chip, run);
+            self.labels.clear();
+            self.labels.resize(1 << 16, u32::MAX);
+        }
+        let slot = &mut self.labels[site as usize];
+        if *slot == u32::MAX {
+            *slot = self.p.label_of(self.ring, run, site);
+        }
+        (run, self.op, *slot)
+    }
+}
+
+/// Ring `v`'s zones and marks as batches of `zs` ([`super::zones_schema`]) and `ms`
+/// ([`super::marks_schema`]); both empty when the timebase does not know the ring's chip.
+pub(crate) fn ring_batches(
+    zs: &SchemaRef,
+    ms: &SchemaRef,
+    d: &Dictionaries,
+    p: &Profile,
+    v: &RingView,
+    with_chip: bool,
+) -> Result<(RecordBatch, RecordBatch), ArrowError> {
+    let r = &v.ring.records;
+    let (chip, tile) = (v.lane.chip, v.lane.tile);
+    let ns = |c: u64| whole_ns(p.timebase.host_ns(chip, tile, c).unwrap_or(f64::NAN));
+    let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
+    let is_mark =
+        |k: RecordKind| matches!(k, RecordKind::Event | RecordKind::Data | RecordKind::Sum);
+    let (zones, marks) = if v.placed {
+        (
+            opening_order(r, (0..r.len()).filter(|&i| is_zone(r.kind[i]))),
+            opening_order(r, (0..r.len()).filter(|&i| is_mark(r.kind[i]))),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let mut naming = Naming::new(p, v);
+    Ok((
+        zones_batch(zs, d, v, r, &zones, &mut naming, &ns, with_chip)?,
+        marks_batch(ms, d, v, r, &marks, &mut naming, &ns, with_chip)?,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn zones_batch(
+    schema: &SchemaRef,
+    d: &Dictionaries,
+    v: &RingView,
+    r: &Records,
+    order: &[u32],
+    naming: &mut Naming,
+    ns: &dyn Fn(u64) -> i64,
+    with_chip: bool,
+) -> Result<RecordBatch, ArrowError> {
+    let n = order.len();
+    let mut place = Vec::with_capacity(n);
+    let mut depth = Vec::with_capacity(n);
+    let (mut start_c, mut end_c) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut start_ns, mut end_ns, mut dur) = (
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+        Vec::with_capacity(n),
+    );
+    let mut value = Vec::with_capacity(n);
+    // Ends of the zones open so far, earliest first: a zone opens inside every one that
+    // ends after its start.
+    let mut open: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    for &i in order {
+        let i = i as usize;
+        let (s, e) = (r.start[i], r.end[i]);
+        while open.peek().is_some_and(|&Reverse(end)| end <= s) {
+            open.pop();
+        }
+        depth.push(open.len() as u16);
+        open.push(Reverse(e));
+        place.push(naming.of(r.run[i], r.site[i]));
+        start_c.push(s);
+        end_c.push(e);
+        let (a, b) = (ns(s), ns(e));
+        start_ns.push(a);
+        end_ns.push(b);
+        dur.push(b - a);
+        value.push((r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32));
+    }
+    let mut c = place_columns(d, &v.lane, with_chip, place.iter().copied(), n)?;
+    c.push(Arc::new(UInt16Array::from(depth)) as ArrayRef);
+    c.push(Arc::new(UInt64Array::from(start_c)));
+    c.push(Arc::new(UInt64Array::from(end_c)));
+    c.push(Arc::new(Int64Array::from(start_ns)));
+    c.push(Arc::new(Int64Array::from(end_ns)));
+    c.push(Arc::new(Int64Array::from(dur)));
+    c.push(Arc::new(UInt32Array::from(value)));
+    RecordBatch::try_new(schema.clone(), c)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn marks_batch(
+    schema: &SchemaRef,
+    d: &Dictionaries,
+    v: &RingView,
+    r: &Records,
+    order: &[u32],
+    naming: &mut Naming,
+    ns: &dyn Fn(u64) -> i64,
+    with_chip: bool,
+) -> Result<RecordBatch, ArrowError> {
+    let n = order.len();
+    let place: Vec<_> = order
+        .iter()
+        .map(|&i| naming.of(r.run[i as usize], r.site[i as usize]))
+        .collect();
+    let mut c = place_columns(d, &v.lane, with_chip, place.iter().copied(), n)?;
+    let kind = |i: usize| match r.kind[i] {
+        RecordKind::Data => 1u32,
+        RecordKind::Sum => 2,
+        _ => 0,
+    };
+    let rows = || order.iter().map(|&i| i as usize);
+    c.push(super::tables::keyed(rows().map(kind).collect(), d.kinds())?);
+    c.push(Arc::new(rows().map(|i| r.end[i]).collect::<UInt64Array>()));
+    c.push(Arc::new(
+        rows().map(|i| ns(r.end[i])).collect::<Int64Array>(),
+    ));
+    c.push(Arc::new(
+        rows()
+            .map(|i| (kind(i) != 0).then_some(r.value[i]))
+            .collect::<UInt64Array>(),
+    ));
+    c.push(Arc::new(
+        rows()
+            .map(|i| (kind(i) == 2).then_some(r.count[i]))
+            .collect::<UInt32Array>(),
+    ));
+    RecordBatch::try_new(schema.clone(), c)
+}
