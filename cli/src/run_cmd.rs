@@ -554,14 +554,38 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
         what,
     };
     match path.extension().and_then(|e| e.to_str()) {
-        Some("toml") => {
-            toml::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
-        }
+        Some("toml") => toml::from_str(&text)
+            .map_err(|e| bad(format!("not a valid manifest: {}", toml_error(&text, &e)))),
         Some("json") => {
             serde_json::from_str(&text).map_err(|e| bad(format!("not a valid manifest: {e}")))
         }
         _ => Err(bad("a manifest must be a .toml or .json file".into())),
     }
+}
+
+/// A TOML error as line, column, message and at most [`ECHO_CHARS`] characters of the line
+/// around the error (the crate's own text echoes the whole line, 200 KB for a long one).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    const ECHO_CHARS: usize = 80;
+    let Some(span) = e.span() else {
+        return e.message().to_string();
+    };
+    let at = span.start.min(text.len());
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line = text[..at].matches('\n').count() + 1;
+    let rest = &text[line_start..];
+    let row = &rest[..rest.find('\n').unwrap_or(rest.len())];
+    let col = text[line_start..at].chars().count();
+    let from = col.saturating_sub(ECHO_CHARS / 2);
+    let echo: String = row.chars().skip(from).take(ECHO_CHARS).collect();
+    let cut = |b: bool| if b { "..." } else { "" };
+    format!(
+        "line {line}, column {}: {} (near {}{echo:?}{})",
+        col + 1,
+        e.message().trim_end(),
+        cut(from > 0),
+        cut(row.chars().count() > from + ECHO_CHARS)
+    )
 }
 
 /// A manifest's path relative to its own directory (`CRATE:BIN` keeps its binary name).

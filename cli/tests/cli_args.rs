@@ -299,3 +299,28 @@ fn a_dataset_host_name_that_is_not_one_directory_is_refused_before_anything_runs
         }
     }
 }
+
+/// A TOML manifest error names line and column and echoes at most a short piece of the
+/// line (before, the whole 200 KB line was printed).
+#[test]
+fn a_manifest_error_on_a_huge_line_echoes_a_short_piece_of_it() {
+    let dir = temp_dir("cli-args-toml-echo");
+    let manifest = dir.join("ops.toml");
+    let huge = format!("[[op]]\nname = \"{}\" junk\n", "x".repeat(200_000));
+    std::fs::write(&manifest, huge).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(["run", "--manifest", manifest.to_str().unwrap()])
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{}", &err[..err.len().min(2000)]);
+    assert!(
+        err.contains("not a valid manifest: line 2, column"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(err.len() < 2000, "{} bytes of error", err.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}

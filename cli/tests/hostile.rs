@@ -690,3 +690,139 @@ fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
     );
     drop(fs);
 }
+
+// --- Issue 26, Medium: no link inside a folder we write into is followed ---------------------
+
+/// A directory link planted inside a shared dataset (`zones/host=h/chip=0` -> elsewhere)
+/// is refused with a message naming it; nothing lands outside.
+#[test]
+fn a_link_planted_inside_a_dataset_is_never_followed() {
+    let f = fixture("hostile-dataset-link");
+    let ds = f.dir.join("ds");
+    let elsewhere = f.dir.join("elsewhere");
+    std::fs::create_dir_all(ds.join("zones/host=h")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, ds.join("zones/host=h/chip=0")).unwrap();
+    let out = f.dir.join("out");
+    let o = ttprof(&[
+        "report",
+        "--device",
+        p(&f.image),
+        "--oplog",
+        p(&f.oplog),
+        "--out",
+        p(&out),
+        "--dataset",
+        p(&ds),
+        "--dataset-host",
+        "h",
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{t}");
+    assert!(t.contains("chip=0") && t.contains("symbolic link"), "{t}");
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).unwrap().count(),
+        0,
+        "nothing written through the link: {t}"
+    );
+}
+
+// --- Issue 26, Medium: a damaged only ring is a data problem, not the op log's --------------
+
+/// One tile, one BRISC ring of run 1, damaged by `damage`, with its op log.
+fn one_ring(name: &str, damage: impl Fn(&mut ImageBuilder, NocCoord)) -> Fixture {
+    let dir = temp_dir(name);
+    let tile = TILES[0];
+    let mut builder = ImageBuilder::new(ARCH, 1, vec![tile]);
+    let (l1, sites, zones) = run_core(Risc::Brisc);
+    builder.put_ring(0, tile, Risc::Brisc, &l1);
+    write_kernel_elf(
+        &dir.join("k.elf"),
+        &ElfSpec::kernel(ARCH, Risc::Brisc, sites),
+    )
+    .unwrap();
+    damage(&mut builder, tile);
+    let image = dir.join("device.img");
+    builder.write(&image).unwrap();
+    let oplog = dir.join("ops.jsonl");
+    let mut w = OpLogWriter::create(&oplog).unwrap();
+    w.op(&OpRecord {
+        run_id: 1,
+        device: 0,
+        op_code: "Loop".into(),
+        op_type: "tt_dnn_device".into(),
+        attributes: Default::default(),
+        inputs: vec![],
+        outputs: vec![],
+        host_start_ns: 900_000,
+        host_end_ns: 2_000_000,
+        kernels: vec![KernelBinding {
+            risc: "BRISC".into(),
+            elf: "k.elf".into(),
+            cores: vec![[tile.x, tile.y]],
+        }],
+    })
+    .unwrap();
+    Fixture {
+        dir,
+        image,
+        oplog,
+        zones,
+    }
+}
+
+#[test]
+fn a_damaged_only_ring_is_a_data_problem_named_with_what_exists_written() {
+    let data = profiler::ring_data(Risc::Brisc).start;
+    let cases: [(&str, Box<dyn Fn(&mut ImageBuilder, NocCoord)>, &str); 3] = [
+        (
+            "magic",
+            Box::new(|b, t| {
+                b.poke(
+                    0,
+                    t,
+                    profiler::ring_word(Risc::Brisc, ring::MAGIC),
+                    0xDEAD_BEEF,
+                )
+            }),
+            "magic is 0xdeadbeef",
+        ),
+        (
+            "record",
+            Box::new(move |b, t| b.poke(0, t, data + 136, 0x8F00_0000)),
+            "unknown record header",
+        ),
+        // What a capture killed after consuming the Run record leaves: the ring's first
+        // record is no longer a Run record.
+        (
+            "run",
+            Box::new(move |b, t| {
+                for off in (0..16).step_by(4) {
+                    b.poke(0, t, data + off, 0);
+                }
+            }),
+            "record(s) before any Run record",
+        ),
+    ];
+    for (name, damage, want) in cases {
+        let f = one_ring(&format!("hostile-one-ring-{name}"), damage);
+        let out = f.dir.join("out");
+        let o = ttprof(&[
+            "report",
+            "--device",
+            p(&f.image),
+            "--oplog",
+            p(&f.oplog),
+            "--out",
+            p(&out),
+        ]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {t}");
+        assert!(t.contains(want), "{name}: {t}");
+        assert!(!t.contains("swap"), "{name}: not the op log's fault: {t}");
+        assert!(
+            out.join("profile_log_device.csv").exists(),
+            "{name}: what exists is written"
+        );
+    }
+}

@@ -146,6 +146,62 @@ pub fn check_destination(path: &Path) -> Result<()> {
     })
 }
 
+/// Creates the directory `dir` inside `root` (which is created as given), one component at
+/// a time, never following a symbolic link below `root`: a link planted in a directory ttprof
+/// writes into (`--out/kernels` pointing elsewhere, `zones/host=h/chip=0` in a shared
+/// dataset) would send the files outside it, so it is refused with a message naming it.
+/// `root` itself may be reached through links: that is the user's choice of folder.
+pub fn create_dir_within(root: &Path, dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(root).map_err(|e| Error::io(root, "create output directory", e))?;
+    let rel = dir.strip_prefix(root).unwrap_or(dir);
+    let mut at = root.to_path_buf();
+    for part in rel.components() {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_dir() => continue,
+            Ok(m) => return Err(not_a_directory(&at, root, &m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&at, "look at the output directory", e)),
+        }
+        if let Err(e) = std::fs::create_dir(&at) {
+            // Created by someone else meanwhile: fine if it is a directory, not a link.
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_dir() => {}
+                Ok(m) => return Err(not_a_directory(&at, root, &m)),
+                Err(_) => return Err(Error::io(&at, "create directory", e)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses `path` inside an output folder when it is a symbolic link (whatever it points
+/// to): ttprof never writes through a link inside a directory it writes into.
+pub fn refuse_link(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(Error::BadFile {
+            path: path.into(),
+            what:
+                "is a symbolic link inside the output folder: ttprof never writes through a link \
+                   there (remove it or choose another folder)"
+                    .into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn not_a_directory(at: &Path, root: &Path, meta: &std::fs::Metadata) -> Error {
+    Error::BadFile {
+        path: at.into(),
+        what: format!(
+            "{} inside {}, where ttprof writes a directory of its own: it never follows a link (or writes \
+             over anything) inside a folder it writes into (remove it or choose another folder)",
+            node_kind(meta),
+            root.display()
+        ),
+    }
+}
+
 /// What a node that is not a regular file is, for messages.
 fn node_kind(meta: &std::fs::Metadata) -> &'static str {
     let t = meta.file_type();

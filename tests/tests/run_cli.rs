@@ -738,3 +738,80 @@ dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,tensor=4"]
         "the op graph has the edge from add to relu: {dot}"
     );
 }
+
+/// `--out` given relative (the default): the op log names the kernel copies relative to the
+/// folder, so a moved (or downloaded) run folder is still reported.
+#[test]
+fn a_run_folder_given_relative_can_be_moved_and_reported() {
+    let base = workspace().join("target/test-run-cli/relative");
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let sums = elf("sums");
+    let o = Command::new(ttprof_binary())
+        .current_dir(&base)
+        .args(["run", "--kernel", &format!("brisc={}", sums.display())])
+        .args(["--l1", "0x30000=2", "--out", "run"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let oplog = std::fs::read_to_string(base.join("run/ops.jsonl")).unwrap();
+    assert!(
+        oplog.contains("\"elf\":\"kernels/sums\""),
+        "relative to the folder: {oplog}"
+    );
+    std::fs::rename(base.join("run"), base.join("moved")).unwrap();
+    let moved = base.join("moved");
+    let o = Command::new(ttprof_binary())
+        .args(["report", "--device"])
+        .arg(moved.join("device.snap"))
+        .arg("--oplog")
+        .arg(moved.join("ops.jsonl"))
+        .arg("--out")
+        .arg(moved.join("again"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(zone_starts(&moved.join("again"), "iteration").len(), 2);
+}
+
+/// A directory link planted inside `--out` (`kernels/` -> elsewhere, `device.img` -> a
+/// file elsewhere) is refused: nothing is written through it.
+#[test]
+fn a_link_planted_inside_the_output_folder_is_never_followed() {
+    let base = workspace().join("target/test-run-cli/links");
+    let _ = std::fs::remove_dir_all(&base);
+    let sums = elf("sums");
+    let elsewhere = base.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    for (name, target) in [
+        ("kernels", elsewhere.clone()),
+        ("device.img", elsewhere.join("img")),
+    ] {
+        let out = base.join(format!("out-{name}"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::os::unix::fs::symlink(&target, out.join(name)).unwrap();
+        let o = Command::new(ttprof_binary())
+            .args(["run", "--kernel", &format!("brisc={}", sums.display())])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(
+            err.contains(name) && err.contains("symbolic link"),
+            "{name}: {err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "{name}: nothing written through the link"
+        );
+    }
+}

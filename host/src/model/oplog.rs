@@ -303,6 +303,22 @@ fn not_an_op_log(head: &[u8]) -> Option<String> {
         // An incomplete character at the end of a full sniff is the cut, not the file.
         Err(e) => e.error_len().is_some() || !cut_short,
     };
+    // Text whose first line is JSON and whose damage comes later: an op log with a bad
+    // line, named by its number (not a swapped argument).
+    let bad_at = match std::str::from_utf8(head) {
+        Err(e) if invalid => Some(e.valid_up_to()),
+        _ => head.iter().position(|&b| b == 0),
+    };
+    if let Some(at) = bad_at {
+        let before = &head[..at];
+        let first = before.iter().find(|b| !b.is_ascii_whitespace());
+        if first == Some(&b'{') && before.contains(&b'\n') {
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            return Some(format!(
+                "line {line}: is not UTF-8 text (a bad byte at offset {at}): an op log is JSON lines in UTF-8"
+            ));
+        }
+    }
     if invalid || head.contains(&0) {
         return Some(format!(
             "is binary data (not UTF-8 text; it starts with {:02x?}), not an op log: {SWAPPED}",
@@ -497,6 +513,16 @@ mod tests {
         let e = err("random.bin", &[0x9c, 0xff, 0x00, 0x12, 0x80]);
         assert!(
             e.contains("random.bin: is binary data") && e.contains("did you swap"),
+            "{e}"
+        );
+        // Bad UTF-8 on line 2 (inside the sniff): the line is named, no "swap" (before, "is
+        // binary data ... did you swap").
+        let e = err(
+            "line2.jsonl",
+            b"{\"signpost\":{\"name\":\"a\",\"device\":0,\"host_ns\":1}}\n{\"op\":\xff}\n",
+        );
+        assert!(
+            e.contains("line2.jsonl: line 2: is not UTF-8 text") && !e.contains("swap"),
             "{e}"
         );
         // Text whose first bytes look fine: the bad line is named.

@@ -178,8 +178,8 @@ impl Session {
                 what: "is not a directory: the outputs go into a directory".into(),
             });
         }
-        std::fs::create_dir_all(out.join("kernels"))
-            .map_err(|e| Error::io(out, "create output directory", e))?;
+        crate::atomic::create_dir_within(out, &out.join("kernels"))?;
+        crate::atomic::refuse_link(&out.join(IMAGE_FILE))?;
         cfg.settings.consumer = cfg.drain_every_cycles > 0;
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
         dc.image = Some(out.join(IMAGE_FILE));
@@ -421,10 +421,9 @@ impl Session {
                 .iter()
                 .map(|(risc, _, copy)| KernelBinding {
                     risc: risc.name().into(),
-                    elf: copy
-                        .strip_prefix(&self.cfg.out)
-                        .unwrap_or(copy)
-                        .to_path_buf(),
+                    // Relative to the folder (the op log's directory), so a moved or
+                    // downloaded run folder still names its kernels.
+                    elf: self.in_out(copy),
                     cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
                 })
                 .collect(),
@@ -485,6 +484,13 @@ impl Session {
             }
         }
         Ok(bytes)
+    }
+
+    /// `path` relative to the output folder when it is inside it (both made absolute first:
+    /// the folder may be given relative, the copies are absolute).
+    fn in_out(&self, path: &Path) -> PathBuf {
+        let out = std::path::absolute(&self.cfg.out).unwrap_or_else(|_| self.cfg.out.clone());
+        path.strip_prefix(&out).unwrap_or(path).to_path_buf()
     }
 
     /// Copies a kernel ELF under `kernels/` once per source path: `kernels/<name>`, or

@@ -186,12 +186,12 @@ pub fn file_kind(path: &Path) -> Result<FileKind> {
         Ok(FileKind::Image)
     } else if head.starts_with(&SNAPSHOT_MAGIC) {
         Ok(FileKind::Snapshot)
-    } else if head.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+    } else if let Some((what, hint)) = other_kind(&head) {
         Err(Error::BadFile {
             path: path.into(),
-            what: "looks like an op log (JSON lines), not device memory (expected a device image or a snapshot): \
-                   did you swap --device and --oplog?"
-                .into(),
+            what: format!(
+                "{what}, not device memory (expected a device image or a snapshot){hint}"
+            ),
         })
     } else {
         Err(Error::BadFile {
@@ -202,6 +202,42 @@ pub fn file_kind(path: &Path) -> Result<FileKind> {
             ),
         })
     }
+}
+
+/// What a file that is not device memory is, by its first bytes: another of ttprof's
+/// inputs or outputs given as `--device` (`None` when it cannot be told).
+fn other_kind(head: &[u8]) -> Option<(&'static str, &'static str)> {
+    let start = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(head.len());
+    let text = &head[start..];
+    let first = text.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let has = |s: &[u8]| first.windows(s.len()).any(|w| w == s);
+    if text.starts_with(b"{") && (has(b"\"op\"") || has(b"\"signpost\"")) {
+        return Some((
+            "looks like an op log (JSON lines)",
+            ": did you swap --device and --oplog?",
+        ));
+    }
+    Some((
+        if text.starts_with(b"{") || text.starts_with(b"[") {
+            "is a JSON file (an analysis or trace?)"
+        } else if text.starts_with(b"ARCH:") {
+            "is a device profiler log (profile_log_device.csv; `ttprof diff` reads it)"
+        } else if text.starts_with(b"OP CODE") {
+            "is an op report (ops_perf_results CSV; `ttprof diff` reads it)"
+        } else if text.starts_with(b"\x7fELF") {
+            "is an ELF file (a kernel?)"
+        } else if text.starts_with(b"PAR1") {
+            "is a Parquet file"
+        } else if std::str::from_utf8(first).is_ok() && has(b",") && !first.contains(&0) {
+            "is a CSV (comma-separated text) file"
+        } else {
+            return None;
+        },
+        "",
+    ))
 }
 
 /// Device memory that also has live clocks: a device image (its clock mailbox) or a card.
@@ -364,6 +400,34 @@ mod tests {
         let snap = dir.join("s.snap");
         std::fs::write(&snap, SNAPSHOT_MAGIC).unwrap();
         assert_eq!(file_kind(&snap).unwrap(), FileKind::Snapshot);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Before, a CSV, a JSON file or an op report given as --device printed its first bytes
+    /// in hex (or "did you swap?" for any JSON): now the file is named for what it is.
+    #[test]
+    fn another_ttprof_file_given_as_device_memory_is_named_for_what_it_is() {
+        let dir = crate::testing::temp_dir("devmem-other-kinds");
+        for (name, body, want) in [
+            (
+                "dev.csv",
+                "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000\n",
+                "is a device profiler log",
+            ),
+            ("ops_perf.csv", "OP CODE,OP TYPE\n", "is an op report"),
+            ("a.json", "{\"ops\": []}", "is a JSON file"),
+            ("t.json", "[{\"ph\":\"X\"}]", "is a JSON file"),
+            ("x.csv", "a,b,c\n1,2,3\n", "is a CSV"),
+            ("k.elf", "\x7fELF\x01\x01", "is an ELF file"),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, body).unwrap();
+            let e = file_kind(&path).unwrap_err().to_string();
+            assert!(
+                e.contains(want) && !e.contains("swap") && !e.contains("starts with ["),
+                "{name}: {e}"
+            );
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -33,9 +33,15 @@ struct Table {
 }
 
 impl Table {
-    fn create(path: PathBuf, schema: SchemaRef, props: WriterProperties) -> Result<Table> {
+    /// Creates the file at `path` inside `root` (no link below `root` is followed).
+    fn create(
+        root: &Path,
+        path: PathBuf,
+        schema: SchemaRef,
+        props: WriterProperties,
+    ) -> Result<Table> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create directory", e))?;
+            crate::atomic::create_dir_within(root, dir)?;
         }
         let file = AtomicFile::create(&path)?;
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
@@ -261,6 +267,13 @@ impl ParquetSink {
         matches!(self.layout, Layout::Dataset { .. })
     }
 
+    /// The directory everything goes under.
+    fn root(&self) -> &Path {
+        match &self.layout {
+            Layout::Files(dir) | Layout::Dataset { dir, .. } => dir,
+        }
+    }
+
     /// The file of `table` (for chip `chip` in a dataset).
     fn path(&self, table: &str, chip: u32) -> PathBuf {
         match &self.layout {
@@ -318,16 +331,19 @@ impl Sink for ParquetSink {
         let mut all = BTreeMap::new();
         for &chip in &chips {
             let zones = Table::create(
+                self.root(),
                 self.path("zones", chip),
                 tables::zones_schema(with_chip),
                 props.clone(),
             )?;
             let marks = Table::create(
+                self.root(),
                 self.path("marks", chip),
                 tables::marks_schema(with_chip),
                 props.clone(),
             )?;
             let ops = Table::create(
+                self.root(),
                 self.path("ops", chip),
                 tables::ops_schema(with_chip),
                 props.clone(),

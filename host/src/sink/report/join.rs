@@ -17,9 +17,24 @@ pub(super) fn join(
     oplog: &OpLog,
     mut device: Ops,
     mut runs: BTreeMap<(u32, u32), Vec<NocCoord>>,
+    damaged: bool,
 ) -> Result<(Vec<Row>, Vec<Issue>)> {
     let mut issues = std::mem::take(&mut device.issues);
-    check_related(oplog, &runs)?;
+    if damaged && runs.is_empty() && oplog.ops().next().is_some() {
+        // The rings' damage (named in the readout's issues) is the cause, not the op log:
+        // the outputs hold what exists and the command exits 2.
+        issues.push(Issue::error(
+            None,
+            format!(
+                "op log {} names {} op(s), but no record of any launch survived the damage to the rings: the op \
+                 report has no rows",
+                oplog.path.display(),
+                oplog.ops().count()
+            ),
+        ));
+    } else {
+        check_related(oplog, &runs)?;
+    }
     let log = oplog.path.display();
     // (host time, log order) -> row
     let mut rows: Vec<(u64, usize, Row)> = Vec::new();
@@ -82,6 +97,18 @@ pub(super) fn join(
     let mut rows: Vec<Row> = rows.into_iter().map(|(_, _, r)| r).collect();
     set_op_to_op(&mut rows);
     Ok((rows, issues))
+}
+
+/// Whether the readout found damage (a corrupt ring, a control block it could not read),
+/// or records at all (with no run among them: records before any Run record, as a capture
+/// killed after consuming the Run record leaves them): then an op log that matches no surviving run is not
+/// to blame.
+pub(super) fn damaged(readout: &crate::readout::Readout) -> bool {
+    readout
+        .rings
+        .iter()
+        .any(|r| r.corrupt.is_some() || !r.records.is_empty())
+        || readout.issues.iter().any(Issue::is_error)
 }
 
 fn op_code_of(oplog: &OpLog, entry: usize) -> &str {

@@ -141,7 +141,7 @@ pub fn op_report(
     timebase: &Timebase,
 ) -> Result<OpReport> {
     let ops = device::collect(readout, sites, timebase);
-    let (rows, issues) = join::join(oplog, ops, device::runs(readout))?;
+    let (rows, issues) = join::join(oplog, ops, device::runs(readout), join::damaged(readout))?;
     Ok(OpReport {
         arch: readout.geometry.arch,
         worker_cores: readout.geometry.tiles_per_chip,
@@ -154,7 +154,12 @@ pub fn op_report(
 /// The op report of a [`crate::profile::Profile`] (whose wrapper-zone times are computed
 /// already) with the ops of `oplog`; errors as [`op_report`] does.
 pub fn of_profile(p: &crate::profile::Profile, oplog: &OpLog) -> Result<OpReport> {
-    let (rows, issues) = join::join(oplog, p.device_ops.clone(), device::runs(&p.readout))?;
+    let (rows, issues) = join::join(
+        oplog,
+        p.device_ops.clone(),
+        device::runs(&p.readout),
+        join::damaged(&p.readout),
+    )?;
     let g = p.geometry();
     Ok(OpReport {
         arch: g.arch,

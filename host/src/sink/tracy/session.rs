@@ -308,7 +308,7 @@ fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer
             };
             unit.clear();
             match answer(s, q, &mut unit) {
-                Reply::Terminate if terminate_sent => return Outcome::Drained,
+                Reply::Terminate if terminate_sent => return confirmed(s, t),
                 Reply::Terminate => {
                     return Outcome::Aborted(format!(
                         "the tool ended the capture early ({})",
@@ -337,6 +337,22 @@ fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer
             return io_err(e, sock.cut, t);
         }
     }
+}
+
+/// The tool confirmed the end: judged by what it acknowledged, not by the bytes queued
+/// in the socket. A tool that read the stream asked for every source location its zones
+/// use (Tracy queries each one it meets); one that asked for fewer never read them.
+fn confirmed(s: &Stream, t: &Transfer) -> Outcome {
+    let asked = t.queries.get("SourceLocation").copied().unwrap_or(0);
+    let sent = s.summary.source_locations as u64;
+    if asked >= sent {
+        return Outcome::Drained;
+    }
+    Outcome::Aborted(format!(
+        "the tool confirmed the end but asked for {asked} of the stream's {sent} source locations: it did not \
+         read the whole stream ({} of {} zones sent in {} frames)",
+        t.zones, s.summary.zones, t.frames
+    ))
 }
 
 /// Sends events until one frame has gone out; after the last event, `Terminate`.

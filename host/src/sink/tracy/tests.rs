@@ -5,7 +5,7 @@
 use super::capture::{capture, Capture, CaptureOptions};
 use super::decoder::Decoder;
 use super::encode::Encoder;
-use super::protocol::{Query, Severity};
+use super::protocol::{Query, QueryPacket, Severity};
 use super::*;
 use crate::decode::{RecordKind, Records};
 use crate::oplog::{OpLog, OpLogEntry, OpRecord, Signpost};
@@ -599,6 +599,30 @@ fn silent_tool(addr: SocketAddr) -> std::net::TcpStream {
     t.write_all(&protocol::PROTOCOL_VERSION.to_le_bytes())
         .unwrap();
     t
+}
+
+/// A client that reads 100 bytes of the stream, then confirms the end: not a capture.
+#[test]
+fn a_tool_that_confirms_the_end_without_reading_the_stream_is_not_a_complete_capture() {
+    use std::io::{Read, Write};
+    let (s, ..) = stream(0);
+    let (report, _) = serve_to(&s, &opts(1500), |addr| {
+        let mut t = silent_tool(addr);
+        let mut b = [0u8; 100];
+        t.read_exact(&mut b).unwrap();
+        // Everything is queued in the socket by now (a small stream): the confirmation
+        // comes after the server's Terminate was sent, as a real tool's would.
+        std::thread::sleep(Duration::from_millis(300));
+        t.write_all(&QueryPacket::new(Query::Terminate, 0, 0).to_bytes())
+            .unwrap();
+        let _ = t.read_to_end(&mut Vec::new());
+    });
+    let e = report.expect_err("a client that read 100 bytes did not capture the stream");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("did not read the whole stream") || msg.contains("ended the capture early"),
+        "{msg}"
+    );
 }
 
 #[test]
