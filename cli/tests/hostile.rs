@@ -826,3 +826,43 @@ fn a_damaged_only_ring_is_a_data_problem_named_with_what_exists_written() {
         );
     }
 }
+
+/// Names come from files ttprof does not control: an ESC, a NUL or a right-to-left override
+/// in a zone name reaches the terminal escaped, never raw (here through `ttprof diff`'s
+/// table of two tt-metal device logs).
+#[test]
+fn control_characters_in_names_are_printed_escaped() {
+    let dir = temp_dir("printable-names");
+    let evil = "evil\u{1b}[2J\u{0}\u{202e}zone";
+    let header = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data\n";
+    let mut runs = Vec::new();
+    for (name, cycles) in [("a", 1000u64), ("b", 5000)] {
+        let run = dir.join(name);
+        std::fs::create_dir_all(&run).unwrap();
+        let mut csv = header.to_string();
+        for i in 0..10u64 {
+            let start = 100_000 * (i + 1);
+            csv.push_str(&format!(
+                "0,1,1,BRISC,1,{start},0,1,,,{evil},ZONE_START,3,k.cpp,\n0,1,1,BRISC,65537,{},0,1,,,{evil},ZONE_END,3,k.cpp,\n",
+                start + cycles
+            ));
+        }
+        std::fs::write(run.join("profile_log_device.csv"), csv).unwrap();
+        runs.push(run);
+    }
+    let o = ttprof(&["diff", p(&runs[0]), p(&runs[1])]);
+    let all = [o.stdout.as_slice(), o.stderr.as_slice()].concat();
+    let shown = String::from_utf8_lossy(&all);
+    assert!(
+        shown.contains("evil\\u{1b}[2J\\u{0}\\u{202e}zone"),
+        "{shown}"
+    );
+    for raw in [0x1bu8, 0] {
+        assert!(
+            !all.contains(&raw),
+            "byte {raw:#x} reached the terminal: {shown}"
+        );
+    }
+    assert!(!shown.contains('\u{202e}'), "{shown}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

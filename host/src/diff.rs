@@ -952,6 +952,11 @@ fn erfc(x: f64) -> f64 {
 /// The comparison as text: a header line per side, one line per changed row (all rows
 /// when `all`), zones added and removed, problems.
 pub fn render(d: &Diff, all: bool) -> String {
+    crate::printable::printable(&render_raw(d, all)).into_owned()
+}
+
+/// [`render`] before names are made printable.
+fn render_raw(d: &Diff, all: bool) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(out, "base: {}", d.base);

@@ -97,8 +97,19 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// The message with control and bidirectional characters escaped
+    /// ([`crate::printable`]): names in it come from files ttprof does not control.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
+        f.write_str(&crate::printable::printable(&Raw(self).to_string()))
+    }
+}
+
+/// An error's message as its parts give it.
+struct Raw<'a>(&'a Error);
+
+impl fmt::Display for Raw<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
             Error::Io { path, op, source } => write!(f, "cannot {op} {}: {source}", path.display()),
             Error::BadFile { path, what } => write!(f, "{}: {what}", path.display()),
             Error::Device { at, what } => write!(f, "{at}: {what}"),

@@ -87,6 +87,6 @@ impl fmt::Display for Issue {
         if let Some(at) = &self.at {
             write!(f, "{at}: ")?;
         }
-        f.write_str(&self.what)
+        f.write_str(&crate::printable::printable(&self.what))
     }
 }

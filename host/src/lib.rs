@@ -95,6 +95,7 @@ pub mod kernels;
 #[cfg(feature = "emulator")]
 pub mod lines;
 pub mod pathdiff;
+pub mod printable;
 #[cfg(feature = "emulator")]
 pub mod session;
 #[cfg(any(test, feature = "testing"))]

@@ -94,6 +94,11 @@ pub fn compare(base: &Paths, new: &Paths) -> Vec<PathChange> {
 
 /// The changes as text: a line per op.
 pub fn render(changes: &[PathChange]) -> String {
+    crate::printable::printable(&render_raw(changes)).into_owned()
+}
+
+/// [`render`] before names are made printable.
+fn render_raw(changes: &[PathChange]) -> String {
     let mut t = String::new();
     if changes.is_empty() {
         return t;

@@ -190,41 +190,45 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
         "the HTML timeline holds exactly the sum records"
     );
 
-    // The summary: one row per sum zone of the op, totals over every record.
-    let op = p
+    // The summary: a section per launch of the op ("sums #1", ...), one row per sum zone,
+    // totals over that launch's records; over all sections, every record.
+    let sections: Vec<_> = p
         .written
         .summary
         .ops
         .iter()
-        .find(|o| o.op == "sums")
-        .unwrap();
-    let rows: Vec<(&str, u64, u64, u128)> = op
-        .sums
-        .iter()
-        .map(|r| (r.zone.as_str(), r.records, r.count, r.total_cycles))
+        .filter(|o| o.op == "sums" || o.op.starts_with("sums #"))
         .collect();
+    assert_eq!(sections.len() as u64, LAUNCHES, "a section per launch");
     for (name, count, _) in SUMS {
-        let total: u128 = records[name].iter().map(|r| r.1 as u128).sum();
-        assert!(
-            rows.contains(&(name, LAUNCHES * TILES, LAUNCHES * TILES * count, total)),
-            "{name}: {rows:?}"
+        let (mut recs, mut n, mut total) = (0u64, 0u64, 0u128);
+        for o in &sections {
+            let r = o.sums.iter().find(|r| r.zone == name).unwrap();
+            assert_eq!((r.records, r.count), (TILES, TILES * count), "{name}");
+            (recs, n, total) = (recs + r.records, n + r.count, total + r.total_cycles);
+        }
+        let want: u128 = records[name].iter().map(|r| r.1 as u128).sum();
+        assert_eq!(
+            (recs, n, total),
+            (LAUNCHES * TILES, LAUNCHES * TILES * count, want),
+            "{name}"
         );
     }
     let text = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
     for (name, count, _) in SUMS {
-        let line = text
+        let lines: Vec<&str> = text
             .lines()
-            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
-            .unwrap_or_else(|| panic!("{name}: {text}"));
-        let cells: Vec<&str> = line.split_whitespace().collect();
-        assert_eq!(
-            cells[1..3],
-            [
-                (LAUNCHES * TILES).to_string(),
-                (LAUNCHES * TILES * count).to_string()
-            ],
-            "{line}"
-        );
+            .filter(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .collect();
+        assert_eq!(lines.len() as u64, LAUNCHES, "{name}: {text}");
+        for line in lines {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(
+                cells[1..3],
+                [TILES.to_string(), (TILES * count).to_string()],
+                "{line}"
+            );
+        }
     }
 
     // Tracy: one message per sum record, `name: count x, total cycles in all`.

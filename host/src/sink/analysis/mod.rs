@@ -839,6 +839,11 @@ fn cb_links(times: &[RiscTime], span: f64) -> Vec<CbLink> {
 /// The verdicts as text, for the summary: one line per op with a verdict, one per
 /// disagreeing tile. Empty when no op has one.
 pub fn render(a: &Analysis) -> String {
+    crate::printable::printable(&render_raw(a)).into_owned()
+}
+
+/// [`render`] before names are made printable.
+fn render_raw(a: &Analysis) -> String {
     let mut out = String::new();
     for op in &a.ops {
         let Some(v) = &op.verdict else { continue };

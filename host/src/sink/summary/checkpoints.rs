@@ -92,6 +92,11 @@ impl Checkpoints {
     /// The section: one block per (op, RISC) with events, steps below `threshold_ns` hidden.
     /// Empty when no launch recorded an event.
     pub fn render(&self, threshold_ns: f64) -> String {
+        crate::printable::printable(&self.render_raw(threshold_ns)).into_owned()
+    }
+
+    /// [`Checkpoints::render`] before names are made printable.
+    fn render_raw(&self, threshold_ns: f64) -> String {
         let mut out = String::new();
         for ((op, risc), steps) in &self.lanes {
             if out.is_empty() {

@@ -436,6 +436,11 @@ fn grouped(x: f64) -> String {
 /// The summary as a text table: one section per op, one line per zone name, durations in
 /// ns then in cycles.
 pub fn render(s: &Summary) -> String {
+    crate::printable::printable(&render_raw(s)).into_owned()
+}
+
+/// [`render`] before names are made printable.
+fn render_raw(s: &Summary) -> String {
     let stat_names = ["total", "mean", "p50", "p99", "min", "max"];
     let values = |st: &Stats| [st.total, st.mean, st.p50, st.p99, st.min, st.max].map(grouped);
     let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
