@@ -98,6 +98,8 @@ pub mod session;
 pub mod testing;
 
 pub use error::{Error, Location, Result};
-pub use input::{capture, decode, devmem, launch, readout, replay};
-pub use model::{clock, elf, markers, oplog, ops, profile, resolve, sites, timebase, timeline};
+pub use input::{capture, decode, devmem, launch, readout, replay, tt_metal};
+pub use model::{
+    clock, elf, import, markers, oplog, ops, profile, resolve, sites, timebase, timeline,
+};
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};

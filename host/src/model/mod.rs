@@ -3,10 +3,12 @@
 //! [`oplog`] (what the host ran), [`elf`] and [`sites`] (zone metadata from kernel ELFs),
 //! [`resolve`] (records to sites), [`clock`] and [`timebase`] (device cycles to host ns),
 //! [`markers`] (zone nesting order), [`ops`] (op spans from the wrapper zones), and the
-//! resolved whole, [`profile::Profile`], with its per-ring views; [`timeline`] collects them.
+//! resolved whole, [`profile::Profile`], with its per-ring views; [`timeline`] collects them. [`import`] builds a
+//! profile from tt-metal's own capture files instead of device memory.
 
 pub mod clock;
 pub mod elf;
+pub mod import;
 pub mod markers;
 pub mod oplog;
 pub mod ops;
