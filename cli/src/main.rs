@@ -224,6 +224,13 @@ fn main() -> ExitCode {
                         ops: ops.as_deref(),
                     }
                 } else {
+                    if ops.is_some() {
+                        return Err(Error::Other(format!(
+                            "--ops names the runs of a device log (profile_log_device.csv); --device {} is device memory: \
+                             name it with --oplog",
+                            device.display()
+                        )));
+                    }
                     let oplog = oplog.as_deref().ok_or_else(|| {
                         Error::Other(format!(
                             "--device {}: device memory needs --oplog (the op log that names its zones)",

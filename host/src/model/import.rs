@@ -467,3 +467,69 @@ fn op_log(
         issues,
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    /// The fixture's device CSV, imported: every zone, value zone, event, datum and sum
+    /// comes back with its name, times, value and count, ring by ring.
+    #[test]
+    fn ttprof_s_own_device_csv_round_trips() {
+        let dir = crate::testing::temp_dir("import-round-trip");
+        let csv = dir.join(crate::csv::FILE_NAME);
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        crate::csv::write_file(&csv, &r, &res, 1000).unwrap();
+        let i = import(&csv, None).unwrap();
+        assert_eq!((i.zones, i.unmatched_ends, i.unclosed_starts), (120, 0, 0));
+        let p = &i.profile;
+        assert!(
+            p.all_issues().next().is_none(),
+            "{:?}",
+            p.all_issues().collect::<Vec<_>>()
+        );
+        let original = Profile::resolved(
+            r,
+            res,
+            Some(fixture::oplog()),
+            Timebase::nominal(fixture::ARCH, 1),
+        );
+        assert_eq!(p.ring_count(), original.ring_count());
+        let key = |p: &Profile| {
+            let mut v = Vec::new();
+            for view in p.rings() {
+                for z in &view.zones {
+                    let name = p.labels[z.site as usize].name.clone();
+                    v.push((
+                        view.ring.id,
+                        name,
+                        z.start_cycles,
+                        z.end_cycles,
+                        z.depth,
+                        z.value,
+                        z.run,
+                    ));
+                }
+                for m in &view.marks {
+                    let name = p.labels[m.site as usize].name.clone();
+                    v.push((
+                        view.ring.id,
+                        format!("{name} {:?}", m.kind),
+                        m.cycles,
+                        m.cycles,
+                        0,
+                        None,
+                        m.run,
+                    ));
+                }
+            }
+            v
+        };
+        assert_eq!(key(p), key(&original));
+        let ops: Vec<(u32, &str)> = p.ops.iter().map(|o| (o.run, o.name.as_str())).collect();
+        assert_eq!(ops, [(1, "run 1"), (2, "run 2"), (3, "run 3")]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
