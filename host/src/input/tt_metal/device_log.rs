@@ -188,12 +188,12 @@ impl DeviceLog {
 
     fn read_err(&self, e: LineError) -> Error {
         match e {
-            LineError::TooLong { line, max } => self.bad(
-                line,
-                format!(
-                    "longer than {max} bytes: expected tt-metal's device log, a row per marker"
+            LineError::TooLong { line, max } => Error::BadFile {
+                path: self.path.clone(),
+                what: format!(
+                    "line {line} is longer than {max} bytes: expected tt-metal's device log, a row per marker"
                 ),
-            ),
+            },
             LineError::Io(e) => Error::io(&self.path, "read device log", e),
         }
     }
