@@ -17,6 +17,7 @@ mod capture_cmd;
 mod clock_cmd;
 mod diff_cmd;
 mod dram;
+mod import_cmd;
 mod output;
 mod progress;
 mod report_cmd;
@@ -111,8 +112,17 @@ enum Command {
     /// Serve the device zones and the op log's launches to a Tracy 0.14 capture tool
     /// (`tracy-capture` or the GUI), waiting until one has received everything.
     Tracy {
-        #[command(flatten)]
-        input: Input,
+        /// Device memory: the emulator's device image, a snapshot file, or a card; or
+        /// tt-metal's device log `profile_log_device.csv` (as `ttprof import` reads it).
+        #[arg(long)]
+        device: PathBuf,
+        /// The op log that names the device's zones (needed for device memory; not for a
+        /// device log).
+        #[arg(long)]
+        oplog: Option<PathBuf>,
+        /// With a device log: tt-metal's op report of the same run, naming its ops.
+        #[arg(long, value_name = "FILE")]
+        ops: Option<PathBuf>,
         /// Address to listen on (loopback unless a remote capture is wanted).
         #[arg(long, default_value = "127.0.0.1")]
         address: std::net::IpAddr,
@@ -132,6 +142,11 @@ enum Command {
     /// more than once); with --fail-above PCT exit 3 when a zone grew by more than PCT
     /// percent; exit 2 when the runs have nothing in common.
     Diff(diff_cmd::DiffArgs),
+    /// Import a capture tt-metal made on a card: profile_log_device.csv (and its op report
+    /// with --ops) into every output `ttprof report` writes (device CSV, op report, traces,
+    /// HTML, summary, analysis, Perfetto, Parquet, op graph); exit 2 when zone markers do
+    /// not pair up (counted; the outputs are still written).
+    Import(import_cmd::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -170,6 +185,7 @@ fn main() -> ExitCode {
         Command::Capture(args) => capture_cmd::run(args),
         Command::Clock(args) => clock_cmd::run(&args),
         Command::Diff(args) => diff_cmd::run(&args),
+        Command::Import(args) => import_cmd::run(&args),
         Command::Report {
             input,
             out,
@@ -188,7 +204,9 @@ fn main() -> ExitCode {
             })
         }),
         Command::Tracy {
-            input,
+            device,
+            oplog,
+            ops,
             address,
             port,
             timeout,
@@ -201,7 +219,32 @@ fn main() -> ExitCode {
                     timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
                     ..Default::default()
                 };
-                ttprof::tracy::command::run(&input.device, &input.oplog, &opts).map(|o| {
+                use ttprof::tracy::command::{self, Source};
+                let source = if ttprof::tt_metal::device_log::is_device_log(&device) {
+                    Source::DeviceLog {
+                        csv: &device,
+                        ops: ops.as_deref(),
+                    }
+                } else {
+                    if ops.is_some() {
+                        return Err(Error::Other(format!(
+                            "--ops names the runs of a device log (profile_log_device.csv); --device {} is device memory: \
+                             name it with --oplog",
+                            device.display()
+                        )));
+                    }
+                    let oplog = oplog.as_deref().ok_or_else(|| {
+                        Error::Other(format!(
+                            "--device {}: device memory needs --oplog (the op log that names its zones)",
+                            device.display()
+                        ))
+                    })?;
+                    Source::Device {
+                        device: &device,
+                        oplog,
+                    }
+                };
+                command::run(&source, &opts).map(|o| {
                     if issue::print(&o.issues) > 0 {
                         ExitCode::from(2)
                     } else {

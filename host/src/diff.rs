@@ -10,8 +10,10 @@
 //!   `ZONE_END` pairs per RISC, sum zones its `ZONE_TOTAL` rows, ns are cycles over its
 //!   `CHIP_FREQ[MHz]`, ops are named by the directory's `ops.jsonl` when there is one, else
 //!   `run <id>`;
-//! - a file (snapshot or device image) is loaded through [`Profile::open`], named by the
-//!   `ops.jsonl` beside it when there is one.
+//! - a device log file itself (`profile_log_device.csv` under any name: its first line starts
+//!   `ARCH:`) is read the same way, named by the `ops.jsonl` beside it when there is one;
+//! - any other file (snapshot or device image) is loaded through [`Profile::open`], named by
+//!   the `ops.jsonl` beside it when there is one.
 //!
 //! # What is matched
 //!
@@ -81,10 +83,6 @@ const EMULATOR_IMAGE: &str = "device.img";
 const SNAPSHOT: &str = "device.snap";
 const OPLOG: &str = "ops.jsonl";
 const DEVICE_CSV: &str = "profile_log_device.csv";
-
-/// The longest device log line read: a row is a marker (~150 bytes; its zone name, from a
-/// kernel's site table, is the only free-length part).
-pub const MAX_CSV_LINE_BYTES: usize = 64 << 10;
 
 /// One zone's duration.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -156,6 +154,15 @@ pub fn load(path: &Path) -> Result<Samples> {
     let beside_image = path
         .parent()
         .is_some_and(|d| d.join(EMULATOR_IMAGE).is_file());
+    if crate::tt_metal::device_log::is_device_log(path) {
+        let names = match &oplog {
+            Some(p) => run_names(&OpLog::read(p)?),
+            None => HashMap::new(),
+        };
+        let mut s = from_device_csv(path, &names)?;
+        s.exact = beside_image;
+        return Ok(s);
+    }
     let exact = beside_image || crate::devmem::file_kind(path)? == crate::devmem::FileKind::Image;
     from_file(path, oplog.as_deref(), exact)
 }
@@ -250,159 +257,20 @@ pub fn from_profile(p: &Profile) -> Samples {
     s
 }
 
-/// The zones and sum zones of a `profile_log_device.csv`: `ZONE_START`/`ZONE_END` rows
-/// paired per RISC (innermost open zone of the same name), `ZONE_TOTAL` rows (total cycles in
-/// `data`, `{"count": N}` in `meta data`, 1 measurement without it), ops named by `names`
-/// ((chip, run id) -> op code and position) or `run <id>`.
-///
-/// The file is streamed (memory: one line, at most [`MAX_CSV_LINE_BYTES`], and the zones it
-/// holds), and a line longer than that is an error naming it.
+/// The zones and sum zones of a `profile_log_device.csv`, read by the one device-log reader
+/// ([`crate::import`]: `ZONE_START`/`ZONE_END` rows paired per RISC, innermost open zone of
+/// the same name and run; `ZONE_TOTAL` rows as sum zones) and compared like any profile
+/// ([`from_profile`]); ops are named by `names` ((chip, run id) -> op code and position), or
+/// `run <id>`. Streamed: memory is the records, not the file's text.
 pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) -> Result<Samples> {
-    let (file, _) = crate::files::open_regular(
-        path,
-        "a device log (profile_log_device.csv)",
-        "read device log",
-        false,
-    )?;
-    let bad = |line: usize, what: String| Error::BadFile {
-        path: path.into(),
-        what: format!("line {line}: {what}"),
-    };
-    let mut reader = crate::files::BoundedLines::new(
-        std::io::BufReader::with_capacity(1 << 16, file),
-        MAX_CSV_LINE_BYTES,
-    );
-    let mut next = move || -> Result<Option<(usize, String)>> {
-        match reader.next_line() {
-            Ok(Some((n, l))) => Ok(Some((n, String::from_utf8_lossy(l).into_owned()))),
-            Ok(None) => Ok(None),
-            Err(crate::files::LineError::TooLong { line, max }) => Err(Error::BadFile {
-                path: path.into(),
-                what: format!("line {line} is longer than {max} bytes: expected tt-metal's device log, a row per marker"),
-            }),
-            Err(crate::files::LineError::Io(e)) => Err(Error::io(path, "read device log", e)),
+    let mut p = crate::import::import(path, None)?.profile;
+    for o in p.ops.iter_mut() {
+        if let Some((code, _)) = names.get(&(o.chip, o.run)) {
+            o.name = code.clone();
         }
-    };
-    let first = next()?.map(|l| l.1).unwrap_or_default();
-    let freq = first
-        .split(',')
-        .find_map(|f| f.trim().strip_prefix("CHIP_FREQ[MHz]:"))
-        .map(str::trim);
-    let mhz: f64 = freq.and_then(|v| v.parse().ok()).ok_or_else(|| {
-        bad(1, format!("expected `ARCH: ..., CHIP_FREQ[MHz]: N, ...` (tt-metal's first line), found {first:?}"))
-    })?;
-    // NaN, infinite, zero or negative: every ns would be NaN, 0 or infinite.
-    if !(mhz.is_finite() && mhz > 0.0) {
-        return Err(bad(
-            1,
-            format!(
-                "CHIP_FREQ[MHz]: {}: expected a positive, finite frequency in MHz",
-                freq.unwrap_or("")
-            ),
-        ));
     }
-    next()?; // the column names
-    let mut s = Samples {
-        source: format!("device log {}", path.display()),
-        ..Default::default()
-    };
-    // Open zones per (chip, x, y, risc): (name, run, start cycles).
-    type Core = (String, String, String, String);
-    let mut open: HashMap<Core, Vec<(String, u32, u64)>> = HashMap::new();
-    let mut unmatched = 0u64;
-    // ZONE_END rows earlier than their ZONE_START: not a zone of 0 cycles, a problem.
-    let mut backwards = 0u64;
-    let op = |chip: &str, run: u32| -> (String, u32) {
-        let chip: u32 = chip.parse().unwrap_or(0);
-        names
-            .get(&(chip, run))
-            .cloned()
-            .unwrap_or_else(|| (format!("run {run}"), 1))
-    };
-    while let Some((n, line)) = next()? {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        if f.len() < 12 {
-            return Err(bad(n, format!("{} columns, expected 15", f.len())));
-        }
-        let kind = f[11];
-        if kind == "ZONE_TOTAL" {
-            let total: u64 = f[6]
-                .parse()
-                .map_err(|_| bad(n, format!("sum total {:?} is not a cycle count", f[6])))?;
-            // ttprof writes `{"count": N}`; a row without it (tt-metal's own sum zones) is
-            // one measurement.
-            let count = f
-                .get(14)
-                .and_then(|m| m.split("\"count\":").nth(1))
-                .and_then(|c| c.trim().trim_end_matches('}').trim().parse::<u32>().ok())
-                .unwrap_or(1);
-            let run: u32 = f[7].parse().unwrap_or(u32::MAX);
-            let (op, k) = op(f[0], run);
-            let ns = total as f64 * 1000.0 / mhz;
-            s.sums
-                .entry((op, k, f[10].to_string()))
-                .or_default()
-                .push(SumSample {
-                    total_cycles: total,
-                    count,
-                    ns,
-                });
-            continue;
-        }
-        if kind != "ZONE_START" && kind != "ZONE_END" {
-            continue;
-        }
-        let cycles: u64 = f[5]
-            .parse()
-            .map_err(|_| bad(n, format!("time {:?} is not a cycle count", f[5])))?;
-        let run: u32 = f[7].parse().unwrap_or(u32::MAX);
-        let key = (
-            f[0].to_string(),
-            f[1].to_string(),
-            f[2].to_string(),
-            f[3].to_string(),
-        );
-        let stack = open.entry(key).or_default();
-        if kind == "ZONE_START" {
-            stack.push((f[10].to_string(), run, cycles));
-            continue;
-        }
-        let Some(at) = stack
-            .iter()
-            .rposition(|(name, r, _)| name == f[10] && *r == run)
-        else {
-            unmatched += 1;
-            continue;
-        };
-        let (name, run, start) = stack.remove(at);
-        if cycles < start {
-            backwards += 1;
-            continue;
-        }
-        let (op, k) = op(f[0], run);
-        let c = cycles - start;
-        s.zones.entry((op, k, name)).or_default().push(Sample {
-            cycles: c,
-            ns: c as f64 * 1000.0 / mhz,
-        });
-    }
-    let still_open: usize = open.values().map(Vec::len).sum();
-    if unmatched + still_open as u64 > 0 {
-        s.problems.push(format!(
-            "{}: {unmatched} ZONE_END row(s) without their ZONE_START and {still_open} ZONE_START row(s) without their \
-             ZONE_END are left out",
-            path.display()
-        ));
-    }
-    if backwards > 0 {
-        s.problems.push(format!(
-            "{}: {backwards} zone(s) whose ZONE_END is earlier than their ZONE_START are left out",
-            path.display()
-        ));
-    }
+    let mut s = from_profile(&p);
+    s.source = format!("device log {}", path.display());
     Ok(s)
 }
 

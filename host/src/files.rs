@@ -148,6 +148,11 @@ impl<R: std::io::BufRead> BoundedLines<R> {
         self.line += 1;
         Ok(Some((self.line, &self.buf)))
     }
+
+    /// The line [`BoundedLines::next_line`] returned last (empty before the first).
+    pub fn last_line(&self) -> &[u8] {
+        &self.buf
+    }
 }
 
 /// Refuses anything but a regular file (`meta` is the path's metadata, links followed).

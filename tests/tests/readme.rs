@@ -275,7 +275,7 @@ fn the_readme_s_help_command_runs_for_every_listed_command() {
         .filter(|c| c.chars().all(|ch| ch.is_ascii_lowercase()))
         .collect();
     for c in [
-        "build", "run", "report", "read", "capture", "tracy", "clock", "snapshot",
+        "build", "run", "report", "read", "capture", "tracy", "clock", "snapshot", "import", "diff",
     ] {
         assert!(
             commands.contains(&c),

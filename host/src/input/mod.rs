@@ -3,7 +3,8 @@
 //! [`devmem`] (backends: the emulator's image, snapshots, tt-kmd), [`readout`] (control
 //! blocks, live spans, draining), [`decode`] (the ring encoding), [`replay`] (a recorded
 //! capture as a stream), [`capture`] (draining while kernels run, spooled), [`launch`] (the
-//! launcher's side of the protocol).
+//! launcher's side of the protocol), [`tt_metal`] (tt-metal's own capture files: its device
+//! log and op report).
 
 pub mod capture;
 pub mod decode;
@@ -12,3 +13,4 @@ pub mod devmem;
 pub mod launch;
 pub mod readout;
 pub mod replay;
+pub mod tt_metal;

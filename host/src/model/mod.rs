@@ -4,11 +4,13 @@
 //! [`resolve`] (records to sites), [`clock`] and [`timebase`] (device cycles to host ns),
 //! [`markers`] (zone nesting order), [`ops`] (op spans from the wrapper zones), and the
 //! resolved whole, [`profile::Profile`], with its per-ring views; [`timeline`] collects them.
-//! [`critpath`] matches waits to signals and walks each op's critical path.
+//! [`critpath`] matches waits to signals and walks each op's critical path. [`import`]
+//! builds a profile from tt-metal's own capture files instead of device memory.
 
 pub mod clock;
 pub mod critpath;
 pub mod elf;
+pub mod import;
 pub mod markers;
 pub mod oplog;
 pub mod ops;

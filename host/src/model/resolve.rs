@@ -38,7 +38,7 @@ impl RingSites {
     }
 
     /// Sets the table of `run` (keeping `by_run` sorted).
-    fn insert(&mut self, run: u32, table: Arc<SiteTable>) {
+    pub(crate) fn insert(&mut self, run: u32, table: Arc<SiteTable>) {
         match self.by_run.binary_search_by_key(&run, |(r, _)| *r) {
             Ok(i) => self.by_run[i].1 = table,
             Err(i) => self.by_run.insert(i, (run, table)),

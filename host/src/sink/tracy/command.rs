@@ -17,12 +17,44 @@ pub struct Outcome {
     pub issues: Vec<Issue>,
 }
 
-/// Reads `device` (never consuming), names zones through `oplog`, and serves the stream
-/// until a capture tool has drained it. Progress goes to stderr.
-pub fn run(device: &Path, oplog: &Path, opts: &ServeOptions) -> Result<Outcome> {
-    let loaded = Profile::open(device, Some(OpLog::read(oplog)?), false)?;
-    eprintln!("{}", loaded.clock_note);
-    let p = loaded.profile;
+/// Where `ttprof tracy` reads the run from.
+pub enum Source<'a> {
+    /// A device image, snapshot or card, named by the op log.
+    Device {
+        /// The device memory.
+        device: &'a Path,
+        /// The op log that names its zones.
+        oplog: &'a Path,
+    },
+    /// tt-metal's device log (`profile_log_device.csv`) and, optionally, its op report
+    /// ([`crate::import`]).
+    DeviceLog {
+        /// The device log.
+        csv: &'a Path,
+        /// The op report naming its runs.
+        ops: Option<&'a Path>,
+    },
+}
+
+/// Reads `source` (never consuming a device), and serves the stream until a capture tool
+/// has drained it. Progress goes to stderr.
+pub fn run(source: &Source, opts: &ServeOptions) -> Result<Outcome> {
+    let (p, note) = match *source {
+        Source::Device { device, oplog } => {
+            let loaded = Profile::open(device, Some(OpLog::read(oplog)?), false)?;
+            (loaded.profile, loaded.clock_note)
+        }
+        Source::DeviceLog { csv, ops } => {
+            let i = crate::import::import(csv, ops)?;
+            (i.profile, i.clock_note)
+        }
+    };
+    eprintln!("{note}");
+    serve(p, opts)
+}
+
+/// Serves `p` until a capture tool has drained it.
+pub fn serve(p: Profile, opts: &ServeOptions) -> Result<Outcome> {
     let stream = Stream::of(&p, &StreamOptions::default())?;
     let s = &stream.summary;
     eprintln!(

@@ -1,0 +1,93 @@
+//! `ttprof import`: a capture tt-metal made on a card (`profile_log_device.csv`, and its op
+//! report with `--ops`) into every output `ttprof report` writes, through the same
+//! [`ttprof::outputs::write_all`]. Exit 0 clean, 1 unusable input (naming file and line),
+//! 2 data problems (unmatched zone markers, counted) after writing the outputs.
+
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+use ttprof::import::{self, Imported};
+use ttprof::outputs::{self, Options};
+use ttprof::{issue, summary, Result};
+
+/// Arguments of `ttprof import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// tt-metal's device log, `profile_log_device.csv` (line 1 `ARCH: ..., CHIP_FREQ[MHz]:
+    /// ...`, then a row per marker), as tt-metal's device profiler or `ttprof report` wrote it.
+    pub csv: PathBuf,
+    /// tt-metal's op report (`ops_perf_results_<timestamp>.csv`) of the same run: names the
+    /// runs (op code, type, attributes, tensors per DEVICE ID and GLOBAL CALL COUNT); without
+    /// it ops are `run <id>`.
+    #[arg(long, value_name = "FILE")]
+    pub ops: Option<PathBuf>,
+    /// Directory for the output files (created if missing).
+    #[arg(long, default_value = ".")]
+    pub out: PathBuf,
+    /// Hide summary rows whose mean zone duration is below this many ns.
+    #[arg(long, default_value_t = 0.0)]
+    pub threshold_ns: f64,
+    /// Do not print the summary.
+    #[arg(long)]
+    pub no_summary: bool,
+    #[command(flatten)]
+    pub dataset: super::args::DatasetArgs,
+}
+
+/// `ttprof import`.
+pub fn run(a: &ImportArgs) -> Result<ExitCode> {
+    let threshold_ns = super::args::threshold_ns_arg("threshold-ns", a.threshold_ns)?;
+    let dataset = a.dataset.dataset()?;
+    let t = Instant::now();
+    let Imported {
+        profile,
+        rows,
+        zones,
+        clock_note,
+        ..
+    } = import::import(&a.csv, a.ops.as_deref())?;
+    let read_s = t.elapsed().as_secs_f64();
+    if profile.readout.zones() == 0 {
+        issue::print(&profile.readout.issues);
+    }
+    let options = Options {
+        summary_threshold_ns: threshold_ns,
+        dataset,
+        ..Options::default()
+    };
+    let written = outputs::write_all(&a.out, &profile, &options)?;
+    let total_s = t.elapsed().as_secs_f64();
+    if !a.no_summary {
+        print!("{}", summary::render(&written.summary));
+        println!();
+    }
+    let r = &profile.readout;
+    println!(
+        "imported {}: {rows} rows, {} ring(s) on {} tile(s), {zones} zones, {} records; read in {read_s:.2} s \
+         ({:.0} rows/s), every output written in {total_s:.2} s",
+        a.csv.display(),
+        r.rings.len(),
+        r.tiles,
+        r.records(),
+        rows as f64 / read_s.max(1e-9),
+    );
+    println!("{clock_note}");
+    println!(
+        "{} op(s), {} signpost(s)",
+        written.report.ops().count(),
+        written.report.rows.len() - written.report.ops().count()
+    );
+    println!("wrote:");
+    for p in written.files() {
+        println!("  {}", p.display());
+    }
+    let errors = issue::print(&r.issues)
+        + issue::print(&profile.sites.issues)
+        + issue::print(&written.issues);
+    if errors > 0 {
+        eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
+        return Ok(ExitCode::from(2));
+    }
+    Ok(ExitCode::SUCCESS)
+}

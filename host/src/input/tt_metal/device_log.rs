@@ -1,0 +1,379 @@
+//! The one reader of `profile_log_device.csv` (tt-metal's device log, and ttprof's own
+//! [`crate::csv`] output): streamed row by row, every line at most [`MAX_LINE_BYTES`].
+//!
+//! Line 1 is `ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64`, line 2 the
+//! column names (skipped), then one row per marker with exactly 15 unquoted columns (tt-metal's
+//! `process_device_log.py` asserts the same): `PCIe slot, core_x, core_y, RISC processor
+//! type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter,
+//! zone name, type, source line, source file, meta data`. Any row that does not parse is an
+//! error naming the file and line: a truncated or foreign file is refused, not half read.
+
+use crate::error::{Error, Result};
+use crate::files::{BoundedLines, LineError};
+use riscv_linker::Arch;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+/// The longest line read: a row is a marker (~150 bytes; its zone name and meta data are
+/// the only free-length parts).
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// The file name tt-metal (and `ttprof report`) give the device log.
+pub const FILE_NAME: &str = "profile_log_device.csv";
+
+/// Whether `path` is a device log: a regular file whose first line starts `ARCH:` (a
+/// device image or snapshot never does). Unreadable paths are not.
+pub fn is_device_log(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok((file, _)) = crate::files::open_regular(path, "a device log", "read device log", false)
+    else {
+        return false;
+    };
+    let mut head = [0u8; 5];
+    file.take(5).read_exact(&mut head).is_ok() && &head == b"ARCH:"
+}
+
+/// The `type` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowType {
+    /// A zone opens.
+    ZoneStart,
+    /// A zone closes.
+    ZoneEnd,
+    /// A sum zone's total (`data`: cycles; meta data `{"count": N}`, else 1 measurement).
+    ZoneTotal,
+    /// Timestamped data (`data`).
+    TsData,
+    /// A point event.
+    TsEvent,
+}
+
+impl RowType {
+    fn parse(s: &str) -> Option<RowType> {
+        Some(match s {
+            "ZONE_START" => RowType::ZoneStart,
+            "ZONE_END" => RowType::ZoneEnd,
+            "ZONE_TOTAL" => RowType::ZoneTotal,
+            "TS_DATA" => RowType::TsData,
+            "TS_EVENT" => RowType::TsEvent,
+            _ => return None,
+        })
+    }
+}
+
+/// One marker row (text fields borrow the reader's line buffer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Row<'a> {
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// `PCIe slot`: the chip.
+    pub chip: u32,
+    /// NoC0 x of the core.
+    pub x: u8,
+    /// NoC0 y of the core.
+    pub y: u8,
+    /// `RISC processor type` (`BRISC`, `NCRISC`, `TRISC_0`..`TRISC_2`, `ERISC`, ...).
+    pub risc: &'a str,
+    /// Device cycles since reset.
+    pub time: u64,
+    /// The `data` column (0 when empty).
+    pub data: u64,
+    /// `run host ID` (`None` when empty).
+    pub run: Option<u32>,
+    /// Zone name.
+    pub name: &'a str,
+    /// Marker type.
+    pub kind: RowType,
+    /// Source line (0 when empty).
+    pub src_line: u32,
+    /// Source file.
+    pub src_file: &'a str,
+    /// Meta data (JSON with `,` written as `;`), possibly empty.
+    pub meta: &'a str,
+}
+
+impl Row<'_> {
+    /// The unsigned number after `"key":` in the meta data, if any (`{"count": 3}`).
+    pub fn meta_number(&self, key: &str) -> Option<u64> {
+        let at = self.meta.find(&format!("\"{key}\":"))?;
+        let rest = self.meta[at + key.len() + 3..].trim_start();
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        rest[..end].parse().ok()
+    }
+}
+
+/// An open device log, positioned after its two header lines.
+pub struct DeviceLog {
+    path: PathBuf,
+    lines: BoundedLines<BufReader<File>>,
+    /// `ARCH:` of line 1 (`None`: an arch ttprof does not model, named in [`DeviceLog::arch_text`]).
+    pub arch: Option<Arch>,
+    /// `ARCH:` as written.
+    pub arch_text: String,
+    /// `CHIP_FREQ[MHz]:` (positive, finite).
+    pub mhz: f64,
+    /// `Max Compute Cores:` when present.
+    pub max_cores: Option<u32>,
+    /// Size of the file when opened, bytes.
+    pub size: u64,
+}
+
+impl DeviceLog {
+    /// Opens `path` (a regular file) and reads its two header lines.
+    pub fn open(path: &Path) -> Result<DeviceLog> {
+        let (file, size) = crate::files::open_regular(
+            path,
+            "a device log (profile_log_device.csv)",
+            "read device log",
+            false,
+        )?;
+        let mut log = DeviceLog {
+            path: path.into(),
+            lines: BoundedLines::new(BufReader::with_capacity(1 << 16, file), MAX_LINE_BYTES),
+            arch: None,
+            arch_text: String::new(),
+            mhz: 0.0,
+            max_cores: None,
+            size,
+        };
+        let first = log.next_text()?.map(|(_, l)| l).unwrap_or_default();
+        let field = |key: &str| {
+            first
+                .split(',')
+                .find_map(|f| f.trim().strip_prefix(key))
+                .map(|v| v.trim().to_string())
+        };
+        let freq = field("CHIP_FREQ[MHz]:");
+        let mhz: f64 = freq.as_deref().and_then(|v| v.parse().ok()).ok_or_else(|| {
+            log.bad(
+                1,
+                format!(
+                    "expected `ARCH: ..., CHIP_FREQ[MHz]: N, ...` (tt-metal's first line), found {first:?}"
+                ),
+            )
+        })?;
+        // NaN, infinite, zero or negative: every ns would be NaN, 0 or infinite.
+        if !(mhz.is_finite() && mhz > 0.0) {
+            return Err(log.bad(
+                1,
+                format!(
+                    "CHIP_FREQ[MHz]: {}: expected a positive, finite frequency in MHz",
+                    freq.unwrap_or_default()
+                ),
+            ));
+        }
+        log.mhz = mhz;
+        log.arch_text = field("ARCH:").unwrap_or_default();
+        log.arch = Arch::from_name(&log.arch_text);
+        log.max_cores = field("Max Compute Cores:").and_then(|v| v.parse().ok());
+        // Line 2: the column names (not checked: the rows' own parse is).
+        log.next_text()?;
+        Ok(log)
+    }
+
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn bad(&self, line: usize, what: String) -> Error {
+        Error::BadFile {
+            path: self.path.clone(),
+            what: format!("line {line}: {what}"),
+        }
+    }
+
+    fn read_err(&self, e: LineError) -> Error {
+        match e {
+            LineError::TooLong { line, max } => Error::BadFile {
+                path: self.path.clone(),
+                what: format!(
+                    "line {line} is longer than {max} bytes: expected tt-metal's device log, a row per marker"
+                ),
+            },
+            LineError::Io(e) => Error::io(&self.path, "read device log", e),
+        }
+    }
+
+    /// A header line as text (lossy).
+    fn next_text(&mut self) -> Result<Option<(usize, String)>> {
+        match self.lines.next_line() {
+            Ok(Some((n, l))) => Ok(Some((n, String::from_utf8_lossy(l).into_owned()))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.read_err(e)),
+        }
+    }
+
+    /// The next marker row (blank lines skipped); `None` at the end of the file.
+    pub fn next_row(&mut self) -> Result<Option<Row<'_>>> {
+        let n = loop {
+            match self.lines.next_line() {
+                Ok(Some((_, l))) if l.iter().all(u8::is_ascii_whitespace) => continue,
+                Ok(Some((n, _))) => break n,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(self.read_err(e)),
+            }
+        };
+        // The line just read (borrowed again: a borrow returned from inside the loop
+        // would outlive it).
+        let line = self.lines.last_line();
+        let text = std::str::from_utf8(line).map_err(|e| Error::BadFile {
+            path: self.path.clone(),
+            what: format!("line {n}: not UTF-8 text (byte {})", e.valid_up_to() + 1),
+        })?;
+        parse_row(n, text)
+            .map_err(|what| Error::BadFile {
+                path: self.path.clone(),
+                what: format!("line {n}: {what}"),
+            })
+            .map(Some)
+    }
+}
+
+/// The 15 columns of one row.
+fn parse_row(n: usize, text: &str) -> std::result::Result<Row<'_>, String> {
+    let mut f = [""; 15];
+    let mut count = 0;
+    for (i, c) in text.split(',').enumerate() {
+        if i < 15 {
+            f[i] = c.trim();
+        }
+        count = i + 1;
+    }
+    if count != 15 {
+        return Err(format!(
+            "{count} column(s), expected 15 (tt-metal's device log; a truncated file?)"
+        ));
+    }
+    fn num<T: std::str::FromStr>(
+        col: &str,
+        v: &str,
+        empty: Option<T>,
+    ) -> std::result::Result<T, String> {
+        if v.is_empty() {
+            if let Some(e) = empty {
+                return Ok(e);
+            }
+        }
+        v.parse()
+            .map_err(|_| format!("{col} {v:?} is not a number"))
+    }
+    Ok(Row {
+        line: n,
+        chip: num("PCIe slot", f[0], None)?,
+        x: num("core_x", f[1], None)?,
+        y: num("core_y", f[2], None)?,
+        risc: f[3],
+        time: num("time[cycles since reset]", f[5], None)?,
+        data: num("data", f[6], Some(0))?,
+        run: if f[7].is_empty() {
+            None
+        } else {
+            Some(num("run host ID", f[7], None)?)
+        },
+        name: f[10],
+        kind: RowType::parse(f[11]).ok_or_else(|| {
+            format!(
+                "type {:?}: expected ZONE_START, ZONE_END, ZONE_TOTAL, TS_DATA or TS_EVENT",
+                f[11]
+            )
+        })?,
+        src_line: num("source line", f[12], Some(0))?,
+        src_file: f[13],
+        meta: f[14],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> (PathBuf, PathBuf) {
+        let dir = crate::testing::temp_dir("device-log");
+        let p = dir.join(FILE_NAME);
+        std::fs::write(&p, text).unwrap();
+        (dir, p)
+    }
+
+    const HEAD: &str = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64\n\
+        PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data\n";
+
+    #[test]
+    fn rows_parse_with_their_line_numbers() {
+        let (dir, p) = write(&format!(
+            "{HEAD}0,1,2,TRISC_0,5,100,0,3,,,work,ZONE_START,7,a.cpp,\n\n\
+             1,3,4,BRISC,5,200,42,,,,w,ZONE_TOTAL,,,{{\"count\": 3}}\n"
+        ));
+        let mut log = DeviceLog::open(&p).unwrap();
+        assert_eq!(
+            (log.arch, log.mhz, log.max_cores),
+            (Some(Arch::WormholeB0), 1000.0, Some(64))
+        );
+        let r = log.next_row().unwrap().unwrap();
+        assert_eq!(
+            (
+                r.line, r.chip, r.x, r.y, r.risc, r.time, r.run, r.name, r.kind, r.src_line,
+                r.src_file
+            ),
+            (
+                3,
+                0,
+                1,
+                2,
+                "TRISC_0",
+                100,
+                Some(3),
+                "work",
+                RowType::ZoneStart,
+                7,
+                "a.cpp"
+            )
+        );
+        let r = log.next_row().unwrap().unwrap();
+        assert_eq!(
+            (r.line, r.data, r.run, r.kind),
+            (5, 42, None, RowType::ZoneTotal)
+        );
+        assert_eq!(r.meta_number("count"), Some(3));
+        assert!(log.next_row().unwrap().is_none());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_row_names_file_and_line() {
+        for (body, what) in [
+            (
+                "0,1,2,BRISC,5,100,0,3,,,work,ZONE_ST",
+                "line 3: 12 column(s), expected 15",
+            ),
+            (
+                "0,1,2,BRISC,5,1x0,0,3,,,work,ZONE_START,7,a.cpp,",
+                "line 3: time[cycles since reset] \"1x0\" is not a number",
+            ),
+            (
+                "0,1,2,BRISC,5,100,0,3,,,work,ZONE_MIDDLE,7,a.cpp,",
+                "line 3: type \"ZONE_MIDDLE\"",
+            ),
+            (
+                "0,1,999,BRISC,5,100,0,3,,,work,ZONE_START,7,a.cpp,",
+                "line 3: core_y \"999\" is not a number",
+            ),
+        ] {
+            let (dir, p) = write(&format!("{HEAD}{body}\n"));
+            let mut log = DeviceLog::open(&p).unwrap();
+            let e = log.next_row().unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{}: {what}", p.display())), "{e}");
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+        let (dir, p) = write("ARCH: wormhole_b0, Max Compute Cores: 64\n");
+        let e = DeviceLog::open(&p).err().unwrap().to_string();
+        assert!(
+            e.contains("line 1: expected `ARCH: ..., CHIP_FREQ[MHz]: N"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
