@@ -774,7 +774,8 @@ fn one_ring(name: &str, damage: impl Fn(&mut ImageBuilder, NocCoord)) -> Fixture
 #[test]
 fn a_damaged_only_ring_is_a_data_problem_named_with_what_exists_written() {
     let data = profiler::ring_data(Risc::Brisc).start;
-    let cases: [(&str, Box<dyn Fn(&mut ImageBuilder, NocCoord)>, &str); 3] = [
+    type Damage = Box<dyn Fn(&mut ImageBuilder, NocCoord)>;
+    let cases: [(&str, Damage, &str); 3] = [
         (
             "magic",
             Box::new(|b, t| {

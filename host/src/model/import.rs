@@ -130,6 +130,7 @@ impl Sites {
                 column: 0,
                 package: String::new(),
                 wait: None,
+                signal: None,
             },
         )?;
         Ok((n, id))
