@@ -363,7 +363,7 @@ impl Sink for ParquetSink {
         true
     }
 
-    /// The batches are built from the ring's records ([`direct`]), not from its zones.
+    /// The batches are built from the ring's records (module `direct`), not from its zones.
     fn wants_zones(&self) -> bool {
         false
     }
