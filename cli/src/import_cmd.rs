@@ -72,22 +72,5 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
         r.records(),
         rows as f64 / read_s.max(1e-9),
     );
-    println!("{clock_note}");
-    println!(
-        "{} op(s), {} signpost(s)",
-        written.report.ops().count(),
-        written.report.rows.len() - written.report.ops().count()
-    );
-    println!("wrote:");
-    for p in written.files() {
-        println!("  {}", p.display());
-    }
-    let errors = issue::print(&r.issues)
-        + issue::print(&profile.sites.issues)
-        + issue::print(&written.issues);
-    if errors > 0 {
-        eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
-        return Ok(ExitCode::from(2));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(super::report_cmd::finish(&clock_note, &profile, &written))
 }

@@ -44,6 +44,12 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         println!();
     }
     super::print_readout_line(readout, mem);
+    Ok(finish(&clock_note, &profile, &written))
+}
+
+/// What `report` and `import` print after writing: the clock, the ops, the files, then every
+/// problem; exit 2 when any is an error.
+pub fn finish(clock_note: &str, profile: &Profile, written: &outputs::Written) -> ExitCode {
     println!("{clock_note}");
     println!(
         "{} op(s), {} signpost(s)",
@@ -54,12 +60,12 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     for p in written.files() {
         println!("  {}", p.display());
     }
-    let errors = issue::print(&readout.issues)
+    let errors = issue::print(&profile.readout.issues)
         + issue::print(&profile.sites.issues)
         + issue::print(&written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
-        return Ok(ExitCode::from(2));
+        return ExitCode::from(2);
     }
-    Ok(ExitCode::SUCCESS)
+    ExitCode::SUCCESS
 }
