@@ -867,3 +867,25 @@ fn control_characters_in_names_are_printed_escaped() {
     assert!(!shown.contains('\u{202e}'), "{shown}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A capture given an op log path that does not exist names that path and never says "no op
+/// log given" (it was given: it could not be read).
+#[test]
+fn a_capture_with_a_missing_op_log_names_the_path_not_an_absent_option() {
+    let f = fixture("hostile-capture-missing-log");
+    let missing = f.dir.join("not-written-yet.jsonl");
+    let o = wait(capture(&f, &missing, &["--seconds", "0"]));
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{all}");
+    assert!(all.contains("not-written-yet.jsonl"), "{all}");
+    assert!(!all.contains("no op log given"), "{all}");
+    assert!(
+        all.contains("without an op log"),
+        "the records it could not name are counted: {all}"
+    );
+    assert_eq!(
+        zone_ends(&f.dir.join("out/profile_log_device.csv")),
+        f.zones,
+        "every zone drained is written: {all}"
+    );
+}

@@ -220,7 +220,7 @@ impl<'a> RingCsv<'a> {
             self.written.issues.push(
                 Issue::warning(
                     None,
-                    format!("no op log given: {n} record(s) are written as unresolved-site-<id>"),
+                    format!("without an op log: {n} record(s) are written as unresolved-site-<id>"),
                 )
                 .with_count(n),
             );
