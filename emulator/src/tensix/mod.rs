@@ -31,6 +31,7 @@
 
 mod config;
 mod counters;
+pub(crate) mod dst;
 mod frontend;
 pub(crate) mod isa;
 mod scalar;
@@ -116,6 +117,9 @@ pub(crate) struct Tensix {
     pub gprs: [[u32; 64]; 3],
     pub sync: sync::SyncUnit,
     pub config: config::BackendConfig,
+    /// The destination register, shared by the Matrix Unit, unpacker 0, the packers and
+    /// the Vector Unit.
+    pub dst: dst::Dst,
     adcs: [counters::AdcSet; 3],
     rwcs: [counters::Rwc; 3],
     /// A Scalar Unit instruction holds its thread's gate until this cycle.
@@ -150,6 +154,7 @@ impl Tensix {
             gprs: [[0; 64]; 3],
             sync: Default::default(),
             config: Default::default(),
+            dst: Default::default(),
             adcs: Default::default(),
             rwcs: Default::default(),
             thread_held_until: [0; 3],
