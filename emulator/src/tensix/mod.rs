@@ -31,6 +31,7 @@
 
 mod config;
 mod counters;
+#[allow(dead_code)] // read by the data units (unpackers, Matrix Unit, packers, Vector Unit) as they land
 pub(crate) mod dst;
 mod frontend;
 pub(crate) mod isa;
