@@ -120,6 +120,7 @@ pub(crate) struct Tensix {
     pub config: config::BackendConfig,
     /// The destination register, shared by the Matrix Unit, unpacker 0, the packers and
     /// the Vector Unit.
+    #[allow(dead_code)]
     pub dst: dst::Dst,
     adcs: [counters::AdcSet; 3],
     rwcs: [counters::Rwc; 3],
