@@ -217,6 +217,87 @@ pub const fn incrwc(cr: u32, dst: u32, src_b: u32, src_a: u32) -> u32 {
     op(0x38) | f(cr, 18, 3) | f(dst, 14, 4) | f(src_b, 10, 4) | f(src_a, 6, 4)
 }
 
+// Vector Unit (SFPU). Argument order follows each page's `TT_SFP...` syntax.
+
+/// `SFPLOAD`: four rows of `Dst` (even or odd columns) into `LReg[vd]`, converting per
+/// `mod0` (`MOD0_FMT_*`), then applying address modifier `addr_mod`.
+pub const fn sfpload(vd: u32, mod0: u32, addr_mod: u32, imm10: u32) -> u32 {
+    op(0x70) | f(vd, 20, 4) | f(mod0, 16, 4) | f(addr_mod, 14, 2) | f(imm10, 0, 10)
+}
+
+/// `SFPLOADI`: a 16-bit immediate into every enabled lane of `LReg[vd]` (`mod0`: 0 BF16,
+/// 1 FP16, 2 unsigned, 4 signed, 8 upper half, 10 lower half).
+pub const fn sfploadi(vd: u32, mod0: u32, imm16: u32) -> u32 {
+    op(0x71) | f(vd, 20, 4) | f(mod0, 16, 4) | f(imm16, 0, 16)
+}
+
+/// `SFPSTORE`: `LReg[vd]` into four rows of `Dst`, the inverse of [`sfpload`].
+pub const fn sfpstore(vd: u32, mod0: u32, addr_mod: u32, imm10: u32) -> u32 {
+    op(0x72) | f(vd, 20, 4) | f(mod0, 16, 4) | f(addr_mod, 14, 2) | f(imm10, 0, 10)
+}
+
+const fn sfp_abcd(opcode: u32, va: u32, vb: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    op(opcode) | f(va, 16, 4) | f(vb, 12, 4) | f(vc, 8, 4) | f(vd, 4, 4) | f(mod1, 0, 4)
+}
+
+/// `SFPMAD`: `LReg[vd] = LReg[va] * LReg[vb] + LReg[vc]` (`mod1` 4: VA from `LReg[7]`,
+/// 8: VD from `LReg[7]`).
+pub const fn sfpmad(va: u32, vb: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_abcd(0x84, va, vb, vc, vd, mod1)
+}
+
+/// `SFPADD`: [`sfpmad`]'s operation under its own opcode (`va` 10, the constant 1.0).
+pub const fn sfpadd(va: u32, vb: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_abcd(0x85, va, vb, vc, vd, mod1)
+}
+
+/// `SFPMUL`: [`sfpmad`]'s operation under its own opcode (`vc` 9, the constant 0).
+pub const fn sfpmul(va: u32, vb: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_abcd(0x86, va, vb, vc, vd, mod1)
+}
+
+/// `SFPMOV`: `LReg[vd] = LReg[vc]` (`mod1` 1: negate, 2: every lane).
+pub const fn sfpmov(vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_abcd(0x7C, 0, 0, vc, vd, mod1)
+}
+
+/// `SFPIADD`: integer `LReg[vd] = LReg[vc] +/- LReg[vd]` or `LReg[vc] + imm12` (signed),
+/// setting lane flags per `mod1`.
+pub const fn sfpiadd(imm12: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    op(0x79) | f(imm12, 12, 12) | f(vc, 8, 4) | f(vd, 4, 4) | f(mod1, 0, 4)
+}
+
+/// `SFPSETCC`: lane flags from `LReg[vc]` compared with zero, or from `imm1` (per `mod1`).
+pub const fn sfpsetcc(imm1: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    op(0x7B) | f(imm1, 12, 1) | f(vc, 8, 4) | f(vd, 4, 4) | f(mod1, 0, 4)
+}
+
+/// `SFPENCC`: turn lane predication on/off (`mod1` 1 toggle, 2 from `imm2` bit 0) and set
+/// the lane flags (to `imm2` bit 1 with `mod1` 8, else true).
+pub const fn sfpencc(imm2: u32, vd: u32, mod1: u32) -> u32 {
+    op(0x8A) | f(imm2, 12, 2) | f(vd, 4, 4) | f(mod1, 0, 4)
+}
+
+/// `SFPCOMPC`: `else` of a predicated `if`.
+pub const fn sfpcompc() -> u32 {
+    op(0x8B)
+}
+
+/// `SFPPUSHC`: push the lane flags onto the flag stack.
+pub const fn sfppushc() -> u32 {
+    op(0x87)
+}
+
+/// `SFPPOPC`: pop (`mod1` 0) or peek and combine (`mod1` 1-15) the flag stack.
+pub const fn sfppopc(mod1: u32) -> u32 {
+    op(0x88) | f(mod1, 0, 4)
+}
+
+/// `SFPNOP`: occupies the Vector Unit for a cycle.
+pub const fn sfpnop() -> u32 {
+    op(0x8F)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,5 +315,9 @@ mod tests {
         assert_eq!(adddmareg(true, 3, 63, 1), 0x5880_3FC1);
         assert_eq!(setc16(1, 0xFFFF), 0xB201_FFFF);
         assert_eq!(setadcxx(0b100, 1, 2), 0x5E80_0402);
+        assert_eq!(sfpload(3, 3, 2, 0x3FF), 0x7033_83FF);
+        assert_eq!(sfpmad(1, 2, 3, 4, 8), 0x8401_2348);
+        assert_eq!(sfpiadd(0xFFF, 2, 3, 1), 0x79FF_F231);
+        assert_eq!(sfpencc(3, 0, 10), 0x8A00_300A);
     }
 }

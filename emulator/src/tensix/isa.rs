@@ -32,6 +32,7 @@ pub(crate) mod block {
     pub const B5: u16 = 1 << 5;
     pub const B6: u16 = 1 << 6;
     pub const B7: u16 = 1 << 7;
+    pub const B8: u16 = 1 << 8;
     pub const ALL: u16 = 0x1FF;
 }
 
@@ -164,19 +165,19 @@ const TABLE: &[(u8, OpInfo)] = &[
     (0x66, u("STOREIND", Scalar)),
     (0x67, u("STOREREG", Scalar)),
     (0x68, u("LOADREG", Scalar)),
-    (0x70, u("SFPLOAD", Vector)),
-    (0x71, u("SFPLOADI", Vector)),
-    (0x72, u("SFPSTORE", Vector)),
+    (0x70, m("SFPLOAD", Vector, B8)),
+    (0x71, m("SFPLOADI", Vector, B8)),
+    (0x72, m("SFPSTORE", Vector, B8)),
     (0x73, u("SFPLUT", Vector)),
     (0x74, u("SFPMULI", Vector)),
     (0x75, u("SFPADDI", Vector)),
     (0x76, u("SFPDIVP2", Vector)),
     (0x77, u("SFPEXEXP", Vector)),
     (0x78, u("SFPEXMAN", Vector)),
-    (0x79, u("SFPIADD", Vector)),
+    (0x79, m("SFPIADD", Vector, B8)),
     (0x7A, u("SFPSHFT", Vector)),
-    (0x7B, u("SFPSETCC", Vector)),
-    (0x7C, u("SFPMOV", Vector)),
+    (0x7B, m("SFPSETCC", Vector, B8)),
+    (0x7C, m("SFPMOV", Vector, B8)),
     (0x7D, u("SFPABS", Vector)),
     (0x7E, u("SFPAND", Vector)),
     (0x7F, u("SFPOR", Vector)),
@@ -184,18 +185,18 @@ const TABLE: &[(u8, OpInfo)] = &[
     (0x81, u("SFPLZ", Vector)),
     (0x82, u("SFPSETEXP", Vector)),
     (0x83, u("SFPSETMAN", Vector)),
-    (0x84, u("SFPMAD", Vector)),
-    (0x85, u("SFPADD", Vector)),
-    (0x86, u("SFPMUL", Vector)),
-    (0x87, u("SFPPUSHC", Vector)),
-    (0x88, u("SFPPOPC", Vector)),
+    (0x84, m("SFPMAD", Vector, B8)),
+    (0x85, m("SFPADD", Vector, B8)),
+    (0x86, m("SFPMUL", Vector, B8)),
+    (0x87, m("SFPPUSHC", Vector, B8)),
+    (0x88, m("SFPPOPC", Vector, B8)),
     (0x89, u("SFPSETSGN", Vector)),
-    (0x8A, u("SFPENCC", Vector)),
-    (0x8B, u("SFPCOMPC", Vector)),
+    (0x8A, m("SFPENCC", Vector, B8)),
+    (0x8B, m("SFPCOMPC", Vector, B8)),
     (0x8C, u("SFPTRANSP", Vector)),
     (0x8D, u("SFPXOR", Vector)),
     (0x8E, u("SFPSTOCHRND", Vector)),
-    (0x8F, u("SFPNOP", Vector)),
+    (0x8F, m("SFPNOP", Vector, B8)),
     (0x90, u("SFPCAST", Vector)),
     (0x91, u("SFPCONFIG", Vector)),
     (0x92, u("SFPSWAP", Vector)),
@@ -309,6 +310,7 @@ pub(crate) fn unsupported(word: u32) -> Option<String> {
             i.mnemonic,
             f(0, 8)
         )),
+        0x70..=0x95 => super::sfpu::unsupported(word),
         _ => None,
     }
 }

@@ -31,11 +31,11 @@
 
 mod config;
 mod counters;
-#[allow(dead_code)] // read by the data units (unpackers, Matrix Unit, packers, Vector Unit) as they land
 pub(crate) mod dst;
 mod frontend;
 pub(crate) mod isa;
 mod scalar;
+pub(crate) mod sfpu;
 mod sync;
 
 pub use frontend::FifoDepths;
@@ -67,6 +67,10 @@ pub struct TensixTiming {
     pub misc_latency: u32,
     /// `SETRWC`, `INCRWC` (documented: 1).
     pub rwc_latency: u32,
+    /// Vector Unit instructions outside the MAD sub-unit (documented: 1).
+    pub sfpu_latency: u32,
+    /// `SFPMAD`, `SFPADD`, `SFPMUL` (documented: 2).
+    pub sfpu_mad_latency: u32,
 }
 
 impl Default for TensixTiming {
@@ -84,6 +88,8 @@ impl Default for TensixTiming {
             rdcfg_latency: 2,
             misc_latency: 1,
             rwc_latency: 1,
+            sfpu_latency: 1,
+            sfpu_mad_latency: 2,
         }
     }
 }
@@ -103,6 +109,7 @@ struct CycleUse {
     cfg_single: bool,
     cfg_rdwr: bool,
     matrix: bool,
+    vector: bool,
 }
 
 /// The coprocessor's state.
@@ -120,8 +127,11 @@ pub(crate) struct Tensix {
     pub config: config::BackendConfig,
     /// The destination register, shared by the Matrix Unit, unpacker 0, the packers and
     /// the Vector Unit.
-    #[allow(dead_code)]
     pub dst: dst::Dst,
+    /// The Vector Unit (SFPU) and its `LReg`s, shared by the three threads.
+    pub vector: sfpu::VectorUnit,
+    /// The thread has an instruction in the Vector Unit until this cycle (`STALLWAIT` C14).
+    sfpu_until: [u64; 3],
     adcs: [counters::AdcSet; 3],
     rwcs: [counters::Rwc; 3],
     /// A Scalar Unit instruction holds its thread's gate until this cycle.
@@ -157,6 +167,8 @@ impl Tensix {
             sync: Default::default(),
             config: Default::default(),
             dst: Default::default(),
+            vector: Default::default(),
+            sfpu_until: [0; 3],
             adcs: Default::default(),
             rwcs: Default::default(),
             thread_held_until: [0; 3],
@@ -196,7 +208,11 @@ impl Tensix {
 
     /// The earliest cycle from `now` at which a timed hold lifts.
     fn next_timer(&self) -> Option<u64> {
-        let held = self.thread_held_until.iter().chain(&self.matrix_until);
+        let held = self
+            .thread_held_until
+            .iter()
+            .chain(&self.matrix_until)
+            .chain(&self.sfpu_until);
         held.copied()
             .chain([self.scalar_busy_until])
             .chain(self.cfg_rdwr_at.map(|c| c + 1))
@@ -229,9 +245,11 @@ impl Tensix {
         if l.semwait {
             self.sync.semwait_met(l.condition as u8, l.sem_mask)
         } else {
-            // C7: the thread has an instruction in the Matrix Unit. Every other condition
-            // names a unit no modelled instruction occupies (C8-C11 are refused at the push).
+            // C7: the thread has an instruction in the Matrix Unit; C14: in the Vector
+            // Unit. Every other condition names a unit no modelled instruction occupies
+            // (C8-C11 are refused at the push).
             !(l.condition & (1 << 7) != 0 && self.matrix_until[t] > c)
+                && !(l.condition & (1 << 14) != 0 && self.sfpu_until[t] > c)
         }
     }
 
@@ -372,6 +390,27 @@ impl Tensix {
                 }
                 self.matrix_until[t] = c + tm.rwc_latency as u64;
                 tm.rwc_latency
+            }
+            Some(Unit::Vector) => {
+                // One instruction per cycle from all threads together (VectorUnit.md).
+                if used.vector {
+                    return Ok(false);
+                }
+                used.vector = true;
+                let ctx = sfpu::Context {
+                    dst: &mut self.dst,
+                    rwc: &mut self.rwcs[t],
+                    thread_cfg: &self.config.thread[t],
+                    cfg: &self.config.cfg[self.config.state_id(t)],
+                };
+                self.vector.execute(w, c, ctx)?;
+                let n = if sfpu::is_mad(w) {
+                    tm.sfpu_mad_latency
+                } else {
+                    tm.sfpu_latency
+                };
+                self.sfpu_until[t] = c + n as u64;
+                n
             }
             Some(Unit::MopExpander | Unit::ReplayExpander) => {
                 return Err(format!(

@@ -1,0 +1,251 @@
+//! The Vector Unit (SFPU): 32 lanes of 32 bits (`VectorUnit.md`), its `LReg` file
+//! (`LReg.md`), the lane flags and their stack, and the instructions the emulator executes,
+//! each following its page's functional model (`SFP<NAME>.md`), with the pages' names.
+//!
+//! `LaneConfig` (written by `SFPCONFIG`, which is not modelled) keeps its reset value, all
+//! zero: no row is masked, `DISABLE_BACKDOOR_LOAD` is false (so an instruction with
+//! `VD >= 12` would load an `SFPLOADMACRO` template: refused by [`unsupported`]), no column
+//! exchange, no Dst index capture. `LReg[11..15]` (only `SFPCONFIG` writes them) read as
+//! zero.
+//!
+//! Timing is the caller's ([`super::Tensix`]): one instruction per cycle for the unit
+//! (all threads together), latency 1, or 2 for the MAD sub-unit. The one documented
+//! hazard software must avoid, an instruction reading an `LReg` in the cycle right after
+//! an `SFPMAD`/`SFPADD`/`SFPMUL` wrote it, stops the run with a diagnosis.
+
+mod arith;
+mod cond;
+mod dst_io;
+pub(crate) mod formats;
+
+use super::isa::{field, opcode};
+
+/// Lanes of every `LReg`.
+pub const LANES: usize = 32;
+
+/// Opcodes of the instructions this module executes.
+pub(crate) mod op {
+    pub const SFPLOAD: u8 = 0x70;
+    pub const SFPLOADI: u8 = 0x71;
+    pub const SFPSTORE: u8 = 0x72;
+    pub const SFPIADD: u8 = 0x79;
+    pub const SFPSETCC: u8 = 0x7B;
+    pub const SFPMOV: u8 = 0x7C;
+    pub const SFPMAD: u8 = 0x84;
+    pub const SFPADD: u8 = 0x85;
+    pub const SFPMUL: u8 = 0x86;
+    pub const SFPPUSHC: u8 = 0x87;
+    pub const SFPPOPC: u8 = 0x88;
+    pub const SFPENCC: u8 = 0x8A;
+    pub const SFPCOMPC: u8 = 0x8B;
+    pub const SFPNOP: u8 = 0x8F;
+}
+
+/// `LReg[8]`: 0.8373 in every lane (the nearest FP32; ASSUMPTION: the page gives the
+/// decimal value only).
+pub const LREG8: u32 = 0x3F56_594B;
+/// `LReg[10]`: 1.0.
+pub const LREG10: u32 = 0x3F80_0000;
+
+/// One entry of the flag stack: `LaneFlags` and `UseLaneFlagsForLaneEnable` of every lane.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FlagEntry {
+    pub flags: [bool; LANES],
+    pub use_flags: [bool; LANES],
+}
+
+/// The Vector Unit's state.
+#[derive(Clone, Debug)]
+pub(crate) struct VectorUnit {
+    /// `LReg[0..8]`, the writable registers.
+    pub lreg: [[u32; LANES]; 8],
+    /// `LaneFlags`.
+    pub flags: [bool; LANES],
+    /// `UseLaneFlagsForLaneEnable`.
+    pub use_flags: [bool; LANES],
+    /// `FlagStack` (every lane pushes and pops together, so one stack of lane vectors).
+    pub stack: Vec<FlagEntry>,
+    /// The `LReg`s (bit `i` for `LReg[i]`) the MAD sub-unit wrote with the instruction
+    /// issued in the given cycle: read in the next cycle they are not yet there.
+    mad_wrote: Option<(u64, u32)>,
+}
+
+impl Default for VectorUnit {
+    fn default() -> Self {
+        VectorUnit {
+            lreg: [[0; LANES]; 8],
+            flags: [false; LANES],
+            use_flags: [false; LANES],
+            stack: Vec::new(),
+            mad_wrote: None,
+        }
+    }
+}
+
+/// The fields of a Vector Unit instruction word (which ones mean something depends on the
+/// instruction; see `Diagrams/Src/Bits32.lua`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fields {
+    pub mod1: u32,
+    pub vd: usize,
+    pub vc: usize,
+    pub vb: usize,
+    pub va: usize,
+}
+
+impl Fields {
+    pub fn of(w: u32) -> Fields {
+        Fields {
+            mod1: field(w, 0, 4),
+            vd: field(w, 4, 4) as usize,
+            vc: field(w, 8, 4) as usize,
+            vb: field(w, 12, 4) as usize,
+            va: field(w, 16, 4) as usize,
+        }
+    }
+}
+
+/// What an instruction needs from outside the Vector Unit: `Dst`, the thread's RWCs and
+/// configuration.
+pub(crate) struct Context<'a> {
+    pub dst: &'a mut super::dst::Dst,
+    pub rwc: &'a mut super::counters::Rwc,
+    /// `ThreadConfig[CurrentThread]`.
+    pub thread_cfg: &'a [u16],
+    /// `Config[StateID]`.
+    pub cfg: &'a [u32],
+}
+
+/// The VD field of the instructions that have one (load/store: bits 20-23).
+fn vd_of(w: u32) -> Option<usize> {
+    match opcode(w) {
+        op::SFPLOAD | op::SFPLOADI | op::SFPSTORE => Some(field(w, 20, 4) as usize),
+        op::SFPNOP => None,
+        _ => Some(field(w, 4, 4) as usize),
+    }
+}
+
+/// Why the emulator cannot execute the Vector Unit instruction `w` whatever the state, or
+/// `None`: the modes the model leaves out and what the pages call undefined behaviour.
+pub(crate) fn unsupported(w: u32) -> Option<String> {
+    let o = opcode(w);
+    let name = super::isa::mnemonic(w);
+    if let Some(vd) = vd_of(w) {
+        if vd >= 12 {
+            return Some(format!(
+                "{name} with VD {vd}: with LaneConfig.DISABLE_BACKDOOR_LOAD at its reset value it loads an SFPLOADMACRO instruction template, which is not modelled"
+            ));
+        }
+    }
+    let mod0 = field(w, 16, 4);
+    match o {
+        op::SFPLOAD | op::SFPSTORE if mod0 == dst_io::MOD0_FMT_SRCB => Some(format!(
+            "{name} MOD0_FMT_SRCB (format from the ALU configuration) is not modelled: name the format"
+        )),
+        op::SFPLOADI if !matches!(mod0, 0 | 1 | 2 | 4 | 8 | 10) => {
+            Some(format!("SFPLOADI Mod0 {mod0} is undefined behaviour"))
+        }
+        op::SFPMOV if field(w, 0, 4) & arith::SFPMOV_MOD1_FROM_SPECIAL != 0 => Some(
+            "SFPMOV from the special registers (SFPLOADMACRO configuration, PRNG, LaneConfig) is not modelled".into(),
+        ),
+        op::SFPNOP if field(w, 7, 1) != 0 => {
+            Some("SFPNOP with bit 7 set has no documented meaning".into())
+        }
+        _ => None,
+    }
+}
+
+/// Whether `w` runs in the MAD sub-unit (result latency 2).
+pub(crate) fn is_mad(w: u32) -> bool {
+    matches!(opcode(w), op::SFPMAD | op::SFPADD | op::SFPMUL)
+}
+
+impl VectorUnit {
+    /// `LReg[r][lane]` as an instruction reads it (constants included).
+    pub fn read(&self, r: usize, lane: usize) -> u32 {
+        match r {
+            0..=7 => self.lreg[r][lane],
+            8 => LREG8,
+            10 => LREG10,
+            15 => 2 * lane as u32,
+            _ => 0, // 9: zero; 11-14: SFPCONFIG's, at reset
+        }
+    }
+
+    /// `IsLaneEnabled(lane)` (`ROW_MASK` is zero).
+    pub fn enabled(&self, lane: usize) -> bool {
+        !self.use_flags[lane] || self.flags[lane]
+    }
+
+    /// The `LReg`s `w` reads (bit `i` for `LReg[i]`), for the MAD hazard.
+    fn reads(&self, w: u32) -> u32 {
+        let f = Fields::of(w);
+        let bit = |r: usize| 1u32 << r;
+        let mod0 = field(w, 16, 4);
+        match opcode(w) {
+            op::SFPLOAD if matches!(mod0, 14 | 15) => bit(field(w, 20, 4) as usize),
+            op::SFPLOADI if matches!(mod0, 8 | 10) => bit(field(w, 20, 4) as usize),
+            op::SFPSTORE => bit(field(w, 20, 4) as usize),
+            op::SFPMAD | op::SFPADD | op::SFPMUL => {
+                let mut m = bit(f.vb) | bit(f.vc);
+                if f.mod1 & arith::SFPMAD_MOD1_INDIRECT_VA != 0 {
+                    m |= bit(7);
+                    for l in 0..LANES {
+                        m |= bit((self.lreg[7][l] & 15) as usize);
+                    }
+                } else {
+                    m |= bit(f.va);
+                }
+                if f.mod1 & arith::SFPMAD_MOD1_INDIRECT_VD != 0 {
+                    m |= bit(7);
+                }
+                m
+            }
+            op::SFPMOV | op::SFPSETCC => bit(f.vc),
+            op::SFPIADD if f.mod1 & arith::SFPIADD_MOD1_ARG_IMM != 0 => bit(f.vc),
+            op::SFPIADD => bit(f.vc) | bit(f.vd),
+            _ => 0,
+        }
+    }
+
+    /// Executes `w` issued at `cycle`.
+    pub fn execute(&mut self, w: u32, cycle: u64, ctx: Context) -> Result<(), String> {
+        if let Some((at, wrote)) = self.mad_wrote {
+            let clash = self.reads(w) & wrote;
+            if at + 1 == cycle && clash != 0 {
+                return Err(format!(
+                    "reads LReg[{}] in the cycle after an SFPMAD/SFPADD/SFPMUL wrote it (SFPMAD.md: software must put an SFPNOP between them)",
+                    clash.trailing_zeros()
+                ));
+            }
+        }
+        self.mad_wrote = None;
+        let f = Fields::of(w);
+        match opcode(w) {
+            op::SFPLOAD => dst_io::sfpload(self, w, ctx)?,
+            op::SFPSTORE => dst_io::sfpstore(self, w, ctx)?,
+            op::SFPLOADI => arith::sfploadi(self, w),
+            op::SFPMAD | op::SFPADD | op::SFPMUL => {
+                let wrote = arith::sfpmad(self, f);
+                self.mad_wrote = Some((cycle, wrote));
+            }
+            op::SFPMOV => arith::sfpmov(self, f),
+            op::SFPIADD => arith::sfpiadd(self, w, f),
+            op::SFPSETCC => cond::sfpsetcc(self, w, f),
+            op::SFPENCC => cond::sfpencc(self, f, field(w, 12, 2)),
+            op::SFPCOMPC => cond::sfpcompc(self),
+            op::SFPPUSHC => cond::sfppushc(self)?,
+            op::SFPPOPC => cond::sfppopc(self, f)?,
+            op::SFPNOP => {}
+            o => {
+                return Err(format!(
+                    "opcode {o:#04x} is not a modelled Vector Unit instruction"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

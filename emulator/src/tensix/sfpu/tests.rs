@@ -1,0 +1,478 @@
+//! The functional models, instruction by instruction, with the edge cases the pages call
+//! out (whole programs are in `tests/tensix_sfpu.rs`).
+
+use super::arith::{mad, MAD_NAN};
+use super::*;
+use crate::tensix::counters::Rwc;
+use crate::tensix::dst::Dst;
+use riscv_linker::tensix as tt;
+
+/// A Vector Unit with the state its instructions reach.
+struct Bench {
+    u: VectorUnit,
+    dst: Dst,
+    rwc: Rwc,
+    thread_cfg: [u16; 57],
+    cfg: [u32; 188],
+    cycle: u64,
+}
+
+impl Bench {
+    fn new() -> Bench {
+        Bench {
+            u: VectorUnit::default(),
+            dst: Dst::default(),
+            rwc: Rwc::default(),
+            thread_cfg: [0; 57],
+            cfg: [0; 188],
+            cycle: 0,
+        }
+    }
+
+    /// Executes `w` two cycles after the previous instruction (clear of the MAD hazard).
+    fn run(&mut self, w: u32) -> Result<(), String> {
+        self.cycle += 2;
+        self.at(w, self.cycle)
+    }
+
+    fn at(&mut self, w: u32, cycle: u64) -> Result<(), String> {
+        assert_eq!(unsupported(w), None, "{w:#010x}");
+        let ctx = Context {
+            dst: &mut self.dst,
+            rwc: &mut self.rwc,
+            thread_cfg: &self.thread_cfg,
+            cfg: &self.cfg,
+        };
+        self.u.execute(w, cycle, ctx)
+    }
+
+    fn ok(&mut self, w: u32) -> &mut Self {
+        self.run(w).unwrap();
+        self
+    }
+
+    /// Fills `LReg[r]` with `v(lane)` directly.
+    fn set(&mut self, r: usize, v: impl Fn(usize) -> u32) -> &mut Self {
+        for l in 0..LANES {
+            self.u.lreg[r][l] = v(l);
+        }
+        self
+    }
+}
+
+fn f(x: f32) -> u32 {
+    x.to_bits()
+}
+
+#[test]
+fn mad_rounds_once_to_nearest_even() {
+    assert_eq!(mad(f(1.5), f(2.0), f(0.25)), f(3.25));
+    // 1 + 2^-24 is a tie between 1 and 1 + 2^-23: even wins.
+    assert_eq!(mad(f(1.0), f(1.0), f(2f32.powi(-24))), f(1.0));
+    let odd = 1.0 + 2f32.powi(-23);
+    assert_eq!(
+        mad(f(odd), f(1.0), f(2f32.powi(-24))),
+        f(1.0 + 2f32.powi(-22))
+    );
+    // One rounding of the exact product (ASSUMPTION of the model): (1 + 2^-12)^2 - (1 +
+    // 2^-11) is 2^-24 exactly; two roundings would give 0.
+    let a = 1.0 + 2f32.powi(-12);
+    assert_eq!(
+        mad(f(a), f(a), f(-(1.0 + 2f32.powi(-11)))),
+        f(2f32.powi(-24))
+    );
+    // Overflow rounds to infinity.
+    assert_eq!(mad(f(2f32.powi(127)), f(4.0), 0), f(f32::INFINITY));
+}
+
+#[test]
+fn mad_flushes_denormals_and_negative_zero() {
+    let denormal = 0x0000_0001;
+    assert_eq!(
+        mad(denormal, f(2f32.powi(100)), 0),
+        0,
+        "denormal input reads as zero"
+    );
+    assert_eq!(mad(f(1.0), f(1.0), 0x807f_ffff), f(1.0));
+    // A denormal result becomes +0.
+    assert_eq!(mad(f(2f32.powi(-126)), f(0.5), 0), 0);
+    // -0 results (IEEE: -0 * 1 + -0) become +0.
+    assert_eq!(mad(0x8000_0000, f(1.0), 0x8000_0000), 0);
+    assert_eq!(mad(f(-2.0), f(3.0), f(6.0)), 0);
+}
+
+#[test]
+fn mad_propagates_infinities_and_nans_by_ieee_rules() {
+    let inf = f(f32::INFINITY);
+    assert_eq!(mad(inf, f(2.0), f(1.0)), inf);
+    assert_eq!(mad(inf, f(-2.0), f(1.0)), f(f32::NEG_INFINITY));
+    assert_eq!(mad(inf, 0, 0), MAD_NAN, "inf * 0");
+    assert_eq!(mad(inf, f(1.0), f(f32::NEG_INFINITY)), MAD_NAN, "inf - inf");
+    assert_eq!(mad(0x7f80_0001, f(1.0), 0), MAD_NAN);
+    // inf * denormal: the denormal is zero, so NaN.
+    assert_eq!(mad(inf, 1, 0), MAD_NAN);
+    assert_eq!(MAD_NAN & 1, 1, "the page: the mantissa's low bit is set");
+}
+
+#[test]
+fn sfpmad_sfpadd_sfpmul_and_the_constant_lregs() {
+    let mut b = Bench::new();
+    b.set(0, |l| f(l as f32))
+        .set(1, |_| f(0.5))
+        .set(2, |_| f(-1.0));
+    // LReg3 = LReg0 * LReg1 + LReg2; SFPADD: LReg4 = 1.0 * LReg0 + LReg10;
+    // SFPMUL: LReg5 = LReg0 * LReg8 + LReg9 (0.8373 and 0).
+    b.ok(tt::sfpmad(0, 1, 2, 3, 0))
+        .ok(tt::sfpadd(10, 0, 10, 4, 0))
+        .ok(tt::sfpmul(0, 8, 9, 5, 0));
+    for l in 0..LANES {
+        assert_eq!(b.u.lreg[3][l], mad(f(l as f32), f(0.5), f(-1.0)));
+        assert_eq!(b.u.lreg[4][l], f(l as f32 + 1.0));
+        assert_eq!(b.u.lreg[5][l], mad(f(l as f32), LREG8, 0));
+    }
+    assert!((f32::from_bits(LREG8) - 0.8373).abs() < 1e-7);
+    // LReg15 holds 2 * lane; writes to VD >= 8 are dropped.
+    b.ok(tt::sfpmov(15, 6, 0)).ok(tt::sfpmad(10, 10, 10, 9, 0));
+    assert_eq!(b.u.lreg[6][31], 62);
+    assert_eq!(b.u.read(9, 0), 0);
+}
+
+#[test]
+fn sfpmad_indirect_registers_come_from_lreg7_per_lane() {
+    let mut b = Bench::new();
+    b.set(0, |_| f(2.0)).set(1, |_| f(3.0)).set(2, |_| f(10.0));
+    // Lane l: VA = 0 or 1, VD = 4 or 5 (low four bits of LReg7; the VA reads bits 0-3 too,
+    // so encode VA in one lane pattern and VD in another).
+    b.set(7, |l| if l % 2 == 0 { 4 } else { 5 });
+    b.ok(tt::sfpmad(0, 1, 2, 6, arith::SFPMAD_MOD1_INDIRECT_VD));
+    assert_eq!((b.u.lreg[4][0], b.u.lreg[5][0]), (f(16.0), 0));
+    assert_eq!((b.u.lreg[4][1], b.u.lreg[5][1]), (0, f(16.0)));
+    b.set(7, |l| (l % 2) as u32);
+    b.ok(tt::sfpmad(3, 1, 2, 6, arith::SFPMAD_MOD1_INDIRECT_VA));
+    assert_eq!((b.u.lreg[6][0], b.u.lreg[6][1]), (f(16.0), f(19.0)));
+}
+
+#[test]
+fn reading_a_mad_result_in_the_next_cycle_is_refused() {
+    let mut b = Bench::new();
+    b.at(tt::sfpmad(10, 10, 9, 3, 0), 10).unwrap();
+    let e = b.at(tt::sfpmov(3, 4, 0), 11).unwrap_err();
+    assert!(e.contains("LReg[3]") && e.contains("SFPNOP"), "{e}");
+    // An unrelated register, or the same one a cycle later, is fine.
+    b.at(tt::sfpmad(10, 10, 9, 3, 0), 20).unwrap();
+    b.at(tt::sfpmov(2, 4, 0), 21).unwrap();
+    b.at(tt::sfpmad(10, 10, 9, 3, 0), 30).unwrap();
+    b.at(tt::sfpnop(), 31).unwrap();
+    b.at(tt::sfpmov(3, 4, 0), 32).unwrap();
+    assert_eq!(b.u.lreg[4][0], f(1.0));
+    // SFPSTORE reads its VD.
+    b.at(tt::sfpmad(10, 10, 9, 3, 0), 40).unwrap();
+    assert!(b.at(tt::sfpstore(3, 3, 0, 0), 41).is_err());
+}
+
+#[test]
+fn sfploadi_modes() {
+    let mut b = Bench::new();
+    b.ok(tt::sfploadi(0, 0, 0x3fc0)); // BF16 1.5
+    assert_eq!(b.u.lreg[0][5], f(1.5));
+    b.ok(tt::sfploadi(0, 1, 0x3c00)); // FP16 1.0
+    assert_eq!(b.u.lreg[0][5], f(1.0));
+    b.ok(tt::sfploadi(0, 1, 0x0000)); // FP16 zero is 2^-112 here
+    assert_eq!(b.u.lreg[0][5], 112 << 23);
+    b.ok(tt::sfploadi(0, 2, 0xfffe));
+    assert_eq!(b.u.lreg[0][5], 0xfffe);
+    b.ok(tt::sfploadi(0, 4, 0xfffe));
+    assert_eq!(b.u.lreg[0][5], -2i32 as u32);
+    b.ok(tt::sfploadi(0, 8, 0x1234))
+        .ok(tt::sfploadi(0, 10, 0x5678));
+    assert_eq!(b.u.lreg[0][5], 0x1234_5678);
+    b.ok(tt::sfploadi(0, 8, 0xabcd));
+    assert_eq!(b.u.lreg[0][5], 0xabcd_5678);
+    assert!(unsupported(tt::sfploadi(0, 3, 0))
+        .unwrap()
+        .contains("undefined"));
+}
+
+#[test]
+fn sfpmov_negates_and_can_ignore_the_lane_mask() {
+    let mut b = Bench::new();
+    b.set(0, |l| l as u32);
+    b.ok(tt::sfpmov(0, 1, arith::SFPMOV_MOD1_NEGATE));
+    assert_eq!(b.u.lreg[1][3], 0x8000_0003);
+    // Disable every lane (flags false, predication on), then move.
+    b.ok(tt::sfpencc(0, 0, 2 | 8)); // EI with E=0... enable predication below
+    b.ok(tt::sfpencc(0b01, 0, 2 | 8)); // predication on, flags false
+    assert!(!b.u.enabled(0));
+    b.ok(tt::sfpmov(0, 2, 0));
+    assert_eq!(b.u.lreg[2][3], 0, "no lane enabled");
+    b.ok(tt::sfpmov(0, 2, arith::SFPMOV_MOD1_ALL_LANES_ENABLED));
+    assert_eq!(b.u.lreg[2][3], 3);
+    assert!(unsupported(tt::sfpmov(9, 2, 8)).is_some(), "PRNG");
+}
+
+#[test]
+fn sfpiadd_adds_subtracts_and_sets_flags() {
+    let mut b = Bench::new();
+    b.set(0, |l| l as u32).set(1, |_| 10);
+    // LReg1 = LReg0 - LReg1 (LReg1 is both VB and VD); flags: result < 0.
+    b.ok(tt::sfpiadd(
+        0,
+        0,
+        1,
+        arith::SFPIADD_MOD1_ARG_2SCOMP_LREG_DST,
+    ));
+    assert_eq!(b.u.lreg[1][3], -7i32 as u32);
+    assert!(b.u.flags[3] && !b.u.flags[10] && !b.u.flags[12]);
+    // LReg2 = LReg0 + (-2048) with CC_GTE0: flags inverted.
+    b.ok(tt::sfpiadd(
+        0x800,
+        0,
+        2,
+        arith::SFPIADD_MOD1_ARG_IMM | arith::SFPIADD_MOD1_CC_GTE0,
+    ));
+    assert_eq!(b.u.lreg[2][0], -2048i32 as u32);
+    assert!(!b.u.flags[0]);
+    // CC_NONE leaves the flags; CC_NONE | CC_GTE0 still inverts them (the model's order).
+    let before = b.u.flags;
+    b.ok(tt::sfpiadd(
+        1,
+        0,
+        2,
+        arith::SFPIADD_MOD1_ARG_IMM | arith::SFPIADD_MOD1_CC_NONE,
+    ));
+    assert_eq!(b.u.flags, before);
+    b.ok(tt::sfpiadd(1, 0, 2, 1 | 4 | 8));
+    assert_eq!(b.u.flags, before.map(|x| !x));
+    // Wraps.
+    b.set(3, |_| u32::MAX);
+    b.ok(tt::sfpiadd(1, 3, 3, 1));
+    assert_eq!(b.u.lreg[3][0], 0);
+}
+
+#[test]
+fn sfpsetcc_needs_predication_on_and_compares_as_int32() {
+    let mut b = Bench::new();
+    b.set(0, |l| {
+        if l < 16 {
+            f(-(l as f32) - 1.0)
+        } else {
+            f(l as f32)
+        }
+    });
+    b.u.flags = [true; LANES];
+    b.ok(tt::sfpsetcc(0, 0, 0, 0));
+    assert!(
+        b.u.flags.iter().all(|x| !x),
+        "UseLaneFlagsForLaneEnable false: flags cleared"
+    );
+    b.ok(tt::sfpencc(0b01, 0, 2)); // predication on, flags true
+    b.ok(tt::sfpsetcc(0, 0, 0, 0)); // LT0
+    assert!(b.u.flags[0] && !b.u.flags[16]);
+    // Now only lanes 0-15 are enabled: NE0 on LReg9 (zero) clears them, 16-31 untouched.
+    b.ok(tt::sfpsetcc(0, 9, 0, 2));
+    assert!(b.u.flags.iter().all(|x| !x));
+    b.ok(tt::sfpencc(0b11, 0, 2 | 8)); // flags true again
+    b.ok(tt::sfpsetcc(0, 0, 0, 4)); // GTE0
+    assert!(!b.u.flags[0] && b.u.flags[16]);
+    b.ok(tt::sfpencc(0b11, 0, 2 | 8));
+    b.ok(tt::sfpsetcc(1, 0, 0, 1)); // immediate
+    assert!(b.u.flags.iter().all(|&x| x));
+    b.ok(tt::sfpsetcc(0, 0, 0, 8)); // clear
+    assert!(b.u.flags.iter().all(|x| !x));
+    // -0.0 is negative as an int32 (the page: software should flush it).
+    b.ok(tt::sfpencc(0b11, 0, 2 | 8));
+    b.set(1, |_| 0x8000_0000);
+    b.ok(tt::sfpsetcc(0, 1, 0, 6));
+    assert!(!b.u.flags[0], "-0 is not == 0");
+}
+
+#[test]
+fn sfpencc_sets_toggles_and_resets() {
+    let mut b = Bench::new();
+    b.ok(tt::sfpencc(0, 0, 1)); // EC: toggle on, flags true
+    assert!(b.u.use_flags[0] && b.u.flags[0]);
+    b.ok(tt::sfpencc(0, 0, 1 | 8)); // toggle off, flags from R = 0
+    assert!(!b.u.use_flags[0] && !b.u.flags[0]);
+    b.ok(tt::sfpencc(0b10, 0, 8)); // use_flags kept, flags from R = 1
+    assert!(!b.u.use_flags[0] && b.u.flags[0]);
+}
+
+#[test]
+fn if_else_through_the_flag_stack() {
+    let mut b = Bench::new();
+    b.set(0, |l| (l as i32 - 16) as u32);
+    b.ok(tt::sfpencc(0b11, 0, 2 | 8)); // on, all flags
+    b.ok(tt::sfppushc());
+    b.ok(tt::sfpsetcc(0, 0, 0, 0)); // if (x < 0)
+    b.ok(tt::sfploadi(1, 2, 1)); //   y = 1
+    b.ok(tt::sfpcompc()); // else
+    b.ok(tt::sfploadi(1, 2, 2)); //   y = 2
+    b.ok(tt::sfppopc(0));
+    for l in 0..LANES {
+        assert_eq!(b.u.lreg[1][l], if l < 16 { 1 } else { 2 }, "lane {l}");
+    }
+    assert!(b.u.flags.iter().all(|&x| x) && b.u.stack.is_empty());
+    // SFPCOMPC on an empty stack treats the top as all-true.
+    b.ok(tt::sfpsetcc(0, 0, 0, 0)).ok(tt::sfpcompc());
+    assert!(!b.u.flags[0] && b.u.flags[16]);
+}
+
+#[test]
+fn sfppopc_modes_and_the_full_stack_bug() {
+    let mut b = Bench::new();
+    assert!(b.run(tt::sfppopc(0)).unwrap_err().contains("empty"));
+    b.ok(tt::sfpencc(0b01, 0, 2 | 8)); // on, flags false
+    b.ok(tt::sfppushc()); // bottom: false
+    b.ok(tt::sfpencc(0b11, 0, 2 | 8)); // flags true
+    for _ in 0..7 {
+        b.ok(tt::sfppushc());
+    }
+    assert!(b.run(tt::sfppushc()).unwrap_err().contains("full"));
+    // Peek (Mod1 3: A && B) on a full stack copies the top over the bottom.
+    b.ok(tt::sfppopc(3));
+    assert_eq!(b.u.stack.len(), 8);
+    assert!(
+        b.u.stack[0].flags[0],
+        "bottom overwritten by the top (hardware bug)"
+    );
+    b.ok(tt::sfppopc(13));
+    assert!(!b.u.flags[0]);
+    b.ok(tt::sfppopc(2)); // !B
+    assert!(!b.u.flags[0]);
+    b.ok(tt::sfppopc(14));
+    assert!(b.u.flags[0] && b.u.use_flags[0]);
+    b.ok(tt::sfppopc(15));
+    assert!(!b.u.flags[0]);
+    b.ok(tt::sfppopc(0));
+    assert_eq!(b.u.stack.len(), 7);
+    assert!(b.u.flags[0]);
+}
+
+#[test]
+fn sfpload_and_sfpstore_lanes_map_to_four_rows_of_even_or_odd_columns() {
+    let mut b = Bench::new();
+    b.set(0, |l| f(l as f32 + 0.5));
+    // FP32 store to rows 4-7, odd columns (Imm10 = 4 | 2).
+    b.ok(tt::sfpstore(0, 3, 0, 4 | 2));
+    for l in 0..LANES {
+        let (row, col) = (4 + l / 8, (l % 8) * 2 + 1);
+        let stored = b.dst.read32(row, col);
+        assert_eq!(
+            formats::unshuffle_fp32(stored),
+            f(l as f32 + 0.5),
+            "lane {l}"
+        );
+        assert_eq!(b.dst.read32(row, col - 1), 0);
+    }
+    b.ok(tt::sfpload(1, 3, 0, 4 | 2));
+    assert_eq!(b.u.lreg[1], b.u.lreg[0]);
+    // BF16 and FP16 truncate on the way out.
+    b.set(2, |_| f(1.0 + 2f32.powi(-9) + 2f32.powi(-20)));
+    b.ok(tt::sfpstore(2, 2, 0, 8)).ok(tt::sfpload(3, 2, 0, 8));
+    assert_eq!(b.u.lreg[3][0], f(1.0));
+    b.ok(tt::sfpstore(2, 1, 0, 12)).ok(tt::sfpload(3, 1, 0, 12));
+    assert_eq!(b.u.lreg[3][0], f(1.0 + 2f32.powi(-9)));
+    // FP16 saturates: 2^20 comes back as the largest FP16 pattern.
+    b.set(2, |_| f(2f32.powi(20)));
+    b.ok(tt::sfpstore(2, 1, 0, 12)).ok(tt::sfpload(3, 1, 0, 12));
+    assert_eq!(b.u.lreg[3][0], ((31 + 112) << 23) | (0x3ff << 13));
+}
+
+#[test]
+fn integer_formats_round_trip() {
+    let mut b = Bench::new();
+    b.set(0, |l| (l as i32 - 16) as u32);
+    // INT32_SM and INT8_COMP: two's complement out, sign-magnitude in Dst, and back.
+    for mode in [12, 13] {
+        b.ok(tt::sfpstore(0, mode, 0, 16))
+            .ok(tt::sfpload(1, mode, 0, 16));
+        assert_eq!(b.u.lreg[1], b.u.lreg[0], "mode {mode}");
+    }
+    assert_eq!(formats::unshuffle_fp32(b.dst.read32(16, 0)), 0x8000_0010);
+    // INT16 keeps the sign bit and the low 15 bits as they are (sign-magnitude expected).
+    b.ok(tt::sfpstore(0, 8, 0, 16)).ok(tt::sfpload(1, 8, 0, 16));
+    for l in 0..LANES {
+        let x = b.u.lreg[0][l];
+        assert_eq!(b.u.lreg[1][l], (x & 0x8000_0000) | (x & 0x7fff), "lane {l}");
+    }
+    // LO16_ONLY / HI16_ONLY write one half each; LO16 rotates.
+    b.set(2, |_| 0xaaaa_bbbb);
+    b.ok(tt::sfpstore(2, 14, 0, 20))
+        .ok(tt::sfpstore(2, 15, 0, 24));
+    b.set(3, |_| 0x1111_2222);
+    b.ok(tt::sfpload(3, 14, 0, 20));
+    assert_eq!(b.u.lreg[3][0], 0x1111_bbbb);
+    b.ok(tt::sfpload(3, 15, 0, 24));
+    assert_eq!(b.u.lreg[3][0], 0xaaaa_bbbb);
+    b.ok(tt::sfpstore(2, 9, 0, 28));
+    assert_eq!(b.dst.read32(28, 0), 0xbbbb_aaaa);
+    b.ok(tt::sfpstore(2, 11, 0, 28));
+    assert_eq!(b.dst.read16(28, 0), 0, "MOD0_FMT_ZERO");
+}
+
+#[test]
+fn int32_all_ignores_the_lane_mask_and_the_high_rwc_bits() {
+    let mut b = Bench::new();
+    b.set(0, |l| l as u32 + 1);
+    b.ok(tt::sfpencc(0b01, 0, 2 | 8)); // every lane disabled
+    b.rwc.dst.v = 8 | 2; // INT32_ALL adds only (Dst + Base) & 3
+    b.ok(tt::sfpstore(0, 10, 0, 0));
+    assert_eq!(b.dst.read32(0, 1), 1, "odd columns from RWC bit 1");
+    b.ok(tt::sfpstore(0, 3, 0, 0));
+    assert_eq!(
+        b.dst.read32(8, 1),
+        0,
+        "FP32 mode respects the disabled lanes"
+    );
+}
+
+#[test]
+fn addr_mod_advances_the_dst_counter_but_not_fidelity() {
+    let mut b = Bench::new();
+    // ADDR_MOD_DST_SEC1: increment 4; with ADDR_MOD_SET_Base, AddrMod 1 reads SEC5.
+    b.thread_cfg[24] = 4;
+    b.thread_cfg[28] = 0x400 | 8; // SEC5: Dst_Cr += 8, Dst = Dst_Cr
+    b.rwc.fidelity = 1;
+    b.set(0, |_| f(7.0));
+    b.ok(tt::sfpstore(0, 3, 1, 0)).ok(tt::sfpstore(0, 3, 1, 0));
+    assert_eq!(b.rwc.dst.v, 8);
+    assert_eq!(
+        formats::unshuffle_fp32(b.dst.read32(4, 0)),
+        f(7.0),
+        "second store at row 4"
+    );
+    assert_eq!(b.rwc.fidelity, 1);
+    b.thread_cfg[2] = 1;
+    b.ok(tt::sfpload(1, 3, 1, 0));
+    assert_eq!((b.rwc.dst.v, b.rwc.dst.cr), (8, 8));
+    // DEST_TARGET_REG_CFG_MATH_Offset adds to the row.
+    b.thread_cfg[2] = 0;
+    b.thread_cfg[1] = 32;
+    b.rwc.dst.v = 0;
+    b.ok(tt::sfpstore(0, 3, 0, 0));
+    assert_eq!(formats::unshuffle_fp32(b.dst.read32(32, 0)), f(7.0));
+    // A bias section that would move ExtraAddrModBit stops the run.
+    b.thread_cfg[48] = 1;
+    assert!(b
+        .run(tt::sfpload(1, 3, 0, 0))
+        .unwrap_err()
+        .contains("ExtraAddrModBit"));
+    b.thread_cfg[48] = 0;
+    b.cfg[6] = 16;
+    assert!(b
+        .run(tt::sfpload(1, 3, 0, 0))
+        .unwrap_err()
+        .contains("DEST_REGW_BASE"));
+}
+
+#[test]
+fn unsupported_modes_are_named() {
+    assert!(unsupported(tt::sfpload(12, 3, 0, 0))
+        .unwrap()
+        .contains("SFPLOADMACRO"));
+    assert!(unsupported(tt::sfpmov(0, 13, 0)).unwrap().contains("VD 13"));
+    assert!(unsupported(tt::sfpstore(0, 0, 0, 0))
+        .unwrap()
+        .contains("SRCB"));
+    assert!(unsupported(tt::sfpnop()).is_none());
+}
