@@ -105,6 +105,37 @@
   (TTPROF_TENSIX_OP(0x38) | TTPROF_TENSIX_F(cr, 18, 3) | TTPROF_TENSIX_F(dst, 14, 4) |     \
    TTPROF_TENSIX_F(src_b, 10, 4) | TTPROF_TENSIX_F(src_a, 6, 4))
 
+/* Vector Unit (SFPU). Argument order follows each page's TT_SFP... syntax. */
+#define TTPROF_TENSIX_SFPLOAD(vd, mod0, addr_mod, imm10)                                     \
+  (TTPROF_TENSIX_OP(0x70) | TTPROF_TENSIX_F(vd, 20, 4) | TTPROF_TENSIX_F(mod0, 16, 4) |    \
+   TTPROF_TENSIX_F(addr_mod, 14, 2) | TTPROF_TENSIX_F(imm10, 0, 10))
+#define TTPROF_TENSIX_SFPLOADI(vd, mod0, imm16)                                              \
+  (TTPROF_TENSIX_OP(0x71) | TTPROF_TENSIX_F(vd, 20, 4) | TTPROF_TENSIX_F(mod0, 16, 4) |    \
+   TTPROF_TENSIX_F(imm16, 0, 16))
+#define TTPROF_TENSIX_SFPSTORE(vd, mod0, addr_mod, imm10)                                    \
+  (TTPROF_TENSIX_OP(0x72) | TTPROF_TENSIX_F(vd, 20, 4) | TTPROF_TENSIX_F(mod0, 16, 4) |    \
+   TTPROF_TENSIX_F(addr_mod, 14, 2) | TTPROF_TENSIX_F(imm10, 0, 10))
+#define TTPROF_TENSIX_SFP_ABCD_(opcode, va, vb, vc, vd, mod1)                                \
+  (TTPROF_TENSIX_OP(opcode) | TTPROF_TENSIX_F(va, 16, 4) | TTPROF_TENSIX_F(vb, 12, 4) |     \
+   TTPROF_TENSIX_F(vc, 8, 4) | TTPROF_TENSIX_F(vd, 4, 4) | TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPMAD(va, vb, vc, vd, mod1) TTPROF_TENSIX_SFP_ABCD_(0x84, va, vb, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPADD(va, vb, vc, vd, mod1) TTPROF_TENSIX_SFP_ABCD_(0x85, va, vb, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPMUL(va, vb, vc, vd, mod1) TTPROF_TENSIX_SFP_ABCD_(0x86, va, vb, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPMOV(vc, vd, mod1) TTPROF_TENSIX_SFP_ABCD_(0x7C, 0, 0, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPIADD(imm12, vc, vd, mod1)                                           \
+  (TTPROF_TENSIX_OP(0x79) | TTPROF_TENSIX_F(imm12, 12, 12) | TTPROF_TENSIX_F(vc, 8, 4) |   \
+   TTPROF_TENSIX_F(vd, 4, 4) | TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPSETCC(imm1, vc, vd, mod1)                                           \
+  (TTPROF_TENSIX_OP(0x7B) | TTPROF_TENSIX_F(imm1, 12, 1) | TTPROF_TENSIX_F(vc, 8, 4) |     \
+   TTPROF_TENSIX_F(vd, 4, 4) | TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPENCC(imm2, vd, mod1)                                                \
+  (TTPROF_TENSIX_OP(0x8A) | TTPROF_TENSIX_F(imm2, 12, 2) | TTPROF_TENSIX_F(vd, 4, 4) |     \
+   TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPCOMPC() TTPROF_TENSIX_OP(0x8B)
+#define TTPROF_TENSIX_SFPPUSHC() TTPROF_TENSIX_OP(0x87)
+#define TTPROF_TENSIX_SFPPOPC(mod1) (TTPROF_TENSIX_OP(0x88) | TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPNOP() TTPROF_TENSIX_OP(0x8F)
+
 /* Pushes `word` to the calling TRISC's Tensix thread (RISCV B: to thread T0). */
 static inline void ttprof_tensix_push(uint32_t word) {
   *(volatile uint32_t *)0xFFE40000u = word;

@@ -331,6 +331,77 @@ impl Device {
         Ok((h.core.pc, regs))
     }
 
+    /// `Dst16b[row][col]` of `tile`'s Tensix coprocessor (`row` modulo 1024, `col` below
+    /// 16): the destination register as stored, for tests and tools that inspect it
+    /// directly (floating-point data is kept with the mantissa before the exponent, see
+    /// `Dst.md`).
+    pub fn tensix_dst16(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        row: usize,
+        col: usize,
+    ) -> Result<u16, EmuError> {
+        let t = &self.tiles[self.tile_index(chip, tile)?];
+        Ok(t.mem.regs.dev.tensix.dst.read16(row, dst_col(col)?))
+    }
+
+    /// Writes `Dst16b[row][col]` of `tile`'s Tensix coprocessor (between runs), for tests
+    /// and tools that fill the destination register without the unpackers.
+    pub fn set_tensix_dst16(
+        &mut self,
+        chip: u32,
+        tile: NocCoord,
+        row: usize,
+        col: usize,
+        value: u16,
+    ) -> Result<(), EmuError> {
+        let i = self.tile_index(chip, tile)?;
+        let col = dst_col(col)?;
+        self.tiles[i]
+            .mem
+            .regs
+            .dev
+            .tensix
+            .dst
+            .write16(row, col, value);
+        Ok(())
+    }
+
+    /// `Dst32b[row][col]` of `tile`'s Tensix coprocessor: the 32-bit view of the same
+    /// cells (each datum split over two rows eight apart, `Dst.md`).
+    pub fn tensix_dst32(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        row: usize,
+        col: usize,
+    ) -> Result<u32, EmuError> {
+        let t = &self.tiles[self.tile_index(chip, tile)?];
+        Ok(t.mem.regs.dev.tensix.dst.read32(row, dst_col(col)?))
+    }
+
+    /// Writes `Dst32b[row][col]` of `tile`'s Tensix coprocessor (between runs).
+    pub fn set_tensix_dst32(
+        &mut self,
+        chip: u32,
+        tile: NocCoord,
+        row: usize,
+        col: usize,
+        value: u32,
+    ) -> Result<(), EmuError> {
+        let i = self.tile_index(chip, tile)?;
+        let col = dst_col(col)?;
+        self.tiles[i]
+            .mem
+            .regs
+            .dev
+            .tensix
+            .dst
+            .write32(row, col, value);
+        Ok(())
+    }
+
     /// A copy of one core's local RAM (empty if no kernel is loaded).
     pub fn local_ram(&self, chip: u32, tile: NocCoord, risc: Risc) -> Result<Vec<u8>, EmuError> {
         Ok(self.tiles[self.tile_index(chip, tile)?]
@@ -369,4 +440,15 @@ fn code_regions(arch: Arch) -> Vec<(Region, Risc)> {
         }
     }
     v
+}
+
+/// A `Dst` column index, checked.
+fn dst_col(col: usize) -> Result<usize, EmuError> {
+    if col < crate::tensix::dst::COLS {
+        Ok(col)
+    } else {
+        Err(EmuError::Config(format!(
+            "Dst column {col} does not exist (16 columns)"
+        )))
+    }
 }

@@ -73,10 +73,11 @@ pub enum FaultKind {
         mnemonic: &'static str,
         problem: String,
     },
-    /// Tensix thread `thread` reached `word` (`mnemonic`) at its wait gate, out of the
-    /// replay buffer or a MOP expansion that `risc` started, and cannot execute it
-    /// (`problem`); checked at the push for everything else. The fault is reported on the
-    /// core whose access brought the coprocessor to that cycle.
+    /// Tensix thread `thread` reached `word` (`mnemonic`) at its wait gate and cannot
+    /// execute it (`problem`): out of the replay buffer or a MOP expansion that `risc`
+    /// started (what the push can check is checked there), or in a state the model refuses
+    /// (a Vector Unit hazard software must avoid, undefined behaviour of the flag stack).
+    /// The fault is reported on the core whose access brought the coprocessor to that cycle.
     TensixExec {
         word: u32,
         risc: Risc,
@@ -146,7 +147,7 @@ impl fmt::Display for FaultKind {
             ),
             FaultKind::TensixExec { word, risc, thread, mnemonic, problem } => write!(
                 f,
-                "Tensix thread T{thread} reached {mnemonic} ({word:#010x}) out of an expansion {risc} pushed: {problem}"
+                "Tensix thread T{thread} cannot execute {mnemonic} ({word:#010x}) at its wait gate (pushed by {risc}, or out of a MOP/REPLAY it pushed): {problem}"
             ),
             FaultKind::Timestamper(what) => write!(f, "debug timestamper: {what}"),
         }

@@ -144,3 +144,40 @@ fn a_released_mutex_goes_round_robin_when_both_other_threads_wait() {
     x.advance_to(20).unwrap();
     assert_eq!(x.sync.mutex[3], Some(0), "T0 was still waiting");
 }
+
+#[test]
+fn the_vector_unit_takes_one_instruction_per_cycle_from_all_threads() {
+    let mut x = Tensix::default();
+    let sfpnop = riscv_linker::tensix::sfpnop();
+    for _ in 0..4 {
+        push(&mut x, 0, sfpnop, 0);
+        push(&mut x, 1, sfpnop, 0);
+    }
+    // Gates open at cycle 2; eight instructions share the unit: T0 wins each contested
+    // cycle, so T0 finishes its four first.
+    x.advance_to(2 + 4).unwrap();
+    assert_eq!(x.issued, [4, 0, 0]);
+    x.advance_to(2 + 8).unwrap();
+    assert_eq!(x.issued, [4, 4, 0]);
+}
+
+#[test]
+fn stallwait_c14_holds_until_the_threads_vector_unit_work_is_done() {
+    // A long MAD latency makes the wait visible (documented: 2).
+    let mut x = Tensix::new(TensixTiming {
+        sfpu_mad_latency: 10,
+        ..Default::default()
+    });
+    let t = riscv_linker::tensix::sfpmad(10, 10, 9, 0, 0);
+    push(&mut x, 0, t, 0);
+    // STALLWAIT B0 (Scalar Unit etc.) on C14, then DMANOP.
+    push(&mut x, 0, riscv_linker::tensix::stallwait(1, 1 << 14), 0);
+    push(&mut x, 0, 0x6000_0000, 0);
+    // SFPMAD issues at 2 (in flight to 12), STALLWAIT at 3, C14 met at 12, block lifts
+    // at 13.
+    x.advance_to(13).unwrap();
+    assert_eq!(x.issued[0], 2);
+    x.advance_to(14).unwrap();
+    assert_eq!(x.issued[0], 3);
+    assert_eq!(x.vector.lreg[0][0], 0x3F80_0000, "1.0 * 1.0 + 0");
+}

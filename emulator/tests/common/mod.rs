@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: build a one-core program from words and run it.
 #![allow(dead_code)]
 
+pub mod gcc;
 pub mod prog;
 
 use riscv_linker::{memory_map, Arch, NocCoord, Risc};

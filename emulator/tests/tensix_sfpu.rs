@@ -1,0 +1,286 @@
+//! The Vector Unit (SFPU) through whole kernels: a C kernel on TRISC1 runs relu (FP32 and
+//! BF16) and a multiply-add over `Dst` tiles the test fills directly (the unpackers are not
+//! needed), compared with a host reference written from the pages' functional models; and
+//! the diagnoses of what software must not do.
+
+mod common;
+
+use common::gcc::build;
+use common::prog::*;
+use common::*;
+use riscv_linker::tensix as tt;
+use riscv_linker::{mmio, Arch, Risc};
+use ttprof_emu::FaultKind;
+
+/// `Dst` keeps FP32 as `Sign, ManHi(7), Exp(8), ManLo(16)` (`SFPSTORE.md`, `FP32Shuffle`).
+fn shuffle32(x: u32) -> u32 {
+    let hi = (x >> 16) as u16;
+    (u32::from(shuffle16(hi)) << 16) | (x & 0xffff)
+}
+
+/// BF16 in `Dst`: `Sign, Man(7), Exp(8)` (`BF16Shuffle`).
+fn shuffle16(x: u16) -> u16 {
+    (x & 0x8000) | ((x & 0x7f) << 8) | ((x & 0x7f80) >> 7)
+}
+
+fn unshuffle32(x: u32) -> u32 {
+    let hi = (x >> 16) as u16;
+    let hi = (hi & 0x8000) | ((hi & 0xff) << 7) | ((hi & 0x7f00) >> 8);
+    (u32::from(hi) << 16) | (x & 0xffff)
+}
+
+/// The host reference of `SFPMAD` (`SFPMAD.md`): denormal inputs read as zero, one
+/// rounding to nearest even, NaN out as the model's NaN, denormal and -0 results as +0.
+fn mad_ref(a: f32, b: f32, c: f32) -> u32 {
+    let z = |x: f32| {
+        if x.is_subnormal() {
+            0.0f32.copysign(x)
+        } else {
+            x
+        }
+    };
+    let r = z(a).mul_add(z(b), z(c));
+    if r.is_nan() {
+        0x7fc0_0001
+    } else if r == 0.0 || r.is_subnormal() {
+        0
+    } else {
+        r.to_bits()
+    }
+}
+
+/// `SFPSETCC` compares the bits as an int32: anything with the sign bit set is "< 0".
+fn relu_ref(x: u32) -> u32 {
+    if (x as i32) < 0 {
+        0
+    } else {
+        x
+    }
+}
+
+/// Inputs: the edge cases first (zeros, denormals, infinities, NaN, extremes), then
+/// pseudo-random bit patterns of ordinary magnitude.
+fn inputs(n: usize, seed: u32) -> Vec<u32> {
+    let mut v = vec![
+        0,
+        0x8000_0000,
+        0x0000_0001,
+        0x8040_0000,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0000,
+        0x7f7f_ffff,
+        0x3f80_0000,
+        0xbf80_0000,
+        0x0080_0000,
+        0x3e80_0000, // 0.25: 1.5 x - 0.25 is not exact below
+    ];
+    let mut s = seed;
+    while v.len() < n {
+        s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        // Exponents 96..159 keep the values ordinary, signs both ways.
+        let exp = 96 + (s >> 26);
+        v.push((s & 0x8000_0000) | (exp << 23) | (s & 0x7f_ffff));
+    }
+    v
+}
+
+const KERNEL: &str = r#"
+#include "ttprof_tensix.h"
+#define PUSH ttprof_tensix_push
+int main(void) {
+    /* FP32 relu over Dst32b rows 0-63: four rows of even, then odd columns at a time. */
+    PUSH(TTPROF_TENSIX_SFPENCC(1, 0, 2));            /* predication on, every flag true */
+    for (unsigned g = 0; g < 32; g++) {
+        unsigned row = (g >> 1) * 4 + (g & 1) * 2;
+        PUSH(TTPROF_TENSIX_SFPLOAD(0, 3, 0, row));   /* LReg0 = Dst (FP32) */
+        PUSH(TTPROF_TENSIX_SFPSETCC(0, 0, 0, 0));    /* flags = LReg0 < 0 */
+        PUSH(TTPROF_TENSIX_SFPMOV(9, 0, 0));         /* there, LReg0 = LReg9 (zero) */
+        PUSH(TTPROF_TENSIX_SFPENCC(0, 0, 0));        /* every lane again */
+        PUSH(TTPROF_TENSIX_SFPSTORE(0, 3, 0, row));
+    }
+    /* Multiply-add over rows 64-127: LReg3 = LReg0 * 1.5 + (-0.25). */
+    PUSH(TTPROF_TENSIX_SFPLOADI(1, 0, 0x3FC0));
+    PUSH(TTPROF_TENSIX_SFPLOADI(2, 0, 0xBE80));
+    for (unsigned g = 0; g < 32; g++) {
+        unsigned row = 64 + (g >> 1) * 4 + (g & 1) * 2;
+        PUSH(TTPROF_TENSIX_SFPLOAD(0, 3, 0, row));
+        PUSH(TTPROF_TENSIX_SFPMAD(0, 1, 2, 3, 0));
+        PUSH(TTPROF_TENSIX_SFPNOP());                /* SFPMAD.md: its result next cycle */
+        PUSH(TTPROF_TENSIX_SFPSTORE(3, 3, 0, row));
+    }
+    /* BF16 relu over Dst16b rows 512-543, the rows walked by the Dst RWC: AddrMod 1
+       (ADDR_MOD_DST_SEC1, ThreadConfig entry 24) adds 4 after each odd-column store. */
+    PUSH(TTPROF_TENSIX_SETC16(24, 4));
+    PUSH(TTPROF_TENSIX_SETRWC(0, 0, 0, 0, 4));       /* Dst counter = 0 */
+    for (unsigned g = 0; g < 16; g++) {
+        unsigned odd = g & 1;
+        PUSH(TTPROF_TENSIX_SFPLOAD(0, 2, 0, 512 + odd * 2));
+        PUSH(TTPROF_TENSIX_SFPSETCC(0, 0, 0, 0));
+        PUSH(TTPROF_TENSIX_SFPLOADI(0, 0, 0));       /* BF16 zero */
+        PUSH(TTPROF_TENSIX_SFPENCC(0, 0, 0));
+        PUSH(TTPROF_TENSIX_SFPSTORE(0, 2, odd, 512 + odd * 2));
+    }
+    volatile uint32_t *sync = (volatile uint32_t *)TTSYNC;
+    *sync = 0;
+    (void)*sync;
+    return 0;
+}
+"#;
+
+#[test]
+fn relu_and_multiply_add_over_dst_tiles_match_the_host_reference() {
+    let arch = Arch::WormholeB0;
+    let tile = t0(arch);
+    let src = KERNEL.replace("TTSYNC", &format!("{:#x}u", mmio::TTSYNC_COPROCESSOR_DONE));
+    let elf = build("sfpu", &src, arch, Risc::Trisc1);
+    let mut dev = device(arch);
+    let relu_in = inputs(64 * 16, 1);
+    let mad_in = inputs(64 * 16, 2);
+    let bf16_in: Vec<u16> = inputs(32 * 16, 3)
+        .iter()
+        .map(|&x| (x >> 16) as u16)
+        .collect();
+    for r in 0..64 {
+        for c in 0..16 {
+            let k = r * 16 + c;
+            dev.set_tensix_dst32(0, tile, r, c, shuffle32(relu_in[k]))
+                .unwrap();
+            dev.set_tensix_dst32(0, tile, 64 + r, c, shuffle32(mad_in[k]))
+                .unwrap();
+        }
+    }
+    for r in 0..32 {
+        for c in 0..16 {
+            dev.set_tensix_dst16(0, tile, 512 + r, c, shuffle16(bf16_in[r * 16 + c]))
+                .unwrap();
+        }
+    }
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Trisc1,
+        &std::fs::read(&elf).unwrap(),
+        "sfpu.elf",
+    )
+    .unwrap();
+    dev.run().unwrap_or_else(|e| panic!("{e}"));
+
+    let mut diffs = Vec::new();
+    for r in 0..64 {
+        for c in 0..16 {
+            let k = r * 16 + c;
+            let got = unshuffle32(dev.tensix_dst32(0, tile, r, c).unwrap());
+            if got != relu_ref(relu_in[k]) {
+                diffs.push(format!(
+                    "relu [{r}][{c}] of {:#010x}: {got:#010x}",
+                    relu_in[k]
+                ));
+            }
+            let x = f32::from_bits(mad_in[k]);
+            let want = mad_ref(x, 1.5, -0.25);
+            let got = unshuffle32(dev.tensix_dst32(0, tile, 64 + r, c).unwrap());
+            if got != want {
+                diffs.push(format!(
+                    "mad [{r}][{c}] of {x:e}: {got:#010x}, want {want:#010x}"
+                ));
+            }
+        }
+    }
+    for r in 0..32 {
+        for c in 0..16 {
+            let x = bf16_in[r * 16 + c];
+            // SFPLOAD BF16 widens, relu, SFPSTORE BF16 flushes denormals to signed zero.
+            let widened = u32::from(x) << 16;
+            let mut want = (relu_ref(widened) >> 16) as u16;
+            if want & 0x7f80 == 0 {
+                want &= 0x8000;
+            }
+            let got = dev.tensix_dst16(0, tile, 512 + r, c).unwrap();
+            if got != shuffle16(want) {
+                diffs.push(format!("bf16 relu [{r}][{c}] of {x:#06x}: {got:#06x}"));
+            }
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{} differences:\n{}",
+        diffs.len(),
+        diffs[..diffs.len().min(20)].join("\n")
+    );
+    // The inputs did exercise the edge cases: a negative zero, a denormal, a NaN.
+    assert_eq!(unshuffle32(dev.tensix_dst32(0, tile, 0, 1).unwrap()), 0);
+    assert_eq!(
+        unshuffle32(dev.tensix_dst32(0, tile, 64, 6).unwrap()),
+        0x7fc0_0001
+    );
+    assert_eq!(
+        unshuffle32(dev.tensix_dst32(0, tile, 64, 2).unwrap()),
+        0xbe80_0000
+    );
+}
+
+#[test]
+fn reading_a_mad_result_in_the_next_cycle_stops_the_run() {
+    let mut t = Prog::new();
+    // Hold the Vector Unit instructions (B8) on a semaphore so they issue back to back.
+    t.tt(tt::semwait(1 << 8, 1 << 0, 1));
+    t.tt(tt::sfpmad(10, 10, 9, 3, 0))
+        .tt(tt::sfpstore(3, 3, 0, 0));
+    t.store(mmio::SEMAPHORE_BASE, 0).ttsync();
+    let (f, msg) = run_fault(&[(Risc::Trisc1, &t)]);
+    match f.kind {
+        FaultKind::TensixExec {
+            mnemonic, thread, ..
+        } => {
+            assert_eq!((mnemonic, thread), ("SFPSTORE", 1), "{msg}");
+        }
+        k => panic!("{k:?}"),
+    }
+    assert!(msg.contains("LReg[3]") && msg.contains("SFPNOP"), "{msg}");
+    // With an SFPNOP between them the same kernel runs.
+    let mut t = Prog::new();
+    t.tt(tt::semwait(1 << 8, 1 << 0, 1));
+    t.tt(tt::sfpmad(10, 10, 9, 3, 0))
+        .tt(tt::sfpnop())
+        .tt(tt::sfpstore(3, 3, 0, 0));
+    t.store(mmio::SEMAPHORE_BASE, 0).ttsync();
+    run_ok(&[(Risc::Trisc1, &t)]);
+}
+
+#[test]
+fn flag_stack_misuse_and_unmodelled_modes_are_diagnosed() {
+    let mut t = Prog::new();
+    t.tt(tt::sfppopc(0)).ttsync();
+    let (f, msg) = run_fault(&[(Risc::Trisc0, &t)]);
+    assert!(
+        matches!(
+            f.kind,
+            FaultKind::TensixExec {
+                mnemonic: "SFPPOPC",
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("empty flag stack"), "{msg}");
+    let mut t = Prog::new();
+    t.tt(tt::sfpload(12, 3, 0, 0));
+    let (f, msg) = run_fault(&[(Risc::Trisc0, &t)]);
+    assert!(
+        matches!(
+            f.kind,
+            FaultKind::TensixPush {
+                mnemonic: "SFPLOAD",
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("SFPLOADMACRO"), "{msg}");
+    // A Vector Unit instruction the model leaves out still stops the run at the push.
+    let mut t = Prog::new();
+    t.tt(0x8D00_0000); // SFPXOR
+    let (_, msg) = run_fault(&[(Risc::Trisc0, &t)]);
+    assert!(msg.contains("SFPXOR is not modelled"), "{msg}");
+}
