@@ -135,7 +135,33 @@
 #define TTPROF_TENSIX_SFPPUSHC() TTPROF_TENSIX_OP(0x87)
 #define TTPROF_TENSIX_SFPPOPC(mod1) (TTPROF_TENSIX_OP(0x88) | TTPROF_TENSIX_F(mod1, 0, 4))
 #define TTPROF_TENSIX_SFPNOP() TTPROF_TENSIX_OP(0x8F)
-
+#define TTPROF_TENSIX_SFP_CD_(opcode, imm12, vc, vd, mod1)                                   \
+  (TTPROF_TENSIX_OP(opcode) | TTPROF_TENSIX_F(imm12, 12, 12) | TTPROF_TENSIX_F(vc, 8, 4) |  \
+   TTPROF_TENSIX_F(vd, 4, 4) | TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPMULI(imm16, vd, mod1)                                               \
+  (TTPROF_TENSIX_OP(0x74) | TTPROF_TENSIX_F(imm16, 8, 16) | TTPROF_TENSIX_F(vd, 4, 4) |    \
+   TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPADDI(imm16, vd, mod1)                                               \
+  (TTPROF_TENSIX_OP(0x75) | TTPROF_TENSIX_F(imm16, 8, 16) | TTPROF_TENSIX_F(vd, 4, 4) |    \
+   TTPROF_TENSIX_F(mod1, 0, 4))
+#define TTPROF_TENSIX_SFPDIVP2(imm8, vc, vd, mod1)                                           \
+  TTPROF_TENSIX_SFP_CD_(0x76, (imm8) & 0xFF, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPEXEXP(vc, vd, mod1) TTPROF_TENSIX_SFP_CD_(0x77, 0, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPEXMAN(vc, vd, mod1) TTPROF_TENSIX_SFP_CD_(0x78, 0, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPSHFT(imm12, vc, vd, mod1) TTPROF_TENSIX_SFP_CD_(0x7A, imm12, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPABS(vc, vd, mod1) TTPROF_TENSIX_SFP_CD_(0x7D, 0, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPAND(vc, vd) TTPROF_TENSIX_SFP_CD_(0x7E, 0, vc, vd, 0)
+#define TTPROF_TENSIX_SFPOR(vc, vd) TTPROF_TENSIX_SFP_CD_(0x7F, 0, vc, vd, 0)
+#define TTPROF_TENSIX_SFPNOT(vc, vd) TTPROF_TENSIX_SFP_CD_(0x80, 0, vc, vd, 0)
+#define TTPROF_TENSIX_SFPLZ(vc, vd, mod1) TTPROF_TENSIX_SFP_CD_(0x81, 0, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPSETEXP(imm8, vc, vd, mod1)                                          \
+  TTPROF_TENSIX_SFP_CD_(0x82, (imm8) & 0xFF, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPSETMAN(imm12, vc, vd, mod1)                                         \
+  TTPROF_TENSIX_SFP_CD_(0x83, imm12, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPSETSGN(imm1, vc, vd, mod1)                                          \
+  TTPROF_TENSIX_SFP_CD_(0x89, (imm1) & 1, vc, vd, mod1)
+#define TTPROF_TENSIX_SFPXOR(vc, vd) TTPROF_TENSIX_SFP_CD_(0x8D, 0, vc, vd, 0)
+#define TTPROF_TENSIX_SFPSWAP(vc, vd, mod1) TTPROF_TENSIX_SFP_CD_(0x92, 0, vc, vd, mod1)
 /* Pushes `word` to the calling TRISC's Tensix thread (RISCV B: to thread T0). */
 static inline void ttprof_tensix_push(uint32_t word) {
   *(volatile uint32_t *)0xFFE40000u = word;

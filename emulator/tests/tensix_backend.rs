@@ -200,7 +200,7 @@ fn an_unmodelled_instruction_names_mnemonic_thread_and_pushing_pc() {
 #[test]
 fn a_mop_whose_expansion_holds_an_unmodelled_instruction_stops_at_its_push() {
     let mut t = Prog::new();
-    t.store(mmio::MOP_CFG_BASE + 12, 0x7100_0000); // InsnA0 = SFPLOADI
+    t.store(mmio::MOP_CFG_BASE + 12, 0x7300_0000); // InsnA0 = SFPLUT
     t.tt(tt::mop(0, 0, 0));
     let (f, msg) = run_fault(&[(Risc::Trisc0, &t)]);
     assert!(
@@ -214,7 +214,7 @@ fn a_mop_whose_expansion_holds_an_unmodelled_instruction_stops_at_its_push() {
         ),
         "{msg}"
     );
-    assert!(msg.contains("SFPLOADI is not modelled"), "{msg}");
+    assert!(msg.contains("SFPLUT is not modelled"), "{msg}");
 }
 
 #[test]

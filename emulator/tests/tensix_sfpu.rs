@@ -280,7 +280,103 @@ fn flag_stack_misuse_and_unmodelled_modes_are_diagnosed() {
     assert!(msg.contains("SFPLOADMACRO"), "{msg}");
     // A Vector Unit instruction the model leaves out still stops the run at the push.
     let mut t = Prog::new();
-    t.tt(0x8D00_0000); // SFPXOR
+    t.tt(0x7300_0000); // SFPLUT
     let (_, msg) = run_fault(&[(Risc::Trisc0, &t)]);
-    assert!(msg.contains("SFPXOR is not modelled"), "{msg}");
+    assert!(msg.contains("SFPLUT is not modelled"), "{msg}");
+}
+
+const ENCODERS_C: &str = r#"
+#include "ttprof_tensix.h"
+int main(void) {
+    volatile uint32_t *out = (volatile uint32_t *)0x30000;
+    unsigned i = 0;
+    out[i++] = TTPROF_TENSIX_SFPLOAD(3, 12, 2, 0x3FF);
+    out[i++] = TTPROF_TENSIX_SFPLOADI(7, 10, 0xBEEF);
+    out[i++] = TTPROF_TENSIX_SFPSTORE(5, 1, 3, 0x155);
+    out[i++] = TTPROF_TENSIX_SFPMAD(1, 2, 3, 4, 8);
+    out[i++] = TTPROF_TENSIX_SFPADD(10, 2, 3, 4, 4);
+    out[i++] = TTPROF_TENSIX_SFPMUL(1, 2, 9, 4, 0);
+    out[i++] = TTPROF_TENSIX_SFPMOV(15, 6, 3);
+    out[i++] = TTPROF_TENSIX_SFPIADD(0xABC, 2, 3, 9);
+    out[i++] = TTPROF_TENSIX_SFPSETCC(1, 5, 6, 1);
+    out[i++] = TTPROF_TENSIX_SFPENCC(3, 0, 10);
+    out[i++] = TTPROF_TENSIX_SFPCOMPC();
+    out[i++] = TTPROF_TENSIX_SFPPUSHC();
+    out[i++] = TTPROF_TENSIX_SFPPOPC(13);
+    out[i++] = TTPROF_TENSIX_SFPNOP();
+    out[i++] = TTPROF_TENSIX_SFPMULI(0x3FC0, 2, 8);
+    out[i++] = TTPROF_TENSIX_SFPADDI(0xBE80, 3, 0);
+    out[i++] = TTPROF_TENSIX_SFPDIVP2(0x1FE, 1, 2, 1);
+    out[i++] = TTPROF_TENSIX_SFPEXEXP(1, 2, 11);
+    out[i++] = TTPROF_TENSIX_SFPEXMAN(1, 2, 1);
+    out[i++] = TTPROF_TENSIX_SFPSHFT(0xFF8, 1, 2, 1);
+    out[i++] = TTPROF_TENSIX_SFPABS(1, 2, 1);
+    out[i++] = TTPROF_TENSIX_SFPAND(1, 2);
+    out[i++] = TTPROF_TENSIX_SFPOR(3, 4);
+    out[i++] = TTPROF_TENSIX_SFPNOT(5, 6);
+    out[i++] = TTPROF_TENSIX_SFPLZ(1, 2, 14);
+    out[i++] = TTPROF_TENSIX_SFPSETEXP(0x180, 1, 2, 1);
+    out[i++] = TTPROF_TENSIX_SFPSETMAN(0xABC, 1, 2, 1);
+    out[i++] = TTPROF_TENSIX_SFPSETSGN(3, 1, 2, 1);
+    out[i++] = TTPROF_TENSIX_SFPXOR(7, 0);
+    out[i++] = TTPROF_TENSIX_SFPSWAP(3, 4, 8);
+    return (int)i;
+}
+"#;
+
+#[test]
+fn the_c_vector_unit_encoders_match_the_rust_ones() {
+    let arch = Arch::WormholeB0;
+    let tile = t0(arch);
+    let elf = build("sfpu_encoders", ENCODERS_C, arch, Risc::Trisc0);
+    let mut dev = device(arch);
+    dev.load_kernel(
+        0,
+        tile,
+        Risc::Trisc0,
+        &std::fs::read(&elf).unwrap(),
+        "enc.elf",
+    )
+    .unwrap();
+    let s = dev.run().unwrap_or_else(|e| panic!("{e}"));
+    let want = [
+        tt::sfpload(3, 12, 2, 0x3FF),
+        tt::sfploadi(7, 10, 0xBEEF),
+        tt::sfpstore(5, 1, 3, 0x155),
+        tt::sfpmad(1, 2, 3, 4, 8),
+        tt::sfpadd(10, 2, 3, 4, 4),
+        tt::sfpmul(1, 2, 9, 4, 0),
+        tt::sfpmov(15, 6, 3),
+        tt::sfpiadd(0xABC, 2, 3, 9),
+        tt::sfpsetcc(1, 5, 6, 1),
+        tt::sfpencc(3, 0, 10),
+        tt::sfpcompc(),
+        tt::sfppushc(),
+        tt::sfppopc(13),
+        tt::sfpnop(),
+        tt::sfpmuli(0x3FC0, 2, 8),
+        tt::sfpaddi(0xBE80, 3, 0),
+        tt::sfpdivp2(0x1FE, 1, 2, 1),
+        tt::sfpexexp(1, 2, 11),
+        tt::sfpexman(1, 2, 1),
+        tt::sfpshft(0xFF8, 1, 2, 1),
+        tt::sfpabs(1, 2, 1),
+        tt::sfpand(1, 2),
+        tt::sfpor(3, 4),
+        tt::sfpnot(5, 6),
+        tt::sfplz(1, 2, 14),
+        tt::sfpsetexp(0x180, 1, 2, 1),
+        tt::sfpsetman(0xABC, 1, 2, 1),
+        tt::sfpsetsgn(3, 1, 2, 1),
+        tt::sfpxor(7, 0),
+        tt::sfpswap(3, 4, 8),
+    ];
+    assert_eq!(
+        s.hart(0, tile, Risc::Trisc0).unwrap().exit_code,
+        Some(want.len() as u32)
+    );
+    for (i, w) in want.iter().enumerate() {
+        let got = dev.read_u32(0, tile, 0x30000 + 4 * i as u32).unwrap();
+        assert_eq!(got, *w, "encoder {i}: C {got:#010x}, Rust {w:#010x}");
+    }
 }

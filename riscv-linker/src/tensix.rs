@@ -298,6 +298,92 @@ pub const fn sfpnop() -> u32 {
     op(0x8F)
 }
 
+/// The common layout `Imm12 | VC | VD | Mod1` (bits 12-23, 8-11, 4-7, 0-3) of the lanewise
+/// Vector Unit instructions below.
+const fn sfp_cd(opcode: u32, imm12: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    op(opcode) | f(imm12, 12, 12) | f(vc, 8, 4) | f(vd, 4, 4) | f(mod1, 0, 4)
+}
+
+/// `SFPMULI`: `LReg[vd] *= BF16(imm16)` (MAD sub-unit; `mod1` 8: VD from `LReg[7]`).
+pub const fn sfpmuli(imm16: u32, vd: u32, mod1: u32) -> u32 {
+    op(0x74) | f(imm16, 8, 16) | f(vd, 4, 4) | f(mod1, 0, 4)
+}
+
+/// `SFPADDI`: `LReg[vd] += BF16(imm16)` (MAD sub-unit).
+pub const fn sfpaddi(imm16: u32, vd: u32, mod1: u32) -> u32 {
+    op(0x75) | f(imm16, 8, 16) | f(vd, 4, 4) | f(mod1, 0, 4)
+}
+
+/// `SFPDIVP2`: set (`mod1` 0) or add to (`mod1` 1) the FP32 exponent of `LReg[vc]`.
+pub const fn sfpdivp2(imm8: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x76, imm8 & 0xFF, vc, vd, mod1)
+}
+
+/// `SFPEXEXP`: the FP32 exponent of `LReg[vc]` as an integer (debiased unless `mod1` 1).
+pub const fn sfpexexp(vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x77, 0, vc, vd, mod1)
+}
+
+/// `SFPEXMAN`: the FP32 mantissa of `LReg[vc]` (with the hidden bit unless `mod1` 1).
+pub const fn sfpexman(vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x78, 0, vc, vd, mod1)
+}
+
+/// `SFPSHFT`: shift `LReg[vd]` left (or right, negative) by `LReg[vc]` or `imm12`.
+pub const fn sfpshft(imm12: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x7A, imm12, vc, vd, mod1)
+}
+
+/// `SFPABS`: integer (`mod1` 0) or FP32 (`mod1` 1) absolute value of `LReg[vc]`.
+pub const fn sfpabs(vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x7D, 0, vc, vd, mod1)
+}
+
+/// `SFPAND`: `LReg[vd] &= LReg[vc]`.
+pub const fn sfpand(vc: u32, vd: u32) -> u32 {
+    sfp_cd(0x7E, 0, vc, vd, 0)
+}
+
+/// `SFPOR`: `LReg[vd] |= LReg[vc]`.
+pub const fn sfpor(vc: u32, vd: u32) -> u32 {
+    sfp_cd(0x7F, 0, vc, vd, 0)
+}
+
+/// `SFPNOT`: `LReg[vd] = !LReg[vc]`.
+pub const fn sfpnot(vc: u32, vd: u32) -> u32 {
+    sfp_cd(0x80, 0, vc, vd, 0)
+}
+
+/// `SFPLZ`: count leading zeros of `LReg[vc]`, optionally setting lane flags.
+pub const fn sfplz(vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x81, 0, vc, vd, mod1)
+}
+
+/// `SFPSETEXP`: `LReg[vc]` with its FP32 exponent from `imm8` or `LReg[vd]`.
+pub const fn sfpsetexp(imm8: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x82, imm8 & 0xFF, vc, vd, mod1)
+}
+
+/// `SFPSETMAN`: `LReg[vc]` with its FP32 mantissa from `imm12 << 11` or `LReg[vd]`.
+pub const fn sfpsetman(imm12: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x83, imm12, vc, vd, mod1)
+}
+
+/// `SFPSETSGN`: `LReg[vc]` with its sign from `imm1` or `LReg[vd]`.
+pub const fn sfpsetsgn(imm1: u32, vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x89, imm1 & 1, vc, vd, mod1)
+}
+
+/// `SFPXOR`: `LReg[vd] ^= LReg[vc]`.
+pub const fn sfpxor(vc: u32, vd: u32) -> u32 {
+    sfp_cd(0x8D, 0, vc, vd, 0)
+}
+
+/// `SFPSWAP`: swap `LReg[vc]` and `LReg[vd]` (`mod1` 0) or order them per lane (1-8).
+pub const fn sfpswap(vc: u32, vd: u32, mod1: u32) -> u32 {
+    sfp_cd(0x92, 0, vc, vd, mod1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,5 +405,8 @@ mod tests {
         assert_eq!(sfpmad(1, 2, 3, 4, 8), 0x8401_2348);
         assert_eq!(sfpiadd(0xFFF, 2, 3, 1), 0x79FF_F231);
         assert_eq!(sfpencc(3, 0, 10), 0x8A00_300A);
+        assert_eq!(sfpmuli(0x3FC0, 2, 8), 0x743F_C028);
+        assert_eq!(sfpsetman(0xABC, 1, 2, 1), 0x83AB_C121);
+        assert_eq!(sfpswap(3, 4, 1), 0x9200_0341);
     }
 }

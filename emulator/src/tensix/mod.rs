@@ -1,7 +1,7 @@
 //! The Tensix coprocessor of one tile: three threads' frontends (FIFOs, MOP Expander, Replay
-//! Expander, Wait Gate) and the backend's control units (Sync Unit, Configuration Unit,
+//! Expander, Wait Gate), the backend's control units (Sync Unit, Configuration Unit,
 //! Scalar Unit GPR arithmetic, Miscellaneous Unit ADCs, the Matrix Unit's RWC
-//! instructions), following Tenstorrent's ISA documentation
+//! instructions) and the Vector Unit ([`sfpu`]), following Tenstorrent's ISA documentation
 //! (`WormholeB0/TensixTile/TensixCoprocessor/`).
 //!
 //! ## Time
@@ -23,8 +23,9 @@
 //!
 //! ## Not modelled
 //!
-//! Every other instruction (the data path: unpackers, Matrix Unit arithmetic, packers,
-//! Vector Unit, mover, the memory instructions of the Scalar Unit) and the modes listed in
+//! Every other instruction (the data path: unpackers, Matrix Unit arithmetic, packers, the
+//! Vector Unit's LUT, conversion, transpose and macro instructions, mover, the memory
+//! instructions of the Scalar Unit) and the modes listed in
 //! [`isa::unsupported`] stop the run at the push with [`FaultKind::TensixPush`], naming the
 //! mnemonic, the thread and the pushing core (whose pc the fault carries); one reaching the
 //! gate out of the replay buffer or a MOP expansion stops it with [`FaultKind::TensixExec`].
@@ -248,8 +249,8 @@ impl Tensix {
             // C7: the thread has an instruction in the Matrix Unit; C14: in the Vector
             // Unit. Every other condition names a unit no modelled instruction occupies
             // (C8-C11 are refused at the push).
-            !(l.condition & (1 << 7) != 0 && self.matrix_until[t] > c)
-                && !(l.condition & (1 << 14) != 0 && self.sfpu_until[t] > c)
+            let busy = |bit: u32, until: u64| l.condition & (1 << bit) != 0 && until > c;
+            !(busy(7, self.matrix_until[t]) || busy(14, self.sfpu_until[t]))
         }
     }
 
@@ -393,7 +394,7 @@ impl Tensix {
             }
             Some(Unit::Vector) => {
                 // One instruction per cycle from all threads together (VectorUnit.md).
-                if used.vector {
+                if used.vector || !self.vector.accepts(w, c) {
                     return Ok(false);
                 }
                 used.vector = true;
@@ -404,7 +405,7 @@ impl Tensix {
                     cfg: &self.config.cfg[self.config.state_id(t)],
                 };
                 self.vector.execute(w, c, ctx)?;
-                let n = if sfpu::is_mad(w) {
+                let n = if sfpu::two_cycles(w) {
                     tm.sfpu_mad_latency
                 } else {
                     tm.sfpu_latency

@@ -181,3 +181,21 @@ fn stallwait_c14_holds_until_the_threads_vector_unit_work_is_done() {
     assert_eq!(x.issued[0], 3);
     assert_eq!(x.vector.lreg[0][0], 0x3F80_0000, "1.0 * 1.0 + 0");
 }
+
+#[test]
+fn after_sfpswap_the_vector_unit_takes_only_sfpnop_for_a_cycle() {
+    use riscv_linker::tensix as tt;
+    let mut x = Tensix::default();
+    push(&mut x, 0, tt::sfpswap(0, 1, 0), 0);
+    push(&mut x, 0, tt::sfpmov(0, 2, 0), 0);
+    // SFPSWAP issues at 2; SFPMOV is stalled at 3 and issues at 4.
+    x.advance_to(4).unwrap();
+    assert_eq!(x.issued[0], 1);
+    x.advance_to(5).unwrap();
+    assert_eq!(x.issued[0], 2);
+    let mut x = Tensix::default();
+    push(&mut x, 0, tt::sfpswap(0, 1, 0), 0);
+    push(&mut x, 0, tt::sfpnop(), 0);
+    x.advance_to(4).unwrap();
+    assert_eq!(x.issued[0], 2, "SFPSWAP then SFPNOP take two cycles");
+}

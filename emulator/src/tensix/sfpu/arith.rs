@@ -95,6 +95,34 @@ pub fn sfpmad(u: &mut VectorUnit, f: Fields) -> u32 {
     wrote
 }
 
+/// `SFPMULI` (`LReg[VD] = BF16(Imm16) * LReg[VD] + 0`) or `SFPADDI` (`LReg[VD] =
+/// BF16(Imm16) * 1.0 + LReg[VD]`); returns the `LReg`s written (bit mask).
+pub fn sfpmuli_addi(u: &mut VectorUnit, w: u32, f: Fields, add: bool) -> u32 {
+    let imm = field(w, 8, 16) << 16;
+    let mut wrote = 0;
+    for lane in 0..LANES {
+        if !u.enabled(lane) {
+            continue;
+        }
+        let c = u.read(f.vd, lane);
+        let d = if add {
+            mad(imm, super::LREG10, c)
+        } else {
+            mad(imm, c, 0)
+        };
+        let vd = if f.mod1 & SFPMAD_MOD1_INDIRECT_VD != 0 {
+            (u.lreg[7][lane] & 15) as usize
+        } else {
+            f.vd
+        };
+        if vd < 8 {
+            u.lreg[vd][lane] = d;
+            wrote |= 1 << vd;
+        }
+    }
+    wrote
+}
+
 /// `SFPMOV` (the special-register mode is refused by [`super::unsupported`]).
 pub fn sfpmov(u: &mut VectorUnit, f: Fields) {
     for lane in 0..LANES {

@@ -9,11 +9,18 @@
 //! zero.
 //!
 //! Timing is the caller's ([`super::Tensix`]): one instruction per cycle for the unit
-//! (all threads together), latency 1, or 2 for the MAD sub-unit. The one documented
-//! hazard software must avoid, an instruction reading an `LReg` in the cycle right after
-//! an `SFPMAD`/`SFPADD`/`SFPMUL` wrote it, stops the run with a diagnosis.
+//! (all threads together), latency 1, or 2 for the MAD sub-unit and `SFPSWAP`
+//! ([`two_cycles`]); after an `SFPSWAP` the unit takes only `SFPNOP` for a cycle
+//! ([`VectorUnit::accepts`]). The documented hazard software must avoid, an instruction
+//! reading an `LReg` in the cycle right after the MAD sub-unit wrote it, stops the run with
+//! a diagnosis.
+//!
+//! Files: `formats` (the `Dst` conversions), `dst_io` (`SFPLOAD`, `SFPSTORE`, the
+//! `AddrMod`), `arith` (the MAD sub-unit, `SFPLOADI`, `SFPMOV`, `SFPIADD`), `bits` (bitwise,
+//! field and ordering instructions), `cond` (lane predication and the flag stack).
 
 mod arith;
+mod bits;
 mod cond;
 mod dst_io;
 pub(crate) mod formats;
@@ -28,17 +35,33 @@ pub(crate) mod op {
     pub const SFPLOAD: u8 = 0x70;
     pub const SFPLOADI: u8 = 0x71;
     pub const SFPSTORE: u8 = 0x72;
+    pub const SFPMULI: u8 = 0x74;
+    pub const SFPADDI: u8 = 0x75;
+    pub const SFPDIVP2: u8 = 0x76;
+    pub const SFPEXEXP: u8 = 0x77;
+    pub const SFPEXMAN: u8 = 0x78;
     pub const SFPIADD: u8 = 0x79;
+    pub const SFPSHFT: u8 = 0x7A;
     pub const SFPSETCC: u8 = 0x7B;
     pub const SFPMOV: u8 = 0x7C;
+    pub const SFPABS: u8 = 0x7D;
+    pub const SFPAND: u8 = 0x7E;
+    pub const SFPOR: u8 = 0x7F;
+    pub const SFPNOT: u8 = 0x80;
+    pub const SFPLZ: u8 = 0x81;
+    pub const SFPSETEXP: u8 = 0x82;
+    pub const SFPSETMAN: u8 = 0x83;
     pub const SFPMAD: u8 = 0x84;
     pub const SFPADD: u8 = 0x85;
     pub const SFPMUL: u8 = 0x86;
     pub const SFPPUSHC: u8 = 0x87;
     pub const SFPPOPC: u8 = 0x88;
+    pub const SFPSETSGN: u8 = 0x89;
     pub const SFPENCC: u8 = 0x8A;
     pub const SFPCOMPC: u8 = 0x8B;
+    pub const SFPXOR: u8 = 0x8D;
     pub const SFPNOP: u8 = 0x8F;
+    pub const SFPSWAP: u8 = 0x92;
 }
 
 /// `LReg[8]`: 0.8373 in every lane (the nearest FP32; ASSUMPTION: the page gives the
@@ -68,6 +91,8 @@ pub(crate) struct VectorUnit {
     /// The `LReg`s (bit `i` for `LReg[i]`) the MAD sub-unit wrote with the instruction
     /// issued in the given cycle: read in the next cycle they are not yet there.
     mad_wrote: Option<(u64, u32)>,
+    /// The cycle of the last `SFPSWAP`: in the next one the unit accepts only `SFPNOP`.
+    swap_at: Option<u64>,
 }
 
 impl Default for VectorUnit {
@@ -78,6 +103,7 @@ impl Default for VectorUnit {
             use_flags: [false; LANES],
             stack: Vec::new(),
             mad_wrote: None,
+            swap_at: None,
         }
     }
 }
@@ -148,6 +174,10 @@ pub(crate) fn unsupported(w: u32) -> Option<String> {
         op::SFPMOV if field(w, 0, 4) & arith::SFPMOV_MOD1_FROM_SPECIAL != 0 => Some(
             "SFPMOV from the special registers (SFPLOADMACRO configuration, PRNG, LaneConfig) is not modelled".into(),
         ),
+        op::SFPSWAP if field(w, 0, 4) > 8 => Some(format!(
+            "SFPSWAP Mod1 {} is undefined behaviour (no VDGetsMin)",
+            field(w, 0, 4)
+        )),
         op::SFPNOP if field(w, 7, 1) != 0 => {
             Some("SFPNOP with bit 7 set has no documented meaning".into())
         }
@@ -155,9 +185,19 @@ pub(crate) fn unsupported(w: u32) -> Option<String> {
     }
 }
 
-/// Whether `w` runs in the MAD sub-unit (result latency 2).
-pub(crate) fn is_mad(w: u32) -> bool {
-    matches!(opcode(w), op::SFPMAD | op::SFPADD | op::SFPMUL)
+/// Whether `w` writes through the MAD sub-unit (its result is not readable in the next
+/// cycle).
+fn is_mad(w: u32) -> bool {
+    matches!(
+        opcode(w),
+        op::SFPMAD | op::SFPADD | op::SFPMUL | op::SFPMULI | op::SFPADDI
+    )
+}
+
+/// Whether `w` has the two-cycle latency of `VectorUnit.md`'s table (the MAD sub-unit's
+/// instructions and `SFPSWAP`); every other modelled one has one cycle.
+pub(crate) fn two_cycles(w: u32) -> bool {
+    is_mad(w) || opcode(w) == op::SFPSWAP
 }
 
 impl VectorUnit {
@@ -201,11 +241,34 @@ impl VectorUnit {
                 }
                 m
             }
-            op::SFPMOV | op::SFPSETCC => bit(f.vc),
-            op::SFPIADD if f.mod1 & arith::SFPIADD_MOD1_ARG_IMM != 0 => bit(f.vc),
-            op::SFPIADD => bit(f.vc) | bit(f.vd),
+            op::SFPMULI | op::SFPADDI => {
+                let indirect = f.mod1 & arith::SFPMAD_MOD1_INDIRECT_VD != 0;
+                bit(f.vd) | if indirect { bit(7) } else { 0 }
+            }
+            op::SFPMOV | op::SFPSETCC | op::SFPNOT | op::SFPABS | op::SFPEXEXP => bit(f.vc),
+            op::SFPEXMAN | op::SFPDIVP2 | op::SFPLZ => bit(f.vc),
+            op::SFPIADD | op::SFPSHFT | op::SFPSETSGN | op::SFPSETEXP | op::SFPSETMAN
+                if f.mod1 & 1 != 0 =>
+            {
+                // The immediate forms (ARG_IMM is bit 0 for all five).
+                if opcode(w) == op::SFPSHFT {
+                    bit(f.vd)
+                } else {
+                    bit(f.vc)
+                }
+            }
+            op::SFPIADD | op::SFPAND | op::SFPOR | op::SFPXOR | op::SFPSHFT => {
+                bit(f.vc) | bit(f.vd)
+            }
+            op::SFPSETSGN | op::SFPSETEXP | op::SFPSETMAN | op::SFPSWAP => bit(f.vc) | bit(f.vd),
             _ => 0,
         }
+    }
+
+    /// Whether the unit accepts `w` at `cycle`: in the cycle after an `SFPSWAP` only an
+    /// `SFPNOP` (`SFPSWAP.md`: hardware stalls any other instruction for that cycle).
+    pub fn accepts(&self, w: u32, cycle: u64) -> bool {
+        !(self.swap_at.is_some_and(|s| s + 1 == cycle) && opcode(w) != op::SFPNOP)
     }
 
     /// Executes `w` issued at `cycle`.
@@ -220,6 +283,7 @@ impl VectorUnit {
             }
         }
         self.mad_wrote = None;
+        self.swap_at = (opcode(w) == op::SFPSWAP).then_some(cycle);
         let f = Fields::of(w);
         match opcode(w) {
             op::SFPLOAD => dst_io::sfpload(self, w, ctx)?,
@@ -227,6 +291,10 @@ impl VectorUnit {
             op::SFPLOADI => arith::sfploadi(self, w),
             op::SFPMAD | op::SFPADD | op::SFPMUL => {
                 let wrote = arith::sfpmad(self, f);
+                self.mad_wrote = Some((cycle, wrote));
+            }
+            op::SFPMULI | op::SFPADDI => {
+                let wrote = arith::sfpmuli_addi(self, w, f, opcode(w) == op::SFPADDI);
                 self.mad_wrote = Some((cycle, wrote));
             }
             op::SFPMOV => arith::sfpmov(self, f),
@@ -237,6 +305,13 @@ impl VectorUnit {
             op::SFPPUSHC => cond::sfppushc(self)?,
             op::SFPPOPC => cond::sfppopc(self, f)?,
             op::SFPNOP => {}
+            op::SFPAND | op::SFPOR | op::SFPXOR | op::SFPNOT | op::SFPABS | op::SFPSETSGN => {
+                bits::execute(self, w)
+            }
+            op::SFPSETEXP | op::SFPSETMAN | op::SFPEXEXP | op::SFPEXMAN | op::SFPDIVP2 => {
+                bits::execute(self, w)
+            }
+            op::SFPLZ | op::SFPSHFT | op::SFPSWAP => bits::execute(self, w),
             o => {
                 return Err(format!(
                     "opcode {o:#04x} is not a modelled Vector Unit instruction"

@@ -476,3 +476,169 @@ fn unsupported_modes_are_named() {
         .contains("SRCB"));
     assert!(unsupported(tt::sfpnop()).is_none());
 }
+
+#[test]
+fn sfpmuli_and_sfpaddi_use_the_mad_rules_and_hazard() {
+    let mut b = Bench::new();
+    b.set(0, |l| f(l as f32)).set(1, |_| 0x0000_0001);
+    b.ok(tt::sfpmuli(0x3FC0, 0, 0)); // x 1.5
+    assert_eq!(b.u.lreg[0][3], f(4.5));
+    b.ok(tt::sfpaddi(0xBE80, 0, 0)); // - 0.25
+    assert_eq!(b.u.lreg[0][3], f(4.25));
+    assert_eq!(b.u.lreg[0][0], f(-0.25));
+    // A denormal times anything is +0; 0 + 0 (from -0.25 + 0.25) is +0.
+    b.ok(tt::sfpmuli(0x7F00, 1, 0));
+    assert_eq!(b.u.lreg[1][0], 0);
+    b.at(tt::sfpaddi(0x3E80, 0, 0), 100).unwrap();
+    assert_eq!(b.u.lreg[0][0], 0);
+    assert!(
+        b.at(tt::sfpand(0, 2), 101).is_err(),
+        "SFPADDI's result, next cycle"
+    );
+}
+
+#[test]
+fn bitwise_instructions() {
+    let mut b = Bench::new();
+    b.set(0, |_| 0xF0F0_1234).set(1, |_| 0x0FF0_FF00);
+    b.ok(tt::sfpand(0, 1));
+    assert_eq!(b.u.lreg[1][0], 0x00F0_1200);
+    b.ok(tt::sfpor(0, 1));
+    assert_eq!(b.u.lreg[1][0], 0xF0F0_1234);
+    b.set(1, |_| 0xFFFF_0000).ok(tt::sfpxor(0, 1));
+    assert_eq!(b.u.lreg[1][0], 0x0F0F_1234);
+    b.ok(tt::sfpnot(0, 2));
+    assert_eq!(b.u.lreg[2][0], !0xF0F0_1234);
+    // Writes to VD >= 8 are dropped.
+    b.ok(tt::sfpnot(0, 9));
+    assert_eq!(b.u.read(9, 0), 0);
+}
+
+#[test]
+fn sfpabs_integer_and_float() {
+    let mut b = Bench::new();
+    let cases = [
+        -5i32 as u32,
+        i32::MIN as u32,
+        f(-2.5),
+        0xFFC0_0000,
+        0xFF80_0000,
+        7,
+    ];
+    b.set(0, |l| cases[l % cases.len()]);
+    b.ok(tt::sfpabs(0, 1, 0)).ok(tt::sfpabs(0, 2, 1));
+    let int: Vec<u32> = (0..6).map(|l| b.u.lreg[1][l]).collect();
+    let fl: Vec<u32> = (0..6).map(|l| b.u.lreg[2][l]).collect();
+    assert_eq!(
+        int,
+        [
+            5,
+            i32::MIN as u32,
+            f(-2.5).wrapping_neg(),
+            0x0040_0000,
+            0x0080_0000,
+            7
+        ]
+    );
+    // Float mode: -5 (0xFFFFFFFB) is a -NaN pattern, so it stays.
+    // -NaN stays -NaN; -Inf (0xFF800000) counts as "-NaN or above" per the page's test.
+    assert_eq!(fl, [0xFFFF_FFFB, 0, f(2.5), 0xFFC0_0000, 0xFF80_0000, 7]);
+}
+
+#[test]
+fn sign_exponent_and_mantissa_fields() {
+    let mut b = Bench::new();
+    b.set(0, |_| f(-1.5)).set(1, |_| f(8.0));
+    // SETSGN from LReg[VD]'s sign, then from Imm1.
+    b.ok(tt::sfpsetsgn(0, 0, 1, 0));
+    assert_eq!(b.u.lreg[1][0], f(1.5));
+    b.ok(tt::sfpsetsgn(1, 1, 2, 1));
+    assert_eq!(b.u.lreg[2][0], f(-1.5));
+    // SETEXP: Imm8, VD's exponent, VD's low bits.
+    b.ok(tt::sfpsetexp(128, 0, 3, 1));
+    assert_eq!(b.u.lreg[3][0], f(-3.0));
+    b.set(4, |_| f(8.0)).ok(tt::sfpsetexp(0, 0, 4, 2));
+    assert_eq!(b.u.lreg[4][0], f(-12.0));
+    b.set(4, |_| 126).ok(tt::sfpsetexp(0, 0, 4, 0));
+    assert_eq!(b.u.lreg[4][0], f(-0.75));
+    // SETMAN: Imm12 << 11, or VD's low 23 bits.
+    // (LReg1 is 1.5 now.)
+    b.ok(tt::sfpsetman(0xC00, 1, 5, 1));
+    assert_eq!(b.u.lreg[5][0], f(1.75));
+    b.set(5, |_| f(5.25)).ok(tt::sfpsetman(0, 1, 5, 0));
+    assert_eq!(b.u.lreg[5][0], f(1.3125));
+    // EXEXP: debiased, raw, and the flags (exponent < 0 -> flag; inverted).
+    b.set(6, |l| f(2f32.powi(l as i32 - 4)));
+    b.ok(tt::sfpexexp(6, 7, 2));
+    assert_eq!((b.u.lreg[7][0], b.u.lreg[7][5]), (-4i32 as u32, 1));
+    assert!(b.u.flags[0] && !b.u.flags[4]);
+    b.ok(tt::sfpexexp(6, 7, 1 | 2 | 8));
+    assert_eq!(b.u.lreg[7][4], 127);
+    assert!(b.u.flags[0], "raw exponent is never < 0; inverted");
+    // EXMAN with and without the hidden bit.
+    b.ok(tt::sfpexman(0, 2, 0));
+    assert_eq!(b.u.lreg[2][0], 0x00C0_0000);
+    b.ok(tt::sfpexman(0, 2, 1));
+    assert_eq!(b.u.lreg[2][0], 0x0040_0000);
+    // DIVP2: set the exponent, or add with wrap, leaving Inf/NaN alone.
+    b.ok(tt::sfpdivp2(127, 0, 2, 0));
+    assert_eq!(b.u.lreg[2][0], f(-1.5));
+    b.ok(tt::sfpdivp2(-2i32 as u32, 1, 2, 1)); // 8-bit wrapping add: 127 + 254 = 125
+    assert_eq!(b.u.lreg[2][0], f(0.375));
+    b.set(3, |_| f(f32::INFINITY)).ok(tt::sfpdivp2(5, 3, 3, 1));
+    assert_eq!(b.u.lreg[3][0], f(f32::INFINITY));
+    b.set(3, |_| f(2f32.powi(127))).ok(tt::sfpdivp2(2, 3, 3, 1));
+    assert_eq!(b.u.lreg[3][0], 0, "254 + 2 wraps to exponent 0");
+}
+
+#[test]
+fn sfplz_and_sfpshft() {
+    let mut b = Bench::new();
+    b.set(0, |l| if l == 0 { 0 } else { 0x8000_0000 >> (l - 1) });
+    b.ok(tt::sfplz(0, 1, 2));
+    assert_eq!((b.u.lreg[1][0], b.u.lreg[1][1], b.u.lreg[1][5]), (32, 0, 4));
+    assert!(!b.u.flags[0] && b.u.flags[1]);
+    // NOSGN_MASK: the sign bit does not count; CC_COMP inverts.
+    b.ok(tt::sfplz(0, 1, 4 | 2 | 8));
+    assert_eq!(b.u.lreg[1][1], 32);
+    assert!(b.u.flags[1] && !b.u.flags[2]);
+    // SFPSHFT by Imm12 (negative: logical right) and by LReg[VC].
+    b.set(2, |_| 0x8000_00F0).ok(tt::sfpshft(4, 0, 2, 1));
+    assert_eq!(b.u.lreg[2][0], 0x0000_0F00);
+    b.ok(tt::sfpshft(-8i32 as u32, 0, 2, 1));
+    assert_eq!(b.u.lreg[2][0], 0x0000_000F);
+    b.set(3, |l| l as u32)
+        .set(2, |_| 1)
+        .ok(tt::sfpshft(0, 3, 2, 0));
+    assert_eq!((b.u.lreg[2][0], b.u.lreg[2][31]), (1, 0x8000_0000));
+    b.set(3, |_| -33i32 as u32)
+        .set(2, |_| 0x100)
+        .ok(tt::sfpshft(0, 3, 2, 0));
+    assert_eq!(b.u.lreg[2][0], 0x80, "-33 shifts right by 33 & 31 = 1");
+}
+
+#[test]
+fn sfpswap_swaps_or_orders_in_sign_magnitude_order() {
+    let mut b = Bench::new();
+    b.set(0, |l| f(l as f32 - 16.0)).set(1, |_| f(0.5));
+    b.ok(tt::sfpswap(0, 1, 0));
+    assert_eq!((b.u.lreg[0][0], b.u.lreg[1][0]), (f(0.5), f(-16.0)));
+    // Mod1 1: VD = min, VC = max in every lane (VC = 0, VD = 1).
+    b.ok(tt::sfpswap(0, 1, 1));
+    assert_eq!((b.u.lreg[1][0], b.u.lreg[0][0]), (f(-16.0), f(0.5)));
+    assert_eq!((b.u.lreg[1][31], b.u.lreg[0][31]), (f(0.5), f(15.0)));
+    // Mod1 2: lanes 16-31 get the opposite order.
+    b.ok(tt::sfpswap(0, 1, 2));
+    assert_eq!((b.u.lreg[1][31], b.u.lreg[0][31]), (f(15.0), f(0.5)));
+    // -0 < +0 and -NaN below -Inf in this order.
+    assert!(bits::sign_mag_is_smaller(0x8000_0000, 0));
+    assert!(bits::sign_mag_is_smaller(0xFFC0_0000, 0xFF80_0000));
+    assert!(bits::sign_mag_is_smaller(f(-2.0), f(-1.0)));
+    assert!(unsupported(tt::sfpswap(0, 1, 9))
+        .unwrap()
+        .contains("undefined"));
+    // In the next cycle only SFPNOP is accepted (hardware stalls anything else).
+    b.at(tt::sfpswap(0, 1, 0), 100).unwrap();
+    assert!(!b.u.accepts(tt::sfpmov(0, 2, 0), 101) && b.u.accepts(tt::sfpnop(), 101));
+    assert!(b.u.accepts(tt::sfpmov(0, 2, 0), 102));
+}
