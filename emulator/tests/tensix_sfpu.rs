@@ -380,3 +380,38 @@ fn the_c_vector_unit_encoders_match_the_rust_ones() {
         assert_eq!(got, *w, "encoder {i}: C {got:#010x}, Rust {w:#010x}");
     }
 }
+
+/// Emulator speed with the Vector Unit busy (run with `cargo test --release -p ttprof-emu
+/// --test tensix_sfpu -- --ignored --nocapture speed`): TRISC1 pushes `MOP`s of 128
+/// `SFPMAD`s (32 lanes each) in a loop; the unit takes one per cycle.
+#[test]
+#[ignore]
+fn speed_with_the_vector_unit_busy() {
+    let iters = 20_000u32;
+    let mut p = Prog::new();
+    // InsnA0 (MOP configuration word 3) = SFPMAD LReg3 = LReg0 * LReg1 + LReg2.
+    p.store(mmio::MOP_CFG_BASE + 12, tt::sfpmad(0, 1, 2, 3, 0));
+    p.0.extend(ttprof_emu::asm::li(C, iters));
+    p.tt(tt::mop(0, 127, 0));
+    p.0.extend([
+        ttprof_emu::asm::addi(C, C, -1),
+        ttprof_emu::asm::bne(C, 0, -8),
+    ]);
+    p.ttsync();
+    let start = std::time::Instant::now();
+    let (_, r) = run_cores(&[(Risc::Trisc1, &p)]);
+    let secs = start.elapsed().as_secs_f64();
+    let s = r.unwrap();
+    let sfpu = iters as u64 * 128;
+    let cycles = s.harts.iter().map(|h| h.cycles).max().unwrap();
+    assert!(
+        cycles >= sfpu,
+        "one Vector Unit instruction per cycle at most"
+    );
+    println!(
+        "MOPs of 128 SFPMADs: {sfpu} Vector Unit instructions in {cycles} cycles, {secs:.3} s: \
+         {:.1} M SFPU instructions/s ({:.0} M lane operations/s)",
+        sfpu as f64 / secs / 1e6,
+        32.0 * sfpu as f64 / secs / 1e6
+    );
+}

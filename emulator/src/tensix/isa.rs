@@ -229,9 +229,18 @@ pub(crate) const fn field(word: u32, lo: u32, width: u32) -> u32 {
     (word >> lo) & ((1 << width) - 1)
 }
 
-/// The table row of `opcode`, if the documentation gives it an encoding.
+/// The table row of `opcode`, if the documentation gives it an encoding (looked up in an
+/// index by opcode: the wait gate asks for every instruction).
 pub(crate) fn info(opcode: u8) -> Option<&'static OpInfo> {
-    TABLE.iter().find(|(o, _)| *o == opcode).map(|(_, i)| i)
+    static INDEX: std::sync::OnceLock<[Option<u8>; 256]> = std::sync::OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut ix = [None; 256];
+        for (k, (o, _)) in TABLE.iter().enumerate() {
+            ix[*o as usize] = Some(k as u8);
+        }
+        ix
+    });
+    index[opcode as usize].map(|k| &TABLE[k as usize].1)
 }
 
 /// The mnemonic of `word` (`"an unknown opcode"` when the documentation has none).

@@ -155,9 +155,10 @@ fn vd_of(w: u32) -> Option<usize> {
 /// `None`: the modes the model leaves out and what the pages call undefined behaviour.
 pub(crate) fn unsupported(w: u32) -> Option<String> {
     let o = opcode(w);
-    let name = super::isa::mnemonic(w);
+    let name = || super::isa::mnemonic(w);
     if let Some(vd) = vd_of(w) {
         if vd >= 12 {
+            let name = name();
             return Some(format!(
                 "{name} with VD {vd}: with LaneConfig.DISABLE_BACKDOOR_LOAD at its reset value it loads an SFPLOADMACRO instruction template, which is not modelled"
             ));
@@ -166,7 +167,8 @@ pub(crate) fn unsupported(w: u32) -> Option<String> {
     let mod0 = field(w, 16, 4);
     match o {
         op::SFPLOAD | op::SFPSTORE if mod0 == dst_io::MOD0_FMT_SRCB => Some(format!(
-            "{name} MOD0_FMT_SRCB (format from the ALU configuration) is not modelled: name the format"
+            "{} MOD0_FMT_SRCB (format from the ALU configuration) is not modelled: name the format",
+            name()
         )),
         op::SFPLOADI if !matches!(mod0, 0 | 1 | 2 | 4 | 8 | 10) => {
             Some(format!("SFPLOADI Mod0 {mod0} is undefined behaviour"))
@@ -244,6 +246,12 @@ impl VectorUnit {
             op::SFPMULI | op::SFPADDI => {
                 let indirect = f.mod1 & arith::SFPMAD_MOD1_INDIRECT_VD != 0;
                 bit(f.vd) | if indirect { bit(7) } else { 0 }
+            }
+            // SFPSETCC reads VC only to compare (not in its immediate or clear modes).
+            op::SFPSETCC
+                if f.mod1 & (cond::SFPSETCC_MOD1_IMM_BIT0 | cond::SFPSETCC_MOD1_CLEAR) != 0 =>
+            {
+                0
             }
             op::SFPMOV | op::SFPSETCC | op::SFPNOT | op::SFPABS | op::SFPEXEXP => bit(f.vc),
             op::SFPEXMAN | op::SFPDIVP2 | op::SFPLZ => bit(f.vc),

@@ -168,6 +168,11 @@ fn reading_a_mad_result_in_the_next_cycle_is_refused() {
     // SFPSTORE reads its VD.
     b.at(tt::sfpmad(10, 10, 9, 3, 0), 40).unwrap();
     assert!(b.at(tt::sfpstore(3, 3, 0, 0), 41).is_err());
+    // SFPSETCC reads VC only when it compares.
+    b.at(tt::sfpmad(10, 10, 9, 3, 0), 50).unwrap();
+    b.at(tt::sfpsetcc(1, 3, 0, 1), 51).unwrap();
+    b.at(tt::sfpmad(10, 10, 9, 3, 0), 60).unwrap();
+    assert!(b.at(tt::sfpsetcc(0, 3, 0, 0), 61).is_err());
 }
 
 #[test]
