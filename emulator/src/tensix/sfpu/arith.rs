@@ -4,14 +4,23 @@
 use super::{formats, Fields, VectorUnit, LANES};
 use crate::tensix::isa::field;
 
+/// Take VA from the low four bits of `LReg[7]`, per lane.
 pub const SFPMAD_MOD1_INDIRECT_VA: u32 = 4;
+/// Take VD from the low four bits of `LReg[7]`, per lane.
 pub const SFPMAD_MOD1_INDIRECT_VD: u32 = 8;
+/// Flip the sign bit.
 pub const SFPMOV_MOD1_NEGATE: u32 = 1;
+/// Write every lane, enabled or not (only as the whole `Mod1`).
 pub const SFPMOV_MOD1_ALL_LANES_ENABLED: u32 = 2;
+/// Read a special register instead of `LReg[VC]` (not modelled).
 pub const SFPMOV_MOD1_FROM_SPECIAL: u32 = 8;
+/// `LReg[VC] + Imm12` instead of a register operand.
 pub const SFPIADD_MOD1_ARG_IMM: u32 = 1;
+/// `LReg[VC] - LReg[VD]` instead of the sum.
 pub const SFPIADD_MOD1_ARG_2SCOMP_LREG_DST: u32 = 2;
+/// Leave the lane flags (else: flag = result < 0).
 pub const SFPIADD_MOD1_CC_NONE: u32 = 4;
+/// Invert the lane flags afterwards.
 pub const SFPIADD_MOD1_CC_GTE0: u32 = 8;
 
 /// The NaN the MAD sub-unit emits. The page guarantees only that the mantissa's least

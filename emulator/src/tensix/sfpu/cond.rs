@@ -6,13 +6,19 @@
 use super::{Fields, FlagEntry, VectorUnit, LANES};
 use crate::tensix::isa::field;
 
+/// Flags from `Imm1`.
 pub const SFPSETCC_MOD1_IMM_BIT0: u32 = 1;
+/// Flags cleared.
 pub const SFPSETCC_MOD1_CLEAR: u32 = 8;
+/// Invert `UseLaneFlagsForLaneEnable`.
 pub const SFPENCC_MOD1_EC: u32 = 1;
+/// Set `UseLaneFlagsForLaneEnable` from the immediate.
 pub const SFPENCC_MOD1_EI: u32 = 2;
+/// Set the lane flags from the immediate (else: true).
 pub const SFPENCC_MOD1_RI: u32 = 8;
 /// Bits of `SFPENCC`'s `Imm2` (`SFPENCC_IMM12_E`, `SFPENCC_IMM12_R`).
 pub const SFPENCC_IMM_E: u32 = 1;
+/// Immediate bit for the lane flags (`SFPENCC_IMM12_R`).
 pub const SFPENCC_IMM_R: u32 = 2;
 /// Capacity of the flag stack.
 pub const STACK_DEPTH: usize = 8;

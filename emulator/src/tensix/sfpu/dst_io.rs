@@ -13,21 +13,37 @@ use super::{formats as fm, Context, VectorUnit, LANES};
 use crate::tensix::counters::Counter;
 use crate::tensix::isa::field;
 
+/// Format from the ALU configuration (refused: not modelled).
 pub const MOD0_FMT_SRCB: u32 = 0;
+/// FP16 in `Dst16b`.
 pub const MOD0_FMT_FP16: u32 = 1;
+/// BF16 in `Dst16b`.
 pub const MOD0_FMT_BF16: u32 = 2;
+/// FP32 (or integer "32") in `Dst32b`.
 pub const MOD0_FMT_FP32: u32 = 3;
+/// The same as `MOD0_FMT_FP32`.
 pub const MOD0_FMT_INT32: u32 = 4;
+/// Integer "8" in `Dst16b`, sign-magnitude in `LReg`.
 pub const MOD0_FMT_INT8: u32 = 5;
+/// 16 opaque bits, zero-extended.
 pub const MOD0_FMT_UINT16: u32 = 6;
+/// 16 opaque bits in the high half (`SFPSTORE`: 32 bits as they are).
 pub const MOD0_FMT_HI16: u32 = 7;
+/// Integer "16" (sign-magnitude).
 pub const MOD0_FMT_INT16: u32 = 8;
+/// 16 opaque bits (`SFPSTORE`: 32 bits rotated by 16).
 pub const MOD0_FMT_LO16: u32 = 9;
+/// FP32 into every lane, enabled or not, with the RWC's low bits only.
 pub const MOD0_FMT_INT32_ALL: u32 = 10;
+/// Zero.
 pub const MOD0_FMT_ZERO: u32 = 11;
+/// Integer "32" in `Dst`, two's complement in `LReg`.
 pub const MOD0_FMT_INT32_SM: u32 = 12;
+/// Integer "8" in `Dst`, two's complement in `LReg`.
 pub const MOD0_FMT_INT8_COMP: u32 = 13;
+/// The low 16 bits of `LReg`, the high half kept.
 pub const MOD0_FMT_LO16_ONLY: u32 = 14;
+/// The high 16 bits of `LReg`, the low half kept.
 pub const MOD0_FMT_HI16_ONLY: u32 = 15;
 
 /// `ThreadConfig` entries of the address modifiers (see the module docs).

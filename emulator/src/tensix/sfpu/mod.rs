@@ -23,6 +23,7 @@ mod arith;
 mod bits;
 mod cond;
 mod dst_io;
+/// The `Dst` conversions (public to the coprocessor: the packers and unpackers share them).
 pub(crate) mod formats;
 
 use super::isa::{field, opcode};
@@ -30,7 +31,7 @@ use super::isa::{field, opcode};
 /// Lanes of every `LReg`.
 pub const LANES: usize = 32;
 
-/// Opcodes of the instructions this module executes.
+/// Opcodes of the instructions this module executes (named as their pages).
 pub(crate) mod op {
     pub const SFPLOAD: u8 = 0x70;
     pub const SFPLOADI: u8 = 0x71;
@@ -73,7 +74,9 @@ pub const LREG10: u32 = 0x3F80_0000;
 /// One entry of the flag stack: `LaneFlags` and `UseLaneFlagsForLaneEnable` of every lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FlagEntry {
+    /// `LaneFlags` per lane.
     pub flags: [bool; LANES],
+    /// `UseLaneFlagsForLaneEnable` per lane.
     pub use_flags: [bool; LANES],
 }
 
@@ -112,14 +115,20 @@ impl Default for VectorUnit {
 /// instruction; see `Diagrams/Src/Bits32.lua`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Fields {
+    /// Bits 0-3.
     pub mod1: u32,
+    /// Bits 4-7 (the load/store instructions keep theirs in bits 20-23).
     pub vd: usize,
+    /// Bits 8-11.
     pub vc: usize,
+    /// Bits 12-15.
     pub vb: usize,
+    /// Bits 16-19.
     pub va: usize,
 }
 
 impl Fields {
+    /// The fields of `w`.
     pub fn of(w: u32) -> Fields {
         Fields {
             mod1: field(w, 0, 4),
@@ -134,7 +143,9 @@ impl Fields {
 /// What an instruction needs from outside the Vector Unit: `Dst`, the thread's RWCs and
 /// configuration.
 pub(crate) struct Context<'a> {
+    /// The shared destination register.
     pub dst: &'a mut super::dst::Dst,
+    /// `RWCs[CurrentThread]`.
     pub rwc: &'a mut super::counters::Rwc,
     /// `ThreadConfig[CurrentThread]`.
     pub thread_cfg: &'a [u16],
