@@ -23,7 +23,7 @@ mod arith;
 mod bits;
 mod cond;
 mod dst_io;
-/// The `Dst` conversions (public to the coprocessor: the packers and unpackers share them).
+/// The `Dst` conversions (crate-visible: the packers and unpackers may share them).
 pub(crate) mod formats;
 
 use super::isa::{field, opcode};
