@@ -1,0 +1,1 @@
+//! Matrix Unit unit tests.
