@@ -486,7 +486,10 @@ fn mov_from_dst(w: u32, x: &mut Ctx) -> Result<(), String> {
     }
     let shuffle_bf16 = |x: u32| ((x & 0xff00) << 3) | (x & 0xff);
     let shuffle_fp16 = |x: u32| ((x & 0xffe0) << 3) | (x & 0x1f);
-    let shuffle_tf32 = |x: u32| (x & 0x3fc000) | ((x & 7) << 8) | ((x & 0x7f8) >> 3);
+    // ShuffleTF32: the page masks Sign,HiMan with 0x3fc000, which cannot be meant (it is
+    // 0x7f800 << 3, and the Exp and LoMan masks beside it are right): 0x7f800 keeps bits
+    // 11-18 of the shifted Dst word where its own comment puts Sign and HiMan.
+    let shuffle_tf32 = |x: u32| (x & 0x7f800) | ((x & 7) << 8) | ((x & 0x7f8) >> 3);
     for _ in 0..n {
         for col in 0..16 {
             let r = dst_row as usize;
