@@ -1,0 +1,279 @@
+//! The Tensix data path end to end: three TRISC kernels on one tile, the way tt-metal
+//! splits a compute kernel. TRISC0 unpacks two tiles from L1 into `SrcA`/`SrcB` (handing the
+//! banks to the Matrix Unit with `FlipSrc`), TRISC1 runs the Matrix Unit into `Dst` and posts
+//! a semaphore, TRISC2 waits on it and packs `Dst` back to L1. Outputs are compared with a
+//! host reference that follows the documented rounding (`float` arithmetic, round to
+//! nearest even into BF16, denormals flushed).
+
+mod common;
+
+use common::prog::*;
+use common::{device, t0};
+use riscv_linker::tensix as tt;
+use riscv_linker::{mmio, Arch, Risc};
+
+/// L1 addresses of the operands and the result.
+const IN_A: u32 = 0x20000;
+const IN_B: u32 = 0x21000;
+const OUT: u32 = 0x22000;
+
+/// Format codes.
+const FP32: u32 = 0;
+const BF16: u32 = 5;
+
+/// `sw` of `value` to backend configuration word `index` (bank 0).
+fn cfg(p: &mut Prog, index: u32, value: u32) {
+    p.store(mmio::TENSIX_CFG_BASE + 4 * index, value);
+}
+
+/// TRISC0: unpacker `u` reads 1024 datums of format `fmt` at `addr` into `SrcA`/`SrcB`.
+fn unpack_kernel(fmt: u32) -> Prog {
+    let mut p = Prog::new();
+    for (u, addr) in [(0u32, IN_A), (1, IN_B)] {
+        let sec = 52 + 40 * u;
+        cfg(&mut p, sec, fmt | (1 << 4) | (1024 << 16)); // TileDescriptor: uncompressed, XDim
+        cfg(&mut p, sec + 1, 1); // YDim 1
+        cfg(&mut p, sec + 8, fmt | (2 << 4)); // Out_data_format, Throttle_mode x4
+        cfg(&mut p, sec + 12, addr / 16 - 1); // Base_address (a 16-byte header precedes)
+    }
+    // SrcA output address 128 bytes: datum 64, row 4, the first row the page writes.
+    let bytes = if fmt == FP32 { 4 } else { 2 };
+    cfg(&mut p, 40, (64 * bytes) << 16);
+    p.tt(tt::setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr: 64 rows in one UNPACR
+    p.tt(tt::setadcxx(0b011, 1023, 0)); // X0 = 0, X1 = 1023 for both unpackers
+    p.tt(tt::unpacr(0, 0, true, false))
+        .tt(tt::unpacr(1, 0, true, false));
+    p.ttsync();
+    p
+}
+
+/// TRISC2: waits for semaphore 0, packs 1024 datums of `Dst` as `fmt` to `OUT`.
+fn pack_kernel(fmt: u32, dst32: bool) -> Prog {
+    let mut p = Prog::new();
+    cfg(&mut p, 57, OUT / 16 - 1); // L1_Dest_addr (+1 for the tile header)
+    cfg(&mut p, 58, 1 | (fmt << 4) | (fmt << 8)); // no compression, Out/In_data_format
+    cfg(&mut p, 14, dst32 as u32); // Read_32b_data
+    cfg(&mut p, 20, 0xffff); // edge mask: every column kept
+    p.tt(tt::setadcxx(0b100, 1023, 0));
+    p.tt(tt::semwait(0b101, 1, 1)) // wait while semaphore 0 is 0
+        .tt(tt::pacr(0, false, 1, false, false, false, true))
+        .tt(tt::semget(1));
+    p.ttsync();
+    p
+}
+
+/// TRISC1's configuration: `SrcA` format, `Dstacc` (the packer's intermediate format),
+/// FP32 `Dst` or not; semaphore 0 starts at 0.
+fn math_prologue(srca: u32, dstacc: u32, dst32: bool) -> Prog {
+    let mut p = Prog::new();
+    cfg(
+        &mut p,
+        1,
+        (srca << 17) | (dstacc << 25) | ((dst32 as u32) << 29),
+    );
+    p.tt(tt::seminit(1, 0, 1));
+    p
+}
+
+fn run_three(
+    t0p: &Prog,
+    t1p: &Prog,
+    t2p: &Prog,
+    a: &[u8],
+    b: &[u8],
+    out_len: usize,
+) -> (Vec<u8>, ttprof_emu::RunSummary) {
+    let mut dev = device(Arch::WormholeB0);
+    let tile = t0(Arch::WormholeB0);
+    dev.write_l1(0, tile, IN_A, a).unwrap();
+    dev.write_l1(0, tile, IN_B, b).unwrap();
+    let (dev, r) = run_cores_on(
+        dev,
+        &[
+            (Risc::Trisc0, t0p),
+            (Risc::Trisc1, t1p),
+            (Risc::Trisc2, t2p),
+        ],
+    );
+    let s = r.unwrap_or_else(|e| panic!("the kernels faulted: {e}"));
+    let mut out = vec![0u8; out_len];
+    dev.read_l1(0, tile, OUT, &mut out).unwrap();
+    (out, s)
+}
+
+/// A deterministic stream of normal BF16 patterns with exponents spread over 2^-6..2^6.
+fn bf16_values(seed: u64, n: usize) -> Vec<u16> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let sign = ((x >> 63) as u16) << 15;
+            let exp = 121 + (x >> 40) as u16 % 13;
+            sign | (exp << 7) | (x as u16 & 0x7f)
+        })
+        .collect()
+}
+
+fn bytes16(v: &[u16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Host reference: `float` sum (IEEE, round to nearest even), then round to nearest even
+/// into BF16 (`RoundToBF16`); the inputs are normal, so no flushing happens.
+fn bf16_add(a: u16, b: u16) -> u16 {
+    let s = f32::from_bits((a as u32) << 16) + f32::from_bits((b as u32) << 16);
+    let bits = s.to_bits();
+    let lsb = (bits >> 16) & 1;
+    ((bits + 0x7fff + lsb) >> 16) as u16
+}
+
+#[test]
+fn eltwise_add_of_two_bf16_tiles_unpack_math_pack() {
+    let (a, b) = (bf16_values(1, 1024), bf16_values(2, 1024));
+    let mut math = math_prologue(BF16, BF16, false);
+    math.tt(tt::setc16(7, 8 | (8 << 8))) // ADDR_MOD_AB_SEC0: SrcA += 8, SrcB += 8
+        .tt(tt::setc16(23, 8)); // ADDR_MOD_DST_SEC0: Dst += 8
+    for k in 0..8 {
+        let flips = if k == 7 { 0b11 } else { 0 }; // give both banks back after the last
+        math.tt(tt::elwadd(flips, false, 0, 0, 0));
+    }
+    math.tt(tt::sempost(1)).ttsync();
+    let (out, _) = run_three(
+        &unpack_kernel(BF16),
+        &math,
+        &pack_kernel(BF16, false),
+        &bytes16(&a),
+        &bytes16(&b),
+        2048,
+    );
+    let got: Vec<u16> = out
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let want: Vec<u16> = a.iter().zip(&b).map(|(&x, &y)| bf16_add(x, y)).collect();
+    let differing = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    assert_eq!(
+        differing,
+        0,
+        "first datums: got {:04x?} want {:04x?}",
+        &got[..8],
+        &want[..8]
+    );
+    // The reference is not the identity: rounding happened somewhere.
+    assert!(a.iter().zip(&b).any(|(&x, &y)| {
+        let exact = f32::from_bits((x as u32) << 16) + f32::from_bits((y as u32) << 16);
+        exact.to_bits() & 0xffff != 0
+    }));
+}
+
+/// `(M, K)` matrix entry of a 32x32 matrix stored as four 16x16 faces
+/// `[(0,0), (0,1), (1,0), (1,1)]`, each row-major: the datum index of `(r, c)`.
+fn face_index(r: usize, c: usize) -> usize {
+    ((r / 16) * 2 + c / 16) * 256 + (r % 16) * 16 + c % 16
+}
+
+/// Emits `SETRWC`/`INCRWC` putting `SrcA` at `a` and `SrcB` at `b` (4-bit steps).
+fn set_src_rows(p: &mut Prog, a: u32, b: u32) {
+    p.tt(tt::setrwc(0, 0, 0, 0, 0b0011));
+    let (mut a, mut b) = (a, b);
+    while a > 0 || b > 0 {
+        let (da, db) = (a.min(15), b.min(15));
+        p.tt(tt::incrwc(0b011, 0, db, da));
+        a -= da;
+        b -= db;
+    }
+}
+
+#[test]
+fn matmul_of_two_32x32_tiles_with_mvmul_in_fp32_dst() {
+    // C = X @ Y. X goes to SrcB (unpacker 1), Y to SrcA (unpacker 0): Dst += SrcB @ SrcA.
+    // Entries k/8 (|k| < 16) need at most four mantissa bits: one fidelity phase is exact.
+    let val = |s: usize| ((s * 7 + 3) % 31) as f32 / 8.0 - 15.0 / 8.0;
+    let x: Vec<f32> = (0..1024).map(|i| val(i)).collect(); // row-major X[r][c] = x[32r + c]
+    let y: Vec<f32> = (0..1024).map(|i| val(i * 5 + 11)).collect();
+    let faces = |m: &[f32]| {
+        let mut f = vec![0u16; 1024];
+        for r in 0..32 {
+            for c in 0..32 {
+                f[face_index(r, c)] = (m[32 * r + c].to_bits() >> 16) as u16;
+            }
+        }
+        bytes16(&f)
+    };
+    let mut math = math_prologue(BF16, FP32, true);
+    math.tt(tt::zeroacc(false, 3, 0, 0));
+    // Faces: X (mi, ki) at SrcB rows 16 (2 mi + ki); Y (ki, ni) at SrcA rows 16 (2 ki + ni);
+    // C (mi, ni) at Dst32b rows 16 (2 mi + ni).
+    for mi in 0..2 {
+        for ni in 0..2 {
+            for h in 0..2 {
+                for ki in 0..2 {
+                    set_src_rows(&mut math, 16 * (2 * ki + ni), 16 * (2 * mi + ki) + 8 * h);
+                    math.tt(tt::mvmul(0, false, 0, 16 * (2 * mi + ni) + 8 * h));
+                }
+            }
+        }
+    }
+    math.tt(tt::cleardvalid(0b11, false, false));
+    math.tt(tt::sempost(1)).ttsync();
+    let (out, _) = run_three(
+        &unpack_kernel(BF16),
+        &math,
+        &pack_kernel(FP32, true),
+        &faces(&y)[..], // IN_A: unpacker 0, SrcA
+        &faces(&x)[..], // IN_B: unpacker 1, SrcB
+        4096,
+    );
+    let got: Vec<f32> = out
+        .chunks(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for r in 0..32 {
+        for c in 0..32 {
+            // The hardware's order: one float accumulation per 16-wide K slice, then Dst +=.
+            let mut acc = 0f32;
+            for ki in 0..2 {
+                let mut s = 0f32;
+                for k in 0..16 {
+                    s += x[32 * r + 16 * ki + k] * y[32 * (16 * ki + k) + c];
+                }
+                acc += s;
+            }
+            assert_eq!(got[face_index(r, c)], acc, "C[{r}][{c}]");
+        }
+    }
+}
+
+#[test]
+fn math_waits_for_unpacked_data_and_the_packer_for_the_semaphore() {
+    // The math thread starts first; its ELWADD can only issue once FlipSrc has handed both
+    // banks over, and the pack waits on the semaphore: the result is still exact.
+    let (a, b) = (bf16_values(7, 1024), bf16_values(8, 1024));
+    let mut math = math_prologue(BF16, BF16, false);
+    math.tt(tt::setc16(7, 8 | (8 << 8))).tt(tt::setc16(23, 8));
+    for k in 0..8 {
+        math.tt(tt::elwadd(if k == 7 { 0b11 } else { 0 }, false, 0, 0, 0));
+    }
+    math.tt(tt::sempost(1)).ttsync();
+    let mut unpack = Prog::new();
+    unpack.spin(2000); // the unpacker starts late
+    unpack.0.extend(unpack_kernel(BF16).0);
+    let (out, s) = run_three(
+        &unpack,
+        &math,
+        &pack_kernel(BF16, false),
+        &bytes16(&a),
+        &bytes16(&b),
+        2048,
+    );
+    assert_eq!(out[..2], bf16_add(a[0], b[0]).to_le_bytes());
+    assert_eq!(out[2046..], bf16_add(a[1023], b[1023]).to_le_bytes());
+    let t1 = s.hart(0, t0(Arch::WormholeB0), Risc::Trisc1).unwrap();
+    assert!(
+        t1.cycles > 4000,
+        "TRISC1's TTSync waited for the late unpack: {}",
+        t1.cycles
+    );
+}
