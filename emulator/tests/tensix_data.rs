@@ -191,7 +191,7 @@ fn matmul_of_two_32x32_tiles_with_mvmul_in_fp32_dst() {
     // C = X @ Y. X goes to SrcB (unpacker 1), Y to SrcA (unpacker 0): Dst += SrcB @ SrcA.
     // Entries k/8 (|k| < 16) need at most four mantissa bits: one fidelity phase is exact.
     let val = |s: usize| ((s * 7 + 3) % 31) as f32 / 8.0 - 15.0 / 8.0;
-    let x: Vec<f32> = (0..1024).map(|i| val(i)).collect(); // row-major X[r][c] = x[32r + c]
+    let x: Vec<f32> = (0..1024).map(val).collect(); // row-major X[r][c] = x[32r + c]
     let y: Vec<f32> = (0..1024).map(|i| val(i * 5 + 11)).collect();
     let faces = |m: &[f32]| {
         let mut f = vec![0u16; 1024];

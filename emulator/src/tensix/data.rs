@@ -28,6 +28,38 @@ impl Tensix {
         }
     }
 
+    /// Why a thread's next instruction `w` cannot issue on the data path's account, if
+    /// it cannot (for a deadlock report).
+    pub(super) fn data_wait(&self, w: u32) -> Option<String> {
+        let name = ["SrcA", "SrcB"];
+        match opcode(w) {
+            op::UNPACR => {
+                let which = field(w, 23, 1) as usize;
+                (!self.src.unp_free(which)).then(|| {
+                    format!(
+                        "waiting for the Matrix Unit to give {} bank {} back (a FlipSrc of a Matrix Unit instruction or CLEARDVALID)",
+                        name[which], self.src.unp_bank[which]
+                    )
+                })
+            }
+            mop::ELWADD | mop::ELWSUB | mop::ELWMUL | mop::MVMUL | mop::MOVA2D | mop::MOVB2D => {
+                let x = self.src.mu_valid(A) && self.src.mu_valid(B);
+                (!x).then(|| {
+                    let missing: Vec<&str> = [A, B]
+                        .into_iter()
+                        .filter(|&k| !self.src.mu_valid(k))
+                        .map(|k| name[k])
+                        .collect();
+                    format!(
+                        "waiting for {} data valid (an UNPACR with FlipSrc or SETDVALID)",
+                        missing.join(" and ")
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// `SETDVALID`.
     pub(super) fn setdvalid(&mut self, t: usize, w: u32) {
         let cfg = &self.config;

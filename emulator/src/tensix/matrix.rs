@@ -345,10 +345,7 @@ fn mvmul(w: u32, x: &mut Ctx) -> Result<(), String> {
     let step = if brow { 2 } else { 1 };
     for i in (0..n).step_by(step) {
         for j in 0..16 {
-            let mut acc = 0.0;
-            for k in 0..16 {
-                acc = fl::f(acc + fl::f(bm[i][k] * am[k][j]));
-            }
+            let acc = (0..16).fold(0.0, |acc, k| fl::f(acc + fl::f(bm[i][k] * am[k][j])));
             write_result(x.dst, dst_row + i, j, acc, true, style, d32);
         }
     }

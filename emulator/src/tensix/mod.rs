@@ -676,6 +676,7 @@ impl Tensix {
                         None => format!("waiting for mutex {m}"),
                     }
                 }
+                (_, Some(w)) => self.data_wait(w).unwrap_or_else(|| "not held".to_string()),
                 _ => "not held".to_string(),
             };
             let next = next.map_or("nothing at the wait gate yet", isa::mnemonic);

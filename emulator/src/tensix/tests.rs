@@ -211,7 +211,11 @@ fn math_waits_for_the_banks_and_setdvalid_hands_them_over() {
     x.advance_to(50).unwrap();
     assert_eq!(x.issued[1], 0, "SrcA/SrcB still the unpackers'");
     assert!(!x.active(), "nothing can change by itself");
-    assert!(x.waits()[0].contains("ELWADD"), "{:?}", x.waits());
+    let why = &x.waits()[0];
+    assert!(
+        why.contains("ELWADD") && why.contains("SrcA and SrcB data valid"),
+        "{why}"
+    );
     push(&mut x, 0, tt::setdvalid(0b11), 50);
     x.advance_to(53).unwrap();
     assert_eq!(
