@@ -335,17 +335,18 @@ fn mvmul(w: u32, x: &mut Ctx) -> Result<(), String> {
             *v = fl::src_b_fidelity(fl::src_bits(src[k], style), ph);
         }
     }
-    let mut am = [[0f64; 16]; 16];
-    for (k, row) in am.iter_mut().enumerate() {
+    // SrcA's 16x16 matrix, transposed: `at[j][k]` is row `k`, column `j`.
+    let mut at = [[0f64; 16]; 16];
+    for k in 0..16 {
         let src = &x.src.mu(A).rows[(a_row + k) & 63];
-        for (j, v) in row.iter_mut().enumerate() {
-            *v = fl::src_a_fidelity(fl::src_bits(src[j], style), ph);
+        for (j, col) in at.iter_mut().enumerate() {
+            col[k] = fl::src_a_fidelity(fl::src_bits(src[j], style), ph);
         }
     }
     let step = if brow { 2 } else { 1 };
-    for i in (0..n).step_by(step) {
-        for j in 0..16 {
-            let acc = (0..16).fold(0.0, |acc, k| fl::f(acc + fl::f(bm[i][k] * am[k][j])));
+    for (i, b) in bm.iter().enumerate().take(n).step_by(step) {
+        for (j, a) in at.iter().enumerate() {
+            let acc = (0..16).fold(0.0, |acc, k| fl::f(acc + fl::f(b[k] * a[k])));
             write_result(x.dst, dst_row + i, j, acc, true, style, d32);
         }
     }
