@@ -1,7 +1,8 @@
 //! The Tensix coprocessor of one tile: three threads' frontends (FIFOs, MOP Expander, Replay
-//! Expander, Wait Gate) and the backend's control units (Sync Unit, Configuration Unit,
+//! Expander, Wait Gate), the backend's control units (Sync Unit, Configuration Unit,
 //! Scalar Unit GPR arithmetic, Miscellaneous Unit ADCs, the Matrix Unit's RWC
-//! instructions), following Tenstorrent's ISA documentation
+//! instructions) and its data path (`SrcA`/`SrcB`, `Dst`, the unpackers, the Matrix Unit,
+//! packer 0: [`data`] issues them), following Tenstorrent's ISA documentation
 //! (`WormholeB0/TensixTile/TensixCoprocessor/`).
 //!
 //! ## Time
@@ -23,11 +24,13 @@
 //!
 //! ## Not modelled
 //!
-//! Every other instruction (the data path: unpackers, Matrix Unit arithmetic, packers,
-//! Vector Unit, mover, the memory instructions of the Scalar Unit) and the modes listed in
-//! [`isa::unsupported`] stop the run at the push with [`FaultKind::TensixPush`], naming the
-//! mnemonic, the thread and the pushing core (whose pc the fault carries); one reaching the
-//! gate out of the replay buffer or a MOP expansion stops it with [`FaultKind::TensixExec`].
+//! Every other instruction (the Vector Unit, the mover, the memory instructions of the
+//! Scalar Unit, the Matrix Unit's pooling, dot-product and shift instructions) and the modes
+//! listed in [`isa::unsupported`] stop the run at the push with [`FaultKind::TensixPush`],
+//! naming the mnemonic, the thread and the pushing core (whose pc the fault carries); one
+//! reaching the gate out of the replay buffer or a MOP expansion, or a data instruction
+//! meeting a configured mode the model leaves out (compression, BFP formats, ...), stops it
+//! with [`FaultKind::TensixExec`].
 
 mod config;
 mod counters;
