@@ -26,8 +26,18 @@ fn cfg(p: &mut Prog, index: u32, value: u32) {
     p.store(mmio::TENSIX_CFG_BASE + 4 * index, value);
 }
 
-/// TRISC0: unpacker `u` reads 1024 datums of format `fmt` at `addr` into `SrcA`/`SrcB`.
+/// TRISC0: unpackers 0 and 1 read 1024 datums of format `fmt` at `IN_A`/`IN_B` into
+/// `SrcA`/`SrcB`.
 fn unpack_kernel(fmt: u32) -> Prog {
+    let mut p = unpack_config(fmt);
+    p.tt(tt::unpacr(0, 0, true, false))
+        .tt(tt::unpacr(1, 0, true, false));
+    p.ttsync();
+    p
+}
+
+/// TRISC0's configuration for [`unpack_kernel`].
+fn unpack_config(fmt: u32) -> Prog {
     let mut p = Prog::new();
     for (u, addr) in [(0u32, IN_A), (1, IN_B)] {
         let sec = 52 + 40 * u;
@@ -41,9 +51,6 @@ fn unpack_kernel(fmt: u32) -> Prog {
     cfg(&mut p, 40, (64 * bytes) << 16);
     p.tt(tt::setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr: 64 rows in one UNPACR
     p.tt(tt::setadcxx(0b011, 1023, 0)); // X0 = 0, X1 = 1023 for both unpackers
-    p.tt(tt::unpacr(0, 0, true, false))
-        .tt(tt::unpacr(1, 0, true, false));
-    p.ttsync();
     p
 }
 
@@ -174,18 +181,6 @@ fn face_index(r: usize, c: usize) -> usize {
     ((r / 16) * 2 + c / 16) * 256 + (r % 16) * 16 + c % 16
 }
 
-/// Emits `SETRWC`/`INCRWC` putting `SrcA` at `a` and `SrcB` at `b` (4-bit steps).
-fn set_src_rows(p: &mut Prog, a: u32, b: u32) {
-    p.tt(tt::setrwc(0, 0, 0, 0, 0b0011));
-    let (mut a, mut b) = (a, b);
-    while a > 0 || b > 0 {
-        let (da, db) = (a.min(15), b.min(15));
-        p.tt(tt::incrwc(0b011, 0, db, da));
-        a -= da;
-        b -= db;
-    }
-}
-
 #[test]
 fn matmul_of_two_32x32_tiles_with_mvmul_in_fp32_dst() {
     // C = X @ Y. X goes to SrcB (unpacker 1), Y to SrcA (unpacker 0): Dst += SrcB @ SrcA.
@@ -206,16 +201,8 @@ fn matmul_of_two_32x32_tiles_with_mvmul_in_fp32_dst() {
     math.tt(tt::zeroacc(false, 3, 0, 0));
     // Faces: X (mi, ki) at SrcB rows 16 (2 mi + ki); Y (ki, ni) at SrcA rows 16 (2 ki + ni);
     // C (mi, ni) at Dst32b rows 16 (2 mi + ni).
-    for mi in 0..2 {
-        for ni in 0..2 {
-            for h in 0..2 {
-                for ki in 0..2 {
-                    set_src_rows(&mut math, 16 * (2 * ki + ni), 16 * (2 * mi + ki) + 8 * h);
-                    math.tt(tt::mvmul(0, false, 0, 16 * (2 * mi + ni) + 8 * h));
-                }
-            }
-        }
-    }
+    mvmul_addr_mods(&mut math);
+    mvmul_tile(&mut math, 0);
     math.tt(tt::cleardvalid(0b11, false, false));
     math.tt(tt::sempost(1)).ttsync();
     let (out, _) = run_three(
@@ -276,4 +263,154 @@ fn math_waits_for_unpacked_data_and_the_packer_for_the_semaphore() {
         "TRISC1's TTSync waited for the late unpack: {}",
         t1.cycles
     );
+}
+
+/// `ADDR_MOD_AB_SEC<k>` (ThreadConfig word `7 + 2k`): `SrcA += a`, `SrcB += b`.
+fn addr_mod_ab(p: &mut Prog, k: u32, a: u32, b: u32) {
+    p.tt(tt::setc16(7 + 2 * k, a | (b << 8)));
+}
+
+/// The matmul's 16 `MVMUL`s for one 32x32 tile in faces, K-slice outer so that no `Dst`
+/// block is read within four cycles of its write: `SrcA`/`SrcB` move by address modifiers
+/// only (`mvmul_addr_mods` sets them up), `Dst` rows come from the immediate.
+fn mvmul_tile(p: &mut Prog, flips_last: u32) {
+    p.tt(tt::setrwc(0, 0, 0, 0, 0b0111));
+    for ki in 0..2 {
+        for (n, am) in [0, 1, 0, 2, 0, 1, 0, 3].into_iter().enumerate() {
+            let (mi, h, ni) = (n as u32 >> 2, (n as u32 >> 1) & 1, n as u32 & 1);
+            let flips = if ki == 1 && n == 7 { flips_last } else { 0 };
+            p.tt(tt::mvmul(flips, false, am, 16 * (2 * mi + ni) + 8 * h));
+        }
+    }
+}
+
+/// `SrcA`/`SrcB` steps between consecutive `MVMUL`s of [`mvmul_tile`] (6-bit counters).
+fn mvmul_addr_mods(p: &mut Prog) {
+    addr_mod_ab(p, 0, 16, 0);
+    addr_mod_ab(p, 1, 48, 8);
+    addr_mod_ab(p, 2, 48, 24);
+    addr_mod_ab(p, 3, 16, 40);
+}
+
+/// Eight `ELWADD`s over a 32x32 tile at `Dst` row `dst`, the last giving the banks back
+/// and clearing the counters (address modifier 1).
+fn elwadd_tile(p: &mut Prog, dst: u32) {
+    for k in 0..8 {
+        let (flips, am) = if k == 7 { (0b11, 1) } else { (0, 0) };
+        p.tt(tt::elwadd(flips, false, 0, am, dst));
+    }
+}
+
+fn elwadd_addr_mods(p: &mut Prog) {
+    addr_mod_ab(p, 0, 8, 8);
+    p.tt(tt::setc16(23, 8)); // Dst += 8
+    p.tt(tt::setc16(9, 0x8080)); // section 1: clear SrcA, SrcB
+    p.tt(tt::setc16(24, 0x800)); // and Dst
+}
+
+/// TRISC1 alone, the banks handed over by `SETDVALID`: the Matrix Unit's own rate.
+fn math_only(tiles: u32, matmul: bool) -> u64 {
+    let mut math = math_prologue(BF16, BF16, false);
+    if matmul {
+        mvmul_addr_mods(&mut math);
+    } else {
+        elwadd_addr_mods(&mut math);
+    }
+    for _ in 0..tiles {
+        math.tt(tt::setdvalid(0b11));
+        if matmul {
+            mvmul_tile(&mut math, 0b11);
+        } else {
+            elwadd_tile(&mut math, 0);
+        }
+    }
+    math.ttsync();
+    let (dev, r) = run_cores_on(device(Arch::WormholeB0), &[(Risc::Trisc1, &math)]);
+    let s = r.unwrap_or_else(|e| panic!("{e}"));
+    drop(dev);
+    s.hart(0, t0(Arch::WormholeB0), Risc::Trisc1)
+        .unwrap()
+        .cycles
+}
+
+/// Unpack, math and pack of `tiles` BF16 tiles, `Dst` double-buffered between math and
+/// pack with semaphores 0 (tiles ready) and 1 (halves free): TRISC2's cycles.
+fn pipeline(tiles: u32, matmul: bool) -> u64 {
+    let mut unpack = unpack_config(BF16);
+    for _ in 0..tiles {
+        unpack
+            .tt(tt::unpacr(0, 0, true, false))
+            .tt(tt::unpacr(1, 0, true, false));
+    }
+    unpack.ttsync();
+    let mut math = math_prologue(BF16, BF16, false);
+    math.tt(tt::seminit(2, 2, 1 << 1)); // two free Dst halves
+    if matmul {
+        mvmul_addr_mods(&mut math);
+    } else {
+        elwadd_addr_mods(&mut math);
+    }
+    for n in 0..tiles {
+        math.tt(tt::semwait(0b100_0010, 1 << 1, 1)) // a free half (B1, B6)
+            .tt(tt::semget(1 << 1));
+        if matmul {
+            for k in 0..4 {
+                math.tt(tt::zeroacc(false, 1, 0, 4 * (n % 2) + k)); // 16 rows each
+            }
+            // The same 16 MVMULs on the other half: DEST_TARGET_REG_CFG_MATH_Offset.
+            math.tt(tt::setc16(1, 64 * (n % 2)));
+            mvmul_tile(&mut math, 0b11);
+        } else {
+            elwadd_tile(&mut math, 64 * (n % 2));
+        }
+        math.tt(tt::sempost(1));
+    }
+    math.ttsync();
+    let mut pack = Prog::new();
+    cfg(&mut pack, 57, OUT / 16 - 1);
+    cfg(&mut pack, 58, 1 | (BF16 << 4) | (BF16 << 8));
+    cfg(&mut pack, 20, 0xffff);
+    cfg(&mut pack, 8, 2048 << 12); // Ystride: one Dst half
+    pack.tt(tt::setc16(31, 1)) // ADDR_MOD_PACK_SEC0: Y += 1
+        .tt(tt::setc16(32, 1 << 5)); // SEC1: Y = 0
+    pack.tt(tt::setadcxx(0b100, 1023, 0));
+    for n in 0..tiles {
+        pack.tt(tt::semwait(0b101, 1, 1))
+            .tt(tt::pacr(n % 2, false, 1, false, false, false, true))
+            .tt(tt::semget(1))
+            .tt(tt::sempost(1 << 1));
+    }
+    pack.ttsync();
+    let (a, b) = (bf16_values(3, 1024), bf16_values(4, 1024));
+    let (_, s) = run_three(&unpack, &math, &pack, &bytes16(&a), &bytes16(&b), 16);
+    s.hart(0, t0(Arch::WormholeB0), Risc::Trisc2)
+        .unwrap()
+        .cycles
+}
+
+#[test]
+fn the_pipelines_run_many_tiles() {
+    // Not a timing assertion: many tiles go through both pipelines without a deadlock and
+    // take longer than one.
+    assert!(pipeline(6, false) > pipeline(2, false));
+    assert!(pipeline(6, true) > pipeline(2, true));
+    assert!(math_only(4, true) > math_only(1, true));
+}
+
+/// Cycles per 32x32 tile (steady state: the difference between 8 and 40 tiles) against
+/// the Matrix Unit's documented peak (MatrixUnit.md: `ELWADD` 128 additions, `MVMUL` 4096
+/// flops a cycle: 8 and 16 cycles a tile at one fidelity phase).
+#[test]
+#[ignore]
+fn cycles_per_tile() {
+    let per = |f: &dyn Fn(u32) -> u64| (f(40) - f(8)) as f64 / 32.0;
+    for (name, matmul, peak) in [("eltwise add", false, 8.0), ("matmul", true, 16.0)] {
+        let mu = per(&|n| math_only(n, matmul));
+        let full = per(&|n| pipeline(n, matmul));
+        println!(
+            "{name}: Matrix Unit alone {mu:.1} cycles/tile ({:.0}% of peak {peak}), unpack+math+pack {full:.1} cycles/tile ({:.0}% of peak)",
+            100.0 * peak / mu,
+            100.0 * peak / full
+        );
+    }
 }

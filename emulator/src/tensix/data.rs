@@ -35,7 +35,7 @@ impl Tensix {
         match opcode(w) {
             op::UNPACR => {
                 let which = field(w, 23, 1) as usize;
-                (!self.src.unp_free(which)).then(|| {
+                (!self.unp_bank_free(which)).then(|| {
                     format!(
                         "waiting for the Matrix Unit to give {} bank {} back (a FlipSrc of a Matrix Unit instruction or CLEARDVALID)",
                         name[which], self.src.unp_bank[which]
@@ -58,6 +58,17 @@ impl Tensix {
             }
             _ => None,
         }
+    }
+
+    /// Whether unpacker `which` may write its current bank: the unpackers own it and no
+    /// finished-but-not-completed `FlipSrc` is about to hand it to the Matrix Unit.
+    pub(super) fn unp_bank_free(&self, which: usize) -> bool {
+        let bank = self.src.unp_bank[which];
+        self.src.unp_free(which)
+            && !self
+                .pending_flips
+                .iter()
+                .any(|f| (f.0, f.1) == (which, bank))
     }
 
     /// `SETDVALID`.
@@ -155,7 +166,7 @@ impl Tensix {
             return Ok(None);
         }
         let which = field(w, 23, 1) as usize;
-        if !self.src.unp_free(which) {
+        if !self.unp_bank_free(which) {
             return Ok(None);
         }
         let l1 = self

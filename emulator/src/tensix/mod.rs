@@ -335,8 +335,8 @@ impl Tensix {
                 (2, self.unpack_thread_until[1][t] > c),
                 (3, self.pack_thread_until[t] > c),
                 (7, self.matrix_until[t] > c),
-                (8, !self.src.unp_free(A)),
-                (9, !self.src.unp_free(B)),
+                (8, !self.unp_bank_free(A)),
+                (9, !self.unp_bank_free(B)),
                 (10, !self.src.mu_valid(A)),
                 (11, !self.src.mu_valid(B)),
             ];

@@ -375,3 +375,24 @@ fn unmodelled_configuration_stops_at_the_gate_naming_it() {
     let e = x.advance_to(10).unwrap_err();
     assert!(e.to_string().contains("BFP8"), "{e}");
 }
+
+#[test]
+fn a_third_unpack_waits_for_the_bank_its_first_is_still_handing_over() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    for _ in 0..3 {
+        push(&mut x, 0, tt::unpacr(0, 0, true, false), 0);
+    }
+    // The first fills bank 0 until 132, the second bank 1 until 260; bank 0 then belongs
+    // to the Matrix Unit, so the third waits for it to come back.
+    x.advance_to(300).unwrap();
+    assert_eq!(
+        x.issued[0], 2,
+        "regression: the third overwrote bank 0 before its hand-over"
+    );
+    push(&mut x, 1, tt::cleardvalid(0b01, false, false), 300);
+    x.advance_to(310).unwrap();
+    assert_eq!(x.issued[0], 3);
+}
