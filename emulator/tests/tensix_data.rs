@@ -316,13 +316,20 @@ fn math_only(tiles: u32, matmul: bool) -> u64 {
     } else {
         elwadd_addr_mods(&mut math);
     }
-    for _ in 0..tiles {
-        math.tt(tt::setdvalid(0b11));
-        if matmul {
-            mvmul_tile(&mut math, 0b11);
-        } else {
-            elwadd_tile(&mut math, 0);
-        }
+    // One tile's instructions, recorded in the replay buffer by the first tile and played
+    // back by one push per later tile: the Matrix Unit, not the pushing core, sets the pace.
+    let mut tile = Prog::new();
+    tile.tt(tt::setdvalid(0b11));
+    if matmul {
+        mvmul_tile(&mut tile, 0b11);
+    } else {
+        elwadd_tile(&mut tile, 0);
+    }
+    let n = tile.0.len() as u32;
+    math.tt(tt::replay(0, n, true, true));
+    math.0.extend(&tile.0);
+    for _ in 1..tiles {
+        math.tt(tt::replay(0, n, false, false));
     }
     math.ttsync();
     let (dev, r) = run_cores_on(device(Arch::WormholeB0), &[(Risc::Trisc1, &math)]);
