@@ -137,9 +137,9 @@ impl BackendConfig {
     }
 }
 
-/// The fields of `cfg_defines.h` (tt-metal, Wormhole B0) the data path reads. `ThreadConfig`
-/// fields first (`thd`), then `Config` fields (`cfg`).
-#[allow(missing_docs)]
+/// The fields of `cfg_defines.h` (tt-metal, Wormhole B0) the data path reads, each named
+/// after its `cfg_defines.h` field and holding its `_ADDR32` word, `_SHAMT` and width:
+/// `ThreadConfig` fields in `thd`, `Config` fields in `cfg`.
 pub(crate) mod fields {
     use super::Field as F;
 

@@ -15,11 +15,17 @@
 
 /// The configuration's 4-bit data format codes (`Packers/FormatConversion.md`).
 pub(crate) mod fmt {
+    /// `FP32` (`0b0000`).
     pub const FP32: u32 = 0;
+    /// `FP16` (`0b0001`).
     pub const FP16: u32 = 1;
+    /// `TF32` (`0b0100`).
     pub const TF32: u32 = 4;
+    /// `BF16`, tt-metal's Float16_b (`0b0101`).
     pub const BF16: u32 = 5;
+    /// `INT32` (`0b1000`).
     pub const INT32: u32 = 8;
+    /// `INT16` (`0b1001`).
     pub const INT16: u32 = 9;
 
     /// The format's name as the documentation spells it.
@@ -47,8 +53,11 @@ pub(crate) mod fmt {
 /// How the Matrix Unit reads `SrcA`/`SrcB` (the functional models' `SrcAStyle`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Style {
+    /// BF16 (the top seven of TF32's ten mantissa bits).
     Bf16,
+    /// FP16 (5-bit exponent).
     Fp16,
+    /// TF32 (10-bit mantissa).
     Tf32,
 }
 

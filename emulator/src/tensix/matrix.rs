@@ -21,6 +21,7 @@ use super::isa::{field, opcode};
 use super::src_regs::{SrcRegs, A, B};
 
 /// Opcodes of this module.
+#[allow(missing_docs)] // the mnemonics
 pub(crate) mod op {
     pub const MOVD2A: u8 = 0x08;
     pub const MOVD2B: u8 = 0x0A;
@@ -48,10 +49,15 @@ pub(crate) struct Footprint {
 
 /// The thread's view of everything an instruction reads.
 pub(crate) struct Ctx<'a> {
+    /// The issuing thread (`CurrentThread`).
     pub thread: usize,
+    /// `Config` and `ThreadConfig`.
     pub cfg: &'a BackendConfig,
+    /// The thread's RWCs.
     pub rwc: &'a mut Rwc,
+    /// `SrcA`, `SrcB`.
     pub src: &'a mut SrcRegs,
+    /// `Dst`.
     pub dst: &'a mut Dst,
 }
 

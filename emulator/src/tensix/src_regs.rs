@@ -6,14 +6,18 @@
 /// Who may use a bank.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Client {
+    /// The unpackers may write the bank.
     Unpackers,
+    /// The Matrix Unit may read (and write) the bank.
     MatrixUnit,
 }
 
 /// One bank.
 #[derive(Clone, Debug)]
 pub(crate) struct Bank {
+    /// `AllowedClient`.
     pub allowed: Client,
+    /// 64 rows of 16 19-bit datums (Sign, Man(10), Exp(8)).
     pub rows: [[u32; 16]; 64],
 }
 
