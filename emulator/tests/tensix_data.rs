@@ -19,6 +19,8 @@ const OUT: u32 = 0x22000;
 
 /// Format codes.
 const FP32: u32 = 0;
+const FP16: u32 = 1;
+const TF32: u32 = 4;
 const BF16: u32 = 5;
 
 /// `sw` of `value` to backend configuration word `index` (bank 0).
@@ -38,16 +40,21 @@ fn unpack_kernel(fmt: u32) -> Prog {
 
 /// TRISC0's configuration for [`unpack_kernel`].
 fn unpack_config(fmt: u32) -> Prog {
+    unpack_config_io(fmt, fmt)
+}
+
+/// [`unpack_config`] converting `in_fmt` in L1 to `out_fmt` in `SrcA`/`SrcB`.
+fn unpack_config_io(in_fmt: u32, out_fmt: u32) -> Prog {
     let mut p = Prog::new();
     for (u, addr) in [(0u32, IN_A), (1, IN_B)] {
         let sec = 52 + 40 * u;
-        cfg(&mut p, sec, fmt | (1 << 4) | (1024 << 16)); // TileDescriptor: uncompressed, XDim
+        cfg(&mut p, sec, in_fmt | (1 << 4) | (1024 << 16)); // TileDescriptor: uncompressed, XDim
         cfg(&mut p, sec + 1, 1); // YDim 1
-        cfg(&mut p, sec + 8, fmt | (2 << 4)); // Out_data_format, Throttle_mode x4
+        cfg(&mut p, sec + 8, out_fmt | (2 << 4)); // Out_data_format, Throttle_mode x4
         cfg(&mut p, sec + 12, addr / 16 - 1); // Base_address (a 16-byte header precedes)
     }
-    // SrcA output address 128 bytes: datum 64, row 4, the first row the page writes.
-    let bytes = if fmt == FP32 { 4 } else { 2 };
+    // SrcA output address: datum 64, row 4, the first row the page writes.
+    let bytes = if matches!(out_fmt, FP32 | TF32) { 4 } else { 2 };
     cfg(&mut p, 40, (64 * bytes) << 16);
     p.tt(tt::setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr: 64 rows in one UNPACR
     p.tt(tt::setadcxx(0b011, 1023, 0)); // X0 = 0, X1 = 1023 for both unpackers
@@ -139,17 +146,9 @@ fn bf16_add(a: u16, b: u16) -> u16 {
 #[test]
 fn eltwise_add_of_two_bf16_tiles_unpack_math_pack() {
     let (a, b) = (bf16_values(1, 1024), bf16_values(2, 1024));
-    let mut math = math_prologue(BF16, BF16, false);
-    math.tt(tt::setc16(7, 8 | (8 << 8))) // ADDR_MOD_AB_SEC0: SrcA += 8, SrcB += 8
-        .tt(tt::setc16(23, 8)); // ADDR_MOD_DST_SEC0: Dst += 8
-    for k in 0..8 {
-        let flips = if k == 7 { 0b11 } else { 0 }; // give both banks back after the last
-        math.tt(tt::elwadd(flips, false, 0, 0, 0));
-    }
-    math.tt(tt::sempost(1)).ttsync();
     let (out, _) = run_three(
         &unpack_kernel(BF16),
-        &math,
+        &eltwise_math(BF16, BF16, false),
         &pack_kernel(BF16, false),
         &bytes16(&a),
         &bytes16(&b),
@@ -173,6 +172,114 @@ fn eltwise_add_of_two_bf16_tiles_unpack_math_pack() {
         let exact = f32::from_bits((x as u32) << 16) + f32::from_bits((y as u32) << 16);
         exact.to_bits() & 0xffff != 0
     }));
+}
+
+/// TRISC1: eight `ELWADD`s over the tile (`SrcA`, `SrcB` and `Dst` step 8 rows by
+/// `ADDR_MOD_*_SEC0`; the last gives both banks back), then the semaphore for the packer.
+fn eltwise_math(srca: u32, dstacc: u32, dst32: bool) -> Prog {
+    let mut math = math_prologue(srca, dstacc, dst32);
+    math.tt(tt::setc16(7, 8 | (8 << 8))).tt(tt::setc16(23, 8));
+    for k in 0..8 {
+        math.tt(tt::elwadd(if k == 7 { 0b11 } else { 0 }, false, 0, 0, 0));
+    }
+    math.tt(tt::sempost(1)).ttsync();
+    math
+}
+
+/// Host reference for FP16: the `float` sum rounded to nearest even into FP16 (the inputs
+/// keep the result normal or zero).
+fn fp16_add(a: u16, b: u16) -> u16 {
+    let f = |h: u16| {
+        let e = ((h >> 10) & 0x1f) as i32;
+        let m = 1.0 + (h & 0x3ff) as f32 / 1024.0;
+        let v = m * 2f32.powi(e - 15);
+        if h & 0x8000 != 0 {
+            -v
+        } else {
+            v
+        }
+    };
+    let s = f(a) + f(b);
+    if s == 0.0 {
+        return 0;
+    }
+    let bits = s.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let e = ((bits >> 23) & 0xff) as u32 - 127 + 15;
+    let m = bits & 0x7f_ffff;
+    let mut h = (e << 10) | (m >> 13);
+    let rem = m & 0x1fff;
+    if rem > 0x1000 || (rem == 0x1000 && h & 1 == 1) {
+        h += 1;
+    }
+    sign | h as u16
+}
+
+#[test]
+fn eltwise_add_of_fp16_tiles() {
+    let pick = |seed| -> Vec<u16> {
+        bf16_values(seed, 1024)
+            .into_iter()
+            .map(|x| (x & 0x8000) | ((12 + (x >> 7 & 0x7) as u16) << 10) | (x & 0x3ff))
+            .collect()
+    };
+    let (a, b) = (pick(11), pick(12));
+    let (out, _) = run_three(
+        &{
+            let mut p = unpack_config(FP16);
+            p.tt(tt::unpacr(0, 0, true, false))
+                .tt(tt::unpacr(1, 0, true, false))
+                .ttsync();
+            p
+        },
+        &eltwise_math(FP16, FP16, false),
+        &pack_kernel(FP16, false),
+        &bytes16(&a),
+        &bytes16(&b),
+        2048,
+    );
+    for (i, c) in out.chunks(2).enumerate() {
+        let got = u16::from_le_bytes([c[0], c[1]]);
+        assert_eq!(
+            got,
+            fp16_add(a[i], b[i]),
+            "datum {i}: {:04x} + {:04x}",
+            a[i],
+            b[i]
+        );
+    }
+}
+
+#[test]
+fn fp32_tiles_are_unpacked_as_tf32_and_added_in_fp32_dst() {
+    let vals = |seed| -> Vec<u32> {
+        bf16_values(seed, 1024)
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| ((x as u32) << 16) | (i as u32 * 0x9e37) & 0xffff)
+            .collect()
+    };
+    let (a, b) = (vals(21), vals(22));
+    let bytes32 = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let mut unpack = unpack_config_io(FP32, TF32);
+    unpack
+        .tt(tt::unpacr(0, 0, true, false))
+        .tt(tt::unpacr(1, 0, true, false))
+        .ttsync();
+    let (out, _) = run_three(
+        &unpack,
+        &eltwise_math(TF32, FP32, true),
+        &pack_kernel(FP32, true),
+        &bytes32(&a),
+        &bytes32(&b),
+        4096,
+    );
+    for (i, c) in out.chunks(4).enumerate() {
+        let got = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        // The unpacker keeps TF32's 10 mantissa bits; the sum is a float, kept in FP32 Dst.
+        let tf32 = |x: u32| f32::from_bits(x & !0x1fff);
+        assert_eq!(got, (tf32(a[i]) + tf32(b[i])).to_bits(), "datum {i}");
+    }
 }
 
 /// `(M, K)` matrix entry of a 32x32 matrix stored as four 16x16 faces
@@ -238,12 +345,7 @@ fn math_waits_for_unpacked_data_and_the_packer_for_the_semaphore() {
     // The math thread starts first; its ELWADD can only issue once FlipSrc has handed both
     // banks over, and the pack waits on the semaphore: the result is still exact.
     let (a, b) = (bf16_values(7, 1024), bf16_values(8, 1024));
-    let mut math = math_prologue(BF16, BF16, false);
-    math.tt(tt::setc16(7, 8 | (8 << 8))).tt(tt::setc16(23, 8));
-    for k in 0..8 {
-        math.tt(tt::elwadd(if k == 7 { 0b11 } else { 0 }, false, 0, 0, 0));
-    }
-    math.tt(tt::sempost(1)).ttsync();
+    let math = eltwise_math(BF16, BF16, false);
     let mut unpack = Prog::new();
     unpack.spin(2000); // the unpacker starts late
     unpack.0.extend(unpack_kernel(BF16).0);
