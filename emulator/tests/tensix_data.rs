@@ -205,7 +205,7 @@ fn fp16_add(a: u16, b: u16) -> u16 {
     }
     let bits = s.to_bits();
     let sign = ((bits >> 16) & 0x8000) as u16;
-    let e = ((bits >> 23) & 0xff) as u32 - 127 + 15;
+    let e = ((bits >> 23) & 0xff) - 127 + 15;
     let m = bits & 0x7f_ffff;
     let mut h = (e << 10) | (m >> 13);
     let rem = m & 0x1fff;
@@ -220,7 +220,7 @@ fn eltwise_add_of_fp16_tiles() {
     let pick = |seed| -> Vec<u16> {
         bf16_values(seed, 1024)
             .into_iter()
-            .map(|x| (x & 0x8000) | ((12 + (x >> 7 & 0x7) as u16) << 10) | (x & 0x3ff))
+            .map(|x| (x & 0x8000) | ((12 + ((x >> 7) & 0x7)) << 10) | (x & 0x3ff))
             .collect()
     };
     let (a, b) = (pick(11), pick(12));
