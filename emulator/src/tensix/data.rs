@@ -21,6 +21,9 @@ impl Tensix {
 
     /// Marks `blocks` written at cycle `c`, readable from `ready`.
     fn dst_written(&mut self, blocks: u128, ready: u64) {
+        if blocks != 0 {
+            self.dst_ready_max = self.dst_ready_max.max(ready);
+        }
         for b in 0..128 {
             if blocks & (1 << b) != 0 {
                 self.dst_ready[b] = self.dst_ready[b].max(ready);

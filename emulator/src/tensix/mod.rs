@@ -172,8 +172,9 @@ pub(crate) struct Tensix {
     l1: Option<L1>,
     /// Packer 0's output stream.
     packer: pack::Packer,
-    /// Cycle from which each 8-row block of `DstBits` may be read.
+    /// Cycle from which each 8-row block of `DstBits` may be read, and the latest of them.
     dst_ready: [u64; 128],
+    dst_ready_max: u64,
     /// Unpacker `u` fetches from L1 until this cycle, at speed `unpacker_speed[u]` (1, 2, 4).
     unpacker_busy: [u64; 2],
     unpacker_speed: [u32; 2],
@@ -229,6 +230,7 @@ impl Tensix {
             l1: None,
             packer: Default::default(),
             dst_ready: [0; 128],
+            dst_ready_max: 0,
             unpacker_busy: [0; 2],
             unpacker_speed: [1; 2],
             unpack_setup_until: 0,
@@ -286,7 +288,14 @@ impl Tensix {
         held.copied()
             .chain([self.scalar_busy_until])
             .chain(self.cfg_rdwr_at.map(|c| c + 1))
-            .chain(self.dst_ready)
+            .chain(
+                // Only scanned while some block is still becoming readable.
+                (self.dst_ready_max >= self.now)
+                    .then_some(&self.dst_ready)
+                    .into_iter()
+                    .flatten()
+                    .copied(),
+            )
             .chain(self.unpack_thread_until.iter().flatten().copied())
             .chain(self.pack_thread_until)
             .chain([self.unpack_setup_until, self.mov_to_dst_until])
