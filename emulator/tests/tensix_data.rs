@@ -523,3 +523,29 @@ fn cycles_per_tile() {
         );
     }
 }
+
+#[test]
+fn a_pack_with_the_default_configuration_stops_naming_compression() {
+    // Reset configuration leaves Disable_zero_compress at 0: the packer would compress.
+    let mut pack = Prog::new();
+    pack.tt(tt::setadcxx(0b100, 15, 0))
+        .tt(tt::pacr(0, false, 1, false, false, false, true))
+        .ttsync();
+    let (f, msg) = run_fault(&[(Risc::Trisc2, &pack)]);
+    assert!(
+        matches!(
+            f.kind,
+            ttprof_emu::FaultKind::TensixExec {
+                thread: 2,
+                risc: Risc::Trisc2,
+                mnemonic: "PACR",
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("compression") && msg.contains("TRISC_2"),
+        "{msg}"
+    );
+}

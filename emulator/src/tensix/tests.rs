@@ -396,3 +396,40 @@ fn a_third_unpack_waits_for_the_bank_its_first_is_still_handing_over() {
     x.advance_to(310).unwrap();
     assert_eq!(x.issued[0], 3);
 }
+
+#[test]
+fn unpacker_0_can_write_dst_in_32_bits() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    buf[0x1000] = 0x4049_0fdb; // FP32 pi at L1 0x4000
+    buf[0x1001] = 0xc000_0001;
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    let c = &mut x.config.cfg[0];
+    c[52] = (1 << 4) | (1024 << 16); // FP32 in
+    c[60] = 1 << 11; // Unpack_If_Sel: to Dst, Out_data_format FP32
+    c[40] = 256 << 16; // byte 256: datum 64, Dst row 4 - 4 = 0
+    c[1] = 1 << 29; // Fp32_enabled, SrcA format FP32 (BF16 style)
+    x.adcs[0].sets[0].channel[1].xyzw[0].v = 1; // two datums
+    push(&mut x, 0, tt::unpacr(0, 0, false, false), 0);
+    push(&mut x, 1, tt::movd2a(false, 0, 0, false, 0), 0);
+    x.advance_to(3).unwrap();
+    assert_eq!(float::read_dst_fp32(x.dst.read32(0, 0)), 0x4049_0fdb);
+    assert_eq!(
+        float::read_dst_fp32(x.dst.read32(0, 1)),
+        0xc000_0001,
+        "kept: FP32 to Dst"
+    );
+    // 8 bytes in one cycle after the setup: readable at 2 + 2 + 1.
+    x.advance_to(5).unwrap();
+    assert_eq!(
+        x.issued[1], 0,
+        "MOVD2A reads the block the unpack is still writing"
+    );
+    x.advance_to(6).unwrap();
+    assert_eq!(x.issued[1], 1);
+    assert_eq!(
+        x.src.banks[src_regs::A][0].rows[0][0],
+        float::write_src_bf16(0x4049)
+    );
+}
