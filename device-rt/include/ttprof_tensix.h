@@ -162,6 +162,62 @@
   TTPROF_TENSIX_SFP_CD_(0x89, (imm1) & 1, vc, vd, mod1)
 #define TTPROF_TENSIX_SFPXOR(vc, vd) TTPROF_TENSIX_SFP_CD_(0x8D, 0, vc, vd, 0)
 #define TTPROF_TENSIX_SFPSWAP(vc, vd, mod1) TTPROF_TENSIX_SFP_CD_(0x92, 0, vc, vd, mod1)
+/* ---- Data path: unpackers, Matrix Unit, packers ---- */
+/* flips: bit 1 FlipSrcB, bit 0 FlipSrcA; broadcast: bit 1 SrcB row, bit 0 SrcB column 0. */
+#define TTPROF_TENSIX_SETRWC_FLIP(flips, cr, dst, src_b, src_a, which)                       \
+  (TTPROF_TENSIX_SETRWC(cr, dst, src_b, src_a, which) | TTPROF_TENSIX_F(flips, 22, 2))
+/* incs: (Ch1YInc << 6) + (Ch1ZInc << 4) + (Ch0YInc << 2) + Ch0ZInc. */
+#define TTPROF_TENSIX_UNPACR(which_unpacker, incs, flip_src, all_datums_are_zero)           \
+  (TTPROF_TENSIX_OP(0x42) | TTPROF_TENSIX_F(which_unpacker, 23, 1) |                       \
+   TTPROF_TENSIX_F(incs, 15, 8) | TTPROF_TENSIX_F(flip_src, 6, 1) |                          \
+   TTPROF_TENSIX_F(all_datums_are_zero, 4, 1))
+#define TTPROF_TENSIX_PACR(addr_mod, zero_write, packer_mask, ovrd_thread_id, concat, flush, \
+                           last)                                                             \
+  (TTPROF_TENSIX_OP(0x41) | TTPROF_TENSIX_F(addr_mod, 15, 2) |                             \
+   TTPROF_TENSIX_F(zero_write, 12, 1) | TTPROF_TENSIX_F(packer_mask, 8, 4) |                \
+   TTPROF_TENSIX_F(ovrd_thread_id, 7, 1) | TTPROF_TENSIX_F(concat, 4, 1) |                  \
+   TTPROF_TENSIX_F(flush, 1, 1) | TTPROF_TENSIX_F(last, 0, 1))
+#define TTPROF_TENSIX_ELW_(opcode, flips, add_dst, broadcast, addr_mod, dst_row)             \
+  (TTPROF_TENSIX_OP(opcode) | TTPROF_TENSIX_F(flips, 22, 2) | TTPROF_TENSIX_F(add_dst, 21, 1) | \
+   TTPROF_TENSIX_F(broadcast, 19, 2) | TTPROF_TENSIX_F(addr_mod, 15, 2) |                   \
+   TTPROF_TENSIX_F(dst_row, 0, 10))
+#define TTPROF_TENSIX_ELWADD(flips, add_dst, broadcast, addr_mod, dst_row)                   \
+  TTPROF_TENSIX_ELW_(0x28, flips, add_dst, broadcast, addr_mod, dst_row)
+#define TTPROF_TENSIX_ELWSUB(flips, add_dst, broadcast, addr_mod, dst_row)                   \
+  TTPROF_TENSIX_ELW_(0x30, flips, add_dst, broadcast, addr_mod, dst_row)
+#define TTPROF_TENSIX_ELWMUL(flips, broadcast, addr_mod, dst_row)                            \
+  TTPROF_TENSIX_ELW_(0x27, flips, 0, broadcast, addr_mod, dst_row)
+#define TTPROF_TENSIX_MVMUL(flips, broadcast_srcb_row, addr_mod, dst_row)                    \
+  (TTPROF_TENSIX_OP(0x26) | TTPROF_TENSIX_F(flips, 22, 2) |                                \
+   TTPROF_TENSIX_F(broadcast_srcb_row, 19, 1) | TTPROF_TENSIX_F(addr_mod, 15, 2) |          \
+   TTPROF_TENSIX_F(dst_row, 0, 10))
+/* mode: 0 one row, 1 sixteen rows, 2 half of Dst, 3 all of Dst. */
+#define TTPROF_TENSIX_ZEROACC(use_dst32b, mode, addr_mod, imm10)                             \
+  (TTPROF_TENSIX_OP(0x10) | TTPROF_TENSIX_F(use_dst32b, 21, 1) | TTPROF_TENSIX_F(mode, 19, 2) | \
+   TTPROF_TENSIX_F(addr_mod, 15, 2) | TTPROF_TENSIX_F(imm10, 0, 10))
+/* clear: bit 1 SrcB, bit 0 SrcA. */
+#define TTPROF_TENSIX_ZEROSRC(negative_inf_srca, single_bank_matrix_unit, both_banks, clear)  \
+  (TTPROF_TENSIX_OP(0x11) | TTPROF_TENSIX_F(negative_inf_srca, 4, 1) |                     \
+   TTPROF_TENSIX_F(single_bank_matrix_unit, 3, 1) | TTPROF_TENSIX_F(both_banks, 2, 1) |     \
+   TTPROF_TENSIX_F(clear, 0, 2))
+#define TTPROF_TENSIX_MOV_(opcode, use_dst32b_lo, src_row, addr_mod, rows, dst_row)          \
+  (TTPROF_TENSIX_OP(opcode) | TTPROF_TENSIX_F(use_dst32b_lo, 23, 1) |                      \
+   TTPROF_TENSIX_F(src_row, 17, 6) | TTPROF_TENSIX_F(addr_mod, 15, 2) |                     \
+   TTPROF_TENSIX_F(rows, 12, 3) | TTPROF_TENSIX_F(dst_row, 0, 10))
+#define TTPROF_TENSIX_MOVA2D(use_dst32b_lo, src_row, addr_mod, move_8_rows, dst_row)         \
+  TTPROF_TENSIX_MOV_(0x12, use_dst32b_lo, src_row, addr_mod, ((move_8_rows) ? 2 : 0), dst_row)
+/* rows: bit 2 Move4Rows, bit 1 Broadcast1RowTo8, bit 0 BroadcastCol0. */
+#define TTPROF_TENSIX_MOVB2D(use_dst32b_lo, src_row, addr_mod, rows, dst_row)                \
+  TTPROF_TENSIX_MOV_(0x13, use_dst32b_lo, src_row, addr_mod, rows, dst_row)
+#define TTPROF_TENSIX_MOVD2A(use_dst32b_lo, src_row, addr_mod, move_4_rows, dst_row)         \
+  TTPROF_TENSIX_MOV_(0x08, use_dst32b_lo, src_row, addr_mod, ((move_4_rows) ? 2 : 0), dst_row)
+#define TTPROF_TENSIX_MOVD2B(use_dst32b_lo, src_row, addr_mod, move_4_rows, dst_row)         \
+  TTPROF_TENSIX_MOV_(0x0A, use_dst32b_lo, src_row, addr_mod, ((move_4_rows) ? 2 : 0), dst_row)
+#define TTPROF_TENSIX_CLEARDVALID(flips, keep_reading_same_src, reset)                       \
+  (TTPROF_TENSIX_OP(0x36) | TTPROF_TENSIX_F(flips, 22, 2) |                                \
+   TTPROF_TENSIX_F(keep_reading_same_src, 1, 1) | TTPROF_TENSIX_F(reset, 0, 1))
+#define TTPROF_TENSIX_SETDVALID(flips) (TTPROF_TENSIX_OP(0x57) | TTPROF_TENSIX_F(flips, 0, 2))
+
 /* Pushes `word` to the calling TRISC's Tensix thread (RISCV B: to thread T0). */
 static inline void ttprof_tensix_push(uint32_t word) {
   *(volatile uint32_t *)0xFFE40000u = word;

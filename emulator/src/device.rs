@@ -123,7 +123,7 @@ impl Device {
         for chip in 0..cfg.chips {
             for (i, &coord) in coords.iter().enumerate() {
                 let global = tiles.len();
-                let mem = TileMem {
+                let mut mem = TileMem {
                     l1: image.l1(chip, i as u32),
                     code: code.clone(),
                     code_end,
@@ -139,6 +139,7 @@ impl Device {
                         .then(|| Box::new(Niu::new(topo.clone(), global, coord))),
                     risc: Risc::Brisc,
                 };
+                mem.regs.dev.tensix.attach_l1(mem.l1);
                 tiles.push(Tile {
                     chip,
                     coord,
@@ -399,6 +400,48 @@ impl Device {
             .tensix
             .dst
             .write32(row, col, value);
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes of `tile`'s L1 at `addr` into `out` (between runs).
+    pub fn read_l1(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        addr: u32,
+        out: &mut [u8],
+    ) -> Result<(), EmuError> {
+        let l1 = self.tiles[self.tile_index(chip, tile)?].mem.l1;
+        if addr as u64 + out.len() as u64 > l1.size() as u64 {
+            return Err(EmuError::Config(format!(
+                "L1 bytes {addr:#x}..{:#x} are past the end of L1 ({:#x} bytes)",
+                addr as u64 + out.len() as u64,
+                l1.size()
+            )));
+        }
+        l1.read_into(addr, out);
+        Ok(())
+    }
+
+    /// Writes `bytes` into `tile`'s L1 at `addr` (between runs; input data for kernels).
+    pub fn write_l1(
+        &mut self,
+        chip: u32,
+        tile: NocCoord,
+        addr: u32,
+        bytes: &[u8],
+    ) -> Result<(), EmuError> {
+        let l1 = self.tiles[self.tile_index(chip, tile)?].mem.l1;
+        if addr as u64 + bytes.len() as u64 > l1.size() as u64 {
+            return Err(EmuError::Config(format!(
+                "L1 bytes {addr:#x}..{:#x} are past the end of L1 ({:#x} bytes)",
+                addr as u64 + bytes.len() as u64,
+                l1.size()
+            )));
+        }
+        for (k, &b) in bytes.iter().enumerate() {
+            l1.store::<1>(addr + k as u32, b as u32);
+        }
         Ok(())
     }
 

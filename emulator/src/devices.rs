@@ -952,24 +952,24 @@ mod tests {
     fn pushes_queue_or_fault_and_are_write_only() {
         let mut d = Devices::default();
         store(&mut d, mmio::INSTRN1_BUF_BASE, Brisc, 0x0200_0000).unwrap(); // NOP: queued
-        let elwadd = 0x2800_0000;
-        let e = store(&mut d, mmio::INSTRN1_BUF_BASE, Brisc, elwadd).unwrap_err();
+        let dotpv = 0x2900_0000; // not modelled
+        let e = store(&mut d, mmio::INSTRN1_BUF_BASE, Brisc, dotpv).unwrap_err();
         assert!(
             matches!(
                 e,
                 FaultKind::TensixPush {
-                    word: 0x2800_0000,
+                    word: 0x2900_0000,
                     addr: mmio::INSTRN1_BUF_BASE,
                     risc: Brisc,
                     thread: 1,
-                    mnemonic: "ELWADD",
+                    mnemonic: "DOTPV",
                     ..
                 }
             ),
             "{e:?}"
         );
         let msg = e.to_string();
-        for part in ["BRISC", "ELWADD", "0x28000000", "thread T1", "not modelled"] {
+        for part in ["BRISC", "DOTPV", "0x29000000", "thread T1", "not modelled"] {
             assert!(msg.contains(part), "{part:?} missing from {msg}");
         }
         assert!(matches!(

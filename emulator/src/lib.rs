@@ -23,7 +23,7 @@
 //! * The tile's devices (mailboxes, PCBufs, TTSync, Tensix semaphores and GPRs, plain
 //!   storage for the other windows), per core as the memory map gives them (`devices`
 //!   module docs).
-//! * The Tensix coprocessor's frontend and control backend, cycle by cycle in causal time
+//! * The Tensix coprocessor (frontend, control backend, data path but the Vector Unit), cycle by cycle in causal time
 //!   with the cores (`tensix` module docs; [`modelled_mnemonics`] lists what it executes).
 //! * Faults (illegal instruction, bad access, a window unmapped for the core, store into
 //!   code, misalignment in strict mode, runaway, `ebreak`, a push of a Tensix instruction

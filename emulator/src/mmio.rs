@@ -359,7 +359,7 @@ mod tests {
             "the NOP sits in T1's FIFO before the Replay Expander"
         );
         assert_eq!(rd(&mut r, mmio::INSTRN_BUF_STATUS, 3), 0x77, "then issues");
-        wr(&mut r, mmio::INSTRN_BUF_CTRL1, 0x2800_0000); // ELWADD: not modelled
+        wr(&mut r, mmio::INSTRN_BUF_CTRL1, 0x2900_0000); // DOTPV: not modelled
         wr(&mut r, mmio::INSTRN_BUF_CTRL0, 0x2);
         let e = r
             .write(mmio::INSTRN_BUF_CTRL0, 4, 0x22, Ncrisc, 3, &mut no_units)
@@ -368,7 +368,7 @@ mod tests {
             matches!(
                 e,
                 FaultKind::TensixPush {
-                    word: 0x2800_0000,
+                    word: 0x2900_0000,
                     addr: mmio::INSTRN_BUF_CTRL0,
                     risc: Ncrisc,
                     thread: 1,

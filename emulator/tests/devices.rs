@@ -252,33 +252,33 @@ fn windows_a_core_does_not_have_name_region_and_core() {
 #[test]
 fn ttinsn_of_an_unmodelled_instruction_stops_with_the_tensix_diagnosis() {
     let nop = 0x0200_0000; // Tensix NOP: modelled
-    let elwadd = 0x2800_0000; // not modelled
+    let dotpv = 0x2900_0000; // not modelled
     let (f, msg) = fault(
         Arch::WormholeB0,
         Risc::Trisc0,
-        vec![addi(10, 0, 1), ttinsn(nop), ttinsn(elwadd)],
+        vec![addi(10, 0, 1), ttinsn(nop), ttinsn(dotpv)],
     );
     assert!(
         matches!(
             &f.kind,
             FaultKind::TensixPush {
-                word: 0x2800_0000,
+                word: 0x2900_0000,
                 addr: mmio::INSTRN_BUF_BASE,
                 risc: Risc::Trisc0,
                 thread: 0,
-                mnemonic: "ELWADD",
+                mnemonic: "DOTPV",
                 ..
             }
         ),
         "{msg}"
     );
-    assert_eq!((f.pc, f.word, f.instret), (0x6008, Some(ttinsn(elwadd)), 2));
+    assert_eq!((f.pc, f.word, f.instret), (0x6008, Some(ttinsn(dotpv)), 2));
     for part in [
         "TRISC_0",
-        "Tensix instruction ELWADD (0x28000000)",
+        "Tensix instruction DOTPV (0x29000000)",
         "Tensix thread T0",
-        "ELWADD is not modelled",
-        ".ttinsn 0x28000000",
+        "DOTPV is not modelled",
+        ".ttinsn 0x29000000",
     ] {
         assert!(msg.contains(part), "{part:?} missing from: {msg}");
     }
@@ -311,27 +311,27 @@ fn stores_to_the_push_windows_stop_with_the_tensix_diagnosis() {
         (Risc::Trisc1, mmio::INSTRN_BUF_BASE, 1),
         (Risc::Trisc2, mmio::INSTRN_BUF_BASE, 2),
     ] {
-        let mut w = lis(&[(P, base), (V, 0x1234_5678)]); // MOVA2D: not modelled
+        let mut w = lis(&[(P, base), (V, 0x1634_5678)]); // TRNSPSRCB: not modelled
         w.push(sw(V, P, 0));
         let (f, msg) = fault(Arch::Blackhole, risc, w);
         assert!(
             matches!(
                 f.kind,
                 FaultKind::TensixPush {
-                    word: 0x1234_5678,
+                    word: 0x1634_5678,
                     addr,
                     risc: r,
                     thread: t,
-                    mnemonic: "MOVA2D",
+                    mnemonic: "TRNSPSRCB",
                     ..
                 } if addr == base && r == risc && t == thread
             ),
             "{msg}"
         );
         assert!(
-            msg.contains("MOVA2D is not modelled")
+            msg.contains("TRNSPSRCB is not modelled")
                 && msg.contains(risc.name())
-                && msg.contains("0x12345678"),
+                && msg.contains("0x16345678"),
             "{msg}"
         );
     }

@@ -183,12 +183,12 @@ const TTINSN: &str = r#"
 __attribute__((noinline)) void push_nop(void) {
     __asm__ volatile(".word 0x08000000"); /* .ttinsn 0x02000000: a Tensix NOP */
 }
-__attribute__((noinline)) void push_elwadd(void) {
-    __asm__ volatile(".word 0xA0000000"); /* .ttinsn 0x28000000: ELWADD, not modelled */
+__attribute__((noinline)) void push_dotpv(void) {
+    __asm__ volatile(".word 0xA4000000"); /* .ttinsn 0x29000000: DOTPV, not modelled */
 }
 int main(void) {
     push_nop();
-    push_elwadd();
+    push_dotpv();
     return 0;
 }
 "#;
@@ -212,11 +212,11 @@ fn a_ttinsn_in_a_gcc_program_stops_with_the_tensix_diagnosis() {
         matches!(
             f.kind,
             FaultKind::TensixPush {
-                word: 0x2800_0000,
+                word: 0x2900_0000,
                 addr: 0xFFE4_0000,
                 risc: Risc::Trisc2,
                 thread: 2,
-                mnemonic: "ELWADD",
+                mnemonic: "DOTPV",
                 ..
             }
         ),
@@ -224,15 +224,15 @@ fn a_ttinsn_in_a_gcc_program_stops_with_the_tensix_diagnosis() {
     );
     assert_eq!(
         f.symbol.as_deref().map(|s| s.split('+').next().unwrap()),
-        Some("push_elwadd"),
+        Some("push_dotpv"),
         "{e}"
     );
     for part in [
         "TRISC_2",
-        "ELWADD",
-        "0x28000000",
+        "DOTPV",
+        "0x29000000",
         "not modelled",
-        ".ttinsn 0x28000000",
+        ".ttinsn 0x29000000",
     ] {
         assert!(e.to_string().contains(part), "{part:?} missing from {e}");
     }
@@ -253,6 +253,16 @@ int main(void) {
     out[5] = TTPROF_TENSIX_ADDRCRZW(5, 1, 2, 3, 4, 0xF);
     out[6] = TTPROF_TENSIX_SETRWC(0xF, 1, 2, 3, 0xF);
     out[7] = TTPROF_TENSIX_SETADC(7, 1, 3, 0x3FFFF);
+    out[8] = TTPROF_TENSIX_UNPACR(1, 0x44, 1, 0);
+    out[9] = TTPROF_TENSIX_PACR(1, 0, 1, 1, 0, 0, 1);
+    out[10] = TTPROF_TENSIX_ELWADD(3, 1, 2, 2, 0x3F8);
+    out[11] = TTPROF_TENSIX_MVMUL(2, 1, 3, 16);
+    out[12] = TTPROF_TENSIX_ZEROACC(1, 3, 0, 0);
+    out[13] = TTPROF_TENSIX_MOVB2D(0, 1, 0, 5, 0);
+    out[14] = TTPROF_TENSIX_MOVD2A(0, 0, 0, 1, 4);
+    out[15] = TTPROF_TENSIX_CLEARDVALID(3, 1, 0);
+    out[16] = TTPROF_TENSIX_ZEROSRC(1, 0, 1, 3);
+    out[17] = TTPROF_TENSIX_ELWMUL(1, 1, 1, 0);
     ttprof_tensix_push(TTPROF_TENSIX_SEMINIT(9, 4, 1 << 2));
     ttprof_tensix_push(TTPROF_TENSIX_SEMPOST(1 << 2));
     ttprof_tensix_push(TTPROF_TENSIX_SETDMAREG(20, 2));
@@ -282,7 +292,7 @@ fn the_c_tensix_encoders_match_the_rust_ones_and_drive_the_coprocessor() {
     )
     .unwrap();
     let s = dev.run().unwrap_or_else(|e| panic!("{e}"));
-    let got: Vec<u32> = (0..8)
+    let got: Vec<u32> = (0..18)
         .map(|i| dev.read_u32(0, tile, 0x30000 + 4 * i).unwrap())
         .collect();
     let want = [
@@ -294,6 +304,16 @@ fn the_c_tensix_encoders_match_the_rust_ones_and_drive_the_coprocessor() {
         tt::addrcrzw(5, [1, 2, 3, 4], 0xF),
         tt::setrwc(0xF, 1, 2, 3, 0xF),
         tt::setadc(7, 1, 3, 0x3FFFF),
+        tt::unpacr(1, 0x44, true, false),
+        tt::pacr(1, false, 1, true, false, false, true),
+        tt::elwadd(3, true, 2, 2, 0x3F8),
+        tt::mvmul(2, true, 3, 16),
+        tt::zeroacc(true, 3, 0, 0),
+        tt::movb2d(false, 1, 0, 5, 0),
+        tt::movd2a(false, 0, 0, true, 4),
+        tt::cleardvalid(3, true, false),
+        tt::zerosrc(true, false, true, 3),
+        tt::elwmul(1, 1, 1, 0),
     ];
     assert_eq!(got, want);
     // Semaphore 2: 4 + 1; GPR 3 = GPR 1 (20) * 7.

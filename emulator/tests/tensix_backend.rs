@@ -170,16 +170,16 @@ fn adc_and_rwc_instructions_execute() {
 #[test]
 fn an_unmodelled_instruction_names_mnemonic_thread_and_pushing_pc() {
     let mut t = Prog::new();
-    t.tt(tt::nop()).tt(0x2800_0000); // ELWADD
+    t.tt(tt::nop()).tt(0x2900_0000); // DOTPV
     let (f, msg) = run_fault(&[(Risc::Trisc1, &t)]);
     assert!(
         matches!(
             f.kind,
             FaultKind::TensixPush {
-                word: 0x2800_0000,
+                word: 0x2900_0000,
                 risc: Risc::Trisc1,
                 thread: 1,
-                mnemonic: "ELWADD",
+                mnemonic: "DOTPV",
                 ..
             }
         ),
@@ -188,7 +188,7 @@ fn an_unmodelled_instruction_names_mnemonic_thread_and_pushing_pc() {
     assert_eq!((f.risc, f.pc), (Risc::Trisc1, 0xA004), "the push's pc");
     for part in [
         "TRISC_1",
-        "ELWADD",
+        "DOTPV",
         "Tensix thread T1",
         "not modelled",
         "0x0000a004",
@@ -220,12 +220,20 @@ fn a_mop_whose_expansion_holds_an_unmodelled_instruction_stops_at_its_push() {
 #[test]
 fn unmodelled_modes_and_undefined_behaviour_are_diagnosed() {
     for (word, what) in [
-        (tt::stallwait(1, 1 << 8), "C8-C11"),
         (0x4500_0080, "packer"), // SETDMAREG special mode
         (tt::atgetm(1), "waits forever"),
         (tt::wrcfg(0, false, 188), "past Config"),
         (tt::bitwopdmareg(false, 3, 0, 0, 0), "undefined"),
-        (tt::setrwc(0, 0, 0, 0, 0) | (1 << 22), "FlipSrcA"),
+        (
+            tt::pacr(0, false, 0b10, false, false, false, false),
+            "packer 0",
+        ),
+        (
+            tt::unpacr(0, 0, false, false) | (1 << 7),
+            "MultiContextMode",
+        ),
+        (tt::unpacr(0, 0, false, false) | (1 << 2), "RowSearch"),
+        (tt::zeroacc(false, 1, 0, 0) | (1 << 18), "Revert"),
     ] {
         let mut t = Prog::new();
         t.tt(word);

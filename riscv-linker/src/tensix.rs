@@ -384,6 +384,201 @@ pub const fn sfpswap(vc: u32, vd: u32, mod1: u32) -> u32 {
     sfp_cd(0x92, 0, vc, vd, mod1)
 }
 
+// ---- Data path: unpackers, Matrix Unit, packers ----
+
+/// `SETRWC` with bank flips: `flips` bit 1 `FlipSrcB`, bit 0 `FlipSrcA`; the other
+/// arguments as [`setrwc`].
+pub const fn setrwc_flip(flips: u32, cr: u32, dst: u32, src_b: u32, src_a: u32, which: u32) -> u32 {
+    setrwc(cr, dst, src_b, src_a, which) | f(flips, 22, 2)
+}
+
+/// `UNPACR` (regular mode): unpacker `which_unpacker` (0: `SrcA` or `Dst`, 1: `SrcB`);
+/// `incs` is `(Ch1YInc << 6) + (Ch1ZInc << 4) + (Ch0YInc << 2) + Ch0ZInc`; `flip_src`
+/// hands the bank to the Matrix Unit when done.
+pub const fn unpacr(
+    which_unpacker: u32,
+    incs: u32,
+    flip_src: bool,
+    all_datums_are_zero: bool,
+) -> u32 {
+    op(0x42)
+        | f(which_unpacker, 23, 1)
+        | f(incs, 15, 8)
+        | f(flip_src as u32, 6, 1)
+        | f(all_datums_are_zero as u32, 4, 1)
+}
+
+/// `PACR`: `packer_mask` 0 or 1 is packer 0; `last`/`flush` end the output stream.
+pub const fn pacr(
+    addr_mod: u32,
+    zero_write: bool,
+    packer_mask: u32,
+    ovrd_thread_id: bool,
+    concat: bool,
+    flush: bool,
+    last: bool,
+) -> u32 {
+    op(0x41)
+        | f(addr_mod, 15, 2)
+        | f(zero_write as u32, 12, 1)
+        | f(packer_mask, 8, 4)
+        | f(ovrd_thread_id as u32, 7, 1)
+        | f(concat as u32, 4, 1)
+        | f(flush as u32, 1, 1)
+        | f(last as u32, 0, 1)
+}
+
+const fn elw(
+    opcode: u32,
+    flips: u32,
+    add_dst: bool,
+    broadcast: u32,
+    addr_mod: u32,
+    dst_row: u32,
+) -> u32 {
+    op(opcode)
+        | f(flips, 22, 2)
+        | f(add_dst as u32, 21, 1)
+        | f(broadcast, 19, 2)
+        | f(addr_mod, 15, 2)
+        | f(dst_row, 0, 10)
+}
+
+/// `ELWADD`: `flips` bit 1 `FlipSrcB`, bit 0 `FlipSrcA`; `broadcast` bit 1
+/// `BroadcastSrcBRow`, bit 0 `BroadcastSrcBCol0`; `add_dst` accumulates onto `Dst`.
+pub const fn elwadd(flips: u32, add_dst: bool, broadcast: u32, addr_mod: u32, dst_row: u32) -> u32 {
+    elw(0x28, flips, add_dst, broadcast, addr_mod, dst_row)
+}
+
+/// `ELWSUB` (`SrcA - SrcB`), arguments as [`elwadd`].
+pub const fn elwsub(flips: u32, add_dst: bool, broadcast: u32, addr_mod: u32, dst_row: u32) -> u32 {
+    elw(0x30, flips, add_dst, broadcast, addr_mod, dst_row)
+}
+
+/// `ELWMUL` (`Dst += SrcA * SrcB`), arguments as [`elwadd`].
+pub const fn elwmul(flips: u32, broadcast: u32, addr_mod: u32, dst_row: u32) -> u32 {
+    elw(0x27, flips, false, broadcast, addr_mod, dst_row)
+}
+
+/// `MVMUL` (`Dst += SrcB @ SrcA`): `flips` as [`elwadd`].
+pub const fn mvmul(flips: u32, broadcast_srcb_row: bool, addr_mod: u32, dst_row: u32) -> u32 {
+    op(0x26)
+        | f(flips, 22, 2)
+        | f(broadcast_srcb_row as u32, 19, 1)
+        | f(addr_mod, 15, 2)
+        | f(dst_row, 0, 10)
+}
+
+/// `ZEROACC`: `mode` 0 one row, 1 sixteen rows, 2 half of `Dst`, 3 all of it.
+pub const fn zeroacc(use_dst32b: bool, mode: u32, addr_mod: u32, imm10: u32) -> u32 {
+    op(0x10) | f(use_dst32b as u32, 21, 1) | f(mode, 19, 2) | f(addr_mod, 15, 2) | f(imm10, 0, 10)
+}
+
+/// `ZEROSRC`: `clear` bit 1 `SrcB`, bit 0 `SrcA`.
+pub const fn zerosrc(
+    negative_inf_srca: bool,
+    single_bank_matrix_unit: bool,
+    both_banks: bool,
+    clear: u32,
+) -> u32 {
+    op(0x11)
+        | f(negative_inf_srca as u32, 4, 1)
+        | f(single_bank_matrix_unit as u32, 3, 1)
+        | f(both_banks as u32, 2, 1)
+        | f(clear, 0, 2)
+}
+
+const fn mov(
+    opcode: u32,
+    use_dst32b_lo: bool,
+    src_row: u32,
+    addr_mod: u32,
+    rows: u32,
+    dst_row: u32,
+) -> u32 {
+    op(opcode)
+        | f(use_dst32b_lo as u32, 23, 1)
+        | f(src_row, 17, 6)
+        | f(addr_mod, 15, 2)
+        | f(rows, 12, 3)
+        | f(dst_row, 0, 10)
+}
+
+/// `MOVA2D`: one row of `SrcA` to `Dst`, or eight if `move_8_rows`.
+pub const fn mova2d(
+    use_dst32b_lo: bool,
+    src_row: u32,
+    addr_mod: u32,
+    move_8_rows: bool,
+    dst_row: u32,
+) -> u32 {
+    mov(
+        0x12,
+        use_dst32b_lo,
+        src_row,
+        addr_mod,
+        (move_8_rows as u32) << 1,
+        dst_row,
+    )
+}
+
+/// `MOVB2D`: `rows` bit 2 `Move4Rows`, bit 1 `Broadcast1RowTo8`, bit 0 `BroadcastCol0`.
+pub const fn movb2d(
+    use_dst32b_lo: bool,
+    src_row: u32,
+    addr_mod: u32,
+    rows: u32,
+    dst_row: u32,
+) -> u32 {
+    mov(0x13, use_dst32b_lo, src_row, addr_mod, rows, dst_row)
+}
+
+/// `MOVD2A`: one row of `Dst` to `SrcA`, or four if `move_4_rows`.
+pub const fn movd2a(
+    use_dst32b_lo: bool,
+    src_row: u32,
+    addr_mod: u32,
+    move_4_rows: bool,
+    dst_row: u32,
+) -> u32 {
+    mov(
+        0x08,
+        use_dst32b_lo,
+        src_row,
+        addr_mod,
+        (move_4_rows as u32) << 1,
+        dst_row,
+    )
+}
+
+/// `MOVD2B`, arguments as [`movd2a`].
+pub const fn movd2b(
+    use_dst32b_lo: bool,
+    src_row: u32,
+    addr_mod: u32,
+    move_4_rows: bool,
+    dst_row: u32,
+) -> u32 {
+    mov(
+        0x0A,
+        use_dst32b_lo,
+        src_row,
+        addr_mod,
+        (move_4_rows as u32) << 1,
+        dst_row,
+    )
+}
+
+/// `CLEARDVALID`: `flips` as [`elwadd`]; `reset` gives every bank to the unpackers.
+pub const fn cleardvalid(flips: u32, keep_reading_same_src: bool, reset: bool) -> u32 {
+    op(0x36) | f(flips, 22, 2) | f(keep_reading_same_src as u32, 1, 1) | f(reset as u32, 0, 1)
+}
+
+/// `SETDVALID`: `flips` bit 1 `SrcB`, bit 0 `SrcA` go to the Matrix Unit.
+pub const fn setdvalid(flips: u32) -> u32 {
+    op(0x57) | f(flips, 0, 2)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,5 +603,24 @@ mod tests {
         assert_eq!(sfpmuli(0x3FC0, 2, 8), 0x743F_C028);
         assert_eq!(sfpsetman(0xABC, 1, 2, 1), 0x83AB_C121);
         assert_eq!(sfpswap(3, 4, 1), 0x9200_0341);
+    }
+
+    #[test]
+    fn data_path_words_match_the_documented_layouts() {
+        assert_eq!(elwadd(0b11, true, 0b10, 2, 0x3f8), 0x28F1_03F8);
+        assert_eq!(elwsub(0, false, 0, 0, 8), 0x3000_0008);
+        assert_eq!(elwmul(0b01, 0b01, 1, 0), 0x2748_8000);
+        assert_eq!(mvmul(0b10, true, 3, 16), 0x2689_8010);
+        assert_eq!(zeroacc(true, 3, 0, 0), 0x1038_0000);
+        assert_eq!(zerosrc(true, false, true, 0b11), 0x1100_0017);
+        assert_eq!(mova2d(true, 63, 1, true, 5), 0x12FE_A005);
+        assert_eq!(movb2d(false, 1, 0, 0b101, 0), 0x1302_5000);
+        assert_eq!(movd2a(false, 0, 0, true, 4), 0x0800_2004);
+        assert_eq!(movd2b(false, 0, 0, false, 4), 0x0A00_0004);
+        assert_eq!(cleardvalid(0b11, true, false), 0x36C0_0002);
+        assert_eq!(setdvalid(0b10), 0x5700_0002);
+        assert_eq!(unpacr(1, 0b01_00_01_00, true, false), 0x42A2_0040);
+        assert_eq!(pacr(1, false, 1, true, false, false, true), 0x4100_8181);
+        assert_eq!(setrwc_flip(0b11, 0, 0, 0, 0, 0b1111), 0x37C0_000F);
     }
 }

@@ -105,6 +105,143 @@ impl BackendConfig {
     }
 }
 
+/// A configuration field: word index, first bit, width in bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Field(pub usize, pub u32, pub u32);
+
+impl Field {
+    /// The field `k` words further on (the `_SEC<k>` families).
+    pub const fn at(self, k: usize) -> Field {
+        Field(self.0 + k, self.1, self.2)
+    }
+
+    fn get(self, word: u32) -> u32 {
+        let v = word >> self.1;
+        if self.2 >= 32 {
+            v
+        } else {
+            v & ((1 << self.2) - 1)
+        }
+    }
+}
+
+impl BackendConfig {
+    /// `Config[StateID].f` for `thread`.
+    pub fn get(&self, thread: usize, f: Field) -> u32 {
+        f.get(self.cfg[self.state_id(thread)][f.0])
+    }
+
+    /// `ThreadConfig[thread].f`.
+    pub fn thd(&self, thread: usize, f: Field) -> u32 {
+        f.get(self.thread[thread][f.0] as u32)
+    }
+}
+
+/// The fields of `cfg_defines.h` (tt-metal, Wormhole B0) the data path reads, each named
+/// after its `cfg_defines.h` field and holding its `_ADDR32` word, `_SHAMT` and width:
+/// `ThreadConfig` fields in `thd`, `Config` fields in `cfg`.
+pub(crate) mod fields {
+    use super::Field as F;
+
+    pub mod thd {
+        use super::F;
+        pub const MATH_OFFSET: F = F(1, 0, 12);
+        pub const ADDR_MOD_SET_BASE: F = F(2, 0, 1);
+        pub const SRCA_SET_BASE: F = F(3, 0, 2);
+        pub const SRCA_SET_OVRD_WITH_ADDR: F = F(3, 2, 1);
+        pub const SRCB_SET_BASE: F = F(4, 0, 2);
+        pub const CLR_DVALID_SRCA_DISABLE: F = F(5, 0, 1);
+        pub const CLR_DVALID_SRCB_DISABLE: F = F(5, 1, 1);
+        pub const FIDELITY_BASE: F = F(6, 0, 2);
+        /// `ADDR_MOD_AB_SEC<k>` is word `7 + 2k`.
+        pub const ADDR_MOD_AB: usize = 7;
+        /// `ADDR_MOD_DST_SEC<k>` is word `23 + k`.
+        pub const ADDR_MOD_DST: usize = 23;
+        /// `ADDR_MOD_PACK_SEC<k>` is word `31 + k`.
+        pub const ADDR_MOD_PACK: usize = 31;
+        /// `ADDR_MOD_BIAS_SEC<k>` is word `48 + k`.
+        pub const ADDR_MOD_BIAS: usize = 48;
+        pub const FP16A_FORCE: F = F(56, 0, 1);
+    }
+
+    pub mod cfg {
+        use super::F;
+        pub const SRCA_VAL: F = F(0, 0, 4);
+        pub const SRCA_OVERRIDE: F = F(0, 4, 1);
+        pub const DSTACC_VAL: F = F(0, 10, 4);
+        pub const DSTACC_OVERRIDE: F = F(0, 14, 1);
+        pub const FPU_SRND: F = F(1, 0, 1);
+        pub const PACKER_SRND: F = F(1, 2, 1);
+        pub const SRCA_FMT: F = F(1, 17, 4);
+        pub const DSTACC: F = F(1, 25, 4);
+        pub const FP32_ENABLED: F = F(1, 29, 1);
+        pub const INT8_MATH: F = F(1, 31, 1);
+        pub const ZERO_FLAG_DISABLED_SRC: F = F(2, 0, 1);
+        pub const APPLY_RELU: F = F(2, 2, 4);
+        pub const DEST_REGW_BASE: F = F(6, 0, 16);
+        // Packers (PCK0_*, shared by the four packers).
+        pub const PCK_XSTRIDE0: F = F(8, 0, 12);
+        pub const PCK_YSTRIDE0: F = F(8, 12, 12);
+        pub const PCK_ZSTRIDE0: F = F(9, 0, 12);
+        pub const PCK_WSTRIDE0: F = F(9, 12, 16);
+        pub const PCK_YSTRIDE1: F = F(10, 12, 12);
+        pub const PCK_ZSTRIDE1: F = F(11, 0, 12);
+        pub const PCK_WSTRIDE1: F = F(11, 12, 16);
+        pub const PCK_BASE0: F = F(12, 0, 16);
+        pub const PCK_BASE1: F = F(13, 0, 16);
+        pub const READ_32B: F = F(14, 0, 1);
+        pub const READ_RAW: F = F(14, 2, 1);
+        pub const ROUND_10B_MANT: F = F(14, 3, 1);
+        pub const EDGE_FACE_SET_SELECT: F = F(15, 0, 8);
+        pub const EDGE_FACE_SET_ENABLE: F = F(15, 8, 1);
+        /// `TILE_ROW_SET_MAPPING_<k>`: word `16 + k`, sixteen 2-bit entries.
+        pub const TILE_ROW_SET_MAPPING: usize = 16;
+        /// `PCK_EDGE_OFFSET_SEC<k>_mask`: word `20 + k`, bits 0-15.
+        pub const EDGE_MASK: F = F(20, 0, 16);
+        pub const EDGE_ROW_SET_SELECT: F = F(20, 17, 8);
+        /// `TILE_FACE_SET_MAPPING_<k>`: word `32 + k`.
+        pub const TILE_FACE_SET_MAPPING: usize = 32;
+        // Unpackers: UNPx_ADDR_CTRL_*_REG_1, UNPx_ADDR_BASE_REG_1 (x = 0, 1).
+        pub const UNP_YSTRIDE1: [F; 2] = [F(44, 12, 12), F(46, 12, 12)];
+        pub const UNP_ZSTRIDE1: [F; 2] = [F(45, 0, 12), F(47, 0, 12)];
+        pub const UNP_WSTRIDE1: [F; 2] = [F(45, 12, 16), F(47, 12, 16)];
+        pub const UNP_BASE1: [F; 2] = [F(40, 16, 16), F(48, 16, 16)];
+        /// `THCON_SEC<u>`: unpacker `u`'s section starts at word `52 + 40u`.
+        pub const THCON_SEC: [usize; 2] = [52, 92];
+        // Offsets inside a THCON section.
+        pub const TD_WORDS: usize = 0; // TileDescriptor, 4 words
+        pub const OUT_DATA_FORMAT: F = F(8, 0, 4);
+        pub const THROTTLE_MODE: F = F(8, 4, 2);
+        pub const HALOIZE: F = F(8, 8, 1);
+        pub const TILEIZE: F = F(8, 9, 1);
+        pub const SRC_REG_SET_UPD: F = F(8, 10, 1);
+        pub const UNPACK_IF_SEL: F = F(8, 11, 1);
+        pub const UPSAMPLE_RATE: F = F(8, 12, 2);
+        pub const SHIFT_AMOUNT_CNTX0: F = F(8, 16, 4);
+        pub const UNPACK_LIMIT: F = F(10, 0, 17);
+        pub const UNPACK_FIFO_SIZE: F = F(11, 0, 17);
+        pub const BASE_ADDRESS: F = F(12, 0, 32);
+        pub const OFFSET_ADDRESS: F = F(28, 0, 16);
+        // Packer 0's section (THCON_SEC0_REG1, REG9).
+        pub const P0_L1_DEST_ADDR: F = F(57, 0, 32);
+        pub const P0_DISABLE_ZERO_COMPRESS: F = F(58, 0, 1);
+        pub const P0_ADD_L1_DEST_OFFSET: F = F(58, 1, 1);
+        pub const P0_ADDR_CNT_CONTEXT: F = F(58, 2, 2);
+        pub const P0_OUT_DATA_FORMAT: F = F(58, 4, 4);
+        pub const P0_IN_DATA_FORMAT: F = F(58, 8, 4);
+        pub const P0_SUB_L1_HEADER: F = F(58, 15, 1);
+        pub const P0_SOURCE_L1: F = F(58, 16, 1);
+        pub const ALL_PACK_DISABLE_ZERO_COMPRESS: F = F(58, 17, 4);
+        pub const ALL_PACK_DISABLE_ZERO_COMPRESS_OVRD: F = F(58, 21, 1);
+        pub const P0_DOWNSAMPLE_MASK: F = F(59, 0, 16);
+        pub const P0_EXP_THRESHOLD_EN: F = F(59, 20, 1);
+        pub const P0_L1_ACC: F = F(59, 21, 1);
+        pub const P0_LIMIT: F = F(88, 0, 17);
+        pub const P0_FIFO_SIZE: F = F(89, 0, 17);
+        pub const DEST_TARGET_PACK_OFFSET: F = F(152, 0, 12);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,6 +44,8 @@ pub(crate) struct Rwc {
     pub src_a: Counter,
     pub src_b: Counter,
     pub fidelity: u32,
+    /// `ExtraAddrModBit`.
+    pub extra_bit: u32,
 }
 
 /// Executes an ADC instruction of `thread` on `adcs`.
@@ -156,6 +158,55 @@ pub(crate) fn incrwc(r: &mut Rwc, word: u32) {
     }
 }
 
+/// `ApplyAddrMod` (`RWCs.md`) with the thread's `ThreadConfig` row `thd`; the
+/// `ADDR_MOD_*` words are as `cfg_defines.h` lays them out.
+pub(crate) fn apply_addr_mod(r: &mut Rwc, thd: &[u16], addr_mod: u32, update_fidelity: bool) {
+    use super::config::fields::thd as t;
+    let base = thd[t::ADDR_MOD_SET_BASE.0] & 1 != 0;
+    let index = (addr_mod + if r.extra_bit != 0 || base { 4 } else { 0 }) as usize;
+    let ab = thd[t::ADDR_MOD_AB + 2 * index] as u32;
+    let dst = thd[t::ADDR_MOD_DST + index] as u32;
+    let bias = thd[t::ADDR_MOD_BIAS + index] as u32;
+    for (c, incr, cr, clear) in [
+        (&mut r.src_a, ab & 0x3f, ab & 0x40, ab & 0x80),
+        (&mut r.src_b, (ab >> 8) & 0x3f, ab & 0x4000, ab & 0x8000),
+    ] {
+        if clear != 0 {
+            *c = Counter::default();
+        } else if cr != 0 {
+            c.cr = m(SRC, c.cr + incr);
+            c.v = c.cr;
+        } else {
+            c.v = m(SRC, c.v + incr);
+        }
+    }
+    let incr = dst & 0x3ff;
+    let d = &mut r.dst;
+    if dst & 0x800 != 0 {
+        *d = Counter::default();
+    } else if dst & 0x1000 != 0 {
+        d.v = m(DST, d.v + incr);
+        d.cr = d.v;
+    } else if dst & 0x400 != 0 {
+        d.cr = m(DST, d.cr + incr);
+        d.v = d.cr;
+    } else {
+        d.v = m(DST, d.v + incr);
+    }
+    if update_fidelity {
+        if dst & 0x8000 != 0 {
+            r.fidelity = 0;
+        } else {
+            r.fidelity = (r.fidelity + ((dst >> 13) & 3)) & 3;
+        }
+    }
+    if bias & 0x10 != 0 {
+        r.extra_bit = 0;
+    } else if bias & 3 != 0 {
+        r.extra_bit ^= 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +273,32 @@ mod tests {
         r.fidelity = 2;
         setrwc(&mut r, (0x37 << 24) | 0b1011 | (2 << 6) | (1 << 10));
         assert_eq!((r.src_a.v, r.src_b.cr, r.fidelity), (2, 1, 0));
+    }
+
+    #[test]
+    fn addr_mod_applies_the_selected_section() {
+        let mut thd = [0u16; 57];
+        // Section 1: SrcA += 8 (Cr), SrcB += 16, Dst += 8, fidelity += 1.
+        thd[7 + 2] = 8 | 0x40 | (16 << 8);
+        thd[24] = 8 | (1 << 13);
+        let mut r = Rwc::default();
+        apply_addr_mod(&mut r, &thd, 1, true);
+        apply_addr_mod(&mut r, &thd, 1, true);
+        assert_eq!(
+            (r.src_a, r.src_b.v, r.dst.v, r.fidelity),
+            (Counter { v: 16, cr: 16 }, 32, 16, 2)
+        );
+        apply_addr_mod(&mut r, &thd, 1, false);
+        assert_eq!(r.fidelity, 2, "SFPLOAD-style: fidelity untouched");
+        // Section 2: clear everything.
+        thd[7 + 4] = 0x80 | 0x8000;
+        thd[25] = 0x800 | 0x8000;
+        apply_addr_mod(&mut r, &thd, 2, true);
+        assert_eq!((r.src_a.v, r.src_b.v, r.dst.v, r.fidelity), (0, 0, 0, 0));
+        // ADDR_MOD_SET_Base selects sections 4-7.
+        thd[2] = 1;
+        thd[23 + 4] = 5;
+        apply_addr_mod(&mut r, &thd, 0, true);
+        assert_eq!(r.dst.v, 5);
     }
 }

@@ -29,6 +29,8 @@ pub(crate) enum Unit {
 pub(crate) mod block {
     pub const B0: u16 = 1;
     pub const B1: u16 = 1 << 1;
+    pub const B2: u16 = 1 << 2;
+    pub const B3: u16 = 1 << 3;
     pub const B5: u16 = 1 << 5;
     pub const B6: u16 = 1 << 6;
     pub const B7: u16 = 1 << 7;
@@ -43,6 +45,8 @@ pub(crate) mod op {
     pub const REPLAY: u8 = 0x04;
     pub const SETRWC: u8 = 0x37;
     pub const INCRWC: u8 = 0x38;
+    pub const PACR: u8 = 0x41;
+    pub const UNPACR: u8 = 0x42;
     pub const SETDMAREG: u8 = 0x45;
     pub const SETADC: u8 = 0x50;
     pub const SETADCXY: u8 = 0x51;
@@ -51,6 +55,7 @@ pub(crate) mod op {
     pub const SETADCZW: u8 = 0x54;
     pub const INCADCZW: u8 = 0x55;
     pub const ADDRCRZW: u8 = 0x56;
+    pub const SETDVALID: u8 = 0x57;
     pub const ADDDMAREG: u8 = 0x58;
     pub const SUBDMAREG: u8 = 0x59;
     pub const MULDMAREG: u8 = 0x5A;
@@ -112,31 +117,31 @@ const TABLE: &[(u8, OpInfo)] = &[
     (op::NOP, m("NOP", Misc, 0)),
     (op::MOP_CFG, m("MOP_CFG", MopExpander, 0)),
     (op::REPLAY, m("REPLAY", ReplayExpander, 0)),
-    (0x08, u("MOVD2A", Matrix)),
+    (0x08, m("MOVD2A", Matrix, B6)),
     (0x09, u("MOVDBGA2D", Matrix)),
-    (0x0A, u("MOVD2B", Matrix)),
-    (0x10, u("ZEROACC", Matrix)),
-    (0x11, u("ZEROSRC", Matrix)),
-    (0x12, u("MOVA2D", Matrix)),
-    (0x13, u("MOVB2D", Matrix)),
+    (0x0A, m("MOVD2B", Matrix, B6)),
+    (0x10, m("ZEROACC", Matrix, B6)),
+    (0x11, m("ZEROSRC", Matrix, B6)),
+    (0x12, m("MOVA2D", Matrix, B6)),
+    (0x13, m("MOVB2D", Matrix, B6)),
     (0x16, u("TRNSPSRCB", Matrix)),
     (0x17, u("SHIFTXA", Matrix)),
     (0x18, u("SHIFTXB", Matrix)),
     (0x21, u("CLREXPHIST", Matrix)),
-    (0x26, u("MVMUL", Matrix)),
-    (0x27, u("ELWMUL", Matrix)),
-    (0x28, u("ELWADD", Matrix)),
+    (0x26, m("MVMUL", Matrix, B6)),
+    (0x27, m("ELWMUL", Matrix, B6)),
+    (0x28, m("ELWADD", Matrix, B6)),
     (0x29, u("DOTPV", Matrix)),
-    (0x30, u("ELWSUB", Matrix)),
+    (0x30, m("ELWSUB", Matrix, B6)),
     (0x33, u("GMPOOL", Matrix)),
     (0x34, u("GAPOOL", Matrix)),
     (0x35, u("GATESRCRST", Matrix)),
-    (0x36, u("CLEARDVALID", Matrix)),
+    (0x36, m("CLEARDVALID", Matrix, B6)),
     (op::SETRWC, m("SETRWC", Matrix, B6)),
     (op::INCRWC, m("INCRWC", Matrix, B6)),
     (0x40, u("XMOV", Mover)),
-    (0x41, u("PACR", Pack)),
-    (0x42, u("UNPACR", Unpack)),
+    (op::PACR, m("PACR", Pack, B0 | B2)),
+    (op::UNPACR, m("UNPACR", Unpack, B0 | B3)),
     (op::SETDMAREG, m("SETDMAREG", Scalar, B0 | B5)),
     (0x46, u("FLUSHDMA", Scalar)),
     (0x48, u("REG2FLOP", Scalar)),
@@ -149,7 +154,7 @@ const TABLE: &[(u8, OpInfo)] = &[
     (op::SETADCZW, m("SETADCZW", Misc, B0)),
     (op::INCADCZW, m("INCADCZW", Misc, B0)),
     (op::ADDRCRZW, m("ADDRCRZW", Misc, B0)),
-    (0x57, u("SETDVALID", Misc)),
+    (op::SETDVALID, m("SETDVALID", Misc, B0)),
     (op::ADDDMAREG, m("ADDDMAREG", Scalar, B0 | B5)),
     (op::SUBDMAREG, m("SUBDMAREG", Scalar, B0 | B5)),
     (op::MULDMAREG, m("MULDMAREG", Scalar, B0 | B5)),
@@ -289,11 +294,10 @@ pub(crate) fn unsupported(word: u32) -> Option<String> {
             "SHIFTDMAREG mode {} is undefined behaviour",
             f(18, 3)
         )),
-        op::SETRWC if f(22, 2) != 0 => {
-            Some("SETRWC with FlipSrcA/FlipSrcB is not modelled (SrcA/SrcB banks are not)".into())
-        }
-        op::STALLWAIT if f(0, 15) & 0xF00 != 0 => {
-            Some("STALLWAIT conditions C8-C11 (SrcA/SrcB bank ownership) are not modelled".into())
+        op::UNPACR => super::unpack::unsupported(word),
+        op::PACR => super::pack::unsupported(word),
+        0x10 if f(18, 1) == 1 && f(19, 2) >= 1 => {
+            Some("ZEROACC with Revert set is undefined behaviour".into())
         }
         op::ATGETM | op::ATRELM if f(0, 16) == 1 || f(0, 16) > 7 => Some(format!(
             "{} of mutex {} waits forever (valid mutexes: 0, 2-7)",
@@ -349,11 +353,16 @@ mod tests {
     #[test]
     fn unsupported_names_the_reason() {
         assert!(unsupported(0x0200_0000).is_none(), "NOP");
-        assert!(unsupported(0x2800_0000)
+        assert!(unsupported(0x2800_0000).is_none(), "ELWADD");
+        assert!(unsupported(0x2900_0000)
             .unwrap()
-            .contains("ELWADD is not modelled"));
+            .contains("DOTPV is not modelled"));
         assert!(unsupported(0x4500_0080).unwrap().contains("packer"));
-        assert!(unsupported(0xA200_0100).unwrap().contains("C8-C11"));
+        assert!(unsupported(0xA200_0100).is_none(), "STALLWAIT C8");
+        assert!(unsupported(0x4100_0200).unwrap().contains("packer 0"));
+        assert!(unsupported(0x4200_0080)
+            .unwrap()
+            .contains("MultiContextMode"));
         assert!(unsupported(0xA000_0001).unwrap().contains("forever"));
         assert!(unsupported(0xA000_0002).is_none());
     }

@@ -1,7 +1,9 @@
 //! The Tensix coprocessor of one tile: three threads' frontends (FIFOs, MOP Expander, Replay
 //! Expander, Wait Gate), the backend's control units (Sync Unit, Configuration Unit,
 //! Scalar Unit GPR arithmetic, Miscellaneous Unit ADCs, the Matrix Unit's RWC
-//! instructions) and the Vector Unit ([`sfpu`]), following Tenstorrent's ISA documentation
+//! instructions), its data path (`SrcA`/`SrcB`, `Dst`, the unpackers, the Matrix Unit,
+//! packer 0: [`data`] issues them) and the Vector Unit ([`sfpu`]), following Tenstorrent's
+//! ISA documentation
 //! (`WormholeB0/TensixTile/TensixCoprocessor/`).
 //!
 //! ## Time
@@ -23,29 +25,39 @@
 //!
 //! ## Not modelled
 //!
-//! Every other instruction (the data path: unpackers, Matrix Unit arithmetic, packers, the
-//! Vector Unit's LUT, conversion, transpose and macro instructions, mover, the memory
-//! instructions of the Scalar Unit) and the modes listed in
+//! Every other instruction (the Vector Unit's LUT, conversion, transpose and macro
+//! instructions, the mover, the memory instructions of the Scalar Unit, the Matrix Unit's
+//! pooling, dot-product and shift instructions) and the modes listed in
 //! [`isa::unsupported`] stop the run at the push with [`FaultKind::TensixPush`], naming the
 //! mnemonic, the thread and the pushing core (whose pc the fault carries); one reaching the
-//! gate out of the replay buffer or a MOP expansion stops it with [`FaultKind::TensixExec`].
+//! gate out of the replay buffer or a MOP expansion, or a data instruction meeting a
+//! configured mode the model leaves out (compression, BFP formats, ...), stops it with
+//! [`FaultKind::TensixExec`].
 
 mod config;
 mod counters;
+mod data;
 pub(crate) mod dst;
+mod float;
 mod frontend;
 pub(crate) mod isa;
+mod matrix;
+mod pack;
 mod scalar;
 pub(crate) mod sfpu;
+mod src_regs;
 mod sync;
+mod unpack;
 
 pub use frontend::FifoDepths;
 pub use isa::modelled_mnemonics;
 
 use crate::fault::FaultKind;
+use crate::memory::L1;
 use frontend::{Frontend, Insn, Latch};
 use isa::{op, opcode, Unit};
 use riscv_linker::{mmio, Risc};
+use src_regs::{A, B};
 
 pub(crate) use config::RISC_VIEW_BYTES as CONFIG_VIEW_BYTES;
 
@@ -66,12 +78,36 @@ pub struct TensixTiming {
     pub rdcfg_latency: u32,
     /// Miscellaneous Unit instructions (documented: 1).
     pub misc_latency: u32,
-    /// `SETRWC`, `INCRWC` (documented: 1).
+    /// `SETRWC`, `INCRWC`, `ZEROACC`, `ZEROSRC`, `CLEARDVALID` (documented: 1).
     pub rwc_latency: u32,
     /// Vector Unit instructions outside the MAD sub-unit (documented: 1).
     pub sfpu_latency: u32,
     /// `SFPMAD`, `SFPADD`, `SFPMUL` (documented: 2).
     pub sfpu_mad_latency: u32,
+    /// `MVMUL`, `ELWMUL`, `ELWADD`, `ELWSUB` (documented: 5).
+    pub fpu_latency: u32,
+    /// `MOVA2D`, `MOVB2D` (documented: 4).
+    pub mov_to_dst_latency: u32,
+    /// `MOVD2A` (documented: 2).
+    pub movd2a_latency: u32,
+    /// `MOVD2B` (ASSUMPTION: 4, the end of the three cycles in which the Matrix Unit only
+    /// accepts another `MOVD2B`; the page gives no latency).
+    pub movd2b_latency: u32,
+    /// Cycles after an instruction writes an 8x16 block of `Dst` during which a Matrix Unit
+    /// instruction or `PACR` reading that block stalls (documented: 4).
+    pub dst_read_after_write: u32,
+    /// `UNPACR` address calculation, holding the thread and every thread's next `UNPACR`
+    /// (documented: 2 for uncompressed data).
+    pub unpack_setup: u32,
+    /// Bytes an unpacker fetches from L1 per cycle at `Throttle_mode` 0 (documented: 16;
+    /// x2 and x4 double and quadruple it).
+    pub unpack_bytes_per_cycle: u32,
+    /// Cycles from a `PACR` entering packer 0 until its first datum can be written
+    /// (ASSUMPTION: 2, as the unpackers' address calculation; the pages give none).
+    pub pack_setup: u32,
+    /// Bytes packer 0 writes to L1 per cycle (ASSUMPTION: 16, one of the 16-byte units the
+    /// output address generator writes).
+    pub pack_bytes_per_cycle: u32,
 }
 
 impl Default for TensixTiming {
@@ -91,6 +127,15 @@ impl Default for TensixTiming {
             rwc_latency: 1,
             sfpu_latency: 1,
             sfpu_mad_latency: 2,
+            fpu_latency: 5,
+            mov_to_dst_latency: 4,
+            movd2a_latency: 2,
+            movd2b_latency: 4,
+            dst_read_after_write: 4,
+            unpack_setup: 2,
+            unpack_bytes_per_cycle: 16,
+            pack_setup: 2,
+            pack_bytes_per_cycle: 16,
         }
     }
 }
@@ -111,6 +156,7 @@ struct CycleUse {
     cfg_rdwr: bool,
     matrix: bool,
     vector: bool,
+    pack: bool,
 }
 
 /// The coprocessor's state.
@@ -133,6 +179,32 @@ pub(crate) struct Tensix {
     pub vector: sfpu::VectorUnit,
     /// The thread has an instruction in the Vector Unit until this cycle (`STALLWAIT` C14).
     sfpu_until: [u64; 3],
+    /// `SrcA`, `SrcB` and their banks' owners.
+    pub src: src_regs::SrcRegs,
+    /// The tile's L1, which the unpackers read and the packers write (`None` in unit tests
+    /// that never unpack or pack).
+    l1: Option<L1>,
+    /// Packer 0's output stream.
+    packer: pack::Packer,
+    /// Cycle from which each 8-row block of `DstBits` may be read, and the latest of them.
+    dst_ready: [u64; 128],
+    dst_ready_max: u64,
+    /// Unpacker `u` fetches from L1 until this cycle, at speed `unpacker_speed[u]` (1, 2, 4).
+    unpacker_busy: [u64; 2],
+    unpacker_speed: [u32; 2],
+    /// No `UNPACR` may start before this cycle (the address calculation of the last one).
+    unpack_setup_until: u64,
+    /// Thread `t` has an instruction in unpacker `u`'s pipeline until `[u][t]` (C1, C2).
+    unpack_thread_until: [[u64; 3]; 2],
+    /// Packer 0 writes until this cycle; thread `t` has work in it until `[t]` (C3).
+    pack_busy: u64,
+    pack_thread_until: [u64; 3],
+    /// `FlipSrc` hand-overs waiting for their `UNPACR` to complete: (SrcA/SrcB, bank, cycle).
+    pending_flips: Vec<(usize, usize, u64)>,
+    /// After `MOVD2A`/`MOVD2B` the Matrix Unit only accepts that opcode until the cycle.
+    mu_only: Option<(u8, u64)>,
+    /// After `MOVA2D`/`MOVB2D`, `MOVD2A`, `MOVD2B`, `ELWMUL`, `MVMUL` wait until the cycle.
+    mov_to_dst_until: u64,
     adcs: [counters::AdcSet; 3],
     rwcs: [counters::Rwc; 3],
     /// A Scalar Unit instruction holds its thread's gate until this cycle.
@@ -170,6 +242,20 @@ impl Tensix {
             dst: Default::default(),
             vector: Default::default(),
             sfpu_until: [0; 3],
+            src: Default::default(),
+            l1: None,
+            packer: Default::default(),
+            dst_ready: [0; 128],
+            dst_ready_max: 0,
+            unpacker_busy: [0; 2],
+            unpacker_speed: [1; 2],
+            unpack_setup_until: 0,
+            unpack_thread_until: [[0; 3]; 2],
+            pack_busy: 0,
+            pack_thread_until: [0; 3],
+            pending_flips: Vec::new(),
+            mu_only: None,
+            mov_to_dst_until: 0,
             adcs: Default::default(),
             rwcs: Default::default(),
             thread_held_until: [0; 3],
@@ -180,6 +266,11 @@ impl Tensix {
             idle: true,
             issued: [0; 3],
         }
+    }
+
+    /// Gives the unpackers and packers the tile's L1.
+    pub fn attach_l1(&mut self, l1: L1) {
+        self.l1 = Some(l1);
     }
 
     /// The next cycle to simulate (every cycle before it has been).
@@ -217,6 +308,19 @@ impl Tensix {
         held.copied()
             .chain([self.scalar_busy_until])
             .chain(self.cfg_rdwr_at.map(|c| c + 1))
+            .chain(
+                // Only scanned while some block is still becoming readable.
+                (self.dst_ready_max >= self.now)
+                    .then_some(&self.dst_ready)
+                    .into_iter()
+                    .flatten()
+                    .copied(),
+            )
+            .chain(self.unpack_thread_until.iter().flatten().copied())
+            .chain(self.pack_thread_until)
+            .chain([self.unpack_setup_until, self.mov_to_dst_until])
+            .chain(self.mu_only.map(|(_, c)| c))
+            .chain(self.pending_flips.iter().map(|f| f.2))
             .filter(|&c| c >= self.now)
             .min()
     }
@@ -226,6 +330,13 @@ impl Tensix {
         let c = self.now;
         let mut used = CycleUse::default();
         let mut progress = false;
+        if self.pending_flips.iter().any(|f| f.2 <= c) {
+            for &(which, bank, _) in self.pending_flips.iter().filter(|f| f.2 <= c) {
+                self.src.banks[which][bank].allowed = src_regs::Client::MatrixUnit;
+            }
+            self.pending_flips.retain(|f| f.2 > c);
+            progress = true;
+        }
         for t in 0..3 {
             progress |= self.gate(t, c, &mut used)?;
         }
@@ -246,11 +357,22 @@ impl Tensix {
         if l.semwait {
             self.sync.semwait_met(l.condition as u8, l.sem_mask)
         } else {
-            // C7: the thread has an instruction in the Matrix Unit; C14: in the Vector
-            // Unit. Every other condition names a unit no modelled instruction occupies
-            // (C8-C11 are refused at the push).
-            let busy = |bit: u32, until: u64| l.condition & (1 << bit) != 0 && until > c;
-            !(busy(7, self.matrix_until[t]) || busy(14, self.sfpu_until[t]))
+            // Keep waiting while a selected condition says so (STALLWAIT.md). C0, C4-C6,
+            // C12 and C13 name units no modelled instruction occupies.
+            let keep = [
+                (1, self.unpack_thread_until[0][t] > c),
+                (2, self.unpack_thread_until[1][t] > c),
+                (3, self.pack_thread_until[t] > c),
+                (7, self.matrix_until[t] > c),
+                (8, !self.unp_bank_free(A)),
+                (9, !self.unp_bank_free(B)),
+                (10, !self.src.mu_valid(A)),
+                (11, !self.src.mu_valid(B)),
+                (14, self.sfpu_until[t] > c),
+            ];
+            !keep
+                .iter()
+                .any(|&(bit, k)| l.condition & (1 << bit) != 0 && k)
         }
     }
 
@@ -374,24 +496,25 @@ impl Tensix {
                 n
             }
             Some(Unit::Misc) => {
-                if o != op::NOP {
-                    counters::adc(&mut self.adcs, t, w);
+                match o {
+                    op::NOP => {}
+                    op::SETDVALID => self.setdvalid(t, w),
+                    _ => counters::adc(&mut self.adcs, t, w),
                 }
                 tm.misc_latency
             }
-            Some(Unit::Matrix) => {
-                if used.matrix {
-                    return Ok(false);
-                }
-                used.matrix = true;
-                if o == op::SETRWC {
-                    counters::setrwc(&mut self.rwcs[t], w);
-                } else {
-                    counters::incrwc(&mut self.rwcs[t], w);
-                }
-                self.matrix_until[t] = c + tm.rwc_latency as u64;
-                tm.rwc_latency
-            }
+            Some(Unit::Matrix) => match self.issue_matrix(t, w, c, used)? {
+                Some(latency) => latency,
+                None => return Ok(false),
+            },
+            Some(Unit::Unpack) => match self.issue_unpack(t, w, c)? {
+                Some(latency) => latency,
+                None => return Ok(false),
+            },
+            Some(Unit::Pack) => match self.issue_pack(t, w, c, used)? {
+                Some(latency) => latency,
+                None => return Ok(false),
+            },
             Some(Unit::Vector) => {
                 // One instruction per cycle from all threads together (VectorUnit.md).
                 if used.vector || !self.vector.accepts(w, c) {
@@ -607,6 +730,7 @@ impl Tensix {
                         None => format!("waiting for mutex {m}"),
                     }
                 }
+                (_, Some(w)) => self.data_wait(w).unwrap_or_else(|| "not held".to_string()),
                 _ => "not held".to_string(),
             };
             let next = next.map_or("nothing at the wait gate yet", isa::mnemonic);

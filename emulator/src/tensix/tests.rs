@@ -1,6 +1,7 @@
 //! Cycle-level checks of the coprocessor model (whole programs are in `tests/tensix_*.rs`).
 
 use super::*;
+use crate::memory::L1;
 
 const NOP: u32 = 0x0200_0000;
 const B: u32 = mmio::INSTRN_BUF_BASE;
@@ -198,4 +199,292 @@ fn after_sfpswap_the_vector_unit_takes_only_sfpnop_for_a_cycle() {
     push(&mut x, 0, tt::sfpnop(), 0);
     x.advance_to(4).unwrap();
     assert_eq!(x.issued[0], 2, "SFPSWAP then SFPNOP take two cycles");
+}
+
+/// A coprocessor with an L1 of `words` zeroed words (the buffer must outlive it).
+fn with_l1(buf: &mut Vec<u32>) -> Tensix {
+    let mut x = Tensix::default();
+    // SAFETY: the buffer is 4-byte aligned, outlives the test's coprocessor, and only this
+    // test accesses it.
+    x.attach_l1(unsafe { L1::new(buf.as_mut_ptr() as *mut u8, 4 * buf.len() as u32) });
+    x
+}
+
+fn srcs_valid(x: &mut Tensix) {
+    for w in [src_regs::A, src_regs::B] {
+        x.src.banks[w][0].allowed = src_regs::Client::MatrixUnit;
+    }
+}
+
+#[test]
+fn dst_read_after_write_stalls_four_cycles() {
+    use riscv_linker::tensix as tt;
+    let mut x = Tensix::default();
+    srcs_valid(&mut x);
+    // Two accumulating MVMULs to Dst rows 0-7, then one to rows 8-15 after them.
+    push(&mut x, 1, tt::mvmul(0, false, 0, 0), 0);
+    push(&mut x, 1, tt::mvmul(0, false, 0, 0), 0);
+    x.advance_to(7).unwrap();
+    assert_eq!(
+        x.issued[1], 1,
+        "issued at 2; the block is readable from 2 + 1 + 4"
+    );
+    x.advance_to(8).unwrap();
+    assert_eq!(x.issued[1], 2);
+    // Different blocks go back to back, one per cycle.
+    push(&mut x, 1, tt::mvmul(0, false, 0, 8), 20);
+    push(&mut x, 1, tt::mvmul(0, false, 0, 16), 20);
+    x.advance_to(23).unwrap();
+    assert_eq!(x.issued[1], 3);
+    x.advance_to(24).unwrap();
+    assert_eq!(x.issued[1], 4);
+    assert!(
+        !x.thread_done(1, 24).unwrap(),
+        "MVMUL latency 5: in flight until 28"
+    );
+    assert!(x.thread_done(1, 28).unwrap());
+}
+
+#[test]
+fn the_matrix_unit_starts_one_instruction_per_cycle_across_threads() {
+    use riscv_linker::tensix as tt;
+    let mut x = Tensix::default();
+    srcs_valid(&mut x);
+    push(&mut x, 0, tt::elwadd(0, false, 0, 0, 0), 0);
+    push(&mut x, 1, tt::elwadd(0, false, 0, 0, 8), 0);
+    x.advance_to(3).unwrap();
+    assert_eq!(x.issued, [1, 0, 0], "T0 wins cycle 2");
+    x.advance_to(4).unwrap();
+    assert_eq!(x.issued, [1, 1, 0]);
+}
+
+#[test]
+fn math_waits_for_the_banks_and_setdvalid_hands_them_over() {
+    use riscv_linker::tensix as tt;
+    let mut x = Tensix::default();
+    push(&mut x, 1, tt::elwadd(0, false, 0, 0, 0), 0);
+    x.advance_to(50).unwrap();
+    assert_eq!(x.issued[1], 0, "SrcA/SrcB still the unpackers'");
+    assert!(!x.active(), "nothing can change by itself");
+    let why = &x.waits()[0];
+    assert!(
+        why.contains("ELWADD") && why.contains("SrcA and SrcB data valid"),
+        "{why}"
+    );
+    push(&mut x, 0, tt::setdvalid(0b11), 50);
+    x.advance_to(53).unwrap();
+    assert_eq!(
+        x.issued,
+        [1, 1, 0],
+        "SETDVALID at 52, ELWADD in the same cycle after it"
+    );
+    // STALLWAIT C10 (SrcA not the Matrix Unit's) holds until a bank is handed over.
+    push(&mut x, 1, tt::elwadd(0b11, false, 0, 0, 8), 60);
+    push(&mut x, 1, tt::stallwait(1 << 5, 1 << 10), 60);
+    push(&mut x, 1, tt::setdmareg(1, 0), 60);
+    x.advance_to(80).unwrap();
+    assert_eq!(x.issued[1], 3, "ELWADD gave the banks back; SETDMAREG held");
+    push(&mut x, 0, tt::setdvalid(0b01), 80);
+    x.advance_to(86).unwrap();
+    assert_eq!(x.issued[1], 4);
+}
+
+/// Configures unpacker `u` for 1024 BF16 datums at L1 `addr` (`SrcA` through
+/// `SetOvrdWithAddr`) and packer 0 for 1024 BF16 datums to `out`.
+fn configure(x: &mut Tensix, addr: u32, out: u32) {
+    let c = &mut x.config.cfg[0];
+    for u in 0..2 {
+        let sec = 52 + 40 * u;
+        c[sec] = 5 | (1 << 4) | (1024 << 16);
+        c[sec + 1] = 1;
+        c[sec + 8] = 5;
+        c[sec + 12] = addr / 16 - 1;
+    }
+    c[40] = 128 << 16;
+    c[57] = out / 16 - 1;
+    c[58] = 1 | (5 << 4) | (5 << 8);
+    c[1] = (5 << 17) | (5 << 25);
+    c[20] = 0xffff;
+    x.config.thread[0][3] = 4;
+    for t in 0..3 {
+        for set in &mut x.adcs[t].sets {
+            set.channel[1].xyzw[0].v = 1023;
+        }
+    }
+}
+
+#[test]
+fn unpack_takes_two_setup_cycles_then_sixteen_bytes_a_cycle() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    buf[0x1000] = 0x4000_3f80; // L1 0x4000: BF16 1.0, 2.0
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    push(&mut x, 0, tt::unpacr(0, 0, true, false), 0);
+    push(&mut x, 0, tt::nop(), 0);
+    push(&mut x, 0, tt::stallwait(1 << 5, 1 << 1), 0);
+    push(&mut x, 0, tt::setdmareg(1, 0), 0);
+    x.advance_to(4).unwrap();
+    assert_eq!(x.issued[0], 1, "UNPACR at 2 holds the thread for 2 cycles");
+    x.advance_to(5).unwrap();
+    assert_eq!(x.issued[0], 2);
+    // 2048 bytes at 16 a cycle from cycle 4: done at 132; C1 lifts the cycle after.
+    x.advance_to(133).unwrap();
+    assert_eq!(x.issued[0], 3);
+    assert!(
+        x.src.banks[A][0].allowed == src_regs::Client::MatrixUnit,
+        "FlipSrc at 132"
+    );
+    x.advance_to(134).unwrap();
+    assert_eq!(x.issued[0], 4);
+    assert_eq!(
+        x.src.banks[A][0].rows[0][..2],
+        [float::write_src_bf16(0x3f80), float::write_src_bf16(0x4000)]
+    );
+}
+
+#[test]
+fn the_bank_is_the_matrix_units_only_when_the_unpack_completes() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    x.config.cfg[0][52 + 8] |= 2 << 4; // Throttle_mode x4: 32 cycles
+    x.src.banks[src_regs::B][0].allowed = src_regs::Client::MatrixUnit;
+    push(&mut x, 0, tt::unpacr(0, 0, true, false), 0);
+    push(&mut x, 1, tt::elwadd(0, false, 0, 0, 0), 0);
+    x.advance_to(2 + 2 + 32).unwrap();
+    assert_eq!(x.issued[1], 0);
+    x.advance_to(2 + 2 + 32 + 1).unwrap();
+    assert_eq!(x.issued[1], 1, "ELWADD in the cycle the bank arrives");
+}
+
+#[test]
+fn pack_writes_l1_and_keeps_its_thread_in_the_packer_pipeline() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    x.dst.write16(63, 15, float::write_dst_bf16(0xbf80));
+    push(
+        &mut x,
+        2,
+        tt::pacr(0, false, 1, false, false, false, true),
+        0,
+    );
+    push(&mut x, 2, tt::stallwait(1 << 5, 1 << 3), 0);
+    push(&mut x, 2, tt::setdmareg(1, 0), 0);
+    // PACR at 2, first datum at 4, 2048 bytes at 16 a cycle: done at 132.
+    x.advance_to(132).unwrap();
+    assert_eq!(x.issued[2], 2);
+    x.advance_to(134).unwrap();
+    assert_eq!(x.issued[2], 3);
+    drop(x);
+    assert_eq!(buf[(0x8000 + 2046) / 4] >> 16, 0xbf80);
+    assert_eq!(buf[0x8000 / 4], 0);
+}
+
+#[test]
+fn a_pack_of_a_block_just_written_waits_for_it() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    srcs_valid(&mut x);
+    push(&mut x, 1, tt::elwadd(0, false, 0, 0, 56), 0); // rows 56-63, issued at 2
+    push(
+        &mut x,
+        2,
+        tt::pacr(0, false, 1, false, false, false, true),
+        0,
+    );
+    x.advance_to(7).unwrap();
+    assert_eq!(
+        x.issued,
+        [0, 1, 0],
+        "PACR reads rows 0-63: waits for 2 + 1 + 4"
+    );
+    x.advance_to(8).unwrap();
+    assert_eq!(x.issued, [0, 1, 1]);
+}
+
+#[test]
+fn unmodelled_configuration_stops_at_the_gate_naming_it() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    x.config.cfg[0][58] &= !1; // compression on
+    push(
+        &mut x,
+        2,
+        tt::pacr(0, false, 1, false, false, false, true),
+        0,
+    );
+    let e = x.advance_to(10).unwrap_err();
+    assert!(e.to_string().contains("compression"), "{e}");
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    x.config.cfg[0][52] = 6 | (1 << 4) | (1024 << 16); // BFP8 input
+    push(&mut x, 0, tt::unpacr(0, 0, false, false), 0);
+    let e = x.advance_to(10).unwrap_err();
+    assert!(e.to_string().contains("BFP8"), "{e}");
+}
+
+#[test]
+fn a_third_unpack_waits_for_the_bank_its_first_is_still_handing_over() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    for _ in 0..3 {
+        push(&mut x, 0, tt::unpacr(0, 0, true, false), 0);
+    }
+    // The first fills bank 0 until 132, the second bank 1 until 260; bank 0 then belongs
+    // to the Matrix Unit, so the third waits for it to come back.
+    x.advance_to(300).unwrap();
+    assert_eq!(
+        x.issued[0], 2,
+        "regression: the third overwrote bank 0 before its hand-over"
+    );
+    push(&mut x, 1, tt::cleardvalid(0b01, false, false), 300);
+    x.advance_to(310).unwrap();
+    assert_eq!(x.issued[0], 3);
+}
+
+#[test]
+fn unpacker_0_can_write_dst_in_32_bits() {
+    use riscv_linker::tensix as tt;
+    let mut buf = vec![0u32; 0x4000];
+    buf[0x1000] = 0x4049_0fdb; // FP32 pi at L1 0x4000
+    buf[0x1001] = 0xc000_0001;
+    let mut x = with_l1(&mut buf);
+    configure(&mut x, 0x4000, 0x8000);
+    let c = &mut x.config.cfg[0];
+    c[52] = (1 << 4) | (1024 << 16); // FP32 in
+    c[60] = 1 << 11; // Unpack_If_Sel: to Dst, Out_data_format FP32
+    c[40] = 256 << 16; // byte 256: datum 64, Dst row 4 - 4 = 0
+    c[1] = 1 << 29; // Fp32_enabled, SrcA format FP32 (BF16 style)
+    x.adcs[0].sets[0].channel[1].xyzw[0].v = 1; // two datums
+    push(&mut x, 0, tt::unpacr(0, 0, false, false), 0);
+    push(&mut x, 1, tt::movd2a(false, 0, 0, false, 0), 0);
+    x.advance_to(3).unwrap();
+    assert_eq!(float::read_dst_fp32(x.dst.read32(0, 0)), 0x4049_0fdb);
+    assert_eq!(
+        float::read_dst_fp32(x.dst.read32(0, 1)),
+        0xc000_0001,
+        "kept: FP32 to Dst"
+    );
+    // 8 bytes in one cycle after the setup: readable at 2 + 2 + 1.
+    x.advance_to(5).unwrap();
+    assert_eq!(
+        x.issued[1], 0,
+        "MOVD2A reads the block the unpack is still writing"
+    );
+    x.advance_to(6).unwrap();
+    assert_eq!(x.issued[1], 1);
+    assert_eq!(
+        x.src.banks[src_regs::A][0].rows[0][0],
+        float::write_src_bf16(0x4049)
+    );
 }
