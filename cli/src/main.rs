@@ -1,4 +1,5 @@
 //! The `ttprof` command line.
+#![warn(missing_docs)]
 
 use args::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
 use clap::{Args, Parser, Subcommand};

@@ -1,4 +1,5 @@
 //! Helpers shared by the end-to-end tests in `tests/tests/`.
+#![warn(missing_docs)]
 
 use riscv_linker::Arch;
 use std::path::{Path, PathBuf};
