@@ -114,7 +114,7 @@ fn run(args: &Args) -> Fallible<()> {
         println!("  {}", p.display());
     }
     if let Some(port) = args.tracy {
-        let stream = tracy::Stream::build(
+        let stream = tracy::TracyStream::build(
             r,
             &profile.resolution,
             Some(&profile.oplog),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::Settings;
 use ttprof::oplog::TensorDesc;
-use ttprof::session::{Config, Op, Profile, Session};
+use ttprof::session::{Config, FinishedSession, Op, Session};
 use ttprof_emu::{ChipClock, ClockModel, FreqStep, ReadLatency, TileOffsets};
 
 /// Which kernel binary runs on which core.
@@ -250,7 +250,7 @@ pub fn run(
     s: &Scenario,
     elfs: &BTreeMap<&str, PathBuf>,
     mut progress: impl FnMut(&str),
-) -> Fallible<Profile> {
+) -> Fallible<FinishedSession> {
     let mut cfg = Config::new(s.arch, s.grid, &s.out);
     cfg.threads = s.threads;
     cfg.drain_every_cycles = s.drain_every_cycles;
