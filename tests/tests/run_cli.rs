@@ -250,7 +250,7 @@ fn records_dropped_on_a_full_ring_are_a_data_problem() {
             "0x30000=20000",
             "--policy",
             "drop",
-            "--drain-every",
+            "--drain-every-cycles",
             "0",
         ],
         &out,
@@ -470,7 +470,7 @@ fn a_kernel_rebuilt_between_launches_gets_its_own_copy_and_the_first_is_kept() {
 }
 
 /// The drain cadence decides when records are read, never which: the example pipeline with
-/// a slow stage (math) run with the default `--drain-every` (250,000 cycles: one drain falls
+/// a slow stage (math) run with the default `--drain-every-cycles` (250,000 cycles: one drain falls
 /// inside the kernels, after the fast stages ended and before the slow ones did) and with a
 /// short one writes the same zones, every core's FW and KERNEL wrapper zones among them.
 /// Regression: a ring found by the only drain while its kernel ran was not read again at the
@@ -506,7 +506,7 @@ fn the_drain_cadence_never_loses_the_records_of_a_slow_pipeline() {
             args.extend(["--l1".into(), l1.into()]);
         }
         if let Some(d) = drain_every {
-            args.extend(["--drain-every".into(), d.into()]);
+            args.extend(["--drain-every-cycles".into(), d.into()]);
         }
         let o = ttprof_run(&args.iter().map(String::as_str).collect::<Vec<_>>(), &out);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
