@@ -103,7 +103,7 @@ enum Command {
         /// Snapshot file to write: a regular file (replaced if it exists; a link, FIFO or
         /// device at the path, or the device file itself, is refused), or `-` for standard
         /// output (a pipe or a file, not a terminal). (`-o`/`--output` are older spellings.)
-        #[arg(long = "out", short = 'o', alias = "output")]
+        #[arg(long = "out", short = 'o', alias = "output", value_name = "SNAPSHOT")]
         output: PathBuf,
         /// Record the whole profiler region of every tile (control blocks and all ring bytes)
         /// instead of only what a readout reads.

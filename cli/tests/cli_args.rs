@@ -370,7 +370,7 @@ fn renamed_flags_keep_their_old_spellings_as_hidden_aliases() {
     for (cmd, new, old) in [
         ("run", "--drain-every-cycles <CYCLES>", "--drain-every <"),
         ("tracy", "--timeout-seconds <SECONDS>", "--timeout <"),
-        ("snapshot", "--out <OUT>", "--output <"),
+        ("snapshot", "--out <SNAPSHOT>", "--output <"),
     ] {
         let help = String::from_utf8_lossy(&run(&[cmd, "--help"]).stdout).into_owned();
         assert!(help.contains(new) && !help.contains(old), "{cmd}:\n{help}");
