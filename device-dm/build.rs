@@ -13,7 +13,10 @@ fn main() {
     };
     std::fs::write(
         out.join("arch.rs"),
-        format!("pub const ARCH: riscv_linker::Arch = riscv_linker::Arch::{variant};\n"),
+        format!(
+            "/// The arch this crate was built for (`TTPROF_ARCH`).\n\
+             pub const ARCH: riscv_linker::Arch = riscv_linker::Arch::{variant};\n"
+        ),
     )
     .expect("write arch.rs");
 }

@@ -1,4 +1,5 @@
 //! The `ttprof` command line.
+#![warn(missing_docs)]
 
 use args::{integer_arg, threshold_ns_arg, YEAR_SECONDS};
 use clap::{Args, Parser, Subcommand};
@@ -101,8 +102,8 @@ enum Command {
         device: PathBuf,
         /// Snapshot file to write: a regular file (replaced if it exists; a link, FIFO or
         /// device at the path, or the device file itself, is refused), or `-` for standard
-        /// output (a pipe or a file, not a terminal).
-        #[arg(short, long)]
+        /// output (a pipe or a file, not a terminal). (`-o`/`--output` are older spellings.)
+        #[arg(long = "out", short = 'o', alias = "output", value_name = "SNAPSHOT")]
         output: PathBuf,
         /// Record the whole profiler region of every tile (control blocks and all ring bytes)
         /// instead of only what a readout reads.
@@ -129,8 +130,14 @@ enum Command {
         /// TCP port to listen on (Tracy's default).
         #[arg(long, default_value_t = ttprof::tracy::DEFAULT_PORT)]
         port: u16,
-        /// Seconds to wait for a capture tool to connect and receive everything (0: no limit).
-        #[arg(long, default_value_t = 60)]
+        /// Seconds to wait for a capture tool to connect and receive everything (0: no
+        /// limit). (`--timeout` is an older spelling.)
+        #[arg(
+            long = "timeout-seconds",
+            alias = "timeout",
+            value_name = "SECONDS",
+            default_value_t = 60
+        )]
         timeout: u64,
     },
     /// Clock alignment: take a sync window from a live device image through its clock
@@ -213,7 +220,7 @@ fn main() -> ExitCode {
         } => {
             let expected =
                 format!("a number of seconds from 0 (no limit) to {YEAR_SECONDS} (a year)");
-            integer_arg("timeout", timeout, 0..=YEAR_SECONDS, &expected).and_then(|timeout| {
+            integer_arg("timeout-seconds", timeout, 0..=YEAR_SECONDS, &expected).and_then(|timeout| {
                 let opts = ttprof::tracy::ServeOptions {
                     addr: (address, port).into(),
                     timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),

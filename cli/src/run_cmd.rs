@@ -184,7 +184,13 @@ pub struct RunArgs {
     /// Drain the rings every this many device cycles while kernels run (0: read only at the
     /// end, so a ring that fills drops its later records). When the analysis says the op is
     /// bound by the profiler, drain more often (fewer cycles) or record fewer zones.
-    #[arg(long, default_value_t = 250_000)]
+    /// (`--drain-every` is an older spelling.)
+    #[arg(
+        long = "drain-every-cycles",
+        alias = "drain-every",
+        value_name = "CYCLES",
+        default_value_t = 250_000
+    )]
     pub drain_every: u64,
     /// Instructions one core may retire in one launch before it is stopped as a runaway
     /// (a fault, exit 2): raise it for a legitimately long kernel (1 or more; default

@@ -101,10 +101,10 @@ fn report_threshold_tracy_timeout_and_clock_window_are_checked() {
                 &img,
                 "--oplog",
                 "missing.jsonl",
-                "--timeout",
+                "--timeout-seconds",
                 t,
             ],
-            "timeout",
+            "timeout-seconds",
         );
         assert!(e.contains("from 0 (no limit) to 31536000 (a year)"), "{e}");
     }
@@ -323,4 +323,56 @@ fn a_manifest_error_on_a_huge_line_echoes_a_short_piece_of_it() {
     );
     assert!(err.len() < 2000, "{} bytes of error", err.len());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Flags renamed to carry their unit (`--drain-every-cycles`, `--timeout-seconds`) or to
+/// match the other commands (`snapshot --out`) keep their old spellings as hidden aliases,
+/// so scripts keep working; `--help` shows only the new ones.
+#[test]
+fn renamed_flags_keep_their_old_spellings_as_hidden_aliases() {
+    let dir = temp_dir("cli-renamed-flags");
+    let img = image(&dir);
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ttprof"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // `--timeout` is `--timeout-seconds`: its check names the new spelling.
+    refused(
+        &[
+            "tracy",
+            "--device",
+            &img,
+            "--oplog",
+            "missing.jsonl",
+            "--timeout",
+            "31536001",
+        ],
+        "timeout-seconds",
+    );
+    // `--drain-every` is `--drain-every-cycles`: clap reports a bad value against it.
+    let o = run(&["run", "--drain-every", "soon"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("--drain-every-cycles <CYCLES>"), "{err}");
+    // `snapshot --out`, `-o` and `--output` all name the snapshot file.
+    for flag in ["--out", "-o", "--output"] {
+        let snap = dir.join(format!("snap{flag}"));
+        let o = run(&["snapshot", "--device", &img, flag, snap.to_str().unwrap()]);
+        assert!(
+            o.status.success(),
+            "{flag}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(snap.is_file(), "{flag}: no snapshot at {}", snap.display());
+    }
+    for (cmd, new, old) in [
+        ("run", "--drain-every-cycles <CYCLES>", "--drain-every <"),
+        ("tracy", "--timeout-seconds <SECONDS>", "--timeout <"),
+        ("snapshot", "--out <SNAPSHOT>", "--output <"),
+    ] {
+        let help = String::from_utf8_lossy(&run(&[cmd, "--help"]).stdout).into_owned();
+        assert!(help.contains(new) && !help.contains(old), "{cmd}:\n{help}");
+    }
 }

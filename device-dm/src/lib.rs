@@ -30,6 +30,7 @@
 //! or `sem_set(N)` before [`Noc::semaphore_inc`] / [`semaphore_set`], and waits with
 //! `ttprof_rt::wait!("..", semaphore(N))` around [`semaphore_wait`].
 #![no_std]
+#![warn(missing_docs)]
 
 #[cfg(test)]
 extern crate std;
@@ -50,7 +51,9 @@ pub const MAX_BURST: u32 = map::max_packet_bytes(ARCH);
 /// A NoC address: a tile (NoC0 coordinates) and a local address on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NocAddr {
+    /// The tile, NoC0 coordinates.
     pub at: NocCoord,
+    /// The local address on that tile.
     pub addr: u64,
 }
 
@@ -65,8 +68,11 @@ pub const fn noc_addr(x: u8, y: u8, addr: u64) -> NocAddr {
 /// A multicast destination: every worker in the rectangle `start..=end` (NoC0), at `addr`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct McastAddr {
+    /// One corner of the rectangle (NoC0).
     pub start: NocCoord,
+    /// The opposite corner (NoC0).
     pub end: NocCoord,
+    /// The local address on every destination tile.
     pub addr: u64,
 }
 
@@ -364,7 +370,9 @@ pub fn semaphore_set(addr: u32, value: u32) {
 /// bank address `base` (bank `p % banks`, tt-metal's layout).
 #[derive(Clone, Copy, Debug)]
 pub struct InterleavedAddrGen {
+    /// The buffer's address inside each bank.
     pub base: u32,
+    /// Bytes per page.
     pub page_size: u32,
 }
 

@@ -51,7 +51,7 @@
 //!
 //! **Too few samples.** With few samples per side the test cannot reach [`CONFIDENCE`] at
 //! all, however large the change: 3 against 3 can give no p-value below 0.1
-//! ([`can_reach_confidence`]). Such a changed row is marked [`Row::too_few_samples`] and
+//! ([`can_reach_confidence`]). Such a changed row is marked [`DiffRow::too_few_samples`] and
 //! printed as `too few samples`, never as no change.
 //!
 //! # The gate
@@ -285,7 +285,7 @@ fn total_json<S: Serializer>(v: &u128, s: S) -> std::result::Result<S::Ok, S::Er
 
 /// Count, total, mean and percentiles of one side's samples.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Stats {
+pub struct SideStats {
     /// Zones (for a sum zone: its measurements).
     pub count: u64,
     /// Samples the statistics and the test use: zones, or a sum zone's records.
@@ -314,11 +314,11 @@ fn rank(p: f64, n: usize) -> usize {
     ((p * n as f64).ceil() as usize).clamp(1, n) - 1
 }
 
-impl Stats {
+impl SideStats {
     /// Of `samples` (nearest-rank percentiles).
-    pub fn of(samples: &[Sample]) -> Stats {
+    pub fn of(samples: &[Sample]) -> SideStats {
         if samples.is_empty() {
-            return Stats::default();
+            return SideStats::default();
         }
         let n = samples.len();
         let mut c: Vec<u64> = samples.iter().map(|s| s.cycles).collect();
@@ -327,7 +327,7 @@ impl Stats {
         ns.sort_unstable_by(f64::total_cmp);
         let total_cycles: u128 = c.iter().map(|&c| c as u128).sum();
         let total_ns: f64 = ns.iter().sum();
-        Stats {
+        SideStats {
             count: n as u64,
             samples: n as u64,
             total_cycles,
@@ -343,9 +343,9 @@ impl Stats {
 
     /// Of sum zone records: count and totals over every measurement, percentiles of each
     /// record's cycles (ns) per measurement.
-    pub fn of_sums(records: &[SumSample]) -> Stats {
+    pub fn of_sums(records: &[SumSample]) -> SideStats {
         if records.is_empty() {
-            return Stats::default();
+            return SideStats::default();
         }
         let n = records.len();
         let count: u64 = records.iter().map(|r| r.count as u64).sum();
@@ -365,7 +365,7 @@ impl Stats {
             .collect();
         ns.sort_unstable_by(f64::total_cmp);
         let per = |x: f64| if count == 0 { 0.0 } else { x / count as f64 };
-        Stats {
+        SideStats {
             count,
             samples: n as u64,
             total_cycles,
@@ -403,7 +403,7 @@ pub enum RowKind {
 
 /// One (op, zone) on both sides.
 #[derive(Clone, Debug, Serialize)]
-pub struct Row {
+pub struct DiffRow {
     /// The op as shown: its code, with `#k` when the code occurs more than once in either
     /// run (see the module docs).
     pub op: String,
@@ -416,9 +416,9 @@ pub struct Row {
     /// A zone or a sum zone.
     pub kind: RowKind,
     /// The base run's figures.
-    pub base: Stats,
+    pub base: SideStats,
     /// The new run's figures.
-    pub new: Stats,
+    pub new: SideStats,
     /// Relative change of the total cycles, in percent (new / base - 1).
     pub total_change_pct: f64,
     /// Relative change of the mean cycles, in percent.
@@ -434,7 +434,7 @@ pub struct Row {
     pub too_few_samples: bool,
 }
 
-impl Row {
+impl DiffRow {
     /// The larger of the total's and the mean's change.
     pub fn growth_pct(&self) -> f64 {
         self.total_change_pct.max(self.mean_change_pct)
@@ -463,7 +463,7 @@ pub struct OneSided {
     /// A zone or a sum zone.
     pub kind: RowKind,
     /// Its figures.
-    pub stats: Stats,
+    pub stats: SideStats,
 }
 
 /// Two runs compared.
@@ -476,7 +476,7 @@ pub struct Diff {
     /// Both sides exact (emulator runs).
     pub exact: bool,
     /// Rows both sides have, largest change first.
-    pub rows: Vec<Row>,
+    pub rows: Vec<DiffRow>,
     /// Zones only the base has.
     pub removed: Vec<OneSided>,
     /// Zones only the new run has.
@@ -546,8 +546,8 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
     let mut removed = Vec::new();
     let mut added = Vec::new();
     let mut compare = |kind: RowKind,
-                       b: Option<(&Key, Stats, Vec<f64>)>,
-                       n: Option<(&Key, Stats, Vec<f64>)>| match (b, n) {
+                       b: Option<(&Key, SideStats, Vec<f64>)>,
+                       n: Option<(&Key, SideStats, Vec<f64>)>| match (b, n) {
         (Some((k, bs, _)), None) => removed.push(OneSided {
             op: label(k),
             zone: k.2.clone(),
@@ -577,7 +577,7 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
                     changed && !real && !can_reach_confidence(bx.len(), nx.len()),
                 )
             };
-            rows.push(Row {
+            rows.push(DiffRow {
                 op: label(k),
                 op_code: k.0.clone(),
                 position: k.1,
@@ -594,11 +594,11 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
         }
         (None, None) => {}
     };
-    let zone_side = |s: &Samples, k: &Key| s.zones.get(k).map(|v| (Stats::of(v), cycles(v)));
+    let zone_side = |s: &Samples, k: &Key| s.zones.get(k).map(|v| (SideStats::of(v), cycles(v)));
     let sum_side = |s: &Samples, k: &Key| {
         s.sums
             .get(k)
-            .map(|v| (Stats::of_sums(v), sum_means(v).collect()))
+            .map(|v| (SideStats::of_sums(v), sum_means(v).collect()))
     };
     let zone_keys: BTreeSet<&Key> = base.zones.keys().chain(new.zones.keys()).collect();
     for k in zone_keys {
@@ -612,7 +612,7 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
         let n = sum_side(new, k).map(|(s, x)| (k, s, x));
         compare(RowKind::Sum, b, n);
     }
-    let size = |r: &Row| r.total_change_pct.abs().max(r.mean_change_pct.abs());
+    let size = |r: &DiffRow| r.total_change_pct.abs().max(r.mean_change_pct.abs());
     rows.sort_by(|a, b| {
         size(b).total_cmp(&size(a)).then_with(|| {
             (&a.op_code, a.position, &a.zone, a.kind)
@@ -649,7 +649,7 @@ fn cycles(s: &[Sample]) -> Vec<f64> {
     s.iter().map(|s| s.cycles as f64).collect()
 }
 
-/// What the gate does with a row that has too few samples to judge ([`Row::too_few_samples`]).
+/// What the gate does with a row that has too few samples to judge ([`DiffRow::too_few_samples`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FewSamples {
     /// It never fails the gate (it is listed, and warned about when it grew above the
@@ -663,7 +663,7 @@ pub enum FewSamples {
 impl Diff {
     /// Rows whose total or mean grew by more than `pct` percent with a real change, and,
     /// under [`FewSamples::Fail`], with too few samples to tell.
-    pub fn regressions(&self, pct: f64, few: FewSamples) -> Vec<&Row> {
+    pub fn regressions(&self, pct: f64, few: FewSamples) -> Vec<&DiffRow> {
         self.rows
             .iter()
             .filter(|r| {
@@ -673,7 +673,7 @@ impl Diff {
     }
 
     /// Rows with too few samples to tell whose total or mean grew by more than `pct` percent.
-    pub fn unjudged_growth(&self, pct: f64) -> Vec<&Row> {
+    pub fn unjudged_growth(&self, pct: f64) -> Vec<&DiffRow> {
         self.rows
             .iter()
             .filter(|r| r.too_few_samples && r.growth_pct() > pct)
@@ -845,7 +845,7 @@ fn render_raw(d: &Diff, all: bool) -> String {
     if let Some(why) = d.nothing_matched() {
         let _ = writeln!(out, "{why}");
     }
-    let shown: Vec<&Row> = d
+    let shown: Vec<&DiffRow> = d
         .rows
         .iter()
         .filter(|r| all || r.real || r.too_few_samples)
@@ -973,7 +973,7 @@ pub fn to_json(d: &Diff, fail_above: Option<f64>, few: FewSamples) -> serde_json
 }
 
 /// One line naming a regression: op, zone, what grew, by how much, over the limit.
-pub fn regression_message(r: &Row, pct: f64) -> String {
+pub fn regression_message(r: &DiffRow, pct: f64) -> String {
     format!(
         "{} / {}: total {} -> {} cycles ({}), mean {:.1} -> {:.1} cycles ({}): above the {pct}% limit{}",
         r.op,
@@ -1024,13 +1024,13 @@ mod tests {
                 ns: c as f64 * 2.0,
             })
             .collect();
-        let st = Stats::of(&s);
+        let st = SideStats::of(&s);
         assert_eq!(
             (st.count, st.total_cycles, st.p50_cycles, st.p99_cycles),
             (100, 5050, 50, 99)
         );
         assert_eq!((st.mean_cycles, st.p50_ns), (50.5, 100.0));
-        assert_eq!(Stats::of(&[]).count, 0);
+        assert_eq!(SideStats::of(&[]).count, 0);
     }
 
     #[test]
@@ -1192,7 +1192,7 @@ mod tests {
     #[test]
     fn cycle_totals_do_not_wrap() {
         let half = 1u64 << 63;
-        let s = Stats::of(&[
+        let s = SideStats::of(&[
             Sample {
                 cycles: half,
                 ns: 1.0,
@@ -1204,7 +1204,7 @@ mod tests {
             Sample { cycles: 5, ns: 1.0 },
         ]);
         assert_eq!(s.total_cycles, (1u128 << 64) + 5);
-        let r = Stats::of_sums(
+        let r = SideStats::of_sums(
             &[SumSample {
                 total_cycles: u64::MAX,
                 count: 1,
@@ -1216,7 +1216,7 @@ mod tests {
         let v = serde_json::to_value(s).unwrap();
         assert_eq!(v["total_cycles"], "18446744073709551621");
         assert_eq!(
-            serde_json::to_value(Stats::of(&[Sample { cycles: 7, ns: 7.0 }])).unwrap()
+            serde_json::to_value(SideStats::of(&[Sample { cycles: 7, ns: 7.0 }])).unwrap()
                 ["total_cycles"],
             7
         );

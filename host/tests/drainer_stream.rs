@@ -186,7 +186,7 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
 /// words read when the ring was found were taken as current ever after, so the end skipped
 /// the ring: every record after that drain was lost (the FW/KERNEL wrapper zones among them)
 /// and the readout said the kernel was still running (`ttprof run` of a pipeline with a slow
-/// stage at the default `--drain-every 250000`, where one drain fell inside the kernels).
+/// stage at the default `--drain-every-cycles 250000`, where one drain fell inside the kernels).
 #[test]
 fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
     let (dir, mem, sim, drainer) = attached("stream-found-late");

@@ -13,6 +13,7 @@ pub enum Arch {
 }
 
 impl Arch {
+    /// Every supported arch, in [`Arch::id`] order.
     pub const ALL: [Arch; 2] = [Arch::WormholeB0, Arch::Blackhole];
 
     /// The name tt-metal prints in `profile_log_device.csv` (`ARCH: wormhole_b0`).
@@ -43,6 +44,7 @@ impl Arch {
         }
     }
 
+    /// The arch with [`Arch::id`] `id`; `None` for an unknown number (e.g. a foreign image).
     pub const fn from_id(id: u32) -> Option<Arch> {
         match id {
             1 => Some(Arch::WormholeB0),
@@ -141,11 +143,14 @@ impl fmt::Display for Arch {
 /// A tile's NoC0 coordinate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NocCoord {
+    /// Column on NoC0.
     pub x: u8,
+    /// Row on NoC0.
     pub y: u8,
 }
 
 impl NocCoord {
+    /// The tile at column `x`, row `y` of NoC0.
     pub const fn new(x: u8, y: u8) -> NocCoord {
         NocCoord { x, y }
     }
@@ -179,6 +184,7 @@ pub enum Risc {
 }
 
 impl Risc {
+    /// The five cores in [`Risc::index`] order.
     pub const ALL: [Risc; 5] = [
         Risc::Brisc,
         Risc::Ncrisc,
@@ -186,12 +192,15 @@ impl Risc {
         Risc::Trisc1,
         Risc::Trisc2,
     ];
+    /// Cores per Tensix tile.
     pub const COUNT: usize = 5;
 
+    /// Position of this core in [`Risc::ALL`] (0..5): the ring and slot number.
     pub const fn index(self) -> usize {
         self as usize
     }
 
+    /// The core at [`Risc::index`] `i`; `None` from 5 up.
     pub const fn from_index(i: usize) -> Option<Risc> {
         match i {
             0 => Some(Risc::Brisc),
@@ -203,6 +212,7 @@ impl Risc {
         }
     }
 
+    /// Whether this is one of the three compute cores (TRISC0..2).
     pub const fn is_trisc(self) -> bool {
         matches!(self, Risc::Trisc0 | Risc::Trisc1 | Risc::Trisc2)
     }

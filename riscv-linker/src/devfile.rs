@@ -24,13 +24,21 @@ pub const HEADER_FIXED: u32 = 128;
 
 /// Byte offsets of the fixed header fields.
 pub mod field {
+    /// [`MAGIC`](super::MAGIC): 8 bytes.
     pub const MAGIC: usize = 0;
+    /// [`VERSION`](super::VERSION) of the layout, `u32`.
     pub const VERSION: usize = 8;
+    /// [`Arch::id`](crate::Arch::id) of the chips, `u32`.
     pub const ARCH: usize = 12;
+    /// Number of chips, `u32`.
     pub const CHIPS: usize = 16;
+    /// Tensix tiles per chip (entries of each chip's tile table), `u32`.
     pub const TILES_PER_CHIP: usize = 20;
+    /// Bytes of L1 per tile ([`Arch::l1_size`](crate::Arch::l1_size)), `u32`.
     pub const L1_SIZE: usize = 24;
+    /// Offset of the first tile's L1 (header plus tile table, page-aligned), `u32`.
     pub const HEADER_SIZE: usize = 28;
+    /// Bytes from one tile's L1 image to the next (L1 size, page-aligned), `u32`.
     pub const TILE_STRIDE: usize = 32;
     /// Written by the device side: bit 0 = running, bit 1 = finished, bit 2 = faulted.
     pub const STATUS: usize = 36;
@@ -66,12 +74,19 @@ pub mod mailbox {
     pub const SIZE: usize = 64;
     /// Written by the device side: [`SERVING`] while it answers requests, 0 otherwise.
     pub const SERVER: usize = 0;
+    /// Written by the host: the sequence number of its request (never 0), written last.
     pub const REQ_SEQ: usize = 4;
+    /// Written by the host: the chip to sample.
     pub const REQ_CHIP: usize = 8;
+    /// Written by the host: the tile to sample ([`tile_word`]).
     pub const REQ_TILE: usize = 12;
+    /// Written by the device side: the `REQ_SEQ` it answered, written last.
     pub const RESP_SEQ: usize = 16;
+    /// Written by the device side: [`STATUS_OK`], [`STATUS_NO_CHIP`] or [`STATUS_NO_TILE`].
     pub const RESP_STATUS: usize = 20;
+    /// Written by the device side: the chip it sampled (the request's, echoed).
     pub const RESP_CHIP: usize = 24;
+    /// Written by the device side: the tile it sampled ([`tile_word`], echoed).
     pub const RESP_TILE: usize = 28;
     /// Host time before the read, ns (u64: low word, then high word).
     pub const HOST_BEFORE: usize = 32;
@@ -106,16 +121,23 @@ pub mod mailbox {
 
 const _: () = assert!(field::CLOCK_MAILBOX + mailbox::SIZE <= HEADER_FIXED as usize);
 
+/// [`field::STATUS`] bit: the device side is running a launch.
 pub const STATUS_RUNNING: u32 = 1 << 0;
+/// [`field::STATUS`] bit: the last launch finished.
 pub const STATUS_FINISHED: u32 = 1 << 1;
+/// [`field::STATUS`] bit: a core stopped on a fault.
 pub const STATUS_FAULTED: u32 = 1 << 2;
 
 /// The geometry of a device-memory image.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Geometry {
+    /// The arch of every chip in the image.
     pub arch: Arch,
+    /// Number of chips.
     pub chips: u32,
+    /// Tensix tiles per chip.
     pub tiles_per_chip: u32,
+    /// Bytes of L1 per tile.
     pub l1_size: u32,
 }
 
@@ -367,57 +389,91 @@ fn get(buf: &[u8], at: usize) -> u32 {
 /// Why a device-memory image was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DevFileError {
+    /// The file is shorter than its header.
     TooSmall {
+        /// Bytes the header needs.
         expected: u64,
+        /// Bytes the file has.
         found: u64,
     },
+    /// The file does not start with [`MAGIC`].
     Magic {
+        /// The first 8 bytes of the file.
         found: [u8; 8],
     },
+    /// The header's layout version is not [`VERSION`].
     Version {
+        /// The version this build reads.
         expected: u32,
+        /// The version in the header.
         found: u32,
     },
+    /// The header's arch id is no [`Arch`].
     Arch {
+        /// The arch id in the header.
         found: u32,
     },
+    /// The header's L1 size is not the arch's.
     L1Size {
+        /// The arch the header names.
         arch: Arch,
+        /// That arch's L1 size in bytes.
         expected: u32,
+        /// The L1 size in the header.
         found: u32,
     },
+    /// The header's `HEADER_SIZE` or `TILE_STRIDE` disagrees with the geometry it describes.
     Inconsistent,
+    /// The file's length is not the one its header describes (truncated or another file).
     FileSize {
+        /// Bytes the header describes.
         expected: u64,
+        /// Bytes the file has.
         found: u64,
     },
+    /// A chip's tile table does not have one entry per tile.
     TileTable {
+        /// Entries expected (tiles per chip).
         expected: u32,
+        /// Entries given.
         found: u32,
     },
     /// No chip, no tiles, or more tiles per chip than the arch's NoC grid holds.
     Geometry {
+        /// The arch the header names.
         arch: Arch,
+        /// Chips in the header.
         chips: u32,
+        /// Tiles per chip in the header.
         tiles_per_chip: u32,
     },
     /// Sizes that do not fit in 64 bits.
     TooLarge {
+        /// Chips in the header.
         chips: u32,
+        /// Tiles per chip in the header.
         tiles_per_chip: u32,
     },
     /// Entry `index` of chip `chip`'s tile table is not a Tensix worker tile of `arch`.
     NotWorker {
+        /// The arch the header names.
         arch: Arch,
+        /// The chip whose table it is.
         chip: u32,
+        /// The entry's position in that table.
         index: u32,
+        /// The coordinate the entry holds.
         tile: NocCoord,
     },
     /// Entries `first` and `second` of chip `chip`'s tile table are the same tile.
     DuplicateTile {
+        /// The chip whose table it is.
         chip: u32,
+        /// The coordinate listed twice.
         tile: NocCoord,
+        /// Position of its first entry.
         first: u32,
+        /// Position of its second entry.
         second: u32,
     },
 }

@@ -16,6 +16,7 @@
 //!
 //! Everything here is plain data and `const fn`s so that it can be used from kernels.
 #![no_std]
+#![warn(missing_docs)]
 
 #[cfg(any(feature = "std", test))]
 extern crate std;

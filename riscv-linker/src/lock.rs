@@ -21,6 +21,7 @@ pub enum Role {
 }
 
 impl Role {
+    /// The role as error messages name its holder ("an emulator", "a consumer ...").
     pub const fn name(self) -> &'static str {
         match self {
             Role::Device => "an emulator",

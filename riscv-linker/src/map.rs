@@ -50,11 +50,14 @@ const DATA_SLOT_SIZE: u32 = 0x2000;
 /// A half-open address range `[start, start + size)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Region {
+    /// First byte.
     pub start: u32,
+    /// Length in bytes.
     pub size: u32,
 }
 
 impl Region {
+    /// The region of `size` bytes from `start`.
     pub const fn new(start: u32, size: u32) -> Region {
         Region { start, size }
     }
@@ -73,7 +76,9 @@ impl Region {
 /// Where one core's program lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryMap {
+    /// The chip this map is for.
     pub arch: Arch,
+    /// The core this map is for.
     pub risc: Risc,
     /// Where the core starts executing after reset.
     pub reset_pc: u32,

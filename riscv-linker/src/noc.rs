@@ -32,7 +32,9 @@ pub struct NiuMap {
     pub targ_addr_hi: Option<u32>,
     /// Return address: the local destination of a read, the remote destination of a write.
     pub ret_addr_lo: u32,
+    /// Return address, middle word (laid out as `targ_addr_mid`).
     pub ret_addr_mid: u32,
+    /// Blackhole only: return coordinates (laid out as `targ_addr_hi`).
     pub ret_addr_hi: Option<u32>,
     /// Bits 10-13: transaction id.
     pub packet_tag: u32,
@@ -49,6 +51,7 @@ pub struct NiuMap {
     pub cmd_ctrl: u32,
     /// This tile's coordinates on this NoC ([`node_id`]).
     pub node_id: u32,
+    /// `NOC_ENDPOINT_ID`: a value distinct for every NIU of the chip, read-only.
     pub endpoint_id: u32,
     /// Write a mask of transaction ids to zero their outstanding-request counters.
     pub clear_outstanding: u32,
@@ -152,8 +155,11 @@ pub mod ctrl {
     pub const RESP_MARKED: u32 = 1 << 4;
     /// Bit 5: multicast to the rectangle in the destination coordinates.
     pub const BRCST: u32 = 1 << 5;
+    /// Bit 6: not the last request of a multi-request transaction (keeps its virtual channel).
     pub const VC_LINKED: u32 = 1 << 6;
+    /// Bit 7: software picks the virtual channel ([`static_vc`]) for every hop.
     pub const VC_STATIC: u32 = 1 << 7;
+    /// Bit 8: a multicast reserves its whole path before any data leaves.
     pub const PATH_RESERVE: u32 = 1 << 8;
     /// Bits 15:13: the static virtual channel.
     pub const fn static_vc(vc: u32) -> u32 {
@@ -186,17 +192,29 @@ pub mod atomic {
 /// monotonic 32-bit counts that persist across kernels; the per-transaction-id ones
 /// count up when a request is issued and back down when it completes (8 bits).
 pub mod counter {
+    /// Responses received to this NIU's non-posted atomics.
     pub const ATOMIC_RESP_RECEIVED: u32 = 0x0;
+    /// Acknowledgements received to this NIU's non-posted writes.
     pub const WR_ACK_RECEIVED: u32 = 0x1;
+    /// Read responses received (one per read request).
     pub const RD_RESP_RECEIVED: u32 = 0x2;
+    /// NoC words of read data received.
     pub const RD_DATA_WORD_RECEIVED: u32 = 0x3;
+    /// Requests the NIU accepted from `CMD_CTRL`.
     pub const CMD_ACCEPTED: u32 = 0x4;
+    /// Read requests sent.
     pub const RD_REQ_SENT: u32 = 0x5;
+    /// Non-posted (response-marked) atomics sent.
     pub const NONPOSTED_ATOMIC_SENT: u32 = 0x6;
+    /// Posted atomics sent.
     pub const POSTED_ATOMIC_SENT: u32 = 0x7;
+    /// NoC words of non-posted write data sent.
     pub const NONPOSTED_WR_DATA_WORD_SENT: u32 = 0x8;
+    /// NoC words of posted write data sent.
     pub const POSTED_WR_DATA_WORD_SENT: u32 = 0x9;
+    /// Non-posted write requests sent.
     pub const NONPOSTED_WR_REQ_SENT: u32 = 0xA;
+    /// Posted write requests sent.
     pub const POSTED_WR_REQ_SENT: u32 = 0xB;
     /// `REQS_OUTSTANDING_ID(id)` = `0x10 + id`: response-marked requests in flight.
     pub const fn reqs_outstanding_id(id: u32) -> u32 {
@@ -411,8 +429,11 @@ pub mod dram {
     /// One interleaved bank.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Bank {
+        /// The DRAM channel holding the bank.
         pub channel: u32,
+        /// The NoC0 endpoint kernels address the bank at.
         pub endpoint: NocCoord,
+        /// Offset of the bank's first byte inside its channel.
         pub offset: u64,
     }
 

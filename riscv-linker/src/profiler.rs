@@ -55,9 +55,13 @@ pub mod tile {
     pub const CONTROL_DISABLE: u32 = 1 << 0;
     /// `CONTROL` bits 1..=2: full-ring policy override (0 = build default, 1 = block, 2 = drop).
     pub const CONTROL_POLICY_SHIFT: u32 = 1;
+    /// The policy bits of `CONTROL`.
     pub const CONTROL_POLICY_MASK: u32 = 0b11 << CONTROL_POLICY_SHIFT;
+    /// Policy 0: the runtime's build-time default (block, or drop with its `drop-when-full` feature).
     pub const POLICY_BUILD_DEFAULT: u32 = 0;
+    /// Policy 1: a producer waits for room while a consumer drains.
     pub const POLICY_BLOCK: u32 = 1;
+    /// Policy 2: a producer drops the record when the ring is full, and counts it.
     pub const POLICY_DROP: u32 = 2;
 }
 
@@ -114,7 +118,9 @@ pub mod ring {
     /// Runtime-private state (time of the last slow record, anchor high word, ...).
     pub const PRIVATE: u32 = 0x40;
 
+    /// `STATE` bit 0: a kernel is running on this RISC.
     pub const STATE_RUNNING: u32 = 1 << 0;
+    /// `STATE` bit 1: the last launch exited.
     pub const STATE_EXITED: u32 = 1 << 1;
     /// The kernel panicked (its panic handler published and set this). Writer: runtime.
     pub const STATE_PANICKED: u32 = 1 << 2;

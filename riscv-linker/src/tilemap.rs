@@ -32,9 +32,21 @@ const WH_TRANSLATED_START: u8 = 18;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HarvestError {
     /// A bit above the arch's Tensix rows/columns.
-    BitOutOfRange { arch: Arch, mask: u32, lines: u8 },
+    BitOutOfRange {
+        /// The chip's arch.
+        arch: Arch,
+        /// The mask, NoC0 order.
+        mask: u32,
+        /// Harvestable rows (Wormhole) or columns (Blackhole) of the arch.
+        lines: u8,
+    },
     /// Every row/column harvested: no worker left.
-    Everything { arch: Arch, mask: u32 },
+    Everything {
+        /// The chip's arch.
+        arch: Arch,
+        /// The mask, NoC0 order.
+        mask: u32,
+    },
 }
 
 impl fmt::Display for HarvestError {
@@ -140,6 +152,7 @@ impl TileMap {
         }
     }
 
+    /// The chip's arch.
     pub const fn arch(&self) -> Arch {
         self.arch
     }
@@ -149,6 +162,7 @@ impl TileMap {
         self.mask
     }
 
+    /// Whether coordinate translation is on (the NoC routes translated coordinates).
     pub const fn translation(&self) -> bool {
         self.translation
     }

@@ -1,8 +1,16 @@
 //! Helpers shared by the end-to-end tests in `tests/tests/`.
+#![warn(missing_docs)]
 
 use riscv_linker::Arch;
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 use ttprof::kernels::{self, BuiltKernels, KernelBuild};
+use ttprof::launch::Settings;
+use ttprof::session::FinishedSession;
+use ttprof_demo::ops;
+use ttprof_demo::scenario::{self, Scenario};
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -77,6 +85,94 @@ pub fn ttprof_binary() -> PathBuf {
     let bin = profile_dir.join("ttprof");
     assert!(bin.exists(), "{} is missing: run the tests with `cargo test --workspace` (or `cargo build -p ttprof-cli` first)", bin.display());
     bin
+}
+
+/// Runs the `ttprof` binary with `args`, in `dir` when given (else in the test's working
+/// directory), and echoes the command line and what it printed to the test's stderr (shown
+/// when the test fails).
+pub fn ttprof<S: AsRef<OsStr>>(dir: Option<&Path>, args: &[S]) -> Output {
+    let mut cmd = Command::new(ttprof_binary());
+    cmd.args(args);
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    let o = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", ttprof_binary().display()));
+    let line: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
+    eprintln!(
+        "$ ttprof {}\n{}{}",
+        line.join(" "),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+/// The example kernel `name` (examples/kernels), built for Wormhole with profiling on.
+pub fn example_elf(name: &str) -> PathBuf {
+    build_kernels(
+        &workspace().join("examples/kernels"),
+        Arch::WormholeB0,
+        false,
+        &[],
+    )
+    .elf(name)
+    .unwrap_or_else(|e| panic!("{e}"))
+    .to_path_buf()
+}
+
+/// The first file in `dir` whose name starts with `prefix` (outputs named with a date).
+pub fn file_starting(dir: &Path, prefix: &str) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix}* in {}", dir.display()))
+        .path()
+}
+
+/// A device CSV's rows: (zone name, marker type) -> (data, meta data) of each row.
+pub fn csv_rows(path: &Path) -> BTreeMap<(String, String), Vec<(String, String)>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut rows: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
+    for line in text.lines().skip(2) {
+        let f: Vec<&str> = line.splitn(15, ',').collect();
+        rows.entry((f[10].to_string(), f[11].to_string()))
+            .or_default()
+            .push((f[6].to_string(), f[14].to_string()));
+    }
+    rows
+}
+
+/// The demo's scenario (the `ttprof-demo` defaults): four ops of 4 tiles on a 2x2 grid of
+/// `arch`, two emulator threads, a consumer draining every 250k cycles, the realistic
+/// clock; its files go into `out`. Tests that need another grid, clock or cadence change
+/// those fields.
+pub fn demo_scenario(arch: Arch, out: &Path) -> Scenario {
+    Scenario {
+        lines: false,
+        arch,
+        grid: (2, 2),
+        ops: ops::sequence(4),
+        out: out.to_path_buf(),
+        threads: 2,
+        drain_every_cycles: 250_000,
+        settings: Settings {
+            consumer: true,
+            ..Settings::default()
+        },
+        clock: scenario::realistic_clock(arch),
+    }
+}
+
+/// Runs [`demo_scenario`] on Wormhole in a fresh `out` (kernels built into `out/kernels`).
+pub fn run_demo(out: &Path) -> FinishedSession {
+    let arch = Arch::WormholeB0;
+    let _ = std::fs::remove_dir_all(out);
+    let elfs =
+        scenario::build_kernels(arch, &out.join("kernels")).unwrap_or_else(|e| panic!("{e}"));
+    scenario::run(&demo_scenario(arch, out), &elfs, |_| {}).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A fresh emulated device of `grid` Wormhole tiles whose image lives in

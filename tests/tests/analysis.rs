@@ -38,7 +38,7 @@ fn run_pipeline_with(out: &Path, slow: u32, steps: u32, zoned: bool, drain_every
         "run",
         "--grid",
         "2x1",
-        "--drain-every",
+        "--drain-every-cycles",
         &drain_every.to_string(),
         "--name",
         "Add",
@@ -308,7 +308,7 @@ fn twice_the_work_in_math_fails_the_diff_gate_naming_the_zone() {
 
 /// Issue 25: a stage that spends most of its kernel stalled on its full ring (a zone per
 /// loop step, rings drained every 2M cycles) was "bound by reader ... busy 98%"; with no
-/// drain at all (`--drain-every 0`) its records, KERNEL zone included, were dropped and
+/// drain at all (`--drain-every-cycles 0`) its records, KERNEL zone included, were dropped and
 /// another stage was named "busy 0%". Stalls are their own category and, when they dominate,
 /// the verdict; lost records make the times incomplete, and the verdict says so; both say
 /// what to do.
@@ -379,7 +379,7 @@ fn profiler_stalls_and_lost_records_are_the_profilers_not_the_stages() {
         "{evidence}"
     );
     assert!(
-        evidence.contains("--drain-every") && evidence.contains("fewer zones"),
+        evidence.contains("--drain-every-cycles") && evidence.contains("fewer zones"),
         "{evidence}"
     );
     assert!(
@@ -439,7 +439,7 @@ fn profiler_stalls_and_lost_records_are_the_profilers_not_the_stages() {
         ),
         "{evidence}"
     );
-    assert!(evidence.contains("--drain-every"), "{evidence}");
+    assert!(evidence.contains("--drain-every-cycles"), "{evidence}");
 }
 
 /// Issue 25: `value_zone!` values reached only the device CSV. math's `math-tile` zones

@@ -5,8 +5,7 @@
 //! nothing), each an exit 1 that says what and where.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use ttprof_tests::{ttprof_binary, workspace};
+use ttprof_tests::{ttprof, workspace};
 
 /// A fresh directory of sources under target/test-cxx-cli/`name`.
 fn sources(name: &str, files: &[(&str, &str)]) -> PathBuf {
@@ -17,21 +16,6 @@ fn sources(name: &str, files: &[(&str, &str)]) -> PathBuf {
         std::fs::write(dir.join(file), text).unwrap();
     }
     dir
-}
-
-fn ttprof(dir: &Path, args: &[&str]) -> Output {
-    let o = Command::new(ttprof_binary())
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    eprintln!(
-        "$ ttprof {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
 }
 
 /// Rows of a run's device CSV: (zone name, type) -> data column of each row.
@@ -97,7 +81,7 @@ fn c_and_cxx_kernels_build_and_run_with_their_arguments() {
     );
     // ttprof build: one `NAME PATH` line; flags after `--` reach the compiler.
     let b = ttprof(
-        &dir,
+        Some(&dir),
         &[
             "build",
             "--core",
@@ -124,7 +108,7 @@ fn c_and_cxx_kernels_build_and_run_with_their_arguments() {
     );
     // For Blackhole, and without profiling: every macro gone, no site of the kernel's own.
     let bh = ttprof(
-        &dir,
+        Some(&dir),
         &[
             "build",
             "--core",
@@ -163,7 +147,7 @@ fn c_and_cxx_kernels_build_and_run_with_their_arguments() {
     // ttprof run: the compute kernel built for each of the three TRISCs (with that TRISC's
     // defines), the reader as the ELF built above (with -DSCALE=3).
     let o = ttprof(
-        &dir,
+        Some(&dir),
         &[
             "run",
             "--grid",
@@ -224,7 +208,7 @@ launches = 2
     )
     .unwrap();
     let o = ttprof(
-        &dir,
+        Some(&dir),
         &["run", "--manifest", "ops.toml", "--out", "target/ci"],
     );
     assert_eq!(o.status.code(), Some(0));
@@ -261,7 +245,7 @@ fn mistakes_exit_1_and_say_what_and_where() {
         (&["run", "--kernel", "trisc1=compute.cpp", "--arg", "brisc=1", "--out", "target/x"], "gives runtime arguments to BRISC, which runs no kernel"),
     ];
     for (args, want) in cases {
-        let o = ttprof(&dir, args);
+        let o = ttprof(Some(&dir), args);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");

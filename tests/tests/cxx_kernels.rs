@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use ttprof::devmem::DeviceMemory;
 use ttprof::kernels::{build_c, CKernelBuild};
 use ttprof_rt::wire::{self, Decoded, Record};
-use ttprof_tests::{text_bytes, workspace};
+use ttprof_tests::{csv_rows, text_bytes, workspace};
 
 /// Builds `sources` (under examples/cxx) for `risc` into target/cxx-tests/`dir`.
 fn build(sources: &[PathBuf], risc: Risc, profile: bool, dir: &str) -> PathBuf {
@@ -167,19 +167,6 @@ fn a_cxx_kernel_writes_exactly_what_its_rust_twin_writes() {
     let k = ttprof::elf::KernelElf::load(&cxx).unwrap();
     let wait = k.sites.iter().find(|(_, m)| m.name == "wait").unwrap().1;
     assert_eq!(wait.wait, Some(ttprof::sites::Wait::CbFront(3)));
-}
-
-/// (zone name, marker type) -> (data, meta data) of each row of a device CSV.
-fn csv_rows(path: &Path) -> BTreeMap<(String, String), Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut rows: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
-    for line in text.lines().skip(2) {
-        let f: Vec<&str> = line.splitn(15, ',').collect();
-        rows.entry((f[10].to_string(), f[11].to_string()))
-            .or_default()
-            .push((f[6].to_string(), f[14].to_string()));
-    }
-    rows
 }
 
 /// Runs the tt-metal macro kernel on a 2x1 grid through a session, twice, and checks every

@@ -6,43 +6,22 @@
 //! from DRAM and write their outputs back over the NoC (checked by the scenario), and the
 //! NoC barrier waits differ across tiles.
 
-use riscv_linker::{Arch, NocCoord, Risc};
+use riscv_linker::{NocCoord, Risc};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 use std::time::UNIX_EPOCH;
 use ttprof::decode::RecordKind;
-use ttprof::launch::Settings;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::readout::Readout;
 use ttprof::resolve::{Resolution, Resolver};
-
-use ttprof_demo::ops;
-use ttprof_demo::scenario::{self, Scenario};
-use ttprof_tests::workspace;
+use ttprof_tests::{run_demo, workspace};
 
 #[test]
 fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
-    let arch = Arch::WormholeB0;
     let out = workspace().join("target/test-demo-outputs");
-    let _ = std::fs::remove_dir_all(&out);
-    let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
-    let s = Scenario {
-        lines: false,
-        arch,
-        grid: (2, 2),
-        ops: ops::sequence(4),
-        out: out.clone(),
-        threads: 2,
-        drain_every_cycles: 250_000,
-        settings: Settings {
-            consumer: true,
-            ..Settings::default()
-        },
-        clock: scenario::realistic_clock(arch),
-    };
-    let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
+    let outcome = run_demo(&out);
     let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);

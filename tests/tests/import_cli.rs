@@ -4,34 +4,10 @@
 //! counted (exit 2, outputs still written); a truncated file is refused naming its line
 //! (exit 1); `ttprof diff` and `ttprof tracy` take the CSV file itself.
 
-use riscv_linker::Arch;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use ttprof::launch::Settings;
-use ttprof_demo::ops;
-use ttprof_demo::scenario::{self, Scenario};
-use ttprof_tests::{ttprof_binary, workspace};
 
-fn ttprof(args: &[&str]) -> Output {
-    let o = Command::new(ttprof_binary()).args(args).output().unwrap();
-    eprintln!(
-        "ttprof {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-fn file_starting(dir: &Path, prefix: &str) -> PathBuf {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with(prefix))
-        .unwrap_or_else(|| panic!("no {prefix}* in {}", dir.display()))
-        .path()
-}
+use ttprof_tests::{file_starting, run_demo, ttprof, workspace};
 
 /// Zones per name in a directory's Chrome trace (its `B` events).
 fn zones_per_name(dir: &Path) -> BTreeMap<String, usize> {
@@ -78,49 +54,38 @@ fn rows_without_timer_id(csv: &Path) -> Vec<String> {
 
 #[test]
 fn importing_the_demo_s_device_log_gives_the_report_s_zones_ops_and_rows() {
-    let arch = Arch::WormholeB0;
     let out = workspace().join("target/test-import");
-    let _ = std::fs::remove_dir_all(&out);
-    let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
-    let s = Scenario {
-        lines: false,
-        arch,
-        grid: (2, 2),
-        ops: ops::sequence(4),
-        out: out.clone(),
-        threads: 2,
-        drain_every_cycles: 250_000,
-        settings: Settings {
-            consumer: true,
-            ..Settings::default()
-        },
-        clock: scenario::realistic_clock(arch),
-    };
-    let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
+    let outcome = run_demo(&out);
     let rep = out.join("report");
     let oplog = outcome.out.join("ops.jsonl");
-    let o = ttprof(&[
-        "report",
-        "--no-summary",
-        "--device",
-        outcome.snapshot.to_str().unwrap(),
-        "--oplog",
-        oplog.to_str().unwrap(),
-        "--out",
-        rep.to_str().unwrap(),
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "report",
+            "--no-summary",
+            "--device",
+            outcome.snapshot.to_str().unwrap(),
+            "--oplog",
+            oplog.to_str().unwrap(),
+            "--out",
+            rep.to_str().unwrap(),
+        ],
+    );
     assert!(o.status.success());
     let csv = rep.join("profile_log_device.csv");
     let ops_csv = file_starting(&rep, "ops_perf_results_");
     let imp = out.join("import");
-    let o = ttprof(&[
-        "import",
-        csv.to_str().unwrap(),
-        "--ops",
-        ops_csv.to_str().unwrap(),
-        "--out",
-        imp.to_str().unwrap(),
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "import",
+            csv.to_str().unwrap(),
+            "--ops",
+            ops_csv.to_str().unwrap(),
+            "--out",
+            imp.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("4 op(s)"), "{stdout}");
@@ -153,13 +118,16 @@ fn importing_the_demo_s_device_log_gives_the_report_s_zones_ops_and_rows() {
     }
 
     // `ttprof diff` takes the CSV file itself: the same run, nothing changed.
-    let o = ttprof(&[
-        "diff",
-        rep.to_str().unwrap(),
-        csv.to_str().unwrap(),
-        "--fail-above",
-        "0",
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "diff",
+            rep.to_str().unwrap(),
+            csv.to_str().unwrap(),
+            "--fail-above",
+            "0",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("device log"), "{text}");
@@ -197,12 +165,15 @@ fn an_unmatched_zone_end_is_counted_and_the_outputs_are_still_written() {
         small_log("0,1,1,BRISC,4,1350,0,7,,,orphan,ZONE_END,30,reader.cpp,\n"),
     )
     .unwrap();
-    let o = ttprof(&[
-        "import",
-        csv.to_str().unwrap(),
-        "--out",
-        d.join("out").to_str().unwrap(),
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "import",
+            csv.to_str().unwrap(),
+            "--out",
+            d.join("out").to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -212,12 +183,15 @@ fn an_unmatched_zone_end_is_counted_and_the_outputs_are_still_written() {
     assert_eq!(zones_per_name(&d.join("out")).values().sum::<usize>(), 3);
     // The same file without the orphan: clean, exit 0, the op is `run 7`.
     std::fs::write(&csv, small_log("")).unwrap();
-    let o = ttprof(&[
-        "import",
-        csv.to_str().unwrap(),
-        "--out",
-        d.join("clean").to_str().unwrap(),
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "import",
+            csv.to_str().unwrap(),
+            "--out",
+            d.join("clean").to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         op_rows(&d.join("clean")),
@@ -231,12 +205,15 @@ fn a_truncated_or_foreign_file_is_refused_naming_its_line() {
     let csv = d.join("profile_log_device.csv");
     let full = small_log("");
     std::fs::write(&csv, &full[..full.len() - 20]).unwrap();
-    let o = ttprof(&[
-        "import",
-        csv.to_str().unwrap(),
-        "--out",
-        d.join("out").to_str().unwrap(),
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "import",
+            csv.to_str().unwrap(),
+            "--out",
+            d.join("out").to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -248,12 +225,15 @@ fn a_truncated_or_foreign_file_is_refused_naming_its_line() {
     );
     assert!(!d.join("out").exists(), "nothing written");
     std::fs::write(&csv, "\u{0}\u{1}garbage\n").unwrap();
-    let o = ttprof(&[
-        "import",
-        csv.to_str().unwrap(),
-        "--out",
-        d.join("out").to_str().unwrap(),
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "import",
+            csv.to_str().unwrap(),
+            "--out",
+            d.join("out").to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -269,26 +249,32 @@ fn tracy_serves_a_device_log() {
     std::fs::write(&csv, small_log("")).unwrap();
     // No capture tool connects: the stream is built from the CSV (its zones counted), then
     // the wait times out.
-    let o = ttprof(&[
-        "tracy",
-        "--device",
-        csv.to_str().unwrap(),
-        "--port",
-        "0",
-        "--timeout",
-        "1",
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "tracy",
+            "--device",
+            csv.to_str().unwrap(),
+            "--port",
+            "0",
+            "--timeout-seconds",
+            "1",
+        ],
+    );
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("Tracy stream: 3 zones on 1 RISC lanes"),
         "{err}"
     );
     // Device memory still needs its op log.
-    let o = ttprof(&[
-        "tracy",
-        "--device",
-        d.join("missing.snap").to_str().unwrap(),
-    ]);
+    let o = ttprof(
+        None,
+        &[
+            "tracy",
+            "--device",
+            d.join("missing.snap").to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("needs --oplog"));
 }

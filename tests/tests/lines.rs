@@ -2,23 +2,10 @@
 //! and a C++ kernel. The line files must add up to the cores' cycles, exactly, and agree with
 //! a run without `--lines` (same cycles, same zones).
 
-use riscv_linker::Arch;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use ttprof_tests::{build_kernels, ttprof_binary, workspace};
-
-fn elf(name: &str) -> PathBuf {
-    build_kernels(
-        &workspace().join("examples/kernels"),
-        Arch::WormholeB0,
-        false,
-        &[],
-    )
-    .elf(name)
-    .unwrap()
-    .to_path_buf()
-}
+use ttprof_tests::{example_elf as elf, ttprof_binary, workspace};
 
 fn run(dir: &Path, args: &[&str]) {
     let o = Command::new(ttprof_binary())

@@ -11,18 +11,12 @@ use ttprof::outputs::{self, Options};
 use ttprof::resolve::Resolver;
 use ttprof_demo::ops;
 use ttprof_demo::scenario::{self, Scenario};
-use ttprof_tests::workspace;
+use ttprof_tests::{file_starting, workspace};
 
-fn file_starting(dir: &std::path::Path, prefix: &str) -> String {
-    let e = std::fs::read_dir(dir)
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with(prefix));
-    std::fs::read_to_string(
-        e.unwrap_or_else(|| panic!("no {prefix}* in {}", dir.display()))
-            .path(),
-    )
-    .unwrap()
+/// The text of the file in `dir` whose name starts with `prefix`.
+fn text_starting(dir: &std::path::Path, prefix: &str) -> String {
+    let path = file_starting(dir, prefix);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 #[test]
@@ -118,12 +112,12 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         "ttprof_summary.txt",
     ] {
         assert_eq!(
-            file_starting(&cli, f),
-            file_starting(&here, f),
+            text_starting(&cli, f),
+            text_starting(&here, f),
             "{f} differs between the CLI and the pipeline"
         );
     }
-    let csv = file_starting(&cli, "profile_log_device.csv");
+    let csv = text_starting(&cli, "profile_log_device.csv");
     assert_eq!(
         csv.lines().filter(|l| l.contains(",ZONE_START,")).count(),
         outcome.readout.zones()

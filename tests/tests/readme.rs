@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use ttprof_tests::{ttprof_binary, workspace};
+use ttprof_tests::{csv_rows, ttprof_binary, workspace};
 
 /// A fenced block of README.md after a marker comment.
 struct Block {
@@ -61,19 +61,6 @@ fn run_line(line: &str, dir: &Path) -> Output {
         String::from_utf8_lossy(&out.stderr)
     );
     out
-}
-
-/// (zone name, marker type) -> rows, and the meta data column of each.
-fn csv_rows(path: &Path) -> BTreeMap<(String, String), Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut rows: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
-    for line in text.lines().skip(2) {
-        let f: Vec<&str> = line.splitn(15, ',').collect();
-        rows.entry((f[10].to_string(), f[11].to_string()))
-            .or_default()
-            .push((f[6].to_string(), f[14].to_string()));
-    }
-    rows
 }
 
 fn count(

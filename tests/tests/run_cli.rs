@@ -4,37 +4,18 @@
 
 use riscv_linker::Arch;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use ttprof_tests::{build_kernels, ttprof_binary, workspace};
+use ttprof_tests::{build_kernels, example_elf as elf, ttprof_binary, workspace};
 
-fn elf(name: &str) -> PathBuf {
-    build_kernels(
-        &workspace().join("examples/kernels"),
-        Arch::WormholeB0,
-        false,
-        &[],
-    )
-    .elf(name)
-    .unwrap()
-    .to_path_buf()
-}
-
-fn ttprof(args: &[&str], out: &Path) -> Output {
+/// `ttprof run ARGS --out OUT` in a fresh `out`.
+fn ttprof_run(args: &[&str], out: &Path) -> Output {
     let _ = std::fs::remove_dir_all(out);
-    let o = Command::new(ttprof_binary())
-        .arg("run")
-        .args(args)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
-    eprintln!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    let mut all: Vec<&OsStr> = vec![OsStr::new("run")];
+    all.extend(args.iter().map(OsStr::new));
+    all.extend([OsStr::new("--out"), out.as_os_str()]);
+    ttprof_tests::ttprof(None, &all)
 }
 
 fn zone_starts(out: &Path, name: &str) -> Vec<String> {
@@ -50,7 +31,7 @@ fn zone_starts(out: &Path, name: &str) -> Vec<String> {
 fn a_kernel_panic_names_its_place_and_message() {
     let out = workspace().join("target/test-run-cli/panic");
     let fault = elf("fault");
-    let o = ttprof(
+    let o = ttprof_run(
         &[
             "--grid",
             "1x1",
@@ -85,7 +66,7 @@ fn a_fault_is_diagnosed_and_the_zones_recorded_before_it_are_written() {
     let fault = elf("fault");
     // Three zones of 5000 cycles: under 2^15 cycles, so the runtime never published them
     // before the fault; the host publishes what the stopped core wrote.
-    let o = ttprof(
+    let o = ttprof_run(
         &[
             "--grid",
             "2x1",
@@ -144,7 +125,7 @@ fn tiles_launches_and_policy_pick_what_runs() {
     let out = workspace().join("target/test-run-cli/options");
     let sums = elf("sums");
     let k = format!("brisc={}", sums.display());
-    let o = ttprof(
+    let o = ttprof_run(
         &[
             "--grid",
             "2x2",
@@ -248,7 +229,7 @@ fn mistakes_exit_1_with_what_was_expected() {
     ];
     for (args, want) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let o = ttprof(&args, &out);
+        let o = ttprof_run(&args, &out);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");
@@ -261,7 +242,7 @@ fn records_dropped_on_a_full_ring_are_a_data_problem() {
     let sums = elf("sums");
     // 20,000 iterations with no consumer while the kernel runs: far more than a ring holds.
     let k = format!("brisc={}", sums.display());
-    let o = ttprof(
+    let o = ttprof_run(
         &[
             "--kernel",
             &k,
@@ -269,7 +250,7 @@ fn records_dropped_on_a_full_ring_are_a_data_problem() {
             "0x30000=20000",
             "--policy",
             "drop",
-            "--drain-every",
+            "--drain-every-cycles",
             "0",
         ],
         &out,
@@ -406,7 +387,7 @@ fn each_op_of_a_manifest_runs_only_its_own_kernels_on_its_own_tiles() {
         ]
     });
     std::fs::write(&manifest, ops.to_string()).unwrap();
-    let o = ttprof(
+    let o = ttprof_run(
         &["--manifest", manifest.to_str().unwrap()],
         &out.join("out"),
     );
@@ -489,7 +470,7 @@ fn a_kernel_rebuilt_between_launches_gets_its_own_copy_and_the_first_is_kept() {
 }
 
 /// The drain cadence decides when records are read, never which: the example pipeline with
-/// a slow stage (math) run with the default `--drain-every` (250,000 cycles: one drain falls
+/// a slow stage (math) run with the default `--drain-every-cycles` (250,000 cycles: one drain falls
 /// inside the kernels, after the fast stages ended and before the slow ones did) and with a
 /// short one writes the same zones, every core's FW and KERNEL wrapper zones among them.
 /// Regression: a ring found by the only drain while its kernel ran was not read again at the
@@ -525,9 +506,9 @@ fn the_drain_cadence_never_loses_the_records_of_a_slow_pipeline() {
             args.extend(["--l1".into(), l1.into()]);
         }
         if let Some(d) = drain_every {
-            args.extend(["--drain-every".into(), d.into()]);
+            args.extend(["--drain-every-cycles".into(), d.into()]);
         }
-        let o = ttprof(&args.iter().map(String::as_str).collect::<Vec<_>>(), &out);
+        let o = ttprof_run(&args.iter().map(String::as_str).collect::<Vec<_>>(), &out);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert_eq!(o.status.code(), Some(0), "{name}: {err}");
         assert!(
@@ -626,7 +607,7 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
         );
         let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
         a.extend(["--dram-out", &spec]);
-        ttprof(&a, &dir.join(format!("run-{expect}")))
+        ttprof_run(&a, &dir.join(format!("run-{expect}")))
     };
     let ok = run("want.bin", "out.bin");
     assert_eq!(
@@ -717,7 +698,7 @@ dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,tensor=4"]
         relu = l1(4, "0x3000000", "0x4000000"),
     );
     std::fs::write(dir.join("ops.toml"), manifest).unwrap();
-    let ci = ttprof(
+    let ci = ttprof_run(
         &["--manifest", dir.join("ops.toml").to_str().unwrap()],
         &dir.join("run-ci"),
     );

@@ -19,14 +19,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, UNIX_EPOCH};
-use ttprof::launch::Settings;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options, Written};
 use ttprof::profile::Profile;
 use ttprof::resolve::Resolver;
-use ttprof_demo::ops;
-use ttprof_demo::scenario::{self, Scenario};
-use ttprof_tests::workspace;
+use ttprof_tests::{run_demo, workspace};
 
 const ARCH: Arch = Arch::WormholeB0;
 const HOST: &str = "node-a";
@@ -34,23 +31,7 @@ const HOST: &str = "node-a";
 /// The demo's run (real kernels, four ops on a 2x2 Wormhole) written by the standard
 /// outputs and into a dataset.
 fn demo(out: &Path) -> (Profile, Written) {
-    let _ = std::fs::remove_dir_all(out);
-    let elfs = scenario::build_kernels(ARCH, &out.join("kernels")).unwrap();
-    let s = Scenario {
-        lines: false,
-        arch: ARCH,
-        grid: (2, 2),
-        ops: ops::sequence(4),
-        out: out.to_path_buf(),
-        threads: 2,
-        drain_every_cycles: 250_000,
-        settings: Settings {
-            consumer: true,
-            ..Settings::default()
-        },
-        clock: scenario::realistic_clock(ARCH),
-    };
-    let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
+    let outcome = run_demo(out);
     let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);

@@ -232,7 +232,7 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
     }
 
     // Tracy: one message per sum record, `name: count x, total cycles in all`.
-    let stream = ttprof::tracy::Stream::build(
+    let stream = ttprof::tracy::TracyStream::build(
         &p.readout,
         &p.resolution,
         Some(&p.oplog),
@@ -248,7 +248,7 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
     };
     let cap = std::thread::scope(|scope| {
         let h = scope.spawn(|| server.serve(&stream, &opts, |_| {}));
-        let cap = ttprof::tracy::capture::capture(addr, &Default::default()).unwrap();
+        let cap = ttprof::tracy::test_client::capture(addr, &Default::default()).unwrap();
         h.join().unwrap().unwrap();
         cap
     });

@@ -19,6 +19,7 @@
 //! `"cb_pop:0"`, `"sem_inc:3"`, `"sem_set:3"`, `"noc_read_done"`, `"noc_write_done"`,
 //! `"noc_atomic_done"`, `"sync:7"`. The wire record is the zone's or the event's: the type
 //! costs the device nothing.
+#![warn(missing_docs)]
 
 use proc_macro::TokenStream;
 use proc_macro2::Span;

@@ -20,6 +20,7 @@
 //! `popped` (consumer), both free-running page counts. The launcher zeroes them before
 //! every launch.
 #![no_std]
+#![warn(missing_docs)]
 
 use riscv_linker::USER_L1_BASE;
 
@@ -34,6 +35,7 @@ pub const MAX_TILES: u32 = 16;
 
 /// The argument block (words), written by the launcher before each launch.
 pub const ARGS: u32 = USER_L1_BASE;
+/// Byte offsets of the words of the argument block at [`crate::ARGS`].
 pub mod arg {
     /// [`crate::Op`] as a number.
     pub const OP: u32 = 0;
@@ -69,6 +71,7 @@ pub enum Op {
 }
 
 impl Op {
+    /// The op numbered `v` (as stored at [`arg::OP`]); `None` for any other number.
     pub const fn from_u32(v: u32) -> Option<Op> {
         match v {
             1 => Some(Op::Add),
@@ -129,9 +132,13 @@ impl Op {
 /// A circular buffer: control block address, data address, page size and page count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CbDesc {
+    /// L1 address of its control block (`pushed`, then `popped`).
     pub control: u32,
+    /// L1 address of its first page.
     pub data: u32,
+    /// Bytes per page.
     pub page_bytes: u32,
+    /// Pages in the buffer.
     pub pages: u32,
 }
 
@@ -160,10 +167,13 @@ pub const CB_OUT: CbDesc = cb(4, CB_DST.data + 2 * TILE_BYTES, TILE_BYTES);
 /// Every CB, for the launcher to reset.
 pub const CBS: [CbDesc; 5] = [CB_IN0, CB_IN1, CB_SRC, CB_DST, CB_OUT];
 
-/// Where the demo puts its interleaved DRAM buffers (bank addresses: the same offset in
-/// every bank). 16 MiB apart, so each holds [`DRAM_BUFFER_PAGES_PER_BANK`] pages per bank.
+/// Bank address of the first input tensor. The demo's interleaved DRAM buffers sit at bank
+/// addresses (the same offset in every bank) 16 MiB apart, so each holds
+/// [`DRAM_BUFFER_PAGES_PER_BANK`] pages per bank.
 pub const DRAM_IN0: u32 = 0x0100_0000;
+/// Bank address of the second input tensor.
 pub const DRAM_IN1: u32 = 0x0200_0000;
+/// Bank address of the output tensor.
 pub const DRAM_OUT: u32 = 0x0300_0000;
 /// Pages of [`TILE_BYTES`] one bank holds of one of the buffers above.
 pub const DRAM_BUFFER_PAGES_PER_BANK: u32 = (DRAM_IN1 - DRAM_IN0) / TILE_BYTES;

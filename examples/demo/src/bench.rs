@@ -23,10 +23,15 @@ pub const DENSE_TIMED: u32 = 4;
 /// One launch of the bench kernel.
 #[derive(Clone, Debug)]
 pub struct BenchRun {
+    /// What the kernel does per iteration: [`DENSE`], [`OP_LEVEL`], [`DENSE_BLOCK`] or [`DENSE_TIMED`].
     pub mode: u32,
+    /// Iterations of the kernel's loop.
     pub iterations: u32,
+    /// Loop steps of work per zone (the mode says how they are spent).
     pub work: u32,
+    /// Whether the runtime records (false sets the tile's `CONTROL_DISABLE` bit).
     pub recording: bool,
+    /// What the core does when its ring is full.
     pub policy: Policy,
     /// Drain the ring this often (simulated cycles); `None`: no consumer while it runs.
     pub drain_every: Option<u64>,
@@ -42,7 +47,9 @@ pub struct Launched {
     pub result: u32,
     /// Bytes the producer wrote into the ring (`HEAD`), pads included.
     pub ring_bytes: u64,
+    /// The ring's `STALLS`: waits for the consumer.
     pub stalls: u32,
+    /// The ring's `DROPPED`: records lost to a full ring.
     pub dropped: u32,
     /// Everything read from the ring: during the run (if a consumer was attached) and after.
     pub readout: Readout,

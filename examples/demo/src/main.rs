@@ -1,6 +1,7 @@
 //! The ttprof demo: build the example kernels, run a sequence of ops on the emulator with a
 //! consumer draining the rings while the kernels run, check every op's output, then write
 //! tt-metal's `profile_log_device.csv` and print a per-zone summary.
+#![warn(missing_docs)]
 
 use clap::Parser;
 use riscv_linker::Arch;
@@ -113,7 +114,7 @@ fn run(args: &Args) -> Fallible<()> {
         println!("  {}", p.display());
     }
     if let Some(port) = args.tracy {
-        let stream = tracy::Stream::build(
+        let stream = tracy::TracyStream::build(
             r,
             &profile.resolution,
             Some(&profile.oplog),

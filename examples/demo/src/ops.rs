@@ -19,7 +19,9 @@ use ttprof::{Error, Result};
 /// One op of the sequence.
 #[derive(Clone, Copy, Debug)]
 pub struct OpSpec {
+    /// What the op computes.
     pub op: Op,
+    /// Tiles each core streams through the op.
     pub tiles: u32,
 }
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::Settings;
 use ttprof::oplog::TensorDesc;
-use ttprof::session::{Config, Op, Profile, Session};
+use ttprof::session::{Config, FinishedSession, Op, Session};
 use ttprof_emu::{ChipClock, ClockModel, FreqStep, ReadLatency, TileOffsets};
 
 /// Which kernel binary runs on which core.
@@ -127,13 +127,17 @@ pub fn tensor_ids(wiring: &[Vec<Operand>]) -> Vec<(Vec<u64>, u64)> {
 /// Clock-sync samples per tile and window (tt-metal takes 100).
 const SYNC_SAMPLES: usize = 100;
 
+/// The demo's result: any error, boxed.
 pub type Fallible<T> = Result<T, Box<dyn Error>>;
 
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The chip architecture to emulate.
     pub arch: Arch,
+    /// Worker tiles, `(columns, rows)` from logical (0,0).
     pub grid: (u8, u8),
+    /// The ops, in launch order.
     pub ops: Vec<OpSpec>,
     /// Where the device image, op log and kernel copies go.
     pub out: PathBuf,
@@ -142,6 +146,7 @@ pub struct Scenario {
     /// The consumer drains every ring this often (simulated cycles of every tile); 0: never
     /// while kernels run (everything is read after the last op).
     pub drain_every_cycles: u64,
+    /// Recording, full-ring policy and consumer switches of the session.
     pub settings: Settings,
     /// The emulated chip's clocks and the host's read latency.
     pub clock: ClockModel,
@@ -172,9 +177,10 @@ pub fn realistic_clock(arch: Arch) -> ClockModel {
 /// window (100 rounds 500 us apart, plus its reads). `--dvfs` times count from here.
 pub const OPS_START_NS: f64 = 49.5e6;
 
-/// With a DVFS schedule the session drains this often (cycles) and samples the clock this
-/// often (ns): the demo's ops last about 2 ms, so the steps need dense samples to be seen.
+/// With a DVFS schedule the session drains this often (cycles) and samples the clock every
+/// [`DVFS_SAMPLE_NS`]: the demo's ops last about 2 ms, so the steps need dense samples to be seen.
 pub const DVFS_DRAIN_CYCLES: u64 = 5_000;
+/// With a DVFS schedule, the session samples the clock this often (ns).
 pub const DVFS_SAMPLE_NS: u64 = 5_000;
 
 /// The named DVFS schedule `default`: down to 80 % of the nominal AICLK 0.35 ms into the
@@ -244,7 +250,7 @@ pub fn run(
     s: &Scenario,
     elfs: &BTreeMap<&str, PathBuf>,
     mut progress: impl FnMut(&str),
-) -> Fallible<Profile> {
+) -> Fallible<FinishedSession> {
     let mut cfg = Config::new(s.arch, s.grid, &s.out);
     cfg.threads = s.threads;
     cfg.drain_every_cycles = s.drain_every_cycles;

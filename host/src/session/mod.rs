@@ -532,7 +532,7 @@ impl Session {
 
     /// Drains the last records, fits the clocks, writes every output, the snapshot and the
     /// summary (see the module docs).
-    pub fn finish(self) -> Result<Profile> {
+    pub fn finish(self) -> Result<FinishedSession> {
         let Session {
             cfg,
             dev,
@@ -596,7 +596,7 @@ impl Session {
             ..
         } = model;
         let oplog = oplog.unwrap_or_default();
-        Ok(Profile {
+        Ok(FinishedSession {
             out: cfg.out,
             readout,
             resolution,
@@ -650,7 +650,7 @@ pub fn remove_old_op_reports(dir: &Path) -> Result<()> {
 }
 
 /// What a finished session read and wrote.
-pub struct Profile {
+pub struct FinishedSession {
     /// The output directory.
     pub out: PathBuf,
     /// What was read out (every ring's records).
@@ -672,11 +672,11 @@ pub struct Profile {
     /// Every launch, in order.
     pub launched: Vec<Launched>,
     /// Faults and clock-fit problems (readout, resolution and output issues are in their
-    /// own structs; [`Profile::issues`] lists them all).
+    /// own structs; [`FinishedSession::issues`] lists them all).
     pub issues: Vec<Issue>,
 }
 
-impl Profile {
+impl FinishedSession {
     /// Every problem found: faults, readout, naming, clock fit, outputs.
     pub fn issues(&self) -> impl Iterator<Item = &Issue> {
         self.issues

@@ -40,7 +40,7 @@ pub use perfetto::PerfettoSink;
 pub use report::OpReportSink;
 pub use summary::SummarySink;
 pub use trace::TraceJson;
-pub use tracy::StreamBuilder;
+pub use tracy::TracySink;
 
 use crate::error::Result;
 use crate::issue::Issue;

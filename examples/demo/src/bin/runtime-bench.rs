@@ -48,6 +48,7 @@
 //!
 //! A consumer drains the ring while the kernel runs, so nothing stalls; the benchmark
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
+#![warn(missing_docs)]
 
 use riscv_linker::Arch;
 use riscv_linker::Risc;

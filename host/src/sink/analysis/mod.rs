@@ -34,7 +34,7 @@
 //! typed wait is taken out of that wait). It holds the stage up like work does, so stages are
 //! ranked by active time plus stalls; when the bounding stage's stalls outweigh both its busy
 //! time and its NoC/semaphore waits, the verdict is `profiler`. Records the profiler dropped
-//! (a full ring under the Drop policy, or Block without a consumer: `--drain-every 0`) make a
+//! (a full ring under the Drop policy, or Block without a consumer: `--drain-every-cycles 0`) make a
 //! RISC's times incomplete ([`RiscTime::records_lost`], [`RiscTime::missing_kernel_zone`]);
 //! any RISC that lost records makes the verdict `profiler` too, whatever the other numbers
 //! say. Either way the evidence says what to do: drain more often, or record fewer zones. A
@@ -80,7 +80,7 @@ pub const BOUND_BY: [&str; 5] = ["compute", "data movement", "noc", "semaphore",
 pub const PROFILER_STALL: &str = "PROFILER-STALL";
 
 /// What the evidence advises when the profiler dominates a core or lost records.
-pub const PROFILER_ADVICE: &str = "drain the rings more often while the kernels run (`ttprof run --drain-every N` \
+pub const PROFILER_ADVICE: &str = "drain the rings more often while the kernels run (`ttprof run --drain-every-cycles N` \
      with fewer cycles; 0 reads only at the end) or record fewer zones (a `sum_zone!` for a zone inside a loop)";
 
 /// One RISC's time in one op on one tile.
@@ -1134,7 +1134,7 @@ mod tests {
             v.evidence
         );
         assert!(
-            v.evidence.contains("--drain-every") && v.evidence.contains("fewer zones"),
+            v.evidence.contains("--drain-every-cycles") && v.evidence.contains("fewer zones"),
             "{}",
             v.evidence
         );
@@ -1147,7 +1147,7 @@ mod tests {
         assert_eq!(v.evidence, "reader on BRISC: busy 89%, stalled on the profiler 10%; unpack waits on CB 0 front (data) 95%");
     }
 
-    /// Issue 25: with `--drain-every 0` a RISC whose records were dropped (its KERNEL zone
+    /// Issue 25: with `--drain-every-cycles 0` a RISC whose records were dropped (its KERNEL zone
     /// among them) looked "busy 0%", and another stage was named.
     #[test]
     fn lost_records_make_the_verdict_the_profiler() {

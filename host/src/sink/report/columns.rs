@@ -14,7 +14,7 @@
 //! Tensor dimensions are the padded shape the op log records; the logical shape is not
 //! known to ttprof, so the cell holds the bare number (which tt-perf-report reads as both).
 
-use super::{whole_ns, OpReport, OpRow, Row};
+use super::{whole_ns, OpReport, OpRow, ReportRow};
 use crate::oplog::TensorDesc;
 use riscv_linker::Risc;
 use std::collections::HashMap;
@@ -151,8 +151,8 @@ pub fn write(w: &mut impl Write, report: &OpReport) -> io::Result<()> {
     line(w, &mut header.iter().cloned())?;
     for row in &report.rows {
         let cells = match row {
-            Row::Op(o) => op_cells(report, o),
-            Row::Signpost(s) => HashMap::from([
+            ReportRow::Op(o) => op_cells(report, o),
+            ReportRow::Signpost(s) => HashMap::from([
                 ("OP CODE".to_string(), s.name.clone()),
                 ("OP TYPE".into(), "signpost".into()),
                 ("HOST START TS".into(), s.host_ns.to_string()),

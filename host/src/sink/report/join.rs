@@ -1,7 +1,7 @@
 //! Joining the op log with the device's per-op times, and checking that they describe the
 //! same run.
 
-use super::{unrelated, OpRow, Row};
+use super::{unrelated, OpRow, ReportRow};
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpLogEntry, OpRecord};
@@ -18,7 +18,7 @@ pub(super) fn join(
     mut device: Ops,
     mut runs: BTreeMap<(u32, u32), Vec<NocCoord>>,
     damaged: bool,
-) -> Result<(Vec<Row>, Vec<Issue>)> {
+) -> Result<(Vec<ReportRow>, Vec<Issue>)> {
     let mut issues = std::mem::take(&mut device.issues);
     if damaged && runs.is_empty() && oplog.ops().next().is_some() {
         // The rings' damage (named in the readout's issues) is the cause, not the op log:
@@ -37,11 +37,11 @@ pub(super) fn join(
     }
     let log = oplog.path.display();
     // (host time, log order) -> row
-    let mut rows: Vec<(u64, usize, Row)> = Vec::new();
+    let mut rows: Vec<(u64, usize, ReportRow)> = Vec::new();
     let mut first_entry: HashMap<(u32, u32), usize> = HashMap::new();
     for (n, entry) in oplog.entries.iter().enumerate() {
         match entry {
-            OpLogEntry::Signpost(s) => rows.push((s.host_ns, n, Row::Signpost(s.clone()))),
+            OpLogEntry::Signpost(s) => rows.push((s.host_ns, n, ReportRow::Signpost(s.clone()))),
             OpLogEntry::Op(op) => {
                 let repeated = first_entry.contains_key(&(op.device, op.run_id));
                 if let Some(first) = first_entry.insert((op.device, op.run_id), n) {
@@ -78,7 +78,7 @@ pub(super) fn join(
                 rows.push((
                     op.host_start_ns,
                     n,
-                    Row::Op(Box::new(op_row(op, times, &mut issues))),
+                    ReportRow::Op(Box::new(op_row(op, times, &mut issues))),
                 ));
             }
         }
@@ -94,7 +94,7 @@ pub(super) fn join(
         ));
     }
     rows.sort_by_key(|(t, n, _)| (*t, *n));
-    let mut rows: Vec<Row> = rows.into_iter().map(|(_, _, r)| r).collect();
+    let mut rows: Vec<ReportRow> = rows.into_iter().map(|(_, _, r)| r).collect();
     set_op_to_op(&mut rows);
     Ok((rows, issues))
 }
@@ -255,10 +255,10 @@ fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -
 }
 
 /// Sets each op's latency from the previous op with device times on the same device.
-fn set_op_to_op(rows: &mut [Row]) {
+fn set_op_to_op(rows: &mut [ReportRow]) {
     let mut prev_end: BTreeMap<u32, f64> = BTreeMap::new();
     for row in rows.iter_mut() {
-        let Row::Op(o) = row else { continue };
+        let ReportRow::Op(o) = row else { continue };
         let Some(kernel) = o.device.as_ref().and_then(|d| d.kernel) else {
             continue;
         };

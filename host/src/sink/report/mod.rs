@@ -83,7 +83,7 @@ impl OpRow {
 
 /// A row of the report.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Row {
+pub enum ReportRow {
     /// An op with its device times.
     Op(Box<OpRow>),
     /// A signpost, written as a row of its own (`OP TYPE` `signpost`).
@@ -98,7 +98,7 @@ pub struct OpReport {
     /// `AVAILABLE WORKER CORE COUNT`: worker tiles of the device.
     pub worker_cores: u32,
     /// Ops and signposts in host time order.
-    pub rows: Vec<Row>,
+    pub rows: Vec<ReportRow>,
     /// Mismatches between the op log and the device records.
     pub issues: Vec<Issue>,
     /// Per (device, run): the mean per tile of the ns compute RISCs spent in typed waits at
@@ -111,8 +111,8 @@ impl OpReport {
     /// The op rows, in order.
     pub fn ops(&self) -> impl Iterator<Item = &OpRow> {
         self.rows.iter().filter_map(|r| match r {
-            Row::Op(o) => Some(&**o),
-            Row::Signpost(_) => None,
+            ReportRow::Op(o) => Some(&**o),
+            ReportRow::Signpost(_) => None,
         })
     }
 

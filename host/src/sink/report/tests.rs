@@ -52,8 +52,8 @@ fn rows_join_ops_and_signposts_in_host_order_with_tt_metal_durations() {
         .rows
         .iter()
         .map(|r| match r {
-            Row::Op(o) => o.op.op_code.clone(),
-            Row::Signpost(s) => format!("signpost {}", s.name),
+            ReportRow::Op(o) => o.op.op_code.clone(),
+            ReportRow::Signpost(s) => format!("signpost {}", s.name),
         })
         .collect();
     assert_eq!(

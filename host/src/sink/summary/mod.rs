@@ -455,30 +455,12 @@ fn render_raw(s: &Summary) -> String {
     let mut header = vec!["count".to_string()];
     header.extend(stat_names.iter().map(|n| format!("{n} ns")));
     header.extend(stat_names.iter().map(|n| format!("{n} cyc")));
-    let zone_w = lines
-        .iter()
-        .map(|l| l.1.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(4);
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| {
-            lines
-                .iter()
-                .map(|l| l.2[i].len())
-                .max()
-                .unwrap_or(0)
-                .max(header[i].len())
-        })
-        .collect();
+    let zone_w = name_width(lines.iter().map(|l| l.1.as_str()), "zone");
+    let widths = column_widths(&header, lines.iter().map(|l| l.2.as_slice()));
     let mut t = String::new();
     let _ = writeln!(t, "{}", s.clock);
     let row = |t: &mut String, name: &str, cells: &[String]| {
-        let _ = write!(t, "  {name:<zone_w$}");
-        for (c, w) in cells.iter().zip(&widths) {
-            let _ = write!(t, "  {c:>w$}");
-        }
-        t.push('\n');
+        write_row(t, "  ", (name, zone_w), cells, &widths);
     };
     row(&mut t, "zone", &header);
     for o in &s.ops {
@@ -530,29 +512,10 @@ fn render_values(t: &mut String, rows: &[ValueRow]) {
             ]
         })
         .collect();
-    let name_w = rows
-        .iter()
-        .map(|r| r.zone.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("value zone".len());
-    let widths: Vec<usize> = (0..4)
-        .map(|i| {
-            cells
-                .iter()
-                .map(|c| c[i].len())
-                .max()
-                .unwrap_or(0)
-                .max(header[i].len())
-        })
-        .collect();
-    let mut line = |name: &str, cells: &[String]| {
-        let _ = write!(t, "    {name:<name_w$}");
-        for (c, w) in cells.iter().zip(&widths) {
-            let _ = write!(t, "  {c:>w$}");
-        }
-        t.push('\n');
-    };
+    let name_w = name_width(rows.iter().map(|r| r.zone.as_str()), "value zone");
+    let widths = column_widths(&header, cells.iter().map(|c| c.as_slice()));
+    let mut line =
+        |name: &str, cells: &[String]| write_row(t, "    ", (name, name_w), cells, &widths);
     line("value zone", &header);
     for (r, c) in rows.iter().zip(&cells) {
         line(&r.zone, c);
@@ -583,33 +546,51 @@ fn render_sums(t: &mut String, sums: &[SumRow]) {
             ]
         })
         .collect();
-    let name_w = sums
-        .iter()
-        .map(|r| r.zone.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("sum zone".len());
-    let widths: Vec<usize> = (0..6)
-        .map(|i| {
-            cells
-                .iter()
-                .map(|c| c[i].len())
-                .max()
-                .unwrap_or(0)
-                .max(header[i].len())
-        })
-        .collect();
-    let mut line = |name: &str, cells: &[String]| {
-        let _ = write!(t, "    {name:<name_w$}");
-        for (c, w) in cells.iter().zip(&widths) {
-            let _ = write!(t, "  {c:>w$}");
-        }
-        t.push('\n');
-    };
+    let name_w = name_width(sums.iter().map(|r| r.zone.as_str()), "sum zone");
+    let widths = column_widths(&header, cells.iter().map(|c| c.as_slice()));
+    let mut line =
+        |name: &str, cells: &[String]| write_row(t, "    ", (name, name_w), cells, &widths);
     line("sum zone", &header);
     for (r, c) in sums.iter().zip(&cells) {
         line(&r.zone, c);
     }
+}
+
+/// Width of a table's name column: its longest name (in characters) or its header's.
+fn name_width<'a>(names: impl Iterator<Item = &'a str>, header: &str) -> usize {
+    names
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(header.chars().count())
+}
+
+/// Width of each of a table's value columns: its widest cell or its header, whichever is
+/// wider (the cells are numbers: ASCII).
+fn column_widths<'a>(header: &[String], rows: impl Iterator<Item = &'a [String]>) -> Vec<usize> {
+    let mut widths: Vec<usize> = header.iter().map(String::len).collect();
+    for cells in rows {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.len());
+        }
+    }
+    widths
+}
+
+/// One table line: `indent`, the name left-aligned in its width, then each cell
+/// right-aligned in its column's width, two spaces apart.
+fn write_row(
+    t: &mut String,
+    indent: &str,
+    (name, name_w): (&str, usize),
+    cells: &[String],
+    widths: &[usize],
+) {
+    let _ = write!(t, "{indent}{name:<name_w$}");
+    for (c, w) in cells.iter().zip(widths) {
+        let _ = write!(t, "  {c:>w$}");
+    }
+    t.push('\n');
 }
 
 #[cfg(test)]

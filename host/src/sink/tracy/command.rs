@@ -1,8 +1,8 @@
 //! `ttprof tracy`: read a device image or snapshot once, then serve it to a Tracy capture
-//! tool (what the CLI's subcommand runs; a library caller would use [`Stream::build`] and
+//! tool (what the CLI's subcommand runs; a library caller would use [`TracyStream::build`] and
 //! [`serve`](super::serve) directly).
 
-use super::{server::capture_hint, ServeOptions, ServeReport, Server, Stream, StreamOptions};
+use super::{server::capture_hint, ServeOptions, ServeReport, Server, StreamOptions, TracyStream};
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
@@ -55,7 +55,7 @@ pub fn run(source: &Source, opts: &ServeOptions) -> Result<Outcome> {
 
 /// Serves `p` until a capture tool has drained it.
 pub fn serve(p: Profile, opts: &ServeOptions) -> Result<Outcome> {
-    let stream = Stream::of(&p, &StreamOptions::default())?;
+    let stream = TracyStream::of(&p, &StreamOptions::default())?;
     let s = &stream.summary;
     eprintln!(
         "Tracy stream: {} zones on {} RISC lanes in {} GPU contexts ({} tile(s) each), {} source locations, {} ops, \

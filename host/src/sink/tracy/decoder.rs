@@ -6,7 +6,9 @@
 //! Only the event types ttprof sends are understood; anything else is a protocol error
 //! (the real server would go on, but ttprof never sends it, so a test should fail).
 
-use super::protocol::{Ev, Query, QueryPacket, Severity, GPU_WRAP_THRESHOLD, OFFSET_16, OFFSET_32};
+use super::protocol::{
+    Ev, MessageSeverity, Query, QueryPacket, GPU_WRAP_THRESHOLD, OFFSET_16, OFFSET_32,
+};
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -27,7 +29,7 @@ pub struct GpuContext {
 /// A zone as Tracy holds it. Times are Tracy's (ns since the welcome's `init_begin`,
 /// computed as `Worker` computes them); -1 while unknown.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Zone {
+pub struct DecodedZone {
     /// GPU context (`None` for a CPU zone).
     pub context: Option<u8>,
     pub thread: u32,
@@ -47,7 +49,7 @@ pub struct Zone {
 pub struct Message {
     pub thread: u32,
     pub time: i64,
-    pub severity: Option<Severity>,
+    pub severity: Option<MessageSeverity>,
     pub text: String,
 }
 
@@ -62,10 +64,10 @@ pub struct SourceLocation {
 
 /// Everything decoded so far.
 #[derive(Debug, Default)]
-pub struct Decoder {
+pub struct EventDecoder {
     pub contexts: BTreeMap<u8, GpuContext>,
-    pub gpu_zones: Vec<Zone>,
-    pub cpu_zones: Vec<Zone>,
+    pub gpu_zones: Vec<DecodedZone>,
+    pub cpu_zones: Vec<DecodedZone>,
     pub messages: Vec<Message>,
     pub strings: HashMap<u64, String>,
     pub threads: HashMap<u64, String>,
@@ -113,12 +115,12 @@ fn u16_at(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(take(b, at))
 }
 
-impl Decoder {
+impl EventDecoder {
     /// A decoder for a capture whose welcome message gave `init_begin`.
-    pub fn new(init_begin: i64) -> Decoder {
-        Decoder {
+    pub fn new(init_begin: i64) -> EventDecoder {
+        EventDecoder {
             base: init_begin,
-            ..Decoder::default()
+            ..EventDecoder::default()
         }
     }
 
@@ -280,7 +282,7 @@ impl Decoder {
                 let (depth, parent) = (stack.len(), stack.last().copied());
                 stack.push(self.cpu_zones.len());
                 let thread = self.thread;
-                self.cpu_zones.push(Zone {
+                self.cpu_zones.push(DecodedZone {
                     context: None,
                     thread,
                     srcloc,
@@ -329,7 +331,7 @@ impl Decoder {
                 let m = Message {
                     thread: self.thread,
                     time: i64_at(b, 1) - self.base,
-                    severity: Severity::from_metadata(b[9]),
+                    severity: MessageSeverity::from_metadata(b[9]),
                     text,
                 };
                 self.messages.push(m);
@@ -396,7 +398,7 @@ impl Decoder {
         let zone = if ev == Ev::GpuZoneBeginSerial {
             let (srcloc, depth, parent) = (u64_at(b, 16), lane.len(), lane.last().copied());
             lane.push(next);
-            let z = Zone {
+            let z = DecodedZone {
                 context: Some(ctx),
                 thread,
                 srcloc,

@@ -1,4 +1,4 @@
-//! A [`Stream`] in wire order, and the answers to the capture tool's queries.
+//! A [`TracyStream`] in wire order, and the answers to the capture tool's queries.
 //!
 //! Order of a session: every GPU context (`GpuNewContext`, its name), every lane thread
 //! noticed (so the tool asks its name), the host rows' op zones, the messages, then all
@@ -8,7 +8,7 @@
 //! they start at 0; the contexts map GPU time 0 to host time `base`.
 
 use super::encode::{Encoder, GpuAt};
-use super::plan::{Stream, END, SRCLOC_KEY_BASE};
+use super::plan::{TracyStream, END, SRCLOC_KEY_BASE};
 use super::protocol::{Ev, Query, QueryPacket, GPU_CONTEXT_CUSTOM};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,7 +25,7 @@ enum Phase {
 
 /// Walks a stream one event group at a time, with one connection's encoder state.
 pub(crate) struct Emitter<'a> {
-    s: &'a Stream,
+    s: &'a TracyStream,
     enc: Encoder,
     phase: Phase,
     /// Position within the phase: (item, sub-item).
@@ -39,7 +39,7 @@ pub(crate) struct Emitter<'a> {
 }
 
 impl<'a> Emitter<'a> {
-    pub fn new(s: &'a Stream) -> Emitter<'a> {
+    pub fn new(s: &'a TracyStream) -> Emitter<'a> {
         let threads = s.lanes.iter().map(|l| l.thread).collect();
         let heap = s
             .lanes
@@ -169,7 +169,7 @@ pub(crate) enum Reply {
 }
 
 /// Appends the answer to `q` (the events Tracy's client sends in `Profiler::HandleServerQuery`).
-pub(crate) fn answer(s: &Stream, q: QueryPacket, out: &mut Vec<u8>) -> Reply {
+pub(crate) fn answer(s: &TracyStream, q: QueryPacket, out: &mut Vec<u8>) -> Reply {
     let string = |key: u64| {
         key.checked_sub(1)
             .and_then(|i| s.strings.get(i as usize))

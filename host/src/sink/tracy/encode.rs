@@ -14,7 +14,7 @@
 //! Events that read a preceding "single string" (GPU context names, messages, zone texts)
 //! are written together with it, so nothing can come between them.
 
-use super::protocol::{truncate_utf8, Ev, Severity, OFFSET_16, OFFSET_32};
+use super::protocol::{truncate_utf8, Ev, MessageSeverity, OFFSET_16, OFFSET_32};
 
 /// Longest string one event carries (`u16` length).
 pub const MAX_STRING: usize = u16::MAX as usize;
@@ -224,7 +224,7 @@ impl Encoder {
     }
 
     /// A message on the current thread at absolute `time`.
-    pub fn message(&mut self, out: &mut Vec<u8>, time: i64, severity: Severity, text: &str) {
+    pub fn message(&mut self, out: &mut Vec<u8>, time: i64, severity: MessageSeverity, text: &str) {
         Self::single_string(out, text);
         Self::head(out, Ev::Message);
         out.extend_from_slice(&time.to_le_bytes());

@@ -12,7 +12,7 @@
 //! decoder accepts unchanged: a block without back-references into history is still a block.
 
 use super::protocol::{lz4_bound, TARGET_FRAME_SIZE};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 
 /// Collects whole events into frames of at most [`TARGET_FRAME_SIZE`] bytes and sends them.
 pub struct FrameWriter {
@@ -86,8 +86,9 @@ impl FrameWriter {
 
 /// Reads one frame and decompresses it into `out` (replacing its contents), the way
 /// Tracy's server does; `Ok(false)` at a clean end of stream before the frame.
+#[cfg(any(test, feature = "testing"))]
 pub fn read_frame(
-    input: &mut impl Read,
+    input: &mut impl io::Read,
     packed: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) -> io::Result<bool> {

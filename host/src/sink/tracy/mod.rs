@@ -23,7 +23,7 @@
 //!   `ZoneValue` events attach to the thread's current CPU zone, which a device lane has
 //!   not), and a source location per value would exhaust Tracy's 32K of them.
 //!
-//! Use: [`Stream::build`] once, then [`serve`] (or [`Server::bind`] + [`Server::serve`] to
+//! Use: [`TracyStream::build`] once, then [`serve`] (or [`Server::bind`] + [`Server::serve`] to
 //! pick the port first): it listens on loopback port 8086 unless told otherwise and returns
 //! once a capture tool has received everything, or with a [`ServeError::Timeout`] that
 //! says how to connect. `ttprof tracy --device <image|snapshot> --oplog <ops.jsonl>` does
@@ -32,23 +32,29 @@
 //! Modules, one job each: `protocol` (Tracy's numbers, with their source files),
 //! `encode` (event bytes and delta-encoded times), `frame` (LZ4 framing), `layout`,
 //! `plan` (readout to stream), `emit` (wire order and query answers), `session` (one
-//! connection), `server` (listening, timeouts, retries), and for tests [`capture`] with
-//! `decoder`: a capture tool that checks everything the real server relies on.
+//! connection), `server` (listening, timeouts, retries), and for tests (feature `testing`)
+//! `test_client` with `decoder`: a capture tool that checks everything the real server
+//! relies on.
 
-pub mod capture;
 pub mod command;
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod decoder;
 pub(crate) mod emit;
 pub(crate) mod encode;
 pub(crate) mod frame;
 pub(crate) mod layout;
 pub(crate) mod plan;
+// Both sides of the protocol: the server's half is always used, the capture tool's half
+// (decoding the handshake, queries' replies, severities) only by `test_client`.
+#[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
 pub(crate) mod protocol;
 pub(crate) mod server;
 pub(crate) mod session;
+#[cfg(any(test, feature = "testing"))]
+pub mod test_client;
 #[cfg(test)]
 mod tests;
 
-pub use plan::{Stream, StreamBuilder, StreamOptions, Summary};
+pub use plan::{StreamCounts, StreamOptions, TracySink, TracyStream};
 pub use server::{serve, Attempt, ServeError, ServeOptions, ServeReport, Server, DEFAULT_PORT};
 pub use session::Transfer;

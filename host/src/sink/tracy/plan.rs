@@ -2,11 +2,11 @@
 //! properly nested begin/end sequence in host nanoseconds, the host rows with the op log's
 //! launches, messages, and the string and source-location tables the capture tool queries.
 //!
-//! A [`Stream`] is immutable, so it can be served again to a capture tool that connects
+//! A [`TracyStream`] is immutable, so it can be served again to a capture tool that connects
 //! after an earlier one dropped out.
 
 use super::layout::{self, Context, Layout};
-use super::protocol::{Severity, MAX_SOURCE_LOCATIONS, MAX_THREADS};
+use super::protocol::{MessageSeverity, MAX_SOURCE_LOCATIONS, MAX_THREADS};
 use crate::decode::RecordKind;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
@@ -59,7 +59,7 @@ pub(crate) struct HostZone {
 pub(crate) struct Message {
     pub thread: u32,
     pub time: i64,
-    pub severity: Severity,
+    pub severity: MessageSeverity,
     pub text: String,
 }
 
@@ -82,9 +82,9 @@ impl Default for StreamOptions {
     }
 }
 
-/// Counts describing a [`Stream`].
+/// Counts describing a [`TracyStream`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct StreamCounts {
     /// GPU contexts (Tracy holds 255).
     pub contexts: usize,
     /// Tiles per context.
@@ -111,7 +111,7 @@ pub struct Summary {
 
 /// Everything one capture receives (see the module docs).
 #[derive(Clone, Debug)]
-pub struct Stream {
+pub struct TracyStream {
     pub(crate) program_name: String,
     pub(crate) host_info: String,
     pub(crate) strings: Vec<String>,
@@ -124,7 +124,7 @@ pub struct Stream {
     /// Sorted by (thread, time).
     pub(crate) messages: Vec<Message>,
     /// Counts describing it.
-    pub summary: Summary,
+    pub summary: StreamCounts,
     /// Data that could not be streamed as it is (each says what was done instead).
     pub issues: Vec<Issue>,
 }
@@ -199,29 +199,29 @@ fn nest(zones: impl Iterator<Item = (u64, u64, u32)>) -> (Vec<(u64, u32)>, u64) 
     (out, clipped)
 }
 
-impl Stream {
+impl TracyStream {
     /// Builds the stream of `readout`'s zones (named through `res`, placed on the host
     /// timeline through `timebase`) and, if given, `oplog`'s launches and signposts (a
-    /// [`Profile`] of a copy of them, through [`StreamBuilder`]).
+    /// [`Profile`] of a copy of them, through [`TracySink`]).
     pub fn build(
         readout: &Readout,
         res: &Resolution,
         oplog: Option<&OpLog>,
         timebase: &Timebase,
         opts: &StreamOptions,
-    ) -> Result<Stream> {
+    ) -> Result<TracyStream> {
         let p = Profile::resolved(
             readout.clone(),
             res.clone(),
             oplog.cloned(),
             timebase.clone(),
         );
-        Stream::of(&p, opts)
+        TracyStream::of(&p, opts)
     }
 
     /// The stream of a profile: its zones, point records and ops.
-    pub fn of(p: &Profile, opts: &StreamOptions) -> Result<Stream> {
-        let mut b = StreamBuilder::new(opts.clone());
+    pub fn of(p: &Profile, opts: &StreamOptions) -> Result<TracyStream> {
+        let mut b = TracySink::new(opts.clone());
         sink::drive(p, &mut [&mut b])?;
         b.stream
             .take()
@@ -232,7 +232,7 @@ impl Stream {
 /// The Tracy stream as a [`Sink`]: a lane per ring (its zones nested, cut where they
 /// overlap their parent partially), device messages, and at the end the op log's
 /// launches as host rows.
-pub struct StreamBuilder {
+pub struct TracySink {
     opts: StreamOptions,
     t: Tables,
     layout: Layout,
@@ -241,15 +241,15 @@ pub struct StreamBuilder {
     lanes: Vec<(RingId, Lane)>,
     ring_issues: Vec<(RingId, Issue)>,
     messages: Vec<Message>,
-    summary: Summary,
+    summary: StreamCounts,
     /// The stream (after [`Sink::finish`]).
-    pub stream: Option<Stream>,
+    pub stream: Option<TracyStream>,
 }
 
-impl StreamBuilder {
+impl TracySink {
     /// A builder with `opts`.
-    pub fn new(opts: StreamOptions) -> StreamBuilder {
-        StreamBuilder {
+    pub fn new(opts: StreamOptions) -> TracySink {
+        TracySink {
             opts,
             t: Tables::default(),
             layout: Layout::default(),
@@ -257,13 +257,13 @@ impl StreamBuilder {
             lanes: Vec::new(),
             ring_issues: Vec::new(),
             messages: Vec::new(),
-            summary: Summary::default(),
+            summary: StreamCounts::default(),
             stream: None,
         }
     }
 }
 
-impl Sink for StreamBuilder {
+impl Sink for TracySink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let is_zone = |k: &RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
         let tiles = p
@@ -316,7 +316,7 @@ impl Sink for StreamBuilder {
                 self.messages.push(Message {
                     thread,
                     time: round(m.ns),
-                    severity: Severity::Info,
+                    severity: MessageSeverity::Info,
                     text,
                 });
             }
@@ -329,7 +329,7 @@ impl Sink for StreamBuilder {
                 self.messages.push(Message {
                     thread,
                     time: round(z.start_ns),
-                    severity: Severity::Info,
+                    severity: MessageSeverity::Info,
                     text,
                 });
             }
@@ -342,7 +342,7 @@ impl Sink for StreamBuilder {
                 self.messages.push(Message {
                     thread,
                     time,
-                    severity: Severity::Warning,
+                    severity: MessageSeverity::Warning,
                     text,
                 });
             }
@@ -438,7 +438,7 @@ impl Sink for StreamBuilder {
             .collect::<std::collections::BTreeSet<_>>()
             .len();
         let found = issues.clone();
-        self.stream = Some(Stream {
+        self.stream = Some(TracyStream {
             program_name: self.opts.program_name.clone(),
             host_info: format!(
                 "ttprof {}: {} device zones from {} chip(s), {} RISC lanes in {} GPU contexts",
@@ -526,7 +526,7 @@ fn host_rows(
             messages.push(Message {
                 thread,
                 time,
-                severity: Severity::Info,
+                severity: MessageSeverity::Info,
                 text: s.name.clone(),
             });
         }

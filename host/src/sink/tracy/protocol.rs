@@ -306,11 +306,11 @@ pub const MAX_THREADS: usize = 65_000;
 /// (`Worker::ProcessGpuTime`, `server/TracyWorker.cpp`).
 pub const GPU_WRAP_THRESHOLD: i64 = 1 << 31;
 
-/// `MessageSeverity` (`public/common/TracyQueue.hpp`); the metadata byte of a message is
+/// Tracy's `MessageSeverity` (`public/common/TracyQueue.hpp`); the metadata byte of a message is
 /// `severity << 4 | source` with source `User` = 0 (`MakeMessageMetadata`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[repr(u8)]
-pub enum Severity {
+pub enum MessageSeverity {
     Trace = 0,
     Debug = 1,
     Info = 2,
@@ -319,13 +319,13 @@ pub enum Severity {
     Fatal = 5,
 }
 
-impl Severity {
+impl MessageSeverity {
     pub const fn metadata(self) -> u8 {
         (self as u8) << 4
     }
 
-    pub fn from_metadata(m: u8) -> Option<Severity> {
-        use Severity::*;
+    pub fn from_metadata(m: u8) -> Option<MessageSeverity> {
+        use MessageSeverity::*;
         [Trace, Debug, Info, Warning, Error, Fatal]
             .get((m >> 4) as usize)
             .copied()
@@ -478,8 +478,8 @@ mod tests {
         assert_eq!(Ev::from_u8(95), Some(Ev::GpuNewContext));
         assert_eq!(Ev::from_u8(255), None);
         assert_eq!(
-            Severity::from_metadata(Severity::Warning.metadata()),
-            Some(Severity::Warning)
+            MessageSeverity::from_metadata(MessageSeverity::Warning.metadata()),
+            Some(MessageSeverity::Warning)
         );
     }
 }

@@ -16,7 +16,7 @@
 //! not hold up the next; streams go to one tool at a time, in the order their handshakes
 //! completed.
 
-use super::plan::Stream;
+use super::plan::TracyStream;
 use super::session::{self, Outcome, Refusal, Transfer, HANDSHAKE_SIZE};
 use std::fmt;
 use std::io::{self, Read};
@@ -138,7 +138,7 @@ impl fmt::Display for ServeError {
                 write!(
                     f,
                     "no Tracy capture tool received the stream within {:.1} s on {addr}: run `{}` (Tracy 0.14.x) or \
-                     connect the Tracy GUI to {addr} while ttprof waits, or raise --timeout",
+                     connect the Tracy GUI to {addr} while ttprof waits, or raise --timeout-seconds",
                     waited.as_secs_f64(),
                     capture_hint(*addr)
                 )?;
@@ -193,7 +193,7 @@ impl Server {
     /// `progress` hears about connections as they come and go.
     pub fn serve(
         &self,
-        stream: &Stream,
+        stream: &TracyStream,
         opts: &ServeOptions,
         mut progress: impl FnMut(&str),
     ) -> Result<ServeReport, ServeError> {
@@ -360,7 +360,7 @@ impl Pending {
 
 /// Binds `opts.addr` and serves `stream` (see [`Server::serve`]).
 pub fn serve(
-    stream: &Stream,
+    stream: &TracyStream,
     opts: &ServeOptions,
     progress: impl FnMut(&str),
 ) -> Result<ServeReport, ServeError> {

@@ -26,7 +26,7 @@
 use super::emit::{answer, Emitter, Reply};
 use super::encode::Encoder;
 use super::frame::FrameWriter;
-use super::plan::Stream;
+use super::plan::TracyStream;
 use super::protocol::{
     Handshake, QueryPacket, Welcome, PROTOCOL_VERSION, QUERY_PACKET_SIZE, SHIBBOLETH,
 };
@@ -73,7 +73,7 @@ enum Input {
     Closed(io::Result<()>),
 }
 
-fn welcome(s: &Stream) -> Welcome {
+fn welcome(s: &TracyStream) -> Welcome {
     let epoch = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -213,7 +213,7 @@ fn spawn_reader(sock: &TcpStream) -> io::Result<(Receiver<Input>, std::thread::J
 /// Serves `s` over `sock`, whose handshake was accepted ([`check_handshake`]), until the
 /// tool confirms the end, leaves, stalls for `stall`, or `deadline` passes.
 pub(crate) fn run(
-    s: &Stream,
+    s: &TracyStream,
     sock: TcpStream,
     stall: Duration,
     deadline: Option<Instant>,
@@ -239,7 +239,7 @@ pub(crate) fn run(
     (outcome, t)
 }
 
-fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer) -> Outcome {
+fn stream(s: &TracyStream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer) -> Outcome {
     let (stall, deadline) = (sock.stall, sock.deadline);
     let total = s.summary.zones;
     let progress =
@@ -342,7 +342,7 @@ fn stream(s: &Stream, sock: &mut Limited, rx: &Receiver<Input>, t: &mut Transfer
 /// The tool confirmed the end: judged by what it acknowledged, not by the bytes queued
 /// in the socket. A tool that read the stream asked for every source location its zones
 /// use (Tracy queries each one it meets); one that asked for fewer never read them.
-fn confirmed(s: &Stream, t: &Transfer) -> Outcome {
+fn confirmed(s: &TracyStream, t: &Transfer) -> Outcome {
     let asked = t.queries.get("SourceLocation").copied().unwrap_or(0);
     let sent = s.summary.source_locations as u64;
     if asked >= sent {

@@ -1,11 +1,11 @@
-//! Protocol-level tests of the Tracy stream: a [`capture`](super::capture) client connects
+//! Protocol-level tests of the Tracy stream: a [`test_client`](super::test_client) client connects
 //! to a real [`Server`] on an ephemeral loopback port, exactly as `tracy-capture` would, and
 //! everything it rebuilds is compared with the readout it came from.
 
-use super::capture::{capture, Capture, CaptureOptions};
-use super::decoder::Decoder;
+use super::decoder::EventDecoder;
 use super::encode::Encoder;
-use super::protocol::{Query, QueryPacket, Severity};
+use super::protocol::{MessageSeverity, Query, QueryPacket};
+use super::test_client::{capture, Capture, CaptureOptions};
 use super::*;
 use crate::decode::{RecordKind, Records};
 use crate::oplog::{OpLog, OpLogEntry, OpRecord, Signpost};
@@ -152,9 +152,9 @@ fn oplog() -> OpLog {
     }
 }
 
-fn stream(extra_zones: usize) -> (Stream, Readout, Resolution, Timebase) {
+fn stream(extra_zones: usize) -> (TracyStream, Readout, Resolution, Timebase) {
     let (readout, res, tb) = fixture(extra_zones);
-    let s = Stream::build(
+    let s = TracyStream::build(
         &readout,
         &res,
         Some(&oplog()),
@@ -180,7 +180,7 @@ fn opts(timeout_ms: u64) -> ServeOptions {
 
 /// Serves `s` on an ephemeral port while `clients` run one after another.
 fn serve_to<T>(
-    s: &Stream,
+    s: &TracyStream,
     o: &ServeOptions,
     clients: impl FnOnce(SocketAddr) -> T,
 ) -> (Result<ServeReport, ServeError>, T) {
@@ -378,7 +378,7 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
     );
 
     // Messages: the signpost, the device event and data on their lane, the loss as a warning.
-    let msgs: Vec<(&str, i64, &str, Option<Severity>)> = d
+    let msgs: Vec<(&str, i64, &str, Option<MessageSeverity>)> = d
         .messages
         .iter()
         .map(|m| {
@@ -390,14 +390,24 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
             )
         })
         .collect();
-    assert!(msgs.contains(&("Ops: device 0", 75_000, "warmup-done", Some(Severity::Info))));
-    assert!(msgs.contains(&("BRISC 0:(1,1)", 250, "tick", Some(Severity::Info))));
-    assert!(msgs.contains(&("BRISC 0:(1,1)", 260, "tick = 77", Some(Severity::Info))));
+    assert!(msgs.contains(&(
+        "Ops: device 0",
+        75_000,
+        "warmup-done",
+        Some(MessageSeverity::Info)
+    )));
+    assert!(msgs.contains(&("BRISC 0:(1,1)", 250, "tick", Some(MessageSeverity::Info))));
+    assert!(msgs.contains(&(
+        "BRISC 0:(1,1)",
+        260,
+        "tick = 77",
+        Some(MessageSeverity::Info)
+    )));
     assert!(msgs.contains(&(
         "BRISC 0:(1,1)",
         610,
         "3 record(s) dropped: ring full",
-        Some(Severity::Warning)
+        Some(MessageSeverity::Warning)
     )));
     // A value zone's value (issue 25: it reached only the device CSV).
     assert!(
@@ -405,7 +415,7 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
             "TRISC_1 0:(1,1)",
             360,
             "tiles: value 42",
-            Some(Severity::Info)
+            Some(MessageSeverity::Info)
         )),
         "{msgs:?}"
     );
@@ -419,7 +429,7 @@ fn device_zones_of_one_context_go_out_in_time_order_across_lanes() {
     let mut events = Vec::new();
     let mut e = emit::Emitter::new(&s);
     while e.next(&mut events) {}
-    let mut d = Decoder::new(s.summary.base_ns);
+    let mut d = EventDecoder::new(s.summary.base_ns);
     d.frame(&events).unwrap();
     assert!(d.errors.is_empty(), "{:?}", d.errors);
     let starts: Vec<i64> = d
@@ -451,7 +461,7 @@ fn cpu_zone_times_round_trip_in_every_delta_form() {
     for &t in times.iter().rev() {
         enc.zone_end(&mut b, t + 3);
     }
-    let mut d = Decoder::new(0);
+    let mut d = EventDecoder::new(0);
     d.frame(&b).unwrap();
     assert_eq!(
         d.cpu_zones.iter().map(|z| z.start).collect::<Vec<_>>(),
@@ -758,7 +768,7 @@ fn layout_limits_and_bad_nesting_are_explained() {
         Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()),
     );
     let tb = Timebase::nominal(Arch::WormholeB0, 1);
-    let s = Stream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
+    let s = TracyStream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
     assert_eq!(
         (
             s.summary.contexts,
@@ -773,7 +783,7 @@ fn layout_limits_and_bad_nesting_are_explained() {
         ring(0, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 10), (0, 5, 15)])),
         ring(3, 1, 1, Risc::Brisc, zones(1, &[(0, 0, 1)])),
     ];
-    let s = Stream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
+    let s = TracyStream::build(&readout, &res, None, &tb, &StreamOptions::default()).unwrap();
     assert_eq!((s.summary.zones, s.summary.clipped_zones), (2, 1));
     let issues: Vec<String> = s.issues.iter().map(|i| i.to_string()).collect();
     assert!(
@@ -809,7 +819,7 @@ fn op_zone_texts_are_one_line_without_commas_or_quotes() {
         }
     }
     let (readout, res, tb) = fixture(0);
-    let s = Stream::build(&readout, &res, Some(&log), &tb, &StreamOptions::default()).unwrap();
+    let s = TracyStream::build(&readout, &res, Some(&log), &tb, &StreamOptions::default()).unwrap();
     let texts: Vec<&str> = s
         .host
         .iter()
@@ -905,7 +915,7 @@ fn every_tile_shows_its_risc_rows_in_risc_order() {
         &readout,
         Arc::new(SiteTable::from_json_list(&[site_json("zone", "z", 1)]).unwrap()),
     );
-    let s = Stream::build(
+    let s = TracyStream::build(
         &readout,
         &res,
         None,

@@ -8,7 +8,7 @@
 //! It is stricter than Tracy: every deviation the real server would assert on, misread or
 //! stall over is collected in [`Capture::errors`].
 
-use super::decoder::{Decoder, Zone};
+use super::decoder::{DecodedZone, EventDecoder};
 use super::frame::read_frame;
 use super::protocol::{
     Handshake, Query, QueryPacket, Welcome, PROTOCOL_VERSION, SHIBBOLETH, WELCOME_SIZE,
@@ -44,7 +44,7 @@ pub struct Capture {
     /// The server's welcome message.
     pub welcome: Welcome,
     /// Everything decoded from the stream.
-    pub decoded: Decoder,
+    pub decoded: EventDecoder,
     /// Whether the capture ended as Tracy's does (`Terminate` received, everything
     /// answered, `ServerQueryTerminate` sent).
     pub complete: bool,
@@ -72,7 +72,7 @@ impl Capture {
     }
 
     /// A zone's (name, file, line) through its source location.
-    pub fn site(&self, z: &Zone) -> (&str, &str, u32) {
+    pub fn site(&self, z: &DecodedZone) -> (&str, &str, u32) {
         match self.decoded.srclocs.get(&z.srcloc) {
             Some(l) => (self.string(l.name), self.string(l.file), l.line),
             None => ("???", "???", 0),
@@ -131,7 +131,7 @@ pub fn capture(addr: SocketAddr, opts: &CaptureOptions) -> Result<Capture, Strin
     let mut w = [0u8; WELCOME_SIZE];
     sock.read_exact(&mut w).map_err(io)?;
     let welcome = Welcome::from_bytes(&w);
-    let mut decoded = Decoder::new(welcome.init_begin);
+    let mut decoded = EventDecoder::new(welcome.init_begin);
     let (mut packed, mut frame, mut wire_bytes) = (Vec::new(), Vec::new(), 0u64);
     loop {
         if opts.stop_after_frames.is_some_and(|n| decoded.frames >= n) {
