@@ -1,0 +1,188 @@
+//! The drain protocol: taking a tile's timestamper buffers through [`DeviceMemory`] while
+//! kernels run, without losing a unit, although buffer 1's position cannot be read.
+//!
+//! The host owns the timestamper: [`init_tile`] sets buffer 0 and buffer 1
+//! (`riscv_linker::profiler::stamp_buffers`), zeroes them, clears the sticky bits and
+//! enables both. Units go to buffer 0 until it is full, then to buffer 1, then nowhere (the
+//! overflow bits). Each [`TileDrain::drain`]:
+//!
+//! 1. reads `TIMESTAMP_STATUS`: buffer 0's position, its full bit, the overflow bits;
+//! 2. reads buffer 0's units from where the last drain stopped up to its position;
+//! 3. if buffer 0 is full: rewinds it (writes its full bit back), so new units go to buffer 0
+//!    again and buffer 1 stops growing; then reads buffer 1 from its start up to the first
+//!    two all-zero units (a unit holds at least one token, which is never 0: only a flush of
+//!    an empty unit, which the runtime avoids, writes a zero unit), zeroes what it read and
+//!    rewinds buffer 1. Buffer 1's units all precede buffer 0's new ones, so order is kept;
+//! 4. if an overflow bit is set: at least one unit was dropped after buffer 1's last one;
+//!    the bits are cleared, the drain is counted and the parser resynchronises.
+//!
+//! In the emulator the tiles are paused during a drain. On a card the device keeps writing:
+//! steps 2 and 3 read only units the position (or a full buffer) says are written, but a
+//! buffer 0 that fills again between step 3's rewind of buffer 0 and its rewind of buffer 1
+//! would send units into buffer 1 that the rewind then discards; drains must come often
+//! enough that buffer 0 (32 KiB, 2730 events) cannot fill in one drain's time.
+
+use super::rebuild::{Event, Parser};
+use crate::devmem::DeviceMemory;
+use crate::error::Result;
+use riscv_linker::mmio::{self, timestamp as ts};
+use riscv_linker::{profiler, Arch, NocCoord, Region};
+
+/// Bytes of a unit.
+const UNIT: u32 = ts::UNIT_BYTES;
+/// Units read at a time from buffer 1.
+const CHUNK: u32 = 64;
+
+/// A region's bounds as the registers take them: first and last unit.
+fn bounds(r: Region) -> (u32, u32) {
+    (r.start / UNIT, (r.start + r.size) / UNIT - 1)
+}
+
+/// Takes a tile's timestamper for the profiler (see the module docs); `enable` false leaves
+/// recording off (both buffers disabled: events go nowhere).
+pub fn init_tile(
+    mem: &dyn DeviceMemory,
+    chip: u32,
+    tile: NocCoord,
+    arch: Arch,
+    enable: bool,
+) -> Result<()> {
+    mem.write_u32(chip, tile, mmio::TIMESTAMP_CNTL, 0)?;
+    let [b0, b1] = profiler::stamp_buffers(arch);
+    for b in [b0, b1] {
+        for a in (b.start..b.start + b.size).step_by(4) {
+            mem.write_u32(chip, tile, a, 0)?;
+        }
+    }
+    let ((s0, e0), (s1, e1)) = (bounds(b0), bounds(b1));
+    mem.write_u32(chip, tile, mmio::TIMESTAMP_BUF0_START, s0)?;
+    mem.write_u32(chip, tile, mmio::TIMESTAMP_BUF0_END, e0)?;
+    mem.write_u32(chip, tile, mmio::TIMESTAMP_BUF1_START, s1)?;
+    mem.write_u32(chip, tile, mmio::TIMESTAMP_BUF1_END, e1)?;
+    mem.write_u32(
+        chip,
+        tile,
+        mmio::TIMESTAMP_STATUS,
+        ts::STATUS_BUF0_FULL
+            | ts::STATUS_BUF1_FULL
+            | ts::STATUS_BUF0_OVERFLOW
+            | ts::STATUS_BUF1_OVERFLOW,
+    )?;
+    let on = if enable {
+        ts::CNTL_BUF0_VALID | ts::CNTL_BUF1_VALID
+    } else {
+        0
+    };
+    mem.write_u32(chip, tile, mmio::TIMESTAMP_CNTL, on)
+}
+
+/// One tile's drain state.
+#[derive(Clone, Debug)]
+pub struct TileDrain {
+    /// The tile's chip.
+    pub chip: u32,
+    /// The tile (NoC0).
+    pub tile: NocCoord,
+    bufs: [Region; 2],
+    /// Units of buffer 0 taken since its last rewind.
+    taken0: u32,
+    /// The tile's stream, parsed so far.
+    pub parser: Parser,
+    /// Drains that found an overflow bit set.
+    pub overflows: u32,
+    /// Units read (for the bus cost).
+    pub units: u64,
+}
+
+impl TileDrain {
+    /// Nothing taken yet (the buffers as [`init_tile`] left them).
+    pub fn new(chip: u32, tile: NocCoord, arch: Arch) -> TileDrain {
+        TileDrain {
+            chip,
+            tile,
+            bufs: profiler::stamp_buffers(arch),
+            taken0: 0,
+            parser: Parser::default(),
+            overflows: 0,
+            units: 0,
+        }
+    }
+
+    fn read_units(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        buf: usize,
+        from: u32,
+        to: u32,
+        out: &mut Vec<Event>,
+    ) -> Result<()> {
+        if to <= from {
+            return Ok(());
+        }
+        let mut words = vec![0u32; 4 * (to - from) as usize];
+        let at = self.bufs[buf].start + from * UNIT;
+        mem.read_words(self.chip, self.tile, at, &mut words)?;
+        for u in words.chunks_exact(4) {
+            self.parser.unit([u[0], u[1], u[2], u[3]], out);
+        }
+        self.units += (to - from) as u64;
+        Ok(())
+    }
+
+    /// One drain (see the module docs); the events found go to `out`, in stream order.
+    pub fn drain(&mut self, mem: &dyn DeviceMemory, out: &mut Vec<Event>) -> Result<()> {
+        let (chip, tile) = (self.chip, self.tile);
+        let s = mem.read_u32(chip, tile, mmio::TIMESTAMP_STATUS)?;
+        let cap0 = self.bufs[0].size / UNIT;
+        let pos0 = ts::buf0_position(s).min(cap0);
+        if s & ts::STATUS_BUF0_FULL == 0 {
+            self.read_units(mem, 0, self.taken0, pos0, out)?;
+            self.taken0 = pos0.max(self.taken0);
+        } else {
+            self.read_units(mem, 0, self.taken0, cap0, out)?;
+            mem.write_u32(chip, tile, mmio::TIMESTAMP_STATUS, ts::STATUS_BUF0_FULL)?;
+            self.taken0 = 0;
+            self.drain_buffer1(mem, out)?;
+        }
+        let over = s & (ts::STATUS_BUF0_OVERFLOW | ts::STATUS_BUF1_OVERFLOW);
+        if over != 0 {
+            mem.write_u32(chip, tile, mmio::TIMESTAMP_STATUS, over)?;
+            self.overflows += 1;
+            self.parser.lost_units();
+        }
+        Ok(())
+    }
+
+    fn drain_buffer1(&mut self, mem: &dyn DeviceMemory, out: &mut Vec<Event>) -> Result<()> {
+        let (chip, tile, b1) = (self.chip, self.tile, self.bufs[1]);
+        let cap = b1.size / UNIT;
+        let mut units = Vec::new();
+        let mut zeros = 0;
+        let mut at = 0;
+        'read: while at < cap {
+            let n = CHUNK.min(cap - at);
+            let mut words = vec![0u32; 4 * n as usize];
+            mem.read_words(chip, tile, b1.start + at * UNIT, &mut words)?;
+            self.units += n as u64;
+            for u in words.chunks_exact(4) {
+                at += 1;
+                if u.iter().all(|w| *w == 0) {
+                    zeros += 1;
+                    if zeros == 2 {
+                        break 'read;
+                    }
+                } else {
+                    zeros = 0;
+                }
+                units.push([u[0], u[1], u[2], u[3]]);
+            }
+        }
+        for u in &units {
+            self.parser.unit(*u, out);
+        }
+        for a in (b1.start..b1.start + at * UNIT).step_by(4) {
+            mem.write_u32(chip, tile, a, 0)?;
+        }
+        mem.write_u32(chip, tile, mmio::TIMESTAMP_STATUS, ts::STATUS_BUF1_FULL)
+    }
+}
