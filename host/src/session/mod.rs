@@ -586,12 +586,12 @@ impl Session {
         drainer.drain_final()?;
         let mut drained = drainer.take_payload();
         let mut readout = drainer.finish()?;
-        let mut stamp_issues = Vec::new();
+        let (mut stamp_issues, mut stamp_bus) = (Vec::new(), 0);
         if let Some(mut stamps) = stamps {
             stamps.drain(&EmuMemory::new(&dev))?;
-            let (records, issues) = stamps.finish();
-            stamp_issues = issues;
-            merge_stamps(&mut drained, records, &mut stamp_issues);
+            let (records, issues, bus) = stamps.finish();
+            (stamp_issues, stamp_bus) = (issues, bus);
+            crate::stamp::merge_into(&mut drained, records, &mut stamp_issues);
         }
         sync.window(&EmuClock::new(&dev))?;
         sync.extend(sampler.samples());
@@ -615,7 +615,7 @@ impl Session {
             // of the snapshot reads them (`ttprof report --device device.snap` sees the same).
             let bus = readout.bus_bytes;
             readout = crate::readout::read(&snap, false)?;
-            readout.bus_bytes = bus;
+            readout.bus_bytes = bus + stamp_bus;
             readout.issues.extend(stamp_issues);
         }
         snap.save(&snapshot)?;
@@ -660,38 +660,6 @@ impl Session {
             launched,
             issues,
         })
-    }
-}
-
-/// Merges each RISC's timestamper records into its ring's drained payload (see
-/// [`crate::stamp::merge_payload`]); a RISC with records but no ring, or a merge that fails,
-/// is an issue and its records are not read.
-fn merge_stamps(
-    drained: &mut Vec<(crate::readout::RingId, Vec<u8>)>,
-    records: std::collections::BTreeMap<crate::readout::RingId, Vec<ttprof_rt::wire::Record>>,
-    issues: &mut Vec<Issue>,
-) {
-    for (id, extra) in records {
-        if extra.is_empty() {
-            continue;
-        }
-        let Some((_, bytes)) = drained.iter_mut().find(|(r, _)| *r == id) else {
-            issues.push(Issue::error(
-                Some(id.location()),
-                format!(
-                    "{} timestamper record(s) of a core whose ring has no records (no launch to attribute them to): not read",
-                    extra.len()
-                ),
-            ));
-            continue;
-        };
-        match crate::stamp::merge_payload(bytes, &extra, id.risc) {
-            Ok(merged) => *bytes = merged,
-            Err(why) => issues.push(Issue::error(
-                Some(id.location()),
-                format!("timestamper records not merged into the ring's: {why}"),
-            )),
-        }
     }
 }
 

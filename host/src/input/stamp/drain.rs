@@ -92,6 +92,8 @@ pub struct TileDrain {
     pub overflows: u32,
     /// Units read (for the bus cost).
     pub units: u64,
+    /// Status register reads.
+    pub status_reads: u64,
 }
 
 impl TileDrain {
@@ -105,6 +107,7 @@ impl TileDrain {
             parser: Parser::default(),
             overflows: 0,
             units: 0,
+            status_reads: 0,
         }
     }
 
@@ -133,6 +136,7 @@ impl TileDrain {
     pub fn drain(&mut self, mem: &dyn DeviceMemory, out: &mut Vec<Event>) -> Result<()> {
         let (chip, tile) = (self.chip, self.tile);
         let s = mem.read_u32(chip, tile, mmio::TIMESTAMP_STATUS)?;
+        self.status_reads += 1;
         let cap0 = self.bufs[0].size / UNIT;
         let pos0 = ts::buf0_position(s).min(cap0);
         if s & ts::STATUS_BUF0_FULL == 0 {

@@ -103,9 +103,10 @@ impl Stamps {
         Ok(())
     }
 
-    /// Ends the streams: returns each RISC's records and the problems found (loss counted
-    /// from the overflow bits and from what could not be paired).
-    pub fn finish(mut self) -> (BTreeMap<RingId, Vec<Record>>, Vec<Issue>) {
+    /// Ends the streams: returns each RISC's records, the problems found (loss counted
+    /// from the overflow bits and from what could not be paired) and the bytes read.
+    pub fn finish(mut self) -> (BTreeMap<RingId, Vec<Record>>, Vec<Issue>, u64) {
+        let bus = self.bus_bytes();
         let mut issues = Vec::new();
         for t in &self.tiles {
             let at = Location {
@@ -162,17 +163,77 @@ impl Stamps {
                 ),
             ));
         }
-        (out, issues)
+        (out, issues, bus)
     }
 
-    /// Units read from every tile's buffers so far.
-    pub fn units_read(&self) -> u64 {
-        self.tiles.iter().map(|t| t.units).sum()
+    /// Bytes read from every tile's timestamper so far: buffer units and status words.
+    pub fn bus_bytes(&self) -> u64 {
+        self.tiles
+            .iter()
+            .map(|t| t.units * 16 + t.status_reads * 4)
+            .sum()
     }
 
     /// The tiles drained.
     pub fn tiles(&self) -> impl Iterator<Item = (u32, NocCoord)> + '_ {
         self.tiles.iter().map(|t| (t.chip, t.tile))
+    }
+}
+
+/// The readout of a drained run with the timestamper's `records` merged into the rings'
+/// `drained` payloads ([`merge_payload`]): the profiler's L1 regions of `mem` and the merged
+/// payloads in an in-memory [`crate::devmem::Snapshot`], read as any snapshot is.
+pub fn merged_readout(
+    mem: &dyn DeviceMemory,
+    drained: &mut [(RingId, Vec<u8>)],
+    records: BTreeMap<RingId, Vec<Record>>,
+) -> Result<crate::readout::Readout> {
+    let snap = crate::devmem::Snapshot::like(mem)?;
+    for region in [
+        riscv_linker::profiler::control_region(),
+        riscv_linker::profiler::rings_region(),
+    ] {
+        snap.capture_region(mem, region.start, region.size)?;
+    }
+    let mut issues = Vec::new();
+    merge_into(drained, records, &mut issues);
+    for (id, bytes) in drained.iter() {
+        snap.add_drained(id.chip, id.tile, id.risc, bytes)?;
+    }
+    let mut readout = crate::readout::read(&snap, false)?;
+    readout.issues.extend(issues);
+    Ok(readout)
+}
+
+/// Merges each RISC's timestamper records into its ring's drained payload
+/// ([`merge_payload`]); a RISC with records but no ring, or a merge that fails, is an
+/// issue and its records are not read.
+pub fn merge_into(
+    drained: &mut [(RingId, Vec<u8>)],
+    records: BTreeMap<RingId, Vec<Record>>,
+    issues: &mut Vec<Issue>,
+) {
+    for (id, extra) in records {
+        if extra.is_empty() {
+            continue;
+        }
+        let Some((_, bytes)) = drained.iter_mut().find(|(r, _)| *r == id) else {
+            issues.push(Issue::error(
+                Some(id.location()),
+                format!(
+                    "{} timestamper record(s) of a core whose ring has no records (no launch to attribute them to): not read",
+                    extra.len()
+                ),
+            ));
+            continue;
+        };
+        match merge_payload(bytes, &extra, id.risc) {
+            Ok(merged) => *bytes = merged,
+            Err(why) => issues.push(Issue::error(
+                Some(id.location()),
+                format!("timestamper records not merged into the ring's: {why}"),
+            )),
+        }
     }
 }
 
