@@ -161,7 +161,9 @@ impl TileDrain {
         let (chip, tile, b1) = (self.chip, self.tile, self.bufs[1]);
         let cap = b1.size / UNIT;
         let mut units = Vec::new();
-        let mut zeros = 0;
+        // All-zero units seen since the last unit with data: the end of what was written
+        // once there are two; taken only when data follows.
+        let mut zeros = Vec::new();
         let mut at = 0;
         'read: while at < cap {
             let n = CHUNK.min(cap - at);
@@ -170,15 +172,16 @@ impl TileDrain {
             self.units += n as u64;
             for u in words.chunks_exact(4) {
                 at += 1;
-                if u.iter().all(|w| *w == 0) {
-                    zeros += 1;
-                    if zeros == 2 {
+                let unit = [u[0], u[1], u[2], u[3]];
+                if unit == [0; 4] {
+                    zeros.push(unit);
+                    if zeros.len() == 2 {
                         break 'read;
                     }
                 } else {
-                    zeros = 0;
+                    units.append(&mut zeros);
+                    units.push(unit);
                 }
-                units.push([u[0], u[1], u[2], u[3]]);
             }
         }
         for u in &units {
