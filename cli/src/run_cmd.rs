@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use ttprof::kernels::{self, BuiltKernels, CKernelBuild, KernelBuild};
-use ttprof::session::Backend;
 use ttprof::launch::Policy;
+use ttprof::session::Backend;
 use ttprof::session::{parse_arch, parse_grid, Config, L1Input, Op, Session};
 use ttprof::{issue, Error, Result};
 
@@ -661,7 +661,8 @@ fn kernel_path(
     if !crates.contains_key(&dir) {
         eprintln!("building the kernel crate {} for {arch}...", dir.display());
         let mut b = KernelBuild::new(&dir, arch);
-        b.features.extend(backend.kernel_feature().map(String::from));
+        b.features
+            .extend(backend.kernel_feature().map(String::from));
         crates.insert(dir.clone(), kernels::build(&b)?);
     }
     crates[&dir].elf(bin).map(Path::to_path_buf)

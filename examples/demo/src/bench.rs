@@ -6,10 +6,10 @@ use riscv_linker::profiler::{self, ring};
 use riscv_linker::{Arch, Risc};
 use std::path::Path;
 use ttprof::devmem::{DeviceMemory, EmuMemory, MappedImage};
-use ttprof::session::Backend;
-use ttprof::stamp::Stamps;
 use ttprof::launch::{self, Policy, Settings};
 use ttprof::readout::{DrainOptions, Drainer, Readout};
+use ttprof::session::Backend;
+use ttprof::stamp::Stamps;
 use ttprof_emu::{Device, DeviceConfig};
 
 /// Two nested short zones per iteration around `work` loop steps each.

@@ -62,7 +62,9 @@ use ttprof::elf::KernelElf;
 use ttprof::kernels::{self, CKernelBuild};
 use ttprof::launch::Policy;
 use ttprof::session::Backend;
-use ttprof_demo::bench::{launch_with, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL};
+use ttprof_demo::bench::{
+    launch_with, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL,
+};
 use ttprof_demo::scenario::{build_kernel_features, build_kernel_set, Fallible};
 use ttprof_demo::workspace;
 

@@ -193,3 +193,102 @@ impl TileDrain {
         mem.write_u32(chip, tile, mmio::TIMESTAMP_STATUS, ts::STATUS_BUF1_FULL)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use riscv_linker::devfile::Geometry;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use ttprof_rt::stamp::{token, Kind};
+
+    /// L1 words and a status register the test sets; writes back to the status rewind.
+    struct Fake {
+        words: Mutex<HashMap<u32, u32>>,
+    }
+
+    impl DeviceMemory for Fake {
+        fn geometry(&self) -> Geometry {
+            Geometry {
+                arch: Arch::WormholeB0,
+                chips: 1,
+                tiles_per_chip: 1,
+                l1_size: Arch::WormholeB0.l1_size(),
+            }
+        }
+        fn tiles(&self, _: u32) -> Vec<NocCoord> {
+            vec![NocCoord::new(1, 1)]
+        }
+        fn read_u32(&self, _: u32, _: NocCoord, addr: u32) -> Result<u32> {
+            Ok(*self.words.lock().unwrap().get(&addr).unwrap_or(&0))
+        }
+        fn write_u32(&self, _: u32, _: NocCoord, addr: u32, v: u32) -> Result<()> {
+            let mut w = self.words.lock().unwrap();
+            if addr == mmio::TIMESTAMP_STATUS {
+                let s = w.entry(addr).or_insert(0);
+                if v & ts::STATUS_BUF0_FULL != 0 {
+                    *s &= !(ts::STATUS_BUF0_FULL
+                        | ts::STATUS_BUF0_POSITION_MASK << ts::STATUS_BUF0_POSITION_SHIFT);
+                }
+                return Ok(());
+            }
+            if !(0..1 << 21).contains(&addr) {
+                return Err(Error::Other(format!("{addr:#x}")));
+            }
+            w.insert(addr, v);
+            Ok(())
+        }
+        fn bytes_read(&self) -> u64 {
+            0
+        }
+        fn describe(&self) -> String {
+            "fake".into()
+        }
+    }
+
+    #[test]
+    fn an_event_straddling_into_the_rewound_buffer_0_keeps_its_words_when_buffer_1_is_empty() {
+        let arch = Arch::WormholeB0;
+        let [b0, _] = profiler::stamp_buffers(arch);
+        let cap = b0.size / UNIT;
+        let mem = Fake {
+            words: Mutex::new(HashMap::new()),
+        };
+        let put = |unit: u32, w: [u32; 4]| {
+            for (k, v) in w.into_iter().enumerate() {
+                mem.write_u32(
+                    0,
+                    NocCoord::new(1, 1),
+                    b0.start + unit * UNIT + 4 * k as u32,
+                    v,
+                )
+                .unwrap();
+            }
+        };
+        let (t1, t2) = (token(0, Kind::Open, 0, 1), token(0, Kind::Close, 0, 1));
+        let t0 = token(0, Kind::Point, 0, 2);
+        // Buffer 0 full, its last unit ending with the first word of an event; buffer 1 empty.
+        put(cap - 1, [t0, 100, 0, t1]);
+        mem.words.lock().unwrap().insert(
+            mmio::TIMESTAMP_STATUS,
+            ts::STATUS_BUF0_FULL | cap << ts::STATUS_BUF0_POSITION_SHIFT,
+        );
+        let mut d = TileDrain::new(0, NocCoord::new(1, 1), arch);
+        d.taken0 = cap - 1;
+        let mut out = Vec::new();
+        d.drain(&mem, &mut out).unwrap();
+        // The rest of that event and the next in the rewound buffer 0.
+        // Unit 1: the last event's high word (0), then a flush's padding.
+        put(0, [200, 0, t2, 300]);
+        put(1, [0; 4]);
+        mem.words
+            .lock()
+            .unwrap()
+            .insert(mmio::TIMESTAMP_STATUS, 2 << ts::STATUS_BUF0_POSITION_SHIFT);
+        d.drain(&mem, &mut out).unwrap();
+        let got: Vec<(u32, u64)> = out.iter().map(|e| (e.token.word(), e.time)).collect();
+        assert_eq!(got, [(t0, 100), (t1, 200), (t2, 300)]);
+        assert_eq!(d.parser.skipped_words, 0);
+    }
+}
