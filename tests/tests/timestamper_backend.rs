@@ -112,3 +112,54 @@ fn both_backends_give_the_demo_the_same_zones_names_and_nesting() {
         "ring bytes: timestamper backend {ts_head}, ring backend {ring_head}"
     );
 }
+
+/// `ttprof run --backend timestamper` on a C++ kernel (`examples/cxx/twin.cpp`: nested zones,
+/// a value zone, an event, data, a typed wait, a long zone, a sum, a flush) builds it with
+/// `-DTTPROF_BACKEND_TIMESTAMPER` (the header's stores replace the ring's hot path) and writes
+/// the same device CSV as the ring backend: zone names, nesting, event and data values.
+#[test]
+fn ttprof_run_records_a_cxx_kernel_through_the_timestamper_as_through_the_ring() {
+    let mut csv = Vec::new();
+    for backend in ["ring", "timestamper"] {
+        let out = workspace().join(format!("target/test-backend-cxx-{backend}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let o = std::process::Command::new(ttprof_tests::ttprof_binary())
+            .current_dir(workspace())
+            .args([
+                "run",
+                "--backend",
+                backend,
+                "--grid",
+                "1x1",
+                "--arg",
+                "brisc=3",
+            ])
+            .args(["--kernel", "brisc=examples/cxx/twin.cpp", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // RISC, data, zone name, type, meta data: everything but the times.
+        let text = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
+        let rows: Vec<String> = text
+            .lines()
+            .skip(2)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').map(str::trim).collect();
+                [f[3], f[6], f[10], f[11], f[14]].join(",")
+            })
+            .collect();
+        let elf = std::fs::read(out.join("kernels/twin.elf")).unwrap();
+        csv.push((rows, elf));
+    }
+    assert!(csv[0].0.len() > 20, "{:?}", csv[0].0);
+    assert_eq!(csv[0].0, csv[1].0);
+    assert_ne!(
+        csv[0].1, csv[1].1,
+        "the timestamper build is another kernel"
+    );
+}
