@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use ttprof::kernels::{self, BuiltKernels, CKernelBuild, KernelBuild};
 use ttprof::launch::Policy;
+use ttprof::session::Backend;
 use ttprof::session::{parse_arch, parse_grid, Config, L1Input, Op, Session};
 use ttprof::{issue, Error, Result};
 
@@ -204,6 +205,12 @@ pub struct RunArgs {
     /// the emulator's interpreter (no JIT), so the run is slower; its results are the same.
     #[arg(long)]
     pub lines: bool,
+    /// Where kernels record zones, events and data: `ring` (the per-RISC ring in L1) or
+    /// `timestamper` (the tile's debug timestamper: two stores per zone). Kernel crates are
+    /// built with `--features ttprof-rt/timestamper`, C/C++ with
+    /// `-DTTPROF_BACKEND_TIMESTAMPER`; an ELF given as a file must have been built so.
+    #[arg(long, default_value = "ring", value_parser = Backend::parse)]
+    pub backend: Backend,
     /// Output directory.
     #[arg(long, default_value = "target/ttprof-run")]
     pub out: PathBuf,
@@ -422,7 +429,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         for (risc, spec) in &plan.kernels {
             op = op.kernel(
                 *risc,
-                kernel_path(spec, *risc, arch, &mut crates, &mut c_kernels)?,
+                kernel_path(spec, *risc, arch, args.backend, &mut crates, &mut c_kernels)?,
             );
         }
         for (risc, words) in plan.args.iter().chain(&cli_args) {
@@ -470,6 +477,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     cfg.summary_threshold_ns = threshold_ns;
     cfg.instruction_budget = budget;
     cfg.lines = args.lines;
+    cfg.backend = args.backend;
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,
@@ -628,6 +636,7 @@ fn kernel_path(
     spec: &str,
     risc: Risc,
     arch: Arch,
+    backend: Backend,
     crates: &mut BTreeMap<PathBuf, BuiltKernels>,
     c_kernels: &mut BTreeMap<(String, Risc), PathBuf>,
 ) -> Result<PathBuf> {
@@ -636,7 +645,11 @@ fn kernel_path(
             return Ok(elf.clone());
         }
         eprintln!("building {spec} for {risc} ({arch})...");
-        let elf = kernels::build_c(&CKernelBuild::new(sources, risc, arch))?;
+        let mut b = CKernelBuild::new(sources, risc, arch);
+        if backend == Backend::Timestamper {
+            b.flags.push("-DTTPROF_BACKEND_TIMESTAMPER".into());
+        }
+        let elf = kernels::build_c(&b)?;
         c_kernels.insert((spec.to_string(), risc), elf.clone());
         return Ok(elf);
     }
@@ -653,7 +666,10 @@ fn kernel_path(
     let dir = PathBuf::from(dir);
     if !crates.contains_key(&dir) {
         eprintln!("building the kernel crate {} for {arch}...", dir.display());
-        crates.insert(dir.clone(), kernels::build(&KernelBuild::new(&dir, arch))?);
+        let mut b = KernelBuild::new(&dir, arch);
+        b.features
+            .extend(backend.kernel_feature().map(String::from));
+        crates.insert(dir.clone(), kernels::build(&b)?);
     }
     crates[&dir].elf(bin).map(Path::to_path_buf)
 }

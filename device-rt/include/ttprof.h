@@ -47,6 +47,10 @@
  *   TTPROF_KERNEL(core, fn);             the entry: `_start` runs `fn` as core's kernel
  *   ttprof_arg(i), get_arg_val<T>(i)     runtime argument i (`ttprof run --arg RISC=v0,v1,..`)
  *
+ * With TTPROF_BACKEND_TIMESTAMPER defined, zones, events and data go through the tile's debug
+ * timestamper instead of the ring (two stores per zone; see ttprof-rt's stamp.rs); the host
+ * must then run with `--backend timestamper`.
+ *
  * tt-metal's macros (DeviceZoneScopedN, ...) are in tools/profiler/kernel_profiler.hpp.
  */
 #ifndef TTPROF_H
@@ -315,6 +319,72 @@ TTPROF__INLINE uint32_t ttprof__clock_lo(void) {
     return v;
 }
 
+#ifdef TTPROF_BACKEND_TIMESTAMPER
+/* ---- The timestamper backend (ttprof-rt's `timestamper` feature, stamper.rs): zones, events
+ * and data are 96-bit events of the tile's debug timestamper, in the token format of
+ * ttprof-rt's stamp.rs (bits 0..3 = 4, 3..6 the RISC, 6..8 the kind, 8..16 a payload count or
+ * index, 16..32 the site id or 16 value bits). A zone is two stores, no clock read, no ring
+ * write; the run marker, the wrapper zones and sum zones stay in the ring. The host must own
+ * the timestamper (`ttprof run --backend timestamper`). ---- */
+TTPROF__EXTERN const uint8_t __ttprof_risc_index[];
+
+TTPROF__INLINE uint32_t ttprof__token(uint32_t kind, uint32_t count, uint32_t high) {
+    return (high << 16) | ((count & 0xFFu) << 8) | (kind << 6) | ((uint32_t)(uintptr_t)__ttprof_risc_index << 3) | 4u;
+}
+
+/* One event: a store to RISCV_DEBUG_REG_TIMESTAMP (0xFFB121FC), a compiler barrier. */
+TTPROF__INLINE void ttprof__stamp(uint32_t token) {
+    __asm__ volatile("sw %0, 0x1FC(%1)" : : "r"(token), "r"(0xFFB12000u) : "memory");
+}
+
+typedef struct ttprof_zone { uint32_t id; } ttprof_zone_t;
+
+TTPROF__INLINE ttprof_zone_t ttprof__zone_open(uint32_t id) {
+    ttprof_zone_t z = {id};
+    ttprof__stamp(ttprof__token(0, 0, id & 0xFFFFu));
+    return z;
+}
+
+/* An inactive zone keeps id 0x10000: no site has it, and its close stores nothing. */
+TTPROF__INLINE ttprof_zone_t ttprof__zone_open_if(uint32_t id, int active) {
+    if (!active) {
+        ttprof_zone_t z = {0x10000u};
+        return z;
+    }
+    return ttprof__zone_open(id);
+}
+
+TTPROF__INLINE void ttprof__zone_close(ttprof_zone_t *z) {
+    if (z->id <= 0xFFFFu) ttprof__stamp(ttprof__token(1, 0, z->id));
+}
+
+typedef struct ttprof_value_zone { uint32_t id, value; } ttprof_value_zone_t;
+
+TTPROF__INLINE ttprof_value_zone_t ttprof__value_zone_open(uint32_t id, uint32_t value) {
+    ttprof_value_zone_t v = {id, value};
+    ttprof__stamp(ttprof__token(0, 0, id & 0xFFFFu));
+    return v;
+}
+
+TTPROF__INLINE void ttprof__value_zone_close(ttprof_value_zone_t *z) {
+    ttprof__stamp(ttprof__token(1, 2, z->id & 0xFFFFu));
+    ttprof__stamp(ttprof__token(3, 0, z->value & 0xFFFFu));
+    ttprof__stamp(ttprof__token(3, 1, z->value >> 16));
+}
+
+TTPROF__INLINE void ttprof__value_zone_set(ttprof_value_zone_t *z, uint32_t value) { z->value = value; }
+
+TTPROF__INLINE void ttprof__stamp_event(uint32_t id) { ttprof__stamp(ttprof__token(2, 0, id & 0xFFFFu)); }
+
+TTPROF__INLINE void ttprof__stamp_data(uint32_t id, uint64_t value) {
+    ttprof__stamp(ttprof__token(2, 4, id & 0xFFFFu));
+    for (uint32_t i = 0; i < 4; i++) ttprof__stamp(ttprof__token(3, i, (uint32_t)(value >> (16 * i)) & 0xFFFFu));
+}
+#define TTPROF__EVENT_CALL ttprof__stamp_event
+#define TTPROF__DATA_CALL ttprof__stamp_data
+
+#else /* the ring */
+
 /* A zone: its start, the anchor its open loaded (non-zero exactly when it is recorded), its site. */
 typedef struct ttprof_zone { uint32_t start, anchor, id; } ttprof_zone_t;
 
@@ -388,6 +458,10 @@ TTPROF__INLINE void ttprof__value_zone_close(ttprof_value_zone_t *z) {
 
 TTPROF__INLINE void ttprof__value_zone_set(ttprof_value_zone_t *z, uint32_t value) { z->value = value; }
 
+#define TTPROF__EVENT_CALL ttprof_event
+#define TTPROF__DATA_CALL ttprof_data
+#endif /* TTPROF_BACKEND_TIMESTAMPER */
+
 /* One entry of `.ttprof_sums` (ttprof_rt::SumZone, repr(C)). */
 typedef struct ttprof_sum { uint32_t site, count; uint64_t total; } __attribute__((aligned(8))) ttprof_sum_t;
 typedef struct ttprof_sum_guard { uint32_t start; ttprof_sum_t *sum; } ttprof_sum_guard_t;
@@ -439,13 +513,13 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 #define TTPROF_EVENT(name)                          \
     do {                                            \
         TTPROF__CHECK_NAME(name);                   \
-        ttprof_event(TTPROF__SITE(event, name, 0, "")); \
+        TTPROF__EVENT_CALL(TTPROF__SITE(event, name, 0, "")); \
     } while (0)
 /* A 64-bit value with the current time (tt-metal's TS_DATA). */
 #define TTPROF_DATA(name, value)                                          \
     do {                                                                  \
         TTPROF__CHECK_NAME(name);                                         \
-        ttprof_data(TTPROF__SITE(data, name, 0, ""), (uint64_t)(value));  \
+        TTPROF__DATA_CALL(TTPROF__SITE(data, name, 0, ""), (uint64_t)(value));  \
     } while (0)
 /* Durations summed over the launch and written once, at kernel exit (ZONE_TOTAL). */
 #define TTPROF_SUM_ZONE(name) TTPROF__SUM_(name, __COUNTER__, "", 0)
@@ -461,7 +535,7 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 #define TTPROF__SIGNAL_2(name, wait, index)                 \
     do {                                                    \
         TTPROF__CHECK_NAME(name);                           \
-        ttprof_event(TTPROF__SITE(event, name, index, wait)); \
+        TTPROF__EVENT_CALL(TTPROF__SITE(event, name, index, wait)); \
     } while (0)
 
 #else /* !PROFILE_KERNEL: every macro is gone. */

@@ -161,6 +161,13 @@ mod device {
         unsafe { &__ttprof_runtime_args as *const u8 as u32 }
     }
 
+    /// This core's index (`Risc` order), a link-time constant: the symbol's address.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "timestamper"), allow(dead_code))]
+    pub fn risc_index() -> u32 {
+        unsafe { &__ttprof_risc_index as *const u8 as u32 }
+    }
+
     /// A site's id word is its address in the INFO section.
     #[inline(always)]
     pub fn site_word(site: &'static u8) -> u32 {

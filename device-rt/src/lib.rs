@@ -35,6 +35,12 @@ mod producer;
 pub mod signal;
 #[cfg(not(target_arch = "riscv32"))]
 pub mod sim;
+pub mod stamp;
+#[cfg(all(
+    target_arch = "riscv32",
+    any(feature = "timestamper", feature = "capi")
+))]
+mod stamper;
 pub mod wire;
 mod zone;
 

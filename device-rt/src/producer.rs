@@ -392,6 +392,10 @@ fn close_short(id: SiteId, duration: u32, end: u32) -> bool {
 
 /// Closes a zone that carries a value (always a slow path).
 #[inline(never)]
+#[cfg_attr(
+    all(target_arch = "riscv32", feature = "timestamper"),
+    allow(dead_code)
+)]
 pub(crate) fn close_value(id: SiteId, start: u32, end: u32, value: u32) {
     let e = widen(end);
     let duration = end.wrapping_sub(start) as u64;

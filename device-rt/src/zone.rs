@@ -31,6 +31,12 @@
 //! nothing waits on a load at open, and the close fills the clock read's latency with the
 //! room check and the first store.
 
+// With the timestamper backend the ring's hot path and the times a zone keeps are unused.
+#![cfg_attr(
+    all(target_arch = "riscv32", feature = "timestamper"),
+    allow(dead_code)
+)]
+
 use crate::producer;
 #[cfg(target_arch = "riscv32")]
 use crate::wire::SHORT_LIMIT;
@@ -103,16 +109,23 @@ impl Zone {
     #[inline(always)]
     pub fn open(site: Site) -> Zone {
         Zone {
-            open: open_fast(),
+            open: open_site(site),
             site,
         }
     }
 
     /// The block form of [`crate::zone!`]: a zone if recording is on (one load and one
-    /// branch decide), `None` otherwise.
+    /// branch decide), `None` otherwise. With the timestamper backend always a zone: the
+    /// host switches recording through the timestamper's buffer enables.
     #[doc(hidden)]
     #[inline(always)]
     pub fn __open_if_recording(site: Site) -> Option<RecordedZone> {
+        #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+        return Some(RecordedZone {
+            open: open_site(site),
+            site,
+        });
+        #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
         open_if_recording().map(|open| RecordedZone { open, site })
     }
 }
@@ -128,6 +141,9 @@ pub struct RecordedZone {
 impl Drop for RecordedZone {
     #[inline(always)]
     fn drop(&mut self) {
+        #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+        crate::stamper::close(self.site.word());
+        #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
         close_fast(self.site.word(), self.open.start, self.open.anchor);
     }
 }
@@ -135,14 +151,35 @@ impl Drop for RecordedZone {
 impl Drop for Zone {
     #[inline(always)]
     fn drop(&mut self) {
+        #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+        crate::stamper::close(self.site.word());
+        #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
         close_guarded(self.site.word(), self.open.start, self.open.anchor);
     }
 }
 
+/// A zone's open: the ring's hot path, or with the timestamper backend one open token
+/// (the zone then keeps no times: the hardware stamps both ends).
+#[inline(always)]
+fn open_site(_site: Site) -> Open {
+    #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+    {
+        crate::stamper::open(_site.word());
+        Open {
+            start: 0,
+            anchor: 1,
+        }
+    }
+    #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
+    open_fast()
+}
+
+#[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
 /// The guard's close: nothing when the open found recording off (anchor 0). On a core the
 /// test is one forward `beqz` written in the hot path itself, so it is laid out not taken
 /// (predicted) when recording is on whatever block order the compiler picks.
 #[cfg(target_arch = "riscv32")]
+#[cfg_attr(feature = "timestamper", allow(dead_code))]
 #[inline(always)]
 fn close_guarded(id: u32, start: u32, anchor: u32) {
     unsafe {
@@ -166,6 +203,7 @@ fn close_guarded(id: u32, start: u32, anchor: u32) {
 }
 
 #[cfg(target_arch = "riscv32")]
+#[cfg_attr(feature = "timestamper", allow(dead_code))]
 #[inline(always)]
 fn open_fast() -> Open {
     // No branch at open: the clock is read whether or not recording is on (its latency is
@@ -180,6 +218,7 @@ fn open_fast() -> Open {
 /// loops. The anchor is loaded first, so it is at or before the start (it is a time this
 /// core wrote earlier). A compiler barrier, as [`crate::hw::zone_clock`].
 #[cfg(target_arch = "riscv32")]
+#[cfg_attr(feature = "timestamper", allow(dead_code))]
 #[inline(always)]
 fn load_anchor_and_clock() -> (u32, u32) {
     use riscv_linker::{mmio::WALL_CLOCK_L, profiler::HOT_WORD};
@@ -202,6 +241,7 @@ fn load_anchor_and_clock() -> (u32, u32) {
 
 /// The open of the block form: both loads, then one branch on the anchor.
 #[cfg(target_arch = "riscv32")]
+#[cfg_attr(feature = "timestamper", allow(dead_code))]
 #[inline(always)]
 fn open_if_recording() -> Option<Open> {
     let (anchor, start) = load_anchor_and_clock();
@@ -212,6 +252,7 @@ fn open_if_recording() -> Option<Open> {
 }
 
 #[cfg(target_arch = "riscv32")]
+#[cfg_attr(feature = "timestamper", allow(dead_code))]
 #[inline(always)]
 fn close_fast(id: u32, start: u32, anchor: u32) {
     let end = crate::hw::zone_clock();
@@ -297,7 +338,7 @@ impl ValueZone {
     #[inline(always)]
     pub fn open(site: Site, value: u32) -> ValueZone {
         ValueZone {
-            open: open_fast(),
+            open: open_site(site),
             site,
             value,
         }
@@ -313,6 +354,9 @@ impl ValueZone {
 impl Drop for ValueZone {
     #[inline(always)]
     fn drop(&mut self) {
+        #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+        return crate::stamper::close_value(self.site.word(), self.value);
+        #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
         if self.open.anchor != 0 {
             producer::close_value(
                 self.site.id(),
@@ -333,6 +377,9 @@ pub fn event(site: Site) {
 /// [`event`] by site id (also the C ABI's `ttprof_event`).
 #[inline(always)]
 pub(crate) fn event_id(id: SiteId) {
+    #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+    return crate::stamper::event(id as u32);
+    #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
     if producer::recording() {
         producer::record(&Record::Event {
             id,
@@ -350,6 +397,9 @@ pub fn data(site: Site, value: u64) {
 /// [`data`] by site id (also the C ABI's `ttprof_data`).
 #[inline(always)]
 pub(crate) fn data_id(id: SiteId, value: u64) {
+    #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+    return crate::stamper::data(id as u32, value);
+    #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
     if producer::recording() {
         producer::record(&Record::Data {
             id,

@@ -2,16 +2,29 @@
 //! (chip, NoC x/y, address), with a count of the bytes read so a readout can report what
 //! it would have cost on the bus.
 //!
+//! The tile's debug timestamper registers are reachable the same way (a card's NoC
+//! address space has them at the cores' addresses), so a host can drain its buffers.
+//!
 //! These take `&self` so that a hook of [`Device::run_with_hook`] can drain rings and
 //! write consumer positions while the tiles are paused. They go through the same shared
 //! mapping as the cores, with the same atomic accesses (see [`crate::memory`]).
 
 use crate::device::Device;
 use crate::fault::EmuError;
+use crate::timestamper::Timestamper;
 use riscv_linker::NocCoord;
 use std::sync::atomic::Ordering;
 
 impl Device {
+    fn stamper(&self, i: usize) -> std::sync::MutexGuard<'_, Timestamper> {
+        self.tiles[i]
+            .mem
+            .regs
+            .timestamper
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
     fn check_window(
         &self,
         chip: u32,
@@ -29,8 +42,15 @@ impl Device {
         Ok(index)
     }
 
-    /// Reads the 32-bit word at L1 address `addr` of `tile`.
+    /// Reads the 32-bit word at L1 address `addr` of `tile`, or one of the tile's debug
+    /// timestamper registers (`riscv_linker::mmio::TIMESTAMP` ..= `TIMESTAMP_BUF1_END`, as a
+    /// card exposes them over the NoC; see `timestamper`'s host access).
     pub fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32, EmuError> {
+        if Timestamper::owns(addr) {
+            let i = self.tile_index(chip, tile)?;
+            self.bytes_read.fetch_add(4, Ordering::Relaxed);
+            return Ok(self.stamper(i).host_read(addr));
+        }
         let i = self.check_window(chip, tile, addr, 1)?;
         self.bytes_read.fetch_add(4, Ordering::Relaxed);
         Ok(self.tiles[i].mem.l1.load::<4>(addr))
@@ -56,7 +76,9 @@ impl Device {
     }
 
     /// Writes the 32-bit word at L1 address `addr` of `tile`. Writing into a code region is
-    /// allowed (the host loads code); the tile re-decodes before it next runs.
+    /// allowed (the host loads code); the tile re-decodes before it next runs. The debug
+    /// timestamper's control, status and buffer registers are writable too (not its command
+    /// register: only cores append events).
     pub fn write_u32(
         &self,
         chip: u32,
@@ -64,6 +86,12 @@ impl Device {
         addr: u32,
         value: u32,
     ) -> Result<(), EmuError> {
+        if Timestamper::owns(addr) {
+            let i = self.tile_index(chip, tile)?;
+            return self.stamper(i).host_write(addr, value).map_err(|why| {
+                EmuError::Config(format!("host write on chip {chip} tile {tile}: {why}"))
+            });
+        }
         let i = self.check_window(chip, tile, addr, 1)?;
         let t = &self.tiles[i];
         if addr < t.mem.code_end && t.mem.code.iter().any(|(r, _)| r.contains(addr, 4)) {

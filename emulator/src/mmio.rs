@@ -29,6 +29,7 @@ use crate::fault::FaultKind;
 use crate::timestamper::{Timestamper, UnitSink};
 use riscv_linker::{mmio, Risc};
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 /// Whether `addr` lies in one of the windows above local RAM (for some core).
 pub(crate) fn is_mmio(addr: u32) -> bool {
@@ -46,14 +47,23 @@ pub(crate) struct TileRegs {
     pub soft_reset: u32,
     /// A value stored to `SOFT_RESET_0` that the tile has not applied yet.
     pub pending_reset: Option<u32>,
-    /// The debug timestamper, shared by the tile's five cores.
-    pub timestamper: Timestamper,
+    /// The debug timestamper, shared by the tile's five cores. Behind a lock only for the
+    /// host's accesses ([`crate::Device::read_u32`] while the tiles are paused); a core
+    /// reaches it through `&mut self` ([`Mutex::get_mut`]), so the lock costs it nothing.
+    pub timestamper: Mutex<Timestamper>,
     /// Plain register storage, by word address.
     pub(crate) other: BTreeMap<u32, u32>,
     pub(crate) dev: Devices,
 }
 
 impl TileRegs {
+    /// The timestamper, from a core's side (no locking: `&mut self`).
+    fn stamper(&mut self) -> &mut Timestamper {
+        self.timestamper
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
     /// The wall clock at core time `time`.
     pub fn wall(&self, time: u64) -> u64 {
         time.wrapping_add(self.wall_offset)
@@ -78,7 +88,10 @@ impl TileRegs {
                 mmio::WALL_CLOCK_H => self.latched_hi,
                 mmio::SOFT_RESET_0 => self.soft_reset,
                 mmio::INSTRN_BUF_STATUS => self.dev.tensix.status(time)?,
-                a if Timestamper::owns(a) => self.timestamper.read(a, self.wall(time)),
+                a if Timestamper::owns(a) => {
+                    let counter = self.wall(time);
+                    self.stamper().read(a, counter)
+                }
                 _ => self.stored(word),
             }),
             Target::Storage => Ok(self.stored(word)),
@@ -128,7 +141,7 @@ impl TileRegs {
                 mmio::WALL_CLOCK_H_LIVE | mmio::WALL_CLOCK_H | mmio::INSTRN_BUF_STATUS => {}
                 a if Timestamper::owns(a) => {
                     let counter = self.wall(time);
-                    self.timestamper.write(a, word, counter, unit)?;
+                    self.stamper().write(a, word, counter, unit)?;
                 }
                 mmio::SOFT_RESET_0 => self.pending_reset = Some(word),
                 mmio::INSTRN_BUF_CTRL0 => {

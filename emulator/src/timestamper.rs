@@ -415,6 +415,42 @@ impl Timestamper {
     }
 }
 
+/// The host's side of the timestamper registers, as a card exposes them over the NoC at the
+/// same addresses the cores use (`0xFFB121FC..=0xFFB12214` of the tile): what a profiler
+/// draining the buffers while kernels run needs. The emulator's host accesses come while
+/// the tiles are paused ([`crate::Device::run_with_hook`]), so they see a consistent state;
+/// they happen at the latest cycle a core touched the timestamper (`seen`), so they never
+/// apply a pending `reset_streams` themselves.
+///
+/// * Reads: every register, as a core reads it (status with buffer 0's position, control,
+///   the four buffer bounds; the command register reads 0).
+/// * Writes: the control register, the status register (writing a full bit back rewinds
+///   that buffer, an overflow bit back clears it) and the buffer bounds. A write to the
+///   command register is refused: only the tile's cores append events (what a NoC write
+///   there does on a card is not documented).
+impl Timestamper {
+    /// A host read of register `addr` (one of [`Timestamper::owns`]).
+    pub fn host_read(&mut self, addr: u32) -> u32 {
+        let at = self.seen;
+        self.read(addr, at)
+    }
+
+    /// A host write of `value` to register `addr` (one of [`Timestamper::owns`]).
+    pub fn host_write(&mut self, addr: u32, value: u32) -> Result<(), String> {
+        if addr == mmio::TIMESTAMP {
+            return Err(format!(
+                "the host cannot append events: {value:#010x} written to RISCV_DEBUG_REG_TIMESTAMP ({addr:#010x}) from \
+                 the host (only the tile's cores store commands there)"
+            ));
+        }
+        let at = self.seen;
+        self.write(addr, value, at, &mut |_, _| {
+            Err("a host register write wrote a unit (internal)".into())
+        })
+        .map_err(|e| e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Expected values are worked out by hand from the page's pseudo-code.

@@ -530,3 +530,68 @@ fn two_cores_mixing_sizes_fault_on_the_second() {
         "{msg}"
     );
 }
+
+/// The host reaches the registers as a card's NoC window does: it sets the buffers and the
+/// control register, reads the status (buffer 0's position) while the kernel runs, rewinds
+/// buffer 0 by writing its full bit back, and cannot append events itself.
+#[test]
+fn the_host_reads_and_writes_the_registers_while_kernels_run() {
+    let arch = Arch::WormholeB0;
+    let t = t0(arch);
+    let mut p = Prog::new();
+    for i in 0..8 {
+        p.set(TS, (i + 1) << 3); // 128-bit events: one unit each
+        p.delay(200);
+    }
+    let mut dev = device_with(arch, 0, true);
+    for (reg, v) in [
+        (mmio::TIMESTAMP_BUF0_START, 0x3000),
+        (mmio::TIMESTAMP_BUF0_END, 0x3001),
+        (mmio::TIMESTAMP_BUF1_START, 0x3010),
+        (mmio::TIMESTAMP_BUF1_END, 0x301F),
+        (
+            mmio::TIMESTAMP_CNTL,
+            ts::CNTL_BUF0_VALID | ts::CNTL_BUF1_VALID,
+        ),
+    ] {
+        dev.write_u32(0, t, reg, v).unwrap();
+        assert_eq!(dev.read_u32(0, t, reg).unwrap(), v, "{reg:#x} reads back");
+    }
+    let e = dev
+        .write_u32(0, t, mmio::TIMESTAMP, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot append events"), "{e}");
+    dev.load_kernel(
+        0,
+        t,
+        Risc::Brisc,
+        &elf_for(arch, Risc::Brisc, &p.done()),
+        "ts.elf",
+    )
+    .unwrap();
+    // At every pause: take what buffer 0 holds, rewind it when full.
+    let mut seen = Vec::new();
+    let mut taken = 0u32;
+    let mut drain = |dev: &Device| {
+        let s = dev.read_u32(0, t, mmio::TIMESTAMP_STATUS).unwrap();
+        let pos = (s >> ts::STATUS_BUF0_POSITION_SHIFT) & ts::STATUS_BUF0_POSITION_MASK;
+        for u in taken..pos {
+            seen.push(units_at(dev, arch, 0x30000 + 16 * u, 1)[0][0]);
+        }
+        taken = pos;
+        if s & ts::STATUS_BUF0_FULL != 0 {
+            dev.write_u32(0, t, mmio::TIMESTAMP_STATUS, ts::STATUS_BUF0_FULL)
+                .unwrap();
+            taken = 0;
+        }
+        assert_eq!(s & (ts::STATUS_BUF0_OVERFLOW | ts::STATUS_BUF1_OVERFLOW), 0);
+    };
+    dev.run_with_hook(300, &mut |d| drain(d)).unwrap();
+    drain(&dev);
+    assert_eq!(
+        seen,
+        (1..=8).map(|i| i << 3).collect::<Vec<_>>(),
+        "every event, in order, none in buffer 1"
+    );
+}

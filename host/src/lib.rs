@@ -102,7 +102,7 @@ pub mod session;
 pub mod testing;
 
 pub use error::{Error, Location, Result};
-pub use input::{capture, decode, devmem, launch, readout, replay, tt_metal};
+pub use input::{capture, decode, devmem, launch, readout, replay, stamp, tt_metal};
 pub use model::{
     clock, critpath, elf, import, markers, oplog, ops, profile, resolve, sites, timebase, timeline,
 };

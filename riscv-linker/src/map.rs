@@ -15,6 +15,7 @@
 //! | `0x20000..0x2A000`  | profiler rings ([`crate::profiler::RING_BASE`])                 |
 //! | `0x2A000..0x2B400`  | runtime arguments, 1 KiB (256 words) per RISC: [`runtime_args`] |
 //! | `0x30000..L1 end`   | free for kernels (circular buffers, tensors): [`USER_L1_BASE`]  |
+//! | top 64 KiB          | with `--backend timestamper` only: the debug timestamper's two buffers ([`crate::profiler::stamp_buffers`]) |
 //!
 //! Reset PCs are Wormhole B0's (`tensix.md`). Blackhole's reset PCs are programmable in
 //! hardware; this project uses the same values there so one layout serves both.

@@ -152,6 +152,20 @@ pub const fn rings_region() -> Region {
     Region::new(RING_BASE, RING_CAPACITY * Risc::COUNT as u32)
 }
 
+/// Bytes of each of the two buffers of the timestamper backend (`--backend timestamper`).
+pub const STAMP_BUFFER_BYTES: u32 = 0x8000;
+
+/// The timestamper backend's two buffers in L1 (the debug timestamper writes its 16-byte
+/// units there): the top 64 KiB of the tile's L1, buffer 0 then buffer 1. A kernel that
+/// uses the top of L1 cannot run with that backend.
+pub const fn stamp_buffers(arch: crate::Arch) -> [Region; 2] {
+    let top = arch.l1_size() & !0xF;
+    [
+        Region::new(top - 2 * STAMP_BUFFER_BYTES, STAMP_BUFFER_BYTES),
+        Region::new(top - STAMP_BUFFER_BYTES, STAMP_BUFFER_BYTES),
+    ]
+}
+
 /// Address of `risc`'s ring control block.
 pub const fn ring_block(risc: Risc) -> u32 {
     RING_BLOCKS + risc.index() as u32 * RING_BLOCK_SIZE

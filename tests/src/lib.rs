@@ -152,6 +152,7 @@ pub fn csv_rows(path: &Path) -> BTreeMap<(String, String), Vec<(String, String)>
 pub fn demo_scenario(arch: Arch, out: &Path) -> Scenario {
     Scenario {
         lines: false,
+        backend: Default::default(),
         arch,
         grid: (2, 2),
         ops: ops::sequence(4),

@@ -5,9 +5,11 @@ use crate::scenario::Fallible;
 use riscv_linker::profiler::{self, ring};
 use riscv_linker::{Arch, Risc};
 use std::path::Path;
-use ttprof::devmem::{DeviceMemory, MappedImage};
+use ttprof::devmem::{DeviceMemory, EmuMemory, MappedImage};
 use ttprof::launch::{self, Policy, Settings};
 use ttprof::readout::{DrainOptions, Drainer, Readout};
+use ttprof::session::Backend;
+use ttprof::stamp::Stamps;
 use ttprof_emu::{Device, DeviceConfig};
 
 /// Two nested short zones per iteration around `work` loop steps each.
@@ -58,6 +60,18 @@ pub struct Launched {
 /// Runs `elf` (the bench kernel, built for `arch`) once on a fresh 1x1 device of `arch`
 /// whose image is in `dir`.
 pub fn launch(arch: Arch, elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<Launched> {
+    launch_with(arch, elf, run, dir, Backend::Ring)
+}
+
+/// [`launch`] for a kernel built for `backend`: with the timestamper, the host owns the
+/// tile's timestamper, drains it with the ring and merges its zones into the readout.
+pub fn launch_with(
+    arch: Arch,
+    elf: &Path,
+    run: &BenchRun,
+    dir: &Path,
+    backend: Backend,
+) -> Fallible<Launched> {
     std::fs::create_dir_all(dir)?;
     let mut cfg = DeviceConfig::new(arch, (1, 1));
     cfg.image = Some(dir.join("bench.img"));
@@ -92,12 +106,22 @@ pub fn launch(arch: Arch, elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<La
             attach_consumer: consumer,
         },
     )?;
+    let mut stamps = match backend {
+        Backend::Ring => None,
+        Backend::Timestamper => {
+            drainer.keep_payload();
+            Some(Stamps::attach(&EmuMemory::new(&dev), arch, run.recording)?)
+        }
+    };
     let summary = match run.drain_every {
         Some(every) => {
             let mut err = None;
-            let s = dev.run_with_hook(every, &mut |_| {
+            let s = dev.run_with_hook(every, &mut |d| {
                 if err.is_none() {
                     err = drainer.drain().err();
+                }
+                if let (None, Some(s)) = (&err, stamps.as_mut()) {
+                    err = s.drain(&EmuMemory::new(d)).err();
                 }
             })?;
             if let Some(e) = err {
@@ -108,7 +132,18 @@ pub fn launch(arch: Arch, elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<La
         None => dev.run()?,
     };
     drainer.drain()?;
-    let readout = drainer.finish()?;
+    let readout = if let Some(mut stamps) = stamps {
+        stamps.drain(&EmuMemory::new(&dev))?;
+        let mut drained = drainer.take_payload();
+        drainer.finish()?;
+        let (records, issues, _) = stamps.finish();
+        if let Some(i) = issues.first() {
+            return Err(format!("timestamper: {i}").into());
+        }
+        ttprof::stamp::merged_readout(&mem, &mut drained, records)?
+    } else {
+        drainer.finish()?
+    };
     let word = |off| mem.read_u32(0, tile, profiler::ring_word(Risc::Brisc, off));
     let hart = summary
         .hart(0, tile, Risc::Brisc)

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::issue;
 use ttprof::launch::Settings;
-use ttprof::session::{parse_arch, parse_grid};
+use ttprof::session::{parse_arch, parse_grid, Backend};
 use ttprof::tracy;
 use ttprof_demo::scenario::{self, Fallible, Scenario};
 use ttprof_demo::{ops, workspace};
@@ -54,6 +54,10 @@ struct Args {
     /// (ttprof_lines.txt, ttprof_cycles.folded, ttprof_flame.svg, ttprof_lines.parquet).
     #[arg(long)]
     lines: bool,
+    /// Where the kernels record zones: `ring` (the per-RISC ring in L1) or `timestamper`
+    /// (the tile's debug timestamper, two stores per zone; needs `--consumer in-process`).
+    #[arg(long, default_value = "ring", value_parser = Backend::parse)]
+    backend: Backend,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -71,7 +75,7 @@ fn run(args: &Args) -> Fallible<()> {
         "building the example kernels for {} (the first build also compiles `core`)...",
         args.arch
     );
-    let elfs = scenario::build_kernels(args.arch, &out.join("kernels"))?;
+    let elfs = scenario::build_kernels_for(args.arch, args.backend, &out.join("kernels"))?;
     let s = Scenario {
         arch: args.arch,
         grid: args.grid,
@@ -86,6 +90,7 @@ fn run(args: &Args) -> Fallible<()> {
         settings: Settings::default(),
         clock: scenario::realistic_clock(args.arch),
         lines: args.lines,
+        backend: args.backend,
     };
     let mut s = s;
     if let Some(text) = &args.dvfs {

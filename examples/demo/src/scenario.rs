@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::Settings;
 use ttprof::oplog::TensorDesc;
-use ttprof::session::{Config, FinishedSession, Op, Session};
+use ttprof::session::{Backend, Config, FinishedSession, Op, Session};
 use ttprof_emu::{ChipClock, ClockModel, FreqStep, ReadLatency, TileOffsets};
 
 /// Which kernel binary runs on which core.
@@ -152,6 +152,8 @@ pub struct Scenario {
     pub clock: ClockModel,
     /// Line-level cycles (`--lines`, [`ttprof::lines`]).
     pub lines: bool,
+    /// Where the kernels record zones (they must be built for it: [`build_kernels_for`]).
+    pub backend: Backend,
 }
 
 /// A chip whose clock is not the nominal one, as real parts are: AICLK 1.5 % slow (0.985
@@ -207,8 +209,22 @@ pub fn parse_dvfs(arch: Arch, text: &str) -> Result<Vec<FreqStep>, String> {
 
 /// Builds the example kernels for `arch` and copies the pipeline's five ELFs into `dir`.
 pub fn build_kernels(arch: Arch, dir: &Path) -> Fallible<BTreeMap<&'static str, PathBuf>> {
+    build_kernels_for(arch, Backend::Ring, dir)
+}
+
+/// [`build_kernels`] for a recording backend (the timestamper's is the kernels' feature
+/// `timestamper`).
+pub fn build_kernels_for(
+    arch: Arch,
+    backend: Backend,
+    dir: &Path,
+) -> Fallible<BTreeMap<&'static str, PathBuf>> {
     let names: Vec<&'static str> = KERNELS.iter().map(|k| k.0).collect();
-    build_kernel_set(arch, true, &names, dir)
+    let features: &[&str] = match backend {
+        Backend::Ring => &[],
+        Backend::Timestamper => &["timestamper"],
+    };
+    build_kernel_features(arch, true, features, &names, dir)
 }
 
 /// Builds the example kernel crate for `arch` with or without its `profile` feature and
@@ -216,6 +232,17 @@ pub fn build_kernels(arch: Arch, dir: &Path) -> Fallible<BTreeMap<&'static str, 
 pub fn build_kernel_set(
     arch: Arch,
     profile: bool,
+    names: &[&'static str],
+    dir: &Path,
+) -> Fallible<BTreeMap<&'static str, PathBuf>> {
+    build_kernel_features(arch, profile, &[], names, dir)
+}
+
+/// [`build_kernel_set`] with the kernel crate's `features` enabled.
+pub fn build_kernel_features(
+    arch: Arch,
+    profile: bool,
+    features: &[&str],
     names: &[&'static str],
     dir: &Path,
 ) -> Fallible<BTreeMap<&'static str, PathBuf>> {
@@ -228,7 +255,7 @@ pub fn build_kernel_set(
         crate_dir: ws.join("examples/kernels"),
         arch,
         target_dir: ws.join("target/kernels").join(arch.name()),
-        features: vec![],
+        features: features.iter().map(|f| f.to_string()).collect(),
         no_default_features: !profile,
     })?;
     fs::create_dir_all(dir)?;
@@ -258,6 +285,7 @@ pub fn run(
     cfg.clock = s.clock.clone();
     cfg.sync_samples = SYNC_SAMPLES;
     cfg.lines = s.lines;
+    cfg.backend = s.backend;
     if s.clock.dvfs.iter().any(|steps| !steps.is_empty()) {
         cfg.sample_every_ns = DVFS_SAMPLE_NS;
         if cfg.drain_every_cycles > 0 {

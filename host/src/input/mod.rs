@@ -13,4 +13,5 @@ pub mod devmem;
 pub mod launch;
 pub mod readout;
 pub mod replay;
+pub mod stamp;
 pub mod tt_metal;

@@ -34,7 +34,7 @@ mod op;
 pub use op::{L1Input, Op};
 
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
-use crate::devmem::{DeviceMemory, MappedImage, Snapshot};
+use crate::devmem::{DeviceMemory, EmuMemory, MappedImage, Snapshot};
 use crate::elf::KernelElf;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
@@ -43,6 +43,8 @@ use crate::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord};
 use crate::outputs::{self, Written};
 use crate::readout::{DrainOptions, Drainer, Readout};
 use crate::resolve::{Resolution, Resolver};
+pub use crate::stamp::Backend;
+use crate::stamp::Stamps;
 use riscv_linker::{profiler, Arch, NocCoord, Risc};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -90,6 +92,10 @@ pub struct Config {
     /// source line and cause, and write the [`crate::lines`] files. Cores then run on the
     /// emulator's interpreter (no JIT).
     pub lines: bool,
+    /// Where the kernels record zones, events and data: the ring, or the tile's debug
+    /// timestamper (`--backend timestamper`; kernels built for it, see [`Backend`]). The
+    /// session then owns every tile's timestamper and drains it with the rings.
+    pub backend: Backend,
 }
 
 impl Config {
@@ -109,6 +115,7 @@ impl Config {
             dataset: None,
             summary_threshold_ns: 0.0,
             lines: false,
+            backend: Backend::Ring,
         }
     }
 }
@@ -165,6 +172,8 @@ pub struct Session {
     faults: Vec<Fault>,
     /// Every launch's cycles by pc and cause (`Config::lines`).
     lines: Option<crate::lines::LineProfile>,
+    /// Every tile's debug timestamper (`Config::backend` = timestamper).
+    stamps: Option<Stamps>,
 }
 
 impl Session {
@@ -181,6 +190,14 @@ impl Session {
         crate::atomic::create_dir_within(out, &out.join("kernels"))?;
         crate::atomic::refuse_link(&out.join(IMAGE_FILE))?;
         cfg.settings.consumer = cfg.drain_every_cycles > 0;
+        if cfg.backend == Backend::Timestamper && !cfg.settings.consumer {
+            return Err(Error::Unsupported(
+                "the timestamper backend needs a consumer draining while kernels run (its buffers hold 64 KiB per \
+                 tile): drain_every_cycles must be positive (ttprof run --drain-every, the demo's --consumer \
+                 in-process)"
+                    .into(),
+            ));
+        }
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
         dc.image = Some(out.join(IMAGE_FILE));
         dc.threads = cfg.threads;
@@ -193,6 +210,15 @@ impl Session {
         for t in &tiles {
             launch::init_tile(&mem, 0, *t, cfg.arch, &cfg.settings)?;
         }
+        // The timestamper's registers are reachable in-process only (the image holds L1).
+        let stamps = match cfg.backend {
+            Backend::Ring => None,
+            Backend::Timestamper => Some(Stamps::attach(
+                &EmuMemory::new(&dev),
+                cfg.arch,
+                cfg.settings.recording,
+            )?),
+        };
         let mut sync = ClockSync::new(emu_tiles(&dev), cfg.sync_samples);
         sync.window(&EmuClock::new(&dev))?;
         let sampler = ClockSampler::new(&emu_tiles(&dev), cfg.sample_every_ns);
@@ -222,6 +248,7 @@ impl Session {
             launched: Vec::new(),
             faults: Vec::new(),
             lines: cfg.lines.then(Default::default),
+            stamps,
             cfg,
         })
     }
@@ -396,10 +423,14 @@ impl Session {
         let mut drain_error = None;
         let result = if self.cfg.drain_every_cycles > 0 {
             let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
+            let stamps = &mut self.stamps;
             self.dev
                 .run_with_hook(self.cfg.drain_every_cycles, &mut |dev| {
                     if drain_error.is_none() {
                         drain_error = drainer.drain().err();
+                    }
+                    if let (None, Some(s)) = (&drain_error, stamps.as_mut()) {
+                        drain_error = s.drain(&EmuMemory::new(dev)).err();
                     }
                     sampler.tick(&EmuClock::new(dev), dev.host_time_ns() as u64);
                 })
@@ -407,6 +438,10 @@ impl Session {
             self.dev.run()
         };
         let end = self.dev.host_time_ns() as u64;
+        // What the last drain inside the run did not see (every core has flushed at exit).
+        if let (None, Some(s)) = (&drain_error, self.stamps.as_mut()) {
+            drain_error = s.drain(&EmuMemory::new(&self.dev)).err();
+        }
         let record = OpRecord {
             run_id,
             device: 0,
@@ -544,12 +579,20 @@ impl Session {
             faults,
             launched,
             lines,
+            stamps,
             ..
         } = self;
         drop(log);
         drainer.drain_final()?;
-        let drained = drainer.take_payload();
-        let readout = drainer.finish()?;
+        let mut drained = drainer.take_payload();
+        let mut readout = drainer.finish()?;
+        let (mut stamp_issues, mut stamp_bus) = (Vec::new(), 0);
+        if let Some(mut stamps) = stamps {
+            stamps.drain(&EmuMemory::new(&dev))?;
+            let (records, issues, bus) = stamps.finish();
+            (stamp_issues, stamp_bus) = (issues, bus);
+            crate::stamp::merge_into(&mut drained, records, &mut stamp_issues);
+        }
         sync.window(&EmuClock::new(&dev))?;
         sync.extend(sampler.samples());
         let mut fit = sync.fit(cfg.arch, dev.config().chips, &FitOptions::default())?;
@@ -567,6 +610,14 @@ impl Session {
             }
         }
         snap.add_sync_samples(sync.samples())?;
+        if cfg.backend == Backend::Timestamper {
+            // The rings' records with the timestamper's merged in, read back as any readout
+            // of the snapshot reads them (`ttprof report --device device.snap` sees the same).
+            let bus = readout.bus_bytes;
+            readout = crate::readout::read(&snap, false)?;
+            readout.bus_bytes = bus + stamp_bus;
+            readout.issues.extend(stamp_issues);
+        }
         snap.save(&snapshot)?;
         let oplog = OpLog::read(&cfg.out.join(OPLOG_FILE))?;
         let resolution = Resolver::new(&oplog).resolve(&readout);

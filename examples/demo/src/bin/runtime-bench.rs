@@ -35,6 +35,11 @@
 //!   between two bare wall-clock reads (mode 4, `inner_duration_plain_cycles_<arch>`):
 //!   the cycles of the zone's own instructions, and of its waits, between its two clock
 //!   reads;
+//! * `zone_cycles_timestamper_<arch>` (and `_isolated_`, `_oplevel_`, `zone_off_cycles_timestamper_`,
+//!   `zone_instructions_timestamper_`, `zone_overhead_in_duration_cycles_timestamper_`): the same
+//!   kernel built with the runtime's `timestamper` feature (a zone is two stores to the tile's
+//!   debug timestamper), measured the same way in the same run, the host draining the
+//!   timestamper with the ring; its zones are merged into the readout and counted;
 //! * as before, Wormhole B0 only (Blackhole's in `zone_instructions_blackhole` etc.):
 //!   `zone_instructions` (the same difference in instructions; the rest beyond the 13 is
 //!   the compiler reshaping the loops around the zones' inline asm and the amortised slow
@@ -57,8 +62,11 @@ use ttprof::decode::RecordKind;
 use ttprof::elf::KernelElf;
 use ttprof::kernels::{self, CKernelBuild};
 use ttprof::launch::Policy;
-use ttprof_demo::bench::{launch, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL};
-use ttprof_demo::scenario::{build_kernel_set, Fallible};
+use ttprof::session::Backend;
+use ttprof_demo::bench::{
+    launch_with, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL,
+};
+use ttprof_demo::scenario::{build_kernel_features, build_kernel_set, Fallible};
 use ttprof_demo::workspace;
 
 /// Marginal per-zone cost between two iteration counts.
@@ -69,17 +77,18 @@ struct Marginal {
     bytes: f64,
 }
 
-/// The bench kernel built for one arch, with and without `profile`.
+/// The bench kernel built for one arch, with and without `profile` (`on` for `backend`).
 struct Kernels {
     arch: Arch,
     on: PathBuf,
     off: PathBuf,
     out: PathBuf,
+    backend: Backend,
 }
 
 impl Kernels {
     fn run(&self, elf: &Path, run: &BenchRun) -> Fallible<Launched> {
-        launch(self.arch, elf, run, &self.out)
+        launch_with(self.arch, elf, run, &self.out, self.backend)
     }
 }
 
@@ -180,6 +189,13 @@ struct Figures {
     block: Marginal,
     block_off: Marginal,
     inner: InnerDuration,
+    /// The timestamper backend (kernel feature `timestamper`): dense, isolated, recording
+    /// off, op-level, and its inner zone's duration.
+    ts_dense: Marginal,
+    ts_isolated: Marginal,
+    ts_off: Marginal,
+    ts_op_level: Marginal,
+    ts_inner: InnerDuration,
 }
 
 impl Figures {
@@ -205,11 +221,27 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
         build_kernel_set(arch, true, &["bench"], &dir.join("kernels-profile"))?["bench"].clone();
     let off =
         build_kernel_set(arch, false, &["bench"], &dir.join("kernels-plain"))?["bench"].clone();
+    let ts_on = build_kernel_features(
+        arch,
+        true,
+        &["timestamper"],
+        &["bench"],
+        &dir.join("kernels-timestamper"),
+    )?["bench"]
+        .clone();
+    let ts = Kernels {
+        arch,
+        on: ts_on,
+        off: off.clone(),
+        out: dir.join("timestamper"),
+        backend: Backend::Timestamper,
+    };
     let k = Kernels {
         arch,
         on,
         off,
         out: dir,
+        backend: Backend::Ring,
     };
     eprintln!("{}: running...", arch.name());
 
@@ -241,6 +273,11 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
         block: marginal(&k, &run(DENSE_BLOCK, 4, true), DENSE_ITERATIONS, 2)?,
         block_off: marginal(&k, &run(DENSE_BLOCK, 4, false), DENSE_ITERATIONS, 2)?,
         inner: inner_duration(&k, 4, DENSE_ITERATIONS.1)?,
+        ts_dense: marginal(&ts, &run(DENSE, 4, true), DENSE_ITERATIONS, 2)?,
+        ts_isolated: marginal(&ts, &run(DENSE, ISOLATED_WORK, true), DENSE_ITERATIONS, 2)?,
+        ts_off: marginal(&ts, &run(DENSE, 4, false), DENSE_ITERATIONS, 2)?,
+        ts_op_level: marginal(&ts, &run(OP_LEVEL, 1_000, true), (10, 30), 1)?,
+        ts_inner: inner_duration(&ts, 4, DENSE_ITERATIONS.1)?,
     })
 }
 
@@ -279,6 +316,7 @@ fn main() -> Fallible<()> {
             on: cxx(true, opt)?,
             off: cxx(false, opt)?,
             out: out.join("cxx-runs"),
+            backend: Backend::Ring,
         };
         let run = BenchRun {
             mode: DENSE,
@@ -306,6 +344,36 @@ fn main() -> Fallible<()> {
         "cycles per zone, dense (4 loop steps per zone)",
         &|f| f.dense.cycles,
         "tt-metal 45-51 (BH), tt-llk 29-30",
+    );
+    row(
+        "timestamper backend: cycles per zone, dense",
+        &|f| f.ts_dense.cycles,
+        "target <= 6",
+    );
+    row(
+        "timestamper backend: cycles per zone, isolated",
+        &|f| f.ts_isolated.cycles,
+        "",
+    );
+    row(
+        "timestamper backend: cycles per zone, op-level",
+        &|f| f.ts_op_level.cycles,
+        "",
+    );
+    row(
+        "timestamper backend: cycles per zone, recording off",
+        &|f| f.ts_off.cycles,
+        "buffers disabled by the host",
+    );
+    row(
+        "timestamper backend: instructions per zone (dense)",
+        &|f| f.ts_dense.instructions,
+        "two stores",
+    );
+    row(
+        "timestamper backend: profiler's cycles in a duration",
+        &|f| f.ts_inner.recorded - f.ts_inner.plain,
+        "",
     );
     row(
         "cycles per zone, isolated (64 loop steps per zone)",
@@ -436,6 +504,30 @@ fn main() -> Fallible<()> {
         // backend (issue 22).
         put(format!("zone_cycles_ring_{a}"), f.dense.cycles.into());
         put(format!("zone_off_cycles_{a}"), f.off.cycles.into());
+        put(
+            format!("zone_cycles_timestamper_{a}"),
+            f.ts_dense.cycles.into(),
+        );
+        put(
+            format!("zone_instructions_timestamper_{a}"),
+            f.ts_dense.instructions.into(),
+        );
+        put(
+            format!("zone_cycles_timestamper_isolated_{a}"),
+            f.ts_isolated.cycles.into(),
+        );
+        put(
+            format!("zone_cycles_timestamper_oplevel_{a}"),
+            f.ts_op_level.cycles.into(),
+        );
+        put(
+            format!("zone_off_cycles_timestamper_{a}"),
+            f.ts_off.cycles.into(),
+        );
+        put(
+            format!("zone_overhead_in_duration_cycles_timestamper_{a}"),
+            (f.ts_inner.recorded - f.ts_inner.plain).into(),
+        );
         put(
             format!("zone_cycles_isolated_{a}"),
             f.isolated().cycles.into(),

@@ -9,6 +9,8 @@
 //! * [`Snapshot`]: a recorded copy of the device memory a readout needed, saved to a file so
 //!   the readout can be replayed offline. [`Recorder`] wraps any backend and records what it
 //!   reads.
+//! * `EmuMemory` (feature `emulator`): the in-process emulator, L1 and the debug
+//!   timestamper's registers (the image file holds only L1).
 //! * [`TtKmd`]: a real card through tt-kmd (`/dev/tenstorrent/N`, short form `tt:N`), see
 //!   [`ttkmd`].
 //!
@@ -16,6 +18,8 @@
 //! backend can offer memory without clocks (a snapshot without samples) and the other way
 //! round.
 
+#[cfg(feature = "emulator")]
+mod emu;
 mod mailbox;
 mod mapped;
 mod recorder;
@@ -23,6 +27,8 @@ mod snapshot;
 mod sync_record;
 pub mod ttkmd;
 
+#[cfg(feature = "emulator")]
+pub use emu::EmuMemory;
 pub use mapped::MappedImage;
 pub use recorder::Recorder;
 pub use snapshot::{Extent, Snapshot, SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
