@@ -129,6 +129,17 @@ impl Written {
 /// (else an error, and no file is written). With [`Options::dataset`], the run is also written into that Parquet dataset in the
 /// same pass.
 pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Written> {
+    write_all_rings(dir, profile, &mut sink::Held(profile), options)
+}
+
+/// [`write_all`], each ring's records taken from `rings` (a profile built from passes,
+/// [`Profile::from_passes`], holds none: the outputs see one ring at a time).
+pub fn write_all_rings(
+    dir: &Path,
+    profile: &Profile,
+    rings: &mut dyn sink::RingSource,
+    options: &Options,
+) -> Result<Written> {
     let dataset = options
         .dataset
         .as_ref()
@@ -186,7 +197,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     if let Some(d) = data.as_mut() {
         sinks.push(d);
     }
-    let mut finished = sink::drive(profile, &mut sinks)?;
+    let mut finished = sink::drive_rings(profile, rings, &mut sinks)?;
     let dataset_files = if dataset.is_some() {
         finished.pop().map(|f| f.files).unwrap_or_default()
     } else {
@@ -209,6 +220,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     issues.extend(trace_done.issues.iter().cloned());
     issues.extend(perfetto_done.issues.iter().cloned());
     issues.extend(graph_done.issues.iter().cloned());
+    issues.extend(analysis_done.issues.iter().cloned());
     let first = |f: Finished| f.files.into_iter().next().unwrap_or_default();
     Ok(Written {
         device_csv: first(csv_done),
