@@ -7,7 +7,10 @@
 //! [`Sink::finish`], where it commits its file and says what it wrote and found. A ring's
 //! view is built once for every sink and dropped before the next ring, so memory stays at
 //! one ring's zones plus whatever a sink chooses to keep (the HTML page keeps what it may
-//! draw; the summary 16 bytes per zone for exact percentiles).
+//! draw; the summary 16 bytes per zone for exact percentiles, up to a limit). The rings'
+//! records come from the profile ([`drive`]) or, for a profile built from a first pass that
+//! released them, from a second pass over the input ([`drive_rings`], a [`RingSource`]), so
+//! no more than one ring's records need be in memory.
 //!
 //! Files are written atomically ([`crate::atomic::AtomicFile`]): a sink that fails, or a
 //! driver that stops on another sink's error, leaves no partial file behind.

@@ -37,6 +37,23 @@ pub struct Options {
     pub notes: Vec<String>,
     /// Also write the run into this hive-partitioned Parquet dataset (`--dataset DIR`).
     pub dataset: Option<Dataset>,
+    /// Zones and marks the HTML page embeds at most ([`html::MAX_ZONES`],
+    /// [`html::MAX_MARKS`]; the environment's `TTPROF_HTML_MAX_ZONES` sets both): the page
+    /// holds up to twice as many while the rings come, the largest constant in the
+    /// outputs' memory.
+    pub html_limits: (usize, usize),
+}
+
+/// The page's limits: [`html::MAX_ZONES`] and [`html::MAX_MARKS`], or both set by
+/// `TTPROF_HTML_MAX_ZONES` (a number) in the environment.
+pub fn html_limits() -> (usize, usize) {
+    match std::env::var("TTPROF_HTML_MAX_ZONES")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        Some(n) => (n, n),
+        None => (html::MAX_ZONES, html::MAX_MARKS),
+    }
 }
 
 /// Where [`write_all`] adds the run to a hive-partitioned Parquet dataset:
@@ -57,6 +74,7 @@ impl Default for Options {
             now: SystemTime::now(),
             notes: Vec::new(),
             dataset: None,
+            html_limits: html_limits(),
         }
     }
 }
@@ -172,7 +190,8 @@ pub fn write_all_rings(
         &dir.join(html::FILE_NAME),
         vec![device_csv.clone(), trace_path.clone()],
     )
-    .with_op_graph(graph::SVG_FILE_NAME);
+    .with_op_graph(graph::SVG_FILE_NAME)
+    .with_limits(options.html_limits.0, options.html_limits.1);
     let mut summary_sink = SummarySink::new(
         &dir.join(summary::FILE_NAME),
         options.summary_threshold_ns,
@@ -258,6 +277,7 @@ mod tests {
             now: UNIX_EPOCH,
             notes: vec![],
             dataset: None,
+            html_limits: (html::MAX_ZONES, html::MAX_MARKS),
         };
         let p = Profile::resolved(
             r,
