@@ -253,7 +253,7 @@ pub struct CriticalPath {
     pub unmatched_waits: Vec<UnmatchedWait>,
     /// Signals that ended no wait, per site.
     pub unmatched_signals: Vec<UnmatchedSignal>,
-    /// Waits and signals of the op left out (a run holding more than [`PATH_EVENTS`]): the
+    /// Waits and signals of the op left out (a run holding more than `PATH_EVENTS`, 1 Mi): the
     /// path is walked over those kept, and stops early. Not written when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub left_out: u64,

@@ -17,8 +17,14 @@ pub const RELATIVE_ERROR: f64 = 0.01;
 
 /// One row's durations in ns and in cycles.
 pub(super) enum Durations {
-    Exact { ns: Vec<f64>, cycles: Vec<f64> },
-    Sketched { ns: Sketch, cycles: Sketch },
+    Exact {
+        ns: Vec<f64>,
+        cycles: Vec<f64>,
+    },
+    Sketched {
+        ns: Box<Sketch>,
+        cycles: Box<Sketch>,
+    },
 }
 
 impl Default for Durations {
@@ -126,7 +132,10 @@ impl Durations {
             let (mut a, mut b) = (Sketch::new(), Sketch::new());
             ns.iter().for_each(|&v| a.add(v));
             cycles.iter().for_each(|&v| b.add(v));
-            *self = Durations::Sketched { ns: a, cycles: b };
+            *self = Durations::Sketched {
+                ns: Box::new(a),
+                cycles: Box::new(b),
+            };
         }
     }
 
