@@ -40,13 +40,18 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
     let threshold_ns = super::args::threshold_ns_arg("threshold-ns", a.threshold_ns)?;
     let dataset = a.dataset.dataset()?;
     let t = Instant::now();
-    let Imported {
-        profile,
-        rows,
-        zones,
-        clock_note,
-        ..
-    } = import::import(&a.csv, a.ops.as_deref())?;
+    // Two passes over the file: the model from the first, each ring's records from the
+    // second as the outputs take them (memory bounded by the rings, not the file).
+    let (
+        Imported {
+            profile,
+            rows,
+            zones,
+            clock_note,
+            ..
+        },
+        mut rings,
+    ) = import::stream(&a.csv, a.ops.as_deref())?;
     let read_s = t.elapsed().as_secs_f64();
     if profile.readout.zones() == 0 {
         issue::print(&profile.readout.issues);
@@ -56,7 +61,7 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
         dataset,
         ..Options::default()
     };
-    let written = outputs::write_all(&a.out, &profile, &options)?;
+    let written = outputs::write_all_rings(&a.out, &profile, &mut rings, &options)?;
     let total_s = t.elapsed().as_secs_f64();
     if !a.no_summary {
         print!("{}", summary::render(&written.summary));

@@ -283,17 +283,29 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
                     .into(),
         });
     }
+    // Without consuming, two readings (the model, then the rings one at a time); a consumed
+    // ring cannot be read twice, so `--consume` holds the readout.
     let Loaded {
         profile,
         memory,
         clock_note,
-    } = Profile::open(device, Some(oplog), consume)?;
+    } = if consume {
+        Profile::open(device, Some(oplog), consume)?
+    } else {
+        ttprof::pass::open(device, Some(oplog))?
+    };
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
     let csv_path = out.join(csv::FILE_NAME);
     // The device CSV and the summary (printed, not written) in one pass over the rings.
     let mut device_csv = DeviceCsv::new(&csv_path);
     let mut summary = SummarySink::printed(0.0);
-    sink::drive(&profile, &mut [&mut device_csv, &mut summary])?;
+    let mut sinks: [&mut dyn sink::Sink; 2] = [&mut device_csv, &mut summary];
+    if consume {
+        sink::drive(&profile, &mut sinks)?;
+    } else {
+        let mut rings = ttprof::pass::DeviceRings::new(&profile, memory.as_ref())?;
+        sink::drive_rings(&profile, &mut rings, &mut sinks)?;
+    }
     if let Some((_, text)) = &summary.summary {
         print!("{text}");
     }

@@ -21,11 +21,14 @@ pub struct Args<'a> {
 
 pub fn run(a: &Args) -> Result<ExitCode> {
     let oplog = OpLog::read(a.oplog)?;
+    // Two readings: the model from the first, each ring's records from the second as the
+    // outputs take them (one ring's records in memory at a time).
     let Loaded {
         profile,
         memory,
         clock_note,
-    } = Profile::open(a.device, Some(oplog), false)?;
+    } = ttprof::pass::open(a.device, Some(oplog))?;
+    let mut rings = ttprof::pass::DeviceRings::new(&profile, memory.as_ref())?;
     if profile.readout.zones() == 0 {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
         issue::print(&profile.readout.issues);
@@ -35,7 +38,8 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         dataset: a.dataset.clone(),
         ..Options::default()
     };
-    let written = outputs::write_all(a.out, &profile, &options)?;
+    let written = outputs::write_all_rings(a.out, &profile, &mut rings, &options)?;
+    drop(rings);
     let readout = &profile.readout;
     let mem = memory.as_ref();
 

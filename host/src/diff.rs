@@ -169,8 +169,11 @@ pub fn load(path: &Path) -> Result<Samples> {
 
 fn from_file(device: &Path, oplog: Option<&Path>, exact: bool) -> Result<Samples> {
     let log = oplog.map(OpLog::read).transpose()?;
-    let loaded = Profile::open(device, log, false)?;
-    let mut s = from_profile(&loaded.profile);
+    // Two readings: the model, then one ring's records at a time.
+    let loaded = crate::pass::open(device, log)?;
+    let mut rings = crate::pass::DeviceRings::new(&loaded.profile, loaded.memory.as_ref())?;
+    let mut s = from_profile_rings(&loaded.profile, &mut rings)?;
+    drop(rings);
     s.source = match oplog {
         Some(l) => format!("{} named by {}", loaded.memory.describe(), l.display()),
         None => format!("{} (no op log: sites unnamed)", loaded.memory.describe()),
@@ -202,6 +205,11 @@ fn run_names(log: &OpLog) -> HashMap<(u32, u32), (String, u32)> {
 /// Every zone and sum zone record of `p` per (op, zone name); `exact` is left false (the
 /// caller knows where the profile came from).
 pub fn from_profile(p: &Profile) -> Samples {
+    from_profile_rings(p, &mut crate::sink::Held(p)).expect("a profile's own rings are at hand")
+}
+
+/// [`from_profile`], each ring's records taken from `rings` (a profile built from passes).
+pub fn from_profile_rings(p: &Profile, rings: &mut dyn crate::sink::RingSource) -> Result<Samples> {
     let mut s = Samples {
         source: "profile".into(),
         ..Default::default()
@@ -216,7 +224,9 @@ pub fn from_profile(p: &Profile) -> Samples {
             None => (format!("run {run}"), 1),
         }
     };
-    for view in p.rings() {
+    for i in 0..p.ring_count() {
+        let ring = rings.ring(i)?;
+        let view = p.view(i, &ring, true);
         let chip = view.lane.chip;
         for z in &view.zones {
             let (op, k) = op_of(z.op, z.run);
@@ -254,7 +264,7 @@ pub fn from_profile(p: &Profile) -> Samples {
         .filter(|i| i.is_error())
         .map(|i| i.to_string())
         .collect();
-    s
+    Ok(s)
 }
 
 /// The zones and sum zones of a `profile_log_device.csv`, read by the one device-log reader
@@ -263,13 +273,14 @@ pub fn from_profile(p: &Profile) -> Samples {
 /// ([`from_profile`]); ops are named by `names` ((chip, run id) -> op code and position), or
 /// `run <id>`. Streamed: memory is the records, not the file's text.
 pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) -> Result<Samples> {
-    let mut p = crate::import::import(path, None)?.profile;
+    let (imported, mut rings) = crate::import::stream(path, None)?;
+    let mut p = imported.profile;
     for o in p.ops.iter_mut() {
         if let Some((code, _)) = names.get(&(o.chip, o.run)) {
             o.name = code.clone();
         }
     }
-    let mut s = from_profile(&p);
+    let mut s = from_profile_rings(&p, &mut rings)?;
     s.source = format!("device log {}", path.display());
     Ok(s)
 }

@@ -11,6 +11,8 @@ use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+pub mod long_run;
+
 /// A fresh, empty scratch directory under the system temp dir.
 pub fn temp_dir(name: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);

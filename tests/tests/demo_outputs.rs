@@ -38,6 +38,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         now: UNIX_EPOCH,
         notes: vec![],
         dataset: None,
+        html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
     };
     let profile =
         ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), timebase);

@@ -67,6 +67,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         now: UNIX_EPOCH,
         notes: vec![],
         dataset: None,
+        html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
     };
     let here = out.join("in-process");
     let profile = ttprof::profile::Profile::resolved(

@@ -46,6 +46,7 @@ fn demo(out: &Path) -> (Profile, Written) {
         now: UNIX_EPOCH,
         notes: vec![],
         dataset: None,
+        html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
     };
     let w = outputs::write_all(
         &out.join("report"),

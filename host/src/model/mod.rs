@@ -14,6 +14,7 @@ pub mod import;
 pub mod markers;
 pub mod oplog;
 pub mod ops;
+pub mod pass;
 pub mod profile;
 pub mod resolve;
 pub mod sites;

@@ -152,7 +152,7 @@ pub fn runs(readout: &Readout) -> BTreeMap<(u32, u32), Vec<NocCoord>> {
     out
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Wrapper {
     Fw,
     Kernel,
@@ -165,76 +165,174 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
     for (ri, ring) in readout.rings.iter().enumerate() {
         let id = ring.id;
         let r = &ring.records;
-        // One name comparison per (run, site), not per zone.
-        let mut kind_of: rustc_hash::FxHashMap<(u32, u16), Option<Wrapper>> = Default::default();
-        let mut seen: rustc_hash::FxHashMap<(u32, Wrapper), u32> = Default::default();
+        let mut w = RingWrappers::default();
         for i in 0..r.len() {
-            if r.kind[i] != RecordKind::Zone || r.run[i] == NO_RUN {
-                continue;
+            w.add(
+                id,
+                r.kind[i],
+                r.run[i],
+                r.site[i],
+                (r.start[i], r.end[i]),
+                timebase,
+                || sites.site(ri, r.run[i], r.site[i]).map(|m| m.name.as_str()),
+            );
+        }
+        ops.merge_ring(id.chip, w, &mut no_timebase);
+    }
+    ops.finish(no_timebase);
+    ops
+}
+
+/// One ring's wrapper zones, fed record by record in ring order, without holding the
+/// records: merged into the run's [`Ops`] ring by ring in readout order
+/// ([`Ops::merge_ring`]), they give what one pass over every ring gives (first earliest
+/// start, first latest end: ties keep the earlier ring).
+#[derive(Debug, Default)]
+pub struct RingWrappers {
+    by_run: BTreeMap<u32, DeviceTimes>,
+    /// One name comparison per (run, site), not per zone.
+    kind_of: rustc_hash::FxHashMap<(u32, u16), Option<Wrapper>>,
+    seen: rustc_hash::FxHashMap<(u32, Wrapper), u32>,
+    no_timebase: u64,
+}
+
+impl RingWrappers {
+    /// One record of ring `id`: a wrapper zone (its site's name, asked once per (run,
+    /// site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens its op's spans.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add<'n>(
+        &mut self,
+        id: crate::readout::RingId,
+        kind: RecordKind,
+        run: u32,
+        site: u16,
+        (start, end): (u64, u64),
+        timebase: &Timebase,
+        name: impl FnOnce() -> Option<&'n str>,
+    ) {
+        if kind != RecordKind::Zone || run == NO_RUN {
+            return;
+        }
+        let w = *self.kind_of.entry((run, site)).or_insert_with(|| {
+            let name = name()?;
+            if name == id.risc.fw_zone() {
+                Some(Wrapper::Fw)
+            } else if name == id.risc.kernel_zone() {
+                Some(Wrapper::Kernel)
+            } else {
+                None
             }
-            let (run, site) = (r.run[i], r.site[i]);
-            let w = *kind_of.entry((run, site)).or_insert_with(|| {
-                let name = sites.site(ri, run, site).map(|m| m.name.as_str())?;
-                if name == id.risc.fw_zone() {
-                    Some(Wrapper::Fw)
-                } else if name == id.risc.kernel_zone() {
-                    Some(Wrapper::Kernel)
-                } else {
-                    None
-                }
-            });
-            let Some(w) = w else { continue };
-            let at = |cycles: u64| {
-                Some(At {
-                    tile: id.tile,
-                    cycles,
-                    ns: timebase.host_ns(id.chip, id.tile, cycles)?,
-                })
-            };
-            let (Some(start), Some(end)) = (at(r.start[i]), at(r.end[i])) else {
-                *no_timebase.entry(id.chip).or_default() += 1;
-                continue;
-            };
-            let op = ops.by_run.entry((id.chip, run)).or_default();
-            let n = seen.entry((run, w)).or_default();
-            *n += 1;
-            if *n == 2 {
-                op.repeated += 1;
+        });
+        let Some(w) = w else { return };
+        let at = |cycles: u64| {
+            Some(At {
+                tile: id.tile,
+                cycles,
+                ns: timebase.host_ns(id.chip, id.tile, cycles)?,
+            })
+        };
+        let (Some(start), Some(end)) = (at(start), at(end)) else {
+            self.no_timebase += 1;
+            return;
+        };
+        let op = self.by_run.entry(run).or_default();
+        let n = self.seen.entry((run, w)).or_default();
+        *n += 1;
+        if *n == 2 {
+            op.repeated += 1;
+        }
+        let core = op.cores.entry(id.tile).or_default();
+        let bit = 1u8 << id.risc.index();
+        match w {
+            Wrapper::Fw => {
+                Span::merge(&mut op.fw, start, end);
+                Span::merge(&mut core.fw, start, end);
+                core.fw_riscs |= bit;
             }
-            let core = op.cores.entry(id.tile).or_default();
-            let bit = 1u8 << id.risc.index();
-            match w {
-                Wrapper::Fw => {
-                    Span::merge(&mut op.fw, start, end);
-                    Span::merge(&mut core.fw, start, end);
-                    core.fw_riscs |= bit;
-                }
-                Wrapper::Kernel => {
-                    Span::merge(&mut op.kernel, start, end);
-                    Span::merge(&mut core.kernel, start, end);
-                    Span::merge(&mut op.risc_kernel[id.risc.index()], start, end);
-                    core.kernel_riscs |= bit;
-                    if matches!(id.risc, Risc::Brisc | Risc::Ncrisc)
-                        && op.dm_kernel_start.is_none_or(|d| start.ns < d.ns)
-                    {
-                        op.dm_kernel_start = Some(start);
-                    }
+            Wrapper::Kernel => {
+                Span::merge(&mut op.kernel, start, end);
+                Span::merge(&mut core.kernel, start, end);
+                Span::merge(&mut op.risc_kernel[id.risc.index()], start, end);
+                core.kernel_riscs |= bit;
+                if matches!(id.risc, Risc::Brisc | Risc::Ncrisc)
+                    && op.dm_kernel_start.is_none_or(|d| start.ns < d.ns)
+                {
+                    op.dm_kernel_start = Some(start);
                 }
             }
         }
     }
-    for (chip, n) in no_timebase {
-        ops.issues.push(
+}
+
+impl Span {
+    /// Widens `into` by `other` as adding `other`'s zones one by one would.
+    fn widen(into: &mut Option<Span>, other: Option<Span>) {
+        let Some(b) = other else { return };
+        let Some(a) = into else {
+            *into = Some(b);
+            return;
+        };
+        if b.start.ns < a.start.ns {
+            a.start = b.start;
+        }
+        if b.last_start.ns > a.last_start.ns {
+            a.last_start = b.last_start;
+        }
+        if b.end.ns > a.end.ns {
+            a.end = b.end;
+        }
+    }
+}
+
+impl Ops {
+    /// Merges the wrapper zones of the next ring (rings in readout order) of `chip`.
+    pub fn merge_ring(
+        &mut self,
+        chip: u32,
+        ring: RingWrappers,
+        no_timebase: &mut BTreeMap<u32, u64>,
+    ) {
+        if ring.no_timebase > 0 {
+            *no_timebase.entry(chip).or_default() += ring.no_timebase;
+        }
+        for (run, d) in ring.by_run {
+            let op = self.by_run.entry((chip, run)).or_default();
+            Span::widen(&mut op.fw, d.fw);
+            Span::widen(&mut op.kernel, d.kernel);
+            for (into, r) in op.risc_kernel.iter_mut().zip(d.risc_kernel) {
+                Span::widen(into, r);
+            }
+            if let Some(s) = d.dm_kernel_start {
+                if op.dm_kernel_start.is_none_or(|o| s.ns < o.ns) {
+                    op.dm_kernel_start = Some(s);
+                }
+            }
+            for (tile, c) in d.cores {
+                let core = op.cores.entry(tile).or_default();
+                Span::widen(&mut core.fw, c.fw);
+                Span::widen(&mut core.kernel, c.kernel);
+                core.fw_riscs |= c.fw_riscs;
+                core.kernel_riscs |= c.kernel_riscs;
+            }
+            op.repeated += d.repeated;
+        }
+    }
+
+    /// After the last ring: the issues (wrapper zones without a timebase, run ids reused).
+    pub fn finish(&mut self, no_timebase: BTreeMap<u32, u64>) {
+        let ops = self;
+        for (chip, n) in no_timebase {
+            ops.issues.push(
             Issue::error(
                 None,
                 format!("the timebase knows no chip {chip}: {n} wrapper zone(s) of that chip left out of op times"),
             )
             .with_count(n),
         );
-    }
-    for ((chip, run), t) in &ops.by_run {
-        if t.repeated > 0 {
-            ops.issues.push(
+        }
+        for ((chip, run), t) in &ops.by_run {
+            if t.repeated > 0 {
+                ops.issues.push(
                 Issue::warning(
                     None,
                     format!(
@@ -245,9 +343,9 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
                 )
                 .with_count(t.repeated),
             );
+            }
         }
     }
-    ops
 }
 
 #[cfg(test)]

@@ -13,13 +13,14 @@
 //! The name of a record whose site cannot be resolved is `unresolved-site-<id>`
 //! ([`unresolved_name`]) in every output.
 
-use crate::decode::{RecordKind, Records};
+use crate::decode::RecordKind;
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::markers::{markers, MarkerType};
 use crate::oplog::{OpLog, OpLogEntry, Signpost};
 use crate::ops::{self as device, Ops};
+use crate::pass::RingPass;
 use crate::readout::{self, Readout, RingReport};
 use crate::resolve::{Resolution, Resolver};
 use crate::sites::SiteMeta;
@@ -61,6 +62,9 @@ pub struct Profile {
     pub ops: Vec<OpSpan>,
     /// The wrapper zones' times per (chip, run), for the op report.
     pub device_ops: Ops,
+    /// Every (chip, run id) the records hold, with the tiles that recorded them (what
+    /// [`crate::ops::runs`] gives of the readout).
+    pub runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>>,
     /// The op log's signposts.
     pub signposts: Vec<Signpost>,
     /// Problems found building the model (records off the timeline, an op log whose host
@@ -177,7 +181,55 @@ impl Profile {
         oplog: Option<OpLog>,
         timebase: Timebase,
     ) -> (Profile, OpSpans) {
-        let device_ops = device::collect(&readout, &sites, &timebase);
+        let passes = readout
+            .rings
+            .iter()
+            .enumerate()
+            .map(|(i, ring)| RingPass::of_ring(i, ring, &sites, &timebase))
+            .collect();
+        Profile::combine(readout, sites, oplog, timebase, passes)
+    }
+
+    /// The model of a run read in two passes ([`crate::pass`]): `readout`'s rings may have
+    /// released their records ([`RingReport::release`]); `passes` are their facts, one per
+    /// ring in readout order. The outputs then take each ring's records from a second pass
+    /// ([`crate::sink::drive_rings`]). Gives the same model as [`Profile::resolved`] on the
+    /// rings held whole.
+    pub fn from_passes(
+        readout: Readout,
+        sites: Resolution,
+        oplog: Option<OpLog>,
+        timebase: Timebase,
+        passes: Vec<RingPass>,
+    ) -> Profile {
+        let (mut p, spans) = Profile::combine(readout, sites, oplog, timebase, passes);
+        p.check_host_times(&spans);
+        p
+    }
+
+    fn combine(
+        readout: Readout,
+        sites: Resolution,
+        oplog: Option<OpLog>,
+        timebase: Timebase,
+        mut passes: Vec<RingPass>,
+    ) -> (Profile, OpSpans) {
+        let mut device_ops = Ops::default();
+        let mut no_timebase = BTreeMap::new();
+        for pass in &mut passes {
+            let w = std::mem::take(&mut pass.wrappers);
+            device_ops.merge_ring(pass.id.chip, w, &mut no_timebase);
+        }
+        device_ops.finish(no_timebase);
+        let mut runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>> = BTreeMap::new();
+        for pass in &passes {
+            for &run in &pass.runs {
+                let tiles = runs.entry((pass.id.chip, run)).or_default();
+                if !tiles.contains(&pass.id.tile) {
+                    tiles.push(pass.id.tile);
+                }
+            }
+        }
         let mut p = Profile {
             readout,
             sites,
@@ -186,6 +238,7 @@ impl Profile {
             labels: Vec::new(),
             ops: Vec::new(),
             device_ops,
+            runs,
             signposts: Vec::new(),
             issues: Vec::new(),
             ring_labels: Vec::new(),
@@ -193,7 +246,7 @@ impl Profile {
             uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         p.add_ops();
-        let spans = p.intern_and_span();
+        let spans = p.intern_and_span(&passes);
         (p, spans)
     }
 
@@ -245,8 +298,28 @@ impl Profile {
 
     /// Ring `index` on the host timeline (see [`RingView`]).
     pub fn ring(&self, index: usize) -> RingView<'_> {
-        let mut view = self.ring_records(index);
-        if !view.placed {
+        self.view(index, &self.readout.rings[index], true)
+    }
+
+    /// Ring `index` on the host timeline, its records from `ring` (the profile's own, or a
+    /// second pass's when the profile released them: [`Profile::from_passes`]); without
+    /// `zones`, only the records ([`Profile::ring_records`]).
+    pub fn view<'a>(&'a self, index: usize, ring: &'a RingReport, zones: bool) -> RingView<'a> {
+        let id = ring.id;
+        let mut view = RingView {
+            index,
+            ring,
+            lane: Lane {
+                chip: id.chip,
+                tile: id.tile,
+                risc: id.risc,
+                depth: 0,
+            },
+            zones: Vec::new(),
+            marks: Vec::new(),
+            placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
+        };
+        if !view.placed || !zones {
             return view;
         }
         let (ring, id) = (view.ring, view.ring.id);
@@ -310,21 +383,7 @@ impl Profile {
 
     /// Ring `index` without its zones and marks (for outputs that read only the records).
     pub fn ring_records(&self, index: usize) -> RingView<'_> {
-        let ring = &self.readout.rings[index];
-        let id = ring.id;
-        RingView {
-            index,
-            ring,
-            lane: Lane {
-                chip: id.chip,
-                tile: id.tile,
-                risc: id.risc,
-                depth: 0,
-            },
-            zones: Vec::new(),
-            marks: Vec::new(),
-            placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
-        }
+        self.view(index, &self.readout.rings[index], false)
     }
 
     /// Every ring in readout order.
@@ -375,73 +434,50 @@ impl Profile {
         }
     }
 
-    /// One pass over every record: interns each ring's distinct sites, and returns the
-    /// first and last host ns of the records per (chip, op) (`None`: records of no op).
-    fn intern_and_span(&mut self) -> OpSpans {
+    /// Interns each ring's distinct sites (ring by ring, in the order the records first
+    /// show them), and returns the first and last host ns of the records per (chip, op)
+    /// (`None`: records of no op), from the rings' passes.
+    fn intern_and_span(&mut self, passes: &[RingPass]) -> OpSpans {
         let mut global: HashMap<SiteLabel, u32> = HashMap::new();
         let mut spans: OpSpans = BTreeMap::new();
         let mut skipped: BTreeMap<u32, u64> = BTreeMap::new();
-        for (ri, ring) in self.readout.rings.iter().enumerate() {
-            let id = ring.id;
-            let r: &Records = &ring.records;
+        for (ri, pass) in passes.iter().enumerate() {
+            let id = pass.id;
             let mut local: FxHashMap<(u32, u16), u32> = FxHashMap::default();
-            if self.timebase.host_ns(id.chip, id.tile, 0).is_none() {
-                *skipped.entry(id.chip).or_default() += r.len() as u64;
+            if !pass.placed {
+                *skipped.entry(id.chip).or_default() += pass.records;
                 self.ring_labels.push(local);
                 continue;
             }
-            let mut last: Option<(u32, Option<u32>)> = None;
-            for i in 0..r.len() {
-                if !crate::resolve::has_site(r.kind[i]) {
-                    continue;
-                }
-                let (run, site) = (r.run[i], r.site[i]);
-                local.entry((run, site)).or_insert_with(|| {
-                    let l = match self.sites.site(ri, run, site) {
-                        Some(m) => SiteLabel {
-                            name: m.name.clone(),
-                            file: m.file.clone(),
-                            line: m.line,
-                            function: Some(if m.package.is_empty() {
-                                m.name.clone()
-                            } else {
-                                m.package.clone()
-                            }),
-                        },
-                        None => SiteLabel {
-                            name: unresolved_name(site),
-                            file: String::new(),
-                            line: 0,
-                            function: None,
-                        },
-                    };
-                    *global.entry(l.clone()).or_insert_with(|| {
-                        self.labels.push(l);
-                        self.labels.len() as u32 - 1
-                    })
-                });
-                let op = match last {
-                    Some((lr, op)) if lr == run => op,
-                    _ => {
-                        let op = self.op_index.get(&(id.chip, run)).copied();
-                        last = Some((run, op));
-                        op
-                    }
+            for &(run, site) in &pass.sites {
+                let l = match self.sites.site(ri, run, site) {
+                    Some(m) => SiteLabel {
+                        name: m.name.clone(),
+                        file: m.file.clone(),
+                        line: m.line,
+                        function: Some(if m.package.is_empty() {
+                            m.name.clone()
+                        } else {
+                            m.package.clone()
+                        }),
+                    },
+                    None => SiteLabel {
+                        name: unresolved_name(site),
+                        file: String::new(),
+                        line: 0,
+                        function: None,
+                    },
                 };
-                // Point records sit at their end time, zones span start to end.
-                let is_zone = matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone);
-                let a = self.timebase.host_ns(
-                    id.chip,
-                    id.tile,
-                    if is_zone { r.start[i] } else { r.end[i] },
-                );
-                let b = self.timebase.host_ns(id.chip, id.tile, r.end[i]);
-                if let (Some(a), Some(b)) = (a, b) {
-                    if a.is_finite() && b.is_finite() {
-                        let s = spans.entry((id.chip, op)).or_insert((a, b));
-                        *s = (s.0.min(a), s.1.max(b));
-                    }
-                }
+                let label = *global.entry(l.clone()).or_insert_with(|| {
+                    self.labels.push(l);
+                    self.labels.len() as u32 - 1
+                });
+                local.insert((run, site), label);
+            }
+            for (&run, &(a, b)) in &pass.spans {
+                let op = self.op_index.get(&(id.chip, run)).copied();
+                let s = spans.entry((id.chip, op)).or_insert((a, b));
+                *s = (s.0.min(a), s.1.max(b));
             }
             self.ring_labels.push(local);
         }

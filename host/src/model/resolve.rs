@@ -16,8 +16,9 @@ use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::elf::KernelElf;
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpRecord};
-use crate::readout::{Readout, RingId};
+use crate::readout::{Readout, RingId, RingReport};
 use crate::sites::{SiteKind, SiteMeta, SiteTable};
+use riscv_linker::Arch;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -89,12 +90,17 @@ impl Resolution {
     pub fn unresolved(readout: &Readout) -> Resolution {
         let mut res = Resolution::default();
         for ring in &readout.rings {
-            res.unresolved += (0..ring.records.len())
-                .filter(|&i| has_site(ring.records.kind[i]))
-                .count() as u64;
-            res.rings.push(RingSites::default());
+            res.add_unresolved(ring);
         }
         res
+    }
+
+    /// The next ring of a readout read ring by ring, with no site metadata.
+    pub fn add_unresolved(&mut self, ring: &RingReport) {
+        self.unresolved += (0..ring.records.len())
+            .filter(|&i| has_site(ring.records.kind[i]))
+            .count() as u64;
+        self.rings.push(RingSites::default());
     }
 
     /// The metadata of site `id` of run `run` on ring `ring`, when known.
@@ -212,20 +218,26 @@ impl<'a> Resolver<'a> {
     pub fn resolve(&mut self, readout: &Readout) -> Resolution {
         let mut res = Resolution::default();
         for ring in &readout.rings {
-            let sites = self.ring(ring.id, &ring.records, readout, &mut res.issues);
-            let (ok, bad) = count_sites(&ring.records, &sites);
-            res.resolved += ok;
-            res.unresolved += bad;
-            res.rings.push(sites);
+            self.resolve_ring(ring, readout.geometry.arch, &mut res);
         }
         res
+    }
+
+    /// Binds the records of `ring`, the next ring of a readout of `arch` read ring by ring,
+    /// into `res` (as [`Resolver::resolve`] does for each ring).
+    pub fn resolve_ring(&mut self, ring: &RingReport, arch: Arch, res: &mut Resolution) {
+        let sites = self.ring(ring.id, &ring.records, arch, &mut res.issues);
+        let (ok, bad) = count_sites(&ring.records, &sites);
+        res.resolved += ok;
+        res.unresolved += bad;
+        res.rings.push(sites);
     }
 
     fn ring(
         &mut self,
         id: RingId,
         records: &Records,
-        readout: &Readout,
+        arch: Arch,
         issues: &mut Vec<Issue>,
     ) -> RingSites {
         let at = Some(id.location());
@@ -286,7 +298,7 @@ impl<'a> Resolver<'a> {
                     continue;
                 }
             };
-            if elf.risc != id.risc || elf.arch != readout.geometry.arch {
+            if elf.risc != id.risc || elf.arch != arch {
                 issues.push(
                     Issue::error(
                         at,
@@ -295,7 +307,7 @@ impl<'a> Resolver<'a> {
                             elf.path.display(),
                             elf.arch,
                             elf.risc,
-                            readout.geometry.arch,
+                            arch,
                             id.risc
                         ),
                     )

@@ -7,7 +7,10 @@
 //! [`Sink::finish`], where it commits its file and says what it wrote and found. A ring's
 //! view is built once for every sink and dropped before the next ring, so memory stays at
 //! one ring's zones plus whatever a sink chooses to keep (the HTML page keeps what it may
-//! draw; the summary 16 bytes per zone for exact percentiles).
+//! draw; the summary 16 bytes per zone for exact percentiles, up to a limit). The rings'
+//! records come from the profile ([`drive`]) or, for a profile built from a first pass that
+//! released them, from a second pass over the input ([`drive_rings`], a [`RingSource`]), so
+//! no more than one ring's records need be in memory.
 //!
 //! Files are written atomically ([`crate::atomic::AtomicFile`]): a sink that fails, or a
 //! driver that stops on another sink's error, leaves no partial file behind.
@@ -45,6 +48,8 @@ pub use tracy::TracySink;
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
+use crate::readout::RingReport;
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 /// An output fed by [`drive`].
@@ -86,19 +91,43 @@ pub struct Finished {
     pub issues: Vec<Issue>,
 }
 
+/// Where [`drive_rings`] takes each ring's records from: the profile itself ([`Held`]), or
+/// a second pass over the input when the profile was built from passes and released them
+/// ([`Profile::from_passes`]). Asked once per ring, in readout order.
+pub trait RingSource {
+    /// Ring `index` of the profile, with its records.
+    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>>;
+}
+
+/// The rings a profile holds.
+pub struct Held<'p>(pub &'p Profile);
+
+impl RingSource for Held<'_> {
+    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>> {
+        Ok(Cow::Borrowed(&self.0.readout.rings[index]))
+    }
+}
+
 /// Feeds `profile` to every sink: all `begin`s, then each ring to every sink, then all
 /// `finish`es (in the order given). Stops at the first error.
 pub fn drive(profile: &Profile, sinks: &mut [&mut dyn Sink]) -> Result<Vec<Finished>> {
+    drive_rings(profile, &mut Held(profile), sinks)
+}
+
+/// [`drive`], each ring's records taken from `rings` (one ring in memory at a time when
+/// the source reads them on demand).
+pub fn drive_rings(
+    profile: &Profile,
+    rings: &mut dyn RingSource,
+    sinks: &mut [&mut dyn Sink],
+) -> Result<Vec<Finished>> {
     for s in sinks.iter_mut() {
         s.begin(profile)?;
     }
     let zones = sinks.iter().any(|s| s.wants_zones());
     for i in 0..profile.ring_count() {
-        let view = if zones {
-            profile.ring(i)
-        } else {
-            profile.ring_records(i)
-        };
+        let ring = rings.ring(i)?;
+        let view = profile.view(i, &ring, zones);
         for s in sinks.iter_mut() {
             s.ring(profile, &view)?;
         }

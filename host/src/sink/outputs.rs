@@ -37,6 +37,23 @@ pub struct Options {
     pub notes: Vec<String>,
     /// Also write the run into this hive-partitioned Parquet dataset (`--dataset DIR`).
     pub dataset: Option<Dataset>,
+    /// Zones and marks the HTML page embeds at most ([`html::MAX_ZONES`],
+    /// [`html::MAX_MARKS`]; the environment's `TTPROF_HTML_MAX_ZONES` sets both): the page
+    /// holds up to twice as many while the rings come, the largest constant in the
+    /// outputs' memory.
+    pub html_limits: (usize, usize),
+}
+
+/// The page's limits: [`html::MAX_ZONES`] and [`html::MAX_MARKS`], or both set by
+/// `TTPROF_HTML_MAX_ZONES` (a number) in the environment.
+pub fn html_limits() -> (usize, usize) {
+    match std::env::var("TTPROF_HTML_MAX_ZONES")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        Some(n) => (n, n),
+        None => (html::MAX_ZONES, html::MAX_MARKS),
+    }
 }
 
 /// Where [`write_all`] adds the run to a hive-partitioned Parquet dataset:
@@ -57,6 +74,7 @@ impl Default for Options {
             now: SystemTime::now(),
             notes: Vec::new(),
             dataset: None,
+            html_limits: html_limits(),
         }
     }
 }
@@ -129,6 +147,17 @@ impl Written {
 /// (else an error, and no file is written). With [`Options::dataset`], the run is also written into that Parquet dataset in the
 /// same pass.
 pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Written> {
+    write_all_rings(dir, profile, &mut sink::Held(profile), options)
+}
+
+/// [`write_all`], each ring's records taken from `rings` (a profile built from passes,
+/// [`Profile::from_passes`], holds none: the outputs see one ring at a time).
+pub fn write_all_rings(
+    dir: &Path,
+    profile: &Profile,
+    rings: &mut dyn sink::RingSource,
+    options: &Options,
+) -> Result<Written> {
     let dataset = options
         .dataset
         .as_ref()
@@ -161,7 +190,8 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
         &dir.join(html::FILE_NAME),
         vec![device_csv.clone(), trace_path.clone()],
     )
-    .with_op_graph(graph::SVG_FILE_NAME);
+    .with_op_graph(graph::SVG_FILE_NAME)
+    .with_limits(options.html_limits.0, options.html_limits.1);
     let mut summary_sink = SummarySink::new(
         &dir.join(summary::FILE_NAME),
         options.summary_threshold_ns,
@@ -186,7 +216,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     if let Some(d) = data.as_mut() {
         sinks.push(d);
     }
-    let mut finished = sink::drive(profile, &mut sinks)?;
+    let mut finished = sink::drive_rings(profile, rings, &mut sinks)?;
     let dataset_files = if dataset.is_some() {
         finished.pop().map(|f| f.files).unwrap_or_default()
     } else {
@@ -209,6 +239,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
     issues.extend(trace_done.issues.iter().cloned());
     issues.extend(perfetto_done.issues.iter().cloned());
     issues.extend(graph_done.issues.iter().cloned());
+    issues.extend(analysis_done.issues.iter().cloned());
     let first = |f: Finished| f.files.into_iter().next().unwrap_or_default();
     Ok(Written {
         device_csv: first(csv_done),
@@ -246,6 +277,7 @@ mod tests {
             now: UNIX_EPOCH,
             notes: vec![],
             dataset: None,
+            html_limits: (html::MAX_ZONES, html::MAX_MARKS),
         };
         let p = Profile::resolved(
             r,

@@ -86,12 +86,14 @@ pub struct Drainer<'m> {
     last_probe: Option<Instant>,
     /// The value this consumer writes into `CONSUMER` (never 0), renewed at every drain.
     heartbeat: u32,
+    /// Leave drained recordings undecoded until each ring's turn ([`super::RingReader`]).
+    defer_drained: bool,
 }
 
 impl<'m> Drainer<'m> {
     /// Reads and validates every tile and ring control block.
     pub fn attach(mem: &'m dyn DeviceMemory, opts: DrainOptions) -> Result<Drainer<'m>> {
-        Self::attach_to(Mem::Borrowed(mem), opts)
+        Self::attach_to(Mem::Borrowed(mem), opts, false)
     }
 
     /// Like [`Drainer::attach`], owning the memory it reads.
@@ -99,10 +101,10 @@ impl<'m> Drainer<'m> {
         mem: Box<dyn DeviceMemory + 'm>,
         opts: DrainOptions,
     ) -> Result<Drainer<'m>> {
-        Self::attach_to(Mem::Owned(mem), opts)
+        Self::attach_to(Mem::Owned(mem), opts, false)
     }
 
-    fn attach_to(mem: Mem<'m>, opts: DrainOptions) -> Result<Drainer<'m>> {
+    fn attach_to(mem: Mem<'m>, opts: DrainOptions, defer: bool) -> Result<Drainer<'m>> {
         mem.check()?;
         if opts.consume {
             mem.claim_consumer()?;
@@ -132,6 +134,7 @@ impl<'m> Drainer<'m> {
             probe_every: Duration::ZERO,
             last_probe: None,
             heartbeat: first_heartbeat(),
+            defer_drained: defer,
         };
         d.discover()?;
         Ok(d)
@@ -230,7 +233,9 @@ impl<'m> Drainer<'m> {
         report.bus_bytes = self.mem.bytes_read() - before;
         let mut entry = RingEntry::new(report, tile_index, self.keep_payload);
         // A recording of a drained run carries what its consumer took: it comes first.
-        if let Some(bytes) = self.mem.drained_payload(id.chip, id.tile, id.risc) {
+        if self.defer_drained {
+            entry.deferred = Some(self.issues.len());
+        } else if let Some(bytes) = self.mem.drained_payload(id.chip, id.tile, id.risc) {
             entry.feed_drained(&bytes, &mut self.issues);
         }
         self.rings.push(entry);
@@ -462,6 +467,113 @@ impl Drainer<'_> {
             issues: self.issues,
             bus_bytes: self.mem.bytes_read() - self.bus_start,
         }
+    }
+}
+
+/// A one-shot readout ([`super::read`]) taken one ring at a time: each ring's drained
+/// recording (a snapshot of a drained run) is decoded and its live span read only when its
+/// turn comes, and the ring is handed out with its records ([`RingReader::next_ring`]), so
+/// no more than one ring's records are held. [`RingReader::finish`] gives the readout with
+/// its rings released ([`RingReport::release`]) and its issues in the order
+/// [`super::read`] gives them.
+pub struct RingReader<'m> {
+    d: Drainer<'m>,
+    next: usize,
+    faulted: bool,
+    /// Per ring: its drained recording's issues and their place among the attach's.
+    fed: Vec<(usize, Vec<Issue>)>,
+    drained: Vec<Issue>,
+    settled: Vec<Issue>,
+    finals: Vec<Issue>,
+}
+
+impl<'m> RingReader<'m> {
+    /// Attaches to `mem` (reading the tile and ring control blocks only).
+    pub fn attach(mem: &'m dyn DeviceMemory, consume: bool) -> Result<RingReader<'m>> {
+        let opts = DrainOptions {
+            consume,
+            attach_consumer: false,
+        };
+        let d = Drainer::attach_to(Mem::Borrowed(mem), opts, true)?;
+        d.mem.check()?;
+        let faulted = d
+            .mem
+            .device_status()
+            .is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
+        Ok(RingReader {
+            d,
+            next: 0,
+            faulted,
+            fed: Vec::new(),
+            drained: Vec::new(),
+            settled: Vec::new(),
+            finals: Vec::new(),
+        })
+    }
+
+    /// Rings found.
+    pub fn ring_count(&self) -> usize {
+        self.d.rings.len()
+    }
+
+    /// The next ring, read and decoded, with its records (`None` after the last).
+    pub fn next_ring(&mut self) -> Result<Option<RingReport>> {
+        let Some(entry) = self.d.rings.get_mut(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        let mem = &*self.d.mem;
+        if let Some(slot) = entry.deferred.take() {
+            let mut issues = Vec::new();
+            let id = entry.report.id;
+            if let Some(bytes) = mem.drained_payload(id.chip, id.tile, id.risc) {
+                entry.feed_drained(&bytes, &mut issues);
+            }
+            self.fed.push((slot, issues));
+        }
+        entry.drain(mem, self.d.opts.consume, &mut self.drained)?;
+        entry.stale = false;
+        entry.settle(&mut self.settled);
+        let mut report = entry.report.release();
+        report.released = None;
+        report.records = std::mem::take(&mut entry.table).to_records();
+        self.finals.extend(final_issues(&report, self.faulted));
+        entry.report = report.release();
+        Ok(Some(report))
+    }
+
+    /// The readout (every ring read first), its rings without records.
+    pub fn finish(mut self) -> Result<Readout> {
+        while self.next_ring()?.is_some() {}
+        let d = self.d;
+        let mut issues = Vec::with_capacity(d.issues.len());
+        let mut fed = self.fed.into_iter().peekable();
+        for (i, issue) in d.issues.into_iter().enumerate() {
+            while let Some((_, f)) = fed.next_if(|(slot, _)| *slot <= i) {
+                issues.extend(f);
+            }
+            issues.push(issue);
+        }
+        issues.extend(fed.flat_map(|(_, f)| f));
+        issues.extend(self.drained);
+        issues.extend(self.settled);
+        let consumed: Vec<u64> = d
+            .rings
+            .iter()
+            .map(|r| r.consumed_before as u64)
+            .filter(|&b| b > 0)
+            .collect();
+        let zones: u64 = d.rings.iter().map(|r| r.zones).sum();
+        issues.extend(consumed_issue(&consumed, zones, &d.mem.describe()));
+        issues.extend(self.finals);
+        Ok(Readout {
+            geometry: d.mem.geometry(),
+            tiles: d.tiles.len() as u32,
+            unused_tiles: d.tiles.iter().filter(|t| t.state.is_none()).count() as u32,
+            rings: d.rings.into_iter().map(|r| r.report).collect(),
+            issues,
+            bus_bytes: d.mem.bytes_read() - d.bus_start,
+        })
     }
 }
 

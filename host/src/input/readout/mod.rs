@@ -16,7 +16,7 @@ mod drainer;
 mod ring;
 pub mod span;
 
-pub use drainer::{DrainOptions, DrainStats, Drainer};
+pub use drainer::{DrainOptions, DrainStats, Drainer, RingReader};
 
 use crate::decode::{RecordKind, Records};
 use crate::devmem::DeviceMemory;
@@ -69,6 +69,18 @@ pub struct RingReport {
     pub bus_bytes: u64,
     /// Set when the ring's data became unreadable; later bytes are skipped.
     pub corrupt: Option<String>,
+    /// What `records` held before a streamed read handed them on and released them
+    /// ([`RingReport::release`]); `None` while `records` holds them.
+    pub released: Option<Released>,
+}
+
+/// The counts of a ring whose records were handed on ([`RingReport::release`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Released {
+    /// Records of every kind.
+    pub records: usize,
+    /// Of those, zones (with or without a value).
+    pub zones: usize,
 }
 
 impl RingReport {
@@ -86,16 +98,48 @@ impl RingReport {
             skipped_bytes: 0,
             bus_bytes: 0,
             corrupt: None,
+            released: None,
         }
     }
 
     /// Zones (with or without a value) decoded.
     pub fn zones(&self) -> usize {
+        if let Some(r) = self.released {
+            return r.zones;
+        }
         self.records
             .kind
             .iter()
             .filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone))
             .count()
+    }
+
+    /// Records of every kind decoded (held, or released).
+    pub fn record_count(&self) -> usize {
+        self.released.map_or(self.records.len(), |r| r.records)
+    }
+
+    /// The ring without its records (their counts kept: [`RingReport::zones`],
+    /// [`RingReport::record_count`]): what a streamed profile keeps of a ring once the
+    /// records went to the outputs.
+    pub fn release(&self) -> RingReport {
+        RingReport {
+            id: self.id,
+            records: Records::new(),
+            control: self.control,
+            dropped: self.dropped,
+            stalls: self.stalls,
+            losses_in_band: self.losses_in_band,
+            state: self.state,
+            payload_bytes: self.payload_bytes,
+            skipped_bytes: self.skipped_bytes,
+            bus_bytes: self.bus_bytes,
+            corrupt: self.corrupt.clone(),
+            released: Some(Released {
+                records: self.record_count(),
+                zones: self.zones(),
+            }),
+        }
     }
 }
 
@@ -124,7 +168,7 @@ impl Readout {
 
     /// Records of every kind decoded (held in [`RingReport::records`]), all rings.
     pub fn records(&self) -> usize {
-        self.rings.iter().map(|r| r.records.len()).sum()
+        self.rings.iter().map(RingReport::record_count).sum()
     }
 
     /// Zones (with or without a value) decoded, all rings.

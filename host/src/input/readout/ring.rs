@@ -43,6 +43,9 @@ pub(super) struct RingEntry {
     /// `TAIL` when this drainer attached: bytes an earlier reader consumed (freed) before,
     /// unless a recording of them was fed in ([`RingEntry::feed_drained`]).
     pub consumed_before: u32,
+    /// A ring read one at a time ([`super::RingReader`]): its drained recording is decoded
+    /// when its turn comes; the position its issues take among the attach's issues.
+    pub deferred: Option<usize>,
 }
 
 impl RingEntry {
@@ -65,6 +68,7 @@ impl RingEntry {
             last_span: 0,
             mid_stream: (tail != 0).then_some(0),
             consumed_before: tail,
+            deferred: None,
         }
     }
 

@@ -11,10 +11,31 @@ use riscv_linker::{NocCoord, Risc};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
+/// Waits and signals the collector holds over every op of a run (about 40 bytes each):
+/// past it, later ones are counted per op ([`CriticalPath::left_out`]) and left out, so a
+/// run of any length stays within a constant.
+pub const PATH_EVENTS: usize = 1 << 20;
+
 /// Per op index, what its rings recorded.
 #[derive(Default)]
 pub(super) struct Collector {
     traces: BTreeMap<u32, OpTrace>,
+    /// Waits and signals held, every op.
+    held: usize,
+    /// Per op: waits and signals left out past [`PATH_EVENTS`].
+    left_out: BTreeMap<u32, u64>,
+}
+
+impl Collector {
+    /// Whether one more wait or signal of `op` may be kept (else it is counted).
+    fn room(&mut self, op: u32) -> bool {
+        if self.held < PATH_EVENTS {
+            self.held += 1;
+            return true;
+        }
+        *self.left_out.entry(op).or_default() += 1;
+        false
+    }
 }
 
 impl Collector {
@@ -50,6 +71,9 @@ impl Collector {
                 continue; // inside a wait already on the path
             }
             *end = z.end_cycles;
+            if !self.room(op) {
+                continue;
+            }
             self.traces.entry(op).or_default().waits.push(WaitSpan {
                 core,
                 start: common(z.start_cycles),
@@ -76,6 +100,9 @@ impl Collector {
             }
             open.retain(|&i| v.zones[i].end_cycles >= m.cycles);
             let zone = open.last().map(|&i| v.zones[i].site);
+            if !self.room(op) {
+                continue;
+            }
             self.traces.entry(op).or_default().signals.push(SignalMark {
                 core,
                 at: common(m.cycles),
@@ -95,7 +122,11 @@ impl Collector {
                 !t.kernels.is_empty()
                     && (!t.signals.is_empty() || t.waits.iter().any(|w| w.wait.is_some()))
             })
-            .map(|(op, t)| (op, build(p, op, &t)))
+            .map(|(op, t)| {
+                let mut c = build(p, op, &t);
+                c.left_out = self.left_out.get(&op).copied().unwrap_or(0);
+                (op, c)
+            })
             .collect()
     }
 }
@@ -222,6 +253,14 @@ pub struct CriticalPath {
     pub unmatched_waits: Vec<UnmatchedWait>,
     /// Signals that ended no wait, per site.
     pub unmatched_signals: Vec<UnmatchedSignal>,
+    /// Waits and signals of the op left out (a run holding more than `PATH_EVENTS`, 1 Mi): the
+    /// path is walked over those kept, and stops early. Not written when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left_out: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
@@ -333,6 +372,7 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
         matched_waits,
         unmatched_waits,
         unmatched_signals,
+        left_out: 0,
     }
 }
 

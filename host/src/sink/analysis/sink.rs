@@ -42,10 +42,30 @@ impl Sink for AnalysisSink {
         write_atomic(&self.path, |w| {
             std::io::Write::write_all(w, text.as_bytes())
         })?;
+        let left_out: u64 = a
+            .ops
+            .iter()
+            .filter_map(|o| o.critical_path.as_ref())
+            .map(|c| c.left_out)
+            .sum();
+        let mut issues = Vec::new();
+        if left_out > 0 {
+            issues.push(
+                crate::issue::Issue::warning(
+                    None,
+                    format!(
+                        "critical paths: {left_out} wait(s) and signal(s) past the first {} of the run are left out                          (memory stays bounded): those ops' paths stop early (`left_out` in {})",
+                        super::path::PATH_EVENTS,
+                        self.path.display()
+                    ),
+                )
+                .with_count(left_out),
+            );
+        }
         self.analysis = Some(a);
         Ok(Finished {
             files: vec![self.path.clone()],
-            issues: Vec::new(),
+            issues,
         })
     }
 }

@@ -172,6 +172,7 @@ pub fn readout() -> Readout {
                 skipped_bytes: 0,
                 bus_bytes: 0,
                 corrupt: None,
+                released: None,
             });
         }
     }

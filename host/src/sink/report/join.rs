@@ -107,7 +107,7 @@ pub(super) fn damaged(readout: &crate::readout::Readout) -> bool {
     readout
         .rings
         .iter()
-        .any(|r| r.corrupt.is_some() || !r.records.is_empty())
+        .any(|r| r.corrupt.is_some() || r.record_count() > 0)
         || readout.issues.iter().any(Issue::is_error)
 }
 

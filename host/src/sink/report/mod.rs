@@ -157,7 +157,7 @@ pub fn of_profile(p: &crate::profile::Profile, oplog: &OpLog) -> Result<OpReport
     let (rows, issues) = join::join(
         oplog,
         p.device_ops.clone(),
-        device::runs(&p.readout),
+        p.runs.clone(),
         join::damaged(&p.readout),
     )?;
     let g = p.geometry();

@@ -9,11 +9,13 @@
 //! mean and largest.
 
 pub mod checkpoints;
+pub mod durations;
 mod sink;
 pub use sink::SummarySink;
 
 use crate::timebase::Timebase;
 use crate::timeline::{Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
+use durations::Durations;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -163,6 +165,9 @@ pub struct Summary {
     pub hidden: u64,
     /// The zone time (host ns) the hidden rows hold.
     pub hidden_total_ns: f64,
+    /// Rows whose p50 and p99 are estimates (more zones than the summary holds exactly:
+    /// [`durations`]).
+    pub estimated: u64,
     /// Where the ns come from: the clock fit (per chip frequency) or the nominal clock.
     pub clock: String,
 }
@@ -234,12 +239,15 @@ pub fn op_labels(ops: &[OpSpan]) -> Vec<String> {
         .collect()
 }
 
-/// The summary gathered ring by ring: per (op, zone name) the durations of every zone (16
-/// bytes a zone, for the exact percentiles), and the sum zones' totals.
+/// The summary gathered ring by ring: per (op, zone name) the durations of its zones (16
+/// bytes a zone for exact percentiles, up to [`durations::EXACT_ZONES`] over every row; past
+/// that the largest rows become sketches), and the sum zones' totals.
 #[derive(Default)]
 pub struct Builder {
-    /// (op label, site name) -> (ns, cycles)
-    groups: HashMap<(String, String), (Vec<f64>, Vec<f64>)>,
+    /// (op label, site name) -> durations
+    groups: HashMap<(String, String), Durations>,
+    /// Durations held exactly, every row.
+    held: usize,
     sums: HashMap<(String, String), SumRow>,
     values: HashMap<(String, String), ValueRow>,
     /// [`op_labels`] of the ops seen (computed once).
@@ -272,8 +280,8 @@ impl Builder {
                 .groups
                 .entry((op_name(z.op), labels[z.site as usize].name.clone()))
                 .or_default();
-            g.0.push(z.duration_ns());
-            g.1.push(z.cycles() as f64);
+            self.held += usize::from(!g.sketched());
+            g.push(z.duration_ns(), z.cycles() as f64);
             if let Some(v) = z.value {
                 let name = &labels[z.site as usize].name;
                 let row = self
@@ -292,6 +300,7 @@ impl Builder {
                 row.sum += v as u128;
             }
         }
+        self.held = durations::bound(self.groups.values_mut(), self.held);
         // Sum zones: one row per (op, name), totals over every record.
         for m in marks {
             let MarkKind::Sum {
@@ -340,13 +349,17 @@ impl Builder {
             s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
         }
         let (mut hidden, mut hidden_total_ns) = (0, 0.0);
-        for ((op, zone), (mut ns, mut cycles)) in groups {
+        let mut estimated = 0;
+        for ((op, zone), d) in groups {
+            let (count, sketched) = (d.count(), d.sketched());
+            let (ns, cycles) = d.stats();
             let row = ZoneRow {
                 zone,
-                count: ns.len() as u64,
-                ns: Stats::of(&mut ns),
-                cycles: Stats::of(&mut cycles),
+                count,
+                ns,
+                cycles,
             };
+            estimated += u64::from(sketched);
             if row.ns.mean < threshold_ns {
                 hidden += 1;
                 hidden_total_ns += row.ns.total;
@@ -401,6 +414,7 @@ impl Builder {
             threshold_ns,
             hidden,
             hidden_total_ns,
+            estimated,
             clock: clock_line(timebase),
         }
     }
@@ -485,6 +499,16 @@ fn render_raw(s: &Summary) -> String {
         if !o.values.is_empty() {
             render_values(&mut t, &o.values);
         }
+    }
+    if s.estimated > 0 {
+        let _ = writeln!(
+            t,
+            "({} zone row(s) have p50 and p99 estimated within {:.0} %: more than {} zones were summarised; \
+             count, total, mean, min and max are exact)",
+            s.estimated,
+            durations::RELATIVE_ERROR * 100.0,
+            grouped(durations::EXACT_ZONES as f64)
+        );
     }
     if s.hidden > 0 {
         let _ = writeln!(

@@ -22,30 +22,41 @@
 //! cycles since reset over `CHIP_FREQ[MHz]` (one frequency for the file), and an op's host
 //! times are its records' device span on that clock.
 //!
-//! Memory: the rows are streamed (one line at a time), but the model holds every record
-//! (35 bytes a record in [`Records`]' columns) plus the open zones, like a readout does.
+//! Memory is bounded by the rings, not the file: [`stream`] reads the file twice. The first
+//! pass pairs the rows and keeps only each ring's facts ([`crate::pass::RingPass`]: sites,
+//! spans, wrapper zones; no record), from which the [`Profile`] is built; the second
+//! ([`CsvRings`]) pairs them again and hands each ring's records to the outputs as its last
+//! row is read. [`import`] collects the second pass into a profile holding every record
+//! (for `ttprof tracy` and tests).
 
-use crate::decode::{RecordKind, Records, NO_RUN};
-use crate::error::{Error, Location, Result};
+mod pairing;
+mod rings;
+
+pub use rings::CsvRings;
+
+use crate::decode::RecordKind;
+use crate::error::{Location, Result};
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpLogEntry, OpRecord};
+use crate::pass::RingPass;
 use crate::profile::Profile;
-use crate::readout::{Readout, RingId, RingReport};
+use crate::readout::{Readout, Released, RingReport};
 use crate::resolve::{Resolution, RingSites};
-use crate::sites::{SiteKind, SiteMeta, SiteTable};
+use crate::sink::RingSource;
 use crate::timebase::{ChipTime, Timebase};
-use crate::tt_metal::device_log::{DeviceLog, Row, RowType};
+use crate::tt_metal::device_log::DeviceLog;
 use crate::tt_metal::op_report::{self, ReportOp};
+use pairing::{Made, Pairing};
 use riscv_linker::devfile::Geometry;
-use riscv_linker::{Arch, NocCoord, Risc};
-use rustc_hash::{FxHashMap, FxHashSet};
+use riscv_linker::{Arch, NocCoord};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 
 /// A device log turned into a [`Profile`], with what the import counted.
 pub struct Imported {
-    /// The model every output is written from.
+    /// The model every output is written from ([`stream`]: its rings' records released,
+    /// they come from [`CsvRings`]; [`import`]: every record held).
     pub profile: Profile,
     /// Marker rows read.
     pub rows: u64,
@@ -59,210 +70,66 @@ pub struct Imported {
     pub clock_note: String,
 }
 
-/// An open zone on a ring's stack.
-struct Open {
-    name: u32,
-    site: u16,
-    run: u32,
-    start: u64,
-    value: Option<u64>,
-}
-
-/// One ring being built.
-struct RingBuild {
-    id: RingId,
-    records: Records,
-    open: Vec<Open>,
-    last_run: u32,
-    runs: BTreeSet<u32>,
-}
-
-/// Distinct zone names and the sites (kind, file, line) under each: no allocation per row.
-#[derive(Default)]
-struct Sites {
-    names: FxHashMap<String, u32>,
-    by_name: Vec<Vec<(SiteKind, String, u32, u16)>>,
-    table: SiteTable,
-    count: u32,
-}
-
-impl Sites {
-    fn name(&mut self, name: &str) -> u32 {
-        if let Some(&n) = self.names.get(name) {
-            return n;
-        }
-        self.by_name.push(Vec::new());
-        let n = self.by_name.len() as u32 - 1;
-        self.names.insert(name.to_string(), n);
-        n
-    }
-
-    /// The site of `row` as a `kind` (added on first use).
-    fn site(&mut self, row: &Row, kind: SiteKind) -> std::result::Result<(u32, u16), String> {
-        let n = self.name(row.name);
-        let list = &mut self.by_name[n as usize];
-        if let Some(s) = list
-            .iter()
-            .find(|s| s.0 == kind && s.2 == row.src_line && s.1 == row.src_file)
-        {
-            return Ok((n, s.3));
-        }
-        let id = u16::try_from(self.count).map_err(|_| {
-            format!(
-                "more than {} distinct (zone name, source file, line, type) sites: ttprof's site ids are 16-bit",
-                u16::MAX as u32 + 1
-            )
-        })?;
-        self.count += 1;
-        list.push((kind, row.src_file.to_string(), row.src_line, id));
-        let name = if row.name.is_empty() {
-            format!("unnamed-{}:{}", row.src_file, row.src_line)
-        } else {
-            row.name.to_string()
-        };
-        self.table.insert(
-            id,
-            SiteMeta {
-                kind,
-                name,
-                file: row.src_file.to_string(),
-                line: row.src_line,
-                column: 0,
-                package: String::new(),
-                wait: None,
-                signal: None,
-            },
-        )?;
-        Ok((n, id))
-    }
-}
-
 /// Reads the device log `csv` (and the op report `ops` that names its runs) into a
-/// [`Profile`] (see the module docs). An unreadable row is an error naming its line.
+/// [`Profile`] holding every record (see the module docs). An unreadable row is an error
+/// naming its line.
 pub fn import(csv: &Path, ops: Option<&Path>) -> Result<Imported> {
+    let (mut i, mut rings) = stream(csv, ops)?;
+    for index in 0..i.profile.ring_count() {
+        let ring = rings.ring(index)?.into_owned();
+        i.profile.readout.rings[index] = ring;
+    }
+    Ok(i)
+}
+
+/// The first pass over the device log `csv` (see the module docs): the [`Profile`], whose
+/// rings hold no records, and the second pass that reads them ring by ring, for
+/// [`crate::outputs::write_all_rings`]. An unreadable row is an error naming its line,
+/// before any output is written.
+pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
     let report = ops.map(op_report::read).transpose()?;
     let mut log = DeviceLog::open(csv)?;
     let mhz = log.mhz;
     let (arch, max_cores, arch_text) = (log.arch, log.max_cores, log.arch_text.clone());
-    let mut sites = Sites::default();
-    let mut rings: Vec<RingBuild> = Vec::new();
-    let mut ring_of: FxHashMap<(u32, u8, u8, Risc), usize> = FxHashMap::default();
-    let mut last_ring: Option<((u32, u8, u8, Risc), usize)> = None;
-    let mut seen_runs: FxHashSet<(usize, u32)> = FxHashSet::default();
-    let mut spans: BTreeMap<(u32, u32), (u64, u64)> = BTreeMap::new();
-    let mut other_riscs: BTreeMap<String, u64> = BTreeMap::new();
-    let (mut rows, mut zones, mut unmatched, mut backwards) = (0u64, 0u64, 0u64, 0u64);
-    let (mut first_unmatched, mut first_backwards) = (0usize, 0usize);
-    let path = log.path().to_path_buf();
-    let bad = |line: usize, what: String| Error::BadFile {
-        path: path.clone(),
-        what: format!("line {line}: {what}"),
+    let chip_time = ChipTime {
+        cycles_per_ns: mhz / 1000.0,
+        ..ChipTime::nominal(1000)
     };
+    let mut timebase = Timebase { chips: Vec::new() };
+    let mut p = Pairing::new(log.path());
+    let mut passes: Vec<RingPass> = Vec::new();
+    // Per ring: zones, site-carrying records.
+    let mut counts: Vec<(usize, u64)> = Vec::new();
+    let mut made: Vec<Made> = Vec::new();
     while let Some(row) = log.next_row()? {
-        rows += 1;
-        let Some(risc) = Risc::from_name(row.risc) else {
-            *other_riscs.entry(row.risc.to_string()).or_default() += 1;
-            continue;
-        };
-        let key = (row.chip, row.x, row.y, risc);
-        let ri = match last_ring {
-            Some((k, i)) if k == key => i,
-            _ => {
-                let i = *ring_of.entry(key).or_insert_with(|| {
-                    rings.push(RingBuild {
-                        id: RingId {
-                            chip: row.chip,
-                            tile: NocCoord::new(row.x, row.y),
-                            risc,
-                        },
-                        records: Records::new(),
-                        open: Vec::new(),
-                        last_run: NO_RUN,
-                        runs: BTreeSet::new(),
-                    });
-                    rings.len() - 1
-                });
-                last_ring = Some((key, i));
-                i
+        made.clear();
+        p.row(&row, &mut made)?;
+        while passes.len() < p.rings.len() {
+            let id = p.rings[passes.len()].id;
+            while timebase.chips.len() <= id.chip as usize {
+                timebase.chips.push(chip_time.clone());
             }
-        };
-        let b = &mut rings[ri];
-        let run = row.run.unwrap_or(NO_RUN);
-        if run != NO_RUN {
-            let s = spans.entry((row.chip, run)).or_insert((row.time, row.time));
-            *s = (s.0.min(row.time), s.1.max(row.time));
+            passes.push(RingPass::new(id, &timebase));
+            counts.push((0, 0));
         }
-        if run != b.last_run {
-            b.last_run = run;
-            b.runs.insert(run);
-            if run != NO_RUN && seen_runs.insert((ri, run)) {
-                b.records
-                    .push(RecordKind::Run, 0, row.time, row.time, run as u64, 0, run);
-            }
-        }
-        let mut point = |kind: RecordKind, site: SiteKind, value: u64, count: u32| {
-            let (_, id) = sites.site(&row, site).map_err(|e| bad(row.line, e))?;
-            b.records
-                .push(kind, id, row.time, row.time, value, count, run);
-            Ok::<(), Error>(())
-        };
-        match row.kind {
-            RowType::TsData => point(RecordKind::Data, SiteKind::Data, row.data, 0)?,
-            RowType::TsEvent => point(RecordKind::Event, SiteKind::Event, 0, 0)?,
-            RowType::ZoneTotal => {
-                let count = row.meta_number("count").unwrap_or(1);
-                let count = u32::try_from(count)
-                    .map_err(|_| bad(row.line, format!("count {count} is above 2^32 - 1")))?;
-                point(RecordKind::Sum, SiteKind::Sum, row.data, count)?
-            }
-            RowType::ZoneStart => {
-                let value = row.meta_number("value");
-                let kind = if value.is_some() {
-                    SiteKind::ValueZone
-                } else {
-                    SiteKind::Zone
-                };
-                let (name, site) = sites.site(&row, kind).map_err(|e| bad(row.line, e))?;
-                b.open.push(Open {
-                    name,
-                    site,
-                    run,
-                    start: row.time,
-                    value,
-                });
-            }
-            RowType::ZoneEnd => {
-                let name = sites.names.get(row.name).copied();
-                let at =
-                    name.and_then(|n| b.open.iter().rposition(|o| o.name == n && o.run == run));
-                let Some(at) = at else {
-                    unmatched += 1;
-                    if first_unmatched == 0 {
-                        first_unmatched = row.line;
-                    }
-                    continue;
-                };
-                let o = b.open.remove(at);
-                if row.time < o.start {
-                    backwards += 1;
-                    if first_backwards == 0 {
-                        first_backwards = row.line;
-                    }
-                    continue;
-                }
-                let (kind, value) = match o.value.or(row.meta_number("value")) {
-                    Some(v) => (RecordKind::ValueZone, v),
-                    None => (RecordKind::Zone, 0),
-                };
-                b.records
-                    .push(kind, o.site, o.start, row.time, value, 0, run);
-                zones += 1;
-            }
+        for m in &made {
+            let c = &mut counts[m.ring];
+            c.0 += matches!(m.kind, RecordKind::Zone | RecordKind::ValueZone) as usize;
+            c.1 += crate::resolve::has_site(m.kind) as u64;
+            let ring = &p.rings[m.ring];
+            let table = &p.sites.table;
+            passes[m.ring].record(m.kind, m.run, m.site, (m.start, m.end), &timebase, || {
+                ring.runs
+                    .contains(&m.run)
+                    .then(|| table.get(m.site).map(|s| s.name.as_str()))
+                    .flatten()
+            });
         }
     }
-
     let mut issues = Vec::new();
     let shown = csv.display();
+    let (unmatched, first_unmatched) = p.unmatched;
+    let (backwards, first_backwards) = p.backwards;
     if unmatched > 0 {
         issues.push(
             Issue::error(
@@ -287,7 +154,7 @@ pub fn import(csv: &Path, ops: Option<&Path>) -> Result<Imported> {
         );
     }
     let mut unclosed = 0u64;
-    for b in &rings {
+    for b in &p.rings {
         if !b.open.is_empty() {
             unclosed += b.open.len() as u64;
             let id = b.id;
@@ -302,14 +169,14 @@ pub fn import(csv: &Path, ops: Option<&Path>) -> Result<Imported> {
                     format!(
                         "{shown}: {} ZONE_START row(s) without their ZONE_END (the innermost: {:?}) are left out",
                         b.open.len(),
-                        sites.table.get(b.open[b.open.len() - 1].site).map_or("", |s| s.name.as_str())
+                        p.sites.table.get(b.open[b.open.len() - 1].site).map_or("", |s| s.name.as_str())
                     ),
                 )
                 .with_count(b.open.len() as u64),
             );
         }
     }
-    for (risc, n) in &other_riscs {
+    for (risc, n) in &p.other_riscs {
         issues.push(
             Issue::warning(
                 None,
@@ -328,23 +195,26 @@ pub fn import(csv: &Path, ops: Option<&Path>) -> Result<Imported> {
 
     // Rings stay in the order the file first lists them (tt-metal and ttprof group rows by
     // chip, core and RISC), so the device CSV written back lists them in the same order.
-    let chips = rings.iter().map(|b| b.id.chip + 1).max().unwrap_or(1);
-    let tiles: BTreeSet<(u32, NocCoord)> = rings.iter().map(|b| (b.id.chip, b.id.tile)).collect();
-    let table = Arc::new(std::mem::take(&mut sites.table));
+    let chips = p.rings.iter().map(|b| b.id.chip + 1).max().unwrap_or(1);
+    let tiles: BTreeSet<(u32, NocCoord)> = p.rings.iter().map(|b| (b.id.chip, b.id.tile)).collect();
+    let table = Arc::new(std::mem::take(&mut p.sites.table));
     let mut resolution = Resolution::default();
-    let mut reports = Vec::with_capacity(rings.len());
-    for b in rings {
+    let mut reports = Vec::with_capacity(p.rings.len());
+    let mut expected = Vec::with_capacity(p.rings.len());
+    for (b, (pass, (zones, resolved))) in p.rings.iter().zip(passes.iter().zip(&counts)) {
         let mut s = RingSites::default();
         for &run in &b.runs {
             s.insert(run, table.clone());
         }
-        resolution.resolved += (0..b.records.len())
-            .filter(|&i| crate::resolve::has_site(b.records.kind[i]))
-            .count() as u64;
+        resolution.resolved += resolved;
         resolution.rings.push(s);
         let mut r = RingReport::new(b.id);
-        r.records = b.records;
+        r.released = Some(Released {
+            records: pass.records as usize,
+            zones: *zones,
+        });
         reports.push(r);
+        expected.push((b.rows, pass.records));
     }
     let per_chip = (0..chips)
         .map(|c| tiles.iter().filter(|t| t.0 == c).count() as u32)
@@ -364,26 +234,22 @@ pub fn import(csv: &Path, ops: Option<&Path>) -> Result<Imported> {
         unused_tiles: 0,
     };
     let timebase = Timebase {
-        chips: (0..chips)
-            .map(|_| ChipTime {
-                cycles_per_ns: mhz / 1000.0,
-                ..ChipTime::nominal(1000)
-            })
-            .collect(),
+        chips: (0..chips).map(|_| chip_time.clone()).collect(),
     };
-    let oplog = op_log(csv, ops, report.map(|r| r.ops), &spans, mhz);
-    let mut profile = Profile::resolved(readout, resolution, Some(oplog.0), timebase);
+    let oplog = op_log(csv, ops, report.map(|r| r.ops), &p.spans, mhz);
+    let mut profile = Profile::from_passes(readout, resolution, Some(oplog.0), timebase, passes);
     profile.readout.issues.extend(oplog.1);
-    Ok(Imported {
+    let imported = Imported {
         profile,
-        rows,
-        zones,
+        rows: p.rows,
+        zones: p.zones,
         unmatched_ends: unmatched,
         unclosed_starts: unclosed,
         clock_note: format!(
             "clock: CHIP_FREQ[MHz] {mhz} of the device log (cycles since reset over that frequency; no host clock fit)"
         ),
-    })
+    };
+    Ok((imported, CsvRings::new(csv.to_path_buf(), expected)))
 }
 
 /// One op per (chip, run) of the device log, named by the op report's op of that

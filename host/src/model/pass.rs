@@ -1,0 +1,198 @@
+//! What the model keeps of a ring once its records are gone: one pass over the ring's
+//! records, record by record in ring order, gathers everything [`crate::profile::Profile`]
+//! derives from the whole run (the distinct sites in the order they first appear, the
+//! records' host time span per run, the firmware wrapper zones of each op), so a run too
+//! large to hold can be modelled from a first pass and its rings handed to the outputs in a
+//! second ([`crate::sink::drive_rings`]).
+//!
+//! A pass holds per (run, site) and per run, never per record. Passes are combined in
+//! readout order ([`crate::profile::Profile::from_passes`]), which gives exactly what one
+//! pass over a readout holding every record gives (labels in the same order, the same
+//! spans, ties kept by the earlier ring).
+
+use crate::decode::{RecordKind, Records};
+use crate::devmem::DeviceMemory;
+use crate::error::{Error, Result};
+use crate::oplog::OpLog;
+use crate::ops::RingWrappers;
+use crate::profile::{Loaded, Profile};
+use crate::readout::{RingId, RingReader, RingReport};
+use crate::resolve::{has_site, Resolution, Resolver};
+use crate::sink::RingSource;
+use crate::timebase::Timebase;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
+use std::path::Path;
+
+/// One ring's facts (see the module docs).
+#[derive(Debug)]
+pub struct RingPass {
+    /// Which ring.
+    pub id: RingId,
+    /// Whether the timebase knows the ring's chip (else only wrappers and counts are kept).
+    pub(crate) placed: bool,
+    /// Records of every kind seen.
+    pub(crate) records: u64,
+    /// Run ids of the records (not `NO_RUN`), each once, in first-seen order.
+    pub(crate) runs: Vec<u32>,
+    /// Distinct (run, site) of the site-carrying records, in first-seen order.
+    pub(crate) sites: Vec<(u32, u16)>,
+    seen: FxHashSet<(u32, u16)>,
+    /// First and last host ns of the site-carrying records, per run.
+    pub(crate) spans: FxHashMap<u32, (f64, f64)>,
+    /// The ring's wrapper zones.
+    pub(crate) wrappers: RingWrappers,
+}
+
+impl RingPass {
+    /// A pass over ring `id`, nothing seen yet.
+    pub fn new(id: RingId, timebase: &Timebase) -> RingPass {
+        RingPass {
+            id,
+            placed: timebase.host_ns(id.chip, id.tile, 0).is_some(),
+            records: 0,
+            runs: Vec::new(),
+            sites: Vec::new(),
+            seen: FxHashSet::default(),
+            spans: FxHashMap::default(),
+            wrappers: RingWrappers::default(),
+        }
+    }
+
+    /// The pass over a ring held whole: ring `index` of the readout `sites` resolves.
+    pub fn of_ring(
+        index: usize,
+        ring: &RingReport,
+        sites: &Resolution,
+        timebase: &Timebase,
+    ) -> RingPass {
+        let mut p = RingPass::new(ring.id, timebase);
+        p.add_records(&ring.records, timebase, |run, site| {
+            sites.site(index, run, site).map(|m| m.name.as_str())
+        });
+        p
+    }
+
+    /// Every record of `r`, in order (`name` gives a site's name, asked once per (run, site)).
+    pub fn add_records<'n>(
+        &mut self,
+        r: &Records,
+        timebase: &Timebase,
+        name: impl Fn(u32, u16) -> Option<&'n str>,
+    ) {
+        for i in 0..r.len() {
+            self.record(
+                r.kind[i],
+                r.run[i],
+                r.site[i],
+                (r.start[i], r.end[i]),
+                timebase,
+                || name(r.run[i], r.site[i]),
+            );
+        }
+    }
+
+    /// The next record of the ring (`name` gives its site's name, asked once per (run,
+    /// site)).
+    pub fn record<'n>(
+        &mut self,
+        kind: RecordKind,
+        run: u32,
+        site: u16,
+        (start, end): (u64, u64),
+        timebase: &Timebase,
+        name: impl FnOnce() -> Option<&'n str>,
+    ) {
+        self.records += 1;
+        if run != crate::decode::NO_RUN
+            && self.runs.last() != Some(&run)
+            && !self.runs.contains(&run)
+        {
+            self.runs.push(run);
+        }
+        self.wrappers
+            .add(self.id, kind, run, site, (start, end), timebase, name);
+        if !self.placed || !has_site(kind) {
+            return;
+        }
+        if self.seen.insert((run, site)) {
+            self.sites.push((run, site));
+        }
+        // Point records sit at their end time, zones span start to end.
+        let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
+        let id = self.id;
+        let a = timebase.host_ns(id.chip, id.tile, if is_zone { start } else { end });
+        let b = timebase.host_ns(id.chip, id.tile, end);
+        if let (Some(a), Some(b)) = (a, b) {
+            if a.is_finite() && b.is_finite() {
+                let s = self.spans.entry(run).or_insert((a, b));
+                *s = (s.0.min(a), s.1.max(b));
+            }
+        }
+    }
+}
+
+/// [`crate::profile::Profile::open`] in two passes: the model from a first reading of
+/// `device`, ring by ring (each ring's records dropped once its facts are taken), and no
+/// record held; the outputs take the rings from a second reading ([`DeviceRings`] over
+/// [`Loaded::memory`]). Device memory is read without consuming (a consumed ring cannot
+/// be read twice).
+pub fn open(device: &Path, oplog: Option<OpLog>) -> Result<Loaded> {
+    let memory = crate::devmem::open(device, false)?;
+    let g = memory.geometry();
+    let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
+    let mut reader = RingReader::attach(memory.as_ref(), false)?;
+    let mut resolver = oplog.as_ref().map(Resolver::new);
+    let mut sites = Resolution::default();
+    let mut passes = Vec::with_capacity(reader.ring_count());
+    while let Some(ring) = reader.next_ring()? {
+        match &mut resolver {
+            Some(r) => r.resolve_ring(&ring, g.arch, &mut sites),
+            None => sites.add_unresolved(&ring),
+        }
+        passes.push(RingPass::of_ring(passes.len(), &ring, &sites, &timebase));
+    }
+    let readout = reader.finish()?;
+    drop(resolver);
+    let profile = Profile::from_passes(readout, sites, oplog, timebase, passes);
+    Ok(Loaded {
+        profile,
+        memory,
+        clock_note,
+    })
+}
+
+/// The second reading of a profile [`open`] built: each ring read again when the outputs
+/// ask for it, and checked against the first reading.
+pub struct DeviceRings<'m> {
+    reader: RingReader<'m>,
+    /// Records per ring the first reading found.
+    expected: Vec<usize>,
+}
+
+impl<'m> DeviceRings<'m> {
+    /// The rings of `memory`, which `profile` was read from.
+    pub fn new(profile: &Profile, memory: &'m dyn DeviceMemory) -> Result<DeviceRings<'m>> {
+        Ok(DeviceRings {
+            reader: RingReader::attach(memory, false)?,
+            expected: profile
+                .readout
+                .rings
+                .iter()
+                .map(RingReport::record_count)
+                .collect(),
+        })
+    }
+}
+
+impl RingSource for DeviceRings<'_> {
+    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>> {
+        let ring = self.reader.next_ring()?;
+        match ring {
+            Some(r) if self.expected.get(index) == Some(&r.records.len()) => Ok(Cow::Owned(r)),
+            _ => Err(Error::Other(format!(
+                "device memory changed between its two readings (ring {index}): the outputs are not written"
+            ))),
+        }
+    }
+}
