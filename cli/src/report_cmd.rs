@@ -26,6 +26,10 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         memory,
         clock_note,
     } = Profile::open(a.device, Some(oplog), false)?;
+    // Another run's op log would name the zones from the wrong ELFs: refused before writing.
+    if let Some(log) = &profile.oplog {
+        ttprof::provenance::check(memory.as_ref(), a.device, log)?;
+    }
     if profile.readout.zones() == 0 {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
         issue::print(&profile.readout.issues);

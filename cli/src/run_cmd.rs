@@ -459,6 +459,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         }
         ops.push((op, launches, dram_in, dram_out));
     }
+    if ops.is_empty() {
+        return Err(Error::BadFile {
+            path: args.manifest.clone().unwrap_or_default(),
+            what: "names no op (its op list is empty): nothing to run".into(),
+        });
+    }
+    // Every op's kernels, arguments and L1 inputs are checked before the output folder is
+    // created: unusable input leaves nothing behind.
+    for (op, ..) in &ops {
+        ttprof::session::check(op, arch)?;
+    }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
     cfg.summary_threshold_ns = threshold_ns;
