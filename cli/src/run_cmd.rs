@@ -192,6 +192,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 2_000_000_000)]
     // ttprof_emu::DEFAULT_INSTRUCTION_BUDGET
     pub budget: u64,
+    /// Stop the run after this many seconds of wall-clock time (0: no limit, the default):
+    /// a launch still running then is a fault (exit 2) naming every core still running
+    /// (chip, tile, RISC, pc, function, source line, instructions retired); the outputs hold
+    /// what was recorded before it.
+    #[arg(long = "timeout-s", value_name = "SECONDS", default_value_t = 0.0)]
+    pub timeout_s: f64,
     /// Line-level cycles: charge every emulated cycle of every core to its source line
     /// (function, inlined frames) and cause, and write ttprof_lines.txt,
     /// ttprof_cycles.folded, ttprof_flame.svg and ttprof_lines.parquet. The cores run on
@@ -286,6 +292,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         1..=u64::MAX,
         "a number of instructions, 1 or more",
     )?;
+    let timeout = crate::args::seconds_arg("timeout-s", args.timeout_s)?;
     let (manifest, base) = match &args.manifest {
         Some(p) => (
             Some(read_manifest(p)?),
@@ -475,6 +482,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     cfg.summary_threshold_ns = threshold_ns;
     cfg.instruction_budget = budget;
     cfg.lines = args.lines;
+    cfg.timeout = (!timeout.is_zero()).then_some(timeout);
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,

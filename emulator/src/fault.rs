@@ -33,6 +33,9 @@ pub enum FaultKind {
     /// (`crate::stall`). `cores`: how many cores are stuck (each described in
     /// [`Fault::others`]).
     Deadlock { cores: usize },
+    /// The run reached its wall-clock deadline ([`crate::Device::set_deadline`]) with
+    /// `cores` cores still running (each described in [`Fault::others`]).
+    Timeout { cores: usize },
     /// The core executed `ebreak` (the runtime's panic handler ends in one).
     Ebreak,
     /// The kernel panicked: its runtime stopped at `ebreak` with the panic's location and
@@ -128,6 +131,10 @@ impl fmt::Display for FaultKind {
                  nothing and reads only what no core, NoC transfer, coprocessor or host will change, or waits on a \
                  FIFO nothing will serve)"
             ),
+            FaultKind::Timeout { cores } => write!(
+                f,
+                "stopped at the wall-clock deadline with {cores} core(s) still running"
+            ),
             FaultKind::Ebreak => write!(f, "kernel stopped at ebreak/panic"),
             FaultKind::Panic { file, line, message } if message.is_empty() => {
                 write!(f, "kernel panicked at {}:{line}", file.escape_debug())
@@ -182,7 +189,8 @@ pub struct Fault {
     pub location: Option<String>,
     /// Instructions the core retired in this run before the fault.
     pub instret: u64,
-    /// For a deadlock: where every waiting core is and what it waits on (one line each).
+    /// For a deadlock or a timeout: where every running core is and what it waits on or
+    /// did (one line each).
     pub others: Vec<String>,
 }
 

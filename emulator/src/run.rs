@@ -68,6 +68,13 @@ impl RunSummary {
 }
 
 impl Device {
+    /// Stops every later run once the host's wall clock reaches `deadline` (`None`: no
+    /// limit), with a [`crate::FaultKind::Timeout`] fault listing every running core. It is
+    /// checked between steps of at most a few hundred thousand simulated cycles.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline = deadline;
+    }
+
     /// Runs every loaded kernel until all cores halt (see the module docs).
     ///
     /// On a fault the run stops with the first fault in tile order (the same whatever the
@@ -149,7 +156,7 @@ impl Device {
         loop {
             let step = if self.noc_on {
                 self.cfg.noc.epoch.max(1) as u64
-            } else if self.cfg.noc.enabled || watch.is_some() {
+            } else if self.cfg.noc.enabled || watch.is_some() || self.deadline.is_some() {
                 QUIET_STEP
             } else {
                 u64::MAX
@@ -168,6 +175,12 @@ impl Device {
             }
             if let Some(f) = watch.as_deref_mut().and_then(|w| w.look(self, to)) {
                 return Some(f);
+            }
+            if self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                return Some(crate::stall::timeout(self));
             }
             if to >= rel {
                 return None;

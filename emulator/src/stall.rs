@@ -147,6 +147,68 @@ fn outside_quiet(dev: &Device) -> bool {
         })
 }
 
+/// The fault of a run stopped at its wall-clock deadline: blamed on the first running core,
+/// every running core's place and instructions retired described.
+pub(crate) fn timeout(dev: &mut Device) -> Box<Fault> {
+    let mut lines = Vec::new();
+    let mut first = None;
+    for (k, t) in dev.tiles.iter().enumerate() {
+        for (i, h) in t.harts.iter().enumerate() {
+            if h.is_running() {
+                first.get_or_insert((k, i));
+                lines.push(format!(
+                    "{}: {} instructions retired{}",
+                    place(t, i),
+                    h.core.instret,
+                    h.stuck
+                        .map(|(a, _)| format!(", waiting on a FIFO at {a:#010x}"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+        lines.extend(
+            t.mem
+                .regs
+                .dev
+                .tensix
+                .waits()
+                .into_iter()
+                .map(|w| format!("chip {} tile {}: {w}", t.chip, t.coord)),
+        );
+    }
+    let cores = first.map_or(0, |_| {
+        dev.tiles
+            .iter()
+            .flat_map(|t| &t.harts)
+            .filter(|h| h.is_running())
+            .count()
+    });
+    let (k, i) = first.unwrap_or((0, 0));
+    let mut f = dev.tiles[k].fault(i, FaultKind::Timeout { cores });
+    f.others = lines;
+    f
+}
+
+/// Chip, tile, RISC, pc, function and source line of core `i` of `t`.
+fn place(t: &Tile, i: usize) -> String {
+    let h = &t.harts[i];
+    let program = h.program.as_ref();
+    let pc = h.core.pc;
+    let mut place = format!(
+        "chip {} tile {} {} at pc {pc:#010x}",
+        t.chip,
+        t.coord,
+        h.risc.name()
+    );
+    if let Some(s) = program.and_then(|p| p.symbols.describe(pc)) {
+        place.push_str(&format!(" in {s}"));
+    }
+    if let Some(l) = program.and_then(|p| p.symbols.line(pc)) {
+        place.push_str(&format!(" ({l})"));
+    }
+    place
+}
+
 /// The deadlock fault: blamed on the first running core, every running core described.
 fn report(dev: &mut Device) -> Box<Fault> {
     let mut lines = Vec::new();
@@ -178,22 +240,9 @@ fn report(dev: &mut Device) -> Box<Fault> {
 
 /// One line: where core `i` of `t` is and what it waits on.
 fn describe(t: &mut Tile, i: usize) -> String {
-    let h = &t.harts[i];
-    let program = h.program.clone();
-    let pc = h.core.pc;
+    let place = place(t, i);
+    let program = t.harts[i].program.clone();
     let line = |pc: u32| program.as_ref().and_then(|p| p.symbols.line(pc));
-    let mut place = format!(
-        "chip {} tile {} {} at pc {pc:#010x}",
-        t.chip,
-        t.coord,
-        h.risc.name()
-    );
-    if let Some(s) = program.as_ref().and_then(|p| p.symbols.describe(pc)) {
-        place.push_str(&format!(" in {s}"));
-    }
-    if let Some(l) = line(pc) {
-        place.push_str(&format!(" ({l})"));
-    }
     let waits = match probe(t, i) {
         Probe::Fifo { addr, write } => format!(
             "{} {addr:#010x} ({})",

@@ -109,3 +109,32 @@ fn a_core_waiting_for_the_clock_is_not_a_deadlock() {
         .map(|f| assert!(matches!(f.kind, FaultKind::Deadlock { cores: 1 }), "{f}"))
         .expect("a fault");
 }
+
+#[test]
+fn a_run_past_its_wall_clock_deadline_stops_naming_every_running_core() {
+    // A core that counts forever (never a deadlock) beside one that polls an L1 word.
+    let arch = Arch::WormholeB0;
+    let mut cfg = DeviceConfig::new(arch, (1, 1));
+    cfg.instruction_budget = BUDGET;
+    let mut dev = Device::new(cfg).expect("device");
+    let count = vec![addi(C, C, 1), jal(0, -4)];
+    for (risc, words) in [(Risc::Brisc, count), (Risc::Trisc0, poll(0x30000))] {
+        dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, &words), "test.elf")
+            .expect("load");
+    }
+    // Already past: the run stops after its first step.
+    dev.set_deadline(Some(std::time::Instant::now()));
+    let e = dev.run().expect_err("stopped at the deadline");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Timeout { cores: 2 }, "{e}");
+    assert!(f.instret < BUDGET, "{e}");
+    let msg = e.to_string();
+    for want in [
+        "stopped at the wall-clock deadline with 2 core(s) still running",
+        "BRISC at pc 0x",
+        "TRISC_0 at pc 0x",
+        "instructions retired",
+    ] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
+}

@@ -362,6 +362,44 @@ fn report_with_another_runs_op_log_is_refused() {
     }
 }
 
+/// `--timeout-s`: a run still going at its wall-clock limit stops with a fault (exit 2)
+/// naming every running core, its outputs written; a bad value is refused before anything.
+#[test]
+fn a_run_past_its_timeout_stops_naming_every_running_core() {
+    let out = workspace().join("target/test-run-cli/timeout");
+    let bench = format!("brisc={}", elf("bench").display());
+    // Mode 2 (waits on the wall clock) for 100000 x 320 cycles: far past one step.
+    let long = [
+        "--kernel",
+        &bench,
+        "--l1",
+        "0x30000=2",
+        "--l1",
+        "0x30004=1",
+        "--l1",
+        "0x30008=100000",
+    ];
+    // A microsecond: the limit has passed before the first step of the launch ends.
+    let o = ttprof(&[&long[..], &["--timeout-s", "0.000001"]].concat(), &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("stopped at the wall-clock deadline with 1 core(s) still running")
+            && err.contains("BRISC at pc 0x")
+            && err.contains("instructions retired"),
+        "{err}"
+    );
+    assert!(out.join("profile_log_device.csv").exists());
+    for bad in ["nan", "inf", "-1", "1e300"] {
+        let arg = format!("--timeout-s={bad}");
+        let o = ttprof(&[&long[..], &[arg.as_str()]].concat(), &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{bad}: {err}");
+        assert!(err.contains("--timeout-s"), "{bad}: {err}");
+        assert!(!out.exists(), "{bad}: refused before anything");
+    }
+}
+
 #[test]
 fn records_dropped_on_a_full_ring_are_a_data_problem() {
     let out = workspace().join("target/test-run-cli/drops");

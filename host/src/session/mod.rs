@@ -91,6 +91,9 @@ pub struct Config {
     /// source line and cause, and write the [`crate::lines`] files. Cores then run on the
     /// emulator's interpreter (no JIT).
     pub lines: bool,
+    /// Wall-clock limit from [`Session::start`] (`--timeout-s`): a launch still running then
+    /// stops with a timeout fault naming every running core (`None`: no limit).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl Config {
@@ -110,6 +113,7 @@ impl Config {
             dataset: None,
             summary_threshold_ns: 0.0,
             lines: false,
+            timeout: None,
         }
     }
 }
@@ -190,7 +194,11 @@ impl Session {
         dc.lines = cfg.lines;
         // The session owns the image: only profiler consumers write it while kernels run.
         dc.deadlock_detection = true;
-        let dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
+        let mut dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
+        dev.set_deadline(
+            cfg.timeout
+                .and_then(|t| std::time::Instant::now().checked_add(t)),
+        );
         let tiles = dev.tiles();
         let mem = MappedImage::open(dev.image_path())?;
         for t in &tiles {
