@@ -164,6 +164,11 @@ fn main() -> ExitCode {
             };
         }
     };
+    // Ctrl-C and SIGTERM remove the temporaries of unfinished outputs (exit 130).
+    if let Err(e) = stop::install() {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
     let result = match cli.command {
         Command::Build(args) => run_cmd::build(&args),
         Command::Run(args) => run_cmd::run(&args),

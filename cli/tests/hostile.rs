@@ -889,3 +889,57 @@ fn a_capture_with_a_missing_op_log_names_the_path_not_an_absent_option() {
         "every zone drained is written: {all}"
     );
 }
+
+// --- Ctrl-C and SIGTERM leave no hidden temporaries (issue 26, Low) -------------------------
+
+/// Temporaries (`.ttprof-*.tmp`) in `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".ttprof-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_interrupted_report_removes_its_temporaries() {
+    let f = fixture("hostile-interrupted");
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT")] {
+        let out = f.dir.join(format!("out-{name}"));
+        std::fs::create_dir_all(&out).unwrap();
+        // Each commit waits forever with its temporary in place: the signal comes mid-write.
+        let child = Command::new(bin())
+            .args([
+                "report",
+                "--device",
+                p(&f.image),
+                "--oplog",
+                p(&f.oplog),
+                "--out",
+            ])
+            .arg(&out)
+            .env("TTPROF_TEST_HOLD_COMMIT", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let give_up = Instant::now() + Duration::from_secs(120);
+        while temporaries(&out).is_empty() {
+            assert!(Instant::now() < give_up, "{name}: no temporary appeared");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: a plain kill(2) of our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{name}: {}", text(&o));
+        assert!(
+            text(&o).contains("unfinished output(s) removed"),
+            "{name}: {}",
+            text(&o)
+        );
+        assert_eq!(temporaries(&out), Vec::<String>::new(), "{name}");
+    }
+}
