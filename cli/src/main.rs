@@ -268,6 +268,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// An error while the outputs were written: a full disk is not unusable input (the files
+/// written before it are complete), so it ends with exit 2 naming the file not written;
+/// anything else stays an error (exit 1).
+fn disk_full(e: Error) -> Result<ExitCode> {
+    let Some(path) = e.disk_full() else {
+        return Err(e);
+    };
+    eprintln!("error: {e}");
+    eprintln!(
+        "error: {} was not written (its disk is full); the outputs written before it are complete: free space or \
+         write elsewhere, and run again for the rest",
+        path.display()
+    );
+    Ok(ExitCode::from(2))
+}
+
 fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {
     let oplog = OpLog::read(oplog_path)?;
     if consume

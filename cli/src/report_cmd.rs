@@ -39,7 +39,10 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         dataset: a.dataset.clone(),
         ..Options::default()
     };
-    let written = outputs::write_all(a.out, &profile, &options)?;
+    let written = match outputs::write_all(a.out, &profile, &options) {
+        Ok(w) => w,
+        Err(e) => return super::disk_full(e),
+    };
     let readout = &profile.readout;
     let mem = memory.as_ref();
 

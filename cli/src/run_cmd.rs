@@ -519,7 +519,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             }
         }
     }
-    let profile = session.finish()?;
+    let profile = match session.finish() {
+        Ok(p) => p,
+        Err(e) => return crate::disk_full(e),
+    };
     print!("{}", profile.summary_text());
     let r = &profile.readout;
     println!(

@@ -943,3 +943,42 @@ fn an_interrupted_report_removes_its_temporaries() {
         assert_eq!(temporaries(&out), Vec::<String>::new(), "{name}");
     }
 }
+
+// --- A full disk after the main outputs: exit 2 naming what was not written (issue 26) -----
+
+#[test]
+fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
+    // The outputs go to a disk with room; the dataset to a full one. Before: exit 1, as
+    // if the input were unusable.
+    let f = fixture("hostile-dataset-disk-full");
+    let Some(fs) = Tmpfs::mount(f.dir.join("dataset"), "1m") else {
+        return;
+    };
+    let filler = fs.0.join("filler");
+    {
+        use std::io::Write;
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+    }
+    let out = f.dir.join("out");
+    let o = ttprof(&[
+        "report",
+        "--device",
+        p(&f.image),
+        "--oplog",
+        p(&f.oplog),
+        "--out",
+        p(&out),
+        "--dataset",
+        p(&fs.0),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("was not written (its disk is full)") && text(&o).contains(p(&fs.0)),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(zone_ends(&out.join("profile_log_device.csv")), f.zones);
+    drop(fs);
+}
