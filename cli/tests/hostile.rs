@@ -553,8 +553,8 @@ fn a_capture_whose_image_is_truncated_under_it_writes_what_it_drained() {
     let flag = f.dir.join("capturing");
     std::fs::write(&flag, "").unwrap();
     // Slow polls (a drain takes well under a millisecond): the image is truncated between
-    // two drains, not during one. A truncation during a drain is a SIGBUS the image backend
-    // does not catch yet (the tt-kmd backend does): a known gap of issue 26.
+    // two drains, not during one (a truncation during a drain: see
+    // `an_image_truncated_under_its_mapping_is_an_error_naming_it_not_sigbus`).
     let mut child = capture(
         &f,
         &f.oplog,
@@ -981,4 +981,35 @@ fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
     );
     assert_eq!(zone_ends(&out.join("profile_log_device.csv")), f.zones);
     drop(fs);
+}
+
+// --- An image truncated under its mapping: an error naming it, not SIGBUS (issue 26) --------
+
+#[test]
+fn an_image_truncated_under_its_mapping_is_an_error_naming_it_not_sigbus() {
+    // What a capture's drain meets when the image is truncated during it. Before: SIGBUS
+    // killed the process (this test binary with it).
+    let f = fixture("hostile-truncated-mapping");
+    let mem = MappedImage::open(&f.image).unwrap();
+    let at = profiler::ring_block(Risc::Brisc);
+    assert!(mem.read_u32(0, TILES[1], at + ring::HEAD).is_ok());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f.image)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let mut words = vec![0u32; 64];
+    let e = mem
+        .read_words(0, TILES[1], profiler::RING_BASE, &mut words)
+        .expect_err("the image is gone under the mapping")
+        .to_string();
+    assert!(
+        e.contains(p(&f.image)) && e.contains("was truncated while this process read it"),
+        "{e}"
+    );
+    assert!(
+        mem.write_u32(0, TILES[1], at + ring::TAIL, 0).is_err(),
+        "every later access is refused too"
+    );
 }
