@@ -171,6 +171,11 @@ fn main() -> ExitCode {
             };
         }
     };
+    // Ctrl-C and SIGTERM remove the temporaries of unfinished outputs (exit 130).
+    if let Err(e) = stop::install() {
+        eprintln!("error: {e}");
+        return ExitCode::from(1);
+    }
     let result = match cli.command {
         Command::Build(args) => run_cmd::build(&args),
         Command::Run(args) => run_cmd::run(&args),
@@ -268,6 +273,22 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// An error while the outputs were written: a full disk is not unusable input (the files
+/// written before it are complete), so it ends with exit 2 naming the file not written;
+/// anything else stays an error (exit 1).
+fn disk_full(e: Error) -> Result<ExitCode> {
+    let Some(path) = e.disk_full() else {
+        return Err(e);
+    };
+    eprintln!("error: {e}");
+    eprintln!(
+        "error: {} was not written (its disk is full); the outputs written before it are complete: free space or \
+         write elsewhere, and run again for the rest",
+        path.display()
+    );
+    Ok(ExitCode::from(2))
 }
 
 fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {

@@ -28,6 +28,10 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         memory,
         clock_note,
     } = ttprof::pass::open(a.device, Some(oplog))?;
+    // Another run's op log would name the zones from the wrong ELFs: refused before writing.
+    if let Some(log) = &profile.oplog {
+        ttprof::provenance::check(memory.as_ref(), a.device, log)?;
+    }
     let mut rings = ttprof::pass::DeviceRings::new(&profile, memory.as_ref())?;
     if profile.readout.zones() == 0 {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
@@ -38,7 +42,10 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         dataset: a.dataset.clone(),
         ..Options::default()
     };
-    let written = outputs::write_all_rings(a.out, &profile, &mut rings, &options)?;
+    let written = match outputs::write_all_rings(a.out, &profile, &mut rings, &options) {
+        Ok(w) => w,
+        Err(e) => return super::disk_full(e),
+    };
     drop(rings);
     let readout = &profile.readout;
     let mem = memory.as_ref();

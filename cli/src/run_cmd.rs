@@ -199,6 +199,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 2_000_000_000)]
     // ttprof_emu::DEFAULT_INSTRUCTION_BUDGET
     pub budget: u64,
+    /// Stop the run after this many seconds of wall-clock time (0: no limit, the default):
+    /// a launch still running then is a fault (exit 2) naming every core still running
+    /// (chip, tile, RISC, pc, function, source line, instructions retired); the outputs hold
+    /// what was recorded before it.
+    #[arg(long = "timeout-s", value_name = "SECONDS", default_value_t = 0.0)]
+    pub timeout_s: f64,
     /// Line-level cycles: charge every emulated cycle of every core to its source line
     /// (function, inlined frames) and cause, and write ttprof_lines.txt,
     /// ttprof_cycles.folded, ttprof_flame.svg and ttprof_lines.parquet. The cores run on
@@ -299,6 +305,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         1..=u64::MAX,
         "a number of instructions, 1 or more",
     )?;
+    let timeout = crate::args::seconds_arg("timeout-s", args.timeout_s)?;
     let (manifest, base) = match &args.manifest {
         Some(p) => (
             Some(read_manifest(p)?),
@@ -472,12 +479,24 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         }
         ops.push((op, launches, dram_in, dram_out));
     }
+    if ops.is_empty() {
+        return Err(Error::BadFile {
+            path: args.manifest.clone().unwrap_or_default(),
+            what: "names no op (its op list is empty): nothing to run".into(),
+        });
+    }
+    // Every op's kernels, arguments and L1 inputs are checked before the output folder is
+    // created: unusable input leaves nothing behind.
+    for (op, ..) in &ops {
+        ttprof::session::check(op, arch)?;
+    }
     let mut cfg = Config::new(arch, grid, &args.out);
     cfg.drain_every_cycles = args.drain_every;
     cfg.summary_threshold_ns = threshold_ns;
     cfg.instruction_budget = budget;
     cfg.lines = args.lines;
     cfg.backend = args.backend;
+    cfg.timeout = (!timeout.is_zero()).then_some(timeout);
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,
@@ -514,7 +533,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             }
         }
     }
-    let profile = session.finish()?;
+    let profile = match session.finish() {
+        Ok(p) => p,
+        Err(e) => return crate::disk_full(e),
+    };
     print!("{}", profile.summary_text());
     let r = &profile.readout;
     println!(

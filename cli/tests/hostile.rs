@@ -553,8 +553,8 @@ fn a_capture_whose_image_is_truncated_under_it_writes_what_it_drained() {
     let flag = f.dir.join("capturing");
     std::fs::write(&flag, "").unwrap();
     // Slow polls (a drain takes well under a millisecond): the image is truncated between
-    // two drains, not during one. A truncation during a drain is a SIGBUS the image backend
-    // does not catch yet (the tt-kmd backend does): a known gap of issue 26.
+    // two drains, not during one (a truncation during a drain: see
+    // `an_image_truncated_under_its_mapping_is_an_error_naming_it_not_sigbus`).
     let mut child = capture(
         &f,
         &f.oplog,
@@ -887,5 +887,129 @@ fn a_capture_with_a_missing_op_log_names_the_path_not_an_absent_option() {
         zone_ends(&f.dir.join("out/profile_log_device.csv")),
         f.zones,
         "every zone drained is written: {all}"
+    );
+}
+
+// --- Ctrl-C and SIGTERM leave no hidden temporaries (issue 26, Low) -------------------------
+
+/// Temporaries (`.ttprof-*.tmp`) in `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with(".ttprof-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn an_interrupted_report_removes_its_temporaries() {
+    let f = fixture("hostile-interrupted");
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT")] {
+        let out = f.dir.join(format!("out-{name}"));
+        std::fs::create_dir_all(&out).unwrap();
+        // Each commit waits forever with its temporary in place: the signal comes mid-write.
+        let child = Command::new(bin())
+            .args([
+                "report",
+                "--device",
+                p(&f.image),
+                "--oplog",
+                p(&f.oplog),
+                "--out",
+            ])
+            .arg(&out)
+            .env("TTPROF_TEST_HOLD_COMMIT", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let give_up = Instant::now() + Duration::from_secs(120);
+        while temporaries(&out).is_empty() {
+            assert!(Instant::now() < give_up, "{name}: no temporary appeared");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: a plain kill(2) of our own child.
+        assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{name}: {}", text(&o));
+        assert!(
+            text(&o).contains("unfinished output(s) removed"),
+            "{name}: {}",
+            text(&o)
+        );
+        assert_eq!(temporaries(&out), Vec::<String>::new(), "{name}");
+    }
+}
+
+// --- A full disk after the main outputs: exit 2 naming what was not written (issue 26) -----
+
+#[test]
+fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
+    // The outputs go to a disk with room; the dataset to a full one. Before: exit 1, as
+    // if the input were unusable.
+    let f = fixture("hostile-dataset-disk-full");
+    let Some(fs) = Tmpfs::mount(f.dir.join("dataset"), "1m") else {
+        return;
+    };
+    let filler = fs.0.join("filler");
+    {
+        use std::io::Write;
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+    }
+    let out = f.dir.join("out");
+    let o = ttprof(&[
+        "report",
+        "--device",
+        p(&f.image),
+        "--oplog",
+        p(&f.oplog),
+        "--out",
+        p(&out),
+        "--dataset",
+        p(&fs.0),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("was not written (its disk is full)") && text(&o).contains(p(&fs.0)),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(zone_ends(&out.join("profile_log_device.csv")), f.zones);
+    drop(fs);
+}
+
+// --- An image truncated under its mapping: an error naming it, not SIGBUS (issue 26) --------
+
+#[test]
+fn an_image_truncated_under_its_mapping_is_an_error_naming_it_not_sigbus() {
+    // What a capture's drain meets when the image is truncated during it. Before: SIGBUS
+    // killed the process (this test binary with it).
+    let f = fixture("hostile-truncated-mapping");
+    let mem = MappedImage::open(&f.image).unwrap();
+    let at = profiler::ring_block(Risc::Brisc);
+    assert!(mem.read_u32(0, TILES[1], at + ring::HEAD).is_ok());
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f.image)
+        .unwrap()
+        .set_len(4096)
+        .unwrap();
+    let mut words = vec![0u32; 64];
+    let e = mem
+        .read_words(0, TILES[1], profiler::RING_BASE, &mut words)
+        .expect_err("the image is gone under the mapping")
+        .to_string();
+    assert!(
+        e.contains(p(&f.image)) && e.contains("was truncated while this process read it"),
+        "{e}"
+    );
+    assert!(
+        mem.write_u32(0, TILES[1], at + ring::TAIL, 0).is_err(),
+        "every later access is refused too"
     );
 }

@@ -61,6 +61,14 @@ pub struct DeviceConfig {
     pub clock_mailbox: bool,
     /// The NoC and DRAM model ([`NocConfig::for_arch`] by default).
     pub noc: NocConfig,
+    /// Stop a run as a deadlock ([`crate::FaultKind::Deadlock`]) once no core can make
+    /// progress again (`crate::stall`). Off by default: the detector assumes that nothing
+    /// outside the emulator (another process writing the image, a hook of
+    /// [`crate::Device::run_with_hook`]) writes a word a core polls without also reading a
+    /// clock. A profiler consumer qualifies (it writes `TAIL` and its heartbeat, and the
+    /// runtime's wait for ring space reads the clock); a host that releases spinning
+    /// cores by writing their L1 does not. `ttprof run`, which owns its image, turns it on.
+    pub deadlock_detection: bool,
 }
 
 impl DeviceConfig {
@@ -81,6 +89,7 @@ impl DeviceConfig {
             lines: false,
             clock_mailbox: true,
             noc: NocConfig::for_arch(arch),
+            deadlock_detection: false,
         }
     }
 

@@ -48,6 +48,8 @@ pub struct Device {
     /// (its thread stopped and joined) before the mapping it writes into goes away.
     _mailbox: Option<Responder>,
     pub(crate) image: Image,
+    /// Wall-clock limit of every run ([`Device::set_deadline`]).
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 impl std::fmt::Debug for Device {
@@ -199,6 +201,7 @@ impl Device {
             published,
             _mailbox: mailbox,
             image,
+            deadline: None,
         })
     }
 

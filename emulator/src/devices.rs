@@ -310,6 +310,23 @@ pub(crate) fn region_name(addr: u32) -> &'static str {
     }
 }
 
+/// Whether a load of `addr` by `risc` is *timeless*: it has no side effect and what it
+/// returns changes only through a store, a NoC delivery or the coprocessor's work, never by
+/// time passing (NIU registers are, once every request has completed, which the deadlock
+/// detector checks, `crate::stall`). A clock, a FIFO pop, a PCBuf or TTSync, the debug
+/// registers: not timeless.
+pub(crate) fn read_is_timeless(addr: u32, risc: Risc) -> bool {
+    if crate::noc::niu::in_window(addr) {
+        return true;
+    }
+    match target(addr, risc) {
+        Target::Storage => true,
+        Target::Device(Device::Mailbox { .. }) => addr & mmio::MAILBOX_STATUS != 0,
+        Target::Device(Device::Semaphore(_) | Device::Gpr { .. } | Device::Config { .. }) => true,
+        _ => false,
+    }
+}
+
 /// What an access by one core reaches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {

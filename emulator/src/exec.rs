@@ -326,6 +326,11 @@ fn step<const LINES: bool>(
                     }
                     v => v?,
                 };
+                if !matches!(region, Region::L1 | Region::Local)
+                    && !crate::devices::read_is_timeless(addr, mem.risc)
+                {
+                    core.observed += 1;
+                }
                 x!(i.rd) = match i.op {
                     Op::Lb => v as u8 as i8 as i32 as u32,
                     Op::Lh => v as u16 as i16 as i32 as u32,
@@ -428,6 +433,7 @@ fn step<const LINES: bool>(
                     wall: mem.regs.wall(t),
                 };
                 x!(i.rd) = csrs.access(csr, op, operand, write, counters)?;
+                core.observed += 1;
                 next_t = pipeline::alu(p, t, i.rd);
             }
             // `.ttinsn`: exactly a `sw` of the Tensix instruction word to INSTRN_BUF_BASE.

@@ -28,6 +28,14 @@ pub enum FaultKind {
     Misaligned { addr: u32, size: u32, write: bool },
     /// The core retired more than the configured instruction budget in one run.
     Runaway { budget: u64 },
+    /// No core of the device can make progress again: every running core repeats a loop
+    /// that stores nothing and reads only what nothing will change, or waits on a FIFO
+    /// (`crate::stall`). `cores`: how many cores are stuck (each described in
+    /// [`Fault::others`]).
+    Deadlock { cores: usize },
+    /// The run reached its wall-clock deadline ([`crate::Device::set_deadline`]) with
+    /// `cores` cores still running (each described in [`Fault::others`]).
+    Timeout { cores: usize },
     /// The core executed `ebreak` (the runtime's panic handler ends in one).
     Ebreak,
     /// The kernel panicked: its runtime stopped at `ebreak` with the panic's location and
@@ -118,6 +126,16 @@ impl fmt::Display for FaultKind {
             FaultKind::Runaway { budget } => {
                 write!(f, "runaway: more than {budget} instructions retired in one run (instruction budget)")
             }
+            FaultKind::Deadlock { cores } => write!(
+                f,
+                "deadlock: none of the {cores} running core(s) can make progress (each repeats a loop that stores \
+                 nothing and reads only what no core, NoC transfer, coprocessor or host will change, or waits on a \
+                 FIFO nothing will serve)"
+            ),
+            FaultKind::Timeout { cores } => write!(
+                f,
+                "stopped at the wall-clock deadline with {cores} core(s) still running"
+            ),
             FaultKind::Ebreak => write!(f, "kernel stopped at ebreak/panic"),
             FaultKind::Panic { file, line, message } if message.is_empty() => {
                 write!(f, "kernel panicked at {}:{line}", file.escape_debug())
@@ -172,7 +190,8 @@ pub struct Fault {
     pub location: Option<String>,
     /// Instructions the core retired in this run before the fault.
     pub instret: u64,
-    /// For a deadlock: where every waiting core of the tile is (one line each).
+    /// For a deadlock or a timeout: where every running core is and what it waits on or
+    /// did (one line each).
     pub others: Vec<String>,
 }
 

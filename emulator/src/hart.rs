@@ -60,6 +60,11 @@ pub(crate) struct Core {
     pub icache_sets: u32,
     /// The pipeline's timing state ([`crate::pipeline`]).
     pub pipe: Pipe,
+    /// Accesses whose result may change without any store (a CSR, a clock, a FIFO pop, a
+    /// register with side effects): counted by the interpreter, which runs every such
+    /// access (the JIT never does). A core that did none and stored nothing since the
+    /// deadlock detector last looked has only read memory ([`crate::stall`]).
+    pub observed: u64,
 }
 
 impl Core {
@@ -77,6 +82,7 @@ impl Core {
             horizon: u64::MAX,
             icache_sets,
             pipe: Pipe::default(),
+            observed: 0,
         }
     }
 }

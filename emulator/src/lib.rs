@@ -73,6 +73,7 @@ mod mmio;
 mod noc;
 pub mod pipeline;
 mod run;
+mod stall;
 mod symbols;
 mod sync;
 mod tensix;

@@ -15,6 +15,7 @@ use crate::fault::{EmuError, Fault};
 use crate::hart::HartState;
 use crate::lines::HartLines;
 use crate::memory::L1;
+use crate::stall::Watch;
 use crate::tile::Tile;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
 use riscv_linker::{NocCoord, Risc};
@@ -67,6 +68,13 @@ impl RunSummary {
 }
 
 impl Device {
+    /// Stops every later run once the host's wall clock reaches `deadline` (`None`: no
+    /// limit), with a [`crate::FaultKind::Timeout`] fault listing every running core. It is
+    /// checked between steps of at most a few hundred thousand simulated cycles.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Instant>) {
+        self.deadline = deadline;
+    }
+
     /// Runs every loaded kernel until all cores halt (see the module docs).
     ///
     /// On a fault the run stops with the first fault in tile order (the same whatever the
@@ -115,9 +123,10 @@ impl Device {
             && (self.tiles.iter().any(Tile::uses_noc) || self.noc.iter().any(|n| !n.is_idle()));
         let mut reached = 0u64;
         let mut segment: u64 = 1;
+        let mut watch = self.cfg.deadlock_detection.then(Watch::new);
         loop {
             let rel = every.saturating_mul(segment);
-            if let Some(fault) = self.run_segment(&mut reached, rel) {
+            if let Some(fault) = self.run_segment(&mut reached, rel, watch.as_mut()) {
                 self.image.set_status(STATUS_FINISHED | STATUS_FAULTED);
                 self.finish_clocks();
                 return Err(EmuError::Fault(fault));
@@ -137,12 +146,17 @@ impl Device {
 
     /// Runs every tile to `rel` cycles past its run start, in NoC epochs while the NoC is
     /// in use ([`crate::noc`]); `reached` is how far the tiles have got. Returns the first
-    /// fault in tile order.
-    fn run_segment(&mut self, reached: &mut u64, rel: u64) -> Option<Box<Fault>> {
+    /// fault in tile order, or the deadlock `watch` finds ([`crate::stall`]).
+    fn run_segment(
+        &mut self,
+        reached: &mut u64,
+        rel: u64,
+        mut watch: Option<&mut Watch>,
+    ) -> Option<Box<Fault>> {
         loop {
             let step = if self.noc_on {
                 self.cfg.noc.epoch.max(1) as u64
-            } else if self.cfg.noc.enabled {
+            } else if self.cfg.noc.enabled || watch.is_some() || self.deadline.is_some() {
                 QUIET_STEP
             } else {
                 u64::MAX
@@ -156,7 +170,19 @@ impl Device {
             if self.cfg.noc.enabled {
                 self.exchange(to);
             }
-            if to >= rel || !self.tiles.iter().any(Tile::any_running) {
+            if !self.tiles.iter().any(Tile::any_running) {
+                return None;
+            }
+            if let Some(f) = watch.as_deref_mut().and_then(|w| w.look(self, to)) {
+                return Some(f);
+            }
+            if self
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+            {
+                return Some(crate::stall::timeout(self));
+            }
+            if to >= rel {
                 return None;
             }
         }

@@ -36,6 +36,12 @@
 //!    user as the temporary file this write just created;
 //! 4. no process `<pid>` exists (`/proc/<pid>` is absent).
 //!
+//! **Interrupted writes.** Every temporary this process has open is listed
+//! ([`remove_open_temporaries`]), so the command line's Ctrl-C/SIGTERM handler removes them
+//! before the process ends: an interrupted command leaves no hidden file behind.
+//! `TTPROF_TEST_HOLD_COMMIT=1` (for tests only) makes a commit wait forever with its
+//! temporary in place, so a test can interrupt a write at a known point.
+//!
 //! A writer that is still running exists under its pid in its own namespace, and a process
 //! of the same user is always visible in `/proc` (even with `hidepid`), so this rule cannot
 //! remove a file that a live ttprof is writing, however long it takes. A reused pid only
@@ -57,6 +63,27 @@ const SUFFIX: &str = ".tmp";
 const RANDOM: usize = 6;
 /// At most this much of the destination's name goes into the temporary's.
 const NAME_CHARS: usize = 64;
+
+/// The temporaries this process has open (created, not yet renamed or removed).
+static OPEN: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Removes every temporary this process has open (an interrupted command's unfinished
+/// outputs; the destinations are left as they were). Returns how many were removed.
+pub fn remove_open_temporaries() -> usize {
+    let open = std::mem::take(&mut *OPEN.lock().unwrap_or_else(|e| e.into_inner()));
+    open.iter()
+        .filter(|p| std::fs::remove_file(p).is_ok())
+        .count()
+}
+
+fn note_open(path: &Path, open: bool) {
+    let mut list = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    if open {
+        list.push(path.to_path_buf());
+    } else {
+        list.retain(|p| p != path);
+    }
+}
 
 /// The inputs of this process, by (device, inode), once [`guard_inputs`] was called.
 static INPUTS: Mutex<Option<Vec<(u64, u64, PathBuf)>>> = Mutex::new(None);
@@ -279,6 +306,7 @@ impl AtomicFile {
             .map_err(|e| Error::io(path, "create a temporary file to write", e))?;
         remove_stale_temporaries(dir, tmp.as_file());
         let (file, tmp) = tmp.into_parts();
+        note_open(&tmp, true);
         Ok(AtomicFile {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 20, file),
@@ -305,9 +333,18 @@ impl AtomicFile {
             return Err(Error::io(&path, "write", e));
         }
         check_destination(&path)?;
-        self.tmp
+        if std::env::var_os("TTPROF_TEST_HOLD_COMMIT").is_some() {
+            loop {
+                std::thread::park();
+            }
+        }
+        let tmp = self.tmp.to_path_buf();
+        let done = self
+            .tmp
             .persist(&path)
-            .map_err(|e| Error::io(&path, "rename temporary file onto", e.error))
+            .map_err(|e| Error::io(&path, "rename temporary file onto", e.error));
+        note_open(&tmp, false);
+        done
     }
 }
 

@@ -86,6 +86,22 @@ pub enum Error {
 }
 
 impl Error {
+    /// The file an [`Error::Io`] could not write because its disk (or the user's quota) is
+    /// full: not a problem of the input, and the files written before it are complete.
+    pub fn disk_full(&self) -> Option<&std::path::Path> {
+        match self {
+            Error::Io { path, source, .. }
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+                ) || source.raw_os_error() == Some(27) =>
+            {
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+
     /// An [`Error::Io`]: `op` (a verb phrase such as `"open op log"`) on `path` failed with `source`.
     pub fn io(path: impl Into<PathBuf>, op: &'static str, source: std::io::Error) -> Error {
         Error::Io {

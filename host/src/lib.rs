@@ -96,6 +96,7 @@ pub mod kernels;
 pub mod lines;
 pub mod pathdiff;
 pub mod printable;
+pub mod provenance;
 #[cfg(feature = "emulator")]
 pub mod session;
 #[cfg(any(test, feature = "testing"))]

@@ -39,7 +39,7 @@ pub mod script;
 
 pub use arch::{Arch, NocCoord, Risc};
 pub use map::{
-    memory_map, runtime_args, MemoryMap, Region, MAX_RUNTIME_ARGS, RUNTIME_ARGS_BASE,
-    RUNTIME_ARGS_BYTES, USER_L1_BASE,
+    l1_reserved, memory_map, runtime_args, L1Owner, MemoryMap, Region, MAX_RUNTIME_ARGS,
+    RUNTIME_ARGS_BASE, RUNTIME_ARGS_BYTES, USER_L1_BASE,
 };
 pub use tilemap::{HarvestError, TileMap};

@@ -125,6 +125,134 @@ pub const fn memory_map(arch: Arch, risc: Risc) -> MemoryMap {
     }
 }
 
+/// Who owns a reserved piece of L1 (below [`USER_L1_BASE`]): what the host must not write
+/// before a launch (the kernel's image and the launcher's words replace it, or the
+/// profiler's protocol depends on it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum L1Owner {
+    /// BRISC's boot word (a jump to its code).
+    BootWord,
+    /// A word of the profiler's tile control block ([`crate::profiler::tile`]).
+    TileWord(&'static str),
+    /// A word of a RISC's profiler ring control block ([`crate::profiler::ring`]).
+    RingWord(Risc, &'static str),
+    /// The rest of the profiler's control blocks.
+    ControlBlocks,
+    /// A RISC's code and read-only data.
+    Code(Risc),
+    /// A RISC's `.data` and `.bss`.
+    Data(Risc),
+    /// A RISC's profiler ring.
+    Ring(Risc),
+    /// A RISC's runtime arguments ([`runtime_args`]).
+    RuntimeArgs(Risc),
+}
+
+impl core::fmt::Display for L1Owner {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            L1Owner::BootWord => f.write_str("BRISC's boot word"),
+            L1Owner::TileWord(w) => {
+                write!(f, "the profiler's tile control word {w}")?;
+                match *w {
+                    "CONTROL" => f.write_str(" (the recording switch and ring policy)"),
+                    "CONSUMER" => f.write_str(" (the consumer's lease)"),
+                    _ => Ok(()),
+                }
+            }
+            L1Owner::RingWord(r, w) => write!(f, "{r}'s profiler ring control word {w}"),
+            L1Owner::ControlBlocks => f.write_str("the profiler's control blocks"),
+            L1Owner::Code(r) => write!(f, "{r}'s code (a kernel is loaded over it)"),
+            L1Owner::Data(r) => write!(f, "{r}'s .data/.bss (a kernel is loaded over it)"),
+            L1Owner::Ring(r) => write!(f, "{r}'s profiler ring"),
+            L1Owner::RuntimeArgs(r) => {
+                write!(f, "{r}'s runtime arguments (the launcher writes them)")
+            }
+        }
+    }
+}
+
+const TILE_WORDS: [(&str, u32); 12] = {
+    use crate::profiler::tile::*;
+    [
+        ("MAGIC", MAGIC),
+        ("VERSION", VERSION),
+        ("ARCH", ARCH),
+        ("LOCATION", LOCATION),
+        ("CONTROL", CONTROL),
+        ("RUN_ID", RUN_ID),
+        ("CONSUMER", CONSUMER),
+        ("KERNELS[BRISC]", KERNELS),
+        ("KERNELS[TRISC0]", KERNELS + 4),
+        ("KERNELS[TRISC1]", KERNELS + 8),
+        ("KERNELS[TRISC2]", KERNELS + 12),
+        ("KERNELS[NCRISC]", KERNELS + 16),
+    ]
+};
+
+const RING_WORDS: [(&str, u32); 13] = {
+    use crate::profiler::ring::*;
+    [
+        ("MAGIC", MAGIC),
+        ("VERSION", VERSION),
+        ("RISC", RISC),
+        ("BASE", BASE),
+        ("CAPACITY", CAPACITY),
+        ("HEAD", HEAD),
+        ("TAIL", TAIL),
+        ("ANCHOR", ANCHOR),
+        ("DROPPED", DROPPED),
+        ("STALLS", STALLS),
+        ("RUN_ID", RUN_ID),
+        ("STATE", STATE),
+        ("CONSUMER_GONE", CONSUMER_GONE),
+    ]
+};
+
+/// The first reserved piece of L1 that `[addr, addr + len)` overlaps (a named word before
+/// the block holding it), with its range; `None` when the bytes are free for the host to
+/// write before a launch (from [`USER_L1_BASE`], and the unassigned gaps below it).
+pub fn l1_reserved(addr: u32, len: u32) -> Option<(Region, L1Owner)> {
+    use crate::profiler;
+    let end = addr as u64 + len as u64;
+    let hit = |r: Region| len > 0 && (addr as u64) < r.end() && (r.start as u64) < end;
+    let word = |a: u32| Region::new(a, 4);
+    let mut found = None;
+    let mut check = |r: Region, o: L1Owner| {
+        if found.is_none() && hit(r) {
+            found = Some((r, o));
+        }
+    };
+    check(Region::new(0, 4), L1Owner::BootWord);
+    for (name, off) in TILE_WORDS {
+        check(word(profiler::TILE_BLOCK + off), L1Owner::TileWord(name));
+    }
+    for risc in Risc::ALL {
+        for (name, off) in RING_WORDS {
+            check(
+                word(profiler::ring_word(risc, off)),
+                L1Owner::RingWord(risc, name),
+            );
+        }
+    }
+    check(
+        Region::new(
+            profiler::TILE_BLOCK,
+            BRISC_CODE_START - profiler::TILE_BLOCK,
+        ),
+        L1Owner::ControlBlocks,
+    );
+    for risc in Risc::ALL {
+        // The same on both arches.
+        let m = memory_map(Arch::WormholeB0, risc);
+        check(m.code, L1Owner::Code(risc));
+        check(m.data, L1Owner::Data(risc));
+        check(profiler::ring_data(risc), L1Owner::Ring(risc));
+        check(runtime_args(risc), L1Owner::RuntimeArgs(risc));
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,6 +260,38 @@ mod tests {
 
     fn overlaps(a: Region, b: Region) -> bool {
         (a.start as u64) < b.end() && (b.start as u64) < a.end()
+    }
+
+    #[test]
+    fn reserved_l1_names_the_word_then_the_block() {
+        use crate::profiler::{ring, ring_word, tile, TILE_BLOCK};
+        assert_eq!(l1_reserved(USER_L1_BASE, 4), None);
+        assert_eq!(
+            l1_reserved(4, 0x3C),
+            None,
+            "between the boot word and the blocks"
+        );
+        assert_eq!(
+            l1_reserved(TILE_BLOCK + tile::CONSUMER, 4),
+            Some((Region::new(0x58, 4), L1Owner::TileWord("CONSUMER")))
+        );
+        assert_eq!(
+            l1_reserved(ring_word(Risc::Ncrisc, ring::HEAD) + 2, 4).map(|o| o.1),
+            Some(L1Owner::RingWord(Risc::Ncrisc, "HEAD"))
+        );
+        assert_eq!(
+            l1_reserved(0x5FFC, 8).map(|o| o.1),
+            Some(L1Owner::Code(Risc::Brisc))
+        );
+        assert_eq!(
+            l1_reserved(USER_L1_BASE - 4, 8),
+            None,
+            "above the runtime arguments, below USER_L1_BASE: unassigned"
+        );
+        assert_eq!(
+            l1_reserved(0x2A004, 4).map(|o| o.1),
+            Some(L1Owner::RuntimeArgs(Risc::Brisc))
+        );
     }
 
     #[test]

@@ -47,6 +47,11 @@ pub mod tile {
     /// [`CONSUMER_LEASE_CYCLES`] (one killed without detaching), see `ring::CONSUMER_GONE`.
     /// Writer: host.
     pub const CONSUMER: u32 = 0x18;
+    /// Five words, one per RISC in `Risc` order: a hash of the kernel ELF loaded on that
+    /// RISC for the launch in progress or last finished (`ttprof::provenance::kernel_hash`),
+    /// so a readout can tell another run's op log; 0: unknown. Writer: launcher, before
+    /// release.
+    pub const KERNELS: u32 = 0x1C;
     /// Cycles a waiting producer gives a consumer's heartbeat to change before it stops
     /// waiting (2^27: 0.13 s at 1 GHz; a live consumer drains far more often).
     pub const CONSUMER_LEASE_CYCLES: u64 = 1 << 27;
@@ -115,6 +120,7 @@ pub mod ring {
     /// for a consumer that had stopped draining: while `CONSUMER` still holds that value the
     /// producer does not wait again (it drops, and counts). 0: it waits. Writer: runtime.
     pub const CONSUMER_GONE: u32 = 0x30;
+
     /// Runtime-private state (time of the last slow record, anchor high word, ...).
     pub const PRIVATE: u32 = 0x40;
 

@@ -236,6 +236,151 @@ fn mistakes_exit_1_with_what_was_expected() {
     }
 }
 
+/// Unusable input leaves no output folder behind (issue 26: `kernels/`, `device.img` and
+/// `ops.jsonl` were created before a kernel linked for another RISC was refused), L1
+/// inputs over what the memory map reserves are refused naming the range, and a manifest
+/// with no op is refused.
+#[test]
+fn unusable_input_creates_nothing_and_reserved_l1_and_empty_manifests_are_refused() {
+    let out = workspace().join("target/test-run-cli/unusable");
+    let sums = elf("sums");
+    let brisc = format!("brisc={}", sums.display());
+    let manifest = workspace().join("target/test-run-cli/empty-ops.json");
+    std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
+    std::fs::write(&manifest, r#"{"op": []}"#).unwrap();
+    let cases: [(Vec<String>, &str); 9] = [
+        (
+            vec!["--kernel".into(), format!("ncrisc={}", sums.display())],
+            "was linked for wormhole_b0 BRISC",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0x58=1".into()],
+            "overlaps the profiler's tile control word CONSUMER (the consumer's lease) at 0x58..0x5c",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0x50=1".into()],
+            "overlaps the profiler's tile control word CONTROL",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0x40=1".into()],
+            "tile control word MAGIC",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0x94=1".into()],
+            "overlaps BRISC's profiler ring control word HEAD at 0x94..0x98",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0x1000=1".into()],
+            "overlaps BRISC's code (a kernel is loaded over it) at 0x800..0x6000",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0xffb00000=1".into()],
+            "in a core's local RAM",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0x30001=1".into()],
+            "4-byte aligned",
+        ),
+        (
+            vec!["--manifest".into(), manifest.display().to_string()],
+            "names no op",
+        ),
+    ];
+    for (args, want) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = ttprof_run(&args, &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");
+        assert!(!out.exists(), "{args:?} created {}", out.display());
+    }
+}
+
+/// `ttprof report` of one run's device memory with another run's op log is refused (exit 1,
+/// nothing written): the launcher's kernel hashes in the tile block differ from the op
+/// log's ELFs. Before, the zones were named from the other run's kernels.
+#[test]
+fn report_with_another_runs_op_log_is_refused() {
+    let base = workspace().join("target/test-run-cli/other-oplog");
+    let (a, b, out) = (base.join("a"), base.join("b"), base.join("report"));
+    for (dir, kernel) in [(&a, "reader"), (&b, "sums")] {
+        let k = format!("brisc={}", elf(kernel).display());
+        let o = ttprof_run(&["--kernel", &k, "--l1", "0x30000=2"], dir);
+        assert_eq!(o.status.code(), Some(0), "run {kernel}");
+    }
+    let report = |device: &Path, oplog: &Path| {
+        let _ = std::fs::remove_dir_all(&out);
+        Command::new(ttprof_binary())
+            .arg("report")
+            .arg("--device")
+            .arg(device)
+            .arg("--oplog")
+            .arg(oplog)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    for device in ["device.snap", "device.img"] {
+        let o = report(&a.join(device), &b.join("ops.jsonl"));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{device}: {err}");
+        assert!(
+            err.contains("is not the op log of")
+                && err.contains("BRISC last ran run 1 with a kernel ELF of hash")
+                && err.contains("kernels/sums"),
+            "{device}: {err}"
+        );
+        assert!(!out.exists(), "{device}: nothing is written");
+        // Its own op log is accepted (the drained image holds no records: exit 2).
+        let o = report(&a.join(device), &a.join("ops.jsonl"));
+        assert_eq!(
+            o.status.code(),
+            Some(if device == "device.snap" { 0 } else { 2 }),
+            "{device}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
+
+/// `--timeout-s`: a run still going at its wall-clock limit stops with a fault (exit 2)
+/// naming every running core, its outputs written; a bad value is refused before anything.
+#[test]
+fn a_run_past_its_timeout_stops_naming_every_running_core() {
+    let out = workspace().join("target/test-run-cli/timeout");
+    let bench = format!("brisc={}", elf("bench").display());
+    // Mode 2 (waits on the wall clock) for 100000 x 320 cycles: far past one step.
+    let long = [
+        "--kernel",
+        &bench,
+        "--l1",
+        "0x30000=2",
+        "--l1",
+        "0x30004=1",
+        "--l1",
+        "0x30008=100000",
+    ];
+    // A microsecond: the limit has passed before the first step of the launch ends.
+    let o = ttprof_run(&[&long[..], &["--timeout-s", "0.000001"]].concat(), &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("stopped at the wall-clock deadline with 1 core(s) still running")
+            && err.contains("BRISC at pc 0x")
+            && err.contains("instructions retired"),
+        "{err}"
+    );
+    assert!(out.join("profile_log_device.csv").exists());
+    for bad in ["nan", "inf", "-1", "1e300"] {
+        let arg = format!("--timeout-s={bad}");
+        let o = ttprof_run(&[&long[..], &[arg.as_str()]].concat(), &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{bad}: {err}");
+        assert!(err.contains("--timeout-s"), "{bad}: {err}");
+        assert!(!out.exists(), "{bad}: refused before anything");
+    }
+}
+
 #[test]
 fn records_dropped_on_a_full_ring_are_a_data_problem() {
     let out = workspace().join("target/test-run-cli/drops");

@@ -270,6 +270,17 @@ impl Niu {
         }
     }
 
+    /// Whether nothing is left to happen here by time alone from cycle `time` on: no
+    /// event queued, no request waiting for the NoC, no command buffer busy.
+    pub fn settled(&self, time: u64) -> bool {
+        self.events.is_empty()
+            && self.outbox.is_empty()
+            && self
+                .units
+                .iter()
+                .all(|u| u.busy_until.iter().all(|&b| b <= time))
+    }
+
     /// Counter `index` of NIU `noc` as it stands (events applied so far).
     pub fn counter(&self, noc: u8, index: u32) -> u32 {
         self.units[noc as usize].counters[index as usize]

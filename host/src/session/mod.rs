@@ -29,13 +29,14 @@
 //! and [`Session::finish`] still reads and writes every record the device published, naming
 //! the fault in the issues and the summary.
 
+mod check;
 mod op;
 
+pub use check::check;
 pub use op::{L1Input, Op};
 
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
 use crate::devmem::{DeviceMemory, EmuMemory, MappedImage, Snapshot};
-use crate::elf::KernelElf;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::launch::{self, Settings};
@@ -96,6 +97,9 @@ pub struct Config {
     /// timestamper (`--backend timestamper`; kernels built for it, see [`Backend`]). The
     /// session then owns every tile's timestamper and drains it with the rings.
     pub backend: Backend,
+    /// Wall-clock limit from [`Session::start`] (`--timeout-s`): a launch still running then
+    /// stops with a timeout fault naming every running core (`None`: no limit).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl Config {
@@ -116,6 +120,7 @@ impl Config {
             summary_threshold_ns: 0.0,
             lines: false,
             backend: Backend::Ring,
+            timeout: None,
         }
     }
 }
@@ -204,7 +209,13 @@ impl Session {
         dc.clock = cfg.clock.clone();
         dc.instruction_budget = cfg.instruction_budget;
         dc.lines = cfg.lines;
-        let dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
+        // The session owns the image: only profiler consumers write it while kernels run.
+        dc.deadlock_detection = true;
+        let mut dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
+        dev.set_deadline(
+            cfg.timeout
+                .and_then(|t| std::time::Instant::now().checked_add(t)),
+        );
         let tiles = dev.tiles();
         let mem = MappedImage::open(dev.image_path())?;
         for t in &tiles {
@@ -334,54 +345,16 @@ impl Session {
             }
             None => self.tiles.clone(),
         };
-        if op.kernels.is_empty() {
-            return Err(Error::Other(format!(
-                "op {:?} has no kernel to run",
-                op.name
-            )));
-        }
         let mut images = Vec::new();
-        for (risc, elf) in &op.kernels {
-            if op.kernels.iter().filter(|(r, _)| r == risc).count() > 1 {
-                return Err(Error::Other(format!(
-                    "op {:?} names two kernels for {risc}",
-                    op.name
-                )));
-            }
-            let bytes = crate::files::read_regular(
-                elf,
-                "a kernel ELF",
-                "read kernel ELF",
-                crate::elf::MAX_ELF_BYTES,
-            )?;
-            let k = KernelElf::parse(elf, &bytes)?;
-            if k.risc != *risc || k.arch != self.cfg.arch {
-                return Err(Error::Elf {
-                    path: elf.clone(),
-                    what: format!(
-                        "was linked for {} {} (its build.rs), but op {:?} runs it on {} {}",
-                        k.arch, k.risc, op.name, self.cfg.arch, risc
-                    ),
-                });
-            }
+        for (risc, bytes) in check(op, self.cfg.arch)? {
+            let elf = &op
+                .kernels
+                .iter()
+                .find(|(r, _)| *r == risc)
+                .expect("checked")
+                .1;
             let copy = self.copy_kernel(elf, &bytes)?;
-            images.push((*risc, bytes, copy));
-        }
-        for (risc, values) in &op.args {
-            if !op.kernels.iter().any(|(r, _)| r == risc) {
-                return Err(Error::Other(format!(
-                    "op {:?} gives runtime arguments to {risc}, which runs no kernel",
-                    op.name
-                )));
-            }
-            if values.len() > riscv_linker::MAX_RUNTIME_ARGS as usize {
-                return Err(Error::Other(format!(
-                    "op {:?} gives {risc} {} runtime arguments: at most {} fit",
-                    op.name,
-                    values.len(),
-                    riscv_linker::MAX_RUNTIME_ARGS
-                )));
-            }
+            images.push((risc, bytes, copy));
         }
         let run_id = self.next_run;
         self.next_run += 1;
@@ -417,6 +390,13 @@ impl Session {
                 self.dev
                     .load_kernel(0, *t, *risc, bytes, &copy.display().to_string())
                     .map_err(|e| Error::Emulator(e.to_string()))?;
+                // Which kernel ran, for a readout to tell another run's op log.
+                self.mem.write_u32(
+                    0,
+                    *t,
+                    profiler::TILE_BLOCK + profiler::tile::KERNELS + 4 * risc.index() as u32,
+                    crate::provenance::kernel_hash(bytes),
+                )?;
             }
         }
         let start = self.dev.host_time_ns() as u64;

@@ -7,8 +7,10 @@
 //!
 //! The file's header is read with ordinary file I/O and validated before anything is
 //! mapped; a file whose size does not match its header is refused, so every access computed
-//! from the geometry lies inside the mapping. (A file truncated by another process *after*
-//! it was opened can still fault on access; that is outside this process's control.)
+//! from the geometry lies inside the mapping. A file truncated by another process *after*
+//! it was opened makes the next access past its new end raise SIGBUS: the mapping is
+//! guarded (`ttkmd::sigbus`, as a card's windows are), so that access reads zeros and it
+//! and every later one is an error naming the file instead of a crash.
 
 use super::{check_access, DeviceMemory, TileTable};
 use crate::error::{Error, Result};
@@ -22,6 +24,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// A mapped device image.
 pub struct MappedImage {
     path: PathBuf,
+    /// SIGBUS guard of `map` (declared first: dropped before the mapping goes).
+    guard: Option<super::ttkmd::sigbus::Guard>,
     map: memmap2::MmapRaw,
     geometry: Geometry,
     tiles: TileTable,
@@ -67,6 +71,7 @@ impl MappedImage {
         .map_err(|e| Error::io(path, "map device image", e))?;
         Ok(MappedImage {
             path: path.into(),
+            guard: super::ttkmd::sigbus::Guard::register_unfilled(map.as_ptr(), map.len()),
             map,
             geometry,
             tiles,
@@ -120,6 +125,20 @@ impl MappedImage {
                 self.map.as_ptr().add(offset) as *const u32
             ))
         }
+    }
+
+    /// An error naming the file once an access faulted (the file was truncated under the
+    /// mapping): what was read since then is not the device's.
+    fn faulted(&self) -> Result<()> {
+        if self.guard.as_ref().is_some_and(|g| g.faulted()) {
+            return Err(Error::BadFile {
+                path: self.path.clone(),
+                what: "was truncated while this process read it (SIGBUS on the mapped image): what was read \
+                       from it since is not the device's"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 
     /// Byte offset in the mapping of an access already checked by `check_access`.
@@ -207,7 +226,7 @@ impl DeviceMemory for MappedImage {
         // `offset` checked the access lies inside this tile's L1 image inside the mapping,
         // and the mapping is page aligned, so the word is aligned.
         unsafe { std::ptr::write_volatile(self.map.as_mut_ptr().add(off) as *mut u32, v.to_le()) };
-        Ok(())
+        self.faulted()
     }
 
     fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
@@ -217,6 +236,7 @@ impl DeviceMemory for MappedImage {
             // See `write_u32`: in bounds and aligned.
             *w = u32::from_le(unsafe { std::ptr::read_volatile(base.add(i)) });
         }
+        self.faulted()?;
         self.bytes_read
             .fetch_add(4 * out.len() as u64, Ordering::Relaxed);
         Ok(())

@@ -26,7 +26,7 @@ pub mod driver;
 #[cfg(any(test, feature = "testing"))]
 pub mod fake;
 pub mod ioctl;
-mod sigbus;
+pub(super) mod sigbus;
 
 pub use backend::{
     arch_of, window_size, CardIdentity, HarvestOrigin, PoolStats, TtKmd, DEFAULT_WINDOWS,

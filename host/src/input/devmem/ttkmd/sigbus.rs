@@ -28,6 +28,9 @@ struct Slot {
     len: AtomicUsize,
     faulted: AtomicBool,
     busy: AtomicBool,
+    /// Fill the replacement with 0xFF bytes (a card window); else it reads zeros (a large
+    /// file mapping, whose reader stops at the mark).
+    fill: AtomicBool,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -36,6 +39,7 @@ const EMPTY: Slot = Slot {
     len: AtomicUsize::new(0),
     faulted: AtomicBool::new(false),
     busy: AtomicBool::new(false),
+    fill: AtomicBool::new(true),
 };
 static SLOTS_TABLE: [Slot; SLOTS] = [EMPTY; SLOTS];
 
@@ -72,7 +76,9 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
             )
         };
         if p as usize == start {
-            unsafe { std::ptr::write_bytes(start as *mut u8, 0xFF, len) };
+            if slot.fill.load(Ordering::Acquire) {
+                unsafe { std::ptr::write_bytes(start as *mut u8, 0xFF, len) };
+            }
             slot.faulted.store(true, Ordering::Release);
             return;
         }
@@ -126,6 +132,17 @@ impl Guard {
     /// Guards `[start, start + len)`. `None` when every slot is taken or the handler could
     /// not be installed (the window then works unguarded, as any mapping does).
     pub fn register(start: *const u8, len: usize) -> Option<Guard> {
+        Self::register_with(start, len, true)
+    }
+
+    /// As [`Guard::register`], but a fault leaves the range reading zeros instead of 0xFF
+    /// bytes (no fill: a device image can be far larger than a window); its reader must
+    /// look at [`Guard::faulted`] before trusting what it read.
+    pub fn register_unfilled(start: *const u8, len: usize) -> Option<Guard> {
+        Self::register_with(start, len, false)
+    }
+
+    fn register_with(start: *const u8, len: usize, fill: bool) -> Option<Guard> {
         if !install() || len == 0 {
             return None;
         }
@@ -136,6 +153,7 @@ impl Guard {
                 .is_ok()
             {
                 slot.faulted.store(false, Ordering::Release);
+                slot.fill.store(fill, Ordering::Release);
                 slot.start.store(start as usize, Ordering::Release);
                 slot.len.store(len, Ordering::Release);
                 return Some(Guard { slot: i });

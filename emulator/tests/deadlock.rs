@@ -1,0 +1,140 @@
+//! Deadlock detection (`stall`): cores spinning on L1 words nothing will write are stopped
+//! early with every core's place and what it polls; loops that will end are left alone.
+
+mod common;
+
+use common::*;
+use riscv_linker::{mmio, Arch, Risc};
+use ttprof_emu::asm::*;
+use ttprof_emu::{Device, DeviceConfig, EmuError, FaultKind, RunSummary};
+
+/// `t0`: the address register of the programs.
+const P: u32 = 5;
+/// `t1`: the value register.
+const V: u32 = 6;
+/// `t2`: a counter.
+const C: u32 = 7;
+
+/// A budget far beyond what detection needs: a run that reaches it was not detected.
+const BUDGET: u64 = 100_000_000;
+
+/// Loads `progs` (each followed by `ecall`) on one Wormhole tile and runs them.
+fn run_cores(progs: &[(Risc, Vec<u32>)]) -> Result<RunSummary, EmuError> {
+    let arch = Arch::WormholeB0;
+    let mut cfg = DeviceConfig::new(arch, (1, 1));
+    cfg.instruction_budget = BUDGET;
+    cfg.deadlock_detection = true;
+    let mut dev = Device::new(cfg).expect("device");
+    for (risc, words) in progs {
+        let mut w = words.clone();
+        w.push(ecall());
+        dev.load_kernel(0, t0(arch), *risc, &elf_for(arch, *risc, &w), "test.elf")
+            .expect("load");
+    }
+    dev.run()
+}
+
+/// `while *addr == 0 {}`.
+fn poll(addr: u32) -> Vec<u32> {
+    let mut w = li(P, addr).to_vec();
+    w.push(lw(V, P, 0));
+    w.push(beq(V, 0, -4));
+    w
+}
+
+#[test]
+fn cores_polling_l1_words_nothing_writes_are_a_deadlock_naming_every_core() {
+    let r = run_cores(&[(Risc::Brisc, poll(0x30000)), (Risc::Trisc0, poll(0x30004))]);
+    let e = r.expect_err("a deadlock");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 2 }, "{e}");
+    assert!(f.instret < BUDGET / 10, "found early: {e}");
+    let msg = e.to_string();
+    for want in [
+        "deadlock: none of the 2 running core(s) can make progress",
+        "BRISC at pc 0x",
+        "polls L1 0x00030000 (reads 0x0)",
+        "TRISC_0 at pc 0x",
+        "polls L1 0x00030004 (reads 0x0)",
+    ] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
+}
+
+#[test]
+fn a_core_polling_l1_beside_one_waiting_on_a_fifo_is_a_deadlock() {
+    // TRISC0 pops BRISC's empty mailbox (a FIFO wait); BRISC polls L1.
+    let mut pop = li(P, mmio::mailbox(0)).to_vec();
+    pop.push(lw(V, P, 0));
+    let r = run_cores(&[(Risc::Brisc, poll(0x30000)), (Risc::Trisc0, pop)]);
+    let e = r.expect_err("a deadlock");
+    assert_eq!(
+        e.fault().map(|f| &f.kind),
+        Some(&FaultKind::Deadlock { cores: 2 }),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(
+        msg.contains("pops from an empty FIFO at") && msg.contains("polls L1 0x00030000"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_core_polling_a_flag_another_core_sets_after_a_long_loop_is_not_a_deadlock() {
+    // TRISC0 counts down three million iterations (far more than the detector's looks),
+    // then sets the flag BRISC polls.
+    let mut t = lis(&[(C, 3_000_000), (P, 0x30000), (V, 1)]);
+    t.extend([addi(C, C, -1), bne(C, 0, -4), sw(V, P, 0)]);
+    run_cores(&[(Risc::Brisc, poll(0x30000)), (Risc::Trisc0, t)]).expect("no deadlock");
+}
+
+#[test]
+fn a_core_waiting_for_the_clock_is_not_a_deadlock() {
+    // BRISC polls an L1 word nothing writes until two million cycles have passed on the
+    // wall clock: its loop reads the clock, so it is not stuck.
+    let mut w = lis(&[(P, mmio::WALL_CLOCK_L)]);
+    w.push(lw(C, P, 0)); // start
+    w.extend(li(V, 2_000_000));
+    w.push(add(C, C, V)); // deadline
+    w.extend(li(12, 0x30000));
+    // loop: if *0x30000 != 0 break; if clock >= deadline break
+    w.push(lw(V, 12, 0));
+    w.push(bne(V, 0, 16));
+    w.push(lw(V, P, 0));
+    w.push(bltu(V, C, -12));
+    run_cores(&[(Risc::Brisc, w), (Risc::Trisc0, poll(0x30004))])
+        .expect_err("TRISC0 never ends")
+        .fault()
+        .map(|f| assert!(matches!(f.kind, FaultKind::Deadlock { cores: 1 }), "{f}"))
+        .expect("a fault");
+}
+
+#[test]
+fn a_run_past_its_wall_clock_deadline_stops_naming_every_running_core() {
+    // A core that counts forever (never a deadlock) beside one that polls an L1 word.
+    let arch = Arch::WormholeB0;
+    let mut cfg = DeviceConfig::new(arch, (1, 1));
+    cfg.instruction_budget = BUDGET;
+    let mut dev = Device::new(cfg).expect("device");
+    let count = vec![addi(C, C, 1), jal(0, -4)];
+    for (risc, words) in [(Risc::Brisc, count), (Risc::Trisc0, poll(0x30000))] {
+        dev.load_kernel(0, t0(arch), risc, &elf_for(arch, risc, &words), "test.elf")
+            .expect("load");
+    }
+    // Already past: the run stops after its first step.
+    dev.set_deadline(Some(std::time::Instant::now()));
+    let e = dev.run().expect_err("stopped at the deadline");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Timeout { cores: 2 }, "{e}");
+    assert!(f.instret < BUDGET, "{e}");
+    let msg = e.to_string();
+    for want in [
+        "stopped at the wall-clock deadline with 2 core(s) still running",
+        "BRISC at pc 0x",
+        "TRISC_0 at pc 0x",
+        "instructions retired",
+    ] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
+}

@@ -1,0 +1,104 @@
+//! What is checked of an op before anything is created or run: its kernels (readable ELFs
+//! linked for the RISC and arch they run on, one per RISC), its runtime arguments and its
+//! L1 inputs (aligned, inside L1, and clear of what the memory map reserves: the
+//! profiler's control words and rings, the code and data a kernel is loaded over, the
+//! launcher's runtime arguments; [`riscv_linker::l1_reserved`]).
+
+use super::Op;
+use crate::elf::KernelElf;
+use crate::error::{Error, Result};
+use riscv_linker::{mmio, Arch, Risc, USER_L1_BASE};
+
+/// Checks `op` for a device of `arch`; returns each kernel's RISC and bytes, in the op's
+/// order. Reads the kernel ELFs, creates nothing.
+pub fn check(op: &Op, arch: Arch) -> Result<Vec<(Risc, Vec<u8>)>> {
+    if op.kernels.is_empty() {
+        return Err(Error::Other(format!(
+            "op {:?} has no kernel to run",
+            op.name
+        )));
+    }
+    let mut images = Vec::new();
+    for (risc, elf) in &op.kernels {
+        if op.kernels.iter().filter(|(r, _)| r == risc).count() > 1 {
+            return Err(Error::Other(format!(
+                "op {:?} names two kernels for {risc}",
+                op.name
+            )));
+        }
+        let bytes = crate::files::read_regular(
+            elf,
+            "a kernel ELF",
+            "read kernel ELF",
+            crate::elf::MAX_ELF_BYTES,
+        )?;
+        let k = KernelElf::parse(elf, &bytes)?;
+        if k.risc != *risc || k.arch != arch {
+            return Err(Error::Elf {
+                path: elf.clone(),
+                what: format!(
+                    "was linked for {} {} (its build.rs), but op {:?} runs it on {} {}",
+                    k.arch, k.risc, op.name, arch, risc
+                ),
+            });
+        }
+        images.push((*risc, bytes));
+    }
+    for (risc, values) in &op.args {
+        if !op.kernels.iter().any(|(r, _)| r == risc) {
+            return Err(Error::Other(format!(
+                "op {:?} gives runtime arguments to {risc}, which runs no kernel",
+                op.name
+            )));
+        }
+        if values.len() > riscv_linker::MAX_RUNTIME_ARGS as usize {
+            return Err(Error::Other(format!(
+                "op {:?} gives {risc} {} runtime arguments: at most {} fit",
+                op.name,
+                values.len(),
+                riscv_linker::MAX_RUNTIME_ARGS
+            )));
+        }
+    }
+    for input in &op.l1 {
+        check_l1(op, input.addr, input.bytes.len(), arch)?;
+    }
+    Ok(images)
+}
+
+/// An L1 input of `len` bytes at `addr`.
+fn check_l1(op: &Op, addr: u32, len: usize, arch: Arch) -> Result<()> {
+    let bad = |what: String| Error::Address {
+        what: format!(
+            "op {:?}: L1 input at {addr:#x} ({len} bytes): {what}",
+            op.name
+        ),
+    };
+    let free = format!(
+        "the host's L1 inputs go from {USER_L1_BASE:#x} (riscv_linker::USER_L1_BASE) to the end of L1"
+    );
+    if !addr.is_multiple_of(4) {
+        return Err(bad("the address must be 4-byte aligned".into()));
+    }
+    let size = arch.l1_size();
+    let end = addr as u64 + len as u64;
+    if end > size as u64 {
+        let local = addr.wrapping_sub(mmio::LOCAL_RAM_BASE) < 0x10_0000;
+        return Err(bad(format!(
+            "runs past the end of {arch}'s L1 ({size:#x}){}; {free}",
+            if local {
+                " (it is in a core's local RAM: the profiler's hot word, the stack)"
+            } else {
+                ""
+            }
+        )));
+    }
+    if let Some((r, owner)) = riscv_linker::l1_reserved(addr, len as u32) {
+        return Err(bad(format!(
+            "overlaps {owner} at {:#x}..{:#x}; {free}",
+            r.start,
+            r.end()
+        )));
+    }
+    Ok(())
+}
