@@ -90,6 +90,9 @@ pub enum FaultKind {
     /// or in a code region, or a narrow store to one of its registers. The message says
     /// which (see `src/timestamper.rs`).
     Timestamper(String),
+    /// A debug daisychain write into L1 the emulator cannot carry out (a slot in a code
+    /// region or outside L1; see `src/daisychain.rs`).
+    Daisychain(String),
 }
 
 impl fmt::Display for FaultKind {
@@ -149,6 +152,7 @@ impl fmt::Display for FaultKind {
                 "Tensix thread T{thread} reached {mnemonic} ({word:#010x}) out of an expansion {risc} pushed: {problem}"
             ),
             FaultKind::Timestamper(what) => write!(f, "debug timestamper: {what}"),
+            FaultKind::Daisychain(what) => write!(f, "debug daisychain: {what}"),
         }
     }
 }

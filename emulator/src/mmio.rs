@@ -18,12 +18,15 @@
 //!   `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE` is storage that the PCBufs read.
 //! * `TIMESTAMP` .. `TIMESTAMP_BUF1_END` (0xFFB121FC..0xFFB12214): the debug timestamper
 //!   ([`crate::timestamper`]), one per tile, its counter the wall clock at the access.
+//! * `DBG_BUS_CNTL`, `DBG_L1_MEM_REG0..2`, `DBG_RD_DATA`: the debug daisychain
+//!   ([`crate::daisychain`]), one per tile.
 //! * Any other address of the debug block and the NoC windows (with the NoC model off)
 //!   reads back what was last written (0 at first). No NoC transaction is modelled here.
 //!
 //! Every access says which core makes it: the mailboxes, the PCBufs and the GPR window map
 //! differently per core, and some windows do not exist for some cores.
 
+use crate::daisychain::Daisychain;
 use crate::devices::{target, Devices, Target};
 use crate::fault::FaultKind;
 use crate::timestamper::{Timestamper, UnitSink};
@@ -48,6 +51,9 @@ pub(crate) struct TileRegs {
     pub pending_reset: Option<u32>,
     /// The debug timestamper, shared by the tile's five cores.
     pub timestamper: Timestamper,
+    /// The debug daisychain. Behind a lock only for the host's accesses while the tiles
+    /// are paused; a core reaches it through `&mut self` (`Mutex::get_mut`).
+    pub daisychain: std::sync::Mutex<Daisychain>,
     /// Plain register storage, by word address.
     pub(crate) other: BTreeMap<u32, u32>,
     pub(crate) dev: Devices,
@@ -78,6 +84,11 @@ impl TileRegs {
                 mmio::WALL_CLOCK_H => self.latched_hi,
                 mmio::SOFT_RESET_0 => self.soft_reset,
                 mmio::INSTRN_BUF_STATUS => self.dev.tensix.status(time)?,
+                a if Daisychain::owns(a) => self
+                    .daisychain
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .read(a),
                 a if Timestamper::owns(a) => self.timestamper.read(a, self.wall(time)),
                 _ => self.stored(word),
             }),
@@ -131,6 +142,12 @@ impl TileRegs {
                     self.timestamper.write(a, word, counter, unit)?;
                 }
                 mmio::SOFT_RESET_0 => self.pending_reset = Some(word),
+                a if Daisychain::owns(a) => self
+                    .daisychain
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .write(a, word, Some(time), unit)
+                    .map_err(FaultKind::Daisychain)?,
                 mmio::INSTRN_BUF_CTRL0 => {
                     let raised = word & !self.stored(addr_w);
                     if let Some(thread) =

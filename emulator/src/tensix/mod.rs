@@ -31,7 +31,8 @@
 
 mod config;
 mod counters;
-#[allow(dead_code)] // read by the data units (unpackers, Matrix Unit, packers, Vector Unit) as they land
+#[allow(dead_code)]
+// read by the data units (unpackers, Matrix Unit, packers, Vector Unit) as they land
 pub(crate) mod dst;
 mod frontend;
 pub(crate) mod isa;
