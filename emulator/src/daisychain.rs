@@ -53,7 +53,9 @@ pub(crate) struct Span {
     pub pc: u32,
     /// From this cycle on the instruction issues (bit 31 set).
     pub issue_from: u64,
-    /// Before this cycle a load or store waits to emit `access`.
+    /// From this cycle and before `access_until` a load or store waits to emit `access`.
+    pub access_from: u64,
+    /// See `access_from`.
     pub access_until: u64,
     /// (address, write) of the load or store.
     pub access: Option<(u32, bool)>,
@@ -210,7 +212,9 @@ impl Daisychain {
             return w;
         }
         let sig = self.cntl & 0xFFFF;
-        let waiting = span.access.filter(|_| t < span.access_until);
+        let waiting = span
+            .access
+            .filter(|_| (span.access_from..span.access_until).contains(&t));
         let issuing = span.pc != 0 && t >= span.issue_from;
         if Risc::ALL.iter().any(|&r| dc::group_a(r) == sig) {
             let mut w = [0u32; 4];
@@ -298,6 +302,7 @@ pub(crate) fn span_of(pc: u32, from: u64, to: u64, m: &Marks, port: u64) -> Span
     Span {
         pc,
         issue_from: issued,
+        access_from: operands,
         access_until: issued,
         access: m.access,
         port_busy: if stored_l1 { (issued, port) } else { (0, 0) },

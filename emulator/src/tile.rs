@@ -133,6 +133,7 @@ impl Tile {
         let span = crate::daisychain::Span {
             pc,
             issue_from: to,
+            access_from: from,
             access_until: to,
             access: Some((addr, write)),
             port_busy: (0, 0),

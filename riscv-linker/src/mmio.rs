@@ -216,6 +216,19 @@ pub mod daisychain {
     /// Sampling intervals software should use (`N = 1` may take one sample too many).
     pub const INTERVALS: core::ops::RangeInclusive<u32> = 2..=256;
 
+    /// Whether `addr` is one of the daisychain's registers (what a host reaches of it through
+    /// a tile's NoC window).
+    pub const fn is_register(addr: u32) -> bool {
+        matches!(
+            addr,
+            super::DBG_BUS_CNTL
+                | super::DBG_L1_MEM_REG0
+                | super::DBG_L1_MEM_REG1
+                | super::DBG_L1_MEM_REG2
+                | super::DBG_RD_DATA
+        )
+    }
+
     /// `SignalSel` of group A (pc about to retire, the load/store unit's request, the
     /// frontend's fetch pc) of `risc`.
     pub const fn group_a(risc: Risc) -> u32 {

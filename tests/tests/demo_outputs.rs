@@ -30,6 +30,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
     let s = Scenario {
         lines: false,
+        sample: None,
         arch,
         grid: (2, 2),
         ops: ops::sequence(4),

@@ -60,6 +60,7 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
     clock.dvfs = vec![scenario::parse_dvfs(arch, "default").unwrap()];
     let s = Scenario {
         lines: false,
+        sample: None,
         arch,
         grid,
         ops: ops::sequence(4),

@@ -282,6 +282,7 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
     let cores = grid.0 as usize * grid.1 as usize;
     let s = Scenario {
         lines: false,
+        sample: None,
         arch,
         grid,
         ops: OPS.to_vec(),

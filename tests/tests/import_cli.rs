@@ -84,6 +84,7 @@ fn importing_the_demo_s_device_log_gives_the_report_s_zones_ops_and_rows() {
     let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
     let s = Scenario {
         lines: false,
+        sample: None,
         arch,
         grid: (2, 2),
         ops: ops::sequence(4),

@@ -44,6 +44,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
     let elfs = scenario::build_kernels(arch, &out.join("kernels")).unwrap();
     let s = Scenario {
         lines: false,
+        sample: None,
         arch,
         grid: (2, 1),
         ops: ops::sequence(2),

@@ -38,6 +38,7 @@ fn demo(out: &Path) -> (Profile, Written) {
     let elfs = scenario::build_kernels(ARCH, &out.join("kernels")).unwrap();
     let s = Scenario {
         lines: false,
+        sample: None,
         arch: ARCH,
         grid: (2, 2),
         ops: ops::sequence(4),

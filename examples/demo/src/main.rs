@@ -53,6 +53,14 @@ struct Args {
     /// (ttprof_lines.txt, ttprof_cycles.folded, ttprof_flame.svg, ttprof_lines.parquet).
     #[arg(long)]
     lines: bool,
+    /// Sampled line profile through each tile's debug daisychain, a sample every N cycles
+    /// (ttprof_samples.txt, .folded, _flame.svg, .parquet); with --lines, how it agrees
+    /// with the exact one.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=256))]
+    sample: Option<u32>,
+    /// Samples per window and tile with --sample.
+    #[arg(long, value_name = "C", requires = "sample")]
+    sample_count: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -85,6 +93,13 @@ fn run(args: &Args) -> Fallible<()> {
         settings: Settings::default(),
         clock: scenario::realistic_clock(args.arch),
         lines: args.lines,
+        sample: args.sample.map(|n| {
+            let mut c = ttprof::lines::sample::SampleConfig::new(n);
+            if let Some(count) = args.sample_count {
+                c.buffer.count = count;
+            }
+            c
+        }),
     };
     let mut s = s;
     if let Some(text) = &args.dvfs {
@@ -108,6 +123,9 @@ fn run(args: &Args) -> Fallible<()> {
     );
     let issues: Vec<_> = profile.issues().cloned().collect();
     issue::print(&issues);
+    if let Some(a) = &profile.agreement {
+        println!("\n{a}");
+    }
     println!("\nwrote:");
     for p in profile.files() {
         println!("  {}", p.display());

@@ -147,6 +147,9 @@ pub struct Scenario {
     pub clock: ClockModel,
     /// Line-level cycles (`--lines`, [`ttprof::lines`]).
     pub lines: bool,
+    /// Sample the line profile through the daisychains every `N` cycles (`--sample N`,
+    /// [`ttprof::lines::sample`]).
+    pub sample: Option<ttprof::lines::sample::SampleConfig>,
 }
 
 /// A chip whose clock is not the nominal one, as real parts are: AICLK 1.5 % slow (0.985
@@ -252,6 +255,7 @@ pub fn run(
     cfg.clock = s.clock.clone();
     cfg.sync_samples = SYNC_SAMPLES;
     cfg.lines = s.lines;
+    cfg.sample = s.sample;
     if s.clock.dvfs.iter().any(|steps| !steps.is_empty()) {
         cfg.sample_every_ns = DVFS_SAMPLE_NS;
         if cfg.drain_every_cycles > 0 {

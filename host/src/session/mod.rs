@@ -34,7 +34,7 @@ mod op;
 pub use op::{L1Input, Op};
 
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
-use crate::devmem::{DeviceMemory, MappedImage, Snapshot};
+use crate::devmem::{DeviceMemory, EmuMemory, MappedImage, Snapshot};
 use crate::elf::KernelElf;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
@@ -90,6 +90,9 @@ pub struct Config {
     /// source line and cause, and write the [`crate::lines`] files. Cores then run on the
     /// emulator's interpreter (no JIT).
     pub lines: bool,
+    /// Sample the line profile through each tile's debug daisychain (`--sample N`,
+    /// [`crate::lines::sample`]): one core per tile at a time, rotated every window.
+    pub sample: Option<crate::lines::sample::SampleConfig>,
 }
 
 impl Config {
@@ -109,6 +112,7 @@ impl Config {
             dataset: None,
             summary_threshold_ns: 0.0,
             lines: false,
+            sample: None,
         }
     }
 }
@@ -165,6 +169,8 @@ pub struct Session {
     faults: Vec<Fault>,
     /// Every launch's cycles by pc and cause (`Config::lines`).
     lines: Option<crate::lines::LineProfile>,
+    /// The daisychain sampler (`Config::sample`).
+    daisy: Option<crate::lines::sample::Sampler>,
 }
 
 impl Session {
@@ -181,6 +187,10 @@ impl Session {
         crate::atomic::create_dir_within(out, &out.join("kernels"))?;
         crate::atomic::refuse_link(&out.join(IMAGE_FILE))?;
         cfg.settings.consumer = cfg.drain_every_cycles > 0;
+        let daisy = cfg
+            .sample
+            .map(|s| crate::lines::sample::Sampler::new(s, cfg.arch))
+            .transpose()?;
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
         dc.image = Some(out.join(IMAGE_FILE));
         dc.threads = cfg.threads;
@@ -222,6 +232,7 @@ impl Session {
             launched: Vec::new(),
             faults: Vec::new(),
             lines: cfg.lines.then(Default::default),
+            daisy,
             cfg,
         })
     }
@@ -392,20 +403,50 @@ impl Session {
                     .map_err(|e| Error::Emulator(e.to_string()))?;
             }
         }
+        if let Some(s) = self.daisy.as_mut() {
+            let kernels = images.iter().map(|(r, _, c)| (*r, c.clone())).collect();
+            s.start_launch(
+                &EmuMemory::new(&self.dev),
+                run_id,
+                &op.name,
+                &tiles,
+                kernels,
+            )?;
+        }
         let start = self.dev.host_time_ns() as u64;
         let mut drain_error = None;
-        let result = if self.cfg.drain_every_cycles > 0 {
-            let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
-            self.dev
-                .run_with_hook(self.cfg.drain_every_cycles, &mut |dev| {
+        let drain_every = self.cfg.drain_every_cycles;
+        let window = self.daisy.as_ref().map(|s| s.config().window_cycles());
+        let result = if drain_every > 0 || window.is_some() {
+            // The hook runs every window when sampling; the drains keep their own period.
+            let every = match window {
+                Some(w) if drain_every > 0 => w.min(drain_every),
+                Some(w) => w,
+                None => drain_every,
+            };
+            let (drainer, sampler, daisy) = (&mut self.drainer, &mut self.sampler, &mut self.daisy);
+            let mut at = 0u64;
+            self.dev.run_with_hook(every, &mut |dev| {
+                let before = at;
+                at += every;
+                if drain_every > 0 && at / drain_every != before / drain_every {
                     if drain_error.is_none() {
                         drain_error = drainer.drain().err();
                     }
                     sampler.tick(&EmuClock::new(dev), dev.host_time_ns() as u64);
-                })
+                }
+                if let Some(s) = daisy.as_mut() {
+                    if drain_error.is_none() {
+                        drain_error = s.window(&EmuMemory::new(dev)).err();
+                    }
+                }
+            })
         } else {
             self.dev.run()
         };
+        if let Some(s) = self.daisy.as_mut() {
+            s.end_launch(&EmuMemory::new(&self.dev))?;
+        }
         let end = self.dev.host_time_ns() as u64;
         let record = OpRecord {
             run_id,
@@ -544,6 +585,7 @@ impl Session {
             faults,
             launched,
             lines,
+            daisy,
             ..
         } = self;
         drop(log);
@@ -589,6 +631,12 @@ impl Session {
         if let Some(lines) = &lines {
             written.lines = lines.write(&cfg.out)?;
         }
+        let mut agreement = None;
+        if let Some(d) = &daisy {
+            let (files, a) = d.profile().write(&cfg.out, lines.as_ref())?;
+            written.lines.extend(files);
+            agreement = a;
+        }
         let crate::profile::Profile {
             readout,
             sites: resolution,
@@ -608,6 +656,8 @@ impl Session {
             faults,
             launched,
             issues,
+            samples: daisy.map(|d| d.profile().clone()),
+            agreement,
         })
     }
 }
@@ -674,6 +724,11 @@ pub struct Profile {
     /// Faults and clock-fit problems (readout, resolution and output issues are in their
     /// own structs; [`Profile::issues`] lists them all).
     pub issues: Vec<Issue>,
+    /// The daisychain's samples (`Config::sample`).
+    pub samples: Option<crate::lines::sample::SampleProfile>,
+    /// How the sampled line shares agree with the exact ones (`Config::sample` with
+    /// `Config::lines`).
+    pub agreement: Option<crate::lines::sample::Agreement>,
 }
 
 impl Profile {

@@ -9,6 +9,7 @@
 //! * [`Snapshot`]: a recorded copy of the device memory a readout needed, saved to a file so
 //!   the readout can be replayed offline. [`Recorder`] wraps any backend and records what it
 //!   reads.
+//! * [`EmuMemory`]: the in-process emulator, L1 and the registers a card's window reaches.
 //! * [`TtKmd`]: a real card through tt-kmd (`/dev/tenstorrent/N`, short form `tt:N`), see
 //!   [`ttkmd`].
 //!
@@ -16,6 +17,7 @@
 //! backend can offer memory without clocks (a snapshot without samples) and the other way
 //! round.
 
+mod emu;
 mod mailbox;
 mod mapped;
 mod recorder;
@@ -23,6 +25,7 @@ mod snapshot;
 mod sync_record;
 pub mod ttkmd;
 
+pub use emu::EmuMemory;
 pub use mapped::MappedImage;
 pub use recorder::Recorder;
 pub use snapshot::{Extent, Snapshot, SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
