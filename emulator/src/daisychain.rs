@@ -36,8 +36,11 @@
 //! the interpreter, never the JIT), the tile every span it holds the core on a FIFO, and the
 //! tile's window ends the spans in which the core does not run. A sample is due every `N`
 //! cycles from the arming; it is delayed by `N` while L1 is busy. Which L1 port the
-//! daisychain writes through is not documented: the model counts L1 as busy for a sample
-//! while the sampled core's own L1 store holds its port. Sampling armed while the tile is
+//! daisychain writes through is not documented, and the page calls a delay rare ("extreme
+//! contention"): the model counts L1 as busy for a sample when the port of the sampled core
+//! is contended, an access of another core holding it while the sampled core waits to emit
+//! its own (the sampled core's own stores alone do not delay a sample, or a store loop
+//! would be under-sampled). Sampling armed while the tile is
 //! idle (between runs: the emulator does not step idle time) starts with the next run.
 //! When a run ends, the samples still due are taken at once, showing the idle core.
 
@@ -59,8 +62,6 @@ pub(crate) struct Span {
     pub access_until: u64,
     /// (address, write) of the load or store.
     pub access: Option<(u32, bool)>,
-    /// The core's L1 port is held by its store until this cycle (busy for a sample).
-    pub port_busy: (u64, u64),
 }
 
 /// Sampling in progress.
@@ -88,6 +89,9 @@ pub(crate) struct Daisychain {
     pub taken: u64,
     /// Samples delayed because L1 was busy.
     pub delayed: u64,
+    /// L1 counts as busy for a sample before this cycle: another core's access holds the
+    /// sampled core's L1 port (set by the tile before the sampled core runs).
+    pub l1_busy_until: u64,
 }
 
 impl Daisychain {
@@ -275,7 +279,10 @@ impl Daisychain {
             };
             let s = self.sampling.as_mut().expect("checked above");
             s.next_at = Some(t + s.interval);
-            if (span.port_busy.0..span.port_busy.1).contains(&t) {
+            // Contention: another core holds the port while the sampled core waits for it.
+            let waiting =
+                span.access.is_some() && (span.access_from..span.access_until).contains(&t);
+            if waiting && t < self.l1_busy_until {
                 self.delayed += 1;
                 continue;
             }
@@ -294,18 +301,16 @@ impl Daisychain {
 
 /// The span of one interpreted instruction of the sampled core, from the interpreter's
 /// notes ([`Marks`], clamped as [`crate::lines`] clamps them).
-pub(crate) fn span_of(pc: u32, from: u64, to: u64, m: &Marks, port: u64) -> Span {
+pub(crate) fn span_of(pc: u32, from: u64, to: u64, m: &Marks) -> Span {
     let fetched = m.fetched.clamp(from, to);
     let operands = m.operands.clamp(fetched, to);
     let issued = m.issued.clamp(operands, to);
-    let stored_l1 = matches!(m.access, Some((a, true)) if a < mmio::LOCAL_RAM_BASE);
     Span {
         pc,
         issue_from: issued,
         access_from: operands,
         access_until: issued,
         access: m.access,
-        port_busy: if stored_l1 { (issued, port) } else { (0, 0) },
     }
 }
 
@@ -431,9 +436,11 @@ mod tests {
         let span = Span {
             pc: 0x800,
             access: Some((0x5000, true)),
-            port_busy: (3, 6),
+            access_from: 0,
+            access_until: 5,
             ..Span::default()
         };
+        d.l1_busy_until = 6;
         d.observe(&span, 0, 10, &mut sink(&l1)).unwrap(); // due at 4 (busy), 8 (taken)
         assert_eq!((d.taken, d.delayed), (1, 1));
         d.observe(&span, 10, 20, &mut sink(&l1)).unwrap(); // due at 12

@@ -148,7 +148,7 @@ impl Hart {
                 t.charge(pc, from, core.time, &marks);
             }
             if sampled {
-                let span = crate::daisychain::span_of(pc, from, core.time, &marks, core.pipe.port);
+                let span = crate::daisychain::span_of(pc, from, core.time, &marks);
                 mem.sample(&span, from, core.time)?;
             }
             match r? {

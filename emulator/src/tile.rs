@@ -136,7 +136,6 @@ impl Tile {
             access_from: from,
             access_until: to,
             access: Some((addr, write)),
-            port_busy: (0, 0),
         };
         self.mem
             .sample(&span, from, to)
@@ -226,6 +225,15 @@ impl Tile {
     /// `horizon`, halts, or changes which cores run.
     fn run_hart(&mut self, i: usize, end: u64, horizon: u64) -> Result<(), Box<Fault>> {
         let port = l1_port(self.harts[i].risc);
+        if self.mem.samples(self.harts[i].risc) {
+            // Held past this core's own last access: another core's (L1 busy for a sample).
+            let mine = self.harts[i].core.pipe.port;
+            self.mem.daisychain().l1_busy_until = if self.ports[port] > mine {
+                self.ports[port]
+            } else {
+                0
+            };
+        }
         self.harts[i].core.horizon = horizon;
         self.harts[i].core.pipe.port = self.ports[port];
         let retired = self.harts[i].core.instret;

@@ -8,8 +8,9 @@
 //! that core's code: an idle or halted core) and arms the next core of the op on that tile.
 //! In each window the tiles sample different cores, and which tile samples which core
 //! moves pseudo-randomly (deterministically) from window to window, so no period of the
-//! kernels lines up with the rotation; the interval, too, moves within ±25 % of `N`, so a
-//! loop whose period divides `N` is not always caught at the same phase.
+//! kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
+//! changing per window, so a loop whose period divides `N` is not always caught at the
+//! same phase (`pick_interval`).
 //!
 //! A line's share of its kernel is `k` of the kernel's `n` samples, with a 95 % interval
 //! ([`interval`]: the wider of the binomial one and the spread between windows). With `--lines` too, the report sets each share
@@ -90,7 +91,7 @@ pub const DEFAULT_COUNT: u32 = 16;
 /// How to sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SampleConfig {
-    /// `N`: a sample every `N` cycles (2..=256), varied by ±25 % per window.
+    /// `N`: a sample every `N` cycles (2..=256), a prime near it per window.
     pub interval: u32,
     /// Each tile's buffer: where and how many samples per window.
     pub buffer: Buffer,
@@ -242,14 +243,12 @@ impl Sampler {
         let w = self.window;
         self.window += 1;
         let n = self.cfg.interval;
-        let spread = n / 4;
         let shift = mix(w);
         for (k, t) in l.tiles.iter().enumerate() {
             // Tiles sample different cores; which one moves pseudo-randomly from window to
             // window, so no period of the kernels lines up with the rotation.
             let kernel = ((shift % l.kernels.len() as u64) as usize + k) % l.kernels.len();
-            let jitter = mix(shift ^ k as u64) % (2 * spread as u64 + 1);
-            let interval = (n - spread + jitter as u32).clamp(2, 256);
+            let interval = pick_interval(n, mix(shift ^ k as u64));
             daisy::arm(mem, 0, *t, l.kernels[kernel].0, self.cfg.buffer, interval)?;
             l.armed[k] = Some((kernel, interval));
         }
@@ -292,6 +291,24 @@ impl Sampler {
             }
         }
         Ok(())
+    }
+}
+
+/// The interval of one window: a prime within ±25 % of `n` (inside 2..=256), chosen by
+/// `r`. A prime shares no factor with a loop's period shorter than it, so successive
+/// samples walk through every phase of the loop instead of catching the same instruction
+/// (a loop of 8 cycles sampled every 16 would show one instruction only). `n` itself when
+/// no prime is in reach.
+fn pick_interval(n: u32, r: u64) -> u32 {
+    let lo = (n - n / 4).max(2);
+    let hi = (n + n / 4).min(256);
+    let primes: Vec<u32> = (lo..=hi)
+        .filter(|&p| (2..p).take_while(|d| d * d <= p).all(|d| p % d != 0))
+        .collect();
+    if primes.is_empty() {
+        n
+    } else {
+        primes[(r % primes.len() as u64) as usize]
     }
 }
 
@@ -407,6 +424,16 @@ mod tests {
         let (lo, hi) = wilson(0, 100);
         assert_eq!(lo, 0.0);
         assert!(hi > 0.0 && hi < 0.05);
+    }
+
+    #[test]
+    fn intervals_are_primes_near_n() {
+        for r in 0..50 {
+            let p = pick_interval(64, mix(r));
+            assert!((48..=80).contains(&p) && (2..p).all(|d| p % d != 0), "{p}");
+        }
+        assert_eq!(pick_interval(2, 7), 2);
+        assert!(pick_interval(256, 3) <= 256);
     }
 
     #[test]
