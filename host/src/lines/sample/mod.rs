@@ -303,7 +303,11 @@ fn pick_interval(n: u32, r: u64) -> u32 {
     let lo = (n - n / 4).max(2);
     let hi = (n + n / 4).min(256);
     let primes: Vec<u32> = (lo..=hi)
-        .filter(|&p| (2..p).take_while(|d| d * d <= p).all(|d| !p.is_multiple_of(d)))
+        .filter(|&p| {
+            (2..p)
+                .take_while(|d| d * d <= p)
+                .all(|d| !p.is_multiple_of(d))
+        })
         .collect();
     if primes.is_empty() {
         n
@@ -430,7 +434,10 @@ mod tests {
     fn intervals_are_primes_near_n() {
         for r in 0..50 {
             let p = pick_interval(64, mix(r));
-            assert!((48..=80).contains(&p) && (2..p).all(|d| !p.is_multiple_of(d)), "{p}");
+            assert!(
+                (48..=80).contains(&p) && (2..p).all(|d| !p.is_multiple_of(d)),
+                "{p}"
+            );
         }
         assert_eq!(pick_interval(2, 7), 2);
         assert!(pick_interval(256, 3) <= 256);
