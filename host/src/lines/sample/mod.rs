@@ -30,7 +30,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use daisy::Buffer;
-pub use report::Agreement;
+pub use report::{Agreement, COMPARED_ABOVE, WITHIN_PP};
 
 /// The report.
 pub const SAMPLES_FILE: &str = "ttprof_samples.txt";
