@@ -217,6 +217,22 @@ pub struct RunArgs {
     /// `-DTTPROF_BACKEND_TIMESTAMPER`; an ELF given as a file must have been built so.
     #[arg(long, default_value = "ring", value_parser = Backend::parse)]
     pub backend: Backend,
+    /// Sampled line profile, the way a card can take it: each tile's debug daisychain
+    /// writes the pc of one of its cores every N cycles (2..256, varied by +-25 % per
+    /// window) into L1; the host reads the samples and arms the next core every window
+    /// (--sample-count x N cycles) and launch, and writes ttprof_samples.txt (per line:
+    /// samples, share and its 95 % interval), ttprof_samples.folded, ttprof_samples_flame.svg
+    /// and ttprof_samples.parquet. With --lines too, each share is set beside the exact one
+    /// and the agreement is printed. The sampled cores run on the interpreter.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=256))]
+    pub sample: Option<u32>,
+    /// Samples per window and tile (16 bytes of L1 each).
+    #[arg(long, value_name = "C", default_value_t = ttprof::lines::sample::DEFAULT_COUNT, requires = "sample")]
+    pub sample_count: u32,
+    /// L1 address of each tile's sample buffer (16-byte aligned; the buffer must end
+    /// within the low 1 MiB and not overlap the kernels' data).
+    #[arg(long, value_name = "ADDR", default_value = "0xFF000", value_parser = parse_sample_buffer, requires = "sample")]
+    pub sample_buffer: u32,
     /// Output directory.
     #[arg(long, default_value = "target/ttprof-run")]
     pub out: PathBuf,
@@ -497,6 +513,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     cfg.lines = args.lines;
     cfg.backend = args.backend;
     cfg.timeout = (!timeout.is_zero()).then_some(timeout);
+    if let Some(n) = args.sample {
+        let mut s = ttprof::lines::sample::SampleConfig::new(n);
+        s.buffer = ttprof::lines::sample::Buffer {
+            addr: args.sample_buffer,
+            count: args.sample_count,
+        };
+        s.check().map_err(Error::Other)?;
+        cfg.sample = Some(s);
+    }
     cfg.dataset = args.dataset.dataset()?;
     cfg.settings.policy = match policy {
         Some(PolicyArg::Block) => Policy::Block,
@@ -546,6 +571,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         r.zones(),
         r.bus_bytes_per_payload_byte().unwrap_or(0.0)
     );
+    if let Some(a) = &profile.agreement {
+        println!("{a}");
+    }
     println!("wrote:");
     for p in profile.files() {
         println!("  {}", p.display());
@@ -790,6 +818,10 @@ fn parse_l1(s: &str) -> Result<L1Input> {
             parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?,
         )),
     }
+}
+
+fn parse_sample_buffer(s: &str) -> std::result::Result<u32, String> {
+    parse_u32(s).ok_or_else(|| format!("{s:?} is not an address (decimal or 0x hex)"))
 }
 
 pub(crate) fn parse_u32(s: &str) -> Option<u32> {

@@ -70,7 +70,7 @@ impl Hart {
         self.core.limit = limit;
         mem.risc = self.risc;
         #[cfg(all(target_arch = "x86_64", unix))]
-        if self.jit.is_some() {
+        if self.jit.is_some() && !mem.samples(self.risc) {
             return crate::jit::run(self, mem, zicsr);
         }
         self.interpret(mem, zicsr, true)
@@ -84,7 +84,7 @@ impl Hart {
         zicsr: bool,
         mut check: bool,
     ) -> Result<Exit, FaultKind> {
-        if self.lines.is_some() {
+        if self.lines.is_some() || mem.samples(self.risc) {
             return self.interpret_lines(mem, zicsr, check);
         }
         let limit = self.core.limit;
@@ -115,7 +115,8 @@ impl Hart {
     }
 
     /// [`Hart::interpret`] in lines mode: charges every cycle the clock advances to the
-    /// instruction that advanced it, by cause ([`crate::lines`]).
+    /// instruction that advanced it, by cause ([`crate::lines`]), and hands the span to the
+    /// debug daisychain when it samples this core ([`crate::daisychain`]).
     fn interpret_lines(
         &mut self,
         mem: &mut TileMem,
@@ -124,6 +125,7 @@ impl Hart {
     ) -> Result<Exit, FaultKind> {
         let limit = self.core.limit;
         let start = self.start_time;
+        let sampled = mem.samples(self.risc);
         let Hart {
             core,
             local,
@@ -134,9 +136,7 @@ impl Hart {
             ..
         } = self;
         let base = *fetch_base;
-        let Some(table) = lines.as_deref_mut() else {
-            return Err(FaultKind::IllegalInstruction);
-        };
+        let mut table = lines.as_deref_mut();
         loop {
             if check && core.time >= limit {
                 return Ok(Exit::Limit);
@@ -144,7 +144,13 @@ impl Hart {
             let (pc, from) = (core.pc, core.time);
             let mut marks = Marks::default();
             let r = step::<true>(core, code, local, csrs, base, start, mem, zicsr, &mut marks);
-            table.charge(pc, from, core.time, &marks);
+            if let Some(t) = table.as_deref_mut() {
+                t.charge(pc, from, core.time, &marks);
+            }
+            if sampled {
+                let span = crate::daisychain::span_of(pc, from, core.time, &marks);
+                mem.sample(&span, from, core.time)?;
+            }
             match r? {
                 Flow::Next => check = false,
                 Flow::Transfer => check = true,
@@ -313,6 +319,9 @@ fn step<const LINES: bool>(
                 };
                 let addr = mem.aligned(ea, size, false)?;
                 let region = pipeline::region(addr, l1, local_len);
+                if LINES {
+                    marks.access = Some((addr, false));
+                }
                 access!(region, true);
                 let v = match size {
                     1 => mem.load::<1>(local, addr, t),
@@ -346,6 +355,9 @@ fn step<const LINES: bool>(
                 };
                 let addr = mem.aligned(ea, size, true)?;
                 let region = pipeline::region(addr, l1, local_len);
+                if LINES {
+                    marks.access = Some((addr, true));
+                }
                 access!(region, false);
                 let stored = match size {
                     1 => mem.store::<1>(local, addr, b, t),
@@ -438,6 +450,9 @@ fn step<const LINES: bool>(
             }
             // `.ttinsn`: exactly a `sw` of the Tensix instruction word to INSTRN_BUF_BASE.
             Op::TtInsn => {
+                if LINES {
+                    marks.access = Some((INSTRN_BUF_BASE, true));
+                }
                 access!(Region::Mmio, false);
                 match mem.store::<4>(local, INSTRN_BUF_BASE, imm, t) {
                     Err(FaultKind::Blocked { addr, write }) => {

@@ -99,6 +99,9 @@ pub enum FaultKind {
     /// or in a code region, or a narrow store to one of its registers. The message says
     /// which (see `src/timestamper.rs`).
     Timestamper(String),
+    /// A debug daisychain write into L1 the emulator cannot carry out (a slot in a code
+    /// region or outside L1; see `src/daisychain.rs`).
+    Daisychain(String),
 }
 
 impl fmt::Display for FaultKind {
@@ -168,6 +171,7 @@ impl fmt::Display for FaultKind {
                 "Tensix thread T{thread} cannot execute {mnemonic} ({word:#010x}) at its wait gate (pushed by {risc}, or out of a MOP/REPLAY it pushed): {problem}"
             ),
             FaultKind::Timestamper(what) => write!(f, "debug timestamper: {what}"),
+            FaultKind::Daisychain(what) => write!(f, "debug daisychain: {what}"),
         }
     }
 }

@@ -4,11 +4,14 @@
 //!
 //! The tile's debug timestamper registers are reachable the same way (a card's NoC
 //! address space has them at the cores' addresses), so a host can drain its buffers.
+//! The debug daisychain's registers too, so a host can program sampling and read
+//! `DBG_RD_DATA` ([`crate::daisychain`]).
 //!
 //! These take `&self` so that a hook of [`Device::run_with_hook`] can drain rings and
 //! write consumer positions while the tiles are paused. They go through the same shared
 //! mapping as the cores, with the same atomic accesses (see [`crate::memory`]).
 
+use crate::daisychain::Daisychain;
 use crate::device::Device;
 use crate::fault::EmuError;
 use crate::timestamper::Timestamper;
@@ -51,6 +54,12 @@ impl Device {
             self.bytes_read.fetch_add(4, Ordering::Relaxed);
             return Ok(self.stamper(i).host_read(addr));
         }
+        if Daisychain::owns(addr) {
+            let i = self.tile_index(chip, tile)?;
+            self.bytes_read.fetch_add(4, Ordering::Relaxed);
+            let d = self.tiles[i].mem.regs.daisychain.lock();
+            return Ok(d.unwrap_or_else(|e| e.into_inner()).read(addr));
+        }
         let i = self.check_window(chip, tile, addr, 1)?;
         self.bytes_read.fetch_add(4, Ordering::Relaxed);
         Ok(self.tiles[i].mem.l1.load::<4>(addr))
@@ -91,6 +100,28 @@ impl Device {
             return self.stamper(i).host_write(addr, value).map_err(|why| {
                 EmuError::Config(format!("host write on chip {chip} tile {tile}: {why}"))
             });
+        }
+        if Daisychain::owns(addr) {
+            let t = &self.tiles[self.tile_index(chip, tile)?];
+            // While a run is paused (a hook) the write lands at the tile's window end;
+            // between runs, sampling starts with the next run.
+            let at = t.any_running().then_some(t.now);
+            let (l1, code) = (t.mem.l1, &t.mem.code);
+            let mut d = t
+                .mem
+                .regs
+                .daisychain
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            return d
+                .write(addr, value, at, &mut |a, w| {
+                    crate::timestamper::write_unit(&l1, code, a, w)
+                })
+                .map_err(|why| {
+                    EmuError::Config(format!(
+                        "host write to the debug daisychain of chip {chip} tile {tile}: {why}"
+                    ))
+                });
         }
         let i = self.check_window(chip, tile, addr, 1)?;
         let t = &self.tiles[i];

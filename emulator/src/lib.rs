@@ -53,6 +53,7 @@ pub mod asm;
 mod clock;
 mod config;
 mod csr;
+mod daisychain;
 pub mod decode;
 mod device;
 mod devices;

@@ -67,6 +67,8 @@ pub(crate) struct Marks {
     pub issued: u64,
     /// Extra cycles of a mispredicted branch (0 otherwise).
     pub mispredict: u64,
+    /// A load's or store's (address, write), for the debug daisychain's samples.
+    pub access: Option<(u32, bool)>,
 }
 
 /// Cycles per instruction and cause of one core, indexed by `(pc - base) / 4`.
@@ -158,6 +160,7 @@ mod tests {
             operands: 20,
             issued: 23,
             mispredict: 2,
+            access: None,
         };
         t.charge(0x104, 10, 26, &m);
         let r = t.nonzero();

@@ -18,12 +18,15 @@
 //!   `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE` is storage that the PCBufs read.
 //! * `TIMESTAMP` .. `TIMESTAMP_BUF1_END` (0xFFB121FC..0xFFB12214): the debug timestamper
 //!   ([`crate::timestamper`]), one per tile, its counter the wall clock at the access.
+//! * `DBG_BUS_CNTL`, `DBG_L1_MEM_REG0..2`, `DBG_RD_DATA`: the debug daisychain
+//!   ([`crate::daisychain`]), one per tile.
 //! * Any other address of the debug block and the NoC windows (with the NoC model off)
 //!   reads back what was last written (0 at first). No NoC transaction is modelled here.
 //!
 //! Every access says which core makes it: the mailboxes, the PCBufs and the GPR window map
 //! differently per core, and some windows do not exist for some cores.
 
+use crate::daisychain::Daisychain;
 use crate::devices::{target, Devices, Target};
 use crate::fault::FaultKind;
 use crate::timestamper::{Timestamper, UnitSink};
@@ -51,6 +54,9 @@ pub(crate) struct TileRegs {
     /// host's accesses ([`crate::Device::read_u32`] while the tiles are paused); a core
     /// reaches it through `&mut self` ([`Mutex::get_mut`]), so the lock costs it nothing.
     pub timestamper: Mutex<Timestamper>,
+    /// The debug daisychain. Behind a lock only for the host's accesses while the tiles
+    /// are paused; a core reaches it through `&mut self` (`Mutex::get_mut`).
+    pub daisychain: Mutex<Daisychain>,
     /// Plain register storage, by word address.
     pub(crate) other: BTreeMap<u32, u32>,
     pub(crate) dev: Devices,
@@ -88,6 +94,11 @@ impl TileRegs {
                 mmio::WALL_CLOCK_H => self.latched_hi,
                 mmio::SOFT_RESET_0 => self.soft_reset,
                 mmio::INSTRN_BUF_STATUS => self.dev.tensix.status(time)?,
+                a if Daisychain::owns(a) => self
+                    .daisychain
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .read(a),
                 a if Timestamper::owns(a) => {
                     let counter = self.wall(time);
                     self.stamper().read(a, counter)
@@ -144,6 +155,12 @@ impl TileRegs {
                     self.stamper().write(a, word, counter, unit)?;
                 }
                 mmio::SOFT_RESET_0 => self.pending_reset = Some(word),
+                a if Daisychain::owns(a) => self
+                    .daisychain
+                    .get_mut()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .write(a, word, Some(time), unit)
+                    .map_err(FaultKind::Daisychain)?,
                 mmio::INSTRN_BUF_CTRL0 => {
                     let raised = word & !self.stored(addr_w);
                     if let Some(thread) =

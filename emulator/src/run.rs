@@ -138,6 +138,16 @@ impl Device {
             hook(self);
             segment += 1;
         }
+        // The daisychains' samples still due show idle cores (crate::daisychain).
+        if let Some(fault) = self
+            .tiles
+            .iter_mut()
+            .find_map(|t| t.sample_idle(u64::MAX).err())
+        {
+            self.image.set_status(STATUS_FINISHED | STATUS_FAULTED);
+            self.finish_clocks();
+            return Err(EmuError::Fault(fault));
+        }
         self.drain_noc();
         self.image.set_status(STATUS_FINISHED);
         let ends = self.finish_clocks();

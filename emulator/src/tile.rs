@@ -97,6 +97,49 @@ impl Tile {
         }
         self.mem.regs.soft_reset = reset;
         self.mem.regs.pending_reset = None;
+        self.mem.daisychain().run_start(start);
+    }
+
+    /// The debug daisychain's samples of a core that does not run until `to` (`u64::MAX`:
+    /// the run ended), see [`crate::daisychain`].
+    pub fn sample_idle(&mut self, to: u64) -> Result<(), Box<Fault>> {
+        let Some(risc) = self.mem.daisychain().sampled() else {
+            return Ok(());
+        };
+        if to != u64::MAX && self.hart(risc).is_running() {
+            return Ok(());
+        }
+        self.mem
+            .sample_idle(to)
+            .map_err(|kind| self.fault(risc.index(), kind))
+    }
+
+    /// The daisychain's samples while the tile holds core `i` on a FIFO from `from` to its
+    /// clock now.
+    fn sample_hold(
+        &mut self,
+        i: usize,
+        from: u64,
+        addr: u32,
+        write: bool,
+    ) -> Result<(), Box<Fault>> {
+        let (risc, to, pc) = {
+            let h = &self.harts[i];
+            (h.risc, h.core.time, h.core.pc)
+        };
+        if !self.mem.samples(risc) {
+            return Ok(());
+        }
+        let span = crate::daisychain::Span {
+            pc,
+            issue_from: to,
+            access_from: from,
+            access_until: to,
+            access: Some((addr, write)),
+        };
+        self.mem
+            .sample(&span, from, to)
+            .map_err(|kind| self.fault(i, kind))
     }
 
     /// Runs until every core has stopped or the tile's window reaches `limit`. Returns the
@@ -120,9 +163,11 @@ impl Tile {
                 self.code_dirty.store(true, Ordering::Release);
                 self.refresh_code();
             }
-            self.run_window(end).inspect_err(|_| {
-                abort.fetch_min(self.global, Ordering::Relaxed);
-            })?;
+            self.run_window(end)
+                .and_then(|()| self.sample_idle(end))
+                .inspect_err(|_| {
+                    abort.fetch_min(self.global, Ordering::Relaxed);
+                })?;
             self.now = end;
         }
         Ok(())
@@ -180,6 +225,15 @@ impl Tile {
     /// `horizon`, halts, or changes which cores run.
     fn run_hart(&mut self, i: usize, end: u64, horizon: u64) -> Result<(), Box<Fault>> {
         let port = l1_port(self.harts[i].risc);
+        if self.mem.samples(self.harts[i].risc) {
+            // Held past this core's own last access: another core's (L1 busy for a sample).
+            let mine = self.harts[i].core.pipe.port;
+            self.mem.daisychain().l1_busy_until = if self.ports[port] > mine {
+                self.ports[port]
+            } else {
+                0
+            };
+        }
         self.harts[i].core.horizon = horizon;
         self.harts[i].core.pipe.port = self.ports[port];
         let retired = self.harts[i].core.instret;
@@ -202,7 +256,9 @@ impl Tile {
                 if let Some(at) = push {
                     let h = &mut self.harts[i];
                     h.stuck = None;
+                    let from = h.core.time;
                     h.core.time = at.max(h.core.time + 1);
+                    self.sample_hold(i, from, addr, write)?;
                     return self.check_budget(i);
                 }
                 if cop.is_some() {
@@ -221,7 +277,9 @@ impl Tile {
                 let h = &mut self.harts[i];
                 let held = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
                 h.charge_fifo_wait(held - h.core.time);
+                let from = h.core.time;
                 h.core.time = held;
+                self.sample_hold(i, from, addr, write)?;
                 if self
                     .harts
                     .iter()

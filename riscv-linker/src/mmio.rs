@@ -167,6 +167,105 @@ pub const TRISC_PC_BUF_OVERRIDE: u32 = 0xFFB1_2090;
 pub const INSTRN_BUF_CTRL0: u32 = 0xFFB1_20A0;
 /// `RISCV_DEBUG_REG_INSTRN_BUF_CTRL1`: the instruction a debug-bus push pushes.
 pub const INSTRN_BUF_CTRL1: u32 = 0xFFB1_20A4;
+/// `RISCV_DEBUG_REG_DBG_L1_MEM_REG0`: the debug daisychain's first (or only) L1 slot, as
+/// an L1 byte address / 16 (low 1 MiB). See [`daisychain`].
+pub const DBG_L1_MEM_REG0: u32 = 0xFFB1_2048;
+/// `RISCV_DEBUG_REG_DBG_L1_MEM_REG1`: first slot + sample count (sampling mode).
+pub const DBG_L1_MEM_REG1: u32 = 0xFFB1_204C;
+/// `RISCV_DEBUG_REG_DBG_L1_MEM_REG2`: `WriteMode` (bits 0-3), `SamplingInterval` (4-11,
+/// `N - 1`), `WriteTrigger` (12).
+pub const DBG_L1_MEM_REG2: u32 = 0xFFB1_2050;
+/// `RISCV_DEBUG_REG_DBG_BUS_CNTL_REG`: `SignalSel` (bits 0-15), `DaisySel` (16-23),
+/// `Read32Sel` (25-26), `Enabled` (29).
+pub const DBG_BUS_CNTL: u32 = 0xFFB1_2054;
+/// `RISCV_DEBUG_REG_DBG_RD_DATA`: the 32 bits of the selected 128 that `Read32Sel` picks.
+pub const DBG_RD_DATA: u32 = 0xFFB1_205C;
+
+pub mod daisychain {
+    //! Fields and values of the debug daisychain's registers ([`super::DBG_BUS_CNTL`],
+    //! [`super::DBG_L1_MEM_REG2`]), with the names of tt-isa-documentation's
+    //! `WormholeB0/TensixTile/DebugDaisychain.md` (register offsets as in tt-exalens).
+    use crate::Risc;
+
+    /// `DBG_BUS_CNTL_REG.Enabled`.
+    pub const ENABLED: u32 = 1 << 29;
+    /// `DBG_BUS_CNTL_REG.DaisySel` shift.
+    pub const DAISY_SEL_SHIFT: u32 = 16;
+    /// `DBG_BUS_CNTL_REG.Read32Sel` shift (2 bits).
+    pub const READ32_SEL_SHIFT: u32 = 25;
+    /// `DaisySel` of the RISC-V execution state groups.
+    pub const DAISY_RISCV: u32 = 7;
+    /// `SignalSel` of the self-test pattern (any valid `DaisySel`).
+    pub const SIGNAL_SELF_TEST: u32 = 255;
+    /// `DBG_L1_MEM_REG2.WriteMode`: prepare (latch `REG0` as the next slot).
+    pub const MODE_PREPARE: u32 = 0xF;
+    /// `WriteMode`: each trigger writes the same slot.
+    pub const MODE_SAME: u32 = 0;
+    /// `WriteMode`: each trigger writes the next slot.
+    pub const MODE_NEXT: u32 = 1;
+    /// `WriteMode`: sample every `N` cycles, `c` slots.
+    pub const MODE_SAMPLE: u32 = 4;
+    /// `DBG_L1_MEM_REG2.SamplingInterval` shift (8 bits, `N - 1`).
+    pub const INTERVAL_SHIFT: u32 = 4;
+    /// `DBG_L1_MEM_REG2.WriteTrigger`.
+    pub const TRIGGER: u32 = 1 << 12;
+    /// Samples land in the low 1 MiB of L1.
+    pub const L1_LIMIT: u32 = 1 << 20;
+    /// Bytes of one sample (128 bits).
+    pub const SAMPLE_BYTES: u32 = 16;
+    /// Sampling intervals software should use (`N = 1` may take one sample too many).
+    pub const INTERVALS: core::ops::RangeInclusive<u32> = 2..=256;
+
+    /// Whether `addr` is one of the daisychain's registers (what a host reaches of it through
+    /// a tile's NoC window).
+    pub const fn is_register(addr: u32) -> bool {
+        matches!(
+            addr,
+            super::DBG_BUS_CNTL
+                | super::DBG_L1_MEM_REG0
+                | super::DBG_L1_MEM_REG1
+                | super::DBG_L1_MEM_REG2
+                | super::DBG_RD_DATA
+        )
+    }
+
+    /// `SignalSel` of group A (pc about to retire, the load/store unit's request, the
+    /// frontend's fetch pc) of `risc`.
+    pub const fn group_a(risc: Risc) -> u32 {
+        match risc {
+            Risc::Brisc => 10,
+            Risc::Trisc0 => 12,
+            Risc::Trisc1 => 14,
+            Risc::Trisc2 => 16,
+            Risc::Ncrisc => 24,
+        }
+    }
+
+    /// `SignalSel` of group D (PCBuf, MOP expander, coprocessor and wait bits) of a TRISC.
+    pub const fn group_d(risc: Risc) -> Option<u32> {
+        match risc {
+            Risc::Trisc0 => Some(19),
+            Risc::Trisc1 => Some(21),
+            Risc::Trisc2 => Some(23),
+            _ => None,
+        }
+    }
+
+    /// Group A, bit 31 of word 0: the instruction about to retire may leave the load/store
+    /// unit (the pc in bits 0-30 is then valid).
+    pub const A_RETIRING: u32 = 1 << 31;
+    /// Group A, word 1 bit 30 (bit 62): the load/store unit is trying to emit a read.
+    pub const A_LSU_READ: u32 = 1 << 30;
+    /// Group A, word 1 bit 31 (bit 63): the load/store unit is trying to emit a write.
+    pub const A_LSU_WRITE: u32 = 1 << 31;
+    /// Group D, word 0 bit 30: the TRISC waits on a TTSync read.
+    pub const D_TTSYNC_WAIT: u32 = 1 << 30;
+    /// Group D, word 0 bit 31: the TRISC waits on a read from its PCBuf.
+    pub const D_PCBUF_WAIT: u32 = 1 << 31;
+    /// Group D, word 0 bit 26: the coprocessor has in-flight instructions from the thread.
+    pub const D_COPROCESSOR_BUSY: u32 = 1 << 26;
+}
+
 /// `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` (read-only): bits 0-2 "FIFO before thread i's replay
 /// expander not full", bits 4-6 "that FIFO empty".
 pub const INSTRN_BUF_STATUS: u32 = 0xFFB1_20A8;
@@ -278,6 +377,9 @@ mod tests {
             INSTRN_BUF_CTRL1,
             INSTRN_BUF_STATUS,
             SOFT_RESET_0,
+            DBG_L1_MEM_REG0,
+            DBG_BUS_CNTL,
+            DBG_RD_DATA,
         ] {
             assert!(r.wrapping_sub(DEBUG_REGS_BASE) < DEBUG_REGS_SIZE);
         }

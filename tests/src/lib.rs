@@ -153,6 +153,7 @@ pub fn demo_scenario(arch: Arch, out: &Path) -> Scenario {
     Scenario {
         lines: false,
         backend: Default::default(),
+        sample: None,
         arch,
         grid: (2, 2),
         ops: ops::sequence(4),

@@ -61,6 +61,7 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
     let s = Scenario {
         lines: false,
         backend: Default::default(),
+        sample: None,
         arch,
         grid,
         ops: ops::sequence(4),

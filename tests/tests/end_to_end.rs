@@ -283,6 +283,7 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
     let s = Scenario {
         lines: false,
         backend: Default::default(),
+        sample: None,
         arch,
         grid,
         ops: OPS.to_vec(),

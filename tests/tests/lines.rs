@@ -178,3 +178,105 @@ void MAIN {
     }
     assert!(text.contains("load-use"), "the volatile load's use: {text}");
 }
+
+/// One row of ttprof_samples.txt: (share, interval low, high, exact), in percent.
+fn sampled_rows(text: &str) -> Vec<(f64, f64, f64, f64, String)> {
+    let pct = |s: &str| s.trim_end_matches('%').parse::<f64>().unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("  ") && l.contains('%') && !l.contains("samples"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (lo, hi) = f[2].trim_end_matches('%').split_once('-').unwrap();
+            (
+                pct(f[1]),
+                lo.parse().unwrap(),
+                hi.parse().unwrap(),
+                pct(f[3]),
+                l.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `--sample`: the daisychain's samples of a small C++ kernel on three TRISCs, rotated
+/// between them, agree with the exact line shares of the same run within the interval the
+/// report computes, and sampling changes nothing in the run (its zones are the same).
+#[test]
+fn sampled_shares_agree_with_exact_within_their_interval() {
+    let dir = workspace().join("target/test-lines/sampled");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("compute.cpp"),
+        r#"
+#include <cstdint>
+#include "tools/profiler/kernel_profiler.hpp"
+static volatile uint32_t sink;
+namespace NAMESPACE {
+void MAIN {
+    uint32_t acc = 1;
+    for (uint32_t t = 0; t < get_arg_val<uint32_t>(0); t++) {
+        DeviceZoneScopedN("tile");
+        for (uint32_t i = 0; i < 200; i++) {
+            acc = acc * 3 + sink;
+        }
+        for (uint32_t i = 0; i < 100; i++) {
+            sink = acc + i;
+        }
+    }
+    sink = acc;
+}
+}
+"#,
+    )
+    .unwrap();
+    let common = [
+        "--grid",
+        "2x1",
+        "--kernel",
+        "trisc=compute.cpp",
+        "--arg",
+        "trisc=40",
+        "--lines",
+    ];
+    let mut a = common.to_vec();
+    a.extend(["--sample", "64", "--out", "target/sampled"]);
+    run(&dir, &a);
+    let mut b = common.to_vec();
+    b.extend(["--out", "target/exact"]);
+    run(&dir, &b);
+    let out = dir.join("target/sampled");
+    assert_eq!(
+        zone_cycles(&out.join("profile_log_device.csv")),
+        zone_cycles(&dir.join("target/exact/profile_log_device.csv")),
+        "sampling changed the run"
+    );
+    let text = std::fs::read_to_string(out.join("ttprof_samples.txt")).unwrap();
+    for risc in ["TRISC_0", "TRISC_1", "TRISC_2"] {
+        assert!(text.contains(&format!("| {risc} |")), "{risc}: {text}");
+    }
+    let rows = sampled_rows(&text);
+    let compared: Vec<_> = rows.iter().filter(|r| r.3 > 5.0).collect();
+    assert!(compared.len() >= 6, "two hot lines per kernel: {text}");
+    for (share, lo, hi, exact, row) in &compared {
+        assert!(lo <= share && share <= hi, "{row}");
+        assert!(
+            lo - 0.05 <= *exact && *exact <= hi + 0.05,
+            "the exact share lies outside the sampled one's 95 % interval: {row}\n{text}"
+        );
+    }
+    assert!(
+        text.contains(&format!(
+            "{} line(s) above 5 % in 3 kernel(s)",
+            compared.len()
+        )),
+        "{text}"
+    );
+    for f in [
+        "ttprof_samples.folded",
+        "ttprof_samples_flame.svg",
+        "ttprof_samples.parquet",
+    ] {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 0, "{f}");
+    }
+}

@@ -39,6 +39,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
     let s = Scenario {
         lines: false,
         backend: Default::default(),
+        sample: None,
         arch,
         grid: (2, 1),
         ops: ops::sequence(2),

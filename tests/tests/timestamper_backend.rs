@@ -51,6 +51,7 @@ fn run(backend: Backend) -> (ttprof::session::FinishedSession, Markers, u64) {
     let _ = std::fs::remove_dir_all(&out);
     let elfs = scenario::build_kernels_for(arch, backend, &out.join("kernels")).unwrap();
     let s = Scenario {
+        sample: None,
         arch,
         grid: (2, 2),
         ops: ops::sequence(4),

@@ -63,7 +63,7 @@ pub fn launch(arch: Arch, elf: &Path, run: &BenchRun, dir: &Path) -> Fallible<La
     launch_with(arch, elf, run, dir, Backend::Ring)
 }
 
-/// [`launch`] for a kernel built for `backend`: with the timestamper, the host owns the
+/// [`launch()`] for a kernel built for `backend`: with the timestamper, the host owns the
 /// tile's timestamper, drains it with the ring and merges its zones into the readout.
 pub fn launch_with(
     arch: Arch,

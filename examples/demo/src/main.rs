@@ -58,6 +58,14 @@ struct Args {
     /// (the tile's debug timestamper, two stores per zone; needs `--consumer in-process`).
     #[arg(long, default_value = "ring", value_parser = Backend::parse)]
     backend: Backend,
+    /// Sampled line profile through each tile's debug daisychain, a sample every N cycles
+    /// (ttprof_samples.txt, .folded, _flame.svg, .parquet); with --lines, how it agrees
+    /// with the exact one.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=256))]
+    sample: Option<u32>,
+    /// Samples per window and tile with --sample.
+    #[arg(long, value_name = "C", requires = "sample")]
+    sample_count: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -91,6 +99,13 @@ fn run(args: &Args) -> Fallible<()> {
         clock: scenario::realistic_clock(args.arch),
         lines: args.lines,
         backend: args.backend,
+        sample: args.sample.map(|n| {
+            let mut c = ttprof::lines::sample::SampleConfig::new(n);
+            if let Some(count) = args.sample_count {
+                c.buffer.count = count;
+            }
+            c
+        }),
     };
     let mut s = s;
     if let Some(text) = &args.dvfs {
@@ -114,6 +129,9 @@ fn run(args: &Args) -> Fallible<()> {
     );
     let issues: Vec<_> = profile.issues().cloned().collect();
     issue::print(&issues);
+    if let Some(a) = &profile.agreement {
+        println!("\n{a}");
+    }
     println!("\nwrote:");
     for p in profile.files() {
         println!("  {}", p.display());

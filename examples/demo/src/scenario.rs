@@ -154,6 +154,9 @@ pub struct Scenario {
     pub lines: bool,
     /// Where the kernels record zones (they must be built for it: [`build_kernels_for`]).
     pub backend: Backend,
+    /// Sample the line profile through the daisychains every `N` cycles (`--sample N`,
+    /// [`ttprof::lines::sample`]).
+    pub sample: Option<ttprof::lines::sample::SampleConfig>,
 }
 
 /// A chip whose clock is not the nominal one, as real parts are: AICLK 1.5 % slow (0.985
@@ -286,6 +289,7 @@ pub fn run(
     cfg.sync_samples = SYNC_SAMPLES;
     cfg.lines = s.lines;
     cfg.backend = s.backend;
+    cfg.sample = s.sample;
     if s.clock.dvfs.iter().any(|steps| !steps.is_empty()) {
         cfg.sample_every_ns = DVFS_SAMPLE_NS;
         if cfg.drain_every_cycles > 0 {

@@ -4,7 +4,7 @@
 //! and speedscope read.
 
 use super::symbolize::Names;
-use super::{cause_name, LineProfile};
+use super::{Flavour, LineProfile};
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 
@@ -13,7 +13,7 @@ fn clean(s: &str) -> String {
     s.replace(';', ":").replace(['\n', '\r'], " ")
 }
 
-pub fn folded(p: &LineProfile, names: &Names) -> String {
+pub fn folded(p: &LineProfile, names: &Names, flavour: &Flavour) -> String {
     let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
     for (key, k) in &p.kernels {
         for (&pc, c) in &k.pcs {
@@ -28,7 +28,7 @@ pub fn folded(p: &LineProfile, names: &Names) -> String {
             for (i, &n) in c.iter().enumerate() {
                 if n > 0 {
                     *stacks
-                        .entry(format!("{stack};[{}]", cause_name(i)))
+                        .entry(format!("{stack};[{}]", (flavour.cause)(i)))
                         .or_default() += n;
                 }
             }
@@ -44,18 +44,18 @@ pub fn folded(p: &LineProfile, names: &Names) -> String {
     s
 }
 
-pub fn svg(folded: &str) -> Result<Vec<u8>> {
+pub fn svg(folded: &str, flavour: &Flavour) -> Result<Vec<u8>> {
     let mut opt = inferno::flamegraph::Options::default();
-    opt.title = "ttprof --lines: emulated cycles".into();
+    opt.title = flavour.title.into();
     opt.subtitle =
         Some("op ; RISC ; functions (inlined frames included) ; file:line ; [cause]".into());
-    opt.count_name = "cycles".into();
+    opt.count_name = flavour.count.into();
     let mut out = Vec::new();
     if folded.trim().is_empty() {
         // inferno refuses an empty profile; a page that says so is still a valid SVG.
         out.extend_from_slice(
             b"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"600\" height=\"40\">\
-              <text x=\"10\" y=\"25\">no cycles recorded</text></svg>\n",
+              <text x=\"10\" y=\"25\">nothing recorded</text></svg>\n",
         );
         return Ok(out);
     }

@@ -15,6 +15,7 @@
 //! * `ttprof_lines.parquet` (module `table`): one row per (op, RISC, kernel, pc, cause).
 
 mod flame;
+pub mod sample;
 mod symbolize;
 mod table;
 mod text;
@@ -38,6 +39,23 @@ pub const FOLDED_FILE: &str = "ttprof_cycles.folded";
 pub const FLAME_FILE: &str = "ttprof_flame.svg";
 /// One row per pc and cause.
 pub const PARQUET_FILE: &str = "ttprof_lines.parquet";
+
+/// How a profile's counts are named in its files: exact cycles or daisychain samples.
+pub(crate) struct Flavour {
+    /// The count's name (the Parquet column, the flame graph's unit).
+    pub count: &'static str,
+    /// The name of cause index `i`.
+    pub cause: fn(usize) -> &'static str,
+    /// The flame graph's title.
+    pub title: &'static str,
+}
+
+/// The exact profile's flavour.
+const EXACT: Flavour = Flavour {
+    count: "cycles",
+    cause: cause_name,
+    title: "ttprof --lines: emulated cycles",
+};
 
 /// Cycles per cause, in [`Cause`] index order.
 pub type Causes = [u64; CAUSES];
@@ -116,16 +134,33 @@ impl LineProfile {
         let text = text::render(self, &names);
         crate::atomic::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
         written.push(path);
-        let folded = flame::folded(self, &names);
-        let path = dir.join(FOLDED_FILE);
+        written.extend(self.write_tables(
+            dir,
+            &names,
+            [FOLDED_FILE, FLAME_FILE, PARQUET_FILE],
+            &EXACT,
+        )?);
+        Ok(written)
+    }
+
+    /// The folded stacks, the flame graph and the Parquet table, named `files`.
+    fn write_tables(
+        &self,
+        dir: &Path,
+        names: &symbolize::Names,
+        files: [&str; 3],
+        flavour: &Flavour,
+    ) -> Result<Vec<PathBuf>> {
+        let folded = flame::folded(self, names, flavour);
+        let path = dir.join(files[0]);
         crate::atomic::write_atomic(&path, |w| w.write_all(folded.as_bytes()))?;
-        written.push(path);
-        let path = dir.join(FLAME_FILE);
-        let svg = flame::svg(&folded)?;
+        let mut written = vec![path];
+        let path = dir.join(files[1]);
+        let svg = flame::svg(&folded, flavour)?;
         crate::atomic::write_atomic(&path, |w| w.write_all(&svg))?;
         written.push(path);
-        let path = dir.join(PARQUET_FILE);
-        table::write(self, &names, &path)?;
+        let path = dir.join(files[2]);
+        table::write(self, names, &path, flavour)?;
         written.push(path);
         Ok(written)
     }

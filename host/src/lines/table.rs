@@ -15,7 +15,7 @@
 //! | `cycles` | uint64 | cycles, over the op's cores |
 
 use super::symbolize::Names;
-use super::{cause_name, LineProfile};
+use super::{Flavour, LineProfile};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
@@ -24,7 +24,7 @@ use parquet::arrow::ArrowWriter;
 use std::path::Path;
 use std::sync::Arc;
 
-pub fn write(p: &LineProfile, names: &Names, path: &Path) -> Result<()> {
+pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> Result<()> {
     let (mut run, mut op, mut risc, mut kernel, mut pc) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut function, mut file, mut line, mut stack, mut cause, mut cycles) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
@@ -54,7 +54,7 @@ pub fn write(p: &LineProfile, names: &Names, path: &Path) -> Result<()> {
                 file.push(leaf.file.clone());
                 line.push(leaf.line);
                 stack.push(frames.join(";"));
-                cause.push(cause_name(i));
+                cause.push((flavour.cause)(i));
                 cycles.push(n);
             }
         }
@@ -70,7 +70,7 @@ pub fn write(p: &LineProfile, names: &Names, path: &Path) -> Result<()> {
         Field::new("line", DataType::UInt32, false),
         Field::new("stack", DataType::Utf8, false),
         Field::new("cause", DataType::Utf8, false),
-        Field::new("cycles", DataType::UInt64, false),
+        Field::new(flavour.count, DataType::UInt64, false),
     ]));
     let columns: Vec<ArrayRef> = vec![
         Arc::new(UInt32Array::from(run)),

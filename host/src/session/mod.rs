@@ -100,6 +100,9 @@ pub struct Config {
     /// Wall-clock limit from [`Session::start`] (`--timeout-s`): a launch still running then
     /// stops with a timeout fault naming every running core (`None`: no limit).
     pub timeout: Option<std::time::Duration>,
+    /// Sample the line profile through each tile's debug daisychain (`--sample N`,
+    /// [`crate::lines::sample`]): one core per tile at a time, rotated every window.
+    pub sample: Option<crate::lines::sample::SampleConfig>,
 }
 
 impl Config {
@@ -121,6 +124,7 @@ impl Config {
             lines: false,
             backend: Backend::Ring,
             timeout: None,
+            sample: None,
         }
     }
 }
@@ -179,6 +183,8 @@ pub struct Session {
     lines: Option<crate::lines::LineProfile>,
     /// Every tile's debug timestamper (`Config::backend` = timestamper).
     stamps: Option<Stamps>,
+    /// The daisychain sampler (`Config::sample`).
+    daisy: Option<crate::lines::sample::Sampler>,
 }
 
 impl Session {
@@ -198,11 +204,15 @@ impl Session {
         if cfg.backend == Backend::Timestamper && !cfg.settings.consumer {
             return Err(Error::Unsupported(
                 "the timestamper backend needs a consumer draining while kernels run (its buffers hold 64 KiB per \
-                 tile): drain_every_cycles must be positive (ttprof run --drain-every, the demo's --consumer \
+                 tile): drain_every_cycles must be positive (ttprof run --drain-every-cycles, the demo's --consumer \
                  in-process)"
                     .into(),
             ));
         }
+        let daisy = cfg
+            .sample
+            .map(|s| crate::lines::sample::Sampler::new(s, cfg.arch))
+            .transpose()?;
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
         dc.image = Some(out.join(IMAGE_FILE));
         dc.threads = cfg.threads;
@@ -260,6 +270,7 @@ impl Session {
             faults: Vec::new(),
             lines: cfg.lines.then(Default::default),
             stamps,
+            daisy,
             cfg,
         })
     }
@@ -399,13 +410,34 @@ impl Session {
                 )?;
             }
         }
+        if let Some(s) = self.daisy.as_mut() {
+            let kernels = images.iter().map(|(r, _, c)| (*r, c.clone())).collect();
+            s.start_launch(
+                &EmuMemory::new(&self.dev),
+                run_id,
+                &op.name,
+                &tiles,
+                kernels,
+            )?;
+        }
         let start = self.dev.host_time_ns() as u64;
         let mut drain_error = None;
-        let result = if self.cfg.drain_every_cycles > 0 {
-            let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
+        let drain_every = self.cfg.drain_every_cycles;
+        let window = self.daisy.as_ref().map(|s| s.config().window_cycles());
+        let result = if drain_every > 0 || window.is_some() {
+            // The hook runs every window when sampling; the drains keep their own period.
+            let every = match window {
+                Some(w) if drain_every > 0 => w.min(drain_every),
+                Some(w) => w,
+                None => drain_every,
+            };
+            let (drainer, sampler, daisy) = (&mut self.drainer, &mut self.sampler, &mut self.daisy);
             let stamps = &mut self.stamps;
-            self.dev
-                .run_with_hook(self.cfg.drain_every_cycles, &mut |dev| {
+            let mut at = 0u64;
+            self.dev.run_with_hook(every, &mut |dev| {
+                let before = at;
+                at += every;
+                if drain_every > 0 && at / drain_every != before / drain_every {
                     if drain_error.is_none() {
                         drain_error = drainer.drain().err();
                     }
@@ -413,10 +445,19 @@ impl Session {
                         drain_error = s.drain(&EmuMemory::new(dev)).err();
                     }
                     sampler.tick(&EmuClock::new(dev), dev.host_time_ns() as u64);
-                })
+                }
+                if let Some(s) = daisy.as_mut() {
+                    if drain_error.is_none() {
+                        drain_error = s.window(&EmuMemory::new(dev)).err();
+                    }
+                }
+            })
         } else {
             self.dev.run()
         };
+        if let Some(s) = self.daisy.as_mut() {
+            s.end_launch(&EmuMemory::new(&self.dev))?;
+        }
         let end = self.dev.host_time_ns() as u64;
         // What the last drain inside the run did not see (every core has flushed at exit).
         if let (None, Some(s)) = (&drain_error, self.stamps.as_mut()) {
@@ -560,6 +601,7 @@ impl Session {
             launched,
             lines,
             stamps,
+            daisy,
             ..
         } = self;
         drop(log);
@@ -620,6 +662,12 @@ impl Session {
         if let Some(lines) = &lines {
             written.lines = lines.write(&cfg.out)?;
         }
+        let mut agreement = None;
+        if let Some(d) = &daisy {
+            let (files, a) = d.profile().write(&cfg.out, lines.as_ref())?;
+            written.lines.extend(files);
+            agreement = a;
+        }
         let crate::profile::Profile {
             readout,
             sites: resolution,
@@ -639,6 +687,8 @@ impl Session {
             faults,
             launched,
             issues,
+            samples: daisy.map(|d| d.profile().clone()),
+            agreement,
         })
     }
 }
@@ -705,6 +755,11 @@ pub struct FinishedSession {
     /// Faults and clock-fit problems (readout, resolution and output issues are in their
     /// own structs; [`FinishedSession::issues`] lists them all).
     pub issues: Vec<Issue>,
+    /// The daisychain's samples (`Config::sample`).
+    pub samples: Option<crate::lines::sample::SampleProfile>,
+    /// How the sampled line shares agree with the exact ones (`Config::sample` with
+    /// `Config::lines`).
+    pub agreement: Option<crate::lines::sample::Agreement>,
 }
 
 impl FinishedSession {

@@ -1,6 +1,6 @@
 //! [`EmuMemory`]: the in-process emulator's device memory, through the interface a card's
-//! window offers: L1 words and, as on a card's NoC, the tile's debug timestamper registers
-//! (`riscv_linker::mmio::TIMESTAMP` ..= `TIMESTAMP_BUF1_END`). The device image file
+//! window offers: L1 words and, as on a card's NoC, the tile's debug registers - the
+//! timestamper's (`riscv_linker::mmio::TIMESTAMP` ..= `TIMESTAMP_BUF1_END`) and the daisychain's. The device image file
 //! ([`super::MappedImage`]) holds L1 only, so the timestamper backend drains in-process
 //! (the emulator's hook pauses the tiles; see `ttprof_emu::Device::run_with_hook`).
 

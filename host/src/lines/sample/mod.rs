@@ -1,0 +1,465 @@
+//! The line profile, sampled the way a card can take it (`ttprof run --sample N`): each
+//! tile's debug daisychain writes the pc of one core every `N` cycles into L1, the host
+//! rotates the sampled core between windows and names the pcs as `--lines` does.
+//!
+//! Per window (the session's hook, every `count * N` cycles, and the launch's end) and
+//! tile, [`Sampler`] reads what the daisychain wrote (module `daisy`), charges every sample
+//! to the kernel of the core it sampled (or to "outside the kernel" when its pc is not in
+//! that core's code: an idle or halted core) and arms the next core of the op on that tile.
+//! In each window the tiles sample different cores, and which tile samples which core
+//! moves pseudo-randomly (deterministically) from window to window, so no period of the
+//! kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
+//! changing per window, so a loop whose period divides `N` is not always caught at the
+//! same phase (`pick_interval`).
+//!
+//! A line's share of its kernel is `k` of the kernel's `n` samples, with a 95 % interval
+//! ([`interval`]: the wider of the binomial one and the spread between windows). With `--lines` too, the report sets each share
+//! beside the exact one ([`Agreement`]). Files (module `report` and the `--lines` writers):
+//! `ttprof_samples.txt`, `ttprof_samples.folded`, `ttprof_samples_flame.svg`,
+//! `ttprof_samples.parquet` (the `--lines` table with a `samples` column).
+
+pub mod daisy;
+mod report;
+
+use super::{Flavour, KernelKey, LineProfile, CAUSES};
+use crate::devmem::DeviceMemory;
+use crate::error::{Error, Result};
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub use daisy::Buffer;
+pub use report::{Agreement, COMPARED_ABOVE, WITHIN_PP};
+
+/// The report.
+pub const SAMPLES_FILE: &str = "ttprof_samples.txt";
+/// Folded stacks of the samples.
+pub const SAMPLES_FOLDED_FILE: &str = "ttprof_samples.folded";
+/// Their flame graph.
+pub const SAMPLES_FLAME_FILE: &str = "ttprof_samples_flame.svg";
+/// One row per pc and sampled cause.
+pub const SAMPLES_PARQUET_FILE: &str = "ttprof_samples.parquet";
+
+/// What a sample says the core was doing (group A's bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampledCause {
+    /// Bit 31: the instruction is retiring (`--lines`: issue, mispredict).
+    Retiring,
+    /// Not retiring, no memory request pending (`--lines`: load-use, icache-miss).
+    Stalled,
+    /// The load/store unit waits to emit a request to L1 (`--lines`: store-port).
+    LsuWait,
+    /// ... to a register or FIFO (`--lines`: fifo-wait, store-port on a register).
+    FifoWait,
+}
+
+impl SampledCause {
+    /// The index the cause is counted under (the `--lines` cause it stands for).
+    pub const fn index(self) -> usize {
+        match self {
+            SampledCause::Retiring => ttprof_emu::Cause::Issue as usize,
+            SampledCause::Stalled => ttprof_emu::Cause::LoadUse as usize,
+            SampledCause::LsuWait => ttprof_emu::Cause::StorePort as usize,
+            SampledCause::FifoWait => ttprof_emu::Cause::FifoWait as usize,
+        }
+    }
+}
+
+/// The name of sampled cause index `i` in the files.
+pub fn sampled_cause_name(i: usize) -> &'static str {
+    match i {
+        0 => "retiring",
+        1 => "stalled",
+        2 => "lsu-wait",
+        5 => "fifo-wait",
+        _ => "?",
+    }
+}
+
+const SAMPLED: Flavour = Flavour {
+    count: "samples",
+    cause: sampled_cause_name,
+    title: "ttprof --sample: debug daisychain samples",
+};
+
+/// Samples per window and tile by default: short windows (16 N cycles) give many
+/// independent windows per kernel, which is what the shares' accuracy depends on (DESIGN.md,
+/// "Sampled line profile").
+pub const DEFAULT_COUNT: u32 = 16;
+
+/// How to sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleConfig {
+    /// `N`: a sample every `N` cycles (2..=256), a prime near it per window.
+    pub interval: u32,
+    /// Each tile's buffer: where and how many samples per window.
+    pub buffer: Buffer,
+}
+
+impl SampleConfig {
+    /// Default: [`DEFAULT_COUNT`] slots per tile at 0xFF000 (the top 4 KiB below 1 MiB).
+    pub fn new(interval: u32) -> SampleConfig {
+        SampleConfig {
+            interval,
+            buffer: Buffer {
+                addr: 0xF_F000,
+                count: DEFAULT_COUNT,
+            },
+        }
+    }
+
+    /// Checks the interval and the buffer.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if !riscv_linker::mmio::daisychain::INTERVALS.contains(&self.interval) {
+            return Err(format!(
+                "--sample {}: the daisychain samples every 2..=256 cycles",
+                self.interval
+            ));
+        }
+        self.buffer.check(riscv_linker::USER_L1_BASE)
+    }
+
+    /// Cycles of one window: the buffer fills in about this long.
+    pub fn window_cycles(&self) -> u64 {
+        self.buffer.count as u64 * self.interval as u64
+    }
+}
+
+/// What the samples of one kernel (in one op) say.
+#[derive(Clone, Debug, Default)]
+pub struct SampledKernel {
+    /// Samples inside the kernel, per pc and sampled cause (index [`SampledCause::index`]).
+    pub pcs: BTreeMap<u32, [u64; CAUSES]>,
+    /// Samples inside the kernel.
+    pub samples: u64,
+    /// Samples whose pc was outside the kernel's code (the core idle or halted).
+    pub outside: u64,
+    /// Windows that sampled it.
+    pub windows: u32,
+    /// Sum of the intervals of its samples inside the kernel (estimated cycles).
+    pub cycles: u64,
+    /// Per window that saw the kernel: its samples inside the kernel by pc (for the
+    /// between-window spread of a share, [`interval`]).
+    pub per_window: Vec<Vec<(u32, u32)>>,
+}
+
+/// Every kernel's samples.
+#[derive(Clone, Debug, Default)]
+pub struct SampleProfile {
+    /// Per op and kernel (the keys of [`LineProfile`]).
+    pub kernels: BTreeMap<KernelKey, SampledKernel>,
+    /// Slots the daisychain had not written when read (a window cut short).
+    pub unwritten: u64,
+}
+
+/// The launch being sampled.
+struct Launch {
+    run_id: u32,
+    op: String,
+    tiles: Vec<NocCoord>,
+    /// The op's kernels: core, ELF (its copy).
+    kernels: Vec<(Risc, PathBuf)>,
+    /// Per tile: what its daisychain samples now (kernel index, interval).
+    armed: Vec<Option<(usize, u32)>>,
+}
+
+/// Drives the daisychains of a session's tiles (module docs).
+pub struct Sampler {
+    cfg: SampleConfig,
+    arch: Arch,
+    /// Windows so far (the rotation and the interval's variation).
+    window: u64,
+    launch: Option<Launch>,
+    profile: SampleProfile,
+}
+
+impl Sampler {
+    /// A sampler for a device of `arch`; errors if `cfg` does not fit.
+    pub fn new(cfg: SampleConfig, arch: Arch) -> Result<Sampler> {
+        cfg.check().map_err(Error::Other)?;
+        Ok(Sampler {
+            cfg,
+            arch,
+            window: 0,
+            launch: None,
+            profile: SampleProfile::default(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SampleConfig {
+        &self.cfg
+    }
+
+    /// A launch of `op` on `tiles` with `kernels` is about to start: arms every tile.
+    pub fn start_launch(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        run_id: u32,
+        op: &str,
+        tiles: &[NocCoord],
+        kernels: Vec<(Risc, PathBuf)>,
+    ) -> Result<()> {
+        self.launch = Some(Launch {
+            run_id,
+            op: op.to_string(),
+            tiles: tiles.to_vec(),
+            armed: vec![None; tiles.len()],
+            kernels,
+        });
+        self.rearm(mem)
+    }
+
+    /// A window ended while the kernels run: reads every tile's samples, arms the next core.
+    pub fn window(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
+        self.collect(mem)?;
+        self.rearm(mem)
+    }
+
+    /// The launch ended: reads the last samples and turns the daisychains off.
+    pub fn end_launch(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
+        self.collect(mem)?;
+        if let Some(l) = self.launch.take() {
+            for t in &l.tiles {
+                daisy::disarm(mem, 0, *t)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What was sampled so far.
+    pub fn profile(&self) -> &SampleProfile {
+        &self.profile
+    }
+
+    fn rearm(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
+        let Some(l) = self.launch.as_mut() else {
+            return Ok(());
+        };
+        if l.kernels.is_empty() {
+            return Ok(());
+        }
+        let w = self.window;
+        self.window += 1;
+        let n = self.cfg.interval;
+        let shift = mix(w);
+        for (k, t) in l.tiles.iter().enumerate() {
+            // Tiles sample different cores; which one moves pseudo-randomly from window to
+            // window, so no period of the kernels lines up with the rotation.
+            let kernel = ((shift % l.kernels.len() as u64) as usize + k) % l.kernels.len();
+            let interval = pick_interval(n, mix(shift ^ k as u64));
+            daisy::arm(mem, 0, *t, l.kernels[kernel].0, self.cfg.buffer, interval)?;
+            l.armed[k] = Some((kernel, interval));
+        }
+        Ok(())
+    }
+
+    fn collect(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
+        let Some(l) = self.launch.as_mut() else {
+            return Ok(());
+        };
+        for (k, t) in l.tiles.iter().enumerate() {
+            let Some((kernel, interval)) = l.armed[k].take() else {
+                continue;
+            };
+            let (risc, elf) = &l.kernels[kernel];
+            let (samples, unwritten) = daisy::read(mem, 0, *t, self.cfg.buffer)?;
+            self.profile.unwritten += unwritten as u64;
+            let key = KernelKey {
+                run_id: l.run_id,
+                op: l.op.clone(),
+                risc: *risc,
+                elf: elf.clone(),
+            };
+            let code = riscv_linker::memory_map(self.arch, *risc).code;
+            let s = self.profile.kernels.entry(key).or_default();
+            s.windows += 1;
+            let mut window: BTreeMap<u32, u32> = BTreeMap::new();
+            for x in samples {
+                if x.pc == 0 || !code.contains(x.pc, 4) {
+                    s.outside += 1;
+                    continue;
+                }
+                s.pcs.entry(x.pc).or_insert([0; CAUSES])[x.cause.index()] += 1;
+                *window.entry(x.pc).or_default() += 1;
+                s.samples += 1;
+                s.cycles += interval as u64;
+            }
+            if !window.is_empty() {
+                s.per_window.push(window.into_iter().collect());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The interval of one window: a prime within ±25 % of `n` (inside 2..=256), chosen by
+/// `r`. A prime shares no factor with a loop's period shorter than it, so successive
+/// samples walk through every phase of the loop instead of catching the same instruction
+/// (a loop of 8 cycles sampled every 16 would show one instruction only). `n` itself when
+/// no prime is in reach.
+fn pick_interval(n: u32, r: u64) -> u32 {
+    let lo = (n - n / 4).max(2);
+    let hi = (n + n / 4).min(256);
+    let primes: Vec<u32> = (lo..=hi)
+        .filter(|&p| {
+            (2..p)
+                .take_while(|d| d * d <= p)
+                .all(|d| !p.is_multiple_of(d))
+        })
+        .collect();
+    if primes.is_empty() {
+        n
+    } else {
+        primes[(r % primes.len() as u64) as usize]
+    }
+}
+
+/// A fixed, well-mixed function of `x` (SplitMix64's finaliser): the rotation's and the
+/// interval's deterministic "randomness".
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The 95 % interval of a line's share from its count in each window, `(k_i, n_i)` (the
+/// line's samples, all the kernel's samples): samples within a window are close in time and
+/// alike, so the spread between windows (the ratio estimator's cluster variance,
+/// `m/(m-1) * sum (k_i - p n_i)^2 / (sum n_i)^2`) bounds it as well as the binomial
+/// (Wilson) interval; the wider of the two. Fractions, clamped to 0..=1.
+pub fn interval(windows: &[(u64, u64)]) -> (f64, f64) {
+    let (k, n) = windows
+        .iter()
+        .fold((0, 0), |(a, b), &(k, n)| (a + k, b + n));
+    let (wl, wh) = wilson(k, n);
+    let m = windows.iter().filter(|w| w.1 > 0).count();
+    if m < 2 {
+        return (wl, wh);
+    }
+    let p = k as f64 / n as f64;
+    let ss: f64 = windows
+        .iter()
+        .map(|&(k, n)| (k as f64 - p * n as f64).powi(2))
+        .sum();
+    let se = (m as f64 / (m as f64 - 1.0) * ss).sqrt() / n as f64;
+    let h = 1.959_964 * se;
+    (wl.min((p - h).max(0.0)), wh.max((p + h).min(1.0)))
+}
+
+/// The 95 % Wilson score interval of a proportion `k / n`, as (low, high) fractions.
+pub fn wilson(k: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.959_964f64;
+    let (n, p) = (n as f64, k as f64 / n as f64);
+    let d = 1.0 + z * z / n;
+    let c = (p + z * z / (2.0 * n)) / d;
+    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
+    ((c - h).max(0.0), (c + h).min(1.0))
+}
+
+impl SampleProfile {
+    /// The samples as a [`LineProfile`] (counts in place of cycles), for the writers.
+    fn as_lines(&self) -> LineProfile {
+        let mut p = LineProfile::default();
+        for (key, s) in &self.kernels {
+            p.kernels.insert(
+                key.clone(),
+                super::KernelCycles {
+                    cores: s.windows,
+                    cycles: s.samples,
+                    pcs: s.pcs.clone(),
+                },
+            );
+        }
+        p
+    }
+
+    /// Names every pc and writes the files (module docs) into `dir`; `exact` (`--lines`)
+    /// is set beside. Returns the paths and how sampled and exact agree.
+    pub fn write(
+        &self,
+        dir: &Path,
+        exact: Option<&LineProfile>,
+    ) -> Result<(Vec<PathBuf>, Option<Agreement>)> {
+        let mut names = super::symbolize::Names::default();
+        for (key, s) in &self.kernels {
+            names.load(&key.elf, s.pcs.keys().copied())?;
+        }
+        if let Some(e) = exact {
+            for (key, k) in &e.kernels {
+                names.load(&key.elf, k.pcs.keys().copied())?;
+            }
+        }
+        let (text, agreement) = report::render(self, exact, &names);
+        let path = dir.join(SAMPLES_FILE);
+        crate::atomic::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
+        let mut written = vec![path];
+        written.extend(self.as_lines().write_tables(
+            dir,
+            &names,
+            [
+                SAMPLES_FOLDED_FILE,
+                SAMPLES_FLAME_FILE,
+                SAMPLES_PARQUET_FILE,
+            ],
+            &SAMPLED,
+        )?);
+        Ok((written, agreement))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_holds_the_proportion_and_narrows_with_n() {
+        let (lo, hi) = wilson(50, 100);
+        assert!(lo < 0.5 && 0.5 < hi);
+        assert!((hi - lo - 0.19).abs() < 0.01, "{lo} {hi}");
+        let (lo2, hi2) = wilson(500, 1000);
+        assert!(hi2 - lo2 < (hi - lo) / 3.0 + 0.01);
+        assert_eq!(wilson(0, 0), (0.0, 1.0));
+        let (lo, hi) = wilson(0, 100);
+        assert_eq!(lo, 0.0);
+        assert!(hi > 0.0 && hi < 0.05);
+    }
+
+    #[test]
+    fn intervals_are_primes_near_n() {
+        for r in 0..50 {
+            let p = pick_interval(64, mix(r));
+            assert!(
+                (48..=80).contains(&p) && (2..p).all(|d| !p.is_multiple_of(d)),
+                "{p}"
+            );
+        }
+        assert_eq!(pick_interval(2, 7), 2);
+        assert!(pick_interval(256, 3) <= 256);
+    }
+
+    #[test]
+    fn windows_that_disagree_widen_the_interval() {
+        // Same totals (50 of 100), alike windows vs windows all-or-nothing.
+        let alike = interval(&[(10, 20), (10, 20), (15, 30), (15, 30)]);
+        let apart = interval(&[(20, 20), (0, 20), (30, 30), (0, 30)]);
+        assert_eq!(alike, wilson(50, 100), "no spread: the binomial interval");
+        assert!(apart.1 - apart.0 > 2.0 * (alike.1 - alike.0), "{apart:?}");
+        assert_eq!(interval(&[(5, 10)]), wilson(5, 10), "one window");
+    }
+
+    #[test]
+    fn configs_outside_the_hardware_are_refused() {
+        assert!(SampleConfig::new(64).check().is_ok());
+        assert!(SampleConfig::new(1)
+            .check()
+            .unwrap_err()
+            .contains("2..=256"));
+        assert!(SampleConfig::new(257).check().is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! `ttprof_samples.txt`: per op and kernel, the hottest lines by samples with their share,
+//! its 95 % interval and, with `--lines`, the exact share beside it; then how the two agree.
+
+use super::{interval, sampled_cause_name, SampleProfile, SampledKernel};
+use crate::lines::symbolize::{short, Names};
+use crate::lines::{KernelKey, LineProfile, CAUSES};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Hottest lines listed per kernel.
+const TOP_LINES: usize = 12;
+/// Lines whose exact share is above this (percent) are compared.
+pub const COMPARED_ABOVE: f64 = 5.0;
+/// The agreement the benchmark asks for (percentage points).
+pub const WITHIN_PP: f64 = 2.0;
+
+/// How the sampled shares agree with the exact ones, over the lines above
+/// [`COMPARED_ABOVE`] % of their kernel's exact cycles, in every sampled kernel.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Agreement {
+    /// Kernels both sampled and measured exactly.
+    pub kernels: usize,
+    /// Lines compared.
+    pub lines: usize,
+    /// Of them, sampled within [`WITHIN_PP`] points of exact.
+    pub within_pp: usize,
+    /// Of them, exact inside the sampled share's 95 % interval.
+    pub within_ci: usize,
+    /// The largest difference, in percentage points, and where.
+    pub max_diff_pp: f64,
+    /// The line with the largest difference (`op RISC file:line`).
+    pub worst: String,
+}
+
+impl std::fmt::Display for Agreement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "sampled vs exact, {} line(s) above {COMPARED_ABOVE} % in {} kernel(s): {} within {WITHIN_PP} points, {} \
+             inside their 95 % interval, largest difference {:.2} points ({})",
+            self.lines, self.kernels, self.within_pp, self.within_ci, self.max_diff_pp, self.worst
+        )
+    }
+}
+
+/// Per source line (file, line): counts per cause.
+fn by_line(
+    key: &KernelKey,
+    pcs: &BTreeMap<u32, [u64; CAUSES]>,
+    names: &Names,
+) -> BTreeMap<(String, u32), ([u64; CAUSES], String)> {
+    let mut out: BTreeMap<(String, u32), ([u64; CAUSES], String)> = BTreeMap::new();
+    for (&pc, c) in pcs {
+        let info = names.get(&key.elf, pc);
+        let src = info.source();
+        let e = out
+            .entry((src.file.clone(), src.line))
+            .or_insert_with(|| ([0; CAUSES], src.function.clone()));
+        for (a, b) in e.0.iter_mut().zip(c) {
+            *a += b;
+        }
+    }
+    out
+}
+
+fn causes_text(c: &[u64; CAUSES]) -> String {
+    let t: u64 = c.iter().sum();
+    let mut v: Vec<(u64, usize)> = (0..CAUSES).map(|i| (c[i], i)).filter(|x| x.0 > 0).collect();
+    v.sort_by(|a, b| b.cmp(a));
+    v.iter()
+        .map(|&(n, i)| {
+            format!(
+                "{} {:.0}%",
+                sampled_cause_name(i),
+                100.0 * n as f64 / t as f64
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn loc(file: &str, line: u32) -> String {
+    if file.is_empty() {
+        "?".into()
+    } else {
+        format!("{}:{line}", short(file))
+    }
+}
+
+pub fn render(
+    p: &SampleProfile,
+    exact: Option<&LineProfile>,
+    names: &Names,
+) -> (String, Option<Agreement>) {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "ttprof --sample: the pc of one core per tile every N cycles, taken by the tile's debug daisychain into L1\n\
+         share: the line's samples over the kernel's samples, with its 95 % interval (the wider of the binomial one\n\
+         and the spread between windows){}\n\
+         causes (from the sample's bits): retiring (issue), stalled (load-use, icache miss), lsu-wait (a load/store\n\
+         waiting to reach L1), fifo-wait (waiting on a register or FIFO)\n",
+        if exact.is_some() {
+            "; exact: the --lines share of the same run"
+        } else {
+            ""
+        }
+    );
+    let mut agree = exact.map(|_| Agreement::default());
+    for (key, k) in &p.kernels {
+        render_kernel(&mut s, key, k, exact, names, agree.as_mut());
+    }
+    if p.kernels.is_empty() {
+        s.push_str("no kernel was sampled\n");
+    }
+    if p.unwritten > 0 {
+        let _ = writeln!(
+            s,
+            "{} slot(s) were not written when read (windows cut short by the end of a launch or a busy L1)",
+            p.unwritten
+        );
+    }
+    if let Some(a) = &agree {
+        let _ = writeln!(s, "{a}");
+    }
+    (s, agree)
+}
+
+fn render_kernel(
+    s: &mut String,
+    key: &KernelKey,
+    k: &SampledKernel,
+    exact: Option<&LineProfile>,
+    names: &Names,
+    agree: Option<&mut Agreement>,
+) {
+    let lines = by_line(key, &k.pcs, names);
+    let ex = exact.and_then(|e| e.kernels.get(key)).map(|e| {
+        let totals: BTreeMap<(String, u32), u64> = by_line(key, &e.pcs, names)
+            .into_iter()
+            .map(|(l, (c, _))| (l, c.iter().sum()))
+            .collect();
+        (totals, e.cycles)
+    });
+    let _ = writeln!(
+        s,
+        "== op {} (run {}) | {} | {} | {} samples in {} window(s) ({} outside the kernel), ~{} cycles{}",
+        key.op,
+        key.run_id,
+        key.risc,
+        key.elf
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().into_owned()),
+        k.samples,
+        k.windows,
+        k.outside,
+        k.cycles,
+        ex.as_ref()
+            .map_or(String::new(), |(_, c)| format!(" (exact: {c} over all its cores)"))
+    );
+    let total = |c: &[u64; CAUSES]| c.iter().sum::<u64>();
+    let mut hot: Vec<_> = lines.iter().collect();
+    hot.sort_by(|a, b| total(&b.1 .0).cmp(&total(&a.1 .0)).then(a.0.cmp(b.0)));
+    let _ = writeln!(
+        s,
+        "  {:>8} {:>6} {:>15} {:>7} {:>6}  {:<36} {:<32} causes",
+        "samples", "share", "95% interval", "exact", "diff", "line", "function"
+    );
+    let n = k.samples;
+    // Per line and window: the line's samples (for its interval).
+    let mut pc_line: BTreeMap<u32, (String, u32)> = BTreeMap::new();
+    for &pc in k.pcs.keys() {
+        let info = names.get(&key.elf, pc);
+        pc_line.insert(pc, (info.source().file.clone(), info.source().line));
+    }
+    let ci = |file: &str, line: u32| {
+        let w: Vec<(u64, u64)> = k
+            .per_window
+            .iter()
+            .map(|win| {
+                let all: u64 = win.iter().map(|x| x.1 as u64).sum();
+                let here: u64 = win
+                    .iter()
+                    .filter(|(pc, _)| pc_line.get(pc).is_some_and(|l| l.0 == file && l.1 == line))
+                    .map(|x| x.1 as u64)
+                    .sum();
+                (here, all)
+            })
+            .collect();
+        interval(&w)
+    };
+    for ((file, line), (c, function)) in hot.iter().take(TOP_LINES) {
+        let kk = total(c);
+        let share = 100.0 * kk as f64 / n.max(1) as f64;
+        let (lo, hi) = ci(file, *line);
+        let (exact_col, diff_col) = match &ex {
+            Some((t, cycles)) => {
+                let e = 100.0 * *t.get(&(file.clone(), *line)).unwrap_or(&0) as f64
+                    / (*cycles).max(1) as f64;
+                (format!("{e:.1}%"), format!("{:+.1}", share - e))
+            }
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            s,
+            "  {:>8} {:>5.1}% {:>15} {:>7} {:>6}  {:<36} {:<32} {}",
+            kk,
+            share,
+            format!("{:.1}-{:.1}%", 100.0 * lo, 100.0 * hi),
+            exact_col,
+            diff_col,
+            loc(file, *line),
+            function,
+            causes_text(c)
+        );
+    }
+    if let (Some((t, cycles)), Some(a)) = (&ex, agree) {
+        if n == 0 {
+            return;
+        }
+        a.kernels += 1;
+        for ((file, line), &c) in t {
+            let e = 100.0 * c as f64 / (*cycles).max(1) as f64;
+            if e <= COMPARED_ABOVE {
+                continue;
+            }
+            let kk = lines.get(&(file.clone(), *line)).map_or(0, |x| total(&x.0));
+            let share = 100.0 * kk as f64 / n as f64;
+            let (lo, hi) = ci(file, *line);
+            let d = (share - e).abs();
+            a.lines += 1;
+            a.within_pp += (d <= WITHIN_PP) as usize;
+            a.within_ci += (100.0 * lo <= e && e <= 100.0 * hi) as usize;
+            if d >= a.max_diff_pp {
+                a.max_diff_pp = d;
+                a.worst = format!("{} {} {}", key.op, key.risc, loc(file, *line));
+            }
+        }
+    }
+    s.push('\n');
+}
