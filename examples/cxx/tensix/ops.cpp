@@ -90,8 +90,12 @@ static void run(uint32_t op, uint32_t tiles) {
 }
 #elif defined(TRISC_MATH)
 // Eight ELWADD/ELWMUL over a tile at Dst row `dst`, the last giving both banks back and
-// clearing the counters (address modifier 1).
+// clearing the counters (address modifier 1). ELWMUL adds its products to Dst: the half is
+// zeroed first (four ZEROACC of 16 rows).
 static void eltwise_tile(bool mul, uint32_t dst) {
+    for (uint32_t k = 0; mul && k < 4; k++) {
+        PUSH(TTPROF_TENSIX_ZEROACC(0, 1, 0, dst / 16 + k));
+    }
     for (uint32_t k = 0; k < 8; k++) {
         uint32_t flips = k == 7 ? 0b11 : 0, am = k == 7 ? 1 : 0;
         PUSH(mul ? TTPROF_TENSIX_ELWMUL(flips, 0, am, dst) : TTPROF_TENSIX_ELWADD(flips, 0, 0, am, dst));
