@@ -131,10 +131,10 @@ enum Command {
         #[arg(long, default_value_t = ttprof::tracy::DEFAULT_PORT)]
         port: u16,
         /// Seconds to wait for a capture tool to connect and receive everything (0: no
-        /// limit). (`--timeout` is an older spelling.)
+        /// limit). (`--timeout` and `--timeout-seconds` are older spellings.)
         #[arg(
-            long = "timeout-seconds",
-            alias = "timeout",
+            long = "timeout-s",
+            aliases = ["timeout", "timeout-seconds"],
             value_name = "SECONDS",
             default_value_t = 60
         )]
@@ -225,7 +225,7 @@ fn main() -> ExitCode {
         } => {
             let expected =
                 format!("a number of seconds from 0 (no limit) to {YEAR_SECONDS} (a year)");
-            integer_arg("timeout-seconds", timeout, 0..=YEAR_SECONDS, &expected).and_then(|timeout| {
+            integer_arg("timeout-s", timeout, 0..=YEAR_SECONDS, &expected).and_then(|timeout| {
                 let opts = ttprof::tracy::ServeOptions {
                     addr: (address, port).into(),
                     timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),

@@ -101,10 +101,10 @@ fn report_threshold_tracy_timeout_and_clock_window_are_checked() {
                 &img,
                 "--oplog",
                 "missing.jsonl",
-                "--timeout-seconds",
+                "--timeout-s",
                 t,
             ],
-            "timeout-seconds",
+            "timeout-s",
         );
         assert!(e.contains("from 0 (no limit) to 31536000 (a year)"), "{e}");
     }
@@ -325,7 +325,7 @@ fn a_manifest_error_on_a_huge_line_echoes_a_short_piece_of_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Flags renamed to carry their unit (`--drain-every-cycles`, `--timeout-seconds`) or to
+/// Flags renamed to carry their unit (`--drain-every-cycles`, `--timeout-s`) or to
 /// match the other commands (`snapshot --out`) keep their old spellings as hidden aliases,
 /// so scripts keep working; `--help` shows only the new ones.
 #[test]
@@ -338,7 +338,7 @@ fn renamed_flags_keep_their_old_spellings_as_hidden_aliases() {
             .output()
             .unwrap()
     };
-    // `--timeout` is `--timeout-seconds`: its check names the new spelling.
+    // `--timeout` is `--timeout-s`: its check names the new spelling.
     refused(
         &[
             "tracy",
@@ -349,7 +349,7 @@ fn renamed_flags_keep_their_old_spellings_as_hidden_aliases() {
             "--timeout",
             "31536001",
         ],
-        "timeout-seconds",
+        "timeout-s",
     );
     // `--drain-every` is `--drain-every-cycles`: clap reports a bad value against it.
     let o = run(&["run", "--drain-every", "soon"]);
@@ -369,7 +369,7 @@ fn renamed_flags_keep_their_old_spellings_as_hidden_aliases() {
     }
     for (cmd, new, old) in [
         ("run", "--drain-every-cycles <CYCLES>", "--drain-every <"),
-        ("tracy", "--timeout-seconds <SECONDS>", "--timeout <"),
+        ("tracy", "--timeout-s <SECONDS>", "--timeout <"),
         ("snapshot", "--out <SNAPSHOT>", "--output <"),
     ] {
         let help = String::from_utf8_lossy(&run(&[cmd, "--help"]).stdout).into_owned();

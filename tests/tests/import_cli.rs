@@ -257,7 +257,7 @@ fn tracy_serves_a_device_log() {
             csv.to_str().unwrap(),
             "--port",
             "0",
-            "--timeout-seconds",
+            "--timeout-s",
             "1",
         ],
     );

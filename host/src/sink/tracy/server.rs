@@ -138,7 +138,7 @@ impl fmt::Display for ServeError {
                 write!(
                     f,
                     "no Tracy capture tool received the stream within {:.1} s on {addr}: run `{}` (Tracy 0.14.x) or \
-                     connect the Tracy GUI to {addr} while ttprof waits, or raise --timeout-seconds",
+                     connect the Tracy GUI to {addr} while ttprof waits, or raise --timeout-s",
                     waited.as_secs_f64(),
                     capture_hint(*addr)
                 )?;
