@@ -10,10 +10,11 @@ use crate::hart::{Hart, HartState};
 use crate::image::Image;
 use crate::loader::{Program, Target};
 use crate::mailbox::{Context, Published, Responder};
-use crate::memory::TileMem;
+use crate::memory::{TileMem, L1};
 use crate::mmio::TileRegs;
 use crate::noc::niu::{Niu, Topology};
 use crate::noc::ChipNoc;
+use crate::tensix::dst::Dst;
 use crate::tile::Tile;
 use riscv_linker::devfile::Geometry;
 use riscv_linker::{memory_map, Arch, NocCoord, Region, Risc};
@@ -335,6 +336,22 @@ impl Device {
         Ok((h.core.pc, regs))
     }
 
+    /// `tile`'s Tensix `Dst` register.
+    fn dst(&self, chip: u32, tile: NocCoord) -> Result<&Dst, EmuError> {
+        Ok(&self.tiles[self.tile_index(chip, tile)?]
+            .mem
+            .regs
+            .dev
+            .tensix
+            .dst)
+    }
+
+    /// `tile`'s Tensix `Dst` register, to write (between runs).
+    fn dst_mut(&mut self, chip: u32, tile: NocCoord) -> Result<&mut Dst, EmuError> {
+        let i = self.tile_index(chip, tile)?;
+        Ok(&mut self.tiles[i].mem.regs.dev.tensix.dst)
+    }
+
     /// `Dst16b[row][col]` of `tile`'s Tensix coprocessor (`row` modulo 1024, `col` below
     /// 16): the destination register as stored, for tests and tools that inspect it
     /// directly (floating-point data is kept with the mantissa before the exponent, see
@@ -346,8 +363,7 @@ impl Device {
         row: usize,
         col: usize,
     ) -> Result<u16, EmuError> {
-        let t = &self.tiles[self.tile_index(chip, tile)?];
-        Ok(t.mem.regs.dev.tensix.dst.read16(row, dst_col(col)?))
+        Ok(self.dst(chip, tile)?.read16(row, dst_col(col)?))
     }
 
     /// Writes `Dst16b[row][col]` of `tile`'s Tensix coprocessor (between runs), for tests
@@ -360,15 +376,8 @@ impl Device {
         col: usize,
         value: u16,
     ) -> Result<(), EmuError> {
-        let i = self.tile_index(chip, tile)?;
         let col = dst_col(col)?;
-        self.tiles[i]
-            .mem
-            .regs
-            .dev
-            .tensix
-            .dst
-            .write16(row, col, value);
+        self.dst_mut(chip, tile)?.write16(row, col, value);
         Ok(())
     }
 
@@ -381,8 +390,7 @@ impl Device {
         row: usize,
         col: usize,
     ) -> Result<u32, EmuError> {
-        let t = &self.tiles[self.tile_index(chip, tile)?];
-        Ok(t.mem.regs.dev.tensix.dst.read32(row, dst_col(col)?))
+        Ok(self.dst(chip, tile)?.read32(row, dst_col(col)?))
     }
 
     /// Writes `Dst32b[row][col]` of `tile`'s Tensix coprocessor (between runs).
@@ -394,16 +402,22 @@ impl Device {
         col: usize,
         value: u32,
     ) -> Result<(), EmuError> {
-        let i = self.tile_index(chip, tile)?;
         let col = dst_col(col)?;
-        self.tiles[i]
-            .mem
-            .regs
-            .dev
-            .tensix
-            .dst
-            .write32(row, col, value);
+        self.dst_mut(chip, tile)?.write32(row, col, value);
         Ok(())
+    }
+
+    /// `tile`'s L1, once `len` bytes from `addr` are checked to lie inside it.
+    fn l1_span(&self, chip: u32, tile: NocCoord, addr: u32, len: usize) -> Result<L1, EmuError> {
+        let l1 = self.tiles[self.tile_index(chip, tile)?].mem.l1;
+        let end = addr as u64 + len as u64;
+        if end > l1.size() as u64 {
+            return Err(EmuError::Config(format!(
+                "L1 bytes {addr:#x}..{end:#x} are past the end of L1 ({:#x} bytes)",
+                l1.size()
+            )));
+        }
+        Ok(l1)
     }
 
     /// Copies `out.len()` bytes of `tile`'s L1 at `addr` into `out` (between runs).
@@ -414,15 +428,8 @@ impl Device {
         addr: u32,
         out: &mut [u8],
     ) -> Result<(), EmuError> {
-        let l1 = self.tiles[self.tile_index(chip, tile)?].mem.l1;
-        if addr as u64 + out.len() as u64 > l1.size() as u64 {
-            return Err(EmuError::Config(format!(
-                "L1 bytes {addr:#x}..{:#x} are past the end of L1 ({:#x} bytes)",
-                addr as u64 + out.len() as u64,
-                l1.size()
-            )));
-        }
-        l1.read_into(addr, out);
+        self.l1_span(chip, tile, addr, out.len())?
+            .read_into(addr, out);
         Ok(())
     }
 
@@ -434,14 +441,7 @@ impl Device {
         addr: u32,
         bytes: &[u8],
     ) -> Result<(), EmuError> {
-        let l1 = self.tiles[self.tile_index(chip, tile)?].mem.l1;
-        if addr as u64 + bytes.len() as u64 > l1.size() as u64 {
-            return Err(EmuError::Config(format!(
-                "L1 bytes {addr:#x}..{:#x} are past the end of L1 ({:#x} bytes)",
-                addr as u64 + bytes.len() as u64,
-                l1.size()
-            )));
-        }
+        let l1 = self.l1_span(chip, tile, addr, bytes.len())?;
         for (k, &b) in bytes.iter().enumerate() {
             l1.store::<1>(addr + k as u32, b as u32);
         }
