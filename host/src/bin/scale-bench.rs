@@ -27,7 +27,6 @@
 //! wall time: on a shared machine it varies less. `--no-perfetto` skips the Perfetto pass.
 //! Writes `target/bench/scale.json`.
 
-use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -43,10 +42,7 @@ use ttprof::resolve::Resolution;
 use ttprof::sink::stream::Stream;
 use ttprof::sink::{ParquetSink, PerfettoSink, Sink};
 use ttprof::sites::SiteTable;
-use ttprof::testing::Rng;
 use ttprof::timebase::Timebase;
-use ttprof_rt::sim::Sim;
-use ttprof_rt::zone;
 
 const ARCH: Arch = Arch::Blackhole;
 
@@ -276,90 +272,15 @@ fn produce_all(tiles: usize, zones: u64) -> Vec<TileRings> {
     (0..tiles).map(|_| all.by_ref().take(5).collect()).collect()
 }
 
-/// One ring: launches of `[FW [KERNEL [loop [wait] [compute]]...]]` until `zones` zones.
+/// One ring: launches of `[FW [KERNEL [loop [wait] [compute]]...]]` until `zones` zones
+/// (the runtime's producer, as `ttprof::testing::long_run` records it).
 fn produce(risc: Risc, seed: u64, zones: u64) -> (RecordedRing, Arc<SiteTable>) {
     const LAUNCHES: u64 = 10;
     let iterations = (zones.div_ceil(LAUNCHES).saturating_sub(2)).div_ceil(3);
-    let sim = Sim::install(ARCH, risc, 1_000 + seed * 7);
-    sim.set_tick(1);
-    for (off, v) in [
-        (tile::MAGIC, profiler::TILE_MAGIC),
-        (tile::VERSION, profiler::VERSION),
-        (tile::ARCH, ARCH.id()),
-        (
-            tile::CONTROL,
-            tile::POLICY_BLOCK << tile::CONTROL_POLICY_SHIFT,
-        ),
-        (tile::CONSUMER, 1),
-    ] {
-        sim.write_u32(profiler::TILE_BLOCK + off, v);
-    }
-    let rec = std::rc::Rc::new(std::cell::RefCell::new(RecordedRing::default()));
-    let r2 = rec.clone();
-    sim.set_consumer(move |l1| drain(l1, risc, &mut r2.borrow_mut()));
-    let mut rng = Rng::new(seed);
-    for run in 1..=LAUNCHES as u32 {
-        sim.advance(1000 + rng.below(5000));
-        sim.begin_launch(run);
-        {
-            let _fw = match risc {
-                Risc::Brisc => zone!("BRISC-FW"),
-                Risc::Ncrisc => zone!("NCRISC-FW"),
-                _ => zone!("TRISC-FW"),
-            };
-            sim.advance(200);
-            let _kernel = match risc {
-                Risc::Brisc => zone!("BRISC-KERNEL"),
-                Risc::Ncrisc => zone!("NCRISC-KERNEL"),
-                _ => zone!("TRISC-KERNEL"),
-            };
-            for _ in 0..iterations {
-                let _tile = zone!("tile-loop");
-                sim.advance(rng.below(8));
-                {
-                    let _w = zone!("wait-data");
-                    sim.advance(rng.below(40));
-                }
-                let _c = zone!("compute");
-                sim.advance(rng.below(60));
-            }
-        }
-        sim.end_launch();
-    }
-    let mut l1 = sim.l1();
-    drain(&mut l1, risc, &mut rec.borrow_mut());
-    let mut out = std::mem::take(&mut *rec.borrow_mut());
-    out.stalls = sim.read_u32(profiler::ring_word(risc, ring::STALLS));
-    out.dropped = sim.read_u32(profiler::ring_word(risc, ring::DROPPED));
-    out.run_id = LAUNCHES as u32;
-    let sites = SiteTable::from_json_list(&sim.sites())
-        .unwrap_or_else(|e| fail(&format!("site metadata: {e}")));
-    let _ = Sim::install(ARCH, risc, 0); // releases the consumer's share of `rec`
-    (out, Arc::new(sites))
-}
-
-/// The consumer: appends `[TAIL, HEAD)` to the stream, records `HEAD`, frees the space.
-fn drain(l1: &mut [u8], risc: Risc, rec: &mut RecordedRing) {
-    let word = |l1: &[u8], a: u32| {
-        u32::from_le_bytes(l1[a as usize..a as usize + 4].try_into().unwrap_or([0; 4]))
-    };
-    let (head, tail) = (
-        word(l1, profiler::ring_word(risc, ring::HEAD)),
-        word(l1, profiler::ring_word(risc, ring::TAIL)),
-    );
-    if head == tail {
-        return;
-    }
-    let data = profiler::ring_data(risc);
-    if rec.heads.is_empty() {
-        rec.start = tail;
-    }
-    for c in tail..head {
-        rec.bytes.push(l1[(data.start + c % data.size) as usize]);
-    }
-    rec.heads.push(head);
-    let t = profiler::ring_word(risc, ring::TAIL) as usize;
-    l1[t..t + 4].copy_from_slice(&head.to_le_bytes());
+    let (_, rec, sites, _) = ttprof::testing::long_run::record_ring(risc, seed, iterations);
+    let sites =
+        SiteTable::from_json_list(&sites).unwrap_or_else(|e| fail(&format!("site metadata: {e}")));
+    (rec, Arc::new(sites))
 }
 
 struct Measured {

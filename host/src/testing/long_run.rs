@@ -158,11 +158,21 @@ fn drain_tile(replay: &Replay) -> Result<BTreeMap<Risc, Vec<u8>>> {
     run()
 }
 
-/// One ring recorded by the runtime's producer: its final L1, what its consumer saw, its
-/// kernel's sites and the zones recorded.
+/// One ring of about `ring_zones` zones (see [`record_ring`]).
 fn produce(risc: Risc, seed: u64, ring_zones: u64) -> (Vec<u8>, RecordedRing, Vec<String>, u64) {
     let per_launch = ring_zones / LAUNCHES as u64;
-    let iterations = (per_launch - 2) / 3;
+    record_ring(risc, seed, (per_launch - 2) / 3)
+}
+
+/// One ring recorded by the runtime's real producer (`ttprof_rt::sim::Sim`) with a consumer
+/// draining it as it fills: ten launches of `[FW [KERNEL [tile-loop [wait-data] [compute]]
+/// x iterations]]`, times drawn from `seed`. Returns the ring's final L1, what its consumer
+/// saw, the kernel's sites (JSON, as the ELF holds them) and the zones recorded.
+pub fn record_ring(
+    risc: Risc,
+    seed: u64,
+    iterations: u64,
+) -> (Vec<u8>, RecordedRing, Vec<String>, u64) {
     let sim = Sim::install(ARCH, risc, 1_000 + seed * 7);
     sim.set_tick(1);
     for (off, v) in [
