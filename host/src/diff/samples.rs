@@ -1,0 +1,211 @@
+//! Each side of a comparison read into [`Samples`]: a `ttprof run` directory, a device log,
+//! a snapshot or a device image (see the [module docs](super)).
+
+use super::{DEVICE_CSV, EMULATOR_IMAGE, OPLOG, SNAPSHOT};
+use crate::error::{Error, Result};
+use crate::oplog::OpLog;
+use crate::profile::Profile;
+use crate::timeline::MarkKind;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// One zone's duration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    /// Device cycles.
+    pub cycles: u64,
+    /// Host ns.
+    pub ns: f64,
+}
+
+/// One sum zone record: a core's total over one launch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SumSample {
+    /// Device cycles over its measurements.
+    pub total_cycles: u64,
+    /// Measurements.
+    pub count: u32,
+    /// The total in host ns.
+    pub ns: f64,
+}
+
+/// An op and a zone name: (op code, position among the ops of that code, from 1; zone).
+pub type Key = (String, u32, String);
+
+/// One side of a comparison: every zone's duration and every sum zone record per (op, zone
+/// name).
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    /// What was read.
+    pub source: String,
+    /// Whether the run came from the deterministic emulator (see the module docs).
+    pub exact: bool,
+    /// Durations per (op, zone name).
+    pub zones: BTreeMap<Key, Vec<Sample>>,
+    /// Sum zone records per (op, sum zone name).
+    pub sums: BTreeMap<Key, Vec<SumSample>>,
+    /// Problems found reading it (a zone end without its start, a record left out): each
+    /// line names what and where.
+    pub problems: Vec<String>,
+}
+
+/// Reads one side (see the module docs for what `path` may be).
+pub fn load(path: &Path) -> Result<Samples> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read run to compare", e))?;
+    if meta.is_dir() {
+        let exact = path.join(EMULATOR_IMAGE).is_file();
+        if path.join(SNAPSHOT).is_file() && path.join(OPLOG).is_file() {
+            return from_file(&path.join(SNAPSHOT), Some(&path.join(OPLOG)), exact);
+        }
+        let csv = path.join(DEVICE_CSV);
+        if !csv.is_file() {
+            return Err(Error::BadFile {
+                path: path.into(),
+                what: format!(
+                    "holds neither {SNAPSHOT} with {OPLOG} (a `ttprof run` output) nor {DEVICE_CSV} (a `ttprof report` \
+                     or tt-metal output): nothing to compare"
+                ),
+            });
+        }
+        let names = match path.join(OPLOG) {
+            p if p.is_file() => run_names(&OpLog::read(&p)?),
+            _ => HashMap::new(),
+        };
+        let mut s = from_device_csv(&csv, &names)?;
+        s.exact = exact;
+        return Ok(s);
+    }
+    let oplog = path.parent().map(|d| d.join(OPLOG)).filter(|p| p.is_file());
+    let beside_image = path
+        .parent()
+        .is_some_and(|d| d.join(EMULATOR_IMAGE).is_file());
+    if crate::tt_metal::device_log::is_device_log(path) {
+        let names = match &oplog {
+            Some(p) => run_names(&OpLog::read(p)?),
+            None => HashMap::new(),
+        };
+        let mut s = from_device_csv(path, &names)?;
+        s.exact = beside_image;
+        return Ok(s);
+    }
+    let exact = beside_image || crate::devmem::file_kind(path)? == crate::devmem::FileKind::Image;
+    from_file(path, oplog.as_deref(), exact)
+}
+
+fn from_file(device: &Path, oplog: Option<&Path>, exact: bool) -> Result<Samples> {
+    let log = oplog.map(OpLog::read).transpose()?;
+    // Two readings: the model, then one ring's records at a time.
+    let loaded = crate::pass::open(device, log)?;
+    let mut rings = crate::pass::DeviceRings::new(&loaded.profile, loaded.memory.as_ref())?;
+    let mut s = from_profile_rings(&loaded.profile, &mut rings)?;
+    drop(rings);
+    s.source = match oplog {
+        Some(l) => format!("{} named by {}", loaded.memory.describe(), l.display()),
+        None => format!("{} (no op log: sites unnamed)", loaded.memory.describe()),
+    };
+    s.exact = exact;
+    Ok(s)
+}
+
+/// Each of `ops` ((chip, run id, op code), in program order) with its position among the
+/// ops of its code, from 1.
+pub(super) fn positions<'a>(
+    ops: impl Iterator<Item = (u32, u32, &'a str)>,
+) -> HashMap<(u32, u32), (String, u32)> {
+    let mut seen: HashMap<&str, u32> = HashMap::new();
+    let mut out = HashMap::new();
+    for (chip, run, code) in ops {
+        let k = seen.entry(code).or_default();
+        *k += 1;
+        out.entry((chip, run)).or_insert((code.to_string(), *k));
+    }
+    out
+}
+
+/// Op code and position per (device, run id), in the op log's order.
+fn run_names(log: &OpLog) -> HashMap<(u32, u32), (String, u32)> {
+    positions(log.ops().map(|o| (o.device, o.run_id, o.op_code.as_str())))
+}
+
+/// Every zone and sum zone record of `p` per (op, zone name); `exact` is left false (the
+/// caller knows where the profile came from).
+pub fn from_profile(p: &Profile) -> Samples {
+    from_profile_rings(p, &mut crate::sink::Held(p)).expect("a profile's own rings are at hand")
+}
+
+/// [`from_profile`], each ring's records taken from `rings` (a profile built from passes).
+pub fn from_profile_rings(p: &Profile, rings: &mut dyn crate::sink::RingSource) -> Result<Samples> {
+    let mut s = Samples {
+        source: "profile".into(),
+        ..Default::default()
+    };
+    let ops = positions(p.ops.iter().map(|o| (o.chip, o.run, o.name.as_str())));
+    let op_of = |op: Option<u32>, run: u32| -> (String, u32) {
+        match op.and_then(|i| p.ops.get(i as usize)) {
+            Some(o) => ops
+                .get(&(o.chip, o.run))
+                .cloned()
+                .unwrap_or_else(|| (o.name.clone(), 1)),
+            None => (format!("run {run}"), 1),
+        }
+    };
+    for i in 0..p.ring_count() {
+        let ring = rings.ring(i)?;
+        let view = p.view(i, &ring, true);
+        let chip = view.lane.chip;
+        for z in &view.zones {
+            let (op, k) = op_of(z.op, z.run);
+            let zone = p.labels[z.site as usize].name.clone();
+            let cycles = z.end_cycles.saturating_sub(z.start_cycles);
+            s.zones.entry((op, k, zone)).or_default().push(Sample {
+                cycles,
+                ns: z.end_ns - z.start_ns,
+            });
+        }
+        let cpn = p
+            .timebase
+            .chips
+            .get(chip as usize)
+            .map_or(f64::NAN, |c| c.cycles_per_ns);
+        for m in &view.marks {
+            let MarkKind::Sum {
+                total_cycles,
+                count,
+            } = m.kind
+            else {
+                continue;
+            };
+            let (op, k) = op_of(m.op, m.run);
+            let zone = p.labels[m.site as usize].name.clone();
+            s.sums.entry((op, k, zone)).or_default().push(SumSample {
+                total_cycles,
+                count,
+                ns: total_cycles as f64 / cpn,
+            });
+        }
+    }
+    s.problems = p
+        .all_issues()
+        .filter(|i| i.is_error())
+        .map(|i| i.to_string())
+        .collect();
+    Ok(s)
+}
+
+/// The zones and sum zones of a `profile_log_device.csv`, read by the one device-log reader
+/// ([`crate::import`]: `ZONE_START`/`ZONE_END` rows paired per RISC, innermost open zone of
+/// the same name and run; `ZONE_TOTAL` rows as sum zones) and compared like any profile
+/// ([`from_profile`]); ops are named by `names` ((chip, run id) -> op code and position), or
+/// `run <id>`. Streamed: memory is the records, not the file's text.
+pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) -> Result<Samples> {
+    let (imported, mut rings) = crate::import::stream(path, None)?;
+    let mut p = imported.profile;
+    for o in p.ops.iter_mut() {
+        if let Some((code, _)) = names.get(&(o.chip, o.run)) {
+            o.name = code.clone();
+        }
+    }
+    let mut s = from_profile_rings(&p, &mut rings)?;
+    s.source = format!("device log {}", path.display());
+    Ok(s)
+}

@@ -1,0 +1,121 @@
+//! One side's count, total, mean and percentiles per row.
+
+use super::{Sample, SumSample};
+use serde::{Serialize, Serializer};
+
+/// A cycle total (exact, 128 bits) as JSON: a number, or a string of its digits above
+/// 2^64 - 1, which JSON readers would round.
+fn total_json<S: Serializer>(v: &u128, s: S) -> std::result::Result<S::Ok, S::Error> {
+    match u64::try_from(*v) {
+        Ok(n) => s.serialize_u64(n),
+        Err(_) => s.serialize_str(&v.to_string()),
+    }
+}
+
+/// Count, total, mean and percentiles of one side's samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SideStats {
+    /// Zones (for a sum zone: its measurements).
+    pub count: u64,
+    /// Samples the statistics and the test use: zones, or a sum zone's records.
+    pub samples: u64,
+    /// Total device cycles, summed exactly (128 bits; see the module docs).
+    #[serde(serialize_with = "total_json")]
+    pub total_cycles: u128,
+    /// Mean cycles (per measurement, for a sum zone).
+    pub mean_cycles: f64,
+    /// Median cycles (of the samples).
+    pub p50_cycles: u64,
+    /// 99th percentile, cycles.
+    pub p99_cycles: u64,
+    /// Total host ns.
+    pub total_ns: f64,
+    /// Mean ns.
+    pub mean_ns: f64,
+    /// Median ns.
+    pub p50_ns: f64,
+    /// 99th percentile, ns.
+    pub p99_ns: f64,
+}
+
+/// Nearest-rank index of percentile `p` (0..1) of `n` sorted values.
+fn rank(p: f64, n: usize) -> usize {
+    ((p * n as f64).ceil() as usize).clamp(1, n) - 1
+}
+
+impl SideStats {
+    /// Of `samples` (nearest-rank percentiles).
+    pub fn of(samples: &[Sample]) -> SideStats {
+        if samples.is_empty() {
+            return SideStats::default();
+        }
+        let n = samples.len();
+        let mut c: Vec<u64> = samples.iter().map(|s| s.cycles).collect();
+        c.sort_unstable();
+        let mut ns: Vec<f64> = samples.iter().map(|s| s.ns).collect();
+        ns.sort_unstable_by(f64::total_cmp);
+        let total_cycles: u128 = c.iter().map(|&c| c as u128).sum();
+        let total_ns: f64 = ns.iter().sum();
+        SideStats {
+            count: n as u64,
+            samples: n as u64,
+            total_cycles,
+            mean_cycles: total_cycles as f64 / n as f64,
+            p50_cycles: c[rank(0.5, n)],
+            p99_cycles: c[rank(0.99, n)],
+            total_ns,
+            mean_ns: total_ns / n as f64,
+            p50_ns: ns[rank(0.5, n)],
+            p99_ns: ns[rank(0.99, n)],
+        }
+    }
+
+    /// Of sum zone records: count and totals over every measurement, percentiles of each
+    /// record's cycles (ns) per measurement.
+    pub fn of_sums(records: &[SumSample]) -> SideStats {
+        if records.is_empty() {
+            return SideStats::default();
+        }
+        let n = records.len();
+        let count: u64 = records.iter().map(|r| r.count as u64).sum();
+        let total_cycles: u128 = records.iter().map(|r| r.total_cycles as u128).sum();
+        let total_ns: f64 = records.iter().map(|r| r.ns).sum();
+        let mut c: Vec<u64> = sum_means(records).map(|m| m.round() as u64).collect();
+        c.sort_unstable();
+        let mut ns: Vec<f64> = records
+            .iter()
+            .map(|r| {
+                if r.count == 0 {
+                    0.0
+                } else {
+                    r.ns / r.count as f64
+                }
+            })
+            .collect();
+        ns.sort_unstable_by(f64::total_cmp);
+        let per = |x: f64| if count == 0 { 0.0 } else { x / count as f64 };
+        SideStats {
+            count,
+            samples: n as u64,
+            total_cycles,
+            mean_cycles: per(total_cycles as f64),
+            p50_cycles: c[rank(0.5, n)],
+            p99_cycles: c[rank(0.99, n)],
+            total_ns,
+            mean_ns: per(total_ns),
+            p50_ns: ns[rank(0.5, n)],
+            p99_ns: ns[rank(0.99, n)],
+        }
+    }
+}
+
+/// Each sum record's cycles per measurement (0 without measurements).
+pub(super) fn sum_means(records: &[SumSample]) -> impl Iterator<Item = f64> + '_ {
+    records.iter().map(|r| {
+        if r.count == 0 {
+            0.0
+        } else {
+            r.total_cycles as f64 / r.count as f64
+        }
+    })
+}
