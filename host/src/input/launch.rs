@@ -146,7 +146,7 @@ pub fn set_recording(mem: &dyn TileWords, chip: u32, at: NocCoord, on: bool) -> 
 
 /// What [`publish_stopped`] did for one core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stopped {
+pub enum PublishOutcome {
     /// No ttprof kernel was running on that core (nothing to publish).
     NotRunning,
     /// `bytes` of records written after the core's last publication are now published.
@@ -167,11 +167,11 @@ pub fn publish_stopped(
     at: NocCoord,
     risc: Risc,
     tp: u32,
-) -> Result<Stopped> {
+) -> Result<PublishOutcome> {
     let word = |w: u32| mem.read_word(chip, at, profiler::ring_word(risc, w));
     let state = word(ring::STATE)?;
     if word(ring::MAGIC)? != profiler::RING_MAGIC || state & ring::STATE_RUNNING == 0 {
-        return Ok(Stopped::NotRunning);
+        return Ok(PublishOutcome::NotRunning);
     }
     let (base, capacity) = (word(ring::BASE)?, word(ring::CAPACITY)?);
     let (head, tail, lap) = (word(ring::HEAD)?, word(ring::TAIL)?, word(ring::LAP)?);
@@ -202,7 +202,7 @@ pub fn publish_stopped(
         profiler::ring_word(risc, ring::STATE),
         (state & !ring::STATE_RUNNING) | ring::STATE_STOPPED,
     )?;
-    Ok(Stopped::Published { bytes: new })
+    Ok(PublishOutcome::Published { bytes: new })
 }
 
 #[cfg(test)]
@@ -276,7 +276,7 @@ mod tests {
         let base = profiler::ring_data(r).start;
         assert_eq!(
             publish_stopped(&w, 0, t, r, base).unwrap(),
-            Stopped::NotRunning,
+            PublishOutcome::NotRunning,
             "no ring yet"
         );
         for (off, v) in [
@@ -308,7 +308,7 @@ mod tests {
         );
         assert_eq!(
             publish_stopped(&w, 0, t, r, base + 0x40).unwrap(),
-            Stopped::Published { bytes: 0x30 }
+            PublishOutcome::Published { bytes: 0x30 }
         );
         assert_eq!(
             (get(ring::HEAD), get(ring::STATE)),
@@ -316,7 +316,7 @@ mod tests {
         );
         assert_eq!(
             publish_stopped(&w, 0, t, r, base + 0x40).unwrap(),
-            Stopped::NotRunning,
+            PublishOutcome::NotRunning,
             "once"
         );
     }

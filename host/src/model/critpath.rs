@@ -32,7 +32,7 @@
 //! own core's signal (the NoC) or unmatched, and a profiler stall, is on the path whole, on
 //! the same core. Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
-//! the segments tile the op's span: they add up to its duration exactly.
+//! the steps tile the op's span: they add up to its duration exactly.
 
 use crate::sites::{Signal, Wait};
 use riscv_linker::{NocCoord, Risc};
@@ -195,7 +195,7 @@ pub fn match_waits(t: &OpTrace) -> Matching {
 
 /// One step of a critical path.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Segment {
+pub struct PathStep {
     /// The core the path is on.
     pub core: CoreId,
     /// Its start, device cycles of the op's chip.
@@ -203,12 +203,12 @@ pub struct Segment {
     /// Its end, device cycles.
     pub end: u64,
     /// What the core did.
-    pub kind: SegmentKind,
+    pub kind: StepKind,
 }
 
-/// What the core did during a [`Segment`].
+/// What the core did during a [`PathStep`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SegmentKind {
+pub enum StepKind {
     /// Its own work (no typed wait, no stall).
     Busy,
     /// Waiting: the wait (an index into [`OpTrace::waits`]) and the signal that ended it.
@@ -222,12 +222,12 @@ pub enum SegmentKind {
     Launch,
 }
 
-/// The critical path of an op: segments in time order, from its first start to its last
+/// The critical path of an op: steps in time order, from its first start to its last
 /// end. Empty without KERNEL spans.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Path {
     /// In time order, each starting where the previous ended.
-    pub segments: Vec<Segment>,
+    pub steps: Vec<PathStep>,
     /// The op's first KERNEL start and last KERNEL end, device cycles.
     pub span: (u64, u64),
     /// The walk stopped early (a cycle of zero-length steps; never seen in practice): the
@@ -253,10 +253,10 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     for v in per_core.values_mut() {
         v.sort_by_key(|&i| (t.waits[i].start, t.waits[i].end));
     }
-    let mut out: Vec<Segment> = Vec::new();
-    let push = |out: &mut Vec<Segment>, core, start: u64, end: u64, kind| {
+    let mut out: Vec<PathStep> = Vec::new();
+    let push = |out: &mut Vec<PathStep>, core, start: u64, end: u64, kind| {
         if end > start {
-            out.push(Segment {
+            out.push(PathStep {
                 core,
                 start,
                 end,
@@ -273,7 +273,7 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
         let ks = t.kernels.get(&core).map_or(op_start, |k| k.0).min(t_now);
         if steps > limit {
             truncated = true;
-            push(&mut out, core, op_start, t_now, SegmentKind::Busy);
+            push(&mut out, core, op_start, t_now, StepKind::Busy);
             break;
         }
         // The latest wait on this core that began before now, inside its kernel.
@@ -285,14 +285,14 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
             .copied()
             .find(|&i| t.waits[i].start >= ks);
         let Some(wi) = w else {
-            push(&mut out, core, ks, t_now, SegmentKind::Busy);
-            push(&mut out, core, op_start, ks, SegmentKind::Launch);
+            push(&mut out, core, ks, t_now, StepKind::Busy);
+            push(&mut out, core, op_start, ks, StepKind::Launch);
             break;
         };
         let wait = t.waits[wi];
         let we = wait.end.min(t_now);
-        push(&mut out, core, we, t_now, SegmentKind::Busy);
-        let kind = SegmentKind::Wait {
+        push(&mut out, core, we, t_now, StepKind::Busy);
+        let kind = StepKind::Wait {
             wait: wi,
             signal: m[wi],
         };
@@ -310,15 +310,15 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
         }
     }
     out.reverse();
-    // Adjacent busy segments of one core are one.
-    let mut merged: Vec<Segment> = Vec::with_capacity(out.len());
+    // Adjacent busy steps of one core are one.
+    let mut merged: Vec<PathStep> = Vec::with_capacity(out.len());
     for s in out {
         match merged.last_mut() {
             Some(p)
                 if p.core == s.core
                     && p.end == s.start
-                    && p.kind == SegmentKind::Busy
-                    && s.kind == SegmentKind::Busy =>
+                    && p.kind == StepKind::Busy
+                    && s.kind == StepKind::Busy =>
             {
                 p.end = s.end
             }
@@ -326,7 +326,7 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
         }
     }
     Path {
-        segments: merged,
+        steps: merged,
         span: (op_start, op_end),
         truncated,
     }
@@ -435,7 +435,7 @@ mod tests {
         let m = match_waits(&t);
         let p = critical_path(&t, &m);
         let seg: Vec<(Risc, u64, u64, &str)> = p
-            .segments
+            .steps
             .iter()
             .map(|s| {
                 (
@@ -443,9 +443,9 @@ mod tests {
                     s.start,
                     s.end,
                     match s.kind {
-                        SegmentKind::Busy => "busy",
-                        SegmentKind::Wait { .. } => "wait",
-                        SegmentKind::Launch => "launch",
+                        StepKind::Busy => "busy",
+                        StepKind::Wait { .. } => "wait",
+                        StepKind::Launch => "launch",
                     },
                 )
             })
@@ -465,7 +465,7 @@ mod tests {
             ]
         );
         assert_eq!(p.span, (0, 260));
-        assert_eq!(p.segments.iter().map(|s| s.end - s.start).sum::<u64>(), 260);
+        assert_eq!(p.steps.iter().map(|s| s.end - s.start).sum::<u64>(), 260);
         assert!(!p.truncated);
     }
 
@@ -511,9 +511,9 @@ mod tests {
         assert_eq!(w[&(s, 7, Unmatched::Ambiguous)], 1);
         let p = critical_path(&t, &m);
         // The writer's unmatched wait is on the path whole, on the writer.
-        assert!(p.segments.iter().all(|s| s.core.risc == Risc::Ncrisc));
-        assert_eq!(p.segments.iter().map(|s| s.end - s.start).sum::<u64>(), 260);
-        assert_eq!(p.segments[0].kind, SegmentKind::Launch);
-        assert_eq!((p.segments[0].start, p.segments[0].end), (0, 2));
+        assert!(p.steps.iter().all(|s| s.core.risc == Risc::Ncrisc));
+        assert_eq!(p.steps.iter().map(|s| s.end - s.start).sum::<u64>(), 260);
+        assert_eq!(p.steps[0].kind, StepKind::Launch);
+        assert_eq!((p.steps[0].start, p.steps[0].end), (0, 2));
     }
 }

@@ -37,7 +37,7 @@ pub struct At {
 
 /// First start and last end of a set of zones.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Span {
+pub struct TimeSpan {
     /// Earliest start (by host ns).
     pub start: At,
     /// Latest end (by host ns).
@@ -46,9 +46,9 @@ pub struct Span {
     pub last_start: At,
 }
 
-impl Span {
-    fn new(start: At, end: At) -> Span {
-        Span {
+impl TimeSpan {
+    fn new(start: At, end: At) -> TimeSpan {
+        TimeSpan {
             start,
             end,
             last_start: start,
@@ -67,10 +67,10 @@ impl Span {
         }
     }
 
-    fn merge(span: &mut Option<Span>, start: At, end: At) {
+    fn merge(span: &mut Option<TimeSpan>, start: At, end: At) {
         match span {
             Some(s) => s.add(start, end),
-            None => *span = Some(Span::new(start, end)),
+            None => *span = Some(TimeSpan::new(start, end)),
         }
     }
 
@@ -83,10 +83,10 @@ impl Span {
 /// One core's wrapper zones in one op.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoreTimes {
-    /// Span of the core's `<RISC>-FW` zones (`None`: none recorded).
-    pub fw: Option<Span>,
-    /// Span of the core's `<RISC>-KERNEL` zones (`None`: none recorded).
-    pub kernel: Option<Span>,
+    /// TimeSpan of the core's `<RISC>-FW` zones (`None`: none recorded).
+    pub fw: Option<TimeSpan>,
+    /// TimeSpan of the core's `<RISC>-KERNEL` zones (`None`: none recorded).
+    pub kernel: Option<TimeSpan>,
     /// RISCs (bit = `Risc::index`) that recorded an FW zone.
     pub fw_riscs: u8,
     /// RISCs (bit = `Risc::index`) that recorded a KERNEL zone.
@@ -97,13 +97,13 @@ pub struct CoreTimes {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceTimes {
     /// First FW start to last FW end over every core (`None`: no FW zone).
-    pub fw: Option<Span>,
+    pub fw: Option<TimeSpan>,
     /// First KERNEL start to last KERNEL end over every core (`None`: no KERNEL zone).
-    pub kernel: Option<Span>,
+    pub kernel: Option<TimeSpan>,
     /// First BRISC/NCRISC KERNEL start.
     pub dm_kernel_start: Option<At>,
     /// Per RISC (`Risc::index`): its KERNEL zones' span over all cores.
-    pub risc_kernel: [Option<Span>; Risc::COUNT],
+    pub risc_kernel: [Option<TimeSpan>; Risc::COUNT],
     /// Each core's wrapper zones, by tile.
     pub cores: BTreeMap<NocCoord, CoreTimes>,
     /// Wrapper zones seen more than once on one (core, RISC): the run id was reused.
@@ -245,14 +245,14 @@ impl RingWrappers {
         let bit = 1u8 << id.risc.index();
         match w {
             Wrapper::Fw => {
-                Span::merge(&mut op.fw, start, end);
-                Span::merge(&mut core.fw, start, end);
+                TimeSpan::merge(&mut op.fw, start, end);
+                TimeSpan::merge(&mut core.fw, start, end);
                 core.fw_riscs |= bit;
             }
             Wrapper::Kernel => {
-                Span::merge(&mut op.kernel, start, end);
-                Span::merge(&mut core.kernel, start, end);
-                Span::merge(&mut op.risc_kernel[id.risc.index()], start, end);
+                TimeSpan::merge(&mut op.kernel, start, end);
+                TimeSpan::merge(&mut core.kernel, start, end);
+                TimeSpan::merge(&mut op.risc_kernel[id.risc.index()], start, end);
                 core.kernel_riscs |= bit;
                 if matches!(id.risc, Risc::Brisc | Risc::Ncrisc)
                     && op.dm_kernel_start.is_none_or(|d| start.ns < d.ns)
@@ -264,9 +264,9 @@ impl RingWrappers {
     }
 }
 
-impl Span {
+impl TimeSpan {
     /// Widens `into` by `other` as adding `other`'s zones one by one would.
-    fn widen(into: &mut Option<Span>, other: Option<Span>) {
+    fn widen(into: &mut Option<TimeSpan>, other: Option<TimeSpan>) {
         let Some(b) = other else { return };
         let Some(a) = into else {
             *into = Some(b);
@@ -297,10 +297,10 @@ impl Ops {
         }
         for (run, d) in ring.by_run {
             let op = self.by_run.entry((chip, run)).or_default();
-            Span::widen(&mut op.fw, d.fw);
-            Span::widen(&mut op.kernel, d.kernel);
+            TimeSpan::widen(&mut op.fw, d.fw);
+            TimeSpan::widen(&mut op.kernel, d.kernel);
             for (into, r) in op.risc_kernel.iter_mut().zip(d.risc_kernel) {
-                Span::widen(into, r);
+                TimeSpan::widen(into, r);
             }
             if let Some(s) = d.dm_kernel_start {
                 if op.dm_kernel_start.is_none_or(|o| s.ns < o.ns) {
@@ -309,8 +309,8 @@ impl Ops {
             }
             for (tile, c) in d.cores {
                 let core = op.cores.entry(tile).or_default();
-                Span::widen(&mut core.fw, c.fw);
-                Span::widen(&mut core.kernel, c.kernel);
+                TimeSpan::widen(&mut core.fw, c.fw);
+                TimeSpan::widen(&mut core.kernel, c.kernel);
                 core.fw_riscs |= c.fw_riscs;
                 core.kernel_riscs |= c.kernel_riscs;
             }

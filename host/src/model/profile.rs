@@ -394,7 +394,7 @@ impl Profile {
     /// Ops from the op log (and runs it does not name), with their device spans.
     fn add_ops(&mut self) {
         let mut dev = self.device_ops.by_run.clone();
-        let span = |s: &Option<device::Span>| s.map(|s| (s.start.ns, s.end.ns));
+        let span = |s: &Option<device::TimeSpan>| s.map(|s| (s.start.ns, s.end.ns));
         if let Some(log) = &self.oplog {
             for op in log.ops() {
                 let d = dev.remove(&(op.device, op.run_id));

@@ -532,7 +532,7 @@ impl Session {
                     .dev
                     .hart_registers(0, *t, *risc)
                     .map_err(|e| Error::Emulator(e.to_string()))?;
-                if let launch::Stopped::Published { bytes: b } =
+                if let launch::PublishOutcome::Published { bytes: b } =
                     launch::publish_stopped(&self.mem, 0, *t, *risc, regs[4])?
                 {
                     bytes += b as u64;

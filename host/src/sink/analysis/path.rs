@@ -4,7 +4,7 @@
 //! summary ([`paragraph`]) and a list for the HTML panel.
 
 use super::{stage_name, LabelKind};
-use crate::critpath::{self, CoreId, OpTrace, SegmentKind, SignalMark, WaitSpan};
+use crate::critpath::{self, CoreId, OpTrace, SignalMark, StepKind, WaitSpan};
 use crate::profile::{Profile, RingView};
 use crate::timeline::{Lane, MarkKind};
 use riscv_linker::{NocCoord, Risc};
@@ -282,13 +282,13 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
     let m = critpath::match_waits(t);
     let path = critpath::critical_path(t, &m);
     let segments = path
-        .segments
+        .steps
         .iter()
         .map(|s| {
             let (kind, resource, zone, signal, unmatched) = match s.kind {
-                SegmentKind::Busy => ("busy", None, None, None, None),
-                SegmentKind::Launch => ("wait", Some("launch".to_string()), None, None, None),
-                SegmentKind::Wait { wait, signal } => {
+                StepKind::Busy => ("busy", None, None, None, None),
+                StepKind::Launch => ("wait", Some("launch".to_string()), None, None, None),
+                StepKind::Wait { wait, signal } => {
                     let w = &t.waits[wait];
                     let resource = w
                         .wait
@@ -361,7 +361,7 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
         })
         .collect();
     let (a, b) = path.span;
-    let any = path.segments.first().map(|s| s.core);
+    let any = path.steps.first().map(|s| s.core);
     CriticalPath {
         start_cycles: a,
         end_cycles: b,
