@@ -155,6 +155,7 @@ macro_rules! sum_zone {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `zone!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! zone {
     ($name:literal) => {
@@ -169,6 +170,7 @@ macro_rules! zone {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `value_zone!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! value_zone {
     ($name:literal, $value:expr) => {{
@@ -181,6 +183,7 @@ macro_rules! value_zone {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `event!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! event {
     ($name:literal) => {
@@ -192,6 +195,7 @@ macro_rules! event {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `data!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! data {
     ($name:literal, $value:expr) => {{
@@ -203,6 +207,7 @@ macro_rules! data {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `sum_zone!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! sum_zone {
     ($name:literal) => {
@@ -380,6 +385,7 @@ macro_rules! sum_wait {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `wait!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! wait {
     ($name:literal, $($resource:tt)+) => {
@@ -391,6 +397,7 @@ macro_rules! wait {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `sum_wait!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! sum_wait {
     ($name:literal, $($resource:tt)+) => {
@@ -422,6 +429,7 @@ macro_rules! signal {
 }
 
 #[cfg(not(feature = "profile"))]
+/// `signal!` without the `profile` feature: the same arguments, and no code at all.
 #[macro_export]
 macro_rules! signal {
     ($name:literal, $($resource:tt)+) => {

@@ -75,10 +75,12 @@ impl Sim {
         }
     }
 
+    /// The RISC this simulated core is.
     pub fn risc(&self) -> Risc {
         with(|c| c.risc)
     }
 
+    /// The simulated chip's architecture.
     pub fn arch(&self) -> Arch {
         with(|c| c.arch)
     }
@@ -88,6 +90,7 @@ impl Sim {
         with(|c| c.clock)
     }
 
+    /// Sets the wall clock to `t`.
     pub fn set_clock(&self, t: u64) {
         with(|c| c.clock = t)
     }
@@ -107,10 +110,12 @@ impl Sim {
         with(|c| c.l1.clone())
     }
 
+    /// The simulated L1 word at `addr`.
     pub fn read_u32(&self, addr: u32) -> u32 {
         with(|c| rd32(&c.l1, addr))
     }
 
+    /// Writes the simulated L1 word at `addr`.
     pub fn write_u32(&self, addr: u32, v: u32) {
         with(|c| wr32(&mut c.l1, addr, v))
     }

@@ -64,6 +64,7 @@ pub enum Kind {
 pub struct Token {
     /// RISC index (0..=4).
     pub risc: u8,
+    /// What the token marks.
     pub kind: Kind,
     /// Payloads that follow (open/close/point) or this payload's index.
     pub count: u8,

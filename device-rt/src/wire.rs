@@ -75,6 +75,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in code order.
     pub const ALL: [Kind; 12] = [
         Kind::Zone32,
         Kind::Zone64,
@@ -90,6 +91,7 @@ impl Kind {
         Kind::Loss,
     ];
 
+    /// The kind whose code is `k`; `None` for an unknown code.
     pub const fn from_u8(k: u8) -> Option<Kind> {
         match k {
             0x01 => Some(Kind::Zone32),
@@ -146,38 +148,65 @@ pub const MAX_RECORD_BYTES: u32 = 32;
 pub enum Record {
     /// A zone of `duration` cycles ending at `end` (short, 32- or 64-bit form).
     Zone {
+        /// The zone's site.
         id: SiteId,
+        /// Cycle counter when the zone closed.
         end: u64,
+        /// Cycles from open to close.
         duration: u64,
+        /// The value of a value zone (`value_zone!`), `None` for a plain zone.
         value: Option<u32>,
     },
+    /// An event (`event!`) at `time`.
     Event {
+        /// The event's site.
         id: SiteId,
+        /// Cycle counter when it happened.
         time: u64,
     },
+    /// A 64-bit datum (`data!`, `DeviceTimestampedData`) recorded at `time`.
     Data {
+        /// The datum's site.
         id: SiteId,
+        /// Cycle counter when it was recorded.
         time: u64,
+        /// The value.
         data: u64,
     },
+    /// A sum zone's total over one launch (`sum_zone!`), flushed at `time`.
     Sum {
+        /// The sum zone's site.
         id: SiteId,
+        /// Cycle counter at the flush.
         time: u64,
+        /// Measurements summed.
         count: u32,
+        /// Their cycles, summed.
         total: u64,
     },
+    /// A full 64-bit time that resets the decoder's reference (no site).
     Time {
+        /// Cycle counter.
         time: u64,
     },
+    /// The start of a launch: the run id the host gave it.
     Run {
+        /// The launch's run id.
         run_id: u32,
+        /// Cycle counter at the launch.
         time: u64,
     },
+    /// Records dropped because the ring was full (see [`Kind::Loss`]).
     Loss {
+        /// Records dropped.
         count: u32,
+        /// Run id of the first dropped record.
         first_run: u32,
+        /// Run id of the last dropped record.
         last_run: u32,
+        /// Time of the first dropped record.
         first: u64,
+        /// Time of the last dropped record.
         last: u64,
     },
 }
@@ -200,15 +229,19 @@ impl Record {
 /// A record encoded as halfwords.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Encoded {
+    /// The halfwords; only the first `len` are the record.
     pub halves: [u16; (MAX_RECORD_BYTES / 2) as usize],
+    /// Halfwords in use.
     pub len: u8,
 }
 
 impl Encoded {
+    /// The record's halfwords.
     pub fn as_slice(&self) -> &[u16] {
         &self.halves[..self.len as usize]
     }
 
+    /// The record's size in bytes.
     pub const fn bytes(&self) -> u32 {
         self.len as u32 * 2
     }
@@ -339,9 +372,15 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DecodeError {
     /// The record runs past the end of the given halfwords (`need` halfwords).
-    Truncated { need: usize },
+    Truncated {
+        /// Halfwords the record needs.
+        need: usize,
+    },
     /// `h1` names no known kind.
-    UnknownKind { h1: u16 },
+    UnknownKind {
+        /// The halfword that should name a kind.
+        h1: u16,
+    },
     /// A 64-bit time earlier than the reference, or a start after its end (a zone's
     /// duration longer than its end: a start before cycle 0).
     Time,

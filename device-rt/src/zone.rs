@@ -106,6 +106,7 @@ struct Open {
 }
 
 impl Zone {
+    /// Opens a zone of `site`; it closes when dropped.
     #[inline(always)]
     pub fn open(site: Site) -> Zone {
         Zone {
@@ -335,6 +336,7 @@ pub struct ValueZone {
 }
 
 impl ValueZone {
+    /// Opens a zone of `site` carrying `value`; it closes when dropped.
     #[inline(always)]
     pub fn open(site: Site, value: u32) -> ValueZone {
         ValueZone {
