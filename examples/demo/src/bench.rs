@@ -1,5 +1,5 @@
 //! Launching the `bench` kernel (examples/kernels/src/bin/bench.rs) on one BRISC: used by
-//! `runtime-bench` (issue 4's figures) and by the full-ring tests.
+//! `runtime-bench` (the cost of a zone) and by the full-ring tests.
 
 use crate::scenario::Fallible;
 use riscv_linker::profiler::{self, ring};

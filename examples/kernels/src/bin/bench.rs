@@ -1,4 +1,4 @@
-//! BRISC: the workloads of the runtime benchmark (`runtime-bench`, issue 4).
+//! BRISC: the workloads of the runtime benchmark (`runtime-bench`).
 //!
 //! Arguments (words at `ARGS`): mode, iterations, work.
 //! * mode 1, dense: per iteration two nested short zones around `work` counted-loop steps

@@ -1,4 +1,4 @@
-//! BRISC: sum zones that are not the kernel's first site (issue 9's defect: the totals were
+//! BRISC: sum zones that are not the kernel's first site (a past defect: the totals were
 //! written under another site's name, with count and total swapped).
 //!
 //! Arguments (words at `ARGS`): `n`, the number of iterations (0 means 4). Per launch:

@@ -77,7 +77,7 @@ fn the_page_is_one_file_that_loads_nothing_and_embeds_every_zone() {
         ]
     );
     assert_eq!(data["sites"][z[1] as usize][0], "BRISC-FW");
-    // A value zone's value is its ninth value (issue 25: it reached only the device CSV).
+    // A value zone's value is its ninth value (it once reached only the device CSV).
     let zones: Vec<i64> = data["zones"]
         .as_array()
         .unwrap()

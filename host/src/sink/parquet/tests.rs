@@ -89,7 +89,7 @@ fn the_three_tables_read_back_with_every_zone_mark_and_op() {
     assert_eq!(zones.iter().map(|b| b.num_rows()).sum::<usize>(), 120);
     assert_eq!(zones[0].schema(), zones_schema(true));
     assert_eq!(per_name(&zones), expected(&p));
-    // A value zone's value is a column, null for plain zones (issue 25).
+    // A value zone's value is a column, null for plain zones.
     let mut values: Vec<(String, u32)> = Vec::new();
     for b in &zones {
         let names = b

@@ -158,7 +158,7 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
     }
     begins.sort();
     want.sort();
-    // Value zones carry their value as the `value` argument (issue 25).
+    // Value zones carry their value as the `value` argument.
     assert_eq!(
         want.iter().filter(|w| w.4.is_some()).count(),
         30,

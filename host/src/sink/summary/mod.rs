@@ -697,7 +697,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("82,061"), "{text}");
-        // Value zones: their values per op and name (issue 25: they reached only the CSV).
+        // Value zones: their values per op and name (they once reached only the CSV).
         let inner: Vec<u32> = (0..2)
             .flat_map(|t| Risc::ALL.map(|r| fixture::inner_value(2, t, r)))
             .collect();

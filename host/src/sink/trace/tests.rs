@@ -181,7 +181,7 @@ fn every_zone_is_a_nested_pair_on_its_tile_and_risc_thread_at_its_host_time() {
         b["args"].get("value").is_none(),
         "a plain zone has no value: {b}"
     );
-    // A value zone's value is an argument (issue 25: it reached only the device CSV).
+    // A value zone's value is an argument (it once reached only the device CSV).
     let inner = ev
         .iter()
         .filter(|e| e["ph"] == "B" && e["name"] == "inner")

@@ -409,7 +409,7 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
         "3 record(s) dropped: ring full",
         Some(MessageSeverity::Warning)
     )));
-    // A value zone's value (issue 25: it reached only the device CSV).
+    // A value zone's value (it once reached only the device CSV).
     assert!(
         msgs.contains(&(
             "TRISC_1 0:(1,1)",
