@@ -49,7 +49,12 @@ pub enum TileOffsets {
     #[default]
     Zero,
     /// Offsets drawn uniformly from `0..=max_cycles`, reproducibly from `seed`.
-    Seeded { max_cycles: u64, seed: u64 },
+    Seeded {
+        /// The largest offset, cycles.
+        max_cycles: u64,
+        /// The random stream's seed.
+        seed: u64,
+    },
     /// Offsets in device tile order (chip-major); missing entries are 0.
     Explicit(Vec<u64>),
 }
@@ -65,14 +70,19 @@ pub enum TileOffsets {
 /// builds the "round trip ± jitter, uniform" model clock-alignment benchmarks ask for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReadLatency {
+    /// Base of the request leg (host to device), ns.
     pub request_ns: f64,
+    /// Base of the response leg (device to host), ns.
     pub response_ns: f64,
+    /// Mean of the request leg's exponential extra, ns (0: none).
     pub request_jitter_mean_ns: f64,
+    /// Mean of the response leg's exponential extra, ns (0: none).
     pub response_jitter_mean_ns: f64,
     /// Half width of the request leg's uniform jitter (0: none).
     pub request_uniform_ns: f64,
     /// Half width of the response leg's uniform jitter (0: none).
     pub response_uniform_ns: f64,
+    /// The random stream's seed.
     pub seed: u64,
 }
 
@@ -143,7 +153,9 @@ use crate::dvfs::{self, FreqStep, Piece, REF_MHZ};
 pub struct ClockModel {
     /// Chip `c` uses `chips[c]`, or the last entry if there are fewer (none: nominal).
     pub chips: Vec<ChipClock>,
+    /// Each tile's wall-clock offset from its chip's counter.
     pub tile_offsets: TileOffsets,
+    /// The latency of the host's register reads (clock alignment's samples).
     pub host_read: ReadLatency,
     /// Chip `c`'s AI-clock frequency steps (DVFS) are `dvfs[c]`, in host-time order (see
     /// [`crate::dvfs`]); a chip without an entry keeps one frequency.
@@ -203,7 +215,9 @@ pub struct ClockTruth {
     pub true_mhz: f64,
     /// The arch's nominal frequency, MHz.
     pub nominal_mhz: f64,
+    /// The true frequency's drift, parts per million per second.
     pub drift_ppm_per_s: f64,
+    /// Host time of the chip's reset (counter 0), ns.
     pub reset_host_ns: f64,
     /// This tile's wall-clock offset from the chip counter, cycles.
     pub tile_offset: u64,

@@ -27,6 +27,7 @@ pub const DEFAULT_QUANTUM: u32 = 64;
 /// Everything [`crate::Device::new`] needs.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {
+    /// The chip generation (memory map, timing rules, clock).
     pub arch: Arch,
     /// Number of chips (each with the same grid).
     pub chips: u32,
@@ -38,7 +39,9 @@ pub struct DeviceConfig {
     pub image: Option<PathBuf>,
     /// The Baby RISC-V pipeline's timing rules ([`Timing::for_arch`] by default).
     pub timing: Timing,
+    /// The chips' clocks: frequencies, drift, tile offsets, DVFS steps, host read latency.
     pub clock: ClockModel,
+    /// What a misaligned load or store does.
     pub misaligned: Misaligned,
     /// Host threads running tiles (0: one per available core). Results never depend on it.
     pub threads: usize,

@@ -85,10 +85,15 @@ pub enum Op {
 /// or for CSR operations the CSR number (with the 5-bit `uimm` of `csrr*i` in `rs1`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Inst {
+    /// The operation.
     pub op: Op,
+    /// Destination register.
     pub rd: u8,
+    /// First source register (or a CSR instruction's `uimm`).
     pub rs1: u8,
+    /// Second source register.
     pub rs2: u8,
+    /// Immediate, shift amount or CSR number.
     pub imm: i32,
 }
 

@@ -206,10 +206,12 @@ impl Device {
         })
     }
 
+    /// What the device was built from.
     pub fn config(&self) -> &DeviceConfig {
         &self.cfg
     }
 
+    /// The chips' generation.
     pub fn arch(&self) -> Arch {
         self.cfg.arch
     }

@@ -15,35 +15,74 @@ pub enum FaultKind {
     /// The word at pc is not an instruction of the emulated ISA.
     IllegalInstruction,
     /// A CSR instruction the core cannot execute (`reason` says why).
-    Csr { csr: u32, reason: &'static str },
+    Csr {
+        /// The CSR number.
+        csr: u32,
+        /// Why it cannot be executed.
+        reason: &'static str,
+    },
     /// pc left the core's code region.
     FetchOutsideCode,
     /// A jump or taken branch to an address that is not 4-byte aligned (no C extension).
-    MisalignedJump { target: u32 },
+    MisalignedJump {
+        /// The jump target.
+        target: u32,
+    },
     /// A load or store to an address no region of this core covers.
-    Access { addr: u32, size: u32, write: bool },
+    Access {
+        /// The address accessed.
+        addr: u32,
+        /// Bytes accessed.
+        size: u32,
+        /// A store (`false`: a load).
+        write: bool,
+    },
     /// A store into the code region of `owner` (code is read-only while kernels run).
-    StoreIntoCode { addr: u32, owner: Risc },
+    StoreIntoCode {
+        /// The address accessed.
+        addr: u32,
+        /// The core whose code region it is.
+        owner: Risc,
+    },
     /// A misaligned load or store in [`crate::Misaligned::Strict`] mode.
-    Misaligned { addr: u32, size: u32, write: bool },
+    Misaligned {
+        /// The address accessed.
+        addr: u32,
+        /// Bytes accessed.
+        size: u32,
+        /// A store (`false`: a load).
+        write: bool,
+    },
     /// The core retired more than the configured instruction budget in one run.
-    Runaway { budget: u64 },
+    Runaway {
+        /// The instruction budget.
+        budget: u64,
+    },
     /// No core of the device can make progress again: every running core repeats a loop
     /// that stores nothing and reads only what nothing will change, or waits on a FIFO
     /// (`crate::stall`). `cores`: how many cores are stuck (each described in
     /// [`Fault::others`]).
-    Deadlock { cores: usize },
+    Deadlock {
+        /// Cores stuck.
+        cores: usize,
+    },
     /// The run reached its wall-clock deadline ([`crate::Device::set_deadline`]) with
     /// `cores` cores still running (each described in [`Fault::others`]).
-    Timeout { cores: usize },
+    Timeout {
+        /// Cores still running.
+        cores: usize,
+    },
     /// The core executed `ebreak` (the runtime's panic handler ends in one).
     Ebreak,
     /// The kernel panicked: its runtime stopped at `ebreak` with the panic's location and
     /// message in registers (`riscv_linker::mmio::PANIC_MAGIC`); the message is empty when
     /// it was not a literal.
     Panic {
+        /// The source file of the panic.
         file: String,
+        /// Its line.
         line: u32,
+        /// The panic message (empty when it was not a literal).
         message: String,
     },
     /// The core issued a NoC request the chip cannot carry out (the message says what and
@@ -52,21 +91,35 @@ pub enum FaultKind {
     /// Not a fault: the access waits on a FIFO (a load from an empty mailbox or PCBuf, a
     /// store to a full one) and the tile retries it; only reported if every core waits (a
     /// deadlock). Nothing of the access has happened: the core's state is as before it.
-    Blocked { addr: u32, write: bool },
+    Blocked {
+        /// The address accessed.
+        addr: u32,
+        /// A store (`false`: a load).
+        write: bool,
+    },
     /// An access to a region the memory map leaves unmapped for this core (e.g. a mailbox
     /// from NCRISC, another TRISC's instruction push window, GPRs from NCRISC).
     Unmapped {
+        /// The address accessed.
         addr: u32,
+        /// Bytes accessed.
         size: u32,
+        /// A store (`false`: a load).
         write: bool,
+        /// The core that made the access or push.
         risc: Risc,
+        /// The region's name in the memory map.
         region: &'static str,
     },
     /// A load from a write-only region (Tensix instruction push, MOP expander configuration).
     WriteOnly {
+        /// The address accessed.
         addr: u32,
+        /// Bytes accessed.
         size: u32,
+        /// The core that made the access or push.
         risc: Risc,
+        /// The region's name in the memory map.
         region: &'static str,
     },
     /// `risc` pushed Tensix instruction `word` (`mnemonic`) to Tensix thread `thread` (a
@@ -74,11 +127,17 @@ pub enum FaultKind {
     /// cannot execute: `problem` says why (an instruction or mode not modelled, undefined
     /// behaviour, a push the hardware would drop). The fault's pc is the pushing core's.
     TensixPush {
+        /// The Tensix instruction word.
         word: u32,
+        /// The address accessed.
         addr: u32,
+        /// The core that made the access or push.
         risc: Risc,
+        /// The Tensix thread (0..=2).
         thread: u8,
+        /// The instruction's mnemonic.
         mnemonic: &'static str,
+        /// Why it cannot be executed.
         problem: String,
     },
     /// Tensix thread `thread` reached `word` (`mnemonic`) at its wait gate and cannot
@@ -87,10 +146,15 @@ pub enum FaultKind {
     /// (a Vector Unit hazard software must avoid, undefined behaviour of the flag stack).
     /// The fault is reported on the core whose access brought the coprocessor to that cycle.
     TensixExec {
+        /// The Tensix instruction word.
         word: u32,
+        /// The core that made the access or push.
         risc: Risc,
+        /// The Tensix thread (0..=2).
         thread: u8,
+        /// The instruction's mnemonic.
         mnemonic: &'static str,
+        /// Why it cannot be executed.
         problem: String,
     },
     /// A store to the tile's debug timestamper that the emulator cannot carry out: what
@@ -179,10 +243,15 @@ impl fmt::Display for FaultKind {
 /// A fault of one core, with its location.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
+    /// What went wrong.
     pub kind: FaultKind,
+    /// The core's chip.
     pub chip: u32,
+    /// The core's tile.
     pub tile: NocCoord,
+    /// Which of the tile's cores.
     pub risc: Risc,
+    /// The pc of the faulting instruction.
     pub pc: u32,
     /// The instruction word at pc, if pc is readable.
     pub word: Option<u32>,
@@ -231,10 +300,17 @@ pub enum EmuError {
     /// A core faulted or stopped at `ebreak`.
     Fault(Box<Fault>),
     /// An ELF was rejected (`file` names it).
-    Elf { file: String, reason: String },
+    Elf {
+        /// The ELF's path.
+        file: String,
+        /// Why it was rejected.
+        reason: String,
+    },
     /// The device-memory image could not be created or mapped.
     Image {
+        /// The image file.
         path: PathBuf,
+        /// What the system said.
         source: std::io::Error,
     },
     /// The configuration or an argument is impossible.

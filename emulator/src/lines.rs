@@ -137,8 +137,11 @@ impl LineTable {
 /// One core's cycles per instruction and cause in the last run (lines mode).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HartLines {
+    /// The core's chip.
     pub chip: u32,
+    /// The core's tile.
     pub tile: riscv_linker::NocCoord,
+    /// Which of the tile's cores.
     pub risc: riscv_linker::Risc,
     /// The name the kernel was loaded under (usually its ELF's path).
     pub kernel: String,

@@ -141,7 +141,9 @@ impl Timing {
 /// Where a load or store goes, as far as its timing is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Region {
+    /// The tile's L1 (shared by its cores: one port).
     L1,
+    /// The core's local data RAM.
     Local,
     /// Mailboxes, PCBufs, TTSync, Tensix semaphores.
     Fifo,

@@ -33,8 +33,11 @@ use std::sync::Mutex;
 /// What one core did in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HartSummary {
+    /// The core's chip.
     pub chip: u32,
+    /// The core's tile.
     pub tile: NocCoord,
+    /// Which of the tile's cores.
     pub risc: Risc,
     /// `a0` at the `ecall` that halted the core; `None` if it ended the run held in reset.
     pub exit_code: Option<u32>,

@@ -11,8 +11,11 @@ use riscv_linker::NocCoord;
 /// Host times are virtual nanoseconds, rounded to the nearest nanosecond.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SyncSample {
+    /// Host clock when the read was sent, ns.
     pub host_before_ns: u64,
+    /// The counter value the device returned, cycles.
     pub device_cycles: u64,
+    /// Host clock when the value arrived, ns.
     pub host_after_ns: u64,
 }
 

@@ -52,8 +52,11 @@ pub(crate) struct Latch {
 /// Capacities of the three FIFOs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FifoDepths {
+    /// Entries of the FIFO the RISC pushes into.
     pub from_risc: usize,
+    /// Entries between the MOP expander and the replay expander.
     pub before_replay: usize,
+    /// Entries in front of the wait gate.
     pub before_gate: usize,
 }
 
