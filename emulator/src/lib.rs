@@ -12,9 +12,10 @@
 //! * The wall clock (latched `WALL_CLOCK_L`/`H`, live `H`), soft reset, the debug
 //!   timestamper's event streams into L1 (DebugTimestamper.md's functional model, shared by
 //!   the tile's five cores) and the debug register block (the `mmio` and
-//!   `timestamper` module docs), the Baby RISC-V pipeline as
-//!   Tenstorrent's ISA documentation times it ([`pipeline`], [`Timing`]), and a [`ClockModel`] relating each chip's counter to virtual host time
-//!   for clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).
+//!   `timestamper` module docs), the debug daisychain's sampling (`daisychain`), the Baby
+//!   RISC-V pipeline as Tenstorrent's ISA documentation times it ([`pipeline`], [`Timing`]),
+//!   and a [`ClockModel`] relating each chip's counter to virtual host time for
+//!   clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).
 //! * The clock-sync mailbox: a host in another process writes a request (chip, tile) into
 //!   the image header ([`riscv_linker::devfile::mailbox`]) and a background thread answers
 //!   with a sample in virtual host time, while kernels run and while the device is idle.
@@ -23,12 +24,14 @@
 //! * The tile's devices (mailboxes, PCBufs, TTSync, Tensix semaphores and GPRs, plain
 //!   storage for the other windows), per core as the memory map gives them (`devices`
 //!   module docs).
-//! * The Tensix coprocessor (frontend, control backend, data path but the Vector Unit), cycle by cycle in causal time
-//!   with the cores (`tensix` module docs; [`modelled_mnemonics`] lists what it executes).
+//! * The Tensix coprocessor (frontend, control backend, unpacker, Matrix Unit, packer 0 and
+//!   the Vector Unit), cycle by cycle in causal time with the cores (`tensix` module docs;
+//!   [`modelled_mnemonics`] lists what it executes).
 //! * Faults (illegal instruction, bad access, a window unmapped for the core, store into
 //!   code, misalignment in strict mode, runaway, `ebreak`, a push of a Tensix instruction
-//!   the coprocessor model does not execute, a bad NoC request, undefined timestamper use) stop the run with an [`EmuError`] naming chip, tile, RISC, pc,
-//!   the instruction and its disassembly, the nearest symbol and source line.
+//!   the coprocessor model does not execute, a bad NoC request, undefined timestamper use,
+//!   a deadlock) stop the run with an [`EmuError`] naming chip, tile, RISC, pc, the
+//!   instruction and its disassembly, the nearest symbol and source line.
 //!
 //! Runs are deterministic: the same kernels and inputs give the same cycle counts and the
 //! same L1 contents, bit for bit, whatever [`DeviceConfig::threads`] is, and whether or not

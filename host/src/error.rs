@@ -74,6 +74,12 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A kernel or the runtime library could not be built: which, the tool that failed and
+    /// what it said (a missing toolchain says how to install it).
+    Build {
+        /// What failed and why.
+        what: String,
+    },
     /// The emulator could not be built, load a kernel or run (its message says why).
     Emulator(String),
     /// A kernel faulted on the emulator: the emulator's full diagnosis (chip, tile, RISC, pc,
@@ -134,6 +140,7 @@ impl fmt::Display for Raw<'_> {
             Error::OpLog { path, line, what } => {
                 write!(f, "op log {}:{line}: {what}", path.display())
             }
+            Error::Build { what } => f.write_str(what),
             Error::Emulator(s) => write!(f, "emulator: {s}"),
             Error::Fault(s) => write!(f, "kernel fault: {s}"),
             Error::Unsupported(s) => write!(f, "not supported: {s}"),

@@ -81,11 +81,11 @@ impl BuiltKernels {
         self.binaries
             .get(name)
             .map(PathBuf::as_path)
-            .ok_or_else(|| {
-                Error::Other(format!(
+            .ok_or_else(|| Error::Build {
+                what: format!(
                     "the kernel build produced no binary named {name:?} (it produced: {})",
                     self.binaries.keys().cloned().collect::<Vec<_>>().join(", ")
-                ))
+                ),
             })
     }
 }
@@ -106,7 +106,9 @@ pub fn ensure_toolchain() -> Result<Toolchain> {
     }
     let sysroot =
         run_output(Command::new("rustc").args(["--print", "sysroot"])).ok_or_else(|| {
-            Error::Other("cannot run `rustc --print sysroot`: is Rust installed?".into())
+            Error::Build {
+                what: "cannot run `rustc --print sysroot`: is Rust installed?".into(),
+            }
         })?;
     let core_src = Path::new(sysroot.trim()).join("lib/rustlib/src/rust/library/core/Cargo.toml");
     if !core_src.exists() {
@@ -116,11 +118,13 @@ pub fn ensure_toolchain() -> Result<Toolchain> {
         let status = Command::new("rustup")
             .args(["component", "add", "rust-src"])
             .status()
-            .map_err(|e| Error::Other(format!("cannot run rustup to install rust-src: {e}")))?;
+            .map_err(|e| Error::Build {
+                what: format!("cannot run rustup to install rust-src: {e}"),
+            })?;
         if !status.success() || !core_src.exists() {
-            return Err(Error::Other(format!(
+            return Err(Error::Build { what: format!(
                 "`rustup component add rust-src` failed ({status}); kernels for {TARGET} cannot be built"
-            )));
+            ) });
         }
     }
     Ok(Toolchain::BuildStd)
@@ -132,10 +136,9 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
     let toolchain = ensure_toolchain()?;
     let manifest = b.crate_dir.join("Cargo.toml");
     if !manifest.exists() {
-        return Err(Error::Other(format!(
-            "no kernel crate at {}",
-            b.crate_dir.display()
-        )));
+        return Err(Error::Build {
+            what: format!("no kernel crate at {}", b.crate_dir.display()),
+        });
     }
     // Cargo runs in the crate's directory: paths given relative to ours must not be read
     // relative to it.
@@ -178,16 +181,18 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
         cmd.args(["-Z", "build-std=core"])
             .env("RUSTC_BOOTSTRAP", "1");
     }
-    let out = cmd
-        .output()
-        .map_err(|e| Error::Other(format!("cannot run cargo to build kernels: {e}")))?;
+    let out = cmd.output().map_err(|e| Error::Build {
+        what: format!("cannot run cargo to build kernels: {e}"),
+    })?;
     if !out.status.success() {
-        return Err(Error::Other(format!(
-            "building kernels in {} for {} failed:\n{}",
-            b.crate_dir.display(),
-            b.arch,
-            String::from_utf8_lossy(&out.stderr)
-        )));
+        return Err(Error::Build {
+            what: format!(
+                "building kernels in {} for {} failed:\n{}",
+                b.crate_dir.display(),
+                b.arch,
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        });
     }
     let mut built = BuiltKernels::default();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -204,10 +209,12 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
         }
     }
     if built.binaries.is_empty() {
-        return Err(Error::Other(format!(
-            "building kernels in {} produced no binaries",
-            b.crate_dir.display()
-        )));
+        return Err(Error::Build {
+            what: format!(
+                "building kernels in {} produced no binaries",
+                b.crate_dir.display()
+            ),
+        });
     }
     Ok(built)
 }
@@ -264,9 +271,9 @@ pub fn ensure_gcc() -> Result<()> {
         format!("install it (Debian/Ubuntu: `apt-get install {GCC_PACKAGE}`) or put {GCC} on PATH");
     let root = run_output(Command::new("id").arg("-u")).is_some_and(|u| u.trim() == "0");
     if !root || run_output(Command::new("apt-get").arg("--version")).is_none() {
-        return Err(Error::Other(format!(
-            "{GCC} (C and C++ kernels) is not installed: {how}"
-        )));
+        return Err(Error::Build {
+            what: format!("{GCC} (C and C++ kernels) is not installed: {how}"),
+        });
     }
     eprintln!("ttprof: installing {GCC_PACKAGE} (needed to build C and C++ kernels)");
     let status = Command::new("apt-get")
@@ -274,11 +281,13 @@ pub fn ensure_gcc() -> Result<()> {
         .env("DEBIAN_FRONTEND", "noninteractive")
         .stdout(Stdio::null())
         .status()
-        .map_err(|e| Error::Other(format!("cannot run apt-get to install {GCC_PACKAGE}: {e}")))?;
+        .map_err(|e| Error::Build {
+            what: format!("cannot run apt-get to install {GCC_PACKAGE}: {e}"),
+        })?;
     if !status.success() || !works() {
-        return Err(Error::Other(format!(
-            "`apt-get install {GCC_PACKAGE}` failed ({status}): {how}"
-        )));
+        return Err(Error::Build {
+            what: format!("`apt-get install {GCC_PACKAGE}` failed ({status}): {how}"),
+        });
     }
     Ok(())
 }
@@ -292,10 +301,12 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
     let dir = runtime_dir().join("c");
     let manifest = dir.join("Cargo.toml");
     if !manifest.is_file() {
-        return Err(Error::Other(format!(
+        return Err(Error::Build {
+            what: format!(
             "no runtime library crate at {} (set TTPROF_RT_DIR to a ttprof checkout's device-rt)",
             dir.display()
-        )));
+        ),
+        });
     }
     let here = std::env::current_dir()
         .map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
@@ -339,23 +350,22 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
             target_dir.display()
         );
     }
-    let out = cmd.output().map_err(|e| {
-        Error::Other(format!(
-            "cannot run cargo to build the runtime library: {e}"
-        ))
+    let out = cmd.output().map_err(|e| Error::Build {
+        what: format!("cannot run cargo to build the runtime library: {e}"),
     })?;
     if !out.status.success() {
-        return Err(Error::Other(format!(
-            "building the runtime library {} failed:\n{}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr)
-        )));
+        return Err(Error::Build {
+            what: format!(
+                "building the runtime library {} failed:\n{}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        });
     }
     if !lib.is_file() {
-        return Err(Error::Other(format!(
-            "the runtime build produced no {}",
-            lib.display()
-        )));
+        return Err(Error::Build {
+            what: format!("the runtime build produced no {}", lib.display()),
+        });
     }
     Ok(lib)
 }
@@ -506,22 +516,22 @@ fn entry_symbols(risc: Risc) -> Vec<String> {
 /// are shown as they are (on stderr); a failed step is an error naming it.
 pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
     if b.sources.is_empty() {
-        return Err(Error::Other(
-            "no source to build: give FILE.c or FILE.cpp".into(),
-        ));
+        return Err(Error::Build {
+            what: "no source to build: give FILE.c or FILE.cpp".into(),
+        });
     }
     for s in &b.sources {
         if c_source_kind(s).is_none() {
-            return Err(Error::Other(format!(
-                "{}: not a C or C++ source (.c, .cpp, .cc, .cxx)",
-                s.display()
-            )));
+            return Err(Error::BadFile {
+                path: s.clone(),
+                what: "not a C or C++ source (.c, .cpp, .cc, .cxx)".into(),
+            });
         }
         if !s.is_file() {
-            return Err(Error::Other(format!(
-                "{}: no such source file",
-                s.display()
-            )));
+            return Err(Error::BadFile {
+                path: s.clone(),
+                what: "no such source file".into(),
+            });
         }
     }
     ensure_gcc()?;
@@ -624,11 +634,13 @@ fn run_tool(cmd: &mut Command, what: &str) -> Result<()> {
     let status = cmd
         .stdin(Stdio::null())
         .status()
-        .map_err(|e| Error::Other(format!("{what}: cannot run {:?}: {e}", cmd.get_program())))?;
+        .map_err(|e| Error::Build {
+            what: format!("{what}: cannot run {:?}: {e}", cmd.get_program()),
+        })?;
     if !status.success() {
-        return Err(Error::Other(format!(
-            "{what} failed (the compiler's messages are above)"
-        )));
+        return Err(Error::Build {
+            what: format!("{what} failed (the compiler's messages are above)"),
+        });
     }
     Ok(())
 }
