@@ -127,6 +127,11 @@ fn matmul(k_tiles: u32) -> Case {
 /// Runs `case` through `ttprof run` on one tile; returns the output directory. One run at a
 /// time: every run builds the same kernel ELFs beside `ops.cpp`.
 fn run(name: &str, case: &Case) -> PathBuf {
+    run_with(name, case, &[])
+}
+
+/// [`run`] with more `ttprof run` arguments (`--lines`, `--sample N`).
+fn run_with(name: &str, case: &Case, extra: &[&str]) -> PathBuf {
     static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let dir = workspace().join("target/test-tensix-ops").join(name);
@@ -150,6 +155,7 @@ fn run(name: &str, case: &Case) -> PathBuf {
         .args(["--l1", &l1("0x38000=@DIR/in1.bin")])
         .args(["--l1", &l1("0x48000=@DIR/expect.bin")])
         .args(["--l1", &format!("0x5F000={}", case.expect.len())])
+        .args(extra)
         .args(["--out", "out"])
         .output()
         .unwrap();
