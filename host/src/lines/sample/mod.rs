@@ -298,7 +298,7 @@ impl Sampler {
             let risc = l.kernels[kernel].0;
             // Some windows of a TRISC show its coprocessor thread (group D) instead.
             let group_d = riscv_linker::mmio::daisychain::group_d(risc).is_some()
-                && mix(shift ^ (k as u64) ^ 0xD) % GROUP_D_EVERY == 0;
+                && mix(shift ^ (k as u64) ^ 0xD).is_multiple_of(GROUP_D_EVERY);
             daisy::arm(mem, 0, *t, risc, self.cfg.buffer, interval, group_d)?;
             l.armed[k] = Some((kernel, interval, group_d));
         }
