@@ -36,8 +36,8 @@
  *   TTPROF_WAIT("name", TTPROF_CB_FRONT(cb));   a zone typed as a wait (the bottleneck
  *   TTPROF_SUM_WAIT("name", TTPROF_CB_BACK(cb)); analysis): TTPROF_CB_FRONT(n),
  *                                        TTPROF_CB_BACK(n), TTPROF_NOC_READ, TTPROF_NOC_WRITE,
- *                                        TTPROF_NOC_ATOMIC, TTPROF_SEMAPHORE(n), TTPROF_SYNC(n);
- *                                        n a constant
+ *                                        TTPROF_NOC_ATOMIC, TTPROF_SEMAPHORE(n), TTPROF_SYNC(n),
+ *                                        TTPROF_TENSIX_SEMAPHORE(n), TTPROF_TTSYNC; n a constant
  *   TTPROF_SIGNAL("name", TTPROF_CB_PUSH(cb));  the releasing side of a wait, an event on the
  *                                        device: TTPROF_CB_PUSH(n), TTPROF_CB_POP(n),
  *                                        TTPROF_SEM_INC(n), TTPROF_SEM_SET(n), TTPROF_SYNC(n),
@@ -240,6 +240,10 @@ __asm__(
 #define TTPROF_NOC_ATOMIC "noc_atomic", 0
 /* tt-metal's SYNC_WAIT(name, key) / SYNC_SIGNAL(name, key): key a constant. */
 #define TTPROF_SYNC(n) "sync:%1", (n)
+/* A TRISC waiting on the tile's Tensix semaphore n (reading it at 0xFFE80020 + 4n), and on
+ * TTSync (its Tensix thread done): the coprocessor releases them, no signal can be recorded. */
+#define TTPROF_TENSIX_SEMAPHORE(n) "tensix_sem:%1", (n)
+#define TTPROF_TTSYNC "ttsync", 0
 
 /* Signal resources for TTPROF_SIGNAL: the releasing side of the waits above. */
 #define TTPROF_CB_PUSH(n) "cb_push:%1", (n)

@@ -353,8 +353,9 @@ mod tests;
 /// `let _w = wait!("wait-in0", cb_front(0));` then the blocking call. Resources:
 /// `cb_front(N)` (a consumer waiting for data in circular buffer N), `cb_back(N)` (a
 /// producer waiting for space), `noc_read`, `noc_write`, `noc_atomic` (a NoC barrier),
-/// `semaphore(N)`. The resource is interned in the site's metadata: on the device this is
-/// exactly [`zone!`].
+/// `semaphore(N)`, `sync(N)`, `tensix_sem(N)` (a TRISC reading the tile's Tensix semaphore
+/// N), `ttsync` (a TRISC's TTSync read). The resource is interned in the site's metadata: on
+/// the device this is exactly [`zone!`].
 #[cfg(feature = "profile")]
 #[macro_export]
 macro_rules! wait {

@@ -25,9 +25,18 @@
 //! waits for an operand, the store queue, a load slot, a FIFO or an instruction fetch);
 //! word 1 the address a load or store is trying to emit while it waits for the store queue,
 //! a load slot or a FIFO (bits 30/31: read/write); word 2 that pc again as the frontend's
-//! fetch pc; word 3 zero (no "just fetched" instruction). Group D: bit 31 "waits on a read
-//! from its PCBuf", bit 30 "waits on a TTSync read". A core that is not running a kernel
-//! (in reset, halted: the emulator has no firmware idle loop) shows pc 0, nothing retiring.
+//! fetch pc; word 3 zero (no "just fetched" instruction). Group D of TRISC i, from the
+//! devices and the coprocessor model ([`GroupD`]): the PCBuf's head, empty and full bits
+//! (0-24), bit 25 "a `MOP` queued or expanding", bit 26 "thread i has instructions in
+//! flight" (TTSync's signals), bit 30 "waits on a TTSync read", bit 31 "waits on a read from
+//! its PCBuf", bits 84/85 the template being expanded, 86-117 the `MOP` being expanded or
+//! the head of the FIFO before the MOP Expander, 118 that FIFO or the expander busy, 125
+//! that FIFO full. Not modelled (zero): bit 28 (RISCV B waiting on the PCBuf) and bits
+//! 51-83 (the instruction leaving the MOP Expander this cycle). The coprocessor part is
+//! its state at the latest cycle simulated, which is never later than the sample (the
+//! model runs lazily up to the last access of any core). A core that is not running a
+//! kernel (in reset, halted: the emulator has no firmware idle loop) shows pc 0, nothing
+//! retiring.
 //!
 //! ## Time
 //!
@@ -62,6 +71,49 @@ pub(crate) struct Span {
     pub access_until: u64,
     /// (address, write) of the load or store.
     pub access: Option<(u32, bool)>,
+}
+
+/// Group D's bits that come from the devices and the coprocessor, not from the core's span
+/// (`DebugDaisychain.md`, "Group D").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct GroupD {
+    /// `PCBuf[i].FIFO.peek()` when not empty.
+    pub pcbuf_head: Option<u32>,
+    pub pcbuf_full: bool,
+    /// The thread's frontend as [`crate::tensix`] presents it.
+    pub tensix: crate::tensix::DebugState,
+}
+
+impl GroupD {
+    /// The 128 bits, without the core's wait bits (30, 31).
+    pub fn words(&self) -> [u32; 4] {
+        let mut w = [0u32; 4];
+        let t = &self.tensix;
+        match self.pcbuf_head {
+            Some(v) => w[0] |= v >> 9,
+            None => w[0] |= dc::D_PCBUF_EMPTY,
+        }
+        w[0] |= if self.pcbuf_full { dc::D_PCBUF_FULL } else { 0 };
+        w[0] |= if t.mop_busy { dc::D_MOP_BUSY } else { 0 };
+        w[0] |= if t.in_flight {
+            dc::D_COPROCESSOR_BUSY
+        } else {
+            0
+        };
+        w[2] |= match t.template {
+            Some(0) => dc::D2_TEMPLATE0,
+            Some(_) => dc::D2_TEMPLATE1,
+            None => 0,
+        };
+        if let Some(m) = t.mop_word {
+            let at = dc::D_MOP_WORD_BIT - 64;
+            w[2] |= m << at;
+            w[3] |= m >> (32 - at);
+        }
+        w[3] |= if t.fifo1_busy { dc::D3_FIFO_BUSY } else { 0 };
+        w[3] |= if t.fifo1_full { dc::D3_FIFO_FULL } else { 0 };
+        w
+    }
 }
 
 /// Sampling in progress.
@@ -210,8 +262,15 @@ impl Daisychain {
         self.selected().is_none().then_some([0; 4])
     }
 
-    /// The 128 bits of the selected group at cycle `t` of `span`.
-    fn sample_at(&self, span: &Span, t: u64) -> [u32; 4] {
+    /// The TRISC whose group D is selected, if one is.
+    pub fn group_d_selected(&self) -> Option<Risc> {
+        let r = self.selected()?;
+        (dc::group_d(r) == Some(self.cntl & 0xFFFF)).then_some(r)
+    }
+
+    /// The 128 bits of the selected group at cycle `t` of `span` (`d`: group D's state,
+    /// when group D is selected).
+    fn sample_at(&self, span: &Span, t: u64, d: &GroupD) -> [u32; 4] {
         if let Some(w) = self.presented() {
             return w;
         }
@@ -234,8 +293,8 @@ impl Daisychain {
             w[2] = span.pc & 0x3FFF_FFFF;
             return w;
         }
-        // Group D of a TRISC: only the wait bits are modelled.
-        let mut w = [0u32; 4];
+        // Group D of a TRISC: the state, and the core's wait bits from its span.
+        let mut w = d.words();
         if let Some((addr, false)) = waiting {
             let word = addr & 0xFFFF;
             let pcbuf = matches!(addr & !0xFFFF, mmio::PC_BUF_BASE);
@@ -261,18 +320,26 @@ impl Daisychain {
         span: &Span,
         from: u64,
         to: u64,
+        d: &GroupD,
         sink: &mut UnitSink<'_>,
     ) -> Result<(), String> {
-        self.idle_until(from, sink)?;
-        self.take(span, to, sink)
+        self.take(&Span::default(), from, d, sink)?;
+        self.take(span, to, d, sink)
     }
 
     /// The selected core ran nothing until `to` (in reset, halted, or not observed).
+    #[cfg(test)]
     pub fn idle_until(&mut self, to: u64, sink: &mut UnitSink<'_>) -> Result<(), String> {
-        self.take(&Span::default(), to, sink)
+        self.take(&Span::default(), to, &GroupD::default(), sink)
     }
 
-    fn take(&mut self, span: &Span, to: u64, sink: &mut UnitSink<'_>) -> Result<(), String> {
+    fn take(
+        &mut self,
+        span: &Span,
+        to: u64,
+        d: &GroupD,
+        sink: &mut UnitSink<'_>,
+    ) -> Result<(), String> {
         while let Some(s) = self.sampling {
             let Some(t) = s.next_at.filter(|&t| t < to) else {
                 return Ok(());
@@ -290,7 +357,7 @@ impl Daisychain {
             if s.left == 0 {
                 self.sampling = None;
             }
-            let words = self.sample_at(span, t);
+            let words = self.sample_at(span, t, d);
             self.last = words;
             self.store(sink, words)?;
             self.taken += 1;
@@ -342,7 +409,19 @@ impl crate::memory::TileMem {
             .daisychain
             .get_mut()
             .unwrap_or_else(|e| e.into_inner());
-        d.observe(span, from, to, &mut |a, w| {
+        let state = match d.group_d_selected() {
+            Some(r) => {
+                let i = r.index() - Risc::Trisc0.index();
+                let (pcbuf_head, pcbuf_full) = self.regs.dev.pc_buf_state(i);
+                GroupD {
+                    pcbuf_head,
+                    pcbuf_full,
+                    tensix: self.regs.dev.tensix.debug_state(i),
+                }
+            }
+            None => GroupD::default(),
+        };
+        d.observe(span, from, to, &state, &mut |a, w| {
             crate::timestamper::write_unit(&l1, code, a, w)
         })
         .map_err(crate::fault::FaultKind::Daisychain)
@@ -414,7 +493,8 @@ mod tests {
             ..Span::default()
         };
         // Due at 110, 120, 130: 110 is a stall, 120 an issue cycle; 130 is past the span.
-        d.observe(&span, 105, 125, &mut sink(&l1)).unwrap();
+        d.observe(&span, 105, 125, &GroupD::default(), &mut sink(&l1))
+            .unwrap();
         assert_eq!(d.taken, 2);
         assert_eq!(words(&l1, 0x8000), [0x6000, 0, 0x6000, 0]);
         assert_eq!(words(&l1, 0x8010)[0], 0x6000 | dc::A_RETIRING);
@@ -422,7 +502,8 @@ mod tests {
         assert_eq!(d.taken, 3, "c samples in all");
         assert_eq!(words(&l1, 0x8020), [0; 4], "the idle core after the run");
         assert_eq!(d.sampled(), None, "done after c");
-        d.observe(&span, 200, 300, &mut sink(&l1)).unwrap();
+        d.observe(&span, 200, 300, &GroupD::default(), &mut sink(&l1))
+            .unwrap();
         assert_eq!(d.taken, 3);
         assert_eq!(words(&l1, 0x8030), [0; 4], "nothing past c");
     }
@@ -441,9 +522,11 @@ mod tests {
             ..Span::default()
         };
         d.l1_busy_until = 6;
-        d.observe(&span, 0, 10, &mut sink(&l1)).unwrap(); // due at 4 (busy), 8 (taken)
+        d.observe(&span, 0, 10, &GroupD::default(), &mut sink(&l1))
+            .unwrap(); // due at 4 (busy), 8 (taken)
         assert_eq!((d.taken, d.delayed), (1, 1));
-        d.observe(&span, 10, 20, &mut sink(&l1)).unwrap(); // due at 12
+        d.observe(&span, 10, 20, &GroupD::default(), &mut sink(&l1))
+            .unwrap(); // due at 12
         assert_eq!((d.taken, d.delayed), (2, 1));
         assert_eq!(words(&l1, 0x110)[0], 0x800 | dc::A_RETIRING);
     }
@@ -460,10 +543,12 @@ mod tests {
             access_until: 1000,
             ..Span::default()
         };
-        d.observe(&span, 0, 1000, &mut sink(&l1)).unwrap();
+        d.observe(&span, 0, 1000, &GroupD::default(), &mut sink(&l1))
+            .unwrap();
         assert_eq!(d.taken, 0, "not started yet");
         d.run_start(1000);
-        d.observe(&span, 1003, 1010, &mut sink(&l1)).unwrap(); // due 1002 (idle), 1004, 1006, 1008
+        d.observe(&span, 1003, 1010, &GroupD::default(), &mut sink(&l1))
+            .unwrap(); // due 1002 (idle), 1004, 1006, 1008
         assert_eq!(d.taken, 4);
         assert_eq!(words(&l1, 0x200), [0; 4]);
         let w = words(&l1, 0x210);
@@ -503,9 +588,13 @@ mod tests {
             access_until: 50,
             ..Span::default()
         };
-        assert_eq!(d.sample_at(&span, 10)[0], dc::D_PCBUF_WAIT);
-        assert_eq!(d.sample_at(&span, 60)[0], 0);
-        d.last = d.sample_at(&span, 10);
+        let waiting = dc::D_PCBUF_WAIT | dc::D_PCBUF_EMPTY;
+        assert_eq!(d.sample_at(&span, 10, &GroupD::default())[0], waiting);
+        assert_eq!(
+            d.sample_at(&span, 60, &GroupD::default())[0],
+            dc::D_PCBUF_EMPTY
+        );
+        d.last = d.sample_at(&span, 10, &GroupD::default());
         d.write(
             mmio::DBG_L1_MEM_REG2,
             dc::MODE_PREPARE,
@@ -533,15 +622,75 @@ mod tests {
             &mut sink(&l1),
         )
         .unwrap();
-        assert_eq!(words(&l1, 0x400)[0], dc::D_PCBUF_WAIT);
-        assert_eq!(
-            words(&l1, 0x410)[0],
-            dc::D_PCBUF_WAIT,
-            "mode 1: the next slot"
-        );
+        assert_eq!(words(&l1, 0x400)[0], waiting);
+        assert_eq!(words(&l1, 0x410)[0], waiting, "mode 1: the next slot");
         // Disabled: zeros.
         d.write(mmio::DBG_BUS_CNTL, 0, None, &mut sink(&l1))
             .unwrap();
         assert_eq!(d.read(mmio::DBG_RD_DATA), 0);
+    }
+
+    #[test]
+    fn group_d_presents_the_pcbuf_the_mop_expander_and_the_coprocessor() {
+        let mop = 0x0180_0000; // MOP, template 1
+        let d = GroupD {
+            pcbuf_head: Some(0xABCD_E000),
+            pcbuf_full: true,
+            tensix: crate::tensix::DebugState {
+                mop_busy: true,
+                in_flight: true,
+                template: Some(1),
+                mop_word: Some(mop),
+                fifo1_busy: true,
+                fifo1_full: true,
+                ..Default::default()
+            },
+        };
+        let w = d.words();
+        assert_eq!(
+            w[0] & 0x7F_FFFF,
+            0xABCD_E000 >> 9,
+            "PCBuf head, high 23 bits"
+        );
+        assert_eq!(
+            w[0] & !0x7F_FFFF,
+            dc::D_PCBUF_FULL | dc::D_MOP_BUSY | dc::D_COPROCESSOR_BUSY
+        );
+        assert_eq!(w[1], 0);
+        assert_eq!(
+            w[2] & (dc::D2_TEMPLATE0 | dc::D2_TEMPLATE1),
+            dc::D2_TEMPLATE1
+        );
+        // Bits 86..117 hold the MOP: reassemble them.
+        let got = (w[2] >> 22) | (w[3] << 10);
+        assert_eq!(got, mop);
+        assert_eq!(
+            w[3] & (dc::D3_FIFO_BUSY | dc::D3_FIFO_FULL),
+            dc::D3_FIFO_BUSY | dc::D3_FIFO_FULL
+        );
+        let idle = GroupD::default().words();
+        assert_eq!(idle, [dc::D_PCBUF_EMPTY, 0, 0, 0]);
+
+        // Selected and sampled while the TRISC waits on TTSync: the state and bit 30.
+        let mut buf = vec![0u128; 0x1_0000];
+        let l1 = l1_of(&mut buf);
+        let mut x = Daisychain::default();
+        x.write(
+            mmio::DBG_BUS_CNTL,
+            dc::ENABLED | dc::DAISY_RISCV << dc::DAISY_SEL_SHIFT | 21,
+            None,
+            &mut sink(&l1),
+        )
+        .unwrap();
+        assert_eq!(x.group_d_selected(), Some(Risc::Trisc1));
+        let span = Span {
+            pc: 0x7000,
+            access: Some((mmio::PC_BUF_BASE + 4, false)),
+            access_until: 50,
+            ..Span::default()
+        };
+        let s = x.sample_at(&span, 10, &d);
+        assert_eq!(s[0], w[0] | dc::D_TTSYNC_WAIT);
+        assert_eq!(s[1..], w[1..]);
     }
 }

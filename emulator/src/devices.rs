@@ -493,6 +493,13 @@ pub(crate) struct Devices {
 }
 
 impl Devices {
+    /// TRISC `i`'s PCBuf as the debug daisychain shows it: its head (`None`: empty) and
+    /// whether it is full.
+    pub fn pc_buf_state(&self, i: usize) -> (Option<u32>, bool) {
+        let b = &self.pc_bufs[i];
+        (b.front().copied(), b.len() >= PC_BUF_DEPTH)
+    }
+
     /// A load of the word holding `addr` (`size` bytes asked) from `dev` by `risc` whose
     /// clock reads `time`; `pc_buf_override` is the current
     /// `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE`.

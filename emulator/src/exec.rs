@@ -17,7 +17,7 @@ use crate::decode::{Inst, Op};
 use crate::fault::FaultKind;
 use crate::hart::Core;
 use crate::hart::Hart;
-use crate::lines::{Cause, Marks};
+use crate::lines::Marks;
 use crate::memory::TileMem;
 use crate::pipeline::{self, Region};
 use riscv_linker::mmio::INSTRN_BUF_BASE;
@@ -162,11 +162,11 @@ impl Hart {
         }
     }
 
-    /// Charges `cycles` the tile held this core on a FIFO to the blocked instruction (lines
-    /// mode; nothing otherwise).
-    pub(crate) fn charge_fifo_wait(&mut self, cycles: u64) {
+    /// Charges `cycles` the tile held this core on a FIFO or on the coprocessor to the
+    /// blocked instruction under cause index `cause` (lines mode; nothing otherwise).
+    pub(crate) fn charge_hold(&mut self, cause: usize, cycles: u64) {
         if let Some(t) = self.lines.as_deref_mut() {
-            t.add(self.core.pc, Cause::FifoWait, cycles);
+            t.add(self.core.pc, cause, cycles);
         }
     }
 

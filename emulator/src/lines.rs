@@ -25,16 +25,15 @@ pub enum Cause {
     Mispredict = 3,
     /// An instruction-cache miss on the instruction's fetch.
     ICacheMiss = 4,
-    /// Held on a FIFO (mailbox, PCBuf, TTSync, semaphore) until another core moved it.
+    /// Held on a FIFO (mailbox, PCBuf) until another core moved it. A TRISC held on its
+    /// coprocessor instead charges [`tensix_fifo`] (a push into a full instruction FIFO) or
+    /// [`ttsync`] (a TTSync read), with what its thread waits on.
     FifoWait = 5,
 }
 
-/// Number of [`Cause`]s.
-pub const CAUSES: usize = 6;
-
 impl Cause {
     /// Every cause, in index order.
-    pub const ALL: [Cause; CAUSES] = [
+    pub const ALL: [Cause; BASE_CAUSES] = [
         Cause::Issue,
         Cause::LoadUse,
         Cause::StorePort,
@@ -54,6 +53,187 @@ impl Cause {
             Cause::FifoWait => "fifo-wait",
         }
     }
+}
+
+/// Number of the plain [`Cause`]s; the coprocessor causes follow them ([`tensix_fifo`],
+/// [`ttsync`]).
+pub const BASE_CAUSES: usize = 6;
+
+/// Number of cause indexes: the plain [`Cause`]s, then `tensix-fifo` and `ttsync` once per
+/// [`TensixWait`].
+pub const CAUSES: usize = BASE_CAUSES + 2 * TensixWait::COUNT;
+
+/// What a Tensix thread is waiting on, as the coprocessor model sees it when a TRISC is
+/// held on it: folded into the held cycles' cause (`tensix-fifo: SrcA valid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum TensixWait {
+    /// Nothing holds the thread: its instructions issue (it is working through its queue).
+    Issuing = 0,
+    /// The MOP Expander is expanding (it takes nothing from the RISC's FIFO meanwhile).
+    MopExpander,
+    /// The Replay Expander is playing back.
+    ReplayExpander,
+    /// `SEMWAIT` on semaphore `n` (the lowest of its mask), 8 variants.
+    Semaphore0,
+    Semaphore1,
+    Semaphore2,
+    Semaphore3,
+    Semaphore4,
+    Semaphore5,
+    Semaphore6,
+    Semaphore7,
+    /// A Matrix Unit instruction (or `STALLWAIT` C10) waits for `SrcA` data valid.
+    SrcAValid,
+    /// ... for `SrcB` data valid (C11).
+    SrcBValid,
+    /// An `UNPACR` (or C8) waits for the Matrix Unit to give a `SrcA` bank back.
+    SrcAFree,
+    /// ... a `SrcB` bank (C9).
+    SrcBFree,
+    /// Unpacker 0 busy (C1; or an `UNPACR` to it still fetching).
+    Unpacker0,
+    /// Unpacker 1 busy (C2).
+    Unpacker1,
+    /// An `UNPACR`'s address calculation holds the thread (or every thread's next `UNPACR`).
+    UnpackSetup,
+    /// Packer 0 busy (C3; a `PACR` still writing, or one already started this cycle).
+    Packer,
+    /// The Matrix Unit taken (C7, another thread this cycle, a move's structural hazard).
+    MatrixUnit,
+    /// A `Dst` block written less than the documented cycles ago (read after write).
+    DstHazard,
+    /// The Vector Unit taken (C14, another thread this cycle, `SFPSWAP`'s stall).
+    VectorUnit,
+    /// The Sync Unit's one instruction per cycle taken by another thread.
+    SyncUnit,
+    /// The Configuration Unit's per-cycle limits.
+    ConfigUnit,
+    /// A Scalar Unit instruction holds the thread, or the unit is busy.
+    ScalarUnit,
+    /// `ATGETM` waits for a mutex.
+    Mutex,
+    /// The `STALLWAIT`/`SEMWAIT` conditions hold; the block lifts next cycle.
+    WaitGate,
+    /// Nothing queued, an instruction still executing (its latency).
+    InFlight,
+}
+
+impl TensixWait {
+    /// Number of variants.
+    pub const COUNT: usize = 28;
+
+    /// Every wait, in index order.
+    pub const ALL: [TensixWait; TensixWait::COUNT] = {
+        use TensixWait::*;
+        [
+            Issuing,
+            MopExpander,
+            ReplayExpander,
+            Semaphore0,
+            Semaphore1,
+            Semaphore2,
+            Semaphore3,
+            Semaphore4,
+            Semaphore5,
+            Semaphore6,
+            Semaphore7,
+            SrcAValid,
+            SrcBValid,
+            SrcAFree,
+            SrcBFree,
+            Unpacker0,
+            Unpacker1,
+            UnpackSetup,
+            Packer,
+            MatrixUnit,
+            DstHazard,
+            VectorUnit,
+            SyncUnit,
+            ConfigUnit,
+            ScalarUnit,
+            Mutex,
+            WaitGate,
+            InFlight,
+        ]
+    };
+
+    /// `SEMWAIT` on semaphore `n` (0..8).
+    pub const fn semaphore(n: u32) -> TensixWait {
+        TensixWait::ALL[3 + (n as usize & 7)]
+    }
+
+    /// Short name (used in cause names).
+    pub const fn name(self) -> &'static str {
+        use TensixWait::*;
+        match self {
+            Issuing => "issuing",
+            MopExpander => "MOP expander",
+            ReplayExpander => "replay expander",
+            Semaphore0 => "semaphore 0",
+            Semaphore1 => "semaphore 1",
+            Semaphore2 => "semaphore 2",
+            Semaphore3 => "semaphore 3",
+            Semaphore4 => "semaphore 4",
+            Semaphore5 => "semaphore 5",
+            Semaphore6 => "semaphore 6",
+            Semaphore7 => "semaphore 7",
+            SrcAValid => "SrcA valid",
+            SrcBValid => "SrcB valid",
+            SrcAFree => "SrcA bank free",
+            SrcBFree => "SrcB bank free",
+            Unpacker0 => "unpacker 0 busy",
+            Unpacker1 => "unpacker 1 busy",
+            UnpackSetup => "UNPACR setup",
+            Packer => "packer busy",
+            MatrixUnit => "Matrix Unit busy",
+            DstHazard => "Dst read after write",
+            VectorUnit => "Vector Unit busy",
+            SyncUnit => "Sync Unit busy",
+            ConfigUnit => "Configuration Unit busy",
+            ScalarUnit => "Scalar Unit busy",
+            Mutex => "mutex",
+            WaitGate => "wait gate lifting",
+            InFlight => "in flight",
+        }
+    }
+}
+
+/// The cause index of cycles a TRISC is held pushing into a full coprocessor FIFO while
+/// its thread waits on `w` (`tensix-fifo: <w>`).
+pub const fn tensix_fifo(w: TensixWait) -> usize {
+    BASE_CAUSES + w as usize
+}
+
+/// The cause index of cycles a TRISC is held on a TTSync read while its thread waits on
+/// `w` (`ttsync: <w>`).
+pub const fn ttsync(w: TensixWait) -> usize {
+    BASE_CAUSES + TensixWait::COUNT + w as usize
+}
+
+/// The name of cause index `i` in files: a [`Cause`]'s, `tensix-fifo: <wait>` or
+/// `ttsync: <wait>`; `?` past [`CAUSES`].
+pub fn cause_name(i: usize) -> &'static str {
+    static NAMES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        let mut v: Vec<String> = Cause::ALL.iter().map(|c| c.name().to_string()).collect();
+        for prefix in ["tensix-fifo", "ttsync"] {
+            v.extend(
+                TensixWait::ALL
+                    .iter()
+                    .map(|w| format!("{prefix}: {}", w.name())),
+            );
+        }
+        v
+    });
+    NAMES.get(i).map_or("?", String::as_str)
+}
+
+/// The coprocessor part of a cause index: (`true` for TTSync, `false` for FIFO
+/// back-pressure, the wait), `None` for a plain [`Cause`].
+pub fn tensix_part(i: usize) -> Option<(bool, TensixWait)> {
+    let j = i.checked_sub(BASE_CAUSES)?;
+    let w = *TensixWait::ALL.get(j % TensixWait::COUNT)?;
+    (j < 2 * TensixWait::COUNT).then_some((j >= TensixWait::COUNT, w))
 }
 
 /// Issue cycles the interpreter notes while it times one instruction (only in lines mode).
@@ -116,10 +296,11 @@ impl LineTable {
         r[Cause::Issue as usize] += rest - mispredict;
     }
 
-    /// Charges `cycles` to `pc` under one cause.
-    pub fn add(&mut self, pc: u32, cause: Cause, cycles: u64) {
+    /// Charges `cycles` to `pc` under cause index `cause` (a [`Cause`] as `usize`,
+    /// [`tensix_fifo`], [`ttsync`]).
+    pub fn add(&mut self, pc: u32, cause: usize, cycles: u64) {
         if cycles > 0 {
-            self.row(pc)[cause as usize] += cycles;
+            self.row(pc)[cause] += cycles;
         }
     }
 
@@ -156,6 +337,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cause_indexes_name_the_coprocessor_waits() {
+        assert_eq!(TensixWait::ALL.len(), TensixWait::COUNT);
+        for (i, w) in TensixWait::ALL.iter().enumerate() {
+            assert_eq!(*w as usize, i);
+        }
+        assert_eq!(cause_name(Cause::FifoWait as usize), "fifo-wait");
+        assert_eq!(
+            cause_name(tensix_fifo(TensixWait::SrcAValid)),
+            "tensix-fifo: SrcA valid"
+        );
+        assert_eq!(
+            cause_name(ttsync(TensixWait::Packer)),
+            "ttsync: packer busy"
+        );
+        assert_eq!(
+            cause_name(ttsync(TensixWait::semaphore(2))),
+            "ttsync: semaphore 2"
+        );
+        assert_eq!(cause_name(CAUSES - 1), "ttsync: in flight");
+        assert_eq!(cause_name(CAUSES), "?");
+        assert_eq!(tensix_part(2), None);
+        assert_eq!(
+            tensix_part(tensix_fifo(TensixWait::Mutex)),
+            Some((false, TensixWait::Mutex))
+        );
+        assert_eq!(
+            tensix_part(ttsync(TensixWait::Issuing)),
+            Some((true, TensixWait::Issuing))
+        );
+        assert_eq!(tensix_part(CAUSES), None);
+    }
+
+    #[test]
     fn a_charge_splits_into_parts_that_sum_to_the_delta() {
         let mut t = LineTable::new(0x100);
         let m = Marks {
@@ -169,7 +383,7 @@ mod tests {
         let r = t.nonzero();
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].0, 0x104);
-        assert_eq!(r[0].1, [1, 2, 3, 2, 8, 0]);
+        assert_eq!(r[0].1[..BASE_CAUSES], [1, 2, 3, 2, 8, 0]);
         // Stopped half way (a yield after the operand wait): marks past the end clamp.
         let mut t = LineTable::new(0);
         t.charge(0, 10, 15, &m);

@@ -29,6 +29,7 @@
 use crate::exec::Exit;
 use crate::fault::{Fault, FaultKind};
 use crate::hart::{Hart, HartState};
+use crate::lines::{self, Cause};
 use crate::memory::TileMem;
 use riscv_linker::{NocCoord, Risc};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -247,6 +248,11 @@ impl Tile {
             Ok(Exit::Blocked { addr, write }) => {
                 // Nothing but another core or the Tensix coprocessor can change the FIFO:
                 // retry no earlier than the next cycle one of them can act at.
+                let cause = if self.harts[i].lines.is_some() {
+                    self.hold_cause(i, addr, write)
+                } else {
+                    Cause::FifoWait as usize
+                };
                 let coprocessor = &self.mem.regs.dev.tensix;
                 let cop = coprocessor.active().then(|| coprocessor.now());
                 // A push behind a MOP expansion cannot succeed before the expansion ends.
@@ -257,7 +263,9 @@ impl Tile {
                     let h = &mut self.harts[i];
                     h.stuck = None;
                     let from = h.core.time;
-                    h.core.time = at.max(h.core.time + 1);
+                    let held = at.max(h.core.time + 1);
+                    h.charge_hold(cause, held - from);
+                    h.core.time = held;
                     self.sample_hold(i, from, addr, write)?;
                     return self.check_budget(i);
                 }
@@ -276,7 +284,7 @@ impl Tile {
                     .min();
                 let h = &mut self.harts[i];
                 let held = next.map_or(h.core.time + 1, |n| n.max(h.core.time + 1));
-                h.charge_fifo_wait(held - h.core.time);
+                h.charge_hold(cause, held - h.core.time);
                 let from = h.core.time;
                 h.core.time = held;
                 self.sample_hold(i, from, addr, write)?;
@@ -295,6 +303,29 @@ impl Tile {
             Err(kind) => return Err(self.fault(i, kind)),
         }
         self.check_budget(i)
+    }
+
+    /// The cause index of the cycles core `i` is held on a blocked access at `addr`
+    /// ([`crate::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
+    /// TTSync read `ttsync`, each with what the coprocessor thread waits on now; anything
+    /// else (mailboxes, PCBufs) `fifo-wait`.
+    fn hold_cause(&self, i: usize, addr: u32, write: bool) -> usize {
+        use crate::devices::{target, Device, Target};
+        use crate::tensix::Hold;
+        let risc = self.harts[i].risc;
+        let cop = &self.mem.regs.dev.tensix;
+        match (target(addr, risc), write) {
+            (Target::Device(Device::Push { thread }), true) => {
+                let hold = Hold::Push {
+                    after_mop: risc == Risc::Brisc,
+                };
+                lines::tensix_fifo(cop.wait_reason(thread as usize, hold))
+            }
+            (Target::Device(Device::TtSync { thread, which }), false) => {
+                lines::ttsync(cop.wait_reason(thread, Hold::Sync(which)))
+            }
+            _ => Cause::FifoWait as usize,
+        }
     }
 
     /// Stops a core that retired more instructions than the run's budget.

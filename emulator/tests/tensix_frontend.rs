@@ -180,6 +180,55 @@ fn both_engines_and_any_thread_count_give_the_same_cycles() {
     );
 }
 
+/// Lines mode: the cycles TRISC1 is held pushing into its full FIFO are charged to the push
+/// with what its thread waits on (the SEMWAIT's semaphore, the Scalar Unit running the MOPs'
+/// expansions, then the MOP Expander itself; a push behind an expansion skips ahead in one
+/// step, and those cycles must be charged too), its TTSync wait
+/// to the TTSync read, and every core's rows still sum to its cycles.
+#[test]
+fn lines_mode_charges_coprocessor_holds_to_what_the_thread_waits_on() {
+    use ttprof_emu::lines::{tensix_fifo, ttsync};
+    use ttprof_emu::TensixWait;
+    let mut t1 = Prog::new();
+    // Template 0: mask bit clear GPR1 += 1 (the Scalar Unit, 3 cycles), set a NOP.
+    mop_cfg(&mut t1, [0, 0, 0, inc(1, 1), 0, 0, 0, tt::nop(), 0]);
+    t1.tt(tt::semwait(0x1FF, 1, 1));
+    for _ in 0..20 {
+        t1.tt(tt::mop(0, 15, 0));
+    }
+    for _ in 0..40 {
+        t1.tt(tt::mop(0, 15, 0xFFFF));
+    }
+    t1.tt(tt::semwait(0x1FF, 1 << 1, 1)).tt(tt::nop()).ttsync();
+    let mut t0 = Prog::new();
+    t0.spin(300)
+        .store(mmio::SEMAPHORE_BASE, 0)
+        .spin(3000)
+        .store(mmio::SEMAPHORE_BASE + 4, 0);
+    let mut cfg = DeviceConfig::new(riscv_linker::Arch::WormholeB0, (1, 1));
+    cfg.lines = true;
+    let dev = ttprof_emu::Device::new(cfg).unwrap();
+    let (dev, r) = run_cores_on(dev, &[(Risc::Trisc0, &t0), (Risc::Trisc1, &t1)]);
+    r.unwrap();
+    let profiles = dev.line_profiles();
+    assert_eq!(profiles.len(), 2);
+    for h in &profiles {
+        let sum: u64 = h.rows.iter().flat_map(|(_, c)| c.iter()).sum();
+        assert_eq!(sum, h.cycles, "{}: charged vs cycles", h.risc);
+    }
+    let t1 = profiles.iter().find(|h| h.risc == Risc::Trisc1).unwrap();
+    let by = |i: usize| t1.rows.iter().map(|(_, c)| c[i]).sum::<u64>();
+    let all: Vec<(&str, u64)> = (0..ttprof_emu::lines::CAUSES)
+        .map(|i| (ttprof_emu::lines::cause_name(i), by(i)))
+        .filter(|x| x.1 > 0)
+        .collect();
+    assert!(by(tensix_fifo(TensixWait::Semaphore0)) > 100, "{all:?}");
+    assert!(by(tensix_fifo(TensixWait::ScalarUnit)) > 100, "{all:?}");
+    assert!(by(tensix_fifo(TensixWait::MopExpander)) > 100, "{all:?}");
+    assert!(by(ttsync(TensixWait::Semaphore1)) > 1000, "{all:?}");
+    assert_eq!(by(ttprof_emu::Cause::FifoWait as usize), 0);
+}
+
 #[test]
 fn ttsync_waits_until_the_thread_has_nothing_in_flight() {
     let mut t0 = Prog::new();

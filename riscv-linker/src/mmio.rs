@@ -264,6 +264,28 @@ pub mod daisychain {
     pub const D_PCBUF_WAIT: u32 = 1 << 31;
     /// Group D, word 0 bit 26: the coprocessor has in-flight instructions from the thread.
     pub const D_COPROCESSOR_BUSY: u32 = 1 << 26;
+    /// Group D, word 0 bit 23: the TRISC's PCBuf FIFO is empty.
+    pub const D_PCBUF_EMPTY: u32 = 1 << 23;
+    /// Group D, word 0 bit 24: the TRISC's PCBuf FIFO is full.
+    pub const D_PCBUF_FULL: u32 = 1 << 24;
+    /// Group D, word 0 bit 25: a `MOP` is queued before the thread's MOP Expander or being
+    /// expanded (TTSync's `MOPExpanderDoneCheck` signal).
+    pub const D_MOP_BUSY: u32 = 1 << 25;
+    /// Group D, word 0 bit 28: RISCV B waits on a read from the TRISC's PCBuf.
+    pub const D_BRISC_PCBUF_WAIT: u32 = 1 << 28;
+    /// Group D, word 2 bit 20 (bit 84): the MOP Expander expands a template 0 `MOP`.
+    pub const D2_TEMPLATE0: u32 = 1 << 20;
+    /// Group D, word 2 bit 21 (bit 85): ... a template 1 `MOP`.
+    pub const D2_TEMPLATE1: u32 = 1 << 21;
+    /// Group D, bits 86-117: the `MOP`/`MOP_CFG` being processed, else the head of the FIFO
+    /// before the MOP Expander (its low 10 bits in word 2 from bit 22, the rest in word 3).
+    pub const D_MOP_WORD_BIT: u32 = 86;
+    /// Group D, word 3 bit 22 (bit 118): the MOP Expander processes a `MOP`/`MOP_CFG` or
+    /// the FIFO before it is not empty.
+    pub const D3_FIFO_BUSY: u32 = 1 << 22;
+    /// Group D, word 3 bit 29 (bit 125): the FIFO before the MOP Expander is full (a push
+    /// from the RISC waits).
+    pub const D3_FIFO_FULL: u32 = 1 << 29;
 }
 
 /// `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` (read-only): bits 0-2 "FIFO before thread i's replay

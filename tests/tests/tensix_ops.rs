@@ -127,6 +127,11 @@ fn matmul(k_tiles: u32) -> Case {
 /// Runs `case` through `ttprof run` on one tile; returns the output directory. One run at a
 /// time: every run builds the same kernel ELFs beside `ops.cpp`.
 fn run(name: &str, case: &Case) -> PathBuf {
+    run_with(name, case, &[])
+}
+
+/// [`run`] with more `ttprof run` arguments (`--lines`, `--sample N`).
+fn run_with(name: &str, case: &Case, extra: &[&str]) -> PathBuf {
     static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let dir = workspace().join("target/test-tensix-ops").join(name);
@@ -150,6 +155,7 @@ fn run(name: &str, case: &Case) -> PathBuf {
         .args(["--l1", &l1("0x38000=@DIR/in1.bin")])
         .args(["--l1", &l1("0x48000=@DIR/expect.bin")])
         .args(["--l1", &format!("0x5F000={}", case.expect.len())])
+        .args(extra)
         .args(["--out", "out"])
         .output()
         .unwrap();
@@ -208,18 +214,28 @@ fn check(name: &str, case: &Case) -> f64 {
     let a: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("ttprof_analysis.json")).unwrap()).unwrap();
     let riscs = a["ops"][0]["riscs"].as_array().unwrap();
-    for (risc, sem) in [
-        ("TRISC_0", "semaphore 2"),
-        ("TRISC_1", "semaphore 1"),
-        ("TRISC_2", "semaphore 0"),
+    for (risc, sem, stage) in [
+        ("TRISC_0", "Tensix semaphore 2", "ops unpack"),
+        ("TRISC_1", "Tensix semaphore 1", "ops math"),
+        ("TRISC_2", "Tensix semaphore 0", "ops pack"),
     ] {
         let r = riscs.iter().find(|r| r["risc"] == risc).unwrap();
         let waits = r["waits"].as_object().unwrap();
         assert!(
-            waits.contains_key(sem) && waits.contains_key("sync 0"),
+            waits.contains_key(sem) && waits.contains_key("TTSync (its Tensix thread done)"),
             "{name}: {risc} waits {waits:?}"
         );
+        assert_eq!(
+            r["stage"], stage,
+            "{name}: the TRISC's role names its stage"
+        );
     }
+    // The critical path says why the Tensix waits have no signal.
+    let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+    assert!(
+        summary.contains("the Tensix coprocessor releases it"),
+        "{name}: {summary}"
+    );
     let t = |risc: &str, zone: &str, kind: &str| -> Vec<u64> {
         r.iter()
             .filter(|x| x.0 == risc && x.3 == zone && x.4 == kind)
@@ -267,4 +283,30 @@ fn a_wrong_datum_is_counted_as_a_mismatch() {
     let r = rows(&run("add-wrong", &case));
     assert_eq!(data(&r, "mismatches"), ["1"]);
     assert_eq!(data(&r, "first-mismatch"), [(2 * 1500 / 4 * 4).to_string()]);
+}
+
+/// `--lines` on the compute kernel: exact per core (the session checks every core's lines
+/// against its cycles), the output still right, and the pack RISC's final TTSync wait charged
+/// to `ops.cpp`'s TTSync read as `ttsync: packer busy` (packer 0 still writing the last tile).
+#[test]
+fn lines_charge_the_pack_ttsync_to_the_packer() {
+    let case = eltwise(0, 4);
+    let out = run_with("add-lines", &case, &["--lines"]);
+    assert_eq!(data(&rows(&out), "mismatches"), ["0"]);
+    let text = std::fs::read_to_string(out.join("ttprof_lines.txt")).unwrap();
+    let src = std::fs::read_to_string(workspace().join(OPS_CPP)).unwrap();
+    let line = 1 + src
+        .lines()
+        .position(|l| l.trim() == "(void)*TTSYNC;")
+        .unwrap();
+    let pack = text
+        .split("== op ")
+        .find(|k| k.contains("| TRISC_2 |"))
+        .unwrap();
+    assert!(pack.contains("(= the cores' cycles)"), "{pack}");
+    let row = pack
+        .lines()
+        .find(|l| l.contains(&format!("ops.cpp:{line} ")))
+        .unwrap_or_else(|| panic!("no ops.cpp:{line}: {pack}"));
+    assert!(row.contains("ttsync: packer busy"), "{row}");
 }

@@ -41,7 +41,7 @@ struct SiteArgs {
 }
 
 /// Resources a typed wait may name: (spelling, whether it takes an index).
-const WAITS: [(&str, bool); 7] = [
+const WAITS: [(&str, bool); 9] = [
     ("cb_front", true),
     ("cb_back", true),
     ("noc_read", false),
@@ -49,9 +49,11 @@ const WAITS: [(&str, bool); 7] = [
     ("noc_atomic", false),
     ("semaphore", true),
     ("sync", true),
+    ("tensix_sem", true),
+    ("ttsync", false),
 ];
 
-const WAIT_USAGE: &str = "cb_front(N), cb_back(N), noc_read, noc_write, noc_atomic, semaphore(N) or sync(N), N an integer literal";
+const WAIT_USAGE: &str = "cb_front(N), cb_back(N), noc_read, noc_write, noc_atomic, semaphore(N), sync(N), tensix_sem(N) or ttsync, N an integer literal";
 
 /// Resources a signal may name: (spelling, whether it takes an index).
 const SIGNALS: [(&str, bool); 8] = [

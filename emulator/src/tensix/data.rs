@@ -9,6 +9,7 @@ use super::isa::{field, op, opcode};
 use super::matrix::{self, op as mop, Ctx};
 use super::src_regs::{A, B};
 use super::{counters, pack, unpack, CycleUse, Tensix};
+use crate::lines::TensixWait;
 
 /// `Some(latency)` if the instruction issued, `None` if it waits.
 type Issued = Result<Option<u32>, String>;
@@ -89,18 +90,15 @@ impl Tensix {
 
     /// A Matrix Unit instruction of thread `t` at cycle `c`.
     pub(super) fn issue_matrix(&mut self, t: usize, w: u32, c: u64, used: &mut CycleUse) -> Issued {
-        if used.matrix {
-            return Ok(None);
-        }
         let o = opcode(w);
-        if let Some((only, until)) = self.mu_only {
-            if c < until && o != only {
-                return Ok(None);
-            }
-        }
-        if c < self.mov_to_dst_until
-            && matches!(o, mop::MOVD2A | mop::MOVD2B | mop::ELWMUL | mop::MVMUL)
-        {
+        let taken = used.matrix
+            || self
+                .mu_only
+                .is_some_and(|(only, until)| c < until && o != only)
+            || (c < self.mov_to_dst_until
+                && matches!(o, mop::MOVD2A | mop::MOVD2B | mop::ELWMUL | mop::MVMUL));
+        if taken {
+            self.why[t] = TensixWait::MatrixUnit;
             return Ok(None);
         }
         let tm = self.timing;
@@ -131,10 +129,16 @@ impl Tensix {
                     dst: &mut self.dst,
                 };
                 let f = matrix::footprint(w, &x)?;
-                if (f.needs[A] && !x.src.mu_valid(A)) || (f.needs[B] && !x.src.mu_valid(B)) {
+                if f.needs[A] && !x.src.mu_valid(A) {
+                    self.why[t] = TensixWait::SrcAValid;
+                    return Ok(None);
+                }
+                if f.needs[B] && !x.src.mu_valid(B) {
+                    self.why[t] = TensixWait::SrcBValid;
                     return Ok(None);
                 }
                 if !(0..128).all(|b| f.reads & (1 << b) == 0 || self.dst_ready[b] <= c) {
+                    self.why[t] = TensixWait::DstHazard;
                     return Ok(None);
                 }
                 matrix::execute(w, &mut x)?;
@@ -166,10 +170,12 @@ impl Tensix {
     /// An `UNPACR` of thread `t` at cycle `c`.
     pub(super) fn issue_unpack(&mut self, t: usize, w: u32, c: u64) -> Issued {
         if c < self.unpack_setup_until {
+            self.why[t] = TensixWait::UnpackSetup;
             return Ok(None);
         }
         let which = field(w, 23, 1) as usize;
         if !self.unp_bank_free(which) {
+            self.why[t] = [TensixWait::SrcAFree, TensixWait::SrcBFree][which];
             return Ok(None);
         }
         let l1 = self
@@ -206,6 +212,7 @@ impl Tensix {
         self.unpacker_speed[which] = want;
         self.unpack_setup_until = c + setup;
         self.thread_held_until[t] = self.thread_held_until[t].max(c + setup);
+        self.held_by[t] = TensixWait::UnpackSetup;
         self.unpack_thread_until[which][t] = done;
         if let Some(bank) = u.flip {
             self.pending_flips.push((which, bank, done));
@@ -218,10 +225,12 @@ impl Tensix {
     /// A `PACR` of thread `t` at cycle `c`.
     pub(super) fn issue_pack(&mut self, t: usize, w: u32, c: u64, used: &mut CycleUse) -> Issued {
         if used.pack {
+            self.why[t] = TensixWait::Packer;
             return Ok(None);
         }
         let reads = pack::dst_reads(w, t, &self.config, &self.adcs);
         if !self.dst_readable(reads, c) {
+            self.why[t] = TensixWait::DstHazard;
             return Ok(None);
         }
         let l1 = self

@@ -68,6 +68,8 @@ pub(crate) struct Frontend {
     /// The rest of the current MOP expansion.
     expansion: VecDeque<u32>,
     expanding_from: Risc,
+    /// The `MOP` being expanded (for the debug daisychain).
+    expanding_mop: Option<u32>,
     /// One-cycle penalty after an expansion unless the next instruction is a `MOP`.
     penalty: bool,
     pub fifo2: VecDeque<Insn>,
@@ -87,6 +89,7 @@ impl Frontend {
             mask_hi: 0,
             expansion: VecDeque::new(),
             expanding_from: Risc::Brisc,
+            expanding_mop: None,
             penalty: false,
             fifo2: VecDeque::new(),
             replay_buf: [0; 32],
@@ -101,6 +104,29 @@ impl Frontend {
     /// (TTSync's `MOPExpanderDoneCheck` waits while this holds).
     pub fn mop_busy(&self) -> bool {
         !self.expansion.is_empty() || self.fifo1.iter().any(|i| opcode(i.word) == op::MOP)
+    }
+
+    /// Whether the MOP Expander takes nothing from the RISC's FIFO because of a `MOP`: it is
+    /// emitting an expansion or in the idle cycle after one.
+    pub fn mop_expanding(&self) -> bool {
+        !self.expansion.is_empty() || self.penalty
+    }
+
+    /// Whether the Replay Expander is playing back (it takes nothing in meanwhile).
+    pub fn replay_playing(&self) -> bool {
+        matches!(self.replay, Replay::Playing { .. })
+    }
+
+    /// The template (0, 1) of the `MOP` being expanded.
+    pub fn expanding_template(&self) -> Option<u8> {
+        self.expanding_mop.map(|w| field(w, 23, 1) as u8)
+    }
+
+    /// The `MOP` being expanded, else the instruction at the front of the FIFO before the
+    /// MOP Expander (what the debug daisychain's group D shows).
+    pub fn mop_word(&self) -> Option<u32> {
+        self.expanding_mop
+            .or_else(|| self.fifo1.front().map(|i| i.word))
     }
 
     /// Instructions queued anywhere in the frontend (expansions not yet emitted excluded).
@@ -157,6 +183,7 @@ impl Frontend {
                 }
                 self.expansion = expand(head.word, self.mask_hi, cfg).into();
                 self.expanding_from = head.from;
+                self.expanding_mop = (!self.expansion.is_empty()).then_some(head.word);
                 if self.expansion.is_empty() {
                     self.penalty = true;
                 } else {
@@ -182,6 +209,7 @@ impl Frontend {
         });
         self.mop_emitted += 1;
         if self.expansion.is_empty() {
+            self.expanding_mop = None;
             self.penalty = true;
         }
     }

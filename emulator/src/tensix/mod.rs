@@ -53,6 +53,7 @@ pub use frontend::FifoDepths;
 pub use isa::modelled_mnemonics;
 
 use crate::fault::FaultKind;
+use crate::lines::TensixWait;
 use crate::memory::L1;
 use frontend::{Frontend, Insn, Latch};
 use isa::{op, opcode, Unit};
@@ -140,6 +141,28 @@ impl Default for TensixTiming {
     }
 }
 
+/// One thread's frontend state as the debug daisychain presents it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DebugState {
+    /// A `MOP` queued before the MOP Expander or expanding (group D bit 25).
+    pub mop_busy: bool,
+    /// Anything of the thread queued or executing (bit 26, TTSync's signal).
+    pub in_flight: bool,
+    /// The template of the `MOP` being expanded (bits 84, 85).
+    pub template: Option<u8>,
+    /// The `MOP`/`MOP_CFG` the expander is processing, else the FIFO's head (bits 86-117).
+    pub mop_word: Option<u32>,
+    /// Bit 118: expander processing a `MOP`/`MOP_CFG` or the FIFO before it not empty.
+    pub fifo1_busy: bool,
+    /// Bit 125: the FIFO before the MOP Expander is full.
+    pub fifo1_full: bool,
+    /// The instruction waiting at the wait gate (frontend group, bits 55-86).
+    pub gate_head: Option<u32>,
+    /// The FIFO before the Replay Expander is full / empty (frontend group, bits 89, 90).
+    pub fifo2_full: bool,
+    pub fifo2_empty: bool,
+}
+
 /// Which TTSync register a TRISC loads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TtSync {
@@ -220,6 +243,21 @@ pub(crate) struct Tensix {
     idle: bool,
     /// Instructions issued through each thread's wait gate.
     pub issued: [u64; 3],
+    /// Why thread `t`'s wait gate did not issue in the last simulated cycle (`Issuing` when
+    /// it did, or had nothing): what a TRISC held on the thread is charged to.
+    why: [TensixWait; 3],
+    /// What set `thread_held_until[t]` (the Scalar Unit or an `UNPACR`'s setup).
+    held_by: [TensixWait; 3],
+}
+
+/// What a TRISC is held on ([`Tensix::wait_reason`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// A push into the full FIFO from the RISC (`after_mop`: RISCV B's, into the FIFO
+    /// before the Replay Expander).
+    Push { after_mop: bool },
+    /// A TTSync read.
+    Sync(TtSync),
 }
 
 impl Default for Tensix {
@@ -265,6 +303,8 @@ impl Tensix {
             cfg_rdwr_at: None,
             idle: true,
             issued: [0; 3],
+            why: [TensixWait::Issuing; 3],
+            held_by: [TensixWait::ScalarUnit; 3],
         }
     }
 
@@ -396,13 +436,16 @@ impl Tensix {
             }
         }
         if self.thread_held_until[t] > c {
+            self.why[t] = self.held_by[t];
             return Ok(progress);
         }
+        self.why[t] = TensixWait::Issuing;
         let Some(&head) = self.threads[t].fifo3.front() else {
             return Ok(progress);
         };
         if let Some(l) = self.threads[t].latch {
             if isa::blocked(head.word, l.block) {
+                self.why[t] = self.latch_wait(t, &l, c);
                 return Ok(progress);
             }
         }
@@ -421,6 +464,11 @@ impl Tensix {
         }
         self.threads[t].fifo3.pop_front();
         self.issued[t] += 1;
+        // What the gate faces next cycle: an instruction that holds its thread (the Scalar
+        // Unit, an UNPACR's setup) is what a held TRISC waits on from now.
+        if self.thread_held_until[t] > c + 1 {
+            self.why[t] = self.held_by[t];
+        }
         Ok(true)
     }
 
@@ -438,16 +486,17 @@ impl Tensix {
                         // ATRELM's fairness: a mutex released by thread i while both other
                         // threads wait for it goes to thread (i + 1) % 3.
                         let turn = self.sync.released_by[m].map(|i| (i as usize + 1) % 3);
-                        if turn.is_some_and(|p| p != t && self.wants_mutex(p, m)) {
-                            return Ok(false);
-                        }
-                        if !self.sync.try_acquire(m, t as u8) {
+                        if turn.is_some_and(|p| p != t && self.wants_mutex(p, m))
+                            || !self.sync.try_acquire(m, t as u8)
+                        {
+                            self.why[t] = TensixWait::Mutex;
                             return Ok(false);
                         }
                     }
                     op::ATRELM => self.sync.release(isa::field(w, 0, 16) as usize, t as u8),
                     _ => {
                         if used.sync {
+                            self.why[t] = TensixWait::SyncUnit;
                             return Ok(false);
                         }
                         used.sync = true;
@@ -463,6 +512,7 @@ impl Tensix {
                 }
                 op::WRCFG => {
                     if used.wrcfg {
+                        self.why[t] = TensixWait::ConfigUnit;
                         return Ok(false);
                     }
                     used.wrcfg = true;
@@ -472,6 +522,7 @@ impl Tensix {
                 }
                 _ => {
                     if used.cfg_single || (c > 0 && self.cfg_rdwr_at == Some(c - 1)) {
+                        self.why[t] = TensixWait::ConfigUnit;
                         return Ok(false);
                     }
                     used.cfg_single = true;
@@ -487,12 +538,14 @@ impl Tensix {
             },
             Some(Unit::Scalar) => {
                 if self.scalar_busy_until > c {
+                    self.why[t] = TensixWait::ScalarUnit;
                     return Ok(false);
                 }
                 let n = scalar::cycles(w);
                 scalar::execute(&mut self.gprs[t], w);
                 self.scalar_busy_until = c + n as u64;
                 self.thread_held_until[t] = c + n as u64;
+                self.held_by[t] = TensixWait::ScalarUnit;
                 n
             }
             Some(Unit::Misc) => {
@@ -518,6 +571,7 @@ impl Tensix {
             Some(Unit::Vector) => {
                 // One instruction per cycle from all threads together (VectorUnit.md).
                 if used.vector || !self.vector.accepts(w, c) {
+                    self.why[t] = TensixWait::VectorUnit;
                     return Ok(false);
                 }
                 used.vector = true;
@@ -704,6 +758,129 @@ impl Tensix {
         let f = &self.threads[t];
         let left = f.expansion_left() as u64;
         (f.fifo1.len() >= f.depths.from_risc && left > 1).then(|| self.now + left)
+    }
+
+    /// What keeps thread `t`'s latched `STALLWAIT`/`SEMWAIT` from lifting at cycle `c`:
+    /// the lowest semaphore of a `SEMWAIT`'s mask, the first `STALLWAIT` condition that
+    /// still holds, or `WaitGate` when they are met and the block lifts next cycle.
+    fn latch_wait(&self, t: usize, l: &Latch, c: u64) -> TensixWait {
+        if l.met_at.is_some() {
+            return TensixWait::WaitGate;
+        }
+        if l.semwait {
+            return TensixWait::semaphore(l.sem_mask.trailing_zeros());
+        }
+        use TensixWait::*;
+        let keep = [
+            (1, Unpacker0, self.unpack_thread_until[0][t] > c),
+            (2, Unpacker1, self.unpack_thread_until[1][t] > c),
+            (3, Packer, self.pack_thread_until[t] > c),
+            (7, MatrixUnit, self.matrix_until[t] > c),
+            (8, SrcAFree, !self.unp_bank_free(A)),
+            (9, SrcBFree, !self.unp_bank_free(B)),
+            (10, SrcAValid, !self.src.mu_valid(A)),
+            (11, SrcBValid, !self.src.mu_valid(B)),
+            (14, VectorUnit, self.sfpu_until[t] > c),
+        ];
+        keep.iter()
+            .find(|&&(bit, _, k)| l.condition & (1 << bit) != 0 && k)
+            .map_or(WaitGate, |x| x.1)
+    }
+
+    /// What thread `t` waits on while a TRISC is held on it (`hold`), as of the last
+    /// simulated cycle: for a push into a full FIFO, the first stage downstream that does
+    /// not move (a playing Replay Expander, the wait gate's reason), else the MOP Expander
+    /// when it is expanding (the thread issues one a cycle, a `MOP` takes one per
+    /// instruction of its expansion); for TTSync, the wait gate's reason while anything is queued,
+    /// else the unit still executing the thread's last instruction.
+    pub fn wait_reason(&self, t: usize, hold: Hold) -> TensixWait {
+        let f = &self.threads[t];
+        let gate = || {
+            if f.fifo3.is_empty() {
+                TensixWait::Issuing
+            } else {
+                self.why[t]
+            }
+        };
+        let downstream = || {
+            if f.replay_playing() {
+                TensixWait::ReplayExpander
+            } else if f.fifo3.len() >= f.depths.before_gate || !f.fifo3.is_empty() {
+                gate()
+            } else {
+                TensixWait::Issuing
+            }
+        };
+        let fifo2_full = f.fifo2.len() >= f.depths.before_replay;
+        // A stage downstream that does not move is the reason; while everything moves (one
+        // instruction a cycle), a MOP being expanded is what keeps the RISC's FIFO full.
+        let push_chain = |after_mop: bool| {
+            let down = if after_mop || fifo2_full {
+                downstream()
+            } else {
+                TensixWait::Issuing
+            };
+            if down == TensixWait::Issuing && !after_mop && f.mop_expanding() {
+                TensixWait::MopExpander
+            } else {
+                down
+            }
+        };
+        match hold {
+            Hold::Push { after_mop } => push_chain(after_mop),
+            Hold::Sync(TtSync::MopExpanderDone) => push_chain(false),
+            Hold::Sync(TtSync::CoprocessorDone) => {
+                if !f.empty() {
+                    if !f.fifo3.is_empty() {
+                        gate()
+                    } else if f.mop_expanding() {
+                        TensixWait::MopExpander
+                    } else if f.replay_playing() {
+                        TensixWait::ReplayExpander
+                    } else {
+                        TensixWait::Issuing
+                    }
+                } else {
+                    self.in_flight(t)
+                }
+            }
+        }
+    }
+
+    /// The unit still executing an instruction of thread `t` (nothing queued).
+    fn in_flight(&self, t: usize) -> TensixWait {
+        let c = self.now;
+        use TensixWait::*;
+        [
+            (self.thread_held_until[t] > c, self.held_by[t]),
+            (self.pack_thread_until[t] > c, Packer),
+            (self.unpack_thread_until[0][t] > c, Unpacker0),
+            (self.unpack_thread_until[1][t] > c, Unpacker1),
+            (self.matrix_until[t] > c, MatrixUnit),
+            (self.sfpu_until[t] > c, VectorUnit),
+        ]
+        .iter()
+        .find(|x| x.0)
+        .map_or(InFlight, |x| x.1)
+    }
+
+    /// Group D state of thread `t` for the debug daisychain (`DebugDaisychain.md`): the
+    /// MOP Expander and the FIFO before it, and whether the thread has anything in flight.
+    pub fn debug_state(&self, t: usize) -> DebugState {
+        let f = &self.threads[t];
+        DebugState {
+            mop_busy: f.mop_busy(),
+            in_flight: !(f.empty()
+                && self.inflight_until[t] <= self.now
+                && self.thread_held_until[t] <= self.now),
+            template: f.expanding_template(),
+            mop_word: f.mop_word(),
+            fifo1_busy: f.mop_word().is_some() || !f.fifo1.is_empty(),
+            fifo1_full: f.fifo1.len() >= f.depths.from_risc,
+            gate_head: f.fifo3.front().map(|i| i.word),
+            fifo2_full: f.fifo2.len() >= f.depths.before_replay,
+            fifo2_empty: f.fifo2.is_empty(),
+        }
     }
 
     /// What each Tensix thread with work left is waiting on, one line each (for a deadlock

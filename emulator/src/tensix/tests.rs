@@ -488,3 +488,59 @@ fn unpacker_0_can_write_dst_in_32_bits() {
         float::write_src_bf16(0x4049)
     );
 }
+
+#[test]
+fn a_held_push_and_ttsync_name_what_the_thread_waits_on() {
+    let mut x = Tensix::default();
+    let push_hold = Hold::Push { after_mop: false };
+    // SEMWAIT on semaphore 3 (Value 0) blocking everything: the FIFOs fill behind it.
+    push(&mut x, 1, 0xA600_0000 | (0x1FF << 15) | (1 << 5) | 1, 0);
+    for k in 0..(16 + 8 + 2) {
+        push(&mut x, 1, NOP, 1 + k);
+    }
+    assert!(x.push(1, NOP, Risc::Trisc1, B, 1000).is_err());
+    assert_eq!(x.wait_reason(1, push_hold), TensixWait::Semaphore3);
+    let sync = Hold::Sync(TtSync::CoprocessorDone);
+    assert_eq!(x.wait_reason(1, sync), TensixWait::Semaphore3);
+    let d = x.debug_state(1);
+    assert!(d.in_flight && d.fifo1_full && d.fifo1_busy && !d.mop_busy);
+    assert_eq!(d.mop_word, Some(NOP));
+    // Thread 0 idle: nothing to wait on.
+    assert_eq!(x.wait_reason(0, sync), TensixWait::InFlight);
+    assert!(!x.debug_state(0).in_flight);
+
+    // A Scalar Unit instruction still executing, nothing queued: TTSync waits on it.
+    let mut x = Tensix::default();
+    let add = (0x58 << 24) | (2 << 12) | (5 << 6) | 1; // 4 cycles
+    push(&mut x, 0, add, 0);
+    x.advance_to(3).unwrap(); // issued at 2
+    assert!(!x.thread_done(0, 3).unwrap());
+    assert_eq!(x.wait_reason(0, sync), TensixWait::ScalarUnit);
+}
+
+#[test]
+fn a_push_behind_a_mop_expansion_waits_on_the_mop_expander() {
+    let mut x = Tensix::default();
+    // Template 1: outer 1, inner 100 NOPs.
+    x.mop_cfg[0] = [1, 100, NOP, NOP, NOP, NOP, NOP, NOP, NOP];
+    let mop = (1 << 24) | (1 << 23);
+    push(&mut x, 0, mop, 0);
+    for k in 0..32 {
+        push(&mut x, 0, NOP, 1 + k);
+    }
+    assert!(x.push(0, NOP, Risc::Trisc0, B, 40).is_err());
+    assert_eq!(
+        x.wait_reason(0, Hold::Push { after_mop: false }),
+        TensixWait::MopExpander
+    );
+    assert_eq!(
+        x.wait_reason(0, Hold::Sync(TtSync::MopExpanderDone)),
+        TensixWait::MopExpander
+    );
+    let d = x.debug_state(0);
+    assert!(d.mop_busy && d.fifo1_full);
+    assert_eq!((d.template, d.mop_word), (Some(1), Some(mop)));
+    x.advance_to(1000).unwrap();
+    let d = x.debug_state(0);
+    assert!(!d.mop_busy && !d.in_flight && d.template.is_none() && !d.fifo1_busy);
+}

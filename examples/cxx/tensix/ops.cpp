@@ -75,7 +75,7 @@ static void run(uint32_t op, uint32_t tiles) {
     PUSH(TTPROF_TENSIX_SEMINIT(2, 2, 1 << 2));    // two free Src banks
     for (uint32_t t = 0; t < tiles; t++) {
         {
-            TTPROF_WAIT("unpack-wait-src-free", TTPROF_SEMAPHORE(2));
+            TTPROF_WAIT("unpack-wait-src-free", TTPROF_TENSIX_SEMAPHORE(2));
             sem_take(2);
         }
         TTPROF_ZONE("unpack-tile");
@@ -157,14 +157,14 @@ static void run(uint32_t op, uint32_t tiles) {
     }
     if (matmul) {
         {
-            TTPROF_WAIT("math-wait-dst-free", TTPROF_SEMAPHORE(1));
+            TTPROF_WAIT("math-wait-dst-free", TTPROF_TENSIX_SEMAPHORE(1));
             sem_take(1);
         }
         PUSH(TTPROF_TENSIX_ZEROACC(0, 3, 0, 0));
     }
     for (uint32_t t = 0; t < tiles; t++) {
         if (!matmul) {
-            TTPROF_WAIT("math-wait-dst-free", TTPROF_SEMAPHORE(1));
+            TTPROF_WAIT("math-wait-dst-free", TTPROF_TENSIX_SEMAPHORE(1));
             sem_take(1);
         }
         TTPROF_ZONE("math-tile");
@@ -201,7 +201,7 @@ static void run(uint32_t op, uint32_t tiles) {
     uint32_t outputs = matmul ? 1 : tiles;
     for (uint32_t t = 0; t < outputs; t++) {
         {
-            TTPROF_WAIT("pack-wait-tile-ready", TTPROF_SEMAPHORE(0));
+            TTPROF_WAIT("pack-wait-tile-ready", TTPROF_TENSIX_SEMAPHORE(0));
             sem_take(0);
         }
         TTPROF_ZONE("pack-tile");
@@ -237,7 +237,7 @@ void MAIN {
     uint32_t op = get_arg_val<uint32_t>(0), tiles = get_arg_val<uint32_t>(1);
     run(op, tiles);
     {
-        TTPROF_WAIT("wait-coprocessor-done", TTPROF_SYNC(0));
+        TTPROF_WAIT("wait-coprocessor-done", TTPROF_TTSYNC);
         ttsync();
     }
 #if defined(TRISC_PACK)

@@ -166,7 +166,8 @@ impl LineProfile {
     }
 }
 
-/// The name of a cause in the files.
+/// The name of cause index `i` in the files: a [`Cause`]'s, or a TRISC held on its
+/// coprocessor, `tensix-fifo: <wait>` / `ttsync: <wait>` ([`ttprof_emu::lines::cause_name`]).
 pub fn cause_name(i: usize) -> &'static str {
-    Cause::ALL[i].name()
+    ttprof_emu::lines::cause_name(i)
 }

@@ -11,7 +11,7 @@
 //! | `function` | string | the innermost function outside Rust's core/alloc/std |
 //! | `file`, `line` | string, uint32 | its source line (empty, 0 when unknown) |
 //! | `stack` | string | every frame, outermost first, `;`-separated |
-//! | `cause` | string | `issue`, `load-use`, `store-port`, `mispredict`, `icache-miss`, `fifo-wait` |
+//! | `cause` | string | `issue`, `load-use`, `store-port`, `mispredict`, `icache-miss`, `fifo-wait`, `tensix-fifo: <wait>`, `ttsync: <wait>` |
 //! | `cycles` | uint64 | cycles, over the op's cores |
 
 use super::symbolize::Names;

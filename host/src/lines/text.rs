@@ -15,13 +15,22 @@ const ANNOTATED: usize = 4;
 const CONTEXT: u32 = 3;
 
 /// One source line of a kernel: its cycles and where it sits.
-#[derive(Default)]
 struct Line {
     causes: Causes,
     /// Innermost functions at this line.
     functions: BTreeSet<String>,
     /// Functions it was inlined into (outermost frames).
     inlined_into: BTreeSet<String>,
+}
+
+impl Default for Line {
+    fn default() -> Line {
+        Line {
+            causes: [0; CAUSES],
+            functions: BTreeSet::new(),
+            inlined_into: BTreeSet::new(),
+        }
+    }
 }
 
 fn total(c: &Causes) -> u64 {
@@ -77,7 +86,9 @@ pub fn render(p: &LineProfile, names: &Names) -> String {
          line: the innermost source line outside Rust's core/alloc/std (its inlined frames are in ttprof_cycles.folded)\n\
          causes: issue (the instruction's own cycles), load-use (waiting for a register: a load's or mul/div's result),\n\
          store-port (a load/store waiting for the store queue or a load slot), mispredict, icache-miss,\n\
-         fifo-wait (held on a mailbox / PCBuf / semaphore until another core moved it)\n"
+         fifo-wait (held on a mailbox / PCBuf until another core moved it), tensix-fifo: W (a TRISC's push held\n\
+         by its full coprocessor instruction FIFO), ttsync: W (a TRISC held on a TTSync read); W: what the Tensix\n\
+         thread waits on meanwhile (SrcA valid, semaphore n, packer busy, MOP expander, ... or issuing)\n"
     );
     for (key, k) in &p.kernels {
         let lines = lines_of(key, k, names);

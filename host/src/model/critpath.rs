@@ -93,6 +93,9 @@ pub struct OpTrace {
 pub enum Unmatched {
     /// No signal of its resource and scope was recorded while it waited.
     NoSignal,
+    /// A Tensix semaphore or TTSync wait: the coprocessor releases it, no kernel records
+    /// that (the line profile, `--lines`, says what the thread waited on).
+    Coprocessor,
     /// Signals on two cores at the same, latest cycle.
     Ambiguous,
     /// The resource was released before the wait began, or is a CB's space that no pop had
@@ -106,6 +109,9 @@ impl Unmatched {
     pub fn reason(self) -> &'static str {
         match self {
             Unmatched::NoSignal => "no signal of its resource was recorded while it waited",
+            Unmatched::Coprocessor => {
+                "the Tensix coprocessor releases it, which no kernel can record (--lines names what the thread waited on)"
+            }
             Unmatched::Ambiguous => "signals on two cores at the same cycle could have ended it",
             Unmatched::Ready => "its resource was free when it began (it did not block)",
         }
@@ -133,6 +139,8 @@ fn wait_key(w: Wait, core: CoreId) -> (Scope, u8, u32) {
         Wait::NocRead => (Scope::Core(core), 4, 0),
         Wait::NocWrite => (Scope::Core(core), 5, 0),
         Wait::NocAtomic => (Scope::Core(core), 6, 0),
+        Wait::TensixSem(n) => (Scope::Tile(core.tile), 7, n),
+        Wait::TtSync => (Scope::Core(core), 8, 0),
     }
 }
 
@@ -169,6 +177,8 @@ pub fn match_waits(t: &OpTrace) -> Matching {
             // A producer's first reserves find the CB's space free: nobody had to release it.
             let never = if matches!(wait, Wait::CbBack(_)) {
                 Unmatched::Ready
+            } else if wait.is_coprocessor() {
+                Unmatched::Coprocessor
             } else {
                 Unmatched::NoSignal
             };

@@ -105,6 +105,12 @@ pub enum Wait {
     Semaphore(u32),
     /// tt-metal's `SYNC_WAIT(name, N)`: whatever key N names, released by `SYNC_SIGNAL(.., N)`.
     Sync(u32),
+    /// The tile's Tensix semaphore N (a TRISC reading it until it is not zero): released by
+    /// the coprocessor executing a `SEMPOST`, which no kernel can timestamp.
+    TensixSem(u32),
+    /// A TRISC's TTSync read (`CoprocessorDoneCheck`): its Tensix thread finishing.
+    #[serde(rename = "ttsync")]
+    TtSync,
 }
 
 /// What a signal releases (`signal!`): the other side of a [`Wait`].
@@ -207,8 +213,11 @@ impl Wait {
             ("noc_read", None) => Ok(Wait::NocRead),
             ("noc_write", None) => Ok(Wait::NocWrite),
             ("noc_atomic", None) => Ok(Wait::NocAtomic),
+            ("tensix_sem", Some(i)) => Ok(Wait::TensixSem(i)),
+            ("ttsync", None) => Ok(Wait::TtSync),
             _ => Err(format!(
-                "unknown wait {s:?}: expected cb_front:N, cb_back:N, semaphore:N, sync:N, noc_read, noc_write or noc_atomic"
+                "unknown wait {s:?}: expected cb_front:N, cb_back:N, semaphore:N, sync:N, noc_read, noc_write, noc_atomic, \
+                 tensix_sem:N or ttsync"
             )),
         }
     }
@@ -217,6 +226,11 @@ impl Wait {
     /// NoC or a semaphore: work in flight outside the core).
     pub fn is_cb(self) -> bool {
         matches!(self, Wait::CbFront(_) | Wait::CbBack(_))
+    }
+
+    /// Whether the Tensix coprocessor releases it (no kernel signal can).
+    pub fn is_coprocessor(self) -> bool {
+        matches!(self, Wait::TensixSem(_) | Wait::TtSync)
     }
 }
 
@@ -230,6 +244,8 @@ impl fmt::Display for Wait {
             Wait::NocAtomic => f.write_str("NoC atomic barrier"),
             Wait::Semaphore(i) => write!(f, "semaphore {i}"),
             Wait::Sync(i) => write!(f, "sync {i}"),
+            Wait::TensixSem(i) => write!(f, "Tensix semaphore {i}"),
+            Wait::TtSync => f.write_str("TTSync (its Tensix thread done)"),
         }
     }
 }

@@ -44,8 +44,8 @@ impl Buffer {
 }
 
 /// Arms `tile`'s daisychain: fills the buffer with [`SENTINEL`], selects group A of
-/// `risc`, then `DebugDaisychain.md`'s four writes for "a series of regular samples":
-/// `count` samples every `interval` cycles.
+/// `risc` (group D with `group_d`, a TRISC's), then `DebugDaisychain.md`'s four writes for
+/// "a series of regular samples": `count` samples every `interval` cycles.
 pub fn arm(
     mem: &dyn DeviceMemory,
     chip: u32,
@@ -53,6 +53,7 @@ pub fn arm(
     risc: Risc,
     buf: Buffer,
     interval: u32,
+    group_d: bool,
 ) -> Result<()> {
     if !dc::INTERVALS.contains(&interval) {
         return Err(Error::Other(format!(
@@ -63,7 +64,16 @@ pub fn arm(
         mem.write_u32(chip, tile, buf.addr + 4 * i, SENTINEL)?;
     }
     let first = buf.addr >> 4;
-    let cntl = dc::ENABLED | dc::DAISY_RISCV << dc::DAISY_SEL_SHIFT | dc::group_a(risc);
+    let signal = match (group_d, dc::group_d(risc)) {
+        (true, Some(d)) => d,
+        (true, None) => {
+            return Err(Error::Other(format!(
+                "{risc} has no group D on the debug daisychain (TRISCs only)"
+            )))
+        }
+        (false, _) => dc::group_a(risc),
+    };
+    let cntl = dc::ENABLED | dc::DAISY_RISCV << dc::DAISY_SEL_SHIFT | signal;
     mem.write_u32(chip, tile, mmio::DBG_BUS_CNTL, cntl)?;
     mem.write_u32(chip, tile, mmio::DBG_L1_MEM_REG2, dc::MODE_PREPARE)?;
     mem.write_u32(chip, tile, mmio::DBG_L1_MEM_REG0, first)?;
@@ -91,6 +101,9 @@ pub struct Sample {
     pub cause: super::SampledCause,
 }
 
+/// Group A's address field: the low 30 bits.
+const LOW30: u32 = 0x3FFF_FFFF;
+
 /// Decodes group A's 128 bits (`None`: the slot still holds the sentinel).
 pub fn decode(w: [u32; 4]) -> Option<Sample> {
     if w == [SENTINEL; 4] {
@@ -101,7 +114,21 @@ pub fn decode(w: [u32; 4]) -> Option<Sample> {
         super::SampledCause::Retiring
     } else if w[1] & (dc::A_LSU_READ | dc::A_LSU_WRITE) != 0 {
         // The low 30 bits of the address: registers and FIFOs sit at 0xFFBx_xxxx and up.
-        if w[1] & 0x3FFF_FFFF >= mmio::LOCAL_RAM_BASE & 0x3FFF_FFFF {
+        let addr = w[1] & LOW30;
+        let within = |base: u32, size: u32| (base & LOW30..(base & LOW30) + size).contains(&addr);
+        let write = w[1] & dc::A_LSU_WRITE != 0;
+        let push = [
+            mmio::INSTRN_BUF_BASE,
+            mmio::INSTRN1_BUF_BASE,
+            mmio::INSTRN2_BUF_BASE,
+        ]
+        .iter()
+        .any(|&b| within(b, mmio::INSTRN_BUF_SIZE));
+        if write && push {
+            super::SampledCause::TensixFifo
+        } else if !write && within(mmio::TTSYNC_COPROCESSOR_DONE, 8) {
+            super::SampledCause::TtSync
+        } else if addr >= mmio::LOCAL_RAM_BASE & LOW30 {
             super::SampledCause::FifoWait
         } else {
             super::SampledCause::LsuWait
@@ -110,6 +137,29 @@ pub fn decode(w: [u32; 4]) -> Option<Sample> {
         super::SampledCause::Stalled
     };
     Some(Sample { pc, cause })
+}
+
+/// Reads the buffer's slots as raw 128-bit samples (group D): those written, and how many
+/// slots were not.
+pub fn read_words(
+    mem: &dyn DeviceMemory,
+    chip: u32,
+    tile: NocCoord,
+    buf: Buffer,
+) -> Result<(Vec<[u32; 4]>, u32)> {
+    let mut words = vec![0u32; buf.count as usize * 4];
+    mem.read_words(chip, tile, buf.addr, &mut words)?;
+    let all: Vec<[u32; 4]> = words
+        .chunks_exact(4)
+        .map(|w| [w[0], w[1], w[2], w[3]])
+        .collect();
+    let written: Vec<[u32; 4]> = all
+        .iter()
+        .copied()
+        .filter(|w| *w != [SENTINEL; 4])
+        .collect();
+    let unwritten = (all.len() - written.len()) as u32;
+    Ok((written, unwritten))
 }
 
 /// Reads the buffer's slots: the samples written, and how many slots were not.
@@ -158,6 +208,12 @@ mod tests {
             "a mailbox read (0xFFEC0000's low 30 bits)"
         );
         assert_eq!(d([0x6004, 0, 0, 0]).cause, SampledCause::Stalled);
+        let push = mmio::INSTRN_BUF_BASE & LOW30 | dc::A_LSU_WRITE;
+        assert_eq!(d([0x6004, push, 0, 0]).cause, SampledCause::TensixFifo);
+        let ttsync = mmio::TTSYNC_COPROCESSOR_DONE & LOW30 | dc::A_LSU_READ;
+        assert_eq!(d([0x6004, ttsync, 0, 0]).cause, SampledCause::TtSync);
+        let pcbuf = mmio::PC_BUF_BASE & LOW30 | dc::A_LSU_READ;
+        assert_eq!(d([0x6004, pcbuf, 0, 0]).cause, SampledCause::FifoWait);
         assert_eq!(decode([SENTINEL; 4]), None);
     }
 

@@ -52,6 +52,10 @@ pub enum SampledCause {
     LsuWait,
     /// ... to a register or FIFO (`--lines`: fifo-wait, store-port on a register).
     FifoWait,
+    /// A TRISC's store to its Tensix instruction FIFO waits (`--lines`: tensix-fifo).
+    TensixFifo,
+    /// A TRISC's TTSync read waits (`--lines`: ttsync).
+    TtSync,
 }
 
 impl SampledCause {
@@ -62,6 +66,8 @@ impl SampledCause {
             SampledCause::Stalled => ttprof_emu::Cause::LoadUse as usize,
             SampledCause::LsuWait => ttprof_emu::Cause::StorePort as usize,
             SampledCause::FifoWait => ttprof_emu::Cause::FifoWait as usize,
+            SampledCause::TensixFifo => ttprof_emu::lines::BASE_CAUSES,
+            SampledCause::TtSync => ttprof_emu::lines::BASE_CAUSES + 1,
         }
     }
 }
@@ -73,6 +79,8 @@ pub fn sampled_cause_name(i: usize) -> &'static str {
         1 => "stalled",
         2 => "lsu-wait",
         5 => "fifo-wait",
+        6 => "tensix-fifo",
+        7 => "ttsync",
         _ => "?",
     }
 }
@@ -142,7 +150,45 @@ pub struct SampledKernel {
     /// Per window that saw the kernel: its samples inside the kernel by pc (for the
     /// between-window spread of a share, [`interval`]).
     pub per_window: Vec<Vec<(u32, u32)>>,
+    /// A TRISC kernel: the samples of its group D (the coprocessor thread's state).
+    pub tensix: TensixSamples,
 }
+
+/// What group D samples of a TRISC say about its Tensix thread (`DebugDaisychain.md`): one
+/// group is presented per tile at a time, so these come from their own windows
+/// ([`GROUP_D_EVERY`]) and carry no pc: shares of the kernel's time, not of its lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TensixSamples {
+    /// Group D samples taken while the kernel ran.
+    pub samples: u64,
+    /// Windows that took them.
+    pub windows: u32,
+    /// Bit 26: the thread had instructions queued or executing.
+    pub in_flight: u64,
+    /// Bit 125: the FIFO before the MOP Expander was full (a push from the RISC waits).
+    pub fifo_full: u64,
+    /// Bit 25: a `MOP` queued or expanding.
+    pub mop_busy: u64,
+    /// Bit 30: the TRISC waited on a TTSync read.
+    pub ttsync_wait: u64,
+    /// Bit 31: the TRISC waited on a read from its PCBuf.
+    pub pcbuf_wait: u64,
+}
+
+impl TensixSamples {
+    fn add(&mut self, w: [u32; 4]) {
+        use riscv_linker::mmio::daisychain as dc;
+        self.samples += 1;
+        self.in_flight += (w[0] & dc::D_COPROCESSOR_BUSY != 0) as u64;
+        self.fifo_full += (w[3] & dc::D3_FIFO_FULL != 0) as u64;
+        self.mop_busy += (w[0] & dc::D_MOP_BUSY != 0) as u64;
+        self.ttsync_wait += (w[0] & dc::D_TTSYNC_WAIT != 0) as u64;
+        self.pcbuf_wait += (w[0] & dc::D_PCBUF_WAIT != 0) as u64;
+    }
+}
+
+/// One window in this many that samples a TRISC presents its group D instead of group A.
+pub const GROUP_D_EVERY: u64 = 4;
 
 /// Every kernel's samples.
 #[derive(Clone, Debug, Default)]
@@ -160,8 +206,8 @@ struct Launch {
     tiles: Vec<NocCoord>,
     /// The op's kernels: core, ELF (its copy).
     kernels: Vec<(Risc, PathBuf)>,
-    /// Per tile: what its daisychain samples now (kernel index, interval).
-    armed: Vec<Option<(usize, u32)>>,
+    /// Per tile: what its daisychain samples now (kernel index, interval, group D).
+    armed: Vec<Option<(usize, u32, bool)>>,
 }
 
 /// Drives the daisychains of a session's tiles (module docs).
@@ -249,8 +295,12 @@ impl Sampler {
             // window, so no period of the kernels lines up with the rotation.
             let kernel = ((shift % l.kernels.len() as u64) as usize + k) % l.kernels.len();
             let interval = pick_interval(n, mix(shift ^ k as u64));
-            daisy::arm(mem, 0, *t, l.kernels[kernel].0, self.cfg.buffer, interval)?;
-            l.armed[k] = Some((kernel, interval));
+            let risc = l.kernels[kernel].0;
+            // Some windows of a TRISC show its coprocessor thread (group D) instead.
+            let group_d = riscv_linker::mmio::daisychain::group_d(risc).is_some()
+                && mix(shift ^ (k as u64) ^ 0xD).is_multiple_of(GROUP_D_EVERY);
+            daisy::arm(mem, 0, *t, risc, self.cfg.buffer, interval, group_d)?;
+            l.armed[k] = Some((kernel, interval, group_d));
         }
         Ok(())
     }
@@ -260,18 +310,26 @@ impl Sampler {
             return Ok(());
         };
         for (k, t) in l.tiles.iter().enumerate() {
-            let Some((kernel, interval)) = l.armed[k].take() else {
+            let Some((kernel, interval, group_d)) = l.armed[k].take() else {
                 continue;
             };
             let (risc, elf) = &l.kernels[kernel];
-            let (samples, unwritten) = daisy::read(mem, 0, *t, self.cfg.buffer)?;
-            self.profile.unwritten += unwritten as u64;
             let key = KernelKey {
                 run_id: l.run_id,
                 op: l.op.clone(),
                 risc: *risc,
                 elf: elf.clone(),
             };
+            if group_d {
+                let (words, unwritten) = daisy::read_words(mem, 0, *t, self.cfg.buffer)?;
+                self.profile.unwritten += unwritten as u64;
+                let s = &mut self.profile.kernels.entry(key).or_default().tensix;
+                s.windows += 1;
+                words.into_iter().for_each(|w| s.add(w));
+                continue;
+            }
+            let (samples, unwritten) = daisy::read(mem, 0, *t, self.cfg.buffer)?;
+            self.profile.unwritten += unwritten as u64;
             let code = riscv_linker::memory_map(self.arch, *risc).code;
             let s = self.profile.kernels.entry(key).or_default();
             s.windows += 1;

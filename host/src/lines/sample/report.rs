@@ -99,12 +99,15 @@ pub fn render(
          share: the line's samples over the kernel's samples, with its 95 % interval (the wider of the binomial one\n\
          and the spread between windows){}\n\
          causes (from the sample's bits): retiring (issue), stalled (load-use, icache miss), lsu-wait (a load/store\n\
-         waiting to reach L1), fifo-wait (waiting on a register or FIFO)\n",
+         waiting to reach L1), fifo-wait (waiting on a register or FIFO), tensix-fifo (a TRISC's push waiting on\n\
+         its coprocessor instruction FIFO), ttsync (a TRISC's TTSync read waiting); for TRISCs, one window in {}\n\
+         shows group D instead (no pc): the share of those samples with the Tensix thread busy, its FIFO full, ...\n",
         if exact.is_some() {
             "; exact: the --lines share of the same run"
         } else {
             ""
-        }
+        },
+        super::GROUP_D_EVERY
     );
     let mut agree = exact.map(|_| Agreement::default());
     for (key, k) in &p.kernels {
@@ -158,6 +161,22 @@ fn render_kernel(
         ex.as_ref()
             .map_or(String::new(), |(_, c)| format!(" (exact: {c} over all its cores)"))
     );
+    let d = &k.tensix;
+    if d.samples > 0 {
+        let pct = |n: u64| 100.0 * n as f64 / d.samples as f64;
+        let _ = writeln!(
+            s,
+            "  Tensix thread, {} group D samples in {} window(s): instructions in flight {:.0}%, FIFO from the RISC \
+             full {:.0}%, MOP queued or expanding {:.0}%, RISC waiting on TTSync {:.0}%, on its PCBuf {:.0}%",
+            d.samples,
+            d.windows,
+            pct(d.in_flight),
+            pct(d.fifo_full),
+            pct(d.mop_busy),
+            pct(d.ttsync_wait),
+            pct(d.pcbuf_wait)
+        );
+    }
     let total = |c: &[u64; CAUSES]| c.iter().sum::<u64>();
     let mut hot: Vec<_> = lines.iter().collect();
     hot.sort_by(|a, b| total(&b.1 .0).cmp(&total(&a.1 .0)).then(a.0.cmp(b.0)));

@@ -52,7 +52,8 @@
 //! | `compute` | the bounding stage is a compute RISC (TRISC) and mostly busy |
 //! | `data movement` | the bounding stage is a data-movement RISC (BRISC, NCRISC) and mostly busy |
 //! | `noc` | the bounding stage mostly waits on NoC transactions it issued (barriers); [`Verdict::resource`] names which |
-//! | `semaphore` | the bounding stage mostly waits on a semaphore; [`Verdict::resource`] names it |
+//! | `semaphore` | the bounding stage mostly waits on a semaphore (tt-metal's or a Tensix one); [`Verdict::resource`] names it |
+//! | `coprocessor` | the bounding stage (a TRISC) mostly waits on TTSync: its Tensix thread finishing |
 //! | `profiler` | the profiler's stalls dominate the bounding stage, or it lost records |
 
 mod path;
@@ -74,7 +75,14 @@ use std::collections::{BTreeMap, HashMap};
 pub const FILE_NAME: &str = "ttprof_analysis.json";
 
 /// Every value [`Verdict::bound_by`] takes (see the module docs).
-pub const BOUND_BY: [&str; 5] = ["compute", "data movement", "noc", "semaphore", "profiler"];
+pub const BOUND_BY: [&str; 6] = [
+    "compute",
+    "data movement",
+    "noc",
+    "semaphore",
+    "coprocessor",
+    "profiler",
+];
 
 /// The name of the zone the runtime records around each wait for the consumer.
 pub const PROFILER_STALL: &str = "PROFILER-STALL";
@@ -338,15 +346,29 @@ fn role(risc: Risc) -> &'static str {
 }
 
 /// The stage a RISC of `tile` plays in `op`: its kernel's file stem from the op log, else the
-/// RISC's usual role.
+/// RISC's usual role. A compute kernel built once per TRISC (`--kernel trisc=ops.cpp`) has
+/// one stem on the three: each is then named with its role too (`ops math`), so "math waits
+/// on Tensix semaphore 1" reads as it should.
 fn stage_name(p: &Profile, op: u32, tile: NocCoord, risc: Risc) -> String {
     let o = &p.ops[op as usize];
-    p.oplog
-        .as_ref()
-        .and_then(|l| l.op(o.chip, o.run))
-        .and_then(|r| r.kernel_for(tile, risc))
-        .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| role(risc).to_string())
+    let run = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
+    let stem = |r: Risc| {
+        run.and_then(|run| run.kernel_for(tile, r))
+            .and_then(|k| k.elf.file_stem().map(|s| s.to_string_lossy().into_owned()))
+    };
+    let Some(mine) = stem(risc) else {
+        return role(risc).to_string();
+    };
+    let trisc = [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2];
+    let shared = trisc.contains(&risc)
+        && trisc
+            .iter()
+            .any(|&r| r != risc && stem(r).as_deref() == Some(mine.as_str()));
+    if shared {
+        format!("{mine} {}", role(risc))
+    } else {
+        mine
+    }
 }
 
 impl Analyzer {
@@ -717,10 +739,10 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     let (bound_by, resource) = match external {
         _ if stall > bound.busy_ns && stall > external_ns => ("profiler", None),
         Some((w, ns)) if *ns > bound.busy_ns => (
-            if matches!(w, Wait::Semaphore(_)) {
-                "semaphore"
-            } else {
-                "noc"
+            match w {
+                Wait::Semaphore(_) | Wait::TensixSem(_) => "semaphore",
+                Wait::TtSync => "coprocessor",
+                _ => "noc",
             },
             Some(w.to_string()),
         ),
