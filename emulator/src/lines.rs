@@ -76,12 +76,19 @@ pub enum TensixWait {
     ReplayExpander,
     /// `SEMWAIT` on semaphore `n` (the lowest of its mask), 8 variants.
     Semaphore0,
+    /// `SEMWAIT` on semaphore 1.
     Semaphore1,
+    /// `SEMWAIT` on semaphore 2.
     Semaphore2,
+    /// `SEMWAIT` on semaphore 3.
     Semaphore3,
+    /// `SEMWAIT` on semaphore 4.
     Semaphore4,
+    /// `SEMWAIT` on semaphore 5.
     Semaphore5,
+    /// `SEMWAIT` on semaphore 6.
     Semaphore6,
+    /// `SEMWAIT` on semaphore 7.
     Semaphore7,
     /// A Matrix Unit instruction (or `STALLWAIT` C10) waits for `SrcA` data valid.
     SrcAValid,
