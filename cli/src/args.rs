@@ -19,9 +19,9 @@ pub fn number_arg(
     if range.contains(&value) {
         return Ok(value);
     }
-    Err(Error::Other(format!(
-        "--{name} {value}: expected {expected}"
-    )))
+    Err(Error::Argument {
+        what: format!("--{name} {value}: expected {expected}"),
+    })
 }
 
 /// [`number_arg`] for an integer argument.
@@ -34,17 +34,18 @@ pub fn integer_arg(
     if range.contains(&value) {
         return Ok(value);
     }
-    Err(Error::Other(format!(
-        "--{name} {value}: expected {expected}"
-    )))
+    Err(Error::Argument {
+        what: format!("--{name} {value}: expected {expected}"),
+    })
 }
 
 /// `--{name} {seconds}` as a duration: from 0 to a year.
 pub fn seconds_arg(name: &str, seconds: f64) -> Result<Duration> {
     let expected = format!("a number of seconds from 0 to {YEAR_SECONDS} (a year)");
     let seconds = number_arg(name, seconds, 0.0..=YEAR_SECONDS as f64, &expected)?;
-    Duration::try_from_secs_f64(seconds)
-        .map_err(|e| Error::Other(format!("--{name} {seconds}: {e}")))
+    Duration::try_from_secs_f64(seconds).map_err(|e| Error::Argument {
+        what: format!("--{name} {seconds}: {e}"),
+    })
 }
 
 /// `--{name} {ns}` as a threshold in ns: from 0 to a year.

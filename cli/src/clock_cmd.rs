@@ -56,9 +56,9 @@ fn check_numbers(args: &ClockArgs) -> Result<()> {
         .checked_mul(spacing)
         .is_none_or(|us| us > year_us)
     {
-        return Err(Error::Other(format!(
+        return Err(Error::Argument { what: format!(
             "--samples {samples} --spacing-us {spacing}: a window of {samples} rounds {spacing} µs apart lasts more than a year"
-        )));
+        ) });
     }
     Ok(())
 }

@@ -52,9 +52,9 @@ pub struct DiffArgs {
 pub fn run(a: &DiffArgs) -> Result<ExitCode> {
     if let Some(p) = a.fail_above {
         if !p.is_finite() || p < 0.0 {
-            return Err(Error::Other(format!(
-                "--fail-above {p}: expected a percentage, 0 or more"
-            )));
+            return Err(Error::Argument {
+                what: format!("--fail-above {p}: expected a percentage, 0 or more"),
+            });
         }
     }
     let few = match a.too_few_samples {

@@ -48,7 +48,9 @@ pub fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
     } else {
         "ADDR=@FILE[,page=N][,tensor=ID]"
     };
-    let bad = |why: String| Error::Other(format!("{flag} {spec:?}: {why} (expected {usage})"));
+    let bad = |why: String| Error::Argument {
+        what: format!("{flag} {spec:?}: {why} (expected {usage})"),
+    };
     // `ADDR=@FILE,..`, or `ADDR,tensor=ID` for a buffer another op left in DRAM (no file).
     let (addr, file, rest) = match spec.split_once("=@") {
         Some((addr, rest)) => {
@@ -142,10 +144,9 @@ impl Buffer {
             (None, Some(e)) => std::fs::metadata(e)
                 .map(|m| m.len())
                 .map_err(|err| Error::io(e, "read the expected output", err)),
-            (None, None) => Err(Error::Other(format!(
-                "DRAM output {:#x}: no length",
-                self.addr
-            ))),
+            (None, None) => Err(Error::Argument {
+                what: format!("DRAM output {:#x}: no length", self.addr),
+            }),
         }
     }
 

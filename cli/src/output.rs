@@ -30,11 +30,9 @@ pub fn write(path: &Path, bytes: &[u8], binary: bool) -> Result<()> {
     }
     let mut out = std::io::stdout().lock();
     if binary && out.is_terminal() {
-        return Err(Error::Other(
-            "-o -: standard output is a terminal: refusing to write binary data (a snapshot) to it; redirect it to \
+        return Err(Error::Argument { what: "-o -: standard output is a terminal: refusing to write binary data (a snapshot) to it; redirect it to \
              a file or a pipe, or give a file name"
-                .into(),
-        ));
+                .into(), });
     }
     out.write_all(bytes)
         .and_then(|_| out.flush())

@@ -50,16 +50,16 @@ pub struct BuildArgs {
 impl BuildArgs {
     fn kernel_build(&self) -> Result<KernelBuild> {
         let [crate_dir] = self.paths.as_slice() else {
-            return Err(Error::Other(
-                "build one kernel crate at a time (or C/C++ sources with --core)".into(),
-            ));
+            return Err(Error::Argument {
+                what: "build one kernel crate at a time (or C/C++ sources with --core)".into(),
+            });
         };
         if self.core.is_some() || self.no_profile || !self.flags.is_empty() {
-            return Err(Error::Other(format!(
+            return Err(Error::Argument { what: format!(
                 "{} is a kernel crate: --core, --no-profile and `-- FLAGS` are for C/C++ sources \
                  (a crate says its cores in build.rs; build without `profile` with --no-default-features)",
                 crate_dir.display()
-            )));
+            ) });
         }
         let mut b = KernelBuild::new(crate_dir, self.arch);
         b.features = self.features.clone();
@@ -72,16 +72,14 @@ impl BuildArgs {
 
     fn c_build(&self) -> Result<CKernelBuild> {
         let Some(risc) = self.core else {
-            return Err(Error::Other(format!(
+            return Err(Error::Argument { what: format!(
                 "{}: a C/C++ kernel is linked for one core: give --core brisc|ncrisc|trisc0|trisc1|trisc2",
                 self.paths[0].display()
-            )));
+            ) });
         };
         if !self.features.is_empty() || self.no_default_features {
-            return Err(Error::Other(
-                "--features and --no-default-features are for kernel crates; C/C++ takes -- FLAGS"
-                    .into(),
-            ));
+            return Err(Error::Argument { what: "--features and --no-default-features are for kernel crates; C/C++ takes -- FLAGS"
+                    .into(), });
         }
         let mut b = CKernelBuild::new(self.paths.clone(), risc, self.arch);
         b.profile = !self.no_profile;
@@ -103,9 +101,10 @@ fn is_c_build(paths: &[PathBuf]) -> Result<bool> {
     match c {
         0 => Ok(false),
         n if n == paths.len() => Ok(true),
-        _ => Err(Error::Other(
-            "give either one kernel crate or C/C++ sources (.c, .cpp, .cc, .cxx), not both".into(),
-        )),
+        _ => Err(Error::Argument {
+            what: "give either one kernel crate or C/C++ sources (.c, .cpp, .cc, .cxx), not both"
+                .into(),
+        }),
     }
 }
 
@@ -331,12 +330,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     };
     let arch = match (args.arch, manifest.as_ref().and_then(|m| m.arch.as_deref())) {
         (Some(a), _) => a,
-        (None, Some(s)) => parse_arch(s).map_err(Error::Other)?,
+        (None, Some(s)) => parse_arch(s).map_err(|what| Error::Argument { what })?,
         (None, None) => Arch::WormholeB0,
     };
     let grid = match (args.grid, manifest.as_ref().and_then(|m| m.grid.as_deref())) {
         (Some(g), _) => g,
-        (None, Some(s)) => parse_grid(s).map_err(Error::Other)?,
+        (None, Some(s)) => parse_grid(s).map_err(|what| Error::Argument { what })?,
         (None, None) => (1, 1),
     };
     let policy = args.policy.or(manifest.as_ref().and_then(|m| m.policy));
@@ -388,10 +387,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             .collect::<Result<_>>()?,
         None => {
             if args.kernels.is_empty() {
-                return Err(Error::Other(
-                    "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE"
-                        .into(),
-                ));
+                return Err(Error::Argument {
+                    what:
+                        "nothing to run: give --kernel RISC=ELF (once per RISC) or --manifest FILE"
+                            .into(),
+                });
             }
             let kernels = args
                 .kernels
@@ -442,10 +442,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         for t in &tiles {
             let c = parse_tile(t, arch, grid)?;
             if parsed.contains(&c) {
-                return Err(Error::Other(format!(
+                return Err(Error::Argument {
+                    what: format!(
                     "op {:?}: tile {t:?} given twice (each tile runs the op once: give it once)",
                     plan.name
-                )));
+                ),
+                });
             }
             parsed.push(c);
         }
@@ -470,10 +472,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             args.launches
         };
         if launches == 0 {
-            return Err(Error::Other(format!(
-                "op {:?}: launches = 0, expected 1 or more",
-                plan.name
-            )));
+            return Err(Error::Argument {
+                what: format!("op {:?}: launches = 0, expected 1 or more", plan.name),
+            });
         }
         let dram_in: Vec<dram::Buffer> = plan
             .dram_in
@@ -519,7 +520,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             addr: args.sample_buffer,
             count: args.sample_count,
         };
-        s.check().map_err(Error::Other)?;
+        s.check().map_err(|what| Error::Argument { what })?;
         cfg.sample = Some(s);
     }
     cfg.dataset = args.dataset.dataset()?;
@@ -706,10 +707,10 @@ fn kernel_path(
     let Some((dir, bin)) = split_crate(spec) else {
         let p = PathBuf::from(spec);
         if !p.is_file() {
-            return Err(Error::Other(format!(
+            return Err(Error::Argument { what: format!(
                 "kernel {spec:?} is neither an ELF file nor CRATE_DIR:BINARY (a directory with Cargo.toml, a colon, a binary name) \
                  nor C/C++ sources (FILE.c, FILE.cpp)"
-            )));
+            ) });
         }
         return Ok(p);
     };
@@ -725,10 +726,10 @@ fn kernel_path(
 }
 
 fn parse_kernel_arg(s: &str) -> Result<Vec<(Risc, String)>> {
-    let (risc, path) = s.split_once('=').ok_or_else(|| {
-        Error::Other(format!(
+    let (risc, path) = s.split_once('=').ok_or_else(|| Error::Argument {
+        what: format!(
             "--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"
-        ))
+        ),
     })?;
     Ok(parse_riscs(risc)?
         .into_iter()
@@ -738,10 +739,8 @@ fn parse_kernel_arg(s: &str) -> Result<Vec<(Risc, String)>> {
 
 /// `--arg RISC=V0,V1,..`.
 fn parse_arg_arg(s: &str) -> Result<Vec<(Risc, Vec<u32>)>> {
-    let (risc, words) = s.split_once('=').ok_or_else(|| {
-        Error::Other(format!(
-            "--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000"
-        ))
+    let (risc, words) = s.split_once('=').ok_or_else(|| Error::Argument {
+        what: format!("--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000"),
     })?;
     let words = parse_words(s, words)?;
     Ok(parse_riscs(risc)?
@@ -767,10 +766,10 @@ fn parse_words(what: &str, words: &str) -> Result<Vec<u32>> {
     words
         .split(',')
         .map(|w| {
-            parse_u32(w).ok_or_else(|| {
-                Error::Other(format!(
+            parse_u32(w).ok_or_else(|| Error::Argument {
+                what: format!(
                     "runtime arguments {what:?}: {w:?} is not a 32-bit number (decimal or 0x hex)"
-                ))
+                ),
             })
         })
         .collect()
@@ -781,16 +780,16 @@ fn parse_risc(s: &str) -> Result<Risc> {
     Risc::ALL
         .into_iter()
         .find(|r| r.ident() == lower || r.name().eq_ignore_ascii_case(&lower))
-        .ok_or_else(|| Error::Other(format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2 (or trisc: all three)")))
+        .ok_or_else(|| Error::Argument { what: format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2 (or trisc: all three)") })
 }
 
 /// Logical `X,Y` of the grid to its NoC0 coordinate.
 fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
-    let bad = || {
-        Error::Other(format!(
+    let bad = || Error::Argument {
+        what: format!(
             "tile {s:?}: expected logical worker coordinates X,Y inside the {}x{} grid",
             grid.0, grid.1
-        ))
+        ),
     };
     let (x, y) = s.split_once(',').ok_or_else(bad)?;
     let (x, y) = (
@@ -804,10 +803,8 @@ fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
 }
 
 fn parse_l1(s: &str) -> Result<L1Input> {
-    let bad = |why: &str| {
-        Error::Other(format!(
-            "--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"
-        ))
+    let bad = |why: &str| Error::Argument {
+        what: format!("--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"),
     };
     let (addr, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
     let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number"))?;

@@ -74,6 +74,12 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
+    /// A command-line argument, option value or manifest entry is invalid: which, and what
+    /// was expected.
+    Argument {
+        /// The argument as given and what was expected.
+        what: String,
+    },
     /// A kernel or the runtime library could not be built: which, the tool that failed and
     /// what it said (a missing toolchain says how to install it).
     Build {
@@ -140,7 +146,7 @@ impl fmt::Display for Raw<'_> {
             Error::OpLog { path, line, what } => {
                 write!(f, "op log {}:{line}: {what}", path.display())
             }
-            Error::Build { what } => f.write_str(what),
+            Error::Argument { what } | Error::Build { what } => f.write_str(what),
             Error::Emulator(s) => write!(f, "emulator: {s}"),
             Error::Fault(s) => write!(f, "kernel fault: {s}"),
             Error::Unsupported(s) => write!(f, "not supported: {s}"),
