@@ -291,14 +291,15 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
         );
         for (tile, (count, cycles)) in &totals {
             assert_eq!(*count, per_tile, "{name} on {tile}");
-            // A 4 KiB tile from DRAM (or to it) takes hundreds of cycles: latency plus bandwidth.
+            // A 2 KiB tile from DRAM (or to it) takes hundreds of cycles: latency plus bandwidth.
             assert!(
                 *cycles >= 100 * count,
                 "{name} on {tile}: {cycles} cycles for {count} waits"
             );
         }
         // Not noise: the emulator is deterministic, and the tiles' totals differ by more than
-        // 5 % (about 30 % on this grid: tile (1,2) waits least).
+        // 2 % (2026-11-26, 2 KiB BF16 pages: reads 5 %, writes 4 % between the tiles of this
+        // grid; with 4 KiB pages and math on the RISCs it was about 30 %).
         let distinct: BTreeSet<u64> = totals.values().map(|t| t.1).collect();
         assert!(
             distinct.len() > 1,
@@ -306,8 +307,8 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
         );
         let (min, max) = (*distinct.first().unwrap(), *distinct.last().unwrap());
         assert!(
-            max * 100 >= min * 105,
-            "{name}: the tiles' waits differ by less than 5 %: {totals:?}"
+            max * 100 >= min * 102,
+            "{name}: the tiles' waits differ by less than 2 %: {totals:?}"
         );
         eprintln!("{name} per tile (waits, cycles): {totals:?}");
     }

@@ -183,17 +183,18 @@ pub fn realistic_clock(arch: Arch) -> ClockModel {
 pub const OPS_START_NS: f64 = 49.5e6;
 
 /// With a DVFS schedule the session drains this often (cycles) and samples the clock every
-/// [`DVFS_SAMPLE_NS`]: the demo's ops last about 2 ms, so the steps need dense samples to be seen.
-pub const DVFS_DRAIN_CYCLES: u64 = 5_000;
+/// [`DVFS_SAMPLE_NS`]: the demo's ops last about 0.1 ms (with the math on the Tensix
+/// coprocessor), so the steps need dense samples to be seen.
+pub const DVFS_DRAIN_CYCLES: u64 = 2_000;
 /// With a DVFS schedule, the session samples the clock this often (ns).
-pub const DVFS_SAMPLE_NS: u64 = 5_000;
+pub const DVFS_SAMPLE_NS: u64 = 2_000;
 
-/// The named DVFS schedule `default`: down to 80 % of the nominal AICLK 0.35 ms into the
-/// ops, up to 110 % at 0.9 ms, back to nominal at 1.5 ms (the arch's range scaled:
-/// Blackhole 1350 -> 1080 -> 1485 -> 1350 MHz).
+/// The named DVFS schedule `default`: down to 80 % of the nominal AICLK 25 us into the
+/// ops, up to 110 % at 60 us, back to nominal at 95 us, all while the demo's four ops run
+/// (the arch's range scaled: Blackhole 1350 -> 1080 -> 1485 -> 1350 MHz).
 pub fn default_dvfs(arch: Arch) -> Vec<FreqStep> {
     let n = arch.aiclk_mhz() as f64;
-    [(350e3, 0.8), (900e3, 1.1), (1500e3, 1.0)]
+    [(25e3, 0.8), (60e3, 1.1), (95e3, 1.0)]
         .iter()
         .map(|&(at, f)| FreqStep {
             at_host_ns: OPS_START_NS + at,
