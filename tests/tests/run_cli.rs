@@ -813,8 +813,8 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     // A manifest chains two ops through DRAM: Relu reads Add's output where Add left it, and
     // the op graph has the edge (tensor 3).
     let relu: Vec<u8> = want
-        .chunks(4)
-        .flat_map(|w| (i32::from_le_bytes(w.try_into().unwrap()).max(0) as u32).to_le_bytes())
+        .chunks(2)
+        .flat_map(|d| example_abi::bf16::relu(u16::from_le_bytes([d[0], d[1]])).to_le_bytes())
         .collect();
     std::fs::write(dir.join("relu-want.bin"), &relu).unwrap();
     let kernels: Vec<String> = [
@@ -829,7 +829,7 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     .collect();
     let l1 = |op: u32, in0: &str, out: &str| {
         format!(
-            r#"["0x30000={op}", "0x30004=2", "0x30008=0", "0x3000c=4096", "0x30010={in0}", "0x30014=0x2000000", "0x30018={out}"]"#
+            r#"["0x30000={op}", "0x30004=2", "0x30008=0", "0x3000c=2048", "0x30010={in0}", "0x30014=0x2000000", "0x30018={out}"]"#
         )
     };
     let manifest = format!(
@@ -839,15 +839,15 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
 name = "add"
 kernels = {{ {k} }}
 l1 = {add}
-dram_in = ["0x1000000=@a.bin,tensor=1", "0x2000000=@b.bin,tensor=2"]
-dram_out = ["0x3000000,tensor=3"]
+dram_in = ["0x1000000=@a.bin,page=2048,tensor=1", "0x2000000=@b.bin,page=2048,tensor=2"]
+dram_out = ["0x3000000,page=2048,tensor=3"]
 
 [[op]]
 name = "relu"
 kernels = {{ {k} }}
 l1 = {relu}
-dram_in = ["0x3000000,tensor=3"]
-dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,tensor=4"]
+dram_in = ["0x3000000,page=2048,tensor=3"]
+dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,page=2048,tensor=4"]
 "#,
         k = kernels.join(", "),
         add = l1(1, "0x1000000", "0x3000000"),

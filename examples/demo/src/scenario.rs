@@ -185,9 +185,9 @@ pub const OPS_START_NS: f64 = 49.5e6;
 /// With a DVFS schedule the session drains this often (cycles) and samples the clock every
 /// [`DVFS_SAMPLE_NS`]: the demo's ops last about 0.1 ms (with the math on the Tensix
 /// coprocessor), so the steps need dense samples to be seen.
-pub const DVFS_DRAIN_CYCLES: u64 = 2_000;
+pub const DVFS_DRAIN_CYCLES: u64 = 500;
 /// With a DVFS schedule, the session samples the clock this often (ns).
-pub const DVFS_SAMPLE_NS: u64 = 2_000;
+pub const DVFS_SAMPLE_NS: u64 = 500;
 
 /// The named DVFS schedule `default`: down to 80 % of the nominal AICLK 25 us into the
 /// ops, up to 110 % at 60 us, back to nominal at 95 us, all while the demo's four ops run
