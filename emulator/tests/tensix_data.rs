@@ -134,14 +134,10 @@ fn bytes16(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// Host reference: `float` sum (IEEE, round to nearest even), then round to nearest even
-/// into BF16 (`RoundToBF16`); the inputs are normal, so no flushing happens.
-fn bf16_add(a: u16, b: u16) -> u16 {
-    let s = f32::from_bits((a as u32) << 16) + f32::from_bits((b as u32) << 16);
-    let bits = s.to_bits();
-    let lsb = (bits >> 16) & 1;
-    ((bits + 0x7fff + lsb) >> 16) as u16
-}
+// Host reference (`example_abi::bf16`, shared with the demo): `float` sum (IEEE, round to
+// nearest even), then round to nearest even into BF16 (`RoundToBF16`); the inputs are
+// normal, so no flushing happens.
+use example_abi::bf16::add as bf16_add;
 
 #[test]
 fn eltwise_add_of_two_bf16_tiles_unpack_math_pack() {

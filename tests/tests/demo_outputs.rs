@@ -87,8 +87,15 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
             a.op,
             o.kernel_duration_ns()
         );
+        // Every CB and NoC wait is matched. The TRISCs' waits on the Tensix semaphores and
+        // on TTSync end when a coprocessor thread posts or drains, and the coprocessor
+        // records nothing: those are the only waits without a signal (not yet modelled: the
+        // coprocessor's side as signals, issue 28 step 7).
         assert!(
-            c.unmatched_waits.is_empty(),
+            c.unmatched_waits
+                .iter()
+                .all(|u| u.core.risc.starts_with("TRISC")
+                    && (u.resource.starts_with("semaphore ") || u.resource == "sync 0")),
             "{}: {:?}",
             a.op,
             c.unmatched_waits
@@ -115,8 +122,9 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     }
 
     // Every op has a bottleneck verdict its own waits support: the named stage is the one
-    // with the most active time, and the stages around it waited on the CBs it feeds or
-    // drains. The summary states it per op.
+    // with the most active time, and the stages around it waited on the handovers it feeds
+    // or drains (CBs; between the TRISCs, the Tensix semaphores). The summary states it per
+    // op.
     assert_eq!(w.analysis.ops.len(), 4);
     let summary_text = std::fs::read_to_string(&w.summary_file).unwrap();
     for a in &w.analysis.ops {
@@ -134,8 +142,10 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
                 v.risc
             );
             assert!(
-                r.waits.keys().any(|w| w.starts_with("CB ")),
-                "{}: {} never waited on a CB",
+                r.waits
+                    .keys()
+                    .any(|w| w.starts_with("CB ") || w.starts_with("semaphore ")),
+                "{}: {} never waited on a CB or semaphore",
                 a.op,
                 r.risc
             );
@@ -291,14 +301,15 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
         );
         for (tile, (count, cycles)) in &totals {
             assert_eq!(*count, per_tile, "{name} on {tile}");
-            // A 4 KiB tile from DRAM (or to it) takes hundreds of cycles: latency plus bandwidth.
+            // A 2 KiB tile from DRAM (or to it) takes hundreds of cycles: latency plus bandwidth.
             assert!(
                 *cycles >= 100 * count,
                 "{name} on {tile}: {cycles} cycles for {count} waits"
             );
         }
         // Not noise: the emulator is deterministic, and the tiles' totals differ by more than
-        // 5 % (about 30 % on this grid: tile (1,2) waits least).
+        // 2 % (2026-11-26, 2 KiB BF16 pages: reads 5 %, writes 4 % between the tiles of this
+        // grid; with 4 KiB pages and math on the RISCs it was about 30 %).
         let distinct: BTreeSet<u64> = totals.values().map(|t| t.1).collect();
         assert!(
             distinct.len() > 1,
@@ -306,8 +317,8 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
         );
         let (min, max) = (*distinct.first().unwrap(), *distinct.last().unwrap());
         assert!(
-            max * 100 >= min * 105,
-            "{name}: the tiles' waits differ by less than 5 %: {totals:?}"
+            max * 100 >= min * 102,
+            "{name}: the tiles' waits differ by less than 2 %: {totals:?}"
         );
         eprintln!("{name} per tile (waits, cycles): {totals:?}");
     }

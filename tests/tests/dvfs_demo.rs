@@ -86,8 +86,10 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
             real.0,
             p.fit
         );
+        // The pieces are 25-35 us of samples (the demo's ops last about 0.1 ms with their
+        // math on the coprocessor), so the frequency after a step is known to ~0.2 %.
         assert!(
-            (found.mhz_after - real.2).abs() < 1.0,
+            (found.mhz_after - real.2).abs() < 2.5,
             "{found} vs {real:?}"
         );
     }

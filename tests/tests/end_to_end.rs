@@ -64,34 +64,31 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("TRISC-FW", 1);
             add("TRISC-KERNEL", 1);
             add("unpack-tile", t);
-            add("wait-src-space", t);
             add("wait-in0", t);
-            add("unpack-a", t);
             add("wait-in1", t * binary);
+            add("wait-src-free", t);
+            add("unpack-a", t);
             add("unpack-b", t * binary);
+            add("wait-unpacked", t);
             add("cb-pop-0", t);
             add("cb-pop-1", t * binary);
-            add("cb-push-2", t);
         }
         Risc::Trisc1 => {
             add("TRISC-FW", 1);
             add("TRISC-KERNEL", 1);
             add("math-tile", t);
-            add("wait-src", t);
-            add("wait-dst-space", t);
-            add("math-rows", t * if spec.op == Op::Matmul { 4 } else { 1 });
-            add("cb-pop-2", t);
-            add("cb-push-3", t);
+            add("wait-dst-free", t);
+            add("wait-coprocessor-done", 1);
         }
         Risc::Trisc2 => {
             add("TRISC-FW", 1);
             add("TRISC-KERNEL", 1);
             add("pack-tile", t);
-            add("wait-dst", t);
             add("wait-out-space", t);
-            add("pack-copy", t);
+            add("wait-dst-ready", t);
+            add("pack-dst", t);
+            add("wait-packed", t);
             add("tile-packed", t);
-            add("cb-pop-3", t);
             add("cb-push-4", t);
         }
         Risc::Ncrisc => {
@@ -113,9 +110,11 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
 fn parent_of(name: &str) -> Option<&'static str> {
     Some(match name {
         "reserve-in0" | "noc-read-in0" | "reserve-in1" | "noc-read-in1" => "read-tile",
-        "wait-src-space" | "wait-in0" | "unpack-a" | "wait-in1" | "unpack-b" => "unpack-tile",
-        "wait-src" | "wait-dst-space" | "math-rows" => "math-tile",
-        "wait-dst" | "wait-out-space" | "pack-copy" => "pack-tile",
+        "wait-in0" | "wait-in1" | "wait-src-free" | "unpack-a" | "unpack-b" | "wait-unpacked" => {
+            "unpack-tile"
+        }
+        "wait-dst-free" => "math-tile",
+        "wait-out-space" | "wait-dst-ready" | "pack-dst" | "wait-packed" => "pack-tile",
         "noc-write" | "wait-out" => "write-tile",
         // The barrier waits sit inside the zone around their transfer.
         "noc-read-barrier" => "noc-read-in*",

@@ -704,20 +704,25 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     let dir = workspace().join("target/test-run-cli/dram");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let words = 2 * 1024; // two tiles of 32x32 u32
-    let a: Vec<u32> = (0..words).map(|i| i * 3 + 1).collect();
-    let b: Vec<u32> = (0..words).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
+    let datums = 2 * 1024; // two tiles of 32x32 BF16
+                           // Normal BF16 values, positive and negative, exponents 2^-7..2^6.
+    let a: Vec<u16> = (0..datums)
+        .map(|i| 0x3c00 + (i * 37 % 0x700) as u16)
+        .collect();
+    let b: Vec<u16> = (0..datums)
+        .map(|i| 0x8000 | (0x3d00 + (i * 91 % 0x600) as u16))
+        .collect();
     let want: Vec<u8> = a
         .iter()
         .zip(&b)
-        .flat_map(|(x, y)| x.wrapping_add(*y).to_le_bytes())
+        .flat_map(|(x, y)| example_abi::bf16::add(*x, *y).to_le_bytes())
         .collect();
-    let bytes = |v: &[u32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    let bytes = |v: &[u16]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
     std::fs::write(dir.join("a.bin"), bytes(&a)).unwrap();
     std::fs::write(dir.join("b.bin"), bytes(&b)).unwrap();
     std::fs::write(dir.join("want.bin"), &want).unwrap();
     let mut wrong = want.clone();
-    wrong[4100] ^= 0xFF;
+    wrong[2100] ^= 0xFF;
     std::fs::write(dir.join("wrong.bin"), &wrong).unwrap();
     let mut args: Vec<String> = vec!["--grid".into(), "1x1".into(), "--name".into(), "add".into()];
     for (risc, name) in [
@@ -729,24 +734,30 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     ] {
         args.extend(["--kernel".into(), format!("{risc}={}", elf(name).display())]);
     }
-    // Op Add, 2 tiles from page 0, pages of 4096 bytes, in0/in1/out at the demo's addresses.
+    // Op Add, 2 tiles from page 0, pages of 2048 bytes, in0/in1/out at the demo's addresses.
     for l1 in [
         "0x30000=1",
         "0x30004=2",
         "0x30008=0",
-        "0x3000c=4096",
+        "0x3000c=2048",
         "0x30010=0x1000000",
         "0x30014=0x2000000",
         "0x30018=0x3000000",
     ] {
         args.extend(["--l1".into(), l1.into()]);
     }
-    let a_in = format!("0x1000000=@{},tensor=1", dir.join("a.bin").display());
-    let b_in = format!("0x2000000=@{},tensor=2", dir.join("b.bin").display());
+    let a_in = format!(
+        "0x1000000=@{},page=2048,tensor=1",
+        dir.join("a.bin").display()
+    );
+    let b_in = format!(
+        "0x2000000=@{},page=2048,tensor=2",
+        dir.join("b.bin").display()
+    );
     args.extend(["--dram-in".into(), a_in, "--dram-in".into(), b_in]);
     let run = |expect: &str, out: &str| {
         let spec = format!(
-            "0x3000000=@{},expect={},tensor=3",
+            "0x3000000=@{},expect={},page=2048,tensor=3",
             dir.join(out).display(),
             dir.join(expect).display()
         );
@@ -790,10 +801,10 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     );
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(
-        err.contains("differs from") && err.contains("wrong.bin at byte offset 4100 (0x1004)"),
+        err.contains("differs from") && err.contains("wrong.bin at byte offset 2100 (0x834)"),
         "{err}"
     );
-    assert!(err.contains("(1 of 8192 bytes, 8192 expected)"), "{err}");
+    assert!(err.contains("(1 of 4096 bytes, 4096 expected)"), "{err}");
     assert!(
         dir.join("run-wrong.bin/profile_log_device.csv").is_file(),
         "every output is still written"
@@ -802,8 +813,8 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     // A manifest chains two ops through DRAM: Relu reads Add's output where Add left it, and
     // the op graph has the edge (tensor 3).
     let relu: Vec<u8> = want
-        .chunks(4)
-        .flat_map(|w| (i32::from_le_bytes(w.try_into().unwrap()).max(0) as u32).to_le_bytes())
+        .chunks(2)
+        .flat_map(|d| example_abi::bf16::relu(u16::from_le_bytes([d[0], d[1]])).to_le_bytes())
         .collect();
     std::fs::write(dir.join("relu-want.bin"), &relu).unwrap();
     let kernels: Vec<String> = [
@@ -818,7 +829,7 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     .collect();
     let l1 = |op: u32, in0: &str, out: &str| {
         format!(
-            r#"["0x30000={op}", "0x30004=2", "0x30008=0", "0x3000c=4096", "0x30010={in0}", "0x30014=0x2000000", "0x30018={out}"]"#
+            r#"["0x30000={op}", "0x30004=2", "0x30008=0", "0x3000c=2048", "0x30010={in0}", "0x30014=0x2000000", "0x30018={out}"]"#
         )
     };
     let manifest = format!(
@@ -828,15 +839,15 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
 name = "add"
 kernels = {{ {k} }}
 l1 = {add}
-dram_in = ["0x1000000=@a.bin,tensor=1", "0x2000000=@b.bin,tensor=2"]
-dram_out = ["0x3000000,tensor=3"]
+dram_in = ["0x1000000=@a.bin,page=2048,tensor=1", "0x2000000=@b.bin,page=2048,tensor=2"]
+dram_out = ["0x3000000,page=2048,tensor=3"]
 
 [[op]]
 name = "relu"
 kernels = {{ {k} }}
 l1 = {relu}
-dram_in = ["0x3000000,tensor=3"]
-dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,tensor=4"]
+dram_in = ["0x3000000,page=2048,tensor=3"]
+dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,page=2048,tensor=4"]
 "#,
         k = kernels.join(", "),
         add = l1(1, "0x1000000", "0x3000000"),

@@ -1,10 +1,12 @@
 //! Compute ops on the Tensix coprocessor through the real CLI: `examples/cxx/tensix/ops.cpp`
 //! built for TRISC0-2 (unpack, math, pack) runs eltwise add, eltwise mul, relu and a tiled
 //! matmul on the emulator. The inputs go to L1 with `--l1`, with a host reference that follows
-//! the documented rounding (`float` arithmetic, round to nearest even into BF16); the pack
-//! kernel compares its output with that reference and records the number of mismatches.
+//! the documented rounding (`example_abi::bf16`: `float` arithmetic, round to nearest even
+//! into BF16); the pack kernel compares its output with that reference and records the
+//! number of mismatches.
 //! The profile must have the stage zones on TRISC0/1/2 and the semaphore waits typed.
 
+use example_abi::bf16::{self, face_index, round as bf16_of, value as f32_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use ttprof_tests::{ttprof_binary, workspace};
@@ -37,23 +39,8 @@ fn small_values(seed: usize, n: usize) -> Vec<u16> {
         .collect()
 }
 
-fn f32_of(h: u16) -> f32 {
-    f32::from_bits((h as u32) << 16)
-}
-
-/// `RoundToBF16`: to nearest, ties to even.
-fn bf16_of(x: f32) -> u16 {
-    let bits = x.to_bits();
-    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
-}
-
 fn bytes16(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-/// Datum index of `(r, c)` in a 32x32 tile stored as four 16x16 faces, each row-major.
-fn face_index(r: usize, c: usize) -> usize {
-    ((r / 16) * 2 + c / 16) * 256 + (r % 16) * 16 + c % 16
 }
 
 /// One op's inputs (unpacker 0, unpacker 1) and expected output bytes.
@@ -76,16 +63,10 @@ fn eltwise(op: u32, tiles: u32) -> Case {
         .iter()
         .zip(&b)
         .map(|(&x, &y)| match op {
-            0 => bf16_of(f32_of(x) + f32_of(y)),
-            1 => bf16_of(f32_of(x) * f32_of(y)),
-            // Relu on the Vector Unit: a lane with the sign bit set becomes +0.
-            _ => {
-                if x & 0x8000 != 0 {
-                    0
-                } else {
-                    x
-                }
-            }
+            0 => bf16::add(x, y),
+            // Onto the zeroed Dst: a product -0 comes back as +0.
+            1 => bf16::mul(x, y),
+            _ => bf16::relu(x),
         })
         .collect();
     Case {
@@ -265,13 +246,16 @@ fn compute_ops_on_the_coprocessor_match_the_host_reference() {
     }
 }
 
-/// KNOWN FAILING (not yet understood): the `ELWMUL` kernel's first 32 `Dst` rows of each
-/// tile come back as zero (the last 32 match the reference), with or without the
-/// `ZEROACC`s before it; `ELWADD` through the same kernel is exact.
+/// Regression: `ops.cpp` zeroed a tile's `Dst` rows with `ZEROACC` naming address-modifier
+/// section 0 (+8 rows), which `ZEROACC` of 16 rows applies (`ZEROACC.md`): the `ELWMUL`s
+/// after it started 32 rows in and missed the tile's first 32 rows. The reference also
+/// took `-x * 0` as `-0`, where `ELWMUL` adds the product to the zeroed `Dst` (`+0`).
 #[test]
-#[ignore]
 fn eltwise_mul_on_the_coprocessor_matches_the_host_reference() {
-    let per_tile = check("mul", &eltwise(1, 4));
+    let case = eltwise(1, 4);
+    // The data has signed zero products, the case the reference must get right.
+    assert!(case.expect.chunks(2).any(|d| d == [0, 0]));
+    let per_tile = check("mul", &case);
     println!("mul: {per_tile:.1} cycles per tile (4 tiles, unpack to pack)");
 }
 

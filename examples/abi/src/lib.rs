@@ -1,14 +1,20 @@
 //! What the example kernels and the host programs that launch them agree on: where the
 //! arguments, circular buffers and tensors live in a tile's L1, and what the ops compute.
 //!
-//! Every op streams `tiles` 32x32 tiles of `u32` through a five-stage pipeline on one
+//! Every op streams `tiles` 32x32 tiles of BF16 through a five-stage pipeline on one
 //! Tensix tile, one stage per core, linked by single-producer single-consumer circular
 //! buffers (CBs) in L1:
 //!
 //! ```text
-//! DRAM in0/in1 --BRISC reader--> CB_IN0/CB_IN1 --TRISC0 unpack--> CB_SRC --TRISC1 math-->
-//!   CB_DST --TRISC2 pack--> CB_OUT --NCRISC writer--> DRAM out
+//! DRAM in0/in1 --BRISC reader--> CB_IN0/CB_IN1 --TRISC0 unpack--> SrcA/SrcB --TRISC1 math-->
+//!   Dst --TRISC2 pack--> CB_OUT --NCRISC writer--> DRAM out
 //! ```
+//!
+//! The three TRISCs drive the Tensix coprocessor (as a tt-metal compute kernel does):
+//! TRISC0 has the unpackers move a tile from the CB pages into `SrcA`/`SrcB`, TRISC1 has
+//! the Matrix Unit (and for relu the Vector Unit) compute it into a half of `Dst`, TRISC2
+//! has packer 0 move that half into a page of `CB_OUT`. They hand tiles over with the
+//! coprocessor's semaphores ([`sem`]).
 //!
 //! The tensors live in DRAM as tt-metal's interleaved buffers: one page per tile
 //! ([`TILE_BYTES`]), page `p` in bank `p % banks`. Each core streams its own slice of
@@ -24,12 +30,14 @@
 
 use riscv_linker::USER_L1_BASE;
 
+pub mod bf16;
+
 /// Elements per tile side.
 pub const TILE_DIM: usize = 32;
 /// Elements per tile.
 pub const TILE_ELEMS: usize = TILE_DIM * TILE_DIM;
-/// Bytes per tile.
-pub const TILE_BYTES: u32 = (TILE_ELEMS * 4) as u32;
+/// Bytes per tile (BF16 datums).
+pub const TILE_BYTES: u32 = (TILE_ELEMS * 2) as u32;
 /// Most tiles one op may stream through a core.
 pub const MAX_TILES: u32 = 16;
 
@@ -56,17 +64,18 @@ pub mod arg {
     pub const OUT: u32 = 24;
 }
 
-/// The ops the kernels implement.
+/// The ops the kernels implement, on tiles of BF16 on the Tensix coprocessor ([`bf16`] is
+/// their host reference).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Op {
-    /// `out = in0 + in1` (wrapping).
+    /// `out = in0 + in1` (`ELWADD`).
     Add = 1,
-    /// `out = in0 * in1` elementwise (wrapping).
+    /// `out = in0 * in1` elementwise (`ELWMUL`, fidelity phase 0).
     Mul = 2,
-    /// `out = in0 x in1` per tile (32x32 matrix product, wrapping).
+    /// `out = in0 x in1` per tile (32x32 matrix product, `MVMUL`, fidelity phase 0).
     Matmul = 3,
-    /// `out = max(in0, 0)` as signed.
+    /// `out = max(in0, 0)` (the Vector Unit: every datum with the sign bit becomes +0).
     Relu = 4,
 }
 
@@ -98,33 +107,17 @@ impl Op {
     }
 
     /// One tile of the op, on the host (the reference the kernels are checked against).
-    pub fn reference(self, a: &[u32], b: &[u32], out: &mut [u32]) {
+    pub fn reference(self, a: &[u16], b: &[u16], out: &mut [u16]) {
+        let each = |out: &mut [u16], f: fn(u16, u16) -> u16| {
+            out.iter_mut()
+                .zip(a.iter().zip(b))
+                .for_each(|(o, (x, y))| *o = f(*x, *y))
+        };
         match self {
-            Op::Add => out
-                .iter_mut()
-                .zip(a.iter().zip(b))
-                .for_each(|(o, (x, y))| *o = x.wrapping_add(*y)),
-            Op::Mul => out
-                .iter_mut()
-                .zip(a.iter().zip(b))
-                .for_each(|(o, (x, y))| *o = x.wrapping_mul(*y)),
-            Op::Relu => out
-                .iter_mut()
-                .zip(a)
-                .for_each(|(o, x)| *o = (*x as i32).max(0) as u32),
-            Op::Matmul => {
-                for r in 0..TILE_DIM {
-                    for c in 0..TILE_DIM {
-                        let mut acc = 0u32;
-                        for k in 0..TILE_DIM {
-                            acc = acc.wrapping_add(
-                                a[r * TILE_DIM + k].wrapping_mul(b[k * TILE_DIM + c]),
-                            );
-                        }
-                        out[r * TILE_DIM + c] = acc;
-                    }
-                }
-            }
+            Op::Add => each(out, bf16::add),
+            Op::Mul => each(out, bf16::mul),
+            Op::Relu => out.iter_mut().zip(a).for_each(|(o, x)| *o = bf16::relu(*x)),
+            Op::Matmul => bf16::matmul(a, b, out),
         }
     }
 }
@@ -158,14 +151,22 @@ const fn cb(i: u32, data: u32, page_bytes: u32) -> CbDesc {
 pub const CB_IN0: CbDesc = cb(0, ARGS + 0x1000, TILE_BYTES);
 /// Reader -> unpack: tiles of in1.
 pub const CB_IN1: CbDesc = cb(1, CB_IN0.data + 2 * TILE_BYTES, TILE_BYTES);
-/// Unpack -> math: an A tile followed by a B tile per page.
-pub const CB_SRC: CbDesc = cb(2, CB_IN1.data + 2 * TILE_BYTES, 2 * TILE_BYTES);
-/// Math -> pack: result tiles.
-pub const CB_DST: CbDesc = cb(3, CB_SRC.data + 4 * TILE_BYTES, TILE_BYTES);
-/// Pack -> writer: result tiles.
-pub const CB_OUT: CbDesc = cb(4, CB_DST.data + 2 * TILE_BYTES, TILE_BYTES);
+/// Pack -> writer: result tiles (CB 4: CBs 2 and 3 are the coprocessor's `Src` and `Dst`
+/// registers now, handed over with [`sem`]).
+pub const CB_OUT: CbDesc = cb(4, CB_IN1.data + 2 * TILE_BYTES, TILE_BYTES);
 /// Every CB, for the launcher to reset.
-pub const CBS: [CbDesc; 5] = [CB_IN0, CB_IN1, CB_SRC, CB_DST, CB_OUT];
+pub const CBS: [CbDesc; 3] = [CB_IN0, CB_IN1, CB_OUT];
+
+/// The Tensix semaphores the compute kernels hand tiles over with (tt-metal's compute
+/// kernels use the same three roles).
+pub mod sem {
+    /// Tiles in `Dst` ready to pack (math posts, pack takes).
+    pub const DST_READY: u32 = 0;
+    /// Free halves of `Dst` (starts at 2; pack posts, math takes).
+    pub const DST_FREE: u32 = 1;
+    /// Free `SrcA`/`SrcB` banks (starts at 2; math posts, unpack takes).
+    pub const SRC_FREE: u32 = 2;
+}
 
 /// Bank address of the first input tensor. The demo's interleaved DRAM buffers sit at bank
 /// addresses (the same offset in every bank) 16 MiB apart, so each holds

@@ -91,10 +91,12 @@ static void run(uint32_t op, uint32_t tiles) {
 #elif defined(TRISC_MATH)
 // Eight ELWADD/ELWMUL over a tile at Dst row `dst`, the last giving both banks back and
 // clearing the counters (address modifier 1). ELWMUL adds its products to Dst: the half is
-// zeroed first (four ZEROACC of 16 rows).
+// zeroed first (four ZEROACC of 16 rows). ZEROACC of 16 rows applies its address modifier
+// too, so it names section 2, which run() sets to no step: with section 0 (+8) the four
+// would move the RWCs 32 rows on and the ELWMULs would miss the tile's first 32 rows.
 static void eltwise_tile(bool mul, uint32_t dst) {
     for (uint32_t k = 0; mul && k < 4; k++) {
-        PUSH(TTPROF_TENSIX_ZEROACC(0, 1, 0, dst / 16 + k));
+        PUSH(TTPROF_TENSIX_ZEROACC(0, 1, 2, dst / 16 + k));
     }
     for (uint32_t k = 0; k < 8; k++) {
         uint32_t flips = k == 7 ? 0b11 : 0, am = k == 7 ? 1 : 0;
@@ -151,6 +153,8 @@ static void run(uint32_t op, uint32_t tiles) {
         PUSH(TTPROF_TENSIX_SETC16(23, 8));           // Dst += 8
         PUSH(TTPROF_TENSIX_SETC16(9, 0x8080));       // section 1: clear SrcA, SrcB
         PUSH(TTPROF_TENSIX_SETC16(24, 0x800));       // and Dst
+        PUSH(TTPROF_TENSIX_SETC16(11, 0));           // section 2: no step (ZEROACC, SFPLOAD)
+        PUSH(TTPROF_TENSIX_SETC16(25, 0));
     }
     if (op == OP_RELU) {
         PUSH(TTPROF_TENSIX_SFPENCC(1, 0, 2)); // lane predication on, every flag true

@@ -40,7 +40,7 @@ struct Args {
     #[arg(long, value_enum, default_value = "in-process")]
     consumer: Consumer,
     /// AI-clock frequency steps (DVFS) while the ops run: `default` (80 %, 110 %, then 100 %
-    /// of the nominal AICLK) or `MHZ@TIME,...` (e.g. `800@350us,1100@900us,1000@1.5ms`), times
+    /// of the nominal AICLK) or `MHZ@TIME,...` (e.g. `800@25us,1100@60us,1000@95us`), times
     /// counted from the first op (49.5 ms after the chip's reset, after the first sync
     /// window). The session then samples the clock every 5 us while draining (every 5k
     /// cycles), and the clock fit finds and locates the steps.

@@ -41,29 +41,31 @@ pub fn sequence(tiles: u32) -> Vec<OpSpec> {
     ]
 }
 
-/// Deterministic input values for a tile of the device (xorshift).
-fn input(seed: u32, n: usize) -> Vec<u32> {
+/// Deterministic BF16 input values for a tile of the device (xorshift): either sign, every
+/// mantissa, exponents 2^-6..2^6, so that no product, sum or chain of the demo's ops comes
+/// near a denormal or an overflow (which the Matrix Unit does not handle as IEEE 754 does).
+fn input(seed: u32, n: usize) -> Vec<u16> {
     let mut x = seed.wrapping_mul(2_654_435_761) | 1;
     (0..n)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
-            x % 2001
+            let exp = 121 + (x >> 8) % 13;
+            ((x >> 31) << 15 | exp << 7 | (x & 0x7f)) as u16
         })
-        .map(|v| v.wrapping_sub(1000))
         .collect()
 }
 
 /// The inputs one core streams: `spec.tiles` tiles of each input.
-fn core_inputs(spec: &OpSpec, tile: NocCoord, run: u32) -> (Vec<u32>, Vec<u32>) {
+fn core_inputs(spec: &OpSpec, tile: NocCoord, run: u32) -> (Vec<u16>, Vec<u16>) {
     let n = spec.tiles as usize * TILE_ELEMS;
     let seed = run << 16 | (tile.x as u32) << 8 | tile.y as u32;
     (input(seed, n), input(seed ^ 0xABCD, n))
 }
 
 /// Both input tensors of an op on `tiles`: every core's slice, in core order.
-pub fn inputs(spec: &OpSpec, tiles: &[NocCoord], run: u32) -> (Vec<u32>, Vec<u32>) {
+pub fn inputs(spec: &OpSpec, tiles: &[NocCoord], run: u32) -> (Vec<u16>, Vec<u16>) {
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for t in tiles {
         let (x, y) = core_inputs(spec, *t, run);
@@ -115,19 +117,20 @@ pub fn stage(mem: &dyn DeviceMemory, tile: NocCoord, core: u32, spec: &OpSpec) -
     Ok(())
 }
 
-fn bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+fn bytes(datums: &[u16]) -> Vec<u8> {
+    datums.iter().flat_map(|w| w.to_le_bytes()).collect()
 }
 
 /// Fills the op's DRAM buffers from the host: the operands `a` and `b` (every core's slice,
 /// in core order; `b` only for a binary op), and the output with a pattern no op produces
-/// from these inputs by accident (`0xDEADBEEF`), so a tile left unwritten shows.
-pub fn fill_dram(session: &mut Session, spec: &OpSpec, a: &[u32], b: &[u32]) -> Result<()> {
+/// from these inputs (`0xDEAD`, a BF16 far beyond their range), so a tile left unwritten
+/// shows.
+pub fn fill_dram(session: &mut Session, spec: &OpSpec, a: &[u16], b: &[u16]) -> Result<()> {
     session.write_dram_interleaved(DRAM_IN0, TILE_BYTES, &bytes(a))?;
     if spec.op.is_binary() {
         session.write_dram_interleaved(DRAM_IN1, TILE_BYTES, &bytes(b))?;
     }
-    session.write_dram_interleaved(DRAM_OUT, TILE_BYTES, &bytes(&vec![0xDEAD_BEEF; a.len()]))
+    session.write_dram_interleaved(DRAM_OUT, TILE_BYTES, &bytes(&vec![0xDEAD; a.len()]))
 }
 
 /// Reads the op's output back from DRAM and compares it with the host reference of its
@@ -136,13 +139,13 @@ pub fn check(
     session: &Session,
     spec: &OpSpec,
     tiles: &[NocCoord],
-    a: &[u32],
-    b: &[u32],
-) -> Result<std::result::Result<Vec<u32>, String>> {
-    let raw = session.read_dram_interleaved(DRAM_OUT, TILE_BYTES, a.len() * 4)?;
-    let got: Vec<u32> = raw
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+    a: &[u16],
+    b: &[u16],
+) -> Result<std::result::Result<Vec<u16>, String>> {
+    let raw = session.read_dram_interleaved(DRAM_OUT, TILE_BYTES, a.len() * 2)?;
+    let got: Vec<u16> = raw
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
         .collect();
     Ok(match compare(spec, tiles, a, b, &got) {
         Some(mismatch) => Err(mismatch),
@@ -150,24 +153,25 @@ pub fn check(
     })
 }
 
-/// The first element of `got` (the output tensor) that differs from `op(a, b)`, named by
-/// the core that wrote it, its tile and the element.
+/// The first datum of `got` (the output tensor) whose bits differ from `op(a, b)` (the
+/// host reference, [`example_abi::bf16`]), named by the core that wrote it, its tile and
+/// the datum.
 pub fn compare(
     spec: &OpSpec,
     tiles: &[NocCoord],
-    a: &[u32],
-    b: &[u32],
-    got: &[u32],
+    a: &[u16],
+    b: &[u16],
+    got: &[u16],
 ) -> Option<String> {
     if got.len() != a.len() {
         return Some(format!(
-            "{}: the output has {} words, expected {}",
+            "{}: the output has {} datums, expected {}",
             spec.op.name(),
             got.len(),
             a.len()
         ));
     }
-    let mut want = vec![0u32; TILE_ELEMS];
+    let mut want = vec![0u16; TILE_ELEMS];
     for (page, ((x, y), g)) in a
         .chunks(TILE_ELEMS)
         .zip(b.chunks(TILE_ELEMS))
@@ -178,7 +182,7 @@ pub fn compare(
         if let Some(i) = (0..TILE_ELEMS).find(|&i| g[i] != want[i]) {
             let core = tiles[page / spec.tiles as usize];
             return Some(format!(
-                "{} on tile {core}: output tile {} (DRAM page {page}) element {i} is {:#x}, expected {:#x}",
+                "{} on tile {core}: output tile {} (DRAM page {page}) datum {i} is {:#06x}, expected {:#06x}",
                 spec.op.name(),
                 page % spec.tiles as usize,
                 g[i],
@@ -196,7 +200,7 @@ pub fn tensors(spec: &OpSpec, cores: usize) -> (Vec<TensorDesc>, Vec<TensorDesc>
         id: None,
         shape: [1, 1, rows, 32],
         layout: "TILE".into(),
-        dtype: "UINT32".into(),
+        dtype: "BFLOAT16".into(),
         memory: "DEV_0_DRAM_INTERLEAVED".into(),
     };
     let inputs = if spec.op.is_binary() {
@@ -220,7 +224,7 @@ mod tests {
         let tiles = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
         let (a, b) = inputs(&spec, &tiles, 3);
         assert_eq!(a.len(), 4 * TILE_ELEMS);
-        let mut want = vec![0u32; a.len()];
+        let mut want = vec![0u16; a.len()];
         for ((x, y), o) in a
             .chunks(TILE_ELEMS)
             .zip(b.chunks(TILE_ELEMS))
@@ -233,13 +237,13 @@ mod tests {
         bad[3 * TILE_ELEMS + 5] ^= 1;
         let msg = compare(&spec, &tiles, &a, &b, &bad).unwrap();
         assert!(
-            msg.contains("tile (2,1)") && msg.contains("output tile 1 (DRAM page 3) element 5"),
+            msg.contains("tile (2,1)") && msg.contains("output tile 1 (DRAM page 3) datum 5"),
             "{msg}"
         );
         let short = &want[..want.len() - 1];
         assert!(compare(&spec, &tiles, &a, &b, short)
             .unwrap()
-            .contains("4095 words, expected 4096"));
+            .contains("4095 datums, expected 4096"));
     }
 
     #[test]

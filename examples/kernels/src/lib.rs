@@ -8,7 +8,7 @@
 
 use core::ptr::{read_volatile, write_volatile};
 use core::sync::atomic::{compiler_fence, Ordering};
-pub use example_abi::{arg, CbDesc, Op, ARGS, CB_DST, CB_IN0, CB_IN1, CB_OUT, CB_SRC, TILE_BYTES, TILE_DIM, TILE_ELEMS};
+pub use example_abi::{arg, sem, CbDesc, Op, ARGS, CB_IN0, CB_IN1, CB_OUT, TILE_BYTES, TILE_DIM, TILE_ELEMS};
 use ttprof_dm::InterleavedAddrGen;
 
 #[inline(always)]
@@ -138,47 +138,58 @@ impl Cb {
     }
 }
 
-fn slice(addr: u32) -> &'static [u32] {
-    unsafe { core::slice::from_raw_parts(addr as *const u32, TILE_ELEMS) }
-}
+/// The Tensix coprocessor as a TRISC drives it: instruction pushes (the encoders are
+/// `riscv_linker::tensix`'s), the semaphores, TTSync and the backend configuration.
+pub mod tensix {
+    use super::{rd, wr};
+    use riscv_linker::mmio;
+    pub use riscv_linker::tensix::*;
 
-#[allow(clippy::mut_from_ref)]
-fn slice_mut(addr: u32) -> &'static mut [u32] {
-    unsafe { core::slice::from_raw_parts_mut(addr as *mut u32, TILE_ELEMS) }
-}
+    /// Data format codes of the configuration (`Float32`, `Float16_b`).
+    pub const FMT_BF16: u32 = 5;
 
-/// Copies one tile within L1 (the stand-in for an unpack/pack step).
-pub fn copy_tile(from: u32, to: u32) {
-    slice_mut(to).copy_from_slice(slice(from));
-}
-
-/// Rows of a tile, in blocks of `rows`: `f(first_row)` for each block.
-pub fn row_blocks(rows: usize, mut f: impl FnMut(usize)) {
-    let mut r = 0;
-    while r < TILE_DIM {
-        f(r);
-        r += rows;
+    /// Pushes `word` to this TRISC's Tensix thread (the core stalls while its FIFO is full).
+    #[inline(always)]
+    pub fn push(word: u32) {
+        wr(mmio::INSTRN_BUF_BASE, word);
     }
-}
 
-/// Computes rows `first..first + rows` of `op(a, b)` into `out`.
-pub fn compute_rows(op: Op, a: u32, b: u32, out: u32, first: usize, rows: usize) {
-    let (a, b, out) = (slice(a), slice(b), slice_mut(out));
-    let span = first * TILE_DIM..(first + rows) * TILE_DIM;
-    match op {
-        Op::Add => out[span.clone()].iter_mut().zip(&a[span.clone()]).zip(&b[span]).for_each(|((o, x), y)| *o = x.wrapping_add(*y)),
-        Op::Mul => out[span.clone()].iter_mut().zip(&a[span.clone()]).zip(&b[span]).for_each(|((o, x), y)| *o = x.wrapping_mul(*y)),
-        Op::Relu => out[span.clone()].iter_mut().zip(&a[span]).for_each(|(o, x)| *o = (*x as i32).max(0) as u32),
-        Op::Matmul => {
-            for r in first..first + rows {
-                for c in 0..TILE_DIM {
-                    let mut acc = 0u32;
-                    for k in 0..TILE_DIM {
-                        acc = acc.wrapping_add(a[r * TILE_DIM + k].wrapping_mul(b[k * TILE_DIM + c]));
-                    }
-                    out[r * TILE_DIM + c] = acc;
-                }
-            }
-        }
+    /// Waits until semaphore `n` is not zero, then takes one (`SEMGET` from the RISC side:
+    /// a store of an odd value).
+    #[inline(always)]
+    pub fn sem_take(n: u32) {
+        let at = mmio::SEMAPHORE_BASE + 4 * n;
+        while rd(at) == 0 {}
+        wr(at, 1);
+    }
+
+    /// Waits until this TRISC's Tensix thread has nothing queued or executing (TTSync's
+    /// `CoprocessorDoneCheck`).
+    #[inline(always)]
+    pub fn ttsync() {
+        wr(mmio::TTSYNC_COPROCESSOR_DONE, 0);
+        rd(mmio::TTSYNC_COPROCESSOR_DONE);
+    }
+
+    /// Backend `Config` word `index`, written from the RISC (not ordered with the
+    /// thread's queued instructions).
+    #[inline(always)]
+    pub fn cfg(index: u32, value: u32) {
+        wr(mmio::TENSIX_CFG_BASE + 4 * index, value);
+    }
+
+    /// `Config` word `index` = `value` (16 bits) through GPR 4, in the thread's instruction
+    /// order, so it cannot overtake an earlier `UNPACR`/`PACR` still in the FIFO. GPR 4's
+    /// high half must be zero (`setdmareg(0, 9)` once).
+    #[inline(always)]
+    pub fn wrcfg16(index: u32, value: u32) {
+        push(setdmareg(value, 8));
+        push(wrcfg(4, false, index));
+    }
+
+    /// An L1 address as the unpackers' `Base_address` and the packer's `L1_Dest_addr`
+    /// take it: in 16-byte units, less one for the (absent) tile header.
+    pub const fn l1_units(addr: u32) -> u32 {
+        addr / 16 - 1
     }
 }

@@ -12,8 +12,10 @@
 //! # The verdict
 //!
 //! The tile's span is the hull of its RISCs' KERNEL zones. A RISC's **active** share is its
-//! busy time plus its NoC and semaphore waits (work in flight that the RISC itself started),
-//! over the tile's span; CB waits are stalls on another stage. The stage with the largest
+//! busy time plus its NoC, sync and semaphore waits (work in flight that the RISC itself
+//! started), over the tile's span; CB waits are stalls on another stage, and so are a
+//! TRISC's semaphore waits (the Tensix semaphores the compute kernels hand tiles over with:
+//! another thread posts them). The stage with the largest
 //! active share bounds the tile: in a pipeline linked by CBs every other stage ends up
 //! waiting on it, upstream ones for space (`cb_back`), downstream ones for data
 //! (`cb_front`), and the evidence lists each other stage's largest wait (1% of the span or
@@ -127,9 +129,17 @@ impl RiscTime {
             .sum()
     }
 
-    /// Busy plus NoC and semaphore waits.
+    /// Whether waiting on `w` is waiting on another stage of the pipeline (a handover), not
+    /// on work this RISC started: CB waits, and a TRISC's semaphore waits (the Tensix
+    /// semaphores unpack, math and pack hand tiles over with, posted by another thread).
+    pub fn is_handover(&self, w: Wait) -> bool {
+        w.is_cb() || (self.is_compute() && matches!(w, Wait::Semaphore(_)))
+    }
+
+    /// Busy plus the waits that are not handovers ([`Self::is_handover`]): NoC barriers,
+    /// syncs (TTSync: the RISC's own coprocessor work), data-movement RISCs' semaphores.
     pub fn active_ns(&self) -> f64 {
-        self.busy_ns + self.wait_ns(|w| !w.is_cb())
+        self.busy_ns + self.wait_ns(|w| !self.is_handover(w))
     }
 
     /// What holds the stage up itself: active time plus profiler stalls (the ranking of
@@ -732,7 +742,7 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     let external = bound
         .by_wait
         .iter()
-        .filter(|(w, _)| !w.is_cb())
+        .filter(|(w, _)| !bound.is_handover(**w))
         .max_by(|a, b| a.1.total_cmp(b.1));
     let external_ns = bound.active_ns() - bound.busy_ns;
     let stall = bound.profiler_stall_ns;
@@ -1124,6 +1134,17 @@ mod tests {
         assert_eq!(
             (v.bound_by.as_str(), v.resource.as_deref()),
             ("semaphore", Some("semaphore 3"))
+        );
+        // A TRISC's semaphore wait is a handover between unpack, math and pack (the Tensix
+        // semaphores): the stage posting it bounds the op, not the one waiting.
+        let times = vec![
+            risc("TRISC_2", "pack", 1000.0, &[(Wait::Semaphore(0), 900.0)]),
+            risc("BRISC", "reader", 1000.0, &[(Wait::NocRead, 100.0)]),
+        ];
+        let v = verdict(&times, 1000.0).unwrap();
+        assert_eq!(
+            (v.stage.as_str(), v.bound_by.as_str()),
+            ("reader", "data movement")
         );
         {
             let v = &v;
