@@ -90,11 +90,23 @@ impl ChipTime {
 
     /// Host ns of `cycles` on `tile`'s clock.
     pub fn host_ns(&self, tile: NocCoord, cycles: u64) -> f64 {
-        let at_ref = self
-            .tile_cycles_at_reference
-            .get(&tile)
-            .copied()
-            .unwrap_or(self.default_cycles_at_reference);
+        self.tile_clock(tile).host_ns(cycles)
+    }
+
+    /// `tile`'s clock, for converting many counts of one tile (its offset looked up once).
+    pub fn tile_clock(&self, tile: NocCoord) -> TileClock<'_> {
+        TileClock {
+            chip: self,
+            at_ref: self
+                .tile_cycles_at_reference
+                .get(&tile)
+                .copied()
+                .unwrap_or(self.default_cycles_at_reference),
+        }
+    }
+
+    /// Host ns of `cycles` on a tile whose clock read `at_ref` at `reference_ns`.
+    fn host_ns_at(&self, at_ref: f64, cycles: u64) -> f64 {
         let dc = cycles as f64 - at_ref;
         if self.segments.len() > 1 {
             let k = self.segments[1..].partition_point(|s| s.origin_cycles <= dc);
@@ -108,6 +120,21 @@ impl ChipTime {
         let a = self.drift_per_ns / 2.0;
         let disc = (f0 * f0 + 4.0 * a * dc).max(0.0);
         self.reference_ns + 2.0 * dc / (f0 + disc.sqrt())
+    }
+}
+
+/// One tile's clock on its chip ([`ChipTime::tile_clock`]).
+#[derive(Clone, Copy, Debug)]
+pub struct TileClock<'a> {
+    chip: &'a ChipTime,
+    at_ref: f64,
+}
+
+impl TileClock<'_> {
+    /// Host ns of `cycles` (exactly [`ChipTime::host_ns`] of the tile).
+    #[inline]
+    pub fn host_ns(&self, cycles: u64) -> f64 {
+        self.chip.host_ns_at(self.at_ref, cycles)
     }
 }
 

@@ -14,13 +14,62 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-/// Opening order of the records `rows` of `r`: `(start, longest first, later first)`.
-fn opening_order(r: &Records, rows: impl Iterator<Item = usize>) -> Vec<u32> {
-    let mut keys: Vec<(u64, Reverse<u64>, Reverse<u32>)> = rows
-        .map(|i| (r.start[i], Reverse(r.end[i]), Reverse(i as u32)))
-        .collect();
+/// Opening order of the records `rows` of `r` (in ring order, which is the order they
+/// close): `(start, longest first, later first)`. Zones that nest take one pass
+/// ([`nested_order`]); anything else (zones that overlap without nesting) a sort.
+pub(super) fn opening_order(r: &Records, rows: impl Iterator<Item = usize>) -> Vec<u32> {
+    let rows: Vec<u32> = rows.map(|i| i as u32).collect();
+    nested_order(r, &rows).unwrap_or_else(|| sorted_order(r, &rows))
+}
+
+/// The key of row `i` in opening order.
+#[inline]
+fn key(r: &Records, i: u32) -> (u64, Reverse<u64>, Reverse<u32>) {
+    (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i))
+}
+
+/// `rows` sorted by [`key`].
+pub(super) fn sorted_order(r: &Records, rows: &[u32]) -> Vec<u32> {
+    let mut keys: Vec<_> = rows.iter().map(|&i| key(r, i)).collect();
     keys.sort_unstable();
     keys.into_iter().map(|(_, _, Reverse(i))| i).collect()
+}
+
+/// Opening order of `rows` (given in closing order) in one pass, as a pre-order of the
+/// zones' nesting: a zone closes after every zone inside it, so when it comes, the
+/// finished subtrees that start at or after its start are its children, in order; it
+/// becomes their parent (a linked list: the zone, then their lists). `None` unless the
+/// result is in [`key`] order (then it is exactly [`sorted_order`]'s, keys being distinct).
+pub(super) fn nested_order(r: &Records, rows: &[u32]) -> Option<Vec<u32>> {
+    const END: u32 = u32::MAX;
+    // next[k]: the position in `rows` after position k in the order; END ends a list.
+    let mut next = vec![END; rows.len()];
+    // Subtrees without a parent yet: (start, first, last position).
+    let mut roots: Vec<(u64, u32, u32)> = Vec::new();
+    for (k, &i) in rows.iter().enumerate() {
+        let start = r.start[i as usize];
+        let mut j = roots.len();
+        while j > 0 && roots[j - 1].0 >= start {
+            j -= 1;
+        }
+        let mut last = k as u32;
+        for &(_, first, tail) in &roots[j..] {
+            next[last as usize] = first;
+            last = tail;
+        }
+        roots.truncate(j);
+        roots.push((start, k as u32, last));
+    }
+    let mut order = Vec::with_capacity(rows.len());
+    for &(_, first, _) in &roots {
+        let mut at = first;
+        while at != END {
+            order.push(rows[at as usize]);
+            at = next[at as usize];
+        }
+    }
+    let sorted = order.windows(2).all(|w| key(r, w[0]) < key(r, w[1]));
+    (sorted && order.len() == rows.len()).then_some(order)
 }
 
 /// Per row of a ring: the run, the op and the label (site index), looked up once per run
@@ -76,7 +125,12 @@ pub(crate) fn ring_batches(
 ) -> Result<(RecordBatch, RecordBatch), ArrowError> {
     let r = &v.ring.records;
     let (chip, tile) = (v.lane.chip, v.lane.tile);
-    let ns = |c: u64| whole_ns(p.timebase.host_ns(chip, tile, c).unwrap_or(f64::NAN));
+    let clock = p
+        .timebase
+        .chips
+        .get(chip as usize)
+        .map(|c| c.tile_clock(tile));
+    let ns = |c: u64| whole_ns(clock.map_or(f64::NAN, |k| k.host_ns(c)));
     let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
     let is_mark =
         |k: RecordKind| matches!(k, RecordKind::Event | RecordKind::Data | RecordKind::Sum);

@@ -10,7 +10,9 @@
 //! are dictionary-encoded Arrow columns, stored as Parquet dictionary pages (RISC, name, file and
 //! op without min/max statistics: comparing every row's string is slow); times and
 //! cycles use `DELTA_BINARY_PACKED` (zones come in opening order, so starts grow by small
-//! steps), durations `BYTE_STREAM_SPLIT`; every page is zstd-compressed. The duration is
+//! steps), and so do `chip`, `tile_x`, `tile_y` and `run` (constant through a ring),
+//! durations `BYTE_STREAM_SPLIT`; every page is zstd-compressed, one page per column per
+//! row group; only the place and time columns carry min/max statistics. The duration is
 //! stored once, in ns: in cycles it is `end_cycles - start_cycles` (a column of it would
 //! cost about one more byte per zone).
 //!

@@ -91,12 +91,15 @@ fn pq_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     }
 }
 
-/// zstd pages, dictionary strings, delta-encoded times and cycles, byte-stream-split
-/// durations.
+/// zstd pages, dictionary strings, delta-encoded times, cycles and place numbers,
+/// byte-stream-split durations (the reasons and the measurements: DESIGN.md, "Outputs").
 fn properties() -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()))
         .set_max_row_group_row_count(None)
+        // A page per column per row group: fewer page headers and zstd frames (each
+        // frame a new zstd context), a little better compressed.
+        .set_data_page_row_count_limit(ROW_GROUP_ROWS)
         .set_created_by(format!("ttprof {}", env!("CARGO_PKG_VERSION")));
     for c in [
         "start_cycles",
@@ -106,22 +109,43 @@ fn properties() -> WriterProperties {
         "cycles",
         "ns",
         "value",
+        // Constant through a ring (chip, tile) or nearly (run): deltas of 0 pack into
+        // nothing, where a dictionary would hash every row.
+        "chip",
+        "tile_x",
+        "tile_y",
+        "run",
     ] {
         b = b
             .set_column_dictionary_enabled(ColumnPath::from(c), false)
             .set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
     }
     // Durations do not grow along the ring: their bytes split into streams (the high
-    // ones all zero) compress better than their deltas (0.77 against 1.13 bytes per zone
+    // ones all zero) compress better than their deltas (0.76 against 0.93 bytes per zone
     // in scale-bench).
-    // Min/max of the dictionary strings would compare every row's string (a fifth of the
-    // writer's time); their dictionaries are tiny and say more.
-    for c in ["risc", "op", "name", "file"] {
-        b = b.set_column_statistics_enabled(ColumnPath::from(c), EnabledStatistics::None);
-    }
     b = b
         .set_column_dictionary_enabled(ColumnPath::from("duration_ns"), false)
         .set_column_encoding(ColumnPath::from("duration_ns"), Encoding::BYTE_STREAM_SPLIT);
+    // Min/max of the dictionary strings would compare every row's string (a fifth of the
+    // writer's time); their dictionaries are tiny and say more. Columns whose every row
+    // group spans nearly their whole range (sites, lines, depths, durations, values) gain
+    // nothing from min/max either: a filter on them cannot skip a row group. The place
+    // (chip, tile, run) and time columns keep theirs.
+    for c in [
+        "risc",
+        "op",
+        "name",
+        "file",
+        "site",
+        "line",
+        "depth",
+        "duration_ns",
+        "value",
+        "count",
+        "kind",
+    ] {
+        b = b.set_column_statistics_enabled(ColumnPath::from(c), EnabledStatistics::None);
+    }
     b.build()
 }
 

@@ -88,9 +88,23 @@ pub fn ops_schema(with_chip: bool) -> SchemaRef {
     Arc::new(Schema::new(f))
 }
 
-/// Host ns as whole ns (NaN, which a record off the timebase would have, becomes 0).
+/// Host ns as whole ns, rounded half away from zero (NaN, which a record off the
+/// timebase would have, becomes 0).
+#[inline]
 pub(crate) fn whole_ns(ns: f64) -> i64 {
-    if ns.is_finite() {
+    // `f64::round` is a library call on baseline x86-64; below 2^52 the same rounding is
+    // a truncation and an exact subtraction (both within a factor 2: Sterbenz).
+    if ns.abs() < (1u64 << 52) as f64 {
+        let t = ns as i64;
+        let frac = ns - t as f64;
+        if frac >= 0.5 {
+            t + 1
+        } else if frac <= -0.5 {
+            t - 1
+        } else {
+            t
+        }
+    } else if ns.is_finite() {
         ns.round() as i64
     } else {
         0
