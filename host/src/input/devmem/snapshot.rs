@@ -1105,6 +1105,60 @@ mod tests {
         );
     }
 
+    /// A snapshot written with drained payload handed over ring by ring (a session's spool)
+    /// loads with that payload left in the file, read back when a ring is asked for, after
+    /// what was added in memory; saved again, it keeps every byte.
+    #[test]
+    fn drained_payload_is_written_ring_by_ring_and_read_back_from_the_file() {
+        use crate::readout::RingId;
+        let dir = crate::testing::temp_dir("snapshot-drained");
+        let path = dir.join("s.snap");
+        let s = snapshot();
+        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[1, 2])
+            .unwrap();
+        let ring = |chip, x, y, risc| RingId {
+            chip,
+            tile: NocCoord::new(x, y),
+            risc,
+        };
+        let rings = [ring(1, 2, 1, Risc::Trisc1), ring(0, 1, 1, Risc::Brisc)];
+        let mut asked = Vec::new();
+        s.save_with_drained(&path, &rings, |id| {
+            asked.push(id);
+            Ok(if id.chip == 1 { vec![3, 4, 5] } else { vec![9; 1000] })
+        })
+        .unwrap();
+        assert_eq!(asked.len(), 2, "each ring asked once");
+        let back = Snapshot::load(&path).unwrap();
+        assert!(back.drained.read().unwrap().is_empty(), "nothing held");
+        assert_eq!(back.in_file.len(), 2);
+        assert_eq!(back.drained_bytes(), 1005);
+        assert_eq!(
+            back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
+                .unwrap(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            back.drained_payload(0, NocCoord::new(1, 1), Risc::Brisc)
+                .unwrap(),
+            vec![9; 1000]
+        );
+        assert!(back
+            .drained_payload(0, NocCoord::new(1, 1), Risc::Ncrisc)
+            .is_none());
+        let again = dir.join("again.snap");
+        back.save(&again).unwrap();
+        let twice = Snapshot::load(&again).unwrap();
+        assert_eq!(
+            twice
+                .drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
+                .unwrap(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(twice.drained_bytes(), 1005);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     #[test]
     fn files_are_loaded_header_first_checksum_streamed_then_bodies_each_bounded() {
         let dir = crate::testing::temp_dir("snapshot-load");
