@@ -1125,7 +1125,11 @@ mod tests {
         let mut asked = Vec::new();
         s.save_with_drained(&path, &rings, |id| {
             asked.push(id);
-            Ok(if id.chip == 1 { vec![3, 4, 5] } else { vec![9; 1000] })
+            Ok(if id.chip == 1 {
+                vec![3, 4, 5]
+            } else {
+                vec![9; 1000]
+            })
         })
         .unwrap();
         assert_eq!(asked.len(), 2, "each ring asked once");

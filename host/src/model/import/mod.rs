@@ -437,7 +437,11 @@ mod tests {
             let ring = source.ring(i).unwrap().into_owned();
             let want = &held.profile.readout.rings[i];
             assert_eq!(ring.id, want.id);
-            assert_eq!(format!("{:?}", ring.records), format!("{:?}", want.records), "ring {i}");
+            assert_eq!(
+                format!("{:?}", ring.records),
+                format!("{:?}", want.records),
+                "ring {i}"
+            );
             let in_flight = source.records.iter().filter(|r| r.is_some()).count();
             assert!(in_flight <= 1, "{in_flight} rings held after ring {i}");
         }
