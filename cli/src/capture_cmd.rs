@@ -67,7 +67,7 @@ pub struct CaptureArgs {
     pub idle_poll_ms: u64,
     /// Also write every other output `ttprof report` writes (the op report, Chrome trace
     /// JSON, HTML timeline, summary, analysis and op graph) and print the per-op summary
-    /// (holds every record in memory).
+    /// (in two passes over the capture's spool: one ring's records in memory at a time).
     #[arg(long, requires = "oplog")]
     pub all_outputs: bool,
     /// With --all-outputs: a snapshot of clock sync samples (`ttprof clock --device IMAGE
