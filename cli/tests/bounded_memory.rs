@@ -195,3 +195,83 @@ fn a_run_of_many_launches_stays_within_a_small_address_space() {
     assert_eq!(zone_ends(&again), zones);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space() {
+    // The same 2.4 M-zone run, made without a consumer of its own (Block policy: its
+    // producers wait for the capture), captured from another process whose address space
+    // is limited: every record drained goes to the spool, and the outputs take one ring at
+    // a time from it (before, `--all-outputs` decoded every record at once).
+    let dir = temp_dir("bounded-capture");
+    let (brisc, ncrisc) = (kernel(&dir, "brisc"), kernel(&dir, "ncrisc"));
+    let run_out = dir.join("run");
+    let flag = dir.join("capturing");
+    std::fs::write(&flag, b"").unwrap();
+    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
+    let mut run = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args([
+            "run",
+            "--grid",
+            "4x4",
+            "--kernel",
+            &k("brisc", &brisc),
+            "--kernel",
+            &k("ncrisc", &ncrisc),
+            "--arg",
+            "brisc=3125",
+            "--arg",
+            "ncrisc=3125",
+            "--launches",
+            "24",
+            "--drain-every-cycles",
+            "0",
+            "--policy",
+            "block",
+            "--out",
+            p(&run_out),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (image, oplog) = (run_out.join("device.img"), run_out.join("ops.jsonl"));
+    // A safety net against a run that never starts, not a timing assertion.
+    let start = std::time::Instant::now();
+    while !(image.exists() && oplog.exists()) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(300),
+            "the run made no image"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let out = dir.join("capture");
+    let capture = limited_command(
+        LIMIT,
+        &[
+            "capture",
+            "--device",
+            p(&image),
+            "--oplog",
+            p(&oplog),
+            "--all-outputs",
+            "--until-file-gone",
+            p(&flag),
+            "--out",
+            p(&out),
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let _ = run.wait().unwrap();
+    std::fs::remove_file(&flag).unwrap();
+    let o = capture.wait_with_output().unwrap();
+    // Zones the producers recorded before the capture attached were dropped (exit 2, with
+    // the count); every other one is in the outputs.
+    assert!(matches!(o.status.code(), Some(0 | 2)), "{}", text(&o));
+    let zones = zone_ends(&out);
+    assert!(zones >= 2_000_000, "{zones} zones\n{}", text(&o));
+    assert!(out.join("ttprof_summary.txt").exists(), "{}", text(&o));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
