@@ -196,6 +196,8 @@ pub struct Session {
     daisy: Option<crate::lines::sample::Sampler>,
     /// Where drained payload goes (`Config::spool_records`).
     spool: Option<Spool>,
+    /// The spool's first failed write (a full disk): it keeps later payload in memory.
+    spool_failed: Option<Error>,
 }
 
 impl Session {
@@ -271,6 +273,7 @@ impl Session {
             .transpose()?;
         Ok(Session {
             spool,
+            spool_failed: None,
             dev,
             mem,
             drainer,
@@ -448,6 +451,7 @@ impl Session {
             };
             let (drainer, sampler, daisy) = (&mut self.drainer, &mut self.sampler, &mut self.daisy);
             let (stamps, spool) = (&mut self.stamps, &mut self.spool);
+            let spool_failed = &mut self.spool_failed;
             let mut at = 0u64;
             self.dev.run_with_hook(every, &mut |dev| {
                 let before = at;
@@ -457,7 +461,11 @@ impl Session {
                         drain_error = drainer.drain().err();
                     }
                     if let (None, Some(spool)) = (&drain_error, spool.as_mut()) {
-                        drain_error = spool_drained(drainer, spool).err();
+                        // A spool that cannot write keeps the payload in memory: the run
+                        // goes on, nothing drained is lost (said at the end).
+                        if let Err(e) = spool_drained(drainer, spool) {
+                            spool_failed.get_or_insert(e);
+                        }
                     }
                     if let (None, Some(s)) = (&drain_error, stamps.as_mut()) {
                         drain_error = s.drain(&EmuMemory::new(dev)).err();
@@ -621,12 +629,15 @@ impl Session {
             stamps,
             daisy,
             mut spool,
+            mut spool_failed,
             ..
         } = self;
         drop(log);
         drainer.drain_final()?;
         if let Some(spool) = spool.as_mut() {
-            spool_drained(&mut drainer, spool)?;
+            if let Err(e) = spool_drained(&mut drainer, spool) {
+                spool_failed.get_or_insert(e);
+            }
         }
         let mut drained = drainer.take_payload();
         let mut readout = drainer.finish()?;
@@ -677,6 +688,12 @@ impl Session {
         let oplog = OpLog::read(&cfg.out.join(OPLOG_FILE))?;
         let mut issues: Vec<Issue> = faults.iter().map(fault_issue).collect();
         issues.extend(fit.issues.iter().cloned());
+        if let Some(e) = spool_failed {
+            issues.push(Issue::warning(
+                None,
+                format!("{e}: the records drained from then on were kept in memory instead"),
+            ));
+        }
         let options = outputs::Options {
             notes: faults.iter().map(|f| format!("FAULT: {f}")).collect(),
             dataset: cfg.dataset.clone(),
@@ -742,11 +759,12 @@ impl Session {
 }
 
 /// Moves what `drainer` decoded since the last call into `spool` (its tables dropped: the
-/// payload decodes to the same records).
+/// payload decodes to the same records). A write that fails keeps the payload in the
+/// spool's memory, and says so.
 fn spool_drained(drainer: &mut Drainer, spool: &mut Spool) -> Result<()> {
-    spool.append(&drainer.take_payload())?;
+    let kept = spool.append(&drainer.take_payload());
     drop(drainer.take_zones());
-    Ok(())
+    kept
 }
 
 /// A fault as a data problem at its core.
