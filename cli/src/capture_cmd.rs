@@ -33,7 +33,6 @@ use ttprof::issue::{self, Issue};
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::profile::Profile;
-use ttprof::readout::Readout;
 use ttprof::sink::{ParquetSink, PerfettoSink, Sink};
 use ttprof::timebase::Timebase;
 use ttprof::{atomic, clock, csv, summary, Error, Result};
@@ -68,7 +67,7 @@ pub struct CaptureArgs {
     pub idle_poll_ms: u64,
     /// Also write every other output `ttprof report` writes (the op report, Chrome trace
     /// JSON, HTML timeline, summary, analysis and op graph) and print the per-op summary
-    /// (holds every record in memory).
+    /// (in two passes over the capture's spool: one ring's records in memory at a time).
     #[arg(long, requires = "oplog")]
     pub all_outputs: bool,
     /// With --all-outputs: a snapshot of clock sync samples (`ttprof clock --device IMAGE
@@ -409,7 +408,8 @@ fn timebase(
     })
 }
 
-/// `--all-outputs`: every record decoded at once, then every output `ttprof report` writes.
+/// `--all-outputs`: every output `ttprof report` writes, in two passes over the spool (the
+/// model, then the rings one at a time: memory at one ring's records).
 fn write_all_outputs(
     args: &CaptureArgs,
     threshold_ns: f64,
@@ -418,7 +418,7 @@ fn write_all_outputs(
     in_run: &[TileSample],
     dataset: Option<outputs::Dataset>,
 ) -> Result<write::Written> {
-    let mut issues = write::decode_all(captured)?;
+    let mut issues = Vec::new();
     let g = captured.readout.geometry;
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
     let options = Options {
@@ -426,25 +426,26 @@ fn write_all_outputs(
         dataset,
         ..Options::default()
     };
-    // The model takes the records for the outputs' one pass, then gives them back (the
-    // capture summary lists the rings).
-    let empty = Readout {
-        geometry: g,
-        rings: Vec::new(),
-        issues: Vec::new(),
-        bus_bytes: 0,
-        tiles: 0,
-        unused_tiles: 0,
-    };
-    let readout = std::mem::replace(&mut captured.readout, empty);
-    let profile = Profile::new(readout, Some(oplog.clone()), timebase);
-    let written = outputs::write_all(&args.out, &profile, &options);
+    // The capture's readout stays as it is until the outputs are written (a failure falls
+    // back to the streamed outputs, which read the spool again).
+    let s = ttprof::spooled::profile(
+        captured.readout.clone(),
+        &mut captured.payload,
+        Some(oplog.clone()),
+        timebase,
+    )?;
+    issues.extend(s.decode);
+    issues.extend(s.launch);
+    let profile = s.profile;
+    let mut rings = ttprof::spooled::SpoolRings::new(&profile, &mut captured.payload);
+    let written = outputs::write_all_rings(&args.out, &profile, &mut rings, &options);
     let Profile {
         readout, mut sites, ..
     } = profile;
+    let mut out = written?;
+    // The rings with their counts (the capture summary lists them).
     captured.readout = readout;
     let readout = &captured.readout;
-    let mut out = written?;
     print!("{}", summary::render(&out.summary));
     println!();
     println!("{clock_note}");
@@ -457,7 +458,7 @@ fn write_all_outputs(
     Ok(write::Written {
         rows: out.device_csv_rows,
         zones: readout.zones() as u64,
-        records: readout.rings.iter().map(|r| r.records.len() as u64).sum(),
+        records: readout.records() as u64,
         resolved: sites.resolved,
         unresolved: sites.unresolved,
         issues,

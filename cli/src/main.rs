@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
 use ttprof::issue;
 use ttprof::oplog::OpLog;
-use ttprof::profile::{Loaded, Profile};
+use ttprof::profile::Loaded;
 use ttprof::readout::{self, Readout};
 use ttprof::sink::{self, DeviceCsv, SummarySink};
 use ttprof::{csv, Error, Result};
@@ -304,16 +304,26 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
                     .into(),
         });
     }
-    // Without consuming, two readings (the model, then the rings one at a time); a consumed
-    // ring cannot be read twice, so `--consume` holds the readout.
-    let Loaded {
-        profile,
-        memory,
-        clock_note,
-    } = if consume {
-        Profile::open(device, Some(oplog), consume)?
+    // Two readings (the model, then the rings one at a time); a consumed ring cannot be
+    // read twice, so `--consume` keeps what it freed in a spool file under `out` and the
+    // second reading is of the spool (in the nearest existing directory of `out`: nothing is
+    // created before the input is known to be usable).
+    let spool_dir = out
+        .ancestors()
+        .find(|d| d.is_dir())
+        .unwrap_or(Path::new("."));
+    let (
+        Loaded {
+            profile,
+            memory,
+            clock_note,
+        },
+        mut spool,
+    ) = if consume {
+        let (l, s) = ttprof::spooled::open_consuming(device, Some(oplog), spool_dir)?;
+        (l, Some(s))
     } else {
-        ttprof::pass::open(device, Some(oplog))?
+        (ttprof::pass::open(device, Some(oplog))?, None)
     };
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
     let csv_path = out.join(csv::FILE_NAME);
@@ -321,11 +331,15 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
     let mut device_csv = DeviceCsv::new(&csv_path);
     let mut summary = SummarySink::printed(0.0);
     let mut sinks: [&mut dyn sink::Sink; 2] = [&mut device_csv, &mut summary];
-    if consume {
-        sink::drive(&profile, &mut sinks)?;
-    } else {
-        let mut rings = ttprof::pass::DeviceRings::new(&profile, memory.as_ref())?;
-        sink::drive_rings(&profile, &mut rings, &mut sinks)?;
+    match spool.as_mut() {
+        Some(spool) => {
+            let mut rings = ttprof::spooled::SpoolRings::new(&profile, spool);
+            sink::drive_rings(&profile, &mut rings, &mut sinks)?;
+        }
+        None => {
+            let mut rings = ttprof::pass::DeviceRings::new(&profile, memory.as_ref())?;
+            sink::drive_rings(&profile, &mut rings, &mut sinks)?;
+        }
     }
     if let Some((_, text)) = &summary.summary {
         print!("{text}");

@@ -512,6 +512,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     cfg.summary_threshold_ns = threshold_ns;
     cfg.instruction_budget = budget;
     cfg.lines = args.lines;
+    // Memory bounded at any run length: drained records go to a spool, outputs ring by ring.
+    cfg.spool_records = true;
     cfg.backend = args.backend;
     cfg.timeout = (!timeout.is_zero()).then_some(timeout);
     if let Some(n) = args.sample {

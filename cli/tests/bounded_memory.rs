@@ -1,9 +1,10 @@
-//! Memory bounded by a ring, not by the run: `ttprof report` of a snapshot and `ttprof
-//! import` of the device CSV it writes, each in a child whose address space is limited
-//! (`setrlimit(RLIMIT_AS)` before `exec`) to far less than the run's records would take if
-//! held (about 35 bytes a record in the model alone, 130 to 150 bytes a zone along the whole
-//! path before the outputs were fed ring by ring), succeed and write every output. The page's
-//! own share is made small (`TTPROF_HTML_MAX_ZONES`), the one constant that is not.
+//! Memory bounded by a ring, not by the run: `ttprof report` of a snapshot, `ttprof import`
+//! of the device CSV it writes, `ttprof run` of many launches and `ttprof tracy` of a
+//! snapshot, each in a child whose address space is limited (`setrlimit(RLIMIT_AS)` before
+//! `exec`) to far less than the run's records would take if held (about 35 bytes a record
+//! in the model alone, 130 to 250 bytes a zone along the whole path before the outputs were
+//! fed ring by ring), succeed and write every output. The page's own share is made small
+//! (`TTPROF_HTML_MAX_ZONES`), the one constant that is not.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -15,8 +16,20 @@ use ttprof::testing::{long_run, temp_dir};
 const ZONES: u64 = 2_000_000;
 /// The child's address space.
 const LIMIT: u64 = 160 << 20;
+/// The child's address space for `ttprof run` (the emulator maps the device image and runs
+/// a thread per core).
+const RUN_LIMIT: u64 = 240 << 20;
 
 fn limited(args: &[&str]) -> Output {
+    limited_to(LIMIT, args)
+}
+
+fn limited_to(limit: u64, args: &[&str]) -> Output {
+    limited_command(limit, args).output().expect("run ttprof")
+}
+
+/// `ttprof args` in a child whose address space is `limit` bytes.
+fn limited_command(limit: u64, args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ttprof"));
     c.args(args)
         // One malloc arena: each further one reserves 64 MiB of address space.
@@ -24,10 +37,10 @@ fn limited(args: &[&str]) -> Output {
         .env("TTPROF_HTML_MAX_ZONES", "10000");
     // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        c.pre_exec(|| {
+        c.pre_exec(move || {
             let lim = libc::rlimit {
-                rlim_cur: LIMIT,
-                rlim_max: LIMIT,
+                rlim_cur: limit,
+                rlim_max: limit,
             };
             if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -35,7 +48,7 @@ fn limited(args: &[&str]) -> Output {
             Ok(())
         });
     }
-    c.output().expect("run ttprof")
+    c
 }
 
 fn p(path: &Path) -> &str {
@@ -98,5 +111,167 @@ fn report_and_import_of_a_long_run_stay_within_a_small_address_space() {
         "every zone imported: {}",
         text(&o)
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A kernel of `get_arg_val(0)` zones of one site, for `ttprof run`.
+const KERNEL: &str = r#"#include <cstdint>
+#include "tools/profiler/kernel_profiler.hpp"
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < n; i++) {
+        DeviceZoneScopedN("step");
+    }
+}
+"#;
+
+/// `KERNEL` built for `risc` with `ttprof build` (no limit): its ELF.
+fn kernel(dir: &Path, risc: &str) -> std::path::PathBuf {
+    let src = dir.join("zones.cpp");
+    std::fs::write(&src, KERNEL).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args(["build", "--core", risc, p(&src), "--target-dir"])
+        .arg(dir.join(risc))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    out.split_whitespace().nth(1).unwrap().into()
+}
+
+/// Zones of a `ttprof run` output folder (its device CSV's `ZONE_END` rows).
+fn zone_ends(out: &Path) -> u64 {
+    let csv = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
+    csv.lines().filter(|l| l.contains(",ZONE_END,")).count() as u64
+}
+
+#[test]
+fn a_run_of_many_launches_stays_within_a_small_address_space() {
+    // 32 rings (BRISC and NCRISC of 16 tiles) x 3,125 zones x 24 launches: 2.4 M zones,
+    // each ring 75,000 long. Held (the drained records, their payload, the model), the run
+    // took 196 MB resident and did not fit 256 MB of address space; spooled, 97 MB resident,
+    // and it fits 200 MB: one ring's records and the emulator's own (the device image is
+    // mapped: 16 tiles of L1; a thread per core).
+    let dir = temp_dir("bounded-run");
+    let (brisc, ncrisc) = (kernel(&dir, "brisc"), kernel(&dir, "ncrisc"));
+    let out = dir.join("run");
+    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
+    let o = limited_to(
+        RUN_LIMIT,
+        &[
+            "run",
+            "--grid",
+            "4x4",
+            "--kernel",
+            &k("brisc", &brisc),
+            "--kernel",
+            &k("ncrisc", &ncrisc),
+            "--arg",
+            "brisc=3125",
+            "--arg",
+            "ncrisc=3125",
+            "--launches",
+            "24",
+            "--out",
+            p(&out),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let zones = zone_ends(&out);
+    assert!(zones >= 24 * 32 * 3125, "{zones} zones");
+    // The snapshot it wrote holds every record too: `report` of it gives the same rows.
+    let again = dir.join("report");
+    let o = limited(&[
+        "report",
+        "--no-summary",
+        "--device",
+        p(&out.join("device.snap")),
+        "--oplog",
+        p(&out.join("ops.jsonl")),
+        "--out",
+        p(&again),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(zone_ends(&again), zones);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space() {
+    // The same 2.4 M-zone run, made without a consumer of its own (Block policy: its
+    // producers wait for the capture), captured from another process whose address space
+    // is limited: every record drained goes to the spool, and the outputs take one ring at
+    // a time from it (before, `--all-outputs` decoded every record at once).
+    let dir = temp_dir("bounded-capture");
+    let (brisc, ncrisc) = (kernel(&dir, "brisc"), kernel(&dir, "ncrisc"));
+    let run_out = dir.join("run");
+    let flag = dir.join("capturing");
+    std::fs::write(&flag, b"").unwrap();
+    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
+    let mut run = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+        .args([
+            "run",
+            "--grid",
+            "4x4",
+            "--kernel",
+            &k("brisc", &brisc),
+            "--kernel",
+            &k("ncrisc", &ncrisc),
+            "--arg",
+            "brisc=3125",
+            "--arg",
+            "ncrisc=3125",
+            "--launches",
+            "24",
+            "--drain-every-cycles",
+            "0",
+            "--policy",
+            "block",
+            "--out",
+            p(&run_out),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (image, oplog) = (run_out.join("device.img"), run_out.join("ops.jsonl"));
+    // A safety net against a run that never starts, not a timing assertion.
+    let start = std::time::Instant::now();
+    while !(image.exists() && oplog.exists()) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(300),
+            "the run made no image"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let out = dir.join("capture");
+    let capture = limited_command(
+        LIMIT,
+        &[
+            "capture",
+            "--device",
+            p(&image),
+            "--oplog",
+            p(&oplog),
+            "--all-outputs",
+            "--until-file-gone",
+            p(&flag),
+            "--out",
+            p(&out),
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let _ = run.wait().unwrap();
+    std::fs::remove_file(&flag).unwrap();
+    let o = capture.wait_with_output().unwrap();
+    // Zones the producers recorded before the capture attached were dropped (exit 2, with
+    // the count); every other one is in the outputs.
+    assert!(matches!(o.status.code(), Some(0 | 2)), "{}", text(&o));
+    let zones = zone_ends(&out);
+    assert!(zones >= 2_000_000, "{zones} zones\n{}", text(&o));
+    assert!(out.join("ttprof_summary.txt").exists(), "{}", text(&o));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,22 +1,48 @@
-//! Memory of the CLI paths against the run's length: `ttprof report` on a snapshot and
-//! `ttprof import` on the device CSV it writes, at 1 M, 2 M, 4 M and 8 M zones, each run as
-//! a child under `/usr/bin/time` (its peak resident set, `%M`, and its wall time).
+//! Memory of the CLI paths against the run's length, each command run as a child under
+//! `/usr/bin/time` (its peak resident set, `%M`, and its wall time), at 1 M, 2 M, 4 M and
+//! 8 M zones:
 //!
-//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --dir DIR --out FILE --keep]`
+//! * `report` of a snapshot and `import` of the device CSV it writes ([`long_run::write`]'s
+//!   run: every ring holds [`RING_ZONES`] zones, so a longer run has more rings, not longer
+//!   ones);
+//! * `run`: a C++ kernel ([`KERNEL`], built once per RISC with `ttprof build`) on BRISC and
+//!   NCRISC of a 4x4 grid, [`LAUNCH_ZONES`] zones per launch, more launches for more zones
+//!   (so each ring grows with the run);
+//! * `capture --all-outputs` of the image of such a run made without a consumer (`run
+//!   --drain-every-cycles 0 --policy block`), attached while it runs, stopped when it ends;
+//! * `tracy` of the `report` run's snapshot, drained by the protocol-level capture tool
+//!   ([`ttprof::tracy::test_client`]);
+//! * `read --consume` of a run's image whose rings were left full (no consumer, Drop
+//!   policy): live memory holds at most the rings' capacity, whatever the run's length, so
+//!   this one is measured once, at the largest grid.
 //!
-//! The run is [`long_run::write`]'s: every ring holds the same number of zones
-//! ([`RING_ZONES`], recorded by the real runtime producer), so a longer run has more rings,
-//! not longer ones: with memory bounded by a ring, the peak stays put and the bytes per zone
-//! fall. `ttprof report` writes every output from the snapshot, its
-//! `profile_log_device.csv` is then imported by `ttprof import`.
+//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
+//!
 //! Writes `target/bench/stream.json`; `--ttprof` defaults to the `ttprof` beside this binary.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use ttprof::testing::long_run;
 
 /// Zones per ring, every size (a longer run has more rings, not longer ones).
 const RING_ZONES: u64 = 12_000;
+/// The `run` and `capture` kernel: `get_arg_val(0)` zones, one site.
+const KERNEL: &str = r#"#include <cstdint>
+#include "tools/profiler/kernel_profiler.hpp"
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < n; i++) {
+        DeviceZoneScopedN("step");
+    }
+}
+"#;
+/// The `run` grid: 16 tiles, BRISC and NCRISC each (32 rings).
+const GRID: &str = "4x4";
+/// Zones a RISC records per launch: 100,000 zones a launch over the grid.
+const RISC_ZONES: u64 = 3_125;
+/// Zones per launch, all rings.
+const LAUNCH_ZONES: u64 = 32 * RISC_ZONES;
 
 fn main() {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -27,6 +53,16 @@ fn main() {
     let mut dir = ws.join("target/bench/stream");
     let mut out = ws.join("target/bench/stream.json");
     let mut keep = false;
+    let mut commands: Vec<String> = [
+        "report",
+        "import",
+        "run",
+        "capture",
+        "tracy",
+        "read-consume",
+    ]
+    .map(String::from)
+    .to_vec();
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = || {
@@ -38,6 +74,7 @@ fn main() {
             "--dir" => dir = value().into(),
             "--out" => out = value().into(),
             "--keep" => keep = true,
+            "--commands" => commands = value().split(',').map(String::from).collect(),
             "--sizes" => {
                 sizes = value()
                     .split(',')
@@ -56,63 +93,162 @@ fn main() {
             ttprof.display()
         ));
     }
+    let want = |c: &str| commands.iter().any(|x| x == c);
     let mut results = Vec::new();
-    for m in sizes {
+    let mut record = |cmd: &str, m: u64, r: &Measured, zones: u64, units: u64, unit: &str| {
+        println!(
+            "{cmd:12} {m} M: {zones} zones, peak RSS {:7.1} MB = {:6.1} bytes/zone, {:6.1} s, {:.2} M {unit}/s (exit {})",
+            r.rss as f64 / 1e6,
+            r.rss as f64 / zones.max(1) as f64,
+            r.seconds,
+            units as f64 / r.seconds / 1e6,
+            r.code
+        );
+        results.push(serde_json::json!({
+            "command": cmd,
+            "size_m": m,
+            "zones": zones,
+            "rows": units,
+            "peak_rss_bytes": r.rss,
+            "rss_bytes_per_zone": r.rss as f64 / zones.max(1) as f64,
+            "seconds": r.seconds,
+            "per_second": units as f64 / r.seconds,
+            "per_second_of": unit,
+            "exit": r.code,
+        }));
+    };
+    let kernels = (want("run") || want("capture") || want("read-consume")).then(|| {
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| fail(&e.to_string()));
+        build_kernels(&ttprof, &dir)
+    });
+    let largest = sizes.iter().copied().max().unwrap_or(1);
+    for &m in &sizes {
         let zones = m * 1_000_000;
         let d = dir.join(format!("{m}M"));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap_or_else(|e| fail(&e.to_string()));
-        eprintln!("{m} M zones: recording the rings ...");
-        let run = long_run::write(&d, zones, RING_ZONES).unwrap_or_else(|e| fail(&e.to_string()));
-        let (snap, oplog, made) = (run.snapshot, run.oplog, run.zones);
-        let report = measure(
-            &ttprof,
-            &[
-                "report",
-                "--no-summary",
-                "--device",
-                s(&snap),
-                "--oplog",
-                s(&oplog),
-                "--out",
-                s(&d.join("report")),
-            ],
-        );
-        let csv = d.join("report/profile_log_device.csv");
-        let rows = count_lines(&csv).saturating_sub(2);
-        let import = measure(
-            &ttprof,
-            &[
-                "import",
-                s(&csv),
-                "--no-summary",
-                "--out",
-                s(&d.join("import")),
-            ],
-        );
-        for (cmd, r, units, unit) in [
-            ("report", &report, made, "zones"),
-            ("import", &import, rows, "rows"),
-        ] {
-            println!(
-                "{cmd:6} {m} M zones: peak RSS {:7.1} MB = {:6.1} bytes/zone, {:6.1} s, {:.2} M {unit}/s (exit {})",
-                r.rss as f64 / 1e6,
-                r.rss as f64 / made as f64,
-                r.seconds,
-                units as f64 / r.seconds / 1e6,
-                r.code
-            );
-            results.push(serde_json::json!({
-                "command": cmd,
-                "zones": made,
-                "rows": rows,
-                "peak_rss_bytes": r.rss,
-                "rss_bytes_per_zone": r.rss as f64 / made as f64,
-                "seconds": r.seconds,
-                "per_second": units as f64 / r.seconds,
-                "per_second_of": unit,
-                "exit": r.code,
-            }));
+        if want("report") || want("import") || want("tracy") {
+            eprintln!("{m} M zones: recording the rings ...");
+            let run =
+                long_run::write(&d, zones, RING_ZONES).unwrap_or_else(|e| fail(&e.to_string()));
+            let (snap, oplog, made) = (run.snapshot, run.oplog, run.zones);
+            let csv = d.join("report/profile_log_device.csv");
+            if want("report") || want("import") {
+                let report = measure(
+                    &ttprof,
+                    &[
+                        "report",
+                        "--no-summary",
+                        "--device",
+                        s(&snap),
+                        "--oplog",
+                        s(&oplog),
+                        "--out",
+                        s(&d.join("report")),
+                    ],
+                );
+                record("report", m, &report, made, made, "zones");
+            }
+            if want("import") {
+                let rows = count_lines(&csv).saturating_sub(2);
+                let import = measure(
+                    &ttprof,
+                    &[
+                        "import",
+                        s(&csv),
+                        "--no-summary",
+                        "--out",
+                        s(&d.join("import")),
+                    ],
+                );
+                record("import", m, &import, made, rows, "rows");
+            }
+            let _ = std::fs::remove_dir_all(d.join("report"));
+            let _ = std::fs::remove_dir_all(d.join("import"));
+            if want("tracy") {
+                let r = tracy(&ttprof, &snap, &oplog, 18_600 + m as u16);
+                record("tracy", m, &r, made, made, "zones");
+            }
+        }
+        if let Some((brisc, ncrisc)) = &kernels {
+            let launches = zones.div_ceil(LAUNCH_ZONES);
+            let kernel_args = |out: &Path, extra: &[&str]| -> Vec<String> {
+                let mut a: Vec<String> = [
+                    "run",
+                    "--grid",
+                    GRID,
+                    "--kernel",
+                    &format!("brisc={}", brisc.display()),
+                    "--kernel",
+                    &format!("ncrisc={}", ncrisc.display()),
+                    "--arg",
+                    &format!("brisc={RISC_ZONES}"),
+                    "--arg",
+                    &format!("ncrisc={RISC_ZONES}"),
+                    "--launches",
+                    &launches.to_string(),
+                    "--out",
+                    s(out),
+                ]
+                .map(String::from)
+                .to_vec();
+                a.extend(extra.iter().map(|x| x.to_string()));
+                a
+            };
+            if want("run") {
+                eprintln!("{m} M zones: ttprof run, {launches} launches ...");
+                let out = d.join("run");
+                let args = kernel_args(&out, &[]);
+                let r = measure(
+                    &ttprof,
+                    &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                );
+                let rows = count_lines(&out.join("profile_log_device.csv")).saturating_sub(2);
+                record("run", m, &r, rows / 2, rows, "rows");
+                let _ = std::fs::remove_dir_all(&out);
+            }
+            if want("capture") {
+                eprintln!("{m} M zones: ttprof capture --all-outputs of a run ...");
+                let run_out = d.join("capture-run");
+                let args = kernel_args(
+                    &run_out,
+                    &["--drain-every-cycles", "0", "--policy", "block"],
+                );
+                let out = d.join("capture");
+                let r = capture(&ttprof, &args, &run_out, &out);
+                let rows = count_lines(&out.join("profile_log_device.csv")).saturating_sub(2);
+                record("capture", m, &r, rows / 2, rows, "rows");
+                let _ = std::fs::remove_dir_all(&run_out);
+                let _ = std::fs::remove_dir_all(&out);
+            }
+            if want("read-consume") && m == largest {
+                eprintln!("read --consume of full rings ...");
+                let run_out = d.join("consume-run");
+                let mut args =
+                    kernel_args(&run_out, &["--drain-every-cycles", "0", "--policy", "drop"]);
+                // One launch fills every ring: the image holds what the rings hold.
+                let at = args.iter().position(|a| a == "--launches").unwrap_or(0);
+                args[at + 1] = "1".into();
+                let _ = run_quiet(&ttprof, &args);
+                let out = d.join("consume");
+                let r = measure(
+                    &ttprof,
+                    &[
+                        "read",
+                        "--consume",
+                        "--device",
+                        s(&run_out.join("device.img")),
+                        "--oplog",
+                        s(&run_out.join("ops.jsonl")),
+                        "--out",
+                        s(&out),
+                    ],
+                );
+                let rows = count_lines(&out.join("profile_log_device.csv")).saturating_sub(2);
+                record("read-consume", m, &r, rows / 2, rows, "rows");
+                let _ = std::fs::remove_dir_all(&run_out);
+                let _ = std::fs::remove_dir_all(&out);
+            }
         }
         if !keep {
             let _ = std::fs::remove_dir_all(&d);
@@ -121,7 +257,12 @@ fn main() {
     if let Some(p) = out.parent() {
         let _ = std::fs::create_dir_all(p);
     }
-    let json = serde_json::json!({ "ring_zones": RING_ZONES, "runs": results });
+    let json = serde_json::json!({
+        "ring_zones": RING_ZONES,
+        "run_grid": GRID,
+        "run_launch_zones": LAUNCH_ZONES,
+        "runs": results,
+    });
     std::fs::write(
         &out,
         serde_json::to_string_pretty(&json).unwrap_or_default(),
@@ -148,13 +289,27 @@ struct Measured {
 /// Runs `ttprof args` under `/usr/bin/time`: its peak resident set and wall time. Exit 0
 /// and 2 (data problems, outputs written) are accepted.
 fn measure(ttprof: &Path, args: &[&str]) -> Measured {
-    let o = Command::new("/usr/bin/time")
+    timed(ttprof, args)
+        .wait_with_output()
+        .map(|o| measured(args, &o))
+        .unwrap_or_else(|e| fail(&format!("/usr/bin/time: {e}")))
+}
+
+/// `ttprof args` started under `/usr/bin/time`, its output piped.
+fn timed(ttprof: &Path, args: &[&str]) -> Child {
+    Command::new("/usr/bin/time")
         .arg("-f")
         .arg("TTPROF_BENCH %M %e")
         .arg(ttprof)
         .args(args)
-        .output()
-        .unwrap_or_else(|e| fail(&format!("/usr/bin/time: {e}")));
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("/usr/bin/time: {e}")))
+}
+
+/// The figures `/usr/bin/time` printed for `ttprof args`.
+fn measured(args: &[&str], o: &Output) -> Measured {
     let err = String::from_utf8_lossy(&o.stderr);
     let line = err
         .lines()
@@ -166,13 +321,123 @@ fn measure(ttprof: &Path, args: &[&str]) -> Measured {
     let seconds: f64 = f.next().and_then(|v| v.parse().ok()).unwrap_or(0.0);
     let code = o.status.code().unwrap_or(-1);
     if code != 0 && code != 2 {
-        fail(&format!("ttprof {} exited {code}: {err}", args.join(" ")));
+        let tail: Vec<&str> = err.lines().rev().take(20).collect();
+        fail(&format!(
+            "ttprof {} exited {code}: {}",
+            args.join(" "),
+            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        ));
     }
     Measured {
         rss: kb * 1024,
         seconds: seconds.max(0.01),
         code,
     }
+}
+
+/// Runs `ttprof args` without measuring it (its exit status).
+fn run_quiet(ttprof: &Path, args: &[String]) -> Option<i32> {
+    Command::new(ttprof)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()
+        .and_then(|s| s.code())
+}
+
+/// Builds [`KERNEL`] for BRISC and NCRISC with `ttprof build`: the ELFs' paths.
+fn build_kernels(ttprof: &Path, dir: &Path) -> (PathBuf, PathBuf) {
+    let src = dir.join("zones.cpp");
+    std::fs::write(&src, KERNEL).unwrap_or_else(|e| fail(&e.to_string()));
+    let build = |risc: &str| {
+        let o = Command::new(ttprof)
+            .args(["build", "--core", risc, s(&src), "--target-dir"])
+            .arg(dir.join(risc))
+            .output()
+            .unwrap_or_else(|e| fail(&format!("ttprof build: {e}")));
+        let out = String::from_utf8_lossy(&o.stdout);
+        match out.split_whitespace().nth(1) {
+            Some(p) if o.status.success() => PathBuf::from(p),
+            _ => fail(&format!(
+                "ttprof build --core {risc}: {}{}",
+                out,
+                String::from_utf8_lossy(&o.stderr)
+            )),
+        }
+    };
+    (build("brisc"), build("ncrisc"))
+}
+
+/// `ttprof capture --all-outputs` of the run `run_args` makes (no consumer of its own),
+/// attached once its image and op log exist, stopped (its flag file removed) when the run
+/// ends.
+fn capture(ttprof: &Path, run_args: &[String], run_out: &Path, out: &Path) -> Measured {
+    let _ = std::fs::remove_dir_all(run_out);
+    let flag = run_out.with_extension("flag");
+    std::fs::write(&flag, b"").unwrap_or_else(|e| fail(&e.to_string()));
+    let mut run = Command::new(ttprof)
+        .args(run_args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| fail(&format!("ttprof run: {e}")));
+    let (image, oplog) = (run_out.join("device.img"), run_out.join("ops.jsonl"));
+    let start = Instant::now();
+    while !(image.exists() && oplog.exists()) {
+        if start.elapsed() > Duration::from_secs(120) || run.try_wait().ok().flatten().is_some() {
+            fail("ttprof run did not create its device image and op log");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let args = [
+        "capture",
+        "--device",
+        s(&image),
+        "--oplog",
+        s(&oplog),
+        "--all-outputs",
+        "--until-file-gone",
+        s(&flag),
+        "--out",
+        s(out),
+    ];
+    let child = timed(ttprof, &args);
+    let _ = run.wait();
+    let _ = std::fs::remove_file(&flag);
+    let o = child
+        .wait_with_output()
+        .unwrap_or_else(|e| fail(&format!("ttprof capture: {e}")));
+    measured(&args, &o)
+}
+
+/// `ttprof tracy` of a snapshot on `port`, drained by the protocol-level capture tool.
+fn tracy(ttprof: &Path, snap: &Path, oplog: &Path, port: u16) -> Measured {
+    let port_arg = port.to_string();
+    let args = [
+        "tracy",
+        "--device",
+        s(snap),
+        "--oplog",
+        s(oplog),
+        "--port",
+        &port_arg,
+        "--timeout-s",
+        "900",
+    ];
+    let child = timed(ttprof, &args);
+    let opts = ttprof::tracy::test_client::CaptureOptions {
+        timeout: Duration::from_secs(900),
+        ..Default::default()
+    };
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    if let Err(e) = ttprof::tracy::test_client::capture(addr, &opts) {
+        eprintln!("tracy capture: {e}");
+    }
+    let o = child
+        .wait_with_output()
+        .unwrap_or_else(|e| fail(&format!("ttprof tracy: {e}")));
+    measured(&args, &o)
 }
 
 fn count_lines(path: &Path) -> u64 {

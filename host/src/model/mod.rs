@@ -18,5 +18,6 @@ pub mod pass;
 pub mod profile;
 pub mod resolve;
 pub mod sites;
+pub mod spooled;
 pub mod timebase;
 pub mod timeline;

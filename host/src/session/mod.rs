@@ -35,6 +35,7 @@ mod op;
 pub use check::check;
 pub use op::{L1Input, Op};
 
+use crate::capture::spool::Spool;
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
 use crate::devmem::{DeviceMemory, EmuMemory, MappedImage, Snapshot};
 use crate::error::{Error, Result};
@@ -103,6 +104,13 @@ pub struct Config {
     /// Sample the line profile through each tile's debug daisychain (`--sample N`,
     /// [`crate::lines::sample`]): one core per tile at a time, rotated every window.
     pub sample: Option<crate::lines::sample::SampleConfig>,
+    /// Memory bounded at any run length (`ttprof run` sets it): what the consumer drains goes
+    /// to a spool file in `out` as it arrives (nothing of it stays in memory), and
+    /// [`Session::finish`] writes the snapshot and every output ring by ring from it
+    /// ([`crate::spooled`]), one ring's records at a time. [`FinishedSession::readout`]
+    /// then holds each ring's counts, not its records. Applies with a consumer on the ring
+    /// backend (the timestamper's records are merged into the rings' at the end, held).
+    pub spool_records: bool,
 }
 
 impl Config {
@@ -118,6 +126,7 @@ impl Config {
             threads: 0,
             sync_samples: 100,
             sample_every_ns: crate::clock::DEFAULT_SAMPLE_EVERY_NS,
+            spool_records: false,
             instruction_budget: ttprof_emu::DEFAULT_INSTRUCTION_BUDGET,
             dataset: None,
             summary_threshold_ns: 0.0,
@@ -185,6 +194,10 @@ pub struct Session {
     stamps: Option<Stamps>,
     /// The daisychain sampler (`Config::sample`).
     daisy: Option<crate::lines::sample::Sampler>,
+    /// Where drained payload goes (`Config::spool_records`).
+    spool: Option<Spool>,
+    /// The spool's first failed write (a full disk): it keeps later payload in memory.
+    spool_failed: Option<Error>,
 }
 
 impl Session {
@@ -255,7 +268,12 @@ impl Session {
         // What the consumer takes leaves the device: keep it for the snapshot.
         drainer.keep_payload();
         let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
+        let spool = (cfg.spool_records && consume && cfg.backend == Backend::Ring)
+            .then(|| Spool::create(out))
+            .transpose()?;
         Ok(Session {
+            spool,
+            spool_failed: None,
             dev,
             mem,
             drainer,
@@ -432,7 +450,8 @@ impl Session {
                 None => drain_every,
             };
             let (drainer, sampler, daisy) = (&mut self.drainer, &mut self.sampler, &mut self.daisy);
-            let stamps = &mut self.stamps;
+            let (stamps, spool) = (&mut self.stamps, &mut self.spool);
+            let spool_failed = &mut self.spool_failed;
             let mut at = 0u64;
             self.dev.run_with_hook(every, &mut |dev| {
                 let before = at;
@@ -440,6 +459,13 @@ impl Session {
                 if drain_every > 0 && at / drain_every != before / drain_every {
                     if drain_error.is_none() {
                         drain_error = drainer.drain().err();
+                    }
+                    if let (None, Some(spool)) = (&drain_error, spool.as_mut()) {
+                        // A spool that cannot write keeps the payload in memory: the run
+                        // goes on, nothing drained is lost (said at the end).
+                        if let Err(e) = spool_drained(drainer, spool) {
+                            spool_failed.get_or_insert(e);
+                        }
                     }
                     if let (None, Some(s)) = (&drain_error, stamps.as_mut()) {
                         drain_error = s.drain(&EmuMemory::new(dev)).err();
@@ -602,10 +628,17 @@ impl Session {
             lines,
             stamps,
             daisy,
+            mut spool,
+            mut spool_failed,
             ..
         } = self;
         drop(log);
         drainer.drain_final()?;
+        if let Some(spool) = spool.as_mut() {
+            if let Err(e) = spool_drained(&mut drainer, spool) {
+                spool_failed.get_or_insert(e);
+            }
+        }
         let mut drained = drainer.take_payload();
         let mut readout = drainer.finish()?;
         let (mut stamp_issues, mut stamp_bus) = (Vec::new(), 0);
@@ -632,6 +665,14 @@ impl Session {
             }
         }
         snap.add_sync_samples(sync.samples())?;
+        let written_snapshot = match spool.as_mut() {
+            // The drained payload from the spool, a ring at a time.
+            Some(spool) => {
+                snap.save_with_drained(&snapshot, &spool.rings(), |id| spool.read(id))?;
+                true
+            }
+            None => false,
+        };
         if cfg.backend == Backend::Timestamper {
             // The rings' records with the timestamper's merged in, read back as any readout
             // of the snapshot reads them (`ttprof report --device device.snap` sees the same).
@@ -640,11 +681,19 @@ impl Session {
             readout.bus_bytes = bus + stamp_bus;
             readout.issues.extend(stamp_issues);
         }
-        snap.save(&snapshot)?;
+        if !written_snapshot {
+            snap.save(&snapshot)?;
+        }
+        drop(snap);
         let oplog = OpLog::read(&cfg.out.join(OPLOG_FILE))?;
-        let resolution = Resolver::new(&oplog).resolve(&readout);
         let mut issues: Vec<Issue> = faults.iter().map(fault_issue).collect();
         issues.extend(fit.issues.iter().cloned());
+        if let Some(e) = spool_failed {
+            issues.push(Issue::warning(
+                None,
+                format!("{e}: the records drained from then on were kept in memory instead"),
+            ));
+        }
         let options = outputs::Options {
             notes: faults.iter().map(|f| format!("FAULT: {f}")).collect(),
             dataset: cfg.dataset.clone(),
@@ -652,13 +701,29 @@ impl Session {
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;
-        let model = crate::profile::Profile::resolved(
-            readout,
-            resolution,
-            Some(oplog),
-            fit.timebase.clone(),
-        );
-        let mut written = outputs::write_all(&cfg.out, &model, &options)?;
+        let (model, mut written) = match spool.as_mut() {
+            // Two passes over the spool: the model, then the outputs a ring at a time.
+            Some(spool) => {
+                let s = crate::spooled::profile(readout, spool, Some(oplog), fit.timebase.clone())?;
+                let mut model = s.profile;
+                model.readout.issues.extend(s.launch);
+                let mut rings = crate::spooled::SpoolRings::new(&model, spool);
+                let written = outputs::write_all_rings(&cfg.out, &model, &mut rings, &options)?;
+                (model, written)
+            }
+            None => {
+                let resolution = Resolver::new(&oplog).resolve(&readout);
+                let model = crate::profile::Profile::resolved(
+                    readout,
+                    resolution,
+                    Some(oplog),
+                    fit.timebase.clone(),
+                );
+                let written = outputs::write_all(&cfg.out, &model, &options)?;
+                (model, written)
+            }
+        };
+        drop(spool);
         if let Some(lines) = &lines {
             written.lines = lines.write(&cfg.out)?;
         }
@@ -691,6 +756,15 @@ impl Session {
             agreement,
         })
     }
+}
+
+/// Moves what `drainer` decoded since the last call into `spool` (its tables dropped: the
+/// payload decodes to the same records). A write that fails keeps the payload in the
+/// spool's memory, and says so.
+fn spool_drained(drainer: &mut Drainer, spool: &mut Spool) -> Result<()> {
+    let kept = spool.append(&drainer.take_payload());
+    drop(drainer.take_zones());
+    kept
 }
 
 /// A fault as a data problem at its core.

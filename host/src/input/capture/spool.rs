@@ -117,6 +117,19 @@ impl Spool {
         Ok(out)
     }
 
+    /// The rings with spooled payload, in ring order.
+    pub fn rings(&self) -> Vec<RingId> {
+        let mut ids: Vec<RingId> = self
+            .chunks
+            .keys()
+            .chain(self.held.keys())
+            .copied()
+            .collect();
+        ids.sort();
+        ids.dedup();
+        ids
+    }
+
     /// Bytes kept in memory because the file could not take them.
     pub fn held(&self) -> u64 {
         self.held.values().map(|b| b.len() as u64).sum()

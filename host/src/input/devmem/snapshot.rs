@@ -32,6 +32,7 @@ use super::sync_record::{SyncLog, TAG_SYNC};
 use super::{check_access, DeviceMemory, TileTable};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
+use crate::readout::RingId;
 use riscv_linker::devfile::Geometry;
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
@@ -77,6 +78,12 @@ pub struct Snapshot {
     pub(super) sync: SyncLog,
     /// Per (chip, tile index, RISC index): payload a consumer drained before the recording.
     drained: RwLock<BTreeMap<(u32, u32, u32), Vec<u8>>>,
+    /// The same, as pieces (offset, length) of the file the snapshot was loaded from: read
+    /// back only when a readout asks for the ring ([`DeviceMemory::drained_payload`]), so a
+    /// long run's drained payload is never held whole. They come before `drained`'s bytes.
+    in_file: BTreeMap<(u32, u32, u32), Vec<(u64, u64)>>,
+    /// The file `in_file` points into.
+    file: Option<std::fs::File>,
 }
 
 impl Snapshot {
@@ -95,6 +102,8 @@ impl Snapshot {
             bytes_read: AtomicU64::new(0),
             sync: SyncLog::default(),
             drained: RwLock::new(BTreeMap::new()),
+            in_file: BTreeMap::new(),
+            file: None,
         })
     }
 
@@ -129,9 +138,37 @@ impl Snapshot {
 
     /// Bytes of drained payload recorded, over all rings.
     pub fn drained_bytes(&self) -> u64 {
-        self.drained
+        let in_file: u64 = self.in_file.values().flatten().map(|p| p.1).sum();
+        in_file
+            + self
+                .drained
+                .read()
+                .map_or(0, |d| d.values().map(|b| b.len() as u64).sum())
+    }
+
+    /// Ring `key`'s drained payload: its pieces in the file, then what was added.
+    fn drained_of(&self, key: (u32, u32, u32)) -> std::io::Result<Option<Vec<u8>>> {
+        use std::os::unix::fs::FileExt;
+        let pieces = self.in_file.get(&key).map_or(&[][..], Vec::as_slice);
+        let held = self
+            .drained
             .read()
-            .map_or(0, |d| d.values().map(|b| b.len() as u64).sum())
+            .map_err(|_| std::io::Error::other(poisoned().to_string()))?;
+        let added = held.get(&key);
+        if pieces.is_empty() && added.is_none() {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for &(offset, len) in pieces {
+            let at = out.len();
+            out.resize(at + len as usize, 0);
+            match &self.file {
+                Some(f) => f.read_exact_at(&mut out[at..], offset)?,
+                None => return Err(std::io::Error::other("internal: no snapshot file")),
+            }
+        }
+        out.extend_from_slice(added.map_or(&[][..], Vec::as_slice));
+        Ok(Some(out))
     }
 
     /// Copies `bytes` bytes at `addr` of every tile of every chip from `mem`.
@@ -178,6 +215,49 @@ impl Snapshot {
         self.encode()
     }
 
+    /// [`Snapshot::save`] with more drained payload than the snapshot holds: one section per
+    /// ring of `rings`, its bytes asked of `payload` when its turn comes and written at once,
+    /// so a long run's drained payload (a session's spool) is never held whole. A readout
+    /// of the file sees them after what [`Snapshot::add_drained`] recorded for the ring.
+    pub fn save_with_drained(
+        &self,
+        path: &Path,
+        rings: &[RingId],
+        mut payload: impl FnMut(RingId) -> Result<Vec<u8>>,
+    ) -> Result<()> {
+        let mut places = Vec::with_capacity(rings.len());
+        for id in rings {
+            let index = self.tiles.index(id.chip, id.tile)?;
+            places.push(([id.chip, index, id.risc.index() as u32], *id));
+        }
+        places.sort_by_key(|p| p.0);
+        let head = self.encode_body(places.len())?;
+        let mut failed = None;
+        write_atomic(path, |w| {
+            let mut h = Fnv1a::default();
+            h.write(w, &head)?;
+            for (place, id) in &places {
+                let bytes = payload(*id).map_err(|e| {
+                    let what = e.to_string();
+                    failed = Some(e);
+                    std::io::Error::other(what)
+                })?;
+                let mut header = Vec::with_capacity(28);
+                for v in [TAG_DRAINED, 0] {
+                    header.extend_from_slice(&v.to_le_bytes());
+                }
+                header.extend_from_slice(&(12 + bytes.len() as u64).to_le_bytes());
+                for v in place {
+                    header.extend_from_slice(&v.to_le_bytes());
+                }
+                h.write(w, &header)?;
+                h.write(w, &bytes)?;
+            }
+            w.write_all(&h.0.to_le_bytes())
+        })
+        .map_err(|e| failed.take().unwrap_or(e))
+    }
+
     /// Reads and validates a snapshot file. Only a regular file is read (a FIFO or a device
     /// is refused before it is opened), and no more bytes than its size.
     ///
@@ -201,6 +281,14 @@ impl Snapshot {
     }
 
     fn encode(&self) -> Result<Vec<u8>> {
+        let mut out = self.encode_body(0)?;
+        let hash = fnv1a(&out);
+        out.extend_from_slice(&hash.to_le_bytes());
+        Ok(out)
+    }
+
+    /// The file without its checksum, counting `more` sections written after it.
+    fn encode_body(&self, more: usize) -> Result<Vec<u8>> {
         let g = &self.geometry;
         let all = self.extents.read().map_err(|_| poisoned())?;
         let sync = if self.sync.is_empty() {
@@ -208,11 +296,25 @@ impl Snapshot {
         } else {
             Some(self.sync.encode(|c, t| self.tiles.index(c, t))?)
         };
-        let drained = self.drained.read().map_err(|_| poisoned())?;
+        let mut keys: Vec<(u32, u32, u32)> = self.in_file.keys().copied().collect();
+        keys.extend(self.drained.read().map_err(|_| poisoned())?.keys().copied());
+        keys.sort();
+        keys.dedup();
+        let mut drained = BTreeMap::new();
+        for key in keys {
+            let bytes = self.drained_of(key).map_err(|e| {
+                Error::Other(format!(
+                    "{}: read its drained payload back: {e}",
+                    self.describe()
+                ))
+            })?;
+            drained.insert(key, bytes.unwrap_or_default());
+        }
         let sections = 1
             + all.values().map(|r| r.len()).sum::<usize>()
             + sync.is_some() as usize
-            + drained.len();
+            + drained.len()
+            + more;
         let mut out = Vec::new();
         out.extend_from_slice(&SNAPSHOT_MAGIC);
         for v in [
@@ -254,8 +356,6 @@ impl Snapshot {
             body.extend_from_slice(bytes);
             section(&mut out, TAG_DRAINED, &body);
         }
-        let hash = fnv1a(&out);
-        out.extend_from_slice(&hash.to_le_bytes());
         Ok(out)
     }
 
@@ -330,6 +430,25 @@ fn insert(runs: &mut BTreeMap<u32, Vec<u32>>, addr: u32, words: &[u32]) {
     let at = ((addr as u64 - start) / 4) as usize;
     merged[at..at + words.len()].copy_from_slice(words);
     runs.insert(start as u32, merged);
+}
+
+/// 64-bit FNV-1a over bytes written in pieces.
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Fnv1a {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv1a {
+    /// Hashes `bytes` and writes them to `w`.
+    fn write(&mut self, w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+        self.0 = bytes.iter().fold(self.0, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        w.write_all(bytes)
+    }
 }
 
 /// 64-bit FNV-1a.
@@ -680,11 +799,32 @@ fn load_file(file: std::fs::File, len: u64) -> Result<Snapshot, Load> {
             p.skip(n, &what)?;
             continue;
         }
+        if tag == TAG_DRAINED {
+            // Only the place is read: the payload stays in the file until a readout asks.
+            let mut place = Vec::new();
+            p.read(12, &format!("place of {what} (tag {tag})"), &mut place)?;
+            let offset = p.at;
+            p.skip(n - 12, &format!("body of {what} (tag {tag})"))?;
+            match snapshot.as_mut() {
+                Some(s) => drained_in_file(s, &place, offset, n - 12)
+                    .map_err(|e| Load::Bad(format!("{what}: {e}")))?,
+                None => {
+                    return Err(Load::Bad(format!(
+                        "{what}: drained payload before the tile table"
+                    )))
+                }
+            }
+            continue;
+        }
         let mut data = Vec::new();
         p.read(n, &format!("body of {what} (tag {tag})"), &mut data)?;
         apply_section(&mut snapshot, geometry, &what, tag, data)?;
     }
-    snapshot.ok_or_else(|| Load::Bad("no tile table section".into()))
+    let mut snapshot = snapshot.ok_or_else(|| Load::Bad("no tile table section".into()))?;
+    if !snapshot.in_file.is_empty() {
+        snapshot.file = Some(p.r.into_inner());
+    }
+    Ok(snapshot)
 }
 
 /// Compares the hash of everything read so far with the file's last 8 bytes.
@@ -735,14 +875,23 @@ fn extent(s: &Snapshot, data: &[u8]) -> Result<(), String> {
     s.add(chip, tile, addr, &words).map_err(|e| e.to_string())
 }
 
-fn drained(s: &Snapshot, mut data: Vec<u8>) -> Result<(), String> {
+/// A drained payload section whose body (after its 12 bytes of place) stays in the file:
+/// `len` bytes at `offset`.
+fn drained_in_file(s: &mut Snapshot, place: &[u8], offset: u64, len: u64) -> Result<(), String> {
+    let key = drained_key(s, place)?;
+    s.in_file.entry(key).or_default().push((offset, len));
+    Ok(())
+}
+
+/// The ring a drained payload section names (its first 12 bytes), checked.
+fn drained_key(s: &Snapshot, data: &[u8]) -> Result<(u32, u32, u32), String> {
     if data.len() < 12 {
         return Err(format!(
             "drained payload body of {} bytes: expected at least 12 bytes of place",
             data.len()
         ));
     }
-    let (chip, index, risc) = (le32(&data, 0), le32(&data, 4), le32(&data, 8));
+    let (chip, index, risc) = (le32(data, 0), le32(data, 4), le32(data, 8));
     let tile = tile_at(s, chip, index, "drained payload")?;
     let risc = Risc::from_index(risc as usize)
         .filter(|_| (risc as usize) < Risc::COUNT)
@@ -750,8 +899,13 @@ fn drained(s: &Snapshot, mut data: Vec<u8>) -> Result<(), String> {
             "drained payload names RISC index {risc}, expected 0..=4"
         ))?;
     let index = s.tiles.index(chip, tile).map_err(|e| e.to_string())?;
+    Ok((chip, index, risc.index() as u32))
+}
+
+fn drained(s: &Snapshot, mut data: Vec<u8>) -> Result<(), String> {
+    let key = drained_key(s, &data)?;
     let mut all = s.drained.write().map_err(|_| poisoned().to_string())?;
-    let kept = all.entry((chip, index, risc.index() as u32)).or_default();
+    let kept = all.entry(key).or_default();
     if kept.is_empty() {
         // The body becomes the ring's payload without a copy.
         data.drain(..12);
@@ -817,11 +971,12 @@ impl DeviceMemory for Snapshot {
 
     fn drained_payload(&self, chip: u32, tile: NocCoord, risc: Risc) -> Option<Vec<u8>> {
         let index = self.tiles.index(chip, tile).ok()?;
-        self.drained
-            .read()
-            .ok()?
-            .get(&(chip, index, risc.index() as u32))
-            .cloned()
+        // The file was whole when loaded (its checksum); a read that fails now gives the
+        // ring without its drained records, which the second reading of a two-pass readout
+        // finds (its count differs) and refuses.
+        self.drained_of((chip, index, risc.index() as u32))
+            .ok()
+            .flatten()
     }
 }
 
@@ -948,6 +1103,64 @@ mod tests {
                 && e.contains("needs 18446744073709551615 bytes"),
             "{e}"
         );
+    }
+
+    /// A snapshot written with drained payload handed over ring by ring (a session's spool)
+    /// loads with that payload left in the file, read back when a ring is asked for, after
+    /// what was added in memory; saved again, it keeps every byte.
+    #[test]
+    fn drained_payload_is_written_ring_by_ring_and_read_back_from_the_file() {
+        use crate::readout::RingId;
+        let dir = crate::testing::temp_dir("snapshot-drained");
+        let path = dir.join("s.snap");
+        let s = snapshot();
+        s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[1, 2])
+            .unwrap();
+        let ring = |chip, x, y, risc| RingId {
+            chip,
+            tile: NocCoord::new(x, y),
+            risc,
+        };
+        let rings = [ring(1, 2, 1, Risc::Trisc1), ring(0, 1, 1, Risc::Brisc)];
+        let mut asked = Vec::new();
+        s.save_with_drained(&path, &rings, |id| {
+            asked.push(id);
+            Ok(if id.chip == 1 {
+                vec![3, 4, 5]
+            } else {
+                vec![9; 1000]
+            })
+        })
+        .unwrap();
+        assert_eq!(asked.len(), 2, "each ring asked once");
+        let back = Snapshot::load(&path).unwrap();
+        assert!(back.drained.read().unwrap().is_empty(), "nothing held");
+        assert_eq!(back.in_file.len(), 2);
+        assert_eq!(back.drained_bytes(), 1005);
+        assert_eq!(
+            back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
+                .unwrap(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            back.drained_payload(0, NocCoord::new(1, 1), Risc::Brisc)
+                .unwrap(),
+            vec![9; 1000]
+        );
+        assert!(back
+            .drained_payload(0, NocCoord::new(1, 1), Risc::Ncrisc)
+            .is_none());
+        let again = dir.join("again.snap");
+        back.save(&again).unwrap();
+        let twice = Snapshot::load(&again).unwrap();
+        assert_eq!(
+            twice
+                .drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
+                .unwrap(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(twice.drained_bytes(), 1005);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

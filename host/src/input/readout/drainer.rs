@@ -516,6 +516,17 @@ impl<'m> RingReader<'m> {
         self.d.rings.len()
     }
 
+    /// From now on, each ring keeps the bytes it decodes ([`Drainer::keep_payload`]): a
+    /// reader that consumes keeps them to decode the ring again.
+    pub fn keep_payload(&mut self) {
+        self.d.keep_payload();
+    }
+
+    /// Moves the bytes decoded since the last call out ([`Drainer::take_payload`]).
+    pub fn take_payload(&mut self) -> Vec<(RingId, Vec<u8>)> {
+        self.d.take_payload()
+    }
+
     /// The next ring, read and decoded, with its records (`None` after the last).
     pub fn next_ring(&mut self) -> Result<Option<RingReport>> {
         let Some(entry) = self.d.rings.get_mut(self.next) else {

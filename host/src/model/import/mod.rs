@@ -399,4 +399,53 @@ mod tests {
         assert_eq!(ops, [(1, "run 1"), (2, "run 2"), (3, "run 3")]);
         std::fs::remove_dir_all(dir).unwrap();
     }
+
+    /// A device log whose rings' rows interleave (round robin): the second pass keeps one
+    /// ring at a time (a window of one record) by reading the file again for each ring
+    /// whose rows it passed over, and every ring comes out as the held import makes it.
+    #[test]
+    fn interleaved_rings_are_read_again_instead_of_held() {
+        use crate::sink::RingSource;
+        let dir = crate::testing::temp_dir("import-interleaved");
+        let csv = dir.join(crate::csv::FILE_NAME);
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        crate::csv::write_file(&csv, &r, &res, 1000).unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.by_ref().take(2).collect();
+        let mut rings: Vec<(String, Vec<&str>)> = Vec::new();
+        for l in lines {
+            let key = l.splitn(5, ',').take(4).collect::<Vec<_>>().join(",");
+            match rings.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, rows)) => rows.push(l),
+                None => rings.push((key, vec![l])),
+            }
+        }
+        assert!(rings.len() >= 3, "{} rings", rings.len());
+        let mut mixed: Vec<&str> = head;
+        for i in 0..rings.iter().map(|r| r.1.len()).max().unwrap() {
+            mixed.extend(rings.iter().filter_map(|(_, rows)| rows.get(i)));
+        }
+        let interleaved = dir.join("interleaved.csv");
+        std::fs::write(&interleaved, mixed.join("\n") + "\n").unwrap();
+        let held = import(&interleaved, None).unwrap();
+        let (streamed, mut source) = stream(&interleaved, None).unwrap();
+        source.window_records = 1;
+        assert_eq!(streamed.profile.ring_count(), held.profile.ring_count());
+        for i in 0..held.profile.ring_count() {
+            let ring = source.ring(i).unwrap().into_owned();
+            let want = &held.profile.readout.rings[i];
+            assert_eq!(ring.id, want.id);
+            assert_eq!(
+                format!("{:?}", ring.records),
+                format!("{:?}", want.records),
+                "ring {i}"
+            );
+            let in_flight = source.records.iter().filter(|r| r.is_some()).count();
+            assert!(in_flight <= 1, "{in_flight} rings held after ring {i}");
+        }
+        assert!(source.readings > 1, "{} readings", source.readings);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

@@ -1,8 +1,13 @@
 //! The second pass of a streamed import: the device log read again, each ring's records
 //! built as the first pass did and handed to the outputs as soon as its last row is read
 //! ([`CsvRings`], a [`RingSource`]). Memory is the rings in flight: one at a time in a file
-//! that lists each ring's rows together (tt-metal's and ttprof's do), more when rings
-//! interleave (every ring from its first row to its last).
+//! that lists each ring's rows together (tt-metal's and ttprof's do). When rings
+//! interleave, only the rings of a *window* are kept: the ring asked for and the next ones
+//! while their records (the first pass counted them) add up to at most [`WINDOW_RECORDS`];
+//! rows of later rings are passed over, and when one of those is asked for, the file is
+//! read again from its start. Memory is then the larger of the window and the largest
+//! ring; time grows with the reads (about one per window's worth of records when every
+//! ring spans the whole file).
 
 use super::pairing::{Made, Pairing};
 use crate::decode::Records;
@@ -13,16 +18,28 @@ use crate::tt_metal::device_log::DeviceLog;
 use std::borrow::Cow;
 use std::path::PathBuf;
 
+/// Records the rings in flight may hold together when rings interleave (one ring larger
+/// than this is still held whole): about 40 bytes each, so ~80 MB.
+pub const WINDOW_RECORDS: u64 = 2 << 20;
+
 /// The rings of a device log, read again ring by ring (see the module docs).
 pub struct CsvRings {
     path: PathBuf,
     log: Option<DeviceLog>,
     pairing: Pairing,
     /// Per ring: its records while in flight.
-    records: Vec<Option<Records>>,
+    pub(crate) records: Vec<Option<Records>>,
     /// Per ring: rows the first pass counted, and records it made.
     expected: Vec<(u64, u64)>,
     made: Vec<Made>,
+    /// Rings whose records are kept in this reading: `index..window`.
+    window: usize,
+    /// Per ring: whether rows of it were passed over in this reading (outside the window).
+    passed_over: Vec<bool>,
+    /// Readings of the file so far.
+    pub(crate) readings: u32,
+    /// [`WINDOW_RECORDS`] (smaller in tests).
+    pub(crate) window_records: u64,
 }
 
 impl CsvRings {
@@ -32,9 +49,27 @@ impl CsvRings {
             path,
             log: None,
             records: Vec::new(),
+            passed_over: vec![false; expected.len()],
             expected,
             made: Vec::new(),
+            window: 0,
+            readings: 0,
+            window_records: WINDOW_RECORDS,
         }
+    }
+
+    /// Keeps rings `index..` whose records fit [`WINDOW_RECORDS`] (at least ring `index`).
+    fn set_window(&mut self, index: usize) {
+        let mut total = 0u64;
+        let mut end = index;
+        while let Some(&(_, records)) = self.expected.get(end) {
+            if end > index && total + records > self.window_records {
+                break;
+            }
+            total += records;
+            end += 1;
+        }
+        self.window = self.window.max(end);
     }
 
     fn changed(&self, what: &str) -> Error {
@@ -46,8 +81,18 @@ impl CsvRings {
 
     /// Reads rows until ring `index` is complete.
     fn read_until(&mut self, index: usize) -> Result<()> {
+        if self.passed_over.get(index) == Some(&true) {
+            // Rows of this ring were passed over: read the file again from its start.
+            self.log = None;
+            self.pairing = Pairing::new(&self.path);
+            self.records.clear();
+            self.passed_over.iter_mut().for_each(|p| *p = false);
+            self.window = index;
+        }
+        self.set_window(index);
         if self.log.is_none() {
             self.log = Some(DeviceLog::open(&self.path)?);
+            self.readings += 1;
         }
         loop {
             let done = self.pairing.rings.get(index).map(|r| r.rows);
@@ -61,6 +106,16 @@ impl CsvRings {
             self.made.clear();
             self.pairing.row(&row, &mut self.made)?;
             for m in &self.made {
+                if m.ring >= self.window {
+                    if let Some(p) = self.passed_over.get_mut(m.ring) {
+                        *p = true;
+                    }
+                    continue;
+                }
+                if m.ring < index && self.records.get(m.ring).is_none_or(Option::is_none) {
+                    // A ring handed out already, read again: not kept twice.
+                    continue;
+                }
                 if self.records.len() <= m.ring {
                     self.records.resize_with(m.ring + 1, || None);
                 }

@@ -2,11 +2,14 @@
 //! tool (what the CLI's subcommand runs; a library caller would use [`TracyStream::build`] and
 //! [`serve`](super::serve) directly).
 
-use super::{server::capture_hint, ServeOptions, ServeReport, Server, StreamOptions, TracyStream};
+use super::{
+    server::capture_hint, ServeOptions, ServeReport, Server, StreamOptions, TracySink, TracyStream,
+};
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::profile::Profile;
+use crate::sink::RingSource;
 use std::path::Path;
 
 /// What the command did: the capture, and every problem found on the way.
@@ -37,25 +40,43 @@ pub enum Source<'a> {
 }
 
 /// Reads `source` (never consuming a device), and serves the stream until a capture tool
-/// has drained it. Progress goes to stderr.
+/// has drained it. Progress goes to stderr. The run is read in two passes (the model, then
+/// the rings one at a time, [`crate::pass`], [`crate::import::stream`]): what stays is the
+/// Tracy stream's own tables.
 pub fn run(source: &Source, opts: &ServeOptions) -> Result<Outcome> {
-    let (p, note) = match *source {
+    let (p, stream, note) = match *source {
         Source::Device { device, oplog } => {
-            let loaded = Profile::open(device, Some(OpLog::read(oplog)?), false)?;
-            (loaded.profile, loaded.clock_note)
+            let loaded = crate::pass::open(device, Some(OpLog::read(oplog)?))?;
+            let mut rings = crate::pass::DeviceRings::new(&loaded.profile, loaded.memory.as_ref())?;
+            let stream = stream_of(&loaded.profile, &mut rings)?;
+            drop(rings);
+            (loaded.profile, stream, loaded.clock_note)
         }
         Source::DeviceLog { csv, ops } => {
-            let i = crate::import::import(csv, ops)?;
-            (i.profile, i.clock_note)
+            let (i, mut rings) = crate::import::stream(csv, ops)?;
+            let stream = stream_of(&i.profile, &mut rings)?;
+            (i.profile, stream, i.clock_note)
         }
     };
     eprintln!("{note}");
-    serve(p, opts)
+    serve_stream(p, stream, opts)
+}
+
+/// The Tracy stream of `p`, each ring's records taken from `rings`.
+fn stream_of(p: &Profile, rings: &mut dyn RingSource) -> Result<TracyStream> {
+    let mut b = TracySink::new(StreamOptions::default());
+    crate::sink::drive_rings(p, rings, &mut [&mut b])?;
+    b.into_stream()
 }
 
 /// Serves `p` until a capture tool has drained it.
 pub fn serve(p: Profile, opts: &ServeOptions) -> Result<Outcome> {
     let stream = TracyStream::of(&p, &StreamOptions::default())?;
+    serve_stream(p, stream, opts)
+}
+
+/// Serves `stream`, built from `p`, until a capture tool has drained it.
+fn serve_stream(p: Profile, stream: TracyStream, opts: &ServeOptions) -> Result<Outcome> {
     let s = &stream.summary;
     eprintln!(
         "Tracy stream: {} zones on {} RISC lanes in {} GPU contexts ({} tile(s) each), {} source locations, {} ops, \

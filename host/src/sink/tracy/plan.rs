@@ -223,9 +223,7 @@ impl TracyStream {
     pub fn of(p: &Profile, opts: &StreamOptions) -> Result<TracyStream> {
         let mut b = TracySink::new(opts.clone());
         sink::drive(p, &mut [&mut b])?;
-        b.stream
-            .take()
-            .ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))
+        b.into_stream()
     }
 }
 
@@ -263,6 +261,15 @@ impl TracySink {
     }
 }
 
+impl TracySink {
+    /// The stream built (after the drive's `finish`).
+    pub fn into_stream(mut self) -> Result<TracyStream> {
+        self.stream
+            .take()
+            .ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))
+    }
+}
+
 impl Sink for TracySink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let is_zone = |k: &RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
@@ -270,7 +277,11 @@ impl Sink for TracySink {
             .readout
             .rings
             .iter()
-            .filter(|r| r.records.kind.iter().any(is_zone))
+            // A ring read in two passes holds its counts, not its records.
+            .filter(|r| match r.released {
+                Some(c) => c.zones > 0,
+                None => r.records.kind.iter().any(is_zone),
+            })
             .map(|r| (r.id.chip, r.id.tile));
         self.layout = Layout::new(tiles).map_err(Error::Other)?;
         Ok(())
