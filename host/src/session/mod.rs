@@ -659,7 +659,9 @@ impl Session {
             fit.timebase.clone(),
         );
         let mut written = outputs::write_all(&cfg.out, &model, &options)?;
-        if let Some(lines) = &lines {
+        let mut lines = lines;
+        if let Some(lines) = &mut lines {
+            lines.split_by_zones(&model);
             written.lines = lines.write(&cfg.out)?;
         }
         let mut agreement = None;

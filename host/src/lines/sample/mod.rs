@@ -373,6 +373,7 @@ impl SampleProfile {
                     cores: s.windows,
                     cycles: s.samples,
                     pcs: s.pcs.clone(),
+                    zones: BTreeMap::new(),
                 },
             );
         }
