@@ -456,11 +456,10 @@ mod processor;
 fn perfetto_line_tracks_load(out: &Path) {
     let q_counters = "SELECT t.name, count(*), min(c.value), max(c.value) FROM counter c \
                       JOIN counter_track t ON c.track_id = t.id WHERE t.name LIKE '%cycles:%' GROUP BY 1";
-    let q_sums = "SELECT count(*) FROM (SELECT t.parent_id, c.ts, sum(c.value) s FROM counter c \
+    let q_sums = "SELECT * FROM (SELECT substr(t.name, 1, instr(t.name, ' cycles:')), c.ts, sum(c.value) s, count(*) n FROM counter c \
                   JOIN counter_track t ON c.track_id = t.id WHERE t.name LIKE '%cycles:%' \
-                  GROUP BY 1, 2) WHERE s > 0 AND abs(s - 100) > 0.001";
-    let q_parent =
-        "SELECT p.name, count(*) FROM counter_track t JOIN track p ON t.parent_id = p.id \
+                  GROUP BY 1, 2) WHERE s > 0 AND abs(s - 100) > 0.001 LIMIT 5";
+    let q_parent = "SELECT p.name, count(*) FROM track t JOIN track p ON t.parent_id = p.id \
                     WHERE t.name LIKE '%cycles:%' GROUP BY 1";
     let q_hot = "SELECT t.name, count(*) FROM slice s JOIN track t ON s.track_id = t.id \
                  WHERE t.name LIKE '%hottest line' AND s.name LIKE '%compute.cpp:11 %' GROUP BY 1";
@@ -502,8 +501,8 @@ fn perfetto_line_tracks_load(out: &Path) {
         }
     }
     assert_eq!(
-        r(1)[0][0].as_u64(),
-        Some(0),
+        r(1),
+        Vec::<serde_json::Value>::new(),
         "every window's shares add up to 100 %"
     );
     let parents = r(2);
