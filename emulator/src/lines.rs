@@ -90,6 +90,9 @@ pub(crate) struct LineTable {
     rows: Vec<[u64; CAUSES]>,
     /// The current segment.
     cur: Vec<[u64; CAUSES]>,
+    /// Rows of `cur` in `dirty` (a flag, not a test of the row: comparing six words per
+    /// instruction cost more than the rest of the accounting).
+    marked: Vec<bool>,
     dirty: Vec<u32>,
     /// Closed segments after the first: (core time of the clock read that opened it, its
     /// first index into `entries`). The first segment starts at the core's release.
@@ -109,14 +112,15 @@ impl LineTable {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn row(&mut self, pc: u32) -> &mut [u64; CAUSES] {
         let i = (pc.wrapping_sub(self.base) >> 2) as usize;
         if i >= self.cur.len() {
             self.cur.resize(i + 1, [0; CAUSES]);
+            self.marked.resize(i + 1, false);
         }
-        let r = &mut self.cur[i];
-        if *r == [0; CAUSES] {
+        if !self.marked[i] {
+            self.marked[i] = true;
             self.dirty.push(i as u32);
         }
         &mut self.cur[i]
@@ -125,7 +129,7 @@ impl LineTable {
     /// Charges the instruction at `pc`, which moved the clock from `from` to `to`, by the
     /// marks the interpreter noted (each clamped into `from..=to`, so the parts always sum
     /// to `to - from`, also for an instruction stopped half way: a yield, a blocked access).
-    #[inline]
+    #[inline(always)]
     pub fn charge(&mut self, pc: u32, from: u64, to: u64, m: &Marks) {
         if to <= from {
             return;
@@ -166,6 +170,7 @@ impl LineTable {
             self.rows.resize(self.cur.len(), [0; CAUSES]);
         }
         for &i in &self.dirty {
+            self.marked[i as usize] = false;
             let c = std::mem::take(&mut self.cur[i as usize]);
             for (t, n) in self.rows[i as usize].iter_mut().zip(c) {
                 *t += n;
