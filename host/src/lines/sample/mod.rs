@@ -8,8 +8,7 @@
 //! that core's code: an idle or halted core) and arms the next core of the op on that tile.
 //! In each window the tiles sample different cores, and which tile samples which core
 //! moves pseudo-randomly (deterministically; [`SEED_VAR`] picks another draw) from window
-//! to window in blocks that give every core one window per tile each (stratified), so no
-//! period of the kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
+//! to window, so no period of the kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
 //! changing per window, so a loop whose period divides `N` is not always caught at the
 //! same phase (`pick_interval`).
 //!
@@ -251,12 +250,10 @@ impl Sampler {
         self.window += 1;
         let n = self.cfg.interval;
         let shift = mix(w);
-        let offset = rotation(self.window - 1, l.kernels.len(), self.seed);
         for (k, t) in l.tiles.iter().enumerate() {
             // Tiles sample different cores; which one moves pseudo-randomly from window to
-            // window, so no period of the kernels lines up with the rotation, but every
-            // tile samples every core once per `cores` windows (`rotation`).
-            let kernel = (offset + k) % l.kernels.len();
+            // window, so no period of the kernels lines up with the rotation.
+            let kernel = ((shift % l.kernels.len() as u64) as usize + k) % l.kernels.len();
             let interval = pick_interval(n, mix(shift ^ k as u64));
             daisy::arm(mem, 0, *t, l.kernels[kernel].0, self.cfg.buffer, interval)?;
             l.armed[k] = Some((kernel, interval));
@@ -329,23 +326,6 @@ fn pick_interval(n: u32, r: u64) -> u32 {
 /// same run with another seed is another draw of the same sampling, to see how much a
 /// share moves between draws.
 pub const SEED_VAR: &str = "TTPROF_SAMPLE_SEED";
-
-/// Which core tile 0 samples in window `w` (tile `k` the `k`-th after it) among `cores`:
-/// windows go in blocks of `cores`, each block a pseudo-random permutation, so in every
-/// block each tile samples each core exactly once (stratified: a core's windows spread
-/// evenly over the launch, where independent random picks would bunch them by chance)
-/// and the order still follows no period of the kernels.
-fn rotation(w: u64, cores: usize, seed: u64) -> usize {
-    let (block, at) = (w / cores as u64, (w % cores as u64) as usize);
-    let mut order: Vec<usize> = (0..cores).collect();
-    let mut r = mix(block ^ seed.rotate_left(17));
-    for i in (1..cores).rev() {
-        let j = (r % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-        r = mix(r);
-    }
-    order[at]
-}
 
 /// A fixed, well-mixed function of `x` (SplitMix64's finaliser): the rotation's and the
 /// interval's deterministic "randomness".
@@ -460,30 +440,6 @@ mod tests {
         let (lo, hi) = wilson(0, 100);
         assert_eq!(lo, 0.0);
         assert!(hi > 0.0 && hi < 0.05);
-    }
-
-    #[test]
-    fn every_core_gets_one_window_per_block_in_an_order_that_changes() {
-        for cores in 1..=5 {
-            let mut orders = std::collections::BTreeSet::new();
-            for block in 0..40u64 {
-                let mut seen: Vec<usize> = (0..cores as u64)
-                    .map(|at| rotation(block * cores as u64 + at, cores, 7))
-                    .collect();
-                orders.insert(seen.clone());
-                seen.sort();
-                assert_eq!(
-                    seen,
-                    (0..cores).collect::<Vec<_>>(),
-                    "{cores} cores, block {block}"
-                );
-            }
-            // Not a fixed cycle: several orders (all 120 of 5 cores are possible).
-            assert!(
-                orders.len() >= [1, 1, 2, 5, 15][cores - 1],
-                "{cores}: {orders:?}"
-            );
-        }
     }
 
     #[test]
