@@ -16,9 +16,9 @@
 use riscv_linker::{Arch, NocCoord, Risc};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options, Written};
 use ttprof::profile::Profile;

@@ -246,7 +246,11 @@ impl Sampler {
         if l.kernels.is_empty() {
             return Ok(());
         }
-        let w = self.window ^ self.seed;
+        // Seed 0 is the plain window count; another seed moves to an unrelated stretch of
+        // the sequence (an XOR of small seeds would only swap neighbouring windows).
+        let w = self
+            .window
+            .wrapping_add(self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         self.window += 1;
         let n = self.cfg.interval;
         let shift = mix(w);
