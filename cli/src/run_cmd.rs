@@ -205,9 +205,10 @@ pub struct RunArgs {
     #[arg(long = "timeout-s", value_name = "SECONDS", default_value_t = 0.0)]
     pub timeout_s: f64,
     /// Line-level cycles: charge every emulated cycle of every core to its source line
-    /// (function, inlined frames) and cause, and write ttprof_lines.txt,
-    /// ttprof_cycles.folded, ttprof_flame.svg and ttprof_lines.parquet. The cores run on
-    /// the emulator's interpreter (no JIT), so the run is slower; its results are the same.
+    /// (function, inlined frames), innermost zone and cause, and write ttprof_lines.txt,
+    /// ttprof_cycles.folded, ttprof_flame.svg and ttprof_lines.parquet, and per-core line
+    /// tracks in ttprof_trace.pftrace. The cores run on the emulator's interpreter (no
+    /// JIT), so the run is slower; its results are the same.
     #[arg(long)]
     pub lines: bool,
     /// Where kernels record zones, events and data: `ring` (the per-RISC ring in L1) or

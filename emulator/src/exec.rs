@@ -20,7 +20,7 @@ use crate::hart::Hart;
 use crate::lines::Marks;
 use crate::memory::TileMem;
 use crate::pipeline::{self, Region};
-use riscv_linker::mmio::INSTRN_BUF_BASE;
+use riscv_linker::mmio::{INSTRN_BUF_BASE, WALL_CLOCK_L};
 
 /// Why [`Hart::run`] returned without a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +145,13 @@ impl Hart {
             let mut marks = Marks::default();
             let r = step::<true>(core, code, local, csrs, base, start, mem, zicsr, &mut marks);
             if let Some(t) = table.as_deref_mut() {
-                t.charge(pc, from, core.time, &marks);
+                match (&r, marks.access) {
+                    // A read of the wall clock (what zones are timed with) opens a segment.
+                    (Ok(Flow::Next), Some((addr, false))) if addr & !3 == WALL_CLOCK_L => {
+                        t.charge_clock_read(pc, from, core.time, marks.issued, &marks)
+                    }
+                    _ => t.charge(pc, from, core.time, &marks),
+                }
             }
             if sampled {
                 let span = crate::daisychain::span_of(pc, from, core.time, &marks);

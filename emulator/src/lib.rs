@@ -91,7 +91,7 @@ pub use device::Device;
 pub use dvfs::{parse_schedule, FreqStep, REF_MHZ};
 pub use fault::{EmuError, Fault, FaultKind};
 pub use hart::HartState;
-pub use lines::{Cause, HartLines, TensixWait};
+pub use lines::{Cause, HartLines, Segment, TensixWait};
 pub use loader::Program;
 pub use noc::{Arbitration, NocCalibration, NocConfig};
 pub use pipeline::{div_cycles, Region, Timing};

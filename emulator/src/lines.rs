@@ -258,34 +258,70 @@ pub(crate) struct Marks {
     pub access: Option<(u32, bool)>,
 }
 
-/// Cycles per instruction and cause of one core, indexed by `(pc - base) / 4`.
+/// Most entries a core's zone split keeps ([`LineTable`]'s segments; an entry is one
+/// instruction's cycles of one cause in one segment): 2^18 entries of 12 bytes, 3 MiB. A
+/// core that reads the clock so often that its segments need more (tens of thousands of
+/// zones) loses its zone split, never its line profile.
+pub const SEGMENT_ROWS: usize = 1 << 18;
+
+// A segment entry holds its cause index in a byte.
+const _: () = assert!(CAUSES <= 256);
+
+/// Cycles per instruction and cause of one core, indexed by `(pc - base) / 4`, and the same
+/// split into segments at every read of the wall clock (the zone split, [`Segment`]).
+///
+/// The charges go to `cur`, the current segment's rows (the indices it touched in
+/// `dirty`); a clock read closes the segment: its rows move to `entries` (one per cause
+/// that holds cycles, 12 bytes each: most instructions have one or two of the
+/// [`CAUSES`]) and are added to `rows`, the run's totals. So an instruction costs one row update
+/// either way; a segment costs the rows it touched.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LineTable {
     pub base: u32,
-    pub rows: Vec<[u64; CAUSES]>,
+    /// Totals of the closed segments.
+    rows: Vec<[u64; CAUSES]>,
+    /// The current segment.
+    cur: Vec<[u64; CAUSES]>,
+    /// Rows of `cur` in `dirty` (a flag, not a test of the row: comparing six words per
+    /// instruction cost more than the rest of the accounting).
+    marked: Vec<bool>,
+    dirty: Vec<u32>,
+    /// Closed segments after the first: (core time of the clock read that opened it, its
+    /// first index into `entries`). The first segment starts at the core's release.
+    starts: Vec<(u64, u32)>,
+    /// Closed segments' rows: (row index, cause index, cycles), a row's entries back to
+    /// back, a cause's cycles split over several entries if they exceed `u32`.
+    entries: Vec<(u32, u8, u32)>,
+    /// `entries` would have exceeded [`SEGMENT_ROWS`]: the split was dropped.
+    overflow: bool,
 }
 
 impl LineTable {
     pub fn new(base: u32) -> LineTable {
         LineTable {
             base,
-            rows: Vec::new(),
+            ..LineTable::default()
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn row(&mut self, pc: u32) -> &mut [u64; CAUSES] {
         let i = (pc.wrapping_sub(self.base) >> 2) as usize;
-        if i >= self.rows.len() {
-            self.rows.resize(i + 1, [0; CAUSES]);
+        if i >= self.cur.len() {
+            self.cur.resize(i + 1, [0; CAUSES]);
+            self.marked.resize(i + 1, false);
         }
-        &mut self.rows[i]
+        if !self.marked[i] {
+            self.marked[i] = true;
+            self.dirty.push(i as u32);
+        }
+        &mut self.cur[i]
     }
 
     /// Charges the instruction at `pc`, which moved the clock from `from` to `to`, by the
     /// marks the interpreter noted (each clamped into `from..=to`, so the parts always sum
     /// to `to - from`, also for an instruction stopped half way: a yield, a blocked access).
-    #[inline]
+    #[inline(always)]
     pub fn charge(&mut self, pc: u32, from: u64, to: u64, m: &Marks) {
         if to <= from {
             return;
@@ -303,6 +339,51 @@ impl LineTable {
         r[Cause::Issue as usize] += rest - mispredict;
     }
 
+    /// Charges the instruction at `pc` that read the wall clock at core time `at` (its
+    /// issue cycle): the cycles before `at` to the segment that ends there, the rest to a
+    /// new segment that starts there. The parts are [`LineTable::charge`]'s, cut at `at`.
+    pub fn charge_clock_read(&mut self, pc: u32, from: u64, to: u64, at: u64, m: &Marks) {
+        let at = at.clamp(from, to);
+        self.charge(pc, from, at, m);
+        self.close_segment(at);
+        let mut rest = *m;
+        rest.mispredict = m.mispredict.min(to - at);
+        self.charge(pc, at, to, &rest);
+    }
+
+    /// Ends the current segment; the next starts at core time `at`.
+    fn close_segment(&mut self, at: u64) {
+        if !self.overflow && self.entries.len() + self.dirty.len() > SEGMENT_ROWS {
+            self.overflow = true;
+            self.starts = Vec::new();
+            self.entries = Vec::new();
+        }
+        if self.rows.len() < self.cur.len() {
+            self.rows.resize(self.cur.len(), [0; CAUSES]);
+        }
+        for &i in &self.dirty {
+            self.marked[i as usize] = false;
+            let c = std::mem::replace(&mut self.cur[i as usize], [0; CAUSES]);
+            for (t, n) in self.rows[i as usize].iter_mut().zip(c) {
+                *t += n;
+            }
+            if self.overflow {
+                continue;
+            }
+            for (k, mut left) in c.into_iter().enumerate() {
+                while left > 0 {
+                    let part = left.min(u32::MAX as u64);
+                    self.entries.push((i, k as u8, part as u32));
+                    left -= part;
+                }
+            }
+        }
+        self.dirty.clear();
+        if !self.overflow {
+            self.starts.push((at, self.entries.len() as u32));
+        }
+    }
+
     /// Charges `cycles` to `pc` under cause index `cause` (a [`Cause`] as `usize`,
     /// [`tensix_fifo`], [`ttsync`]).
     pub fn add(&mut self, pc: u32, cause: usize, cycles: u64) {
@@ -313,13 +394,74 @@ impl LineTable {
 
     /// The rows that hold cycles: (pc, cycles per cause).
     pub fn nonzero(&self) -> Vec<(u32, [u64; CAUSES])> {
-        self.rows
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.iter().any(|&c| c != 0))
-            .map(|(i, r)| (self.base.wrapping_add(4 * i as u32), *r))
+        let n = self.rows.len().max(self.cur.len());
+        (0..n)
+            .filter_map(|i| {
+                let mut r = self.rows.get(i).copied().unwrap_or([0; CAUSES]);
+                for (t, n) in r
+                    .iter_mut()
+                    .zip(self.cur.get(i).copied().unwrap_or([0; CAUSES]))
+                {
+                    *t += n;
+                }
+                (r != [0; CAUSES]).then(|| (self.base.wrapping_add(4 * i as u32), r))
+            })
             .collect()
     }
+
+    /// The run split at every clock read, in time order, with `start` the first segment's
+    /// start (the core's release); `None` if the split overflowed [`SEGMENT_ROWS`].
+    /// Times are the core's clock.
+    pub fn segments(&self, start: u64) -> Option<Vec<Segment>> {
+        if self.overflow {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.starts.len() + 1);
+        let mut from = (start, 0usize);
+        for &(at, end) in &self.starts {
+            out.push(self.segment(from.0, &self.entries[from.1..end as usize]));
+            from = (at, end as usize);
+        }
+        // The open segment: the closed entries after the last start, then `cur`.
+        let mut last = self.segment(from.0, &self.entries[from.1..]);
+        for &i in &self.dirty {
+            let pc = self.base.wrapping_add(4 * i);
+            last.rows.push((pc, self.cur[i as usize]));
+        }
+        last.rows.sort_by_key(|r| r.0);
+        out.push(last);
+        out.retain(|s| !s.rows.is_empty());
+        Some(out)
+    }
+
+    fn segment(&self, start: u64, entries: &[(u32, u8, u32)]) -> Segment {
+        let mut rows: Vec<(u32, [u64; CAUSES])> = Vec::with_capacity(entries.len());
+        for &(i, k, c) in entries {
+            let pc = self.base.wrapping_add(4 * i);
+            // A row split over several entries has them back to back.
+            match rows.last_mut().filter(|r| r.0 == pc) {
+                Some(r) => r.1[k as usize] += c as u64,
+                None => {
+                    let mut row = [0; CAUSES];
+                    row[k as usize] = c as u64;
+                    rows.push((pc, row));
+                }
+            }
+        }
+        rows.sort_by_key(|r| r.0);
+        Segment { start, rows }
+    }
+}
+
+/// The cycles a core spent between two reads of the wall clock (the zone split: zone
+/// times are such reads, so a zone's cycles are whole segments).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// When it starts: the wall clock the read that opened it returned (in
+    /// [`HartLines::segments`]; the core's release for the first), or the core's clock.
+    pub start: u64,
+    /// (pc, cycles per [`Cause`]), by pc; only pcs that took cycles.
+    pub rows: Vec<(u32, [u64; CAUSES])>,
 }
 
 /// One core's cycles per instruction and cause in the last run (lines mode).
@@ -337,11 +479,23 @@ pub struct HartLines {
     pub cycles: u64,
     /// (pc, cycles per [`Cause`] in index order), by pc; only pcs that took cycles.
     pub rows: Vec<(u32, [u64; CAUSES])>,
+    /// The same cycles split at every load of `WALL_CLOCK_L`, segment starts on the tile's
+    /// wall clock (what the read returned, the high word included), in time order: a zone's
+    /// cycles are the segments from its start read to its end read. `None` when the split
+    /// outgrew [`SEGMENT_ROWS`].
+    pub segments: Option<Vec<Segment>>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row with the plain causes' cycles `v` and none of the coprocessor's.
+    fn row(v: [u64; BASE_CAUSES]) -> [u64; CAUSES] {
+        let mut r = [0; CAUSES];
+        r[..BASE_CAUSES].copy_from_slice(&v);
+        r
+    }
 
     #[test]
     fn cause_indexes_name_the_coprocessor_waits() {
@@ -396,5 +550,70 @@ mod tests {
         t.charge(0, 10, 15, &m);
         assert_eq!(t.nonzero()[0].1.iter().sum::<u64>(), 5);
         assert_eq!(t.nonzero()[0].1[Cause::ICacheMiss as usize], 5);
+    }
+
+    #[test]
+    fn clock_reads_split_the_run_into_segments_that_sum_to_the_totals() {
+        let mut t = LineTable::new(0);
+        let m = Marks {
+            fetched: 0,
+            operands: 0,
+            issued: 0,
+            mispredict: 0,
+            access: None,
+        };
+        t.charge(0, 100, 101, &m);
+        // The read at 0x4 issues at 103 (2 cycles of store-port wait) and ends at 104.
+        let read = Marks {
+            fetched: 101,
+            operands: 101,
+            issued: 103,
+            ..m
+        };
+        t.charge_clock_read(4, 101, 104, 103, &read);
+        t.charge(8, 104, 110, &m);
+        t.add(8, Cause::FifoWait as usize, 5);
+        t.add(8, tensix_fifo(TensixWait::SrcAValid), 3);
+        t.charge_clock_read(4, 115, 116, 115, &m);
+        t.charge(0, 116, 117, &m);
+        let s = t.segments(100).unwrap();
+        let starts: Vec<u64> = s.iter().map(|s| s.start).collect();
+        assert_eq!(starts, [100, 103, 115]);
+        assert_eq!(
+            s[0].rows,
+            [(0, row([1, 0, 0, 0, 0, 0])), (4, row([0, 0, 2, 0, 0, 0]))]
+        );
+        assert_eq!(
+            s[1].rows,
+            [
+                (4, row([1, 0, 0, 0, 0, 0])),
+                (8, {
+                    let mut r = row([6, 0, 0, 0, 0, 5]);
+                    r[tensix_fifo(TensixWait::SrcAValid)] = 3;
+                    r
+                })
+            ]
+        );
+        assert_eq!(
+            s[2].rows,
+            [(0, row([1, 0, 0, 0, 0, 0])), (4, row([1, 0, 0, 0, 0, 0]))]
+        );
+        let sum = |rows: &[(u32, [u64; CAUSES])]| -> u64 { rows.iter().flat_map(|r| r.1).sum() };
+        assert_eq!(s.iter().map(|s| sum(&s.rows)).sum::<u64>(), 20);
+        assert_eq!(sum(&t.nonzero()), 20);
+    }
+
+    #[test]
+    fn a_split_past_its_budget_is_dropped_and_the_totals_kept() {
+        let mut t = LineTable::new(0);
+        let m = Marks::default();
+        for k in 0..SEGMENT_ROWS as u64 + 2 {
+            t.charge_clock_read(0, k, k + 1, k, &m);
+        }
+        assert!(t.segments(0).is_none());
+        assert_eq!(
+            t.nonzero(),
+            [(0, row([SEGMENT_ROWS as u64 + 2, 0, 0, 0, 0, 0]))]
+        );
     }
 }

@@ -355,6 +355,12 @@ impl Device {
                     kernel: h.program.as_ref().map_or(String::new(), |p| p.name.clone()),
                     cycles: h.core.time - h.start_time,
                     rows: table.nonzero(),
+                    segments: table.segments(h.start_time).map(|mut s| {
+                        for seg in &mut s {
+                            seg.start = t.mem.regs.wall(seg.start);
+                        }
+                        s
+                    }),
                 });
             }
         }

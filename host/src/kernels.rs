@@ -169,6 +169,9 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
+        // The kernels' own profile keeps their DWARF (`debug = true`), which `--lines`
+        // names lines with: a host-side `CARGO_PROFILE_RELEASE_DEBUG=0` must not strip it.
+        .env_remove("CARGO_PROFILE_RELEASE_DEBUG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if b.no_default_features {
@@ -328,6 +331,9 @@ pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
+        // The kernels' own profile keeps their DWARF (`debug = true`), which `--lines`
+        // names lines with: a host-side `CARGO_PROFILE_RELEASE_DEBUG=0` must not strip it.
+        .env_remove("CARGO_PROFILE_RELEASE_DEBUG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if toolchain == Toolchain::BuildStd {

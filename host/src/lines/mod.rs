@@ -10,15 +10,20 @@
 //! * `ttprof_lines.txt` (module `text`): per op and kernel, the hottest lines with cycles, share
 //!   and causes, and the source around them with cycles per line (like `perf annotate`);
 //! * `ttprof_cycles.folded` and `ttprof_flame.svg` (module `flame`): folded stacks
-//!   (op; RISC; outer function; ...; inlined function; file:line; cause) and their flame
+//!   (op; RISC; zone; outer function; ...; inlined function; file:line; cause) and their flame
 //!   graph (`inferno`);
-//! * `ttprof_lines.parquet` (module `table`): one row per (op, RISC, kernel, pc, cause).
+//! * `ttprof_lines.parquet` (module `table`): one row per (op, RISC, kernel, zone, pc, cause).
+//!
+//! Every cycle is also split by the innermost zone its core had open (module `zones`: the
+//! emulator cuts the cycles at every clock read, which is what zones are timed with).
 
 mod flame;
+mod perfetto;
 pub mod sample;
 mod symbolize;
 mod table;
 mod text;
+mod zones;
 
 use crate::error::{Error, Result};
 use riscv_linker::Risc;
@@ -30,6 +35,7 @@ pub use ttprof_emu::Cause;
 use ttprof_emu::HartLines;
 
 pub use symbolize::{Frame, PcInfo};
+pub use zones::{ZoneMatch, NO_ZONE, SPLIT_DROPPED};
 
 /// The hottest lines and the annotated source.
 pub const LINES_FILE: &str = "ttprof_lines.txt";
@@ -69,6 +75,23 @@ pub struct KernelCycles {
     pub cycles: u64,
     /// Cycles per pc and cause, summed over the cores.
     pub pcs: BTreeMap<u32, Causes>,
+    /// The same cycles by innermost zone (its name, [`NO_ZONE`] outside every zone), then pc
+    /// and cause; empty until [`LineProfile::split_by_zones`] (and for sampled profiles).
+    pub zones: BTreeMap<String, BTreeMap<u32, Causes>>,
+}
+
+impl KernelCycles {
+    /// The rows by zone: `(Some(zone), rows)` per zone once split, else `(None, pcs)`.
+    pub fn by_zone(&self) -> Vec<(Option<&str>, &BTreeMap<u32, Causes>)> {
+        if self.zones.is_empty() {
+            vec![(None, &self.pcs)]
+        } else {
+            self.zones
+                .iter()
+                .map(|(z, rows)| (Some(z.as_str()), rows))
+                .collect()
+        }
+    }
 }
 
 /// Which op ran which kernel where.
@@ -89,6 +112,12 @@ pub struct KernelKey {
 pub struct LineProfile {
     /// Per op and kernel, in launch order.
     pub kernels: BTreeMap<KernelKey, KernelCycles>,
+    /// Every core's launch, kept for the zone split (module `zones`).
+    pending: Vec<zones::PendingCore>,
+    /// What the zone split found (`None` before it).
+    pub zone_match: Option<ZoneMatch>,
+    /// Every core's launch in windows, for the Perfetto trace (filled by the zone split).
+    windows: Vec<zones::CoreWindows>,
 }
 
 impl LineProfile {
@@ -110,6 +139,18 @@ impl LineProfile {
                 risc: h.risc,
                 elf: PathBuf::from(&h.kernel),
             };
+            self.pending.push(zones::PendingCore {
+                key: key.clone(),
+                chip: h.chip,
+                tile: h.tile,
+                risc: h.risc,
+                rows: if h.segments.is_none() {
+                    h.rows.clone()
+                } else {
+                    Vec::new()
+                },
+                segments: h.segments.clone(),
+            });
             let k = self.kernels.entry(key).or_default();
             k.cores += 1;
             k.cycles += h.cycles;
@@ -140,6 +181,10 @@ impl LineProfile {
             [FOLDED_FILE, FLAME_FILE, PARQUET_FILE],
             &EXACT,
         )?);
+        let trace = dir.join(crate::sink::perfetto::FILE_NAME);
+        if !self.windows.is_empty() && trace.exists() {
+            perfetto::append(&self.windows, &names, &trace)?;
+        }
         Ok(written)
     }
 

@@ -1,5 +1,5 @@
-//! `ttprof_lines.parquet`: one row per (run, op, RISC, kernel, pc, cause) that took cycles,
-//! summed over the op's tiles.
+//! `ttprof_lines.parquet`: one row per (run, op, RISC, kernel, zone, pc, cause) that took
+//! cycles, summed over the op's tiles.
 //!
 //! | column | type | meaning |
 //! | --- | --- | --- |
@@ -7,11 +7,12 @@
 //! | `op` | string | the op's name |
 //! | `risc` | string | `BRISC` .. `TRISC2` |
 //! | `kernel` | string | the kernel ELF's file name |
+//! | `zone` | string | the innermost zone open at those cycles (`(no zone)` outside every zone; empty for a sampled profile) |
 //! | `pc` | uint32 | the instruction's address |
 //! | `function` | string | the innermost function outside Rust's core/alloc/std |
 //! | `file`, `line` | string, uint32 | its source line (empty, 0 when unknown) |
 //! | `stack` | string | every frame, outermost first, `;`-separated |
-//! | `cause` | string | `issue`, `load-use`, `store-port`, `mispredict`, `icache-miss`, `fifo-wait`, `tensix-fifo: <wait>`, `ttsync: <wait>` |
+//! | `cause` | string | the cause's name as in `ttprof_lines.txt`: `issue`, `load-use`, `store-port`, `mispredict`, `icache-miss`, `fifo-wait`, `tensix-fifo: <wait>`, `ttsync: <wait>` |
 //! | `cycles` | uint64 | cycles, over the op's cores |
 
 use super::symbolize::Names;
@@ -26,6 +27,7 @@ use std::sync::Arc;
 
 pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> Result<()> {
     let (mut run, mut op, mut risc, mut kernel, mut pc) = (vec![], vec![], vec![], vec![], vec![]);
+    let mut zone_col: Vec<String> = vec![];
     let (mut function, mut file, mut line, mut stack, mut cause, mut cycles) =
         (vec![], vec![], vec![], vec![], vec![], vec![]);
     for (key, k) in &p.kernels {
@@ -33,29 +35,32 @@ pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> 
             .elf
             .file_name()
             .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
-        for (&addr, c) in &k.pcs {
-            let info = names.get(&key.elf, addr);
-            let leaf = info.source().clone();
-            let frames: Vec<String> = info
-                .frames
-                .iter()
-                .map(|f| format!("{} ({})", f.function, f.location()))
-                .collect();
-            for (i, &n) in c.iter().enumerate() {
-                if n == 0 {
-                    continue;
+        for (zone, pcs) in k.by_zone() {
+            for (&addr, c) in pcs {
+                let info = names.get(&key.elf, addr);
+                let leaf = info.source().clone();
+                let frames: Vec<String> = info
+                    .frames
+                    .iter()
+                    .map(|f| format!("{} ({})", f.function, f.location()))
+                    .collect();
+                for (i, &n) in c.iter().enumerate() {
+                    if n == 0 {
+                        continue;
+                    }
+                    run.push(key.run_id);
+                    op.push(key.op.clone());
+                    risc.push(key.risc.name().to_string());
+                    kernel.push(elf_name.clone());
+                    zone_col.push(zone.unwrap_or_default().to_string());
+                    pc.push(addr);
+                    function.push(leaf.function.clone());
+                    file.push(leaf.file.clone());
+                    line.push(leaf.line);
+                    stack.push(frames.join(";"));
+                    cause.push((flavour.cause)(i));
+                    cycles.push(n);
                 }
-                run.push(key.run_id);
-                op.push(key.op.clone());
-                risc.push(key.risc.name().to_string());
-                kernel.push(elf_name.clone());
-                pc.push(addr);
-                function.push(leaf.function.clone());
-                file.push(leaf.file.clone());
-                line.push(leaf.line);
-                stack.push(frames.join(";"));
-                cause.push((flavour.cause)(i));
-                cycles.push(n);
             }
         }
     }
@@ -64,6 +69,7 @@ pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> 
         Field::new("op", DataType::Utf8, false),
         Field::new("risc", DataType::Utf8, false),
         Field::new("kernel", DataType::Utf8, false),
+        Field::new("zone", DataType::Utf8, false),
         Field::new("pc", DataType::UInt32, false),
         Field::new("function", DataType::Utf8, false),
         Field::new("file", DataType::Utf8, false),
@@ -77,6 +83,7 @@ pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> 
         Arc::new(StringArray::from(op)),
         Arc::new(StringArray::from(risc)),
         Arc::new(StringArray::from(kernel)),
+        Arc::new(StringArray::from(zone_col)),
         Arc::new(UInt32Array::from(pc)),
         Arc::new(StringArray::from(function)),
         Arc::new(StringArray::from(file)),

@@ -9,6 +9,8 @@ use std::fmt::Write;
 
 /// Hottest lines listed per kernel.
 const TOP_LINES: usize = 12;
+/// Hottest lines listed per zone of a kernel.
+const TOP_ZONE_LINES: usize = 5;
 /// Hottest lines whose source is shown.
 const ANNOTATED: usize = 4;
 /// Source lines shown either side of an annotated line.
@@ -46,9 +48,13 @@ fn share(part: u64, whole: u64) -> f64 {
 }
 
 /// The lines of one kernel, by (file, line).
-fn lines_of(key: &KernelKey, k: &KernelCycles, names: &Names) -> BTreeMap<(String, u32), Line> {
+fn lines_of(
+    key: &KernelKey,
+    pcs: &BTreeMap<u32, Causes>,
+    names: &Names,
+) -> BTreeMap<(String, u32), Line> {
     let mut lines: BTreeMap<(String, u32), Line> = BTreeMap::new();
-    for (&pc, c) in &k.pcs {
+    for (&pc, c) in pcs {
         let info = names.get(&key.elf, pc);
         let leaf = info.source();
         let l = lines.entry((leaf.file.clone(), leaf.line)).or_default();
@@ -90,8 +96,26 @@ pub fn render(p: &LineProfile, names: &Names) -> String {
          by its full coprocessor instruction FIFO), ttsync: W (a TRISC held on a TTSync read); W: what the Tensix\n\
          thread waits on meanwhile (SrcA valid, semaphore n, packer busy, MOP expander, ... or issuing)\n"
     );
+    if let Some(m) = p.zone_match {
+        let _ = writeln!(
+            s,
+            "zones: every cycle also goes to the innermost zone its core had open (profiler records of this run);\n\
+             {} of {} zones start and end at a clock read of their core (the zones' and the lines' clocks agree){}\n",
+            m.on_clock_reads,
+            m.zones,
+            if m.dropped > 0 {
+                format!(
+                    "; {} core launch(es) read the clock too often to split: {}",
+                    m.dropped,
+                    super::SPLIT_DROPPED
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     for (key, k) in &p.kernels {
-        let lines = lines_of(key, k, names);
+        let lines = lines_of(key, &k.pcs, names);
         let _ = writeln!(
             s,
             "== op {} (run {}) | {} | {} | {} core(s), {} cycles (= the cores' cycles) | {}",
@@ -110,49 +134,14 @@ pub fn render(p: &LineProfile, names: &Names) -> String {
                 a
             }))
         );
-        let mut hot: Vec<(&(String, u32), &Line)> = lines.iter().collect();
-        hot.sort_by(|a, b| {
-            total(&b.1.causes)
-                .cmp(&total(&a.1.causes))
-                .then(a.0.cmp(b.0))
-        });
+        let hot = hottest(&lines);
         let _ = writeln!(
             s,
             "  {:>12} {:>6}  {:<40} {:<36} causes",
             "cycles", "share", "line", "function"
         );
-        for ((file, line), l) in hot.iter().take(TOP_LINES) {
-            let loc = if file.is_empty() {
-                "?".to_string()
-            } else {
-                format!("{}:{line}", short(file))
-            };
-            let mut func = l.functions.iter().next().cloned().unwrap_or_default();
-            if let Some(outer) = l.inlined_into.iter().next() {
-                if !l.functions.contains(outer) {
-                    func = format!("{func} (inlined into {outer})");
-                }
-            }
-            let _ = writeln!(
-                s,
-                "  {:>12} {:>5.1}%  {:<40} {:<36} {}",
-                total(&l.causes),
-                share(total(&l.causes), k.cycles),
-                loc,
-                func,
-                causes_text(&l.causes)
-            );
-        }
-        if hot.len() > TOP_LINES {
-            let rest: u64 = hot[TOP_LINES..].iter().map(|(_, l)| total(&l.causes)).sum();
-            let _ = writeln!(
-                s,
-                "  {:>12} {:>5.1}%  ({} more lines)",
-                rest,
-                share(rest, k.cycles),
-                hot.len() - TOP_LINES
-            );
-        }
+        list(&mut s, &hot, TOP_LINES, k.cycles, "  ");
+        zones(&mut s, key, k, names);
         annotate(&mut s, &hot, &lines, k.cycles);
         s.push('\n');
     }
@@ -160,6 +149,79 @@ pub fn render(p: &LineProfile, names: &Names) -> String {
         s.push_str("no core ran in lines mode\n");
     }
     s
+}
+
+/// The lines, hottest first.
+fn hottest(lines: &BTreeMap<(String, u32), Line>) -> Vec<(&(String, u32), &Line)> {
+    let mut hot: Vec<(&(String, u32), &Line)> = lines.iter().collect();
+    hot.sort_by(|a, b| {
+        total(&b.1.causes)
+            .cmp(&total(&a.1.causes))
+            .then(a.0.cmp(b.0))
+    });
+    hot
+}
+
+/// The first `top` of `hot` with cycles, share of `whole` and causes, then the rest summed.
+fn list(s: &mut String, hot: &[(&(String, u32), &Line)], top: usize, whole: u64, indent: &str) {
+    for ((file, line), l) in hot.iter().take(top) {
+        let loc = if file.is_empty() {
+            "?".to_string()
+        } else {
+            format!("{}:{line}", short(file))
+        };
+        let mut func = l.functions.iter().next().cloned().unwrap_or_default();
+        if let Some(outer) = l.inlined_into.iter().next() {
+            if !l.functions.contains(outer) {
+                func = format!("{func} (inlined into {outer})");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "{indent}{:>12} {:>5.1}%  {:<40} {:<36} {}",
+            total(&l.causes),
+            share(total(&l.causes), whole),
+            loc,
+            func,
+            causes_text(&l.causes)
+        );
+    }
+    if hot.len() > top {
+        let rest: u64 = hot[top..].iter().map(|(_, l)| total(&l.causes)).sum();
+        let _ = writeln!(
+            s,
+            "{indent}{:>12} {:>5.1}%  ({} more lines)",
+            rest,
+            share(rest, whole),
+            hot.len() - top
+        );
+    }
+}
+
+/// Per innermost zone, largest first: its cycles and its hottest lines (shares of the zone).
+fn zones(s: &mut String, key: &KernelKey, k: &KernelCycles, names: &Names) {
+    if k.zones.is_empty() {
+        return;
+    }
+    let mut zs: Vec<(&String, u64)> = k
+        .zones
+        .iter()
+        .map(|(z, rows)| (z, rows.values().map(total).sum()))
+        .collect();
+    zs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let _ = writeln!(
+        s,
+        "  by innermost zone (a zone's own cycles: its children's are theirs; shares of the zone):"
+    );
+    for (zone, cycles) in zs {
+        let _ = writeln!(
+            s,
+            "    zone {zone}: {cycles} cycles, {:.1}% of the kernel",
+            share(cycles, k.cycles)
+        );
+        let lines = lines_of(key, &k.zones[zone], names);
+        list(s, &hottest(&lines), TOP_ZONE_LINES, cycles, "    ");
+    }
 }
 
 /// The source around the hottest lines, with each line's cycles and share.

@@ -109,7 +109,9 @@ pub struct Config {
     /// [`Session::finish`] writes the snapshot and every output ring by ring from it
     /// ([`crate::spooled`]), one ring's records at a time. [`FinishedSession::readout`]
     /// then holds each ring's counts, not its records. Applies with a consumer on the ring
-    /// backend (the timestamper's records are merged into the rings' at the end, held).
+    /// backend (the timestamper's records are merged into the rings' at the end, held) and
+    /// without [`Config::lines`] (the zone split of the line profile reads every zone of
+    /// the model; lines mode runs on the interpreter, so its runs are short).
     pub spool_records: bool,
 }
 
@@ -268,7 +270,7 @@ impl Session {
         // What the consumer takes leaves the device: keep it for the snapshot.
         drainer.keep_payload();
         let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
-        let spool = (cfg.spool_records && consume && cfg.backend == Backend::Ring)
+        let spool = (cfg.spool_records && consume && cfg.backend == Backend::Ring && !cfg.lines)
             .then(|| Spool::create(out))
             .transpose()?;
         Ok(Session {
@@ -724,7 +726,10 @@ impl Session {
             }
         };
         drop(spool);
-        if let Some(lines) = &lines {
+        let mut lines = lines;
+        if let Some(lines) = &mut lines {
+            // Never spooled (`Config::spool_records`): the model holds every zone.
+            lines.split_by_zones(&model);
             written.lines = lines.write(&cfg.out)?;
         }
         let mut agreement = None;

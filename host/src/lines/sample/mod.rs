@@ -7,8 +7,8 @@
 //! to the kernel of the core it sampled (or to "outside the kernel" when its pc is not in
 //! that core's code: an idle or halted core) and arms the next core of the op on that tile.
 //! In each window the tiles sample different cores, and which tile samples which core
-//! moves pseudo-randomly (deterministically) from window to window, so no period of the
-//! kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
+//! moves pseudo-randomly (deterministically; [`SEED_VAR`] picks another draw) from window
+//! to window, so no period of the kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
 //! changing per window, so a loop whose period divides `N` is not always caught at the
 //! same phase (`pick_interval`).
 //!
@@ -216,6 +216,8 @@ pub struct Sampler {
     arch: Arch,
     /// Windows so far (the rotation and the interval's variation).
     window: u64,
+    /// [`SEED_VAR`].
+    seed: u64,
     launch: Option<Launch>,
     profile: SampleProfile,
 }
@@ -228,6 +230,10 @@ impl Sampler {
             cfg,
             arch,
             window: 0,
+            seed: std::env::var(SEED_VAR)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0),
             launch: None,
             profile: SampleProfile::default(),
         })
@@ -286,7 +292,11 @@ impl Sampler {
         if l.kernels.is_empty() {
             return Ok(());
         }
-        let w = self.window;
+        // Seed 0 is the plain window count; another seed moves to an unrelated stretch of
+        // the sequence (an XOR of small seeds would only swap neighbouring windows).
+        let w = self
+            .window
+            .wrapping_add(self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         self.window += 1;
         let n = self.cfg.interval;
         let shift = mix(w);
@@ -374,6 +384,11 @@ fn pick_interval(n: u32, r: u64) -> u32 {
     }
 }
 
+/// The environment variable that seeds the rotation and the intervals (default 0): the
+/// same run with another seed is another draw of the same sampling, to see how much a
+/// share moves between draws.
+pub const SEED_VAR: &str = "TTPROF_SAMPLE_SEED";
+
 /// A fixed, well-mixed function of `x` (SplitMix64's finaliser): the rotation's and the
 /// interval's deterministic "randomness".
 fn mix(x: u64) -> u64 {
@@ -431,6 +446,7 @@ impl SampleProfile {
                     cores: s.windows,
                     cycles: s.samples,
                     pcs: s.pcs.clone(),
+                    zones: BTreeMap::new(),
                 },
             );
         }

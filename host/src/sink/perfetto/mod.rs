@@ -31,6 +31,7 @@
 pub mod proto;
 mod sink;
 
+pub(crate) use sink::lane_track_uuid;
 pub use sink::{PerfettoSink, PerfettoStats};
 
 /// The file name ttprof writes.

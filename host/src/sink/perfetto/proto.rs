@@ -96,6 +96,9 @@ pub struct TrackEvent {
     pub track_uuid: Option<u64>,
     #[prost(string, optional, tag = "23")]
     pub name: Option<String>,
+    /// A `TYPE_COUNTER` event's value.
+    #[prost(double, optional, tag = "44")]
+    pub double_counter_value: Option<f64>,
     /// Flows that leave this event (the critical path's signal -> wait arrows).
     #[prost(fixed64, repeated, packed = "false", tag = "47")]
     pub flow_ids: Vec<u64>,
@@ -110,6 +113,8 @@ pub const TYPE_SLICE_BEGIN: i32 = 1;
 pub const TYPE_SLICE_END: i32 = 2;
 /// `TrackEvent.Type.TYPE_INSTANT`.
 pub const TYPE_INSTANT: i32 = 3;
+/// `TrackEvent.Type.TYPE_COUNTER`.
+pub const TYPE_COUNTER: i32 = 4;
 
 /// `perfetto.protos.DebugAnnotation` (debug_annotation.proto).
 #[derive(Clone, PartialEq, prost::Message)]
@@ -168,6 +173,16 @@ pub struct TrackDescriptor {
     pub child_ordering: Option<i32>,
     #[prost(int32, optional, tag = "12")]
     pub sibling_order_rank: Option<i32>,
+    /// Present on a counter track.
+    #[prost(message, optional, tag = "8")]
+    pub counter: Option<CounterDescriptor>,
+}
+
+/// `perfetto.protos.CounterDescriptor` (counter_descriptor.proto).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct CounterDescriptor {
+    #[prost(string, optional, tag = "6")]
+    pub unit_name: Option<String>,
 }
 
 /// `TrackDescriptor.ChildTracksOrdering.EXPLICIT`: children sorted by `sibling_order_rank`.

@@ -42,6 +42,15 @@ fn chip_uuid(chip: u32) -> u64 {
 fn tile_uuid(chip: u32, t: NocCoord) -> u64 {
     uuid(2, chip, (t.x as u64) << 16 | (t.y as u64) << 8)
 }
+/// The track uuid of a RISC's lane (its zones' track): other writers nest tracks under it.
+pub(crate) fn lane_track_uuid(chip: u32, tile: NocCoord, risc: riscv_linker::Risc) -> u64 {
+    lane_uuid(&Lane {
+        chip,
+        tile,
+        risc,
+        depth: 0,
+    })
+}
 fn lane_uuid(l: &Lane) -> u64 {
     uuid(
         3,
@@ -340,6 +349,7 @@ impl PerfettoSink {
             parent_uuid: Some(chip_uuid(lane.chip)),
             child_ordering: Some(CHILD_ORDERING_EXPLICIT),
             sibling_order_rank: Some(1_000 + ((t.y as i32) << 8 | t.x as i32)),
+            ..Default::default()
         });
     }
 
