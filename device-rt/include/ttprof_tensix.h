@@ -206,6 +206,9 @@
    TTPROF_TENSIX_F(rows, 12, 3) | TTPROF_TENSIX_F(dst_row, 0, 10))
 #define TTPROF_TENSIX_MOVA2D(use_dst32b_lo, src_row, addr_mod, move_8_rows, dst_row)         \
   TTPROF_TENSIX_MOV_(0x12, use_dst32b_lo, src_row, addr_mod, ((move_8_rows) ? 2 : 0), dst_row)
+/* MOVA2D without its automatic wait for SrcA data valid. */
+#define TTPROF_TENSIX_MOVDBGA2D(use_dst32b_lo, src_row, addr_mod, move_8_rows, dst_row)      \
+  TTPROF_TENSIX_MOV_(0x09, use_dst32b_lo, src_row, addr_mod, ((move_8_rows) ? 2 : 0), dst_row)
 /* rows: bit 2 Move4Rows, bit 1 Broadcast1RowTo8, bit 0 BroadcastCol0. */
 #define TTPROF_TENSIX_MOVB2D(use_dst32b_lo, src_row, addr_mod, rows, dst_row)                \
   TTPROF_TENSIX_MOV_(0x13, use_dst32b_lo, src_row, addr_mod, rows, dst_row)

@@ -263,6 +263,7 @@ int main(void) {
     out[15] = TTPROF_TENSIX_CLEARDVALID(3, 1, 0);
     out[16] = TTPROF_TENSIX_ZEROSRC(1, 0, 1, 3);
     out[17] = TTPROF_TENSIX_ELWMUL(1, 1, 1, 0);
+    out[18] = TTPROF_TENSIX_MOVDBGA2D(1, 8, 2, 1, 40);
     ttprof_tensix_push(TTPROF_TENSIX_SEMINIT(9, 4, 1 << 2));
     ttprof_tensix_push(TTPROF_TENSIX_SEMPOST(1 << 2));
     ttprof_tensix_push(TTPROF_TENSIX_SETDMAREG(20, 2));
@@ -292,7 +293,7 @@ fn the_c_tensix_encoders_match_the_rust_ones_and_drive_the_coprocessor() {
     )
     .unwrap();
     let s = dev.run().unwrap_or_else(|e| panic!("{e}"));
-    let got: Vec<u32> = (0..18)
+    let got: Vec<u32> = (0..19)
         .map(|i| dev.read_u32(0, tile, 0x30000 + 4 * i).unwrap())
         .collect();
     let want = [
@@ -314,6 +315,7 @@ fn the_c_tensix_encoders_match_the_rust_ones_and_drive_the_coprocessor() {
         tt::cleardvalid(3, true, false),
         tt::zerosrc(true, false, true, 3),
         tt::elwmul(1, 1, 1, 0),
+        tt::movdbga2d(true, 8, 2, true, 40),
     ];
     assert_eq!(got, want);
     // Semaphore 2: 4 + 1; GPR 3 = GPR 1 (20) * 7.

@@ -522,6 +522,24 @@ pub const fn mova2d(
     )
 }
 
+/// `MOVDBGA2D`: [`mova2d`] without its automatic wait for `SrcA` data valid.
+pub const fn movdbga2d(
+    use_dst32b_lo: bool,
+    src_row: u32,
+    addr_mod: u32,
+    move_8_rows: bool,
+    dst_row: u32,
+) -> u32 {
+    mov(
+        0x09,
+        use_dst32b_lo,
+        src_row,
+        addr_mod,
+        (move_8_rows as u32) << 1,
+        dst_row,
+    )
+}
+
 /// `MOVB2D`: `rows` bit 2 `Move4Rows`, bit 1 `Broadcast1RowTo8`, bit 0 `BroadcastCol0`.
 pub const fn movb2d(
     use_dst32b_lo: bool,

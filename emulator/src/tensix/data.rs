@@ -145,7 +145,7 @@ impl Tensix {
                 self.dst_written(f.writes, c + 1 + tm.dst_read_after_write as u64);
                 match o {
                     mop::MVMUL | mop::ELWMUL | mop::ELWADD | mop::ELWSUB => tm.fpu_latency,
-                    mop::MOVA2D | mop::MOVB2D => {
+                    mop::MOVA2D | mop::MOVB2D | mop::MOVDBGA2D => {
                         // The next three cycles stall the listed instructions (MOVA2D.md).
                         self.mov_to_dst_until = c + 4;
                         tm.mov_to_dst_latency

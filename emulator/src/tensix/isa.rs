@@ -118,7 +118,7 @@ const TABLE: &[(u8, OpInfo)] = &[
     (op::MOP_CFG, m("MOP_CFG", MopExpander, 0)),
     (op::REPLAY, m("REPLAY", ReplayExpander, 0)),
     (0x08, m("MOVD2A", Matrix, B6)),
-    (0x09, u("MOVDBGA2D", Matrix)),
+    (0x09, m("MOVDBGA2D", Matrix, B6)),
     (0x0A, m("MOVD2B", Matrix, B6)),
     (0x10, m("ZEROACC", Matrix, B6)),
     (0x11, m("ZEROSRC", Matrix, B6)),

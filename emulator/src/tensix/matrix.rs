@@ -24,6 +24,7 @@ use super::src_regs::{SrcRegs, A, B};
 #[allow(missing_docs)] // the mnemonics
 pub(crate) mod op {
     pub const MOVD2A: u8 = 0x08;
+    pub const MOVDBGA2D: u8 = 0x09;
     pub const MOVD2B: u8 = 0x0A;
     pub const ZEROACC: u8 = 0x10;
     pub const ZEROSRC: u8 = 0x11;
@@ -159,9 +160,10 @@ pub(crate) fn footprint(w: u32, x: &Ctx) -> Result<Footprint, String> {
                 f.reads = m;
             }
         }
-        op::MOVA2D | op::MOVB2D => {
-            let a = opcode(w) == op::MOVA2D;
-            f.needs[if a { A } else { B }] = true;
+        op::MOVA2D | op::MOVB2D | op::MOVDBGA2D => {
+            let a = opcode(w) != op::MOVB2D;
+            // MOVDBGA2D is MOVA2D without the automatic wait for SrcA (MOVDBGA2D.md).
+            f.needs[if a { A } else { B }] = opcode(w) != op::MOVDBGA2D;
             let n = if a {
                 if field(w, 13, 1) != 0 {
                     8
@@ -227,7 +229,7 @@ pub(crate) fn execute(w: u32, x: &mut Ctx) -> Result<(), String> {
             }
         }
         op::ZEROSRC => zerosrc(w, x.src),
-        op::MOVA2D | op::MOVB2D => {
+        op::MOVA2D | op::MOVB2D | op::MOVDBGA2D => {
             mov_to_dst(w, x);
             apply_addr_mod(x.rwc, thd, addr_mod, true);
         }
@@ -390,10 +392,10 @@ fn remove_high_exponent(x: u32) -> u16 {
     (((x & (1 << 18)) >> 3) | ((x & (0x3ff << 8)) >> 3) | (x & 0x1f)) as u16
 }
 
-/// `MOVA2D`, `MOVB2D`.
+/// `MOVA2D`, `MOVB2D`, `MOVDBGA2D` (`MOVA2D`'s functional model).
 fn mov_to_dst(w: u32, x: &mut Ctx) {
     let th = x.thread;
-    let a = opcode(w) == op::MOVA2D;
+    let a = opcode(w) != op::MOVB2D;
     let fmt = srca_fmt(x.cfg, th);
     let use8 =
         x.cfg.thd(th, t::FP16A_FORCE) == 0 && matches!(fmt & 15, 0 | 4 | 5 | 6 | 7 | 15 | 8 | 9);

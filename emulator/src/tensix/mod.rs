@@ -87,7 +87,7 @@ pub struct TensixTiming {
     pub sfpu_mad_latency: u32,
     /// `MVMUL`, `ELWMUL`, `ELWADD`, `ELWSUB` (documented: 5).
     pub fpu_latency: u32,
-    /// `MOVA2D`, `MOVB2D` (documented: 4).
+    /// `MOVA2D`, `MOVDBGA2D`, `MOVB2D` (documented: 4).
     pub mov_to_dst_latency: u32,
     /// `MOVD2A` (documented: 2).
     pub movd2a_latency: u32,

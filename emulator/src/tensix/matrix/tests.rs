@@ -284,6 +284,22 @@ fn moves_between_src_and_dst_keep_the_documented_layouts() {
 }
 
 #[test]
+fn movdbga2d_is_mova2d_without_the_wait_for_srca() {
+    // MOVDBGA2D.md: identical to MOVA2D, but it does not wait for the Matrix Unit to own
+    // SrcA's bank.
+    let mut u = Unit::new(BF16, false);
+    u.fill(A, |r, c| bf((r * 16 + c) as f32));
+    let dbg = u.run(tt::movdbga2d(false, 8, 0, true, 40)).unwrap();
+    assert_eq!(u.bf16_at(41, 2), bf(146.0));
+    let plain = u.run(tt::mova2d(false, 8, 0, true, 48)).unwrap();
+    assert_eq!(u.bf16_at(49, 2), bf(146.0));
+    assert_eq!(plain.needs, [true, false]);
+    assert_eq!(dbg.needs, [false, false]);
+    assert_eq!(dbg.writes, blocks(40, 8, false));
+    assert_eq!(plain.writes, blocks(48, 8, false));
+}
+
+#[test]
 fn unmodelled_modes_are_named() {
     let mut u = Unit::new(BF16, false);
     u.cfg.cfg[0][1] |= 1 << 31;
