@@ -26,8 +26,9 @@ use riscv_linker::devfile::Geometry;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use ttprof::capture::{capture_sampled, write, Captured, Pacing, StopWhen, Stopped};
+use ttprof::capture::{capture_sampled, Captured, Pacing, StopWhen, Stopped};
 use ttprof::clock::{ClockSampler, TileSample};
+use ttprof::csv::{self as device_csv, CsvWritten};
 use ttprof::devmem::{self, DeviceClock, DeviceMemory, FileKind, MappedImage, Snapshot};
 use ttprof::issue::{self, Issue};
 use ttprof::oplog::OpLog;
@@ -335,7 +336,7 @@ fn write_streamed(
     oplog: Option<&OpLog>,
     in_run: &[TileSample],
     dataset: Option<outputs::Dataset>,
-) -> Result<write::Written> {
+) -> Result<CsvWritten> {
     let mut issues = Vec::new();
     let g = captured.readout.geometry;
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
@@ -348,7 +349,7 @@ fn write_streamed(
     }
     let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
     let (mut written, finished, run_issues) =
-        write::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| {
+        device_csv::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| {
             bar.set_position(n)
         })?;
     bar.finish_and_clear();
@@ -417,7 +418,7 @@ fn write_all_outputs(
     oplog: &OpLog,
     in_run: &[TileSample],
     dataset: Option<outputs::Dataset>,
-) -> Result<write::Written> {
+) -> Result<CsvWritten> {
     let mut issues = Vec::new();
     let g = captured.readout.geometry;
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
@@ -455,7 +456,7 @@ fn write_all_outputs(
     }
     issues.append(&mut sites.issues);
     issues.append(&mut out.issues);
-    Ok(write::Written {
+    Ok(CsvWritten {
         rows: out.device_csv_rows,
         zones: readout.zones() as u64,
         records: readout.records() as u64,
@@ -473,7 +474,7 @@ fn until(stop: &StopWhen) -> String {
     }
 }
 
-fn summary_json(c: &Captured, w: &write::Written, mem: &dyn DeviceMemory) -> serde_json::Value {
+fn summary_json(c: &Captured, w: &CsvWritten, mem: &dyn DeviceMemory) -> serde_json::Value {
     let r = &c.readout;
     let rings: Vec<serde_json::Value> = r
         .rings
@@ -508,7 +509,7 @@ fn summary_json(c: &Captured, w: &write::Written, mem: &dyn DeviceMemory) -> ser
     })
 }
 
-fn print_summary(c: &Captured, w: &write::Written, csv_path: &Path, summary_path: &Path) {
+fn print_summary(c: &Captured, w: &CsvWritten, csv_path: &Path, summary_path: &Path) {
     let r = &c.readout;
     let ratio = r
         .bus_bytes_per_payload_byte()

@@ -258,7 +258,7 @@ pub(crate) struct Marks {
     pub access: Option<(u32, bool)>,
 }
 
-/// Most entries a core's zone split keeps ([`LineTable`]'s segments; an entry is one
+/// Most entries a core's zone split keeps (the line table's segments; an entry is one
 /// instruction's cycles of one cause in one segment): 2^18 entries of 12 bytes, 3 MiB. A
 /// core that reads the clock so often that its segments need more (tens of thousands of
 /// zones) loses its zone split, never its line profile.

@@ -51,7 +51,7 @@
 
 use crate::error::{Error, Result};
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -483,6 +483,69 @@ fn process_exists(pid: u32) -> bool {
     match std::fs::symlink_metadata(format!("/proc/{pid}")) {
         Ok(_) => true,
         Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
+}
+
+/// Like [`write_atomic`], but `fill` runs on a second thread and hands its bytes over in
+/// large buffers, so producing rows and writing them to the file overlap (on a busy disk
+/// the writes block; the rows keep coming meanwhile).
+pub fn write_atomic_threaded<F>(path: &Path, fill: F) -> Result<()>
+where
+    F: FnOnce(&mut dyn Write) -> io::Result<()> + Send,
+{
+    write_atomic(path, |file| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        std::thread::scope(|s| {
+            let producer = s.spawn(move || {
+                let mut w = ChannelWriter {
+                    tx,
+                    buf: Vec::with_capacity(CHUNK),
+                };
+                fill(&mut w)?;
+                w.flush()
+            });
+            let mut written = Ok(());
+            for chunk in rx {
+                if written.is_ok() {
+                    written = file.write_all(&chunk);
+                }
+            }
+            let produced = producer
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the row writer panicked")));
+            written.and(produced)
+        })
+    })
+}
+
+/// Bytes per buffer handed to the file writer.
+const CHUNK: usize = 4 << 20;
+
+struct ChannelWriter {
+    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
+    buf: Vec<u8>,
+}
+
+impl Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.buf.len() + data.len() > self.buf.capacity() {
+            self.flush()?;
+        }
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            let full = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
+            self.tx
+                .send(full)
+                .map_err(|_| io::Error::other("the file writer stopped"))?;
+        }
+        Ok(())
     }
 }
 

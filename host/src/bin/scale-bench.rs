@@ -18,7 +18,7 @@
 //!    `Drainer` drains it (control words, live spans only, compact decode, payload kept,
 //!    `TAIL` written back) until the streams end, exactly as `ttprof capture` does; then each
 //!    ring's payload is decoded again, resolved against its site table, ordered into markers
-//!    and written as CSV rows (`capture::write::RingCsv`), and dropped. Rows are formatted
+//!    and written as CSV rows (`csv::RingCsv`), and dropped. Rows are formatted
 //!    on one thread and written to the file on another; the CSV is written atomically
 //!    (temp file, fsync, rename): the time includes the fsync.
 //!
@@ -33,7 +33,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use ttprof::capture::write::{decode_payload, RingCsv};
+use ttprof::capture::payload::decode_payload;
+use ttprof::csv::RingCsv;
 use ttprof::decode::ZoneTable;
 use ttprof::profile::Profile;
 use ttprof::readout::{DrainOptions, Drainer, Readout, RingId, RingReport};
@@ -412,7 +413,7 @@ fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: &[TileRings]) -> Me
     };
     let bar = progress_bar(rings.len() as u64, "tiles read out and written");
     let mut csv = RingCsv::new(replay_geometry(&replay), None);
-    let result = ttprof::capture::write::write_atomic_threaded(&a.csv, |out| {
+    let result = ttprof::atomic::write_atomic_threaded(&a.csv, |out| {
         let mut out = out;
         let w = &mut out;
         csv.header(w)?;

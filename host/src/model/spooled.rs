@@ -9,8 +9,8 @@
 //! the outputs ([`crate::sink::drive_rings`]) take each ring decoded again from the spool.
 //! Memory: one ring's payload and records, whatever the run's length.
 
+use crate::capture::payload::decode_payload;
 use crate::capture::spool::Spool;
-use crate::capture::write::decode_payload;
 use crate::decode::ZoneTable;
 use crate::error::{Error, Result};
 use crate::issue::Issue;

@@ -1,6 +1,7 @@
 //! Streaming capture: attach to device memory while kernels run (the emulator's image from
 //! another process, or any [`DeviceMemory`]), drain every ring as it fills, and stop on a
-//! condition ([`StopWhen`]); then write the outputs ring by ring ([`write`](mod@write)).
+//! condition ([`StopWhen`]); then write the outputs ring by ring (the device CSV by
+//! [`crate::csv::rings`], each ring's payload decoded again by [`payload`]).
 //!
 //! While attached, the capture sets each tile's `CONSUMER` word, so Block-policy producers
 //! wait for it instead of dropping, and advances `TAIL` after every drain. It polls as fast
@@ -10,12 +11,13 @@
 //! What it keeps per ring is the ring's *payload stream*: the bytes it decoded, which
 //! decode again to exactly the same records from a fresh decoder. That is the most compact
 //! exact form (6 bytes per short zone); it goes to a spool file ([`spool::Spool`]) as it
-//! arrives, and the writer decodes, resolves and writes one ring at a time. Nothing is lost or duplicated across drains: each drain reads
+//! arrives, and the writer decodes, resolves and writes one ring at a time. Nothing is lost or
+//! duplicated across drains: each drain reads
 //! `[TAIL, HEAD)` and then moves `TAIL` to `HEAD`.
 
+pub mod payload;
 pub mod spool;
 pub mod stop;
-pub mod write;
 
 pub use stop::{interrupt, interrupted, StopWhen, Stopped};
 

@@ -21,7 +21,9 @@
 //! large to hold (capture, the 70 M-zone scale run): integers are formatted by hand, and
 //! each (run, site)'s text columns are rendered once per ring instead of once per row.
 
+pub mod rings;
 mod sink;
+pub use rings::{write_streamed, CsvWritten, RingCsv};
 pub use sink::DeviceCsv;
 
 use crate::atomic::write_atomic;

@@ -1,16 +1,18 @@
-//! Writing outputs one ring at a time: decode the ring's payload stream into a compact table,
-//! build its rich view, check its launch times, resolve its sites through the op log, write
-//! its CSV rows, and drop it before the next ring. Memory stays at one ring's records.
+//! `profile_log_device.csv` written one ring at a time from a capture's spool: decode the
+//! ring's payload stream into a compact table, check its launch times, resolve its sites
+//! through the op log, write its CSV rows (and hand the ring to the streaming sinks), and
+//! drop it before the next ring. Memory stays at one ring's records.
 
-use super::Captured;
+use super::{self as csv, RowWriter};
 use crate::atomic::write_atomic;
-use crate::csv::{self, RowWriter};
-use crate::decode::{Decoder, Stop, ZoneTable};
+use crate::capture::payload::decode_payload;
+use crate::capture::Captured;
+use crate::decode::ZoneTable;
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::profile::Profile;
-use crate::readout::{checks, Readout, RingId, RingReport};
+use crate::readout::{checks, Readout, RingReport};
 use crate::resolve::{Resolution, Resolver, RingSites};
 use crate::sink::stream::Stream;
 use crate::sink::{Finished, Sink};
@@ -23,7 +25,7 @@ use std::sync::Arc;
 
 /// What was written.
 #[derive(Clone, Debug, Default)]
-pub struct Written {
+pub struct CsvWritten {
     /// CSV rows (markers) written.
     pub rows: u64,
     /// Zones written.
@@ -38,31 +40,6 @@ pub struct Written {
     pub issues: Vec<Issue>,
 }
 
-/// Decodes a ring's payload stream (see [`super`]) into `table` (cleared first). A stream
-/// that does not decode to its end is an error issue naming the ring and the byte; the rows
-/// before it are kept.
-pub fn decode_payload(id: RingId, bytes: &[u8], table: &mut ZoneTable) -> Option<Issue> {
-    let mut d = Decoder::default();
-    table.clear(d.run);
-    match d.decode_compact(bytes, table) {
-        Ok(Stop::End) => None,
-        Ok(stop) => Some(Issue::error(
-            Some(id.location()),
-            format!(
-                "payload stream stops early ({stop:?}) of {} bytes",
-                bytes.len()
-            ),
-        )),
-        Err(e) => Some(
-            Issue::error(
-                Some(id.location()),
-                format!("payload stream does not decode: {e}"),
-            )
-            .with_count((bytes.len() - e.at) as u64),
-        ),
-    }
-}
-
 /// Writes `profile_log_device.csv` ring by ring.
 pub struct RingCsv<'a> {
     geometry: Geometry,
@@ -72,7 +49,7 @@ pub struct RingCsv<'a> {
     /// Some ring was written without any naming.
     named_unresolved: bool,
     /// Counts and issues so far.
-    pub written: Written,
+    pub written: CsvWritten,
 }
 
 impl<'a> RingCsv<'a> {
@@ -85,7 +62,7 @@ impl<'a> RingCsv<'a> {
             resolver: oplog.map(Resolver::new),
             rows: RowWriter::new(),
             named_unresolved: false,
-            written: Written::default(),
+            written: CsvWritten::default(),
         }
     }
 
@@ -214,7 +191,7 @@ impl<'a> RingCsv<'a> {
     }
 
     /// The issues, with a warning if nothing could be named for want of an op log.
-    pub fn finish(mut self) -> Written {
+    pub fn finish(mut self) -> CsvWritten {
         if self.named_unresolved && self.written.unresolved > 0 {
             let n = self.written.unresolved;
             self.written.issues.push(
@@ -227,24 +204,6 @@ impl<'a> RingCsv<'a> {
         }
         self.written
     }
-}
-
-/// Decodes every ring's payload stream into its report's `records` (memory: every record
-/// of the capture, for the outputs that need them all at once); returns the decode and
-/// launch-time issues.
-pub fn decode_all(captured: &mut Captured) -> Result<Vec<Issue>> {
-    let mut issues = Vec::new();
-    let mut table = ZoneTable::new();
-    for ring in &mut captured.readout.rings {
-        let payload = captured.payload.read(ring.id)?;
-        issues.extend(decode_payload(ring.id, &payload, &mut table));
-        ring.records = table.to_records();
-        issues.extend(checks::launch_times(
-            &ring.records,
-            Some(ring.id.location()),
-        ));
-    }
-    Ok(issues)
 }
 
 /// Writes the capture's device CSV to `path` (atomically) ring by ring, and feeds every
@@ -261,7 +220,7 @@ pub fn write_streamed(
     timebase: &Timebase,
     sinks: Vec<&mut dyn Sink>,
     progress: &mut dyn FnMut(u64),
-) -> Result<(Written, Vec<Finished>, Vec<Issue>)> {
+) -> Result<(CsvWritten, Vec<Finished>, Vec<Issue>)> {
     let mut rings = captured.readout.clone();
     for r in &mut rings.rings {
         r.records = Default::default();
@@ -296,67 +255,4 @@ pub fn write_streamed(
     let mut written = csv.finish();
     written.issues.extend(decode_issues);
     Ok((written, finished, run.issues))
-}
-
-/// Like [`write_atomic`], but `fill` runs on a second thread and hands its bytes over in
-/// large buffers, so producing rows and writing them to the file overlap (on a busy disk
-/// the writes block; the rows keep coming meanwhile).
-pub fn write_atomic_threaded<F>(path: &Path, fill: F) -> Result<()>
-where
-    F: FnOnce(&mut dyn Write) -> io::Result<()> + Send,
-{
-    write_atomic(path, |file| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-        std::thread::scope(|s| {
-            let producer = s.spawn(move || {
-                let mut w = ChannelWriter {
-                    tx,
-                    buf: Vec::with_capacity(CHUNK),
-                };
-                fill(&mut w)?;
-                w.flush()
-            });
-            let mut written = Ok(());
-            for chunk in rx {
-                if written.is_ok() {
-                    written = file.write_all(&chunk);
-                }
-            }
-            let produced = producer
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("the row writer panicked")));
-            written.and(produced)
-        })
-    })
-}
-
-/// Bytes per buffer handed to the file writer.
-const CHUNK: usize = 4 << 20;
-
-struct ChannelWriter {
-    tx: std::sync::mpsc::SyncSender<Vec<u8>>,
-    buf: Vec<u8>,
-}
-
-impl Write for ChannelWriter {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.buf.len() + data.len() > self.buf.capacity() {
-            self.flush()?;
-        }
-        self.buf.extend_from_slice(data);
-        if self.buf.len() >= CHUNK {
-            self.flush()?;
-        }
-        Ok(data.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
-            let full = std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK));
-            self.tx
-                .send(full)
-                .map_err(|_| io::Error::other("the file writer stopped"))?;
-        }
-        Ok(())
-    }
 }
