@@ -91,6 +91,16 @@ pub enum Error {
     /// A kernel faulted on the emulator: the emulator's full diagnosis (chip, tile, RISC, pc,
     /// instruction, symbol, source line).
     Fault(String),
+    /// An output could not be produced for a reason other than I/O (the format library
+    /// refused the data): the file, and what was said.
+    Output {
+        /// The output file.
+        path: PathBuf,
+        /// What went wrong.
+        what: String,
+    },
+    /// A broken invariant of ttprof itself (a bug: please report it with the message).
+    Internal(String),
     /// Something this build deliberately does not do (e.g. real hardware access), and why.
     Unsupported(String),
     /// Anything else, with its explanation.
@@ -150,6 +160,8 @@ impl fmt::Display for Raw<'_> {
             Error::Emulator(s) => write!(f, "emulator: {s}"),
             Error::Fault(s) => write!(f, "kernel fault: {s}"),
             Error::Unsupported(s) => write!(f, "not supported: {s}"),
+            Error::Output { path, what } => write!(f, "{}: {what}", path.display()),
+            Error::Internal(s) => write!(f, "internal error (a bug in ttprof): {s}"),
             Error::Other(s) => f.write_str(s),
         }
     }

@@ -161,7 +161,7 @@ impl RingSource for SpoolRings<'_> {
         let slot = self
             .rings
             .get(index)
-            .ok_or_else(|| Error::Other(format!("internal: no ring {index} in the spool")))?;
+            .ok_or_else(|| Error::Internal(format!("no ring {index} in the spool")))?;
         let mut ignored = Vec::new();
         let ring = decoded(slot, self.spool, &mut self.table, &mut ignored)?;
         if ring.records.len() != slot.record_count() {

@@ -13,18 +13,16 @@ use riscv_linker::{mmio, Arch, Risc, USER_L1_BASE};
 /// order. Reads the kernel ELFs, creates nothing.
 pub fn check(op: &Op, arch: Arch) -> Result<Vec<(Risc, Vec<u8>)>> {
     if op.kernels.is_empty() {
-        return Err(Error::Other(format!(
-            "op {:?} has no kernel to run",
-            op.name
-        )));
+        return Err(Error::Argument {
+            what: format!("op {:?} has no kernel to run", op.name),
+        });
     }
     let mut images = Vec::new();
     for (risc, elf) in &op.kernels {
         if op.kernels.iter().filter(|(r, _)| r == risc).count() > 1 {
-            return Err(Error::Other(format!(
-                "op {:?} names two kernels for {risc}",
-                op.name
-            )));
+            return Err(Error::Argument {
+                what: format!("op {:?} names two kernels for {risc}", op.name),
+            });
         }
         let bytes = crate::files::read_regular(
             elf,
@@ -46,18 +44,22 @@ pub fn check(op: &Op, arch: Arch) -> Result<Vec<(Risc, Vec<u8>)>> {
     }
     for (risc, values) in &op.args {
         if !op.kernels.iter().any(|(r, _)| r == risc) {
-            return Err(Error::Other(format!(
-                "op {:?} gives runtime arguments to {risc}, which runs no kernel",
-                op.name
-            )));
+            return Err(Error::Argument {
+                what: format!(
+                    "op {:?} gives runtime arguments to {risc}, which runs no kernel",
+                    op.name
+                ),
+            });
         }
         if values.len() > riscv_linker::MAX_RUNTIME_ARGS as usize {
-            return Err(Error::Other(format!(
-                "op {:?} gives {risc} {} runtime arguments: at most {} fit",
-                op.name,
-                values.len(),
-                riscv_linker::MAX_RUNTIME_ARGS
-            )));
+            return Err(Error::Argument {
+                what: format!(
+                    "op {:?} gives {risc} {} runtime arguments: at most {} fit",
+                    op.name,
+                    values.len(),
+                    riscv_linker::MAX_RUNTIME_ARGS
+                ),
+            });
         }
     }
     for input in &op.l1 {

@@ -224,15 +224,15 @@ pub fn write_all_rings(
     };
     let [csv_done, report_done, trace_done, html_done, summary_done, analysis_done, perfetto_done, parquet_done, graph_done] =
         <[Finished; 9]>::try_from(finished)
-            .map_err(|_| Error::Other("internal: nine sinks, nine results".into()))?;
+            .map_err(|_| Error::Internal("nine sinks, nine results".into()))?;
     let parquet_files = <[PathBuf; 3]>::try_from(parquet_done.files)
-        .map_err(|_| Error::Other("internal: three Parquet tables".into()))?;
+        .map_err(|_| Error::Internal("three Parquet tables".into()))?;
     let report = report
         .report
-        .ok_or_else(|| Error::Other("internal: no op report".into()))?;
+        .ok_or_else(|| Error::Internal("no op report".into()))?;
     let (summary, summary_text) = summary_sink
         .summary
-        .ok_or_else(|| Error::Other("internal: no summary".into()))?;
+        .ok_or_else(|| Error::Internal("no summary".into()))?;
     let mut issues = report_done.issues.clone();
     issues.extend(profile.issues.iter().cloned());
     issues.extend(html_done.issues.iter().cloned());

@@ -48,8 +48,8 @@ impl<'a> Stream<'a> {
     /// error naming its position, before anything is written.
     pub fn begin(run: &Profile, mut sinks: Vec<&'a mut dyn Sink>) -> Result<Stream<'a>> {
         if let Some(i) = sinks.iter().position(|s| !s.streams()) {
-            return Err(Error::Other(format!(
-                "internal: sink {i} cannot be fed a run in parts"
+            return Err(Error::Internal(format!(
+                "sink {i} cannot be fed a run in parts"
             )));
         }
         for s in sinks.iter_mut() {

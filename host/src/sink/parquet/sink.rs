@@ -84,10 +84,16 @@ fn pq_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
         parquet::errors::ParquetError::External(inner) => {
             match inner.downcast::<std::io::Error>() {
                 Ok(io) => Error::io(path, "write", *io),
-                Err(other) => Error::Other(format!("{}: writing Parquet: {other}", path.display())),
+                Err(other) => Error::Output {
+                    path: path.to_path_buf(),
+                    what: format!("writing Parquet: {other}"),
+                },
             }
         }
-        e => Error::Other(format!("{}: writing Parquet: {e}", path.display())),
+        e => Error::Output {
+            path: path.to_path_buf(),
+            what: format!("writing Parquet: {e}"),
+        },
     }
 }
 
@@ -183,8 +189,8 @@ impl Writer {
         let thread = std::thread::spawn(move || {
             for (key, which, batch) in rx {
                 let Some(t) = tables.get_mut(&key) else {
-                    return Err(Error::Other(format!(
-                        "internal: no Parquet partition for chip {key}"
+                    return Err(Error::Internal(format!(
+                        "no Parquet partition for chip {key}"
                     )));
                 };
                 match which {
@@ -209,7 +215,7 @@ impl Writer {
             Some(Ok(())) => Ok(()),
             _ => match self.join() {
                 Err(e) => Err(e),
-                Ok(_) => Err(Error::Other("internal: the Parquet writer stopped".into())),
+                Ok(_) => Err(Error::Internal("the Parquet writer stopped".into())),
             },
         }
     }
@@ -219,10 +225,8 @@ impl Writer {
         self.tx = None;
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(r)) => r,
-            Some(Err(_)) => Err(Error::Other("the Parquet writer thread panicked".into())),
-            None => Err(Error::Other(
-                "internal: the Parquet writer already stopped".into(),
-            )),
+            Some(Err(_)) => Err(Error::Internal("the Parquet writer thread panicked".into())),
+            None => Err(Error::Internal("the Parquet writer already stopped".into())),
         }
     }
 }
@@ -321,9 +325,11 @@ pub fn check_host(host: &str) -> Result<()> {
     if valid_host(host) {
         return Ok(());
     }
-    Err(Error::Other(format!(
-        "dataset host name {host:?}: use 1 to 128 letters, digits, '.', '_' or '-' (it names a directory host=<name>)"
-    )))
+    Err(Error::Argument {
+        what: format!(
+            "dataset host name {host:?}: use 1 to 128 letters, digits, '.', '_' or '-' (it names a directory host=<name>)"
+        ),
+    })
 }
 
 /// Whether `host` can name a partition directory: 1 to 128 letters, digits, `.`, `_`,
