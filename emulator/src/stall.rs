@@ -28,9 +28,15 @@
 //! A slow loop that will end is never called a deadlock: it counts (a register changes),
 //! reads a clock (an observation), waits for a NoC transfer or the coprocessor (not quiet),
 //! or waits for a core that is working (that core's state changes, or it stores). The one
-//! assumption is about the host, see [`crate::DeviceConfig::deadlock_detection`]. A loop
-//! whose states do not repeat within [`SEEN`] looks (it counts in a register while it
-//! polls) is not caught: the instruction budget stops it.
+//! assumption is about the host, see [`crate::DeviceConfig::deadlock_detection`].
+//!
+//! A core whose state does not come back (it counts its tries in a register while it
+//! polls, or its loop is longer than [`SEEN`] looks) counts as stuck once [`proof`] shows,
+//! by stepping it on the interpreter, that it loops forever on the memory as it is: what
+//! keeps changing reaches no branch, address or store. The proof is tried at the first
+//! quiet look and each time the quiet run has doubled in length, over a quarter as many
+//! instructions as the quiet run has cycles (at most [`PROOF_MAX`]). A loop that polls a
+//! device or NIU register while it counts is not proved: the budget stops it.
 //!
 //! ## The report
 //!
@@ -39,6 +45,8 @@
 //! waits on, found by stepping the core once around its loop on the interpreter (which
 //! changes nothing: the loop stores nothing) and noting every address it reads and the
 //! value there, or the FIFO it waits on; then what each coprocessor thread waits on.
+
+mod proof;
 
 use crate::decode::Op;
 use crate::device::Device;
@@ -51,8 +59,10 @@ use crate::tile::Tile;
 pub(crate) const EVERY: u64 = 1 << 16;
 /// States remembered per core during one quiet run.
 const SEEN: usize = 64;
+/// Most instructions stepped per core in one proof that it loops forever ([`proof`]).
+const PROOF_MAX: u64 = 1 << 24;
 /// Instructions stepped per core to find what its loop reads.
-const PROBE_STEPS: usize = 4096;
+const PROBE_STEPS: u64 = 4096;
 /// Distinct addresses named per core.
 const PROBE_READS: usize = 4;
 
@@ -68,6 +78,13 @@ pub(crate) struct Watch {
     marks: Vec<(HartState, u64, u64)>,
     /// Per core: the states seen at the looks of the current quiet run.
     seen: Vec<Vec<State>>,
+    /// Per core: proved to loop forever during the current quiet run, with turns of this
+    /// many instructions ([`proof`]).
+    proved: Vec<Option<u64>>,
+    /// Where the current quiet run began, in cycles past the run's start.
+    quiet_since: u64,
+    /// The quiet span (cycles) at which the next proof is tried.
+    next_proof: u64,
 }
 
 impl Watch {
@@ -76,6 +93,9 @@ impl Watch {
             next: EVERY,
             marks: Vec::new(),
             seen: Vec::new(),
+            proved: Vec::new(),
+            quiet_since: 0,
+            next_proof: 0,
         }
     }
 
@@ -94,8 +114,8 @@ impl Watch {
             .collect();
         let quiet = marks == self.marks && outside_quiet(dev);
         self.marks = marks;
-        let harts = dev.tiles.iter().flat_map(|t| &t.harts);
         if !quiet {
+            let harts = dev.tiles.iter().flat_map(|t| &t.harts);
             self.seen = harts
                 .map(|h| {
                     if h.is_running() {
@@ -105,23 +125,47 @@ impl Watch {
                     }
                 })
                 .collect();
+            self.proved = vec![None; self.seen.len()];
+            self.quiet_since = rel;
+            self.next_proof = 0;
             return None;
         }
+        // Proofs are tried at the first quiet look, then each time the quiet span has
+        // doubled, each over a quarter as many instructions as the span's cycles: all the
+        // tries of a quiet run step at most half as many instructions as its cycles, and a
+        // loop whose relevant state repeats within PROOF_MAX instructions is found.
+        let span = rel - self.quiet_since;
+        let proof_steps = (span >= self.next_proof).then(|| (span / 4).clamp(1, PROOF_MAX));
+        if proof_steps.is_some() {
+            self.next_proof = span.saturating_mul(2);
+        }
         let (mut any, mut all) = (false, true);
-        for (h, seen) in harts.zip(&mut self.seen) {
-            if !h.is_running() {
-                continue;
-            }
-            any = true;
-            let s = state(&h.core.regs, h.core.pc);
-            if !seen.contains(&s) {
-                all = false;
+        let mut k = 0;
+        for t in dev.tiles.iter_mut() {
+            for i in 0..t.harts.len() {
+                let (seen, proved) = (&mut self.seen[k], &mut self.proved[k]);
+                k += 1;
+                let h = &t.harts[i];
+                if !h.is_running() || proved.is_some() {
+                    any |= h.is_running();
+                    continue;
+                }
+                any = true;
+                let s = state(&h.core.regs, h.core.pc);
+                if seen.contains(&s) {
+                    continue;
+                }
                 if seen.len() < SEEN {
                     seen.push(s);
                 }
+                // Once one core is known to move, the others need no proof this look.
+                if all {
+                    *proved = proof_steps.and_then(|n| proof::loops_forever(t, i, n));
+                }
+                all &= proved.is_some();
             }
         }
-        (any && all).then(|| report(dev))
+        (any && all).then(|| report(dev, &self.proved))
     }
 }
 
@@ -210,16 +254,19 @@ fn place(t: &Tile, i: usize) -> String {
 }
 
 /// The deadlock fault: blamed on the first running core, every running core described.
-fn report(dev: &mut Device) -> Box<Fault> {
+/// `turns`: per core, the length of its loop's turn when [`proof`] found it.
+fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
     let mut lines = Vec::new();
     let mut first = None;
     let mut cores = 0;
+    let mut turns = turns.iter();
     for (k, t) in dev.tiles.iter_mut().enumerate() {
         for i in 0..t.harts.len() {
+            let turn = turns.next().copied().flatten().unwrap_or(0);
             if t.harts[i].is_running() {
                 first.get_or_insert((k, i));
                 cores += 1;
-                lines.push(describe(t, i));
+                lines.push(describe(t, i, turn));
             }
         }
         lines.extend(
@@ -238,12 +285,13 @@ fn report(dev: &mut Device) -> Box<Fault> {
     f
 }
 
-/// One line: where core `i` of `t` is and what it waits on.
-fn describe(t: &mut Tile, i: usize) -> String {
+/// One line: where core `i` of `t` is and what it waits on (`turn`: its loop's length
+/// in instructions, when known).
+fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
     let place = place(t, i);
     let program = t.harts[i].program.clone();
     let line = |pc: u32| program.as_ref().and_then(|p| p.symbols.line(pc));
-    let waits = match probe(t, i) {
+    let waits = match probe(t, i, turn) {
         Probe::Fifo { addr, write } => format!(
             "{} {addr:#010x} ({})",
             if write {
@@ -283,8 +331,9 @@ enum Probe {
     Reads(Vec<(u32, u32, u32)>),
 }
 
-/// Steps core `i` once around its loop on the interpreter, noting what it reads.
-fn probe(t: &mut Tile, i: usize) -> Probe {
+/// Steps core `i` once around its loop (at least `turn` instructions, when it counts in a
+/// register its state never comes back) on the interpreter, noting what it reads.
+fn probe(t: &mut Tile, i: usize, turn: u64) -> Probe {
     if let Some((addr, write)) = t.harts[i].stuck {
         return Probe::Fifo { addr, write };
     }
@@ -292,7 +341,7 @@ fn probe(t: &mut Tile, i: usize) -> Probe {
     t.harts[i].core.horizon = u64::MAX;
     t.mem.risc = t.harts[i].risc;
     let mut reads: Vec<(u32, u32, u32)> = Vec::new();
-    for _ in 0..PROBE_STEPS {
+    for _ in 0..turn.max(PROBE_STEPS) {
         let h = &t.harts[i];
         let pc = h.core.pc;
         let load = h

@@ -138,3 +138,73 @@ fn a_run_past_its_wall_clock_deadline_stops_naming_every_running_core() {
         assert!(msg.contains(want), "{want:?} missing from: {msg}");
     }
 }
+
+#[test]
+fn a_poll_loop_that_counts_its_tries_in_a_register_is_a_deadlock() {
+    // `while *0x30000 == 0 { tries += 1 }`: the register state never repeats, but the
+    // count reaches no branch, address or store.
+    let mut w = li(P, 0x30000).to_vec();
+    w.extend([lw(V, P, 0), addi(C, C, 1), beq(V, 0, -8)]);
+    let e = run_cores(&[(Risc::Brisc, w), (Risc::Trisc0, poll(0x30004))]).expect_err("a deadlock");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 2 }, "{e}");
+    assert!(f.instret < BUDGET / 10, "found early: {e}");
+    assert!(
+        e.to_string().contains("polls L1 0x00030000 (reads 0x0)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_poll_loop_with_a_timeout_counter_that_ends_is_not_a_deadlock() {
+    // BRISC polls a word nothing writes, giving up after three million tries (far more
+    // than the detector's looks), then exits; TRISC0 polls forever. Had BRISC been called
+    // stuck, the deadlock would name two cores.
+    let mut w = lis(&[(P, 0x30000), (C, 3_000_000)]);
+    // loop: if *0x30000 != 0 break; if --tries == 0 break
+    w.extend([lw(V, P, 0), bne(V, 0, 12), addi(C, C, -1), bne(C, 0, -12)]);
+    let e = run_cores(&[(Risc::Brisc, w), (Risc::Trisc0, poll(0x30004))])
+        .expect_err("TRISC0 never ends");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+    assert!(e.to_string().contains("TRISC_0 at pc 0x"), "{e}");
+}
+
+#[test]
+fn a_poll_loop_whose_period_spans_many_looks_is_a_deadlock() {
+    // Between two polls of a word nothing writes, a delay loop of 2.5 million turns
+    // (more than 64 looks of the detector per poll), and a retry count that only grows.
+    let mut w = li(P, 0x30000).to_vec();
+    // loop: if *0x30000 != 0 break; retries += 1; delay 2.5 M; repeat
+    w.extend([lw(V, P, 0), bne(V, 0, 28), addi(12, 12, 1)]);
+    w.extend(li(C, 2_500_000));
+    w.extend([addi(C, C, -1), bne(C, 0, -4), jal(0, -28)]);
+    let e = run_cores(&[(Risc::Brisc, w)]).expect_err("a deadlock");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+    assert!(f.instret < BUDGET, "found before the budget: {e}");
+    assert!(
+        e.to_string().contains("polls L1 0x00030000 (reads 0x0)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_poll_loop_that_ends_when_a_value_derived_from_its_count_does_is_not_a_deadlock() {
+    // BRISC counts its tries and leaves once `tries >> 22` is nonzero (four million tries):
+    // the count reaches the branch only through another register. TRISC0 polls forever;
+    // had BRISC been called stuck, the deadlock would name two cores.
+    let mut w = li(P, 0x30000).to_vec();
+    // loop: if *0x30000 != 0 break; tries += 1; if tries >> 22 == 0 repeat
+    w.extend([
+        lw(V, P, 0),
+        bne(V, 0, 16),
+        addi(C, C, 1),
+        srli(12, C, 22),
+        beq(12, 0, -16),
+    ]);
+    let e = run_cores(&[(Risc::Brisc, w), (Risc::Trisc0, poll(0x30004))])
+        .expect_err("TRISC0 never ends");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+}
