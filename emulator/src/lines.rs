@@ -74,7 +74,7 @@ pub enum TensixWait {
     MopExpander,
     /// The Replay Expander is playing back.
     ReplayExpander,
-    /// `SEMWAIT` on semaphore `n` (the lowest of its mask), 8 variants.
+    /// `SEMWAIT` on semaphore 0 (a mask of several semaphores names its lowest).
     Semaphore0,
     /// `SEMWAIT` on semaphore 1.
     Semaphore1,
