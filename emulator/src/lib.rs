@@ -20,7 +20,7 @@
 //!   the image header ([`riscv_linker::devfile::mailbox`]) and a background thread answers
 //!   with a sample in virtual host time, while kernels run and while the device is idle.
 //!   It cannot change a run: it reads only configuration and the published virtual host
-//!   time and writes only the mailbox; the ordering argument is in `src/mailbox.rs`.
+//!   time and writes only the mailbox; the ordering argument is in `src/time/mailbox.rs`.
 //! * The tile's devices (mailboxes, PCBufs, TTSync, Tensix semaphores and GPRs, plain
 //!   storage for the other windows), per core as the memory map gives them (`devices`
 //!   module docs).
@@ -52,53 +52,34 @@
 //! # Ok(()) }
 //! ```
 
-pub mod asm;
-mod clock;
-mod config;
-mod csr;
-mod daisychain;
-pub mod decode;
-mod device;
-mod devices;
-pub mod disasm;
-pub mod dvfs;
-mod exec;
-mod fault;
-mod hart;
-mod host;
-mod image;
+mod chip;
+mod debug;
+mod isa;
 #[cfg(all(target_arch = "x86_64", unix))]
 mod jit;
-pub mod lines;
-mod loader;
-mod mailbox;
-mod memory;
-mod mmio;
 mod noc;
-pub mod pipeline;
-mod run;
-mod stall;
-mod symbols;
-mod sync;
 mod tensix;
-mod tile;
-mod timestamper;
+mod time;
 
-pub use clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
-pub use config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM};
-pub use csr::MISA_RV32IM;
-pub use device::Device;
-pub use dvfs::{parse_schedule, FreqStep, REF_MHZ};
-pub use fault::{EmuError, Fault, FaultKind};
-pub use hart::HartState;
-pub use lines::{Cause, HartLines, Segment, TensixWait};
-pub use loader::Program;
+pub use debug::lines;
+pub use isa::{asm, decode, disasm, pipeline};
+pub use time::dvfs;
+
+pub use chip::config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM};
+pub use chip::device::Device;
+pub use chip::fault::{EmuError, Fault, FaultKind};
+pub use chip::loader::Program;
+pub use chip::run::{HartSummary, RunSummary};
+pub use debug::lines::{Cause, HartLines, Segment, TensixWait};
+pub use isa::csr::MISA_RV32IM;
+pub use isa::hart::HartState;
+pub use isa::pipeline::{div_cycles, Region, Timing};
 pub use noc::{Arbitration, NocCalibration, NocConfig};
-pub use pipeline::{div_cycles, Region, Timing};
 pub use riscv_linker::{Arch, NocCoord, Risc};
-pub use run::{HartSummary, RunSummary};
-pub use sync::SyncSample;
 pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};
+pub use time::clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
+pub use time::dvfs::{parse_schedule, FreqStep, REF_MHZ};
+pub use time::sync::SyncSample;
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@
 //!
 //! ## Timing
 //!
-//! Generated code applies the rules of [`crate::pipeline`] step by step, on the same state
+//! Generated code applies the rules of [`crate::isa::pipeline`] step by step, on the same state
 //! the interpreter uses (`Core::pipe`, in memory): register waits are a `cmp` against
 //! `Pipe::ready` and a branch to out-of-line code that raises the clock (a `cmov` would put
 //! every wait on the clock's dependency chain; the branch predicts well); the store queue,
@@ -30,9 +30,9 @@
 //! no later than the next instruction's issue, so every wait gives the same cycle.
 
 use super::x86::*;
-use crate::decode::{Inst, Op};
-use crate::hart::Core;
-use crate::pipeline::{self, Pipe, Timing, ICACHE_LINE};
+use crate::isa::decode::{Inst, Op};
+use crate::isa::hart::Core;
+use crate::isa::pipeline::{self, Pipe, Timing, ICACHE_LINE};
 use std::mem::offset_of;
 
 /// Exit reasons written to `Core::exit_reason`.

@@ -1,4 +1,4 @@
-//! A basic-block JIT for x86-64 hosts: the fast path of [`crate::exec`].
+//! A basic-block JIT for x86-64 hosts: the fast path of [`crate::isa::exec`].
 //!
 //! Blocks are compiled on first use from the hart's pre-decoded code ([`compile`]) into a
 //! per-hart executable buffer and chained through a table indexed by instruction slot, so
@@ -8,8 +8,8 @@
 //! at a time, so there is one implementation of each corner case.
 //!
 //! Both follow the same rule for when a core stops at its limit (at run entry and after
-//! control transfers, see [`crate::exec`]) and the same pipeline model
-//! ([`crate::pipeline`]; `compile` says how), so a run gives the
+//! control transfers, see [`crate::isa::exec`]) and the same pipeline model
+//! ([`crate::isa::pipeline`]; `compile` says how), so a run gives the
 //! same result bit for bit with or without the JIT (`DeviceConfig::jit`); the tests check
 //! this, and the QEMU differential test runs through the JIT.
 //!
@@ -19,10 +19,10 @@
 mod compile;
 mod x86;
 
-use crate::exec::{Exit, Flow};
-use crate::fault::FaultKind;
-use crate::hart::Hart;
-use crate::memory::TileMem;
+use crate::chip::fault::FaultKind;
+use crate::chip::memory::TileMem;
+use crate::isa::exec::{Exit, Flow};
+use crate::isa::hart::Hart;
 pub(crate) use compile::Env;
 use compile::{CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 use memmap2::{Mmap, MmapMut};
@@ -58,7 +58,7 @@ impl std::fmt::Debug for Jit {
     }
 }
 
-type Enter = unsafe extern "sysv64" fn(*mut crate::hart::Core, usize);
+type Enter = unsafe extern "sysv64" fn(*mut crate::isa::hart::Core, usize);
 
 impl Jit {
     /// A JIT for a hart described by `env` (its `exit` is filled in here). `None` if the
@@ -128,7 +128,7 @@ impl Jit {
     }
 
     /// The checked entry of the block at `pc`, compiling it if needed.
-    fn entry(&mut self, pc: u32, code: &[crate::decode::Inst]) -> Option<usize> {
+    fn entry(&mut self, pc: u32, code: &[crate::isa::decode::Inst]) -> Option<usize> {
         let off = pc.wrapping_sub(self.env.fetch_base);
         if off >= self.env.window || pc & 3 != 0 || !matches!(self.buf, Buf::Executable(_)) {
             return None;
@@ -153,7 +153,7 @@ impl Jit {
         Some(addr)
     }
 
-    fn enter(&self, core: &mut crate::hart::Core, addr: usize) {
+    fn enter(&self, core: &mut crate::isa::hart::Core, addr: usize) {
         if !matches!(self.buf, Buf::Executable(_)) {
             return;
         }

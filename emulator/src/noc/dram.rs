@@ -61,8 +61,8 @@ impl Dram {
     }
 }
 
-use crate::device::Device;
-use crate::fault::EmuError;
+use crate::chip::device::Device;
+use crate::chip::fault::EmuError;
 use riscv_linker::noc::dram as layout;
 use riscv_linker::NocCoord;
 

@@ -12,7 +12,7 @@
 //! or change it (a push, a semaphore, GPR, configuration or MOP-configuration access,
 //! TTSync, `INSTRN_BUF_STATUS`, BRISC's PCBuf idle check) first runs it up to the accessing
 //! core's clock ([`Tensix::advance_to`]). The tile runs its cores' shared accesses in cycle
-//! order ([`crate::tile`]), so the coprocessor sees the RISC accesses in the order and at
+//! order ([`crate::chip::tile`]), so the coprocessor sees the RISC accesses in the order and at
 //! the cycles they happen. A stretch in which no cycle changes anything (every thread empty
 //! or waiting on a condition only a RISC can change) is skipped in one step.
 //!
@@ -52,9 +52,9 @@ mod unpack;
 pub use frontend::FifoDepths;
 pub use isa::modelled_mnemonics;
 
-use crate::fault::FaultKind;
-use crate::lines::TensixWait;
-use crate::memory::L1;
+use crate::chip::fault::FaultKind;
+use crate::chip::memory::L1;
+use crate::debug::lines::TensixWait;
 use frontend::{Frontend, Insn, Latch};
 use isa::{op, opcode, Unit};
 use riscv_linker::{mmio, Risc};

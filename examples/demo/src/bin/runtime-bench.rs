@@ -4,7 +4,7 @@
 //! The `bench` kernel (examples/kernels/src/bin/bench.rs) runs on one BRISC, built for
 //! Wormhole B0 and for Blackhole, each with and without the runtime's `profile` feature,
 //! each at two iteration counts. The emulator counts instructions exactly and times them
-//! with its pipeline model of the Baby RISC-V core (`emulator/src/pipeline.rs`, from
+//! with its pipeline model of the Baby RISC-V core (`emulator/src/isa/pipeline.rs`, from
 //! Tenstorrent's ISA documentation, with each arch's differences); the ring's `HEAD` counts
 //! every byte written (pads included). Differences give the *marginal* cost of one zone with
 //! everything a zone really costs (hot path, amortised slow paths, ring wraps, the stores'
@@ -490,7 +490,7 @@ fn main() -> Fallible<()> {
         "zone_instructions_block": wh.block.instructions,
         "zone_instructions_block_recording_off": wh.block_off.instructions,
         "zone_instructions_by_work": by_work(wh, |m| m.instructions),
-        "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, one BRISC on the emulator: instruction counts, cycles from reset to halt on the pipeline model of tt-isa-documentation (emulator/src/pipeline.rs) per arch, ring HEAD bytes; unsuffixed zone_instructions* keys are Wormhole B0",
+        "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, one BRISC on the emulator: instruction counts, cycles from reset to halt on the pipeline model of tt-isa-documentation (emulator/src/isa/pipeline.rs) per arch, ring HEAD bytes; unsuffixed zone_instructions* keys are Wormhole B0",
         "reference_cycles_per_zone": {"tt_metal_streaming_blackhole": [45, 51], "tt_llk": [29, 30]},
     });
     let map = json.as_object_mut().unwrap();

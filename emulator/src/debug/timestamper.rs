@@ -16,7 +16,7 @@
 //!   to L1 through the cores' own view of it ([`L1::store16`]), so a host mapping the image
 //!   sees it. With no such buffer the unit is dropped and every valid buffer marked
 //!   overflowed.
-//! * `EveryCycle`'s counter is the wall clock itself ([`crate::mmio`]); its other half -
+//! * `EveryCycle`'s counter is the wall clock itself ([`crate::chip::mmio`]); its other half -
 //!   while `reset_streams` (bit 31 of the control register) is set, every cycle clears the
 //!   full and overflow bits and empties the unit being gathered - is applied lazily: before
 //!   any access at a later cycle than the last one seen, the reset is applied once (it is
@@ -37,8 +37,8 @@
 //! code region, and a 1- or 2-byte store to a timestamper register (the page defines 32-bit
 //! writes).
 
-use crate::fault::FaultKind;
-use crate::memory::L1;
+use crate::chip::fault::FaultKind;
+use crate::chip::memory::L1;
 use riscv_linker::mmio::{self, timestamp as ts};
 use riscv_linker::{Region, Risc};
 
@@ -149,7 +149,7 @@ fn reg_name(addr: u32) -> &'static str {
 impl Timestamper {
     /// Whether word address `addr` is one of the timestamper's registers
     /// ([`mmio::TIMESTAMP`] ..= [`mmio::TIMESTAMP_BUF1_END`]; the wall clock is
-    /// [`crate::mmio`]'s).
+    /// [`crate::chip::mmio`]'s).
     pub fn owns(addr: u32) -> bool {
         (mmio::TIMESTAMP..=mmio::TIMESTAMP_BUF1_END).contains(&addr)
     }

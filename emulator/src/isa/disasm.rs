@@ -1,7 +1,7 @@
 //! Disassembly of one instruction word, in the style of GNU objdump's `-M no-aliases`
 //! output with ABI register names (so a fault message reads like the listing of the ELF).
 
-use crate::decode::{decode, Op};
+use crate::isa::decode::{decode, Op};
 use std::fmt::{self, Write};
 
 /// ABI names of the integer registers.

@@ -3,20 +3,20 @@
 //! A run starts every loaded core of every tile at its reset PC, at the chip cycle that
 //! matches the current (virtual) host time, and ends when every core has halted. Tiles are
 //! independent, so they are spread over host threads; each runs its own deterministic
-//! schedule ([`crate::tile`]), so nothing depends on the thread count.
+//! schedule ([`crate::chip::tile`]), so nothing depends on the thread count.
 //!
 //! With a hook, the run proceeds in segments: every tile runs until its clock is
 //! `k * every_cycles` past the run's start, all tiles pause, the hook is called with the
 //! device, and the next segment starts. Segment boundaries are simulated times, so the
 //! hook sees the same state at the same points in every run.
 
-use crate::device::Device;
-use crate::fault::{EmuError, Fault};
-use crate::hart::HartState;
-use crate::lines::HartLines;
-use crate::memory::L1;
-use crate::stall::Watch;
-use crate::tile::Tile;
+use crate::chip::device::Device;
+use crate::chip::fault::{EmuError, Fault};
+use crate::chip::memory::L1;
+use crate::chip::tile::Tile;
+use crate::debug::lines::HartLines;
+use crate::debug::stall::Watch;
+use crate::isa::hart::HartState;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
 use riscv_linker::{NocCoord, Risc};
 use std::sync::atomic::AtomicUsize;
@@ -141,7 +141,7 @@ impl Device {
             hook(self);
             segment += 1;
         }
-        // The daisychains' samples still due show idle cores (crate::daisychain).
+        // The daisychains' samples still due show idle cores (crate::debug::daisychain).
         if let Some(fault) = self
             .tiles
             .iter_mut()
@@ -159,7 +159,7 @@ impl Device {
 
     /// Runs every tile to `rel` cycles past its run start, in NoC epochs while the NoC is
     /// in use ([`crate::noc`]); `reached` is how far the tiles have got. Returns the first
-    /// fault in tile order, or the deadlock `watch` finds ([`crate::stall`]).
+    /// fault in tile order, or the deadlock `watch` finds ([`crate::debug::stall`]).
     fn run_segment(
         &mut self,
         reached: &mut u64,
@@ -193,7 +193,7 @@ impl Device {
                 .deadline
                 .is_some_and(|d| std::time::Instant::now() >= d)
             {
-                return Some(crate::stall::timeout(self));
+                return Some(crate::debug::stall::timeout(self));
             }
             if to >= rel {
                 return None;

@@ -32,8 +32,8 @@
 //! plain functions the interpreter calls per instruction; the JIT emits the same steps as
 //! machine code (`jit::compile`), and the tests run every program both ways.
 
-use crate::decode::Op;
-use crate::devices::LoadRegion;
+use crate::chip::devices::LoadRegion;
+use crate::isa::decode::Op;
 use riscv_linker::{mmio, Arch, Risc};
 
 /// Instruction-cache line, in bytes (the documentation: "L1 fetches are 128 bits").
@@ -164,7 +164,7 @@ pub fn region(addr: u32, l1_size: u32, local_len: u32) -> Region {
     }
     // The device map's classification (README.md's memory map); an unmapped access
     // faults before its timing matters.
-    match crate::devices::load_region(addr) {
+    match crate::chip::devices::load_region(addr) {
         LoadRegion::Fifo => Region::Fifo,
         LoadRegion::Tensix => Region::Tensix,
         _ => Region::Mmio,

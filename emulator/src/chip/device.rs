@@ -1,21 +1,21 @@
 //! The device: chips of tiles, their shared device-memory image, and loading kernels.
 //!
-//! Running is in [`crate::run`], host access to L1 in [`crate::host`], the clock-sync
-//! samples in [`crate::sync`].
+//! Running is in [`crate::chip::run`], host access to L1 in [`crate::chip::host`], the clock-sync
+//! samples in [`crate::time::sync`].
 
-use crate::clock::ClockTruth;
-use crate::config::DeviceConfig;
-use crate::fault::EmuError;
-use crate::hart::{Hart, HartState};
-use crate::image::Image;
-use crate::loader::{Program, Target};
-use crate::mailbox::{Context, Published, Responder};
-use crate::memory::{TileMem, L1};
-use crate::mmio::TileRegs;
+use crate::chip::config::DeviceConfig;
+use crate::chip::fault::EmuError;
+use crate::chip::image::Image;
+use crate::chip::loader::{Program, Target};
+use crate::chip::memory::{TileMem, L1};
+use crate::chip::mmio::TileRegs;
+use crate::chip::tile::Tile;
+use crate::isa::hart::{Hart, HartState};
 use crate::noc::niu::{Niu, Topology};
 use crate::noc::ChipNoc;
 use crate::tensix::dst::Dst;
-use crate::tile::Tile;
+use crate::time::clock::ClockTruth;
+use crate::time::mailbox::{Context, Published, Responder};
 use riscv_linker::devfile::Geometry;
 use riscv_linker::{memory_map, Arch, NocCoord, Region, Risc};
 use std::collections::HashMap;
@@ -34,7 +34,7 @@ pub struct Device {
     /// Each chip's counter: the chip cycle the next run starts at (at least).
     pub(crate) chip_time: Vec<u64>,
     /// Virtual host time in ns, consistent with the chips' counters.
-    pub(crate) host: Mutex<crate::sync::HostClock>,
+    pub(crate) host: Mutex<crate::time::sync::HostClock>,
     pub(crate) bytes_read: AtomicU64,
     /// Each chip's NoC and DRAM.
     pub(crate) noc: Vec<ChipNoc>,
@@ -166,7 +166,7 @@ impl Device {
         let start_ns = (0..cfg.chips)
             .map(|c| cfg.clock.chip(c).reset_host_ns)
             .fold(0.0, f64::max);
-        let host = Mutex::new(crate::sync::HostClock::new(
+        let host = Mutex::new(crate::time::sync::HostClock::new(
             cfg.clock.host_read.seed,
             start_ns,
         ));

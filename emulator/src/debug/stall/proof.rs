@@ -19,9 +19,9 @@
 //! A counter that can end the loop (compared with a bound, or feeding a load address) is in
 //! `R`: its value differs after each turn, so no proof, however long the loop waits.
 
-use crate::decode::Op;
-use crate::exec::Flow;
-use crate::tile::Tile;
+use crate::chip::tile::Tile;
+use crate::isa::decode::Op;
+use crate::isa::exec::Flow;
 
 /// Whether core `i` of `t`, at its current state, provably loops forever without any
 /// effect, given that memory does not change: the length of the loop's turn in
@@ -133,7 +133,7 @@ fn pure(op: Op) -> bool {
 }
 
 /// The relevant registers of `path` (bit `r` for `x{r}`; unused source fields are `x0`).
-fn closure(path: &[crate::decode::Inst]) -> u32 {
+fn closure(path: &[crate::isa::decode::Inst]) -> u32 {
     let bit = |r: u8| 1u32 << (r & 31);
     let mut set = 0u32;
     for i in path {
@@ -161,7 +161,7 @@ fn closure(path: &[crate::decode::Inst]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::Inst;
+    use crate::isa::decode::Inst;
 
     fn inst(op: Op, rd: u8, rs1: u8, rs2: u8) -> Inst {
         Inst {

@@ -1,9 +1,9 @@
 //! Virtual host time and clock-sync samples: what a host reading a tile's wall clock over
-//! PCIe would observe (see [`crate::clock`] for the model).
+//! PCIe would observe (see [`crate::time::clock`] for the model).
 
-use crate::clock::{ClockTruth, ReadLatency, SplitMix};
-use crate::device::Device;
-use crate::fault::EmuError;
+use crate::chip::device::Device;
+use crate::chip::fault::EmuError;
+use crate::time::clock::{ClockTruth, ReadLatency, SplitMix};
 use riscv_linker::NocCoord;
 
 /// One host read of a tile's wall clock: the host's clock just before it issued the read,
@@ -84,7 +84,7 @@ impl Device {
         })
     }
 
-    /// Reads chip `chip`'s fixed 50 MHz reference counter (see [`crate::dvfs`]) the way the
+    /// Reads chip `chip`'s fixed 50 MHz reference counter (see [`crate::time::dvfs`]) the way the
     /// host would, like [`Device::sync_sample`]: `device_cycles` holds reference ticks.
     pub fn ref_sample(&self, chip: u32) -> Result<SyncSample, EmuError> {
         if chip >= self.cfg.chips {

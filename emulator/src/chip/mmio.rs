@@ -1,6 +1,6 @@
 //! A tile's memory-mapped registers: the wall clock, soft reset, the debug timestamper,
 //! register storage for the rest of the debug block and the NoC windows, and the dispatch of
-//! every other window to the tile's devices ([`crate::devices`]: mailboxes, PCBufs, TTSync,
+//! every other window to the tile's devices ([`crate::chip::devices`]: mailboxes, PCBufs, TTSync,
 //! Tensix semaphores and GPRs, instruction pushes, per-core unmapped windows, plain storage).
 //!
 //! * `WALL_CLOCK_L` returns the low word of the tile's wall clock *at the reading core's
@@ -9,7 +9,7 @@
 //!   = counter >> 32, no other effect"). `WALL_CLOCK_H_LIVE` returns the live high word.
 //!   Writes to the other two clock registers are ignored.
 //! * `SOFT_RESET_0`: a write is applied by the tile after the storing instruction retires
-//!   (see [`crate::tile`]): setting a core's bit holds it in reset, clearing it releases
+//!   (see [`crate::chip::tile`]): setting a core's bit holds it in reset, clearing it releases
 //!   the core at its reset PC if a kernel is loaded.
 //! * `RISCV_DEBUG_REG_INSTRN_BUF_STATUS` reads the state of the FIFOs before the Replay
 //!   Expanders ([`crate::tensix`]) and ignores writes. A write to
@@ -17,26 +17,26 @@
 //!   debug-control bit (0-2) is set pushes `INSTRN_BUF_CTRL1` to that Tensix thread.
 //!   `RISCV_DEBUG_REG_TRISC_PC_BUF_OVERRIDE` is storage that the PCBufs read.
 //! * `TIMESTAMP` .. `TIMESTAMP_BUF1_END` (0xFFB121FC..0xFFB12214): the debug timestamper
-//!   ([`crate::timestamper`]), one per tile, its counter the wall clock at the access.
+//!   ([`crate::debug::timestamper`]), one per tile, its counter the wall clock at the access.
 //! * `DBG_BUS_CNTL`, `DBG_L1_MEM_REG0..2`, `DBG_RD_DATA`: the debug daisychain
-//!   ([`crate::daisychain`]), one per tile.
+//!   ([`crate::debug::daisychain`]), one per tile.
 //! * Any other address of the debug block and the NoC windows (with the NoC model off)
 //!   reads back what was last written (0 at first). No NoC transaction is modelled here.
 //!
 //! Every access says which core makes it: the mailboxes, the PCBufs and the GPR window map
 //! differently per core, and some windows do not exist for some cores.
 
-use crate::daisychain::Daisychain;
-use crate::devices::{target, Devices, Target};
-use crate::fault::FaultKind;
-use crate::timestamper::{Timestamper, UnitSink};
+use crate::chip::devices::{target, Devices, Target};
+use crate::chip::fault::FaultKind;
+use crate::debug::daisychain::Daisychain;
+use crate::debug::timestamper::{Timestamper, UnitSink};
 use riscv_linker::{mmio, Risc};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// Whether `addr` lies in one of the windows above local RAM (for some core).
 pub(crate) fn is_mmio(addr: u32) -> bool {
-    crate::devices::in_map(addr)
+    crate::chip::devices::in_map(addr)
 }
 
 /// The registers and devices of one tile.
@@ -134,7 +134,7 @@ impl TileRegs {
 
     /// A store of `word` (the whole 32-bit word holding `addr`, a narrow store already
     /// merged) by `risc`; `size` is the store's own size, for messages.
-    /// A timestamper unit for L1 goes to `unit` (see [`crate::timestamper`]); `time` is the
+    /// A timestamper unit for L1 goes to `unit` (see [`crate::debug::timestamper`]); `time` is the
     /// storing core's clock.
     pub fn write(
         &mut self,

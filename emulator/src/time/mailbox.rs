@@ -43,9 +43,9 @@
 //! response fields, then `RESP_SEQ` with release; the host reads `RESP_SEQ` with acquire.
 //! On x86-64 (TSO) these are plain `mov`s across processes sharing the file mapping.
 
-use crate::clock::{ChipClock, ClockTruth, ReadLatency, SplitMix};
-use crate::dvfs::FreqStep;
-use crate::fault::EmuError;
+use crate::chip::fault::EmuError;
+use crate::time::clock::{ChipClock, ClockTruth, ReadLatency, SplitMix};
+use crate::time::dvfs::FreqStep;
 use riscv_linker::devfile::mailbox as mb;
 use riscv_linker::NocCoord;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -221,7 +221,7 @@ fn answer(ctx: &Context, mailbox: &Mailbox, before: f64, rng: &mut SplitMix) -> 
     let offset = ctx.offsets[chip as usize * ctx.coords.len() + index];
     let steps = ctx.dvfs.get(chip as usize).map_or(&[][..], Vec::as_slice);
     let truth = ClockTruth::new(*oscillator, ctx.nominal_mhz, offset, steps);
-    let read = crate::sync::read_clock(&truth, &ctx.host_read, rng, before);
+    let read = crate::time::sync::read_clock(&truth, &ctx.host_read, rng, before);
     mailbox.put64(mb::HOST_BEFORE, before.round() as u64);
     mailbox.put64(mb::DEVICE_CYCLES, read.chip_cycles.wrapping_add(offset));
     mailbox.put64(mb::HOST_AFTER, read.after.round() as u64);

@@ -21,7 +21,7 @@
 //! T2, NC) and group D of a TRISC (19, 21, 23), and with any `DaisySel` the self-test
 //! pattern (`SignalSel == 255`). Other groups read as zero. The model's group A: word 0 the
 //! pc of the instruction the core is spending the cycle on (the one the exact line profile,
-//! [`crate::lines`], charges it to) with bit 31 set in its own issue cycles (not while it
+//! [`crate::debug::lines`], charges it to) with bit 31 set in its own issue cycles (not while it
 //! waits for an operand, the store queue, a load slot, a FIFO or an instruction fetch);
 //! word 1 the address a load or store is trying to emit while it waits for the store queue,
 //! a load slot or a FIFO (bits 30/31: read/write); word 2 that pc again as the frontend's
@@ -53,8 +53,8 @@
 //! idle (between runs: the emulator does not step idle time) starts with the next run.
 //! When a run ends, the samples still due are taken at once, showing the idle core.
 
-use crate::lines::Marks;
-use crate::timestamper::UnitSink;
+use crate::debug::lines::Marks;
+use crate::debug::timestamper::UnitSink;
 use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::Risc;
 
@@ -367,7 +367,7 @@ impl Daisychain {
 }
 
 /// The span of one interpreted instruction of the sampled core, from the interpreter's
-/// notes ([`Marks`], clamped as [`crate::lines`] clamps them).
+/// notes ([`Marks`], clamped as [`crate::debug::lines`] clamps them).
 pub(crate) fn span_of(pc: u32, from: u64, to: u64, m: &Marks) -> Span {
     let fetched = m.fetched.clamp(from, to);
     let operands = m.operands.clamp(fetched, to);
@@ -381,7 +381,7 @@ pub(crate) fn span_of(pc: u32, from: u64, to: u64, m: &Marks) -> Span {
     }
 }
 
-impl crate::memory::TileMem {
+impl crate::chip::memory::TileMem {
     /// The debug daisychain, from a core's side (no locking: `&mut self`).
     pub(crate) fn daisychain(&mut self) -> &mut Daisychain {
         self.regs
@@ -402,7 +402,7 @@ impl crate::memory::TileMem {
         span: &Span,
         from: u64,
         to: u64,
-    ) -> Result<(), crate::fault::FaultKind> {
+    ) -> Result<(), crate::chip::fault::FaultKind> {
         let (l1, code) = (self.l1, &self.code);
         let d = self
             .regs
@@ -422,14 +422,14 @@ impl crate::memory::TileMem {
             None => GroupD::default(),
         };
         d.observe(span, from, to, &state, &mut |a, w| {
-            crate::timestamper::write_unit(&l1, code, a, w)
+            crate::debug::timestamper::write_unit(&l1, code, a, w)
         })
-        .map_err(crate::fault::FaultKind::Daisychain)
+        .map_err(crate::chip::fault::FaultKind::Daisychain)
     }
 
     /// The sampled core does not run until `to` (the tile's window ended), or the run
     /// ended (`u64::MAX`): takes the samples due, showing it idle.
-    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::fault::FaultKind> {
+    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::chip::fault::FaultKind> {
         self.sample(&Span::default(), to, to)
     }
 }
@@ -437,7 +437,7 @@ impl crate::memory::TileMem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::L1;
+    use crate::chip::memory::L1;
 
     /// 1 MiB of L1 in `buf` and a sink into it.
     fn l1_of(buf: &mut [u128]) -> L1 {

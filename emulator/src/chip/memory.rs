@@ -7,11 +7,11 @@
 //!    BRISC boot word) fault, which is also what keeps the interpreter's pre-decoded code
 //!    valid.
 //! 2. The core's private local RAM at `LOCAL_RAM_BASE`.
-//! 3. The MMIO windows ([`crate::mmio`]); with the NoC model on, the two NIU windows are
+//! 3. The MMIO windows ([`crate::chip::mmio`]); with the NoC model on, the two NIU windows are
 //!    the tile's NIUs ([`crate::noc::niu`]): reading one first applies every NoC event due
 //!    by the reading core's clock, writing `CMD_CTRL` issues a request. The other windows
-//!    are the tile's devices ([`crate::devices`]), as the accessing core sees them; a store
-//!    to the debug timestamper ([`crate::timestamper`]) may write a 16-byte unit into L1.
+//!    are the tile's devices ([`crate::chip::devices`]), as the accessing core sees them; a store
+//!    to the debug timestamper ([`crate::debug::timestamper`]) may write a 16-byte unit into L1.
 //!
 //! Anything else faults. A device access that has to wait (an empty mailbox, a full
 //! PCBuf, ...) returns [`FaultKind::Blocked`] with nothing done. All accesses are naturally
@@ -29,12 +29,12 @@
 //! The five cores of a tile run on one host thread in a fixed interleaving, so the order
 //! across cores is the simulated one.
 
-use crate::config::Misaligned;
-use crate::fault::FaultKind;
-use crate::mmio::{is_mmio, TileRegs};
+use crate::chip::config::Misaligned;
+use crate::chip::fault::FaultKind;
+use crate::chip::mmio::{is_mmio, TileRegs};
+use crate::debug::timestamper::{write_unit, Timestamper};
+use crate::isa::pipeline::Timing;
 use crate::noc::niu::{in_window, Niu};
-use crate::pipeline::Timing;
-use crate::timestamper::{write_unit, Timestamper};
 use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
 
@@ -102,7 +102,7 @@ impl L1 {
     }
 
     /// Writes the 16 bytes of `words` (little-endian words) at the 16-byte aligned `addr`
-    /// as one unit, for the debug timestamper ([`crate::timestamper`]): on x86-64 a single
+    /// as one unit, for the debug timestamper ([`crate::debug::timestamper`]): on x86-64 a single
     /// aligned SSE store (`movdqa`), which processors with AVX carry out atomically (Intel
     /// SDM vol. 3A, "Guaranteed Atomic Operations"), so no observer of the mapping sees
     /// part of a unit; elsewhere (or were the mapping not 16-byte aligned) four release
@@ -169,8 +169,8 @@ pub(crate) struct TileMem {
     pub misaligned: Misaligned,
     /// The tile's NIUs (`None`: the NoC model is off and the windows are plain storage).
     pub niu: Option<Box<Niu>>,
-    /// The core making the accesses (set by [`crate::hart::Hart::run`]): devices map
-    /// differently per core ([`crate::devices`]).
+    /// The core making the accesses (set by [`crate::isa::hart::Hart::run`]): devices map
+    /// differently per core ([`crate::chip::devices`]).
     pub risc: Risc,
 }
 

@@ -324,7 +324,7 @@ fn section(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::{decode, Op};
+    use crate::isa::decode::{decode, Op};
 
     #[test]
     fn encoders_round_trip_through_the_decoder() {

@@ -2,15 +2,15 @@
 //!
 //! Code is decoded once, when the kernel is loaded, into a table indexed by
 //! `(pc - fetch_base) / 4` covering the core's fetch window (boot word and code region).
-//! Stores into code regions fault ([`crate::memory`]), so the table can never go stale
+//! Stores into code regions fault ([`crate::chip::memory`]), so the table can never go stale
 //! while a kernel runs; the host writing into code marks the tile for re-decoding.
-//! The interpreter itself is in [`crate::exec`].
+//! The interpreter itself is in [`crate::isa::exec`].
 
-use crate::csr::Csrs;
-use crate::decode::{decode, Inst, Op};
-use crate::loader::Program;
-use crate::memory::L1;
-use crate::pipeline::{Pipe, Timing, ICACHE_LINE};
+use crate::chip::loader::Program;
+use crate::chip::memory::L1;
+use crate::isa::csr::Csrs;
+use crate::isa::decode::{decode, Inst, Op};
+use crate::isa::pipeline::{Pipe, Timing, ICACHE_LINE};
 use riscv_linker::{MemoryMap, Risc};
 use std::sync::Arc;
 
@@ -54,16 +54,16 @@ pub(crate) struct Core {
     pub local: usize,
     pub table: usize,
     /// The latest cycle at which this core may make an L1 or register access before
-    /// another core must run (see [`crate::tile`]); `u64::MAX` when it runs alone.
+    /// another core must run (see [`crate::chip::tile`]); `u64::MAX` when it runs alone.
     pub horizon: u64,
     /// Instruction-cache sets (lines) of this core: a power of two.
     pub icache_sets: u32,
-    /// The pipeline's timing state ([`crate::pipeline`]).
+    /// The pipeline's timing state ([`crate::isa::pipeline`]).
     pub pipe: Pipe,
     /// Accesses whose result may change without any store (a CSR, a clock, a FIFO pop, a
     /// register with side effects): counted by the interpreter, which runs every such
     /// access (the JIT never does). A core that did none and stored nothing since the
-    /// deadlock detector last looked has only read memory ([`crate::stall`]).
+    /// deadlock detector last looked has only read memory ([`crate::debug::stall`]).
     pub observed: u64,
 }
 
@@ -109,9 +109,9 @@ pub(crate) struct Hart {
     /// Waiting on a FIFO (address, write) without having retired anything since it last
     /// tried: a tile whose running cores all are is deadlocked.
     pub stuck: Option<(u32, bool)>,
-    /// Cycles per instruction and cause, in lines mode ([`crate::lines`]); the core then
+    /// Cycles per instruction and cause, in lines mode ([`crate::debug::lines`]); the core then
     /// runs on the interpreter.
-    pub lines: Option<Box<crate::lines::LineTable>>,
+    pub lines: Option<Box<crate::debug::lines::LineTable>>,
     /// Compiled code, when the JIT is enabled and available.
     #[cfg(all(target_arch = "x86_64", unix))]
     pub jit: Option<Box<crate::jit::Jit>>,
@@ -208,7 +208,7 @@ impl Hart {
         self.core.pipe.reset(time);
         self.stuck = None;
         if let Some(t) = self.lines.as_deref_mut() {
-            *t = crate::lines::LineTable::new(self.fetch_base);
+            *t = crate::debug::lines::LineTable::new(self.fetch_base);
         }
         self.csrs = Csrs::default();
         self.state = HartState::Running;
@@ -228,12 +228,14 @@ impl Hart {
         {
             self.jit = None;
         }
-        self.lines = Some(Box::new(crate::lines::LineTable::new(self.fetch_base)));
+        self.lines = Some(Box::new(crate::debug::lines::LineTable::new(
+            self.fetch_base,
+        )));
     }
 
     /// Turns the JIT on for this hart (after `install`), if the host supports it.
     #[allow(unused_variables)]
-    pub fn enable_jit(&mut self, mem: &crate::memory::TileMem) {
+    pub fn enable_jit(&mut self, mem: &crate::chip::memory::TileMem) {
         #[cfg(all(target_arch = "x86_64", unix))]
         {
             let mut code: Vec<(u32, u32)> = mem
@@ -251,7 +253,7 @@ impl Hart {
                 code_end: mem.code_end,
                 timing: mem.timing,
                 icache_sets: self.core.icache_sets,
-                strict: mem.misaligned == crate::config::Misaligned::Strict,
+                strict: mem.misaligned == crate::chip::config::Misaligned::Strict,
                 exit: 0,
             };
             self.jit = crate::jit::Jit::new(env).map(Box::new);

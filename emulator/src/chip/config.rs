@@ -1,9 +1,9 @@
 //! What a device looks like and how it counts time: [`DeviceConfig`], [`Misaligned`]; the
-//! pipeline's timing rules are [`Timing`] ([`crate::pipeline`]).
+//! pipeline's timing rules are [`Timing`] ([`crate::isa::pipeline`]).
 
-use crate::clock::ClockModel;
+use crate::isa::pipeline::Timing;
 use crate::noc::NocConfig;
-use crate::pipeline::Timing;
+use crate::time::clock::ClockModel;
 use riscv_linker::Arch;
 use std::path::PathBuf;
 
@@ -54,7 +54,7 @@ pub struct DeviceConfig {
     /// Compile hot code to host machine code (x86-64 Unix hosts; elsewhere ignored).
     /// Results are bit-identical either way; off is only for testing that claim.
     pub jit: bool,
-    /// Lines mode ([`crate::lines`]): charge every cycle of every core to the instruction
+    /// Lines mode ([`crate::debug::lines`]): charge every cycle of every core to the instruction
     /// and [`crate::Cause`] that spent it, read after a run with
     /// [`crate::Device::line_profiles`]. Cores then run on the interpreter (no JIT), so runs
     /// are slower; their results are the same.
@@ -65,7 +65,7 @@ pub struct DeviceConfig {
     /// The NoC and DRAM model ([`NocConfig::for_arch`] by default).
     pub noc: NocConfig,
     /// Stop a run as a deadlock ([`crate::FaultKind::Deadlock`]) once no core can make
-    /// progress again (`crate::stall`). Off by default: the detector assumes that nothing
+    /// progress again (`crate::debug::stall`). Off by default: the detector assumes that nothing
     /// outside the emulator (another process writing the image, a hook of
     /// [`crate::Device::run_with_hook`]) writes a word a core polls without also reading a
     /// clock. A profiler consumer qualifies (it writes `TAIL` and its heartbeat, and the

@@ -53,7 +53,7 @@
 //! registers, the reserved words of the TTSync range (`+0xC..+0x1F`) and the TRISCs'
 //! `PC_BUF_BASE` window past the semaphores. The MOP expander configuration is kept per TRISC
 //! and is write-only (a load faults: the page calls it undefined). The debug block and the NoC
-//! windows are [`crate::mmio`]'s.
+//! windows are [`crate::chip::mmio`]'s.
 //!
 //! ## Narrow accesses, waiting, lifetime
 //!
@@ -73,7 +73,7 @@
 //! [semaphores]: https://github.com/tenstorrent/tt-isa-documentation/blob/main/WormholeB0/TensixTile/TensixCoprocessor/SyncUnit.md#semaphores
 //! [GPRs]: https://github.com/tenstorrent/tt-isa-documentation/blob/main/WormholeB0/TensixTile/TensixCoprocessor/ScalarUnit.md#gprs
 
-use crate::fault::FaultKind;
+use crate::chip::fault::FaultKind;
 use crate::tensix::{Tensix as Coprocessor, TtSync, CONFIG_VIEW_BYTES};
 use riscv_linker::{mmio, Arch, Risc};
 use std::collections::VecDeque;
@@ -313,7 +313,7 @@ pub(crate) fn region_name(addr: u32) -> &'static str {
 /// Whether a load of `addr` by `risc` is *timeless*: it has no side effect and what it
 /// returns changes only through a store, a NoC delivery or the coprocessor's work, never by
 /// time passing (NIU registers are, once every request has completed, which the deadlock
-/// detector checks, `crate::stall`). A clock, a FIFO pop, a PCBuf or TTSync, the debug
+/// detector checks, `crate::debug::stall`). A clock, a FIFO pop, a PCBuf or TTSync, the debug
 /// registers: not timeless.
 pub(crate) fn read_is_timeless(addr: u32, risc: Risc) -> bool {
     if crate::noc::niu::in_window(addr) {
@@ -330,7 +330,7 @@ pub(crate) fn read_is_timeless(addr: u32, risc: Risc) -> bool {
 /// What an access by one core reaches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Target {
-    /// The debug block and the NoC windows ([`crate::mmio::TileRegs`], the NIUs).
+    /// The debug block and the NoC windows ([`crate::chip::mmio::TileRegs`], the NIUs).
     Regs,
     /// Plain storage shared by the tile's cores.
     Storage,

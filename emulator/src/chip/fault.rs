@@ -4,7 +4,7 @@
 //! debugger: chip, tile (NoC x,y), RISC, pc, the instruction word and its disassembly,
 //! the nearest ELF symbol and, when the ELF has line tables, the source line.
 
-use crate::disasm::disassemble;
+use crate::isa::disasm::disassemble;
 use riscv_linker::{NocCoord, Risc};
 use std::fmt;
 use std::path::PathBuf;
@@ -60,7 +60,7 @@ pub enum FaultKind {
     },
     /// No core of the device can make progress again: every running core repeats a loop
     /// that stores nothing and reads only what nothing will change, or waits on a FIFO
-    /// (`crate::stall`). `cores`: how many cores are stuck (each described in
+    /// (`crate::debug::stall`). `cores`: how many cores are stuck (each described in
     /// [`Fault::others`]).
     Deadlock {
         /// Cores stuck.
@@ -161,10 +161,10 @@ pub enum FaultKind {
     /// `DebugTimestamper.md` calls undefined behaviour (mixing event sizes within a 16-byte
     /// unit, a command whose low three bits are 5 or 6), a unit that would land outside L1
     /// or in a code region, or a narrow store to one of its registers. The message says
-    /// which (see `src/timestamper.rs`).
+    /// which (see `src/debug/timestamper.rs`).
     Timestamper(String),
     /// A debug daisychain write into L1 the emulator cannot carry out (a slot in a code
-    /// region or outside L1; see `src/daisychain.rs`).
+    /// region or outside L1; see `src/debug/daisychain.rs`).
     Daisychain(String),
 }
 
@@ -216,7 +216,7 @@ impl fmt::Display for FaultKind {
                 "{} at {addr:#010x} waits on {} FIFO in {}, and no core of the tile can make progress (deadlock)",
                 rw(*write),
                 if *write { "a full" } else { "an empty" },
-                crate::devices::region_name(*addr),
+                crate::chip::devices::region_name(*addr),
             ),
             FaultKind::Unmapped { addr, size, write, risc, region } => {
                 write!(f, "{size}-byte {} at {addr:#010x}: {region} is unmapped for {risc}", rw(*write))

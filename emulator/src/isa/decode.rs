@@ -10,7 +10,7 @@
 //! Decoding never fails: a word that is not a valid instruction of the emulated ISA becomes
 //! [`Op::Illegal`], which faults only when executed (hardware would run off into the weeds;
 //! the emulator stops and explains). The same decoder feeds the interpreter's pre-decoded
-//! cache (`hart`) and the disassembler ([`crate::disasm`]).
+//! cache (`hart`) and the disassembler ([`crate::isa::disasm`]).
 
 /// An operation. Names follow the RISC-V unprivileged spec mnemonics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

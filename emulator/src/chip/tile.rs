@@ -16,7 +16,7 @@
 //!
 //! A store to `SOFT_RESET_0` is applied right after the storing instruction: a released
 //! core starts at the storing core's clock. A core only notices the end of a window at a
-//! control transfer (see [`crate::exec`]), so it may overshoot by one straight-line run.
+//! control transfer (see [`crate::isa::exec`]), so it may overshoot by one straight-line run.
 //! Nothing in a tile depends on other tiles or on host threads, which is what makes a run
 //! bit-exact whatever the number of threads.
 //!
@@ -26,11 +26,11 @@
 //! `MemoryOrdering.md`); the tile keeps each port's next free cycle and hands it to the
 //! core that runs.
 
-use crate::exec::Exit;
-use crate::fault::{Fault, FaultKind};
-use crate::hart::{Hart, HartState};
-use crate::lines::{self, Cause};
-use crate::memory::TileMem;
+use crate::chip::fault::{Fault, FaultKind};
+use crate::chip::memory::TileMem;
+use crate::debug::lines::{self, Cause};
+use crate::isa::exec::Exit;
+use crate::isa::hart::{Hart, HartState};
 use riscv_linker::{NocCoord, Risc};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -102,7 +102,7 @@ impl Tile {
     }
 
     /// The debug daisychain's samples of a core that does not run until `to` (`u64::MAX`:
-    /// the run ended), see [`crate::daisychain`].
+    /// the run ended), see [`crate::debug::daisychain`].
     pub fn sample_idle(&mut self, to: u64) -> Result<(), Box<Fault>> {
         let Some(risc) = self.mem.daisychain().sampled() else {
             return Ok(());
@@ -131,7 +131,7 @@ impl Tile {
         if !self.mem.samples(risc) {
             return Ok(());
         }
-        let span = crate::daisychain::Span {
+        let span = crate::debug::daisychain::Span {
             pc,
             issue_from: to,
             access_from: from,
@@ -256,7 +256,7 @@ impl Tile {
                 let coprocessor = &self.mem.regs.dev.tensix;
                 let cop = coprocessor.active().then(|| coprocessor.now());
                 // A push behind a MOP expansion cannot succeed before the expansion ends.
-                let push = crate::devices::risc_push_thread(addr, self.harts[i].risc)
+                let push = crate::chip::devices::risc_push_thread(addr, self.harts[i].risc)
                     .filter(|_| write)
                     .and_then(|t| coprocessor.earliest_push(t));
                 if let Some(at) = push {
@@ -306,11 +306,11 @@ impl Tile {
     }
 
     /// The cause index of the cycles core `i` is held on a blocked access at `addr`
-    /// ([`crate::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
+    /// ([`crate::debug::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
     /// TTSync read `ttsync`, each with what the coprocessor thread waits on now; anything
     /// else (mailboxes, PCBufs) `fifo-wait`.
     fn hold_cause(&self, i: usize, addr: u32, write: bool) -> usize {
-        use crate::devices::{target, Device, Target};
+        use crate::chip::devices::{target, Device, Target};
         use crate::tensix::Hold;
         let risc = self.harts[i].risc;
         let cop = &self.mem.regs.dev.tensix;

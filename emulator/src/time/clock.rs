@@ -18,7 +18,7 @@
 //! arrives. [`ClockTruth`] exposes the exact functions so tests can measure alignment error.
 //!
 //! Each chip may also have a schedule of AI-clock frequency steps (DVFS) and has a fixed
-//! 50 MHz reference counter; see [`crate::dvfs`]. Chips' oscillators are independent: each
+//! 50 MHz reference counter; see [`crate::time::dvfs`]. Chips' oscillators are independent: each
 //! has its own error, drift, reset time and schedule.
 
 /// One chip's oscillator.
@@ -146,7 +146,7 @@ fn leg(rng: &mut SplitMix, base: f64, exp_mean: f64, half_width: f64) -> f64 {
     (base.max(0.0) + exp + uniform).max(0.0)
 }
 
-use crate::dvfs::{self, FreqStep, Piece, REF_MHZ};
+use crate::time::dvfs::{self, FreqStep, Piece, REF_MHZ};
 
 /// Clocks of all chips of a device.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -158,7 +158,7 @@ pub struct ClockModel {
     /// The latency of the host's register reads (clock alignment's samples).
     pub host_read: ReadLatency,
     /// Chip `c`'s AI-clock frequency steps (DVFS) are `dvfs[c]`, in host-time order (see
-    /// [`crate::dvfs`]); a chip without an entry keeps one frequency.
+    /// [`crate::time::dvfs`]); a chip without an entry keeps one frequency.
     pub dvfs: Vec<Vec<FreqStep>>,
 }
 

@@ -1,6 +1,6 @@
 //! The interpreter: runs one core until its clock reaches a limit, it halts, or it faults.
 //!
-//! Each instruction is timed by the pipeline model ([`crate::pipeline`]); memory
+//! Each instruction is timed by the pipeline model ([`crate::isa::pipeline`]); memory
 //! operations see the clock at their issue cycle, which is the time a wall-clock read
 //! returns and the cycle at which a store becomes visible to the other cores.
 //!
@@ -12,14 +12,14 @@
 //! instructions in every scheduling window and give bit-identical results. A core may
 //! therefore overshoot its window by one straight-line run of code.
 
-use crate::csr::{Counters, CsrOp, Csrs};
-use crate::decode::{Inst, Op};
-use crate::fault::FaultKind;
-use crate::hart::Core;
-use crate::hart::Hart;
-use crate::lines::Marks;
-use crate::memory::TileMem;
-use crate::pipeline::{self, Region};
+use crate::chip::fault::FaultKind;
+use crate::chip::memory::TileMem;
+use crate::debug::lines::Marks;
+use crate::isa::csr::{Counters, CsrOp, Csrs};
+use crate::isa::decode::{Inst, Op};
+use crate::isa::hart::Core;
+use crate::isa::hart::Hart;
+use crate::isa::pipeline::{self, Region};
 use riscv_linker::mmio::{INSTRN_BUF_BASE, WALL_CLOCK_L};
 
 /// Why [`Hart::run`] returned without a fault.
@@ -31,7 +31,7 @@ pub(crate) enum Exit {
     Halted(u32),
     /// The core stored to `SOFT_RESET_0`; the tile must apply it before going on.
     ResetWrite,
-    /// The core reached an access at a cycle past its horizon (see [`crate::tile`]).
+    /// The core reached an access at a cycle past its horizon (see [`crate::chip::tile`]).
     Yield,
     /// The access at pc waits on a FIFO (an empty mailbox or PCBuf, a full one): not made;
     /// the tile retries it once another core has moved on.
@@ -115,8 +115,8 @@ impl Hart {
     }
 
     /// [`Hart::interpret`] in lines mode: charges every cycle the clock advances to the
-    /// instruction that advanced it, by cause ([`crate::lines`]), and hands the span to the
-    /// debug daisychain when it samples this core ([`crate::daisychain`]).
+    /// instruction that advanced it, by cause ([`crate::debug::lines`]), and hands the span to the
+    /// debug daisychain when it samples this core ([`crate::debug::daisychain`]).
     fn interpret_lines(
         &mut self,
         mem: &mut TileMem,
@@ -154,7 +154,7 @@ impl Hart {
                 }
             }
             if sampled {
-                let span = crate::daisychain::span_of(pc, from, core.time, &marks);
+                let span = crate::debug::daisychain::span_of(pc, from, core.time, &marks);
                 mem.sample(&span, from, core.time)?;
             }
             match r? {
@@ -203,8 +203,8 @@ impl Hart {
 
 /// Executes the instruction at `core.pc` (the parts of a hart passed separately, so that
 /// the compiler knows they do not alias and keeps them in registers across a loop), timing
-/// it with [`crate::pipeline`]. With `LINES`, notes the issue cycle after each pipeline
-/// step in `marks` ([`crate::lines`]); without, the notes compile away.
+/// it with [`crate::isa::pipeline`]. With `LINES`, notes the issue cycle after each pipeline
+/// step in `marks` ([`crate::debug::lines`]); without, the notes compile away.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn step<const LINES: bool>(
@@ -342,7 +342,7 @@ fn step<const LINES: bool>(
                     v => v?,
                 };
                 if !matches!(region, Region::L1 | Region::Local)
-                    && !crate::devices::read_is_timeless(addr, mem.risc)
+                    && !crate::chip::devices::read_is_timeless(addr, mem.risc)
                 {
                     core.observed += 1;
                 }

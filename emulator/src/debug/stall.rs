@@ -48,12 +48,12 @@
 
 mod proof;
 
-use crate::decode::Op;
-use crate::device::Device;
-use crate::exec::Flow;
-use crate::fault::{Fault, FaultKind};
-use crate::hart::HartState;
-use crate::tile::Tile;
+use crate::chip::device::Device;
+use crate::chip::fault::{Fault, FaultKind};
+use crate::chip::tile::Tile;
+use crate::isa::decode::Op;
+use crate::isa::exec::Flow;
+use crate::isa::hart::HartState;
 
 /// Cycles between two looks.
 pub(crate) const EVERY: u64 = 1 << 16;
@@ -299,7 +299,7 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
             } else {
                 "pops from an empty FIFO at"
             },
-            crate::devices::region_name(addr)
+            crate::chip::devices::region_name(addr)
         ),
         Probe::Reads(reads) if reads.is_empty() => "loops reading nothing".to_string(),
         Probe::Reads(reads) => {
@@ -310,7 +310,7 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
                     let what = if addr < l1 {
                         "L1"
                     } else {
-                        crate::devices::region_name(addr)
+                        crate::chip::devices::region_name(addr)
                     };
                     let src = line(at).map(|l| format!(" at {l}")).unwrap_or_default();
                     format!("{what} {addr:#010x} (reads {value:#x}{src})")

@@ -2,7 +2,7 @@
 //!
 //! With lines mode on, a core runs on the interpreter (never the JIT) and every cycle its
 //! clock advances is charged to the pc of the instruction that advanced it, split by
-//! [`Cause`]. The split comes from the pipeline model's own steps ([`crate::pipeline`]):
+//! [`Cause`]. The split comes from the pipeline model's own steps ([`crate::isa::pipeline`]):
 //! the interpreter notes the issue cycle after each step of an instruction (fetch, operand
 //! wait, store queue / load slot), and the difference between consecutive notes is the
 //! cycles that step cost. A core held on a FIFO (an empty mailbox, a full PCBuf) is moved
