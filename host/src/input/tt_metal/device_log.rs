@@ -64,7 +64,7 @@ impl RowType {
 
 /// One marker row (text fields borrow the reader's line buffer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Row<'a> {
+pub struct LogRow<'a> {
     /// 1-based line number in the file.
     pub line: usize,
     /// `PCIe slot`: the chip.
@@ -93,7 +93,7 @@ pub struct Row<'a> {
     pub meta: &'a str,
 }
 
-impl Row<'_> {
+impl LogRow<'_> {
     /// The unsigned number after `"key":` in the meta data, if any (`{"count": 3}`).
     pub fn meta_number(&self, key: &str) -> Option<u64> {
         let at = self.meta.find(&format!("\"{key}\":"))?;
@@ -208,7 +208,7 @@ impl DeviceLog {
     }
 
     /// The next marker row (blank lines skipped); `None` at the end of the file.
-    pub fn next_row(&mut self) -> Result<Option<Row<'_>>> {
+    pub fn next_row(&mut self) -> Result<Option<LogRow<'_>>> {
         let n = loop {
             match self.lines.next_line() {
                 Ok(Some((_, l))) if l.iter().all(u8::is_ascii_whitespace) => continue,
@@ -234,7 +234,7 @@ impl DeviceLog {
 }
 
 /// The 15 columns of one row.
-fn parse_row(n: usize, text: &str) -> std::result::Result<Row<'_>, String> {
+fn parse_row(n: usize, text: &str) -> std::result::Result<LogRow<'_>, String> {
     let mut f = [""; 15];
     let mut count = 0;
     for (i, c) in text.split(',').enumerate() {
@@ -261,7 +261,7 @@ fn parse_row(n: usize, text: &str) -> std::result::Result<Row<'_>, String> {
         v.parse()
             .map_err(|_| format!("{col} {v:?} is not a number"))
     }
-    Ok(Row {
+    Ok(LogRow {
         line: n,
         chip: num("PCIe slot", f[0], None)?,
         x: num("core_x", f[1], None)?,

@@ -94,7 +94,7 @@ pub fn disarm(mem: &dyn DeviceMemory, chip: u32, tile: NocCoord) -> Result<()> {
 
 /// One group A sample, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Sample {
+pub struct DaisySample {
     /// The pc of the instruction about to retire (low 31 bits).
     pub pc: u32,
     /// What the core was doing, as a sampled cause ([`super::SampledCause`]).
@@ -105,7 +105,7 @@ pub struct Sample {
 const LOW30: u32 = 0x3FFF_FFFF;
 
 /// Decodes group A's 128 bits (`None`: the slot still holds the sentinel).
-pub fn decode(w: [u32; 4]) -> Option<Sample> {
+pub fn decode(w: [u32; 4]) -> Option<DaisySample> {
     if w == [SENTINEL; 4] {
         return None;
     }
@@ -136,7 +136,7 @@ pub fn decode(w: [u32; 4]) -> Option<Sample> {
     } else {
         super::SampledCause::Stalled
     };
-    Some(Sample { pc, cause })
+    Some(DaisySample { pc, cause })
 }
 
 /// Reads the buffer's slots as raw 128-bit samples (group D): those written, and how many
@@ -168,7 +168,7 @@ pub fn read(
     chip: u32,
     tile: NocCoord,
     buf: Buffer,
-) -> Result<(Vec<Sample>, u32)> {
+) -> Result<(Vec<DaisySample>, u32)> {
     let mut words = vec![0u32; buf.count as usize * 4];
     mem.read_words(chip, tile, buf.addr, &mut words)?;
     let mut out = Vec::with_capacity(buf.count as usize);
@@ -192,7 +192,7 @@ mod tests {
         let d = |w| decode(w).unwrap();
         assert_eq!(
             d([0x8000_6004, 0, 0x6004, 0]),
-            Sample {
+            DaisySample {
                 pc: 0x6004,
                 cause: SampledCause::Retiring
             }

@@ -10,7 +10,7 @@ use crate::decode::{RecordKind, NO_RUN};
 use crate::error::{Error, Result};
 use crate::readout::RingId;
 use crate::sites::{SiteKind, SiteMeta, SiteTable};
-use crate::tt_metal::device_log::{Row, RowType};
+use crate::tt_metal::device_log::{LogRow, RowType};
 use riscv_linker::{NocCoord, Risc};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
@@ -69,7 +69,7 @@ impl Sites {
     }
 
     /// The site of `row` as a `kind` (added on first use).
-    fn site(&mut self, row: &Row, kind: SiteKind) -> std::result::Result<(u32, u16), String> {
+    fn site(&mut self, row: &LogRow, kind: SiteKind) -> std::result::Result<(u32, u16), String> {
         let n = self.name(row.name);
         let list = &mut self.by_name[n as usize];
         if let Some(s) = list
@@ -158,7 +158,7 @@ impl Pairing {
 
     /// One row: the records it makes go into `out` (at most two: a ring's `Run` record,
     /// then the row's own). Returns the row's ring (`None`: a RISC ttprof does not model).
-    pub fn row(&mut self, row: &Row, out: &mut Vec<Made>) -> Result<Option<usize>> {
+    pub fn row(&mut self, row: &LogRow, out: &mut Vec<Made>) -> Result<Option<usize>> {
         self.rows += 1;
         let Some(risc) = Risc::from_name(row.risc) else {
             *self.other_riscs.entry(row.risc.to_string()).or_default() += 1;

@@ -60,7 +60,7 @@ mod direct;
 mod sink;
 mod tables;
 
-pub use sink::{check_host, default_host, write_dataset, ParquetSink, Written};
+pub use sink::{check_host, default_host, write_dataset, ParquetRows, ParquetSink};
 pub use tables::{marks_schema, ops_schema, zones_schema};
 
 /// The zones table's file name.

@@ -244,7 +244,7 @@ impl Drop for Writer {
 
 /// What [`ParquetSink`] wrote.
 #[derive(Clone, Debug, Default)]
-pub struct Written {
+pub struct ParquetRows {
     /// Zone rows.
     pub zones: u64,
     /// Mark rows.
@@ -263,7 +263,7 @@ pub struct ParquetSink {
     /// The thread that encodes and writes the tables (from [`Sink::begin`]).
     writer: Option<Writer>,
     /// Rows written (after [`Sink::finish`]).
-    pub written: Written,
+    pub written: ParquetRows,
 }
 
 impl ParquetSink {
@@ -287,7 +287,7 @@ impl ParquetSink {
             dicts: None,
             schemas: None,
             writer: None,
-            written: Written::default(),
+            written: ParquetRows::default(),
         }
     }
 
@@ -455,7 +455,7 @@ impl Sink for ParquetSink {
 /// Writes `profile` as a hive-partitioned dataset under `dir` for host `host`
 /// (`DIR/<table>/host=<host>/chip=<n>/part-0.parquet`; see [`super`]): what `--dataset DIR`
 /// does. An existing partition of the same host and chip is replaced.
-pub fn write_dataset(dir: &Path, host: &str, profile: &Profile) -> Result<(Finished, Written)> {
+pub fn write_dataset(dir: &Path, host: &str, profile: &Profile) -> Result<(Finished, ParquetRows)> {
     let mut s = ParquetSink::dataset(dir, host);
     let mut done = sink::drive(profile, &mut [&mut s])?;
     Ok((done.pop().unwrap_or_default(), s.written))
