@@ -4,14 +4,17 @@
 //! noticed (so the tool asks its name), the host rows' op zones, the messages, then all
 //! lanes' zone begins and ends merged into one time order (a k-way merge), so each
 //! context's GPU time stream never goes back (Tracy would read a jump back of more than
-//! 2^31 ns as a counter wrap). Times go out relative to the stream's base for GPU times, so
+//! 2^31 ns as a counter wrap). The lanes' events are read back from the stream's spool a
+//! window at a time ([`super::spool`]), so the merge holds one window per lane. Times go out relative to the stream's base for GPU times, so
 //! they start at 0; the contexts map GPU time 0 to host time `base`.
 
 use super::encode::{Encoder, GpuAt};
-use super::plan::{TracyStream, END, SRCLOC_KEY_BASE};
+use super::plan::{LaneEv, TracyStream, END, SRCLOC_KEY_BASE};
 use super::protocol::{Ev, Query, QueryPacket, GPU_CONTEXT_CUSTOM};
+use super::spool::LaneReader;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::io;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -32,7 +35,10 @@ pub(crate) struct Emitter<'a> {
     i: usize,
     j: usize,
     threads: Vec<u32>,
+    /// Each lane's events not merged yet, and the merge: (next event, lane) by time.
+    readers: Vec<LaneReader>,
     heap: BinaryHeap<Reverse<(i64, u32, u32)>>,
+    heap_ready: bool,
     next_query: Vec<u16>,
     /// GPU zone begins sent so far.
     pub zones_sent: u64,
@@ -41,12 +47,7 @@ pub(crate) struct Emitter<'a> {
 impl<'a> Emitter<'a> {
     pub fn new(s: &'a TracyStream) -> Emitter<'a> {
         let threads = s.lanes.iter().map(|l| l.thread).collect();
-        let heap = s
-            .lanes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| l.events.first().map(|e| Reverse((e.time, i as u32, 0))))
-            .collect();
+        let readers = s.lanes.iter().map(|l| s.spool.reader(l.events)).collect();
         let next_query = vec![0; s.contexts.len()];
         Emitter {
             s,
@@ -55,7 +56,9 @@ impl<'a> Emitter<'a> {
             i: 0,
             j: 0,
             threads,
-            heap,
+            readers,
+            heap: BinaryHeap::new(),
+            heap_ready: false,
             next_query,
             zones_sent: 0,
         }
@@ -67,8 +70,23 @@ impl<'a> Emitter<'a> {
         self.j = 0;
     }
 
-    /// Appends the next event group to `out`; false once everything has been emitted.
-    pub fn next(&mut self, out: &mut Vec<u8>) -> bool {
+    /// Lane `lane`'s next event into the merge.
+    fn refill(&mut self, lane: u32) -> io::Result<()> {
+        let reader = &mut self.readers[lane as usize];
+        if let Some(LaneEv { time, srcloc }) = reader.next().map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot read the Tracy stream's spool back: {e}"),
+            )
+        })? {
+            self.heap.push(Reverse((time, lane, srcloc)));
+        }
+        Ok(())
+    }
+
+    /// Appends the next event group to `out`; false once everything has been emitted (an
+    /// error only when the spooled events cannot be read back).
+    pub fn next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
         let base = self.s.summary.base_ns;
         loop {
             match self.phase {
@@ -78,7 +96,7 @@ impl<'a> Emitter<'a> {
                             .gpu_new_context(out, c.id, GPU_CONTEXT_CUSTOM, base, 0);
                         self.enc.gpu_context_name(out, c.id, &c.name);
                         self.i += 1;
-                        return true;
+                        return Ok(true);
                     }
                     None => self.advance(Phase::Threads),
                 },
@@ -86,7 +104,7 @@ impl<'a> Emitter<'a> {
                     Some(&t) => {
                         self.enc.notice_thread(out, t);
                         self.i += 1;
-                        return true;
+                        return Ok(true);
                     }
                     None => self.advance(Phase::Host),
                 },
@@ -99,7 +117,7 @@ impl<'a> Emitter<'a> {
                             self.enc.zone_text(out, &z.text);
                             self.enc.zone_end(out, z.end);
                             self.j += 1;
-                            return true;
+                            return Ok(true);
                         }
                         None => {
                             self.i += 1;
@@ -113,19 +131,23 @@ impl<'a> Emitter<'a> {
                         self.enc.thread_context(out, m.thread);
                         self.enc.message(out, m.time, m.severity, &m.text);
                         self.i += 1;
-                        return true;
+                        return Ok(true);
                     }
                     None => self.advance(Phase::Device),
                 },
                 Phase::Device => {
-                    let Some(Reverse((time, lane, pos))) = self.heap.pop() else {
+                    if !self.heap_ready {
+                        for lane in 0..self.readers.len() as u32 {
+                            self.refill(lane)?;
+                        }
+                        self.heap_ready = true;
+                    }
+                    let Some(Reverse((time, lane, srcloc))) = self.heap.pop() else {
                         self.advance(Phase::Done);
                         continue;
                     };
+                    self.refill(lane)?;
                     let l = &self.s.lanes[lane as usize];
-                    if let Some(next) = l.events.get(pos as usize + 1) {
-                        self.heap.push(Reverse((next.time, lane, pos + 1)));
-                    }
                     let query = &mut self.next_query[l.context as usize];
                     let at = GpuAt {
                         context: l.context,
@@ -133,7 +155,7 @@ impl<'a> Emitter<'a> {
                         query: *query,
                     };
                     *query = query.wrapping_add(1);
-                    match l.events[pos as usize].srcloc {
+                    match srcloc {
                         END => self.enc.gpu_zone_end(out, at, time, time - base),
                         srcloc => {
                             self.enc.gpu_zone_begin(
@@ -146,9 +168,9 @@ impl<'a> Emitter<'a> {
                             self.zones_sent += 1;
                         }
                     }
-                    return true;
+                    return Ok(true);
                 }
-                Phase::Done => return false,
+                Phase::Done => return Ok(false),
             }
         }
     }

@@ -50,6 +50,7 @@ pub(crate) mod plan;
 pub(crate) mod protocol;
 pub(crate) mod server;
 pub(crate) mod session;
+pub(crate) mod spool;
 #[cfg(any(test, feature = "testing"))]
 pub mod test_client;
 #[cfg(test)]

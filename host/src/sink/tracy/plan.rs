@@ -7,6 +7,7 @@
 
 use super::layout::{self, Context, Layout};
 use super::protocol::{MessageSeverity, MAX_SOURCE_LOCATIONS, MAX_THREADS};
+use super::spool::{Run, Spool, SpoolWriter};
 use crate::decode::RecordKind;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
@@ -32,11 +33,15 @@ pub(crate) struct LaneEv {
     pub srcloc: u32,
 }
 
+/// One RISC's row: its begin/end events are in the stream's [`Spool`], in time order
+/// (`first` and `last` are the earliest and latest times).
 #[derive(Clone, Debug)]
 pub(crate) struct Lane {
     pub context: u8,
     pub thread: u32,
-    pub events: Vec<LaneEv>,
+    pub events: Run,
+    pub first: i64,
+    pub last: i64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -119,6 +124,8 @@ pub struct TracyStream {
     pub(crate) contexts: Vec<Context>,
     pub(crate) threads: BTreeMap<u32, String>,
     pub(crate) lanes: Vec<Lane>,
+    /// The lanes' events.
+    pub(crate) spool: Spool,
     /// Host rows: thread and zones in time order, non-overlapping.
     pub(crate) host: Vec<(u32, Vec<HostZone>)>,
     /// Sorted by (thread, time).
@@ -237,6 +244,7 @@ pub struct TracySink {
     threads: BTreeMap<u32, String>,
     /// Lanes and per-ring issues keyed by ring, for the order of [`RingId`]s.
     lanes: Vec<(RingId, Lane)>,
+    spool: Option<SpoolWriter>,
     ring_issues: Vec<(RingId, Issue)>,
     messages: Vec<Message>,
     summary: StreamCounts,
@@ -253,6 +261,7 @@ impl TracySink {
             layout: Layout::default(),
             threads: BTreeMap::new(),
             lanes: Vec::new(),
+            spool: Some(SpoolWriter::new()),
             ring_issues: Vec::new(),
             messages: Vec::new(),
             summary: StreamCounts::default(),
@@ -376,16 +385,19 @@ impl Sink for TracySink {
         self.summary.clipped_zones += clipped;
         self.summary.zones += n;
         let to_ns = |c: u64| p.timebase.host_ns(id.chip, id.tile, c).map_or(0, round);
-        let (mut prev, mut backwards) = (i64::MIN, 0u64);
-        let events = seq
-            .into_iter()
-            .map(|(c, srcloc)| {
-                let ns = to_ns(c);
-                backwards += (ns < prev) as u64;
-                prev = prev.max(ns);
-                LaneEv { time: prev, srcloc }
-            })
-            .collect();
+        let (mut prev, mut backwards, mut first) = (i64::MIN, 0u64, None);
+        let events = seq.into_iter().map(|(c, srcloc)| {
+            let ns = to_ns(c);
+            backwards += (ns < prev) as u64;
+            prev = prev.max(ns);
+            first.get_or_insert(prev);
+            LaneEv { time: prev, srcloc }
+        });
+        let spool = self.spool.as_mut().ok_or_else(|| {
+            Error::Other("internal: a ring after the Tracy stream was built".into())
+        })?;
+        let events = spool.lane(events)?;
+        let (first, last) = (first.unwrap_or(prev), prev);
         if backwards > 0 {
             let what = format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time");
             self.ring_issues
@@ -398,6 +410,8 @@ impl Sink for TracySink {
                 context,
                 thread,
                 events,
+                first,
+                last,
             },
         ));
         Ok(())
@@ -425,14 +439,25 @@ impl Sink for TracySink {
         }
         messages.sort_by_key(|m| (m.thread, m.time));
         let mut summary = std::mem::take(&mut self.summary);
-        let times = lanes.iter().flat_map(|l| l.events.iter().map(|e| e.time));
+        let times = lanes.iter().flat_map(|l| [l.first, l.last]);
         let times = times.chain(
             host.iter()
                 .flat_map(|(_, z)| z.iter().flat_map(|z| [z.start, z.end])),
         );
-        let times: Vec<i64> = times.chain(messages.iter().map(|m| m.time)).collect();
-        summary.base_ns = times.iter().copied().min().unwrap_or(0);
-        summary.last_ns = times.iter().copied().max().unwrap_or(0);
+        let times = times.chain(messages.iter().map(|m| m.time));
+        let (base, last) = times.fold((None::<i64>, None::<i64>), |(lo, hi), t| {
+            (
+                Some(lo.map_or(t, |lo| lo.min(t))),
+                Some(hi.map_or(t, |hi| hi.max(t))),
+            )
+        });
+        summary.base_ns = base.unwrap_or(0);
+        summary.last_ns = last.unwrap_or(0);
+        let spool = self
+            .spool
+            .take()
+            .ok_or_else(|| Error::Other("internal: the Tracy stream was built twice".into()))?
+            .finish()?;
         let layout = std::mem::take(&mut self.layout);
         summary.contexts = layout.contexts.len();
         summary.tiles_per_context = layout.tiles_per_context;
@@ -464,6 +489,7 @@ impl Sink for TracySink {
             contexts: layout.contexts,
             threads,
             lanes,
+            spool,
             host,
             messages,
             summary,

@@ -366,7 +366,7 @@ fn send_frame(
     let frames = fw.frames;
     while fw.frames == frames {
         unit.clear();
-        if !emitter.next(unit) {
+        if !emitter.next(unit)? {
             Encoder::terminate(unit);
             fw.push(sock, unit)?;
             *terminate_sent = true;

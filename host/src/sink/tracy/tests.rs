@@ -428,7 +428,7 @@ fn device_zones_of_one_context_go_out_in_time_order_across_lanes() {
     let (s, ..) = stream(0);
     let mut events = Vec::new();
     let mut e = emit::Emitter::new(&s);
-    while e.next(&mut events) {}
+    while e.next(&mut events).unwrap() {}
     let mut d = EventDecoder::new(s.summary.base_ns);
     d.frame(&events).unwrap();
     assert!(d.errors.is_empty(), "{:?}", d.errors);
@@ -935,7 +935,7 @@ fn every_tile_shows_its_risc_rows_in_risc_order() {
             .iter()
             .enumerate()
             .filter(|(_, l)| l.context == c.id)
-            .map(|(i, l)| (l.events[0].time, i))
+            .map(|(i, l)| (l.first, i))
             .collect();
         lanes.sort();
         let order = tracy_row_order(
