@@ -160,7 +160,7 @@ mod tests {
         let mut w = SpoolWriter::new();
         let ev = |i: u64| LaneEv {
             time: i as i64 * 3 - 7,
-            srcloc: if i % 5 == 0 {
+            srcloc: if i.is_multiple_of(5) {
                 super::super::plan::END
             } else {
                 i as u32
