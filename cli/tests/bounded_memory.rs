@@ -115,15 +115,7 @@ fn report_and_import_of_a_long_run_stay_within_a_small_address_space() {
 }
 
 /// A kernel of `get_arg_val(0)` zones of one site, for `ttprof run`.
-const KERNEL: &str = r#"#include <cstdint>
-#include "tools/profiler/kernel_profiler.hpp"
-void kernel_main() {
-    uint32_t n = get_arg_val<uint32_t>(0);
-    for (uint32_t i = 0; i < n; i++) {
-        DeviceZoneScopedN("step");
-    }
-}
-"#;
+const KERNEL: &str = long_run::ZONES_KERNEL_CPP;
 
 /// `KERNEL` built for `risc` with `ttprof build` (no limit): its ELF.
 fn kernel(dir: &Path, risc: &str) -> std::path::PathBuf {

@@ -28,15 +28,7 @@ use ttprof::testing::long_run;
 /// Zones per ring, every size (a longer run has more rings, not longer ones).
 const RING_ZONES: u64 = 12_000;
 /// The `run` and `capture` kernel: `get_arg_val(0)` zones, one site.
-const KERNEL: &str = r#"#include <cstdint>
-#include "tools/profiler/kernel_profiler.hpp"
-void kernel_main() {
-    uint32_t n = get_arg_val<uint32_t>(0);
-    for (uint32_t i = 0; i < n; i++) {
-        DeviceZoneScopedN("step");
-    }
-}
-"#;
+const KERNEL: &str = long_run::ZONES_KERNEL_CPP;
 /// The `run` grid: 16 tiles, BRISC and NCRISC each (32 rings).
 const GRID: &str = "4x4";
 /// Zones a RISC records per launch: 100,000 zones a launch over the grid.

@@ -32,6 +32,18 @@ pub struct LongRun {
     pub zones: u64,
 }
 
+/// A C++ kernel of `get_arg_val(0)` zones of one site, for a long `ttprof run` (tt-metal's
+/// macros; build it with `ttprof build --core RISC`).
+pub const ZONES_KERNEL_CPP: &str = r#"#include <cstdint>
+#include "tools/profiler/kernel_profiler.hpp"
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < n; i++) {
+        DeviceZoneScopedN("step");
+    }
+}
+"#;
+
 /// Records about `zones` zones, `ring_zones` per ring (whole tiles of five rings, at most
 /// a Blackhole chip's 140 tiles), into `dir`.
 pub fn write(dir: &Path, zones: u64, ring_zones: u64) -> Result<LongRun> {
