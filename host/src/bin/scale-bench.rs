@@ -32,12 +32,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use ttprof::capture::payload::decode_payload;
 use ttprof::csv::RingCsv;
 use ttprof::decode::ZoneTable;
 use ttprof::profile::Profile;
-use ttprof::readout::{DrainOptions, Drainer, Readout, RingId, RingReport};
+use ttprof::readout::{Readout, RingId, RingReport};
 use ttprof::replay::{RecordedRing, Replay};
 use ttprof::resolve::Resolution;
 use ttprof::sink::stream::Stream;
@@ -451,7 +451,8 @@ fn replay_rings(
         let sites: BTreeMap<Risc, Arc<SiteTable>> =
             tile_rings.iter().map(|(r, _, s)| (*r, s.clone())).collect();
         replay.load_tile(index, tile_copy(tile_rings));
-        let readout = drain_tile(replay).map_err(std::io::Error::other)?;
+        let readout =
+            ttprof::testing::long_run::drain_tile(replay).map_err(std::io::Error::other)?;
         m.bus += readout.0.bus_bytes;
         m.payload += readout.0.payload_bytes();
         m.stalls += readout.0.rings.iter().map(|r| r.stalls as u64).sum::<u64>();
@@ -478,47 +479,6 @@ fn replay_rings(
 
 fn replay_geometry(r: &Replay) -> riscv_linker::devfile::Geometry {
     ttprof::devmem::DeviceMemory::geometry(r)
-}
-
-/// Drains the live tile until its recorded streams end, as a capture does.
-fn drain_tile(
-    replay: &Replay,
-) -> ttprof::Result<(ttprof::readout::Readout, BTreeMap<Risc, Vec<u8>>)> {
-    let mut d = Drainer::attach(
-        replay,
-        DrainOptions {
-            consume: true,
-            attach_consumer: true,
-        },
-    )?;
-    d.keep_payload();
-    d.probe_every(Duration::from_secs(3600));
-    let mut payload: BTreeMap<Risc, Vec<u8>> = BTreeMap::new();
-    let mut collect = |d: &mut Drainer| {
-        for (id, bytes) in d.take_payload() {
-            payload
-                .entry(id.risc)
-                .or_default()
-                .extend_from_slice(&bytes);
-        }
-        drop(d.take_zones());
-    };
-    let mut idle = 0;
-    while replay.step() {
-        let s = d.drain()?;
-        collect(&mut d);
-        // A ring the drainer refused (bad control words) is never consumed: do not wait for it.
-        idle = if s.payload_bytes == 0 { idle + 1 } else { 0 };
-        if idle > 2 {
-            return Err(ttprof::Error::Other(format!(
-                "replay stuck: {:?}",
-                d.issues()
-            )));
-        }
-    }
-    d.drain_final()?;
-    collect(&mut d);
-    Ok((d.finish()?, payload))
 }
 
 /// Starts a new peak for [`peak_rss_bytes`] (Linux: `5` into `/proc/self/clear_refs`

@@ -8,7 +8,7 @@
 use crate::devmem::Snapshot;
 use crate::error::{Error, Result};
 use crate::oplog::{KernelBinding, OpLogWriter, OpRecord};
-use crate::readout::{DrainOptions, Drainer};
+use crate::readout::{DrainOptions, Drainer, Readout};
 use crate::replay::{RecordedRing, Replay};
 use crate::testing::{write_kernel_elf, ElfSpec, ImageBuilder, Rng};
 use riscv_linker::profiler::{self, ring, tile};
@@ -65,7 +65,7 @@ pub fn write(dir: &Path, zones: u64, ring_zones: u64) -> Result<LongRun> {
         }
         // What a consumer drains of the rings, as `ttprof run` saves it in its snapshot.
         replay.load_tile(t, recorded);
-        for (risc, bytes) in drain_tile(&replay)? {
+        for (risc, bytes) in drain_tile(&replay)?.1 {
             drained.push((*tile, risc, bytes));
         }
     }
@@ -136,38 +136,41 @@ fn grid(n: usize) -> Result<Vec<NocCoord>> {
     Ok(all[..n].to_vec())
 }
 
-/// Drains the replayed tile until its recorded streams end, as a capture does: each RISC's
-/// decoded payload.
-fn drain_tile(replay: &Replay) -> Result<BTreeMap<Risc, Vec<u8>>> {
-    let run = || -> Result<BTreeMap<Risc, Vec<u8>>> {
-        let mut d = Drainer::attach(
-            replay,
-            DrainOptions {
-                consume: true,
-                attach_consumer: true,
-            },
-        )?;
-        d.keep_payload();
-        d.probe_every(Duration::from_secs(3600));
-        let mut payload: BTreeMap<Risc, Vec<u8>> = BTreeMap::new();
-        let mut collect = |d: &mut Drainer| {
-            for (id, bytes) in d.take_payload() {
-                payload
-                    .entry(id.risc)
-                    .or_default()
-                    .extend_from_slice(&bytes);
-            }
-            drop(d.take_zones());
-        };
-        while replay.step() {
-            d.drain()?;
-            collect(&mut d);
+/// Drains the replayed tile until its recorded streams end, as a capture does: the
+/// readout and each RISC's decoded payload. A replay whose rings stop being consumed (the
+/// drainer refused a ring's control words) is an error, not a hang.
+pub fn drain_tile(replay: &Replay) -> Result<(Readout, BTreeMap<Risc, Vec<u8>>)> {
+    let mut d = Drainer::attach(
+        replay,
+        DrainOptions {
+            consume: true,
+            attach_consumer: true,
+        },
+    )?;
+    d.keep_payload();
+    d.probe_every(Duration::from_secs(3600));
+    let mut payload: BTreeMap<Risc, Vec<u8>> = BTreeMap::new();
+    let mut collect = |d: &mut Drainer| {
+        for (id, bytes) in d.take_payload() {
+            payload
+                .entry(id.risc)
+                .or_default()
+                .extend_from_slice(&bytes);
         }
-        d.drain_final()?;
-        collect(&mut d);
-        Ok(payload)
+        drop(d.take_zones());
     };
-    run()
+    let mut idle = 0;
+    while replay.step() {
+        let s = d.drain()?;
+        collect(&mut d);
+        idle = if s.payload_bytes == 0 { idle + 1 } else { 0 };
+        if idle > 2 {
+            return Err(Error::Other(format!("replay stuck: {:?}", d.issues())));
+        }
+    }
+    d.drain_final()?;
+    collect(&mut d);
+    Ok((d.finish()?, payload))
 }
 
 /// One ring of about `ring_zones` zones (see [`record_ring`]).
