@@ -13,19 +13,9 @@ use ttprof_tests::{ttprof_binary, workspace};
 
 const OPS_CPP: &str = "examples/cxx/tensix/ops.cpp";
 
-/// A deterministic stream of normal BF16 patterns with exponents spread over 2^-6..2^6.
+/// `n` normal BF16 patterns from `seed` ([`example_abi::bf16::normal_values`]).
 fn bf16_values(seed: u64, n: usize) -> Vec<u16> {
-    let mut x = seed;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let sign = ((x >> 63) as u16) << 15;
-            let exp = 121 + (x >> 40) as u16 % 13;
-            sign | (exp << 7) | (x as u16 & 0x7f)
-        })
-        .collect()
+    example_abi::bf16::normal_values(seed).take(n).collect()
 }
 
 /// BF16 values k/8, |k| < 16: at most four mantissa bits, so the Matrix Unit's first

@@ -82,6 +82,21 @@ pub fn matmul(x: &[u16], y: &[u16], out: &mut [u16]) {
     }
 }
 
+/// A deterministic endless stream of normal BF16 patterns (xorshift from `seed`), either
+/// sign, exponents spread over 2^-6..2^6: inputs whose sums and products stay normal, as
+/// this reference requires.
+pub fn normal_values(seed: u64) -> impl Iterator<Item = u16> {
+    let mut x = seed;
+    core::iter::repeat_with(move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let sign = ((x >> 63) as u16) << 15;
+        let exp = 121 + (x >> 40) as u16 % 13;
+        sign | (exp << 7) | (x as u16 & 0x7f)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
