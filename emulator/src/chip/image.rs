@@ -17,6 +17,9 @@ use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// Tries at the image's device lock, 10 ms apart, before it counts as held.
+const LOCK_TRIES: u32 = 20;
+
 static NEXT_IMAGE: AtomicU32 = AtomicU32::new(0);
 
 /// A created and mapped device-memory image.
@@ -69,7 +72,19 @@ impl Image {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        if !riscv_linker::lock::try_lock(&file, riscv_linker::lock::Role::Device).map_err(io)? {
+        // A lock just released can still be held for a moment by a child another thread is
+        // spawning (the forked fd table keeps the file description until its `exec`): retry
+        // briefly before calling the image taken.
+        let mut locked = false;
+        for _ in 0..LOCK_TRIES {
+            locked = riscv_linker::lock::try_lock(&file, riscv_linker::lock::Role::Device)
+                .map_err(io)?;
+            if locked {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if !locked {
             return Err(EmuError::Config(format!(
                 "device image {} is in use by another emulator (it holds the image's device lock): one emulator per \
                  image, or its memory would be truncated under it",
