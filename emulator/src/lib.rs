@@ -65,7 +65,9 @@ pub use debug::lines;
 pub use isa::{asm, decode, disasm, pipeline};
 pub use time::dvfs;
 
-pub use chip::config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM};
+pub use chip::config::{
+    DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR,
+};
 pub use chip::device::Device;
 pub use chip::fault::{EmuError, Fault, FaultKind};
 pub use chip::loader::Program;

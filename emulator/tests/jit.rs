@@ -220,6 +220,9 @@ fn lines_mode_changes_nothing_and_charges_every_cycle() {
         let (lined, dev) = scenario_on(true, true, arch, Misaligned::Strict, &kernels, None);
         assert_eq!(plain, lined, "lines mode changed the run on {arch:?}");
         let profiles = dev.line_profiles();
+        // The JIT's counts give the interpreter's table, pc by pc and cause by cause.
+        let (_, interpreted) = scenario_on(false, true, arch, Misaligned::Strict, &kernels, None);
+        assert_eq!(profiles, interpreted.line_profiles(), "{arch:?}");
         assert_eq!(profiles.len(), 2 * Risc::ALL.len());
         let mut by_cause = [0u64; ttprof_emu::lines::CAUSES];
         for h in &profiles {

@@ -202,3 +202,40 @@ pub fn emulated_device(
     let tile = dev.tiles()[0];
     (dev, mem, tile)
 }
+
+/// Runs `ttprof run ARGS --lines --out OUT` in `dir` once on the JIT and once forced onto
+/// the interpreter (`TTPROF_EMU_JIT=0`, into `OUT-interpreted`) and asserts that the line
+/// tables (`ttprof_lines.parquet`: cycles per zone, pc and cause) are the same byte for
+/// byte: the JIT's lines-mode counts are the interpreter's charges. `OUT` is relative to
+/// `dir`.
+pub fn assert_lines_on_jit_equal_interpreter(dir: &Path, args: &[&str], out: &str) {
+    let table = |interpret: bool| {
+        let out = if interpret {
+            format!("{out}-interpreted")
+        } else {
+            out.to_string()
+        };
+        let mut c = Command::new(ttprof_binary());
+        c.arg("run")
+            .args(args)
+            .args(["--lines", "--out", &out])
+            .current_dir(dir);
+        if interpret {
+            c.env(ttprof_emu::JIT_VAR, "0");
+        } else {
+            c.env_remove(ttprof_emu::JIT_VAR);
+        }
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "ttprof run {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read(dir.join(&out).join("ttprof_lines.parquet")).unwrap()
+    };
+    assert!(
+        table(false) == table(true),
+        "ttprof_lines.parquet differs between the JIT and the interpreter: {} ({args:?})",
+        dir.display()
+    );
+}

@@ -132,6 +132,12 @@ fn trisc_cycles_held_by_the_coprocessor_name_what_its_thread_waits_on() {
         ],
     );
     let out = dir.join("out");
+    // The coprocessor's holds charged the same with the JIT counting as on the interpreter.
+    ttprof_tests::assert_lines_on_jit_equal_interpreter(
+        &dir,
+        &["--grid", "1x1", "--kernel", "trisc=held.cpp"],
+        "out-twice",
+    );
     let text = std::fs::read_to_string(out.join("ttprof_lines.txt")).unwrap();
     // The push that finds T0's FIFO full (the store in the header's push function): its
     // thread waits on semaphore 3 at the gate.

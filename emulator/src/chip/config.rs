@@ -24,6 +24,9 @@ pub const DEFAULT_INSTRUCTION_BUDGET: u64 = 2_000_000_000;
 /// Default scheduling quantum in cycles (see [`DeviceConfig::quantum`]).
 pub const DEFAULT_QUANTUM: u32 = 64;
 
+/// The environment variable that turns the JIT off when it is `0` ([`DeviceConfig::jit`]).
+pub const JIT_VAR: &str = "TTPROF_EMU_JIT";
+
 /// Everything [`crate::Device::new`] needs.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {
@@ -52,12 +55,15 @@ pub struct DeviceConfig {
     /// often NoC epochs, hooks and instruction-budget checks can interrupt them.
     pub quantum: u32,
     /// Compile hot code to host machine code (x86-64 Unix hosts; elsewhere ignored).
-    /// Results are bit-identical either way; off is only for testing that claim.
+    /// Results, line profiles included, are bit-identical either way; off is only for
+    /// testing that claim. [`DeviceConfig::new`] turns it off when the environment has
+    /// `TTPROF_EMU_JIT=0` (so the claim can be tested through any program built on the
+    /// emulator, e.g. `TTPROF_EMU_JIT=0 ttprof run --lines ...`).
     pub jit: bool,
     /// Lines mode ([`crate::debug::lines`]): charge every cycle of every core to the instruction
     /// and [`crate::Cause`] that spent it, read after a run with
-    /// [`crate::Device::line_profiles`]. Cores then run on the interpreter (no JIT), so runs
-    /// are slower; their results are the same.
+    /// [`crate::Device::line_profiles`]. The JIT's code counts what it charges (cores the
+    /// debug daisychain samples run on the interpreter); results are the same as without.
     pub lines: bool,
     /// Answer clock-sync requests through the image's mailbox from a background thread
     /// (default on; see `mailbox` in the crate docs). Runs are identical either way.
@@ -88,7 +94,7 @@ impl DeviceConfig {
             threads: 0,
             instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
             quantum: DEFAULT_QUANTUM,
-            jit: true,
+            jit: std::env::var_os(JIT_VAR).is_none_or(|v| v != "0"),
             lines: false,
             clock_mailbox: true,
             noc: NocConfig::for_arch(arch),

@@ -286,7 +286,8 @@ impl Device {
         hart.local = local;
         if self.cfg.lines {
             self.tiles[index].hart_mut(risc).enable_lines();
-        } else if self.cfg.jit {
+        }
+        if self.cfg.jit {
             let t = &mut self.tiles[index];
             let (harts, mem) = (&mut t.harts, &t.mem);
             harts[risc.index()].enable_jit(mem);

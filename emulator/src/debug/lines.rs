@@ -1,11 +1,15 @@
 //! Exact per-instruction cycle accounting ("lines mode", [`crate::DeviceConfig::lines`]).
 //!
-//! With lines mode on, a core runs on the interpreter (never the JIT) and every cycle its
-//! clock advances is charged to the pc of the instruction that advanced it, split by
-//! [`Cause`]. The split comes from the pipeline model's own steps ([`crate::isa::pipeline`]):
-//! the interpreter notes the issue cycle after each step of an instruction (fetch, operand
-//! wait, store queue / load slot), and the difference between consecutive notes is the
-//! cycles that step cost. A core held on a FIFO (an empty mailbox, a full PCBuf) is moved
+//! With lines mode on, every cycle a core's clock advances is charged to the pc of the
+//! instruction that advanced it, split by [`Cause`]. The split comes from the pipeline
+//! model's own steps ([`crate::isa::pipeline`]): the interpreter notes the issue cycle after
+//! each step of an instruction (fetch, operand wait, store queue / load slot), and the
+//! difference between consecutive notes is the cycles that step cost. That is the
+//! definition; the JIT ([`crate::jit`]) reproduces it exactly with counters in its blocks
+//! (static cycles times how often each instruction ran, waits added in its out-of-line
+//! paths), folded into the `LineTable` before a wall-clock read cuts it and when the core
+//! stops; what the JIT leaves to the interpreter (MMIO, the clock reads themselves, division,
+//! CSRs) is charged here as before. A core held on a FIFO (an empty mailbox, a full PCBuf) is moved
 //! forward by the tile; those cycles go to the blocked instruction as [`Cause::FifoWait`].
 //! So, per core and per run, the table sums exactly to the core's cycles (its clock at the
 //! halt minus its clock at leaving reset).

@@ -14,7 +14,7 @@
 
 use crate::chip::fault::FaultKind;
 use crate::chip::memory::TileMem;
-use crate::debug::lines::Marks;
+use crate::debug::lines::{LineTable, Marks};
 use crate::isa::csr::{Counters, CsrOp, Csrs};
 use crate::isa::decode::{Inst, Op};
 use crate::isa::hart::Core;
@@ -123,6 +123,8 @@ impl Hart {
         zicsr: bool,
         mut check: bool,
     ) -> Result<Exit, FaultKind> {
+        // What the JIT counted belongs before anything charged here (a clock read may cut).
+        self.fold_jit_lines();
         let limit = self.core.limit;
         let start = self.start_time;
         let sampled = mem.samples(self.risc);
@@ -145,13 +147,7 @@ impl Hart {
             let mut marks = Marks::default();
             let r = step::<true>(core, code, local, csrs, base, start, mem, zicsr, &mut marks);
             if let Some(t) = table.as_deref_mut() {
-                match (&r, marks.access) {
-                    // A read of the wall clock (what zones are timed with) opens a segment.
-                    (Ok(Flow::Next), Some((addr, false))) if addr & !3 == WALL_CLOCK_L => {
-                        t.charge_clock_read(pc, from, core.time, marks.issued, &marks)
-                    }
-                    _ => t.charge(pc, from, core.time, &marks),
-                }
+                charge(t, &r, pc, from, core.time, &marks, |_| {});
             }
             if sampled {
                 let span = crate::debug::daisychain::span_of(pc, from, core.time, &marks);
@@ -176,6 +172,44 @@ impl Hart {
         }
     }
 
+    /// [`Hart::step`] in lines mode: also charges the instruction ([`crate::debug::lines`]);
+    /// `pending` adds what else is owed to the table (the JIT's counts) before a clock read
+    /// cuts it.
+    pub(crate) fn step_lines(
+        &mut self,
+        mem: &mut TileMem,
+        zicsr: bool,
+        pending: impl FnOnce(&mut LineTable),
+    ) -> Result<Flow, FaultKind> {
+        let start = self.start_time;
+        let Hart {
+            core,
+            local,
+            code,
+            csrs,
+            fetch_base,
+            lines,
+            ..
+        } = self;
+        let (pc, from) = (core.pc, core.time);
+        let mut marks = Marks::default();
+        let r = step::<true>(
+            core,
+            code,
+            local,
+            csrs,
+            *fetch_base,
+            start,
+            mem,
+            zicsr,
+            &mut marks,
+        );
+        if let Some(t) = lines.as_deref_mut() {
+            charge(t, &r, pc, from, core.time, &marks, pending);
+        }
+        r
+    }
+
     /// Executes the instruction at pc.
     pub(crate) fn step(&mut self, mem: &mut TileMem, zicsr: bool) -> Result<Flow, FaultKind> {
         let start = self.start_time;
@@ -198,6 +232,27 @@ impl Hart {
             zicsr,
             &mut Marks::default(),
         )
+    }
+}
+
+/// Charges the instruction at `pc` that moved the clock `from`..`to` with result `r`: a
+/// read of the wall clock (what zones are timed with) opens a segment, after `pending`.
+#[inline(always)]
+fn charge(
+    t: &mut LineTable,
+    r: &Result<Flow, FaultKind>,
+    pc: u32,
+    from: u64,
+    to: u64,
+    marks: &Marks,
+    pending: impl FnOnce(&mut LineTable),
+) {
+    match (r, marks.access) {
+        (Ok(Flow::Next), Some((addr, false))) if addr & !3 == WALL_CLOCK_L => {
+            pending(t);
+            t.charge_clock_read(pc, from, to, marks.issued, marks)
+        }
+        _ => t.charge(pc, from, to, marks),
     }
 }
 

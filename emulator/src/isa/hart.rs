@@ -65,6 +65,8 @@ pub(crate) struct Core {
     /// access (the JIT never does). A core that did none and stored nothing since the
     /// deadlock detector last looked has only read memory ([`crate::debug::stall`]).
     pub observed: u64,
+    /// Host address of the JIT's lines-mode counters (see `jit`), 0 outside lines mode.
+    pub lines: usize,
 }
 
 impl Core {
@@ -83,6 +85,7 @@ impl Core {
             icache_sets,
             pipe: Pipe::default(),
             observed: 0,
+            lines: 0,
         }
     }
 }
@@ -109,8 +112,9 @@ pub(crate) struct Hart {
     /// Waiting on a FIFO (address, write) without having retired anything since it last
     /// tried: a tile whose running cores all are is deadlocked.
     pub stuck: Option<(u32, bool)>,
-    /// Cycles per instruction and cause, in lines mode ([`crate::debug::lines`]); the core then
-    /// runs on the interpreter.
+    /// Cycles per instruction and cause, in lines mode ([`crate::debug::lines`]): charged by
+    /// the interpreter, and by the JIT's counters when they are folded in
+    /// ([`Hart::fold_jit_lines`]).
     pub lines: Option<Box<crate::debug::lines::LineTable>>,
     /// Compiled code, when the JIT is enabled and available.
     #[cfg(all(target_arch = "x86_64", unix))]
@@ -164,7 +168,7 @@ impl Hart {
     pub fn redecode(&mut self, l1: &L1) {
         #[cfg(all(target_arch = "x86_64", unix))]
         if let Some(j) = self.jit.as_mut() {
-            j.reset();
+            j.reset(self.lines.as_deref_mut());
         }
         let (start, end) = self.fetch_window();
         self.fetch_base = start;
@@ -209,6 +213,10 @@ impl Hart {
         self.stuck = None;
         if let Some(t) = self.lines.as_deref_mut() {
             *t = crate::debug::lines::LineTable::new(self.fetch_base);
+            #[cfg(all(target_arch = "x86_64", unix))]
+            if let Some(j) = self.jit.as_mut() {
+                j.discard_lines();
+            }
         }
         self.csrs = Csrs::default();
         self.state = HartState::Running;
@@ -216,13 +224,24 @@ impl Hart {
 
     /// Puts a running core back into reset (its soft-reset bit was set).
     pub fn hold(&mut self) {
+        self.fold_jit_lines();
         if self.state != HartState::Empty {
             self.state = HartState::Reset;
         }
     }
 
-    /// Turns lines mode on for this hart (after `install`): the interpreter charges every
-    /// cycle to an instruction and a cause; the JIT is dropped.
+    /// In lines mode, adds what the JIT counted since it last did to the line table (the
+    /// table is then complete: at a halt, a hold, before it is read).
+    pub fn fold_jit_lines(&mut self) {
+        #[cfg(all(target_arch = "x86_64", unix))]
+        if let (Some(j), Some(t)) = (self.jit.as_deref_mut(), self.lines.as_deref_mut()) {
+            j.fold(t);
+        }
+    }
+
+    /// Turns lines mode on for this hart (after `install`, before [`Hart::enable_jit`]): every
+    /// cycle is charged to an instruction and a cause, by the interpreter and, if it is
+    /// enabled after this, by the JIT's code. A JIT enabled before is dropped.
     pub fn enable_lines(&mut self) {
         #[cfg(all(target_arch = "x86_64", unix))]
         {
@@ -254,6 +273,7 @@ impl Hart {
                 timing: mem.timing,
                 icache_sets: self.core.icache_sets,
                 strict: mem.misaligned == crate::chip::config::Misaligned::Strict,
+                lines: self.lines.is_some(),
                 exit: 0,
             };
             self.jit = crate::jit::Jit::new(env).map(Box::new);

@@ -28,12 +28,84 @@
 //! for earlier in the block) needs no wait. An ALU result stores the clock *before* its
 //! instruction as its ready time instead of the interpreter's cycle after it: both are
 //! no later than the next instruction's issue, so every wait gives the same cycle.
+//!
+//! ## Lines mode
+//!
+//! With [`Env::lines`] a block also counts what [`crate::debug::lines`] charges, in the
+//! hart's counter array (`Core::lines`, laid out by [`BlockLines`]): its entries (one add
+//! per pass), its taken branch, and in each out-of-line path the cycles that path adds,
+//! for the instruction it belongs to (an instruction-cache miss, a register wait, a store
+//! queue or load slot wait) or the instruction it leaves the block before. The issue and
+//! mispredict cycles are static per instruction: `super::Jit::fold` multiplies them by
+//! how many passes reached the instruction (entries minus earlier exits).
 
 use super::x86::*;
 use crate::isa::decode::{Inst, Op};
 use crate::isa::hart::Core;
 use crate::isa::pipeline::{self, Pipe, Timing, ICACHE_LINE};
 use std::mem::offset_of;
+
+/// What one counter of a lines-mode block counts, for its instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Count {
+    /// Passes that left the block before the instruction (it did not issue in the block).
+    Exit,
+    /// Instruction-cache misses on its fetch.
+    ICacheMiss,
+    /// Cycles it waited for a register.
+    LoadUse,
+    /// Cycles it waited for the store queue or a load slot.
+    StorePort,
+}
+
+/// One instruction a lines-mode block reached.
+#[derive(Clone, Copy, Debug)]
+pub struct InstLines {
+    pub pc: u32,
+    /// Issue and mispredict cycles when it falls through (`[0]`) and, for the block's
+    /// closing branch, when taken (`[1]`).
+    pub issue: [u64; 2],
+    pub mispredict: [u64; 2],
+    /// The block's closing conditional branch (its taken passes are counted).
+    pub branch: bool,
+}
+
+/// The counters of one lines-mode block, at `first` in the hart's counter array: the
+/// block's entries minus one (so the first entry since the last fold makes it zero, and
+/// the block puts itself on the dirty list), its taken branches, then one per
+/// `counters` entry (instruction index, what).
+#[derive(Clone, Debug, Default)]
+pub struct BlockLines {
+    pub first: u32,
+    pub insts: Vec<InstLines>,
+    pub counters: Vec<(u16, Count)>,
+}
+
+/// The block's issue and mispredict cycles for `i` (see [`InstLines`]).
+fn issue_cycles(cfg: &Timing, i: &Inst) -> ([u64; 2], [u64; 2], bool) {
+    match i.op {
+        Op::Beq | Op::Bne | Op::Blt | Op::Bge | Op::Bltu | Op::Bgeu => {
+            let mis = |taken| {
+                if pipeline::mispredicted(i.imm, taken) {
+                    cfg.mispredict as u64
+                } else {
+                    0
+                }
+            };
+            let cost = |taken| pipeline::branch(cfg, 0, i.imm, taken);
+            (
+                [cost(false) - mis(false), cost(true) - mis(true)],
+                [mis(false), mis(true)],
+                true,
+            )
+        }
+        Op::Mul | Op::Mulh | Op::Mulhsu | Op::Mulhu => {
+            let c = cfg.mul_issue as u64;
+            ([c, c], [0, 0], false)
+        }
+        _ => ([1, 1], [0, 0], false),
+    }
+}
 
 /// Exit reasons written to `Core::exit_reason`.
 pub const LIMIT: u32 = 0;
@@ -73,6 +145,7 @@ pub const STORE_AT: i32 = PIPE + offset_of!(Pipe, store_at) as i32;
 pub const LAST_EMIT: i32 = PIPE + offset_of!(Pipe, last_emit) as i32;
 pub const PORT: i32 = PIPE + offset_of!(Pipe, port) as i32;
 const ICACHE: i32 = PIPE + offset_of!(Pipe, icache) as i32;
+const LINES: i32 = offset_of!(Core, lines) as i32;
 
 const fn ready(r: u8) -> Mem {
     at(RBX, READY + 8 * (r & 31) as i32)
@@ -93,6 +166,8 @@ pub struct Env {
     /// Instruction-cache sets of the hart.
     pub icache_sets: u32,
     pub strict: bool,
+    /// Lines mode: blocks count what they charge ([`BlockLines`]).
+    pub lines: bool,
     /// Absolute address of the common exit stub.
     pub exit: usize,
 }
@@ -127,6 +202,8 @@ struct Block<'a> {
     icache: bool,
     /// The `clean` set at the jump back to `start`, if the block made one.
     back_edge: Option<u32>,
+    /// Lines mode: the block's id (what it puts on the dirty list) and its counters.
+    lines: Option<(u32, BlockLines)>,
 }
 
 impl<'a> Block<'a> {
@@ -135,6 +212,50 @@ impl<'a> Block<'a> {
         self.a.store_imm32(at(RBX, REASON), reason);
         let here = self.here;
         self.a.jmp_abs(here, self.env.exit);
+    }
+
+    /// The displacement in the counter array of instruction `k`'s counter of `what`
+    /// (allocated on first use; the warm copy shares the first copy's).
+    fn counter(&mut self, k: u64, what: Count) -> Option<i32> {
+        let (_, l) = self.lines.as_mut()?;
+        let key = (k as u16, what);
+        let j = match l.counters.iter().position(|c| *c == key) {
+            Some(j) => j,
+            None => {
+                l.counters.push(key);
+                l.counters.len() - 1
+            }
+        };
+        Some(8 * (l.first as i32 + 2 + j as i32))
+    }
+
+    /// Adds 1 to the counter at `disp` (clobbers `rax`).
+    fn bump(&mut self, disp: Option<i32>) {
+        if let Some(d) = disp {
+            self.a.load64(RAX, at(RBX, LINES));
+            self.a.alu_imm(true, 0, Rm::Mem(at(RAX, d)), 1);
+        }
+    }
+
+    /// Lines mode, at the start of a pass: counts the entry; the first since the last fold
+    /// puts the block on the dirty list (`counts[0]` entries from `counts[1]`).
+    fn count_entry(&mut self) {
+        let Some((id, l)) = &self.lines else {
+            return;
+        };
+        let (id, disp) = (*id, 8 * l.first as i32);
+        let (first, back) = (self.a.label(), self.a.label());
+        self.a.load64(RAX, at(RBX, LINES));
+        self.a.alu_imm(true, 0, Rm::Mem(at(RAX, disp)), 1);
+        self.a.jcc(Cond::E, first);
+        self.a.bind(back);
+        self.cold.push(Box::new(move |b: &mut Block<'a>| {
+            b.a.bind(first);
+            b.a.load64(RCX, at(RAX, 0));
+            b.a.store_imm64(indexed(RAX, RCX, 3).with_disp(8), id as i32);
+            b.a.alu_imm(true, 0, Rm::Mem(at(RAX, 0)), 1);
+            b.a.jmp(back);
+        }));
     }
 
     fn flush(&mut self, acc: Acc, extra: u64) {
@@ -149,6 +270,8 @@ impl<'a> Block<'a> {
 
     /// Leaves for the interpreter at `pc` with the costs of everything before it.
     fn slow(&mut self, pc: u32, acc: Acc) {
+        let exit = self.counter(acc.count, Count::Exit);
+        self.bump(exit);
         self.flush(acc, 0);
         self.exit_with(pc, SLOW);
     }
@@ -164,14 +287,27 @@ impl<'a> Block<'a> {
     /// `r14 = max(r14, [m])`, as a branch to out-of-line code rather than a `cmov`: most
     /// waits at a given instruction either always or never happen, so the branch predicts
     /// well and the clock does not carry a data dependency through every wait.
-    fn wait_for(&mut self, m: Mem) {
+    /// In lines mode the wait's cycles go to counter `charge` (instruction, cause).
+    fn wait_for(&mut self, m: Mem, charge: (u64, Count)) {
         let (wait, back) = (self.a.label(), self.a.label());
+        let disp = self.counter(charge.0, charge.1);
         self.a.cmp64(R14, Rm::Mem(m));
         self.a.jcc(Cond::B, wait);
         self.a.bind(back);
         self.cold.push(Box::new(move |b: &mut Block<'a>| {
             b.a.bind(wait);
-            b.a.load64(R14, m);
+            match disp {
+                Some(d) => {
+                    // counter += new r14 - old r14 (rax may hold the access's address).
+                    b.a.push(RAX);
+                    b.a.load64(RAX, at(RBX, LINES));
+                    b.a.op(None, true, &[0x29], R14, Rm::Mem(at(RAX, d)));
+                    b.a.load64(R14, m);
+                    b.a.op(None, true, &[0x01], R14, Rm::Mem(at(RAX, d)));
+                    b.a.pop(RAX);
+                }
+                None => b.a.load64(R14, m),
+            }
             b.a.jmp(back);
         }));
     }
@@ -182,7 +318,7 @@ impl<'a> Block<'a> {
             return;
         }
         self.settle(acc);
-        self.wait_for(ready(r));
+        self.wait_for(ready(r), (acc.count, Count::LoadUse));
         self.clean |= 1 << r;
     }
 
@@ -206,8 +342,9 @@ impl<'a> Block<'a> {
     }
 
     /// [`pipeline::fetch`] for the instruction at `pc` (its line is checked once per block).
-    fn fetch(&mut self, pc: u32) {
+    fn fetch(&mut self, pc: u32, k: u64) {
         let line = pc / ICACHE_LINE;
+        let count = self.counter(k, Count::ICacheMiss);
         let tag = at(RBX, ICACHE + 4 * (line & (self.env.icache_sets - 1)) as i32);
         let (miss, back) = (self.a.label(), self.a.label());
         self.a
@@ -219,6 +356,12 @@ impl<'a> Block<'a> {
             b.a.bind(miss);
             b.a.store_imm32(tag, line.wrapping_add(1));
             b.a.alu_imm(true, 0, Rm::Reg(R14), penalty);
+            if let Some(d) = count {
+                b.a.push(RAX);
+                b.a.load64(RAX, at(RBX, LINES));
+                b.a.alu_imm(true, 0, Rm::Mem(at(RAX, d)), 1);
+                b.a.pop(RAX);
+            }
             b.a.jmp(back);
         }));
     }
@@ -226,16 +369,21 @@ impl<'a> Block<'a> {
     /// [`pipeline::queue`]: waits while the store queue is full.
     fn queue(&mut self, acc: &mut Acc) {
         self.settle(acc);
-        self.wait_for(indexed(RBX, R10, 3).with_disp(STORES));
+        self.wait_for(
+            indexed(RBX, R10, 3).with_disp(STORES),
+            (acc.count, Count::StorePort),
+        );
     }
 
     /// Stops before the access at `pc` if `r14` is past the horizon.
     fn horizon(&mut self, pc: u32, acc: Acc) {
         let past = self.a.label();
+        let exit = self.counter(acc.count, Count::Exit);
         self.a.cmp64_mem(R14, at(RBX, HORIZON));
         self.a.jcc(Cond::A, past);
         self.cold.push(Box::new(move |b: &mut Block<'a>| {
             b.a.bind(past);
+            b.bump(exit);
             b.flush(acc, 0);
             b.exit_with(pc, YIELD);
         }));
@@ -339,7 +487,10 @@ impl<'a> Block<'a> {
         } else {
             // L1: a load slot, the horizon, the port.
             let lat = self.env.timing.l1_load as i32;
-            self.wait_for(indexed(RBX, R9, 3).with_disp(LOADS));
+            self.wait_for(
+                indexed(RBX, R9, 3).with_disp(LOADS),
+                (before.count, Count::StorePort),
+            );
             self.horizon(pc, before);
             self.a.mov_rr64(RDX, R8);
             self.a.cmp64(RDX, Rm::Reg(R14));
@@ -614,7 +765,17 @@ impl<'a> Block<'a> {
 /// first copy runs once from any entry; its jump back goes to a second, *warm* copy that
 /// starts with what the first copy's end knows (registers known ready, instruction-cache
 /// lines present: nothing else runs on this core in between) and loops on itself.
-pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) -> Option<Vec<u8>> {
+///
+/// In lines mode `lines` is (the block's id, its first counter's index); the block's
+/// counters come back with the code.
+pub fn compile(
+    env: &Env,
+    table: &[usize],
+    code: &[Inst],
+    pc: u32,
+    here: usize,
+    lines: Option<(u32, u32)>,
+) -> Option<(Vec<u8>, Option<BlockLines>)> {
     let mut b = Block {
         env,
         table,
@@ -626,6 +787,15 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
         warm: None,
         icache: true,
         back_edge: None,
+        lines: lines.map(|(id, first)| {
+            (
+                id,
+                BlockLines {
+                    first,
+                    ..BlockLines::default()
+                },
+            )
+        }),
     };
     let limit_exit = b.a.label();
     b.a.cmp64_mem(R14, at(RBX, LIMIT_OFF));
@@ -652,7 +822,8 @@ pub fn compile(env: &Env, table: &[usize], code: &[Inst], pc: u32, here: usize) 
     while let Some(f) = b.cold.pop() {
         f(&mut b);
     }
-    b.a.finish()
+    let lines = b.lines.take().map(|(_, l)| l);
+    Some((b.a.finish()?, lines))
 }
 
 /// The last instruction of the block at `pc` (the first control transfer, or an
@@ -711,6 +882,7 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
     let cfg = env.timing;
     let mut acc = Acc { off: 0, count: 0 };
     let mut p = pc;
+    b.count_entry();
     loop {
         let Some(&i) = code.get((p.wrapping_sub(env.fetch_base) / 4) as usize) else {
             b.flush(acc, 0);
@@ -730,8 +902,19 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
             b.slow(p, acc);
             break;
         }
+        if let Some((_, l)) = b.lines.as_mut() {
+            if l.insts.len() == acc.count as usize {
+                let (issue, mispredict, branch) = issue_cycles(&cfg, &i);
+                l.insts.push(InstLines {
+                    pc: p,
+                    issue,
+                    mispredict,
+                    branch,
+                });
+            }
+        }
         if b.icache && (p == pc || p.is_multiple_of(ICACHE_LINE)) {
-            b.fetch(p);
+            b.fetch(p, acc.count);
         }
         match i.op {
             Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu => b.load(i, p, &mut acc),
@@ -836,6 +1019,8 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
                 if target & 3 != 0 {
                     b.slow(p, acc);
                 } else {
+                    let taken = b.lines.as_ref().map(|(_, l)| 8 * (l.first as i32 + 1));
+                    b.bump(taken);
                     b.flush(
                         Acc {
                             off: acc.off + cost(true),

@@ -15,16 +15,24 @@
 //!
 //! The code buffer is never writable and executable at once: it is switched to
 //! read-write to append a block and back to read-execute before running.
+//!
+//! In lines mode ([`crate::debug::lines`]) the blocks also count what they charge
+//! (`compile` says how) into a per-hart counter array, and [`Jit::fold`] turns the
+//! counts of the blocks that ran since the last fold into the line table's cycles, exactly
+//! what the interpreter would have charged. Folds happen where the table is cut or read: before a
+//! wall-clock read (executed by the interpreter) closes a segment, when the core halts or
+//! is held in reset, and before the code buffer is emptied.
 
 mod compile;
 mod x86;
 
 use crate::chip::fault::FaultKind;
 use crate::chip::memory::TileMem;
+use crate::debug::lines::{Cause, LineTable};
 use crate::isa::exec::{Exit, Flow};
 use crate::isa::hart::Hart;
 pub(crate) use compile::Env;
-use compile::{CHECK_LEN, CONT, LIMIT, MISS, YIELD};
+use compile::{BlockLines, Count, CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 use memmap2::{Mmap, MmapMut};
 use x86::*;
 
@@ -48,6 +56,88 @@ pub(crate) struct Jit {
     /// 1: starts with an instruction left to the interpreter).
     table: Vec<usize>,
     env: Env,
+    /// Lines mode: the counters generated code adds to, and what they mean.
+    lines: Option<Lines>,
+}
+
+/// A hart's lines-mode counters (see `compile`'s module docs).
+struct Lines {
+    /// `[0]`: how many blocks are on the dirty list; `[1..=slots]`: the dirty list (block
+    /// ids, each at most once); then every block's counters ([`BlockLines::first`]).
+    counts: Vec<u64>,
+    /// Per block id.
+    blocks: Vec<BlockLines>,
+    /// Instruction-cache miss penalty.
+    icache_miss: u64,
+    /// Scratch: exits per instruction of the block being folded.
+    exits: Vec<u64>,
+}
+
+impl Lines {
+    fn new(slots: usize, icache_miss: u64) -> Lines {
+        Lines {
+            counts: vec![0; 1 + slots],
+            blocks: Vec::new(),
+            icache_miss,
+            exits: Vec::new(),
+        }
+    }
+
+    /// Adds the dirty blocks' counts to `table` (`None`: drops them) and zeroes them.
+    fn fold(&mut self, mut table: Option<&mut LineTable>) {
+        let dirty = std::mem::take(&mut self.counts[0]) as usize;
+        for d in 1..=dirty {
+            let b = &self.blocks[self.counts[d] as usize];
+            let f = b.first as usize;
+            let c = &mut self.counts[f..f + 2 + b.counters.len()];
+            let entries = std::mem::replace(&mut c[0], u64::MAX).wrapping_add(1);
+            let taken = std::mem::take(&mut c[1]);
+            let Some(table) = table.as_deref_mut() else {
+                c.iter_mut().skip(2).for_each(|n| *n = 0);
+                continue;
+            };
+            self.exits.clear();
+            self.exits.resize(b.insts.len() + 1, 0);
+            for (&(k, what), n) in b.counters.iter().zip(&mut c[2..]) {
+                let n = std::mem::take(n);
+                let k = k as usize;
+                let Some(inst) = b.insts.get(k) else {
+                    continue; // an exit before the instruction that ended the block
+                };
+                match what {
+                    Count::Exit => self.exits[k] += n,
+                    Count::ICacheMiss => {
+                        table.add(inst.pc, Cause::ICacheMiss as usize, n * self.icache_miss)
+                    }
+                    Count::LoadUse => table.add(inst.pc, Cause::LoadUse as usize, n),
+                    Count::StorePort => table.add(inst.pc, Cause::StorePort as usize, n),
+                }
+            }
+            let mut passes = entries;
+            for (inst, exits) in b.insts.iter().zip(&self.exits) {
+                passes -= exits;
+                let taken = if inst.branch { taken } else { 0 };
+                let fell = passes - taken;
+                table.add(
+                    inst.pc,
+                    Cause::Issue as usize,
+                    fell * inst.issue[0] + taken * inst.issue[1],
+                );
+                table.add(
+                    inst.pc,
+                    Cause::Mispredict as usize,
+                    fell * inst.mispredict[0] + taken * inst.mispredict[1],
+                );
+            }
+        }
+    }
+
+    /// Forgets every block (after a fold, or their counts are dropped).
+    fn clear(&mut self, slots: usize) {
+        self.counts.clear();
+        self.counts.resize(1 + slots, 0);
+        self.blocks.clear();
+    }
 }
 
 impl std::fmt::Debug for Jit {
@@ -99,6 +189,9 @@ impl Jit {
         map[..stubs.len()].copy_from_slice(&stubs);
         let buf = Buf::Executable(map.make_exec().ok()?);
         let slots = (env.window / 4) as usize;
+        let lines = env
+            .lines
+            .then(|| Lines::new(slots, env.timing.icache_miss as u64));
         Some(Jit {
             buf,
             base,
@@ -106,13 +199,34 @@ impl Jit {
             stubs: stubs.len(),
             table: vec![0; slots],
             env,
+            lines,
         })
     }
 
-    /// Forgets every block (the code they came from changed).
-    pub fn reset(&mut self) {
+    /// Forgets every block (the code they came from changed, or the buffer is full); in
+    /// lines mode their counts go to `table` first.
+    pub fn reset(&mut self, table: Option<&mut LineTable>) {
         self.table.iter_mut().for_each(|e| *e = 0);
         self.used = self.stubs;
+        let slots = self.table.len();
+        if let Some(l) = self.lines.as_mut() {
+            l.fold(table);
+            l.clear(slots);
+        }
+    }
+
+    /// Lines mode: adds what the blocks counted since the last fold to `table`.
+    pub fn fold(&mut self, table: &mut LineTable) {
+        if let Some(l) = self.lines.as_mut() {
+            l.fold(Some(table));
+        }
+    }
+
+    /// Lines mode: drops what the blocks counted since the last fold (a new run starts).
+    pub fn discard_lines(&mut self) {
+        if let Some(l) = self.lines.as_mut() {
+            l.fold(None);
+        }
     }
 
     fn append(&mut self, bytes: &[u8]) -> Option<usize> {
@@ -127,8 +241,14 @@ impl Jit {
         Some(self.base + at)
     }
 
-    /// The checked entry of the block at `pc`, compiling it if needed.
-    fn entry(&mut self, pc: u32, code: &[crate::isa::decode::Inst]) -> Option<usize> {
+    /// The checked entry of the block at `pc`, compiling it if needed (a full buffer is
+    /// emptied, its counts going to `lines`).
+    fn entry(
+        &mut self,
+        pc: u32,
+        code: &[crate::isa::decode::Inst],
+        mut lines: Option<&mut LineTable>,
+    ) -> Option<usize> {
         let off = pc.wrapping_sub(self.env.fetch_base);
         if off >= self.env.window || pc & 3 != 0 || !matches!(self.buf, Buf::Executable(_)) {
             return None;
@@ -139,24 +259,56 @@ impl Jit {
             1 => return None,
             a => return Some(a),
         }
-        let mut bytes = compile::compile(&self.env, &self.table, code, pc, self.base + self.used);
-        if bytes.as_ref().is_some_and(|b| self.used + b.len() > BUFFER) {
-            self.reset();
-            bytes = compile::compile(&self.env, &self.table, code, pc, self.base + self.used);
+        let ids = |l: &Option<Lines>| {
+            l.as_ref()
+                .map(|l| (l.blocks.len() as u32, l.counts.len() as u32))
+        };
+        let mut bytes = compile::compile(
+            &self.env,
+            &self.table,
+            code,
+            pc,
+            self.base + self.used,
+            ids(&self.lines),
+        );
+        if bytes
+            .as_ref()
+            .is_some_and(|b| self.used + b.0.len() > BUFFER)
+        {
+            self.reset(lines.as_deref_mut());
+            bytes = compile::compile(
+                &self.env,
+                &self.table,
+                code,
+                pc,
+                self.base + self.used,
+                ids(&self.lines),
+            );
         }
-        let Some(bytes) = bytes else {
+        let Some((bytes, counters)) = bytes else {
             self.table[slot] = 1;
             return None;
         };
         let addr = self.append(&bytes)?;
         self.table[slot] = addr;
+        if let (Some(l), Some(b)) = (self.lines.as_mut(), counters) {
+            // At most one block per slot: the dirty list (`slots` long) never overflows.
+            l.counts.push(u64::MAX);
+            l.counts.push(0);
+            l.counts.resize(l.counts.len() + b.counters.len(), 0);
+            l.blocks.push(b);
+        }
         Some(addr)
     }
 
-    fn enter(&self, core: &mut crate::isa::hart::Core, addr: usize) {
+    fn enter(&mut self, core: &mut crate::isa::hart::Core, addr: usize) {
         if !matches!(self.buf, Buf::Executable(_)) {
             return;
         }
+        core.lines = self
+            .lines
+            .as_mut()
+            .map_or(0, |l| l.counts.as_mut_ptr() as usize);
         // SAFETY: `base` starts with the entry stub compiled above, the buffer is
         // executable, and `addr` is a block entry in it. Generated code only touches the
         // core (rbx), the table, and guest memory inside the bounds it checks.
@@ -173,6 +325,11 @@ pub(crate) fn run(h: &mut Hart, mem: &mut TileMem, zicsr: bool) -> Result<Exit, 
         return h.interpret(mem, zicsr, true);
     };
     let r = run_with(&mut jit, h, mem, zicsr);
+    if let Some(t) = h.lines.as_deref_mut() {
+        if matches!(r, Ok(Exit::Halted(_) | Exit::ResetWrite) | Err(_)) {
+            jit.fold(t);
+        }
+    }
     h.jit = Some(jit);
     r
 }
@@ -188,7 +345,7 @@ fn run_with(
     h.core.table = jit.table.as_ptr() as usize;
     let mut check = true;
     loop {
-        if let Some(entry) = jit.entry(h.core.pc, &h.code) {
+        if let Some(entry) = jit.entry(h.core.pc, &h.code, h.lines.as_deref_mut()) {
             jit.enter(&mut h.core, if check { entry } else { entry + CHECK_LEN });
             match h.core.exit_reason {
                 LIMIT => return Ok(Exit::Limit),
@@ -207,7 +364,12 @@ fn run_with(
         if check && h.core.time >= h.core.limit {
             return Ok(Exit::Limit);
         }
-        match h.step(mem, zicsr)? {
+        let flow = if h.lines.is_some() {
+            h.step_lines(mem, zicsr, |t| jit.fold(t))
+        } else {
+            h.step(mem, zicsr)
+        };
+        match flow? {
             Flow::Next => check = false,
             Flow::Transfer => check = true,
             Flow::Halted(code) => return Ok(Exit::Halted(code)),

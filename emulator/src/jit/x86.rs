@@ -195,6 +195,11 @@ impl Asm {
         self.op(None, false, &[0xC7], 0, Rm::Mem(m));
         self.imm32(v as i32);
     }
+    /// `mov qword [m], imm32` (sign-extended)
+    pub fn store_imm64(&mut self, m: Mem, v: i32) {
+        self.op(None, true, &[0xC7], 0, Rm::Mem(m));
+        self.imm32(v);
+    }
     /// Zero- or sign-extending narrow loads: `movzx/movsx r32, byte/word [m]`.
     pub fn load_narrow(&mut self, r: u8, m: Mem, bytes: u32, signed: bool) {
         let opc = match (bytes, signed) {
