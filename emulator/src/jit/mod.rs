@@ -71,7 +71,16 @@ struct Lines {
     icache_miss: u64,
     /// Scratch: exits per instruction of the block being folded.
     exits: Vec<u64>,
+    /// Per slot: how often the hart was about to start a block there that is not compiled
+    /// yet (up to [`HOT`]).
+    heat: Vec<u8>,
 }
+
+/// Lines mode compiles a block once the hart has come to its start this often; before, the
+/// interpreter runs (and charges) it. Compiling costs about as much as interpreting a short
+/// block a hundred times (two `mprotect`s of the buffer dominate), and most blocks of a short
+/// kernel (the demo's) run only a few times; a hot loop loses little.
+const HOT: u8 = 64;
 
 impl Lines {
     fn new(slots: usize, icache_miss: u64) -> Lines {
@@ -80,6 +89,7 @@ impl Lines {
             blocks: Vec::new(),
             icache_miss,
             exits: Vec::new(),
+            heat: vec![0; slots],
         }
     }
 
@@ -137,6 +147,7 @@ impl Lines {
         self.counts.clear();
         self.counts.resize(1 + slots, 0);
         self.blocks.clear();
+        self.heat.iter_mut().for_each(|h| *h = 0);
     }
 }
 
@@ -258,6 +269,12 @@ impl Jit {
             0 => {}
             1 => return None,
             a => return Some(a),
+        }
+        if let Some(heat) = self.lines.as_mut().map(|l| &mut l.heat[slot]) {
+            if *heat < HOT {
+                *heat += 1;
+                return None;
+            }
         }
         let ids = |l: &Option<Lines>| {
             l.as_ref()
