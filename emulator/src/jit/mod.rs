@@ -258,7 +258,7 @@ impl Jit {
         &mut self,
         pc: u32,
         code: &[crate::isa::decode::Inst],
-        mut lines: Option<&mut LineTable>,
+        lines: Option<&mut LineTable>,
     ) -> Option<usize> {
         let off = pc.wrapping_sub(self.env.fetch_base);
         if off >= self.env.window || pc & 3 != 0 || !matches!(self.buf, Buf::Executable(_)) {
@@ -292,7 +292,7 @@ impl Jit {
             .as_ref()
             .is_some_and(|b| self.used + b.0.len() > BUFFER)
         {
-            self.reset(lines.as_deref_mut());
+            self.reset(lines);
             bytes = compile::compile(
                 &self.env,
                 &self.table,
