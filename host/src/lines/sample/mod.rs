@@ -13,8 +13,11 @@
 //! same phase (`pick_interval`).
 //!
 //! A line's share of its kernel is `k` of the kernel's `n` samples, with a 95 % interval
-//! ([`interval`]: the wider of the binomial one and the spread between windows). With `--lines` too, the report sets each share
-//! beside the exact one ([`Agreement`]). Files (module `report` and the `--lines` writers):
+//! ([`interval`]: the wider of the binomial one and the spread between windows); the report
+//! adds up the launches of the same op and kernel. With `--lines` too, the report sets each
+//! share beside the exact one ([`Agreement`]). Each sample is timed from its window's start
+//! (the caller's [`Clock`]) and split by the innermost zone open at that time (module
+//! `zones`, [`SampleProfile::split_by_zones`]). Files (module `report` and the `--lines` writers):
 //! `ttprof_samples.txt`, `ttprof_samples.folded`, `ttprof_samples_flame.svg`,
 //! `ttprof_samples.parquet` (the `--lines` table with a `samples` column).
 

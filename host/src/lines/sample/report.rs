@@ -390,3 +390,46 @@ fn render_kernel(
     }
     s.push('\n');
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use riscv_linker::Risc;
+    use std::path::PathBuf;
+
+    fn key(run_id: u32, op: &str) -> KernelKey {
+        KernelKey {
+            run_id,
+            op: op.into(),
+            risc: Risc::Trisc1,
+            elf: PathBuf::from("kernels/math"),
+        }
+    }
+
+    fn kernel(pc: u32, n: u64) -> SampledKernel {
+        let mut k = SampledKernel::default();
+        let mut causes = [0; CAUSES];
+        causes[0] = n;
+        k.pcs.insert(pc, causes);
+        k.samples = n;
+        k.windows = 1;
+        k.per_window.push(vec![(pc, n as u32)]);
+        k
+    }
+
+    #[test]
+    fn launches_of_the_same_op_and_kernel_add_up() {
+        let mut p = SampleProfile::default();
+        p.kernels.insert(key(1, "Add"), kernel(0x6000, 10));
+        p.kernels.insert(key(2, "Matmul"), kernel(0x6000, 7));
+        p.kernels.insert(key(3, "Add"), kernel(0x6004, 5));
+        let m = merged(&p);
+        assert_eq!(m.len(), 2, "{m:?}");
+        let (runs, add) = &m[&key(1, "Add")];
+        assert_eq!(runs, &[1, 3]);
+        assert_eq!((add.samples, add.windows, add.per_window.len()), (15, 2, 2));
+        assert_eq!(add.pcs.len(), 2);
+        assert_eq!(m[&key(2, "Matmul")].0, [2]);
+        assert_eq!(runs_text(runs), "runs 1, 3");
+    }
+}
