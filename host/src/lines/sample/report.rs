@@ -113,7 +113,7 @@ pub fn render(
         super::GROUP_D_EVERY
     );
     let mut agree = exact.map(|_| Agreement::default());
-    let exact_groups = exact.map(|e| merged_exact(e));
+    let exact_groups = exact.map(merged_exact);
     for (key, (runs, k)) in merged(p) {
         let ex = exact_groups.as_ref().and_then(|g| g.get(&key));
         render_kernel(&mut s, &key, &runs, &k, ex, names, agree.as_mut());
