@@ -279,6 +279,57 @@ void MAIN {
     ] {
         assert!(std::fs::metadata(out.join(f)).unwrap().len() > 0, "{f}");
     }
+    sampled_zones_match_the_exact_split(&out, &text);
+}
+
+/// The samples split by innermost zone like the exact cycles: every folded stack has the
+/// exact profile's layout (`op;RISC;zone Z;functions;file:line;[cause]`), the report has a
+/// zone section per kernel, and each kernel's share in its "tile" zone (the loops) holds
+/// the exact share in its 95 % interval.
+fn sampled_zones_match_the_exact_split(out: &Path, text: &str) {
+    let folded = std::fs::read_to_string(out.join("ttprof_samples.folded")).unwrap();
+    let mut in_tile = 0u64;
+    for l in folded.lines() {
+        let frames: Vec<&str> = l.split(';').collect();
+        assert!(frames.len() >= 6, "{l}");
+        assert!(frames[2].starts_with("zone "), "no zone frame: {l}");
+        assert!(frames.last().unwrap().starts_with('['), "{l}");
+        if frames[2] == "zone tile" {
+            in_tile += l.rsplit(' ').next().unwrap().parse::<u64>().unwrap();
+        }
+    }
+    assert!(in_tile > 0, "no sample in the kernel's zone: {folded}");
+    let exact = std::fs::read_to_string(out.join("ttprof_cycles.folded")).unwrap();
+    let layout = |f: &str| -> std::collections::BTreeSet<String> {
+        f.lines()
+            .map(|l| l.split(';').take(3).collect::<Vec<_>>().join(";"))
+            .collect()
+    };
+    assert!(
+        layout(&folded).is_subset(&layout(&exact)),
+        "sampled (op, RISC, zone) frames the exact profile does not have:\n{folded}"
+    );
+    let pct = |s: &str| s.trim_end_matches('%').parse::<f64>().unwrap();
+    let tile_rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.split_whitespace().nth(4) == Some("tile"))
+        .collect();
+    assert_eq!(
+        text.matches("by innermost zone").count(),
+        3,
+        "one zone section per kernel: {text}"
+    );
+    assert_eq!(tile_rows.len(), 3, "{text}");
+    for row in tile_rows {
+        let f: Vec<&str> = row.split_whitespace().collect();
+        let (lo, hi) = f[2].trim_end_matches('%').split_once('-').unwrap();
+        let (lo, hi): (f64, f64) = (lo.parse().unwrap(), hi.parse().unwrap());
+        let exact = pct(f[3]);
+        assert!(
+            pct(f[1]) > 50.0 && lo - 0.05 <= exact && exact <= hi + 0.05,
+            "the kernel's zone: {row}\n{text}"
+        );
+    }
 }
 
 /// The innermost zone outside the user's zones: the kernel's wrapper zone.

@@ -123,6 +123,9 @@ struct Sampling {
     next_at: Option<u64>,
     interval: u64,
     left: u32,
+    /// Armed by the host and no instruction of the sampled core seen since (see
+    /// [`Daisychain::observe`]).
+    fresh: bool,
 }
 
 /// The daisychain of one tile.
@@ -213,6 +216,7 @@ impl Daisychain {
                             next_at: at.map(|t| t + interval),
                             interval,
                             left,
+                            fresh: true,
                         });
                     }
                     _ => {}
@@ -323,6 +327,17 @@ impl Daisychain {
         d: &GroupD,
         sink: &mut UnitSink<'_>,
     ) -> Result<(), String> {
+        if let Some(s) = self.sampling.as_mut().filter(|s| s.fresh) {
+            s.fresh = false;
+            // The host armed sampling at the tile's window end, but the core had already
+            // run past it (cores stop at control transfers only): the cycles in between are
+            // behind the model, so the samples start one interval after the core's clock
+            // instead of showing those cycles idle (which lost a window's first samples of
+            // straight-line code, about 7 cycles a window, and so over-weighted wait loops).
+            if span.pc != 0 && s.next_at.is_some_and(|t| t <= from) {
+                s.next_at = Some(from + s.interval);
+            }
+        }
         self.take(&Span::default(), from, d, sink)?;
         self.take(span, to, d, sink)
     }
@@ -529,6 +544,26 @@ mod tests {
             .unwrap(); // due at 12
         assert_eq!((d.taken, d.delayed), (2, 1));
         assert_eq!(words(&l1, 0x110)[0], 0x800 | dc::A_RETIRING);
+    }
+
+    #[test]
+    fn a_core_past_the_arming_is_sampled_from_its_own_clock() {
+        // Armed at cycle 100 (the tile's window end), the core's next instruction starts at
+        // 110: no sample shows it idle, the first is due at 110 + 4.
+        let mut buf = vec![0u128; 0x1_0000];
+        let l1 = l1_of(&mut buf);
+        let mut d = Daisychain::default();
+        arm(&mut d, &l1, Risc::Brisc, 0x200, 3, 4, Some(100));
+        let span = Span {
+            pc: 0x6000,
+            ..Span::default()
+        };
+        d.observe(&span, 110, 124, &GroupD::default(), &mut sink(&l1))
+            .unwrap();
+        assert_eq!(d.taken, 3);
+        for slot in 0..3 {
+            assert_eq!(words(&l1, 0x200 + 16 * slot)[0], 0x6000 | dc::A_RETIRING);
+        }
     }
 
     #[test]

@@ -66,6 +66,10 @@ struct Args {
     /// Samples per window and tile with --sample.
     #[arg(long, value_name = "C", requires = "sample")]
     sample_count: Option<u32>,
+    /// Launch the op sequence this many times (a sampled profile adds up the launches of
+    /// the same op: short kernels need several for their shares to settle).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    repeat: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -87,7 +91,7 @@ fn run(args: &Args) -> Fallible<()> {
     let s = Scenario {
         arch: args.arch,
         grid: args.grid,
-        ops: ops::sequence(args.tiles),
+        ops: ops::sequence(args.tiles).repeat(args.repeat as usize),
         out: out.clone(),
         threads: args.threads,
         drain_every_cycles: if args.consumer == Consumer::InProcess {

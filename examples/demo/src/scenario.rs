@@ -86,11 +86,17 @@ pub enum Operand {
 /// output of the latest earlier op of the same size that this op does not read already;
 /// without one, fresh host values. The default sequence (Add, Matmul, Relu, Mul) is so
 /// Add -> Relu -> Mul with Add's output also Mul's second operand, and the Matmul (half the
-/// tiles) on inputs of its own: a graph with a diamond and an independent op.
+/// tiles) on inputs of its own: a graph with a diamond and an independent op. A sequence
+/// repeated (the demo's `--repeat`) starts over at each repetition of its first op: that op
+/// and the ones after it read nothing from before it, so values stay in range.
 pub fn wiring(ops: &[OpSpec]) -> Vec<Vec<Operand>> {
     let mut out = Vec::with_capacity(ops.len());
+    let mut block = 0;
     for (i, spec) in ops.iter().enumerate() {
-        let mut earlier = (0..i).rev().filter(|&j| ops[j].tiles == spec.tiles);
+        if i > 0 && spec.op == ops[0].op && spec.tiles == ops[0].tiles {
+            block = i;
+        }
+        let mut earlier = (block..i).rev().filter(|&j| ops[j].tiles == spec.tiles);
         let arity = if spec.op.is_binary() { 2 } else { 1 };
         out.push(
             (0..arity)
@@ -395,5 +401,24 @@ mod tests {
         let w = wiring(&ops::sequence(1));
         assert_eq!(w[1], [Operand::Op(0), Operand::Host]);
         assert_eq!(w[3], [Operand::Op(2), Operand::Op(1)]);
+    }
+
+    #[test]
+    fn a_repeated_sequence_starts_over_at_each_repetition() {
+        let w = wiring(&ops::sequence(4).repeat(2));
+        let once = wiring(&ops::sequence(4));
+        let shifted: Vec<Vec<Operand>> = once
+            .iter()
+            .map(|ops| {
+                ops.iter()
+                    .map(|o| match o {
+                        Operand::Op(j) => Operand::Op(j + 4),
+                        Operand::Host => Operand::Host,
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(w[..4], once[..]);
+        assert_eq!(w[4..], shifted[..], "the second Add reads fresh inputs");
     }
 }

@@ -51,37 +51,47 @@ pub struct ZoneMatch {
 
 /// One zone of a lane, as the split needs it.
 #[derive(Clone, Copy)]
-struct Span {
-    start: u64,
-    end: u64,
-    site: u32,
+pub(crate) struct Span {
+    pub start: u64,
+    pub end: u64,
+    pub site: u32,
+}
+
+/// The zones of the lanes in `wanted` ((chip, tile, RISC)), sorted by start, outer zones
+/// first at equal starts.
+pub(crate) fn lanes(
+    p: &Profile,
+    wanted: &HashSet<(u32, NocCoord, Risc)>,
+) -> BTreeMap<(u32, NocCoord, Risc), Vec<Span>> {
+    let mut lanes: BTreeMap<(u32, NocCoord, Risc), Vec<Span>> = BTreeMap::new();
+    for view in p.rings() {
+        let id = (view.lane.chip, view.lane.tile, view.lane.risc);
+        if !wanted.contains(&id) {
+            continue;
+        }
+        let spans = lanes.entry(id).or_default();
+        spans.extend(view.zones.iter().map(|z| Span {
+            start: z.start_cycles,
+            end: z.end_cycles,
+            site: z.site,
+        }));
+    }
+    for spans in lanes.values_mut() {
+        spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
+    }
+    lanes
 }
 
 impl LineProfile {
     /// Attributes every pending core's cycles to zones from `p`'s records (module docs),
     /// filling each kernel's [`super::KernelCycles::zones`]. Call once, after the runs.
     pub fn split_by_zones(&mut self, p: &Profile) -> ZoneMatch {
-        let mut lanes: BTreeMap<(u32, NocCoord, Risc), Vec<Span>> = BTreeMap::new();
         let wanted: HashSet<(u32, NocCoord, Risc)> = self
             .pending
             .iter()
             .map(|c| (c.chip, c.tile, c.risc))
             .collect();
-        for view in p.rings() {
-            let id = (view.lane.chip, view.lane.tile, view.lane.risc);
-            if !wanted.contains(&id) {
-                continue;
-            }
-            let spans = lanes.entry(id).or_default();
-            spans.extend(view.zones.iter().map(|z| Span {
-                start: z.start_cycles,
-                end: z.end_cycles,
-                site: z.site,
-            }));
-        }
-        for spans in lanes.values_mut() {
-            spans.sort_by_key(|s| (s.start, std::cmp::Reverse(s.end)));
-        }
+        let lanes = lanes(p, &wanted);
         let mut m = ZoneMatch::default();
         let pending = std::mem::take(&mut self.pending);
         for core in &pending {
@@ -208,7 +218,7 @@ fn windows(p: &Profile, core: &PendingCore, segments: &[Segment]) -> Option<Core
 }
 
 /// A zone's name as the files show it.
-fn label(p: &Profile, site: u32) -> String {
+pub(crate) fn label(p: &Profile, site: u32) -> String {
     p.labels
         .get(site as usize)
         .map_or_else(|| format!("site {site}"), |l| l.name.clone())

@@ -432,8 +432,10 @@ impl Session {
         }
         if let Some(s) = self.daisy.as_mut() {
             let kernels = images.iter().map(|(r, _, c)| (*r, c.clone())).collect();
+            // Armed before the run: sampling starts with it (its start is known in the hook).
             s.start_launch(
                 &EmuMemory::new(&self.dev),
+                &crate::lines::sample::no_clock,
                 run_id,
                 &op.name,
                 &tiles,
@@ -476,7 +478,17 @@ impl Session {
                 }
                 if let Some(s) = daisy.as_mut() {
                     if drain_error.is_none() {
-                        drain_error = s.window(&EmuMemory::new(dev)).err();
+                        // During a run the device's wall clock reads the run's start; the
+                        // hook runs `at` cycles into it.
+                        let clock = |chip, t| {
+                            dev.wall_clock(chip, t).ok().map(|run_start| {
+                                crate::lines::sample::TileTime {
+                                    run_start,
+                                    now: run_start + at,
+                                }
+                            })
+                        };
+                        drain_error = s.window(&EmuMemory::new(dev), &clock).err();
                     }
                 }
             })
@@ -484,7 +496,21 @@ impl Session {
             self.dev.run()
         };
         if let Some(s) = self.daisy.as_mut() {
-            s.end_launch(&EmuMemory::new(&self.dev))?;
+            // After the run the wall clock reads its end.
+            let cycles = result
+                .as_ref()
+                .ok()
+                .and_then(|r| r.chip_cycles.first())
+                .map(|&(start, end)| end - start);
+            let dev = &self.dev;
+            let clock = |chip, t| {
+                let end = dev.wall_clock(chip, t).ok()?;
+                Some(crate::lines::sample::TileTime {
+                    run_start: end - cycles?,
+                    now: end,
+                })
+            };
+            s.end_launch(&EmuMemory::new(&self.dev), &clock)?;
         }
         let end = self.dev.host_time_ns() as u64;
         // What the last drain inside the run did not see (every core has flushed at exit).
@@ -629,7 +655,7 @@ impl Session {
             launched,
             lines,
             stamps,
-            daisy,
+            mut daisy,
             mut spool,
             mut spool_failed,
             ..
@@ -733,7 +759,8 @@ impl Session {
             written.lines = lines.write(&cfg.out)?;
         }
         let mut agreement = None;
-        if let Some(d) = &daisy {
+        if let Some(d) = &mut daisy {
+            d.profile_mut().split_by_zones(&model);
             let (files, a) = d.profile().write(&cfg.out, lines.as_ref())?;
             written.lines.extend(files);
             agreement = a;

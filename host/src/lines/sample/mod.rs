@@ -13,13 +13,17 @@
 //! same phase (`pick_interval`).
 //!
 //! A line's share of its kernel is `k` of the kernel's `n` samples, with a 95 % interval
-//! ([`interval`]: the wider of the binomial one and the spread between windows). With `--lines` too, the report sets each share
-//! beside the exact one ([`Agreement`]). Files (module `report` and the `--lines` writers):
+//! ([`interval`]: the wider of the binomial one and the spread between windows); the report
+//! adds up the launches of the same op and kernel. With `--lines` too, the report sets each
+//! share beside the exact one ([`Agreement`]). Each sample is timed from its window's start
+//! (the caller's [`Clock`]) and split by the innermost zone open at that time (module
+//! `zones`, [`SampleProfile::split_by_zones`]). Files (module `report` and the `--lines` writers):
 //! `ttprof_samples.txt`, `ttprof_samples.folded`, `ttprof_samples_flame.svg`,
 //! `ttprof_samples.parquet` (the `--lines` table with a `samples` column).
 
 pub mod daisy;
 mod report;
+mod zones;
 
 use super::{Flavour, KernelKey, LineProfile, CAUSES};
 use crate::devmem::DeviceMemory;
@@ -152,6 +156,91 @@ pub struct SampledKernel {
     pub per_window: Vec<Vec<(u32, u32)>>,
     /// A TRISC kernel: the samples of its group D (the coprocessor thread's state).
     pub tensix: TensixSamples,
+    /// Every sample inside the kernel whose time is known, for the zone split.
+    pub timed: Vec<TimedSample>,
+    /// The samples by innermost zone (its name, [`crate::lines::NO_ZONE`] outside every
+    /// zone), pc and cause; empty until [`SampleProfile::split_by_zones`].
+    pub zones: BTreeMap<String, BTreeMap<u32, [u64; CAUSES]>>,
+    /// Per zone, its samples in each window (by window number), for its interval.
+    pub zone_windows: BTreeMap<String, BTreeMap<u64, u64>>,
+    /// The timed samples of each window (by window number).
+    pub timed_windows: BTreeMap<u64, u64>,
+}
+
+/// One sample with the time it was taken, for the split by zone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedSample {
+    /// Where: chip (the core is the kernel's).
+    pub chip: u32,
+    /// ... and tile.
+    pub tile: NocCoord,
+    /// The tile's wall clock (cycles) when the sample was due: the window's start plus
+    /// (slot + 1) intervals. A sample the daisychain delayed because L1 was busy (rare) is
+    /// taken a multiple of the interval later than this says.
+    pub time: u64,
+    /// The sampled pc.
+    pub pc: u32,
+    /// [`SampledCause::index`].
+    pub cause: usize,
+    /// The window that took it (numbered per sampler).
+    pub window: u64,
+}
+
+/// A tile's wall clock (cycles) as the sampler needs it, from the caller
+/// ([`Sampler::window`]): sampling armed before a run starts with the run, sampling armed
+/// now starts now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileTime {
+    /// The current launch's start.
+    pub run_start: u64,
+    /// Now: when a daisychain armed by the next write starts sampling.
+    pub now: u64,
+}
+
+/// The caller's clock: a tile's [`TileTime`], `None` when unknown (then the samples have
+/// no time and no zone).
+pub type Clock<'a> = &'a dyn Fn(u32, NocCoord) -> Option<TileTime>;
+
+/// A clock that knows nothing: samples without zones.
+pub fn no_clock(_: u32, _: NocCoord) -> Option<TileTime> {
+    None
+}
+
+impl SampledKernel {
+    /// Adds another launch's samples of the same kernel.
+    pub fn add(&mut self, o: &SampledKernel) {
+        for (pc, c) in &o.pcs {
+            let row = self.pcs.entry(*pc).or_insert([0; CAUSES]);
+            for (a, b) in row.iter_mut().zip(c) {
+                *a += b;
+            }
+        }
+        self.samples += o.samples;
+        self.outside += o.outside;
+        self.windows += o.windows;
+        self.cycles += o.cycles;
+        self.per_window.extend(o.per_window.iter().cloned());
+        self.tensix.merge(&o.tensix);
+        self.timed.extend(o.timed.iter().copied());
+        for (zone, pcs) in &o.zones {
+            let z = self.zones.entry(zone.clone()).or_default();
+            for (pc, c) in pcs {
+                let row = z.entry(*pc).or_insert([0; CAUSES]);
+                for (a, b) in row.iter_mut().zip(c) {
+                    *a += b;
+                }
+            }
+        }
+        for (zone, w) in &o.zone_windows {
+            let z = self.zone_windows.entry(zone.clone()).or_default();
+            for (id, n) in w {
+                *z.entry(*id).or_default() += n;
+            }
+        }
+        for (id, n) in &o.timed_windows {
+            *self.timed_windows.entry(*id).or_default() += n;
+        }
+    }
 }
 
 /// What group D samples of a TRISC say about its Tensix thread (`DebugDaisychain.md`): one
@@ -176,6 +265,16 @@ pub struct TensixSamples {
 }
 
 impl TensixSamples {
+    fn merge(&mut self, o: &TensixSamples) {
+        self.samples += o.samples;
+        self.windows += o.windows;
+        self.in_flight += o.in_flight;
+        self.fifo_full += o.fifo_full;
+        self.mop_busy += o.mop_busy;
+        self.ttsync_wait += o.ttsync_wait;
+        self.pcbuf_wait += o.pcbuf_wait;
+    }
+
     fn add(&mut self, w: [u32; 4]) {
         use riscv_linker::mmio::daisychain as dc;
         self.samples += 1;
@@ -206,8 +305,22 @@ struct Launch {
     tiles: Vec<NocCoord>,
     /// The op's kernels: core, ELF (its copy).
     kernels: Vec<(Risc, PathBuf)>,
-    /// Per tile: what its daisychain samples now (kernel index, interval, group D).
-    armed: Vec<Option<(usize, u32, bool)>>,
+    /// Per tile: what its daisychain samples now.
+    armed: Vec<Option<Armed>>,
+}
+
+/// What one tile's daisychain samples in the current window.
+#[derive(Clone, Copy, Debug)]
+struct Armed {
+    /// Index into [`Launch::kernels`].
+    kernel: usize,
+    interval: u32,
+    group_d: bool,
+    /// The tile's wall clock when sampling started (`None`: armed before the run, so at
+    /// its start).
+    at: Option<u64>,
+    /// The window's number.
+    window: u64,
 }
 
 /// Drives the daisychains of a session's tiles (module docs).
@@ -244,10 +357,12 @@ impl Sampler {
         &self.cfg
     }
 
-    /// A launch of `op` on `tiles` with `kernels` is about to start: arms every tile.
+    /// A launch of `op` on `tiles` with `kernels` is about to start (or has just started:
+    /// `clock` says when sampling starts): arms every tile.
     pub fn start_launch(
         &mut self,
         mem: &dyn DeviceMemory,
+        clock: Clock<'_>,
         run_id: u32,
         op: &str,
         tiles: &[NocCoord],
@@ -260,18 +375,19 @@ impl Sampler {
             armed: vec![None; tiles.len()],
             kernels,
         });
-        self.rearm(mem)
+        self.rearm(mem, clock)
     }
 
     /// A window ended while the kernels run: reads every tile's samples, arms the next core.
-    pub fn window(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
-        self.collect(mem)?;
-        self.rearm(mem)
+    /// `clock` times the samples (their zones).
+    pub fn window(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+        self.collect(mem, clock)?;
+        self.rearm(mem, clock)
     }
 
     /// The launch ended: reads the last samples and turns the daisychains off.
-    pub fn end_launch(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
-        self.collect(mem)?;
+    pub fn end_launch(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+        self.collect(mem, clock)?;
         if let Some(l) = self.launch.take() {
             for t in &l.tiles {
                 daisy::disarm(mem, 0, *t)?;
@@ -285,7 +401,12 @@ impl Sampler {
         &self.profile
     }
 
-    fn rearm(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
+    /// What was sampled, to split by zone ([`SampleProfile::split_by_zones`]).
+    pub fn profile_mut(&mut self) -> &mut SampleProfile {
+        &mut self.profile
+    }
+
+    fn rearm(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
         let Some(l) = self.launch.as_mut() else {
             return Ok(());
         };
@@ -294,6 +415,7 @@ impl Sampler {
         }
         // Seed 0 is the plain window count; another seed moves to an unrelated stretch of
         // the sequence (an XOR of small seeds would only swap neighbouring windows).
+        let number = self.window;
         let w = self
             .window
             .wrapping_add(self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -310,19 +432,33 @@ impl Sampler {
             let group_d = riscv_linker::mmio::daisychain::group_d(risc).is_some()
                 && mix(shift ^ (k as u64) ^ 0xD).is_multiple_of(GROUP_D_EVERY);
             daisy::arm(mem, 0, *t, risc, self.cfg.buffer, interval, group_d)?;
-            l.armed[k] = Some((kernel, interval, group_d));
+            l.armed[k] = Some(Armed {
+                kernel,
+                interval,
+                group_d,
+                at: clock(0, *t).map(|c| c.now),
+                window: number,
+            });
         }
         Ok(())
     }
 
-    fn collect(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
+    fn collect(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
         let Some(l) = self.launch.as_mut() else {
             return Ok(());
         };
         for (k, t) in l.tiles.iter().enumerate() {
-            let Some((kernel, interval, group_d)) = l.armed[k].take() else {
+            let Some(Armed {
+                kernel,
+                interval,
+                group_d,
+                at,
+                window: number,
+            }) = l.armed[k].take()
+            else {
                 continue;
             };
+            let start = at.or_else(|| clock(0, *t).map(|c| c.run_start));
             let (risc, elf) = &l.kernels[kernel];
             let key = KernelKey {
                 run_id: l.run_id,
@@ -344,10 +480,21 @@ impl Sampler {
             let s = self.profile.kernels.entry(key).or_default();
             s.windows += 1;
             let mut window: BTreeMap<u32, u32> = BTreeMap::new();
-            for x in samples {
+            for (slot, x) in samples.into_iter().enumerate() {
                 if x.pc == 0 || !code.contains(x.pc, 4) {
                     s.outside += 1;
                     continue;
+                }
+                if let Some(start) = start {
+                    s.timed.push(TimedSample {
+                        chip: 0,
+                        tile: *t,
+                        time: start + (slot as u64 + 1) * interval as u64,
+                        pc: x.pc,
+                        cause: x.cause.index(),
+                        window: number,
+                    });
+                    *s.timed_windows.entry(number).or_default() += 1;
                 }
                 s.pcs.entry(x.pc).or_insert([0; CAUSES])[x.cause.index()] += 1;
                 *window.entry(x.pc).or_default() += 1;
@@ -446,7 +593,7 @@ impl SampleProfile {
                     cores: s.windows,
                     cycles: s.samples,
                     pcs: s.pcs.clone(),
-                    zones: BTreeMap::new(),
+                    zones: s.zones.clone(),
                 },
             );
         }
@@ -454,7 +601,8 @@ impl SampleProfile {
     }
 
     /// Names every pc and writes the files (module docs) into `dir`; `exact` (`--lines`)
-    /// is set beside. Returns the paths and how sampled and exact agree.
+    /// is set beside. Call [`SampleProfile::split_by_zones`] first for the zones. Returns
+    /// the paths and how sampled and exact agree.
     pub fn write(
         &self,
         dir: &Path,

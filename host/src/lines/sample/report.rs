@@ -1,9 +1,12 @@
 //! `ttprof_samples.txt`: per op and kernel, the hottest lines by samples with their share,
 //! its 95 % interval and, with `--lines`, the exact share beside it; then how the two agree.
+//! Launches of the same op running the same kernel on the same core are one entry (their
+//! samples and, beside them, their exact cycles added up): what a line costs is a property
+//! of the code, and a short kernel needs the samples of several launches ([`merged`]).
 
 use super::{interval, sampled_cause_name, SampleProfile, SampledKernel};
 use crate::lines::symbolize::{short, Names};
-use crate::lines::{KernelKey, LineProfile, CAUSES};
+use crate::lines::{KernelCycles, KernelKey, LineProfile, CAUSES};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -110,8 +113,10 @@ pub fn render(
         super::GROUP_D_EVERY
     );
     let mut agree = exact.map(|_| Agreement::default());
-    for (key, k) in &p.kernels {
-        render_kernel(&mut s, key, k, exact, names, agree.as_mut());
+    let exact_groups = exact.map(merged_exact);
+    for (key, (runs, k)) in merged(p) {
+        let ex = exact_groups.as_ref().and_then(|g| g.get(&key));
+        render_kernel(&mut s, &key, &runs, &k, ex, names, agree.as_mut());
     }
     if p.kernels.is_empty() {
         s.push_str("no kernel was sampled\n");
@@ -129,16 +134,142 @@ pub fn render(
     (s, agree)
 }
 
-fn render_kernel(
+/// The launches of one op, core and kernel as one: keyed by the first launch, with every
+/// launch's run id.
+pub(crate) fn merged(p: &SampleProfile) -> BTreeMap<KernelKey, (Vec<u32>, SampledKernel)> {
+    let mut first: BTreeMap<(String, riscv_linker::Risc, std::path::PathBuf), KernelKey> =
+        BTreeMap::new();
+    let mut out: BTreeMap<KernelKey, (Vec<u32>, SampledKernel)> = BTreeMap::new();
+    for (key, k) in &p.kernels {
+        let group = first
+            .entry((key.op.clone(), key.risc, key.elf.clone()))
+            .or_insert_with(|| key.clone())
+            .clone();
+        let (runs, m) = out.entry(group).or_default();
+        runs.push(key.run_id);
+        m.add(k);
+    }
+    out
+}
+
+/// [`merged`] for the exact profile.
+fn merged_exact(e: &LineProfile) -> BTreeMap<KernelKey, KernelCycles> {
+    let mut first: BTreeMap<(String, riscv_linker::Risc, std::path::PathBuf), KernelKey> =
+        BTreeMap::new();
+    let mut out: BTreeMap<KernelKey, KernelCycles> = BTreeMap::new();
+    for (key, k) in &e.kernels {
+        let group = first
+            .entry((key.op.clone(), key.risc, key.elf.clone()))
+            .or_insert_with(|| key.clone())
+            .clone();
+        let m = out.entry(group).or_default();
+        m.cores += k.cores;
+        m.cycles += k.cycles;
+        for (pc, c) in &k.pcs {
+            let row = m.pcs.entry(*pc).or_insert([0; CAUSES]);
+            for (a, b) in row.iter_mut().zip(c) {
+                *a += b;
+            }
+        }
+        for (zone, pcs) in &k.zones {
+            let z = m.zones.entry(zone.clone()).or_default();
+            for (pc, c) in pcs {
+                let row = z.entry(*pc).or_insert([0; CAUSES]);
+                for (a, b) in row.iter_mut().zip(c) {
+                    *a += b;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The kernel's samples by innermost zone: samples, share of the kernel's timed samples
+/// with its 95 % interval, the exact share (`--lines`, split by zone too) and the zone's
+/// hottest line.
+fn render_zones(
     s: &mut String,
     key: &KernelKey,
     k: &SampledKernel,
-    exact: Option<&LineProfile>,
+    exact: Option<&KernelCycles>,
+    names: &Names,
+) {
+    if k.zones.is_empty() {
+        return;
+    }
+    let n: u64 = k.timed_windows.values().sum();
+    let _ = writeln!(
+        s,
+        "  by innermost zone ({n} timed samples):\n  {:>8} {:>6} {:>15} {:>7}  {:<36} hottest line",
+        "samples", "share", "95% interval", "exact", "zone"
+    );
+    let mut zones: Vec<(&String, u64)> = k
+        .zones
+        .iter()
+        .map(|(z, pcs)| (z, pcs.values().flatten().sum()))
+        .collect();
+    zones.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let total = |c: &[u64; CAUSES]| c.iter().sum::<u64>();
+    for (zone, count) in zones {
+        let per = k.zone_windows.get(zone);
+        let w: Vec<(u64, u64)> = k
+            .timed_windows
+            .iter()
+            .map(|(id, all)| (per.and_then(|p| p.get(id)).copied().unwrap_or(0), *all))
+            .collect();
+        let (lo, hi) = interval(&w);
+        let exact_col = exact
+            .filter(|e| !e.zones.is_empty())
+            .map_or("-".to_string(), |e| {
+                let c: u64 = e
+                    .zones
+                    .get(zone)
+                    .map_or(0, |pcs| pcs.values().map(total).sum());
+                format!("{:.1}%", 100.0 * c as f64 / e.cycles.max(1) as f64)
+            });
+        let hottest = by_line(key, &k.zones[zone], names)
+            .into_iter()
+            .max_by(|a, b| total(&a.1 .0).cmp(&total(&b.1 .0)).then(b.0.cmp(&a.0)))
+            .map_or(String::new(), |((file, line), (c, f))| {
+                format!("{} {f} ({} samples)", loc(&file, line), total(&c))
+            });
+        let _ = writeln!(
+            s,
+            "  {:>8} {:>5.1}% {:>15} {:>7}  {:<36} {}",
+            count,
+            100.0 * count as f64 / n.max(1) as f64,
+            format!("{:.1}-{:.1}%", 100.0 * lo, 100.0 * hi),
+            exact_col,
+            zone,
+            hottest
+        );
+    }
+}
+
+fn runs_text(runs: &[u32]) -> String {
+    match runs {
+        [one] => format!("run {one}"),
+        _ => format!(
+            "runs {}",
+            runs.iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn render_kernel(
+    s: &mut String,
+    key: &KernelKey,
+    runs: &[u32],
+    k: &SampledKernel,
+    exact: Option<&KernelCycles>,
     names: &Names,
     agree: Option<&mut Agreement>,
 ) {
     let lines = by_line(key, &k.pcs, names);
-    let ex = exact.and_then(|e| e.kernels.get(key)).map(|e| {
+    let ex = exact.map(|e| {
         let totals: BTreeMap<(String, u32), u64> = by_line(key, &e.pcs, names)
             .into_iter()
             .map(|(l, (c, _))| (l, c.iter().sum()))
@@ -147,9 +278,9 @@ fn render_kernel(
     });
     let _ = writeln!(
         s,
-        "== op {} (run {}) | {} | {} | {} samples in {} window(s) ({} outside the kernel), ~{} cycles{}",
+        "== op {} ({}) | {} | {} | {} samples in {} window(s) ({} outside the kernel), ~{} cycles{}",
         key.op,
-        key.run_id,
+        runs_text(runs),
         key.risc,
         key.elf
             .file_name()
@@ -233,6 +364,7 @@ fn render_kernel(
             causes_text(c)
         );
     }
+    render_zones(s, key, k, exact, names);
     if let (Some((t, cycles)), Some(a)) = (&ex, agree) {
         if n == 0 {
             return;
@@ -257,4 +389,47 @@ fn render_kernel(
         }
     }
     s.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use riscv_linker::Risc;
+    use std::path::PathBuf;
+
+    fn key(run_id: u32, op: &str) -> KernelKey {
+        KernelKey {
+            run_id,
+            op: op.into(),
+            risc: Risc::Trisc1,
+            elf: PathBuf::from("kernels/math"),
+        }
+    }
+
+    fn kernel(pc: u32, n: u64) -> SampledKernel {
+        let mut k = SampledKernel::default();
+        let mut causes = [0; CAUSES];
+        causes[0] = n;
+        k.pcs.insert(pc, causes);
+        k.samples = n;
+        k.windows = 1;
+        k.per_window.push(vec![(pc, n as u32)]);
+        k
+    }
+
+    #[test]
+    fn launches_of_the_same_op_and_kernel_add_up() {
+        let mut p = SampleProfile::default();
+        p.kernels.insert(key(1, "Add"), kernel(0x6000, 10));
+        p.kernels.insert(key(2, "Matmul"), kernel(0x6000, 7));
+        p.kernels.insert(key(3, "Add"), kernel(0x6004, 5));
+        let m = merged(&p);
+        assert_eq!(m.len(), 2, "{m:?}");
+        let (runs, add) = &m[&key(1, "Add")];
+        assert_eq!(runs, &[1, 3]);
+        assert_eq!((add.samples, add.windows, add.per_window.len()), (15, 2, 2));
+        assert_eq!(add.pcs.len(), 2);
+        assert_eq!(m[&key(2, "Matmul")].0, [2]);
+        assert_eq!(runs_text(runs), "runs 1, 3");
+    }
 }
