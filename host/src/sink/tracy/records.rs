@@ -236,7 +236,7 @@ mod tests {
         Message {
             thread: i as u32 * 7,
             time: i as i64 * 1000 - 5,
-            severity: if i % 3 == 0 {
+            severity: if i.is_multiple_of(3) {
                 MessageSeverity::Warning
             } else {
                 MessageSeverity::Info
