@@ -324,3 +324,72 @@ fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn tracy_of_a_long_run_heavy_in_messages_serves_every_message_within_a_small_address_space() {
+    // Every loop records a data point and a value zone: 1.3 M messages beside the 2 M
+    // zones, each a String when held (~85 bytes a message resident: over the limit alone).
+    // Like the lanes' events, they go to a spool file ring by ring and come back a window
+    // at a time while they are served.
+    let dir = temp_dir("bounded-tracy-messages");
+    let run = long_run::write_with_messages(&dir, ZONES, 12_000).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let child = limited_command(
+        TRACY_LIMIT,
+        &[
+            "tracy",
+            "--device",
+            p(&run.snapshot),
+            "--oplog",
+            p(&run.oplog),
+            "--port",
+            &port,
+            "--timeout-s",
+            "600",
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port.parse::<u16>().unwrap()));
+    let opts = ttprof::tracy::test_client::CaptureOptions {
+        timeout: std::time::Duration::from_secs(120),
+        ..Default::default()
+    };
+    let capture = ttprof::tracy::test_client::capture(addr, &opts);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let capture = capture.unwrap_or_else(|e| panic!("{e}\n{}", text(&o)));
+    assert!(capture.complete, "{}", text(&o));
+    assert_eq!(capture.errors(), [] as [String; 0]);
+    let d = &capture.decoded;
+    assert!(d.gpu_zones.len() as u64 >= run.zones, "{}", text(&o));
+    // A value message per value zone, a data message per loop: a third of the zones each,
+    // less the FW and KERNEL zones of ten launches per ring.
+    let values = d
+        .messages
+        .iter()
+        .filter(|m| m.text.starts_with("compute: value "))
+        .count() as u64;
+    let rows = d
+        .messages
+        .iter()
+        .filter(|m| m.text.starts_with("row = "))
+        .count() as u64;
+    let rings = ZONES.div_ceil(12_000 * 5) * 5;
+    assert_eq!((values, rows), (values, values));
+    assert_eq!(3 * values + 20 * rings, run.zones, "{}", text(&o));
+    // Each lane's messages in time order.
+    let mut last = std::collections::HashMap::new();
+    for m in &d.messages {
+        let prev = last.insert(m.thread, m.time).unwrap_or(i64::MIN);
+        assert!(m.time >= prev, "thread {} goes back in time", m.thread);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,9 +1,11 @@
-//! Deadlock detection (`stall`): cores spinning on L1 words nothing will write are stopped
-//! early with every core's place and what it polls; loops that will end are left alone.
+//! Deadlock detection (`stall`): cores spinning on L1 words or registers nothing will
+//! change are stopped early with every core's place and what it polls; loops that will
+//! end are left alone.
 
 mod common;
 
 use common::*;
+use riscv_linker::noc::{self, counter, NiuMap};
 use riscv_linker::{mmio, Arch, Risc};
 use ttprof_emu::asm::*;
 use ttprof_emu::{Device, DeviceConfig, EmuError, FaultKind, RunSummary};
@@ -20,10 +22,19 @@ const BUDGET: u64 = 100_000_000;
 
 /// Loads `progs` (each followed by `ecall`) on one Wormhole tile and runs them.
 fn run_cores(progs: &[(Risc, Vec<u32>)]) -> Result<RunSummary, EmuError> {
+    run_cores_with(progs, |_| {})
+}
+
+/// [`run_cores`] with the device's configuration adjusted by `adjust`.
+fn run_cores_with(
+    progs: &[(Risc, Vec<u32>)],
+    adjust: impl FnOnce(&mut DeviceConfig),
+) -> Result<RunSummary, EmuError> {
     let arch = Arch::WormholeB0;
     let mut cfg = DeviceConfig::new(arch, (1, 1));
     cfg.instruction_budget = BUDGET;
     cfg.deadlock_detection = true;
+    adjust(&mut cfg);
     let mut dev = Device::new(cfg).expect("device");
     for (risc, words) in progs {
         let mut w = words.clone();
@@ -39,6 +50,13 @@ fn poll(addr: u32) -> Vec<u32> {
     let mut w = li(P, addr).to_vec();
     w.push(lw(V, P, 0));
     w.push(beq(V, 0, -4));
+    w
+}
+
+/// `while *addr == 0 { tries += 1 }`.
+fn counting_poll(addr: u32) -> Vec<u32> {
+    let mut w = li(P, addr).to_vec();
+    w.extend([lw(V, P, 0), addi(C, C, 1), beq(V, 0, -8)]);
     w
 }
 
@@ -148,6 +166,7 @@ fn a_poll_loop_that_counts_its_tries_in_a_register_is_a_deadlock() {
     let e = run_cores(&[(Risc::Brisc, w), (Risc::Trisc0, poll(0x30004))]).expect_err("a deadlock");
     let f = e.fault().expect("a fault");
     assert_eq!(f.kind, FaultKind::Deadlock { cores: 2 }, "{e}");
+    eprintln!("a retry counter: reported after {} instructions", f.instret);
     assert!(f.instret < BUDGET / 10, "found early: {e}");
     assert!(
         e.to_string().contains("polls L1 0x00030000 (reads 0x0)"),
@@ -182,6 +201,10 @@ fn a_poll_loop_whose_period_spans_many_looks_is_a_deadlock() {
     let e = run_cores(&[(Risc::Brisc, w)]).expect_err("a deadlock");
     let f = e.fault().expect("a fault");
     assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+    eprintln!(
+        "a 5 M-instruction turn: reported after {} instructions",
+        f.instret
+    );
     assert!(f.instret < BUDGET, "found before the budget: {e}");
     assert!(
         e.to_string().contains("polls L1 0x00030000 (reads 0x0)"),
@@ -207,4 +230,118 @@ fn a_poll_loop_that_ends_when_a_value_derived_from_its_count_does_is_not_a_deadl
         .expect_err("TRISC0 never ends");
     let f = e.fault().expect("a fault");
     assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+}
+
+#[test]
+fn poll_loops_counting_while_they_poll_noc_semaphore_and_mailbox_registers_are_a_deadlock() {
+    // Nothing is in flight on the NoC, the coprocessor is idle and no core pushes to the
+    // mailbox: none of the three registers can change, though each core's count grows.
+    let rd_resp = noc::status_reg(Arch::WormholeB0, 0, counter::RD_RESP_RECEIVED);
+    let e = run_cores(&[
+        (Risc::Brisc, counting_poll(rd_resp)),
+        (Risc::Trisc0, counting_poll(mmio::SEMAPHORE_BASE + 4 * 2)),
+        (
+            Risc::Trisc1,
+            counting_poll(mmio::mailbox(0) + mmio::MAILBOX_STATUS),
+        ),
+    ])
+    .expect_err("a deadlock");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 3 }, "{e}");
+    eprintln!(
+        "counting polls of registers: reported after {} instructions",
+        f.instret
+    );
+    assert!(f.instret < BUDGET / 10, "found early: {e}");
+    let msg = e.to_string();
+    for want in [
+        "BRISC at pc 0x",
+        "polls NoC 0 status counter RD_RESP_RECEIVED 0xffb20208 (reads 0x0)",
+        "TRISC_0 at pc 0x",
+        "polls Tensix semaphore 2 0xffe80028 (reads 0x0)",
+        "TRISC_1 at pc 0x",
+        "polls status of the mailbox from BRISC 0xffec0004 (reads 0x0)",
+    ] {
+        assert!(msg.contains(want), "{want:?} missing from: {msg}");
+    }
+}
+
+/// BRISC reads 64 bytes of its own L1 through NoC 0 (`0x30100` to `0x40000`).
+fn noc_self_read() -> Vec<u32> {
+    let arch = Arch::WormholeB0;
+    let m = noc::niu_map(arch);
+    let base = noc::cmd_buf_reg(arch, 0, noc::RD_CMD_BUF, 0);
+    let me = t0(arch);
+    let mut w = li(P, base).to_vec();
+    for (reg, value) in [
+        (m.ctrl, noc::ctrl::READ),
+        (m.at_len_be, 64),
+        (m.ret_addr_lo, 0x40000),
+        (m.targ_addr_lo, 0x30100),
+        (m.targ_addr_mid, NiuMap::coord_field(arch, me, 0x30100)),
+        (m.cmd_ctrl, 1),
+    ] {
+        w.extend(li(V, value));
+        w.push(sw(V, P, reg as i32));
+    }
+    w
+}
+
+#[test]
+fn a_counting_poll_of_a_noc_counter_whose_read_is_in_flight_is_not_a_deadlock() {
+    // BRISC issues a NoC read whose response takes 300,000 cycles (several looks of the
+    // detector), counting its polls of RD_RESP_RECEIVED until the response lands, then
+    // exits. TRISC0 polls forever: had BRISC been called stuck, the deadlock would name
+    // two cores.
+    let rd_resp = noc::status_reg(Arch::WormholeB0, 0, counter::RD_RESP_RECEIVED);
+    let mut b = noc_self_read();
+    b.extend(counting_poll(rd_resp));
+    let e = run_cores_with(&[(Risc::Brisc, b), (Risc::Trisc0, poll(0x30004))], |cfg| {
+        cfg.noc.l1_read_cycles = 300_000
+    })
+    .expect_err("TRISC0 never ends");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+    assert!(e.to_string().contains("TRISC_0 at pc 0x"), "{e}");
+}
+
+#[test]
+fn a_counting_poll_of_a_semaphore_another_core_posts_later_is_not_a_deadlock() {
+    // TRISC0 counts its polls of semaphore 1 while TRISC1 counts down three million
+    // iterations, then posts it; BRISC polls L1 forever. Had TRISC0 been called stuck, the
+    // deadlock would name two cores.
+    let sem = mmio::SEMAPHORE_BASE + 4;
+    let mut post = lis(&[(C, 3_000_000), (P, sem)]);
+    post.extend([addi(C, C, -1), bne(C, 0, -4), sw(0, P, 0)]);
+    let e = run_cores(&[
+        (Risc::Brisc, poll(0x30000)),
+        (Risc::Trisc0, counting_poll(sem)),
+        (Risc::Trisc1, post),
+    ])
+    .expect_err("BRISC never ends");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+    assert!(e.to_string().contains("BRISC at pc 0x"), "{e}");
+}
+
+#[test]
+fn a_poll_loop_whose_turn_is_over_sixteen_million_instructions_is_a_deadlock() {
+    // As above, with a delay loop of ten million turns between two polls: a turn of more
+    // than twenty million instructions.
+    let mut w = li(P, 0x30000).to_vec();
+    w.extend([lw(V, P, 0), bne(V, 0, 28), addi(12, 12, 1)]);
+    w.extend(li(C, 10_000_000));
+    w.extend([addi(C, C, -1), bne(C, 0, -4), jal(0, -28)]);
+    let e = run_cores(&[(Risc::Brisc, w)]).expect_err("a deadlock");
+    let f = e.fault().expect("a fault");
+    assert_eq!(f.kind, FaultKind::Deadlock { cores: 1 }, "{e}");
+    eprintln!(
+        "a 20 M-instruction turn: reported after {} instructions",
+        f.instret
+    );
+    assert!(f.instret < BUDGET, "found before the budget: {e}");
+    assert!(
+        e.to_string().contains("polls L1 0x00030000 (reads 0x0)"),
+        "{e}"
+    );
 }

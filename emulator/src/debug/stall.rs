@@ -32,11 +32,18 @@
 //!
 //! A core whose state does not come back (it counts its tries in a register while it
 //! polls, or its loop is longer than [`SEEN`] looks) counts as stuck once [`proof`] shows,
-//! by stepping it on the interpreter, that it loops forever on the memory as it is: what
-//! keeps changing reaches no branch, address or store. The proof is tried at the first
-//! quiet look and each time the quiet run has doubled in length, over a quarter as many
-//! instructions as the quiet run has cycles (at most [`PROOF_MAX`]). A loop that polls a
-//! device or NIU register while it counts is not proved: the budget stops it.
+//! by stepping a copy of it on the interpreter, that it loops forever on the memory as it
+//! is: what keeps changing reaches no branch, address or store. Its loop may poll the
+//! registers the chip model says are frozen while the device is quiet ([`frozen`]: NIU
+//! registers once the NIU is settled, mailbox status, Tensix semaphores, GPRs and
+//! configuration while the coprocessor is idle). A proof starts at the first quiet look
+//! and carries over from look to look, stepping half as many instructions as the cycles
+//! since the last look: a turn of any length is proved after about twice its cycles of
+//! quiet, and proofs cost at most half the cycles of the quiet run in instructions.
+//!
+//! A stretch is quiet only when the outside was quiet at its start as well as at its end:
+//! a NoC delivery or coprocessor work during the stretch changes memory without moving a
+//! core's marks.
 //!
 //! ## The report
 //!
@@ -44,23 +51,22 @@
 //! per stuck core in [`crate::Fault::others`]: its pc, function, source line and what it
 //! waits on, found by stepping the core once around its loop on the interpreter (which
 //! changes nothing: the loop stores nothing) and noting every address it reads and the
-//! value there, or the FIFO it waits on; then what each coprocessor thread waits on.
+//! value there, with the kind of register it is ([`frozen::name`]), or the FIFO it waits
+//! on; then what each coprocessor thread waits on.
 
+mod frozen;
 mod proof;
 
 use crate::chip::device::Device;
 use crate::chip::fault::{Fault, FaultKind};
 use crate::chip::tile::Tile;
-use crate::isa::decode::Op;
-use crate::isa::exec::Flow;
 use crate::isa::hart::HartState;
+use proof::{Proof, Verdict};
 
 /// Cycles between two looks.
 pub(crate) const EVERY: u64 = 1 << 16;
 /// States remembered per core during one quiet run.
 const SEEN: usize = 64;
-/// Most instructions stepped per core in one proof that it loops forever ([`proof`]).
-const PROOF_MAX: u64 = 1 << 24;
 /// Instructions stepped per core to find what its loop reads.
 const PROBE_STEPS: u64 = 4096;
 /// Distinct addresses named per core.
@@ -69,33 +75,41 @@ const PROBE_READS: usize = 4;
 /// A core's state as the detector compares it: pc and `x1..x31`.
 type State = (u32, [u32; 31]);
 
+/// Per core: where its proof stands during the current quiet run.
+enum Proving {
+    /// Not started (the core's state repeated at every look so far, or it is not running).
+    No,
+    Open(Box<Proof>),
+    Proved(u64),
+    Refused,
+}
+
 /// The detector of one run.
 pub(crate) struct Watch {
     /// The next look, in cycles past the run's start.
     next: u64,
+    /// The last look, in cycles past the run's start.
+    last: u64,
     /// Per core of the device (tile order, then RISC): state, last store's emit cycle,
     /// observations, at the last look.
     marks: Vec<(HartState, u64, u64)>,
+    /// Nothing outside the cores could act at the last look ([`outside_quiet`]).
+    outside_was_quiet: bool,
     /// Per core: the states seen at the looks of the current quiet run.
     seen: Vec<Vec<State>>,
-    /// Per core: proved to loop forever during the current quiet run, with turns of this
-    /// many instructions ([`proof`]).
-    proved: Vec<Option<u64>>,
-    /// Where the current quiet run began, in cycles past the run's start.
-    quiet_since: u64,
-    /// The quiet span (cycles) at which the next proof is tried.
-    next_proof: u64,
+    /// Per core: its proof during the current quiet run ([`proof`]).
+    proofs: Vec<Proving>,
 }
 
 impl Watch {
     pub fn new() -> Watch {
         Watch {
             next: EVERY,
+            last: 0,
             marks: Vec::new(),
+            outside_was_quiet: false,
             seen: Vec::new(),
-            proved: Vec::new(),
-            quiet_since: 0,
-            next_proof: 0,
+            proofs: Vec::new(),
         }
     }
 
@@ -106,14 +120,17 @@ impl Watch {
             return None;
         }
         self.next = rel.saturating_add(EVERY);
+        let since = rel - std::mem::replace(&mut self.last, rel);
         let marks: Vec<(HartState, u64, u64)> = dev
             .tiles
             .iter()
             .flat_map(|t| &t.harts)
             .map(|h| (h.state, h.core.pipe.last_emit, h.core.observed))
             .collect();
-        let quiet = marks == self.marks && outside_quiet(dev);
+        let outside = outside_quiet(dev);
+        let quiet = marks == self.marks && outside && self.outside_was_quiet;
         self.marks = marks;
+        self.outside_was_quiet = outside;
         if !quiet {
             let harts = dev.tiles.iter().flat_map(|t| &t.harts);
             self.seen = harts
@@ -125,47 +142,54 @@ impl Watch {
                     }
                 })
                 .collect();
-            self.proved = vec![None; self.seen.len()];
-            self.quiet_since = rel;
-            self.next_proof = 0;
+            self.proofs = self.seen.iter().map(|_| Proving::No).collect();
             return None;
         }
-        // Proofs are tried at the first quiet look, then each time the quiet span has
-        // doubled, each over a quarter as many instructions as the span's cycles: all the
-        // tries of a quiet run step at most half as many instructions as its cycles, and a
-        // loop whose relevant state repeats within PROOF_MAX instructions is found.
-        let span = rel - self.quiet_since;
-        let proof_steps = (span >= self.next_proof).then(|| (span / 4).clamp(1, PROOF_MAX));
-        if proof_steps.is_some() {
-            self.next_proof = span.saturating_mul(2);
-        }
+        // Each open proof steps half as many instructions as the cycles since the last
+        // look: all of a quiet run's proofs step at most half its cycles per core.
+        let steps = (since / 2).max(1);
         let (mut any, mut all) = (false, true);
         let mut k = 0;
         for t in dev.tiles.iter_mut() {
             for i in 0..t.harts.len() {
-                let (seen, proved) = (&mut self.seen[k], &mut self.proved[k]);
+                let (seen, proving) = (&mut self.seen[k], &mut self.proofs[k]);
                 k += 1;
-                let h = &t.harts[i];
-                if !h.is_running() || proved.is_some() {
-                    any |= h.is_running();
+                if !t.harts[i].is_running() {
                     continue;
                 }
                 any = true;
-                let s = state(&h.core.regs, h.core.pc);
+                if matches!(proving, Proving::Proved(_)) {
+                    continue;
+                }
+                let s = state(&t.harts[i].core.regs, t.harts[i].core.pc);
                 if seen.contains(&s) {
                     continue;
                 }
                 if seen.len() < SEEN {
                     seen.push(s);
                 }
-                // Once one core is known to move, the others need no proof this look.
-                if all {
-                    *proved = proof_steps.and_then(|n| proof::loops_forever(t, i, n));
+                if let Proving::No = proving {
+                    *proving = Proof::new(t, i).map_or(Proving::Refused, Proving::Open);
                 }
-                all &= proved.is_some();
+                if let Proving::Open(p) = proving {
+                    match p.advance(t, i, steps) {
+                        Verdict::Open => {}
+                        Verdict::Proved(turn) => *proving = Proving::Proved(turn),
+                        Verdict::Refused => *proving = Proving::Refused,
+                    }
+                }
+                all &= matches!(proving, Proving::Proved(_));
             }
         }
-        (any && all).then(|| report(dev, &self.proved))
+        let turns: Vec<Option<u64>> = self
+            .proofs
+            .iter()
+            .map(|p| match p {
+                Proving::Proved(turn) => Some(*turn),
+                _ => None,
+            })
+            .collect();
+        (any && all).then(|| report(dev, &turns))
     }
 }
 
@@ -304,13 +328,16 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
         Probe::Reads(reads) if reads.is_empty() => "loops reading nothing".to_string(),
         Probe::Reads(reads) => {
             let l1 = t.mem.l1.size();
+            let (risc, arch) = (t.harts[i].risc, t.harts[i].map.arch);
             let shown: Vec<String> = reads
                 .iter()
                 .map(|&(at, addr, value)| {
                     let what = if addr < l1 {
-                        "L1"
+                        "L1".to_string()
+                    } else if let Some(kind) = frozen::kind(addr, risc) {
+                        frozen::name(kind, addr, arch)
                     } else {
-                        crate::chip::devices::region_name(addr)
+                        crate::chip::devices::region_name(addr).to_string()
                     };
                     let src = line(at).map(|l| format!(" at {l}")).unwrap_or_default();
                     format!("{what} {addr:#010x} (reads {value:#x}{src})")
@@ -331,42 +358,81 @@ enum Probe {
     Reads(Vec<(u32, u32, u32)>),
 }
 
-/// Steps core `i` once around its loop (at least `turn` instructions, when it counts in a
-/// register its state never comes back) on the interpreter, noting what it reads.
+/// Steps a copy of core `i` once around its loop (at least `turn` instructions, when it
+/// counts in a register its state never comes back) without effects ([`proof::step_pure`]),
+/// noting what it reads.
 fn probe(t: &mut Tile, i: usize, turn: u64) -> Probe {
     if let Some((addr, write)) = t.harts[i].stuck {
         return Probe::Fifo { addr, write };
     }
     let start = state(&t.harts[i].core.regs, t.harts[i].core.pc);
-    t.harts[i].core.horizon = u64::MAX;
-    t.mem.risc = t.harts[i].risc;
+    let mut copy = t.harts[i].core.clone();
     let mut reads: Vec<(u32, u32, u32)> = Vec::new();
-    for _ in 0..turn.max(PROBE_STEPS) {
-        let h = &t.harts[i];
-        let pc = h.core.pc;
-        let load = h
-            .code
-            .get((pc.wrapping_sub(h.fetch_base) >> 2) as usize)
-            .filter(|i| matches!(i.op, Op::Lb | Op::Lh | Op::Lw | Op::Lbu | Op::Lhu))
-            .map(|i| {
-                (
-                    h.core.regs[i.rs1 as usize & 63].wrapping_add(i.imm as u32),
-                    i.rd as usize & 63,
-                )
-            });
-        match t.harts[i].step(&mut t.mem, t.zicsr) {
-            Ok(Flow::Blocked { addr, write }) => return Probe::Fifo { addr, write },
-            Ok(Flow::Next | Flow::Transfer) => {}
-            _ => break,
-        }
-        if let Some((addr, rd)) = load {
-            if reads.len() < PROBE_READS && !reads.iter().any(|r| r.1 == addr) {
-                reads.push((pc, addr, t.harts[i].core.regs[rd]));
+    proof::on_copy(t, i, &mut copy, |t| {
+        for _ in 0..turn.max(PROBE_STEPS) {
+            let Some(s) = proof::step_pure(t, i) else {
+                break;
+            };
+            if let Some((addr, value)) = s.load {
+                if reads.len() < PROBE_READS && !reads.iter().any(|r| r.1 == addr) {
+                    reads.push((s.pc, addr, value));
+                }
+            }
+            if state(&t.harts[i].core.regs, t.harts[i].core.pc) == start {
+                break;
             }
         }
-        if state(&t.harts[i].core.regs, t.harts[i].core.pc) == start {
-            break;
-        }
-    }
+    });
     Probe::Reads(reads)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::asm::{beq, li, lw, Elf};
+    use crate::chip::config::DeviceConfig;
+    use crate::noc::niu::EventKind;
+    use riscv_linker::{memory_map, Arch, Risc};
+
+    #[test]
+    fn stall_a_stretch_during_which_the_noc_delivered_is_not_quiet() {
+        // BRISC polls an L1 word a NoC write is about to set. The device is looked at
+        // twice with nothing run in between but the write landing: memory changed under
+        // the core's unchanged state, so the second look must not call it stuck.
+        let arch = Arch::WormholeB0;
+        let mut dev = Device::new(DeviceConfig::new(arch, (1, 1))).expect("device");
+        let m = memory_map(arch, Risc::Brisc);
+        let mut w = li(5, 0x30000).to_vec();
+        w.extend([lw(6, 5, 0), beq(6, 0, -4)]);
+        let mut elf = Elf::new(m.code.start).text(m.code.start, &w);
+        if let Some(b) = m.boot {
+            let jump = crate::asm::jal(0, (m.code.start - b.start) as i32);
+            elf = elf.text(b.start, &[jump]);
+        }
+        let coord = arch.worker_noc(0, 0).expect("a worker");
+        dev.load_kernel(0, coord, Risc::Brisc, &elf.build(), "t.elf")
+            .expect("load");
+        let t = &mut dev.tiles[0];
+        t.start_run(0);
+        let payload = crate::noc::niu::Payload {
+            data: vec![1u8, 0, 0, 0].into(),
+            be: None,
+        };
+        let niu = t.mem.niu.as_mut().expect("an NIU");
+        niu.push(
+            1,
+            EventKind::Write {
+                addr: 0x30000,
+                payload,
+            },
+        );
+        let mut watch = Watch::new();
+        assert!(watch.look(&mut dev, EVERY).is_none(), "a first look");
+        dev.tiles[0].mem.apply_noc(u64::MAX);
+        assert_eq!(dev.tiles[0].mem.l1.load::<4>(0x30000), 1);
+        assert!(
+            watch.look(&mut dev, 2 * EVERY).is_none(),
+            "the word the core polls changed since the last look"
+        );
+    }
 }

@@ -12,6 +12,9 @@
 //!   --drain-every-cycles 0 --policy block`), attached while it runs, stopped when it ends;
 //! * `tracy` of the `report` run's snapshot, drained by the protocol-level capture tool
 //!   ([`ttprof::tracy::test_client`]);
+//! * `tracy-messages`: the same of a run heavy in messages ([`long_run::write_with_messages`]:
+//!   a data point and a value zone per loop, two messages for every three zones; not run
+//!   unless asked for);
 //! * `read --consume` of a run's image whose rings were left full (no consumer, Drop
 //!   policy): live memory holds at most the rings' capacity, whatever the run's length, so
 //!   this one is measured once, at the largest grid.
@@ -161,6 +164,16 @@ fn main() {
                 let r = tracy(&ttprof, &snap, &oplog, 18_600 + m as u16);
                 record("tracy", m, &r, made, made, "zones");
             }
+        }
+        if want("tracy-messages") {
+            eprintln!("{m} M zones: recording the rings, with messages ...");
+            let md = d.join("messages");
+            std::fs::create_dir_all(&md).unwrap_or_else(|e| fail(&e.to_string()));
+            let run = long_run::write_with_messages(&md, zones, RING_ZONES)
+                .unwrap_or_else(|e| fail(&e.to_string()));
+            let r = tracy(&ttprof, &run.snapshot, &run.oplog, 18_700 + m as u16);
+            record("tracy-messages", m, &r, run.zones, run.zones, "zones");
+            let _ = std::fs::remove_dir_all(&md);
         }
         if let Some((brisc, ncrisc)) = &kernels {
             let launches = zones.div_ceil(LAUNCH_ZONES);

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use ttprof_rt::sim::Sim;
-use ttprof_rt::zone;
+use ttprof_rt::{data, value_zone, zone};
 
 const ARCH: Arch = Arch::Blackhole;
 const LAUNCHES: u32 = 10;
@@ -47,6 +47,17 @@ void kernel_main() {
 /// Records about `zones` zones, `ring_zones` per ring (whole tiles of five rings, at most
 /// a Blackhole chip's 140 tiles), into `dir`.
 pub fn write(dir: &Path, zones: u64, ring_zones: u64) -> Result<LongRun> {
+    write_shaped(dir, zones, ring_zones, false)
+}
+
+/// [`write`], heavy in point records and values: each loop's `compute` zone is a value
+/// zone (its value the iteration) and each loop records a `row` data point, so a Tracy
+/// stream has about two messages for every three zones.
+pub fn write_with_messages(dir: &Path, zones: u64, ring_zones: u64) -> Result<LongRun> {
+    write_shaped(dir, zones, ring_zones, true)
+}
+
+fn write_shaped(dir: &Path, zones: u64, ring_zones: u64, messages: bool) -> Result<LongRun> {
     let tiles = grid(zones.div_ceil(ring_zones * 5) as usize)?;
     let mut image = ImageBuilder::new(ARCH, 1, tiles.clone());
     let replay = Replay::new(ARCH, tiles.clone());
@@ -56,8 +67,12 @@ pub fn write(dir: &Path, zones: u64, ring_zones: u64) -> Result<LongRun> {
     for (t, tile) in tiles.iter().enumerate() {
         let mut recorded = Vec::new();
         for risc in Risc::ALL {
-            let (l1, rec, ring_sites, n) =
-                produce(risc, t as u64 * 5 + risc.index() as u64, ring_zones);
+            let (l1, rec, ring_sites, n) = produce(
+                risc,
+                t as u64 * 5 + risc.index() as u64,
+                ring_zones,
+                messages,
+            );
             made += n;
             image.put_ring(0, *tile, risc, &l1);
             recorded.push((risc, rec));
@@ -174,9 +189,14 @@ pub fn drain_tile(replay: &Replay) -> Result<(Readout, BTreeMap<Risc, Vec<u8>>)>
 }
 
 /// One ring of about `ring_zones` zones (see [`record_ring`]).
-fn produce(risc: Risc, seed: u64, ring_zones: u64) -> (Vec<u8>, RecordedRing, Vec<String>, u64) {
+fn produce(
+    risc: Risc,
+    seed: u64,
+    ring_zones: u64,
+    messages: bool,
+) -> (Vec<u8>, RecordedRing, Vec<String>, u64) {
     let per_launch = ring_zones / LAUNCHES as u64;
-    record_ring(risc, seed, (per_launch - 2) / 3)
+    record(risc, seed, (per_launch - 2) / 3, messages)
 }
 
 /// One ring recorded by the runtime's real producer (`ttprof_rt::sim::Sim`) with a consumer
@@ -187,6 +207,17 @@ pub fn record_ring(
     risc: Risc,
     seed: u64,
     iterations: u64,
+) -> (Vec<u8>, RecordedRing, Vec<String>, u64) {
+    record(risc, seed, iterations, false)
+}
+
+/// [`record_ring`]; with `messages`, `compute` is a value zone and each loop records a
+/// data point ([`write_with_messages`]).
+fn record(
+    risc: Risc,
+    seed: u64,
+    iterations: u64,
+    messages: bool,
 ) -> (Vec<u8>, RecordedRing, Vec<String>, u64) {
     let sim = Sim::install(ARCH, risc, 1_000 + seed * 7);
     sim.set_tick(1);
@@ -222,15 +253,21 @@ pub fn record_ring(
                 Risc::Ncrisc => zone!("NCRISC-KERNEL"),
                 _ => zone!("TRISC-KERNEL"),
             };
-            for _ in 0..iterations {
+            for i in 0..iterations {
                 let _tile = zone!("tile-loop");
                 sim.advance(rng.below(8));
                 {
                     let _w = zone!("wait-data");
                     sim.advance(rng.below(40));
                 }
-                let _c = zone!("compute");
-                sim.advance(rng.below(60));
+                if messages {
+                    data!("row", i);
+                    let _c = value_zone!("compute", i as u32);
+                    sim.advance(rng.below(60));
+                } else {
+                    let _c = zone!("compute");
+                    sim.advance(rng.below(60));
+                }
             }
         }
         sim.end_launch();

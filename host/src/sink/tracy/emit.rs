@@ -5,12 +5,16 @@
 //! lanes' zone begins and ends merged into one time order (a k-way merge), so each
 //! context's GPU time stream never goes back (Tracy would read a jump back of more than
 //! 2^31 ns as a counter wrap). The lanes' events are read back from the stream's spool a
-//! window at a time ([`super::spool`]), so the merge holds one window per lane. Times go out relative to the stream's base for GPU times, so
+//! window at a time ([`super::spool`]), so the merge holds one window per lane; the host
+//! rows' zones and the messages likewise ([`super::records`]): one row's reader at a time,
+//! and for messages the readers of one thread's runs (one, unless several rings share a
+//! thread), merged by time. Times go out relative to the stream's base for GPU times, so
 //! they start at 0; the contexts map GPU time 0 to host time `base`.
 
 use super::encode::{Encoder, GpuAt};
-use super::plan::{LaneEv, TracyStream, END, SRCLOC_KEY_BASE};
+use super::plan::{HostZone, LaneEv, Message, TracyStream, END, SRCLOC_KEY_BASE};
 use super::protocol::{Ev, Query, QueryPacket, GPU_CONTEXT_CUSTOM};
+use super::records::RecordReader;
 use super::spool::LaneReader;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -39,6 +43,10 @@ pub(crate) struct Emitter<'a> {
     readers: Vec<LaneReader>,
     heap: BinaryHeap<Reverse<(i64, u32, u32)>>,
     heap_ready: bool,
+    /// The host row being sent.
+    host: Option<RecordReader<HostZone>>,
+    /// The message runs of the thread being sent, each with its next message.
+    group: Vec<(RecordReader<Message>, Option<Message>)>,
     next_query: Vec<u16>,
     /// GPU zone begins sent so far.
     pub zones_sent: u64,
@@ -59,6 +67,8 @@ impl<'a> Emitter<'a> {
             readers,
             heap: BinaryHeap::new(),
             heap_ready: false,
+            host: None,
+            group: Vec::new(),
             next_query,
             zones_sent: 0,
         }
@@ -108,33 +118,59 @@ impl<'a> Emitter<'a> {
                     }
                     None => self.advance(Phase::Host),
                 },
-                Phase::Host => match self.s.host.get(self.i) {
-                    Some((thread, zones)) => match zones.get(self.j) {
+                Phase::Host => {
+                    let Some(row) = self.s.host.get(self.i) else {
+                        self.advance(Phase::Messages);
+                        continue;
+                    };
+                    let reader = self
+                        .host
+                        .get_or_insert_with(|| self.s.records.reader(row.span));
+                    match reader.next().map_err(read_error)? {
                         Some(z) => {
-                            self.enc.thread_context(out, *thread);
+                            self.enc.thread_context(out, row.thread);
                             self.enc
                                 .zone_begin(out, SRCLOC_KEY_BASE + z.srcloc as u64, z.start);
                             self.enc.zone_text(out, &z.text);
                             self.enc.zone_end(out, z.end);
-                            self.j += 1;
                             return Ok(true);
                         }
                         None => {
+                            self.host = None;
                             self.i += 1;
-                            self.j = 0;
                         }
-                    },
-                    None => self.advance(Phase::Messages),
-                },
-                Phase::Messages => match self.s.messages.get(self.i) {
-                    Some(m) => {
+                    }
+                }
+                Phase::Messages => {
+                    if self.group.is_empty() {
+                        let runs = &self.s.messages;
+                        let Some(thread) = runs.get(self.i).map(|r| r.thread) else {
+                            self.advance(Phase::Device);
+                            continue;
+                        };
+                        while let Some(r) = runs.get(self.i).filter(|r| r.thread == thread) {
+                            let mut reader = self.s.records.reader(r.span);
+                            let first = reader.next().map_err(read_error)?;
+                            self.group.push((reader, first));
+                            self.i += 1;
+                        }
+                    }
+                    // The earliest message, the earlier run first on ties.
+                    let next = (self.group.iter().enumerate())
+                        .filter_map(|(k, (_, m))| m.as_ref().map(|m| (m.time, k)))
+                        .min();
+                    let Some((_, k)) = next else {
+                        self.group.clear();
+                        continue;
+                    };
+                    let (reader, head) = &mut self.group[k];
+                    let following = reader.next().map_err(read_error)?;
+                    if let Some(m) = std::mem::replace(head, following) {
                         self.enc.thread_context(out, m.thread);
                         self.enc.message(out, m.time, m.severity, &m.text);
-                        self.i += 1;
-                        return Ok(true);
                     }
-                    None => self.advance(Phase::Device),
-                },
+                    return Ok(true);
+                }
                 Phase::Device => {
                     if !self.heap_ready {
                         for lane in 0..self.readers.len() as u32 {
@@ -174,6 +210,13 @@ impl<'a> Emitter<'a> {
             }
         }
     }
+}
+
+fn read_error(e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("cannot read the Tracy stream's message spool back: {e}"),
+    )
 }
 
 /// What a query asked for, once answered.

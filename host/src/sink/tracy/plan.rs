@@ -1,12 +1,14 @@
 //! What the stream holds, computed once from a readout: contexts and lanes, each lane's
-//! properly nested begin/end sequence in host nanoseconds, the host rows with the op log's
-//! launches, messages, and the string and source-location tables the capture tool queries.
+//! properly nested begin/end sequence in host nanoseconds (spooled, [`super::spool`]), the
+//! host rows with the op log's launches and the messages (spooled, [`super::records`]),
+//! and the string and source-location tables the capture tool queries.
 //!
 //! A [`TracyStream`] is immutable, so it can be served again to a capture tool that connects
 //! after an earlier one dropped out.
 
 use super::layout::{self, Context, Layout};
 use super::protocol::{MessageSeverity, MAX_SOURCE_LOCATIONS, MAX_THREADS};
+use super::records::{RecordSpool, RecordWriter, Span};
 use super::spool::{Run, Spool, SpoolWriter};
 use crate::decode::RecordKind;
 use crate::error::{Error, Result};
@@ -68,6 +70,21 @@ pub(crate) struct Message {
     pub text: String,
 }
 
+/// Messages of one thread in time order, in the stream's [`RecordSpool`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MessageRun {
+    pub thread: u32,
+    pub span: Span,
+}
+
+/// A host row: its thread and its zones in time order, non-overlapping, in the stream's
+/// [`RecordSpool`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostRow {
+    pub thread: u32,
+    pub span: Span,
+}
+
 /// What to put in the stream.
 #[derive(Clone, Debug)]
 pub struct StreamOptions {
@@ -126,10 +143,13 @@ pub struct TracyStream {
     pub(crate) lanes: Vec<Lane>,
     /// The lanes' events.
     pub(crate) spool: Spool,
-    /// Host rows: thread and zones in time order, non-overlapping.
-    pub(crate) host: Vec<(u32, Vec<HostZone>)>,
-    /// Sorted by (thread, time).
-    pub(crate) messages: Vec<Message>,
+    /// Host rows.
+    pub(crate) host: Vec<HostRow>,
+    /// Sorted by thread (runs of one thread in the order they were made: merged by time,
+    /// the earlier run first on ties, they give the messages sorted by (thread, time)).
+    pub(crate) messages: Vec<MessageRun>,
+    /// The host rows' zones and the messages.
+    pub(crate) records: RecordSpool,
     /// Counts describing it.
     pub summary: StreamCounts,
     /// Data that could not be streamed as it is (each says what was done instead).
@@ -246,7 +266,11 @@ pub struct TracySink {
     lanes: Vec<(RingId, Lane)>,
     spool: Option<SpoolWriter>,
     ring_issues: Vec<(RingId, Issue)>,
-    messages: Vec<Message>,
+    /// Messages and host zones as they are made.
+    records: Option<RecordWriter>,
+    message_runs: Vec<MessageRun>,
+    /// Earliest and latest time of a message.
+    message_times: Option<(i64, i64)>,
     summary: StreamCounts,
     /// The stream (after [`Sink::finish`]).
     pub stream: Option<TracyStream>,
@@ -263,7 +287,9 @@ impl TracySink {
             lanes: Vec::new(),
             spool: Some(SpoolWriter::new()),
             ring_issues: Vec::new(),
-            messages: Vec::new(),
+            records: Some(RecordWriter::new()),
+            message_runs: Vec::new(),
+            message_times: None,
             summary: StreamCounts::default(),
             stream: None,
         }
@@ -271,6 +297,27 @@ impl TracySink {
 }
 
 impl TracySink {
+    /// Spools `messages` (of one thread or several), sorted by (thread, time) with ties in
+    /// the order given: one run per thread.
+    fn spool_messages(&mut self, mut messages: Vec<Message>) -> Result<()> {
+        messages.sort_by_key(|m| (m.thread, m.time));
+        self.summary.messages += messages.len();
+        for m in &messages {
+            let (lo, hi) = self.message_times.get_or_insert((m.time, m.time));
+            (*lo, *hi) = ((*lo).min(m.time), (*hi).max(m.time));
+        }
+        let records = self.records.as_mut().ok_or_else(|| {
+            Error::Other("internal: a message after the Tracy stream was built".into())
+        })?;
+        let mut rest = messages.into_iter().peekable();
+        while let Some(thread) = rest.peek().map(|m| m.thread) {
+            let run = std::iter::from_fn(|| rest.next_if(|m| m.thread == thread));
+            let span = records.run(run)?;
+            self.message_runs.push(MessageRun { thread, span });
+        }
+        Ok(())
+    }
+
     /// The stream built (after the drive's `finish`).
     pub fn into_stream(mut self) -> Result<TracyStream> {
         self.stream
@@ -321,7 +368,7 @@ impl Sink for TracySink {
             };
             zones.push((z.start_cycles, z.end_cycles, srcloc));
         }
-        let first_message = self.messages.len();
+        let mut messages = Vec::new();
         if self.opts.device_messages {
             for m in &v.marks {
                 let name = &p.labels[m.site as usize].name;
@@ -333,7 +380,7 @@ impl Sink for TracySink {
                         count,
                     } => format!("{name}: {count} x, {total_cycles} cycles in all"),
                 };
-                self.messages.push(Message {
+                messages.push(Message {
                     thread,
                     time: round(m.ns),
                     severity: MessageSeverity::Info,
@@ -346,7 +393,7 @@ impl Sink for TracySink {
             for z in v.zones.iter().filter(|z| z.value.is_some()) {
                 let name = &p.labels[z.site as usize].name;
                 let text = format!("{name}: value {}", z.value.unwrap_or(0));
-                self.messages.push(Message {
+                messages.push(Message {
                     thread,
                     time: round(z.start_ns),
                     severity: MessageSeverity::Info,
@@ -359,7 +406,7 @@ impl Sink for TracySink {
                     .host_ns(id.chip, id.tile, r.start[i])
                     .map_or(0, round);
                 let text = format!("{} record(s) dropped: ring full", r.count[i]);
-                self.messages.push(Message {
+                messages.push(Message {
                     thread,
                     time,
                     severity: MessageSeverity::Warning,
@@ -367,9 +414,10 @@ impl Sink for TracySink {
                 });
             }
         }
-        if zones.is_empty() && self.messages.len() == first_message {
+        if zones.is_empty() && messages.is_empty() {
             return Ok(());
         }
+        self.spool_messages(messages)?;
         self.threads
             .insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
         if zones.is_empty() {
@@ -420,31 +468,39 @@ impl Sink for TracySink {
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let mut t = std::mem::take(&mut self.t);
         let mut threads = std::mem::take(&mut self.threads);
-        let mut messages = std::mem::take(&mut self.messages);
         let mut lanes = std::mem::take(&mut self.lanes);
         let mut ring_issues = std::mem::take(&mut self.ring_issues);
         lanes.sort_by_key(|(id, _)| *id);
         ring_issues.sort_by_key(|(id, _)| *id);
         let lanes: Vec<Lane> = lanes.into_iter().map(|(_, l)| l).collect();
         let mut issues: Vec<Issue> = ring_issues.into_iter().map(|(_, i)| i).collect();
-        let host = match &p.oplog {
-            Some(log) => host_rows(log, &mut t, &mut threads, &mut messages, &mut issues)?,
-            None => Vec::new(),
+        let mut records = self
+            .records
+            .take()
+            .ok_or_else(|| Error::Other("internal: the Tracy stream was built twice".into()))?;
+        let (host, host_times, ops, signposts) = match &p.oplog {
+            Some(log) => host_rows(log, &mut t, &mut threads, &mut records, &mut issues)?,
+            None => (Vec::new(), None, 0, Vec::new()),
         };
+        self.records = Some(records);
+        self.spool_messages(signposts)?;
+        let records = self
+            .records
+            .take()
+            .ok_or_else(|| Error::Other("internal: the Tracy stream was built twice".into()))?
+            .finish()?;
+        let mut messages = std::mem::take(&mut self.message_runs);
+        messages.sort_by_key(|r| r.thread);
         if threads.len() > MAX_THREADS {
             return Err(Error::Other(format!(
                 "{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads",
                 threads.len()
             )));
         }
-        messages.sort_by_key(|m| (m.thread, m.time));
         let mut summary = std::mem::take(&mut self.summary);
         let times = lanes.iter().flat_map(|l| [l.first, l.last]);
-        let times = times.chain(
-            host.iter()
-                .flat_map(|(_, z)| z.iter().flat_map(|z| [z.start, z.end])),
-        );
-        let times = times.chain(messages.iter().map(|m| m.time));
+        let times = times.chain(host_times.into_iter().flat_map(|(lo, hi)| [lo, hi]));
+        let times = times.chain(self.message_times.into_iter().flat_map(|(lo, hi)| [lo, hi]));
         let (base, last) = times.fold((None::<i64>, None::<i64>), |(lo, hi), t| {
             (
                 Some(lo.map_or(t, |lo| lo.min(t))),
@@ -463,9 +519,8 @@ impl Sink for TracySink {
         summary.tiles_per_context = layout.tiles_per_context;
         summary.lanes = lanes.len();
         summary.source_locations = t.srclocs.len();
-        summary.ops = host.iter().map(|(_, z)| z.len()).sum();
+        summary.ops = ops;
         summary.host_rows = host.len();
-        summary.messages = messages.len();
         let chips = p
             .readout
             .rings
@@ -492,6 +547,7 @@ impl Sink for TracySink {
             spool,
             host,
             messages,
+            records,
             summary,
             issues,
         });
@@ -502,18 +558,26 @@ impl Sink for TracySink {
     }
 }
 
-/// The op log's launches as CPU zones, one row per device unless launches overlap;
-/// signposts as messages on the device's first row.
+/// What [`host_rows`] makes: the rows, the earliest and latest time of their zones, the
+/// ops, the signposts (messages, not yet spooled).
+type HostRows = (Vec<HostRow>, Option<(i64, i64)>, usize, Vec<Message>);
+
+/// The op log's launches as CPU zones, one row per device unless launches overlap, each
+/// row's zones spooled to `records`; signposts as messages on the device's first row.
+/// What is held meanwhile is a few words per op (the op log itself is in memory).
 fn host_rows(
     log: &OpLog,
     t: &mut Tables,
     threads: &mut BTreeMap<u32, String>,
-    messages: &mut Vec<Message>,
+    records: &mut RecordWriter,
     issues: &mut Vec<Issue>,
-) -> Result<Vec<(u32, Vec<HostZone>)>> {
+) -> Result<HostRows> {
     let file = log.path.display().to_string();
-    let mut by_device: BTreeMap<u32, Vec<HostZone>> = BTreeMap::new();
-    for op in log.ops() {
+    // Per device: (start, end, source location, index in `all`).
+    let mut by_device: BTreeMap<u32, Vec<(i64, i64, u32, usize)>> = BTreeMap::new();
+    let mut times: Option<(i64, i64)> = None;
+    let all: Vec<&OpRecord> = log.ops().collect();
+    for (k, op) in all.iter().enumerate() {
         let start = op.host_start_ns.min(i64::MAX as u64) as i64;
         let mut end = op.host_end_ns.min(i64::MAX as u64) as i64;
         if end < start {
@@ -527,21 +591,21 @@ fn host_rows(
             end = start;
         }
         let srcloc = t.srcloc(&op.op_code, &op.op_type, &file, 0)?;
-        by_device.entry(op.device).or_default().push(HostZone {
-            start,
-            end,
-            srcloc,
-            text: op_zone_text(op),
-        });
+        by_device
+            .entry(op.device)
+            .or_default()
+            .push((start, end, srcloc, k));
+        let (lo, hi) = times.get_or_insert((start, end));
+        (*lo, *hi) = ((*lo).min(start), (*hi).max(end));
     }
     let mut rows = Vec::new();
     for (device, mut zones) in by_device {
-        zones.sort_by_key(|z| (z.start, Reverse(z.end)));
-        let mut device_rows: Vec<Vec<HostZone>> = Vec::new();
+        zones.sort_by_key(|z| (z.0, Reverse(z.1)));
+        let mut device_rows: Vec<Vec<(i64, i64, u32, usize)>> = Vec::new();
         for z in zones {
             match device_rows
                 .iter_mut()
-                .find(|r| r.last().is_none_or(|l| l.end <= z.start))
+                .find(|r| r.last().is_none_or(|l| l.1 <= z.0))
             {
                 Some(row) => row.push(z),
                 None => device_rows.push(vec![z]),
@@ -550,9 +614,17 @@ fn host_rows(
         for (i, zones) in device_rows.into_iter().enumerate() {
             let thread = layout::host_thread(device, i as u32).map_err(Error::Other)?;
             threads.insert(thread, layout::host_name(device, i as u32));
-            rows.push((thread, zones));
+            let zones = zones.into_iter().map(|(start, end, srcloc, k)| HostZone {
+                start,
+                end,
+                srcloc,
+                text: op_zone_text(all[k]),
+            });
+            let span = records.run(zones)?;
+            rows.push(HostRow { thread, span });
         }
     }
+    let mut signposts = Vec::new();
     for e in &log.entries {
         if let OpLogEntry::Signpost(s) = e {
             let thread = layout::host_thread(s.device, 0).map_err(Error::Other)?;
@@ -560,7 +632,7 @@ fn host_rows(
                 .entry(thread)
                 .or_insert_with(|| layout::host_name(s.device, 0));
             let time = s.host_ns.min(i64::MAX as u64) as i64;
-            messages.push(Message {
+            signposts.push(Message {
                 thread,
                 time,
                 severity: MessageSeverity::Info,
@@ -568,7 +640,7 @@ fn host_rows(
             });
         }
     }
-    Ok(rows)
+    Ok((rows, times, all.len(), signposts))
 }
 
 /// The text of an op's CPU zone: one line of `key=value` fields separated by spaces

@@ -820,10 +820,11 @@ fn op_zone_texts_are_one_line_without_commas_or_quotes() {
     }
     let (readout, res, tb) = fixture(0);
     let s = TracyStream::build(&readout, &res, Some(&log), &tb, &StreamOptions::default()).unwrap();
-    let texts: Vec<&str> = s
+    let texts: Vec<String> = s
         .host
         .iter()
-        .flat_map(|(_, zones)| zones.iter().map(|z| z.text.as_str()))
+        .flat_map(|r| s.records.all::<plan::HostZone>(r.span))
+        .map(|z| z.text)
         .collect();
     assert_eq!(texts.len(), 3);
     for t in &texts {

@@ -1,0 +1,306 @@
+//! Where the stream keeps its messages (device events, data, sums, losses, value zones'
+//! values, signposts) and the op log's host zones: like the lanes' events ([`super::spool`]),
+//! in one unnamed temporary file, each run of records written once and read back a small
+//! window at a time, so what stays in memory per message or op is nothing. Records have a
+//! text, so they are of any length: a fixed head, then the text's length and bytes
+//! (little-endian). A reader's window grows to the longest record it meets, no further.
+
+use super::plan::{HostZone, Message};
+use super::protocol::MessageSeverity;
+use crate::error::{Error, Result};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::marker::PhantomData;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+/// Bytes read from the file at a time, per reader.
+const WINDOW: usize = 4096;
+
+/// A record kept in the file.
+pub(crate) trait Record: Sized {
+    /// Appends the record's bytes.
+    fn put(&self, out: &mut Vec<u8>);
+    /// The record at the start of `b` and its length in bytes; `None` when `b` holds only
+    /// part of it.
+    fn take(b: &[u8]) -> Option<(Self, usize)>;
+}
+
+/// A run of records in the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub offset: u64,
+    pub bytes: u64,
+    pub count: u64,
+}
+
+/// Records being written (while the stream is built).
+pub(crate) struct RecordWriter {
+    out: Option<BufWriter<File>>,
+    bytes: u64,
+    buf: Vec<u8>,
+}
+
+/// The finished file, shared by every session that serves the stream.
+#[derive(Clone, Debug)]
+pub(crate) struct RecordSpool {
+    file: Option<Arc<File>>,
+}
+
+fn spool_error(op: &'static str, e: io::Error) -> Error {
+    Error::io(std::env::temp_dir(), op, e)
+}
+
+impl RecordWriter {
+    pub fn new() -> RecordWriter {
+        RecordWriter {
+            out: None,
+            bytes: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Appends a run of records; where it is.
+    pub fn run<R: Record>(&mut self, records: impl IntoIterator<Item = R>) -> Result<Span> {
+        let offset = self.bytes;
+        let mut count = 0;
+        for r in records {
+            self.buf.clear();
+            r.put(&mut self.buf);
+            let out = match &mut self.out {
+                Some(out) => out,
+                None => {
+                    let f = tempfile::tempfile().map_err(|e| {
+                        spool_error("create the Tracy stream's message spool in", e)
+                    })?;
+                    self.out.insert(BufWriter::with_capacity(1 << 16, f))
+                }
+            };
+            out.write_all(&self.buf)
+                .map_err(|e| spool_error("write the Tracy stream's message spool in", e))?;
+            self.bytes += self.buf.len() as u64;
+            count += 1;
+        }
+        Ok(Span {
+            offset,
+            bytes: self.bytes - offset,
+            count,
+        })
+    }
+
+    /// The file, written out.
+    pub fn finish(self) -> Result<RecordSpool> {
+        let file = match self.out {
+            Some(out) => Some(Arc::new(out.into_inner().map_err(|e| {
+                spool_error("write the Tracy stream's message spool in", e.into_error())
+            })?)),
+            None => None,
+        };
+        Ok(RecordSpool { file })
+    }
+}
+
+impl RecordSpool {
+    /// A reader of `span`'s records.
+    pub fn reader<R: Record>(&self, span: Span) -> RecordReader<R> {
+        RecordReader {
+            file: self.file.clone(),
+            next: span.offset,
+            end: span.offset + span.bytes,
+            buf: Vec::new(),
+            pos: 0,
+            record: PhantomData,
+        }
+    }
+
+    /// Every record of `span` (for tests).
+    #[cfg(test)]
+    pub fn all<R: Record>(&self, span: Span) -> Vec<R> {
+        let mut r = self.reader(span);
+        std::iter::from_fn(|| r.next().unwrap()).collect()
+    }
+}
+
+/// One run's records, read a window at a time.
+pub(crate) struct RecordReader<R> {
+    file: Option<Arc<File>>,
+    /// Next byte to read from the file, and the end of the run.
+    next: u64,
+    end: u64,
+    buf: Vec<u8>,
+    pos: usize,
+    record: PhantomData<R>,
+}
+
+impl<R: Record> RecordReader<R> {
+    /// The next record, `None` after the last.
+    pub fn next(&mut self) -> io::Result<Option<R>> {
+        loop {
+            if let Some((r, used)) = R::take(&self.buf[self.pos..]) {
+                self.pos += used;
+                return Ok(Some(r));
+            }
+            let left = self.end - self.next;
+            if left == 0 {
+                if self.pos < self.buf.len() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "a record cut short at the end of its run",
+                    ));
+                }
+                return Ok(None);
+            }
+            let Some(file) = self.file.as_deref() else {
+                return Ok(None);
+            };
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            let n = (WINDOW as u64).min(left) as usize;
+            let at = self.buf.len();
+            self.buf.resize(at + n, 0);
+            file.read_exact_at(&mut self.buf[at..], self.next)?;
+            self.next += n as u64;
+        }
+    }
+}
+
+/// `text`'s length and bytes.
+fn put_text(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// The text after a head of `head` bytes, and the record's whole length.
+fn take_text(b: &[u8], head: usize) -> Option<(String, usize)> {
+    let len = u32::from_le_bytes(b.get(head..head + 4)?.try_into().ok()?) as usize;
+    let text = b.get(head + 4..head + 4 + len)?;
+    Some((String::from_utf8_lossy(text).into_owned(), head + 4 + len))
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or_default())
+}
+
+fn i64_at(b: &[u8], at: usize) -> i64 {
+    i64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
+}
+
+/// thread u32, time i64, severity (as Tracy's metadata byte), text.
+impl Record for Message {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.thread.to_le_bytes());
+        out.extend_from_slice(&self.time.to_le_bytes());
+        out.push(self.severity.metadata());
+        put_text(out, &self.text);
+    }
+
+    fn take(b: &[u8]) -> Option<(Message, usize)> {
+        let (text, used) = take_text(b, 13)?;
+        let severity = MessageSeverity::from_metadata(b[12]).unwrap_or(MessageSeverity::Info);
+        let m = Message {
+            thread: u32_at(b, 0),
+            time: i64_at(b, 4),
+            severity,
+            text,
+        };
+        Some((m, used))
+    }
+}
+
+/// start i64, end i64, source location u32, text.
+impl Record for HostZone {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.start.to_le_bytes());
+        out.extend_from_slice(&self.end.to_le_bytes());
+        out.extend_from_slice(&self.srcloc.to_le_bytes());
+        put_text(out, &self.text);
+    }
+
+    fn take(b: &[u8]) -> Option<(HostZone, usize)> {
+        let (text, used) = take_text(b, 20)?;
+        let z = HostZone {
+            start: i64_at(b, 0),
+            end: i64_at(b, 8),
+            srcloc: u32_at(b, 16),
+            text,
+        };
+        Some((z, used))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(i: usize, text: String) -> Message {
+        Message {
+            thread: i as u32 * 7,
+            time: i as i64 * 1000 - 5,
+            severity: if i.is_multiple_of(3) {
+                MessageSeverity::Warning
+            } else {
+                MessageSeverity::Info
+            },
+            text,
+        }
+    }
+
+    #[test]
+    fn records_of_any_length_read_back_in_windows_as_written() {
+        let mut w = RecordWriter::new();
+        // Short texts across many windows, a text longer than a window, an empty text.
+        let short: Vec<Message> = (0..2000)
+            .map(|i| message(i, format!("event {i}")))
+            .collect();
+        let long = vec![
+            message(1, "x".repeat(3 * WINDOW + 5)),
+            message(2, String::new()),
+            message(3, "é".repeat(10)),
+        ];
+        let zones: Vec<HostZone> = (0..50)
+            .map(|i| HostZone {
+                start: i,
+                end: i + 10,
+                srcloc: i as u32,
+                text: format!("op=Op{i} run=1 device=0"),
+            })
+            .collect();
+        let a = w.run(short.clone()).unwrap();
+        let empty = w.run(Vec::<Message>::new()).unwrap();
+        let b = w.run(long.clone()).unwrap();
+        let z = w.run(zones.clone()).unwrap();
+        let s = w.finish().unwrap();
+        let text = |m: &[Message]| -> Vec<(u32, i64, MessageSeverity, String)> {
+            m.iter()
+                .map(|m| (m.thread, m.time, m.severity, m.text.clone()))
+                .collect()
+        };
+        assert_eq!(text(&s.all::<Message>(a)), text(&short));
+        assert_eq!(empty.count, 0);
+        assert!(s.all::<Message>(empty).is_empty());
+        assert_eq!(text(&s.all::<Message>(b)), text(&long));
+        let back: Vec<(i64, i64, u32, String)> = s
+            .all::<HostZone>(z)
+            .into_iter()
+            .map(|z| (z.start, z.end, z.srcloc, z.text))
+            .collect();
+        let want: Vec<(i64, i64, u32, String)> = zones
+            .into_iter()
+            .map(|z| (z.start, z.end, z.srcloc, z.text))
+            .collect();
+        assert_eq!(back, want);
+        // Two readers of one run interleaved keep their places.
+        let (mut r1, mut r2) = (s.reader::<Message>(a), s.reader::<Message>(a));
+        for m in &short {
+            assert_eq!(r1.next().unwrap().unwrap().text, m.text);
+            assert_eq!(r2.next().unwrap().unwrap().text, m.text);
+        }
+        assert!(r1.next().unwrap().is_none());
+        // A stream without records has no file.
+        assert!(RecordWriter::new()
+            .finish()
+            .unwrap()
+            .all::<Message>(a)
+            .is_empty());
+    }
+}
