@@ -57,6 +57,7 @@
 //! (DuckDB: `read_parquet('DIR/zones/*/*/*.parquet', hive_partitioning = true)`).
 
 mod direct;
+mod keys;
 mod sink;
 mod tables;
 
