@@ -31,7 +31,7 @@ enum Layout {
 
 /// One column of the open row group: encoded by arrow-rs, or (strings) from its keys.
 enum Column {
-    Arrow(ArrowColumnWriter),
+    Arrow(Box<ArrowColumnWriter>),
     Keys(KeyColumn),
 }
 
@@ -98,7 +98,7 @@ impl Table {
                 .enumerate()
                 .map(|(i, (w, f))| match f.data_type() {
                     DataType::Dictionary(..) => Column::Keys(KeyColumn::new(descr.column(i))),
-                    _ => Column::Arrow(w),
+                    _ => Column::Arrow(Box::new(w)),
                 })
                 .collect();
             self.group = Some((columns, 0));
