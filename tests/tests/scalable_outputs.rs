@@ -190,6 +190,8 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
             "SELECT host, chip, tile_x, tile_y, risc, op, name, duration_ns FROM read_parquet('{dataset}', \
              hive_partitioning = true) ORDER BY duration_ns DESC LIMIT 5"
         ),
+        // A zone's end in host ns has no column: it is start_ns + duration_ns.
+        format!("SELECT max(start_ns + duration_ns), sum(start_ns + duration_ns)::VARCHAR FROM '{zones}'"),
     ]);
     let by_name: BTreeMap<String, (u64, u64)> = r[0]
         .iter()
@@ -236,6 +238,19 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
     assert_eq!(r[5].len(), 5);
     assert_eq!(r[5][0][7].as_i64(), Some(slowest), "{:?}", r[5]);
     assert_eq!(s(&r[5][0][0]), HOST);
+    let ends: Vec<i64> = profile
+        .rings()
+        .flat_map(|v| v.zones)
+        .map(|z| z.end_ns.round() as i64)
+        .collect();
+    assert_eq!(
+        (r[6][0][0].as_i64(), s(&r[6][0][1])),
+        (
+            ends.iter().max().copied(),
+            ends.iter().map(|&e| e as i128).sum::<i128>().to_string()
+        ),
+        "the zones' ends"
+    );
 }
 
 /// Perfetto's trace processor in headless Chromium (shared with tests/lines.rs).

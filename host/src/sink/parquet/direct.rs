@@ -164,11 +164,7 @@ fn zones_batch(
     let mut place = Vec::with_capacity(n);
     let mut depth = Vec::with_capacity(n);
     let (mut start_c, mut end_c) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut start_ns, mut end_ns, mut dur) = (
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-        Vec::with_capacity(n),
-    );
+    let (mut start_ns, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut value = Vec::with_capacity(n);
     // Ends of the zones open so far, earliest first: a zone opens inside every one that
     // ends after its start.
@@ -186,7 +182,6 @@ fn zones_batch(
         end_c.push(e);
         let (a, b) = (ns(s), ns(e));
         start_ns.push(a);
-        end_ns.push(b);
         dur.push(b - a);
         value.push((r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32));
     }
@@ -195,7 +190,6 @@ fn zones_batch(
     c.push(Arc::new(UInt64Array::from(start_c)));
     c.push(Arc::new(UInt64Array::from(end_c)));
     c.push(Arc::new(Int64Array::from(start_ns)));
-    c.push(Arc::new(Int64Array::from(end_ns)));
     c.push(Arc::new(Int64Array::from(dur)));
     c.push(Arc::new(UInt32Array::from(value)));
     RecordBatch::try_new(schema.clone(), c)

@@ -1,6 +1,7 @@
 //! The Parquet tables as a sink: three files in a directory, or a hive-partitioned dataset.
 
 use super::direct;
+use super::keys::KeyColumn;
 use super::tables::{self, Dictionaries};
 use super::{MARKS_FILE, OPS_FILE, ROW_GROUP_ROWS, ZONES_FILE};
 use crate::atomic::AtomicFile;
@@ -8,10 +9,13 @@ use crate::error::{Error, Result};
 use crate::profile::{Profile, RingView};
 use crate::sink::{self, Finished, Sink};
 use arrow_array::RecordBatch;
+use arrow_schema::DataType;
 use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,10 +29,23 @@ enum Layout {
     Dataset { dir: PathBuf, host: String },
 }
 
-/// One Parquet file being written.
+/// One column of the open row group: encoded by arrow-rs, or (strings) from its keys.
+enum Column {
+    Arrow(Box<ArrowColumnWriter>),
+    Keys(KeyColumn),
+}
+
+/// One Parquet file being written: row groups of [`ROW_GROUP_ROWS`] rows or so, each
+/// column encoded as its batches come, the string columns from their dictionary keys
+/// ([`super::keys`]), the others by arrow-rs.
 struct Table {
     path: PathBuf,
-    writer: ArrowWriter<AtomicFile>,
+    file: SerializedFileWriter<AtomicFile>,
+    columns: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// The open row group's columns and rows.
+    group: Option<(Vec<Column>, usize)>,
+    groups: usize,
     rows: u64,
 }
 
@@ -44,11 +61,16 @@ impl Table {
             crate::atomic::create_dir_within(root, dir)?;
         }
         let file = AtomicFile::create(&path)?;
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        let (file, columns) = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .and_then(|w| w.into_serialized_writer())
             .map_err(|e| pq_error(&path, e))?;
         Ok(Table {
             path,
-            writer,
+            file,
+            columns,
+            schema,
+            group: None,
+            groups: 0,
             rows: 0,
         })
     }
@@ -58,26 +80,84 @@ impl Table {
         if batch.num_rows() == 0 {
             return Ok(());
         }
+        self.append(&batch).map_err(|e| pq_error(&self.path, e))?;
         self.rows += batch.num_rows() as u64;
-        self.writer
-            .write(&batch)
-            .map_err(|e| pq_error(&self.path, e))?;
-        if self.writer.in_progress_rows() >= ROW_GROUP_ROWS {
-            self.writer.flush().map_err(|e| pq_error(&self.path, e))?;
+        if self.group.as_ref().is_some_and(|g| g.1 >= ROW_GROUP_ROWS) {
+            self.close_group().map_err(|e| pq_error(&self.path, e))?;
         }
         Ok(())
     }
 
+    fn append(&mut self, batch: &RecordBatch) -> parquet::errors::Result<()> {
+        if self.group.is_none() {
+            let writers = self.columns.create_column_writers(self.groups)?;
+            let descr = self.file.schema_descr();
+            let columns = writers
+                .into_iter()
+                .zip(self.schema.fields())
+                .enumerate()
+                .map(|(i, (w, f))| match f.data_type() {
+                    DataType::Dictionary(..) => Column::Keys(KeyColumn::new(descr.column(i))),
+                    _ => Column::Arrow(Box::new(w)),
+                })
+                .collect();
+            self.group = Some((columns, 0));
+        }
+        let Some((columns, rows)) = self.group.as_mut() else {
+            return Ok(());
+        };
+        for ((c, field), array) in columns
+            .iter_mut()
+            .zip(self.schema.fields())
+            .zip(batch.columns())
+        {
+            match c {
+                Column::Keys(k) => k.push(array)?,
+                Column::Arrow(w) => {
+                    for leaf in compute_leaves(field, array)? {
+                        w.write(&leaf)?;
+                    }
+                }
+            }
+        }
+        *rows += batch.num_rows();
+        Ok(())
+    }
+
+    /// Writes the open row group, if any.
+    fn close_group(&mut self) -> parquet::errors::Result<()> {
+        let Some((columns, _)) = self.group.take() else {
+            return Ok(());
+        };
+        let mut group = self.file.next_row_group()?;
+        for c in columns {
+            match c {
+                Column::Arrow(w) => w.close()?.append_to_row_group(&mut group)?,
+                Column::Keys(k) => {
+                    let (bytes, close) = k.finish(ZSTD_LEVEL)?;
+                    group.append_column(&bytes, close)?;
+                }
+            }
+        }
+        group.close()?;
+        self.groups += 1;
+        Ok(())
+    }
+
     /// Writes the footer and renames the file into place.
-    fn commit(self) -> Result<PathBuf> {
+    fn commit(mut self) -> Result<PathBuf> {
+        self.close_group().map_err(|e| pq_error(&self.path, e))?;
         let file = self
-            .writer
+            .file
             .into_inner()
             .map_err(|e| pq_error(&self.path, e))?;
         file.commit()?;
         Ok(self.path)
     }
 }
+
+/// The zstd level of every page.
+const ZSTD_LEVEL: i32 = 1;
 
 fn pq_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
     match e {
@@ -101,7 +181,9 @@ fn pq_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
 /// byte-stream-split durations (the reasons and the measurements: DESIGN.md, "Outputs").
 fn properties() -> WriterProperties {
     let mut b = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()))
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(ZSTD_LEVEL).unwrap_or_default(),
+        ))
         .set_max_row_group_row_count(None)
         // A page per column per row group: fewer page headers and zstd frames (each
         // frame a new zstd context), a little better compressed.
@@ -111,7 +193,6 @@ fn properties() -> WriterProperties {
         "start_cycles",
         "end_cycles",
         "start_ns",
-        "end_ns",
         "cycles",
         "ns",
         "value",

@@ -47,7 +47,6 @@ pub fn zones_schema(with_chip: bool) -> SchemaRef {
         Field::new("start_cycles", DataType::UInt64, false),
         Field::new("end_cycles", DataType::UInt64, false),
         Field::new("start_ns", DataType::Int64, false),
-        Field::new("end_ns", DataType::Int64, false),
         Field::new("duration_ns", DataType::Int64, false),
         Field::new("value", DataType::UInt32, true),
     ]);
@@ -213,7 +212,6 @@ pub(crate) fn zones_batch(
         zones.iter().map(|z| z.end_cycles).collect::<UInt64Array>(),
     ));
     c.push(Arc::new(Int64Array::from(start_ns)));
-    c.push(Arc::new(Int64Array::from(end_ns)));
     c.push(Arc::new(Int64Array::from(duration)));
     c.push(Arc::new(
         zones.iter().map(|z| z.value).collect::<UInt32Array>(),

@@ -449,6 +449,27 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
         assert!(want.len() >= 120, "{}", want.len());
         assert_eq!(cells(&zones), want);
         assert_eq!(cells(&marks), cells(&want_m));
+        // The zone's end in host ns, which has no column of its own, is `start_ns +
+        // duration_ns`, exactly the model's end rounded.
+        let column = |b: &arrow_array::RecordBatch, c: &str| {
+            b.column_by_name(c)
+                .unwrap()
+                .as_primitive::<Int64Type>()
+                .values()
+                .to_vec()
+        };
+        let ends: Vec<i64> = zones
+            .iter()
+            .flat_map(|b| {
+                let (s, d) = (column(b, "start_ns"), column(b, "duration_ns"));
+                s.into_iter().zip(d).map(|(s, d)| s + d).collect::<Vec<_>>()
+            })
+            .collect();
+        let want_ends: Vec<i64> = p
+            .rings()
+            .flat_map(|v| v.zones.into_iter().map(|z| tables::whole_ns(z.end_ns)))
+            .collect();
+        assert_eq!(ends, want_ends);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
