@@ -16,7 +16,6 @@
 
 use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{Arch, NocCoord, Risc};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -25,45 +24,27 @@ use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
 use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
 use ttprof_rt::sim::Sim;
 
+mod support;
+use support::{bin, limited, p, text, ttprof, wrapper_sites, zone_ends, Scratch};
+
 const ARCH: Arch = Arch::WormholeB0;
 const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
 /// Zones per ring (~6 bytes each: 6 KB of an 8 KB ring).
 const LOOPS: usize = 1000;
 
 struct Fixture {
-    dir: PathBuf,
+    dir: Scratch,
     image: PathBuf,
     oplog: PathBuf,
     /// Every zone the rings hold (loops and the FW/KERNEL wrappers).
     zones: usize,
 }
 
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
 /// One core's launch of run 1: `LOOPS` zones inside its FW/KERNEL wrappers.
 fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
     let sim = Sim::install(ARCH, risc, 0);
     sim.set_tick(0);
-    let (fw, kernel) = match risc {
-        Risc::Brisc => (
-            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL"),
-        ),
-        Risc::Ncrisc => (
-            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"),
-        ),
-        _ => (
-            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL"),
-        ),
-    };
+    let (fw, kernel) = wrapper_sites(risc);
     sim.set_clock(1_000_000 + 11 * risc.index() as u64);
     let fw_start = sim.clock();
     assert!(sim.begin_launch(1));
@@ -79,6 +60,24 @@ fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
     sim.record_span(fw, fw_start, sim.clock());
     sim.end_launch();
     (sim.l1(), sim.sites(), LOOPS + 2)
+}
+
+/// The op log of run 1, one op `Loop` whose kernels are `bindings`.
+fn write_loop_oplog(path: &Path, bindings: Vec<KernelBinding>) {
+    let mut w = OpLogWriter::create(path).unwrap();
+    w.op(&OpRecord {
+        run_id: 1,
+        device: 0,
+        op_code: "Loop".into(),
+        op_type: "tt_dnn_device".into(),
+        attributes: Default::default(),
+        inputs: vec![],
+        outputs: vec![],
+        host_start_ns: 900_000,
+        host_end_ns: 2_000_000,
+        kernels: bindings,
+    })
+    .unwrap();
 }
 
 fn fixture(name: &str) -> Fixture {
@@ -103,79 +102,18 @@ fn fixture(name: &str) -> Fixture {
     let image = dir.join("device.img");
     builder.write(&image).unwrap();
     let oplog = dir.join("ops.jsonl");
-    let mut w = OpLogWriter::create(&oplog).unwrap();
-    w.op(&OpRecord {
-        run_id: 1,
-        device: 0,
-        op_code: "Loop".into(),
-        op_type: "tt_dnn_device".into(),
-        attributes: Default::default(),
-        inputs: vec![],
-        outputs: vec![],
-        host_start_ns: 900_000,
-        host_end_ns: 2_000_000,
-        kernels: bindings,
-    })
-    .unwrap();
+    write_loop_oplog(&oplog, bindings);
     Fixture {
-        dir,
+        dir: Scratch(dir),
         image,
         oplog,
         zones,
     }
 }
 
-/// The `ttprof` under test: this build's, or `TTPROF_BIN`.
-fn bin() -> PathBuf {
-    std::env::var_os("TTPROF_BIN").map_or_else(
-        || PathBuf::from(env!("CARGO_BIN_EXE_ttprof")),
-        PathBuf::from,
-    )
-}
-
-fn ttprof(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("run ttprof")
-}
-
-/// `ttprof` with its address space limited to `bytes` (`setrlimit(RLIMIT_AS)` in the child).
+/// `ttprof` with its address space limited to `bytes`.
 fn ttprof_limited(bytes: u64, args: &[&str]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.args(args);
-    // SAFETY: only an async-signal-safe system call between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: bytes as libc::rlim_t,
-                rlim_max: bytes as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    cmd.output().expect("run ttprof")
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// `ZONE_END` rows of a device CSV.
-fn zone_ends(csv: &Path) -> usize {
-    std::fs::read_to_string(csv)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(",ZONE_END,"))
-        .count()
+    limited(bytes, args).output().expect("run ttprof")
 }
 
 // --- Item 1: outputs replace nothing but a regular file, and never an input ---------------
@@ -745,26 +683,16 @@ fn one_ring(name: &str, damage: impl Fn(&mut ImageBuilder, NocCoord)) -> Fixture
     let image = dir.join("device.img");
     builder.write(&image).unwrap();
     let oplog = dir.join("ops.jsonl");
-    let mut w = OpLogWriter::create(&oplog).unwrap();
-    w.op(&OpRecord {
-        run_id: 1,
-        device: 0,
-        op_code: "Loop".into(),
-        op_type: "tt_dnn_device".into(),
-        attributes: Default::default(),
-        inputs: vec![],
-        outputs: vec![],
-        host_start_ns: 900_000,
-        host_end_ns: 2_000_000,
-        kernels: vec![KernelBinding {
+    write_loop_oplog(
+        &oplog,
+        vec![KernelBinding {
             risc: "BRISC".into(),
             elf: "k.elf".into(),
             cores: vec![[tile.x, tile.y]],
         }],
-    })
-    .unwrap();
+    );
     Fixture {
-        dir,
+        dir: Scratch(dir),
         image,
         oplog,
         zones,

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ttprof_tests::{file_starting, run_demo, ttprof, workspace};
+use ttprof_tests::{file_starting, fresh_dir, run_demo, ttprof, workspace};
 
 /// Zones per name in a directory's Chrome trace (its `B` events).
 fn zones_per_name(dir: &Path) -> BTreeMap<String, usize> {
@@ -150,10 +150,7 @@ fn small_log(extra: &str) -> String {
 }
 
 fn dir(name: &str) -> PathBuf {
-    let d = workspace().join("target/test-import-small").join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    fresh_dir(&format!("target/test-import-small/{name}"))
 }
 
 #[test]
