@@ -106,6 +106,29 @@ fn kernel(dir: &Path, risc: &str) -> std::path::PathBuf {
     out.split_whitespace().nth(1).unwrap().into()
 }
 
+/// `ttprof run` of the long run: 24 launches on a 4x4 grid's BRISC and NCRISC, 3,125 zones
+/// a RISC each (2.4 M zones), without its `--out`.
+fn long_run_args(brisc: &Path, ncrisc: &Path) -> Vec<String> {
+    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
+    [
+        "run",
+        "--grid",
+        "4x4",
+        "--kernel",
+        &k("brisc", brisc),
+        "--kernel",
+        &k("ncrisc", ncrisc),
+        "--arg",
+        "brisc=3125",
+        "--arg",
+        "ncrisc=3125",
+        "--launches",
+        "24",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// Zones of a `ttprof run` output folder (its device CSV's `ZONE_END` rows).
 fn zones_of(out: &Path) -> u64 {
     support::zone_ends(&out.join("profile_log_device.csv")) as u64
@@ -121,27 +144,10 @@ fn a_run_of_many_launches_stays_within_a_small_address_space() {
     let dir = temp_dir("bounded-run");
     let (brisc, ncrisc) = (kernel(&dir, "brisc"), kernel(&dir, "ncrisc"));
     let out = dir.join("run");
-    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
-    let o = limited_to(
-        RUN_LIMIT,
-        &[
-            "run",
-            "--grid",
-            "4x4",
-            "--kernel",
-            &k("brisc", &brisc),
-            "--kernel",
-            &k("ncrisc", &ncrisc),
-            "--arg",
-            "brisc=3125",
-            "--arg",
-            "ncrisc=3125",
-            "--launches",
-            "24",
-            "--out",
-            p(&out),
-        ],
-    );
+    let mut args = long_run_args(&brisc, &ncrisc);
+    args.extend(["--out".into(), p(&out).into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = limited_to(RUN_LIMIT, &args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let zones = zones_of(&out);
     assert!(zones >= 24 * 32 * 3125, "{zones} zones");
@@ -173,22 +179,9 @@ fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space()
     let run_out = dir.join("run");
     let flag = dir.join("capturing");
     std::fs::write(&flag, b"").unwrap();
-    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
     let mut run = Command::new(support::bin())
+        .args(long_run_args(&brisc, &ncrisc))
         .args([
-            "run",
-            "--grid",
-            "4x4",
-            "--kernel",
-            &k("brisc", &brisc),
-            "--kernel",
-            &k("ncrisc", &ncrisc),
-            "--arg",
-            "brisc=3125",
-            "--arg",
-            "ncrisc=3125",
-            "--launches",
-            "24",
             "--drain-every-cycles",
             "0",
             "--policy",

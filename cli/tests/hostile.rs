@@ -25,7 +25,7 @@ use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
 use ttprof_rt::sim::Sim;
 
 mod support;
-use support::{bin, limited, p, text, ttprof, wrapper_sites, zone_ends, Scratch};
+use support::{bin, limited, p, put_core, text, ttprof, wrapper_sites, zone_ends, Scratch};
 
 const ARCH: Arch = Arch::WormholeB0;
 const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
@@ -89,14 +89,7 @@ fn fixture(name: &str) -> Fixture {
         for risc in Risc::ALL {
             let (l1, sites, n) = run_core(risc);
             zones += n;
-            builder.put_ring(0, tile, risc, &l1);
-            let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
-            write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
-            bindings.push(KernelBinding {
-                risc: risc.name().into(),
-                elf: elf.into(),
-                cores: vec![[tile.x, tile.y]],
-            });
+            bindings.push(put_core(&mut builder, &dir, tile, risc, (&l1, sites)));
         }
     }
     let image = dir.join("device.img");
@@ -556,6 +549,18 @@ impl Tmpfs {
     }
 }
 
+impl Tmpfs {
+    /// Fills the disk with a file of pages until a write fails; returns the file.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let filler = self.0.join("filler");
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+        filler
+    }
+}
+
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.0).status();
@@ -570,13 +575,7 @@ fn a_capture_whose_spool_disk_fills_writes_what_it_drained() {
     let Some(fs) = Tmpfs::mount(f.dir.join("spool"), "1m") else {
         return;
     };
-    let filler = fs.0.join("filler");
-    {
-        use std::io::Write;
-        let mut w = std::fs::File::create(&filler).unwrap();
-        let page = vec![0xA5u8; 4096];
-        while w.write_all(&page).is_ok() {}
-    }
+    let filler = fs.fill();
     let len = std::fs::metadata(&filler).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
@@ -608,13 +607,7 @@ fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
     let Some(fs) = Tmpfs::mount(f.dir.join("out"), "1m") else {
         return;
     };
-    let filler = fs.0.join("filler");
-    {
-        use std::io::Write;
-        let mut w = std::fs::File::create(&filler).unwrap();
-        let page = vec![0xA5u8; 4096];
-        while w.write_all(&page).is_ok() {}
-    }
+    fs.fill();
     let o = wait(capture(&f, &f.oplog, &["--seconds", "0"]));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let msg = format!(
@@ -882,13 +875,7 @@ fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
     let Some(fs) = Tmpfs::mount(f.dir.join("dataset"), "1m") else {
         return;
     };
-    let filler = fs.0.join("filler");
-    {
-        use std::io::Write;
-        let mut w = std::fs::File::create(&filler).unwrap();
-        let page = vec![0xA5u8; 4096];
-        while w.write_all(&page).is_ok() {}
-    }
+    fs.fill();
     let out = f.dir.join("out");
     let o = ttprof(&[
         "report",

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord, Signpost, TensorDesc};
-use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
+use ttprof::testing::{temp_dir, ImageBuilder};
 use ttprof_rt::sim::Sim;
 
 mod support;
-use support::{p, text, ttprof, wrapper_sites, Scratch};
+use support::{p, put_core, text, ttprof, wrapper_sites, Scratch};
 
 const ARCH: Arch = Arch::WormholeB0;
 const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
@@ -74,14 +74,7 @@ fn fixture(name: &str) -> Fixture {
         for risc in Risc::ALL {
             let (l1, sites, n) = run_core(t, risc, &mut kernels);
             zones += n;
-            builder.put_ring(0, *tile, risc, &l1);
-            let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
-            write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
-            bindings.push(KernelBinding {
-                risc: risc.name().into(),
-                elf: elf.into(),
-                cores: vec![[tile.x, tile.y]],
-            });
+            bindings.push(put_core(&mut builder, &dir, *tile, risc, (&l1, sites)));
         }
     }
     let image = dir.join("device.img");

@@ -4,10 +4,12 @@
 //! device CSV's zones; the FW/KERNEL wrapper sites of a simulated core's launch.
 #![allow(dead_code)]
 
-use riscv_linker::Risc;
+use riscv_linker::{Arch, NocCoord, Risc};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use ttprof::oplog::KernelBinding;
+use ttprof::testing::{write_kernel_elf, ElfSpec, ImageBuilder};
 
 /// The `ttprof` under test: this build's, or `TTPROF_BIN` (the build before a fix).
 pub fn bin() -> PathBuf {
@@ -100,5 +102,25 @@ pub fn wrapper_sites(risc: Risc) -> (ttprof_rt::Site, ttprof_rt::Site) {
             ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"),
             ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL"),
         ),
+    }
+}
+
+/// One simulated core's launch put into a fixture: its ring (`l1`) into the image, its
+/// sites into a kernel ELF in `dir` (`k-X-Y-risc.elf`); the op log's binding of that ELF.
+pub fn put_core(
+    builder: &mut ImageBuilder,
+    dir: &Path,
+    tile: NocCoord,
+    risc: Risc,
+    (l1, sites): (&[u8], Vec<String>),
+) -> KernelBinding {
+    builder.put_ring(0, tile, risc, l1);
+    let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
+    let arch: Arch = builder.geometry.arch;
+    write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(arch, risc, sites)).unwrap();
+    KernelBinding {
+        risc: risc.name().into(),
+        elf: elf.into(),
+        cores: vec![[tile.x, tile.y]],
     }
 }
