@@ -1,12 +1,16 @@
 //! What `ttprof run` does, as a library: the ops of the command line or of a manifest,
 //! their kernels built, checked, launched on the emulator in sequence and profiled.
 //!
-//! [`RunOptions`] holds what the command line gives, spelled as there ([`spec`]); a
-//! [`manifest`] names several ops. [`Run::launch`] checks everything before anything is
-//! created (a bad value, tile, kernel or L1 input costs no build, no run and no output
-//! folder; a build error costs no run), then starts a [`Session`] and launches every op,
-//! loading its DRAM inputs before each launch and storing its outputs after ([`dram`]).
-//! A kernel fault ends the launches and is kept; [`Run::finish`] writes every output
+//! [`RunOptions`] holds what the command line gives, spelled as there: kernels
+//! `RISC=ELF`, `RISC=CRATE_DIR:BINARY` or `RISC=FILE.cpp` (`trisc`: all three TRISCs),
+//! runtime arguments `RISC=V0,V1,..`, tiles `X,Y`, L1 inputs `ADDR=VALUE` or `ADDR=@FILE`,
+//! DRAM buffers `ADDR=@FILE[,key=value..]`, numbers decimal or `0x` hex; a manifest (TOML or
+//! JSON, its paths relative to itself; see the README) names several ops spelled the same.
+//!
+//! [`Run::launch`] checks everything before anything is created (a bad value, tile, kernel
+//! or L1 input costs no build, no run and no output folder; a build error costs no run),
+//! then starts a [`Session`] and launches every op, loading its DRAM inputs before each
+//! launch and storing its outputs after. A kernel fault ends the launches and is kept; [`Run::finish`] writes every output
 //! (ring by ring, memory bounded at any run length) and returns the [`Outcome`].
 
 mod dram;
@@ -25,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// What `ttprof run` is asked: the op (or a manifest of ops), where it runs and how it is
-/// profiled. Values are spelled as on the command line ([`spec`]); numbers are checked
+/// profiled. Values are spelled as on the command line (see the module); numbers are checked
 /// already.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -120,6 +124,14 @@ struct OpPlan {
     attributes: serde_json::Map<String, serde_json::Value>,
 }
 
+/// What a run launches, and on what.
+struct Plan {
+    ops: Vec<PlannedOp>,
+    arch: Arch,
+    grid: (u8, u8),
+    policy: Policy,
+}
+
 /// An op ready to launch: how often, and its DRAM buffers.
 struct PlannedOp {
     op: Op,
@@ -134,7 +146,12 @@ impl Run {
     /// output folder is created; a kernel fault ends the launches and is kept for
     /// [`Run::finish`]; any other error ends the run.
     pub fn launch(options: &RunOptions, progress: &mut dyn FnMut(Progress)) -> Result<Run> {
-        let (ops, arch, grid, policy) = plan(options, progress)?;
+        let Plan {
+            ops,
+            arch,
+            grid,
+            policy,
+        } = plan(options, progress)?;
         let mut cfg = Config::new(arch, grid, &options.out);
         cfg.drain_every_cycles = options.drain_every_cycles;
         cfg.summary_threshold_ns = options.summary_threshold_ns;
@@ -146,7 +163,7 @@ impl Run {
         cfg.timeout = options.timeout;
         if let Some(s) = &options.sample {
             s.check().map_err(|what| Error::Argument { what })?;
-            cfg.sample = Some(s.clone());
+            cfg.sample = Some(*s);
         }
         if let Some(d) = &options.dataset {
             crate::sink::parquet::check_host(&d.host)?;
@@ -197,10 +214,7 @@ impl Run {
 
 /// The ops to launch, the arch, grid and policy: the manifest or the command line's op,
 /// every kernel built, every op checked ([`super::check`]).
-fn plan(
-    options: &RunOptions,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<(Vec<PlannedOp>, Arch, (u8, u8), Policy)> {
+fn plan(options: &RunOptions, progress: &mut dyn FnMut(Progress)) -> Result<Plan> {
     let (manifest, base) = match &options.manifest {
         Some(p) => (
             Some(manifest::read(p)?),
@@ -360,7 +374,12 @@ fn plan(
     for p in &ops {
         super::check(&p.op, arch)?;
     }
-    Ok((ops, arch, grid, policy))
+    Ok(Plan {
+        ops,
+        arch,
+        grid,
+        policy,
+    })
 }
 
 /// One op of a manifest, its paths relative to the manifest's directory `base`.
