@@ -77,14 +77,21 @@ impl DatasetArgs {
     /// The dataset to write, if asked; a host name that cannot name a partition is an
     /// error (checked before anything runs or is consumed).
     pub fn dataset(&self) -> Result<Option<ttprof::outputs::Dataset>> {
-        let Some(dir) = self.dataset.clone() else {
-            return Ok(None);
-        };
+        let dataset = self.unchecked();
+        if let Some(d) = &dataset {
+            ttprof::sink::parquet::check_host(&d.host)?;
+        }
+        Ok(dataset)
+    }
+
+    /// The dataset to write, if asked, its host name not checked yet (the library checks
+    /// it where the command did before: `ttprof run` after building the kernels).
+    pub fn unchecked(&self) -> Option<ttprof::outputs::Dataset> {
+        let dir = self.dataset.clone()?;
         let host = self
             .dataset_host
             .clone()
             .unwrap_or_else(ttprof::sink::parquet::default_host);
-        ttprof::sink::parquet::check_host(&host)?;
-        Ok(Some(ttprof::outputs::Dataset { dir, host }))
+        Some(ttprof::outputs::Dataset { dir, host })
     }
 }

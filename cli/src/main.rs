@@ -17,7 +17,6 @@ mod args;
 mod capture_cmd;
 mod clock_cmd;
 mod diff_cmd;
-mod dram;
 mod import_cmd;
 mod output;
 mod progress;

@@ -6,10 +6,12 @@
 //! fed ring by ring), succeed and write every output. The page's own share is made small
 //! (`TTPROF_HTML_MAX_ZONES`), the one constant that is not.
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Output};
 use ttprof::testing::{long_run, temp_dir};
+
+mod support;
+use support::{p, text};
 
 /// Zones of the run: 2 M zones, 24 bytes a zone as records alone (48 MB), about 280 MB
 /// along the whole path when held.
@@ -28,40 +30,13 @@ fn limited_to(limit: u64, args: &[&str]) -> Output {
     limited_command(limit, args).output().expect("run ttprof")
 }
 
-/// `ttprof args` in a child whose address space is `limit` bytes.
+/// `ttprof args` in a child whose address space is `limit` bytes, with one malloc arena
+/// (each further one reserves 64 MiB of address space) and a small page share.
 fn limited_command(limit: u64, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ttprof"));
-    c.args(args)
-        // One malloc arena: each further one reserves 64 MiB of address space.
-        .env("MALLOC_ARENA_MAX", "1")
+    let mut c = support::limited(limit, args);
+    c.env("MALLOC_ARENA_MAX", "1")
         .env("TTPROF_HTML_MAX_ZONES", "10000");
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        c.pre_exec(move || {
-            let lim = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     c
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "exit {:?}\n{}{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 #[test]
@@ -121,7 +96,7 @@ const KERNEL: &str = long_run::ZONES_KERNEL_CPP;
 fn kernel(dir: &Path, risc: &str) -> std::path::PathBuf {
     let src = dir.join("zones.cpp");
     std::fs::write(&src, KERNEL).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+    let o = Command::new(support::bin())
         .args(["build", "--core", risc, p(&src), "--target-dir"])
         .arg(dir.join(risc))
         .output()
@@ -131,10 +106,32 @@ fn kernel(dir: &Path, risc: &str) -> std::path::PathBuf {
     out.split_whitespace().nth(1).unwrap().into()
 }
 
+/// `ttprof run` of the long run: 24 launches on a 4x4 grid's BRISC and NCRISC, 3,125 zones
+/// a RISC each (2.4 M zones), without its `--out`.
+fn long_run_args(brisc: &Path, ncrisc: &Path) -> Vec<String> {
+    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
+    [
+        "run",
+        "--grid",
+        "4x4",
+        "--kernel",
+        &k("brisc", brisc),
+        "--kernel",
+        &k("ncrisc", ncrisc),
+        "--arg",
+        "brisc=3125",
+        "--arg",
+        "ncrisc=3125",
+        "--launches",
+        "24",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// Zones of a `ttprof run` output folder (its device CSV's `ZONE_END` rows).
-fn zone_ends(out: &Path) -> u64 {
-    let csv = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
-    csv.lines().filter(|l| l.contains(",ZONE_END,")).count() as u64
+fn zones_of(out: &Path) -> u64 {
+    support::zone_ends(&out.join("profile_log_device.csv")) as u64
 }
 
 #[test]
@@ -147,29 +144,12 @@ fn a_run_of_many_launches_stays_within_a_small_address_space() {
     let dir = temp_dir("bounded-run");
     let (brisc, ncrisc) = (kernel(&dir, "brisc"), kernel(&dir, "ncrisc"));
     let out = dir.join("run");
-    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
-    let o = limited_to(
-        RUN_LIMIT,
-        &[
-            "run",
-            "--grid",
-            "4x4",
-            "--kernel",
-            &k("brisc", &brisc),
-            "--kernel",
-            &k("ncrisc", &ncrisc),
-            "--arg",
-            "brisc=3125",
-            "--arg",
-            "ncrisc=3125",
-            "--launches",
-            "24",
-            "--out",
-            p(&out),
-        ],
-    );
+    let mut args = long_run_args(&brisc, &ncrisc);
+    args.extend(["--out".into(), p(&out).into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = limited_to(RUN_LIMIT, &args);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let zones = zone_ends(&out);
+    let zones = zones_of(&out);
     assert!(zones >= 24 * 32 * 3125, "{zones} zones");
     // The snapshot it wrote holds every record too: `report` of it gives the same rows.
     let again = dir.join("report");
@@ -184,7 +164,7 @@ fn a_run_of_many_launches_stays_within_a_small_address_space() {
         p(&again),
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(zone_ends(&again), zones);
+    assert_eq!(zones_of(&again), zones);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -199,22 +179,9 @@ fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space()
     let run_out = dir.join("run");
     let flag = dir.join("capturing");
     std::fs::write(&flag, b"").unwrap();
-    let k = |r: &str, e: &Path| format!("{r}={}", e.display());
-    let mut run = Command::new(env!("CARGO_BIN_EXE_ttprof"))
+    let mut run = Command::new(support::bin())
+        .args(long_run_args(&brisc, &ncrisc))
         .args([
-            "run",
-            "--grid",
-            "4x4",
-            "--kernel",
-            &k("brisc", &brisc),
-            "--kernel",
-            &k("ncrisc", &ncrisc),
-            "--arg",
-            "brisc=3125",
-            "--arg",
-            "ncrisc=3125",
-            "--launches",
-            "24",
             "--drain-every-cycles",
             "0",
             "--policy",
@@ -262,7 +229,7 @@ fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space()
     // Zones the producers recorded before the capture attached were dropped (exit 2, with
     // the count); every other one is in the outputs.
     assert!(matches!(o.status.code(), Some(0 | 2)), "{}", text(&o));
-    let zones = zone_ends(&out);
+    let zones = zones_of(&out);
     assert!(zones >= 2_000_000, "{zones} zones\n{}", text(&o));
     assert!(out.join("ttprof_summary.txt").exists(), "{}", text(&o));
     std::fs::remove_dir_all(&dir).unwrap();

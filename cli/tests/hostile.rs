@@ -16,7 +16,6 @@
 
 use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{Arch, NocCoord, Risc};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -25,45 +24,27 @@ use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
 use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
 use ttprof_rt::sim::Sim;
 
+mod support;
+use support::{bin, limited, p, put_core, text, ttprof, wrapper_sites, zone_ends, Scratch};
+
 const ARCH: Arch = Arch::WormholeB0;
 const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
 /// Zones per ring (~6 bytes each: 6 KB of an 8 KB ring).
 const LOOPS: usize = 1000;
 
 struct Fixture {
-    dir: PathBuf,
+    dir: Scratch,
     image: PathBuf,
     oplog: PathBuf,
     /// Every zone the rings hold (loops and the FW/KERNEL wrappers).
     zones: usize,
 }
 
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
 /// One core's launch of run 1: `LOOPS` zones inside its FW/KERNEL wrappers.
 fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
     let sim = Sim::install(ARCH, risc, 0);
     sim.set_tick(0);
-    let (fw, kernel) = match risc {
-        Risc::Brisc => (
-            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL"),
-        ),
-        Risc::Ncrisc => (
-            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"),
-        ),
-        _ => (
-            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL"),
-        ),
-    };
+    let (fw, kernel) = wrapper_sites(risc);
     sim.set_clock(1_000_000 + 11 * risc.index() as u64);
     let fw_start = sim.clock();
     assert!(sim.begin_launch(1));
@@ -81,29 +62,9 @@ fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
     (sim.l1(), sim.sites(), LOOPS + 2)
 }
 
-fn fixture(name: &str) -> Fixture {
-    let dir = temp_dir(name);
-    let mut builder = ImageBuilder::new(ARCH, 1, TILES.to_vec());
-    let mut bindings = Vec::new();
-    let mut zones = 0;
-    for tile in TILES {
-        for risc in Risc::ALL {
-            let (l1, sites, n) = run_core(risc);
-            zones += n;
-            builder.put_ring(0, tile, risc, &l1);
-            let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
-            write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
-            bindings.push(KernelBinding {
-                risc: risc.name().into(),
-                elf: elf.into(),
-                cores: vec![[tile.x, tile.y]],
-            });
-        }
-    }
-    let image = dir.join("device.img");
-    builder.write(&image).unwrap();
-    let oplog = dir.join("ops.jsonl");
-    let mut w = OpLogWriter::create(&oplog).unwrap();
+/// The op log of run 1, one op `Loop` whose kernels are `bindings`.
+fn write_loop_oplog(path: &Path, bindings: Vec<KernelBinding>) {
+    let mut w = OpLogWriter::create(path).unwrap();
     w.op(&OpRecord {
         run_id: 1,
         device: 0,
@@ -117,65 +78,35 @@ fn fixture(name: &str) -> Fixture {
         kernels: bindings,
     })
     .unwrap();
+}
+
+fn fixture(name: &str) -> Fixture {
+    let dir = temp_dir(name);
+    let mut builder = ImageBuilder::new(ARCH, 1, TILES.to_vec());
+    let mut bindings = Vec::new();
+    let mut zones = 0;
+    for tile in TILES {
+        for risc in Risc::ALL {
+            let (l1, sites, n) = run_core(risc);
+            zones += n;
+            bindings.push(put_core(&mut builder, &dir, tile, risc, (&l1, sites)));
+        }
+    }
+    let image = dir.join("device.img");
+    builder.write(&image).unwrap();
+    let oplog = dir.join("ops.jsonl");
+    write_loop_oplog(&oplog, bindings);
     Fixture {
-        dir,
+        dir: Scratch(dir),
         image,
         oplog,
         zones,
     }
 }
 
-/// The `ttprof` under test: this build's, or `TTPROF_BIN`.
-fn bin() -> PathBuf {
-    std::env::var_os("TTPROF_BIN").map_or_else(
-        || PathBuf::from(env!("CARGO_BIN_EXE_ttprof")),
-        PathBuf::from,
-    )
-}
-
-fn ttprof(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().expect("run ttprof")
-}
-
-/// `ttprof` with its address space limited to `bytes` (`setrlimit(RLIMIT_AS)` in the child).
+/// `ttprof` with its address space limited to `bytes`.
 fn ttprof_limited(bytes: u64, args: &[&str]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.args(args);
-    // SAFETY: only an async-signal-safe system call between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let limit = libc::rlimit {
-                rlim_cur: bytes as libc::rlim_t,
-                rlim_max: bytes as libc::rlim_t,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    cmd.output().expect("run ttprof")
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// `ZONE_END` rows of a device CSV.
-fn zone_ends(csv: &Path) -> usize {
-    std::fs::read_to_string(csv)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains(",ZONE_END,"))
-        .count()
+    limited(bytes, args).output().expect("run ttprof")
 }
 
 // --- Item 1: outputs replace nothing but a regular file, and never an input ---------------
@@ -618,6 +549,18 @@ impl Tmpfs {
     }
 }
 
+impl Tmpfs {
+    /// Fills the disk with a file of pages until a write fails; returns the file.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let filler = self.0.join("filler");
+        let mut w = std::fs::File::create(&filler).unwrap();
+        let page = vec![0xA5u8; 4096];
+        while w.write_all(&page).is_ok() {}
+        filler
+    }
+}
+
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.0).status();
@@ -632,13 +575,7 @@ fn a_capture_whose_spool_disk_fills_writes_what_it_drained() {
     let Some(fs) = Tmpfs::mount(f.dir.join("spool"), "1m") else {
         return;
     };
-    let filler = fs.0.join("filler");
-    {
-        use std::io::Write;
-        let mut w = std::fs::File::create(&filler).unwrap();
-        let page = vec![0xA5u8; 4096];
-        while w.write_all(&page).is_ok() {}
-    }
+    let filler = fs.fill();
     let len = std::fs::metadata(&filler).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
@@ -670,13 +607,7 @@ fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
     let Some(fs) = Tmpfs::mount(f.dir.join("out"), "1m") else {
         return;
     };
-    let filler = fs.0.join("filler");
-    {
-        use std::io::Write;
-        let mut w = std::fs::File::create(&filler).unwrap();
-        let page = vec![0xA5u8; 4096];
-        while w.write_all(&page).is_ok() {}
-    }
+    fs.fill();
     let o = wait(capture(&f, &f.oplog, &["--seconds", "0"]));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let msg = format!(
@@ -745,26 +676,16 @@ fn one_ring(name: &str, damage: impl Fn(&mut ImageBuilder, NocCoord)) -> Fixture
     let image = dir.join("device.img");
     builder.write(&image).unwrap();
     let oplog = dir.join("ops.jsonl");
-    let mut w = OpLogWriter::create(&oplog).unwrap();
-    w.op(&OpRecord {
-        run_id: 1,
-        device: 0,
-        op_code: "Loop".into(),
-        op_type: "tt_dnn_device".into(),
-        attributes: Default::default(),
-        inputs: vec![],
-        outputs: vec![],
-        host_start_ns: 900_000,
-        host_end_ns: 2_000_000,
-        kernels: vec![KernelBinding {
+    write_loop_oplog(
+        &oplog,
+        vec![KernelBinding {
             risc: "BRISC".into(),
             elf: "k.elf".into(),
             cores: vec![[tile.x, tile.y]],
         }],
-    })
-    .unwrap();
+    );
     Fixture {
-        dir,
+        dir: Scratch(dir),
         image,
         oplog,
         zones,
@@ -954,13 +875,7 @@ fn a_disk_full_after_the_main_outputs_exits_2_naming_what_was_not_written() {
     let Some(fs) = Tmpfs::mount(f.dir.join("dataset"), "1m") else {
         return;
     };
-    let filler = fs.0.join("filler");
-    {
-        use std::io::Write;
-        let mut w = std::fs::File::create(&filler).unwrap();
-        let page = vec![0xA5u8; 4096];
-        while w.write_all(&page).is_ok() {}
-    }
+    fs.fill();
     let out = f.dir.join("out");
     let o = ttprof(&[
         "report",

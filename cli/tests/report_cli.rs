@@ -9,8 +9,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord, Signpost, TensorDesc};
-use ttprof::testing::{temp_dir, write_kernel_elf, ElfSpec, ImageBuilder};
+use ttprof::testing::{temp_dir, ImageBuilder};
 use ttprof_rt::sim::Sim;
+
+mod support;
+use support::{p, put_core, text, ttprof, wrapper_sites, Scratch};
 
 const ARCH: Arch = Arch::WormholeB0;
 const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
@@ -24,19 +27,11 @@ fn base(run: u32) -> u64 {
 type Spans = BTreeMap<(u32, usize, Risc), (u64, u64)>;
 
 struct Fixture {
-    dir: PathBuf,
+    dir: Scratch,
     image: PathBuf,
     oplog: PathBuf,
     kernels: Spans,
     zones: usize,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
 }
 
 /// One core running every op: the launch sequence of `ttprof_rt::__run`, with the clock
@@ -44,20 +39,7 @@ impl Drop for Fixture {
 fn run_core(t: usize, risc: Risc, kernels: &mut Spans) -> (Vec<u8>, Vec<String>, usize) {
     let sim = Sim::install(ARCH, risc, 0);
     sim.set_tick(0);
-    let (fw, kernel) = match risc {
-        Risc::Brisc => (
-            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "BRISC-KERNEL"),
-        ),
-        Risc::Ncrisc => (
-            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "NCRISC-KERNEL"),
-        ),
-        _ => (
-            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-FW"),
-            ttprof_rt::__site!(ttprof_rt, zone, "TRISC-KERNEL"),
-        ),
-    };
+    let (fw, kernel) = wrapper_sites(risc);
     let mut zones = 0;
     for (run, _) in OPS {
         sim.set_clock(base(run) + 300 * t as u64 + 11 * risc.index() as u64);
@@ -92,14 +74,7 @@ fn fixture(name: &str) -> Fixture {
         for risc in Risc::ALL {
             let (l1, sites, n) = run_core(t, risc, &mut kernels);
             zones += n;
-            builder.put_ring(0, *tile, risc, &l1);
-            let elf = format!("k-{}-{}-{}.elf", tile.x, tile.y, risc.ident());
-            write_kernel_elf(&dir.join(&elf), &ElfSpec::kernel(ARCH, risc, sites)).unwrap();
-            bindings.push(KernelBinding {
-                risc: risc.name().into(),
-                elf: elf.into(),
-                cores: vec![[tile.x, tile.y]],
-            });
+            bindings.push(put_core(&mut builder, &dir, *tile, risc, (&l1, sites)));
         }
     }
     let image = dir.join("device.img");
@@ -107,7 +82,7 @@ fn fixture(name: &str) -> Fixture {
     let oplog = dir.join("ops.jsonl");
     write_oplog(&oplog, &OPS, &bindings);
     Fixture {
-        dir,
+        dir: Scratch(dir),
         image,
         oplog,
         kernels,
@@ -153,13 +128,6 @@ fn write_oplog(path: &Path, ops: &[(u32, &str)], bindings: &[KernelBinding]) {
     }
 }
 
-fn ttprof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ttprof"))
-        .args(args)
-        .output()
-        .expect("run ttprof")
-}
-
 fn report(f: &Fixture, device: &Path, out: &Path) -> Output {
     ttprof(&[
         "report",
@@ -172,18 +140,6 @@ fn report(f: &Fixture, device: &Path, out: &Path) -> Output {
         "--threshold-ns",
         "100",
     ])
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// `(header, rows)` of the op report in `dir` (no quoted cells in this fixture).

@@ -101,6 +101,17 @@ pub enum Error {
     },
     /// A broken invariant of ttprof itself (a bug: please report it with the message).
     Internal(String),
+    /// A capture's outputs could not be written at all: the zones it drained are lost (the
+    /// rings were consumed, so they are nowhere else).
+    CaptureLost {
+        /// Why the outputs could not be written.
+        source: Box<Error>,
+        /// The zones the capture drained.
+        zones: u64,
+        /// The spool shared its disk with the outputs and that disk filled (a spool
+        /// directory on another disk would have kept them).
+        shared_disk: bool,
+    },
     /// Something this build deliberately does not do (e.g. real hardware access), and why.
     Unsupported(String),
     /// Anything else, with its explanation.
@@ -162,6 +173,22 @@ impl fmt::Display for Raw<'_> {
             Error::Unsupported(s) => write!(f, "not supported: {s}"),
             Error::Output { path, what } => write!(f, "{}: {what}", path.display()),
             Error::Internal(s) => write!(f, "internal error (a bug in ttprof): {s}"),
+            Error::CaptureLost {
+                source,
+                zones,
+                shared_disk,
+            } => {
+                let hint = if *shared_disk {
+                    " (a spool whose disk filled shares it with --out: give --spool-dir another disk)"
+                } else {
+                    ""
+                };
+                write!(
+                    f,
+                    "{source}: the {zones} zone(s) this capture drained could not be written and are lost (the rings \
+                     were consumed){hint}"
+                )
+            }
             Error::Other(s) => f.write_str(s),
         }
     }
@@ -171,6 +198,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { source, .. } => Some(source),
+            Error::CaptureLost { source, .. } => Some(source),
             _ => None,
         }
     }

@@ -23,7 +23,9 @@
 //!    stream ([`tracy`]). [`outputs::write_all`] writes the standard set into a directory.
 //!
 //! Around them: [`session`] (feature `emulator`, on by default) builds kernels, runs them on
-//! the bundled emulator, drains and writes everything (what `ttprof run` does); [`kernels`]
+//! the bundled emulator, drains and writes everything (what `ttprof run` does, as
+//! [`session::run`]); [`capture_session`] attaches to live device memory, drains while
+//! kernels run and writes what it took (what `ttprof capture` does); [`kernels`]
 //! builds kernel crates; [`atomic`] and [`files`] are how files are written and read.
 //! Problems in device data are [`issue::Issue`]s (never a panic, never silent); I/O and
 //! unusable inputs are [`Error`]s. The `ttprof` command line is the `ttprof-cli` crate.
@@ -85,6 +87,7 @@ mod model;
 pub mod sink;
 
 pub mod atomic;
+pub mod capture_session;
 pub mod diff;
 pub mod error;
 /// Opening user-named input files: regular files only, reads bounded by their size.

@@ -109,6 +109,24 @@ pub fn ttprof<S: AsRef<OsStr>>(dir: Option<&Path>, args: &[S]) -> Output {
     o
 }
 
+/// [`ttprof`], which must exit 0 (the assertion names the arguments; what it printed is
+/// on the test's stderr already).
+pub fn ttprof_ok<S: AsRef<OsStr>>(dir: Option<&Path>, args: &[S]) -> Output {
+    let o = ttprof(dir, args);
+    let line: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
+    assert_eq!(o.status.code(), Some(0), "ttprof {}", line.join(" "));
+    o
+}
+
+/// The folder `path` under the workspace (e.g. `target/test-lines/cxx`), emptied and
+/// created for one test.
+pub fn fresh_dir(path: &str) -> PathBuf {
+    let dir = workspace().join(path);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The example kernel `name` (examples/kernels), built for Wormhole with profiling on.
 pub fn example_elf(name: &str) -> PathBuf {
     build_kernels(

@@ -5,53 +5,36 @@
 //! `kernel #2`); two distinct ops that share a name are never merged; runs with nothing in
 //! common exit 2; on noisy runs a zone with too few samples says so.
 
-use riscv_linker::Arch;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use ttprof_tests::{build_kernels, ttprof_binary, workspace};
+use std::process::Output;
+use ttprof_tests::{example_elf, ttprof, ttprof_ok, workspace};
 
 fn run(out: &Path, iterations: u32) {
-    let sums = build_kernels(
-        &workspace().join("examples/kernels"),
-        Arch::WormholeB0,
-        false,
-        &[],
-    );
-    let elf = sums.elf("sums").unwrap();
+    let elf = example_elf("sums");
     let _ = std::fs::remove_dir_all(out);
-    let o = Command::new(ttprof_binary())
-        .args(["run", "--grid", "2x1", "--kernel"])
-        .arg(format!("brisc={}", elf.display()))
-        .args([
-            "--l1",
-            &format!("0x30000={iterations}"),
-            "--launches",
-            "2",
-            "--out",
-        ])
-        .arg(out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    ttprof_ok(
+        None,
+        &[
+            "run".into(),
+            "--grid".into(),
+            "2x1".into(),
+            "--kernel".into(),
+            format!("brisc={}", elf.display()),
+            "--l1".into(),
+            format!("0x30000={iterations}"),
+            "--launches".into(),
+            "2".into(),
+            "--out".into(),
+            out.display().to_string(),
+        ],
     );
 }
 
 fn diff(args: &[&std::ffi::OsStr]) -> Output {
-    let o = Command::new(ttprof_binary())
-        .arg("diff")
-        .args(args)
-        .output()
-        .unwrap();
-    eprintln!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
+    let all: Vec<&std::ffi::OsStr> = std::iter::once("diff".as_ref())
+        .chain(args.iter().copied())
+        .collect();
+    ttprof(None, &all)
 }
 
 #[test]
@@ -276,29 +259,20 @@ fn identical_runs_pass_and_twice_the_work_fails_naming_the_zone() {
 
 /// Runs `manifest` (TOML text; `ELF` stands for the `sums` kernel) into `out`.
 fn run_manifest(out: &Path, manifest: &str) {
-    let sums = build_kernels(
-        &workspace().join("examples/kernels"),
-        Arch::WormholeB0,
-        false,
-        &[],
-    );
-    let elf = sums.elf("sums").unwrap();
+    let elf = example_elf("sums");
     let _ = std::fs::remove_dir_all(out);
     std::fs::create_dir_all(out).unwrap();
     let path = out.with_extension("toml");
     std::fs::write(&path, manifest.replace("ELF", &elf.display().to_string())).unwrap();
-    let o = Command::new(ttprof_binary())
-        .args(["run", "--manifest"])
-        .arg(&path)
-        .arg("--out")
-        .arg(out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    ttprof_ok(
+        None,
+        &[
+            "run".as_ref(),
+            "--manifest".as_ref(),
+            path.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
     );
 }
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ttprof_tests::{file_starting, run_demo, ttprof, workspace};
+use ttprof_tests::{file_starting, fresh_dir, run_demo, ttprof, workspace};
 
 /// Zones per name in a directory's Chrome trace (its `B` events).
 fn zones_per_name(dir: &Path) -> BTreeMap<String, usize> {
@@ -149,11 +149,21 @@ fn small_log(extra: &str) -> String {
     )
 }
 
+/// `ttprof import CSV --out OUT`.
+fn import(csv: &Path, out: &Path) -> std::process::Output {
+    ttprof(
+        None,
+        &[
+            "import".as_ref(),
+            csv.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    )
+}
+
 fn dir(name: &str) -> PathBuf {
-    let d = workspace().join("target/test-import-small").join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    fresh_dir(&format!("target/test-import-small/{name}"))
 }
 
 #[test]
@@ -165,15 +175,7 @@ fn an_unmatched_zone_end_is_counted_and_the_outputs_are_still_written() {
         small_log("0,1,1,BRISC,4,1350,0,7,,,orphan,ZONE_END,30,reader.cpp,\n"),
     )
     .unwrap();
-    let o = ttprof(
-        None,
-        &[
-            "import",
-            csv.to_str().unwrap(),
-            "--out",
-            d.join("out").to_str().unwrap(),
-        ],
-    );
+    let o = import(&csv, &d.join("out"));
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -183,15 +185,7 @@ fn an_unmatched_zone_end_is_counted_and_the_outputs_are_still_written() {
     assert_eq!(zones_per_name(&d.join("out")).values().sum::<usize>(), 3);
     // The same file without the orphan: clean, exit 0, the op is `run 7`.
     std::fs::write(&csv, small_log("")).unwrap();
-    let o = ttprof(
-        None,
-        &[
-            "import",
-            csv.to_str().unwrap(),
-            "--out",
-            d.join("clean").to_str().unwrap(),
-        ],
-    );
+    let o = import(&csv, &d.join("clean"));
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         op_rows(&d.join("clean")),
@@ -205,15 +199,7 @@ fn a_truncated_or_foreign_file_is_refused_naming_its_line() {
     let csv = d.join("profile_log_device.csv");
     let full = small_log("");
     std::fs::write(&csv, &full[..full.len() - 20]).unwrap();
-    let o = ttprof(
-        None,
-        &[
-            "import",
-            csv.to_str().unwrap(),
-            "--out",
-            d.join("out").to_str().unwrap(),
-        ],
-    );
+    let o = import(&csv, &d.join("out"));
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -225,15 +211,7 @@ fn a_truncated_or_foreign_file_is_refused_naming_its_line() {
     );
     assert!(!d.join("out").exists(), "nothing written");
     std::fs::write(&csv, "\u{0}\u{1}garbage\n").unwrap();
-    let o = ttprof(
-        None,
-        &[
-            "import",
-            csv.to_str().unwrap(),
-            "--out",
-            d.join("out").to_str().unwrap(),
-        ],
-    );
+    let o = import(&csv, &d.join("out"));
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(

@@ -4,22 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
-use ttprof_tests::{example_elf as elf, ttprof_binary, workspace};
+use ttprof_tests::{example_elf as elf, fresh_dir, ttprof_ok};
 
+/// `ttprof run ARGS` in `dir`, which must exit 0.
 fn run(dir: &Path, args: &[&str]) {
-    let o = Command::new(ttprof_binary())
-        .arg("run")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    eprintln!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert_eq!(o.status.code(), Some(0), "ttprof run {args:?}");
+    let all: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
+    ttprof_ok(Some(dir), &all);
 }
 
 /// Per kernel header of ttprof_lines.txt: (op, RISC) -> cycles.
@@ -98,9 +88,7 @@ fn check_outputs(out: &Path, source_hint: &str) -> String {
 /// session checked it per core), and the run is the same run as without --lines.
 #[test]
 fn rust_kernel_lines_add_up_and_change_nothing() {
-    let dir = workspace().join("target/test-lines/rust");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("target/test-lines/rust");
     let sums = elf("sums").display().to_string();
     let kernel = format!("brisc={sums}");
     let common = ["--grid", "2x1", "--kernel", &kernel, "--l1", "0x30000=20"];
@@ -134,9 +122,7 @@ fn rust_kernel_lines_add_up_and_change_nothing() {
 /// A C++ compute kernel on the three TRISCs: named by its .cpp lines.
 #[test]
 fn cxx_kernel_lines_name_the_cpp_source() {
-    let dir = workspace().join("target/test-lines/cxx");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("target/test-lines/cxx");
     std::fs::write(
         dir.join("compute.cpp"),
         r#"
@@ -203,9 +189,7 @@ fn sampled_rows(text: &str) -> Vec<(f64, f64, f64, f64, String)> {
 /// report computes, and sampling changes nothing in the run (its zones are the same).
 #[test]
 fn sampled_shares_agree_with_exact_within_their_interval() {
-    let dir = workspace().join("target/test-lines/sampled");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("target/test-lines/sampled");
     std::fs::write(
         dir.join("compute.cpp"),
         r#"
@@ -363,9 +347,7 @@ fn csv_zone_durations(csv: &Path) -> BTreeMap<(String, String), Vec<u64>> {
 /// zone, as they do in its duration).
 #[test]
 fn each_loop_lands_in_its_zone_and_zone_sums_equal_zone_cycles() {
-    let dir = workspace().join("target/test-lines/zones");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("target/test-lines/zones");
     std::fs::write(
         dir.join("compute.cpp"),
         r#"

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use ttprof_tests::{build_kernels, example_elf as elf, ttprof_binary, workspace};
+use ttprof_tests::{
+    build_kernels, example_elf as elf, fresh_dir, ttprof_binary, ttprof_ok, workspace,
+};
 
 /// `ttprof run ARGS --out OUT` in a fresh `out`.
 fn ttprof_run(args: &[&str], out: &Path) -> Output {
@@ -518,9 +520,7 @@ fn a_consumer_killed_without_detaching_does_not_wedge_the_producers() {
 
 #[test]
 fn each_op_of_a_manifest_runs_only_its_own_kernels_on_its_own_tiles() {
-    let out = workspace().join("target/test-run-cli/manifest");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out).unwrap();
+    let out = fresh_dir("target/test-run-cli/manifest");
     let sums = elf("sums");
     let manifest = out.join("ops.json");
     let ops = serde_json::json!({
@@ -565,9 +565,7 @@ fn each_op_of_a_manifest_runs_only_its_own_kernels_on_its_own_tiles() {
 #[test]
 fn a_kernel_rebuilt_between_launches_gets_its_own_copy_and_the_first_is_kept() {
     use ttprof::session::{Config, L1Input, Op, Session};
-    let out = workspace().join("target/test-run-cli/rebuilt");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out).unwrap();
+    let out = fresh_dir("target/test-run-cli/rebuilt");
     let source = out.join("k");
     let (sums, bench) = (elf("sums"), elf("bench"));
     let mut s = Session::start(Config::new(Arch::WormholeB0, (1, 1), out.join("run"))).unwrap();
@@ -701,9 +699,7 @@ fn the_drain_cadence_never_loses_the_records_of_a_slow_pipeline() {
 /// loaded from files; its output is written to a file and checked against an expected one.
 #[test]
 fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_ones() {
-    let dir = workspace().join("target/test-run-cli/dram");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("target/test-run-cli/dram");
     let datums = 2 * 1024; // two tiles of 32x32 BF16
                            // Normal BF16 values, positive and negative, exponents 2^-7..2^6.
     let a: Vec<u16> = (0..datums)
@@ -880,21 +876,20 @@ dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,page=2048,tensor=4"]
 /// folder, so a moved (or downloaded) run folder is still reported.
 #[test]
 fn a_run_folder_given_relative_can_be_moved_and_reported() {
-    let base = workspace().join("target/test-run-cli/relative");
-    let _ = std::fs::remove_dir_all(&base);
-    std::fs::create_dir_all(&base).unwrap();
+    let base = fresh_dir("target/test-run-cli/relative");
     let sums = elf("sums");
-    let o = Command::new(ttprof_binary())
-        .current_dir(&base)
-        .args(["run", "--kernel", &format!("brisc={}", sums.display())])
-        .args(["--l1", "0x30000=2", "--out", "run"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let kernel = format!("brisc={}", sums.display());
+    ttprof_ok(
+        Some(&base),
+        &[
+            "run",
+            "--kernel",
+            &kernel,
+            "--l1",
+            "0x30000=2",
+            "--out",
+            "run",
+        ],
     );
     let oplog = std::fs::read_to_string(base.join("run/ops.jsonl")).unwrap();
     assert!(
@@ -903,17 +898,18 @@ fn a_run_folder_given_relative_can_be_moved_and_reported() {
     );
     std::fs::rename(base.join("run"), base.join("moved")).unwrap();
     let moved = base.join("moved");
-    let o = Command::new(ttprof_binary())
-        .args(["report", "--device"])
-        .arg(moved.join("device.snap"))
-        .arg("--oplog")
-        .arg(moved.join("ops.jsonl"))
-        .arg("--out")
-        .arg(moved.join("again"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{err}");
+    ttprof_ok(
+        None,
+        &[
+            "report".as_ref(),
+            "--device".as_ref(),
+            moved.join("device.snap").as_os_str(),
+            "--oplog".as_ref(),
+            moved.join("ops.jsonl").as_os_str(),
+            "--out".as_ref(),
+            moved.join("again").as_os_str(),
+        ],
+    );
     assert_eq!(zone_starts(&moved.join("again"), "iteration").len(), 2);
 }
 

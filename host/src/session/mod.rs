@@ -29,11 +29,15 @@
 //! and [`Session::finish`] still reads and writes every record the device published, naming
 //! the fault in the issues and the summary.
 
+mod build;
 mod check;
 mod op;
+pub mod run;
 
+pub use build::{BuildRequest, Building};
 pub use check::check;
 pub use op::{L1Input, Op};
+pub use run::spec::{parse_risc, parse_u32};
 
 use crate::capture::spool::Spool;
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};

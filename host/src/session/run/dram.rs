@@ -11,37 +11,38 @@
 //! `ADDR,tensor=ID` without a file names a buffer that stays in DRAM between ops (an earlier
 //! op's output read by a later op): nothing is loaded or written, the op graph gets its edge.
 
+use super::spec::parse_u32;
+use crate::error::{Error, Result};
+use crate::oplog::TensorDesc;
+use crate::session::Session;
 use std::path::{Path, PathBuf};
-use ttprof::oplog::TensorDesc;
-use ttprof::session::Session;
-use ttprof::{Error, Result};
 
 /// Page size of a DRAM buffer unless `page=` says otherwise.
-pub const DEFAULT_PAGE: u32 = 4096;
+pub(crate) const DEFAULT_PAGE: u32 = 4096;
 /// The largest file a DRAM input or output may be (a buffer bigger than this is not a test).
 const MAX_BYTES: u64 = 1 << 30;
 
 /// A DRAM buffer of an op.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Buffer {
+pub(crate) struct Buffer {
     /// Bank address (the same offset in every bank).
-    pub addr: u32,
+    pub(crate) addr: u32,
     /// Page size in bytes.
-    pub page: u32,
+    pub(crate) page: u32,
     /// The file it is loaded from (input) or written to (output); `None`: a tensor another op
     /// left in DRAM (an input) or leaves there (an output), named for the op graph only.
-    pub file: Option<PathBuf>,
+    pub(crate) file: Option<PathBuf>,
     /// Output: bytes to read back (`None`: the expected file's length).
-    pub bytes: Option<u32>,
+    pub(crate) bytes: Option<u32>,
     /// Output: the file it must equal.
-    pub expect: Option<PathBuf>,
+    pub(crate) expect: Option<PathBuf>,
     /// The tensor's id in the op log.
-    pub tensor: Option<u64>,
+    pub(crate) tensor: Option<u64>,
 }
 
 /// Parses `ADDR=@FILE[,key=value..]`; `output` allows `bytes` and `expect`. Paths are taken
 /// relative to `base` (a manifest's directory).
-pub fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
+pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
     let flag = if output { "--dram-out" } else { "--dram-in" };
     let usage = if output {
         "ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]"
@@ -76,8 +77,7 @@ pub fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
             (addr, "", rest)
         }
     };
-    let addr =
-        crate::run_cmd::parse_u32(addr).ok_or_else(|| bad("the address is not a number".into()))?;
+    let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number".into()))?;
     let file = (!file.is_empty()).then(|| base.join(file));
     let parts = rest.split(',').filter(|p| !p.is_empty());
     let mut b = Buffer {
@@ -92,10 +92,8 @@ pub fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
         let (key, value) = part
             .split_once('=')
             .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE")))?;
-        let number = || {
-            crate::run_cmd::parse_u32(value)
-                .ok_or_else(|| bad(format!("{key}={value:?} is not a number")))
-        };
+        let number =
+            || parse_u32(value).ok_or_else(|| bad(format!("{key}={value:?} is not a number")));
         match key.trim() {
             "page" => b.page = number()?,
             "tensor" => b.tensor = Some(number()? as u64),
@@ -120,7 +118,7 @@ pub fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
 
 impl Buffer {
     /// The op report's description of it (4-byte values in one row, in DRAM).
-    pub fn tensor_desc(&self, bytes: u64) -> Option<TensorDesc> {
+    pub(crate) fn tensor_desc(&self, bytes: u64) -> Option<TensorDesc> {
         let id = self.tensor?;
         Some(TensorDesc {
             id: Some(id),
@@ -132,7 +130,7 @@ impl Buffer {
     }
 
     /// The bytes of an input's file, or that an output reads back (0 without a file).
-    pub fn len(&self, output: bool) -> Result<u64> {
+    pub(crate) fn len(&self, output: bool) -> Result<u64> {
         let Some(file) = &self.file else { return Ok(0) };
         if !output {
             return std::fs::metadata(file)
@@ -151,18 +149,18 @@ impl Buffer {
     }
 
     /// Loads an input file into DRAM.
-    pub fn load(&self, session: &mut Session) -> Result<()> {
+    pub(crate) fn load(&self, session: &mut Session) -> Result<()> {
         let Some(file) = &self.file else {
             return Ok(());
         };
         let data =
-            ttprof::files::read_regular(file, "a DRAM input file", "read DRAM input", MAX_BYTES)?;
+            crate::files::read_regular(file, "a DRAM input file", "read DRAM input", MAX_BYTES)?;
         session.write_dram_interleaved(self.addr, self.page, &data)
     }
 
     /// Reads an output back, writes its file and checks it against the expected file:
     /// `Some(message)` when they differ.
-    pub fn store(&self, session: &Session, op: &str, run_id: u32) -> Result<Option<String>> {
+    pub(crate) fn store(&self, session: &Session, op: &str, run_id: u32) -> Result<Option<String>> {
         let Some(file) = &self.file else {
             return Ok(None);
         };
@@ -176,7 +174,7 @@ impl Buffer {
         let Some(expect) = &self.expect else {
             return Ok(None);
         };
-        let want = ttprof::files::read_regular(
+        let want = crate::files::read_regular(
             expect,
             "an expected output file",
             "read expected output",

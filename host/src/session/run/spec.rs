@@ -1,0 +1,192 @@
+//! The spellings of an op's parts, the same on the command line (`ttprof run --kernel
+//! brisc=..`) and in a manifest: kernels (`RISC=ELF`, `RISC=CRATE_DIR:BINARY`,
+//! `RISC=FILE.cpp`), runtime arguments (`RISC=V0,V1,..`), tiles (`X,Y`), L1 inputs
+//! (`ADDR=VALUE`, `ADDR=@FILE`) and 32-bit numbers (decimal or 0x hex). Each error names
+//! the value and what was expected ([`Error::Argument`]).
+
+use crate::error::{Error, Result};
+use crate::kernels;
+use crate::session::L1Input;
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::path::{Path, PathBuf};
+
+/// `--kernel RISC=ELF` (or `RISC=CRATE_DIR:BINARY`, `RISC=FILE.cpp`): one entry per RISC
+/// (`trisc`: three).
+pub(crate) fn parse_kernel_arg(s: &str) -> Result<Vec<(Risc, String)>> {
+    let (risc, path) = s.split_once('=').ok_or_else(|| Error::Argument {
+        what: format!(
+            "--kernel {s:?}: expected RISC=ELF or RISC=CRATE_DIR:BINARY, e.g. brisc=target/reader"
+        ),
+    })?;
+    Ok(parse_riscs(risc)?
+        .into_iter()
+        .map(|r| (r, path.to_string()))
+        .collect())
+}
+
+/// `--arg RISC=V0,V1,..`.
+pub(crate) fn parse_arg_arg(s: &str) -> Result<Vec<(Risc, Vec<u32>)>> {
+    let (risc, words) = s.split_once('=').ok_or_else(|| Error::Argument {
+        what: format!("--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000"),
+    })?;
+    let words = parse_words(s, words)?;
+    Ok(parse_riscs(risc)?
+        .into_iter()
+        .map(|r| (r, words.clone()))
+        .collect())
+}
+
+/// A RISC, or `trisc`: the three TRISCs, as tt-metal runs a compute kernel (unpack, math,
+/// pack: one build per TRISC, with that TRISC's defines).
+pub(crate) fn parse_riscs(s: &str) -> Result<Vec<Risc>> {
+    if s.trim().eq_ignore_ascii_case("trisc") {
+        return Ok(vec![Risc::Trisc0, Risc::Trisc1, Risc::Trisc2]);
+    }
+    Ok(vec![parse_risc(s)?])
+}
+
+/// Comma-separated 32-bit words (decimal or 0x hex); `what` names them in the error.
+pub(crate) fn parse_words(what: &str, words: &str) -> Result<Vec<u32>> {
+    if words.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    words
+        .split(',')
+        .map(|w| {
+            parse_u32(w).ok_or_else(|| Error::Argument {
+                what: format!(
+                    "runtime arguments {what:?}: {w:?} is not a 32-bit number (decimal or 0x hex)"
+                ),
+            })
+        })
+        .collect()
+}
+
+/// A RISC by name (`brisc`, `ncrisc`, `trisc0`..`trisc2`, any case).
+pub fn parse_risc(s: &str) -> Result<Risc> {
+    let lower = s.trim().to_ascii_lowercase();
+    Risc::ALL
+        .into_iter()
+        .find(|r| r.ident() == lower || r.name().eq_ignore_ascii_case(&lower))
+        .ok_or_else(|| Error::Argument { what: format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2 (or trisc: all three)") })
+}
+
+/// Logical `X,Y` of the grid to its NoC0 coordinate.
+pub(crate) fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord> {
+    let bad = || Error::Argument {
+        what: format!(
+            "tile {s:?}: expected logical worker coordinates X,Y inside the {}x{} grid",
+            grid.0, grid.1
+        ),
+    };
+    let (x, y) = s.split_once(',').ok_or_else(bad)?;
+    let (x, y) = (
+        x.trim().parse::<u8>().map_err(|_| bad())?,
+        y.trim().parse::<u8>().map_err(|_| bad())?,
+    );
+    if x >= grid.0 || y >= grid.1 {
+        return Err(bad());
+    }
+    arch.worker_noc(x, y).ok_or_else(bad)
+}
+
+/// `--l1 ADDR=VALUE` or `--l1 ADDR=@FILE`.
+pub(crate) fn parse_l1(s: &str) -> Result<L1Input> {
+    let bad = |why: &str| Error::Argument {
+        what: format!("--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"),
+    };
+    let (addr, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
+    let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number"))?;
+    match value.strip_prefix('@') {
+        Some(file) => L1Input::file(addr, Path::new(file)),
+        None => Ok(L1Input::word(
+            addr,
+            parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?,
+        )),
+    }
+}
+
+/// A 32-bit number, decimal or `0x` hex, `_` allowed between digits.
+pub fn parse_u32(s: &str) -> Option<u32> {
+    let s = s.trim().replace('_', "");
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// `CRATE_DIR:BINARY` when the part before the last `:` is a directory with a Cargo.toml.
+pub(crate) fn split_crate(spec: &str) -> Option<(&str, &str)> {
+    let (dir, bin) = spec.rsplit_once(':')?;
+    (!bin.is_empty() && Path::new(dir).join("Cargo.toml").is_file()).then_some((dir, bin))
+}
+
+/// The C/C++ sources of a `--kernel` value (`FILE.cpp` or `a.cpp,b.c`), if it names some.
+pub(crate) fn c_sources(spec: &str) -> Option<Vec<PathBuf>> {
+    let files: Vec<PathBuf> = spec.split(',').map(PathBuf::from).collect();
+    files
+        .iter()
+        .all(|f| kernels::c_source_kind(f).is_some())
+        .then_some(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::parse_grid;
+
+    #[test]
+    fn arguments_parse_and_bad_ones_say_what_was_expected() {
+        assert_eq!(parse_risc("TRISC1").unwrap(), Risc::Trisc1);
+        assert_eq!(parse_risc("ncrisc").unwrap(), Risc::Ncrisc);
+        assert!(parse_risc("trisc3")
+            .unwrap_err()
+            .to_string()
+            .contains("use brisc"));
+        assert_eq!(parse_l1("0x100=7").unwrap(), L1Input::word(0x100, 7));
+        assert!(parse_l1("0x100")
+            .unwrap_err()
+            .to_string()
+            .contains("ADDR=VALUE"));
+        assert!(parse_l1("abc=1")
+            .unwrap_err()
+            .to_string()
+            .contains("address is not a number"));
+        assert_eq!(
+            parse_tile("1,0", Arch::WormholeB0, (2, 2)).unwrap(),
+            Arch::WormholeB0.worker_noc(1, 0).unwrap()
+        );
+        assert!(parse_tile("2,0", Arch::WormholeB0, (2, 2)).is_err());
+        assert_eq!(parse_grid("4x2").unwrap(), (4, 2));
+        assert!(parse_kernel_arg("brisc")
+            .unwrap_err()
+            .to_string()
+            .contains("RISC=ELF"));
+        assert_eq!(
+            parse_arg_arg("ncrisc=4,0x10, 7").unwrap(),
+            [(Risc::Ncrisc, vec![4, 16, 7])]
+        );
+        assert_eq!(parse_arg_arg("brisc=").unwrap(), [(Risc::Brisc, vec![])]);
+        assert_eq!(
+            parse_arg_arg("trisc=3").unwrap(),
+            [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2].map(|r| (r, vec![3]))
+        );
+        assert_eq!(parse_kernel_arg("TRISC=c.cpp").unwrap().len(), 3);
+        assert!(parse_arg_arg("brisc=4,x")
+            .unwrap_err()
+            .to_string()
+            .contains("\"x\" is not a 32-bit number"));
+        assert!(parse_arg_arg("4,5")
+            .unwrap_err()
+            .to_string()
+            .contains("RISC=V0,V1"));
+        assert_eq!(
+            c_sources("a.cpp,b.c"),
+            Some(vec![PathBuf::from("a.cpp"), PathBuf::from("b.c")])
+        );
+        assert_eq!(c_sources("target/reader"), None);
+        assert_eq!(parse_u32("0x1_0"), Some(16));
+        assert_eq!(parse_u32("12"), Some(12));
+        assert_eq!(parse_u32("0x1_0000_0000"), None);
+    }
+}
