@@ -64,25 +64,28 @@ const RANDOM: usize = 6;
 /// At most this much of the destination's name goes into the temporary's.
 const NAME_CHARS: usize = 64;
 
-/// The temporaries this process has open (created, not yet renamed or removed).
-static OPEN: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The temporaries this process has open (created, not yet renamed or removed), and
+/// whether [`remove_open_temporaries`] ran (then no temporary may be created any more).
+/// A temporary is created and listed under this lock, so the cleanup, which takes it too,
+/// never misses one another thread is creating.
+static OPEN: Mutex<(Vec<PathBuf>, bool)> = Mutex::new((Vec::new(), false));
 
 /// Removes every temporary this process has open (an interrupted command's unfinished
-/// outputs; the destinations are left as they were). Returns how many were removed.
+/// outputs; the destinations are left as they were) and refuses every later
+/// [`AtomicFile::create`], so a writer thread still running cannot leave a new one behind
+/// before the process ends. Returns how many were removed.
 pub fn remove_open_temporaries() -> usize {
-    let open = std::mem::take(&mut *OPEN.lock().unwrap_or_else(|e| e.into_inner()));
-    open.iter()
+    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    open.1 = true;
+    std::mem::take(&mut open.0)
+        .iter()
         .filter(|p| std::fs::remove_file(p).is_ok())
         .count()
 }
 
-fn note_open(path: &Path, open: bool) {
-    let mut list = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-    if open {
-        list.push(path.to_path_buf());
-    } else {
-        list.retain(|p| p != path);
-    }
+fn note_closed(path: &Path) {
+    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    open.0.retain(|p| p != path);
 }
 
 /// The inputs of this process, by (device, inode), once [`guard_inputs`] was called.
@@ -301,12 +304,22 @@ impl AtomicFile {
             use std::os::unix::fs::PermissionsExt;
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
-        let tmp = builder
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(path, "create a temporary file to write", e))?;
-        remove_stale_temporaries(dir, tmp.as_file());
-        let (file, tmp) = tmp.into_parts();
-        note_open(&tmp, true);
+        let (file, tmp) = {
+            let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+            if open.1 {
+                return Err(Error::Output {
+                    path: path.to_path_buf(),
+                    what: "not started: the command was interrupted".into(),
+                });
+            }
+            let tmp = builder
+                .tempfile_in(dir)
+                .map_err(|e| Error::io(path, "create a temporary file to write", e))?;
+            let (file, tmp) = tmp.into_parts();
+            open.0.push(tmp.to_path_buf());
+            (file, tmp)
+        };
+        remove_stale_temporaries(dir, &file);
         Ok(AtomicFile {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 20, file),
@@ -343,7 +356,7 @@ impl AtomicFile {
             .tmp
             .persist(&path)
             .map_err(|e| Error::io(&path, "rename temporary file onto", e.error));
-        note_open(&tmp, false);
+        note_closed(&tmp);
         done
     }
 }
