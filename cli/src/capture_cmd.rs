@@ -33,7 +33,6 @@ use ttprof::devmem::{self, DeviceClock, DeviceMemory, FileKind, MappedImage, Sna
 use ttprof::issue::{self, Issue};
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
-use ttprof::profile::Profile;
 use ttprof::sink::{ParquetSink, PerfettoSink, Sink};
 use ttprof::timebase::Timebase;
 use ttprof::{atomic, clock, csv, summary, Error, Result};
@@ -230,7 +229,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
             // not fit the run yet, say), so write what a capture writes without
             // --all-outputs, and say why.
             Err(e) => {
-                for r in &mut captured.readout.rings {
+                for r in captured.readout.rings_mut() {
                     r.records = Default::default();
                 }
                 eprintln!("error: --all-outputs: {e}");
@@ -273,7 +272,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         std::io::Write::write_all(w, text.as_bytes())
     })?;
     print_summary(&captured, &written, &csv_path, &summary_path);
-    let errors = issue::print(&captured.readout.issues) + issue::print(&written.issues);
+    let errors = issue::print(captured.readout.issues()) + issue::print(&written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the output is incomplete");
         return Ok(ExitCode::from(2));
@@ -338,7 +337,7 @@ fn write_streamed(
     dataset: Option<outputs::Dataset>,
 ) -> Result<CsvWritten> {
     let mut issues = Vec::new();
-    let g = captured.readout.geometry;
+    let g = captured.readout.geometry();
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
     let mut perfetto = PerfettoSink::new(&args.out.join(ttprof::sink::perfetto::FILE_NAME));
     let mut parquet = ParquetSink::new(&args.out);
@@ -347,7 +346,7 @@ fn write_streamed(
     if let Some(d) = dataset.as_mut() {
         sinks.push(d);
     }
-    let bar = progress::bar(captured.readout.rings.len() as u64, "rings");
+    let bar = progress::bar(captured.readout.rings().len() as u64, "rings");
     let (mut written, finished, run_issues) =
         device_csv::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| {
             bar.set_position(n)
@@ -420,7 +419,7 @@ fn write_all_outputs(
     dataset: Option<outputs::Dataset>,
 ) -> Result<CsvWritten> {
     let mut issues = Vec::new();
-    let g = captured.readout.geometry;
+    let g = captured.readout.geometry();
     let (timebase, clock_note) = timebase(args, g, in_run, &mut issues)?;
     let options = Options {
         summary_threshold_ns: threshold_ns,
@@ -440,9 +439,7 @@ fn write_all_outputs(
     let profile = s.profile;
     let mut rings = ttprof::spooled::SpoolRings::new(&profile, &mut captured.payload);
     let written = outputs::write_all_rings(&args.out, &profile, &mut rings, &options);
-    let Profile {
-        readout, mut sites, ..
-    } = profile;
+    let (readout, mut sites) = profile.into_readout_and_sites();
     let mut out = written?;
     // The rings with their counts (the capture summary lists them).
     captured.readout = readout;
@@ -477,7 +474,7 @@ fn until(stop: &StopWhen) -> String {
 fn summary_json(c: &Captured, w: &CsvWritten, mem: &dyn DeviceMemory) -> serde_json::Value {
     let r = &c.readout;
     let rings: Vec<serde_json::Value> = r
-        .rings
+        .rings()
         .iter()
         .map(|x| {
             serde_json::json!({
@@ -496,15 +493,15 @@ fn summary_json(c: &Captured, w: &CsvWritten, mem: &dyn DeviceMemory) -> serde_j
         "zones": w.zones,
         "records": w.records,
         "rows": w.rows,
-        "dropped": r.rings.iter().map(|x| x.dropped as u64).sum::<u64>(),
-        "stalls": r.rings.iter().map(|x| x.stalls as u64).sum::<u64>(),
+        "dropped": r.rings().iter().map(|x| x.dropped as u64).sum::<u64>(),
+        "stalls": r.rings().iter().map(|x| x.stalls as u64).sum::<u64>(),
         "payload_bytes": r.payload_bytes(),
-        "bus_bytes": r.bus_bytes,
+        "bus_bytes": r.bus_bytes(),
         "bus_bytes_per_payload_byte": r.bus_bytes_per_payload_byte(),
         "resolved": w.resolved,
         "unresolved": w.unresolved,
-        "errors": r.issues.iter().chain(&w.issues).filter(|i| i.is_error()).count(),
-        "warnings": r.issues.iter().chain(&w.issues).filter(|i| !i.is_error()).count(),
+        "errors": r.issues().iter().chain(&w.issues).filter(|i| i.is_error()).count(),
+        "warnings": r.issues().iter().chain(&w.issues).filter(|i| !i.is_error()).count(),
         "rings": rings,
     })
 }
@@ -519,13 +516,13 @@ fn print_summary(c: &Captured, w: &CsvWritten, csv_path: &Path, summary_path: &P
          {} payload bytes, {} bus bytes ({ratio} bus bytes per payload byte)",
         w.zones,
         w.records,
-        r.rings.len(),
+        r.rings().len(),
         c.drains,
         c.elapsed.as_secs_f64(),
-        r.rings.iter().map(|x| x.dropped as u64).sum::<u64>(),
-        r.rings.iter().map(|x| x.stalls as u64).sum::<u64>(),
+        r.rings().iter().map(|x| x.dropped as u64).sum::<u64>(),
+        r.rings().iter().map(|x| x.stalls as u64).sum::<u64>(),
         r.payload_bytes(),
-        r.bus_bytes,
+        r.bus_bytes(),
     );
     println!("wrote {} ({} rows)", csv_path.display(), w.rows);
     println!("wrote {}", summary_path.display());

@@ -41,8 +41,8 @@
 //!
 //! impl Sink for ZoneCount {
 //!     fn ring(&mut self, p: &Profile, ring: &RingView) -> ttprof::Result<()> {
-//!         for z in &ring.zones {
-//!             *self.0.entry(p.labels[z.site as usize].name.clone()).or_default() += 1;
+//!         for z in ring.zones() {
+//!             *self.0.entry(p.labels()[z.site as usize].name.clone()).or_default() += 1;
 //!         }
 //!         Ok(())
 //!     }

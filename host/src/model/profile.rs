@@ -48,29 +48,29 @@ static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 #[derive(Clone, Debug)]
 pub struct Profile {
     /// The rings' records and the readout's own counts and issues.
-    pub readout: Readout,
+    pub(crate) readout: Readout,
     /// Site metadata per ring and run (and the naming issues).
-    pub sites: Resolution,
+    pub(crate) sites: Resolution,
     /// The op log the records were named with, if any.
-    pub oplog: Option<OpLog>,
+    pub(crate) oplog: Option<OpLog>,
     /// Device cycles to host ns, per chip and tile.
-    pub timebase: Timebase,
+    pub(crate) timebase: Timebase,
     /// Distinct zone names and source locations; [`Zone::site`] and [`Mark::site`] index it.
-    pub labels: Vec<SiteLabel>,
+    pub(crate) labels: Vec<SiteLabel>,
     /// Ops in host (or device) start order: host times from the op log, device spans from
     /// the wrapper zones; a run the op log does not name is an op `run <id>`.
-    pub ops: Vec<OpSpan>,
+    pub(crate) ops: Vec<OpSpan>,
     /// The wrapper zones' times per (chip, run), for the op report.
-    pub device_ops: Ops,
+    pub(crate) device_ops: Ops,
     /// Every (chip, run id) the records hold, with the tiles that recorded them (what
     /// [`crate::ops::runs`] gives of the readout).
-    pub runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>>,
+    pub(crate) runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>>,
     /// The op log's signposts.
-    pub signposts: Vec<Signpost>,
+    pub(crate) signposts: Vec<Signpost>,
     /// Problems found building the model (records off the timeline, an op log whose host
     /// times do not match the device). The readout's and the naming's are in their structs:
     /// [`Profile::all_issues`] lists them all.
-    pub issues: Vec<Issue>,
+    pub(crate) issues: Vec<Issue>,
     /// Per ring: (run, site) -> index into `labels`.
     ring_labels: Vec<FxHashMap<(u32, u16), u32>>,
     /// (chip, run) -> index into `ops`.
@@ -94,18 +94,51 @@ pub struct Loaded {
 #[derive(Clone, Debug)]
 pub struct RingView<'a> {
     /// Index of the ring in [`Profile::readout`].
-    pub index: usize,
+    pub(crate) index: usize,
     /// The ring's identity, counts and records.
-    pub ring: &'a RingReport,
+    pub(crate) ring: &'a RingReport,
     /// Its row: chip, tile, RISC and nesting depth used.
-    pub lane: Lane,
+    pub(crate) lane: Lane,
     /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
-    pub zones: Vec<Zone>,
+    pub(crate) zones: Vec<Zone>,
     /// Events, data and sum records.
-    pub marks: Vec<Mark>,
+    pub(crate) marks: Vec<Mark>,
     /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
     /// [`Profile::issues`] counts the records left out).
-    pub placed: bool,
+    pub(crate) placed: bool,
+}
+
+impl<'a> RingView<'a> {
+    /// Index of the ring in [`Profile::readout`].
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The ring's identity, counts and records.
+    pub fn ring(&self) -> &'a RingReport {
+        self.ring
+    }
+
+    /// Its row: chip, tile, RISC and nesting depth used.
+    pub fn lane(&self) -> Lane {
+        self.lane
+    }
+
+    /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
+    pub fn zones(&self) -> &[Zone] {
+        &self.zones
+    }
+
+    /// Events, data and sum records.
+    pub fn marks(&self) -> &[Mark] {
+        &self.marks
+    }
+
+    /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
+    /// [`Profile::issues`] counts the records left out).
+    pub fn placed(&self) -> bool {
+        self.placed
+    }
 }
 
 impl Profile {
@@ -248,6 +281,66 @@ impl Profile {
         p.add_ops();
         let spans = p.intern_and_span(&passes);
         (p, spans)
+    }
+
+    /// The rings' records and the readout's own counts and issues.
+    pub fn readout(&self) -> &Readout {
+        &self.readout
+    }
+
+    /// Site metadata per ring and run (and the naming issues).
+    pub fn sites(&self) -> &Resolution {
+        &self.sites
+    }
+
+    /// The op log the records were named with, if any.
+    pub fn oplog(&self) -> Option<&OpLog> {
+        self.oplog.as_ref()
+    }
+
+    /// Device cycles to host ns, per chip and tile.
+    pub fn timebase(&self) -> &Timebase {
+        &self.timebase
+    }
+
+    /// Distinct zone names and source locations; [`Zone::site`] and [`Mark::site`] index it.
+    pub fn labels(&self) -> &[SiteLabel] {
+        &self.labels
+    }
+
+    /// Ops in host (or device) start order: host times from the op log, device spans from
+    /// the wrapper zones; a run the op log does not name is an op `run <id>`.
+    pub fn ops(&self) -> &[OpSpan] {
+        &self.ops
+    }
+
+    /// The wrapper zones' times per (chip, run), for the op report.
+    pub fn device_ops(&self) -> &Ops {
+        &self.device_ops
+    }
+
+    /// Every (chip, run id) the records hold, with the tiles that recorded them (what
+    /// [`crate::ops::runs`] gives of the readout).
+    pub fn runs(&self) -> &BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>> {
+        &self.runs
+    }
+
+    /// The op log's signposts.
+    pub fn signposts(&self) -> &[Signpost] {
+        &self.signposts
+    }
+
+    /// Problems found building the model (records off the timeline, an op log whose host
+    /// times do not match the device). The readout's and the naming's are in their structs:
+    /// [`Profile::all_issues`] lists them all.
+    pub fn issues(&self) -> &[Issue] {
+        &self.issues
+    }
+
+    /// The readout and the naming the profile was built from (the rings with their counts,
+    /// the naming's issues), once the profile is no longer needed.
+    pub fn into_readout_and_sites(self) -> (Readout, Resolution) {
+        (self.readout, self.sites)
     }
 
     /// This profile's identity: equal for clones, distinct for every profile built (a sink
