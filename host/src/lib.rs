@@ -1,4 +1,4 @@
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 //! `ttprof`: the host side of the Tensix device profiler.
 //!
 //! Kernels linked with `ttprof-rt` write zones into a ring per RISC in each tile's L1; this

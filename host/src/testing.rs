@@ -37,9 +37,9 @@ pub fn site_json(kind: &str, name: &str, line: u32) -> String {
 #[derive(Clone, Debug)]
 pub struct ElfSpec {
     /// Value of the absolute symbol `__ttprof_arch_id` (absent if `None`).
-    pub arch_id: Option<u32>,
+    pub(crate) arch_id: Option<u32>,
     /// Value of `__ttprof_risc_index` (absent if `None`).
-    pub risc_index: Option<u32>,
+    pub(crate) risc_index: Option<u32>,
     /// Site metadata, site id = index; `None` leaves out the `.ttprof_sites` section.
     pub sites: Option<Vec<String>>,
     /// `e_machine` (`object::elf::EM_RISCV` for a real kernel).

@@ -25,7 +25,7 @@ use parquet::arrow::ArrowWriter;
 use std::path::Path;
 use std::sync::Arc;
 
-pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> Result<()> {
+pub(super) fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> Result<()> {
     let (mut run, mut op, mut risc, mut kernel, mut pc) = (vec![], vec![], vec![], vec![], vec![]);
     let mut zone_col: Vec<String> = vec![];
     let (mut function, mut file, mut line, mut stack, mut cause, mut cycles) =

@@ -11,7 +11,7 @@
 //! needs every zone in memory at once. [`crate::sink`] drives the outputs over it.
 //!
 //! The name of a record whose site cannot be resolved is `unresolved-site-<id>`
-//! ([`unresolved_name`]) in every output.
+//! (`unresolved_name`) in every output.
 
 use crate::decode::RecordKind;
 use crate::devmem::DeviceMemory;
@@ -38,7 +38,7 @@ type OpSpans = BTreeMap<(u32, Option<u32>), (f64, f64)>;
 const MIN_HOST_OVERLAP: f64 = 0.5;
 
 /// The name every output gives a record whose site has no metadata.
-pub fn unresolved_name(site: u16) -> String {
+pub(crate) fn unresolved_name(site: u16) -> String {
     format!("unresolved-site-{site}")
 }
 
@@ -61,7 +61,7 @@ pub struct Profile {
     /// the wrapper zones; a run the op log does not name is an op `run <id>`.
     pub(crate) ops: Vec<OpSpan>,
     /// The wrapper zones' times per (chip, run), for the op report.
-    pub(crate) device_ops: Ops,
+    pub device_ops: Ops,
     /// Every (chip, run id) the records hold, with the tiles that recorded them (what
     /// [`crate::ops::runs`] gives of the readout).
     pub(crate) runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>>,
@@ -105,7 +105,7 @@ pub struct RingView<'a> {
     pub(crate) marks: Vec<Mark>,
     /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
     /// [`Profile::issues`] counts the records left out).
-    pub(crate) placed: bool,
+    pub placed: bool,
 }
 
 impl<'a> RingView<'a> {
@@ -228,7 +228,7 @@ impl Profile {
     /// ring in readout order. The outputs then take each ring's records from a second pass
     /// ([`crate::sink::drive_rings`]). Gives the same model as [`Profile::resolved`] on the
     /// rings held whole.
-    pub fn from_passes(
+    pub(crate) fn from_passes(
         readout: Readout,
         sites: Resolution,
         oplog: Option<OpLog>,
@@ -332,7 +332,7 @@ impl Profile {
 
     /// Problems found building the model (records off the timeline, an op log whose host
     /// times do not match the device). The readout's and the naming's are in their structs:
-    /// [`Profile::all_issues`] lists them all.
+    /// `Profile::all_issues` lists them all.
     pub fn issues(&self) -> &[Issue] {
         &self.issues
     }
@@ -346,7 +346,7 @@ impl Profile {
     /// This profile's identity: equal for clones, distinct for every profile built (a sink
     /// fed parts of a run, [`crate::sink::stream`], rebuilds what it derives from `labels`
     /// and `ops` when it changes).
-    pub fn uid(&self) -> u64 {
+    pub(crate) fn uid(&self) -> u64 {
         self.uid
     }
 
@@ -356,12 +356,12 @@ impl Profile {
     }
 
     /// Number of rings.
-    pub fn ring_count(&self) -> usize {
+    pub(crate) fn ring_count(&self) -> usize {
         self.readout.rings.len()
     }
 
     /// Every problem: the readout's, the naming's and the model's.
-    pub fn all_issues(&self) -> impl Iterator<Item = &Issue> {
+    pub(crate) fn all_issues(&self) -> impl Iterator<Item = &Issue> {
         self.readout
             .issues
             .iter()
@@ -375,13 +375,13 @@ impl Profile {
     }
 
     /// The op index of records of `run` on `chip`.
-    pub fn op_of(&self, chip: u32, run: u32) -> Option<u32> {
+    pub(crate) fn op_of(&self, chip: u32, run: u32) -> Option<u32> {
         self.op_index.get(&(chip, run)).copied()
     }
 
     /// The index into [`Profile::labels`] of site `site` of run `run` on ring `ring` (what
     /// [`Zone::site`] holds; 0 for a site the ring has no record of).
-    pub fn label_of(&self, ring: usize, run: u32, site: u16) -> u32 {
+    pub(crate) fn label_of(&self, ring: usize, run: u32, site: u16) -> u32 {
         self.ring_labels
             .get(ring)
             .and_then(|l| l.get(&(run, site)))
@@ -397,7 +397,12 @@ impl Profile {
     /// Ring `index` on the host timeline, its records from `ring` (the profile's own, or a
     /// second pass's when the profile released them: [`Profile::from_passes`]); without
     /// `zones`, only the records ([`Profile::ring_records`]).
-    pub fn view<'a>(&'a self, index: usize, ring: &'a RingReport, zones: bool) -> RingView<'a> {
+    pub(crate) fn view<'a>(
+        &'a self,
+        index: usize,
+        ring: &'a RingReport,
+        zones: bool,
+    ) -> RingView<'a> {
         let id = ring.id;
         let mut view = RingView {
             index,
@@ -475,7 +480,7 @@ impl Profile {
     }
 
     /// Ring `index` without its zones and marks (for outputs that read only the records).
-    pub fn ring_records(&self, index: usize) -> RingView<'_> {
+    pub(crate) fn ring_records(&self, index: usize) -> RingView<'_> {
         self.view(index, &self.readout.rings[index], false)
     }
 

@@ -53,11 +53,11 @@ use std::path::{Path, PathBuf};
 use ttprof_emu::{ClockModel, Device, DeviceConfig, Fault};
 
 /// File name of the snapshot [`Session::finish`] writes.
-pub const SNAPSHOT_FILE: &str = "device.snap";
+pub(crate) const SNAPSHOT_FILE: &str = "device.snap";
 /// File name of the op log.
-pub const OPLOG_FILE: &str = "ops.jsonl";
+pub(crate) const OPLOG_FILE: &str = "ops.jsonl";
 /// File name of the emulator's device image.
-pub const IMAGE_FILE: &str = "device.img";
+pub(crate) const IMAGE_FILE: &str = "device.img";
 
 /// What a session runs on and how it profiles.
 #[derive(Clone, Debug)]
@@ -794,7 +794,7 @@ fn fault_issue(f: &Fault) -> Issue {
 
 /// Every run writes a new timestamped op report (as tt-metal does); keep only the new one so
 /// `tt-perf-report <out>/ops_perf_results_*.csv` reads this run alone.
-pub fn remove_old_op_reports(dir: &Path) -> Result<()> {
+pub(crate) fn remove_old_op_reports(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };

@@ -219,7 +219,7 @@ impl Snapshot {
     /// ring of `rings`, its bytes asked of `payload` when its turn comes and written at once,
     /// so a long run's drained payload (a session's spool) is never held whole. A readout
     /// of the file sees them after what [`Snapshot::add_drained`] recorded for the ring.
-    pub fn save_with_drained(
+    pub(crate) fn save_with_drained(
         &self,
         path: &Path,
         rings: &[RingId],

@@ -49,7 +49,7 @@ pub struct RingReport {
     /// Which ring.
     pub id: RingId,
     /// Decoded records, in ring order (non-decreasing time): the rich view, filled by
-    /// [`Drainer::finish`] with what was not taken before ([`Drainer::take_zones`]).
+    /// [`Drainer::finish`] with what was not taken before (`Drainer::take_zones`).
     pub records: Records,
     /// The control words as last read.
     pub control: control::RingControl,
@@ -115,12 +115,12 @@ impl RingReport {
     }
 
     /// Records of every kind decoded (held, or released).
-    pub fn record_count(&self) -> usize {
+    pub(crate) fn record_count(&self) -> usize {
         self.released.map_or(self.records.len(), |r| r.records)
     }
 
     /// The ring without its records (their counts kept: [`RingReport::zones`],
-    /// [`RingReport::record_count`]): what a streamed profile keeps of a ring once the
+    /// `RingReport::record_count`): what a streamed profile keeps of a ring once the
     /// records went to the outputs.
     pub fn release(&self) -> RingReport {
         RingReport {

@@ -9,7 +9,7 @@ use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
 
 /// Writes the bottleneck analysis.
-pub struct AnalysisSink {
+pub(crate) struct AnalysisSink {
     path: PathBuf,
     analyzer: Option<Analyzer>,
     /// The analysis as written (after [`Sink::finish`]).
@@ -18,7 +18,7 @@ pub struct AnalysisSink {
 
 impl AnalysisSink {
     /// The analysis at `path`.
-    pub fn new(path: &Path) -> AnalysisSink {
+    pub(crate) fn new(path: &Path) -> AnalysisSink {
         AnalysisSink {
             path: path.to_path_buf(),
             analyzer: Some(Analyzer::default()),

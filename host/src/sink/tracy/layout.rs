@@ -35,12 +35,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::protocol::MAX_GPU_CONTEXTS;
 
 /// Highest chip number a lane id can carry.
-pub const MAX_CHIP: u32 = (1 << 12) - 1;
+pub(crate) const MAX_CHIP: u32 = (1 << 12) - 1;
 /// Highest NoC0 x or y a lane id can carry (every arch's NoC grid is smaller).
-pub const MAX_NOC_COORD: u8 = (1 << 5) - 1;
+pub(crate) const MAX_NOC_COORD: u8 = (1 << 5) - 1;
 
 /// Thread id of the lane of `risc` on `tile` of `chip` (see the module docs).
-pub fn lane_thread(chip: u32, tile: NocCoord, risc: Risc) -> Result<u32, String> {
+pub(crate) fn lane_thread(chip: u32, tile: NocCoord, risc: Risc) -> Result<u32, String> {
     if chip > MAX_CHIP {
         return Err(format!(
             "chip {chip}: Tracy lane ids carry chips 0..={MAX_CHIP}"
@@ -95,12 +95,12 @@ pub(crate) fn tracy_hash(tid: u32) -> u64 {
 }
 
 /// The lane's row name.
-pub fn lane_name(chip: u32, tile: NocCoord, risc: Risc) -> String {
+pub(crate) fn lane_name(chip: u32, tile: NocCoord, risc: Risc) -> String {
     format!("{} {chip}:{tile}", risc.name())
 }
 
 /// Thread id of host row `row` (0-based) of `chip`.
-pub fn host_thread(chip: u32, row: u32) -> Result<u32, String> {
+pub(crate) fn host_thread(chip: u32, row: u32) -> Result<u32, String> {
     if chip >= 1 << 22 || row > 0xFF {
         return Err(format!(
             "host row {row} of device {chip}: at most 256 overlapping launches per device"
@@ -109,7 +109,7 @@ pub fn host_thread(chip: u32, row: u32) -> Result<u32, String> {
     Ok(1 << 30 | chip << 8 | row)
 }
 
-pub fn host_name(chip: u32, row: u32) -> String {
+pub(crate) fn host_name(chip: u32, row: u32) -> String {
     if row == 0 {
         format!("Ops: device {chip}")
     } else {
@@ -119,7 +119,7 @@ pub fn host_name(chip: u32, row: u32) -> String {
 
 /// One GPU context: its id, chip and tiles.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Context {
+pub(crate) struct Context {
     pub id: u8,
     pub chip: u32,
     /// Row-major NoC order.
@@ -129,16 +129,16 @@ pub struct Context {
 
 /// The context of every tile that has zones.
 #[derive(Clone, Debug, Default)]
-pub struct Layout {
-    pub contexts: Vec<Context>,
+pub(crate) struct Layout {
+    pub(crate) contexts: Vec<Context>,
     /// Tiles per context (the `k` of the module docs).
-    pub tiles_per_context: usize,
+    pub(crate) tiles_per_context: usize,
     of_tile: BTreeMap<(u32, NocCoord), u8>,
 }
 
 impl Layout {
     /// Lays out `tiles` (chip, tile), duplicates ignored.
-    pub fn new(tiles: impl IntoIterator<Item = (u32, NocCoord)>) -> Result<Layout, String> {
+    pub(crate) fn new(tiles: impl IntoIterator<Item = (u32, NocCoord)>) -> Result<Layout, String> {
         let mut by_chip: BTreeMap<u32, BTreeSet<(u8, u8)>> = BTreeMap::new();
         for (chip, t) in tiles {
             by_chip.entry(chip).or_default().insert((t.y, t.x));
@@ -181,7 +181,7 @@ impl Layout {
     }
 
     /// The context holding `tile` of `chip`, if it has zones.
-    pub fn context_of(&self, chip: u32, tile: NocCoord) -> Option<u8> {
+    pub(crate) fn context_of(&self, chip: u32, tile: NocCoord) -> Option<u8> {
         self.of_tile.get(&(chip, tile)).copied()
     }
 }

@@ -30,7 +30,7 @@ pub(crate) const SRCLOC_KEY_BASE: u64 = 1 << 32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LaneEv {
     pub time: i64,
-    pub srcloc: u32,
+    pub(crate) srcloc: u32,
 }
 
 /// One RISC's row: its begin/end events are in the stream's [`Spool`], in time order
@@ -56,7 +56,7 @@ pub(crate) struct SrcLoc {
 pub(crate) struct HostZone {
     pub start: i64,
     pub end: i64,
-    pub srcloc: u32,
+    pub(crate) srcloc: u32,
     pub text: String,
 }
 
@@ -72,10 +72,10 @@ pub(crate) struct Message {
 #[derive(Clone, Debug)]
 pub struct StreamOptions {
     /// Program name shown by the capture tool (at most 63 bytes are sent).
-    pub program_name: String,
+    pub(crate) program_name: String,
     /// Device events, data, sums, value zones' values and in-band loss reports as messages
     /// on their lane.
-    pub device_messages: bool,
+    pub(crate) device_messages: bool,
 }
 
 impl Default for StreamOptions {
@@ -91,27 +91,27 @@ impl Default for StreamOptions {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StreamCounts {
     /// GPU contexts (Tracy holds 255).
-    pub contexts: usize,
+    pub(crate) contexts: usize,
     /// Tiles per context.
-    pub tiles_per_context: usize,
+    pub(crate) tiles_per_context: usize,
     /// RISC lanes with zones.
     pub lanes: usize,
     /// Device zones.
     pub zones: u64,
     /// Distinct source locations.
-    pub source_locations: usize,
+    pub(crate) source_locations: usize,
     /// Ops (host CPU zones).
     pub ops: usize,
     /// Host rows (threads) the ops need.
-    pub host_rows: usize,
+    pub(crate) host_rows: usize,
     /// Messages (device events, data, sums, losses; signposts).
     pub messages: usize,
     /// Zones cut back to their parent's end because they overlapped it partially.
-    pub clipped_zones: u64,
+    pub(crate) clipped_zones: u64,
     /// Host time every Tracy time is relative to (the earliest time in the stream).
-    pub base_ns: i64,
+    pub(crate) base_ns: i64,
     /// Latest host time in the stream (ns).
-    pub last_ns: i64,
+    pub(crate) last_ns: i64,
 }
 
 /// Everything one capture receives (see the module docs).
@@ -272,7 +272,7 @@ impl TracySink {
 
 impl TracySink {
     /// The stream built (after the drive's `finish`).
-    pub fn into_stream(mut self) -> Result<TracyStream> {
+    pub(crate) fn into_stream(mut self) -> Result<TracyStream> {
         self.stream
             .take()
             .ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))

@@ -40,7 +40,7 @@ use riscv_linker::{Arch, NocCoord, TileMap};
 use std::path::{Path, PathBuf};
 
 /// Where the device nodes live.
-pub const DEVICE_DIR: &str = "/dev/tenstorrent";
+pub(crate) const DEVICE_DIR: &str = "/dev/tenstorrent";
 
 /// Where a card's harvesting comes from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub enum DeviceSpec {
 }
 
 /// The device node of card `index`.
-pub fn device_path(index: u32) -> PathBuf {
+pub(crate) fn device_path(index: u32) -> PathBuf {
     Path::new(DEVICE_DIR).join(index.to_string())
 }
 
@@ -266,7 +266,7 @@ impl<D: Driver> TtKmd<D> {
 
 /// Opens the card at `path` (`/dev/tenstorrent/N`). A card that is not there is an error
 /// naming the path and tt-kmd.
-pub fn open_card(
+pub(crate) fn open_card(
     path: &Path,
     index: Option<u32>,
     options: &KmdOptions,
@@ -303,7 +303,7 @@ pub struct CardInfo {
     pub card: std::result::Result<CardIdentity, String>,
 }
 
-/// Every card under [`DEVICE_DIR`], by index, opened with `options` (harvesting as given:
+/// Every card under `DEVICE_DIR`, by index, opened with `options` (harvesting as given:
 /// unknown by default). An absent directory is no card.
 pub fn list_cards(options: &KmdOptions) -> Vec<CardInfo> {
     list_cards_in(Path::new(DEVICE_DIR), options, KmdDriver::open)
@@ -367,7 +367,7 @@ pub fn render_cards(cards: &[CardInfo]) -> String {
 }
 
 /// Opens a card spec as device memory (`writable`: may write the consumer words).
-pub fn open_memory(
+pub(crate) fn open_memory(
     path: &Path,
     index: Option<u32>,
     options: &KmdOptions,
