@@ -239,17 +239,21 @@ fn main() -> ExitCode {
                     }
                 } else {
                     if ops.is_some() {
-                        return Err(Error::Other(format!(
-                            "--ops names the runs of a device log (profile_log_device.csv); --device {} is device memory: \
-                             name it with --oplog",
-                            device.display()
-                        )));
+                        return Err(Error::Argument {
+                            what: format!(
+                                "--ops names the runs of a device log (profile_log_device.csv); --device {} is device memory: \
+                                 name it with --oplog",
+                                device.display()
+                            ),
+                        });
                     }
                     let oplog = oplog.as_deref().ok_or_else(|| {
-                        Error::Other(format!(
-                            "--device {}: device memory needs --oplog (the op log that names its zones)",
-                            device.display()
-                        ))
+                        Error::Argument {
+                            what: format!(
+                                "--device {}: device memory needs --oplog (the op log that names its zones)",
+                                device.display()
+                            ),
+                        }
                     })?;
                     Source::Device {
                         device: &device,

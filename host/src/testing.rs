@@ -227,7 +227,7 @@ impl ImageBuilder {
         let io = |e| Error::io(path, "write device image", e);
         let mut header = vec![0u8; g.header_size() as usize];
         g.write_header(&mut header, &self.tiles)
-            .map_err(|e| Error::Other(e.to_string()))?;
+            .map_err(|e| Error::Internal(format!("device image header: {e}")))?;
         let mut f = std::fs::File::create(path).map_err(io)?;
         f.write_all(&header).map_err(io)?;
         for chip in 0..g.chips {

@@ -67,6 +67,6 @@ pub(super) fn svg(folded: &str, flavour: &Flavour) -> Result<Vec<u8>> {
         return Ok(out);
     }
     inferno::flamegraph::from_lines(&mut opt, folded.lines(), &mut out)
-        .map_err(|e| Error::Other(format!("flame graph: {e}")))?;
+        .map_err(|e| Error::Internal(format!("flame graph: {e}")))?;
     Ok(out)
 }

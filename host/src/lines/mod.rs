@@ -125,7 +125,7 @@ impl LineProfile {
         for h in harts {
             let charged: u64 = h.rows.iter().flat_map(|(_, c)| c.iter()).sum();
             if charged != h.cycles {
-                return Err(Error::Other(format!(
+                return Err(Error::Internal(format!(
                     "--lines: op {op:?} chip {} tile {} {}: {charged} cycles charged to lines but the core ran {} \
                      (an emulator accounting bug)",
                     h.chip, h.tile, h.risc, h.cycles

@@ -92,7 +92,10 @@ pub(super) fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavo
         Arc::new(StringArray::from(cause)),
         Arc::new(UInt64Array::from(cycles)),
     ];
-    let err = |e: String| Error::Other(format!("{}: {e}", path.display()));
+    let err = |what: String| Error::Output {
+        path: path.to_path_buf(),
+        what,
+    };
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| err(e.to_string()))?;
     let file = AtomicFile::create(path)?;
     let mut w = ArrowWriter::try_new(file, schema, None).map_err(|e| err(e.to_string()))?;

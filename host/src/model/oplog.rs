@@ -358,7 +358,8 @@ impl OpLogWriter {
     }
 
     fn write(&mut self, e: &OpLogEntry) -> Result<()> {
-        let line = serde_json::to_string(e).map_err(|e| Error::Other(e.to_string()))?;
+        let line = serde_json::to_string(e)
+            .map_err(|e| Error::Internal(format!("op log entry as JSON: {e}")))?;
         writeln!(self.out, "{line}").map_err(|e| Error::io(&self.path, "write op log", e))?;
         self.out
             .flush()

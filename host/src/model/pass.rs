@@ -190,9 +190,10 @@ impl RingSource for DeviceRings<'_> {
         let ring = self.reader.next_ring()?;
         match ring {
             Some(r) if self.expected.get(index) == Some(&r.records.len()) => Ok(Cow::Owned(r)),
-            _ => Err(Error::Other(format!(
-                "device memory changed between its two readings (ring {index}): the outputs are not written"
-            ))),
+            _ => Err(Error::Reread {
+                what: "device memory",
+                ring: index,
+            }),
         }
     }
 }

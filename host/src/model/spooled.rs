@@ -165,9 +165,10 @@ impl RingSource for SpoolRings<'_> {
         let mut ignored = Vec::new();
         let ring = decoded(slot, self.spool, &mut self.table, &mut ignored)?;
         if ring.records.len() != slot.record_count() {
-            return Err(Error::Other(format!(
-                "the spool changed between its two readings (ring {index}): the outputs are not written"
-            )));
+            return Err(Error::Reread {
+                what: "the spool",
+                ring: index,
+            });
         }
         Ok(Cow::Owned(ring))
     }

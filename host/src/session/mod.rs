@@ -363,14 +363,16 @@ impl Session {
         let tiles = match &op.tiles {
             Some(t) => {
                 if let Some(bad) = t.iter().find(|c| !self.tiles.contains(c)) {
-                    return Err(Error::Other(format!(
-                        "op {:?}: tile {bad} is not a worker tile of this {}x{} {} grid (tiles: {})",
-                        op.name,
-                        self.cfg.grid.0,
-                        self.cfg.grid.1,
-                        self.cfg.arch,
-                        self.tiles.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
-                    )));
+                    return Err(Error::Argument {
+                        what: format!(
+                            "op {:?}: tile {bad} is not a worker tile of this {}x{} {} grid (tiles: {})",
+                            op.name,
+                            self.cfg.grid.0,
+                            self.cfg.grid.1,
+                            self.cfg.arch,
+                            self.tiles.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
+                        ),
+                    });
                 }
                 t.clone()
             }

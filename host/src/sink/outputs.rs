@@ -169,9 +169,9 @@ pub fn write_all_rings(
         });
     }
     if profile.oplog.is_none() {
-        return Err(Error::Other(
-            "the outputs need the op log that names the run's ops".into(),
-        ));
+        return Err(Error::Argument {
+            what: "the outputs need the op log that names the run's ops".into(),
+        });
     }
     if let Some(d) = &options.dataset {
         crate::sink::parquet::check_host(&d.host)?;

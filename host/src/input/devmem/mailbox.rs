@@ -44,10 +44,9 @@ impl MappedImage {
     }
 
     fn mailbox_error(&self, what: String) -> Error {
-        Error::Other(format!(
-            "clock mailbox of {}: {what}",
-            self.path().display()
-        ))
+        Error::Clock {
+            what: format!("clock mailbox of {}: {what}", self.path().display()),
+        }
     }
 
     /// Whether an emulator currently answers this image's clock mailbox.

@@ -234,7 +234,9 @@ mod tests {
                 return Ok(());
             }
             if !(0..1 << 21).contains(&addr) {
-                return Err(Error::Other(format!("{addr:#x}")));
+                return Err(Error::Address {
+                    what: format!("{addr:#x}"),
+                });
             }
             w.insert(addr, v);
             Ok(())

@@ -8,7 +8,7 @@ pub mod drain;
 pub mod rebuild;
 
 use crate::devmem::DeviceMemory;
-use crate::error::{Location, Result};
+use crate::error::{Error, Location, Result};
 use crate::issue::Issue;
 use crate::readout::RingId;
 use drain::TileDrain;
@@ -38,11 +38,13 @@ impl Backend {
     }
 
     /// Parses [`Backend::name`]; the error says what is accepted.
-    pub fn parse(s: &str) -> std::result::Result<Backend, String> {
+    pub fn parse(s: &str) -> Result<Backend> {
         match s {
             "ring" => Ok(Backend::Ring),
             "timestamper" => Ok(Backend::Timestamper),
-            _ => Err(format!("unknown backend {s:?}: use ring or timestamper")),
+            _ => Err(Error::Argument {
+                what: format!("unknown backend {s:?}: use ring or timestamper"),
+            }),
         }
     }
 

@@ -56,9 +56,11 @@ pub(crate) fn arm(
     group_d: bool,
 ) -> Result<()> {
     if !dc::INTERVALS.contains(&interval) {
-        return Err(Error::Other(format!(
-            "sampling interval {interval}: the daisychain samples every 2..=256 cycles"
-        )));
+        return Err(Error::Argument {
+            what: format!(
+                "sampling interval {interval}: the daisychain samples every 2..=256 cycles"
+            ),
+        });
     }
     for i in 0..buf.count * 4 {
         mem.write_u32(chip, tile, buf.addr + 4 * i, SENTINEL)?;
@@ -67,9 +69,9 @@ pub(crate) fn arm(
     let signal = match (group_d, dc::group_d(risc)) {
         (true, Some(d)) => d,
         (true, None) => {
-            return Err(Error::Other(format!(
-                "{risc} has no group D on the debug daisychain (TRISCs only)"
-            )))
+            return Err(Error::Argument {
+                what: format!("{risc} has no group D on the debug daisychain (TRISCs only)"),
+            })
         }
         (false, _) => dc::group_a(risc),
     };

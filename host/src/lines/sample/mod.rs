@@ -225,7 +225,7 @@ pub(crate) struct Sampler {
 impl Sampler {
     /// A sampler for a device of `arch`; errors if `cfg` does not fit.
     pub(crate) fn new(cfg: SampleConfig, arch: Arch) -> Result<Sampler> {
-        cfg.check().map_err(Error::Other)?;
+        cfg.check().map_err(|what| Error::Argument { what })?;
         Ok(Sampler {
             cfg,
             arch,

@@ -150,10 +150,12 @@ pub fn fit(samples: &[TileSample], arch: Arch, chips: u32, opts: &FitOptions) ->
         }
     }
     if fitted.is_empty() {
-        return Err(Error::Other(format!(
-            "clock alignment failed for every chip: {}",
-            failures.join("; ")
-        )));
+        return Err(Error::Clock {
+            what: format!(
+                "clock alignment failed for every chip: {}",
+                failures.join("; ")
+            ),
+        });
     }
     Ok(Fit {
         timebase,

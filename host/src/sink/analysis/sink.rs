@@ -38,7 +38,7 @@ impl Sink for AnalysisSink {
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let a = self.analyzer.take().unwrap_or_default().finish(p);
         let text = serde_json::to_string_pretty(&a)
-            .map_err(|e| Error::Other(format!("analysis as JSON: {e}")))?;
+            .map_err(|e| Error::Internal(format!("analysis as JSON: {e}")))?;
         write_atomic(&self.path, |w| {
             std::io::Write::write_all(w, text.as_bytes())
         })?;

@@ -35,9 +35,9 @@ impl OpReportSink {
 impl Sink for OpReportSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let Some(oplog) = &p.oplog else {
-            return Err(Error::Other(
-                "the op report needs the op log that names the run's ops".into(),
-            ));
+            return Err(Error::Argument {
+                what: "the op report needs the op log that names the run's ops".into(),
+            });
         };
         self.report = Some(report::of_profile(p, oplog)?);
         Ok(())

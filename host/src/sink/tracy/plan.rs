@@ -167,10 +167,12 @@ impl Tables {
             return Ok(i);
         }
         if self.srclocs.len() >= MAX_SOURCE_LOCATIONS {
-            return Err(Error::Other(format!(
-                "more than {MAX_SOURCE_LOCATIONS} distinct zone sites and op names: Tracy cannot hold that many \
-                 source locations"
-            )));
+            return Err(Error::Tracy {
+                what: format!(
+                    "more than {MAX_SOURCE_LOCATIONS} distinct zone sites and op names: Tracy cannot hold that many \
+                     source locations"
+                ),
+            });
         }
         self.srclocs.push(loc);
         self.srcloc_index.insert(loc, self.srclocs.len() as u32 - 1);
@@ -275,7 +277,7 @@ impl TracySink {
     pub(crate) fn into_stream(mut self) -> Result<TracyStream> {
         self.stream
             .take()
-            .ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))
+            .ok_or_else(|| Error::Internal("the Tracy stream was not built".into()))
     }
 }
 
@@ -292,14 +294,14 @@ impl Sink for TracySink {
                 None => r.records.kind.iter().any(is_zone),
             })
             .map(|r| (r.id.chip, r.id.tile));
-        self.layout = Layout::new(tiles).map_err(Error::Other)?;
+        self.layout = Layout::new(tiles)?;
         Ok(())
     }
 
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let id = v.ring.id;
         let r = &v.ring.records;
-        let thread = layout::lane_thread(id.chip, id.tile, id.risc).map_err(Error::Other)?;
+        let thread = layout::lane_thread(id.chip, id.tile, id.risc)?;
         let at = Some(id.location());
         if !v.placed {
             let n = r.len();
@@ -393,9 +395,10 @@ impl Sink for TracySink {
             first.get_or_insert(prev);
             LaneEv { time: prev, srcloc }
         });
-        let spool = self.spool.as_mut().ok_or_else(|| {
-            Error::Other("internal: a ring after the Tracy stream was built".into())
-        })?;
+        let spool = self
+            .spool
+            .as_mut()
+            .ok_or_else(|| Error::Internal("a ring after the Tracy stream was built".into()))?;
         let events = spool.lane(events)?;
         let (first, last) = (first.unwrap_or(prev), prev);
         if backwards > 0 {
@@ -432,10 +435,12 @@ impl Sink for TracySink {
             None => Vec::new(),
         };
         if threads.len() > MAX_THREADS {
-            return Err(Error::Other(format!(
-                "{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads",
-                threads.len()
-            )));
+            return Err(Error::Tracy {
+                what: format!(
+                    "{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads",
+                    threads.len()
+                ),
+            });
         }
         messages.sort_by_key(|m| (m.thread, m.time));
         let mut summary = std::mem::take(&mut self.summary);
@@ -456,7 +461,7 @@ impl Sink for TracySink {
         let spool = self
             .spool
             .take()
-            .ok_or_else(|| Error::Other("internal: the Tracy stream was built twice".into()))?
+            .ok_or_else(|| Error::Internal("the Tracy stream was built twice".into()))?
             .finish()?;
         let layout = std::mem::take(&mut self.layout);
         summary.contexts = layout.contexts.len();
@@ -548,14 +553,14 @@ fn host_rows(
             }
         }
         for (i, zones) in device_rows.into_iter().enumerate() {
-            let thread = layout::host_thread(device, i as u32).map_err(Error::Other)?;
+            let thread = layout::host_thread(device, i as u32)?;
             threads.insert(thread, layout::host_name(device, i as u32));
             rows.push((thread, zones));
         }
     }
     for e in &log.entries {
         if let OpLogEntry::Signpost(s) = e {
-            let thread = layout::host_thread(s.device, 0).map_err(Error::Other)?;
+            let thread = layout::host_thread(s.device, 0)?;
             threads
                 .entry(thread)
                 .or_insert_with(|| layout::host_name(s.device, 0));

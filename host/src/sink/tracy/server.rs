@@ -156,7 +156,9 @@ impl std::error::Error for ServeError {}
 
 impl From<ServeError> for crate::Error {
     fn from(e: ServeError) -> crate::Error {
-        crate::Error::Other(e.to_string())
+        crate::Error::Tracy {
+            what: e.to_string(),
+        }
     }
 }
 

@@ -120,11 +120,8 @@ pub fn parse_spec(arg: &Path) -> Result<DeviceSpec> {
         None => (s, None),
     };
     let (path, index) = if let Some(n) = node.strip_prefix("tt:") {
-        let index: u32 = n.parse().map_err(|_| {
-            Error::Other(format!(
-                "--device {s}: `tt:` takes a card number (tt:0 is {}/0)",
-                DEVICE_DIR
-            ))
+        let index: u32 = n.parse().map_err(|_| Error::Argument {
+            what: format!("--device {s}: `tt:` takes a card number (tt:0 is {DEVICE_DIR}/0)"),
         })?;
         (device_path(index), Some(index))
     } else if let Some(n) = node
@@ -136,7 +133,9 @@ pub fn parse_spec(arg: &Path) -> Result<DeviceSpec> {
         return Ok(DeviceSpec::File(arg.into()));
     };
     let mut options = KmdOptions::default();
-    let bad = |what: String| Error::Other(format!("--device {s}: {what}"));
+    let bad = |what: String| Error::Argument {
+        what: format!("--device {s}: {what}"),
+    };
     let mut chip = None;
     let mut cluster = None;
     for kv in settings.into_iter().flat_map(|r| r.split(',')) {
@@ -212,7 +211,10 @@ fn tile_map(
     path: &Path,
     options: &KmdOptions,
 ) -> Result<(TileMap, HarvestOrigin)> {
-    let bad = |e: riscv_linker::HarvestError| Error::Other(format!("{}: {e}", path.display()));
+    let bad = |e: riscv_linker::HarvestError| Error::BadFile {
+        path: path.to_path_buf(),
+        what: e.to_string(),
+    };
     let translation = options.translation.unwrap_or(true);
     match &options.harvest {
         HarvestSource::Unknown => Ok((
