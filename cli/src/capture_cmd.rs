@@ -181,7 +181,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     let summary_file = outcome.write_summary()?;
     print_counts(&outcome, &summary_file);
     let errors =
-        issue::print(&outcome.captured.readout.issues) + issue::print(&outcome.written.issues);
+        issue::print(outcome.captured.readout.issues()) + issue::print(&outcome.written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the output is incomplete");
         return Ok(ExitCode::from(2));
@@ -223,13 +223,13 @@ fn print_counts(o: &Outcome, summary_file: &std::path::Path) {
          {} payload bytes, {} bus bytes ({ratio} bus bytes per payload byte)",
         w.zones,
         w.records,
-        r.rings.len(),
+        r.rings().len(),
         c.drains,
         c.elapsed.as_secs_f64(),
-        r.rings.iter().map(|x| x.dropped as u64).sum::<u64>(),
-        r.rings.iter().map(|x| x.stalls as u64).sum::<u64>(),
+        r.rings().iter().map(|x| x.dropped as u64).sum::<u64>(),
+        r.rings().iter().map(|x| x.stalls as u64).sum::<u64>(),
         r.payload_bytes(),
-        r.bus_bytes,
+        r.bus_bytes(),
     );
     println!("wrote {} ({} rows)", o.csv.display(), w.rows);
     println!("wrote {}", summary_file.display());

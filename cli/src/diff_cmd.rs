@@ -95,7 +95,7 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
             );
         }
         let mut text = serde_json::to_string_pretty(&json)
-            .map_err(|e| Error::Other(format!("diff as JSON: {e}")))?;
+            .map_err(|e| Error::Internal(format!("diff as JSON: {e}")))?;
         if json_to_stdout {
             text.push('\n');
         }

@@ -53,8 +53,8 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
         mut rings,
     ) = import::stream(&a.csv, a.ops.as_deref())?;
     let read_s = t.elapsed().as_secs_f64();
-    if profile.readout.zones() == 0 {
-        issue::print(&profile.readout.issues);
+    if profile.readout().zones() == 0 {
+        issue::print(profile.readout().issues());
     }
     let options = Options {
         summary_threshold_ns: threshold_ns,
@@ -67,13 +67,13 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
         print!("{}", summary::render(&written.summary));
         println!();
     }
-    let r = &profile.readout;
+    let r = profile.readout();
     println!(
         "imported {}: {rows} rows, {} ring(s) on {} tile(s), {zones} zones, {} records; read in {read_s:.2} s \
          ({:.0} rows/s), every output written in {total_s:.2} s",
         a.csv.display(),
-        r.rings.len(),
-        r.tiles,
+        r.rings().len(),
+        r.tiles(),
         r.records(),
         rows as f64 / read_s.max(1e-9),
     );

@@ -238,17 +238,21 @@ fn main() -> ExitCode {
                     }
                 } else {
                     if ops.is_some() {
-                        return Err(Error::Other(format!(
-                            "--ops names the runs of a device log (profile_log_device.csv); --device {} is device memory: \
-                             name it with --oplog",
-                            device.display()
-                        )));
+                        return Err(Error::Argument {
+                            what: format!(
+                                "--ops names the runs of a device log (profile_log_device.csv); --device {} is device memory: \
+                                 name it with --oplog",
+                                device.display()
+                            ),
+                        });
                     }
                     let oplog = oplog.as_deref().ok_or_else(|| {
-                        Error::Other(format!(
-                            "--device {}: device memory needs --oplog (the op log that names its zones)",
-                            device.display()
-                        ))
+                        Error::Argument {
+                            what: format!(
+                                "--device {}: device memory needs --oplog (the op log that names its zones)",
+                                device.display()
+                            ),
+                        }
                     })?;
                     Source::Device {
                         device: &device,
@@ -344,7 +348,7 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
         print!("{text}");
     }
     println!();
-    print_readout_line(&profile.readout, memory.as_ref());
+    print_readout_line(profile.readout(), memory.as_ref());
     println!("{clock_note}");
     println!(
         "wrote {} ({} rows)",
@@ -352,7 +356,7 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
         device_csv.written_rows
     );
 
-    let errors = issue::print(&profile.readout.issues) + issue::print(&profile.sites.issues);
+    let errors = issue::print(profile.readout().issues()) + issue::print(&profile.sites().issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the output is incomplete");
         return Ok(ExitCode::from(2));
@@ -364,21 +368,21 @@ fn print_readout_line(r: &Readout, mem: &dyn DeviceMemory) {
     let ratio = r
         .bus_bytes_per_payload_byte()
         .map_or("n/a".into(), |x| format!("{x:.3}"));
-    let dropped: u64 = r.rings.iter().map(|x| x.dropped as u64).sum();
-    let stalls: u64 = r.rings.iter().map(|x| x.stalls as u64).sum();
+    let dropped: u64 = r.rings().iter().map(|x| x.dropped as u64).sum();
+    let stalls: u64 = r.rings().iter().map(|x| x.stalls as u64).sum();
     println!(
         "read {}: {} ring(s) on {} of {} tile(s), {} records ({} zones), {} dropped, {} stalls; \
          {} payload bytes, {} bus bytes ({ratio} bus bytes per payload byte)",
         mem.describe(),
-        r.rings.len(),
-        r.tiles - r.unused_tiles,
-        r.tiles,
+        r.rings().len(),
+        r.tiles() - r.unused_tiles(),
+        r.tiles(),
         r.records(),
         r.zones(),
         dropped,
         stalls,
         r.payload_bytes(),
-        r.bus_bytes,
+        r.bus_bytes(),
     );
 }
 
@@ -399,14 +403,14 @@ fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
     let line = format!(
         "({} bytes of device memory, {} ring(s))",
         4 * words,
-        readout.rings.len()
+        readout.rings().len()
     );
     if output::is_stdout(output) {
         eprintln!("wrote the snapshot to standard output {line}");
     } else {
         println!("wrote {} {line}", output.display());
     }
-    let errors = issue::print(&readout.issues);
+    let errors = issue::print(readout.issues());
     Ok(if errors > 0 {
         ExitCode::from(2)
     } else {

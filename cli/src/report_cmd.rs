@@ -29,13 +29,13 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         clock_note,
     } = ttprof::pass::open(a.device, Some(oplog))?;
     // Another run's op log would name the zones from the wrong ELFs: refused before writing.
-    if let Some(log) = &profile.oplog {
+    if let Some(log) = profile.oplog() {
         ttprof::provenance::check(memory.as_ref(), a.device, log)?;
     }
     let mut rings = ttprof::pass::DeviceRings::new(&profile, memory.as_ref())?;
-    if profile.readout.zones() == 0 {
+    if profile.readout().zones() == 0 {
         // Say why before the outputs refuse an empty readout (e.g. a consumer drained it).
-        issue::print(&profile.readout.issues);
+        issue::print(profile.readout().issues());
     }
     let options = Options {
         summary_threshold_ns: a.threshold_ns,
@@ -47,7 +47,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         Err(e) => return super::disk_full(e),
     };
     drop(rings);
-    let readout = &profile.readout;
+    let readout = profile.readout();
     let mem = memory.as_ref();
 
     if a.summary {
@@ -71,8 +71,8 @@ pub fn finish(clock_note: &str, profile: &Profile, written: &outputs::Written) -
     for p in written.files() {
         println!("  {}", p.display());
     }
-    let errors = issue::print(&profile.readout.issues)
-        + issue::print(&profile.sites.issues)
+    let errors = issue::print(profile.readout().issues())
+        + issue::print(&profile.sites().issues)
         + issue::print(&written.issues);
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");

@@ -260,7 +260,7 @@ fn print(outcome: &Outcome) -> ExitCode {
     println!(
         "\n{} records from {} rings ({} zones); {:.3} bus bytes per payload byte",
         r.records(),
-        r.rings.len(),
+        r.rings().len(),
         r.zones(),
         r.bus_bytes_per_payload_byte().unwrap_or(0.0)
     );

@@ -20,7 +20,7 @@ pub fn install() -> Result<()> {
         );
         std::process::exit(130);
     })
-    .map_err(|e| Error::Other(format!("cannot install the Ctrl-C handler: {e}")))
+    .map_err(|e| Error::Internal(format!("cannot install the Ctrl-C handler: {e}")))
 }
 
 /// Routes Ctrl-C and SIGTERM to [`ttprof::capture::interrupt`] from now on, so a capture

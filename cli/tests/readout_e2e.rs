@@ -152,24 +152,24 @@ fn fixture(name: &str) -> Fixture {
 
 fn zones_by_ring(r: &readout::Readout, sites: &ttprof::resolve::Resolution) -> Expected {
     let mut out = Expected::new();
-    for (ri, ring) in r.rings.iter().enumerate() {
+    for (ri, ring) in r.rings().iter().enumerate() {
         let rec = &ring.records;
         let v = (0..rec.len())
             .filter(|&i| {
                 matches!(
-                    rec.kind[i],
+                    rec.kind()[i],
                     ttprof::decode::RecordKind::Zone | ttprof::decode::RecordKind::ValueZone
                 )
             })
             .map(|i| {
                 (
                     sites
-                        .site(ri, rec.run[i], rec.site[i])
+                        .site(ri, rec.run()[i], rec.site()[i])
                         .unwrap()
                         .name
                         .clone(),
-                    rec.start[i],
-                    rec.end[i],
+                    rec.start()[i],
+                    rec.end()[i],
                 )
             })
             .collect();
@@ -183,15 +183,15 @@ fn every_ring_reads_out_resolves_and_costs_little_bus_traffic() {
     let f = fixture("e2e");
     let mem = MappedImage::open(&f.image).unwrap();
     let r = readout::read(&mem, false).unwrap();
-    assert!(r.issues.is_empty(), "{:?}", r.issues);
-    assert_eq!(r.rings.len(), 2 * 2 * RISCS.len());
-    assert_eq!((r.tiles, r.unused_tiles), (4, 0));
+    assert!(r.issues().is_empty(), "{:?}", r.issues());
+    assert_eq!(r.rings().len(), 2 * 2 * RISCS.len());
+    assert_eq!((r.tiles(), r.unused_tiles()), (4, 0));
     let oplog = OpLog::read(&f.oplog).unwrap();
     let sites = Resolver::new(&oplog).resolve(&r);
     assert!(sites.issues.is_empty(), "{:?}", sites.issues);
     assert_eq!(sites.unresolved, 0);
     assert_eq!(zones_by_ring(&r, &sites), f.expected);
-    for ring in &r.rings {
+    for ring in r.rings() {
         assert_eq!(
             ring.records.len(),
             f.expected[&(ring.id.chip, ring.id.tile, ring.id.risc)].len() - 2
@@ -204,12 +204,12 @@ fn every_ring_reads_out_resolves_and_costs_little_bus_traffic() {
     // Only control words and live spans were read: everything read is accounted for.
     let ratio = r.bus_bytes_per_payload_byte().unwrap();
     assert!(ratio <= 1.05, "bus bytes per payload byte {ratio}");
-    assert_eq!(r.bus_bytes, mem.bytes_read());
+    assert_eq!(r.bus_bytes(), mem.bytes_read());
     // Rings' bytes, plus 4 tile blocks (7 words) and the MAGIC word of each of the 8 unused
     // ring blocks.
     assert_eq!(
-        r.bus_bytes,
-        r.rings.iter().map(|x| x.bus_bytes).sum::<u64>() + 4 * 7 * 4 + 8 * 4
+        r.bus_bytes(),
+        r.rings().iter().map(|x| x.bus_bytes).sum::<u64>() + 4 * 7 * 4 + 8 * 4
     );
 }
 
@@ -259,7 +259,7 @@ fn consuming_frees_the_rings_and_a_drainer_never_duplicates() {
         .unwrap(),
         0
     );
-    for ring in &r.rings {
+    for ring in r.rings() {
         let head = mem
             .read_u32(
                 ring.id.chip,
@@ -293,21 +293,21 @@ fn a_snapshot_replays_the_readout_bit_for_bit() {
     rec.into_snapshot().save(&path).unwrap();
     let snap = Snapshot::load(&path).unwrap();
     let replay = readout::read(&snap, false).unwrap();
-    assert_eq!(replay.rings.len(), live.rings.len());
-    for (a, b) in live.rings.iter().zip(&replay.rings) {
+    assert_eq!(replay.rings().len(), live.rings().len());
+    for (a, b) in live.rings().iter().zip(replay.rings()) {
         assert_eq!(
             (a.id, &a.records, a.bus_bytes),
             (b.id, &b.records, b.bus_bytes)
         );
     }
-    assert_eq!(snap.bytes_read(), live.bus_bytes);
+    assert_eq!(snap.bytes_read(), live.bus_bytes());
     // The snapshot holds what was read and no more.
     let held: u64 = snap
         .extents()
         .iter()
         .map(|e| 4 * e.words.len() as u64)
         .sum();
-    assert!(held <= live.bus_bytes);
+    assert!(held <= live.bus_bytes());
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
     let e = Snapshot::load(&path).unwrap_err().to_string();
@@ -347,7 +347,7 @@ fn damaged_rings_are_reported_where_they_are_and_the_rest_is_read() {
     f.builder.poke(0, t, data + 136, 0x8F00_0000);
     let r = read_with(&f.builder, &f.dir, "damaged.img");
     let msgs: Vec<String> = r
-        .issues
+        .issues()
         .iter()
         .filter(|i| i.is_error())
         .map(|i| i.to_string())
@@ -376,7 +376,7 @@ fn damaged_rings_are_reported_where_they_are_and_the_rest_is_read() {
     );
     // The damaged TRISC1 ring still gives the records before the damage.
     let ring = r
-        .rings
+        .rings()
         .iter()
         .find(|x| {
             x.id == RingId {
@@ -390,7 +390,7 @@ fn damaged_rings_are_reported_where_they_are_and_the_rest_is_read() {
     assert!(ring.corrupt.is_some() && ring.skipped_bytes > 0);
     // Every other ring is complete.
     assert_eq!(
-        r.rings.iter().filter(|x| x.corrupt.is_none()).count(),
+        r.rings().iter().filter(|x| x.corrupt.is_none()).count(),
         12 - 1 - 2
     );
 }
@@ -408,7 +408,7 @@ fn a_wrong_tile_block_and_an_unused_tile_are_told_apart() {
         f.builder.poke(1, NocCoord::new(1, 1), off, 0);
     }
     let r = read_with(&f.builder, &f.dir, "tiles.img");
-    let msgs: Vec<String> = r.issues.iter().map(|i| i.to_string()).collect();
+    let msgs: Vec<String> = r.issues().iter().map(|i| i.to_string()).collect();
     assert_eq!(msgs.len(), 1, "{msgs:#?}");
     assert!(
         msgs[0].contains("chip 0 tile (1,1)")
@@ -416,8 +416,8 @@ fn a_wrong_tile_block_and_an_unused_tile_are_told_apart() {
         "{}",
         msgs[0]
     );
-    assert_eq!(r.unused_tiles, 1);
-    assert_eq!(r.rings.len(), 6);
+    assert_eq!(r.unused_tiles(), 1);
+    assert_eq!(r.rings().len(), 6);
 }
 
 #[test]
@@ -446,7 +446,7 @@ fn op_logs_and_elfs_that_do_not_match_the_run_are_counted_not_dropped() {
     let total: u64 = sites.resolved + sites.unresolved;
     assert_eq!(
         total as usize,
-        r.records() - r.rings.len() * RUNS.len(),
+        r.records() - r.rings().len() * RUNS.len(),
         "every site record counted"
     );
     let missing_run: u64 = sites

@@ -200,7 +200,7 @@ fn snapshot_seeds(out: &Path, image_path: &Path, dir: &Path) {
     let mem = MappedImage::open_read_only(image_path).unwrap();
     let rec = Recorder::new(&mem).unwrap();
     let live = ttprof::readout::read(&rec, false).unwrap();
-    assert!(live.records() > 40 && !live.has_errors(), "{:?}", live.issues);
+    assert!(live.records() > 40 && !live.has_errors(), "{:?}", live.issues());
     let snap = rec.into_snapshot();
     let path = dir.join("device.snap");
     snap.save(&path).unwrap();

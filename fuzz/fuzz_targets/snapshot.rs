@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| ttprof_fuzz::run(|| {
         let _ = snap.tiles(chip);
     }
     if let Ok(r) = ttprof::readout::read(&snap, false) {
-        for issue in &r.issues {
+        for issue in r.issues() {
             let _ = issue.to_string();
         }
         let _ = (r.records(), r.zones(), r.payload_bytes(), r.bus_bytes_per_payload_byte());

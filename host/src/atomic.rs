@@ -181,7 +181,7 @@ pub fn check_destination(path: &Path) -> Result<()> {
 /// writes into (`--out/kernels` pointing elsewhere, `zones/host=h/chip=0` in a shared
 /// dataset) would send the files outside it, so it is refused with a message naming it.
 /// `root` itself may be reached through links: that is the user's choice of folder.
-pub fn create_dir_within(root: &Path, dir: &Path) -> Result<()> {
+pub(crate) fn create_dir_within(root: &Path, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(root).map_err(|e| Error::io(root, "create output directory", e))?;
     let rel = dir.strip_prefix(root).unwrap_or(dir);
     let mut at = root.to_path_buf();
@@ -207,7 +207,7 @@ pub fn create_dir_within(root: &Path, dir: &Path) -> Result<()> {
 
 /// Refuses `path` inside an output folder when it is a symbolic link (whatever it points
 /// to): ttprof never writes through a link inside a directory it writes into.
-pub fn refuse_link(path: &Path) -> Result<()> {
+pub(crate) fn refuse_link(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(Error::BadFile {
             path: path.into(),

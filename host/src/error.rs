@@ -99,6 +99,32 @@ pub enum Error {
         /// What went wrong.
         what: String,
     },
+    /// The device clock could not be sampled or fitted: which window, chip or tile, and why.
+    Clock {
+        /// What failed and where.
+        what: String,
+    },
+    /// A ring read a second time (the second pass of a two-pass write) held other records
+    /// than on the first reading: the outputs would not agree, so none is written.
+    Reread {
+        /// What was read twice: `"device memory"` or `"the spool"`.
+        what: &'static str,
+        /// The ring, by index in readout order.
+        ring: usize,
+    },
+    /// The capture spool failed before: what was drained since is only held in memory.
+    Spool {
+        /// The spool's directory.
+        dir: PathBuf,
+        /// Bytes of the drain that failed to reach the spool, kept in memory.
+        kept: u64,
+    },
+    /// The Tracy stream cannot carry the profile (one of Tracy's limits: source locations,
+    /// threads, lanes), or serving it failed.
+    Tracy {
+        /// What was over the limit, or what serving said.
+        what: String,
+    },
     /// A broken invariant of ttprof itself (a bug: please report it with the message).
     Internal(String),
     /// A capture's outputs could not be written at all: the zones it drained are lost (the
@@ -114,7 +140,8 @@ pub enum Error {
     },
     /// Something this build deliberately does not do (e.g. real hardware access), and why.
     Unsupported(String),
-    /// Anything else, with its explanation.
+    /// Anything else, with its explanation (the library itself uses the typed variants; this
+    /// is for callers' own errors).
     Other(String),
 }
 
@@ -167,7 +194,19 @@ impl fmt::Display for Raw<'_> {
             Error::OpLog { path, line, what } => {
                 write!(f, "op log {}:{line}: {what}", path.display())
             }
-            Error::Argument { what } | Error::Build { what } => f.write_str(what),
+            Error::Argument { what }
+            | Error::Build { what }
+            | Error::Clock { what }
+            | Error::Tracy { what } => f.write_str(what),
+            Error::Reread { what, ring } => write!(
+                f,
+                "{what} changed between its two readings (ring {ring}): the outputs are not written"
+            ),
+            Error::Spool { dir, kept } => write!(
+                f,
+                "the capture spool in {} failed before: {kept} more byte(s) kept in memory",
+                dir.display()
+            ),
             Error::Emulator(s) => write!(f, "emulator: {s}"),
             Error::Fault(s) => write!(f, "kernel fault: {s}"),
             Error::Unsupported(s) => write!(f, "not supported: {s}"),

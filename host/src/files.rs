@@ -61,7 +61,7 @@ pub fn read_regular(path: &Path, kind: &str, op: &'static str, max: u64) -> Resu
 /// Lines of a text stream, each at most `max` bytes, read through the stream's buffer: a
 /// longer line is an error naming its number as soon as `max` bytes of it have been seen,
 /// so a file of one endless line (or no line ends at all) costs no more than `max` bytes.
-pub struct BoundedLines<R> {
+pub(crate) struct BoundedLines<R> {
     r: R,
     max: usize,
     line: usize,
@@ -70,7 +70,7 @@ pub struct BoundedLines<R> {
 
 /// Why [`BoundedLines::next_line`] failed.
 #[derive(Debug)]
-pub enum LineError {
+pub(crate) enum LineError {
     /// Line `line` (1-based) is longer than `max` bytes.
     TooLong {
         /// The line's number.
@@ -93,7 +93,7 @@ impl std::fmt::Display for LineError {
 
 impl<R: std::io::BufRead> BoundedLines<R> {
     /// Lines of `r`, each at most `max` bytes (its end, `\n` or `\r\n`, not counted).
-    pub fn new(r: R, max: usize) -> BoundedLines<R> {
+    pub(crate) fn new(r: R, max: usize) -> BoundedLines<R> {
         BoundedLines {
             r,
             max,
@@ -103,7 +103,7 @@ impl<R: std::io::BufRead> BoundedLines<R> {
     }
 
     /// The next line (without its end) and its number, from 1; `None` at the end.
-    pub fn next_line(&mut self) -> std::result::Result<Option<(usize, &[u8])>, LineError> {
+    pub(crate) fn next_line(&mut self) -> std::result::Result<Option<(usize, &[u8])>, LineError> {
         self.buf.clear();
         let mut any = false;
         loop {
@@ -150,7 +150,7 @@ impl<R: std::io::BufRead> BoundedLines<R> {
     }
 
     /// The line [`BoundedLines::next_line`] returned last (empty before the first).
-    pub fn last_line(&self) -> &[u8] {
+    pub(crate) fn last_line(&self) -> &[u8] {
         &self.buf
     }
 }

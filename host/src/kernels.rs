@@ -14,7 +14,7 @@
 //! (installed with apt-get when missing) against `device-rt/include` (`ttprof.h`, tt-metal's
 //! `tools/profiler/kernel_profiler.hpp`) with tt-metal's defines for their core, and linked
 //! with riscv-linker's script and the runtime's static library (`device-rt/c`, built here
-//! with cargo, [`build_c_runtime`](crate::kernels::build_c_runtime)). See DESIGN.md, "C and C++ kernels".
+//! with cargo, `build_c_runtime`). See DESIGN.md, "C and C++ kernels".
 
 use crate::error::{Error, Result};
 use riscv_linker::{Arch, Risc};
@@ -23,11 +23,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// The kernel target.
-pub const TARGET: &str = "riscv32im-unknown-none-elf";
+pub(crate) const TARGET: &str = "riscv32im-unknown-none-elf";
 
 /// How the standard library for [`TARGET`] is obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Toolchain {
+pub(crate) enum Toolchain {
     /// `rustup target add` was done before: use the prebuilt `core`.
     Prebuilt,
     /// Build `core` from the `rust-src` component.
@@ -98,7 +98,7 @@ fn run_output(cmd: &mut Command) -> Option<String> {
 }
 
 /// Finds out how to build for [`TARGET`], installing `rust-src` with rustup if needed.
-pub fn ensure_toolchain() -> Result<Toolchain> {
+pub(crate) fn ensure_toolchain() -> Result<Toolchain> {
     if let Some(list) = run_output(Command::new("rustup").args(["target", "list", "--installed"])) {
         if list.lines().any(|l| l.trim() == TARGET) {
             return Ok(Toolchain::Prebuilt);
@@ -227,15 +227,15 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
 
 /// The C compiler for kernels: Debian's `gcc-riscv64-unknown-elf` (freestanding RV32IM with
 /// `-march=rv32im -mabi=ilp32`; its `-g++` builds C++).
-pub const GCC: &str = "riscv64-unknown-elf-gcc";
+pub(crate) const GCC: &str = "riscv64-unknown-elf-gcc";
 /// The C++ compiler, from the same package as [`GCC`].
-pub const GXX: &str = "riscv64-unknown-elf-g++";
+pub(crate) const GXX: &str = "riscv64-unknown-elf-g++";
 /// The Debian package that provides [`GCC`] and [`GXX`].
-pub const GCC_PACKAGE: &str = "gcc-riscv64-unknown-elf";
+pub(crate) const GCC_PACKAGE: &str = "gcc-riscv64-unknown-elf";
 
 /// Where the runtime lives: `device-rt` of the checkout this tool was built from (its
 /// `include/` for the headers, `c/` for the static library), or `TTPROF_RT_DIR`.
-pub fn runtime_dir() -> PathBuf {
+pub(crate) fn runtime_dir() -> PathBuf {
     let dir = match std::env::var_os("TTPROF_RT_DIR") {
         Some(d) => PathBuf::from(d),
         None => Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -247,7 +247,7 @@ pub fn runtime_dir() -> PathBuf {
 
 /// The include directory C and C++ kernels compile against: `ttprof.h` and tt-metal's
 /// `tools/profiler/kernel_profiler.hpp`.
-pub fn include_dir() -> PathBuf {
+pub(crate) fn include_dir() -> PathBuf {
     runtime_dir().join("include")
 }
 
@@ -262,7 +262,7 @@ pub fn c_source_kind(path: &Path) -> Option<bool> {
 
 /// Finds the RISC-V compiler, installing its Debian package with apt-get when it is missing
 /// (as the `rust-src` component is for Rust kernels); says how to install it otherwise.
-pub fn ensure_gcc() -> Result<()> {
+pub(crate) fn ensure_gcc() -> Result<()> {
     let works = || {
         run_output(Command::new(GCC).arg("--version")).is_some()
             && run_output(Command::new(GXX).arg("--version")).is_some()
@@ -299,7 +299,7 @@ pub fn ensure_gcc() -> Result<()> {
 /// [`TARGET`] into `target_dir` (default: `target/ttprof-rt-c` of the runtime's checkout)
 /// and returns its path. One library serves both arches and every core: what differs is
 /// resolved by the linker script. Cargo's output is shown only when the build fails.
-pub fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
+pub(crate) fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
     let toolchain = ensure_toolchain()?;
     let dir = runtime_dir().join("c");
     let manifest = dir.join("Cargo.toml");
@@ -396,7 +396,7 @@ pub struct CKernelBuild {
     /// `target/ttprof-kernels/<arch>/<risc>[-noprofile]` beside the first source).
     pub out_dir: PathBuf,
     /// Cargo's target directory for the runtime library (default: see [`build_c_runtime`]).
-    pub runtime_target_dir: Option<PathBuf>,
+    pub(crate) runtime_target_dir: Option<PathBuf>,
 }
 
 impl CKernelBuild {
@@ -448,7 +448,7 @@ fn compute_entry(risc: Risc) -> Option<(&'static str, &'static str, &'static str
 }
 
 /// The defines a tt-metal kernel build gives a kernel for `risc` on `arch`, plus ttprof's.
-pub fn c_defines(risc: Risc, arch: Arch, profile: bool, package: &str) -> Vec<String> {
+pub(crate) fn c_defines(risc: Risc, arch: Arch, profile: bool, package: &str) -> Vec<String> {
     let mut d = vec![
         "-DKERNEL_BUILD".to_string(),
         format!("-DTTPROF_PACKAGE=\"{package}\""),

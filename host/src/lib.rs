@@ -1,4 +1,4 @@
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 //! `ttprof`: the host side of the Tensix device profiler.
 //!
 //! Kernels linked with `ttprof-rt` write zones into a ring per RISC in each tile's L1; this
@@ -43,8 +43,8 @@
 //!
 //! impl Sink for ZoneCount {
 //!     fn ring(&mut self, p: &Profile, ring: &RingView) -> ttprof::Result<()> {
-//!         for z in &ring.zones {
-//!             *self.0.entry(p.labels[z.site as usize].name.clone()).or_default() += 1;
+//!         for z in ring.zones() {
+//!             *self.0.entry(p.labels()[z.site as usize].name.clone()).or_default() += 1;
 //!         }
 //!         Ok(())
 //!     }

@@ -13,9 +13,9 @@ pub struct PathChange {
     /// `CODE` or `CODE #k`.
     pub op: String,
     /// The path's cycles in the base run.
-    pub base_cycles: u64,
+    pub(crate) base_cycles: u64,
     /// In the new run.
-    pub new_cycles: u64,
+    pub(crate) new_cycles: u64,
     /// The part of the path that grew most: (what, base cycles, new cycles); `None` when
     /// nothing grew.
     pub grew: Option<(String, u64, u64)>,

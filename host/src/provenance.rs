@@ -12,7 +12,7 @@ use riscv_linker::Risc;
 
 /// The launcher's hash of a kernel ELF's bytes: FNV-1a, 32 bits, never 0 (0 says "no
 /// hash": a launcher that writes none, like tt-metal's).
-pub fn kernel_hash(bytes: &[u8]) -> u32 {
+pub(crate) fn kernel_hash(bytes: &[u8]) -> u32 {
     let h = bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
         (h ^ b as u32).wrapping_mul(0x0100_0193)
     });

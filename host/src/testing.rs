@@ -37,9 +37,9 @@ pub fn site_json(kind: &str, name: &str, line: u32) -> String {
 #[derive(Clone, Debug)]
 pub struct ElfSpec {
     /// Value of the absolute symbol `__ttprof_arch_id` (absent if `None`).
-    pub arch_id: Option<u32>,
+    pub(crate) arch_id: Option<u32>,
     /// Value of `__ttprof_risc_index` (absent if `None`).
-    pub risc_index: Option<u32>,
+    pub(crate) risc_index: Option<u32>,
     /// Site metadata, site id = index; `None` leaves out the `.ttprof_sites` section.
     pub sites: Option<Vec<String>>,
     /// `e_machine` (`object::elf::EM_RISCV` for a real kernel).
@@ -227,7 +227,7 @@ impl ImageBuilder {
         let io = |e| Error::io(path, "write device image", e);
         let mut header = vec![0u8; g.header_size() as usize];
         g.write_header(&mut header, &self.tiles)
-            .map_err(|e| Error::Other(e.to_string()))?;
+            .map_err(|e| Error::Internal(format!("device image header: {e}")))?;
         let mut f = std::fs::File::create(path).map_err(io)?;
         f.write_all(&header).map_err(io)?;
         for chip in 0..g.chips {

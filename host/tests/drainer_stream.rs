@@ -145,10 +145,10 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
     let mut got = Vec::new();
     let mut stalls = 0u32;
     for i in 0..r.len() {
-        if r.kind[i] == RecordKind::Zone {
-            match sites[r.site[i] as usize].as_str() {
+        if r.kind()[i] == RecordKind::Zone {
+            match sites[r.site()[i] as usize].as_str() {
                 "PROFILER-STALL" => stalls += 1,
-                n => got.push((n.to_string(), r.start[i], r.end[i])),
+                n => got.push((n.to_string(), r.start()[i], r.end()[i])),
             }
         }
     }
@@ -164,10 +164,10 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
         stream.drains
     );
     let readout = stream.drainer.finish().unwrap();
-    assert_eq!(readout.rings.len(), 1);
-    assert_eq!(readout.rings[0].stalls, stalls);
+    assert_eq!(readout.rings().len(), 1);
+    assert_eq!(readout.rings()[0].stalls, stalls);
     assert!(
-        readout.rings[0].payload_bytes > 20 * profiler::RING_CAPACITY as u64,
+        readout.rings()[0].payload_bytes > 20 * profiler::RING_CAPACITY as u64,
         "many wraps"
     );
     assert_eq!(
@@ -176,7 +176,7 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
         0,
         "detached"
     );
-    assert!(readout.issues.is_empty(), "{:?}", readout.issues);
+    assert!(readout.issues().is_empty(), "{:?}", readout.issues());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -244,23 +244,23 @@ fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
         .map(|m| ttprof::sites::SiteMeta::parse(m).unwrap().name)
         .collect();
     let readout = stream.drainer.finish().unwrap();
-    assert_eq!(readout.rings.len(), 1);
-    let ring = &readout.rings[0];
+    assert_eq!(readout.rings().len(), 1);
+    let ring = &readout.rings()[0];
     assert_eq!(
         ring.state & ring::STATE_RUNNING,
         0,
         "the final STATE is read: the kernel exited"
     );
-    assert!(readout.issues.is_empty(), "{:?}", readout.issues);
+    assert!(readout.issues().is_empty(), "{:?}", readout.issues());
     let mut all = stream.taken;
     all.append(&ring.records);
     let mut got = Vec::new();
     let mut wrappers = 0;
     for i in 0..all.len() {
-        if all.kind[i] == RecordKind::Zone {
-            match sites[all.site[i] as usize].as_str() {
+        if all.kind()[i] == RecordKind::Zone {
+            match sites[all.site()[i] as usize].as_str() {
                 "NCRISC-KERNEL" | "NCRISC-FW" => wrappers += 1,
-                n => got.push((n.to_string(), all.start[i], all.end[i])),
+                n => got.push((n.to_string(), all.start()[i], all.end()[i])),
             }
         }
     }

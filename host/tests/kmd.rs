@@ -739,7 +739,7 @@ mod emulated {
     }
 
     fn records(r: &Readout) -> Vec<(String, ttprof::decode::Records)> {
-        r.rings
+        r.rings()
             .iter()
             .map(|ring| (format!("{:?}", ring.id), ring.records.clone()))
             .collect()
@@ -758,12 +758,12 @@ mod emulated {
             "{zones} zones: far more than one ring holds, drained while running"
         );
         assert!(
-            by_card.rings[0].stalls > 0,
+            by_card.rings()[0].stalls > 0,
             "the producer waited for this consumer"
         );
         assert_eq!(records(&by_card), records(&by_image), "identical records");
-        assert_eq!(by_card.rings[0].stalls, by_image.rings[0].stalls);
-        assert!(by_card.issues.is_empty(), "{:?}", by_card.issues);
+        assert_eq!(by_card.rings()[0].stalls, by_image.rings()[0].stalls);
+        assert!(by_card.issues().is_empty(), "{:?}", by_card.issues());
         let pool = kmd.pool_stats();
         assert!(
             kmd.bytes_read() > 0 && (1..=ttkmd::DEFAULT_WINDOWS).contains(&pool.windows),
@@ -783,8 +783,8 @@ mod emulated {
         );
         assert!(a.zones() > 100, "{} zones", a.zones());
         assert_eq!(records(&b), records(&a), "identical records");
-        assert_eq!(b.rings[0].dropped, a.rings[0].dropped);
-        assert_eq!(b.issues.len(), a.issues.len());
-        assert_eq!(b.bus_bytes, a.bus_bytes, "the same words read");
+        assert_eq!(b.rings()[0].dropped, a.rings()[0].dropped);
+        assert_eq!(b.issues().len(), a.issues().len());
+        assert_eq!(b.bus_bytes(), a.bus_bytes(), "the same words read");
     }
 }

@@ -191,11 +191,11 @@ fn errors_at(issues: &[Issue], risc: Risc) -> Vec<&Issue> {
 
 /// Every published byte decoded or counted as skipped; losses beyond padding are errors.
 fn accounted(out: &Readout, risc: Risc, published: u32, pads: u32) {
-    let Some(r) = out.rings.iter().find(|r| r.id.risc == risc) else {
+    let Some(r) = out.rings().iter().find(|r| r.id.risc == risc) else {
         assert!(
-            !errors_at(&out.issues, risc).is_empty(),
+            !errors_at(out.issues(), risc).is_empty(),
             "{risc}: a ring left out is an error: {:?}",
-            out.issues
+            out.issues()
         );
         return;
     };
@@ -206,7 +206,7 @@ fn accounted(out: &Readout, risc: Risc, published: u32, pads: u32) {
     );
     if r.skipped_bytes > pads as u64 {
         assert!(
-            !errors_at(&out.issues, risc).is_empty(),
+            !errors_at(out.issues(), risc).is_empty(),
             "{risc}: {} bytes skipped without an error",
             r.skipped_bytes
         );
@@ -249,7 +249,7 @@ fn damaged_control_blocks_are_errors_and_the_tile_s_other_rings_are_read_exactly
         ]);
         let out = read(&mem);
         let brisc = out
-            .rings
+            .rings()
             .iter()
             .find(|r| r.id.risc == Risc::Brisc)
             .expect("the good ring is read");
@@ -259,24 +259,24 @@ fn damaged_control_blocks_are_errors_and_the_tile_s_other_rings_are_read_exactly
             "case {case}: the good ring, exactly"
         );
         assert!(
-            errors_at(&out.issues, Risc::Brisc).is_empty(),
+            errors_at(out.issues(), Risc::Brisc).is_empty(),
             "case {case}: {:?}",
-            out.issues
+            out.issues()
         );
         if what < 8 {
             assert!(
-                !errors_at(&out.issues, Risc::Trisc0).is_empty(),
+                !errors_at(out.issues(), Risc::Trisc0).is_empty(),
                 "case {case} ({what}): the damage is an error: {:?}",
-                out.issues
+                out.issues()
             );
             assert!(
-                out.rings
+                out.rings()
                     .iter()
                     .all(|r| r.id.risc != Risc::Trisc0 || r.payload_bytes == 0),
                 "case {case}: nothing read from it"
             );
         }
-        for i in &out.issues {
+        for i in out.issues() {
             assert!(!i.to_string().is_empty());
         }
     }
@@ -366,7 +366,7 @@ fn torn_heads_impossible_times_and_random_bytes_are_counted_never_silent() {
         let published = w[(ring::HEAD / 4) as usize].wrapping_sub(r.start);
         accounted(&out, Risc::Ncrisc, published, r.pad_bytes);
         let got = out
-            .rings
+            .rings()
             .iter()
             .find(|x| x.id.risc == Risc::Ncrisc)
             .map(|x| records(&x.records))
@@ -379,9 +379,9 @@ fn torn_heads_impossible_times_and_random_bytes_are_counted_never_silent() {
         if what == 3 {
             assert_eq!(got, r.records, "case {case}: undamaged");
             assert!(
-                out.issues.iter().all(|i| !i.is_error()),
+                out.issues().iter().all(|i| !i.is_error()),
                 "case {case}: {:?}",
-                out.issues
+                out.issues()
             );
         }
         if expect_error {
@@ -391,7 +391,7 @@ fn torn_heads_impossible_times_and_random_bytes_are_counted_never_silent() {
                 keep,
                 "case {case} ({what}): every record before the damage, none after"
             );
-            let errors = errors_at(&out.issues, Risc::Ncrisc);
+            let errors = errors_at(out.issues(), Risc::Ncrisc);
             assert!(
                 !errors.is_empty(),
                 "case {case} ({what}): an error names the ring"
@@ -429,12 +429,12 @@ fn a_head_that_goes_back_between_drains_is_an_error_and_later_data_is_skipped_no
     d.drain().unwrap();
     let out = d.finish().unwrap();
     assert_eq!(
-        records(&out.rings[0].records),
+        records(&out.rings()[0].records),
         r.records,
         "what was read before stays"
     );
-    let errors = errors_at(&out.issues, Risc::Trisc2);
-    assert_eq!(errors.len(), 1, "{:?}", out.issues);
+    let errors = errors_at(out.issues(), Risc::Trisc2);
+    assert_eq!(errors.len(), 1, "{:?}", out.issues());
     assert!(
         errors[0].what.contains("beyond the ring's capacity"),
         "{}",
@@ -451,29 +451,29 @@ fn attaching_where_an_earlier_consumer_left_tail_warns_about_the_records_before_
     w[(ring::TAIL / 4) as usize] = r.at[20];
     let out = read(&device(&[(Risc::Brisc, &r, w)]));
     let warn: Vec<&Issue> = out
-        .issues
+        .issues()
         .iter()
         .filter(|i| i.what.contains("earlier consumer left TAIL"))
         .collect();
-    assert_eq!(warn.len(), 1, "{:?}", out.issues);
+    assert_eq!(warn.len(), 1, "{:?}", out.issues());
     assert_eq!(
         warn[0].count,
         r.records.len() as u64 - 20,
         "every record read, none before a Run"
     );
     assert_eq!(
-        out.rings[0].records.len(),
+        out.rings()[0].records.len(),
         r.records.len() - 20,
         "all of them are still read"
     );
     // From the ring's first byte, nothing to warn about.
     let out = read(&device(&[(Risc::Brisc, &r, block(Risc::Brisc, &r))]));
     assert!(
-        out.issues
+        out.issues()
             .iter()
             .all(|i| !i.what.contains("earlier consumer")),
         "{:?}",
-        out.issues
+        out.issues()
     );
 }
 
@@ -512,7 +512,7 @@ fn a_forged_time_near_2_64_makes_the_ring_corrupt_from_the_record_that_would_wra
         checked += 1;
         let w = block(Risc::Brisc, &r);
         let out = read(&device(&[(Risc::Brisc, &r, w)]));
-        let got = records(&out.rings[0].records);
+        let got = records(&out.rings()[0].records);
         let mut want = r.records[..k].to_vec();
         want.push(Record::Time { time: u64::MAX });
         assert_eq!(
@@ -520,8 +520,8 @@ fn a_forged_time_near_2_64_makes_the_ring_corrupt_from_the_record_that_would_wra
             "case {case}: every record before the forged time, and it"
         );
         accounted(&out, Risc::Brisc, r.head.wrapping_sub(r.start), r.pad_bytes);
-        let errors = errors_at(&out.issues, Risc::Brisc);
-        assert_eq!(errors.len(), 1, "case {case}: {:?}", out.issues);
+        let errors = errors_at(out.issues(), Risc::Brisc);
+        assert_eq!(errors.len(), 1, "case {case}: {:?}", out.issues());
         assert!(
             errors[0].what.contains("would wrap") && errors[0].count > 0,
             "case {case}: {}",

@@ -109,7 +109,7 @@ pub fn ttprof<S: AsRef<OsStr>>(dir: Option<&Path>, args: &[S]) -> Output {
     o
 }
 
-/// [`ttprof`], which must exit 0 (the assertion names the arguments; what it printed is
+/// [`ttprof()`], which must exit 0 (the assertion names the arguments; what it printed is
 /// on the test's stderr already).
 pub fn ttprof_ok<S: AsRef<OsStr>>(dir: Option<&Path>, args: &[S]) -> Output {
     let o = ttprof(dir, args);

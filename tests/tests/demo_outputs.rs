@@ -275,11 +275,11 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
         ("noc-write-barrier", Risc::Ncrisc, writes),
     ] {
         let mut totals: BTreeMap<NocCoord, (u64, u64)> = BTreeMap::new();
-        for (i, ring) in readout.rings.iter().enumerate() {
+        for (i, ring) in readout.rings().iter().enumerate() {
             let r = &ring.records;
-            for k in (0..r.len()).filter(|&k| r.kind[k] == RecordKind::Zone) {
+            for k in (0..r.len()).filter(|&k| r.kind()[k] == RecordKind::Zone) {
                 if res
-                    .site(i, r.run[k], r.site[k])
+                    .site(i, r.run()[k], r.site()[k])
                     .is_some_and(|m| m.name == name)
                 {
                     assert_eq!(
@@ -290,7 +290,7 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
                     );
                     let e = totals.entry(ring.id.tile).or_default();
                     e.0 += 1;
-                    e.1 += r.end[k] - r.start[k];
+                    e.1 += r.end()[k] - r.start()[k];
                 }
             }
         }

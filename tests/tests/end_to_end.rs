@@ -168,12 +168,12 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
     // Monotonic: records are in non-decreasing time order, every zone ends after it starts.
     for i in 0..r.len() {
         assert!(
-            r.start[i] <= r.end[i],
+            r.start()[i] <= r.end()[i],
             "{risc}: record {i} ends before it starts"
         );
         if i > 0 {
             assert!(
-                r.end[i - 1] <= r.end[i],
+                r.end()[i - 1] <= r.end()[i],
                 "{risc}: record {i} goes back in time"
             );
         }
@@ -181,11 +181,11 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
     for (run_index, spec) in OPS.iter().enumerate() {
         let run = run_index as u32 + 1;
         let rows: Vec<usize> = (0..r.len())
-            .filter(|&i| r.run[i] == run && r.kind[i] != RecordKind::Run)
+            .filter(|&i| r.run()[i] == run && r.kind()[i] != RecordKind::Run)
             .collect();
         let mut counts = BTreeMap::new();
         for &i in &rows {
-            let meta = site(res, ring_index, run, r.site[i]);
+            let meta = site(res, ring_index, run, r.site()[i]);
             check_source_line(meta, kernels);
             *counts.entry(meta.name.clone()).or_insert(0u64) += 1;
         }
@@ -199,12 +199,12 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
         // Nesting: zones of one run form a tree matching the kernel's scopes.
         let mut zones: Vec<(u64, u64, String)> = rows
             .iter()
-            .filter(|&&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
+            .filter(|&&i| matches!(r.kind()[i], RecordKind::Zone | RecordKind::ValueZone))
             .map(|&i| {
                 (
-                    r.start[i],
-                    r.end[i],
-                    site(res, ring_index, run, r.site[i]).name.clone(),
+                    r.start()[i],
+                    r.end()[i],
+                    site(res, ring_index, run, r.site()[i]).name.clone(),
                 )
             })
             .collect();
@@ -298,9 +298,9 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
     let readout = &outcome.readout;
-    assert!(readout.issues.is_empty(), "{:?}", readout.issues);
+    assert!(readout.issues().is_empty(), "{:?}", readout.issues());
     assert_eq!(
-        readout.rings.len(),
+        readout.rings().len(),
         cores * 5,
         "every RISC of every tile ran"
     );
@@ -309,7 +309,7 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
     assert!(res.issues.is_empty(), "{:?}", res.issues);
     assert_eq!(res.unresolved, 0);
     let kernels = workspace().join("examples/kernels");
-    for (i, ring) in readout.rings.iter().enumerate() {
+    for (i, ring) in readout.rings().iter().enumerate() {
         check_ring(i, ring, &res, &kernels);
     }
     // The device CSV the session wrote has tt-metal's header, with the clock fit's frequency

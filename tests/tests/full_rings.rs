@@ -47,11 +47,11 @@ fn run(name: &str, policy: Policy, drain_every: Option<u64>) -> Launched {
 
 /// Drops reported in the ring itself by `Loss` records.
 fn losses_in_band(r: &Readout) -> u64 {
-    r.rings[0]
+    r.rings()[0]
         .records
-        .kind
+        .kind()
         .iter()
-        .zip(&r.rings[0].records.count)
+        .zip(r.rings()[0].records.count())
         .filter(|(k, _)| **k == RecordKind::Loss)
         .map(|(_, c)| *c as u64)
         .sum()
@@ -72,7 +72,7 @@ fn block_with_a_slow_consumer_loses_nothing_and_records_every_wait() {
     // Every zone arrived, plus one PROFILER-STALL zone per wait.
     assert_eq!(zones(&l.readout), PRODUCED + l.stalls as u64);
     assert_eq!(losses_in_band(&l.readout), 0);
-    assert!(l.readout.issues.is_empty(), "{:?}", l.readout.issues);
+    assert!(l.readout.issues().is_empty(), "{:?}", l.readout.issues());
 }
 
 #[test]

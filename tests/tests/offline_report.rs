@@ -51,9 +51,9 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
     };
     let outcome = scenario::run(&s, &elfs, |_| {}).unwrap();
     assert!(
-        outcome.readout.issues.is_empty(),
+        outcome.readout.issues().is_empty(),
         "{:?}",
-        outcome.readout.issues
+        outcome.readout.issues()
     );
     assert!(
         outcome.readout.zones() > 100,

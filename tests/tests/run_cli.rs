@@ -442,7 +442,7 @@ fn a_readout_of_memory_a_fault_stopped_counts_the_unpublished_records_as_lost() 
     let r = ttprof::readout::read(&mem, false).unwrap();
     assert_eq!(r.zones(), 0);
     let lost: Vec<String> = r
-        .issues
+        .issues()
         .iter()
         .filter(|i| i.is_error())
         .map(|i| i.to_string())
@@ -451,7 +451,7 @@ fn a_readout_of_memory_a_fault_stopped_counts_the_unpublished_records_as_lost() 
         lost.iter()
             .any(|i| i.contains("the run stopped on a fault while this kernel ran")),
         "{:#?}",
-        r.issues
+        r.issues()
     );
 }
 
@@ -510,11 +510,11 @@ fn a_consumer_killed_without_detaching_does_not_wedge_the_producers() {
     assert!(beat != 0 && beat != 1, "a new heartbeat: {beat}");
     let r = d.finish().unwrap();
     assert!(
-        r.issues
+        r.issues()
             .iter()
             .any(|i| i.is_error() && i.to_string().contains("dropped")),
         "{:#?}",
-        r.issues
+        r.issues()
     );
 }
 

@@ -215,7 +215,7 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
     assert_eq!(marks_by_name, csv.marks, "events, data and sums per name");
     assert_eq!(
         (n(&r[3][0][0]), n(&r[3][0][1])),
-        (profile.ops.len() as u64, 4),
+        (profile.ops().len() as u64, 4),
         "every op, the four logged with host times"
     );
     let total_cycles: u64 = csv.zones.values().map(|z| z.1).sum();
@@ -231,7 +231,7 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
     );
     let slowest = profile
         .rings()
-        .flat_map(|v| v.zones)
+        .flat_map(|v| v.zones().to_vec())
         .map(|z| (z.end_ns.round() - z.start_ns.round()) as i64)
         .max()
         .unwrap();
@@ -240,8 +240,12 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
     assert_eq!(s(&r[5][0][0]), HOST);
     let ends: Vec<i64> = profile
         .rings()
-        .flat_map(|v| v.zones)
-        .map(|z| z.end_ns.round() as i64)
+        .flat_map(|v| {
+            v.zones()
+                .iter()
+                .map(|z| z.end_ns.round() as i64)
+                .collect::<Vec<_>>()
+        })
         .collect();
     assert_eq!(
         (r[6][0][0].as_i64(), s(&r[6][0][1])),
@@ -330,7 +334,7 @@ fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
     );
     assert_eq!(
         n(&r(3)[0][0]),
-        profile.ops.iter().filter(|o| o.host_ns.is_some()).count() as u64,
+        profile.ops().iter().filter(|o| o.host_ns.is_some()).count() as u64,
         "op slices"
     );
     let marks: u64 = csv.marks.values().sum();
@@ -342,9 +346,9 @@ fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
     // Host durations equal the Parquet table's (both whole ns from the same clock fit).
     let mut want: BTreeMap<String, i64> = BTreeMap::new();
     for v in profile.rings() {
-        for z in &v.zones {
+        for z in v.zones() {
             *want
-                .entry(profile.labels[z.site as usize].name.clone())
+                .entry(profile.labels()[z.site as usize].name.clone())
                 .or_default() += (z.end_ns.round() - z.start_ns.round()) as i64;
         }
     }

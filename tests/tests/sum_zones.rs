@@ -62,19 +62,19 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
 
     // The records themselves: one Sum per (launch, core, name), count and total in place.
     let mut records: BTreeMap<String, Vec<(u64, u64)>> = BTreeMap::new();
-    for (ri, ring) in p.readout.rings.iter().enumerate() {
+    for (ri, ring) in p.readout.rings().iter().enumerate() {
         let r = &ring.records;
-        for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Sum) {
+        for i in (0..r.len()).filter(|&i| r.kind()[i] == RecordKind::Sum) {
             let name = p
                 .resolution
-                .site(ri, r.run[i], r.site[i])
+                .site(ri, r.run()[i], r.site()[i])
                 .unwrap()
                 .name
                 .clone();
             records
                 .entry(name)
                 .or_default()
-                .push((r.count[i] as u64, r.value[i]));
+                .push((r.count()[i] as u64, r.value()[i]));
         }
     }
     assert_eq!(

@@ -91,9 +91,12 @@ fn both_backends_give_the_demo_the_same_zones_names_and_nesting() {
     // Perfetto, Parquet, analysis) is written from, and the same ops.
     let names = |p: &ttprof::session::FinishedSession| {
         let mut v: Vec<(String, usize)> = Vec::new();
-        for (k, r) in p.readout.rings.iter().enumerate() {
-            for i in 0..r.records.kind.len() {
-                if let Some(m) = p.resolution.site(k, r.records.run[i], r.records.site[i]) {
+        for (k, r) in p.readout.rings().iter().enumerate() {
+            for i in 0..r.records.kind().len() {
+                if let Some(m) = p
+                    .resolution
+                    .site(k, r.records.run()[i], r.records.site()[i])
+                {
                     match v.iter_mut().find(|(n, _)| *n == m.name) {
                         Some(e) => e.1 += 1,
                         None => v.push((m.name.clone(), 1)),

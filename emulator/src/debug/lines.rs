@@ -5,7 +5,7 @@
 //! model's own steps ([`crate::isa::pipeline`]): the interpreter notes the issue cycle after
 //! each step of an instruction (fetch, operand wait, store queue / load slot), and the
 //! difference between consecutive notes is the cycles that step cost. That is the
-//! definition; the JIT ([`crate::jit`]) reproduces it exactly with counters in its blocks
+//! definition; the JIT (module `jit`) reproduces it exactly with counters in its blocks
 //! (static cycles times how often each instruction ran, waits added in its out-of-line
 //! paths), folded into the `LineTable` before a wall-clock read cuts it and when the core
 //! stops; what the JIT leaves to the interpreter (MMIO, the clock reads themselves, division,

@@ -120,12 +120,12 @@ fn run(args: &Args) -> Fallible<()> {
     eprintln!("{}", profile.fit);
     print!("{}", profile.summary_text());
     let r = &profile.readout;
-    let dropped: u64 = r.rings.iter().map(|x| x.dropped as u64).sum();
-    let stalls: u64 = r.rings.iter().map(|x| x.stalls as u64).sum();
+    let dropped: u64 = r.rings().iter().map(|x| x.dropped as u64).sum();
+    let stalls: u64 = r.rings().iter().map(|x| x.stalls as u64).sum();
     println!(
         "{} records from {} rings ({} zones), {} dropped, {} consumer waits; {:.3} bus bytes per payload byte",
         r.records(),
-        r.rings.len(),
+        r.rings().len(),
         r.zones(),
         dropped,
         stalls,

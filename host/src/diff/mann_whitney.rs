@@ -6,7 +6,7 @@ use super::CONFIDENCE;
 /// Whether a two-sided Mann-Whitney U test over `n1` and `n2` samples can reach
 /// [`CONFIDENCE`] at all: its smallest p-value (complete separation, no ties) is
 /// 2 / C(n1 + n2, n1). 3 against 3 gives 0.1, 4 against 4 0.029.
-pub fn can_reach_confidence(n1: usize, n2: usize) -> bool {
+pub(crate) fn can_reach_confidence(n1: usize, n2: usize) -> bool {
     if n1 == 0 || n2 == 0 {
         return false;
     }
@@ -27,7 +27,7 @@ pub fn can_reach_confidence(n1: usize, n2: usize) -> bool {
 /// distribution (`None` when a side is empty). Exact (the U distribution counted) when
 /// there are no ties and at most 400 pairs; otherwise the normal approximation with the
 /// tie correction and a continuity correction.
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn mann_whitney(a: &[f64], b: &[f64]) -> Option<f64> {
     let (n1, n2) = (a.len(), b.len());
     if n1 == 0 || n2 == 0 {
         return None;

@@ -45,13 +45,13 @@
 //! beside one. Anything
 //! else (a snapshot or device log without `device.img`: a card's recording, tt-metal's
 //! output) is **noisy**: a row's change then carries the confidence of a two-sided
-//! Mann-Whitney U test over the two sides' samples ([`mann_whitney`]), and it
-//! counts as real only at [`CONFIDENCE`] or more, or when the count changed. Both sides must
+//! Mann-Whitney U test over the two sides' samples (`mann_whitney`), and it
+//! counts as real only at `CONFIDENCE` or more, or when the count changed. Both sides must
 //! be exact for the comparison to be exact.
 //!
-//! **Too few samples.** With few samples per side the test cannot reach [`CONFIDENCE`] at
+//! **Too few samples.** With few samples per side the test cannot reach `CONFIDENCE` at
 //! all, however large the change: 3 against 3 can give no p-value below 0.1
-//! ([`can_reach_confidence`]). Such a changed row is marked [`DiffRow::too_few_samples`] and
+//! (`can_reach_confidence`). Such a changed row is marked [`DiffRow::too_few_samples`] and
 //! printed as `too few samples`, never as no change.
 //!
 //! # The gate
@@ -65,7 +65,7 @@
 //! # Where things are
 //!
 //! - `samples.rs`: each side read into [`Samples`];
-//! - `stats.rs`: one side's count, total, mean and percentiles ([`SideStats`]);
+//! - `stats.rs`: one side's count, total, mean and percentiles (`SideStats`);
 //! - `mann_whitney.rs`: whether a change between noisy runs is real;
 //! - this file: matching the two sides row by row ([`diff`]) and the gate;
 //! - `render.rs`: the comparison as text and JSON.
@@ -78,7 +78,7 @@ use std::collections::BTreeSet;
 pub const EXIT_REGRESSION: u8 = 3;
 
 /// The confidence at which a change between noisy runs counts as real.
-pub const CONFIDENCE: f64 = 0.95;
+pub(crate) const CONFIDENCE: f64 = 0.95;
 
 /// The file name of the emulator's device image in a `ttprof run` directory: its presence
 /// marks the run as exact.
@@ -92,13 +92,13 @@ mod render;
 mod samples;
 mod stats;
 
-pub use mann_whitney::{can_reach_confidence, mann_whitney};
+pub(crate) use mann_whitney::{can_reach_confidence, mann_whitney};
 pub use render::{regression_message, render, to_json};
 pub use samples::{
     from_device_csv, from_profile, from_profile_rings, load, Key, Sample, Samples, SumSample,
 };
 use stats::sum_means;
-pub use stats::SideStats;
+pub(crate) use stats::SideStats;
 
 /// What a row compares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -129,17 +129,17 @@ pub struct DiffRow {
     /// The new run's figures.
     pub new: SideStats,
     /// Relative change of the total cycles, in percent (new / base - 1).
-    pub total_change_pct: f64,
+    pub(crate) total_change_pct: f64,
     /// Relative change of the mean cycles, in percent.
     pub mean_change_pct: f64,
     /// For noisy runs: the confidence (1 - p) of a two-sided Mann-Whitney U test that the
     /// samples differ. `None` for exact runs (any change is real).
     pub confidence: Option<f64>,
     /// Whether the change counts as real: exact runs and any change, or noisy runs at
-    /// [`CONFIDENCE`] or more, or a changed count.
+    /// `CONFIDENCE` or more, or a changed count.
     pub real: bool,
     /// Noisy runs: the figures changed, but with so few samples per side that the test can
-    /// never reach [`CONFIDENCE`] ([`can_reach_confidence`]): neither real nor noise.
+    /// never reach `CONFIDENCE` (`can_reach_confidence`): neither real nor noise.
     pub too_few_samples: bool,
 }
 

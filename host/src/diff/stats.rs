@@ -23,15 +23,15 @@ pub struct SideStats {
     #[serde(serialize_with = "total_json")]
     pub total_cycles: u128,
     /// Mean cycles (per measurement, for a sum zone).
-    pub mean_cycles: f64,
+    pub(crate) mean_cycles: f64,
     /// Median cycles (of the samples).
-    pub p50_cycles: u64,
+    pub(crate) p50_cycles: u64,
     /// 99th percentile, cycles.
-    pub p99_cycles: u64,
+    pub(crate) p99_cycles: u64,
     /// Total host ns.
-    pub total_ns: f64,
+    pub(crate) total_ns: f64,
     /// Mean ns.
-    pub mean_ns: f64,
+    pub(crate) mean_ns: f64,
     /// Median ns.
     pub p50_ns: f64,
     /// 99th percentile, ns.
@@ -72,7 +72,7 @@ impl SideStats {
 
     /// Of sum zone records: count and totals over every measurement, percentiles of each
     /// record's cycles (ns) per measurement.
-    pub fn of_sums(records: &[SumSample]) -> SideStats {
+    pub(crate) fn of_sums(records: &[SumSample]) -> SideStats {
         if records.is_empty() {
             return SideStats::default();
         }

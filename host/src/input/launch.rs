@@ -146,7 +146,7 @@ pub fn set_recording(mem: &dyn TileWords, chip: u32, at: NocCoord, on: bool) -> 
 
 /// What [`publish_stopped`] did for one core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PublishOutcome {
+pub(crate) enum PublishOutcome {
     /// No ttprof kernel was running on that core (nothing to publish).
     NotRunning,
     /// `bytes` of records written after the core's last publication are now published.
@@ -161,7 +161,7 @@ pub enum PublishOutcome {
 /// pointer `tp` (the `tp` register of the stopped hart). Only for a core that will not run
 /// again before a new launch: `HEAD` is the producer's word. Marks the ring
 /// `STATE_STOPPED`. Positions that do not fit the ring are an error naming the core.
-pub fn publish_stopped(
+pub(crate) fn publish_stopped(
     mem: &dyn TileWords,
     chip: u32,
     at: NocCoord,

@@ -14,7 +14,7 @@ fn clean(s: &str) -> String {
     s.replace(';', ":").replace(['\n', '\r'], " ")
 }
 
-pub fn folded(p: &LineProfile, names: &Names, flavour: &Flavour) -> String {
+pub(super) fn folded(p: &LineProfile, names: &Names, flavour: &Flavour) -> String {
     let mut stacks: BTreeMap<String, u64> = BTreeMap::new();
     for (key, k) in &p.kernels {
         for (zone, pcs) in k.by_zone() {
@@ -51,7 +51,7 @@ pub fn folded(p: &LineProfile, names: &Names, flavour: &Flavour) -> String {
     s
 }
 
-pub fn svg(folded: &str, flavour: &Flavour) -> Result<Vec<u8>> {
+pub(super) fn svg(folded: &str, flavour: &Flavour) -> Result<Vec<u8>> {
     let mut opt = inferno::flamegraph::Options::default();
     opt.title = flavour.title.into();
     opt.subtitle =
@@ -67,6 +67,6 @@ pub fn svg(folded: &str, flavour: &Flavour) -> Result<Vec<u8>> {
         return Ok(out);
     }
     inferno::flamegraph::from_lines(&mut opt, folded.lines(), &mut out)
-        .map_err(|e| Error::Other(format!("flame graph: {e}")))?;
+        .map_err(|e| Error::Internal(format!("flame graph: {e}")))?;
     Ok(out)
 }

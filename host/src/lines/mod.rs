@@ -2,7 +2,7 @@
 //! line, function (with inlined frames), op and cause.
 //!
 //! The emulator's lines mode ([`ttprof_emu::lines`]) charges each cycle a core's clock
-//! advances to the instruction that advanced it and a [`Cause`]; per core and launch the
+//! advances to the instruction that advanced it and a `Cause`; per core and launch the
 //! charges sum exactly to the core's cycles. This module adds up the cores of each op by
 //! (op, RISC, kernel ELF) and pc, checks that sum per core, names every pc through the
 //! kernel's DWARF (module `symbolize`), and writes:
@@ -30,21 +30,19 @@ use riscv_linker::Risc;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-pub use ttprof_emu::lines::CAUSES;
-pub use ttprof_emu::Cause;
+pub(crate) use ttprof_emu::lines::CAUSES;
 use ttprof_emu::HartLines;
 
-pub use symbolize::{Frame, PcInfo};
-pub use zones::{ZoneMatch, NO_ZONE, SPLIT_DROPPED};
+pub(crate) use zones::{ZoneMatch, NO_ZONE, SPLIT_DROPPED};
 
 /// The hottest lines and the annotated source.
-pub const LINES_FILE: &str = "ttprof_lines.txt";
+pub(crate) const LINES_FILE: &str = "ttprof_lines.txt";
 /// Folded stacks.
-pub const FOLDED_FILE: &str = "ttprof_cycles.folded";
+pub(crate) const FOLDED_FILE: &str = "ttprof_cycles.folded";
 /// The flame graph.
-pub const FLAME_FILE: &str = "ttprof_flame.svg";
+pub(crate) const FLAME_FILE: &str = "ttprof_flame.svg";
 /// One row per pc and cause.
-pub const PARQUET_FILE: &str = "ttprof_lines.parquet";
+pub(crate) const PARQUET_FILE: &str = "ttprof_lines.parquet";
 
 /// How a profile's counts are named in its files: exact cycles or daisychain samples.
 pub(crate) struct Flavour {
@@ -53,7 +51,7 @@ pub(crate) struct Flavour {
     /// The name of cause index `i`.
     pub cause: fn(usize) -> &'static str,
     /// The flame graph's title.
-    pub title: &'static str,
+    pub(crate) title: &'static str,
 }
 
 /// The exact profile's flavour.
@@ -64,7 +62,7 @@ const EXACT: Flavour = Flavour {
 };
 
 /// Cycles per cause, in [`Cause`] index order.
-pub type Causes = [u64; CAUSES];
+pub(crate) type Causes = [u64; CAUSES];
 
 /// What one kernel did in one op, summed over the tiles it ran on.
 #[derive(Clone, Debug, Default)]
@@ -74,15 +72,15 @@ pub struct KernelCycles {
     /// The cores' cycles, summed (each from leaving reset to halting).
     pub cycles: u64,
     /// Cycles per pc and cause, summed over the cores.
-    pub pcs: BTreeMap<u32, Causes>,
-    /// The same cycles by innermost zone (its name, [`NO_ZONE`] outside every zone), then pc
-    /// and cause; empty until [`LineProfile::split_by_zones`] (and for sampled profiles).
+    pub(crate) pcs: BTreeMap<u32, Causes>,
+    /// The same cycles by innermost zone (its name, `NO_ZONE` outside every zone), then pc
+    /// and cause; empty until `LineProfile::split_by_zones` (and for sampled profiles).
     pub zones: BTreeMap<String, BTreeMap<u32, Causes>>,
 }
 
 impl KernelCycles {
     /// The rows by zone: `(Some(zone), rows)` per zone once split, else `(None, pcs)`.
-    pub fn by_zone(&self) -> Vec<(Option<&str>, &BTreeMap<u32, Causes>)> {
+    pub(crate) fn by_zone(&self) -> Vec<(Option<&str>, &BTreeMap<u32, Causes>)> {
         if self.zones.is_empty() {
             vec![(None, &self.pcs)]
         } else {
@@ -115,7 +113,7 @@ pub struct LineProfile {
     /// Every core's launch, kept for the zone split (module `zones`).
     pending: Vec<zones::PendingCore>,
     /// What the zone split found (`None` before it).
-    pub zone_match: Option<ZoneMatch>,
+    pub(crate) zone_match: Option<ZoneMatch>,
     /// Every core's launch in windows, for the Perfetto trace (filled by the zone split).
     windows: Vec<zones::CoreWindows>,
 }
@@ -123,11 +121,11 @@ pub struct LineProfile {
 impl LineProfile {
     /// Adds one launch's cores. Errors if a core's charges do not sum to its cycles (the
     /// emulator's invariant; never expected).
-    pub fn add_launch(&mut self, run_id: u32, op: &str, harts: &[HartLines]) -> Result<()> {
+    pub(crate) fn add_launch(&mut self, run_id: u32, op: &str, harts: &[HartLines]) -> Result<()> {
         for h in harts {
             let charged: u64 = h.rows.iter().flat_map(|(_, c)| c.iter()).sum();
             if charged != h.cycles {
-                return Err(Error::Other(format!(
+                return Err(Error::Internal(format!(
                     "--lines: op {op:?} chip {} tile {} {}: {charged} cycles charged to lines but the core ran {} \
                      (an emulator accounting bug)",
                     h.chip, h.tile, h.risc, h.cycles
@@ -213,6 +211,6 @@ impl LineProfile {
 
 /// The name of cause index `i` in the files: a [`Cause`]'s, or a TRISC held on its
 /// coprocessor, `tensix-fifo: <wait>` / `ttsync: <wait>` ([`ttprof_emu::lines::cause_name`]).
-pub fn cause_name(i: usize) -> &'static str {
+pub(crate) fn cause_name(i: usize) -> &'static str {
     ttprof_emu::lines::cause_name(i)
 }

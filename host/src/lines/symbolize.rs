@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// One frame of a pc: a function and the source line in it (for an outer frame, the line
 /// of the call the inner frame was inlined at).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Frame {
+pub(crate) struct Frame {
     /// Demangled function name (`?` when unknown).
     pub function: String,
     /// Source file (as the DWARF names it); empty when unknown.
@@ -19,7 +19,7 @@ pub struct Frame {
 
 impl Frame {
     /// `file:line`, or `?` when unknown.
-    pub fn location(&self) -> String {
+    pub(super) fn location(&self) -> String {
         if self.file.is_empty() {
             "?".into()
         } else {
@@ -29,14 +29,14 @@ impl Frame {
 }
 
 /// The last two components of a path (enough to tell files apart in a listing).
-pub fn short(path: &str) -> String {
+pub(super) fn short(path: &str) -> String {
     let parts: Vec<&str> = path.rsplit('/').take(2).collect();
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
 /// What a pc is: its frames, outermost first (the last is where the instruction is).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PcInfo {
+pub(crate) struct PcInfo {
     /// Outermost first.
     pub frames: Vec<Frame>,
 }
@@ -45,7 +45,7 @@ impl PcInfo {
     /// The line a reader looks for: the innermost frame outside Rust's `core`, `alloc`
     /// and `std` (`core::ptr::read_volatile` inlined into `Cb::wait_front` is charged to the
     /// line of `wait_front` that called it), else the innermost frame.
-    pub fn source(&self) -> &Frame {
+    pub(super) fn source(&self) -> &Frame {
         self.frames
             .iter()
             .rev()
@@ -54,7 +54,7 @@ impl PcInfo {
     }
 
     /// The innermost frame (the instruction's own function and line).
-    pub fn leaf(&self) -> &Frame {
+    pub(crate) fn leaf(&self) -> &Frame {
         static UNKNOWN: Frame = Frame {
             function: String::new(),
             file: String::new(),
@@ -74,13 +74,13 @@ fn in_toolchain(file: &str) -> bool {
 
 /// Names of the pcs of every kernel ELF.
 #[derive(Default)]
-pub struct Names {
+pub(super) struct Names {
     by_elf: HashMap<PathBuf, HashMap<u32, PcInfo>>,
 }
 
 impl Names {
     /// Names `pcs` of `elf`.
-    pub fn load(&mut self, elf: &Path, pcs: impl Iterator<Item = u32>) -> Result<()> {
+    pub(super) fn load(&mut self, elf: &Path, pcs: impl Iterator<Item = u32>) -> Result<()> {
         if self.by_elf.contains_key(elf) {
             let have = &self.by_elf[elf];
             let missing: Vec<u32> = pcs.filter(|p| !have.contains_key(p)).collect();
@@ -105,7 +105,7 @@ impl Names {
     }
 
     /// The name of `pc` in `elf` (after [`Names::load`]).
-    pub fn get(&self, elf: &Path, pc: u32) -> PcInfo {
+    pub(super) fn get(&self, elf: &Path, pc: u32) -> PcInfo {
         self.by_elf
             .get(elf)
             .and_then(|m| m.get(&pc))

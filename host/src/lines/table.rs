@@ -25,7 +25,7 @@ use parquet::arrow::ArrowWriter;
 use std::path::Path;
 use std::sync::Arc;
 
-pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> Result<()> {
+pub(super) fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> Result<()> {
     let (mut run, mut op, mut risc, mut kernel, mut pc) = (vec![], vec![], vec![], vec![], vec![]);
     let mut zone_col: Vec<String> = vec![];
     let (mut function, mut file, mut line, mut stack, mut cause, mut cycles) =
@@ -92,7 +92,10 @@ pub fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> 
         Arc::new(StringArray::from(cause)),
         Arc::new(UInt64Array::from(cycles)),
     ];
-    let err = |e: String| Error::Other(format!("{}: {e}", path.display()));
+    let err = |what: String| Error::Output {
+        path: path.to_path_buf(),
+        what,
+    };
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| err(e.to_string()))?;
     let file = AtomicFile::create(path)?;
     let mut w = ArrowWriter::try_new(file, schema, None).map_err(|e| err(e.to_string()))?;

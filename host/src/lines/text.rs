@@ -84,7 +84,7 @@ fn causes_text(c: &Causes) -> String {
         .join(", ")
 }
 
-pub fn render(p: &LineProfile, names: &Names) -> String {
+pub(super) fn render(p: &LineProfile, names: &Names) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

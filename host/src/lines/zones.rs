@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, HashSet};
 use ttprof_emu::Segment;
 
 /// The zone of cycles no zone of their core covered.
-pub const NO_ZONE: &str = "(no zone)";
+pub(crate) const NO_ZONE: &str = "(no zone)";
 /// The zone of a core whose split outgrew the emulator's budget
 /// ([`ttprof_emu::lines::SEGMENT_ROWS`]).
-pub const SPLIT_DROPPED: &str = "(zone split dropped: too many clock reads)";
+pub(crate) const SPLIT_DROPPED: &str = "(zone split dropped: too many clock reads)";
 
 /// One core's launch, waiting for the profile's zones.
 #[derive(Clone, Debug)]
@@ -39,12 +39,12 @@ pub(crate) struct PendingCore {
 
 /// How the zones of the profile met the cores' segments.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ZoneMatch {
+pub(crate) struct ZoneMatch {
     /// Zones on the cores that ran in lines mode, within the time the cores ran.
     pub zones: u64,
     /// Of those, zones whose start and end are both clock reads of their core (the shared
     /// clock checked).
-    pub on_clock_reads: u64,
+    pub(crate) on_clock_reads: u64,
     /// Cores whose split was dropped.
     pub dropped: u64,
 }
@@ -85,7 +85,7 @@ pub(crate) fn lanes(
 impl LineProfile {
     /// Attributes every pending core's cycles to zones from `p`'s records (module docs),
     /// filling each kernel's [`super::KernelCycles::zones`]. Call once, after the runs.
-    pub fn split_by_zones(&mut self, p: &Profile) -> ZoneMatch {
+    pub(crate) fn split_by_zones(&mut self, p: &Profile) -> ZoneMatch {
         let wanted: HashSet<(u32, NocCoord, Risc)> = self
             .pending
             .iter()
@@ -167,7 +167,7 @@ pub(crate) struct Window {
     pub end_ns: f64,
     pub causes: Causes,
     /// Cycles per pc.
-    pub pcs: Vec<(u32, u64)>,
+    pub(crate) pcs: Vec<(u32, u64)>,
 }
 
 /// `core`'s segments as windows on the host timeline (`None` off the timebase).

@@ -119,7 +119,7 @@ impl Unmatched {
 }
 
 /// The signal that ended each wait of an [`OpTrace`] (by index), or why none.
-pub type Matching = Vec<Result<usize, Unmatched>>;
+pub(crate) type Matching = Vec<Result<usize, Unmatched>>;
 
 /// The scope a wait and its signals share: what must be equal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -157,7 +157,7 @@ fn signal_key(s: Signal, core: CoreId) -> (Scope, u8, u32) {
 }
 
 /// Matches every wait of `t` to the signal that ended it (see the module docs).
-pub fn match_waits(t: &OpTrace) -> Matching {
+pub(crate) fn match_waits(t: &OpTrace) -> Matching {
     let mut by_key: HashMap<(Scope, u8, u32), Vec<(u64, usize)>> = HashMap::new();
     for (i, s) in t.signals.iter().enumerate() {
         by_key
@@ -343,9 +343,9 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
 }
 
 /// Waits no signal ended, per (core, site, reason).
-pub type UnmatchedWaits = BTreeMap<(CoreId, u32, Unmatched), u64>;
+pub(crate) type UnmatchedWaits = BTreeMap<(CoreId, u32, Unmatched), u64>;
 /// Signals that ended no wait, per (core, site).
-pub type UnmatchedSignals = BTreeMap<(CoreId, u32), u64>;
+pub(crate) type UnmatchedSignals = BTreeMap<(CoreId, u32), u64>;
 
 /// Per site, how many waits no signal ended and why (not those that did not block:
 /// [`Unmatched::Ready`]), and how many signals ended no wait: ((core, site, reason), count)

@@ -30,10 +30,10 @@ pub struct KernelElf {
 
 /// The largest kernel ELF [`KernelElf::load`] reads. A kernel fits in a tile's L1 (1.5 MiB)
 /// and its debug info is a few MiB; anything near this is not a kernel.
-pub const MAX_ELF_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_ELF_BYTES: u64 = 256 << 20;
 
 impl KernelElf {
-    /// Reads and checks a kernel ELF. Only a regular file of at most [`MAX_ELF_BYTES`] is
+    /// Reads and checks a kernel ELF. Only a regular file of at most `MAX_ELF_BYTES` is
     /// read: a FIFO, a device (`/dev/zero` never ends) or a huge file is refused before it
     /// is read.
     pub fn load(path: &Path) -> Result<KernelElf> {

@@ -28,7 +28,7 @@ const SNIFF_BYTES: u64 = 4096;
 /// The longest op log line read (one op or signpost: a few KB in practice). A longer line
 /// is refused before more of it is held: parsed, a line of JSON takes up to ~16 times its
 /// size in memory.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// A tensor as the op report describes it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,7 +67,7 @@ impl KernelBinding {
     }
 
     /// Whether this kernel ran on `tile` (NoC0 coordinates) in this op.
-    pub fn runs_on(&self, tile: NocCoord) -> bool {
+    pub(crate) fn runs_on(&self, tile: NocCoord) -> bool {
         self.cores.iter().any(|c| c[0] == tile.x && c[1] == tile.y)
     }
 }
@@ -358,7 +358,8 @@ impl OpLogWriter {
     }
 
     fn write(&mut self, e: &OpLogEntry) -> Result<()> {
-        let line = serde_json::to_string(e).map_err(|e| Error::Other(e.to_string()))?;
+        let line = serde_json::to_string(e)
+            .map_err(|e| Error::Internal(format!("op log entry as JSON: {e}")))?;
         writeln!(self.out, "{line}").map_err(|e| Error::io(&self.path, "write op log", e))?;
         self.out
             .flush()

@@ -43,7 +43,7 @@ pub struct TimeSpan {
     /// Latest end (by host ns).
     pub end: At,
     /// Latest start (for "first to last start").
-    pub last_start: At,
+    pub(crate) last_start: At,
 }
 
 impl TimeSpan {
@@ -88,9 +88,9 @@ pub struct CoreTimes {
     /// TimeSpan of the core's `<RISC>-KERNEL` zones (`None`: none recorded).
     pub kernel: Option<TimeSpan>,
     /// RISCs (bit = `Risc::index`) that recorded an FW zone.
-    pub fw_riscs: u8,
+    pub(crate) fw_riscs: u8,
     /// RISCs (bit = `Risc::index`) that recorded a KERNEL zone.
-    pub kernel_riscs: u8,
+    pub(crate) kernel_riscs: u8,
 }
 
 /// The device side of one op (one run id on one chip).
@@ -101,7 +101,7 @@ pub struct DeviceTimes {
     /// First KERNEL start to last KERNEL end over every core (`None`: no KERNEL zone).
     pub kernel: Option<TimeSpan>,
     /// First BRISC/NCRISC KERNEL start.
-    pub dm_kernel_start: Option<At>,
+    pub(crate) dm_kernel_start: Option<At>,
     /// Per RISC (`Risc::index`): its KERNEL zones' span over all cores.
     pub risc_kernel: [Option<TimeSpan>; Risc::COUNT],
     /// Each core's wrapper zones, by tile.
@@ -117,7 +117,7 @@ impl DeviceTimes {
     }
 
     /// Per-core kernel durations in ns (cores with a KERNEL zone), in core order.
-    pub fn per_core_kernel_ns(&self) -> Vec<f64> {
+    pub(crate) fn per_core_kernel_ns(&self) -> Vec<f64> {
         self.cores
             .values()
             .filter_map(|c| c.kernel.map(|k| k.duration_ns()))
@@ -129,7 +129,7 @@ impl DeviceTimes {
 #[derive(Clone, Debug, Default)]
 pub struct Ops {
     /// Device times by (chip, run id).
-    pub by_run: BTreeMap<(u32, u32), DeviceTimes>,
+    pub(crate) by_run: BTreeMap<(u32, u32), DeviceTimes>,
     /// Wrapper zones left out (chip without a timebase) or seen twice (run id reused).
     pub issues: Vec<Issue>,
 }
@@ -188,7 +188,7 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
 /// ([`Ops::merge_ring`]), they give what one pass over every ring gives (first earliest
 /// start, first latest end: ties keep the earlier ring).
 #[derive(Debug, Default)]
-pub struct RingWrappers {
+pub(crate) struct RingWrappers {
     by_run: BTreeMap<u32, DeviceTimes>,
     /// One name comparison per (run, site), not per zone.
     kind_of: rustc_hash::FxHashMap<(u32, u16), Option<Wrapper>>,
@@ -200,7 +200,7 @@ impl RingWrappers {
     /// One record of ring `id`: a wrapper zone (its site's name, asked once per (run,
     /// site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens its op's spans.
     #[allow(clippy::too_many_arguments)]
-    pub fn add<'n>(
+    pub(crate) fn add<'n>(
         &mut self,
         id: crate::readout::RingId,
         kind: RecordKind,
@@ -286,7 +286,7 @@ impl TimeSpan {
 
 impl Ops {
     /// Merges the wrapper zones of the next ring (rings in readout order) of `chip`.
-    pub fn merge_ring(
+    pub(crate) fn merge_ring(
         &mut self,
         chip: u32,
         ring: RingWrappers,

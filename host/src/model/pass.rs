@@ -6,7 +6,7 @@
 //! second ([`crate::sink::drive_rings`]).
 //!
 //! A pass holds per (run, site) and per run, never per record. Passes are combined in
-//! readout order ([`crate::profile::Profile::from_passes`]), which gives exactly what one
+//! readout order (`crate::profile::Profile::from_passes`), which gives exactly what one
 //! pass over a readout holding every record gives (labels in the same order, the same
 //! spans, ties kept by the earlier ring).
 
@@ -26,11 +26,11 @@ use std::path::Path;
 
 /// One ring's facts (see the module docs).
 #[derive(Debug)]
-pub struct RingPass {
+pub(crate) struct RingPass {
     /// Which ring.
     pub id: RingId,
     /// Whether the timebase knows the ring's chip (else only wrappers and counts are kept).
-    pub(crate) placed: bool,
+    pub placed: bool,
     /// Records of every kind seen.
     pub(crate) records: u64,
     /// Run ids of the records (not `NO_RUN`), each once, in first-seen order.
@@ -46,7 +46,7 @@ pub struct RingPass {
 
 impl RingPass {
     /// A pass over ring `id`, nothing seen yet.
-    pub fn new(id: RingId, timebase: &Timebase) -> RingPass {
+    pub(crate) fn new(id: RingId, timebase: &Timebase) -> RingPass {
         RingPass {
             id,
             placed: timebase.host_ns(id.chip, id.tile, 0).is_some(),
@@ -60,7 +60,7 @@ impl RingPass {
     }
 
     /// The pass over a ring held whole: ring `index` of the readout `sites` resolves.
-    pub fn of_ring(
+    pub(crate) fn of_ring(
         index: usize,
         ring: &RingReport,
         sites: &Resolution,
@@ -74,7 +74,7 @@ impl RingPass {
     }
 
     /// Every record of `r`, in order (`name` gives a site's name, asked once per (run, site)).
-    pub fn add_records<'n>(
+    pub(crate) fn add_records<'n>(
         &mut self,
         r: &Records,
         timebase: &Timebase,
@@ -94,7 +94,7 @@ impl RingPass {
 
     /// The next record of the ring (`name` gives its site's name, asked once per (run,
     /// site)).
-    pub fn record<'n>(
+    pub(crate) fn record<'n>(
         &mut self,
         kind: RecordKind,
         run: u32,
@@ -190,9 +190,10 @@ impl RingSource for DeviceRings<'_> {
         let ring = self.reader.next_ring()?;
         match ring {
             Some(r) if self.expected.get(index) == Some(&r.records.len()) => Ok(Cow::Owned(r)),
-            _ => Err(Error::Other(format!(
-                "device memory changed between its two readings (ring {index}): the outputs are not written"
-            ))),
+            _ => Err(Error::Reread {
+                what: "device memory",
+                ring: index,
+            }),
         }
     }
 }

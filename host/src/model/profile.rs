@@ -11,7 +11,7 @@
 //! needs every zone in memory at once. [`crate::sink`] drives the outputs over it.
 //!
 //! The name of a record whose site cannot be resolved is `unresolved-site-<id>`
-//! ([`unresolved_name`]) in every output.
+//! (`unresolved_name`) in every output.
 
 use crate::decode::RecordKind;
 use crate::devmem::DeviceMemory;
@@ -38,7 +38,7 @@ type OpSpans = BTreeMap<(u32, Option<u32>), (f64, f64)>;
 const MIN_HOST_OVERLAP: f64 = 0.5;
 
 /// The name every output gives a record whose site has no metadata.
-pub fn unresolved_name(site: u16) -> String {
+pub(crate) fn unresolved_name(site: u16) -> String {
     format!("unresolved-site-{site}")
 }
 
@@ -48,29 +48,29 @@ static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 #[derive(Clone, Debug)]
 pub struct Profile {
     /// The rings' records and the readout's own counts and issues.
-    pub readout: Readout,
+    pub(crate) readout: Readout,
     /// Site metadata per ring and run (and the naming issues).
-    pub sites: Resolution,
+    pub(crate) sites: Resolution,
     /// The op log the records were named with, if any.
-    pub oplog: Option<OpLog>,
+    pub(crate) oplog: Option<OpLog>,
     /// Device cycles to host ns, per chip and tile.
-    pub timebase: Timebase,
+    pub(crate) timebase: Timebase,
     /// Distinct zone names and source locations; [`Zone::site`] and [`Mark::site`] index it.
-    pub labels: Vec<SiteLabel>,
+    pub(crate) labels: Vec<SiteLabel>,
     /// Ops in host (or device) start order: host times from the op log, device spans from
     /// the wrapper zones; a run the op log does not name is an op `run <id>`.
-    pub ops: Vec<OpSpan>,
+    pub(crate) ops: Vec<OpSpan>,
     /// The wrapper zones' times per (chip, run), for the op report.
     pub device_ops: Ops,
     /// Every (chip, run id) the records hold, with the tiles that recorded them (what
     /// [`crate::ops::runs`] gives of the readout).
-    pub runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>>,
+    pub(crate) runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>>,
     /// The op log's signposts.
-    pub signposts: Vec<Signpost>,
+    pub(crate) signposts: Vec<Signpost>,
     /// Problems found building the model (records off the timeline, an op log whose host
     /// times do not match the device). The readout's and the naming's are in their structs:
     /// [`Profile::all_issues`] lists them all.
-    pub issues: Vec<Issue>,
+    pub(crate) issues: Vec<Issue>,
     /// Per ring: (run, site) -> index into `labels`.
     ring_labels: Vec<FxHashMap<(u32, u16), u32>>,
     /// (chip, run) -> index into `ops`.
@@ -94,18 +94,51 @@ pub struct Loaded {
 #[derive(Clone, Debug)]
 pub struct RingView<'a> {
     /// Index of the ring in [`Profile::readout`].
-    pub index: usize,
+    pub(crate) index: usize,
     /// The ring's identity, counts and records.
-    pub ring: &'a RingReport,
+    pub(crate) ring: &'a RingReport,
     /// Its row: chip, tile, RISC and nesting depth used.
-    pub lane: Lane,
+    pub(crate) lane: Lane,
     /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
-    pub zones: Vec<Zone>,
+    pub(crate) zones: Vec<Zone>,
     /// Events, data and sum records.
-    pub marks: Vec<Mark>,
+    pub(crate) marks: Vec<Mark>,
     /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
     /// [`Profile::issues`] counts the records left out).
     pub placed: bool,
+}
+
+impl<'a> RingView<'a> {
+    /// Index of the ring in [`Profile::readout`].
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The ring's identity, counts and records.
+    pub fn ring(&self) -> &'a RingReport {
+        self.ring
+    }
+
+    /// Its row: chip, tile, RISC and nesting depth used.
+    pub fn lane(&self) -> Lane {
+        self.lane
+    }
+
+    /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
+    pub fn zones(&self) -> &[Zone] {
+        &self.zones
+    }
+
+    /// Events, data and sum records.
+    pub fn marks(&self) -> &[Mark] {
+        &self.marks
+    }
+
+    /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
+    /// [`Profile::issues`] counts the records left out).
+    pub fn placed(&self) -> bool {
+        self.placed
+    }
 }
 
 impl Profile {
@@ -195,7 +228,7 @@ impl Profile {
     /// ring in readout order. The outputs then take each ring's records from a second pass
     /// ([`crate::sink::drive_rings`]). Gives the same model as [`Profile::resolved`] on the
     /// rings held whole.
-    pub fn from_passes(
+    pub(crate) fn from_passes(
         readout: Readout,
         sites: Resolution,
         oplog: Option<OpLog>,
@@ -250,10 +283,70 @@ impl Profile {
         (p, spans)
     }
 
+    /// The rings' records and the readout's own counts and issues.
+    pub fn readout(&self) -> &Readout {
+        &self.readout
+    }
+
+    /// Site metadata per ring and run (and the naming issues).
+    pub fn sites(&self) -> &Resolution {
+        &self.sites
+    }
+
+    /// The op log the records were named with, if any.
+    pub fn oplog(&self) -> Option<&OpLog> {
+        self.oplog.as_ref()
+    }
+
+    /// Device cycles to host ns, per chip and tile.
+    pub fn timebase(&self) -> &Timebase {
+        &self.timebase
+    }
+
+    /// Distinct zone names and source locations; [`Zone::site`] and [`Mark::site`] index it.
+    pub fn labels(&self) -> &[SiteLabel] {
+        &self.labels
+    }
+
+    /// Ops in host (or device) start order: host times from the op log, device spans from
+    /// the wrapper zones; a run the op log does not name is an op `run <id>`.
+    pub fn ops(&self) -> &[OpSpan] {
+        &self.ops
+    }
+
+    /// The wrapper zones' times per (chip, run), for the op report.
+    pub fn device_ops(&self) -> &Ops {
+        &self.device_ops
+    }
+
+    /// Every (chip, run id) the records hold, with the tiles that recorded them (what
+    /// [`crate::ops::runs`] gives of the readout).
+    pub fn runs(&self) -> &BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>> {
+        &self.runs
+    }
+
+    /// The op log's signposts.
+    pub fn signposts(&self) -> &[Signpost] {
+        &self.signposts
+    }
+
+    /// Problems found building the model (records off the timeline, an op log whose host
+    /// times do not match the device). The readout's and the naming's are in their structs:
+    /// `Profile::all_issues` lists them all.
+    pub fn issues(&self) -> &[Issue] {
+        &self.issues
+    }
+
+    /// The readout and the naming the profile was built from (the rings with their counts,
+    /// the naming's issues), once the profile is no longer needed.
+    pub fn into_readout_and_sites(self) -> (Readout, Resolution) {
+        (self.readout, self.sites)
+    }
+
     /// This profile's identity: equal for clones, distinct for every profile built (a sink
     /// fed parts of a run, [`crate::sink::stream`], rebuilds what it derives from `labels`
     /// and `ops` when it changes).
-    pub fn uid(&self) -> u64 {
+    pub(crate) fn uid(&self) -> u64 {
         self.uid
     }
 
@@ -263,12 +356,12 @@ impl Profile {
     }
 
     /// Number of rings.
-    pub fn ring_count(&self) -> usize {
+    pub(crate) fn ring_count(&self) -> usize {
         self.readout.rings.len()
     }
 
     /// Every problem: the readout's, the naming's and the model's.
-    pub fn all_issues(&self) -> impl Iterator<Item = &Issue> {
+    pub(crate) fn all_issues(&self) -> impl Iterator<Item = &Issue> {
         self.readout
             .issues
             .iter()
@@ -282,13 +375,13 @@ impl Profile {
     }
 
     /// The op index of records of `run` on `chip`.
-    pub fn op_of(&self, chip: u32, run: u32) -> Option<u32> {
+    pub(crate) fn op_of(&self, chip: u32, run: u32) -> Option<u32> {
         self.op_index.get(&(chip, run)).copied()
     }
 
     /// The index into [`Profile::labels`] of site `site` of run `run` on ring `ring` (what
     /// [`Zone::site`] holds; 0 for a site the ring has no record of).
-    pub fn label_of(&self, ring: usize, run: u32, site: u16) -> u32 {
+    pub(crate) fn label_of(&self, ring: usize, run: u32, site: u16) -> u32 {
         self.ring_labels
             .get(ring)
             .and_then(|l| l.get(&(run, site)))
@@ -304,7 +397,12 @@ impl Profile {
     /// Ring `index` on the host timeline, its records from `ring` (the profile's own, or a
     /// second pass's when the profile released them: [`Profile::from_passes`]); without
     /// `zones`, only the records ([`Profile::ring_records`]).
-    pub fn view<'a>(&'a self, index: usize, ring: &'a RingReport, zones: bool) -> RingView<'a> {
+    pub(crate) fn view<'a>(
+        &'a self,
+        index: usize,
+        ring: &'a RingReport,
+        zones: bool,
+    ) -> RingView<'a> {
         let id = ring.id;
         let mut view = RingView {
             index,
@@ -382,7 +480,7 @@ impl Profile {
     }
 
     /// Ring `index` without its zones and marks (for outputs that read only the records).
-    pub fn ring_records(&self, index: usize) -> RingView<'_> {
+    pub(crate) fn ring_records(&self, index: usize) -> RingView<'_> {
         self.view(index, &self.readout.rings[index], false)
     }
 

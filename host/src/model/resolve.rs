@@ -96,7 +96,7 @@ impl Resolution {
     }
 
     /// The next ring of a readout read ring by ring, with no site metadata.
-    pub fn add_unresolved(&mut self, ring: &RingReport) {
+    pub(crate) fn add_unresolved(&mut self, ring: &RingReport) {
         self.unresolved += (0..ring.records.len())
             .filter(|&i| has_site(ring.records.kind[i]))
             .count() as u64;
@@ -111,7 +111,7 @@ impl Resolution {
 }
 
 /// Whether a record kind carries a site id.
-pub fn has_site(kind: RecordKind) -> bool {
+pub(crate) fn has_site(kind: RecordKind) -> bool {
     matches!(
         kind,
         RecordKind::Zone
@@ -123,7 +123,7 @@ pub fn has_site(kind: RecordKind) -> bool {
 }
 
 /// The site kind a record kind must have.
-pub fn site_kind(kind: RecordKind) -> Option<SiteKind> {
+pub(crate) fn site_kind(kind: RecordKind) -> Option<SiteKind> {
     Some(match kind {
         RecordKind::Zone => SiteKind::Zone,
         RecordKind::ValueZone => SiteKind::ValueZone,
@@ -225,7 +225,7 @@ impl<'a> Resolver<'a> {
 
     /// Binds the records of `ring`, the next ring of a readout of `arch` read ring by ring,
     /// into `res` (as [`Resolver::resolve`] does for each ring).
-    pub fn resolve_ring(&mut self, ring: &RingReport, arch: Arch, res: &mut Resolution) {
+    pub(crate) fn resolve_ring(&mut self, ring: &RingReport, arch: Arch, res: &mut Resolution) {
         let sites = self.ring(ring.id, &ring.records, arch, &mut res.issues);
         let (ok, bad) = count_sites(&ring.records, &sites);
         res.resolved += ok;

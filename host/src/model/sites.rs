@@ -224,12 +224,12 @@ impl Wait {
 
     /// Whether it waits on another core of the tile through a circular buffer (else on the
     /// NoC or a semaphore: work in flight outside the core).
-    pub fn is_cb(self) -> bool {
+    pub(crate) fn is_cb(self) -> bool {
         matches!(self, Wait::CbFront(_) | Wait::CbBack(_))
     }
 
     /// Whether the Tensix coprocessor releases it (no kernel signal can).
-    pub fn is_coprocessor(self) -> bool {
+    pub(crate) fn is_coprocessor(self) -> bool {
         matches!(self, Wait::TensixSem(_) | Wait::TtSync)
     }
 }
@@ -251,7 +251,7 @@ impl fmt::Display for Wait {
 }
 
 /// The version of the metadata format this build reads.
-pub const META_VERSION: u32 = 1;
+pub(crate) const META_VERSION: u32 = 1;
 
 #[derive(Deserialize)]
 struct RawMeta {

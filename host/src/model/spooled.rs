@@ -4,7 +4,7 @@
 //! read twice; its payload stream, kept on disk, decodes again to the same records).
 //!
 //! [`profile`] is the first pass: each ring's payload read from the spool, decoded, resolved
-//! and reduced to its facts ([`RingPass`]), its records dropped before the next ring; the
+//! and reduced to its facts (`RingPass`), its records dropped before the next ring; the
 //! readout's rings get their counts ([`RingReport::release`]). [`SpoolRings`] is the second:
 //! the outputs ([`crate::sink::drive_rings`]) take each ring decoded again from the spool.
 //! Memory: one ring's payload and records, whatever the run's length.
@@ -68,7 +68,7 @@ pub struct Spooled {
     pub profile: Profile,
     /// Problems decoding the spooled payload streams.
     pub decode: Vec<Issue>,
-    /// Records out of their launch's time order ([`checks::launch_times`]).
+    /// Records out of their launch's time order (`checks::launch_times`).
     pub launch: Vec<Issue>,
 }
 
@@ -165,9 +165,10 @@ impl RingSource for SpoolRings<'_> {
         let mut ignored = Vec::new();
         let ring = decoded(slot, self.spool, &mut self.table, &mut ignored)?;
         if ring.records.len() != slot.record_count() {
-            return Err(Error::Other(format!(
-                "the spool changed between its two readings (ring {index}): the outputs are not written"
-            )));
+            return Err(Error::Reread {
+                what: "the spool",
+                ring: index,
+            });
         }
         Ok(Cow::Owned(ring))
     }

@@ -24,11 +24,11 @@ pub struct ChipTime {
     /// Change of `cycles_per_ns` per host nanosecond (drift), 0 when not modelled.
     pub drift_per_ns: f64,
     /// Host time the frequency is given at.
-    pub reference_ns: f64,
+    pub(crate) reference_ns: f64,
     /// Device cycles of each tile's clock at `reference_ns`.
     pub tile_cycles_at_reference: BTreeMap<NocCoord, f64>,
     /// For tiles without their own entry.
-    pub default_cycles_at_reference: f64,
+    pub(crate) default_cycles_at_reference: f64,
     /// Root-mean-square residual of the fit, in ns (0 for nominal).
     pub residual_ns: f64,
     /// Estimated error of a converted time, in ns (`None` for nominal: unknown).
@@ -94,7 +94,7 @@ impl ChipTime {
     }
 
     /// `tile`'s clock, for converting many counts of one tile (its offset looked up once).
-    pub fn tile_clock(&self, tile: NocCoord) -> TileClock<'_> {
+    pub(crate) fn tile_clock(&self, tile: NocCoord) -> TileClock<'_> {
         TileClock {
             chip: self,
             at_ref: self
@@ -125,7 +125,7 @@ impl ChipTime {
 
 /// One tile's clock on its chip ([`ChipTime::tile_clock`]).
 #[derive(Clone, Copy, Debug)]
-pub struct TileClock<'a> {
+pub(crate) struct TileClock<'a> {
     chip: &'a ChipTime,
     at_ref: f64,
 }
@@ -133,7 +133,7 @@ pub struct TileClock<'a> {
 impl TileClock<'_> {
     /// Host ns of `cycles` (exactly [`ChipTime::host_ns`] of the tile).
     #[inline]
-    pub fn host_ns(&self, cycles: u64) -> f64 {
+    pub(crate) fn host_ns(&self, cycles: u64) -> f64 {
         self.chip.host_ns_at(self.at_ref, cycles)
     }
 }

@@ -146,11 +146,11 @@ pub struct OpSpan {
     /// a run the op log does not name, or an op placed by device times that has no records.
     pub host_ns: Option<(u64, u64)>,
     /// The op log's host times as written (equal to `host_ns` unless that was replaced).
-    pub log_host_ns: Option<(u64, u64)>,
+    pub(crate) log_host_ns: Option<(u64, u64)>,
     /// First KERNEL start to last KERNEL end, host ns (`None`: no KERNEL zone recorded).
     pub kernel_ns: Option<(f64, f64)>,
     /// First FW start to last FW end, host ns (`None`: no FW zone recorded).
-    pub fw_ns: Option<(f64, f64)>,
+    pub(crate) fw_ns: Option<(f64, f64)>,
 }
 
 /// Everything the timeline outputs draw.
@@ -174,13 +174,13 @@ pub struct Timeline {
     pub issues: Vec<Issue>,
     /// Earliest and latest host ns of zones and marks dropped from the lists (an output that
     /// keeps only what it can show): [`Timeline::bounds_ns`] still covers them.
-    pub dropped_span: Option<(f64, f64)>,
+    pub(crate) dropped_span: Option<(f64, f64)>,
 }
 
 impl OpSpan {
     /// Where the device ran the op: its FW and KERNEL zones' span, host ns (`None`: no
     /// wrapper zone recorded).
-    pub fn device_span(&self) -> Option<(f64, f64)> {
+    pub(crate) fn device_span(&self) -> Option<(f64, f64)> {
         crate::profile::hull(self.fw_ns.into_iter().chain(self.kernel_ns))
     }
 }
@@ -228,7 +228,7 @@ impl Timeline {
     }
 
     /// Appends one ring (rings must come in readout order: lane `i` is ring `i`).
-    pub fn push_ring(&mut self, view: RingView) {
+    pub(crate) fn push_ring(&mut self, view: RingView) {
         debug_assert_eq!(view.index, self.lanes.len());
         self.lanes.push(view.lane);
         self.zones.extend(view.zones);
@@ -236,14 +236,14 @@ impl Timeline {
     }
 
     /// The zones of lane `lane` (a contiguous slice).
-    pub fn lane_zones(&self, lane: u32) -> &[Zone] {
+    pub(crate) fn lane_zones(&self, lane: u32) -> &[Zone] {
         let from = self.zones.partition_point(|z| z.lane < lane);
         let to = self.zones.partition_point(|z| z.lane <= lane);
         &self.zones[from..to]
     }
 
     /// Earliest and latest host ns of anything on the timeline (`None` when empty).
-    pub fn bounds_ns(&self) -> Option<(f64, f64)> {
+    pub(crate) fn bounds_ns(&self) -> Option<(f64, f64)> {
         let mut lo = f64::INFINITY;
         let mut hi = f64::NEG_INFINITY;
         let mut see = |a: f64, b: f64| {

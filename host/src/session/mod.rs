@@ -57,11 +57,11 @@ use std::path::{Path, PathBuf};
 use ttprof_emu::{ClockModel, Device, DeviceConfig, Fault};
 
 /// File name of the snapshot [`Session::finish`] writes.
-pub const SNAPSHOT_FILE: &str = "device.snap";
+pub(crate) const SNAPSHOT_FILE: &str = "device.snap";
 /// File name of the op log.
-pub const OPLOG_FILE: &str = "ops.jsonl";
+pub(crate) const OPLOG_FILE: &str = "ops.jsonl";
 /// File name of the emulator's device image.
-pub const IMAGE_FILE: &str = "device.img";
+pub(crate) const IMAGE_FILE: &str = "device.img";
 
 /// What a session runs on and how it profiles.
 #[derive(Clone, Debug)]
@@ -367,14 +367,16 @@ impl Session {
         let tiles = match &op.tiles {
             Some(t) => {
                 if let Some(bad) = t.iter().find(|c| !self.tiles.contains(c)) {
-                    return Err(Error::Other(format!(
-                        "op {:?}: tile {bad} is not a worker tile of this {}x{} {} grid (tiles: {})",
-                        op.name,
-                        self.cfg.grid.0,
-                        self.cfg.grid.1,
-                        self.cfg.arch,
-                        self.tiles.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
-                    )));
+                    return Err(Error::Argument {
+                        what: format!(
+                            "op {:?}: tile {bad} is not a worker tile of this {}x{} {} grid (tiles: {})",
+                            op.name,
+                            self.cfg.grid.0,
+                            self.cfg.grid.1,
+                            self.cfg.arch,
+                            self.tiles.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" ")
+                        ),
+                    });
                 }
                 t.clone()
             }
@@ -825,7 +827,7 @@ fn fault_issue(f: &Fault) -> Issue {
 
 /// Every run writes a new timestamped op report (as tt-metal does); keep only the new one so
 /// `tt-perf-report <out>/ops_perf_results_*.csv` reads this run alone.
-pub fn remove_old_op_reports(dir: &Path) -> Result<()> {
+pub(crate) fn remove_old_op_reports(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Ok(());
     };

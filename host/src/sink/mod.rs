@@ -34,16 +34,15 @@ pub mod summary;
 pub mod trace;
 pub mod tracy;
 
-pub use analysis::AnalysisSink;
+pub(crate) use analysis::AnalysisSink;
 pub use csv::DeviceCsv;
-pub use graph::GraphSink;
-pub use html::HtmlPage;
+pub(crate) use graph::GraphSink;
+pub(crate) use html::HtmlPage;
 pub use parquet::ParquetSink;
 pub use perfetto::PerfettoSink;
-pub use report::OpReportSink;
+pub(crate) use report::OpReportSink;
 pub use summary::SummarySink;
-pub use trace::TraceJson;
-pub use tracy::TracySink;
+pub(crate) use trace::TraceJson;
 
 use crate::error::Result;
 use crate::issue::Issue;
@@ -93,7 +92,7 @@ pub struct Finished {
 
 /// Where [`drive_rings`] takes each ring's records from: the profile itself ([`Held`]), or
 /// a second pass over the input when the profile was built from passes and released them
-/// ([`Profile::from_passes`]). Asked once per ring, in readout order.
+/// (`Profile::from_passes`). Asked once per ring, in readout order.
 pub trait RingSource {
     /// Ring `index` of the profile, with its records.
     fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>>;

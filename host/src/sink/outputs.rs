@@ -95,7 +95,7 @@ pub struct Written {
     /// Path of `ttprof_summary.txt`.
     pub summary_file: PathBuf,
     /// Path of `ttprof_analysis.json`.
-    pub analysis_file: PathBuf,
+    pub(crate) analysis_file: PathBuf,
     /// The bottleneck analysis it holds.
     pub analysis: analysis::Analysis,
     /// Path of Perfetto's native trace `ttprof_trace.pftrace`.
@@ -151,7 +151,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
 }
 
 /// [`write_all`], each ring's records taken from `rings` (a profile built from passes,
-/// [`Profile::from_passes`], holds none: the outputs see one ring at a time).
+/// `Profile::from_passes`, holds none: the outputs see one ring at a time).
 pub fn write_all_rings(
     dir: &Path,
     profile: &Profile,
@@ -169,9 +169,9 @@ pub fn write_all_rings(
         });
     }
     if profile.oplog.is_none() {
-        return Err(Error::Other(
-            "the outputs need the op log that names the run's ops".into(),
-        ));
+        return Err(Error::Argument {
+            what: "the outputs need the op log that names the run's ops".into(),
+        });
     }
     if let Some(d) = &options.dataset {
         crate::sink::parquet::check_host(&d.host)?;

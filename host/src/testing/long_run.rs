@@ -143,10 +143,9 @@ fn grid(n: usize) -> Result<Vec<NocCoord>> {
         .flat_map(|r| (0..cols).filter_map(move |c| ARCH.worker_noc(c, r)))
         .collect();
     if n > all.len() {
-        return Err(Error::Other(format!(
-            "{n} tiles: {ARCH} has {} worker tiles",
-            all.len()
-        )));
+        return Err(Error::Argument {
+            what: format!("{n} tiles: {ARCH} has {} worker tiles", all.len()),
+        });
     }
     Ok(all[..n].to_vec())
 }
@@ -180,7 +179,7 @@ pub fn drain_tile(replay: &Replay) -> Result<(Readout, BTreeMap<Risc, Vec<u8>>)>
         collect(&mut d);
         idle = if s.payload_bytes == 0 { idle + 1 } else { 0 };
         if idle > 2 {
-            return Err(Error::Other(format!("replay stuck: {:?}", d.issues())));
+            return Err(Error::Internal(format!("replay stuck: {:?}", d.issues())));
         }
     }
     d.drain_final()?;

@@ -77,8 +77,8 @@ impl Host {
     pub fn zones(&self) -> Vec<(u16, u64, u64)> {
         let r = &self.records;
         (0..r.len())
-            .filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
-            .map(|i| (r.site[i], r.start[i], r.end[i]))
+            .filter(|&i| matches!(r.kind()[i], RecordKind::Zone | RecordKind::ValueZone))
+            .map(|i| (r.site()[i], r.start()[i], r.end()[i]))
             .collect()
     }
 }

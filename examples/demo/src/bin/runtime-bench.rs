@@ -160,12 +160,12 @@ fn inner_duration(k: &Kernels, work: u32, iterations: u32) -> Fallible<InnerDura
         .ok_or("the bench kernel has no `dense-inner` site")?;
     let on = k.run(&k.on, &run(DENSE))?;
     let (mut n, mut sum) = (0u64, 0u64);
-    for ring in &on.readout.rings {
+    for ring in on.readout.rings() {
         let r = &ring.records;
-        for i in 0..r.kind.len() {
-            if r.kind[i] == RecordKind::Zone && r.site[i] == inner {
+        for i in 0..r.kind().len() {
+            if r.kind()[i] == RecordKind::Zone && r.site()[i] == inner {
                 n += 1;
-                sum += r.end[i] - r.start[i];
+                sum += r.end()[i] - r.start()[i];
             }
         }
     }

@@ -67,10 +67,10 @@ impl Spool {
                 }
                 match e {
                     Some(e) => Err(e),
-                    None => Err(Error::Other(format!(
-                        "the capture spool in {} failed before: {total} more byte(s) kept in memory",
-                        self.dir.display()
-                    ))),
+                    None => Err(Error::Spool {
+                        dir: self.dir.clone(),
+                        kept: total as u64,
+                    }),
                 }
             }
         }

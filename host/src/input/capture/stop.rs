@@ -65,10 +65,12 @@ impl StopWhen {
     pub fn check(&self) -> Result<()> {
         if let StopWhen::FileGone(p) = self {
             if !p.exists() {
-                return Err(Error::Other(format!(
-                    "flag file {} does not exist: create it before the capture starts; the capture stops when it is removed",
-                    p.display()
-                )));
+                return Err(Error::Argument {
+                    what: format!(
+                        "flag file {} does not exist: create it before the capture starts; the capture stops when it is removed",
+                        p.display()
+                    ),
+                });
             }
         }
         Ok(())

@@ -204,7 +204,7 @@ impl ZoneTable {
 
     /// Number of zones among the rows from `row` on, whose extra entries start at `extra`
     /// (the table's lengths at some earlier point).
-    pub fn zones_since(&self, row: usize, extra: usize) -> usize {
+    pub(crate) fn zones_since(&self, row: usize, extra: usize) -> usize {
         let extras = self.extra.get(extra..).unwrap_or_default();
         let not_zones = extras
             .iter()
@@ -219,7 +219,7 @@ impl ZoneTable {
     }
 
     /// The same over the side-table rows from index `extras` on (what a decode added).
-    pub fn losses_since(&self, extras: usize) -> u64 {
+    pub(crate) fn losses_since(&self, extras: usize) -> u64 {
         self.extra[extras..]
             .iter()
             .filter(|e| e.kind == RecordKind::Loss)
@@ -246,7 +246,7 @@ impl ZoneTable {
     }
 
     /// Appends the rich view of every row to `out`.
-    pub fn append_to(&self, out: &mut Records) {
+    pub(crate) fn append_to(&self, out: &mut Records) {
         out.reserve(self.len());
         for row in self.rows() {
             out.push(

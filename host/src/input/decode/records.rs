@@ -34,22 +34,57 @@ pub const NO_RUN: u32 = u32::MAX;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Records {
     /// What each record is.
-    pub kind: Vec<RecordKind>,
+    pub(crate) kind: Vec<RecordKind>,
     /// Site id (0 for `Time`, `Run`, `Loss`).
-    pub site: Vec<SiteId>,
+    pub(crate) site: Vec<SiteId>,
     /// Start, device cycles (`== end` for point records).
-    pub start: Vec<u64>,
+    pub(crate) start: Vec<u64>,
     /// End, device cycles (the time of a point record).
-    pub end: Vec<u64>,
+    pub(crate) end: Vec<u64>,
     /// Kind-specific payload: zone value, data, sum total cycles, run id, packed loss runs.
-    pub value: Vec<u64>,
+    pub(crate) value: Vec<u64>,
     /// `Sum`: measurements; `Loss`: records dropped.
-    pub count: Vec<u32>,
+    pub(crate) count: Vec<u32>,
     /// Run id of the most recent `Run` record (its own id for a `Run`), or [`NO_RUN`].
-    pub run: Vec<u32>,
+    pub(crate) run: Vec<u32>,
 }
 
 impl Records {
+    /// What each record is.
+    pub fn kind(&self) -> &[RecordKind] {
+        &self.kind
+    }
+
+    /// Site id (0 for `Time`, `Run`, `Loss`).
+    pub fn site(&self) -> &[SiteId] {
+        &self.site
+    }
+
+    /// Start, device cycles (`== end` for point records).
+    pub fn start(&self) -> &[u64] {
+        &self.start
+    }
+
+    /// End, device cycles (the time of a point record).
+    pub fn end(&self) -> &[u64] {
+        &self.end
+    }
+
+    /// Kind-specific payload: zone value, data, sum total cycles, run id, packed loss runs.
+    pub fn value(&self) -> &[u64] {
+        &self.value
+    }
+
+    /// `Sum`: measurements; `Loss`: records dropped.
+    pub fn count(&self) -> &[u32] {
+        &self.count
+    }
+
+    /// Run id of the most recent `Run` record (its own id for a `Run`), or [`NO_RUN`].
+    pub fn run(&self) -> &[u32] {
+        &self.run
+    }
+
     /// No records.
     pub fn new() -> Records {
         Records::default()

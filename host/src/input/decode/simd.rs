@@ -68,7 +68,7 @@ pub(super) struct Slots {
     pub durations: *mut u32,
     pub sites: *mut u16,
     pub room: usize,
-    pub row_base: usize,
+    pub(crate) row_base: usize,
 }
 
 #[inline(always)]

@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long to wait for the emulator to answer one request before giving up.
-pub const MAILBOX_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const MAILBOX_TIMEOUT: Duration = Duration::from_secs(10);
 /// Poll eagerly (yielding) this long before sleeping between polls.
 const EAGER: Duration = Duration::from_micros(500);
 
@@ -44,10 +44,9 @@ impl MappedImage {
     }
 
     fn mailbox_error(&self, what: String) -> Error {
-        Error::Other(format!(
-            "clock mailbox of {}: {what}",
-            self.path().display()
-        ))
+        Error::Clock {
+            what: format!("clock mailbox of {}: {what}", self.path().display()),
+        }
     }
 
     /// Whether an emulator currently answers this image's clock mailbox.

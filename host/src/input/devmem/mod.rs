@@ -120,7 +120,7 @@ pub struct SyncSample {
 
 impl SyncSample {
     /// Width of the host-time bracket: the uncertainty of this sample.
-    pub fn bracket_ns(&self) -> u64 {
+    pub(crate) fn bracket_ns(&self) -> u64 {
         self.host_after_ns.saturating_sub(self.host_before_ns)
     }
 }

@@ -89,11 +89,12 @@ pub struct Snapshot {
 impl Snapshot {
     /// An empty snapshot of a device with this geometry and these tiles (per chip).
     pub fn new(geometry: Geometry, tiles: Vec<Vec<NocCoord>>) -> Result<Snapshot> {
-        geometry
-            .check()
-            .map_err(|e| Error::Other(format!("snapshot geometry: {e}")))?;
-        let tiles = TileTable::checked(&geometry, tiles)
-            .map_err(|e| Error::Other(format!("snapshot: {e}")))?;
+        geometry.check().map_err(|e| Error::Argument {
+            what: format!("snapshot geometry: {e}"),
+        })?;
+        let tiles = TileTable::checked(&geometry, tiles).map_err(|e| Error::Argument {
+            what: format!("snapshot: {e}"),
+        })?;
         Ok(Snapshot {
             source: None,
             geometry,
@@ -219,7 +220,7 @@ impl Snapshot {
     /// ring of `rings`, its bytes asked of `payload` when its turn comes and written at once,
     /// so a long run's drained payload (a session's spool) is never held whole. A readout
     /// of the file sees them after what [`Snapshot::add_drained`] recorded for the ring.
-    pub fn save_with_drained(
+    pub(crate) fn save_with_drained(
         &self,
         path: &Path,
         rings: &[RingId],
@@ -302,11 +303,9 @@ impl Snapshot {
         keys.dedup();
         let mut drained = BTreeMap::new();
         for key in keys {
-            let bytes = self.drained_of(key).map_err(|e| {
-                Error::Other(format!(
-                    "{}: read its drained payload back: {e}",
-                    self.describe()
-                ))
+            let bytes = self.drained_of(key).map_err(|e| Error::BadFile {
+                path: self.describe().into(),
+                what: format!("read its drained payload back: {e}"),
             })?;
             drained.insert(key, bytes.unwrap_or_default());
         }
@@ -395,7 +394,7 @@ impl std::fmt::Debug for Snapshot {
 }
 
 fn poisoned() -> Error {
-    Error::Other("snapshot lock poisoned by a panic in another thread".into())
+    Error::Internal("snapshot lock poisoned by a panic in another thread".into())
 }
 
 fn section(out: &mut Vec<u8>, tag: u32, body: &[u8]) {

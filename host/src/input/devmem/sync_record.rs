@@ -161,10 +161,12 @@ impl DeviceClock for Snapshot {
 
     fn sync_sample(&self, chip: u32, tile: NocCoord) -> Result<SyncSample> {
         self.sync.replay(chip, tile).map_err(|recorded| {
-            Error::Other(format!(
-                "{}: no more recorded clock samples of chip {chip} tile {tile} ({recorded} recorded, all replayed)",
-                self.describe()
-            ))
+            Error::Clock {
+                what: format!(
+                    "{}: no more recorded clock samples of chip {chip} tile {tile} ({recorded} recorded, all replayed)",
+                    self.describe()
+                ),
+            }
         })
     }
 }

@@ -12,7 +12,7 @@ use crate::error::Location;
 use crate::issue::Issue;
 
 /// Issues about the times of one ring's records.
-pub fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
+pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < r.len() {

@@ -8,9 +8,9 @@ use riscv_linker::profiler::{self, ring, tile};
 use riscv_linker::{NocCoord, Risc};
 
 /// Words read from the tile control block (`MAGIC..=CONSUMER`).
-pub const TILE_WORDS: usize = (tile::CONSUMER / 4 + 1) as usize;
+pub(crate) const TILE_WORDS: usize = (tile::CONSUMER / 4 + 1) as usize;
 /// Words read from a ring control block (`MAGIC..=STATE`).
-pub const RING_WORDS: usize = (ring::STATE / 4 + 1) as usize;
+pub(crate) const RING_WORDS: usize = (ring::STATE / 4 + 1) as usize;
 /// First word of the per-drain read (`HEAD..=STATE`).
 pub(crate) const DRAIN_FIRST: u32 = ring::HEAD;
 /// Words of the per-drain read (`HEAD..=STATE`).
@@ -62,7 +62,7 @@ impl RingControl {
     }
 
     /// Updates the words that change while the ring runs from a `HEAD..=STATE` read.
-    pub fn set_live(&mut self, w: &[u32]) {
+    pub(crate) fn set_live(&mut self, w: &[u32]) {
         let at = |off: u32| {
             w.get(((off - DRAIN_FIRST) / 4) as usize)
                 .copied()
@@ -126,7 +126,7 @@ pub fn check_ring(c: &RingControl, risc: Risc) -> Result<(), String> {
 }
 
 /// Checks `HEAD` and `TAIL` against each other and the capacity.
-pub fn check_positions(c: &RingControl) -> Result<(), String> {
+pub(crate) fn check_positions(c: &RingControl) -> Result<(), String> {
     if c.used() > c.capacity {
         return Err(format!(
             "HEAD {:#x} - TAIL {:#x} = {} bytes, beyond the ring's capacity of {} bytes",
@@ -147,7 +147,11 @@ pub fn check_positions(c: &RingControl) -> Result<(), String> {
 
 /// Checks a tile control block whose magic is non-zero; `Err` is an error issue, `Ok` holds
 /// warnings.
-pub fn check_tile(w: &[u32; TILE_WORDS], g: &Geometry, at: Location) -> Result<Vec<Issue>, Issue> {
+pub(crate) fn check_tile(
+    w: &[u32; TILE_WORDS],
+    g: &Geometry,
+    at: Location,
+) -> Result<Vec<Issue>, Issue> {
     let word = |off: u32| w[(off / 4) as usize];
     let magic = word(tile::MAGIC);
     if magic != profiler::TILE_MAGIC {

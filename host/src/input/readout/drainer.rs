@@ -36,7 +36,7 @@ pub struct DrainStats {
     /// Of those, zones (with or without a value).
     pub zones: u64,
     /// The largest live span found (bytes): how close the fullest ring was to full.
-    pub largest_span: u32,
+    pub(crate) largest_span: u32,
     /// Bytes of decoded records, all rings.
     pub payload_bytes: u64,
     /// Bytes read from device memory (control words and spans).
@@ -97,7 +97,7 @@ impl<'m> Drainer<'m> {
     }
 
     /// Like [`Drainer::attach`], owning the memory it reads.
-    pub fn attach_owned(
+    pub(crate) fn attach_owned(
         mem: Box<dyn DeviceMemory + 'm>,
         opts: DrainOptions,
     ) -> Result<Drainer<'m>> {
@@ -305,7 +305,7 @@ impl<'m> Drainer<'m> {
     /// instead of at every drain: a streaming consumer that drains often saves most of that
     /// bus traffic, and a ring that starts meanwhile is found at the next probe (its data
     /// waits in the ring). [`Drainer::drain_final`] always probes.
-    pub fn probe_every(&mut self, d: Duration) {
+    pub(crate) fn probe_every(&mut self, d: Duration) {
         self.probe_every = d;
     }
 
@@ -339,7 +339,7 @@ impl<'m> Drainer<'m> {
 
     /// Moves the records decoded so far out of the drainer as compact tables; counts and
     /// decoder state stay.
-    pub fn take_zones(&mut self) -> Vec<(RingId, ZoneTable)> {
+    pub(crate) fn take_zones(&mut self) -> Vec<(RingId, ZoneTable)> {
         self.rings
             .iter_mut()
             .filter(|r| !r.table.is_empty())
@@ -361,7 +361,7 @@ impl<'m> Drainer<'m> {
     /// The last drain: reads each ring's counters (`DROPPED`, `STALLS`, `STATE`, ...) and
     /// drains what was published since the last drain. [`Drainer::finish`] does it too; call
     /// it first to take what it decoded ([`Drainer::take_zones`], [`Drainer::take_payload`]).
-    pub fn drain_final(&mut self) -> Result<DrainStats> {
+    pub(crate) fn drain_final(&mut self) -> Result<DrainStats> {
         self.probe()?;
         self.refresh_all()
     }
@@ -384,7 +384,7 @@ impl<'m> Drainer<'m> {
     }
 
     /// Reads each ring's counters and drains what it published since its last drain (like
-    /// [`Drainer::drain_final`], without probing for new rings), then detaches (clears
+    /// `Drainer::drain_final`, without probing for new rings), then detaches (clears
     /// `CONSUMER` if it was set) and returns everything read, each ring's records as the rich
     /// view of its table.
     pub fn finish(mut self) -> Result<Readout> {
@@ -437,7 +437,7 @@ impl Drainer<'_> {
     /// keep more records): reads and drains nothing more, detaches (clears `CONSUMER`) only
     /// if the memory still checks, and returns what was read, with `why` among its issues.
     /// The rings' counters are those of their last drain.
-    pub fn abandon(mut self, why: Issue) -> Readout {
+    pub(crate) fn abandon(mut self, why: Issue) -> Readout {
         let alive = self.mem.check().is_ok();
         if alive && self.opts.attach_consumer {
             for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
@@ -472,7 +472,7 @@ impl Drainer<'_> {
 
 /// A one-shot readout ([`super::read`]) taken one ring at a time: each ring's drained
 /// recording (a snapshot of a drained run) is decoded and its live span read only when its
-/// turn comes, and the ring is handed out with its records ([`RingReader::next_ring`]), so
+/// turn comes, and the ring is handed out with its records (`RingReader::next_ring`), so
 /// no more than one ring's records are held. [`RingReader::finish`] gives the readout with
 /// its rings released ([`RingReport::release`]) and its issues in the order
 /// [`super::read`] gives them.
@@ -512,7 +512,7 @@ impl<'m> RingReader<'m> {
     }
 
     /// Rings found.
-    pub fn ring_count(&self) -> usize {
+    pub(crate) fn ring_count(&self) -> usize {
         self.d.rings.len()
     }
 
@@ -528,7 +528,7 @@ impl<'m> RingReader<'m> {
     }
 
     /// The next ring, read and decoded, with its records (`None` after the last).
-    pub fn next_ring(&mut self) -> Result<Option<RingReport>> {
+    pub(crate) fn next_ring(&mut self) -> Result<Option<RingReport>> {
         let Some(entry) = self.d.rings.get_mut(self.next) else {
             return Ok(None);
         };

@@ -49,7 +49,7 @@ pub struct RingReport {
     /// Which ring.
     pub id: RingId,
     /// Decoded records, in ring order (non-decreasing time): the rich view, filled by
-    /// [`Drainer::finish`] with what was not taken before ([`Drainer::take_zones`]).
+    /// [`Drainer::finish`] with what was not taken before (`Drainer::take_zones`).
     pub records: Records,
     /// The control words as last read.
     pub control: control::RingControl,
@@ -115,12 +115,12 @@ impl RingReport {
     }
 
     /// Records of every kind decoded (held, or released).
-    pub fn record_count(&self) -> usize {
+    pub(crate) fn record_count(&self) -> usize {
         self.released.map_or(self.records.len(), |r| r.records)
     }
 
     /// The ring without its records (their counts kept: [`RingReport::zones`],
-    /// [`RingReport::record_count`]): what a streamed profile keeps of a ring once the
+    /// `RingReport::record_count`): what a streamed profile keeps of a ring once the
     /// records went to the outputs.
     pub fn release(&self) -> RingReport {
         RingReport {
@@ -147,20 +147,55 @@ impl RingReport {
 #[derive(Clone, Debug)]
 pub struct Readout {
     /// The device read: architecture, chips, tiles per chip, L1 size.
-    pub geometry: Geometry,
+    pub(crate) geometry: Geometry,
     /// Every ring that held a valid control block, in (chip, tile image order, RISC) order.
-    pub rings: Vec<RingReport>,
+    pub(crate) rings: Vec<RingReport>,
     /// Problems found in tile and ring control blocks and ring data, in the order found.
-    pub issues: Vec<Issue>,
+    pub(crate) issues: Vec<Issue>,
     /// Every byte read from device memory, including tile control blocks.
-    pub bus_bytes: u64,
+    pub(crate) bus_bytes: u64,
     /// Tiles visited.
-    pub tiles: u32,
+    pub(crate) tiles: u32,
     /// Of those, tiles that had never run a ttprof kernel (tile control block magic still 0).
-    pub unused_tiles: u32,
+    pub(crate) unused_tiles: u32,
 }
 
 impl Readout {
+    /// The device read: architecture, chips, tiles per chip, L1 size.
+    pub fn geometry(&self) -> Geometry {
+        self.geometry
+    }
+
+    /// Every ring that held a valid control block, in (chip, tile image order, RISC) order.
+    pub fn rings(&self) -> &[RingReport] {
+        &self.rings
+    }
+
+    /// The rings, to change (a caller dropping their records once written, say).
+    pub fn rings_mut(&mut self) -> &mut [RingReport] {
+        &mut self.rings
+    }
+
+    /// Problems found in tile and ring control blocks and ring data, in the order found.
+    pub fn issues(&self) -> &[Issue] {
+        &self.issues
+    }
+
+    /// Every byte read from device memory, including tile control blocks.
+    pub fn bus_bytes(&self) -> u64 {
+        self.bus_bytes
+    }
+
+    /// Tiles visited.
+    pub fn tiles(&self) -> u32 {
+        self.tiles
+    }
+
+    /// Of those, tiles that had never run a ttprof kernel (tile control block magic still 0).
+    pub fn unused_tiles(&self) -> u32 {
+        self.unused_tiles
+    }
+
     /// Bytes of decoded records, all rings.
     pub fn payload_bytes(&self) -> u64 {
         self.rings.iter().map(|r| r.payload_bytes).sum()

@@ -28,28 +28,28 @@ pub(super) struct RingEntry {
     /// they were last read: set by every drain, for the producer runs on after it (also the
     /// drain that found the ring and used the words read then), cleared by
     /// [`RingEntry::refresh`], which reads them again.
-    pub stale: bool,
+    pub(crate) stale: bool,
     /// Position of the tile in device order (rings are kept in chip, tile, RISC order).
-    pub tile_index: usize,
+    pub(crate) tile_index: usize,
     /// Records and zones decoded from this ring so far (taken or not).
     pub rows: u64,
     pub zones: u64,
     /// Bytes of the last span drained (how full the ring was).
-    pub last_span: u32,
+    pub(crate) last_span: u32,
     /// Attached where an earlier consumer left `TAIL` (not at the ring's first byte): the
     /// records up to the next `Run` have times relative to a reference this drainer never
     /// saw, and no known launch. Counted until that `Run`, then reported once.
-    pub mid_stream: Option<u64>,
+    pub(crate) mid_stream: Option<u64>,
     /// `TAIL` when this drainer attached: bytes an earlier reader consumed (freed) before,
     /// unless a recording of them was fed in ([`RingEntry::feed_drained`]).
-    pub consumed_before: u32,
+    pub(crate) consumed_before: u32,
     /// A ring read one at a time ([`super::RingReader`]): its drained recording is decoded
     /// when its turn comes; the position its issues take among the attach's issues.
-    pub deferred: Option<usize>,
+    pub(crate) deferred: Option<usize>,
 }
 
 impl RingEntry {
-    pub fn new(report: RingReport, tile_index: usize, keep_payload: bool) -> RingEntry {
+    pub(super) fn new(report: RingReport, tile_index: usize, keep_payload: bool) -> RingEntry {
         let mut span = SpanDecoder::default();
         if keep_payload {
             span.keep_payload();
@@ -75,7 +75,7 @@ impl RingEntry {
     /// Reads `HEAD` (or uses the words `attach` just read), then drains the live span.
     /// Marks the ring stale: what the producer does after this drain is read by the next one
     /// or by [`RingEntry::refresh`] at the end.
-    pub fn drain(
+    pub(super) fn drain(
         &mut self,
         mem: &dyn DeviceMemory,
         consume: bool,
@@ -99,7 +99,7 @@ impl RingEntry {
 
     /// Reads every word that changes while the ring runs (`HEAD..=STATE`) if any is stale,
     /// and drains what the producer published since the last drain.
-    pub fn refresh(
+    pub(crate) fn refresh(
         &mut self,
         mem: &dyn DeviceMemory,
         consume: bool,
@@ -134,7 +134,7 @@ impl RingEntry {
     /// Decodes the payload a consumer drained from this ring before the memory was
     /// recorded (a snapshot of a drained run): the ring's stream up to its `TAIL`, decoded
     /// before the live span, from the ring's first record.
-    pub fn feed_drained(&mut self, bytes: &[u8], issues: &mut Vec<Issue>) {
+    pub(crate) fn feed_drained(&mut self, bytes: &[u8], issues: &mut Vec<Issue>) {
         let (rows, extras) = (self.table.len(), self.table.extra.len());
         let result = self.span.decoder.decode_compact(bytes, &mut self.table);
         let good = match result {
@@ -164,7 +164,7 @@ impl RingEntry {
 
     /// Reports what is still pending at the end of a readout (records read after attaching
     /// mid-stream with no `Run` record since).
-    pub fn settle(&mut self, issues: &mut Vec<Issue>) {
+    pub(crate) fn settle(&mut self, issues: &mut Vec<Issue>) {
         if let Some(n) = self.mid_stream.take() {
             issues.extend(mid_stream_issue(&self.report, n));
         }

@@ -22,7 +22,7 @@ pub struct SpanStats {
     /// Bytes skipped before the ring's end (`PAD` and short remainders).
     pub skipped_bytes: u64,
     /// Bytes read from device memory for this span.
-    pub read_bytes: u64,
+    pub(crate) read_bytes: u64,
 }
 
 /// Why a span could not be decoded to its end.
@@ -114,7 +114,7 @@ impl SpanDecoder {
     }
 
     /// Appends bytes decoded outside a span (a recorded drained stream) to the kept payload.
-    pub fn keep_decoded(&mut self, bytes: &[u8]) {
+    pub(crate) fn keep_decoded(&mut self, bytes: &[u8]) {
         if let Some(kept) = &mut self.payload {
             kept.extend_from_slice(bytes);
         }

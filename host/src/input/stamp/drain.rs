@@ -4,7 +4,7 @@
 //! The host owns the timestamper: [`init_tile`] sets buffer 0 and buffer 1
 //! (`riscv_linker::profiler::stamp_buffers`), zeroes them, clears the sticky bits and
 //! enables both. Units go to buffer 0 until it is full, then to buffer 1, then nowhere (the
-//! overflow bits). Each [`TileDrain::drain`]:
+//! overflow bits). Each `TileDrain::drain`:
 //!
 //! 1. reads `TIMESTAMP_STATUS`: buffer 0's position, its full bit, the overflow bits;
 //! 2. reads buffer 0's units from where the last drain stopped up to its position;
@@ -78,7 +78,7 @@ pub fn init_tile(
 
 /// One tile's drain state.
 #[derive(Clone, Debug)]
-pub struct TileDrain {
+pub(crate) struct TileDrain {
     /// The tile's chip.
     pub chip: u32,
     /// The tile (NoC0).
@@ -89,16 +89,16 @@ pub struct TileDrain {
     /// The tile's stream, parsed so far.
     pub parser: Parser,
     /// Drains that found an overflow bit set.
-    pub overflows: u32,
+    pub(crate) overflows: u32,
     /// Units read (for the bus cost).
     pub units: u64,
     /// Status register reads.
-    pub status_reads: u64,
+    pub(crate) status_reads: u64,
 }
 
 impl TileDrain {
     /// Nothing taken yet (the buffers as [`init_tile`] left them).
-    pub fn new(chip: u32, tile: NocCoord, arch: Arch) -> TileDrain {
+    pub(crate) fn new(chip: u32, tile: NocCoord, arch: Arch) -> TileDrain {
         TileDrain {
             chip,
             tile,
@@ -133,7 +133,7 @@ impl TileDrain {
     }
 
     /// One drain (see the module docs); the events found go to `out`, in stream order.
-    pub fn drain(&mut self, mem: &dyn DeviceMemory, out: &mut Vec<Event>) -> Result<()> {
+    pub(crate) fn drain(&mut self, mem: &dyn DeviceMemory, out: &mut Vec<Event>) -> Result<()> {
         let (chip, tile) = (self.chip, self.tile);
         let s = mem.read_u32(chip, tile, mmio::TIMESTAMP_STATUS)?;
         self.status_reads += 1;
@@ -234,7 +234,9 @@ mod tests {
                 return Ok(());
             }
             if !(0..1 << 21).contains(&addr) {
-                return Err(Error::Other(format!("{addr:#x}")));
+                return Err(Error::Address {
+                    what: format!("{addr:#x}"),
+                });
             }
             w.insert(addr, v);
             Ok(())

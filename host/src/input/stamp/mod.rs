@@ -1,6 +1,6 @@
 //! The timestamper backend's host side: drain every tile's debug timestamper
 //! ([`drain`]), rebuild zones per RISC ([`rebuild`]), and merge them into the ring's records
-//! ([`merge_payload`]) so that the readout, the model and every output see exactly what a
+//! (`merge_payload`) so that the readout, the model and every output see exactly what a
 //! ring backend would have written. Format of the events: `ttprof_rt::stamp`; the reasons:
 //! DESIGN.md, "A timestamper backend for zones".
 
@@ -8,7 +8,7 @@ pub mod drain;
 pub mod rebuild;
 
 use crate::devmem::DeviceMemory;
-use crate::error::{Location, Result};
+use crate::error::{Error, Location, Result};
 use crate::issue::Issue;
 use crate::readout::RingId;
 use drain::TileDrain;
@@ -38,11 +38,13 @@ impl Backend {
     }
 
     /// Parses [`Backend::name`]; the error says what is accepted.
-    pub fn parse(s: &str) -> std::result::Result<Backend, String> {
+    pub fn parse(s: &str) -> Result<Backend> {
         match s {
             "ring" => Ok(Backend::Ring),
             "timestamper" => Ok(Backend::Timestamper),
-            _ => Err(format!("unknown backend {s:?}: use ring or timestamper")),
+            _ => Err(Error::Argument {
+                what: format!("unknown backend {s:?}: use ring or timestamper"),
+            }),
         }
     }
 
@@ -181,7 +183,7 @@ impl Stamps {
 }
 
 /// The readout of a drained run with the timestamper's `records` merged into the rings'
-/// `drained` payloads ([`merge_payload`]): the profiler's L1 regions of `mem` and the merged
+/// `drained` payloads (`merge_payload`): the profiler's L1 regions of `mem` and the merged
 /// payloads in an in-memory [`crate::devmem::Snapshot`], read as any snapshot is.
 pub fn merged_readout(
     mem: &dyn DeviceMemory,
@@ -208,7 +210,7 @@ pub fn merged_readout(
 /// Merges each RISC's timestamper records into its ring's drained payload
 /// ([`merge_payload`]); a RISC with records but no ring, or a merge that fails, is an
 /// issue and its records are not read.
-pub fn merge_into(
+pub(crate) fn merge_into(
     drained: &mut [(RingId, Vec<u8>)],
     records: BTreeMap<RingId, Vec<Record>>,
     issues: &mut Vec<Issue>,
@@ -242,7 +244,7 @@ pub fn merge_into(
 /// later time, so every zone follows the `Run` record of its launch and precedes the
 /// wrapper zones that close after it. Every record is re-encoded in the smallest exact form
 /// for its new reference, so the result decodes to the ring's records and `extra`, in order.
-pub fn merge_payload(
+pub(crate) fn merge_payload(
     ring: &[u8],
     extra: &[Record],
     risc: Risc,

@@ -29,12 +29,12 @@ pub struct Parser {
     resync: bool,
     last_time: u64,
     /// Words skipped while resynchronising or because they were not a token.
-    pub skipped_words: u64,
+    pub(crate) skipped_words: u64,
 }
 
 impl Parser {
     /// Units were lost before the next one fed.
-    pub fn lost_units(&mut self) {
+    pub(crate) fn lost_units(&mut self) {
         self.skipped_words += self.carry.len() as u64;
         self.carry.clear();
         self.resync = true;
@@ -82,23 +82,23 @@ struct Pending {
 
 /// One RISC's zones being rebuilt.
 #[derive(Clone, Debug, Default)]
-pub struct RiscZones {
+pub(crate) struct RiscZones {
     /// Open zones: site and start.
     stack: Vec<(SiteId, u64)>,
     pending: Option<Pending>,
     /// Records rebuilt, in non-decreasing time.
     pub records: Vec<Record>,
     /// Opens whose close never came (lost, or still open at the end).
-    pub unpaired_opens: u64,
+    pub(crate) unpaired_opens: u64,
     /// Closes without an open.
-    pub unpaired_closes: u64,
+    pub(crate) unpaired_closes: u64,
     /// Records whose payloads were cut short, and payloads without a record.
-    pub broken_payloads: u64,
+    pub(crate) broken_payloads: u64,
 }
 
 impl RiscZones {
     /// The next event of this RISC.
-    pub fn event(&mut self, e: Event) {
+    pub(crate) fn event(&mut self, e: Event) {
         let t = e.token;
         if t.kind == Kind::Payload {
             match &mut self.pending {
@@ -188,7 +188,7 @@ impl RiscZones {
     }
 
     /// The stream ended: what is still open or pending is lost.
-    pub fn end(&mut self) {
+    pub(crate) fn end(&mut self) {
         self.unpaired_opens += self.stack.len() as u64;
         self.stack.clear();
         if self.pending.take().is_some() {
@@ -197,13 +197,13 @@ impl RiscZones {
     }
 
     /// Zones, events and data that could not be rebuilt.
-    pub fn lost(&self) -> u64 {
+    pub(crate) fn lost(&self) -> u64 {
         self.unpaired_opens + self.unpaired_closes + self.broken_payloads
     }
 }
 
 /// The RISC an event's token names.
-pub fn risc_of(e: &Event) -> Option<Risc> {
+pub(crate) fn risc_of(e: &Event) -> Option<Risc> {
     Risc::from_index(e.token.risc as usize)
 }
 

@@ -1,5 +1,5 @@
 //! The one reader of `profile_log_device.csv` (tt-metal's device log, and ttprof's own
-//! [`crate::csv`] output): streamed row by row, every line at most [`MAX_LINE_BYTES`].
+//! [`crate::csv`] output): streamed row by row, every line at most `MAX_LINE_BYTES`.
 //!
 //! Line 1 is `ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64`, line 2 the
 //! column names (skipped), then one row per marker with exactly 15 unquoted columns (tt-metal's
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// The longest line read: a row is a marker (~150 bytes; its zone name and meta data are
 /// the only free-length parts).
-pub const MAX_LINE_BYTES: usize = 64 << 10;
+pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// The file name tt-metal (and `ttprof report`) give the device log.
 pub const FILE_NAME: &str = "profile_log_device.csv";
@@ -36,7 +36,7 @@ pub fn is_device_log(path: &Path) -> bool {
 
 /// The `type` column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RowType {
+pub(crate) enum RowType {
     /// A zone opens.
     ZoneStart,
     /// A zone closes.
@@ -64,7 +64,7 @@ impl RowType {
 
 /// One marker row (text fields borrow the reader's line buffer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LogRow<'a> {
+pub(crate) struct LogRow<'a> {
     /// 1-based line number in the file.
     pub line: usize,
     /// `PCIe slot`: the chip.
@@ -86,16 +86,16 @@ pub struct LogRow<'a> {
     /// Marker type.
     pub kind: RowType,
     /// Source line (0 when empty).
-    pub src_line: u32,
+    pub(crate) src_line: u32,
     /// Source file.
-    pub src_file: &'a str,
+    pub(crate) src_file: &'a str,
     /// Meta data (JSON with `,` written as `;`), possibly empty.
     pub meta: &'a str,
 }
 
 impl LogRow<'_> {
     /// The unsigned number after `"key":` in the meta data, if any (`{"count": 3}`).
-    pub fn meta_number(&self, key: &str) -> Option<u64> {
+    pub(crate) fn meta_number(&self, key: &str) -> Option<u64> {
         let at = self.meta.find(&format!("\"{key}\":"))?;
         let rest = self.meta[at + key.len() + 3..].trim_start();
         let end = rest
@@ -109,14 +109,14 @@ impl LogRow<'_> {
 pub struct DeviceLog {
     path: PathBuf,
     lines: BoundedLines<BufReader<File>>,
-    /// `ARCH:` of line 1 (`None`: an arch ttprof does not model, named in [`DeviceLog::arch_text`]).
+    /// `ARCH:` of line 1 (`None`: an arch ttprof does not model, named in `DeviceLog::arch_text`).
     pub arch: Option<Arch>,
     /// `ARCH:` as written.
-    pub arch_text: String,
+    pub(crate) arch_text: String,
     /// `CHIP_FREQ[MHz]:` (positive, finite).
     pub mhz: f64,
     /// `Max Compute Cores:` when present.
-    pub max_cores: Option<u32>,
+    pub(crate) max_cores: Option<u32>,
     /// Size of the file when opened, bytes.
     pub size: u64,
 }
@@ -208,7 +208,7 @@ impl DeviceLog {
     }
 
     /// The next marker row (blank lines skipped); `None` at the end of the file.
-    pub fn next_row(&mut self) -> Result<Option<LogRow<'_>>> {
+    pub(crate) fn next_row(&mut self) -> Result<Option<LogRow<'_>>> {
         let n = loop {
             match self.lines.next_line() {
                 Ok(Some((_, l))) if l.iter().all(u8::is_ascii_whitespace) => continue,

@@ -9,7 +9,7 @@ use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::{NocCoord, Risc};
 
 /// What an unwritten slot holds (written before arming).
-pub const SENTINEL: u32 = 0xDEAD_BEEF;
+pub(crate) const SENTINEL: u32 = 0xDEAD_BEEF;
 
 /// Where the samples of one tile go and how many.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +46,7 @@ impl Buffer {
 /// Arms `tile`'s daisychain: fills the buffer with [`SENTINEL`], selects group A of
 /// `risc` (group D with `group_d`, a TRISC's), then `DebugDaisychain.md`'s four writes for
 /// "a series of regular samples": `count` samples every `interval` cycles.
-pub fn arm(
+pub(crate) fn arm(
     mem: &dyn DeviceMemory,
     chip: u32,
     tile: NocCoord,
@@ -56,9 +56,11 @@ pub fn arm(
     group_d: bool,
 ) -> Result<()> {
     if !dc::INTERVALS.contains(&interval) {
-        return Err(Error::Other(format!(
-            "sampling interval {interval}: the daisychain samples every 2..=256 cycles"
-        )));
+        return Err(Error::Argument {
+            what: format!(
+                "sampling interval {interval}: the daisychain samples every 2..=256 cycles"
+            ),
+        });
     }
     for i in 0..buf.count * 4 {
         mem.write_u32(chip, tile, buf.addr + 4 * i, SENTINEL)?;
@@ -67,9 +69,9 @@ pub fn arm(
     let signal = match (group_d, dc::group_d(risc)) {
         (true, Some(d)) => d,
         (true, None) => {
-            return Err(Error::Other(format!(
-                "{risc} has no group D on the debug daisychain (TRISCs only)"
-            )))
+            return Err(Error::Argument {
+                what: format!("{risc} has no group D on the debug daisychain (TRISCs only)"),
+            })
         }
         (false, _) => dc::group_a(risc),
     };
@@ -87,14 +89,14 @@ pub fn arm(
 }
 
 /// Stops sampling (back to "prepare") and turns the daisychain off to save power.
-pub fn disarm(mem: &dyn DeviceMemory, chip: u32, tile: NocCoord) -> Result<()> {
+pub(crate) fn disarm(mem: &dyn DeviceMemory, chip: u32, tile: NocCoord) -> Result<()> {
     mem.write_u32(chip, tile, mmio::DBG_L1_MEM_REG2, dc::MODE_PREPARE)?;
     mem.write_u32(chip, tile, mmio::DBG_BUS_CNTL, 0)
 }
 
 /// One group A sample, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DaisySample {
+pub(crate) struct DaisySample {
     /// The pc of the instruction about to retire (low 31 bits).
     pub pc: u32,
     /// What the core was doing, as a sampled cause ([`super::SampledCause`]).
@@ -105,7 +107,7 @@ pub struct DaisySample {
 const LOW30: u32 = 0x3FFF_FFFF;
 
 /// Decodes group A's 128 bits (`None`: the slot still holds the sentinel).
-pub fn decode(w: [u32; 4]) -> Option<DaisySample> {
+pub(crate) fn decode(w: [u32; 4]) -> Option<DaisySample> {
     if w == [SENTINEL; 4] {
         return None;
     }
@@ -141,7 +143,7 @@ pub fn decode(w: [u32; 4]) -> Option<DaisySample> {
 
 /// Reads the buffer's slots as raw 128-bit samples (group D): those written, and how many
 /// slots were not.
-pub fn read_words(
+pub(crate) fn read_words(
     mem: &dyn DeviceMemory,
     chip: u32,
     tile: NocCoord,
@@ -163,7 +165,7 @@ pub fn read_words(
 }
 
 /// Reads the buffer's slots: the samples written, and how many slots were not.
-pub fn read(
+pub(crate) fn read(
     mem: &dyn DeviceMemory,
     chip: u32,
     tile: NocCoord,

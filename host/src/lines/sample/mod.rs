@@ -3,11 +3,11 @@
 //! rotates the sampled core between windows and names the pcs as `--lines` does.
 //!
 //! Per window (the session's hook, every `count * N` cycles, and the launch's end) and
-//! tile, [`Sampler`] reads what the daisychain wrote (module `daisy`), charges every sample
+//! tile, `Sampler` reads what the daisychain wrote (module `daisy`), charges every sample
 //! to the kernel of the core it sampled (or to "outside the kernel" when its pc is not in
 //! that core's code: an idle or halted core) and arms the next core of the op on that tile.
 //! In each window the tiles sample different cores, and which tile samples which core
-//! moves pseudo-randomly (deterministically; [`SEED_VAR`] picks another draw) from window
+//! moves pseudo-randomly (deterministically; `SEED_VAR` picks another draw) from window
 //! to window, so no period of the kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
 //! changing per window, so a loop whose period divides `N` is not always caught at the
 //! same phase (`pick_interval`).
@@ -15,13 +15,13 @@
 //! A line's share of its kernel is `k` of the kernel's `n` samples, with a 95 % interval
 //! ([`interval`]: the wider of the binomial one and the spread between windows); the report
 //! adds up the launches of the same op and kernel. With `--lines` too, the report sets each
-//! share beside the exact one ([`Agreement`]). Each sample is timed from its window's start
+//! share beside the exact one (`Agreement`). Each sample is timed from its window's start
 //! (the caller's [`Clock`]) and split by the innermost zone open at that time (module
 //! `zones`, [`SampleProfile::split_by_zones`]). Files (module `report` and the `--lines` writers):
 //! `ttprof_samples.txt`, `ttprof_samples.folded`, `ttprof_samples_flame.svg`,
 //! `ttprof_samples.parquet` (the `--lines` table with a `samples` column).
 
-pub mod daisy;
+pub(crate) mod daisy;
 mod report;
 mod zones;
 
@@ -34,20 +34,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use daisy::Buffer;
-pub use report::{Agreement, COMPARED_ABOVE, WITHIN_PP};
+pub(crate) use report::Agreement;
 
 /// The report.
-pub const SAMPLES_FILE: &str = "ttprof_samples.txt";
+pub(crate) const SAMPLES_FILE: &str = "ttprof_samples.txt";
 /// Folded stacks of the samples.
-pub const SAMPLES_FOLDED_FILE: &str = "ttprof_samples.folded";
+pub(crate) const SAMPLES_FOLDED_FILE: &str = "ttprof_samples.folded";
 /// Their flame graph.
-pub const SAMPLES_FLAME_FILE: &str = "ttprof_samples_flame.svg";
+pub(crate) const SAMPLES_FLAME_FILE: &str = "ttprof_samples_flame.svg";
 /// One row per pc and sampled cause.
-pub const SAMPLES_PARQUET_FILE: &str = "ttprof_samples.parquet";
+pub(crate) const SAMPLES_PARQUET_FILE: &str = "ttprof_samples.parquet";
 
 /// What a sample says the core was doing (group A's bits).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SampledCause {
+pub(crate) enum SampledCause {
     /// Bit 31: the instruction is retiring (`--lines`: issue, mispredict).
     Retiring,
     /// Not retiring, no memory request pending (`--lines`: load-use, icache-miss).
@@ -64,7 +64,7 @@ pub enum SampledCause {
 
 impl SampledCause {
     /// The index the cause is counted under (the `--lines` cause it stands for).
-    pub const fn index(self) -> usize {
+    pub(crate) const fn index(self) -> usize {
         match self {
             SampledCause::Retiring => ttprof_emu::Cause::Issue as usize,
             SampledCause::Stalled => ttprof_emu::Cause::LoadUse as usize,
@@ -77,7 +77,7 @@ impl SampledCause {
 }
 
 /// The name of sampled cause index `i` in the files.
-pub fn sampled_cause_name(i: usize) -> &'static str {
+pub(crate) fn sampled_cause_name(i: usize) -> &'static str {
     match i {
         0 => "retiring",
         1 => "stalled",
@@ -133,7 +133,7 @@ impl SampleConfig {
     }
 
     /// Cycles of one window: the buffer fills in about this long.
-    pub fn window_cycles(&self) -> u64 {
+    pub(crate) fn window_cycles(&self) -> u64 {
         self.buffer.count as u64 * self.interval as u64
     }
 }
@@ -141,8 +141,8 @@ impl SampleConfig {
 /// What the samples of one kernel (in one op) say.
 #[derive(Clone, Debug, Default)]
 pub struct SampledKernel {
-    /// Samples inside the kernel, per pc and sampled cause (index [`SampledCause::index`]).
-    pub pcs: BTreeMap<u32, [u64; CAUSES]>,
+    /// Samples inside the kernel, per pc and sampled cause (index `SampledCause::index`).
+    pub(crate) pcs: BTreeMap<u32, [u64; CAUSES]>,
     /// Samples inside the kernel.
     pub samples: u64,
     /// Samples whose pc was outside the kernel's code (the core idle or halted).
@@ -153,12 +153,12 @@ pub struct SampledKernel {
     pub cycles: u64,
     /// Per window that saw the kernel: its samples inside the kernel by pc (for the
     /// between-window spread of a share, [`interval`]).
-    pub per_window: Vec<Vec<(u32, u32)>>,
+    pub(crate) per_window: Vec<Vec<(u32, u32)>>,
     /// A TRISC kernel: the samples of its group D (the coprocessor thread's state).
     pub tensix: TensixSamples,
     /// Every sample inside the kernel whose time is known, for the zone split.
     pub timed: Vec<TimedSample>,
-    /// The samples by innermost zone (its name, [`crate::lines::NO_ZONE`] outside every
+    /// The samples by innermost zone (its name, `NO_ZONE` outside every
     /// zone), pc and cause; empty until [`SampleProfile::split_by_zones`].
     pub zones: BTreeMap<String, BTreeMap<u32, [u64; CAUSES]>>,
     /// Per zone, its samples in each window (by window number), for its interval.
@@ -180,14 +180,14 @@ pub struct TimedSample {
     pub time: u64,
     /// The sampled pc.
     pub pc: u32,
-    /// [`SampledCause::index`].
+    /// `SampledCause::index`.
     pub cause: usize,
     /// The window that took it (numbered per sampler).
     pub window: u64,
 }
 
 /// A tile's wall clock (cycles) as the sampler needs it, from the caller
-/// ([`Sampler::window`]): sampling armed before a run starts with the run, sampling armed
+/// (`Sampler::window`): sampling armed before a run starts with the run, sampling armed
 /// now starts now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileTime {
@@ -245,7 +245,7 @@ impl SampledKernel {
 
 /// What group D samples of a TRISC say about its Tensix thread (`DebugDaisychain.md`): one
 /// group is presented per tile at a time, so these come from their own windows
-/// ([`GROUP_D_EVERY`]) and carry no pc: shares of the kernel's time, not of its lines.
+/// (`GROUP_D_EVERY`) and carry no pc: shares of the kernel's time, not of its lines.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TensixSamples {
     /// Group D samples taken while the kernel ran.
@@ -253,15 +253,15 @@ pub struct TensixSamples {
     /// Windows that took them.
     pub windows: u32,
     /// Bit 26: the thread had instructions queued or executing.
-    pub in_flight: u64,
+    pub(crate) in_flight: u64,
     /// Bit 125: the FIFO before the MOP Expander was full (a push from the RISC waits).
-    pub fifo_full: u64,
+    pub(crate) fifo_full: u64,
     /// Bit 25: a `MOP` queued or expanding.
-    pub mop_busy: u64,
+    pub(crate) mop_busy: u64,
     /// Bit 30: the TRISC waited on a TTSync read.
-    pub ttsync_wait: u64,
+    pub(crate) ttsync_wait: u64,
     /// Bit 31: the TRISC waited on a read from its PCBuf.
-    pub pcbuf_wait: u64,
+    pub(crate) pcbuf_wait: u64,
 }
 
 impl TensixSamples {
@@ -287,7 +287,7 @@ impl TensixSamples {
 }
 
 /// One window in this many that samples a TRISC presents its group D instead of group A.
-pub const GROUP_D_EVERY: u64 = 4;
+pub(crate) const GROUP_D_EVERY: u64 = 4;
 
 /// Every kernel's samples.
 #[derive(Clone, Debug, Default)]
@@ -324,7 +324,7 @@ struct Armed {
 }
 
 /// Drives the daisychains of a session's tiles (module docs).
-pub struct Sampler {
+pub(crate) struct Sampler {
     cfg: SampleConfig,
     arch: Arch,
     /// Windows so far (the rotation and the interval's variation).
@@ -337,8 +337,8 @@ pub struct Sampler {
 
 impl Sampler {
     /// A sampler for a device of `arch`; errors if `cfg` does not fit.
-    pub fn new(cfg: SampleConfig, arch: Arch) -> Result<Sampler> {
-        cfg.check().map_err(Error::Other)?;
+    pub(crate) fn new(cfg: SampleConfig, arch: Arch) -> Result<Sampler> {
+        cfg.check().map_err(|what| Error::Argument { what })?;
         Ok(Sampler {
             cfg,
             arch,
@@ -353,13 +353,13 @@ impl Sampler {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &SampleConfig {
+    pub(crate) fn config(&self) -> &SampleConfig {
         &self.cfg
     }
 
     /// A launch of `op` on `tiles` with `kernels` is about to start (or has just started:
     /// `clock` says when sampling starts): arms every tile.
-    pub fn start_launch(
+    pub(crate) fn start_launch(
         &mut self,
         mem: &dyn DeviceMemory,
         clock: Clock<'_>,
@@ -380,13 +380,13 @@ impl Sampler {
 
     /// A window ended while the kernels run: reads every tile's samples, arms the next core.
     /// `clock` times the samples (their zones).
-    pub fn window(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+    pub(crate) fn window(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
         self.collect(mem, clock)?;
         self.rearm(mem, clock)
     }
 
     /// The launch ended: reads the last samples and turns the daisychains off.
-    pub fn end_launch(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+    pub(crate) fn end_launch(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
         self.collect(mem, clock)?;
         if let Some(l) = self.launch.take() {
             for t in &l.tiles {
@@ -397,12 +397,12 @@ impl Sampler {
     }
 
     /// What was sampled so far.
-    pub fn profile(&self) -> &SampleProfile {
+    pub(crate) fn profile(&self) -> &SampleProfile {
         &self.profile
     }
 
     /// What was sampled, to split by zone ([`SampleProfile::split_by_zones`]).
-    pub fn profile_mut(&mut self) -> &mut SampleProfile {
+    pub(crate) fn profile_mut(&mut self) -> &mut SampleProfile {
         &mut self.profile
     }
 
@@ -534,7 +534,7 @@ fn pick_interval(n: u32, r: u64) -> u32 {
 /// The environment variable that seeds the rotation and the intervals (default 0): the
 /// same run with another seed is another draw of the same sampling, to see how much a
 /// share moves between draws.
-pub const SEED_VAR: &str = "TTPROF_SAMPLE_SEED";
+pub(crate) const SEED_VAR: &str = "TTPROF_SAMPLE_SEED";
 
 /// A fixed, well-mixed function of `x` (SplitMix64's finaliser): the rotation's and the
 /// interval's deterministic "randomness".
@@ -570,7 +570,7 @@ pub fn interval(windows: &[(u64, u64)]) -> (f64, f64) {
 }
 
 /// The 95 % Wilson score interval of a proportion `k / n`, as (low, high) fractions.
-pub fn wilson(k: u64, n: u64) -> (f64, f64) {
+pub(crate) fn wilson(k: u64, n: u64) -> (f64, f64) {
     if n == 0 {
         return (0.0, 1.0);
     }

@@ -13,9 +13,9 @@ use std::fmt::Write;
 /// Hottest lines listed per kernel.
 const TOP_LINES: usize = 12;
 /// Lines whose exact share is above this (percent) are compared.
-pub const COMPARED_ABOVE: f64 = 5.0;
+pub(crate) const COMPARED_ABOVE: f64 = 5.0;
 /// The agreement the benchmark asks for (percentage points).
-pub const WITHIN_PP: f64 = 2.0;
+pub(crate) const WITHIN_PP: f64 = 2.0;
 
 /// How the sampled shares agree with the exact ones, over the lines above
 /// [`COMPARED_ABOVE`] % of their kernel's exact cycles, in every sampled kernel.
@@ -26,11 +26,11 @@ pub struct Agreement {
     /// Lines compared.
     pub lines: usize,
     /// Of them, sampled within [`WITHIN_PP`] points of exact.
-    pub within_pp: usize,
+    pub(crate) within_pp: usize,
     /// Of them, exact inside the sampled share's 95 % interval.
-    pub within_ci: usize,
+    pub(crate) within_ci: usize,
     /// The largest difference, in percentage points, and where.
-    pub max_diff_pp: f64,
+    pub(crate) max_diff_pp: f64,
     /// The line with the largest difference (`op RISC file:line`).
     pub worst: String,
 }
@@ -90,7 +90,7 @@ fn loc(file: &str, line: u32) -> String {
     }
 }
 
-pub fn render(
+pub(super) fn render(
     p: &SampleProfile,
     exact: Option<&LineProfile>,
     names: &Names,

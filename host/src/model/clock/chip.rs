@@ -20,7 +20,7 @@ pub(super) const INCONSISTENT_ROUNDS: usize = ROUNDS;
 
 /// The chip's observations in solver units.
 pub(super) struct Data {
-    pub obs: Vec<Obs>,
+    pub(crate) obs: Vec<Obs>,
     /// Half bracket of each observation, ns.
     pub half: Vec<f64>,
     pub tiles: Vec<NocCoord>,
@@ -28,7 +28,7 @@ pub(super) struct Data {
     pub base: Vec<u64>,
     /// Host time all relative times count from, and the reference and scale of `u`.
     pub t0: u64,
-    pub t_ref: f64,
+    pub(crate) t_ref: f64,
     pub scale: f64,
     pub span: (f64, f64),
 }

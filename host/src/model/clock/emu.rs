@@ -30,10 +30,9 @@ impl<'d> EmuClock<'d> {
 
 impl DeviceClock for EmuClock<'_> {
     fn sync_sample(&self, chip: u32, tile: NocCoord) -> Result<SyncSample> {
-        let s = self
-            .dev
-            .sync_sample(chip, tile)
-            .map_err(|e| Error::Other(format!("emulator clock sample: {e}")))?;
+        let s = self.dev.sync_sample(chip, tile).map_err(|e| Error::Clock {
+            what: format!("emulator clock sample: {e}"),
+        })?;
         Ok(SyncSample {
             host_before_ns: s.host_before_ns,
             device_cycles: s.device_cycles,

@@ -9,26 +9,26 @@ use std::collections::BTreeMap;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Drops {
     /// Host time after < host time before.
-    pub inverted: usize,
+    pub(crate) inverted: usize,
     /// Outside the largest run of samples whose device cycles do not decrease in host order.
-    pub non_monotonic: usize,
+    pub(crate) non_monotonic: usize,
     /// Tiles left out because more than half their samples were non-monotonic.
-    pub tiles_left_out: usize,
+    pub(crate) tiles_left_out: usize,
     /// Samples of those tiles (not counted in `non_monotonic`).
-    pub left_out_samples: usize,
+    pub(crate) left_out_samples: usize,
     /// Brackets too wide (or beyond the kept fraction).
-    pub wide: usize,
+    pub(crate) wide: usize,
 }
 
 /// The samples a fit may use, per tile, in host-time order.
 #[derive(Clone, Debug, Default)]
-pub struct Kept {
+pub(crate) struct Kept {
     pub tiles: Vec<(NocCoord, Vec<SyncSample>)>,
     pub drops: Drops,
 }
 
 /// Applies the rules to one chip's samples.
-pub fn filter(
+pub(super) fn filter(
     samples: impl IntoIterator<Item = (NocCoord, SyncSample)>,
     opts: &FitOptions,
 ) -> Kept {
@@ -88,7 +88,7 @@ fn tightest(list: Vec<SyncSample>, opts: &FitOptions) -> (Vec<SyncSample>, usize
 }
 
 /// Indices of a longest non-decreasing subsequence (patience sorting, O(n log n)).
-pub fn longest_non_decreasing(v: &[u64]) -> Vec<usize> {
+pub(crate) fn longest_non_decreasing(v: &[u64]) -> Vec<usize> {
     // tails[k]: index of the smallest possible last element of a run of length k + 1.
     let mut tails: Vec<usize> = Vec::new();
     let mut prev = vec![usize::MAX; v.len()];

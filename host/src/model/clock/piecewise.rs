@@ -28,18 +28,18 @@ const UNIT: f64 = 1e9;
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Layout {
     /// Knots in ns (the data's time axis), increasing.
-    pub knots: Vec<f64>,
+    pub(crate) knots: Vec<f64>,
     /// Per piece (`knots.len() + 1`): whether `g_k` is fitted.
-    pub quad: Vec<bool>,
+    pub(crate) quad: Vec<bool>,
 }
 
 impl Layout {
-    pub fn pieces(&self) -> usize {
+    pub(super) fn pieces(&self) -> usize {
         self.knots.len() + 1
     }
 
     /// The piece `m` (ns) falls in.
-    pub fn piece(&self, m: f64) -> usize {
+    pub(super) fn piece(&self, m: f64) -> usize {
         self.knots.partition_point(|&k| k <= m)
     }
 
@@ -66,7 +66,7 @@ impl Layout {
     }
 
     /// The design row of time `m` (ns).
-    pub fn row(&self, m: f64, out: &mut Vec<f64>) {
+    pub(super) fn row(&self, m: f64, out: &mut Vec<f64>) {
         let (fc, gc) = self.columns();
         out.clear();
         out.resize(self.width(), 0.0);
@@ -96,7 +96,7 @@ impl Layout {
 pub(super) struct PieceSolution {
     pub layout: Layout,
     /// Coefficients in design order (`f_k` in cycles/s, `g_k` in cycles/s²).
-    pub beta: Vec<f64>,
+    pub(crate) beta: Vec<f64>,
     /// Per tile: intercept (NaN without observations), count, mean design row.
     pub a: Vec<f64>,
     n: Vec<usize>,
@@ -109,18 +109,18 @@ pub(super) struct PieceSolution {
 
 impl PieceSolution {
     /// `C(m)` (no intercept), cycles.
-    pub fn counter(&self, m: f64) -> f64 {
+    pub(super) fn counter(&self, m: f64) -> f64 {
         let mut row = Vec::new();
         self.layout.row(m, &mut row);
         dot(&row, &self.beta)
     }
 
-    pub fn predict(&self, tile: usize, m: f64) -> f64 {
+    pub(crate) fn predict(&self, tile: usize, m: f64) -> f64 {
         self.a[tile] + self.counter(m)
     }
 
     /// Variance of [`PieceSolution::predict`], cycles².
-    pub fn predict_var(&self, tile: usize, m: f64) -> f64 {
+    pub(crate) fn predict_var(&self, tile: usize, m: f64) -> f64 {
         if self.n[tile] == 0 {
             return f64::INFINITY;
         }
@@ -137,7 +137,7 @@ impl PieceSolution {
 
     /// Frequency (cycles/ns) and drift (cycles/ns²) of piece `k`, and the standard error of
     /// the drift (infinite when not fitted).
-    pub fn piece(&self, k: usize) -> (f64, f64, f64) {
+    pub(super) fn piece(&self, k: usize) -> (f64, f64, f64) {
         let (fc, gc) = self.layout.columns();
         let f = self.beta[fc[k]] / UNIT;
         match gc[k] {
@@ -150,7 +150,7 @@ impl PieceSolution {
         }
     }
 
-    pub fn count(&self, tile: usize) -> usize {
+    pub(super) fn count(&self, tile: usize) -> usize {
         self.n[tile]
     }
 }

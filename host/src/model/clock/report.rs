@@ -27,15 +27,15 @@ pub struct ChipFit {
     /// Fitted frequency at the reference time (the middle of the synced span).
     pub mhz: f64,
     /// Its frequency's offset from the arch's nominal AI clock, ppm.
-    pub ppm_vs_nominal: f64,
+    pub(crate) ppm_vs_nominal: f64,
     /// Fitted drift, when it was resolved (else the fit is linear).
     pub drift_ppm_per_s: Option<f64>,
     /// Standard error of the drift estimate (infinite when it could not be estimated).
-    pub drift_sigma_ppm_per_s: f64,
+    pub(crate) drift_sigma_ppm_per_s: f64,
     /// When drift was estimable but not resolved: how far (ns) a drift just below the
     /// resolution bar would take the middle of the span from the linear fit. Not part of
     /// `error_ns`, which assumes the chosen model; a long run with short windows shows here.
-    pub unresolved_drift_ns: Option<f64>,
+    pub(crate) unresolved_drift_ns: Option<f64>,
     /// Host ns of the first and last sample midpoint used: where the error estimate holds.
     pub span_ns: (f64, f64),
     /// RMS distance of the used samples' midpoints from the fit, ns (the sample noise).
@@ -43,7 +43,7 @@ pub struct ChipFit {
     /// Estimated error (1 sigma) of a converted time: worst tile, worst moment in the span.
     pub error_ns: f64,
     /// The same, RMS over tiles and the span.
-    pub error_rms_ns: f64,
+    pub(crate) error_rms_ns: f64,
     /// Frequency steps (DVFS) found in the samples, in time order; `mhz` is then the
     /// cycle-weighted mean frequency over the span, and `segments` says the rest.
     pub steps: Vec<StepFit>,
@@ -59,9 +59,9 @@ pub struct StepFit {
     /// Standard error of `at_ns`, ns.
     pub at_sigma_ns: f64,
     /// Where detection put it before locating (the step lies in it): host ns.
-    pub region_ns: (f64, f64),
+    pub(crate) region_ns: (f64, f64),
     /// Fitted frequency just before and just after, MHz.
-    pub mhz_before: f64,
+    pub(crate) mhz_before: f64,
     /// Frequency after the step, MHz.
     pub mhz_after: f64,
 }
@@ -150,10 +150,12 @@ pub fn fit(samples: &[TileSample], arch: Arch, chips: u32, opts: &FitOptions) ->
         }
     }
     if fitted.is_empty() {
-        return Err(Error::Other(format!(
-            "clock alignment failed for every chip: {}",
-            failures.join("; ")
-        )));
+        return Err(Error::Clock {
+            what: format!(
+                "clock alignment failed for every chip: {}",
+                failures.join("; ")
+            ),
+        });
     }
     Ok(Fit {
         timebase,

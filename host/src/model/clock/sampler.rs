@@ -127,7 +127,9 @@ mod tests {
         fn sync_sample(&self, chip: u32, tile: NocCoord) -> Result<SyncSample> {
             self.0.lock().unwrap().push((chip, tile));
             if tile == NocCoord::new(9, 9) {
-                return Err(Error::Other("gone".into()));
+                return Err(Error::Clock {
+                    what: "gone".into(),
+                });
             }
             Ok(SyncSample {
                 host_before_ns: 0,

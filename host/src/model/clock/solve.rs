@@ -29,10 +29,10 @@ struct TileMeans {
 /// A solved fit.
 #[derive(Clone, Debug)]
 pub(super) struct Solution {
-    pub b1: f64,
-    pub b2: f64,
+    pub(crate) b1: f64,
+    pub(crate) b2: f64,
     /// Whether `b2` was fitted (else it is 0).
-    pub quadratic: bool,
+    pub(crate) quadratic: bool,
     /// Intercepts per tile (NaN for a tile without observations).
     pub a: Vec<f64>,
     means: Vec<TileMeans>,
@@ -53,12 +53,12 @@ pub(super) enum Unsolvable {
 
 impl Solution {
     /// `y` of `tile` at `u`.
-    pub fn predict(&self, tile: usize, u: f64) -> f64 {
+    pub(crate) fn predict(&self, tile: usize, u: f64) -> f64 {
         self.a[tile] + self.b1 * u + self.b2 * u * u
     }
 
     /// Variance of [`Solution::predict`] (y units squared).
-    pub fn predict_var(&self, tile: usize, u: f64) -> f64 {
+    pub(crate) fn predict_var(&self, tile: usize, u: f64) -> f64 {
         let m = self.means[tile];
         if m.n == 0 {
             return f64::INFINITY;
@@ -70,7 +70,7 @@ impl Solution {
     }
 
     /// Standard error of `b2` (infinite when not fitted).
-    pub fn b2_sigma(&self) -> f64 {
+    pub(crate) fn b2_sigma(&self) -> f64 {
         if self.quadratic {
             (self.s2 * self.inv[1][1]).max(0.0).sqrt()
         } else {
@@ -79,7 +79,7 @@ impl Solution {
     }
 
     /// Observations per tile.
-    pub fn count(&self, tile: usize) -> usize {
+    pub(super) fn count(&self, tile: usize) -> usize {
         self.means[tile].n
     }
 }

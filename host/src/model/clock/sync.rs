@@ -57,15 +57,17 @@ impl ClockSync {
     /// error the window's samples taken so far are kept and the error names the tile.
     pub fn window(&mut self, clock: &dyn DeviceClock) -> Result<()> {
         if self.tiles.is_empty() || self.per_tile == 0 {
-            return Err(Error::Other(format!(
-                "clock sync window of {} sample(s) per tile over {} tile(s): nothing to sample",
-                self.per_tile,
-                self.tiles.len()
-            )));
+            return Err(Error::Clock {
+                what: format!(
+                    "clock sync window of {} sample(s) per tile over {} tile(s): nothing to sample",
+                    self.per_tile,
+                    self.tiles.len()
+                ),
+            });
         }
         let window = self.windows + 1;
-        let fail = |round, what: String| {
-            Error::Other(format!("clock sync window {window}, round {round}: {what}"))
+        let fail = |round, what: String| Error::Clock {
+            what: format!("clock sync window {window}, round {round}: {what}"),
         };
         for round in 0..self.per_tile {
             let first = self.samples.len();

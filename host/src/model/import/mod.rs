@@ -23,16 +23,16 @@
 //! times are its records' device span on that clock.
 //!
 //! Memory is bounded by the rings, not the file: [`stream`] reads the file twice. The first
-//! pass pairs the rows and keeps only each ring's facts ([`crate::pass::RingPass`]: sites,
+//! pass pairs the rows and keeps only each ring's facts (`crate::pass::RingPass`: sites,
 //! spans, wrapper zones; no record), from which the [`Profile`] is built; the second
-//! ([`CsvRings`]) pairs them again and hands each ring's records to the outputs as its last
+//! (`CsvRings`) pairs them again and hands each ring's records to the outputs as its last
 //! row is read. [`import`] collects the second pass into a profile holding every record
 //! (for `ttprof tracy` and tests).
 
 mod pairing;
 mod rings;
 
-pub use rings::CsvRings;
+pub(crate) use rings::CsvRings;
 
 use crate::decode::RecordKind;
 use crate::error::{Location, Result};
@@ -56,7 +56,7 @@ use std::sync::Arc;
 /// A device log turned into a [`Profile`], with what the import counted.
 pub struct Imported {
     /// The model every output is written from ([`stream`]: its rings' records released,
-    /// they come from [`CsvRings`]; [`import`]: every record held).
+    /// they come from `CsvRings`; [`import`]: every record held).
     pub profile: Profile,
     /// Marker rows read.
     pub rows: u64,

@@ -119,7 +119,7 @@ pub(super) struct Pairing {
     /// First and last time of the rows per (chip, run).
     pub spans: BTreeMap<(u32, u32), (u64, u64)>,
     /// Rows of RISCs ttprof does not model, per RISC name.
-    pub other_riscs: BTreeMap<String, u64>,
+    pub(crate) other_riscs: BTreeMap<String, u64>,
     /// Marker rows read.
     pub rows: u64,
     /// Zones made.
@@ -132,7 +132,7 @@ pub(super) struct Pairing {
 
 impl Pairing {
     /// Nothing read of the device log `path` yet.
-    pub fn new(path: &Path) -> Pairing {
+    pub(super) fn new(path: &Path) -> Pairing {
         Pairing {
             path: path.to_path_buf(),
             sites: Sites::default(),
@@ -158,7 +158,7 @@ impl Pairing {
 
     /// One row: the records it makes go into `out` (at most two: a ring's `Run` record,
     /// then the row's own). Returns the row's ring (`None`: a RISC ttprof does not model).
-    pub fn row(&mut self, row: &LogRow, out: &mut Vec<Made>) -> Result<Option<usize>> {
+    pub(super) fn row(&mut self, row: &LogRow, out: &mut Vec<Made>) -> Result<Option<usize>> {
         self.rows += 1;
         let Some(risc) = Risc::from_name(row.risc) else {
             *self.other_riscs.entry(row.risc.to_string()).or_default() += 1;

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 /// Records the rings in flight may hold together when rings interleave (one ring larger
 /// than this is still held whole): about 40 bytes each, so ~80 MB.
-pub const WINDOW_RECORDS: u64 = 2 << 20;
+pub(crate) const WINDOW_RECORDS: u64 = 2 << 20;
 
 /// The rings of a device log, read again ring by ring (see the module docs).
 pub struct CsvRings {

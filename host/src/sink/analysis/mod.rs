@@ -4,7 +4,7 @@
 //!
 //! Kernels mark their blocking calls as typed waits (`ttprof_rt::wait!("wait-in0",
 //! cb_front(0))`, `sum_wait!`): a zone whose site metadata names the resource
-//! ([`crate::sites::Wait`]). For every op and tile, [`Analyzer`] takes each RISC's time in
+//! ([`crate::sites::Wait`]). For every op and tile, `Analyzer` takes each RISC's time in
 //! the op (its KERNEL wrapper zone) and splits it into waits per resource (outermost wait
 //! zones only, so a wait inside a wait is not counted twice; a sum wait adds its total) and
 //! busy time (the rest).
@@ -64,7 +64,7 @@ pub use path::{
     arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
     UnmatchedWait,
 };
-pub use sink::AnalysisSink;
+pub(crate) use sink::AnalysisSink;
 
 use crate::profile::{Profile, RingView};
 use crate::sites::{Signal, Wait};
@@ -87,10 +87,10 @@ pub const BOUND_BY: [&str; 6] = [
 ];
 
 /// The name of the zone the runtime records around each wait for the consumer.
-pub const PROFILER_STALL: &str = "PROFILER-STALL";
+pub(crate) const PROFILER_STALL: &str = "PROFILER-STALL";
 
 /// What the evidence advises when the profiler dominates a core or lost records.
-pub const PROFILER_ADVICE: &str = "drain the rings more often while the kernels run (`ttprof run --drain-every-cycles N` \
+pub(crate) const PROFILER_ADVICE: &str = "drain the rings more often while the kernels run (`ttprof run --drain-every-cycles N` \
      with fewer cycles; 0 reads only at the end) or record fewer zones (a `sum_zone!` for a zone inside a loop)";
 
 /// One RISC's time in one op on one tile.
@@ -117,7 +117,7 @@ pub struct RiscTime {
     pub missing_kernel_zone: bool,
     /// The same per resource, typed (not serialised).
     #[serde(skip)]
-    pub by_wait: BTreeMap<Wait, f64>,
+    pub(crate) by_wait: BTreeMap<Wait, f64>,
 }
 
 impl RiscTime {
@@ -132,13 +132,13 @@ impl RiscTime {
     /// Whether waiting on `w` is waiting on another stage of the pipeline (a handover), not
     /// on work this RISC started: CB waits, and a TRISC's semaphore waits (the Tensix
     /// semaphores unpack, math and pack hand tiles over with, posted by another thread).
-    pub fn is_handover(&self, w: Wait) -> bool {
+    pub(crate) fn is_handover(&self, w: Wait) -> bool {
         w.is_cb() || (self.is_compute() && matches!(w, Wait::Semaphore(_)))
     }
 
     /// Busy plus the waits that are not handovers ([`Self::is_handover`]): NoC barriers,
     /// syncs (TTSync: the RISC's own coprocessor work), data-movement RISCs' semaphores.
-    pub fn active_ns(&self) -> f64 {
+    pub(crate) fn active_ns(&self) -> f64 {
         self.busy_ns + self.wait_ns(|w| !self.is_handover(w))
     }
 
@@ -154,12 +154,12 @@ impl RiscTime {
     }
 
     /// Whether a compute RISC (a TRISC) runs it.
-    pub fn is_compute(&self) -> bool {
+    pub(crate) fn is_compute(&self) -> bool {
         self.risc.starts_with("TRISC")
     }
 
     /// The largest wait: resource and ns.
-    pub fn largest_wait(&self) -> Option<(Wait, f64)> {
+    pub(crate) fn largest_wait(&self) -> Option<(Wait, f64)> {
         self.by_wait
             .iter()
             .map(|(w, ns)| (*w, *ns))
@@ -177,9 +177,9 @@ pub struct CbLink {
     /// Stage that waits for data in it (its consumer), if one does.
     pub consumer: Option<String>,
     /// The producer's wait for space, % of the span.
-    pub producer_wait_pct: f64,
+    pub(crate) producer_wait_pct: f64,
     /// The consumer's wait for data, % of the span.
-    pub consumer_wait_pct: f64,
+    pub(crate) consumer_wait_pct: f64,
 }
 
 /// The verdict for one tile or one op.
@@ -190,7 +190,7 @@ pub struct Verdict {
     /// The bounding stage.
     pub stage: String,
     /// Its active share of the span, %.
-    pub active_pct: f64,
+    pub(crate) active_pct: f64,
     /// Its busy share, %.
     pub busy_pct: f64,
     /// Its share stalled on the profiler's full ring, %.
@@ -248,7 +248,7 @@ impl OpAnalysis {
     /// Mean over tiles of the ns the compute RISCs (TRISCs) waited at CB fronts, and at CB
     /// backs: the op report's `DEVICE COMPUTE CB WAIT FRONT` / `RESERVE BACK` columns.
     /// `None` when the op's kernels record no typed CB wait on a TRISC.
-    pub fn compute_cb_waits_ns(&self) -> Option<(f64, f64)> {
+    pub(crate) fn compute_cb_waits_ns(&self) -> Option<(f64, f64)> {
         let trisc = |r: &RiscTime| r.risc.starts_with("TRISC");
         let typed = self
             .riscs
@@ -283,7 +283,7 @@ pub struct Analysis {
 
 /// Gathers RISC times ring by ring (see the module docs).
 #[derive(Default)]
-pub struct Analyzer {
+pub(crate) struct Analyzer {
     /// (name, file, line) of every typed wait site.
     waits_by_site: HashMap<(String, String, u32), Wait>,
     /// Per label index: what the analysis does with its zones.
@@ -383,7 +383,7 @@ fn stage_name(p: &Profile, op: u32, tile: NocCoord, risc: Risc) -> String {
 
 impl Analyzer {
     /// Adds one ring's zones and sums.
-    pub fn add(&mut self, p: &Profile, v: &RingView) {
+    pub(crate) fn add(&mut self, p: &Profile, v: &RingView) {
         if !v.placed {
             return;
         }
@@ -562,7 +562,7 @@ impl Analyzer {
     }
 
     /// The analysis: per op, per tile, verdicts.
-    pub fn finish(self, p: &Profile) -> Analysis {
+    pub(crate) fn finish(self, p: &Profile) -> Analysis {
         let mut paths = self.paths.finish(p);
         let mut ops: BTreeMap<u32, OpAnalysis> = BTreeMap::new();
         for ((op, chip, tile), mut riscs) in self.cells {
@@ -927,7 +927,7 @@ fn esc(s: &str) -> String {
 /// The HTML page's panel: one `<details>` per op with a verdict (the verdict, its evidence,
 /// a table of each RISC's busy and wait shares, the disagreeing tiles). Empty when no op has
 /// a verdict.
-pub fn html_panel(a: &Analysis) -> String {
+pub(crate) fn html_panel(a: &Analysis) -> String {
     let mut out = String::new();
     for op in a.ops.iter().filter(|o| o.verdict.is_some()) {
         let Some(v) = &op.verdict else { continue };
@@ -985,7 +985,7 @@ pub fn html_panel(a: &Analysis) -> String {
 impl Verdict {
     /// "math (TRISC_1)", "NoC read barrier (reader on BRISC)" or "the profiler (reader on
     /// BRISC)".
-    pub fn bound_by_stage(&self) -> String {
+    pub(crate) fn bound_by_stage(&self) -> String {
         match (&self.resource, self.bound_by.as_str()) {
             (Some(r), _) => format!("{r} ({} on {})", self.stage, self.risc),
             (None, "profiler") => format!("the profiler ({} on {})", self.stage, self.risc),

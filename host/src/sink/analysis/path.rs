@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 /// Waits and signals the collector holds over every op of a run (about 40 bytes each):
 /// past it, later ones are counted per op ([`CriticalPath::left_out`]) and left out, so a
 /// run of any length stays within a constant.
-pub const PATH_EVENTS: usize = 1 << 20;
+pub(crate) const PATH_EVENTS: usize = 1 << 20;
 
 /// Per op index, what its rings recorded.
 #[derive(Default)]
@@ -252,11 +252,11 @@ pub struct CriticalPath {
     /// Waits no signal ended, per site.
     pub unmatched_waits: Vec<UnmatchedWait>,
     /// Signals that ended no wait, per site.
-    pub unmatched_signals: Vec<UnmatchedSignal>,
+    pub(crate) unmatched_signals: Vec<UnmatchedSignal>,
     /// Waits and signals of the op left out (a run holding more than `PATH_EVENTS`, 1 Mi): the
     /// path is walked over those kept, and stops early. Not written when 0.
     #[serde(skip_serializing_if = "is_zero")]
-    pub left_out: u64,
+    pub(crate) left_out: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -508,11 +508,11 @@ pub struct Arrow {
     /// The signalling core's lane.
     pub from: Lane,
     /// The signal's host ns.
-    pub from_ns: f64,
+    pub(crate) from_ns: f64,
     /// The waiting core's lane.
     pub to: Lane,
     /// The wait's end, host ns.
-    pub to_ns: f64,
+    pub(crate) to_ns: f64,
     /// The signal's name.
     pub signal: String,
     /// What the wait waited on.

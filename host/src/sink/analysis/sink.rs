@@ -9,7 +9,7 @@ use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
 
 /// Writes the bottleneck analysis.
-pub struct AnalysisSink {
+pub(crate) struct AnalysisSink {
     path: PathBuf,
     analyzer: Option<Analyzer>,
     /// The analysis as written (after [`Sink::finish`]).
@@ -18,7 +18,7 @@ pub struct AnalysisSink {
 
 impl AnalysisSink {
     /// The analysis at `path`.
-    pub fn new(path: &Path) -> AnalysisSink {
+    pub(crate) fn new(path: &Path) -> AnalysisSink {
         AnalysisSink {
             path: path.to_path_buf(),
             analyzer: Some(Analyzer::default()),
@@ -38,7 +38,7 @@ impl Sink for AnalysisSink {
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let a = self.analyzer.take().unwrap_or_default().finish(p);
         let text = serde_json::to_string_pretty(&a)
-            .map_err(|e| Error::Other(format!("analysis as JSON: {e}")))?;
+            .map_err(|e| Error::Internal(format!("analysis as JSON: {e}")))?;
         write_atomic(&self.path, |w| {
             std::io::Write::write_all(w, text.as_bytes())
         })?;

@@ -17,7 +17,7 @@
 //! a quoted one), so every row has exactly 15 columns for `csv.reader` and pandas alike.
 //! Records whose site could not be resolved are written as `unresolved-site-<id>`.
 //!
-//! Rows are written one ring at a time by a [`RowWriter`], fast enough for readouts too
+//! Rows are written one ring at a time by a `RowWriter`, fast enough for readouts too
 //! large to hold (capture, the 70 M-zone scale run): integers are formatted by hand, and
 //! each (run, site)'s text columns are rendered once per ring instead of once per row.
 
@@ -126,7 +126,7 @@ pub(crate) fn push_text(out: &mut Vec<u8>, s: &str) {
 
 /// Writes rows ring by ring, reusing its buffers and caches across rings.
 #[derive(Default)]
-pub struct RowWriter {
+pub(crate) struct RowWriter {
     buf: Vec<u8>,
     /// Rendered text columns per (site, marker type) of the current run.
     texts: Vec<Vec<u8>>,
@@ -141,13 +141,13 @@ const FLUSH_AT: usize = 256 << 10;
 
 impl RowWriter {
     /// A writer with an empty buffer and no rendered text columns yet.
-    pub fn new() -> RowWriter {
+    pub(crate) fn new() -> RowWriter {
         RowWriter::default()
     }
 
     /// Writes the rows of one ring's records (`sites` binds them to metadata); returns the
     /// number of rows.
-    pub fn ring(
+    pub(crate) fn ring(
         &mut self,
         w: &mut impl Write,
         id: RingId,

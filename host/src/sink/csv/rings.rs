@@ -85,7 +85,7 @@ impl<'a> RingCsv<'a> {
     /// Writes one ring (as [`RingCsv::ring`], or [`RingCsv::ring_with_sites`] with
     /// `uniform`) and returns it as a part of the run for the sinks fed in parts
     /// ([`crate::sink::stream`]): named as in the CSV, placed with `timebase`.
-    pub fn ring_part(
+    pub(crate) fn ring_part(
         &mut self,
         w: &mut impl Write,
         report: &RingReport,
@@ -130,7 +130,7 @@ impl<'a> RingCsv<'a> {
     }
 
     /// One ring as a part of the run ([`crate::sink::stream`]), named and counted as
-    /// [`RingCsv::ring_part`] does, without writing its CSV rows.
+    /// `RingCsv::ring_part` does, without writing its CSV rows.
     pub fn part_only(
         &mut self,
         report: &RingReport,

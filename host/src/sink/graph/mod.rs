@@ -23,7 +23,7 @@
 //!
 //! Building is linear in ops, tensors and edges (hash maps by tensor id, one topological
 //! pass), so a run of 100k ops builds in well under a second. Laying out the SVG is not
-//! linear: beyond [`MAX_SVG_OPS`] ops, or [`MAX_SVG_CELLS`] boxes and arrow bends to place,
+//! linear: beyond [`MAX_SVG_OPS`] ops, or `MAX_SVG_CELLS` boxes and arrow bends to place,
 //! the SVG draws the critical path only and says so (the DOT always holds every op).
 
 mod dot;
@@ -33,7 +33,7 @@ mod svg;
 mod tests;
 
 pub use dot::to_dot;
-pub use sink::GraphSink;
+pub(crate) use sink::GraphSink;
 pub use svg::render_svg;
 
 use crate::issue::Issue;
@@ -41,10 +41,10 @@ use crate::profile::Profile;
 use std::collections::{HashMap, HashSet};
 
 /// The file name of the op graph as DOT.
-pub const DOT_FILE_NAME: &str = "ttprof_ops.dot";
+pub(crate) const DOT_FILE_NAME: &str = "ttprof_ops.dot";
 
 /// The file name of the op graph rendered as SVG.
-pub const SVG_FILE_NAME: &str = "ttprof_ops.svg";
+pub(crate) const SVG_FILE_NAME: &str = "ttprof_ops.svg";
 
 /// Most ops the SVG lays out in full; beyond it the SVG draws the critical path only.
 pub const MAX_SVG_OPS: usize = 300;
@@ -52,7 +52,7 @@ pub const MAX_SVG_OPS: usize = 300;
 /// Most boxes the SVG's layout may place, counting one hidden point per rank an arrow
 /// crosses (the layout routes a long arrow through every rank between its ends, so one op
 /// read by every other costs ops squared); beyond it the SVG draws the critical path only.
-pub const MAX_SVG_CELLS: usize = 1000;
+pub(crate) const MAX_SVG_CELLS: usize = 1000;
 
 /// Most ops (or tensors) one issue names; the rest are counted.
 const MAX_NAMED: usize = 5;
@@ -81,7 +81,7 @@ impl OpNode {
     }
 
     /// Its weight on the critical path: the device duration, 0 without one.
-    pub fn weight_ns(&self) -> f64 {
+    pub(crate) fn weight_ns(&self) -> f64 {
         self.duration_ns
             .filter(|d| d.is_finite() && *d > 0.0)
             .unwrap_or(0.0)
@@ -121,7 +121,7 @@ pub struct OpGraph {
     /// Ops whose tensors carry no id (they have no edges).
     pub without_ids: usize,
     /// Ops caught in a dependency cycle (left out of the critical path).
-    pub in_cycles: usize,
+    pub(crate) in_cycles: usize,
     /// Per op, the most edges on a chain ending at it (0 for an op nothing feeds, and for
     /// ops in a cycle): its rank in a top-to-bottom drawing.
     pub depth: Vec<u32>,
@@ -132,7 +132,7 @@ pub struct OpGraph {
 impl OpGraph {
     /// The graph of `profile`'s op log, each op with its device kernel duration; empty
     /// without an op log.
-    pub fn of_profile(profile: &Profile) -> OpGraph {
+    pub(crate) fn of_profile(profile: &Profile) -> OpGraph {
         let Some(log) = &profile.oplog else {
             return OpGraph::default();
         };
@@ -383,12 +383,12 @@ impl OpGraph {
     }
 
     /// The critical path's ops as a set.
-    pub fn critical_set(&self) -> HashSet<usize> {
+    pub(crate) fn critical_set(&self) -> HashSet<usize> {
         self.critical.iter().copied().collect()
     }
 
     /// What laying the whole graph out costs: its ops plus, per edge, the ranks it crosses
-    /// ([`OpGraph::depth`]); compared with [`MAX_SVG_CELLS`].
+    /// ([`OpGraph::depth`]); compared with `MAX_SVG_CELLS`.
     pub fn layout_cells(&self) -> usize {
         let rank = |i: usize| self.depth.get(i).copied().unwrap_or(0) as usize;
         self.nodes.len()
@@ -400,7 +400,7 @@ impl OpGraph {
     }
 
     /// The critical path's edges as (from, to) pairs.
-    pub fn critical_edges(&self) -> HashSet<(usize, usize)> {
+    pub(crate) fn critical_edges(&self) -> HashSet<(usize, usize)> {
         self.critical.windows(2).map(|w| (w[0], w[1])).collect()
     }
 }

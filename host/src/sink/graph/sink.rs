@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Writes the op graph into a directory.
-pub struct GraphSink {
+pub(crate) struct GraphSink {
     dir: PathBuf,
     /// The graph (after [`Sink::begin`]).
     pub graph: Option<OpGraph>,
@@ -22,7 +22,7 @@ pub struct GraphSink {
 
 impl GraphSink {
     /// The op graph's files in `dir`.
-    pub fn new(dir: &Path) -> GraphSink {
+    pub(crate) fn new(dir: &Path) -> GraphSink {
         GraphSink {
             dir: dir.to_path_buf(),
             graph: None,

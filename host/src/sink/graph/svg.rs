@@ -13,7 +13,7 @@ use layout::gv::{DotParser, GraphBuilder};
 use std::collections::HashSet;
 
 /// The graph as an SVG document, and whether it draws only the critical path (the graph
-/// had more than [`MAX_SVG_OPS`] ops or [`MAX_SVG_CELLS`] cells to place: then the path's
+/// had more than [`MAX_SVG_OPS`] ops or `MAX_SVG_CELLS` cells to place: then the path's
 /// first [`MAX_SVG_OPS`] ops); an error says why it could not be drawn.
 pub fn render_svg(g: &OpGraph) -> Result<(String, bool), String> {
     let only: Option<HashSet<usize>> = (g.nodes.len() > MAX_SVG_OPS

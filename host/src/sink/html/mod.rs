@@ -36,7 +36,7 @@
 //! and write what happened into `#selftest` (for headless browser tests).
 
 mod sink;
-pub use sink::HtmlPage;
+pub(crate) use sink::HtmlPage;
 
 use crate::atomic::write_atomic;
 use crate::error::Result;
@@ -66,12 +66,12 @@ pub struct Shown {
     /// Zones left out (the shortest).
     pub hidden: usize,
     /// Duration of the shortest zone shown, host ns (0 when no zone is shown).
-    pub shortest_shown_ns: f64,
+    pub(crate) shortest_shown_ns: f64,
     /// Marks embedded.
     pub marks: usize,
     /// Marks left out (a page keeps sum zones, then data, then events, the earliest of each
     /// kind first).
-    pub marks_hidden: usize,
+    pub(crate) marks_hidden: usize,
 }
 
 /// Writes the page to `path` atomically.
@@ -104,7 +104,7 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<()> {
 
 /// Writes the page to `w`, embedding at most `zones` zones (the longest) and `marks` marks
 /// (sum zones, then data, then events, the earliest of each first).
-pub fn write_limited(
+pub(crate) fn write_limited(
     w: &mut impl Write,
     t: &Timeline,
     zones: usize,

@@ -16,7 +16,7 @@ use crate::timeline::Timeline;
 use std::path::{Path, PathBuf};
 
 /// Writes the HTML timeline.
-pub struct HtmlPage {
+pub(crate) struct HtmlPage {
     path: PathBuf,
     /// Files holding every zone, named when the page leaves some out.
     complete: Vec<PathBuf>,
@@ -36,7 +36,7 @@ pub struct HtmlPage {
 impl HtmlPage {
     /// The page at `path`; `complete` are the outputs that hold every zone (named in the
     /// warning when the page leaves zones out).
-    pub fn new(path: &Path, complete: Vec<PathBuf>) -> HtmlPage {
+    pub(crate) fn new(path: &Path, complete: Vec<PathBuf>) -> HtmlPage {
         HtmlPage {
             path: path.to_path_buf(),
             complete,
@@ -51,13 +51,13 @@ impl HtmlPage {
 
     /// The same page linking the op graph ([`crate::sink::graph`]) at `svg`, a path relative
     /// to the page (written beside it: its file name).
-    pub fn with_op_graph(mut self, svg: &str) -> HtmlPage {
+    pub(crate) fn with_op_graph(mut self, svg: &str) -> HtmlPage {
         self.op_graph = Some(svg.to_string());
         self
     }
 
     /// The same page embedding at most `zones` zones and `marks` marks.
-    pub fn with_limits(mut self, zones: usize, marks: usize) -> HtmlPage {
+    pub(crate) fn with_limits(mut self, zones: usize, marks: usize) -> HtmlPage {
         self.limits = (zones, marks);
         self
     }

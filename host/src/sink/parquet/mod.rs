@@ -4,7 +4,7 @@
 //!
 //! Written streaming ([`ParquetSink`]): each ring's zones and marks become one Arrow batch
 //! when the ring is visited, built straight from the ring's records (`direct`), not from
-//! the model's per-zone structs, and a row group is closed whenever [`ROW_GROUP_ROWS`] rows are
+//! the model's per-zone structs, and a row group is closed whenever `ROW_GROUP_ROWS` rows are
 //! buffered (so a large ring is about one row group, small rings share one): memory stays
 //! at one ring's zones plus the encoded row group. Strings (RISC, name, file, op, kind)
 //! are dictionary-encoded Arrow columns whose Parquet pages ttprof writes itself from the
@@ -65,7 +65,8 @@ mod sink;
 mod tables;
 
 pub use sink::{check_host, default_host, write_dataset, ParquetRows, ParquetSink};
-pub use tables::{marks_schema, ops_schema, zones_schema};
+#[cfg(test)]
+use tables::{marks_schema, zones_schema};
 
 /// The zones table's file name.
 pub const ZONES_FILE: &str = "ttprof_zones.parquet";
@@ -75,7 +76,7 @@ pub const MARKS_FILE: &str = "ttprof_marks.parquet";
 pub const OPS_FILE: &str = "ttprof_ops.parquet";
 
 /// A row group is closed once this many rows are buffered (after a ring).
-pub const ROW_GROUP_ROWS: usize = 1 << 16;
+pub(crate) const ROW_GROUP_ROWS: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests;

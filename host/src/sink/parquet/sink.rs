@@ -493,7 +493,7 @@ impl Sink for ParquetSink {
         };
         let key = if with_chip { 0 } else { v.lane.chip };
         let (zones, marks) = direct::ring_batches(zs, ms, d, p, v, with_chip).map_err(|e| {
-            Error::Other(format!(
+            Error::Internal(format!(
                 "Parquet table of chip {key}: building a batch: {e}"
             ))
         })?;
@@ -511,8 +511,9 @@ impl Sink for ParquetSink {
             return Ok(Finished::default());
         };
         for key in w.keys.clone() {
-            let b = tables::ops_batch(&os, &p.ops, (!with_chip).then_some(key))
-                .map_err(|e| Error::Other(format!("Parquet ops table: building a batch: {e}")))?;
+            let b = tables::ops_batch(&os, &p.ops, (!with_chip).then_some(key)).map_err(|e| {
+                Error::Internal(format!("Parquet ops table: building a batch: {e}"))
+            })?;
             w.send(key, Which::Ops, b)?;
         }
         let mut files = Vec::new();

@@ -40,7 +40,7 @@ fn place_fields(with_chip: bool) -> Vec<Field> {
 }
 
 /// `ttprof_zones.parquet`'s schema.
-pub fn zones_schema(with_chip: bool) -> SchemaRef {
+pub(crate) fn zones_schema(with_chip: bool) -> SchemaRef {
     let mut f = place_fields(with_chip);
     f.extend([
         Field::new("depth", DataType::UInt16, false),
@@ -54,7 +54,7 @@ pub fn zones_schema(with_chip: bool) -> SchemaRef {
 }
 
 /// `ttprof_marks.parquet`'s schema.
-pub fn marks_schema(with_chip: bool) -> SchemaRef {
+pub(crate) fn marks_schema(with_chip: bool) -> SchemaRef {
     let mut f = place_fields(with_chip);
     f.extend([
         Field::new("kind", dict(), false),
@@ -67,7 +67,7 @@ pub fn marks_schema(with_chip: bool) -> SchemaRef {
 }
 
 /// `ttprof_ops.parquet`'s schema.
-pub fn ops_schema(with_chip: bool) -> SchemaRef {
+pub(crate) fn ops_schema(with_chip: bool) -> SchemaRef {
     let mut f = Vec::new();
     if with_chip {
         f.push(Field::new("chip", DataType::UInt32, false));

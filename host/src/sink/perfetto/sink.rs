@@ -84,9 +84,9 @@ pub struct PerfettoStats {
     pub ops: u64,
     /// Zones cut at their enclosing zone's end or at the next sibling's start (corrupt
     /// times), so that every track stays nested.
-    pub clamped: u64,
+    pub(crate) clamped: u64,
     /// Ops with neither host times nor device spans (not drawn).
-    pub ops_left_out: u64,
+    pub(crate) ops_left_out: u64,
     /// Flows of the critical paths: a signal's instant to the end of the wait it ended.
     pub flows: u64,
 }

@@ -12,29 +12,29 @@ use riscv_linker::{Arch, NocCoord, Risc};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub const ARCH: Arch = Arch::WormholeB0;
-pub const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
+pub(crate) const ARCH: Arch = Arch::WormholeB0;
+pub(crate) const TILES: [NocCoord; 2] = [NocCoord::new(1, 1), NocCoord::new(2, 1)];
 /// `(run id, op code)`.
-pub const OPS: [(u32, &str); 3] = [(1, "EltwiseAdd"), (2, "Matmul"), (3, "Relu")];
+pub(crate) const OPS: [(u32, &str); 3] = [(1, "EltwiseAdd"), (2, "Matmul"), (3, "Relu")];
 
 /// Site ids of the table [`sites`] builds.
 #[allow(dead_code)]
-pub mod site {
-    pub const BRISC_FW: u16 = 0;
-    pub const BRISC_KERNEL: u16 = 1;
-    pub const NCRISC_FW: u16 = 2;
-    pub const NCRISC_KERNEL: u16 = 3;
-    pub const TRISC_FW: u16 = 4;
-    pub const TRISC_KERNEL: u16 = 5;
-    pub const WORK: u16 = 6;
-    pub const INNER: u16 = 7;
-    pub const BARRIER: u16 = 8;
-    pub const BYTES: u16 = 9;
-    pub const WAIT: u16 = 10;
+pub(crate) mod site {
+    pub(crate) const BRISC_FW: u16 = 0;
+    pub(crate) const BRISC_KERNEL: u16 = 1;
+    pub(crate) const NCRISC_FW: u16 = 2;
+    pub(crate) const NCRISC_KERNEL: u16 = 3;
+    pub(crate) const TRISC_FW: u16 = 4;
+    pub(crate) const TRISC_KERNEL: u16 = 5;
+    pub(crate) const WORK: u16 = 6;
+    pub(crate) const INNER: u16 = 7;
+    pub(crate) const BARRIER: u16 = 8;
+    pub(crate) const BYTES: u16 = 9;
+    pub(crate) const WAIT: u16 = 10;
 }
 
 /// The site table every ring uses.
-pub fn sites() -> SiteTable {
+pub(crate) fn sites() -> SiteTable {
     let z = |kind: &str, name: &str, line: u32| crate::testing::site_json(kind, name, line);
     SiteTable::from_json_list(&[
         z("zone", "BRISC-FW", 1),
@@ -62,7 +62,7 @@ fn fw_site(risc: Risc) -> u16 {
 
 /// Cycle times of one launch on one core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Times {
+pub(crate) struct Times {
     pub fw: (u64, u64),
     pub kernel: (u64, u64),
     pub work: (u64, u64),
@@ -71,7 +71,7 @@ pub struct Times {
 
 /// The times of op `run` on tile index `t` and `risc`: tens of microseconds per op at the
 /// nominal 1 GHz, never whole microseconds.
-pub fn times(run: u32, t: usize, risc: Risc) -> Times {
+pub(crate) fn times(run: u32, t: usize, risc: Risc) -> Times {
     let i = risc.index() as u64;
     let t = t as u64;
     let fw_start = 1_000_000 * run as u64 + 1_000 * t + 7 * i;
@@ -89,12 +89,12 @@ pub fn times(run: u32, t: usize, risc: Risc) -> Times {
 }
 
 /// The value of the `inner` value zone of op `run` on tile index `t` and `risc`.
-pub fn inner_value(run: u32, t: usize, risc: Risc) -> u32 {
+pub(crate) fn inner_value(run: u32, t: usize, risc: Risc) -> u32 {
     100 * run + 10 * t as u32 + risc.index() as u32
 }
 
 /// The records one core writes for all ops, in ring order (zones at their close).
-pub fn records(t: usize, risc: Risc) -> Records {
+pub(crate) fn records(t: usize, risc: Risc) -> Records {
     let mut r = Records::new();
     for (run, _) in OPS {
         let x = times(run, t, risc);
@@ -151,7 +151,7 @@ pub fn records(t: usize, risc: Risc) -> Records {
 }
 
 /// A readout of every ring of the fixture.
-pub fn readout() -> Readout {
+pub(crate) fn readout() -> Readout {
     let mut rings = Vec::new();
     for (t, tile) in TILES.iter().enumerate() {
         for risc in Risc::ALL {
@@ -191,7 +191,7 @@ pub fn readout() -> Readout {
     }
 }
 
-pub fn resolution(r: &Readout) -> Resolution {
+pub(crate) fn resolution(r: &Readout) -> Resolution {
     Resolution::uniform(r, Arc::new(sites()))
 }
 
@@ -206,7 +206,7 @@ fn tensor(memory: &str) -> TensorDesc {
 }
 
 /// The op for `run` as the host logged it: host times bracket the device times.
-pub fn op(run: u32, code: &str) -> OpRecord {
+pub(crate) fn op(run: u32, code: &str) -> OpRecord {
     let mut attributes = serde_json::Map::new();
     attributes.insert("tiles_per_core".into(), 4.into());
     attributes.insert("note".into(), "a, b".into());
@@ -240,7 +240,7 @@ pub fn op(run: u32, code: &str) -> OpRecord {
 }
 
 /// The op log: the three ops, with a signpost between the first and the second.
-pub fn oplog() -> OpLog {
+pub(crate) fn oplog() -> OpLog {
     let mut entries = Vec::new();
     for (run, code) in OPS {
         entries.push(OpLogEntry::Op(op(run, code)));
@@ -259,7 +259,7 @@ pub fn oplog() -> OpLog {
 }
 
 /// The fixture's timeline at the nominal clock.
-pub fn timeline() -> crate::timeline::Timeline {
+pub(crate) fn timeline() -> crate::timeline::Timeline {
     let r = readout();
     let res = resolution(&r);
     crate::timeline::Timeline::build(

@@ -40,8 +40,8 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use crate::ops as device;
-pub use crate::ops::DeviceTimes;
-pub use sink::OpReportSink;
+pub(crate) use crate::ops::DeviceTimes;
+pub(crate) use sink::OpReportSink;
 
 /// One op joined with its device times.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,15 +52,15 @@ pub struct OpRow {
     pub device: Option<DeviceTimes>,
     /// This op's first KERNEL start minus the previous op's last KERNEL end on its device,
     /// in ns; 0 for the device's first op; `None` without device times.
-    pub op_to_op_ns: Option<f64>,
+    pub(crate) op_to_op_ns: Option<f64>,
     /// The same from this op's first BRISC/NCRISC KERNEL start.
-    pub op_to_op_dm_ns: Option<f64>,
+    pub(crate) op_to_op_dm_ns: Option<f64>,
     /// `MATH FIDELITY`: the op's `math_fidelity` attribute.
     pub math_fidelity: Option<String>,
 }
 
 /// Rounds host ns the way the report prints them.
-pub fn whole_ns(ns: f64) -> i64 {
+pub(crate) fn whole_ns(ns: f64) -> i64 {
     ns.round() as i64
 }
 
@@ -96,14 +96,14 @@ pub struct OpReport {
     /// The chip architecture of the run (the `DEVICE ARCH` column).
     pub arch: Arch,
     /// `AVAILABLE WORKER CORE COUNT`: worker tiles of the device.
-    pub worker_cores: u32,
+    pub(crate) worker_cores: u32,
     /// Ops and signposts in host time order.
     pub rows: Vec<ReportRow>,
     /// Mismatches between the op log and the device records.
     pub issues: Vec<Issue>,
     /// Per (device, run): the mean per tile of the ns compute RISCs spent in typed waits at
     /// CB fronts and backs ([`crate::sink::analysis`]), the `DEVICE COMPUTE CB WAIT FRONT` and
-    /// `RESERVE BACK` columns; filled by [`OpReportSink`], empty for ops without typed waits.
+    /// `RESERVE BACK` columns; filled by `OpReportSink`, empty for ops without typed waits.
     pub compute_cb_waits: std::collections::BTreeMap<(u32, u32), (f64, f64)>,
 }
 
@@ -122,7 +122,7 @@ impl OpReport {
     }
 
     /// Writes the CSV into `dir` under tt-metal's name for `now`; returns its path.
-    pub fn write_into(&self, dir: &Path, now: SystemTime) -> Result<std::path::PathBuf> {
+    pub(crate) fn write_into(&self, dir: &Path, now: SystemTime) -> Result<std::path::PathBuf> {
         let path = dir.join(file_name(now));
         self.write_file(&path)?;
         Ok(path)
@@ -153,7 +153,7 @@ pub fn op_report(
 
 /// The op report of a [`crate::profile::Profile`] (whose wrapper-zone times are computed
 /// already) with the ops of `oplog`; errors as [`op_report`] does.
-pub fn of_profile(p: &crate::profile::Profile, oplog: &OpLog) -> Result<OpReport> {
+pub(crate) fn of_profile(p: &crate::profile::Profile, oplog: &OpLog) -> Result<OpReport> {
     let (rows, issues) = join::join(
         oplog,
         p.device_ops.clone(),

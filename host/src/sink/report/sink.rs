@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// Writes the op report into a directory under tt-metal's name for a time.
-pub struct OpReportSink {
+pub(crate) struct OpReportSink {
     dir: PathBuf,
     now: SystemTime,
     /// The report (after [`Sink::begin`]).
@@ -22,7 +22,7 @@ pub struct OpReportSink {
 
 impl OpReportSink {
     /// The report in `dir`, named for `now`.
-    pub fn new(dir: &Path, now: SystemTime) -> OpReportSink {
+    pub(crate) fn new(dir: &Path, now: SystemTime) -> OpReportSink {
         OpReportSink {
             dir: dir.to_path_buf(),
             now,
@@ -35,9 +35,9 @@ impl OpReportSink {
 impl Sink for OpReportSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let Some(oplog) = &p.oplog else {
-            return Err(Error::Other(
-                "the op report needs the op log that names the run's ops".into(),
-            ));
+            return Err(Error::Argument {
+                what: "the op report needs the op log that names the run's ops".into(),
+            });
         };
         self.report = Some(report::of_profile(p, oplog)?);
         Ok(())

@@ -15,13 +15,13 @@ use std::fmt::Write;
 
 /// One step: its name and every delta / cumulative time seen for it (ns).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Step {
+pub(crate) struct Step {
     /// The `event!` name.
     pub name: String,
     /// Time since the previous checkpoint, ns, per launch.
-    pub deltas: Vec<f64>,
+    pub(crate) deltas: Vec<f64>,
     /// Time since the kernel start, ns, per launch.
-    pub cumulative: Vec<f64>,
+    pub(crate) cumulative: Vec<f64>,
 }
 
 impl Step {
@@ -29,25 +29,25 @@ impl Step {
         v.iter().sum::<f64>() / v.len().max(1) as f64
     }
     /// Mean time since the previous step, ns.
-    pub fn delta_ns(&self) -> f64 {
+    pub(crate) fn delta_ns(&self) -> f64 {
         Step::mean(&self.deltas)
     }
     /// Mean time since the kernel started, ns.
-    pub fn cumulative_ns(&self) -> f64 {
+    pub(crate) fn cumulative_ns(&self) -> f64 {
         Step::mean(&self.cumulative)
     }
 }
 
 /// Steps per (op name, RISC), gathered ring by ring.
 #[derive(Default)]
-pub struct Checkpoints {
+pub(crate) struct Checkpoints {
     /// (op name, RISC) -> steps by position.
     lanes: BTreeMap<(String, Risc), Vec<Step>>,
 }
 
 impl Checkpoints {
     /// Adds one ring's events (those of launches with a KERNEL zone on the ring).
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         p: &Profile,
         risc: Risc,
@@ -91,7 +91,7 @@ impl Checkpoints {
 
     /// The section: one block per (op, RISC) with events, steps below `threshold_ns` hidden.
     /// Empty when no launch recorded an event.
-    pub fn render(&self, threshold_ns: f64) -> String {
+    pub(crate) fn render(&self, threshold_ns: f64) -> String {
         crate::printable::printable(&self.render_raw(threshold_ns)).into_owned()
     }
 

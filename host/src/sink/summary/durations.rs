@@ -1,6 +1,6 @@
 //! The durations of one summary row (op, zone name): every value while the summary holds
-//! few enough to sort ([`EXACT_ZONES`] over every row), else a DDSketch
-//! (`sketches-ddsketch`: quantiles within [`RELATIVE_ERROR`] of the true value, a few KiB
+//! few enough to sort (`EXACT_ZONES` over every row), else a DDSketch
+//! (`sketches-ddsketch`: quantiles within `RELATIVE_ERROR` of the true value, a few KiB
 //! whatever the count) with the count, total, min and max still exact. The summary of a
 //! run of any length then stays within a constant; a run under the limit gets exact
 //! nearest-rank percentiles, byte for byte what sorting every duration gives.
@@ -10,10 +10,10 @@ use sketches_ddsketch::{Config, DDSketch};
 
 /// Durations the whole summary holds exactly (two `f64` each: 16 MiB); past it the largest
 /// rows become sketches until half of it is held.
-pub const EXACT_ZONES: usize = 1 << 20;
+pub(crate) const EXACT_ZONES: usize = 1 << 20;
 
 /// The sketches' relative error on p50 and p99.
-pub const RELATIVE_ERROR: f64 = 0.01;
+pub(crate) const RELATIVE_ERROR: f64 = 0.01;
 
 /// One row's durations in ns and in cycles.
 pub(super) enum Durations {
@@ -92,7 +92,7 @@ impl Sketch {
 
 impl Durations {
     /// Values held exactly (0 for a sketch).
-    pub fn held(&self) -> usize {
+    pub(super) fn held(&self) -> usize {
         match self {
             Durations::Exact { ns, .. } => ns.len(),
             Durations::Sketched { .. } => 0,
@@ -100,7 +100,7 @@ impl Durations {
     }
 
     /// Zones counted.
-    pub fn count(&self) -> u64 {
+    pub(super) fn count(&self) -> u64 {
         match self {
             Durations::Exact { ns, .. } => ns.len() as u64,
             Durations::Sketched { ns, .. } => ns.n,
@@ -108,12 +108,12 @@ impl Durations {
     }
 
     /// Whether the percentiles are estimates.
-    pub fn sketched(&self) -> bool {
+    pub(crate) fn sketched(&self) -> bool {
         matches!(self, Durations::Sketched { .. })
     }
 
     /// One zone's duration.
-    pub fn push(&mut self, ns_value: f64, cycles_value: f64) {
+    pub(super) fn push(&mut self, ns_value: f64, cycles_value: f64) {
         match self {
             Durations::Exact { ns, cycles } => {
                 ns.push(ns_value);
@@ -127,7 +127,7 @@ impl Durations {
     }
 
     /// Turns the values held into a sketch (in the order they came).
-    pub fn sketch(&mut self) {
+    pub(crate) fn sketch(&mut self) {
         if let Durations::Exact { ns, cycles } = self {
             let (mut a, mut b) = (Sketch::new(), Sketch::new());
             ns.iter().for_each(|&v| a.add(v));
@@ -140,7 +140,7 @@ impl Durations {
     }
 
     /// Statistics in ns and in cycles.
-    pub fn stats(self) -> (Stats, Stats) {
+    pub(super) fn stats(self) -> (Stats, Stats) {
         match self {
             Durations::Exact { mut ns, mut cycles } => (Stats::of(&mut ns), Stats::of(&mut cycles)),
             Durations::Sketched { ns, cycles } => (ns.stats(), cycles.stats()),

@@ -8,7 +8,7 @@
 //! (`value_zone!`) also get a row of their values per op and name: how many, the smallest,
 //! mean and largest.
 
-pub mod checkpoints;
+pub(crate) mod checkpoints;
 pub mod durations;
 mod sink;
 pub use sink::SummarySink;
@@ -86,12 +86,12 @@ pub struct SumRow {
     /// to 2^64 - 1 cycles each).
     pub total_cycles: u128,
     /// The same in host ns, at each chip's (mean) frequency.
-    pub total_ns: f64,
+    pub(crate) total_ns: f64,
 }
 
 impl SumRow {
     /// Cycles per measurement (0 without measurements).
-    pub fn mean_cycles(&self) -> f64 {
+    pub(crate) fn mean_cycles(&self) -> f64 {
         if self.count == 0 {
             0.0
         } else {
@@ -100,7 +100,7 @@ impl SumRow {
     }
 
     /// Host ns per measurement (0 without measurements).
-    pub fn mean_ns(&self) -> f64 {
+    pub(crate) fn mean_ns(&self) -> f64 {
         if self.count == 0 {
             0.0
         } else {
@@ -135,7 +135,7 @@ impl ValueRow {
     }
 }
 
-/// One op: one launch (a chip's run), labelled by [`op_labels`]: its op code, with its
+/// One op: one launch (a chip's run), labelled by `op_labels`: its op code, with its
 /// position among the ops of that code (`CODE #k`) when the code occurs more than once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpSection {
@@ -164,7 +164,7 @@ pub struct Summary {
     /// Rows hidden by the threshold.
     pub hidden: u64,
     /// The zone time (host ns) the hidden rows hold.
-    pub hidden_total_ns: f64,
+    pub(crate) hidden_total_ns: f64,
     /// Rows whose p50 and p99 are estimates (more zones than the summary holds exactly:
     /// [`durations`]).
     pub estimated: u64,
@@ -173,7 +173,7 @@ pub struct Summary {
 }
 
 /// One line naming the timebase: each chip's frequency and whether it was fitted.
-pub fn clock_line(timebase: &Timebase) -> String {
+pub(crate) fn clock_line(timebase: &Timebase) -> String {
     let chips: Vec<String> = timebase
         .chips
         .iter()
@@ -220,7 +220,7 @@ pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
 /// the ops of that code, in program order, from 1) when the code occurs more than once, so
 /// ttnn's add and multiply (both `BinaryNgDeviceOperation`) are two sections, as
 /// `ttprof diff` tells them apart.
-pub fn op_labels(ops: &[OpSpan]) -> Vec<String> {
+pub(crate) fn op_labels(ops: &[OpSpan]) -> Vec<String> {
     let mut total: HashMap<&str, u32> = HashMap::new();
     for o in ops {
         *total.entry(o.name.as_str()).or_default() += 1;
@@ -243,7 +243,7 @@ pub fn op_labels(ops: &[OpSpan]) -> Vec<String> {
 /// bytes a zone for exact percentiles, up to [`durations::EXACT_ZONES`] over every row; past
 /// that the largest rows become sketches), and the sum zones' totals.
 #[derive(Default)]
-pub struct Builder {
+pub(crate) struct Builder {
     /// (op label, site name) -> durations
     groups: HashMap<(String, String), Durations>,
     /// Durations held exactly, every row.
@@ -256,7 +256,7 @@ pub struct Builder {
 
 impl Builder {
     /// Adds one lane's zones and marks (`labels` and `ops` are what their indices point into).
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         chip: u32,
         zones: &[Zone],
@@ -333,7 +333,12 @@ impl Builder {
     }
 
     /// The summary: one section per op name, rows below `threshold_ns` hidden.
-    pub fn finish(self, all_ops: &[OpSpan], timebase: &Timebase, threshold_ns: f64) -> Summary {
+    pub(crate) fn finish(
+        self,
+        all_ops: &[OpSpan],
+        timebase: &Timebase,
+        threshold_ns: f64,
+    ) -> Summary {
         let Builder {
             groups,
             sums,

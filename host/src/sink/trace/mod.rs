@@ -1,7 +1,7 @@
 //! Chrome trace-event JSON for Perfetto, `chrome://tracing` and Tracy's `import-chrome`.
 //!
 //! * One process per chip (`pid` = chip + 1, named `Device <chip> (<arch>)`), one thread per
-//!   (tile, RISC) (`tid` = [`lane_tid`], named like `(0,0) [x=1 y=1] BRISC`), ordered with
+//!   (tile, RISC) (`tid` = `lane_tid`, named like `(0,0) [x=1 y=1] BRISC`), ordered with
 //!   `process_sort_index` / `thread_sort_index`. Ids are numbers, as Tracy's importer needs.
 //! * Zones are `B`/`E` pairs written per thread in nesting order (an enclosing zone opens
 //!   first and closes last, an ending zone closes before one that starts at the same time),
@@ -12,9 +12,9 @@
 //! * Ops get their own threads in each chip's process: `ops (device)` with each op's kernel
 //!   span (first KERNEL start to last KERNEL end) and `ops (host)` with its host launch to
 //!   completion from the op log, each split over more threads if ops overlap (at most
-//!   [`MAX_OPS_DEVICE_THREADS`] and [`MAX_OPS_HOST_THREADS`] per chip, so that their tids
+//!   `MAX_OPS_DEVICE_THREADS` and `MAX_OPS_HOST_THREADS` per chip, so that their tids
 //!   never reach another kind's; ops beyond are left out and counted in
-//!   [`TraceStats::ops_left_out`]). Signposts are process-wide instant events.
+//!   `TraceStats::ops_left_out`). Signposts are process-wide instant events.
 //! * Events, data and sum totals are thread instant events with their values in `args`.
 //!
 //! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
@@ -24,7 +24,7 @@
 //! to a double just below it, which truncates to 1000 ns.
 
 mod sink;
-pub use sink::TraceJson;
+pub(crate) use sink::TraceJson;
 
 use crate::atomic::write_atomic;
 use crate::decode::NO_RUN;
@@ -44,19 +44,19 @@ pub const FILE_NAME: &str = "ttprof_trace.json";
 const OPS_DEVICE_TID: u32 = 1;
 const OPS_HOST_TID: u32 = 101;
 /// The tid of the first (tile, RISC) lane thread ([`lane_tid`] adds the lane's bits).
-pub const LANE_TID_BASE: u32 = 1000;
+pub(crate) const LANE_TID_BASE: u32 = 1000;
 /// Most `ops (device)` threads per chip: their tids must stay below the host ops' tids.
-pub const MAX_OPS_DEVICE_THREADS: usize = (OPS_HOST_TID - OPS_DEVICE_TID) as usize;
+pub(crate) const MAX_OPS_DEVICE_THREADS: usize = (OPS_HOST_TID - OPS_DEVICE_TID) as usize;
 /// Most `ops (host)` threads per chip: their tids must stay below the lanes' tids.
-pub const MAX_OPS_HOST_THREADS: usize = (LANE_TID_BASE - OPS_HOST_TID) as usize;
+pub(crate) const MAX_OPS_HOST_THREADS: usize = (LANE_TID_BASE - OPS_HOST_TID) as usize;
 
 /// The process id of a chip.
-pub fn chip_pid(chip: u32) -> u32 {
+pub(crate) fn chip_pid(chip: u32) -> u32 {
     chip + 1
 }
 
 /// The thread id of a (tile, RISC) lane: RISC in bits 0-2, NoC x in 3-10, y in 11-18.
-pub fn lane_tid(lane: &Lane) -> u32 {
+pub(crate) fn lane_tid(lane: &Lane) -> u32 {
     LANE_TID_BASE
         + (lane.risc.index() as u32 | (lane.tile.x as u32) << 3 | (lane.tile.y as u32) << 11)
 }
@@ -68,10 +68,10 @@ pub struct TraceStats {
     pub events: u64,
     /// Zones that overlapped an enclosing zone without nesting in it (corrupt times) and
     /// were cut at its end so that every thread stays properly nested.
-    pub clamped: u64,
+    pub(crate) clamped: u64,
     /// Ops not drawn on an op thread: more overlapped them than a chip has op threads
     /// ([`MAX_OPS_DEVICE_THREADS`], [`MAX_OPS_HOST_THREADS`]); counted once per thread kind.
-    pub ops_left_out: u64,
+    pub(crate) ops_left_out: u64,
 }
 
 /// Writes the trace to `path` atomically.
@@ -136,7 +136,7 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
 /// The trace written thread by thread: [`TraceWriter::begin`] writes the chips' processes
 /// and their op threads, [`TraceWriter::lane`] one (tile, RISC) thread with its zones and
 /// marks, [`TraceWriter::finish`] closes the document. Memory: one lane at a time.
-pub struct TraceWriter<W: Write> {
+pub(crate) struct TraceWriter<W: Write> {
     out: Out<W>,
     arch: Arch,
 }
@@ -144,7 +144,7 @@ pub struct TraceWriter<W: Write> {
 impl<W: Write> TraceWriter<W> {
     /// Opens the document: a process per chip in `chips` (and per chip of an op), with the
     /// op threads and signposts.
-    pub fn begin(
+    pub(crate) fn begin(
         w: W,
         arch: Arch,
         chips: &BTreeSet<u32>,
@@ -184,7 +184,7 @@ impl<W: Write> TraceWriter<W> {
     /// One (tile, RISC) thread: its name, its zones (in opening order) and its marks.
     /// `index` orders the threads; `labels` and `ops` are what the zones' and marks'
     /// indices point into.
-    pub fn lane(
+    pub(crate) fn lane(
         &mut self,
         index: usize,
         lane: &Lane,
@@ -233,7 +233,7 @@ impl<W: Write> TraceWriter<W> {
     }
 
     /// Closes the document; returns the writer and what was written.
-    pub fn finish(mut self) -> io::Result<(W, TraceStats)> {
+    pub(crate) fn finish(mut self) -> io::Result<(W, TraceStats)> {
         write!(
             self.out.w,
             "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{{\"generator\":\"ttprof\",\"arch\":\"{}\"}}}}\n",

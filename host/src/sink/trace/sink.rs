@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Writes the trace JSON.
-pub struct TraceJson {
+pub(crate) struct TraceJson {
     path: PathBuf,
     writer: Option<TraceWriter<AtomicFile>>,
     /// What was written (after [`Sink::finish`]).
@@ -20,7 +20,7 @@ pub struct TraceJson {
 
 impl TraceJson {
     /// The trace at `path`.
-    pub fn new(path: &Path) -> TraceJson {
+    pub(crate) fn new(path: &Path) -> TraceJson {
         TraceJson {
             path: path.to_path_buf(),
             writer: None,

@@ -12,13 +12,13 @@ use super::protocol::{
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct GpuContext {
+pub(crate) struct GpuContext {
     pub name: Option<String>,
     pub kind: u8,
     pub thread: u32,
-    pub period: f32,
+    pub(crate) period: f32,
     /// Added to a GPU time to give Tracy's time (`timeDiff`).
-    pub time_diff: i64,
+    pub(crate) time_diff: i64,
     last_gpu: i64,
     /// GPU times that went back (any amount) and that read as wraps (more than 2^31).
     pub backwards: u64,
@@ -33,12 +33,12 @@ pub struct DecodedZone {
     /// GPU context (`None` for a CPU zone).
     pub context: Option<u8>,
     pub thread: u32,
-    pub srcloc: u64,
+    pub(crate) srcloc: u64,
     pub start: i64,
     pub end: i64,
     /// For GPU zones: the "CPU" times of begin and end.
-    pub cpu_start: i64,
-    pub cpu_end: i64,
+    pub(crate) cpu_start: i64,
+    pub(crate) cpu_end: i64,
     /// Nesting depth in its lane (0 = top level) and parent (index into the same list).
     pub depth: usize,
     pub parent: Option<usize>,
@@ -55,7 +55,7 @@ pub struct Message {
 
 /// A source location with its strings resolved (once the answers have arrived).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SourceLocation {
+pub(crate) struct SourceLocation {
     pub name: u64,
     pub function: u64,
     pub file: u64,
@@ -65,18 +65,18 @@ pub struct SourceLocation {
 /// Everything decoded so far.
 #[derive(Debug, Default)]
 pub struct EventDecoder {
-    pub contexts: BTreeMap<u8, GpuContext>,
+    pub(crate) contexts: BTreeMap<u8, GpuContext>,
     pub gpu_zones: Vec<DecodedZone>,
-    pub cpu_zones: Vec<DecodedZone>,
+    pub(crate) cpu_zones: Vec<DecodedZone>,
     pub messages: Vec<Message>,
     pub strings: HashMap<u64, String>,
     pub threads: HashMap<u64, String>,
-    pub srclocs: HashMap<u64, SourceLocation>,
+    pub(crate) srclocs: HashMap<u64, SourceLocation>,
     /// Queries sent, by type.
     pub queries: BTreeMap<Query, u64>,
     /// Violations of what the server expects, in order.
     pub errors: Vec<String>,
-    pub terminated: bool,
+    pub(crate) terminated: bool,
     pub frames: u64,
     pub events: u64,
     /// The welcome's `init_begin`: Tracy shows host time `t` as `t - base` (`TscTime`).
@@ -125,7 +125,7 @@ impl EventDecoder {
     }
 
     /// Takes the queries the decoded events call for.
-    pub fn take_queries(&mut self) -> Vec<QueryPacket> {
+    pub(crate) fn take_queries(&mut self) -> Vec<QueryPacket> {
         std::mem::take(&mut self.outbox)
     }
 

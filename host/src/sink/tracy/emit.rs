@@ -49,11 +49,11 @@ pub(crate) struct Emitter<'a> {
     group: Vec<(RecordReader<Message>, Option<Message>)>,
     next_query: Vec<u16>,
     /// GPU zone begins sent so far.
-    pub zones_sent: u64,
+    pub(crate) zones_sent: u64,
 }
 
 impl<'a> Emitter<'a> {
-    pub fn new(s: &'a TracyStream) -> Emitter<'a> {
+    pub(crate) fn new(s: &'a TracyStream) -> Emitter<'a> {
         let threads = s.lanes.iter().map(|l| l.thread).collect();
         let readers = s.lanes.iter().map(|l| s.spool.reader(l.events)).collect();
         let next_query = vec![0; s.contexts.len()];
@@ -96,7 +96,7 @@ impl<'a> Emitter<'a> {
 
     /// Appends the next event group to `out`; false once everything has been emitted (an
     /// error only when the spooled events cannot be read back).
-    pub fn next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
+    pub(crate) fn next(&mut self, out: &mut Vec<u8>) -> io::Result<bool> {
         let base = self.s.summary.base_ns;
         loop {
             match self.phase {

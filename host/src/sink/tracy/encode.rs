@@ -17,11 +17,11 @@
 use super::protocol::{truncate_utf8, Ev, MessageSeverity, OFFSET_16, OFFSET_32};
 
 /// Longest string one event carries (`u16` length).
-pub const MAX_STRING: usize = u16::MAX as usize;
+pub(crate) const MAX_STRING: usize = u16::MAX as usize;
 
 /// Which GPU context, lane (thread) and query slot a GPU zone event is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GpuAt {
+pub(crate) struct GpuAt {
     pub context: u8,
     pub thread: u32,
     pub query: u16,
@@ -29,7 +29,7 @@ pub struct GpuAt {
 
 /// Appends events to a buffer, keeping the delta-encoding references of one connection.
 #[derive(Debug, Default)]
-pub struct Encoder {
+pub(crate) struct Encoder {
     /// The thread of the last `ThreadContext` (0 before any).
     thread: u32,
     ref_thread: i64,
@@ -38,7 +38,7 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    pub fn new() -> Encoder {
+    pub(crate) fn new() -> Encoder {
         Encoder::default()
     }
 
@@ -47,7 +47,7 @@ impl Encoder {
     }
 
     /// Switches the current thread (CPU zones and messages belong to it) if it differs.
-    pub fn thread_context(&mut self, out: &mut Vec<u8>, thread: u32) {
+    pub(crate) fn thread_context(&mut self, out: &mut Vec<u8>, thread: u32) {
         if self.thread == thread && thread != 0 {
             return;
         }
@@ -60,7 +60,7 @@ impl Encoder {
     /// Makes the server create the current thread and ask its name, with no other effect:
     /// `ZoneValidation` with id 0 sets the thread's next zone id to 0, its initial value
     /// (`Worker::ProcessZoneValidation`), after noticing the thread (`GetCurrentThreadData`).
-    pub fn notice_thread(&mut self, out: &mut Vec<u8>, thread: u32) {
+    pub(crate) fn notice_thread(&mut self, out: &mut Vec<u8>, thread: u32) {
         self.thread_context(out, thread);
         Self::head(out, Ev::ZoneValidation);
         out.extend_from_slice(&0u32.to_le_bytes());
@@ -81,7 +81,7 @@ impl Encoder {
     }
 
     /// A string transfer answering a query (`StringData`, `ThreadName`, ...).
-    pub fn string_transfer(out: &mut Vec<u8>, ev: Ev, ptr: u64, s: &str) {
+    pub(crate) fn string_transfer(out: &mut Vec<u8>, ev: Ev, ptr: u64, s: &str) {
         debug_assert!(ev.is_string_transfer());
         let s = truncate_utf8(s, MAX_STRING);
         Self::head(out, ev);
@@ -91,17 +91,17 @@ impl Encoder {
     }
 
     /// An answer with no payload (`AckServerQueryNoop`, `AckSymbolCodeNotAvailable`).
-    pub fn ack(out: &mut Vec<u8>, ev: Ev) {
+    pub(crate) fn ack(out: &mut Vec<u8>, ev: Ev) {
         Self::head(out, ev);
     }
 
-    pub fn ack_source_code_not_available(out: &mut Vec<u8>, id: u32) {
+    pub(crate) fn ack_source_code_not_available(out: &mut Vec<u8>, id: u32) {
         Self::head(out, Ev::AckSourceCodeNotAvailable);
         out.extend_from_slice(&id.to_le_bytes());
     }
 
     /// The answer to a source-location query: string keys, line, colour (0 = Tracy's default).
-    pub fn source_location(
+    pub(crate) fn source_location(
         out: &mut Vec<u8>,
         name: u64,
         function: u64,
@@ -119,7 +119,7 @@ impl Encoder {
 
     /// A GPU context whose zones carry their own thread (context thread 0), period 1 ns.
     /// GPU time `gpu_time` corresponds to host time `cpu_time`.
-    pub fn gpu_new_context(
+    pub(crate) fn gpu_new_context(
         &mut self,
         out: &mut Vec<u8>,
         context: u8,
@@ -135,7 +135,7 @@ impl Encoder {
         out.extend_from_slice(&[context, 0, kind]);
     }
 
-    pub fn gpu_context_name(&mut self, out: &mut Vec<u8>, context: u8, name: &str) {
+    pub(crate) fn gpu_context_name(&mut self, out: &mut Vec<u8>, context: u8, name: &str) {
         Self::single_string(out, name);
         Self::head(out, Ev::GpuContextName);
         out.push(context);
@@ -143,7 +143,7 @@ impl Encoder {
 
     /// A GPU zone opens on `at.thread` (its lane), with static source location `srcloc`,
     /// at host time `cpu_time` = GPU time `gpu_time` (see [`Encoder::gpu_new_context`]).
-    pub fn gpu_zone_begin(
+    pub(crate) fn gpu_zone_begin(
         &mut self,
         out: &mut Vec<u8>,
         at: GpuAt,
@@ -158,7 +158,13 @@ impl Encoder {
     }
 
     /// The innermost open GPU zone of `at.thread` closes (times as for a begin).
-    pub fn gpu_zone_end(&mut self, out: &mut Vec<u8>, at: GpuAt, cpu_time: i64, gpu_time: i64) {
+    pub(crate) fn gpu_zone_end(
+        &mut self,
+        out: &mut Vec<u8>,
+        at: GpuAt,
+        cpu_time: i64,
+        gpu_time: i64,
+    ) {
         Self::head(out, Ev::GpuZoneEndSerial);
         self.gpu_zone_common(out, at, cpu_time);
         self.gpu_time(out, at, gpu_time);
@@ -183,7 +189,7 @@ impl Encoder {
     }
 
     /// A CPU zone opens on the current thread.
-    pub fn zone_begin(&mut self, out: &mut Vec<u8>, srcloc: u64, time: i64) {
+    pub(crate) fn zone_begin(&mut self, out: &mut Vec<u8>, srcloc: u64, time: i64) {
         let dt = time.wrapping_sub(self.ref_thread);
         self.ref_thread = time;
         if (0..OFFSET_16).contains(&dt) {
@@ -201,13 +207,13 @@ impl Encoder {
     }
 
     /// Text shown with the innermost open CPU zone of the current thread.
-    pub fn zone_text(&mut self, out: &mut Vec<u8>, text: &str) {
+    pub(crate) fn zone_text(&mut self, out: &mut Vec<u8>, text: &str) {
         Self::single_string(out, text);
         Self::head(out, Ev::ZoneText);
     }
 
     /// The innermost open CPU zone of the current thread closes.
-    pub fn zone_end(&mut self, out: &mut Vec<u8>, time: i64) {
+    pub(crate) fn zone_end(&mut self, out: &mut Vec<u8>, time: i64) {
         let dt = time.wrapping_sub(self.ref_thread);
         self.ref_thread = time;
         if (0..OFFSET_16).contains(&dt) {
@@ -224,7 +230,13 @@ impl Encoder {
     }
 
     /// A message on the current thread at absolute `time`.
-    pub fn message(&mut self, out: &mut Vec<u8>, time: i64, severity: MessageSeverity, text: &str) {
+    pub(crate) fn message(
+        &mut self,
+        out: &mut Vec<u8>,
+        time: i64,
+        severity: MessageSeverity,
+        text: &str,
+    ) {
         Self::single_string(out, text);
         Self::head(out, Ev::Message);
         out.extend_from_slice(&time.to_le_bytes());
@@ -232,7 +244,7 @@ impl Encoder {
     }
 
     /// The program has sent everything (`QueueType::Terminate`).
-    pub fn terminate(out: &mut Vec<u8>) {
+    pub(crate) fn terminate(out: &mut Vec<u8>) {
         Self::head(out, Ev::Terminate);
     }
 }

@@ -15,12 +15,12 @@ use super::protocol::{lz4_bound, TARGET_FRAME_SIZE};
 use std::io::{self, Write};
 
 /// Collects whole events into frames of at most [`TARGET_FRAME_SIZE`] bytes and sends them.
-pub struct FrameWriter {
+pub(crate) struct FrameWriter {
     frame: Vec<u8>,
     packed: Vec<u8>,
     /// Frames sent, and bytes before and after compression (length prefixes included).
     pub frames: u64,
-    pub raw_bytes: u64,
+    pub(crate) raw_bytes: u64,
     pub wire_bytes: u64,
 }
 
@@ -31,7 +31,7 @@ impl Default for FrameWriter {
 }
 
 impl FrameWriter {
-    pub fn new() -> FrameWriter {
+    pub(crate) fn new() -> FrameWriter {
         FrameWriter {
             frame: Vec::with_capacity(TARGET_FRAME_SIZE),
             packed: vec![0; 4 + lz4_flex::block::get_maximum_output_size(TARGET_FRAME_SIZE)],
@@ -43,7 +43,7 @@ impl FrameWriter {
 
     /// Adds whole events (`unit`, e.g. a string and the event that reads it), sending the
     /// current frame first if they would not fit in it.
-    pub fn push(&mut self, out: &mut impl Write, unit: &[u8]) -> io::Result<()> {
+    pub(crate) fn push(&mut self, out: &mut impl Write, unit: &[u8]) -> io::Result<()> {
         if unit.len() > TARGET_FRAME_SIZE {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -61,7 +61,7 @@ impl FrameWriter {
     }
 
     /// Compresses and sends the current frame, if it holds anything.
-    pub fn flush(&mut self, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn flush(&mut self, out: &mut impl Write) -> io::Result<()> {
         if self.frame.is_empty() {
             return Ok(());
         }
@@ -87,7 +87,7 @@ impl FrameWriter {
 /// Reads one frame and decompresses it into `out` (replacing its contents), the way
 /// Tracy's server does; `Ok(false)` at a clean end of stream before the frame.
 #[cfg(any(test, feature = "testing"))]
-pub fn read_frame(
+pub(crate) fn read_frame(
     input: &mut impl io::Read,
     packed: &mut Vec<u8>,
     out: &mut Vec<u8>,

@@ -33,23 +33,29 @@ use riscv_linker::{NocCoord, Risc};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::protocol::MAX_GPU_CONTEXTS;
+use crate::error::Error;
+
+/// A Tracy limit the profile is over.
+fn limit(what: String) -> Error {
+    Error::Tracy { what }
+}
 
 /// Highest chip number a lane id can carry.
-pub const MAX_CHIP: u32 = (1 << 12) - 1;
+pub(crate) const MAX_CHIP: u32 = (1 << 12) - 1;
 /// Highest NoC0 x or y a lane id can carry (every arch's NoC grid is smaller).
-pub const MAX_NOC_COORD: u8 = (1 << 5) - 1;
+pub(crate) const MAX_NOC_COORD: u8 = (1 << 5) - 1;
 
 /// Thread id of the lane of `risc` on `tile` of `chip` (see the module docs).
-pub fn lane_thread(chip: u32, tile: NocCoord, risc: Risc) -> Result<u32, String> {
+pub(crate) fn lane_thread(chip: u32, tile: NocCoord, risc: Risc) -> Result<u32, Error> {
     if chip > MAX_CHIP {
-        return Err(format!(
+        return Err(limit(format!(
             "chip {chip}: Tracy lane ids carry chips 0..={MAX_CHIP}"
-        ));
+        )));
     }
     if tile.x > MAX_NOC_COORD || tile.y > MAX_NOC_COORD {
-        return Err(format!(
+        return Err(limit(format!(
             "chip {chip} tile {tile}: Tracy lane ids carry NoC0 coordinates 0..={MAX_NOC_COORD}"
-        ));
+        )));
     }
     Ok(
         tile_threads(1 << 31 | chip << 19 | (tile.x as u32) << 14 | (tile.y as u32) << 9)
@@ -95,21 +101,21 @@ pub(crate) fn tracy_hash(tid: u32) -> u64 {
 }
 
 /// The lane's row name.
-pub fn lane_name(chip: u32, tile: NocCoord, risc: Risc) -> String {
+pub(crate) fn lane_name(chip: u32, tile: NocCoord, risc: Risc) -> String {
     format!("{} {chip}:{tile}", risc.name())
 }
 
 /// Thread id of host row `row` (0-based) of `chip`.
-pub fn host_thread(chip: u32, row: u32) -> Result<u32, String> {
+pub(crate) fn host_thread(chip: u32, row: u32) -> Result<u32, Error> {
     if chip >= 1 << 22 || row > 0xFF {
-        return Err(format!(
+        return Err(limit(format!(
             "host row {row} of device {chip}: at most 256 overlapping launches per device"
-        ));
+        )));
     }
     Ok(1 << 30 | chip << 8 | row)
 }
 
-pub fn host_name(chip: u32, row: u32) -> String {
+pub(crate) fn host_name(chip: u32, row: u32) -> String {
     if row == 0 {
         format!("Ops: device {chip}")
     } else {
@@ -119,7 +125,7 @@ pub fn host_name(chip: u32, row: u32) -> String {
 
 /// One GPU context: its id, chip and tiles.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Context {
+pub(crate) struct Context {
     pub id: u8,
     pub chip: u32,
     /// Row-major NoC order.
@@ -129,16 +135,16 @@ pub struct Context {
 
 /// The context of every tile that has zones.
 #[derive(Clone, Debug, Default)]
-pub struct Layout {
-    pub contexts: Vec<Context>,
+pub(crate) struct Layout {
+    pub(crate) contexts: Vec<Context>,
     /// Tiles per context (the `k` of the module docs).
-    pub tiles_per_context: usize,
+    pub(crate) tiles_per_context: usize,
     of_tile: BTreeMap<(u32, NocCoord), u8>,
 }
 
 impl Layout {
     /// Lays out `tiles` (chip, tile), duplicates ignored.
-    pub fn new(tiles: impl IntoIterator<Item = (u32, NocCoord)>) -> Result<Layout, String> {
+    pub(crate) fn new(tiles: impl IntoIterator<Item = (u32, NocCoord)>) -> Result<Layout, Error> {
         let mut by_chip: BTreeMap<u32, BTreeSet<(u8, u8)>> = BTreeMap::new();
         for (chip, t) in tiles {
             by_chip.entry(chip).or_default().insert((t.y, t.x));
@@ -147,11 +153,11 @@ impl Layout {
             return Ok(Layout::default());
         }
         if by_chip.len() > MAX_GPU_CONTEXTS {
-            return Err(format!(
+            return Err(limit(format!(
                 "{} chips have zones, but Tracy has at most {MAX_GPU_CONTEXTS} GPU contexts and ttprof does not \
                  mix chips in one context",
                 by_chip.len()
-            ));
+            )));
         }
         let contexts_for = |k: usize| by_chip.values().map(|s| s.len().div_ceil(k)).sum::<usize>();
         let largest = by_chip.values().map(|s| s.len()).max().unwrap_or(1);
@@ -181,7 +187,7 @@ impl Layout {
     }
 
     /// The context holding `tile` of `chip`, if it has zones.
-    pub fn context_of(&self, chip: u32, tile: NocCoord) -> Option<u8> {
+    pub(crate) fn context_of(&self, chip: u32, tile: NocCoord) -> Option<u8> {
         self.of_tile.get(&(chip, tile)).copied()
     }
 }
@@ -226,6 +232,7 @@ mod tests {
         assert!(galaxy.contexts.iter().all(|c| c.tiles.len() <= 20));
         assert!(Layout::new(grid(256, 1, 1))
             .unwrap_err()
+            .to_string()
             .contains("256 chips"));
         assert_eq!(Layout::new(grid(255, 2, 2)).unwrap().contexts.len(), 255);
     }
@@ -247,6 +254,7 @@ mod tests {
         assert!(
             lane_thread(0, NocCoord::new(MAX_NOC_COORD + 1, 1), Risc::Brisc)
                 .unwrap_err()
+                .to_string()
                 .contains("0..=31")
         );
         assert!(host_thread(0, 256).is_err());

@@ -46,7 +46,7 @@ pub(crate) mod layout;
 pub(crate) mod plan;
 // Both sides of the protocol: the server's half is always used, the capture tool's half
 // (decoding the handshake, queries' replies, severities) only by `test_client`.
-#[cfg_attr(not(any(test, feature = "testing")), allow(dead_code))]
+#[cfg_attr(not(any(test, feature = "testing")), allow(dead_code, unreachable_pub))]
 pub(crate) mod protocol;
 pub(crate) mod records;
 pub(crate) mod server;
@@ -59,4 +59,3 @@ mod tests;
 
 pub use plan::{StreamCounts, StreamOptions, TracySink, TracyStream};
 pub use server::{serve, Attempt, ServeError, ServeOptions, ServeReport, Server, DEFAULT_PORT};
-pub use session::Transfer;

@@ -32,7 +32,7 @@ pub(crate) const SRCLOC_KEY_BASE: u64 = 1 << 32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LaneEv {
     pub time: i64,
-    pub srcloc: u32,
+    pub(crate) srcloc: u32,
 }
 
 /// One RISC's row: its begin/end events are in the stream's [`Spool`], in time order
@@ -58,7 +58,7 @@ pub(crate) struct SrcLoc {
 pub(crate) struct HostZone {
     pub start: i64,
     pub end: i64,
-    pub srcloc: u32,
+    pub(crate) srcloc: u32,
     pub text: String,
 }
 
@@ -89,10 +89,10 @@ pub(crate) struct HostRow {
 #[derive(Clone, Debug)]
 pub struct StreamOptions {
     /// Program name shown by the capture tool (at most 63 bytes are sent).
-    pub program_name: String,
+    pub(crate) program_name: String,
     /// Device events, data, sums, value zones' values and in-band loss reports as messages
     /// on their lane.
-    pub device_messages: bool,
+    pub(crate) device_messages: bool,
 }
 
 impl Default for StreamOptions {
@@ -108,27 +108,27 @@ impl Default for StreamOptions {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StreamCounts {
     /// GPU contexts (Tracy holds 255).
-    pub contexts: usize,
+    pub(crate) contexts: usize,
     /// Tiles per context.
-    pub tiles_per_context: usize,
+    pub(crate) tiles_per_context: usize,
     /// RISC lanes with zones.
     pub lanes: usize,
     /// Device zones.
     pub zones: u64,
     /// Distinct source locations.
-    pub source_locations: usize,
+    pub(crate) source_locations: usize,
     /// Ops (host CPU zones).
     pub ops: usize,
     /// Host rows (threads) the ops need.
-    pub host_rows: usize,
+    pub(crate) host_rows: usize,
     /// Messages (device events, data, sums, losses; signposts).
     pub messages: usize,
     /// Zones cut back to their parent's end because they overlapped it partially.
-    pub clipped_zones: u64,
+    pub(crate) clipped_zones: u64,
     /// Host time every Tracy time is relative to (the earliest time in the stream).
-    pub base_ns: i64,
+    pub(crate) base_ns: i64,
     /// Latest host time in the stream (ns).
-    pub last_ns: i64,
+    pub(crate) last_ns: i64,
 }
 
 /// Everything one capture receives (see the module docs).
@@ -187,10 +187,12 @@ impl Tables {
             return Ok(i);
         }
         if self.srclocs.len() >= MAX_SOURCE_LOCATIONS {
-            return Err(Error::Other(format!(
-                "more than {MAX_SOURCE_LOCATIONS} distinct zone sites and op names: Tracy cannot hold that many \
-                 source locations"
-            )));
+            return Err(Error::Tracy {
+                what: format!(
+                    "more than {MAX_SOURCE_LOCATIONS} distinct zone sites and op names: Tracy cannot hold that many \
+                     source locations"
+                ),
+            });
         }
         self.srclocs.push(loc);
         self.srcloc_index.insert(loc, self.srclocs.len() as u32 - 1);
@@ -306,9 +308,10 @@ impl TracySink {
             let (lo, hi) = self.message_times.get_or_insert((m.time, m.time));
             (*lo, *hi) = ((*lo).min(m.time), (*hi).max(m.time));
         }
-        let records = self.records.as_mut().ok_or_else(|| {
-            Error::Other("internal: a message after the Tracy stream was built".into())
-        })?;
+        let records = self
+            .records
+            .as_mut()
+            .ok_or_else(|| Error::Internal("a message after the Tracy stream was built".into()))?;
         let mut rest = messages.into_iter().peekable();
         while let Some(thread) = rest.peek().map(|m| m.thread) {
             let run = std::iter::from_fn(|| rest.next_if(|m| m.thread == thread));
@@ -319,10 +322,10 @@ impl TracySink {
     }
 
     /// The stream built (after the drive's `finish`).
-    pub fn into_stream(mut self) -> Result<TracyStream> {
+    pub(crate) fn into_stream(mut self) -> Result<TracyStream> {
         self.stream
             .take()
-            .ok_or_else(|| Error::Other("internal: the Tracy stream was not built".into()))
+            .ok_or_else(|| Error::Internal("the Tracy stream was not built".into()))
     }
 }
 
@@ -339,14 +342,14 @@ impl Sink for TracySink {
                 None => r.records.kind.iter().any(is_zone),
             })
             .map(|r| (r.id.chip, r.id.tile));
-        self.layout = Layout::new(tiles).map_err(Error::Other)?;
+        self.layout = Layout::new(tiles)?;
         Ok(())
     }
 
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let id = v.ring.id;
         let r = &v.ring.records;
-        let thread = layout::lane_thread(id.chip, id.tile, id.risc).map_err(Error::Other)?;
+        let thread = layout::lane_thread(id.chip, id.tile, id.risc)?;
         let at = Some(id.location());
         if !v.placed {
             let n = r.len();
@@ -441,9 +444,10 @@ impl Sink for TracySink {
             first.get_or_insert(prev);
             LaneEv { time: prev, srcloc }
         });
-        let spool = self.spool.as_mut().ok_or_else(|| {
-            Error::Other("internal: a ring after the Tracy stream was built".into())
-        })?;
+        let spool = self
+            .spool
+            .as_mut()
+            .ok_or_else(|| Error::Internal("a ring after the Tracy stream was built".into()))?;
         let events = spool.lane(events)?;
         let (first, last) = (first.unwrap_or(prev), prev);
         if backwards > 0 {
@@ -477,7 +481,7 @@ impl Sink for TracySink {
         let mut records = self
             .records
             .take()
-            .ok_or_else(|| Error::Other("internal: the Tracy stream was built twice".into()))?;
+            .ok_or_else(|| Error::Internal("the Tracy stream was built twice".into()))?;
         let (host, host_times, ops, signposts) = match &p.oplog {
             Some(log) => host_rows(log, &mut t, &mut threads, &mut records, &mut issues)?,
             None => (Vec::new(), None, 0, Vec::new()),
@@ -487,15 +491,17 @@ impl Sink for TracySink {
         let records = self
             .records
             .take()
-            .ok_or_else(|| Error::Other("internal: the Tracy stream was built twice".into()))?
+            .ok_or_else(|| Error::Internal("the Tracy stream was built twice".into()))?
             .finish()?;
         let mut messages = std::mem::take(&mut self.message_runs);
         messages.sort_by_key(|r| r.thread);
         if threads.len() > MAX_THREADS {
-            return Err(Error::Other(format!(
-                "{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads",
-                threads.len()
-            )));
+            return Err(Error::Tracy {
+                what: format!(
+                    "{} lanes and host rows: Tracy holds at most {MAX_THREADS} threads",
+                    threads.len()
+                ),
+            });
         }
         let mut summary = std::mem::take(&mut self.summary);
         let times = lanes.iter().flat_map(|l| [l.first, l.last]);
@@ -512,7 +518,7 @@ impl Sink for TracySink {
         let spool = self
             .spool
             .take()
-            .ok_or_else(|| Error::Other("internal: the Tracy stream was built twice".into()))?
+            .ok_or_else(|| Error::Internal("the Tracy stream was built twice".into()))?
             .finish()?;
         let layout = std::mem::take(&mut self.layout);
         summary.contexts = layout.contexts.len();
@@ -612,7 +618,7 @@ fn host_rows(
             }
         }
         for (i, zones) in device_rows.into_iter().enumerate() {
-            let thread = layout::host_thread(device, i as u32).map_err(Error::Other)?;
+            let thread = layout::host_thread(device, i as u32)?;
             threads.insert(thread, layout::host_name(device, i as u32));
             let zones = zones.into_iter().map(|(start, end, srcloc, k)| HostZone {
                 start,
@@ -627,7 +633,7 @@ fn host_rows(
     let mut signposts = Vec::new();
     for e in &log.entries {
         if let OpLogEntry::Signpost(s) = e {
-            let thread = layout::host_thread(s.device, 0).map_err(Error::Other)?;
+            let thread = layout::host_thread(s.device, 0)?;
             threads
                 .entry(thread)
                 .or_insert_with(|| layout::host_name(s.device, 0));

@@ -13,31 +13,31 @@
 use std::fmt;
 
 /// `ProtocolVersion` in `public/common/TracyProtocol.hpp`. Tools speak exactly one version.
-pub const PROTOCOL_VERSION: u32 = 82;
+pub(crate) const PROTOCOL_VERSION: u32 = 82;
 
 /// `HandshakeShibboleth` in `public/common/TracyProtocol.hpp`: the tool's first 8 bytes.
-pub const SHIBBOLETH: [u8; 8] = *b"TracyPrf";
+pub(crate) const SHIBBOLETH: [u8; 8] = *b"TracyPrf";
 
 /// `TargetFrameSize` in `public/common/TracyProtocol.hpp`: the most bytes of events one
 /// frame may decompress to (the server decompresses with this capacity, `TracyWorker.cpp`
 /// `Worker::Network`). Events never straddle frames: the server parses each frame alone.
-pub const TARGET_FRAME_SIZE: usize = 256 * 1024;
+pub(crate) const TARGET_FRAME_SIZE: usize = 256 * 1024;
 
 /// `Lz4CompressBound` in `public/common/TracyProtocol.hpp`: the server's buffer for one
 /// compressed frame is `lz4_bound(TARGET_FRAME_SIZE)` bytes.
-pub const fn lz4_bound(n: usize) -> usize {
+pub(crate) const fn lz4_bound(n: usize) -> usize {
     n + n / 255 + 16
 }
 
 /// `ProtocolOffset16Bit` / `ProtocolOffset32Bit` in `public/common/TracyProtocol.hpp`: the
 /// biases of the 32- and 64-bit forms of CPU zone begin/end times (see `encode.rs`).
-pub const OFFSET_16: i64 = 1 << 16;
-pub const OFFSET_32: i64 = (1 << 16) + (1 << 32);
+pub(crate) const OFFSET_16: i64 = 1 << 16;
+pub(crate) const OFFSET_32: i64 = (1 << 16) + (1 << 32);
 
 /// `HandshakeStatus` in `public/common/TracyProtocol.hpp`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-pub enum Handshake {
+pub(crate) enum Handshake {
     Pending = 0,
     Welcome = 1,
     ProtocolMismatch = 2,
@@ -46,7 +46,7 @@ pub enum Handshake {
 }
 
 impl Handshake {
-    pub fn from_u8(b: u8) -> Option<Handshake> {
+    pub(crate) fn from_u8(b: u8) -> Option<Handshake> {
         Some(match b {
             0 => Handshake::Pending,
             1 => Handshake::Welcome,
@@ -81,7 +81,7 @@ pub enum Query {
 }
 
 impl Query {
-    pub fn from_u8(b: u8) -> Option<Query> {
+    pub(crate) fn from_u8(b: u8) -> Option<Query> {
         use Query::*;
         const ALL: [Query; 16] = [
             Terminate,
@@ -107,7 +107,7 @@ impl Query {
 
 /// `ServerQueryPacket` (`public/common/TracyProtocol.hpp`): `u8 type, u64 ptr, u32 extra`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct QueryPacket {
+pub(crate) struct QueryPacket {
     /// The raw type byte (unknown values are kept so they can be reported).
     pub kind: u8,
     pub ptr: u64,
@@ -115,10 +115,10 @@ pub struct QueryPacket {
 }
 
 /// `ServerQueryPacketSize`.
-pub const QUERY_PACKET_SIZE: usize = 13;
+pub(crate) const QUERY_PACKET_SIZE: usize = 13;
 
 impl QueryPacket {
-    pub fn new(kind: Query, ptr: u64, extra: u32) -> QueryPacket {
+    pub(crate) fn new(kind: Query, ptr: u64, extra: u32) -> QueryPacket {
         QueryPacket {
             kind: kind as u8,
             ptr,
@@ -126,11 +126,11 @@ impl QueryPacket {
         }
     }
 
-    pub fn query(&self) -> Option<Query> {
+    pub(crate) fn query(&self) -> Option<Query> {
         Query::from_u8(self.kind)
     }
 
-    pub fn to_bytes(self) -> [u8; QUERY_PACKET_SIZE] {
+    pub(crate) fn to_bytes(self) -> [u8; QUERY_PACKET_SIZE] {
         let mut b = [0u8; QUERY_PACKET_SIZE];
         b[0] = self.kind;
         b[1..9].copy_from_slice(&self.ptr.to_le_bytes());
@@ -138,7 +138,7 @@ impl QueryPacket {
         b
     }
 
-    pub fn from_bytes(b: &[u8; QUERY_PACKET_SIZE]) -> QueryPacket {
+    pub(crate) fn from_bytes(b: &[u8; QUERY_PACKET_SIZE]) -> QueryPacket {
         QueryPacket {
             kind: b[0],
             ptr: u64::from_le_bytes(b[1..9].try_into().unwrap_or_default()),
@@ -160,7 +160,7 @@ impl fmt::Display for QueryPacket {
 /// types ttprof sends (or its test client must recognise) are listed, with their values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub enum Ev {
+pub(crate) enum Ev {
     ZoneText = 0,
     Message = 2,
     ZoneBegin = 19,
@@ -198,7 +198,7 @@ pub enum Ev {
 impl Ev {
     /// Bytes of the event including its type byte (`QueueDataSize` in `TracyQueue.hpp`),
     /// not counting a string transfer's length and bytes.
-    pub const fn size(self) -> usize {
+    pub(crate) const fn size(self) -> usize {
         match self {
             Ev::ZoneText
             | Ev::Terminate
@@ -243,7 +243,7 @@ impl Ev {
         }
     }
 
-    pub fn from_u8(b: u8) -> Option<Ev> {
+    pub(crate) fn from_u8(b: u8) -> Option<Ev> {
         use Ev::*;
         const ALL: [Ev; 30] = [
             ZoneText,
@@ -281,30 +281,30 @@ impl Ev {
     }
 
     /// Whether this is a string transfer (`u64 ptr, u16 len, bytes`).
-    pub const fn is_string_transfer(self) -> bool {
+    pub(crate) const fn is_string_transfer(self) -> bool {
         self as u8 >= Ev::StringData as u8
     }
 }
 
 /// `GpuContextType::Custom` in `public/common/TracyQueue.hpp` (tt-metal's fork adds its
 /// own type; upstream's closest is `Custom`).
-pub const GPU_CONTEXT_CUSTOM: u8 = 7;
+pub(crate) const GPU_CONTEXT_CUSTOM: u8 = 7;
 
 /// The server's GPU context table has 256 entries (`m_gpuCtxMap[256]`,
 /// `server/TracyWorker.hpp`) and the id is a `u8`; clients treat 255 as "no context"
 /// (`tracy-client` caps contexts at 255), so ids 0..=254 are used.
-pub const MAX_GPU_CONTEXTS: usize = 255;
+pub(crate) const MAX_GPU_CONTEXTS: usize = 255;
 
 /// The server keeps static source locations in a table indexed by `i16`
 /// (`Worker::NewSourceLocation`, `server/TracyWorker.cpp`): at most 32767, with margin.
-pub const MAX_SOURCE_LOCATIONS: usize = 32_000;
+pub(crate) const MAX_SOURCE_LOCATIONS: usize = 32_000;
 
 /// Thread ids are compressed to `u16` by the server (`server/TracyThreadCompress.cpp`).
-pub const MAX_THREADS: usize = 65_000;
+pub(crate) const MAX_THREADS: usize = 65_000;
 
 /// A GPU time stream jumping back by more than this reads as a counter wrap
 /// (`Worker::ProcessGpuTime`, `server/TracyWorker.cpp`).
-pub const GPU_WRAP_THRESHOLD: i64 = 1 << 31;
+pub(crate) const GPU_WRAP_THRESHOLD: i64 = 1 << 31;
 
 /// Tracy's `MessageSeverity` (`public/common/TracyQueue.hpp`); the metadata byte of a message is
 /// `severity << 4 | source` with source `User` = 0 (`MakeMessageMetadata`).
@@ -324,7 +324,7 @@ impl MessageSeverity {
         (self as u8) << 4
     }
 
-    pub fn from_metadata(m: u8) -> Option<MessageSeverity> {
+    pub(crate) fn from_metadata(m: u8) -> Option<MessageSeverity> {
         use MessageSeverity::*;
         [Trace, Debug, Info, Warning, Error, Fatal]
             .get((m >> 4) as usize)
@@ -333,42 +333,42 @@ impl MessageSeverity {
 }
 
 /// `WelcomeMessageProgramNameSize` / `WelcomeMessageHostInfoSize`.
-pub const PROGRAM_NAME_SIZE: usize = 64;
-pub const HOST_INFO_SIZE: usize = 1024;
+pub(crate) const PROGRAM_NAME_SIZE: usize = 64;
+pub(crate) const HOST_INFO_SIZE: usize = 1024;
 
 /// `WelcomeMessage` (`public/common/TracyProtocol.hpp`), packed: f64 timerMul, i64
 /// initBegin, i64 initEnd, u64 resolution, u64 epoch, u64 exectime, u64 pid, i64
 /// samplingPeriod, u8 flags, u8 cpuArch, char[12] cpuManufacturer, u32 cpuId,
 /// char[64] programName, char[1024] hostInfo.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Welcome {
+pub(crate) struct Welcome {
     /// Nanoseconds per tick; ttprof sends times in ns, so 1.0.
-    pub timer_mul: f64,
+    pub(crate) timer_mul: f64,
     /// The server shows every time relative to this (`TscTime`: `(t - initBegin) * timerMul`).
-    pub init_begin: i64,
-    pub init_end: i64,
+    pub(crate) init_begin: i64,
+    pub(crate) init_end: i64,
     pub resolution: u64,
     /// Capture date (Unix seconds), shown in the capture's name.
-    pub epoch: u64,
+    pub(crate) epoch: u64,
     /// Executable modification time; 0 keeps the server from asking for source code.
-    pub exec_time: u64,
-    pub pid: u64,
-    pub sampling_period: i64,
+    pub(crate) exec_time: u64,
+    pub(crate) pid: u64,
+    pub(crate) sampling_period: i64,
     /// `WelcomeFlag` bits; 0: not on-demand, no code transfer.
     pub flags: u8,
     /// `CpuArchitecture`; 0 = unknown.
-    pub cpu_arch: u8,
-    pub cpu_manufacturer: [u8; 12],
-    pub cpu_id: u32,
-    pub program_name: String,
-    pub host_info: String,
+    pub(crate) cpu_arch: u8,
+    pub(crate) cpu_manufacturer: [u8; 12],
+    pub(crate) cpu_id: u32,
+    pub(crate) program_name: String,
+    pub(crate) host_info: String,
 }
 
 /// Bytes of a packed [`Welcome`].
-pub const WELCOME_SIZE: usize = 8 * 8 + 2 + 12 + 4 + PROGRAM_NAME_SIZE + HOST_INFO_SIZE;
+pub(crate) const WELCOME_SIZE: usize = 8 * 8 + 2 + 12 + 4 + PROGRAM_NAME_SIZE + HOST_INFO_SIZE;
 
 impl Welcome {
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut b = Vec::with_capacity(WELCOME_SIZE);
         b.extend_from_slice(&self.timer_mul.to_le_bytes());
         b.extend_from_slice(&self.init_begin.to_le_bytes());
@@ -387,7 +387,7 @@ impl Welcome {
         b
     }
 
-    pub fn from_bytes(b: &[u8; WELCOME_SIZE]) -> Welcome {
+    pub(crate) fn from_bytes(b: &[u8; WELCOME_SIZE]) -> Welcome {
         let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
         let c_string = |s: &[u8]| {
             let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
@@ -422,7 +422,7 @@ fn put_c_string(out: &mut Vec<u8>, s: &str, size: usize) {
 }
 
 /// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
-pub fn truncate_utf8(s: &str, max: usize) -> &str {
+pub(crate) fn truncate_utf8(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

@@ -52,7 +52,7 @@ fn spool_error(op: &'static str, e: io::Error) -> Error {
 }
 
 impl RecordWriter {
-    pub fn new() -> RecordWriter {
+    pub(crate) fn new() -> RecordWriter {
         RecordWriter {
             out: None,
             bytes: 0,
@@ -61,7 +61,7 @@ impl RecordWriter {
     }
 
     /// Appends a run of records; where it is.
-    pub fn run<R: Record>(&mut self, records: impl IntoIterator<Item = R>) -> Result<Span> {
+    pub(crate) fn run<R: Record>(&mut self, records: impl IntoIterator<Item = R>) -> Result<Span> {
         let offset = self.bytes;
         let mut count = 0;
         for r in records {
@@ -89,7 +89,7 @@ impl RecordWriter {
     }
 
     /// The file, written out.
-    pub fn finish(self) -> Result<RecordSpool> {
+    pub(crate) fn finish(self) -> Result<RecordSpool> {
         let file = match self.out {
             Some(out) => Some(Arc::new(out.into_inner().map_err(|e| {
                 spool_error("write the Tracy stream's message spool in", e.into_error())
@@ -102,7 +102,7 @@ impl RecordWriter {
 
 impl RecordSpool {
     /// A reader of `span`'s records.
-    pub fn reader<R: Record>(&self, span: Span) -> RecordReader<R> {
+    pub(crate) fn reader<R: Record>(&self, span: Span) -> RecordReader<R> {
         RecordReader {
             file: self.file.clone(),
             next: span.offset,
@@ -115,7 +115,7 @@ impl RecordSpool {
 
     /// Every record of `span` (for tests).
     #[cfg(test)]
-    pub fn all<R: Record>(&self, span: Span) -> Vec<R> {
+    pub(crate) fn all<R: Record>(&self, span: Span) -> Vec<R> {
         let mut r = self.reader(span);
         std::iter::from_fn(|| r.next().unwrap()).collect()
     }
@@ -134,7 +134,7 @@ pub(crate) struct RecordReader<R> {
 
 impl<R: Record> RecordReader<R> {
     /// The next record, `None` after the last.
-    pub fn next(&mut self) -> io::Result<Option<R>> {
+    pub(crate) fn next(&mut self) -> io::Result<Option<R>> {
         loop {
             if let Some((r, used)) = R::take(&self.buf[self.pos..]) {
                 self.pos += used;

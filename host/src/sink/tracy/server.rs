@@ -65,7 +65,7 @@ impl Default for ServeOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attempt {
     /// Who connected.
-    pub peer: SocketAddr,
+    pub(crate) peer: SocketAddr,
     /// What went wrong.
     pub what: String,
 }
@@ -118,7 +118,7 @@ pub enum ServeError {
 }
 
 /// The command that captures from `addr`.
-pub fn capture_hint(addr: SocketAddr) -> String {
+pub(crate) fn capture_hint(addr: SocketAddr) -> String {
     format!(
         "tracy-capture -o out.tracy -a {} -p {}",
         addr.ip(),
@@ -156,7 +156,9 @@ impl std::error::Error for ServeError {}
 
 impl From<ServeError> for crate::Error {
     fn from(e: ServeError) -> crate::Error {
-        crate::Error::Other(e.to_string())
+        crate::Error::Tracy {
+            what: e.to_string(),
+        }
     }
 }
 

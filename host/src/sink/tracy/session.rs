@@ -59,7 +59,7 @@ pub struct Transfer {
     /// LZ4 frames sent.
     pub frames: u64,
     /// Event bytes before compression, and bytes on the wire (frames only).
-    pub raw_bytes: u64,
+    pub(crate) raw_bytes: u64,
     /// Bytes on the wire (compressed).
     pub wire_bytes: u64,
     /// Device zones sent.

@@ -42,7 +42,7 @@ fn spool_error(op: &'static str, e: io::Error) -> Error {
 }
 
 impl SpoolWriter {
-    pub fn new() -> SpoolWriter {
+    pub(crate) fn new() -> SpoolWriter {
         SpoolWriter {
             out: None,
             events: 0,
@@ -50,7 +50,7 @@ impl SpoolWriter {
     }
 
     /// Appends one lane's events; where they are.
-    pub fn lane(&mut self, events: impl Iterator<Item = LaneEv>) -> Result<Run> {
+    pub(crate) fn lane(&mut self, events: impl Iterator<Item = LaneEv>) -> Result<Run> {
         let out = match &mut self.out {
             Some(out) => out,
             None => {
@@ -75,7 +75,7 @@ impl SpoolWriter {
     }
 
     /// The file, written out.
-    pub fn finish(self) -> Result<Spool> {
+    pub(crate) fn finish(self) -> Result<Spool> {
         let file = match self.out {
             Some(out) => Some(Arc::new(out.into_inner().map_err(|e| {
                 spool_error("write the Tracy stream's spool in", e.into_error())
@@ -88,7 +88,7 @@ impl SpoolWriter {
 
 impl Spool {
     /// A reader of `run`'s events.
-    pub fn reader(&self, run: Run) -> LaneReader {
+    pub(crate) fn reader(&self, run: Run) -> LaneReader {
         LaneReader {
             file: self.file.clone(),
             next: run.first,
@@ -100,7 +100,7 @@ impl Spool {
 
     /// Every event of `run` (for tests).
     #[cfg(test)]
-    pub fn events(&self, run: Run) -> Vec<LaneEv> {
+    pub(crate) fn events(&self, run: Run) -> Vec<LaneEv> {
         let mut r = self.reader(run);
         std::iter::from_fn(|| r.next().unwrap()).collect()
     }
@@ -118,7 +118,7 @@ pub(crate) struct LaneReader {
 
 impl LaneReader {
     /// The next event, `None` after the last.
-    pub fn next(&mut self) -> io::Result<Option<LaneEv>> {
+    pub(crate) fn next(&mut self) -> io::Result<Option<LaneEv>> {
         if self.pos == self.window.len() {
             self.fill()?;
             if self.window.is_empty() {

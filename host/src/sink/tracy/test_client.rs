@@ -42,7 +42,7 @@ impl Default for CaptureOptions {
 #[derive(Debug)]
 pub struct Capture {
     /// The server's welcome message.
-    pub welcome: Welcome,
+    pub(crate) welcome: Welcome,
     /// Everything decoded from the stream.
     pub decoded: EventDecoder,
     /// Whether the capture ended as Tracy's does (`Terminate` received, everything

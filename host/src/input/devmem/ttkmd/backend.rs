@@ -77,7 +77,7 @@ pub struct CardIdentity {
     /// The card's tiles: harvesting and coordinates.
     pub map: TileMap,
     /// Where the harvest mask came from.
-    pub harvest_origin: HarvestOrigin,
+    pub(crate) harvest_origin: HarvestOrigin,
 }
 
 impl CardIdentity {
@@ -441,7 +441,7 @@ impl<D: Driver> TtKmd<D> {
     }
 
     /// Whether `addr` is one of the consumer's words (the only ones this backend writes).
-    pub fn is_consumer_word(addr: u32) -> bool {
+    pub(crate) fn is_consumer_word(addr: u32) -> bool {
         addr == profiler::TILE_BLOCK + tile::CONSUMER
             || Risc::ALL
                 .iter()

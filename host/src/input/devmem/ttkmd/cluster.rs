@@ -36,11 +36,11 @@ pub struct ChipHarvest {
 /// Which chip of a descriptor a card is: by `chip` given, else by PCI address, else by the
 /// card index in `chips_with_mmio`, else the only chip.
 #[derive(Clone, Debug, Default)]
-pub struct CardKey<'a> {
+pub(crate) struct CardKey<'a> {
     /// The chip id, when the caller knows it.
     pub chip: Option<u32>,
     /// The card's PCI address, to find its chip.
-    pub pci_address: Option<&'a str>,
+    pub(crate) pci_address: Option<&'a str>,
     /// The card's index.
     pub index: Option<u32>,
     /// The card's arch.
@@ -199,7 +199,7 @@ pub fn parse(path: &Path, text_: &str) -> Result<Vec<Chip>> {
 }
 
 /// The harvesting of the card `key` describes, from the descriptor at `path`.
-pub fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
+pub(crate) fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
     let bytes = crate::files::read_regular(
         path,
         "a cluster descriptor (YAML)",

@@ -21,7 +21,7 @@ use std::sync::Mutex;
 /// What `GET_DRIVER_INFO` says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DriverInfo {
-    /// The ioctl API version (>= [`ioctl::MIN_API_VERSION`] needed).
+    /// The ioctl API version (>= `ioctl::MIN_API_VERSION` needed).
     pub api_version: u32,
     /// The release, when the driver reports it (2.x drivers do).
     pub release: Option<(u8, u8, u8)>,
@@ -40,17 +40,17 @@ impl std::fmt::Display for DriverInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PciInfo {
     /// PCI vendor id.
-    pub vendor_id: u16,
+    pub(crate) vendor_id: u16,
     /// PCI device id (the arch).
     pub device_id: u16,
     /// PCI subsystem vendor id.
-    pub subsystem_vendor_id: u16,
+    pub(crate) subsystem_vendor_id: u16,
     /// PCI subsystem id (the board).
-    pub subsystem_id: u16,
+    pub(crate) subsystem_id: u16,
     /// PCI domain.
-    pub domain: u16,
+    pub(crate) domain: u16,
     /// bits 0..3 function, 3..8 device, 8..16 bus.
-    pub bus_dev_fn: u16,
+    pub(crate) bus_dev_fn: u16,
 }
 
 impl PciInfo {
@@ -75,7 +75,7 @@ pub struct TlbAlloc {
     /// Its size in bytes.
     pub size: u64,
     /// `mmap` offset of its uncached mapping.
-    pub mmap_offset_uc: u64,
+    pub(crate) mmap_offset_uc: u64,
 }
 
 /// A bus fault while reading or writing a mapped window (see `sigbus.rs`), or an access

@@ -50,7 +50,7 @@ pub struct FakeCard {
     /// Its wall clock (`None`: clock reads fail).
     pub clock: Option<ClockModel>,
     /// The consumer lock of the card, shared by every driver opened on it.
-    pub consumer_lock: Arc<AtomicBool>,
+    pub(crate) consumer_lock: Arc<AtomicBool>,
 }
 
 impl FakeCard {
@@ -84,7 +84,7 @@ impl FakeCard {
 }
 
 /// The window kinds of an arch: `(size, count)`, the kind ttprof uses first.
-pub fn window_kinds(arch: Arch) -> &'static [(u64, usize)] {
+pub(crate) fn window_kinds(arch: Arch) -> &'static [(u64, usize)] {
     match arch {
         Arch::WormholeB0 => &[(1 << 20, 156), (2 << 20, 10), (16 << 20, 20)],
         Arch::Blackhole => &[(2 << 20, 202), (4 << 30, 8)],

@@ -16,39 +16,39 @@ pub const fn io(n: u8) -> u32 {
 }
 
 /// `TENSTORRENT_IOCTL_GET_DEVICE_INFO`: PCI identity of the card.
-pub const GET_DEVICE_INFO: u32 = io(0);
+pub(crate) const GET_DEVICE_INFO: u32 = io(0);
 /// `TENSTORRENT_IOCTL_QUERY_MAPPINGS`: the BAR mappings a process may `mmap`.
 pub const QUERY_MAPPINGS: u32 = io(2);
 /// `TENSTORRENT_IOCTL_GET_DRIVER_INFO`: the driver's API version and release.
-pub const GET_DRIVER_INFO: u32 = io(5);
+pub(crate) const GET_DRIVER_INFO: u32 = io(5);
 /// `TENSTORRENT_IOCTL_ALLOCATE_TLB`: reserve a TLB window of a given size.
 pub const ALLOCATE_TLB: u32 = io(11);
 /// `TENSTORRENT_IOCTL_FREE_TLB`: give a TLB window back (EBUSY while mapped).
-pub const FREE_TLB: u32 = io(12);
+pub(crate) const FREE_TLB: u32 = io(12);
 /// `TENSTORRENT_IOCTL_CONFIGURE_TLB`: point a TLB window at a NoC address.
-pub const CONFIGURE_TLB: u32 = io(13);
+pub(crate) const CONFIGURE_TLB: u32 = io(13);
 
 /// The lowest driver API version (`GET_DRIVER_INFO.driver_version`) with working TLB
 /// allocation: ttkmd-2.0.0 (1.33 had an allocation bug; luwen and tt-umd refuse older).
-pub const MIN_API_VERSION: u32 = 2;
+pub(crate) const MIN_API_VERSION: u32 = 2;
 
 /// `noc_tlb_config.ordering`: strict AXI ordering, the only one that keeps reads in order
 /// with other reads.
 pub const ORDERING_STRICT: u8 = 1;
 
 /// PCI device ids (vendor 0x1e52).
-pub const VENDOR_TENSTORRENT: u16 = 0x1E52;
+pub(crate) const VENDOR_TENSTORRENT: u16 = 0x1E52;
 /// PCI device id of a Wormhole card.
-pub const DEVICE_WORMHOLE: u16 = 0x401E;
+pub(crate) const DEVICE_WORMHOLE: u16 = 0x401E;
 /// PCI device id of a Blackhole card.
-pub const DEVICE_BLACKHOLE: u16 = 0xB140;
+pub(crate) const DEVICE_BLACKHOLE: u16 = 0xB140;
 
 /// `GET_DEVICE_INFO` (24 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GetDeviceInfo {
+pub(crate) struct GetDeviceInfo {
     /// in: bytes of `out` the caller has room for.
-    pub in_output_size_bytes: u32,
+    pub(crate) in_output_size_bytes: u32,
     /// out: what the driver writes.
     pub out: DeviceInfoOut,
 }
@@ -56,23 +56,23 @@ pub struct GetDeviceInfo {
 /// What `GET_DEVICE_INFO` returns.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DeviceInfoOut {
+pub(crate) struct DeviceInfoOut {
     /// out: bytes of the out part the driver filled.
-    pub output_size_bytes: u32,
+    pub(crate) output_size_bytes: u32,
     /// PCI vendor id (0x1e52 for Tenstorrent).
-    pub vendor_id: u16,
+    pub(crate) vendor_id: u16,
     /// PCI device id: the arch ([`DEVICE_WORMHOLE`], [`DEVICE_BLACKHOLE`]).
     pub device_id: u16,
     /// PCI subsystem vendor id.
-    pub subsystem_vendor_id: u16,
+    pub(crate) subsystem_vendor_id: u16,
     /// PCI subsystem id (the board).
-    pub subsystem_id: u16,
+    pub(crate) subsystem_id: u16,
     /// bits 0..3 function, 3..8 device, 8..16 bus.
-    pub bus_dev_fn: u16,
+    pub(crate) bus_dev_fn: u16,
     /// Largest DMA buffer the driver allocates, log2 bytes.
-    pub max_dma_buf_size_log2: u16,
+    pub(crate) max_dma_buf_size_log2: u16,
     /// Since 1.23.
-    pub pci_domain: u16,
+    pub(crate) pci_domain: u16,
     /// Reserved, zero.
     pub reserved: u16,
 }
@@ -80,9 +80,9 @@ pub struct DeviceInfoOut {
 /// `QUERY_MAPPINGS` header (8 bytes), followed by `output_mapping_count` [`Mapping`]s.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct QueryMappingsIn {
+pub(crate) struct QueryMappingsIn {
     /// in: room for this many [`Mapping`]s after the header.
-    pub output_mapping_count: u32,
+    pub(crate) output_mapping_count: u32,
     /// Reserved, zero.
     pub reserved: u32,
 }
@@ -90,23 +90,23 @@ pub struct QueryMappingsIn {
 /// One BAR mapping (24 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     /// Which mapping (a BAR, uncached or write-combined).
-    pub mapping_id: u32,
+    pub(crate) mapping_id: u32,
     /// Reserved, zero.
     pub reserved: u32,
     /// `mmap` offset of the mapping.
-    pub mapping_base: u64,
+    pub(crate) mapping_base: u64,
     /// Bytes of the mapping.
-    pub mapping_size: u64,
+    pub(crate) mapping_size: u64,
 }
 
 /// `GET_DRIVER_INFO` (16 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GetDriverInfo {
+pub(crate) struct GetDriverInfo {
     /// in: bytes of `out` the caller has room for.
-    pub in_output_size_bytes: u32,
+    pub(crate) in_output_size_bytes: u32,
     /// out: what the driver writes.
     pub out: DriverInfoOut,
 }
@@ -114,29 +114,29 @@ pub struct GetDriverInfo {
 /// What `GET_DRIVER_INFO` returns.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DriverInfoOut {
+pub(crate) struct DriverInfoOut {
     /// out: bytes of the out part the driver filled.
-    pub output_size_bytes: u32,
+    pub(crate) output_size_bytes: u32,
     /// The ioctl API version (2 since ttkmd-2.0.0).
-    pub driver_version: u32,
+    pub(crate) driver_version: u32,
     /// The release, e.g. 2.10.0 (0.0.0 from drivers before they reported it).
-    pub driver_version_major: u8,
+    pub(crate) driver_version_major: u8,
     /// Release minor.
-    pub driver_version_minor: u8,
+    pub(crate) driver_version_minor: u8,
     /// Release patch.
-    pub driver_version_patch: u8,
+    pub(crate) driver_version_patch: u8,
     /// Reserved, zero.
-    pub reserved0: u8,
+    pub(crate) reserved0: u8,
 }
 
 /// `ALLOCATE_TLB` (48 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AllocateTlb {
+pub(crate) struct AllocateTlb {
     /// in: the window size, one of the arch's window sizes exactly.
     pub size: u64,
     /// Reserved, zero.
-    pub in_reserved: u64,
+    pub(crate) in_reserved: u64,
     /// out: what the driver writes.
     pub out: AllocateTlbOut,
 }
@@ -144,23 +144,23 @@ pub struct AllocateTlb {
 /// What `ALLOCATE_TLB` returns.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AllocateTlbOut {
+pub(crate) struct AllocateTlbOut {
     /// The TLB window's id (from `ALLOCATE_TLB`).
     pub id: u32,
     /// Reserved, zero.
-    pub reserved0: u32,
+    pub(crate) reserved0: u32,
     /// `mmap` offset of the uncached mapping of the window.
-    pub mmap_offset_uc: u64,
+    pub(crate) mmap_offset_uc: u64,
     /// `mmap` offset of the write-combined mapping.
-    pub mmap_offset_wc: u64,
+    pub(crate) mmap_offset_wc: u64,
     /// Reserved, zero.
-    pub reserved1: u64,
+    pub(crate) reserved1: u64,
 }
 
 /// `FREE_TLB` (4 bytes): EBUSY while the window is still mapped.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FreeTlb {
+pub(crate) struct FreeTlb {
     /// The TLB window's id (from `ALLOCATE_TLB`).
     pub id: u32,
 }
@@ -198,7 +198,7 @@ pub struct NocTlbConfig {
 /// `CONFIGURE_TLB` (48 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ConfigureTlb {
+pub(crate) struct ConfigureTlb {
     /// The TLB window's id (from `ALLOCATE_TLB`).
     pub id: u32,
     /// Reserved, zero.
@@ -206,7 +206,7 @@ pub struct ConfigureTlb {
     /// Where the window points.
     pub config: NocTlbConfig,
     /// Reserved, zero.
-    pub out_reserved: u64,
+    pub(crate) out_reserved: u64,
 }
 
 nix::ioctl_readwrite_bad!(
@@ -231,7 +231,7 @@ nix::ioctl_readwrite_bad!(
     CONFIGURE_TLB, ConfigureTlb);
 
 /// One struct's layout: `(name, size, [(field, offset)])`.
-pub type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
+pub(crate) type StructLayout = (&'static str, usize, Vec<(&'static str, usize)>);
 
 /// Sizes and field offsets, as the reference gives them.
 /// The C probe test prints the same table from the installed header.

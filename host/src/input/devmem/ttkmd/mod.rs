@@ -40,7 +40,7 @@ use riscv_linker::{Arch, NocCoord, TileMap};
 use std::path::{Path, PathBuf};
 
 /// Where the device nodes live.
-pub const DEVICE_DIR: &str = "/dev/tenstorrent";
+pub(crate) const DEVICE_DIR: &str = "/dev/tenstorrent";
 
 /// Where a card's harvesting comes from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub enum DeviceSpec {
 }
 
 /// The device node of card `index`.
-pub fn device_path(index: u32) -> PathBuf {
+pub(crate) fn device_path(index: u32) -> PathBuf {
     Path::new(DEVICE_DIR).join(index.to_string())
 }
 
@@ -120,11 +120,8 @@ pub fn parse_spec(arg: &Path) -> Result<DeviceSpec> {
         None => (s, None),
     };
     let (path, index) = if let Some(n) = node.strip_prefix("tt:") {
-        let index: u32 = n.parse().map_err(|_| {
-            Error::Other(format!(
-                "--device {s}: `tt:` takes a card number (tt:0 is {}/0)",
-                DEVICE_DIR
-            ))
+        let index: u32 = n.parse().map_err(|_| Error::Argument {
+            what: format!("--device {s}: `tt:` takes a card number (tt:0 is {DEVICE_DIR}/0)"),
         })?;
         (device_path(index), Some(index))
     } else if let Some(n) = node
@@ -136,7 +133,9 @@ pub fn parse_spec(arg: &Path) -> Result<DeviceSpec> {
         return Ok(DeviceSpec::File(arg.into()));
     };
     let mut options = KmdOptions::default();
-    let bad = |what: String| Error::Other(format!("--device {s}: {what}"));
+    let bad = |what: String| Error::Argument {
+        what: format!("--device {s}: {what}"),
+    };
     let mut chip = None;
     let mut cluster = None;
     for kv in settings.into_iter().flat_map(|r| r.split(',')) {
@@ -212,7 +211,10 @@ fn tile_map(
     path: &Path,
     options: &KmdOptions,
 ) -> Result<(TileMap, HarvestOrigin)> {
-    let bad = |e: riscv_linker::HarvestError| Error::Other(format!("{}: {e}", path.display()));
+    let bad = |e: riscv_linker::HarvestError| Error::BadFile {
+        path: path.to_path_buf(),
+        what: e.to_string(),
+    };
     let translation = options.translation.unwrap_or(true);
     match &options.harvest {
         HarvestSource::Unknown => Ok((
@@ -266,7 +268,7 @@ impl<D: Driver> TtKmd<D> {
 
 /// Opens the card at `path` (`/dev/tenstorrent/N`). A card that is not there is an error
 /// naming the path and tt-kmd.
-pub fn open_card(
+pub(crate) fn open_card(
     path: &Path,
     index: Option<u32>,
     options: &KmdOptions,
@@ -303,7 +305,7 @@ pub struct CardInfo {
     pub card: std::result::Result<CardIdentity, String>,
 }
 
-/// Every card under [`DEVICE_DIR`], by index, opened with `options` (harvesting as given:
+/// Every card under `DEVICE_DIR`, by index, opened with `options` (harvesting as given:
 /// unknown by default). An absent directory is no card.
 pub fn list_cards(options: &KmdOptions) -> Vec<CardInfo> {
     list_cards_in(Path::new(DEVICE_DIR), options, KmdDriver::open)
@@ -367,7 +369,7 @@ pub fn render_cards(cards: &[CardInfo]) -> String {
 }
 
 /// Opens a card spec as device memory (`writable`: may write the consumer words).
-pub fn open_memory(
+pub(crate) fn open_memory(
     path: &Path,
     index: Option<u32>,
     options: &KmdOptions,

@@ -124,21 +124,21 @@ fn install() -> bool {
 }
 
 /// A registered range; unregistered on drop (drop it before unmapping the range).
-pub struct Guard {
+pub(crate) struct Guard {
     slot: usize,
 }
 
 impl Guard {
     /// Guards `[start, start + len)`. `None` when every slot is taken or the handler could
     /// not be installed (the window then works unguarded, as any mapping does).
-    pub fn register(start: *const u8, len: usize) -> Option<Guard> {
+    pub(crate) fn register(start: *const u8, len: usize) -> Option<Guard> {
         Self::register_with(start, len, true)
     }
 
     /// As [`Guard::register`], but a fault leaves the range reading zeros instead of 0xFF
     /// bytes (no fill: a device image can be far larger than a window); its reader must
     /// look at [`Guard::faulted`] before trusting what it read.
-    pub fn register_unfilled(start: *const u8, len: usize) -> Option<Guard> {
+    pub(crate) fn register_unfilled(start: *const u8, len: usize) -> Option<Guard> {
         Self::register_with(start, len, false)
     }
 
@@ -164,7 +164,7 @@ impl Guard {
 
     /// Whether a SIGBUS hit the range since it was registered (its contents are then all
     /// 0xFF bytes, not the device's).
-    pub fn faulted(&self) -> bool {
+    pub(crate) fn faulted(&self) -> bool {
         SLOTS_TABLE[self.slot].faulted.load(Ordering::Acquire)
     }
 }
