@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use ttprof::capture::StopWhen;
-use ttprof::capture_session::{Attached, CaptureOptions, Event, Outcome};
+use ttprof::capture_session::{Attached, CaptureOptions, CaptureEvent, CaptureOutcome};
 use ttprof::{issue, Error, Result};
 
 /// Arguments of `ttprof capture`.
@@ -169,10 +169,10 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     );
     let mut bar: Option<ProgressBar> = None;
     let outcome = drained.write(&mut |e| match e {
-        Event::Rings { written, of } => bar
+        CaptureEvent::Rings { written, of } => bar
             .get_or_insert_with(|| progress::bar(of, "rings"))
             .set_position(written),
-        Event::AllOutputsFailed(e) => eprintln!("error: --all-outputs: {e}"),
+        CaptureEvent::AllOutputsFailed(e) => eprintln!("error: --all-outputs: {e}"),
     })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -199,7 +199,7 @@ fn until(stop: &StopWhen) -> String {
 
 /// What a written capture prints first: the per-op summary (--all-outputs), the clock, the
 /// files.
-fn print_written(o: &Outcome) {
+fn print_written(o: &CaptureOutcome) {
     if let Some(summary) = &o.summary {
         print!("{summary}");
         println!();
@@ -212,7 +212,7 @@ fn print_written(o: &Outcome) {
 }
 
 /// What a written capture prints last: its counts, the CSV and the summary file.
-fn print_counts(o: &Outcome, summary_file: &std::path::Path) {
+fn print_counts(o: &CaptureOutcome, summary_file: &std::path::Path) {
     let (c, w) = (&o.captured, &o.written);
     let r = &c.readout;
     let ratio = r

@@ -7,7 +7,7 @@ use riscv_linker::{Arch, Risc};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::launch::Policy;
-use ttprof::session::run::{Outcome, Progress, Run, RunOptions};
+use ttprof::session::run::{RunOutcome, RunEvent, Run, RunOptions};
 use ttprof::session::{parse_arch, parse_grid, Backend, BuildRequest, Building};
 use ttprof::{issue, Result};
 
@@ -234,13 +234,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         out: args.out.clone(),
     };
     let run = Run::launch(&options, &mut |p| match p {
-        Progress::Building(Building::Sources { spec, risc, arch }) => {
+        RunEvent::Building(Building::Sources { spec, risc, arch }) => {
             eprintln!("building {spec} for {risc} ({arch})...")
         }
-        Progress::Building(Building::Crate { dir, arch }) => {
+        RunEvent::Building(Building::Crate { dir, arch }) => {
             eprintln!("building the kernel crate {} for {arch}...", dir.display())
         }
-        Progress::Launched { launch, tiles } => eprintln!(
+        RunEvent::Launched { launch, tiles } => eprintln!(
             "run {}: {} on {tiles} tile(s), {} instructions",
             launch.run_id, launch.op, launch.instructions
         ),
@@ -253,7 +253,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 
 /// Prints a finished run: the summary, the readout's figures, the files written and every
 /// problem; the exit code.
-fn print(outcome: &Outcome) -> ExitCode {
+fn print(outcome: &RunOutcome) -> ExitCode {
     let profile = &outcome.session;
     print!("{}", profile.summary_text());
     let r = &profile.readout;

@@ -431,7 +431,7 @@ fn tracy(ttprof: &Path, snap: &Path, oplog: &Path, port: u16) -> Measured {
         "900",
     ];
     let child = timed(ttprof, &args);
-    let opts = ttprof::tracy::test_client::CaptureOptions {
+    let opts = ttprof::tracy::test_client::ClientOptions {
         timeout: Duration::from_secs(900),
         ..Default::default()
     };

@@ -8,14 +8,14 @@
 //! ([`crate::capture`]); [`Drained::write`] names the zones from the op log and writes the
 //! outputs ring by ring from the spool (memory: one ring's records): the device CSV, the
 //! Perfetto trace and the Parquet tables, or with [`CaptureOptions::all_outputs`] every
-//! output `ttprof report` writes; [`Outcome::write_summary`] adds [`SUMMARY_FILE`] with
+//! output `ttprof report` writes; [`CaptureOutcome::write_summary`] adds [`SUMMARY_FILE`] with
 //! the capture's counts.
 //!
 //! A capture consumes the rings (it moves their `TAIL`), so what it drained is nowhere else
 //! afterwards: an op log it cannot read when the capture ends still leaves the CSV written,
 //! with unnamed zones and an error issue; so does an op log that does not fit the run for
 //! `all_outputs` (the CSV, Perfetto trace and Parquet tables are written instead of the
-//! report's outputs, [`Event::AllOutputsFailed`]). Outputs that cannot be written at all
+//! report's outputs, [`CaptureEvent::AllOutputsFailed`]). Outputs that cannot be written at all
 //! are an [`Error::CaptureLost`] counting the zones lost.
 
 mod summary;
@@ -84,7 +84,7 @@ pub struct Drained {
 
 /// What [`Drained::write`] reports while it writes.
 #[derive(Debug)]
-pub enum Event<'a> {
+pub enum CaptureEvent<'a> {
     /// Rings written so far of the streamed outputs, and how many there are.
     Rings {
         /// Rings written.
@@ -98,7 +98,7 @@ pub enum Event<'a> {
 }
 
 /// What a written capture leaves.
-pub struct Outcome {
+pub struct CaptureOutcome {
     /// The capture: its counts per ring, the readout's issues, why it stopped.
     pub captured: Captured,
     /// What was written: zones, records, rows, names resolved, and every problem.
@@ -207,7 +207,7 @@ impl Drained {
 
     /// Reads the op log and writes the outputs and [`SUMMARY_FILE`]; `event` hears of the
     /// rings written and of an `all_outputs` that could not be written.
-    pub fn write(self, event: &mut dyn FnMut(Event)) -> Result<Outcome> {
+    pub fn write(self, event: &mut dyn FnMut(CaptureEvent)) -> Result<CaptureOutcome> {
         let Drained {
             options,
             live,
@@ -226,7 +226,7 @@ impl Drained {
         };
         let in_run = sampler.samples();
         let streamed =
-            |captured: &mut Captured, oplog: Option<&OpLog>, event: &mut dyn FnMut(Event)| {
+            |captured: &mut Captured, oplog: Option<&OpLog>, event: &mut dyn FnMut(CaptureEvent)| {
                 write::streamed(
                     &options,
                     &csv_path,
@@ -249,7 +249,7 @@ impl Drained {
                         for r in &mut captured.readout.rings {
                             r.records = Default::default();
                         }
-                        event(Event::AllOutputsFailed(&e));
+                        event(CaptureEvent::AllOutputsFailed(&e));
                         let mut w = streamed(&mut captured, Some(oplog), event)?;
                         let what = format!(
                             "--all-outputs: {e}: the op report, trace, timeline and summary are not written; the {} captured \
@@ -275,7 +275,7 @@ impl Drained {
         } = written;
         written.issues.extend(oplog_issue);
         written.issues.extend(clock::sampler_issue(&sampler));
-        Ok(Outcome {
+        Ok(CaptureOutcome {
             captured,
             written,
             summary,
@@ -288,7 +288,7 @@ impl Drained {
     }
 }
 
-impl Outcome {
+impl CaptureOutcome {
     /// Writes [`SUMMARY_FILE`] into the output directory; returns its path.
     pub fn write_summary(&self) -> Result<PathBuf> {
         let json = summary::json(&self.captured, &self.written, &self.device);

@@ -2,7 +2,7 @@
 //! Parquet tables, ring by ring) or, with `all_outputs`, every output `ttprof report`
 //! writes (two passes over the spool: the model, then the rings one at a time).
 
-use super::{CaptureOptions, Event};
+use super::{CaptureOptions, CaptureEvent};
 use crate::capture::Captured;
 use crate::clock::{self, TileSample};
 use crate::csv::{self as device_csv, CsvWritten};
@@ -35,7 +35,7 @@ pub(super) fn streamed(
     oplog: Option<&OpLog>,
     in_run: &[TileSample],
     dataset: Option<Dataset>,
-    event: &mut dyn FnMut(Event),
+    event: &mut dyn FnMut(CaptureEvent),
 ) -> Result<Written> {
     let mut issues = Vec::new();
     let g = captured.readout.geometry;
@@ -50,7 +50,7 @@ pub(super) fn streamed(
     let of = captured.readout.rings.len() as u64;
     let (mut written, finished, run_issues) =
         device_csv::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| {
-            event(Event::Rings { written: n, of })
+            event(CaptureEvent::Rings { written: n, of })
         })?;
     let files = finished.iter().flat_map(|f| f.files.clone()).collect();
     written

@@ -16,7 +16,7 @@
 //! ([`interval`]: the wider of the binomial one and the spread between windows); the report
 //! adds up the launches of the same op and kernel. With `--lines` too, the report sets each
 //! share beside the exact one (`Agreement`). Each sample is timed from its window's start
-//! (the caller's [`Clock`]) and split by the innermost zone open at that time (module
+//! (the caller's [`SampleClock`]) and split by the innermost zone open at that time (module
 //! `zones`, [`SampleProfile::split_by_zones`]). Files (module `report` and the `--lines` writers):
 //! `ttprof_samples.txt`, `ttprof_samples.folded`, `ttprof_samples_flame.svg`,
 //! `ttprof_samples.parquet` (the `--lines` table with a `samples` column).
@@ -199,7 +199,7 @@ pub struct TileTime {
 
 /// The caller's clock: a tile's [`TileTime`], `None` when unknown (then the samples have
 /// no time and no zone).
-pub type Clock<'a> = &'a dyn Fn(u32, NocCoord) -> Option<TileTime>;
+pub type SampleClock<'a> = &'a dyn Fn(u32, NocCoord) -> Option<TileTime>;
 
 /// A clock that knows nothing: samples without zones.
 pub fn no_clock(_: u32, _: NocCoord) -> Option<TileTime> {
@@ -362,7 +362,7 @@ impl Sampler {
     pub(crate) fn start_launch(
         &mut self,
         mem: &dyn DeviceMemory,
-        clock: Clock<'_>,
+        clock: SampleClock<'_>,
         run_id: u32,
         op: &str,
         tiles: &[NocCoord],
@@ -380,13 +380,13 @@ impl Sampler {
 
     /// A window ended while the kernels run: reads every tile's samples, arms the next core.
     /// `clock` times the samples (their zones).
-    pub(crate) fn window(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+    pub(crate) fn window(&mut self, mem: &dyn DeviceMemory, clock: SampleClock<'_>) -> Result<()> {
         self.collect(mem, clock)?;
         self.rearm(mem, clock)
     }
 
     /// The launch ended: reads the last samples and turns the daisychains off.
-    pub(crate) fn end_launch(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+    pub(crate) fn end_launch(&mut self, mem: &dyn DeviceMemory, clock: SampleClock<'_>) -> Result<()> {
         self.collect(mem, clock)?;
         if let Some(l) = self.launch.take() {
             for t in &l.tiles {
@@ -406,7 +406,7 @@ impl Sampler {
         &mut self.profile
     }
 
-    fn rearm(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+    fn rearm(&mut self, mem: &dyn DeviceMemory, clock: SampleClock<'_>) -> Result<()> {
         let Some(l) = self.launch.as_mut() else {
             return Ok(());
         };
@@ -443,7 +443,7 @@ impl Sampler {
         Ok(())
     }
 
-    fn collect(&mut self, mem: &dyn DeviceMemory, clock: Clock<'_>) -> Result<()> {
+    fn collect(&mut self, mem: &dyn DeviceMemory, clock: SampleClock<'_>) -> Result<()> {
         let Some(l) = self.launch.as_mut() else {
             return Ok(());
         };

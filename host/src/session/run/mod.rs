@@ -11,7 +11,7 @@
 //! or L1 input costs no build, no run and no output folder; a build error costs no run),
 //! then starts a [`Session`] and launches every op, loading its DRAM inputs before each
 //! launch and storing its outputs after. A kernel fault ends the launches and is kept; [`Run::finish`] writes every output
-//! (ring by ring, memory bounded at any run length) and returns the [`Outcome`].
+//! (ring by ring, memory bounded at any run length) and returns the [`RunOutcome`].
 
 mod dram;
 mod manifest;
@@ -79,7 +79,7 @@ pub struct RunOptions {
 
 /// What a run reports while it works, before each kernel build and after each launch.
 #[derive(Clone, Copy, Debug)]
-pub enum Progress<'a> {
+pub enum RunEvent<'a> {
     /// A kernel is about to be built from its sources.
     Building(Building<'a>),
     /// A launch ran to its end, on `tiles` tiles.
@@ -100,7 +100,7 @@ pub struct Run {
 }
 
 /// What a finished run leaves.
-pub struct Outcome {
+pub struct RunOutcome {
     /// The session's outputs, readout and problems.
     pub session: FinishedSession,
     /// The kernel fault that ended the launches, if one did ([`Error::Fault`]): the outputs
@@ -145,7 +145,7 @@ impl Run {
     /// `progress` hears of each build and launch. An unusable input is an error before the
     /// output folder is created; a kernel fault ends the launches and is kept for
     /// [`Run::finish`]; any other error ends the run.
-    pub fn launch(options: &RunOptions, progress: &mut dyn FnMut(Progress)) -> Result<Run> {
+    pub fn launch(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Run> {
         let Plan {
             ops,
             arch,
@@ -182,7 +182,7 @@ impl Run {
                 match session.launch(&p.op) {
                     Ok(l) => {
                         let tiles = p.op.tiles.as_ref().map_or(session.tiles().len(), Vec::len);
-                        progress(Progress::Launched { launch: &l, tiles });
+                        progress(RunEvent::Launched { launch: &l, tiles });
                         for b in &p.dram_out {
                             mismatches.extend(b.store(&session, &p.op.name, l.run_id)?);
                         }
@@ -203,8 +203,8 @@ impl Run {
     }
 
     /// Drains the last records and writes every output ([`Session::finish`]).
-    pub fn finish(self) -> Result<Outcome> {
-        Ok(Outcome {
+    pub fn finish(self) -> Result<RunOutcome> {
+        Ok(RunOutcome {
             session: self.session.finish()?,
             fault: self.fault,
             mismatches: self.mismatches,
@@ -214,7 +214,7 @@ impl Run {
 
 /// The ops to launch, the arch, grid and policy: the manifest or the command line's op,
 /// every kernel built, every op checked ([`super::check`]).
-fn plan(options: &RunOptions, progress: &mut dyn FnMut(Progress)) -> Result<Plan> {
+fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan> {
     let (manifest, base) = match &options.manifest {
         Some(p) => (
             Some(manifest::read(p)?),
@@ -316,7 +316,7 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(Progress)) -> Result<Plan
             parsed.push(c);
         }
         for (risc, spec) in &plan.kernels {
-            let elf = builder.kernel(spec, *risc, &mut |b| progress(Progress::Building(b)))?;
+            let elf = builder.kernel(spec, *risc, &mut |b| progress(RunEvent::Building(b)))?;
             op = op.kernel(*risc, elf);
         }
         for (risc, words) in plan.args.iter().chain(&cli_args) {

@@ -13,7 +13,7 @@ use crate::sink::RingSource;
 use std::path::Path;
 
 /// What the command did: the capture, and every problem found on the way.
-pub struct Outcome {
+pub struct TracyOutcome {
     /// What the capture tool received.
     pub report: ServeReport,
     /// Problems in the data (readout, naming, stream).
@@ -43,7 +43,7 @@ pub enum Source<'a> {
 /// has drained it. Progress goes to stderr. The run is read in two passes (the model, then
 /// the rings one at a time, [`crate::pass`], [`crate::import::stream`]): what stays is the
 /// Tracy stream's own tables.
-pub fn run(source: &Source, opts: &ServeOptions) -> Result<Outcome> {
+pub fn run(source: &Source, opts: &ServeOptions) -> Result<TracyOutcome> {
     let (p, stream, note) = match *source {
         Source::Device { device, oplog } => {
             let loaded = crate::pass::open(device, Some(OpLog::read(oplog)?))?;
@@ -70,13 +70,13 @@ fn stream_of(p: &Profile, rings: &mut dyn RingSource) -> Result<TracyStream> {
 }
 
 /// Serves `p` until a capture tool has drained it.
-pub fn serve(p: Profile, opts: &ServeOptions) -> Result<Outcome> {
+pub fn serve(p: Profile, opts: &ServeOptions) -> Result<TracyOutcome> {
     let stream = TracyStream::of(&p, &StreamOptions::default())?;
     serve_stream(p, stream, opts)
 }
 
 /// Serves `stream`, built from `p`, until a capture tool has drained it.
-fn serve_stream(p: Profile, stream: TracyStream, opts: &ServeOptions) -> Result<Outcome> {
+fn serve_stream(p: Profile, stream: TracyStream, opts: &ServeOptions) -> Result<TracyOutcome> {
     let s = &stream.summary;
     eprintln!(
         "Tracy stream: {} zones on {} RISC lanes in {} GPU contexts ({} tile(s) each), {} source locations, {} ops, \
@@ -106,5 +106,5 @@ fn serve_stream(p: Profile, stream: TracyStream, opts: &ServeOptions) -> Result<
         .chain(p.sites.issues)
         .chain(stream.issues)
         .collect();
-    Ok(Outcome { report, issues })
+    Ok(TracyOutcome { report, issues })
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// How to connect, and optionally how to misbehave.
 #[derive(Clone, Debug)]
-pub struct CaptureOptions {
+pub struct ClientOptions {
     /// The protocol version to announce.
     pub protocol_version: u32,
     /// Give up connecting, or waiting for data, after this long.
@@ -28,9 +28,9 @@ pub struct CaptureOptions {
     pub stop_after_frames: Option<u64>,
 }
 
-impl Default for CaptureOptions {
+impl Default for ClientOptions {
     fn default() -> Self {
-        CaptureOptions {
+        ClientOptions {
             protocol_version: PROTOCOL_VERSION,
             timeout: Duration::from_secs(30),
             stop_after_frames: None,
@@ -109,7 +109,7 @@ fn connect(addr: SocketAddr, timeout: Duration) -> Result<TcpStream, String> {
 
 /// Captures from the program listening at `addr`. `Err` when no capture could start (no
 /// connection, or the program refused the handshake: the message names the status).
-pub fn capture(addr: SocketAddr, opts: &CaptureOptions) -> Result<Capture, String> {
+pub fn capture(addr: SocketAddr, opts: &ClientOptions) -> Result<Capture, String> {
     let mut sock = connect(addr, opts.timeout)?;
     let io = |e: std::io::Error| format!("capture from {addr}: {e}");
     sock.set_read_timeout(Some(opts.timeout)).map_err(io)?;

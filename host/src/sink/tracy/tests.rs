@@ -5,7 +5,7 @@
 use super::decoder::EventDecoder;
 use super::encode::Encoder;
 use super::protocol::{MessageSeverity, Query, QueryPacket};
-use super::test_client::{capture, Capture, CaptureOptions};
+use super::test_client::{capture, Capture, ClientOptions};
 use super::*;
 use crate::decode::{RecordKind, Records};
 use crate::oplog::{OpLog, OpLogEntry, OpRecord, Signpost};
@@ -257,7 +257,7 @@ fn every_zone_arrives_once_with_its_name_site_lane_and_host_time() {
     let (s, readout, res, tb) = stream(0);
     assert!(s.issues.is_empty(), "{:?}", s.issues);
     let (report, cap) = serve_to(&s, &opts(20_000), |addr| {
-        capture(addr, &CaptureOptions::default()).unwrap()
+        capture(addr, &ClientOptions::default()).unwrap()
     });
     let report = report.unwrap();
     assert!(cap.complete, "{:?}", cap.errors());
@@ -482,7 +482,7 @@ fn a_tool_with_another_protocol_version_is_refused_and_the_next_one_served() {
     let (report, (old, garbage, good)) = serve_to(&s, &opts(20_000), |addr| {
         let old = capture(
             addr,
-            &CaptureOptions {
+            &ClientOptions {
                 protocol_version: 76,
                 ..Default::default()
             },
@@ -497,7 +497,7 @@ fn a_tool_with_another_protocol_version_is_refused_and_the_next_one_served() {
         (
             old,
             garbage,
-            capture(addr, &CaptureOptions::default()).unwrap(),
+            capture(addr, &ClientOptions::default()).unwrap(),
         )
     });
     let e = old.unwrap_err();
@@ -551,13 +551,13 @@ fn a_tool_leaving_mid_stream_is_reported_and_the_next_one_gets_everything() {
     let (report, (partial, full)) = serve_to(&s, &opts(20_000), |addr| {
         let partial = capture(
             addr,
-            &CaptureOptions {
+            &ClientOptions {
                 stop_after_frames: Some(1),
                 ..Default::default()
             },
         )
         .unwrap();
-        (partial, capture(addr, &CaptureOptions::default()).unwrap())
+        (partial, capture(addr, &ClientOptions::default()).unwrap())
     });
     assert!(!partial.complete && (partial.decoded.gpu_zones.len() as u64) < s.summary.zones);
     assert!(
@@ -586,7 +586,7 @@ fn a_tool_leaving_mid_stream_with_nobody_after_it_times_out_naming_it() {
     let (report, _) = serve_to(&s, &opts(500), |addr| {
         capture(
             addr,
-            &CaptureOptions {
+            &ClientOptions {
                 stop_after_frames: Some(1),
                 ..Default::default()
             },
@@ -682,7 +682,7 @@ fn a_connection_that_never_sends_its_handshake_does_not_hold_up_the_next_tool() 
     };
     let (report, (mut idle, good)) = serve_to(&s, &o, |addr| {
         let idle = std::net::TcpStream::connect(addr).unwrap();
-        (idle, capture(addr, &CaptureOptions::default()).unwrap())
+        (idle, capture(addr, &ClientOptions::default()).unwrap())
     });
     let report = report.unwrap();
     assert!(
@@ -720,7 +720,7 @@ fn connections_without_a_handshake_are_refused_after_the_handshake_limit_or_name
             assert_eq!(t.read(&mut [0u8; 16]).unwrap(), 0, "closed without a reply");
         }
         // ... and the next tool is served.
-        capture(addr, &CaptureOptions::default()).unwrap()
+        capture(addr, &ClientOptions::default()).unwrap()
     });
     assert!(good.complete);
     let attempts = report.unwrap().attempts;
