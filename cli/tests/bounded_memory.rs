@@ -272,7 +272,7 @@ fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
     .unwrap();
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port.parse::<u16>().unwrap()));
     // (A child that dies leaves the client retrying until this safety net: keep it short.)
-    let opts = ttprof::tracy::test_client::CaptureOptions {
+    let opts = ttprof::tracy::test_client::ClientOptions {
         timeout: std::time::Duration::from_secs(120),
         ..Default::default()
     };
@@ -325,7 +325,7 @@ fn tracy_of_a_long_run_heavy_in_messages_serves_every_message_within_a_small_add
     .spawn()
     .unwrap();
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port.parse::<u16>().unwrap()));
-    let opts = ttprof::tracy::test_client::CaptureOptions {
+    let opts = ttprof::tracy::test_client::ClientOptions {
         timeout: std::time::Duration::from_secs(120),
         ..Default::default()
     };
