@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use ttprof::capture::StopWhen;
-use ttprof::capture_session::{Attached, CaptureOptions, CaptureEvent, CaptureOutcome};
+use ttprof::capture_session::{Attached, CaptureEvent, CaptureOptions, CaptureOutcome};
 use ttprof::{issue, Error, Result};
 
 /// Arguments of `ttprof capture`.

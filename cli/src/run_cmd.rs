@@ -7,7 +7,7 @@ use riscv_linker::{Arch, Risc};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::launch::Policy;
-use ttprof::session::run::{RunOutcome, RunEvent, Run, RunOptions};
+use ttprof::session::run::{Run, RunEvent, RunOptions, RunOutcome};
 use ttprof::session::{parse_arch, parse_grid, Backend, BuildRequest, Building};
 use ttprof::{issue, Result};
 

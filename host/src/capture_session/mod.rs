@@ -225,19 +225,20 @@ impl Drained {
             shared_disk,
         };
         let in_run = sampler.samples();
-        let streamed =
-            |captured: &mut Captured, oplog: Option<&OpLog>, event: &mut dyn FnMut(CaptureEvent)| {
-                write::streamed(
-                    &options,
-                    &csv_path,
-                    captured,
-                    oplog,
-                    in_run,
-                    options.dataset.clone(),
-                    event,
-                )
-                .map_err(lost)
-            };
+        let streamed = |captured: &mut Captured,
+                        oplog: Option<&OpLog>,
+                        event: &mut dyn FnMut(CaptureEvent)| {
+            write::streamed(
+                &options,
+                &csv_path,
+                captured,
+                oplog,
+                in_run,
+                options.dataset.clone(),
+                event,
+            )
+            .map_err(lost)
+        };
         let written = match (&oplog, options.all_outputs) {
             (Some(oplog), true) => {
                 match write::all_outputs(&options, &mut captured, oplog, in_run) {

@@ -2,7 +2,7 @@
 //! Parquet tables, ring by ring) or, with `all_outputs`, every output `ttprof report`
 //! writes (two passes over the spool: the model, then the rings one at a time).
 
-use super::{CaptureOptions, CaptureEvent};
+use super::{CaptureEvent, CaptureOptions};
 use crate::capture::Captured;
 use crate::clock::{self, TileSample};
 use crate::csv::{self as device_csv, CsvWritten};

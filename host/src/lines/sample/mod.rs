@@ -386,7 +386,11 @@ impl Sampler {
     }
 
     /// The launch ended: reads the last samples and turns the daisychains off.
-    pub(crate) fn end_launch(&mut self, mem: &dyn DeviceMemory, clock: SampleClock<'_>) -> Result<()> {
+    pub(crate) fn end_launch(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        clock: SampleClock<'_>,
+    ) -> Result<()> {
         self.collect(mem, clock)?;
         if let Some(l) = self.launch.take() {
             for t in &l.tiles {
