@@ -239,13 +239,13 @@ fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space()
 /// resident when it was held in memory (~53 bytes a zone, `stream-bench`), so that fails.
 const TRACY_LIMIT: u64 = 96 << 20;
 
-#[test]
-fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
-    // The lanes' begin/end events go to a spool file as each ring is read and come back a
-    // window per lane while they are served: the stream holds no events in memory.
-    let dir = temp_dir("bounded-tracy");
-    let run = long_run::write(&dir, ZONES, 12_000).unwrap();
-    // A free port (released at once, then listened on by the child).
+/// Serves `run` with `ttprof tracy` in a child limited to [`TRACY_LIMIT`] of address space
+/// and drains it with the protocol-level test client; asserts that the child exited 0 and
+/// that the client received a complete, error-free capture (a child that dies leaves the
+/// client retrying until its timeout: kept short).
+fn serve_to_the_test_client(
+    run: &long_run::LongRun,
+) -> (ttprof::tracy::test_client::Capture, Output) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -271,7 +271,6 @@ fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
     .spawn()
     .unwrap();
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port.parse::<u16>().unwrap()));
-    // (A child that dies leaves the client retrying until this safety net: keep it short.)
     let opts = ttprof::tracy::test_client::ClientOptions {
         timeout: std::time::Duration::from_secs(120),
         ..Default::default()
@@ -282,6 +281,16 @@ fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
     let capture = capture.unwrap_or_else(|e| panic!("{e}\n{}", text(&o)));
     assert!(capture.complete, "{}", text(&o));
     assert_eq!(capture.errors(), [] as [String; 0]);
+    (capture, o)
+}
+
+#[test]
+fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
+    // The lanes' begin/end events go to a spool file as each ring is read and come back a
+    // window per lane while they are served: the stream holds no events in memory.
+    let dir = temp_dir("bounded-tracy");
+    let run = long_run::write(&dir, ZONES, 12_000).unwrap();
+    let (capture, o) = serve_to_the_test_client(&run);
     let zones = capture.decoded.gpu_zones.len() as u64;
     assert!(zones >= run.zones, "{zones} GPU zones for {}", run.zones);
     assert!(
@@ -300,41 +309,7 @@ fn tracy_of_a_long_run_heavy_in_messages_serves_every_message_within_a_small_add
     // at a time while they are served.
     let dir = temp_dir("bounded-tracy-messages");
     let run = long_run::write_with_messages(&dir, ZONES, 12_000).unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-        .to_string();
-    let child = limited_command(
-        TRACY_LIMIT,
-        &[
-            "tracy",
-            "--device",
-            p(&run.snapshot),
-            "--oplog",
-            p(&run.oplog),
-            "--port",
-            &port,
-            "--timeout-s",
-            "600",
-        ],
-    )
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port.parse::<u16>().unwrap()));
-    let opts = ttprof::tracy::test_client::ClientOptions {
-        timeout: std::time::Duration::from_secs(120),
-        ..Default::default()
-    };
-    let capture = ttprof::tracy::test_client::capture(addr, &opts);
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let capture = capture.unwrap_or_else(|e| panic!("{e}\n{}", text(&o)));
-    assert!(capture.complete, "{}", text(&o));
-    assert_eq!(capture.errors(), [] as [String; 0]);
+    let (capture, o) = serve_to_the_test_client(&run);
     let d = &capture.decoded;
     assert!(d.gpu_zones.len() as u64 >= run.zones, "{}", text(&o));
     // A value message per value zone, a data message per loop: a third of the zones each,
