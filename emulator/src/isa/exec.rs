@@ -21,6 +21,7 @@ use crate::isa::hart::Core;
 use crate::isa::hart::Hart;
 use crate::isa::pipeline::{self, Region};
 use riscv_linker::mmio::{INSTRN_BUF_BASE, WALL_CLOCK_L};
+use std::ops::ControlFlow;
 
 /// Why [`Hart::run`] returned without a fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +56,22 @@ pub(crate) enum Flow {
     },
     Halted(u32),
     ResetWrite,
+}
+
+impl Flow {
+    /// Whether a run goes on after this instruction (and whether the next one is a limit
+    /// check point) or ends with an [`Exit`]: one mapping for the interpreter and the JIT.
+    #[inline(always)]
+    pub(crate) fn go_on(self) -> ControlFlow<Exit, bool> {
+        match self {
+            Flow::Next => ControlFlow::Continue(false),
+            Flow::Transfer => ControlFlow::Continue(true),
+            Flow::Halted(code) => ControlFlow::Break(Exit::Halted(code)),
+            Flow::ResetWrite => ControlFlow::Break(Exit::ResetWrite),
+            Flow::Yield => ControlFlow::Break(Exit::Yield),
+            Flow::Blocked { addr, write } => ControlFlow::Break(Exit::Blocked { addr, write }),
+        }
+    }
 }
 
 impl Hart {
@@ -103,13 +120,11 @@ impl Hart {
             if check && core.time >= limit {
                 return Ok(Exit::Limit);
             }
-            match step::<false>(core, code, local, csrs, base, start, mem, zicsr, &mut marks)? {
-                Flow::Next => check = false,
-                Flow::Transfer => check = true,
-                Flow::Halted(code) => return Ok(Exit::Halted(code)),
-                Flow::ResetWrite => return Ok(Exit::ResetWrite),
-                Flow::Yield => return Ok(Exit::Yield),
-                Flow::Blocked { addr, write } => return Ok(Exit::Blocked { addr, write }),
+            match step::<false>(core, code, local, csrs, base, start, mem, zicsr, &mut marks)?
+                .go_on()
+            {
+                ControlFlow::Continue(at_check) => check = at_check,
+                ControlFlow::Break(exit) => return Ok(exit),
             }
         }
     }
@@ -153,13 +168,9 @@ impl Hart {
                 let span = crate::debug::daisychain::span_of(pc, from, core.time, &marks);
                 mem.sample(&span, from, core.time)?;
             }
-            match r? {
-                Flow::Next => check = false,
-                Flow::Transfer => check = true,
-                Flow::Halted(code) => return Ok(Exit::Halted(code)),
-                Flow::ResetWrite => return Ok(Exit::ResetWrite),
-                Flow::Yield => return Ok(Exit::Yield),
-                Flow::Blocked { addr, write } => return Ok(Exit::Blocked { addr, write }),
+            match r?.go_on() {
+                ControlFlow::Continue(at_check) => check = at_check,
+                ControlFlow::Break(exit) => return Ok(exit),
             }
         }
     }

@@ -29,11 +29,12 @@ mod x86;
 use crate::chip::fault::FaultKind;
 use crate::chip::memory::TileMem;
 use crate::debug::lines::{Cause, LineTable};
-use crate::isa::exec::{Exit, Flow};
+use crate::isa::exec::Exit;
 use crate::isa::hart::Hart;
 pub(crate) use compile::Env;
 use compile::{BlockLines, Count, CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 use memmap2::{Mmap, MmapMut};
+use std::ops::ControlFlow;
 use x86::*;
 
 /// Bytes of executable memory per hart (reserved; pages are used as blocks are added).
@@ -386,13 +387,9 @@ fn run_with(
         } else {
             h.step(mem, zicsr)
         };
-        match flow? {
-            Flow::Next => check = false,
-            Flow::Transfer => check = true,
-            Flow::Halted(code) => return Ok(Exit::Halted(code)),
-            Flow::ResetWrite => return Ok(Exit::ResetWrite),
-            Flow::Yield => return Ok(Exit::Yield),
-            Flow::Blocked { addr, write } => return Ok(Exit::Blocked { addr, write }),
+        match flow?.go_on() {
+            ControlFlow::Continue(at_check) => check = at_check,
+            ControlFlow::Break(exit) => return Ok(exit),
         }
     }
 }
