@@ -5,8 +5,8 @@
 //! lanes' zone begins and ends merged into one time order (a k-way merge), so each
 //! context's GPU time stream never goes back (Tracy would read a jump back of more than
 //! 2^31 ns as a counter wrap). The lanes' events are read back from the stream's spool a
-//! window at a time ([`super::spool`]), so the merge holds one window per lane; the host
-//! rows' zones and the messages likewise ([`super::records`]): one row's reader at a time,
+//! window at a time ([`super::records`]), so the merge holds one window per lane; the host
+//! rows' zones and the messages likewise: one row's reader at a time,
 //! and for messages the readers of one thread's runs (one, unless several rings share a
 //! thread), merged by time. Times go out relative to the stream's base for GPU times, so
 //! they start at 0; the contexts map GPU time 0 to host time `base`.
@@ -15,7 +15,6 @@ use super::encode::{Encoder, GpuAt};
 use super::plan::{HostZone, LaneEv, Message, TracyStream, END, SRCLOC_KEY_BASE};
 use super::protocol::{Ev, Query, QueryPacket, GPU_CONTEXT_CUSTOM};
 use super::records::RecordReader;
-use super::spool::LaneReader;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io;
@@ -40,7 +39,7 @@ pub(crate) struct Emitter<'a> {
     j: usize,
     threads: Vec<u32>,
     /// Each lane's events not merged yet, and the merge: (next event, lane) by time.
-    readers: Vec<LaneReader>,
+    readers: Vec<RecordReader<LaneEv>>,
     heap: BinaryHeap<Reverse<(i64, u32, u32)>>,
     heap_ready: bool,
     /// The host row being sent.
@@ -55,7 +54,7 @@ pub(crate) struct Emitter<'a> {
 impl<'a> Emitter<'a> {
     pub(crate) fn new(s: &'a TracyStream) -> Emitter<'a> {
         let threads = s.lanes.iter().map(|l| l.thread).collect();
-        let readers = s.lanes.iter().map(|l| s.spool.reader(l.events)).collect();
+        let readers = s.lanes.iter().map(|l| s.records.reader(l.events)).collect();
         let next_query = vec![0; s.contexts.len()];
         Emitter {
             s,

@@ -31,7 +31,7 @@
 //!
 //! Modules, one job each: `protocol` (Tracy's numbers, with their source files),
 //! `encode` (event bytes and delta-encoded times), `frame` (LZ4 framing), `layout`,
-//! `plan` (readout to stream), `spool` and `records` (what the stream keeps on disk), `emit` (wire order and query answers), `session` (one
+//! `plan` (readout to stream), `records` (what the stream keeps on disk), `emit` (wire order and query answers), `session` (one
 //! connection), `server` (listening, timeouts, retries), and for tests (feature `testing`)
 //! `test_client` with `decoder`: a capture tool that checks everything the real server
 //! relies on.
@@ -51,7 +51,6 @@ pub(crate) mod protocol;
 pub(crate) mod records;
 pub(crate) mod server;
 pub(crate) mod session;
-pub(crate) mod spool;
 #[cfg(any(test, feature = "testing"))]
 pub mod test_client;
 #[cfg(test)]

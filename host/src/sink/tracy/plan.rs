@@ -1,6 +1,6 @@
 //! What the stream holds, computed once from a readout: contexts and lanes, each lane's
-//! properly nested begin/end sequence in host nanoseconds (spooled, [`super::spool`]), the
-//! host rows with the op log's launches and the messages (spooled, [`super::records`]),
+//! properly nested begin/end sequence in host nanoseconds, the host rows with the op
+//! log's launches and the messages (all spooled, [`super::records`]),
 //! and the string and source-location tables the capture tool queries.
 //!
 //! A [`TracyStream`] is immutable, so it can be served again to a capture tool that connects
@@ -9,7 +9,6 @@
 use super::layout::{self, Context, Layout};
 use super::protocol::{MessageSeverity, MAX_SOURCE_LOCATIONS, MAX_THREADS};
 use super::records::{RecordSpool, RecordWriter, Span};
-use super::spool::{Run, Spool, SpoolWriter};
 use crate::decode::RecordKind;
 use crate::error::{Error, Result};
 use crate::issue::Issue;
@@ -35,13 +34,13 @@ pub(crate) struct LaneEv {
     pub(crate) srcloc: u32,
 }
 
-/// One RISC's row: its begin/end events are in the stream's [`Spool`], in time order
+/// One RISC's row: its begin/end events are in the stream's [`RecordSpool`], in time order
 /// (`first` and `last` are the earliest and latest times).
 #[derive(Clone, Debug)]
 pub(crate) struct Lane {
     pub context: u8,
     pub thread: u32,
-    pub events: Run,
+    pub events: Span,
     pub first: i64,
     pub last: i64,
 }
@@ -141,14 +140,12 @@ pub struct TracyStream {
     pub(crate) contexts: Vec<Context>,
     pub(crate) threads: BTreeMap<u32, String>,
     pub(crate) lanes: Vec<Lane>,
-    /// The lanes' events.
-    pub(crate) spool: Spool,
     /// Host rows.
     pub(crate) host: Vec<HostRow>,
     /// Sorted by thread (runs of one thread in the order they were made: merged by time,
     /// the earlier run first on ties, they give the messages sorted by (thread, time)).
     pub(crate) messages: Vec<MessageRun>,
-    /// The host rows' zones and the messages.
+    /// The lanes' events, the host rows' zones and the messages.
     pub(crate) records: RecordSpool,
     /// Counts describing it.
     pub summary: StreamCounts,
@@ -266,9 +263,8 @@ pub struct TracySink {
     threads: BTreeMap<u32, String>,
     /// Lanes and per-ring issues keyed by ring, for the order of [`RingId`]s.
     lanes: Vec<(RingId, Lane)>,
-    spool: Option<SpoolWriter>,
     ring_issues: Vec<(RingId, Issue)>,
-    /// Messages and host zones as they are made.
+    /// Lane events, messages and host zones as they are made.
     records: Option<RecordWriter>,
     message_runs: Vec<MessageRun>,
     /// Earliest and latest time of a message.
@@ -287,7 +283,6 @@ impl TracySink {
             layout: Layout::default(),
             threads: BTreeMap::new(),
             lanes: Vec::new(),
-            spool: Some(SpoolWriter::new()),
             ring_issues: Vec::new(),
             records: Some(RecordWriter::new()),
             message_runs: Vec::new(),
@@ -444,11 +439,11 @@ impl Sink for TracySink {
             first.get_or_insert(prev);
             LaneEv { time: prev, srcloc }
         });
-        let spool = self
-            .spool
+        let records = self
+            .records
             .as_mut()
             .ok_or_else(|| Error::Internal("a ring after the Tracy stream was built".into()))?;
-        let events = spool.lane(events)?;
+        let events = records.run(events)?;
         let (first, last) = (first.unwrap_or(prev), prev);
         if backwards > 0 {
             let what = format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time");
@@ -515,11 +510,6 @@ impl Sink for TracySink {
         });
         summary.base_ns = base.unwrap_or(0);
         summary.last_ns = last.unwrap_or(0);
-        let spool = self
-            .spool
-            .take()
-            .ok_or_else(|| Error::Internal("the Tracy stream was built twice".into()))?
-            .finish()?;
         let layout = std::mem::take(&mut self.layout);
         summary.contexts = layout.contexts.len();
         summary.tiles_per_context = layout.tiles_per_context;
@@ -550,7 +540,6 @@ impl Sink for TracySink {
             contexts: layout.contexts,
             threads,
             lanes,
-            spool,
             host,
             messages,
             records,

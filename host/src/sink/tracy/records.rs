@@ -1,11 +1,16 @@
-//! Where the stream keeps its messages (device events, data, sums, losses, value zones'
-//! values, signposts) and the op log's host zones: like the lanes' events ([`super::spool`]),
-//! in one unnamed temporary file, each run of records written once and read back a small
-//! window at a time, so what stays in memory per message or op is nothing. Records have a
-//! text, so they are of any length: a fixed head, then the text's length and bytes
-//! (little-endian). A reader's window grows to the longest record it meets, no further.
+//! Where the stream keeps its lanes' begin/end events, its messages (device events, data,
+//! sums, losses, value zones' values, signposts) and the op log's host zones: one unnamed
+//! temporary file (the `tempfile` crate, in the system's temporary directory; its space
+//! goes back when the stream is dropped or the process ends), each run of records (a
+//! lane's events, a thread's messages, a host row's zones) written once as its ring is
+//! read and read back a small window at a time, so what stays in memory per zone, message
+//! or op is nothing: the k-way merge of the lanes ([`super::emit`]) holds one window per
+//! lane, whatever the run's length. A lane event is 12 bytes (time as i64, source location
+//! as u32); a message or host zone has a text, so it is of any length: a fixed head, then
+//! the text's length and bytes (all little-endian). A reader's window grows to the longest
+//! record it meets, no further.
 
-use super::plan::{HostZone, Message};
+use super::plan::{HostZone, LaneEv, Message};
 use super::protocol::MessageSeverity;
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -70,14 +75,13 @@ impl RecordWriter {
             let out = match &mut self.out {
                 Some(out) => out,
                 None => {
-                    let f = tempfile::tempfile().map_err(|e| {
-                        spool_error("create the Tracy stream's message spool in", e)
-                    })?;
+                    let f = tempfile::tempfile()
+                        .map_err(|e| spool_error("create the Tracy stream's spool in", e))?;
                     self.out.insert(BufWriter::with_capacity(1 << 16, f))
                 }
             };
             out.write_all(&self.buf)
-                .map_err(|e| spool_error("write the Tracy stream's message spool in", e))?;
+                .map_err(|e| spool_error("write the Tracy stream's spool in", e))?;
             self.bytes += self.buf.len() as u64;
             count += 1;
         }
@@ -92,7 +96,7 @@ impl RecordWriter {
     pub(crate) fn finish(self) -> Result<RecordSpool> {
         let file = match self.out {
             Some(out) => Some(Arc::new(out.into_inner().map_err(|e| {
-                spool_error("write the Tracy stream's message spool in", e.into_error())
+                spool_error("write the Tracy stream's spool in", e.into_error())
             })?)),
             None => None,
         };
@@ -185,6 +189,24 @@ fn i64_at(b: &[u8], at: usize) -> i64 {
     i64::from_le_bytes(b[at..at + 8].try_into().unwrap_or_default())
 }
 
+/// time i64, source location u32.
+impl Record for LaneEv {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.time.to_le_bytes());
+        out.extend_from_slice(&self.srcloc.to_le_bytes());
+    }
+
+    fn take(b: &[u8]) -> Option<(LaneEv, usize)> {
+        (b.len() >= 12).then(|| {
+            let e = LaneEv {
+                time: i64_at(b, 0),
+                srcloc: u32_at(b, 8),
+            };
+            (e, 12)
+        })
+    }
+}
+
 /// thread u32, time i64, severity (as Tracy's metadata byte), text.
 impl Record for Message {
     fn put(&self, out: &mut Vec<u8>) {
@@ -243,6 +265,42 @@ mod tests {
             },
             text,
         }
+    }
+
+    #[test]
+    fn lanes_read_back_in_windows_as_written() {
+        let mut w = RecordWriter::new();
+        let ev = |i: u64| LaneEv {
+            time: i as i64 * 3 - 7,
+            srcloc: if i.is_multiple_of(5) {
+                super::super::plan::END
+            } else {
+                i as u32
+            },
+        };
+        let long = 3 * WINDOW as u64 + 7;
+        let a = w.run((0..10).map(ev)).unwrap();
+        let empty = w.run(std::iter::empty::<LaneEv>()).unwrap();
+        let b = w.run((100..100 + long).map(ev)).unwrap();
+        let s = w.finish().unwrap();
+        assert_eq!(s.all::<LaneEv>(a), (0..10).map(ev).collect::<Vec<_>>());
+        assert_eq!(s.all::<LaneEv>(empty), []);
+        // Two readers of one lane, interleaved with another lane's: each keeps its place.
+        let (mut r1, mut r2, mut ra) = (
+            s.reader::<LaneEv>(b),
+            s.reader::<LaneEv>(b),
+            s.reader::<LaneEv>(a),
+        );
+        for i in 100..100 + long {
+            assert_eq!(r1.next().unwrap(), Some(ev(i)));
+            if i < 110 {
+                assert_eq!(ra.next().unwrap(), Some(ev(i - 100)));
+            }
+            assert_eq!(r2.next().unwrap(), Some(ev(i)));
+        }
+        assert_eq!((r1.next().unwrap(), ra.next().unwrap()), (None, None));
+        // A stream without records has no file.
+        assert_eq!(RecordWriter::new().finish().unwrap().all::<LaneEv>(a), []);
     }
 
     #[test]
