@@ -57,6 +57,41 @@ pub(crate) struct Span {
     pub site: u32,
 }
 
+/// A sweep over one lane's zones (sorted by start, as [`lanes`] gives them) in time order:
+/// at each later time, the innermost zone open then (starts inclusive, ends exclusive;
+/// zones nest, so the latest opened that is still open). The exact split and the sampled
+/// one both place their cycles with it.
+pub(crate) struct Sweep<'a> {
+    spans: &'a [Span],
+    next: usize,
+    open: Vec<Span>,
+}
+
+impl<'a> Sweep<'a> {
+    pub(crate) fn new(spans: &'a [Span]) -> Sweep<'a> {
+        Sweep {
+            spans,
+            next: 0,
+            open: Vec::new(),
+        }
+    }
+
+    /// Opens the zones that start at or before `t` (each shown to `opened` once), closes
+    /// those that ended by `t`, and gives the innermost still open. `t` must not decrease.
+    pub(crate) fn at(&mut self, t: u64, mut opened: impl FnMut(Span)) -> Option<Span> {
+        while let Some(&s) = self.spans.get(self.next).filter(|s| s.start <= t) {
+            opened(s);
+            self.open.push(s);
+            self.next += 1;
+        }
+        self.open.retain(|s| s.end > t);
+        self.open
+            .iter()
+            .max_by_key(|s| (s.start, std::cmp::Reverse(s.end)))
+            .copied()
+    }
+}
+
 /// The zones of the lanes in `wanted` ((chip, tile, RISC)), sorted by start, outer zones
 /// first at equal starts.
 pub(crate) fn lanes(
@@ -113,28 +148,18 @@ impl LineProfile {
             // The zones that overlap this launch: opened before its last segment starts.
             let upto = spans.partition_point(|s| s.start <= last.start);
             let bounds: HashSet<u64> = segments.iter().map(|s| s.start).collect();
-            let mut open: Vec<Span> = Vec::new();
-            let mut next = 0;
+            let mut sweep = Sweep::new(&spans[..upto]);
             for seg in segments {
-                while next < upto && spans[next].start <= seg.start {
-                    let s = spans[next];
-                    next += 1;
-                    if s.end <= first.start {
-                        continue;
-                    }
-                    if s.start >= first.start {
+                let innermost = sweep.at(seg.start, |s| {
+                    // A zone of this launch (not one that ended before it, nor an outer
+                    // one opened before it): does it start and end on clock reads?
+                    if s.end > first.start && s.start >= first.start {
                         m.zones += 1;
                         m.on_clock_reads +=
                             u64::from(bounds.contains(&s.start) && bounds.contains(&s.end));
                     }
-                    open.push(s);
-                }
-                // Innermost: the latest opened that is still open (zones nest).
-                open.retain(|s| s.end > seg.start);
-                let zone = open
-                    .iter()
-                    .max_by_key(|s| (s.start, std::cmp::Reverse(s.end)))
-                    .map_or(NO_ZONE.to_string(), |s| label(p, s.site));
+                });
+                let zone = innermost.map_or(NO_ZONE.to_string(), |s| label(p, s.site));
                 add_rows(k.zones.entry(zone).or_default(), &seg.rows);
             }
         }

@@ -6,7 +6,7 @@
 //! ([`super::TimedSample`]).
 
 use super::SampleProfile;
-use crate::lines::zones::{label, lanes, Span};
+use crate::lines::zones::{label, lanes, Sweep};
 use crate::lines::{CAUSES, NO_ZONE};
 use crate::profile::Profile;
 use riscv_linker::{NocCoord, Risc};
@@ -28,25 +28,19 @@ impl SampleProfile {
             let mut order: Vec<usize> = (0..k.timed.len()).collect();
             order.sort_by_key(|&i| (k.timed[i].chip, k.timed[i].tile, k.timed[i].time));
             let mut lane: Option<(u32, NocCoord)> = None;
-            let (mut spans, mut next, mut open): (&[Span], usize, Vec<Span>) = (&[], 0, Vec::new());
+            let mut sweep = Sweep::new(&[]);
             for i in order {
                 let s = k.timed[i];
                 if lane != Some((s.chip, s.tile)) {
                     lane = Some((s.chip, s.tile));
-                    spans = lanes
-                        .get(&(s.chip, s.tile, key.risc))
-                        .map_or(&[][..], |v| &v[..]);
-                    next = 0;
-                    open.clear();
+                    sweep = Sweep::new(
+                        lanes
+                            .get(&(s.chip, s.tile, key.risc))
+                            .map_or(&[][..], |v| &v[..]),
+                    );
                 }
-                while next < spans.len() && spans[next].start <= s.time {
-                    open.push(spans[next]);
-                    next += 1;
-                }
-                open.retain(|z| z.end > s.time);
-                let zone = open
-                    .iter()
-                    .max_by_key(|z| (z.start, std::cmp::Reverse(z.end)))
+                let zone = sweep
+                    .at(s.time, |_| {})
                     .map_or(NO_ZONE.to_string(), |z| label(p, z.site));
                 k.zones
                     .entry(zone.clone())
