@@ -77,6 +77,22 @@ pub struct CaptureArgs {
     /// capture stops draining and writes what it took (exit 2, with the count).
     #[arg(long, value_name = "DIR")]
     pub spool_dir: Option<PathBuf>,
+    /// Also sample the line profile while draining, as `ttprof run --sample N` does: every
+    /// tile's debug daisychain writes the pc of one running core every N cycles (2..256,
+    /// varied by +-25 % per window) into its sample buffer; each window is charged to that
+    /// core's launch and named from the op log: ttprof_samples.txt, .folded, _flame.svg and
+    /// .parquet. Samples are not split by zone (from another process the window's start is
+    /// not known to the cycle).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=256), requires = "oplog")]
+    pub sample: Option<u32>,
+    /// Samples per window and tile (16 bytes of L1 each).
+    #[arg(long, value_name = "C", default_value_t = ttprof::lines::sample::DEFAULT_COUNT, requires = "sample")]
+    pub sample_count: u32,
+    /// L1 address of each tile's sample buffer (16-byte aligned, ending within the low
+    /// 1 MiB, in L1 no kernel uses: ttprof fills it with a marker). Default 0xFF000 on the
+    /// emulator; required on a card, where only you know which L1 is free.
+    #[arg(long, value_name = "ADDR", value_parser = crate::run_cmd::parse_sample_buffer, requires = "sample")]
+    pub sample_buffer: Option<u32>,
     #[command(flatten)]
     pub dataset: crate::args::DatasetArgs,
 }
@@ -132,6 +148,10 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         (None, None) => StopWhen::Interrupted,
     };
     let until = until(&stop);
+    let sample = args
+        .sample
+        .map(|n| sample_config(n, args.sample_count, args.sample_buffer, &args.device))
+        .transpose()?;
     let attached = Attached::open(CaptureOptions {
         device: args.device,
         oplog: args.oplog,
@@ -144,6 +164,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         threshold_ns,
         spool_dir: args.spool_dir,
         dataset,
+        sample,
     })?;
     if let Some(note) = attached.idle_note() {
         eprintln!("{note}");
@@ -189,6 +210,32 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--sample N` with its buffer: on a card the buffer must be named (module docs of the
+/// argument).
+fn sample_config(
+    n: u32,
+    count: u32,
+    buffer: Option<u32>,
+    device: &std::path::Path,
+) -> Result<ttprof::lines::sample::SampleConfig> {
+    let mut s = ttprof::lines::sample::SampleConfig::new(n);
+    match buffer {
+        Some(addr) => s.buffer.addr = addr,
+        None if ttprof::devmem::is_card(device) => {
+            return Err(Error::Argument {
+                what: format!(
+                    "--sample on a card needs --sample-buffer ADDR: {count} x 16 bytes of every tile's L1 (below 1 MiB) \
+                     that no kernel uses; ttprof fills it with a marker and the daisychain writes into it"
+                ),
+            })
+        }
+        None => {}
+    }
+    s.buffer.count = count;
+    s.check().map_err(|what| Error::Argument { what })?;
+    Ok(s)
+}
+
 fn until(stop: &StopWhen) -> String {
     match stop {
         StopWhen::Interrupted => "Ctrl-C".into(),
@@ -232,6 +279,15 @@ fn print_counts(o: &CaptureOutcome, summary_file: &std::path::Path) {
         r.bus_bytes(),
     );
     println!("wrote {} ({} rows)", o.csv.display(), w.rows);
+    if let Some(s) = &o.samples {
+        println!(
+            "sampled {} window(s) through the daisychains; {} dropped (their core started another launch), {} unfinished{}",
+            s.windows,
+            s.straddled,
+            s.unfinished,
+            if s.capped { "; stopped arming at the cap" } else { "" }
+        );
+    }
     println!("wrote {}", summary_file.display());
 }
 
@@ -258,6 +314,9 @@ mod tests {
             threshold_ns: 0.0,
             spool_dir: None,
             dataset: Default::default(),
+            sample: None,
+            sample_count: ttprof::lines::sample::DEFAULT_COUNT,
+            sample_buffer: None,
         }
     }
 

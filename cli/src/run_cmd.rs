@@ -295,7 +295,7 @@ fn print(outcome: &RunOutcome) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn parse_sample_buffer(s: &str) -> std::result::Result<u32, String> {
+pub(crate) fn parse_sample_buffer(s: &str) -> std::result::Result<u32, String> {
     ttprof::session::parse_u32(s)
         .ok_or_else(|| format!("{s:?} is not an address (decimal or 0x hex)"))
 }

@@ -10,75 +10,22 @@
 //! and a time limit. (The waits below are safety nets that fail a broken test instead of
 //! hanging it, not timing assertions.)
 
-use riscv_linker::profiler::{self, ring, tile};
-use riscv_linker::{Arch, NocCoord, Risc};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
-use ttprof::devmem::{DeviceMemory, MappedImage};
-use ttprof::kernels::{self, KernelBuild};
-use ttprof::launch::{self, Policy, Settings};
-use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
-use ttprof_emu::{Device, DeviceConfig};
+mod support;
 
-const ARCH: Arch = Arch::WormholeB0;
+use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::{NocCoord, Risc};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+use support::live::{bench_elf, device, wait_attached, workspace};
+use ttprof::devmem::{DeviceMemory, MappedImage};
+use ttprof::launch;
+use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
+use ttprof_emu::Device;
+
 /// The bench kernel's dense mode: two nested zones per iteration (`dense-outer`, `dense-inner`).
 const DENSE: u32 = 1;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("host/ is inside the workspace")
-        .to_path_buf()
-}
-
-fn bench_elf() -> &'static PathBuf {
-    static ELF: OnceLock<PathBuf> = OnceLock::new();
-    ELF.get_or_init(|| {
-        let ws = workspace();
-        let built = kernels::build(&KernelBuild {
-            crate_dir: ws.join("examples/kernels"),
-            arch: ARCH,
-            // The per-arch target directory the demo and the other tests use.
-            target_dir: ws.join("target/kernels").join(ARCH.name()),
-            features: vec![],
-            no_default_features: false,
-        })
-        .unwrap();
-        let dir = ws.join("target/test-capture");
-        std::fs::create_dir_all(&dir).unwrap();
-        let to = dir.join("bench.elf");
-        std::fs::copy(built.elf("bench").unwrap(), &to).unwrap();
-        to
-    })
-}
-
-/// A device of `tiles` BRISCs with Block policy, its image in `dir`.
-fn device(dir: &Path, grid: (u8, u8)) -> (Device, MappedImage) {
-    let _ = std::fs::remove_dir_all(dir);
-    std::fs::create_dir_all(dir).unwrap();
-    let mut cfg = DeviceConfig::new(ARCH, grid);
-    cfg.image = Some(dir.join("device.img"));
-    let dev = Device::new(cfg).unwrap();
-    let mem = MappedImage::open(dev.image_path()).unwrap();
-    for t in dev.tiles() {
-        launch::init_tile(
-            &mem,
-            0,
-            t,
-            ARCH,
-            &Settings {
-                recording: true,
-                policy: Policy::Block,
-                consumer: false,
-            },
-        )
-        .unwrap();
-    }
-    (dev, mem)
-}
 
 fn spawn_capture(dir: &Path, stop: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_ttprof"))
@@ -96,26 +43,9 @@ fn spawn_capture(dir: &Path, stop: &[&str]) -> Child {
         .expect("start ttprof capture")
 }
 
-/// Waits until the capture has set every tile's CONSUMER word (its lease: a non-zero
-/// heartbeat), i.e. it is attached.
-fn wait_attached(mem: &MappedImage, tiles: &[NocCoord], child: &mut Child) {
-    let give_up = Instant::now() + Duration::from_secs(120);
-    while !tiles.iter().all(|&t| {
-        mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER)
-            .unwrap()
-            != 0
-    }) {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("ttprof capture exited before attaching: {status}");
-        }
-        assert!(Instant::now() < give_up, "ttprof capture did not attach");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// Runs one launch per entry of `iterations` on every tile; writes the op log as it goes.
 fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u32]) {
-    let elf = bench_elf();
+    let elf = bench_elf("test-capture");
     let bytes = std::fs::read(elf).unwrap();
     let tiles = dev.tiles();
     let mut log = OpLogWriter::create(&dir.join("ops.jsonl")).unwrap();
@@ -345,7 +275,7 @@ fn capture_in_another_process_takes_every_zone_until_the_flag_file_goes() {
     let tiles = dev.tiles();
     let flag = dir.join("capturing");
     std::fs::write(&flag, b"").unwrap();
-    bench_elf(); // built before the capture starts, so it does not idle through a build
+    bench_elf("test-capture"); // built before the capture starts, so it does not idle through a build
     let mut child = spawn_capture(&dir, &["--until-file-gone", flag.to_str().unwrap()]);
     wait_attached(&mem, &tiles, &mut child);
     let iterations = [4_000, 2_500, 3_000];
@@ -380,7 +310,7 @@ fn ctrl_c_stops_a_capture_cleanly_and_keeps_everything() {
     let dir = workspace().join("target/test-capture/sigint");
     let (mut dev, mem) = device(&dir, (2, 1));
     let tiles = dev.tiles();
-    bench_elf(); // built before the capture starts, so it does not idle through a build
+    bench_elf("test-capture"); // built before the capture starts, so it does not idle through a build
     let mut child = spawn_capture(&dir, &[]);
     wait_attached(&mem, &tiles, &mut child);
     let iterations = [3_000, 1_000];
@@ -400,7 +330,7 @@ fn a_capture_with_all_outputs_writes_what_ttprof_report_writes() {
     let dir = workspace().join("target/test-capture/all");
     let (mut dev, mem) = device(&dir, (2, 1));
     let tiles = dev.tiles();
-    bench_elf();
+    bench_elf("test-capture");
     let flag = dir.join("capturing");
     std::fs::write(&flag, b"").unwrap();
     let mut child = spawn_capture(
@@ -464,7 +394,7 @@ fn a_capture_sampling_the_clock_while_draining_fits_it() {
     let dir = workspace().join("target/test-capture/sampled");
     let (mut dev, mem) = device(&dir, (2, 1));
     let tiles = dev.tiles();
-    bench_elf();
+    bench_elf("test-capture");
     let flag = dir.join("capturing");
     std::fs::write(&flag, b"").unwrap();
     let args = [

@@ -16,11 +16,11 @@ use core::fmt;
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"TTDEVMEM";
 /// Version of this layout.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Alignment of the header size and of each tile's image.
 pub const PAGE: u32 = 4096;
 /// Bytes of fixed header fields before the tile table.
-pub const HEADER_FIXED: u32 = 128;
+pub const HEADER_FIXED: u32 = 1280;
 
 /// Byte offsets of the fixed header fields.
 pub mod field {
@@ -46,6 +46,8 @@ pub mod field {
     pub const LAUNCHES: usize = 40;
     /// The clock-sync mailbox (64 bytes, see [`super::mailbox`]).
     pub const CLOCK_MAILBOX: usize = 64;
+    /// The posted register writes ([`super::posted::SIZE`] bytes, see [`super::posted`]).
+    pub const POSTED_WRITES: usize = 128;
 }
 
 /// The clock-sync mailbox: 64 bytes at [`field::CLOCK_MAILBOX`] through which a host
@@ -119,7 +121,62 @@ pub mod mailbox {
     }
 }
 
-const _: () = assert!(field::CLOCK_MAILBOX + mailbox::SIZE <= HEADER_FIXED as usize);
+const _: () = assert!(field::CLOCK_MAILBOX + mailbox::SIZE <= field::POSTED_WRITES);
+
+/// Posted register writes: a queue of [`posted::ENTRIES`] writes at
+/// [`field::POSTED_WRITES`] through which a host process writes a tile's registers (the
+/// debug daisychain's, for sampling) the way a card takes a write through a TLB window: the
+/// host does not wait for it, and the device applies the writes in order, each at the moment
+/// the device next looks (the emulator: at its next step boundary, at most a few thousand
+/// cycles while writes arrive, and at the start of a run for those posted between runs).
+/// Offsets are relative to the queue; every field is a little-endian `u32` accessed
+/// atomically.
+///
+/// One client at a time (the image's consumer, which holds its consumer lock):
+///
+/// 1. The host waits until `POSTED - APPLIED < ENTRIES` (room), writes the entry at index
+///    `POSTED % ENTRIES` (chip, [`mailbox::tile_word`], address, value), then
+///    `POSTED = POSTED + 1` with release order: the count is written last.
+/// 2. The device reads `POSTED` (acquire), applies entries `APPLIED..POSTED` in order
+///    (a write it cannot apply - no such chip or tile, not a register it takes - bumps
+///    `REFUSED` and sets `LAST_REFUSED` to the entry's number, counted from 1), then writes
+///    `APPLIED = POSTED` (release).
+/// 3. A host that needs to know its writes took effect waits until `APPLIED` reaches its
+///    count and reads `REFUSED`.
+///
+/// Counts wrap at 2^32 (compare them by wrapping difference).
+pub mod posted {
+    /// Entries in the queue.
+    pub const ENTRIES: usize = 64;
+    /// Bytes of one entry: chip, tile word, address, value.
+    pub const ENTRY_BYTES: usize = 16;
+    /// Written by the host: writes posted so far (written after the entry).
+    pub const POSTED: usize = 0;
+    /// Written by the device: writes applied so far (written after applying them).
+    pub const APPLIED: usize = 4;
+    /// Written by the device: writes it refused so far.
+    pub const REFUSED: usize = 8;
+    /// Written by the device: the number (1-based count) of the last write it refused.
+    pub const LAST_REFUSED: usize = 12;
+    /// The first entry.
+    pub const FIRST_ENTRY: usize = 16;
+    /// Offset of entry `n` (any count: taken modulo [`ENTRIES`]) in the queue.
+    pub const fn entry(n: u32) -> usize {
+        FIRST_ENTRY + (n as usize % ENTRIES) * ENTRY_BYTES
+    }
+    /// Field offsets inside an entry.
+    pub const CHIP: usize = 0;
+    /// The tile ([`super::mailbox::tile_word`]).
+    pub const TILE: usize = 4;
+    /// The register's address.
+    pub const ADDR: usize = 8;
+    /// The value to write.
+    pub const VALUE: usize = 12;
+    /// Size of the queue in bytes.
+    pub const SIZE: usize = FIRST_ENTRY + ENTRIES * ENTRY_BYTES;
+}
+
+const _: () = assert!(field::POSTED_WRITES + posted::SIZE <= HEADER_FIXED as usize);
 
 /// [`field::STATUS`] bit: the device side is running a launch.
 pub const STATUS_RUNNING: u32 = 1 << 0;

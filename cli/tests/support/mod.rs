@@ -4,6 +4,8 @@
 //! device CSV's zones; the FW/KERNEL wrapper sites of a simulated core's launch.
 #![allow(dead_code)]
 
+pub mod live;
+
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};

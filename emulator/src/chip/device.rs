@@ -40,6 +40,9 @@ pub struct Device {
     pub(crate) noc: Vec<ChipNoc>,
     /// The NoC is in use in the current run: tiles run in epochs (see [`crate::noc`]).
     pub(crate) noc_on: bool,
+    /// A host has posted register writes through the image: runs look for more every
+    /// few thousand cycles (`run.rs`, `POSTED_STEP`).
+    pub(crate) posted_seen: bool,
     /// Host threads available (looked up on first use).
     pub(crate) host_threads: std::sync::OnceLock<usize>,
     programs: HashMap<(u64, usize, Risc, String), Arc<Program>>,
@@ -197,6 +200,7 @@ impl Device {
             bytes_read: AtomicU64::new(0),
             noc,
             noc_on: false,
+            posted_seen: false,
             host_threads: std::sync::OnceLock::new(),
             programs: HashMap::new(),
             published,

@@ -11,7 +11,7 @@
 use crate::chip::fault::EmuError;
 use crate::chip::memory::L1;
 use memmap2::MmapMut;
-use riscv_linker::devfile::{field, Geometry};
+use riscv_linker::devfile::{field, mailbox, posted, Geometry};
 use riscv_linker::NocCoord;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -185,6 +185,45 @@ impl Image {
     pub fn set_status(&self, bits: u32) {
         self.header_word(field::STATUS)
             .store(bits.to_le(), Ordering::Release);
+    }
+
+    /// Applies the posted register writes waiting in the header's queue
+    /// (`devfile::posted`), in order, with `apply` (false: refused, counted); returns how
+    /// many it took. The entries are the host's: any value may be there, `apply` checks them.
+    pub fn apply_posted(&self, mut apply: impl FnMut(u32, NocCoord, u32, u32) -> bool) -> u32 {
+        let q = |at: usize| self.header_word(field::POSTED_WRITES + at);
+        let get = |at: usize| u32::from_le(q(at).load(Ordering::Acquire));
+        let (posted, applied) = (get(posted::POSTED), get(posted::APPLIED));
+        // A host that wrote more than the queue holds overwrote entries not yet applied:
+        // those are lost; take the newest ENTRIES and count the rest as refused.
+        let pending = posted.wrapping_sub(applied);
+        let skipped = pending.saturating_sub(posted::ENTRIES as u32);
+        let mut refused = skipped;
+        let mut last_refused = (skipped > 0).then(|| applied.wrapping_add(skipped));
+        let mut n = applied.wrapping_add(skipped);
+        while n != posted {
+            let e = posted::entry(n);
+            let ok = apply(
+                get(e + posted::CHIP),
+                mailbox::word_tile(get(e + posted::TILE)),
+                get(e + posted::ADDR),
+                get(e + posted::VALUE),
+            );
+            n = n.wrapping_add(1);
+            if !ok {
+                refused += 1;
+                last_refused = Some(n);
+            }
+        }
+        if refused > 0 {
+            let r = get(posted::REFUSED).wrapping_add(refused);
+            q(posted::REFUSED).store(r.to_le(), Ordering::Release);
+        }
+        if let Some(l) = last_refused {
+            q(posted::LAST_REFUSED).store(l.to_le(), Ordering::Release);
+        }
+        q(posted::APPLIED).store(posted.to_le(), Ordering::Release);
+        pending
     }
 
     /// Bumps the `LAUNCHES` word.

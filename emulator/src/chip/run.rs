@@ -14,6 +14,7 @@ use crate::chip::device::Device;
 use crate::chip::fault::{EmuError, Fault};
 use crate::chip::memory::L1;
 use crate::chip::tile::Tile;
+use crate::debug::daisychain::Daisychain;
 use crate::debug::lines::HartLines;
 use crate::debug::stall::Watch;
 use crate::isa::hart::HartState;
@@ -25,6 +26,11 @@ use std::sync::atomic::AtomicUsize;
 /// whose code does not show it (the address comes from memory) turns the NoC on within
 /// this many cycles (its first requests are then late by up to this much).
 const QUIET_STEP: u64 = 1 << 18;
+
+/// How far tiles run between two looks at the image's posted register writes
+/// (`riscv_linker::devfile::posted`) once a host has posted one: a write lands at most this
+/// many cycles after the device could first have seen it.
+const POSTED_STEP: u64 = 4096;
 
 /// Below this many cycles a step runs on one host thread (spawning costs more).
 const PARALLEL_WORK: u64 = 2048;
@@ -122,6 +128,8 @@ impl Device {
         }
         self.image.bump_launches();
         self.image.set_status(STATUS_RUNNING);
+        // Writes a host posted between runs land as this one starts.
+        self.apply_posted();
         self.noc_on = self.cfg.noc.enabled
             && (self.tiles.iter().any(Tile::uses_noc) || self.noc.iter().any(|n| !n.is_idle()));
         let mut reached = 0u64;
@@ -152,6 +160,7 @@ impl Device {
             return Err(EmuError::Fault(fault));
         }
         self.drain_noc();
+        self.apply_posted();
         self.image.set_status(STATUS_FINISHED);
         let ends = self.finish_clocks();
         Ok(self.summary(starts.into_iter().zip(ends).collect()))
@@ -167,12 +176,13 @@ impl Device {
         mut watch: Option<&mut Watch>,
     ) -> Option<Box<Fault>> {
         loop {
+            // Bounded always: a host in another process may post register writes.
             let step = if self.noc_on {
                 self.cfg.noc.epoch.max(1) as u64
-            } else if self.cfg.noc.enabled || watch.is_some() || self.deadline.is_some() {
-                QUIET_STEP
+            } else if self.posted_seen {
+                POSTED_STEP
             } else {
-                u64::MAX
+                QUIET_STEP
             };
             let to = rel.min(reached.saturating_add(step));
             let parallel = to.saturating_sub(*reached) >= PARALLEL_WORK;
@@ -183,6 +193,7 @@ impl Device {
             if self.cfg.noc.enabled {
                 self.exchange(to);
             }
+            self.apply_posted();
             if !self.tiles.iter().any(Tile::any_running) {
                 return None;
             }
@@ -198,6 +209,19 @@ impl Device {
             if to >= rel {
                 return None;
             }
+        }
+    }
+
+    /// Applies the register writes a host posted through the image
+    /// (`riscv_linker::devfile::posted`) as [`Device::write_u32`] would, now: while a run is
+    /// paused at a step boundary they land at each tile's current cycle.
+    fn apply_posted(&mut self) {
+        let dev = &*self;
+        let n = dev.image.apply_posted(|chip, tile, addr, value| {
+            Daisychain::owns(addr) && dev.write_u32(chip, tile, addr, value).is_ok()
+        });
+        if n > 0 {
+            self.posted_seen = true;
         }
     }
 

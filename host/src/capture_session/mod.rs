@@ -28,6 +28,7 @@ use crate::csv::{self as device_csv, CsvWritten};
 use crate::devmem::{self, DeviceClock, DeviceMemory, FileKind, LiveDevice, MappedImage};
 use crate::error::{Error, Result};
 use crate::issue::Issue;
+use crate::lines::sample::{LiveCounts, LiveSampler, SampleConfig};
 use crate::oplog::OpLog;
 use crate::outputs::Dataset;
 use riscv_linker::devfile;
@@ -65,6 +66,10 @@ pub struct CaptureOptions {
     pub spool_dir: Option<PathBuf>,
     /// Also add the capture to this hive-partitioned Parquet dataset.
     pub dataset: Option<Dataset>,
+    /// Also sample the line profile through every tile's debug daisychain while draining
+    /// ([`crate::lines::sample::LiveSampler`]; needs `oplog` to name the kernels; on a card
+    /// the buffer must be L1 no kernel uses): the `ttprof_samples.*` files.
+    pub sample: Option<SampleConfig>,
 }
 
 /// A device opened for a capture that has not started yet.
@@ -80,6 +85,8 @@ pub struct Drained {
     live: Box<dyn LiveDevice>,
     sampler: ClockSampler,
     captured: Captured,
+    /// With `sample`: the daisychain samples, and the error that stopped the sampling.
+    samples: Option<(LiveSampler, Option<Error>)>,
 }
 
 /// What [`Drained::write`] reports while it writes.
@@ -111,6 +118,8 @@ pub struct CaptureOutcome {
     pub files: Vec<PathBuf>,
     /// The device CSV.
     pub csv: PathBuf,
+    /// With `sample`: how many windows were taken, dropped and left unfinished.
+    pub samples: Option<LiveCounts>,
     /// The output directory.
     out: PathBuf,
     /// The device, as its memory describes itself.
@@ -129,6 +138,15 @@ impl Attached {
             });
         }
         options.stop.check()?;
+        if let Some(s) = &options.sample {
+            s.check().map_err(|what| Error::Argument { what })?;
+            if options.oplog.is_none() {
+                return Err(Error::Argument {
+                    what: "--sample needs --oplog: the samples are pcs, named from the kernel ELFs the op log lists"
+                        .into(),
+                });
+            }
+        }
         if let Some(path) = &options.clock {
             // Read again when the capture ends (it may get its second sync window meanwhile).
             if devmem::file_kind(path)? != FileKind::Snapshot {
@@ -143,6 +161,12 @@ impl Attached {
         std::fs::create_dir_all(&options.out)
             .map_err(|e| Error::io(&options.out, "create output directory", e))?;
         let live = devmem::open_live(&options.device)?;
+        if let Some(s) = &options.sample {
+            live.allow_l1_writes(
+                s.buffer.addr,
+                s.buffer.count * riscv_linker::mmio::daisychain::SAMPLE_BYTES,
+            )?;
+        }
         let idle_note = if card {
             None
         } else {
@@ -171,10 +195,20 @@ impl Attached {
     pub fn capture(self, progress: impl FnMut(&capture::Progress)) -> Result<Drained> {
         let Attached { options, live, .. } = self;
         let mem: &dyn DeviceMemory = &*live;
-        let pacing = Pacing {
+        let mut pacing = Pacing {
             idle: options.idle_poll,
             ..Pacing::default()
         };
+        let mut daisy = options
+            .sample
+            .map(|cfg| LiveSampler::new(cfg, mem))
+            .transpose()?;
+        if daisy.is_some() {
+            // A window fills in a few thousand cycles: look often.
+            pacing.idle = pacing.idle.min(SAMPLE_POLL);
+        }
+        let mut sample_error = None;
+        let mut progress = progress;
         let mut sampler = ClockSampler::new(
             &clock::all_tiles(mem),
             options.sample_every_us.saturating_mul(1000),
@@ -182,19 +216,22 @@ impl Attached {
         let clock_source: Option<(&dyn DeviceClock, &mut ClockSampler)> =
             (options.sample_every_us > 0).then_some((&*live as &dyn DeviceClock, &mut sampler));
         let spool_dir = options.spool_dir.as_deref().unwrap_or(&options.out);
-        let captured = capture_sampled(
-            mem,
-            &options.stop,
-            pacing,
-            spool_dir,
-            clock_source,
-            progress,
-        )?;
+        let captured = capture_sampled(mem, &options.stop, pacing, spool_dir, clock_source, |p| {
+            if let (Some(d), None) = (daisy.as_mut(), &sample_error) {
+                sample_error = d.poll(mem).err();
+            }
+            progress(p)
+        })?;
+        let samples = daisy.map(|mut d| {
+            d.finish();
+            (d, sample_error)
+        });
         Ok(Drained {
             options,
             live,
             sampler,
             captured,
+            samples,
         })
     }
 }
@@ -213,6 +250,7 @@ impl Drained {
             live,
             sampler,
             mut captured,
+            samples,
         } = self;
         let (oplog, oplog_issue) = read_oplog(options.oplog.as_deref(), options.all_outputs);
         let csv_path = options.out.join(device_csv::FILE_NAME);
@@ -276,6 +314,13 @@ impl Drained {
         } = written;
         written.issues.extend(oplog_issue);
         written.issues.extend(clock::sampler_issue(&sampler));
+        let mut files = files;
+        let counts = samples.as_ref().map(|(d, _)| d.counts());
+        if let Some((daisy, error)) = samples {
+            let (f, issues) = write_samples(daisy, error, oplog.as_ref(), &options.out);
+            files.extend(f);
+            written.issues.extend(issues);
+        }
         Ok(CaptureOutcome {
             captured,
             written,
@@ -283,6 +328,7 @@ impl Drained {
             clock_note,
             files,
             csv: csv_path,
+            samples: counts,
             out: options.out,
             device: live.describe(),
         })
@@ -292,11 +338,55 @@ impl Drained {
 impl CaptureOutcome {
     /// Writes [`SUMMARY_FILE`] into the output directory; returns its path.
     pub fn write_summary(&self) -> Result<PathBuf> {
-        let json = summary::json(&self.captured, &self.written, &self.device);
+        let json = summary::json(&self.captured, &self.written, &self.device, self.samples);
         let path = self.out.join(SUMMARY_FILE);
         let text = serde_json::to_string_pretty(&json).unwrap_or_default();
         atomic::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
         Ok(path)
+    }
+}
+
+/// The longest pause between polls while sampling (a window fills in a few thousand cycles).
+const SAMPLE_POLL: Duration = Duration::from_micros(500);
+
+/// Names the samples from `oplog` and writes the `ttprof_samples.*` files into `out`: the
+/// files, and the issues (samples it could not place, a sampling that stopped on `error`,
+/// no op log to name them).
+fn write_samples(
+    daisy: LiveSampler,
+    error: Option<Error>,
+    oplog: Option<&OpLog>,
+    out: &Path,
+) -> (Vec<PathBuf>, Vec<Issue>) {
+    let mut issues = Vec::new();
+    if let Some(e) = error {
+        issues.push(Issue::error(
+            None,
+            format!("--sample: sampling stopped: {e}; the windows taken before are in the sampled profile"),
+        ));
+    }
+    let Some(oplog) = oplog else {
+        let n = daisy.counts().windows;
+        issues.push(
+            Issue::error(
+                None,
+                format!("--sample: {n} window(s) of samples not written: the op log that names their kernels could not be read"),
+            )
+            .with_count(n),
+        );
+        return (Vec::new(), issues);
+    };
+    let (profile, placed) = daisy.into_profile(oplog);
+    issues.extend(placed);
+    match profile.write(out, None) {
+        Ok((files, _)) => (files, issues),
+        Err(e) => {
+            issues.push(Issue::error(
+                None,
+                format!("--sample: the sampled profile could not be written: {e}"),
+            ));
+            (Vec::new(), issues)
+        }
     }
 }
 

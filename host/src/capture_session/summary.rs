@@ -5,7 +5,12 @@ use crate::capture::Captured;
 use crate::csv::CsvWritten;
 
 /// The summary of capture `c` of `device` whose outputs wrote `w`.
-pub(super) fn json(c: &Captured, w: &CsvWritten, device: &str) -> serde_json::Value {
+pub(super) fn json(
+    c: &Captured,
+    w: &CsvWritten,
+    device: &str,
+    samples: Option<crate::lines::sample::LiveCounts>,
+) -> serde_json::Value {
     let r = &c.readout;
     let rings: Vec<serde_json::Value> = r
         .rings
@@ -37,5 +42,6 @@ pub(super) fn json(c: &Captured, w: &CsvWritten, device: &str) -> serde_json::Va
         "errors": r.issues.iter().chain(&w.issues).filter(|i| i.is_error()).count(),
         "warnings": r.issues.iter().chain(&w.issues).filter(|i| !i.is_error()).count(),
         "rings": rings,
+        "samples": samples,
     })
 }

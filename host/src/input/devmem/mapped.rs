@@ -222,6 +222,11 @@ impl DeviceMemory for MappedImage {
                 ),
             });
         }
+        if riscv_linker::mmio::daisychain::is_register(addr) {
+            // Not in the image: queued for the emulator process (`posted.rs`).
+            self.tiles.index(chip, tile)?;
+            return self.post(chip, tile, addr, v);
+        }
         let off = self.offset(chip, tile, addr, 1)?;
         // `offset` checked the access lies inside this tile's L1 image inside the mapping,
         // and the mapping is page aligned, so the word is aligned.

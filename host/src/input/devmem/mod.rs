@@ -22,6 +22,7 @@
 mod emu;
 mod mailbox;
 mod mapped;
+mod posted;
 mod recorder;
 mod snapshot;
 mod sync_record;
@@ -30,6 +31,7 @@ pub mod ttkmd;
 #[cfg(feature = "emulator")]
 pub use emu::EmuMemory;
 pub use mapped::MappedImage;
+pub use posted::PostedState;
 pub use recorder::Recorder;
 pub use snapshot::{Extent, Snapshot, SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
 pub use sync_record::ClockRecorder;
@@ -58,6 +60,15 @@ pub trait DeviceMemory: Send + Sync {
 
     /// Writes one 32-bit word.
     fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, v: u32) -> Result<()>;
+
+    /// Lets later [`DeviceMemory::write_u32`] calls write the `bytes` of every tile's L1
+    /// from `addr` (a sample buffer the user named, `ttprof capture --sample`). Memory that
+    /// takes any L1 write already (the emulator's) has nothing to do; a card writes only
+    /// its rings' consumer words unless told.
+    fn allow_l1_writes(&self, addr: u32, bytes: u32) -> Result<()> {
+        let _ = (addr, bytes);
+        Ok(())
+    }
 
     /// `out.len()` consecutive words starting at `addr`.
     fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {

@@ -22,6 +22,7 @@
 //! `ttprof_samples.parquet` (the `--lines` table with a `samples` column).
 
 pub(crate) mod daisy;
+mod live;
 mod report;
 mod zones;
 
@@ -34,6 +35,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use daisy::Buffer;
+pub use live::{LiveCounts, LiveSampler};
 pub(crate) use report::Agreement;
 
 /// The report.
@@ -417,24 +419,13 @@ impl Sampler {
         if l.kernels.is_empty() {
             return Ok(());
         }
-        // Seed 0 is the plain window count; another seed moves to an unrelated stretch of
-        // the sequence (an XOR of small seeds would only swap neighbouring windows).
         let number = self.window;
-        let w = self
-            .window
-            .wrapping_add(self.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let draw = Draw::new(self.window, self.seed);
         self.window += 1;
-        let n = self.cfg.interval;
-        let shift = mix(w);
+        let riscs: Vec<Risc> = l.kernels.iter().map(|k| k.0).collect();
         for (k, t) in l.tiles.iter().enumerate() {
-            // Tiles sample different cores; which one moves pseudo-randomly from window to
-            // window, so no period of the kernels lines up with the rotation.
-            let kernel = ((shift % l.kernels.len() as u64) as usize + k) % l.kernels.len();
-            let interval = pick_interval(n, mix(shift ^ k as u64));
-            let risc = l.kernels[kernel].0;
-            // Some windows of a TRISC show its coprocessor thread (group D) instead.
-            let group_d = riscv_linker::mmio::daisychain::group_d(risc).is_some()
-                && mix(shift ^ (k as u64) ^ 0xD).is_multiple_of(GROUP_D_EVERY);
+            let (kernel, interval, group_d) = draw.pick(k, &riscs, self.cfg.interval);
+            let risc = riscs[kernel];
             daisy::arm(mem, 0, *t, risc, self.cfg.buffer, interval, group_d)?;
             l.armed[k] = Some(Armed {
                 kernel,
@@ -482,34 +473,94 @@ impl Sampler {
             self.profile.unwritten += unwritten as u64;
             let code = riscv_linker::memory_map(self.arch, *risc).code;
             let s = self.profile.kernels.entry(key).or_default();
-            s.windows += 1;
-            let mut window: BTreeMap<u32, u32> = BTreeMap::new();
-            for (slot, x) in samples.into_iter().enumerate() {
-                if x.pc == 0 || !code.contains(x.pc, 4) {
-                    s.outside += 1;
-                    continue;
-                }
-                if let Some(start) = start {
-                    s.timed.push(TimedSample {
-                        chip: 0,
-                        tile: *t,
-                        time: start + (slot as u64 + 1) * interval as u64,
-                        pc: x.pc,
-                        cause: x.cause.index(),
-                        window: number,
-                    });
-                    *s.timed_windows.entry(number).or_default() += 1;
-                }
-                s.pcs.entry(x.pc).or_insert([0; CAUSES])[x.cause.index()] += 1;
-                *window.entry(x.pc).or_default() += 1;
-                s.samples += 1;
-                s.cycles += interval as u64;
-            }
-            if !window.is_empty() {
-                s.per_window.push(window.into_iter().collect());
-            }
+            let timing = start.map(|start| WindowTime {
+                chip: 0,
+                tile: *t,
+                start,
+                window: number,
+            });
+            s.charge(&samples, interval, code, timing);
         }
         Ok(())
+    }
+}
+
+/// When and where a window sampled, for timing its samples.
+#[derive(Clone, Copy, Debug)]
+struct WindowTime {
+    chip: u32,
+    tile: NocCoord,
+    /// The tile's wall clock when sampling started.
+    start: u64,
+    window: u64,
+}
+
+impl SampledKernel {
+    /// Charges one group A window of samples taken every `interval` cycles: those whose pc
+    /// lies in the core's `code` are the kernel's, the others count as outside it (an idle
+    /// or halted core). With `timing`, each is timed for the split by zone.
+    fn charge(
+        &mut self,
+        samples: &[daisy::DaisySample],
+        interval: u32,
+        code: riscv_linker::Region,
+        timing: Option<WindowTime>,
+    ) {
+        self.windows += 1;
+        let mut window: BTreeMap<u32, u32> = BTreeMap::new();
+        for (slot, x) in samples.iter().enumerate() {
+            if x.pc == 0 || !code.contains(x.pc, 4) {
+                self.outside += 1;
+                continue;
+            }
+            if let Some(w) = timing {
+                self.timed.push(TimedSample {
+                    chip: w.chip,
+                    tile: w.tile,
+                    time: w.start + (slot as u64 + 1) * interval as u64,
+                    pc: x.pc,
+                    cause: x.cause.index(),
+                    window: w.window,
+                });
+                *self.timed_windows.entry(w.window).or_default() += 1;
+            }
+            self.pcs.entry(x.pc).or_insert([0; CAUSES])[x.cause.index()] += 1;
+            *window.entry(x.pc).or_default() += 1;
+            self.samples += 1;
+            self.cycles += interval as u64;
+        }
+        if !window.is_empty() {
+            self.per_window.push(window.into_iter().collect());
+        }
+    }
+}
+
+/// One window's draw of which core each tile samples, at which interval, and which group.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Draw(u64);
+
+impl Draw {
+    /// The draw of window `window` under seed `seed` ([`SEED_VAR`]).
+    pub(crate) fn new(window: u64, seed: u64) -> Draw {
+        // Seed 0 is the plain window count; another seed moves to an unrelated stretch of
+        // the sequence (an XOR of small seeds would only swap neighbouring windows).
+        Draw(mix(
+            window.wrapping_add(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        ))
+    }
+
+    /// For the `k`-th tile, choosing among cores `riscs` (not empty) around interval `n`:
+    /// the index of the core, the interval, and whether to take group D.
+    pub(crate) fn pick(&self, k: usize, riscs: &[Risc], n: u32) -> (usize, u32, bool) {
+        let shift = self.0;
+        // Tiles sample different cores; which one moves pseudo-randomly from window to
+        // window, so no period of the kernels lines up with the rotation.
+        let kernel = ((shift % riscs.len() as u64) as usize + k) % riscs.len();
+        let interval = pick_interval(n, mix(shift ^ k as u64));
+        // Some windows of a TRISC show its coprocessor thread (group D) instead.
+        let group_d = riscv_linker::mmio::daisychain::group_d(riscs[kernel]).is_some()
+            && mix(shift ^ (k as u64) ^ 0xD).is_multiple_of(GROUP_D_EVERY);
+        (kernel, interval, group_d)
     }
 }
 

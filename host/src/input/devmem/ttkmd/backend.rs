@@ -147,6 +147,8 @@ pub struct TtKmd<D: Driver> {
     bytes_read: AtomicU64,
     gone: AtomicBool,
     writable: bool,
+    /// L1 ranges (start, end) the user lent for writing ([`DeviceMemory::allow_l1_writes`]).
+    lent: Mutex<Vec<(u32, u32)>>,
 }
 
 impl<D: Driver> TtKmd<D> {
@@ -234,6 +236,7 @@ impl<D: Driver> TtKmd<D> {
             bytes_read: AtomicU64::new(0),
             gone: AtomicBool::new(false),
             writable,
+            lent: Mutex::new(Vec::new()),
         })
     }
 
@@ -448,6 +451,12 @@ impl<D: Driver> TtKmd<D> {
                 .any(|&r| addr == profiler::ring_word(r, ring::TAIL))
     }
 
+    /// Whether the user lent the L1 word at `addr` for writing.
+    fn is_lent(&self, addr: u32) -> bool {
+        let lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
+        lent.iter().any(|&(a, b)| (a..b).contains(&addr))
+    }
+
     pub(super) fn tile_index(&self, chip: u32, tile: NocCoord) -> Result<u32> {
         self.tiles.index(chip, tile)
     }
@@ -460,6 +469,24 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
 
     fn tiles(&self, chip: u32) -> Vec<NocCoord> {
         self.tiles.tiles(chip)
+    }
+
+    fn allow_l1_writes(&self, addr: u32, bytes: u32) -> Result<()> {
+        let end = addr as u64 + bytes as u64;
+        if end > self.geometry.l1_size as u64 || !addr.is_multiple_of(4) {
+            return Err(Error::Argument {
+                what: format!(
+                    "L1 range {addr:#x}..{end:#x} to write on {}: not word-aligned inside L1 ({:#x} bytes)",
+                    self.card.path.display(),
+                    self.geometry.l1_size
+                ),
+            });
+        }
+        self.lent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((addr, end as u32));
+        Ok(())
     }
 
     fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32> {
@@ -483,11 +510,12 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
                 ),
             });
         }
-        if !Self::is_consumer_word(addr) {
+        if !Self::is_consumer_word(addr) && !self.is_lent(addr) {
             return Err(Error::Address {
                 what: format!(
                     "chip {chip} tile {tile}: refusing to write L1 {addr:#x} of {}: ttprof writes only the consumer's \
-                     words of a real card (each ring's TAIL, the tile's CONSUMER lease)",
+                     words of a real card (each ring's TAIL, the tile's CONSUMER lease) and a sample buffer named with \
+                     --sample-buffer",
                     self.card.path.display()
                 ),
             });

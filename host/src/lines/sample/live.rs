@@ -1,0 +1,278 @@
+//! Sampling a device this process does not run (`ttprof capture --sample N`): a card
+//! through tt-kmd, or an emulator in another process through its device image (whose
+//! posted register writes carry the daisychain's registers, `riscv_linker::devfile::posted`).
+//!
+//! The launches are not this process's, so what a window sampled is read from the device
+//! itself: a tile is armed only while one of its cores runs a launch (its ring block's
+//! `STATE`), on one of those cores, and the window is charged to that core's launch (its
+//! ring's `RUN_ID`) on that tile. A window is taken once its last slot is written (the
+//! daisychain stops by itself after its `count` samples); one whose core started another
+//! launch meanwhile is dropped and counted (`straddled`): its samples may be either
+//! launch's. The op log, read when the capture ends, names each (run, tile, core)'s op and
+//! kernel ELF ([`LiveSampler::into_profile`]); the kernel hash the launcher wrote into the
+//! tile block when the window was armed is checked against that ELF.
+//!
+//! What the in-process sampler (`ttprof run --sample`) has and this one has not: the time a
+//! window started (a register write lands when the device next looks, not at a known
+//! cycle), so these samples are not split by zone; and a rotation in step with the
+//! launches: windows are as frequent as this process polls, each tile on its own.
+
+use super::{daisy, Draw, SampleConfig, SampleProfile, SampledKernel, SEED_VAR};
+use crate::devmem::DeviceMemory;
+use crate::error::{Error, Result};
+use crate::issue::Issue;
+use crate::lines::KernelKey;
+use crate::oplog::OpLog;
+use riscv_linker::mmio::daisychain as dc;
+use riscv_linker::profiler::{self, ring, ring_word, tile};
+use riscv_linker::{Arch, NocCoord, Risc};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// Windows a capture keeps at most (their per-window counts bound its memory, about 150
+/// bytes each): past this, tiles are no longer armed and the summary says so.
+pub(crate) const MAX_WINDOWS: u64 = 250_000;
+
+/// What one tile samples now.
+#[derive(Clone, Copy, Debug)]
+struct Armed {
+    risc: Risc,
+    interval: u32,
+    group_d: bool,
+    /// The core's launch when armed (its ring's `RUN_ID`).
+    run_id: u32,
+    /// The launcher's hash of the kernel on that core when armed (0: none written).
+    hash: u32,
+}
+
+/// Where a window's samples belong until the op log names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    chip: u32,
+    run_id: u32,
+    tile: NocCoord,
+    risc: Risc,
+    hash: u32,
+}
+
+/// The counts a capture reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LiveCounts {
+    /// Windows taken (their samples kept).
+    pub windows: u64,
+    /// Windows dropped because their core started another launch before they filled.
+    pub straddled: u64,
+    /// Windows armed but not filled when the capture ended.
+    pub unfinished: u64,
+    /// Whether [`MAX_WINDOWS`] stopped the arming.
+    pub capped: bool,
+}
+
+/// Drives the daisychains of every tile of a live device (module docs).
+pub struct LiveSampler {
+    cfg: SampleConfig,
+    arch: Arch,
+    seed: u64,
+    /// Windows armed so far (the draw of each).
+    draws: u64,
+    tiles: Vec<(u32, NocCoord)>,
+    armed: Vec<Option<Armed>>,
+    kernels: BTreeMap<Place, SampledKernel>,
+    counts: LiveCounts,
+}
+
+impl LiveSampler {
+    /// A sampler of every tile `mem` has; errors if `cfg` does not fit.
+    pub fn new(cfg: SampleConfig, mem: &dyn DeviceMemory) -> Result<LiveSampler> {
+        cfg.check().map_err(|what| Error::Argument { what })?;
+        let g = mem.geometry();
+        let tiles: Vec<(u32, NocCoord)> = (0..g.chips)
+            .flat_map(|chip| mem.tiles(chip).into_iter().map(move |t| (chip, t)))
+            .collect();
+        Ok(LiveSampler {
+            cfg,
+            arch: g.arch,
+            seed: std::env::var(SEED_VAR)
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(0),
+            draws: 0,
+            armed: vec![None; tiles.len()],
+            tiles,
+            kernels: BTreeMap::new(),
+            counts: LiveCounts::default(),
+        })
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> LiveCounts {
+        self.counts
+    }
+
+    /// One look at every tile: takes the windows that filled, arms the tiles that are free
+    /// and have a core running a launch.
+    pub fn poll(&mut self, mem: &dyn DeviceMemory) -> Result<()> {
+        for i in 0..self.tiles.len() {
+            let (chip, at) = self.tiles[i];
+            if let Some(a) = self.armed[i] {
+                if !self.take(mem, chip, at, a)? {
+                    continue;
+                }
+                self.armed[i] = None;
+            }
+            if self.counts.windows + self.counts.straddled >= MAX_WINDOWS {
+                self.counts.capped = true;
+                continue;
+            }
+            self.armed[i] = self.arm(mem, chip, at, i)?;
+        }
+        Ok(())
+    }
+
+    /// The capture ended: windows still armed are counted as unfinished.
+    pub fn finish(&mut self) {
+        self.counts.unfinished += self.armed.iter().filter(|a| a.is_some()).count() as u64;
+        self.armed.iter_mut().for_each(|a| *a = None);
+    }
+
+    /// Takes tile `at`'s window if it filled (true: the tile is free again).
+    fn take(&mut self, mem: &dyn DeviceMemory, chip: u32, at: NocCoord, a: Armed) -> Result<bool> {
+        let buf = self.cfg.buffer;
+        let mut last = [0u32; 4];
+        let last_slot = buf.addr + (buf.count - 1) * dc::SAMPLE_BYTES;
+        mem.read_words(chip, at, last_slot, &mut last)?;
+        if last == [daisy::SENTINEL; 4] {
+            return Ok(false);
+        }
+        if mem.read_u32(chip, at, ring_word(a.risc, ring::RUN_ID))? != a.run_id {
+            self.counts.straddled += 1;
+            return Ok(true);
+        }
+        self.counts.windows += 1;
+        let place = Place {
+            chip,
+            run_id: a.run_id,
+            tile: at,
+            risc: a.risc,
+            hash: a.hash,
+        };
+        let s = self.kernels.entry(place).or_default();
+        if a.group_d {
+            let (words, _) = daisy::read_words(mem, chip, at, buf)?;
+            s.tensix.windows += 1;
+            words.into_iter().for_each(|w| s.tensix.add(w));
+        } else {
+            let (samples, _) = daisy::read(mem, chip, at, buf)?;
+            let code = riscv_linker::memory_map(self.arch, a.risc).code;
+            s.charge(&samples, a.interval, code, None);
+        }
+        Ok(true)
+    }
+
+    /// Arms tile `at` (the `k`-th) on one of its running cores; `None` when none runs (or
+    /// the tile has no profiler block).
+    fn arm(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        chip: u32,
+        at: NocCoord,
+        k: usize,
+    ) -> Result<Option<Armed>> {
+        if mem.read_u32(chip, at, profiler::TILE_BLOCK + tile::MAGIC)? != profiler::TILE_MAGIC {
+            return Ok(None);
+        }
+        let mut running = Vec::new();
+        for risc in Risc::ALL {
+            let magic = mem.read_u32(chip, at, ring_word(risc, ring::MAGIC))?;
+            let state = mem.read_u32(chip, at, ring_word(risc, ring::STATE))?;
+            if magic == profiler::RING_MAGIC && state & ring::STATE_RUNNING != 0 {
+                running.push(risc);
+            }
+        }
+        if running.is_empty() {
+            return Ok(None);
+        }
+        let draw = Draw::new(self.draws, self.seed);
+        self.draws += 1;
+        let (pick, interval, group_d) = draw.pick(k, &running, self.cfg.interval);
+        let risc = running[pick];
+        let run_id = mem.read_u32(chip, at, ring_word(risc, ring::RUN_ID))?;
+        let hash = mem.read_u32(
+            chip,
+            at,
+            profiler::TILE_BLOCK + tile::KERNELS + 4 * risc.index() as u32,
+        )?;
+        daisy::arm(mem, chip, at, risc, self.cfg.buffer, interval, group_d)?;
+        Ok(Some(Armed {
+            risc,
+            interval,
+            group_d,
+            run_id,
+            hash,
+        }))
+    }
+
+    /// Names every window's launch and kernel from `log`: the profile, and an issue for
+    /// samples it cannot place (a run the op log does not have, a kernel whose ELF is not
+    /// the one that ran).
+    pub fn into_profile(self, log: &OpLog) -> (SampleProfile, Vec<Issue>) {
+        let mut profile = SampleProfile::default();
+        let mut hashes: BTreeMap<PathBuf, Option<u32>> = BTreeMap::new();
+        let (mut unknown, mut mismatched) = (0u64, 0u64);
+        for (p, s) in self.kernels {
+            let n = s.samples + s.outside + s.tensix.samples;
+            let Some((op, binding)) = log
+                .op(p.chip, p.run_id)
+                .and_then(|op| op.kernel_for(p.tile, p.risc).map(|b| (op, b)))
+            else {
+                unknown += n;
+                continue;
+            };
+            let elf = log.resolve_path(&binding.elf);
+            let hash = *hashes.entry(elf.clone()).or_insert_with(|| {
+                std::fs::read(&elf)
+                    .ok()
+                    .map(|b| crate::provenance::kernel_hash(&b))
+            });
+            if p.hash != 0 && hash.is_some_and(|h| h != p.hash) {
+                mismatched += n;
+                continue;
+            }
+            let key = KernelKey {
+                run_id: p.run_id,
+                op: op.op_code.clone(),
+                risc: p.risc,
+                elf,
+            };
+            profile.kernels.entry(key).or_default().add(&s);
+        }
+        let mut issues = Vec::new();
+        if unknown > 0 {
+            issues.push(
+                Issue::error(
+                    None,
+                    format!(
+                        "--sample: {unknown} sample(s) of launches or cores the op log {} does not name (another \
+                         run's op log, or one not written yet): left out of the sampled profile",
+                        log.path.display()
+                    ),
+                )
+                .with_count(unknown),
+            );
+        }
+        if mismatched > 0 {
+            issues.push(
+                Issue::error(
+                    None,
+                    format!(
+                        "--sample: {mismatched} sample(s) of cores whose kernel is not the ELF the op log {} names \
+                         (its hash differs from the one the launcher wrote): left out",
+                        log.path.display()
+                    ),
+                )
+                .with_count(mismatched),
+            );
+        }
+        (profile, issues)
+    }
+}
