@@ -787,4 +787,80 @@ mod emulated {
         assert_eq!(b.issues().len(), a.issues().len());
         assert_eq!(b.bus_bytes(), a.bus_bytes(), "the same words read");
     }
+
+    #[test]
+    fn kmd_sampling_through_the_card_backend_writes_only_a_named_buffer_and_the_daisychain() {
+        use ttprof::lines::sample::{LiveSampler, SampleConfig};
+        use ttprof::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord};
+        let cfg = SampleConfig::new(8);
+        let bytes = cfg.buffer.count * 16;
+
+        // Not named: the sampler's first arm (the buffer's marker) is refused, saying how.
+        let (mut dev, image, tile) = device("sample-refused", false);
+        let kmd = card(image, tile);
+        let mut sampler = LiveSampler::new(cfg, &kmd).unwrap();
+        let mut err = None;
+        dev.run_with_hook(1000, &mut |_| {
+            if err.is_none() {
+                err = sampler.poll(&kmd).err();
+            }
+        })
+        .unwrap();
+        let e = err
+            .expect("a write outside the consumer's words")
+            .to_string();
+        assert!(
+            e.contains("refusing to write L1") && e.contains("--sample-buffer"),
+            "{e}"
+        );
+
+        // Named: windows are armed through the card's register window, taken, and named
+        // from the op log.
+        let (mut dev, image, tile) = device("sample", false);
+        launch::set_run_id(&*image, 0, tile, 1).unwrap();
+        let kmd = card(image.clone(), tile);
+        kmd.allow_l1_writes(cfg.buffer.addr, bytes).unwrap();
+        let mut sampler = LiveSampler::new(cfg, &kmd).unwrap();
+        let mut err = None;
+        dev.run_with_hook(1000, &mut |_| {
+            if err.is_none() {
+                err = sampler.poll(&kmd).err();
+            }
+        })
+        .unwrap();
+        assert!(err.is_none(), "{err:?}");
+        sampler.finish();
+        let counts = sampler.counts();
+        assert!(counts.windows > 10, "{counts:?}");
+        assert_eq!(
+            image.posted_state().refused,
+            0,
+            "every register write taken"
+        );
+        let log_path = workspace().join("target/test-kmd/sample/ops.jsonl");
+        let mut w = OpLogWriter::create(&log_path).unwrap();
+        w.op(&OpRecord {
+            run_id: 1,
+            device: 0,
+            op_code: "Bench".into(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![],
+            outputs: vec![],
+            host_start_ns: 0,
+            host_end_ns: 1,
+            kernels: vec![KernelBinding {
+                risc: "BRISC".into(),
+                elf: bench_elf().clone(),
+                cores: vec![[tile.x, tile.y]],
+            }],
+        })
+        .unwrap();
+        drop(w);
+        let (profile, issues) = sampler.into_profile(&OpLog::read(&log_path).unwrap());
+        assert!(issues.is_empty(), "{issues:?}");
+        let (key, k) = profile.kernels.iter().next().expect("the bench kernel");
+        assert_eq!((key.op.as_str(), key.risc), ("Bench", Risc::Brisc));
+        assert!(k.samples > 100, "{} samples", k.samples);
+    }
 }

@@ -194,6 +194,9 @@ impl Image {
         let q = |at: usize| self.header_word(field::POSTED_WRITES + at);
         let get = |at: usize| u32::from_le(q(at).load(Ordering::Acquire));
         let (posted, applied) = (get(posted::POSTED), get(posted::APPLIED));
+        if posted == applied {
+            return 0; // the usual case, looked at every step: nothing written
+        }
         // A host that wrote more than the queue holds overwrote entries not yet applied:
         // those are lost; take the newest ENTRIES and count the rest as refused.
         let pending = posted.wrapping_sub(applied);

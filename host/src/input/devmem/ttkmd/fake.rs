@@ -10,7 +10,7 @@
 //! the programmed coordinate is a translated one ([`TileMap::translated_to_noc0`]), and a
 //! window pointed at a harvested or non-Tensix tile is counted as misdirected. Registers:
 //! `NOC_NODE_ID`, and the wall clock (`WALL_CLOCK_L` latches `H`) from a clock model of host
-//! time. Failure modes: [`FakeDriver::set_gone`] (every read returns 0xFFFFFFFF, as a card
+//! time; the debug daisychain's registers are written through to the memory. Failure modes: [`FakeDriver::set_gone`] (every read returns 0xFFFFFFFF, as a card
 //! that went away) and [`FakeDriver::set_bus_fault`] (every access faults, as the SIGBUS
 //! guard reports a reset while mapped).
 
@@ -328,7 +328,10 @@ impl Driver for FakeDriver {
         if self.state().gone || addr == u64::MAX {
             return Ok(());
         }
-        if addr < self.card.map.arch().l1_size() as u64 && self.has_tile(tile) {
+        let register = u32::try_from(addr).is_ok_and(mmio::daisychain::is_register);
+        if (addr < self.card.map.arch().l1_size() as u64 || register) && self.has_tile(tile) {
+            // L1, and the debug daisychain's registers (the memory below takes them: an
+            // emulator's image posts them to the emulator process).
             self.card
                 .memory
                 .write_u32(self.card.chip, tile, addr as u32, v)
