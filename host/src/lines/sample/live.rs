@@ -64,7 +64,7 @@ pub struct LiveCounts {
     pub straddled: u64,
     /// Windows armed but not filled when the capture ended.
     pub unfinished: u64,
-    /// Whether [`MAX_WINDOWS`] stopped the arming.
+    /// Whether the cap on windows kept (250,000) stopped the arming.
     pub capped: bool,
 }
 
