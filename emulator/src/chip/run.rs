@@ -27,6 +27,11 @@ use std::sync::atomic::AtomicUsize;
 /// this many cycles (its first requests are then late by up to this much).
 const QUIET_STEP: u64 = 1 << 18;
 
+/// How far tiles run between two looks at the image's posted register writes before any
+/// came, when nothing else bounds a step: a host's first write lands within this many
+/// cycles (a barrier every step costs a grid of tiles a few per cent at 2^18).
+const POST_LOOK_STEP: u64 = 1 << 20;
+
 /// How far tiles run between two looks at the image's posted register writes
 /// (`riscv_linker::devfile::posted`) once a host has posted one: a write lands at most this
 /// many cycles after the device could first have seen it.
@@ -181,8 +186,10 @@ impl Device {
                 self.cfg.noc.epoch.max(1) as u64
             } else if self.posted_seen {
                 POSTED_STEP
-            } else {
+            } else if self.cfg.noc.enabled || watch.is_some() || self.deadline.is_some() {
                 QUIET_STEP
+            } else {
+                POST_LOOK_STEP
             };
             let to = rel.min(reached.saturating_add(step));
             let parallel = to.saturating_sub(*reached) >= PARALLEL_WORK;
