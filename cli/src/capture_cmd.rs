@@ -5,7 +5,8 @@
 //! `capture.json` (per-ring and total counts: zones, records, payload and bus bytes, drops,
 //! stalls, drains, why it stopped) into `--out`, ring by ring (memory: one ring's records).
 //! With `--all-outputs`, every output `ttprof report` writes, and prints the per-op summary,
-//! on the clock fit of `--clock`.
+//! on the clock fit of `--clock`. With `--sample N`, also the sampled line profile
+//! (`ttprof_samples.*`) through every tile's debug daisychain.
 //!
 //! A capture consumes the rings, so it needs the op log to name the zones (`--oplog`, or an
 //! explicit `--no-oplog`); what happens when the op log cannot be read or does not fit, or

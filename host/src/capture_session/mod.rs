@@ -9,7 +9,9 @@
 //! outputs ring by ring from the spool (memory: one ring's records): the device CSV, the
 //! Perfetto trace and the Parquet tables, or with [`CaptureOptions::all_outputs`] every
 //! output `ttprof report` writes; [`CaptureOutcome::write_summary`] adds [`SUMMARY_FILE`] with
-//! the capture's counts.
+//! the capture's counts. With [`CaptureOptions::sample`], every poll also drives the tiles'
+//! debug daisychains ([`crate::lines::sample::LiveSampler`]) and `write` adds the sampled
+//! line profile, named from the op log.
 //!
 //! A capture consumes the rings (it moves their `TAIL`), so what it drained is nowhere else
 //! afterwards: an op log it cannot read when the capture ends still leaves the CSV written,
