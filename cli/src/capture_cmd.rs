@@ -322,6 +322,27 @@ mod tests {
     }
 
     #[test]
+    fn sampling_a_card_needs_a_named_buffer_and_a_buffer_must_fit() {
+        let e = sample_config(8, 16, None, Path::new("tt:0"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("needs --sample-buffer ADDR") && e.contains("16 x 16 bytes"),
+            "{e}"
+        );
+        let s = sample_config(8, 32, Some(0xFE000), Path::new("tt:0")).unwrap();
+        assert_eq!((s.buffer.addr, s.buffer.count), (0xFE000, 32));
+        let s = sample_config(8, 16, None, Path::new("run/device.img")).unwrap();
+        assert_eq!(s.buffer.addr, 0xFF000, "the emulator's default");
+        for (addr, count) in [(0x10, 16), (0xFF008, 16), (0xFF000, 0x1000)] {
+            let e = sample_config(8, count, Some(addr), Path::new("d.img"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("does not fit"), "{addr:#x} x {count}: {e}");
+        }
+    }
+
+    #[test]
     fn without_an_op_log_the_capture_refuses_to_start_unless_told_to_capture_unnamed_zones() {
         let dir = temp_dir("capture-oplog");
         // A usable device image: the refusal is about the flags, not the device.
