@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::live::{bench_elf, device, wait_attached, workspace};
+use support::live::{bench_elf, bench_op, device, wait_attached, workspace};
 use ttprof::devmem::DeviceMemory;
 use ttprof::launch;
-use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
+use ttprof::oplog::OpLogWriter;
 
 /// The bench kernel's arguments: mode 4 (a counted loop and a store, no zones), iterations,
 /// loop steps per iteration.
@@ -131,22 +131,13 @@ fn capture_samples_a_running_emulator_and_agrees_with_the_exact_line_profile() {
         let start = dev.host_time_ns() as u64;
         let s = dev.run().unwrap();
         assert!(s.harts.iter().all(|h| h.exit_code == Some(0)));
-        log.op(&OpRecord {
+        log.op(&bench_op(
             run_id,
-            device: 0,
-            op_code: "Bench".into(),
-            op_type: "tt_dnn_device".into(),
-            attributes: Default::default(),
-            inputs: vec![],
-            outputs: vec![],
-            host_start_ns: start,
-            host_end_ns: dev.host_time_ns() as u64,
-            kernels: vec![KernelBinding {
-                risc: "BRISC".into(),
-                elf: elf.clone(),
-                cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
-            }],
-        })
+            elf,
+            &tiles,
+            start,
+            dev.host_time_ns() as u64,
+        ))
         .unwrap();
     }
     drop(log);

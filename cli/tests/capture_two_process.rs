@@ -18,10 +18,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
-use support::live::{bench_elf, device, wait_attached, workspace};
+use support::live::{bench_elf, bench_op, device, wait_attached, workspace};
 use ttprof::devmem::{DeviceMemory, MappedImage};
 use ttprof::launch;
-use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
+use ttprof::oplog::OpLogWriter;
 use ttprof_emu::Device;
 
 /// The bench kernel's dense mode: two nested zones per iteration (`dense-outer`, `dense-inner`).
@@ -65,22 +65,13 @@ fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u
             s.harts.iter().all(|h| h.exit_code == Some(0)),
             "every kernel exits cleanly"
         );
-        log.op(&OpRecord {
+        log.op(&bench_op(
             run_id,
-            device: 0,
-            op_code: "Bench".into(),
-            op_type: "tt_dnn_device".into(),
-            attributes: Default::default(),
-            inputs: vec![],
-            outputs: vec![],
-            host_start_ns: start,
-            host_end_ns: dev.host_time_ns() as u64,
-            kernels: vec![KernelBinding {
-                risc: "BRISC".into(),
-                elf: elf.clone(),
-                cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
-            }],
-        })
+            elf,
+            &tiles,
+            start,
+            dev.host_time_ns() as u64,
+        ))
         .unwrap();
     }
 }

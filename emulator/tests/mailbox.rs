@@ -4,8 +4,8 @@
 
 mod common;
 
+use common::image::HostMap;
 use common::*;
-use memmap2::MmapMut;
 use riscv_linker::devfile::{field, mailbox as mb, STATUS_RUNNING};
 use riscv_linker::{mmio, Arch, NocCoord, Risc};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -17,32 +17,26 @@ use ttprof_emu::{
 
 /// A mailbox client on a second mapping of the image file (what a host process does).
 struct Client {
-    map: MmapMut,
+    map: HostMap,
 }
 
 impl Client {
     fn open(dev: &Device) -> Client {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(dev.image_path())
-            .unwrap();
         Client {
-            map: unsafe { MmapMut::map_mut(&file) }.unwrap(),
+            map: HostMap::open(dev),
         }
     }
 
     fn word(&self, at: usize) -> &AtomicU32 {
-        unsafe { AtomicU32::from_ptr(self.map.as_ptr().add(at) as *mut u32) }
+        self.map.word(at)
     }
 
     fn get(&self, at: usize) -> u32 {
-        u32::from_le(self.word(field::CLOCK_MAILBOX + at).load(Ordering::Acquire))
+        self.map.get(field::CLOCK_MAILBOX + at)
     }
 
     fn put(&self, at: usize, v: u32) {
-        self.word(field::CLOCK_MAILBOX + at)
-            .store(v.to_le(), Ordering::Release)
+        self.map.put(field::CLOCK_MAILBOX + at, v)
     }
 
     fn get64(&self, at: usize) -> u64 {
@@ -50,7 +44,7 @@ impl Client {
     }
 
     fn header(&self, at: usize) -> u32 {
-        u32::from_le(self.word(at).load(Ordering::Acquire))
+        self.map.get(at)
     }
 
     /// One request; `Err(status)` for a refused one.

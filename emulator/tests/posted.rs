@@ -6,43 +6,33 @@
 
 mod common;
 
+use common::image::HostMap;
 use common::{elf_for, lis};
-use memmap2::MmapMut;
 use riscv_linker::devfile::{field, mailbox, posted, STATUS_RUNNING};
 use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::{Arch, NocCoord, Risc};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use ttprof_emu::asm::*;
 use ttprof_emu::{Device, DeviceConfig};
 
-/// A second mapping of the image file, as a host process has.
+/// The image as the host posting writes sees it.
 struct Host {
-    map: MmapMut,
+    map: HostMap,
 }
 
 impl Host {
     fn open(dev: &Device) -> Host {
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(dev.image_path())
-            .unwrap();
         Host {
-            map: unsafe { MmapMut::map_mut(&file) }.unwrap(),
+            map: HostMap::open(dev),
         }
     }
 
-    fn word(&self, at: usize) -> &AtomicU32 {
-        unsafe { AtomicU32::from_ptr(self.map.as_ptr().add(at) as *mut u32) }
-    }
-
     fn get(&self, at: usize) -> u32 {
-        u32::from_le(self.word(at).load(Ordering::Acquire))
+        self.map.get(at)
     }
 
     fn put(&self, at: usize, v: u32) {
-        self.word(at).store(v.to_le(), Ordering::Release)
+        self.map.put(at, v)
     }
 
     fn queue(&self, at: usize) -> u32 {

@@ -788,9 +788,27 @@ mod emulated {
         assert_eq!(b.bus_bytes(), a.bus_bytes(), "the same words read");
     }
 
+    /// Runs `dev`, polling a sampler of `cfg` through `kmd` every 1000 cycles: the sampler
+    /// and the error that stopped its polling.
+    fn sample(
+        dev: &mut ttprof_emu::Device,
+        kmd: &TtKmd<FakeDriver>,
+        cfg: ttprof::lines::sample::SampleConfig,
+    ) -> (ttprof::lines::sample::LiveSampler, Option<ttprof::Error>) {
+        let mut sampler = ttprof::lines::sample::LiveSampler::new(cfg, kmd).unwrap();
+        let mut err = None;
+        dev.run_with_hook(1000, &mut |_| {
+            if err.is_none() {
+                err = sampler.poll(kmd).err();
+            }
+        })
+        .unwrap();
+        (sampler, err)
+    }
+
     #[test]
     fn kmd_sampling_through_the_card_backend_writes_only_a_named_buffer_and_the_daisychain() {
-        use ttprof::lines::sample::{LiveSampler, SampleConfig};
+        use ttprof::lines::sample::SampleConfig;
         use ttprof::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord};
         let cfg = SampleConfig::new(8);
         let bytes = cfg.buffer.count * 16;
@@ -798,14 +816,7 @@ mod emulated {
         // Not named: the sampler's first arm (the buffer's marker) is refused, saying how.
         let (mut dev, image, tile) = device("sample-refused", false);
         let kmd = card(image, tile);
-        let mut sampler = LiveSampler::new(cfg, &kmd).unwrap();
-        let mut err = None;
-        dev.run_with_hook(1000, &mut |_| {
-            if err.is_none() {
-                err = sampler.poll(&kmd).err();
-            }
-        })
-        .unwrap();
+        let (_, err) = sample(&mut dev, &kmd, cfg);
         let e = err
             .expect("a write outside the consumer's words")
             .to_string();
@@ -820,14 +831,7 @@ mod emulated {
         launch::set_run_id(&*image, 0, tile, 1).unwrap();
         let kmd = card(image.clone(), tile);
         kmd.allow_l1_writes(cfg.buffer.addr, bytes).unwrap();
-        let mut sampler = LiveSampler::new(cfg, &kmd).unwrap();
-        let mut err = None;
-        dev.run_with_hook(1000, &mut |_| {
-            if err.is_none() {
-                err = sampler.poll(&kmd).err();
-            }
-        })
-        .unwrap();
+        let (mut sampler, err) = sample(&mut dev, &kmd, cfg);
         assert!(err.is_none(), "{err:?}");
         sampler.finish();
         let counts = sampler.counts();

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use ttprof::devmem::{DeviceMemory, MappedImage};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::{self, Policy, Settings};
+use ttprof::oplog::{KernelBinding, OpRecord};
 use ttprof_emu::{Device, DeviceConfig};
 
 /// The arch the live tests run.
@@ -86,5 +87,26 @@ pub fn wait_attached(mem: &MappedImage, tiles: &[NocCoord], child: &mut Child) {
         }
         assert!(Instant::now() < give_up, "ttprof capture did not attach");
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The op log's record of launch `run_id` of the bench kernel `elf` on every BRISC of
+/// `tiles`, from host time `start` to `end` (ns).
+pub fn bench_op(run_id: u32, elf: &Path, tiles: &[NocCoord], start: u64, end: u64) -> OpRecord {
+    OpRecord {
+        run_id,
+        device: 0,
+        op_code: "Bench".into(),
+        op_type: "tt_dnn_device".into(),
+        attributes: Default::default(),
+        inputs: vec![],
+        outputs: vec![],
+        host_start_ns: start,
+        host_end_ns: end,
+        kernels: vec![KernelBinding {
+            risc: "BRISC".into(),
+            elf: elf.to_path_buf(),
+            cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
+        }],
     }
 }

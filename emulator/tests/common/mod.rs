@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod gcc;
+pub mod image;
 pub mod prog;
 
 use riscv_linker::{memory_map, Arch, NocCoord, Risc};
