@@ -11,14 +11,11 @@
 
 mod support;
 
-use riscv_linker::Risc;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::live::{bench_elf, bench_op, device, wait_attached, workspace};
-use ttprof::devmem::DeviceMemory;
-use ttprof::launch;
+use support::live::{bench_elf, device, launch_bench, wait_attached, workspace};
 use ttprof::oplog::OpLogWriter;
 
 /// The bench kernel's arguments: mode 4 (a counted loop and a store, no zones), iterations,
@@ -110,7 +107,6 @@ fn capture_samples_a_running_emulator_and_agrees_with_the_exact_line_profile() {
         .unwrap();
     wait_attached(&mem, &tiles, &mut child);
 
-    let bytes = std::fs::read(elf).unwrap();
     let mut log = OpLogWriter::create(&dir.join("ops.jsonl")).unwrap();
     let give_up = Instant::now() + Duration::from_secs(600);
     let mut run_id = 0;
@@ -120,25 +116,7 @@ fn capture_samples_a_running_emulator_and_agrees_with_the_exact_line_profile() {
             "the capture armed too few windows"
         );
         run_id += 1;
-        for &t in &tiles {
-            for (i, v) in ARGS.into_iter().enumerate() {
-                mem.write_u32(0, t, example_abi::ARGS + 4 * i as u32, v)
-                    .unwrap();
-            }
-            launch::set_run_id(&mem, 0, t, run_id).unwrap();
-            dev.load_kernel(0, t, Risc::Brisc, &bytes, "bench").unwrap();
-        }
-        let start = dev.host_time_ns() as u64;
-        let s = dev.run().unwrap();
-        assert!(s.harts.iter().all(|h| h.exit_code == Some(0)));
-        log.op(&bench_op(
-            run_id,
-            elf,
-            &tiles,
-            start,
-            dev.host_time_ns() as u64,
-        ))
-        .unwrap();
+        launch_bench(&mut dev, &mem, &mut log, elf, run_id, ARGS);
     }
     drop(log);
     std::fs::remove_file(&flag).unwrap();

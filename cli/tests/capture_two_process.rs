@@ -18,9 +18,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
-use support::live::{bench_elf, bench_op, device, wait_attached, workspace};
+use support::live::{bench_elf, device, launch_bench, wait_attached, workspace};
 use ttprof::devmem::{DeviceMemory, MappedImage};
-use ttprof::launch;
 use ttprof::oplog::OpLogWriter;
 use ttprof_emu::Device;
 
@@ -46,33 +45,9 @@ fn spawn_capture(dir: &Path, stop: &[&str]) -> Child {
 /// Runs one launch per entry of `iterations` on every tile; writes the op log as it goes.
 fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u32]) {
     let elf = bench_elf("test-capture");
-    let bytes = std::fs::read(elf).unwrap();
-    let tiles = dev.tiles();
     let mut log = OpLogWriter::create(&dir.join("ops.jsonl")).unwrap();
     for (k, &n) in iterations.iter().enumerate() {
-        let run_id = k as u32 + 1;
-        for &t in &tiles {
-            for (i, v) in [DENSE, n, 2].into_iter().enumerate() {
-                mem.write_u32(0, t, example_abi::ARGS + 4 * i as u32, v)
-                    .unwrap();
-            }
-            launch::set_run_id(mem, 0, t, run_id).unwrap();
-            dev.load_kernel(0, t, Risc::Brisc, &bytes, "bench").unwrap();
-        }
-        let start = dev.host_time_ns() as u64;
-        let s = dev.run().unwrap();
-        assert!(
-            s.harts.iter().all(|h| h.exit_code == Some(0)),
-            "every kernel exits cleanly"
-        );
-        log.op(&bench_op(
-            run_id,
-            elf,
-            &tiles,
-            start,
-            dev.host_time_ns() as u64,
-        ))
-        .unwrap();
+        launch_bench(dev, mem, &mut log, elf, k as u32 + 1, [DENSE, n, 2]);
     }
 }
 

@@ -3,7 +3,7 @@
 //! image is in a test folder, and the wait for the capture to attach.
 
 use riscv_linker::profiler::{self, tile};
-use riscv_linker::{Arch, NocCoord};
+use riscv_linker::{Arch, NocCoord, Risc};
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::OnceLock;
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use ttprof::devmem::{DeviceMemory, MappedImage};
 use ttprof::kernels::{self, KernelBuild};
 use ttprof::launch::{self, Policy, Settings};
-use ttprof::oplog::{KernelBinding, OpRecord};
+use ttprof::oplog::{KernelBinding, OpLogWriter, OpRecord};
 use ttprof_emu::{Device, DeviceConfig};
 
 /// The arch the live tests run.
@@ -90,9 +90,39 @@ pub fn wait_attached(mem: &MappedImage, tiles: &[NocCoord], child: &mut Child) {
     }
 }
 
+/// Launch `run_id` of the bench kernel `elf` with `args` on every BRISC of `dev`; checks
+/// every kernel exits cleanly and appends the launch to `log`.
+pub fn launch_bench(
+    dev: &mut Device,
+    mem: &MappedImage,
+    log: &mut OpLogWriter,
+    elf: &Path,
+    run_id: u32,
+    args: [u32; 3],
+) {
+    let bytes = std::fs::read(elf).unwrap();
+    let tiles = dev.tiles();
+    for &t in &tiles {
+        for (i, v) in args.into_iter().enumerate() {
+            mem.write_u32(0, t, example_abi::ARGS + 4 * i as u32, v)
+                .unwrap();
+        }
+        launch::set_run_id(mem, 0, t, run_id).unwrap();
+        dev.load_kernel(0, t, Risc::Brisc, &bytes, "bench").unwrap();
+    }
+    let start = dev.host_time_ns() as u64;
+    let s = dev.run().unwrap();
+    assert!(
+        s.harts.iter().all(|h| h.exit_code == Some(0)),
+        "every kernel exits cleanly"
+    );
+    let end = dev.host_time_ns() as u64;
+    log.op(&bench_op(run_id, elf, &tiles, start, end)).unwrap();
+}
+
 /// The op log's record of launch `run_id` of the bench kernel `elf` on every BRISC of
 /// `tiles`, from host time `start` to `end` (ns).
-pub fn bench_op(run_id: u32, elf: &Path, tiles: &[NocCoord], start: u64, end: u64) -> OpRecord {
+fn bench_op(run_id: u32, elf: &Path, tiles: &[NocCoord], start: u64, end: u64) -> OpRecord {
     OpRecord {
         run_id,
         device: 0,
