@@ -282,11 +282,8 @@ fn print_counts(o: &CaptureOutcome, summary_file: &std::path::Path) {
     println!("wrote {} ({} rows)", o.csv.display(), w.rows);
     if let Some(s) = &o.samples {
         println!(
-            "sampled {} window(s) through the daisychains; {} dropped (their core started another launch), {} unfinished{}",
-            s.windows,
-            s.straddled,
-            s.unfinished,
-            if s.capped { "; stopped arming at the cap" } else { "" }
+            "sampled {} window(s) through the daisychains; {} dropped (their core started another launch), {} unfinished",
+            s.windows, s.straddled, s.unfinished,
         );
     }
     println!("wrote {}", summary_file.display());

@@ -29,10 +29,6 @@ use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Windows a capture keeps at most (their per-window counts bound its memory, about 150
-/// bytes each): past this, tiles are no longer armed and the summary says so.
-pub(crate) const MAX_WINDOWS: u64 = 250_000;
-
 /// What one tile samples now.
 #[derive(Clone, Copy, Debug)]
 struct Armed {
@@ -64,8 +60,6 @@ pub struct LiveCounts {
     pub straddled: u64,
     /// Windows armed but not filled when the capture ended.
     pub unfinished: u64,
-    /// Whether the cap on windows kept (250,000) stopped the arming.
-    pub capped: bool,
 }
 
 /// Drives the daisychains of every tile of a live device (module docs).
@@ -119,10 +113,6 @@ impl LiveSampler {
                     continue;
                 }
                 self.armed[i] = None;
-            }
-            if self.counts.windows + self.counts.straddled >= MAX_WINDOWS {
-                self.counts.capped = true;
-                continue;
             }
             self.armed[i] = self.arm(mem, chip, at, i)?;
         }

@@ -22,6 +22,7 @@
 //! `ttprof_samples.parquet` (the `--lines` table with a `samples` column).
 
 pub(crate) mod daisy;
+mod keep;
 mod live;
 mod report;
 mod zones;
@@ -35,6 +36,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 pub use daisy::Buffer;
+pub(crate) use keep::{Clusters, TimedKeep};
 pub use live::{LiveCounts, LiveSampler};
 pub(crate) use report::Agreement;
 
@@ -153,12 +155,13 @@ pub struct SampledKernel {
     pub windows: u32,
     /// Sum of the intervals of its samples inside the kernel (estimated cycles).
     pub cycles: u64,
-    /// Per window that saw the kernel: its samples inside the kernel by pc (for the
-    /// between-window spread of a share, [`interval`]).
-    pub(crate) per_window: Vec<Vec<(u32, u32)>>,
+    /// Its samples inside the kernel by pc, per window or group of consecutive windows
+    /// (for the between-window spread of a share, [`interval`]; bounded, module `keep`).
+    pub(crate) clusters: Clusters,
     /// A TRISC kernel: the samples of its group D (the coprocessor thread's state).
     pub tensix: TensixSamples,
-    /// Every sample inside the kernel whose time is known, for the zone split.
+    /// The samples inside the kernel whose time is known, for the zone split: all of them,
+    /// or a uniform subset once a profile has more than a million (module `keep`).
     pub timed: Vec<TimedSample>,
     /// The samples by innermost zone (its name, `NO_ZONE` outside every
     /// zone), pc and cause; empty until [`SampleProfile::split_by_zones`].
@@ -186,6 +189,8 @@ pub struct TimedSample {
     pub cause: usize,
     /// The window that took it (numbered per sampler).
     pub window: u64,
+    /// Its number among the profile's timed samples (which are kept, module `keep`).
+    pub seq: u64,
 }
 
 /// A tile's wall clock (cycles) as the sampler needs it, from the caller
@@ -221,7 +226,7 @@ impl SampledKernel {
         self.outside += o.outside;
         self.windows += o.windows;
         self.cycles += o.cycles;
-        self.per_window.extend(o.per_window.iter().cloned());
+        self.clusters.extend(&o.clusters);
         self.tensix.merge(&o.tensix);
         self.timed.extend(o.timed.iter().copied());
         for (zone, pcs) in &o.zones {
@@ -298,6 +303,8 @@ pub struct SampleProfile {
     pub kernels: BTreeMap<KernelKey, SampledKernel>,
     /// Slots the daisychain had not written when read (a window cut short).
     pub unwritten: u64,
+    /// Which timed samples are kept (all until a million).
+    pub(crate) timed_keep: TimedKeep,
 }
 
 /// The launch being sampled.
@@ -479,7 +486,14 @@ impl Sampler {
                 start,
                 window: number,
             });
-            s.charge(&samples, interval, code, timing);
+            s.charge(
+                &samples,
+                interval,
+                code,
+                timing.map(|w| (w, &mut self.profile.timed_keep)),
+            );
+            let p = &mut self.profile;
+            p.timed_keep.thin(p.kernels.values_mut());
         }
         Ok(())
     }
@@ -498,31 +512,35 @@ struct WindowTime {
 impl SampledKernel {
     /// Charges one group A window of samples taken every `interval` cycles: those whose pc
     /// lies in the core's `code` are the kernel's, the others count as outside it (an idle
-    /// or halted core). With `timing`, each is timed for the split by zone.
+    /// or halted core). With `timing`, each is timed for the split by zone, those `keep`
+    /// chooses kept.
     fn charge(
         &mut self,
         samples: &[daisy::DaisySample],
         interval: u32,
         code: riscv_linker::Region,
-        timing: Option<WindowTime>,
+        mut timing: Option<(WindowTime, &mut TimedKeep)>,
     ) {
         self.windows += 1;
-        let mut window: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut window: BTreeMap<u32, u64> = BTreeMap::new();
         for (slot, x) in samples.iter().enumerate() {
             if x.pc == 0 || !code.contains(x.pc, 4) {
                 self.outside += 1;
                 continue;
             }
-            if let Some(w) = timing {
-                self.timed.push(TimedSample {
-                    chip: w.chip,
-                    tile: w.tile,
-                    time: w.start + (slot as u64 + 1) * interval as u64,
-                    pc: x.pc,
-                    cause: x.cause.index(),
-                    window: w.window,
-                });
-                *self.timed_windows.entry(w.window).or_default() += 1;
+            if let Some((w, keep)) = timing.as_mut() {
+                if let Some(seq) = keep.next() {
+                    self.timed.push(TimedSample {
+                        chip: w.chip,
+                        tile: w.tile,
+                        time: w.start + (slot as u64 + 1) * interval as u64,
+                        pc: x.pc,
+                        cause: x.cause.index(),
+                        window: w.window,
+                        seq,
+                    });
+                    *self.timed_windows.entry(w.window).or_default() += 1;
+                }
             }
             self.pcs.entry(x.pc).or_insert([0; CAUSES])[x.cause.index()] += 1;
             *window.entry(x.pc).or_default() += 1;
@@ -530,7 +548,7 @@ impl SampledKernel {
             self.cycles += interval as u64;
         }
         if !window.is_empty() {
-            self.per_window.push(window.into_iter().collect());
+            self.clusters.push(window.into_iter().collect());
         }
     }
 }

@@ -128,6 +128,17 @@ pub(super) fn render(
             p.unwritten
         );
     }
+    let keep = &p.timed_keep;
+    if keep.kept < keep.seen {
+        let _ = writeln!(
+            s,
+            "by innermost zone: {} of the {} timed samples are kept, a uniform subset (the profile holds at most {}); \
+             their counts and intervals are the subset's",
+            keep.kept,
+            keep.seen,
+            super::keep::MAX_TIMED
+        );
+    }
     if let Some(a) = &agree {
         let _ = writeln!(s, "{a}");
     }
@@ -325,14 +336,14 @@ fn render_kernel(
     }
     let ci = |file: &str, line: u32| {
         let w: Vec<(u64, u64)> = k
-            .per_window
+            .clusters
             .iter()
             .map(|win| {
-                let all: u64 = win.iter().map(|x| x.1 as u64).sum();
+                let all: u64 = win.iter().map(|x| x.1).sum();
                 let here: u64 = win
                     .iter()
                     .filter(|(pc, _)| pc_line.get(pc).is_some_and(|l| l.0 == file && l.1 == line))
-                    .map(|x| x.1 as u64)
+                    .map(|x| x.1)
                     .sum();
                 (here, all)
             })
@@ -413,7 +424,7 @@ mod tests {
         k.pcs.insert(pc, causes);
         k.samples = n;
         k.windows = 1;
-        k.per_window.push(vec![(pc, n as u32)]);
+        k.clusters.push(vec![(pc, n)]);
         k
     }
 
@@ -427,7 +438,7 @@ mod tests {
         assert_eq!(m.len(), 2, "{m:?}");
         let (runs, add) = &m[&key(1, "Add")];
         assert_eq!(runs, &[1, 3]);
-        assert_eq!((add.samples, add.windows, add.per_window.len()), (15, 2, 2));
+        assert_eq!((add.samples, add.windows, add.clusters.len()), (15, 2, 2));
         assert_eq!(add.pcs.len(), 2);
         assert_eq!(m[&key(2, "Matmul")].0, [2]);
         assert_eq!(runs_text(runs), "runs 1, 3");
