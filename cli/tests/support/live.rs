@@ -108,6 +108,7 @@ pub fn launch_bench(
                 .unwrap();
         }
         launch::set_run_id(mem, 0, t, run_id).unwrap();
+        launch::set_kernel(mem, 0, t, Risc::Brisc, &bytes).unwrap();
         dev.load_kernel(0, t, Risc::Brisc, &bytes, "bench").unwrap();
     }
     let start = dev.host_time_ns() as u64;

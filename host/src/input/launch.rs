@@ -112,6 +112,24 @@ pub fn set_run_id(mem: &dyn TileWords, chip: u32, at: NocCoord, run_id: u32) -> 
     mem.write_word(chip, at, profiler::TILE_BLOCK + tile::RUN_ID, run_id)
 }
 
+/// Records which kernel ELF (its bytes) `risc` of a tile runs in the next launch (a hash,
+/// `riscv_linker::profiler::tile::KERNELS`): a readout then tells an op log of another run,
+/// and a sampling capture which tiles run the same kernel.
+pub fn set_kernel(
+    mem: &dyn TileWords,
+    chip: u32,
+    at: NocCoord,
+    risc: riscv_linker::Risc,
+    elf: &[u8],
+) -> Result<()> {
+    mem.write_word(
+        chip,
+        at,
+        profiler::TILE_BLOCK + tile::KERNELS + 4 * risc.index() as u32,
+        crate::provenance::kernel_hash(elf),
+    )
+}
+
 /// Marks whether a consumer is draining the tile's rings.
 pub fn set_consumer(mem: &dyn TileWords, chip: u32, at: NocCoord, attached: bool) -> Result<()> {
     mem.write_word(

@@ -427,13 +427,7 @@ impl Session {
                 self.dev
                     .load_kernel(0, *t, *risc, bytes, &copy.display().to_string())
                     .map_err(|e| Error::Emulator(e.to_string()))?;
-                // Which kernel ran, for a readout to tell another run's op log.
-                self.mem.write_u32(
-                    0,
-                    *t,
-                    profiler::TILE_BLOCK + profiler::tile::KERNELS + 4 * risc.index() as u32,
-                    crate::provenance::kernel_hash(bytes),
-                )?;
+                launch::set_kernel(&self.mem, 0, *t, *risc, bytes)?;
             }
         }
         if let Some(s) = self.daisy.as_mut() {

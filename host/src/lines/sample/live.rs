@@ -41,14 +41,17 @@ struct Armed {
     hash: u32,
 }
 
-/// Where a window's samples belong until the op log names them.
+/// Where a window's samples belong until the op log names them: a launch's kernel on one
+/// core kind, the tiles running the same ELF (the same hash) together; without a hash (a
+/// launcher that writes none) each tile on its own, since tiles may run different kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Place {
     chip: u32,
     run_id: u32,
-    tile: NocCoord,
     risc: Risc,
     hash: u32,
+    /// The tile, when `hash` is 0.
+    tile: Option<NocCoord>,
 }
 
 /// The counts a capture reports.
@@ -71,7 +74,8 @@ pub struct LiveSampler {
     draws: u64,
     tiles: Vec<(u32, NocCoord)>,
     armed: Vec<Option<Armed>>,
-    kernels: BTreeMap<Place, SampledKernel>,
+    /// The samples of each place, and a tile of it (to look its kernel up in the op log).
+    kernels: BTreeMap<Place, (NocCoord, SampledKernel)>,
     counts: LiveCounts,
 }
 
@@ -142,11 +146,14 @@ impl LiveSampler {
         let place = Place {
             chip,
             run_id: a.run_id,
-            tile: at,
             risc: a.risc,
             hash: a.hash,
+            tile: (a.hash == 0).then_some(at),
         };
-        let s = self.kernels.entry(place).or_default();
+        let (_, s) = self
+            .kernels
+            .entry(place)
+            .or_insert_with(|| (at, SampledKernel::default()));
         if a.group_d {
             let (words, _) = daisy::read_words(mem, chip, at, buf)?;
             s.tensix.windows += 1;
@@ -209,11 +216,11 @@ impl LiveSampler {
         let mut profile = SampleProfile::default();
         let mut hashes: BTreeMap<PathBuf, Option<u32>> = BTreeMap::new();
         let (mut unknown, mut mismatched) = (0u64, 0u64);
-        for (p, s) in self.kernels {
+        for (p, (tile, s)) in self.kernels {
             let n = s.samples + s.outside + s.tensix.samples;
             let Some((op, binding)) = log
                 .op(p.chip, p.run_id)
-                .and_then(|op| op.kernel_for(p.tile, p.risc).map(|b| (op, b)))
+                .and_then(|op| op.kernel_for(tile, p.risc).map(|b| (op, b)))
             else {
                 unknown += n;
                 continue;
