@@ -378,6 +378,17 @@ fn write_samples(
         );
         return (Vec::new(), issues);
     };
+    let c = daisy.counts();
+    if c.windows == 0 && c.unfinished > 0 {
+        issues.push(Issue::warning(
+            None,
+            format!(
+                "--sample: no window filled: {} tile(s) were armed but their daisychains wrote nothing (on a device \
+                 image the emulator applies register writes only while a run is in progress: did its process stop?)",
+                c.unfinished
+            ),
+        ));
+    }
     let (profile, placed) = daisy.into_profile(oplog);
     issues.extend(placed);
     match profile.write(out, None) {

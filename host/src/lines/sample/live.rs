@@ -273,3 +273,98 @@ impl LiveSampler {
         (profile, issues)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lines::sample::daisy::DaisySample;
+    use crate::lines::sample::SampledCause;
+    use crate::oplog::{KernelBinding, OpLogWriter, OpRecord};
+
+    /// A sampler holding one window of 4 samples at `pc` for each place.
+    fn sampler(places: &[Place]) -> LiveSampler {
+        let mut kernels = BTreeMap::new();
+        for p in places {
+            let mut k = SampledKernel::default();
+            let code = riscv_linker::memory_map(Arch::WormholeB0, p.risc).code;
+            let s = DaisySample {
+                pc: code.start + 8,
+                cause: SampledCause::Retiring,
+            };
+            k.charge(&[s; 4], 8, code, None);
+            kernels.insert(*p, (NocCoord::new(1, 1), k));
+        }
+        LiveSampler {
+            cfg: SampleConfig::new(8),
+            arch: Arch::WormholeB0,
+            seed: 0,
+            draws: 0,
+            tiles: Vec::new(),
+            armed: Vec::new(),
+            kernels,
+            counts: LiveCounts::default(),
+        }
+    }
+
+    #[test]
+    fn samples_are_named_from_the_op_log_and_those_it_cannot_place_are_counted() {
+        let dir = std::env::temp_dir().join(format!("ttprof-live-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let elf = dir.join("k.elf");
+        std::fs::write(&elf, b"a kernel").unwrap();
+        let hash = crate::provenance::kernel_hash(b"a kernel");
+        let log_path = dir.join("ops.jsonl");
+        let mut w = OpLogWriter::create(&log_path).unwrap();
+        w.op(&OpRecord {
+            run_id: 1,
+            device: 0,
+            op_code: "Add".into(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![],
+            outputs: vec![],
+            host_start_ns: 0,
+            host_end_ns: 1,
+            kernels: vec![KernelBinding {
+                risc: "BRISC".into(),
+                elf: elf.clone(),
+                cores: vec![[1, 1]],
+            }],
+        })
+        .unwrap();
+        drop(w);
+        let place = |run_id, hash, risc| Place {
+            chip: 0,
+            run_id,
+            risc,
+            hash,
+            tile: None,
+        };
+        let s = sampler(&[
+            place(1, hash, Risc::Brisc),     // named
+            place(1, 0, Risc::Brisc),        // no hash written: named, not checked
+            place(1, hash ^ 1, Risc::Brisc), // another ELF ran
+            place(2, hash, Risc::Brisc),     // a run the op log lacks
+            place(1, hash, Risc::Ncrisc),    // a core the op log gives no kernel
+        ]);
+        let (profile, issues) = s.into_profile(&OpLog::read(&log_path).unwrap());
+        assert_eq!(profile.kernels.len(), 1);
+        let (key, k) = profile.kernels.iter().next().unwrap();
+        assert_eq!(
+            (key.run_id, key.op.as_str(), key.risc),
+            (1, "Add", Risc::Brisc)
+        );
+        assert_eq!((k.samples, k.windows), (8, 2), "the two named places");
+        let text: Vec<String> = issues.iter().map(|i| format!("{i:?}")).collect();
+        assert_eq!(issues.len(), 2, "{text:?}");
+        assert!(
+            text[0].contains("8 sample(s) of launches or cores"),
+            "{text:?}"
+        );
+        assert!(
+            text[1].contains("4 sample(s) of cores whose kernel is not the ELF"),
+            "{text:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
