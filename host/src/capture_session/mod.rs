@@ -379,6 +379,13 @@ fn write_samples(
         return (Vec::new(), issues);
     };
     let c = daisy.counts();
+    if c.windows == 0 && c.unfinished == 0 && c.straddled == 0 {
+        issues.push(Issue::warning(
+            None,
+            "--sample: no window was armed: while the capture polled, no core of any tile ran a launch with \
+             ttprof's runtime (its ring blocks' STATE never said running)",
+        ));
+    }
     if c.windows == 0 && c.unfinished > 0 {
         issues.push(Issue::warning(
             None,
