@@ -124,18 +124,13 @@ fn fixture(name: &str) -> Fixture {
     let mut w = OpLogWriter::create(&oplog).unwrap();
     for chip in 0..2 {
         for run in RUNS {
-            w.op(&OpRecord {
-                run_id: run,
-                device: chip,
-                op_code: format!("Op{run}"),
-                op_type: "tt_dnn_device".into(),
-                attributes: Default::default(),
-                inputs: vec![],
-                outputs: vec![],
-                host_start_ns: 0,
-                host_end_ns: 1,
-                kernels: bindings[&chip].clone(),
-            })
+            w.op(&OpRecord::device_op(
+                run,
+                chip,
+                format!("Op{run}"),
+                (0, 1),
+                bindings[&chip].clone(),
+            ))
             .unwrap();
         }
     }

@@ -843,22 +843,17 @@ mod emulated {
         );
         let log_path = workspace().join("target/test-kmd/sample/ops.jsonl");
         let mut w = OpLogWriter::create(&log_path).unwrap();
-        w.op(&OpRecord {
-            run_id: 1,
-            device: 0,
-            op_code: "Bench".into(),
-            op_type: "tt_dnn_device".into(),
-            attributes: Default::default(),
-            inputs: vec![],
-            outputs: vec![],
-            host_start_ns: 0,
-            host_end_ns: 1,
-            kernels: vec![KernelBinding {
+        w.op(&OpRecord::device_op(
+            1,
+            0,
+            "Bench",
+            (0, 1),
+            vec![KernelBinding {
                 risc: "BRISC".into(),
                 elf: bench_elf().clone(),
                 cores: vec![[tile.x, tile.y]],
             }],
-        })
+        ))
         .unwrap();
         drop(w);
         let (profile, issues) = sampler.into_profile(&OpLog::read(&log_path).unwrap());

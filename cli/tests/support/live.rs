@@ -118,26 +118,11 @@ pub fn launch_bench(
         "every kernel exits cleanly"
     );
     let end = dev.host_time_ns() as u64;
-    log.op(&bench_op(run_id, elf, &tiles, start, end)).unwrap();
-}
-
-/// The op log's record of launch `run_id` of the bench kernel `elf` on every BRISC of
-/// `tiles`, from host time `start` to `end` (ns).
-fn bench_op(run_id: u32, elf: &Path, tiles: &[NocCoord], start: u64, end: u64) -> OpRecord {
-    OpRecord {
-        run_id,
-        device: 0,
-        op_code: "Bench".into(),
-        op_type: "tt_dnn_device".into(),
-        attributes: Default::default(),
-        inputs: vec![],
-        outputs: vec![],
-        host_start_ns: start,
-        host_end_ns: end,
-        kernels: vec![KernelBinding {
-            risc: "BRISC".into(),
-            elf: elf.to_path_buf(),
-            cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
-        }],
-    }
+    let kernel = KernelBinding {
+        risc: "BRISC".into(),
+        elf: elf.to_path_buf(),
+        cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
+    };
+    let op = OpRecord::device_op(run_id, 0, "Bench", (start, end), vec![kernel]);
+    log.op(&op).unwrap();
 }

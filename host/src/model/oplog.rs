@@ -103,6 +103,29 @@ pub struct OpRecord {
 }
 
 impl OpRecord {
+    /// A device op (`tt_dnn_device`) of run `run_id` on chip `device` from host time `start`
+    /// to `end` (ns), with these kernels, no attributes and no tensors.
+    pub fn device_op(
+        run_id: u32,
+        device: u32,
+        op_code: impl Into<String>,
+        (start, end): (u64, u64),
+        kernels: Vec<KernelBinding>,
+    ) -> OpRecord {
+        OpRecord {
+            run_id,
+            device,
+            op_code: op_code.into(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: vec![],
+            outputs: vec![],
+            host_start_ns: start,
+            host_end_ns: end,
+            kernels,
+        }
+    }
+
     /// The kernel that ran on `risc` of `tile` in this op.
     pub fn kernel_for(&self, tile: NocCoord, risc: Risc) -> Option<&KernelBinding> {
         self.kernels

@@ -315,22 +315,17 @@ mod tests {
         let hash = crate::provenance::kernel_hash(b"a kernel");
         let log_path = dir.join("ops.jsonl");
         let mut w = OpLogWriter::create(&log_path).unwrap();
-        w.op(&OpRecord {
-            run_id: 1,
-            device: 0,
-            op_code: "Add".into(),
-            op_type: "tt_dnn_device".into(),
-            attributes: Default::default(),
-            inputs: vec![],
-            outputs: vec![],
-            host_start_ns: 0,
-            host_end_ns: 1,
-            kernels: vec![KernelBinding {
+        w.op(&OpRecord::device_op(
+            1,
+            0,
+            "Add",
+            (0, 1),
+            vec![KernelBinding {
                 risc: "BRISC".into(),
                 elf: elf.clone(),
                 cores: vec![[1, 1]],
             }],
-        })
+        ))
         .unwrap();
         drop(w);
         let place = |run_id, hash, risc| Place {

@@ -123,18 +123,13 @@ fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
 
 fn oplog() -> OpLog {
     let op = |run_id, device, code: &str, start, end| {
-        OpLogEntry::Op(OpRecord {
+        OpLogEntry::Op(OpRecord::device_op(
             run_id,
             device,
-            op_code: code.into(),
-            op_type: "tt_dnn_device".into(),
-            attributes: Default::default(),
-            inputs: vec![],
-            outputs: vec![],
-            host_start_ns: start,
-            host_end_ns: end,
-            kernels: vec![],
-        })
+            code,
+            (start, end),
+            vec![],
+        ))
     };
     let mut entries = vec![
         op(1, 0, "Matmul", 10, 70_000),
