@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::image::HostMap;
+use common::image::{load_spin, HostMap};
 use common::*;
 use riscv_linker::devfile::{field, mailbox as mb, STATUS_RUNNING};
 use riscv_linker::{mmio, Arch, NocCoord, Risc};
@@ -257,25 +257,12 @@ fn a_running_device_answers_too() {
     let mut dev = Device::new(dev_cfg).unwrap();
     let tile = dev.tiles()[0];
     // The kernel spins until the client, having sampled during the run, sets FLAG.
-    let mut w = lis(&[(5, FLAG)]);
-    w.extend([lw(9, 5, 0), beq(9, 0, -4), ecall()]);
-    dev.load_kernel(
-        0,
-        tile,
-        Risc::Brisc,
-        &elf_for(Arch::WormholeB0, Risc::Brisc, &w),
-        "spin",
-    )
-    .unwrap();
+    load_spin(&mut dev, FLAG);
     let client = Client::open(&dev);
     let flag_at = dev.geometry().tile_offset(0, 0) as usize + FLAG as usize;
     let (result, during) = std::thread::scope(|s| {
         let sampler = s.spawn(|| {
-            let give_up = Instant::now() + Duration::from_secs(60);
-            while client.header(field::STATUS) & STATUS_RUNNING == 0 {
-                assert!(Instant::now() < give_up, "the run never started");
-                std::thread::yield_now();
-            }
+            client.map.wait_running();
             let samples: Vec<SyncSample> =
                 (0..20).map(|_| client.sample(0, tile).unwrap()).collect();
             let running = client.header(field::STATUS) & STATUS_RUNNING != 0;

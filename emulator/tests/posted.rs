@@ -6,9 +6,9 @@
 
 mod common;
 
-use common::image::HostMap;
+use common::image::{load_spin, spin_until, HostMap};
 use common::{elf_for, lis};
-use riscv_linker::devfile::{field, mailbox, posted, STATUS_RUNNING};
+use riscv_linker::devfile::{field, mailbox, posted};
 use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::time::{Duration, Instant};
@@ -112,26 +112,14 @@ fn a_daisychain_armed_through_the_queue_samples_the_running_kernel() {
     let mut dev = device("running");
     let tile = dev.tiles()[0];
     // Spins until the host, having armed the daisychain while it runs, sets FLAG.
-    let mut w = lis(&[(5, FLAG)]);
-    w.extend([lw(9, 5, 0), beq(9, 0, -4), ecall()]);
-    let code = w.len() as u32 * 4;
-    dev.load_kernel(
-        0,
-        tile,
-        Risc::Brisc,
-        &elf_for(Arch::WormholeB0, Risc::Brisc, &w),
-        "spin",
-    )
-    .unwrap();
+    load_spin(&mut dev, FLAG);
+    let code = spin_until(FLAG).len() as u32 * 4;
     let host = Host::open(&dev);
     let l1 = dev.geometry().tile_offset(0, 0) as usize;
     let result = std::thread::scope(|s| {
         s.spawn(|| {
+            host.map.wait_running();
             let give_up = Instant::now() + Duration::from_secs(60);
-            while host.get(field::STATUS) & STATUS_RUNNING == 0 {
-                assert!(Instant::now() < give_up, "the run never started");
-                std::thread::yield_now();
-            }
             for i in 0..SLOTS * 4 {
                 host.put(l1 + (BUF + 4 * i) as usize, 0xDEAD_BEEF);
             }
