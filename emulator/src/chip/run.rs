@@ -9,6 +9,12 @@
 //! `k * every_cycles` past the run's start, all tiles pause, the hook is called with the
 //! device, and the next segment starts. Segment boundaries are simulated times, so the
 //! hook sees the same state at the same points in every run.
+//!
+//! Register writes a host in another process posts through the image
+//! (`riscv_linker::devfile::posted`) land as a run starts, at every step boundary and as
+//! it ends; steps are therefore bounded (`POST_LOOK_STEP`, `POSTED_STEP` once a write came).
+//! When such a write lands depends on when it arrived: a run nobody posts to is
+//! deterministic, one sampled from another process is not (as on a card).
 
 use crate::chip::device::Device;
 use crate::chip::fault::{EmuError, Fault};
