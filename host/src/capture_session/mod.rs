@@ -379,7 +379,17 @@ fn write_samples(
         return (Vec::new(), issues);
     };
     let c = daisy.counts();
-    if c.windows == 0 && c.unfinished == 0 && c.straddled == 0 {
+    if c.windows == 0 && c.queue_full > 0 {
+        issues.push(Issue::warning(
+            None,
+            format!(
+                "--sample: no window filled, and {} time(s) a tile could not be armed because the device's queue of \
+                 posted register writes stayed full (on a device image the emulator applies them only while a run \
+                 is in progress: did its process stop?)",
+                c.queue_full
+            ),
+        ));
+    } else if c.windows == 0 && c.unfinished == 0 && c.straddled == 0 {
         issues.push(Issue::warning(
             None,
             "--sample: no window was armed: while the capture polled, no core of any tile ran a launch with \

@@ -234,6 +234,10 @@ impl DeviceMemory for MappedImage {
         self.faulted()
     }
 
+    fn posted_room(&self) -> Option<u32> {
+        Some(self.posted_room_now())
+    }
+
     fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
         let off = self.offset(chip, tile, addr, out.len())?;
         let base = unsafe { self.map.as_ptr().add(off) } as *const u32;

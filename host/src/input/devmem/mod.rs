@@ -70,6 +70,12 @@ pub trait DeviceMemory: Send + Sync {
         Ok(())
     }
 
+    /// How many more register writes can be posted without waiting, for memory that queues
+    /// them for another process (an emulator's image); `None`: writes never wait for room.
+    fn posted_room(&self) -> Option<u32> {
+        None
+    }
+
     /// `out.len()` consecutive words starting at `addr`.
     fn read_words(&self, chip: u32, tile: NocCoord, addr: u32, out: &mut [u32]) -> Result<()> {
         for (i, w) in out.iter_mut().enumerate() {

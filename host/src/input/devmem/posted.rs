@@ -4,7 +4,8 @@
 //! boundary, as a card takes a register write through a TLB window without answering it.
 //!
 //! Posting waits only for room in the queue (the emulator applies writes while a run is in
-//! progress and as the next one starts); [`MappedImage::flush_posted`] waits until every
+//! progress and as the next one starts; a caller that must not wait looks at
+//! `DeviceMemory::posted_room` first); [`MappedImage::flush_posted`] waits until every
 //! write posted so far took effect and says how many the device refused. Requests from
 //! threads of this process are serialised by a lock; another process must not post to the
 //! same image at the same time (the capture that posts holds the image's consumer lock).
@@ -85,6 +86,14 @@ impl MappedImage {
         self.queue_put(e + posted::VALUE, value);
         self.queue_put(posted::POSTED, n.wrapping_add(1));
         Ok(())
+    }
+
+    /// Entries free in the queue now.
+    pub(super) fn posted_room_now(&self) -> u32 {
+        let used = self
+            .queue_get(posted::POSTED)
+            .wrapping_sub(self.queue_get(posted::APPLIED));
+        (posted::ENTRIES as u32).saturating_sub(used)
     }
 
     /// The queue's counts now (writes posted and refused so far), without waiting.

@@ -29,6 +29,9 @@ use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// Register writes that arm a tile (`daisy::arm`).
+const ARM_WRITES: u32 = 5;
+
 /// What one tile samples now.
 #[derive(Clone, Copy, Debug)]
 struct Armed {
@@ -63,6 +66,9 @@ pub struct LiveCounts {
     pub straddled: u64,
     /// Windows armed but not filled when the capture ended.
     pub unfinished: u64,
+    /// Times a tile with a running core was left unarmed because the device's queue of
+    /// posted register writes had no room (an emulator that is not applying them).
+    pub queue_full: u64,
 }
 
 /// Drives the daisychains of every tile of a live device (module docs).
@@ -186,7 +192,13 @@ impl LiveSampler {
                 running.push(risc);
             }
         }
+        // Never wait for room in a queue of posted writes (the capture would stop draining):
+        // a tile the queue cannot take now is armed at a later poll.
         if running.is_empty() {
+            return Ok(None);
+        }
+        if mem.posted_room().is_some_and(|r| r < ARM_WRITES) {
+            self.counts.queue_full += 1;
             return Ok(None);
         }
         let draw = Draw::new(self.draws, self.seed);
@@ -361,5 +373,52 @@ mod tests {
             "{text:?}"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_full_queue_of_posted_writes_leaves_tiles_unarmed_instead_of_waiting() {
+        use crate::devmem::MappedImage;
+        use crate::testing::{temp_dir, ImageBuilder};
+        // Sixteen tiles whose BRISC says it runs a launch, and no emulator applying writes:
+        // the queue (64 entries, 5 writes an arming) takes twelve tiles, then fills.
+        let tiles: Vec<NocCoord> = (1..=4)
+            .flat_map(|x| (1..=4).map(move |y| NocCoord::new(x, y)))
+            .collect();
+        let mut b = ImageBuilder::new(Arch::WormholeB0, 1, tiles.clone());
+        for &t in &tiles {
+            b.poke(
+                0,
+                t,
+                profiler::TILE_BLOCK + tile::MAGIC,
+                profiler::TILE_MAGIC,
+            );
+            b.poke(
+                0,
+                t,
+                ring_word(Risc::Brisc, ring::MAGIC),
+                profiler::RING_MAGIC,
+            );
+            b.poke(
+                0,
+                t,
+                ring_word(Risc::Brisc, ring::STATE),
+                ring::STATE_RUNNING,
+            );
+        }
+        let dir = temp_dir("live-queue");
+        b.write(&dir.join("d.img")).unwrap();
+        let mem = MappedImage::open(&dir.join("d.img")).unwrap();
+        let mut s = LiveSampler::new(SampleConfig::new(8), &mem).unwrap();
+        // Posting into a full queue would wait 10 s and then fail: these return at once.
+        s.poll(&mem).unwrap();
+        s.poll(&mem).unwrap();
+        assert_eq!(mem.posted_room(), Some(4), "twelve armings posted");
+        let armed = s.armed.iter().filter(|a| a.is_some()).count();
+        assert_eq!(armed, 12);
+        assert_eq!(
+            s.counts().queue_full,
+            4 + 4,
+            "four tiles left out at each poll"
+        );
     }
 }
