@@ -281,27 +281,16 @@ impl Jit {
             l.as_ref()
                 .map(|l| (l.blocks.len() as u32, l.counts.len() as u32))
         };
-        let mut bytes = compile::compile(
-            &self.env,
-            &self.table,
-            code,
-            pc,
-            self.base + self.used,
-            ids(&self.lines),
-        );
+        // At the end of the buffer; compiled again at its start once a full buffer is emptied.
+        let here =
+            |j: &Self| compile::compile(&j.env, &j.table, code, pc, j.base + j.used, ids(&j.lines));
+        let mut bytes = here(self);
         if bytes
             .as_ref()
             .is_some_and(|b| self.used + b.0.len() > BUFFER)
         {
             self.reset(lines);
-            bytes = compile::compile(
-                &self.env,
-                &self.table,
-                code,
-                pc,
-                self.base + self.used,
-                ids(&self.lines),
-            );
+            bytes = here(self);
         }
         let Some((bytes, counters)) = bytes else {
             self.table[slot] = 1;
