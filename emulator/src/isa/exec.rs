@@ -141,32 +141,15 @@ impl Hart {
         // What the JIT counted belongs before anything charged here (a clock read may cut).
         self.fold_jit_lines();
         let limit = self.core.limit;
-        let start = self.start_time;
         let sampled = mem.samples(self.risc);
-        let Hart {
-            core,
-            local,
-            code,
-            csrs,
-            fetch_base,
-            lines,
-            ..
-        } = self;
-        let base = *fetch_base;
-        let mut table = lines.as_deref_mut();
         loop {
-            if check && core.time >= limit {
+            if check && self.core.time >= limit {
                 return Ok(Exit::Limit);
             }
-            let (pc, from) = (core.pc, core.time);
-            let mut marks = Marks::default();
-            let r = step::<true>(core, code, local, csrs, base, start, mem, zicsr, &mut marks);
-            if let Some(t) = table.as_deref_mut() {
-                charge(t, &r, pc, from, core.time, &marks, |_| {});
-            }
+            let (r, pc, from, marks) = self.step_marked(mem, zicsr, |_| {});
             if sampled {
-                let span = crate::debug::daisychain::span_of(pc, from, core.time, &marks);
-                mem.sample(&span, from, core.time)?;
+                let span = crate::debug::daisychain::span_of(pc, from, self.core.time, &marks);
+                mem.sample(&span, from, self.core.time)?;
             }
             match r?.go_on() {
                 ControlFlow::Continue(at_check) => check = at_check,
@@ -192,6 +175,18 @@ impl Hart {
         zicsr: bool,
         pending: impl FnOnce(&mut LineTable),
     ) -> Result<Flow, FaultKind> {
+        self.step_marked(mem, zicsr, pending).0
+    }
+
+    /// Executes the instruction at pc with its pipeline marks, and charges it to the line
+    /// table if there is one (`pending` first, as [`Hart::step_lines`]): the outcome, the
+    /// pc and cycle it started at, and the marks (for the daisychain's span).
+    fn step_marked(
+        &mut self,
+        mem: &mut TileMem,
+        zicsr: bool,
+        pending: impl FnOnce(&mut LineTable),
+    ) -> (Result<Flow, FaultKind>, u32, u64, Marks) {
         let start = self.start_time;
         let Hart {
             core,
@@ -218,7 +213,7 @@ impl Hart {
         if let Some(t) = lines.as_deref_mut() {
             charge(t, &r, pc, from, core.time, &marks, pending);
         }
-        r
+        (r, pc, from, marks)
     }
 
     /// Executes the instruction at pc.
