@@ -28,15 +28,11 @@ static CLIENT: Mutex<()> = Mutex::new(());
 
 impl MappedImage {
     fn mailbox_get(&self, at: usize) -> u32 {
-        u32::from_le(
-            self.header_atomic(field::CLOCK_MAILBOX + at)
-                .load(Ordering::Acquire),
-        )
+        self.header_load(field::CLOCK_MAILBOX + at)
     }
 
     fn mailbox_put(&self, at: usize, v: u32) {
-        self.header_atomic(field::CLOCK_MAILBOX + at)
-            .store(v.to_le(), Ordering::Release)
+        self.header_store(field::CLOCK_MAILBOX + at, v)
     }
 
     fn mailbox_get64(&self, at: usize) -> u64 {

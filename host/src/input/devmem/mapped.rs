@@ -107,15 +107,30 @@ impl MappedImage {
         self.writable
     }
 
-    /// A 32-bit header field for atomic access (the clock mailbox protocol). `offset` must
-    /// be 4-aligned and the field inside the fixed header; callers pass constants.
-    pub(super) fn header_atomic(&self, offset: usize) -> &std::sync::atomic::AtomicU32 {
+    /// A 32-bit header field for atomic access (the clock mailbox and posted-write
+    /// protocols). `offset` must be 4-aligned and the field inside the fixed header;
+    /// callers pass constants.
+    fn header_atomic(&self, offset: usize) -> &std::sync::atomic::AtomicU32 {
         debug_assert!(offset.is_multiple_of(4) && offset + 4 <= devfile::HEADER_FIXED as usize);
         // In bounds (the validated header is at least HEADER_FIXED bytes), aligned (the
         // mapping is page aligned), and the mapping lives as long as `self`.
         unsafe {
             std::sync::atomic::AtomicU32::from_ptr(self.map.as_mut_ptr().add(offset) as *mut u32)
         }
+    }
+
+    /// Reads a little-endian header field shared with the emulator process (acquire).
+    pub(super) fn header_load(&self, offset: usize) -> u32 {
+        u32::from_le(
+            self.header_atomic(offset)
+                .load(std::sync::atomic::Ordering::Acquire),
+        )
+    }
+
+    /// Writes a little-endian header field shared with the emulator process (release).
+    pub(super) fn header_store(&self, offset: usize, v: u32) {
+        self.header_atomic(offset)
+            .store(v.to_le(), std::sync::atomic::Ordering::Release)
     }
 
     fn header_word(&self, offset: usize) -> u32 {

@@ -14,7 +14,6 @@ use super::MappedImage;
 use crate::error::{Error, Result};
 use riscv_linker::devfile::{field, mailbox, posted};
 use riscv_linker::NocCoord;
-use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -35,15 +34,11 @@ pub struct PostedState {
 
 impl MappedImage {
     fn queue_get(&self, at: usize) -> u32 {
-        u32::from_le(
-            self.header_atomic(field::POSTED_WRITES + at)
-                .load(Ordering::Acquire),
-        )
+        self.header_load(field::POSTED_WRITES + at)
     }
 
     fn queue_put(&self, at: usize, v: u32) {
-        self.header_atomic(field::POSTED_WRITES + at)
-            .store(v.to_le(), Ordering::Release)
+        self.header_store(field::POSTED_WRITES + at, v)
     }
 
     fn posted_error(&self, what: String) -> Error {
