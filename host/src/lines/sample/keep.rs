@@ -138,10 +138,6 @@ impl TimedKeep {
             for k in all.iter_mut() {
                 let keep = |s: &TimedSample| self.passes(s.seq);
                 k.timed.retain(keep);
-                k.timed_windows.clear();
-                for s in &k.timed {
-                    *k.timed_windows.entry(s.window).or_default() += 1;
-                }
                 kept += k.timed.len() as u64;
             }
             self.kept = kept;

@@ -168,8 +168,6 @@ pub struct SampledKernel {
     pub zones: BTreeMap<String, BTreeMap<u32, [u64; CAUSES]>>,
     /// Per zone, its samples in each window (by window number), for its interval.
     pub zone_windows: BTreeMap<String, BTreeMap<u64, u64>>,
-    /// The timed samples of each window (by window number).
-    pub timed_windows: BTreeMap<u64, u64>,
 }
 
 /// One sample with the time it was taken, for the split by zone.
@@ -243,9 +241,6 @@ impl SampledKernel {
             for (id, n) in w {
                 *z.entry(*id).or_default() += n;
             }
-        }
-        for (id, n) in &o.timed_windows {
-            *self.timed_windows.entry(*id).or_default() += n;
         }
     }
 }
@@ -539,7 +534,6 @@ impl SampledKernel {
                         window: w.window,
                         seq,
                     });
-                    *self.timed_windows.entry(w.window).or_default() += 1;
                 }
             }
             self.pcs.entry(x.pc).or_insert([0; CAUSES])[x.cause.index()] += 1;

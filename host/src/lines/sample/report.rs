@@ -208,7 +208,12 @@ fn render_zones(
     if k.zones.is_empty() {
         return;
     }
-    let n: u64 = k.timed_windows.values().sum();
+    // The timed samples of each window (by window number).
+    let mut timed_windows: BTreeMap<u64, u64> = BTreeMap::new();
+    for t in &k.timed {
+        *timed_windows.entry(t.window).or_default() += 1;
+    }
+    let n = k.timed.len();
     let _ = writeln!(
         s,
         "  by innermost zone ({n} timed samples):\n  {:>8} {:>6} {:>15} {:>7}  {:<36} hottest line",
@@ -223,8 +228,7 @@ fn render_zones(
     let total = |c: &[u64; CAUSES]| c.iter().sum::<u64>();
     for (zone, count) in zones {
         let per = k.zone_windows.get(zone);
-        let w: Vec<(u64, u64)> = k
-            .timed_windows
+        let w: Vec<(u64, u64)> = timed_windows
             .iter()
             .map(|(id, all)| (per.and_then(|p| p.get(id)).copied().unwrap_or(0), *all))
             .collect();
