@@ -427,7 +427,16 @@ fn judge(k: &Crate, edges: &BTreeMap<(ModPath, ModPath), Edge>, out: &mut Outcom
                 String::new()
             }
         );
-        match t.ups.iter().position(|u| within(&from_s, &u.from) && within(&to_s, &u.to)) {
+        // the most specific line that allows it (so that a line for a module inside another's
+        // prefix is not stale)
+        let allowing = t
+            .ups
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| within(&from_s, &u.from) && within(&to_s, &u.to))
+            .max_by_key(|(_, u)| u.from.len() + u.to.len())
+            .map(|(k, _)| k);
+        match allowing {
             Some(u) => {
                 used_ups[u] += 1;
                 allowed.push(format!("  {what}\n      allowed ({table_shown}:{}): {}", t.ups[u].line, t.ups[u].reason));
