@@ -458,9 +458,9 @@ fn judge(k: &Crate, edges: &BTreeMap<(ModPath, ModPath), Edge>, out: &mut Outcom
     for (u, n) in t.ups.iter().zip(&used_ups) {
         if *n == 0 {
             out.failures.push(format!(
-                "{name}: {table_shown}:{}: stale exception: no import of {} by {} goes up any more: \
-                 delete the line `up {} -> {} ...`",
-                u.line, u.to, u.from, u.from, u.to
+                "{name}: {table_shown}:{}: stale exception `up {} -> {}`: no such import goes up \
+                 any more (the table lists only what happens): delete the line",
+                u.line, u.from, u.to
             ));
         }
     }
@@ -763,12 +763,28 @@ mod tests {
             "{all}"
         );
         assert!(
-            all.contains("demo.txt:11: stale exception: no import of high by low::thing goes up"),
+            all.contains(
+                "demo.txt:11: stale exception `up low::thing -> high`: no such import goes up"
+            ),
             "{all}"
         );
         assert!(
             all.contains("demo.txt:13: stale exception: units crate, high no longer form a cycle"),
             "{all}"
+        );
+    }
+
+    #[test]
+    fn a_listed_cycle_that_changed_says_so() {
+        let table = format!("{DEMO}up low -> high today\ncycle low high crate : today\n");
+        let out = check_demo(&table, &[]);
+        assert_eq!(out.failures.len(), 1, "{:#?}", out.failures);
+        assert!(
+            out.failures[0].contains(
+                "demo.txt:10 lists `cycle crate high low : ..`: the cycle is now `high low`"
+            ),
+            "{}",
+            out.failures[0]
         );
     }
 
