@@ -44,6 +44,8 @@ struct SourceFile {
     /// ... and anywhere in the file (inline modules, functions).
     any: HashMap<String, ModPath>,
     globs: Vec<ModPath>,
+    /// ... of them, those at the file's top level.
+    top_globs: Vec<ModPath>,
 }
 
 fn show(m: &[String]) -> String {
@@ -169,7 +171,16 @@ impl Crate<'_> {
                 .find(|k| self.by_module.contains_key(&p[..*k]))?;
             if k < p.len() {
                 let file = &self.files[self.by_module[&p[..k]]];
-                if let Some(bound) = file.top.get(&p[k]) {
+                // a name the module re-exports: by name, or from a glob (`pub use m::*`) whose
+                // module defines or re-exports it
+                let via_glob = || {
+                    file.top_globs.iter().find_map(|g| {
+                        let inner = &self.files[*self.by_module.get(g)?];
+                        (inner.scan.items.contains(&p[k]) || inner.top.contains_key(&p[k]))
+                            .then(|| g.iter().chain([&p[k]]).cloned().collect::<ModPath>())
+                    })
+                };
+                if let Some(bound) = file.top.get(&p[k]).cloned().or_else(via_glob) {
                     let next: ModPath = bound.iter().chain(&p[k + 1..]).cloned().collect();
                     if next != p {
                         p = next;
@@ -259,6 +270,7 @@ fn check_table(workspace: &Path, name: &str, table_shown: &str, table: &Table, o
             top: HashMap::new(),
             any: HashMap::new(),
             globs: Vec::new(),
+            top_globs: Vec::new(),
         });
     }
     // Test code: `#[cfg(test)] mod x;`, `#![cfg(test)]` files, modules named `tests`.
@@ -303,6 +315,7 @@ fn check_table(workspace: &Path, name: &str, table_shown: &str, table: &Table, o
             let mut top = HashMap::new();
             let mut any = HashMap::new();
             let mut globs = Vec::new();
+            let mut top_globs = Vec::new();
             for u in &f.scan.uses {
                 let Some(abs) = krate.start(f, &f.any, &u.scope, &u.path) else {
                     continue;
@@ -314,7 +327,12 @@ fn check_table(workspace: &Path, name: &str, table_shown: &str, table: &Table, o
                         }
                         any.entry(n.clone()).or_insert(abs);
                     }
-                    Bind::Glob => globs.push(abs),
+                    Bind::Glob => {
+                        if u.scope.is_empty() {
+                            top_globs.push(abs.clone());
+                        }
+                        globs.push(abs);
+                    }
                     Bind::Nothing => {}
                 }
             }
@@ -322,6 +340,7 @@ fn check_table(workspace: &Path, name: &str, table_shown: &str, table: &Table, o
             f.top = top;
             f.any = any;
             f.globs = globs;
+            f.top_globs = top_globs;
             if settled {
                 break;
             }
@@ -786,6 +805,18 @@ mod tests {
             "{}",
             out.failures[0]
         );
+    }
+
+    #[test]
+    fn glob_re_exports_are_followed() {
+        let table = format!("{DEMO}layer 3 top\n    low::thing\n");
+        let extra = [
+            ("src/low/mod.rs", "pub mod thing;\npub use thing::*;\n"),
+            ("src/high.rs", "fn g() -> crate::low::Thing { todo!() }\n"),
+        ];
+        let out = check_demo(&table, &extra);
+        let all = out.failures.join("\n");
+        assert!(all.contains("high -> low::thing goes up"), "{all}");
     }
 
     #[test]

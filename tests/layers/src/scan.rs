@@ -215,6 +215,9 @@ pub(crate) struct Scan {
     pub(crate) test_mods: Vec<String>,
     /// Inline modules `mod x { .. }` (scope paths), not test-only.
     pub(crate) inline_mods: Vec<Vec<String>>,
+    /// Items the file defines at its top level (`struct X`, `fn f`, ...): where a glob
+    /// re-export (`pub use m::*`) of this module finds a name.
+    pub(crate) items: Vec<String>,
     /// The file starts with `#![cfg(test)]`.
     pub(crate) test_only: bool,
     /// Lines of `#[path = ..]` attributes (not supported: they break the file-to-module map).
@@ -302,6 +305,26 @@ pub(crate) fn scan(src: &str) -> Scan {
                 i += 1;
             }
             Tok::Ident(first) => {
+                const ITEMS: &[&str] = &[
+                    "struct", "enum", "union", "trait", "type", "fn", "const", "static",
+                ];
+                if blocks.is_empty() && ITEMS.contains(&first.as_str()) {
+                    let at = if ident(i + 1) == Some("mut") {
+                        i + 2
+                    } else {
+                        i + 1
+                    };
+                    // `const fn f`, `const unsafe fn f`: the later keyword names it
+                    match ident(at) {
+                        Some(name)
+                            if !ITEMS.contains(&name)
+                                && !["unsafe", "async", "extern"].contains(&name) =>
+                        {
+                            s.items.push(name.to_string())
+                        }
+                        _ => {}
+                    }
+                }
                 let starts_path = i == 0
                     || !matches!(
                         toks[i - 1].tok,
@@ -686,5 +709,7 @@ mod tests {
         assert!(s.uses[1].scope.is_empty());
         assert_eq!(s.uses[1].line, 6);
         assert_eq!(s.path_attrs, vec![7]);
+        let items = scan("pub struct A;\nfn f() { fn inner() {} }\nimpl A { const C: u8 = 0; }\nconst fn g() {}\nstatic mut M: u8 = 0;\n").items;
+        assert_eq!(items, vec!["A", "f", "g", "M"]);
     }
 }
