@@ -25,7 +25,9 @@ use table::{within, Table};
 /// What a check found: a readable report (always), and what fails the test.
 #[derive(Debug, Default)]
 pub struct Outcome {
+    /// The layers, and what the table allows (imports that go up, cycles, knots).
     pub report: String,
+    /// Each problem, with what to do about it; empty when the crate keeps its layers.
     pub failures: Vec<String>,
 }
 
