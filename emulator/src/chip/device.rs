@@ -3,13 +3,13 @@
 //! Running is in [`crate::chip::run`], host access to L1 in [`crate::chip::host`], the clock-sync
 //! samples in [`crate::time::sync`].
 
-use crate::chip::config::DeviceConfig;
-use crate::chip::fault::EmuError;
 use crate::chip::image::Image;
 use crate::chip::loader::{Program, Target};
 use crate::chip::memory::{TileMem, L1};
 use crate::chip::mmio::TileRegs;
 use crate::chip::tile::Tile;
+use crate::config::DeviceConfig;
+use crate::error::EmuError;
 use crate::isa::hart::{Hart, HartState};
 use crate::noc::niu::{Niu, Topology};
 use crate::noc::ChipNoc;

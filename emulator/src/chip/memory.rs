@@ -29,10 +29,10 @@
 //! The five cores of a tile run on one host thread in a fixed interleaving, so the order
 //! across cores is the simulated one.
 
-use crate::chip::config::Misaligned;
-use crate::chip::fault::FaultKind;
 use crate::chip::mmio::{is_mmio, TileRegs};
+use crate::config::Misaligned;
 use crate::debug::timestamper::{write_unit, Timestamper};
+use crate::error::FaultKind;
 use crate::isa::pipeline::Timing;
 use crate::noc::niu::{in_window, Niu};
 use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};

@@ -17,12 +17,12 @@
 //! deterministic, one sampled from another process is not (as on a card).
 
 use crate::chip::device::Device;
-use crate::chip::fault::{EmuError, Fault};
 use crate::chip::memory::L1;
 use crate::chip::tile::Tile;
 use crate::debug::daisychain::Daisychain;
 use crate::debug::lines::HartLines;
 use crate::debug::stall::Watch;
+use crate::error::{EmuError, Fault};
 use crate::isa::hart::HartState;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
 use riscv_linker::{NocCoord, Risc};

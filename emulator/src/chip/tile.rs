@@ -26,9 +26,9 @@
 //! `MemoryOrdering.md`); the tile keeps each port's next free cycle and hands it to the
 //! core that runs.
 
-use crate::chip::fault::{Fault, FaultKind};
 use crate::chip::memory::TileMem;
 use crate::debug::lines::{self, Cause};
+use crate::error::{Fault, FaultKind};
 use crate::isa::exec::Exit;
 use crate::isa::hart::{Hart, HartState};
 use riscv_linker::{NocCoord, Risc};
@@ -428,6 +428,7 @@ impl Tile {
             risc: h.risc,
             pc,
             word,
+            disassembly: word.map(|w| crate::isa::disasm::disassemble(w, pc)),
             elf: program.map_or_else(|| "<no kernel>".to_string(), |p| p.name.clone()),
             symbol: program.and_then(|p| p.symbols.describe(pc)),
             location: program.and_then(|p| p.symbols.line(pc)),

@@ -417,7 +417,7 @@ impl crate::chip::memory::TileMem {
         span: &Span,
         from: u64,
         to: u64,
-    ) -> Result<(), crate::chip::fault::FaultKind> {
+    ) -> Result<(), crate::error::FaultKind> {
         let (l1, code) = (self.l1, &self.code);
         let d = self
             .regs
@@ -439,12 +439,12 @@ impl crate::chip::memory::TileMem {
         d.observe(span, from, to, &state, &mut |a, w| {
             crate::debug::timestamper::write_unit(&l1, code, a, w)
         })
-        .map_err(crate::chip::fault::FaultKind::Daisychain)
+        .map_err(crate::error::FaultKind::Daisychain)
     }
 
     /// The sampled core does not run until `to` (the tile's window ended), or the run
     /// ended (`u64::MAX`): takes the samples due, showing it idle.
-    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::chip::fault::FaultKind> {
+    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::error::FaultKind> {
         self.sample(&Span::default(), to, to)
     }
 }

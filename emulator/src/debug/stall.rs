@@ -58,8 +58,8 @@ mod frozen;
 mod proof;
 
 use crate::chip::device::Device;
-use crate::chip::fault::{Fault, FaultKind};
 use crate::chip::tile::Tile;
+use crate::error::{Fault, FaultKind};
 use crate::isa::hart::HartState;
 use proof::{Proof, Verdict};
 
@@ -323,7 +323,7 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
             } else {
                 "pops from an empty FIFO at"
             },
-            crate::chip::devices::region_name(addr)
+            crate::map::region_name(addr)
         ),
         Probe::Reads(reads) if reads.is_empty() => "loops reading nothing".to_string(),
         Probe::Reads(reads) => {
@@ -337,7 +337,7 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
                     } else if let Some(kind) = frozen::kind(addr, risc) {
                         frozen::name(kind, addr, arch)
                     } else {
-                        crate::chip::devices::region_name(addr).to_string()
+                        crate::map::region_name(addr).to_string()
                     };
                     let src = line(at).map(|l| format!(" at {l}")).unwrap_or_default();
                     format!("{what} {addr:#010x} (reads {value:#x}{src})")
@@ -390,7 +390,7 @@ fn probe(t: &mut Tile, i: usize, turn: u64) -> Probe {
 mod tests {
     use super::*;
     use crate::asm::{beq, li, lw, Elf};
-    use crate::chip::config::DeviceConfig;
+    use crate::config::DeviceConfig;
     use crate::noc::niu::EventKind;
     use riscv_linker::{memory_map, Arch, Risc};
 

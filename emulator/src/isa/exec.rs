@@ -12,9 +12,9 @@
 //! instructions in every scheduling window and give bit-identical results. A core may
 //! therefore overshoot its window by one straight-line run of code.
 
-use crate::chip::fault::FaultKind;
 use crate::chip::memory::TileMem;
 use crate::debug::lines::{LineTable, Marks};
+use crate::error::FaultKind;
 use crate::isa::csr::{Counters, CsrOp, Csrs};
 use crate::isa::decode::{Inst, Op};
 use crate::isa::hart::Core;

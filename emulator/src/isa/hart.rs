@@ -272,7 +272,7 @@ impl Hart {
                 code_end: mem.code_end,
                 timing: mem.timing,
                 icache_sets: self.core.icache_sets,
-                strict: mem.misaligned == crate::chip::config::Misaligned::Strict,
+                strict: mem.misaligned == crate::config::Misaligned::Strict,
                 lines: self.lines.is_some(),
                 exit: 0,
             };

@@ -26,9 +26,9 @@
 mod compile;
 mod x86;
 
-use crate::chip::fault::FaultKind;
 use crate::chip::memory::TileMem;
 use crate::debug::lines::{Cause, LineTable};
+use crate::error::FaultKind;
 use crate::isa::exec::Exit;
 use crate::isa::hart::Hart;
 pub(crate) use compile::Env;

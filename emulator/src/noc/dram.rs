@@ -62,7 +62,7 @@ impl Dram {
 }
 
 use crate::chip::device::Device;
-use crate::chip::fault::EmuError;
+use crate::error::EmuError;
 use riscv_linker::noc::dram as layout;
 use riscv_linker::NocCoord;
 

@@ -2,7 +2,7 @@
 //! PCIe would observe (see [`crate::time::clock`] for the model).
 
 use crate::chip::device::Device;
-use crate::chip::fault::EmuError;
+use crate::error::EmuError;
 use crate::time::clock::{ClockTruth, ReadLatency, SplitMix};
 use riscv_linker::NocCoord;
 

@@ -1,8 +1,12 @@
 //! What a device looks like and how it counts time: [`DeviceConfig`], [`Misaligned`]; the
-//! pipeline's timing rules are [`Timing`] ([`crate::isa::pipeline`]).
+//! pipeline's cost table is [`Timing`], the NoC's [`NocConfig`].
 
-use crate::isa::pipeline::Timing;
-use crate::noc::NocConfig;
+mod noc;
+mod timing;
+
+pub use noc::{Arbitration, NocCalibration, NocConfig};
+pub use timing::Timing;
+
 use crate::time::clock::ClockModel;
 use riscv_linker::Arch;
 use std::path::PathBuf;
