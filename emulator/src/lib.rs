@@ -52,6 +52,7 @@
 //! # Ok(()) }
 //! ```
 
+mod bus;
 mod chip;
 mod config;
 mod debug;

@@ -74,6 +74,24 @@ pub(crate) fn load_region(addr: u32) -> LoadRegion {
     }
 }
 
+/// The timing region of `addr` for a core whose local RAM holds `local_len` bytes.
+#[inline(always)]
+pub(crate) fn timing_region(addr: u32, l1_size: u32, local_len: u32) -> Region {
+    if addr < l1_size {
+        return Region::L1;
+    }
+    if addr.wrapping_sub(mmio::LOCAL_RAM_BASE) < local_len {
+        return Region::Local;
+    }
+    // The device map's classification (README.md's memory map); an unmapped access
+    // faults before its timing matters.
+    match load_region(addr) {
+        LoadRegion::Fifo => Region::Fifo,
+        LoadRegion::Tensix => Region::Tensix,
+        _ => Region::Mmio,
+    }
+}
+
 /// The windows of the map above local RAM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Window {
@@ -284,5 +302,24 @@ mod tests {
         for (addr, want) in cases {
             assert_eq!(load_region(addr), want, "{addr:#010x}");
         }
+    }
+
+    #[test]
+    fn regions_by_address() {
+        assert_eq!(timing_region(0x100, 0x100000, 4096), Region::L1);
+        assert_eq!(timing_region(0xFFB0_0010, 0x100000, 4096), Region::Local);
+        assert_eq!(timing_region(0xFFB1_21F0, 0x100000, 4096), Region::Mmio);
+        assert_eq!(timing_region(0xFFEC_0000, 0x100000, 4096), Region::Fifo);
+        assert_eq!(timing_region(0xFFE0_0000, 0x100000, 4096), Region::Tensix);
+        assert_eq!(
+            timing_region(0xFFE8_0020, 0x100000, 4096),
+            Region::Fifo,
+            "semaphores"
+        );
+        assert_eq!(
+            timing_region(0xFFB2_0000, 0x100000, 4096),
+            Region::Mmio,
+            "NoC 0"
+        );
     }
 }

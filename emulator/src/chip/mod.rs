@@ -3,6 +3,7 @@
 
 pub(crate) mod device;
 pub(crate) mod devices;
+pub(crate) mod executor;
 pub(crate) mod host;
 pub(crate) mod image;
 pub(crate) mod loader;

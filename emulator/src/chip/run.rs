@@ -378,7 +378,7 @@ impl Device {
     pub fn line_profiles(&self) -> Vec<HartLines> {
         let mut out = Vec::new();
         for t in &self.tiles {
-            for h in &t.harts {
+            for (h, kernel) in t.harts.iter().zip(&t.kernels) {
                 if !matches!(h.state, HartState::Exited(_) | HartState::Reset) {
                     continue;
                 }
@@ -389,7 +389,7 @@ impl Device {
                     chip: t.chip,
                     tile: t.coord,
                     risc: h.risc,
-                    kernel: h.program.as_ref().map_or(String::new(), |p| p.name.clone()),
+                    kernel: kernel.as_ref().map_or(String::new(), |p| p.name.clone()),
                     cycles: h.core.time - h.start_time,
                     rows: table.nonzero(),
                     segments: table.segments(h.start_time).map(|mut s| {

@@ -412,7 +412,7 @@ impl crate::chip::memory::TileMem {
     }
 
     /// The sampled core spent `from..to` in `span`: takes the samples due.
-    pub(crate) fn sample(
+    pub(crate) fn sample_span(
         &mut self,
         span: &Span,
         from: u64,
@@ -445,7 +445,7 @@ impl crate::chip::memory::TileMem {
     /// The sampled core does not run until `to` (the tile's window ended), or the run
     /// ended (`u64::MAX`): takes the samples due, showing it idle.
     pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::error::FaultKind> {
-        self.sample(&Span::default(), to, to)
+        self.sample_span(&Span::default(), to, to)
     }
 }
 

@@ -260,7 +260,7 @@ pub(crate) fn timeout(dev: &mut Device) -> Box<Fault> {
 /// Chip, tile, RISC, pc, function and source line of core `i` of `t`.
 fn place(t: &Tile, i: usize) -> String {
     let h = &t.harts[i];
-    let program = h.program.as_ref();
+    let program = t.kernels[i].as_ref();
     let pc = h.core.pc;
     let mut place = format!(
         "chip {} tile {} {} at pc {pc:#010x}",
@@ -313,7 +313,7 @@ fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
 /// in instructions, when known).
 fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
     let place = place(t, i);
-    let program = t.harts[i].program.clone();
+    let program = t.kernels[i].clone();
     let line = |pc: u32| program.as_ref().and_then(|p| p.symbols.line(pc));
     let waits = match probe(t, i, turn) {
         Probe::Fifo { addr, write } => format!(

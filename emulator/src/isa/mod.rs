@@ -8,3 +8,5 @@ pub mod disasm;
 pub(crate) mod exec;
 pub(crate) mod hart;
 pub mod pipeline;
+#[cfg(test)]
+mod tests;

@@ -34,9 +34,7 @@
 
 pub use crate::config::Timing;
 use crate::isa::decode::Op;
-use crate::map::LoadRegion;
 pub use crate::map::Region;
-use riscv_linker::mmio;
 
 /// Instruction-cache line, in bytes (the documentation: "L1 fetches are 128 bits").
 pub const ICACHE_LINE: u32 = 16;
@@ -48,24 +46,6 @@ pub const STORE_QUEUE: usize = 4;
 pub const ICACHE_MAX_LINES: usize = 2048 / ICACHE_LINE as usize;
 /// Largest data cache the model allows (lines).
 pub const DCACHE_MAX_LINES: usize = 64;
-
-/// The timing region of `addr` for a core whose local RAM holds `local_len` bytes.
-#[inline(always)]
-pub fn region(addr: u32, l1_size: u32, local_len: u32) -> Region {
-    if addr < l1_size {
-        return Region::L1;
-    }
-    if addr.wrapping_sub(mmio::LOCAL_RAM_BASE) < local_len {
-        return Region::Local;
-    }
-    // The device map's classification (README.md's memory map); an unmapped access
-    // faults before its timing matters.
-    match crate::map::load_region(addr) {
-        LoadRegion::Fifo => Region::Fifo,
-        LoadRegion::Tensix => Region::Tensix,
-        _ => Region::Mmio,
-    }
-}
 
 /// The timing state of one core (inside `hart::Core`, `repr(C)` for the JIT).
 #[derive(Clone, Debug)]
@@ -332,20 +312,5 @@ mod tests {
         assert_eq!(branch(&cfg, 0, 8, false), 1);
         assert_eq!(branch(&cfg, 0, 8, true), 3);
         assert_eq!(branch(&cfg, 0, -8, false), 3);
-    }
-
-    #[test]
-    fn regions_by_address() {
-        assert_eq!(region(0x100, 0x100000, 4096), Region::L1);
-        assert_eq!(region(0xFFB0_0010, 0x100000, 4096), Region::Local);
-        assert_eq!(region(0xFFB1_21F0, 0x100000, 4096), Region::Mmio);
-        assert_eq!(region(0xFFEC_0000, 0x100000, 4096), Region::Fifo);
-        assert_eq!(region(0xFFE0_0000, 0x100000, 4096), Region::Tensix);
-        assert_eq!(
-            region(0xFFE8_0020, 0x100000, 4096),
-            Region::Fifo,
-            "semaphores"
-        );
-        assert_eq!(region(0xFFB2_0000, 0x100000, 4096), Region::Mmio, "NoC 0");
     }
 }
