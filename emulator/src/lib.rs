@@ -65,7 +65,7 @@ mod noc;
 mod tensix;
 mod time;
 
-pub use debug::lines;
+pub use isa::lines;
 pub use isa::{asm, decode, disasm, pipeline};
 pub use time::dvfs;
 
@@ -74,10 +74,10 @@ pub use chip::loader::Program;
 pub use chip::run::{HartSummary, RunSummary};
 pub use config::{Arbitration, NocCalibration, NocConfig};
 pub use config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR};
-pub use debug::lines::{Cause, HartLines, Segment, TensixWait};
 pub use error::{EmuError, Fault, FaultKind};
 pub use isa::csr::MISA_RV32IM;
 pub use isa::hart::HartState;
+pub use isa::lines::{Cause, HartLines, Segment, TensixWait};
 pub use isa::pipeline::{div_cycles, Region, Timing};
 pub use riscv_linker::{Arch, NocCoord, Risc};
 pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};

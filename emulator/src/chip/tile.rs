@@ -29,10 +29,10 @@
 use crate::chip::executor::Executor;
 use crate::chip::loader::Program;
 use crate::chip::memory::TileMem;
-use crate::debug::lines::{self, Cause};
 use crate::error::{Fault, FaultKind};
 use crate::isa::exec::Exit;
 use crate::isa::hart::{Hart, HartState};
+use crate::isa::lines::{self, Cause};
 use riscv_linker::{NocCoord, Risc};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -313,7 +313,7 @@ impl Tile {
     }
 
     /// The cause index of the cycles core `i` is held on a blocked access at `addr`
-    /// ([`crate::debug::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
+    /// ([`crate::isa::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
     /// TTSync read `ttsync`, each with what the coprocessor thread waits on now; anything
     /// else (mailboxes, PCBufs) `fifo-wait`.
     fn hold_cause(&self, i: usize, addr: u32, write: bool) -> usize {

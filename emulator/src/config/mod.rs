@@ -64,7 +64,7 @@ pub struct DeviceConfig {
     /// `TTPROF_EMU_JIT=0` (so the claim can be tested through any program built on the
     /// emulator, e.g. `TTPROF_EMU_JIT=0 ttprof run --lines ...`).
     pub jit: bool,
-    /// Lines mode ([`crate::debug::lines`]): charge every cycle of every core to the instruction
+    /// Lines mode ([`crate::isa::lines`]): charge every cycle of every core to the instruction
     /// and [`crate::Cause`] that spent it, read after a run with
     /// [`crate::Device::line_profiles`]. The JIT's code counts what it charges (cores the
     /// debug daisychain samples run on the interpreter); results are the same as without.

@@ -13,12 +13,12 @@
 //! therefore overshoot its window by one straight-line run of code.
 
 use crate::bus::{Marks, TileBus};
-use crate::debug::lines::LineTable;
 use crate::error::FaultKind;
 use crate::isa::csr::{Counters, CsrOp, Csrs};
 use crate::isa::decode::{Inst, Op};
 use crate::isa::hart::Core;
 use crate::isa::hart::Hart;
+use crate::isa::lines::LineTable;
 use crate::isa::pipeline::{self, Region};
 use riscv_linker::mmio::{INSTRN_BUF_BASE, WALL_CLOCK_L};
 use std::ops::ControlFlow;
@@ -115,7 +115,7 @@ impl Hart {
     }
 
     /// [`Hart::interpret`] in lines mode: charges every cycle the clock advances to the
-    /// instruction that advanced it, by cause ([`crate::debug::lines`]), and hands the span to the
+    /// instruction that advanced it, by cause ([`crate::isa::lines`]), and hands the span to the
     /// debug daisychain when it samples this core ([`crate::debug::daisychain`]).
     fn interpret_lines<B: TileBus>(
         &mut self,
@@ -148,7 +148,7 @@ impl Hart {
         }
     }
 
-    /// [`Hart::step`] in lines mode: also charges the instruction ([`crate::debug::lines`]);
+    /// [`Hart::step`] in lines mode: also charges the instruction ([`crate::isa::lines`]);
     /// `pending` adds what else is owed to the table (the JIT's counts) before a clock read
     /// cuts it.
     pub(crate) fn step_lines<B: TileBus>(
@@ -247,7 +247,7 @@ fn charge(
 /// Executes the instruction at `core.pc` (the parts of a hart passed separately, so that
 /// the compiler knows they do not alias and keeps them in registers across a loop), timing
 /// it with [`crate::isa::pipeline`]. With `LINES`, notes the issue cycle after each pipeline
-/// step in `marks` ([`crate::debug::lines`]); without, the notes compile away.
+/// step in `marks` ([`crate::isa::lines`]); without, the notes compile away.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn step<B: TileBus, const LINES: bool>(

@@ -109,9 +109,9 @@ pub(crate) struct Hart {
     /// Waiting on a FIFO (address, write) without having retired anything since it last
     /// tried: a tile whose running cores all are is deadlocked.
     pub stuck: Option<(u32, bool)>,
-    /// Cycles per instruction and cause, in lines mode ([`crate::debug::lines`]): charged by
+    /// Cycles per instruction and cause, in lines mode ([`crate::isa::lines`]): charged by
     /// the interpreter, and by the JIT's counters when they are folded in.
-    pub lines: Option<Box<crate::debug::lines::LineTable>>,
+    pub lines: Option<Box<crate::isa::lines::LineTable>>,
 }
 
 impl Hart {
@@ -197,7 +197,7 @@ impl Hart {
         self.core.pipe.reset(time);
         self.stuck = None;
         if let Some(t) = self.lines.as_deref_mut() {
-            *t = crate::debug::lines::LineTable::new(self.fetch_base);
+            *t = crate::isa::lines::LineTable::new(self.fetch_base);
         }
         self.csrs = Csrs::default();
         self.state = HartState::Running;
@@ -213,9 +213,7 @@ impl Hart {
     /// Turns lines mode on for this hart (after `install`): every cycle is charged to an
     /// instruction and a cause.
     pub fn enable_lines(&mut self) {
-        self.lines = Some(Box::new(crate::debug::lines::LineTable::new(
-            self.fetch_base,
-        )));
+        self.lines = Some(Box::new(crate::isa::lines::LineTable::new(self.fetch_base)));
     }
 
     pub fn is_running(&self) -> bool {

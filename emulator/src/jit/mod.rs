@@ -16,7 +16,7 @@
 //! The code buffer is never writable and executable at once: it is switched to
 //! read-write to append a block and back to read-execute before running.
 //!
-//! In lines mode ([`crate::debug::lines`]) the blocks also count what they charge
+//! In lines mode ([`crate::isa::lines`]) the blocks also count what they charge
 //! (`compile` says how) into a per-hart counter array, and [`Jit::fold`] turns the
 //! counts of the blocks that ran since the last fold into the line table's cycles, exactly
 //! what the interpreter would have charged. Folds happen where the table is cut or read: before a
@@ -27,10 +27,10 @@ mod compile;
 mod x86;
 
 use crate::bus::TileBus;
-use crate::debug::lines::{Cause, LineTable};
 use crate::error::FaultKind;
 use crate::isa::exec::Exit;
 use crate::isa::hart::Hart;
+use crate::isa::lines::{Cause, LineTable};
 pub(crate) use compile::Env;
 use compile::{BlockLines, Count, CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 use memmap2::{Mmap, MmapMut};
