@@ -52,31 +52,33 @@
 //! # Ok(()) }
 //! ```
 
+mod bus;
 mod chip;
+mod config;
 mod debug;
+mod error;
 mod isa;
 #[cfg(all(target_arch = "x86_64", unix))]
 mod jit;
+mod map;
 mod noc;
 mod tensix;
 mod time;
 
-pub use debug::lines;
+pub use isa::lines;
 pub use isa::{asm, decode, disasm, pipeline};
 pub use time::dvfs;
 
-pub use chip::config::{
-    DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR,
-};
 pub use chip::device::Device;
-pub use chip::fault::{EmuError, Fault, FaultKind};
 pub use chip::loader::Program;
 pub use chip::run::{HartSummary, RunSummary};
-pub use debug::lines::{Cause, HartLines, Segment, TensixWait};
+pub use config::{Arbitration, NocCalibration, NocConfig};
+pub use config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR};
+pub use error::{EmuError, Fault, FaultKind};
 pub use isa::csr::MISA_RV32IM;
 pub use isa::hart::HartState;
+pub use isa::lines::{Cause, HartLines, Segment, TensixWait};
 pub use isa::pipeline::{div_cycles, Region, Timing};
-pub use noc::{Arbitration, NocCalibration, NocConfig};
 pub use riscv_linker::{Arch, NocCoord, Risc};
 pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};
 pub use time::clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};

@@ -3,13 +3,14 @@
 //! Running is in [`crate::chip::run`], host access to L1 in [`crate::chip::host`], the clock-sync
 //! samples in [`crate::time::sync`].
 
-use crate::chip::config::DeviceConfig;
-use crate::chip::fault::EmuError;
+use crate::chip::executor::Executor;
 use crate::chip::image::Image;
 use crate::chip::loader::{Program, Target};
 use crate::chip::memory::{TileMem, L1};
 use crate::chip::mmio::TileRegs;
 use crate::chip::tile::Tile;
+use crate::config::DeviceConfig;
+use crate::error::EmuError;
 use crate::isa::hart::{Hart, HartState};
 use crate::noc::niu::{Niu, Topology};
 use crate::noc::ChipNoc;
@@ -154,6 +155,8 @@ impl Device {
                         .iter()
                         .map(|&r| Hart::new(memory_map(arch, r)))
                         .collect(),
+                    executors: Risc::ALL.iter().map(|_| Executor::default()).collect(),
+                    kernels: vec![None; Risc::ALL.len()],
                     mem,
                     zicsr: arch == Arch::Blackhole,
                     quantum: cfg.quantum as u64,
@@ -286,15 +289,16 @@ impl Device {
                 }
             }
         }
-        hart.install(program, &l1);
+        hart.install(&l1);
         hart.local = local;
+        let i = risc.index();
+        t.kernels[i] = Some(program);
         if self.cfg.lines {
-            self.tiles[index].hart_mut(risc).enable_lines();
+            t.executors[i].disable_jit();
+            t.harts[i].enable_lines();
         }
         if self.cfg.jit {
-            let t = &mut self.tiles[index];
-            let (harts, mem) = (&mut t.harts, &t.mem);
-            harts[risc.index()].enable_jit(mem);
+            t.executors[i].enable_jit(&t.harts[i], &t.mem);
         }
         Ok(())
     }

@@ -12,9 +12,9 @@
 //! mapping as the cores, with the same atomic accesses (see [`crate::chip::memory`]).
 
 use crate::chip::device::Device;
-use crate::chip::fault::EmuError;
 use crate::debug::daisychain::Daisychain;
 use crate::debug::timestamper::Timestamper;
+use crate::error::EmuError;
 use riscv_linker::NocCoord;
 use std::sync::atomic::Ordering;
 

@@ -5,8 +5,8 @@
 //! [`riscv_linker::memory_map`]: the boot word (BRISC), code, data, or local RAM. One of
 //! them must cover the reset PC. Errors name the file, the segment and the regions.
 
-use crate::chip::fault::EmuError;
 use crate::debug::symbols::Symbols;
+use crate::error::EmuError;
 use object::{Architecture, Endianness, Object, ObjectSegment};
 use riscv_linker::{MemoryMap, Region};
 use std::fmt::Write;

@@ -27,16 +27,16 @@
 //! differently per core, and some windows do not exist for some cores.
 
 use crate::chip::devices::{target, Devices, Target};
-use crate::chip::fault::FaultKind;
 use crate::debug::daisychain::Daisychain;
 use crate::debug::timestamper::{Timestamper, UnitSink};
+use crate::error::FaultKind;
 use riscv_linker::{mmio, Risc};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 /// Whether `addr` lies in one of the windows above local RAM (for some core).
 pub(crate) fn is_mmio(addr: u32) -> bool {
-    crate::chip::devices::in_map(addr)
+    crate::map::in_map(addr)
 }
 
 /// The registers and devices of one tile.

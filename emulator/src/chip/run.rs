@@ -17,13 +17,13 @@
 //! deterministic, one sampled from another process is not (as on a card).
 
 use crate::chip::device::Device;
-use crate::chip::fault::{EmuError, Fault};
 use crate::chip::memory::L1;
 use crate::chip::tile::Tile;
 use crate::debug::daisychain::Daisychain;
-use crate::debug::lines::HartLines;
 use crate::debug::stall::Watch;
+use crate::error::{EmuError, Fault};
 use crate::isa::hart::HartState;
+use crate::isa::lines::HartLines;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
 use riscv_linker::{NocCoord, Risc};
 use std::sync::atomic::AtomicUsize;
@@ -378,7 +378,7 @@ impl Device {
     pub fn line_profiles(&self) -> Vec<HartLines> {
         let mut out = Vec::new();
         for t in &self.tiles {
-            for h in &t.harts {
+            for (h, kernel) in t.harts.iter().zip(&t.kernels) {
                 if !matches!(h.state, HartState::Exited(_) | HartState::Reset) {
                     continue;
                 }
@@ -389,7 +389,7 @@ impl Device {
                     chip: t.chip,
                     tile: t.coord,
                     risc: h.risc,
-                    kernel: h.program.as_ref().map_or(String::new(), |p| p.name.clone()),
+                    kernel: kernel.as_ref().map_or(String::new(), |p| p.name.clone()),
                     cycles: h.core.time - h.start_time,
                     rows: table.nonzero(),
                     segments: table.segments(h.start_time).map(|mut s| {

@@ -26,13 +26,16 @@
 //! `MemoryOrdering.md`); the tile keeps each port's next free cycle and hands it to the
 //! core that runs.
 
-use crate::chip::fault::{Fault, FaultKind};
+use crate::chip::executor::Executor;
+use crate::chip::loader::Program;
 use crate::chip::memory::TileMem;
-use crate::debug::lines::{self, Cause};
+use crate::error::{Fault, FaultKind};
 use crate::isa::exec::Exit;
 use crate::isa::hart::{Hart, HartState};
+use crate::isa::lines::{self, Cause};
 use riscv_linker::{NocCoord, Risc};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// One tile and its cores.
 #[derive(Debug)]
@@ -42,6 +45,10 @@ pub(crate) struct Tile {
     /// Position in the device's tile list (chip-major), used to order faults.
     pub global: usize,
     pub harts: Vec<Hart>,
+    /// How each core runs (interpreter or JIT), by [`Risc::index`].
+    pub executors: Vec<Executor>,
+    /// The kernel each core was loaded with, by [`Risc::index`].
+    pub kernels: Vec<Option<Arc<Program>>>,
     pub mem: TileMem,
     /// The arch has Zicsr (Blackhole).
     pub zicsr: bool,
@@ -89,11 +96,11 @@ impl Tile {
         self.run_start = start;
         self.ports = [start; 3];
         let mut reset = 0;
-        for h in &mut self.harts {
+        for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             if h.state == HartState::Empty {
                 reset |= 1 << h.risc.soft_reset_bit();
             } else {
-                h.release(start);
+                e.release(h, start);
             }
         }
         self.mem.regs.soft_reset = reset;
@@ -139,7 +146,7 @@ impl Tile {
             access: Some((addr, write)),
         };
         self.mem
-            .sample(&span, from, to)
+            .sample_span(&span, from, to)
             .map_err(|kind| self.fault(i, kind))
     }
 
@@ -238,7 +245,7 @@ impl Tile {
         self.harts[i].core.horizon = horizon;
         self.harts[i].core.pipe.port = self.ports[port];
         let retired = self.harts[i].core.instret;
-        let r = self.harts[i].run(&mut self.mem, end, self.zicsr);
+        let r = self.executors[i].run(&mut self.harts[i], &mut self.mem, end, self.zicsr);
         self.ports[port] = self.harts[i].core.pipe.port;
         let moved = self.harts[i].core.instret != retired;
         if moved {
@@ -306,7 +313,7 @@ impl Tile {
     }
 
     /// The cause index of the cycles core `i` is held on a blocked access at `addr`
-    /// ([`crate::debug::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
+    /// ([`crate::isa::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
     /// TTSync read `ttsync`, each with what the coprocessor thread waits on now; anything
     /// else (mailboxes, PCBufs) `fifo-wait`.
     fn hold_cause(&self, i: usize, addr: u32, write: bool) -> usize {
@@ -353,11 +360,11 @@ impl Tile {
         let others: Vec<String> = self
             .harts
             .iter()
-            .filter(|h| h.is_running())
-            .map(|h| {
+            .zip(&self.kernels)
+            .filter(|(h, _)| h.is_running())
+            .map(|(h, kernel)| {
                 let (a, w) = h.stuck.unwrap_or((0, false));
-                let at = h
-                    .program
+                let at = kernel
                     .as_ref()
                     .and_then(|p| p.symbols.line(h.core.pc))
                     .map(|l| format!(" ({l})"))
@@ -379,9 +386,9 @@ impl Tile {
     /// Re-decodes every loaded core's code if the host wrote into a code region.
     fn refresh_code(&mut self) {
         if self.code_dirty.swap(false, Ordering::AcqRel) {
-            for h in &mut self.harts {
+            for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
                 if h.state != HartState::Empty {
-                    h.redecode(&self.mem.l1);
+                    e.redecode(h, &self.mem.l1);
                 }
             }
         }
@@ -395,12 +402,12 @@ impl Tile {
         let old = self.mem.regs.soft_reset;
         self.mem.regs.soft_reset = new;
         let at = self.harts[writer].core.time;
-        for h in &mut self.harts {
+        for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             let bit = 1 << h.risc.soft_reset_bit();
             if new & bit != 0 && old & bit == 0 {
-                h.hold();
+                e.hold(h);
             } else if new & bit == 0 && old & bit != 0 {
-                h.release(at);
+                e.release(h, at);
             }
         }
     }
@@ -420,7 +427,7 @@ impl Tile {
         } else {
             None
         };
-        let program = h.program.as_ref();
+        let program = self.kernels[i].as_ref();
         Box::new(Fault {
             kind,
             chip: self.chip,
@@ -428,6 +435,7 @@ impl Tile {
             risc: h.risc,
             pc,
             word,
+            disassembly: word.map(|w| crate::isa::disasm::disassemble(w, pc)),
             elf: program.map_or_else(|| "<no kernel>".to_string(), |p| p.name.clone()),
             symbol: program.and_then(|p| p.symbols.describe(pc)),
             location: program.and_then(|p| p.symbols.line(pc)),

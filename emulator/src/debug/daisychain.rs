@@ -21,7 +21,7 @@
 //! T2, NC) and group D of a TRISC (19, 21, 23), and with any `DaisySel` the self-test
 //! pattern (`SignalSel == 255`). Other groups read as zero. The model's group A: word 0 the
 //! pc of the instruction the core is spending the cycle on (the one the exact line profile,
-//! [`crate::debug::lines`], charges it to) with bit 31 set in its own issue cycles (not while it
+//! [`crate::isa::lines`], charges it to) with bit 31 set in its own issue cycles (not while it
 //! waits for an operand, the store queue, a load slot, a FIFO or an instruction fetch);
 //! word 1 the address a load or store is trying to emit while it waits for the store queue,
 //! a load slot or a FIFO (bits 30/31: read/write); word 2 that pc again as the frontend's
@@ -53,8 +53,8 @@
 //! idle (between runs: the emulator does not step idle time) starts with the next run.
 //! When a run ends, the samples still due are taken at once, showing the idle core.
 
-use crate::debug::lines::Marks;
 use crate::debug::timestamper::UnitSink;
+use crate::isa::lines::Marks;
 use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::Risc;
 
@@ -382,7 +382,7 @@ impl Daisychain {
 }
 
 /// The span of one interpreted instruction of the sampled core, from the interpreter's
-/// notes ([`Marks`], clamped as [`crate::debug::lines`] clamps them).
+/// notes ([`Marks`], clamped as [`crate::isa::lines`] clamps them).
 pub(crate) fn span_of(pc: u32, from: u64, to: u64, m: &Marks) -> Span {
     let fetched = m.fetched.clamp(from, to);
     let operands = m.operands.clamp(fetched, to);
@@ -412,12 +412,12 @@ impl crate::chip::memory::TileMem {
     }
 
     /// The sampled core spent `from..to` in `span`: takes the samples due.
-    pub(crate) fn sample(
+    pub(crate) fn sample_span(
         &mut self,
         span: &Span,
         from: u64,
         to: u64,
-    ) -> Result<(), crate::chip::fault::FaultKind> {
+    ) -> Result<(), crate::error::FaultKind> {
         let (l1, code) = (self.l1, &self.code);
         let d = self
             .regs
@@ -439,13 +439,13 @@ impl crate::chip::memory::TileMem {
         d.observe(span, from, to, &state, &mut |a, w| {
             crate::debug::timestamper::write_unit(&l1, code, a, w)
         })
-        .map_err(crate::chip::fault::FaultKind::Daisychain)
+        .map_err(crate::error::FaultKind::Daisychain)
     }
 
     /// The sampled core does not run until `to` (the tile's window ended), or the run
     /// ended (`u64::MAX`): takes the samples due, showing it idle.
-    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::chip::fault::FaultKind> {
-        self.sample(&Span::default(), to, to)
+    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::error::FaultKind> {
+        self.sample_span(&Span::default(), to, to)
     }
 }
 

@@ -1,8 +1,7 @@
 //! What the tile's debug hardware and the emulator itself observe: the debug timestamper and
-//! daisychain, line-level cycle accounting, deadlock detection, ELF symbols for diagnoses.
+//! daisychain, deadlock detection, ELF symbols for diagnoses.
 
 pub(crate) mod daisychain;
-pub mod lines;
 pub(crate) mod stall;
 pub(crate) mod symbols;
 pub(crate) mod timestamper;

@@ -58,8 +58,8 @@ mod frozen;
 mod proof;
 
 use crate::chip::device::Device;
-use crate::chip::fault::{Fault, FaultKind};
 use crate::chip::tile::Tile;
+use crate::error::{Fault, FaultKind};
 use crate::isa::hart::HartState;
 use proof::{Proof, Verdict};
 
@@ -260,7 +260,7 @@ pub(crate) fn timeout(dev: &mut Device) -> Box<Fault> {
 /// Chip, tile, RISC, pc, function and source line of core `i` of `t`.
 fn place(t: &Tile, i: usize) -> String {
     let h = &t.harts[i];
-    let program = h.program.as_ref();
+    let program = t.kernels[i].as_ref();
     let pc = h.core.pc;
     let mut place = format!(
         "chip {} tile {} {} at pc {pc:#010x}",
@@ -313,7 +313,7 @@ fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
 /// in instructions, when known).
 fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
     let place = place(t, i);
-    let program = t.harts[i].program.clone();
+    let program = t.kernels[i].clone();
     let line = |pc: u32| program.as_ref().and_then(|p| p.symbols.line(pc));
     let waits = match probe(t, i, turn) {
         Probe::Fifo { addr, write } => format!(
@@ -323,7 +323,7 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
             } else {
                 "pops from an empty FIFO at"
             },
-            crate::chip::devices::region_name(addr)
+            crate::map::region_name(addr)
         ),
         Probe::Reads(reads) if reads.is_empty() => "loops reading nothing".to_string(),
         Probe::Reads(reads) => {
@@ -337,7 +337,7 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
                     } else if let Some(kind) = frozen::kind(addr, risc) {
                         frozen::name(kind, addr, arch)
                     } else {
-                        crate::chip::devices::region_name(addr).to_string()
+                        crate::map::region_name(addr).to_string()
                     };
                     let src = line(at).map(|l| format!(" at {l}")).unwrap_or_default();
                     format!("{what} {addr:#010x} (reads {value:#x}{src})")
@@ -390,7 +390,7 @@ fn probe(t: &mut Tile, i: usize, turn: u64) -> Probe {
 mod tests {
     use super::*;
     use crate::asm::{beq, li, lw, Elf};
-    use crate::chip::config::DeviceConfig;
+    use crate::config::DeviceConfig;
     use crate::noc::niu::EventKind;
     use riscv_linker::{memory_map, Arch, Risc};
 

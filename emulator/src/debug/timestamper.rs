@@ -37,8 +37,8 @@
 //! code region, and a 1- or 2-byte store to a timestamper register (the page defines 32-bit
 //! writes).
 
-use crate::chip::fault::FaultKind;
 use crate::chip::memory::L1;
+use crate::error::FaultKind;
 use riscv_linker::mmio::{self, timestamp as ts};
 use riscv_linker::{Region, Risc};
 

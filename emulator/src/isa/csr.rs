@@ -13,7 +13,7 @@
 //! Zicsr (Wormhole B0) is a fault. Counters written by software keep counting from the
 //! written value.
 
-use crate::chip::fault::FaultKind;
+use crate::error::FaultKind;
 
 /// `misa` for RV32IM: MXL = 1 (32-bit), extensions I and M.
 pub const MISA_RV32IM: u32 = (1 << 30) | (1 << 8) | (1 << 12);

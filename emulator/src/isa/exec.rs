@@ -12,13 +12,13 @@
 //! instructions in every scheduling window and give bit-identical results. A core may
 //! therefore overshoot its window by one straight-line run of code.
 
-use crate::chip::fault::FaultKind;
-use crate::chip::memory::TileMem;
-use crate::debug::lines::{LineTable, Marks};
+use crate::bus::{Marks, TileBus};
+use crate::error::FaultKind;
 use crate::isa::csr::{Counters, CsrOp, Csrs};
 use crate::isa::decode::{Inst, Op};
 use crate::isa::hart::Core;
 use crate::isa::hart::Hart;
+use crate::isa::lines::LineTable;
 use crate::isa::pipeline::{self, Region};
 use riscv_linker::mmio::{INSTRN_BUF_BASE, WALL_CLOCK_L};
 use std::ops::ControlFlow;
@@ -75,33 +75,18 @@ impl Flow {
 }
 
 impl Hart {
-    /// Runs until the core's clock is at least `limit` at a check point (see the module
-    /// docs), with the JIT where it is enabled. On a fault, pc is the faulting
-    /// instruction's and it is not counted as retired.
-    pub(crate) fn run(
+    /// Interprets until the core's clock is at least `limit` at a check point (see the
+    /// module docs). `check` says whether the first instruction is at a check point. On a
+    /// fault, pc is the faulting instruction's and it is not counted as retired.
+    pub(crate) fn interpret<B: TileBus>(
         &mut self,
-        mem: &mut TileMem,
+        mem: &mut B,
         limit: u64,
-        zicsr: bool,
-    ) -> Result<Exit, FaultKind> {
-        self.core.limit = limit;
-        mem.risc = self.risc;
-        #[cfg(all(target_arch = "x86_64", unix))]
-        if self.jit.is_some() && !mem.samples(self.risc) {
-            return crate::jit::run(self, mem, zicsr);
-        }
-        self.interpret(mem, zicsr, true)
-    }
-
-    /// Interprets until the limit (in `core.limit`) is reached at a check point. `check`
-    /// says whether the first instruction is at a check point.
-    pub(crate) fn interpret(
-        &mut self,
-        mem: &mut TileMem,
         zicsr: bool,
         mut check: bool,
     ) -> Result<Exit, FaultKind> {
-        if self.lines.is_some() || mem.samples(self.risc) {
+        self.core.limit = limit;
+        if self.lines.is_some() || mem.sampled() {
             return self.interpret_lines(mem, zicsr, check);
         }
         let limit = self.core.limit;
@@ -120,7 +105,7 @@ impl Hart {
             if check && core.time >= limit {
                 return Ok(Exit::Limit);
             }
-            match step::<false>(core, code, local, csrs, base, start, mem, zicsr, &mut marks)?
+            match step::<B, false>(core, code, local, csrs, base, start, mem, zicsr, &mut marks)?
                 .go_on()
             {
                 ControlFlow::Continue(at_check) => check = at_check,
@@ -130,26 +115,23 @@ impl Hart {
     }
 
     /// [`Hart::interpret`] in lines mode: charges every cycle the clock advances to the
-    /// instruction that advanced it, by cause ([`crate::debug::lines`]), and hands the span to the
+    /// instruction that advanced it, by cause ([`crate::isa::lines`]), and hands the span to the
     /// debug daisychain when it samples this core ([`crate::debug::daisychain`]).
-    fn interpret_lines(
+    fn interpret_lines<B: TileBus>(
         &mut self,
-        mem: &mut TileMem,
+        mem: &mut B,
         zicsr: bool,
         mut check: bool,
     ) -> Result<Exit, FaultKind> {
-        // What the JIT counted belongs before anything charged here (a clock read may cut).
-        self.fold_jit_lines();
         let limit = self.core.limit;
-        let sampled = mem.samples(self.risc);
+        let sampled = mem.sampled();
         loop {
             if check && self.core.time >= limit {
                 return Ok(Exit::Limit);
             }
             let (r, pc, from, marks) = self.step_marked(mem, zicsr, |_| {});
             if sampled {
-                let span = crate::debug::daisychain::span_of(pc, from, self.core.time, &marks);
-                mem.sample(&span, from, self.core.time)?;
+                mem.sample(pc, from, self.core.time, &marks)?;
             }
             match r?.go_on() {
                 ControlFlow::Continue(at_check) => check = at_check,
@@ -166,12 +148,12 @@ impl Hart {
         }
     }
 
-    /// [`Hart::step`] in lines mode: also charges the instruction ([`crate::debug::lines`]);
+    /// [`Hart::step`] in lines mode: also charges the instruction ([`crate::isa::lines`]);
     /// `pending` adds what else is owed to the table (the JIT's counts) before a clock read
     /// cuts it.
-    pub(crate) fn step_lines(
+    pub(crate) fn step_lines<B: TileBus>(
         &mut self,
-        mem: &mut TileMem,
+        mem: &mut B,
         zicsr: bool,
         pending: impl FnOnce(&mut LineTable),
     ) -> Result<Flow, FaultKind> {
@@ -181,9 +163,9 @@ impl Hart {
     /// Executes the instruction at pc with its pipeline marks, and charges it to the line
     /// table if there is one (`pending` first, as [`Hart::step_lines`]): the outcome, the
     /// pc and cycle it started at, and the marks (for the daisychain's span).
-    fn step_marked(
+    fn step_marked<B: TileBus>(
         &mut self,
-        mem: &mut TileMem,
+        mem: &mut B,
         zicsr: bool,
         pending: impl FnOnce(&mut LineTable),
     ) -> (Result<Flow, FaultKind>, u32, u64, Marks) {
@@ -199,7 +181,7 @@ impl Hart {
         } = self;
         let (pc, from) = (core.pc, core.time);
         let mut marks = Marks::default();
-        let r = step::<true>(
+        let r = step::<B, true>(
             core,
             code,
             local,
@@ -217,7 +199,7 @@ impl Hart {
     }
 
     /// Executes the instruction at pc.
-    pub(crate) fn step(&mut self, mem: &mut TileMem, zicsr: bool) -> Result<Flow, FaultKind> {
+    pub(crate) fn step<B: TileBus>(&mut self, mem: &mut B, zicsr: bool) -> Result<Flow, FaultKind> {
         let start = self.start_time;
         let Hart {
             core,
@@ -227,7 +209,7 @@ impl Hart {
             fetch_base,
             ..
         } = self;
-        step::<false>(
+        step::<B, false>(
             core,
             code,
             local,
@@ -265,22 +247,22 @@ fn charge(
 /// Executes the instruction at `core.pc` (the parts of a hart passed separately, so that
 /// the compiler knows they do not alias and keeps them in registers across a loop), timing
 /// it with [`crate::isa::pipeline`]. With `LINES`, notes the issue cycle after each pipeline
-/// step in `marks` ([`crate::debug::lines`]); without, the notes compile away.
+/// step in `marks` ([`crate::isa::lines`]); without, the notes compile away.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn step<const LINES: bool>(
+fn step<B: TileBus, const LINES: bool>(
     core: &mut Core,
     code: &[Inst],
     local: &mut [u8],
     csrs: &mut Csrs,
     fetch_base: u32,
     start: u64,
-    mem: &mut TileMem,
+    mem: &mut B,
     zicsr: bool,
     marks: &mut Marks,
 ) -> Result<Flow, FaultKind> {
     {
-        let cfg = mem.timing;
+        let cfg = *mem.timing();
         let pc = core.pc;
         let n = core.instret;
         let Some(&i) = code.get((pc.wrapping_sub(fetch_base) >> 2) as usize) else {
@@ -336,7 +318,6 @@ fn step<const LINES: bool>(
         let ea = a.wrapping_add(imm);
         let mut next = pc.wrapping_add(4);
         let mut flow = Flow::Next;
-        let l1 = mem.l1.size();
         let local_len = local.len() as u32;
         let next_t;
         match i.op {
@@ -385,7 +366,7 @@ fn step<const LINES: bool>(
                     _ => 4,
                 };
                 let addr = mem.aligned(ea, size, false)?;
-                let region = pipeline::region(addr, l1, local_len);
+                let region = mem.region(addr, local_len);
                 if LINES {
                     marks.access = Some((addr, false));
                 }
@@ -402,9 +383,7 @@ fn step<const LINES: bool>(
                     }
                     v => v?,
                 };
-                if !matches!(region, Region::L1 | Region::Local)
-                    && !crate::chip::devices::read_is_timeless(addr, mem.risc)
-                {
+                if !matches!(region, Region::L1 | Region::Local) && !mem.read_is_timeless(addr) {
                     core.observed += 1;
                 }
                 x!(i.rd) = match i.op {
@@ -421,7 +400,7 @@ fn step<const LINES: bool>(
                     _ => 4,
                 };
                 let addr = mem.aligned(ea, size, true)?;
-                let region = pipeline::region(addr, l1, local_len);
+                let region = mem.region(addr, local_len);
                 if LINES {
                     marks.access = Some((addr, true));
                 }
@@ -436,7 +415,7 @@ fn step<const LINES: bool>(
                     return Ok(Flow::Blocked { addr, write });
                 }
                 stored?;
-                if mem.regs.pending_reset.is_some() {
+                if mem.reset_pending() {
                     flow = Flow::ResetWrite;
                 }
                 next_t = pipeline::store(p, &cfg, t, region);
@@ -509,7 +488,7 @@ fn step<const LINES: bool>(
                 let counters = Counters {
                     cycles: t - start,
                     instret: n,
-                    wall: mem.regs.wall(t),
+                    wall: mem.wall(t),
                 };
                 x!(i.rd) = csrs.access(csr, op, operand, write, counters)?;
                 core.observed += 1;

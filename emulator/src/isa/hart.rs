@@ -6,13 +6,11 @@
 //! while a kernel runs; the host writing into code marks the tile for re-decoding.
 //! The interpreter itself is in [`crate::isa::exec`].
 
-use crate::chip::loader::Program;
-use crate::chip::memory::L1;
+use crate::bus::L1;
 use crate::isa::csr::Csrs;
 use crate::isa::decode::{decode, Inst, Op};
 use crate::isa::pipeline::{Pipe, Timing, ICACHE_LINE};
 use riscv_linker::{MemoryMap, Risc};
-use std::sync::Arc;
 
 /// Register index the pre-decoded code uses for writes to `x0` (discarded).
 pub(crate) const SINK: u8 = 32;
@@ -32,7 +30,7 @@ pub enum HartState {
     Faulted,
 }
 
-/// The architectural state the interpreter and the JIT ([`crate::jit`]) share, laid out
+/// The architectural state the interpreter and the JIT (module `jit`) share, laid out
 /// for generated code (`repr(C)`, fixed offsets).
 #[derive(Clone, Debug)]
 #[repr(C)]
@@ -106,19 +104,14 @@ pub(crate) struct Hart {
     pub fetch_base: u32,
     pub csrs: Csrs,
     pub state: HartState,
-    pub program: Option<Arc<Program>>,
     /// The code loads an NIU register page address (`lui` of `0xFFB2x`/`0xFFB3x`).
     pub uses_noc: bool,
     /// Waiting on a FIFO (address, write) without having retired anything since it last
     /// tried: a tile whose running cores all are is deadlocked.
     pub stuck: Option<(u32, bool)>,
-    /// Cycles per instruction and cause, in lines mode ([`crate::debug::lines`]): charged by
-    /// the interpreter, and by the JIT's counters when they are folded in
-    /// ([`Hart::fold_jit_lines`]).
-    pub lines: Option<Box<crate::debug::lines::LineTable>>,
-    /// Compiled code, when the JIT is enabled and available.
-    #[cfg(all(target_arch = "x86_64", unix))]
-    pub jit: Option<Box<crate::jit::Jit>>,
+    /// Cycles per instruction and cause, in lines mode ([`crate::isa::lines`]): charged by
+    /// the interpreter, and by the JIT's counters when they are folded in.
+    pub lines: Option<Box<crate::isa::lines::LineTable>>,
 }
 
 impl Hart {
@@ -133,12 +126,9 @@ impl Hart {
             fetch_base: 0,
             csrs: Csrs::default(),
             state: HartState::Empty,
-            program: None,
             uses_noc: false,
             stuck: None,
             lines: None,
-            #[cfg(all(target_arch = "x86_64", unix))]
-            jit: None,
         }
     }
 
@@ -155,10 +145,9 @@ impl Hart {
         self.map.code.contains(addr, 4) || self.map.boot.is_some_and(|b| b.contains(addr, 4))
     }
 
-    /// Installs a loaded program: allocates local RAM, decodes the fetch window from `l1`
+    /// Installs a loaded kernel: allocates local RAM, decodes the fetch window from `l1`
     /// and holds the core in reset.
-    pub fn install(&mut self, program: Arc<Program>, l1: &L1) {
-        self.program = Some(program);
+    pub fn install(&mut self, l1: &L1) {
         self.local = vec![0; self.map.local_ram.size as usize];
         self.redecode(l1);
         self.state = HartState::Reset;
@@ -166,10 +155,6 @@ impl Hart {
 
     /// Re-decodes the fetch window from L1 (after the host wrote into code).
     pub fn redecode(&mut self, l1: &L1) {
-        #[cfg(all(target_arch = "x86_64", unix))]
-        if let Some(j) = self.jit.as_mut() {
-            j.reset(self.lines.as_deref_mut());
-        }
         let (start, end) = self.fetch_window();
         self.fetch_base = start;
         self.code.clear();
@@ -212,11 +197,7 @@ impl Hart {
         self.core.pipe.reset(time);
         self.stuck = None;
         if let Some(t) = self.lines.as_deref_mut() {
-            *t = crate::debug::lines::LineTable::new(self.fetch_base);
-            #[cfg(all(target_arch = "x86_64", unix))]
-            if let Some(j) = self.jit.as_mut() {
-                j.discard_lines();
-            }
+            *t = crate::isa::lines::LineTable::new(self.fetch_base);
         }
         self.csrs = Csrs::default();
         self.state = HartState::Running;
@@ -224,60 +205,15 @@ impl Hart {
 
     /// Puts a running core back into reset (its soft-reset bit was set).
     pub fn hold(&mut self) {
-        self.fold_jit_lines();
         if self.state != HartState::Empty {
             self.state = HartState::Reset;
         }
     }
 
-    /// In lines mode, adds what the JIT counted since it last did to the line table (the
-    /// table is then complete: at a halt, a hold, before it is read).
-    pub fn fold_jit_lines(&mut self) {
-        #[cfg(all(target_arch = "x86_64", unix))]
-        if let (Some(j), Some(t)) = (self.jit.as_deref_mut(), self.lines.as_deref_mut()) {
-            j.fold(t);
-        }
-    }
-
-    /// Turns lines mode on for this hart (after `install`, before [`Hart::enable_jit`]): every
-    /// cycle is charged to an instruction and a cause, by the interpreter and, if it is
-    /// enabled after this, by the JIT's code. A JIT enabled before is dropped.
+    /// Turns lines mode on for this hart (after `install`): every cycle is charged to an
+    /// instruction and a cause.
     pub fn enable_lines(&mut self) {
-        #[cfg(all(target_arch = "x86_64", unix))]
-        {
-            self.jit = None;
-        }
-        self.lines = Some(Box::new(crate::debug::lines::LineTable::new(
-            self.fetch_base,
-        )));
-    }
-
-    /// Turns the JIT on for this hart (after `install`), if the host supports it.
-    #[allow(unused_variables)]
-    pub fn enable_jit(&mut self, mem: &crate::chip::memory::TileMem) {
-        #[cfg(all(target_arch = "x86_64", unix))]
-        {
-            let mut code: Vec<(u32, u32)> = mem
-                .code
-                .iter()
-                .map(|(r, _)| (r.start, r.end() as u32))
-                .collect();
-            code.sort();
-            let env = crate::jit::Env {
-                fetch_base: self.fetch_base,
-                window: 4 * self.code.len() as u32,
-                l1_size: mem.l1.size(),
-                local_size: self.local.len() as u32,
-                code,
-                code_end: mem.code_end,
-                timing: mem.timing,
-                icache_sets: self.core.icache_sets,
-                strict: mem.misaligned == crate::chip::config::Misaligned::Strict,
-                lines: self.lines.is_some(),
-                exit: 0,
-            };
-            self.jit = crate::jit::Jit::new(env).map(Box::new);
-        }
+        self.lines = Some(Box::new(crate::isa::lines::LineTable::new(self.fetch_base)));
     }
 
     pub fn is_running(&self) -> bool {

@@ -32,9 +32,9 @@
 //! plain functions the interpreter calls per instruction; the JIT emits the same steps as
 //! machine code (`jit::compile`), and the tests run every program both ways.
 
-use crate::chip::devices::LoadRegion;
+pub use crate::config::Timing;
 use crate::isa::decode::Op;
-use riscv_linker::{mmio, Arch, Risc};
+pub use crate::map::Region;
 
 /// Instruction-cache line, in bytes (the documentation: "L1 fetches are 128 bits").
 pub const ICACHE_LINE: u32 = 16;
@@ -46,130 +46,6 @@ pub const STORE_QUEUE: usize = 4;
 pub const ICACHE_MAX_LINES: usize = 2048 / ICACHE_LINE as usize;
 /// Largest data cache the model allows (lines).
 pub const DCACHE_MAX_LINES: usize = 64;
-
-/// The timing rules of one arch: every documented number and every assumption, by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Timing {
-    /// Load latency from L1 (documented: at least 8).
-    pub l1_load: u32,
-    /// Load latency from core-local data RAM (documented: 2).
-    pub local_load: u32,
-    /// Load latency from mailboxes, PCBufs, TTSync, Tensix semaphores (documented: >= 3).
-    pub fifo_load: u32,
-    /// Load latency from Tensix GPRs and backend configuration (documented: >= 4).
-    pub tensix_load: u32,
-    /// Load latency from TDMA-RISC, tile control/debug/status (the wall clock), PIC, NoC
-    /// registers, NoC overlay (documented: >= 7).
-    pub mmio_load: u32,
-    /// Cycles an L1 store holds the L1 port (documented for Wormhole: at most one L1 store
-    /// every 5 cycles; Blackhole merges stores: assumption 1).
-    pub l1_store_port: u32,
-    /// Cycles `mul*` occupies the Integer Unit (Wormhole 2; Blackhole 1).
-    pub mul_issue: u32,
-    /// Cycles until a `mul*` result is usable (2 on both).
-    pub mul_latency: u32,
-    /// Fewest cycles of a `div*`/`rem*` whose divisor is not 0 or 1 (documented: 6).
-    pub div_min: u32,
-    /// Extra cycles of a mispredicted branch (documented: Wormhole 2, Blackhole 4).
-    pub mispredict: u32,
-    /// Cycles an instruction-cache miss delays the instruction (ASSUMPTION: not
-    /// documented; the latency of an L1 load).
-    pub icache_miss: u32,
-    /// Data-cache lines in front of L1 loads (Blackhole only; ASSUMPTION: 64 lines of 16
-    /// bytes, direct-mapped, write-through; 0 = no data cache, Wormhole).
-    pub dcache_lines: u32,
-    /// Load latency of a data-cache hit (documented for Blackhole: about 3).
-    pub dcache_hit: u32,
-    /// A CSR access waits for everything in flight (Blackhole: "serialises the frontend").
-    pub csr_serialises: bool,
-}
-
-impl Timing {
-    /// The documented pipeline of `arch`, with the assumptions DESIGN.md lists.
-    pub const fn for_arch(arch: Arch) -> Timing {
-        let wormhole = Timing {
-            l1_load: 8,
-            local_load: 2,
-            fifo_load: 3,
-            tensix_load: 4,
-            mmio_load: 7,
-            l1_store_port: 5,
-            mul_issue: 2,
-            mul_latency: 2,
-            div_min: 6,
-            mispredict: 2,
-            icache_miss: 8,
-            dcache_lines: 0,
-            dcache_hit: 3,
-            csr_serialises: false,
-        };
-        match arch {
-            Arch::WormholeB0 => wormhole,
-            Arch::Blackhole => Timing {
-                l1_store_port: 1,
-                mul_issue: 1,
-                mispredict: 4,
-                dcache_lines: 64,
-                csr_serialises: true,
-                ..wormhole
-            },
-        }
-    }
-
-    /// Instruction-cache size in bytes of `risc` (InstructionCache.md: 2 KiB on BRISC,
-    /// TRISC0 and TRISC2, 512 bytes on TRISC1 and NCRISC).
-    pub const fn icache_bytes(risc: Risc) -> u32 {
-        match risc {
-            Risc::Trisc1 | Risc::Ncrisc => 512,
-            _ => 2048,
-        }
-    }
-
-    /// Load latency of `region`.
-    #[inline(always)]
-    pub fn load_latency(&self, region: Region) -> u32 {
-        match region {
-            Region::L1 => self.l1_load,
-            Region::Local => self.local_load,
-            Region::Fifo => self.fifo_load,
-            Region::Tensix => self.tensix_load,
-            Region::Mmio => self.mmio_load,
-        }
-    }
-}
-
-/// Where a load or store goes, as far as its timing is concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Region {
-    /// The tile's L1 (shared by its cores: one port).
-    L1,
-    /// The core's local data RAM.
-    Local,
-    /// Mailboxes, PCBufs, TTSync, Tensix semaphores.
-    Fifo,
-    /// Tensix GPRs and backend configuration.
-    Tensix,
-    /// Everything else mapped: TDMA-RISC, tile control/debug/status, PIC, NoC, overlay.
-    Mmio,
-}
-
-/// The timing region of `addr` for a core whose local RAM holds `local_len` bytes.
-#[inline(always)]
-pub fn region(addr: u32, l1_size: u32, local_len: u32) -> Region {
-    if addr < l1_size {
-        return Region::L1;
-    }
-    if addr.wrapping_sub(mmio::LOCAL_RAM_BASE) < local_len {
-        return Region::Local;
-    }
-    // The device map's classification (README.md's memory map); an unmapped access
-    // faults before its timing matters.
-    match crate::chip::devices::load_region(addr) {
-        LoadRegion::Fifo => Region::Fifo,
-        LoadRegion::Tensix => Region::Tensix,
-        _ => Region::Mmio,
-    }
-}
 
 /// The timing state of one core (inside `hart::Core`, `repr(C)` for the JIT).
 #[derive(Clone, Debug)]
@@ -373,6 +249,7 @@ pub(crate) fn store(p: &mut Pipe, cfg: &Timing, t: u64, region: Region) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use riscv_linker::Arch;
 
     fn wh() -> Timing {
         Timing::for_arch(Arch::WormholeB0)
@@ -435,20 +312,5 @@ mod tests {
         assert_eq!(branch(&cfg, 0, 8, false), 1);
         assert_eq!(branch(&cfg, 0, 8, true), 3);
         assert_eq!(branch(&cfg, 0, -8, false), 3);
-    }
-
-    #[test]
-    fn regions_by_address() {
-        assert_eq!(region(0x100, 0x100000, 4096), Region::L1);
-        assert_eq!(region(0xFFB0_0010, 0x100000, 4096), Region::Local);
-        assert_eq!(region(0xFFB1_21F0, 0x100000, 4096), Region::Mmio);
-        assert_eq!(region(0xFFEC_0000, 0x100000, 4096), Region::Fifo);
-        assert_eq!(region(0xFFE0_0000, 0x100000, 4096), Region::Tensix);
-        assert_eq!(
-            region(0xFFE8_0020, 0x100000, 4096),
-            Region::Fifo,
-            "semaphores"
-        );
-        assert_eq!(region(0xFFB2_0000, 0x100000, 4096), Region::Mmio, "NoC 0");
     }
 }

@@ -31,7 +31,7 @@
 //!
 //! ## Lines mode
 //!
-//! With [`Env::lines`] a block also counts what [`crate::debug::lines`] charges, in the
+//! With [`Env::lines`] a block also counts what [`crate::isa::lines`] charges, in the
 //! hart's counter array (`Core::lines`, laid out by [`BlockLines`]): its entries (one add
 //! per pass), its taken branch, and in each out-of-line path the cycles that path adds,
 //! for the instruction it belongs to (an instruction-cache miss, a register wait, a store

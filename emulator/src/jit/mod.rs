@@ -16,7 +16,7 @@
 //! The code buffer is never writable and executable at once: it is switched to
 //! read-write to append a block and back to read-execute before running.
 //!
-//! In lines mode ([`crate::debug::lines`]) the blocks also count what they charge
+//! In lines mode ([`crate::isa::lines`]) the blocks also count what they charge
 //! (`compile` says how) into a per-hart counter array, and [`Jit::fold`] turns the
 //! counts of the blocks that ran since the last fold into the line table's cycles, exactly
 //! what the interpreter would have charged. Folds happen where the table is cut or read: before a
@@ -26,11 +26,11 @@
 mod compile;
 mod x86;
 
-use crate::chip::fault::FaultKind;
-use crate::chip::memory::TileMem;
-use crate::debug::lines::{Cause, LineTable};
+use crate::bus::TileBus;
+use crate::error::FaultKind;
 use crate::isa::exec::Exit;
 use crate::isa::hart::Hart;
+use crate::isa::lines::{Cause, LineTable};
 pub(crate) use compile::Env;
 use compile::{BlockLines, Count, CHECK_LEN, CONT, LIMIT, MISS, YIELD};
 use memmap2::{Mmap, MmapMut};
@@ -327,27 +327,32 @@ impl Jit {
 }
 
 /// [`Hart::run`] with the JIT.
-pub(crate) fn run(h: &mut Hart, mem: &mut TileMem, zicsr: bool) -> Result<Exit, FaultKind> {
-    let Some(mut jit) = h.jit.take() else {
-        return h.interpret(mem, zicsr, true);
-    };
-    let r = run_with(&mut jit, h, mem, zicsr);
+/// Runs `h` on its compiled code until its clock is at least `limit` at a check point,
+/// handing what generated code does not cover to the interpreter one instruction at a time.
+pub(crate) fn run<B: TileBus>(
+    jit: &mut Jit,
+    h: &mut Hart,
+    mem: &mut B,
+    limit: u64,
+    zicsr: bool,
+) -> Result<Exit, FaultKind> {
+    h.core.limit = limit;
+    let r = run_with(jit, h, mem, zicsr);
     if let Some(t) = h.lines.as_deref_mut() {
         if matches!(r, Ok(Exit::Halted(_) | Exit::ResetWrite) | Err(_)) {
             jit.fold(t);
         }
     }
-    h.jit = Some(jit);
     r
 }
 
-fn run_with(
+fn run_with<B: TileBus>(
     jit: &mut Jit,
     h: &mut Hart,
-    mem: &mut TileMem,
+    mem: &mut B,
     zicsr: bool,
 ) -> Result<Exit, FaultKind> {
-    h.core.l1 = mem.l1.base() as usize;
+    h.core.l1 = mem.l1().base() as usize;
     h.core.local = h.local.as_mut_ptr() as usize;
     h.core.table = jit.table.as_ptr() as usize;
     let mut check = true;

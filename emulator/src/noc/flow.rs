@@ -43,21 +43,11 @@
 //! Everything is in `f64` cycles and bytes, computed in a fixed order on one thread, so
 //! the result does not depend on how the tiles are spread over host threads.
 
+use crate::config::Arbitration;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Opaque id of a flow (the order flows were submitted in).
 pub(crate) type FlowId = u64;
-
-/// How routers share an output among the flows that compete for it (see the module docs).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Arbitration {
-    /// Round-robin between a router's input ports, per output, up every flow's path: flows
-    /// that join a shared route nearer the shared resource get more of it.
-    #[default]
-    RoundRobin,
-    /// Every flow at a resource gets the same share (max-min fair).
-    MaxMinFair,
-}
 
 /// No hop: the start of a path.
 pub(crate) const ROOT: u32 = u32::MAX;

@@ -20,8 +20,8 @@
 //!   an NIU register, so a barrier sees a counter change at its cycle and the data is in
 //!   L1 when the counter says so. A core that reads L1 before then sees the old bytes.
 
-use crate::chip::fault::FaultKind;
 use crate::chip::memory::L1;
+use crate::error::FaultKind;
 use crate::noc::NocConfig;
 use riscv_linker::noc::{self as map, counter, ctrl, NiuMap};
 use riscv_linker::{mmio, Arch, NocCoord};

@@ -9,7 +9,7 @@ use super::isa::{field, op, opcode};
 use super::matrix::{self, op as mop, Ctx};
 use super::src_regs::{A, B};
 use super::{counters, pack, unpack, CycleUse, Tensix};
-use crate::debug::lines::TensixWait;
+use crate::isa::lines::TensixWait;
 
 /// `Some(latency)` if the instruction issued, `None` if it waits.
 type Issued = Result<Option<u32>, String>;

@@ -52,9 +52,9 @@ mod unpack;
 pub use frontend::FifoDepths;
 pub use isa::modelled_mnemonics;
 
-use crate::chip::fault::FaultKind;
-use crate::chip::memory::L1;
-use crate::debug::lines::TensixWait;
+use crate::bus::L1;
+use crate::error::FaultKind;
+use crate::isa::lines::TensixWait;
 use frontend::{Frontend, Insn, Latch};
 use isa::{op, opcode, Unit};
 use riscv_linker::{mmio, Risc};

@@ -19,7 +19,7 @@ use super::dst::Dst;
 use super::float::{self as fl, fmt};
 use super::isa::field;
 use super::matrix::blocks;
-use crate::chip::memory::L1;
+use crate::bus::L1;
 
 /// Packer 0's output stream.
 #[derive(Clone, Debug)]

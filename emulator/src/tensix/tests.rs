@@ -1,7 +1,7 @@
 //! Cycle-level checks of the coprocessor model (whole programs are in `tests/tensix_*.rs`).
 
 use super::*;
-use crate::chip::memory::L1;
+use crate::bus::L1;
 
 const NOP: u32 = 0x0200_0000;
 const B: u32 = mmio::INSTRN_BUF_BASE;

@@ -19,7 +19,7 @@ use super::float::{self as fl, fmt};
 use super::isa::field;
 use super::matrix::blocks;
 use super::src_regs::SrcRegs;
-use crate::chip::memory::L1;
+use crate::bus::L1;
 
 /// What one `UNPACR` did, for the timing model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

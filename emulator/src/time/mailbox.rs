@@ -43,7 +43,7 @@
 //! response fields, then `RESP_SEQ` with release; the host reads `RESP_SEQ` with acquire.
 //! On x86-64 (TSO) these are plain `mov`s across processes sharing the file mapping.
 
-use crate::chip::fault::EmuError;
+use crate::error::EmuError;
 use crate::time::clock::{ChipClock, ClockTruth, ReadLatency, SplitMix};
 use crate::time::dvfs::FreqStep;
 use riscv_linker::devfile::mailbox as mb;

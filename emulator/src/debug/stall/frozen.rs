@@ -159,7 +159,7 @@ pub(crate) fn name(kind: Frozen, addr: u32, arch: Arch) -> String {
         Frozen::Semaphore(i) => format!("Tensix semaphore {i}"),
         Frozen::Gpr { thread, index } => format!("Tensix GPR {index} of thread {thread}"),
         Frozen::Config { off } => format!("Tensix configuration +{off:#x}"),
-        Frozen::Storage => crate::chip::devices::region_name(addr).to_string(),
+        Frozen::Storage => crate::map::region_name(addr).to_string(),
     }
 }
 

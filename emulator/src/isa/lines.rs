@@ -14,6 +14,8 @@
 //! So, per core and per run, the table sums exactly to the core's cycles (its clock at the
 //! halt minus its clock at leaving reset).
 
+pub(crate) use crate::bus::Marks;
+
 /// Why a cycle was spent on an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -245,21 +247,6 @@ pub fn tensix_part(i: usize) -> Option<(bool, TensixWait)> {
     let j = i.checked_sub(BASE_CAUSES)?;
     let w = *TensixWait::ALL.get(j % TensixWait::COUNT)?;
     (j < 2 * TensixWait::COUNT).then_some((j >= TensixWait::COUNT, w))
-}
-
-/// Issue cycles the interpreter notes while it times one instruction (only in lines mode).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Marks {
-    /// After the fetch (instruction-cache miss included).
-    pub fetched: u64,
-    /// After the operand waits.
-    pub operands: u64,
-    /// After the store-queue / load-slot waits (the issue cycle).
-    pub issued: u64,
-    /// Extra cycles of a mispredicted branch (0 otherwise).
-    pub mispredict: u64,
-    /// A load's or store's (address, write), for the debug daisychain's samples.
-    pub access: Option<(u32, bool)>,
 }
 
 /// Most entries a core's zone split keeps (the line table's segments; an entry is one

@@ -4,7 +4,6 @@
 //! debugger: chip, tile (NoC x,y), RISC, pc, the instruction word and its disassembly,
 //! the nearest ELF symbol and, when the ELF has line tables, the source line.
 
-use crate::isa::disasm::disassemble;
 use riscv_linker::{NocCoord, Risc};
 use std::fmt;
 use std::path::PathBuf;
@@ -216,7 +215,7 @@ impl fmt::Display for FaultKind {
                 "{} at {addr:#010x} waits on {} FIFO in {}, and no core of the tile can make progress (deadlock)",
                 rw(*write),
                 if *write { "a full" } else { "an empty" },
-                crate::chip::devices::region_name(*addr),
+                crate::map::region_name(*addr),
             ),
             FaultKind::Unmapped { addr, size, write, risc, region } => {
                 write!(f, "{size}-byte {} at {addr:#010x}: {region} is unmapped for {risc}", rw(*write))
@@ -255,6 +254,8 @@ pub struct Fault {
     pub pc: u32,
     /// The instruction word at pc, if pc is readable.
     pub word: Option<u32>,
+    /// That word's disassembly.
+    pub disassembly: Option<String>,
     /// The ELF the core was running.
     pub elf: String,
     /// Nearest ELF symbol at or below pc, as `name+0xoffset`.
@@ -275,9 +276,10 @@ impl fmt::Display for Fault {
             "chip {} tile {} {}: {} at pc {:#010x}",
             self.chip, self.tile, self.risc, self.kind, self.pc
         )?;
-        match self.word {
-            Some(w) => write!(f, " (instruction {w:#010x}: {})", disassemble(w, self.pc))?,
-            None => write!(f, " (no instruction readable at pc)")?,
+        match (self.word, &self.disassembly) {
+            (Some(w), Some(text)) => write!(f, " (instruction {w:#010x}: {text})")?,
+            (Some(w), None) => write!(f, " (instruction {w:#010x})")?,
+            (None, _) => write!(f, " (no instruction readable at pc)")?,
         }
         match &self.symbol {
             Some(s) => write!(f, " in {s}")?,

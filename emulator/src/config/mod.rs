@@ -1,8 +1,12 @@
 //! What a device looks like and how it counts time: [`DeviceConfig`], [`Misaligned`]; the
-//! pipeline's timing rules are [`Timing`] ([`crate::isa::pipeline`]).
+//! pipeline's cost table is [`Timing`], the NoC's [`NocConfig`].
 
-use crate::isa::pipeline::Timing;
-use crate::noc::NocConfig;
+mod noc;
+mod timing;
+
+pub use noc::{Arbitration, NocCalibration, NocConfig};
+pub use timing::Timing;
+
 use crate::time::clock::ClockModel;
 use riscv_linker::Arch;
 use std::path::PathBuf;
@@ -60,7 +64,7 @@ pub struct DeviceConfig {
     /// `TTPROF_EMU_JIT=0` (so the claim can be tested through any program built on the
     /// emulator, e.g. `TTPROF_EMU_JIT=0 ttprof run --lines ...`).
     pub jit: bool,
-    /// Lines mode ([`crate::debug::lines`]): charge every cycle of every core to the instruction
+    /// Lines mode ([`crate::isa::lines`]): charge every cycle of every core to the instruction
     /// and [`crate::Cause`] that spent it, read after a run with
     /// [`crate::Device::line_profiles`]. The JIT's code counts what it charges (cores the
     /// debug daisychain samples run on the interpreter); results are the same as without.
