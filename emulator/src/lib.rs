@@ -1,42 +1,21 @@
-//! `ttprof-emu`: the bundled Tensix emulator.
+//! `ttprof-emu`: the bundled Tensix emulator. An RV32IM (+ Zicsr on Blackhole) interpreter and
+//! JIT, and a chip model that stands in for hardware in every user run and CI job.
 //!
-//! An RV32IM (+ Zicsr on Blackhole) interpreter and a chip model that stands in for
-//! hardware in every user run and CI job:
+//! * [`Device`] is `chips` chips of a worker grid ([`DeviceConfig`]), five cores per tile, each
+//!   tile's L1 in a shared device-memory image another process can map and read rings from.
+//! * [`Device::load_kernel`] checks a kernel ELF ([`Program`]) and places it; [`Device::run`]
+//!   runs every loaded core until it halts with `ecall` ([`RunSummary`]) or faults
+//!   ([`EmuError`], [`Fault`]: chip, tile, RISC, pc, instruction, symbol and source line).
+//! * Cores are timed as Tenstorrent's ISA documentation times the Baby RISC-V pipeline
+//!   ([`pipeline`], [`Timing`]); [`lines`] charges every cycle to an instruction and a
+//!   [`Cause`]; chips' clocks run against virtual host time ([`ClockModel`], [`dvfs`]); the
+//!   NoC and DRAM ([`NocConfig`]) and the Tensix coprocessor ([`modelled_mnemonics`]) are
+//!   modelled cycle by cycle.
+//! * [`asm`], [`decode`], [`disasm`]: a small RV32IM assembler, decoder and disassembler.
 //!
-//! * [`Device`]: `chips` chips of a worker grid, five cores per tile, each tile's L1 in a
-//!   shared, file-backed device-memory image laid out as [`riscv_linker::devfile`] says, so
-//!   a host tool in another process can map it and read rings while kernels run.
-//! * [`Device::load_kernel`] checks a kernel ELF against [`riscv_linker::memory_map`] and
-//!   places it; [`Device::run`] / [`Device::run_with_hook`] run every loaded core until it
-//!   halts with `ecall` (`a0` = exit code).
-//! * The wall clock (latched `WALL_CLOCK_L`/`H`, live `H`), soft reset, the debug
-//!   timestamper's event streams into L1 (DebugTimestamper.md's functional model, shared by
-//!   the tile's five cores) and the debug register block (the `mmio` and
-//!   `timestamper` module docs), the debug daisychain's sampling (`daisychain`), the Baby
-//!   RISC-V pipeline as Tenstorrent's ISA documentation times it ([`pipeline`], [`Timing`]),
-//!   and a [`ClockModel`] relating each chip's counter to virtual host time for
-//!   clock-alignment work ([`Device::sync_sample`], [`Device::clock_truth`]).
-//! * The clock-sync mailbox: a host in another process writes a request (chip, tile) into
-//!   the image header ([`riscv_linker::devfile::mailbox`]) and a background thread answers
-//!   with a sample in virtual host time, while kernels run and while the device is idle.
-//!   It cannot change a run: it reads only configuration and the published virtual host
-//!   time and writes only the mailbox; the ordering argument is in `src/time/mailbox.rs`.
-//! * The tile's devices (mailboxes, PCBufs, TTSync, Tensix semaphores and GPRs, plain
-//!   storage for the other windows), per core as the memory map gives them (`devices`
-//!   module docs).
-//! * The Tensix coprocessor (frontend, control backend, unpacker, Matrix Unit, packer 0 and
-//!   the Vector Unit), cycle by cycle in causal time with the cores (`tensix` module docs;
-//!   [`modelled_mnemonics`] lists what it executes).
-//! * Faults (illegal instruction, bad access, a window unmapped for the core, store into
-//!   code, misalignment in strict mode, runaway, `ebreak`, a push of a Tensix instruction
-//!   the coprocessor model does not execute, a bad NoC request, undefined timestamper use,
-//!   a deadlock) stop the run with an [`EmuError`] naming chip, tile, RISC, pc, the
-//!   instruction and its disassembly, the nearest symbol and source line.
-//!
-//! Runs are deterministic: the same kernels and inputs give the same cycle counts and the
-//! same L1 contents, bit for bit, whatever [`DeviceConfig::threads`] is, and whether or not
-//! the x86-64 JIT ([`DeviceConfig::jit`]) is used. `README.md` describes the scheduling
-//! rule, the memory-ordering argument for the shared image, and the benchmark.
+//! Runs are deterministic: the same kernels and inputs give the same cycles and L1 bit for bit,
+//! whatever [`DeviceConfig::threads`] and [`DeviceConfig::jit`] are. How the emulator is built,
+//! layer by layer, is in the repository's `docs/design/`.
 //!
 //! ```no_run
 //! use ttprof_emu::{Device, DeviceConfig};
