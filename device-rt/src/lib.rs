@@ -26,7 +26,8 @@
 //! * Without the default `profile` feature every macro expands to nothing.
 //!
 //! The runtime reserves `gp` and `tp` (write limit and write pointer of the ring), which
-//! Rust code never uses. See `DESIGN.md` for the ring protocol and the cost of a zone.
+//! Rust code never uses. See docs/design/ring-protocol.md for the ring protocol and
+//! docs/design/zone-cost.md for the cost of a zone.
 #![no_std]
 
 mod entry;
@@ -417,7 +418,7 @@ macro_rules! sum_wait {
 /// any tile of the chip), `noc_read_done`, `noc_write_done`, `noc_atomic_done` (the NoC
 /// transactions this core issued completed: ends its own barrier wait), `sync(N)` (tt-metal's
 /// `SYNC_SIGNAL(name, N)`: ends `sync(N)`). The host matches each wait to the signal that
-/// ended it (DESIGN.md, "Who made whom wait").
+/// ended it (docs/design/critical-path.md).
 #[cfg(feature = "profile")]
 #[macro_export]
 macro_rules! signal {

@@ -29,7 +29,7 @@
 //!
 //! Within one launch the hot path compares 32-bit times, which is exact while the launch
 //! is shorter than 2^32 cycles; the host checks that from the launch's 64-bit `Run` and
-//! `FW` records and flags longer launches (see DESIGN.md).
+//! `FW` records and flags longer launches (see docs/design/ring-encoding.md).
 
 use crate::hw;
 use crate::wire::{self, Encoded, Record, SiteId, SHORT_LIMIT, SHORT_ZONE_BYTES};
@@ -118,7 +118,7 @@ fn set_anchor(a: u64, recording: bool) {
 
 /// Whether the host has switched recording off; if so the hot word is cleared.
 /// Called after the anchor was written, so a host that writes `CONTROL` and then the hot
-/// word cannot have its "off" overwritten (see DESIGN.md).
+/// word cannot have its "off" overwritten (see docs/design/ring-encoding.md).
 fn honour_disable() -> bool {
     if tile_word(tile::CONTROL) & tile::CONTROL_DISABLE != 0 {
         wr(ring::ANCHOR, 0);

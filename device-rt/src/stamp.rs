@@ -1,6 +1,6 @@
 //! The timestamper wire format: what the `timestamper` backend stores to the tile's debug
 //! timestamper (`riscv_linker::mmio::TIMESTAMP`) and the host parses back. The one place this
-//! format is defined; DESIGN.md ("A timestamper backend for zones") gives the reasons.
+//! format is defined; docs/design/timestamper.md gives the reasons.
 //!
 //! Every store is a **96-bit event** (`APPEND_96B`, low three bits 4): the hardware appends
 //! the stored word (the *token*) and the tile's 64-bit cycle counter, low word first, to the

@@ -26,7 +26,7 @@
 //! times). With recording off a zone costs the two loads at open and the branch on the
 //! guard at close.
 //!
-//! Scheduling for the pipeline (see DESIGN.md, "What a zone costs"): the anchor is a
+//! Scheduling for the pipeline (see docs/design/zone-cost.md): the anchor is a
 //! core-local word (latency 2, off the L1 port the ring's and the kernel's stores hold),
 //! nothing waits on a load at open, and the close fills the clock read's latency with the
 //! room check and the first store.
