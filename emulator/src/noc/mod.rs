@@ -44,7 +44,7 @@
 //! that compete for a resource share it as the routers' arbiters do
 //! ([`NocConfig::arbitration`], [`flow`]). Single-flit requests (inline writes, atomics)
 //! only pay latency. All parameters are in [`NocConfig`]; the defaults and where they come
-//! from are in DESIGN.md ("The NoC model").
+//! from are in docs/design/noc-model.md.
 
 pub(crate) mod dram;
 pub(crate) mod flow;
@@ -162,7 +162,7 @@ pub struct NocConfig {
 }
 
 impl NocConfig {
-    /// The defaults for `arch` (DESIGN.md, "The NoC model", says where each comes from).
+    /// The defaults for `arch` (docs/design/noc-model.md says where each comes from).
     pub fn for_arch(arch: Arch) -> NocConfig {
         let cfg = match arch {
             Arch::WormholeB0 => NocConfig {
