@@ -1,34 +1,23 @@
-//! `ttprof-dm`: data movement for Tensix kernels, with tt-metal's semantics.
+//! `ttprof-dm`: data movement for Tensix kernels, with tt-metal's semantics, over the NIU
+//! registers of [`riscv_linker::noc`] (the arch comes from `TTPROF_ARCH` at build time).
 //!
-//! A thin layer over the NIU registers of [`riscv_linker::noc`] (the arch comes from
-//! `TTPROF_ARCH` at build time, like the linker script):
+//! [`Noc::new`] seeds the software counts from the hardware status counters (tt-metal's
+//! `noc_local_state_init`; they persist across kernels). [`Noc::async_read`] /
+//! [`Noc::async_write`] split transfers longer than the largest packet;
+//! [`Noc::async_read_barrier`] waits until `RD_RESP_RECEIVED` equals the reads issued,
+//! [`Noc::async_write_barrier`] until `WR_ACK_RECEIVED` equals the acks expected (one per
+//! destination of [`Noc::async_write_multicast`]), [`Noc::async_writes_flushed`] until
+//! `NONPOSTED_WR_REQ_SENT` equals the writes issued. [`Noc::semaphore_inc`],
+//! [`Noc::inline_write`] and [`semaphore_wait`] are tt-metal's semaphore calls;
+//! [`InterleavedAddrGen`] gives page `p` of an interleaved DRAM buffer (bank `p % banks`).
+//! Coordinates passed in are NoC0's; on NoC1 they are mirrored for you.
 //!
-//! * [`Noc::new`] seeds the software counts from the hardware status counters, as
-//!   tt-metal's `noc_local_state_init` does (the counters persist across kernels).
-//! * [`Noc::async_read`] / [`Noc::async_write`] wait for the command buffer, program it and
-//!   issue, splitting transfers longer than the largest packet; [`Noc::async_read_barrier`]
-//!   spins until `RD_RESP_RECEIVED` equals the reads issued, [`Noc::async_write_barrier`]
-//!   until `WR_ACK_RECEIVED` equals the acks expected, [`Noc::async_writes_flushed`] until
-//!   `NONPOSTED_WR_REQ_SENT` equals the writes issued (the source may be reused).
-//! * [`Noc::async_write_multicast`] expects one acknowledgement per destination.
-//! * [`Noc::semaphore_inc`] is an atomic increment (`noc_semaphore_inc`),
-//!   [`Noc::inline_write`] a one-word write (`noc_inline_dw_write`); [`semaphore_wait`] is a
-//!   plain spin on L1.
-//! * [`InterleavedAddrGen`] gives the NoC address of page `p` of an interleaved DRAM
-//!   buffer (bank `p % banks`).
-//!
-//! Coordinates passed in are NoC0 coordinates; on NoC1 they are mirrored for you. With the
-//! `zones` feature every transaction records its size and destination as ttprof data
-//! (`noc-read-bytes`/`noc-read-src`, `noc-write-bytes`/`noc-write-dst`, the destination
-//! packed by [`pack_dest`]) and every
-//! barrier wait is a typed wait zone (`noc-read-barrier`, `noc-write-barrier`,
-//! `noc-atomic-barrier`: `ttprof_rt::wait!` on `noc_read`/`noc_write`/`noc_atomic`),
-//! so a profile shows how long a kernel waited on the NoC and for what, and ends with the
-//! signal that the transactions completed (`noc-read-done`, `noc-write-done`,
-//! `noc-atomic-done`), to which the host matches the wait. A semaphore's index is the
-//! kernel's (tt-metal's `get_semaphore(N)`): it signals with `ttprof_rt::signal::sem_inc(N)`
-//! or `sem_set(N)` before [`Noc::semaphore_inc`] / [`semaphore_set`], and waits with
-//! `ttprof_rt::wait!("..", semaphore(N))` around [`semaphore_wait`].
+//! With the `zones` feature transactions record data (`noc-read-bytes`/`noc-read-src`,
+//! `noc-write-bytes`/`noc-write-dst`, packed by [`pack_dest`]), barrier waits are typed wait
+//! zones (`noc-read-barrier`, `noc-write-barrier`, `noc-atomic-barrier`) ended by a signal
+//! (`noc-read-done`, ...). Semaphores: signal with `ttprof_rt::signal::sem_inc(N)`/`sem_set(N)`
+//! before [`Noc::semaphore_inc`]/[`semaphore_set`], wait with `ttprof_rt::wait!("..",
+//! semaphore(N))` around [`semaphore_wait`]. See docs/design/critical-path.md.
 #![no_std]
 #![warn(missing_docs)]
 

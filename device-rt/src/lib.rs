@@ -1,12 +1,9 @@
-//! `ttprof-rt`: the kernel-side runtime of ttprof.
-//!
-//! Link it into a kernel for a Tensix core and mark what you want to see:
+//! `ttprof-rt`: the kernel-side runtime of ttprof. Link it into a kernel and mark zones:
 //!
 //! ```ignore
 //! #![no_std]
 //! #![no_main]
 //! use ttprof_rt::{kernel, zone};
-//!
 //! fn main() {
 //!     for tile in 0..8 {
 //!         let _z = zone!("read-tile");   // recorded until `_z` is dropped
@@ -16,17 +13,12 @@
 //! kernel!(brisc, main);
 //! ```
 //!
-//! * [`zone!`], [`value_zone!`], [`event!`], [`data!`], [`sum_zone!`], the typed waits
-//!   [`wait!`]/[`sum_wait!`], the [`signal!`]s that end them and
-//!   [`#[instrument]`](instrument) record into this core's ring.
-//! * [`kernel!`] provides the entry point, records the `BRISC-FW`/`BRISC-KERNEL` (etc.)
-//!   wrapper zones and a `Run` marker at every launch, and halts when `main` returns.
-//! * Zone names, files and lines never reach the device: each site is one byte of an ELF
-//!   INFO section and its address is the id written to the ring ([`wire`]).
-//! * Without the default `profile` feature every macro expands to nothing.
-//!
-//! The runtime reserves `gp` and `tp` (write limit and write pointer of the ring), which
-//! Rust code never uses. See `DESIGN.md` for the ring protocol and the cost of a zone.
+//! [`zone!`], [`value_zone!`], [`event!`], [`data!`], [`sum_zone!`], the typed waits
+//! [`wait!`]/[`sum_wait!`], the [`signal!`]s that end them and [`#[instrument]`](instrument)
+//! record into this core's ring; [`kernel!`] is the entry, with the wrapper zones and a `Run`
+//! marker per launch. Only a site's id reaches the device ([`wire`]); without the default
+//! `profile` feature every macro expands to nothing. The runtime reserves `gp` and `tp` (ring
+//! limit and write pointer). See docs/design/life-of-a-zone.md.
 #![no_std]
 
 mod entry;
@@ -417,7 +409,7 @@ macro_rules! sum_wait {
 /// any tile of the chip), `noc_read_done`, `noc_write_done`, `noc_atomic_done` (the NoC
 /// transactions this core issued completed: ends its own barrier wait), `sync(N)` (tt-metal's
 /// `SYNC_SIGNAL(name, N)`: ends `sync(N)`). The host matches each wait to the signal that
-/// ended it (DESIGN.md, "Who made whom wait").
+/// ended it (docs/design/critical-path.md).
 #[cfg(feature = "profile")]
 #[macro_export]
 macro_rules! signal {

@@ -1,35 +1,19 @@
 //! The ring producer: everything that is not the hot path.
 //!
-//! ## Protocol (single producer, single consumer, no atomics)
-//!
 //! The producer owns `HEAD`, the consumer (host) owns `TAIL`; both are free-running byte
 //! counters (see `riscv_linker::profiler`). The producer writes a record's bytes, then a
-//! `fence w,w`, then `HEAD`. The consumer reads `HEAD`, then only bytes before it, then
-//! writes `TAIL` once it no longer needs them. This needs no read-modify-write on shared
-//! words, only that a core's stores to L1 become visible in program order: true on Wormhole
-//! (in-order cores, one path to L1, which is why its `fence` is a no-op) and on Blackhole
-//! with the `fence`; the emulator's shared mapping gives the same order (x86-TSO stores).
+//! `fence w,w`, then `HEAD`: no read-modify-write on shared words. Short zones (the hot
+//! path in [`crate::zone`]) are written without publishing: `HEAD` advances at the next
+//! slow path, at the latest every 2^15 cycles of zone activity, and at kernel exit.
 //!
-//! Short zones (the hot path in [`crate::zone`]) are written without publishing: `HEAD`
-//! advances at the next slow path, at the latest every 2^15 cycles of zone activity, and at
-//! kernel exit.
+//! A close the hot path could not prove exact comes here: the slow path writes the zone in
+//! whatever form is exact and moves the *anchor* to the new `ref` (the time of the last
+//! record), so the zones that open next close on the hot path again: one slow close per
+//! 2^15 cycles of dense zones.
 //!
-//! ## Time
-//!
-//! The decoder rebuilds each record's 64-bit time from its low bits and `ref`, the time of
-//! the previous record (`wire`). The hot path may only write a short zone when
-//! `end - ref < 2^16` and `end - start < 2^15`. It proves both with the *anchor* `A`, a time
-//! at or before `ref` that only moves forward: a zone loads `A` when it opens, reads its
-//! start after that (so `A <= start`), and closes on the hot path only if
-//! `end - A < 2^15`. Then `end - start <= end - A < 2^15`, and since `ref` is at least the
-//! `A` the zone loaded (the anchor never passes `ref`, and neither moves back),
-//! `end - ref <= end - A < 2^15`. Any other close takes the slow path, which writes the zone
-//! in whatever form is exact and moves the anchor to the new `ref`, so the zones that open
-//! next close on the hot path again: one slow close per 2^15 cycles of dense zones.
-//!
-//! Within one launch the hot path compares 32-bit times, which is exact while the launch
-//! is shorter than 2^32 cycles; the host checks that from the launch's 64-bit `Run` and
-//! `FW` records and flags longer launches (see DESIGN.md).
+//! See docs/design/ring-protocol.md for why this needs no atomics and what a full ring
+//! does, and docs/design/ring-encoding.md for why the anchor makes short zones exact and how
+//! the host flags launches of 2^32 cycles or more.
 
 use crate::hw;
 use crate::wire::{self, Encoded, Record, SiteId, SHORT_LIMIT, SHORT_ZONE_BYTES};
@@ -118,7 +102,7 @@ fn set_anchor(a: u64, recording: bool) {
 
 /// Whether the host has switched recording off; if so the hot word is cleared.
 /// Called after the anchor was written, so a host that writes `CONTROL` and then the hot
-/// word cannot have its "off" overwritten (see DESIGN.md).
+/// word cannot have its "off" overwritten (see docs/design/ring-encoding.md).
 fn honour_disable() -> bool {
     if tile_word(tile::CONTROL) & tile::CONTROL_DISABLE != 0 {
         wr(ring::ANCHOR, 0);

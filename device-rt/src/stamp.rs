@@ -1,6 +1,7 @@
 //! The timestamper wire format: what the `timestamper` backend stores to the tile's debug
 //! timestamper (`riscv_linker::mmio::TIMESTAMP`) and the host parses back. The one place this
-//! format is defined; DESIGN.md ("A timestamper backend for zones") gives the reasons.
+//! format is defined; docs/design/timestamper.md gives the reasons, how tokens make zones,
+//! value zones and data, the stream's padding, and what stays in the ring.
 //!
 //! Every store is a **96-bit event** (`APPEND_96B`, low three bits 4): the hardware appends
 //! the stored word (the *token*) and the tile's 64-bit cycle counter, low word first, to the
@@ -15,18 +16,8 @@
 //! | 8..16  | open/close/point: how many payload events follow from this RISC (0; 2 for a value zone's 32-bit value; 4 for a data record's 64 bits); payload: its index |
 //! | 16..32 | open/close/point: the site id (its 16-bit address, as on the ring); payload: 16 bits of the value, lowest first |
 //!
-//! * A zone is an open token at its start and a close token at its end (the same site), on
-//!   one RISC; zones nest, so the host pairs them with a stack per RISC.
-//! * A value zone's close carries count 2 and is followed by two payloads (value bits 0..16,
-//!   16..32).
-//! * A point token with count 0 is an event; with count 4 a data record (four payloads, bits
-//!   0..16 first). The payloads' own times are ignored.
-//! * The stream in L1 is 16-byte units; a flush (`FLUSH_96B`) pads the unit being gathered
-//!   with zero words. A token is never 0, so a zero word where a token is due is padding up to
-//!   the unit's end.
-//!
-//! Everything else (the `Run` marker, the FW and KERNEL wrapper zones, sum zones, stalls and
-//! losses) stays in the ring: one record per launch or per kernel exit, never hot.
+//! A zone is an open and a close token of the same site on one RISC (zones nest); a point
+//! token is an event (count 0) or a data record (count 4). A token is never 0.
 
 /// The low three bits of every token: a 96-bit event.
 pub const APPEND_96B: u32 = riscv_linker::mmio::timestamp::APPEND_96B;

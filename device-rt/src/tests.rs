@@ -212,7 +212,7 @@ fn nested_long_and_far_apart_zones_keep_exact_times() {
     expected.extend(nested(&sim, 3, 100_000, 3));
     expected.extend(nested(&sim, 2, 7, 1 << 20));
     // Within a launch, gaps and zones up to 2^32 cycles (the launch stays below 2^32 cycles;
-    // see DESIGN.md for how the host checks longer launches).
+    // see docs/design/ring-encoding.md for how the host checks longer launches).
     expected.extend(nested(&sim, 2, 1 << 30, 1 << 29));
     sim.end_launch();
     let mut r = Reader::default();

@@ -1,7 +1,7 @@
 //! The ring encoding: what the runtime writes and the host decodes.
 //!
-//! A ring is a stream of little-endian 16-bit halfwords. Every record starts with two
-//! halfwords `h0, h1`:
+//! A ring is a stream of little-endian 16-bit halfwords (multi-halfword integers too: the
+//! low halfword first). Every record starts with two halfwords `h0, h1`:
 //!
 //! * `h1 & 0x8000 == 0`: a **short zone** (6 bytes) `[id, duration, end16]`. `duration < 2^15`
 //!   cycles, `end16` is the low 16 bits of the end time.
@@ -10,21 +10,13 @@
 //!   of the ring up to its end is unused and the stream continues at the ring's start. Fewer
 //!   than 4 bytes before the end are skipped the same way without a `PAD`.
 //!
-//! ## Time
-//!
-//! The decoder keeps `ref`, the 64-bit time of the previous timed record (see [`Kind`] for
-//! which records set it). Times carried in fewer than 64 bits are the smallest value `>= ref`
-//! with those low bits: `t = ref + ((low - ref) mod 2^bits)`. The runtime only writes a
-//! short form when it has proved the true time is within range of the `ref` the decoder will
-//! have, so `t` is exact; when it cannot prove it, it writes the 64-bit form.
-//! A zone's start is `end - duration`. Records are in non-decreasing time order per ring.
-//!
-//! Times are 64-bit cycle counts and never wrap: a short form whose `t` would pass
-//! `u64::MAX` (a `ref` within `2^bits` of the top, which only damaged or forged data
-//! produces) and a zone whose start would fall before cycle 0 are decode errors
-//! ([`DecodeError::Overflow`], [`DecodeError::Time`]), in every form.
-//!
-//! All multi-halfword integers are little-endian: the low halfword first.
+//! **Time.** The decoder keeps `ref`, the 64-bit time of the previous timed record (see
+//! [`Kind`]). A time carried in fewer than 64 bits is the smallest value `>= ref` with those
+//! low bits, `t = ref + ((low - ref) mod 2^bits)`: exact, since the runtime writes a short
+//! form only when it has proved it so, else the 64-bit form. A zone's start is `end -
+//! duration`; records are in non-decreasing time order per ring. Times never wrap: a `t`
+//! past `u64::MAX` or a start before cycle 0 is a decode error ([`DecodeError::Overflow`],
+//! [`DecodeError::Time`]). See docs/design/ring-encoding.md.
 
 /// Records with a site id carry it in `h0`; ids are the site's address in the ELF's
 /// `.ttprof_sites` section (see `riscv_linker::script`).

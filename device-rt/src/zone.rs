@@ -1,35 +1,17 @@
 //! Zones and the other recording primitives, with the hot path.
 //!
-//! ## The hot path (a short zone, recording on, ring not full)
+//! A short zone with recording on and room in the ring costs 13 instructions and 6 ring
+//! bytes (12 in a loop, where the site's `li` is hoisted): at open, a load of this RISC's
+//! anchor from core-local RAM (0 = off) and of the wall clock, no branch; at close, the
+//! guard's branch on the anchor, the clock, the room check (`tp < gp`: write pointer and
+//! limit, both reserved registers), the id's store, one check that the end is within 2^15
+//! cycles of the anchor, the duration's and end's stores and `addi tp`. That one check
+//! bounds both times (the start was read after the anchor was loaded); anything else goes
+//! to the slow path in `producer`. With recording off a zone costs the two loads at open
+//! and the branch on the guard at close.
 //!
-//! ```text
-//! open:  lw   a, HOT(h)           # this RISC's anchor, core-local RAM (h = 0xFFB00000); 0 = off
-//!        lw   s, WALL_CLOCK_L(c)  # no branch: the close's guard tests `a`
-//! close: (branch on the guard: `a != 0`)
-//!        lw   e, WALL_CLOCK_L(c)
-//!        bgeu tp, gp, slow_close  # tp = write pointer, gp = limit (both reserved registers)
-//!        li   id, SITE            # the site's INFO-section address (lui+addi, relaxed)
-//!        sh   id, 0(tp)           # these two in the clock read's shadow
-//!        sub  t, e, a
-//!        sub  d, e, s
-//!        bgeu t, 2^15, slow_close # the end is within 2^15 cycles of the anchor
-//!        sh   d, 2(tp)
-//!        sh   e, 4(tp)
-//!        addi tp, tp, 6
-//! ```
-//!
-//! That is 13 instructions and 6 ring bytes per zone (12 in a loop, where the site's `li`
-//! is hoisted; one more when a kernel has more than 2047 sites and the id needs `lui`); the
-//! two bases and the 2^15 bound are loop-invariant constants. One check at close covers
-//! both time bounds: the start was read after the anchor was loaded, so `end - anchor <
-//! 2^15` also bounds the duration (see `producer` for why the decoder can then rebuild the
-//! times). With recording off a zone costs the two loads at open and the branch on the
-//! guard at close.
-//!
-//! Scheduling for the pipeline (see DESIGN.md, "What a zone costs"): the anchor is a
-//! core-local word (latency 2, off the L1 port the ring's and the kernel's stores hold),
-//! nothing waits on a load at open, and the close fills the clock read's latency with the
-//! room check and the first store.
+//! See docs/design/ring-encoding.md for the instruction listing and why the times are exact,
+//! and docs/design/zone-cost.md for the scheduling and what a zone costs.
 
 // With the timestamper backend the ring's hot path and the times a zone keeps are unused.
 #![cfg_attr(

@@ -287,8 +287,11 @@ fn a_deadlock_on_the_coprocessor_says_what_each_thread_waits_on() {
 
 #[test]
 fn design_md_lists_exactly_the_modelled_instructions() {
-    let design = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../DESIGN.md"))
-        .expect("DESIGN.md");
+    let design = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/design/tensix-coprocessor.md"
+    ))
+    .expect("docs/design/tensix-coprocessor.md");
     let start = design.find("**Supported instructions**").expect("the list");
     let end = start + design[start..].find("\n\n").expect("end of the paragraph");
     let listed: std::collections::BTreeSet<&str> = design[start..end]

@@ -14,7 +14,7 @@
 //! (installed with apt-get when missing) against `device-rt/include` (`ttprof.h`, tt-metal's
 //! `tools/profiler/kernel_profiler.hpp`) with tt-metal's defines for their core, and linked
 //! with riscv-linker's script and the runtime's static library (`device-rt/c`, built here
-//! with cargo, `build_c_runtime`). See DESIGN.md, "C and C++ kernels".
+//! with cargo, `build_c_runtime`). See docs/design/c-kernels.md.
 
 use crate::error::{Error, Result};
 use riscv_linker::{Arch, Risc};
@@ -160,7 +160,7 @@ pub fn build(b: &KernelBuild) -> Result<BuiltKernels> {
         .arg("--target-dir")
         .arg(&target_dir)
         .env("TTPROF_ARCH", b.arch.name())
-        // Linker relaxation turns a site id's lui+addi into one li; see DESIGN.md.
+        // Linker relaxation turns a site id's lui+addi into one li; see docs/design/zone-metadata.md.
         .env(
             "CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS",
             "-C target-feature=+relax",

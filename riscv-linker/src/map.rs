@@ -1,6 +1,4 @@
-//! Per (arch, RISC) memory maps.
-//!
-//! L1 layout (both arches; addresses are each core's view, L1 starts at 0):
+//! Per (arch, RISC) memory maps. L1 layout (both arches; each core's view, L1 starts at 0):
 //!
 //! | range               | what                                                           |
 //! |---------------------|----------------------------------------------------------------|
@@ -17,10 +15,9 @@
 //! | `0x30000..L1 end`   | free for kernels (circular buffers, tensors): [`USER_L1_BASE`]  |
 //! | top 64 KiB          | with `--backend timestamper` only: the debug timestamper's two buffers ([`crate::profiler::stamp_buffers`]) |
 //!
-//! Reset PCs are Wormhole B0's (`tensix.md`). Blackhole's reset PCs are programmable in
-//! hardware; this project uses the same values there so one layout serves both.
-//! The stack lives in each core's private local RAM, growing down from its end.
-//! NCRISC runs from L1 on both arches (Wormhole's 16 KiB NCRISC IRAM is not used).
+//! Reset PCs are Wormhole B0's (`tensix.md`); Blackhole's are programmable and use the same
+//! values. Stacks grow down from the end of each core's local RAM; NCRISC runs from L1 on
+//! both arches (Wormhole's NCRISC IRAM is unused). See docs/design/l1-layout.md.
 
 use crate::{mmio, Arch, Risc};
 

@@ -6,7 +6,7 @@
 //! initiators") `stride` bytes apart ([`NiuMap::cmd_buf_stride`]); the per-NIU
 //! configuration registers and the status counters sit in buffer 0's span at `0x100` and
 //! `0x200`. Offsets are those of tt-metal's `noc_parameters.h` for Wormhole B0 and
-//! Blackhole (also `tt-isa-documentation`); DESIGN.md "The NoC model" says which number
+//! Blackhole (also `tt-isa-documentation`); docs/design/noc-model.md says which number
 //! comes from where.
 //!
 //! Coordinates: a NoC address is a 36-bit local address plus the tile's `(x, y)` on that

@@ -19,13 +19,13 @@
 //!   packets from DRAM bank 0 at once; per N, the first, median and last reader's time
 //!   (cycles from its first issue to its barrier's end), `spread` = last / first, and the
 //!   bank's total bytes/cycle (all readers' bytes over the last time). How the readers'
-//!   times spread is the routers' arbitration (DESIGN.md, "The NoC model");
+//!   times spread is the routers' arbitration (docs/design/noc-model.md);
 //!   `contention_<arch>_split` is N = 4's total over one reader's bandwidth (ideally 1);
 //! * `noc_mips`: emulated instructions per host second on a NoC-heavy 4x4 grid where
 //!   every core reads its neighbour's L1 (256-byte reads, 20 000 per core).
 //!
 //! Keys `<case>_<arch>_emu` and `<case>_<arch>_hw` (tt-metal's published figures, the
-//! `HW` table below; DESIGN.md "The NoC model" says where each comes from), `readers_<arch>` and `max_rel_error` over the
+//! `HW` table below; docs/design/noc-model.md says where each comes from), `readers_<arch>` and `max_rel_error` over the
 //! published cases go to `target/bench/noc.json`.
 //!
 //! `--mmio-load N` runs the cores with a load latency of N cycles for the NoC registers

@@ -116,7 +116,7 @@ pub struct NocConfig {
 }
 
 impl NocConfig {
-    /// The defaults for `arch` (DESIGN.md, "The NoC model", says where each comes from).
+    /// The defaults for `arch` (docs/design/noc-model.md says where each comes from).
     pub fn for_arch(arch: Arch) -> NocConfig {
         let cfg = match arch {
             Arch::WormholeB0 => NocConfig {

@@ -44,7 +44,7 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// The documented pipeline of `arch`, with the assumptions DESIGN.md lists.
+    /// The documented pipeline of `arch`, with the assumptions docs/design/timing-model.md lists.
     pub const fn for_arch(arch: Arch) -> Timing {
         let wormhole = Timing {
             l1_load: 8,

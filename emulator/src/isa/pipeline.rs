@@ -3,9 +3,9 @@
 //!
 //! Source: Tenstorrent's ISA documentation, `WormholeB0/TensixTile/BabyRISCV/README.md`
 //! ("Pipeline", "Integer Unit", "Load/Store Unit"), `MemoryOrdering.md` and
-//! `InstructionCache.md` (<https://github.com/tenstorrent/tt-isa-documentation>). DESIGN.md's
-//! "Timing model" lists each rule beside its page and every number the documentation leaves
-//! open, which is one named field of [`Timing`].
+//! `InstructionCache.md` (<https://github.com/tenstorrent/tt-isa-documentation>).
+//! docs/design/timing-model.md lists each rule beside its page and every number the
+//! documentation leaves open, which is one named field of [`Timing`].
 //!
 //! ## The model
 //!

@@ -44,7 +44,7 @@
 //! that compete for a resource share it as the routers' arbiters do
 //! ([`NocConfig::arbitration`], [`flow`]). Single-flit requests (inline writes, atomics)
 //! only pay latency. All parameters are in [`NocConfig`]; the defaults and where they come
-//! from are in DESIGN.md ("The NoC model").
+//! from are in docs/design/noc-model.md.
 
 pub(crate) mod dram;
 pub(crate) mod flow;

@@ -275,7 +275,7 @@ pub(crate) fn unsupported(word: u32) -> Option<String> {
     };
     if !i.modelled {
         return Some(format!(
-            "{} is not modelled (DESIGN.md, \"Tensix coprocessor\", lists what is)",
+            "{} is not modelled (docs/design/tensix-coprocessor.md lists what is)",
             i.mnemonic
         ));
     }

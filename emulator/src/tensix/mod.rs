@@ -63,7 +63,7 @@ use src_regs::{A, B};
 pub(crate) use config::RISC_VIEW_BYTES as CONFIG_VIEW_BYTES;
 
 /// Timing of the coprocessor model: the documented figures, and one named assumption per
-/// undocumented one (DESIGN.md, "Tensix coprocessor", lists them).
+/// undocumented one (docs/design/tensix-coprocessor.md lists them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensixTiming {
     /// FIFO capacities per thread (documented: 32/16/16 from the RISC, 8 before the Replay

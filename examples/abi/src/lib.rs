@@ -10,21 +10,13 @@
 //!   Dst --TRISC2 pack--> CB_OUT --NCRISC writer--> DRAM out
 //! ```
 //!
-//! The three TRISCs drive the Tensix coprocessor (as a tt-metal compute kernel does):
-//! TRISC0 has the unpackers move a tile from the CB pages into `SrcA`/`SrcB`, TRISC1 has
-//! the Matrix Unit (and for relu the Vector Unit) compute it into a half of `Dst`, TRISC2
-//! has packer 0 move that half into a page of `CB_OUT`. They hand tiles over with the
-//! coprocessor's semaphores ([`sem`]).
-//!
-//! The tensors live in DRAM as tt-metal's interleaved buffers: one page per tile
-//! ([`TILE_BYTES`]), page `p` in bank `p % banks`. Each core streams its own slice of
-//! pages, `first_page..first_page + tiles`, so the cores read from (and write to) different
-//! banks at different distances on the NoC. The reader reads on NoC0 and the writer writes
-//! on NoC1, as tt-metal's default data-movement kernels do.
-//!
-//! A CB's control block is two words, each with one writer: `pushed` (producer) and
-//! `popped` (consumer), both free-running page counts. The launcher zeroes them before
-//! every launch.
+//! The TRISCs drive the Tensix coprocessor, as a tt-metal compute kernel does, and hand
+//! tiles over with its semaphores ([`sem`]). The tensors are tt-metal's interleaved DRAM
+//! buffers, one page per tile ([`TILE_BYTES`]), page `p` in bank `p % banks`; each core
+//! streams its own slice of pages, `first_page..first_page + tiles`, reading on NoC0 and
+//! writing on NoC1. A CB's control block is two free-running page counts with one writer
+//! each, `pushed` (producer) and `popped` (consumer), zeroed by the launcher before every
+//! launch.
 #![no_std]
 #![warn(missing_docs)]
 

@@ -1,58 +1,18 @@
-//! Issue 4's benchmark (issue 21, item 6: in cycles): what a zone costs on the device,
-//! measured on the emulator, per arch.
+//! What a zone costs on the device, measured on the emulator, per arch.
 //!
 //! The `bench` kernel (examples/kernels/src/bin/bench.rs) runs on one BRISC, built for
-//! Wormhole B0 and for Blackhole, each with and without the runtime's `profile` feature,
-//! each at two iteration counts. The emulator counts instructions exactly and times them
-//! with its pipeline model of the Baby RISC-V core (`emulator/src/isa/pipeline.rs`, from
-//! Tenstorrent's ISA documentation, with each arch's differences); the ring's `HEAD` counts
-//! every byte written (pads included). Differences give the *marginal* cost of one zone with
-//! everything a zone really costs (hot path, amortised slow paths, ring wraps, the stores'
-//! hold on the L1 port) and nothing it does not (the launch's fixed wrapper records cancel
-//! out): (dX_profile - dX_plain) / dZones, X = the BRISC's cycles from reset to halt, or its
-//! instructions. Per arch (`<arch>` = `wormhole_b0`, `blackhole`):
-//!
-//! * `zone_cycles_<arch>`: dense mode, two nested short zones per iteration around 4 loop
-//!   steps each (a step is one L1 store in a 4-instruction loop). In that loop the
-//!   zones' hot path is 12 instructions (open: `lw hot, lw clock`; close: the guard's
-//!   `beqz`, `lw clock, bgeu, sh, sub, sub, bgeu, sh, sh, addi`), with the hot word's and clock's
-//!   base, the 2^15 bound and the site id hoisted out of the loop (also written as
-//!   `zone_cycles_ring_<arch>`, the ring backend's figure);
-//! * `zone_cycles_isolated_<arch>`: the same with 64 loop steps per zone (sparse zones: each
-//!   pays more of the slow closes that move the anchor every 2^15 cycles);
-//!   `zone_cycles_by_work_<arch>`: 1, 4, 16 and 64 steps;
-//!   `zone_cycles_oplevel_<arch>`: the op-level mode (64k-cycle gaps, 256k-cycle zones,
-//!   both waited on the wall clock from a start each wait reads itself, so the zone's
-//!   cycles add to the run). Such a zone is longer than the hot path's 2^15-cycle window,
-//!   so every one closes on the slow path (`producer::slow_close`: a 12-byte record, the
-//!   anchor moved, `HEAD` published);
-//! * `zone_off_cycles_<arch>`: dense, recording switched off at run time;
-//! * `zone_cycles_block_<arch>`, `zone_cycles_block_off_<arch>`: the block form of `zone!`
-//!   (mode 3), on and off;
-//! * `zone_overhead_in_duration_cycles_<arch>`: how much of a recorded duration is the
-//!   profiler's own. The mean duration of the dense mode's inner zone as the consumer read
-//!   it (`inner_duration_recorded_cycles_<arch>`) minus the same work in the plain build
-//!   between two bare wall-clock reads (mode 4, `inner_duration_plain_cycles_<arch>`):
-//!   the cycles of the zone's own instructions, and of its waits, between its two clock
-//!   reads;
-//! * `zone_cycles_timestamper_<arch>` (and `_isolated_`, `_oplevel_`, `zone_off_cycles_timestamper_`,
-//!   `zone_instructions_timestamper_`, `zone_overhead_in_duration_cycles_timestamper_`): the same
-//!   kernel built with the runtime's `timestamper` feature (a zone is two stores to the tile's
-//!   debug timestamper), measured the same way in the same run, the host draining the
-//!   timestamper with the ring; its zones are merged into the readout and counted;
-//! * as before, Wormhole B0 only (Blackhole's in `zone_instructions_blackhole` etc.):
-//!   `zone_instructions` (the same difference in instructions; the rest beyond the 13 is
-//!   the compiler reshaping the loops around the zones' inline asm and the amortised slow
-//!   paths), `zone_instructions_by_work`, `zone_bytes_dense` = dHEAD / dZones,
-//!   `zone_bytes_oplevel`, `zone_instructions_recording_off`, `zone_instructions_block`,
-//!   `zone_instructions_block_recording_off`.
-//!
-//! Printed beside the published producer costs on hardware: tt-metal's streaming profiler
-//! (2026) 45-51 cycles per zone (open + close, measured on Blackhole; 74 for its 5-word
-//! form) and tt-llk's minimal profiler 29-30.
+//! Wormhole B0 and for Blackhole, each with and without the runtime's `profile` feature (and
+//! with its `timestamper` feature), each at two iteration counts, in several modes (dense,
+//! isolated and op-level zones, recording off, the block form). Differences give the
+//! *marginal* cost of one zone: (dX_profile - dX_plain) / dZones, X = the BRISC's cycles
+//! from reset to halt on the emulator's pipeline model, its instructions, or the ring's
+//! `HEAD` bytes. They are printed beside the published producer costs on hardware.
 //!
 //! A consumer drains the ring while the kernel runs, so nothing stalls; the benchmark
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
+//!
+//! See docs/design/zone-cost.md for every key of that file, what each mode measures and
+//! the figures.
 #![warn(missing_docs)]
 
 use riscv_linker::Arch;

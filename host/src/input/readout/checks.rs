@@ -2,7 +2,7 @@
 //! from one `Run` record to the next):
 //!
 //! * A launch of 2^32 cycles or more: the runtime's hot path takes time differences modulo
-//!   2^32, so its zones' times may alias by multiples of 2^32 (see DESIGN.md). Every zone
+//!   2^32, so its zones' times may alias by multiples of 2^32 (see docs/design/ring-encoding.md). Every zone
 //!   of such a launch is flagged.
 //! * A zone that starts before its launch's `Run` record: an impossible time.
 //! * A `Loss` record whose first drop is after its last.

@@ -2,7 +2,7 @@
 //! ([`drain`]), rebuild zones per RISC ([`rebuild`]), and merge them into the ring's records
 //! (`merge_payload`) so that the readout, the model and every output see exactly what a
 //! ring backend would have written. Format of the events: `ttprof_rt::stamp`; the reasons:
-//! DESIGN.md, "A timestamper backend for zones".
+//! docs/design/timestamper.md.
 
 pub mod drain;
 pub mod rebuild;

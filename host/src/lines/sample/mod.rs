@@ -100,8 +100,8 @@ const SAMPLED: Flavour = Flavour {
 };
 
 /// Samples per window and tile by default: short windows (16 N cycles) give many
-/// independent windows per kernel, which is what the shares' accuracy depends on (DESIGN.md,
-/// "Sampled line profile").
+/// independent windows per kernel, which is what the shares' accuracy depends on
+/// (docs/design/sampled-lines.md).
 pub const DEFAULT_COUNT: u32 = 16;
 
 /// How to sample.

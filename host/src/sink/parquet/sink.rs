@@ -178,7 +178,7 @@ fn pq_error(path: &Path, e: parquet::errors::ParquetError) -> Error {
 }
 
 /// zstd pages, dictionary strings, delta-encoded times, cycles and place numbers,
-/// byte-stream-split durations (the reasons and the measurements: DESIGN.md, "Outputs").
+/// byte-stream-split durations (the reasons and the measurements: docs/design/outputs.md).
 fn properties() -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(

@@ -1,6 +1,6 @@
 //! tt-kmd's ioctl interface: request numbers and the `#[repr(C)]` argument structs, laid
 //! out as tt-kmd's `ioctl.h` gives them (API version 2,
-//! <https://github.com/tenstorrent/tt-kmd>; DESIGN.md "Real cards"). Each
+//! <https://github.com/tenstorrent/tt-kmd>; docs/design/real-cards.md). Each
 //! struct's size and field offsets are pinned by the tests below; `tests/kmd.rs` compares
 //! them with the installed C header when there is one.
 //!
