@@ -5,46 +5,16 @@
 //! * [`route`]: dimension-ordered routes on the torus (NoC0 east then south, NoC1 north
 //!   then west) and the resources (links, NIU ports, DRAM channels) a transfer crosses.
 //! * [`flow`]: the bandwidth model: every data transfer is a flow whose rate is its share
-//!   of the resources it crosses, as the routers' round-robin arbiters split them,
-//!   recomputed as flows start and end.
+//!   of the resources it crosses, as the routers' round-robin arbiters split them.
 //! * [`dram`]: the contents of each chip's DRAM channels.
 //!
-//! ## Time
-//!
-//! Tiles run on host threads independently of each other for an *epoch* of
-//! [`NocConfig::epoch`] cycles; then the device collects the requests every tile issued,
-//! and [`ChipNoc`] simulates the transfers up to the epoch's end and hands each tile the
-//! events (data landing, counter changes) that happen to it, with their cycles. Nothing
-//! issued later can change what happened before the epoch's end, because every transfer
-//! starts after its issue; and the NoC work is done on one thread in (tile, issue) order,
-//! so the result is the same on any number of host threads. An effect due less than an
-//! epoch after its issue (a small write to a neighbour lands ~20 cycles after issue, a
-//! write's "sent" counter moves a few cycles after issue) is delivered at the epoch's
-//! end: it is late by at most one epoch. A read's data is taken from the remote L1 or
-//! DRAM when the NoC processes the request (at the end of the epoch it was issued in);
-//! a DRAM write lands in DRAM when its transfer completes.
-//!
-//! Epochs are used only while the NoC is in use: from the start of a run if a loaded
-//! kernel's code names an NIU register page (a `lui` of `0xFFB2x`/`0xFFB3x`), or from the
-//! end of the epoch in which a core first touched an NIU register. A run with no NoC
-//! traffic runs exactly as before, at full speed.
-//!
-//! ## Latency and bandwidth
-//!
-//! A request's header crosses `niu_to_router + hops * router_hop + router_to_niu`
-//! cycles. A read then waits `l1_read_cycles` (or `dram_read_cycles`) at the target before
-//! its data flows back; a write's data flows at once and, if non-posted, is acknowledged
-//! `write_ack_cycles` (DRAM: `dram_write_cycles`) after it landed. Data moves as a flow of
-//! `len + packets * flit` bytes (one header flit per packet; requests longer than
-//! [`NocConfig::max_packet_bytes`] are split by the NIU) over the source NIU's injection
-//! port, every link on the route and the destination's ejection port. A DRAM endpoint's
-//! NIU sends at [`NocConfig::dram_source_bytes_per_cycle`] and accepts at
-//! [`NocConfig::dram_sink_bytes_per_cycle`], each endpoint and NoC on its own (tt-npe's
-//! per-NIU injection and absorption rates); a cap on a whole channel is optional. Flows
-//! that compete for a resource share it as the routers' arbiters do
-//! ([`NocConfig::arbitration`], [`flow`]). Single-flit requests (inline writes, atomics)
-//! only pay latency. All parameters are in [`NocConfig`]; the defaults and where they come
-//! from are in docs/design/noc-model.md.
+//! While the NoC is in use, tiles run independently for an *epoch* of [`NocConfig::epoch`]
+//! cycles; then [`ChipNoc`], on one thread and in (tile, issue) order, takes the requests
+//! every tile issued, simulates the transfers to the epoch's end and hands each tile the
+//! events that happen to it, with their cycles. An effect due sooner than an epoch after
+//! its issue is delivered at the epoch's end: late by at most one epoch. All parameters
+//! are in [`NocConfig`]. See docs/design/noc-model.md for time, latency, bandwidth and
+//! arbitration, and where each default comes from.
 
 pub(crate) mod dram;
 pub(crate) mod flow;
