@@ -3,45 +3,17 @@
 //! A flow is the data of one request (a read's response, a write's payload) crossing a set
 //! of resources (NIU ports, links, optionally a DRAM channel) at a rate. Rates are
 //! recomputed whenever a flow starts or ends; between those events every flow progresses
-//! linearly. Flows from one initiator to one target on one NoC travel on the same virtual
-//! channel and queue behind each other (first in, first out) instead of interleaving;
-//! flows to different targets interleave.
+//! linearly. Flows from one initiator to one target on one NoC queue behind each other
+//! (one virtual channel, first in, first out); flows to different targets interleave.
 //!
-//! ## Arbitration: who gets how much of a shared resource
-//!
-//! Each flow carries its *path* as the routers' arbiters see it: the resources it crosses
-//! in order, each with the one before it (a tree for a multicast). A read's path starts
-//! with its request's route (which carries no data): a target serves the requests in the
-//! order they reach it, so when the target is the bottleneck its requests back up into the
-//! routers, and the routers' arbiters decide whose request gets in next.
-//!
-//! With [`Arbitration::MaxMinFair`] rates are max-min fair (progressive filling: every
-//! flow's rate rises together until a resource it uses is full or it reaches its cap, so
-//! `n` flows held by one link get `1/n` each and a flow held elsewhere leaves its unused
-//! share to the others). This is also the first pass of [`Arbitration::RoundRobin`] (the
-//! default), which tells where each flow is held: its *bottleneck*.
-//!
-//! Round-robin: a router's output serves its input ports in turn, one packet each from
-//! every input that has one waiting. In the fluid view, at each bottleneck: every input
-//! with traffic for it gets an equal share, the flows behind one input split that share
-//! the same way at the router before, and so on up their paths (flows on identical paths
-//! split equally). A flow's *weight* is the product of `1 / inputs` over those merge
-//! points, among the flows held at the same bottleneck; the weights there sum to 1. Four
-//! readers in a row whose requests merge one by one get 1/2 (the last to join, nearest
-//! the shared resource), 1/4, 1/8 and 1/8: the "parking lot" of round-robin networks. A
-//! second pass fills again with these weights (each flow's rate rising as its weight times
-//! a common level, frozen when a resource it uses is full or at its cap): so the
-//! bottleneck is shared by the weights, nothing exceeds a capacity, and every flow still
-//! ends up held by a full resource or its cap (no bandwidth is left idle that a flow could
-//! use).
-//!
-//! Only the flows that share a resource, directly or through others, with a flow that
-//! started or ended are re-rated; a flow that shares nothing runs at its bottleneck rate
-//! at once, and one that replaces an identical flow (the next request of a stream) takes
-//! over its rate.
-//!
-//! Everything is in `f64` cycles and bytes, computed in a fixed order on one thread, so
-//! the result does not depend on how the tiles are spread over host threads.
+//! Each flow carries its *path* as the routers' arbiters see it (a read's starts with its
+//! request's route). [`Arbitration::MaxMinFair`] shares every resource max-min fairly;
+//! [`Arbitration::RoundRobin`] (the default) uses that as a first pass to find where each
+//! flow is held (its *bottleneck*), then shares each bottleneck by weights: the product of
+//! `1 / inputs` over the flow's merge points on the way to it, as round-robin arbiters
+//! split a router's output. Only the flows that share a resource with one that started or
+//! ended are re-rated, in a fixed order on one thread, so the result does not depend on
+//! the host threads. See docs/design/noc-model.md, "Arbitration", for the reasoning.
 
 use crate::config::Arbitration;
 use std::collections::{BTreeMap, HashMap, VecDeque};
