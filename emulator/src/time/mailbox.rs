@@ -4,44 +4,14 @@
 //!
 //! A background thread polls the mailbox's request word; each request is answered with a
 //! sample drawn exactly as [`crate::Device::sync_sample`] draws one (two latency legs, the
-//! counter read when the request arrives), in virtual host time.
+//! counter read when the request arrives), in virtual host time. The responder reads only
+//! immutable configuration and the device's published virtual host time, writes only the
+//! mailbox (which no core can address) and keeps its own cursor and latency stream, so
+//! mailbox traffic cannot change a run; which published time a request meets is a
+//! real-time race, as on hardware. Each side writes its sequence word last, with release,
+//! and reads the other's with acquire.
 //!
-//! ## Determinism: why mailbox traffic cannot change a run
-//!
-//! * **Isolation.** The responder reads only immutable configuration (the clock model, the
-//!   tile offsets, the tile list) and one published word: the device's virtual host time.
-//!   It writes only the 64-byte mailbox in the image header, which no core can address (a
-//!   core sees its own tile's L1, the header lies outside every L1). It never touches tile
-//!   state, chip counters, the device's virtual host clock, its latency generator or its
-//!   `bytes_read` count. So every run's cycle counts, L1 contents and in-process samples are
-//!   bit-identical whether or not, and whenever, a host asks through the mailbox
-//!   (`tests/mailbox.rs` checks this with a client hammering the mailbox during a run).
-//! * **Its own timeline.** The responder keeps a cursor: a request is answered starting at
-//!   `max(cursor + REQ_DELAY, published device time)` (`REQ_DELAY`: host time the client
-//!   says it let pass), and the cursor moves to the sample's "host after".
-//!   Host times of successive mailbox samples therefore never go backwards, and a window of
-//!   samples taken while the device is idle spreads over virtual time by its own round trips
-//!   (without moving the device's clock, which would make the next run's start depend on
-//!   when requests happened to arrive). Latencies come from the responder's own generator
-//!   (the model's seed, a separate stream), so the n-th mailbox request of a device always
-//!   draws the same latencies.
-//! * **Published time.** The device publishes its virtual host time when it changes (an
-//!   in-process sample, `advance_host_time`, the end of a run) and, during
-//!   `run_with_hook`, at every segment boundary (the moment every chip has been simulated
-//!   to). During a plain `run` it stays at the run's start, so samples taken during a run
-//!   are answered at the run's start plus their own round trips: the value is still exactly
-//!   what the clock model gives at that virtual moment.
-//! * **What is not deterministic.** Which published time a request meets depends on when it
-//!   arrives relative to the running simulation: a real-time race, as with a real host
-//!   reading a real clock. Whatever it meets, the sample is true to the clock model (the
-//!   counter is read at a virtual moment inside the sample's bracket), which is all clock
-//!   alignment needs. A host that wants reproducible sync windows takes them in-process with
-//!   `Device::sync_sample`, or through the mailbox while the device is idle.
-//!
-//! Memory ordering: the host writes chip and tile, then `REQ_SEQ` with release; the
-//! responder reads `REQ_SEQ` with acquire, so it sees the request's fields. It writes the
-//! response fields, then `RESP_SEQ` with release; the host reads `RESP_SEQ` with acquire.
-//! On x86-64 (TSO) these are plain `mov`s across processes sharing the file mapping.
+//! See docs/design/clock-alignment.md, "The mailbox", for why this is deterministic.
 
 use crate::error::EmuError;
 use crate::time::clock::{ChipClock, ClockTruth, ReadLatency, SplitMix};
