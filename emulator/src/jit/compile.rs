@@ -1,13 +1,5 @@
 //! Translating one basic block of pre-decoded RV32IM into x86-64.
 //!
-//! Register convention inside generated code: `rbx` = the hart's [`Core`], `rbp` = the
-//! block table (checked-entry address per instruction slot, 0 = not compiled, 1 = not
-//! compilable), `r12` = L1 base, `r13` = local RAM base, `r14` = clock, `r15` = retired
-//! count, and four fields of `Core::pipe` kept in registers between entry and exit: `r8` =
-//! the L1 port's next free cycle, `r9` = the load ring's position, `r10` = the store ring's
-//! position, `r11` = the last store's emit cycle; `rax`, `rcx`, `rdx`, `rsi`, `rdi` are
-//! scratch. Guest registers live in `Core::regs`.
-//!
 //! A block starts with the limit check (the *checked* entry; the *unchecked* entry is
 //! just after it) and runs straight-line code up to and including a branch or jump.
 //! Anything the fast paths do not cover (MMIO, misaligned or faulting accesses, stores
@@ -15,29 +7,11 @@
 //! leaves the block *before* that instruction with reason [`SLOW`], and the interpreter
 //! executes it: every fault and corner case has exactly one implementation.
 //!
-//! ## Timing
-//!
-//! Generated code applies the rules of [`crate::isa::pipeline`] step by step, on the same state
-//! the interpreter uses (`Core::pipe`, in memory): register waits are a `cmp` against
-//! `Pipe::ready` and a branch to out-of-line code that raises the clock (a `cmov` would put
-//! every wait on the clock's dependency chain; the branch predicts well); the store queue,
-//! load slots and the L1 port are read and written in place.
-//! Two things are done at compile time, both exact: cycles that add up with no `max` in
-//! between are summed into one pending constant (`Acc::off`) added to `r14` before the next
-//! dynamic step; and a register known to be ready (written by an ALU instruction or waited
-//! for earlier in the block) needs no wait. An ALU result stores the clock *before* its
-//! instruction as its ready time instead of the interpreter's cycle after it: both are
-//! no later than the next instruction's issue, so every wait gives the same cycle.
-//!
-//! ## Lines mode
-//!
-//! With [`Env::lines`] a block also counts what [`crate::isa::lines`] charges, in the
-//! hart's counter array (`Core::lines`, laid out by [`BlockLines`]): its entries (one add
-//! per pass), its taken branch, and in each out-of-line path the cycles that path adds,
-//! for the instruction it belongs to (an instruction-cache miss, a register wait, a store
-//! queue or load slot wait) or the instruction it leaves the block before. The issue and
-//! mispredict cycles are static per instruction: `super::Jit::fold` multiplies them by
-//! how many passes reached the instruction (entries minus earlier exits).
+//! Generated code applies the rules of [`crate::isa::pipeline`] step by step, on the same
+//! state the interpreter uses (`Core::pipe`, in memory); with [`Env::lines`] a block also
+//! counts what [`crate::isa::lines`] charges ([`BlockLines`]). The register convention is
+//! on [`compile`]. See docs/design/timing-model.md, "The JIT's steps", for why its
+//! compile-time shortcuts are exact, and docs/design/line-cycles.md for the counting.
 
 use super::x86::*;
 use crate::isa::decode::{Inst, Op};
@@ -760,6 +734,14 @@ impl<'a> Block<'a> {
 /// Compiles the block starting at `pc`, to be placed at absolute address `here`, given
 /// the current block `table`.
 /// `None` if the first instruction is one the JIT leaves to the interpreter.
+///
+/// Register convention inside generated code: `rbx` = the hart's [`Core`], `rbp` = the
+/// block table (checked-entry address per instruction slot, 0 = not compiled, 1 = not
+/// compilable), `r12` = L1 base, `r13` = local RAM base, `r14` = clock, `r15` = retired
+/// count, and four fields of `Core::pipe` kept in registers between entry and exit: `r8` =
+/// the L1 port's next free cycle, `r9` = the load ring's position, `r10` = the store ring's
+/// position, `r11` = the last store's emit cycle; `rax`, `rcx`, `rdx`, `rsi`, `rdi` are
+/// scratch. Guest registers live in `Core::regs`.
 ///
 /// A block that ends by jumping back to its own start (a loop) is compiled twice: the
 /// first copy runs once from any entry; its jump back goes to a second, *warm* copy that

@@ -1,27 +1,19 @@
 //! A basic-block JIT for x86-64 hosts: the fast path of [`crate::isa::exec`].
 //!
-//! Blocks are compiled on first use from the hart's pre-decoded code ([`compile`]) into a
-//! per-hart executable buffer and chained through a table indexed by instruction slot, so
-//! a loop runs without returning to Rust. Generated code covers ALU, multiply, L1 and
-//! local-RAM loads and stores, branches and jumps; everything else (MMIO, division,
-//! CSRs, system instructions, every fault) is handed to the interpreter one instruction
-//! at a time, so there is one implementation of each corner case.
+//! Blocks are compiled from the hart's pre-decoded code ([`compile`]) into a per-hart
+//! executable buffer and chained through a table indexed by instruction slot, so a loop
+//! runs without returning to Rust. Generated code covers ALU, multiply, L1 and local-RAM
+//! loads and stores, branches and jumps; everything else (MMIO, division, CSRs, system
+//! instructions, every fault) is handed to the interpreter one instruction at a time, so
+//! there is one implementation of each corner case. The code buffer is never writable and
+//! executable at once.
 //!
-//! Both follow the same rule for when a core stops at its limit (at run entry and after
-//! control transfers, see [`crate::isa::exec`]) and the same pipeline model
-//! ([`crate::isa::pipeline`]; `compile` says how), so a run gives the
-//! same result bit for bit with or without the JIT (`DeviceConfig::jit`); the tests check
-//! this, and the QEMU differential test runs through the JIT.
-//!
-//! The code buffer is never writable and executable at once: it is switched to
-//! read-write to append a block and back to read-execute before running.
-//!
-//! In lines mode ([`crate::isa::lines`]) the blocks also count what they charge
-//! (`compile` says how) into a per-hart counter array, and [`Jit::fold`] turns the
-//! counts of the blocks that ran since the last fold into the line table's cycles, exactly
-//! what the interpreter would have charged. Folds happen where the table is cut or read: before a
-//! wall-clock read (executed by the interpreter) closes a segment, when the core halts or
-//! is held in reset, and before the code buffer is emptied.
+//! Both engines follow the same rule for when a core stops at its limit and the same
+//! pipeline model ([`crate::isa::pipeline`]), so a run gives the same result bit for bit
+//! with or without the JIT (`DeviceConfig::jit`). In lines mode ([`crate::isa::lines`])
+//! the blocks also count what they charge, and [`Jit::fold`] turns the counts into the
+//! line table's cycles. See docs/design/emulator-layers.md, "The executor", and
+//! docs/design/line-cycles.md, "The JIT counts the same cycles".
 
 mod compile;
 mod x86;
