@@ -1,36 +1,19 @@
 //! The Baby RISC-V pipeline as the ISA documentation times it: one definition of every
-//! timing rule, shared by the interpreter (the `exec` module) and the JIT (`jit`).
+//! timing rule, shared by the interpreter (the `exec` module) and the JIT (`jit`), which
+//! emits the same steps as machine code; the tests run every program both ways.
 //!
-//! Source: Tenstorrent's ISA documentation, `WormholeB0/TensixTile/BabyRISCV/README.md`
-//! ("Pipeline", "Integer Unit", "Load/Store Unit"), `MemoryOrdering.md` and
-//! `InstructionCache.md` (<https://github.com/tenstorrent/tt-isa-documentation>).
-//! docs/design/timing-model.md lists each rule beside its page and every number the
-//! documentation leaves open, which is one named field of [`Timing`].
+//! `t` is the cycle the next instruction may enter the Integer Unit ("issue"); a core's
+//! state is `Pipe`. An instruction:
 //!
-//! ## The model
-//!
-//! `t` is the cycle the next instruction may enter the Integer Unit ("issue"). The state a
-//! core carries (`Pipe`, inside the hart's `Core`) is the cycle each register's value is
-//! ready, the four most recent non-local loads' slot-free cycles, the four most recent
-//! stores' emit cycles (the store queue), the last store's emit cycle, and its L1 port's
-//! next free cycle. An instruction:
-//!
-//! 1. is fetched: an instruction-cache miss on its 16-byte line delays it by
-//!    [`Timing::icache_miss`];
+//! 1. is fetched: an instruction-cache miss delays it by [`Timing::icache_miss`];
 //! 2. waits for its source registers (`need`);
-//! 3. a load or store waits while the store queue holds 4 stores not yet emitted, a
-//!    non-local load while 4 non-local loads are in flight;
-//! 4. then costs, by kind: ALU, jumps and predicted branches 1 cycle (result usable by the
-//!    next instruction); `mul*` [`Timing::mul_issue`] cycles, result after
-//!    [`Timing::mul_latency`]; `div*`/`rem*` [`div_cycles`]; a mispredicted conditional branch
-//!    1 + [`Timing::mispredict`]; a load 1 cycle, its result ready `N` cycles after it
-//!    reaches memory (`N` by [`Region`]); an L1 load reaches memory when its L1 port is free;
-//!    a store 1 cycle, emitted in order one per cycle at best, an L1 store only when the port
-//!    is free, which it then holds [`Timing::l1_store_port`] cycles.
+//! 3. a load or store waits for the store queue, a non-local load for a load slot;
+//! 4. then costs what its kind costs, every number a field of [`Timing`].
 //!
-//! Every step is a `max` or an addition on these times, written once below in terms of
-//! plain functions the interpreter calls per instruction; the JIT emits the same steps as
-//! machine code (`jit::compile`), and the tests run every program both ways.
+//! Every step is a `max` or an addition on these times. Source: Tenstorrent's ISA
+//! documentation (<https://github.com/tenstorrent/tt-isa-documentation>),
+//! `WormholeB0/TensixTile/BabyRISCV/`. See docs/design/timing-model.md: each rule beside
+//! its page, the assumptions, and the steps in full.
 
 pub use crate::config::Timing;
 use crate::isa::decode::Op;
