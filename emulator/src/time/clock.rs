@@ -1,25 +1,15 @@
 //! The clock model: how a chip's wall clock relates to (virtual) host time.
 //!
 //! Each chip has an oscillator with a true frequency `f0` (which may differ from the
-//! arch's nominal AICLK, e.g. 985 MHz on a 1000 MHz part) that drifts linearly by
-//! `drift_ppm_per_s` ppm per second. With `Δ` the host nanoseconds since the chip's reset:
+//! arch's nominal AICLK) that drifts linearly by `drift_ppm_per_s` ppm per second; the
+//! chip counter counts it from the chip's reset, and a tile's wall clock is the counter
+//! plus the tile's offset. The device keeps a *virtual* host clock consistent with the
+//! kernels' timestamps. A host read of the wall clock ([`crate::Device::sync_sample`])
+//! costs two legs of the [`ReadLatency`] distribution and samples the counter when the
+//! request arrives; [`ClockTruth`] exposes the exact functions so tests can measure
+//! alignment error. Frequency steps and the reference counter: [`crate::time::dvfs`].
 //!
-//! ```text
-//! f(Δ)       = f0 · (1 + d·Δ/1e9)                 d = drift_ppm_per_s · 1e-6
-//! cycles(Δ)  = f0[GHz] · (Δ + d·Δ²/(2·1e9))        chip counter (all tiles share its zero)
-//! wall(tile) = cycles + offset(tile)               what WALL_CLOCK_L/H read on that tile
-//! ```
-//!
-//! The device keeps a *virtual* host clock that is consistent with the kernels'
-//! timestamps: a run starts at the chip cycle matching the current host time and, when
-//! it ends, host time moves to the moment the slowest chip finished. A host read of the
-//! wall clock ([`crate::Device::sync_sample`]) costs a request leg and a response leg of
-//! the [`ReadLatency`] distribution; the device samples its counter when the request
-//! arrives. [`ClockTruth`] exposes the exact functions so tests can measure alignment error.
-//!
-//! Each chip may also have a schedule of AI-clock frequency steps (DVFS) and has a fixed
-//! 50 MHz reference counter; see [`crate::time::dvfs`]. Chips' oscillators are independent: each
-//! has its own error, drift, reset time and schedule.
+//! See docs/design/clock-alignment.md, "The emulator's clocks", for the formulas.
 
 /// One chip's oscillator.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,25 +1,17 @@
 //! Frequency changes under power management (DVFS) and the chip's fixed reference clock.
 //!
-//! A chip's AI clock comes from a PLL that multiplies the chip's reference oscillator. Power
-//! management retargets the PLL at run time (Blackhole 800-1350 MHz; see the tt-kmd notes):
-//! the wall clock keeps counting, continuously, but at another rate from that moment on.
-//! A [`FreqStep`] says "from host time `at_host_ns` on, the PLL targets `mhz`"; a chip's
-//! schedule is its steps in host-time order ([`ClockModel::dvfs`](crate::ClockModel)).
+//! Power management retargets a chip's AI-clock PLL at run time: the wall clock keeps
+//! counting, continuously, at another rate from that moment on. A [`FreqStep`] says "from
+//! host time `at_host_ns` on, the PLL targets `mhz`"; a chip's schedule is its steps in
+//! host-time order ([`ClockModel::dvfs`](crate::ClockModel)). The true frequency is the
+//! target scaled by the oscillator's error and drift (the `clock` module's); without steps
+//! this is exactly the single-frequency model.
 //!
-//! The true frequency is the target scaled by the chip's oscillator error and drift (the
-//! same factor the model applies to the nominal frequency, see the `clock` module):
+//! The *reference counter* counts the fixed 50 MHz reference oscillator: it shares the
+//! chip's oscillator error and drift but never changes under DVFS, and the host can read
+//! it like the wall clock ([`crate::Device::ref_sample`]).
 //!
-//! ```text
-//! f(t) = target(t) · (true_mhz / nominal_mhz) · (1 + d·Δ/1e9)      Δ = t - reset
-//! ```
-//!
-//! with `target(t)` the nominal AICLK before the first step and the latest step's `mhz`
-//! after it. Without steps this is exactly the single-frequency model.
-//!
-//! The *reference counter* is the fixed 50 MHz clock the reference describes (Ethernet cores,
-//! ARC reset unit): it counts the reference oscillator itself, so it shares the chip's
-//! oscillator error and drift but never changes under DVFS, and the host can read it like the
-//! wall clock ([`crate::Device::ref_sample`]).
+//! See docs/design/clock-alignment.md, "The emulator's clocks", for the formulas.
 
 use std::fmt;
 
