@@ -3,36 +3,18 @@
 //! Scalar Unit GPR arithmetic, Miscellaneous Unit ADCs, the Matrix Unit's RWC
 //! instructions), its data path (`SrcA`/`SrcB`, `Dst`, the unpackers, the Matrix Unit,
 //! packer 0: [`data`] issues them) and the Vector Unit ([`sfpu`]), following Tenstorrent's
-//! ISA documentation
-//! (`WormholeB0/TensixTile/TensixCoprocessor/`).
-//!
-//! ## Time
+//! ISA documentation (`WormholeB0/TensixTile/TensixCoprocessor/`).
 //!
 //! The coprocessor is simulated cycle by cycle, lazily: every RISC access that can observe
-//! or change it (a push, a semaphore, GPR, configuration or MOP-configuration access,
-//! TTSync, `INSTRN_BUF_STATUS`, BRISC's PCBuf idle check) first runs it up to the accessing
-//! core's clock ([`Tensix::advance_to`]). The tile runs its cores' shared accesses in cycle
-//! order ([`crate::chip::tile`]), so the coprocessor sees the RISC accesses in the order and at
-//! the cycles they happen. A stretch in which no cycle changes anything (every thread empty
-//! or waiting on a condition only a RISC can change) is skipped in one step.
+//! or change it first runs it up to the accessing core's clock ([`Tensix::advance_to`]),
+//! and the tile runs those accesses in cycle order ([`crate::chip::tile`]). An instruction
+//! takes effect when it issues; its latency only says how long it keeps its thread "in
+//! flight" and its unit busy. An instruction the model leaves out, or one of the modes
+//! listed in [`isa::unsupported`], stops the run with [`FaultKind::TensixPush`] at the
+//! push or [`FaultKind::TensixExec`] at the wait gate, naming what it is.
 //!
-//! In a cycle the wait gates of T0, T1, T2 issue first (in that order: a shared unit
-//! contested in one cycle goes to the lowest thread, except a mutex handed over by
-//! `ATRELM`, which follows the page's round robin), then the Replay Expanders, then the
-//! MOP Expanders; so an instruction pushed at cycle `t` reaches the gate at `t + 2`.
-//! An instruction's effect is applied when it issues; its latency only says how long it
-//! keeps its thread "in flight" (TTSync, `STALLWAIT` C7) and its unit busy.
-//!
-//! ## Not modelled
-//!
-//! Every other instruction (the Vector Unit's LUT, conversion, transpose and macro
-//! instructions, the mover, the memory instructions of the Scalar Unit, the Matrix Unit's
-//! pooling, dot-product and shift instructions) and the modes listed in
-//! [`isa::unsupported`] stop the run at the push with [`FaultKind::TensixPush`], naming the
-//! mnemonic, the thread and the pushing core (whose pc the fault carries); one reaching the
-//! gate out of the replay buffer or a MOP expansion, or a data instruction meeting a
-//! configured mode the model leaves out (compression, BFP formats, ...), stops it with
-//! [`FaultKind::TensixExec`].
+//! See docs/design/tensix-coprocessor.md: what is modelled instruction by instruction, the
+//! timing rules, and what is not modelled.
 
 mod config;
 mod counters;
