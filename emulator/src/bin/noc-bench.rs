@@ -5,34 +5,16 @@
 //! cargo run --release -p ttprof-emu --bin noc-bench [-- --out FILE] [--mmio-load N] [--calibrate]
 //! ```
 //!
-//! It compiles `emulator/bench/noc.c` (a kernel that programs the NIU registers as
-//! tt-metal's data-movement tests do: issue back-to-back, then a barrier on the status
-//! counter, timed with the wall clock) with `riscv64-unknown-elf-gcc` for each arch and
-//! runs it on the emulator:
+//! It builds `emulator/bench/noc.c` (a kernel that programs the NIU registers as tt-metal's
+//! data-movement tests do) with `riscv64-unknown-elf-gcc` for each arch and runs its cases
+//! on the emulator: bandwidths, single-transfer latencies, N readers of one DRAM bank, and
+//! emulated MIPS under NoC traffic. Each published case's emulated and hardware figures
+//! (the `HW` table below), the readers table and `max_rel_error` go to
+//! `target/bench/noc.json`. `--mmio-load N` runs the cores with another load latency for
+//! the MMIO windows; `--calibrate` re-fits [`NocCalibration`] and prints the values to
+//! paste into `NocCalibration::for_arch`.
 //!
-//! * bandwidth in bytes/cycle: `dram_read`, `dram_write` (one core, one DRAM bank),
-//!   `one_to_one` (writes to a neighbour), `multicast` (writes to a 4x4 rectangle, per
-//!   source) - 64 transactions of the largest packet;
-//! * latency in cycles of one flit-sized transfer: `l1_read` (a neighbour's L1),
-//!   `dram_read_latency`;
-//! * `readers`: N = 1..16 cores of a 4x4 grid (row by row) each read 64 of the largest
-//!   packets from DRAM bank 0 at once; per N, the first, median and last reader's time
-//!   (cycles from its first issue to its barrier's end), `spread` = last / first, and the
-//!   bank's total bytes/cycle (all readers' bytes over the last time). How the readers'
-//!   times spread is the routers' arbitration (docs/design/noc-model.md);
-//!   `contention_<arch>_split` is N = 4's total over one reader's bandwidth (ideally 1);
-//! * `noc_mips`: emulated instructions per host second on a NoC-heavy 4x4 grid where
-//!   every core reads its neighbour's L1 (256-byte reads, 20 000 per core).
-//!
-//! Keys `<case>_<arch>_emu` and `<case>_<arch>_hw` (tt-metal's published figures, the
-//! `HW` table below; docs/design/noc-model.md says where each comes from), `readers_<arch>` and `max_rel_error` over the
-//! published cases go to `target/bench/noc.json`.
-//!
-//! `--mmio-load N` runs the cores with a load latency of N cycles for the NoC registers
-//! (and the other MMIO windows: `Timing::mmio_load`, documented as at least 7) instead of
-//! the pipeline model's. `--calibrate` re-fits [`NocCalibration`] (the target access
-//! cycles and the multicast efficiency) to the published figures under the current core
-//! model and prints the values to paste into `NocCalibration::for_arch`; nothing else runs.
+//! See docs/design/noc-model.md, "noc-bench", for each case and key.
 
 use riscv_linker::noc::{dram, max_packet_bytes};
 use riscv_linker::{script::linker_script, Arch, NocCoord, Risc};
