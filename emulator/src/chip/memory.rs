@@ -7,10 +7,10 @@
 //!    BRISC boot word) fault, which is also what keeps the interpreter's pre-decoded code
 //!    valid.
 //! 2. The core's private local RAM at `LOCAL_RAM_BASE`.
-//! 3. The MMIO windows ([`crate::chip::mmio`]); with the NoC model on, the two NIU windows are
+//! 3. The MMIO windows ([`crate::devices`]); with the NoC model on, the two NIU windows are
 //!    the tile's NIUs ([`crate::noc::niu`]): reading one first applies every NoC event due
 //!    by the reading core's clock, writing `CMD_CTRL` issues a request. The other windows
-//!    are the tile's devices ([`crate::chip::devices`]), as the accessing core sees them; a store
+//!    are the tile's devices ([`crate::devices`]), as the accessing core sees them; a store
 //!    to the debug timestamper ([`crate::debug::timestamper`]) may write a 16-byte unit into L1.
 //!
 //! Anything else faults. A device access that has to wait (an empty mailbox, a full
@@ -29,12 +29,12 @@
 //! The five cores of a tile run on one host thread in a fixed interleaving, so the order
 //! across cores is the simulated one.
 
-use crate::chip::mmio::{is_mmio, TileRegs};
 use crate::config::Misaligned;
-use crate::debug::timestamper::{write_unit, Timestamper};
+use crate::debug::timestamper::write_unit;
+use crate::devices::{Access, Devices, Noc};
 use crate::error::FaultKind;
 use crate::isa::pipeline::Timing;
-use crate::noc::niu::{in_window, Niu};
+use crate::noc::niu::Niu;
 use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
 
@@ -164,13 +164,13 @@ pub(crate) struct TileMem {
     pub code: Vec<(Region, Risc)>,
     /// No code lies at or above this address.
     pub code_end: u32,
-    pub regs: TileRegs,
+    pub regs: Devices,
     pub timing: Timing,
     pub misaligned: Misaligned,
     /// The tile's NIUs (`None`: the NoC model is off and the windows are plain storage).
     pub niu: Option<Box<Niu>>,
     /// The core making the accesses (set by [`crate::isa::hart::Hart::run`]): devices map
-    /// differently per core ([`crate::chip::devices`]).
+    /// differently per core ([`crate::devices`]).
     pub risc: Risc,
 }
 
@@ -209,7 +209,7 @@ impl TileMem {
 
     #[cold]
     fn load_mmio<const N: u32>(&mut self, addr: u32, time: u64) -> Loaded {
-        if !is_mmio(addr) {
+        if !crate::map::in_map(addr) {
             return Err(FaultKind::Access {
                 addr,
                 size: N,
@@ -260,7 +260,7 @@ impl TileMem {
 
     #[cold]
     fn store_mmio<const N: u32>(&mut self, addr: u32, v: u32, time: u64) -> Result<(), FaultKind> {
-        if !is_mmio(addr) {
+        if !crate::map::in_map(addr) {
             return Err(FaultKind::Access {
                 addr,
                 size: N,
@@ -268,48 +268,45 @@ impl TileMem {
             });
         }
         let risc = self.risc;
-        let word_addr = addr & !3;
-        if N != 4 && Timestamper::owns(word_addr) {
-            return Err(Timestamper::narrow_store(word_addr, N));
-        }
+        let a = Access {
+            addr,
+            size: N,
+            risc,
+            time,
+        };
         let word = if N == 4 {
             v
         } else {
             // Narrow stores merge into the register's current contents; a device gets only
-            // the stored bytes, in their lanes.
+            // the stored bytes, in their lanes (`TileDevice::merges`).
             let shift = (addr & 3) * 8;
             let mask = ((1u32 << (N * 8)) - 1) << shift;
-            let old = if self.regs.merges(addr, risc) {
+            let old = if self.regs.merges(&a)? {
                 self.read_reg(addr, N, time, risc)?
             } else {
                 0
             };
             (old & !mask) | ((v << shift) & mask)
         };
-        if in_window(word_addr) {
-            if let Some(n) = self.niu.as_mut() {
-                n.write(&self.l1, word_addr, word, time)?;
-                return Ok(());
-            }
-        }
-        let (l1, code) = (&self.l1, &self.code);
-        self.regs.write(addr, N, word, risc, time, &mut |a, d| {
-            write_unit(l1, code, a, d)
-        })
+        let (l1, code, code_end) = (&self.l1, &self.code, self.code_end);
+        let noc = self.niu.as_deref_mut().map(|niu| Noc { niu, l1, code_end });
+        self.regs
+            .write(&a, word, noc, &mut |u, d| write_unit(l1, code, u, d))
     }
 
     /// A read of the register word holding `addr` (a `size`-byte load, for messages) by
     /// core `risc`, whose clock reads `time`.
     fn read_reg(&mut self, addr: u32, size: u32, time: u64, risc: Risc) -> Result<u32, FaultKind> {
-        let word_addr = addr & !3;
-        if in_window(word_addr) {
-            let code_end = self.code_end;
-            if let Some(n) = self.niu.as_mut() {
-                n.apply_until(&self.l1, time, code_end);
-                return Ok(n.read(word_addr, time));
-            }
-        }
-        self.regs.read(addr, size, time, risc)
+        let a = Access {
+            addr,
+            size,
+            risc,
+            time,
+        };
+        let (l1, code, code_end) = (&self.l1, &self.code, self.code_end);
+        let noc = self.niu.as_deref_mut().map(|niu| Noc { niu, l1, code_end });
+        self.regs
+            .read(&a, noc, &mut |u, d| write_unit(l1, code, u, d))
     }
 
     /// Applies the NoC events due at or before `time` (a window start).

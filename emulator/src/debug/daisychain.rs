@@ -427,11 +427,11 @@ impl crate::chip::memory::TileMem {
         let state = match d.group_d_selected() {
             Some(r) => {
                 let i = r.index() - Risc::Trisc0.index();
-                let (pcbuf_head, pcbuf_full) = self.regs.dev.pc_buf_state(i);
+                let (pcbuf_head, pcbuf_full) = self.regs.pc_bufs.state(i);
                 GroupD {
                     pcbuf_head,
                     pcbuf_full,
-                    tensix: self.regs.dev.tensix.debug_state(i),
+                    tensix: self.regs.tensix.debug_state(i),
                 }
             }
             None => GroupD::default(),
