@@ -28,6 +28,7 @@ mod storage;
 mod tensix_cfg;
 mod timestamper;
 mod ttsync;
+mod wall_clock;
 
 #[cfg(test)]
 mod tests;
@@ -278,6 +279,7 @@ pub(crate) const MAP: &[Entry] = &[
     entry!(mmio::TENSIX_CFG_BASE, CONFIG_VIEW_BYTES, BT, config: tensix_cfg::Config),
     entry!(mmio::TENSIX_CFG_BASE, mmio::TENSIX_CFG_SIZE, BT, storage: storage::Storage),
     // The debug block.
+    entry!(mmio::WALL_CLOCK_L, 3 * 4, ALL, wall_clock: wall_clock::WallClock),
     entry!(mmio::SOFT_RESET_0, 4, ALL, soft_reset_reg: soft_reset::SoftReset),
     entry!(mmio::TIMESTAMP, 7 * 4, ALL, locked timestamper: Timestamper),
     entry!(mmio::DBG_L1_MEM_REG0, 4 * 4, ALL, locked daisychain: Daisychain),
@@ -368,6 +370,7 @@ pub(crate) struct Devices {
     mop_cfg: tensix_cfg::MopCfg,
     config: tensix_cfg::Config,
     soft_reset_reg: soft_reset::SoftReset,
+    wall_clock: wall_clock::WallClock,
     nius: niu::NiuWindows,
     /// The plain storage windows.
     pub(crate) storage: storage::Storage,

@@ -8,7 +8,7 @@
 
 use super::{Access, Ctx, TileDevice};
 use crate::error::FaultKind;
-use riscv_linker::{mmio, Risc};
+use riscv_linker::Risc;
 use std::collections::BTreeMap;
 
 /// Plain storage windows: their words change only by stores.
@@ -58,18 +58,10 @@ impl TileDevice for Storage {
 }
 
 /// The rest of the debug block (tile control, debug and status): storage, not timeless
-/// (these registers are not modelled beyond reading back), and the wall clock.
-///
-/// The wall clock: `WALL_CLOCK_L` returns the low word of the tile's wall clock *at the
-/// reading core's own time* and latches the high word into `WALL_CLOCK_H` (one latch per
-/// tile, shared by its five cores); so does a write to it (`DebugTimestamper.md`'s memory
-/// map: "counter_high_at = counter >> 32, no other effect"). `WALL_CLOCK_H_LIVE` returns the
-/// live high word. Writes to the other two clock registers are ignored.
+/// (these registers are not modelled beyond reading back).
 #[derive(Debug, Default)]
 pub(crate) struct DebugRegs {
     pub(crate) words: Storage,
-    /// The high word latched by the last `WALL_CLOCK_L` read.
-    latched_hi: u32,
 }
 
 impl TileDevice for DebugRegs {
@@ -77,24 +69,12 @@ impl TileDevice for DebugRegs {
         "debug registers"
     }
 
-    fn read(&mut self, a: &Access, cx: &mut Ctx<'_>) -> Result<u32, FaultKind> {
-        Ok(match a.word() {
-            mmio::WALL_CLOCK_L => {
-                self.latched_hi = (cx.wall >> 32) as u32;
-                cx.wall as u32
-            }
-            mmio::WALL_CLOCK_H_LIVE => (cx.wall >> 32) as u32,
-            mmio::WALL_CLOCK_H => self.latched_hi,
-            w => self.words.get(w),
-        })
+    fn read(&mut self, a: &Access, _: &mut Ctx<'_>) -> Result<u32, FaultKind> {
+        Ok(self.words.get(a.addr))
     }
 
-    fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
-        match a.word() {
-            mmio::WALL_CLOCK_L => self.latched_hi = (cx.wall >> 32) as u32,
-            mmio::WALL_CLOCK_H_LIVE | mmio::WALL_CLOCK_H => {}
-            w => self.words.set(w, word),
-        }
+    fn write(&mut self, a: &Access, word: u32, _: &mut Ctx<'_>) -> Result<(), FaultKind> {
+        self.words.set(a.addr, word);
         Ok(())
     }
 
