@@ -38,6 +38,7 @@
 //! writes).
 
 use crate::chip::memory::L1;
+use crate::devices::{Access, Ctx, TileDevice};
 use crate::error::FaultKind;
 use riscv_linker::mmio::{self, timestamp as ts};
 use riscv_linker::{Region, Risc};
@@ -448,6 +449,26 @@ impl Timestamper {
             Err("a host register write wrote a unit (internal)".into())
         })
         .map_err(|e| e.to_string())
+    }
+}
+
+/// The registers as the tile's cores reach them ([`crate::devices`]): a 1- or 2-byte store
+/// faults.
+impl TileDevice for Timestamper {
+    fn name(&self) -> &'static str {
+        "debug timestamper"
+    }
+
+    fn read(&mut self, a: &Access, cx: &mut Ctx<'_>) -> Result<u32, FaultKind> {
+        Ok(Timestamper::read(self, a.word(), cx.wall))
+    }
+
+    fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
+        Timestamper::write(self, a.word(), word, cx.wall, cx.unit)
+    }
+
+    fn merges(&self, addr: u32, size: u32) -> Result<bool, FaultKind> {
+        Err(Timestamper::narrow_store(addr & !3, size))
     }
 }
 

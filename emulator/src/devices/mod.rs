@@ -26,7 +26,6 @@ mod semaphore;
 mod soft_reset;
 mod storage;
 mod tensix_cfg;
-mod timestamper;
 mod ttsync;
 mod wall_clock;
 
