@@ -13,7 +13,7 @@
 
 use crate::chip::device::Device;
 use crate::debug::daisychain::Daisychain;
-use crate::debug::timestamper::Timestamper;
+use crate::devices::timestamper::Timestamper;
 use crate::error::EmuError;
 use riscv_linker::NocCoord;
 use std::sync::atomic::Ordering;
@@ -115,7 +115,7 @@ impl Device {
                 .unwrap_or_else(|e| e.into_inner());
             return d
                 .write(addr, value, at, &mut |a, w| {
-                    crate::debug::timestamper::write_unit(&l1, code, a, w)
+                    crate::devices::timestamper::write_unit(&l1, code, a, w)
                 })
                 .map_err(|why| {
                     EmuError::Config(format!(

@@ -54,7 +54,7 @@
 //! When a run ends, the samples still due are taken at once, showing the idle core.
 
 use crate::debug::lines::Marks;
-use crate::debug::timestamper::UnitSink;
+use crate::devices::timestamper::UnitSink;
 use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::Risc;
 
@@ -437,7 +437,7 @@ impl crate::chip::memory::TileMem {
             None => GroupD::default(),
         };
         d.observe(span, from, to, &state, &mut |a, w| {
-            crate::debug::timestamper::write_unit(&l1, code, a, w)
+            crate::devices::timestamper::write_unit(&l1, code, a, w)
         })
         .map_err(crate::error::FaultKind::Daisychain)
     }

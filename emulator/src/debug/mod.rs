@@ -5,4 +5,6 @@ pub(crate) mod daisychain;
 pub mod lines;
 pub(crate) mod stall;
 pub(crate) mod symbols;
-pub(crate) mod timestamper;
+
+/// The timestamper's old path (its model is a device's now).
+pub(crate) use crate::devices::timestamper;

@@ -26,6 +26,7 @@ mod semaphore;
 mod soft_reset;
 mod storage;
 mod tensix_cfg;
+pub(crate) mod timestamper;
 mod ttsync;
 mod wall_clock;
 
@@ -34,12 +35,12 @@ mod tests;
 
 use crate::chip::memory::L1;
 use crate::debug::daisychain::Daisychain;
-use crate::debug::timestamper::{Timestamper, UnitSink};
 use crate::error::FaultKind;
 use crate::noc::niu::Niu;
 use crate::tensix::{Hold, Tensix as Coprocessor, CONFIG_VIEW_BYTES};
 use riscv_linker::{mmio, Arch, Risc};
 use std::sync::Mutex;
+use timestamper::{Timestamper, UnitSink};
 
 pub(crate) use pcbuf::PcBufs;
 
