@@ -55,6 +55,8 @@
 
 use crate::debug::lines::Marks;
 use crate::devices::timestamper::UnitSink;
+use crate::devices::{Access, Ctx, TileDevice};
+use crate::error::FaultKind;
 use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::Risc;
 
@@ -446,6 +448,26 @@ impl crate::chip::memory::TileMem {
     /// ended (`u64::MAX`): takes the samples due, showing it idle.
     pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::error::FaultKind> {
         self.sample(&Span::default(), to, to)
+    }
+}
+
+/// The registers as the tile's cores reach them ([`crate::devices`]).
+impl TileDevice for Daisychain {
+    fn name(&self) -> &'static str {
+        "debug daisychain"
+    }
+
+    fn read(&mut self, a: &Access, _: &mut Ctx<'_>) -> Result<u32, FaultKind> {
+        Ok(Daisychain::read(self, a.word()))
+    }
+
+    fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
+        Daisychain::write(self, a.word(), word, Some(a.time), cx.unit)
+            .map_err(FaultKind::Daisychain)
+    }
+
+    fn merges(&self, _: u32, _: u32) -> Result<bool, FaultKind> {
+        Ok(true)
     }
 }
 

@@ -16,7 +16,6 @@
 //!
 //! [baby RISC-V memory map]: https://github.com/tenstorrent/tt-isa-documentation/blob/main/WormholeB0/TensixTile/BabyRISCV/README.md#memory-map
 
-mod daisychain;
 mod gpr;
 mod mailbox;
 mod niu;
