@@ -19,9 +19,9 @@
 use crate::chip::device::Device;
 use crate::chip::memory::L1;
 use crate::chip::tile::Tile;
-use crate::debug::daisychain::Daisychain;
 use crate::debug::lines::HartLines;
 use crate::debug::stall::Watch;
+use crate::devices::daisychain::Daisychain;
 use crate::error::{EmuError, Fault};
 use crate::isa::hart::HartState;
 use riscv_linker::devfile::{STATUS_FAULTED, STATUS_FINISHED, STATUS_RUNNING};
@@ -160,7 +160,7 @@ impl Device {
             hook(self);
             segment += 1;
         }
-        // The daisychains' samples still due show idle cores (crate::debug::daisychain).
+        // The daisychains' samples still due show idle cores (crate::devices::daisychain).
         if let Some(fault) = self
             .tiles
             .iter_mut()

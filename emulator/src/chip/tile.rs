@@ -133,7 +133,7 @@ impl Tile {
         if !self.mem.samples(risc) {
             return Ok(());
         }
-        let span = crate::debug::daisychain::Span {
+        let span = crate::devices::daisychain::Span {
             pc,
             issue_from: to,
             access_from: from,

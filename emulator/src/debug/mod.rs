@@ -1,10 +1,10 @@
-//! What the tile's debug hardware and the emulator itself observe: the debug timestamper and
-//! daisychain, line-level cycle accounting, deadlock detection, ELF symbols for diagnoses.
+//! What the emulator itself observes: line-level cycle accounting, deadlock detection, ELF
+//! symbols for diagnoses. The tile's debug hardware (the timestamper and the daisychain) is
+//! among the devices ([`crate::devices`]).
 
-pub(crate) mod daisychain;
 pub mod lines;
 pub(crate) mod stall;
 pub(crate) mod symbols;
 
-/// The timestamper's old path (its model is a device's now).
-pub(crate) use crate::devices::timestamper;
+/// The old paths of the timestamper and the daisychain (their models are devices' now).
+pub(crate) use crate::devices::{daisychain, timestamper};

@@ -16,6 +16,7 @@
 //!
 //! [baby RISC-V memory map]: https://github.com/tenstorrent/tt-isa-documentation/blob/main/WormholeB0/TensixTile/BabyRISCV/README.md#memory-map
 
+pub(crate) mod daisychain;
 mod gpr;
 mod mailbox;
 mod niu;
@@ -33,10 +34,10 @@ mod wall_clock;
 mod tests;
 
 use crate::chip::memory::L1;
-use crate::debug::daisychain::Daisychain;
 use crate::error::FaultKind;
 use crate::noc::niu::Niu;
 use crate::tensix::{Hold, Tensix as Coprocessor, CONFIG_VIEW_BYTES};
+use daisychain::Daisychain;
 use riscv_linker::{mmio, Arch, Risc};
 use std::sync::Mutex;
 use timestamper::{Timestamper, UnitSink};
