@@ -261,6 +261,15 @@ macro_rules! entry {
 /// [`crate::map`] with no entry for the accessing core is unmapped for it. Adding a device:
 /// its file, its field in [`Devices`], its entries here.
 pub(crate) const MAP: &[Entry] = &[
+    // The debug block.
+    entry!(mmio::WALL_CLOCK_L, 3 * 4, ALL, wall_clock: wall_clock::WallClock),
+    entry!(mmio::SOFT_RESET_0, 4, ALL, soft_reset_reg: soft_reset::SoftReset),
+    entry!(mmio::TIMESTAMP, 7 * 4, ALL, locked timestamper: Timestamper),
+    entry!(mmio::DBG_L1_MEM_REG0, 4 * 4, ALL, locked daisychain: Daisychain),
+    entry!(mmio::DBG_RD_DATA, 4, ALL, locked daisychain: Daisychain),
+    entry!(mmio::TRISC_PC_BUF_OVERRIDE, 4, ALL, pc_bufs: PcBufs),
+    entry!(mmio::INSTRN_BUF_CTRL0, 3 * 4, ALL, debug_push: push::DebugPush),
+    entry!(mmio::DEBUG_REGS_BASE, mmio::DEBUG_REGS_SIZE, ALL, debug_regs: storage::DebugRegs),
     entry!(mmio::MAILBOX_BASE, mmio::MAILBOX_SIZE, BT, mailboxes: mailbox::Mailboxes),
     // PCBufs for BRISC (all three windows); for a TRISC, its PCBuf, TTSync, semaphores.
     entry!(mmio::PC_BUF_BASE, 3 * mmio::PC_BUF_SIZE, B, pc_bufs: PcBufs),
@@ -278,15 +287,6 @@ pub(crate) const MAP: &[Entry] = &[
     entry!(mmio::MOP_CFG_BASE, mmio::MOP_CFG_SIZE, TRISCS, mop_cfg: tensix_cfg::MopCfg),
     entry!(mmio::TENSIX_CFG_BASE, CONFIG_VIEW_BYTES, BT, config: tensix_cfg::Config),
     entry!(mmio::TENSIX_CFG_BASE, mmio::TENSIX_CFG_SIZE, BT, storage: storage::Storage),
-    // The debug block.
-    entry!(mmio::WALL_CLOCK_L, 3 * 4, ALL, wall_clock: wall_clock::WallClock),
-    entry!(mmio::SOFT_RESET_0, 4, ALL, soft_reset_reg: soft_reset::SoftReset),
-    entry!(mmio::TIMESTAMP, 7 * 4, ALL, locked timestamper: Timestamper),
-    entry!(mmio::DBG_L1_MEM_REG0, 4 * 4, ALL, locked daisychain: Daisychain),
-    entry!(mmio::DBG_RD_DATA, 4, ALL, locked daisychain: Daisychain),
-    entry!(mmio::TRISC_PC_BUF_OVERRIDE, 4, ALL, pc_bufs: PcBufs),
-    entry!(mmio::INSTRN_BUF_CTRL0, 3 * 4, ALL, debug_push: push::DebugPush),
-    entry!(mmio::DEBUG_REGS_BASE, mmio::DEBUG_REGS_SIZE, ALL, debug_regs: storage::DebugRegs),
     entry!(mmio::NOC0_REGS_BASE, 2 * mmio::NOC_REGS_SIZE, ALL, nius: niu::NiuWindows),
     entry!(mmio::TDMA_REGS_BASE, mmio::TDMA_REGS_SIZE, ALL, storage: storage::Storage),
     entry!(mmio::PIC_REGS_BASE, mmio::PIC_REGS_SIZE, ALL, storage: storage::Storage),
@@ -314,18 +314,41 @@ pub(crate) enum Route {
     Outside,
 }
 
+/// Per 64 KiB block of the top 16 MiB (address bits 16-23), the entries of [`MAP`] that
+/// reach into it, as a mask of their indices: a lookup tries only those, in map order.
+const BLOCKS: [u64; 256] = {
+    assert!(MAP.len() <= 64);
+    let mut blocks = [0u64; 256];
+    let mut i = 0;
+    while i < MAP.len() {
+        let e = &MAP[i];
+        assert!(e.base >> 24 == 0xFF && e.size > 0);
+        let mut b = (e.base >> 16) & 0xFF;
+        while b <= ((e.base + (e.size - 1)) >> 16) & 0xFF {
+            blocks[b as usize] |= 1 << i;
+            b += 1;
+        }
+        i += 1;
+    }
+    blocks
+};
+
 /// What an access at `addr` by `risc` reaches (above local RAM).
 pub(crate) fn route(addr: u32, risc: Risc) -> Route {
-    let Some(span) = crate::map::span(addr) else {
-        return Route::Outside;
-    };
     let core = 1 << risc.index();
-    match MAP
-        .iter()
-        .find(|e| addr.wrapping_sub(e.base) < e.size && e.cores & core != 0)
-    {
-        Some(e) => Route::Device(e),
-        None => Route::Unmapped(span.name),
+    if addr >> 24 == 0xFF {
+        let mut m = BLOCKS[((addr >> 16) & 0xFF) as usize];
+        while m != 0 {
+            let e = &MAP[m.trailing_zeros() as usize];
+            if addr.wrapping_sub(e.base) < e.size && e.cores & core != 0 {
+                return Route::Device(e);
+            }
+            m &= m - 1;
+        }
+    }
+    match crate::map::span(addr) {
+        Some(span) => Route::Unmapped(span.name),
+        None => Route::Outside,
     }
 }
 

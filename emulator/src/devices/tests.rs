@@ -660,3 +660,19 @@ fn instruction_fifo_debug_registers() {
     );
     assert!(e.to_string().contains("debug-bus push"), "{e}");
 }
+
+#[test]
+fn every_map_entry_lies_in_the_address_map() {
+    for e in MAP {
+        let mut a = e.base;
+        while a < e.base + e.size {
+            assert!(crate::map::span(a).is_some(), "{:#x} of {:#x}", a, e.base);
+            a += 0x100;
+        }
+        assert!(
+            crate::map::span(e.base + e.size - 1).is_some(),
+            "{:#x}",
+            e.base
+        );
+    }
+}
