@@ -42,8 +42,6 @@ use riscv_linker::{mmio, Arch, Risc};
 use std::sync::Mutex;
 use timestamper::{Timestamper, UnitSink};
 
-pub(crate) use pcbuf::PcBufs;
-
 /// One load or store at a device window, as a core makes it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Access {
@@ -202,10 +200,13 @@ pub(crate) trait TileDevice {
 
 /// Cores of a map entry, by bit [`Risc::index`].
 type Cores = u8;
-const B: Cores = 1 << 0;
-const TRISCS: Cores = 0b1_1100;
+const fn core(risc: Risc) -> Cores {
+    1 << risc.index()
+}
+const B: Cores = core(Risc::Brisc);
+const TRISCS: Cores = core(Risc::Trisc0) | core(Risc::Trisc1) | core(Risc::Trisc2);
 const BT: Cores = B | TRISCS;
-const ALL: Cores = 0b1_1111;
+const ALL: Cores = BT | core(Risc::Ncrisc);
 
 /// What a device's own borrow leaves of the tile's devices for its [`Ctx`].
 pub(crate) struct Parts<'d> {
@@ -267,13 +268,13 @@ pub(crate) const MAP: &[Entry] = &[
     entry!(mmio::TIMESTAMP, 7 * 4, ALL, locked timestamper: Timestamper),
     entry!(mmio::DBG_L1_MEM_REG0, 4 * 4, ALL, locked daisychain: Daisychain),
     entry!(mmio::DBG_RD_DATA, 4, ALL, locked daisychain: Daisychain),
-    entry!(mmio::TRISC_PC_BUF_OVERRIDE, 4, ALL, pc_bufs: PcBufs),
+    entry!(mmio::TRISC_PC_BUF_OVERRIDE, 4, ALL, pc_bufs: pcbuf::PcBufs),
     entry!(mmio::INSTRN_BUF_CTRL0, 3 * 4, ALL, debug_push: push::DebugPush),
     entry!(mmio::DEBUG_REGS_BASE, mmio::DEBUG_REGS_SIZE, ALL, debug_regs: storage::DebugRegs),
     entry!(mmio::MAILBOX_BASE, mmio::MAILBOX_SIZE, BT, mailboxes: mailbox::Mailboxes),
     // PCBufs for BRISC (all three windows); for a TRISC, its PCBuf, TTSync, semaphores.
-    entry!(mmio::PC_BUF_BASE, 3 * mmio::PC_BUF_SIZE, B, pc_bufs: PcBufs),
-    entry!(mmio::PC_BUF_BASE, 4, TRISCS, pc_bufs: PcBufs),
+    entry!(mmio::PC_BUF_BASE, 3 * mmio::PC_BUF_SIZE, B, pc_bufs: pcbuf::PcBufs),
+    entry!(mmio::PC_BUF_BASE, 4, TRISCS, pc_bufs: pcbuf::PcBufs),
     entry!(mmio::TTSYNC_COPROCESSOR_DONE, 8, TRISCS, ttsync: ttsync::TtSyncs),
     entry!(mmio::SEMAPHORE_BASE, 4 * mmio::SEMAPHORES, TRISCS, semaphores: semaphore::Semaphores),
     entry!(mmio::PC_BUF_BASE, mmio::PC_BUF_SIZE, TRISCS, storage: storage::Storage),
@@ -335,12 +336,12 @@ const BLOCKS: [u64; 256] = {
 
 /// What an access at `addr` by `risc` reaches (above local RAM).
 pub(crate) fn route(addr: u32, risc: Risc) -> Route {
-    let core = 1 << risc.index();
+    let me = core(risc);
     if addr >> 24 == 0xFF {
         let mut m = BLOCKS[((addr >> 16) & 0xFF) as usize];
         while m != 0 {
             let e = &MAP[m.trailing_zeros() as usize];
-            if addr.wrapping_sub(e.base) < e.size && e.cores & core != 0 {
+            if addr.wrapping_sub(e.base) < e.size && e.cores & me != 0 {
                 return Route::Device(e);
             }
             m &= m - 1;
@@ -384,7 +385,7 @@ pub(crate) struct Devices {
     /// are paused; a core reaches it through `&mut self` (`Mutex::get_mut`).
     pub daisychain: Mutex<Daisychain>,
     mailboxes: mailbox::Mailboxes,
-    pub(crate) pc_bufs: PcBufs,
+    pc_bufs: pcbuf::PcBufs,
     ttsync: ttsync::TtSyncs,
     semaphores: semaphore::Semaphores,
     gprs: gpr::Gprs,
@@ -396,9 +397,9 @@ pub(crate) struct Devices {
     wall_clock: wall_clock::WallClock,
     nius: niu::NiuWindows,
     /// The plain storage windows.
-    pub(crate) storage: storage::Storage,
+    storage: storage::Storage,
     /// The rest of the debug block.
-    pub(crate) debug_regs: storage::DebugRegs,
+    debug_regs: storage::DebugRegs,
 }
 
 impl Devices {
