@@ -136,7 +136,7 @@ impl L1 {
     }
 
     /// Writes the 16 bytes of `words` (little-endian words) at the 16-byte aligned `addr`
-    /// as one unit, for the debug timestamper ([`crate::debug::timestamper`]): on x86-64 a single
+    /// as one unit, for the debug timestamper ([`crate::devices::timestamper`]): on x86-64 a single
     /// aligned SSE store (`movdqa`), which processors with AVX carry out atomically (Intel
     /// SDM vol. 3A, "Guaranteed Atomic Operations"), so no observer of the mapping sees
     /// part of a unit; elsewhere (or were the mapping not 16-byte aligned) four release

@@ -59,7 +59,7 @@ pub enum FaultKind {
     },
     /// No core of the device can make progress again: every running core repeats a loop
     /// that stores nothing and reads only what nothing will change, or waits on a FIFO
-    /// (`crate::debug::stall`). `cores`: how many cores are stuck (each described in
+    /// (`crate::chip::stall`). `cores`: how many cores are stuck (each described in
     /// [`Fault::others`]).
     Deadlock {
         /// Cores stuck.

@@ -34,7 +34,7 @@
 mod bus;
 mod chip;
 mod config;
-mod debug;
+mod devices;
 mod error;
 mod isa;
 #[cfg(all(target_arch = "x86_64", unix))]

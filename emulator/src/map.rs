@@ -1,7 +1,7 @@
 //! The tile's address map as its RISC-V cores see it: which window lies at an address, its
 //! name for messages, and its load-latency class for the pipeline. Static data of the map,
 //! below everything that uses it (the bus, the devices, errors); what an access does is the
-//! devices' ([`crate::chip::devices`]).
+//! devices' ([`crate::devices`]).
 
 use riscv_linker::{mmio, Arch, Risc};
 
@@ -92,37 +92,17 @@ pub(crate) fn timing_region(addr: u32, l1_size: u32, local_len: u32) -> Region {
     }
 }
 
-/// The windows of the map above local RAM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Window {
-    Tdma,
-    Debug,
-    Pic,
-    Noc,
-    Overlay,
-    MopCfg,
-    Regfile,
-    /// Instruction push: 0 `INSTRN_BUF_BASE`, 1 and 2 `INSTRN1/2_BUF_BASE`.
-    Instrn(u8),
-    /// `PC_BUF_BASE`, `PC1_BUF_BASE`, `PC2_BUF_BASE`.
-    PcBuf(u8),
-    Mailbox,
-    TensixCfg,
-}
-
 pub(crate) struct Span {
     pub(crate) base: u32,
     pub(crate) size: u32,
-    pub(crate) window: Window,
     pub(crate) name: &'static str,
     pub(crate) load: LoadRegion,
 }
 
-const fn sp(base: u32, size: u32, window: Window, name: &'static str, load: LoadRegion) -> Span {
+const fn sp(base: u32, size: u32, name: &'static str, load: LoadRegion) -> Span {
     Span {
         base,
         size,
-        window,
         name,
         load,
     }
@@ -134,112 +114,86 @@ const SPANS: [Span; 16] = [
     sp(
         mmio::TDMA_REGS_BASE,
         mmio::TDMA_REGS_SIZE,
-        Window::Tdma,
         "RISCV_TDMA_REGS (TDMA-RISC)",
         Mmio,
     ),
     sp(
         mmio::DEBUG_REGS_BASE,
         mmio::DEBUG_REGS_SIZE,
-        Window::Debug,
         "RISCV_DEBUG_REGS (tile control/debug/status)",
         Mmio,
     ),
     sp(
         mmio::PIC_REGS_BASE,
         mmio::PIC_REGS_SIZE,
-        Window::Pic,
         "PIC registers",
         Mmio,
     ),
-    sp(
-        mmio::NOC0_REGS_BASE,
-        mmio::NOC_REGS_SIZE,
-        Window::Noc,
-        "NOC0_REGS",
-        Mmio,
-    ),
-    sp(
-        mmio::NOC1_REGS_BASE,
-        mmio::NOC_REGS_SIZE,
-        Window::Noc,
-        "NOC1_REGS",
-        Mmio,
-    ),
+    sp(mmio::NOC0_REGS_BASE, mmio::NOC_REGS_SIZE, "NOC0_REGS", Mmio),
+    sp(mmio::NOC1_REGS_BASE, mmio::NOC_REGS_SIZE, "NOC1_REGS", Mmio),
     sp(
         mmio::NOC_OVERLAY_BASE,
         mmio::NOC_OVERLAY_SIZE,
-        Window::Overlay,
         "NOC_OVERLAY (NoC overlay)",
         Mmio,
     ),
     sp(
         mmio::MOP_CFG_BASE,
         mmio::MOP_CFG_SIZE,
-        Window::MopCfg,
         "TENSIX_MOP_CFG_BASE (MOP expander configuration)",
         NoLoad,
     ),
     sp(
         mmio::REGFILE_BASE,
         mmio::REGFILE_SIZE,
-        Window::Regfile,
         "REGFILE_BASE (Tensix GPRs)",
         Tensix,
     ),
     sp(
         mmio::INSTRN_BUF_BASE,
         mmio::INSTRN_BUF_SIZE,
-        Window::Instrn(0),
         "INSTRN_BUF_BASE (push Tensix instruction)",
         NoLoad,
     ),
     sp(
         mmio::INSTRN1_BUF_BASE,
         mmio::INSTRN_BUF_SIZE,
-        Window::Instrn(1),
         "INSTRN1_BUF_BASE (BRISC's push to Tensix thread T1)",
         NoLoad,
     ),
     sp(
         mmio::INSTRN2_BUF_BASE,
         mmio::INSTRN_BUF_SIZE,
-        Window::Instrn(2),
         "INSTRN2_BUF_BASE (BRISC's push to Tensix thread T2)",
         NoLoad,
     ),
     sp(
         mmio::PC_BUF_BASE,
         mmio::PC_BUF_SIZE,
-        Window::PcBuf(0),
         "PC_BUF_BASE (PCBufs, TTSync, Tensix semaphores)",
         Fifo,
     ),
     sp(
         mmio::PC1_BUF_BASE,
         mmio::PC_BUF_SIZE,
-        Window::PcBuf(1),
         "PC1_BUF_BASE (PCBuf from BRISC to TRISC1)",
         Fifo,
     ),
     sp(
         mmio::PC2_BUF_BASE,
         mmio::PC_BUF_SIZE,
-        Window::PcBuf(2),
         "PC2_BUF_BASE (PCBuf from BRISC to TRISC2)",
         Fifo,
     ),
     sp(
         mmio::MAILBOX_BASE,
         mmio::MAILBOX_SIZE,
-        Window::Mailbox,
         "TENSIX_MAILBOX0..3_BASE (mailboxes)",
         Fifo,
     ),
     sp(
         mmio::TENSIX_CFG_BASE,
         mmio::TENSIX_CFG_SIZE,
-        Window::TensixCfg,
         "TENSIX_CFG_BASE (Tensix backend configuration)",
         Tensix,
     ),

@@ -7,9 +7,9 @@ use crate::chip::executor::Executor;
 use crate::chip::image::Image;
 use crate::chip::loader::{Program, Target};
 use crate::chip::memory::{TileMem, L1};
-use crate::chip::mmio::TileRegs;
 use crate::chip::tile::Tile;
 use crate::config::DeviceConfig;
+use crate::devices::Devices;
 use crate::error::EmuError;
 use crate::isa::hart::{Hart, HartState};
 use crate::noc::niu::{Niu, Topology};
@@ -134,10 +134,7 @@ impl Device {
                     l1: image.l1(chip, i as u32),
                     code: code.clone(),
                     code_end,
-                    regs: TileRegs {
-                        wall_offset: offsets[global],
-                        ..TileRegs::default()
-                    },
+                    regs: Devices::new(offsets[global]),
                     timing: cfg.timing,
                     misaligned: cfg.misaligned,
                     niu: cfg
@@ -146,7 +143,7 @@ impl Device {
                         .then(|| Box::new(Niu::new(topo.clone(), global, coord))),
                     risc: Risc::Brisc,
                 };
-                mem.regs.dev.tensix.attach_l1(mem.l1);
+                mem.regs.tensix.attach_l1(mem.l1);
                 tiles.push(Tile {
                     chip,
                     coord,
@@ -349,18 +346,13 @@ impl Device {
 
     /// `tile`'s Tensix `Dst` register.
     fn dst(&self, chip: u32, tile: NocCoord) -> Result<&Dst, EmuError> {
-        Ok(&self.tiles[self.tile_index(chip, tile)?]
-            .mem
-            .regs
-            .dev
-            .tensix
-            .dst)
+        Ok(&self.tiles[self.tile_index(chip, tile)?].mem.regs.tensix.dst)
     }
 
     /// `tile`'s Tensix `Dst` register, to write (between runs).
     fn dst_mut(&mut self, chip: u32, tile: NocCoord) -> Result<&mut Dst, EmuError> {
         let i = self.tile_index(chip, tile)?;
-        Ok(&mut self.tiles[i].mem.regs.dev.tensix.dst)
+        Ok(&mut self.tiles[i].mem.regs.tensix.dst)
     }
 
     /// `Dst16b[row][col]` of `tile`'s Tensix coprocessor (`row` modulo 1024, `col` below

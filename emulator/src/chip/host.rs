@@ -5,15 +5,15 @@
 //! The tile's debug timestamper registers are reachable the same way (a card's NoC
 //! address space has them at the cores' addresses), so a host can drain its buffers.
 //! The debug daisychain's registers too, so a host can program sampling and read
-//! `DBG_RD_DATA` ([`crate::debug::daisychain`]).
+//! `DBG_RD_DATA` ([`crate::devices::daisychain`]).
 //!
 //! These take `&self` so that a hook of [`Device::run_with_hook`] can drain rings and
 //! write consumer positions while the tiles are paused. They go through the same shared
 //! mapping as the cores, with the same atomic accesses (see [`crate::chip::memory`]).
 
 use crate::chip::device::Device;
-use crate::debug::daisychain::Daisychain;
-use crate::debug::timestamper::Timestamper;
+use crate::devices::daisychain::Daisychain;
+use crate::devices::timestamper::Timestamper;
 use crate::error::EmuError;
 use riscv_linker::NocCoord;
 use std::sync::atomic::Ordering;
@@ -115,7 +115,7 @@ impl Device {
                 .unwrap_or_else(|e| e.into_inner());
             return d
                 .write(addr, value, at, &mut |a, w| {
-                    crate::debug::timestamper::write_unit(&l1, code, a, w)
+                    crate::devices::timestamper::write_unit(&l1, code, a, w)
                 })
                 .map_err(|why| {
                     EmuError::Config(format!(

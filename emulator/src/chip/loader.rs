@@ -5,7 +5,7 @@
 //! [`riscv_linker::memory_map`]: the boot word (BRISC), code, data, or local RAM. One of
 //! them must cover the reset PC. Errors name the file, the segment and the regions.
 
-use crate::debug::symbols::Symbols;
+use crate::chip::symbols::Symbols;
 use crate::error::EmuError;
 use object::{Architecture, Endianness, Object, ObjectSegment};
 use riscv_linker::{MemoryMap, Region};

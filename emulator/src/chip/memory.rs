@@ -7,11 +7,11 @@
 //!    BRISC boot word) fault, which is also what keeps the interpreter's pre-decoded code
 //!    valid.
 //! 2. The core's private local RAM at `LOCAL_RAM_BASE`.
-//! 3. The MMIO windows ([`crate::chip::mmio`]); with the NoC model on, the two NIU windows are
+//! 3. The MMIO windows ([`crate::devices`]); with the NoC model on, the two NIU windows are
 //!    the tile's NIUs ([`crate::noc::niu`]): reading one first applies every NoC event due
 //!    by the reading core's clock, writing `CMD_CTRL` issues a request. The other windows
-//!    are the tile's devices ([`crate::chip::devices`]), as the accessing core sees them; a store
-//!    to the debug timestamper ([`crate::debug::timestamper`]) may write a 16-byte unit into L1.
+//!    are the tile's devices ([`crate::devices`]), as the accessing core sees them; a store
+//!    to the debug timestamper ([`crate::devices::timestamper`]) may write a 16-byte unit into L1.
 //!
 //! Anything else faults. A device access that has to wait (an empty mailbox, a full
 //! PCBuf, ...) returns [`FaultKind::Blocked`] with nothing done. All accesses are naturally
@@ -20,11 +20,11 @@
 
 pub(crate) use crate::bus::L1;
 use crate::bus::{Marks, TileBus};
-use crate::chip::mmio::{is_mmio, TileRegs};
 use crate::config::{Misaligned, Timing};
-use crate::debug::timestamper::{write_unit, Timestamper};
+use crate::devices::timestamper::write_unit;
+use crate::devices::{Access, Devices, Noc};
 use crate::error::FaultKind;
-use crate::noc::niu::{in_window, Niu};
+use crate::noc::niu::Niu;
 use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
 
 /// The memory system of one tile, as its cores see it.
@@ -35,13 +35,13 @@ pub(crate) struct TileMem {
     pub code: Vec<(Region, Risc)>,
     /// No code lies at or above this address.
     pub code_end: u32,
-    pub regs: TileRegs,
+    pub regs: Devices,
     pub timing: Timing,
     pub misaligned: Misaligned,
     /// The tile's NIUs (`None`: the NoC model is off and the windows are plain storage).
     pub niu: Option<Box<Niu>>,
     /// The core making the accesses (set by [`crate::isa::hart::Hart::run`]): devices map
-    /// differently per core ([`crate::chip::devices`]).
+    /// differently per core ([`crate::devices`]).
     pub risc: Risc,
 }
 
@@ -119,7 +119,7 @@ impl TileBus for TileMem {
 
     #[inline]
     fn read_is_timeless(&self, addr: u32) -> bool {
-        crate::chip::devices::read_is_timeless(addr, self.risc)
+        crate::devices::read_is_timeless(addr, self.risc)
     }
 
     #[inline(always)]
@@ -138,7 +138,7 @@ impl TileBus for TileMem {
     }
 
     fn sample(&mut self, pc: u32, from: u64, to: u64, marks: &Marks) -> Result<(), FaultKind> {
-        let span = crate::debug::daisychain::span_of(pc, from, to, marks);
+        let span = crate::devices::daisychain::span_of(pc, from, to, marks);
         self.sample_span(&span, from, to)
     }
 }
@@ -146,7 +146,7 @@ impl TileBus for TileMem {
 impl TileMem {
     #[cold]
     fn load_mmio<const N: u32>(&mut self, addr: u32, time: u64) -> Loaded {
-        if !is_mmio(addr) {
+        if !crate::map::in_map(addr) {
             return Err(FaultKind::Access {
                 addr,
                 size: N,
@@ -173,7 +173,7 @@ impl TileMem {
 
     #[cold]
     fn store_mmio<const N: u32>(&mut self, addr: u32, v: u32, time: u64) -> Result<(), FaultKind> {
-        if !is_mmio(addr) {
+        if !crate::map::in_map(addr) {
             return Err(FaultKind::Access {
                 addr,
                 size: N,
@@ -181,48 +181,45 @@ impl TileMem {
             });
         }
         let risc = self.risc;
-        let word_addr = addr & !3;
-        if N != 4 && Timestamper::owns(word_addr) {
-            return Err(Timestamper::narrow_store(word_addr, N));
-        }
+        let a = Access {
+            addr,
+            size: N,
+            risc,
+            time,
+        };
         let word = if N == 4 {
             v
         } else {
             // Narrow stores merge into the register's current contents; a device gets only
-            // the stored bytes, in their lanes.
+            // the stored bytes, in their lanes (`TileDevice::merges`).
             let shift = (addr & 3) * 8;
             let mask = ((1u32 << (N * 8)) - 1) << shift;
-            let old = if self.regs.merges(addr, risc) {
+            let old = if self.regs.merges(&a)? {
                 self.read_reg(addr, N, time, risc)?
             } else {
                 0
             };
             (old & !mask) | ((v << shift) & mask)
         };
-        if in_window(word_addr) {
-            if let Some(n) = self.niu.as_mut() {
-                n.write(&self.l1, word_addr, word, time)?;
-                return Ok(());
-            }
-        }
-        let (l1, code) = (&self.l1, &self.code);
-        self.regs.write(addr, N, word, risc, time, &mut |a, d| {
-            write_unit(l1, code, a, d)
-        })
+        let (l1, code, code_end) = (&self.l1, &self.code, self.code_end);
+        let noc = self.niu.as_deref_mut().map(|niu| Noc { niu, l1, code_end });
+        self.regs
+            .write(&a, word, noc, &mut |u, d| write_unit(l1, code, u, d))
     }
 
     /// A read of the register word holding `addr` (a `size`-byte load, for messages) by
     /// core `risc`, whose clock reads `time`.
     fn read_reg(&mut self, addr: u32, size: u32, time: u64, risc: Risc) -> Result<u32, FaultKind> {
-        let word_addr = addr & !3;
-        if in_window(word_addr) {
-            let code_end = self.code_end;
-            if let Some(n) = self.niu.as_mut() {
-                n.apply_until(&self.l1, time, code_end);
-                return Ok(n.read(word_addr, time));
-            }
-        }
-        self.regs.read(addr, size, time, risc)
+        let a = Access {
+            addr,
+            size,
+            risc,
+            time,
+        };
+        let (l1, code, code_end) = (&self.l1, &self.code, self.code_end);
+        let noc = self.niu.as_deref_mut().map(|niu| Noc { niu, l1, code_end });
+        self.regs
+            .read(&a, noc, &mut |u, d| write_unit(l1, code, u, d))
     }
 
     /// Applies the NoC events due at or before `time` (a window start).
@@ -231,5 +228,61 @@ impl TileMem {
         if let Some(n) = self.niu.as_mut() {
             n.apply_until(&self.l1, time, code_end);
         }
+    }
+}
+
+/// The debug daisychain's side of the tile memory: what the devices and the coprocessor show
+/// the samples of the core it watches.
+impl TileMem {
+    /// The debug daisychain, from a core's side (no locking: `&mut self`).
+    pub(crate) fn daisychain(&mut self) -> &mut crate::devices::daisychain::Daisychain {
+        self.regs
+            .daisychain
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the daisychain samples `risc` (which must then be interpreted).
+    #[inline]
+    pub(crate) fn samples(&mut self, risc: Risc) -> bool {
+        self.daisychain().sampled() == Some(risc)
+    }
+
+    /// The sampled core spent `from..to` in `span`: takes the samples due.
+    pub(crate) fn sample_span(
+        &mut self,
+        span: &crate::devices::daisychain::Span,
+        from: u64,
+        to: u64,
+    ) -> Result<(), crate::error::FaultKind> {
+        use crate::devices::daisychain::GroupD;
+        let state = match self.daisychain().group_d_selected() {
+            Some(r) => {
+                let i = r.index() - Risc::Trisc0.index();
+                let (pcbuf_head, pcbuf_full) = self.regs.pc_buf_state(i);
+                GroupD {
+                    pcbuf_head,
+                    pcbuf_full,
+                    tensix: self.regs.tensix.debug_state(i),
+                }
+            }
+            None => GroupD::default(),
+        };
+        let (l1, code) = (self.l1, &self.code);
+        let d = self
+            .regs
+            .daisychain
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        d.observe(span, from, to, &state, &mut |a, w| {
+            crate::devices::timestamper::write_unit(&l1, code, a, w)
+        })
+        .map_err(crate::error::FaultKind::Daisychain)
+    }
+
+    /// The sampled core does not run until `to` (the tile's window ended), or the run
+    /// ended (`u64::MAX`): takes the samples due, showing it idle.
+    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::error::FaultKind> {
+        self.sample_span(&Default::default(), to, to)
     }
 }

@@ -19,8 +19,8 @@
 use crate::chip::device::Device;
 use crate::chip::memory::L1;
 use crate::chip::tile::Tile;
-use crate::debug::daisychain::Daisychain;
-use crate::debug::stall::Watch;
+use crate::chip::stall::Watch;
+use crate::devices::daisychain::Daisychain;
 use crate::error::{EmuError, Fault};
 use crate::isa::hart::HartState;
 use crate::isa::lines::HartLines;
@@ -160,7 +160,7 @@ impl Device {
             hook(self);
             segment += 1;
         }
-        // The daisychains' samples still due show idle cores (crate::debug::daisychain).
+        // The daisychains' samples still due show idle cores (crate::devices::daisychain).
         if let Some(fault) = self
             .tiles
             .iter_mut()
@@ -179,7 +179,7 @@ impl Device {
 
     /// Runs every tile to `rel` cycles past its run start, in NoC epochs while the NoC is
     /// in use ([`crate::noc`]); `reached` is how far the tiles have got. Returns the first
-    /// fault in tile order, or the deadlock `watch` finds ([`crate::debug::stall`]).
+    /// fault in tile order, or the deadlock `watch` finds ([`crate::chip::stall`]).
     fn run_segment(
         &mut self,
         reached: &mut u64,
@@ -217,7 +217,7 @@ impl Device {
                 .deadline
                 .is_some_and(|d| std::time::Instant::now() >= d)
             {
-                return Some(crate::debug::stall::timeout(self));
+                return Some(crate::chip::stall::timeout(self));
             }
             if to >= rel {
                 return None;

@@ -29,10 +29,12 @@
 use crate::chip::executor::Executor;
 use crate::chip::loader::Program;
 use crate::chip::memory::TileMem;
+use crate::devices::Wait;
 use crate::error::{Fault, FaultKind};
 use crate::isa::exec::Exit;
 use crate::isa::hart::{Hart, HartState};
 use crate::isa::lines::{self, Cause};
+use crate::tensix::Hold;
 use riscv_linker::{NocCoord, Risc};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -109,7 +111,7 @@ impl Tile {
     }
 
     /// The debug daisychain's samples of a core that does not run until `to` (`u64::MAX`:
-    /// the run ended), see [`crate::debug::daisychain`].
+    /// the run ended), see [`crate::devices::daisychain`].
     pub fn sample_idle(&mut self, to: u64) -> Result<(), Box<Fault>> {
         let Some(risc) = self.mem.daisychain().sampled() else {
             return Ok(());
@@ -138,7 +140,7 @@ impl Tile {
         if !self.mem.samples(risc) {
             return Ok(());
         }
-        let span = crate::debug::daisychain::Span {
+        let span = crate::devices::daisychain::Span {
             pc,
             issue_from: to,
             access_from: from,
@@ -254,19 +256,17 @@ impl Tile {
         match r {
             Ok(Exit::Blocked { addr, write }) => {
                 // Nothing but another core or the Tensix coprocessor can change the FIFO:
-                // retry no earlier than the next cycle one of them can act at.
+                // retry no earlier than the next cycle one of them can act at, or the cycle
+                // the device knows the access can succeed at.
+                let wait = self.mem.regs.waits_on(addr, self.harts[i].risc, write);
                 let cause = if self.harts[i].lines.is_some() {
-                    self.hold_cause(i, addr, write)
+                    self.hold_cause(wait)
                 } else {
                     Cause::FifoWait as usize
                 };
-                let coprocessor = &self.mem.regs.dev.tensix;
+                let coprocessor = &self.mem.regs.tensix;
                 let cop = coprocessor.active().then(|| coprocessor.now());
-                // A push behind a MOP expansion cannot succeed before the expansion ends.
-                let push = crate::chip::devices::risc_push_thread(addr, self.harts[i].risc)
-                    .filter(|_| write)
-                    .and_then(|t| coprocessor.earliest_push(t));
-                if let Some(at) = push {
+                if let Some(at) = wait.until(coprocessor) {
                     let h = &mut self.harts[i];
                     h.stuck = None;
                     let from = h.core.time;
@@ -312,26 +312,19 @@ impl Tile {
         self.check_budget(i)
     }
 
-    /// The cause index of the cycles core `i` is held on a blocked access at `addr`
-    /// ([`crate::isa::lines`]): a TRISC's push into a full coprocessor FIFO is `tensix-fifo`, a
-    /// TTSync read `ttsync`, each with what the coprocessor thread waits on now; anything
+    /// The cause index of the cycles a core is held on a blocked access that waits on
+    /// `wait` ([`crate::isa::lines`]): a push into a full coprocessor FIFO is `tensix-fifo`,
+    /// a TTSync read `ttsync`, each with what the coprocessor thread waits on now; anything
     /// else (mailboxes, PCBufs) `fifo-wait`.
-    fn hold_cause(&self, i: usize, addr: u32, write: bool) -> usize {
-        use crate::chip::devices::{target, Device, Target};
-        use crate::tensix::Hold;
-        let risc = self.harts[i].risc;
-        let cop = &self.mem.regs.dev.tensix;
-        match (target(addr, risc), write) {
-            (Target::Device(Device::Push { thread }), true) => {
-                let hold = Hold::Push {
-                    after_mop: risc == Risc::Brisc,
-                };
-                lines::tensix_fifo(cop.wait_reason(thread as usize, hold))
-            }
-            (Target::Device(Device::TtSync { thread, which }), false) => {
-                lines::ttsync(cop.wait_reason(thread, Hold::Sync(which)))
-            }
-            _ => Cause::FifoWait as usize,
+    fn hold_cause(&self, wait: Wait) -> usize {
+        let cop = &self.mem.regs.tensix;
+        match wait {
+            Wait::Tensix {
+                thread,
+                hold: hold @ Hold::Push { .. },
+            } => lines::tensix_fifo(cop.wait_reason(thread, hold)),
+            Wait::Tensix { thread, hold } => lines::ttsync(cop.wait_reason(thread, hold)),
+            Wait::Peers => Cause::FifoWait as usize,
         }
     }
 
@@ -379,7 +372,7 @@ impl Tile {
             .collect();
         let mut f = self.fault(i, FaultKind::Blocked { addr, write });
         f.others = others;
-        f.others.extend(self.mem.regs.dev.tensix.waits());
+        f.others.extend(self.mem.regs.tensix.waits());
         f
     }
 

@@ -75,7 +75,7 @@ pub struct DeviceConfig {
     /// The NoC and DRAM model ([`NocConfig::for_arch`] by default).
     pub noc: NocConfig,
     /// Stop a run as a deadlock ([`crate::FaultKind::Deadlock`]) once no core can make
-    /// progress again (`crate::debug::stall`). Off by default: the detector assumes that nothing
+    /// progress again (`crate::chip::stall`). Off by default: the detector assumes that nothing
     /// outside the emulator (another process writing the image, a hook of
     /// [`crate::Device::run_with_hook`]) writes a word a core polls without also reading a
     /// clock. A profiler consumer qualifies (it writes `TAIL` and its heartbeat, and the

@@ -116,7 +116,7 @@ impl Hart {
 
     /// [`Hart::interpret`] in lines mode: charges every cycle the clock advances to the
     /// instruction that advanced it, by cause ([`crate::isa::lines`]), and hands the span to the
-    /// debug daisychain when it samples this core ([`crate::debug::daisychain`]).
+    /// debug daisychain when it samples this core ([`crate::devices::daisychain`]).
     fn interpret_lines<B: TileBus>(
         &mut self,
         mem: &mut B,

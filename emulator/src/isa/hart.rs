@@ -61,7 +61,7 @@ pub(crate) struct Core {
     /// Accesses whose result may change without any store (a CSR, a clock, a FIFO pop, a
     /// register with side effects): counted by the interpreter, which runs every such
     /// access (the JIT never does). A core that did none and stored nothing since the
-    /// deadlock detector last looked has only read memory ([`crate::debug::stall`]).
+    /// deadlock detector last looked has only read memory ([`crate::chip::stall`]).
     pub observed: u64,
     /// Host address of the JIT's lines-mode counters (see `jit`), 0 outside lines mode.
     pub lines: usize,

@@ -199,11 +199,6 @@ fn is_noc_window(addr: u32) -> Option<(u8, u32)> {
     (off1 < mmio::NOC_REGS_SIZE).then_some((1, off1))
 }
 
-/// Whether `addr` is in an NIU register window.
-pub(crate) fn in_window(addr: u32) -> bool {
-    is_noc_window(addr).is_some()
-}
-
 impl Niu {
     pub fn new(topo: Arc<Topology>, global: usize, coord: NocCoord) -> Niu {
         Niu {

@@ -1,4 +1,6 @@
-//! The tile's debug timestamper: timestamp event streams written into L1.
+//! The tile's debug timestamper (`TIMESTAMP` .. `TIMESTAMP_BUF1_END`,
+//! 0xFFB121FC..0xFFB12214): timestamp event streams written into L1, one per tile, its
+//! counter the tile's wall clock at the access.
 //!
 //! Tenstorrent's ISA documentation gives the unit's complete functional model as
 //! pseudo-code (tt-isa-documentation, `WormholeB0/TensixTile/DebugTimestamper.md`,
@@ -7,36 +9,11 @@
 //! `accum`, and the methods are `CmdWrite`, `CntlWrite`, `StatusRead`, `StatusWrite`,
 //! `SetEventSize`, `AppendU32` and `FlushAccum`.
 //!
-//! * A 32-bit store to [`mmio::TIMESTAMP`] by any of the tile's five cores runs `CmdWrite`
-//!   with the tile's wall clock at the store's issue cycle as `counter` (one timestamper
-//!   per tile: the five cores share one stream, interleaved in cycle order, which the
-//!   tile's causal scheduling guarantees).
-//! * Events gather in a 16-byte unit; a full or flushed unit goes to the first valid buffer
-//!   with space (`start + position <= end`, in 16-byte units) as one atomic 16-byte write
-//!   to L1 through the cores' own view of it ([`L1::store16`]), so a host mapping the image
-//!   sees it. With no such buffer the unit is dropped and every valid buffer marked
-//!   overflowed.
-//! * `EveryCycle`'s counter is the wall clock itself ([`crate::chip::mmio`]); its other half -
-//!   while `reset_streams` (bit 31 of the control register) is set, every cycle clears the
-//!   full and overflow bits and empties the unit being gathered - is applied lazily: before
-//!   any access at a later cycle than the last one seen, the reset is applied once (it is
-//!   idempotent) if the bit was set at the end of that last cycle. So a write that sets the
-//!   bit takes effect at the next cycle boundary, and a pulse (set, then clear at any later
-//!   cycle) resets the streams once.
-//!
-//! One reading of the page is ours: its `FlushAccum` sets `event_size` to 0 even when the
-//! flush happens part-way through a 96-bit event (the second and third of every four
-//! straddle two units), which would make `StatusRead`'s `accum_pos_96b` read only 0 or 1
-//! and let another size follow into the unit; the text says neither happens, so the size
-//! is kept while words of a straddling event remain gathered (`cmd_write`).
-//!
-//! Undefined behaviour in the page's model (`UndefinedBehaviour()`: a command whose low
-//! three bits are 5 or 6; an event or flush of another size than the events already in the
-//! unit) faults the storing core ([`FaultKind::Timestamper`]). So do things the page leaves
-//! open and the emulator cannot carry out: a unit that would land outside L1 or inside a
-//! code region, and a 1- or 2-byte store to a timestamper register (the page defines 32-bit
-//! writes).
+//! How the model meets the tile (stores, units in L1, `EveryCycle`), the one reading of the
+//! page that is ours, and what faults: [`Timestamper`]. A host reaches the registers too
+//! ([`Timestamper::host_read`]).
 
+use super::{Access, Ctx, TileDevice};
 use crate::chip::memory::L1;
 use crate::error::FaultKind;
 use riscv_linker::mmio::{self, timestamp as ts};
@@ -82,6 +59,37 @@ pub(crate) struct Accum {
 }
 
 /// The debug timestamper of one tile.
+///
+/// * A 32-bit store to [`mmio::TIMESTAMP`] by any of the tile's five cores runs `CmdWrite`
+///   with the tile's wall clock at the store's issue cycle as `counter` (one timestamper
+///   per tile: the five cores share one stream, interleaved in cycle order, which the
+///   tile's causal scheduling guarantees).
+/// * Events gather in a 16-byte unit; a full or flushed unit goes to the first valid buffer
+///   with space (`start + position <= end`, in 16-byte units) as one atomic 16-byte write
+///   to L1 through the cores' own view of it ([`L1::store16`]), so a host mapping the image
+///   sees it. With no such buffer the unit is dropped and every valid buffer marked
+///   overflowed.
+/// * `EveryCycle`'s counter is the wall clock itself ([`super::Devices::wall`]); its other half -
+///   while `reset_streams` (bit 31 of the control register) is set, every cycle clears the
+///   full and overflow bits and empties the unit being gathered - is applied lazily: before
+///   any access at a later cycle than the last one seen, the reset is applied once (it is
+///   idempotent) if the bit was set at the end of that last cycle. So a write that sets the
+///   bit takes effect at the next cycle boundary, and a pulse (set, then clear at any later
+///   cycle) resets the streams once.
+///
+/// One reading of the page is ours: its `FlushAccum` sets `event_size` to 0 even when the
+/// flush happens part-way through a 96-bit event (the second and third of every four
+/// straddle two units), which would make `StatusRead`'s `accum_pos_96b` read only 0 or 1
+/// and let another size follow into the unit; the text says neither happens, so the size
+/// is kept while words of a straddling event remain gathered (`cmd_write`).
+///
+/// Undefined behaviour in the page's model (`UndefinedBehaviour()`: a command whose low
+/// three bits are 5 or 6; an event or flush of another size than the events already in the
+/// unit) faults the storing core ([`FaultKind::Timestamper`]). So do things the page leaves
+/// open and the emulator cannot carry out: a unit that would land outside L1 or inside a
+/// code region, and a 1- or 2-byte store to a timestamper register (the page defines 32-bit
+/// writes).
+///
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Timestamper {
     pub bufs: [Buf; 2],
@@ -149,7 +157,7 @@ fn reg_name(addr: u32) -> &'static str {
 impl Timestamper {
     /// Whether word address `addr` is one of the timestamper's registers
     /// ([`mmio::TIMESTAMP`] ..= [`mmio::TIMESTAMP_BUF1_END`]; the wall clock is
-    /// [`crate::chip::mmio`]'s).
+    /// [`super::wall_clock`]'s).
     pub fn owns(addr: u32) -> bool {
         (mmio::TIMESTAMP..=mmio::TIMESTAMP_BUF1_END).contains(&addr)
     }
@@ -448,6 +456,25 @@ impl Timestamper {
             Err("a host register write wrote a unit (internal)".into())
         })
         .map_err(|e| e.to_string())
+    }
+}
+
+/// The registers as the tile's cores reach them: a 1- or 2-byte store faults.
+impl TileDevice for Timestamper {
+    fn name(&self) -> &'static str {
+        "debug timestamper"
+    }
+
+    fn read(&mut self, a: &Access, cx: &mut Ctx<'_>) -> Result<u32, FaultKind> {
+        Ok(Timestamper::read(self, a.word(), cx.wall))
+    }
+
+    fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
+        Timestamper::write(self, a.word(), word, cx.wall, cx.unit)
+    }
+
+    fn merges(&self, addr: u32, size: u32) -> Result<bool, FaultKind> {
+        Err(Timestamper::narrow_store(addr & !3, size))
     }
 }
 

@@ -3,57 +3,14 @@
 //! `DBG_RD_DATA`, written to L1 once per trigger, or sampled every `N` cycles into `c`
 //! consecutive 16-byte slots of the low 1 MiB of L1.
 //!
-//! ## Registers (`riscv_linker::mmio::{DBG_BUS_CNTL, DBG_L1_MEM_REG0..2, DBG_RD_DATA}`)
-//!
-//! * `DBG_BUS_CNTL`: `SignalSel`, `DaisySel`, `Read32Sel`, `Enabled`; reads back.
-//! * `DBG_L1_MEM_REG0`/`REG1`: first slot (address / 16) and first slot + `c`; read back.
-//! * `DBG_L1_MEM_REG2`: `WriteMode == 0xF` latches `REG0` as the next slot; a rising
-//!   `WriteTrigger` with `WriteMode` 0 or 1 writes the current 128 bits there (mode 1 then
-//!   moves to the next slot); `WriteMode == 4` with a rising `WriteTrigger` starts sampling:
-//!   `c = REG1 - REG0` samples every `N = SamplingInterval + 1` cycles. Slot numbers are
-//!   address bits 4-19, so every slot lies in the low 1 MiB. Leaving `WriteMode == 0xF`
-//!   takes `REG0` as the next slot.
-//! * `DBG_RD_DATA`: the 32 bits of the last presented 128 that `Read32Sel` selects.
-//!
-//! ## Signals
-//!
-//! With `DaisySel == 7`, group A of a core (`SignalSel` 10, 12, 14, 16, 24 for B, T0, T1,
-//! T2, NC) and group D of a TRISC (19, 21, 23), and with any `DaisySel` the self-test
-//! pattern (`SignalSel == 255`). Other groups read as zero. The model's group A: word 0 the
-//! pc of the instruction the core is spending the cycle on (the one the exact line profile,
-//! [`crate::isa::lines`], charges it to) with bit 31 set in its own issue cycles (not while it
-//! waits for an operand, the store queue, a load slot, a FIFO or an instruction fetch);
-//! word 1 the address a load or store is trying to emit while it waits for the store queue,
-//! a load slot or a FIFO (bits 30/31: read/write); word 2 that pc again as the frontend's
-//! fetch pc; word 3 zero (no "just fetched" instruction). Group D of TRISC i, from the
-//! devices and the coprocessor model ([`GroupD`]): the PCBuf's head, empty and full bits
-//! (0-24), bit 25 "a `MOP` queued or expanding", bit 26 "thread i has instructions in
-//! flight" (TTSync's signals), bit 30 "waits on a TTSync read", bit 31 "waits on a read from
-//! its PCBuf", bits 84/85 the template being expanded, 86-117 the `MOP` being expanded or
-//! the head of the FIFO before the MOP Expander, 118 that FIFO or the expander busy, 125
-//! that FIFO full. Not modelled (zero): bit 28 (RISCV B waiting on the PCBuf) and bits
-//! 51-83 (the instruction leaving the MOP Expander this cycle). The coprocessor part is
-//! its state at the latest cycle simulated, which is never later than the sample (the
-//! model runs lazily up to the last access of any core). A core that is not running a
-//! kernel (in reset, halted: the emulator has no firmware idle loop) shows pc 0, nothing
-//! retiring.
-//!
-//! ## Time
-//!
-//! Samples are taken at the sampled core's own clock, as it executes: the interpreter hands
-//! every instruction's span of cycles to [`Daisychain::observe`] (so a sampled core runs on
-//! the interpreter, never the JIT), the tile every span it holds the core on a FIFO, and the
-//! tile's window ends the spans in which the core does not run. A sample is due every `N`
-//! cycles from the arming; it is delayed by `N` while L1 is busy. Which L1 port the
-//! daisychain writes through is not documented, and the page calls a delay rare ("extreme
-//! contention"): the model counts L1 as busy for a sample when the port of the sampled core
-//! is contended, an access of another core holding it while the sampled core waits to emit
-//! its own (the sampled core's own stores alone do not delay a sample, or a store loop
-//! would be under-sampled). Sampling armed while the tile is
-//! idle (between runs: the emulator does not step idle time) starts with the next run.
-//! When a run ends, the samples still due are taken at once, showing the idle core.
+//! The registers, the signals the model presents and how samples follow the sampled
+//! core's clock: [`Daisychain`]. The tile's side of sampling (what the devices and the
+//! coprocessor show, the samples of a held or idle core) is
+//! [`crate::chip::memory::TileMem::sample_span`].
 
-use crate::debug::timestamper::UnitSink;
+use super::{Access, Ctx, TileDevice};
+use crate::devices::timestamper::UnitSink;
+use crate::error::FaultKind;
 use crate::isa::lines::Marks;
 use riscv_linker::mmio::{self, daisychain as dc};
 use riscv_linker::Risc;
@@ -129,6 +86,57 @@ struct Sampling {
 }
 
 /// The daisychain of one tile.
+///
+/// # Registers (`riscv_linker::mmio::{DBG_BUS_CNTL, DBG_L1_MEM_REG0..2, DBG_RD_DATA}`)
+///
+/// * `DBG_BUS_CNTL`: `SignalSel`, `DaisySel`, `Read32Sel`, `Enabled`; reads back.
+/// * `DBG_L1_MEM_REG0`/`REG1`: first slot (address / 16) and first slot + `c`; read back.
+/// * `DBG_L1_MEM_REG2`: `WriteMode == 0xF` latches `REG0` as the next slot; a rising
+///   `WriteTrigger` with `WriteMode` 0 or 1 writes the current 128 bits there (mode 1 then
+///   moves to the next slot); `WriteMode == 4` with a rising `WriteTrigger` starts sampling:
+///   `c = REG1 - REG0` samples every `N = SamplingInterval + 1` cycles. Slot numbers are
+///   address bits 4-19, so every slot lies in the low 1 MiB. Leaving `WriteMode == 0xF`
+///   takes `REG0` as the next slot.
+/// * `DBG_RD_DATA`: the 32 bits of the last presented 128 that `Read32Sel` selects.
+///
+/// # Signals
+///
+/// With `DaisySel == 7`, group A of a core (`SignalSel` 10, 12, 14, 16, 24 for B, T0, T1,
+/// T2, NC) and group D of a TRISC (19, 21, 23), and with any `DaisySel` the self-test
+/// pattern (`SignalSel == 255`). Other groups read as zero. The model's group A: word 0 the
+/// pc of the instruction the core is spending the cycle on (the one the exact line profile,
+/// [`crate::isa::lines`], charges it to) with bit 31 set in its own issue cycles (not while it
+/// waits for an operand, the store queue, a load slot, a FIFO or an instruction fetch);
+/// word 1 the address a load or store is trying to emit while it waits for the store queue,
+/// a load slot or a FIFO (bits 30/31: read/write); word 2 that pc again as the frontend's
+/// fetch pc; word 3 zero (no "just fetched" instruction). Group D of TRISC i, from the
+/// devices and the coprocessor model ([`GroupD`]): the PCBuf's head, empty and full bits
+/// (0-24), bit 25 "a `MOP` queued or expanding", bit 26 "thread i has instructions in
+/// flight" (TTSync's signals), bit 30 "waits on a TTSync read", bit 31 "waits on a read from
+/// its PCBuf", bits 84/85 the template being expanded, 86-117 the `MOP` being expanded or
+/// the head of the FIFO before the MOP Expander, 118 that FIFO or the expander busy, 125
+/// that FIFO full. Not modelled (zero): bit 28 (RISCV B waiting on the PCBuf) and bits
+/// 51-83 (the instruction leaving the MOP Expander this cycle). The coprocessor part is
+/// its state at the latest cycle simulated, which is never later than the sample (the
+/// model runs lazily up to the last access of any core). A core that is not running a
+/// kernel (in reset, halted: the emulator has no firmware idle loop) shows pc 0, nothing
+/// retiring.
+///
+/// # Time
+///
+/// Samples are taken at the sampled core's own clock, as it executes: the interpreter hands
+/// every instruction's span of cycles to [`Daisychain::observe`] (so a sampled core runs on
+/// the interpreter, never the JIT), the tile every span it holds the core on a FIFO, and the
+/// tile's window ends the spans in which the core does not run. A sample is due every `N`
+/// cycles from the arming; it is delayed by `N` while L1 is busy. Which L1 port the
+/// daisychain writes through is not documented, and the page calls a delay rare ("extreme
+/// contention"): the model counts L1 as busy for a sample when the port of the sampled core
+/// is contended, an access of another core holding it while the sampled core waits to emit
+/// its own (the sampled core's own stores alone do not delay a sample, or a store loop
+/// would be under-sampled). Sampling armed while the tile is
+/// idle (between runs: the emulator does not step idle time) starts with the next run.
+/// When a run ends, the samples still due are taken at once, showing the idle core.
+///
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Daisychain {
     cntl: u32,
@@ -396,56 +404,23 @@ pub(crate) fn span_of(pc: u32, from: u64, to: u64, m: &Marks) -> Span {
     }
 }
 
-impl crate::chip::memory::TileMem {
-    /// The debug daisychain, from a core's side (no locking: `&mut self`).
-    pub(crate) fn daisychain(&mut self) -> &mut Daisychain {
-        self.regs
-            .daisychain
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
+/// The registers as the tile's cores reach them.
+impl TileDevice for Daisychain {
+    fn name(&self) -> &'static str {
+        "debug daisychain"
     }
 
-    /// Whether the daisychain samples `risc` (which must then be interpreted).
-    #[inline]
-    pub(crate) fn samples(&mut self, risc: Risc) -> bool {
-        self.daisychain().sampled() == Some(risc)
+    fn read(&mut self, a: &Access, _: &mut Ctx<'_>) -> Result<u32, FaultKind> {
+        Ok(Daisychain::read(self, a.word()))
     }
 
-    /// The sampled core spent `from..to` in `span`: takes the samples due.
-    pub(crate) fn sample_span(
-        &mut self,
-        span: &Span,
-        from: u64,
-        to: u64,
-    ) -> Result<(), crate::error::FaultKind> {
-        let (l1, code) = (self.l1, &self.code);
-        let d = self
-            .regs
-            .daisychain
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner());
-        let state = match d.group_d_selected() {
-            Some(r) => {
-                let i = r.index() - Risc::Trisc0.index();
-                let (pcbuf_head, pcbuf_full) = self.regs.dev.pc_buf_state(i);
-                GroupD {
-                    pcbuf_head,
-                    pcbuf_full,
-                    tensix: self.regs.dev.tensix.debug_state(i),
-                }
-            }
-            None => GroupD::default(),
-        };
-        d.observe(span, from, to, &state, &mut |a, w| {
-            crate::debug::timestamper::write_unit(&l1, code, a, w)
-        })
-        .map_err(crate::error::FaultKind::Daisychain)
+    fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
+        Daisychain::write(self, a.word(), word, Some(a.time), cx.unit)
+            .map_err(FaultKind::Daisychain)
     }
 
-    /// The sampled core does not run until `to` (the tile's window ended), or the run
-    /// ended (`u64::MAX`): takes the samples due, showing it idle.
-    pub(crate) fn sample_idle(&mut self, to: u64) -> Result<(), crate::error::FaultKind> {
-        self.sample_span(&Span::default(), to, to)
+    fn merges(&self, _: u32, _: u32) -> Result<bool, FaultKind> {
+        Ok(true)
     }
 }
 

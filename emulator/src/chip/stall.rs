@@ -210,8 +210,7 @@ fn outside_quiet(dev: &Device) -> bool {
                 .map(|h| h.core.time)
                 .min()
                 .unwrap_or(t.now);
-            !t.mem.regs.dev.tensix.active()
-                && t.mem.niu.as_ref().is_none_or(|n| n.settled(earliest))
+            !t.mem.regs.tensix.active() && t.mem.niu.as_ref().is_none_or(|n| n.settled(earliest))
         })
 }
 
@@ -237,7 +236,6 @@ pub(crate) fn timeout(dev: &mut Device) -> Box<Fault> {
         lines.extend(
             t.mem
                 .regs
-                .dev
                 .tensix
                 .waits()
                 .into_iter()
@@ -296,7 +294,6 @@ fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
         lines.extend(
             t.mem
                 .regs
-                .dev
                 .tensix
                 .waits()
                 .into_iter()
@@ -334,10 +331,8 @@ fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
                 .map(|&(at, addr, value)| {
                     let what = if addr < l1 {
                         "L1".to_string()
-                    } else if let Some(kind) = frozen::kind(addr, risc) {
-                        frozen::name(kind, addr, arch)
                     } else {
-                        crate::map::region_name(addr).to_string()
+                        frozen::name(t, addr, risc, arch)
                     };
                     let src = line(at).map(|l| format!(" at {l}")).unwrap_or_default();
                     format!("{what} {addr:#010x} (reads {value:#x}{src})")

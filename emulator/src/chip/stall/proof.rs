@@ -174,8 +174,7 @@ pub(super) fn step_pure(t: &mut Tile, i: usize) -> Option<Stepped> {
             return None;
         }
         let (risc, time) = (h.risc, h.core.time);
-        let kind = frozen::frozen(t, addr, risc, time)?;
-        let v = frozen::peek(t, kind, addr, size, time);
+        let v = frozen::peek(t, addr, size, risc, time)?;
         let v = match inst.op {
             Op::Lb => v as u8 as i8 as i32 as u32,
             Op::Lh => v as u16 as i16 as i32 as u32,
