@@ -108,7 +108,7 @@ pub mod testing;
 pub use error::{Error, Location, Result};
 pub use input::{capture, decode, devmem, launch, readout, replay, stamp, tt_metal};
 pub use model::{
-    clock, critpath, elf, import, markers, oplog, ops, pass, profile, resolve, sites, spooled,
-    timebase, timeline,
+    clock, critpath, elf, import, markers, oplog, ops, pass, profile, resolve, ring_source, sites,
+    spooled, timebase, timeline,
 };
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};

@@ -6,6 +6,8 @@
 //! resolved whole, [`profile::Profile`], with its per-ring views; [`timeline`] collects them.
 //! [`critpath`] matches waits to signals and walks each op's critical path. [`import`]
 //! builds a profile from tt-metal's own capture files instead of device memory.
+//! [`ring_source`] is where the outputs take each ring's records from: the profile, or a
+//! second pass over the input ([`pass`], [`spooled`], [`import`]).
 
 pub mod clock;
 pub mod critpath;
@@ -17,6 +19,7 @@ pub mod ops;
 pub mod pass;
 pub mod profile;
 pub mod resolve;
+pub mod ring_source;
 pub mod sites;
 pub mod spooled;
 pub mod timebase;

@@ -42,7 +42,7 @@ use crate::pass::RingPass;
 use crate::profile::Profile;
 use crate::readout::{Readout, Released, RingReport};
 use crate::resolve::{Resolution, RingSites};
-use crate::sink::RingSource;
+use crate::ring_source::RingSource;
 use crate::timebase::{ChipTime, Timebase};
 use crate::tt_metal::device_log::DeviceLog;
 use crate::tt_metal::op_report::{self, ReportOp};
@@ -405,7 +405,7 @@ mod tests {
     /// whose rows it passed over, and every ring comes out as the held import makes it.
     #[test]
     fn interleaved_rings_are_read_again_instead_of_held() {
-        use crate::sink::RingSource;
+        use crate::ring_source::RingSource;
         let dir = crate::testing::temp_dir("import-interleaved");
         let csv = dir.join(crate::csv::FILE_NAME);
         let r = fixture::readout();
