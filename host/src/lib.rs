@@ -82,23 +82,19 @@
 //! # }
 //! ```
 
+mod util;
+
 mod input;
 mod model;
 pub mod sink;
 
-pub mod atomic;
 pub mod capture_session;
 pub mod diff;
-pub mod error;
-/// Opening user-named input files: regular files only, reads bounded by their size.
-pub mod files;
-pub mod issue;
 /// Building kernel crates for `riscv32im-unknown-none-elf`.
 pub mod kernels;
 #[cfg(feature = "emulator")]
 pub mod lines;
 pub mod pathdiff;
-pub mod printable;
 pub mod provenance;
 #[cfg(feature = "emulator")]
 pub mod session;
@@ -112,3 +108,4 @@ pub use model::{
     spooled, timebase, timeline,
 };
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};
+pub use util::{atomic, error, files, issue, printable};

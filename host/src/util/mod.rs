@@ -1,0 +1,12 @@
+//! The utility layer, below input, model and sink: what every layer uses and which uses
+//! none of them.
+//!
+//! [`error`] (the one error type), [`issue`] (problems in device data that do not stop a
+//! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
+//! inputs), [`atomic`] (writing outputs atomically).
+
+pub mod atomic;
+pub mod error;
+pub mod files;
+pub mod issue;
+pub mod printable;
