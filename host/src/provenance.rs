@@ -13,10 +13,7 @@ use riscv_linker::Risc;
 /// The launcher's hash of a kernel ELF's bytes: FNV-1a, 32 bits, never 0 (0 says "no
 /// hash": a launcher that writes none, like tt-metal's).
 pub(crate) fn kernel_hash(bytes: &[u8]) -> u32 {
-    let h = bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
-        (h ^ b as u32).wrapping_mul(0x0100_0193)
-    });
-    h.max(1)
+    crate::util::fnv::fnv1a_32(bytes).max(1)
 }
 
 /// Refuses `log` when, for a core with a kernel hash, the op log names the run that core

@@ -411,14 +411,7 @@ fn pid_space() -> Option<u64> {
         if boot.is_empty() || ns.is_empty() {
             return None;
         }
-        Some(fnv1a(format!("{boot}\n{ns}").as_bytes()))
-    })
-}
-
-/// FNV-1a, 64 bits: a hash that is the same in every build (unlike std's `DefaultHasher`).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        Some(crate::util::fnv::fnv1a(format!("{boot}\n{ns}").as_bytes()))
     })
 }
 

@@ -3,10 +3,11 @@
 //!
 //! [`error`] (the one error type), [`issue`] (problems in device data that do not stop a
 //! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
-//! inputs), [`atomic`] (writing outputs atomically).
+//! inputs), [`atomic`] (writing outputs atomically), and one FNV-1a hash (`fnv`).
 
 pub mod atomic;
 pub mod error;
 pub mod files;
+pub(crate) mod fnv;
 pub mod issue;
 pub mod printable;

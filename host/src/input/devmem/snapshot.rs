@@ -33,6 +33,7 @@ use super::{check_access, DeviceMemory, TileTable};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::readout::RingId;
+use crate::util::fnv::{self, fnv1a};
 use riscv_linker::devfile::Geometry;
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
@@ -235,8 +236,8 @@ impl Snapshot {
         let head = self.encode_body(places.len())?;
         let mut failed = None;
         write_atomic(path, |w| {
-            let mut h = Fnv1a::default();
-            h.write(w, &head)?;
+            let mut h = fnv1a(&head);
+            w.write_all(&head)?;
             for (place, id) in &places {
                 let bytes = payload(*id).map_err(|e| {
                     let what = e.to_string();
@@ -251,10 +252,11 @@ impl Snapshot {
                 for v in place {
                     header.extend_from_slice(&v.to_le_bytes());
                 }
-                h.write(w, &header)?;
-                h.write(w, &bytes)?;
+                h = fnv::extend(fnv::extend(h, &header), &bytes);
+                w.write_all(&header)?;
+                w.write_all(&bytes)?;
             }
-            w.write_all(&h.0.to_le_bytes())
+            w.write_all(&h.to_le_bytes())
         })
         .map_err(|e| failed.take().unwrap_or(e))
     }
@@ -429,32 +431,6 @@ fn insert(runs: &mut BTreeMap<u32, Vec<u32>>, addr: u32, words: &[u32]) {
     let at = ((addr as u64 - start) / 4) as usize;
     merged[at..at + words.len()].copy_from_slice(words);
     runs.insert(start as u32, merged);
-}
-
-/// 64-bit FNV-1a over bytes written in pieces.
-struct Fnv1a(u64);
-
-impl Default for Fnv1a {
-    fn default() -> Fnv1a {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv1a {
-    /// Hashes `bytes` and writes them to `w`.
-    fn write(&mut self, w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
-        self.0 = bytes.iter().fold(self.0, |h, &b| {
-            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-        w.write_all(bytes)
-    }
-}
-
-/// 64-bit FNV-1a.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 /// A cursor over the file's bytes that names what it was reading when the file ends.
@@ -694,9 +670,7 @@ impl Reader {
             }
             let take = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
             let h = self.hash.unwrap_or_default();
-            self.hash = Some(buf[..take].iter().fold(h, |h, &b| {
-                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            }));
+            self.hash = Some(fnv::extend(h, &buf[..take]));
             self.r.consume(take);
             self.at += take as u64;
             left -= take as u64;
@@ -717,9 +691,7 @@ impl Reader {
 
     fn hashed(&mut self, bytes: &[u8]) {
         if let Some(h) = self.hash {
-            self.hash = Some(bytes.iter().fold(h, |h, &b| {
-                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            }));
+            self.hash = Some(fnv::extend(h, bytes));
         }
     }
 
