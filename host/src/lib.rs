@@ -95,7 +95,6 @@ pub mod kernels;
 #[cfg(feature = "emulator")]
 pub mod lines;
 pub mod pathdiff;
-pub mod provenance;
 #[cfg(feature = "emulator")]
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
@@ -104,8 +103,8 @@ pub mod testing;
 pub use error::{Error, Location, Result};
 pub use input::{capture, decode, devmem, launch, readout, replay, stamp, tt_metal};
 pub use model::{
-    clock, critpath, elf, import, markers, oplog, ops, pass, profile, resolve, ring_source, sites,
-    spooled, timebase, timeline,
+    clock, critpath, elf, import, markers, oplog, ops, pass, profile, provenance, resolve,
+    ring_source, sites, spooled, timebase, timeline,
 };
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};
 pub use util::{atomic, error, files, issue, printable};

@@ -7,7 +7,8 @@
 //! [`critpath`] matches waits to signals and walks each op's critical path. [`import`]
 //! builds a profile from tt-metal's own capture files instead of device memory.
 //! [`ring_source`] is where the outputs take each ring's records from: the profile, or a
-//! second pass over the input ([`pass`], [`spooled`], [`import`]).
+//! second pass over the input ([`pass`], [`spooled`], [`import`]). [`provenance`] checks
+//! that an op log names the kernels device memory ran.
 
 pub mod clock;
 pub mod critpath;
@@ -18,6 +19,7 @@ pub mod oplog;
 pub mod ops;
 pub mod pass;
 pub mod profile;
+pub mod provenance;
 pub mod resolve;
 pub mod ring_source;
 pub mod sites;
