@@ -22,13 +22,15 @@
 //!    JSON ([`trace`]), the HTML timeline ([`html`]), the summary ([`summary`]), the Tracy
 //!    stream ([`tracy`]). [`outputs::write_all`] writes the standard set into a directory.
 //!
-//! Around them: [`session`] (feature `emulator`, on by default) builds kernels, runs them on
-//! the bundled emulator, drains and writes everything (what `ttprof run` does, as
-//! [`session::run`]); [`capture_session`] attaches to live device memory, drains while
-//! kernels run and writes what it took (what `ttprof capture` does); [`kernels`]
-//! builds kernel crates; [`atomic`] and [`files`] are how files are written and read.
-//! Problems in device data are [`issue::Issue`]s (never a panic, never silent); I/O and
-//! unusable inputs are [`Error`]s. The `ttprof` command line is the `ttprof-cli` crate.
+//! Below them, the utility layer: [`atomic`] and [`files`] (how files are written and
+//! read), [`printable`]; problems in device data are [`issue::Issue`]s (never a panic,
+//! never silent); I/O and unusable inputs are [`Error`]s. Above them, the commands:
+//! [`session`] (feature `emulator`, on by default) builds kernels, runs them on the bundled
+//! emulator, drains and writes everything (what `ttprof run` does, as [`session::run`]);
+//! [`capture_session`] attaches to live device memory, drains while kernels run and writes
+//! what it took (what `ttprof capture` does); [`diff`] and [`pathdiff`] compare runs;
+//! [`kernels`] builds kernel crates. Each layer imports only the layers below it. The
+//! `ttprof` command line is the `ttprof-cli` crate.
 //!
 //! # A new output is one `Sink`
 //!
@@ -88,15 +90,8 @@ mod input;
 mod model;
 pub mod sink;
 
-pub mod capture_session;
-pub mod diff;
-/// Building kernel crates for `riscv32im-unknown-none-elf`.
-pub mod kernels;
-#[cfg(feature = "emulator")]
-pub mod lines;
-pub mod pathdiff;
-#[cfg(feature = "emulator")]
-pub mod session;
+mod commands;
+
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -107,4 +102,8 @@ pub use model::{
     ring_source, sites, spooled, timebase, timeline,
 };
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};
+
+pub use commands::{capture_session, diff, kernels, pathdiff};
+#[cfg(feature = "emulator")]
+pub use commands::{lines, session};
 pub use util::{atomic, error, files, issue, printable};
