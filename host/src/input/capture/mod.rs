@@ -19,7 +19,7 @@ pub mod payload;
 pub mod spool;
 pub mod stop;
 
-pub use stop::{interrupt, interrupted, StopWhen, Stopped};
+pub use stop::{Interrupt, StopWhen, Stopped};
 
 use crate::clock::{ClockSampler, DeviceClock};
 use crate::devmem::DeviceMemory;
@@ -93,16 +93,17 @@ pub struct Progress {
     pub rings: usize,
 }
 
-/// Captures from `mem` until `stop` (or Ctrl-C, if [`interrupt`] was called, as the command line does on Ctrl-C), spooling
-/// into a temporary file in `dir`.
+/// Captures from `mem` until `stop` (or until `interrupt` is raised, as the command line
+/// does on Ctrl-C), spooling into a temporary file in `dir`.
 pub fn capture(
     mem: &dyn DeviceMemory,
     stop: &StopWhen,
+    interrupt: &Interrupt,
     pacing: Pacing,
     dir: &Path,
     progress: impl FnMut(&Progress),
 ) -> Result<Captured> {
-    capture_sampled(mem, stop, pacing, dir, None, progress)
+    capture_sampled(mem, stop, interrupt, pacing, dir, None, progress)
 }
 
 /// [`capture`], and clock-sync samples through `clock` while draining: after every drain the
@@ -111,6 +112,7 @@ pub fn capture(
 pub fn capture_sampled(
     mem: &dyn DeviceMemory,
     stop: &StopWhen,
+    interrupt: &Interrupt,
     pacing: Pacing,
     dir: &Path,
     mut clock: Option<(&dyn DeviceClock, &mut ClockSampler)>,
@@ -133,7 +135,7 @@ pub fn capture_sampled(
     let mut failed = None;
     let stopped = loop {
         // Check first, then drain: whatever was published before the stop is taken.
-        let stopped = stop.reached(start);
+        let stopped = stop.reached(start, interrupt);
         // What a drain that fails part way took from the rings (and freed there) is kept
         // all the same, and so is a drain the spool cannot take (in memory).
         let drained = d.drain();
