@@ -14,11 +14,9 @@
 //! line profile, named from the op log.
 //!
 //! A capture consumes the rings (it moves their `TAIL`), so what it drained is nowhere else
-//! afterwards: an op log it cannot read when the capture ends still leaves the CSV written,
-//! with unnamed zones and an error issue; so does an op log that does not fit the run for
-//! `all_outputs` (the CSV, Perfetto trace and Parquet tables are written instead of the
-//! report's outputs, [`CaptureEvent::AllOutputsFailed`]). Outputs that cannot be written at all
-//! are an [`Error::CaptureLost`] counting the zones lost.
+//! afterwards: an op log that cannot be read, or that does not fit the run, still leaves the
+//! CSV, Perfetto trace and Parquet tables written ([`CaptureEvent::AllOutputsFailed`]);
+//! outputs that cannot be written at all are an [`Error::CaptureLost`].
 
 mod summary;
 mod write;

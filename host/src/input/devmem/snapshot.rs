@@ -4,29 +4,7 @@
 //! A snapshot holds *extents*: runs of 32-bit words at `(chip, tile, L1 address)`. Reading a
 //! word outside every extent is an error naming the address, so a replay cannot silently
 //! read zeros that were never on the device. Writes (a consumer's `TAIL`) change the
-//! in-memory copy only, never the file.
-//!
-//! ## File format (version 1), all integers little-endian
-//!
-//! ```text
-//! 0   magic "TTSNAP\0\0"
-//! 8   version u32 = 1
-//! 12  arch id u32 (riscv_linker::Arch::id)
-//! 16  chips u32
-//! 20  tiles per chip u32
-//! 24  L1 bytes per tile u32 (must equal the arch's)
-//! 28  section count u32
-//! 32  sections, each: tag u32, 0 u32, body length u64, body
-//! end FNV-1a 64-bit hash of every byte before it, u64
-//! ```
-//!
-//! Section tags: `1` tile table (exactly one; `x, y, 0, 0` per tile, chip-major, the device
-//! image's order); `2` extent (`chip u32, tile index u32, address u32`, then the words);
-//! `3` clock sync samples (format in `sync_record.rs`); `4` a ring's drained payload (`chip
-//! u32, tile index u32, RISC index u32`, then the bytes a consumer decoded from that ring
-//! before the snapshot was taken, in ring order: a readout decodes them before the ring's
-//! live span, so a snapshot of a drained run still holds every record). Unknown tags are
-//! skipped, so later versions can add sections readers of this version ignore.
+//! in-memory copy only, never the file. The file format is [`SNAPSHOT_VERSION`]'s.
 
 use super::sync_record::{SyncLog, TAG_SYNC};
 use super::{check_access, DeviceMemory, TileTable};
@@ -45,6 +23,28 @@ use std::sync::RwLock;
 /// File magic of a snapshot.
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"TTSNAP\0\0";
 /// Version of the file format this build reads and writes.
+///
+/// The file format (version 1), all integers little-endian:
+///
+/// ```text
+/// 0   magic "TTSNAP\0\0"
+/// 8   version u32 = 1
+/// 12  arch id u32 (riscv_linker::Arch::id)
+/// 16  chips u32
+/// 20  tiles per chip u32
+/// 24  L1 bytes per tile u32 (must equal the arch's)
+/// 28  section count u32
+/// 32  sections, each: tag u32, 0 u32, body length u64, body
+/// end FNV-1a 64-bit hash of every byte before it, u64
+/// ```
+///
+/// Section tags: `1` tile table (exactly one; `x, y, 0, 0` per tile, chip-major, the device
+/// image's order); `2` extent (`chip u32, tile index u32, address u32`, then the words);
+/// `3` clock sync samples (format in `sync_record.rs`); `4` a ring's drained payload (`chip
+/// u32, tile index u32, RISC index u32`, then the bytes a consumer decoded from that ring
+/// before the snapshot was taken, in ring order: a readout decodes them before the ring's
+/// live span, so a snapshot of a drained run still holds every record). Unknown tags are
+/// skipped, so later versions can add sections readers of this version ignore.
 pub const SNAPSHOT_VERSION: u32 = 1;
 
 const TAG_TILES: u32 = 1;
