@@ -215,8 +215,8 @@ impl Attached {
             &clock::all_tiles(mem),
             options.sample_every_us.saturating_mul(1000),
         );
-        let clock_source: Option<(&dyn DeviceClock, &mut ClockSampler)> =
-            (options.sample_every_us > 0).then_some((&*live as &dyn DeviceClock, &mut sampler));
+        let clock_source: &dyn DeviceClock = &*live;
+        let sampling = options.sample_every_us > 0;
         let spool_dir = options.spool_dir.as_deref().unwrap_or(&options.out);
         let captured = capture_sampled(
             mem,
@@ -224,7 +224,11 @@ impl Attached {
             &options.interrupt,
             pacing,
             spool_dir,
-            clock_source,
+            |ns| {
+                if sampling {
+                    sampler.tick(clock_source, ns);
+                }
+            },
             |p| {
                 if let (Some(d), None) = (daisy.as_mut(), &sample_error) {
                     sample_error = d.poll(mem).err();

@@ -21,7 +21,6 @@ pub mod stop;
 
 pub use stop::{Interrupt, StopWhen, Stopped};
 
-use crate::clock::{ClockSampler, DeviceClock};
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::readout::{DrainOptions, Drainer, Readout};
@@ -103,19 +102,19 @@ pub fn capture(
     dir: &Path,
     progress: impl FnMut(&Progress),
 ) -> Result<Captured> {
-    capture_sampled(mem, stop, interrupt, pacing, dir, None, progress)
+    capture_sampled(mem, stop, interrupt, pacing, dir, |_| {}, progress)
 }
 
-/// [`capture`], and clock-sync samples through `clock` while draining: after every drain the
-/// sampler takes a round when one is due on the capture's own clock (see
-/// [`ClockSampler`]); its samples (and failures) stay in it for the caller's fit.
+/// [`capture`], with `tick` called after every drain with the ns since the capture started
+/// (the capture's own clock): a caller's clock-sync sampler takes a round there when one is
+/// due (`crate::clock::ClockSampler::tick`).
 pub fn capture_sampled(
     mem: &dyn DeviceMemory,
     stop: &StopWhen,
     interrupt: &Interrupt,
     pacing: Pacing,
     dir: &Path,
-    mut clock: Option<(&dyn DeviceClock, &mut ClockSampler)>,
+    mut tick: impl FnMut(u64),
     mut progress: impl FnMut(&Progress),
 ) -> Result<Captured> {
     stop.check()?;
@@ -151,9 +150,7 @@ pub fn capture_sampled(
         live.zones += s.zones;
         live.payload_bytes += s.payload_bytes;
         live.rings = d.reports().count();
-        if let Some((clock, sampler)) = clock.as_mut() {
-            sampler.tick(*clock, start.elapsed().as_nanos() as u64);
-        }
+        tick(start.elapsed().as_nanos() as u64);
         progress(&live);
         if let Some(why) = stopped {
             break why;
