@@ -13,6 +13,8 @@
 pub mod clock;
 pub mod critpath;
 pub mod elf;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod import;
 pub mod markers;
 pub mod oplog;

@@ -267,7 +267,7 @@ pub fn write_all_rings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
     use std::time::UNIX_EPOCH;
 
     fn run(dir: &Path, oplog: &crate::oplog::OpLog) -> Result<Written> {

@@ -323,7 +323,7 @@ fn op_log(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
 
     /// The fixture's device CSV, imported: every zone, value zone, event, datum and sum
     /// comes back with its name, times, value and count, ring by ring.

@@ -328,7 +328,7 @@ fn push_u64(out: &mut Vec<u8>, mut v: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
     use crate::sites::SiteMeta;
     use std::sync::Arc;
 
