@@ -10,13 +10,14 @@
 //!    [`devmem`] ([`DeviceMemory`](devmem::DeviceMemory): the emulator's mapped image, a
 //!    [`Snapshot`](devmem::Snapshot), a card through tt-kmd), [`readout`] (control blocks,
 //!    live spans, the streaming [`Drainer`](readout::Drainer)), [`decode`] (the ring
-//!    encoding), [`capture`] (draining while kernels run), [`replay`], [`launch`].
-//! 2. **Model**: what the records mean. [`oplog`] (what the host ran), [`elf`] and
-//!    [`sites`] (zone metadata from kernel ELFs), [`resolve`], [`clock`] and [`timebase`]
-//!    (cycles to host ns, through frequency steps), [`markers`] (nesting order), [`ops`] (op
-//!    spans from the wrapper zones), and the resolved whole: [`profile::Profile`], built once,
-//!    which yields one [`RingView`](profile::RingView) per ring (zones with depth, cycles,
-//!    host ns and op; events, data, sums).
+//!    encoding), [`capture`] (draining while kernels run), [`replay`], [`launch`], and
+//!    [`oplog`] (what the host ran).
+//! 2. **Model**: what the records mean. [`elf`] and [`sites`] (zone metadata from kernel
+//!    ELFs), [`resolve`], [`clock`] and [`timebase`] (cycles to host ns, through frequency
+//!    steps), [`markers`] (nesting order), [`ops`] (op spans from the wrapper zones), and the
+//!    resolved whole: [`profile::Profile`], built once, which yields one
+//!    [`RingView`](profile::RingView) per ring (zones with depth, cycles, host ns and op;
+//!    events, data, sums).
 //! 3. **Sinks**: every output implements [`sink::Sink`] and is fed ring by ring by one
 //!    driver, [`sink::drive`]: the device CSV ([`csv`]), the op report ([`report`]), trace
 //!    JSON ([`trace`]), the HTML timeline ([`html`]), the summary ([`summary`]), the Tracy
@@ -96,10 +97,10 @@ mod commands;
 pub mod testing;
 
 pub use error::{Error, Location, Result};
-pub use input::{capture, decode, devmem, launch, readout, replay, stamp, tt_metal};
+pub use input::{capture, decode, devmem, launch, oplog, readout, replay, stamp, tt_metal};
 pub use model::{
-    clock, critpath, elf, import, markers, oplog, ops, pass, profile, provenance, resolve,
-    ring_source, sites, spooled, timebase, timeline,
+    clock, critpath, elf, import, markers, ops, pass, profile, provenance, resolve, ring_source,
+    sites, spooled, timebase, timeline,
 };
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};
 
