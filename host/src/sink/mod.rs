@@ -44,6 +44,56 @@ pub use crate::ring_source::{Held, RingSource};
 use std::path::PathBuf;
 
 /// An output fed by [`drive`].
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use ttprof::profile::{Profile, RingView};
+/// use ttprof::sink::{self, Finished, Sink};
+///
+/// /// Zones per name, over every ring.
+/// #[derive(Default)]
+/// struct ZoneCount(BTreeMap<String, u64>);
+///
+/// impl Sink for ZoneCount {
+///     fn ring(&mut self, p: &Profile, ring: &RingView) -> ttprof::Result<()> {
+///         for z in ring.zones() {
+///             *self.0.entry(p.labels()[z.site as usize].name.clone()).or_default() += 1;
+///         }
+///         Ok(())
+///     }
+///
+///     fn finish(&mut self, _: &Profile) -> ttprof::Result<Finished> {
+///         Ok(Finished::default())
+///     }
+/// }
+///
+/// # fn main() -> ttprof::Result<()> {
+/// # use riscv_linker::{Arch, NocCoord, Risc};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let image = dir.path().join("device.img");
+/// # // A simulated BRISC records two launches of a kernel with a zone in a loop (a kernel
+/// # // on the emulator or a card writes the same ring); its L1 becomes a device image.
+/// # let sim = ttprof_rt::sim::Sim::install(Arch::WormholeB0, Risc::Brisc, 0);
+/// # for run in [1, 2] {
+/// #     sim.begin_launch(run);
+/// #     for _ in 0..3 {
+/// #         let _z = ttprof_rt::zone!("tile-loop");
+/// #         sim.advance(1_000);
+/// #     }
+/// #     sim.end_launch();
+/// # }
+/// # let mut builder = ttprof::testing::ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)]);
+/// # builder.put_ring(0, NocCoord::new(1, 1), Risc::Brisc, &sim.l1());
+/// # builder.write(&image)?;
+/// // Read a device image (or a snapshot, or a card: `tt:0`) once, without an op log.
+/// let loaded = Profile::open(&image, None, false)?;
+/// let mut count = ZoneCount::default();
+/// sink::drive(&loaded.profile, &mut [&mut count])?;
+/// // Without an op log the sites are not named: every output says `unresolved-site-<id>`.
+/// assert_eq!(count.0.values().sum::<u64>(), 6);
+/// # Ok(())
+/// # }
+/// ```
 pub trait Sink {
     /// Before the first ring. An error here stops the drive before any file is written.
     fn begin(&mut self, _profile: &Profile) -> Result<()> {
