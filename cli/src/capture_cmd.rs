@@ -23,7 +23,7 @@ use indicatif::ProgressBar;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use ttprof::capture::StopWhen;
+use ttprof::capture::{Interrupt, StopWhen};
 use ttprof::capture_session::{Attached, CaptureEvent, CaptureOptions, CaptureOutcome};
 use ttprof::{issue, Error, Result};
 
@@ -153,11 +153,13 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         .sample
         .map(|n| sample_config(n, args.sample_count, args.sample_buffer, &args.device))
         .transpose()?;
+    let interrupt = Interrupt::default();
     let attached = Attached::open(CaptureOptions {
         device: args.device,
         oplog: args.oplog,
         out: args.out,
         stop,
+        interrupt: interrupt.clone(),
         idle_poll: idle,
         all_outputs: args.all_outputs,
         clock: args.clock,
@@ -170,7 +172,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
     if let Some(note) = attached.idle_note() {
         eprintln!("{note}");
     }
-    install_ctrl_c()?;
+    install_ctrl_c(&interrupt)?;
     eprintln!("capturing {} until {until}", attached.describe());
     let spinner = progress::spinner();
     let drained = attached.capture(|p| {

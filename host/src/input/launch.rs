@@ -126,8 +126,14 @@ pub fn set_kernel(
         chip,
         at,
         profiler::TILE_BLOCK + tile::KERNELS + 4 * risc.index() as u32,
-        crate::provenance::kernel_hash(elf),
+        kernel_hash(elf),
     )
+}
+
+/// The launcher's hash of a kernel ELF's bytes: FNV-1a, 32 bits, never 0 (0 says "no
+/// hash": a launcher that writes none, like tt-metal's).
+pub(crate) fn kernel_hash(bytes: &[u8]) -> u32 {
+    crate::util::fnv::fnv1a_32(bytes).max(1)
 }
 
 /// Marks whether a consumer is draining the tile's rings.

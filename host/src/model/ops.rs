@@ -351,7 +351,7 @@ impl Ops {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::{self, times, TILES};
+    use crate::model::fixture::{self, times, TILES};
 
     #[test]
     fn op_spans_come_from_the_wrapper_zones_of_every_core() {

@@ -18,7 +18,7 @@ use crate::ops::RingWrappers;
 use crate::profile::{Loaded, Profile};
 use crate::readout::{RingId, RingReader, RingReport};
 use crate::resolve::{has_site, Resolution, Resolver};
-use crate::sink::RingSource;
+use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;

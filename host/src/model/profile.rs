@@ -698,7 +698,7 @@ fn overlaps_enough(host: (f64, f64), device: (f64, f64)) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
 
     /// Views built ring by ring hold exactly what the whole timeline holds, and the record
     /// spans the model computes in its one pass match the zones and marks of the views.

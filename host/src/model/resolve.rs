@@ -382,7 +382,7 @@ impl<'a> Resolver<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
     use crate::testing::{site_json, temp_dir, write_kernel_elf, ElfSpec};
     use riscv_linker::Risc;
 

@@ -19,7 +19,7 @@ use crate::pass::RingPass;
 use crate::profile::{Loaded, Profile};
 use crate::readout::{checks, Readout, RingReader, RingReport};
 use crate::resolve::{Resolution, Resolver};
-use crate::sink::RingSource;
+use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
 use std::borrow::Cow;
 use std::path::Path;

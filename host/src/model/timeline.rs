@@ -276,7 +276,7 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::{self, times, TILES};
+    use crate::model::fixture::{self, times, TILES};
 
     use fixture::timeline;
 

@@ -1,25 +1,18 @@
 //! Outputs as sinks of a [`Profile`]: every output file is a [`Sink`] that the one driver,
 //! [`drive`], feeds ring by ring.
 //!
-//! A sink sees the whole model first ([`Sink::begin`]: geometry, ops, site labels,
-//! timebase), then one [`RingView`] at a time in readout order ([`Sink::ring`]: that ring's
-//! zones, nested, with cycles, host ns and op, and its events, data and sums), then
-//! [`Sink::finish`], where it commits its file and says what it wrote and found. A ring's
-//! view is built once for every sink and dropped before the next ring, so memory stays at
-//! one ring's zones plus whatever a sink chooses to keep (the HTML page keeps what it may
-//! draw; the summary 16 bytes per zone for exact percentiles, up to a limit). The rings'
-//! records come from the profile ([`drive`]) or, for a profile built from a first pass that
-//! released them, from a second pass over the input ([`drive_rings`], a [`RingSource`]), so
+//! A sink sees the whole model first ([`Sink::begin`]), then one [`RingView`] at a time in
+//! readout order ([`Sink::ring`]), then [`Sink::finish`], where it commits its file and says
+//! what it wrote and found. A ring's view is built once for every sink and dropped before
+//! the next ring. The rings' records come from the profile ([`drive`]) or from a second
+//! pass over the input ([`drive_rings`], a [`RingSource`], defined in the model layer), so
 //! no more than one ring's records need be in memory.
 //!
 //! Files are written atomically ([`crate::atomic::AtomicFile`]): a sink that fails, or a
-//! driver that stops on another sink's error, leaves no partial file behind.
-//!
-//! A capture too large to hold at once is read ring by ring from its spool: [`stream`]
-//! feeds the sinks that allow it ([`Sink::streams`]) one part (a ring's profile) at a time.
-//!
-//! Adding an output is one file: a type implementing [`Sink`], handed to [`drive`] (or
-//! added to [`crate::outputs::write_all`]'s standard set).
+//! driver that stops on another sink's error, leaves no partial file behind. [`stream`]
+//! feeds the sinks that allow it ([`Sink::streams`]) a capture too large to hold, one part
+//! at a time. Adding an output is one file: a type implementing [`Sink`], handed to
+//! [`drive`] (or added to [`crate::outputs::write_all`]'s standard set).
 
 pub mod analysis;
 pub mod csv;
@@ -47,11 +40,60 @@ pub(crate) use trace::TraceJson;
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
-use crate::readout::RingReport;
-use std::borrow::Cow;
+pub use crate::ring_source::{Held, RingSource};
 use std::path::PathBuf;
 
 /// An output fed by [`drive`].
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use ttprof::profile::{Profile, RingView};
+/// use ttprof::sink::{self, Finished, Sink};
+///
+/// /// Zones per name, over every ring.
+/// #[derive(Default)]
+/// struct ZoneCount(BTreeMap<String, u64>);
+///
+/// impl Sink for ZoneCount {
+///     fn ring(&mut self, p: &Profile, ring: &RingView) -> ttprof::Result<()> {
+///         for z in ring.zones() {
+///             *self.0.entry(p.labels()[z.site as usize].name.clone()).or_default() += 1;
+///         }
+///         Ok(())
+///     }
+///
+///     fn finish(&mut self, _: &Profile) -> ttprof::Result<Finished> {
+///         Ok(Finished::default())
+///     }
+/// }
+///
+/// # fn main() -> ttprof::Result<()> {
+/// # use riscv_linker::{Arch, NocCoord, Risc};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let image = dir.path().join("device.img");
+/// # // A simulated BRISC records two launches of a kernel with a zone in a loop (a kernel
+/// # // on the emulator or a card writes the same ring); its L1 becomes a device image.
+/// # let sim = ttprof_rt::sim::Sim::install(Arch::WormholeB0, Risc::Brisc, 0);
+/// # for run in [1, 2] {
+/// #     sim.begin_launch(run);
+/// #     for _ in 0..3 {
+/// #         let _z = ttprof_rt::zone!("tile-loop");
+/// #         sim.advance(1_000);
+/// #     }
+/// #     sim.end_launch();
+/// # }
+/// # let mut builder = ttprof::testing::ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)]);
+/// # builder.put_ring(0, NocCoord::new(1, 1), Risc::Brisc, &sim.l1());
+/// # builder.write(&image)?;
+/// // Read a device image (or a snapshot, or a card: `tt:0`) once, without an op log.
+/// let loaded = Profile::open(&image, None, false)?;
+/// let mut count = ZoneCount::default();
+/// sink::drive(&loaded.profile, &mut [&mut count])?;
+/// // Without an op log the sites are not named: every output says `unresolved-site-<id>`.
+/// assert_eq!(count.0.values().sum::<u64>(), 6);
+/// # Ok(())
+/// # }
+/// ```
 pub trait Sink {
     /// Before the first ring. An error here stops the drive before any file is written.
     fn begin(&mut self, _profile: &Profile) -> Result<()> {
@@ -88,23 +130,6 @@ pub struct Finished {
     pub files: Vec<PathBuf>,
     /// Problems the output found (zones it had to cut, items it left out).
     pub issues: Vec<Issue>,
-}
-
-/// Where [`drive_rings`] takes each ring's records from: the profile itself ([`Held`]), or
-/// a second pass over the input when the profile was built from passes and released them
-/// (`Profile::from_passes`). Asked once per ring, in readout order.
-pub trait RingSource {
-    /// Ring `index` of the profile, with its records.
-    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>>;
-}
-
-/// The rings a profile holds.
-pub struct Held<'p>(pub &'p Profile);
-
-impl RingSource for Held<'_> {
-    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>> {
-        Ok(Cow::Borrowed(&self.0.readout.rings[index]))
-    }
 }
 
 /// Feeds `profile` to every sink: all `begin`s, then each ring to every sink, then all

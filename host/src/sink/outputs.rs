@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::profile::Profile;
 use crate::report::OpReport;
+use crate::ring_source::{Held, RingSource};
 use crate::sink::{
     self, analysis, graph, AnalysisSink, DeviceCsv, Finished, GraphSink, HtmlPage, OpReportSink,
     ParquetSink, PerfettoSink, Sink, SummarySink, TraceJson,
@@ -147,7 +148,7 @@ impl Written {
 /// (else an error, and no file is written). With [`Options::dataset`], the run is also written into that Parquet dataset in the
 /// same pass.
 pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Written> {
-    write_all_rings(dir, profile, &mut sink::Held(profile), options)
+    write_all_rings(dir, profile, &mut Held(profile), options)
 }
 
 /// [`write_all`], each ring's records taken from `rings` (a profile built from passes,
@@ -155,7 +156,7 @@ pub fn write_all(dir: &Path, profile: &Profile, options: &Options) -> Result<Wri
 pub fn write_all_rings(
     dir: &Path,
     profile: &Profile,
-    rings: &mut dyn sink::RingSource,
+    rings: &mut dyn RingSource,
     options: &Options,
 ) -> Result<Written> {
     let dataset = options
@@ -266,7 +267,7 @@ pub fn write_all_rings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
     use std::time::UNIX_EPOCH;
 
     fn run(dir: &Path, oplog: &crate::oplog::OpLog) -> Result<Written> {

@@ -19,9 +19,8 @@ pub mod payload;
 pub mod spool;
 pub mod stop;
 
-pub use stop::{interrupt, interrupted, StopWhen, Stopped};
+pub use stop::{Interrupt, StopWhen, Stopped};
 
-use crate::clock::{ClockSampler, DeviceClock};
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::readout::{DrainOptions, Drainer, Readout};
@@ -93,27 +92,29 @@ pub struct Progress {
     pub rings: usize,
 }
 
-/// Captures from `mem` until `stop` (or Ctrl-C, if [`interrupt`] was called, as the command line does on Ctrl-C), spooling
-/// into a temporary file in `dir`.
+/// Captures from `mem` until `stop` (or until `interrupt` is raised, as the command line
+/// does on Ctrl-C), spooling into a temporary file in `dir`.
 pub fn capture(
     mem: &dyn DeviceMemory,
     stop: &StopWhen,
+    interrupt: &Interrupt,
     pacing: Pacing,
     dir: &Path,
     progress: impl FnMut(&Progress),
 ) -> Result<Captured> {
-    capture_sampled(mem, stop, pacing, dir, None, progress)
+    capture_sampled(mem, stop, interrupt, pacing, dir, |_| {}, progress)
 }
 
-/// [`capture`], and clock-sync samples through `clock` while draining: after every drain the
-/// sampler takes a round when one is due on the capture's own clock (see
-/// [`ClockSampler`]); its samples (and failures) stay in it for the caller's fit.
+/// [`capture`], with `tick` called after every drain with the ns since the capture started
+/// (the capture's own clock): a caller's clock-sync sampler takes a round there when one is
+/// due (`crate::clock::ClockSampler::tick`).
 pub fn capture_sampled(
     mem: &dyn DeviceMemory,
     stop: &StopWhen,
+    interrupt: &Interrupt,
     pacing: Pacing,
     dir: &Path,
-    mut clock: Option<(&dyn DeviceClock, &mut ClockSampler)>,
+    mut tick: impl FnMut(u64),
     mut progress: impl FnMut(&Progress),
 ) -> Result<Captured> {
     stop.check()?;
@@ -133,7 +134,7 @@ pub fn capture_sampled(
     let mut failed = None;
     let stopped = loop {
         // Check first, then drain: whatever was published before the stop is taken.
-        let stopped = stop.reached(start);
+        let stopped = stop.reached(start, interrupt);
         // What a drain that fails part way took from the rings (and freed there) is kept
         // all the same, and so is a drain the spool cannot take (in memory).
         let drained = d.drain();
@@ -149,9 +150,7 @@ pub fn capture_sampled(
         live.zones += s.zones;
         live.payload_bytes += s.payload_bytes;
         live.rings = d.reports().count();
-        if let Some((clock, sampler)) = clock.as_mut() {
-            sampler.tick(*clock, start.elapsed().as_nanos() as u64);
-        }
+        tick(start.elapsed().as_nanos() as u64);
         progress(&live);
         if let Some(why) = stopped {
             break why;

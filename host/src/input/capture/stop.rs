@@ -4,11 +4,30 @@
 use crate::error::{Error, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Ctrl-C for a capture: a flag its caller raises ([`Interrupt::interrupt`], the `ttprof`
+/// command line does from its Ctrl-C and SIGTERM handler) and the capture holding a clone
+/// of it sees. Clones share the flag.
+#[derive(Clone, Debug, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
 
-/// What ends a capture (Ctrl-C always does, once [`interrupt`] was called).
+impl Interrupt {
+    /// Asks the captures holding this flag to stop as after Ctrl-C: each drains once more,
+    /// detaches and writes its files. Returns whether a stop had already been asked for (a
+    /// second Ctrl-C, on which a command line ends the process at once).
+    pub fn interrupt(&self) -> bool {
+        self.0.swap(true, Ordering::SeqCst)
+    }
+
+    /// Whether [`Interrupt::interrupt`] was called.
+    pub fn interrupted(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// What ends a capture (its [`Interrupt`] always does).
 #[derive(Clone, Debug, PartialEq)]
 pub enum StopWhen {
     /// Only Ctrl-C (or SIGTERM).
@@ -22,7 +41,7 @@ pub enum StopWhen {
 /// Why a capture ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stopped {
-    /// Ctrl-C or SIGTERM ([`interrupt`]).
+    /// Ctrl-C or SIGTERM ([`Interrupt::interrupt`]).
     Interrupted,
     /// The `--seconds` elapsed.
     Elapsed,
@@ -47,19 +66,6 @@ impl Stopped {
     }
 }
 
-/// Asks every capture in this process to stop as after Ctrl-C: it drains once more, detaches
-/// and writes its files. Returns whether a stop had already been asked for (a second Ctrl-C,
-/// on which a command line ends the process at once). The `ttprof` command line calls this
-/// from its Ctrl-C and SIGTERM handler.
-pub fn interrupt() -> bool {
-    INTERRUPTED.swap(true, Ordering::SeqCst)
-}
-
-/// Whether Ctrl-C (or SIGTERM) was received since [`interrupt`].
-pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
-}
-
 impl StopWhen {
     /// Checks that the condition can be met (the flag file exists).
     pub fn check(&self) -> Result<()> {
@@ -76,9 +82,10 @@ impl StopWhen {
         Ok(())
     }
 
-    /// Whether the capture that started at `start` should stop now, and why.
-    pub fn reached(&self, start: Instant) -> Option<Stopped> {
-        if interrupted() {
+    /// Whether the capture that started at `start` and stops on `interrupt` too should stop
+    /// now, and why.
+    pub fn reached(&self, start: Instant, interrupt: &Interrupt) -> Option<Stopped> {
+        if interrupt.interrupted() {
             return Some(Stopped::Interrupted);
         }
         match self {

@@ -4,35 +4,14 @@
 //! A snapshot holds *extents*: runs of 32-bit words at `(chip, tile, L1 address)`. Reading a
 //! word outside every extent is an error naming the address, so a replay cannot silently
 //! read zeros that were never on the device. Writes (a consumer's `TAIL`) change the
-//! in-memory copy only, never the file.
-//!
-//! ## File format (version 1), all integers little-endian
-//!
-//! ```text
-//! 0   magic "TTSNAP\0\0"
-//! 8   version u32 = 1
-//! 12  arch id u32 (riscv_linker::Arch::id)
-//! 16  chips u32
-//! 20  tiles per chip u32
-//! 24  L1 bytes per tile u32 (must equal the arch's)
-//! 28  section count u32
-//! 32  sections, each: tag u32, 0 u32, body length u64, body
-//! end FNV-1a 64-bit hash of every byte before it, u64
-//! ```
-//!
-//! Section tags: `1` tile table (exactly one; `x, y, 0, 0` per tile, chip-major, the device
-//! image's order); `2` extent (`chip u32, tile index u32, address u32`, then the words);
-//! `3` clock sync samples (format in `sync_record.rs`); `4` a ring's drained payload (`chip
-//! u32, tile index u32, RISC index u32`, then the bytes a consumer decoded from that ring
-//! before the snapshot was taken, in ring order: a readout decodes them before the ring's
-//! live span, so a snapshot of a drained run still holds every record). Unknown tags are
-//! skipped, so later versions can add sections readers of this version ignore.
+//! in-memory copy only, never the file. The file format is [`SNAPSHOT_VERSION`]'s.
 
 use super::sync_record::{SyncLog, TAG_SYNC};
 use super::{check_access, DeviceMemory, TileTable};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
 use crate::readout::RingId;
+use crate::util::fnv::{self, fnv1a};
 use riscv_linker::devfile::Geometry;
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
@@ -44,6 +23,28 @@ use std::sync::RwLock;
 /// File magic of a snapshot.
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"TTSNAP\0\0";
 /// Version of the file format this build reads and writes.
+///
+/// The file format (version 1), all integers little-endian:
+///
+/// ```text
+/// 0   magic "TTSNAP\0\0"
+/// 8   version u32 = 1
+/// 12  arch id u32 (riscv_linker::Arch::id)
+/// 16  chips u32
+/// 20  tiles per chip u32
+/// 24  L1 bytes per tile u32 (must equal the arch's)
+/// 28  section count u32
+/// 32  sections, each: tag u32, 0 u32, body length u64, body
+/// end FNV-1a 64-bit hash of every byte before it, u64
+/// ```
+///
+/// Section tags: `1` tile table (exactly one; `x, y, 0, 0` per tile, chip-major, the device
+/// image's order); `2` extent (`chip u32, tile index u32, address u32`, then the words);
+/// `3` clock sync samples (format in `sync_record.rs`); `4` a ring's drained payload (`chip
+/// u32, tile index u32, RISC index u32`, then the bytes a consumer decoded from that ring
+/// before the snapshot was taken, in ring order: a readout decodes them before the ring's
+/// live span, so a snapshot of a drained run still holds every record). Unknown tags are
+/// skipped, so later versions can add sections readers of this version ignore.
 pub const SNAPSHOT_VERSION: u32 = 1;
 
 const TAG_TILES: u32 = 1;
@@ -235,8 +236,8 @@ impl Snapshot {
         let head = self.encode_body(places.len())?;
         let mut failed = None;
         write_atomic(path, |w| {
-            let mut h = Fnv1a::default();
-            h.write(w, &head)?;
+            let mut h = fnv1a(&head);
+            w.write_all(&head)?;
             for (place, id) in &places {
                 let bytes = payload(*id).map_err(|e| {
                     let what = e.to_string();
@@ -251,10 +252,11 @@ impl Snapshot {
                 for v in place {
                     header.extend_from_slice(&v.to_le_bytes());
                 }
-                h.write(w, &header)?;
-                h.write(w, &bytes)?;
+                h = fnv::extend(fnv::extend(h, &header), &bytes);
+                w.write_all(&header)?;
+                w.write_all(&bytes)?;
             }
-            w.write_all(&h.0.to_le_bytes())
+            w.write_all(&h.to_le_bytes())
         })
         .map_err(|e| failed.take().unwrap_or(e))
     }
@@ -429,32 +431,6 @@ fn insert(runs: &mut BTreeMap<u32, Vec<u32>>, addr: u32, words: &[u32]) {
     let at = ((addr as u64 - start) / 4) as usize;
     merged[at..at + words.len()].copy_from_slice(words);
     runs.insert(start as u32, merged);
-}
-
-/// 64-bit FNV-1a over bytes written in pieces.
-struct Fnv1a(u64);
-
-impl Default for Fnv1a {
-    fn default() -> Fnv1a {
-        Fnv1a(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv1a {
-    /// Hashes `bytes` and writes them to `w`.
-    fn write(&mut self, w: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
-        self.0 = bytes.iter().fold(self.0, |h, &b| {
-            (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-        });
-        w.write_all(bytes)
-    }
-}
-
-/// 64-bit FNV-1a.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 /// A cursor over the file's bytes that names what it was reading when the file ends.
@@ -694,9 +670,7 @@ impl Reader {
             }
             let take = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
             let h = self.hash.unwrap_or_default();
-            self.hash = Some(buf[..take].iter().fold(h, |h, &b| {
-                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            }));
+            self.hash = Some(fnv::extend(h, &buf[..take]));
             self.r.consume(take);
             self.at += take as u64;
             left -= take as u64;
@@ -717,9 +691,7 @@ impl Reader {
 
     fn hashed(&mut self, bytes: &[u8]) {
         if let Some(h) = self.hash {
-            self.hash = Some(bytes.iter().fold(h, |h, &b| {
-                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
-            }));
+            self.hash = Some(fnv::extend(h, bytes));
         }
     }
 

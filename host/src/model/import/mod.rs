@@ -1,33 +1,18 @@
 //! A capture tt-metal made on a card, as a [`Profile`]: `ttprof import`'s model.
 //!
-//! The device log ([`crate::tt_metal::device_log`], one row per marker) is streamed once.
-//! Rows become the records a ring readout would have given, per (chip, core, RISC) ring:
+//! The device log ([`crate::tt_metal::device_log`], one row per marker) becomes the records
+//! a ring readout would have given, per (chip, core, RISC) ring (`pairing`): `ZONE_START`
+//! and `ZONE_END` pair into zones as tt-metal's own reader pairs them, `TS_DATA`,
+//! `TS_EVENT` and `ZONE_TOTAL` become data, events and sum zones. Markers that do not pair
+//! are left out and counted (errors: `ttprof import` exits 2 after writing the outputs);
+//! rows of RISCs ttprof does not model are counted and left out (a warning).
 //!
-//! - `ZONE_START` opens a zone on its ring's stack; `ZONE_END` closes the innermost open zone
-//!   of the same name and run (as tt-metal's own reader pairs them) and becomes one zone
-//!   record, written at its close like the device writes it. A `ZONE_END` without its start,
-//!   a start never closed, and an end earlier than its start are left out and counted
-//!   (errors: the outputs are incomplete, `ttprof import` exits 2 after writing them).
-//!   Meta data `{"value": N}` (ttprof's value zones) makes a value zone.
-//! - `TS_DATA` is timestamped data (`data`), `TS_EVENT` an event, `ZONE_TOTAL` a sum zone
-//!   (total cycles in `data`, `{"count": N}` in the meta data, else one measurement).
-//! - `run host ID` is the run; the first row of a run on a ring also gives the ring a `Run`
-//!   record. Rows of RISCs ttprof does not model (`ERISC`, dispatch cores) are counted and
-//!   left out (a warning).
-//!
-//! Sites are the distinct (kind, zone name, source file, source line) of the file, one site
-//! table for every ring (at most 2^16 sites). Ops: one per (chip, run), named by the op
-//! report when one is given (`--ops`: op code, type, attributes, tensors per `DEVICE ID` and
-//! `GLOBAL CALL COUNT`), else `run <id>`. The device log carries no host clock, so times are
-//! cycles since reset over `CHIP_FREQ[MHz]` (one frequency for the file), and an op's host
-//! times are its records' device span on that clock.
-//!
-//! Memory is bounded by the rings, not the file: [`stream`] reads the file twice. The first
-//! pass pairs the rows and keeps only each ring's facts (`crate::pass::RingPass`: sites,
-//! spans, wrapper zones; no record), from which the [`Profile`] is built; the second
-//! (`CsvRings`) pairs them again and hands each ring's records to the outputs as its last
-//! row is read. [`import`] collects the second pass into a profile holding every record
-//! (for `ttprof tracy` and tests).
+//! Ops are one per (chip, run), named by the op report when one is given (`--ops`), else
+//! `run <id>`. The device log carries no host clock: times are cycles since reset over its
+//! `CHIP_FREQ[MHz]`. [`stream`] reads the file twice, so memory is bounded by the rings:
+//! the first pass keeps only each ring's facts (`crate::pass::RingPass`), from which the
+//! [`Profile`] is built, and the second (`CsvRings`) hands each ring's records to the
+//! outputs as its last row is read. [`import`] keeps every record (for `ttprof tracy`).
 
 mod pairing;
 mod rings;
@@ -42,7 +27,7 @@ use crate::pass::RingPass;
 use crate::profile::Profile;
 use crate::readout::{Readout, Released, RingReport};
 use crate::resolve::{Resolution, RingSites};
-use crate::sink::RingSource;
+use crate::ring_source::RingSource;
 use crate::timebase::{ChipTime, Timebase};
 use crate::tt_metal::device_log::DeviceLog;
 use crate::tt_metal::op_report::{self, ReportOp};
@@ -338,7 +323,7 @@ fn op_log(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
 
     /// The fixture's device CSV, imported: every zone, value zone, event, datum and sum
     /// comes back with its name, times, value and count, ring by ring.
@@ -405,7 +390,7 @@ mod tests {
     /// whose rows it passed over, and every ring comes out as the held import makes it.
     #[test]
     fn interleaved_rings_are_read_again_instead_of_held() {
-        use crate::sink::RingSource;
+        use crate::ring_source::RingSource;
         let dir = crate::testing::temp_dir("import-interleaved");
         let csv = dir.join(crate::csv::FILE_NAME);
         let r = fixture::readout();

@@ -13,7 +13,7 @@ use super::pairing::{Made, Pairing};
 use crate::decode::Records;
 use crate::error::{Error, Result};
 use crate::readout::RingReport;
-use crate::sink::RingSource;
+use crate::ring_source::RingSource;
 use crate::tt_metal::device_log::DeviceLog;
 use std::borrow::Cow;
 use std::path::PathBuf;

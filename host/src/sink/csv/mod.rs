@@ -13,13 +13,10 @@
 //! `(marker type << 16) | site id`, times are raw device cycles, `run host ID` is the run
 //! id. Rows are grouped by chip, tile and RISC, each RISC's in time order. Text fields never
 //! contain `,` (replaced by `;`), line breaks (replaced by spaces) or `"` (replaced by `'`:
-//! tt-metal writes fields unquoted, and a CSV reader takes a field that starts with `"` for
-//! a quoted one), so every row has exactly 15 columns for `csv.reader` and pandas alike.
-//! Records whose site could not be resolved are written as `unresolved-site-<id>`.
-//!
-//! Rows are written one ring at a time by a `RowWriter`, fast enough for readouts too
-//! large to hold (capture, the 70 M-zone scale run): integers are formatted by hand, and
-//! each (run, site)'s text columns are rendered once per ring instead of once per row.
+//! tt-metal writes fields unquoted), so every row has exactly 15 columns for `csv.reader` and
+//! pandas alike. Records whose site could not be resolved are written as
+//! `unresolved-site-<id>`. Rows are written one ring at a time by a `RowWriter`, each
+//! (run, site)'s text columns rendered once per ring.
 
 pub mod rings;
 mod sink;
@@ -328,7 +325,7 @@ fn push_u64(out: &mut Vec<u8>, mut v: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::model::fixture;
     use crate::sites::SiteMeta;
     use std::sync::Arc;
 

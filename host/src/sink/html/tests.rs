@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::fixture::{self, times};
+use crate::model::fixture::{self, times};
 use crate::timebase::Timebase;
 use crate::timeline::{Mark, MarkKind};
 use riscv_linker::Risc;

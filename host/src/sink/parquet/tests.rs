@@ -1,6 +1,6 @@
 use super::*;
+use crate::model::fixture;
 use crate::profile::Profile;
-use crate::report::fixture;
 use crate::sink::{self, Sink};
 use crate::timebase::Timebase;
 use arrow_array::cast::AsArray;

@@ -1,7 +1,7 @@
 use super::proto::*;
 use super::*;
+use crate::model::fixture;
 use crate::profile::Profile;
-use crate::report::fixture;
 use crate::sink;
 use crate::timebase::Timebase;
 use prost::Message;

@@ -24,8 +24,6 @@ mod join;
 mod sink;
 
 #[cfg(test)]
-pub(crate) mod fixture;
-#[cfg(test)]
 mod tests;
 
 use crate::atomic::write_atomic;

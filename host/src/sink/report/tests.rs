@@ -1,5 +1,5 @@
-use super::fixture::{self, times, TILES};
 use super::*;
+use crate::model::fixture::{self, times, TILES};
 use crate::oplog::{OpLogEntry, Signpost};
 use riscv_linker::Risc;
 use std::time::{Duration, UNIX_EPOCH};

@@ -625,7 +625,7 @@ fn write_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture::{self, times};
+    use crate::model::fixture::{self, times};
     use riscv_linker::Risc;
 
     use fixture::timeline;

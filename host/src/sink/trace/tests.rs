@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::fixture::{self, times, TILES};
+use crate::model::fixture::{self, times, TILES};
 use crate::timebase::Timebase;
 use riscv_linker::Risc;
 use serde_json::Value;
@@ -193,7 +193,7 @@ fn every_zone_is_a_nested_pair_on_its_tile_and_risc_thread_at_its_host_time() {
         .unwrap();
     assert_eq!(
         b["args"]["value"],
-        crate::report::fixture::inner_value(3, 1, Risc::Trisc1)
+        crate::model::fixture::inner_value(3, 1, Risc::Trisc1)
     );
     let signpost = ev.iter().find(|e| e["cat"] == "signpost").unwrap();
     assert_eq!(

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::profile::Profile;
-use crate::sink::RingSource;
+use crate::ring_source::RingSource;
 use std::path::Path;
 
 /// What the command did: the capture, and every problem found on the way.

@@ -1,53 +1,14 @@
 //! Writing output files atomically: into a temporary file beside the target, then renamed
 //! over it, so a reader never sees a half-written file and a failed write leaves the old one.
 //!
-//! **What an output may replace.** Only a regular file, and never one of the command's own
-//! inputs ([`check_destination`], looked at when the write starts and again just before the
-//! rename). A destination that exists and is anything else (a symbolic link, a FIFO, a
-//! device such as `/dev/stdout` or `/dev/null`, a socket, a directory) is refused with a
-//! message naming it: renaming over it would replace the node itself (as root, `/dev/null`
-//! would become a regular file), which is never what was meant. A command that offers a
-//! file option (`diff --json`, `snapshot -o`) takes `-` for standard output instead. With
-//! [`guard_inputs`] on (the command line turns it on), every file ttprof opens for reading
-//! (`crate::files::open_regular`, the op log) is remembered by device and inode, so
-//! `ttprof snapshot --device X -o X`, or an output that is a hard link to an input, is refused
-//! before anything is written.
-//!
-//! **Temporary files.** The temporary file is created exclusively (`O_CREAT | O_EXCL`, by the
-//! `tempfile` crate) under a random name, so a file or symbolic link planted at a name
-//! ttprof might use is never opened, let alone written through. The finished file is renamed
-//! onto the destination; a rename replaces a symbolic link *at* the destination with the new
-//! file and never writes to the link's target. Its name is
-//! `.ttprof-<name>.<pid>-<space>.<random>.tmp`: `<name>` is the destination's file name (at
-//! most 64 characters of it), `<pid>` the writing process, `<space>` 16 hex digits naming
-//! the pid namespace it runs in on this boot of this machine (`pid_space`); without
-//! `/proc` (not Linux) the name carries only `<pid>`. It is removed when the write fails
-//! or panics; only a killed process leaves one behind.
-//!
-//! **Stale temporaries.** Before each write, the temporaries of killed runs in the
-//! destination's directory are removed (`remove_stale_temporaries`). A file goes only when
-//! all of these hold:
-//!
-//! 1. its name has the form above;
-//! 2. its `<space>` is this process's, so its `<pid>` means the same process here as it did
-//!    to its writer (a file written from another container or another machine on a shared
-//!    directory, or before a reboot, is never judged);
-//! 3. it is a regular file (a symbolic link is never removed or followed) owned by the same
-//!    user as the temporary file this write just created;
-//! 4. no process `<pid>` exists (`/proc/<pid>` is absent).
-//!
-//! **Interrupted writes.** Every temporary this process has open is listed
-//! ([`remove_open_temporaries`]), so the command line's Ctrl-C/SIGTERM handler removes them
-//! before the process ends: an interrupted command leaves no hidden file behind.
-//! `TTPROF_TEST_HOLD_COMMIT=1` (for tests only) makes a commit wait forever with its
-//! temporary in place, so a test can interrupt a write at a known point.
-//!
-//! A writer that is still running exists under its pid in its own namespace, and a process
-//! of the same user is always visible in `/proc` (even with `hidepid`), so this rule cannot
-//! remove a file that a live ttprof is writing, however long it takes. A reused pid only
-//! keeps a stale file until that process ends too. The age of a file plays no part: a slow
-//! write (or an idle capture) may leave its file untouched for hours. Without `/proc`
-//! nothing is removed.
+//! An output replaces only a regular file that is not one of the command's own inputs
+//! ([`check_destination`], with [`guard_inputs`] on); anything else at the destination (a
+//! symbolic link, a FIFO, a device, a directory) is refused with a message naming it. The
+//! temporary is created exclusively under a random name (never opened through a planted
+//! file or link) and renamed onto the destination, which replaces a link *at* the
+//! destination and never writes to its target. Temporaries of killed runs are removed
+//! before each write (`remove_stale_temporaries`), and an interrupted command's own are
+//! removed by the command line's Ctrl-C handler ([`remove_open_temporaries`]).
 
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -91,9 +52,11 @@ fn note_closed(path: &Path) {
 /// The inputs of this process, by (device, inode), once [`guard_inputs`] was called.
 static INPUTS: Mutex<Option<Vec<(u64, u64, PathBuf)>>> = Mutex::new(None);
 
-/// From now on, remember every file opened for reading, so that no output replaces one
-/// ([`check_destination`]). The command line calls it first thing; a library user whose
-/// process reads and then rewrites a file on purpose does not.
+/// From now on, remember every file opened for reading (`crate::files::open_regular`, the
+/// op log) by device and inode, so that no output replaces one ([`check_destination`]):
+/// `ttprof snapshot --device X -o X`, or an output that is a hard link to an input, is
+/// refused before anything is written. The command line calls it first thing; a library
+/// user whose process reads and then rewrites a file on purpose does not.
 pub fn guard_inputs() {
     let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
     inputs.get_or_insert_with(Vec::new);
@@ -135,8 +98,10 @@ fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
 }
 
 /// Whether an output may be written at `path`: nothing is there, or a regular file that is
-/// not an input of this process (see the module docs). Links are not followed: a link at
-/// the destination is refused, whatever it points to.
+/// not an input of this process ([`guard_inputs`]). Links are not followed: a link at the
+/// destination is refused, whatever it points to. Renaming over anything but a regular file
+/// would replace the node itself (as root, `/dev/null` would become a regular file); a
+/// command that offers a file option takes `-` for standard output instead.
 pub fn check_destination(path: &Path) -> Result<()> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -339,6 +304,8 @@ impl AtomicFile {
 
     /// Flushes, syncs and renames the file onto its path (looking at the destination once
     /// more first: something may have appeared there while the file was written).
+    /// `TTPROF_TEST_HOLD_COMMIT=1` (for tests only) makes it wait forever with its
+    /// temporary in place, so a test can interrupt a write at a known point.
     pub fn commit(mut self) -> Result<()> {
         let path = self.path.clone();
         let synced = self.out.flush().and_then(|_| self.out.get_ref().sync_all());
@@ -375,7 +342,11 @@ impl Write for AtomicFile {
     }
 }
 
-/// `.ttprof-<name>.<owner>.`, to which the random part and [`SUFFIX`] are appended.
+/// `.ttprof-<name>.<owner>.`, to which the random part and [`SUFFIX`] are appended: a
+/// temporary is named `.ttprof-<name>.<pid>-<space>.<random>.tmp`, `<name>` the
+/// destination's file name (at most [`NAME_CHARS`] characters of it), `<pid>` the writing
+/// process, `<space>` 16 hex digits naming its pid namespace on this boot of this machine
+/// ([`pid_space`]); without `/proc` (not Linux) the name carries only `<pid>`.
 fn temp_prefix(name: &str) -> String {
     let name: String = name.chars().take(NAME_CHARS).collect();
     format!("{PREFIX}{name}.{}.", owner())
@@ -411,14 +382,7 @@ fn pid_space() -> Option<u64> {
         if boot.is_empty() || ns.is_empty() {
             return None;
         }
-        Some(fnv1a(format!("{boot}\n{ns}").as_bytes()))
-    })
-}
-
-/// FNV-1a, 64 bits: a hash that is the same in every build (unlike std's `DefaultHasher`).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+        Some(crate::util::fnv::fnv1a(format!("{boot}\n{ns}").as_bytes()))
     })
 }
 
@@ -445,10 +409,24 @@ fn temp_owner(file_name: &str) -> Option<(u32, Option<u64>)> {
     Some((pid.parse().ok()?, space))
 }
 
-/// Removes from `dir` the temporaries of ttprof runs that were killed while writing there,
-/// by the rule in the module docs; `ours` is the temporary this process just created there
-/// (its owner is the user whose files may go). Returns how many went. Best effort: errors
-/// are ignored.
+/// Removes from `dir` the temporaries of ttprof runs that were killed while writing there;
+/// `ours` is the temporary this process just created there (its owner is the user whose
+/// files may go). Returns how many went. Best effort: errors are ignored.
+///
+/// A file goes only when all of these hold:
+///
+/// 1. its name has the form of [`temp_prefix`];
+/// 2. its `<space>` is this process's, so its `<pid>` means the same process here as it did
+///    to its writer (a file written from another container or another machine on a shared
+///    directory, or before a reboot, is never judged);
+/// 3. it is a regular file (a symbolic link is never removed or followed) owned by the same
+///    user as `ours`;
+/// 4. no process `<pid>` exists (`/proc/<pid>` is absent).
+///
+/// A writer that is still running exists under its pid in its own namespace, and a process
+/// of the same user is always visible in `/proc` (even with `hidepid`), so this rule cannot
+/// remove a file that a live ttprof is writing, however long it takes; the age of a file
+/// plays no part. Without `/proc` nothing is removed.
 #[cfg(unix)]
 fn remove_stale_temporaries(dir: &Path, ours: &File) -> usize {
     use std::os::unix::fs::MetadataExt;

@@ -1,4 +1,4 @@
-//! A small synthetic run for the output modules' unit tests: one Wormhole chip, two tiles,
+//! A small synthetic run for the model's and the outputs' unit tests: one Wormhole chip, two tiles,
 //! all five RISCs, three ops and a signpost, with records whose times follow simple
 //! formulas ([`times`]) so tests can compute every expected number by hand.
 

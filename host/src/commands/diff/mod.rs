@@ -1,74 +1,21 @@
 //! `ttprof diff`: two runs compared per op and zone name, and a performance gate for CI.
 //!
-//! Each side is the output of `ttprof run` or `ttprof report`, or a device file:
+//! Each side is a `ttprof run` directory (`device.snap` and `ops.jsonl`, loaded through
+//! [`Profile::open`](crate::profile::Profile::open)), a directory or file holding tt-metal's
+//! device log `profile_log_device.csv`, or a snapshot or device image; the `ops.jsonl`
+//! beside it names its ops (`run <id>` otherwise).
 //!
-//! - a directory holding `device.snap` and `ops.jsonl` (what `ttprof run` writes) is loaded
-//!   through the normal load path ([`Profile::open`](crate::profile::Profile::open)), so zones are named and timed exactly as
-//!   every other output names and times them;
-//! - any other directory must hold `profile_log_device.csv` (tt-metal's device log, as
-//!   `ttprof report` and tt-metal's own profiler write it): zones are its `ZONE_START` /
-//!   `ZONE_END` pairs per RISC, sum zones its `ZONE_TOTAL` rows, ns are cycles over its
-//!   `CHIP_FREQ[MHz]`, ops are named by the directory's `ops.jsonl` when there is one, else
-//!   `run <id>`;
-//! - a device log file itself (`profile_log_device.csv` under any name: its first line starts
-//!   `ARCH:`) is read the same way, named by the `ops.jsonl` beside it when there is one;
-//! - any other file (snapshot or device image) is loaded through [`Profile::open`](crate::profile::Profile::open), named by
-//!   the `ops.jsonl` beside it when there is one.
+//! An op is its op code and its position among the ops of that code (the k-th
+//! `BinaryNgDeviceOperation` of one run against the k-th of the other). For every (op, zone
+//! name) both sides have, [`diff`] gives count, total, mean, p50 and p99 in cycles and ns
+//! and their relative change; sum zones are rows of their own ([`RowKind::Sum`]). A side is
+//! exact when it came from the deterministic emulator (`device.img`); otherwise a change is
+//! real only when a Mann-Whitney U test reaches `CONFIDENCE` or the count changed, and a
+//! row with too few samples for that says so ([`DiffRow::too_few_samples`]).
+//! [`Diff::regressions`] is the gate (`ttprof diff --fail-above`, [`EXIT_REGRESSION`]).
 //!
-//! # What is matched
-//!
-//! An op is its op code **and its position among the ops of that code** in the program
-//! (the op log's order): the k-th `BinaryNgDeviceOperation` of the base run is compared with
-//! the k-th of the new run, so two distinct ops that share an op code (ttnn's add and
-//! multiply) are never merged, and repeated launches of one op are compared launch by
-//! launch. An op code that occurs once in both runs is shown as itself, otherwise as
-//! `CODE #k`. Runs the op log does not name are `run <id>`.
-//!
-//! For every (op, zone name) both sides have, [`diff`] gives count, total, mean, p50 and p99
-//! in cycles and ns, and the relative change of total and mean; rows are sorted by the
-//! largest change first. Sum zones (`sum_zone!`) are compared too, as rows of their own
-//! ([`RowKind::Sum`]): count is their measurements, total their summed cycles, mean the
-//! cycles per measurement, and their samples (percentiles, the test below) are each
-//! record's cycles per measurement (one record per core and launch). Zones one side lacks are
-//! listed apart (they never fail the gate). When the two runs have no (op, zone) in common,
-//! nothing was compared: [`Diff::nothing_matched`] says why, and `ttprof diff` exits 2.
-//!
-//! Cycle totals are summed in 128 bits (exact: they never wrap); in the JSON a total above
-//! 2^64 - 1 is written as a string of its digits, since JSON readers round such numbers.
-//!
-//! # Exact or noisy
-//!
-//! The bundled emulator is deterministic: the same kernels on the same inputs give the same
-//! cycle counts, so any change between two emulator runs is real. A side is **exact** when it
-//! came from the emulator: its directory holds the emulator's device image `device.img`
-//! (written by `ttprof run` and nothing else), or the file given is such an image or lies
-//! beside one. Anything
-//! else (a snapshot or device log without `device.img`: a card's recording, tt-metal's
-//! output) is **noisy**: a row's change then carries the confidence of a two-sided
-//! Mann-Whitney U test over the two sides' samples (`mann_whitney`), and it
-//! counts as real only at `CONFIDENCE` or more, or when the count changed. Both sides must
-//! be exact for the comparison to be exact.
-//!
-//! **Too few samples.** With few samples per side the test cannot reach `CONFIDENCE` at
-//! all, however large the change: 3 against 3 can give no p-value below 0.1
-//! (`can_reach_confidence`). Such a changed row is marked [`DiffRow::too_few_samples`] and
-//! printed as `too few samples`, never as no change.
-//!
-//! # The gate
-//!
-//! [`Diff::regressions`] lists the rows whose total or mean grew by more than a percentage
-//! and whose change is real, plus, under [`FewSamples::Fail`], the rows with too few samples
-//! that grew as much (under [`FewSamples::Pass`], the default, they are listed as such and do
-//! not fail); `ttprof diff --fail-above PCT [--too-few-samples pass|fail]` exits with
-//! [`EXIT_REGRESSION`] naming each.
-//!
-//! # Where things are
-//!
-//! - `samples.rs`: each side read into [`Samples`];
-//! - `stats.rs`: one side's count, total, mean and percentiles (`SideStats`);
-//! - `mann_whitney.rs`: whether a change between noisy runs is real;
-//! - this file: matching the two sides row by row ([`diff`]) and the gate;
-//! - `render.rs`: the comparison as text and JSON.
+//! `samples.rs` reads each side into [`Samples`], `stats.rs` summarises one side,
+//! `mann_whitney.rs` tests a noisy change, `render.rs` writes text and JSON.
 
 use serde::Serialize;
 use std::collections::BTreeSet;

@@ -13,21 +13,12 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`Session::start`] creates the emulated device (its device image under the output
-//! directory), writes every tile's profiler control block, takes a clock-sync window and
-//! attaches a consumer that drains the rings while kernels run. Each [`Session::launch`]
-//! writes the op's L1 inputs, gives it the next run id, loads its kernels, runs them to the
-//! end (draining every [`Config::drain_every_cycles`]) and appends the op to the op log,
-//! with copies of its ELFs under `kernels/` so the folder stays readable when the kernel
-//! crate is rebuilt. [`Session::finish`] drains the last records, takes a second sync window,
-//! fits the clocks, and writes every output (see [`crate::outputs`]) plus `device.snap`: the
-//! rings, the payload the consumer drained and the sync samples, so `ttprof report --device
-//! device.snap` reproduces every file offline.
-//!
-//! A kernel that faults ends its launch with an error carrying the emulator's diagnosis
-//! (chip, tile, RISC, pc, instruction, symbol, source line); the session keeps the fault,
-//! and [`Session::finish`] still reads and writes every record the device published, naming
-//! the fault in the issues and the summary.
+//! [`Session::start`] creates the emulated device and attaches a consumer that drains the
+//! rings while kernels run; each [`Session::launch`] runs one op to the end and appends it
+//! to the op log (its ELFs copied under `kernels/`); [`Session::finish`] fits the clocks and
+//! writes every output ([`crate::outputs`]) plus `device.snap`, from which `ttprof report`
+//! reproduces them offline. A kernel fault ends its launch with the emulator's diagnosis;
+//! `finish` still writes every record the device published and names the fault.
 
 mod build;
 mod check;

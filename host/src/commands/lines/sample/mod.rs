@@ -6,11 +6,9 @@
 //! tile, `Sampler` reads what the daisychain wrote (module `daisy`), charges every sample
 //! to the kernel of the core it sampled (or to "outside the kernel" when its pc is not in
 //! that core's code: an idle or halted core) and arms the next core of the op on that tile.
-//! In each window the tiles sample different cores, and which tile samples which core
-//! moves pseudo-randomly (deterministically; `SEED_VAR` picks another draw) from window
-//! to window, so no period of the kernels lines up with the rotation; the interval is a prime within ±25 % of `N`, also
-//! changing per window, so a loop whose period divides `N` is not always caught at the
-//! same phase (`pick_interval`).
+//! The tiles sample different cores in each window, in a pseudo-random (deterministic;
+//! `SEED_VAR` picks another draw) rotation, at a prime interval near `N` that changes per
+//! window (`pick_interval`), so no period of the kernels lines up with the sampling.
 //!
 //! A line's share of its kernel is `k` of the kernel's `n` samples, with a 95 % interval
 //! ([`interval`]: the wider of the binomial one and the spread between windows); the report

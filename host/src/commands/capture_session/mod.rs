@@ -4,7 +4,7 @@
 //!
 //! [`Attached::open`] checks the inputs and opens the device (a snapshot is refused: a
 //! capture needs live memory); [`Attached::capture`] drains until its [`StopWhen`] (or
-//! [`crate::capture::interrupt`]), keeping what it drained in a spool file
+//! [`CaptureOptions::interrupt`]), keeping what it drained in a spool file
 //! ([`crate::capture`]); [`Drained::write`] names the zones from the op log and writes the
 //! outputs ring by ring from the spool (memory: one ring's records): the device CSV, the
 //! Perfetto trace and the Parquet tables, or with [`CaptureOptions::all_outputs`] every
@@ -14,17 +14,15 @@
 //! line profile, named from the op log.
 //!
 //! A capture consumes the rings (it moves their `TAIL`), so what it drained is nowhere else
-//! afterwards: an op log it cannot read when the capture ends still leaves the CSV written,
-//! with unnamed zones and an error issue; so does an op log that does not fit the run for
-//! `all_outputs` (the CSV, Perfetto trace and Parquet tables are written instead of the
-//! report's outputs, [`CaptureEvent::AllOutputsFailed`]). Outputs that cannot be written at all
-//! are an [`Error::CaptureLost`] counting the zones lost.
+//! afterwards: an op log that cannot be read, or that does not fit the run, still leaves the
+//! CSV, Perfetto trace and Parquet tables written ([`CaptureEvent::AllOutputsFailed`]);
+//! outputs that cannot be written at all are an [`Error::CaptureLost`].
 
 mod summary;
 mod write;
 
 use crate::atomic;
-use crate::capture::{self, capture_sampled, Captured, Pacing, StopWhen, Stopped};
+use crate::capture::{self, capture_sampled, Captured, Interrupt, Pacing, StopWhen, Stopped};
 use crate::clock::{self, ClockSampler};
 use crate::csv::{self as device_csv, CsvWritten};
 use crate::devmem::{self, DeviceClock, DeviceMemory, FileKind, LiveDevice, MappedImage};
@@ -52,6 +50,8 @@ pub struct CaptureOptions {
     pub out: PathBuf,
     /// When the capture ends.
     pub stop: StopWhen,
+    /// Ends the capture too when raised (the command line raises it on Ctrl-C).
+    pub interrupt: Interrupt,
     /// Longest pause between polls while the rings are idle.
     pub idle_poll: Duration,
     /// Also write every other output `ttprof report` writes (needs `oplog`).
@@ -215,15 +215,27 @@ impl Attached {
             &clock::all_tiles(mem),
             options.sample_every_us.saturating_mul(1000),
         );
-        let clock_source: Option<(&dyn DeviceClock, &mut ClockSampler)> =
-            (options.sample_every_us > 0).then_some((&*live as &dyn DeviceClock, &mut sampler));
+        let clock_source: &dyn DeviceClock = &*live;
+        let sampling = options.sample_every_us > 0;
         let spool_dir = options.spool_dir.as_deref().unwrap_or(&options.out);
-        let captured = capture_sampled(mem, &options.stop, pacing, spool_dir, clock_source, |p| {
-            if let (Some(d), None) = (daisy.as_mut(), &sample_error) {
-                sample_error = d.poll(mem).err();
-            }
-            progress(p)
-        })?;
+        let captured = capture_sampled(
+            mem,
+            &options.stop,
+            &options.interrupt,
+            pacing,
+            spool_dir,
+            |ns| {
+                if sampling {
+                    sampler.tick(clock_source, ns);
+                }
+            },
+            |p| {
+                if let (Some(d), None) = (daisy.as_mut(), &sample_error) {
+                    sample_error = d.poll(mem).err();
+                }
+                progress(p)
+            },
+        )?;
         let samples = daisy.map(|mut d| {
             d.finish();
             (d, sample_error)

@@ -241,7 +241,7 @@ impl LiveSampler {
             let hash = *hashes.entry(elf.clone()).or_insert_with(|| {
                 std::fs::read(&elf)
                     .ok()
-                    .map(|b| crate::provenance::kernel_hash(&b))
+                    .map(|b| crate::launch::kernel_hash(&b))
             });
             if p.hash != 0 && hash.is_some_and(|h| h != p.hash) {
                 mismatched += n;
@@ -324,7 +324,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let elf = dir.join("k.elf");
         std::fs::write(&elf, b"a kernel").unwrap();
-        let hash = crate::provenance::kernel_hash(b"a kernel");
+        let hash = crate::launch::kernel_hash(b"a kernel");
         let log_path = dir.join("ops.jsonl");
         let mut w = OpLogWriter::create(&log_path).unwrap();
         w.op(&OpRecord::device_op(

@@ -130,11 +130,15 @@ fn run_names(log: &OpLog) -> HashMap<(u32, u32), (String, u32)> {
 /// Every zone and sum zone record of `p` per (op, zone name); `exact` is left false (the
 /// caller knows where the profile came from).
 pub fn from_profile(p: &Profile) -> Samples {
-    from_profile_rings(p, &mut crate::sink::Held(p)).expect("a profile's own rings are at hand")
+    from_profile_rings(p, &mut crate::ring_source::Held(p))
+        .expect("a profile's own rings are at hand")
 }
 
 /// [`from_profile`], each ring's records taken from `rings` (a profile built from passes).
-pub fn from_profile_rings(p: &Profile, rings: &mut dyn crate::sink::RingSource) -> Result<Samples> {
+pub fn from_profile_rings(
+    p: &Profile,
+    rings: &mut dyn crate::ring_source::RingSource,
+) -> Result<Samples> {
     let mut s = Samples {
         source: "profile".into(),
         ..Default::default()

@@ -1,0 +1,13 @@
+//! The utility layer, below input, model and sink: what every layer uses and which uses
+//! none of them.
+//!
+//! [`error`] (the one error type), [`issue`] (problems in device data that do not stop a
+//! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
+//! inputs), [`atomic`] (writing outputs atomically), and one FNV-1a hash (`fnv`).
+
+pub mod atomic;
+pub mod error;
+pub mod files;
+pub(crate) mod fnv;
+pub mod issue;
+pub mod printable;
