@@ -18,8 +18,8 @@
 
 use crate::chip::device::Device;
 use crate::chip::memory::L1;
-use crate::chip::tile::Tile;
 use crate::chip::stall::Watch;
+use crate::chip::tile::Tile;
 use crate::devices::daisychain::Daisychain;
 use crate::error::{EmuError, Fault};
 use crate::isa::hart::HartState;

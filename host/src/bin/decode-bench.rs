@@ -56,7 +56,7 @@ fn main() {
         black_box(&records);
     });
     let zones = records
-        .kind
+        .kind()
         .iter()
         .filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone))
         .count();

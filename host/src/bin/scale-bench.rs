@@ -320,9 +320,9 @@ fn readout_and_stream(
     let geometry = replay_geometry(&replay);
     let _ = std::fs::create_dir_all(dir);
     let timebase = Timebase::nominal(ARCH, 1);
-    let skeleton = Readout {
+    let skeleton = Readout::of_rings(
         geometry,
-        rings: coords
+        coords
             .iter()
             .flat_map(|&tile| {
                 Risc::ALL.map(|risc| {
@@ -334,11 +334,8 @@ fn readout_and_stream(
                 })
             })
             .collect(),
-        issues: Vec::new(),
-        bus_bytes: 0,
-        tiles: coords.len() as u32,
-        unused_tiles: 0,
-    };
+        coords.len() as u32,
+    );
     let res = Resolution::unresolved(&skeleton);
     let mut run = Profile::resolved(skeleton, res, None, timebase.clone());
     let mut parquet = ParquetSink::new(dir);
@@ -377,12 +374,12 @@ fn readout_and_stream(
     for i in finished
         .iter()
         .flat_map(|f| &f.issues)
-        .chain(&run.issues)
+        .chain(run.issues())
         .take(5)
     {
         eprintln!("{i}");
     }
-    m.issues += finished.iter().map(|f| f.issues.len()).sum::<usize>() + run.issues.len();
+    m.issues += finished.iter().map(|f| f.issues.len()).sum::<usize>() + run.issues().len();
     let written = namer.finish();
     m.issues += written.issues.len();
     (m.zones, m.records) = (written.zones, written.records);
@@ -453,14 +450,19 @@ fn replay_rings(
         replay.load_tile(index, tile_copy(tile_rings));
         let readout =
             ttprof::testing::long_run::drain_tile(replay).map_err(std::io::Error::other)?;
-        m.bus += readout.0.bus_bytes;
+        m.bus += readout.0.bus_bytes();
         m.payload += readout.0.payload_bytes();
-        m.stalls += readout.0.rings.iter().map(|r| r.stalls as u64).sum::<u64>();
-        m.issues += readout.0.issues.len();
-        for i in readout.0.issues.iter().take(3) {
+        m.stalls += readout
+            .0
+            .rings()
+            .iter()
+            .map(|r| r.stalls as u64)
+            .sum::<u64>();
+        m.issues += readout.0.issues().len();
+        for i in readout.0.issues().iter().take(3) {
             eprintln!("{i}");
         }
-        for report in &readout.0.rings {
+        for report in readout.0.rings() {
             let bytes = readout
                 .1
                 .get(&report.id.risc)

@@ -161,6 +161,19 @@ pub struct Readout {
 }
 
 impl Readout {
+    /// A readout of `rings` on `tiles` tiles of `geometry` with nothing read yet: no issue,
+    /// no byte read (what a caller that streams the records itself starts from).
+    pub fn of_rings(geometry: Geometry, rings: Vec<RingReport>, tiles: u32) -> Readout {
+        Readout {
+            geometry,
+            rings,
+            issues: Vec::new(),
+            bus_bytes: 0,
+            tiles,
+            unused_tiles: 0,
+        }
+    }
+
     /// The device read: architecture, chips, tiles per chip, L1 size.
     pub fn geometry(&self) -> Geometry {
         self.geometry
