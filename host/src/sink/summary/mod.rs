@@ -177,7 +177,6 @@ pub(crate) fn clock_line(timebase: &Timebase) -> String {
     let chips: Vec<String> = timebase
         .chips
         .iter()
-        .enumerate()
         .map(|(i, c)| match c.error_ns {
             Some(e) if c.segments.len() > 1 => format!(
                 "chip {i} at {:.3} MHz cycle-weighted mean, {} frequency step(s) at {} s: {} MHz (clock fit, +-{e:.0} ns)",
@@ -313,7 +312,7 @@ impl Builder {
             let name = labels[m.site as usize].name.clone();
             let ns_per_cycle = timebase
                 .chips
-                .get(chip as usize)
+                .get(&chip)
                 .map_or(f64::NAN, |c| 1.0 / c.cycles_per_ns);
             let row = self
                 .sums
