@@ -928,3 +928,43 @@ fn an_image_truncated_under_its_mapping_is_an_error_naming_it_not_sigbus() {
         "every later access is refused too"
     );
 }
+
+/// A device log is untrusted: a `PCIe slot` of 4294967295 in a 358-byte CSV made one entry
+/// per chip id up to it (issue 41, High 1: `import`, `diff` and `tracy` aborted out of
+/// memory). Memory follows the chips present, not the largest id.
+#[test]
+fn a_huge_chip_id_in_a_device_log_takes_no_memory() {
+    let dir = temp_dir("hostile-huge-chip-id");
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let csv = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1\n\
+PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data\n\
+4294967295,1,1,BRISC,1,1000,0,1,,,z,ZONE_START,3,k.cpp,\n\
+4294967295,1,1,BRISC,65537,2000,0,1,,,z,ZONE_END,3,k.cpp,\n";
+    let log = run.join("profile_log_device.csv");
+    std::fs::write(&log, csv).unwrap();
+    let out = dir.join("out");
+    let o = limited(
+        1 << 30,
+        &["import", p(&log), "--no-summary", "--out", p(&out)],
+    )
+    .output()
+    .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 2)),
+        "import: {}",
+        text(&o)
+    );
+    assert_eq!(
+        zone_ends(&out.join("profile_log_device.csv")),
+        1,
+        "{}",
+        text(&o)
+    );
+    let o = limited(1 << 30, &["diff", p(&run), p(&run)])
+        .output()
+        .unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 2)), "diff: {}", text(&o));
+    assert!(text(&o).contains('z'), "diff: {}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

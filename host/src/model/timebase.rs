@@ -141,8 +141,8 @@ impl TileClock<'_> {
 /// Device-to-host time for every chip of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Timebase {
-    /// One per chip, by chip index.
-    pub chips: Vec<ChipTime>,
+    /// One per chip present, by chip id (sparse: an id read from a file may be any u32).
+    pub chips: BTreeMap<u32, ChipTime>,
 }
 
 impl Timebase {
@@ -150,16 +150,14 @@ impl Timebase {
     pub fn nominal(arch: Arch, chips: u32) -> Timebase {
         Timebase {
             chips: (0..chips)
-                .map(|_| ChipTime::nominal(arch.aiclk_mhz()))
+                .map(|c| (c, ChipTime::nominal(arch.aiclk_mhz())))
                 .collect(),
         }
     }
 
     /// Host ns of `cycles` on `tile` of `chip` (`None` for an unknown chip).
     pub fn host_ns(&self, chip: u32, tile: NocCoord, cycles: u64) -> Option<f64> {
-        self.chips
-            .get(chip as usize)
-            .map(|c| c.host_ns(tile, cycles))
+        self.chips.get(&chip).map(|c| c.host_ns(tile, cycles))
     }
 
     /// A duration in ns between two cycle counts of one tile.
@@ -209,7 +207,9 @@ mod tests {
         assert!((c.host_ns(t, 1_000_000 + 800) - (2e6 + 1000.0)).abs() < 1e-9);
         assert!((c.host_ns(t, 1_000_000 - 1350) - (2e6 - 1000.0)).abs() < 1e-9);
         assert!((c.host_ns(t, 0) - (2e6 - 1e6 / 1.35)).abs() < 1e-6);
-        let tb = Timebase { chips: vec![c] };
+        let tb = Timebase {
+            chips: BTreeMap::from([(0, c)]),
+        };
         assert!(
             (tb.duration_ns(0, t, 1_000_000 - 1350, 1_000_000 + 800)
                 .unwrap()

@@ -1,6 +1,7 @@
 //! The comparison as text (what `ttprof diff` prints) and as JSON (`--json`).
 
 use super::{zone_label, Diff, DiffRow, FewSamples, CONFIDENCE};
+use crate::sink::summary::{shown_name, NAME_SHOWN};
 
 /// The comparison as text: a header line per side, one line per changed row (all rows
 /// when `all`), zones added and removed, problems.
@@ -50,13 +51,13 @@ fn render_raw(d: &Diff, all: bool) -> String {
     if !shown.is_empty() {
         let op_w = shown
             .iter()
-            .map(|r| r.op.chars().count())
+            .map(|r| r.op.chars().count().min(NAME_SHOWN))
             .max()
             .unwrap_or(0)
             .max(20);
         let zone_w = shown
             .iter()
-            .map(|r| r.zone_label().chars().count())
+            .map(|r| r.zone_label().chars().count().min(NAME_SHOWN))
             .max()
             .unwrap_or(0)
             .max(24);
@@ -89,8 +90,8 @@ fn render_raw(d: &Diff, all: bool) -> String {
             let _ = writeln!(
                 out,
                 "{:<op_w$} {:<zone_w$} {:>13} {:>13} {:>9} {:>11} {:>11} {:>9} {:>9} {:>9} {:>9}{}",
-                r.op,
-                r.zone_label(),
+                shown_name(&r.op),
+                shown_name(&r.zone_label()),
                 format!("{}->{}", r.base.count, r.new.count),
                 format!("{}", r.new.total_cycles),
                 signed(r.total_change_pct),

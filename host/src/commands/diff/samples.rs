@@ -169,7 +169,7 @@ pub fn from_profile_rings(
         let cpn = p
             .timebase
             .chips
-            .get(chip as usize)
+            .get(&chip)
             .map_or(f64::NAN, |c| c.cycles_per_ns);
         for m in &view.marks {
             let MarkKind::Sum {

@@ -137,7 +137,7 @@ pub fn fit(samples: &[TileSample], arch: Arch, chips: u32, opts: &FitOptions) ->
         ) {
             Ok((time, report)) => {
                 issues.extend(drop_issues(&report));
-                timebase.chips[chip as usize] = time;
+                timebase.chips.insert(chip, time);
                 fitted.push(report);
             }
             Err(why) => {

@@ -301,7 +301,7 @@ fn unfittable_samples_are_explained_never_a_panic() {
         .issues
         .iter()
         .any(|i| i.is_error() && i.to_string().contains("chip 1: clock not fitted")));
-    assert_eq!(fit.timebase.chips[1], ChipTime::nominal(1000));
+    assert_eq!(fit.timebase.chips[&1], ChipTime::nominal(1000));
 }
 
 #[test]

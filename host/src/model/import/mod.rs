@@ -80,7 +80,9 @@ pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
         cycles_per_ns: mhz / 1000.0,
         ..ChipTime::nominal(1000)
     };
-    let mut timebase = Timebase { chips: Vec::new() };
+    let mut timebase = Timebase {
+        chips: Default::default(),
+    };
     let mut p = Pairing::new(log.path());
     let mut passes: Vec<RingPass> = Vec::new();
     // Per ring: zones, site-carrying records.
@@ -91,9 +93,10 @@ pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
         p.row(&row, &mut made)?;
         while passes.len() < p.rings.len() {
             let id = p.rings[passes.len()].id;
-            while timebase.chips.len() <= id.chip as usize {
-                timebase.chips.push(chip_time.clone());
-            }
+            timebase
+                .chips
+                .entry(id.chip)
+                .or_insert_with(|| chip_time.clone());
             passes.push(RingPass::new(id, &timebase));
             counts.push((0, 0));
         }
@@ -180,7 +183,14 @@ pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
 
     // Rings stay in the order the file first lists them (tt-metal and ttprof group rows by
     // chip, core and RISC), so the device CSV written back lists them in the same order.
-    let chips = p.rings.iter().map(|b| b.id.chip + 1).max().unwrap_or(1);
+    // A count of chips for the geometry: one past the largest id (saturating: an id read
+    // from the file may be u32::MAX); nothing below is sized by it.
+    let chips = p
+        .rings
+        .iter()
+        .map(|b| b.id.chip.saturating_add(1))
+        .max()
+        .unwrap_or(1);
     let tiles: BTreeSet<(u32, NocCoord)> = p.rings.iter().map(|b| (b.id.chip, b.id.tile)).collect();
     let table = Arc::new(std::mem::take(&mut p.sites.table));
     let mut resolution = Resolution::default();
@@ -201,10 +211,11 @@ pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
         reports.push(r);
         expected.push((b.rows, pass.records));
     }
-    let per_chip = (0..chips)
-        .map(|c| tiles.iter().filter(|t| t.0 == c).count() as u32)
-        .max()
-        .unwrap_or(0);
+    let mut tiles_of: BTreeMap<u32, u32> = BTreeMap::new();
+    for (c, _) in &tiles {
+        *tiles_of.entry(*c).or_default() += 1;
+    }
+    let per_chip = tiles_of.values().copied().max().unwrap_or(0);
     let readout = Readout {
         geometry: Geometry {
             arch,
@@ -218,8 +229,14 @@ pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
         tiles: tiles.len() as u32,
         unused_tiles: 0,
     };
+    // Sparse by the chips present (chip 0 when none is): memory follows them, not the
+    // largest id.
+    let mut chip_ids: Vec<u32> = tiles_of.keys().copied().collect();
+    if chip_ids.is_empty() {
+        chip_ids.push(0);
+    }
     let timebase = Timebase {
-        chips: (0..chips).map(|_| chip_time.clone()).collect(),
+        chips: chip_ids.iter().map(|&c| (c, chip_time.clone())).collect(),
     };
     let oplog = op_log(csv, ops, report.map(|r| r.ops), &p.spans, mhz);
     let mut profile = Profile::from_passes(readout, resolution, Some(oplog.0), timebase, passes);

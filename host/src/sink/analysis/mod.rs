@@ -463,7 +463,7 @@ impl Analyzer {
         let cpn = p
             .timebase
             .chips
-            .get(chip as usize)
+            .get(&chip)
             .map(|c| c.cycles_per_ns)
             .filter(|c| *c > 0.0);
         for m in &v.marks {

@@ -135,7 +135,7 @@ impl Collector {
 /// default counter at its reference time), whole cycles: `common = tile cycles - offset`.
 /// The critical path's cycles are on that base, so times of different tiles compare.
 fn offset(p: &Profile, chip: u32, tile: riscv_linker::NocCoord) -> i64 {
-    p.timebase.chips.get(chip as usize).map_or(0, |c| {
+    p.timebase.chips.get(&chip).map_or(0, |c| {
         let at = c
             .tile_cycles_at_reference
             .get(&tile)

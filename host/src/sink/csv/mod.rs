@@ -60,7 +60,8 @@ pub fn arch_line(g: &Geometry, mhz: u32) -> String {
 pub fn freq_mhz(timebase: &Timebase) -> u32 {
     timebase
         .chips
-        .first()
+        .values()
+        .next()
         .map_or(0, |c| (c.cycles_per_ns * 1000.0).round() as u32)
 }
 

@@ -125,11 +125,7 @@ pub(crate) fn ring_batches(
 ) -> Result<(RecordBatch, RecordBatch), ArrowError> {
     let r = &v.ring.records;
     let (chip, tile) = (v.lane.chip, v.lane.tile);
-    let clock = p
-        .timebase
-        .chips
-        .get(chip as usize)
-        .map(|c| c.tile_clock(tile));
+    let clock = p.timebase.chips.get(&chip).map(|c| c.tile_clock(tile));
     let ns = |c: u64| whole_ns(clock.map_or(f64::NAN, |k| k.host_ns(c)));
     let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
     let is_mark =

@@ -177,7 +177,6 @@ pub(crate) fn clock_line(timebase: &Timebase) -> String {
     let chips: Vec<String> = timebase
         .chips
         .iter()
-        .enumerate()
         .map(|(i, c)| match c.error_ns {
             Some(e) if c.segments.len() > 1 => format!(
                 "chip {i} at {:.3} MHz cycle-weighted mean, {} frequency step(s) at {} s: {} MHz (clock fit, +-{e:.0} ns)",
@@ -313,7 +312,7 @@ impl Builder {
             let name = labels[m.site as usize].name.clone();
             let ns_per_cycle = timebase
                 .chips
-                .get(chip as usize)
+                .get(&chip)
                 .map_or(f64::NAN, |c| 1.0 / c.cycles_per_ns);
             let row = self
                 .sums
@@ -585,10 +584,25 @@ fn render_sums(t: &mut String, sums: &[SumRow]) {
     }
 }
 
+/// The most characters of a name a text table shows (a longer one ends in `…`): names
+/// come from kernel ELFs and device logs, untrusted and of any length.
+pub(crate) const NAME_SHOWN: usize = 120;
+
+/// `name` as a text table shows it: at most [`NAME_SHOWN`] characters, the last `…` when
+/// it was longer.
+pub(crate) fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    match name.char_indices().nth(NAME_SHOWN - 1) {
+        Some((cut, _)) if name[cut..].chars().nth(1).is_some() => {
+            format!("{}…", &name[..cut]).into()
+        }
+        _ => name.into(),
+    }
+}
+
 /// Width of a table's name column: its longest name (in characters) or its header's.
 fn name_width<'a>(names: impl Iterator<Item = &'a str>, header: &str) -> usize {
     names
-        .map(|n| n.chars().count())
+        .map(|n| n.chars().count().min(NAME_SHOWN))
         .max()
         .unwrap_or(0)
         .max(header.chars().count())
@@ -615,6 +629,7 @@ fn write_row(
     cells: &[String],
     widths: &[usize],
 ) {
+    let name = shown_name(name);
     let _ = write!(t, "{indent}{name:<name_w$}");
     for (c, w) in cells.iter().zip(widths) {
         let _ = write!(t, "  {c:>w$}");
@@ -768,6 +783,23 @@ mod tests {
         // A code that occurs once keeps its bare name.
         let names: Vec<String> = op_labels(&timeline().ops);
         assert!(names.iter().all(|n| !n.contains('#')), "{names:?}");
+    }
+
+    /// Issue 41 (High 4): a zone name of 65,536 bytes or more (from a kernel ELF) panicked
+    /// the text summary (a format width past u16::MAX). It is shortened with an ellipsis in
+    /// the text only; the summary's rows keep the full name.
+    #[test]
+    fn huge_zone_names_are_shortened_in_the_text_not_panicked_on() {
+        let mut s = per_op(&timeline(), &Timebase::nominal(fixture::ARCH, 1), 0.0);
+        let long = "x".repeat(70_000);
+        s.ops[0].zones[0].zone = long.clone();
+        let text = render(&s);
+        assert!(text.lines().all(|l| l.chars().count() < 400), "{text}");
+        assert!(
+            text.contains(&format!("{}…", "x".repeat(NAME_SHOWN - 1))),
+            "{text}"
+        );
+        assert_eq!(s.ops[0].zones[0].zone, long);
     }
 
     /// Issue 25: sum zone totals were summed in 64 bits and wrapped.

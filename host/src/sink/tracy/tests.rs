@@ -116,7 +116,7 @@ fn fixture(extra_zones: usize) -> (Readout, Resolution, Timebase) {
         readout,
         res,
         Timebase {
-            chips: vec![c0, c1],
+            chips: [(0, c0), (1, c1)].into(),
         },
     )
 }

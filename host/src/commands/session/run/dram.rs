@@ -102,6 +102,13 @@ pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
             other => return Err(bad(format!("unknown key {other:?}"))),
         }
     }
+    // Read back whole: the same cap as an input's file (checked here, so a manifest's
+    // strings are held to it too).
+    if let Some(n) = b.bytes.filter(|&n| n as u64 > MAX_BYTES) {
+        return Err(bad(format!(
+            "bytes={n} is over the cap of {MAX_BYTES} bytes (1 GiB) a DRAM output may be"
+        )));
+    }
     if b.page == 0 || !b.page.is_multiple_of(4) {
         return Err(bad(format!(
             "page={} must be a non-zero multiple of 4",
@@ -240,5 +247,21 @@ mod tests {
         assert_eq!(first_difference(b"abc", b"abd"), Some(2));
         assert_eq!(first_difference(b"ab", b"abc"), Some(2));
         assert_eq!(first_difference(b"abc", b"abc"), None);
+    }
+
+    /// Issue 41 (High 5): `--dram-out ADDR=@F,bytes=N` allocated N bytes at once with no
+    /// cap (an abort at 4 GiB) while `--dram-in` is capped at 1 GiB; a manifest takes the
+    /// same strings. The cap is the same, the error names the option, the value and the cap.
+    #[test]
+    fn an_output_larger_than_the_cap_is_refused_when_parsed() {
+        let base = Path::new("m");
+        let e = parse("0x10=@o.bin,bytes=4294967295", true, base)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--dram-out"), "{e}");
+        assert!(e.contains("bytes=4294967295"), "{e}");
+        assert!(e.contains("1073741824"), "{e}");
+        let ok = parse("0x10=@o.bin,bytes=1073741824", true, base).unwrap();
+        assert_eq!(ok.bytes, Some(1 << 30));
     }
 }
