@@ -29,7 +29,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     // The clock fit from the scenario's sync windows (the emulated chip runs 1.5 % slow).
     let timebase = outcome.fit.timebase.clone();
     assert!(
-        (timebase.chips[0].cycles_per_ns - 0.985).abs() < 1e-4,
+        (timebase.chips[&0].cycles_per_ns - 0.985).abs() < 1e-4,
         "{}",
         outcome.fit
     );

@@ -46,7 +46,9 @@ fn truth_timebase(clock: &ClockModel, arch: Arch, grid: (u8, u8)) -> Timebase {
             }
         })
         .collect();
-    Timebase { chips: vec![chip] }
+    Timebase {
+        chips: std::collections::BTreeMap::from([(0, chip)]),
+    }
 }
 
 #[test]
