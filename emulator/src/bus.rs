@@ -16,7 +16,32 @@
 use crate::config::Timing;
 use crate::error::FaultKind;
 use crate::map::Region;
+use riscv_linker::mmio::LOCAL_RAM_BASE;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU8, Ordering};
+
+/// Loads `N` bytes at `addr` from a core's local RAM `local` (at `LOCAL_RAM_BASE`), if it
+/// holds them.
+#[inline(always)]
+pub(crate) fn local_load<const N: u32>(local: &[u8], addr: u32) -> Option<u32> {
+    let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
+    (off < local.len()).then(|| {
+        let mut b = [0u8; 4];
+        b[..N as usize].copy_from_slice(&local[off..off + N as usize]);
+        u32::from_le_bytes(b)
+    })
+}
+
+/// Stores the low `N` bytes of `v` at `addr` in a core's local RAM `local`, if it holds them
+/// (`false`: not local RAM).
+#[inline(always)]
+pub(crate) fn local_store<const N: u32>(local: &mut [u8], addr: u32, v: u32) -> bool {
+    let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
+    let here = off < local.len();
+    if here {
+        local[off..off + N as usize].copy_from_slice(&v.to_le_bytes()[..N as usize]);
+    }
+    here
+}
 
 /// The memory system of one tile as one of its cores sees it. Every access is naturally
 /// aligned by the time it reaches the bus ([`TileBus::aligned`]); `local` is the accessing

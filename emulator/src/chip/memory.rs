@@ -19,13 +19,13 @@
 //! [`Misaligned`]).
 
 pub(crate) use crate::bus::L1;
-use crate::bus::{Marks, TileBus};
+use crate::bus::{local_load, local_store, Marks, TileBus};
 use crate::config::{Misaligned, Timing};
 use crate::devices::timestamper::write_unit;
 use crate::devices::{Access, Devices, Noc};
 use crate::error::FaultKind;
 use crate::noc::niu::Niu;
-use riscv_linker::{mmio::LOCAL_RAM_BASE, Region, Risc};
+use riscv_linker::{Region, Risc};
 
 /// The memory system of one tile, as its cores see it.
 #[derive(Debug)]
@@ -79,11 +79,8 @@ impl TileBus for TileMem {
         if addr < self.l1.size() {
             return Ok(self.l1.load::<N>(addr));
         }
-        let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
-        if off < local.len() {
-            let mut b = [0u8; 4];
-            b[..N as usize].copy_from_slice(&local[off..off + N as usize]);
-            return Ok(u32::from_le_bytes(b));
+        if let Some(v) = local_load::<N>(local, addr) {
+            return Ok(v);
         }
         self.load_mmio::<N>(addr, time)
     }
@@ -104,9 +101,7 @@ impl TileBus for TileMem {
             self.l1.store::<N>(addr, v);
             return Ok(());
         }
-        let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
-        if off < local.len() {
-            local[off..off + N as usize].copy_from_slice(&v.to_le_bytes()[..N as usize]);
+        if local_store::<N>(local, addr, v) {
             return Ok(());
         }
         self.store_mmio::<N>(addr, v, time)

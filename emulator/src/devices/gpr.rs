@@ -34,8 +34,7 @@ impl TileDevice for Gprs {
     }
 
     fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
-        cx.tensix.advance_to(a.time)?;
-        cx.tensix.touched();
+        cx.tensix.risc_store(a.time)?;
         let (t, i) = gpr(a.addr, a.risc);
         cx.tensix.gprs[t][i] = word;
         Ok(())

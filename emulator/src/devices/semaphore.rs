@@ -28,8 +28,7 @@ impl TileDevice for Semaphores {
     }
 
     fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
-        cx.tensix.advance_to(a.time)?;
-        cx.tensix.touched();
+        cx.tensix.risc_store(a.time)?;
         cx.tensix.sync.risc_write(index(a.addr), word);
         Ok(())
     }

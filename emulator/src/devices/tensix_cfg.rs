@@ -29,8 +29,7 @@ impl TileDevice for Config {
     }
 
     fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
-        cx.tensix.advance_to(a.time)?;
-        cx.tensix.touched();
+        cx.tensix.risc_store(a.time)?;
         cx.tensix.config.risc_write(off(a.addr), word);
         Ok(())
     }
@@ -68,8 +67,7 @@ impl TileDevice for MopCfg {
 
     fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
         let t = thread(a.risc).expect("a TRISC's MOP configuration");
-        cx.tensix.advance_to(a.time)?;
-        cx.tensix.touched();
+        cx.tensix.risc_store(a.time)?;
         cx.tensix.mop_cfg[t][((a.addr - mmio::MOP_CFG_BASE) / 4) as usize] = word;
         Ok(())
     }

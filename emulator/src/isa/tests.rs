@@ -2,7 +2,7 @@
 //! check (results, the pipeline's cycles, where a run stops, faults) is the interpreter's
 //! own; the chip's memory system is the bus's business.
 
-use crate::bus::{Marks, TileBus, L1};
+use crate::bus::{local_load, local_store, Marks, TileBus, L1};
 use crate::config::Timing;
 use crate::error::FaultKind;
 use crate::isa::asm::*;
@@ -53,11 +53,8 @@ impl TileBus for FlatRam {
         if addr < self.l1.size() {
             return Ok(self.l1.load::<N>(addr));
         }
-        let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
-        if off < local.len() {
-            let mut b = [0u8; 4];
-            b[..N as usize].copy_from_slice(&local[off..off + N as usize]);
-            return Ok(u32::from_le_bytes(b));
+        if let Some(v) = local_load::<N>(local, addr) {
+            return Ok(v);
         }
         Err(FaultKind::Access {
             addr,
@@ -77,9 +74,7 @@ impl TileBus for FlatRam {
             self.l1.store::<N>(addr, v);
             return Ok(());
         }
-        let off = addr.wrapping_sub(LOCAL_RAM_BASE) as usize;
-        if off < local.len() {
-            local[off..off + N as usize].copy_from_slice(&v.to_le_bytes()[..N as usize]);
+        if local_store::<N>(local, addr, v) {
             return Ok(());
         }
         Err(FaultKind::Access {

@@ -906,6 +906,14 @@ impl Tensix {
         self.idle = false;
     }
 
+    /// Before a RISC store at `time` changes the coprocessor's state (a semaphore, a GPR,
+    /// the configuration): runs it up to the store, then marks it changed.
+    pub fn risc_store(&mut self, time: u64) -> Result<(), FaultKind> {
+        self.advance_to(time)?;
+        self.touched();
+        Ok(())
+    }
+
     /// Instructions the MOP Expanders emitted, per thread.
     #[cfg(test)]
     pub fn mop_emitted(&self) -> [u64; 3] {
