@@ -3,10 +3,11 @@
 //! Running is in [`crate::chip::run`], host access to L1 in [`crate::chip::host`], the clock-sync
 //! samples in [`crate::time::sync`].
 
+use crate::bus::L1;
 use crate::chip::executor::Executor;
 use crate::chip::image::Image;
 use crate::chip::loader::{Program, Target};
-use crate::chip::memory::{TileMem, L1};
+use crate::chip::memory::TileMem;
 use crate::chip::tile::Tile;
 use crate::config::DeviceConfig;
 use crate::devices::Devices;

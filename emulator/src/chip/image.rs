@@ -8,7 +8,7 @@
 //! space, the file stays sparse, as before.) Header fields written while running
 //! (`STATUS`, `LAUNCHES`) are stored atomically.
 
-use crate::chip::memory::L1;
+use crate::bus::L1;
 use crate::error::EmuError;
 use memmap2::MmapMut;
 use riscv_linker::devfile::{field, mailbox, posted, Geometry};

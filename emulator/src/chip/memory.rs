@@ -18,8 +18,7 @@
 //! aligned by the time they reach memory (misaligned ones fault or are rounded down, per
 //! [`Misaligned`]).
 
-pub(crate) use crate::bus::L1;
-use crate::bus::{local_load, local_store, Marks, TileBus};
+use crate::bus::{local_load, local_store, Marks, TileBus, L1};
 use crate::config::{Misaligned, Timing};
 use crate::devices::timestamper::write_unit;
 use crate::devices::{Access, Devices, Noc};

@@ -16,8 +16,8 @@
 //! When such a write lands depends on when it arrived: a run nobody posts to is
 //! deterministic, one sampled from another process is not (as on a card).
 
+use crate::bus::L1;
 use crate::chip::device::Device;
-use crate::chip::memory::L1;
 use crate::chip::stall::Watch;
 use crate::chip::tile::Tile;
 use crate::devices::daisychain::Daisychain;

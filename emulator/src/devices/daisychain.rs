@@ -427,7 +427,7 @@ impl TileDevice for Daisychain {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chip::memory::L1;
+    use crate::bus::L1;
 
     /// 1 MiB of L1 in `buf` and a sink into it.
     fn l1_of(buf: &mut [u128]) -> L1 {

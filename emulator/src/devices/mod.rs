@@ -33,7 +33,7 @@ mod wall_clock;
 #[cfg(test)]
 mod tests;
 
-use crate::chip::memory::L1;
+use crate::bus::L1;
 use crate::error::FaultKind;
 use crate::noc::niu::Niu;
 use crate::tensix::{Hold, Tensix as Coprocessor, CONFIG_VIEW_BYTES};

@@ -14,7 +14,7 @@
 //! ([`Timestamper::host_read`]).
 
 use super::{Access, Ctx, TileDevice};
-use crate::chip::memory::L1;
+use crate::bus::L1;
 use crate::error::FaultKind;
 use riscv_linker::mmio::{self, timestamp as ts};
 use riscv_linker::{Region, Risc};

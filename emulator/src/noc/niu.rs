@@ -20,7 +20,7 @@
 //!   an NIU register, so a barrier sees a counter change at its cycle and the data is in
 //!   L1 when the counter says so. A core that reads L1 before then sees the old bytes.
 
-use crate::chip::memory::L1;
+use crate::bus::L1;
 use crate::error::FaultKind;
 use crate::noc::NocConfig;
 use riscv_linker::noc::{self as map, counter, ctrl, NiuMap};
