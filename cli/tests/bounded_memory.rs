@@ -22,6 +22,36 @@ const LIMIT: u64 = 160 << 20;
 /// a thread per core).
 const RUN_LIMIT: u64 = 240 << 20;
 
+/// A test's folder, one at a time: each of these tests writes every output of millions of
+/// zones (about 2 GB on disk), so they take turns and each removes its folder when it ends,
+/// passed or not. Run side by side they needed 7 GB of free disk and a CI machine ran out.
+struct Scratch {
+    dir: std::path::PathBuf,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+fn scratch(name: &str) -> Scratch {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    Scratch {
+        dir: temp_dir(name),
+        _turn: turn,
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.dir
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 fn limited(args: &[&str]) -> Output {
     limited_to(LIMIT, args)
 }
@@ -41,7 +71,7 @@ fn limited_command(limit: u64, args: &[&str]) -> Command {
 
 #[test]
 fn report_and_import_of_a_long_run_stay_within_a_small_address_space() {
-    let dir = temp_dir("bounded-memory");
+    let dir = scratch("bounded-memory");
     let run = long_run::write(&dir, ZONES, 12_000).unwrap();
     assert!(run.zones >= ZONES);
     let out = dir.join("report");
@@ -86,7 +116,6 @@ fn report_and_import_of_a_long_run_stay_within_a_small_address_space() {
         "every zone imported: {}",
         text(&o)
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A kernel of `get_arg_val(0)` zones of one site, for `ttprof run`.
@@ -141,7 +170,7 @@ fn a_run_of_many_launches_stays_within_a_small_address_space() {
     // took 196 MB resident and did not fit 256 MB of address space; spooled, 97 MB resident,
     // and it fits 200 MB: one ring's records and the emulator's own (the device image is
     // mapped: 16 tiles of L1; a thread per core).
-    let dir = temp_dir("bounded-run");
+    let dir = scratch("bounded-run");
     let (brisc, ncrisc) = (kernel(&dir, "brisc"), kernel(&dir, "ncrisc"));
     let out = dir.join("run");
     let mut args = long_run_args(&brisc, &ncrisc);
@@ -165,7 +194,6 @@ fn a_run_of_many_launches_stays_within_a_small_address_space() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(zones_of(&again), zones);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -174,7 +202,7 @@ fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space()
     // producers wait for the capture), captured from another process whose address space
     // is limited: every record drained goes to the spool, and the outputs take one ring at
     // a time from it (before, `--all-outputs` decoded every record at once).
-    let dir = temp_dir("bounded-capture");
+    let dir = scratch("bounded-capture");
     let (brisc, ncrisc) = (kernel(&dir, "brisc"), kernel(&dir, "ncrisc"));
     let run_out = dir.join("run");
     let flag = dir.join("capturing");
@@ -232,7 +260,6 @@ fn a_capture_with_all_outputs_of_a_long_run_stays_within_a_small_address_space()
     let zones = zones_of(&out);
     assert!(zones >= 2_000_000, "{zones} zones\n{}", text(&o));
     assert!(out.join("ttprof_summary.txt").exists(), "{}", text(&o));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The child's address space for `ttprof tracy`: below the 116 MB the 2 M-zone stream took
@@ -288,7 +315,7 @@ fn serve_to_the_test_client(
 fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
     // The lanes' begin/end events go to a spool file as each ring is read and come back a
     // window per lane while they are served: the stream holds no events in memory.
-    let dir = temp_dir("bounded-tracy");
+    let dir = scratch("bounded-tracy");
     let run = long_run::write(&dir, ZONES, 12_000).unwrap();
     let (capture, o) = serve_to_the_test_client(&run);
     let zones = capture.decoded.gpu_zones.len() as u64;
@@ -298,7 +325,6 @@ fn tracy_of_a_long_run_serves_every_zone_within_a_small_address_space() {
         "{}",
         text(&o)
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -307,7 +333,7 @@ fn tracy_of_a_long_run_heavy_in_messages_serves_every_message_within_a_small_add
     // zones, each a String when held (~85 bytes a message resident: over the limit alone).
     // Like the lanes' events, they go to a spool file ring by ring and come back a window
     // at a time while they are served.
-    let dir = temp_dir("bounded-tracy-messages");
+    let dir = scratch("bounded-tracy-messages");
     let run = long_run::write_with_messages(&dir, ZONES, 12_000).unwrap();
     let (capture, o) = serve_to_the_test_client(&run);
     let d = &capture.decoded;
@@ -333,5 +359,4 @@ fn tracy_of_a_long_run_heavy_in_messages_serves_every_message_within_a_small_add
         let prev = last.insert(m.thread, m.time).unwrap_or(i64::MIN);
         assert!(m.time >= prev, "thread {} goes back in time", m.thread);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
