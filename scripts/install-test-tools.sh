@@ -30,3 +30,6 @@ for module in duckdb viztracer; do
         python3 -m pip install -q "$module"
     fi
 done
+# tt-metal's device side (the ttnn wheel, pinned; cached, never committed): the tt-metal tests.
+scripts_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+"$scripts_dir/fetch-tt-metal.sh" >/dev/null
