@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use ttprof::import::{self, Imported};
 use ttprof::outputs::{self, Options};
-use ttprof::{issue, summary, Result};
+use ttprof::{issue, Result};
 
 /// Arguments of `ttprof import`.
 #[derive(Args, Debug)]
@@ -28,6 +28,10 @@ pub struct ImportArgs {
     /// Hide summary rows whose mean zone duration is below this many ns.
     #[arg(long, default_value_t = 0.0)]
     pub threshold_ns: f64,
+    /// Print the whole summary (every zone, every wait) instead of one screen of it;
+    /// ttprof_summary.txt always holds everything.
+    #[arg(long, conflicts_with = "no_summary")]
+    pub verbose: bool,
     /// Do not print the summary.
     #[arg(long)]
     pub no_summary: bool,
@@ -64,7 +68,11 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
     let written = outputs::write_all_rings(&a.out, &profile, &mut rings, &options)?;
     let total_s = t.elapsed().as_secs_f64();
     if !a.no_summary {
-        print!("{}", summary::render(&written.summary));
+        if a.verbose {
+            print!("{}", written.summary_text);
+        } else {
+            print!("{}", written.brief_text);
+        }
         println!();
     }
     let r = profile.readout();

@@ -84,6 +84,10 @@ enum Command {
         /// Do not print the summary.
         #[arg(long)]
         no_summary: bool,
+        /// Print the whole summary (every zone, every wait) instead of one screen of it;
+        /// ttprof_summary.txt always holds everything.
+        #[arg(long, conflicts_with = "no_summary")]
+        verbose: bool,
         #[command(flatten)]
         dataset: args::DatasetArgs,
     },
@@ -202,6 +206,7 @@ fn main() -> ExitCode {
             out,
             threshold_ns,
             no_summary,
+            verbose,
             dataset,
         } => threshold_ns_arg("threshold-ns", threshold_ns).and_then(|threshold_ns| {
             let dataset = dataset.dataset()?;
@@ -211,6 +216,7 @@ fn main() -> ExitCode {
                 out: &out,
                 threshold_ns,
                 summary: !no_summary,
+                verbose,
                 dataset,
             })
         }),

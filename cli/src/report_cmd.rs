@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::profile::{Loaded, Profile};
-use ttprof::{issue, summary, Result};
+use ttprof::{issue, Result};
 
 /// What `ttprof report` was asked.
 pub struct Args<'a> {
@@ -16,6 +16,8 @@ pub struct Args<'a> {
     pub out: &'a Path,
     pub threshold_ns: f64,
     pub summary: bool,
+    /// Print the whole summary, not one screen of it.
+    pub verbose: bool,
     pub dataset: Option<outputs::Dataset>,
 }
 
@@ -51,7 +53,11 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     let mem = memory.as_ref();
 
     if a.summary {
-        print!("{}", summary::render(&written.summary));
+        if a.verbose {
+            print!("{}", written.summary_text);
+        } else {
+            print!("{}", written.brief_text);
+        }
         println!();
     }
     super::print_readout_line(readout, mem);

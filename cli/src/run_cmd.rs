@@ -176,6 +176,10 @@ pub struct RunArgs {
     /// Hide summary rows whose mean zone duration is below this many ns.
     #[arg(long, default_value_t = 0.0)]
     pub threshold_ns: f64,
+    /// Print the whole summary (every zone, every wait) instead of one screen of it;
+    /// ttprof_summary.txt always holds everything.
+    #[arg(long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub dataset: crate::args::DatasetArgs,
 }
@@ -246,16 +250,20 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         ),
     })?;
     match run.finish() {
-        Ok(outcome) => Ok(print(&outcome)),
+        Ok(outcome) => Ok(print(&outcome, args.verbose)),
         Err(e) => crate::disk_full(e),
     }
 }
 
-/// Prints a finished run: the summary, the readout's figures, the files written and every
-/// problem; the exit code.
-fn print(outcome: &RunOutcome) -> ExitCode {
+/// Prints a finished run: the summary (one screen of it unless `verbose`), the readout's
+/// figures, the files written and every problem; the exit code.
+fn print(outcome: &RunOutcome, verbose: bool) -> ExitCode {
     let profile = &outcome.session;
-    print!("{}", profile.summary_text());
+    if verbose {
+        print!("{}", profile.summary_text());
+    } else {
+        print!("{}", profile.brief_text());
+    }
     let r = &profile.readout;
     println!(
         "\n{} records from {} rings ({} zones); {:.3} bus bytes per payload byte",
@@ -273,10 +281,28 @@ fn print(outcome: &RunOutcome) -> ExitCode {
     }
     let issues: Vec<_> = profile.issues().cloned().collect();
     let errors = issue::print(&issues);
-    if let Some(f) = &outcome.fault {
-        eprintln!("error: {f}");
-        eprintln!("error: the outputs hold the records published before the fault");
-        return ExitCode::from(2);
+    match &outcome.fault {
+        // The fault itself is among the issues above (at its core): said once.
+        Some(ttprof::Error::Fault {
+            op,
+            run,
+            recovered: Some(n),
+            ..
+        }) => {
+            eprintln!(
+                "error: kernel fault: op {op:?} (run {run}) stopped at the fault above; the cores stopped with it: \
+                 {n} byte(s) of records they had written since their last publication were published by the host \
+                 and are read"
+            );
+            eprintln!("error: the outputs hold the records published before the fault");
+            return ExitCode::from(2);
+        }
+        Some(f) => {
+            eprintln!("error: {f}");
+            eprintln!("error: the outputs hold the records published before the fault");
+            return ExitCode::from(2);
+        }
+        None => {}
     }
     for m in &outcome.mismatches {
         eprintln!("error: {m}");

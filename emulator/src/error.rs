@@ -265,7 +265,7 @@ pub struct Fault {
     /// Instructions the core retired in this run before the fault.
     pub instret: u64,
     /// For a deadlock or a timeout: where every running core is and what it waits on or
-    /// did (one line each).
+    /// did (one line each; the fault's text prints each on its own line).
     pub others: Vec<String>,
 }
 
@@ -289,8 +289,12 @@ impl fmt::Display for Fault {
             write!(f, " at {l}")?;
         }
         write!(f, " [{} after {} instructions]", self.elf, self.instret)?;
+        // One line per core: a deadlock report is read core by core.
         if !self.others.is_empty() {
-            write!(f, "; waiting: {}", self.others.join("; "))?;
+            write!(f, "; every running core:")?;
+            for o in &self.others {
+                write!(f, "\n  {o}")?;
+            }
         }
         Ok(())
     }

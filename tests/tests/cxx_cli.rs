@@ -251,3 +251,74 @@ fn mistakes_exit_1_and_say_what_and_where() {
         assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");
     }
 }
+
+/// A kernel that opens a wait and then polls an L1 word nothing writes: on `core`, waiting
+/// on `resource`.
+fn stuck(resource: &str) -> String {
+    format!(
+        r#"
+#include <ttprof.h>
+#include <stdint.h>
+void kernel_main(void) {{
+    TTPROF_ZONE("setup");
+    TTPROF_WAIT("stuck-wait", {resource});
+    while (*(volatile uint32_t*)0x30000 == 0) {{}}
+}}
+"#
+    )
+}
+
+/// Issue 40: a deadlock is said once, the cores one line each (pc, function, source line,
+/// what each polls), and the op that stopped is not asked "did it run?".
+#[test]
+fn a_deadlock_is_reported_once_with_one_line_per_core() {
+    let dir = sources(
+        "deadlock",
+        &[
+            ("reader.c", &stuck("TTPROF_CB_FRONT(1)")),
+            ("writer.c", &stuck("TTPROF_CB_BACK(4)")),
+        ],
+    );
+    let o = ttprof(
+        Some(&dir),
+        &[
+            "run",
+            "--grid",
+            "1x1",
+            "--kernel",
+            "brisc=reader.c",
+            "--kernel",
+            "ncrisc=writer.c",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "a deadlock is a data problem");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("none of the 2 running core(s) can make progress")
+            .count(),
+        1,
+        "the deadlock is said once: {err}"
+    );
+    let cores: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("  chip 0 tile (1,1) "))
+        .collect();
+    assert_eq!(cores.len(), 2, "one line per core: {err}");
+    for (core, file) in [("BRISC", "reader.c:7"), ("NCRISC", "writer.c:7")] {
+        let line = cores
+            .iter()
+            .find(|l| l.contains(&format!(" {core} at pc 0x")))
+            .unwrap_or_else(|| panic!("no line for {core}: {err}"));
+        assert!(
+            line.contains(file) && line.contains("polls L1 0x00030000"),
+            "{line}"
+        );
+    }
+    assert!(!err.contains("did it run?"), "{err}");
+    assert!(
+        err.contains("it started on 1 tile(s)"),
+        "the op's empty columns are explained by the stop: {err}"
+    );
+}

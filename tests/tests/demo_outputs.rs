@@ -22,6 +22,7 @@ use ttprof_tests::{run_demo, workspace};
 fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     let out = workspace().join("target/test-demo-outputs");
     let outcome = run_demo(&out);
+    demo_screen_fits_sixty_lines(&outcome);
     let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
@@ -428,4 +429,31 @@ fn cells(line: &str) -> Vec<String> {
     }
     out.push(cell);
     out
+}
+
+/// The demo's terminal report is one screen (issue 40): its stdout, and the progress lines it
+/// prints to stderr before (a build line, one per op, the clock fit), at most 60 lines; per
+/// op its verdict, its critical path and its waits with the unmatched folded (each reason
+/// once per op, not once per core).
+fn demo_screen_fits_sixty_lines(outcome: &ttprof::session::FinishedSession) {
+    let screen = ttprof_demo::screen::render(outcome, &outcome.out, false);
+    let progress = 1 + 4 + outcome.fit.to_string().lines().count();
+    assert!(
+        screen.lines().count() + progress <= 60,
+        "{} lines:\n{screen}",
+        screen.lines().count() + progress
+    );
+    assert_eq!(screen.matches("bound by").count(), 4, "{screen}");
+    assert_eq!(screen.matches("critical path:").count(), 4, "{screen}");
+    let flat = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!(
+        flat.matches("no signal of its resource was recorded while it waited")
+            .count(),
+        4,
+        "{screen}"
+    );
+    // Everything is in the summary file, and --verbose prints it.
+    let verbose = ttprof_demo::screen::render(outcome, &outcome.out, true);
+    assert!(verbose.contains(outcome.summary_text()));
+    assert!(verbose.lines().count() > 200, "{verbose}");
 }

@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod ops;
 pub mod scenario;
+pub mod screen;
 
 use std::path::PathBuf;
 

@@ -12,7 +12,7 @@ use ttprof::launch::Settings;
 use ttprof::session::{parse_arch, parse_grid, Backend};
 use ttprof::tracy;
 use ttprof_demo::scenario::{self, Fallible, Scenario};
-use ttprof_demo::{ops, workspace};
+use ttprof_demo::{ops, screen, workspace};
 
 /// Run the example kernels on the emulator and profile them.
 #[derive(Parser, Debug)]
@@ -70,6 +70,10 @@ struct Args {
     /// the same op: short kernels need several for their shares to settle).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     repeat: u32,
+    /// Print the whole summary (every zone, every wait) and every file written, instead of
+    /// one screen; ttprof_summary.txt always holds everything.
+    #[arg(long)]
+    verbose: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -118,28 +122,10 @@ fn run(args: &Args) -> Fallible<()> {
     }
     let profile = scenario::run(&s, &elfs, |line| eprintln!("{line}"))?;
     eprintln!("{}", profile.fit);
-    print!("{}", profile.summary_text());
-    let r = &profile.readout;
-    let dropped: u64 = r.rings().iter().map(|x| x.dropped as u64).sum();
-    let stalls: u64 = r.rings().iter().map(|x| x.stalls as u64).sum();
-    println!(
-        "{} records from {} rings ({} zones), {} dropped, {} consumer waits; {:.3} bus bytes per payload byte",
-        r.records(),
-        r.rings().len(),
-        r.zones(),
-        dropped,
-        stalls,
-        r.bus_bytes_per_payload_byte().unwrap_or(0.0),
-    );
     let issues: Vec<_> = profile.issues().cloned().collect();
+    print!("{}", screen::render(&profile, &out, args.verbose));
     issue::print(&issues);
-    if let Some(a) = &profile.agreement {
-        println!("\n{a}");
-    }
-    println!("\nwrote:");
-    for p in profile.files() {
-        println!("  {}", p.display());
-    }
+    let r = &profile.readout;
     if let Some(port) = args.tracy {
         let stream = tracy::TracyStream::build(
             r,

@@ -118,6 +118,8 @@ pub struct Written {
     pub summary: Summary,
     /// `ttprof_summary.txt` as written.
     pub summary_text: String,
+    /// The summary in one screen (what commands print unless asked for everything).
+    pub brief_text: String,
     /// Mismatches between op log and device records, records off the timeline, zones cut
     /// to keep the trace nested. Readout and resolution issues are the caller's.
     pub issues: Vec<Issue>,
@@ -231,6 +233,7 @@ pub fn write_all_rings(
     let report = report
         .report
         .ok_or_else(|| Error::Internal("no op report".into()))?;
+    let brief_text = std::mem::take(&mut summary_sink.brief);
     let (summary, summary_text) = summary_sink
         .summary
         .ok_or_else(|| Error::Internal("no summary".into()))?;
@@ -260,6 +263,7 @@ pub fn write_all_rings(
         report,
         summary,
         summary_text,
+        brief_text,
         issues,
     })
 }

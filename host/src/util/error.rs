@@ -88,9 +88,21 @@ pub enum Error {
     },
     /// The emulator could not be built, load a kernel or run (its message says why).
     Emulator(String),
-    /// A kernel faulted on the emulator: the emulator's full diagnosis (chip, tile, RISC, pc,
-    /// instruction, symbol, source line).
-    Fault(String),
+    /// A launch stopped on the emulator: a kernel faulted (the emulator's full diagnosis:
+    /// chip, tile, RISC, pc, instruction, symbol, source line; for a deadlock one line per
+    /// core) or the emulator failed.
+    Fault {
+        /// The op's name in the op log.
+        op: String,
+        /// Its run id.
+        run: u32,
+        /// What stopped it.
+        what: String,
+        /// For a kernel fault: the bytes of records the stopped cores had written since their
+        /// last publication, published by the host (the fault is then also a data problem of
+        /// the session, at its core).
+        recovered: Option<u64>,
+    },
     /// An output could not be produced for a reason other than I/O (the format library
     /// refused the data): the file, and what was said.
     Output {
@@ -208,7 +220,19 @@ impl fmt::Display for Raw<'_> {
                 dir.display()
             ),
             Error::Emulator(s) => write!(f, "emulator: {s}"),
-            Error::Fault(s) => write!(f, "kernel fault: {s}"),
+            Error::Fault {
+                op,
+                run,
+                what,
+                recovered,
+            } => {
+                write!(f, "kernel fault: op {op:?} (run {run}): {what}")?;
+                if let Some(n) = recovered {
+                    write!(f, "; the cores stopped with it: {n} byte(s) of records they had written since their last \
+                         publication were published by the host and are read")?;
+                }
+                Ok(())
+            }
             Error::Unsupported(s) => write!(f, "not supported: {s}"),
             Error::Output { path, what } => write!(f, "{}: {what}", path.display()),
             Error::Internal(s) => write!(f, "internal error (a bug in ttprof): {s}"),

@@ -534,16 +534,19 @@ impl Session {
         let summary = match result {
             Ok(s) => s,
             Err(e) => {
-                let mut msg = format!("op {:?} (run {run_id}): {e}", op.name);
-                if let Some(f) = e.fault() {
-                    self.faults.push(f.clone());
-                    let recovered = self.publish_stopped_cores(&tiles, &images)?;
-                    msg.push_str(&format!(
-                        "; the cores stopped with it: {recovered} byte(s) of records they had written since their last \
-                         publication were published by the host and are read"
-                    ));
-                }
-                return Err(Error::Fault(msg));
+                let recovered = match e.fault() {
+                    Some(f) => {
+                        self.faults.push(f.clone());
+                        Some(self.publish_stopped_cores(&tiles, &images)?)
+                    }
+                    None => None,
+                };
+                return Err(Error::Fault {
+                    op: op.name.clone(),
+                    run: run_id,
+                    what: e.to_string(),
+                    recovered,
+                });
             }
         };
         if let Some(e) = drain_error {
@@ -799,13 +802,16 @@ fn fault_issue(f: &Fault) -> Issue {
         risc: Some(f.risc),
     };
     // The issue names the core itself: the fault's text without its own location prefix.
+    // The note goes on the fault's first line, before the one line per core of a deadlock.
     let full = f.to_string();
     let what = full.strip_prefix(&format!("{at}: ")).unwrap_or(&full);
+    let (head, cores) = what.split_once('\n').unwrap_or((what, ""));
+    let sep = if cores.is_empty() { "" } else { "\n" };
     Issue::error(
         Some(at),
         format!(
-            "the kernel faulted: {what}; the records it wrote before the fault are read (the host published \
-             what the stopped cores had written)"
+            "the kernel faulted: {head}; the records it wrote before the fault are read (the host published \
+             what the stopped cores had written){sep}{cores}"
         ),
     )
 }
@@ -877,6 +883,11 @@ impl FinishedSession {
     /// The per-op summary as written to `ttprof_summary.txt`.
     pub fn summary_text(&self) -> &str {
         &self.written.summary_text
+    }
+
+    /// The summary in one screen (`summary::brief`): what commands print by default.
+    pub fn brief_text(&self) -> &str {
+        &self.written.brief_text
     }
 
     /// Every file written: the outputs, then the op log, the device image and the snapshot.

@@ -64,6 +64,7 @@ pub use path::{
     arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
     UnmatchedWait,
 };
+pub(crate) use path::{shares, wrap};
 pub(crate) use sink::AnalysisSink;
 
 use crate::profile::{Profile, RingView};

@@ -389,9 +389,12 @@ fn who(c: &CoreRef) -> String {
     format!("{} ({} {})", c.stage, c.risc, c.tile)
 }
 
-/// One readable paragraph: where the op's time went along its critical path.
-pub fn paragraph(op: &str, run: u32, c: &CriticalPath) -> String {
-    // Busy per core and waits per (core, resource, releasing core), largest first.
+/// The path's time by who spent it, largest first: busy cycles per core (`stage (RISC
+/// x-y)`), and wait cycles per (core, resource, what ended the wait).
+pub(crate) type Shares = (Vec<(String, u64)>, Vec<((String, String, String), u64)>);
+
+/// [`Shares`] of `c`.
+pub(crate) fn shares(c: &CriticalPath) -> Shares {
     let mut busy: BTreeMap<String, u64> = BTreeMap::new();
     let mut waits: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     for s in &c.segments {
@@ -424,6 +427,12 @@ pub fn paragraph(op: &str, run: u32, c: &CriticalPath) -> String {
     busy.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut waits: Vec<((String, String, String), u64)> = waits.into_iter().collect();
     waits.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    (busy, waits)
+}
+
+/// One readable paragraph: where the op's time went along its critical path.
+pub fn paragraph(op: &str, run: u32, c: &CriticalPath) -> String {
+    let (busy, waits) = shares(c);
     let mut text = format!(
         "{op} (run {run}): critical path {} cycles ({:.0} ns), {} segment(s)",
         c.cycles,
@@ -479,7 +488,7 @@ pub fn paragraph(op: &str, run: u32, c: &CriticalPath) -> String {
 }
 
 /// `text` wrapped at `width` columns, indented by 2, continuation lines by 4.
-fn wrap(text: &str, width: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = "  ".to_string();
     let mut fresh = true;

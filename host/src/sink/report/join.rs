@@ -61,10 +61,24 @@ pub(super) fn join(
                     first_entry.insert((op.device, op.run_id), first);
                 }
                 let times = device.by_run.remove(&(op.device, op.run_id));
-                runs.remove(&(op.device, op.run_id));
-                match &times {
-                    None if repeated => {}
-                    None => issues.push(Issue::error(
+                let started = runs.remove(&(op.device, op.run_id));
+                match (&times, started) {
+                    (None, _) if repeated => {}
+                    // Its cores marked the launch: it ran, and stopped before any wrapper zone
+                    // closed (a fault, or a readout taken while it ran).
+                    (None, Some(tiles)) => issues.push(Issue::error(
+                        None,
+                        format!(
+                            "op {} (run {}, device {}) from op log {log}: it started on {} tile(s) (their launch markers \
+                             are read) but no FW/KERNEL wrapper zone of it ended (stopped by a fault, or read before it \
+                             finished): its device columns are empty",
+                            op.op_code,
+                            op.run_id,
+                            op.device,
+                            tiles.len()
+                        ),
+                    )),
+                    (None, None) => issues.push(Issue::error(
                         None,
                         format!(
                             "op {} (run {}, device {}) from op log {log}: the device recorded no FW/KERNEL wrapper zones \
@@ -73,7 +87,7 @@ pub(super) fn join(
                             op.op_code, op.run_id, op.device
                         ),
                     )),
-                    Some(t) => issues.extend(check_cores(op, t)),
+                    (Some(t), _) => issues.extend(check_cores(op, t)),
                 }
                 rows.push((
                     op.host_start_ns,

@@ -8,6 +8,7 @@
 //! (`value_zone!`) also get a row of their values per op and name: how many, the smallest,
 //! mean and largest.
 
+pub mod brief;
 pub(crate) mod checkpoints;
 pub mod durations;
 mod sink;
@@ -146,6 +147,8 @@ pub struct OpSection {
     pub runs: u64,
     /// Sum over its runs of the device kernel span (first KERNEL start to last KERNEL end).
     pub kernel_ns: f64,
+    /// Its runs' (chip, run id), in program order.
+    pub launches: Vec<(u32, u32)>,
     /// Shown zones, largest total first.
     pub zones: Vec<ZoneRow>,
     /// Sum zones, largest total first.
@@ -351,6 +354,7 @@ impl Builder {
                 .or_insert_with(|| OpSection::new(&label));
             s.runs += 1;
             s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
+            s.launches.push((o.chip, o.run));
         }
         let (mut hidden, mut hidden_total_ns) = (0, 0.0);
         let mut estimated = 0;
@@ -430,6 +434,7 @@ impl OpSection {
             op: op.to_string(),
             runs: 0,
             kernel_ns: 0.0,
+            launches: vec![],
             zones: vec![],
             sums: vec![],
             values: vec![],

@@ -24,6 +24,8 @@ pub struct SummarySink {
     waits: Option<Analyzer>,
     /// The summary and its text as written (after [`Sink::finish`]).
     pub summary: Option<(Summary, String)>,
+    /// The summary in one screen ([`summary::brief`]), after [`Sink::finish`].
+    pub brief: String,
 }
 
 impl SummarySink {
@@ -38,6 +40,7 @@ impl SummarySink {
             checkpoints: Checkpoints::default(),
             waits: Some(Analyzer::default()),
             summary: None,
+            brief: String::new(),
         }
     }
 
@@ -51,6 +54,7 @@ impl SummarySink {
             checkpoints: Checkpoints::default(),
             waits: Some(Analyzer::default()),
             summary: None,
+            brief: String::new(),
         }
     }
 }
@@ -78,9 +82,9 @@ impl Sink for SummarySink {
         text.push_str(&summary::render(&s));
         text.push_str(&self.checkpoints.render(self.threshold_ns));
         // The verdict per op, when the kernels mark typed waits.
-        text.push_str(&analysis::render(
-            &self.waits.take().unwrap_or_default().finish(p),
-        ));
+        let a = self.waits.take().unwrap_or_default().finish(p);
+        text.push_str(&analysis::render(&a));
+        self.brief = summary::brief::render(&s, &a);
         if let Some(path) = &self.path {
             write_atomic(path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
         }

@@ -187,7 +187,7 @@ impl Run {
                             mismatches.extend(b.store(&session, &p.op.name, l.run_id)?);
                         }
                     }
-                    Err(e @ Error::Fault(_)) => {
+                    Err(e @ Error::Fault { .. }) => {
                         fault = Some(e);
                         break 'ops;
                     }

@@ -42,7 +42,11 @@ pub(crate) fn parse_riscs(s: &str) -> Result<Vec<Risc>> {
     if s.trim().eq_ignore_ascii_case("trisc") {
         return Ok(vec![Risc::Trisc0, Risc::Trisc1, Risc::Trisc2]);
     }
-    Ok(vec![parse_risc(s)?])
+    parse_risc(s).map(|r| vec![r]).map_err(|_| Error::Argument {
+        what: format!(
+            "unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1, trisc2 or trisc (all three)"
+        ),
+    })
 }
 
 /// Comma-separated 32-bit words (decimal or 0x hex); `what` names them in the error.
@@ -68,7 +72,9 @@ pub fn parse_risc(s: &str) -> Result<Risc> {
     Risc::ALL
         .into_iter()
         .find(|r| r.ident() == lower || r.name().eq_ignore_ascii_case(&lower))
-        .ok_or_else(|| Error::Argument { what: format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2 (or trisc: all three)") })
+        .ok_or_else(|| Error::Argument {
+            what: format!("unknown RISC {s:?}: use brisc, ncrisc, trisc0, trisc1 or trisc2"),
+        })
 }
 
 /// Logical `X,Y` of the grid to its NoC0 coordinate.
@@ -134,6 +140,30 @@ pub(crate) fn c_sources(spec: &str) -> Option<Vec<PathBuf>> {
 mod tests {
     use super::*;
     use crate::session::parse_grid;
+
+    /// Every choice an error offers is one the same parser takes (issue 40: `build --core
+    /// trisc` was refused by a message that offered `trisc`).
+    #[test]
+    fn a_refused_risc_is_offered_only_choices_that_parse() {
+        fn offered(msg: &str) -> Vec<String> {
+            let list = msg.split("use ").nth(1).expect("a list of choices");
+            list.split([',', ' '])
+                .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+                .filter(|w| w.contains("risc"))
+                .map(str::to_string)
+                .collect()
+        }
+        let one = parse_risc("foo").unwrap_err().to_string();
+        assert_eq!(offered(&one).len(), 5, "{one}");
+        for c in offered(&one) {
+            assert!(parse_risc(&c).is_ok(), "{one} offers {c}");
+        }
+        let many = parse_riscs("foo").unwrap_err().to_string();
+        assert_eq!(offered(&many).len(), 6, "{many}");
+        for c in offered(&many) {
+            assert!(parse_riscs(&c).is_ok(), "{many} offers {c}");
+        }
+    }
 
     #[test]
     fn arguments_parse_and_bad_ones_say_what_was_expected() {
