@@ -390,9 +390,11 @@ impl CbFormat {
             "uint32" => CbFormat::Uint32,
             "uint16" => CbFormat::Uint16,
             "int32" => CbFormat::Int32,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "{s:?} is not a data format: bfloat16, float32, bfloat8_b, uint32, uint16 or int32"
-            )),
+            ))
+            }
         })
     }
 
@@ -571,7 +573,7 @@ SECTIONS
     . = ALIGN(4);
     __ldm_data_end = .;
   }} :data
-  .bss : ALIGN(4) {{
+  .bss (ADDR(.data) + SIZEOF(.data)) : ALIGN(4) {{
     __ldm_bss_start = .;
     *(.sbss .sbss.* .bss .bss.* COMMON)
     . = ALIGN(4);
