@@ -105,8 +105,9 @@ pub struct Config {
     /// ([`crate::spooled`]), one ring's records at a time. [`FinishedSession::readout`]
     /// then holds each ring's counts, not its records. Applies with a consumer on the ring
     /// backend (the timestamper's records are merged into the rings' at the end, held) and
-    /// without [`Config::lines`] (the zone split of the line profile reads every zone of
-    /// the model; lines mode runs on the interpreter, so its runs are short).
+    /// without [`Config::lines`] or [`Config::sample`] (the zone split of the line profile
+    /// and of the samples reads every zone of the model; both run their cores on the
+    /// interpreter, so their runs are short).
     pub spool_records: bool,
 }
 
@@ -265,9 +266,13 @@ impl Session {
         // What the consumer takes leaves the device: keep it for the snapshot.
         drainer.keep_payload();
         let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
-        let spool = (cfg.spool_records && consume && cfg.backend == Backend::Ring && !cfg.lines)
-            .then(|| Spool::create(out))
-            .transpose()?;
+        let spool = (cfg.spool_records
+            && consume
+            && cfg.backend == Backend::Ring
+            && !cfg.lines
+            && cfg.sample.is_none())
+        .then(|| Spool::create(out))
+        .transpose()?;
         Ok(Session {
             spool,
             spool_failed: None,
@@ -751,6 +756,7 @@ impl Session {
         }
         let mut agreement = None;
         if let Some(d) = &mut daisy {
+            // Never spooled either: the model holds every zone.
             d.profile_mut().split_by_zones(&model);
             let (files, a) = d.profile().write(&cfg.out, lines.as_ref())?;
             written.lines.extend(files);

@@ -493,10 +493,7 @@ mod tests {
         rows.insert(0x6000, [0; CAUSES]);
         exact.zones.insert(SPLIT_DROPPED.into(), rows.clone());
         let dropped = row(&exact);
-        assert!(
-            dropped.split_whitespace().nth(3) == Some("-"),
-            "{dropped}"
-        );
+        assert!(dropped.split_whitespace().nth(3) == Some("-"), "{dropped}");
         // A split that was made: the exact share is printed.
         exact.zones.clear();
         rows.insert(0x6000, {
