@@ -219,3 +219,71 @@ void kernel_main() {
         .count();
     assert_eq!(ends, ZONES, "{said}");
 }
+
+/// A run that loses zones through the timestamper (a dense kernel drained only every 250,000
+/// cycles) exits 2, and so does `ttprof report` of its snapshot, saying what was lost: the
+/// snapshot records the loss (before, `report` of it exited 0; issue 41, High 2).
+#[test]
+fn report_of_a_lossy_timestamper_run_exits_2_saying_so() {
+    let dir = workspace().join("target/test-backend-lossy");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("dense.cpp"),
+        r#"
+#include <stdint.h>
+#include <ttprof.h>
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < n; i++) {
+        TTPROF_ZONE("dense");
+    }
+}
+"#,
+    )
+    .unwrap();
+    let ttprof = |args: &[&str]| {
+        let o = std::process::Command::new(ttprof_tests::ttprof_binary())
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), said)
+    };
+    let (code, said) = ttprof(&[
+        "run",
+        "--backend",
+        "timestamper",
+        "--grid",
+        "1x1",
+        "--kernel",
+        "brisc=dense.cpp",
+        "--arg",
+        "brisc=50000",
+        "--drain-every-cycles",
+        "250000",
+        "--out",
+        "out",
+    ]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("the debug timestamper overflowed"), "{said}");
+    let (code, said) = ttprof(&[
+        "report",
+        "--device",
+        "out/device.snap",
+        "--oplog",
+        "out/ops.jsonl",
+        "--out",
+        "report",
+    ]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("the debug timestamper overflowed") && said.contains("lost an end"),
+        "{said}"
+    );
+}

@@ -689,6 +689,9 @@ impl Session {
             }
         }
         snap.add_sync_samples(sync.samples())?;
+        // The timestamper's loss is not in the memory: the snapshot records it, so its
+        // readout (here and `ttprof report --device device.snap`) reports it.
+        snap.add_losses(&stamp_issues)?;
         let written_snapshot = match spool.as_mut() {
             // The drained payload from the spool, a ring at a time.
             Some(spool) => {
@@ -703,7 +706,6 @@ impl Session {
             let bus = readout.bus_bytes;
             readout = crate::readout::read(&snap, false)?;
             readout.bus_bytes = bus + stamp_bus;
-            readout.issues.extend(stamp_issues);
         }
         if !written_snapshot {
             snap.save(&snapshot)?;
