@@ -286,4 +286,32 @@ void kernel_main() {
         said.contains("the debug timestamper overflowed") && said.contains("lost an end"),
         "{said}"
     );
+    // `diff` against a run that lost nothing calls no change a regression (before: the
+    // lossy side's shorter totals were judged), unless asked.
+    let (code, said) = ttprof(&[
+        "run",
+        "--backend",
+        "timestamper",
+        "--grid",
+        "1x1",
+        "--kernel",
+        "brisc=dense.cpp",
+        "--arg",
+        "brisc=50000",
+        "--out",
+        "clean",
+    ]);
+    assert_eq!(code, Some(0), "{said}");
+    let (code, said) = ttprof(&["diff", "clean", "out", "--fail-above", "1"]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("either run lost data, so no change is judged a regression")
+            && !said.contains("regression: "),
+        "{said}"
+    );
+    let (code, said) = ttprof(&["diff", "clean", "out", "--fail-above", "1", "--allow-lossy"]);
+    assert!(
+        code != Some(0) && !said.contains("no change is judged"),
+        "{said}"
+    );
 }

@@ -1024,6 +1024,18 @@ mod tests {
             Issue::error(None, "1 timestamper event(s) named no RISC"),
         ];
         s.add_losses(&lost).unwrap();
+        // The profiler's L1, as a run left it with no ring written.
+        for chip in 0..2 {
+            for tile in s.tiles(chip) {
+                for r in [
+                    riscv_linker::profiler::control_region(),
+                    riscv_linker::profiler::rings_region(),
+                ] {
+                    s.add(chip, tile, r.start, &vec![0; r.size as usize / 4])
+                        .unwrap();
+                }
+            }
+        }
         let dir = crate::testing::temp_dir("snapshot-losses");
         let path = dir.join("lossy.snap");
         s.save(&path).unwrap();

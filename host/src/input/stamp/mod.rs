@@ -133,7 +133,8 @@ impl Stamps {
                     format!(
                         "the debug timestamper overflowed (both buffers full) before {} drain(s): at least one 16-byte \
                          unit (a unit holds parts of 2 or 3 events) was lost each time; the zones that lost an end are \
-                         counted per RISC",
+                         counted per RISC, those that lost both events cannot be (the timestamper does not count what \
+                         it drops): drain more often (ttprof run --drain-every-cycles, default 2048 on this backend)",
                         t.overflows
                     ),
                 ));
