@@ -304,5 +304,5 @@ fn print(outcome: &RunOutcome) -> ExitCode {
 
 pub(crate) fn parse_sample_buffer(s: &str) -> std::result::Result<u32, String> {
     ttprof::session::parse_u32(s)
-        .ok_or_else(|| format!("{s:?} is not an address (decimal or 0x hex)"))
+        .ok_or_else(|| format!("{s:?} {}", ttprof::session::u32_problem(s)))
 }

@@ -26,9 +26,9 @@ mod op;
 pub mod run;
 
 pub use build::{BuildRequest, Building};
-pub use check::check;
+pub use check::{check, run_buffers};
 pub use op::{L1Input, Op};
-pub use run::spec::{parse_risc, parse_u32};
+pub use run::spec::{parse_risc, parse_u32, u32_problem};
 
 use crate::capture::spool::Spool;
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
@@ -379,7 +379,8 @@ impl Session {
             None => self.tiles.clone(),
         };
         let mut images = Vec::new();
-        for (risc, bytes) in check(op, self.cfg.arch)? {
+        let buffers = check::run_buffers(self.cfg.arch, self.cfg.backend, self.cfg.sample.as_ref());
+        for (risc, bytes) in check(op, self.cfg.arch, &buffers)? {
             let elf = &op
                 .kernels
                 .iter()
