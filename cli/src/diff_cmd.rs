@@ -1,7 +1,7 @@
 //! `ttprof diff BASE NEW`: two runs compared per op and zone ([`ttprof::diff`]), and a
 //! performance gate: `--fail-above PCT` exits 3 naming every zone whose total or mean grew by
 //! more than PCT percent (0 clean, 1 unusable input, 2 data problems in either run or
-//! nothing to compare).
+//! nothing to compare). A run that lost data is never judged: exit 2 unless `--allow-lossy`.
 
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -46,6 +46,11 @@ pub struct DiffArgs {
     /// Print every row, not only the changed ones.
     #[arg(long)]
     pub all: bool,
+    /// Let --fail-above judge a change even when either run lost data (its problems are
+    /// listed; the run that lost zones has other totals and means than what ran). Without
+    /// it, such a diff exits 2 and calls nothing a regression.
+    #[arg(long)]
+    pub allow_lossy: bool,
 }
 
 /// `ttprof diff`.
@@ -86,6 +91,8 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
     } else {
         print!("{text}");
     }
+    // Either run lost data: its totals and means are not what ran, so nothing is judged.
+    let unjudged = a.fail_above.is_some() && !a.allow_lossy && !d.problems.is_empty();
     if let Some(path) = &a.json {
         let mut json = diff::to_json(&d, a.fail_above, few);
         if let Some(o) = json.as_object_mut() {
@@ -93,6 +100,13 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
                 "critical_paths".into(),
                 serde_json::to_value(&paths).unwrap_or_default(),
             );
+            if unjudged {
+                o.insert("failed".into(), serde_json::Value::Array(Vec::new()));
+                o.insert(
+                    "not_judged".into(),
+                    "either run lost data (see problems); --allow-lossy judges anyway".into(),
+                );
+            }
         }
         let mut text = serde_json::to_string_pretty(&json)
             .map_err(|e| Error::Internal(format!("diff as JSON: {e}")))?;
@@ -103,6 +117,14 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
         if !json_to_stdout {
             println!("wrote {}", path.display());
         }
+    }
+    if unjudged {
+        eprintln!(
+            "error: {} problem(s) reading the runs (listed above): either run lost data, so no change is judged a \
+             regression (--allow-lossy judges anyway)",
+            d.problems.len()
+        );
+        return Ok(ExitCode::from(2));
     }
     if let Some(pct) = a.fail_above {
         if few == FewSamples::Pass {

@@ -277,6 +277,11 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // Drained zones lost (the disk filled): data lost, not unusable input.
+        Err(e @ Error::CaptureLost { .. }) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)

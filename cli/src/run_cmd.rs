@@ -11,6 +11,9 @@ use ttprof::session::run::{Run, RunEvent, RunOptions, RunOutcome};
 use ttprof::session::{parse_arch, parse_grid, Backend, BuildRequest, Building, TtMetalOptions};
 use ttprof::{issue, Result};
 
+/// The ring backend's default drain interval (device cycles): `--drain-every-cycles`.
+const RING_DRAIN_EVERY_CYCLES: u64 = 250_000;
+
 /// Arguments of `ttprof build`.
 #[derive(Args, Debug)]
 pub struct BuildArgs {
@@ -188,14 +191,15 @@ pub struct RunArgs {
     /// Drain the rings every this many device cycles while kernels run (0: read only at the
     /// end, so a ring that fills drops its later records). When the analysis says the op is
     /// bound by the profiler, drain more often (fewer cycles) or record fewer zones.
-    /// (`--drain-every` is an older spelling.)
+    /// (`--drain-every` is an older spelling.) Default: 250000 on the ring backend, 2048 on
+    /// the timestamper's (what its 32 KiB buffer holds of a dense kernel's zones, with room
+    /// to spare; a longer interval there loses zones, which the run reports).
     #[arg(
         long = "drain-every-cycles",
         alias = "drain-every",
-        value_name = "CYCLES",
-        default_value_t = 250_000
+        value_name = "CYCLES"
     )]
-    pub drain_every: u64,
+    pub drain_every: Option<u64>,
     /// Instructions one core may retire in one launch before it is stopped as a runaway
     /// (a fault, exit 2): raise it for a legitimately long kernel (1 or more; default
     /// 2000000000).
@@ -287,7 +291,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             PolicyArg::Block => Policy::Block,
             PolicyArg::Drop => Policy::Drop,
         }),
-        drain_every_cycles: args.drain_every,
+        drain_every_cycles: args.drain_every.unwrap_or(match args.backend {
+            Backend::Ring => RING_DRAIN_EVERY_CYCLES,
+            Backend::Timestamper => ttprof::stamp::DRAIN_EVERY_CYCLES,
+        }),
         instruction_budget: budget,
         timeout: (!timeout.is_zero()).then_some(timeout),
         lines: args.lines,
@@ -390,5 +397,5 @@ fn print(outcome: &RunOutcome, verbose: bool) -> ExitCode {
 
 pub(crate) fn parse_sample_buffer(s: &str) -> std::result::Result<u32, String> {
     ttprof::session::parse_u32(s)
-        .ok_or_else(|| format!("{s:?} is not an address (decimal or 0x hex)"))
+        .ok_or_else(|| format!("{s:?} {}", ttprof::session::u32_problem(s)))
 }

@@ -602,14 +602,15 @@ fn a_capture_whose_spool_disk_fills_writes_what_it_drained() {
 #[test]
 fn a_capture_whose_only_disk_fills_says_how_many_zones_it_lost() {
     // The spool and the outputs on one full disk: nothing can be written, but the capture
-    // says what it lost and how to avoid it (before: only the spool's write error).
+    // says what it lost and how to avoid it (before: only the spool's write error), and
+    // exits 2: data lost, not unusable input (issue 41; before: exit 1).
     let f = fixture("hostile-capture-disk-full");
     let Some(fs) = Tmpfs::mount(f.dir.join("out"), "1m") else {
         return;
     };
     fs.fill();
     let o = wait(capture(&f, &f.oplog, &["--seconds", "0"]));
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let msg = format!(
         "the {} zone(s) this capture drained could not be written and are lost",
         f.zones

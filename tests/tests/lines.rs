@@ -184,15 +184,8 @@ fn sampled_rows(text: &str) -> Vec<(f64, f64, f64, f64, String)> {
         .collect()
 }
 
-/// `--sample`: the daisychain's samples of a small C++ kernel on three TRISCs, rotated
-/// between them, agree with the exact line shares of the same run within the interval the
-/// report computes, and sampling changes nothing in the run (its zones are the same).
-#[test]
-fn sampled_shares_agree_with_exact_within_their_interval() {
-    let dir = fresh_dir("target/test-lines/sampled");
-    std::fs::write(
-        dir.join("compute.cpp"),
-        r#"
+/// A small C++ kernel for `--sample`: a "tile" zone around two loops, `arg` times.
+const SAMPLED_KERNEL: &str = r#"
 #include <cstdint>
 #include "tools/profiler/kernel_profiler.hpp"
 static volatile uint32_t sink;
@@ -211,9 +204,15 @@ void MAIN {
     sink = acc;
 }
 }
-"#,
-    )
-    .unwrap();
+"#;
+
+/// `--sample`: the daisychain's samples of a small C++ kernel on three TRISCs, rotated
+/// between them, agree with the exact line shares of the same run within the interval the
+/// report computes, and sampling changes nothing in the run (its zones are the same).
+#[test]
+fn sampled_shares_agree_with_exact_within_their_interval() {
+    let dir = fresh_dir("target/test-lines/sampled");
+    std::fs::write(dir.join("compute.cpp"), SAMPLED_KERNEL).unwrap();
     let common = [
         "--grid",
         "2x1",
@@ -264,6 +263,52 @@ void MAIN {
         assert!(std::fs::metadata(out.join(f)).unwrap().len() > 0, "{f}");
     }
     sampled_zones_match_the_exact_split(&out, &text);
+}
+
+/// `--sample` without `--lines` on a user's kernel: the samples are split by innermost zone
+/// as with `--lines` (the run's drained records were spooled and the split found no zone:
+/// every sample was under "(no zone)"; issue 41, High 3).
+#[test]
+fn sampled_samples_split_by_zone_without_lines() {
+    let dir = fresh_dir("target/test-lines/sampled-no-lines");
+    std::fs::write(dir.join("compute.cpp"), SAMPLED_KERNEL).unwrap();
+    run(
+        &dir,
+        &[
+            "--grid",
+            "2x1",
+            "--kernel",
+            "trisc=compute.cpp",
+            "--arg",
+            "trisc=40",
+            "--sample",
+            "64",
+            "--out",
+            "target/sampled",
+        ],
+    );
+    let out = dir.join("target/sampled");
+    let folded = std::fs::read_to_string(out.join("ttprof_samples.folded")).unwrap();
+    let (mut in_tile, mut all) = (0u64, 0u64);
+    for l in folded.lines() {
+        let frames: Vec<&str> = l.split(';').collect();
+        assert!(frames[2].starts_with("zone "), "no zone frame: {l}");
+        let n: u64 = l.rsplit(' ').next().unwrap().parse().unwrap();
+        all += n;
+        if frames[2] == "zone tile" {
+            in_tile += n;
+        }
+    }
+    assert!(
+        2 * in_tile > all,
+        "most samples are in the kernel's loops, inside its zone: {in_tile} of {all}\n{folded}"
+    );
+    let text = std::fs::read_to_string(out.join("ttprof_samples.txt")).unwrap();
+    assert_eq!(
+        text.matches("by innermost zone").count(),
+        3,
+        "one zone section per kernel: {text}"
+    );
 }
 
 /// The samples split by innermost zone like the exact cycles: every folded stack has the

@@ -250,10 +250,33 @@ fn unusable_input_creates_nothing_and_reserved_l1_and_empty_manifests_are_refuse
     let manifest = workspace().join("target/test-run-cli/empty-ops.json");
     std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
     std::fs::write(&manifest, r#"{"op": []}"#).unwrap();
-    let cases: [(Vec<String>, &str); 9] = [
+    let cases: [(Vec<String>, &str); 12] = [
         (
             vec!["--kernel".into(), format!("ncrisc={}", sums.display())],
             "was linked for wormhole_b0 BRISC",
+        ),
+        // The buffers this run's profiling writes (issue 41: before, accepted, and the
+        // sampler or the timestamper overwrote the kernel's input).
+        (
+            vec!["--kernel".into(), brisc.clone(), "--sample".into(), "16".into(), "--l1".into(), "0xff000=1".into()],
+            "overlaps the sample buffer (--sample-buffer, --sample-count) at 0xff000..0xff100",
+        ),
+        (
+            vec![
+                "--kernel".into(),
+                brisc.clone(),
+                "--sample".into(),
+                "16".into(),
+                "--sample-buffer".into(),
+                "0x40000".into(),
+                "--l1".into(),
+                "0x40010=1".into(),
+            ],
+            "overlaps the sample buffer (--sample-buffer, --sample-count) at 0x40000..0x40100",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--backend".into(), "timestamper".into(), "--l1".into(), "0x166000=1".into()],
+            "overlaps the timestamper backend's buffer 1 at 0x166000..0x16e000",
         ),
         (
             vec!["--kernel".into(), brisc.clone(), "--l1".into(), "0x58=1".into()],

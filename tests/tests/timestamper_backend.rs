@@ -167,3 +167,151 @@ fn ttprof_run_records_a_cxx_kernel_through_the_timestamper_as_through_the_ring()
         "the timestamper build is another kernel"
     );
 }
+
+/// `ttprof run --backend timestamper` of a dense kernel (50,000 empty zones back to back, a
+/// few cycles each) at the default drain interval records every zone: the default is sized
+/// to what the timestamper's buffers hold (at 250,000 cycles, ~94 % of a dense kernel's
+/// zones were lost; issue 41, High 2).
+#[test]
+fn a_dense_kernel_loses_no_zone_through_the_timestamper_at_the_default_drain_interval() {
+    const ZONES: usize = 50_000;
+    let dir = workspace().join("target/test-backend-dense");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("dense.cpp"),
+        r#"
+#include <stdint.h>
+#include <ttprof.h>
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < n; i++) {
+        TTPROF_ZONE("dense");
+    }
+}
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = std::process::Command::new(ttprof_tests::ttprof_binary())
+        .current_dir(&dir)
+        .args(["run", "--backend", "timestamper", "--grid", "1x1"])
+        .args(["--kernel", "brisc=dense.cpp", "--arg"])
+        .arg(format!("brisc={ZONES}"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    let text = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
+    let ends = text
+        .lines()
+        .skip(2)
+        .filter(|l| {
+            let f: Vec<&str> = l.split(',').map(str::trim).collect();
+            f[10] == "dense" && f[11] == "ZONE_END"
+        })
+        .count();
+    assert_eq!(ends, ZONES, "{said}");
+}
+
+/// A run that loses zones through the timestamper (a dense kernel drained only every 250,000
+/// cycles) exits 2, and so does `ttprof report` of its snapshot, saying what was lost: the
+/// snapshot records the loss (before, `report` of it exited 0; issue 41, High 2).
+#[test]
+fn report_of_a_lossy_timestamper_run_exits_2_saying_so() {
+    let dir = workspace().join("target/test-backend-lossy");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("dense.cpp"),
+        r#"
+#include <stdint.h>
+#include <ttprof.h>
+void kernel_main() {
+    uint32_t n = get_arg_val<uint32_t>(0);
+    for (uint32_t i = 0; i < n; i++) {
+        TTPROF_ZONE("dense");
+    }
+}
+"#,
+    )
+    .unwrap();
+    let ttprof = |args: &[&str]| {
+        let o = std::process::Command::new(ttprof_tests::ttprof_binary())
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.code(), said)
+    };
+    let (code, said) = ttprof(&[
+        "run",
+        "--backend",
+        "timestamper",
+        "--grid",
+        "1x1",
+        "--kernel",
+        "brisc=dense.cpp",
+        "--arg",
+        "brisc=50000",
+        "--drain-every-cycles",
+        "250000",
+        "--out",
+        "out",
+    ]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("the debug timestamper overflowed"), "{said}");
+    let (code, said) = ttprof(&[
+        "report",
+        "--device",
+        "out/device.snap",
+        "--oplog",
+        "out/ops.jsonl",
+        "--out",
+        "report",
+    ]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("the debug timestamper overflowed") && said.contains("lost an end"),
+        "{said}"
+    );
+    // `diff` against a run that lost nothing calls no change a regression (before: the
+    // lossy side's shorter totals were judged), unless asked.
+    let (code, said) = ttprof(&[
+        "run",
+        "--backend",
+        "timestamper",
+        "--grid",
+        "1x1",
+        "--kernel",
+        "brisc=dense.cpp",
+        "--arg",
+        "brisc=50000",
+        "--out",
+        "clean",
+    ]);
+    assert_eq!(code, Some(0), "{said}");
+    let (code, said) = ttprof(&["diff", "clean", "out", "--fail-above", "1"]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("either run lost data, so no change is judged a regression")
+            && !said.contains("regression: "),
+        "{said}"
+    );
+    let (code, said) = ttprof(&["diff", "clean", "out", "--fail-above", "1", "--allow-lossy"]);
+    assert!(
+        code != Some(0) && !said.contains("no change is judged"),
+        "{said}"
+    );
+}

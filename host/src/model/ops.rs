@@ -137,13 +137,16 @@ pub struct Ops {
 /// Every (chip, run id) the readout holds records of, with the tiles that recorded them.
 pub fn runs(readout: &Readout) -> BTreeMap<(u32, u32), Vec<NocCoord>> {
     let mut out: BTreeMap<(u32, u32), Vec<NocCoord>> = BTreeMap::new();
+    // A set, not a search of the run's tiles per ring (quadratic in a run's tiles).
+    let mut seen = rustc_hash::FxHashSet::default();
     for ring in &readout.rings {
         let mut last = NO_RUN;
         for &run in &ring.records.run {
             if run != NO_RUN && run != last {
-                let tiles = out.entry((ring.id.chip, run)).or_default();
-                if !tiles.contains(&ring.id.tile) {
-                    tiles.push(ring.id.tile);
+                if seen.insert((ring.id.chip, run, ring.id.tile)) {
+                    out.entry((ring.id.chip, run))
+                        .or_default()
+                        .push(ring.id.tile);
                 }
                 last = run;
             }

@@ -27,7 +27,7 @@ use crate::sites::SiteMeta;
 use crate::timebase::Timebase;
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
 use riscv_linker::devfile::Geometry;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The records' first and last host ns per (chip, op id).
@@ -255,14 +255,20 @@ impl Profile {
         }
         device_ops.finish(no_timebase);
         let mut runs: BTreeMap<(u32, u32), Vec<riscv_linker::NocCoord>> = BTreeMap::new();
+        // Each tile once per run, in first-seen order: a set, not a search of the run's
+        // tiles per ring (quadratic in the tiles of a run: 5 rings a tile, thousands of
+        // tiles in a device log).
+        let mut seen: FxHashSet<(u32, u32, riscv_linker::NocCoord)> = FxHashSet::default();
         for pass in &passes {
             for &run in &pass.runs {
-                let tiles = runs.entry((pass.id.chip, run)).or_default();
-                if !tiles.contains(&pass.id.tile) {
-                    tiles.push(pass.id.tile);
+                if seen.insert((pass.id.chip, run, pass.id.tile)) {
+                    runs.entry((pass.id.chip, run))
+                        .or_default()
+                        .push(pass.id.tile);
                 }
             }
         }
+        drop(seen);
         let mut p = Profile {
             readout,
             sites,

@@ -2,16 +2,50 @@
 //! linked for the RISC and arch they run on, one per RISC), its runtime arguments and its
 //! L1 inputs (aligned, inside L1, and clear of what the memory map reserves: the
 //! profiler's control words and rings, the code and data a kernel is loaded over, the
-//! launcher's runtime arguments; [`riscv_linker::l1_reserved`]).
+//! launcher's runtime arguments; [`riscv_linker::l1_reserved`]), and clear of the buffers
+//! this run's profiling adds ([`run_buffers`]: the sample buffer, the timestamper's buffers).
 
 use super::Op;
 use crate::elf::KernelElf;
 use crate::error::{Error, Result};
-use riscv_linker::{mmio, Arch, Risc, USER_L1_BASE};
+use crate::lines::sample::SampleConfig;
+use crate::stamp::Backend;
+use riscv_linker::mmio::daisychain as dc;
+use riscv_linker::{mmio, Arch, Region, Risc, USER_L1_BASE};
 
-/// Checks `op` for a device of `arch`; returns each kernel's RISC and bytes, in the op's
-/// order. Reads the kernel ELFs, creates nothing.
-pub fn check(op: &Op, arch: Arch) -> Result<Vec<(Risc, Vec<u8>)>> {
+/// The L1 of every tile that a run's profiling writes beside the memory map's reserved
+/// ranges: with `--sample`, the sample buffer the daisychain fills; with the timestamper
+/// backend, its two buffers. Each with what it is, for messages.
+pub fn run_buffers(
+    arch: Arch,
+    backend: Backend,
+    sample: Option<&SampleConfig>,
+) -> Vec<(Region, &'static str)> {
+    let mut v = Vec::new();
+    if let Some(s) = sample {
+        let bytes = u64::from(s.buffer.count) * u64::from(dc::SAMPLE_BYTES);
+        let size = u32::try_from(bytes).unwrap_or(u32::MAX);
+        v.push((
+            Region::new(s.buffer.addr, size),
+            "the sample buffer (--sample-buffer, --sample-count)",
+        ));
+    }
+    if backend == Backend::Timestamper {
+        let [b0, b1] = riscv_linker::profiler::stamp_buffers(arch);
+        v.push((b0, "the timestamper backend's buffer 0"));
+        v.push((b1, "the timestamper backend's buffer 1"));
+    }
+    v
+}
+
+/// Checks `op` for a device of `arch` whose profiling also writes `buffers`
+/// ([`run_buffers`]); returns each kernel's RISC and bytes, in the op's order. Reads the
+/// kernel ELFs, creates nothing.
+pub fn check(
+    op: &Op,
+    arch: Arch,
+    buffers: &[(Region, &'static str)],
+) -> Result<Vec<(Risc, Vec<u8>)>> {
     if op.kernels.is_empty() {
         return Err(Error::Argument {
             what: format!("op {:?} has no kernel to run", op.name),
@@ -63,13 +97,19 @@ pub fn check(op: &Op, arch: Arch) -> Result<Vec<(Risc, Vec<u8>)>> {
         }
     }
     for input in &op.l1 {
-        check_l1(op, input.addr, input.bytes.len(), arch)?;
+        check_l1(op, input.addr, input.bytes.len(), arch, buffers)?;
     }
     Ok(images)
 }
 
 /// An L1 input of `len` bytes at `addr`.
-fn check_l1(op: &Op, addr: u32, len: usize, arch: Arch) -> Result<()> {
+fn check_l1(
+    op: &Op,
+    addr: u32,
+    len: usize,
+    arch: Arch,
+    buffers: &[(Region, &'static str)],
+) -> Result<()> {
     let bad = |what: String| Error::Address {
         what: format!(
             "op {:?}: L1 input at {addr:#x} ({len} bytes): {what}",
@@ -101,6 +141,17 @@ fn check_l1(op: &Op, addr: u32, len: usize, arch: Arch) -> Result<()> {
             r.start,
             r.end()
         )));
+    }
+    let end = addr as u64 + len as u64;
+    for (r, what) in buffers {
+        if len > 0 && (addr as u64) < r.end() && (r.start as u64) < end {
+            return Err(bad(format!(
+                "overlaps {what} at {:#x}..{:#x}, which the profiler writes while the kernels run \
+                 (it would overwrite the input); choose another address",
+                r.start,
+                r.end()
+            )));
+        }
     }
     Ok(())
 }

@@ -26,9 +26,9 @@ mod op;
 pub mod run;
 
 pub use build::{BuildRequest, Building, TtMetalOptions};
-pub use check::check;
+pub use check::{check, run_buffers};
 pub use op::{L1Input, Op};
-pub use run::spec::{parse_risc, parse_u32};
+pub use run::spec::{parse_risc, parse_u32, u32_problem};
 
 use crate::capture::spool::Spool;
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
@@ -105,8 +105,9 @@ pub struct Config {
     /// ([`crate::spooled`]), one ring's records at a time. [`FinishedSession::readout`]
     /// then holds each ring's counts, not its records. Applies with a consumer on the ring
     /// backend (the timestamper's records are merged into the rings' at the end, held) and
-    /// without [`Config::lines`] (the zone split of the line profile reads every zone of
-    /// the model; lines mode runs on the interpreter, so its runs are short).
+    /// without [`Config::lines`] or [`Config::sample`] (the zone split of the line profile
+    /// and of the samples reads every zone of the model; both run their cores on the
+    /// interpreter, so their runs are short).
     pub spool_records: bool,
 }
 
@@ -265,9 +266,13 @@ impl Session {
         // What the consumer takes leaves the device: keep it for the snapshot.
         drainer.keep_payload();
         let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
-        let spool = (cfg.spool_records && consume && cfg.backend == Backend::Ring && !cfg.lines)
-            .then(|| Spool::create(out))
-            .transpose()?;
+        let spool = (cfg.spool_records
+            && consume
+            && cfg.backend == Backend::Ring
+            && !cfg.lines
+            && cfg.sample.is_none())
+        .then(|| Spool::create(out))
+        .transpose()?;
         Ok(Session {
             spool,
             spool_failed: None,
@@ -374,7 +379,8 @@ impl Session {
             None => self.tiles.clone(),
         };
         let mut images = Vec::new();
-        for (risc, bytes) in check(op, self.cfg.arch)? {
+        let buffers = check::run_buffers(self.cfg.arch, self.cfg.backend, self.cfg.sample.as_ref());
+        for (risc, bytes) in check(op, self.cfg.arch, &buffers)? {
             let elf = &op
                 .kernels
                 .iter()
@@ -687,6 +693,9 @@ impl Session {
             }
         }
         snap.add_sync_samples(sync.samples())?;
+        // The timestamper's loss is not in the memory: the snapshot records it, so its
+        // readout (here and `ttprof report --device device.snap`) reports it.
+        snap.add_losses(&stamp_issues)?;
         let written_snapshot = match spool.as_mut() {
             // The drained payload from the spool, a ring at a time.
             Some(spool) => {
@@ -701,7 +710,6 @@ impl Session {
             let bus = readout.bus_bytes;
             readout = crate::readout::read(&snap, false)?;
             readout.bus_bytes = bus + stamp_bus;
-            readout.issues.extend(stamp_issues);
         }
         if !written_snapshot {
             snap.save(&snapshot)?;
@@ -754,6 +762,7 @@ impl Session {
         }
         let mut agreement = None;
         if let Some(d) = &mut daisy {
+            // Never spooled either: the model holds every zone.
             d.profile_mut().split_by_zones(&model);
             let (files, a) = d.profile().write(&cfg.out, lines.as_ref())?;
             written.lines.extend(files);

@@ -20,6 +20,7 @@
 
 #[cfg(feature = "emulator")]
 mod emu;
+mod loss_record;
 mod mailbox;
 mod mapped;
 mod posted;
@@ -100,6 +101,12 @@ pub trait DeviceMemory: Send + Sync {
         _risc: riscv_linker::Risc,
     ) -> Option<Vec<u8>> {
         None
+    }
+
+    /// Data problems of the recording that the memory does not show (a snapshot's record
+    /// of the timestamper backend's loss): every readout of this memory reports them.
+    fn recorded_issues(&self) -> Vec<crate::issue::Issue> {
+        Vec::new()
     }
 
     /// The device side's run status (`riscv_linker::devfile::STATUS_*` bits), where the

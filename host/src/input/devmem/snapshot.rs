@@ -6,10 +6,12 @@
 //! read zeros that were never on the device. Writes (a consumer's `TAIL`) change the
 //! in-memory copy only, never the file. The file format is [`SNAPSHOT_VERSION`]'s.
 
+use super::loss_record::{self, TAG_LOSS};
 use super::sync_record::{SyncLog, TAG_SYNC};
 use super::{check_access, DeviceMemory, TileTable};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
+use crate::issue::Issue;
 use crate::readout::RingId;
 use crate::util::fnv::{self, fnv1a};
 use riscv_linker::devfile::Geometry;
@@ -43,7 +45,9 @@ pub const SNAPSHOT_MAGIC: [u8; 8] = *b"TTSNAP\0\0";
 /// `3` clock sync samples (format in `sync_record.rs`); `4` a ring's drained payload (`chip
 /// u32, tile index u32, RISC index u32`, then the bytes a consumer decoded from that ring
 /// before the snapshot was taken, in ring order: a readout decodes them before the ring's
-/// live span, so a snapshot of a drained run still holds every record). Unknown tags are
+/// live span, so a snapshot of a drained run still holds every record); `5` a data problem
+/// of the recording (`loss_record.rs`: what the memory does not show, such as the
+/// timestamper backend's loss), reported again by every readout of the snapshot. Unknown tags are
 /// skipped, so later versions can add sections readers of this version ignore.
 pub const SNAPSHOT_VERSION: u32 = 1;
 
@@ -85,6 +89,8 @@ pub struct Snapshot {
     in_file: BTreeMap<(u32, u32, u32), Vec<(u64, u64)>>,
     /// The file `in_file` points into.
     file: Option<std::fs::File>,
+    /// Data problems of the recording (`loss_record.rs`), reported by each readout.
+    losses: RwLock<Vec<Issue>>,
 }
 
 impl Snapshot {
@@ -106,6 +112,7 @@ impl Snapshot {
             drained: RwLock::new(BTreeMap::new()),
             in_file: BTreeMap::new(),
             file: None,
+            losses: RwLock::new(Vec::new()),
         })
     }
 
@@ -135,6 +142,16 @@ impl Snapshot {
         all.entry((chip, index, risc.index() as u32))
             .or_default()
             .extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Records data problems of the recording that its memory does not show (the
+    /// timestamper backend's loss): every readout of the snapshot reports them again.
+    pub fn add_losses(&self, issues: &[Issue]) -> Result<()> {
+        self.losses
+            .write()
+            .map_err(|_| poisoned())?
+            .extend_from_slice(issues);
         Ok(())
     }
 
@@ -311,10 +328,12 @@ impl Snapshot {
             })?;
             drained.insert(key, bytes.unwrap_or_default());
         }
+        let losses = self.losses.read().map_err(|_| poisoned())?.clone();
         let sections = 1
             + all.values().map(|r| r.len()).sum::<usize>()
             + sync.is_some() as usize
             + drained.len()
+            + losses.len()
             + more;
         let mut out = Vec::new();
         out.extend_from_slice(&SNAPSHOT_MAGIC);
@@ -356,6 +375,9 @@ impl Snapshot {
             }
             body.extend_from_slice(bytes);
             section(&mut out, TAG_DRAINED, &body);
+        }
+        for issue in &losses {
+            section(&mut out, TAG_LOSS, &loss_record::encode(issue));
         }
         Ok(out)
     }
@@ -522,6 +544,7 @@ fn check_section_len(g: &Geometry, tag: u32, len: u64) -> Result<(), String> {
             g.l1_size
         )),
         TAG_DRAINED if len < 12 => Err(format!("drained payload body of {len} bytes: expected at least 12 bytes of place")),
+        TAG_LOSS => loss_record::check_len(len),
         _ => Ok(()),
     }
 }
@@ -548,6 +571,14 @@ fn apply_section(
             return Err(format!("{what}: drained payload before the tile table"))
         }
         (TAG_DRAINED, Some(s)) => drained(s, data).map_err(|e| format!("{what}: {e}"))?,
+        (TAG_LOSS, None) => return Err(format!("{what}: a data problem before the tile table")),
+        (TAG_LOSS, Some(s)) => {
+            let issue = loss_record::decode(&data).map_err(|e| format!("{what}: {e}"))?;
+            s.losses
+                .write()
+                .map_err(|_| format!("{what}: poisoned"))?
+                .push(issue);
+        }
         _ => {}
     }
     Ok(())
@@ -766,7 +797,10 @@ fn load_file(file: std::fs::File, len: u64) -> Result<Snapshot, Load> {
     for i in 0..sections {
         let what = format!("section {i}");
         let (tag, n) = p.section(&what, &mut buf)?;
-        if !matches!(tag, TAG_TILES | TAG_EXTENT | TAG_SYNC | TAG_DRAINED) {
+        if !matches!(
+            tag,
+            TAG_TILES | TAG_EXTENT | TAG_SYNC | TAG_DRAINED | TAG_LOSS
+        ) {
             p.skip(n, &what)?;
             continue;
         }
@@ -940,6 +974,12 @@ impl DeviceMemory for Snapshot {
         }
     }
 
+    fn recorded_issues(&self) -> Vec<Issue> {
+        self.losses
+            .read()
+            .map_or_else(|_| Vec::new(), |l| l.clone())
+    }
+
     fn drained_payload(&self, chip: u32, tile: NocCoord, risc: Risc) -> Option<Vec<u8>> {
         let index = self.tiles.index(chip, tile).ok()?;
         // The file was whole when loaded (its checksum); a read that fails now gives the
@@ -965,6 +1005,47 @@ mod tests {
         };
         let tiles = vec![NocCoord::new(1, 1), NocCoord::new(2, 1)];
         Snapshot::new(g, vec![tiles.clone(), tiles]).unwrap()
+    }
+
+    /// The timestamper backend's loss is not in the memory: a snapshot records it and every
+    /// readout of the snapshot, saved and loaded, reports it (issue 41, High 2: `report` of a
+    /// lossy run's snapshot exited 0).
+    #[test]
+    fn recorded_data_problems_survive_a_save_and_every_readout_reports_them() {
+        let s = snapshot();
+        let at = crate::error::Location {
+            chip: 1,
+            x: 2,
+            y: 1,
+            risc: Some(Risc::Ncrisc),
+        };
+        let lost = [
+            Issue::error(Some(at), "timestamper backend: 3 zone(s) lost an end"),
+            Issue::error(None, "1 timestamper event(s) named no RISC"),
+        ];
+        s.add_losses(&lost).unwrap();
+        // The profiler's L1, as a run left it with no ring written.
+        for chip in 0..2 {
+            for tile in s.tiles(chip) {
+                for r in [
+                    riscv_linker::profiler::control_region(),
+                    riscv_linker::profiler::rings_region(),
+                ] {
+                    s.add(chip, tile, r.start, &vec![0; r.size as usize / 4])
+                        .unwrap();
+                }
+            }
+        }
+        let dir = crate::testing::temp_dir("snapshot-losses");
+        let path = dir.join("lossy.snap");
+        s.save(&path).unwrap();
+        let back = Snapshot::load(&path).unwrap();
+        assert_eq!(back.recorded_issues(), lost);
+        let readout = crate::readout::read(&back, false).unwrap();
+        for issue in &lost {
+            assert!(readout.issues.contains(issue), "{:?}", readout.issues);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

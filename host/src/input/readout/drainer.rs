@@ -121,13 +121,15 @@ impl<'m> Drainer<'m> {
             }
         }
         let bus_start = mem.bytes_read();
+        // What the recording lost that the memory does not show (a snapshot's record).
+        let issues = mem.recorded_issues();
         let mut d = Drainer {
             mem,
             opts,
             tiles,
             rings: Vec::new(),
             pending: Vec::new(),
-            issues: Vec::new(),
+            issues,
             bus_start,
             just_attached: true,
             keep_payload: false,

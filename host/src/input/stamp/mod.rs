@@ -17,6 +17,16 @@ use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use ttprof_rt::wire::{self, Decoded, Record};
 
+/// The timestamper backend's default drain interval (device cycles), sized to what a
+/// tile's buffers hold: a zone is two 12-byte events (24 bytes), and a kernel can record
+/// one every 4 cycles (runtime-bench's dense loop on Wormhole B0), 6 bytes a cycle; buffer
+/// 0 (32 KiB) then fills in 32,768 / 6 = 5,461 cycles and both (64 KiB) in 10,922. A
+/// drain every 2,048 cycles takes at most 12 KiB a time, with buffer 0 never more than
+/// ~40 % full, which also leaves a card's drain (the device writing meanwhile) time to
+/// finish before buffer 0 could fill again (module `drain`). The ring backend's interval
+/// (250,000 cycles) would let a dense kernel overflow both buffers ~23 times over.
+pub const DRAIN_EVERY_CYCLES: u64 = 2_048;
+
 /// Where a kernel's zones, events and data go.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Backend {
@@ -123,7 +133,8 @@ impl Stamps {
                     format!(
                         "the debug timestamper overflowed (both buffers full) before {} drain(s): at least one 16-byte \
                          unit (a unit holds parts of 2 or 3 events) was lost each time; the zones that lost an end are \
-                         counted per RISC",
+                         counted per RISC, those that lost both events cannot be (the timestamper does not count what \
+                         it drops): drain more often (ttprof run --drain-every-cycles, default 2048 on this backend)",
                         t.overflows
                     ),
                 ));

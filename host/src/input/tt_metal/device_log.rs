@@ -22,6 +22,9 @@ pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
 /// The file name tt-metal (and `ttprof report`) give the device log.
 pub const FILE_NAME: &str = "profile_log_device.csv";
 
+/// The `CHIP_FREQ[MHz]` accepted: 1 kHz to 1 THz, every chip clock with room to spare.
+const MHZ_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
+
 /// Whether `path` is a device log: a regular file whose first line starts `ARCH:` (a
 /// device image or snapshot never does). Unreadable paths are not.
 pub fn is_device_log(path: &Path) -> bool {
@@ -155,13 +158,16 @@ impl DeviceLog {
                 ),
             )
         })?;
-        // NaN, infinite, zero or negative: every ns would be NaN, 0 or infinite.
-        if !(mhz.is_finite() && mhz > 0.0) {
+        // NaN, infinite, zero, negative or subnormal: every ns would be NaN, 0 or infinite
+        // (a subnormal's reciprocal overflows); far outside any clock, absurd figures.
+        if !MHZ_RANGE.contains(&mhz) {
             return Err(log.bad(
                 1,
                 format!(
-                    "CHIP_FREQ[MHz]: {}: expected a positive, finite frequency in MHz",
-                    freq.unwrap_or_default()
+                    "CHIP_FREQ[MHz]: {}: expected a frequency in MHz from {} to {}",
+                    freq.unwrap_or_default(),
+                    MHZ_RANGE.start(),
+                    MHZ_RANGE.end()
                 ),
             ));
         }
@@ -258,8 +264,14 @@ fn parse_row(n: usize, text: &str) -> std::result::Result<LogRow<'_>, String> {
                 return Ok(e);
             }
         }
-        v.parse()
-            .map_err(|_| format!("{col} {v:?} is not a number"))
+        v.parse().map_err(|_| {
+            // A whole number too large (or negative) for the column is not a typo.
+            if v.parse::<i128>().is_ok() || v.len() > 38 && v.bytes().all(|b| b.is_ascii_digit()) {
+                format!("{col} {v:?} is out of range")
+            } else {
+                format!("{col} {v:?} is not a number")
+            }
+        })
     }
     Ok(LogRow {
         line: n,
@@ -359,13 +371,27 @@ mod tests {
             ),
             (
                 "0,1,999,BRISC,5,100,0,3,,,work,ZONE_START,7,a.cpp,",
-                "line 3: core_y \"999\" is not a number",
+                "line 3: core_y \"999\" is out of range",
             ),
         ] {
             let (dir, p) = write(&format!("{HEAD}{body}\n"));
             let mut log = DeviceLog::open(&p).unwrap();
             let e = log.next_row().unwrap_err().to_string();
             assert!(e.starts_with(&format!("{}: {what}", p.display())), "{e}");
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+        // Subnormal (every ns NaN or infinite), zero, negative, not finite, absurd: refused.
+        for freq in ["4.9e-324", "1e-310", "0", "-5", "NaN", "inf", "1e300"] {
+            let (dir, p) = write(&format!(
+                "ARCH: wormhole_b0, CHIP_FREQ[MHz]: {freq}, Max Compute Cores: 64\n"
+            ));
+            let e = DeviceLog::open(&p).err().unwrap().to_string();
+            assert!(
+                e.contains(&format!(
+                    "line 1: CHIP_FREQ[MHz]: {freq}: expected a frequency in MHz"
+                )),
+                "{e}"
+            );
             std::fs::remove_dir_all(dir).unwrap();
         }
         let (dir, p) = write("ARCH: wormhole_b0, Max Compute Cores: 64\n");

@@ -6,7 +6,7 @@
 
 use super::{interval, sampled_cause_name, SampleProfile, SampledKernel};
 use crate::lines::symbolize::{short, Names};
-use crate::lines::{KernelCycles, KernelKey, LineProfile, CAUSES};
+use crate::lines::{KernelCycles, KernelKey, LineProfile, CAUSES, SPLIT_DROPPED};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -233,8 +233,10 @@ fn render_zones(
             .map(|(id, all)| (per.and_then(|p| p.get(id)).copied().unwrap_or(0), *all))
             .collect();
         let (lo, hi) = interval(&w);
+        // No exact share per zone when the exact split was not made, or was dropped on a
+        // core (its cycles are in no zone of the kernel's, so every share would be short).
         let exact_col = exact
-            .filter(|e| !e.zones.is_empty())
+            .filter(|e| !e.zones.is_empty() && !e.zones.contains_key(SPLIT_DROPPED))
             .map_or("-".to_string(), |e| {
                 let c: u64 = e
                     .zones
@@ -446,5 +448,61 @@ mod tests {
         assert_eq!(add.pcs.len(), 2);
         assert_eq!(m[&key(2, "Matmul")].0, [2]);
         assert_eq!(runs_text(runs), "runs 1, 3");
+    }
+
+    /// With `--lines`, a kernel whose exact zone split was dropped (too many clock reads)
+    /// has no exact share per zone: the column shows `-`, never `0.0%` (issue 41, High 3).
+    #[test]
+    fn a_dropped_exact_split_shows_no_exact_share_per_zone() {
+        let mut k = kernel(0x6000, 10);
+        let mut causes = [0; CAUSES];
+        causes[0] = 10;
+        k.zones
+            .entry("tile".into())
+            .or_default()
+            .insert(0x6000, causes);
+        k.zone_windows
+            .entry("tile".into())
+            .or_default()
+            .insert(0, 10);
+        k.timed = (0..10)
+            .map(|seq| super::super::TimedSample {
+                chip: 0,
+                tile: riscv_linker::NocCoord::new(1, 1),
+                time: seq * 64,
+                pc: 0x6000,
+                cause: 0,
+                window: 0,
+                seq,
+            })
+            .collect();
+        let row = |exact: &KernelCycles| {
+            let mut s = String::new();
+            render_zones(&mut s, &key(1, "Add"), &k, Some(exact), &Names::default());
+            s.lines()
+                .find(|l| l.contains(" tile "))
+                .unwrap_or_else(|| panic!("no zone row: {s}"))
+                .to_string()
+        };
+        let mut exact = KernelCycles {
+            cores: 1,
+            cycles: 1000,
+            ..KernelCycles::default()
+        };
+        let mut rows = BTreeMap::new();
+        rows.insert(0x6000, [0; CAUSES]);
+        exact.zones.insert(SPLIT_DROPPED.into(), rows.clone());
+        let dropped = row(&exact);
+        assert!(dropped.split_whitespace().nth(3) == Some("-"), "{dropped}");
+        // A split that was made: the exact share is printed.
+        exact.zones.clear();
+        rows.insert(0x6000, {
+            let mut c = [0; CAUSES];
+            c[0] = 250;
+            c
+        });
+        exact.zones.insert("tile".into(), rows);
+        let split = row(&exact);
+        assert_eq!(split.split_whitespace().nth(3), Some("25.0%"), "{split}");
     }
 }

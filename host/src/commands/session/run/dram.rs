@@ -11,7 +11,7 @@
 //! `ADDR,tensor=ID` without a file names a buffer that stays in DRAM between ops (an earlier
 //! op's output read by a later op): nothing is loaded or written, the op graph gets its edge.
 
-use super::spec::parse_u32;
+use super::spec::{parse_u32, u32_problem};
 use crate::error::{Error, Result};
 use crate::oplog::TensorDesc;
 use crate::session::Session;
@@ -77,7 +77,8 @@ pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
             (addr, "", rest)
         }
     };
-    let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number".into()))?;
+    let addr = parse_u32(addr)
+        .ok_or_else(|| bad(format!("the address {addr:?} {}", u32_problem(addr))))?;
     let file = (!file.is_empty()).then(|| base.join(file));
     let parts = rest.split(',').filter(|p| !p.is_empty());
     let mut b = Buffer {
@@ -92,8 +93,9 @@ pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
         let (key, value) = part
             .split_once('=')
             .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE")))?;
-        let number =
-            || parse_u32(value).ok_or_else(|| bad(format!("{key}={value:?} is not a number")));
+        let number = || {
+            parse_u32(value).ok_or_else(|| bad(format!("{key}={value:?} {}", u32_problem(value))))
+        };
         match key.trim() {
             "page" => b.page = number()?,
             "tensor" => b.tensor = Some(number()? as u64),
@@ -242,7 +244,10 @@ mod tests {
         assert!(err("0x10=@a.bin,bytes=4", false).contains("unknown key \"bytes\""));
         assert!(err("0x10=@o.bin", true).contains("bytes=N, or expect=FILE"));
         assert!(err("0x10=a.bin", false).contains("no '=@FILE'"));
-        assert!(err("zz=@a.bin", false).contains("address is not a number"));
+        assert!(err("zz=@a.bin", false).contains("address \"zz\" is not a number"));
+        // Too large for 32 bits: out of range, not "not a number" (issue 41).
+        assert!(err("0x10=@o.bin,bytes=0x1_0000_0000", true)
+            .contains("bytes=\"0x1_0000_0000\" is out of range"));
         assert!(err("0x10=@a.bin,page=3", false).contains("multiple of 4"));
         assert_eq!(first_difference(b"abc", b"abd"), Some(2));
         assert_eq!(first_difference(b"ab", b"abc"), Some(2));

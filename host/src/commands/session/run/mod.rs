@@ -371,8 +371,9 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
     }
     // Every op's kernels, arguments and L1 inputs are checked before the output folder is
     // created: unusable input leaves nothing behind.
+    let buffers = super::check::run_buffers(arch, options.backend, options.sample.as_ref());
     for p in &ops {
-        super::check(&p.op, arch)?;
+        super::check(&p.op, arch, &buffers)?;
     }
     Ok(Plan {
         ops,

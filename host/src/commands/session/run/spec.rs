@@ -58,9 +58,7 @@ pub(crate) fn parse_words(what: &str, words: &str) -> Result<Vec<u32>> {
         .split(',')
         .map(|w| {
             parse_u32(w).ok_or_else(|| Error::Argument {
-                what: format!(
-                    "runtime arguments {what:?}: {w:?} is not a 32-bit number (decimal or 0x hex)"
-                ),
+                what: format!("runtime arguments {what:?}: {w:?} {}", u32_problem(w)),
             })
         })
         .collect()
@@ -102,12 +100,14 @@ pub(crate) fn parse_l1(s: &str) -> Result<L1Input> {
         what: format!("--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"),
     };
     let (addr, value) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
-    let addr = parse_u32(addr).ok_or_else(|| bad("the address is not a number"))?;
+    let addr = parse_u32(addr)
+        .ok_or_else(|| bad(&format!("the address {addr:?} {}", u32_problem(addr))))?;
     match value.strip_prefix('@') {
         Some(file) => L1Input::file(addr, Path::new(file)),
         None => Ok(L1Input::word(
             addr,
-            parse_u32(value).ok_or_else(|| bad("the value is not a 32-bit number"))?,
+            parse_u32(value)
+                .ok_or_else(|| bad(&format!("the value {value:?} {}", u32_problem(value))))?,
         )),
     }
 }
@@ -118,6 +118,21 @@ pub fn parse_u32(s: &str) -> Option<u32> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(hex) => u32::from_str_radix(hex, 16).ok(),
         None => s.parse().ok(),
+    }
+}
+
+/// Why `s` is not a [`parse_u32`] number, for messages: a whole number (decimal or 0x hex)
+/// too large for 32 bits is out of range, not a typo.
+pub fn u32_problem(s: &str) -> &'static str {
+    let t = s.trim().replace('_', "");
+    let digits = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        None => !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()),
+    };
+    if digits {
+        "is out of range (at most 0xffffffff, 32 bits)"
+    } else {
+        "is not a number (decimal or 0x hex)"
     }
 }
 
@@ -181,7 +196,7 @@ mod tests {
         assert!(parse_l1("abc=1")
             .unwrap_err()
             .to_string()
-            .contains("address is not a number"));
+            .contains("address \"abc\" is not a number"));
         assert_eq!(
             parse_tile("1,0", Arch::WormholeB0, (2, 2)).unwrap(),
             Arch::WormholeB0.worker_noc(1, 0).unwrap()
@@ -205,7 +220,7 @@ mod tests {
         assert!(parse_arg_arg("brisc=4,x")
             .unwrap_err()
             .to_string()
-            .contains("\"x\" is not a 32-bit number"));
+            .contains("\"x\" is not a number"));
         assert!(parse_arg_arg("4,5")
             .unwrap_err()
             .to_string()
@@ -218,5 +233,28 @@ mod tests {
         assert_eq!(parse_u32("0x1_0"), Some(16));
         assert_eq!(parse_u32("12"), Some(12));
         assert_eq!(parse_u32("0x1_0000_0000"), None);
+        // Out of range is said so (before: "is not a number"); a typo is not a number.
+        for big in [
+            "0x1_0000_0000",
+            "4294967296",
+            "99999999999999999999999999999999999999999",
+        ] {
+            assert_eq!(
+                u32_problem(big),
+                "is out of range (at most 0xffffffff, 32 bits)"
+            );
+        }
+        for typo in ["0x", "12a", "-1", "", "0xg"] {
+            assert_eq!(u32_problem(typo), "is not a number (decimal or 0x hex)");
+        }
+        let e = parse_l1("0x1_0000_0000=1").unwrap_err().to_string();
+        assert!(
+            e.contains("the address \"0x1_0000_0000\" is out of range"),
+            "{e}"
+        );
+        let e = parse_words("brisc", "1,4294967296")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("\"4294967296\" is out of range"), "{e}");
     }
 }
