@@ -64,6 +64,9 @@ pub(crate) struct Tile {
     pub code_dirty: AtomicBool,
     /// Next free cycle of each L1 port ([`l1_port`]).
     pub ports: [u64; 3],
+    /// Only BRISC leaves reset when a run starts; the other cores wait for it to clear
+    /// their `SOFT_RESET_0` bits, as tt-metal's firmware does (tt-metal's layout).
+    pub brisc_boots: bool,
 }
 
 /// The L1 port a core uses: BRISC, NCRISC and TRISC0 share port 0.
@@ -100,6 +103,9 @@ impl Tile {
         let mut reset = 0;
         for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             if h.state == HartState::Empty {
+                reset |= 1 << h.risc.soft_reset_bit();
+            } else if self.brisc_boots && h.risc != Risc::Brisc {
+                e.hold(h);
                 reset |= 1 << h.risc.soft_reset_bit();
             } else {
                 e.release(h, start);
