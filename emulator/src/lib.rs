@@ -43,6 +43,7 @@ mod map;
 mod noc;
 mod tensix;
 mod time;
+pub mod tt_metal;
 
 pub use isa::lines;
 pub use isa::{asm, decode, disasm, pipeline};

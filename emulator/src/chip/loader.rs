@@ -120,6 +120,13 @@ impl Program {
     }
 }
 
+impl Program {
+    /// `file:line` of `addr` from the ELF's DWARF line tables, if it has them.
+    pub fn source_line(&self, addr: u32) -> Option<String> {
+        self.symbols.line(addr)
+    }
+}
+
 fn regions(map: &MemoryMap) -> Vec<(&'static str, Region)> {
     let mut v = Vec::new();
     if let Some(b) = map.boot {
