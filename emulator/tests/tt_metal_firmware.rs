@@ -131,6 +131,10 @@ fn slow_dispatch_runs_a_brisc_kernel_once_and_the_firmware_waits_again() {
         host_assigned_id: 7,
     };
     let r = run_brisc_kernel(&mut dev, &fw, t, &k).expect("dispatched");
+    println!(
+        "booted after {} cycles, kernel done after {}",
+        r.booted, r.kernel
+    );
     assert_eq!(
         dev.read_u32(0, t, target).unwrap(),
         1,
