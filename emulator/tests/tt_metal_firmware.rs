@@ -193,3 +193,48 @@ fn a_blackhole_build_is_refused_for_wormhole() {
     let e = Firmware::open(&root, "no-such-build", ARCH).expect_err("missing");
     assert!(e.to_string().contains("no-such-build"), "{e}");
 }
+
+/// A few lines of C, built as tt-metal builds nothing yet: Debian's bare-metal gcc, rv32im,
+/// linked at `at` in the kernel configuration buffer (`-N`: one segment, no headers in it).
+fn c_kernel(at: u32, target: u32) -> Vec<u8> {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tt-metal-kernels");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (src, elf) = (dir.join("store_word.c"), dir.join("store_word.elf"));
+    let c = format!(
+        "unsigned kernel_main(void) {{\n    *(volatile unsigned *){target:#x} = 0xC0FFEE;\n    return 0;\n}}\n"
+    );
+    std::fs::write(&src, c).unwrap();
+    let out = std::process::Command::new("riscv64-unknown-elf-gcc")
+        .args(["-march=rv32im", "-mabi=ilp32", "-nostdlib", "-nostartfiles"])
+        .args(["-ffreestanding", "-O2", "-Wl,-N", "-Wl,-e,kernel_main"])
+        .arg(format!("-Wl,-Ttext={at:#x}"))
+        .arg("-o")
+        .arg(&elf)
+        .arg(&src)
+        .output()
+        .expect("riscv64-unknown-elf-gcc (scripts/install-test-tools.sh installs it)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(elf).unwrap()
+}
+
+#[test]
+fn slow_dispatch_runs_a_kernel_built_from_c() {
+    let Some(fw) = firmware() else { return };
+    let mut dev = device();
+    let t = common::t0(ARCH);
+    let target = tt_metal::kernel_config().end() as u32 + 0x80;
+    let elf = c_kernel(tt_metal::KERNEL_CONFIG_BASE + 0x200, target);
+    let k = BriscKernel {
+        elf: &elf,
+        name: "store_word.elf",
+        host_assigned_id: 1,
+    };
+    assert_eq!(dev.read_u32(0, t, target).unwrap(), 0);
+    run_brisc_kernel(&mut dev, &fw, t, &k).expect("dispatched");
+    assert_eq!(dev.read_u32(0, t, target).unwrap(), 0xC0FFEE);
+    assert_eq!(go_signal(&dev, t), msgs::RUN_MSG_DONE as u32);
+}
