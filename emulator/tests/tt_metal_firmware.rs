@@ -238,3 +238,27 @@ fn slow_dispatch_runs_a_kernel_built_from_c() {
     assert_eq!(dev.read_u32(0, t, target).unwrap(), 0xC0FFEE);
     assert_eq!(go_signal(&dev, t), msgs::RUN_MSG_DONE as u32);
 }
+
+#[test]
+fn a_kernel_touching_an_unmodelled_address_stops_the_run_naming_it() {
+    let Some(fw) = firmware() else { return };
+    let mut dev = device();
+    let t = common::t0(ARCH);
+    // NCRISC's instruction RAM is no window the emulator models (for any core).
+    let at = tt_metal::KERNEL_CONFIG_BASE + 0x200;
+    let mut w = li(5, tt_metal::NCRISC_IRAM_BASE).to_vec();
+    w.push(lw(6, 5, 0));
+    w.push(jalr(0, 1, 0));
+    let elf = Elf::new(at).text(at, &w).build();
+    let k = BriscKernel {
+        elf: &elf,
+        name: "iram.elf",
+        host_assigned_id: 0,
+    };
+    let e = run_brisc_kernel(&mut dev, &fw, t, &k).expect_err("an access fault");
+    let ttprof_emu::EmuError::Fault(f) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!((f.risc, f.pc), (Risc::Brisc, at + 8), "{e}");
+    assert!(e.to_string().contains("0xffc00000"), "{e}");
+}
