@@ -119,18 +119,20 @@ pub const fn kernel_config() -> Region {
 /// The memory map of `risc` on `arch` under tt-metal's layout (`None`: not Wormhole B0).
 ///
 /// Code is the firmware slot (read-only to the cores); kernels are fetched from the kernel
-/// configuration buffer. BRISC starts at the boot word; the others start at their firmware,
-/// which is where BRISC's firmware points their reset-PC override registers before it
-/// releases them (`set_deassert_addresses` in `brisc.cc`). `data` is the local-RAM image's
-/// scratch in L1 (the firmware has no data in L1).
+/// configuration buffer. BRISC starts at the boot word; the others keep the chip's default
+/// reset PCs, which BRISC's firmware overrides with their firmware slots before it releases
+/// them (`set_deassert_addresses` in `brisc.cc`; the emulator honours the override). `data`
+/// is the local-RAM image's scratch in L1 (the firmware has no data in L1).
 pub const fn memory_map(arch: Arch, risc: Risc) -> Option<MemoryMap> {
     if !matches!(arch, Arch::WormholeB0) {
         return None;
     }
     let fw = firmware(risc);
+    // The others' reset PCs are the chip's defaults (ttprof's map uses them too); BRISC's
+    // firmware overrides them through the backend configuration before it releases them.
     let (reset_pc, boot) = match risc {
         Risc::Brisc => (BOOT_CODE_BASE, Some(Region::new(BOOT_CODE_BASE, 4))),
-        _ => (fw.start, None),
+        _ => (crate::memory_map(arch, risc).reset_pc, None),
     };
     let local = arch.local_ram_size(risc);
     Some(MemoryMap {

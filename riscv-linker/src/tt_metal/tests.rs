@@ -180,7 +180,7 @@ fn the_map_is_disjoint_and_inside_l1() {
     }
     assert_eq!(L1_SIZE, Arch::WormholeB0.l1_size());
     assert_eq!(map(Risc::Brisc).reset_pc, 0);
-    assert_eq!(map(Risc::Trisc1).reset_pc, TRISC1_FIRMWARE_BASE);
+    assert_eq!(map(Risc::Trisc1).reset_pc, 0xA000, "the chip's default");
     assert!(memory_map(Arch::Blackhole, Risc::Brisc).is_none());
     assert_eq!(
         crate::Layout::Ttprof.memory_map(Arch::Blackhole, Risc::Brisc),
