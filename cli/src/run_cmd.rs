@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::launch::Policy;
 use ttprof::session::run::{Run, RunEvent, RunOptions, RunOutcome};
-use ttprof::session::{parse_arch, parse_grid, Backend, BuildRequest, Building};
+use ttprof::session::{parse_arch, parse_grid, Backend, BuildRequest, Building, TtMetalOptions};
 use ttprof::{issue, Result};
 
 /// Arguments of `ttprof build`.
@@ -27,6 +27,27 @@ pub struct BuildArgs {
     /// C/C++: build without PROFILE_KERNEL: every profiler macro expands to nothing.
     #[arg(long)]
     pub no_profile: bool,
+    /// Build one tt-metal dataflow kernel (FILE.cpp, for --core brisc|ncrisc) unchanged,
+    /// against tt-metal's headers and pre-compiled firmware (TT_METAL_HOME, else the cache
+    /// scripts/fetch-tt-metal.sh fills).
+    #[arg(long)]
+    pub tt_metal: bool,
+    /// --tt-metal: a define of the kernel, NAME=VALUE or NAME (repeat the flag).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define, requires = "tt_metal")]
+    pub define: Vec<String>,
+    /// --tt-metal: the kernel's compile-time arguments, 32-bit words (decimal or 0x hex).
+    #[arg(long, value_delimiter = ',', value_name = "V0,V1,..", value_parser = parse_word, requires = "tt_metal")]
+    pub compile_args: Vec<u32>,
+    /// --tt-metal: named compile-time arguments, NAME=V (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "NAME=V,..", value_parser = parse_named_arg, requires = "tt_metal")]
+    pub named_compile_args: Vec<(String, u32)>,
+    /// --tt-metal: a circular buffer's data format, INDEX=FORMAT (bfloat16, float32,
+    /// bfloat8_b, uint32, uint16, int32; repeat the flag); the others are bfloat16.
+    #[arg(long, value_name = "INDEX=FORMAT", value_parser = parse_cb_format, requires = "tt_metal")]
+    pub cb_format: Vec<(u8, ttprof::tt_metal_build::CbFormat)>,
+    /// --tt-metal: the NoC the kernel uses (NOC_INDEX).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1), requires = "tt_metal")]
+    pub noc: u8,
     /// Cargo features to enable (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub features: Vec<String>,
@@ -55,11 +76,57 @@ pub fn build(args: &BuildArgs) -> Result<ExitCode> {
         no_default_features: args.no_default_features,
         target_dir: args.target_dir.clone(),
         flags: args.flags.clone(),
+        tt_metal: args.tt_metal.then(|| TtMetalOptions {
+            defines: args.define.clone(),
+            compile_args: args.compile_args.clone(),
+            named_args: args.named_compile_args.clone(),
+            cb_formats: args.cb_format.clone(),
+            noc: args.noc,
+        }),
     };
     for (name, path) in request.build()? {
         println!("{name} {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `NAME` or `NAME=VALUE`: a define.
+fn parse_define(s: &str) -> std::result::Result<String, String> {
+    ttprof::tt_metal_build::check_define(s)?;
+    Ok(s.to_string())
+}
+
+/// `NAME=V`: a named compile-time argument.
+fn parse_named_arg(s: &str) -> std::result::Result<(String, u32), String> {
+    let (name, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: give NAME=VALUE"))?;
+    ttprof::tt_metal_build::check_define(name)?;
+    Ok((name.to_string(), parse_word(v)?))
+}
+
+/// `INDEX=FORMAT`: a circular buffer's data format.
+fn parse_cb_format(s: &str) -> std::result::Result<(u8, ttprof::tt_metal_build::CbFormat), String> {
+    let (i, f) = s
+        .split_once('=')
+        .ok_or_else(|| format!("{s:?}: give INDEX=FORMAT (e.g. 0=bfloat16)"))?;
+    let i: u8 = i
+        .trim()
+        .parse()
+        .ok()
+        .filter(|i| *i < 64)
+        .ok_or_else(|| format!("{s:?}: the index is a circular buffer, 0 to 63"))?;
+    Ok((i, ttprof::tt_metal_build::CbFormat::parse(f.trim())?))
+}
+
+/// A 32-bit word in decimal or 0x hex.
+fn parse_word(s: &str) -> std::result::Result<u32, String> {
+    let t = s.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => t.parse(),
+    };
+    parsed.map_err(|_| format!("{s:?} is not a 32-bit word (decimal or 0x hex)"))
 }
 
 fn parse_risc_arg(s: &str) -> std::result::Result<Risc, String> {

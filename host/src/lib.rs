@@ -40,7 +40,7 @@ pub use model::{
 };
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};
 
-pub use commands::{capture_session, diff, kernels, pathdiff};
+pub use commands::{capture_session, diff, kernels, pathdiff, tt_metal_build};
 #[cfg(feature = "emulator")]
 pub use commands::{lines, session};
 pub use util::{atomic, error, files, issue, printable};

@@ -636,7 +636,7 @@ pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
 }
 
 /// Runs a compiler step with its output shown as it is.
-fn run_tool(cmd: &mut Command, what: &str) -> Result<()> {
+pub(crate) fn run_tool(cmd: &mut Command, what: &str) -> Result<()> {
     let status = cmd
         .stdin(Stdio::null())
         .status()

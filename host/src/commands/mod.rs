@@ -5,7 +5,8 @@
 //! write everything), [`capture_session`] (`ttprof capture`: attach to live device memory,
 //! drain while kernels run, write what it took), [`diff`] and [`pathdiff`] (`ttprof diff`:
 //! two runs compared), [`lines`] (line-level cycles and samples of `run --lines` and
-//! `--sample`), [`kernels`] (building kernel crates).
+//! `--sample`), [`kernels`] (building kernel crates and C/C++ kernels), [`tt_metal_build`]
+//! (building tt-metal's dataflow kernels unchanged).
 
 pub mod capture_session;
 pub mod diff;
@@ -15,3 +16,4 @@ pub mod lines;
 pub mod pathdiff;
 #[cfg(feature = "emulator")]
 pub mod session;
+pub mod tt_metal_build;

@@ -1,10 +1,11 @@
-//! Building kernels for a session: what `ttprof build` is asked (one kernel crate, or C/C++
-//! sources for one core: [`BuildRequest`]), and the kernels an op names by their sources
+//! Building kernels for a session: what `ttprof build` is asked (one kernel crate, C/C++
+//! sources for one core, or a tt-metal dataflow kernel: [`BuildRequest`]), and the kernels an op names by their sources
 //! (`RISC=CRATE_DIR:BINARY`, `RISC=FILE.cpp`), each built once per run.
 
 use super::Backend;
 use crate::error::{Error, Result};
 use crate::kernels::{self, BuiltKernels, CKernelBuild, KernelBuild};
+use crate::tt_metal_build::TtMetalBuild;
 use riscv_linker::{Arch, Risc};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,24 @@ pub struct BuildRequest {
     pub target_dir: Option<PathBuf>,
     /// C/C++: more compiler flags (`-Wl,`/`-l`/`-L` flags also go to the link).
     pub flags: Vec<String>,
+    /// Build one tt-metal dataflow kernel unchanged against tt-metal's headers and firmware
+    /// ([`crate::tt_metal_build`]) with these program settings.
+    pub tt_metal: Option<TtMetalOptions>,
+}
+
+/// The program's settings of a tt-metal kernel (`ttprof build --tt-metal`).
+#[derive(Clone, Debug, Default)]
+pub struct TtMetalOptions {
+    /// The kernel's defines, `NAME=VALUE` or `NAME`.
+    pub defines: Vec<String>,
+    /// Its compile-time arguments.
+    pub compile_args: Vec<u32>,
+    /// Its named compile-time arguments.
+    pub named_args: Vec<(String, u32)>,
+    /// Circular buffers' data formats (the others are bfloat16).
+    pub cb_formats: Vec<(u8, crate::tt_metal_build::CbFormat)>,
+    /// The NoC it uses (0 or 1).
+    pub noc: u8,
 }
 
 impl BuildRequest {
@@ -38,6 +57,11 @@ impl BuildRequest {
     /// reverse), is an [`Error::Argument`] before anything is built.
     pub fn build(&self) -> Result<Vec<(String, PathBuf)>> {
         let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
+        if let Some(t) = &self.tt_metal {
+            let b = self.tt_metal_build(t)?;
+            let elf = crate::tt_metal_build::build(&b)?;
+            return Ok(vec![(b.name, absolute(elf))]);
+        }
         if is_c_build(&self.paths)? {
             let b = self.c_build()?;
             let elf = kernels::build_c(&b)?;
@@ -69,6 +93,45 @@ impl BuildRequest {
         b.no_default_features = self.no_default_features;
         if let Some(t) = &self.target_dir {
             b.target_dir = t.clone();
+        }
+        Ok(b)
+    }
+
+    fn tt_metal_build(&self, t: &TtMetalOptions) -> Result<TtMetalBuild> {
+        let [source] = self.paths.as_slice() else {
+            return Err(Error::Argument {
+                what: "--tt-metal builds one kernel source at a time (FILE.cpp)".into(),
+            });
+        };
+        if kernels::c_source_kind(source) != Some(true) {
+            return Err(Error::BadFile {
+                path: source.clone(),
+                what: "--tt-metal takes a C++ kernel source (.cpp, .cc, .cxx)".into(),
+            });
+        }
+        let Some(risc) = self.core else {
+            return Err(Error::Argument {
+                what: format!(
+                    "{}: a tt-metal dataflow kernel runs on one RISC: give --core brisc|ncrisc",
+                    source.display()
+                ),
+            });
+        };
+        if !self.features.is_empty() || self.no_default_features {
+            return Err(Error::Argument {
+                what: "--features and --no-default-features are for kernel crates".into(),
+            });
+        }
+        let mut b = TtMetalBuild::new(source.clone(), risc, self.arch);
+        b.profile = !self.no_profile;
+        b.defines = t.defines.clone();
+        b.compile_args = t.compile_args.clone();
+        b.named_args = t.named_args.clone();
+        b.cb_formats = t.cb_formats.clone();
+        b.noc = t.noc;
+        b.flags = self.flags.clone();
+        if let Some(dir) = &self.target_dir {
+            b.out_dir = dir.clone();
         }
         Ok(b)
     }

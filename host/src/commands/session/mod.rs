@@ -25,7 +25,7 @@ mod check;
 mod op;
 pub mod run;
 
-pub use build::{BuildRequest, Building};
+pub use build::{BuildRequest, Building, TtMetalOptions};
 pub use check::check;
 pub use op::{L1Input, Op};
 pub use run::spec::{parse_risc, parse_u32};
