@@ -5,6 +5,7 @@
 
 pub mod dispatch;
 mod firmware;
+pub mod program;
 
 pub use firmware::{
     firmware_build, tt_metal_root, Firmware, FIRMWARE_BUILD, FIRMWARE_BUILD_VAR, TTNN_VERSION,
