@@ -407,3 +407,76 @@ fn the_readme_s_cxx_trio_profiles_with_tt_metal_s_macros() {
         (8, 8, 8)
     );
 }
+
+/// README.md's "With tt-metal": the reader written as the README shows it, built with the
+/// two commands it gives (a define on Wormhole B0's NCRISC; Blackhole's BRISC on NoC 1 into
+/// `--target-dir`), in a temporary directory. Without tt-metal's device tree (the cache of
+/// scripts/fetch-tt-metal.sh) it says why and passes, except in CI.
+#[test]
+fn the_readme_s_tt_metal_kernel_builds_as_shown() {
+    if let Err(e) = ttprof::tt_metal_build::root() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI needs tt-metal's device tree: {e}"
+        );
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let runs = readme_section(root.path(), "tt-metal-kernels", "tt-metal-kernels");
+    assert_eq!(runs.len(), 2, "README runs: two builds");
+    let dir = root.path().join("tt-metal-kernels");
+    let sites = |elf: &Path| -> Vec<(String, String)> {
+        use object::{Object, ObjectSymbol};
+        let bytes = std::fs::read(elf).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let mut sites: Vec<(String, String)> = file
+            .symbols()
+            .filter_map(|s| {
+                s.name()
+                    .ok()
+                    .filter(|n| n.starts_with('{'))
+                    .map(str::to_string)
+            })
+            .map(|n| {
+                let v: serde_json::Value = serde_json::from_str(&n).unwrap();
+                (
+                    v["k"].as_str().unwrap().into(),
+                    v["n"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        sites.sort();
+        sites
+    };
+    let expected = [
+        (
+            "target/ttprof-kernels/tt-metal/wormhole_b0/ncrisc/reader.elf",
+            "NCRISC-KERNEL",
+            true,
+        ),
+        ("target/bh/reader.elf", "BRISC-KERNEL", false),
+    ];
+    for ((d, line), (elf, kernel_zone, pages)) in runs.iter().zip(expected) {
+        let out = run_line(line, d);
+        assert!(out.status.success(), "{line}");
+        let elf = dir.join(elf);
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            printed.trim(),
+            format!("reader {}", elf.display()),
+            "{line}"
+        );
+        let sites = sites(&elf);
+        let has = |k: &str, n: &str| sites.contains(&(k.to_string(), n.to_string()));
+        assert!(
+            has("zone", "read-page") && has("zone", kernel_zone),
+            "{line}: {sites:?}"
+        );
+        assert_eq!(has("data", "pages"), pages, "-D REPORT_PAGES: {sites:?}");
+        for f in ["reader.ttprof.cpp", "chlkc_descriptors.h"] {
+            assert!(elf.with_file_name(f).is_file(), "{line}: no {f}");
+        }
+    }
+}

@@ -83,10 +83,10 @@ fn firmware_symbol(root: &Path, arch: &str, risc: &str, name: &str) -> u64 {
         .address()
 }
 
-/// Builds `source` with `args` into a fresh directory; returns the ELF.
-fn build(case: &str, source: &Path, args: &[&str]) -> PathBuf {
-    let dir = workspace().join("target/test-tt-metal-build").join(case);
-    let _ = std::fs::remove_dir_all(&dir);
+/// Builds `source` with `args` into `out/case` (`out` a temporary directory: a test writes
+/// nothing into the checkout); returns the ELF.
+fn build(out: &Path, case: &str, source: &Path, args: &[&str]) -> PathBuf {
+    let dir = out.join(case);
     let mut all = vec!["build", "--tt-metal", "--target-dir", dir.to_str().unwrap()];
     all.extend_from_slice(args);
     all.push(source.to_str().unwrap());
@@ -220,10 +220,11 @@ fn tt_metals_own_op_kernels_build_unchanged() {
             vec!["--compile-args", "2,2048"],
         ),
     ];
+    let out = tempfile::tempdir().unwrap();
     for (case, source, arch, risc, args) in cases {
         let mut all = vec!["--core", risc, "--arch", arch];
         all.extend(args);
-        let elf = read_elf(&build(case, &source, &all));
+        let elf = read_elf(&build(out.path(), case, &source, &all));
         check_layout(&root, case, &elf, arch, risc);
         assert!(
             elf.symbols.contains_key("_Z11kernel_mainv"),
@@ -233,18 +234,25 @@ fn tt_metals_own_op_kernels_build_unchanged() {
 }
 
 /// A kernel with tt-metal's profiler macros: each becomes a ttprof site of its kind, named in
-/// the ELF, and the ring sits in this RISC's part of the mailboxes' profiler_msg_t (Wormhole
-/// B0: mailboxes at 16, profiler_msg_t's per-RISC buffers of 2 KiB from 0xC10 behind a
-/// 256-byte control vector, computed from the pinned dev_msgs.h at build time).
+/// the ELF, and the ring sits in this RISC's part of the mailboxes' profiler_msg_t, computed
+/// from the pinned dev_msgs.h at build time (Wormhole B0: mailboxes at 16, the 256-byte
+/// control vector at 0xB10, per-RISC buffers of 2 KiB from 0xC10; Blackhole: mailboxes at 96,
+/// control vector at 0xBE0, buffers from 0xCE0 - docs/design/tt-metal.md's table).
 #[test]
 fn profiler_macros_record_into_rings_in_the_mailboxes() {
     let Some(root) = tt_metal_root() else { return };
     let source = workspace().join("examples/tt-metal/zones_reader.cpp");
-    for (risc, block) in [("ncrisc", 0x1410), ("brisc", 0xC10)] {
-        let case = format!("zones-{risc}");
-        let args = ["--core", risc, "--compile-args", "2,2048"];
-        let elf = read_elf(&build(&case, &source, &args));
-        check_layout(&root, &case, &elf, "wormhole_b0", risc);
+    let out = tempfile::tempdir().unwrap();
+    for (arch, risc, block, tile) in [
+        ("wormhole_b0", "ncrisc", 0x1410, 0xB10),
+        ("wormhole_b0", "brisc", 0xC10, 0xB10),
+        ("blackhole", "ncrisc", 0x14E0, 0xBE0),
+        ("blackhole", "brisc", 0xCE0, 0xBE0),
+    ] {
+        let case = format!("zones-{arch}-{risc}");
+        let args = ["--core", risc, "--arch", arch, "--compile-args", "2,2048"];
+        let elf = read_elf(&build(out.path(), &case, &source, &args));
+        check_layout(&root, &case, &elf, arch, risc);
         for site in [
             ("zone", "read-tile"),
             ("sum", "cb-wait"),
@@ -264,10 +272,11 @@ fn profiler_macros_record_into_rings_in_the_mailboxes() {
             0x800 - 0x80,
             "{case}"
         );
-        assert_eq!(elf.symbols["__ttprof_tile_block"], 0xB10, "{case}");
+        assert_eq!(elf.symbols["__ttprof_tile_block"], tile, "{case}");
     }
     // Without PROFILE_KERNEL the macros are gone: only the launch's own sites remain.
     let elf = read_elf(&build(
+        out.path(),
         "zones-noprofile",
         &source,
         &[
@@ -281,19 +290,74 @@ fn profiler_macros_record_into_rings_in_the_mailboxes() {
     assert!(elf.sites.is_empty(), "{:?}", elf.sites);
 }
 
+/// Without `--target-dir` the build goes to `target/ttprof-kernels/tt-metal/ARCH/RISC` of
+/// the current directory (run here in a temporary directory): the ELF, and beside it what
+/// produced it - the generated wrapper, `chlkc_descriptors.h`, the firmware's symbols and the
+/// linker script - as the README's "With tt-metal" section says.
+#[test]
+fn the_default_output_is_under_the_current_directory() {
+    let Some(_root) = tt_metal_root() else { return };
+    let source = workspace().join("examples/tt-metal/zones_reader.cpp");
+    let cwd = tempfile::tempdir().unwrap();
+    let args = [
+        "build",
+        "--tt-metal",
+        "--core",
+        "brisc",
+        "--arch",
+        "wormhole_b0",
+        "--compile-args",
+        "2,2048",
+        source.to_str().unwrap(),
+    ];
+    let out = ttprof(Some(cwd.path()), &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = cwd
+        .path()
+        .join("target/ttprof-kernels/tt-metal/wormhole_b0/brisc");
+    let elf = dir.join("zones_reader.elf");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let (name, path) = printed.trim().split_once(' ').unwrap();
+    assert_eq!(name, "zones_reader");
+    assert_eq!(
+        std::fs::canonicalize(path).unwrap(),
+        std::fs::canonicalize(&elf).unwrap()
+    );
+    for file in [
+        "zones_reader.ttprof.cpp",
+        "chlkc_descriptors.h",
+        "firmware-brisc.ld",
+        "link-brisc.ld",
+    ] {
+        assert!(dir.join(file).is_file(), "no {file} in {}", dir.display());
+    }
+    let wrapper = std::fs::read_to_string(dir.join("zones_reader.ttprof.cpp")).unwrap();
+    assert!(
+        wrapper.contains(source.to_str().unwrap()),
+        "the wrapper includes the kernel as it is:\n{wrapper}"
+    );
+}
+
 /// Mistakes are exit 1 naming what is wrong: a compute RISC, a compiler error (shown as the
-/// compiler prints it), a missing tt-metal tree (pointing at scripts/fetch-tt-metal.sh).
+/// compiler prints it), a missing tt-metal tree (pointing at scripts/fetch-tt-metal.sh). Run
+/// in a temporary directory: a failed build leaves its directory there, not in the checkout.
 #[test]
 fn mistakes_say_what_is_wrong() {
     let Some(_root) = tt_metal_root() else { return };
     let source = workspace().join("examples/tt-metal/zones_reader.cpp");
     let s = source.to_str().unwrap();
-    let out = ttprof(None, &["build", "--tt-metal", "--core", "trisc0", s]);
+    let cwd = tempfile::tempdir().unwrap();
+    let here = Some(cwd.path());
+    let out = ttprof(here, &["build", "--tt-metal", "--core", "trisc0", s]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("brisc or ncrisc"));
 
     // TensorAccessorArgs<0> reads two compile-time arguments: none is an error in the kernel.
-    let out = ttprof(None, &["build", "--tt-metal", "--core", "ncrisc", s]);
+    let out = ttprof(here, &["build", "--tt-metal", "--core", "ncrisc", s]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -301,10 +365,11 @@ fn mistakes_say_what_is_wrong() {
         "{err}"
     );
 
-    let empty = workspace().join("target/test-tt-metal-build/no-tree");
+    let empty = cwd.path().join("no-tree");
     std::fs::create_dir_all(&empty).unwrap();
     let out = std::process::Command::new(ttprof_tests::ttprof_binary())
         .args(["build", "--tt-metal", "--core", "ncrisc", s])
+        .current_dir(cwd.path())
         .env("TT_METAL_HOME", &empty)
         .output()
         .unwrap();

@@ -1,8 +1,11 @@
 // tools/profiler/kernel_profiler.hpp - tt-metal's device-profiler macros on ttprof's runtime.
 //
-// tt-metal kernels include this path (dataflow kernels through dataflow_api.h); with ttprof's
-// include directory first (`ttprof build` puts it there), they compile unchanged and record
-// into ttprof's ring (see ../../ttprof.h):
+// Kernels that use only tt-metal's profiler macros include this path; with ttprof's include
+// directory first (`ttprof build` puts it there) the macros record into ttprof's ring (see
+// ../../ttprof.h). A kernel written against tt-metal's dataflow API (noc_async_read_tile,
+// cb_reserve_back, ...) needs tt-metal's own headers: `ttprof build --tt-metal` compiles it
+// unchanged against them, with ../../tt-metal/api/debug/kernel_profiler.hpp (these macros)
+// in place of tt-metal's profiler header (docs/design/tt-metal.md). The macros:
 //
 //   DeviceZoneScopedN(name)            a zone over the enclosing scope
 //   DeviceZoneScopedNIf(name, active)  the same when `active` is true (tt-metal's classic path
