@@ -68,7 +68,6 @@ fn input(pages: u32, seed: u8) -> Vec<u8> {
 /// DRAM buffer (pages spread over the 12 banks as tt-metal lays them out) land in circular
 /// buffer 0, in order, byte for byte.
 #[test]
-#[ignore = "not passing yet: after the kernel returns, BRISC's firmware faults in wait_ncrisc_trisc (brisc.cc:327) on a corrupted pointer (docs/design/tt-metal-program.md, Status)"]
 fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram() {
     let Some(root) = tt_metal_root() else { return };
     let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
@@ -124,7 +123,6 @@ fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram() {
 /// at once, each its half of the pages by its runtime arguments (start page, count); the
 /// output equals the input.
 #[test]
-#[ignore = "not passing yet: after the kernel returns, BRISC's firmware faults in wait_ncrisc_trisc (brisc.cc:327) on a corrupted pointer (docs/design/tt-metal-program.md, Status)"]
 fn a_loopback_program_copies_interleaved_dram_exactly() {
     let Some(root) = tt_metal_root() else { return };
     let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");

@@ -661,7 +661,7 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     let fw = firmware(&root, b.arch, b.risc)?;
     ensure_gcc()?;
     let lib = runtime_library(
-        &build_c_runtime(None)?,
+        &build_c_runtime(None, true)?,
         &std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone()),
     )?;
     // Absolute: the linker script INCLUDEs the firmware's symbols by path.
