@@ -159,6 +159,13 @@ pub struct RunArgs {
     /// A manifest (TOML or JSON) of several named ops run in sequence; see the README.
     #[arg(long, conflicts_with = "kernels")]
     pub manifest: Option<PathBuf>,
+    /// A tt-metal program (TOML: cores, kernels built unchanged from their sources,
+    /// circular buffers, runtime arguments, semaphores, interleaved DRAM buffers with inputs
+    /// and expected outputs), run with tt-metal's pre-compiled firmware, ttprof acting as its
+    /// slow-dispatch host; see docs/design/tt-metal-program.md. An output that differs from
+    /// its expected file exits 2.
+    #[arg(long, conflicts_with_all = ["kernels", "manifest"])]
+    pub program: Option<PathBuf>,
     /// Name of the op (with --kernel).
     #[arg(long, default_value = "kernel")]
     pub name: String,
@@ -266,6 +273,9 @@ pub enum PolicyArg {
 
 /// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    if let Some(program) = &args.program {
+        return run_program(program, &args.out);
+    }
     // Numbers first: a bad one costs no build, no run and no output folder.
     let threshold_ns = crate::args::threshold_ns_arg("threshold-ns", args.threshold_ns)?;
     let budget = crate::args::integer_arg(
@@ -327,6 +337,70 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         Ok(outcome) => Ok(print(&outcome, args.verbose)),
         Err(e) => crate::disk_full(e),
     }
+}
+
+/// `ttprof run --program`: builds, runs and checks a tt-metal program; exit 2 when an
+/// output differs from its expected file.
+fn run_program(path: &std::path::Path, out: &std::path::Path) -> Result<ExitCode> {
+    let o = ttprof::tt_metal_program::run(path, &out.join("kernels"))?;
+    let cores: Vec<String> = o.cores.iter().map(|(x, y)| format!("{x},{y}")).collect();
+    println!(
+        "{}: tt-metal firmware {} on {} core(s) ({}); kernels done after {} cycles",
+        path.display(),
+        o.firmware,
+        cores.len(),
+        cores.join(" "),
+        o.kernel_cycles
+    );
+    for b in &o.buffers {
+        println!(
+            "buffer {}: {} bytes at bank address {:#x}, {}-byte pages",
+            b.name, b.bytes, b.address, b.page_size
+        );
+    }
+    for r in &o.rings {
+        let list = |m: &std::collections::BTreeMap<String, u64>| {
+            m.iter()
+                .map(|(n, c)| format!("{n} x{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        println!(
+            "ring {} on {},{}: {} bytes, {} dropped; zones: {}; events, data, sums: {}",
+            r.kernel,
+            r.core.0,
+            r.core.1,
+            r.bytes,
+            r.dropped,
+            list(&r.zones),
+            list(&r.others)
+        );
+    }
+    for m in &o.matched {
+        println!("output {m}: equal to its expected file");
+    }
+    for m in &o.mismatches {
+        eprintln!(
+            "error: output {} differs from {} at byte {} (device {:#04x}, expected {:#04x})",
+            m.buffer,
+            m.expect.display(),
+            m.offset,
+            m.got,
+            m.want
+        );
+    }
+    let dropped: u64 = o.rings.iter().map(|r| r.dropped).sum();
+    if dropped > 0 {
+        eprintln!(
+            "error: {dropped} records dropped: a ring filled (the program's rings are read once, \
+             at the end; record fewer zones)"
+        );
+    }
+    Ok(if o.mismatches.is_empty() && dropped == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(2)
+    })
 }
 
 /// Prints a finished run: the summary (one screen of it unless `verbose`), the readout's

@@ -89,13 +89,40 @@ mod device {
     /// The hot word in core-local RAM (`profiler::HOT_WORD`).
     #[inline(always)]
     pub fn hot() -> u32 {
-        unsafe { read_volatile(riscv_linker::profiler::HOT_WORD as *const u32) }
+        unsafe { read_volatile((hot_base() + HOT_OFFSET) as *const u32) }
     }
 
     #[inline(always)]
     pub fn set_hot(v: u32) {
-        unsafe { write_volatile(riscv_linker::profiler::HOT_WORD as *mut u32, v) }
+        unsafe { write_volatile((hot_base() + HOT_OFFSET) as *mut u32, v) }
     }
+
+    /// The hot word's address as a base register and an offset: `profiler::HOT_WORD` in
+    /// ttprof's layout.
+    #[cfg(not(feature = "tt-metal"))]
+    #[inline(always)]
+    pub fn hot_base() -> u32 {
+        riscv_linker::profiler::HOT_WORD & !0xFFF
+    }
+    #[cfg(not(feature = "tt-metal"))]
+    pub const HOT_OFFSET: u32 = riscv_linker::profiler::HOT_WORD & 0xFFF;
+
+    /// Under tt-metal (feature `tt-metal`) the word is the kernel's `__ttprof_hot`
+    /// (ttprof_tt_metal_entry.h): tt-metal's firmware keeps its own data at the start of
+    /// local memory, where `profiler::HOT_WORD` is.
+    #[cfg(feature = "tt-metal")]
+    #[inline(always)]
+    pub fn hot_base() -> u32 {
+        extern "C" {
+            static mut __ttprof_hot: u32;
+        }
+        #[allow(unused_unsafe)]
+        unsafe {
+            core::ptr::addr_of_mut!(__ttprof_hot) as u32
+        }
+    }
+    #[cfg(feature = "tt-metal")]
+    pub const HOT_OFFSET: u32 = 0;
 
     #[inline(always)]
     pub fn rd32(addr: u32) -> u32 {

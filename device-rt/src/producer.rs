@@ -75,7 +75,25 @@ fn wr64(lo: u32, hi: u32, v: u64) {
 }
 
 fn tile_word(off: u32) -> u32 {
-    hw::rd32(profiler::TILE_BLOCK + off)
+    hw::rd32(tile_block() + off)
+}
+
+/// The tile control block: `profiler::TILE_BLOCK` in ttprof's layout; under tt-metal
+/// (feature `tt-metal`) the kernel's `__ttprof_tile_block` (ttprof_tt_metal_entry.h), since
+/// tt-metal's mailboxes (its launch messages) are at `profiler::TILE_BLOCK`.
+#[cfg(not(feature = "tt-metal"))]
+fn tile_block() -> u32 {
+    profiler::TILE_BLOCK
+}
+#[cfg(feature = "tt-metal")]
+fn tile_block() -> u32 {
+    extern "C" {
+        static mut __ttprof_tile_block: [u32; 16];
+    }
+    #[allow(unused_unsafe)]
+    unsafe {
+        core::ptr::addr_of_mut!(__ttprof_tile_block) as u32
+    }
 }
 
 /// The 64-bit time of a clock low word read at most 2^31 cycles ago.
@@ -452,7 +470,7 @@ fn ring_valid() -> bool {
 fn init_blocks() {
     if !tile_valid() {
         // Idempotent: all five cores may do this at once and write the same values.
-        let t = profiler::TILE_BLOCK;
+        let t = tile_block();
         hw::wr32(t + tile::CONTROL, 0);
         hw::wr32(t + tile::CONSUMER, 0);
         hw::wr32(t + tile::ARCH, hw::arch_id());

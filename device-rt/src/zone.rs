@@ -204,7 +204,8 @@ fn open_fast() -> Open {
 #[cfg_attr(feature = "timestamper", allow(dead_code))]
 #[inline(always)]
 fn load_anchor_and_clock() -> (u32, u32) {
-    use riscv_linker::{mmio::WALL_CLOCK_L, profiler::HOT_WORD};
+    use crate::hw::{hot_base, HOT_OFFSET};
+    use riscv_linker::mmio::WALL_CLOCK_L;
     let (anchor, start): (u32, u32);
     unsafe {
         core::arch::asm!(
@@ -212,8 +213,8 @@ fn load_anchor_and_clock() -> (u32, u32) {
             "lw {s}, {coff}({cbase})",
             a = out(reg) anchor,
             s = out(reg) start,
-            hbase = in(reg) HOT_WORD & !0xFFF,
-            hoff = const HOT_WORD & 0xFFF,
+            hbase = in(reg) hot_base(),
+            hoff = const HOT_OFFSET,
             cbase = in(reg) WALL_CLOCK_L & !0xFFF,
             coff = const WALL_CLOCK_L & 0xFFF,
             options(nostack, preserves_flags)

@@ -43,6 +43,7 @@ mod map;
 mod noc;
 mod tensix;
 mod time;
+pub mod tt_metal;
 
 pub use isa::lines;
 pub use isa::{asm, decode, disasm, pipeline};
@@ -58,7 +59,7 @@ pub use isa::csr::MISA_RV32IM;
 pub use isa::hart::HartState;
 pub use isa::lines::{Cause, HartLines, Segment, TensixWait};
 pub use isa::pipeline::{div_cycles, Region, Timing};
-pub use riscv_linker::{Arch, NocCoord, Risc};
+pub use riscv_linker::{Arch, Layout, NocCoord, Risc};
 pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};
 pub use time::clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
 pub use time::dvfs::{parse_schedule, FreqStep, REF_MHZ};

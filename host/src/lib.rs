@@ -42,5 +42,5 @@ pub use sink::{csv, html, outputs, report, summary, trace, tracy};
 
 pub use commands::{capture_session, diff, kernels, pathdiff, tt_metal_build};
 #[cfg(feature = "emulator")]
-pub use commands::{lines, session};
+pub use commands::{lines, session, tt_metal_program};
 pub use util::{atomic, error, files, issue, printable};

@@ -9,6 +9,7 @@
 //! * [`mmio`]: the wall clock, soft reset and the other memory-mapped registers.
 //! * [`noc`]: the NIU register map per arch, command/status encodings, DRAM channels and banks.
 //! * [`profiler`]: the profiler's L1 region: one tile control block, one ring per RISC.
+//! * [`tt_metal`]: tt-metal's L1 layout (Wormhole B0), for its pre-compiled firmware.
 //! * [`tilemap`]: a real chip's tiles: harvesting, NoC0, NoC1 and translated coordinates.
 //! * [`devfile`]: the layout of a device-memory image file (the emulator's PCIe-like mapping).
 //! * `script` / `build` (feature `std`): the linker script for an (arch, RISC) pair and the
@@ -29,6 +30,7 @@ pub mod noc;
 pub mod profiler;
 pub mod tensix;
 pub mod tilemap;
+pub mod tt_metal;
 
 #[cfg(feature = "std")]
 pub mod build;
@@ -39,7 +41,7 @@ pub mod script;
 
 pub use arch::{Arch, NocCoord, Risc};
 pub use map::{
-    l1_reserved, memory_map, runtime_args, L1Owner, MemoryMap, Region, MAX_RUNTIME_ARGS,
+    l1_reserved, memory_map, runtime_args, L1Owner, Layout, MemoryMap, Region, MAX_RUNTIME_ARGS,
     RUNTIME_ARGS_BASE, RUNTIME_ARGS_BYTES, USER_L1_BASE,
 };
 pub use tilemap::{HarvestError, TileMap};

@@ -90,6 +90,45 @@ pub struct MemoryMap {
     pub local_ram: Region,
     /// Initial stack pointer (end of local RAM, 16-byte aligned).
     pub stack_top: u32,
+    /// L1 the host writes kernels into for firmware to call (tt-metal's kernel
+    /// configuration buffer, [`crate::tt_metal`]): fetchable, and writable by the cores
+    /// (it also holds runtime arguments and semaphores). `None` under ttprof's layout.
+    pub kernel: Option<Region>,
+    /// Where the host writes the image of the core's local-RAM segment in L1, for the
+    /// firmware to copy in at boot (tt-metal's `MEM_*_INIT_LOCAL_L1_BASE_SCRATCH`); `None`:
+    /// the loader fills local RAM directly (ttprof's layout).
+    pub local_init: Option<u32>,
+}
+
+/// Whose L1 layout a device follows: which code the cores may fetch, where the host
+/// writes what, and which L1 stores are faults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Layout {
+    /// ttprof's own (this module): ttprof's kernels, launched by the emulator's loader.
+    #[default]
+    Ttprof,
+    /// tt-metal's ([`crate::tt_metal`]): tt-metal's pre-compiled firmware in its slots, its
+    /// mailboxes, kernels in its kernel configuration buffer. Wormhole B0 only, so far.
+    TtMetal,
+}
+
+impl Layout {
+    /// The layout's name as the command line spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layout::Ttprof => "ttprof",
+            Layout::TtMetal => "tt-metal",
+        }
+    }
+
+    /// The memory map of `risc` on `arch` under this layout; `None` when the layout has no
+    /// map for the arch (tt-metal's Blackhole map is not written yet).
+    pub const fn memory_map(self, arch: Arch, risc: Risc) -> Option<MemoryMap> {
+        match self {
+            Layout::Ttprof => Some(memory_map(arch, risc)),
+            Layout::TtMetal => crate::tt_metal::memory_map(arch, risc),
+        }
+    }
 }
 
 /// The memory map of `risc` on `arch`.
@@ -119,6 +158,8 @@ pub const fn memory_map(arch: Arch, risc: Risc) -> MemoryMap {
         data,
         local_ram,
         stack_top: mmio::LOCAL_RAM_BASE + arch.local_ram_size(risc),
+        kernel: None,
+        local_init: None,
     }
 }
 

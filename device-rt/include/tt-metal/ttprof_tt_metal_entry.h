@@ -72,6 +72,9 @@ extern "C" __attribute__((used)) void ttprof__tt_metal_layout() {
 // tt-metal a word of the kernel's own local data (the firmware's data starts the local memory).
 extern "C" {
 __attribute__((used, aligned(4))) volatile uint32_t __ttprof_hot;
+// The runtime's tile control block, this RISC's own (tt-metal's mailboxes are where ttprof's
+// layout has it; tt-metal's host does not read it).
+__attribute__((used, aligned(4))) volatile uint32_t __ttprof_tile_block[16];
 }
 
 static inline __attribute__((always_inline)) void ttprof__tt_metal_launch() {

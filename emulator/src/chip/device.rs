@@ -19,7 +19,7 @@ use crate::tensix::dst::Dst;
 use crate::time::clock::ClockTruth;
 use crate::time::mailbox::{Context, Published, Responder};
 use riscv_linker::devfile::Geometry;
-use riscv_linker::{memory_map, Arch, NocCoord, Region, Risc};
+use riscv_linker::{Arch, Layout, MemoryMap, NocCoord, Region, Risc};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::path::Path;
@@ -83,6 +83,7 @@ impl Device {
         if cfg.chips == 0 {
             return Err(EmuError::Config("a device needs at least one chip".into()));
         }
+        let maps = layout_maps(cfg.layout, arch)?;
         if cfg.quantum == 0 || cfg.instruction_budget == 0 {
             return Err(EmuError::Config(
                 "quantum and instruction_budget must be positive".into(),
@@ -105,7 +106,7 @@ impl Device {
         };
         let image = Image::create(cfg.image.as_deref(), geometry, &coords)?;
         let offsets = cfg.clock.offsets(cfg.chips as usize * coords.len());
-        let code = code_regions(arch);
+        let code = code_regions(&maps);
         let code_end = code.iter().map(|(r, _)| r.end() as u32).max().unwrap_or(0);
         let mut tiles = Vec::with_capacity(offsets.len());
         let topo = Arc::new(Topology {
@@ -149,10 +150,7 @@ impl Device {
                     chip,
                     coord,
                     global,
-                    harts: Risc::ALL
-                        .iter()
-                        .map(|&r| Hart::new(memory_map(arch, r)))
-                        .collect(),
+                    harts: maps.iter().map(|&m| Hart::new(m)).collect(),
                     executors: Risc::ALL.iter().map(|_| Executor::default()).collect(),
                     kernels: vec![None; Risc::ALL.len()],
                     mem,
@@ -163,6 +161,7 @@ impl Device {
                     run_start: 0,
                     code_dirty: AtomicBool::new(false),
                     ports: [0; 3],
+                    brisc_boots: cfg.layout == Layout::TtMetal,
                 });
             }
         }
@@ -284,6 +283,12 @@ impl Device {
                 Target::LocalRam => {
                     let off = (s.addr - hart.map.local_ram.start) as usize;
                     local[off..off + s.data.len()].copy_from_slice(&s.data);
+                    // tt-metal's firmware copies its `.data` in from L1 at boot.
+                    if let Some(base) = hart.map.local_init {
+                        for (a, &b) in (base + off as u32..).zip(&s.data) {
+                            l1.store::<1>(a, b as u32);
+                        }
+                    }
                 }
             }
         }
@@ -318,11 +323,7 @@ impl Device {
         if let Some(p) = self.programs.get(&key) {
             return Ok(p.clone());
         }
-        let p = Arc::new(Program::parse(
-            bytes,
-            name,
-            &memory_map(self.cfg.arch, risc),
-        )?);
+        let p = Arc::new(Program::parse(bytes, name, &self.tiles[0].hart(risc).map)?);
         self.programs.insert(key, p.clone());
         Ok(p)
     }
@@ -479,11 +480,27 @@ impl Device {
     }
 }
 
-/// Every code region of a tile (and the boot word), with its owner.
-fn code_regions(arch: Arch) -> Vec<(Region, Risc)> {
+/// The memory maps of the five cores under `layout`, in [`Risc::ALL`] order.
+fn layout_maps(layout: Layout, arch: Arch) -> Result<Vec<MemoryMap>, EmuError> {
+    Risc::ALL
+        .iter()
+        .map(|&r| {
+            layout.memory_map(arch, r).ok_or_else(|| {
+                EmuError::Config(format!(
+                    "the {} layout has no memory map for {arch} yet (Wormhole B0 only)",
+                    layout.name()
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Every code region of a tile (and the boot word), with its owner: what the cores may
+/// not store into.
+fn code_regions(maps: &[MemoryMap]) -> Vec<(Region, Risc)> {
     let mut v = Vec::new();
-    for r in Risc::ALL {
-        let m = memory_map(arch, r);
+    for m in maps {
+        let r = m.risc;
         v.push((m.code, r));
         if let Some(b) = m.boot {
             v.push((b, r));

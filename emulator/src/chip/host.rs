@@ -125,7 +125,12 @@ impl Device {
         }
         let i = self.check_window(chip, tile, addr, 1)?;
         let t = &self.tiles[i];
-        if addr < t.mem.code_end && t.mem.code.iter().any(|(r, _)| r.contains(addr, 4)) {
+        let code = addr < t.mem.code_end && t.mem.code.iter().any(|(r, _)| r.contains(addr, 4));
+        if code
+            || t.harts
+                .iter()
+                .any(|h| h.map.kernel.is_some_and(|k| k.contains(addr, 4)))
+        {
             t.code_dirty.store(true, Ordering::Release);
         }
         t.mem.l1.store::<4>(addr, value);

@@ -94,12 +94,17 @@ impl Program {
                 target,
             });
         }
-        let covers_reset = segments.iter().any(|s| {
-            s.target == Target::L1
-                && s.addr <= map.reset_pc
-                && (map.reset_pc as u64 + 4) <= s.addr as u64 + s.data.len() as u64
-        });
-        if !covers_reset {
+        let covers = |pc: u32| {
+            segments.iter().any(|s| {
+                s.target == Target::L1
+                    && s.addr <= pc
+                    && (pc as u64 + 4) <= s.addr as u64 + s.data.len() as u64
+            })
+        };
+        // tt-metal's host writes BRISC's boot word itself: its firmware needs only its entry.
+        let entry = file.entry() as u32;
+        let firmware = map.local_init.is_some() && map.code.contains(entry, 4) && covers(entry);
+        if !covers(map.reset_pc) && !firmware {
             return Err(err(format!(
                 "no loaded code at {}'s reset PC {:#x} (was it linked with the {} linker script?)",
                 map.risc,
@@ -115,12 +120,22 @@ impl Program {
     }
 }
 
+impl Program {
+    /// `file:line` of `addr` from the ELF's DWARF line tables, if it has them.
+    pub fn source_line(&self, addr: u32) -> Option<String> {
+        self.symbols.line(addr)
+    }
+}
+
 fn regions(map: &MemoryMap) -> Vec<(&'static str, Region)> {
     let mut v = Vec::new();
     if let Some(b) = map.boot {
         v.push(("boot word", b));
     }
     v.push(("code", map.code));
+    if let Some(k) = map.kernel {
+        v.push(("kernel", k));
+    }
     v.push(("data", map.data));
     v.push(("local RAM", map.local_ram));
     v

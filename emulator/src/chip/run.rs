@@ -101,7 +101,7 @@ impl Device {
     /// thread count); the state of the other tiles is then unspecified, since each stops
     /// wherever it was when it noticed.
     pub fn run(&mut self) -> Result<RunSummary, EmuError> {
-        self.run_segments(u64::MAX, &mut |_| {})
+        self.run_segments(u64::MAX, &mut |_| false)
     }
 
     /// Like [`Device::run`], but pauses every tile each `every_cycles` simulated cycles
@@ -119,13 +119,34 @@ impl Device {
                 "run_with_hook: every_cycles must be positive".into(),
             ));
         }
-        self.run_segments(every_cycles, hook)
+        self.run_segments(every_cycles, &mut |d| {
+            hook(d);
+            false
+        })
+    }
+
+    /// Like [`Device::run_with_hook`], but `host` may end the run: it returns `true` to
+    /// stop there, with cores that are still running (firmware waiting in its idle loop)
+    /// left where they are; they are in the summary with no exit code. The next run starts
+    /// every loaded core from reset again. This is how a host that talks to firmware
+    /// through L1 ([`Device::write_u32`] while the tiles are paused) runs it.
+    pub fn run_until(
+        &mut self,
+        every_cycles: u64,
+        host: &mut dyn FnMut(&Device) -> bool,
+    ) -> Result<RunSummary, EmuError> {
+        if every_cycles == 0 {
+            return Err(EmuError::Config(
+                "run_until: every_cycles must be positive".into(),
+            ));
+        }
+        self.run_segments(every_cycles, host)
     }
 
     fn run_segments(
         &mut self,
         every: u64,
-        hook: &mut dyn FnMut(&Device),
+        hook: &mut dyn FnMut(&Device) -> bool,
     ) -> Result<RunSummary, EmuError> {
         if !self.tiles.iter().any(Tile::loaded) {
             return Err(EmuError::Config(
@@ -157,7 +178,9 @@ impl Device {
                 break;
             }
             self.publish_frontier(&starts, rel);
-            hook(self);
+            if hook(self) {
+                break;
+            }
             segment += 1;
         }
         // The daisychains' samples still due show idle cores (crate::devices::daisychain).
@@ -410,7 +433,7 @@ impl Device {
             for h in &t.harts {
                 let exit_code = match h.state {
                     HartState::Exited(c) => Some(c),
-                    HartState::Reset => None,
+                    HartState::Reset | HartState::Running => None,
                     _ => continue,
                 };
                 harts.push(HartSummary {

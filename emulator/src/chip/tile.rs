@@ -64,6 +64,9 @@ pub(crate) struct Tile {
     pub code_dirty: AtomicBool,
     /// Next free cycle of each L1 port ([`l1_port`]).
     pub ports: [u64; 3],
+    /// Only BRISC leaves reset when a run starts; the other cores wait for it to clear
+    /// their `SOFT_RESET_0` bits, as tt-metal's firmware does (tt-metal's layout).
+    pub brisc_boots: bool,
 }
 
 /// The L1 port a core uses: BRISC, NCRISC and TRISC0 share port 0.
@@ -100,6 +103,9 @@ impl Tile {
         let mut reset = 0;
         for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             if h.state == HartState::Empty {
+                reset |= 1 << h.risc.soft_reset_bit();
+            } else if self.brisc_boots && h.risc != Risc::Brisc {
+                e.hold(h);
                 reset |= 1 << h.risc.soft_reset_bit();
             } else {
                 e.release(h, start);
@@ -395,12 +401,16 @@ impl Tile {
         let old = self.mem.regs.soft_reset;
         self.mem.regs.soft_reset = new;
         let at = self.harts[writer].core.time;
+        let cfg = &self.mem.regs.tensix.config.cfg[0];
         for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             let bit = 1 << h.risc.soft_reset_bit();
             if new & bit != 0 && old & bit == 0 {
                 e.hold(h);
             } else if new & bit == 0 && old & bit != 0 {
                 e.release(h, at);
+                if let Some(pc) = reset_pc_override(cfg, h.risc) {
+                    h.core.pc = pc;
+                }
             }
         }
     }
@@ -468,4 +478,20 @@ impl Tile {
     pub fn hart_mut(&mut self, risc: Risc) -> &mut Hart {
         &mut self.harts[risc.index()]
     }
+}
+
+/// The reset PC `risc` leaves soft reset at when the backend configuration overrides it:
+/// `Config[0]` words 158-160 (`TRISC_RESET_PC_SEC0..2_PC`) with the enable bits in word 161
+/// (`TRISC_RESET_PC_OVERRIDE`), word 162 (`NCRISC_RESET_PC_PC`) with word 163's bit 0
+/// (tt-metal's `cfg_defines.h`; tt-metal's BRISC firmware sets them before it releases the
+/// other cores). BRISC has none.
+fn reset_pc_override(cfg: &[u32], risc: Risc) -> Option<u32> {
+    let (pc, enable, bit) = match risc {
+        Risc::Brisc => return None,
+        Risc::Trisc0 => (158, 161, 0),
+        Risc::Trisc1 => (159, 161, 1),
+        Risc::Trisc2 => (160, 161, 2),
+        Risc::Ncrisc => (162, 163, 0),
+    };
+    (cfg[enable] >> bit & 1 != 0).then_some(cfg[pc])
 }

@@ -8,7 +8,7 @@ pub use noc::{Arbitration, NocCalibration, NocConfig};
 pub use timing::Timing;
 
 use crate::time::clock::ClockModel;
-use riscv_linker::Arch;
+use riscv_linker::{Arch, Layout};
 use std::path::PathBuf;
 
 /// How misaligned loads and stores behave.
@@ -82,6 +82,11 @@ pub struct DeviceConfig {
     /// runtime's wait for ring space reads the clock); a host that releases spinning
     /// cores by writing their L1 does not. `ttprof run`, which owns its image, turns it on.
     pub deadlock_detection: bool,
+    /// Whose L1 layout the tiles follow ([`Layout`]): ttprof's (the default: its kernels,
+    /// placed by the loader) or tt-metal's (its pre-compiled firmware, its mailboxes, kernels
+    /// in its kernel configuration buffer; Wormhole B0 only). It decides which code the
+    /// cores may fetch, which L1 stores are faults, and where the loader puts an ELF.
+    pub layout: Layout,
 }
 
 impl DeviceConfig {
@@ -103,6 +108,7 @@ impl DeviceConfig {
             clock_mailbox: true,
             noc: NocConfig::for_arch(arch),
             deadlock_detection: false,
+            layout: Layout::Ttprof,
         }
     }
 

@@ -20,6 +20,7 @@ pub(crate) mod daisychain;
 mod gpr;
 mod mailbox;
 mod niu;
+mod overlay_streams;
 mod pcbuf;
 mod push;
 mod semaphore;
@@ -38,6 +39,7 @@ use crate::error::FaultKind;
 use crate::noc::niu::Niu;
 use crate::tensix::{Hold, Tensix as Coprocessor, CONFIG_VIEW_BYTES};
 use daisychain::Daisychain;
+use overlay_streams::OverlayStreams;
 use riscv_linker::{mmio, Arch, Risc};
 use std::sync::Mutex;
 use timestamper::{Timestamper, UnitSink};
@@ -291,7 +293,7 @@ pub(crate) const MAP: &[Entry] = &[
     entry!(mmio::NOC0_REGS_BASE, 2 * mmio::NOC_REGS_SIZE, ALL, nius: niu::NiuWindows),
     entry!(mmio::TDMA_REGS_BASE, mmio::TDMA_REGS_SIZE, ALL, storage: storage::Storage),
     entry!(mmio::PIC_REGS_BASE, mmio::PIC_REGS_SIZE, ALL, storage: storage::Storage),
-    entry!(mmio::NOC_OVERLAY_BASE, mmio::NOC_OVERLAY_SIZE, ALL, storage: storage::Storage),
+    entry!(mmio::NOC_OVERLAY_BASE, mmio::NOC_OVERLAY_SIZE, ALL, overlay: OverlayStreams),
 ];
 
 impl Entry {
@@ -396,6 +398,7 @@ pub(crate) struct Devices {
     soft_reset_reg: soft_reset::SoftReset,
     wall_clock: wall_clock::WallClock,
     nius: niu::NiuWindows,
+    overlay: OverlayStreams,
     /// The plain storage windows.
     storage: storage::Storage,
     /// The rest of the debug block.

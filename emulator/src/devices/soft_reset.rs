@@ -1,9 +1,10 @@
 //! `RISCV_DEBUG_REG_SOFT_RESET_0`: reads the reset bits as the tile applied them; a write
 //! is applied by the tile after the storing instruction retires ([`crate::chip::tile`]):
 //! setting a core's bit holds it in reset, clearing it releases the core at its reset PC if
-//! a kernel is loaded. The register and the pending write are the tile's
-//! ([`super::Devices::soft_reset`], [`super::Devices::pending_reset`]), which the scheduler
-//! and the pipeline read.
+//! a kernel is loaded (the backend configuration's override of it for NCRISC and the TRISCs
+//! when enabled, as tt-metal's firmware sets it). The register and the pending write are the
+//! tile's ([`super::Devices::soft_reset`], [`super::Devices::pending_reset`]), which the
+//! scheduler and the pipeline read.
 
 use super::{Access, Ctx, TileDevice};
 use crate::error::FaultKind;

@@ -353,13 +353,13 @@ fn per_core_mapping() {
         push(2, true)
     );
     for risc in Risc::ALL {
-        for addr in [
-            mmio::TDMA_REGS_BASE,
-            mmio::PIC_REGS_BASE + 0xFFC,
-            mmio::NOC_OVERLAY_BASE + 0x3_FFFC,
-        ] {
+        for addr in [mmio::TDMA_REGS_BASE, mmio::PIC_REGS_BASE + 0xFFC] {
             assert_eq!(reached(addr, risc), "storage");
         }
+        assert_eq!(
+            reached(mmio::NOC_OVERLAY_BASE + 0x3_FFFC, risc),
+            "overlay streams"
+        );
         assert_eq!(reached(mmio::SOFT_RESET_0, risc), "soft reset");
         assert_eq!(reached(0xFFE1_0000, risc), "outside");
         assert_eq!(
@@ -675,4 +675,35 @@ fn every_map_entry_lies_in_the_address_map() {
             e.base
         );
     }
+}
+
+#[test]
+fn overlay_stream_registers_read_back_and_name_tt_metals_cb_counters() {
+    let mut r = Devices::default();
+    let reg = |stream: u32, i: u32| mmio::NOC_OVERLAY_BASE + stream * 0x1000 + 4 * i;
+    // TRISC0's firmware zeroes them; a kernel's cb_push_back adds to tiles received.
+    st(&mut r, reg(5, 4), 4, 7, Trisc0, 0, &mut no_units).unwrap();
+    st(&mut r, reg(5, 3), 2, 3, Brisc, 0, &mut no_units).unwrap();
+    assert_eq!(
+        ld(&mut r, reg(5, 4), 4, 0, Ncrisc),
+        Ok(7),
+        "shared by every core"
+    );
+    assert_eq!(ld(&mut r, reg(5, 3), 4, 0, Trisc2), Ok(3));
+    assert_eq!(reached(reg(5, 4), Trisc1), "overlay streams");
+    assert!(read_is_timeless(reg(5, 4), Trisc1));
+    let mut name = |addr: u32| match route(addr, Trisc0) {
+        Route::Device(e) => e.device(&mut r).register(addr, Trisc0, Arch::WormholeB0),
+        _ => panic!("unmapped"),
+    };
+    assert_eq!(
+        name(reg(5, 4)),
+        "overlay stream 5 register 4 (tt-metal: CB 5 tiles received)"
+    );
+    assert_eq!(
+        name(reg(31, 3)),
+        "overlay stream 31 register 3 (tt-metal: CB 31 tiles acked)"
+    );
+    assert_eq!(name(reg(32, 4)), "overlay stream 32 register 4");
+    assert_eq!(name(reg(0, 12)), "overlay stream 0 register 12");
 }

@@ -132,17 +132,20 @@ impl Hart {
         }
     }
 
-    /// The fetch window: from the boot word (if any) to the end of the code region.
+    /// The fetch window: from the boot word (if any) to the end of the code region, or of
+    /// the kernel range when the layout has one (tt-metal's).
     pub fn fetch_window(&self) -> (u32, u32) {
-        let start = self
-            .map
-            .boot
-            .map_or(self.map.code.start, |b| b.start.min(self.map.code.start));
-        (start, self.map.code.end() as u32)
+        let m = &self.map;
+        let start = m.boot.map_or(m.code.start, |b| b.start.min(m.code.start));
+        let end = m.kernel.map_or(m.code.end(), |k| k.end().max(m.code.end()));
+        (start, end as u32)
     }
 
     fn fetchable(&self, addr: u32) -> bool {
-        self.map.code.contains(addr, 4) || self.map.boot.is_some_and(|b| b.contains(addr, 4))
+        let m = &self.map;
+        m.code.contains(addr, 4)
+            || m.boot.is_some_and(|b| b.contains(addr, 4))
+            || m.kernel.is_some_and(|k| k.contains(addr, 4))
     }
 
     /// Installs a loaded kernel: allocates local RAM, decodes the fetch window from `l1`

@@ -203,7 +203,7 @@ const TABLE: &[(u8, OpInfo)] = &[
     (0x8E, u("SFPSTOCHRND", Vector)),
     (0x8F, m("SFPNOP", Vector, B8)),
     (0x90, u("SFPCAST", Vector)),
-    (0x91, u("SFPCONFIG", Vector)),
+    (0x91, m("SFPCONFIG", Vector, B8)),
     (0x92, m("SFPSWAP", Vector, B8)),
     (0x93, u("SFPLOADMACRO", Vector)),
     (0x94, u("SFPSHFT2", Vector)),

@@ -299,7 +299,10 @@ pub(crate) fn ensure_gcc() -> Result<()> {
 /// [`TARGET`] into `target_dir` (default: `target/ttprof-rt-c` of the runtime's checkout)
 /// and returns its path. One library serves both arches and every core: what differs is
 /// resolved by the linker script. Cargo's output is shown only when the build fails.
-pub(crate) fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
+///
+/// `tt_metal`: the library for tt-metal's firmware (`ttprof-rt-c`'s feature `tt-metal`: the
+/// hot word is the kernel's `__ttprof_hot`), in its own default target directory.
+pub(crate) fn build_c_runtime(target_dir: Option<&Path>, tt_metal: bool) -> Result<PathBuf> {
     let toolchain = ensure_toolchain()?;
     let dir = runtime_dir().join("c");
     let manifest = dir.join("Cargo.toml");
@@ -315,7 +318,11 @@ pub(crate) fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
         .map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
     let target_dir = match target_dir {
         Some(t) => here.join(t),
-        None => runtime_dir().join("..").join("target").join("ttprof-rt-c"),
+        None => runtime_dir().join("..").join("target").join(if tt_metal {
+            "ttprof-rt-c-tt-metal"
+        } else {
+            "ttprof-rt-c"
+        }),
     };
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(&dir)
@@ -324,6 +331,11 @@ pub(crate) fn build_c_runtime(target_dir: Option<&Path>) -> Result<PathBuf> {
         .arg(&manifest)
         .arg("--target-dir")
         .arg(&target_dir)
+        .args(if tt_metal {
+            &["--features", "tt-metal"][..]
+        } else {
+            &[]
+        })
         .env(
             "CARGO_TARGET_RISCV32IM_UNKNOWN_NONE_ELF_RUSTFLAGS",
             "-C target-feature=+relax",
@@ -541,7 +553,7 @@ pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
         }
     }
     ensure_gcc()?;
-    let lib = build_c_runtime(b.runtime_target_dir.as_deref())?;
+    let lib = build_c_runtime(b.runtime_target_dir.as_deref(), false)?;
     let out = &b.out_dir;
     let objs = out.join(format!("{}.obj", b.name));
     std::fs::create_dir_all(&objs)

@@ -17,3 +17,5 @@ pub mod pathdiff;
 #[cfg(feature = "emulator")]
 pub mod session;
 pub mod tt_metal_build;
+#[cfg(feature = "emulator")]
+pub mod tt_metal_program;

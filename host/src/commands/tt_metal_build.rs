@@ -122,6 +122,10 @@ pub struct TtMetalBuild {
     pub out_dir: PathBuf,
     /// The tt-metal tree (default: [`root`]).
     pub root: Option<PathBuf>,
+    /// Link the text here instead of after the firmware's: where a host that does not
+    /// relocate the kernel (tt-metal's does, from the kept relocations) writes it, e.g. a
+    /// program's BRISC kernel in the kernel configuration buffer (`ttprof run --program`).
+    pub text_base: Option<u32>,
 }
 
 impl TtMetalBuild {
@@ -149,6 +153,7 @@ impl TtMetalBuild {
             name,
             out_dir,
             root: None,
+            text_base: None,
         }
     }
 }
@@ -521,10 +526,10 @@ fn fw_script(fw: &Firmware) -> String {
 /// runtime's symbols for the ring in the `profiler_msg_t` area, the zone sites.
 fn link_script(b: &TtMetalBuild, fw_symbols: &Path) -> String {
     let iram = b.arch == Arch::WormholeB0 && b.risc == Risc::Ncrisc;
-    let text = if iram {
-        "__ttprof_tt_text_base"
-    } else {
-        "__fw_export_text_end"
+    let text = match b.text_base {
+        Some(at) => format!("{at:#x}"),
+        None if iram => "__ttprof_tt_text_base".into(),
+        None => "__fw_export_text_end".into(),
     };
     let block = riscv_linker::profiler::RING_BLOCK_SIZE;
     let others: String = Risc::ALL
@@ -656,7 +661,7 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     let fw = firmware(&root, b.arch, b.risc)?;
     ensure_gcc()?;
     let lib = runtime_library(
-        &build_c_runtime(None)?,
+        &build_c_runtime(None, true)?,
         &std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone()),
     )?;
     // Absolute: the linker script INCLUDEs the firmware's symbols by path.

@@ -2,11 +2,12 @@
 //! (`LReg.md`), the lane flags and their stack, and the instructions the emulator executes,
 //! each following its page's functional model (`SFP<NAME>.md`), with the pages' names.
 //!
-//! `LaneConfig` (written by `SFPCONFIG`, which is not modelled) keeps its reset value, all
-//! zero: no row is masked, `DISABLE_BACKDOOR_LOAD` is false (so an instruction with
-//! `VD >= 12` would load an `SFPLOADMACRO` template: refused by [`unsupported`]), no column
-//! exchange, no Dst index capture. `LReg[11..15]` (only `SFPCONFIG` writes them) read as
-//! zero.
+//! `SFPCONFIG` is modelled only in its `LReg[11]` mode (`VD` 11: what tt-metal's firmware
+//! does at boot, `SFPCONFIG.md`'s functional model); its other modes are refused. So
+//! `LaneConfig` keeps its reset value, all zero: no row is masked, `DISABLE_BACKDOOR_LOAD`
+//! is false (so an instruction with `VD >= 12` would load an `SFPLOADMACRO` template:
+//! refused by [`unsupported`]), no column exchange, no Dst index capture. `LReg[12..15]`
+//! read as zero.
 //!
 //! Timing is the caller's ([`super::Tensix`]): one instruction per cycle for the unit
 //! (all threads together), latency 1, or 2 for the MAD sub-unit and `SFPSWAP`
@@ -62,8 +63,13 @@ pub(crate) mod op {
     pub const SFPCOMPC: u8 = 0x8B;
     pub const SFPXOR: u8 = 0x8D;
     pub const SFPNOP: u8 = 0x8F;
+    pub const SFPCONFIG: u8 = 0x91;
     pub const SFPSWAP: u8 = 0x92;
 }
+
+/// `SFPCONFIG`'s `Mod1` bits (`SFPCONFIG.md`).
+const SFPCONFIG_MOD1_IMM16_IS_VALUE: u32 = 1;
+const SFPCONFIG_MOD1_IMM16_IS_LANE_MASK: u32 = 8;
 
 /// `LReg[8]`: 0.8373 in every lane (the nearest FP32; ASSUMPTION: the page gives the
 /// decimal value only).
@@ -85,6 +91,8 @@ pub(crate) struct FlagEntry {
 pub(crate) struct VectorUnit {
     /// `LReg[0..8]`, the writable registers.
     pub lreg: [[u32; LANES]; 8],
+    /// `LReg[11]`, which only `SFPCONFIG` writes (zero at reset).
+    pub lreg11: [u32; LANES],
     /// `LaneFlags`.
     pub flags: [bool; LANES],
     /// `UseLaneFlagsForLaneEnable`.
@@ -102,6 +110,7 @@ impl Default for VectorUnit {
     fn default() -> Self {
         VectorUnit {
             lreg: [[0; LANES]; 8],
+            lreg11: [0; LANES],
             flags: [false; LANES],
             use_flags: [false; LANES],
             stack: Vec::new(),
@@ -191,6 +200,10 @@ pub(crate) fn unsupported(w: u32) -> Option<String> {
             "SFPSWAP Mod1 {} is undefined behaviour (no VDGetsMin)",
             field(w, 0, 4)
         )),
+        op::SFPCONFIG if field(w, 4, 4) != 11 => Some(format!(
+            "SFPCONFIG with VD {} (LoadMacroConfig, LaneConfig or LReg[12..14]) is not modelled; VD 11 is",
+            field(w, 4, 4)
+        )),
         op::SFPNOP if field(w, 7, 1) != 0 => {
             Some("SFPNOP with bit 7 set has no documented meaning".into())
         }
@@ -220,8 +233,9 @@ impl VectorUnit {
             0..=7 => self.lreg[r][lane],
             8 => LREG8,
             10 => LREG10,
+            11 => self.lreg11[lane],
             15 => 2 * lane as u32,
-            _ => 0, // 9: zero; 11-14: SFPCONFIG's, at reset
+            _ => 0, // 9: zero; 12-14: SFPCONFIG's, at reset
         }
     }
 
@@ -280,7 +294,28 @@ impl VectorUnit {
                 bit(f.vc) | bit(f.vd)
             }
             op::SFPSETSGN | op::SFPSETEXP | op::SFPSETMAN | op::SFPSWAP => bit(f.vc) | bit(f.vd),
+            op::SFPCONFIG if f.mod1 & SFPCONFIG_MOD1_IMM16_IS_VALUE == 0 => bit(0),
             _ => 0,
+        }
+    }
+
+    /// `SFPCONFIG` with `VD` 11 (`SFPCONFIG.md`): `LReg[11]` of every enabled lane gets
+    /// `LReg[0]` of lane `lane & 7`, or -1.0 with `MOD1_IMM16_IS_VALUE`; `Imm16` bit
+    /// `2 (lane & 7)` enables a lane with `MOD1_IMM16_IS_LANE_MASK`.
+    fn sfpconfig_lreg11(&mut self, w: u32) {
+        let (mod1, imm16) = (field(w, 0, 4), field(w, 8, 16));
+        for lane in 0..LANES {
+            if mod1 & SFPCONFIG_MOD1_IMM16_IS_LANE_MASK != 0 && imm16 >> ((lane & 7) * 2) & 1 == 0 {
+                continue;
+            }
+            if self.use_flags[lane & 7] && !self.flags[lane & 7] {
+                continue;
+            }
+            self.lreg11[lane] = if mod1 & SFPCONFIG_MOD1_IMM16_IS_VALUE != 0 {
+                0xBF80_0000
+            } else {
+                self.lreg[0][lane & 7]
+            };
         }
     }
 
@@ -324,6 +359,7 @@ impl VectorUnit {
             op::SFPPUSHC => cond::sfppushc(self)?,
             op::SFPPOPC => cond::sfppopc(self, f)?,
             op::SFPNOP => {}
+            op::SFPCONFIG => self.sfpconfig_lreg11(w),
             op::SFPAND | op::SFPOR | op::SFPXOR | op::SFPNOT | op::SFPABS | op::SFPSETSGN => {
                 bits::execute(self, w)
             }

@@ -647,3 +647,37 @@ fn sfpswap_swaps_or_orders_in_sign_magnitude_order() {
     assert!(!b.u.accepts(tt::sfpmov(0, 2, 0), 101) && b.u.accepts(tt::sfpnop(), 101));
     assert!(b.u.accepts(tt::sfpmov(0, 2, 0), 102));
 }
+
+/// `SFPCONFIG` with `VD` 11, as `SFPCONFIG.md`'s model: `Imm16` at bits 8-23, `VD` 4-7,
+/// `Mod1` 0-3.
+fn sfpconfig(imm16: u32, vd: u32, mod1: u32) -> u32 {
+    0x91 << 24 | imm16 << 8 | vd << 4 | mod1
+}
+
+#[test]
+fn sfpconfig_writes_lreg11_from_lreg0_s_first_eight_lanes() {
+    let mut b = Bench::new();
+    b.set(0, |l| 100 + l as u32);
+    assert_eq!(b.u.read(11, 9), 0, "zero at reset");
+    // tt-metal's firmware: SFPLOADI LReg[0] = -1.0 (BF16 0xbf80), then SFPCONFIG VD 11.
+    b.ok(sfpconfig(0, 11, 0));
+    assert_eq!(b.u.read(11, 3), 103);
+    assert_eq!(
+        b.u.read(11, 11),
+        103,
+        "lanes broadcast from the first eight"
+    );
+    b.ok(sfpconfig(0, 11, 1));
+    assert_eq!(b.u.read(11, 30), 0xBF80_0000, "MOD1_IMM16_IS_VALUE: -1.0");
+    // With a lane mask only lanes whose Imm16 bit 2 (lane & 7) is set are written.
+    b.set(0, |_| 7).ok(sfpconfig(0b0100, 11, 8));
+    assert_eq!(
+        (b.u.read(11, 1), b.u.read(11, 9), b.u.read(11, 0)),
+        (7, 7, 0xBF80_0000)
+    );
+    for vd in [0, 8, 12, 15] {
+        assert!(unsupported(sfpconfig(0, vd, 0))
+            .unwrap()
+            .contains("not modelled"));
+    }
+}

@@ -1,0 +1,541 @@
+//! A tt-metal program on one or more cores by slow dispatch: what tt-metal's host writes
+//! into each core's kernel configuration buffer (runtime arguments, semaphores, circular
+//! buffer configurations, kernel text) and launch message, then the go messages, and the
+//! wait for every core's done. BRISC kernels only: on Wormhole B0 the firmware copies an
+//! NCRISC kernel into NCRISC's instruction RAM with the TDMA mover, which the emulator does
+//! not model, so a program with one is refused before it runs, saying so.
+//!
+//! The buffer's layout is ours (tt-metal's host packs it by size; the firmware only follows
+//! the offsets in the launch message): see docs/design/tt-metal-firmware.md.
+
+use super::firmware::{read_u8, write_u8s, Firmware};
+use crate::{Device, EmuError, Risc};
+use riscv_linker::noc::dram;
+use riscv_linker::tt_metal::{self, msgs};
+use riscv_linker::NocCoord;
+
+/// Offset of BRISC's runtime arguments in the kernel configuration buffer (NCRISC's follow
+/// at [`ARGS_STRIDE`]); each RISC's common arguments at [`COMMON_ARGS`] after its own.
+pub const ARGS: u32 = 0;
+/// Bytes per RISC for its own and its common runtime arguments.
+pub const ARGS_STRIDE: u32 = 0x200;
+/// Offset of a RISC's common runtime arguments from its own.
+pub const COMMON_ARGS: u32 = 0x100;
+/// Most runtime arguments (own, or common) of one kernel: 64 words.
+pub const MAX_ARGS: usize = (COMMON_ARGS / 4) as usize;
+/// Offset of the semaphores (one per [`L1_ALIGNMENT`] bytes, `get_semaphore`).
+pub const SEMAPHORES: u32 = 0x400;
+/// Most semaphores of a program.
+pub const MAX_SEMAPHORES: usize = 16;
+/// Offset of the local circular buffers' configurations (four words each, by index).
+pub const LOCAL_CBS: u32 = 0x500;
+/// Offset of the (empty) remote circular buffer configurations.
+pub const REMOTE_CBS: u32 = LOCAL_CBS + 16 * NUM_CIRCULAR_BUFFERS as u32;
+/// Offset of BRISC's kernel text: a kernel for a program is linked at
+/// `KERNEL_CONFIG_BASE + BRISC_TEXT` (see [`brisc_text_base`]).
+pub const BRISC_TEXT: u32 = 0x800;
+/// Wormhole's `L1_ALIGNMENT` (`hostdevcommon/common_values.hpp`): the semaphores' stride.
+pub const L1_ALIGNMENT: u32 = 16;
+/// Wormhole's `NUM_CIRCULAR_BUFFERS`.
+pub const NUM_CIRCULAR_BUFFERS: u8 = 32;
+/// `MEM_BANK_TO_NOC_SCRATCH` of Wormhole's `dev_mem_map.h`
+/// (`MEM_NCRISC_INIT_IRAM_L1_BASE_SCRATCH + MEM_NCRISC_LOCAL_SIZE`): the bank tables the
+/// firmware copies into its local memory at boot (`noc_bank_table_init`).
+pub const BANK_TO_NOC_SCRATCH: u32 = tt_metal::NCRISC_INIT_IRAM_L1_BASE_SCRATCH + 4 * 1024;
+
+/// Where a BRISC kernel of a program is linked: its text is written there, and the launch
+/// message's text offset points at it.
+pub const fn brisc_text_base() -> u32 {
+    tt_metal::KERNEL_CONFIG_BASE + BRISC_TEXT
+}
+
+/// A kernel of a program: its ELF and its runtime arguments.
+#[derive(Clone, Debug)]
+pub struct ProgramKernel<'a> {
+    /// BRISC or NCRISC.
+    pub risc: Risc,
+    /// The ELF's bytes (BRISC: linked at [`brisc_text_base`]).
+    pub elf: &'a [u8],
+    /// Its name, for messages.
+    pub name: String,
+    /// Runtime arguments per core, in the order of [`Program::cores`] (`get_arg_val`).
+    pub args: Vec<Vec<u32>>,
+    /// Common runtime arguments (`get_common_arg_val`).
+    pub common_args: Vec<u32>,
+}
+
+/// A circular buffer, the same on every core of the program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CircularBuffer {
+    /// Its index (0..32).
+    pub index: u8,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// Pages.
+    pub pages: u32,
+}
+
+/// A tt-metal program for slow dispatch.
+#[derive(Clone, Debug)]
+pub struct Program<'a> {
+    /// The worker tiles it runs on.
+    pub cores: Vec<NocCoord>,
+    /// Its kernels, at most one per RISC.
+    pub kernels: Vec<ProgramKernel<'a>>,
+    /// Its circular buffers, placed in L1 from `l1_unreserved_start` in this order.
+    pub cbs: Vec<CircularBuffer>,
+    /// Its semaphores' initial values (`get_semaphore(i)`).
+    pub semaphores: Vec<u32>,
+    /// `host_assigned_id` of the launch messages.
+    pub host_assigned_id: u32,
+}
+
+/// What a run of a program did.
+#[derive(Clone, Debug)]
+pub struct ProgramRun {
+    /// Tile cycles from the start to the last core's boot done.
+    pub booted: u64,
+    /// Tile cycles from the go messages to the last core's done.
+    pub kernel: u64,
+    /// Each circular buffer's L1 address, in the order of [`Program::cbs`].
+    pub cb_addresses: Vec<u32>,
+    /// The run (every core still running: the firmwares wait for the next go message).
+    pub summary: crate::RunSummary,
+}
+
+/// Writes the DRAM bank tables the firmware copies at boot: for each NoC, each DRAM bank's
+/// endpoint as `NOC_XY_ENCODING(x, y)` = `(y << 10) | (x << 4)` (NoC 1's coordinates
+/// mirrored), then the L1
+/// banks' (left zero: interleaved L1 buffers are not modelled), then each DRAM bank's offset
+/// in its channel (`bank_to_dram_offset`). The table sizes are the firmware's.
+fn write_bank_tables(
+    dev: &Device,
+    tile: NocCoord,
+    dram_banks: u32,
+    l1_banks: u32,
+) -> Result<(), EmuError> {
+    let arch = dev.arch();
+    if dram_banks != dram::banks(arch) {
+        return Err(EmuError::Config(format!(
+            "tt-metal firmware built for {dram_banks} DRAM banks; {arch} has {}",
+            dram::banks(arch)
+        )));
+    }
+    let (nx, ny) = arch.noc_grid();
+    let mut xy = Vec::new();
+    for noc in 0..2u8 {
+        for bank in 0..dram_banks {
+            let e = dram::bank(arch, bank).endpoint;
+            let (x, y) = if noc == 0 {
+                (e.x, e.y)
+            } else {
+                (nx - 1 - e.x, ny - 1 - e.y)
+            };
+            // NOC_XY_ENCODING(x, y) of Wormhole's noc_parameters.h: the word the NIU's
+            // TARG_ADDR_MID takes (the address's bits 32-35 below it).
+            xy.extend_from_slice(&((u16::from(y) << 10) | (u16::from(x) << 4)).to_le_bytes());
+        }
+    }
+    xy.resize(xy.len() + 2 * 2 * l1_banks as usize, 0);
+    for bank in 0..dram_banks {
+        xy.extend_from_slice(&(dram::bank(arch, bank).offset as u32).to_le_bytes());
+    }
+    xy.resize(xy.len() + 4 * l1_banks as usize, 0);
+    write_u8s(dev, 0, tile, BANK_TO_NOC_SCRATCH, &xy)
+}
+
+/// The firmware's DRAM and L1 bank counts: the sizes of its `dram_bank_to_noc_xy` and
+/// `l1_bank_to_noc_xy` tables (a 16-bit x/y per bank and NoC).
+fn bank_counts(fw: &Firmware) -> Result<(u32, u32), EmuError> {
+    use object::{Object, ObjectSymbol};
+    let (_, path, bytes) = &fw.elves[Risc::Brisc.index()];
+    let err = |m: String| EmuError::Config(format!("tt-metal firmware {}: {m}", path.display()));
+    let file = object::File::parse(&bytes[..]).map_err(|e| err(e.to_string()))?;
+    let size = |name: &str| {
+        file.symbols()
+            .find(|s| s.name().ok() == Some(name))
+            .map(|s| (s.size() / 4) as u32)
+            .filter(|&n| n > 0)
+            .ok_or_else(|| err(format!("no {name} table")))
+    };
+    Ok((size("dram_bank_to_noc_xy")?, size("l1_bank_to_noc_xy")?))
+}
+
+/// A kernel's loadable segments and entry.
+struct Image {
+    segments: Vec<(u32, Vec<u8>)>,
+    entry: u32,
+}
+
+fn image(k: &ProgramKernel<'_>) -> Result<Image, EmuError> {
+    use object::{Object, ObjectSegment};
+    let err = |reason: String| EmuError::Elf {
+        file: k.name.clone(),
+        reason,
+    };
+    let file = object::File::parse(k.elf).map_err(|e| err(format!("not an ELF file: {e}")))?;
+    if file.architecture() != object::Architecture::Riscv32 {
+        return Err(err("not a 32-bit RISC-V ELF".into()));
+    }
+    let mut segments = Vec::new();
+    for seg in file.segments() {
+        let data = seg.data().map_err(|e| err(format!("segment: {e}")))?;
+        if data.is_empty() {
+            continue;
+        }
+        // Written where it is loaded from (the LMA): text in the buffer, the data image
+        // behind it (the entry copies it into local memory, `do_crt1`).
+        let addr = segment_lma(k.elf, seg.address()).unwrap_or(seg.address());
+        segments.push((addr as u32, data.to_vec()));
+    }
+    Ok(Image {
+        segments,
+        entry: file.entry() as u32,
+    })
+}
+
+/// The load address of the segment at virtual address `vaddr` (ELF program headers'
+/// `p_paddr`).
+fn segment_lma(bytes: &[u8], vaddr: u64) -> Option<u64> {
+    use object::read::elf::{ElfFile32, ProgramHeader};
+    let elf = ElfFile32::<object::Endianness>::parse(bytes).ok()?;
+    let endian = elf.endian();
+    elf.elf_program_headers()
+        .iter()
+        .find(|p| u64::from(p.p_vaddr(endian)) == vaddr && p.p_filesz(endian) > 0)
+        .map(|p| u64::from(p.p_paddr(endian)))
+}
+
+impl Image {
+    /// Checks every segment lies in the kernel configuration buffer past the arguments, and
+    /// the entry is BRISC's text base.
+    fn check(&self, k: &ProgramKernel<'_>) -> Result<(), EmuError> {
+        let buffer = tt_metal::kernel_config();
+        let err = |reason: String| EmuError::Elf {
+            file: k.name.clone(),
+            reason,
+        };
+        if self.entry != brisc_text_base() {
+            return Err(err(format!(
+                "entry {:#x}: a BRISC kernel of a program is linked at {:#x} (the kernel \
+                 configuration buffer {:#x} + {BRISC_TEXT:#x})",
+                self.entry,
+                brisc_text_base(),
+                buffer.start
+            )));
+        }
+        for (addr, data) in &self.segments {
+            let end = *addr as u64 + data.len() as u64;
+            if *addr < brisc_text_base() || end > buffer.end() {
+                return Err(err(format!(
+                    "segment [{addr:#x}, {end:#x}) lies outside [{:#x}, {:#x}), the kernel \
+                     configuration buffer after the arguments",
+                    brisc_text_base(),
+                    buffer.end()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks a program before anything is written.
+fn validate(p: &Program<'_>) -> Result<(), EmuError> {
+    let cfg = |m: String| EmuError::Config(format!("tt-metal program: {m}"));
+    if p.cores.is_empty() {
+        return Err(cfg("no cores".into()));
+    }
+    for (i, c) in p.cores.iter().enumerate() {
+        if p.cores[..i].contains(c) {
+            return Err(cfg(format!("core {c} is listed twice")));
+        }
+    }
+    if p.kernels.is_empty() {
+        return Err(cfg("no kernels".into()));
+    }
+    for (i, k) in p.kernels.iter().enumerate() {
+        if k.risc == Risc::Ncrisc {
+            return Err(cfg(format!(
+                "kernel {}: NCRISC kernels are not run yet: on Wormhole B0 the firmware copies \
+                 them into NCRISC's instruction RAM (0xffc00000) with the TDMA mover \
+                 (tdma_xmov), which the emulator does not model; put the kernel on BRISC",
+                k.name
+            )));
+        }
+        if k.risc != Risc::Brisc {
+            return Err(cfg(format!(
+                "kernel {}: {} kernels (compute) are not supported; BRISC",
+                k.name, k.risc
+            )));
+        }
+        if p.kernels[..i].iter().any(|o| o.risc == k.risc) {
+            return Err(cfg(format!("two kernels on {}", k.risc)));
+        }
+        if k.args.len() != p.cores.len() {
+            return Err(cfg(format!(
+                "kernel {}: runtime arguments for {} cores, the program has {}",
+                k.name,
+                k.args.len(),
+                p.cores.len()
+            )));
+        }
+        for (c, a) in p.cores.iter().zip(&k.args) {
+            if a.len() > MAX_ARGS {
+                return Err(cfg(format!(
+                    "kernel {} on {c}: {} runtime arguments, at most {MAX_ARGS}",
+                    k.name,
+                    a.len()
+                )));
+            }
+        }
+        if k.common_args.len() > MAX_ARGS {
+            return Err(cfg(format!(
+                "kernel {}: {} common runtime arguments, at most {MAX_ARGS}",
+                k.name,
+                k.common_args.len()
+            )));
+        }
+    }
+    if p.semaphores.len() > MAX_SEMAPHORES {
+        return Err(cfg(format!(
+            "{} semaphores, at most {MAX_SEMAPHORES}",
+            p.semaphores.len()
+        )));
+    }
+    for (i, cb) in p.cbs.iter().enumerate() {
+        if cb.index >= NUM_CIRCULAR_BUFFERS {
+            return Err(cfg(format!(
+                "circular buffer {}: indices are 0..{NUM_CIRCULAR_BUFFERS}",
+                cb.index
+            )));
+        }
+        if p.cbs[..i].iter().any(|o| o.index == cb.index) {
+            return Err(cfg(format!("circular buffer {} twice", cb.index)));
+        }
+        if cb.page_size == 0 || cb.page_size % L1_ALIGNMENT != 0 || cb.pages == 0 {
+            return Err(cfg(format!(
+                "circular buffer {}: page size {} (a positive multiple of {L1_ALIGNMENT}) and \
+                 {} pages (positive)",
+                cb.index, cb.page_size, cb.pages
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Places the circular buffers in L1 from `l1_unreserved_start`, 32-byte aligned.
+fn place_cbs(dev: &Device, cbs: &[CircularBuffer]) -> Result<Vec<u32>, EmuError> {
+    let mut at = tt_metal::kernel_config().end();
+    let l1 = dev.arch().l1_size() as u64;
+    let mut out = Vec::new();
+    for cb in cbs {
+        at = at.div_ceil(32) * 32;
+        let size = cb.page_size as u64 * cb.pages as u64;
+        if at + size > l1 {
+            return Err(EmuError::Config(format!(
+                "tt-metal program: circular buffer {} ({size} bytes at {at:#x}) does not fit in \
+                 L1 ({l1:#x} bytes)",
+                cb.index
+            )));
+        }
+        out.push(at as u32);
+        at += size;
+    }
+    Ok(out)
+}
+
+/// Boots the firmware on every core of `p`, dispatches `p` to them by slow dispatch, waits
+/// for every core's done and for the firmwares to wait again. The caller wrote the DRAM
+/// buffers before, and reads the outputs after.
+pub fn run_program(
+    dev: &mut Device,
+    fw: &Firmware,
+    p: &Program<'_>,
+) -> Result<ProgramRun, EmuError> {
+    validate(p)?;
+    let images = p
+        .kernels
+        .iter()
+        .map(|k| {
+            let img = image(k)?;
+            img.check(k)?;
+            Ok(img)
+        })
+        .collect::<Result<Vec<_>, EmuError>>()?;
+    let cb_addresses = place_cbs(dev, &p.cbs)?;
+    let (dram_banks, l1_banks) = bank_counts(fw)?;
+    for &tile in &p.cores {
+        fw.load(dev, 0, tile)?;
+        write_bank_tables(dev, tile, dram_banks, l1_banks)?;
+    }
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Phase {
+        Booting,
+        Running,
+        Done,
+    }
+    let mut phases = vec![Phase::Booting; p.cores.len()];
+    let (mut cycles, mut booted, mut go_at, mut done_at) = (0u64, 0u64, 0u64, 0u64);
+    let mut settle = 3u32;
+    let mut failure: Option<EmuError> = None;
+    let summary = dev.run_until(super::dispatch::HOST_POLL_CYCLES, &mut |d| {
+        cycles += super::dispatch::HOST_POLL_CYCLES;
+        let mut step = || -> Result<bool, EmuError> {
+            let mut signals = Vec::with_capacity(p.cores.len());
+            for &tile in &p.cores {
+                signals.push(read_u8(d, 0, tile, msgs::go_signal(0))?);
+            }
+            let all_booted = phases.iter().all(|&ph| ph != Phase::Booting)
+                || signals.iter().all(|&s| s == msgs::RUN_MSG_DONE);
+            if phases[0] == Phase::Booting && all_booted {
+                booted = cycles;
+                for (i, &tile) in p.cores.iter().enumerate() {
+                    write_core(d, tile, i, p, &images, &cb_addresses)?;
+                }
+                // The go messages last, as tt-metal's host writes them.
+                for &tile in &p.cores {
+                    write_u8s(d, 0, tile, msgs::go_signal(0), &[msgs::RUN_MSG_GO])?;
+                }
+                go_at = cycles;
+                phases.fill(Phase::Running);
+                return Ok(false);
+            }
+            if phases[0] == Phase::Booting {
+                if cycles > super::dispatch::HOST_TIMEOUT_CYCLES {
+                    let i = signals.iter().position(|&s| s != msgs::RUN_MSG_DONE);
+                    let tile = p.cores[i.unwrap_or(0)];
+                    let pc = d.hart_registers(0, tile, Risc::Brisc)?.0;
+                    return Err(EmuError::Config(format!(
+                        "tt-metal firmware on {tile}: no done from boot after {} cycles \
+                         (BRISC pc {pc:#x})",
+                        super::dispatch::HOST_TIMEOUT_CYCLES
+                    )));
+                }
+                return Ok(false);
+            }
+            for (i, &s) in signals.iter().enumerate() {
+                if phases[i] == Phase::Running && s == msgs::RUN_MSG_DONE {
+                    phases[i] = Phase::Done;
+                }
+            }
+            if phases.iter().all(|&ph| ph == Phase::Done) {
+                if done_at == 0 {
+                    done_at = cycles;
+                }
+                // A few more looks: the firmwares are back in their wait for a go message.
+                if settle == 0 {
+                    return Ok(true);
+                }
+                settle -= 1;
+            } else if cycles - go_at > super::dispatch::HOST_TIMEOUT_CYCLES {
+                let i = phases.iter().position(|&ph| ph != Phase::Done).unwrap_or(0);
+                let tile = p.cores[i];
+                let mut pcs = String::new();
+                for k in &p.kernels {
+                    let pc = d.hart_registers(0, tile, k.risc)?.0;
+                    pcs += &format!(", {} pc {pc:#x}", k.risc);
+                }
+                return Err(EmuError::Config(format!(
+                    "tt-metal program on {tile}: no done after {} cycles (go signal {:#04x}{pcs})",
+                    super::dispatch::HOST_TIMEOUT_CYCLES,
+                    signals[i]
+                )));
+            }
+            Ok(false)
+        };
+        step().unwrap_or_else(|e| {
+            failure = Some(e);
+            true
+        })
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if done_at == 0 {
+        return Err(EmuError::Config(
+            "tt-metal program: every core halted before done".into(),
+        ));
+    }
+    Ok(ProgramRun {
+        booted,
+        kernel: done_at - go_at,
+        cb_addresses,
+        summary,
+    })
+}
+
+/// Writes core `i`'s kernel configuration buffer and launch message 0.
+fn write_core(
+    d: &Device,
+    tile: NocCoord,
+    i: usize,
+    p: &Program<'_>,
+    images: &[Image],
+    cb_addresses: &[u32],
+) -> Result<(), EmuError> {
+    let base = tt_metal::KERNEL_CONFIG_BASE;
+    let words = |at: u32, v: &[u32]| -> Result<(), EmuError> {
+        for (j, w) in v.iter().enumerate() {
+            d.write_u32(0, tile, at + 4 * j as u32, *w)?;
+        }
+        Ok(())
+    };
+    let launch = msgs::launch_msg(0);
+    for off in (0..msgs::LAUNCH_MSG_SIZE).step_by(4) {
+        d.write_u32(0, tile, launch + off, 0)?;
+    }
+    let lw = |off: u32, v: u32| d.write_u32(0, tile, launch + off, v);
+    let lb = |off: u32, v: &[u8]| write_u8s(d, 0, tile, launch + off, v);
+    let mut enables = 0u32;
+    for (k, img) in p.kernels.iter().zip(images) {
+        let proc = k.risc.index() as u32;
+        let own = base + ARGS + ARGS_STRIDE * proc;
+        words(own, &k.args[i])?;
+        words(own + COMMON_ARGS, &k.common_args)?;
+        let rta = (own - base) as u16;
+        let crta = rta + COMMON_ARGS as u16;
+        let mut both = rta.to_le_bytes().to_vec();
+        both.extend_from_slice(&crta.to_le_bytes());
+        lb(msgs::launch::RTA_OFFSET + 4 * proc, &both)?;
+        for (addr, data) in &img.segments {
+            write_u8s(d, 0, tile, *addr, data)?;
+        }
+        lw(
+            msgs::launch::KERNEL_TEXT_OFFSET + 4 * proc,
+            img.entry.wrapping_sub(base),
+        )?;
+        let size: usize = img.segments.iter().map(|(_, v)| v.len()).sum();
+        lw(msgs::launch::KERNEL_TEXT_SIZE + 4 * proc, size as u32)?;
+        enables |= 1 << proc;
+    }
+    for (j, v) in p.semaphores.iter().enumerate() {
+        d.write_u32(0, tile, base + SEMAPHORES + L1_ALIGNMENT * j as u32, *v)?;
+    }
+    let mut mask = 0u64;
+    for (cb, &addr) in p.cbs.iter().zip(cb_addresses) {
+        let at = base + LOCAL_CBS + 16 * u32::from(cb.index);
+        words(at, &[addr, cb.page_size * cb.pages, cb.pages, cb.page_size])?;
+        mask |= 1 << cb.index;
+    }
+    lw(msgs::launch::KERNEL_CONFIG_BASE, base)?;
+    lb(msgs::launch::SEM_OFFSET, &(SEMAPHORES as u16).to_le_bytes())?;
+    lb(
+        msgs::launch::LOCAL_CB_OFFSET,
+        &(LOCAL_CBS as u16).to_le_bytes(),
+    )?;
+    lb(
+        msgs::launch::REMOTE_CB_OFFSET,
+        &(REMOTE_CBS as u16).to_le_bytes(),
+    )?;
+    lw(msgs::launch::LOCAL_CB_MASK, mask as u32)?;
+    lw(msgs::launch::LOCAL_CB_MASK + 4, (mask >> 32) as u32)?;
+    lw(msgs::launch::HOST_ASSIGNED_ID, p.host_assigned_id)?;
+    lw(msgs::launch::ENABLES, enables)?;
+    lb(msgs::launch::MODE, &[msgs::DISPATCH_MODE_HOST])?;
+    lb(msgs::launch::BRISC_NOC_ID, &[0])?;
+    lb(msgs::launch::BRISC_NOC_MODE, &[0])?;
+    lb(
+        msgs::launch::MIN_REMOTE_CB_START_INDEX,
+        &[NUM_CIRCULAR_BUFFERS],
+    )
+}

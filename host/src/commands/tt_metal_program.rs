@@ -1,0 +1,682 @@
+//! `ttprof run --program PROGRAM.toml`: a tt-metal program as a file, run on the emulator
+//! with tt-metal's pre-compiled firmware, ttprof acting as tt-metal's slow-dispatch host
+//! ([`ttprof_emu::tt_metal::program`]). The schema is documented in
+//! docs/design/tt-metal-program.md; every path is relative to the program file, or to the
+//! tt-metal root when it starts with `tt-metal:`.
+
+use crate::error::{Error, Result};
+use crate::tt_metal_build::{self, CbFormat, TtMetalBuild};
+use riscv_linker::{Arch, Layout, NocCoord, Risc};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use ttprof_emu::tt_metal::program::{self as prog, CircularBuffer, ProgramKernel};
+use ttprof_emu::tt_metal::{firmware_build, Firmware};
+
+/// The largest program file, and the largest input or expected file, read.
+const MAX_FILE: u64 = 16 << 20;
+const MAX_BUFFER: u64 = 1 << 30;
+/// Where buffers are placed when the file gives no address: from 1 MiB in every bank.
+const FIRST_BANK_ADDRESS: u32 = 0x10_0000;
+
+/// A program file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramFile {
+    /// `wormhole_b0` (the only arch whose firmware runs so far).
+    pub arch: Option<String>,
+    /// Cores: `"X,Y"` or an inclusive range `"X0,Y0-X1,Y1"` of logical worker coordinates.
+    pub cores: Vec<String>,
+    /// The program's kernels.
+    #[serde(rename = "kernel")]
+    pub kernels: Vec<KernelSpec>,
+    /// The circular buffers (the same on every core).
+    #[serde(rename = "cb", default)]
+    pub cbs: Vec<CbSpec>,
+    /// The semaphores' initial values (`get_semaphore(i)`).
+    #[serde(default)]
+    pub semaphores: Vec<u32>,
+    /// Interleaved DRAM buffers.
+    #[serde(rename = "buffer", default)]
+    pub buffers: Vec<BufferSpec>,
+    /// `host_assigned_id` of the launch (tt-metal's program id).
+    #[serde(default)]
+    pub id: u32,
+}
+
+/// A runtime argument: a word, or `"@NAME"`, the address of buffer NAME.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Arg {
+    /// A 32-bit word.
+    Word(u32),
+    /// `@NAME` (a buffer's bank address) or a number as a string (`"0x100"`).
+    Text(String),
+}
+
+/// One kernel.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KernelSpec {
+    /// Its source, built unchanged through `ttprof build --tt-metal`'s path.
+    pub source: String,
+    /// `brisc` (`ncrisc` is refused on Wormhole B0 for now).
+    pub risc: String,
+    /// The NoC it uses (0 or 1).
+    #[serde(default)]
+    pub noc: u8,
+    /// Compile-time arguments.
+    #[serde(default)]
+    pub compile_args: Vec<u32>,
+    /// Named compile-time arguments.
+    #[serde(default)]
+    pub named_compile_args: BTreeMap<String, u32>,
+    /// Defines, `NAME` or `NAME=VALUE`.
+    #[serde(default)]
+    pub defines: Vec<String>,
+    /// Runtime arguments on every core.
+    #[serde(default)]
+    pub args: Vec<Arg>,
+    /// Runtime arguments of one core (`"X,Y" = [...]`), instead of `args` there.
+    #[serde(default)]
+    pub core_args: BTreeMap<String, Vec<Arg>>,
+    /// Common runtime arguments.
+    #[serde(default)]
+    pub common_args: Vec<Arg>,
+}
+
+/// One circular buffer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbSpec {
+    /// Its index.
+    pub index: u8,
+    /// Bytes per page.
+    pub page_size: u32,
+    /// Pages.
+    pub pages: u32,
+    /// Its data format (bfloat16 unless given).
+    pub format: Option<String>,
+}
+
+/// One interleaved DRAM buffer.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferSpec {
+    /// Its name (`@NAME` in runtime arguments).
+    pub name: String,
+    /// Element type: bfloat16, float32, uint32, uint16, int32.
+    pub dtype: String,
+    /// Its shape; the last two dimensions are tiled 32x32 (`layout = "tile"`, the default)
+    /// or rows (`"row_major"`, one page per row).
+    pub shape: Vec<u32>,
+    /// `tile` or `row_major`.
+    pub layout: Option<String>,
+    /// Bytes per page (default: a tile's, or a row's).
+    pub page_size: Option<u32>,
+    /// Bank address (default: placed from 1 MiB).
+    pub address: Option<u32>,
+    /// A file loaded into it before the run (its size must be the buffer's).
+    pub input: Option<String>,
+    /// A file written with its contents after the run.
+    pub output: Option<String>,
+    /// A file it must equal after the run (a difference is a data problem, exit 2).
+    pub expect: Option<String>,
+}
+
+/// A buffer as placed.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    /// Its name.
+    pub name: String,
+    /// Bank address.
+    pub address: u32,
+    /// Page size.
+    pub page_size: u32,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// What an output check found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The buffer.
+    pub buffer: String,
+    /// The expected file.
+    pub expect: PathBuf,
+    /// The first differing byte, and the bytes there (got, expected).
+    pub offset: u64,
+    /// The device's byte and the file's.
+    pub got: u8,
+    /// The expected byte.
+    pub want: u8,
+}
+
+/// What a program run did.
+#[derive(Clone, Debug)]
+pub struct ProgramOutcome {
+    /// The cores, in launch order.
+    pub cores: Vec<(u8, u8)>,
+    /// The buffers as placed.
+    pub buffers: Vec<Placed>,
+    /// The expected outputs that matched.
+    pub matched: Vec<String>,
+    /// The ones that did not.
+    pub mismatches: Vec<Mismatch>,
+    /// Cycles from the go messages to the last done.
+    pub kernel_cycles: u64,
+    /// The firmware build run.
+    pub firmware: String,
+    /// Per kernel and core, what its ring held at the end.
+    pub rings: Vec<RingCounts>,
+}
+
+/// What one kernel's ring on one core held after the run (read once, at the end).
+#[derive(Clone, Debug)]
+pub struct RingCounts {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The core, logical.
+    pub core: (u8, u8),
+    /// The ring's HEAD: bytes the kernel wrote.
+    pub bytes: u32,
+    /// Zones (plain and value zones) by site name.
+    pub zones: BTreeMap<String, u64>,
+    /// Events, data and sums by site name.
+    pub others: BTreeMap<String, u64>,
+    /// Records dropped (a full ring).
+    pub dropped: u64,
+}
+
+fn arg(what: String) -> Error {
+    Error::Argument { what }
+}
+
+/// `"X,Y"` or `"X0,Y0-X1,Y1"`: logical worker coordinates, row by row.
+pub fn parse_cores(specs: &[String]) -> Result<Vec<(u8, u8)>> {
+    let xy = |s: &str, whole: &str| -> Result<(u8, u8)> {
+        let (x, y) = s
+            .split_once(',')
+            .ok_or_else(|| arg(format!("cores {whole:?}: give X,Y or X0,Y0-X1,Y1")))?;
+        let n = |v: &str| {
+            v.trim()
+                .parse::<u8>()
+                .map_err(|_| arg(format!("cores {whole:?}: {v:?} is not a coordinate")))
+        };
+        Ok((n(x)?, n(y)?))
+    };
+    let mut out = Vec::new();
+    for s in specs {
+        let (a, b) = match s.split_once('-') {
+            Some((a, b)) => (xy(a, s)?, xy(b, s)?),
+            None => (xy(s, s)?, xy(s, s)?),
+        };
+        if a.0 > b.0 || a.1 > b.1 {
+            return Err(arg(format!(
+                "cores {s:?}: a range goes from its low corner to its high one"
+            )));
+        }
+        for y in a.1..=b.1 {
+            for x in a.0..=b.0 {
+                if out.contains(&(x, y)) {
+                    return Err(arg(format!("cores: core {x},{y} is given twice")));
+                }
+                out.push((x, y));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(arg("cores: the program runs on no core".into()));
+    }
+    Ok(out)
+}
+
+/// Bytes of one element of `dtype`.
+fn dtype_bytes(dtype: &str, buffer: &str) -> Result<u32> {
+    Ok(match dtype {
+        "bfloat16" | "uint16" => 2,
+        "float32" | "uint32" | "int32" => 4,
+        _ => {
+            return Err(arg(format!(
+                "buffer {buffer}: dtype {dtype:?}: bfloat16, float32, uint32, uint16 or int32"
+            )))
+        }
+    })
+}
+
+/// Reads and parses a program file.
+pub fn read(path: &Path) -> Result<ProgramFile> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read the program", e))?;
+    if meta.len() > MAX_FILE {
+        return Err(Error::BadFile {
+            path: path.into(),
+            what: format!("{} bytes: a program file is at most {MAX_FILE}", meta.len()),
+        });
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read the program", e))?;
+    toml::from_str(&text).map_err(|e| Error::BadFile {
+        path: path.into(),
+        what: format!("not a program file: {e}"),
+    })
+}
+
+/// Resolves a path of the program file: `tt-metal:REL` under the tt-metal root, else
+/// relative to the file's directory.
+fn resolve(base: &Path, p: &str) -> Result<PathBuf> {
+    match p.strip_prefix("tt-metal:") {
+        Some(rel) => Ok(tt_metal_build::root()?.join(rel)),
+        None => Ok(base.join(p)),
+    }
+}
+
+fn read_limited(path: &Path, what: &str) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read a buffer file", e))?;
+    if meta.len() > MAX_BUFFER {
+        return Err(Error::BadFile {
+            path: path.into(),
+            what: format!("{what}: {} bytes, at most {MAX_BUFFER}", meta.len()),
+        });
+    }
+    std::fs::read(path).map_err(|e| Error::io(path, "read a buffer file", e))
+}
+
+/// Places the buffers: the given address, else the next free one (4 KiB aligned).
+fn place(f: &ProgramFile, arch: Arch) -> Result<Vec<Placed>> {
+    let banks = riscv_linker::noc::dram::banks(arch) as u64;
+    let mut next = FIRST_BANK_ADDRESS as u64;
+    let mut out: Vec<Placed> = Vec::new();
+    for b in &f.buffers {
+        if out.iter().any(|o| o.name == b.name) {
+            return Err(arg(format!(
+                "buffer {}: two buffers have that name",
+                b.name
+            )));
+        }
+        let elem = dtype_bytes(&b.dtype, &b.name)? as u64;
+        if b.shape.is_empty() || b.shape.contains(&0) {
+            return Err(arg(format!(
+                "buffer {}: shape {:?}: positive dimensions",
+                b.name, b.shape
+            )));
+        }
+        let elems = b
+            .shape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d as u64));
+        let bytes = elems
+            .and_then(|n| n.checked_mul(elem))
+            .filter(|&n| n <= MAX_BUFFER)
+            .ok_or_else(|| arg(format!("buffer {}: more than {MAX_BUFFER} bytes", b.name)))?;
+        let row = *b.shape.last().unwrap() as u64 * elem;
+        let page = match b.layout.as_deref().unwrap_or("tile") {
+            "tile" => {
+                let h = if b.shape.len() >= 2 {
+                    b.shape[b.shape.len() - 2]
+                } else {
+                    1
+                };
+                if h % 32 != 0 || b.shape.last().unwrap() % 32 != 0 {
+                    return Err(arg(format!(
+                        "buffer {}: a tiled shape's last two dimensions are multiples of 32",
+                        b.name
+                    )));
+                }
+                b.page_size.map_or(32 * 32 * elem, u64::from)
+            }
+            "row_major" => b.page_size.map_or(row, u64::from),
+            l => {
+                return Err(arg(format!(
+                    "buffer {}: layout {l:?}: tile or row_major",
+                    b.name
+                )))
+            }
+        };
+        if page == 0 || page > u32::MAX as u64 {
+            return Err(arg(format!("buffer {}: page size {page}", b.name)));
+        }
+        let pages = bytes.div_ceil(page);
+        let per_bank = pages.div_ceil(banks) * page.div_ceil(32) * 32;
+        let address = match b.address {
+            Some(a) => a as u64,
+            None => next.div_ceil(4096) * 4096,
+        };
+        let end = address + per_bank;
+        // Bank 1 GiB: the buffer must stay in its bank.
+        if end > 1 << 30 {
+            return Err(arg(format!(
+                "buffer {}: {per_bank} bytes per bank at {address:#x} run past a 1 GiB bank",
+                b.name
+            )));
+        }
+        if let Some(o) = out.iter().find(|o| {
+            let o_end = o.address as u64
+                + o.bytes.div_ceil(banks * o.page_size as u64)
+                    * (o.page_size as u64).div_ceil(32)
+                    * 32;
+            address < o_end && (o.address as u64) < end
+        }) {
+            return Err(arg(format!(
+                "buffer {}: overlaps buffer {} in the banks",
+                b.name, o.name
+            )));
+        }
+        next = next.max(end);
+        out.push(Placed {
+            name: b.name.clone(),
+            address: address as u32,
+            page_size: page as u32,
+            bytes,
+        });
+    }
+    Ok(out)
+}
+
+fn resolve_args(args: &[Arg], buffers: &[Placed], what: &str) -> Result<Vec<u32>> {
+    args.iter()
+        .map(|a| match a {
+            Arg::Word(w) => Ok(*w),
+            Arg::Text(t) => match t.strip_prefix('@') {
+                Some(name) => buffers
+                    .iter()
+                    .find(|b| b.name == name)
+                    .map(|b| b.address)
+                    .ok_or_else(|| arg(format!("{what}: {t:?}: no buffer named {name}"))),
+                None => parse_word(t)
+                    .ok_or_else(|| arg(format!("{what}: {t:?} is neither a word nor @BUFFER"))),
+            },
+        })
+        .collect()
+}
+
+/// A word in decimal or 0x hex (`_` separators allowed).
+fn parse_word(s: &str) -> Option<u32> {
+    let s = s.trim().replace('_', "");
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+/// Builds, runs and checks the program in `path`; kernels are built into `out_dir`.
+pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
+    let f = read(path)?;
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let arch = match f.arch.as_deref() {
+        None | Some("wormhole_b0") => Arch::WormholeB0,
+        Some(a) => {
+            return Err(arg(format!(
+                "arch {a:?}: tt-metal's firmware runs on the emulator for wormhole_b0 only"
+            )))
+        }
+    };
+    let cores = parse_cores(&f.cores)?;
+    let buffers = place(&f, arch)?;
+    // The inputs before any build: a wrong file costs no compile.
+    let mut inputs = Vec::new();
+    for (b, p) in f.buffers.iter().zip(&buffers) {
+        let Some(input) = &b.input else {
+            inputs.push(None);
+            continue;
+        };
+        let file = resolve(&base, input)?;
+        let data = read_limited(&file, &format!("input of buffer {}", b.name))?;
+        if data.len() as u64 != p.bytes {
+            return Err(Error::BadFile {
+                path: file,
+                what: format!(
+                    "{} bytes, but buffer {} holds {} ({:?} of {})",
+                    data.len(),
+                    b.name,
+                    p.bytes,
+                    b.shape,
+                    b.dtype
+                ),
+            });
+        }
+        inputs.push(Some(data));
+    }
+    let mut formats = Vec::new();
+    for cb in &f.cbs {
+        if let Some(fmt) = &cb.format {
+            formats.push((cb.index, CbFormat::parse(fmt).map_err(arg)?));
+        }
+    }
+    // Build every kernel, linked where the program's host writes it.
+    let mut elves = Vec::new();
+    for (i, k) in f.kernels.iter().enumerate() {
+        let risc = crate::session::parse_risc(&k.risc)?;
+        let source = resolve(&base, &k.source)?;
+        let mut b = TtMetalBuild::new(source, risc, arch);
+        b.noc = k.noc;
+        b.compile_args = k.compile_args.clone();
+        b.named_args = k
+            .named_compile_args
+            .iter()
+            .map(|(n, v)| (n.clone(), *v))
+            .collect();
+        b.defines = k.defines.clone();
+        b.cb_formats = formats.clone();
+        b.name = format!("{}-{i}", b.name);
+        b.out_dir = out_dir.join(&b.name);
+        if risc == Risc::Brisc {
+            b.text_base = Some(prog::brisc_text_base());
+        }
+        let elf = tt_metal_build::build(&b)?;
+        let bytes = std::fs::read(&elf).map_err(|e| Error::io(&elf, "read the kernel", e))?;
+        elves.push((risc, b.name.clone(), bytes));
+    }
+    let mut kernels = Vec::new();
+    for (k, (risc, name, bytes)) in f.kernels.iter().zip(&elves) {
+        for key in k.core_args.keys() {
+            let c = parse_cores(std::slice::from_ref(key))?;
+            if c.len() != 1 || !cores.contains(&c[0]) {
+                return Err(arg(format!(
+                    "kernel {}: core_args {key:?} is not one core of the program",
+                    k.source
+                )));
+            }
+        }
+        let mut args = Vec::new();
+        for &(x, y) in &cores {
+            let own = k
+                .core_args
+                .iter()
+                .find(|(key, _)| parse_cores(std::slice::from_ref(*key)).ok() == Some(vec![(x, y)]))
+                .map_or(&k.args, |(_, v)| v);
+            args.push(resolve_args(
+                own,
+                &buffers,
+                &format!("kernel {} args", k.source),
+            )?);
+        }
+        kernels.push(ProgramKernel {
+            risc: *risc,
+            elf: bytes,
+            name: name.clone(),
+            args,
+            common_args: resolve_args(&k.common_args, &buffers, "common_args")?,
+        });
+    }
+    let (gx, gy) = cores.iter().fold((1, 1), |(a, b), &(x, y)| {
+        (a.max(x.saturating_add(1)), b.max(y.saturating_add(1)))
+    });
+    let noc: Vec<NocCoord> = cores
+        .iter()
+        .map(|&(x, y)| {
+            arch.worker_noc(x, y).ok_or_else(|| Error::Address {
+                what: format!("core {x},{y} is not a worker of {}", arch.name()),
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut cfg = ttprof_emu::DeviceConfig::new(arch, (gx, gy));
+    cfg.layout = Layout::TtMetal;
+    let mut dev = ttprof_emu::Device::new(cfg).map_err(|e| Error::Emulator(e.to_string()))?;
+    let emu = |e: ttprof_emu::EmuError| match e {
+        ttprof_emu::EmuError::Fault(_) => Error::Fault(e.to_string()),
+        e => Error::Emulator(e.to_string()),
+    };
+    for (data, p) in inputs.iter().zip(&buffers) {
+        if let Some(data) = data {
+            dev.write_dram_interleaved(0, p.address, p.page_size, data)
+                .map_err(emu)?;
+        }
+    }
+    let root = tt_metal_build::root()?;
+    let build = firmware_build();
+    let fw = Firmware::open(&root, &build, arch).map_err(emu)?;
+    let program = prog::Program {
+        cores: noc,
+        kernels,
+        cbs: f
+            .cbs
+            .iter()
+            .map(|c| CircularBuffer {
+                index: c.index,
+                page_size: c.page_size,
+                pages: c.pages,
+            })
+            .collect(),
+        semaphores: f.semaphores.clone(),
+        host_assigned_id: f.id,
+    };
+    let r = prog::run_program(&mut dev, &fw, &program).map_err(emu)?;
+    let (mut matched, mut mismatches) = (Vec::new(), Vec::new());
+    for (b, p) in f.buffers.iter().zip(&buffers) {
+        if b.output.is_none() && b.expect.is_none() {
+            continue;
+        }
+        let got = dev
+            .read_dram_interleaved(0, p.address, p.page_size, p.bytes as usize)
+            .map_err(emu)?;
+        if let Some(out) = &b.output {
+            let file = base.join(out);
+            std::fs::write(&file, &got).map_err(|e| Error::io(&file, "write an output", e))?;
+        }
+        if let Some(expect) = &b.expect {
+            let file = resolve(&base, expect)?;
+            let want = read_limited(&file, &format!("expected output of buffer {}", b.name))?;
+            let first = got
+                .iter()
+                .zip(&want)
+                .position(|(a, b)| a != b)
+                .or_else(|| (got.len() != want.len()).then_some(got.len().min(want.len())));
+            match first {
+                None => matched.push(b.name.clone()),
+                Some(at) => mismatches.push(Mismatch {
+                    buffer: b.name.clone(),
+                    expect: file,
+                    offset: at as u64,
+                    got: got.get(at).copied().unwrap_or(0),
+                    want: want.get(at).copied().unwrap_or(0),
+                }),
+            }
+        }
+    }
+    let mut rings = Vec::new();
+    for (k, (_, name, bytes)) in program.kernels.iter().zip(&elves) {
+        for (&core, &tile) in cores.iter().zip(&program.cores) {
+            rings.push(
+                read_ring(&dev, tile, core, name, bytes).map_err(|e| match e {
+                    Error::Emulator(m) => Error::Emulator(format!("kernel {}: {m}", k.name)),
+                    e => e,
+                })?,
+            );
+        }
+    }
+    Ok(ProgramOutcome {
+        rings,
+        cores,
+        buffers,
+        matched,
+        mismatches,
+        kernel_cycles: r.kernel,
+        firmware: build,
+    })
+}
+
+/// Reads a kernel's ring on `tile` once, after the run: its block and data are where the
+/// kernel's ELF says (`__ttprof_ring_block`, `__ttprof_ring_base`: this RISC's part of the
+/// mailboxes' `profiler_msg_t`); nothing drained it while the kernel ran, so the records from
+/// its start are all there unless the ring filled (then the dropped count says how many were
+/// lost).
+fn read_ring(
+    dev: &ttprof_emu::Device,
+    tile: NocCoord,
+    core: (u8, u8),
+    name: &str,
+    elf: &[u8],
+) -> Result<RingCounts> {
+    use crate::decode::{Decoder, RecordKind, Records};
+    use object::{Object, ObjectSymbol};
+    use riscv_linker::profiler::ring;
+    let path = PathBuf::from(name);
+    let file = object::File::parse(elf).map_err(|e| Error::Elf {
+        path: path.clone(),
+        what: e.to_string(),
+    })?;
+    let symbol = |s: &str| {
+        file.symbols()
+            .find(|x| x.name().ok() == Some(s))
+            .map(|x| x.address() as u32)
+            .ok_or_else(|| Error::Elf {
+                path: path.clone(),
+                what: format!("no {s}: not built by ttprof build --tt-metal"),
+            })
+    };
+    let (block, base) = (
+        symbol("__ttprof_ring_block")?,
+        symbol("__ttprof_ring_base")?,
+    );
+    let emu = |e: ttprof_emu::EmuError| Error::Emulator(e.to_string());
+    let word = |off: u32| dev.read_u32(0, tile, block + off).map_err(emu);
+    let (capacity, head, tail) = (word(ring::CAPACITY)?, word(ring::HEAD)?, word(ring::TAIL)?);
+    let dropped = u64::from(word(ring::DROPPED)?);
+    let used = head.wrapping_sub(tail);
+    if capacity == 0 || capacity > 0x1_0000 || used > capacity {
+        return Err(Error::Device {
+            at: crate::readout::control::location(0, tile, None),
+            what: format!(
+                "kernel {name}'s ring at {block:#x}: capacity {capacity}, HEAD {head:#x}, TAIL {tail:#x}"
+            ),
+        });
+    }
+    let mut bytes = Vec::with_capacity(used as usize);
+    let mut pos = tail;
+    while pos != head {
+        let at = pos % capacity;
+        let w = dev.read_u32(0, tile, base + (at & !3)).map_err(emu)?;
+        bytes.push((w >> ((at & 3) * 8)) as u8);
+        pos = pos.wrapping_add(1);
+    }
+    let sites = crate::elf::KernelElf::parse(&path, elf)?.sites;
+    let mut records = Records::new();
+    Decoder::new()
+        .decode(&bytes, &mut records)
+        .map_err(|e| Error::Device {
+            at: crate::readout::control::location(0, tile, None),
+            what: format!("kernel {name}'s ring: {e:?}"),
+        })?;
+    let (mut zones, mut others) = (BTreeMap::new(), BTreeMap::new());
+    for (kind, site) in records.kind().iter().zip(records.site()) {
+        let name = || {
+            sites
+                .get(*site)
+                .map_or_else(|| format!("site {site}"), |m| m.name.clone())
+        };
+        match kind {
+            RecordKind::Zone | RecordKind::ValueZone => *zones.entry(name()).or_insert(0) += 1,
+            RecordKind::Event | RecordKind::Data | RecordKind::Sum => {
+                *others.entry(name()).or_insert(0) += 1
+            }
+            _ => {}
+        }
+    }
+    Ok(RingCounts {
+        kernel: name.to_string(),
+        core,
+        bytes: head,
+        zones,
+        others,
+        dropped,
+    })
+}

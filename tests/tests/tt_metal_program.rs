@@ -1,0 +1,195 @@
+//! tt-metal programs on the emulator by slow dispatch, with tt-metal's pre-compiled Wormhole
+//! B0 firmware: kernels built unchanged by `ttprof build --tt-metal`'s path (linked where the
+//! program's host writes them), runtime arguments, circular buffers, interleaved DRAM buffers
+//! in tt-metal's bank layout, exact outputs. Needs tt-metal's device side
+//! (scripts/fetch-tt-metal.sh); without it the tests say so and pass, except in CI
+//! (`CI=true`), where they fail.
+
+use riscv_linker::{Arch, Layout, NocCoord, Risc};
+use std::path::{Path, PathBuf};
+use ttprof::tt_metal_build::{self, TtMetalBuild};
+use ttprof_emu::tt_metal::program::{
+    brisc_text_base, run_program, CircularBuffer, Program, ProgramKernel,
+};
+use ttprof_emu::tt_metal::{firmware_build, Firmware};
+use ttprof_emu::{Device, DeviceConfig, HartState};
+use ttprof_tests::workspace;
+
+const ARCH: Arch = Arch::WormholeB0;
+/// A bfloat16 tile: tt-metal's page of a tiled bfloat16 tensor.
+const PAGE: u32 = 2048;
+
+fn tt_metal_root() -> Option<PathBuf> {
+    match tt_metal_build::root() {
+        Ok(root) => Some(root),
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipped: {e}");
+            None
+        }
+        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
+    }
+}
+
+/// Builds `source` for BRISC at the program's text base, with `compile_args`.
+fn build(source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
+    let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Brisc, ARCH);
+    b.compile_args = compile_args.to_vec();
+    b.text_base = Some(brisc_text_base());
+    b.name = name.into();
+    b.out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("tt-metal-program")
+        .join(name);
+    let elf = tt_metal_build::build(&b).unwrap_or_else(|e| panic!("{name}: {e}"));
+    std::fs::read(elf).unwrap()
+}
+
+fn device(cols: u8) -> Device {
+    let mut cfg = DeviceConfig::new(ARCH, (cols, 1));
+    cfg.layout = Layout::TtMetal;
+    Device::new(cfg).expect("device")
+}
+
+fn core() -> NocCoord {
+    ARCH.worker_noc(0, 0).expect("worker (0,0)")
+}
+
+fn core_at(col: u8) -> NocCoord {
+    ARCH.worker_noc(col, 0).expect("a worker")
+}
+
+/// `pages` pages of distinct bytes (no page equals another, or zero).
+fn input(pages: u32, seed: u8) -> Vec<u8> {
+    (0..pages * PAGE)
+        .map(|i| (i.wrapping_mul(7) ^ (i >> 11) ^ seed as u32) as u8)
+        .collect()
+}
+
+/// tt-metal's unary reader from the wheel, unchanged, on BRISC: N pages of an interleaved
+/// DRAM buffer (pages spread over the 12 banks as tt-metal lays them out) land in circular
+/// buffer 0, in order, byte for byte.
+#[test]
+fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram() {
+    let Some(root) = tt_metal_root() else { return };
+    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let src = root.join(
+        "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/\
+         reader_unary_interleaved_start_id.cpp",
+    );
+    // TensorAccessorArgs of an interleaved DRAM buffer: IsDram (2), then the page size.
+    let elf = build(&src, "unary-reader", &[2, PAGE]);
+    let pages = 14; // more than the 12 banks: two pages share a bank
+    let src_addr = 0x10_0000;
+    let data = input(pages, 0x5a);
+    let mut dev = device(1);
+    dev.write_dram_interleaved(0, src_addr, PAGE, &data)
+        .expect("input");
+    let t = core();
+    let p = Program {
+        cores: vec![t],
+        kernels: vec![ProgramKernel {
+            risc: Risc::Brisc,
+            elf: &elf,
+            name: "unary-reader".into(),
+            args: vec![vec![src_addr, pages, 0]],
+            common_args: vec![],
+        }],
+        cbs: vec![CircularBuffer {
+            index: 0,
+            page_size: PAGE,
+            pages,
+        }],
+        semaphores: vec![],
+        host_assigned_id: 3,
+    };
+    let r = run_program(&mut dev, &fw, &p).expect("the program runs");
+    println!(
+        "booted after {} cycles, kernel {} cycles",
+        r.booted, r.kernel
+    );
+    let cb = r.cb_addresses[0];
+    let mut got = Vec::new();
+    for w in 0..pages * PAGE / 4 {
+        got.extend_from_slice(&dev.read_u32(0, t, cb + 4 * w).unwrap().to_le_bytes());
+    }
+    assert!(got == data, "circular buffer 0 differs from the DRAM input");
+    assert_eq!(
+        dev.hart_state(0, t, Risc::Brisc).unwrap(),
+        HartState::Running,
+        "the firmware waits again"
+    );
+}
+
+/// Our loopback kernel (tt-metal's dataflow API, one RISC): DRAM -> CB -> DRAM on two cores
+/// at once, each its half of the pages by its runtime arguments (start page, count); the
+/// output equals the input.
+#[test]
+fn a_loopback_program_copies_interleaved_dram_exactly() {
+    let Some(root) = tt_metal_root() else { return };
+    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let src = workspace().join("examples/tt-metal/loopback_one_risc.cpp");
+    let elf = build(&src, "loopback", &[2, PAGE, 2, PAGE]);
+    let pages = 6;
+    let (src_addr, dst_addr) = (0x10_0000, 0x20_0000);
+    let data = input(pages, 0x33);
+    let mut dev = device(2);
+    dev.write_dram_interleaved(0, src_addr, PAGE, &data)
+        .expect("input");
+    let p = Program {
+        cores: vec![core_at(0), core_at(1)],
+        kernels: vec![ProgramKernel {
+            risc: Risc::Brisc,
+            elf: &elf,
+            name: "loopback".into(),
+            args: vec![
+                vec![src_addr, dst_addr, pages / 2, 0],
+                vec![src_addr, dst_addr, pages - pages / 2, pages / 2],
+            ],
+            common_args: vec![],
+        }],
+        cbs: vec![CircularBuffer {
+            index: 0,
+            page_size: PAGE,
+            pages: 2,
+        }],
+        semaphores: vec![],
+        host_assigned_id: 1,
+    };
+    assert_eq!(
+        dev.read_dram_interleaved(0, dst_addr, PAGE, data.len())
+            .unwrap(),
+        vec![0; data.len()],
+        "the output starts zero"
+    );
+    run_program(&mut dev, &fw, &p).expect("the program runs");
+    let out = dev
+        .read_dram_interleaved(0, dst_addr, PAGE, data.len())
+        .unwrap();
+    assert!(out == data, "the output differs from the input");
+}
+
+/// An NCRISC kernel is refused before anything runs, saying why.
+#[test]
+fn an_ncrisc_kernel_is_refused_naming_the_instruction_ram() {
+    let Some(root) = tt_metal_root() else { return };
+    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let mut dev = device(1);
+    let p = Program {
+        cores: vec![core()],
+        kernels: vec![ProgramKernel {
+            risc: Risc::Ncrisc,
+            elf: &[],
+            name: "writer".into(),
+            args: vec![vec![]],
+            common_args: vec![],
+        }],
+        cbs: vec![],
+        semaphores: vec![],
+        host_assigned_id: 0,
+    };
+    let e = run_program(&mut dev, &fw, &p).expect_err("NCRISC is not run");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("writer") && msg.contains("instruction RAM") && msg.contains("tdma_xmov"),
+        "{msg}"
+    );
+}

@@ -1,0 +1,227 @@
+//! `ttprof run --program PROGRAM.toml`: a tt-metal program file run on the emulator with
+//! tt-metal's pre-compiled Wormhole B0 firmware; an output equal to its expected file exits
+//! 0, a different one exits 2 naming the buffer and the first differing byte, a bad file
+//! exits 1 naming what. Needs tt-metal's device side (scripts/fetch-tt-metal.sh); without it
+//! the tests say so and pass, except in CI (`CI=true`), where they fail.
+
+use std::path::{Path, PathBuf};
+use ttprof_tests::{ttprof, workspace};
+
+fn have_tt_metal() -> bool {
+    match ttprof::tt_metal_build::root() {
+        Ok(_) => true,
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipped: {e}");
+            false
+        }
+        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
+    }
+}
+
+/// A fresh directory under the test target's temporary directory.
+fn dir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("tt-metal-program-cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A 64x64 bfloat16 tensor: 4 tiles of 2048 bytes, every byte distinct from its neighbours.
+fn tensor() -> Vec<u8> {
+    (0..4 * 2048u32)
+        .map(|i| (i * 13 + (i >> 8)) as u8)
+        .collect()
+}
+
+/// The loopback program on cores 0,0 and 1,0 (two pages each), expecting `expect`.
+fn program(d: &Path, expect: &str) -> PathBuf {
+    let source = workspace().join("examples/tt-metal/loopback_one_risc.cpp");
+    let text = format!(
+        r#"arch = "wormhole_b0"
+cores = ["0,0-1,0"]
+id = 5
+
+[[kernel]]
+source = "{source}"
+risc = "brisc"
+compile_args = [2, 2048, 2, 2048]
+args = ["@src", "@dst", 2, 0]
+core_args = {{ "1,0" = ["@src", "@dst", 2, 2] }}
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 2
+format = "bfloat16"
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+input = "in.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+output = "out.bin"
+expect = "{expect}"
+"#,
+        source = source.display()
+    );
+    let p = d.join("program.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn a_program_file_runs_and_its_output_equals_the_input() {
+    if !have_tt_metal() {
+        return;
+    }
+    let d = dir("equal");
+    std::fs::write(d.join("in.bin"), tensor()).unwrap();
+    let p = program(&d, "in.bin");
+    let out = d.join("run");
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            p.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("on 2 core(s) (0,0 1,0)"), "{stdout}");
+    assert!(
+        stdout.contains("output dst: equal to its expected file"),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read(d.join("out.bin")).unwrap(), tensor());
+    // Each core's ring, read after the run: the firmware's and the kernel's wrapper zones
+    // once, and the kernel's zone once per page it copied (two each), nothing dropped.
+    for core in ["0,0", "1,0"] {
+        let ring = format!(
+            "ring loopback_one_risc-0 on {core}: 40 bytes, 0 dropped; zones: BRISC-FW x1, \
+             BRISC-KERNEL x1, copy-page x2; events, data, sums: \n"
+        );
+        assert!(stdout.contains(&ring), "{core}: {stdout}");
+    }
+}
+
+/// The zone per page counts pages: one core copying all four pages records it four times.
+#[test]
+fn the_loopbacks_zone_is_counted_once_per_page() {
+    if !have_tt_metal() {
+        return;
+    }
+    let d = dir("one-core");
+    std::fs::write(d.join("in.bin"), tensor()).unwrap();
+    let p = program(&d, "in.bin");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("cores = [\"0,0-1,0\"]", "cores = [\"0,0\"]")
+        .replace(
+            "args = [\"@src\", \"@dst\", 2, 0]",
+            "args = [\"@src\", \"@dst\", 4, 0]",
+        )
+        .replace("core_args = { \"1,0\" = [\"@src\", \"@dst\", 2, 2] }\n", "");
+    std::fs::write(&p, text).unwrap();
+    let out = d.join("run");
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            p.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("on 1 core(s) (0,0)"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "ring loopback_one_risc-0 on 0,0: 52 bytes, 0 dropped; zones: BRISC-FW x1, \
+             BRISC-KERNEL x1, copy-page x4; events, data, sums: \n"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read(d.join("out.bin")).unwrap(), tensor());
+}
+
+#[test]
+fn an_output_that_differs_from_its_expected_file_exits_2_naming_the_byte() {
+    if !have_tt_metal() {
+        return;
+    }
+    let d = dir("differs");
+    std::fs::write(d.join("in.bin"), tensor()).unwrap();
+    let mut wrong = tensor();
+    wrong[5000] ^= 0xff;
+    std::fs::write(d.join("wrong.bin"), &wrong).unwrap();
+    let p = program(&d, "wrong.bin");
+    let out = d.join("run");
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            p.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("output dst differs from") && stderr.contains("at byte 5000"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_bad_program_file_exits_1_naming_what() {
+    if !have_tt_metal() {
+        return;
+    }
+    let d = dir("bad");
+    std::fs::write(d.join("in.bin"), &tensor()[..100]).unwrap();
+    let p = program(&d, "in.bin");
+    let out = d.join("run");
+    let run = |p: &Path| {
+        ttprof(
+            None,
+            &[
+                "run".as_ref(),
+                "--program".as_ref(),
+                p.as_os_str(),
+                "--out".as_ref(),
+                out.as_os_str(),
+            ],
+        )
+    };
+    // An input of the wrong size.
+    let o = run(&p);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("in.bin") && stderr.contains("100 bytes"),
+        "{stderr}"
+    );
+    // An unknown key.
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("id = 5", "idd = 5");
+    std::fs::write(&p, text).unwrap();
+    let o = run(&p);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("idd"), "{stderr}");
+}
