@@ -512,7 +512,12 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
     cfg.layout = Layout::TtMetal;
     let mut dev = ttprof_emu::Device::new(cfg).map_err(|e| Error::Emulator(e.to_string()))?;
     let emu = |e: ttprof_emu::EmuError| match e {
-        ttprof_emu::EmuError::Fault(_) => Error::Fault(e.to_string()),
+        ttprof_emu::EmuError::Fault(_) => Error::Fault {
+            op: path.display().to_string(),
+            run: 1,
+            what: e.to_string(),
+            recovered: None,
+        },
         e => Error::Emulator(e.to_string()),
     };
     for (data, p) in inputs.iter().zip(&buffers) {
