@@ -99,18 +99,18 @@ mod device {
 
     /// The hot word's address as a base register and an offset: `profiler::HOT_WORD` in
     /// ttprof's layout.
-    #[cfg(not(feature = "tt-metal"))]
+    #[cfg(not(all(feature = "tt-metal", target_arch = "riscv32")))]
     #[inline(always)]
     pub fn hot_base() -> u32 {
         riscv_linker::profiler::HOT_WORD & !0xFFF
     }
-    #[cfg(not(feature = "tt-metal"))]
+    #[cfg(not(all(feature = "tt-metal", target_arch = "riscv32")))]
     pub const HOT_OFFSET: u32 = riscv_linker::profiler::HOT_WORD & 0xFFF;
 
     /// Under tt-metal (feature `tt-metal`) the word is the kernel's `__ttprof_hot`
     /// (ttprof_tt_metal_entry.h): tt-metal's firmware keeps its own data at the start of
     /// local memory, where `profiler::HOT_WORD` is.
-    #[cfg(feature = "tt-metal")]
+    #[cfg(all(feature = "tt-metal", target_arch = "riscv32"))]
     #[inline(always)]
     pub fn hot_base() -> u32 {
         extern "C" {
@@ -121,7 +121,7 @@ mod device {
             core::ptr::addr_of_mut!(__ttprof_hot) as u32
         }
     }
-    #[cfg(feature = "tt-metal")]
+    #[cfg(all(feature = "tt-metal", target_arch = "riscv32"))]
     pub const HOT_OFFSET: u32 = 0;
 
     #[inline(always)]

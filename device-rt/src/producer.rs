@@ -81,11 +81,11 @@ fn tile_word(off: u32) -> u32 {
 /// The tile control block: `profiler::TILE_BLOCK` in ttprof's layout; under tt-metal
 /// (feature `tt-metal`) the kernel's `__ttprof_tile_block` (ttprof_tt_metal_entry.h), since
 /// tt-metal's mailboxes (its launch messages) are at `profiler::TILE_BLOCK`.
-#[cfg(not(feature = "tt-metal"))]
+#[cfg(not(all(feature = "tt-metal", target_arch = "riscv32")))]
 fn tile_block() -> u32 {
     profiler::TILE_BLOCK
 }
-#[cfg(feature = "tt-metal")]
+#[cfg(all(feature = "tt-metal", target_arch = "riscv32"))]
 fn tile_block() -> u32 {
     extern "C" {
         static mut __ttprof_tile_block: [u32; 16];
