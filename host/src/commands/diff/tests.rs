@@ -384,7 +384,7 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
         "{:?}",
         s.problems
     );
-    for f in ["inf", "NaN", "-500", "0", "1e400"] {
+    for f in ["inf", "NaN", "-500", "0", "1e400", "4.9e-324"] {
         std::fs::write(
             &csv,
             format!("ARCH: wormhole_b0, CHIP_FREQ[MHz]: {f}, Max Compute Cores: 64\nheader\n"),
