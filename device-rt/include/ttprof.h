@@ -241,7 +241,9 @@ __asm__(
 /* tt-metal's SYNC_WAIT(name, key) / SYNC_SIGNAL(name, key): key a constant. */
 #define TTPROF_SYNC(n) "sync:%1", (n)
 /* A TRISC waiting on the tile's Tensix semaphore n (reading it at 0xFFE80020 + 4n), and on
- * TTSync (its Tensix thread done): the coprocessor releases them, no signal can be recorded. */
+ * TTSync (its Tensix thread done): the coprocessor releases them. A semaphore's post is
+ * recorded where a TRISC pushes it (TTPROF_TENSIX_SEM_POST below, or TTPROF_TENSIX_POST of
+ * ttprof_tensix.h, which pushes and records); TTSync has no signal. */
 #define TTPROF_TENSIX_SEMAPHORE(n) "tensix_sem:%1", (n)
 #define TTPROF_TTSYNC "ttsync", 0
 
@@ -250,6 +252,9 @@ __asm__(
 #define TTPROF_CB_POP(n) "cb_pop:%1", (n)
 #define TTPROF_SEM_INC(n) "sem_inc:%1", (n)
 #define TTPROF_SEM_SET(n) "sem_set:%1", (n)
+/* A TRISC pushed SEMPOST of Tensix semaphore n (the coprocessor runs it after the thread's
+ * queued work): ends a TTPROF_TENSIX_SEMAPHORE(n) wait on this tile. */
+#define TTPROF_TENSIX_SEM_POST(n) "tensix_sem_post:%1", (n)
 #define TTPROF_NOC_READ_DONE "noc_read_done", 0
 #define TTPROF_NOC_WRITE_DONE "noc_write_done", 0
 #define TTPROF_NOC_ATOMIC_DONE "noc_atomic_done", 0

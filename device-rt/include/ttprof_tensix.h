@@ -40,6 +40,16 @@
    TTPROF_TENSIX_F(new_value, 16, 4) | TTPROF_TENSIX_F(semaphore_mask, 2, 8))
 #define TTPROF_TENSIX_SEMPOST(semaphore_mask)                                                \
   (TTPROF_TENSIX_OP(0xA4) | TTPROF_TENSIX_F(semaphore_mask, 2, 8))
+/* Pushes SEMPOST of Tensix semaphore n (an integer literal, or a macro for one) through
+ * `push` (the kernel's function or macro that writes an instruction word to the Tensix FIFO),
+ * recording just before it the signal `tensix-sem-post-<n>` that ends a
+ * TTPROF_WAIT(.., TTPROF_TENSIX_SEMAPHORE(n)) on this tile: the profile's critical path then
+ * crosses from the waiting TRISC to the one that posted. Needs ttprof.h. */
+#define TTPROF_TENSIX_POST(n, push)                                                          \
+  do {                                                                                       \
+    TTPROF_SIGNAL(TTPROF__STR(tensix-sem-post-n), TTPROF_TENSIX_SEM_POST(n));                \
+    push(TTPROF_TENSIX_SEMPOST(1u << (n)));                                                  \
+  } while (0)
 #define TTPROF_TENSIX_SEMGET(semaphore_mask)                                                 \
   (TTPROF_TENSIX_OP(0xA5) | TTPROF_TENSIX_F(semaphore_mask, 2, 8))
 #define TTPROF_TENSIX_ATGETM(index) (TTPROF_TENSIX_OP(0xA0) | TTPROF_TENSIX_F(index, 0, 16))

@@ -408,8 +408,10 @@ macro_rules! sum_wait {
 /// `sem_inc(N)`, `sem_set(N)` (semaphore N, locally or over the NoC: ends `semaphore(N)` on
 /// any tile of the chip), `noc_read_done`, `noc_write_done`, `noc_atomic_done` (the NoC
 /// transactions this core issued completed: ends its own barrier wait), `sync(N)` (tt-metal's
-/// `SYNC_SIGNAL(name, N)`: ends `sync(N)`). The host matches each wait to the signal that
-/// ended it (docs/design/critical-path.md).
+/// `SYNC_SIGNAL(name, N)`: ends `sync(N)`), `tensix_sem_post(N)` (a TRISC pushes `SEMPOST`
+/// of Tensix semaphore N: ends `tensix_sem(N)` on the same tile; [`signal::tensix_sem_post`]
+/// for an index that is a value). The host matches each wait to the signal that ended it
+/// (docs/design/critical-path.md).
 #[cfg(feature = "profile")]
 #[macro_export]
 macro_rules! signal {

@@ -54,3 +54,12 @@ by_index!(
     sem_set, sem_set,
     0 "sem-set-0" 1 "sem-set-1" 2 "sem-set-2" 3 "sem-set-3" 4 "sem-set-4" 5 "sem-set-5" 6 "sem-set-6" 7 "sem-set-7" 8 "sem-set-8" 9 "sem-set-9" 10 "sem-set-10" 11 "sem-set-11" 12 "sem-set-12" 13 "sem-set-13" 14 "sem-set-14" 15 "sem-set-15" 16 "sem-set-16" 17 "sem-set-17" 18 "sem-set-18" 19 "sem-set-19" 20 "sem-set-20" 21 "sem-set-21" 22 "sem-set-22" 23 "sem-set-23" 24 "sem-set-24" 25 "sem-set-25" 26 "sem-set-26" 27 "sem-set-27" 28 "sem-set-28" 29 "sem-set-29" 30 "sem-set-30" 31 "sem-set-31"
 );
+by_index!(
+    /// This TRISC pushes `SEMPOST` of Tensix semaphore `index` to its Tensix thread (call it
+    /// just before the push): ends a `tensix_sem(index)` wait on this tile. The coprocessor
+    /// runs the post after the thread's queued work, so the host puts the time from the push
+    /// to the waiter's release on this TRISC's path. Tensix has 8 semaphores: an index of 8
+    /// or more records nothing.
+    tensix_sem_post, tensix_sem_post,
+    0 "tensix-sem-post-0" 1 "tensix-sem-post-1" 2 "tensix-sem-post-2" 3 "tensix-sem-post-3" 4 "tensix-sem-post-4" 5 "tensix-sem-post-5" 6 "tensix-sem-post-6" 7 "tensix-sem-post-7"
+);

@@ -201,12 +201,49 @@ fn check(name: &str, case: &Case) -> f64 {
             "{name}: the TRISC's role names its stage"
         );
     }
-    // The critical path says why the Tensix waits have no signal.
-    let summary = std::fs::read_to_string(out.join("ttprof_summary.txt")).unwrap();
+    // Each Tensix semaphore wait that blocked is matched to the post another TRISC pushed
+    // (`TTPROF_TENSIX_POST`); only the TTSync waits, which no signal ends, stay unmatched.
+    let c = &a["ops"][0]["critical_path"];
+    for u in c["unmatched_waits"].as_array().unwrap() {
+        assert_eq!(
+            u["resource"], "TTSync (its Tensix thread done)",
+            "{name}: {u:#}"
+        );
+    }
+    let crossed: Vec<&serde_json::Value> = c["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["resource"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("Tensix semaphore "))
+                && s["signal"].is_object()
+                && s["signal"]["core"]["risc"] != s["core"]["risc"]
+        })
+        .collect();
+    let matched = c["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| {
+            s["signal"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("tensix-sem-post-"))
+        })
+        .count();
     assert!(
-        summary.contains("the Tensix coprocessor releases it"),
-        "{name}: {summary}"
+        matched > 0,
+        "{name}: no Tensix semaphore wait on the path was matched: {c:#}"
     );
+    for s in &crossed {
+        let n = s["resource"].as_str().unwrap().rsplit(' ').next().unwrap();
+        assert_eq!(
+            s["signal"]["name"],
+            format!("tensix-sem-post-{n}"),
+            "{name}: {s:#}"
+        );
+    }
     let t = |risc: &str, zone: &str, kind: &str| -> Vec<u64> {
         r.iter()
             .filter(|x| x.0 == risc && x.3 == zone && x.4 == kind)

@@ -56,7 +56,7 @@ const WAITS: [(&str, bool); 9] = [
 const WAIT_USAGE: &str = "cb_front(N), cb_back(N), noc_read, noc_write, noc_atomic, semaphore(N), sync(N), tensix_sem(N) or ttsync, N an integer literal";
 
 /// Resources a signal may name: (spelling, whether it takes an index).
-const SIGNALS: [(&str, bool); 8] = [
+const SIGNALS: [(&str, bool); 9] = [
     ("cb_push", true),
     ("cb_pop", true),
     ("sem_inc", true),
@@ -65,9 +65,10 @@ const SIGNALS: [(&str, bool); 8] = [
     ("noc_write_done", false),
     ("noc_atomic_done", false),
     ("sync", true),
+    ("tensix_sem_post", true),
 ];
 
-const SIGNAL_USAGE: &str = "cb_push(N), cb_pop(N), sem_inc(N), sem_set(N), noc_read_done, noc_write_done, noc_atomic_done or sync(N), N an integer literal";
+const SIGNAL_USAGE: &str = "cb_push(N), cb_pop(N), sem_inc(N), sem_set(N), noc_read_done, noc_write_done, noc_atomic_done, sync(N) or tensix_sem_post(N), N an integer literal";
 
 /// `cb_front(16)`, `noc_read`, ...: an identifier and, in parentheses, an index.
 fn parse_resource(input: ParseStream) -> syn::Result<(Ident, Option<u32>)> {

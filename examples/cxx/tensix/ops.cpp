@@ -180,13 +180,13 @@ static void run(uint32_t op, uint32_t tiles) {
         } else {
             eltwise_tile(op == OP_MUL, dst);
         }
-        PUSH(TTPROF_TENSIX_SEMPOST(1 << 2)); // a Src bank free for the unpacker
+        TTPROF_TENSIX_POST(2, PUSH); // a Src bank free for the unpacker
         if (!matmul) {
-            PUSH(TTPROF_TENSIX_SEMPOST(1 << 0)); // the tile is in Dst
+            TTPROF_TENSIX_POST(0, PUSH); // the tile is in Dst
         }
     }
     if (matmul) {
-        PUSH(TTPROF_TENSIX_SEMPOST(1 << 0));
+        TTPROF_TENSIX_POST(0, PUSH);
     }
 }
 #elif defined(TRISC_PACK)
@@ -211,7 +211,7 @@ static void run(uint32_t op, uint32_t tiles) {
         TTPROF_ZONE("pack-tile");
         wrcfg16(57, (OUT + t * bytes) / 16 - 1); // L1_Dest_addr (less one for the header)
         PUSH(TTPROF_TENSIX_PACR(matmul ? 1 : t % 2, 0, 1, 0, 0, 0, 1));
-        PUSH(TTPROF_TENSIX_SEMPOST(1 << 1)); // the Dst half is free again
+        TTPROF_TENSIX_POST(1, PUSH); // the Dst half is free again
     }
 }
 

@@ -154,6 +154,15 @@ pub mod tensix {
         wr(mmio::INSTRN_BUF_BASE, word);
     }
 
+    /// Pushes `SEMPOST` of semaphore `n` (a constant: one of [`crate::sem`]), recording just
+    /// before it the signal that ends a `tensix_sem(n)` wait on this tile, so the critical
+    /// path crosses from the TRISC that waited to this one.
+    #[inline(always)]
+    pub fn post(n: u32) {
+        ttprof_rt::signal::tensix_sem_post(n);
+        push(sempost(1 << n));
+    }
+
     /// Waits until semaphore `n` is not zero, then takes one (`SEMGET` from the RISC side:
     /// a store of an odd value).
     #[inline(always)]

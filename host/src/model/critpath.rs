@@ -14,11 +14,21 @@
 //! | `semaphore(N)` | `sem_inc(N)`, `sem_set(N)` | any tile of the chip (over the NoC) |
 //! | `sync(N)` | `sync(N)` | any tile of the chip |
 //! | `noc_read`, `noc_write`, `noc_atomic` | `noc_*_done` | the same core (its own transactions) |
+//! | `tensix_sem(N)` | `tensix_sem_post(N)` | the same tile (a TRISC pushed the `SEMPOST`) |
+//!
+//! A Tensix semaphore counts, so its waits are paired with its posts by count instead
+//! ([`tensix_takes`]). A post is recorded when a TRISC pushes it to its Tensix thread; the
+//! coprocessor executes it when the thread reaches it, after the work queued before it. A
+//! post pushed while its take waited made it wait (the pushing TRISC was late): the path
+//! crosses to that TRISC at the push. One pushed before the take began was queued behind its
+//! thread's work: the wait is that thread's (which `--lines` explains), on the path whole on
+//! the waiting core. TTSync has no signal (the thread's own work ends it).
 //!
 //! Of those, the latest before the wait's end ended it: a consumer polls, so the last
 //! release before it saw enough is the one it waited for. A wait whose latest candidate came
 //! before it began did not block (`ready`: the data or space was there), nor did a
-//! `cb_back` wait before any pop of its CB (the CB's initial space). Two candidates at
+//! `cb_back` wait before any pop of its CB (the CB's initial space), nor a `tensix_sem` wait
+//! before any post of its semaphore (its `SEMINIT` value). Two candidates at
 //! that same cycle on different cores are ambiguous; such a wait, and one with no candidate
 //! at all, is unmatched, counted per site with the reason, never guessed. A signal that ended no wait
 //! (the other side was not waiting) is counted per site too.
@@ -29,8 +39,8 @@
 //! core, the time after its latest wait is busy; a wait matched to a signal on another core
 //! is on the path only from the signal to the wait's end (before the signal the waiter had
 //! slack), and the path continues on the signalling core at the signal; a wait matched to its
-//! own core's signal (the NoC) or unmatched, and a profiler stall, is on the path whole, on
-//! the same core. Reaching a core's KERNEL start before the op's first start, the rest is a
+//! own core's signal (the NoC), to a Tensix post pushed before it began, or unmatched, and a
+//! profiler stall, is on the path whole, on the same core. Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
 //! the steps tile the op's span: they add up to its duration exactly.
 
@@ -93,8 +103,8 @@ pub struct OpTrace {
 pub enum Unmatched {
     /// No signal of its resource and scope was recorded while it waited.
     NoSignal,
-    /// A Tensix semaphore or TTSync wait: the coprocessor releases it, no kernel records
-    /// that (the line profile, `--lines`, says what the thread waited on).
+    /// A TTSync wait, or a Tensix semaphore wait whose post no TRISC recorded: the
+    /// coprocessor releases it (the line profile, `--lines`, says what the thread waited on).
     Coprocessor,
     /// Signals on two cores at the same, latest cycle.
     Ambiguous,
@@ -110,7 +120,7 @@ impl Unmatched {
         match self {
             Unmatched::NoSignal => "no signal of its resource was recorded while it waited",
             Unmatched::Coprocessor => {
-                "the Tensix coprocessor releases it, which no kernel can record (--lines names what the thread waited on)"
+                "the Tensix coprocessor releases it unrecorded (TTSync; a Tensix semaphore without `tensix_sem_post`)"
             }
             Unmatched::Ambiguous => "signals on two cores at the same cycle could have ended it",
             Unmatched::Ready => "its resource was free when it began (it did not block)",
@@ -153,6 +163,7 @@ fn signal_key(s: Signal, core: CoreId) -> (Scope, u8, u32) {
         Signal::NocReadDone => (Scope::Core(core), 4, 0),
         Signal::NocWriteDone => (Scope::Core(core), 5, 0),
         Signal::NocAtomicDone => (Scope::Core(core), 6, 0),
+        Signal::TensixSemPost(n) => (Scope::Tile(core.tile), 7, n),
     }
 }
 
@@ -168,12 +179,17 @@ pub(crate) fn match_waits(t: &OpTrace) -> Matching {
     for v in by_key.values_mut() {
         v.sort_unstable();
     }
+    let counted = tensix_takes(t, &by_key);
     t.waits
         .iter()
-        .map(|w| {
+        .enumerate()
+        .map(|(wi, w)| {
             let Some(wait) = w.wait else {
                 return Err(Unmatched::NoSignal);
             };
+            if let Some(m) = counted.get(&wi) {
+                return *m;
+            }
             // A producer's first reserves find the CB's space free: nobody had to release it.
             let never = if matches!(wait, Wait::CbBack(_)) {
                 Unmatched::Ready
@@ -201,6 +217,50 @@ pub(crate) fn match_waits(t: &OpTrace) -> Matching {
             Ok(i)
         })
         .collect()
+}
+
+/// The Tensix semaphore waits of `t` paired with the posts that released them, by count: a
+/// semaphore counts, and each wait on it takes one (a TRISC reads it until it is not zero,
+/// then takes one with `SEMGET`), so the j-th take on a tile's semaphore is released by its
+/// (j - v)-th post, v its initial value (`SEMINIT`): the least v that leaves no take before
+/// its post was pushed (a semaphore never goes below zero). Takes within v are `ready` (the
+/// initial value). A post pushed before its take began was queued behind its thread's work
+/// then; it still ended the wait.
+fn tensix_takes(
+    t: &OpTrace,
+    posts: &HashMap<(Scope, u8, u32), Vec<(u64, usize)>>,
+) -> HashMap<usize, Result<usize, Unmatched>> {
+    let mut takes: HashMap<(Scope, u8, u32), Vec<usize>> = HashMap::new();
+    for (i, w) in t.waits.iter().enumerate() {
+        if let Some(wait @ Wait::TensixSem(_)) = w.wait {
+            takes.entry(wait_key(wait, w.core)).or_default().push(i);
+        }
+    }
+    let mut out = HashMap::new();
+    for (key, mut waits) in takes {
+        let Some(posts) = posts.get(&key) else {
+            continue; // No post recorded: the general rule says why (`coprocessor`).
+        };
+        waits.sort_by_key(|&i| (t.waits[i].end, t.waits[i].start));
+        // v: for every take j (1-based), v >= j - (posts pushed by its end).
+        let initial = waits
+            .iter()
+            .enumerate()
+            .map(|(j, &i)| {
+                let pushed = posts.partition_point(|&(at, _)| at <= t.waits[i].end);
+                (j + 1).saturating_sub(pushed)
+            })
+            .max()
+            .unwrap_or(0);
+        for (j, &i) in waits.iter().enumerate() {
+            let m = match j.checked_sub(initial) {
+                None => Err(Unmatched::Ready),
+                Some(k) => Ok(posts[k].1),
+            };
+            out.insert(i, m);
+        }
+    }
+    out
 }
 
 /// One step of a critical path.
@@ -307,7 +367,14 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
             signal: m[wi],
         };
         match m[wi] {
-            Ok(si) if t.signals[si].core != core && t.kernels.contains_key(&t.signals[si].core) => {
+            // A signal recorded before the wait began (a Tensix semaphore's post queued behind
+            // its thread's work) did not keep this core waiting by coming late: the wait is on
+            // the path whole, here.
+            Ok(si)
+                if t.signals[si].core != core
+                    && t.signals[si].at >= wait.start
+                    && t.kernels.contains_key(&t.signals[si].core) =>
+            {
                 let at = t.signals[si].at.clamp(wait.start, we);
                 push(&mut out, core, at, we, kind);
                 core = t.signals[si].core;
@@ -426,6 +493,59 @@ mod tests {
         t.waits.push(wait(w, 230, 250, Wait::NocWrite));
         t.signals.push(sig(w, 249, Signal::NocWriteDone));
         t
+    }
+
+    /// Math posts Tensix semaphore 0 (initial value 1) for the packer: the packer's takes
+    /// pair with the posts by count, not with the latest post before each take's end.
+    #[test]
+    fn tensix_semaphore_takes_pair_with_posts_by_count() {
+        let (m, p) = (core(1, Risc::Trisc1), core(1, Risc::Trisc2));
+        let mut t = OpTrace::default();
+        t.kernels.insert(m, (0, 100));
+        t.kernels.insert(p, (0, 120));
+        let take = |start, end| WaitSpan {
+            core: p,
+            start,
+            end,
+            wait: Some(Wait::TensixSem(0)),
+            site: 0,
+        };
+        let post = |at| SignalMark {
+            core: m,
+            at,
+            signal: Signal::TensixSemPost(0),
+            site: 1,
+            zone: None,
+        };
+        // Take 1 finds the initial value; take 2 waits for post 1 (pushed at 30, during it);
+        // take 3 begins at 50, after post 2 was pushed (40: queued behind math's work), and
+        // ends at 70; post 3 comes at 90, for take 4 (95..96).
+        t.waits = vec![take(1, 2), take(10, 31), take(50, 70), take(95, 96)];
+        t.signals = vec![post(30), post(40), post(90)];
+        assert_eq!(
+            match_waits(&t),
+            [Err(Unmatched::Ready), Ok(0), Ok(1), Ok(2)]
+        );
+        // The path from the packer's end: take 4 ended by post 3, pushed before it began
+        // (whole, on the packer); take 3's post was queued (whole, on the packer); take 2's
+        // post came while it waited: the path crosses to math at 30.
+        let path = critical_path(&t, &match_waits(&t));
+        let on_math: u64 = path
+            .steps
+            .iter()
+            .filter(|s| s.core == m)
+            .map(|s| s.end - s.start)
+            .sum();
+        assert_eq!(on_math, 30, "{path:?}");
+        assert!(path
+            .steps
+            .iter()
+            .any(|s| s.core == p && s.start == 50 && s.end == 70));
+        // No post recorded for a semaphore: the coprocessor's, unmatched.
+        t.signals.clear();
+        assert!(match_waits(&t)
+            .iter()
+            .all(|m| *m == Err(Unmatched::Coprocessor)));
     }
 
     #[test]

@@ -133,6 +133,9 @@ pub enum Signal {
     NocAtomicDone,
     /// tt-metal's `SYNC_SIGNAL(name, N)`.
     Sync(u32),
+    /// A TRISC pushed `SEMPOST` of Tensix semaphore N to its Tensix thread (recorded at
+    /// the push: the coprocessor executes it when the thread reaches it).
+    TensixSemPost(u32),
 }
 
 /// `"name:N"` -> (name, Some(N)), `"name"` -> (name, None).
@@ -159,11 +162,12 @@ impl Signal {
             ("sem_inc", Some(i)) => Ok(Signal::SemInc(i)),
             ("sem_set", Some(i)) => Ok(Signal::SemSet(i)),
             ("sync", Some(i)) => Ok(Signal::Sync(i)),
+            ("tensix_sem_post", Some(i)) => Ok(Signal::TensixSemPost(i)),
             ("noc_read_done", None) => Ok(Signal::NocReadDone),
             ("noc_write_done", None) => Ok(Signal::NocWriteDone),
             ("noc_atomic_done", None) => Ok(Signal::NocAtomicDone),
             _ => Err(format!(
-                "unknown signal {s:?}: expected cb_push:N, cb_pop:N, sem_inc:N, sem_set:N, sync:N, noc_read_done, noc_write_done or noc_atomic_done"
+                "unknown signal {s:?}: expected cb_push:N, cb_pop:N, sem_inc:N, sem_set:N, sync:N, tensix_sem_post:N, noc_read_done, noc_write_done or noc_atomic_done"
             )),
         }
     }
@@ -176,6 +180,7 @@ impl Signal {
                 | (Signal::CbPop(a), Wait::CbBack(b))
                 | (Signal::SemInc(a) | Signal::SemSet(a), Wait::Semaphore(b))
                 | (Signal::Sync(a), Wait::Sync(b))
+                | (Signal::TensixSemPost(a), Wait::TensixSem(b))
                 if a == b
         ) || matches!(
             (self, w),
@@ -197,6 +202,7 @@ impl fmt::Display for Signal {
             Signal::NocWriteDone => f.write_str("NoC writes acknowledged"),
             Signal::NocAtomicDone => f.write_str("NoC atomics done"),
             Signal::Sync(i) => write!(f, "sync {i} signal"),
+            Signal::TensixSemPost(i) => write!(f, "Tensix semaphore {i} post"),
         }
     }
 }
@@ -228,7 +234,8 @@ impl Wait {
         matches!(self, Wait::CbFront(_) | Wait::CbBack(_))
     }
 
-    /// Whether the Tensix coprocessor releases it (no kernel signal can).
+    /// Whether the Tensix coprocessor releases it: a Tensix semaphore (its post is recorded
+    /// when a TRISC pushes it, [`Signal::TensixSemPost`]) or TTSync (no signal).
     pub(crate) fn is_coprocessor(self) -> bool {
         matches!(self, Wait::TensixSem(_) | Wait::TtSync)
     }

@@ -106,7 +106,7 @@ fn main() {
         let _tile = value_zone!("math-tile", t);
         slow_stage(stage::MATH);
         {
-            let _w = wait!("wait-dst-free", semaphore(1));
+            let _w = wait!("wait-dst-free", tensix_sem(1));
             sem_take(sem::DST_FREE);
         }
         let dst = 64 * (t % 2);
@@ -115,10 +115,10 @@ fn main() {
             Op::Relu => relu_tile(dst),
             Op::Matmul => matmul_tile(dst),
         }
-        push(sempost(1 << sem::SRC_FREE)); // a Src bank free for the unpacker
-        push(sempost(1 << sem::DST_READY)); // the tile is in Dst
+        post(sem::SRC_FREE); // a Src bank free for the unpacker
+        post(sem::DST_READY); // the tile is in Dst
     }
-    let _w = wait!("wait-coprocessor-done", sync(0));
+    let _w = wait!("wait-coprocessor-done", ttsync);
     ttsync();
 }
 

@@ -27,17 +27,17 @@ fn main() {
             Cb(CB_OUT).reserve_back()
         };
         {
-            let _w = wait!("wait-dst-ready", semaphore(0));
+            let _w = wait!("wait-dst-ready", tensix_sem(0));
             sem_take(sem::DST_READY);
         }
         {
             let _p = zone!("pack-dst");
             wrcfg16(57, l1_units(o)); // L1_Dest_addr
             push(pacr(t % 2, false, 1, false, false, false, true));
-            push(sempost(1 << sem::DST_FREE)); // the Dst half is free again
+            post(sem::DST_FREE); // the Dst half is free again
         }
         {
-            let _w = wait!("wait-packed", sync(0));
+            let _w = wait!("wait-packed", ttsync);
             ttsync();
         }
         Cb(CB_OUT).push_back();

@@ -37,7 +37,7 @@ fn main() {
             Cb(CB_IN1).wait_front()
         });
         {
-            let _w = wait!("wait-src-free", semaphore(2));
+            let _w = wait!("wait-src-free", tensix_sem(2));
             sem_take(sem::SRC_FREE);
         }
         // MVMUL computes SrcB @ SrcA: a matmul's in0 goes to SrcB, in1 to SrcA.
@@ -57,7 +57,7 @@ fn main() {
         }
         {
             // The CB pages are free once the unpackers have read them.
-            let _w = wait!("wait-unpacked", sync(0));
+            let _w = wait!("wait-unpacked", ttsync);
             ttsync();
         }
         Cb(CB_IN0).pop_front();

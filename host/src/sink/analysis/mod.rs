@@ -131,10 +131,13 @@ impl RiscTime {
     }
 
     /// Whether waiting on `w` is waiting on another stage of the pipeline (a handover), not
-    /// on work this RISC started: CB waits, and a TRISC's semaphore waits (the Tensix
-    /// semaphores unpack, math and pack hand tiles over with, posted by another thread).
+    /// on work this RISC started: CB waits, Tensix semaphore waits (the semaphores unpack,
+    /// math and pack hand tiles over with, posted by another thread), and a TRISC's semaphore
+    /// waits.
     pub(crate) fn is_handover(&self, w: Wait) -> bool {
-        w.is_cb() || (self.is_compute() && matches!(w, Wait::Semaphore(_)))
+        w.is_cb()
+            || matches!(w, Wait::TensixSem(_))
+            || (self.is_compute() && matches!(w, Wait::Semaphore(_)))
     }
 
     /// Busy plus the waits that are not handovers ([`Self::is_handover`]): NoC barriers,
