@@ -60,7 +60,7 @@ pub use isa::hart::HartState;
 pub use isa::lines::{Cause, HartLines, Segment, TensixWait};
 pub use isa::pipeline::{div_cycles, Region, Timing};
 pub use riscv_linker::{Arch, Layout, NocCoord, Risc};
-pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};
+pub use tensix::{modelled_mnemonics, FifoDepths, Numerics, TensixTiming};
 pub use time::clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
 pub use time::dvfs::{parse_schedule, FreqStep, REF_MHZ};
 pub use time::sync::SyncSample;

@@ -2,8 +2,9 @@
 //! splits a compute kernel. TRISC0 unpacks two tiles from L1 into `SrcA`/`SrcB` (handing the
 //! banks to the Matrix Unit with `FlipSrc`), TRISC1 runs the Matrix Unit into `Dst` and posts
 //! a semaphore, TRISC2 waits on it and packs `Dst` back to L1. Outputs are compared with a
-//! host reference that follows the documented rounding (`float` arithmetic, round to
-//! nearest even into BF16, denormals flushed).
+//! host reference that follows the Matrix Unit's rounding as ttsim computes it (the smaller
+//! operand aligned to the larger's mantissa, ties away from zero; docs/design/
+//! tensix-coprocessor.md, "Numerics").
 
 mod common;
 
@@ -83,7 +84,7 @@ fn math_prologue(srca: u32, dstacc: u32, dst32: bool) -> Prog {
     cfg(
         &mut p,
         1,
-        (srca << 17) | (dstacc << 25) | ((dst32 as u32) << 29),
+        (srca << 17) | (srca << 21) | (dstacc << 25) | ((dst32 as u32) << 29),
     );
     p.tt(tt::seminit(1, 0, 1));
     p
@@ -124,9 +125,9 @@ fn bytes16(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-// Host reference (`example_abi::bf16`, shared with the demo): `float` sum (IEEE, round to
-// nearest even), then round to nearest even into BF16 (`RoundToBF16`); the inputs are
-// normal, so no flushing happens.
+// Host reference (`example_abi::bf16`, shared with the demo): the smaller operand rounded
+// to the larger's 11-bit mantissa, the sum rounded into BF16, ties away from zero; the
+// inputs are normal, so no flushing happens.
 use example_abi::bf16::add as bf16_add;
 
 #[test]
@@ -172,33 +173,51 @@ fn eltwise_math(srca: u32, dstacc: u32, dst32: bool) -> Prog {
     math
 }
 
-/// Host reference for FP16: the `float` sum rounded to nearest even into FP16 (the inputs
-/// keep the result normal or zero).
+/// `x` to a multiple of `unit`, ties away from zero.
+fn to_unit_away(x: f64, unit: f64) -> f64 {
+    x.signum() * (x.abs() / unit + 0.5).floor() * unit
+}
+
+/// The Matrix Unit's `ELWADD` of two values with `bits`-bit mantissas and exponents
+/// `ea >= eb` (unbiased): the smaller is first rounded to the larger's last mantissa unit,
+/// half away from zero (ttsim's rule, docs/design/tensix-coprocessor.md "Numerics"); the
+/// sum is then exact.
+fn aligned_sum(big: f64, small: f64) -> f64 {
+    if big == 0.0 {
+        return small;
+    }
+    let unit = 2f64.powi(big.abs().log2().floor() as i32 - 10);
+    big + to_unit_away(small, unit)
+}
+
+/// Host reference for FP16 (inputs and result normal or zero): [`aligned_sum`] rounded to
+/// FP16 half away from zero; a zero sum is +0.
 fn fp16_add(a: u16, b: u16) -> u16 {
     let f = |h: u16| {
         let e = ((h >> 10) & 0x1f) as i32;
-        let m = 1.0 + (h & 0x3ff) as f32 / 1024.0;
-        let v = m * 2f32.powi(e - 15);
+        let m = 1.0 + (h & 0x3ff) as f64 / 1024.0;
+        let v = m * 2f64.powi(e - 15);
         if h & 0x8000 != 0 {
             -v
         } else {
             v
         }
     };
-    let s = f(a) + f(b);
+    let (x, y) = (f(a), f(b));
+    let s = if x.abs() >= y.abs() {
+        aligned_sum(x, y)
+    } else {
+        aligned_sum(y, x)
+    };
     if s == 0.0 {
         return 0;
     }
-    let bits = s.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let e = ((bits >> 23) & 0xff) - 127 + 15;
-    let m = bits & 0x7f_ffff;
-    let mut h = (e << 10) | (m >> 13);
-    let rem = m & 0x1fff;
-    if rem > 0x1000 || (rem == 0x1000 && h & 1 == 1) {
-        h += 1;
-    }
-    sign | h as u16
+    let e = s.abs().log2().floor() as i32;
+    let r = to_unit_away(s, 2f64.powi(e - 10));
+    let e = r.abs().log2().floor() as i32;
+    let m = (r.abs() / 2f64.powi(e) * 1024.0) as u16 - 1024;
+    let sign = if r < 0.0 { 0x8000 } else { 0 };
+    sign | (((e + 15) as u16) << 10) | m
 }
 
 #[test]
@@ -262,9 +281,20 @@ fn fp32_tiles_are_unpacked_as_tf32_and_added_in_fp32_dst() {
     );
     for (i, c) in out.chunks(4).enumerate() {
         let got = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        // The unpacker keeps TF32's 10 mantissa bits; the sum is a float, kept in FP32 Dst.
-        let tf32 = |x: u32| f32::from_bits(x & !0x1fff);
-        assert_eq!(got, (tf32(a[i]) + tf32(b[i])).to_bits(), "datum {i}");
+        // The unpacker keeps TF32's 10 mantissa bits; the smaller operand is aligned to the
+        // larger's 11-bit mantissa, the sum kept exactly in FP32 Dst (+0 if it cancels).
+        let tf32 = |x: u32| f32::from_bits(x & !0x1fff) as f64;
+        let (x, y) = (tf32(a[i]), tf32(b[i]));
+        let s = if x.abs() >= y.abs() {
+            aligned_sum(x, y)
+        } else {
+            aligned_sum(y, x)
+        };
+        assert_eq!(
+            got,
+            (s as f32).to_bits() & !(((s == 0.0) as u32) << 31),
+            "datum {i}"
+        );
     }
 }
 

@@ -87,6 +87,9 @@ pub struct DeviceConfig {
     /// in its kernel configuration buffer; Wormhole B0 only). It decides which code the
     /// cores may fetch, which L1 stores are faults, and where the loader puts an ELF.
     pub layout: Layout,
+    /// Whose rules the Tensix Matrix Unit's floating-point arithmetic follows where the two
+    /// public references disagree ([`crate::Numerics`]): ttsim's by default.
+    pub numerics: crate::Numerics,
 }
 
 impl DeviceConfig {
@@ -109,6 +112,7 @@ impl DeviceConfig {
             noc: NocConfig::for_arch(arch),
             deadlock_detection: false,
             layout: Layout::Ttprof,
+            numerics: crate::Numerics::default(),
         }
     }
 

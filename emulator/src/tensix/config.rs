@@ -173,6 +173,7 @@ pub(crate) mod fields {
         pub const FPU_SRND: F = F(1, 0, 1);
         pub const PACKER_SRND: F = F(1, 2, 1);
         pub const SRCA_FMT: F = F(1, 17, 4);
+        pub const SRCB_FMT: F = F(1, 21, 4);
         pub const DSTACC: F = F(1, 25, 4);
         pub const FP32_ENABLED: F = F(1, 29, 1);
         pub const INT8_MATH: F = F(1, 31, 1);

@@ -33,6 +33,7 @@ mod unpack;
 
 pub use frontend::FifoDepths;
 pub use isa::modelled_mnemonics;
+pub use matrix::Numerics;
 
 use crate::bus::L1;
 use crate::error::FaultKind;
@@ -180,6 +181,8 @@ pub(crate) struct Tensix {
     /// The destination register, shared by the Matrix Unit, unpacker 0, the packers and
     /// the Vector Unit.
     pub dst: dst::Dst,
+    /// Whose rules the Matrix Unit's floating-point arithmetic follows (default: ttsim's).
+    pub numerics: matrix::Numerics,
     /// The Vector Unit (SFPU) and its `LReg`s, shared by the three threads.
     pub vector: sfpu::VectorUnit,
     /// The thread has an instruction in the Vector Unit until this cycle (`STALLWAIT` C14).
@@ -260,6 +263,7 @@ impl Tensix {
             sync: Default::default(),
             config: Default::default(),
             dst: Default::default(),
+            numerics: Default::default(),
             vector: Default::default(),
             sfpu_until: [0; 3],
             src: Default::default(),

@@ -138,8 +138,9 @@ static void matmul_tile() {
 
 static void run(uint32_t op, uint32_t tiles) {
     bool matmul = op == OP_MATMUL;
-    // ALU formats: SrcA BF16; Dst BF16, or FP32 (32-bit Dst) for matmul.
-    CFG[1] = (FMT_BF16 << 17) | ((matmul ? FMT_FP32 : FMT_BF16) << 25) | ((uint32_t)matmul << 29);
+    // ALU formats: SrcA and SrcB BF16; Dst BF16, or FP32 (32-bit Dst) for matmul.
+    CFG[1] = (FMT_BF16 << 17) | (FMT_BF16 << 21) | ((matmul ? FMT_FP32 : FMT_BF16) << 25) |
+             ((uint32_t)matmul << 29);
     PUSH(TTPROF_TENSIX_SEMINIT(2, 0, 1 << 0)); // tiles ready
     PUSH(TTPROF_TENSIX_SEMINIT(2, 2, 1 << 1)); // two free Dst halves
     if (matmul) {
