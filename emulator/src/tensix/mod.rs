@@ -294,6 +294,12 @@ impl Tensix {
         }
     }
 
+    /// Whose rules the Matrix Unit and the Vector Unit's MAD follow.
+    pub fn set_numerics(&mut self, numerics: matrix::Numerics) {
+        self.numerics = numerics;
+        self.vector.numerics = numerics;
+    }
+
     /// Gives the unpackers and packers the tile's L1.
     pub fn attach_l1(&mut self, l1: L1) {
         self.l1 = Some(l1);
