@@ -161,6 +161,46 @@ fn eltwise_add_of_two_bf16_tiles_unpack_math_pack() {
     }));
 }
 
+#[test]
+fn unpacr_words_as_tt_metal_emits_them_use_the_contexts_registers() {
+    // tt-metal's LLK sets MultiContextMode (bit 7, its OvrdThreadId) and Last (bit 0) in
+    // every UNPACR, and configures context 0's registers instead of the tile descriptor's
+    // flag and UNP0_ADDR_BASE_REG_1: Disable_zero_compress_cntx0, Tile_x_dim_cntx0 and
+    // Dest_cntx0_address = 4 * 16 (SrcA row 4, the first row the page writes).
+    let (a, b) = (bf16_values(31, 1024), bf16_values(32, 1024));
+    let mut p = Prog::new();
+    for (u, addr) in [(0u32, IN_A), (1, IN_B)] {
+        let sec = 52 + 40 * u;
+        cfg(&mut p, sec, BF16 | (1024 << 16)); // TileDescriptor: IsUncompressed = 0
+        cfg(&mut p, sec + 1, 1); // YDim 1
+        cfg(&mut p, sec + 8, BF16 | (2 << 4)); // Out_data_format, Throttle_mode x4
+        cfg(&mut p, sec + 9, 1); // Disable_zero_compress_cntx0
+        cfg(&mut p, sec + 12, addr / 16 - 1); // Base_address
+    }
+    cfg(&mut p, 72, 4 * 16); // THCON_SEC0_REG5_Dest_cntx0_address
+    cfg(&mut p, 74, 1024); // THCON_SEC0_REG5_Tile_x_dim_cntx0
+    p.tt(tt::setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr
+    p.tt(tt::setadcxx(0b011, 1023, 0));
+    let ovrd_last = (1 << 7) | 1;
+    p.tt(tt::unpacr(0, 0, true, false) | ovrd_last)
+        .tt(tt::unpacr(1, 0, true, false) | ovrd_last)
+        .ttsync();
+    let (out, _) = run_three(
+        &p,
+        &eltwise_math(BF16, BF16, false),
+        &pack_kernel(BF16, false),
+        &bytes16(&a),
+        &bytes16(&b),
+        2048,
+    );
+    let got: Vec<u16> = out
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let want: Vec<u16> = a.iter().zip(&b).map(|(&x, &y)| bf16_add(x, y)).collect();
+    assert_eq!(got, want);
+}
+
 /// TRISC1: eight `ELWADD`s over the tile (`SrcA`, `SrcB` and `Dst` step 8 rows by
 /// `ADDR_MOD_*_SEC0`; the last gives both banks back), then the semaphore for the packer.
 fn eltwise_math(srca: u32, dstacc: u32, dst32: bool) -> Prog {

@@ -492,7 +492,7 @@ impl Tensix {
                             return Ok(false);
                         }
                         used.sync = true;
-                        self.sync_op(t, w);
+                        self.sync_op(t, w)?;
                     }
                 }
                 tm.sync_latency
@@ -602,7 +602,7 @@ impl Tensix {
     }
 
     /// `SEMINIT`, `SEMPOST`, `SEMGET`, `STALLWAIT`, `SEMWAIT` of thread `t`.
-    fn sync_op(&mut self, t: usize, w: u32) {
+    fn sync_op(&mut self, t: usize, w: u32) -> Result<(), String> {
         let block_of = |w| match isa::field(w, 15, 9) as u16 {
             0 => isa::block::B6,
             b => b,
@@ -616,8 +616,8 @@ impl Tensix {
         };
         match opcode(w) {
             op::SEMINIT => self.sync.seminit(w),
-            op::SEMPOST => self.sync.sempost(w),
-            op::SEMGET => self.sync.semget(w),
+            op::SEMPOST => self.sync.sempost(w)?,
+            op::SEMGET => self.sync.semget(w)?,
             op::STALLWAIT => {
                 let cond = match isa::field(w, 0, 15) as u16 {
                     0 => 0x7F,
@@ -640,6 +640,7 @@ impl Tensix {
                 });
             }
         }
+        Ok(())
     }
 
     /// A push of `word` to thread `thread` by `risc` at `time` (a store to `addr`; the
