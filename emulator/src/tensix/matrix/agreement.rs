@@ -127,7 +127,13 @@ fn every_element_agrees_with_the_reference_cases() {
             "| {} | {} | {} | {n} | {:.2} |",
             name(*op),
             fl::fmt::name(*fa),
-            if *fp32 != 0 { "FP32" } else { "BF16" },
+            if *fp32 != 0 {
+                "FP32"
+            } else if Style::of(*fa) == Style::Fp16 {
+                "FP16"
+            } else {
+                "BF16"
+            },
             100.0 * *ok as f64 / *n as f64
         );
         if n != ok {
