@@ -1,7 +1,8 @@
 //! The Matrix Unit's data instructions (`MatrixUnit.md` and each instruction's page):
 //! `ELWADD`, `ELWSUB`, `ELWMUL`, `MVMUL`, `ZEROACC`, `ZEROSRC`, `MOVA2D`, `MOVB2D`,
 //! `MOVD2A`, `MOVD2B`, `CLEARDVALID`, following the functional models line by line; the
-//! floating-point arithmetic is [`super::float`]'s.
+//! floating-point arithmetic is `datapath`'s (silicon's rules, as ttsim computes them) or,
+//! under [`Numerics::IsaDoc`], the functional models' `float` arithmetic (`isa_doc`).
 //!
 //! [`footprint`] says, before an instruction issues, which `SrcA`/`SrcB` banks it waits for
 //! and which 8-row blocks of `DstBits` it reads and writes (for the read-after-write stall
@@ -68,16 +69,20 @@ pub(crate) struct Ctx<'a> {
     pub numerics: Numerics,
 }
 
-/// Whose rules the Matrix Unit's floating-point arithmetic (`ELWADD`, `ELWSUB`, `ELWMUL`,
-/// `MVMUL`) follows, where the two public references disagree.
+/// Whose rules the coprocessor's floating-point arithmetic follows where the two public
+/// references disagree: the Matrix Unit's `ELWADD`, `ELWSUB`, `ELWMUL`, `MVMUL` and the
+/// Vector Unit's MAD (`SFPMAD` and its aliases). docs/design/tensix-coprocessor.md,
+/// "Numerics", gives the rules and the measured agreement.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Numerics {
     /// Tenstorrent's functional simulator ttsim (the default): the fixed-point data path of
-    /// [`datapath`], rounding half away from zero, bit for bit with ttsim.
+    /// `matrix/datapath.rs` (rounding half away from zero) and the non-fused MAD of
+    /// `sfpu/arith.rs`, bit for bit with ttsim.
     #[default]
     Ttsim,
     /// The ISA documentation's functional models: `float` operations rounded to nearest
-    /// even, results rounded to the `Dst` format to nearest even (`isa_doc`).
+    /// even, results rounded to the `Dst` format to nearest even (`matrix/isa_doc.rs`), and
+    /// a fused MAD with one NaN pattern.
     IsaDoc,
 }
 
