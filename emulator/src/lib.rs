@@ -53,14 +53,16 @@ pub use chip::device::Device;
 pub use chip::loader::Program;
 pub use chip::run::{HartSummary, RunSummary};
 pub use config::{Arbitration, NocCalibration, NocConfig};
-pub use config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR};
+pub use config::{
+    DeviceConfig, Misaligned, Numerics, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR,
+};
 pub use error::{EmuError, Fault, FaultKind};
 pub use isa::csr::MISA_RV32IM;
 pub use isa::hart::HartState;
 pub use isa::lines::{Cause, HartLines, Segment, TensixWait};
 pub use isa::pipeline::{div_cycles, Region, Timing};
 pub use riscv_linker::{Arch, Layout, NocCoord, Risc};
-pub use tensix::{modelled_mnemonics, FifoDepths, Numerics, TensixTiming};
+pub use tensix::{modelled_mnemonics, FifoDepths, TensixTiming};
 pub use time::clock::{ChipClock, ClockModel, ClockTruth, ReadLatency, TileOffsets};
 pub use time::dvfs::{parse_schedule, FreqStep, REF_MHZ};
 pub use time::sync::SyncSample;

@@ -52,11 +52,13 @@ fn unpack_config_io(in_fmt: u32, out_fmt: u32) -> Prog {
         cfg(&mut p, sec, in_fmt | (1 << 4) | (1024 << 16)); // TileDescriptor: uncompressed, XDim
         cfg(&mut p, sec + 1, 1); // YDim 1
         cfg(&mut p, sec + 8, out_fmt | (2 << 4)); // Out_data_format, Throttle_mode x4
+        cfg(&mut p, sec + 9, 1); // Disable_zero_compress_cntx0 (UNPACR's context 0)
         cfg(&mut p, sec + 12, addr / 16 - 1); // Base_address (a 16-byte header precedes)
     }
-    // SrcA output address: datum 64, row 4, the first row the page writes.
-    let bytes = if matches!(out_fmt, FP32 | TF32) { 4 } else { 2 };
-    cfg(&mut p, 40, (64 * bytes) << 16);
+    // SrcA output address (Dest_cntx0_address, in datums): 64, row 4, the first row the
+    // page writes; unpacker 0's X dimension of context 0.
+    cfg(&mut p, 72, 64);
+    cfg(&mut p, 74, 1024);
     p.tt(tt::setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr: 64 rows in one UNPACR
     p.tt(tt::setadcxx(0b011, 1023, 0)); // X0 = 0, X1 = 1023 for both unpackers
     p

@@ -33,7 +33,6 @@ mod unpack;
 
 pub use frontend::FifoDepths;
 pub use isa::modelled_mnemonics;
-pub use matrix::Numerics;
 
 use crate::bus::L1;
 use crate::error::FaultKind;

@@ -23,7 +23,7 @@ pub const SFPIADD_MOD1_CC_NONE: u32 = 4;
 /// Invert the lane flags afterwards.
 pub const SFPIADD_MOD1_CC_GTE0: u32 = 8;
 
-/// The NaN the MAD sub-unit emitted under [`crate::Numerics::IsaDoc`]: the page guarantees only
+/// The NaN the MAD sub-unit emitted under [`crate::config::Numerics::IsaDoc`]: the page guarantees only
 /// that the mantissa's least significant bit is set (ASSUMPTION: a positive quiet NaN).
 pub const MAD_NAN: u32 = 0x7FC0_0001;
 
@@ -132,7 +132,7 @@ pub fn mad(a: u32, b: u32, c: u32) -> u32 {
     (if nan != 0 { nan } else { r_sign }) | r
 }
 
-/// The ISA documentation's MAD (`SFPMAD.md`, "IEEE754 conformance"; [`crate::Numerics::IsaDoc`]):
+/// The ISA documentation's MAD (`SFPMAD.md`, "IEEE754 conformance"; [`crate::config::Numerics::IsaDoc`]):
 /// denormal inputs read as zero; one rounding of the exact result, to nearest even (a
 /// fused multiply-add: the page says only "higher precision than FP32"); NaN and
 /// infinities by IEEE 754, any NaN emitted as [`MAD_NAN`]; a denormal or negative-zero
@@ -159,11 +159,11 @@ pub fn mad_isa_doc(a: u32, b: u32, c: u32) -> u32 {
 }
 
 impl VectorUnit {
-    /// The MAD sub-unit's `a * b + c` under the unit's [`crate::Numerics`].
+    /// The MAD sub-unit's `a * b + c` under the unit's [`crate::config::Numerics`].
     pub fn mad(&self, a: u32, b: u32, c: u32) -> u32 {
         match self.numerics {
-            crate::Numerics::Ttsim => mad(a, b, c),
-            crate::Numerics::IsaDoc => mad_isa_doc(a, b, c),
+            crate::config::Numerics::Ttsim => mad(a, b, c),
+            crate::config::Numerics::IsaDoc => mad_isa_doc(a, b, c),
         }
     }
 }

@@ -105,7 +105,7 @@ pub(crate) struct VectorUnit {
     /// The cycle of the last `SFPSWAP`: in the next one the unit accepts only `SFPNOP`.
     swap_at: Option<u64>,
     /// Whose rules the MAD sub-unit follows (default: ttsim's; see [`arith::mad`]).
-    pub numerics: crate::Numerics,
+    pub numerics: crate::config::Numerics,
 }
 
 impl Default for VectorUnit {
