@@ -176,11 +176,14 @@
 /* flips: bit 1 FlipSrcB, bit 0 FlipSrcA; broadcast: bit 1 SrcB row, bit 0 SrcB column 0. */
 #define TTPROF_TENSIX_SETRWC_FLIP(flips, cr, dst, src_b, src_a, which)                       \
   (TTPROF_TENSIX_SETRWC(cr, dst, src_b, src_a, which) | TTPROF_TENSIX_F(flips, 22, 2))
-/* incs: (Ch1YInc << 6) + (Ch1ZInc << 4) + (Ch0YInc << 2) + Ch0ZInc. */
+/* incs: (Ch1YInc << 6) + (Ch1ZInc << 4) + (Ch0YInc << 2) + Ch0ZInc. As tt-metal's LLK emits
+   it: MultiContextMode (bit 7, context 0) and Last (bit 0) set, so the kernel configures
+   context 0's registers (Disable_zero_compress_cntx0, Tile_x_dim_cntx0, Dest_cntx0_address,
+   Unpack_if_sel_cntx0; see riscv_linker::tensix::unpacr). */
 #define TTPROF_TENSIX_UNPACR(which_unpacker, incs, flip_src, all_datums_are_zero)           \
   (TTPROF_TENSIX_OP(0x42) | TTPROF_TENSIX_F(which_unpacker, 23, 1) |                       \
-   TTPROF_TENSIX_F(incs, 15, 8) | TTPROF_TENSIX_F(flip_src, 6, 1) |                          \
-   TTPROF_TENSIX_F(all_datums_are_zero, 4, 1))
+   TTPROF_TENSIX_F(incs, 15, 8) | TTPROF_TENSIX_F(1, 7, 1) | TTPROF_TENSIX_F(flip_src, 6, 1) | \
+   TTPROF_TENSIX_F(all_datums_are_zero, 4, 1) | TTPROF_TENSIX_F(1, 0, 1))
 #define TTPROF_TENSIX_PACR(addr_mod, zero_write, packer_mask, ovrd_thread_id, concat, flush, \
                            last)                                                             \
   (TTPROF_TENSIX_OP(0x41) | TTPROF_TENSIX_F(addr_mod, 15, 2) |                             \

@@ -53,7 +53,9 @@ pub use chip::device::Device;
 pub use chip::loader::Program;
 pub use chip::run::{HartSummary, RunSummary};
 pub use config::{Arbitration, NocCalibration, NocConfig};
-pub use config::{DeviceConfig, Misaligned, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR};
+pub use config::{
+    DeviceConfig, Misaligned, Numerics, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR,
+};
 pub use error::{EmuError, Fault, FaultKind};
 pub use isa::csr::MISA_RV32IM;
 pub use isa::hart::HartState;

@@ -25,17 +25,30 @@ fn semaphores_are_one_state_for_the_tensix_threads_and_the_riscs() {
     t0.store(sem(3), 0); // RISC post: 4
     t0.tt(tt::semget(1 << 3)).tt(tt::semget(1 << 3)).ttsync();
     t0.load(A[1], sem(3));
-    // SEMINIT on several semaphores; SEMGET stops at 0, SEMPOST at 15.
-    t0.tt(tt::seminit(0, 15, 0b1100_0000))
+    // SEMINIT on several semaphores; SEMPOST up to Max, SEMGET down to 0.
+    t0.tt(tt::seminit(15, 14, 0b1100_0000))
         .tt(tt::sempost(1 << 6));
     t0.tt(tt::semget(1 << 7));
-    t0.tt(tt::seminit(0, 0, 1 << 5))
+    t0.tt(tt::seminit(1, 1, 1 << 5))
         .tt(tt::semget(1 << 5))
         .ttsync();
     t0.load(A[2], sem(6)).load(A[3], sem(7)).load(A[4], sem(5));
     let r = &run_ok(&[(Risc::Trisc0, &t0)])[0];
     let got: Vec<u32> = A[..5].iter().map(|&a| r[a as usize]).collect();
-    assert_eq!(got, [3, 2, 15, 14, 0]);
+    assert_eq!(got, [3, 2, 15, 13, 0]);
+    // Past Max or below 0 the run stops (non-contractual; ttsim stops too).
+    for (word, want) in [
+        (
+            tt::sempost(1 << 6),
+            "SEMPOST on semaphore 6 at its maximum (Value 2, Max 2)",
+        ),
+        (tt::semget(1 << 5), "SEMGET on semaphore 5 at Value 0"),
+    ] {
+        let mut t = Prog::new();
+        t.tt(tt::seminit(2, 2, 1 << 6)).tt(word).ttsync();
+        let (_, msg) = run_fault(&[(Risc::Trisc0, &t)]);
+        assert!(msg.contains(want), "{msg}");
+    }
 }
 
 #[test]
@@ -229,9 +242,10 @@ fn unmodelled_modes_and_undefined_behaviour_are_diagnosed() {
             "packer 0",
         ),
         (
-            tt::unpacr(0, 0, false, false) | (1 << 7),
-            "MultiContextMode",
+            tt::unpacr(0, 0, false, false) | (1 << 7) | (1 << 3),
+            "UseContextCounter",
         ),
+        (0x0200_0004, "NOP with reserved bits"),
         (tt::unpacr(0, 0, false, false) | (1 << 2), "RowSearch"),
         (tt::zeroacc(false, 1, 0, 0) | (1 << 18), "Revert"),
     ] {

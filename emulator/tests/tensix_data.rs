@@ -2,8 +2,9 @@
 //! splits a compute kernel. TRISC0 unpacks two tiles from L1 into `SrcA`/`SrcB` (handing the
 //! banks to the Matrix Unit with `FlipSrc`), TRISC1 runs the Matrix Unit into `Dst` and posts
 //! a semaphore, TRISC2 waits on it and packs `Dst` back to L1. Outputs are compared with a
-//! host reference that follows the documented rounding (`float` arithmetic, round to
-//! nearest even into BF16, denormals flushed).
+//! host reference that follows the Matrix Unit's rounding as ttsim computes it (the smaller
+//! operand aligned to the larger's mantissa, ties away from zero; docs/design/
+//! tensix-coprocessor.md, "Numerics").
 
 mod common;
 
@@ -51,11 +52,13 @@ fn unpack_config_io(in_fmt: u32, out_fmt: u32) -> Prog {
         cfg(&mut p, sec, in_fmt | (1 << 4) | (1024 << 16)); // TileDescriptor: uncompressed, XDim
         cfg(&mut p, sec + 1, 1); // YDim 1
         cfg(&mut p, sec + 8, out_fmt | (2 << 4)); // Out_data_format, Throttle_mode x4
+        cfg(&mut p, sec + 9, 1); // Disable_zero_compress_cntx0 (UNPACR's context 0)
         cfg(&mut p, sec + 12, addr / 16 - 1); // Base_address (a 16-byte header precedes)
     }
-    // SrcA output address: datum 64, row 4, the first row the page writes.
-    let bytes = if matches!(out_fmt, FP32 | TF32) { 4 } else { 2 };
-    cfg(&mut p, 40, (64 * bytes) << 16);
+    // SrcA output address (Dest_cntx0_address, in datums): 64, row 4, the first row the
+    // page writes; unpacker 0's X dimension of context 0.
+    cfg(&mut p, 72, 64);
+    cfg(&mut p, 74, 1024);
     p.tt(tt::setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr: 64 rows in one UNPACR
     p.tt(tt::setadcxx(0b011, 1023, 0)); // X0 = 0, X1 = 1023 for both unpackers
     p
@@ -83,7 +86,7 @@ fn math_prologue(srca: u32, dstacc: u32, dst32: bool) -> Prog {
     cfg(
         &mut p,
         1,
-        (srca << 17) | (dstacc << 25) | ((dst32 as u32) << 29),
+        (srca << 17) | (srca << 21) | (dstacc << 25) | ((dst32 as u32) << 29),
     );
     p.tt(tt::seminit(1, 0, 1));
     p
@@ -124,9 +127,9 @@ fn bytes16(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-// Host reference (`example_abi::bf16`, shared with the demo): `float` sum (IEEE, round to
-// nearest even), then round to nearest even into BF16 (`RoundToBF16`); the inputs are
-// normal, so no flushing happens.
+// Host reference (`example_abi::bf16`, shared with the demo): the smaller operand rounded
+// to the larger's 11-bit mantissa, the sum rounded into BF16, ties away from zero; the
+// inputs are normal, so no flushing happens.
 use example_abi::bf16::add as bf16_add;
 
 #[test]
@@ -160,6 +163,46 @@ fn eltwise_add_of_two_bf16_tiles_unpack_math_pack() {
     }));
 }
 
+#[test]
+fn unpacr_words_as_tt_metal_emits_them_use_the_contexts_registers() {
+    // tt-metal's LLK sets MultiContextMode (bit 7, its OvrdThreadId) and Last (bit 0) in
+    // every UNPACR, and configures context 0's registers instead of the tile descriptor's
+    // flag and UNP0_ADDR_BASE_REG_1: Disable_zero_compress_cntx0, Tile_x_dim_cntx0 and
+    // Dest_cntx0_address = 4 * 16 (SrcA row 4, the first row the page writes).
+    let (a, b) = (bf16_values(31, 1024), bf16_values(32, 1024));
+    let mut p = Prog::new();
+    for (u, addr) in [(0u32, IN_A), (1, IN_B)] {
+        let sec = 52 + 40 * u;
+        cfg(&mut p, sec, BF16 | (1024 << 16)); // TileDescriptor: IsUncompressed = 0
+        cfg(&mut p, sec + 1, 1); // YDim 1
+        cfg(&mut p, sec + 8, BF16 | (2 << 4)); // Out_data_format, Throttle_mode x4
+        cfg(&mut p, sec + 9, 1); // Disable_zero_compress_cntx0
+        cfg(&mut p, sec + 12, addr / 16 - 1); // Base_address
+    }
+    cfg(&mut p, 72, 4 * 16); // THCON_SEC0_REG5_Dest_cntx0_address
+    cfg(&mut p, 74, 1024); // THCON_SEC0_REG5_Tile_x_dim_cntx0
+    p.tt(tt::setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr
+    p.tt(tt::setadcxx(0b011, 1023, 0));
+    let ovrd_last = (1 << 7) | 1;
+    p.tt(tt::unpacr(0, 0, true, false) | ovrd_last)
+        .tt(tt::unpacr(1, 0, true, false) | ovrd_last)
+        .ttsync();
+    let (out, _) = run_three(
+        &p,
+        &eltwise_math(BF16, BF16, false),
+        &pack_kernel(BF16, false),
+        &bytes16(&a),
+        &bytes16(&b),
+        2048,
+    );
+    let got: Vec<u16> = out
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let want: Vec<u16> = a.iter().zip(&b).map(|(&x, &y)| bf16_add(x, y)).collect();
+    assert_eq!(got, want);
+}
+
 /// TRISC1: eight `ELWADD`s over the tile (`SrcA`, `SrcB` and `Dst` step 8 rows by
 /// `ADDR_MOD_*_SEC0`; the last gives both banks back), then the semaphore for the packer.
 fn eltwise_math(srca: u32, dstacc: u32, dst32: bool) -> Prog {
@@ -172,33 +215,51 @@ fn eltwise_math(srca: u32, dstacc: u32, dst32: bool) -> Prog {
     math
 }
 
-/// Host reference for FP16: the `float` sum rounded to nearest even into FP16 (the inputs
-/// keep the result normal or zero).
+/// `x` to a multiple of `unit`, ties away from zero.
+fn to_unit_away(x: f64, unit: f64) -> f64 {
+    x.signum() * (x.abs() / unit + 0.5).floor() * unit
+}
+
+/// The Matrix Unit's `ELWADD` of two values with `bits`-bit mantissas and exponents
+/// `ea >= eb` (unbiased): the smaller is first rounded to the larger's last mantissa unit,
+/// half away from zero (ttsim's rule, docs/design/tensix-coprocessor.md "Numerics"); the
+/// sum is then exact.
+fn aligned_sum(big: f64, small: f64) -> f64 {
+    if big == 0.0 {
+        return small;
+    }
+    let unit = 2f64.powi(big.abs().log2().floor() as i32 - 10);
+    big + to_unit_away(small, unit)
+}
+
+/// Host reference for FP16 (inputs and result normal or zero): [`aligned_sum`] rounded to
+/// FP16 half away from zero; a zero sum is +0.
 fn fp16_add(a: u16, b: u16) -> u16 {
     let f = |h: u16| {
         let e = ((h >> 10) & 0x1f) as i32;
-        let m = 1.0 + (h & 0x3ff) as f32 / 1024.0;
-        let v = m * 2f32.powi(e - 15);
+        let m = 1.0 + (h & 0x3ff) as f64 / 1024.0;
+        let v = m * 2f64.powi(e - 15);
         if h & 0x8000 != 0 {
             -v
         } else {
             v
         }
     };
-    let s = f(a) + f(b);
+    let (x, y) = (f(a), f(b));
+    let s = if x.abs() >= y.abs() {
+        aligned_sum(x, y)
+    } else {
+        aligned_sum(y, x)
+    };
     if s == 0.0 {
         return 0;
     }
-    let bits = s.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let e = ((bits >> 23) & 0xff) - 127 + 15;
-    let m = bits & 0x7f_ffff;
-    let mut h = (e << 10) | (m >> 13);
-    let rem = m & 0x1fff;
-    if rem > 0x1000 || (rem == 0x1000 && h & 1 == 1) {
-        h += 1;
-    }
-    sign | h as u16
+    let e = s.abs().log2().floor() as i32;
+    let r = to_unit_away(s, 2f64.powi(e - 10));
+    let e = r.abs().log2().floor() as i32;
+    let m = (r.abs() / 2f64.powi(e) * 1024.0) as u16 - 1024;
+    let sign = if r < 0.0 { 0x8000 } else { 0 };
+    sign | (((e + 15) as u16) << 10) | m
 }
 
 #[test]
@@ -262,9 +323,20 @@ fn fp32_tiles_are_unpacked_as_tf32_and_added_in_fp32_dst() {
     );
     for (i, c) in out.chunks(4).enumerate() {
         let got = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-        // The unpacker keeps TF32's 10 mantissa bits; the sum is a float, kept in FP32 Dst.
-        let tf32 = |x: u32| f32::from_bits(x & !0x1fff);
-        assert_eq!(got, (tf32(a[i]) + tf32(b[i])).to_bits(), "datum {i}");
+        // The unpacker keeps TF32's 10 mantissa bits; the smaller operand is aligned to the
+        // larger's 11-bit mantissa, the sum kept exactly in FP32 Dst (+0 if it cancels).
+        let tf32 = |x: u32| f32::from_bits(x & !0x1fff) as f64;
+        let (x, y) = (tf32(a[i]), tf32(b[i]));
+        let s = if x.abs() >= y.abs() {
+            aligned_sum(x, y)
+        } else {
+            aligned_sum(y, x)
+        };
+        assert_eq!(
+            got,
+            (s as f32).to_bits() & !(((s == 0.0) as u32) << 31),
+            "datum {i}"
+        );
     }
 }
 

@@ -392,9 +392,15 @@ pub const fn setrwc_flip(flips: u32, cr: u32, dst: u32, src_b: u32, src_a: u32, 
     setrwc(cr, dst, src_b, src_a, which) | f(flips, 22, 2)
 }
 
-/// `UNPACR` (regular mode): unpacker `which_unpacker` (0: `SrcA` or `Dst`, 1: `SrcB`);
-/// `incs` is `(Ch1YInc << 6) + (Ch1ZInc << 4) + (Ch0YInc << 2) + Ch0ZInc`; `flip_src`
-/// hands the bank to the Matrix Unit when done.
+/// `UNPACR` (regular mode) as tt-metal's LLK emits it: unpacker `which_unpacker` (0:
+/// `SrcA` or `Dst`, 1: `SrcB`);
+/// `incs` is `(Ch1YInc << 6) + (Ch1ZInc << 4) + (Ch0YInc << 2) + Ch0ZInc`;
+/// `flip_src` hands the bank to the Matrix Unit when done. It sets
+/// `MultiContextMode` (bit 7, LLK's OvrdThreadId: context 0 plus the thread's
+/// `CfgContextOffset`, ADC 0) and `Last` (bit 0), so the kernel configures context 0:
+/// `THCON_SEC<u>_REG2_Disable_zero_compress_cntx0`, `Unpack_if_sel_cntx0`, and for unpacker
+/// 0 `THCON_SEC0_REG5_Tile_x_dim_cntx0` and `Dest_cntx0_address` (the `SrcA` or `Dst`
+/// output address, where the non-context mode reads `UNP0_ADDR_BASE_REG_1`).
 pub const fn unpacr(
     which_unpacker: u32,
     incs: u32,
@@ -404,8 +410,10 @@ pub const fn unpacr(
     op(0x42)
         | f(which_unpacker, 23, 1)
         | f(incs, 15, 8)
+        | f(1, 7, 1)
         | f(flip_src as u32, 6, 1)
         | f(all_datums_are_zero as u32, 4, 1)
+        | f(1, 0, 1)
 }
 
 /// `PACR`: `packer_mask` 0 or 1 is packer 0; `last`/`flush` end the output stream.
@@ -637,7 +645,8 @@ mod tests {
         assert_eq!(movd2b(false, 0, 0, false, 4), 0x0A00_0004);
         assert_eq!(cleardvalid(0b11, true, false), 0x36C0_0002);
         assert_eq!(setdvalid(0b10), 0x5700_0002);
-        assert_eq!(unpacr(1, 0b01_00_01_00, true, false), 0x42A2_0040);
+        // MultiContextMode (bit 7) and Last (bit 0) always set, as tt-metal emits UNPACR.
+        assert_eq!(unpacr(1, 0b01_00_01_00, true, false), 0x42A2_00C1);
         assert_eq!(pacr(1, false, 1, true, false, false, true), 0x4100_8181);
         assert_eq!(setrwc_flip(0b11, 0, 0, 0, 0, 0b1111), 0x37C0_000F);
     }

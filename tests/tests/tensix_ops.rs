@@ -1,9 +1,9 @@
 //! Compute ops on the Tensix coprocessor through the real CLI: `examples/cxx/tensix/ops.cpp`
 //! built for TRISC0-2 (unpack, math, pack) runs eltwise add, eltwise mul, relu and a tiled
 //! matmul on the emulator. The inputs go to L1 with `--l1`, with a host reference that follows
-//! the documented rounding (`example_abi::bf16`: `float` arithmetic, round to nearest even
-//! into BF16); the pack kernel compares its output with that reference and records the
-//! number of mismatches.
+//! the Matrix Unit's rounding as ttsim computes it (`example_abi::bf16`: operands aligned to
+//! a shared exponent, ties away from zero); the pack kernel compares its output with that
+//! reference and records the number of mismatches.
 //! The profile must have the stage zones on TRISC0/1/2 and the semaphore waits typed.
 
 use example_abi::bf16::{self, face_index, round as bf16_of, value as f32_of};

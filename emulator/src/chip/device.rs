@@ -146,6 +146,7 @@ impl Device {
                     risc: Risc::Brisc,
                 };
                 mem.regs.tensix.attach_l1(mem.l1);
+                mem.regs.tensix.set_numerics(cfg.numerics);
                 tiles.push(Tile {
                     chip,
                     coord,

@@ -2,9 +2,11 @@
 //! pipeline's cost table is [`Timing`], the NoC's [`NocConfig`].
 
 mod noc;
+mod numerics;
 mod timing;
 
 pub use noc::{Arbitration, NocCalibration, NocConfig};
+pub use numerics::Numerics;
 pub use timing::Timing;
 
 use crate::time::clock::ClockModel;
@@ -87,6 +89,9 @@ pub struct DeviceConfig {
     /// in its kernel configuration buffer; Wormhole B0 only). It decides which code the
     /// cores may fetch, which L1 stores are faults, and where the loader puts an ELF.
     pub layout: Layout,
+    /// Whose rules the Tensix Matrix Unit's floating-point arithmetic follows where the two
+    /// public references disagree ([`Numerics`]): ttsim's by default.
+    pub numerics: Numerics,
 }
 
 impl DeviceConfig {
@@ -109,6 +114,7 @@ impl DeviceConfig {
             noc: NocConfig::for_arch(arch),
             deadlock_detection: false,
             layout: Layout::Ttprof,
+            numerics: Numerics::default(),
         }
     }
 

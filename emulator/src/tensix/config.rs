@@ -162,6 +162,8 @@ pub(crate) mod fields {
         /// `ADDR_MOD_BIAS_SEC<k>` is word `48 + k`.
         pub const ADDR_MOD_BIAS: usize = 48;
         pub const FP16A_FORCE: F = F(56, 0, 1);
+        /// `UNPACK_MISC_CFG_CfgContextOffset_<u>` (unpacker `u`).
+        pub const CFG_CONTEXT_OFFSET: [F; 2] = [F(39, 0, 4), F(39, 8, 4)];
     }
 
     pub mod cfg {
@@ -173,6 +175,7 @@ pub(crate) mod fields {
         pub const FPU_SRND: F = F(1, 0, 1);
         pub const PACKER_SRND: F = F(1, 2, 1);
         pub const SRCA_FMT: F = F(1, 17, 4);
+        pub const SRCB_FMT: F = F(1, 21, 4);
         pub const DSTACC: F = F(1, 25, 4);
         pub const FP32_ENABLED: F = F(1, 29, 1);
         pub const INT8_MATH: F = F(1, 31, 1);
@@ -206,6 +209,8 @@ pub(crate) mod fields {
         pub const UNP_ZSTRIDE1: [F; 2] = [F(45, 0, 12), F(47, 0, 12)];
         pub const UNP_WSTRIDE1: [F; 2] = [F(45, 12, 16), F(47, 12, 16)];
         pub const UNP_BASE1: [F; 2] = [F(40, 16, 16), F(48, 16, 16)];
+        /// `UNPx_ADD_DEST_ADDR_CNTR_add_dest_addr_cntr`.
+        pub const UNP_ADD_DEST_ADDR_CNTR: [F; 2] = [F(41, 8, 1), F(49, 8, 1)];
         /// `THCON_SEC<u>`: unpacker `u`'s section starts at word `52 + 40u`.
         pub const THCON_SEC: [usize; 2] = [52, 92];
         // Offsets inside a THCON section.
@@ -218,6 +223,19 @@ pub(crate) mod fields {
         pub const UNPACK_IF_SEL: F = F(8, 11, 1);
         pub const UPSAMPLE_RATE: F = F(8, 12, 2);
         pub const SHIFT_AMOUNT_CNTX0: F = F(8, 16, 4);
+        pub const OVRD_DATA_FORMAT: F = F(8, 14, 1);
+        /// `Disable_zero_compress_cntx<k>`: bit `k` (k < 4) or `12 + k` of word 9.
+        pub const DISABLE_ZERO_COMPRESS_CNTX: usize = 9;
+        /// `Unpack_if_sel_cntx<k>`: bit `4 + k` (k < 4) or `16 + k` of word 9.
+        pub const UNPACK_IF_SEL_CNTX: usize = 9;
+        /// `Base_cntx<k>_address` (k = 1..7): word `12 + k` (REG3, REG4).
+        pub const BASE_CNTX: usize = 12;
+        /// `Dest_cntx<k>_address` (unpacker 0, k < 4): 16 bits of word `20 + k / 2`.
+        pub const DEST_CNTX: usize = 20;
+        /// `Tile_x_dim_cntx<k>` (unpacker 0, k < 4): 16 bits of word `22 + k / 2`.
+        pub const TILE_X_DIM_CNTX: usize = 22;
+        /// `Offset_cntx<k>_address` (k < 4): word `28 + k` (REG7), bits 0-15.
+        pub const OFFSET_CNTX: usize = 28;
         pub const UNPACK_LIMIT: F = F(10, 0, 17);
         pub const UNPACK_FIFO_SIZE: F = F(11, 0, 17);
         pub const BASE_ADDRESS: F = F(12, 0, 32);

@@ -127,6 +127,7 @@ impl Tensix {
                     rwc: &mut self.rwcs[t],
                     src: &mut self.src,
                     dst: &mut self.dst,
+                    numerics: self.numerics,
                 };
                 let f = matrix::footprint(w, &x)?;
                 if f.needs[A] && !x.src.mu_valid(A) {

@@ -3,7 +3,9 @@
 //! functions of `UNPACR_Regular.md`, the `Shuffle*`/`Remove*` functions of `MOVD2A.md` and
 //! `MOVA2D.md`), and the Matrix Unit's arithmetic as `FloatBitPatterns.md` describes it.
 //!
-//! The Matrix Unit's functional models compute in C `float`. Two documented departures
+//! The `float` helpers below serve [`super::matrix::Numerics::IsaDoc`] (the default data
+//! path is `matrix/datapath.rs`, fixed point). The Matrix Unit's functional models compute
+//! in C `float`. Two documented departures
 //! from IEEE 754 are modelled: a biased exponent of 0 reads as zero (denormals flush), and
 //! the all-ones exponent is an ordinary number (`(1 + Man/2^n) * 2^(Exp - bias)`, no
 //! infinities or NaNs). Values are carried in `f64`, which holds every such number

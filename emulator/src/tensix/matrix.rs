@@ -1,7 +1,8 @@
 //! The Matrix Unit's data instructions (`MatrixUnit.md` and each instruction's page):
 //! `ELWADD`, `ELWSUB`, `ELWMUL`, `MVMUL`, `ZEROACC`, `ZEROSRC`, `MOVA2D`, `MOVB2D`,
 //! `MOVD2A`, `MOVD2B`, `CLEARDVALID`, following the functional models line by line; the
-//! floating-point arithmetic is [`super::float`]'s.
+//! floating-point arithmetic is `datapath`'s (silicon's rules, as ttsim computes them) or,
+//! under [`Numerics::IsaDoc`], the functional models' `float` arithmetic (`isa_doc`).
 //!
 //! [`footprint`] says, before an instruction issues, which `SrcA`/`SrcB` banks it waits for
 //! and which 8-row blocks of `DstBits` it reads and writes (for the read-after-write stall
@@ -19,6 +20,10 @@ use super::dst::{adj_row, Dst};
 use super::float::{self as fl, Style};
 use super::isa::{field, opcode};
 use super::src_regs::{SrcRegs, A, B};
+
+mod datapath;
+mod isa_doc;
+use datapath as dp;
 
 /// Opcodes of this module.
 #[allow(missing_docs)] // the mnemonics
@@ -60,7 +65,11 @@ pub(crate) struct Ctx<'a> {
     pub src: &'a mut SrcRegs,
     /// `Dst`.
     pub dst: &'a mut Dst,
+    /// Whose arithmetic the floating-point instructions follow.
+    pub numerics: Numerics,
 }
+
+pub(crate) use crate::config::Numerics;
 
 /// The blocks of `n` rows of `Dst` from `row`, in the 32-bit view if `d32`.
 pub(crate) fn blocks(row: u32, n: u32, d32: bool) -> u128 {
@@ -203,12 +212,18 @@ pub(crate) fn execute(w: u32, x: &mut Ctx) -> Result<(), String> {
     let addr_mod = field(w, 15, 2);
     match opcode(w) {
         op::ELWADD | op::ELWSUB | op::ELWMUL => {
-            eltwise(w, x)?;
+            match x.numerics {
+                Numerics::Ttsim => eltwise(w, x)?,
+                Numerics::IsaDoc => isa_doc::eltwise(w, x)?,
+            }
             flips(w, x);
             apply_addr_mod(x.rwc, thd, addr_mod, true);
         }
         op::MVMUL => {
-            mvmul(w, x)?;
+            match x.numerics {
+                Numerics::Ttsim => mvmul(w, x)?,
+                Numerics::IsaDoc => isa_doc::mvmul(w, x)?,
+            }
             flips(w, x);
             apply_addr_mod(x.rwc, thd, addr_mod, true);
         }
@@ -264,63 +279,107 @@ fn phase(x: &Ctx) -> u32 {
     (x.rwc.fidelity + x.cfg.thd(x.thread, t::FIDELITY_BASE)) & 3
 }
 
-/// Accumulates `r` (already a `float`) onto `Dst` at `(row, col)` if `acc`, and writes it
-/// in the format `style`/`d32` select.
-fn write_result(dst: &mut Dst, row: usize, col: usize, r: f64, acc: bool, style: Style, d32: bool) {
-    if d32 {
-        let r = if acc {
-            fl::f(r + fl::value(fl::read_dst_fp32(dst.read32(row, col))))
-        } else {
-            r
-        };
-        dst.write32(row, col, fl::write_dst_fp32(fl::round_fp32(r)));
-    } else if style == Style::Fp16 {
-        let r = if acc {
-            fl::f(r + fl::fp16_value(fl::read_dst_fp16(dst.read16(row, col))))
-        } else {
-            r
-        };
-        dst.write16(row, col, fl::write_dst_fp16(fl::round_fp16(r)));
-    } else {
-        let r = if acc {
-            fl::f(r + fl::bf16_value(fl::read_dst_bf16(dst.read16(row, col))))
-        } else {
-            r
-        };
-        dst.write16(row, col, fl::write_dst_bf16(fl::round_bf16(r)));
+/// A `SrcA`/`SrcB` datum as the data path reads it in format `style`: Sign, Exp, Man
+/// (bit 18, bits 10-17, bits 0-9), BF16 without the three low mantissa bits, FP16 with a
+/// 5-bit exponent; `zero` if its exponent is 0 and `flush` (for `SrcA` always).
+fn operand(v: u32, style: Style, flush: bool) -> dp::Operand {
+    let (sign, mut man, mut exp) = (v & 0x40000, (v >> 8) & 0x3ff, v & 0xff);
+    match style {
+        Style::Bf16 => man &= !7,
+        Style::Fp16 => exp &= 0x1f,
+        Style::Tf32 => {}
     }
+    dp::Operand {
+        bits: sign | (exp << 10) | man,
+        zero: flush && exp == 0,
+    }
+}
+
+/// `Dst[row][col]` as the data path's accumulator reads it (FP32-layout bits; FP16 with its
+/// 5-bit exponent in bits 23-27), and the inverse.
+fn read_acc(dst: &Dst, row: usize, col: usize, style: Style, d32: bool) -> u32 {
+    if d32 {
+        fl::read_dst_fp32(dst.read32(row, col))
+    } else if style == Style::Fp16 {
+        let h = fl::read_dst_fp16(dst.read16(row, col)) as u32;
+        ((h & 0x8000) << 16) | ((h & 0x7fff) << 13)
+    } else {
+        (fl::read_dst_bf16(dst.read16(row, col)) as u32) << 16
+    }
+}
+
+fn write_acc(dst: &mut Dst, row: usize, col: usize, r: u32, style: Style, d32: bool) {
+    if d32 {
+        dst.write32(row, col, fl::write_dst_fp32(r));
+    } else if style == Style::Fp16 {
+        let h = ((r >> 16) & 0x8000) | ((r & 0x0fff_e000) >> 13);
+        dst.write16(row, col, fl::write_dst_fp16(h as u16));
+    } else {
+        dst.write16(row, col, fl::write_dst_bf16((r >> 16) as u16));
+    }
+}
+
+/// The formats the arithmetic reads `SrcA` and `SrcB` in, `UseDst32b`, the data path mode.
+fn path(x: &Ctx) -> Result<(Style, Style, bool, dp::Mode), String> {
+    let th = x.thread;
+    let (style, d32) = styles(x.cfg, th)?;
+    let style_b = if style == Style::Fp16 {
+        style
+    } else {
+        Style::of(x.cfg.get(th, c::SRCB_FMT))
+    };
+    let mode = dp::Mode {
+        fp32: d32,
+        exp8: style != Style::Fp16,
+    };
+    Ok((style, style_b, d32, mode))
 }
 
 /// `ELWADD`, `ELWSUB`, `ELWMUL`.
 fn eltwise(w: u32, x: &mut Ctx) -> Result<(), String> {
     let th = x.thread;
-    let (style, d32) = styles(x.cfg, th)?;
+    let (style, style_b, d32, mode) = path(x)?;
     let o = opcode(w);
     let (bcol0, brow) = (field(w, 19, 1) != 0, field(w, 20, 1) != 0);
     let a_row = (x.rwc.src_a.v & 0x38) as usize;
     let b_row = (x.rwc.src_b.v & if brow { 0x3f } else { 0x38 }) as usize;
     let dst_row = (dst_base(x.cfg, th, x.rwc, field(w, 0, 10)) & 0x3f8) as usize;
     let ph = phase(x);
-    let acc = o == op::ELWMUL || field(w, 21, 1) != 0;
+    let add_dst = field(w, 21, 1) != 0;
+    if o == op::ELWMUL && add_dst {
+        return Err(
+            "ELWMUL with AddDst (bit 21) is non-contractual: ELWMUL always accumulates".into(),
+        );
+    }
+    if o != op::ELWMUL && ph != 0 {
+        return Err(format!(
+            "ELWADD/ELWSUB at fidelity phase {ph} is non-contractual (Numerics::IsaDoc models it)"
+        ));
+    }
+    let flush_b = x.cfg.get(th, c::ZERO_FLAG_DISABLED_SRC) == 0;
     for i in 0..8 {
         for j in 0..16 {
-            let a = fl::src_bits(x.src.mu(A).rows[(a_row + i) & 63][j], style);
+            let a = operand(x.src.mu(A).rows[(a_row + i) & 63][j], style, true);
             let bi = (b_row + if brow { 0 } else { i }) & 63;
-            let b = fl::src_bits(x.src.mu(B).rows[bi][if bcol0 { 0 } else { j }], style);
-            let r = if o == op::ELWMUL {
-                fl::f(fl::src_a_fidelity(a, ph) * fl::src_b_fidelity(b, ph))
+            let mut bv = x.src.mu(B).rows[bi][if bcol0 { 0 } else { j }];
+            if o == op::ELWSUB {
+                bv ^= 0x40000;
+            }
+            let b = operand(bv, style_b, flush_b);
+            let row = dst_row + i;
+            let (term, old) = if o == op::ELWMUL {
+                let old = read_acc(x.dst, row, j, style, d32);
+                (dp::mul_term(a, b, mode, ph), old)
             } else {
-                let (av, bv) = (fl::value(a), fl::value(b));
-                let mut r = fl::f(if o == op::ELWADD { av + bv } else { av - bv });
-                if ph & 1 != 0 {
-                    r = fl::f(r / 32.0);
-                }
-                if ph & 2 != 0 {
-                    r = fl::f(r / 128.0);
-                }
-                r
+                let old = if add_dst {
+                    read_acc(x.dst, row, j, style, d32)
+                } else {
+                    0
+                };
+                (dp::add_term(a, b, mode), old)
             };
-            write_result(x.dst, dst_row + i, j, r, acc, style, d32);
+            let r = dp::accumulate([term, dp::Term::default()], old, mode);
+            write_acc(x.dst, row, j, r, style, d32);
         }
     }
     Ok(())
@@ -329,33 +388,37 @@ fn eltwise(w: u32, x: &mut Ctx) -> Result<(), String> {
 /// `MVMUL`: `Dst += SrcB @ SrcA`.
 fn mvmul(w: u32, x: &mut Ctx) -> Result<(), String> {
     let th = x.thread;
-    let (style, d32) = styles(x.cfg, th)?;
+    let (style, style_b, d32, mode) = path(x)?;
+    if x.cfg.get(th, c::ZERO_FLAG_DISABLED_SRC) != 0 {
+        return Err(
+            "MVMUL keeping SrcB denormals (ALU_ACC_CTRL_Zero_Flag_disabled_src) is not modelled"
+                .into(),
+        );
+    }
     let brow = field(w, 19, 1) != 0;
     let n = if brow { 7 } else { 8 };
     let a_row = (x.rwc.src_a.v & 0x38) as usize;
     let b_row = (x.rwc.src_b.v & if brow { 0x3f } else { 0x38 }) as usize;
     let dst_row = (dst_base(x.cfg, th, x.rwc, field(w, 0, 10)) & (0x400 - n as u32)) as usize;
     let ph = phase(x);
-    let mut bm = [[0f64; 16]; 8];
-    for (i, row) in bm.iter_mut().enumerate().take(n) {
-        let src = &x.src.mu(B).rows[(b_row + if brow { 0 } else { i }) & 63];
-        for (k, v) in row.iter_mut().enumerate() {
-            *v = fl::src_b_fidelity(fl::src_bits(src[k], style), ph);
-        }
-    }
     // SrcA's 16x16 matrix, transposed: `at[j][k]` is row `k`, column `j`.
-    let mut at = [[0f64; 16]; 16];
+    let zero = operand(0, style, true);
+    let mut at = [[zero; 16]; 16];
     for k in 0..16 {
         let src = &x.src.mu(A).rows[(a_row + k) & 63];
         for (j, col) in at.iter_mut().enumerate() {
-            col[k] = fl::src_a_fidelity(fl::src_bits(src[j], style), ph);
+            col[k] = operand(src[j], style, true);
         }
     }
     let step = if brow { 2 } else { 1 };
-    for (i, b) in bm.iter().enumerate().take(n).step_by(step) {
+    for i in (0..n).step_by(step) {
+        let src = &x.src.mu(B).rows[(b_row + if brow { 0 } else { i }) & 63];
+        let b: [dp::Operand; 16] = std::array::from_fn(|k| operand(src[k], style_b, true));
         for (j, a) in at.iter().enumerate() {
-            let acc = (0..16).fold(0.0, |acc, k| fl::f(acc + fl::f(b[k] * a[k])));
-            write_result(x.dst, dst_row + i, j, acc, true, style, d32);
+            let row = dst_row + i;
+            let old = read_acc(x.dst, row, j, style, d32);
+            let r = dp::accumulate(dp::dot_terms(a, &b, mode, ph), old, mode);
+            write_acc(x.dst, row, j, r, style, d32);
         }
     }
     Ok(())
@@ -527,3 +590,6 @@ fn mov_from_dst(w: u32, x: &mut Ctx) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod agreement;

@@ -180,6 +180,8 @@ pub(crate) struct Tensix {
     /// The destination register, shared by the Matrix Unit, unpacker 0, the packers and
     /// the Vector Unit.
     pub dst: dst::Dst,
+    /// Whose rules the Matrix Unit's floating-point arithmetic follows (default: ttsim's).
+    pub numerics: matrix::Numerics,
     /// The Vector Unit (SFPU) and its `LReg`s, shared by the three threads.
     pub vector: sfpu::VectorUnit,
     /// The thread has an instruction in the Vector Unit until this cycle (`STALLWAIT` C14).
@@ -260,6 +262,7 @@ impl Tensix {
             sync: Default::default(),
             config: Default::default(),
             dst: Default::default(),
+            numerics: Default::default(),
             vector: Default::default(),
             sfpu_until: [0; 3],
             src: Default::default(),
@@ -288,6 +291,12 @@ impl Tensix {
             why: [TensixWait::Issuing; 3],
             held_by: [TensixWait::ScalarUnit; 3],
         }
+    }
+
+    /// Whose rules the Matrix Unit and the Vector Unit's MAD follow.
+    pub fn set_numerics(&mut self, numerics: matrix::Numerics) {
+        self.numerics = numerics;
+        self.vector.numerics = numerics;
     }
 
     /// Gives the unpackers and packers the tile's L1.
@@ -482,7 +491,7 @@ impl Tensix {
                             return Ok(false);
                         }
                         used.sync = true;
-                        self.sync_op(t, w);
+                        self.sync_op(t, w)?;
                     }
                 }
                 tm.sync_latency
@@ -592,7 +601,7 @@ impl Tensix {
     }
 
     /// `SEMINIT`, `SEMPOST`, `SEMGET`, `STALLWAIT`, `SEMWAIT` of thread `t`.
-    fn sync_op(&mut self, t: usize, w: u32) {
+    fn sync_op(&mut self, t: usize, w: u32) -> Result<(), String> {
         let block_of = |w| match isa::field(w, 15, 9) as u16 {
             0 => isa::block::B6,
             b => b,
@@ -606,8 +615,8 @@ impl Tensix {
         };
         match opcode(w) {
             op::SEMINIT => self.sync.seminit(w),
-            op::SEMPOST => self.sync.sempost(w),
-            op::SEMGET => self.sync.semget(w),
+            op::SEMPOST => self.sync.sempost(w)?,
+            op::SEMGET => self.sync.semget(w)?,
             op::STALLWAIT => {
                 let cond = match isa::field(w, 0, 15) as u16 {
                     0 => 0x7F,
@@ -630,6 +639,7 @@ impl Tensix {
                 });
             }
         }
+        Ok(())
     }
 
     /// A push of `word` to thread `thread` by `risc` at `time` (a store to `addr`; the

@@ -35,18 +35,39 @@ impl SyncUnit {
         }
     }
 
-    /// `SEMPOST`: increments each selected `Value` below 15.
-    pub fn sempost(&mut self, word: u32) {
+    /// `SEMPOST`: increments each selected `Value`. A `Value` already at its `Max` is an
+    /// error (non-contractual: ttsim, the public golden model, stops there; the ISA
+    /// documentation's functional model would count on up to 15).
+    pub fn sempost(&mut self, word: u32) -> Result<(), String> {
+        for i in selected(word) {
+            let s = self.sems[i];
+            if s.value >= s.max {
+                return Err(format!(
+                    "SEMPOST on semaphore {i} at its maximum (Value {}, Max {}) is non-contractual",
+                    s.value, s.max
+                ));
+            }
+        }
         for i in selected(word) {
             self.post(i);
         }
+        Ok(())
     }
 
-    /// `SEMGET`: decrements each selected `Value` above 0.
-    pub fn semget(&mut self, word: u32) {
+    /// `SEMGET`: decrements each selected `Value`. A `Value` of 0 is an error
+    /// (non-contractual, as ttsim; the ISA documentation's model would leave it at 0).
+    pub fn semget(&mut self, word: u32) -> Result<(), String> {
+        for i in selected(word) {
+            if self.sems[i].value == 0 {
+                return Err(format!(
+                    "SEMGET on semaphore {i} at Value 0 is non-contractual"
+                ));
+            }
+        }
         for i in selected(word) {
             self.get(i);
         }
+        Ok(())
     }
 
     fn post(&mut self, i: usize) {
@@ -118,12 +139,25 @@ mod tests {
         assert_eq!(s.sems[0], Semaphore { value: 3, max: 4 });
         assert_eq!(s.sems[2], Semaphore { value: 3, max: 4 });
         assert_eq!(s.sems[1], Semaphore::default());
-        s.seminit(sem(0xA3, 0b10) | (15 << 16));
-        s.sempost(sem(0xA4, 0b11));
-        assert_eq!((s.sems[0].value, s.sems[1].value), (4, 15), "stops at 15");
+        s.seminit(sem(0xA3, 0b10) | (14 << 16) | (15 << 20));
+        s.sempost(sem(0xA4, 0b11)).unwrap();
+        assert_eq!((s.sems[0].value, s.sems[1].value), (4, 15));
+        // Past Max (here 4 and 15): an error, nothing changes.
+        let e = s.sempost(sem(0xA4, 0b11)).unwrap_err();
+        assert!(
+            e.contains("semaphore 0 at its maximum (Value 4, Max 4)"),
+            "{e}"
+        );
+        assert_eq!((s.sems[0].value, s.sems[1].value), (4, 15));
+        s.semget(sem(0xA5, 0b1)).unwrap();
         s.seminit(sem(0xA3, 0b1000));
-        s.semget(sem(0xA5, 0b1001));
-        assert_eq!((s.sems[0].value, s.sems[3].value), (3, 0), "stops at 0");
+        let e = s.semget(sem(0xA5, 0b1001)).unwrap_err();
+        assert!(e.contains("semaphore 3 at Value 0"), "{e}");
+        assert_eq!(
+            (s.sems[0].value, s.sems[3].value),
+            (3, 0),
+            "nothing changed"
+        );
         s.risc_write(3, 2);
         s.risc_write(0, 1);
         assert_eq!((s.sems[0].value, s.sems[3].value), (2, 1));
@@ -137,7 +171,7 @@ mod tests {
         s.seminit(sem(0xA3, 1) | (2 << 16) | (2 << 20));
         assert!(s.semwait_met(1, 1));
         assert!(!s.semwait_met(2, 1), "C1: Value >= Max keeps waiting");
-        s.semget(sem(0xA5, 1));
+        s.semget(sem(0xA5, 1)).unwrap();
         assert!(s.semwait_met(3, 1));
         assert!(s.semwait_met(3, 0), "no semaphore selected");
     }

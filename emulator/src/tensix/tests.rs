@@ -298,9 +298,11 @@ fn configure(x: &mut Tensix, addr: u32, out: u32) {
         c[sec] = 5 | (1 << 4) | (1024 << 16);
         c[sec + 1] = 1;
         c[sec + 8] = 5;
+        c[sec + 9] = 1; // Disable_zero_compress_cntx0 (UNPACR's MultiContextMode, context 0)
         c[sec + 12] = addr / 16 - 1;
     }
-    c[40] = 128 << 16;
+    c[72] = 64; // Dest_cntx0_address: datum 64, SrcA row 4 - 4 = 0
+    c[74] = 1024; // Tile_x_dim_cntx0
     c[57] = out / 16 - 1;
     c[58] = 1 | (5 << 4) | (5 << 8);
     c[1] = (5 << 17) | (5 << 25);
@@ -462,8 +464,9 @@ fn unpacker_0_can_write_dst_in_32_bits() {
     configure(&mut x, 0x4000, 0x8000);
     let c = &mut x.config.cfg[0];
     c[52] = (1 << 4) | (1024 << 16); // FP32 in
-    c[60] = 1 << 11; // Unpack_If_Sel: to Dst, Out_data_format FP32
-    c[40] = 256 << 16; // byte 256: datum 64, Dst row 4 - 4 = 0
+    c[60] = 0; // Out_data_format FP32
+    c[61] = 1 | (1 << 4); // context 0: uncompressed, Unpack_if_sel_cntx0 (to Dst)
+    c[72] = 64; // Dest_cntx0_address: datum 64, Dst row 4 - 4 = 0
     c[1] = 1 << 29; // Fp32_enabled, SrcA format FP32 (BF16 style)
     x.adcs[0].sets[0].channel[1].xyzw[0].v = 1; // two datums
     push(&mut x, 0, tt::unpacr(0, 0, false, false), 0);

@@ -2,14 +2,15 @@
 //! (unpacker 0), `SrcB` (unpacker 1) or `Dst` (unpacker 0 with `Unpack_If_Sel`), with the
 //! page's format conversions, output addressing and counter updates.
 //!
-//! Modelled: uncompressed input without multi-context mode or row search, input formats
+//! Modelled: uncompressed input without row search, in `MultiContextMode` (contexts 0-3,
+//! no context counter, no per-context formats) or not, input formats
 //! FP32, TF32 (to `Dst`), BF16 (Float16_b), FP16 and INT16, the conversions FP32 to TF32 /
 //! BF16 (and FP32 / TF32 / INT32 kept as they are when unpacking to `Dst`),
 //! `AllDatumsAreZero`, column shift, `SRCA_SET_SetOvrdWithAddr`, `FlipSrc` and
 //! `Unpack_Src_Reg_Set_Upd`. Everything else is an error naming it (a fault): compressed
 //! input, BFP/FP8/INT8 formats, `FP32ToFP16` (the page does not define it), tileize,
-//! transpose (haloize), upsampling, multi-context mode, row search, and what the page calls
-//! undefined behaviour.
+//! transpose (haloize), upsampling, the context counter, row search, and what the page
+//! calls undefined behaviour. `Last` (bit 0) has no effect here.
 
 use super::config::fields::{cfg as c, thd as t};
 use super::config::BackendConfig;
@@ -44,8 +45,13 @@ pub(crate) fn unsupported(w: u32) -> Option<String> {
                 .into(),
         );
     }
-    if field(w, 7, 1) != 0 {
-        return Some("UNPACR MultiContextMode is not modelled".into());
+    if field(w, 7, 1) != 0 && field(w, 3, 1) != 0 {
+        return Some(
+            "UNPACR UseContextCounter (a per-thread context counter) is not modelled".into(),
+        );
+    }
+    if field(w, 7, 1) != 0 && field(w, 8, 2) == 3 {
+        return Some("UNPACR MultiContextMode with ContextADC 3 is undefined behaviour".into());
     }
     if field(w, 2, 1) != 0 {
         return Some("UNPACR RowSearch is not modelled".into());
@@ -116,14 +122,49 @@ pub(crate) fn execute(
     let which = field(w, 23, 1) as usize;
     let sec = c::THCON_SEC[which];
     let g = |f: super::config::Field| cfg.get(th, f.at(sec));
-    let td: Vec<u32> = (0..4)
-        .map(|k| cfg.cfg[cfg.state_id(th)][sec + c::TD_WORDS + k])
-        .collect();
+    let word = |k: usize| cfg.cfg[cfg.state_id(th)][sec + k];
+    let td: Vec<u32> = (0..4).map(|k| word(c::TD_WORDS + k)).collect();
     let in_fmt = td[0] & 0xf;
-    if (td[0] >> 4) & 1 == 0 {
-        return Err("compressed input (TileDescriptor IsUncompressed = 0) is not modelled".into());
+    // MultiContextMode (bit 7; tt-metal's OvrdThreadId, set in every UNPACR LLK emits): the
+    // context's registers replace the tile descriptor's uncompressed flag and (unpacker 0)
+    // X dimension, the base and offset addresses, Unpack_If_Sel, the column shift, and the
+    // output address (Dest_cntx); ContextADC picks the ADCs.
+    let multi = field(w, 7, 1) != 0;
+    let (ctx, adc) = if multi {
+        let ctx = (field(w, 10, 3) + cfg.thd(th, t::CFG_CONTEXT_OFFSET[which])) & 7;
+        if which == 1 && ctx >= 2 {
+            return Err(format!(
+                "UNPACR context {ctx} on unpacker 1 is undefined behaviour"
+            ));
+        }
+        if ctx >= 4 {
+            return Err(format!("UNPACR context {ctx} (4-7) is not modelled"));
+        }
+        if g(c::OVRD_DATA_FORMAT) != 0 {
+            return Err("per-context data formats (Ovrd_data_format) are not modelled".into());
+        }
+        (ctx as usize, field(w, 8, 2) as usize)
+    } else {
+        (0, th)
+    };
+    let uncompressed = if multi {
+        (word(c::DISABLE_ZERO_COMPRESS_CNTX) >> ctx) & 1
+    } else {
+        (td[0] >> 4) & 1
+    };
+    if uncompressed == 0 {
+        return Err(if multi {
+            format!("compressed input (Disable_zero_compress_cntx{ctx} = 0) is not modelled")
+        } else {
+            "compressed input (TileDescriptor IsUncompressed = 0) is not modelled".into()
+        });
     }
-    let x_dim = td[0] >> 16;
+    let half = |k: usize, i: usize| (word(k + i / 2) >> (16 * (i % 2))) & 0xffff;
+    let x_dim = if multi && which == 0 {
+        half(c::TILE_X_DIM_CNTX, ctx)
+    } else {
+        td[0] >> 16
+    };
     let y_dim = td[1] & 0xff;
     let z_dim = ((td[1] >> 16) & 0xff).max(1);
     let digest = (td[3] >> 24) & 0xff;
@@ -143,15 +184,22 @@ pub(crate) fn execute(
     if throttle == 3 {
         return Err("Throttle_mode 3 has no documented speed".into());
     }
-    let to_dst = which == 0 && g(c::UNPACK_IF_SEL) != 0;
+    let to_dst = which == 0
+        && if multi {
+            (word(c::UNPACK_IF_SEL_CNTX) >> (4 + ctx)) & 1 != 0
+        } else {
+            g(c::UNPACK_IF_SEL) != 0
+        };
     if which == 0 && g(c::HALOIZE) != 0 {
         return Err("transpose (Haloize_mode) is not modelled".into());
     }
-    let in_addr = (g(c::BASE_ADDRESS)
-        .wrapping_add(g(c::OFFSET_ADDRESS) & 0xffff)
-        .wrapping_add(1 + digest) as u64)
-        * 16;
-    let ch = adcs[th].sets[which].channel;
+    let (base, offset) = if ctx != 0 {
+        (word(c::BASE_CNTX + ctx), word(c::OFFSET_CNTX + ctx))
+    } else {
+        (g(c::BASE_ADDRESS), g(c::OFFSET_ADDRESS))
+    };
+    let in_addr = (base.wrapping_add(offset & 0xffff).wrapping_add(1 + digest) as u64) * 16;
+    let ch = adcs[adc].sets[which].channel;
     let [x0, y0, z0, w0] = ch[0].xyzw.map(|k| k.v as u64);
     let x_end = ch[1].xyzw[0].v as u64 + 1;
     let first = ((w0 * z_dim as u64 + z0) * y_dim as u64 + y0) * x_dim as u64 + x0;
@@ -186,10 +234,20 @@ pub(crate) fn execute(
         }
         out >>= 1;
     }
+    if multi && which == 0 {
+        let ctx_out = half(c::DEST_CNTX, ctx);
+        if to_dst || cfg.get(th, c::UNP_ADD_DEST_ADDR_CNTR[0]) != 0 {
+            out = out.wrapping_add(ctx_out);
+        } else {
+            out = ctx_out;
+        }
+    }
     let col_shift = if which == 1 {
         0
     } else {
-        g(c::SHIFT_AMOUNT_CNTX0)
+        // Shift_amount_cntx<k>: four bits each from SHIFT_AMOUNT_CNTX0.
+        let f = c::SHIFT_AMOUNT_CNTX0;
+        (word(f.0) >> (f.1 + 4 * ctx as u32)) & 15
     };
     if to_dst && col_shift != 0 {
         return Err("a column shift while unpacking to Dst is undefined behaviour".into());
@@ -253,7 +311,7 @@ pub(crate) fn execute(
         }
     }
     // Counter updates.
-    let set = &mut adcs[th].sets[which].channel;
+    let set = &mut adcs[adc].sets[which].channel;
     let bump = |v: u32, inc: u32, bits: u32| (v + inc) & ((1 << bits) - 1);
     set[0].xyzw[1].v = bump(set[0].xyzw[1].v, field(w, 17, 2), 13);
     set[0].xyzw[2].v = bump(set[0].xyzw[2].v, field(w, 15, 2), 8);

@@ -1,14 +1,27 @@
-//! The host reference of the example ops on BF16 tiles, following the functional models of
-//! Tenstorrent's ISA documentation (`WormholeB0/TensixTile/TensixCoprocessor/`, `ELWADD.md`,
-//! `ELWMUL.md`, `MVMUL.md`) as the kernels configure the Matrix Unit: 16-bit `Dst` holding
-//! BF16, fidelity phase 0 only ("LoFi"), `float` arithmetic rounded to nearest even, then
-//! `RoundToBF16` (nearest, ties to even) into `Dst`. The kernels pack `Dst` to L1 as it is,
-//! so these are the bits the output tiles must hold.
+//! The host reference of the example ops on BF16 tiles: the bits the Matrix Unit of a
+//! Wormhole B0 writes as the kernels configure it (16-bit `Dst` holding BF16, fidelity
+//! phase 0 only, "LoFi"), by the rules of Tenstorrent's functional simulator ttsim, which
+//! the coprocessor model follows (docs/design/tensix-coprocessor.md, "Numerics"). This
+//! module states those rules on exact values (`f64` holds every intermediate exactly),
+//! independently of the emulator's bit-level data path:
+//!
+//! - `ELWADD`: the smaller operand is rounded to a multiple of the larger one's last
+//!   mantissa unit (11-bit mantissas, `2^(e-10)`), half away from zero; the exact sum is
+//!   then rounded to BF16 half away from zero ([`round`]).
+//! - `ELWMUL`: the product of `SrcA`'s top four and `SrcB`'s top six mantissa bits, exact,
+//!   rounded to BF16 half away from zero; a product whose exponent underflows is zero.
+//! - `MVMUL`: each half of the 16-term dot product (8 terms) is summed in units of `2^-10`
+//!   of its largest product exponent, each product rounded to that unit half away from
+//!   zero; the two half sums and the old `Dst` value are rounded to units of `2^-23` and
+//!   then `2^-10` of the largest of their exponents (the sums half toward plus infinity,
+//!   `Dst` half away from zero), added, and rounded to BF16 half away from zero.
+//! - Exponent 0 reads as zero; a zero result is `+0`; a result below the smallest normal
+//!   is `+0`, one past the largest is the "too large" pattern (exponent 255, mantissa 0).
+//!
+//! The kernels pack `Dst` to L1 as it is, so these are the bits the output tiles must hold.
 //!
 //! A tile is 32x32 datums stored as four 16x16 faces, each row-major ([`face_index`]), the
-//! order the unpackers and packer 0 move a tile in. The inputs must be normal numbers (or
-//! zero) whose products and sums stay normal: the Matrix Unit flushes denormals, and its
-//! NaN/infinity handling is not IEEE 754's; this reference does not model either.
+//! order the unpackers and packer 0 move a tile in.
 
 use crate::{TILE_DIM, TILE_ELEMS};
 
@@ -17,10 +30,82 @@ pub fn value(h: u16) -> f32 {
     f32::from_bits((h as u32) << 16)
 }
 
-/// `RoundToBF16`: `x` to the nearest BF16 pattern, ties to even (`x` finite).
+/// The Matrix Unit's value of a BF16 pattern: exponent 0 is zero, exponent 255 a number.
+fn mu_value(h: u16) -> f64 {
+    let e = ((h >> 7) & 0xff) as i32;
+    if e == 0 {
+        return 0.0;
+    }
+    let v = (1.0 + (h & 0x7f) as f64 / 128.0) * pow2(e - 127);
+    if h & 0x8000 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
+/// `2^e` (`e` within `f64`'s normal range).
+fn pow2(e: i32) -> f64 {
+    f64::from_bits(((e + 1023) as u64) << 52)
+}
+
+fn abs(x: f64) -> f64 {
+    if x < 0.0 {
+        -x
+    } else {
+        x
+    }
+}
+
+/// The largest integer not above `x` (`|x| < 2^62`).
+fn floor(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x {
+        t - 1.0
+    } else {
+        t
+    }
+}
+
+/// `x` to a multiple of `unit`: ties away from zero, or toward plus infinity.
+fn to_unit(x: f64, unit: f64, ties_up: bool) -> f64 {
+    if ties_up {
+        floor(x / unit + 0.5) * unit
+    } else if x < 0.0 {
+        -floor(-x / unit + 0.5) * unit
+    } else {
+        floor(x / unit + 0.5) * unit
+    }
+}
+
+/// The biased exponent of a non-zero `x` (`2^(e-127) <= |x| < 2^(e-126)`).
+fn exponent(x: f64) -> i32 {
+    ((abs(x).to_bits() >> 52) as i32) - 1023 + 127
+}
+
+/// The BF16 pattern of an exact result: 8 significant bits, ties away from zero; zero and
+/// results below the smallest normal are `+0`, results past the largest the pattern
+/// `Sign, 255, 0`.
+pub fn round_exact(x: f64) -> u16 {
+    if x == 0.0 {
+        return 0;
+    }
+    let r = to_unit(x, pow2(exponent(x) - 127 - 7), false);
+    let e = exponent(r);
+    let sign = if r < 0.0 { 0x8000 } else { 0 };
+    if e <= 0 {
+        0
+    } else if e >= 255 {
+        sign | 0x7f80
+    } else {
+        let m = (abs(r) / pow2(e - 127) * 128.0) as u16 - 128;
+        sign | ((e as u16) << 7) | m
+    }
+}
+
+/// `x` (a `float`) to BF16 as the Matrix Unit rounds: [`round_exact`].
 pub fn round(x: f32) -> u16 {
-    let bits = x.to_bits();
-    ((bits + 0x7fff + ((bits >> 16) & 1)) >> 16) as u16
+    round_exact(x as f64)
 }
 
 /// Index of datum `(row, col)` of a tile stored as four 16x16 faces, each row-major.
@@ -38,15 +123,63 @@ pub fn src_b_phase0(x: f32) -> f32 {
     f32::from_bits(x.to_bits() & 0xfffe_0000)
 }
 
-/// `ELWADD` into BF16 `Dst`: `RoundToBF16(a + b)`.
-pub fn add(a: u16, b: u16) -> u16 {
-    round(value(a) + value(b))
+fn exp_of(h: u16) -> i32 {
+    ((h >> 7) & 0xff) as i32
 }
 
-/// `ELWMUL` (fidelity phase 0) onto a `Dst` row zeroed by `ZEROACC`: the product of `a`'s
-/// and `b`'s phase-0 bits plus zero (so `-0` becomes `+0`), rounded to BF16.
+/// `ELWADD` into BF16 `Dst` (not accumulating).
+pub fn add(a: u16, b: u16) -> u16 {
+    let (big, small) = if a & 0x7fff >= b & 0x7fff {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    if exp_of(big) == 0 {
+        return 0;
+    }
+    let unit = pow2(exp_of(big) - 127 - 10);
+    round_exact(mu_value(big) + to_unit(mu_value(small), unit, false))
+}
+
+/// Phase 0's product of `a` (`SrcA`) and `b` (`SrcB`) and its exponent (`None`: zero).
+fn product(a: u16, b: u16) -> Option<(f64, i32)> {
+    if exp_of(a) == 0 || exp_of(b) == 0 {
+        return None;
+    }
+    let p = mu_value(a & 0xfff8) * mu_value(b & 0xfffe);
+    Some((p, exp_of(a) + exp_of(b) - 127))
+}
+
+/// `ELWMUL` (fidelity phase 0) onto a `Dst` row zeroed by `ZEROACC`.
 pub fn mul(a: u16, b: u16) -> u16 {
-    round(src_a_phase0(value(a)) * src_b_phase0(value(b)) + 0.0)
+    match product(a, b) {
+        Some((p, e)) if e > 0 => round_exact(p),
+        _ => 0,
+    }
+}
+
+/// One `MVMUL` result: `dst` plus the dot product of `srcb` and `srca` (16 each).
+pub fn mvmul_datum(srcb: &[u16; 16], srca: &[u16; 16], dst: u16) -> u16 {
+    let mut terms = [(0f64, 0i32); 2];
+    for (h, t) in terms.iter_mut().enumerate() {
+        let ps: [(f64, i32); 8] =
+            core::array::from_fn(|k| product(srca[8 * h + k], srcb[8 * h + k]).unwrap_or((0.0, 0)));
+        let e = ps.iter().map(|p| p.1).max().unwrap_or(0);
+        if e > 0 {
+            let unit = pow2(e - 127 - 10);
+            *t = (ps.iter().map(|p| to_unit(p.0, unit, false)).sum(), e);
+        }
+    }
+    let e = terms[0].1.max(terms[1].1).max(exp_of(dst));
+    if e <= 0 {
+        return 0;
+    }
+    let (fine, coarse) = (pow2(e - 127 - 23), pow2(e - 127 - 10));
+    let mut sum = to_unit(to_unit(mu_value(dst), fine, false), coarse, false);
+    for t in terms {
+        sum += to_unit(to_unit(t.0, fine, true), coarse, true);
+    }
+    round_exact(sum)
 }
 
 /// Relu on the Vector Unit (`SFPSETCC` on the sign, `SFPMOV` of zero where it is set):
@@ -61,21 +194,16 @@ pub fn relu(a: u16) -> u16 {
 
 /// One 32x32 tile of `x @ y` as the kernels issue `MVMUL`s (`Dst += SrcB @ SrcA`, `x` in
 /// `SrcB`, `y` in `SrcA`, fidelity phase 0) onto a zeroed BF16 `Dst`: each output datum
-/// gets two `MVMUL`s, K columns 0-15 then 16-31; each sums its 16 products in K order in
-/// `float` from zero, adds that sum to `Dst` and rounds to BF16.
+/// gets two `MVMUL`s, K columns 0-15 then 16-31 ([`mvmul_datum`]).
 pub fn matmul(x: &[u16], y: &[u16], out: &mut [u16]) {
     assert!(x.len() == TILE_ELEMS && y.len() == TILE_ELEMS && out.len() == TILE_ELEMS);
     for r in 0..TILE_DIM {
         for c in 0..TILE_DIM {
             let mut dst = 0u16;
             for k0 in [0, 16] {
-                let mut sum = 0f32;
-                for k in k0..k0 + 16 {
-                    let b = src_b_phase0(value(x[face_index(r, k)]));
-                    let a = src_a_phase0(value(y[face_index(k, c)]));
-                    sum += b * a;
-                }
-                dst = round(sum + value(dst));
+                let b: [u16; 16] = core::array::from_fn(|k| x[face_index(r, k0 + k)]);
+                let a: [u16; 16] = core::array::from_fn(|k| y[face_index(k0 + k, c)]);
+                dst = mvmul_datum(&b, &a, dst);
             }
             out[face_index(r, c)] = dst;
         }
@@ -102,12 +230,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rounding_is_to_nearest_even() {
-        // 1 + 2^-8 is halfway between BF16 1.0 and 1.0078125: to the even one, 1.0.
-        assert_eq!(round(1.0 + 1.0 / 256.0), 0x3f80);
-        // 1.0078125 + 2^-8 is halfway again: up, to the even 1.015625.
-        assert_eq!(round(1.0078125 + 1.0 / 256.0), 0x3f82);
+    fn rounding_is_to_nearest_ties_away_from_zero() {
+        // 1 + 2^-8 is halfway between BF16 1.0 and 1.0078125: away from zero.
+        assert_eq!(round(1.0 + 1.0 / 256.0), 0x3f81);
+        assert_eq!(round(-1.0 - 1.0 / 256.0), 0xbf81);
+        assert_eq!(round(1.0 + 1.0 / 512.0), 0x3f80, "below half");
         assert_eq!(round(-2.5), 0xc020);
+        assert_eq!(round_exact(pow2(128)), 0x7f80, "too large");
+        assert_eq!(round_exact(-1.5 * pow2(-127)), 0, "underflow is +0");
+    }
+
+    #[test]
+    fn add_rounds_the_smaller_operand_to_the_larger_ones_unit_first() {
+        // The example of issue 38: 0x380b aligned to 0xb8e2's unit is 556/1024 of it
+        // (1112/2, half up), the difference ends in a tie at BF16: away, b89d.
+        assert_eq!(add(0xb8e2, 0x380b), 0xb89d);
+        assert_eq!(add(0x380b, 0xb8e2), 0xb89d, "commutes");
+        assert_eq!(add(0x3f80, 0xbf80), 0, "cancellation is +0");
+        assert_eq!(add(0x7fc0, 0), 0x7f80, "exponent 255 result: too large");
+        assert_eq!(add(0x0001, 0x3f80), 0x3f80, "a denormal reads as zero");
+    }
+
+    #[test]
+    fn mvmul_rounds_products_to_their_halfs_unit() {
+        // 1 + (1.5 * 2^-11): the small product becomes one unit of 2^-10 (0.75 rounds up),
+        // then BF16 rounds 1 + 2^-10 down to 1.0; the first half only: a second half of
+        // zeros changes nothing.
+        let mut b = [0u16; 16];
+        let mut a = [0u16; 16];
+        (b[0], b[1], a[0], a[1]) = (0x3f80, 0x3f80, 0x3f80, 0x3a40);
+        assert_eq!(mvmul_datum(&b, &a, 0), 0x3f80);
+        // 1 + 2^-8 from the two halves (1 and 2^-8): a tie at BF16, away from zero.
+        (b[8], a[8], a[1]) = (0x3f80, 0x3b80, 0);
+        assert_eq!(mvmul_datum(&b, &a, 0), 0x3f81);
+        // The same with Dst holding -1: exact cancellation of the 1s, 2^-8 left.
+        (a[0], b[0]) = (0, 0);
+        assert_eq!(mvmul_datum(&b, &a, 0xbf80), 0xbf7f);
     }
 
     #[test]

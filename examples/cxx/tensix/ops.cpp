@@ -67,8 +67,10 @@ static void run(uint32_t op, uint32_t tiles) {
         CFG[sec] = FMT_BF16 | (1 << 4) | (1024 << 16); // TileDescriptor: uncompressed, XDim 1024
         CFG[sec + 1] = 1;                              // YDim
         CFG[sec + 8] = FMT_BF16 | (2 << 4);            // Out_data_format, Throttle_mode x4
+        CFG[sec + 9] = 1; // UNPACR's context 0 (tt-metal's form): uncompressed
     }
-    CFG[40] = (64 * 2) << 16; // SrcA output address: row 4, the first row the unpacker writes
+    CFG[72] = 64;   // Dest_cntx0_address: SrcA datum 64, row 4, the first row the unpacker writes
+    CFG[74] = 1024; // Tile_x_dim_cntx0
     PUSH(TTPROF_TENSIX_SETC16(3, 1 << 2));       // SRCA_SET_SetOvrdWithAddr: 64 rows at once
     PUSH(TTPROF_TENSIX_SETADCXX(0b011, 1023, 0)); // X from 0 to 1023, both unpackers
     PUSH(TTPROF_TENSIX_SETDMAREG(0, 9));          // GPR 4's high half
@@ -138,8 +140,9 @@ static void matmul_tile() {
 
 static void run(uint32_t op, uint32_t tiles) {
     bool matmul = op == OP_MATMUL;
-    // ALU formats: SrcA BF16; Dst BF16, or FP32 (32-bit Dst) for matmul.
-    CFG[1] = (FMT_BF16 << 17) | ((matmul ? FMT_FP32 : FMT_BF16) << 25) | ((uint32_t)matmul << 29);
+    // ALU formats: SrcA and SrcB BF16; Dst BF16, or FP32 (32-bit Dst) for matmul.
+    CFG[1] = (FMT_BF16 << 17) | (FMT_BF16 << 21) | ((matmul ? FMT_FP32 : FMT_BF16) << 25) |
+             ((uint32_t)matmul << 29);
     PUSH(TTPROF_TENSIX_SEMINIT(2, 0, 1 << 0)); // tiles ready
     PUSH(TTPROF_TENSIX_SEMINIT(2, 2, 1 << 1)); // two free Dst halves
     if (matmul) {

@@ -32,12 +32,17 @@ impl Unit {
     }
 
     fn run(&mut self, w: u32) -> Result<Footprint, String> {
+        self.run_with(w, Numerics::Ttsim)
+    }
+
+    fn run_with(&mut self, w: u32, numerics: Numerics) -> Result<Footprint, String> {
         let mut x = Ctx {
             thread: 0,
             cfg: &self.cfg,
             rwc: &mut self.rwc,
             src: &mut self.src,
             dst: &mut self.dst,
+            numerics,
         };
         let f = footprint(w, &x)?;
         execute(w, &mut x)?;
@@ -70,21 +75,103 @@ fn bf(x: f32) -> u16 {
 }
 
 #[test]
-fn elwadd_rounds_to_bf16_nearest_even() {
+fn elwadd_rounds_ties_away_from_zero_and_rounds_the_aligned_operand() {
     let mut u = Unit::new(BF16, false);
-    u.fill(A, |_, _| bf(1.0));
-    // 1 + 2^-8 is a tie (even: 1.0); 1 + 3 * 2^-9 rounds up to 1 + 2^-7.
-    u.fill(B, |r, _| {
-        if r == 0 {
-            0x3b80
-        } else {
-            bf(3.0 * 2f32.powi(-9))
-        }
+    u.fill(A, |r, _| match r {
+        0 => bf(1.0),
+        1 => 0xb8e2,
+        _ => bf(-1.0),
+    });
+    // Row 0: 1 + 2^-8 is a tie: away from zero (1 + 2^-7), not to even (1.0).
+    // Row 1: the example; 0x380b aligned to 0xb8e2's exponent is 0x458 / 2 = 556
+    // (half up) in units of 2^-24, the difference 0x4e4 units ends in a tie: b89d.
+    // Row 2: -1 - 2^-8, a tie, goes away from zero too.
+    u.fill(B, |r, _| match r {
+        0 => 0x3b80,
+        1 => 0x380b,
+        _ => 0xbb80,
     });
     let f = u.run(tt::elwadd(0, false, 0, 0, 0)).unwrap();
-    assert_eq!(u.bf16_at(0, 5), bf(1.0));
-    assert_eq!(u.bf16_at(1, 5), bf(1.0 + 2f32.powi(-7)));
+    assert_eq!(u.bf16_at(0, 5), bf(1.0 + 2f32.powi(-7)));
+    assert_eq!(u.bf16_at(1, 5), 0xb89d);
+    assert_eq!(u.bf16_at(2, 5), bf(-1.0 - 2f32.powi(-7)));
     assert_eq!((f.reads, f.writes, f.needs), (0, 1, [true, true]));
+    // The ISA documentation's rules (nearest even) stay available as a named option.
+    u.run_with(tt::elwadd(0, false, 0, 0, 0), Numerics::IsaDoc)
+        .unwrap();
+    assert_eq!(u.bf16_at(0, 5), bf(1.0));
+    assert_eq!(u.bf16_at(1, 5), 0xb89c);
+}
+
+#[test]
+fn fp32_elwadd_aligns_the_smaller_operand_to_eleven_bits() {
+    // FP32 Dst, TF32 operands: 1 + 1.5 * 2^-11 is exact in FP32, but the smaller operand
+    // is rounded to the larger's 11-bit mantissa first: 1.5 units of 2^-10 -> 1 (0.75
+    // rounds up), so the sum is 1 + 2^-10.
+    let mut u = Unit::new(fl::fmt::TF32, true);
+    u.cfg.cfg[0][1] |= fl::fmt::TF32 << 21; // SrcB format
+    for w in [A, B] {
+        u.src.banks[w][0].rows[0] = [fl::write_src_tf32(if w == A {
+            0x3f800000 >> 13
+        } else {
+            (1.5f32 * 2f32.powi(-11)).to_bits() >> 13
+        }); 16];
+    }
+    u.run(tt::elwadd(0, false, 0, 0, 0)).unwrap();
+    assert_eq!(u.fp32_at(0, 0), 0x3f80_2000);
+    assert_ne!(
+        (1.0f32 + 1.5 * 2f32.powi(-11)).to_bits(),
+        0x3f80_2000,
+        "IEEE would keep it"
+    );
+}
+
+#[test]
+fn elwmul_product_ties_round_away_and_cancellations_are_plus_zero() {
+    let mut u = Unit::new(BF16, false);
+    // (1 + 2^-4)^2 = 1 + 2^-3 + 2^-8: a tie at BF16, away from zero.
+    u.fill(A, |r, _| if r == 0 { 0x3f88 } else { 0xbf80 });
+    u.fill(B, |_, _| 0x3f88);
+    u.run(tt::elwmul(0, 0, 0, 0)).unwrap();
+    assert_eq!(u.bf16_at(0, 0), 0x3f91);
+    // Row 1: -(1 + 2^-4) onto Dst = +(1 + 2^-4): exact cancellation gives +0.
+    u.dst.write16(1, 0, fl::write_dst_bf16(0x3f88));
+    u.run(tt::elwmul(0, 0, 0, 0)).unwrap();
+    assert_eq!(u.dst.read16(1, 0), 0);
+    // ELWMUL always accumulates; its AddDst bit is non-contractual and refused.
+    let e = u.run((0x27 << 24) | (1 << 21)).unwrap_err();
+    assert!(e.contains("AddDst"), "{e}");
+}
+
+#[test]
+fn results_at_the_all_ones_exponent_are_the_too_large_pattern() {
+    // 2^128 * 1.5 is a number to the Matrix Unit, but a result at exponent 255 is written
+    // as exponent 255, mantissa 0 (the documented "too large" pattern).
+    let mut u = Unit::new(BF16, false);
+    u.fill(A, |_, _| 0x7fc0);
+    u.fill(B, |_, _| 0);
+    u.run(tt::elwadd(0, false, 0, 0, 0)).unwrap();
+    assert_eq!(u.bf16_at(0, 0), 0x7f80);
+    let mut u = Unit::new(BF16, true);
+    u.fill(A, |_, _| 0xff7f);
+    u.fill(B, |_, _| 0xff7f);
+    u.run(tt::elwadd(0, false, 0, 0, 0)).unwrap();
+    assert_eq!(u.fp32_at(0, 0), 0xff80_0000);
+}
+
+#[test]
+fn mvmul_rounds_each_product_to_the_largest_exponent_of_its_half() {
+    // Dst[i][j] = 1 * 1 + 1 * (1.5 * 2^-11): the small product is aligned to 2^-10 units
+    // half away from zero (0.75 -> 1): 1 + 2^-10 in FP32 Dst, not the exact 1 + 1.5 * 2^-11.
+    let mut u = Unit::new(BF16, true);
+    u.fill(A, |r, _| match r {
+        0 => bf(1.0),
+        1 => 0x3a40, // 1.5 * 2^-11
+        _ => 0,
+    });
+    u.fill(B, |_, c| if c < 2 { bf(1.0) } else { 0 });
+    u.run(tt::mvmul(0, false, 0, 0)).unwrap();
+    assert_eq!(u.fp32_at(3, 7), 0x3f80_2000);
 }
 
 #[test]
@@ -110,6 +197,7 @@ fn ctx(u: &mut Unit) -> Ctx<'_> {
         rwc: &mut u.rwc,
         src: &mut u.src,
         dst: &mut u.dst,
+        numerics: Numerics::Ttsim,
     }
 }
 

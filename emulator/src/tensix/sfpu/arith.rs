@@ -23,17 +23,121 @@ pub const SFPIADD_MOD1_CC_NONE: u32 = 4;
 /// Invert the lane flags afterwards.
 pub const SFPIADD_MOD1_CC_GTE0: u32 = 8;
 
-/// The NaN the MAD sub-unit emits. The page guarantees only that the mantissa's least
-/// significant bit is set (ASSUMPTION: a positive quiet NaN with that bit set).
+/// The NaN the MAD sub-unit emitted under [`crate::config::Numerics::IsaDoc`]: the page guarantees only
+/// that the mantissa's least significant bit is set (ASSUMPTION: a positive quiet NaN).
 pub const MAD_NAN: u32 = 0x7FC0_0001;
 
-/// `a * b + c` as the Vector Unit computes it (`SFPMAD.md`, "IEEE754 conformance"):
-/// denormal inputs read as zero; one rounding, to nearest with ties to even; NaN and
-/// infinities by the IEEE 754 rules, any NaN emitted as [`MAD_NAN`]; a denormal or
-/// negative-zero result becomes +0. The page says the product is kept in "higher precision
-/// than FP32" but not infinite: ASSUMPTION, exact (a fused multiply-add), which differs from
-/// hardware only in the last bit of sums that cancel a long product tail.
+/// `a * b + c` as Wormhole's Vector Unit computes it: ttsim's rules (its public golden
+/// model), checked against it bit for bit by the external harness of the design doc's
+/// "Numerics" section. Not a fused multiply-add:
+///
+/// - Denormal inputs read as zero.
+/// - The exact 48-bit product keeps 24 bits plus three guard bits, the rest OR-ed into the
+///   last (sticky) bit; the smaller of product and `c` is shifted to the larger's exponent,
+///   its lost bits OR-ed into its last bit unless it shifted to zero.
+/// - The sum is normalised keeping only its own lowest bit as sticky, then rounded to
+///   nearest even on the three guard bits.
+/// - A result below the smallest normal (before or after rounding), or an exact zero, is +0
+///   (`c` comes back as it is when the product is zero or underflows on its own: `-0 + 0`
+///   keeps a normal `c`'s sign); past the largest exponent, infinity.
+/// - NaN: an invalid operation (NaN input, `Inf * 0`, `Inf - Inf`) gives `Sign | 0x7F800001`
+///   (the product's sign; `c`'s when only `c` is NaN), OR-ed with the finite result's bits
+///   computed as if the NaN operand were zero: the mantissa is not a fixed pattern.
 pub fn mad(a: u32, b: u32, c: u32) -> u32 {
+    let parts = |x: u32| {
+        let e = ((x >> 23) & 0xff) as i32;
+        let m = if e == 0 {
+            0
+        } else {
+            (x & 0x7f_ffff) | 0x80_0000
+        };
+        (x & 0x8000_0000, e, m)
+    };
+    let ((sa, ea, ma), (sb, eb, mb), (sc, ec, mc)) = (parts(a), parts(b), parts(c));
+    let p_sign = sa ^ sb;
+    let full = ma as u64 * mb as u64; // 2^46 scale for 1.0
+    let mut p_m = (full >> 20) | ((full & 0xf_ffff != 0) as u64); // 2^26 scale, sticky
+    let mut p_e = ea + eb - 127;
+    let mut c_m = (mc as u64) << 3; // 2^26 scale
+                                    // An operand at exponent 255 is invalid if it is NaN or multiplies a zero.
+    let a_nan = ea == 255 && (mb == 0 || ma != 0x80_0000);
+    let b_nan = eb == 255 && (ma == 0 || mb != 0x80_0000);
+    let mut nan = 0u32;
+    if ea == 255 || eb == 255 || ec == 255 || p_e >= 255 {
+        let c_inf = ec == 255 && mc == 0x80_0000;
+        let p_big = ea == 255 || eb == 255 || p_e >= 255;
+        if a_nan || b_nan || (c_inf && p_big && sc != p_sign) {
+            nan = p_sign | 0x7f80_0001;
+        } else if ec == 255 && !c_inf {
+            nan = sc | 0x7f80_0001;
+        } else if c_inf {
+            return c;
+        } else {
+            return p_sign | 0x7f80_0000;
+        }
+        p_e = p_e.min(255);
+    }
+    if p_m == 0 || p_e < 0 {
+        if nan == 0 {
+            return if mc != 0 { c } else { 0 };
+        }
+        (p_m, p_e) = (0, 0);
+    }
+    // Align the smaller exponent's operand: lost bits stick to its last bit unless it
+    // shifted out entirely.
+    let shift = |m: u64, d: i32| -> u64 {
+        if d <= 0 {
+            return m;
+        }
+        if d >= 64 {
+            return 0;
+        }
+        let r = m >> d;
+        if r != 0 {
+            r | ((r << d != m) as u64)
+        } else {
+            0
+        }
+    };
+    let mut r_e = p_e.max(ec);
+    p_m = shift(p_m, r_e - p_e);
+    c_m = shift(c_m, r_e - ec);
+    let (r_sign, r_m) = if p_m >= c_m {
+        (p_sign, if p_sign == sc { p_m + c_m } else { p_m - c_m })
+    } else {
+        (sc, if p_sign == sc { p_m + c_m } else { c_m - p_m })
+    };
+    let mut r_m = r_m as u32;
+    if r_m == 0 {
+        return nan;
+    }
+    let n = 5 - r_m.leading_zeros() as i32; // leading one to bit 26
+    r_e += n;
+    if r_e >= 255 {
+        return if nan != 0 { nan } else { r_sign | 0x7f80_0000 };
+    }
+    if r_e < 0 {
+        return nan;
+    }
+    if n <= 0 {
+        r_m <<= -n;
+    } else {
+        r_m = (r_m >> n) | (r_m & 1);
+    }
+    let mut r = ((r_e as u32) << 23) + ((r_m >> 3) & 0x7f_ffff);
+    r += (((r_m & 7) + (r & 1)) > 4) as u32;
+    if r >> 23 == 0 {
+        return nan;
+    }
+    (if nan != 0 { nan } else { r_sign }) | r
+}
+
+/// The ISA documentation's MAD (`SFPMAD.md`, "IEEE754 conformance"; [`crate::config::Numerics::IsaDoc`]):
+/// denormal inputs read as zero; one rounding of the exact result, to nearest even (a
+/// fused multiply-add: the page says only "higher precision than FP32"); NaN and
+/// infinities by IEEE 754, any NaN emitted as [`MAD_NAN`]; a denormal or negative-zero
+/// result becomes +0.
+pub fn mad_isa_doc(a: u32, b: u32, c: u32) -> u32 {
     let flush = |x: u32| {
         if x & 0x7f80_0000 == 0 {
             x & 0x8000_0000
@@ -51,6 +155,16 @@ pub fn mad(a: u32, b: u32, c: u32) -> u32 {
         0
     } else {
         bits
+    }
+}
+
+impl VectorUnit {
+    /// The MAD sub-unit's `a * b + c` under the unit's [`crate::config::Numerics`].
+    pub fn mad(&self, a: u32, b: u32, c: u32) -> u32 {
+        match self.numerics {
+            crate::config::Numerics::Ttsim => mad(a, b, c),
+            crate::config::Numerics::IsaDoc => mad_isa_doc(a, b, c),
+        }
     }
 }
 
@@ -90,7 +204,7 @@ pub fn sfpmad(u: &mut VectorUnit, f: Fields) -> u32 {
         } else {
             f.va
         };
-        let d = mad(u.read(va, lane), u.read(f.vb, lane), u.read(f.vc, lane));
+        let d = u.mad(u.read(va, lane), u.read(f.vb, lane), u.read(f.vc, lane));
         let vd = if f.mod1 & SFPMAD_MOD1_INDIRECT_VD != 0 {
             (u.lreg[7][lane] & 15) as usize
         } else {
@@ -115,9 +229,9 @@ pub fn sfpmuli_addi(u: &mut VectorUnit, w: u32, f: Fields, add: bool) -> u32 {
         }
         let c = u.read(f.vd, lane);
         let d = if add {
-            mad(imm, super::LREG10, c)
+            u.mad(imm, super::LREG10, c)
         } else {
-            mad(imm, c, 0)
+            u.mad(imm, c, 0)
         };
         let vd = if f.mod1 & SFPMAD_MOD1_INDIRECT_VD != 0 {
             (u.lreg[7][lane] & 15) as usize

@@ -104,6 +104,8 @@ pub(crate) struct VectorUnit {
     mad_wrote: Option<(u64, u32)>,
     /// The cycle of the last `SFPSWAP`: in the next one the unit accepts only `SFPNOP`.
     swap_at: Option<u64>,
+    /// Whose rules the MAD sub-unit follows (default: ttsim's; see [`arith::mad`]).
+    pub numerics: crate::config::Numerics,
 }
 
 impl Default for VectorUnit {
@@ -116,6 +118,7 @@ impl Default for VectorUnit {
             stack: Vec::new(),
             mad_wrote: None,
             swap_at: None,
+            numerics: Default::default(),
         }
     }
 }
@@ -379,3 +382,6 @@ impl VectorUnit {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod agreement;

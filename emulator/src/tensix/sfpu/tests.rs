@@ -1,7 +1,7 @@
 //! The functional models, instruction by instruction, with the edge cases the pages call
 //! out (whole programs are in `tests/tensix_sfpu.rs`).
 
-use super::arith::{mad, MAD_NAN};
+use super::arith::{mad, mad_isa_doc, MAD_NAN};
 use super::*;
 use crate::tensix::counters::Rwc;
 use crate::tensix::dst::Dst;
@@ -65,7 +65,7 @@ fn f(x: f32) -> u32 {
 }
 
 #[test]
-fn mad_rounds_once_to_nearest_even() {
+fn mad_rounds_to_nearest_even_on_three_guard_bits() {
     assert_eq!(mad(f(1.5), f(2.0), f(0.25)), f(3.25));
     // 1 + 2^-24 is a tie between 1 and 1 + 2^-23: even wins.
     assert_eq!(mad(f(1.0), f(1.0), f(2f32.powi(-24))), f(1.0));
@@ -74,8 +74,7 @@ fn mad_rounds_once_to_nearest_even() {
         mad(f(odd), f(1.0), f(2f32.powi(-24))),
         f(1.0 + 2f32.powi(-22))
     );
-    // One rounding of the exact product (ASSUMPTION of the model): (1 + 2^-12)^2 - (1 +
-    // 2^-11) is 2^-24 exactly; two roundings would give 0.
+    // (1 + 2^-12)^2 - (1 + 2^-11) is 2^-24: the product's 27 kept bits hold it exactly.
     let a = 1.0 + 2f32.powi(-12);
     assert_eq!(
         mad(f(a), f(a), f(-(1.0 + 2f32.powi(-11)))),
@@ -86,7 +85,17 @@ fn mad_rounds_once_to_nearest_even() {
 }
 
 #[test]
-fn mad_flushes_denormals_and_negative_zero() {
+fn mad_is_not_fused_the_products_sticky_bit_survives_cancellation() {
+    // (1 + 2^-23)^2 - 1 = 2^-22 + 2^-46 exactly; a fused MAD rounds it to 2^-22. The MAD
+    // sub-unit keeps the product to 2^-26 with a sticky bit for the 2^-46, and after the
+    // cancellation that bit is a real one: 2^-22 + 2^-26.
+    let odd = f(1.0 + 2f32.powi(-23));
+    assert_eq!(mad(odd, odd, f(-1.0)), f(2f32.powi(-22) + 2f32.powi(-26)));
+    assert_eq!(mad_isa_doc(odd, odd, f(-1.0)), f(2f32.powi(-22)), "fused");
+}
+
+#[test]
+fn mad_flushes_denormals_and_zero_results_to_plus_zero() {
     let denormal = 0x0000_0001;
     assert_eq!(
         mad(denormal, f(2f32.powi(100)), 0),
@@ -99,18 +108,34 @@ fn mad_flushes_denormals_and_negative_zero() {
     // -0 results (IEEE: -0 * 1 + -0) become +0.
     assert_eq!(mad(0x8000_0000, f(1.0), 0x8000_0000), 0);
     assert_eq!(mad(f(-2.0), f(3.0), f(6.0)), 0);
+    // A product that underflows on its own leaves c as it is.
+    assert_eq!(
+        mad(f(2f32.powi(-100)), f(2f32.powi(-100)), f(-1.0)),
+        f(-1.0)
+    );
 }
 
 #[test]
-fn mad_propagates_infinities_and_nans_by_ieee_rules() {
+fn mad_nans_carry_the_sign_and_the_finite_results_bits() {
     let inf = f(f32::INFINITY);
     assert_eq!(mad(inf, f(2.0), f(1.0)), inf);
     assert_eq!(mad(inf, f(-2.0), f(1.0)), f(f32::NEG_INFINITY));
-    assert_eq!(mad(inf, 0, 0), MAD_NAN, "inf * 0");
-    assert_eq!(mad(inf, f(1.0), f(f32::NEG_INFINITY)), MAD_NAN, "inf - inf");
-    assert_eq!(mad(0x7f80_0001, f(1.0), 0), MAD_NAN);
-    // inf * denormal: the denormal is zero, so NaN.
-    assert_eq!(mad(inf, 1, 0), MAD_NAN);
+    // Invalid operations: Sign | 0x7F800001 ...
+    assert_eq!(mad(inf, 0, 0), 0x7f80_0001, "inf * 0");
+    assert_eq!(
+        mad(inf, f(1.0), f(f32::NEG_INFINITY)),
+        0x7f80_0001,
+        "inf - inf"
+    );
+    assert_eq!(mad(0x7f80_0001, f(1.0), 0), 0x7f80_0001);
+    assert_eq!(mad(inf, 1, 0), 0x7f80_0001, "inf * denormal (zero)");
+    assert_eq!(mad(f(1.0), f(1.0), 0x7fc0_0000), 0x7f80_0001, "NaN c");
+    // ... OR-ed with what the rest computes: inf * 0 + 1.5 has 1.5's mantissa.
+    assert_eq!(mad(inf, 0, f(1.5)), 0x7fc0_0001);
+    assert_eq!(mad(inf, 0, f(1.25)), 0x7fa0_0001);
+    assert_eq!(mad(f(f32::NEG_INFINITY), 0, f(-1.25)), 0xffa0_0001);
+    // The ISA documentation's rules give one NaN.
+    assert_eq!(mad_isa_doc(inf, 0, f(1.5)), MAD_NAN);
     assert_eq!(MAD_NAN & 1, 1, "the page: the mantissa's low bit is set");
 }
 

@@ -91,8 +91,8 @@ fn matmul_tile(dst: u32) {
 
 fn main() {
     let (op, tiles) = args();
-    // ALU formats: SrcA BF16, Dst BF16 (16-bit Dst).
-    cfg(1, (FMT_BF16 << 17) | (FMT_BF16 << 25));
+    // ALU formats: SrcA BF16, SrcB BF16, Dst BF16 (16-bit Dst).
+    cfg(1, (FMT_BF16 << 17) | (FMT_BF16 << 21) | (FMT_BF16 << 25));
     push(seminit(2, 0, 1 << sem::DST_READY));
     push(seminit(2, 2, 1 << sem::DST_FREE));
     for (k, (ab, dst)) in addr_mods(op).into_iter().enumerate() {

@@ -19,8 +19,10 @@ fn main() {
         cfg(sec(u), FMT_BF16 | (1 << 4) | (1024 << 16)); // TileDescriptor: uncompressed, XDim 1024
         cfg(sec(u) + 1, 1); // YDim
         cfg(sec(u) + 8, FMT_BF16 | (2 << 4)); // Out_data_format, Throttle_mode x4
+        cfg(sec(u) + 9, 1); // UNPACR's context 0 (tt-metal's form): uncompressed
     }
-    cfg(40, (64 * 2) << 16); // SrcA output address: row 4, the first row the unpacker writes
+    cfg(72, 64); // Dest_cntx0_address: SrcA datum 64, row 4, the first row the unpacker writes
+    cfg(74, 1024); // Tile_x_dim_cntx0
     push(setc16(3, 1 << 2)); // SRCA_SET_SetOvrdWithAddr: 64 rows at once
     push(setadcxx(0b011, 1023, 0)); // X from 0 to 1023, both unpackers
     push(setdmareg(0, 9)); // GPR 4's high half
