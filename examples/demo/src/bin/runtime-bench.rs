@@ -409,7 +409,7 @@ fn main() -> Fallible<()> {
     row(
         "cycles per zone, op-level (256k-cycle zones)",
         &|f| f.op_level.cycles,
-        "a slow close (duration >= 2^15)",
+        "the 32-bit form (duration >= 2^15)",
     );
     row("cycles per zone, recording off", &|f| f.off.cycles, "");
     row(
@@ -448,7 +448,7 @@ fn main() -> Fallible<()> {
         "",
     );
     row(
-        "instructions per zone (op-level: a slow close)",
+        "instructions per zone (op-level: the 32-bit form)",
         &|f| f.op_level.instructions,
         "",
     );
