@@ -10,9 +10,12 @@
  *     registers the runtime reserves: `tp` (ring write pointer) and `gp` (write limit). GCC
  *     never allocates either; `ttprof build` still passes -ffixed-gp -ffixed-tp. Do not link
  *     code that uses thread-local storage (it addresses it from `tp`).
- *   - Everything else (slow closes, value zones, events, data, sum totals, the launch and
- *     its wrapper zones) calls the C ABI of `libttprof_rt_c.a`, which is `ttprof-rt` itself
- *     (`device-rt/src/capi.rs`): one encoder, one producer, one wire format (`wire.rs`).
+ *   - Events, signals, data, value zones' closes and long zones' closes call the shared
+ *     record routines of `libttprof_rt_c.a` (ttprof-rt's `records.rs`, the very code Rust
+ *     kernels call) with `jal t0`: a few instructions per site, one copy of the routines.
+ *   - Everything else (slow paths, sum totals, the launch and its wrapper zones) calls the C
+ *     ABI of `libttprof_rt_c.a`, which is `ttprof-rt` itself (`device-rt/src/capi.rs`): one
+ *     encoder, one producer, one wire format (`wire.rs`).
  *   - A site (one zone, event, data or sum macro in the source) is a one-byte object in the
  *     ELF section `.ttprof_sites` whose symbol name is its JSON metadata, exactly as the Rust
  *     macros make it (`device-rt/macros`): its address is the id written to the ring. No
@@ -418,6 +421,36 @@ TTPROF__INLINE ttprof_zone_t ttprof__zone_open_if(uint32_t id, int active) {
     return ttprof__zone_open(id);
 }
 
+/* ---- The shared record routines (ttprof-rt's records.rs, in libttprof_rt_c.a): called with
+ * `jal t0`, arguments in a0..a3; they clobber t0..t3 and a0..a3 only and save every other
+ * register around their slow path, so a site is a few instructions. ---- */
+#define TTPROF__CLOBBERS "t0", "t1", "t2", "t3", "memory"
+
+/* The rest of a zone's close after the inline hot path gave up: a zone of 2^15 cycles or
+ * more is written in the 32-bit form, anything else goes to the slow close. */
+TTPROF__INLINE void ttprof__zone_cold(uint32_t id, uint32_t start, uint32_t end) {
+    register uint32_t a0 __asm__("a0") = id, a1 __asm__("a1") = end - start, a2 __asm__("a2") = end;
+    __asm__ volatile("jal t0, __ttprof_zone_close" : "+r"(a0), "+r"(a1), "+r"(a2) : : "a3", TTPROF__CLOBBERS);
+}
+
+/* A point event (a signal too): 6 ring bytes. */
+TTPROF__INLINE void ttprof__event(uint32_t id) {
+    register uint32_t a0 __asm__("a0") = id;
+    __asm__ volatile("jal t0, __ttprof_rec_event" : "+r"(a0) : : "a1", "a2", "a3", TTPROF__CLOBBERS);
+}
+
+/* A datum: 10 ring bytes when it fits 32 bits (a test GCC folds for constants and widened
+ * 32-bit values), else 14. */
+TTPROF__INLINE void ttprof__data(uint32_t id, uint64_t value) {
+    register uint32_t a0 __asm__("a0") = id, a1 __asm__("a1") = (uint32_t)value;
+    register uint32_t a2 __asm__("a2") = (uint32_t)(value >> 32);
+    if (a2 == 0) {
+        __asm__ volatile("jal t0, __ttprof_rec_data32" : "+r"(a0), "+r"(a1) : : "a2", "a3", TTPROF__CLOBBERS);
+    } else {
+        __asm__ volatile("jal t0, __ttprof_rec_data64" : "+r"(a0), "+r"(a1), "+r"(a2) : : "a3", TTPROF__CLOBBERS);
+    }
+}
+
 TTPROF__INLINE void ttprof__close_fast(uint32_t id, uint32_t start, uint32_t anchor) {
     uint32_t end = ttprof__zone_clock(), t, d;
     /* In the clock read's shadow: the room check and the id's store (a slow close rewrites
@@ -443,7 +476,7 @@ TTPROF__INLINE void ttprof__close_fast(uint32_t id, uint32_t start, uint32_t anc
         : slow);
     return;
 slow:
-    ttprof_slow_close(id, start, end);
+    ttprof__zone_cold(id, start, end);
 }
 
 /* The guard: one forward beqz in the hot path itself, not taken (predicted) while recording is on. */
@@ -461,14 +494,17 @@ TTPROF__INLINE ttprof_value_zone_t ttprof__value_zone_open(uint32_t id, uint32_t
     return v;
 }
 
+/* The routine reads the end and tests the anchor its open loaded (0: not recorded). */
 TTPROF__INLINE void ttprof__value_zone_close(ttprof_value_zone_t *z) {
-    if (z->anchor != 0) ttprof_close_value(z->id, z->start, ttprof__clock_lo(), z->value);
+    register uint32_t a0 __asm__("a0") = z->id, a1 __asm__("a1") = z->start;
+    register uint32_t a2 __asm__("a2") = z->anchor, a3 __asm__("a3") = z->value;
+    __asm__ volatile("jal t0, __ttprof_rec_value" : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3) : : TTPROF__CLOBBERS);
 }
 
 TTPROF__INLINE void ttprof__value_zone_set(ttprof_value_zone_t *z, uint32_t value) { z->value = value; }
 
-#define TTPROF__EVENT_CALL ttprof_event
-#define TTPROF__DATA_CALL ttprof_data
+#define TTPROF__EVENT_CALL ttprof__event
+#define TTPROF__DATA_CALL ttprof__data
 #endif /* TTPROF_BACKEND_TIMESTAMPER */
 
 /* One entry of `.ttprof_sums` (ttprof_rt::SumZone, repr(C)). */

@@ -135,11 +135,6 @@ mod device {
     }
 
     #[inline(always)]
-    pub fn rd16(addr: u32) -> u16 {
-        unsafe { read_volatile(addr as *const u16) }
-    }
-
-    #[inline(always)]
     pub fn wr16(addr: u32, v: u16) {
         unsafe { write_volatile(addr as *mut u16, v) }
     }

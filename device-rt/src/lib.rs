@@ -24,6 +24,7 @@
 mod entry;
 mod hw;
 mod producer;
+mod records;
 pub mod signal;
 #[cfg(not(target_arch = "riscv32"))]
 pub mod sim;

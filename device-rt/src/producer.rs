@@ -130,15 +130,16 @@ fn honour_disable() -> bool {
     false
 }
 
-/// The decoder's `ref` after every record written so far.
+/// The decoder's `ref` after every record written so far, or a time at or before it: the
+/// encoder needs no more (a time `t` carried in `b` bits is exact if `t - ref < 2^b`, which
+/// `t - lower bound < 2^b` proves). Exact when the last record was a slow path's; after
+/// hot-path records (short zones, events, data, value zones, long zones: their forms
+/// differ) it is the anchor, which every hot-path record's time is at or after.
 fn current_ref() -> u64 {
-    let tp = hw::tp();
-    if tp == rd(private::SLOW_TP) {
+    if hw::tp() == rd(private::SLOW_TP) {
         return rd64(private::REF_LO, private::REF_HI);
     }
-    // The last record is a short zone at tp-6; its end is within 2^16 above the anchor.
-    let end16 = hw::rd16(tp - 2) as u64;
-    wire::extend(anchor(), end16, 16)
+    anchor()
 }
 
 /// Counter value of the write pointer.
@@ -392,7 +393,42 @@ fn close_short(id: SiteId, duration: u32, end: u32) -> bool {
     true
 }
 
-/// Closes a zone that carries a value (always a slow path).
+/// The slow path of an event or a datum (`records`): the ring is full or something is
+/// pending, or the anchor is 2^15 cycles old or more. Writes the record in whatever form is
+/// exact, then moves the anchor to it, as [`slow_close`] does.
+#[cold]
+#[inline(never)]
+pub(crate) fn slow_record(r: &Record) {
+    if !recording() {
+        return;
+    }
+    emit(Some(r), true);
+    if recording() {
+        set_anchor(current_ref(), true);
+    }
+    honour_disable();
+}
+
+/// The slow path of a value zone's close (`records`): as [`slow_record`].
+#[cold]
+#[inline(never)]
+#[cfg_attr(
+    all(target_arch = "riscv32", feature = "timestamper"),
+    allow(dead_code)
+)]
+pub(crate) fn slow_value(id: SiteId, start: u32, end: u32, value: u32) {
+    if !recording() {
+        return;
+    }
+    close_value(id, start, end, value);
+    if recording() {
+        set_anchor(current_ref(), true);
+    }
+    honour_disable();
+}
+
+/// Closes a zone that carries a value in whatever form is exact (also the C ABI's
+/// `ttprof_close_value`).
 #[inline(never)]
 #[cfg_attr(
     all(target_arch = "riscv32", feature = "timestamper"),

@@ -213,10 +213,6 @@ pub(crate) mod hw {
         with(|c| super::wr32(&mut c.l1, addr, v))
     }
 
-    pub fn rd16(addr: u32) -> u16 {
-        with(|c| u16::from_le_bytes([c.l1[addr as usize], c.l1[addr as usize + 1]]))
-    }
-
     pub fn wr16(addr: u32, v: u16) {
         with(|c| c.l1[addr as usize..addr as usize + 2].copy_from_slice(&v.to_le_bytes()))
     }
@@ -290,7 +286,7 @@ pub(crate) mod hw {
         let d = end.wrapping_sub(start);
         let (tp, gp) = with(|c| (c.tp, c.gp));
         if end.wrapping_sub(anchor) >= SHORT_LIMIT || tp >= gp {
-            return crate::producer::slow_close(id as u16, start, end);
+            return crate::records::zone_close(id, d, end);
         }
         wr16(tp, id as u16);
         wr16(tp + 2, d as u16);

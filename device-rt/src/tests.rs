@@ -418,7 +418,9 @@ fn events_data_value_and_sum_zones_round_trip() {
     assert!(sim.begin_launch(4));
     sim.advance(10);
     crate::event!("tick");
-    sim.advance(1 << 40);
+    // A gap longer than the hot path's 2^15-cycle window (within the 2^32 cycles of a
+    // launch, which the 32-bit hot path assumes): the slow path writes the datum.
+    sim.advance(1 << 20);
     crate::data!("bytes", 0xDEAD_BEEF_0000_0001);
     {
         let mut z = crate::value_zone!("tiles", 3);
@@ -439,7 +441,7 @@ fn events_data_value_and_sum_zones_round_trip() {
     let kinds: Vec<&Record> = r.records.iter().skip(1).collect();
     assert!(matches!(kinds[0], Record::Event { time: 110, .. }));
     assert!(
-        matches!(kinds[1], Record::Data { data: 0xDEAD_BEEF_0000_0001, time, .. } if *time == 110 + (1 << 40))
+        matches!(kinds[1], Record::Data { data: 0xDEAD_BEEF_0000_0001, time, .. } if *time == 110 + (1 << 20))
     );
     assert!(matches!(
         kinds[2],
@@ -612,4 +614,107 @@ fn random_zone_trees_round_trip_exactly_through_a_slow_consumer() {
             "seed {seed}: the ring wrapped"
         );
     }
+}
+
+/// Issue 39: events, data, value zones and long zones in a loop, interleaved with short
+/// zones, past many anchor moves (2^15 cycles) and ring wraps, decode to exactly what
+/// happened, and every one after the first slow path is written in its short form.
+#[test]
+fn mixed_records_in_a_loop_decode_exactly_in_their_short_forms() {
+    let sim = setup(1_000);
+    let reader = Rc::new(RefCell::new(Reader::default()));
+    let r2 = reader.clone();
+    launcher_init(&sim, 0, true);
+    // The hot paths publish nothing: a consumer drains when the producer waits for room.
+    sim.set_consumer(move |l1| r2.borrow_mut().drain(l1, true));
+    assert!(sim.begin_launch(9));
+    let mut expected = Vec::new();
+    for i in 0..3_000u64 {
+        sim.advance(7);
+        {
+            let _z = crate::zone!("short");
+            sim.advance(5);
+            let t = sim.clock();
+            crate::event!("tick");
+            expected.push(Record::Event { id: 0, time: t });
+            sim.advance(3);
+            let t = sim.clock();
+            crate::data!("small", i);
+            expected.push(Record::Data {
+                id: 0,
+                time: t,
+                data: i,
+            });
+            let t = sim.clock();
+            crate::data!("big", i << 40 | 1);
+            expected.push(Record::Data {
+                id: 0,
+                time: t,
+                data: i << 40 | 1,
+            });
+            let start = sim.clock();
+            let v = crate::value_zone!("value", i as u32);
+            sim.advance(11);
+            drop(v);
+            expected.push(Record::Zone {
+                id: 0,
+                end: start + 11,
+                duration: 11,
+                value: Some(i as u32),
+            });
+        }
+        if i % 500 == 499 {
+            // A zone longer than the hot path's window: the 32-bit form.
+            let start = sim.clock();
+            let z = crate::zone!("long");
+            sim.advance(100_000);
+            drop(z);
+            expected.push(Record::Zone {
+                id: 0,
+                end: start + 100_000,
+                duration: 100_000,
+                value: None,
+            });
+        }
+    }
+    sim.end_launch();
+    let mut r = reader.borrow_mut();
+    drain_now(&sim, &mut r);
+    // Everything but the short zones (checked by the other tests) and the launch's own records.
+    let got: Vec<Record> = r
+        .records
+        .iter()
+        .filter_map(|rec| match *rec {
+            Record::Zone {
+                duration, value, ..
+            } if value.is_none() && duration < 1 << 15 => None,
+            Record::Zone {
+                end,
+                duration,
+                value,
+                ..
+            } => Some(Record::Zone {
+                id: 0,
+                end,
+                duration,
+                value,
+            }),
+            Record::Event { time, .. } => Some(Record::Event { id: 0, time }),
+            Record::Data { time, data, .. } => Some(Record::Data { id: 0, time, data }),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got.len(), expected.len());
+    assert!(
+        got == expected,
+        "the decoded records differ from what happened"
+    );
+    // 6 + 6 + 10 + 14 + 12 bytes per iteration in the short forms, the long zones 12 each;
+    // the slow paths (an anchor move per 2^15 cycles, a wrap per 8 KiB) add a few bytes.
+    let short_forms = 3_000 * 48 + 6 * 12;
+    assert!(
+        r.bytes >= short_forms && r.bytes < short_forms + short_forms / 50,
+        "{} ring bytes for {short_forms} in the short forms",
+        r.bytes
+    );
 }

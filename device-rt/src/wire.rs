@@ -64,11 +64,23 @@ pub enum Kind {
     /// `count` records were dropped because the ring was full, between times `first` (in run
     /// `first_run`) and `last` (in run `last_run`). Does not change `ref`.
     Loss = 0x0C,
+    /// `id; time16` (6 bytes): a point event whose time is within 2^16 cycles of `ref`
+    /// (the runtime's hot path). Sets `ref = time`.
+    EventShort = 0x0D,
+    /// `id; data: u32; time16` (10 bytes): timestamped data that fits 32 bits, time within
+    /// 2^16 cycles of `ref`. Sets `ref = time`.
+    DataShort32 = 0x0E,
+    /// `id; data: u64; time16` (14 bytes): timestamped data, time within 2^16 cycles of
+    /// `ref`. Sets `ref = time`.
+    DataShort = 0x0F,
+    /// `id; value: u32; duration16; end16` (12 bytes): a value zone shorter than 2^16 cycles
+    /// whose end is within 2^16 cycles of `ref`. Sets `ref = end`.
+    ValueZoneShort = 0x10,
 }
 
 impl Kind {
     /// Every kind, in code order.
-    pub const ALL: [Kind; 12] = [
+    pub const ALL: [Kind; 16] = [
         Kind::Zone32,
         Kind::Zone64,
         Kind::ValueZone32,
@@ -81,6 +93,10 @@ impl Kind {
         Kind::Time,
         Kind::Run,
         Kind::Loss,
+        Kind::EventShort,
+        Kind::DataShort32,
+        Kind::DataShort,
+        Kind::ValueZoneShort,
     ];
 
     /// The kind whose code is `k`; `None` for an unknown code.
@@ -98,6 +114,10 @@ impl Kind {
             0x0A => Some(Kind::Time),
             0x0B => Some(Kind::Run),
             0x0C => Some(Kind::Loss),
+            0x0D => Some(Kind::EventShort),
+            0x0E => Some(Kind::DataShort32),
+            0x0F => Some(Kind::DataShort),
+            0x10 => Some(Kind::ValueZoneShort),
             _ => None,
         }
     }
@@ -117,6 +137,10 @@ impl Kind {
             Kind::Time => 12,
             Kind::Run => 16,
             Kind::Loss => 32,
+            Kind::EventShort => 6,
+            Kind::DataShort32 => 10,
+            Kind::DataShort => 14,
+            Kind::ValueZoneShort => 12,
         }
     }
 
@@ -299,6 +323,13 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
                 None => {
                     b.h(id).h(Kind::Zone64.header()).d(end - duration).d(end);
                 }
+                Some(v) if duration < 1 << 16 && gap(end) < 1 << 16 => {
+                    b.h(id)
+                        .h(Kind::ValueZoneShort.header())
+                        .w(v)
+                        .h(duration as u16)
+                        .h(end as u16);
+                }
                 Some(v) if duration <= u32::MAX as u64 && gap(end) <= u32::MAX as u64 => {
                     b.h(id)
                         .h(Kind::ValueZone32.header())
@@ -315,11 +346,23 @@ pub fn encode(r: &Record, reference: u64) -> Option<Encoded> {
                 }
             }
         }
+        Record::Event { id, time } if gap(time) < 1 << 16 => {
+            b.h(id).h(Kind::EventShort.header()).h(time as u16);
+        }
         Record::Event { id, time } if gap(time) <= u32::MAX as u64 => {
             b.h(id).h(Kind::Event32.header()).w(time as u32);
         }
         Record::Event { id, time } => {
             b.h(id).h(Kind::Event64.header()).d(time);
+        }
+        Record::Data { id, time, data } if gap(time) < 1 << 16 && data <= u32::MAX as u64 => {
+            b.h(id)
+                .h(Kind::DataShort32.header())
+                .w(data as u32)
+                .h(time as u16);
+        }
+        Record::Data { id, time, data } if gap(time) < 1 << 16 => {
+            b.h(id).h(Kind::DataShort.header()).d(data).h(time as u16);
         }
         Record::Data { id, time, data } if gap(time) <= u32::MAX as u64 => {
             b.h(id).h(Kind::Data32.header()).d(data).w(time as u32);
@@ -424,6 +467,7 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
     let n = (kind.bytes() / 2) as usize;
     let s = get(n)?;
     let t32 = |i: usize| checked_extend(reference, w(s, i), 32).ok_or(DecodeError::Overflow);
+    let t16 = |i: usize| checked_extend(reference, s[i] as u64, 16).ok_or(DecodeError::Overflow);
     let abs = |t: u64| {
         if t < reference {
             Err(DecodeError::Time)
@@ -503,6 +547,23 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
             first: d(s, 8),
             last: d(s, 12),
         },
+        Kind::EventShort => Record::Event { id, time: t16(2)? },
+        Kind::DataShort32 => Record::Data {
+            id,
+            data: w(s, 2),
+            time: t16(4)?,
+        },
+        Kind::DataShort => Record::Data {
+            id,
+            data: d(s, 2),
+            time: t16(6)?,
+        },
+        Kind::ValueZoneShort => Record::Zone {
+            id,
+            end: t16(5)?,
+            duration: s[4] as u64,
+            value: Some(w(s, 2) as u32),
+        },
     };
     if let Record::Zone { end, duration, .. } = r {
         if duration > end {
@@ -564,7 +625,28 @@ mod tests {
         assert!(encode(&z(5, 1), 6).is_none(), "time before the reference");
         assert!(encode(&z(5, 6), 0).is_none(), "start before zero");
         let e = encode(&Record::Event { id: 1, time: 100 }, 0).unwrap();
-        assert_eq!(e.as_slice(), &[1, Kind::Event32.header(), 100, 0]);
+        assert_eq!(e.as_slice(), &[1, Kind::EventShort.header(), 100]);
+        let e = encode(
+            &Record::Event {
+                id: 1,
+                time: 1 << 16,
+            },
+            0,
+        )
+        .unwrap();
+        assert_eq!(e.as_slice(), &[1, Kind::Event32.header(), 0, 1]);
+        let data = |time, data| Record::Data { id: 2, time, data };
+        assert_eq!(encode(&data(9, 5), 0).unwrap().bytes(), 10);
+        assert_eq!(encode(&data(9, 1 << 32), 0).unwrap().bytes(), 14);
+        assert_eq!(encode(&data(1 << 16, 5), 0).unwrap().bytes(), 16);
+        let value = |end, duration| Record::Zone {
+            id: 7,
+            end,
+            duration,
+            value: Some(3),
+        };
+        assert_eq!(encode(&value(1000, 10), 990).unwrap().bytes(), 12);
+        assert_eq!(encode(&value(1 << 17, 1 << 16), 0).unwrap().bytes(), 16);
     }
 
     #[test]
@@ -616,6 +698,38 @@ mod tests {
                 0,
             ),
             (Record::Event { id: 1, time: 77 }, 70),
+            (
+                Record::Event {
+                    id: 1,
+                    time: 70 + (1 << 16),
+                },
+                70,
+            ),
+            (
+                Record::Data {
+                    id: 2,
+                    time: 80,
+                    data: u32::MAX as u64,
+                },
+                70,
+            ),
+            (
+                Record::Data {
+                    id: 2,
+                    time: 70 + (1 << 20),
+                    data: 1,
+                },
+                70,
+            ),
+            (
+                Record::Zone {
+                    id: 9,
+                    end: 1 << 20,
+                    duration: 1 << 17,
+                    value: Some(42),
+                },
+                0,
+            ),
             (
                 Record::Event {
                     id: 1,
@@ -727,7 +841,7 @@ mod tests {
         };
         assert_eq!(
             decode(encode(&event, top).unwrap().as_slice(), top),
-            Ok(Decoded::Record(event, 4))
+            Ok(Decoded::Record(event, 3))
         );
         // A short zone whose end16 lies below the reference's low bits would need a time past
         // 2^64: an error at that record (was: a time wrapped to near 0, or an overflow panic).
@@ -745,6 +859,16 @@ mod tests {
             &[3, Kind::Event32.header(), w[0], w[1]],
             &[3, Kind::Data32.header(), 1, 2, 3, 4, w[0], w[1]],
         ];
+        // And every 16-bit form.
+        let shorts: [&[u16]; 4] = [
+            &[3, Kind::EventShort.header(), low],
+            &[3, Kind::DataShort32.header(), 1, 2, low],
+            &[3, Kind::DataShort.header(), 1, 2, 3, 4, low],
+            &[3, Kind::ValueZoneShort.header(), 9, 0, 5, low],
+        ];
+        for h in shorts {
+            assert_eq!(decode(h, top), Err(DecodeError::Overflow), "{h:x?}");
+        }
         for h in records {
             assert_eq!(decode(h, top), Err(DecodeError::Overflow), "{h:x?}");
             assert!(
@@ -793,6 +917,10 @@ mod tests {
         );
         assert_eq!(
             decode(&[1, Kind::Zone32.header(), 11, 0, 10, 0], 0),
+            Err(DecodeError::Time)
+        );
+        assert_eq!(
+            decode(&[1, Kind::ValueZoneShort.header(), 4, 0, 11, 10], 0),
             Err(DecodeError::Time)
         );
     }

@@ -10,6 +10,10 @@
 //! to the slow path in `producer`. With recording off a zone costs the two loads at open
 //! and the branch on the guard at close.
 //!
+//! A close whose checks fail calls the shared routine `records::zone_close` (a zone of 2^15
+//! cycles or more: a 12-byte record there; else the slow close). Events, data and value
+//! zones' closes call their shared routines in `records` too.
+//!
 //! See docs/design/ring-encoding.md for the instruction listing and why the times are exact,
 //! and docs/design/zone-cost.md for the scheduling and what a zone costs.
 
@@ -252,7 +256,7 @@ fn close_fast(id: u32, start: u32, anchor: u32) {
             e = in(reg) end,
             slow = label {
                 // A label block falls through to the code after the `asm!`: return.
-                producer::slow_close(id as SiteId, start, end);
+                crate::records::zone_close(id, end.wrapping_sub(start), end);
                 return;
             },
             options(nostack)
@@ -285,7 +289,7 @@ fn close_fast(id: u32, start: u32, anchor: u32) {
             limit = in(reg) SHORT_LIMIT,
             slow = label {
                 // A label block falls through to the code after the `asm!`: return.
-                producer::slow_close(id as SiteId, start, end);
+                crate::records::zone_close(id, d, end);
                 return;
             },
             options(nostack)
@@ -342,56 +346,59 @@ impl Drop for ValueZone {
         #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
         return crate::stamper::close_value(self.site.word(), self.value);
         #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
-        if self.open.anchor != 0 {
-            producer::close_value(
-                self.site.id(),
-                self.open.start,
-                crate::hw::clock_lo(),
-                self.value,
-            );
-        }
+        crate::records::value_close(
+            self.site.word(),
+            self.open.start,
+            self.open.anchor,
+            self.value,
+        );
     }
 }
 
-/// Records a point event now. See [`crate::event!`].
-#[inline(never)]
+/// Records a point event now. See [`crate::event!`]. Inline: the site's id and a call of
+/// the shared routine (`records`).
+#[inline(always)]
 pub fn event(site: Site) {
-    event_id(site.id())
+    event_word(site.word())
 }
 
 /// [`event`] by site id (also the C ABI's `ttprof_event`).
 #[inline(always)]
+#[cfg_attr(not(feature = "capi"), allow(dead_code))]
 pub(crate) fn event_id(id: SiteId) {
-    #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
-    return crate::stamper::event(id as u32);
-    #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
-    if producer::recording() {
-        producer::record(&Record::Event {
-            id,
-            time: producer::now(),
-        });
-    }
+    event_word(id as u32)
 }
 
-/// Records a 64-bit value with the current time. See [`crate::data!`].
-#[inline(never)]
+/// [`event`] by the site's id word (below 2^16).
+#[inline(always)]
+fn event_word(id: u32) {
+    #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+    return crate::stamper::event(id);
+    #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
+    crate::records::event(id);
+}
+
+/// Records a 64-bit value with the current time. See [`crate::data!`]. Inline: the site's
+/// id, the value and a call of the shared routine (`records`).
+#[inline(always)]
 pub fn data(site: Site, value: u64) {
-    data_id(site.id(), value)
+    data_word(site.word(), value)
 }
 
 /// [`data`] by site id (also the C ABI's `ttprof_data`).
 #[inline(always)]
+#[cfg_attr(not(feature = "capi"), allow(dead_code))]
 pub(crate) fn data_id(id: SiteId, value: u64) {
+    data_word(id as u32, value)
+}
+
+/// [`data`] by the site's id word (below 2^16).
+#[inline(always)]
+fn data_word(id: u32, value: u64) {
     #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
-    return crate::stamper::data(id as u32, value);
+    return crate::stamper::data(id, value);
     #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
-    if producer::recording() {
-        producer::record(&Record::Data {
-            id,
-            time: producer::now(),
-            data: value,
-        });
-    }
+    crate::records::data(id, value);
 }
 
 /// Cycles summed over many measurements and recorded once (at kernel exit or on

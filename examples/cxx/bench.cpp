@@ -4,6 +4,8 @@
 // Arguments (words at 0x30000, as the Rust kernel's): mode, iterations, work.
 // * mode 1, dense: per iteration two nested zones around `work` counted-loop steps each.
 // * mode 2, op-level: per iteration a gap of `work * 64` cycles, then a zone of `work * 256`.
+// * mode 5, one record kind (word 4: bench.rs's `kind`) per iteration, then `work` steps.
+// * mode 6, eight records of that kind from eight sites back to back, then `work` steps.
 #include <stdint.h>
 #include <ttprof.h>
 
@@ -41,6 +43,170 @@ void kernel_main() {
                 wait_cycles(work * 64);
                 TTPROF_ZONE("op-level");
                 wait_cycles(work * 256);
+            }
+            break;
+        case 5:
+            switch (rd(ARGS + 16)) {
+                case 1:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_ZONE("zone-loop"); }
+                        steps(work);
+                    }
+                    break;
+                case 2:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_VALUE_ZONE("value-loop", i); }
+                        steps(work);
+                    }
+                    break;
+                case 3:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_EVENT("event-loop");
+                        steps(work);
+                    }
+                    break;
+                case 4:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_DATA("data32-loop", i);
+                        steps(work);
+                    }
+                    break;
+                case 5:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_DATA("data64-loop", (1ull << 32) | i);
+                        steps(work);
+                    }
+                    break;
+                case 6:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_SIGNAL("signal-loop", TTPROF_CB_PUSH(1));
+                        steps(work);
+                    }
+                    break;
+                case 7:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_SUM_ZONE("sum-loop"); }
+                        steps(work);
+                    }
+                    break;
+                case 8:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_WAIT("wait-loop", TTPROF_CB_FRONT(1)); }
+                        steps(work);
+                    }
+                    break;
+                default:
+                    break;
+            }
+            break;
+        case 6:
+            switch (rd(ARGS + 16)) {
+                case 1:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_ZONE("zone-0"); }
+                        { TTPROF_ZONE("zone-1"); }
+                        { TTPROF_ZONE("zone-2"); }
+                        { TTPROF_ZONE("zone-3"); }
+                        { TTPROF_ZONE("zone-4"); }
+                        { TTPROF_ZONE("zone-5"); }
+                        { TTPROF_ZONE("zone-6"); }
+                        { TTPROF_ZONE("zone-7"); }
+                        steps(work);
+                    }
+                    break;
+                case 2:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_VALUE_ZONE("value-0", i); }
+                        { TTPROF_VALUE_ZONE("value-1", i); }
+                        { TTPROF_VALUE_ZONE("value-2", i); }
+                        { TTPROF_VALUE_ZONE("value-3", i); }
+                        { TTPROF_VALUE_ZONE("value-4", i); }
+                        { TTPROF_VALUE_ZONE("value-5", i); }
+                        { TTPROF_VALUE_ZONE("value-6", i); }
+                        { TTPROF_VALUE_ZONE("value-7", i); }
+                        steps(work);
+                    }
+                    break;
+                case 3:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_EVENT("event-0");
+                        TTPROF_EVENT("event-1");
+                        TTPROF_EVENT("event-2");
+                        TTPROF_EVENT("event-3");
+                        TTPROF_EVENT("event-4");
+                        TTPROF_EVENT("event-5");
+                        TTPROF_EVENT("event-6");
+                        TTPROF_EVENT("event-7");
+                        steps(work);
+                    }
+                    break;
+                case 4:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_DATA("data32-0", i);
+                        TTPROF_DATA("data32-1", i);
+                        TTPROF_DATA("data32-2", i);
+                        TTPROF_DATA("data32-3", i);
+                        TTPROF_DATA("data32-4", i);
+                        TTPROF_DATA("data32-5", i);
+                        TTPROF_DATA("data32-6", i);
+                        TTPROF_DATA("data32-7", i);
+                        steps(work);
+                    }
+                    break;
+                case 5:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_DATA("data64-0", (1ull << 32) | i);
+                        TTPROF_DATA("data64-1", (1ull << 32) | i);
+                        TTPROF_DATA("data64-2", (1ull << 32) | i);
+                        TTPROF_DATA("data64-3", (1ull << 32) | i);
+                        TTPROF_DATA("data64-4", (1ull << 32) | i);
+                        TTPROF_DATA("data64-5", (1ull << 32) | i);
+                        TTPROF_DATA("data64-6", (1ull << 32) | i);
+                        TTPROF_DATA("data64-7", (1ull << 32) | i);
+                        steps(work);
+                    }
+                    break;
+                case 6:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        TTPROF_SIGNAL("signal-0", TTPROF_CB_PUSH(1));
+                        TTPROF_SIGNAL("signal-1", TTPROF_CB_PUSH(1));
+                        TTPROF_SIGNAL("signal-2", TTPROF_CB_PUSH(1));
+                        TTPROF_SIGNAL("signal-3", TTPROF_CB_PUSH(1));
+                        TTPROF_SIGNAL("signal-4", TTPROF_CB_PUSH(1));
+                        TTPROF_SIGNAL("signal-5", TTPROF_CB_PUSH(1));
+                        TTPROF_SIGNAL("signal-6", TTPROF_CB_PUSH(1));
+                        TTPROF_SIGNAL("signal-7", TTPROF_CB_PUSH(1));
+                        steps(work);
+                    }
+                    break;
+                case 7:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_SUM_ZONE("sum-0"); }
+                        { TTPROF_SUM_ZONE("sum-1"); }
+                        { TTPROF_SUM_ZONE("sum-2"); }
+                        { TTPROF_SUM_ZONE("sum-3"); }
+                        { TTPROF_SUM_ZONE("sum-4"); }
+                        { TTPROF_SUM_ZONE("sum-5"); }
+                        { TTPROF_SUM_ZONE("sum-6"); }
+                        { TTPROF_SUM_ZONE("sum-7"); }
+                        steps(work);
+                    }
+                    break;
+                case 8:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_WAIT("wait-0", TTPROF_CB_FRONT(1)); }
+                        { TTPROF_WAIT("wait-1", TTPROF_CB_FRONT(1)); }
+                        { TTPROF_WAIT("wait-2", TTPROF_CB_FRONT(1)); }
+                        { TTPROF_WAIT("wait-3", TTPROF_CB_FRONT(1)); }
+                        { TTPROF_WAIT("wait-4", TTPROF_CB_FRONT(1)); }
+                        { TTPROF_WAIT("wait-5", TTPROF_CB_FRONT(1)); }
+                        { TTPROF_WAIT("wait-6", TTPROF_CB_FRONT(1)); }
+                        { TTPROF_WAIT("wait-7", TTPROF_CB_FRONT(1)); }
+                        steps(work);
+                    }
+                    break;
+                default:
+                    break;
             }
             break;
         default:

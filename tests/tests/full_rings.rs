@@ -30,6 +30,7 @@ fn bench_elf() -> &'static PathBuf {
 fn run(name: &str, policy: Policy, drain_every: Option<u64>) -> Launched {
     let r = BenchRun {
         mode: DENSE,
+        record: 0,
         iterations: ITERATIONS,
         work: 2,
         recording: true,

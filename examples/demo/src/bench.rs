@@ -21,12 +21,33 @@ pub const DENSE_BLOCK: u32 = 3;
 /// [`DENSE`]'s loop without zones, the inner zone's work between two wall-clock reads whose
 /// spans the kernel sums into [`Launched::result`] (run it on the plain build).
 pub const DENSE_TIMED: u32 = 4;
+/// One record of [`BenchRun::record`]'s kind per iteration, then `work` loop steps.
+pub const RECORD_LOOP: u32 = 5;
+/// Eight records of [`BenchRun::record`]'s kind from eight sites back to back (straight-line
+/// code) per iteration, then `work` loop steps.
+pub const RECORD_STRAIGHT: u32 = 6;
+
+/// The record kinds of [`RECORD_LOOP`] and [`RECORD_STRAIGHT`] (the bench kernel's `kind`
+/// module), with the names `runtime-bench` reports them by.
+pub const RECORD_KINDS: [(u32, &str); 8] = [
+    (1, "zone"),
+    (2, "value_zone"),
+    (3, "event"),
+    (4, "data32"),
+    (5, "data64"),
+    (6, "signal"),
+    (7, "sum_zone"),
+    (8, "wait"),
+];
 
 /// One launch of the bench kernel.
 #[derive(Clone, Debug)]
 pub struct BenchRun {
-    /// What the kernel does per iteration: [`DENSE`], [`OP_LEVEL`], [`DENSE_BLOCK`] or [`DENSE_TIMED`].
+    /// What the kernel does per iteration: [`DENSE`], [`OP_LEVEL`], [`DENSE_BLOCK`],
+    /// [`DENSE_TIMED`], [`RECORD_LOOP`] or [`RECORD_STRAIGHT`].
     pub mode: u32,
+    /// The record kind of [`RECORD_LOOP`] and [`RECORD_STRAIGHT`] ([`RECORD_KINDS`]); 0 otherwise.
+    pub record: u32,
     /// Iterations of the kernel's loop.
     pub iterations: u32,
     /// Loop steps of work per zone (the mode says how they are spent).
@@ -85,7 +106,7 @@ pub fn launch_with(
         consumer,
     };
     launch::init_tile(&mem, 0, tile, arch, &settings)?;
-    for (i, v) in [run.mode, run.iterations, run.work, 0]
+    for (i, v) in [run.mode, run.iterations, run.work, 0, run.record]
         .into_iter()
         .enumerate()
     {

@@ -51,15 +51,15 @@
             static_assert(!::ttprof_detail::is_str<decltype((x))>::value ||                    \
                               (sizeof(#x) == sizeof(x) + 2 && ::ttprof_detail::valid_name(x)),  \
                           "ttprof: an event name has no \", \\, % or control characters");      \
-            ttprof_event(TTPROF__SITE(event, x, 0, ""));                                       \
+            TTPROF__EVENT_CALL(TTPROF__SITE(event, x, 0, ""));                                       \
         } else {                                                                               \
-            ttprof_data(TTPROF__SITE(data, "DeviceRecordEvent", 0, ""), (uint64_t)(uint32_t)(uintptr_t)(x)); \
+            TTPROF__DATA_CALL(TTPROF__SITE(data, "DeviceRecordEvent", 0, ""), (uint64_t)(uint32_t)(uintptr_t)(x)); \
         }                                                                                      \
     } while (0)
 #else
 #define DeviceRecordEvent(x)                                                                   \
-    _Generic((x), char *: ttprof_event(TTPROF__SITE(event, x, 0, "")),                          \
-             default: ttprof_data(TTPROF__SITE(data, "DeviceRecordEvent", 0, ""), (uint64_t)(uint32_t)(uintptr_t)(x)))
+    _Generic((x), char *: TTPROF__EVENT_CALL(TTPROF__SITE(event, x, 0, "")),                          \
+             default: TTPROF__DATA_CALL(TTPROF__SITE(data, "DeviceRecordEvent", 0, ""), (uint64_t)(uint32_t)(uintptr_t)(x)))
 #endif
 
 #else  // !PROFILE_KERNEL

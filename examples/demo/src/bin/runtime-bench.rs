@@ -24,7 +24,8 @@ use ttprof::kernels::{self, CKernelBuild};
 use ttprof::launch::Policy;
 use ttprof::session::Backend;
 use ttprof_demo::bench::{
-    launch_with, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL,
+    launch_with, BenchRun, Launched, DENSE, DENSE_BLOCK, DENSE_TIMED, OP_LEVEL, RECORD_KINDS,
+    RECORD_LOOP, RECORD_STRAIGHT,
 };
 use ttprof_demo::scenario::{build_kernel_features, build_kernel_set, Fallible};
 use ttprof_demo::workspace;
@@ -73,16 +74,34 @@ fn marginal(
     for l in [&a, &b] {
         if l.stalls != 0 || l.dropped != 0 {
             return Err(format!(
-                "the benchmark run stalled {} times and dropped {} records",
-                l.stalls, l.dropped
+                "the benchmark run (mode {}, record {}, {} rings) stalled {} times and dropped {} records",
+                base.mode, base.record, l.readout.rings().len(), l.stalls, l.dropped
             )
             .into());
         }
     }
     let dz = ((n.1 - n.0) * zones_per_iter) as f64;
-    let zones = |l: &Launched| l.readout.zones() as f64;
-    if base.recording && zones(&b) - zones(&a) != dz {
-        return Err(format!("expected {dz} more zones, read {}", zones(&b) - zones(&a)).into());
+    // Every record but a sum zone's (one total per launch) is a row of the readout.
+    let rows = |l: &Launched| -> f64 {
+        if base.mode == RECORD_LOOP || base.mode == RECORD_STRAIGHT {
+            l.readout
+                .rings()
+                .iter()
+                .map(|r| r.records.kind().len() as f64)
+                .sum()
+        } else {
+            l.readout.zones() as f64
+        }
+    };
+    let sums = base.record == SUM_ZONE_KIND;
+    if base.recording && !sums && rows(&b) - rows(&a) != dz {
+        return Err(format!(
+            "mode {} record {}: expected {dz} more records, read {}",
+            base.mode,
+            base.record,
+            rows(&b) - rows(&a)
+        )
+        .into());
     }
     let (pa, pb) = (run(&k.off, n.0)?, run(&k.off, n.1)?);
     let d = |a: u64, b: u64, pa: u64, pb: u64| ((b - a) as f64 - (pb - pa) as f64) / dz;
@@ -108,6 +127,7 @@ struct InnerDuration {
 fn inner_duration(k: &Kernels, work: u32, iterations: u32) -> Fallible<InnerDuration> {
     let run = |mode| BenchRun {
         mode,
+        record: 0,
         iterations,
         work,
         recording: true,
@@ -156,6 +176,8 @@ struct Figures {
     ts_off: Marginal,
     ts_op_level: Marginal,
     ts_inner: InnerDuration,
+    /// Every record kind, in a loop and in straight-line code.
+    records: Vec<RecordCost>,
 }
 
 impl Figures {
@@ -169,6 +191,42 @@ impl Figures {
 }
 
 const ISOLATED_WORK: u32 = 64;
+/// [`RECORD_KINDS`]' sum zone: its measurements add no row.
+const SUM_ZONE_KIND: u32 = 7;
+/// Iterations of the straight-line mode (eight records each).
+const STRAIGHT_ITERATIONS: (u32, u32) = (500, 1_500);
+
+/// One record kind's cost: in a loop (one record, 4 loop steps per iteration) and in
+/// straight-line code (eight sites back to back per iteration).
+struct RecordCost {
+    name: &'static str,
+    looped: Marginal,
+    straight: Marginal,
+}
+
+/// Every kind of [`RECORD_KINDS`] on `k`.
+fn record_costs(k: &Kernels) -> Fallible<Vec<RecordCost>> {
+    let mut out = Vec::new();
+    for (record, name) in RECORD_KINDS {
+        // Records up to 14 bytes each, up to eight back to back: the 8 KiB ring is drained
+        // often enough that the producer never waits (every 2,000 cycles it did, once).
+        let run = |mode| BenchRun {
+            mode,
+            record,
+            iterations: 0,
+            work: 4,
+            recording: true,
+            policy: Policy::Block,
+            drain_every: Some(500),
+        };
+        out.push(RecordCost {
+            name,
+            looped: marginal(k, &run(RECORD_LOOP), DENSE_ITERATIONS, 1)?,
+            straight: marginal(k, &run(RECORD_STRAIGHT), STRAIGHT_ITERATIONS, 8)?,
+        });
+    }
+    Ok(out)
+}
 const DENSE_ITERATIONS: (u32, u32) = (2_000, 6_000);
 
 fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
@@ -208,6 +266,7 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
     // A consumer drains often enough that nothing waits.
     let run = |mode, work, recording| BenchRun {
         mode,
+        record: 0,
         iterations: 0,
         work,
         recording,
@@ -238,6 +297,7 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
         ts_off: marginal(&ts, &run(DENSE, 4, false), DENSE_ITERATIONS, 2)?,
         ts_op_level: marginal(&ts, &run(OP_LEVEL, 1_000, true), (10, 30), 1)?,
         ts_inner: inner_duration(&ts, 4, DENSE_ITERATIONS.1)?,
+        records: record_costs(&k)?,
     })
 }
 
@@ -270,6 +330,7 @@ fn main() -> Fallible<()> {
         Ok(kernels::build_c(&b)?)
     };
     let mut cxx_dense = Vec::new();
+    let mut cxx_records = Vec::new();
     for opt in ["-O3", "-O2"] {
         let k = Kernels {
             arch: Arch::WormholeB0,
@@ -280,6 +341,7 @@ fn main() -> Fallible<()> {
         };
         let run = BenchRun {
             mode: DENSE,
+            record: 0,
             iterations: 0,
             work: 4,
             recording: true,
@@ -287,6 +349,10 @@ fn main() -> Fallible<()> {
             drain_every: Some(2_000),
         };
         cxx_dense.push((opt, marginal(&k, &run, DENSE_ITERATIONS, 2)?));
+        if opt == "-O2" {
+            // `ttprof build`'s default level.
+            cxx_records = record_costs(&k)?;
+        }
     }
 
     println!(
@@ -343,7 +409,7 @@ fn main() -> Fallible<()> {
     row(
         "cycles per zone, op-level (256k-cycle zones)",
         &|f| f.op_level.cycles,
-        "a slow close (duration >= 2^15)",
+        "the 32-bit form (duration >= 2^15)",
     );
     row("cycles per zone, recording off", &|f| f.off.cycles, "");
     row(
@@ -382,7 +448,7 @@ fn main() -> Fallible<()> {
         "",
     );
     row(
-        "instructions per zone (op-level: a slow close)",
+        "instructions per zone (op-level: the 32-bit form)",
         &|f| f.op_level.instructions,
         "",
     );
@@ -433,6 +499,27 @@ fn main() -> Fallible<()> {
             sweep.join(", ")
         );
     }
+    println!();
+    println!("cycles per record (marginal), loop (1 record + 4 loop steps per iteration) / straight-line (8 sites back to back)");
+    println!(
+        "{:<24} {:>17} {:>17} {:>17}   ring bytes (WH)",
+        "", "Wormhole B0", "Blackhole", "C++ ttprof.h, WH"
+    );
+    let pair = |m: &RecordCost| format!("{:.1} / {:.1}", m.looped.cycles, m.straight.cycles);
+    for (i, r) in wh.records.iter().enumerate() {
+        println!(
+            "{:<24} {:>17} {:>17} {:>17}   {:.1}",
+            r.name,
+            pair(r),
+            pair(&bh.records[i]),
+            cxx_records.get(i).map(pair).unwrap_or_default(),
+            r.looped.bytes
+        );
+    }
+    println!(
+        "{:<24} {:>17.1} {:>17.1} {:>17}   {:.1}",
+        "long zone (op-level)", wh.op_level.cycles, bh.op_level.cycles, "", wh.op_level.bytes
+    );
     println!("references: tt-metal's 2026 streaming profiler, 45-51 cycles per zone measured on Blackhole");
     println!("(74 for its 5-word form); tt-llk's minimal profiler 29-30 cycles per zone");
 
@@ -513,6 +600,37 @@ fn main() -> Fallible<()> {
         put(
             format!("inner_duration_plain_cycles_{a}"),
             f.inner.plain.into(),
+        );
+    }
+    for f in &figs {
+        let a = f.arch.name();
+        for r in &f.records {
+            map.insert(
+                format!("record_cycles_{}_{a}", r.name),
+                r.looped.cycles.into(),
+            );
+            map.insert(
+                format!("record_cycles_{}_straight_{a}", r.name),
+                r.straight.cycles.into(),
+            );
+            map.insert(
+                format!("record_bytes_{}_{a}", r.name),
+                r.looped.bytes.into(),
+            );
+        }
+        map.insert(
+            format!("record_cycles_long_zone_{a}"),
+            f.op_level.cycles.into(),
+        );
+    }
+    for r in &cxx_records {
+        map.insert(
+            format!("cxx_record_cycles_{}_wormhole_b0", r.name),
+            r.looped.cycles.into(),
+        );
+        map.insert(
+            format!("cxx_record_cycles_{}_straight_wormhole_b0", r.name),
+            r.straight.cycles.into(),
         );
     }
     for (opt, m) in &cxx_dense {

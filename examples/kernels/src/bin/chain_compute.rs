@@ -10,6 +10,7 @@ fn main() {
     let (_, tiles) = args();
     for t in 0..tiles {
         let _tile = value_zone!("compute-tile", t);
+        instrument(t);
         {
             let _w = wait!("chain-in", cb_front(0));
             Cb(CB_IN0).wait_front();

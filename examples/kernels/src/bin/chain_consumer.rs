@@ -10,6 +10,7 @@ fn main() {
     let (_, tiles) = args();
     for t in 0..tiles {
         let _tile = value_zone!("consume-tile", t);
+        instrument(t);
         {
             let _w = wait!("chain-data", cb_front(4));
             Cb(CB_OUT).wait_front();

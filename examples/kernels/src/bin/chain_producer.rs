@@ -12,6 +12,7 @@ fn main() {
     let (_, tiles) = args();
     for t in 0..tiles {
         let _tile = value_zone!("produce-tile", t);
+        instrument(t);
         {
             let _w = wait!("chain-space", cb_back(0));
             Cb(CB_IN0).reserve_back();

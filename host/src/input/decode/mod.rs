@@ -268,6 +268,8 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
     }
     let t32 =
         |at: usize| wire::checked_extend(reference, le32(b, at), 32).ok_or(WireError::Overflow);
+    let t16 =
+        |at: usize| wire::checked_extend(reference, le16(b, at), 16).ok_or(WireError::Overflow);
     let abs = |t: u64| {
         if t < reference {
             Err(WireError::Time)
@@ -319,6 +321,13 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
         ),
         Kind::Time => point(RecordKind::Time, 0, abs(le64(b, 4))?, 0, 0),
         Kind::Run => point(RecordKind::Run, 0, abs(le64(b, 8))?, le32(b, 4), 0),
+        Kind::EventShort => point(RecordKind::Event, site, t16(4)?, 0, 0),
+        Kind::DataShort32 => point(RecordKind::Data, site, t16(8)?, le32(b, 4), 0),
+        Kind::DataShort => point(RecordKind::Data, site, t16(12)?, le64(b, 4), 0),
+        Kind::ValueZoneShort => {
+            let end = t16(10)?;
+            zone(span(le16(b, 8), end)?, end, Some(le32(b, 4) as u32))
+        }
         Kind::Loss => Slow {
             kind: RecordKind::Loss,
             site: 0,
