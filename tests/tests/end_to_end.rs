@@ -78,6 +78,8 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("TRISC-KERNEL", 1);
             add("math-tile", t);
             add("wait-dst-free", t);
+            add("tensix-sem-post-2", t);
+            add("tensix-sem-post-0", t);
             add("wait-coprocessor-done", 1);
         }
         Risc::Trisc2 => {
@@ -86,6 +88,7 @@ fn expected(risc: Risc, spec: &OpSpec) -> BTreeMap<String, u64> {
             add("pack-tile", t);
             add("wait-out-space", t);
             add("wait-dst-ready", t);
+            add("tensix-sem-post-1", t);
             add("pack-dst", t);
             add("wait-packed", t);
             add("tile-packed", t);
