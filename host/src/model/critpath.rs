@@ -167,9 +167,12 @@ fn signal_key(s: Signal, core: CoreId) -> (Scope, u8, u32) {
     }
 }
 
+/// Signals by resource key: (cycle, index into [`OpTrace::signals`]), sorted.
+type ByKey = HashMap<(Scope, u8, u32), Vec<(u64, usize)>>;
+
 /// Matches every wait of `t` to the signal that ended it (see the module docs).
 pub(crate) fn match_waits(t: &OpTrace) -> Matching {
-    let mut by_key: HashMap<(Scope, u8, u32), Vec<(u64, usize)>> = HashMap::new();
+    let mut by_key: ByKey = HashMap::new();
     for (i, s) in t.signals.iter().enumerate() {
         by_key
             .entry(signal_key(s.signal, s.core))
@@ -226,10 +229,7 @@ pub(crate) fn match_waits(t: &OpTrace) -> Matching {
 /// its post was pushed (a semaphore never goes below zero). Takes within v are `ready` (the
 /// initial value). A post pushed before its take began was queued behind its thread's work
 /// then; it still ended the wait.
-fn tensix_takes(
-    t: &OpTrace,
-    posts: &HashMap<(Scope, u8, u32), Vec<(u64, usize)>>,
-) -> HashMap<usize, Result<usize, Unmatched>> {
+fn tensix_takes(t: &OpTrace, posts: &ByKey) -> HashMap<usize, Result<usize, Unmatched>> {
     let mut takes: HashMap<(Scope, u8, u32), Vec<usize>> = HashMap::new();
     for (i, w) in t.waits.iter().enumerate() {
         if let Some(wait @ Wait::TensixSem(_)) = w.wait {
