@@ -17,7 +17,7 @@
 //! | `tensix_sem(N)` | `tensix_sem_post(N)` | the same tile (a TRISC pushed the `SEMPOST`) |
 //!
 //! A Tensix semaphore counts, so its waits are paired with its posts by count instead
-//! ([`tensix_takes`]). A post is recorded when a TRISC pushes it to its Tensix thread; the
+//! (`tensix_takes`). A post is recorded when a TRISC pushes it to its Tensix thread; the
 //! coprocessor executes it when the thread reaches it, after the work queued before it. A
 //! post pushed while its take waited made it wait (the pushing TRISC was late): the path
 //! crosses to that TRISC at the push. One pushed before the take began was queued behind its
