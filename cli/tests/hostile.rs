@@ -712,7 +712,7 @@ fn a_damaged_only_ring_is_a_data_problem_named_with_what_exists_written() {
         ),
         (
             "record",
-            Box::new(move |b, t| b.poke(0, t, data + 136, 0x8F00_0000)),
+            Box::new(move |b, t| b.poke(0, t, data + 136, 0x9F00_0000)),
             "unknown record header",
         ),
         // What a capture killed after consuming the Run record leaves: the ring's first

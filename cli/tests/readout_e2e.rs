@@ -337,9 +337,9 @@ fn damaged_rings_are_reported_where_they_are_and_the_rest_is_read() {
         0x10_0000,
     );
     // The ring starts with a 16-byte Run record and short zones: byte 136 starts the 21st
-    // zone. Make it an extended record of unknown kind 0x0f.
+    // zone. Make it an extended record of unknown kind 0x1f.
     let data = profiler::ring_data(Risc::Trisc1).start;
-    f.builder.poke(0, t, data + 136, 0x8F00_0000);
+    f.builder.poke(0, t, data + 136, 0x9F00_0000);
     let r = read_with(&f.builder, &f.dir, "damaged.img");
     let msgs: Vec<String> = r
         .issues()
@@ -366,7 +366,7 @@ fn damaged_rings_are_reported_where_they_are_and_the_rest_is_read() {
         .unwrap();
     assert!(
         bad.contains("corrupt at position 0x88 (ring offset 0x88)")
-            && bad.contains("unknown record header 0x8f00"),
+            && bad.contains("unknown record header 0x9f00"),
         "{bad}"
     );
     // The damaged TRISC1 ring still gives the records before the damage.

@@ -62,7 +62,7 @@ impl fmt::Display for DecodeError {
             }
             WireError::UnknownKind { h1 } => write!(
                 f,
-                "unknown record header {h1:#06x} at byte {} (expected a short zone, a known kind 0x01..=0x0c, or PAD)",
+                "unknown record header {h1:#06x} at byte {} (expected a short zone, a known kind 0x01..=0x10, or PAD)",
                 self.at
             ),
             WireError::Time => write!(
