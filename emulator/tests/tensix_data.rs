@@ -127,6 +127,13 @@ fn bytes16(v: &[u16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// [`bytes16`] back: little-endian 16-bit datums.
+fn words16(b: &[u8]) -> Vec<u16> {
+    b.chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
 // Host reference (`example_abi::bf16`, shared with the demo): the smaller operand rounded
 // to the larger's 11-bit mantissa, the sum rounded into BF16, ties away from zero; the
 // inputs are normal, so no flushing happens.
@@ -143,10 +150,7 @@ fn eltwise_add_of_two_bf16_tiles_unpack_math_pack() {
         &bytes16(&b),
         2048,
     );
-    let got: Vec<u16> = out
-        .chunks(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect();
+    let got = words16(&out);
     let want: Vec<u16> = a.iter().zip(&b).map(|(&x, &y)| bf16_add(x, y)).collect();
     let differing = got.iter().zip(&want).filter(|(g, w)| g != w).count();
     assert_eq!(
@@ -195,10 +199,7 @@ fn unpacr_words_as_tt_metal_emits_them_use_the_contexts_registers() {
         &bytes16(&b),
         2048,
     );
-    let got: Vec<u16> = out
-        .chunks(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect();
+    let got = words16(&out);
     let want: Vec<u16> = a.iter().zip(&b).map(|(&x, &y)| bf16_add(x, y)).collect();
     assert_eq!(got, want);
 }

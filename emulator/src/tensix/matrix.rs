@@ -335,15 +335,40 @@ fn path(x: &Ctx) -> Result<(Style, Style, bool, dp::Mode), String> {
     Ok((style, style_b, d32, mode))
 }
 
+/// Where an `ELWADD`/`ELWSUB`/`ELWMUL` reads and writes, decoded once for both numerics
+/// models: `SrcB` column 0 broadcast (bit 19), `SrcB` row broadcast (bit 20), the first
+/// `SrcA`/`SrcB` rows of the 8 it reads and its first `Dst` row.
+pub(super) struct Rows {
+    pub(super) bcol0: bool,
+    pub(super) brow: bool,
+    pub(super) a_row: usize,
+    pub(super) b_row: usize,
+    pub(super) dst_row: usize,
+}
+
+pub(super) fn eltwise_rows(w: u32, x: &Ctx) -> Rows {
+    let (bcol0, brow) = (field(w, 19, 1) != 0, field(w, 20, 1) != 0);
+    Rows {
+        bcol0,
+        brow,
+        a_row: (x.rwc.src_a.v & 0x38) as usize,
+        b_row: (x.rwc.src_b.v & if brow { 0x3f } else { 0x38 }) as usize,
+        dst_row: (dst_base(x.cfg, x.thread, x.rwc, field(w, 0, 10)) & 0x3f8) as usize,
+    }
+}
+
 /// `ELWADD`, `ELWSUB`, `ELWMUL`.
 fn eltwise(w: u32, x: &mut Ctx) -> Result<(), String> {
     let th = x.thread;
     let (style, style_b, d32, mode) = path(x)?;
     let o = opcode(w);
-    let (bcol0, brow) = (field(w, 19, 1) != 0, field(w, 20, 1) != 0);
-    let a_row = (x.rwc.src_a.v & 0x38) as usize;
-    let b_row = (x.rwc.src_b.v & if brow { 0x3f } else { 0x38 }) as usize;
-    let dst_row = (dst_base(x.cfg, th, x.rwc, field(w, 0, 10)) & 0x3f8) as usize;
+    let Rows {
+        bcol0,
+        brow,
+        a_row,
+        b_row,
+        dst_row,
+    } = eltwise_rows(w, x);
     let ph = phase(x);
     let add_dst = field(w, 21, 1) != 0;
     if o == op::ELWMUL && add_dst {

@@ -37,10 +37,13 @@ pub(super) fn eltwise(w: u32, x: &mut Ctx) -> Result<(), String> {
     let th = x.thread;
     let (style, d32) = styles(x.cfg, th)?;
     let o = opcode(w);
-    let (bcol0, brow) = (field(w, 19, 1) != 0, field(w, 20, 1) != 0);
-    let a_row = (x.rwc.src_a.v & 0x38) as usize;
-    let b_row = (x.rwc.src_b.v & if brow { 0x3f } else { 0x38 }) as usize;
-    let dst_row = (dst_base(x.cfg, th, x.rwc, field(w, 0, 10)) & 0x3f8) as usize;
+    let Rows {
+        bcol0,
+        brow,
+        a_row,
+        b_row,
+        dst_row,
+    } = eltwise_rows(w, x);
     let ph = phase(x);
     let acc = o == op::ELWMUL || field(w, 21, 1) != 0;
     for i in 0..8 {
