@@ -50,6 +50,7 @@ pub use isa::{asm, decode, disasm, pipeline};
 pub use time::dvfs;
 
 pub use chip::device::Device;
+pub use chip::holds::{HartHolds, HeldSpan};
 pub use chip::loader::Program;
 pub use chip::run::{HartSummary, RunSummary};
 pub use config::{Arbitration, NocCalibration, NocConfig};

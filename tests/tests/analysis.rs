@@ -29,6 +29,19 @@ pub fn run_pipeline(out: &Path, slow: u32, steps: u32) {
 /// rings drained every `drain_every` cycles (0: only at the end); `ttprof run` must exit
 /// with `code`.
 fn run_pipeline_with(out: &Path, slow: u32, steps: u32, zoned: bool, drain_every: u64, code: i32) {
+    run_pipeline_l1(out, slow, steps, zoned, drain_every, code, &[]);
+}
+
+/// [`run_pipeline_with`], with more `--l1 ADDR=VALUE` words.
+fn run_pipeline_l1(
+    out: &Path,
+    slow: u32,
+    steps: u32,
+    zoned: bool,
+    drain_every: u64,
+    code: i32,
+    more: &[&str],
+) {
     let k = build_kernels(
         &workspace().join("examples/kernels"),
         Arch::WormholeB0,
@@ -55,7 +68,10 @@ fn run_pipeline_with(out: &Path, slow: u32, steps: u32, zoned: bool, drain_every
         format!("0x30040={slow}"),
         format!("0x30044={steps}"),
         format!("0x30048={}", zoned as u32),
-    ] {
+    ]
+    .into_iter()
+    .chain(more.iter().map(|s| s.to_string()))
+    {
         cmd.args(["--l1", &l1]);
     }
     let _ = std::fs::remove_dir_all(out);
@@ -344,6 +360,82 @@ fn the_critical_path_walks_through_the_coprocessor_to_the_slow_stage() {
             "slow {slow}: {long:#}"
         );
     }
+}
+
+/// Math slowed on the coprocessor (2,000 extra accumulating `ELWADD`s a tile,
+/// `EXTRA_ELWADDS`): its RISC is held on the full instruction FIFO while the Matrix Unit
+/// works, so it is bound by math with the Matrix Unit named. With the same `ELWADD`s and a slow unpacker instead,
+/// math's RISC is held waiting for `SrcA` data: a wait on unpack, not busy math.
+#[test]
+fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
+    let root: PathBuf = workspace().join("target/test-analysis-held");
+    let out = root.join("math-on-coprocessor");
+    run_pipeline_l1(&out, 0, 0, false, 20000, 0, &["0x30050=2000"]);
+    let a = analysis(&out);
+    let op = &a["ops"][0];
+    let v = &op["verdict"];
+    assert_eq!(
+        (&v["risc"], &v["bound_by"]),
+        (&"TRISC_1".into(), &"compute".into()),
+        "{v:#}"
+    );
+    assert!(
+        v["evidence"].as_str().unwrap().contains("the Matrix Unit"),
+        "{v:#}"
+    );
+    let math = op["riscs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["risc"] == "TRISC_1")
+        .unwrap();
+    let unit = math["coprocessor_busy"]["the Matrix Unit"]
+        .as_f64()
+        .unwrap();
+    let kernel = math["kernel_ns"].as_f64().unwrap();
+    // The RISC spends 3 of every 5 cycles on its push loop (busy) and is held for 2 while
+    // each ELWADD waits on the one before (Dst read after write): the Matrix Unit's share.
+    assert!(
+        unit * 4.0 > kernel,
+        "the Matrix Unit {unit} of {kernel} ns: {math:#}"
+    );
+    assert!(math["busy_ns"].as_f64().unwrap() >= unit, "{math:#}");
+
+    let out = root.join("unpack-slow");
+    run_pipeline_l1(&out, 2, 20000, false, 20000, 0, &["0x30050=64"]);
+    let a = analysis(&out);
+    let op = &a["ops"][0];
+    assert_eq!(op["verdict"]["risc"], "TRISC_0", "{:#}", op["verdict"]);
+    let math = op["riscs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["risc"] == "TRISC_1")
+        .unwrap();
+    let held = math["held"]["the coprocessor (SrcA valid: unpack)"]
+        .as_f64()
+        .unwrap_or(0.0);
+    let kernel = math["kernel_ns"].as_f64().unwrap();
+    assert!(
+        held * 4.0 > kernel,
+        "held on SrcA {held} of {kernel} ns: {math:#}"
+    );
+    assert_eq!(
+        math["waits"]["the coprocessor (SrcA valid: unpack)"],
+        math["held"]["the coprocessor (SrcA valid: unpack)"]
+    );
+    let busy = math["busy_ns"].as_f64().unwrap();
+    let waited: f64 = math["waits"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!(
+        (busy + waited - kernel).abs()
+            < 1.0 + kernel * 1e-9 + math["profiler_stall_ns"].as_f64().unwrap(),
+        "{math:#}"
+    );
 }
 
 #[test]

@@ -163,6 +163,7 @@ impl Device {
                     code_dirty: AtomicBool::new(false),
                     ports: [0; 3],
                     brisc_boots: cfg.layout == Layout::TtMetal,
+                    holds: vec![Default::default(); Risc::ALL.len()],
                 });
             }
         }

@@ -6,6 +6,7 @@ pub(crate) mod clock;
 pub(crate) mod device;
 pub(crate) mod dram;
 pub(crate) mod executor;
+pub(crate) mod holds;
 pub(crate) mod host;
 pub(crate) mod image;
 pub(crate) mod loader;

@@ -18,6 +18,7 @@
 
 use crate::bus::L1;
 use crate::chip::device::Device;
+use crate::chip::holds::{HartHolds, HeldSpan};
 use crate::chip::stall::Watch;
 use crate::chip::tile::Tile;
 use crate::devices::daisychain::Daisychain;
@@ -421,6 +422,34 @@ impl Device {
                         }
                         s
                     }),
+                });
+            }
+        }
+        out
+    }
+
+    /// Every core of the last run that the tile held at some point: when, how long and why
+    /// ([`crate::chip::holds`]), on its tile's wall clock.
+    pub fn holds(&self) -> Vec<HartHolds> {
+        let mut out = Vec::new();
+        for t in &self.tiles {
+            for (h, log) in t.harts.iter().zip(&t.holds) {
+                if log.spans.is_empty() && log.lost_cycles == 0 {
+                    continue;
+                }
+                out.push(HartHolds {
+                    chip: t.chip,
+                    tile: t.coord,
+                    risc: h.risc,
+                    spans: log
+                        .spans
+                        .iter()
+                        .map(|s| HeldSpan {
+                            start: t.mem.regs.wall(s.start),
+                            ..*s
+                        })
+                        .collect(),
+                    lost_cycles: log.lost_cycles,
                 });
             }
         }

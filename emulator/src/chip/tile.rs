@@ -27,6 +27,7 @@
 //! core that runs.
 
 use crate::chip::executor::Executor;
+use crate::chip::holds::HoldLog;
 use crate::chip::loader::Program;
 use crate::chip::memory::TileMem;
 use crate::devices::Wait;
@@ -67,6 +68,8 @@ pub(crate) struct Tile {
     /// Only BRISC leaves reset when a run starts; the other cores wait for it to clear
     /// their `SOFT_RESET_0` bits, as tt-metal's firmware does (tt-metal's layout).
     pub brisc_boots: bool,
+    /// When each core was held in this run, by [`Risc::index`] (module `holds`).
+    pub holds: Vec<HoldLog>,
 }
 
 /// The L1 port a core uses: BRISC, NCRISC and TRISC0 share port 0.
@@ -100,6 +103,7 @@ impl Tile {
         self.now = start;
         self.run_start = start;
         self.ports = [start; 3];
+        self.holds.iter_mut().for_each(HoldLog::clear);
         let mut reset = 0;
         for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             if h.state == HartState::Empty {
@@ -265,11 +269,7 @@ impl Tile {
                 // retry no earlier than the next cycle one of them can act at, or the cycle
                 // the device knows the access can succeed at.
                 let wait = self.mem.regs.waits_on(addr, self.harts[i].risc, write);
-                let cause = if self.harts[i].lines.is_some() {
-                    self.hold_cause(wait)
-                } else {
-                    Cause::FifoWait as usize
-                };
+                let cause = self.hold_cause(wait);
                 let coprocessor = &self.mem.regs.tensix;
                 let cop = coprocessor.active().then(|| coprocessor.now());
                 if let Some(at) = wait.until(coprocessor) {
@@ -279,6 +279,7 @@ impl Tile {
                     let held = at.max(h.core.time + 1);
                     h.charge_hold(cause, held - from);
                     h.core.time = held;
+                    self.holds[i].note(from, held - from, cause);
                     self.sample_hold(i, from, addr, write)?;
                     return self.check_budget(i);
                 }
@@ -300,6 +301,7 @@ impl Tile {
                 h.charge_hold(cause, held - h.core.time);
                 let from = h.core.time;
                 h.core.time = held;
+                self.holds[i].note(from, held - from, cause);
                 self.sample_hold(i, from, addr, write)?;
                 if self
                     .harts

@@ -75,6 +75,13 @@ pub fn slow_stage(stage: u32) {
     }
 }
 
+/// A test knob (zero unless a launcher writes it): extra accumulating `ELWADD`s math pushes
+/// per tile of an Add, each reading the `Dst` rows the one before wrote, leaving the `Src`
+/// banks valid (the tile's own `ELWADD`s overwrite those rows, so the result is the same). Many make math slow on the coprocessor, not on its RISC: the
+/// RISC is held on its full instruction FIFO while the Matrix Unit works; with a slow
+/// unpacker, the first waits for `SrcA` data (issue 40: held is not busy).
+pub const EXTRA_ELWADDS: u32 = ARGS + 0x50;
+
 /// A test knob (zero unless a launcher writes it): nonzero instruments the chain kernels
 /// more, as the README advises a user to (issue 39): per tile an event, a datum and a signal
 /// nobody waits on ([`instrument`]), and an event every 500 of the [`SLOW_STAGE`]'s steps.

@@ -13,7 +13,13 @@
 //!   "outputs":[...],"host_start_ns":1000,"host_end_ns":9000,
 //!   "kernels":[{"risc":"BRISC","elf":"kernels/reader","cores":[[1,1],[2,1]]}]}}
 //! {"signpost":{"name":"warmup-done","device":0,"host_ns":12000}}
+//! {"held":{"run_id":1,"device":0,"core":[1,1],"risc":"TRISC_1","spans":[[81920,60,"tensix-fifo: SrcA valid"]]}}
 //! ```
+//!
+//! A `held` line (the emulator writes them) lists when a core of an op was held on an
+//! access the tile moved it past: `[wall clock at the start, cycles, why]`, why being the
+//! emulator's cause (`tensix-fifo: <what its Tensix thread waits on>`, `ttsync: ...`,
+//! `fifo-wait`). The analysis counts those cycles as waits, not busy time.
 
 use crate::error::{Error, Result};
 use riscv_linker::{NocCoord, Risc};
@@ -145,7 +151,33 @@ pub struct Signpost {
     pub host_ns: u64,
 }
 
-/// One line of the op log: `{"op":{...}}` or `{"signpost":{...}}`.
+/// When the emulator held one core of one op (a `held` line; at most [`HELD_SPANS_PER_LINE`]
+/// stretches a line, a core's further stretches on further lines).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreHolds {
+    /// The op's run id.
+    pub run_id: u32,
+    /// The op's chip.
+    pub device: u32,
+    /// NoC0 `[x, y]` of the tile.
+    pub core: [u8; 2],
+    /// tt-metal's RISC name.
+    pub risc: String,
+    /// `(wall clock at the start, cycles, why)`, in time order.
+    pub spans: Vec<(u64, u32, String)>,
+    /// Held cycles the emulator counted but did not place (past its cap).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost_cycles: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Most stretches on one `held` line (~45 bytes each: well under [`MAX_LINE_BYTES`]).
+pub const HELD_SPANS_PER_LINE: usize = 16_384;
+
+/// One line of the op log: `{"op":{...}}`, `{"signpost":{...}}` or `{"held":{...}}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OpLogEntry {
@@ -153,6 +185,8 @@ pub enum OpLogEntry {
     Op(OpRecord),
     /// A named marker between launches.
     Signpost(Signpost),
+    /// When the emulator held a core of an op.
+    Held(CoreHolds),
 }
 
 /// An op log read back: its entries in file order, and its path (whose directory relative
@@ -249,6 +283,14 @@ impl OpLog {
     pub fn ops(&self) -> impl Iterator<Item = &OpRecord> {
         self.entries.iter().filter_map(|e| match e {
             OpLogEntry::Op(o) => Some(o),
+            _ => None,
+        })
+    }
+
+    /// The `held` lines, in file order.
+    pub fn holds(&self) -> impl Iterator<Item = &CoreHolds> {
+        self.entries.iter().filter_map(|e| match e {
+            OpLogEntry::Held(h) => Some(h),
             _ => None,
         })
     }
@@ -378,6 +420,27 @@ impl OpLogWriter {
     /// Appends one signpost and flushes it to the file.
     pub fn signpost(&mut self, s: &Signpost) -> Result<()> {
         self.write(&OpLogEntry::Signpost(s.clone()))
+    }
+
+    /// Appends when a core of an op was held: one `held` line per [`HELD_SPANS_PER_LINE`]
+    /// stretches (a core held at no time writes nothing).
+    pub fn holds(&mut self, h: &CoreHolds) -> Result<()> {
+        if h.spans.is_empty() && h.lost_cycles == 0 {
+            return Ok(());
+        }
+        let mut chunks = h.spans.chunks(HELD_SPANS_PER_LINE).peekable();
+        if chunks.peek().is_none() {
+            return self.write(&OpLogEntry::Held(h.clone()));
+        }
+        while let Some(spans) = chunks.next() {
+            let last = chunks.peek().is_none();
+            self.write(&OpLogEntry::Held(CoreHolds {
+                spans: spans.to_vec(),
+                lost_cycles: if last { h.lost_cycles } else { 0 },
+                ..h.clone()
+            }))?;
+        }
+        Ok(())
     }
 
     fn write(&mut self, e: &OpLogEntry) -> Result<()> {

@@ -110,6 +110,14 @@ fn main() {
             sem_take(sem::DST_FREE);
         }
         let dst = 64 * (t % 2);
+        if op == Op::Add {
+            // Rows 0..8 of the tile += SrcA + SrcB, again and again: each reads the rows the
+            // one before wrote (a Dst read after write), the banks stay valid (section 2: no
+            // counter step), and the tile's own ELWADDs below overwrite the rows.
+            for _ in 0..rd(EXTRA_ELWADDS) {
+                push(elwadd(0, true, 0, 2, dst));
+            }
+        }
         match op {
             Op::Add | Op::Mul => eltwise_tile(op == Op::Mul, dst),
             Op::Relu => relu_tile(dst),

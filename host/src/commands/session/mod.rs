@@ -537,6 +537,23 @@ impl Session {
         };
         // Logged whatever happened: the records a faulting launch published still need names.
         self.log.op(&record)?;
+        for h in self.dev.holds() {
+            self.log.holds(&crate::oplog::CoreHolds {
+                run_id,
+                device: h.chip,
+                core: [h.tile.x, h.tile.y],
+                risc: h.risc.name().into(),
+                spans: h
+                    .spans
+                    .iter()
+                    .map(|s| {
+                        let why = ttprof_emu::lines::cause_name(s.cause as usize);
+                        (s.start, s.cycles, why.to_string())
+                    })
+                    .collect(),
+                lost_cycles: h.lost_cycles,
+            })?;
+        }
         let summary = match result {
             Ok(s) => s,
             Err(e) => {

@@ -58,6 +58,7 @@
 //! | `coprocessor` | the bounding stage (a TRISC) mostly waits on TTSync: its Tensix thread finishing |
 //! | `profiler` | the profiler's stalls dominate the bounding stage, or it lost records |
 
+mod held;
 mod path;
 mod sink;
 pub use path::{
@@ -119,6 +120,21 @@ pub struct RiscTime {
     /// The same per resource, typed (not serialised).
     #[serde(skip)]
     pub(crate) by_wait: BTreeMap<Wait, f64>,
+    /// Time the emulator held this RISC on another stage's work outside its typed waits
+    /// (its Tensix thread waiting for SrcA data, a bank, a semaphore), ns by what: waits,
+    /// not busy (module `held`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub held: BTreeMap<String, f64>,
+    /// Time the emulator held this RISC while its own coprocessor work ran (its Tensix
+    /// thread issuing, its unit busy), ns by unit: part of `busy_ns`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub coprocessor_busy: BTreeMap<String, f64>,
+    /// Its KERNEL zones, cycles (for the held stretches; emptied by the analysis).
+    #[serde(skip)]
+    pub(crate) kernel_cycles: Vec<(u64, u64)>,
+    /// Its outermost typed waits and profiler stalls, cycles (likewise).
+    #[serde(skip)]
+    pub(crate) covered_cycles: Vec<(u64, u64)>,
 }
 
 impl RiscTime {
@@ -142,6 +158,7 @@ impl RiscTime {
 
     /// Busy plus the waits that are not handovers ([`Self::is_handover`]): NoC barriers,
     /// syncs (TTSync: the RISC's own coprocessor work), data-movement RISCs' semaphores.
+    /// Held time ([`Self::held`]) is a handover: another stage's work.
     pub(crate) fn active_ns(&self) -> f64 {
         self.busy_ns + self.wait_ns(|w| !self.is_handover(w))
     }
@@ -430,6 +447,7 @@ impl Analyzer {
             match k {
                 LabelKind::Kernel => {
                     t.kernel_ns += dur;
+                    t.kernel_cycles.push((z.start_cycles, z.end_cycles));
                     *lo = lo.min(z.start_ns);
                     *hi = hi.max(z.end_ns);
                     kernel.insert(op, (z.start_ns, z.end_ns));
@@ -439,6 +457,7 @@ impl Analyzer {
                     if z.start_ns >= end.0 {
                         *end = (z.end_ns, w);
                         *t.by_wait.entry(w).or_default() += dur;
+                        t.covered_cycles.push((z.start_cycles, z.end_cycles));
                     } // else: inside a wait already counted
                 }
                 LabelKind::Stall => {
@@ -452,6 +471,7 @@ impl Analyzer {
                     if e <= s {
                         continue;
                     }
+                    t.covered_cycles.push((z.start_cycles, z.end_cycles));
                     t.profiler_stall_ns += e - s;
                     // Inside a typed wait: that wait's time was the profiler's.
                     if let Some(&(end, w)) = wait_end.get(&op) {
@@ -569,8 +589,19 @@ impl Analyzer {
     pub(crate) fn finish(self, p: &Profile) -> Analysis {
         let mut paths = self.paths.finish(p);
         let mut ops: BTreeMap<u32, OpAnalysis> = BTreeMap::new();
+        let holds = held::index(p.oplog.as_ref());
         for ((op, chip, tile), mut riscs) in self.cells {
             let o = &p.ops[op as usize];
+            let cpn = p.timebase.chips.get(&chip).map_or(0.0, |c| c.cycles_per_ns);
+            for (risc, (t, ..)) in riscs.iter_mut() {
+                match holds.get(&(o.chip, o.run, tile, *risc)) {
+                    Some(spans) => held::apply(t, *risc, spans, cpn),
+                    None => {
+                        t.kernel_cycles = Vec::new();
+                        t.covered_cycles = Vec::new();
+                    }
+                }
+            }
             // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
             if let Some(rec) = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run)) {
                 for risc in Risc::ALL {
@@ -599,13 +630,10 @@ impl Analyzer {
             let mut times: Vec<RiscTime> = riscs
                 .into_values()
                 .map(|(mut t, ..)| {
-                    let waited: f64 = t.by_wait.values().sum();
+                    let waited: f64 =
+                        t.by_wait.values().sum::<f64>() + t.held.values().sum::<f64>();
                     t.busy_ns = (t.kernel_ns - waited - t.profiler_stall_ns).max(0.0);
-                    t.waits = t
-                        .by_wait
-                        .iter()
-                        .map(|(w, ns)| (w.to_string(), *ns))
-                        .collect();
+                    t.waits = waits_by_name(&t);
                     t
                 })
                 .collect();
@@ -635,6 +663,12 @@ impl Analyzer {
                         for (w, ns) in &t.by_wait {
                             *r.by_wait.entry(*w).or_default() += ns;
                         }
+                        for (w, ns) in &t.held {
+                            *r.held.entry(w.clone()).or_default() += ns;
+                        }
+                        for (u, ns) in &t.coprocessor_busy {
+                            *r.coprocessor_busy.entry(u.clone()).or_default() += ns;
+                        }
                     }
                     None => entry.riscs.push(t.clone()),
                 }
@@ -652,11 +686,7 @@ impl Analyzer {
             a.critical_path = paths.remove(&op);
             a.riscs.sort_by_key(|t| pipeline_order(&t.risc));
             for r in &mut a.riscs {
-                r.waits = r
-                    .by_wait
-                    .iter()
-                    .map(|(w, ns)| (w.to_string(), *ns))
-                    .collect();
+                r.waits = waits_by_name(r);
             }
             a.verdict = verdict(&a.riscs, a.span_ns);
             if let Some(v) = &a.verdict {
@@ -671,6 +701,19 @@ impl Analyzer {
         }
         Analysis { ops: out }
     }
+}
+
+/// A RISC's typed waits and held time by name (what `waits` holds).
+fn waits_by_name(t: &RiscTime) -> BTreeMap<String, f64> {
+    let mut out: BTreeMap<String, f64> = t
+        .by_wait
+        .iter()
+        .map(|(w, ns)| (w.to_string(), *ns))
+        .collect();
+    for (what, ns) in &t.held {
+        *out.entry(what.clone()).or_default() += ns;
+    }
+    out
 }
 
 /// reader, unpack, math, pack, writer: the order data flows through a Tensix tile.
@@ -773,12 +816,30 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
             pct(bound.busy_ns, span)
         )
     } else {
-        format!(
+        let mut e = format!(
             "{} on {}: busy {:.0}%",
             bound.stage,
             bound.risc,
             pct(bound.busy_ns, span)
-        )
+        );
+        let units: Vec<String> = bound
+            .coprocessor_busy
+            .iter()
+            .filter(|(_, ns)| pct(**ns, span) >= 1.0)
+            .map(|(u, ns)| format!("{u} {:.0}%", pct(*ns, span)))
+            .collect();
+        if !units.is_empty() {
+            e.push_str(&format!(
+                " (held while {} busy: {})",
+                if units.len() == 1 {
+                    "its unit was"
+                } else {
+                    "its units were"
+                },
+                units.join(", ")
+            ));
+        }
+        e
     };
     if let Some(r) = &resource {
         evidence.push_str(&format!(", waiting on {r} {:.0}%", pct(external_ns, span)));
@@ -793,8 +854,16 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
         .iter()
         .filter(|t| t.risc != bound.risc)
         .flat_map(|t| {
-            let wait = t
-                .largest_wait()
+            let typed = t.largest_wait().map(|(w, ns)| (w.to_string(), ns));
+            let held = t
+                .held
+                .iter()
+                .map(|(w, ns)| (format!("{w} (held)"), *ns))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            let wait = typed
+                .into_iter()
+                .chain(held)
+                .max_by(|a, b| a.1.total_cmp(&b.1))
                 .filter(|(_, ns)| pct(*ns, span) >= 1.0)
                 .map(|(w, ns)| format!("{} waits on {w} {:.0}%", t.stage, pct(ns, span)));
             let stalled = (pct(t.profiler_stall_ns, span) >= 1.0).then(|| {

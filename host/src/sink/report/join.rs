@@ -42,6 +42,7 @@ pub(super) fn join(
     for (n, entry) in oplog.entries.iter().enumerate() {
         match entry {
             OpLogEntry::Signpost(s) => rows.push((s.host_ns, n, ReportRow::Signpost(s.clone()))),
+            OpLogEntry::Held(_) => {}
             OpLogEntry::Op(op) => {
                 let repeated = first_entry.contains_key(&(op.device, op.run_id));
                 if let Some(first) = first_entry.insert((op.device, op.run_id), n) {
@@ -129,6 +130,7 @@ fn op_code_of(oplog: &OpLog, entry: usize) -> &str {
     match &oplog.entries[entry] {
         OpLogEntry::Op(o) => &o.op_code,
         OpLogEntry::Signpost(s) => &s.name,
+        OpLogEntry::Held(_) => "held",
     }
 }
 
