@@ -25,6 +25,10 @@
 //! names another stage are listed as disagreeing. A tile without any typed wait gets no
 //! verdict (every RISC would look 100% busy).
 //!
+//! On the emulator, the op log's `held` lines say when the tile held a RISC (module `held`):
+//! held on another stage's work is a wait ([`RiscTime::held`]), held while its own Tensix
+//! unit worked stays busy and is named ([`RiscTime::coprocessor_busy`]).
+//!
 //! The pipeline's CBs are read off the waits: the RISC that waits on `cb_back(N)` produces
 //! into CB N, the one that waits on `cb_front(N)` consumes it.
 //!
