@@ -412,7 +412,7 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
         .iter()
         .find(|r| r["risc"] == "TRISC_1")
         .unwrap();
-    let held = math["held"]["the coprocessor (SrcA valid: unpack)"]
+    let held = math["held"]["SrcA data from unpack"]
         .as_f64()
         .unwrap_or(0.0);
     let kernel = math["kernel_ns"].as_f64().unwrap();
@@ -421,8 +421,8 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
         "held on SrcA {held} of {kernel} ns: {math:#}"
     );
     assert_eq!(
-        math["waits"]["the coprocessor (SrcA valid: unpack)"],
-        math["held"]["the coprocessor (SrcA valid: unpack)"]
+        math["waits"]["SrcA data from unpack"],
+        math["held"]["SrcA data from unpack"]
     );
     let busy = math["busy_ns"].as_f64().unwrap();
     let waited: f64 = math["waits"]

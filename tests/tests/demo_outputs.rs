@@ -456,7 +456,7 @@ fn demo_screen_fits_sixty_lines(outcome: &ttprof::session::FinishedSession) {
     assert_eq!(screen.matches("critical path:").count(), 4, "{screen}");
     let flat = screen.split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(
-        flat.matches("the Tensix coprocessor releases it unrecorded (TTSync;")
+        flat.matches("released by the coprocessor, unrecorded (TTSync,")
             .count(),
         4,
         "{screen}"

@@ -120,7 +120,7 @@ impl Unmatched {
         match self {
             Unmatched::NoSignal => "no signal of its resource was recorded while it waited",
             Unmatched::Coprocessor => {
-                "the Tensix coprocessor releases it unrecorded (TTSync; a Tensix semaphore without `tensix_sem_post`)"
+                "released by the coprocessor, unrecorded (TTSync, or no `tensix_sem_post`)"
             }
             Unmatched::Ambiguous => "signals on two cores at the same cycle could have ended it",
             Unmatched::Ready => "its resource was free when it began (it did not block)",

@@ -6,8 +6,8 @@
 //! working through its own instructions (issuing, in flight, its own unit busy: the Matrix
 //! Unit for math, the unpackers for unpack, the packer for pack) the stage is busy: its
 //! coprocessor is, and [`RiscTime::coprocessor_busy`] says which unit. When it waited on
-//! another stage (SrcA valid: the unpacker; a bank free: the Matrix Unit; a Tensix
-//! semaphore; a mailbox) the stretch is a wait, [`RiscTime::held`], and leaves busy time.
+//! another stage (`SrcA` data from unpack, a free bank from math, a Tensix semaphore, a
+//! mailbox) the stretch is a wait, [`RiscTime::held`], and leaves busy time.
 //! Only the part inside the RISC's KERNEL zone and outside its typed waits and profiler
 //! stalls counts (those are already waits).
 
@@ -65,7 +65,7 @@ pub(crate) fn classify(why: &str, risc: Risc) -> HeldOn {
         if risc == mine {
             HeldOn::Own(name)
         } else {
-            HeldOn::Other(format!("the coprocessor ({w}: {stage})"))
+            HeldOn::Other(format!("{name} ({stage})"))
         }
     };
     match w {
@@ -86,11 +86,14 @@ pub(crate) fn classify(why: &str, risc: Risc) -> HeldOn {
             own_or(Risc::Trisc0, "the unpacker", "unpack")
         }
         "packer busy" => own_or(Risc::Trisc2, "the packer", "pack"),
-        "SrcA valid" | "SrcB valid" => HeldOn::Other(format!("the coprocessor ({w}: unpack)")),
-        "SrcA bank free" | "SrcB bank free" => {
-            HeldOn::Other(format!("the coprocessor ({w}: math)"))
-        }
-        _ => HeldOn::Other(format!("the coprocessor ({w})")),
+        "SrcA valid" => HeldOn::Other("SrcA data from unpack".into()),
+        "SrcB valid" => HeldOn::Other("SrcB data from unpack".into()),
+        "SrcA bank free" => HeldOn::Other("a free SrcA bank from math".into()),
+        "SrcB bank free" => HeldOn::Other("a free SrcB bank from math".into()),
+        _ => match w.strip_prefix("semaphore ") {
+            Some(n) => HeldOn::Other(format!("Tensix semaphore {n}")),
+            None => HeldOn::Other(format!("the coprocessor ({w})")),
+        },
     }
 }
 
@@ -166,11 +169,11 @@ mod tests {
         );
         assert_eq!(
             classify("tensix-fifo: SrcA valid", Risc::Trisc1),
-            HeldOn::Other("the coprocessor (SrcA valid: unpack)".into())
+            HeldOn::Other("SrcA data from unpack".into())
         );
         assert_eq!(
             classify("tensix-fifo: Matrix Unit busy", Risc::Trisc0),
-            HeldOn::Other("the coprocessor (Matrix Unit busy: math)".into())
+            HeldOn::Other("the Matrix Unit (math)".into())
         );
         assert_eq!(
             classify("fifo-wait", Risc::Brisc),
@@ -193,7 +196,7 @@ mod tests {
         ];
         let refs: Vec<&(u64, u32, String)> = spans.iter().collect();
         apply(&mut t, Risc::Trisc1, &refs, 2.0);
-        assert_eq!(t.held["the coprocessor (SrcA valid: unpack)"], 75.0);
+        assert_eq!(t.held["SrcA data from unpack"], 75.0);
         assert_eq!(t.coprocessor_busy["the Matrix Unit"], 50.0);
     }
 }
