@@ -438,6 +438,38 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
     );
 }
 
+/// With no stage slowed, the reader spends most of its time waiting on its own NoC reads
+/// (DRAM latency, modelled): the op is NoC bound, named by its barrier, and every other stage
+/// waits on a handover (issue 40: a NoC-bound variant named right).
+#[test]
+fn an_op_waiting_on_its_noc_reads_is_noc_bound() {
+    let out = workspace().join("target/test-analysis-noc");
+    run_pipeline(&out, 0, 0);
+    let a = analysis(&out);
+    let op = &a["ops"][0];
+    let v = &op["verdict"];
+    assert_eq!(
+        (&v["risc"], &v["bound_by"], &v["resource"]),
+        (&"BRISC".into(), &"noc".into(), &"NoC read barrier".into()),
+        "{v:#}"
+    );
+    let reader = op["riscs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["risc"] == "BRISC")
+        .unwrap();
+    let noc = reader["waits"]["NoC read barrier"].as_f64().unwrap();
+    assert!(noc > reader["busy_ns"].as_f64().unwrap(), "{reader:#}");
+    assert!(
+        v["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("waiting on NoC read barrier"),
+        "{v:#}"
+    );
+}
+
 #[test]
 fn kernels_without_typed_waits_get_no_verdict() {
     let sums = build_kernels(
