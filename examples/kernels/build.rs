@@ -16,5 +16,6 @@ fn main() {
         ("chain_consumer", Risc::Ncrisc),
         ("sites_16", Risc::Brisc),
         ("sites_48", Risc::Brisc),
+        ("signal_sites", Risc::Brisc),
     ]);
 }
