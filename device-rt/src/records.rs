@@ -206,6 +206,28 @@ __ttprof_rec_value:
     addi t3, t3, %lo(ttprof_rec_slow_value)
     j    __ttprof_rec_cold
 
+    # A recorded zone's close (the site's guard found the anchor non-zero, then read the
+    # end): a0 = site id, a1 = start, a2 = the anchor its open loaded, a3 = end. The room
+    # check and the id's store come first: they do not need the end, which the site read
+    # just before its jal (the subtractions wait for it). A zone of 2^15 cycles or more, an
+    # end 2^15 cycles or more after the anchor, or a full ring continue at
+    # __ttprof_zone_close.
+    .globl __ttprof_zone_end
+__ttprof_zone_end:
+    bgeu tp, gp, 7f
+    sh   a0, 0(tp)
+    lui  t3, 8
+    sub  t1, a3, a2
+    sub  a1, a3, a1
+    bgeu t1, t3, 8f
+    sh   a1, 2(tp)
+    sh   a3, 4(tp)
+    addi tp, tp, 6
+    jr   t0
+7:  sub  a1, a3, a1
+8:  mv   a2, a3
+    j    __ttprof_zone_close
+
     # A zone's close that the inline hot path could not finish: a0 = site id, a1 = its
     # duration (end - start), a2 = end. A zone of 2^15 cycles or more is written in the
     # 32-bit form here; anything else (a short zone after an old anchor, a full ring) goes
@@ -332,12 +354,12 @@ pub(crate) fn value_close(id: u32, start: u32, anchor: u32, value: u32) {
     call!("__ttprof_rec_value", id, start, anchor, value);
 }
 
-/// The rest of a zone's close after the inline hot path gave up (see the module docs):
-/// `duration` is `end - start`.
+/// A recorded zone's close (the guard found `anchor` non-zero; `end` read by the site): the
+/// 6-byte record, or the long-zone form or the slow close.
 #[cfg(target_arch = "riscv32")]
 #[inline(always)]
-pub(crate) fn zone_close(id: u32, duration: u32, end: u32) {
-    call!("__ttprof_zone_close", id, duration, end);
+pub(crate) fn zone_end(id: u32, start: u32, anchor: u32, end: u32) {
+    call!("__ttprof_zone_end", id, start, anchor, end);
 }
 
 // The slow paths the routines call (C ABI, cold).

@@ -6,6 +6,10 @@
 //! cost is exactly an event. An index of [`MAX_INDEX`] or more records nothing (its waits
 //! stay unmatched, and the host says so).
 //!
+//! Each function is `#[inline(always)]`: the host locates its sites at the kernel's line that
+//! calls it, from the relocations the kernel keeps and its inlined frames (docs/design/
+//! zone-metadata.md, "Where a site is"), not at this file's line.
+//!
 //! Without the `profile` feature every function is empty.
 
 /// Indices 0..MAX_INDEX have a site (tt-metal's Wormhole has 32 CBs).

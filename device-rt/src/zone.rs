@@ -1,18 +1,21 @@
 //! Zones and the other recording primitives, with the hot path.
 //!
-//! A short zone with recording on and room in the ring costs 13 instructions and 6 ring
-//! bytes (12 in a loop, where the site's `li` is hoisted): at open, a load of this RISC's
-//! anchor from core-local RAM (0 = off) and of the wall clock, no branch; at close, the
-//! guard's branch on the anchor, the clock, the room check (`tp < gp`: write pointer and
-//! limit, both reserved registers), the id's store, one check that the end is within 2^15
-//! cycles of the anchor, the duration's and end's stores and `addi tp`. That one check
-//! bounds both times (the start was read after the anchor was loaded); anything else goes
-//! to the slow path in `producer`. With recording off a zone costs the two loads at open
-//! and the branch on the guard at close.
+//! A short zone with recording on and room in the ring costs 16 instructions and 6 ring
+//! bytes: at open, a load of this RISC's anchor from core-local RAM (0 = off) and of the
+//! wall clock, no branch; at close, the guard's branch on the anchor, the end's clock read,
+//! the site's id and a `jal` into the shared routine `__ttprof_zone_end`
+//! (`records::zone_end`), which checks room (`tp < gp`: write pointer and limit, both
+//! reserved registers), stores the id, checks that the end is within 2^15 cycles of the
+//! anchor, stores the duration and the end, bumps `tp` and returns. That one check bounds
+//! both times (the start was read after the anchor was loaded); anything else continues in
+//! the routine of a long zone (`__ttprof_zone_close`: a 12-byte record for a zone of 2^15
+//! cycles or more, else the slow path in `producer`). With recording off a zone costs the
+//! two loads at open and the branch on the guard at close.
 //!
-//! A close whose checks fail calls the shared routine `records::zone_close` (a zone of 2^15
-//! cycles or more: a 12-byte record there; else the slow close). Events, data and value
-//! zones' closes call their shared routines in `records` too.
+//! The close's checks and stores are a call, not inline code, so that a zone site is small
+//! (issue 39: at most 48 bytes of code; runtime-bench's `zone_site_code_bytes_<arch>`): the
+//! kernel's instruction cache holds one copy of them, whatever the number of sites. Events,
+//! data and value zones' closes call their shared routines in `records` too.
 //!
 //! See docs/design/ring-encoding.md for the instruction listing and why the times are exact,
 //! and docs/design/zone-cost.md for the scheduling and what a zone costs.
@@ -24,8 +27,6 @@
 )]
 
 use crate::producer;
-#[cfg(target_arch = "riscv32")]
-use crate::wire::SHORT_LIMIT;
 use crate::wire::{Record, SiteId};
 use core::cell::UnsafeCell;
 
@@ -239,62 +240,18 @@ fn open_if_recording() -> Option<Open> {
     Some(Open { start, anchor })
 }
 
+/// A recorded zone's close: the end's clock read, then one call of the shared routine
+/// `records::zone_end`, which checks room and the anchor and writes the 6-byte record (or
+/// goes on to the long-zone form or the slow close). A zone site is the open's two loads,
+/// the guard's branch, the end's load, the id and the `jal` (issue 39: at most 48 bytes of
+/// code per site; the routine is one copy in the instruction cache).
 #[cfg(target_arch = "riscv32")]
 #[cfg_attr(feature = "timestamper", allow(dead_code))]
 #[inline(always)]
 fn close_fast(id: u32, start: u32, anchor: u32) {
+    // The end first (a compiler barrier): its latency runs under the id's load and the jal.
     let end = crate::hw::zone_clock();
-    // In the clock read's shadow (latency 7): the room check and the id's store, which do
-    // not need the end. A slow close rewrites the record from `tp`, so the id written
-    // there is harmless when a later check fails.
-    unsafe {
-        core::arch::asm!(
-            "bgeu tp, gp, {slow}",
-            "sh {id}, 0(tp)",
-            "/* end in {e} */",
-            id = in(reg) id,
-            e = in(reg) end,
-            slow = label {
-                // A label block falls through to the code after the `asm!`: return.
-                crate::records::zone_close(id, end.wrapping_sub(start), end);
-                return;
-            },
-            options(nostack)
-        )
-    };
-    // Kept after the block above (a block with side effects): the subtractions are the
-    // first instructions that wait for the clock.
-    let (t, d): (u32, u32);
-    unsafe {
-        core::arch::asm!(
-            "sub {t}, {e}, {a}",
-            "sub {d}, {e}, {s}",
-            t = out(reg) t,
-            d = lateout(reg) d,
-            e = in(reg) end,
-            a = in(reg) anchor,
-            s = in(reg) start,
-            options(nomem, nostack, preserves_flags)
-        )
-    };
-    unsafe {
-        core::arch::asm!(
-            "bgeu {t}, {limit}, {slow}",
-            "sh {d}, 2(tp)",
-            "sh {e}, 4(tp)",
-            "addi tp, tp, 6",
-            t = in(reg) t,
-            d = in(reg) d,
-            e = in(reg) end,
-            limit = in(reg) SHORT_LIMIT,
-            slow = label {
-                // A label block falls through to the code after the `asm!`: return.
-                crate::records::zone_close(id, d, end);
-                return;
-            },
-            options(nostack)
-        )
-    };
+    crate::records::zone_end(id, start, anchor, end);
 }
 
 #[cfg(not(target_arch = "riscv32"))]

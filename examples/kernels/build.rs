@@ -14,5 +14,8 @@ fn main() {
         ("chain_producer", Risc::Brisc),
         ("chain_compute", Risc::Trisc1),
         ("chain_consumer", Risc::Ncrisc),
+        ("sites_16", Risc::Brisc),
+        ("sites_48", Risc::Brisc),
+        ("signal_sites", Risc::Brisc),
     ]);
 }

@@ -43,5 +43,8 @@ pub fn kernels(bins: &[(&str, Risc)]) {
         fs::write(&path, script::linker_script(arch, *risc))
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
         println!("cargo:rustc-link-arg-bin={bin}=-T{}", path.display());
+        // Keep the relocations: the host finds where each site's id is loaded, to locate a
+        // site made inside a runtime helper at the kernel's line (docs/design/zone-metadata.md).
+        println!("cargo:rustc-link-arg-bin={bin}=--emit-relocs");
     }
 }

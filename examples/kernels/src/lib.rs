@@ -21,6 +21,24 @@ pub fn wr(addr: u32, v: u32) {
     unsafe { write_volatile(addr as *mut u32, v) }
 }
 
+/// One zone site per token, in straight-line code: each zone around one volatile store of
+/// its position (runtime-bench's code size per zone site: `sites_16` and `sites_48` differ
+/// only in their number of sites).
+#[macro_export]
+macro_rules! zone_sites {
+    ($($site:tt)*) => {{
+        let mut _position = 0u32;
+        $(
+            {
+                let _z = ttprof_rt::zone!("site");
+                let _ = stringify!($site);
+                $crate::wr($crate::ARGS + 0x80, _position);
+            }
+            _position += 1;
+        )*
+    }};
+}
+
 /// `n` steps of a counted loop: the measured work of the benchmark and test kernels.
 #[inline(always)]
 pub fn steps(n: u32) {

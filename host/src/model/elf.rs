@@ -12,6 +12,8 @@ use crate::sites::{SiteMeta, SiteTable};
 use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolSection};
 use riscv_linker::script::SITES_SECTION;
 use riscv_linker::{Arch, Risc};
+
+mod locate;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -71,6 +73,7 @@ impl KernelElf {
         let mut arch = None;
         let mut risc = None;
         let mut sites = SiteTable::default();
+        let mut site_symbols = std::collections::HashMap::new();
         for sym in file.symbols() {
             match sym.section() {
                 SymbolSection::Absolute => match sym.name() {
@@ -97,11 +100,13 @@ impl KernelElf {
                     let meta = SiteMeta::parse(name)
                         .map_err(|e| err(format!("site {addr:#x} ({name:?}): {e}")))?;
                     sites.insert(addr as u16, meta).map_err(&err)?;
+                    site_symbols.insert(sym.index(), addr as u16);
                 }
                 _ => {}
             }
         }
         check_sum_table(&file, &sites).map_err(err)?;
+        locate::locate_library_sites(path, &file, &site_symbols, &mut sites);
         let linked = "not linked with riscv-linker's script";
         let arch_id =
             arch.ok_or_else(|| err(format!("no absolute symbol __ttprof_arch_id: {linked}")))?;

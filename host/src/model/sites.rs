@@ -361,6 +361,11 @@ impl SiteTable {
         self.by_id.get(id as usize).and_then(|m| m.as_ref())
     }
 
+    /// The metadata of site `id` to change (the ELF loader locating library sites).
+    pub(crate) fn get_mut(&mut self, id: u16) -> Option<&mut SiteMeta> {
+        self.by_id.get_mut(id as usize).and_then(|m| m.as_mut())
+    }
+
     /// Number of sites.
     pub fn len(&self) -> usize {
         self.by_id.iter().filter(|m| m.is_some()).count()

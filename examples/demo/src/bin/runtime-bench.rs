@@ -178,6 +178,9 @@ struct Figures {
     ts_inner: InnerDuration,
     /// Every record kind, in a loop and in straight-line code.
     records: Vec<RecordCost>,
+    /// Code bytes of one zone site, Rust (`zone!`) and C++ (`TTPROF_ZONE`): [`site_code_bytes`].
+    site_bytes: f64,
+    cxx_site_bytes: f64,
 }
 
 impl Figures {
@@ -229,16 +232,79 @@ fn record_costs(k: &Kernels) -> Fallible<Vec<RecordCost>> {
 }
 const DENSE_ITERATIONS: (u32, u32) = (2_000, 6_000);
 
+/// Bytes of `.text` in a kernel ELF.
+fn text_bytes(elf: &Path) -> Fallible<u64> {
+    use object::{Object, ObjectSection};
+    let data = std::fs::read(elf)?;
+    let file = object::File::parse(&*data)?;
+    let text = file
+        .section_by_name(".text")
+        .ok_or_else(|| format!("{} has no .text", elf.display()))?;
+    Ok(text.size())
+}
+
+/// Zone sites of the small and the large code-size kernel: `sites_16`, `sites_48`
+/// (examples/kernels), and the C++ sources [`cxx_sites_source`] writes.
+const SITES: (u32, u32) = (16, 48);
+
+/// The code bytes of one zone site (open + close, what `zone!` or `TTPROF_ZONE` expands to
+/// where it is written): the `.text` growth from [`SITES`]`.0` to `.1` sites of the profile
+/// build, minus the plain build's growth (the store each zone wraps), per added site.
+/// `elfs` are (profile small, profile large, plain small, plain large).
+fn site_code_bytes(elfs: [&Path; 4]) -> Fallible<f64> {
+    let [on_a, on_b, off_a, off_b] = elfs.map(text_bytes);
+    let grow = |a: u64, b: u64| b as f64 - a as f64;
+    Ok((grow(on_a?, on_b?) - grow(off_a?, off_b?)) / (SITES.1 - SITES.0) as f64)
+}
+
+/// A C++ kernel of `n` zone sites in straight-line code, each around one volatile store of
+/// its position (the twin of examples/kernels' `zone_sites!`).
+fn cxx_sites_source(n: u32) -> String {
+    let mut s = String::from(
+        "#include <stdint.h>\n#include <ttprof.h>\n\nvoid kernel_main() {\n    volatile uint32_t *p = (volatile uint32_t *)(0x30000 + 0x80);\n",
+    );
+    for i in 0..n {
+        s.push_str(&format!("    {{ TTPROF_ZONE(\"site\"); *p = {i}; }}\n"));
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// [`site_code_bytes`] of the C++ header (ttprof.h, `ttprof build`'s default -O2) on `arch`.
+fn cxx_site_code_bytes(arch: Arch, out: &Path) -> Fallible<f64> {
+    let dir = out.join(arch.name()).join("cxx-sites");
+    std::fs::create_dir_all(&dir)?;
+    let mut elfs = Vec::new();
+    for profile in [true, false] {
+        for n in [SITES.0, SITES.1] {
+            let src = dir.join(format!("sites_{n}.cpp"));
+            std::fs::write(&src, cxx_sites_source(n))?;
+            let mut b = CKernelBuild::new(vec![src], Risc::Brisc, arch);
+            b.profile = profile;
+            b.out_dir = dir.join(if profile { "profile" } else { "plain" });
+            elfs.push(kernels::build_c(&b)?);
+        }
+    }
+    site_code_bytes([&elfs[0], &elfs[1], &elfs[2], &elfs[3]])
+}
+
 fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
     let dir = root.join(arch.name());
     eprintln!(
         "{}: building the bench kernel with and without `profile`...",
         arch.name()
     );
-    let on =
-        build_kernel_set(arch, true, &["bench"], &dir.join("kernels-profile"))?["bench"].clone();
-    let off =
-        build_kernel_set(arch, false, &["bench"], &dir.join("kernels-plain"))?["bench"].clone();
+    let kernel_names = ["bench", "sites_16", "sites_48"];
+    let on_set = build_kernel_set(arch, true, &kernel_names, &dir.join("kernels-profile"))?;
+    let off_set = build_kernel_set(arch, false, &kernel_names, &dir.join("kernels-plain"))?;
+    let site_bytes = site_code_bytes([
+        &on_set["sites_16"],
+        &on_set["sites_48"],
+        &off_set["sites_16"],
+        &off_set["sites_48"],
+    ])?;
+    let cxx_site_bytes = cxx_site_code_bytes(arch, root)?;
+    let (on, off) = (on_set["bench"].clone(), off_set["bench"].clone());
     let ts_on = build_kernel_features(
         arch,
         true,
@@ -298,6 +364,8 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
         ts_op_level: marginal(&ts, &run(OP_LEVEL, 1_000, true), (10, 30), 1)?,
         ts_inner: inner_duration(&ts, 4, DENSE_ITERATIONS.1)?,
         records: record_costs(&k)?,
+        site_bytes,
+        cxx_site_bytes,
     })
 }
 
@@ -483,6 +551,16 @@ fn main() -> Fallible<()> {
         );
     }
     row(
+        "code bytes per zone site, Rust `zone!`",
+        &|f| f.site_bytes,
+        "<= 48 (issue 39)",
+    );
+    row(
+        "code bytes per zone site, C++ `TTPROF_ZONE` (-O2)",
+        &|f| f.cxx_site_bytes,
+        "<= 48 (issue 39)",
+    );
+    row(
         "ring bytes per zone (op-level)",
         &|f| f.op_level.bytes,
         "<= 12",
@@ -539,6 +617,7 @@ fn main() -> Fallible<()> {
         "zone_instructions_by_work": by_work(wh, |m| m.instructions),
         "method": "marginal per zone between 2000 and 6000 iterations (dense, 2 nested zones each) or 10 and 30 (op-level), profile build minus plain build, one BRISC on the emulator: instruction counts, cycles from reset to halt on the pipeline model of tt-isa-documentation (emulator/src/isa/pipeline.rs) per arch, ring HEAD bytes; unsuffixed zone_instructions* keys are Wormhole B0",
         "reference_cycles_per_zone": {"tt_metal_streaming_blackhole": [45, 51], "tt_llk": [29, 30]},
+        "zone_site_code_bytes_method": "(.text of 48 zone sites - .text of 16) of the profile build minus the same difference of the plain build, over 32: straight-line BRISC kernels, each zone around one volatile store; Rust examples/kernels sites_16/sites_48, C++ (cxx_ keys) generated and built at -O2 as `ttprof build` builds it",
     });
     let map = json.as_object_mut().unwrap();
     for f in &figs {
@@ -547,6 +626,11 @@ fn main() -> Fallible<()> {
             map.insert(k, v);
         };
         put(format!("zone_cycles_{a}"), f.dense.cycles.into());
+        put(format!("zone_site_code_bytes_{a}"), f.site_bytes.into());
+        put(
+            format!("cxx_zone_site_code_bytes_{a}"),
+            f.cxx_site_bytes.into(),
+        );
         // The same figure under the backend's name, for the side-by-side with a timestamper
         // backend (issue 22).
         put(format!("zone_cycles_ring_{a}"), f.dense.cycles.into());
