@@ -25,6 +25,9 @@
 //! names another stage are listed as disagreeing. A tile without any typed wait gets no
 //! verdict (every RISC would look 100% busy).
 //!
+//! The profiler's own records inside a KERNEL zone cost their known cycles per kind (module
+//! `records`): [`RiscTime::profiler_records_ns`], out of busy time and the waits they fall in.
+//!
 //! On the emulator, the op log's `held` lines say when the tile held a RISC (module `held`):
 //! held on another stage's work is a wait ([`RiscTime::held`]), held while its own Tensix
 //! unit worked stays busy and is named ([`RiscTime::coprocessor_busy`]).
@@ -64,6 +67,7 @@
 
 mod held;
 mod path;
+mod records;
 mod sink;
 pub use path::{
     arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
@@ -133,6 +137,15 @@ pub struct RiscTime {
     /// thread issuing, its unit busy), ns by unit: part of `busy_ns`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub coprocessor_busy: BTreeMap<String, f64>,
+    /// The profiler's own records inside the KERNEL zone (zones, events, signals, data, sum
+    /// steps), at their known cost per kind (module `records`), ns: neither busy nor a wait.
+    pub profiler_records_ns: f64,
+    /// How many records that is.
+    pub profiler_records: u64,
+    /// Of `profiler_records_ns`, the part inside each outermost typed wait (taken out of
+    /// that wait), ns.
+    #[serde(skip)]
+    pub(crate) records_in_waits: BTreeMap<Wait, f64>,
     /// Its KERNEL zones, cycles (for the held stretches; emptied by the analysis).
     #[serde(skip)]
     pub(crate) kernel_cycles: Vec<(u64, u64)>,
@@ -438,11 +451,66 @@ impl Analyzer {
         // waits on, per op; the span of the current KERNEL zone, per op.
         let mut wait_end: HashMap<u32, (f64, Wait)> = HashMap::new();
         let mut kernel: HashMap<u32, (f64, f64)> = HashMap::new();
+        // Per op: the KERNEL zone's cycles and the outermost waits' (start, end, what), for
+        // the records' cost (module `records`).
+        let mut kernel_cycles: HashMap<u32, (u64, u64)> = HashMap::new();
+        let mut waits_of: HashMap<u32, Vec<(u64, u64, Wait)>> = HashMap::new();
+        let arch = p.readout.geometry().arch;
+        let cpn_of_chip = p
+            .timebase
+            .chips
+            .get(&chip)
+            .map(|t| t.cycles_per_ns)
+            .filter(|c| *c > 0.0);
+        let ns_of = |c: f64| cpn_of_chip.map_or(0.0, |cpn| c / cpn);
         for z in &v.zones {
             let k = kind(z.site);
+            if let (Some(op), LabelKind::Other | LabelKind::Wait(_)) = (z.op, k) {
+                let inside = kernel_cycles
+                    .get(&op)
+                    .is_some_and(|&(s, e)| z.start_cycles >= s && z.end_cycles <= e);
+                if inside {
+                    let rk = if z.value.is_some() {
+                        records::RecordKind::ValueZone
+                    } else {
+                        records::RecordKind::Zone
+                    };
+                    let ns = ns_of(records::cycles(rk, arch));
+                    // Inside an outermost wait (not the wait itself): that wait's time.
+                    let within = waits_of
+                        .get(&op)
+                        .and_then(|w| w.last())
+                        .filter(|&&(s, e, _)| {
+                            z.start_cycles >= s
+                                && z.end_cycles <= e
+                                && (z.start_cycles, z.end_cycles) != (s, e)
+                        });
+                    let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op));
+                    t.profiler_records += 1;
+                    t.profiler_records_ns += ns;
+                    if let Some(&(_, _, w)) = within {
+                        *t.records_in_waits.entry(w).or_default() += ns;
+                    }
+                }
+            }
             let (Some(op), false) = (z.op, k == LabelKind::Other) else {
                 continue;
             };
+            if k == LabelKind::Kernel {
+                kernel_cycles.insert(op, (z.start_cycles, z.end_cycles));
+            }
+            if let LabelKind::Wait(w) = k {
+                let outer = waits_of
+                    .get(&op)
+                    .and_then(|v| v.last())
+                    .is_none_or(|&(_, e, _)| z.start_cycles >= e);
+                if outer {
+                    waits_of
+                        .entry(op)
+                        .or_default()
+                        .push((z.start_cycles, z.end_cycles, w));
+                }
+            }
             let dur = (z.end_ns - z.start_ns).max(0.0);
             if !dur.is_finite() {
                 continue;
@@ -494,6 +562,34 @@ impl Analyzer {
             .get(&chip)
             .map(|c| c.cycles_per_ns)
             .filter(|c| *c > 0.0);
+        for m in &v.marks {
+            let Some(op) = m.op else { continue };
+            let Some(&(ks, ke)) = kernel_cycles.get(&op) else {
+                continue;
+            };
+            if m.cycles < ks || m.cycles > ke {
+                continue;
+            }
+            let (rk, n) = match (m.kind, kind(m.site)) {
+                (MarkKind::Sum { count, .. }, _) => (records::RecordKind::SumStep, count as f64),
+                (MarkKind::Data(d), _) if d > u32::MAX as u64 => (records::RecordKind::Data64, 1.0),
+                (MarkKind::Data(_), _) => (records::RecordKind::Data32, 1.0),
+                (MarkKind::Event, LabelKind::Signal(_)) => (records::RecordKind::Signal, 1.0),
+                (MarkKind::Event, _) => (records::RecordKind::Event, 1.0),
+            };
+            let ns = n * ns_of(records::cycles(rk, arch));
+            let waits = waits_of.get(&op).map_or(&[][..], Vec::as_slice);
+            let i = waits.partition_point(|&(_, e, _)| e < m.cycles);
+            let within = waits.get(i).filter(|&&(s, e, _)| {
+                rk != records::RecordKind::SumStep && m.cycles > s && m.cycles < e
+            });
+            let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op));
+            t.profiler_records += n as u64;
+            t.profiler_records_ns += ns;
+            if let Some(&(_, _, w)) = within {
+                *t.records_in_waits.entry(w).or_default() += ns;
+            }
+        }
         for m in &v.marks {
             let (Some(op), MarkKind::Sum { total_cycles, .. }, LabelKind::Wait(w), Some(cpn)) =
                 (m.op, m.kind, kind(m.site), cpn)
@@ -634,9 +730,18 @@ impl Analyzer {
             let mut times: Vec<RiscTime> = riscs
                 .into_values()
                 .map(|(mut t, ..)| {
+                    for (w, ns) in &t.records_in_waits {
+                        if let Some(x) = t.by_wait.get_mut(w) {
+                            *x = (*x - ns).max(0.0);
+                        }
+                    }
+                    // The records inside waits left those waits (above); every record's
+                    // cost is out of busy time.
                     let waited: f64 =
                         t.by_wait.values().sum::<f64>() + t.held.values().sum::<f64>();
-                    t.busy_ns = (t.kernel_ns - waited - t.profiler_stall_ns).max(0.0);
+                    t.busy_ns =
+                        (t.kernel_ns - waited - t.profiler_stall_ns - t.profiler_records_ns)
+                            .max(0.0);
                     t.waits = waits_by_name(&t);
                     t
                 })
@@ -662,6 +767,8 @@ impl Analyzer {
                         r.kernel_ns += t.kernel_ns;
                         r.busy_ns += t.busy_ns;
                         r.profiler_stall_ns += t.profiler_stall_ns;
+                        r.profiler_records_ns += t.profiler_records_ns;
+                        r.profiler_records += t.profiler_records;
                         r.records_lost += t.records_lost;
                         r.missing_kernel_zone |= t.missing_kernel_zone;
                         for (w, ns) in &t.by_wait {
@@ -847,6 +954,12 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
     };
     if let Some(r) = &resource {
         evidence.push_str(&format!(", waiting on {r} {:.0}%", pct(external_ns, span)));
+    }
+    if pct(bound.profiler_records_ns, span) >= 1.0 {
+        evidence.push_str(&format!(
+            ", its profiler records {:.0}% (not counted as busy)",
+            pct(bound.profiler_records_ns, span)
+        ));
     }
     if bound_by != "profiler" && pct(stall, span) >= 1.0 {
         evidence.push_str(&format!(
