@@ -25,6 +25,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use ttprof::capture::{Interrupt, StopWhen};
 use ttprof::capture_session::{Attached, CaptureEvent, CaptureOptions, CaptureOutcome};
+use ttprof::inputs::Inputs;
 use ttprof::{issue, Error, Result};
 
 /// Arguments of `ttprof capture`.
@@ -132,7 +133,7 @@ fn numbers(args: &CaptureArgs) -> Result<(Option<Duration>, Duration, f64, u64)>
 }
 
 /// Runs `ttprof capture`; exit code 2 when the output is incomplete (error issues).
-pub fn run(args: CaptureArgs) -> Result<ExitCode> {
+pub fn run(args: CaptureArgs, inputs: &Inputs) -> Result<ExitCode> {
     let (seconds, idle, threshold_ns, sample_every_us) = numbers(&args)?;
     let dataset = args.dataset.dataset()?;
     if args.oplog.is_none() && !args.no_oplog {
@@ -160,6 +161,7 @@ pub fn run(args: CaptureArgs) -> Result<ExitCode> {
         out: args.out,
         stop,
         interrupt: interrupt.clone(),
+        inputs: inputs.clone(),
         idle_poll: idle,
         all_outputs: args.all_outputs,
         clock: args.clock,
@@ -348,7 +350,9 @@ mod tests {
         ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1)])
             .write(&dir.join("device.img"))
             .unwrap();
-        let e = run(args(&dir, None, false)).unwrap_err().to_string();
+        let e = run(args(&dir, None, false), &Inputs::guarded())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("needs --oplog") && e.contains("pass --no-oplog"),
             "{e}"
@@ -405,7 +409,10 @@ mod tests {
             // And before anything else: the device is not even looked at (it does not exist).
             let mut a = args(&dir, None, true);
             a.seconds = Some(s);
-            assert!(run(a).unwrap_err().to_string().starts_with("--seconds"));
+            assert!(run(a, &Inputs::guarded())
+                .unwrap_err()
+                .to_string()
+                .starts_with("--seconds"));
         }
         for ns in [f64::NAN, -5.0, f64::INFINITY, 1e30] {
             let e = with(&|a| a.threshold_ns = ns).unwrap_err().to_string();

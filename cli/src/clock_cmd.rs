@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use ttprof::clock::{all_tiles, fit, ClockSync, FitOptions, TileSample};
 use ttprof::devmem::{self, DeviceMemory, FileKind, Snapshot};
+use ttprof::inputs::Inputs;
 use ttprof::{Error, Result};
 
 /// Arguments of `ttprof clock`.
@@ -64,12 +65,12 @@ fn check_numbers(args: &ClockArgs) -> Result<()> {
 }
 
 /// Runs `ttprof clock`; exit code 2 when a chip could not be fitted.
-pub fn run(args: &ClockArgs) -> Result<ExitCode> {
+pub fn run(args: &ClockArgs, inputs: &Inputs) -> Result<ExitCode> {
     check_numbers(args)?;
     let kind = if devmem::is_card(&args.device) {
         FileKind::Image
     } else {
-        devmem::file_kind(&args.device)?
+        devmem::file_kind(&args.device, inputs)?
     };
     let (snapshot_samples, geometry) = match kind {
         FileKind::Snapshot => {
@@ -84,12 +85,12 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
                     ),
                 });
             }
-            let snap = Snapshot::load(&args.device)?;
+            let snap = Snapshot::load(&args.device, inputs)?;
             (snap.sync_samples(), snap.geometry())
         }
         // A device image (its clock mailbox) or a card (tt-kmd).
         FileKind::Image => {
-            let live = devmem::open_live(&args.device)?;
+            let live = devmem::open_live(&args.device, inputs)?;
             let mem: &dyn DeviceMemory = &*live;
             let mut sync = ClockSync::new(all_tiles(mem), args.samples)
                 .with_spacing_ns(args.spacing_us * 1000);
@@ -100,7 +101,7 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
                 mem.describe()
             );
             match &args.record {
-                Some(path) => (record(path, mem, &sync)?, mem.geometry()),
+                Some(path) => (record(path, mem, &sync, inputs)?, mem.geometry()),
                 None => (sync.samples().to_vec(), mem.geometry()),
             }
         }
@@ -123,16 +124,21 @@ pub fn run(args: &ClockArgs) -> Result<ExitCode> {
 }
 
 /// Appends the window to the snapshot at `path`; returns every sample it then holds.
-fn record(path: &Path, mem: &dyn DeviceMemory, sync: &ClockSync) -> Result<Vec<TileSample>> {
+fn record(
+    path: &Path,
+    mem: &dyn DeviceMemory,
+    sync: &ClockSync,
+    inputs: &Inputs,
+) -> Result<Vec<TileSample>> {
     let snap = if path.exists() {
-        Snapshot::load(path)?
+        Snapshot::load(path, inputs)?
     } else {
         Snapshot::like(mem)?
     };
     snap.add_sync_samples(sync.samples())?;
     // The snapshot read above is updated in place, on purpose.
-    ttprof::atomic::release_input(path);
-    snap.save(path)?;
+    inputs.release(path);
+    snap.save(path, inputs)?;
     let all = snap.sync_samples();
     println!(
         "recorded them in {} ({} sample(s) in all)",

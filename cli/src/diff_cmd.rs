@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use ttprof::diff::{self, FewSamples, EXIT_REGRESSION};
+use ttprof::inputs::Inputs;
 use ttprof::{Error, Result};
 
 /// What `--fail-above` does with a row that has too few samples to judge.
@@ -54,7 +55,7 @@ pub struct DiffArgs {
 }
 
 /// `ttprof diff`.
-pub fn run(a: &DiffArgs) -> Result<ExitCode> {
+pub fn run(a: &DiffArgs, inputs: &Inputs) -> Result<ExitCode> {
     if let Some(p) = a.fail_above {
         if !p.is_finite() || p < 0.0 {
             return Err(Error::Argument {
@@ -67,10 +68,10 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
         FewArg::Fail => FewSamples::Fail,
     };
     if let Some(path) = &a.json {
-        crate::output::check(path)?;
+        crate::output::check(path, inputs)?;
     }
-    let base = diff::load(&a.base)?;
-    let new = diff::load(&a.new)?;
+    let base = diff::load(&a.base, inputs)?;
+    let new = diff::load(&a.new, inputs)?;
     let d = diff::diff(&base, &new);
     // Which part of each op's critical path grew (run folders with ttprof_analysis.json).
     let paths = match (
@@ -113,7 +114,7 @@ pub fn run(a: &DiffArgs) -> Result<ExitCode> {
         if json_to_stdout {
             text.push('\n');
         }
-        crate::output::write(path, text.as_bytes(), false)?;
+        crate::output::write(path, text.as_bytes(), false, inputs)?;
         if !json_to_stdout {
             println!("wrote {}", path.display());
         }

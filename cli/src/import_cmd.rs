@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use ttprof::import::{self, Imported};
+use ttprof::inputs::Inputs;
 use ttprof::outputs::{self, Options};
 use ttprof::{issue, Result};
 
@@ -40,7 +41,7 @@ pub struct ImportArgs {
 }
 
 /// `ttprof import`.
-pub fn run(a: &ImportArgs) -> Result<ExitCode> {
+pub fn run(a: &ImportArgs, inputs: &Inputs) -> Result<ExitCode> {
     let threshold_ns = super::args::threshold_ns_arg("threshold-ns", a.threshold_ns)?;
     let dataset = a.dataset.dataset()?;
     let t = Instant::now();
@@ -55,7 +56,7 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
             ..
         },
         mut rings,
-    ) = import::stream(&a.csv, a.ops.as_deref())?;
+    ) = import::stream(&a.csv, a.ops.as_deref(), inputs)?;
     let read_s = t.elapsed().as_secs_f64();
     if profile.readout().zones() == 0 {
         issue::print(profile.readout().issues());
@@ -63,6 +64,7 @@ pub fn run(a: &ImportArgs) -> Result<ExitCode> {
     let options = Options {
         summary_threshold_ns: threshold_ns,
         dataset,
+        inputs: inputs.clone(),
         ..Options::default()
     };
     let written = outputs::write_all_rings(&a.out, &profile, &mut rings, &options)?;

@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use ttprof::devmem::{self, DeviceMemory, Recorder, Snapshot};
+use ttprof::inputs::Inputs;
 use ttprof::issue;
 use ttprof::oplog::OpLog;
 use ttprof::profile::Loaded;
@@ -160,8 +161,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // No output may replace a file this command reads (`snapshot --device X -o X`).
-    ttprof::atomic::guard_inputs();
+    // No output may replace a file this command reads (`snapshot --device X -o X`): every
+    // opener notes what it reads in this guard, every writer asks it.
+    let inputs = Inputs::guarded();
     // A usage error is unusable input: exit 1 (clap's own code, 2, means data problems here).
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -181,26 +183,26 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Build(args) => run_cmd::build(&args),
-        Command::Run(args) => run_cmd::run(&args),
+        Command::Run(args) => run_cmd::run(&args, &inputs),
         Command::Read {
             input,
             out,
             consume,
-        } => read(&input.device, &input.oplog, &out, consume),
+        } => read(&input.device, &input.oplog, &out, consume, &inputs),
         Command::Snapshot {
             device,
             output,
             full,
-        } => snapshot(&device, &output, full),
+        } => snapshot(&device, &output, full, &inputs),
         Command::Devices => {
             let cards = devmem::list_cards(&Default::default());
             print!("{}", devmem::render_cards(&cards));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Capture(args) => capture_cmd::run(args),
-        Command::Clock(args) => clock_cmd::run(&args),
-        Command::Diff(args) => diff_cmd::run(&args),
-        Command::Import(args) => import_cmd::run(&args),
+        Command::Capture(args) => capture_cmd::run(args, &inputs),
+        Command::Clock(args) => clock_cmd::run(&args, &inputs),
+        Command::Diff(args) => diff_cmd::run(&args, &inputs),
+        Command::Import(args) => import_cmd::run(&args, &inputs),
         Command::Report {
             input,
             out,
@@ -218,6 +220,7 @@ fn main() -> ExitCode {
                 summary: !no_summary,
                 verbose,
                 dataset,
+                inputs: &inputs,
             })
         }),
         Command::Tracy {
@@ -305,11 +308,17 @@ fn disk_full(e: Error) -> Result<ExitCode> {
     Ok(ExitCode::from(2))
 }
 
-fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<ExitCode> {
-    let oplog = OpLog::read(oplog_path)?;
+fn read(
+    device: &Path,
+    oplog_path: &Path,
+    out: &Path,
+    consume: bool,
+    inputs: &Inputs,
+) -> Result<ExitCode> {
+    let oplog = OpLog::read(oplog_path, inputs)?;
     if consume
         && !devmem::is_card(device)
-        && devmem::file_kind(device)? == devmem::FileKind::Snapshot
+        && devmem::file_kind(device, inputs)? == devmem::FileKind::Snapshot
     {
         return Err(Error::BadFile {
             path: device.into(),
@@ -334,15 +343,15 @@ fn read(device: &Path, oplog_path: &Path, out: &Path, consume: bool) -> Result<E
         },
         mut spool,
     ) = if consume {
-        let (l, s) = ttprof::spooled::open_consuming(device, Some(oplog), spool_dir)?;
+        let (l, s) = ttprof::spooled::open_consuming(device, Some(oplog), spool_dir, inputs)?;
         (l, Some(s))
     } else {
-        (ttprof::pass::open(device, Some(oplog))?, None)
+        (ttprof::pass::open(device, Some(oplog), inputs)?, None)
     };
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create output directory", e))?;
     let csv_path = out.join(csv::FILE_NAME);
     // The device CSV and the summary (printed, not written) in one pass over the rings.
-    let mut device_csv = DeviceCsv::new(&csv_path);
+    let mut device_csv = DeviceCsv::new(&csv_path, inputs);
     let mut summary = SummarySink::printed(0.0);
     let mut sinks: [&mut dyn sink::Sink; 2] = [&mut device_csv, &mut summary];
     match spool.as_mut() {
@@ -397,9 +406,9 @@ fn print_readout_line(r: &Readout, mem: &dyn DeviceMemory) {
     );
 }
 
-fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
-    output::check(output)?;
-    let mem = devmem::open(device, false)?;
+fn snapshot(device: &Path, output: &Path, full: bool, inputs: &Inputs) -> Result<ExitCode> {
+    output::check(output, inputs)?;
+    let mem = devmem::open(device, false, inputs)?;
     let recorder = Recorder::new(mem.as_ref())?;
     let readout = readout::read(&recorder, false)?;
     let snap: Snapshot = recorder.into_snapshot();
@@ -409,7 +418,7 @@ fn snapshot(device: &Path, output: &Path, full: bool) -> Result<ExitCode> {
         let r = riscv_linker::profiler::rings_region();
         snap.capture_region(mem.as_ref(), r.start, r.size)?;
     }
-    output::write(output, &snap.to_bytes()?, true)?;
+    output::write(output, &snap.to_bytes()?, true, inputs)?;
     let words: usize = snap.extents().iter().map(|e| e.words.len()).sum();
     let line = format!(
         "({} bytes of device memory, {} ring(s))",

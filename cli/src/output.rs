@@ -6,6 +6,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
+use ttprof::inputs::Inputs;
 use ttprof::{atomic, Error, Result};
 
 /// Whether `path` means standard output.
@@ -13,20 +14,21 @@ pub fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Refuses an output path early, before any work (standard output is always fine): see
-/// [`ttprof::atomic::check_destination`]. The write checks again.
-pub fn check(path: &Path) -> Result<()> {
+/// Refuses an output path early, before any work (standard output is always fine), and one
+/// of `inputs` (the command's guard): see [`ttprof::atomic::check_destination`]. The write
+/// checks again.
+pub fn check(path: &Path, inputs: &Inputs) -> Result<()> {
     if is_stdout(path) {
         return Ok(());
     }
-    atomic::check_destination(path)
+    atomic::check_destination(path, inputs)
 }
 
 /// Writes `bytes` to `path` (`-`: standard output; `binary` output is refused on a
-/// terminal).
-pub fn write(path: &Path, bytes: &[u8], binary: bool) -> Result<()> {
+/// terminal; a file is never written over one of `inputs`).
+pub fn write(path: &Path, bytes: &[u8], binary: bool, inputs: &Inputs) -> Result<()> {
     if !is_stdout(path) {
-        return atomic::write_atomic(path, |w| w.write_all(bytes));
+        return atomic::write_atomic(path, inputs, |w| w.write_all(bytes));
     }
     let mut out = std::io::stdout().lock();
     if binary && out.is_terminal() {

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use ttprof::inputs::Inputs;
 use ttprof::oplog::OpLog;
 use ttprof::outputs::{self, Options};
 use ttprof::profile::{Loaded, Profile};
@@ -19,17 +20,19 @@ pub struct Args<'a> {
     /// Print the whole summary, not one screen of it.
     pub verbose: bool,
     pub dataset: Option<outputs::Dataset>,
+    /// The command's input guard.
+    pub inputs: &'a Inputs,
 }
 
 pub fn run(a: &Args) -> Result<ExitCode> {
-    let oplog = OpLog::read(a.oplog)?;
+    let oplog = OpLog::read(a.oplog, a.inputs)?;
     // Two readings: the model from the first, each ring's records from the second as the
     // outputs take them (one ring's records in memory at a time).
     let Loaded {
         profile,
         memory,
         clock_note,
-    } = ttprof::pass::open(a.device, Some(oplog))?;
+    } = ttprof::pass::open(a.device, Some(oplog), a.inputs)?;
     // Another run's op log would name the zones from the wrong ELFs: refused before writing.
     if let Some(log) = profile.oplog() {
         ttprof::provenance::check(memory.as_ref(), a.device, log)?;
@@ -42,6 +45,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     let options = Options {
         summary_threshold_ns: a.threshold_ns,
         dataset: a.dataset.clone(),
+        inputs: a.inputs.clone(),
         ..Options::default()
     };
     let written = match outputs::write_all_rings(a.out, &profile, &mut rings, &options) {

@@ -6,6 +6,7 @@ use clap::Args;
 use riscv_linker::{Arch, Risc};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use ttprof::inputs::Inputs;
 use ttprof::launch::Policy;
 use ttprof::session::run::{Run, RunEvent, RunOptions, RunOutcome};
 use ttprof::session::{parse_arch, parse_grid, Backend, BuildRequest, Building, TtMetalOptions};
@@ -272,7 +273,7 @@ pub enum PolicyArg {
 }
 
 /// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
-pub fn run(args: &RunArgs) -> Result<ExitCode> {
+pub fn run(args: &RunArgs, inputs: &Inputs) -> Result<ExitCode> {
     if let Some(program) = &args.program {
         return run_program(program, &args.out);
     }
@@ -320,6 +321,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         dataset: args.dataset.unchecked(),
         summary_threshold_ns: threshold_ns,
         out: args.out.clone(),
+        inputs: inputs.clone(),
     };
     let run = Run::launch(&options, &mut |p| match p {
         RunEvent::Building(Building::Sources { spec, risc, arch }) => {

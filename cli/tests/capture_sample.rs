@@ -107,7 +107,8 @@ fn capture_samples_a_running_emulator_and_agrees_with_the_exact_line_profile() {
         .unwrap();
     wait_attached(&mem, &tiles, &mut child);
 
-    let mut log = OpLogWriter::create(&dir.join("ops.jsonl")).unwrap();
+    let mut log =
+        OpLogWriter::create(&dir.join("ops.jsonl"), &ttprof::inputs::Inputs::none()).unwrap();
     let give_up = Instant::now() + Duration::from_secs(600);
     let mut run_id = 0;
     while mem.posted_state().posted < WINDOWS * WRITES_PER_WINDOW {

@@ -45,7 +45,8 @@ fn spawn_capture(dir: &Path, stop: &[&str]) -> Child {
 /// Runs one launch per entry of `iterations` on every tile; writes the op log as it goes.
 fn run_launches(dev: &mut Device, mem: &MappedImage, dir: &Path, iterations: &[u32]) {
     let elf = bench_elf("test-capture");
-    let mut log = OpLogWriter::create(&dir.join("ops.jsonl")).unwrap();
+    let mut log =
+        OpLogWriter::create(&dir.join("ops.jsonl"), &ttprof::inputs::Inputs::none()).unwrap();
     for (k, &n) in iterations.iter().enumerate() {
         launch_bench(dev, mem, &mut log, elf, k as u32 + 1, [DENSE, n, 2]);
     }

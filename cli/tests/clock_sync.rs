@@ -69,7 +69,7 @@ fn worst_error(fit: &Fit, dev: &Device, span: (f64, f64)) -> f64 {
 fn in_process_windows_are_recorded_replayed_and_fit_the_truth() {
     let dir = scratch("clock-inproc");
     let dev = device(&dir.join("dev.img"));
-    let mem = MappedImage::open(dev.image_path()).unwrap();
+    let mem = MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none()).unwrap();
     let snap = Snapshot::like(&mem).unwrap();
     let mut sync = ClockSync::new(emu_tiles(&dev), 50);
     let start = dev.host_time_ns();
@@ -89,8 +89,8 @@ fn in_process_windows_are_recorded_replayed_and_fit_the_truth() {
     assert!(worst < 50.0, "worst alignment error {worst} ns\n{fit}");
 
     let path = dir.join("sync.snap");
-    snap.save(&path).unwrap();
-    let back = Snapshot::load(&path).unwrap();
+    snap.save(&path, &ttprof::inputs::Inputs::none()).unwrap();
+    let back = Snapshot::load(&path, &ttprof::inputs::Inputs::none()).unwrap();
     assert_eq!(
         back.sync_samples(),
         sync.samples(),
@@ -125,7 +125,7 @@ fn in_process_windows_are_recorded_replayed_and_fit_the_truth() {
 fn the_mailbox_answers_in_virtual_host_time() {
     let dir = scratch("clock-mailbox");
     let dev = device(&dir.join("dev.img"));
-    let mem = MappedImage::open(dev.image_path()).unwrap();
+    let mem = MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none()).unwrap();
     assert!(mem.clock_served());
     let mut sync = ClockSync::new(all_tiles(&mem), 40);
     let start = dev.host_time_ns();
@@ -163,7 +163,8 @@ fn the_mailbox_answers_in_virtual_host_time() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("not a worker tile"), "{e}");
-    let ro = MappedImage::open_read_only(dev.image_path()).unwrap();
+    let ro =
+        MappedImage::open_read_only(dev.image_path(), &ttprof::inputs::Inputs::none()).unwrap();
     assert!(ro
         .sync_sample(0, NocCoord::new(1, 1))
         .unwrap_err()
@@ -266,7 +267,7 @@ fn child_takes_a_window_then_releases_the_kernels() {
     let (Ok(image), Ok(out)) = (std::env::var(IMAGE_ENV), std::env::var(OUT_ENV)) else {
         panic!("run by another_process_syncs_while_a_kernel_runs only");
     };
-    let mem = MappedImage::open(Path::new(&image)).unwrap();
+    let mem = MappedImage::open(Path::new(&image), &ttprof::inputs::Inputs::none()).unwrap();
     // A safety net so a broken emulator fails the test instead of hanging it.
     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while mem.status() & riscv_linker::devfile::STATUS_RUNNING == 0 {

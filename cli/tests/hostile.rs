@@ -64,7 +64,7 @@ fn run_core(risc: Risc) -> (Vec<u8>, Vec<String>, usize) {
 
 /// The op log of run 1, one op `Loop` whose kernels are `bindings`.
 fn write_loop_oplog(path: &Path, bindings: Vec<KernelBinding>) {
-    let mut w = OpLogWriter::create(path).unwrap();
+    let mut w = OpLogWriter::create(path, &ttprof::inputs::Inputs::none()).unwrap();
     w.op(&OpRecord {
         run_id: 1,
         device: 0,
@@ -492,7 +492,7 @@ fn a_capture_whose_image_is_truncated_under_it_writes_what_it_drained() {
         &["--until-file-gone", p(&flag), "--idle-poll-ms", "1000"],
     );
     {
-        let mem = MappedImage::open_read_only(&f.image).unwrap();
+        let mem = MappedImage::open_read_only(&f.image, &ttprof::inputs::Inputs::none()).unwrap();
         let give_up = Instant::now() + Duration::from_secs(120);
         let drained = |t: NocCoord| {
             mem.read_u32(0, t, profiler::TILE_BLOCK + tile::CONSUMER)
@@ -906,7 +906,7 @@ fn an_image_truncated_under_its_mapping_is_an_error_naming_it_not_sigbus() {
     // What a capture's drain meets when the image is truncated during it. Before: SIGBUS
     // killed the process (this test binary with it).
     let f = fixture("hostile-truncated-mapping");
-    let mem = MappedImage::open(&f.image).unwrap();
+    let mem = MappedImage::open(&f.image, &ttprof::inputs::Inputs::none()).unwrap();
     let at = profiler::ring_block(Risc::Brisc);
     assert!(mem.read_u32(0, TILES[1], at + ring::HEAD).is_ok());
     std::fs::OpenOptions::new()

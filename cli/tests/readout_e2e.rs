@@ -121,7 +121,7 @@ fn fixture(name: &str) -> Fixture {
     let image = dir.join("device.img");
     builder.write(&image).unwrap();
     let oplog = dir.join("ops.jsonl");
-    let mut w = OpLogWriter::create(&oplog).unwrap();
+    let mut w = OpLogWriter::create(&oplog, &ttprof::inputs::Inputs::none()).unwrap();
     for chip in 0..2 {
         for run in RUNS {
             w.op(&OpRecord::device_op(
@@ -176,12 +176,12 @@ fn zones_by_ring(r: &readout::Readout, sites: &ttprof::resolve::Resolution) -> E
 #[test]
 fn every_ring_reads_out_resolves_and_costs_little_bus_traffic() {
     let f = fixture("e2e");
-    let mem = MappedImage::open(&f.image).unwrap();
+    let mem = MappedImage::open(&f.image, &ttprof::inputs::Inputs::none()).unwrap();
     let r = readout::read(&mem, false).unwrap();
     assert!(r.issues().is_empty(), "{:?}", r.issues());
     assert_eq!(r.rings().len(), 2 * 2 * RISCS.len());
     assert_eq!((r.tiles(), r.unused_tiles()), (4, 0));
-    let oplog = OpLog::read(&f.oplog).unwrap();
+    let oplog = OpLog::read(&f.oplog, &ttprof::inputs::Inputs::none()).unwrap();
     let sites = Resolver::new(&oplog).resolve(&r);
     assert!(sites.issues.is_empty(), "{:?}", sites.issues);
     assert_eq!(sites.unresolved, 0);
@@ -211,7 +211,7 @@ fn every_ring_reads_out_resolves_and_costs_little_bus_traffic() {
 #[test]
 fn consuming_frees_the_rings_and_a_drainer_never_duplicates() {
     let f = fixture("consume");
-    let mem = MappedImage::open(&f.image).unwrap();
+    let mem = MappedImage::open(&f.image, &ttprof::inputs::Inputs::none()).unwrap();
     let mut d = Drainer::attach(
         &mem,
         DrainOptions {
@@ -281,12 +281,14 @@ fn consuming_frees_the_rings_and_a_drainer_never_duplicates() {
 #[test]
 fn a_snapshot_replays_the_readout_bit_for_bit() {
     let f = fixture("snap");
-    let mem = MappedImage::open_read_only(&f.image).unwrap();
+    let mem = MappedImage::open_read_only(&f.image, &ttprof::inputs::Inputs::none()).unwrap();
     let rec = Recorder::new(&mem).unwrap();
     let live = readout::read(&rec, false).unwrap();
     let path = f.dir.join("dev.snap");
-    rec.into_snapshot().save(&path).unwrap();
-    let snap = Snapshot::load(&path).unwrap();
+    rec.into_snapshot()
+        .save(&path, &ttprof::inputs::Inputs::none())
+        .unwrap();
+    let snap = Snapshot::load(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let replay = readout::read(&snap, false).unwrap();
     assert_eq!(replay.rings().len(), live.rings().len());
     for (a, b) in live.rings().iter().zip(replay.rings()) {
@@ -305,7 +307,9 @@ fn a_snapshot_replays_the_readout_bit_for_bit() {
     assert!(held <= live.bus_bytes());
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
-    let e = Snapshot::load(&path).unwrap_err().to_string();
+    let e = Snapshot::load(&path, &ttprof::inputs::Inputs::none())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("dev.snap") && (e.contains("truncated") || e.contains("checksum")),
         "{e}"
@@ -315,7 +319,11 @@ fn a_snapshot_replays_the_readout_bit_for_bit() {
 fn read_with(builder: &ImageBuilder, dir: &Path, name: &str) -> readout::Readout {
     let path = dir.join(name);
     builder.write(&path).unwrap();
-    readout::read(&MappedImage::open(&path).unwrap(), false).unwrap()
+    readout::read(
+        &MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap(),
+        false,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -418,10 +426,10 @@ fn a_wrong_tile_block_and_an_unused_tile_are_told_apart() {
 #[test]
 fn op_logs_and_elfs_that_do_not_match_the_run_are_counted_not_dropped() {
     let f = fixture("mismatch");
-    let mem = MappedImage::open(&f.image).unwrap();
+    let mem = MappedImage::open(&f.image, &ttprof::inputs::Inputs::none()).unwrap();
     let r = readout::read(&mem, false).unwrap();
     // Forget run 12 on chip 1, and bind chip 0's BRISC kernels to an NCRISC ELF.
-    let mut log = OpLog::read(&f.oplog).unwrap();
+    let mut log = OpLog::read(&f.oplog, &ttprof::inputs::Inputs::none()).unwrap();
     log.entries.retain(
         |e| !matches!(e, ttprof::oplog::OpLogEntry::Op(o) if o.device == 1 && o.run_id == 12),
     );
@@ -474,10 +482,16 @@ fn op_logs_and_elfs_that_do_not_match_the_run_are_counted_not_dropped() {
 #[test]
 fn the_device_csv_parses_like_process_device_log_and_nests() {
     let f = fixture("csv");
-    let r = readout::read(&MappedImage::open(&f.image).unwrap(), false).unwrap();
-    let sites = Resolver::new(&OpLog::read(&f.oplog).unwrap()).resolve(&r);
+    let r = readout::read(
+        &MappedImage::open(&f.image, &ttprof::inputs::Inputs::none()).unwrap(),
+        false,
+    )
+    .unwrap();
+    let sites =
+        Resolver::new(&OpLog::read(&f.oplog, &ttprof::inputs::Inputs::none()).unwrap()).resolve(&r);
     let path = f.dir.join(ttprof::csv::FILE_NAME);
-    let rows_written = ttprof::csv::write_file(&path, &r, &sites, 1000).unwrap();
+    let rows_written =
+        ttprof::csv::write_file(&path, &r, &sites, 1000, &ttprof::inputs::Inputs::none()).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines = text.lines();
     let info: Vec<&str> = lines.next().unwrap().split(',').collect();

@@ -98,7 +98,7 @@ fn write_oplog(path: &Path, ops: &[(u32, &str)], bindings: &[KernelBinding]) {
         dtype: "BFLOAT16".into(),
         memory: "DEV_0_DRAM_INTERLEAVED".into(),
     };
-    let mut w = OpLogWriter::create(path).unwrap();
+    let mut w = OpLogWriter::create(path, &ttprof::inputs::Inputs::none()).unwrap();
     for &(run, code) in ops {
         let mut attributes = serde_json::Map::new();
         if code == "Matmul" {

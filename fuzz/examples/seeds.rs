@@ -197,13 +197,13 @@ fn image(dir: &Path) -> (PathBuf, Vec<(Risc, Vec<String>)>) {
 fn snapshot_seeds(out: &Path, image_path: &Path, dir: &Path) {
     // What a readout of the image read, as `ttprof read --snapshot` records it, with clock
     // samples and a drained payload besides (every section kind).
-    let mem = MappedImage::open_read_only(image_path).unwrap();
+    let mem = MappedImage::open_read_only(image_path, &ttprof::inputs::Inputs::none()).unwrap();
     let rec = Recorder::new(&mem).unwrap();
     let live = ttprof::readout::read(&rec, false).unwrap();
     assert!(live.records() > 40 && !live.has_errors(), "{:?}", live.issues());
     let snap = rec.into_snapshot();
     let path = dir.join("device.snap");
-    snap.save(&path).unwrap();
+    snap.save(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let plain = std::fs::read(&path).unwrap();
     for (i, t) in TILES.iter().enumerate() {
         for k in 0..3u64 {
@@ -214,15 +214,15 @@ fn snapshot_seeds(out: &Path, image_path: &Path, dir: &Path) {
     }
     let (l1, _) = run_core(Arch::WormholeB0, Risc::Ncrisc, 99, 50, 1, 24);
     snap.add_drained(0, TILES[1], Risc::Ncrisc, &live_span(&l1, Risc::Ncrisc)[..240]).unwrap();
-    snap.save(&path).unwrap();
+    snap.save(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let full = std::fs::read(&path).unwrap();
     // A snapshot of nothing but its tile table (Blackhole, two chips).
     let g = Geometry { arch: Arch::Blackhole, chips: 2, tiles_per_chip: 2, l1_size: Arch::Blackhole.l1_size() };
-    Snapshot::new(g, vec![TILES.to_vec(), TILES.to_vec()]).unwrap().save(&path).unwrap();
+    Snapshot::new(g, vec![TILES.to_vec(), TILES.to_vec()]).unwrap().save(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let empty = std::fs::read(&path).unwrap();
     for (name, bytes) in [("readout", &plain), ("readout-sync-drained", &full), ("tile-table-only", &empty)] {
         std::fs::write(&path, bytes).unwrap();
-        let back = Snapshot::load(&path).unwrap();
+        let back = Snapshot::load(&path, &ttprof::inputs::Inputs::none()).unwrap();
         if back.extents().is_empty() {
             // Nothing recorded: a readout names the first word it misses.
             assert!(ttprof::readout::read(&back, false).is_err());
@@ -249,14 +249,14 @@ fn image_header_seeds(out: &Path, image_path: &Path, dir: &Path) {
     write(out, "image_header", "blackhole-3x3", &bytes[..g.header_size() as usize]);
     ImageBuilder::new(Arch::WormholeB0, 0, vec![]).write(&path).unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    MappedImage::open(&path).unwrap();
+    MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap();
     write(out, "image_header", "no-chips", &bytes);
     write(out, "image_header", "fixed-fields-only", &bytes[..riscv_linker::devfile::HEADER_FIXED as usize]);
 }
 
 fn oplog_seeds(out: &Path, dir: &Path, sites: &[(Risc, Vec<String>)]) {
     let path = dir.join("ops.jsonl");
-    let mut w = OpLogWriter::create(&path).unwrap();
+    let mut w = OpLogWriter::create(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let tensor = |memory: &str| TensorDesc {
         id: None,
         shape: [1, 1, 32, 256],
@@ -303,7 +303,7 @@ fn oplog_seeds(out: &Path, dir: &Path, sites: &[(Risc, Vec<String>)]) {
     write(out, "oplog", "hand-written", &bytes);
     for (name, bytes) in [("two-ops-signposts", std::fs::read(&path).unwrap()), ("hand-written", bytes)] {
         std::fs::write(&path, &bytes).unwrap();
-        OpLog::read(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        OpLog::read(&path, &ttprof::inputs::Inputs::none()).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
 

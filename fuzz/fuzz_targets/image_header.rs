@@ -72,7 +72,7 @@ fuzz_target!(|data: &[u8]| ttprof_fuzz::run(|| {
     }
     let scratch = ttprof_fuzz::scratch();
     scratch.set(data, declared.filter(|&n| n <= MAX_FILE).unwrap_or(0));
-    let Ok(image) = MappedImage::open(scratch.path()) else { return };
+    let Ok(image) = MappedImage::open(scratch.path(), &ttprof::inputs::Inputs::none()) else { return };
     let g = image.geometry();
     for chip in 0..g.chips.min(4) {
         let _ = image.tiles(chip);

@@ -12,7 +12,7 @@ ttprof_fuzz::limit_allocations!();
 fuzz_target!(|data: &[u8]| ttprof_fuzz::run(|| {
     let scratch = ttprof_fuzz::scratch();
     scratch.set(data, 0);
-    let log = match OpLog::read(scratch.path()) {
+    let log = match OpLog::read(scratch.path(), &ttprof::inputs::Inputs::none()) {
         Ok(log) => log,
         Err(e) => {
             let _ = e.to_string();

@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| ttprof_fuzz::run(|| {
     file.extend_from_slice(&fnv1a(data).to_le_bytes());
     let scratch = scratch();
     scratch.set(&file, 0);
-    let Ok(snap) = Snapshot::load(scratch.path()) else { return };
+    let Ok(snap) = Snapshot::load(scratch.path(), &ttprof::inputs::Inputs::none()) else { return };
     let g = snap.geometry();
     let _ = snap.extents();
     let _ = snap.drained_bytes();

@@ -7,7 +7,7 @@
 //! only the ones before it:
 //!
 //! 1. **Util**: [`error`], [`issue`] (problems in device data, never a panic), [`files`],
-//!    [`atomic`] (how files are read and written), [`printable`].
+//!    [`inputs`] (the input guard), [`atomic`] (how files are read and written), [`printable`].
 //! 2. **Input**: device memory and ring bytes to records: [`devmem`], [`readout`],
 //!    [`decode`], [`capture`], [`replay`], [`launch`], [`oplog`] (what the host ran).
 //! 3. **Model**: what the records mean: [`elf`], [`sites`], [`resolve`], [`clock`],
@@ -43,4 +43,4 @@ pub use sink::{csv, html, outputs, report, summary, trace, tracy};
 pub use commands::{capture_session, diff, kernels, pathdiff, tt_metal_build};
 #[cfg(feature = "emulator")]
 pub use commands::{lines, session, tt_metal_program};
-pub use util::{atomic, error, files, issue, printable};
+pub use util::{atomic, error, files, inputs, issue, printable};

@@ -76,7 +76,9 @@ fn attached(
     ImageBuilder::new(Arch::WormholeB0, 1, vec![NocCoord::new(1, 1), TILE])
         .write(&path)
         .unwrap();
-    let mem: &'static MappedImage = Box::leak(Box::new(MappedImage::open(&path).unwrap()));
+    let mem: &'static MappedImage = Box::leak(Box::new(
+        MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap(),
+    ));
     let sim = Sim::install(Arch::WormholeB0, RISC, 50);
     sim.set_tick(0);
     launcher_init(&sim, tile::POLICY_BLOCK, true);

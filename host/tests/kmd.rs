@@ -31,7 +31,7 @@ fn image(
         b.poke(0, t, a, v);
     }
     b.write(&path).unwrap();
-    let m = Arc::new(MappedImage::open(&path).unwrap());
+    let m = Arc::new(MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap());
     (dir, m)
 }
 
@@ -40,7 +40,7 @@ fn open(
     options: &KmdOptions,
 ) -> (Arc<FakeDriver>, ttprof::Result<TtKmd<Arc<FakeDriver>>>) {
     let d = Arc::new(FakeDriver::new(card));
-    let k = TtKmd::open_with(d.clone(), Some(0), options);
+    let k = TtKmd::open_with(d.clone(), Some(0), options, &ttprof::inputs::Inputs::none());
     (d, k)
 }
 
@@ -125,7 +125,7 @@ fn kmd_specs_name_cards_and_files() {
 #[test]
 fn kmd_a_card_that_is_not_there_names_the_path_and_tt_kmd() {
     for spec in ["tt:97", "/dev/tenstorrent/97"] {
-        let e = ttprof::devmem::open(Path::new(spec), false)
+        let e = ttprof::devmem::open(Path::new(spec), false, &ttprof::inputs::Inputs::none())
             .err()
             .expect("no card 97")
             .to_string();
@@ -133,17 +133,22 @@ fn kmd_a_card_that_is_not_there_names_the_path_and_tt_kmd() {
             e.contains("/dev/tenstorrent/97") && e.contains("tt-kmd"),
             "{e}"
         );
-        let e = ttprof::devmem::open_live(Path::new(spec))
+        let e = ttprof::devmem::open_live(Path::new(spec), &ttprof::inputs::Inputs::none())
             .err()
             .expect("no card 97")
             .to_string();
         assert!(e.contains("/dev/tenstorrent/97: no such card"), "{e}");
     }
-    let e = ttprof::devmem::file_kind(Path::new("tt:0"))
+    let e = ttprof::devmem::file_kind(Path::new("tt:0"), &ttprof::inputs::Inputs::none())
         .unwrap_err()
         .to_string();
     assert!(e.contains("tt:0 is a card (tt-kmd)"), "{e}");
-    let (_, note) = ttprof::clock::timebase_for(Path::new("tt:0"), Arch::WormholeB0, 1);
+    let (_, note) = ttprof::clock::timebase_for(
+        Path::new("tt:0"),
+        Arch::WormholeB0,
+        1,
+        &ttprof::inputs::Inputs::none(),
+    );
     assert!(
         note.contains("a live card has no recorded sync samples"),
         "{note}"
@@ -688,7 +693,8 @@ mod emulated {
         cfg.image = Some(dir.join("dev.img"));
         let mut dev = ttprof_emu::Device::new(cfg).unwrap();
         let tile = dev.tiles()[0];
-        let mem = Arc::new(MappedImage::open(dev.image_path()).unwrap());
+        let mem =
+            Arc::new(MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none()).unwrap());
         let settings = Settings {
             recording: true,
             policy: Policy::Block,
@@ -713,7 +719,13 @@ mod emulated {
 
     fn card(image: Arc<MappedImage>, tile: NocCoord) -> TtKmd<FakeDriver> {
         let driver = FakeDriver::new(FakeCard::new(Arch::WormholeB0, image));
-        TtKmd::open_with(driver, Some(0), &only(&[tile])).unwrap()
+        TtKmd::open_with(
+            driver,
+            Some(0),
+            &only(&[tile]),
+            &ttprof::inputs::Inputs::none(),
+        )
+        .unwrap()
     }
 
     /// Streams the run through `memory` (drains every 200k cycles while it runs).
@@ -842,7 +854,7 @@ mod emulated {
             "every register write taken"
         );
         let log_path = workspace().join("target/test-kmd/sample/ops.jsonl");
-        let mut w = OpLogWriter::create(&log_path).unwrap();
+        let mut w = OpLogWriter::create(&log_path, &ttprof::inputs::Inputs::none()).unwrap();
         w.op(&OpRecord::device_op(
             1,
             0,
@@ -856,7 +868,8 @@ mod emulated {
         ))
         .unwrap();
         drop(w);
-        let (profile, issues) = sampler.into_profile(&OpLog::read(&log_path).unwrap());
+        let (profile, issues) =
+            sampler.into_profile(&OpLog::read(&log_path, &ttprof::inputs::Inputs::none()).unwrap());
         assert!(issues.is_empty(), "{issues:?}");
         let (key, k) = profile.kernels.iter().next().expect("the bench kernel");
         assert_eq!((key.op.as_str(), key.risc), ("Bench", Risc::Brisc));

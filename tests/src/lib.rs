@@ -212,7 +212,8 @@ pub fn emulated_device(
     let mut cfg = ttprof_emu::DeviceConfig::new(Arch::WormholeB0, grid);
     cfg.image = Some(dir.join("device.img"));
     let dev = ttprof_emu::Device::new(cfg).unwrap_or_else(|e| panic!("{e}"));
-    let mem = ttprof::devmem::MappedImage::open(dev.image_path()).unwrap_or_else(|e| panic!("{e}"));
+    let mem = ttprof::devmem::MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none())
+        .unwrap_or_else(|e| panic!("{e}"));
     for t in dev.tiles() {
         ttprof::launch::init_tile(&mem, 0, t, Arch::WormholeB0, &Default::default())
             .unwrap_or_else(|e| panic!("{e}"));

@@ -101,7 +101,8 @@ fn c_and_cxx_kernels_build_and_run_with_their_arguments() {
         path.ends_with("target/ttprof-kernels/wormhole_b0/brisc/reader.elf"),
         "{path}"
     );
-    let elf = ttprof::elf::KernelElf::load(Path::new(path)).unwrap();
+    let elf =
+        ttprof::elf::KernelElf::load(Path::new(path), &ttprof::inputs::Inputs::none()).unwrap();
     assert_eq!(
         (elf.arch, elf.risc),
         (riscv_linker::Arch::WormholeB0, riscv_linker::Risc::Brisc)
@@ -133,7 +134,8 @@ fn c_and_cxx_kernels_build_and_run_with_their_arguments() {
         bh_path.ends_with("target/ttprof-kernels/blackhole/ncrisc-noprofile/reader.elf"),
         "{bh_path}"
     );
-    let plain = ttprof::elf::KernelElf::load(Path::new(&bh_path)).unwrap();
+    let plain =
+        ttprof::elf::KernelElf::load(Path::new(&bh_path), &ttprof::inputs::Inputs::none()).unwrap();
     assert_eq!(
         (plain.arch, plain.risc),
         (riscv_linker::Arch::Blackhole, riscv_linker::Risc::Ncrisc)

@@ -95,7 +95,7 @@ fn run_and_decode(
             Decoded::Pad => panic!("{name}: a pad in a ring that did not wrap"),
         }
     }
-    let k = ttprof::elf::KernelElf::load(elf).unwrap();
+    let k = ttprof::elf::KernelElf::load(elf, &ttprof::inputs::Inputs::none()).unwrap();
     let names = k.sites.iter().map(|(id, m)| (id, m.name.clone())).collect();
     (records, names)
 }
@@ -166,7 +166,7 @@ fn a_cxx_kernel_writes_exactly_what_its_rust_twin_writes() {
         )
     );
     // The wait's type is in the C++ site's metadata, as `wait!` puts it in the Rust one's.
-    let k = ttprof::elf::KernelElf::load(&cxx).unwrap();
+    let k = ttprof::elf::KernelElf::load(&cxx, &ttprof::inputs::Inputs::none()).unwrap();
     let wait = k.sites.iter().find(|(_, m)| m.name == "wait").unwrap().1;
     assert_eq!(wait.wait, Some(ttprof::sites::Wait::CbFront(3)));
 }
@@ -257,7 +257,7 @@ fn check_tt_metal_macros(source: &str, out: &str) {
     );
     assert_eq!(count("BRISC-KERNEL", "ZONE_START"), launches);
     // Every site resolves to the source line of its macro, the multi-line call to its first line.
-    let k = ttprof::elf::KernelElf::load(&elf).unwrap();
+    let k = ttprof::elf::KernelElf::load(&elf, &ttprof::inputs::Inputs::none()).unwrap();
     let line = |name: &str| {
         k.sites
             .iter()

@@ -23,7 +23,11 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
     let out = workspace().join("target/test-demo-outputs");
     let outcome = run_demo(&out);
     demo_screen_fits_sixty_lines(&outcome);
-    let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
+    let oplog = OpLog::read(
+        &outcome.out.join("ops.jsonl"),
+        &ttprof::inputs::Inputs::none(),
+    )
+    .unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
     noc_waits_differ_across_tiles(&outcome.readout, &res);
@@ -40,6 +44,7 @@ fn tt_perf_report_reads_the_demo_s_op_report_and_prints_its_durations() {
         notes: vec![],
         dataset: None,
         html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
+        inputs: ttprof::inputs::Inputs::none(),
     };
     let profile =
         ttprof::profile::Profile::resolved(outcome.readout.clone(), res, Some(oplog), timebase);

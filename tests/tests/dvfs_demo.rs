@@ -123,7 +123,7 @@ fn demo_op_durations_through_frequency_steps_match_the_true_clock() {
         );
     }
     // Without the steps the same samples give durations microseconds off.
-    let samples = ttprof::devmem::Snapshot::load(&p.snapshot)
+    let samples = ttprof::devmem::Snapshot::load(&p.snapshot, &ttprof::inputs::Inputs::none())
         .unwrap()
         .sync_samples();
     let single = fit(

@@ -311,7 +311,11 @@ fn read_out_exactly(arch: Arch, grid: (u8, u8)) {
         cores * 5,
         "every RISC of every tile ran"
     );
-    let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
+    let oplog = OpLog::read(
+        &outcome.out.join("ops.jsonl"),
+        &ttprof::inputs::Inputs::none(),
+    )
+    .unwrap();
     let res = Resolver::new(&oplog).resolve(readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
     assert_eq!(res.unresolved, 0);

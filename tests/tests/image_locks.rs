@@ -18,7 +18,7 @@ fn device(name: &str) -> (Device, PathBuf, NocCoord) {
 #[test]
 fn a_second_emulator_on_the_same_image_is_refused_and_the_first_keeps_its_memory() {
     let (first, path, tile) = device("second-emulator");
-    let mem = MappedImage::open(&path).unwrap();
+    let mem = MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap();
     mem.write_u32(0, tile, 0x30000, 0xC0FFEE).unwrap();
     let mut cfg = DeviceConfig::new(Arch::WormholeB0, (2, 1));
     cfg.image = Some(path.clone());
@@ -40,8 +40,8 @@ fn a_second_emulator_on_the_same_image_is_refused_and_the_first_keeps_its_memory
 fn a_second_consumer_is_refused_and_a_reader_that_does_not_consume_is_not() {
     let (_dev, path, _) = device("second-consumer");
     let (a, b) = (
-        MappedImage::open(&path).unwrap(),
-        MappedImage::open(&path).unwrap(),
+        MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap(),
+        MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap(),
     );
     let consume = DrainOptions {
         consume: true,
@@ -71,7 +71,7 @@ fn a_second_consumer_is_refused_and_a_reader_that_does_not_consume_is_not() {
 #[test]
 fn an_image_truncated_under_a_reader_is_an_error_not_a_crash() {
     let (_dev, path, _) = device("truncated");
-    let mem = MappedImage::open(&path).unwrap();
+    let mem = MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let mut d = Drainer::attach(
         &mem,
         DrainOptions {

@@ -27,7 +27,8 @@ fn bench_lines(arch: Arch, jit: bool, mode: u32, iterations: u32, work: u32) -> 
     cfg.jit = jit;
     cfg.lines = true;
     let mut dev = Device::new(cfg).unwrap();
-    let mem = ttprof::devmem::MappedImage::open(dev.image_path()).unwrap();
+    let mem = ttprof::devmem::MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none())
+        .unwrap();
     let tile = dev.tiles()[0];
     ttprof::launch::init_tile(&mem, 0, tile, arch, &Default::default()).unwrap();
     dev.load_kernel(0, tile, Risc::Brisc, &std::fs::read(&elf).unwrap(), "bench")

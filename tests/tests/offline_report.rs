@@ -61,7 +61,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         outcome.readout.zones()
     );
     let oplog_path = outcome.out.join("ops.jsonl");
-    let oplog = OpLog::read(&oplog_path).unwrap();
+    let oplog = OpLog::read(&oplog_path, &ttprof::inputs::Inputs::none()).unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     let options = Options {
         summary_threshold_ns: 0.0,
@@ -69,6 +69,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
         notes: vec![],
         dataset: None,
         html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
+        inputs: ttprof::inputs::Inputs::none(),
     };
     let here = out.join("in-process");
     let profile = ttprof::profile::Profile::resolved(
@@ -79,7 +80,7 @@ fn snapshot_reproduces_outputs(name: &str, drain_every_cycles: u64) {
     );
     outputs::write_all(&here, &profile, &options).unwrap();
     let snap = &outcome.snapshot;
-    let drained = ttprof::devmem::Snapshot::load(snap)
+    let drained = ttprof::devmem::Snapshot::load(snap, &ttprof::inputs::Inputs::none())
         .unwrap()
         .drained_bytes();
     assert_eq!(

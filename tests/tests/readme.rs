@@ -299,7 +299,8 @@ fn the_readme_s_cxx_trio_profiles_with_tt_metal_s_macros() {
     let stdout = String::from_utf8_lossy(&build.stdout);
     let (name, path) = stdout.trim().split_once(' ').unwrap();
     assert_eq!(name, "reader");
-    let elf = ttprof::elf::KernelElf::load(Path::new(path)).unwrap();
+    let elf =
+        ttprof::elf::KernelElf::load(Path::new(path), &ttprof::inputs::Inputs::none()).unwrap();
     assert!(Path::new(path).is_absolute() && elf.risc == riscv_linker::Risc::Brisc);
     assert_eq!(
         elf.sites

@@ -32,7 +32,11 @@ const HOST: &str = "node-a";
 /// outputs and into a dataset.
 fn demo(out: &Path) -> (Profile, Written) {
     let outcome = run_demo(out);
-    let oplog = OpLog::read(&outcome.out.join("ops.jsonl")).unwrap();
+    let oplog = OpLog::read(
+        &outcome.out.join("ops.jsonl"),
+        &ttprof::inputs::Inputs::none(),
+    )
+    .unwrap();
     let res = Resolver::new(&oplog).resolve(&outcome.readout);
     assert!(res.issues.is_empty(), "{:?}", res.issues);
     let profile = Profile::resolved(
@@ -47,6 +51,7 @@ fn demo(out: &Path) -> (Profile, Written) {
         notes: vec![],
         dataset: None,
         html_limits: (ttprof::html::MAX_ZONES, ttprof::html::MAX_MARKS),
+        inputs: ttprof::inputs::Inputs::none(),
     };
     let w = outputs::write_all(
         &out.join("report"),

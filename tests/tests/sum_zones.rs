@@ -40,7 +40,7 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
     let elf = built.elf("sums").unwrap();
 
     // The kernel's first site is a data site, not a sum zone (the demo hid the defect).
-    let k = ttprof::elf::KernelElf::load(elf).unwrap();
+    let k = ttprof::elf::KernelElf::load(elf, &ttprof::inputs::Inputs::none()).unwrap();
     let first = k.sites.iter().min_by_key(|(id, _)| *id).unwrap().1;
     assert_eq!((first.kind.name(), first.name.as_str()), ("data", "acc"));
 
@@ -334,8 +334,8 @@ fn a_kernel_stripped_by_gnu_strip_keeps_its_sites() {
         }
     }
     let (a, b) = (
-        ttprof::elf::KernelElf::load(elf).unwrap(),
-        ttprof::elf::KernelElf::load(&stripped).unwrap(),
+        ttprof::elf::KernelElf::load(elf, &ttprof::inputs::Inputs::none()).unwrap(),
+        ttprof::elf::KernelElf::load(&stripped, &ttprof::inputs::Inputs::none()).unwrap(),
     );
     assert_eq!(a.sites, b.sites);
     assert!(a.sites.find("spin-10").is_some());

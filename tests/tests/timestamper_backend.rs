@@ -33,7 +33,7 @@ fn markers(csv: &Path) -> Markers {
 
 /// Bytes every ring's producer wrote (`HEAD`), from the device image.
 fn ring_bytes(out: &Path) -> u64 {
-    let mem = MappedImage::open(&out.join("device.img")).unwrap();
+    let mem = MappedImage::open(&out.join("device.img"), &ttprof::inputs::Inputs::none()).unwrap();
     let mut total = 0u64;
     for tile in mem.tiles(0) {
         for risc in Risc::ALL {

@@ -55,7 +55,7 @@ pub fn device(dir: &Path, grid: (u8, u8)) -> (Device, MappedImage) {
     let mut cfg = DeviceConfig::new(ARCH, grid);
     cfg.image = Some(dir.join("device.img"));
     let dev = Device::new(cfg).unwrap();
-    let mem = MappedImage::open(dev.image_path()).unwrap();
+    let mem = MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none()).unwrap();
     for t in dev.tiles() {
         launch::init_tile(
             &mem,

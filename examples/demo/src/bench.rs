@@ -98,7 +98,7 @@ pub fn launch_with(
     cfg.image = Some(dir.join("bench.img"));
     let mut dev = Device::new(cfg)?;
     let tile = dev.tiles()[0];
-    let mem = MappedImage::open(dev.image_path())?;
+    let mem = MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none())?;
     let consumer = run.drain_every.is_some();
     let settings = Settings {
         recording: run.recording,
@@ -119,7 +119,7 @@ pub fn launch_with(
         &std::fs::read(elf)?,
         &elf.display().to_string(),
     )?;
-    let profiler_mem = MappedImage::open(dev.image_path())?;
+    let profiler_mem = MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none())?;
     let mut drainer = Drainer::attach(
         &profiler_mem,
         DrainOptions {

@@ -224,7 +224,10 @@ fn run(
     let mut sync = ClockSync::new(emu_tiles(&dev), samples);
     let start = dev.host_time_ns();
     let mapped = if args.mailbox {
-        Some(MappedImage::open(dev.image_path()).map_err(|e| e.to_string())?)
+        Some(
+            MappedImage::open(dev.image_path(), &ttprof::inputs::Inputs::none())
+                .map_err(|e| e.to_string())?,
+        )
     } else {
         None
     };

@@ -74,9 +74,9 @@ fn main() {
         let _ = std::fs::create_dir_all(dir);
     }
     let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-    if let Err(e) =
-        ttprof::atomic::write_atomic(&out, |w| std::io::Write::write_all(w, text.as_bytes()))
-    {
+    if let Err(e) = ttprof::atomic::write_atomic(&out, &ttprof::inputs::Inputs::none(), |w| {
+        std::io::Write::write_all(w, text.as_bytes())
+    }) {
         fail(&e.to_string());
     }
     println!("wrote {}", out.display());

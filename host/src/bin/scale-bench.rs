@@ -205,9 +205,9 @@ fn main() {
         let _ = std::fs::create_dir_all(dir);
     }
     let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-    if let Err(e) =
-        ttprof::atomic::write_atomic(&a.out, |w| std::io::Write::write_all(w, text.as_bytes()))
-    {
+    if let Err(e) = ttprof::atomic::write_atomic(&a.out, &ttprof::inputs::Inputs::none(), |w| {
+        std::io::Write::write_all(w, text.as_bytes())
+    }) {
         fail(&e.to_string());
     }
     println!("wrote {}", a.out.display());
@@ -338,8 +338,11 @@ fn readout_and_stream(
     );
     let res = Resolution::unresolved(&skeleton);
     let mut run = Profile::resolved(skeleton, res, None, timebase.clone());
-    let mut parquet = ParquetSink::new(dir);
-    let mut perfetto = PerfettoSink::new(&dir.join(ttprof::sink::perfetto::FILE_NAME));
+    let mut parquet = ParquetSink::new(dir, &ttprof::inputs::Inputs::none());
+    let mut perfetto = PerfettoSink::new(
+        &dir.join(ttprof::sink::perfetto::FILE_NAME),
+        &ttprof::inputs::Inputs::none(),
+    );
     let sink: &mut dyn Sink = if output == Output::Parquet {
         &mut parquet
     } else {
@@ -410,16 +413,17 @@ fn readout_and_write(a: &Args, coords: Vec<NocCoord>, rings: &[TileRings]) -> Me
     };
     let bar = progress_bar(rings.len() as u64, "tiles read out and written");
     let mut csv = RingCsv::new(replay_geometry(&replay), None);
-    let result = ttprof::atomic::write_atomic_threaded(&a.csv, |out| {
-        let mut out = out;
-        let w = &mut out;
-        csv.header(w)?;
-        replay_rings(&replay, rings, &mut m, &bar, |report, table, sites| {
-            csv.ring_with_sites(w, report, table, sites)
-        })?;
-        m.written_s = t0.elapsed().as_secs_f64();
-        Ok(())
-    });
+    let result =
+        ttprof::atomic::write_atomic_threaded(&a.csv, &ttprof::inputs::Inputs::none(), |out| {
+            let mut out = out;
+            let w = &mut out;
+            csv.header(w)?;
+            replay_rings(&replay, rings, &mut m, &bar, |report, table, sites| {
+                csv.ring_with_sites(w, report, table, sites)
+            })?;
+            m.written_s = t0.elapsed().as_secs_f64();
+            Ok(())
+        });
     bar.finish_and_clear();
     if let Err(e) = result {
         fail(&e.to_string());

@@ -22,6 +22,7 @@
 //! `fifo-wait`). The analysis counts those cycles as waits, not busy time.
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use riscv_linker::{NocCoord, Risc};
 use serde::{Deserialize, Serialize};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
@@ -197,6 +198,10 @@ pub struct OpLog {
     pub path: PathBuf,
     /// Every line, in file order.
     pub entries: Vec<OpLogEntry>,
+    /// The input guard of the command that read it ([`OpLog::read`]): the kernel ELFs it
+    /// names are read through it too (by the model's resolver and provenance check).
+    /// [`Inputs::none`] for an op log made in memory.
+    pub inputs: Inputs,
 }
 
 impl OpLog {
@@ -206,8 +211,9 @@ impl OpLog {
     /// Only a regular file is read: a directory, FIFO or device (`/dev/zero`) is refused
     /// before it is opened, since reading it could block or never end. A file that is
     /// something else (a device image, a snapshot, an ELF, binary data) is an error that
-    /// says what it looks like, and whether `--device` and `--oplog` were swapped.
-    pub fn read(path: &Path) -> Result<OpLog> {
+    /// says what it looks like, and whether `--device` and `--oplog` were swapped. The file is
+    /// noted in `inputs` (the command's input guard).
+    pub fn read(path: &Path, inputs: &Inputs) -> Result<OpLog> {
         check_regular_file(
             path,
             std::fs::metadata(path).map_err(|e| Error::io(path, "open op log", e))?,
@@ -218,7 +224,7 @@ impl OpLog {
             .metadata()
             .map_err(|e| Error::io(path, "stat op log", e))?;
         check_regular_file(path, meta.clone())?;
-        crate::atomic::note_input(path, &meta);
+        inputs.note(path, &meta);
         let mut head = Vec::new();
         (&mut file)
             .take(SNIFF_BYTES)
@@ -276,6 +282,7 @@ impl OpLog {
         Ok(OpLog {
             path: path.into(),
             entries,
+            inputs: inputs.clone(),
         })
     }
 
@@ -402,9 +409,9 @@ pub struct OpLogWriter {
 impl OpLogWriter {
     /// Creates (or truncates) the op log at `path`.
     /// Refuses a path that holds anything but a regular file (a link, a FIFO, a device)
-    /// or one of this command's inputs ([`crate::atomic::check_destination`]).
-    pub fn create(path: &Path) -> Result<OpLogWriter> {
-        crate::atomic::check_destination(path)?;
+    /// or one of `inputs` ([`crate::atomic::check_destination`]).
+    pub fn create(path: &Path, inputs: &Inputs) -> Result<OpLogWriter> {
+        crate::atomic::check_destination(path, inputs)?;
         let file = std::fs::File::create(path).map_err(|e| Error::io(path, "create op log", e))?;
         Ok(OpLogWriter {
             path: path.into(),
@@ -478,7 +485,7 @@ mod tests {
                 cores: vec![[1, 1]],
             }],
         };
-        let mut w = OpLogWriter::create(&path).unwrap();
+        let mut w = OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&op).unwrap();
         w.signpost(&Signpost {
             name: "s".into(),
@@ -487,7 +494,7 @@ mod tests {
         })
         .unwrap();
         drop(w);
-        let log = OpLog::read(&path).unwrap();
+        let log = OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(log.op(0, 3), Some(&op));
         assert_eq!(
             log.op(0, 3)
@@ -499,10 +506,12 @@ mod tests {
         );
         assert_eq!(log.resolve_path(Path::new("k/math")), dir.join("k/math"));
         std::fs::write(&path, "{\"op\":{\"run_id\":1}}\n").unwrap();
-        let e = OpLog::read(&path).unwrap_err().to_string();
+        let e = OpLog::read(&path, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(":1:") && e.contains("missing field"), "{e}");
         // An op that ends before it starts was accepted silently.
-        let mut w = OpLogWriter::create(&path).unwrap();
+        let mut w = OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&op).unwrap();
         w.op(&OpRecord {
             run_id: 4,
@@ -519,7 +528,9 @@ mod tests {
         })
         .unwrap();
         drop(w);
-        let e = OpLog::read(&path).unwrap_err().to_string();
+        let e = OpLog::read(&path, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("ops.jsonl:2: op Matmul (run 4, device 0) ends before it starts: host_end_ns 49 < host_start_ns 50"),
             "{e}"
@@ -549,7 +560,7 @@ mod tests {
             host_end_ns: 2,
             kernels: vec![],
         };
-        let mut w = OpLogWriter::create(&path).unwrap();
+        let mut w = OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&op).unwrap();
         drop(w);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -557,17 +568,24 @@ mod tests {
             text.contains("{\"id\":7,\"shape\"") && text.matches("\"id\"").count() == 2,
             "no id written for None: {text}"
         );
-        assert_eq!(OpLog::read(&path).unwrap().op(0, 1), Some(&op));
+        assert_eq!(
+            OpLog::read(&path, &crate::inputs::Inputs::none())
+                .unwrap()
+                .op(0, 1),
+            Some(&op)
+        );
         // A line from before ids existed.
         let old = "{\"op\":{\"run_id\":2,\"device\":0,\"op_code\":\"Relu\",\"op_type\":\"tt_dnn_device\",\
                    \"inputs\":[{\"shape\":[1,1,32,32],\"layout\":\"TILE\",\"dtype\":\"BFLOAT16\",\
                    \"memory\":\"DEV_0_L1_INTERLEAVED\"}],\"host_start_ns\":3,\"host_end_ns\":4}}\n";
         std::fs::write(&path, old).unwrap();
-        let log = OpLog::read(&path).unwrap();
+        let log = OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(log.op(0, 2).unwrap().inputs, [t(None)]);
         // An id that is not a non-negative integer is named.
         std::fs::write(&path, old.replace("{\"shape\"", "{\"id\":-1,\"shape\"")).unwrap();
-        let e = OpLog::read(&path).unwrap_err().to_string();
+        let e = OpLog::read(&path, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(":1:") && e.contains("-1"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -578,7 +596,9 @@ mod tests {
         let err = |name: &str, bytes: &[u8]| {
             let path = dir.join(name);
             std::fs::write(&path, bytes).unwrap();
-            OpLog::read(&path).unwrap_err().to_string()
+            OpLog::read(&path, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string()
         };
         let mut image = riscv_linker::devfile::MAGIC.to_vec();
         image.resize(8192, 0);
@@ -637,12 +657,16 @@ mod tests {
         );
         let path = dir.join("cut.jsonl");
         std::fs::write(&path, &line).unwrap();
-        let log = OpLog::read(&path).unwrap();
+        let log = OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
         assert!(matches!(&log.entries[..], [OpLogEntry::Signpost(s)] if s.name == name));
         // Not regular files: refused without reading (/dev/zero would never end).
-        let e = OpLog::read(&dir).unwrap_err().to_string();
+        let e = OpLog::read(&dir, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a directory, not an op log"), "{e}");
-        let e = OpLog::read(Path::new("/dev/zero")).unwrap_err().to_string();
+        let e = OpLog::read(Path::new("/dev/zero"), &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("/dev/zero: is not a regular file"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

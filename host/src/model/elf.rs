@@ -8,6 +8,7 @@
 //!   named by a symbol whose name is the site's JSON metadata ([`crate::sites`]).
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::sites::{SiteMeta, SiteTable};
 use object::{Architecture, Object, ObjectSection, ObjectSymbol, SymbolSection};
 use riscv_linker::script::SITES_SECTION;
@@ -37,14 +38,19 @@ pub(crate) const MAX_ELF_BYTES: u64 = 256 << 20;
 impl KernelElf {
     /// Reads and checks a kernel ELF. Only a regular file of at most `MAX_ELF_BYTES` is
     /// read: a FIFO, a device (`/dev/zero` never ends) or a huge file is refused before it
-    /// is read.
-    pub fn load(path: &Path) -> Result<KernelElf> {
-        let data =
-            crate::files::read_regular(path, "a kernel ELF", "read kernel ELF", MAX_ELF_BYTES)
-                .map_err(|e| match e {
-                    Error::BadFile { path, what } => Error::Elf { path, what },
-                    e => e,
-                })?;
+    /// is read. The file is noted in `inputs`.
+    pub fn load(path: &Path, inputs: &Inputs) -> Result<KernelElf> {
+        let data = crate::files::read_regular(
+            path,
+            "a kernel ELF",
+            "read kernel ELF",
+            MAX_ELF_BYTES,
+            inputs,
+        )
+        .map_err(|e| match e {
+            Error::BadFile { path, what } => Error::Elf { path, what },
+            e => e,
+        })?;
         Self::parse(path, &data)
     }
 
@@ -299,9 +305,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         check(e, "not an ELF file");
-        let e = KernelElf::load(Path::new("/nonexistent/k.elf"))
-            .unwrap_err()
-            .to_string();
+        let e = KernelElf::load(
+            Path::new("/nonexistent/k.elf"),
+            &crate::inputs::Inputs::none(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("/nonexistent/k.elf") && e.contains("read kernel ELF"),
             "{e}"
@@ -311,20 +320,25 @@ mod tests {
     #[test]
     fn only_a_regular_file_of_a_kernel_s_size_is_read() {
         // /dev/zero as an op log's ELF path read zeros until memory ran out.
-        let e = KernelElf::load(Path::new("/dev/zero"))
+        let e = KernelElf::load(Path::new("/dev/zero"), &crate::inputs::Inputs::none())
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("kernel ELF /dev/zero: is not a regular file (a FIFO, socket or device?)"),
             "{e}"
         );
-        let e =
-            crate::files::with_fifo("elf-fifo", |p| KernelElf::load(p).unwrap_err().to_string());
+        let e = crate::files::with_fifo("elf-fifo", |p| {
+            KernelElf::load(p, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string()
+        });
         if let Some(e) = e {
             assert!(e.contains("fifo: is not a regular file"), "{e}");
         }
         let dir = crate::testing::temp_dir("elf-size");
-        let e = KernelElf::load(&dir).unwrap_err().to_string();
+        let e = KernelElf::load(&dir, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a directory, not a kernel ELF"), "{e}");
         // Refused by its size, before a byte is read (the file is sparse).
         let big = dir.join("big.elf");
@@ -332,7 +346,9 @@ mod tests {
             .unwrap()
             .set_len(MAX_ELF_BYTES + 1)
             .unwrap();
-        let e = KernelElf::load(&big).unwrap_err().to_string();
+        let e = KernelElf::load(&big, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(
                 "big.elf: is 268435457 bytes: expected a kernel ELF of at most 268435456 bytes"
@@ -341,7 +357,12 @@ mod tests {
         );
         let ok = dir.join("k.elf");
         std::fs::write(&ok, kernel_elf(&spec())).unwrap();
-        assert_eq!(KernelElf::load(&ok).unwrap().risc, Risc::Trisc1);
+        assert_eq!(
+            KernelElf::load(&ok, &crate::inputs::Inputs::none())
+                .unwrap()
+                .risc,
+            Risc::Trisc1
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

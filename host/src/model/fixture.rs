@@ -255,6 +255,7 @@ pub(crate) fn oplog() -> OpLog {
     OpLog {
         path: PathBuf::from("/fixture/ops.jsonl"),
         entries,
+        inputs: crate::inputs::Inputs::none(),
     }
 }
 

@@ -13,6 +13,7 @@
 use crate::decode::{RecordKind, Records};
 use crate::devmem::DeviceMemory;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::oplog::OpLog;
 use crate::ops::RingWrappers;
 use crate::profile::{Loaded, Profile};
@@ -136,11 +137,11 @@ impl RingPass {
 /// `device`, ring by ring (each ring's records dropped once its facts are taken), and no
 /// record held; the outputs take the rings from a second reading ([`DeviceRings`] over
 /// [`Loaded::memory`]). Device memory is read without consuming (a consumed ring cannot
-/// be read twice).
-pub fn open(device: &Path, oplog: Option<OpLog>) -> Result<Loaded> {
-    let memory = crate::devmem::open(device, false)?;
+/// be read twice). The files read are noted in `inputs` (the command's input guard).
+pub fn open(device: &Path, oplog: Option<OpLog>, inputs: &Inputs) -> Result<Loaded> {
+    let memory = crate::devmem::open(device, false, inputs)?;
     let g = memory.geometry();
-    let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
+    let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips, inputs);
     let mut reader = RingReader::attach(memory.as_ref(), false)?;
     let mut resolver = oplog.as_ref().map(Resolver::new);
     let mut sites = Resolution::default();

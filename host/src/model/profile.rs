@@ -16,6 +16,7 @@
 use crate::decode::RecordKind;
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::markers::{markers, MarkerType};
 use crate::oplog::{OpLog, OpLogEntry, Signpost};
@@ -157,11 +158,16 @@ impl Profile {
     /// [`crate::devmem::open`] accepts), reads every ring once (advancing each ring's `TAIL`
     /// past what was read when `consume`), takes the timebase a snapshot's recorded clock
     /// samples give (else the nominal clock: [`Loaded::clock_note`] says which), and names
-    /// the records through `oplog`.
-    pub fn open(device: &std::path::Path, oplog: Option<OpLog>, consume: bool) -> Result<Loaded> {
-        let memory = crate::devmem::open(device, consume)?;
+    /// the records through `oplog`. The files read are noted in `inputs`.
+    pub fn open(
+        device: &std::path::Path,
+        oplog: Option<OpLog>,
+        consume: bool,
+        inputs: &Inputs,
+    ) -> Result<Loaded> {
+        let memory = crate::devmem::open(device, consume, inputs)?;
         let g = memory.geometry();
-        let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
+        let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips, inputs);
         let readout = readout::read(memory.as_ref(), consume)?;
         Ok(Loaded {
             profile: Profile::new(readout, oplog, timebase),

@@ -40,6 +40,7 @@ pub fn check(mem: &dyn DeviceMemory, device: &std::path::Path, log: &OpLog) -> R
                     "a kernel ELF",
                     "read kernel ELF",
                     crate::elf::MAX_ELF_BYTES,
+                    &log.inputs,
                 ) else {
                     continue;
                 };

@@ -207,7 +207,7 @@ impl<'a> Resolver<'a> {
         self.elfs
             .entry(path.clone())
             .or_insert_with(|| {
-                KernelElf::load(&path)
+                KernelElf::load(&path, &self.oplog.inputs)
                     .map(Arc::new)
                     .map_err(|e| e.to_string())
             })
@@ -410,6 +410,7 @@ mod tests {
         OpLog {
             path: dir.join("ops.jsonl"),
             entries: fixture::oplog().entries,
+            inputs: crate::inputs::Inputs::none(),
         }
     }
 
@@ -475,6 +476,7 @@ mod tests {
         let log = OpLog {
             path: log.path,
             entries,
+            inputs: log.inputs,
         };
         WORK.with(|w| w.set(0));
         let res = Resolver::new(&log).resolve(&r);

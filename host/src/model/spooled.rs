@@ -13,6 +13,7 @@ use crate::capture::payload::decode_payload;
 use crate::capture::spool::Spool;
 use crate::decode::ZoneTable;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::pass::RingPass;
@@ -74,15 +75,17 @@ pub struct Spooled {
 
 /// [`crate::pass::open`] for a reader that consumes (`ttprof read --consume`): the first
 /// reading frees each ring as it reads it, so its payload goes to a spool in `spool_dir`
-/// (nothing of it held) and the outputs take each ring from there ([`SpoolRings`]).
+/// (nothing of it held) and the outputs take each ring from there ([`SpoolRings`]). The
+/// files read are noted in `inputs`.
 pub fn open_consuming(
     device: &Path,
     oplog: Option<OpLog>,
     spool_dir: &Path,
+    inputs: &Inputs,
 ) -> Result<(Loaded, Spool)> {
-    let memory = crate::devmem::open(device, true)?;
+    let memory = crate::devmem::open(device, true, inputs)?;
     let g = memory.geometry();
-    let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips);
+    let (timebase, clock_note) = crate::clock::timebase_for(device, g.arch, g.chips, inputs);
     let mut spool = Spool::create(spool_dir)?;
     let mut reader = RingReader::attach(memory.as_ref(), true)?;
     reader.keep_payload();

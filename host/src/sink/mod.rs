@@ -86,7 +86,7 @@ use std::path::PathBuf;
 /// # builder.put_ring(0, NocCoord::new(1, 1), Risc::Brisc, &sim.l1());
 /// # builder.write(&image)?;
 /// // Read a device image (or a snapshot, or a card: `tt:0`) once, without an op log.
-/// let loaded = Profile::open(&image, None, false)?;
+/// let loaded = Profile::open(&image, None, false, &ttprof::inputs::Inputs::none())?;
 /// let mut count = ZoneCount::default();
 /// sink::drive(&loaded.profile, &mut [&mut count])?;
 /// // Without an op log the sites are not named: every output says `unresolved-site-<id>`.

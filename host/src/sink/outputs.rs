@@ -14,6 +14,7 @@
 //! (temporary file and rename), so a reader never sees half a file.
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::Profile;
 use crate::report::OpReport;
@@ -43,6 +44,9 @@ pub struct Options {
     /// holds up to twice as many while the rings come, the largest constant in the
     /// outputs' memory.
     pub html_limits: (usize, usize),
+    /// The command's input guard: no output is written over one of its inputs
+    /// ([`Inputs::none`] by default: no guard).
+    pub inputs: Inputs,
 }
 
 /// The page's limits: [`html::MAX_ZONES`] and [`html::MAX_MARKS`], or both set by
@@ -76,6 +80,7 @@ impl Default for Options {
             notes: Vec::new(),
             dataset: None,
             html_limits: html_limits(),
+            inputs: Inputs::none(),
         }
     }
 }
@@ -186,12 +191,14 @@ pub fn write_all_rings(
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, "create output directory", e))?;
     let device_csv = dir.join(csv::FILE_NAME);
     let trace_path = dir.join(trace::FILE_NAME);
-    let mut csv_sink = DeviceCsv::new(&device_csv);
-    let mut report = OpReportSink::new(dir, options.now);
-    let mut trace_sink = TraceJson::new(&trace_path);
+    let inputs = &options.inputs;
+    let mut csv_sink = DeviceCsv::new(&device_csv, inputs);
+    let mut report = OpReportSink::new(dir, options.now, inputs);
+    let mut trace_sink = TraceJson::new(&trace_path, inputs);
     let mut page = HtmlPage::new(
         &dir.join(html::FILE_NAME),
         vec![device_csv.clone(), trace_path.clone()],
+        inputs,
     )
     .with_op_graph(graph::SVG_FILE_NAME)
     .with_limits(options.html_limits.0, options.html_limits.1);
@@ -199,12 +206,13 @@ pub fn write_all_rings(
         &dir.join(summary::FILE_NAME),
         options.summary_threshold_ns,
         options.notes.clone(),
+        inputs,
     );
-    let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME));
-    let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME));
-    let mut parquet = ParquetSink::new(dir);
-    let mut graph_sink = GraphSink::new(dir);
-    let mut data = dataset.map(|(d, host)| ParquetSink::dataset(d, host));
+    let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME), inputs);
+    let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME), inputs);
+    let mut parquet = ParquetSink::new(dir, inputs);
+    let mut graph_sink = GraphSink::new(dir, inputs);
+    let mut data = dataset.map(|(d, host)| ParquetSink::dataset(d, host, inputs));
     let mut sinks: Vec<&mut dyn Sink> = vec![
         &mut csv_sink,
         &mut report,
@@ -283,6 +291,7 @@ mod tests {
             notes: vec![],
             dataset: None,
             html_limits: (html::MAX_ZONES, html::MAX_MARKS),
+            inputs: Inputs::none(),
         };
         let p = Profile::resolved(
             r,

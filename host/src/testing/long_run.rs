@@ -87,7 +87,7 @@ fn write_shaped(dir: &Path, zones: u64, ring_zones: u64, messages: bool) -> Resu
     let img = dir.join("device.img");
     image.write(&img)?;
     drop(image);
-    let mem = crate::devmem::open(&img, false)?;
+    let mem = crate::devmem::open(&img, false, &crate::inputs::Inputs::none())?;
     let snap = Snapshot::like(mem.as_ref())?;
     for region in [profiler::control_region(), profiler::rings_region()] {
         snap.capture_region(mem.as_ref(), region.start, region.size)?;
@@ -97,7 +97,7 @@ fn write_shaped(dir: &Path, zones: u64, ring_zones: u64, messages: bool) -> Resu
     }
     drop(drained);
     let snapshot = dir.join("device.snap");
-    snap.save(&snapshot)?;
+    snap.save(&snapshot, &crate::inputs::Inputs::none())?;
     drop(mem);
     let _ = std::fs::remove_file(&img);
     let cores: Vec<[u8; 2]> = tiles.iter().map(|t| [t.x, t.y]).collect();
@@ -113,7 +113,7 @@ fn write_shaped(dir: &Path, zones: u64, ring_zones: u64, messages: bool) -> Resu
         });
     }
     let oplog = dir.join("ops.jsonl");
-    let mut w = OpLogWriter::create(&oplog)?;
+    let mut w = OpLogWriter::create(&oplog, &crate::inputs::Inputs::none())?;
     for run in 1..=LAUNCHES {
         w.op(&OpRecord {
             run_id: run,

@@ -2,7 +2,7 @@
 //! over it, so a reader never sees a half-written file and a failed write leaves the old one.
 //!
 //! An output replaces only a regular file that is not one of the command's own inputs
-//! ([`check_destination`], with [`guard_inputs`] on); anything else at the destination (a
+//! ([`check_destination`], given the command's [`Inputs`]); anything else at the destination (a
 //! symbolic link, a FIFO, a device, a directory) is refused with a message naming it. The
 //! temporary is created exclusively under a random name (never opened through a planted
 //! file or link) and renamed onto the destination, which replaces a link *at* the
@@ -11,6 +11,7 @@
 //! removed by the command line's Ctrl-C handler ([`remove_open_temporaries`]).
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -28,7 +29,9 @@ const NAME_CHARS: usize = 64;
 /// The temporaries this process has open (created, not yet renamed or removed), and
 /// whether [`remove_open_temporaries`] ran (then no temporary may be created any more).
 /// A temporary is created and listed under this lock, so the cleanup, which takes it too,
-/// never misses one another thread is creating.
+/// never misses one another thread is creating. Process-wide on purpose (unlike the input
+/// guard, [`Inputs`]): its reader is the Ctrl-C handler, a signal handler that is handed no
+/// value, and what it removes are this process's files whichever command made them.
 static OPEN: Mutex<(Vec<PathBuf>, bool)> = Mutex::new((Vec::new(), false));
 
 /// Removes every temporary this process has open (an interrupted command's unfinished
@@ -49,60 +52,12 @@ fn note_closed(path: &Path) {
     open.0.retain(|p| p != path);
 }
 
-/// The inputs of this process, by (device, inode), once [`guard_inputs`] was called.
-static INPUTS: Mutex<Option<Vec<(u64, u64, PathBuf)>>> = Mutex::new(None);
-
-/// From now on, remember every file opened for reading (`crate::files::open_regular`, the
-/// op log) by device and inode, so that no output replaces one ([`check_destination`]):
-/// `ttprof snapshot --device X -o X`, or an output that is a hard link to an input, is
-/// refused before anything is written. The command line calls it first thing; a library
-/// user whose process reads and then rewrites a file on purpose does not.
-pub fn guard_inputs() {
-    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
-    inputs.get_or_insert_with(Vec::new);
-}
-
-/// Remembers `path` (opened for reading; `meta` is what was opened) as an input, if
-/// [`guard_inputs`] is on.
-pub(crate) fn note_input(path: &Path, meta: &std::fs::Metadata) {
-    let Some(id) = file_id(meta) else { return };
-    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(list) = inputs.as_mut() {
-        if !list.iter().any(|(d, i, _)| (*d, *i) == id) {
-            list.push((id.0, id.1, path.to_path_buf()));
-        }
-    }
-}
-
-/// Forgets `path` as an input: for a command that updates a file in place on purpose
-/// (`ttprof clock --record` adds a window to the snapshot it read).
-pub fn release_input(path: &Path) {
-    let Some(id) = std::fs::metadata(path).ok().as_ref().and_then(file_id) else {
-        return;
-    };
-    let mut inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(list) = inputs.as_mut() {
-        list.retain(|(d, i, _)| (*d, *i) != id);
-    }
-}
-
-#[cfg(unix)]
-fn file_id(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    Some((meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn file_id(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    None
-}
-
 /// Whether an output may be written at `path`: nothing is there, or a regular file that is
-/// not an input of this process ([`guard_inputs`]). Links are not followed: a link at the
-/// destination is refused, whatever it points to. Renaming over anything but a regular file
-/// would replace the node itself (as root, `/dev/null` would become a regular file); a
-/// command that offers a file option takes `-` for standard output instead.
-pub fn check_destination(path: &Path) -> Result<()> {
+/// not one of `inputs` (the command's input guard, [`Inputs`]). Links are not followed: a
+/// link at the destination is refused, whatever it points to. Renaming over anything but a
+/// regular file would replace the node itself (as root, `/dev/null` would become a regular
+/// file); a command that offers a file option takes `-` for standard output instead.
+pub fn check_destination(path: &Path, inputs: &Inputs) -> Result<()> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -110,13 +65,7 @@ pub fn check_destination(path: &Path) -> Result<()> {
     };
     let t = meta.file_type();
     if t.is_file() {
-        let inputs = INPUTS.lock().unwrap_or_else(|p| p.into_inner());
-        let id = file_id(&meta);
-        if let Some((_, _, input)) = inputs
-            .iter()
-            .flatten()
-            .find(|(d, i, _)| Some((*d, *i)) == id)
-        {
+        if let Some(input) = inputs.opened_as(&meta) {
             let same = if input == path {
                 String::new()
             } else {
@@ -225,12 +174,14 @@ fn node_kind(meta: &std::fs::Metadata) -> &'static str {
     "is not a regular file"
 }
 
-/// Writes `path` through `fill`, atomically. The temporary file is removed on failure.
+/// Writes `path` through `fill`, atomically, unless it is one of `inputs`. The temporary
+/// file is removed on failure.
 pub fn write_atomic(
     path: &Path,
+    inputs: &Inputs,
     fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
 ) -> Result<()> {
-    let mut file = AtomicFile::create(path)?;
+    let mut file = AtomicFile::create(path, inputs)?;
     if let Err(e) = fill(file.writer()) {
         return Err(Error::io(path, "write", e));
     }
@@ -244,13 +195,15 @@ pub struct AtomicFile {
     path: std::path::PathBuf,
     out: BufWriter<File>,
     tmp: tempfile::TempPath,
+    /// The command's inputs, looked at again by [`AtomicFile::commit`].
+    inputs: Inputs,
 }
 
 impl AtomicFile {
     /// Creates the temporary file beside `path` (exclusively, under a random name), after
-    /// checking that an output may be written at `path` ([`check_destination`]).
-    pub fn create(path: &Path) -> Result<AtomicFile> {
-        check_destination(path)?;
+    /// checking that an output may be written at `path` ([`check_destination`] with `inputs`).
+    pub fn create(path: &Path, inputs: &Inputs) -> Result<AtomicFile> {
+        check_destination(path, inputs)?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -289,6 +242,7 @@ impl AtomicFile {
             path: path.to_path_buf(),
             out: BufWriter::with_capacity(1 << 20, file),
             tmp,
+            inputs: inputs.clone(),
         })
     }
 
@@ -312,7 +266,7 @@ impl AtomicFile {
         if let Err(e) = synced {
             return Err(Error::io(&path, "write", e));
         }
-        check_destination(&path)?;
+        check_destination(&path, &self.inputs)?;
         if std::env::var_os("TTPROF_TEST_HOLD_COMMIT").is_some() {
             loop {
                 std::thread::park();
@@ -480,11 +434,11 @@ fn process_exists(pid: u32) -> bool {
 /// Like [`write_atomic`], but `fill` runs on a second thread and hands its bytes over in
 /// large buffers, so producing rows and writing them to the file overlap (on a busy disk
 /// the writes block; the rows keep coming meanwhile).
-pub fn write_atomic_threaded<F>(path: &Path, fill: F) -> Result<()>
+pub fn write_atomic_threaded<F>(path: &Path, inputs: &Inputs, fill: F) -> Result<()>
 where
     F: FnOnce(&mut dyn Write) -> io::Result<()> + Send,
 {
-    write_atomic(path, |file| {
+    write_atomic(path, inputs, |file| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
         std::thread::scope(|s| {
             let producer = s.spawn(move || {
@@ -549,8 +503,8 @@ mod tests {
     fn failed_writes_leave_the_old_file_and_no_temporary() {
         let dir = crate::testing::temp_dir("atomic");
         let path = dir.join("out.txt");
-        write_atomic(&path, |w| w.write_all(b"first")).unwrap();
-        let e = write_atomic(&path, |w| {
+        write_atomic(&path, &Inputs::none(), |w| w.write_all(b"first")).unwrap();
+        let e = write_atomic(&path, &Inputs::none(), |w| {
             w.write_all(b"partial")?;
             Err(std::io::Error::other("disk full"))
         })
@@ -562,7 +516,8 @@ mod tests {
             1,
             "temporary removed"
         );
-        let e = write_atomic(&dir.join("missing-dir/x.csv"), |_| Ok(())).unwrap_err();
+        let e =
+            write_atomic(&dir.join("missing-dir/x.csv"), &Inputs::none(), |_| Ok(())).unwrap_err();
         assert!(e.to_string().contains("missing-dir"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -602,7 +557,7 @@ mod tests {
         }
         // A link at the destination is refused (a rename would replace it, and one to
         // /proc/self/fd/1 or a device is never a file the user meant to lose).
-        let e = write_atomic(&out, |w| w.write_all(b"new content"))
+        let e = write_atomic(&out, &Inputs::none(), |w| w.write_all(b"new content"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -631,7 +586,7 @@ mod tests {
         assert_eq!(names(&dir), expected);
         // Once the link is gone, the output is written (never through a temporary-name link).
         std::fs::remove_file(&out).unwrap();
-        write_atomic(&out, |w| w.write_all(b"new content")).unwrap();
+        write_atomic(&out, &Inputs::none(), |w| w.write_all(b"new content")).unwrap();
         assert!(std::fs::symlink_metadata(&out)
             .unwrap()
             .file_type()
@@ -702,7 +657,10 @@ mod tests {
         let other = dir.join(format!(".trace.tracy.tmp.{dead_pid}"));
         std::fs::write(&other, b"not ours").unwrap();
 
-        write_atomic(&dir.join("out.csv"), |w| w.write_all(b"rows")).unwrap();
+        write_atomic(&dir.join("out.csv"), &Inputs::none(), |w| {
+            w.write_all(b"rows")
+        })
+        .unwrap();
         let _ = live.kill();
         let _ = live.wait();
 
@@ -798,11 +756,14 @@ mod tests {
         for (path, what) in &cases {
             let before = std::fs::symlink_metadata(path).unwrap().file_type();
             for e in [
-                write_atomic(path, |w| w.write_all(b"rows"))
+                write_atomic(path, &Inputs::none(), |w| w.write_all(b"rows"))
                     .unwrap_err()
                     .to_string(),
-                AtomicFile::create(path).err().unwrap().to_string(),
-                crate::oplog::OpLogWriter::create(path)
+                AtomicFile::create(path, &Inputs::none())
+                    .err()
+                    .unwrap()
+                    .to_string(),
+                crate::oplog::OpLogWriter::create(path, &Inputs::none())
                     .err()
                     .unwrap()
                     .to_string(),
@@ -825,7 +786,7 @@ mod tests {
         );
         // A node that appears while the file is written is refused at the rename too.
         let late = dir.join("late.csv");
-        let mut f = AtomicFile::create(&late).unwrap();
+        let mut f = AtomicFile::create(&late, &Inputs::none()).unwrap();
         f.write_all(b"rows").unwrap();
         symlink("/proc/self/fd/1", &late).unwrap();
         let e = f.commit().unwrap_err().to_string();
@@ -855,7 +816,7 @@ mod tests {
         };
         let before = names(&target);
         let path = target.join("out.csv");
-        let e = write_atomic(&path, |w| w.write_all(b"rows")).unwrap_err();
+        let e = write_atomic(&path, &Inputs::none(), |w| w.write_all(b"rows")).unwrap_err();
         let message = e.to_string();
         assert!(
             message.contains(&format!(

@@ -8,18 +8,20 @@
 //! file that grows while it is read, or a huge one, cannot exhaust memory.
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::Read;
 use std::path::Path;
 
 /// Opens `path` for reading (and writing when `write`), refusing anything but a regular
-/// file; returns the file and its size. `kind` names what the file should be in messages
-/// ("a snapshot"); `op` is the I/O operation for [`Error::Io`].
+/// file; returns the file and its size, and notes it in `inputs`. `kind` names what the file
+/// should be in messages ("a snapshot"); `op` is the I/O operation for [`Error::Io`].
 pub(crate) fn open_regular(
     path: &Path,
     kind: &str,
     op: &'static str,
     write: bool,
+    inputs: &Inputs,
 ) -> Result<(File, u64)> {
     check_regular(
         path,
@@ -33,14 +35,20 @@ pub(crate) fn open_regular(
         .map_err(|e| Error::io(path, op, e))?;
     let meta = file.metadata().map_err(|e| Error::io(path, op, e))?;
     check_regular(path, kind, meta.clone())?;
-    crate::atomic::note_input(path, &meta);
+    inputs.note(path, &meta);
     Ok((file, meta.len()))
 }
 
-/// Reads the whole of the regular file `path`, refusing one larger than `max` bytes before
-/// reading it, and never reading more than its size when it was opened.
-pub fn read_regular(path: &Path, kind: &str, op: &'static str, max: u64) -> Result<Vec<u8>> {
-    let (file, len) = open_regular(path, kind, op, false)?;
+/// Reads the whole of the regular file `path` (noted in `inputs`), refusing one larger than
+/// `max` bytes before reading it, and never reading more than its size when it was opened.
+pub fn read_regular(
+    path: &Path,
+    kind: &str,
+    op: &'static str,
+    max: u64,
+    inputs: &Inputs,
+) -> Result<Vec<u8>> {
+    let (file, len) = open_regular(path, kind, op, false, inputs)?;
     if len > max {
         return Err(Error::BadFile {
             path: path.into(),
@@ -223,36 +231,48 @@ mod tests {
         let f = dir.join("a.bin");
         std::fs::write(&f, b"0123456789").unwrap();
         assert_eq!(
-            read_regular(&f, "a test file", "read test file", 10).unwrap(),
+            read_regular(&f, "a test file", "read test file", 10, &Inputs::none()).unwrap(),
             b"0123456789"
         );
-        let e = read_regular(&f, "a test file", "read test file", 9)
+        let e = read_regular(&f, "a test file", "read test file", 9, &Inputs::none())
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("a.bin: is 10 bytes: expected a test file of at most 9 bytes"),
             "{e}"
         );
-        let e = read_regular(&dir, "a test file", "read test file", 9)
+        let e = read_regular(&dir, "a test file", "read test file", 9, &Inputs::none())
             .unwrap_err()
             .to_string();
         assert!(e.contains("is a directory, not a test file"), "{e}");
-        let e = read_regular(Path::new("/dev/zero"), "a test file", "read test file", 9)
-            .unwrap_err()
-            .to_string();
+        let e = read_regular(
+            Path::new("/dev/zero"),
+            "a test file",
+            "read test file",
+            9,
+            &Inputs::none(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("/dev/zero: is not a regular file") && e.contains("expected a test file"),
             "{e}"
         );
-        let e = read_regular(&dir.join("missing"), "a test file", "read test file", 9)
-            .unwrap_err()
-            .to_string();
+        let e = read_regular(
+            &dir.join("missing"),
+            "a test file",
+            "read test file",
+            9,
+            &Inputs::none(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("cannot read test file") && e.contains("missing"),
             "{e}"
         );
         let e = with_fifo("files-fifo", |p| {
-            read_regular(p, "a test file", "read test file", 9)
+            read_regular(p, "a test file", "read test file", 9, &Inputs::none())
                 .unwrap_err()
                 .to_string()
         });

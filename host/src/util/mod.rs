@@ -3,11 +3,13 @@
 //!
 //! [`error`] (the one error type), [`issue`] (problems in device data that do not stop a
 //! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
-//! inputs), [`atomic`] (writing outputs atomically), and one FNV-1a hash (`fnv`).
+//! inputs), [`inputs`] (the input guard: no output over a file the command read),
+//! [`atomic`] (writing outputs atomically), and one FNV-1a hash (`fnv`).
 
 pub mod atomic;
 pub mod error;
 pub mod files;
 pub(crate) mod fnv;
+pub mod inputs;
 pub mod issue;
 pub mod printable;

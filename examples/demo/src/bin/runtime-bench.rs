@@ -134,7 +134,7 @@ fn inner_duration(k: &Kernels, work: u32, iterations: u32) -> Fallible<InnerDura
         policy: Policy::Block,
         drain_every: Some(2_000),
     };
-    let inner = KernelElf::load(&k.on)?
+    let inner = KernelElf::load(&k.on, &ttprof::inputs::Inputs::none())?
         .sites
         .find("dense-inner")
         .ok_or("the bench kernel has no `dense-inner` site")?;

@@ -27,6 +27,7 @@ use crate::clock::{self, ClockSampler};
 use crate::csv::{self as device_csv, CsvWritten};
 use crate::devmem::{self, DeviceClock, DeviceMemory, FileKind, LiveDevice, MappedImage};
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::lines::sample::{LiveCounts, LiveSampler, SampleConfig};
 use crate::oplog::OpLog;
@@ -72,6 +73,9 @@ pub struct CaptureOptions {
     /// ([`crate::lines::sample::LiveSampler`]; needs `oplog` to name the kernels; on a card
     /// the buffer must be L1 no kernel uses): the `ttprof_samples.*` files.
     pub sample: Option<SampleConfig>,
+    /// The command's input guard: the files read are noted in it and no output is written
+    /// over one of them (the command line passes one; [`Inputs::none`]: no guard).
+    pub inputs: Inputs,
 }
 
 /// A device opened for a capture that has not started yet.
@@ -126,6 +130,8 @@ pub struct CaptureOutcome {
     out: PathBuf,
     /// The device, as its memory describes itself.
     device: String,
+    /// The command's input guard ([`CaptureOptions::inputs`]).
+    inputs: Inputs,
 }
 
 impl Attached {
@@ -133,7 +139,7 @@ impl Attached {
     /// `clock` is a snapshot), creates the output directory and opens the device.
     pub fn open(options: CaptureOptions) -> Result<Attached> {
         let card = devmem::is_card(&options.device);
-        if !card && devmem::file_kind(&options.device)? == FileKind::Snapshot {
+        if !card && devmem::file_kind(&options.device, &options.inputs)? == FileKind::Snapshot {
             return Err(Error::BadFile {
                 path: options.device.clone(),
                 what: "is a snapshot (a recording): capture needs live device memory (the emulator's device image)".into(),
@@ -151,7 +157,7 @@ impl Attached {
         }
         if let Some(path) = &options.clock {
             // Read again when the capture ends (it may get its second sync window meanwhile).
-            if devmem::file_kind(path)? != FileKind::Snapshot {
+            if devmem::file_kind(path, &options.inputs)? != FileKind::Snapshot {
                 return Err(Error::BadFile {
                     path: path.clone(),
                     what:
@@ -162,7 +168,7 @@ impl Attached {
         }
         std::fs::create_dir_all(&options.out)
             .map_err(|e| Error::io(&options.out, "create output directory", e))?;
-        let live = devmem::open_live(&options.device)?;
+        let live = devmem::open_live(&options.device, &options.inputs)?;
         if let Some(s) = &options.sample {
             live.allow_l1_writes(
                 s.buffer.addr,
@@ -172,7 +178,10 @@ impl Attached {
         let idle_note = if card {
             None
         } else {
-            idle_note(&MappedImage::open_read_only(&options.device)?)
+            idle_note(&MappedImage::open_read_only(
+                &options.device,
+                &options.inputs,
+            )?)
         };
         Ok(Attached {
             options,
@@ -266,7 +275,11 @@ impl Drained {
             mut captured,
             samples,
         } = self;
-        let (oplog, oplog_issue) = read_oplog(options.oplog.as_deref(), options.all_outputs);
+        let (oplog, oplog_issue) = read_oplog(
+            options.oplog.as_deref(),
+            options.all_outputs,
+            &options.inputs,
+        );
         let csv_path = options.out.join(device_csv::FILE_NAME);
         // Once the outputs cannot be written at all, say what is lost (the rings were freed).
         let zones = captured.zones;
@@ -331,7 +344,8 @@ impl Drained {
         let mut files = files;
         let counts = samples.as_ref().map(|(d, _)| d.counts());
         if let Some((daisy, error)) = samples {
-            let (f, issues) = write_samples(daisy, error, oplog.as_ref(), &options.out);
+            let (f, issues) =
+                write_samples(daisy, error, oplog.as_ref(), &options.out, &options.inputs);
             files.extend(f);
             written.issues.extend(issues);
         }
@@ -345,6 +359,7 @@ impl Drained {
             samples: counts,
             out: options.out,
             device: live.describe(),
+            inputs: options.inputs,
         })
     }
 }
@@ -355,7 +370,9 @@ impl CaptureOutcome {
         let json = summary::json(&self.captured, &self.written, &self.device, self.samples);
         let path = self.out.join(SUMMARY_FILE);
         let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-        atomic::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+        atomic::write_atomic(&path, &self.inputs, |w| {
+            std::io::Write::write_all(w, text.as_bytes())
+        })?;
         Ok(path)
     }
 }
@@ -371,6 +388,7 @@ fn write_samples(
     error: Option<Error>,
     oplog: Option<&OpLog>,
     out: &Path,
+    inputs: &Inputs,
 ) -> (Vec<PathBuf>, Vec<Issue>) {
     let mut issues = Vec::new();
     if let Some(e) = error {
@@ -420,7 +438,7 @@ fn write_samples(
     }
     let (profile, placed) = daisy.into_profile(oplog);
     issues.extend(placed);
-    match profile.write(out, None) {
+    match profile.write(out, None, inputs) {
         Ok((files, _)) => (files, issues),
         Err(e) => {
             issues.push(Issue::error(
@@ -457,11 +475,15 @@ fn idle_note(image: &MappedImage) -> Option<String> {
 /// The op log at `path`, if given and readable. One that cannot be read (the capture has
 /// consumed the rings already) is an error issue, and the CSV is written without names
 /// (without the other outputs, for `all_outputs`).
-fn read_oplog(path: Option<&Path>, all_outputs: bool) -> (Option<OpLog>, Option<Issue>) {
+fn read_oplog(
+    path: Option<&Path>,
+    all_outputs: bool,
+    inputs: &Inputs,
+) -> (Option<OpLog>, Option<Issue>) {
     let Some(path) = path else {
         return (None, None);
     };
-    match OpLog::read(path) {
+    match OpLog::read(path, inputs) {
         Ok(log) => (Some(log), None),
         Err(e) => {
             let outputs = if all_outputs {
@@ -501,7 +523,7 @@ mod tests {
     #[test]
     fn an_op_log_that_cannot_be_read_when_the_capture_ends_is_an_error_issue() {
         let dir = temp_dir("capture-oplog");
-        let (log, issue) = read_oplog(Some(&dir.join("missing.jsonl")), true);
+        let (log, issue) = read_oplog(Some(&dir.join("missing.jsonl")), true, &Inputs::none());
         let issue = issue.unwrap();
         assert!(log.is_none() && issue.is_error(), "{issue}");
         assert!(
@@ -512,7 +534,7 @@ mod tests {
             issue.what.contains("only the CSV and the capture summary"),
             "{issue}"
         );
-        assert_eq!(read_oplog(None, false).1, None);
+        assert_eq!(read_oplog(None, false, &Inputs::none()).1, None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -520,7 +542,13 @@ mod tests {
     fn an_image_nothing_runs_on_gets_a_note() {
         let dir = temp_dir("capture-idle");
         let note = |status, server| {
-            idle_note(&MappedImage::open_read_only(&image(&dir, status, server)).unwrap())
+            idle_note(
+                &MappedImage::open_read_only(
+                    &image(&dir, status, server),
+                    &crate::inputs::Inputs::none(),
+                )
+                .unwrap(),
+            )
         };
         let n = note(0, 0).expect("a fresh image: no emulator");
         assert!(

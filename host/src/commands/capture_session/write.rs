@@ -40,18 +40,25 @@ pub(super) fn streamed(
     let mut issues = Vec::new();
     let g = captured.readout.geometry;
     let (timebase, clock_note) = timebase(options, g, in_run, &mut issues)?;
-    let mut perfetto = PerfettoSink::new(&options.out.join(crate::sink::perfetto::FILE_NAME));
-    let mut parquet = ParquetSink::new(&options.out);
-    let mut dataset = dataset.map(|d| ParquetSink::dataset(&d.dir, &d.host));
+    let inputs = &options.inputs;
+    let mut perfetto =
+        PerfettoSink::new(&options.out.join(crate::sink::perfetto::FILE_NAME), inputs);
+    let mut parquet = ParquetSink::new(&options.out, inputs);
+    let mut dataset = dataset.map(|d| ParquetSink::dataset(&d.dir, &d.host, inputs));
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut perfetto, &mut parquet];
     if let Some(d) = dataset.as_mut() {
         sinks.push(d);
     }
     let of = captured.readout.rings.len() as u64;
-    let (mut written, finished, run_issues) =
-        device_csv::write_streamed(csv_path, captured, oplog, &timebase, sinks, &mut |n| {
-            event(CaptureEvent::Rings { written: n, of })
-        })?;
+    let (mut written, finished, run_issues) = device_csv::write_streamed(
+        csv_path,
+        inputs,
+        captured,
+        oplog,
+        &timebase,
+        sinks,
+        &mut |n| event(CaptureEvent::Rings { written: n, of }),
+    )?;
     let files = finished.iter().flat_map(|f| f.files.clone()).collect();
     written
         .issues
@@ -76,7 +83,7 @@ fn timebase(
     issues: &mut Vec<Issue>,
 ) -> Result<(Timebase, String)> {
     Ok(match (&options.clock, in_run.is_empty()) {
-        (Some(path), true) => clock::timebase_for(path, g.arch, g.chips),
+        (Some(path), true) => clock::timebase_for(path, g.arch, g.chips, &options.inputs),
         (None, true) => (
             Timebase::nominal(g.arch, g.chips),
             format!(
@@ -87,7 +94,7 @@ fn timebase(
         // The samples taken while draining, with the --clock snapshot's windows if any.
         (path, false) => {
             let mut samples = match path {
-                Some(p) => Snapshot::load(p)?.sync_samples(),
+                Some(p) => Snapshot::load(p, &options.inputs)?.sync_samples(),
                 None => Vec::new(),
             };
             samples.extend_from_slice(in_run);
@@ -123,6 +130,7 @@ pub(super) fn all_outputs(
     let opts = Options {
         summary_threshold_ns: options.threshold_ns,
         dataset: options.dataset.clone(),
+        inputs: options.inputs.clone(),
         ..Options::default()
     };
     // The capture's readout stays as it is until the outputs are written (a failure falls

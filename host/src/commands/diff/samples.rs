@@ -3,6 +3,7 @@
 
 use super::{DEVICE_CSV, EMULATOR_IMAGE, OPLOG, SNAPSHOT};
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::oplog::OpLog;
 use crate::profile::Profile;
 use crate::timeline::MarkKind;
@@ -49,13 +50,14 @@ pub struct Samples {
     pub problems: Vec<String>,
 }
 
-/// Reads one side (see the module docs for what `path` may be).
-pub fn load(path: &Path) -> Result<Samples> {
+/// Reads one side (see the module docs for what `path` may be), noting the files read in
+/// `inputs`.
+pub fn load(path: &Path, inputs: &Inputs) -> Result<Samples> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, "read run to compare", e))?;
     if meta.is_dir() {
         let exact = path.join(EMULATOR_IMAGE).is_file();
         if path.join(SNAPSHOT).is_file() && path.join(OPLOG).is_file() {
-            return from_file(&path.join(SNAPSHOT), Some(&path.join(OPLOG)), exact);
+            return from_file(&path.join(SNAPSHOT), Some(&path.join(OPLOG)), exact, inputs);
         }
         let csv = path.join(DEVICE_CSV);
         if !csv.is_file() {
@@ -68,10 +70,10 @@ pub fn load(path: &Path) -> Result<Samples> {
             });
         }
         let names = match path.join(OPLOG) {
-            p if p.is_file() => run_names(&OpLog::read(&p)?),
+            p if p.is_file() => run_names(&OpLog::read(&p, inputs)?),
             _ => HashMap::new(),
         };
-        let mut s = from_device_csv(&csv, &names)?;
+        let mut s = from_device_csv(&csv, &names, inputs)?;
         s.exact = exact;
         return Ok(s);
     }
@@ -81,21 +83,22 @@ pub fn load(path: &Path) -> Result<Samples> {
         .is_some_and(|d| d.join(EMULATOR_IMAGE).is_file());
     if crate::tt_metal::device_log::is_device_log(path) {
         let names = match &oplog {
-            Some(p) => run_names(&OpLog::read(p)?),
+            Some(p) => run_names(&OpLog::read(p, inputs)?),
             None => HashMap::new(),
         };
-        let mut s = from_device_csv(path, &names)?;
+        let mut s = from_device_csv(path, &names, inputs)?;
         s.exact = beside_image;
         return Ok(s);
     }
-    let exact = beside_image || crate::devmem::file_kind(path)? == crate::devmem::FileKind::Image;
-    from_file(path, oplog.as_deref(), exact)
+    let exact =
+        beside_image || crate::devmem::file_kind(path, inputs)? == crate::devmem::FileKind::Image;
+    from_file(path, oplog.as_deref(), exact, inputs)
 }
 
-fn from_file(device: &Path, oplog: Option<&Path>, exact: bool) -> Result<Samples> {
-    let log = oplog.map(OpLog::read).transpose()?;
+fn from_file(device: &Path, oplog: Option<&Path>, exact: bool, inputs: &Inputs) -> Result<Samples> {
+    let log = oplog.map(|o| OpLog::read(o, inputs)).transpose()?;
     // Two readings: the model, then one ring's records at a time.
-    let loaded = crate::pass::open(device, log)?;
+    let loaded = crate::pass::open(device, log, inputs)?;
     let mut rings = crate::pass::DeviceRings::new(&loaded.profile, loaded.memory.as_ref())?;
     let mut s = from_profile_rings(&loaded.profile, &mut rings)?;
     drop(rings);
@@ -200,9 +203,14 @@ pub fn from_profile_rings(
 /// ([`crate::import`]: `ZONE_START`/`ZONE_END` rows paired per RISC, innermost open zone of
 /// the same name and run; `ZONE_TOTAL` rows as sum zones) and compared like any profile
 /// ([`from_profile`]); ops are named by `names` ((chip, run id) -> op code and position), or
-/// `run <id>`. Streamed: memory is the records, not the file's text.
-pub fn from_device_csv(path: &Path, names: &HashMap<(u32, u32), (String, u32)>) -> Result<Samples> {
-    let (imported, mut rings) = crate::import::stream(path, None)?;
+/// `run <id>`. Streamed: memory is the records, not the file's text. The file is noted in
+/// `inputs`.
+pub fn from_device_csv(
+    path: &Path,
+    names: &HashMap<(u32, u32), (String, u32)>,
+    inputs: &Inputs,
+) -> Result<Samples> {
+    let (imported, mut rings) = crate::import::stream(path, None, inputs)?;
     let mut p = imported.profile;
     for o in p.ops.iter_mut() {
         if let Some((code, _)) = names.get(&(o.chip, o.run)) {

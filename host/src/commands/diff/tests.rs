@@ -342,7 +342,7 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
     )
     .unwrap();
     let names = HashMap::from([((0, 3), ("Matmul".to_string(), 1))]);
-    let s = from_device_csv(&csv, &names).unwrap();
+    let s = from_device_csv(&csv, &names, &crate::inputs::Inputs::none()).unwrap();
     let outer = &s.zones[&("Matmul".to_string(), 1, "outer".to_string())];
     assert_eq!(
         outer,
@@ -377,7 +377,7 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
          0,1,1,BRISC,1,90,0,3,,,outer,ZONE_END,1,a.rs,\n",
     )
     .unwrap();
-    let s = from_device_csv(&csv, &names).unwrap();
+    let s = from_device_csv(&csv, &names, &crate::inputs::Inputs::none()).unwrap();
     assert!(s.zones.is_empty(), "{:?}", s.zones);
     assert!(
         s.problems.len() == 1 && s.problems[0].contains("1 zone(s) whose ZONE_END is earlier"),
@@ -390,7 +390,9 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
             format!("ARCH: wormhole_b0, CHIP_FREQ[MHz]: {f}, Max Compute Cores: 64\nheader\n"),
         )
         .unwrap();
-        let e = from_device_csv(&csv, &names).unwrap_err().to_string();
+        let e = from_device_csv(&csv, &names, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(csv.to_str().unwrap())
                 && e.contains("line 1: CHIP_FREQ[MHz]: ")
@@ -399,12 +401,18 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
         );
     }
     std::fs::write(&csv, "not a device log\n").unwrap();
-    let e = from_device_csv(&csv, &names).unwrap_err().to_string();
+    let e = from_device_csv(&csv, &names, &crate::inputs::Inputs::none())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("line 1: expected `ARCH"), "{e}");
-    let e = load(&dir.join("missing")).unwrap_err().to_string();
+    let e = load(&dir.join("missing"), &crate::inputs::Inputs::none())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("missing"), "{e}");
     std::fs::remove_file(&csv).unwrap();
-    let e = load(&dir).unwrap_err().to_string();
+    let e = load(&dir, &crate::inputs::Inputs::none())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("nothing to compare"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

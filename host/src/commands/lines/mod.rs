@@ -26,6 +26,7 @@ mod text;
 mod zones;
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use riscv_linker::Risc;
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -162,8 +163,9 @@ impl LineProfile {
         Ok(())
     }
 
-    /// Names every pc and writes the files (module docs) into `dir`. Returns their paths.
-    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+    /// Names every pc and writes the files (module docs) into `dir`, none over one of
+    /// `inputs`. Returns their paths.
+    pub fn write(&self, dir: &Path, inputs: &Inputs) -> Result<Vec<PathBuf>> {
         let mut names = symbolize::Names::default();
         for key in self.kernels.keys() {
             names.load(&key.elf, self.kernels[key].pcs.keys().copied())?;
@@ -171,17 +173,18 @@ impl LineProfile {
         let mut written = Vec::new();
         let path = dir.join(LINES_FILE);
         let text = text::render(self, &names);
-        crate::atomic::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
+        crate::atomic::write_atomic(&path, inputs, |w| w.write_all(text.as_bytes()))?;
         written.push(path);
         written.extend(self.write_tables(
             dir,
             &names,
             [FOLDED_FILE, FLAME_FILE, PARQUET_FILE],
             &EXACT,
+            inputs,
         )?);
         let trace = dir.join(crate::sink::perfetto::FILE_NAME);
         if !self.windows.is_empty() && trace.exists() {
-            perfetto::append(&self.windows, &names, &trace)?;
+            perfetto::append(&self.windows, &names, &trace, inputs)?;
         }
         Ok(written)
     }
@@ -193,17 +196,18 @@ impl LineProfile {
         names: &symbolize::Names,
         files: [&str; 3],
         flavour: &Flavour,
+        inputs: &Inputs,
     ) -> Result<Vec<PathBuf>> {
         let folded = flame::folded(self, names, flavour);
         let path = dir.join(files[0]);
-        crate::atomic::write_atomic(&path, |w| w.write_all(folded.as_bytes()))?;
+        crate::atomic::write_atomic(&path, inputs, |w| w.write_all(folded.as_bytes()))?;
         let mut written = vec![path];
         let path = dir.join(files[1]);
         let svg = flame::svg(&folded, flavour)?;
-        crate::atomic::write_atomic(&path, |w| w.write_all(&svg))?;
+        crate::atomic::write_atomic(&path, inputs, |w| w.write_all(&svg))?;
         written.push(path);
         let path = dir.join(files[2]);
-        table::write(self, names, &path, flavour)?;
+        table::write(self, names, &path, flavour, inputs)?;
         written.push(path);
         Ok(written)
     }

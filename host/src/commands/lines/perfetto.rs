@@ -13,6 +13,7 @@ use super::symbolize::{Frame, Names};
 use super::zones::CoreWindows;
 use super::{cause_name, Causes, CAUSES};
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::sink::perfetto::proto::*;
 use prost::Message;
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,8 +46,14 @@ fn share(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// Appends the line tracks of `cores` to the trace at `path`. Returns the events written.
-pub(crate) fn append(cores: &[CoreWindows], names: &Names, path: &Path) -> Result<u64> {
+/// Appends the line tracks of `cores` to the trace at `path` (not one of `inputs`). Returns
+/// the events written.
+pub(crate) fn append(
+    cores: &[CoreWindows],
+    names: &Names,
+    path: &Path,
+    inputs: &Inputs,
+) -> Result<u64> {
     let mut out = Vec::new();
     let mut events = 0u64;
     let mut first = true;
@@ -161,7 +168,7 @@ pub(crate) fn append(cores: &[CoreWindows], names: &Names, path: &Path) -> Resul
             }
         }
     }
-    crate::atomic::write_atomic(path, |w| {
+    crate::atomic::write_atomic(path, inputs, |w| {
         let mut old = std::fs::File::open(path)?;
         std::io::copy(&mut old, w)?;
         w.write_all(&out)

@@ -19,13 +19,20 @@ use super::symbolize::Names;
 use super::{Flavour, LineProfile};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use std::path::Path;
 use std::sync::Arc;
 
-pub(super) fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavour) -> Result<()> {
+pub(super) fn write(
+    p: &LineProfile,
+    names: &Names,
+    path: &Path,
+    flavour: &Flavour,
+    inputs: &Inputs,
+) -> Result<()> {
     let (mut run, mut op, mut risc, mut kernel, mut pc) = (vec![], vec![], vec![], vec![], vec![]);
     let mut zone_col: Vec<String> = vec![];
     let (mut function, mut file, mut line, mut stack, mut cause, mut cycles) =
@@ -97,7 +104,7 @@ pub(super) fn write(p: &LineProfile, names: &Names, path: &Path, flavour: &Flavo
         what,
     };
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(|e| err(e.to_string()))?;
-    let file = AtomicFile::create(path)?;
+    let file = AtomicFile::create(path, inputs)?;
     let mut w = ArrowWriter::try_new(file, schema, None).map_err(|e| err(e.to_string()))?;
     w.write(&batch).map_err(|e| err(e.to_string()))?;
     w.into_inner().map_err(|e| err(e.to_string()))?.commit()

@@ -8,6 +8,7 @@
 use super::Op;
 use crate::elf::KernelElf;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::lines::sample::SampleConfig;
 use crate::stamp::Backend;
 use riscv_linker::mmio::daisychain as dc;
@@ -40,11 +41,12 @@ pub fn run_buffers(
 
 /// Checks `op` for a device of `arch` whose profiling also writes `buffers`
 /// ([`run_buffers`]); returns each kernel's RISC and bytes, in the op's order. Reads the
-/// kernel ELFs, creates nothing.
+/// kernel ELFs (noted in `inputs`), creates nothing.
 pub fn check(
     op: &Op,
     arch: Arch,
     buffers: &[(Region, &'static str)],
+    inputs: &Inputs,
 ) -> Result<Vec<(Risc, Vec<u8>)>> {
     if op.kernels.is_empty() {
         return Err(Error::Argument {
@@ -63,6 +65,7 @@ pub fn check(
             "a kernel ELF",
             "read kernel ELF",
             crate::elf::MAX_ELF_BYTES,
+            inputs,
         )?;
         let k = KernelElf::parse(elf, &bytes)?;
         if k.risc != *risc || k.arch != arch {

@@ -34,6 +34,7 @@ use crate::capture::spool::Spool;
 use crate::clock::{emu_tiles, ClockSampler, ClockSync, EmuClock, Fit, FitOptions};
 use crate::devmem::{DeviceMemory, EmuMemory, MappedImage, Snapshot};
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::launch::{self, Settings};
 use crate::oplog::{KernelBinding, OpLog, OpLogWriter, OpRecord};
@@ -109,6 +110,9 @@ pub struct Config {
     /// and of the samples reads every zone of the model; both run their cores on the
     /// interpreter, so their runs are short).
     pub spool_records: bool,
+    /// The command's input guard: the files the session reads are noted in it and no output
+    /// is written over one of them (default [`Inputs::none`]: no guard).
+    pub inputs: Inputs,
 }
 
 impl Config {
@@ -132,6 +136,7 @@ impl Config {
             backend: Backend::Ring,
             timeout: None,
             sample: None,
+            inputs: Inputs::none(),
         }
     }
 }
@@ -238,7 +243,7 @@ impl Session {
                 .and_then(|t| std::time::Instant::now().checked_add(t)),
         );
         let tiles = dev.tiles();
-        let mem = MappedImage::open(dev.image_path())?;
+        let mem = MappedImage::open(dev.image_path(), &cfg.inputs)?;
         for t in &tiles {
             launch::init_tile(&mem, 0, *t, cfg.arch, &cfg.settings)?;
         }
@@ -255,7 +260,8 @@ impl Session {
         sync.window(&EmuClock::new(&dev))?;
         let sampler = ClockSampler::new(&emu_tiles(&dev), cfg.sample_every_ns);
         let consume = cfg.settings.consumer;
-        let profiler_mem: Box<dyn DeviceMemory> = Box::new(MappedImage::open(dev.image_path())?);
+        let profiler_mem: Box<dyn DeviceMemory> =
+            Box::new(MappedImage::open(dev.image_path(), &cfg.inputs)?);
         let mut drainer = Drainer::attach_owned(
             profiler_mem,
             DrainOptions {
@@ -265,7 +271,7 @@ impl Session {
         )?;
         // What the consumer takes leaves the device: keep it for the snapshot.
         drainer.keep_payload();
-        let log = OpLogWriter::create(&out.join(OPLOG_FILE))?;
+        let log = OpLogWriter::create(&out.join(OPLOG_FILE), &cfg.inputs)?;
         let spool = (cfg.spool_records
             && consume
             && cfg.backend == Backend::Ring
@@ -380,7 +386,7 @@ impl Session {
         };
         let mut images = Vec::new();
         let buffers = check::run_buffers(self.cfg.arch, self.cfg.backend, self.cfg.sample.as_ref());
-        for (risc, bytes) in check(op, self.cfg.arch, &buffers)? {
+        for (risc, bytes) in check(op, self.cfg.arch, &buffers, &self.cfg.inputs)? {
             let elf = &op
                 .kernels
                 .iter()
@@ -652,7 +658,9 @@ impl Session {
             copy = dir.join(format!("{stem}-{n}"));
             n += 1;
         }
-        crate::atomic::write_atomic(&copy, |w| std::io::Write::write_all(w, bytes))?;
+        crate::atomic::write_atomic(&copy, &self.cfg.inputs, |w| {
+            std::io::Write::write_all(w, bytes)
+        })?;
         self.copies.insert(key, copy.clone());
         Ok(copy)
     }
@@ -716,7 +724,9 @@ impl Session {
         let written_snapshot = match spool.as_mut() {
             // The drained payload from the spool, a ring at a time.
             Some(spool) => {
-                snap.save_with_drained(&snapshot, &spool.rings(), |id| spool.read(id))?;
+                snap.save_with_drained(&snapshot, &cfg.inputs, &spool.rings(), |id| {
+                    spool.read(id)
+                })?;
                 true
             }
             None => false,
@@ -729,10 +739,10 @@ impl Session {
             readout.bus_bytes = bus + stamp_bus;
         }
         if !written_snapshot {
-            snap.save(&snapshot)?;
+            snap.save(&snapshot, &cfg.inputs)?;
         }
         drop(snap);
-        let oplog = OpLog::read(&cfg.out.join(OPLOG_FILE))?;
+        let oplog = OpLog::read(&cfg.out.join(OPLOG_FILE), &cfg.inputs)?;
         let mut issues: Vec<Issue> = faults.iter().map(fault_issue).collect();
         issues.extend(fit.issues.iter().cloned());
         if let Some(e) = spool_failed {
@@ -745,6 +755,7 @@ impl Session {
             notes: faults.iter().map(|f| format!("FAULT: {f}")).collect(),
             dataset: cfg.dataset.clone(),
             summary_threshold_ns: cfg.summary_threshold_ns,
+            inputs: cfg.inputs.clone(),
             ..outputs::Options::default()
         };
         remove_old_op_reports(&cfg.out)?;
@@ -775,13 +786,13 @@ impl Session {
         if let Some(lines) = &mut lines {
             // Never spooled (`Config::spool_records`): the model holds every zone.
             lines.split_by_zones(&model);
-            written.lines = lines.write(&cfg.out)?;
+            written.lines = lines.write(&cfg.out, &cfg.inputs)?;
         }
         let mut agreement = None;
         if let Some(d) = &mut daisy {
             // Never spooled either: the model holds every zone.
             d.profile_mut().split_by_zones(&model);
-            let (files, a) = d.profile().write(&cfg.out, lines.as_ref())?;
+            let (files, a) = d.profile().write(&cfg.out, lines.as_ref(), &cfg.inputs)?;
             written.lines.extend(files);
             agreement = a;
         }

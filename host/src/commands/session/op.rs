@@ -2,6 +2,7 @@
 
 use crate::devmem::DeviceMemory;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::oplog::TensorDesc;
 use riscv_linker::{NocCoord, Risc};
 use std::path::{Path, PathBuf};
@@ -24,11 +25,16 @@ impl L1Input {
         }
     }
 
-    /// The contents of a file.
-    pub fn file(addr: u32, path: &Path) -> Result<L1Input> {
+    /// The contents of a file (noted in `inputs`).
+    pub fn file(addr: u32, path: &Path, inputs: &Inputs) -> Result<L1Input> {
         // At most the largest L1 (Blackhole's 1.5 MiB): more cannot be written anyway.
-        let bytes =
-            crate::files::read_regular(path, "an L1 input file", "read L1 input file", 2 << 20)?;
+        let bytes = crate::files::read_regular(
+            path,
+            "an L1 input file",
+            "read L1 input file",
+            2 << 20,
+            inputs,
+        )?;
         Ok(L1Input { addr, bytes })
     }
 

@@ -14,6 +14,7 @@
 
 use super::{check_access, DeviceMemory, TileTable};
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use riscv_linker::devfile::{self, Geometry};
 use riscv_linker::NocCoord;
 use std::fs::File;
@@ -38,25 +39,27 @@ pub struct MappedImage {
 }
 
 impl MappedImage {
-    /// Maps an image for reading and writing (a consumer writes `TAIL`).
-    pub fn open(path: &Path) -> Result<MappedImage> {
-        Self::open_with(path, true)
+    /// Maps an image for reading and writing (a consumer writes `TAIL`), noting it in
+    /// `inputs` (the command's input guard).
+    pub fn open(path: &Path, inputs: &Inputs) -> Result<MappedImage> {
+        Self::open_with(path, true, inputs)
     }
 
     /// Maps an image for reading only; writes return an error.
-    pub fn open_read_only(path: &Path) -> Result<MappedImage> {
-        Self::open_with(path, false)
+    pub fn open_read_only(path: &Path, inputs: &Inputs) -> Result<MappedImage> {
+        Self::open_with(path, false, inputs)
     }
 
     /// Only a regular file is opened (a FIFO's `open` would block; a device has no size to
     /// check the header against): the path's metadata is checked first.
-    fn open_with(path: &Path, writable: bool) -> Result<MappedImage> {
+    fn open_with(path: &Path, writable: bool, inputs: &Inputs) -> Result<MappedImage> {
         let op = if writable {
             "open device image read-write"
         } else {
             "open device image"
         };
-        let (mut file, len) = crate::files::open_regular(path, "a device image", op, writable)?;
+        let (mut file, len) =
+            crate::files::open_regular(path, "a device image", op, writable, inputs)?;
         let (geometry, tiles) = read_header(&mut file, path, len)?;
         let mut opts = memmap2::MmapOptions::new();
         opts.len(usize::try_from(len).map_err(|_| Error::BadFile {
@@ -329,7 +332,7 @@ mod tests {
         let mut b = ImageBuilder::new(Arch::Blackhole, 2, vec![t0, t1]);
         b.poke(1, t1, 0x100, 0xA5A5_0001);
         b.write(&path).unwrap();
-        let m = MappedImage::open(&path).unwrap();
+        let m = MappedImage::open(&path, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(m.geometry().chips, 2);
         assert_eq!(m.read_u32(1, t1, 0x100).unwrap(), 0xA5A5_0001);
         assert_eq!(m.read_u32(0, t1, 0x100).unwrap(), 0, "chips are separate");
@@ -356,7 +359,7 @@ mod tests {
             .contains("no such tile"));
         assert_eq!(m.bytes_read(), 20, "failed reads read nothing");
 
-        let ro = MappedImage::open_read_only(&path).unwrap();
+        let ro = MappedImage::open_read_only(&path, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(
             ro.read_u32(0, t0, 0x2_0000).unwrap(),
             7,
@@ -370,7 +373,10 @@ mod tests {
 
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 4096]).unwrap();
-        let e = MappedImage::open(&path).err().unwrap().to_string();
+        let e = MappedImage::open(&path, &crate::inputs::Inputs::none())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("dev.img") && e.contains("truncated or wrong file"),
             "{e}"
@@ -401,8 +407,12 @@ mod tests {
         }
         std::fs::write(&path, &h).unwrap();
         for e in [
-            MappedImage::open(&path).err().unwrap(),
-            MappedImage::open_read_only(&path).err().unwrap(),
+            MappedImage::open(&path, &crate::inputs::Inputs::none())
+                .err()
+                .unwrap(),
+            MappedImage::open_read_only(&path, &crate::inputs::Inputs::none())
+                .err()
+                .unwrap(),
         ] {
             let e = e.to_string();
             assert!(
@@ -415,7 +425,10 @@ mod tests {
         h[devfile::field::TILES_PER_CHIP..devfile::field::TILES_PER_CHIP + 4]
             .copy_from_slice(&1u32.to_le_bytes());
         std::fs::write(&path, &h).unwrap();
-        let e = MappedImage::open(&path).err().unwrap().to_string();
+        let e = MappedImage::open(&path, &crate::inputs::Inputs::none())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("0 chip(s) of 1 tile(s): expected at least one chip"),
             "{e}"
@@ -441,7 +454,7 @@ mod tests {
         let mut twice = good.clone();
         twice[entry(1, 2)] = 2;
         std::fs::write(&path, &twice).unwrap();
-        let e = MappedImage::open_read_only(&path)
+        let e = MappedImage::open_read_only(&path, &crate::inputs::Inputs::none())
             .err()
             .unwrap()
             .to_string();
@@ -454,7 +467,10 @@ mod tests {
             bad[entry(0, 0)] = x;
             bad[entry(0, 0) + 1] = y;
             std::fs::write(&path, &bad).unwrap();
-            let e = MappedImage::open(&path).err().unwrap().to_string();
+            let e = MappedImage::open(&path, &crate::inputs::Inputs::none())
+                .err()
+                .unwrap()
+                .to_string();
             assert!(
                 e.contains(&format!(
                     "tile table entry 0 of chip 0 is ({x},{y}), which is not a Tensix worker tile"
@@ -463,7 +479,13 @@ mod tests {
             );
         }
         std::fs::write(&path, &good).unwrap();
-        assert_eq!(MappedImage::open(&path).unwrap().tiles(1).len(), 3);
+        assert_eq!(
+            MappedImage::open(&path, &crate::inputs::Inputs::none())
+                .unwrap()
+                .tiles(1)
+                .len(),
+            3
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

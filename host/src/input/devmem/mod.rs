@@ -39,6 +39,7 @@ pub use sync_record::ClockRecorder;
 pub use ttkmd::{is_card, list_cards, parse_spec, render_cards, DeviceSpec, TtKmd};
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use riscv_linker::devfile::Geometry;
 use riscv_linker::NocCoord;
 use std::collections::HashMap;
@@ -197,7 +198,7 @@ pub enum FileKind {
 /// Tells the kinds apart by their magic. A JSON-lines file (an op log given as device
 /// memory) is named as such. Only a regular file is opened: a FIFO (whose `open` blocks
 /// until a writer appears) or a device is refused first.
-pub fn file_kind(path: &Path) -> Result<FileKind> {
+pub fn file_kind(path: &Path, inputs: &Inputs) -> Result<FileKind> {
     use std::io::Read;
     if is_card(path) {
         parse_spec(path)?;
@@ -206,7 +207,8 @@ pub fn file_kind(path: &Path) -> Result<FileKind> {
             path.display()
         )));
     }
-    let (f, _) = crate::files::open_regular(path, DEVICE_FILE, "open device memory file", false)?;
+    let (f, _) =
+        crate::files::open_regular(path, DEVICE_FILE, "open device memory file", false, inputs)?;
     let mut head = Vec::new();
     // Enough to skip the blank space an op log may start with.
     f.take(4096)
@@ -278,36 +280,36 @@ impl<T: DeviceMemory + DeviceClock> LiveDevice for T {}
 /// (read-write, or read-only when `writable` is false), a snapshot is loaded into memory,
 /// a card (`/dev/tenstorrent/N`, `tt:N`, see [`ttkmd`]) is opened through tt-kmd (writing
 /// only its consumer words, and only when `writable`). Anything else but a regular file is
-/// refused before it is opened.
-pub fn open(path: &Path, writable: bool) -> Result<Box<dyn DeviceMemory>> {
+/// refused before it is opened. A file is noted in `inputs` (the command's input guard).
+pub fn open(path: &Path, writable: bool, inputs: &Inputs) -> Result<Box<dyn DeviceMemory>> {
     if let DeviceSpec::Card {
         path,
         index,
         options,
     } = parse_spec(path)?
     {
-        return ttkmd::open_memory(&path, index, &options, writable);
+        return ttkmd::open_memory(&path, index, &options, writable, inputs);
     }
-    Ok(match file_kind(path)? {
-        FileKind::Image if writable => Box::new(MappedImage::open(path)?),
-        FileKind::Image => Box::new(MappedImage::open_read_only(path)?),
-        FileKind::Snapshot => Box::new(Snapshot::load(path)?),
+    Ok(match file_kind(path, inputs)? {
+        FileKind::Image if writable => Box::new(MappedImage::open(path, inputs)?),
+        FileKind::Image => Box::new(MappedImage::open_read_only(path, inputs)?),
+        FileKind::Snapshot => Box::new(Snapshot::load(path, inputs)?),
     })
 }
 
 /// Opens live device memory with clocks: a device image (read-write; its clocks through the
 /// emulator's mailbox) or a card. A snapshot has no live clocks and is refused.
-pub fn open_live(path: &Path) -> Result<Box<dyn LiveDevice>> {
+pub fn open_live(path: &Path, inputs: &Inputs) -> Result<Box<dyn LiveDevice>> {
     if let DeviceSpec::Card {
         path,
         index,
         options,
     } = parse_spec(path)?
     {
-        return Ok(Box::new(ttkmd::open_card(&path, index, &options)?));
+        return Ok(Box::new(ttkmd::open_card(&path, index, &options, inputs)?));
     }
-    match file_kind(path)? {
-        FileKind::Image => Ok(Box::new(MappedImage::open(path)?)),
+    match file_kind(path, inputs)? {
+        FileKind::Image => Ok(Box::new(MappedImage::open(path, inputs)?)),
         FileKind::Snapshot => Err(Error::BadFile {
             path: path.into(),
             what: "is a snapshot (a recording): it has no live memory or clocks; give the emulator's device image or a \
@@ -405,8 +407,13 @@ mod tests {
         let ops = dir.join("ops.jsonl");
         std::fs::write(&ops, "\n  {\"op\":{\"run_id\":1}}\n").unwrap();
         for e in [
-            file_kind(&ops).unwrap_err().to_string(),
-            open(&ops, false).err().unwrap().to_string(),
+            file_kind(&ops, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string(),
+            open(&ops, false, &crate::inputs::Inputs::none())
+                .err()
+                .unwrap()
+                .to_string(),
         ] {
             assert!(
                 e.contains("ops.jsonl: looks like an op log (JSON lines), not device memory")
@@ -416,20 +423,25 @@ mod tests {
         }
         let other = dir.join("other.bin");
         std::fs::write(&other, b"NOTMAGIC and more").unwrap();
-        let e = file_kind(&other).unwrap_err().to_string();
+        let e = file_kind(&other, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("starts with [4e, 4f, 54, 4d, 41, 47, 49, 43]: expected a device image"),
             "{e}"
         );
         let short = dir.join("short.bin");
         std::fs::write(&short, b"TTS").unwrap();
-        assert!(file_kind(&short)
+        assert!(file_kind(&short, &crate::inputs::Inputs::none())
             .unwrap_err()
             .to_string()
             .contains("starts with [54, 54, 53]:"));
         let snap = dir.join("s.snap");
         std::fs::write(&snap, SNAPSHOT_MAGIC).unwrap();
-        assert_eq!(file_kind(&snap).unwrap(), FileKind::Snapshot);
+        assert_eq!(
+            file_kind(&snap, &crate::inputs::Inputs::none()).unwrap(),
+            FileKind::Snapshot
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -452,7 +464,9 @@ mod tests {
         ] {
             let path = dir.join(name);
             std::fs::write(&path, body).unwrap();
-            let e = file_kind(&path).unwrap_err().to_string();
+            let e = file_kind(&path, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains(want) && !e.contains("swap") && !e.contains("starts with ["),
                 "{name}: {e}"
@@ -466,12 +480,28 @@ mod tests {
         // A FIFO as --device blocked every command in `open` (no writer ever comes).
         let errors = crate::files::with_fifo("devmem-fifo", |p| {
             vec![
-                file_kind(p).unwrap_err().to_string(),
-                open(p, false).err().unwrap().to_string(),
-                open(p, true).err().unwrap().to_string(),
-                MappedImage::open(p).err().unwrap().to_string(),
-                MappedImage::open_read_only(p).err().unwrap().to_string(),
-                Snapshot::load(p).unwrap_err().to_string(),
+                file_kind(p, &crate::inputs::Inputs::none())
+                    .unwrap_err()
+                    .to_string(),
+                open(p, false, &crate::inputs::Inputs::none())
+                    .err()
+                    .unwrap()
+                    .to_string(),
+                open(p, true, &crate::inputs::Inputs::none())
+                    .err()
+                    .unwrap()
+                    .to_string(),
+                MappedImage::open(p, &crate::inputs::Inputs::none())
+                    .err()
+                    .unwrap()
+                    .to_string(),
+                MappedImage::open_read_only(p, &crate::inputs::Inputs::none())
+                    .err()
+                    .unwrap()
+                    .to_string(),
+                Snapshot::load(p, &crate::inputs::Inputs::none())
+                    .unwrap_err()
+                    .to_string(),
             ]
         });
         for e in errors.unwrap_or_default() {
@@ -482,19 +512,31 @@ mod tests {
         }
         let zero = Path::new("/dev/zero");
         for e in [
-            file_kind(zero).unwrap_err().to_string(),
-            MappedImage::open_read_only(zero).err().unwrap().to_string(),
-            Snapshot::load(zero).unwrap_err().to_string(),
+            file_kind(zero, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string(),
+            MappedImage::open_read_only(zero, &crate::inputs::Inputs::none())
+                .err()
+                .unwrap()
+                .to_string(),
+            Snapshot::load(zero, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string(),
         ] {
             assert!(e.contains("/dev/zero: is not a regular file"), "{e}");
         }
         let dir = crate::testing::temp_dir("devmem-dir");
-        let e = open(&dir, false).err().unwrap().to_string();
+        let e = open(&dir, false, &crate::inputs::Inputs::none())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("is a directory, not device memory (a device image or a snapshot)"),
             "{e}"
         );
-        let e = Snapshot::load(&dir).unwrap_err().to_string();
+        let e = Snapshot::load(&dir, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a directory, not a snapshot"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

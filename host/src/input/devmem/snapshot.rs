@@ -11,6 +11,7 @@ use super::sync_record::{SyncLog, TAG_SYNC};
 use super::{check_access, DeviceMemory, TileTable};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::readout::RingId;
 use crate::util::fnv::{self, fnv1a};
@@ -224,9 +225,9 @@ impl Snapshot {
     }
 
     /// Writes the snapshot to `path` (atomically).
-    pub fn save(&self, path: &Path) -> Result<()> {
+    pub fn save(&self, path: &Path, inputs: &Inputs) -> Result<()> {
         let bytes = self.encode()?;
-        write_atomic(path, |w| w.write_all(&bytes))
+        write_atomic(path, inputs, |w| w.write_all(&bytes))
     }
 
     /// The snapshot file's bytes (what [`Snapshot::save`] writes), for a stream.
@@ -241,6 +242,7 @@ impl Snapshot {
     pub(crate) fn save_with_drained(
         &self,
         path: &Path,
+        inputs: &Inputs,
         rings: &[RingId],
         mut payload: impl FnMut(RingId) -> Result<Vec<u8>>,
     ) -> Result<()> {
@@ -252,7 +254,7 @@ impl Snapshot {
         places.sort_by_key(|p| p.0);
         let head = self.encode_body(places.len())?;
         let mut failed = None;
-        write_atomic(path, |w| {
+        write_atomic(path, inputs, |w| {
             let mut h = fnv1a(&head);
             w.write_all(&head)?;
             for (place, id) in &places {
@@ -287,8 +289,9 @@ impl Snapshot {
     /// and each tag's possible size, and checks the checksum, all streamed through a small
     /// buffer; only then does a second pass keep the sections' bodies, each allocated
     /// fallibly (a body this host cannot hold is an error naming it, not an abort).
-    pub fn load(path: &Path) -> Result<Snapshot> {
-        let (file, len) = crate::files::open_regular(path, "a snapshot", "read snapshot", false)?;
+    pub fn load(path: &Path, inputs: &Inputs) -> Result<Snapshot> {
+        let (file, len) =
+            crate::files::open_regular(path, "a snapshot", "read snapshot", false, inputs)?;
         let mut s = load_file(file, len).map_err(|e| match e {
             Load::Bad(what) => Error::BadFile {
                 path: path.into(),
@@ -1038,8 +1041,8 @@ mod tests {
         }
         let dir = crate::testing::temp_dir("snapshot-losses");
         let path = dir.join("lossy.snap");
-        s.save(&path).unwrap();
-        let back = Snapshot::load(&path).unwrap();
+        s.save(&path, &crate::inputs::Inputs::none()).unwrap();
+        let back = Snapshot::load(&path, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(back.recorded_issues(), lost);
         let readout = crate::readout::read(&back, false).unwrap();
         for issue in &lost {
@@ -1175,7 +1178,7 @@ mod tests {
         };
         let rings = [ring(1, 2, 1, Risc::Trisc1), ring(0, 1, 1, Risc::Brisc)];
         let mut asked = Vec::new();
-        s.save_with_drained(&path, &rings, |id| {
+        s.save_with_drained(&path, &crate::inputs::Inputs::none(), &rings, |id| {
             asked.push(id);
             Ok(if id.chip == 1 {
                 vec![3, 4, 5]
@@ -1185,7 +1188,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(asked.len(), 2, "each ring asked once");
-        let back = Snapshot::load(&path).unwrap();
+        let back = Snapshot::load(&path, &crate::inputs::Inputs::none()).unwrap();
         assert!(back.drained.read().unwrap().is_empty(), "nothing held");
         assert_eq!(back.in_file.len(), 2);
         assert_eq!(back.drained_bytes(), 1005);
@@ -1203,8 +1206,8 @@ mod tests {
             .drained_payload(0, NocCoord::new(1, 1), Risc::Ncrisc)
             .is_none());
         let again = dir.join("again.snap");
-        back.save(&again).unwrap();
-        let twice = Snapshot::load(&again).unwrap();
+        back.save(&again, &crate::inputs::Inputs::none()).unwrap();
+        let twice = Snapshot::load(&again, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(
             twice
                 .drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
@@ -1225,8 +1228,8 @@ mod tests {
             .unwrap();
         s.add_drained(1, NocCoord::new(2, 1), Risc::Trisc1, &[6])
             .unwrap();
-        s.save(&path).unwrap();
-        let back = Snapshot::load(&path).unwrap();
+        s.save(&path, &crate::inputs::Inputs::none()).unwrap();
+        let back = Snapshot::load(&path, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(back.extents(), s.extents());
         assert_eq!(
             back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
@@ -1237,7 +1240,9 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         for cut in 0..bytes.len() {
             std::fs::write(&path, &bytes[..cut]).unwrap();
-            let e = Snapshot::load(&path).unwrap_err().to_string();
+            let e = Snapshot::load(&path, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains("truncated") || e.contains("checksum") || e.contains("magic"),
                 "cut {cut}: {e}"
@@ -1248,7 +1253,9 @@ mod tests {
         let f = std::fs::File::create(&huge).unwrap();
         std::io::Write::write_all(&mut &f, &SNAPSHOT_MAGIC).unwrap();
         f.set_len(1 << 40).unwrap();
-        let e = Snapshot::load(&huge).unwrap_err().to_string();
+        let e = Snapshot::load(&huge, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("huge.snap: snapshot format version 0, this build reads version 1"),
             "{e}"
@@ -1287,7 +1294,9 @@ mod tests {
                 .unwrap()
                 .set_len(1 << 40)
                 .unwrap();
-            let e = Snapshot::load(&huge).unwrap_err().to_string();
+            let e = Snapshot::load(&huge, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{tag}: {e}");
         }
         // A section that fits, with a wrong checksum: the checksum is checked (streamed)
@@ -1299,7 +1308,9 @@ mod tests {
             .unwrap()
             .set_len(64 << 20)
             .unwrap();
-        let e = Snapshot::load(&huge).unwrap_err().to_string();
+        let e = Snapshot::load(&huge, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("huge.snap: checksum mismatch"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -10,6 +10,7 @@
 
 use crate::error::{Error, Result};
 use crate::files::{BoundedLines, LineError};
+use crate::inputs::Inputs;
 use riscv_linker::Arch;
 use std::fs::File;
 use std::io::BufReader;
@@ -26,10 +27,14 @@ pub const FILE_NAME: &str = "profile_log_device.csv";
 const MHZ_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
 
 /// Whether `path` is a device log: a regular file whose first line starts `ARCH:` (a
-/// device image or snapshot never does). Unreadable paths are not.
+/// device image or snapshot never does). Unreadable paths are not. A look, not a read: no
+/// input guard notes it (the reader that follows, [`DeviceLog::open`] or a device-memory
+/// opener, does).
 pub fn is_device_log(path: &Path) -> bool {
     use std::io::Read;
-    let Ok((file, _)) = crate::files::open_regular(path, "a device log", "read device log", false)
+    let none = Inputs::none();
+    let Ok((file, _)) =
+        crate::files::open_regular(path, "a device log", "read device log", false, &none)
     else {
         return false;
     };
@@ -125,13 +130,14 @@ pub struct DeviceLog {
 }
 
 impl DeviceLog {
-    /// Opens `path` (a regular file) and reads its two header lines.
-    pub fn open(path: &Path) -> Result<DeviceLog> {
+    /// Opens `path` (a regular file, noted in `inputs`) and reads its two header lines.
+    pub fn open(path: &Path, inputs: &Inputs) -> Result<DeviceLog> {
         let (file, size) = crate::files::open_regular(
             path,
             "a device log (profile_log_device.csv)",
             "read device log",
             false,
+            inputs,
         )?;
         let mut log = DeviceLog {
             path: path.into(),
@@ -319,7 +325,7 @@ mod tests {
             "{HEAD}0,1,2,TRISC_0,5,100,0,3,,,work,ZONE_START,7,a.cpp,\n\n\
              1,3,4,BRISC,5,200,42,,,,w,ZONE_TOTAL,,,{{\"count\": 3}}\n"
         ));
-        let mut log = DeviceLog::open(&p).unwrap();
+        let mut log = DeviceLog::open(&p, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(
             (log.arch, log.mhz, log.max_cores),
             (Some(Arch::WormholeB0), 1000.0, Some(64))
@@ -375,7 +381,7 @@ mod tests {
             ),
         ] {
             let (dir, p) = write(&format!("{HEAD}{body}\n"));
-            let mut log = DeviceLog::open(&p).unwrap();
+            let mut log = DeviceLog::open(&p, &crate::inputs::Inputs::none()).unwrap();
             let e = log.next_row().unwrap_err().to_string();
             assert!(e.starts_with(&format!("{}: {what}", p.display())), "{e}");
             std::fs::remove_dir_all(dir).unwrap();
@@ -385,7 +391,10 @@ mod tests {
             let (dir, p) = write(&format!(
                 "ARCH: wormhole_b0, CHIP_FREQ[MHz]: {freq}, Max Compute Cores: 64\n"
             ));
-            let e = DeviceLog::open(&p).err().unwrap().to_string();
+            let e = DeviceLog::open(&p, &crate::inputs::Inputs::none())
+                .err()
+                .unwrap()
+                .to_string();
             assert!(
                 e.contains(&format!(
                     "line 1: CHIP_FREQ[MHz]: {freq}: expected a frequency in MHz"
@@ -395,7 +404,10 @@ mod tests {
             std::fs::remove_dir_all(dir).unwrap();
         }
         let (dir, p) = write("ARCH: wormhole_b0, Max Compute Cores: 64\n");
-        let e = DeviceLog::open(&p).err().unwrap().to_string();
+        let e = DeviceLog::open(&p, &crate::inputs::Inputs::none())
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             e.contains("line 1: expected `ARCH: ..., CHIP_FREQ[MHz]: N"),
             "{e}"

@@ -5,6 +5,7 @@
 //! `csv` crate; the file is read whole, up to [`MAX_BYTES`].
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::oplog::TensorDesc;
 use std::collections::HashMap;
 use std::path::Path;
@@ -43,13 +44,14 @@ pub struct OpReportFile {
 }
 
 /// Reads `path` (see the module docs). A row without a numeric `DEVICE ID` or
-/// `GLOBAL CALL COUNT` is an error naming its line.
-pub fn read(path: &Path) -> Result<OpReportFile> {
+/// `GLOBAL CALL COUNT` is an error naming its line. The file is noted in `inputs`.
+pub fn read(path: &Path, inputs: &Inputs) -> Result<OpReportFile> {
     let bytes = crate::files::read_regular(
         path,
         "an op report (ops_perf_results.csv)",
         "read op report",
         MAX_BYTES,
+        inputs,
     )?;
     let bad = |what: String| Error::BadFile {
         path: path.into(),
@@ -169,7 +171,7 @@ mod tests {
              Matmul,tt_dnn_device,1024,0,\"{'a': 1, 'b': 2}\",HiFi4,1,1,64[60],32,TILE,BFLOAT16,DEV_0_DRAM_INTERLEAVED\n",
         )
         .unwrap();
-        let f = read(&p).unwrap();
+        let f = read(&p, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(f.signposts, 1);
         let op = &f.ops[0];
         assert_eq!(
@@ -181,7 +183,9 @@ mod tests {
         assert_eq!(op.inputs[0].shape, [1, 1, 64, 32]);
         assert!(op.outputs.is_empty());
         std::fs::write(&p, "OP CODE,GLOBAL CALL COUNT,DEVICE ID\nAdd,x,0\n").unwrap();
-        let e = read(&p).unwrap_err().to_string();
+        let e = read(&p, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.ends_with("line 2: GLOBAL CALL COUNT \"x\" is not a number"),
             "{e}"

@@ -26,7 +26,8 @@
 //! # let _ = timebase; Ok(()) }
 //! ```
 //!
-//! Another process uses the image's mailbox instead: `sync.window(&MappedImage::open(path)?)`.
+//! Another process uses the image's mailbox instead:
+//! `sync.window(&MappedImage::open(path, &Inputs::none())?)`.
 //!
 //! ## Model
 //!

@@ -3,13 +3,15 @@
 
 use super::{fit, FitOptions};
 use crate::devmem::{self, FileKind, Snapshot};
+use crate::inputs::Inputs;
 use crate::timebase::Timebase;
 use riscv_linker::Arch;
 use std::path::Path;
 
 /// The timebase for a readout of `device`, and one line saying where it comes from: the fit
-/// of the clock samples a snapshot recorded, or the nominal clock (and why).
-pub fn timebase_for(device: &Path, arch: Arch, chips: u32) -> (Timebase, String) {
+/// of the clock samples a snapshot recorded, or the nominal clock (and why). The snapshot is
+/// noted in `inputs`.
+pub fn timebase_for(device: &Path, arch: Arch, chips: u32, inputs: &Inputs) -> (Timebase, String) {
     let nominal = |why: &str| {
         (
             Timebase::nominal(arch, chips),
@@ -22,12 +24,12 @@ pub fn timebase_for(device: &Path, arch: Arch, chips: u32) -> (Timebase, String)
     if devmem::is_card(device) {
         return nominal("a live card has no recorded sync samples; `ttprof clock --device <card> --record` records them");
     }
-    let Ok(FileKind::Snapshot) = devmem::file_kind(device) else {
+    let Ok(FileKind::Snapshot) = devmem::file_kind(device, inputs) else {
         return nominal(
             "a device image has no recorded sync samples; `ttprof clock --record` records them",
         );
     };
-    let Ok(snap) = Snapshot::load(device) else {
+    let Ok(snap) = Snapshot::load(device, inputs) else {
         return nominal("the snapshot cannot be loaded");
     };
     let samples = snap.sync_samples();
@@ -48,11 +50,11 @@ pub fn timebase_for(device: &Path, arch: Arch, chips: u32) -> (Timebase, String)
 }
 
 /// One line for a readout of `device`: the fit of the clock samples it recorded, or why
-/// its times stay nominal.
-pub fn readout_note(device: &Path) -> String {
-    let (arch, chips) = match devmem::open(device, false) {
+/// its times stay nominal. The device file is noted in `inputs`.
+pub fn readout_note(device: &Path, inputs: &Inputs) -> String {
+    let (arch, chips) = match devmem::open(device, false, inputs) {
         Ok(mem) => (mem.geometry().arch, mem.geometry().chips),
         Err(e) => return format!("clock: not aligned: {e}"),
     };
-    timebase_for(device, arch, chips).1
+    timebase_for(device, arch, chips, inputs).1
 }

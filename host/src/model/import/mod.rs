@@ -21,6 +21,7 @@ pub(crate) use rings::CsvRings;
 
 use crate::decode::RecordKind;
 use crate::error::{Location, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpLogEntry, OpRecord};
 use crate::pass::RingPass;
@@ -57,9 +58,9 @@ pub struct Imported {
 
 /// Reads the device log `csv` (and the op report `ops` that names its runs) into a
 /// [`Profile`] holding every record (see the module docs). An unreadable row is an error
-/// naming its line.
-pub fn import(csv: &Path, ops: Option<&Path>) -> Result<Imported> {
-    let (mut i, mut rings) = stream(csv, ops)?;
+/// naming its line. The files read are noted in `inputs` (the command's input guard).
+pub fn import(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<Imported> {
+    let (mut i, mut rings) = stream(csv, ops, inputs)?;
     for index in 0..i.profile.ring_count() {
         let ring = rings.ring(index)?.into_owned();
         i.profile.readout.rings[index] = ring;
@@ -70,10 +71,10 @@ pub fn import(csv: &Path, ops: Option<&Path>) -> Result<Imported> {
 /// The first pass over the device log `csv` (see the module docs): the [`Profile`], whose
 /// rings hold no records, and the second pass that reads them ring by ring, for
 /// [`crate::outputs::write_all_rings`]. An unreadable row is an error naming its line,
-/// before any output is written.
-pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
-    let report = ops.map(op_report::read).transpose()?;
-    let mut log = DeviceLog::open(csv)?;
+/// before any output is written. The files read (both passes) are noted in `inputs`.
+pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Imported, CsvRings)> {
+    let report = ops.map(|o| op_report::read(o, inputs)).transpose()?;
+    let mut log = DeviceLog::open(csv, inputs)?;
     let mhz = log.mhz;
     let (arch, max_cores, arch_text) = (log.arch, log.max_cores, log.arch_text.clone());
     let chip_time = ChipTime {
@@ -238,7 +239,8 @@ pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
     let timebase = Timebase {
         chips: chip_ids.iter().map(|&c| (c, chip_time.clone())).collect(),
     };
-    let oplog = op_log(csv, ops, report.map(|r| r.ops), &p.spans, mhz);
+    let mut oplog = op_log(csv, ops, report.map(|r| r.ops), &p.spans, mhz);
+    oplog.0.inputs = inputs.clone();
     let mut profile = Profile::from_passes(readout, resolution, Some(oplog.0), timebase, passes);
     profile.readout.issues.extend(oplog.1);
     let imported = Imported {
@@ -251,7 +253,10 @@ pub fn stream(csv: &Path, ops: Option<&Path>) -> Result<(Imported, CsvRings)> {
             "clock: CHIP_FREQ[MHz] {mhz} of the device log (cycles since reset over that frequency; no host clock fit)"
         ),
     };
-    Ok((imported, CsvRings::new(csv.to_path_buf(), expected)))
+    Ok((
+        imported,
+        CsvRings::new(csv.to_path_buf(), expected, inputs.clone()),
+    ))
 }
 
 /// One op per (chip, run) of the device log, named by the op report's op of that
@@ -332,6 +337,7 @@ fn op_log(
         OpLog {
             path: ops_path.unwrap_or(csv).to_path_buf(),
             entries,
+            inputs: Inputs::none(),
         },
         issues,
     )
@@ -350,8 +356,8 @@ mod tests {
         let csv = dir.join(crate::csv::FILE_NAME);
         let r = fixture::readout();
         let res = fixture::resolution(&r);
-        crate::csv::write_file(&csv, &r, &res, 1000).unwrap();
-        let i = import(&csv, None).unwrap();
+        crate::csv::write_file(&csv, &r, &res, 1000, &crate::inputs::Inputs::none()).unwrap();
+        let i = import(&csv, None, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!((i.zones, i.unmatched_ends, i.unclosed_starts), (120, 0, 0));
         let p = &i.profile;
         assert!(
@@ -412,7 +418,7 @@ mod tests {
         let csv = dir.join(crate::csv::FILE_NAME);
         let r = fixture::readout();
         let res = fixture::resolution(&r);
-        crate::csv::write_file(&csv, &r, &res, 1000).unwrap();
+        crate::csv::write_file(&csv, &r, &res, 1000, &crate::inputs::Inputs::none()).unwrap();
         let text = std::fs::read_to_string(&csv).unwrap();
         let mut lines = text.lines();
         let head: Vec<&str> = lines.by_ref().take(2).collect();
@@ -431,8 +437,9 @@ mod tests {
         }
         let interleaved = dir.join("interleaved.csv");
         std::fs::write(&interleaved, mixed.join("\n") + "\n").unwrap();
-        let held = import(&interleaved, None).unwrap();
-        let (streamed, mut source) = stream(&interleaved, None).unwrap();
+        let held = import(&interleaved, None, &crate::inputs::Inputs::none()).unwrap();
+        let (streamed, mut source) =
+            stream(&interleaved, None, &crate::inputs::Inputs::none()).unwrap();
         source.window_records = 1;
         assert_eq!(streamed.profile.ring_count(), held.profile.ring_count());
         for i in 0..held.profile.ring_count() {

@@ -12,6 +12,7 @@
 use super::pairing::{Made, Pairing};
 use crate::decode::Records;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::readout::RingReport;
 use crate::ring_source::RingSource;
 use crate::tt_metal::device_log::DeviceLog;
@@ -40,10 +41,12 @@ pub struct CsvRings {
     pub(crate) readings: u32,
     /// [`WINDOW_RECORDS`] (smaller in tests).
     pub(crate) window_records: u64,
+    /// The command's input guard: each reading notes the file again.
+    inputs: Inputs,
 }
 
 impl CsvRings {
-    pub(super) fn new(path: PathBuf, expected: Vec<(u64, u64)>) -> CsvRings {
+    pub(super) fn new(path: PathBuf, expected: Vec<(u64, u64)>, inputs: Inputs) -> CsvRings {
         CsvRings {
             pairing: Pairing::new(&path),
             path,
@@ -55,6 +58,7 @@ impl CsvRings {
             window: 0,
             readings: 0,
             window_records: WINDOW_RECORDS,
+            inputs,
         }
     }
 
@@ -91,7 +95,7 @@ impl CsvRings {
         }
         self.set_window(index);
         if self.log.is_none() {
-            self.log = Some(DeviceLog::open(&self.path)?);
+            self.log = Some(DeviceLog::open(&self.path, &self.inputs)?);
             self.readings += 1;
         }
         loop {

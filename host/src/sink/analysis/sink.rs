@@ -4,6 +4,7 @@
 use super::{Analysis, Analyzer};
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
@@ -11,16 +12,19 @@ use std::path::{Path, PathBuf};
 /// Writes the bottleneck analysis.
 pub(crate) struct AnalysisSink {
     path: PathBuf,
+    /// The command's input guard: the file is not written over one of its inputs.
+    inputs: Inputs,
     analyzer: Option<Analyzer>,
     /// The analysis as written (after [`Sink::finish`]).
     pub analysis: Option<Analysis>,
 }
 
 impl AnalysisSink {
-    /// The analysis at `path`.
-    pub(crate) fn new(path: &Path) -> AnalysisSink {
+    /// The analysis at `path`, never written over one of `inputs`.
+    pub(crate) fn new(path: &Path, inputs: &Inputs) -> AnalysisSink {
         AnalysisSink {
             path: path.to_path_buf(),
+            inputs: inputs.clone(),
             analyzer: Some(Analyzer::default()),
             analysis: None,
         }
@@ -39,7 +43,7 @@ impl Sink for AnalysisSink {
         let a = self.analyzer.take().unwrap_or_default().finish(p);
         let text = serde_json::to_string_pretty(&a)
             .map_err(|e| Error::Internal(format!("analysis as JSON: {e}")))?;
-        write_atomic(&self.path, |w| {
+        write_atomic(&self.path, &self.inputs, |w| {
             std::io::Write::write_all(w, text.as_bytes())
         })?;
         let left_out: u64 = a

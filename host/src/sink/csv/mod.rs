@@ -26,6 +26,7 @@ pub use sink::DeviceCsv;
 use crate::atomic::write_atomic;
 use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::markers::{markers, MarkerType};
 use crate::readout::{Readout, RingId};
 use crate::resolve::{Resolution, RingSites};
@@ -65,10 +66,17 @@ pub fn freq_mhz(timebase: &Timebase) -> u32 {
         .map_or(0, |c| (c.cycles_per_ns * 1000.0).round() as u32)
 }
 
-/// Writes the CSV to `path` atomically; returns the number of marker rows.
-pub fn write_file(path: &Path, readout: &Readout, sites: &Resolution, mhz: u32) -> Result<u64> {
+/// Writes the CSV to `path` atomically (never over one of `inputs`); returns the number of
+/// marker rows.
+pub fn write_file(
+    path: &Path,
+    readout: &Readout,
+    sites: &Resolution,
+    mhz: u32,
+    inputs: &Inputs,
+) -> Result<u64> {
     let mut rows = 0;
-    write_atomic(path, |w| {
+    write_atomic(path, inputs, |w| {
         rows = write(w, readout, sites, mhz)?;
         Ok(())
     })?;

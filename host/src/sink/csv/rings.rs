@@ -9,6 +9,7 @@ use crate::capture::payload::decode_payload;
 use crate::capture::Captured;
 use crate::decode::ZoneTable;
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::profile::Profile;
@@ -212,9 +213,10 @@ impl<'a> RingCsv<'a> {
 /// output in one pass over the spool, memory at one ring's records. `progress` is told how
 /// many rings are written after each one. Returns the CSV's
 /// counts, what each sink wrote, and the run's issues (the op log's host times against the
-/// device, records off the timeline).
+/// device, records off the timeline). The CSV is never written over one of `inputs`.
 pub fn write_streamed(
     path: &Path,
+    inputs: &Inputs,
     captured: &mut Captured,
     oplog: Option<&OpLog>,
     timebase: &Timebase,
@@ -234,7 +236,7 @@ pub fn write_streamed(
     let mut decode_issues = Vec::new();
     let mut failed: Option<crate::Error> = None;
     let spool = &mut captured.payload;
-    write_atomic(path, |w| {
+    write_atomic(path, inputs, |w| {
         csv.header(w)?;
         for (i, ring) in captured.readout.rings.iter().enumerate() {
             let payload = spool.read(ring.id).map_err(io::Error::other)?;

@@ -3,6 +3,7 @@
 use crate::atomic::AtomicFile;
 use crate::csv::{self, RowWriter};
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::resolve::RingSites;
 use crate::sink::{Finished, Sink};
@@ -11,6 +12,8 @@ use std::path::{Path, PathBuf};
 /// Writes tt-metal's device CSV.
 pub struct DeviceCsv {
     path: PathBuf,
+    /// The command's input guard: the file is not written over one of its inputs.
+    inputs: Inputs,
     file: Option<AtomicFile>,
     rows: RowWriter,
     /// Marker rows written.
@@ -18,10 +21,11 @@ pub struct DeviceCsv {
 }
 
 impl DeviceCsv {
-    /// The CSV at `path`.
-    pub fn new(path: &Path) -> DeviceCsv {
+    /// The CSV at `path`, never written over one of `inputs`.
+    pub fn new(path: &Path, inputs: &Inputs) -> DeviceCsv {
         DeviceCsv {
             path: path.to_path_buf(),
+            inputs: inputs.clone(),
             file: None,
             rows: RowWriter::new(),
             written_rows: 0,
@@ -35,7 +39,7 @@ impl DeviceCsv {
 
 impl Sink for DeviceCsv {
     fn begin(&mut self, p: &Profile) -> Result<()> {
-        let mut file = AtomicFile::create(&self.path)?;
+        let mut file = AtomicFile::create(&self.path, &self.inputs)?;
         csv::header(file.writer(), p.geometry(), csv::freq_mhz(&p.timebase))
             .map_err(|e| self.io(e))?;
         self.file = Some(file);

@@ -7,6 +7,7 @@ use super::{
 };
 use crate::atomic::write_atomic;
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
 use crate::sink::{Finished, Sink};
@@ -16,15 +17,18 @@ use std::path::{Path, PathBuf};
 /// Writes the op graph into a directory.
 pub(crate) struct GraphSink {
     dir: PathBuf,
+    /// The command's input guard: no file is written over one of its inputs.
+    inputs: Inputs,
     /// The graph (after [`Sink::begin`]).
     pub graph: Option<OpGraph>,
 }
 
 impl GraphSink {
-    /// The op graph's files in `dir`.
-    pub(crate) fn new(dir: &Path) -> GraphSink {
+    /// The op graph's files in `dir`, never written over one of `inputs`.
+    pub(crate) fn new(dir: &Path, inputs: &Inputs) -> GraphSink {
         GraphSink {
             dir: dir.to_path_buf(),
+            inputs: inputs.clone(),
             graph: None,
         }
     }
@@ -50,7 +54,9 @@ impl Sink for GraphSink {
         };
         let dot_path = self.dir.join(DOT_FILE_NAME);
         let svg_path = self.dir.join(SVG_FILE_NAME);
-        write_atomic(&dot_path, |w| w.write_all(to_dot(g).as_bytes()))?;
+        write_atomic(&dot_path, &self.inputs, |w| {
+            w.write_all(to_dot(g).as_bytes())
+        })?;
         let mut issues = g.issues.clone();
         let mut files = vec![dot_path.clone()];
         match render_svg(g) {
@@ -71,7 +77,7 @@ impl Sink for GraphSink {
                         ),
                     ));
                 }
-                write_atomic(&svg_path, |w| w.write_all(svg.as_bytes()))?;
+                write_atomic(&svg_path, &self.inputs, |w| w.write_all(svg.as_bytes()))?;
                 files.push(svg_path);
             }
             Err(why) => issues.push(Issue::error(

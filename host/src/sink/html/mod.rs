@@ -40,6 +40,7 @@ pub(crate) use sink::HtmlPage;
 
 use crate::atomic::write_atomic;
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::timeline::{MarkKind, Timeline};
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -74,9 +75,9 @@ pub struct Shown {
     pub(crate) marks_hidden: usize,
 }
 
-/// Writes the page to `path` atomically.
-pub fn write_file(path: &Path, t: &Timeline) -> Result<Shown> {
-    write_file_limited(path, t, MAX_ZONES, MAX_MARKS, (0, 0), "")
+/// Writes the page to `path` atomically (never over one of `inputs`).
+pub fn write_file(path: &Path, t: &Timeline, inputs: &Inputs) -> Result<Shown> {
+    write_file_limited(path, t, MAX_ZONES, MAX_MARKS, (0, 0), "", inputs)
 }
 
 /// [`write_file`] embedding at most `zones` zones and `marks` marks, of a timeline from which
@@ -88,9 +89,10 @@ pub(crate) fn write_file_limited(
     marks: usize,
     pruned: (usize, usize),
     panel: &str,
+    inputs: &Inputs,
 ) -> Result<Shown> {
     let mut shown = Shown::default();
-    write_atomic(path, |w| {
+    write_atomic(path, inputs, |w| {
         shown = write_pruned(w, t, zones, marks, pruned, panel)?;
         Ok(())
     })?;

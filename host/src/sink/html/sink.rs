@@ -8,6 +8,7 @@
 
 use crate::error::Result;
 use crate::html;
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{self, Analyzer};
@@ -18,6 +19,8 @@ use std::path::{Path, PathBuf};
 /// Writes the HTML timeline.
 pub(crate) struct HtmlPage {
     path: PathBuf,
+    /// The command's input guard: the page is not written over one of its inputs.
+    inputs: Inputs,
     /// Files holding every zone, named when the page leaves some out.
     complete: Vec<PathBuf>,
     timeline: Option<Timeline>,
@@ -35,10 +38,11 @@ pub(crate) struct HtmlPage {
 
 impl HtmlPage {
     /// The page at `path`; `complete` are the outputs that hold every zone (named in the
-    /// warning when the page leaves zones out).
-    pub(crate) fn new(path: &Path, complete: Vec<PathBuf>) -> HtmlPage {
+    /// warning when the page leaves zones out); never written over one of `inputs`.
+    pub(crate) fn new(path: &Path, complete: Vec<PathBuf>, inputs: &Inputs) -> HtmlPage {
         HtmlPage {
             path: path.to_path_buf(),
+            inputs: inputs.clone(),
             complete,
             timeline: None,
             limits: (html::MAX_ZONES, html::MAX_MARKS),
@@ -133,7 +137,15 @@ impl Sink for HtmlPage {
                 ),
             );
         }
-        let shown = html::write_file_limited(&self.path, &t, zones, marks, self.pruned, &panel)?;
+        let shown = html::write_file_limited(
+            &self.path,
+            &t,
+            zones,
+            marks,
+            self.pruned,
+            &panel,
+            &self.inputs,
+        )?;
         self.shown = shown;
         let page = self.path.display();
         let every: Vec<String> = self

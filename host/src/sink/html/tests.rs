@@ -436,7 +436,7 @@ fn headless_chromium_draws_the_zones_and_hover_and_zoom_work() {
         .position(|m| matches!(m.kind, MarkKind::Data(_)))
         .unwrap();
     t.marks[data].kind = MarkKind::Data(u64::MAX);
-    write_file(&path, &t).unwrap();
+    write_file(&path, &t, &crate::inputs::Inputs::none()).unwrap();
     let url = format!("file://{}#selftest", path.display());
     let dom = run_chromium(&bin, &dir.join("profile-dom"), &["--dump-dom".into(), url]);
     let start =
@@ -620,7 +620,8 @@ fn a_page_fed_ring_by_ring_with_pruning_is_the_page_of_the_whole_run() {
         let shown = write_limited(&mut want, &whole, zones, marks).unwrap();
         let dir = crate::testing::temp_dir("html-prune");
         let path = dir.join(FILE_NAME);
-        let mut page = HtmlPage::new(&path, vec![]).with_limits(zones, marks);
+        let mut page =
+            HtmlPage::new(&path, vec![], &crate::inputs::Inputs::none()).with_limits(zones, marks);
         let done = sink::drive(&p, &mut [&mut page as &mut dyn Sink]).unwrap();
         let (got, want) = (
             std::fs::read_to_string(&path).unwrap(),

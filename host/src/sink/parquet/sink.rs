@@ -6,6 +6,7 @@ use super::tables::{self, Dictionaries};
 use super::{MARKS_FILE, OPS_FILE, ROW_GROUP_ROWS, ZONES_FILE};
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::sink::{self, Finished, Sink};
 use arrow_array::RecordBatch;
@@ -56,11 +57,12 @@ impl Table {
         path: PathBuf,
         schema: SchemaRef,
         props: WriterProperties,
+        inputs: &Inputs,
     ) -> Result<Table> {
         if let Some(dir) = path.parent() {
             crate::atomic::create_dir_within(root, dir)?;
         }
-        let file = AtomicFile::create(&path)?;
+        let file = AtomicFile::create(&path, inputs)?;
         let (file, columns) = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .and_then(|w| w.into_serialized_writer())
             .map_err(|e| pq_error(&path, e))?;
@@ -337,6 +339,8 @@ pub struct ParquetRows {
 /// Writes the zones, marks and ops tables ([`super`]).
 pub struct ParquetSink {
     layout: Layout,
+    /// The command's input guard: no table is written over one of its inputs.
+    inputs: Inputs,
     /// The dictionaries of the profile ([`Profile::uid`]) whose rings are coming.
     dicts: Option<(u64, Dictionaries)>,
     /// The zones, marks and ops schemas (from [`Sink::begin`]).
@@ -348,23 +352,29 @@ pub struct ParquetSink {
 }
 
 impl ParquetSink {
-    /// The three files in `dir` (which must exist or be creatable).
-    pub fn new(dir: &Path) -> ParquetSink {
-        ParquetSink::with(Layout::Files(dir.to_path_buf()))
+    /// The three files in `dir` (which must exist or be creatable), never written over one
+    /// of `inputs`.
+    pub fn new(dir: &Path, inputs: &Inputs) -> ParquetSink {
+        ParquetSink::with(Layout::Files(dir.to_path_buf()), inputs)
     }
 
     /// A hive-partitioned dataset under `dir` for host `host` (letters, digits, `.`, `_`,
-    /// `-`; checked when the drive begins): see [`super`].
-    pub fn dataset(dir: &Path, host: &str) -> ParquetSink {
-        ParquetSink::with(Layout::Dataset {
-            dir: dir.to_path_buf(),
-            host: host.to_string(),
-        })
+    /// `-`; checked when the drive begins): see [`super`]. No file is written over one of
+    /// `inputs`.
+    pub fn dataset(dir: &Path, host: &str, inputs: &Inputs) -> ParquetSink {
+        ParquetSink::with(
+            Layout::Dataset {
+                dir: dir.to_path_buf(),
+                host: host.to_string(),
+            },
+            inputs,
+        )
     }
 
-    fn with(layout: Layout) -> ParquetSink {
+    fn with(layout: Layout, inputs: &Inputs) -> ParquetSink {
         ParquetSink {
             layout,
+            inputs: inputs.clone(),
             dicts: None,
             schemas: None,
             writer: None,
@@ -446,18 +456,21 @@ impl Sink for ParquetSink {
                 self.path("zones", chip),
                 tables::zones_schema(with_chip),
                 props.clone(),
+                &self.inputs,
             )?;
             let marks = Table::create(
                 self.root(),
                 self.path("marks", chip),
                 tables::marks_schema(with_chip),
                 props.clone(),
+                &self.inputs,
             )?;
             let ops = Table::create(
                 self.root(),
                 self.path("ops", chip),
                 tables::ops_schema(with_chip),
                 props.clone(),
+                &self.inputs,
             )?;
             all.insert(chip, Tables { zones, marks, ops });
         }
@@ -536,9 +549,14 @@ impl Sink for ParquetSink {
 
 /// Writes `profile` as a hive-partitioned dataset under `dir` for host `host`
 /// (`DIR/<table>/host=<host>/chip=<n>/part-0.parquet`; see [`super`]): what `--dataset DIR`
-/// does. An existing partition of the same host and chip is replaced.
-pub fn write_dataset(dir: &Path, host: &str, profile: &Profile) -> Result<(Finished, ParquetRows)> {
-    let mut s = ParquetSink::dataset(dir, host);
+/// does. An existing partition of the same host and chip is replaced; one of `inputs` is not.
+pub fn write_dataset(
+    dir: &Path,
+    host: &str,
+    profile: &Profile,
+    inputs: &Inputs,
+) -> Result<(Finished, ParquetRows)> {
+    let mut s = ParquetSink::dataset(dir, host, inputs);
     let mut done = sink::drive(profile, &mut [&mut s])?;
     Ok((done.pop().unwrap_or_default(), s.written))
 }

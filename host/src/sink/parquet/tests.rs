@@ -71,7 +71,7 @@ fn per_name(batches: &[arrow_array::RecordBatch]) -> BTreeMap<String, (u64, i64)
 fn the_three_tables_read_back_with_every_zone_mark_and_op() {
     let p = profile();
     let dir = crate::testing::temp_dir("parquet-files");
-    let mut s = ParquetSink::new(&dir);
+    let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
     let done = sink::drive(&p, &mut [&mut s]).unwrap().pop().unwrap();
     assert_eq!(
         done.files,
@@ -147,7 +147,8 @@ fn the_three_tables_read_back_with_every_zone_mark_and_op() {
 fn a_dataset_is_partitioned_by_host_and_chip_without_the_chip_column() {
     let p = profile();
     let dir = crate::testing::temp_dir("parquet-dataset");
-    let (done, written) = write_dataset(&dir, "node-1", &p).unwrap();
+    let (done, written) =
+        write_dataset(&dir, "node-1", &p, &crate::inputs::Inputs::none()).unwrap();
     assert_eq!(written.zones, 120);
     let zones = dir.join("zones/host=node-1/chip=0/part-0.parquet");
     assert_eq!(done.files[0], zones);
@@ -161,7 +162,7 @@ fn a_dataset_is_partitioned_by_host_and_chip_without_the_chip_column() {
     assert_eq!(per_name(&b), expected(&p));
     // A host name that is not one directory name is refused before anything is written.
     for bad in ["", "..", "a/b", "x=y", "tab\there"] {
-        let e = write_dataset(&dir.join("bad"), bad, &p)
+        let e = write_dataset(&dir.join("bad"), bad, &p, &crate::inputs::Inputs::none())
             .unwrap_err()
             .to_string();
         assert!(e.contains("dataset host name"), "{bad:?}: {e}");
@@ -174,7 +175,7 @@ fn a_dataset_is_partitioned_by_host_and_chip_without_the_chip_column() {
 fn a_failed_drive_leaves_no_file() {
     let p = profile();
     let dir = crate::testing::temp_dir("parquet-fail");
-    let mut s = ParquetSink::new(&dir);
+    let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
     s.begin(&p).unwrap();
     drop(s);
     assert_eq!(
@@ -433,7 +434,7 @@ fn cells(batches: &[arrow_array::RecordBatch]) -> Vec<Vec<String>> {
 fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
     for p in [profile(), nested_profile(7), random_profile(8)] {
         let dir = crate::testing::temp_dir("parquet-cells");
-        let mut s = ParquetSink::new(&dir);
+        let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
         sink::drive(&p, &mut [&mut s]).unwrap();
         let d = tables::Dictionaries::new(&p.labels, &p.ops);
         let (zs, ms) = (zones_schema(true), marks_schema(true));

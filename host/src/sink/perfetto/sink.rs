@@ -3,6 +3,7 @@
 use super::proto::*;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{arrows, Analysis, Analyzer};
@@ -106,6 +107,8 @@ fn append_packet(out: &mut Vec<u8>, p: &TracePacket) {
 /// Writes `ttprof_trace.pftrace`.
 pub struct PerfettoSink {
     path: PathBuf,
+    /// The command's input guard: the file is not written over one of its inputs.
+    inputs: Inputs,
     file: Option<AtomicFile>,
     /// Packets not yet compressed.
     raw: Vec<u8>,
@@ -135,10 +138,11 @@ enum Ev {
 }
 
 impl PerfettoSink {
-    /// The trace at `path`.
-    pub fn new(path: &Path) -> PerfettoSink {
+    /// The trace at `path`, never written over one of `inputs`.
+    pub fn new(path: &Path, inputs: &Inputs) -> PerfettoSink {
         PerfettoSink {
             path: path.to_path_buf(),
+            inputs: inputs.clone(),
             file: None,
             raw: Vec::with_capacity(CHUNK_BYTES + (64 << 10)),
             buf: Vec::with_capacity(1 << 20),
@@ -589,7 +593,7 @@ fn label_name(p: &Profile, l: u32) -> &str {
 
 impl Sink for PerfettoSink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
-        self.file = Some(AtomicFile::create(&self.path)?);
+        self.file = Some(AtomicFile::create(&self.path, &self.inputs)?);
         self.begun = p as *const Profile as usize;
         self.arch = p.geometry().arch;
         let chips: BTreeSet<u32> = p

@@ -46,7 +46,7 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
     let p = profile();
     let dir = crate::testing::temp_dir("perfetto");
     let path = dir.join(FILE_NAME);
-    let mut s = PerfettoSink::new(&path);
+    let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
     sink::drive(&p, &mut [&mut s]).unwrap();
     let bytes = std::fs::read(&path).unwrap();
     let trace = Trace {

@@ -28,6 +28,7 @@ mod tests;
 
 use crate::atomic::write_atomic;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpRecord, Signpost};
 use crate::readout::Readout;
@@ -114,15 +115,21 @@ impl OpReport {
         })
     }
 
-    /// Writes the CSV to `path` atomically.
-    pub fn write_file(&self, path: &Path) -> Result<()> {
-        write_atomic(path, |w| columns::write(w, self))
+    /// Writes the CSV to `path` atomically (never over one of `inputs`).
+    pub fn write_file(&self, path: &Path, inputs: &Inputs) -> Result<()> {
+        write_atomic(path, inputs, |w| columns::write(w, self))
     }
 
     /// Writes the CSV into `dir` under tt-metal's name for `now`; returns its path.
-    pub(crate) fn write_into(&self, dir: &Path, now: SystemTime) -> Result<std::path::PathBuf> {
+    /// Never over one of `inputs`.
+    pub(crate) fn write_into(
+        &self,
+        dir: &Path,
+        now: SystemTime,
+        inputs: &Inputs,
+    ) -> Result<std::path::PathBuf> {
         let path = dir.join(file_name(now));
-        self.write_file(&path)?;
+        self.write_file(&path, inputs)?;
         Ok(path)
     }
 }

@@ -3,6 +3,7 @@
 //! before any file is written), written at the end.
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::report::{self, OpReport};
 use crate::sink::analysis::Analyzer;
@@ -13,6 +14,8 @@ use std::time::SystemTime;
 /// Writes the op report into a directory under tt-metal's name for a time.
 pub(crate) struct OpReportSink {
     dir: PathBuf,
+    /// The command's input guard: the report is not written over one of its inputs.
+    inputs: Inputs,
     now: SystemTime,
     /// The report (after [`Sink::begin`]).
     pub report: Option<OpReport>,
@@ -21,10 +24,11 @@ pub(crate) struct OpReportSink {
 }
 
 impl OpReportSink {
-    /// The report in `dir`, named for `now`.
-    pub(crate) fn new(dir: &Path, now: SystemTime) -> OpReportSink {
+    /// The report in `dir`, named for `now`, never written over one of `inputs`.
+    pub(crate) fn new(dir: &Path, now: SystemTime, inputs: &Inputs) -> OpReportSink {
         OpReportSink {
             dir: dir.to_path_buf(),
+            inputs: inputs.clone(),
             now,
             report: None,
             waits: Some(Analyzer::default()),
@@ -60,7 +64,7 @@ impl Sink for OpReportSink {
                 report.compute_cb_waits.insert((op.chip, op.run), w);
             }
         }
-        let path = report.write_into(&self.dir, self.now)?;
+        let path = report.write_into(&self.dir, self.now, &self.inputs)?;
         Ok(Finished {
             files: vec![path],
             issues: report.issues.clone(),

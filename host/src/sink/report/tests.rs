@@ -379,7 +379,9 @@ fn file_names_carry_a_utc_timestamp_like_tt_metal_s() {
 fn write_file_is_atomic_and_names_the_path_it_cannot_write() {
     let rep = report_of(&fixture::oplog()).unwrap();
     let dir = crate::testing::temp_dir("op-report");
-    let path = rep.write_into(&dir, UNIX_EPOCH).unwrap();
+    let path = rep
+        .write_into(&dir, UNIX_EPOCH, &crate::inputs::Inputs::none())
+        .unwrap();
     assert_eq!(
         path.file_name().unwrap(),
         "ops_perf_results_1970_01_01_00_00_00.csv"
@@ -390,7 +392,10 @@ fn write_file_is_atomic_and_names_the_path_it_cannot_write() {
         "no temporary file left"
     );
     let e = rep
-        .write_file(&dir.join("no-such-dir/x.csv"))
+        .write_file(
+            &dir.join("no-such-dir/x.csv"),
+            &crate::inputs::Inputs::none(),
+        )
         .unwrap_err()
         .to_string();
     assert!(e.contains("no-such-dir/x.csv"), "{e}");
@@ -431,7 +436,8 @@ fn thousands(x: f64) -> String {
 /// times and op-to-op gaps it prints are the ones ttprof computed.
 pub(crate) fn check_with_tt_perf_report(rep: &OpReport, dir: &std::path::Path) {
     let csv = dir.join(file_name(UNIX_EPOCH));
-    rep.write_file(&csv).unwrap();
+    rep.write_file(&csv, &crate::inputs::Inputs::none())
+        .unwrap();
     let out_csv = dir.join("perf-report.csv");
     let Some(out) = tt_perf_report(&[
         csv.as_os_str(),

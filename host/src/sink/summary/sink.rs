@@ -5,6 +5,7 @@
 
 use crate::atomic::write_atomic;
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{self, Analyzer};
 use crate::sink::{Finished, Sink};
@@ -15,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub struct SummarySink {
     /// `None`: the summary is only rendered (for printing), not written.
     path: Option<PathBuf>,
+    /// The command's input guard: the file is not written over one of its inputs.
+    inputs: Inputs,
     threshold_ns: f64,
     notes: Vec<String>,
     builder: summary::Builder,
@@ -30,10 +33,11 @@ pub struct SummarySink {
 
 impl SummarySink {
     /// The summary at `path`, hiding rows whose mean is below `threshold_ns`, with `notes`
-    /// as its first lines.
-    pub fn new(path: &Path, threshold_ns: f64, notes: Vec<String>) -> SummarySink {
+    /// as its first lines, never written over one of `inputs`.
+    pub fn new(path: &Path, threshold_ns: f64, notes: Vec<String>, inputs: &Inputs) -> SummarySink {
         SummarySink {
             path: Some(path.to_path_buf()),
+            inputs: inputs.clone(),
             threshold_ns,
             notes,
             builder: summary::Builder::default(),
@@ -48,6 +52,7 @@ impl SummarySink {
     pub fn printed(threshold_ns: f64) -> SummarySink {
         SummarySink {
             path: None,
+            inputs: Inputs::none(),
             threshold_ns,
             notes: Vec::new(),
             builder: summary::Builder::default(),
@@ -86,7 +91,9 @@ impl Sink for SummarySink {
         text.push_str(&analysis::render(&a));
         self.brief = summary::brief::render(&s, &a);
         if let Some(path) = &self.path {
-            write_atomic(path, |w| std::io::Write::write_all(w, text.as_bytes()))?;
+            write_atomic(path, &self.inputs, |w| {
+                std::io::Write::write_all(w, text.as_bytes())
+            })?;
         }
         self.summary = Some((s, text));
         Ok(Finished {

@@ -29,6 +29,7 @@ pub(crate) use sink::TraceJson;
 use crate::atomic::write_atomic;
 use crate::decode::NO_RUN;
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::oplog::Signpost;
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
 use riscv_linker::Arch;
@@ -74,10 +75,10 @@ pub struct TraceStats {
     pub(crate) ops_left_out: u64,
 }
 
-/// Writes the trace to `path` atomically.
-pub fn write_file(path: &Path, t: &Timeline) -> Result<TraceStats> {
+/// Writes the trace to `path` atomically (never over one of `inputs`).
+pub fn write_file(path: &Path, t: &Timeline, inputs: &Inputs) -> Result<TraceStats> {
     let mut stats = TraceStats::default();
-    write_atomic(path, |w| {
+    write_atomic(path, inputs, |w| {
         stats = write(w, t)?;
         Ok(())
     })?;

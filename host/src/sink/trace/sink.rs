@@ -3,6 +3,7 @@
 
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
 use crate::sink::{Finished, Sink};
@@ -13,16 +14,19 @@ use std::path::{Path, PathBuf};
 /// Writes the trace JSON.
 pub(crate) struct TraceJson {
     path: PathBuf,
+    /// The command's input guard: the file is not written over one of its inputs.
+    inputs: Inputs,
     writer: Option<TraceWriter<AtomicFile>>,
     /// What was written (after [`Sink::finish`]).
     pub stats: TraceStats,
 }
 
 impl TraceJson {
-    /// The trace at `path`.
-    pub(crate) fn new(path: &Path) -> TraceJson {
+    /// The trace at `path`, never written over one of `inputs`.
+    pub(crate) fn new(path: &Path, inputs: &Inputs) -> TraceJson {
         TraceJson {
             path: path.to_path_buf(),
+            inputs: inputs.clone(),
             writer: None,
             stats: TraceStats::default(),
         }
@@ -35,7 +39,7 @@ impl TraceJson {
 
 impl Sink for TraceJson {
     fn begin(&mut self, p: &Profile) -> Result<()> {
-        let file = AtomicFile::create(&self.path)?;
+        let file = AtomicFile::create(&self.path, &self.inputs)?;
         let chips: BTreeSet<u32> = p.readout.rings.iter().map(|r| r.id.chip).collect();
         let w = TraceWriter::begin(file, p.geometry().arch, &chips, &p.ops, &p.signposts)
             .map_err(|e| self.io(e))?;

@@ -6,6 +6,7 @@ use super::{
     server::capture_hint, ServeOptions, ServeReport, Server, StreamOptions, TracySink, TracyStream,
 };
 use crate::error::Result;
+use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::profile::Profile;
@@ -44,16 +45,19 @@ pub enum Source<'a> {
 /// the rings one at a time, [`crate::pass`], [`crate::import::stream`]): what stays is the
 /// Tracy stream's own tables.
 pub fn run(source: &Source, opts: &ServeOptions) -> Result<TracyOutcome> {
+    // It writes no file: no input needs guarding.
+    let inputs = Inputs::none();
     let (p, stream, note) = match *source {
         Source::Device { device, oplog } => {
-            let loaded = crate::pass::open(device, Some(OpLog::read(oplog)?))?;
+            let oplog = OpLog::read(oplog, &inputs)?;
+            let loaded = crate::pass::open(device, Some(oplog), &inputs)?;
             let mut rings = crate::pass::DeviceRings::new(&loaded.profile, loaded.memory.as_ref())?;
             let stream = stream_of(&loaded.profile, &mut rings)?;
             drop(rings);
             (loaded.profile, stream, loaded.clock_note)
         }
         Source::DeviceLog { csv, ops } => {
-            let (i, mut rings) = crate::import::stream(csv, ops)?;
+            let (i, mut rings) = crate::import::stream(csv, ops, &inputs)?;
             let stream = stream_of(&i.profile, &mut rings)?;
             (i.profile, stream, i.clock_note)
         }

@@ -144,6 +144,7 @@ fn oplog() -> OpLog {
     OpLog {
         path: "/tmp/ops.jsonl".into(),
         entries,
+        inputs: crate::inputs::Inputs::none(),
     }
 }
 

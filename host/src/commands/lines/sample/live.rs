@@ -326,7 +326,7 @@ mod tests {
         std::fs::write(&elf, b"a kernel").unwrap();
         let hash = crate::launch::kernel_hash(b"a kernel");
         let log_path = dir.join("ops.jsonl");
-        let mut w = OpLogWriter::create(&log_path).unwrap();
+        let mut w = OpLogWriter::create(&log_path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&OpRecord::device_op(
             1,
             0,
@@ -354,7 +354,8 @@ mod tests {
             place(2, hash, Risc::Brisc),     // a run the op log lacks
             place(1, hash, Risc::Ncrisc),    // a core the op log gives no kernel
         ]);
-        let (profile, issues) = s.into_profile(&OpLog::read(&log_path).unwrap());
+        let (profile, issues) =
+            s.into_profile(&OpLog::read(&log_path, &crate::inputs::Inputs::none()).unwrap());
         assert_eq!(profile.kernels.len(), 1);
         let (key, k) = profile.kernels.iter().next().unwrap();
         assert_eq!(
@@ -407,7 +408,7 @@ mod tests {
         }
         let dir = temp_dir("live-queue");
         b.write(&dir.join("d.img")).unwrap();
-        let mem = MappedImage::open(&dir.join("d.img")).unwrap();
+        let mem = MappedImage::open(&dir.join("d.img"), &crate::inputs::Inputs::none()).unwrap();
         let mut s = LiveSampler::new(SampleConfig::new(8), &mem).unwrap();
         // Posting into a full queue would wait 10 s and then fail: these return at once.
         s.poll(&mem).unwrap();

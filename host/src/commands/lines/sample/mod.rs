@@ -28,6 +28,7 @@ mod zones;
 use super::{Flavour, KernelKey, LineProfile, CAUSES};
 use crate::devmem::DeviceMemory;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -667,11 +668,12 @@ impl SampleProfile {
 
     /// Names every pc and writes the files (module docs) into `dir`; `exact` (`--lines`)
     /// is set beside. Call [`SampleProfile::split_by_zones`] first for the zones. Returns
-    /// the paths and how sampled and exact agree.
+    /// the paths and how sampled and exact agree. No file is written over one of `inputs`.
     pub fn write(
         &self,
         dir: &Path,
         exact: Option<&LineProfile>,
+        inputs: &Inputs,
     ) -> Result<(Vec<PathBuf>, Option<Agreement>)> {
         let mut names = super::symbolize::Names::default();
         for (key, s) in &self.kernels {
@@ -684,7 +686,7 @@ impl SampleProfile {
         }
         let (text, agreement) = report::render(self, exact, &names);
         let path = dir.join(SAMPLES_FILE);
-        crate::atomic::write_atomic(&path, |w| w.write_all(text.as_bytes()))?;
+        crate::atomic::write_atomic(&path, inputs, |w| w.write_all(text.as_bytes()))?;
         let mut written = vec![path];
         written.extend(self.as_lines().write_tables(
             dir,
@@ -695,6 +697,7 @@ impl SampleProfile {
                 SAMPLES_PARQUET_FILE,
             ],
             &SAMPLED,
+            inputs,
         )?);
         Ok((written, agreement))
     }

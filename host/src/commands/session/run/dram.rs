@@ -162,8 +162,13 @@ impl Buffer {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        let data =
-            crate::files::read_regular(file, "a DRAM input file", "read DRAM input", MAX_BYTES)?;
+        let data = crate::files::read_regular(
+            file,
+            "a DRAM input file",
+            "read DRAM input",
+            MAX_BYTES,
+            &session.config().inputs,
+        )?;
         session.write_dram_interleaved(self.addr, self.page, &data)
     }
 
@@ -188,6 +193,7 @@ impl Buffer {
             "an expected output file",
             "read expected output",
             MAX_BYTES,
+            &session.config().inputs,
         )?;
         Ok(first_difference(&got, &want).map(|at| {
             let byte = |v: &[u8]| v.get(at).map_or("nothing".to_string(), |b| format!("{b:#04x}"));

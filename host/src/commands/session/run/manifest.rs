@@ -4,6 +4,7 @@
 
 use super::spec::split_crate;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -69,13 +70,14 @@ pub(crate) enum ArgList {
 }
 
 /// Reads and parses the manifest at `path` (`.toml` or `.json`); an error names the file
-/// and, for TOML, the line and column.
-pub(crate) fn read(path: &Path) -> Result<Manifest> {
+/// and, for TOML, the line and column. The file is noted in `inputs`.
+pub(crate) fn read(path: &Path, inputs: &Inputs) -> Result<Manifest> {
     let bytes = crate::files::read_regular(
         path,
         "a manifest (TOML or JSON)",
         "read manifest",
         MAX_BYTES,
+        inputs,
     )?;
     let text = String::from_utf8(bytes).map_err(|e| Error::BadFile {
         path: path.into(),

@@ -20,6 +20,7 @@ pub(crate) mod spec;
 use super::build::{Builder, Building};
 use super::{parse_arch, parse_grid, Backend, Config, FinishedSession, Launched, Op, Session};
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::launch::Policy;
 use crate::lines::sample::SampleConfig;
 use crate::outputs::Dataset;
@@ -75,6 +76,9 @@ pub struct RunOptions {
     pub summary_threshold_ns: f64,
     /// Output directory.
     pub out: PathBuf,
+    /// [`Config::inputs`]: the command's input guard (the manifest, kernel ELFs and input
+    /// files are noted in it; no output is written over one).
+    pub inputs: Inputs,
 }
 
 /// What a run reports while it works, before each kernel build and after each launch.
@@ -169,6 +173,7 @@ impl Run {
             crate::sink::parquet::check_host(&d.host)?;
         }
         cfg.dataset = options.dataset.clone();
+        cfg.inputs = options.inputs.clone();
         cfg.settings.policy = policy;
         let mut session = Session::start(cfg)?;
         let mut fault = None;
@@ -217,7 +222,7 @@ impl Run {
 fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan> {
     let (manifest, base) = match &options.manifest {
         Some(p) => (
-            Some(manifest::read(p)?),
+            Some(manifest::read(p, &options.inputs)?),
             p.parent().map(Path::to_path_buf).unwrap_or_default(),
         ),
         None => (None, PathBuf::new()),
@@ -326,7 +331,7 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
             op = op.tiles(parsed);
         }
         for l1 in plan.l1.iter().chain(&options.l1) {
-            op = op.l1(spec::parse_l1(l1)?);
+            op = op.l1(spec::parse_l1(l1, &options.inputs)?);
         }
         let launches = if options.manifest.is_some() {
             plan.launches
@@ -373,7 +378,7 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
     // created: unusable input leaves nothing behind.
     let buffers = super::check::run_buffers(arch, options.backend, options.sample.as_ref());
     for p in &ops {
-        super::check(&p.op, arch, &buffers)?;
+        super::check(&p.op, arch, &buffers, &options.inputs)?;
     }
     Ok(Plan {
         ops,

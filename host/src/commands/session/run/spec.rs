@@ -5,6 +5,7 @@
 //! the value and what was expected ([`Error::Argument`]).
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use crate::kernels;
 use crate::session::L1Input;
 use riscv_linker::{Arch, NocCoord, Risc};
@@ -94,8 +95,8 @@ pub(crate) fn parse_tile(s: &str, arch: Arch, grid: (u8, u8)) -> Result<NocCoord
     arch.worker_noc(x, y).ok_or_else(bad)
 }
 
-/// `--l1 ADDR=VALUE` or `--l1 ADDR=@FILE`.
-pub(crate) fn parse_l1(s: &str) -> Result<L1Input> {
+/// `--l1 ADDR=VALUE` or `--l1 ADDR=@FILE` (the file noted in `inputs`).
+pub(crate) fn parse_l1(s: &str, inputs: &Inputs) -> Result<L1Input> {
     let bad = |why: &str| Error::Argument {
         what: format!("--l1 {s:?}: {why} (expected ADDR=VALUE or ADDR=@FILE)"),
     };
@@ -103,7 +104,7 @@ pub(crate) fn parse_l1(s: &str) -> Result<L1Input> {
     let addr = parse_u32(addr)
         .ok_or_else(|| bad(&format!("the address {addr:?} {}", u32_problem(addr))))?;
     match value.strip_prefix('@') {
-        Some(file) => L1Input::file(addr, Path::new(file)),
+        Some(file) => L1Input::file(addr, Path::new(file), inputs),
         None => Ok(L1Input::word(
             addr,
             parse_u32(value)
@@ -188,12 +189,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("use brisc"));
-        assert_eq!(parse_l1("0x100=7").unwrap(), L1Input::word(0x100, 7));
-        assert!(parse_l1("0x100")
+        assert_eq!(
+            parse_l1("0x100=7", &Inputs::none()).unwrap(),
+            L1Input::word(0x100, 7)
+        );
+        assert!(parse_l1("0x100", &Inputs::none())
             .unwrap_err()
             .to_string()
             .contains("ADDR=VALUE"));
-        assert!(parse_l1("abc=1")
+        assert!(parse_l1("abc=1", &Inputs::none())
             .unwrap_err()
             .to_string()
             .contains("address \"abc\" is not a number"));
@@ -247,7 +251,9 @@ mod tests {
         for typo in ["0x", "12a", "-1", "", "0xg"] {
             assert_eq!(u32_problem(typo), "is not a number (decimal or 0x hex)");
         }
-        let e = parse_l1("0x1_0000_0000=1").unwrap_err().to_string();
+        let e = parse_l1("0x1_0000_0000=1", &Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("the address \"0x1_0000_0000\" is out of range"),
             "{e}"

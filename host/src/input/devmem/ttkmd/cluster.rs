@@ -18,6 +18,7 @@
 //! aliases ("billion laughs") cannot expand to gigabytes. tt-umd writes neither.
 
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use riscv_linker::Arch;
 use std::path::Path;
 use yaml_rust2::{Yaml, YamlLoader};
@@ -199,12 +200,13 @@ pub fn parse(path: &Path, text_: &str) -> Result<Vec<Chip>> {
 }
 
 /// The harvesting of the card `key` describes, from the descriptor at `path`.
-pub(crate) fn harvest_for(path: &Path, key: &CardKey) -> Result<ChipHarvest> {
+pub(crate) fn harvest_for(path: &Path, key: &CardKey, inputs: &Inputs) -> Result<ChipHarvest> {
     let bytes = crate::files::read_regular(
         path,
         "a cluster descriptor (YAML)",
         "read cluster descriptor",
         MAX_BYTES,
+        inputs,
     )?;
     let text_ = String::from_utf8(bytes).map_err(|_| Error::BadFile {
         path: path.into(),
@@ -307,14 +309,20 @@ mod tests {
             pci_address: Some("0000:41:00.0"),
             ..Default::default()
         };
-        assert_eq!(harvest_for(&p, &by_pci).unwrap().mask, 544);
+        assert_eq!(
+            harvest_for(&p, &by_pci, &crate::inputs::Inputs::none())
+                .unwrap()
+                .mask,
+            544
+        );
         assert_eq!(
             harvest_for(
                 &p,
                 &CardKey {
                     index: Some(1),
                     ..Default::default()
-                }
+                },
+                &crate::inputs::Inputs::none()
             )
             .unwrap()
             .chip,
@@ -326,13 +334,14 @@ mod tests {
                 &CardKey {
                     chip: Some(1),
                     ..Default::default()
-                }
+                },
+                &crate::inputs::Inputs::none()
             )
             .unwrap()
             .mask,
             513
         );
-        let e = harvest_for(&p, &CardKey::default())
+        let e = harvest_for(&p, &CardKey::default(), &crate::inputs::Inputs::none())
             .unwrap_err()
             .to_string();
         assert!(
@@ -345,6 +354,7 @@ mod tests {
                 chip: Some(7),
                 ..Default::default()
             },
+            &crate::inputs::Inputs::none(),
         )
         .unwrap_err()
         .to_string();
@@ -354,7 +364,7 @@ mod tests {
             arch: Some(Arch::Blackhole),
             ..Default::default()
         };
-        assert!(harvest_for(&p, &bh)
+        assert!(harvest_for(&p, &bh, &crate::inputs::Inputs::none())
             .unwrap_err()
             .to_string()
             .contains("chip 0 is a wormhole_b0, but the card is a blackhole"));
@@ -371,14 +381,18 @@ mod tests {
             ),
         ] {
             std::fs::write(&p, text_).unwrap();
-            let e = harvest_for(&p, &CardKey::default())
+            let e = harvest_for(&p, &CardKey::default(), &crate::inputs::Inputs::none())
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(want), "{text_}: {e}");
         }
-        let e = harvest_for(&dir.join("missing.yaml"), &CardKey::default())
-            .unwrap_err()
-            .to_string();
+        let e = harvest_for(
+            &dir.join("missing.yaml"),
+            &CardKey::default(),
+            &crate::inputs::Inputs::none(),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             e.contains("cannot read cluster descriptor") && e.contains("missing.yaml"),
             "{e}"
@@ -411,7 +425,9 @@ mod tests {
         for levels in [1, 9] {
             let bomb = alias_bomb(levels);
             std::fs::write(&p, &bomb).unwrap();
-            let e = harvest_for(&p, &key).unwrap_err().to_string();
+            let e = harvest_for(&p, &key, &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains("c.yaml: line 2 column") && e.contains("a YAML alias (*name)"),
                 "{levels}: {e}"
@@ -419,13 +435,20 @@ mod tests {
         }
         // An anchor without an alias is harmless YAML, and still read.
         std::fs::write(&p, "harvesting: &h {0: {harvest_mask: 32}}\n").unwrap();
-        assert_eq!(harvest_for(&p, &key).unwrap().mask, 32);
+        assert_eq!(
+            harvest_for(&p, &key, &crate::inputs::Inputs::none())
+                .unwrap()
+                .mask,
+            32
+        );
         // More bytes than a descriptor has: refused before it is read.
         std::fs::File::create(&p)
             .unwrap()
             .set_len(MAX_BYTES + 1)
             .unwrap();
-        let e = harvest_for(&p, &key).unwrap_err().to_string();
+        let e = harvest_for(&p, &key, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(&format!(
                 "is {} bytes: expected a cluster descriptor (YAML) of at most {MAX_BYTES} bytes",
@@ -435,20 +458,24 @@ mod tests {
         );
         // Devices, directories and FIFOs: refused before they are opened (a FIFO hung, and
         // /dev/zero grew until the process ran out of memory).
-        let e = harvest_for(Path::new("/dev/zero"), &key)
+        let e = harvest_for(Path::new("/dev/zero"), &key, &crate::inputs::Inputs::none())
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("/dev/zero: is not a regular file") && e.contains("cluster descriptor"),
             "{e}"
         );
-        let e = harvest_for(&dir, &key).unwrap_err().to_string();
+        let e = harvest_for(&dir, &key, &crate::inputs::Inputs::none())
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("is a directory, not a cluster descriptor"),
             "{e}"
         );
         if let Some(e) = crate::files::with_fifo("kmd-cluster-fifo", |f| {
-            harvest_for(f, &CardKey::default()).unwrap_err().to_string()
+            harvest_for(f, &CardKey::default(), &crate::inputs::Inputs::none())
+                .unwrap_err()
+                .to_string()
         }) {
             assert!(
                 e.contains("fifo: is not a regular file (a FIFO, socket or device?)"),

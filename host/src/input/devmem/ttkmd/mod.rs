@@ -36,6 +36,7 @@ pub use driver::{Driver, DriverInfo, Fault, KmdDriver, PciInfo, TlbAlloc, OPEN_F
 
 use crate::devmem::DeviceMemory;
 use crate::error::{Error, Result};
+use crate::inputs::Inputs;
 use riscv_linker::{Arch, NocCoord, TileMap};
 use std::path::{Path, PathBuf};
 
@@ -210,6 +211,7 @@ fn tile_map(
     index: Option<u32>,
     path: &Path,
     options: &KmdOptions,
+    inputs: &Inputs,
 ) -> Result<(TileMap, HarvestOrigin)> {
     let bad = |e: riscv_linker::HarvestError| Error::BadFile {
         path: path.to_path_buf(),
@@ -233,7 +235,7 @@ fn tile_map(
                 index,
                 arch: Some(arch),
             };
-            let h = cluster::harvest_for(d, &key)?;
+            let h = cluster::harvest_for(d, &key, inputs)?;
             let t = options.translation.or(h.translation).unwrap_or(true);
             let map = TileMap::new(arch, h.mask, t).map_err(|e| Error::BadFile {
                 path: d.clone(),
@@ -246,8 +248,14 @@ fn tile_map(
 
 impl<D: Driver> TtKmd<D> {
     /// Opens the card behind `driver` (see [`KmdOptions`]): checks the driver API version
-    /// (>= 2), reads the PCI identity (arch from the device id), resolves harvesting.
-    pub fn open_with(driver: D, index: Option<u32>, options: &KmdOptions) -> Result<TtKmd<D>> {
+    /// (>= 2), reads the PCI identity (arch from the device id), resolves harvesting (a
+    /// cluster descriptor it reads is noted in `inputs`).
+    pub fn open_with(
+        driver: D,
+        index: Option<u32>,
+        options: &KmdOptions,
+        inputs: &Inputs,
+    ) -> Result<TtKmd<D>> {
         let path = driver.path().to_path_buf();
         let pci = driver.device_info().ok();
         TtKmd::with_driver(
@@ -257,7 +265,7 @@ impl<D: Driver> TtKmd<D> {
                     path: path.clone(),
                     what: "GET_DEVICE_INFO failed".into(),
                 })?;
-                tile_map(arch, &pci, index, &path, options)
+                tile_map(arch, &pci, index, &path, options, inputs)
             },
             options.windows,
             options.tiles.clone(),
@@ -272,9 +280,10 @@ pub(crate) fn open_card(
     path: &Path,
     index: Option<u32>,
     options: &KmdOptions,
+    inputs: &Inputs,
 ) -> Result<TtKmd<KmdDriver>> {
     let driver = KmdDriver::open(path).map_err(|e| open_error(path, e))?;
-    TtKmd::open_with(driver, index, options)
+    TtKmd::open_with(driver, index, options, inputs)
 }
 
 fn open_error(path: &Path, e: std::io::Error) -> Error {
@@ -331,7 +340,7 @@ pub fn list_cards_in<D: Driver>(
             let card = open(&path)
                 .map_err(|e| open_error(&path, e).to_string())
                 .and_then(|d| {
-                    TtKmd::open_with(d, Some(index), options)
+                    TtKmd::open_with(d, Some(index), options, &Inputs::none())
                         .map(|t| t.card().clone())
                         .map_err(|e| e.to_string())
                 });
@@ -374,10 +383,11 @@ pub(crate) fn open_memory(
     index: Option<u32>,
     options: &KmdOptions,
     writable: bool,
+    inputs: &Inputs,
 ) -> Result<Box<dyn DeviceMemory>> {
     let options = KmdOptions {
         writable,
         ..options.clone()
     };
-    Ok(Box::new(open_card(path, index, &options)?))
+    Ok(Box::new(open_card(path, index, &options, inputs)?))
 }
