@@ -114,7 +114,9 @@ fn a_cxx_kernel_with_300_zone_sites_links_for_brisc_and_records_each() {
             (w >> (16 * (i % 2))) as u16
         })
         .collect();
-    let sites = ttprof::elf::KernelElf::load(&elf).unwrap().sites;
+    let sites = ttprof::elf::KernelElf::load(&elf, &ttprof::inputs::Inputs::none())
+        .unwrap()
+        .sites;
     let (mut at, mut reference, mut names) = (0, 0u64, Vec::new());
     while at < halves.len() {
         match wire::decode(&halves[at..], reference)

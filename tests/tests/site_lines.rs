@@ -45,7 +45,9 @@ fn recorded_sites(elf: &Path, name: &str) -> Vec<SiteMeta> {
             (w >> (16 * (i % 2))) as u16
         })
         .collect();
-    let sites = ttprof::elf::KernelElf::load(elf).unwrap().sites;
+    let sites = ttprof::elf::KernelElf::load(elf, &ttprof::inputs::Inputs::none())
+        .unwrap()
+        .sites;
     let (mut at, mut reference, mut out) = (0, 0u64, Vec::new());
     while at < halves.len() {
         match wire::decode(&halves[at..], reference)
