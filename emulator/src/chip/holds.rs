@@ -71,7 +71,7 @@ pub struct HartHolds {
     pub risc: Risc,
     /// Its stretches in time order, on the tile's wall clock.
     pub spans: Vec<HeldSpan>,
-    /// Held cycles past [`MAX_SPANS`] stretches: counted, not placed.
+    /// Held cycles past the cap of stretches (65,536 a core and run): counted, not placed.
     pub lost_cycles: u64,
 }
 

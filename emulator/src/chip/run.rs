@@ -429,7 +429,7 @@ impl Device {
     }
 
     /// Every core of the last run that the tile held at some point: when, how long and why
-    /// ([`crate::chip::holds`]), on its tile's wall clock.
+    /// (contiguous cycles of one cause joined), on its tile's wall clock.
     pub fn holds(&self) -> Vec<HartHolds> {
         let mut out = Vec::new();
         for t in &self.tiles {

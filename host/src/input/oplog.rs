@@ -175,7 +175,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// Most stretches on one `held` line (~45 bytes each: well under [`MAX_LINE_BYTES`]).
+/// Most stretches on one `held` line (~45 bytes each: well under the 1 MiB an op log line
+/// may take).
 pub const HELD_SPANS_PER_LINE: usize = 16_384;
 
 /// One line of the op log: `{"op":{...}}`, `{"signpost":{...}}` or `{"held":{...}}`.
