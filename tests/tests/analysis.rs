@@ -431,6 +431,22 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
         .values()
         .map(|v| v.as_f64().unwrap())
         .sum();
+    // The critical path crosses from math's held stretches to the unpacker, whose slow work
+    // is its largest busy share.
+    let segs = op["critical_path"]["segments"].as_array().unwrap();
+    let busy_on = |r: &str| -> u64 {
+        segs.iter()
+            .filter(|s| s["core"]["risc"] == r && s["kind"] == "busy")
+            .map(|s| s["cycles"].as_u64().unwrap())
+            .sum()
+    };
+    let total = op["critical_path"]["cycles"].as_u64().unwrap();
+    assert!(
+        busy_on("TRISC_0") * 2 >= total,
+        "unpack busy {} of {total}: {:#}",
+        busy_on("TRISC_0"),
+        op["critical_path"]
+    );
     // Every part of its kernel time is in one category: busy, a wait (typed or held), a
     // profiler stall or its own records.
     let profiler =

@@ -40,7 +40,9 @@
 //! is on the path only from the signal to the wait's end (before the signal the waiter had
 //! slack), and the path continues on the signalling core at the signal; a wait matched to its
 //! own core's signal (the NoC), to a Tensix post pushed before it began, or unmatched, and a
-//! profiler stall, is on the path whole, on the same core. Reaching a core's KERNEL start before the op's first start, the rest is a
+//! profiler stall, is on the path whole, on the same core. A stretch the emulator held a
+//! core on another TRISC's work ([`HeldSpan`]: `SrcA` data from unpack, a free bank from
+//! math) ends like a wait signalled by that TRISC at its end: the path continues there. Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
 //! the steps tile the op's span: they add up to its duration exactly.
 
@@ -87,6 +89,21 @@ pub struct SignalMark {
     pub zone: Option<u32>,
 }
 
+/// A stretch the emulator held a core on another stage's work (outside its typed waits),
+/// and the core whose work it waited for: like a wait ended by a signal of that core at the
+/// stretch's end, so the path crosses to that core there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeldSpan {
+    /// The held core.
+    pub core: CoreId,
+    /// Its start, device cycles.
+    pub start: u64,
+    /// Its end, device cycles.
+    pub end: u64,
+    /// The core whose work it waited for (on the same tile).
+    pub by: CoreId,
+}
+
 /// Everything about one op (one chip, one run) the matching and the path need.
 #[derive(Clone, Debug, Default)]
 pub struct OpTrace {
@@ -96,6 +113,8 @@ pub struct OpTrace {
     pub waits: Vec<WaitSpan>,
     /// Signals, any order.
     pub signals: Vec<SignalMark>,
+    /// Held stretches (the emulator's), any order.
+    pub held: Vec<HeldSpan>,
 }
 
 /// Why a wait has no signal.
@@ -305,6 +324,15 @@ pub struct Path {
     pub truncated: bool,
 }
 
+/// A wait or a held stretch of one core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Item {
+    /// Index into [`OpTrace::waits`].
+    Wait(usize),
+    /// Index into [`OpTrace::held`].
+    Held(usize),
+}
+
 /// The critical path of `t` given its matching (see the module docs).
 pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     let Some(op_start) = t.kernels.values().map(|k| k.0).min() else {
@@ -315,13 +343,22 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
         .iter()
         .max_by_key(|(c, k)| (k.1, std::cmp::Reverse(**c)))
         .expect("not empty");
-    // Each core's waits by start.
-    let mut per_core: HashMap<CoreId, Vec<usize>> = HashMap::new();
+    // Each core's waits and held stretches by start.
+    let mut per_core: HashMap<CoreId, Vec<Item>> = HashMap::new();
     for (i, w) in t.waits.iter().enumerate() {
-        per_core.entry(w.core).or_default().push(i);
+        per_core.entry(w.core).or_default().push(Item::Wait(i));
     }
+    for (j, h) in t.held.iter().enumerate() {
+        if t.kernels.contains_key(&h.by) && h.by != h.core {
+            per_core.entry(h.core).or_default().push(Item::Held(j));
+        }
+    }
+    let span_of = |it: Item| match it {
+        Item::Wait(i) => (t.waits[i].start, t.waits[i].end),
+        Item::Held(j) => (t.held[j].start, t.held[j].end),
+    };
     for v in per_core.values_mut() {
-        v.sort_by_key(|&i| (t.waits[i].start, t.waits[i].end));
+        v.sort_by_key(|&it| span_of(it));
     }
     let mut out: Vec<PathStep> = Vec::new();
     let push = |out: &mut Vec<PathStep>, core, start: u64, end: u64, kind| {
@@ -337,7 +374,10 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     let (mut core, mut t_now) = (last, op_end);
     let mut truncated = false;
     let mut steps = 0usize;
-    let limit = 2 * t.waits.len() + 2 * t.kernels.len() + 8;
+    let limit = 2 * t.waits.len() + 2 * t.held.len() + 2 * t.kernels.len() + 8;
+    // The time of the last crossing made at a held stretch: a second one at the same time
+    // (two cores each held on the other) is not taken, so the walk always moves back.
+    let mut crossed_at: Option<u64> = None;
     loop {
         steps += 1;
         let ks = t.kernels.get(&core).map_or(op_start, |k| k.0).min(t_now);
@@ -346,18 +386,37 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
             push(&mut out, core, op_start, t_now, StepKind::Busy);
             break;
         }
-        // The latest wait on this core that began before now, inside its kernel.
-        let waits = per_core.get(&core).map(Vec::as_slice).unwrap_or(&[]);
-        let n = waits.partition_point(|&i| t.waits[i].start < t_now);
-        let w = waits[..n]
+        // The latest wait or held stretch on this core that began before now, inside its
+        // kernel.
+        let items = per_core.get(&core).map(Vec::as_slice).unwrap_or(&[]);
+        let n = items.partition_point(|&it| span_of(it).0 < t_now);
+        let w = items[..n]
             .iter()
             .rev()
             .copied()
-            .find(|&i| t.waits[i].start >= ks);
-        let Some(wi) = w else {
+            .find(|&it| span_of(it).0 >= ks);
+        let Some(item) = w else {
             push(&mut out, core, ks, t_now, StepKind::Busy);
             push(&mut out, core, op_start, ks, StepKind::Launch);
             break;
+        };
+        let wi = match item {
+            Item::Wait(i) => i,
+            Item::Held(j) => {
+                // Held until the other core's work let it go: the path continues there.
+                let h = t.held[j];
+                let he = h.end.min(t_now);
+                if crossed_at == Some(he) {
+                    push(&mut out, core, h.start, t_now, StepKind::Busy);
+                    t_now = h.start;
+                } else {
+                    push(&mut out, core, he, t_now, StepKind::Busy);
+                    crossed_at = Some(he);
+                    core = h.by;
+                    t_now = he;
+                }
+                continue;
+            }
         };
         let wait = t.waits[wi];
         let we = wait.end.min(t_now);
@@ -493,6 +552,56 @@ mod tests {
         t.waits.push(wait(w, 230, 250, Wait::NocWrite));
         t.signals.push(sig(w, 249, Signal::NocWriteDone));
         t
+    }
+
+    /// Unpack slow, math held on its FIFO waiting for SrcA data (no typed wait): the path
+    /// crosses from math to unpack at the end of the held stretch, and unpack's slow work
+    /// is on it; a stretch each core held on the other at the same end is crossed once.
+    #[test]
+    fn a_held_stretch_crosses_to_the_core_whose_work_it_waited_for() {
+        let (u, m) = (core(1, Risc::Trisc0), core(1, Risc::Trisc1));
+        let mut t = OpTrace::default();
+        t.kernels.insert(u, (0, 100));
+        t.kernels.insert(m, (0, 120));
+        t.held.push(HeldSpan {
+            core: m,
+            start: 10,
+            end: 90,
+            by: u,
+        });
+        let p = critical_path(&t, &match_waits(&t));
+        let got: Vec<(Risc, u64, u64, StepKind)> = p
+            .steps
+            .iter()
+            .map(|s| (s.core.risc, s.start, s.end, s.kind))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Risc::Trisc0, 0, 90, StepKind::Busy),
+                (Risc::Trisc1, 90, 120, StepKind::Busy)
+            ]
+        );
+        // Without the stretch, math's own time is the path.
+        let plain = critical_path(
+            &OpTrace {
+                held: vec![],
+                ..t.clone()
+            },
+            &vec![],
+        );
+        assert_eq!(plain.steps.len(), 1);
+        // Each held on the other until 90: one crossing, then back in time on unpack.
+        t.held.push(HeldSpan {
+            core: u,
+            start: 50,
+            end: 95,
+            by: m,
+        });
+        let p = critical_path(&t, &match_waits(&t));
+        assert_eq!(p.steps.first().map(|s| s.start), Some(0));
+        assert_eq!(p.steps.iter().map(|s| s.end - s.start).sum::<u64>(), 120);
+        assert!(!p.truncated);
     }
 
     /// Math posts Tensix semaphore 0 (initial value 1) for the packer: the packer's takes

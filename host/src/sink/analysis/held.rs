@@ -39,8 +39,9 @@ pub(crate) fn index(log: Option<&OpLog>) -> Index<'_> {
 pub(crate) enum HeldOn {
     /// Its own coprocessor work: the unit named is busy for this stage.
     Own(&'static str),
-    /// Another stage: a wait on what is named.
-    Other(String),
+    /// Another stage: a wait on what is named, and the TRISC whose work it waits for when
+    /// one is known (the critical path crosses to it).
+    Other(String, Option<Risc>),
 }
 
 /// The unit a TRISC's Tensix thread drives.
@@ -59,13 +60,13 @@ pub(crate) fn classify(why: &str, risc: Risc) -> HeldOn {
         .strip_prefix("tensix-fifo: ")
         .or_else(|| why.strip_prefix("ttsync: "))
     else {
-        return HeldOn::Other(format!("held ({why})"));
+        return HeldOn::Other(format!("held ({why})"), None);
     };
     let own_or = |mine: Risc, name: &'static str, stage: &str| {
         if risc == mine {
             HeldOn::Own(name)
         } else {
-            HeldOn::Other(format!("{name} ({stage})"))
+            HeldOn::Other(format!("{name} ({stage})"), Some(mine))
         }
     };
     match w {
@@ -86,13 +87,13 @@ pub(crate) fn classify(why: &str, risc: Risc) -> HeldOn {
             own_or(Risc::Trisc0, "the unpacker", "unpack")
         }
         "packer busy" => own_or(Risc::Trisc2, "the packer", "pack"),
-        "SrcA valid" => HeldOn::Other("SrcA data from unpack".into()),
-        "SrcB valid" => HeldOn::Other("SrcB data from unpack".into()),
-        "SrcA bank free" => HeldOn::Other("a free SrcA bank from math".into()),
-        "SrcB bank free" => HeldOn::Other("a free SrcB bank from math".into()),
+        "SrcA valid" => HeldOn::Other("SrcA data from unpack".into(), Some(Risc::Trisc0)),
+        "SrcB valid" => HeldOn::Other("SrcB data from unpack".into(), Some(Risc::Trisc0)),
+        "SrcA bank free" => HeldOn::Other("a free SrcA bank from math".into(), Some(Risc::Trisc1)),
+        "SrcB bank free" => HeldOn::Other("a free SrcB bank from math".into(), Some(Risc::Trisc1)),
         _ => match w.strip_prefix("semaphore ") {
-            Some(n) => HeldOn::Other(format!("Tensix semaphore {n}")),
-            None => HeldOn::Other(format!("the coprocessor ({w})")),
+            Some(n) => HeldOn::Other(format!("Tensix semaphore {n}"), None),
+            None => HeldOn::Other(format!("the coprocessor ({w})"), None),
         },
     }
 }
@@ -148,7 +149,7 @@ pub(crate) fn apply(t: &mut RiscTime, risc: Risc, spans: &[&(u64, u32, String)],
         let ns = inside as f64 / cpn;
         match classify(why, risc) {
             HeldOn::Own(u) => *t.coprocessor_busy.entry(u.to_string()).or_default() += ns,
-            HeldOn::Other(what) => *t.held.entry(what).or_default() += ns,
+            HeldOn::Other(what, _) => *t.held.entry(what).or_default() += ns,
         }
     }
 }
@@ -169,15 +170,15 @@ mod tests {
         );
         assert_eq!(
             classify("tensix-fifo: SrcA valid", Risc::Trisc1),
-            HeldOn::Other("SrcA data from unpack".into())
+            HeldOn::Other("SrcA data from unpack".into(), Some(Risc::Trisc0))
         );
         assert_eq!(
             classify("tensix-fifo: Matrix Unit busy", Risc::Trisc0),
-            HeldOn::Other("the Matrix Unit (math)".into())
+            HeldOn::Other("the Matrix Unit (math)".into(), Some(Risc::Trisc1))
         );
         assert_eq!(
             classify("fifo-wait", Risc::Brisc),
-            HeldOn::Other("held (fifo-wait)".into())
+            HeldOn::Other("held (fifo-wait)".into(), None)
         );
     }
 

@@ -115,7 +115,8 @@ impl Collector {
 
     /// The critical path of each op that has KERNEL spans and at least one typed wait or
     /// signal.
-    pub(super) fn finish(self, p: &Profile) -> BTreeMap<u32, CriticalPath> {
+    pub(super) fn finish(mut self, p: &Profile) -> BTreeMap<u32, CriticalPath> {
+        self.add_held(p);
         self.traces
             .into_iter()
             .filter(|(_, t)| {
@@ -129,6 +130,80 @@ impl Collector {
             })
             .collect()
     }
+}
+
+impl Collector {
+    /// The emulator's held stretches on another TRISC's work (the op log's `held` lines),
+    /// outside each core's typed waits and stalls, as [`critpath::HeldSpan`]s.
+    fn add_held(&mut self, p: &Profile) {
+        let holds = super::held::index(p.oplog.as_ref());
+        if holds.is_empty() {
+            return;
+        }
+        for (&op, t) in self.traces.iter_mut() {
+            let o = &p.ops[op as usize];
+            let cores: Vec<CoreId> = t.kernels.keys().copied().collect();
+            for core in cores {
+                let Some(spans) = holds.get(&(o.chip, o.run, core.tile, core.risc)) else {
+                    continue;
+                };
+                let off = offset(p, o.chip, core.tile);
+                let common = |c: u64| (c as i64 - off).max(0) as u64;
+                let mut covered: Vec<(u64, u64)> = t
+                    .waits
+                    .iter()
+                    .filter(|w| w.core == core)
+                    .map(|w| (w.start, w.end))
+                    .collect();
+                covered.sort_unstable();
+                for &&(start, cycles, ref why) in spans {
+                    let super::held::HeldOn::Other(_, Some(by)) =
+                        super::held::classify(why, core.risc)
+                    else {
+                        continue;
+                    };
+                    let (s, e) = (common(start), common(start.saturating_add(cycles as u64)));
+                    let by = CoreId {
+                        tile: core.tile,
+                        risc: by,
+                    };
+                    for (a, b) in outside(s, e, &covered) {
+                        if self.held < PATH_EVENTS {
+                            self.held += 1;
+                            t.held.push(critpath::HeldSpan {
+                                core,
+                                start: a,
+                                end: b,
+                                by,
+                            });
+                        } else {
+                            *self.left_out.entry(op).or_default() += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The parts of `[s, e)` outside the sorted intervals `covered`.
+fn outside(s: u64, e: u64, covered: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut at = s;
+    let first = covered.partition_point(|&(_, end)| end <= s);
+    for &(a, b) in &covered[first..] {
+        if a >= e {
+            break;
+        }
+        if a > at {
+            out.push((at, a.min(e)));
+        }
+        at = at.max(b);
+    }
+    if at < e {
+        out.push((at, e));
+    }
+    out
 }
 
 /// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
