@@ -84,6 +84,16 @@ fn run_pipeline_l1(
     );
 }
 
+/// The entry of `risc` (`BRISC`, `TRISC_1`, ...) in an op's `riscs`.
+fn risc_of<'a>(op: &'a serde_json::Value, risc: &str) -> &'a serde_json::Value {
+    op["riscs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["risc"] == risc)
+        .unwrap_or_else(|| panic!("no {risc} in {op:#}"))
+}
+
 fn analysis(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("ttprof_analysis.json")).unwrap()).unwrap()
 }
@@ -195,13 +205,7 @@ fn the_verdict_names_the_stage_made_slow_with_evidence_from_its_waits() {
             "{l:#}"
         );
     }
-    let writer = a["ops"][0]["riscs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["risc"] == "NCRISC")
-        .unwrap()
-        .clone();
+    let writer = risc_of(&a["ops"][0], "NCRISC").clone();
     assert!(
         writer["waits"]["CB 4 front (data)"].as_f64().unwrap() > 0.0,
         "{writer:#}"
@@ -383,12 +387,7 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
         v["evidence"].as_str().unwrap().contains("the Matrix Unit"),
         "{v:#}"
     );
-    let math = op["riscs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["risc"] == "TRISC_1")
-        .unwrap();
+    let math = risc_of(op, "TRISC_1");
     let unit = math["coprocessor_busy"]["the Matrix Unit"]
         .as_f64()
         .unwrap();
@@ -406,12 +405,7 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
     let a = analysis(&out);
     let op = &a["ops"][0];
     assert_eq!(op["verdict"]["risc"], "TRISC_0", "{:#}", op["verdict"]);
-    let math = op["riscs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["risc"] == "TRISC_1")
-        .unwrap();
+    let math = risc_of(op, "TRISC_1");
     let held = math["held"]["SrcA data from unpack"]
         .as_f64()
         .unwrap_or(0.0);
@@ -469,12 +463,7 @@ fn an_op_waiting_on_its_noc_reads_is_noc_bound() {
         (&"BRISC".into(), &"noc".into(), &"NoC read barrier".into()),
         "{v:#}"
     );
-    let reader = op["riscs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["risc"] == "BRISC")
-        .unwrap();
+    let reader = risc_of(op, "BRISC");
     let noc = reader["waits"]["NoC read barrier"].as_f64().unwrap();
     assert!(noc > reader["busy_ns"].as_f64().unwrap(), "{reader:#}");
     assert!(
@@ -669,13 +658,7 @@ fn profiler_stalls_and_lost_records_are_the_profilers_not_the_stages() {
         (Some("reader"), Some("profiler")),
         "{v:#}"
     );
-    let reader = op["riscs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["risc"] == "BRISC")
-        .unwrap()
-        .clone();
+    let reader = risc_of(op, "BRISC").clone();
     assert!(
         reader["records_lost"].as_u64().unwrap() > 0 && reader["missing_kernel_zone"] == true,
         "{reader:#}"

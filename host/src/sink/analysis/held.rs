@@ -122,6 +122,26 @@ fn overlap(s: u64, e: u64, set: &[(u64, u64)]) -> u64 {
         .sum()
 }
 
+/// The parts of `[s, e)` outside the sorted intervals `set` (they may overlap).
+pub(crate) fn outside(s: u64, e: u64, set: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut at = s;
+    let first = set.partition_point(|&(_, end)| end <= s);
+    for &(a, b) in &set[first..] {
+        if a >= e {
+            break;
+        }
+        if a > at {
+            out.push((at, a.min(e)));
+        }
+        at = at.max(b);
+    }
+    if at < e {
+        out.push((at, e));
+    }
+    out
+}
+
 /// Adds the held stretches `spans` of `risc` to `t` (its KERNEL zones and its covered
 /// intervals, cycles, taken from `t`), `cpn` cycles a ns.
 pub(crate) fn apply(t: &mut RiscTime, risc: Risc, spans: &[&(u64, u32, String)], cpn: f64) {

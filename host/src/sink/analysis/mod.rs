@@ -556,12 +556,7 @@ impl Analyzer {
                 LabelKind::Other | LabelKind::Signal(_) => {}
             }
         }
-        let cpn = p
-            .timebase
-            .chips
-            .get(&chip)
-            .map(|c| c.cycles_per_ns)
-            .filter(|c| *c > 0.0);
+        let cpn = cpn_of_chip;
         for m in &v.marks {
             let Some(op) = m.op else { continue };
             let Some(&(ks, ke)) = kernel_cycles.get(&op) else {

@@ -167,7 +167,7 @@ impl Collector {
                         tile: core.tile,
                         risc: by,
                     };
-                    for (a, b) in outside(s, e, &covered) {
+                    for (a, b) in super::held::outside(s, e, &covered) {
                         if self.held < PATH_EVENTS {
                             self.held += 1;
                             t.held.push(critpath::HeldSpan {
@@ -184,26 +184,6 @@ impl Collector {
             }
         }
     }
-}
-
-/// The parts of `[s, e)` outside the sorted intervals `covered`.
-fn outside(s: u64, e: u64, covered: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let mut at = s;
-    let first = covered.partition_point(|&(_, end)| end <= s);
-    for &(a, b) in &covered[first..] {
-        if a >= e {
-            break;
-        }
-        if a > at {
-            out.push((at, a.min(e)));
-        }
-        at = at.max(b);
-    }
-    if at < e {
-        out.push((at, e));
-    }
-    out
 }
 
 /// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
