@@ -165,6 +165,14 @@ pub enum FaultKind {
     /// A debug daisychain write into L1 the emulator cannot carry out (a slot in a code
     /// region or outside L1; see `src/debug/daisychain.rs`).
     Daisychain(String),
+    /// A TDMA-RISC command or mover operation the emulator cannot carry out (a command form
+    /// or destination not modelled, a move out of the documented ranges; see
+    /// `src/devices/mover.rs`).
+    Mover(String),
+    /// NCRISC's instruction RAM used in a way the emulator cannot follow (lines mode, or the
+    /// mover writing it while NCRISC executes from it, which the ISA documentation says
+    /// corrupts it).
+    InstructionRam(String),
 }
 
 impl fmt::Display for FaultKind {
@@ -235,6 +243,8 @@ impl fmt::Display for FaultKind {
             ),
             FaultKind::Timestamper(what) => write!(f, "debug timestamper: {what}"),
             FaultKind::Daisychain(what) => write!(f, "debug daisychain: {what}"),
+            FaultKind::Mover(what) => write!(f, "TDMA-RISC mover: {what}"),
+            FaultKind::InstructionRam(what) => write!(f, "NCRISC instruction RAM: {what}"),
         }
     }
 }

@@ -167,17 +167,96 @@ fn a_loopback_program_copies_interleaved_dram_exactly() {
     assert!(out == data, "the output differs from the input");
 }
 
-/// An NCRISC kernel is refused before anything runs, saying why.
+/// tt-metal's unary reader on NCRISC (NoC 1) and unary writer on BRISC (NoC 0), both from
+/// the wheel, unchanged, as tt-metal's unary ops pair them: the firmware copies the reader
+/// into NCRISC's instruction RAM with the mover and BRISC restarts NCRISC there; 14 pages go
+/// DRAM -> circular buffer 0 -> DRAM through a 2-page buffer, byte for byte, on two cores.
 #[test]
-fn an_ncrisc_kernel_is_refused_naming_the_instruction_ram() {
+fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     let Some(root) = tt_metal_root() else { return };
     let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let dir = root.join("ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow");
+    let mut b = TtMetalBuild::new(
+        dir.join("reader_unary_interleaved_start_id.cpp"),
+        Risc::Ncrisc,
+        ARCH,
+    );
+    b.compile_args = vec![2, PAGE];
+    b.noc = 1;
+    b.name = "unary-reader-ncrisc".into();
+    b.out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("tt-metal-program")
+        .join(&b.name);
+    let reader = std::fs::read(tt_metal_build::build(&b).expect("reader builds")).unwrap();
+    let writer = build(
+        &dir.join("writer_unary_interleaved_start_id.cpp"),
+        "unary-writer",
+        &[0, 2, PAGE],
+    );
+    let pages = 14;
+    let (src_addr, dst_addr) = (0x10_0000, 0x20_0000);
+    let data = input(pages, 0x6c);
+    let mut dev = device(2);
+    dev.write_dram_interleaved(0, src_addr, PAGE, &data)
+        .expect("input");
+    let half = pages / 2;
+    let p = Program {
+        cores: vec![core_at(0), core_at(1)],
+        kernels: vec![
+            ProgramKernel {
+                risc: Risc::Ncrisc,
+                elf: &reader,
+                name: "unary-reader".into(),
+                args: vec![vec![src_addr, half, 0], vec![src_addr, pages - half, half]],
+                common_args: vec![],
+            },
+            ProgramKernel {
+                risc: Risc::Brisc,
+                elf: &writer,
+                name: "unary-writer".into(),
+                args: vec![vec![dst_addr, half, 0], vec![dst_addr, pages - half, half]],
+                common_args: vec![],
+            },
+        ],
+        cbs: vec![CircularBuffer {
+            index: 0,
+            page_size: PAGE,
+            pages: 2,
+        }],
+        semaphores: vec![],
+        host_assigned_id: 5,
+    };
+    let r = run_program(&mut dev, &fw, &p).expect("the program runs");
+    println!("kernel {} cycles", r.kernel);
+    let out = dev
+        .read_dram_interleaved(0, dst_addr, PAGE, data.len())
+        .unwrap();
+    assert!(out == data, "the output differs from the input");
+    for t in [core_at(0), core_at(1)] {
+        for risc in [Risc::Brisc, Risc::Ncrisc] {
+            assert_eq!(
+                dev.hart_state(0, t, risc).unwrap(),
+                HartState::Running,
+                "{risc} on {t}: the firmware waits again"
+            );
+        }
+    }
+}
+
+/// An NCRISC kernel not linked in the instruction RAM is refused before anything runs.
+#[test]
+fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_the_instruction_ram() {
+    let Some(root) = tt_metal_root() else { return };
+    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let src = workspace().join("examples/tt-metal/loopback_one_risc.cpp");
+    // Linked for BRISC's place: not where an NCRISC kernel runs.
+    let elf = build(&src, "loopback-misplaced", &[2, PAGE, 2, PAGE]);
     let mut dev = device(1);
     let p = Program {
         cores: vec![core()],
         kernels: vec![ProgramKernel {
             risc: Risc::Ncrisc,
-            elf: &[],
+            elf: &elf,
             name: "writer".into(),
             args: vec![vec![]],
             common_args: vec![],
@@ -186,10 +265,10 @@ fn an_ncrisc_kernel_is_refused_naming_the_instruction_ram() {
         semaphores: vec![],
         host_assigned_id: 0,
     };
-    let e = run_program(&mut dev, &fw, &p).expect_err("NCRISC is not run");
+    let e = run_program(&mut dev, &fw, &p).expect_err("refused");
     let msg = e.to_string();
     assert!(
-        msg.contains("writer") && msg.contains("instruction RAM") && msg.contains("tdma_xmov"),
+        msg.contains("writer") && msg.contains("instruction RAM") && msg.contains("0xffc00000"),
         "{msg}"
     );
 }

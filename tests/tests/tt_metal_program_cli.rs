@@ -114,6 +114,93 @@ fn a_program_file_runs_and_its_output_equals_the_input() {
     }
 }
 
+/// A reader on NCRISC (ours, with tt-metal's profiler macros; NoC 1) and tt-metal's unary
+/// writer from the wheel on BRISC, as tt-metal's unary ops pair them: NCRISC's kernel runs
+/// from its instruction RAM, its ring (its part of `profiler_msg_t`) holds a zone per page.
+#[test]
+fn an_ncrisc_reader_and_a_brisc_writer_run_from_a_program_file() {
+    if !have_tt_metal() {
+        return;
+    }
+    let d = dir("ncrisc");
+    std::fs::write(d.join("in.bin"), tensor()).unwrap();
+    let reader = workspace().join("examples/tt-metal/zones_reader.cpp");
+    let text = format!(
+        r#"arch = "wormhole_b0"
+cores = ["0,0-1,0"]
+id = 9
+
+[[kernel]]
+source = "{reader}"
+risc = "ncrisc"
+noc = 1
+compile_args = [2, 2048]
+args = ["@src", 2, 0]
+core_args = {{ "1,0" = ["@src", 2, 2] }}
+
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+risc = "brisc"
+compile_args = [0, 2, 2048]
+args = ["@dst", 2, 0]
+core_args = {{ "1,0" = ["@dst", 2, 2] }}
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 2
+format = "bfloat16"
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+input = "in.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+output = "out.bin"
+expect = "in.bin"
+"#,
+        reader = reader.display()
+    );
+    let p = d.join("program.toml");
+    std::fs::write(&p, text).unwrap();
+    let out = d.join("run");
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            p.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("output dst: equal to its expected file"),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read(d.join("out.bin")).unwrap(), tensor());
+    println!("{stdout}");
+    for core in ["0,0", "1,0"] {
+        let ring = format!("ring zones_reader-0 on {core}: ");
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&ring))
+            .unwrap_or_else(|| panic!("no NCRISC ring on {core}: {stdout}"));
+        assert!(
+            line.contains("0 dropped; zones: NCRISC-FW x1, NCRISC-KERNEL x1, read-tile x2"),
+            "{line}"
+        );
+    }
+}
+
 /// The zone per page counts pages: one core copying all four pages records it four times.
 #[test]
 fn the_loopbacks_zone_is_counted_once_per_page() {

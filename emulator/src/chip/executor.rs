@@ -20,6 +20,11 @@ pub(crate) struct Executor {
     /// Compiled code, when the JIT is enabled and available.
     #[cfg(all(target_arch = "x86_64", unix))]
     jit: Option<Box<crate::jit::Jit>>,
+    /// The JIT of the L1 window, set aside while the core runs from NCRISC's instruction
+    /// RAM, which is interpreted (compiled code is per window; the RAM is entered once per
+    /// launch).
+    #[cfg(all(target_arch = "x86_64", unix))]
+    parked: Option<Box<crate::jit::Jit>>,
 }
 
 impl Executor {
@@ -88,10 +93,36 @@ impl Executor {
     #[allow(unused_variables)]
     pub fn redecode(&mut self, hart: &mut Hart, l1: &crate::bus::L1) {
         #[cfg(all(target_arch = "x86_64", unix))]
-        if let Some(j) = self.jit.as_mut() {
-            j.reset(hart.lines.as_deref_mut());
+        {
+            if self.jit.is_none() {
+                self.jit = self.parked.take();
+            }
+            self.parked = None;
+            if let Some(j) = self.jit.as_mut() {
+                j.reset(hart.lines.as_deref_mut());
+            }
         }
         hart.redecode(l1);
+    }
+
+    /// `hart`'s pc entered its instruction RAM at `base`, holding `bytes`: it is
+    /// interpreted there, its L1 JIT set aside.
+    #[allow(unused_variables)]
+    pub fn enter_iram(&mut self, hart: &mut Hart, base: u32, bytes: &[u8]) {
+        #[cfg(all(target_arch = "x86_64", unix))]
+        {
+            self.parked = self.jit.take();
+        }
+        hart.enter_iram(base, bytes);
+    }
+
+    /// `hart`'s pc left its instruction RAM: back to the L1 window and its JIT.
+    pub fn leave_iram(&mut self, hart: &mut Hart) {
+        #[cfg(all(target_arch = "x86_64", unix))]
+        if self.jit.is_none() {
+            self.jit = self.parked.take();
+        }
+        hart.leave_iram();
     }
 
     /// Takes `hart` out of reset at chip cycle `time` (its line table starts afresh).

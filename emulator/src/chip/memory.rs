@@ -20,6 +20,7 @@
 
 use crate::bus::{local_load, local_store, Marks, TileBus, L1};
 use crate::config::{Misaligned, Timing};
+use crate::devices::mover::{Mode as MoveMode, Move};
 use crate::devices::timestamper::write_unit;
 use crate::devices::{Access, Devices, Noc};
 use crate::error::FaultKind;
@@ -198,7 +199,57 @@ impl TileMem {
         let (l1, code, code_end) = (&self.l1, &self.code, self.code_end);
         let noc = self.niu.as_deref_mut().map(|niu| Noc { niu, l1, code_end });
         self.regs
-            .write(&a, word, noc, &mut |u, d| write_unit(l1, code, u, d))
+            .write(&a, word, noc, &mut |u, d| write_unit(l1, code, u, d))?;
+        match self.regs.tdma.take_move() {
+            Some(m) => self.apply_move(m),
+            None => Ok(()),
+        }
+    }
+
+    /// Carries out a mover command's move at once ([`crate::devices::mover`]): from L1 or
+    /// zeros, to NCRISC's instruction RAM or L1 (never into a code region).
+    fn apply_move(&mut self, m: Move) -> Result<(), FaultKind> {
+        let size = self.l1.size() as u64;
+        let past = |at: u32| at as u64 + m.count as u64 > size;
+        let mut data = vec![0u8; m.count as usize];
+        if matches!(m.mode, MoveMode::L1ToL0 | MoveMode::L1ToL1) {
+            if past(m.src) {
+                return Err(FaultKind::Mover(format!(
+                    "a copy of {} bytes from {:#x} reads past L1 ({size:#x} bytes)",
+                    m.count, m.src
+                )));
+            }
+            self.l1.read_into(m.src, &mut data);
+        }
+        match m.mode {
+            MoveMode::L1ToL0 | MoveMode::ZeroL0 => {
+                if let Some(off) = m.iram_offset().map_err(FaultKind::Mover)? {
+                    let off = off as usize;
+                    self.regs.tdma.iram_mut()[off..off + data.len()].copy_from_slice(&data);
+                }
+            }
+            MoveMode::ZeroL1 | MoveMode::L1ToL1 => {
+                if past(m.dst) {
+                    return Err(FaultKind::Mover(format!(
+                        "a move of {} bytes to {:#x} writes past L1 ({size:#x} bytes)",
+                        m.count, m.dst
+                    )));
+                }
+                for (i, unit) in data.chunks_exact(16).enumerate() {
+                    let w = |j: usize| {
+                        u32::from_le_bytes(unit[4 * j..4 * j + 4].try_into().unwrap_or_default())
+                    };
+                    write_unit(
+                        &self.l1,
+                        &self.code,
+                        m.dst + 16 * i as u32,
+                        [w(0), w(1), w(2), w(3)],
+                    )
+                    .map_err(|e| FaultKind::Mover(format!("a move to {:#x}: {e}", m.dst)))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A read of the register word holding `addr` (a `size`-byte load, for messages) by

@@ -315,9 +315,65 @@ impl Tile {
             Ok(Exit::Limit | Exit::Yield) => {}
             Ok(Exit::Halted(code)) => self.harts[i].state = HartState::Exited(code),
             Ok(Exit::ResetWrite) => self.apply_soft_reset(i),
+            Err(FaultKind::FetchOutsideCode) if self.switch_window(i)? => {}
             Err(kind) => return Err(self.fault(i, kind)),
         }
+        if self.mem.regs.tdma.take_iram_written() {
+            self.check_iram_quiet(i)?;
+        }
         self.check_budget(i)
+    }
+
+    /// Core `i`'s pc left its fetch window: if it went into NCRISC's instruction RAM, or
+    /// back to L1 from there, the core's fetch window follows it (`true`: run on);
+    /// otherwise the fault stands (`false`).
+    fn switch_window(&mut self, i: usize) -> Result<bool, Box<Fault>> {
+        let h = &self.harts[i];
+        let Some((base, size)) = h.iram() else {
+            return Ok(false);
+        };
+        let inside = h.core.pc.wrapping_sub(base) < size;
+        if h.in_iram() {
+            if inside {
+                return Ok(false);
+            }
+            self.executors[i].leave_iram(&mut self.harts[i]);
+            return Ok(true);
+        }
+        if !inside {
+            return Ok(false);
+        }
+        if h.lines.is_some() {
+            return Err(self.fault(
+                i,
+                FaultKind::InstructionRam(
+                    "line-level cycles (--lines) of code in the instruction RAM are not \
+                     modelled"
+                        .into(),
+                ),
+            ));
+        }
+        let bytes = self.mem.regs.tdma.iram();
+        self.executors[i].enter_iram(&mut self.harts[i], base, &bytes[..size as usize]);
+        Ok(true)
+    }
+
+    /// The mover wrote NCRISC's instruction RAM during core `i`'s run: refused while NCRISC
+    /// runs from it (`InstructionRAM.md`: the RAM is corrupted); otherwise NCRISC decodes
+    /// the new contents when it next enters.
+    fn check_iram_quiet(&mut self, i: usize) -> Result<(), Box<Fault>> {
+        let n = Risc::Ncrisc.index();
+        if self.harts[n].is_running() && self.harts[n].in_iram() {
+            return Err(self.fault(
+                i,
+                FaultKind::InstructionRam(
+                    "the mover wrote it while NCRISC executes from it (the ISA documentation: \
+                     the RAM is corrupted); put NCRISC in reset or back in L1 first"
+                        .into(),
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The cause index of the cycles a core is held on a blocked access that waits on

@@ -19,6 +19,7 @@
 pub(crate) mod daisychain;
 mod gpr;
 mod mailbox;
+pub(crate) mod mover;
 mod niu;
 mod overlay_streams;
 mod pcbuf;
@@ -291,7 +292,7 @@ pub(crate) const MAP: &[Entry] = &[
     entry!(mmio::TENSIX_CFG_BASE, CONFIG_VIEW_BYTES, BT, config: tensix_cfg::Config),
     entry!(mmio::TENSIX_CFG_BASE, mmio::TENSIX_CFG_SIZE, BT, storage: storage::Storage),
     entry!(mmio::NOC0_REGS_BASE, 2 * mmio::NOC_REGS_SIZE, ALL, nius: niu::NiuWindows),
-    entry!(mmio::TDMA_REGS_BASE, mmio::TDMA_REGS_SIZE, ALL, storage: storage::Storage),
+    entry!(mmio::TDMA_REGS_BASE, mmio::TDMA_REGS_SIZE, ALL, tdma: mover::TdmaRisc),
     entry!(mmio::PIC_REGS_BASE, mmio::PIC_REGS_SIZE, ALL, storage: storage::Storage),
     entry!(mmio::NOC_OVERLAY_BASE, mmio::NOC_OVERLAY_SIZE, ALL, overlay: OverlayStreams),
 ];
@@ -386,6 +387,8 @@ pub(crate) struct Devices {
     /// The debug daisychain. Behind a lock only for the host's accesses while the tiles
     /// are paused; a core reaches it through `&mut self` (`Mutex::get_mut`).
     pub daisychain: Mutex<Daisychain>,
+    /// TDMA-RISC, the mover and NCRISC's instruction RAM.
+    pub tdma: mover::TdmaRisc,
     mailboxes: mailbox::Mailboxes,
     pc_bufs: pcbuf::PcBufs,
     ttsync: ttsync::TtSyncs,

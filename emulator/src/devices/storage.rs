@@ -1,6 +1,5 @@
 //! Plain storage: reads return what was last written (0 at first), shared by every core of
-//! the tile that has the window: the TDMA-RISC window (its command queue, mover and packer
-//! metadata are not modelled), the PIC registers, the backend configuration window past
+//! the tile that has the window: the PIC registers, the backend configuration window past
 //! `ThreadConfig`, the rest of the GPR window past the registers, the reserved words of the TTSync range (`+0xC..+0x1F`) and the TRISCs'
 //! `PC_BUF_BASE` window past the semaphores ([`Storage`]); and the words of the debug block
 //! no other device models ([`DebugRegs`]). A narrow store merges into the word.

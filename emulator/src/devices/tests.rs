@@ -353,9 +353,8 @@ fn per_core_mapping() {
         push(2, true)
     );
     for risc in Risc::ALL {
-        for addr in [mmio::TDMA_REGS_BASE, mmio::PIC_REGS_BASE + 0xFFC] {
-            assert_eq!(reached(addr, risc), "storage");
-        }
+        assert_eq!(reached(mmio::TDMA_REGS_BASE, risc), "TDMA-RISC");
+        assert_eq!(reached(mmio::PIC_REGS_BASE + 0xFFC, risc), "storage");
         assert_eq!(
             reached(mmio::NOC_OVERLAY_BASE + 0x3_FFFC, risc),
             "overlay streams"
@@ -532,7 +531,7 @@ fn other_registers_read_back_and_soft_reset_is_deferred() {
 fn storage_windows_read_back_for_every_core_that_has_them() {
     let mut r = Devices::default();
     for (addr, risc) in [
-        (mmio::TDMA_REGS_BASE + 0x10, Ncrisc),
+        (mmio::TDMA_REGS_BASE + 0x24, Ncrisc),
         (mmio::PIC_REGS_BASE + 4, Trisc1),
         (mmio::NOC_OVERLAY_BASE + 0x1_2344, Brisc),
         (mmio::TENSIX_CFG_BASE + 0x40, Trisc2),

@@ -102,6 +102,9 @@ pub(crate) struct Hart {
     pub code: Vec<Inst>,
     /// Address of `code[0]`.
     pub fetch_base: u32,
+    /// The L1 fetch window (`code`, `fetch_base`) set aside while the core fetches from
+    /// NCRISC's instruction RAM ([`Hart::enter_iram`]).
+    pub l1_window: Option<(Vec<Inst>, u32)>,
     pub csrs: Csrs,
     pub state: HartState,
     /// The code loads an NIU register page address (`lui` of `0xFFB2x`/`0xFFB3x`).
@@ -114,6 +117,23 @@ pub(crate) struct Hart {
     pub lines: Option<Box<crate::isa::lines::LineTable>>,
 }
 
+/// Decodes one instruction word for the pre-decoded table (writes to `x0` go to [`SINK`]).
+fn predecode(word: u32) -> Inst {
+    let mut i = decode(word);
+    if i.writes_rd() && i.rd == 0 {
+        i.rd = SINK;
+    }
+    i
+}
+
+/// Whether `code` loads an NIU register page address (`lui` of `0xFFB2x`/`0xFFB3x`).
+fn uses_niu(code: &[Inst]) -> bool {
+    let niu = riscv_linker::mmio::NOC0_REGS_BASE
+        ..riscv_linker::mmio::NOC1_REGS_BASE + riscv_linker::mmio::NOC_REGS_SIZE;
+    code.iter()
+        .any(|i| i.op == Op::Lui && niu.contains(&(i.imm as u32)))
+}
+
 impl Hart {
     pub fn new(map: MemoryMap) -> Hart {
         Hart {
@@ -124,6 +144,7 @@ impl Hart {
             local: Vec::new(),
             code: Vec::new(),
             fetch_base: 0,
+            l1_window: None,
             csrs: Csrs::default(),
             state: HartState::Empty,
             uses_noc: false,
@@ -156,18 +177,50 @@ impl Hart {
         self.state = HartState::Reset;
     }
 
+    /// NCRISC's instruction RAM (`base`, bytes) on an arch that has one; `None` for other
+    /// cores.
+    pub fn iram(&self) -> Option<(u32, u32)> {
+        (self.risc == Risc::Ncrisc)
+            .then(|| self.map.arch.ncrisc_iram())
+            .flatten()
+    }
+
+    /// Whether the core fetches from its instruction RAM now.
+    pub fn in_iram(&self) -> bool {
+        self.l1_window.is_some()
+    }
+
+    /// The core's pc entered its instruction RAM at `base`: decodes `bytes` (the RAM's
+    /// contents now: the mover is the only writer, and a write while the core is inside is
+    /// refused by the tile) as the fetch window, the L1 window set aside.
+    pub fn enter_iram(&mut self, base: u32, bytes: &[u8]) {
+        let code: Vec<Inst> = bytes
+            .chunks_exact(4)
+            .map(|w| predecode(u32::from_le_bytes([w[0], w[1], w[2], w[3]])))
+            .collect();
+        self.uses_noc |= uses_niu(&code);
+        let l1 = std::mem::replace(&mut self.code, code);
+        self.l1_window = Some((l1, self.fetch_base));
+        self.fetch_base = base;
+    }
+
+    /// The core's pc left its instruction RAM: the L1 window is the fetch window again.
+    pub fn leave_iram(&mut self) {
+        if let Some((code, base)) = self.l1_window.take() {
+            self.code = code;
+            self.fetch_base = base;
+        }
+    }
+
     /// Re-decodes the fetch window from L1 (after the host wrote into code).
     pub fn redecode(&mut self, l1: &L1) {
+        self.l1_window = None;
         let (start, end) = self.fetch_window();
         self.fetch_base = start;
         self.code.clear();
         for addr in (start..end).step_by(4) {
             let inst = if self.fetchable(addr) && addr + 4 <= l1.size() {
-                let mut i = decode(l1.load::<4>(addr));
-                if i.writes_rd() && i.rd == 0 {
-                    i.rd = SINK;
-                }
-                i
+                predecode(l1.load::<4>(addr))
             } else {
                 Inst {
                     op: Op::NoFetch,
@@ -176,12 +229,7 @@ impl Hart {
             };
             self.code.push(inst);
         }
-        let niu = riscv_linker::mmio::NOC0_REGS_BASE
-            ..riscv_linker::mmio::NOC1_REGS_BASE + riscv_linker::mmio::NOC_REGS_SIZE;
-        self.uses_noc = self
-            .code
-            .iter()
-            .any(|i| i.op == Op::Lui && niu.contains(&(i.imm as u32)));
+        self.uses_noc = uses_niu(&self.code);
     }
 
     /// Takes the core out of reset at chip cycle `time`: fresh registers, pc at the reset

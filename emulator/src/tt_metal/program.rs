@@ -1,9 +1,10 @@
 //! A tt-metal program on one or more cores by slow dispatch: what tt-metal's host writes
 //! into each core's kernel configuration buffer (runtime arguments, semaphores, circular
 //! buffer configurations, kernel text) and launch message, then the go messages, and the
-//! wait for every core's done. BRISC kernels only: on Wormhole B0 the firmware copies an
-//! NCRISC kernel into NCRISC's instruction RAM with the TDMA mover, which the emulator does
-//! not model, so a program with one is refused before it runs, saying so.
+//! wait for every core's done. BRISC and NCRISC kernels: on Wormhole B0 an NCRISC kernel is
+//! linked in NCRISC's instruction RAM and written into the buffer after BRISC's; the
+//! firmware copies it into the RAM with the mover and BRISC restarts NCRISC there
+//! ([`crate::devices::mover`]).
 //!
 //! The buffer's layout is ours (tt-metal's host packs it by size; the firmware only follows
 //! the offsets in the launch message): see docs/design/tt-metal-firmware.md.
@@ -47,6 +48,13 @@ pub const BANK_TO_NOC_SCRATCH: u32 = tt_metal::NCRISC_INIT_IRAM_L1_BASE_SCRATCH 
 /// message's text offset points at it.
 pub const fn brisc_text_base() -> u32 {
     tt_metal::KERNEL_CONFIG_BASE + BRISC_TEXT
+}
+
+/// Where a Wormhole NCRISC kernel is linked: the start of NCRISC's instruction RAM
+/// (`MEM_NCRISC_KERNEL_BASE`). Its image is written into the buffer after BRISC's, at any
+/// 16-byte boundary (its entry finds its data image from the offset the firmware passes).
+pub const fn ncrisc_text_base() -> u32 {
+    tt_metal::NCRISC_IRAM_BASE
 }
 
 /// A kernel of a program: its ELF and its runtime arguments.
@@ -207,14 +215,39 @@ fn segment_lma(bytes: &[u8], vaddr: u64) -> Option<u64> {
 }
 
 impl Image {
-    /// Checks every segment lies in the kernel configuration buffer past the arguments, and
-    /// the entry is BRISC's text base.
+    /// Checks the entry is where the kernel's RISC must be linked: BRISC's at
+    /// [`brisc_text_base`], every segment inside the kernel configuration buffer after the
+    /// arguments; NCRISC's at [`ncrisc_text_base`], its text no larger than the instruction
+    /// RAM.
     fn check(&self, k: &ProgramKernel<'_>) -> Result<(), EmuError> {
         let buffer = tt_metal::kernel_config();
         let err = |reason: String| EmuError::Elf {
             file: k.name.clone(),
             reason,
         };
+        if k.risc == Risc::Ncrisc {
+            if self.entry != ncrisc_text_base() {
+                return Err(err(format!(
+                    "entry {:#x}: an NCRISC kernel is linked at {:#x}, NCRISC's instruction RAM",
+                    self.entry,
+                    ncrisc_text_base()
+                )));
+            }
+            let text = self.text_len();
+            if text > tt_metal::NCRISC_IRAM_SIZE {
+                return Err(err(format!(
+                    "{text} bytes of text: NCRISC's instruction RAM holds {}",
+                    tt_metal::NCRISC_IRAM_SIZE
+                )));
+            }
+            if let Some((addr, _)) = self.segments.iter().find(|(a, _)| *a < ncrisc_text_base()) {
+                return Err(err(format!(
+                    "a segment loaded at {addr:#x}, before the text at {:#x}",
+                    ncrisc_text_base()
+                )));
+            }
+            return Ok(());
+        }
         if self.entry != brisc_text_base() {
             return Err(err(format!(
                 "entry {:#x}: a BRISC kernel of a program is linked at {:#x} (the kernel \
@@ -237,6 +270,51 @@ impl Image {
         }
         Ok(())
     }
+
+    /// Bytes of the segment loaded at the entry (the text).
+    fn text_len(&self) -> u32 {
+        self.segments
+            .iter()
+            .find(|(a, _)| *a == self.entry)
+            .map_or(0, |(_, d)| d.len() as u32)
+    }
+
+    /// One past the last byte the image loads, from its lowest load address.
+    fn end(&self) -> u32 {
+        self.segments
+            .iter()
+            .map(|(a, d)| a.wrapping_add(d.len() as u32))
+            .max()
+            .unwrap_or(self.entry)
+    }
+}
+
+/// Where NCRISC's image goes in the kernel configuration buffer: after BRISC's (or its
+/// place when there is none), 16-byte aligned; refused when it does not fit.
+fn ncrisc_place(p: &Program<'_>, images: &[Image]) -> Result<Option<u32>, EmuError> {
+    let Some(j) = p.kernels.iter().position(|k| k.risc == Risc::Ncrisc) else {
+        return Ok(None);
+    };
+    let after = p
+        .kernels
+        .iter()
+        .zip(images)
+        .find(|(k, _)| k.risc == Risc::Brisc)
+        .map_or(brisc_text_base(), |(_, img)| img.end());
+    let at = after.div_ceil(16) * 16;
+    let len = images[j].end().wrapping_sub(ncrisc_text_base());
+    let buffer = tt_metal::kernel_config();
+    if at as u64 + len as u64 > buffer.end() {
+        return Err(EmuError::Elf {
+            file: p.kernels[j].name.clone(),
+            reason: format!(
+                "{len} bytes at {at:#x} after BRISC's kernel do not fit in the kernel \
+                 configuration buffer (ends at {:#x})",
+                buffer.end()
+            ),
+        });
+    }
+    Ok(Some(at))
 }
 
 /// Checks a program before anything is written.
@@ -254,17 +332,9 @@ fn validate(p: &Program<'_>) -> Result<(), EmuError> {
         return Err(cfg("no kernels".into()));
     }
     for (i, k) in p.kernels.iter().enumerate() {
-        if k.risc == Risc::Ncrisc {
+        if !matches!(k.risc, Risc::Brisc | Risc::Ncrisc) {
             return Err(cfg(format!(
-                "kernel {}: NCRISC kernels are not run yet: on Wormhole B0 the firmware copies \
-                 them into NCRISC's instruction RAM (0xffc00000) with the TDMA mover \
-                 (tdma_xmov), which the emulator does not model; put the kernel on BRISC",
-                k.name
-            )));
-        }
-        if k.risc != Risc::Brisc {
-            return Err(cfg(format!(
-                "kernel {}: {} kernels (compute) are not supported; BRISC",
+                "kernel {}: {} kernels (compute) are not supported; BRISC or NCRISC",
                 k.name, k.risc
             )));
         }
@@ -362,6 +432,7 @@ pub fn run_program(
             Ok(img)
         })
         .collect::<Result<Vec<_>, EmuError>>()?;
+    let ncrisc_at = ncrisc_place(p, &images)?;
     let cb_addresses = place_cbs(dev, &p.cbs)?;
     let (dram_banks, l1_banks) = bank_counts(fw)?;
     for &tile in &p.cores {
@@ -390,7 +461,7 @@ pub fn run_program(
             if phases[0] == Phase::Booting && all_booted {
                 booted = cycles;
                 for (i, &tile) in p.cores.iter().enumerate() {
-                    write_core(d, tile, i, p, &images, &cb_addresses)?;
+                    write_core(d, tile, i, p, &images, ncrisc_at, &cb_addresses)?;
                 }
                 // The go messages last, as tt-metal's host writes them.
                 for &tile in &p.cores {
@@ -471,6 +542,7 @@ fn write_core(
     i: usize,
     p: &Program<'_>,
     images: &[Image],
+    ncrisc_at: Option<u32>,
     cb_addresses: &[u32],
 ) -> Result<(), EmuError> {
     let base = tt_metal::KERNEL_CONFIG_BASE;
@@ -497,12 +569,22 @@ fn write_core(
         let mut both = rta.to_le_bytes().to_vec();
         both.extend_from_slice(&crta.to_le_bytes());
         lb(msgs::launch::RTA_OFFSET + 4 * proc, &both)?;
+        // Where the image's load addresses land in L1: BRISC's where they are; NCRISC's
+        // (linked in its instruction RAM) at its place in the buffer.
+        let shift = match (k.risc, ncrisc_at) {
+            (Risc::Ncrisc, Some(at)) => {
+                let units = img.text_len().div_ceil(16) as u16;
+                lb(msgs::launch::NCRISC_KERNEL_SIZE16, &units.to_le_bytes())?;
+                at.wrapping_sub(img.entry)
+            }
+            _ => 0,
+        };
         for (addr, data) in &img.segments {
-            write_u8s(d, 0, tile, *addr, data)?;
+            write_u8s(d, 0, tile, addr.wrapping_add(shift), data)?;
         }
         lw(
             msgs::launch::KERNEL_TEXT_OFFSET + 4 * proc,
-            img.entry.wrapping_sub(base),
+            img.entry.wrapping_add(shift).wrapping_sub(base),
         )?;
         let size: usize = img.segments.iter().map(|(_, v)| v.len()).sum();
         lw(msgs::launch::KERNEL_TEXT_SIZE + 4 * proc, size as u32)?;

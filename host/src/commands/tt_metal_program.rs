@@ -60,7 +60,7 @@ pub enum Arg {
 pub struct KernelSpec {
     /// Its source, built unchanged through `ttprof build --tt-metal`'s path.
     pub source: String,
-    /// `brisc` (`ncrisc` is refused on Wormhole B0 for now).
+    /// `brisc` or `ncrisc` (on Wormhole B0 NCRISC runs its kernel from its instruction RAM).
     pub risc: String,
     /// The NoC it uses (0 or 1).
     #[serde(default)]

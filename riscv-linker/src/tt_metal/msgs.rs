@@ -63,6 +63,9 @@ pub mod launch {
     pub const ENABLES: u32 = 112;
     /// `reload_table_addr` (u32).
     pub const RELOAD_TABLE_ADDR: u32 = 116;
+    /// `ncrisc_kernel_size16` (u16): NCRISC's kernel text in 16-byte units, what Wormhole's
+    /// NCRISC firmware copies into its instruction RAM.
+    pub const NCRISC_KERNEL_SIZE16: u32 = 130;
     /// `preload` (u8), the last byte.
     pub const PRELOAD: u32 = 143;
 }

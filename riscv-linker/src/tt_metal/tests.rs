@@ -267,6 +267,10 @@ fn our_msgs() -> Vec<(&'static str, u32)> {
             "offsetof(kernel_config_msg_t, reload_table_addr)",
             launch::RELOAD_TABLE_ADDR
         ),
+        (
+            "offsetof(kernel_config_msg_t, ncrisc_kernel_size16)",
+            launch::NCRISC_KERNEL_SIZE16
+        ),
         ("offsetof(kernel_config_msg_t, preload)", launch::PRELOAD),
         (
             "offsetof(core_info_msg_t, noc_size_x)",
