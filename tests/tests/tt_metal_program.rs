@@ -272,3 +272,83 @@ fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_the_instruction_ram() {
         "{msg}"
     );
 }
+
+/// tt-metal's binary eltwise reader from the wheel, unchanged, on NCRISC reads two
+/// interleaved inputs tile by tile into circular buffers 0 and 1; the wheel's unary writer on
+/// BRISC drains buffer 0 to DRAM. With no compute between them, the output is input 0 byte
+/// for byte, and buffer 1 (sized to hold every tile) holds input 1 in order.
+#[test]
+fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
+    let Some(root) = tt_metal_root() else { return };
+    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let ops = root.join("ttnn/cpp/ttnn/operations");
+    let mut b = TtMetalBuild::new(
+        ops.join("eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"),
+        Risc::Ncrisc,
+        ARCH,
+    );
+    // Not sharded, then each input's TensorAccessorArgs (interleaved DRAM, 2048-byte pages).
+    b.compile_args = vec![0, 2, PAGE, 2, PAGE];
+    b.noc = 1;
+    b.name = "binary-reader".into();
+    b.out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("tt-metal-program")
+        .join(&b.name);
+    let reader = std::fs::read(tt_metal_build::build(&b).expect("reader builds")).unwrap();
+    let writer = build(
+        &ops.join("eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"),
+        "unary-writer-b",
+        &[0, 2, PAGE],
+    );
+    let tiles = 5;
+    let (a_addr, b_addr, out_addr) = (0x10_0000, 0x18_0000, 0x20_0000);
+    let (a, bb) = (input(tiles, 0x11), input(tiles, 0x77));
+    let mut dev = device(1);
+    dev.write_dram_interleaved(0, a_addr, PAGE, &a).unwrap();
+    dev.write_dram_interleaved(0, b_addr, PAGE, &bb).unwrap();
+    let p = Program {
+        cores: vec![core()],
+        kernels: vec![
+            ProgramKernel {
+                risc: Risc::Ncrisc,
+                elf: &reader,
+                name: "binary-reader".into(),
+                // src0, src1, num_tiles, start_id, block height/width, cores in y (sharded only)
+                args: vec![vec![a_addr, b_addr, tiles, 0, 0, 0, 0]],
+                common_args: vec![],
+            },
+            ProgramKernel {
+                risc: Risc::Brisc,
+                elf: &writer,
+                name: "unary-writer".into(),
+                args: vec![vec![out_addr, tiles, 0]],
+                common_args: vec![],
+            },
+        ],
+        cbs: vec![
+            CircularBuffer {
+                index: 0,
+                page_size: PAGE,
+                pages: 2,
+            },
+            CircularBuffer {
+                index: 1,
+                page_size: PAGE,
+                pages: tiles,
+            },
+        ],
+        semaphores: vec![],
+        host_assigned_id: 6,
+    };
+    let r = run_program(&mut dev, &fw, &p).expect("the program runs");
+    let out = dev
+        .read_dram_interleaved(0, out_addr, PAGE, a.len())
+        .unwrap();
+    assert!(out == a, "the output differs from input 0");
+    let cb1 = r.cb_addresses[1];
+    let mut got = Vec::new();
+    for w in 0..tiles * PAGE / 4 {
+        got.extend_from_slice(&dev.read_u32(0, core(), cb1 + 4 * w).unwrap().to_le_bytes());
+    }
+    assert!(got == bb, "circular buffer 1 differs from input 1");
+}

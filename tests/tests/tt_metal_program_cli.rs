@@ -312,3 +312,205 @@ fn a_bad_program_file_exits_1_naming_what() {
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("idd"), "{stderr}");
 }
+
+/// Runs program `text` (`{examples}` standing for examples/tt-metal) in a fresh directory
+/// holding `files`; returns stdout after checking exit 0 and every output's check.
+fn run_example(name: &str, text: &str, files: &[(&str, Vec<u8>)]) -> String {
+    let d = dir(name);
+    for (f, bytes) in files {
+        std::fs::write(d.join(f), bytes).unwrap();
+    }
+    let examples = workspace().join("examples/tt-metal");
+    let p = d.join("program.toml");
+    std::fs::write(
+        &p,
+        text.replace("{examples}", &examples.display().to_string()),
+    )
+    .unwrap();
+    let out = d.join("run");
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            p.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{name}: {stdout}{stderr}");
+    assert!(stdout.contains("equal to its expected file"), "{stdout}");
+    stdout
+}
+
+fn words(f: impl Fn(u32) -> u32) -> Vec<u8> {
+    (0..256).flat_map(|i| f(i).to_le_bytes()).collect()
+}
+
+/// Our add-two-buffers kernel (the shape of tt-metal's "add two integers in a RISC-V"
+/// example, for pages of uint32): the sum, word by word, with wrap-around.
+#[test]
+fn a_risc_adds_two_dram_buffers_word_by_word() {
+    if !have_tt_metal() {
+        return;
+    }
+    let a = |i: u32| i.wrapping_mul(0x9E37_79B9);
+    let b = |i: u32| i * 7 + 1;
+    let program = r#"arch = "wormhole_b0"
+cores = ["0,0"]
+
+[[kernel]]
+source = "{examples}/add_pages.cpp"
+risc = "brisc"
+compile_args = [256, 2, 256, 2, 256, 2, 256]
+args = ["@a", "@b", "@sum", 4]
+
+[[cb]]
+index = 0
+page_size = 256
+pages = 1
+
+[[cb]]
+index = 1
+page_size = 256
+pages = 1
+
+[[buffer]]
+name = "a"
+dtype = "uint32"
+shape = [4, 64]
+layout = "row_major"
+input = "a.bin"
+
+[[buffer]]
+name = "b"
+dtype = "uint32"
+shape = [4, 64]
+layout = "row_major"
+input = "b.bin"
+
+[[buffer]]
+name = "sum"
+dtype = "uint32"
+shape = [4, 64]
+layout = "row_major"
+expect = "sum.bin"
+"#;
+    let out = run_example(
+        "add",
+        program,
+        &[
+            ("a.bin", words(a)),
+            ("b.bin", words(b)),
+            ("sum.bin", words(|i| a(i).wrapping_add(b(i)))),
+        ],
+    );
+    assert!(
+        out.contains("zones: BRISC-FW x1, BRISC-KERNEL x1, add-page x4;"),
+        "{out}"
+    );
+}
+
+/// Our core-to-core kernel (the shape of tt-metal's NoC tile transfer example), on NoC 1:
+/// the sender writes three pages into the other core's L1 and raises its semaphore by
+/// NoC atomic; the receiver waits, then stores them. The peer is named by its NoC
+/// coordinates (`@x:1,0`), the same on both NoCs as tt-metal's kernels address cores.
+#[test]
+fn pages_move_core_to_core_on_noc_1_behind_a_semaphore() {
+    if !have_tt_metal() {
+        return;
+    }
+    let pages: Vec<u8> = (0..3 * 2048u32).map(|i| (i * 31 + 7) as u8).collect();
+    let program = r#"arch = "wormhole_b0"
+cores = ["0,0-1,0"]
+semaphores = [0]
+
+[[kernel]]
+source = "{examples}/page_to_core.cpp"
+risc = "brisc"
+noc = 1
+compile_args = [2048, 2, 2048]
+args = [0, "@src", 3, "@x:1,0", "@y:1,0"]
+core_args = { "1,0" = [1, "@dst", 3, 0, 0] }
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 3
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 32, 96]
+input = "pages.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 32, 96]
+expect = "pages.bin"
+"#;
+    let out = run_example("transfer", program, &[("pages.bin", pages)]);
+    assert!(
+        out.contains(
+            "on 0,0: 46 bytes, 0 dropped; zones: BRISC-FW x1, BRISC-KERNEL x1, send-page x3;"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("zones: BRISC-FW x1, BRISC-KERNEL x1, store-page x3, wait-pages x1;"),
+        "{out}"
+    );
+}
+
+/// Our multicast kernel (the shape of tt-metal's multicast example) on NCRISC, NoC 1: one
+/// page multicast to three cores, then their semaphores set by a multicast; each stores its
+/// copy in its own page of the output.
+#[test]
+fn a_page_multicast_from_ncrisc_reaches_three_cores() {
+    if !have_tt_metal() {
+        return;
+    }
+    let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
+    let program = r#"arch = "wormhole_b0"
+cores = ["0,0-3,0"]
+semaphores = [0]
+
+[[kernel]]
+source = "{examples}/multicast_page.cpp"
+risc = "ncrisc"
+noc = 1
+compile_args = [2048, 2, 2048]
+args = [0, "@src", "@x:1,0", "@y:1,0", "@x:3,0", "@y:3,0", 3]
+core_args = { "1,0" = [1, "@dst", 0], "2,0" = [1, "@dst", 1], "3,0" = [1, "@dst", 2] }
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 1
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 32, 32]
+input = "one.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 32, 96]
+expect = "three.bin"
+"#;
+    let out = run_example(
+        "multicast",
+        program,
+        &[("one.bin", page.clone()), ("three.bin", page.repeat(3))],
+    );
+    assert!(
+        out.contains("zones: NCRISC-FW x1, NCRISC-KERNEL x1, multicast x1;"),
+        "{out}"
+    );
+    assert_eq!(out.matches("wait-page x1").count(), 3, "{out}");
+}

@@ -118,6 +118,7 @@ impl Device {
                 .collect(),
             l1_size: arch.l1_size(),
             cfg: cfg.noc,
+            translation: cfg.layout == riscv_linker::Layout::TtMetal,
         });
         let mut noc = Vec::new();
         for chip in 0..cfg.chips {

@@ -28,6 +28,9 @@ use riscv_linker::{mmio, Arch, NocCoord};
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
+/// `NOC_ID_LOGICAL`: configuration word 14 (`noc_parameters.h`).
+const NOC_ID_LOGICAL: u32 = 14;
+
 /// What a chip looks like to an NIU checking a request.
 #[derive(Debug)]
 pub(crate) struct Topology {
@@ -36,6 +39,13 @@ pub(crate) struct Topology {
     pub tiles: HashMap<NocCoord, u32>,
     pub l1_size: u32,
     pub cfg: NocConfig,
+    /// NoC coordinate translation is on (tt-metal's layout): a request on either NoC names
+    /// its target by NoC 0 coordinates, and `NOC_ID_LOGICAL` reads the tile's NoC 0
+    /// coordinates on both NIUs. tt-metal compiles its Wormhole device code with
+    /// `COORDINATE_VIRTUALIZATION_ENABLED` (kernels pass the same "virtual" coordinates to
+    /// both NoCs) and its host turns the NIUs' translation on; for an unharvested chip we
+    /// take virtual = NoC 0 coordinates (docs/design/tt-metal-firmware.md).
+    pub translation: bool,
 }
 
 impl Topology {
@@ -300,6 +310,9 @@ impl Niu {
                 let id = map::node_id(self.topo.arch, c);
                 return if reg == m.node_id { id } else { id & 0xFFF };
             }
+            if self.topo.translation && buf == 0 && reg == m.cfg_base + 4 * NOC_ID_LOGICAL {
+                return map::node_id(self.topo.arch, self.coord) & 0xFFF;
+            }
             if buf == 0 && reg >= m.status_base && reg < m.status_base + 4 * counter::COUNT {
                 return u.counters[((reg - m.status_base) / 4) as usize];
             }
@@ -383,7 +396,7 @@ impl Niu {
                 c.y
             )));
         }
-        let c0 = map::to_noc0(arch, noc as u32, c);
+        let c0 = self.to_noc0(noc, c);
         if self.topo.tiles.contains_key(&c0) {
             if addr + len > self.topo.l1_size as u64 {
                 return Err(FaultKind::Noc(format!(
@@ -601,6 +614,16 @@ impl Niu {
         Ok(())
     }
 
+    /// The NoC 0 coordinates of a target named `c` on NoC `noc`: mirrored on NoC 1, unless
+    /// translation is on ([`Topology::translation`]).
+    fn to_noc0(&self, noc: u8, c: NocCoord) -> NocCoord {
+        if self.topo.translation {
+            c
+        } else {
+            map::to_noc0(self.topo.arch, noc as u32, c)
+        }
+    }
+
     /// Every worker tile in a multicast rectangle (NoC `noc` coordinates in `field`).
     fn mcast_dests(
         &self,
@@ -613,10 +636,7 @@ impl Niu {
     ) -> Result<Vec<(NocCoord, Option<Endpoint>)>, FaultKind> {
         let arch = self.topo.arch;
         let (end, start) = NiuMap::decode_coords(arch, field);
-        let (a, b) = (
-            map::to_noc0(arch, noc as u32, start),
-            map::to_noc0(arch, noc as u32, end),
-        );
+        let (a, b) = (self.to_noc0(noc, start), self.to_noc0(noc, end));
         let (x0, x1) = (a.x.min(b.x), a.x.max(b.x));
         let (y0, y1) = (a.y.min(b.y), a.y.max(b.y));
         let (w, h) = arch.noc_grid();

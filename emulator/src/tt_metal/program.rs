@@ -112,8 +112,8 @@ pub struct ProgramRun {
 }
 
 /// Writes the DRAM bank tables the firmware copies at boot: for each NoC, each DRAM bank's
-/// endpoint as `NOC_XY_ENCODING(x, y)` = `(y << 10) | (x << 4)` (NoC 1's coordinates
-/// mirrored), then the L1
+/// endpoint as `NOC_XY_ENCODING(x, y)` = `(y << 10) | (x << 4)` (NoC 0 coordinates for
+/// both NoCs: translation is on), then the L1
 /// banks' (left zero: interleaved L1 buffers are not modelled), then each DRAM bank's offset
 /// in its channel (`bank_to_dram_offset`). The table sizes are the firmware's.
 fn write_bank_tables(
@@ -129,16 +129,13 @@ fn write_bank_tables(
             dram::banks(arch)
         )));
     }
-    let (nx, ny) = arch.noc_grid();
     let mut xy = Vec::new();
-    for noc in 0..2u8 {
+    // The same coordinates for both NoCs: tt-metal's layout turns NoC translation on, so a
+    // request on NoC 1 names its target by NoC 0 coordinates too (`Topology::translation`).
+    for _noc in 0..2u8 {
         for bank in 0..dram_banks {
             let e = dram::bank(arch, bank).endpoint;
-            let (x, y) = if noc == 0 {
-                (e.x, e.y)
-            } else {
-                (nx - 1 - e.x, ny - 1 - e.y)
-            };
+            let (x, y) = (e.x, e.y);
             // NOC_XY_ENCODING(x, y) of Wormhole's noc_parameters.h: the word the NIU's
             // TARG_ADDR_MID takes (the address's bits 32-35 below it).
             xy.extend_from_slice(&((u16::from(y) << 10) | (u16::from(x) << 4)).to_le_bytes());

@@ -44,13 +44,15 @@ pub struct ProgramFile {
     pub id: u32,
 }
 
-/// A runtime argument: a word, or `"@NAME"`, the address of buffer NAME.
+/// A runtime argument: a word, `"@NAME"`, the address of buffer NAME, or `"@x:X,Y"` /
+/// `"@y:X,Y"`, the NoC coordinate of logical worker X,Y.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
 pub enum Arg {
     /// A 32-bit word.
     Word(u32),
-    /// `@NAME` (a buffer's bank address) or a number as a string (`"0x100"`).
+    /// `@NAME` (a buffer's bank address), `@x:X,Y` / `@y:X,Y` (a worker's NoC 0
+    /// coordinate) or a number as a string (`"0x100"`).
     Text(String),
 }
 
@@ -371,21 +373,42 @@ fn place(f: &ProgramFile, arch: Arch) -> Result<Vec<Placed>> {
     Ok(out)
 }
 
-fn resolve_args(args: &[Arg], buffers: &[Placed], what: &str) -> Result<Vec<u32>> {
+fn resolve_args(args: &[Arg], buffers: &[Placed], arch: Arch, what: &str) -> Result<Vec<u32>> {
     args.iter()
         .map(|a| match a {
             Arg::Word(w) => Ok(*w),
             Arg::Text(t) => match t.strip_prefix('@') {
+                Some(core) if core.starts_with("x:") || core.starts_with("y:") => {
+                    noc_coordinate(&core[..1], &core[2..], arch)
+                        .map_err(|e| arg(format!("{what}: {t:?}: {e}")))
+                }
                 Some(name) => buffers
                     .iter()
                     .find(|b| b.name == name)
                     .map(|b| b.address)
                     .ok_or_else(|| arg(format!("{what}: {t:?}: no buffer named {name}"))),
-                None => parse_word(t)
-                    .ok_or_else(|| arg(format!("{what}: {t:?} is neither a word nor @BUFFER"))),
+                None => parse_word(t).ok_or_else(|| {
+                    arg(format!(
+                        "{what}: {t:?} is neither a word, @BUFFER, nor @x:X,Y / @y:X,Y"
+                    ))
+                }),
             },
         })
         .collect()
+}
+
+/// `@x:X,Y` / `@y:X,Y`: the NoC 0 coordinate of logical worker X,Y, what tt-metal's host
+/// passes a kernel for another core (`worker_core_from_logical_core`; the dataflow API
+/// mirrors it for NoC 1).
+fn noc_coordinate(axis: &str, core: &str, arch: Arch) -> std::result::Result<u32, String> {
+    let (x, y) = core
+        .split_once(',')
+        .and_then(|(x, y)| Some((x.trim().parse::<u8>().ok()?, y.trim().parse::<u8>().ok()?)))
+        .ok_or_else(|| format!("{core:?} is not a core X,Y"))?;
+    let noc = arch
+        .worker_noc(x, y)
+        .ok_or_else(|| format!("core {x},{y} is not a worker of {}", arch.name()))?;
+    Ok(u32::from(if axis == "x" { noc.x } else { noc.y }))
 }
 
 /// A word in decimal or 0x hex (`_` separators allowed).
@@ -486,6 +509,7 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
             args.push(resolve_args(
                 own,
                 &buffers,
+                arch,
                 &format!("kernel {} args", k.source),
             )?);
         }
@@ -494,7 +518,7 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
             elf: bytes,
             name: name.clone(),
             args,
-            common_args: resolve_args(&k.common_args, &buffers, "common_args")?,
+            common_args: resolve_args(&k.common_args, &buffers, arch, "common_args")?,
         });
     }
     let (gx, gy) = cores.iter().fold((1, 1), |(a, b), &(x, y)| {
