@@ -275,7 +275,7 @@ pub enum PolicyArg {
 /// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
 pub fn run(args: &RunArgs, inputs: &Inputs) -> Result<ExitCode> {
     if let Some(program) = &args.program {
-        return run_program(program, &args.out);
+        return run_program(program, &args.out, inputs, args.verbose);
     }
     // Numbers first: a bad one costs no build, no run and no output folder.
     let threshold_ns = crate::args::threshold_ns_arg("threshold-ns", args.threshold_ns)?;
@@ -343,8 +343,13 @@ pub fn run(args: &RunArgs, inputs: &Inputs) -> Result<ExitCode> {
 
 /// `ttprof run --program`: builds, runs and checks a tt-metal program; exit 2 when an
 /// output differs from its expected file.
-fn run_program(path: &std::path::Path, out: &std::path::Path) -> Result<ExitCode> {
-    let o = ttprof::tt_metal_program::run(path, &out.join("kernels"))?;
+fn run_program(
+    path: &std::path::Path,
+    out: &std::path::Path,
+    inputs: &Inputs,
+    verbose: bool,
+) -> Result<ExitCode> {
+    let o = ttprof::tt_metal_program::run(path, out, inputs)?;
     let cores: Vec<String> = o.cores.iter().map(|(x, y)| format!("{x},{y}")).collect();
     println!(
         "{}: tt-metal firmware {} on {} core(s) ({}); kernels done after {} cycles",
@@ -391,14 +396,29 @@ fn run_program(path: &std::path::Path, out: &std::path::Path) -> Result<ExitCode
             m.want
         );
     }
+    let profile = &o.session;
+    if verbose {
+        print!("{}", profile.summary_text());
+    } else {
+        print!("{}", profile.brief_text());
+    }
+    println!("wrote:");
+    for p in profile.files() {
+        println!("  {}", p.display());
+    }
+    let issues: Vec<_> = profile.issues().cloned().collect();
+    let errors = issue::print(&issues);
     let dropped: u64 = o.rings.iter().map(|r| r.dropped).sum();
     if dropped > 0 {
         eprintln!(
-            "error: {dropped} records dropped: a ring filled (the program's rings are read once, \
-             at the end; record fewer zones)"
+            "error: {dropped} records dropped: a ring filled between two drains (a ring under \
+             tt-metal holds 1,920 bytes; drained every 10,000 cycles)"
         );
     }
-    Ok(if o.mismatches.is_empty() && dropped == 0 {
+    if errors > 0 {
+        eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
+    }
+    Ok(if o.mismatches.is_empty() && dropped == 0 && errors == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(2)

@@ -196,3 +196,104 @@ const _: () = {
     assert!(ring_word(Risc::Trisc2, ring::ANCHOR) < 0x800);
     assert!(TILE_BLOCK + TILE_BLOCK_SIZE <= RING_BLOCKS);
 };
+
+/// Where a tile's profiler blocks and rings are in its L1: ttprof's own layout
+/// ([`RingMap::TTPROF`]: the blocks below 0x800, the rings from [`RING_BASE`]) or
+/// tt-metal's ([`RingMap::tt_metal`]: the `profiler_msg_t` area of the mailboxes, which
+/// tt-metal reserves for its own profiler; docs/design/tt-metal.md). A host reading a tile
+/// finds which by the tile block's magic (the readout tries ttprof's first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RingMap {
+    /// Address of the tile control block.
+    pub tile_block: u32,
+    /// BRISC's ring control block; each RISC's `block_stride` further.
+    first_block: u32,
+    block_stride: u32,
+    /// BRISC's ring bytes; each RISC's `data_stride` further.
+    first_data: u32,
+    data_stride: u32,
+    /// Bytes per ring (under tt-metal not a power of two: offsets are positions modulo it).
+    capacity: u32,
+}
+
+impl RingMap {
+    /// ttprof's own layout.
+    pub const TTPROF: RingMap = RingMap {
+        tile_block: TILE_BLOCK,
+        first_block: RING_BLOCKS,
+        block_stride: RING_BLOCK_SIZE,
+        first_data: RING_BASE,
+        data_stride: RING_CAPACITY,
+        capacity: RING_CAPACITY,
+    };
+
+    /// tt-metal's layout on `arch` (ttnn 0.81.1's `dev_msgs.h`): the tile block is the first
+    /// words of `profiler_msg_t::control_vector` (256 bytes), then one 2 KiB
+    /// `profiler_msg_buffer_t` per RISC: ttprof's 128-byte ring block, then the ring.
+    pub const fn tt_metal(arch: crate::Arch) -> RingMap {
+        let area = match arch {
+            crate::Arch::WormholeB0 => crate::tt_metal::msgs::PROFILER,
+            // `MEM_MAILBOX_BASE` + `offsetof(mailboxes_t, profiler)` of Blackhole's headers
+            // (0x60 + 0xB80), as the kernels built for it link it (tests/tt_metal_build.rs).
+            crate::Arch::Blackhole => 0xBE0,
+        };
+        let first_block = area + TT_METAL_CONTROL_VECTOR;
+        RingMap {
+            tile_block: area,
+            first_block,
+            block_stride: TT_METAL_BUFFER,
+            first_data: first_block + RING_BLOCK_SIZE,
+            data_stride: TT_METAL_BUFFER,
+            capacity: TT_METAL_BUFFER - RING_BLOCK_SIZE,
+        }
+    }
+
+    /// Address of `risc`'s ring control block.
+    pub const fn ring_block(&self, risc: Risc) -> u32 {
+        self.first_block + risc.index() as u32 * self.block_stride
+    }
+
+    /// The bytes of `risc`'s ring.
+    pub const fn ring_data(&self, risc: Risc) -> Region {
+        Region::new(
+            self.first_data + risc.index() as u32 * self.data_stride,
+            self.capacity,
+        )
+    }
+
+    /// The L1 a readout of this layout reads, for a snapshot to record: ttprof's blocks and
+    /// rings; under tt-metal its area, and ttprof's blocks too (a readout looks for ttprof's
+    /// tile block first).
+    pub const fn regions(&self) -> [Region; 2] {
+        if self.tile_block == TILE_BLOCK {
+            [control_region(), rings_region()]
+        } else {
+            let end = self.first_block + Risc::COUNT as u32 * self.block_stride;
+            [
+                control_region(),
+                Region::new(self.tile_block, end - self.tile_block),
+            ]
+        }
+    }
+
+    /// The layout's name, for messages.
+    pub const fn name(&self) -> &'static str {
+        if self.tile_block == TILE_BLOCK {
+            "ttprof's"
+        } else {
+            "tt-metal's"
+        }
+    }
+}
+
+/// Bytes of `profiler_msg_t::control_vector` (tt-metal's `PROFILER_L1_CONTROL_VECTOR_SIZE`
+/// words of 4 bytes).
+pub const TT_METAL_CONTROL_VECTOR: u32 = 0x100;
+/// Bytes of one RISC's `profiler_msg_buffer_t` under tt-metal.
+pub const TT_METAL_BUFFER: u32 = 0x800;
+
+const _: () = {
+    assert!(RingMap::TTPROF.ring_block(Risc::Ncrisc) == ring_block(Risc::Ncrisc));
+    assert!(RingMap::tt_metal(crate::Arch::WormholeB0).ring_block(Risc::Brisc) == 0xC10);
+    assert!(RingMap::tt_metal(crate::Arch::Blackhole).ring_block(Risc::Ncrisc) == 0x14E0);
+};

@@ -514,3 +514,95 @@ expect = "three.bin"
     );
     assert_eq!(out.matches("wait-page x1").count(), 3, "{out}");
 }
+
+/// A program run is a profiling session: it writes every output (tt-metal's device CSV among
+/// them, with the NCRISC kernel's zones on each core), and `ttprof report` of its snapshot
+/// and op log finds the rings in tt-metal's layout and writes the same device CSV.
+#[test]
+fn a_program_run_writes_every_output_and_its_snapshot_reports_the_same() {
+    if !have_tt_metal() {
+        return;
+    }
+    let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
+    let program = r#"arch = "wormhole_b0"
+cores = ["0,0-3,0"]
+semaphores = [0]
+
+[[kernel]]
+source = "{examples}/multicast_page.cpp"
+risc = "ncrisc"
+noc = 1
+compile_args = [2048, 2, 2048]
+args = [0, "@src", "@x:1,0", "@y:1,0", "@x:3,0", "@y:3,0", 3]
+core_args = { "1,0" = [1, "@dst", 0], "2,0" = [1, "@dst", 1], "3,0" = [1, "@dst", 2] }
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 1
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 32, 32]
+input = "one.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 32, 96]
+expect = "three.bin"
+"#;
+    let out = run_example(
+        "outputs",
+        program,
+        &[("one.bin", page.clone()), ("three.bin", page.repeat(3))],
+    );
+    assert!(out.contains("device kernel time"), "the summary: {out}");
+    let d = dir_of("outputs");
+    let csv = std::fs::read_to_string(d.join("run/profile_log_device.csv")).unwrap();
+    let starts = |zone: &str| {
+        csv.lines()
+            .filter(|l| l.contains(",NCRISC,") && l.contains(&format!(",{zone},ZONE_START,")))
+            .count()
+    };
+    assert_eq!(starts("wait-page"), 3, "{csv}");
+    assert_eq!(starts("multicast"), 1, "{csv}");
+    assert_eq!(starts("NCRISC-KERNEL"), 4, "{csv}");
+    for f in [
+        "ttprof_trace.json",
+        "ttprof_summary.txt",
+        "ttprof_zones.parquet",
+        "device.snap",
+    ] {
+        assert!(d.join("run").join(f).is_file(), "{f}");
+    }
+    let again = d.join("report");
+    let o = ttprof(
+        None,
+        &[
+            "report".as_ref(),
+            "--device".as_ref(),
+            d.join("run/device.snap").as_os_str(),
+            "--oplog".as_ref(),
+            d.join("run/ops.jsonl").as_os_str(),
+            "--out".as_ref(),
+            again.as_os_str(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let csv2 = std::fs::read_to_string(again.join("profile_log_device.csv")).unwrap();
+    assert_eq!(csv2, csv, "report of the snapshot differs from the run");
+}
+
+/// The directory [`run_example`] used for `name`.
+fn dir_of(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("tt-metal-program-cli")
+        .join(name)
+}

@@ -70,11 +70,10 @@ extern "C" __attribute__((used)) void ttprof__tt_metal_layout() {
 
 // The anchor's copy in core-local memory that a zone's open reads (ttprof.h's hot path): under
 // tt-metal a word of the kernel's own local data (the firmware's data starts the local memory).
+// (The tile control block is the first words of `profiler_msg_t::control_vector`, shared by
+// the core's RISCs and written by the host: the link script's `__ttprof_tile_block`.)
 extern "C" {
 __attribute__((used, aligned(4))) volatile uint32_t __ttprof_hot;
-// The runtime's tile control block, this RISC's own (tt-metal's mailboxes are where ttprof's
-// layout has it; tt-metal's host does not read it).
-__attribute__((used, aligned(4))) volatile uint32_t __ttprof_tile_block[16];
 }
 
 static inline __attribute__((always_inline)) void ttprof__tt_metal_launch() {

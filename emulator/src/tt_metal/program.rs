@@ -419,6 +419,18 @@ pub fn run_program(
     fw: &Firmware,
     p: &Program<'_>,
 ) -> Result<ProgramRun, EmuError> {
+    run_program_with(dev, fw, p, &mut |_| Ok(()))
+}
+
+/// [`run_program`], calling `host` at every look of the host (every
+/// [`super::dispatch::HOST_POLL_CYCLES`] cycles, the tiles paused), e.g. to drain the
+/// profiler's rings; an error from it ends the run and is returned.
+pub fn run_program_with(
+    dev: &mut Device,
+    fw: &Firmware,
+    p: &Program<'_>,
+    host: &mut dyn FnMut(&Device) -> Result<(), EmuError>,
+) -> Result<ProgramRun, EmuError> {
     validate(p)?;
     let images = p
         .kernels
@@ -449,6 +461,7 @@ pub fn run_program(
     let summary = dev.run_until(super::dispatch::HOST_POLL_CYCLES, &mut |d| {
         cycles += super::dispatch::HOST_POLL_CYCLES;
         let mut step = || -> Result<bool, EmuError> {
+            host(d)?;
             let mut signals = Vec::with_capacity(p.cores.len());
             for &tile in &p.cores {
                 signals.push(read_u8(d, 0, tile, msgs::go_signal(0))?);

@@ -155,7 +155,6 @@ pub struct Mismatch {
 }
 
 /// What a program run did.
-#[derive(Clone, Debug)]
 pub struct ProgramOutcome {
     /// The cores, in launch order.
     pub cores: Vec<(u8, u8)>,
@@ -169,8 +168,10 @@ pub struct ProgramOutcome {
     pub kernel_cycles: u64,
     /// The firmware build run.
     pub firmware: String,
-    /// Per kernel and core, what its ring held at the end.
+    /// Per kernel and core, what its ring held over the run.
     pub rings: Vec<RingCounts>,
+    /// The profiling session's outputs (trace, summary, device CSV, ...).
+    pub session: crate::session::FinishedSession,
 }
 
 /// What one kernel's ring on one core held after the run (read once, at the end).
@@ -420,8 +421,11 @@ fn parse_word(s: &str) -> Option<u32> {
     }
 }
 
-/// Builds, runs and checks the program in `path`; kernels are built into `out_dir`.
-pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
+/// Builds, runs and checks the program in `path` in a profiling session of tt-metal's
+/// layout whose outputs go into `out` (kernels built into `out/kernels`); `guard` is the
+/// command's input guard.
+pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<ProgramOutcome> {
+    let out_dir = out.join("kernels");
     let f = read(path)?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let arch = match f.arch.as_deref() {
@@ -486,10 +490,10 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
         }
         let elf = tt_metal_build::build(&b)?;
         let bytes = std::fs::read(&elf).map_err(|e| Error::io(&elf, "read the kernel", e))?;
-        elves.push((risc, b.name.clone(), bytes));
+        elves.push((risc, b.name.clone(), bytes, elf));
     }
     let mut kernels = Vec::new();
-    for (k, (risc, name, bytes)) in f.kernels.iter().zip(&elves) {
+    for (k, (risc, name, bytes, _)) in f.kernels.iter().zip(&elves) {
         for key in k.core_args.keys() {
             let c = parse_cores(std::slice::from_ref(key))?;
             if c.len() != 1 || !cores.contains(&c[0]) {
@@ -532,22 +536,16 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
             })
         })
         .collect::<Result<_>>()?;
-    let mut cfg = ttprof_emu::DeviceConfig::new(arch, (gx, gy));
+    let mut cfg = crate::session::Config::new(arch, (gx, gy), out);
     cfg.layout = Layout::TtMetal;
-    let mut dev = ttprof_emu::Device::new(cfg).map_err(|e| Error::Emulator(e.to_string()))?;
-    let emu = |e: ttprof_emu::EmuError| match e {
-        ttprof_emu::EmuError::Fault(_) => Error::Fault {
-            op: path.display().to_string(),
-            run: 1,
-            what: e.to_string(),
-            recovered: None,
-        },
-        e => Error::Emulator(e.to_string()),
-    };
+    cfg.inputs = guard.clone();
+    // A ring under tt-metal holds 1,920 bytes: drained at every look of the host.
+    cfg.drain_every_cycles = ttprof_emu::tt_metal::dispatch::HOST_POLL_CYCLES;
+    let mut session = crate::session::Session::start(cfg)?;
+    let emu = |e: ttprof_emu::EmuError| Error::Emulator(e.to_string());
     for (data, p) in inputs.iter().zip(&buffers) {
         if let Some(data) = data {
-            dev.write_dram_interleaved(0, p.address, p.page_size, data)
-                .map_err(emu)?;
+            session.write_dram_interleaved(p.address, p.page_size, data)?;
         }
     }
     let root = tt_metal_build::root()?;
@@ -568,18 +566,25 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
         semaphores: f.semaphores.clone(),
         host_assigned_id: f.id,
     };
-    let r = prog::run_program(&mut dev, &fw, &program).map_err(emu)?;
+    let name = path
+        .file_stem()
+        .map_or("program".into(), |n| n.to_string_lossy().into_owned());
+    let op = crate::session::ProgramOp {
+        name,
+        program,
+        elves: elves.iter().map(|(_, _, _, path)| path.clone()).collect(),
+        firmware: &fw,
+    };
+    let (_, r) = session.launch_program(&op)?;
     let (mut matched, mut mismatches) = (Vec::new(), Vec::new());
     for (b, p) in f.buffers.iter().zip(&buffers) {
         if b.output.is_none() && b.expect.is_none() {
             continue;
         }
-        let got = dev
-            .read_dram_interleaved(0, p.address, p.page_size, p.bytes as usize)
-            .map_err(emu)?;
+        let got = session.read_dram_interleaved(p.address, p.page_size, p.bytes as usize)?;
         if let Some(out) = &b.output {
             let file = base.join(out);
-            std::fs::write(&file, &got).map_err(|e| Error::io(&file, "write an output", e))?;
+            crate::atomic::write_atomic(&file, guard, |w| std::io::Write::write_all(w, &got))?;
         }
         if let Some(expect) = &b.expect {
             let file = resolve(&base, expect)?;
@@ -601,15 +606,19 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
             }
         }
     }
+    let tiles = op.program.cores.clone();
+    drop(op);
+    let finished = session.finish()?;
     let mut rings = Vec::new();
-    for (k, (_, name, bytes)) in program.kernels.iter().zip(&elves) {
-        for (&core, &tile) in cores.iter().zip(&program.cores) {
-            rings.push(
-                read_ring(&dev, tile, core, name, bytes).map_err(|e| match e {
-                    Error::Emulator(m) => Error::Emulator(format!("kernel {}: {m}", k.name)),
-                    e => e,
-                })?,
-            );
+    for (risc, name, bytes, _) in &elves {
+        let sites = crate::elf::KernelElf::parse(Path::new(name), bytes)?.sites;
+        for (&core, &tile) in cores.iter().zip(&tiles) {
+            let ring = finished
+                .readout
+                .rings
+                .iter()
+                .find(|r| r.id.tile == tile && r.id.risc == *risc && r.id.chip == 0);
+            rings.push(ring_counts(name, core, &sites, ring));
         }
     }
     Ok(ProgramOutcome {
@@ -620,73 +629,31 @@ pub fn run(path: &Path, out_dir: &Path) -> Result<ProgramOutcome> {
         mismatches,
         kernel_cycles: r.kernel,
         firmware: build,
+        session: finished,
     })
 }
 
-/// Reads a kernel's ring on `tile` once, after the run: its block and data are where the
-/// kernel's ELF says (`__ttprof_ring_block`, `__ttprof_ring_base`: this RISC's part of the
-/// mailboxes' `profiler_msg_t`); nothing drained it while the kernel ran, so the records from
-/// its start are all there unless the ring filled (then the dropped count says how many were
-/// lost).
-fn read_ring(
-    dev: &ttprof_emu::Device,
-    tile: NocCoord,
-    core: (u8, u8),
+/// What a kernel's ring on one core held over the run, by site name (`ring`: its readout,
+/// `None` when the kernel published nothing there).
+fn ring_counts(
     name: &str,
-    elf: &[u8],
-) -> Result<RingCounts> {
-    use crate::decode::{Decoder, RecordKind, Records};
-    use object::{Object, ObjectSymbol};
-    use riscv_linker::profiler::ring;
-    let path = PathBuf::from(name);
-    let file = object::File::parse(elf).map_err(|e| Error::Elf {
-        path: path.clone(),
-        what: e.to_string(),
-    })?;
-    let symbol = |s: &str| {
-        file.symbols()
-            .find(|x| x.name().ok() == Some(s))
-            .map(|x| x.address() as u32)
-            .ok_or_else(|| Error::Elf {
-                path: path.clone(),
-                what: format!("no {s}: not built by ttprof build --tt-metal"),
-            })
-    };
-    let (block, base) = (
-        symbol("__ttprof_ring_block")?,
-        symbol("__ttprof_ring_base")?,
-    );
-    let emu = |e: ttprof_emu::EmuError| Error::Emulator(e.to_string());
-    let word = |off: u32| dev.read_u32(0, tile, block + off).map_err(emu);
-    let (capacity, head, tail) = (word(ring::CAPACITY)?, word(ring::HEAD)?, word(ring::TAIL)?);
-    let dropped = u64::from(word(ring::DROPPED)?);
-    let used = head.wrapping_sub(tail);
-    if capacity == 0 || capacity > 0x1_0000 || used > capacity {
-        return Err(Error::Device {
-            at: crate::readout::control::location(0, tile, None),
-            what: format!(
-                "kernel {name}'s ring at {block:#x}: capacity {capacity}, HEAD {head:#x}, TAIL {tail:#x}"
-            ),
-        });
-    }
-    let mut bytes = Vec::with_capacity(used as usize);
-    let mut pos = tail;
-    while pos != head {
-        let at = pos % capacity;
-        let w = dev.read_u32(0, tile, base + (at & !3)).map_err(emu)?;
-        bytes.push((w >> ((at & 3) * 8)) as u8);
-        pos = pos.wrapping_add(1);
-    }
-    let sites = crate::elf::KernelElf::parse(&path, elf)?.sites;
-    let mut records = Records::new();
-    Decoder::new()
-        .decode(&bytes, &mut records)
-        .map_err(|e| Error::Device {
-            at: crate::readout::control::location(0, tile, None),
-            what: format!("kernel {name}'s ring: {e:?}"),
-        })?;
+    core: (u8, u8),
+    sites: &crate::sites::SiteTable,
+    ring: Option<&crate::readout::RingReport>,
+) -> RingCounts {
+    use crate::decode::RecordKind;
     let (mut zones, mut others) = (BTreeMap::new(), BTreeMap::new());
-    for (kind, site) in records.kind().iter().zip(records.site()) {
+    let Some(r) = ring else {
+        return RingCounts {
+            kernel: name.to_string(),
+            core,
+            bytes: 0,
+            zones,
+            others,
+            dropped: 0,
+        };
+    };
+    for (kind, site) in r.records.kind().iter().zip(r.records.site()) {
         let name = || {
             sites
                 .get(*site)
@@ -700,12 +667,12 @@ fn read_ring(
             _ => {}
         }
     }
-    Ok(RingCounts {
+    RingCounts {
         kernel: name.to_string(),
         core,
-        bytes: head,
+        bytes: r.payload_bytes as u32,
         zones,
         others,
-        dropped,
-    })
+        dropped: u64::from(r.dropped),
+    }
 }

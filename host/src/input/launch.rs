@@ -10,7 +10,7 @@
 //!   takes effect at the next zone; on takes effect at the next launch.
 
 use crate::error::Result;
-use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::profiler::{self, ring, tile, RingMap};
 use riscv_linker::{Arch, NocCoord, Risc};
 
 /// Word access to one tile's L1, as device memory offers it.
@@ -91,7 +91,19 @@ pub fn init_tile(
     arch: Arch,
     s: &Settings,
 ) -> Result<()> {
-    let t = profiler::TILE_BLOCK;
+    init_tile_in(&RingMap::TTPROF, mem, chip, at, arch, s)
+}
+
+/// [`init_tile`] in the layout `map` (tt-metal's: the block in `profiler_msg_t`).
+pub fn init_tile_in(
+    map: &RingMap,
+    mem: &dyn TileWords,
+    chip: u32,
+    at: NocCoord,
+    arch: Arch,
+    s: &Settings,
+) -> Result<()> {
+    let t = map.tile_block;
     mem.write_word(chip, at, t + tile::MAGIC, 0)?;
     mem.write_word(chip, at, t + tile::VERSION, profiler::VERSION)?;
     mem.write_word(chip, at, t + tile::ARCH, arch.id())?;
@@ -109,7 +121,18 @@ pub fn init_tile(
 
 /// Sets the run id of the next launch on a tile.
 pub fn set_run_id(mem: &dyn TileWords, chip: u32, at: NocCoord, run_id: u32) -> Result<()> {
-    mem.write_word(chip, at, profiler::TILE_BLOCK + tile::RUN_ID, run_id)
+    set_run_id_in(&RingMap::TTPROF, mem, chip, at, run_id)
+}
+
+/// [`set_run_id`] in the layout `map`.
+pub fn set_run_id_in(
+    map: &RingMap,
+    mem: &dyn TileWords,
+    chip: u32,
+    at: NocCoord,
+    run_id: u32,
+) -> Result<()> {
+    mem.write_word(chip, at, map.tile_block + tile::RUN_ID, run_id)
 }
 
 /// Records which kernel ELF (its bytes) `risc` of a tile runs in the next launch (a hash,
@@ -122,10 +145,22 @@ pub fn set_kernel(
     risc: riscv_linker::Risc,
     elf: &[u8],
 ) -> Result<()> {
+    set_kernel_in(&RingMap::TTPROF, mem, chip, at, risc, elf)
+}
+
+/// [`set_kernel`] in the layout `map`.
+pub fn set_kernel_in(
+    map: &RingMap,
+    mem: &dyn TileWords,
+    chip: u32,
+    at: NocCoord,
+    risc: riscv_linker::Risc,
+    elf: &[u8],
+) -> Result<()> {
     mem.write_word(
         chip,
         at,
-        profiler::TILE_BLOCK + tile::KERNELS + 4 * risc.index() as u32,
+        map.tile_block + tile::KERNELS + 4 * risc.index() as u32,
         kernel_hash(elf),
     )
 }
@@ -186,13 +221,14 @@ pub(crate) enum PublishOutcome {
 /// again before a new launch: `HEAD` is the producer's word. Marks the ring
 /// `STATE_STOPPED`. Positions that do not fit the ring are an error naming the core.
 pub(crate) fn publish_stopped(
+    map: &RingMap,
     mem: &dyn TileWords,
     chip: u32,
     at: NocCoord,
     risc: Risc,
     tp: u32,
 ) -> Result<PublishOutcome> {
-    let word = |w: u32| mem.read_word(chip, at, profiler::ring_word(risc, w));
+    let word = |w: u32| mem.read_word(chip, at, map.ring_block(risc) + w);
     let state = word(ring::STATE)?;
     if word(ring::MAGIC)? != profiler::RING_MAGIC || state & ring::STATE_RUNNING == 0 {
         return Ok(PublishOutcome::NotRunning);
@@ -219,11 +255,11 @@ pub(crate) fn publish_stopped(
     if new > capacity || position.wrapping_sub(tail) > capacity {
         return Err(bad(format!("HEAD would move from {head:#x} to {position:#x} (TAIL {tail:#x}, capacity {capacity:#x})")));
     }
-    mem.write_word(chip, at, profiler::ring_word(risc, ring::HEAD), position)?;
+    mem.write_word(chip, at, map.ring_block(risc) + ring::HEAD, position)?;
     mem.write_word(
         chip,
         at,
-        profiler::ring_word(risc, ring::STATE),
+        map.ring_block(risc) + ring::STATE,
         (state & !ring::STATE_RUNNING) | ring::STATE_STOPPED,
     )?;
     Ok(PublishOutcome::Published { bytes: new })
@@ -299,7 +335,7 @@ mod tests {
         let get = |off: u32| w.read_word(0, t, profiler::ring_word(r, off)).unwrap();
         let base = profiler::ring_data(r).start;
         assert_eq!(
-            publish_stopped(&w, 0, t, r, base).unwrap(),
+            publish_stopped(&RingMap::TTPROF, &w, 0, t, r, base).unwrap(),
             PublishOutcome::NotRunning,
             "no ring yet"
         );
@@ -319,19 +355,21 @@ mod tests {
         ] {
             set(off, v);
         }
-        assert!(publish_stopped(&w, 0, t, r, base + 0x2004)
-            .unwrap_err()
-            .to_string()
-            .contains("outside its ring"));
         assert!(
-            publish_stopped(&w, 0, t, r, base + 0x8)
+            publish_stopped(&RingMap::TTPROF, &w, 0, t, r, base + 0x2004)
+                .unwrap_err()
+                .to_string()
+                .contains("outside its ring")
+        );
+        assert!(
+            publish_stopped(&RingMap::TTPROF, &w, 0, t, r, base + 0x8)
                 .unwrap_err()
                 .to_string()
                 .contains("HEAD would move"),
             "backwards"
         );
         assert_eq!(
-            publish_stopped(&w, 0, t, r, base + 0x40).unwrap(),
+            publish_stopped(&RingMap::TTPROF, &w, 0, t, r, base + 0x40).unwrap(),
             PublishOutcome::Published { bytes: 0x30 }
         );
         assert_eq!(
@@ -339,7 +377,7 @@ mod tests {
             (0x2040, ring::STATE_STOPPED)
         );
         assert_eq!(
-            publish_stopped(&w, 0, t, r, base + 0x40).unwrap(),
+            publish_stopped(&RingMap::TTPROF, &w, 0, t, r, base + 0x40).unwrap(),
             PublishOutcome::NotRunning,
             "once"
         );

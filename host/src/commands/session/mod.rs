@@ -23,11 +23,13 @@
 mod build;
 mod check;
 mod op;
+mod program;
 pub mod run;
 
 pub use build::{BuildRequest, Building, TtMetalOptions};
 pub use check::{check, run_buffers};
 pub use op::{L1Input, Op};
+pub use program::ProgramOp;
 pub use run::spec::{parse_risc, parse_u32, u32_problem};
 
 use crate::capture::spool::Spool;
@@ -47,6 +49,14 @@ use riscv_linker::{profiler, Arch, NocCoord, Risc};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use ttprof_emu::{ClockModel, Device, DeviceConfig, Fault};
+
+/// Where the profiler's blocks and rings are under the session's layout.
+fn ring_map(cfg: &Config) -> profiler::RingMap {
+    match cfg.layout {
+        riscv_linker::Layout::Ttprof => profiler::RingMap::TTPROF,
+        riscv_linker::Layout::TtMetal => profiler::RingMap::tt_metal(cfg.arch),
+    }
+}
 
 /// File name of the snapshot [`Session::finish`] writes.
 pub(crate) const SNAPSHOT_FILE: &str = "device.snap";
@@ -113,6 +123,11 @@ pub struct Config {
     /// The command's input guard: the files the session reads are noted in it and no output
     /// is written over one of them (default [`Inputs::none`]: no guard).
     pub inputs: Inputs,
+    /// The tiles' L1 layout: ttprof's (ops of ttprof kernels, [`Session::launch`]) or
+    /// tt-metal's (tt-metal's firmware and programs, [`Session::launch_program`]; Wormhole
+    /// B0). It decides where the profiler's blocks and rings are
+    /// (`riscv_linker::profiler::RingMap`).
+    pub layout: riscv_linker::Layout,
 }
 
 impl Config {
@@ -137,6 +152,7 @@ impl Config {
             timeout: None,
             sample: None,
             inputs: Inputs::none(),
+            layout: riscv_linker::Layout::Ttprof,
         }
     }
 }
@@ -235,6 +251,7 @@ impl Session {
         dc.clock = cfg.clock.clone();
         dc.instruction_budget = cfg.instruction_budget;
         dc.lines = cfg.lines;
+        dc.layout = cfg.layout;
         // The session owns the image: only profiler consumers write it while kernels run.
         dc.deadlock_detection = true;
         let mut dev = Device::new(dc).map_err(|e| Error::Emulator(e.to_string()))?;
@@ -244,8 +261,9 @@ impl Session {
         );
         let tiles = dev.tiles();
         let mem = MappedImage::open(dev.image_path(), &cfg.inputs)?;
+        let map = ring_map(&cfg);
         for t in &tiles {
-            launch::init_tile(&mem, 0, *t, cfg.arch, &cfg.settings)?;
+            launch::init_tile_in(&map, &mem, 0, *t, cfg.arch, &cfg.settings)?;
         }
         // The timestamper's registers are reachable in-process only (the image holds L1).
         let stamps = match cfg.backend {
@@ -543,23 +561,7 @@ impl Session {
         };
         // Logged whatever happened: the records a faulting launch published still need names.
         self.log.op(&record)?;
-        for h in self.dev.holds() {
-            self.log.holds(&crate::oplog::CoreHolds {
-                run_id,
-                device: h.chip,
-                core: [h.tile.x, h.tile.y],
-                risc: h.risc.name().into(),
-                spans: h
-                    .spans
-                    .iter()
-                    .map(|s| {
-                        let why = ttprof_emu::lines::cause_name(s.cause as usize);
-                        (s.start, s.cycles, why.to_string())
-                    })
-                    .collect(),
-                lost_cycles: h.lost_cycles,
-            })?;
-        }
+        self.log_holds(run_id)?;
         let summary = match result {
             Ok(s) => s,
             Err(e) => {
@@ -594,6 +596,28 @@ impl Session {
         Ok(launched)
     }
 
+    /// Logs every stretch the emulator held a core in the last run (`held` lines).
+    fn log_holds(&mut self, run_id: u32) -> Result<()> {
+        for h in self.dev.holds() {
+            self.log.holds(&crate::oplog::CoreHolds {
+                run_id,
+                device: h.chip,
+                core: [h.tile.x, h.tile.y],
+                risc: h.risc.name().into(),
+                spans: h
+                    .spans
+                    .iter()
+                    .map(|s| {
+                        let why = ttprof_emu::lines::cause_name(s.cause as usize);
+                        (s.start, s.cycles, why.to_string())
+                    })
+                    .collect(),
+                lost_cycles: h.lost_cycles,
+            })?;
+        }
+        Ok(())
+    }
+
     /// After a fault stopped the run: every core of the op that was still in a kernel gets
     /// its last records published from its write pointer (`tp`), see
     /// [`launch::publish_stopped`]. Returns the bytes published.
@@ -610,7 +634,7 @@ impl Session {
                     .hart_registers(0, *t, *risc)
                     .map_err(|e| Error::Emulator(e.to_string()))?;
                 if let launch::PublishOutcome::Published { bytes: b } =
-                    launch::publish_stopped(&self.mem, 0, *t, *risc, regs[4])?
+                    launch::publish_stopped(&ring_map(&self.cfg), &self.mem, 0, *t, *risc, regs[4])?
                 {
                     bytes += b as u64;
                 }
@@ -707,7 +731,7 @@ impl Session {
         fit.issues.extend(crate::clock::sampler_issue(&sampler));
         let snapshot = cfg.out.join(SNAPSHOT_FILE);
         let snap = Snapshot::like(&mem)?;
-        for region in [profiler::control_region(), profiler::rings_region()] {
+        for region in ring_map(&cfg).regions() {
             snap.capture_region(&mem, region.start, region.size)?;
         }
         // What the consumer freed is no longer in the rings: the snapshot carries it. Without

@@ -4,7 +4,7 @@
 use crate::error::Location;
 use crate::issue::Issue;
 use riscv_linker::devfile::Geometry;
-use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::profiler::{self, ring, tile, RingMap};
 use riscv_linker::{NocCoord, Risc};
 
 /// Words read from the tile control block (`MAGIC..=CONSUMER`).
@@ -91,14 +91,14 @@ fn fourcc(v: u32) -> String {
 }
 
 /// Checks the identity words of a ring block; `Err` says what was expected.
-pub fn check_ring(c: &RingControl, risc: Risc) -> Result<(), String> {
+pub fn check_ring(c: &RingControl, risc: Risc, map: &RingMap) -> Result<(), String> {
     if c.magic != profiler::RING_MAGIC {
         return Err(format!(
             "ring control block magic is {:#010x} (\"{}\"), expected {:#010x} (\"TTPR\") at L1 {:#x}",
             c.magic,
             fourcc(c.magic),
             profiler::RING_MAGIC,
-            profiler::ring_block(risc)
+            map.ring_block(risc)
         ));
     }
     if c.version != profiler::VERSION {
@@ -115,11 +115,16 @@ pub fn check_ring(c: &RingControl, risc: Risc) -> Result<(), String> {
             risc.index()
         ));
     }
-    let data = profiler::ring_data(risc);
+    let data = map.ring_data(risc);
     if c.base != data.start || c.capacity != data.size {
         return Err(format!(
-            "ring at {:#x} with capacity {:#x} bytes, expected {:#x} with {:#x} (riscv_linker::profiler)",
-            c.base, c.capacity, data.start, data.size
+            "ring at {:#x} with capacity {:#x} bytes, expected {:#x} with {:#x} ({} layout, \
+             riscv_linker::profiler::RingMap)",
+            c.base,
+            c.capacity,
+            data.start,
+            data.size,
+            map.name()
         ));
     }
     check_positions(c)
@@ -150,6 +155,7 @@ pub(crate) fn check_positions(c: &RingControl) -> Result<(), String> {
 pub(crate) fn check_tile(
     w: &[u32; TILE_WORDS],
     g: &Geometry,
+    map: &RingMap,
     at: Location,
 ) -> Result<Vec<Issue>, Issue> {
     let word = |off: u32| w[(off / 4) as usize];
@@ -161,7 +167,7 @@ pub(crate) fn check_tile(
                 "tile control block magic is {magic:#010x} (\"{}\"), expected {:#010x} (\"TTPF\") at L1 {:#x}",
                 fourcc(magic),
                 profiler::TILE_MAGIC,
-                profiler::TILE_BLOCK
+                map.tile_block
             ),
         ));
     }

@@ -12,7 +12,7 @@ use crate::decode::{Records, ZoneTable};
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
-use riscv_linker::profiler::{self, ring, tile};
+use riscv_linker::profiler::{self, ring, tile, RingMap};
 use riscv_linker::{NocCoord, Risc};
 use std::time::{Duration, Instant};
 
@@ -48,6 +48,8 @@ struct TileEntry {
     tile: NocCoord,
     /// Whether the tile block was valid (else re-checked at every drain while unused).
     state: Option<bool>,
+    /// Where its blocks and rings are: the layout whose tile block magic was found.
+    map: RingMap,
 }
 
 /// The memory a drainer reads: borrowed from the caller, or its own (a drainer kept in a
@@ -117,6 +119,7 @@ impl<'m> Drainer<'m> {
                     chip,
                     tile,
                     state: None,
+                    map: RingMap::TTPROF,
                 });
             }
         }
@@ -152,7 +155,7 @@ impl<'m> Drainer<'m> {
             self.mem.write_u32(
                 t.chip,
                 t.tile,
-                profiler::TILE_BLOCK + tile::CONSUMER,
+                t.map.tile_block + tile::CONSUMER,
                 self.heartbeat,
             )?;
         }
@@ -168,16 +171,33 @@ impl<'m> Drainer<'m> {
                 continue;
             }
             // MAGIC is written last: a zero magic is a tile nothing initialised (4 bytes read).
+            // ttprof's layout first, then tt-metal's (a kernel built for tt-metal's firmware).
             let mut w = [0u32; TILE_WORDS];
+            let mut map = RingMap::TTPROF;
             w[0] = self
                 .mem
-                .read_u32(chip, tile, profiler::TILE_BLOCK + profiler::tile::MAGIC)?;
+                .read_u32(chip, tile, map.tile_block + tile::MAGIC)?;
+            if w[0] != profiler::TILE_MAGIC {
+                // Under tt-metal ttprof's block address holds launch message 0. A memory that
+                // cannot answer there (a snapshot of ttprof's layout, which recorded only
+                // ttprof's blocks) is not in tt-metal's layout.
+                let tt = RingMap::tt_metal(g.arch);
+                let magic = self
+                    .mem
+                    .read_u32(chip, tile, tt.tile_block + tile::MAGIC)
+                    .ok();
+                if magic == Some(profiler::TILE_MAGIC) {
+                    map = tt;
+                    w[0] = profiler::TILE_MAGIC;
+                }
+            }
             if w[0] == 0 {
                 continue;
             }
+            self.tiles[i].map = map;
             self.mem
-                .read_words(chip, tile, profiler::TILE_BLOCK + 4, &mut w[1..])?;
-            match control::check_tile(&w, &g, control::location(chip, tile, None)) {
+                .read_words(chip, tile, map.tile_block + 4, &mut w[1..])?;
+            match control::check_tile(&w, &g, &map, control::location(chip, tile, None)) {
                 Ok(issues) => {
                     self.issues.extend(issues);
                     self.tiles[i].state = Some(true);
@@ -189,12 +209,8 @@ impl<'m> Drainer<'m> {
                 }
             }
             if self.opts.attach_consumer {
-                self.mem.write_u32(
-                    chip,
-                    tile,
-                    profiler::TILE_BLOCK + tile::CONSUMER,
-                    self.heartbeat,
-                )?;
+                self.mem
+                    .write_u32(chip, tile, map.tile_block + tile::CONSUMER, self.heartbeat)?;
             }
             for risc in Risc::ALL {
                 let id = RingId { chip, tile, risc };
@@ -210,30 +226,25 @@ impl<'m> Drainer<'m> {
     fn add_ring(&mut self, id: RingId, tile_index: usize) -> Result<bool> {
         let before = self.mem.bytes_read();
         // As for tiles: a zero magic is a ring no kernel ever initialised (4 bytes read).
+        let map = self.tiles[tile_index].map;
         let mut w = [0u32; RING_WORDS];
-        w[0] = self.mem.read_u32(
-            id.chip,
-            id.tile,
-            profiler::ring_block(id.risc) + ring::MAGIC,
-        )?;
+        w[0] = self
+            .mem
+            .read_u32(id.chip, id.tile, map.ring_block(id.risc) + ring::MAGIC)?;
         if w[0] == 0 {
             return Ok(false);
         }
-        self.mem.read_words(
-            id.chip,
-            id.tile,
-            profiler::ring_block(id.risc) + 4,
-            &mut w[1..],
-        )?;
+        self.mem
+            .read_words(id.chip, id.tile, map.ring_block(id.risc) + 4, &mut w[1..])?;
         let c = RingControl::from_words(&w);
-        if let Err(what) = control::check_ring(&c, id.risc) {
+        if let Err(what) = control::check_ring(&c, id.risc, &map) {
             self.issues.push(Issue::error(Some(id.location()), what));
             return Ok(true);
         }
         let mut report = RingReport::new(id);
         report.control = c;
         report.bus_bytes = self.mem.bytes_read() - before;
-        let mut entry = RingEntry::new(report, tile_index, self.keep_payload);
+        let mut entry = RingEntry::new(report, tile_index, map, self.keep_payload);
         // A recording of a drained run carries what its consumer took: it comes first.
         if self.defer_drained {
             entry.deferred = Some(self.issues.len());
@@ -394,7 +405,7 @@ impl<'m> Drainer<'m> {
         if self.opts.attach_consumer {
             for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
                 self.mem
-                    .write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0)?;
+                    .write_u32(t.chip, t.tile, t.map.tile_block + tile::CONSUMER, 0)?;
             }
         }
         let g = self.mem.geometry();
@@ -443,9 +454,9 @@ impl Drainer<'_> {
         let alive = self.mem.check().is_ok();
         if alive && self.opts.attach_consumer {
             for t in self.tiles.iter().filter(|t| t.state == Some(true)) {
-                let _ =
-                    self.mem
-                        .write_u32(t.chip, t.tile, profiler::TILE_BLOCK + tile::CONSUMER, 0);
+                let _ = self
+                    .mem
+                    .write_u32(t.chip, t.tile, t.map.tile_block + tile::CONSUMER, 0);
             }
         }
         self.issues.push(why);

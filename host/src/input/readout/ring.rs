@@ -13,7 +13,7 @@ use crate::decode::ZoneTable;
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
-use riscv_linker::profiler::{self, ring};
+use riscv_linker::profiler::{ring, RingMap};
 
 pub(super) struct RingEntry {
     pub report: RingReport,
@@ -31,6 +31,8 @@ pub(super) struct RingEntry {
     pub(crate) stale: bool,
     /// Position of the tile in device order (rings are kept in chip, tile, RISC order).
     pub(crate) tile_index: usize,
+    /// Where the ring's block and bytes are (its tile's layout).
+    pub(crate) map: RingMap,
     /// Records and zones decoded from this ring so far (taken or not).
     pub rows: u64,
     pub zones: u64,
@@ -49,7 +51,12 @@ pub(super) struct RingEntry {
 }
 
 impl RingEntry {
-    pub(super) fn new(report: RingReport, tile_index: usize, keep_payload: bool) -> RingEntry {
+    pub(super) fn new(
+        report: RingReport,
+        tile_index: usize,
+        map: RingMap,
+        keep_payload: bool,
+    ) -> RingEntry {
         let mut span = SpanDecoder::default();
         if keep_payload {
             span.keep_payload();
@@ -63,6 +70,7 @@ impl RingEntry {
             fresh: true,
             stale: false,
             tile_index,
+            map,
             rows: 0,
             zones: 0,
             last_span: 0,
@@ -85,7 +93,7 @@ impl RingEntry {
         let before = mem.bytes_read();
         if !std::mem::take(&mut self.fresh) {
             self.report.control.head =
-                mem.read_u32(id.chip, id.tile, profiler::ring_word(id.risc, ring::HEAD))?;
+                mem.read_u32(id.chip, id.tile, self.map.ring_block(id.risc) + ring::HEAD)?;
         }
         // Also when the words were fresh: they were current when the ring was found, not
         // after this drain. (Not marking it here made the end skip a ring found by the last
@@ -121,7 +129,7 @@ impl RingEntry {
         mem.read_words(
             id.chip,
             id.tile,
-            profiler::ring_block(id.risc) + DRAIN_FIRST,
+            self.map.ring_block(id.risc) + DRAIN_FIRST,
             &mut w,
         )?;
         self.report.control.set_live(&w);
@@ -204,7 +212,7 @@ impl RingEntry {
         } else if head != self.tail {
             let (rows, extras) = (self.table.len(), self.table.extra.len());
             let mut stats = SpanStats::default();
-            let base = profiler::ring_data(id.risc).start;
+            let base = self.map.ring_data(id.risc).start;
             let span = Span {
                 tail: self.tail,
                 head,
@@ -249,7 +257,7 @@ impl RingEntry {
             mem.write_u32(
                 id.chip,
                 id.tile,
-                profiler::ring_word(id.risc, ring::TAIL),
+                self.map.ring_block(id.risc) + ring::TAIL,
                 self.tail,
             )?;
             r.control.tail = self.tail;

@@ -443,12 +443,20 @@ impl<D: Driver> TtKmd<D> {
         Ok(())
     }
 
-    /// Whether `addr` is one of the consumer's words (the only ones this backend writes).
-    pub(crate) fn is_consumer_word(addr: u32) -> bool {
-        addr == profiler::TILE_BLOCK + tile::CONSUMER
-            || Risc::ALL
-                .iter()
-                .any(|&r| addr == profiler::ring_word(r, ring::TAIL))
+    /// Whether `addr` is one of the consumer's words (the only ones this backend writes),
+    /// in ttprof's layout or tt-metal's on this card's arch.
+    pub(crate) fn is_consumer_word(&self, addr: u32) -> bool {
+        [
+            profiler::RingMap::TTPROF,
+            profiler::RingMap::tt_metal(self.card.arch),
+        ]
+        .iter()
+        .any(|m| {
+            addr == m.tile_block + tile::CONSUMER
+                || Risc::ALL
+                    .iter()
+                    .any(|&r| addr == m.ring_block(r) + ring::TAIL)
+        })
     }
 
     /// Whether the user lent the L1 word at `addr` for writing.
@@ -510,7 +518,7 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
                 ),
             });
         }
-        if !Self::is_consumer_word(addr) && !self.is_lent(addr) {
+        if !self.is_consumer_word(addr) && !self.is_lent(addr) {
             return Err(Error::Address {
                 what: format!(
                     "chip {chip} tile {tile}: refusing to write L1 {addr:#x} of {}: ttprof writes only the consumer's \

@@ -1,0 +1,145 @@
+//! A tt-metal program as one op of a session in tt-metal's layout: the emulator's
+//! slow-dispatch host (`ttprof_emu::tt_metal::program`) runs it on tt-metal's pre-compiled
+//! firmware while the session's consumer drains the rings in the mailboxes'
+//! `profiler_msg_t` at every look of the host, and the op goes into the op log with its
+//! kernels as any other op does (docs/design/tt-metal-program.md).
+
+use super::{ring_map, Launched, Session};
+use crate::clock::EmuClock;
+use crate::error::{Error, Result};
+use crate::launch;
+use crate::oplog::{KernelBinding, OpRecord};
+use riscv_linker::Layout;
+use std::path::PathBuf;
+use ttprof_emu::tt_metal::program::{run_program_with, Program, ProgramRun};
+use ttprof_emu::tt_metal::{dispatch::HOST_POLL_CYCLES, Firmware};
+
+/// One tt-metal program to launch: what the slow-dispatch host writes, each kernel's ELF
+/// file (in the order of `program.kernels`: copied under `kernels/` and named in the op
+/// log), and the firmware build it runs on.
+pub struct ProgramOp<'a> {
+    /// The op's name in the op log and every output (e.g. the program file's name).
+    pub name: String,
+    /// The program.
+    pub program: Program<'a>,
+    /// Each kernel's ELF file, in the order of `program.kernels`.
+    pub elves: Vec<PathBuf>,
+    /// tt-metal's pre-compiled firmware.
+    pub firmware: &'a Firmware,
+}
+
+impl Session {
+    /// Runs a tt-metal program to every core's done ([`ProgramOp`]), draining the rings
+    /// every `drain_every_cycles` (rounded up to the host's look, every
+    /// [`HOST_POLL_CYCLES`] cycles), and logs it as an op. Needs a session in tt-metal's
+    /// layout ([`super::Config::layout`]).
+    pub fn launch_program(&mut self, op: &ProgramOp<'_>) -> Result<(Launched, ProgramRun)> {
+        if self.cfg.layout != Layout::TtMetal {
+            return Err(Error::Unsupported(
+                "a tt-metal program runs in a session of tt-metal's layout (Config::layout)".into(),
+            ));
+        }
+        let p = &op.program;
+        if op.elves.len() != p.kernels.len() {
+            return Err(Error::Argument {
+                what: format!(
+                    "program {:?}: {} kernel ELF paths for {} kernels",
+                    op.name,
+                    op.elves.len(),
+                    p.kernels.len()
+                ),
+            });
+        }
+        if let Some(bad) = p.cores.iter().find(|c| !self.tiles.contains(c)) {
+            return Err(Error::Argument {
+                what: format!(
+                    "program {:?}: core {bad} is not a tile of this session",
+                    op.name
+                ),
+            });
+        }
+        let map = ring_map(&self.cfg);
+        let mut copies = Vec::new();
+        for (k, path) in p.kernels.iter().zip(&op.elves) {
+            copies.push((k.risc, self.copy_kernel(path, k.elf)?));
+        }
+        let run_id = self.next_run;
+        self.next_run += 1;
+        for t in &p.cores {
+            launch::set_run_id_in(&map, &self.mem, 0, *t, run_id)?;
+            for k in &p.kernels {
+                launch::set_kernel_in(&map, &self.mem, 0, *t, k.risc, k.elf)?;
+            }
+        }
+        let start = self.dev.host_time_ns() as u64;
+        let drain_every = self.cfg.drain_every_cycles;
+        let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
+        let (spool, spool_failed) = (&mut self.spool, &mut self.spool_failed);
+        let mut drain_error = None;
+        let mut at = 0u64;
+        let result = run_program_with(&mut self.dev, op.firmware, p, &mut |dev| {
+            let before = at;
+            at += HOST_POLL_CYCLES;
+            if drain_every > 0 && at.div_ceil(drain_every) != before.div_ceil(drain_every) {
+                if drain_error.is_none() {
+                    drain_error = drainer.drain().err();
+                }
+                if let (None, Some(spool)) = (&drain_error, spool.as_mut()) {
+                    if let Err(e) = super::spool_drained(drainer, spool) {
+                        spool_failed.get_or_insert(e);
+                    }
+                }
+                sampler.tick(&EmuClock::new(dev), dev.host_time_ns() as u64);
+            }
+            Ok(())
+        });
+        let end = self.dev.host_time_ns() as u64;
+        let record = OpRecord {
+            run_id,
+            device: 0,
+            op_code: op.name.clone(),
+            op_type: "tt_dnn_device".into(),
+            attributes: Default::default(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            host_start_ns: start,
+            host_end_ns: end,
+            kernels: copies
+                .iter()
+                .map(|(risc, copy)| KernelBinding {
+                    risc: risc.name().into(),
+                    elf: self.in_out(copy),
+                    cores: p.cores.iter().map(|t| [t.x, t.y]).collect(),
+                })
+                .collect(),
+        };
+        // Logged whatever happened: the records a faulting launch published still need names.
+        self.log.op(&record)?;
+        self.log_holds(run_id)?;
+        let run = match result {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some(f) = e.fault() {
+                    self.faults.push(f.clone());
+                }
+                return Err(Error::Fault {
+                    op: op.name.clone(),
+                    run: run_id,
+                    what: e.to_string(),
+                    recovered: None,
+                });
+            }
+        };
+        if let Some(e) = drain_error {
+            return Err(e);
+        }
+        let launched = Launched {
+            run_id,
+            op: op.name.clone(),
+            host_ns: (start, end),
+            instructions: run.summary.instructions(),
+        };
+        self.launched.push(launched.clone());
+        Ok((launched, run))
+    }
+}
