@@ -154,8 +154,9 @@ pub struct RunArgs {
     pub kernels: Vec<String>,
     /// Runtime arguments of one RISC's kernel, 32-bit words (decimal or 0x hex), on every
     /// tile: `brisc=4,0x30000` (tt-metal's `get_arg_val<uint32_t>(i)`, `ttprof_rt::arg(i)`);
-    /// `trisc=..` for all three TRISCs.
-    #[arg(long = "arg", value_name = "RISC=V0,V1,..")]
+    /// `trisc=..` for all three TRISCs; `brisc@1,0=..` on logical tile 1,0 only, instead
+    /// (tt-metal's `SetRuntimeArgs` for one core).
+    #[arg(long = "arg", value_name = "RISC[@X,Y]=V0,V1,..")]
     pub args: Vec<String>,
     /// A manifest (TOML or JSON) of several named ops run in sequence; see the README.
     #[arg(long, conflicts_with = "kernels")]
@@ -179,12 +180,15 @@ pub struct RunArgs {
     pub l1: Vec<String>,
     /// A DRAM input, loaded before each launch: `ADDR=@FILE[,page=N][,tensor=ID]`, an
     /// interleaved buffer at bank address ADDR (page `p` in bank `p % banks`, pages of 4096
-    /// bytes unless `page=`), tensor ID in the op log and op graph.
+    /// bytes unless `page=`), tensor ID in the op log and op graph; `,dtype=bfloat16,
+    /// shape=1x1x32x64[,layout=tile|row_major]` says what it holds (the op report's columns;
+    /// the page a tile's or a row's). A file that is not whole pages is refused.
     #[arg(long = "dram-in", value_name = "ADDR=@FILE[,..]")]
     pub dram_in: Vec<String>,
     /// A DRAM output, read back after each launch into FILE:
-    /// `ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]`; with `expect`, an output
-    /// that differs from that file is a data problem (exit 2) naming the first differing byte.
+    /// `ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]` (and `dtype=`, `shape=`,
+    /// `layout=` as for an input); with `expect`, an output that differs from that file is a
+    /// data problem (exit 2) naming the first differing byte.
     #[arg(long = "dram-out", value_name = "ADDR=@FILE[,..]")]
     pub dram_out: Vec<String>,
     /// Run on these tiles only: logical worker coordinates `X,Y` (repeat the flag; a tile

@@ -324,3 +324,88 @@ fn a_deadlock_is_reported_once_with_one_line_per_core() {
         "the op's empty columns are explained by the stop: {err}"
     );
 }
+
+/// Issue 40 item 5: runtime arguments per core, as tt-metal's `SetRuntimeArgs` gives them:
+/// `--arg brisc@1,0=..` replaces `--arg brisc=..` on that tile only; a tile outside the op is
+/// refused naming it.
+#[test]
+fn runtime_arguments_differ_per_core() {
+    let dir = sources(
+        "per-core-args",
+        &[(
+            "k.c",
+            r#"
+#include <ttprof.h>
+void kernel_main(void) {
+    TTPROF_DATA("arg0", ttprof_arg(0));
+}
+"#,
+        )],
+    );
+    let o = ttprof(
+        Some(&dir),
+        &[
+            "run",
+            "--grid",
+            "2x1",
+            "--kernel",
+            "brisc=k.c",
+            "--arg",
+            "brisc=7",
+            "--arg",
+            "brisc@1,0=9",
+            "--out",
+            "out",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let csv = std::fs::read_to_string(dir.join("out/profile_log_device.csv")).unwrap();
+    let mut got: Vec<(String, String)> = csv
+        .lines()
+        .filter(|l| l.contains(",arg0,"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                format!("{},{}", f[1].trim(), f[2].trim()),
+                f[6].trim().to_string(),
+            )
+        })
+        .collect();
+    got.sort();
+    // Logical (0,0) and (1,0) are NoC (1,1) and (2,1) on Wormhole B0.
+    assert_eq!(
+        got,
+        [
+            ("1,1".to_string(), "7".to_string()),
+            ("2,1".to_string(), "9".to_string())
+        ],
+        "{csv}"
+    );
+    let o = ttprof(
+        Some(&dir),
+        &[
+            "run",
+            "--grid",
+            "2x1",
+            "--tiles",
+            "0,0",
+            "--kernel",
+            "brisc=k.c",
+            "--arg",
+            "brisc@1,0=9",
+            "--out",
+            "out2",
+        ],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("tile \"1,0\", which does not run the op"),
+        "{err}"
+    );
+}

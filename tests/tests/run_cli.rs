@@ -812,6 +812,76 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
         "{op}"
     );
 
+    // Typed buffers (issue 40): the op report says what the tensors hold (not UINT32 rows);
+    // a file that is not whole pages is refused, naming it.
+    let typed_args = |a_spec: String| {
+        // The arguments with input a's `--dram-in` given as `a_spec`.
+        args.iter()
+            .map(|s| {
+                if s.starts_with("0x1000000=@") {
+                    a_spec.clone()
+                } else {
+                    s.clone()
+                }
+            })
+            .collect::<Vec<String>>()
+    };
+    let a_typed = format!(
+        "0x1000000=@{},tensor=1,dtype=bfloat16,shape=1x1x32x64",
+        dir.join("a.bin").display()
+    );
+    let v = typed_args(a_typed);
+    let a: Vec<&str> = v.iter().map(String::as_str).collect();
+    let typed = ttprof_run(&a, &dir.join("run-typed"));
+    assert_eq!(
+        typed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&typed.stderr)
+    );
+    let report = std::fs::read_dir(dir.join("run-typed"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ops_perf_results_")
+        })
+        .expect("the op report");
+    let csv = std::fs::read_to_string(report).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| {
+        row[header
+            .iter()
+            .position(|h| h.trim() == name)
+            .unwrap_or_else(|| panic!("{name}: {header:?}"))]
+    };
+    assert_eq!(
+        (
+            col("INPUT_0_DATATYPE"),
+            col("INPUT_0_LAYOUT"),
+            col("INPUT_0_Y_PAD[LOGICAL]").split('[').next().unwrap()
+        ),
+        ("BFLOAT16", "TILE", "32"),
+        "{csv}"
+    );
+    let ragged = format!(
+        "0x1000000=@{},page=2000,tensor=1",
+        dir.join("a.bin").display()
+    );
+    let v = typed_args(ragged);
+    let a: Vec<&str> = v.iter().map(String::as_str).collect();
+    let no = ttprof_run(&a, &dir.join("run-ragged"));
+    let err = String::from_utf8_lossy(&no.stderr);
+    assert_eq!(no.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("a.bin") && err.contains("not a whole number of the buffer's 2000-byte pages"),
+        "{err}"
+    );
+
     let bad = run("wrong.bin", "out2.bin");
     assert_eq!(
         bad.status.code(),

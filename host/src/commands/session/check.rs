@@ -79,7 +79,9 @@ pub fn check(
         }
         images.push((*risc, bytes));
     }
-    for (risc, values) in &op.args {
+    let every = op.args.iter().map(|(r, v)| (r, v));
+    let per_tile = op.tile_args.iter().map(|(_, r, v)| (r, v));
+    for (risc, values) in every.chain(per_tile) {
         if !op.kernels.iter().any(|(r, _)| r == risc) {
             return Err(Error::Argument {
                 what: format!(

@@ -402,6 +402,14 @@ impl Session {
             }
             None => self.tiles.clone(),
         };
+        if let Some((bad, risc, _)) = op.tile_args.iter().find(|(c, ..)| !tiles.contains(c)) {
+            return Err(Error::Argument {
+                what: format!(
+                    "op {:?}: runtime arguments for {risc} on tile {bad}, which does not run the op",
+                    op.name
+                ),
+            });
+        }
         let mut images = Vec::new();
         let buffers = check::run_buffers(self.cfg.arch, self.cfg.backend, self.cfg.sample.as_ref());
         for (risc, bytes) in check(op, self.cfg.arch, &buffers, &self.cfg.inputs)? {
@@ -432,11 +440,7 @@ impl Session {
             }
             // Every kernel of the op reads its own arguments; words past them read 0.
             for (risc, ..) in &images {
-                let values = op
-                    .args
-                    .iter()
-                    .find(|(r, _)| r == risc)
-                    .map_or(&[][..], |(_, v)| v.as_slice());
+                let values = op.args_on(*t, *risc);
                 let region = riscv_linker::runtime_args(*risc);
                 for i in 0..riscv_linker::MAX_RUNTIME_ARGS {
                     let v = values.get(i as usize).copied().unwrap_or(0);

@@ -82,6 +82,9 @@ pub struct Op {
     /// written into that RISC's [`riscv_linker::runtime_args`] of every tile of the op before
     /// each launch, the rest of its words zeroed. At most [`riscv_linker::MAX_RUNTIME_ARGS`].
     pub args: Vec<(Risc, Vec<u32>)>,
+    /// Runtime arguments of one RISC on one tile, instead of its [`Op::args`] there
+    /// (tt-metal's `SetRuntimeArgs` for one core).
+    pub tile_args: Vec<(NocCoord, Risc, Vec<u32>)>,
     /// The op report's `ATTRIBUTES`.
     pub attributes: serde_json::Map<String, serde_json::Value>,
     /// Input tensors, as the op report describes them; an input whose
@@ -118,6 +121,29 @@ impl Op {
         self.args.retain(|(r, _)| *r != risc);
         self.args.push((risc, values));
         self
+    }
+
+    /// Gives `risc`'s kernel on `tile` these runtime arguments, instead of its
+    /// [`Op::args`] (replacing any given before for that tile).
+    pub fn tile_args(mut self, tile: NocCoord, risc: Risc, values: Vec<u32>) -> Op {
+        self.tile_args.retain(|(t, r, _)| (*t, *r) != (tile, risc));
+        self.tile_args.push((tile, risc, values));
+        self
+    }
+
+    /// The runtime arguments `risc` reads on `tile`.
+    pub fn args_on(&self, tile: NocCoord, risc: Risc) -> &[u32] {
+        self.tile_args
+            .iter()
+            .find(|(t, r, _)| (*t, *r) == (tile, risc))
+            .map(|(_, _, v)| v.as_slice())
+            .or_else(|| {
+                self.args
+                    .iter()
+                    .find(|(r, _)| *r == risc)
+                    .map(|(_, v)| v.as_slice())
+            })
+            .unwrap_or(&[])
     }
 
     /// Writes `input` into L1 before the launch.

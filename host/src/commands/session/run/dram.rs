@@ -10,6 +10,13 @@
 //! log, so that an op whose input names another op's output id follows it in the op graph.
 //! `ADDR,tensor=ID` without a file names a buffer that stays in DRAM between ops (an earlier
 //! op's output read by a later op): nothing is loaded or written, the op graph gets its edge.
+//!
+//! A buffer may say what it holds, as tt-metal's tensors do, for the op report's columns:
+//! `dtype=bfloat16|float32|uint32|uint16|int32`, `shape=AxBxCxD` (one to four dimensions)
+//! and `layout=tile|row_major` (tile by default with a shape: the last two dimensions in
+//! 32x32 tiles, multiples of 32). With a shape the file must hold exactly its bytes, and the
+//! page is a tile's (a row's in row-major) unless `page=` says otherwise. A file whose
+//! length is not a whole number of pages is refused, naming both.
 
 use super::spec::{parse_u32, u32_problem};
 use crate::error::{Error, Result};
@@ -38,6 +45,43 @@ pub(crate) struct Buffer {
     pub(crate) expect: Option<PathBuf>,
     /// The tensor's id in the op log.
     pub(crate) tensor: Option<u64>,
+    /// What it holds (`dtype=`, `shape=`, `layout=`), when given.
+    pub(crate) kind: Option<TensorKind>,
+}
+
+/// A DRAM buffer's element type, shape and layout, as tt-metal's tensors have them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TensorKind {
+    /// `bfloat16`, `float32`, `uint32`, `uint16` or `int32`.
+    pub(crate) dtype: String,
+    /// Four dimensions (leading ones added).
+    pub(crate) shape: [u32; 4],
+    /// Tiled 32x32 (`false`: row-major).
+    pub(crate) tiled: bool,
+}
+
+impl TensorKind {
+    /// Bytes of one element.
+    fn element(&self) -> u32 {
+        match self.dtype.as_str() {
+            "bfloat16" | "uint16" => 2,
+            _ => 4,
+        }
+    }
+
+    /// Bytes of the whole tensor.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.shape.iter().map(|&d| d as u64).product::<u64>() * self.element() as u64
+    }
+
+    /// The page tt-metal gives it: a 32x32 tile, or a row.
+    fn page(&self) -> u32 {
+        if self.tiled {
+            32 * 32 * self.element()
+        } else {
+            self.shape[3].saturating_mul(self.element())
+        }
+    }
 }
 
 /// Parses `ADDR=@FILE[,key=value..]`; `output` allows `bytes` and `expect`. Paths are taken
@@ -45,9 +89,9 @@ pub(crate) struct Buffer {
 pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
     let flag = if output { "--dram-out" } else { "--dram-in" };
     let usage = if output {
-        "ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]"
+        "ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID][,dtype=T,shape=AxBxCxD[,layout=tile|row_major]]"
     } else {
-        "ADDR=@FILE[,page=N][,tensor=ID]"
+        "ADDR=@FILE[,page=N][,tensor=ID][,dtype=T,shape=AxBxCxD[,layout=tile|row_major]]"
     };
     let bad = |why: String| Error::Argument {
         what: format!("{flag} {spec:?}: {why} (expected {usage})"),
@@ -88,7 +132,9 @@ pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
         bytes: None,
         expect: None,
         tensor: None,
+        kind: None,
     };
+    let (mut page, mut dtype, mut shape, mut layout) = (None, None, None, None);
     for part in parts {
         let (key, value) = part
             .split_once('=')
@@ -97,12 +143,80 @@ pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
             parse_u32(value).ok_or_else(|| bad(format!("{key}={value:?} {}", u32_problem(value))))
         };
         match key.trim() {
-            "page" => b.page = number()?,
+            "page" => page = Some(number()?),
+            "dtype" => match value.trim() {
+                d @ ("bfloat16" | "float32" | "uint32" | "uint16" | "int32") => {
+                    dtype = Some(d.to_string())
+                }
+                d => {
+                    return Err(bad(format!(
+                        "dtype={d:?}: bfloat16, float32, uint32, uint16 or int32"
+                    )))
+                }
+            },
+            "shape" => {
+                let dims: Option<Vec<u32>> = value
+                    .split('x')
+                    .map(|d| d.trim().parse::<u32>().ok().filter(|&d| d > 0))
+                    .collect();
+                match dims {
+                    Some(d) if (1..=4).contains(&d.len()) => shape = Some(d),
+                    _ => {
+                        return Err(bad(format!(
+                            "shape={value:?}: one to four positive dimensions, AxBxCxD"
+                        )))
+                    }
+                }
+            }
+            "layout" => match value.trim() {
+                "tile" => layout = Some(true),
+                "row_major" => layout = Some(false),
+                l => return Err(bad(format!("layout={l:?}: tile or row_major"))),
+            },
             "tensor" => b.tensor = Some(number()? as u64),
             "bytes" if output => b.bytes = Some(number()?),
             "expect" if output => b.expect = Some(base.join(value)),
             other => return Err(bad(format!("unknown key {other:?}"))),
         }
+    }
+    match (dtype, shape) {
+        (Some(dtype), Some(dims)) => {
+            let mut s = [1u32; 4];
+            s[4 - dims.len()..].copy_from_slice(&dims);
+            let tiled = layout.unwrap_or(true);
+            if tiled && (s[2] % 32 != 0 || s[3] % 32 != 0) {
+                return Err(bad(format!(
+                    "shape {}: a tiled tensor's last two dimensions are multiples of 32 \
+                     (layout=row_major for another shape)",
+                    dims.iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join("x")
+                )));
+            }
+            let kind = TensorKind {
+                dtype,
+                shape: s,
+                tiled,
+            };
+            if kind.bytes() > MAX_BYTES {
+                return Err(bad(format!(
+                    "a tensor of {} bytes is over the cap of {MAX_BYTES} bytes (1 GiB)",
+                    kind.bytes()
+                )));
+            }
+            b.page = kind.page();
+            b.kind = Some(kind);
+        }
+        (None, None) if layout.is_none() => {}
+        _ => {
+            return Err(bad(
+                "dtype= and shape= go together (layout= with them)".into()
+            ))
+        }
+    }
+    if let Some(p) = page {
+        b.page = p;
     }
     // Read back whole: the same cap as an input's file (checked here, so a manifest's
     // strings are held to it too).
@@ -126,15 +240,54 @@ pub(crate) fn parse(spec: &str, output: bool, base: &Path) -> Result<Buffer> {
 }
 
 impl Buffer {
-    /// The op report's description of it (4-byte values in one row, in DRAM).
+    /// The op report's description of it: its `dtype`, `shape` and `layout` when given,
+    /// else 4-byte values in one row; in DRAM.
     pub(crate) fn tensor_desc(&self, bytes: u64) -> Option<TensorDesc> {
         let id = self.tensor?;
+        let (shape, layout, dtype) = match &self.kind {
+            Some(k) => (
+                k.shape,
+                if k.tiled { "TILE" } else { "ROW_MAJOR" },
+                k.dtype.to_ascii_uppercase(),
+            ),
+            None => (
+                [1, 1, 1, bytes.div_ceil(4) as u32],
+                "ROW_MAJOR",
+                "UINT32".into(),
+            ),
+        };
         Some(TensorDesc {
             id: Some(id),
-            shape: [1, 1, 1, bytes.div_ceil(4) as u32],
-            layout: "ROW_MAJOR".into(),
-            dtype: "UINT32".into(),
+            shape,
+            layout: layout.into(),
+            dtype,
             memory: "DEV_0_DRAM_INTERLEAVED".into(),
+        })
+    }
+
+    /// Checks a file of `len` bytes against the buffer: whole pages, and the tensor's bytes
+    /// when it has a shape.
+    fn check_len(&self, file: &Path, len: u64) -> Result<()> {
+        let what = if let Some(k) = self.kind.as_ref().filter(|k| k.bytes() != len) {
+            format!(
+                "{len} bytes, but the tensor ({} {:?}) at DRAM {:#x} holds {}",
+                k.dtype,
+                k.shape,
+                self.addr,
+                k.bytes()
+            )
+        } else if !len.is_multiple_of(self.page as u64) {
+            format!(
+                "{len} bytes: not a whole number of the buffer's {}-byte pages (DRAM {:#x}; \
+                 page= sets the page size)",
+                self.page, self.addr
+            )
+        } else {
+            return Ok(());
+        };
+        Err(Error::BadFile {
+            path: file.to_path_buf(),
+            what,
         })
     }
 
@@ -169,6 +322,7 @@ impl Buffer {
             MAX_BYTES,
             &session.config().inputs,
         )?;
+        self.check_len(file, data.len() as u64)?;
         session.write_dram_interleaved(self.addr, self.page, &data)
     }
 
@@ -179,6 +333,7 @@ impl Buffer {
             return Ok(None);
         };
         let len = self.len(true)?;
+        self.check_len(self.expect.as_deref().unwrap_or(file), len)?;
         let got = session.read_dram_interleaved(self.addr, self.page, len as usize)?;
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
@@ -274,5 +429,52 @@ mod tests {
         assert!(e.contains("1073741824"), "{e}");
         let ok = parse("0x10=@o.bin,bytes=1073741824", true, base).unwrap();
         assert_eq!(ok.bytes, Some(1 << 30));
+    }
+
+    /// Issue 40 item 5: a buffer says what it holds, so the op report's columns are right,
+    /// and a file that is not whole pages (or not the tensor's bytes) is refused.
+    #[test]
+    fn a_typed_buffer_describes_its_tensor_and_refuses_a_file_of_another_size() {
+        let base = Path::new("m");
+        let b = parse(
+            "0x100=@a.bin,tensor=7,dtype=bfloat16,shape=1x1x64x64",
+            false,
+            base,
+        )
+        .unwrap();
+        assert_eq!(b.page, 2048, "a bfloat16 tile");
+        let d = b.tensor_desc(8192).unwrap();
+        assert_eq!(
+            (d.shape, d.layout.as_str(), d.dtype.as_str()),
+            ([1, 1, 64, 64], "TILE", "BFLOAT16")
+        );
+        let rm = parse(
+            "0x100=@a.bin,tensor=1,dtype=uint32,shape=4x64,layout=row_major",
+            false,
+            base,
+        )
+        .unwrap();
+        assert_eq!(rm.page, 256, "a row of 64 uint32");
+        assert_eq!(rm.tensor_desc(1024).unwrap().layout, "ROW_MAJOR");
+        assert!(b.check_len(Path::new("a.bin"), 8192).is_ok());
+        let e = b
+            .check_len(Path::new("a.bin"), 4096)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a.bin") && e.contains("holds 8192"), "{e}");
+        let plain = parse("0x100=@a.bin,page=2048", false, base).unwrap();
+        let e = plain
+            .check_len(Path::new("a.bin"), 3000)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("not a whole number of the buffer's 2048-byte pages"),
+            "{e}"
+        );
+        let err = |s: &str| parse(s, false, base).unwrap_err().to_string();
+        assert!(err("0x1=@a,dtype=fp8,shape=32x32").contains("bfloat16, float32"));
+        assert!(err("0x1=@a,dtype=uint32").contains("go together"));
+        assert!(err("0x1=@a,dtype=uint32,shape=3x5").contains("multiples of 32"));
+        assert!(err("0x1=@a,dtype=uint32,shape=0x5").contains("positive dimensions"));
     }
 }

@@ -121,7 +121,7 @@ struct OpPlan {
     kernels: Vec<(Risc, String)>,
     tiles: Vec<String>,
     l1: Vec<String>,
-    args: Vec<(Risc, Vec<u32>)>,
+    args: Vec<spec::ArgSpec>,
     dram_in: Vec<dram::Buffer>,
     dram_out: Vec<dram::Buffer>,
     launches: u32,
@@ -324,8 +324,28 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
             let elf = builder.kernel(spec, *risc, &mut |b| progress(RunEvent::Building(b)))?;
             op = op.kernel(*risc, elf);
         }
-        for (risc, words) in plan.args.iter().chain(&cli_args) {
-            op = op.args(*risc, words.clone());
+        for (risc, tile, words) in plan.args.iter().chain(&cli_args) {
+            op = match tile {
+                None => op.args(*risc, words.clone()),
+                Some(t) => {
+                    let c = spec::parse_tile(t, arch, grid)?;
+                    if !parsed.is_empty() && !parsed.contains(&c) {
+                        return Err(Error::Argument {
+                            what: format!(
+                                "op {:?}: runtime arguments for {risc} on tile {t:?}, which \
+                                 does not run the op (its tiles: {})",
+                                plan.name,
+                                tiles
+                                    .iter()
+                                    .map(|t| t.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            ),
+                        });
+                    }
+                    op.tile_args(c, *risc, words.clone())
+                }
+            };
         }
         if !parsed.is_empty() {
             op = op.tiles(parsed);
@@ -409,11 +429,7 @@ fn manifest_op(o: manifest::ManifestOp, base: &Path) -> Result<OpPlan> {
             ArgList::Words(w) => w,
             ArgList::Text(t) => spec::parse_words(&format!("{r}={t}"), &t)?,
         };
-        args.extend(
-            spec::parse_riscs(&r)?
-                .into_iter()
-                .map(|risc| (risc, words.clone())),
-        );
+        args.extend(spec::parse_arg_target(&r, words)?);
     }
     let dram_in = o
         .dram_in

@@ -25,15 +25,30 @@ pub(crate) fn parse_kernel_arg(s: &str) -> Result<Vec<(Risc, String)>> {
         .collect())
 }
 
-/// `--arg RISC=V0,V1,..`.
-pub(crate) fn parse_arg_arg(s: &str) -> Result<Vec<(Risc, Vec<u32>)>> {
-    let (risc, words) = s.split_once('=').ok_or_else(|| Error::Argument {
-        what: format!("--arg {s:?}: expected RISC=V0,V1,.. e.g. brisc=4,0x30000"),
+/// Runtime arguments of one RISC: on every tile of the op, or on one tile (logical `X,Y`,
+/// tt-metal's `SetRuntimeArgs` for one core).
+pub(crate) type ArgSpec = (Risc, Option<String>, Vec<u32>);
+
+/// `--arg RISC=V0,V1,..` or `--arg RISC@X,Y=V0,V1,..` (that tile's arguments).
+pub(crate) fn parse_arg_arg(s: &str) -> Result<Vec<ArgSpec>> {
+    let (target, words) = s.split_once('=').ok_or_else(|| Error::Argument {
+        what: format!(
+            "--arg {s:?}: expected RISC=V0,V1,.. or RISC@X,Y=V0,V1,.. e.g. brisc=4,0x30000"
+        ),
     })?;
     let words = parse_words(s, words)?;
+    parse_arg_target(target, words)
+}
+
+/// The `RISC` or `RISC@X,Y` of runtime arguments (an `--arg`, a manifest's `args` key).
+pub(crate) fn parse_arg_target(target: &str, words: Vec<u32>) -> Result<Vec<ArgSpec>> {
+    let (risc, tile) = match target.split_once('@') {
+        Some((r, t)) => (r, Some(t.trim().to_string())),
+        None => (target, None),
+    };
     Ok(parse_riscs(risc)?
         .into_iter()
-        .map(|r| (r, words.clone()))
+        .map(|r| (r, tile.clone(), words.clone()))
         .collect())
 }
 
@@ -213,12 +228,19 @@ mod tests {
             .contains("RISC=ELF"));
         assert_eq!(
             parse_arg_arg("ncrisc=4,0x10, 7").unwrap(),
-            [(Risc::Ncrisc, vec![4, 16, 7])]
+            [(Risc::Ncrisc, None, vec![4, 16, 7])]
         );
-        assert_eq!(parse_arg_arg("brisc=").unwrap(), [(Risc::Brisc, vec![])]);
+        assert_eq!(
+            parse_arg_arg("brisc=").unwrap(),
+            [(Risc::Brisc, None, vec![])]
+        );
         assert_eq!(
             parse_arg_arg("trisc=3").unwrap(),
-            [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2].map(|r| (r, vec![3]))
+            [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2].map(|r| (r, None, vec![3]))
+        );
+        assert_eq!(
+            parse_arg_arg("brisc@1,0=5").unwrap(),
+            [(Risc::Brisc, Some("1,0".to_string()), vec![5])]
         );
         assert_eq!(parse_kernel_arg("TRISC=c.cpp").unwrap().len(), 3);
         assert!(parse_arg_arg("brisc=4,x")
