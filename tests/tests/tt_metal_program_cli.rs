@@ -527,6 +527,7 @@ fn a_program_run_writes_every_output_and_its_snapshot_reports_the_same() {
     let program = r#"arch = "wormhole_b0"
 cores = ["0,0-3,0"]
 semaphores = [0]
+id = 12
 
 [[kernel]]
 source = "{examples}/multicast_page.cpp"
@@ -569,6 +570,14 @@ expect = "three.bin"
     assert_eq!(starts("wait-page"), 3, "{csv}");
     assert_eq!(starts("multicast"), 1, "{csv}");
     assert_eq!(starts("NCRISC-KERNEL"), 4, "{csv}");
+    // The program's id (tt-metal's host_assigned_id) is the run host ID of every row: the
+    // kernels' entry put it in their Run records.
+    assert!(
+        csv.lines()
+            .skip(2)
+            .all(|l| l.split(',').nth(7) == Some("12")),
+        "{csv}"
+    );
     for f in [
         "ttprof_trace.json",
         "ttprof_summary.txt",

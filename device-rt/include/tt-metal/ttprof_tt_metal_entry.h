@@ -78,6 +78,16 @@ __attribute__((used, aligned(4))) volatile uint32_t __ttprof_hot;
 
 static inline __attribute__((always_inline)) void ttprof__tt_metal_launch() {
     uint32_t fw_gp, fw_tp;
+    // The launch's Run record carries tt-metal's program id: the launch message's
+    // host_assigned_id (what tt-metal's own profiler logs as the run host ID) goes into the
+    // tile block's RUN_ID word (riscv_linker::profiler::tile::RUN_ID, 0x14), which the
+    // runtime reads as the launch starts. Every RISC of the core writes the same value (they
+    // run the same launch message).
+    {
+        extern volatile uint32_t __ttprof_tile_block[];
+        tt_l1_ptr mailboxes_t *const mb = (tt_l1_ptr mailboxes_t *)(MEM_MAILBOX_BASE);
+        __ttprof_tile_block[0x14 / 4] = mb->launch[mb->launch_msg_rd_ptr].kernel_config.host_assigned_id;
+    }
     __asm__ volatile("mv %0, gp\n\tmv %1, tp" : "=r"(fw_gp), "=r"(fw_tp));
     __asm__ volatile("li gp, 0\n\tli tp, 0" ::: "memory");
     __ttprof_main();

@@ -29,7 +29,9 @@ pub struct ProgramOp<'a> {
 }
 
 impl Session {
-    /// Runs a tt-metal program to every core's done ([`ProgramOp`]), draining the rings
+    /// Runs a tt-metal program to every core's done ([`ProgramOp`]) with its
+    /// `host_assigned_id` as the run id (unless 0 or not above every earlier run id: then
+    /// the next one, written into the launch message), draining the rings
     /// every `drain_every_cycles` (rounded up to the host's look, every
     /// [`HOST_POLL_CYCLES`] cycles), and logs it as an op. Needs a session in tt-metal's
     /// layout ([`super::Config::layout`]).
@@ -39,18 +41,17 @@ impl Session {
                 "a tt-metal program runs in a session of tt-metal's layout (Config::layout)".into(),
             ));
         }
-        let p = &op.program;
-        if op.elves.len() != p.kernels.len() {
+        if op.elves.len() != op.program.kernels.len() {
             return Err(Error::Argument {
                 what: format!(
                     "program {:?}: {} kernel ELF paths for {} kernels",
                     op.name,
                     op.elves.len(),
-                    p.kernels.len()
+                    op.program.kernels.len()
                 ),
             });
         }
-        if let Some(bad) = p.cores.iter().find(|c| !self.tiles.contains(c)) {
+        if let Some(bad) = op.program.cores.iter().find(|c| !self.tiles.contains(c)) {
             return Err(Error::Argument {
                 what: format!(
                     "program {:?}: core {bad} is not a tile of this session",
@@ -60,13 +61,22 @@ impl Session {
         }
         let map = ring_map(&self.cfg);
         let mut copies = Vec::new();
-        for (k, path) in p.kernels.iter().zip(&op.elves) {
+        for (k, path) in op.program.kernels.iter().zip(&op.elves) {
             copies.push((k.risc, self.copy_kernel(path, k.elf)?));
         }
-        let run_id = self.next_run;
-        self.next_run += 1;
+        // tt-metal's program id is the run id (the kernels' entry copies the launch message's
+        // `host_assigned_id` into the Run records), unless it is 0 or an earlier op's.
+        let mut program = op.program.clone();
+        let run_id = match program.host_assigned_id {
+            id if id >= self.next_run => id,
+            _ => self.next_run,
+        };
+        program.host_assigned_id = run_id;
+        self.next_run = run_id.saturating_add(1);
+        let p = &program;
+        // No RUN_ID written: the kernels' entry takes it from the launch message, as on a
+        // card, where nothing of ttprof's writes it.
         for t in &p.cores {
-            launch::set_run_id_in(&map, &self.mem, 0, *t, run_id)?;
             for k in &p.kernels {
                 launch::set_kernel_in(&map, &self.mem, 0, *t, k.risc, k.elf)?;
             }
