@@ -353,6 +353,8 @@ impl Tile {
                 ),
             ));
         }
+        // Decoded from the RAM as it is now: earlier writes are in it.
+        self.mem.regs.tdma.take_iram_written();
         let bytes = self.mem.regs.tdma.iram();
         self.executors[i].enter_iram(&mut self.harts[i], base, &bytes[..size as usize]);
         Ok(true)
