@@ -485,3 +485,47 @@ fn the_readme_s_tt_metal_kernel_builds_as_shown() {
         }
     }
 }
+
+/// The README's tt-metal program file: tt-metal's unary reader (NCRISC) and writer (BRISC)
+/// from the wheel copy the two text rows through DRAM, every output is written, and every
+/// record carries the program's id.
+#[test]
+fn the_readme_s_tt_metal_program_runs_as_shown() {
+    if let Err(e) = ttprof::tt_metal_build::root() {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI needs tt-metal's device tree: {e}"
+        );
+        eprintln!("skipped: {e}");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let runs = readme_section(root.path(), "tt-metal-program", "tt-metal-program");
+    assert_eq!(runs.len(), 1, "README runs: one program");
+    let (dir, line) = &runs[0];
+    let out = run_line(line, dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{line}: {stdout}");
+    assert!(
+        stdout.contains("output dst: equal to its expected file"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("0 dropped; zones: NCRISC-FW x1, NCRISC-KERNEL x1;"),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("out.txt")).unwrap(),
+        std::fs::read(dir.join("rows.txt")).unwrap()
+    );
+    let rows = csv_rows(&dir.join("target/program/profile_log_device.csv"));
+    assert_eq!(count(&rows, "NCRISC-KERNEL", "ZONE_START"), 1);
+    let csv = std::fs::read_to_string(dir.join("target/program/profile_log_device.csv")).unwrap();
+    assert!(
+        csv.lines()
+            .skip(2)
+            .all(|l| l.split(',').nth(7) == Some("7")),
+        "{csv}"
+    );
+}

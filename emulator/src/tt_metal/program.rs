@@ -4,7 +4,7 @@
 //! wait for every core's done. BRISC and NCRISC kernels: on Wormhole B0 an NCRISC kernel is
 //! linked in NCRISC's instruction RAM and written into the buffer after BRISC's; the
 //! firmware copies it into the RAM with the mover and BRISC restarts NCRISC there
-//! ([`crate::devices::mover`]).
+//! (the emulator's `devices/mover.rs`).
 //!
 //! The buffer's layout is ours (tt-metal's host packs it by size; the firmware only follows
 //! the offsets in the launch message): see docs/design/tt-metal-firmware.md.
