@@ -417,8 +417,9 @@ fn the_readme_s_cxx_trio_profiles_with_tt_metal_s_macros() {
 /// two commands it gives (a define on Wormhole B0's NCRISC; Blackhole's BRISC on NoC 1 into
 /// `--target-dir`), in a temporary directory. Without tt-metal's device tree (the cache of
 /// scripts/fetch-tt-metal.sh) it says why and passes, except in CI.
-#[test]
-fn the_readme_s_tt_metal_kernel_builds_as_shown() {
+/// A temporary directory for a README section that needs tt-metal's device tree; `None`
+/// (the test says why and passes) without it, except in CI.
+fn tt_metal_root() -> Option<tempfile::TempDir> {
     if let Err(e) = ttprof::tt_metal_build::root() {
         assert_ne!(
             std::env::var("CI").as_deref(),
@@ -426,9 +427,14 @@ fn the_readme_s_tt_metal_kernel_builds_as_shown() {
             "CI needs tt-metal's device tree: {e}"
         );
         eprintln!("skipped: {e}");
-        return;
+        return None;
     }
-    let root = tempfile::tempdir().unwrap();
+    Some(tempfile::tempdir().unwrap())
+}
+
+#[test]
+fn the_readme_s_tt_metal_kernel_builds_as_shown() {
+    let Some(root) = tt_metal_root() else { return };
     let runs = readme_section(root.path(), "tt-metal-kernels", "tt-metal-kernels");
     assert_eq!(runs.len(), 2, "README runs: two builds");
     let dir = root.path().join("tt-metal-kernels");
@@ -491,16 +497,7 @@ fn the_readme_s_tt_metal_kernel_builds_as_shown() {
 /// record carries the program's id.
 #[test]
 fn the_readme_s_tt_metal_program_runs_as_shown() {
-    if let Err(e) = ttprof::tt_metal_build::root() {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "CI needs tt-metal's device tree: {e}"
-        );
-        eprintln!("skipped: {e}");
-        return;
-    }
-    let root = tempfile::tempdir().unwrap();
+    let Some(root) = tt_metal_root() else { return };
     let runs = readme_section(root.path(), "tt-metal-program", "tt-metal-program");
     assert_eq!(runs.len(), 1, "README runs: one program");
     let (dir, line) = &runs[0];
