@@ -419,6 +419,15 @@ fn run_program(
              tt-metal holds 1,920 bytes; drained every 10,000 cycles)"
         );
     }
+    if let Some(f) = &o.fault {
+        // The fault itself is among the issues above (at its core): its summary once.
+        eprintln!("error: {f}");
+        eprintln!(
+            "error: the outputs hold the records published before the fault; the program's \
+             outputs were not checked"
+        );
+        return Ok(ExitCode::from(2));
+    }
     if errors > 0 {
         eprintln!("error: {errors} problem(s) above: the outputs are incomplete");
     }

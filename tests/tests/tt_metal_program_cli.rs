@@ -615,3 +615,62 @@ fn dir_of(name: &str) -> PathBuf {
         .join("tt-metal-program-cli")
         .join(name)
 }
+
+/// A kernel fault ends the program, not the profile: the command exits 2 naming the fault,
+/// and every output is still written with the records published before it (the faulting
+/// core's last records published by the host from its write pointer).
+#[test]
+fn a_kernel_fault_in_a_program_still_writes_the_outputs() {
+    if !have_tt_metal() {
+        return;
+    }
+    let d = dir("fault");
+    std::fs::write(
+        d.join("faulty.cpp"),
+        r#"// Records a zone, then loads from NCRISC's instruction RAM, which no load reaches.
+void kernel_main() {
+    {
+        DeviceZoneScopedN("before-fault");
+    }
+    (void)*reinterpret_cast<volatile uint32_t*>(0xFFC00000);
+}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("program.toml"),
+        r#"arch = "wormhole_b0"
+cores = ["0,0"]
+
+[[kernel]]
+source = "faulty.cpp"
+risc = "brisc"
+"#,
+    )
+    .unwrap();
+    let out = d.join("run");
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            d.join("program.toml").as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("0xffc00000"),
+        "the fault names the address: {stderr}"
+    );
+    let csv = std::fs::read_to_string(out.join("profile_log_device.csv")).unwrap();
+    assert_eq!(
+        csv.lines()
+            .filter(|l| l.contains(",before-fault,ZONE_START,"))
+            .count(),
+        1,
+        "{csv}"
+    );
+}

@@ -164,8 +164,10 @@ pub struct ProgramOutcome {
     pub matched: Vec<String>,
     /// The ones that did not.
     pub mismatches: Vec<Mismatch>,
-    /// Cycles from the go messages to the last done.
+    /// Cycles from the go messages to the last done (0 after a fault).
     pub kernel_cycles: u64,
+    /// The kernel fault that ended the program (its outputs were then not checked).
+    pub fault: Option<Error>,
     /// The firmware build run.
     pub firmware: String,
     /// Per kernel and core, what its ring held over the run.
@@ -575,10 +577,16 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         elves: elves.iter().map(|(_, _, _, path)| path.clone()).collect(),
         firmware: &fw,
     };
-    let (_, r) = session.launch_program(&op)?;
+    // A kernel fault ends the program, not the session: what the cores published before it
+    // is still read and written, and the outputs are not checked.
+    let (kernel_cycles, fault) = match session.launch_program(&op) {
+        Ok((_, r)) => (r.kernel, None),
+        Err(e @ Error::Fault { .. }) => (0, Some(e)),
+        Err(e) => return Err(e),
+    };
     let (mut matched, mut mismatches) = (Vec::new(), Vec::new());
     for (b, p) in f.buffers.iter().zip(&buffers) {
-        if b.output.is_none() && b.expect.is_none() {
+        if fault.is_some() || b.output.is_none() && b.expect.is_none() {
             continue;
         }
         let got = session.read_dram_interleaved(p.address, p.page_size, p.bytes as usize)?;
@@ -627,7 +635,8 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         buffers,
         matched,
         mismatches,
-        kernel_cycles: r.kernel,
+        kernel_cycles,
+        fault,
         firmware: build,
         session: finished,
     })

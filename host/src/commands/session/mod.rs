@@ -572,7 +572,8 @@ impl Session {
                 let recovered = match e.fault() {
                     Some(f) => {
                         self.faults.push(f.clone());
-                        Some(self.publish_stopped_cores(&tiles, &images)?)
+                        let riscs: Vec<Risc> = images.iter().map(|(r, ..)| *r).collect();
+                        Some(self.publish_stopped_cores(&tiles, &riscs)?)
                     }
                     None => None,
                 };
@@ -625,14 +626,10 @@ impl Session {
     /// After a fault stopped the run: every core of the op that was still in a kernel gets
     /// its last records published from its write pointer (`tp`), see
     /// [`launch::publish_stopped`]. Returns the bytes published.
-    fn publish_stopped_cores(
-        &self,
-        tiles: &[NocCoord],
-        images: &[(Risc, Vec<u8>, PathBuf)],
-    ) -> Result<u64> {
+    fn publish_stopped_cores(&self, tiles: &[NocCoord], riscs: &[Risc]) -> Result<u64> {
         let mut bytes = 0u64;
         for t in tiles {
-            for (risc, ..) in images {
+            for risc in riscs {
                 let (_, regs) = self
                     .dev
                     .hart_registers(0, *t, *risc)

@@ -129,14 +129,19 @@ impl Session {
         let run = match result {
             Ok(r) => r,
             Err(e) => {
-                if let Some(f) = e.fault() {
-                    self.faults.push(f.clone());
-                }
+                let recovered = match e.fault() {
+                    Some(f) => {
+                        self.faults.push(f.clone());
+                        let riscs: Vec<_> = p.kernels.iter().map(|k| k.risc).collect();
+                        Some(self.publish_stopped_cores(&p.cores, &riscs)?)
+                    }
+                    None => None,
+                };
                 return Err(Error::Fault {
                     op: op.name.clone(),
                     run: run_id,
                     what: e.to_string(),
-                    recovered: None,
+                    recovered,
                 });
             }
         };
