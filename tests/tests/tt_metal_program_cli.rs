@@ -18,6 +18,20 @@ fn have_tt_metal() -> bool {
     }
 }
 
+/// `ttprof run --program PROGRAM --out OUT`.
+fn run_program(program: &Path, out: &Path) -> std::process::Output {
+    ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            program.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    )
+}
+
 /// A fresh directory under the test target's temporary directory.
 fn dir(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -85,16 +99,7 @@ fn a_program_file_runs_and_its_output_equals_the_input() {
     std::fs::write(d.join("in.bin"), tensor()).unwrap();
     let p = program(&d, "in.bin");
     let out = d.join("run");
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            p.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    );
+    let o = run_program(&p, &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("on 2 core(s) (0,0 1,0)"), "{stdout}");
@@ -169,16 +174,7 @@ expect = "in.bin"
     let p = d.join("program.toml");
     std::fs::write(&p, text).unwrap();
     let out = d.join("run");
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            p.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    );
+    let o = run_program(&p, &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
@@ -220,16 +216,7 @@ fn the_loopbacks_zone_is_counted_once_per_page() {
         .replace("core_args = { \"1,0\" = [\"@src\", \"@dst\", 2, 2] }\n", "");
     std::fs::write(&p, text).unwrap();
     let out = d.join("run");
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            p.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    );
+    let o = run_program(&p, &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("on 1 core(s) (0,0)"), "{stdout}");
@@ -255,16 +242,7 @@ fn an_output_that_differs_from_its_expected_file_exits_2_naming_the_byte() {
     std::fs::write(d.join("wrong.bin"), &wrong).unwrap();
     let p = program(&d, "wrong.bin");
     let out = d.join("run");
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            p.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    );
+    let o = run_program(&p, &out);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(
@@ -282,18 +260,7 @@ fn a_bad_program_file_exits_1_naming_what() {
     std::fs::write(d.join("in.bin"), &tensor()[..100]).unwrap();
     let p = program(&d, "in.bin");
     let out = d.join("run");
-    let run = |p: &Path| {
-        ttprof(
-            None,
-            &[
-                "run".as_ref(),
-                "--program".as_ref(),
-                p.as_os_str(),
-                "--out".as_ref(),
-                out.as_os_str(),
-            ],
-        )
-    };
+    let run = |p: &Path| run_program(p, &out);
     // An input of the wrong size.
     let o = run(&p);
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -328,16 +295,7 @@ fn run_example(name: &str, text: &str, files: &[(&str, Vec<u8>)]) -> String {
     )
     .unwrap();
     let out = d.join("run");
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            p.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    );
+    let o = run_program(&p, &out);
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{name}: {stdout}{stderr}");
@@ -649,16 +607,7 @@ risc = "brisc"
     )
     .unwrap();
     let out = d.join("run");
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            d.join("program.toml").as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    );
+    let o = run_program(&d.join("program.toml"), &out);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(
