@@ -569,20 +569,8 @@ impl Session {
         let summary = match result {
             Ok(s) => s,
             Err(e) => {
-                let recovered = match e.fault() {
-                    Some(f) => {
-                        self.faults.push(f.clone());
-                        let riscs: Vec<Risc> = images.iter().map(|(r, ..)| *r).collect();
-                        Some(self.publish_stopped_cores(&tiles, &riscs)?)
-                    }
-                    None => None,
-                };
-                return Err(Error::Fault {
-                    op: op.name.clone(),
-                    run: run_id,
-                    what: e.to_string(),
-                    recovered,
-                });
+                let riscs: Vec<Risc> = images.iter().map(|(r, ..)| *r).collect();
+                return Err(self.stopped(e, &op.name, run_id, &tiles, &riscs));
             }
         };
         if let Some(e) = drain_error {
@@ -621,6 +609,35 @@ impl Session {
             })?;
         }
         Ok(())
+    }
+
+    /// The error of a launch the emulator stopped (`e`, on `tiles` running `riscs`): a
+    /// core's fault is kept for the outputs, and the stopped cores' last records are
+    /// published ([`launch::publish_stopped`]; an error doing that is returned instead).
+    fn stopped(
+        &mut self,
+        e: ttprof_emu::EmuError,
+        op: &str,
+        run_id: u32,
+        tiles: &[NocCoord],
+        riscs: &[Risc],
+    ) -> Error {
+        let recovered = match e.fault() {
+            Some(f) => {
+                self.faults.push(f.clone());
+                match self.publish_stopped_cores(tiles, riscs) {
+                    Ok(n) => Some(n),
+                    Err(err) => return err,
+                }
+            }
+            None => None,
+        };
+        Error::Fault {
+            op: op.to_string(),
+            run: run_id,
+            what: e.to_string(),
+            recovered,
+        }
     }
 
     /// After a fault stopped the run: every core of the op that was still in a kernel gets

@@ -129,20 +129,8 @@ impl Session {
         let run = match result {
             Ok(r) => r,
             Err(e) => {
-                let recovered = match e.fault() {
-                    Some(f) => {
-                        self.faults.push(f.clone());
-                        let riscs: Vec<_> = p.kernels.iter().map(|k| k.risc).collect();
-                        Some(self.publish_stopped_cores(&p.cores, &riscs)?)
-                    }
-                    None => None,
-                };
-                return Err(Error::Fault {
-                    op: op.name.clone(),
-                    run: run_id,
-                    what: e.to_string(),
-                    recovered,
-                });
+                let riscs: Vec<_> = p.kernels.iter().map(|k| k.risc).collect();
+                return Err(self.stopped(e, &op.name, run_id, &p.cores, &riscs));
             }
         };
         if let Some(e) = drain_error {
