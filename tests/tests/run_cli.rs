@@ -8,7 +8,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use ttprof_tests::{
-    build_kernels, example_elf as elf, fresh_dir, ttprof_binary, ttprof_ok, workspace,
+    build_kernels, example_elf as elf, file_starting, fresh_dir, ttprof_binary, ttprof_ok,
+    workspace,
 };
 
 /// `ttprof run ARGS --out OUT` in a fresh `out`.
@@ -839,16 +840,7 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
         "{}",
         String::from_utf8_lossy(&typed.stderr)
     );
-    let report = std::fs::read_dir(dir.join("run-typed"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("ops_perf_results_")
-        })
-        .expect("the op report");
+    let report = file_starting(&dir.join("run-typed"), "ops_perf_results_");
     let csv = std::fs::read_to_string(report).unwrap();
     let mut lines = csv.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();

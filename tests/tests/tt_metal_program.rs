@@ -33,8 +33,19 @@ fn tt_metal_root() -> Option<PathBuf> {
 /// Builds `source` for BRISC at the program's text base, with `compile_args`.
 fn build(source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
     let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Brisc, ARCH);
-    b.compile_args = compile_args.to_vec();
     b.text_base = Some(brisc_text_base());
+    build_with(b, name, compile_args)
+}
+
+/// Builds `source` for NCRISC on NoC 1 (linked in its instruction RAM), with `compile_args`.
+fn build_ncrisc(source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
+    let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Ncrisc, ARCH);
+    b.noc = 1;
+    build_with(b, name, compile_args)
+}
+
+fn build_with(mut b: TtMetalBuild, name: &str, compile_args: &[u32]) -> Vec<u8> {
+    b.compile_args = compile_args.to_vec();
     b.name = name.into();
     b.out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("tt-metal-program")
@@ -176,18 +187,11 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     let Some(root) = tt_metal_root() else { return };
     let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
     let dir = root.join("ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow");
-    let mut b = TtMetalBuild::new(
-        dir.join("reader_unary_interleaved_start_id.cpp"),
-        Risc::Ncrisc,
-        ARCH,
+    let reader = build_ncrisc(
+        &dir.join("reader_unary_interleaved_start_id.cpp"),
+        "unary-reader-ncrisc",
+        &[2, PAGE],
     );
-    b.compile_args = vec![2, PAGE];
-    b.noc = 1;
-    b.name = "unary-reader-ncrisc".into();
-    b.out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("tt-metal-program")
-        .join(&b.name);
-    let reader = std::fs::read(tt_metal_build::build(&b).expect("reader builds")).unwrap();
     let writer = build(
         &dir.join("writer_unary_interleaved_start_id.cpp"),
         "unary-writer",
@@ -282,19 +286,12 @@ fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
     let Some(root) = tt_metal_root() else { return };
     let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
     let ops = root.join("ttnn/cpp/ttnn/operations");
-    let mut b = TtMetalBuild::new(
-        ops.join("eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"),
-        Risc::Ncrisc,
-        ARCH,
-    );
     // Not sharded, then each input's TensorAccessorArgs (interleaved DRAM, 2048-byte pages).
-    b.compile_args = vec![0, 2, PAGE, 2, PAGE];
-    b.noc = 1;
-    b.name = "binary-reader".into();
-    b.out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("tt-metal-program")
-        .join(&b.name);
-    let reader = std::fs::read(tt_metal_build::build(&b).expect("reader builds")).unwrap();
+    let reader = build_ncrisc(
+        &ops.join("eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"),
+        "binary-reader",
+        &[0, 2, PAGE, 2, PAGE],
+    );
     let writer = build(
         &ops.join("eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"),
         "unary-writer-b",

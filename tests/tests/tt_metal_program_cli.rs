@@ -280,6 +280,39 @@ fn a_bad_program_file_exits_1_naming_what() {
     assert!(stderr.contains("idd"), "{stderr}");
 }
 
+/// Our multicast kernel on NCRISC, NoC 1: one page from core 0,0 to cores 1,0..3,0, each
+/// storing its copy in its own page of the output (`{examples}`: examples/tt-metal; inputs
+/// `one.bin`, the page, and `three.bin`, it three times).
+const MULTICAST: &str = r#"arch = "wormhole_b0"
+cores = ["0,0-3,0"]
+semaphores = [0]
+
+[[kernel]]
+source = "{examples}/multicast_page.cpp"
+risc = "ncrisc"
+noc = 1
+compile_args = [2048, 2, 2048]
+args = [0, "@src", "@x:1,0", "@y:1,0", "@x:3,0", "@y:3,0", 3]
+core_args = { "1,0" = [1, "@dst", 0], "2,0" = [1, "@dst", 1], "3,0" = [1, "@dst", 2] }
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 1
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 32, 32]
+input = "one.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 32, 96]
+expect = "three.bin"
+"#;
+
 /// Runs program `text` (`{examples}` standing for examples/tt-metal) in a fresh directory
 /// holding `files`; returns stdout after checking exit 0 and every output's check.
 fn run_example(name: &str, text: &str, files: &[(&str, Vec<u8>)]) -> String {
@@ -432,35 +465,7 @@ fn a_page_multicast_from_ncrisc_reaches_three_cores() {
         return;
     }
     let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
-    let program = r#"arch = "wormhole_b0"
-cores = ["0,0-3,0"]
-semaphores = [0]
-
-[[kernel]]
-source = "{examples}/multicast_page.cpp"
-risc = "ncrisc"
-noc = 1
-compile_args = [2048, 2, 2048]
-args = [0, "@src", "@x:1,0", "@y:1,0", "@x:3,0", "@y:3,0", 3]
-core_args = { "1,0" = [1, "@dst", 0], "2,0" = [1, "@dst", 1], "3,0" = [1, "@dst", 2] }
-
-[[cb]]
-index = 0
-page_size = 2048
-pages = 1
-
-[[buffer]]
-name = "src"
-dtype = "bfloat16"
-shape = [1, 1, 32, 32]
-input = "one.bin"
-
-[[buffer]]
-name = "dst"
-dtype = "bfloat16"
-shape = [1, 1, 32, 96]
-expect = "three.bin"
-"#;
+    let program = MULTICAST;
     let out = run_example(
         "multicast",
         program,
@@ -482,39 +487,10 @@ fn a_program_run_writes_every_output_and_its_snapshot_reports_the_same() {
         return;
     }
     let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
-    let program = r#"arch = "wormhole_b0"
-cores = ["0,0-3,0"]
-semaphores = [0]
-id = 12
-
-[[kernel]]
-source = "{examples}/multicast_page.cpp"
-risc = "ncrisc"
-noc = 1
-compile_args = [2048, 2, 2048]
-args = [0, "@src", "@x:1,0", "@y:1,0", "@x:3,0", "@y:3,0", 3]
-core_args = { "1,0" = [1, "@dst", 0], "2,0" = [1, "@dst", 1], "3,0" = [1, "@dst", 2] }
-
-[[cb]]
-index = 0
-page_size = 2048
-pages = 1
-
-[[buffer]]
-name = "src"
-dtype = "bfloat16"
-shape = [1, 1, 32, 32]
-input = "one.bin"
-
-[[buffer]]
-name = "dst"
-dtype = "bfloat16"
-shape = [1, 1, 32, 96]
-expect = "three.bin"
-"#;
+    let program = MULTICAST.replace("semaphores = [0]\n", "semaphores = [0]\nid = 12\n");
     let out = run_example(
         "outputs",
-        program,
+        &program,
         &[("one.bin", page.clone()), ("three.bin", page.repeat(3))],
     );
     assert!(out.contains("device kernel time"), "the summary: {out}");
