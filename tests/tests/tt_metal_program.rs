@@ -349,3 +349,98 @@ fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
     }
     assert!(got == bb, "circular buffer 1 differs from input 1");
 }
+
+/// tt-metal's matmul reader from the wheel (`reader_bmm_8bank_output_tiles_partitioned`, the
+/// reader of tt-metal's multi-core matmul and of its matmul_single_core example's shape),
+/// unchanged, on NCRISC of two cores, each given half of the output tiles of
+/// `C[Mt x Nt] = A[Mt x Kt] * B[Kt x Nt]` (tiles). With no compute draining them, its two
+/// circular buffers (sized to hold every tile) end up holding, per output tile `(m, n)` in
+/// turn, A's tiles `(m, 0..Kt)` and B's tiles `(0..Kt, n)`: the order matmul needs, checked
+/// tile by tile against that definition rather than the kernel's own index arithmetic.
+#[test]
+fn the_wheels_matmul_reader_feeds_each_core_its_output_tiles_operands_in_order() {
+    let Some(root) = tt_metal_root() else { return };
+    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let dir = root.join("ttnn/cpp/ttnn/operations/matmul/device/kernels/dataflow");
+    let (mt, kt, nt) = (2u32, 3u32, 2u32);
+    let per_core = mt * nt / 2;
+    let mut b = TtMetalBuild::new(
+        dir.join("reader_bmm_8bank_output_tiles_partitioned.cpp"),
+        Risc::Ncrisc,
+        ARCH,
+    );
+    b.noc = 1;
+    b.named_args = vec![("cb_in0".into(), 0), ("cb_in1".into(), 1)];
+    // No padding of the last k tile (width, height), then A's and B's TensorAccessorArgs.
+    let reader = build_with(b, "matmul-reader", &[0, 0, 2, PAGE, 2, PAGE]);
+    let (a_addr, b_addr) = (0x10_0000, 0x18_0000);
+    let (a, bm) = (input(mt * kt, 0x21), input(kt * nt, 0x5a));
+    let mut dev = device(2);
+    dev.write_dram_interleaved(0, a_addr, PAGE, &a).unwrap();
+    dev.write_dram_interleaved(0, b_addr, PAGE, &bm).unwrap();
+    let args = |start: u32| {
+        // src0, src1, Mt, Kt, Nt, MtKt, KtNt, batch, bcast_B, first output tile, tiles, MtNt
+        vec![
+            a_addr,
+            b_addr,
+            mt,
+            kt,
+            nt,
+            mt * kt,
+            kt * nt,
+            1,
+            0,
+            start,
+            per_core,
+            mt * nt,
+        ]
+    };
+    let cb = |index| CircularBuffer {
+        index,
+        page_size: PAGE,
+        pages: per_core * kt,
+    };
+    let p = Program {
+        cores: vec![core_at(0), core_at(1)],
+        kernels: vec![ProgramKernel {
+            risc: Risc::Ncrisc,
+            elf: &reader,
+            name: "matmul-reader".into(),
+            args: vec![args(0), args(per_core)],
+            common_args: vec![],
+        }],
+        cbs: vec![cb(0), cb(1)],
+        semaphores: vec![],
+        host_assigned_id: 8,
+    };
+    let r = run_program(&mut dev, &fw, &p).expect("the program runs");
+    let tile = |m: &[u8], i: u32| m[(i * PAGE) as usize..((i + 1) * PAGE) as usize].to_vec();
+    for (c, first) in [(0u8, 0u32), (1, per_core)] {
+        let mut want0 = Vec::new();
+        let mut want1 = Vec::new();
+        for out in first..first + per_core {
+            let (m, n) = (out / nt, out % nt);
+            for k in 0..kt {
+                want0.extend(tile(&a, m * kt + k));
+                want1.extend(tile(&bm, k * nt + n));
+            }
+        }
+        for (cb_i, want) in [(0usize, want0), (1, want1)] {
+            let at = r.cb_addresses[cb_i];
+            let mut got = Vec::new();
+            for w in 0..per_core * kt * PAGE / 4 {
+                got.extend_from_slice(
+                    &dev.read_u32(0, core_at(c), at + 4 * w)
+                        .unwrap()
+                        .to_le_bytes(),
+                );
+            }
+            for i in 0..per_core * kt {
+                assert!(
+                    tile(&got, i) == tile(&want, i),
+                    "core {c}: circular buffer {cb_i}'s tile {i} is not the operand matmul needs"
+                );
+            }
+        }
+    }
+}
