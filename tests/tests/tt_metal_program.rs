@@ -182,6 +182,8 @@ fn a_loopback_program_copies_interleaved_dram_exactly() {
 /// the wheel, unchanged, as tt-metal's unary ops pair them: the firmware copies the reader
 /// into NCRISC's instruction RAM with the mover and BRISC restarts NCRISC there; 14 pages go
 /// DRAM -> circular buffer 0 -> DRAM through a 2-page buffer, byte for byte, on two cores.
+/// Then a second program, on the second core only, copies the output again: its firmware,
+/// booted by the first, takes the next launch as tt-metal's does (no second boot).
 #[test]
 fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     let Some(root) = tt_metal_root() else { return };
@@ -236,6 +238,23 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
         .read_dram_interleaved(0, dst_addr, PAGE, data.len())
         .unwrap();
     assert!(out == data, "the output differs from the input");
+    assert!(r.booted > 0, "the first program booted the firmware");
+    // The second program: every page of dst into dst2, on core 1 alone, with the same kernels.
+    let dst2 = 0x28_0000;
+    let mut p2 = p.clone();
+    p2.cores = vec![core_at(1)];
+    p2.kernels[0].args = vec![vec![dst_addr, pages, 0]];
+    p2.kernels[1].args = vec![vec![dst2, pages, 0]];
+    p2.host_assigned_id = 6;
+    let r2 = run_program(&mut dev, &fw, &p2).expect("the second program runs");
+    assert_eq!(r2.booted, 0, "no core booted again");
+    let out2 = dev
+        .read_dram_interleaved(0, dst2, PAGE, data.len())
+        .unwrap();
+    assert!(
+        out2 == data,
+        "the second program's output differs from the input"
+    );
     for t in [core_at(0), core_at(1)] {
         for risc in [Risc::Brisc, Risc::Ncrisc] {
             assert_eq!(

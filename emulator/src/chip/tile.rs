@@ -97,13 +97,24 @@ impl Tile {
     }
 
     /// Prepares a run starting at chip cycle `start`: every loaded core leaves reset,
-    /// every other core's soft-reset bit is set.
+    /// every other core's soft-reset bit is set; under tt-metal's layout only BRISC leaves
+    /// reset, and a tile whose firmware already runs resumes instead.
     pub fn start_run(&mut self, start: u64) {
         self.refresh_code();
         self.now = start;
         self.run_start = start;
         self.ports = [start; 3];
         self.holds.iter_mut().for_each(HoldLog::clear);
+        self.mem.daisychain().run_start(start);
+        // Under tt-metal's layout the firmware boots once and then waits for the host's
+        // next launch: a tile whose firmware runs goes on where it was, its cores' resets
+        // as the firmware left them (tt-metal's host boots at device start only).
+        if self.brisc_boots && self.any_running() {
+            for h in &mut self.harts {
+                h.resume(start);
+            }
+            return;
+        }
         let mut reset = 0;
         for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             if h.state == HartState::Empty {
@@ -117,7 +128,6 @@ impl Tile {
         }
         self.mem.regs.soft_reset = reset;
         self.mem.regs.pending_reset = None;
-        self.mem.daisychain().run_start(start);
     }
 
     /// The debug daisychain's samples of a core that does not run until `to` (`u64::MAX`:

@@ -254,6 +254,16 @@ impl Hart {
         self.state = HartState::Running;
     }
 
+    /// Lets a running core go on at chip cycle `time` (a new run of firmware that never
+    /// stopped): registers, pc and counters as they were; its clock moves up to `time`
+    /// when it is behind (it idled between the runs, nothing in flight).
+    pub fn resume(&mut self, time: u64) {
+        if self.is_running() && self.core.time < time {
+            self.core.time = time;
+            self.core.pipe.reset(time);
+        }
+    }
+
     /// Puts a running core back into reset (its soft-reset bit was set).
     pub fn hold(&mut self) {
         if self.state != HartState::Empty {

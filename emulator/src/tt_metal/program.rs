@@ -101,7 +101,7 @@ pub struct Program<'a> {
 /// What a run of a program did.
 #[derive(Clone, Debug)]
 pub struct ProgramRun {
-    /// Tile cycles from the start to the last core's boot done.
+    /// Tile cycles from the start to the last core's boot done (0: every core had booted).
     pub booted: u64,
     /// Tile cycles from the go messages to the last core's done.
     pub kernel: u64,
@@ -411,7 +411,8 @@ fn place_cbs(dev: &Device, cbs: &[CircularBuffer]) -> Result<Vec<u32>, EmuError>
     Ok(out)
 }
 
-/// Boots the firmware on every core of `p`, dispatches `p` to them by slow dispatch, waits
+/// Boots the firmware on every core of `p` not booted yet (a core that ran an earlier
+/// program keeps its firmware, waiting), dispatches `p` to them by slow dispatch, waits
 /// for every core's done and for the firmwares to wait again. The caller wrote the DRAM
 /// buffers before, and reads the outputs after.
 pub fn run_program(
@@ -444,9 +445,13 @@ pub fn run_program_with(
     let ncrisc_at = ncrisc_place(p, &images)?;
     let cb_addresses = place_cbs(dev, &p.cbs)?;
     let (dram_banks, l1_banks) = bank_counts(fw)?;
+    let mut booting = false;
     for &tile in &p.cores {
-        fw.load(dev, 0, tile)?;
-        write_bank_tables(dev, tile, dram_banks, l1_banks)?;
+        if !waiting(dev, tile)? {
+            fw.load(dev, 0, tile)?;
+            write_bank_tables(dev, tile, dram_banks, l1_banks)?;
+            booting = true;
+        }
     }
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum Phase {
@@ -469,7 +474,7 @@ pub fn run_program_with(
             let all_booted = phases.iter().all(|&ph| ph != Phase::Booting)
                 || signals.iter().all(|&s| s == msgs::RUN_MSG_DONE);
             if phases[0] == Phase::Booting && all_booted {
-                booted = cycles;
+                booted = if booting { cycles } else { 0 };
                 for (i, &tile) in p.cores.iter().enumerate() {
                     write_core(d, tile, i, p, &images, ncrisc_at, &cb_addresses)?;
                 }
@@ -543,6 +548,27 @@ pub fn run_program_with(
         cb_addresses,
         summary,
     })
+}
+
+/// Whether tt-metal's firmware on `tile` has booted and waits for a go message, as after an
+/// earlier program: the host's magic in `core_info` and the go signal back at done. The
+/// firmware then stays (tt-metal's host boots it once, at device start); a core whose go
+/// signal is anything else after boot is still running a program, and refused.
+fn waiting(dev: &Device, tile: NocCoord) -> Result<bool, EmuError> {
+    let magic = dev.read_u32(
+        0,
+        tile,
+        msgs::CORE_INFO + msgs::core_info::CORE_MAGIC_NUMBER,
+    )?;
+    if magic != msgs::WORKER_MAGIC {
+        return Ok(false);
+    }
+    match read_u8(dev, 0, tile, msgs::go_signal(0))? {
+        msgs::RUN_MSG_DONE => Ok(true),
+        s => Err(EmuError::Config(format!(
+            "tt-metal program: core {tile} has not finished its last program (go signal {s:#04x})"
+        ))),
+    }
 }
 
 /// Writes core `i`'s kernel configuration buffer and launch message 0.
