@@ -354,15 +354,21 @@ fn run_program(
     verbose: bool,
 ) -> Result<ExitCode> {
     let o = ttprof::tt_metal_program::run(path, out, inputs)?;
-    let cores: Vec<String> = o.cores.iter().map(|(x, y)| format!("{x},{y}")).collect();
-    println!(
-        "{}: tt-metal firmware {} on {} core(s) ({}); kernels done after {} cycles",
-        path.display(),
-        o.firmware,
-        cores.len(),
-        cores.join(" "),
-        o.kernel_cycles
-    );
+    println!("{}: tt-metal firmware {}", path.display(), o.firmware);
+    for p in &o.programs {
+        let cores: Vec<String> = p.cores.iter().map(|(x, y)| format!("{x},{y}")).collect();
+        let done = match p.kernel_cycles {
+            Some(c) => format!("kernels done after {c} cycles"),
+            None => "stopped by a fault".into(),
+        };
+        println!(
+            "program {} (id {}) on {} core(s) ({}): {done}",
+            p.name,
+            p.run_id,
+            cores.len(),
+            cores.join(" "),
+        );
+    }
     for b in &o.buffers {
         println!(
             "buffer {}: {} bytes at bank address {:#x}, {}-byte pages",
@@ -376,6 +382,19 @@ fn run_program(
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        if o.programs.len() > 1 {
+            // A core's ring holds every program's records: these are this program's.
+            println!(
+                "ring {} of {} on {},{}: zones: {}; events, data, sums: {}",
+                r.kernel,
+                r.program,
+                r.core.0,
+                r.core.1,
+                list(&r.zones),
+                list(&r.others)
+            );
+            continue;
+        }
         println!(
             "ring {} on {},{}: {} bytes, {} dropped; zones: {}; events, data, sums: {}",
             r.kernel,
@@ -412,7 +431,7 @@ fn run_program(
     }
     let issues: Vec<_> = profile.issues().cloned().collect();
     let errors = issue::print(&issues);
-    let dropped: u64 = o.rings.iter().map(|r| r.dropped).sum();
+    let dropped = o.dropped;
     if dropped > 0 {
         eprintln!(
             "error: {dropped} records dropped: a ring filled between two drains (a ring under \

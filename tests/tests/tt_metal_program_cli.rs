@@ -599,3 +599,108 @@ risc = "brisc"
         "{csv}"
     );
 }
+
+/// Two programs in one file over the same buffers, run in order in one session: the first
+/// copies `src` into `mid` on core 0,0, the second copies `mid` into `dst` on 0,0 (whose
+/// firmware waits from the first) and 1,0 (booted now). Each is an op with its own id; each
+/// ring line counts that program's records only; the op report has a row per program.
+const TWO_PROGRAMS: &str = r#"arch = "wormhole_b0"
+
+[[program]]
+name = "copy-in"
+cores = ["0,0"]
+id = 3
+[[program.kernel]]
+source = "{examples}/loopback_one_risc.cpp"
+risc = "brisc"
+compile_args = [2, 2048, 2, 2048]
+args = ["@src", "@mid", 4, 0]
+[[program.cb]]
+index = 0
+page_size = 2048
+pages = 2
+
+[[program]]
+name = "copy-out"
+cores = ["0,0-1,0"]
+id = 4
+[[program.kernel]]
+source = "{examples}/loopback_one_risc.cpp"
+risc = "brisc"
+compile_args = [2, 2048, 2, 2048]
+args = ["@mid", "@dst", 3, 0]
+core_args = { "1,0" = ["@mid", "@dst", 1, 3] }
+[[program.cb]]
+index = 0
+page_size = 2048
+pages = 2
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+input = "in.bin"
+
+[[buffer]]
+name = "mid"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+expect = "in.bin"
+"#;
+
+#[test]
+fn two_programs_in_one_file_run_in_order_over_the_same_buffers() {
+    if !have_tt_metal() {
+        return;
+    }
+    let out = run_example("two", TWO_PROGRAMS, &[("in.bin", tensor())]);
+    assert!(
+        out.contains("program copy-in (id 3) on 1 core(s) (0,0): kernels done after"),
+        "{out}"
+    );
+    assert!(
+        out.contains("program copy-out (id 4) on 2 core(s) (0,0 1,0): kernels done after"),
+        "{out}"
+    );
+    for (program, core, pages) in [
+        ("copy-in", "0,0", 4),
+        ("copy-out", "0,0", 3),
+        ("copy-out", "1,0", 1),
+    ] {
+        let ring = format!(
+            "ring loopback_one_risc-0 of {program} on {core}: zones: BRISC-FW x1, \
+             BRISC-KERNEL x1, copy-page x{pages}; events, data, sums: \n"
+        );
+        assert!(out.contains(&ring), "{ring}: {out}");
+    }
+    let d = dir_of("two");
+    let csv = std::fs::read_to_string(d.join("run/profile_log_device.csv")).unwrap();
+    let pages = |run: &str, core: &str| {
+        csv.lines()
+            .filter(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                f.len() > 11
+                    && f[7] == run
+                    && format!("{},{}", f[1], f[2]) == core
+                    && l.contains(",copy-page,ZONE_START,")
+            })
+            .count()
+    };
+    // Core 0,0 is NoC (1,1), core 1,0 is NoC (2,1).
+    assert_eq!(pages("3", "1,1"), 4, "{csv}");
+    assert_eq!(pages("4", "1,1"), 3, "{csv}");
+    assert_eq!(pages("4", "2,1"), 1, "{csv}");
+    let report = ttprof_tests::file_starting(&d.join("run"), "ops_perf_results");
+    let report = std::fs::read_to_string(report).unwrap();
+    let ops: Vec<&str> = report.lines().skip(1).collect();
+    assert_eq!(ops.len(), 2, "{report}");
+    assert!(
+        ops[0].contains("copy-in") && ops[1].contains("copy-out"),
+        "{report}"
+    );
+}

@@ -29,6 +29,16 @@ pub struct ProgramOp<'a> {
 }
 
 impl Session {
+    /// The run id the next [`Session::launch_program`] of a program with
+    /// `host_assigned_id` takes (the id itself, unless 0 or not above every earlier run id),
+    /// whether it finishes or faults.
+    pub fn program_run_id(&self, host_assigned_id: u32) -> u32 {
+        match host_assigned_id {
+            id if id >= self.next_run => id,
+            _ => self.next_run,
+        }
+    }
+
     /// Runs a tt-metal program to every core's done ([`ProgramOp`]) with its
     /// `host_assigned_id` as the run id (unless 0 or not above every earlier run id: then
     /// the next one, written into the launch message), draining the rings
@@ -67,10 +77,7 @@ impl Session {
         // tt-metal's program id is the run id (the kernels' entry copies the launch message's
         // `host_assigned_id` into the Run records), unless it is 0 or an earlier op's.
         let mut program = op.program.clone();
-        let run_id = match program.host_assigned_id {
-            id if id >= self.next_run => id,
-            _ => self.next_run,
-        };
+        let run_id = self.program_run_id(program.host_assigned_id);
         program.host_assigned_id = run_id;
         self.next_run = run_id.saturating_add(1);
         let p = &program;

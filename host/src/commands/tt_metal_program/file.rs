@@ -14,16 +14,17 @@ const MAX_BUFFER: u64 = 1 << 30;
 /// Where buffers are placed when the file gives no address: from 1 MiB in every bank.
 const FIRST_BANK_ADDRESS: u32 = 0x10_0000;
 
-/// A program file as written.
+/// A program file as written: one program (`cores`, `[[kernel]]`, `[[cb]]`, ... at the
+/// top), or several run in order (`[[program]]`, each with its own), over the same buffers.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgramFile {
     /// `wormhole_b0` (the only arch whose firmware runs so far).
     pub arch: Option<String>,
     /// Cores: `"X,Y"` or an inclusive range `"X0,Y0-X1,Y1"` of logical worker coordinates.
-    pub cores: Vec<String>,
+    pub cores: Option<Vec<String>>,
     /// The program's kernels.
-    #[serde(rename = "kernel")]
+    #[serde(rename = "kernel", default)]
     pub kernels: Vec<KernelSpec>,
     /// The circular buffers (the same on every core).
     #[serde(rename = "cb", default)]
@@ -31,12 +32,87 @@ pub struct ProgramFile {
     /// The semaphores' initial values (`get_semaphore(i)`).
     #[serde(default)]
     pub semaphores: Vec<u32>,
-    /// Interleaved DRAM buffers.
-    #[serde(rename = "buffer", default)]
-    pub buffers: Vec<BufferSpec>,
     /// `host_assigned_id` of the launch (tt-metal's program id).
     #[serde(default)]
     pub id: u32,
+    /// Several programs, run one after the other (instead of the fields above).
+    #[serde(rename = "program", default)]
+    pub programs: Vec<ProgramSpec>,
+    /// Interleaved DRAM buffers, shared by every program.
+    #[serde(rename = "buffer", default)]
+    pub buffers: Vec<BufferSpec>,
+}
+
+/// One program of a file: its cores, kernels, circular buffers, semaphores and id.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramSpec {
+    /// Its name: the op's in the op log and every output (default: the file's name, and
+    /// `-N` after it for the N-th of several).
+    pub name: Option<String>,
+    /// Cores: `"X,Y"` or an inclusive range `"X0,Y0-X1,Y1"` of logical worker coordinates.
+    pub cores: Vec<String>,
+    /// Its kernels.
+    #[serde(rename = "kernel")]
+    pub kernels: Vec<KernelSpec>,
+    /// Its circular buffers (the same on every core).
+    #[serde(rename = "cb", default)]
+    pub cbs: Vec<CbSpec>,
+    /// Its semaphores' initial values (`get_semaphore(i)`).
+    #[serde(default)]
+    pub semaphores: Vec<u32>,
+    /// `host_assigned_id` of its launch (tt-metal's program id).
+    #[serde(default)]
+    pub id: u32,
+}
+
+impl ProgramFile {
+    /// The programs to run, in order, named after `stem` (the file's name) unless they
+    /// have a name: the top-level one, or every `[[program]]`; a file with both, or
+    /// neither, is refused.
+    pub fn take_programs(&mut self, stem: &str) -> Result<Vec<ProgramSpec>> {
+        let top = self.cores.is_some()
+            || !self.kernels.is_empty()
+            || !self.cbs.is_empty()
+            || !self.semaphores.is_empty()
+            || self.id != 0;
+        match (top, self.programs.is_empty()) {
+            (true, false) => Err(arg(
+                "a file has one program at the top (cores, [[kernel]], ...) or [[program]]s, \
+                 not both"
+                    .into(),
+            )),
+            (false, true) => Err(arg(
+                "no program: cores and [[kernel]], or [[program]]".into()
+            )),
+            (true, true) => Ok(vec![ProgramSpec {
+                name: Some(stem.to_string()),
+                cores: self
+                    .cores
+                    .take()
+                    .ok_or_else(|| arg("the program has no cores".into()))?,
+                kernels: std::mem::take(&mut self.kernels),
+                cbs: std::mem::take(&mut self.cbs),
+                semaphores: std::mem::take(&mut self.semaphores),
+                id: self.id,
+            }]),
+            (false, false) => {
+                let mut out = std::mem::take(&mut self.programs);
+                for (i, p) in out.iter_mut().enumerate() {
+                    p.name.get_or_insert_with(|| format!("{stem}-{i}"));
+                }
+                for (i, p) in out.iter().enumerate() {
+                    if out[..i].iter().any(|o| o.name == p.name) {
+                        return Err(arg(format!(
+                            "two programs are named {:?}",
+                            p.name.as_deref().unwrap_or_default()
+                        )));
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
 }
 
 /// A runtime argument: a word, `"@NAME"`, the address of buffer NAME, or `"@x:X,Y"` /
@@ -366,5 +442,57 @@ fn parse_word(s: &str) -> Option<u32> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(hex) => u32::from_str_radix(hex, 16).ok(),
         None => s.parse().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> ProgramFile {
+        toml::from_str(text).expect("parses")
+    }
+
+    const KERNEL: &str = "source = \"k.cpp\"\nrisc = \"brisc\"\n";
+
+    #[test]
+    fn a_top_level_program_is_one_program_named_after_the_file() {
+        let mut f = parse(&format!("cores = [\"0,0\"]\nid = 4\n[[kernel]]\n{KERNEL}"));
+        let p = f.take_programs("copy").unwrap();
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].name.as_deref(), Some("copy"));
+        assert_eq!((p[0].id, p[0].kernels.len()), (4, 1));
+    }
+
+    #[test]
+    fn programs_run_in_file_order_and_unnamed_ones_are_numbered() {
+        let text = format!(
+            "[[program]]\ncores = [\"0,0\"]\n[[program.kernel]]\n{KERNEL}\
+             [[program]]\nname = \"b\"\ncores = [\"1,0\"]\n[[program.kernel]]\n{KERNEL}"
+        );
+        let p = parse(&text).take_programs("f").unwrap();
+        let names: Vec<_> = p.iter().map(|p| p.name.clone().unwrap()).collect();
+        assert_eq!(names, ["f-0", "b"]);
+        assert_eq!(p[1].cores, ["1,0"]);
+    }
+
+    #[test]
+    fn both_forms_neither_or_two_names_alike_are_refused_naming_why() {
+        let both = format!(
+            "cores = [\"0,0\"]\n[[program]]\ncores = [\"0,0\"]\n[[program.kernel]]\n{KERNEL}"
+        );
+        let e = parse(&both).take_programs("f").unwrap_err().to_string();
+        assert!(e.contains("not both"), "{e}");
+        let e = parse("arch = \"wormhole_b0\"")
+            .take_programs("f")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no program"), "{e}");
+        let twice = format!(
+            "[[program]]\nname = \"a\"\ncores = [\"0,0\"]\n[[program.kernel]]\n{KERNEL}\
+             [[program]]\nname = \"a\"\ncores = [\"0,0\"]\n[[program.kernel]]\n{KERNEL}"
+        );
+        let e = parse(&twice).take_programs("f").unwrap_err().to_string();
+        assert!(e.contains("two programs are named \"a\""), "{e}");
     }
 }

@@ -31,31 +31,46 @@ pub struct Mismatch {
     pub want: u8,
 }
 
-/// What a program run did.
+/// What a program file's run did.
 pub struct ProgramOutcome {
-    /// The cores, in launch order.
-    pub cores: Vec<(u8, u8)>,
+    /// Its programs, in launch order (up to the one that faulted).
+    pub programs: Vec<ProgramDone>,
     /// The buffers as placed.
     pub buffers: Vec<Placed>,
     /// The expected outputs that matched.
     pub matched: Vec<String>,
     /// The ones that did not.
     pub mismatches: Vec<Mismatch>,
-    /// Cycles from the go messages to the last done (0 after a fault).
-    pub kernel_cycles: u64,
-    /// The kernel fault that ended the program (its outputs were then not checked).
+    /// The kernel fault that ended the programs (the outputs were then not checked).
     pub fault: Option<Error>,
     /// The firmware build run.
     pub firmware: String,
-    /// Per kernel and core, what its ring held over the run.
+    /// Per program, kernel and core, what its ring held of that program's records.
     pub rings: Vec<RingCounts>,
+    /// Records dropped over the run, every ring (a full ring).
+    pub dropped: u64,
     /// The profiling session's outputs (trace, summary, device CSV, ...).
     pub session: crate::session::FinishedSession,
+}
+
+/// One program as run.
+#[derive(Clone, Debug)]
+pub struct ProgramDone {
+    /// Its name (the op's).
+    pub name: String,
+    /// Its run id (tt-metal's program id, unless 0 or an earlier program's).
+    pub run_id: u32,
+    /// Its cores, logical, in launch order.
+    pub cores: Vec<(u8, u8)>,
+    /// Cycles from its go messages to its last done (`None`: it faulted).
+    pub kernel_cycles: Option<u64>,
 }
 
 /// What one kernel's ring on one core held after the run (read once, at the end).
 #[derive(Clone, Debug)]
 pub struct RingCounts {
+    /// The program's name.
+    pub program: String,
     /// The kernel's name.
     pub kernel: String,
     /// The core, logical.
@@ -66,16 +81,134 @@ pub struct RingCounts {
     pub zones: BTreeMap<String, u64>,
     /// Events, data and sums by site name.
     pub others: BTreeMap<String, u64>,
-    /// Records dropped (a full ring).
+    /// Records dropped in the ring over the run (a full ring; every program's).
     pub dropped: u64,
 }
 
-/// Builds, runs and checks the program in `path` in a profiling session of tt-metal's
-/// layout whose outputs go into `out` (kernels built into `out/kernels`); `guard` is the
-/// command's input guard.
+/// One program of the file, built: its kernels' ELFs and resolved arguments.
+struct Built {
+    name: String,
+    id: u32,
+    cores: Vec<(u8, u8)>,
+    noc: Vec<NocCoord>,
+    /// Per kernel: RISC, name, ELF bytes, ELF path, runtime arguments per core, common ones.
+    kernels: Vec<BuiltKernel>,
+    cbs: Vec<CircularBuffer>,
+    semaphores: Vec<u32>,
+}
+
+struct BuiltKernel {
+    risc: Risc,
+    name: String,
+    bytes: Vec<u8>,
+    path: PathBuf,
+    args: Vec<Vec<u32>>,
+    common_args: Vec<u32>,
+}
+
+/// Builds every kernel of `spec` into `out_dir`, linked where the program's host writes it,
+/// and resolves its runtime arguments against `buffers`.
+fn build_program(
+    spec: &ProgramSpec,
+    base: &Path,
+    out_dir: &Path,
+    arch: Arch,
+    buffers: &[Placed],
+) -> Result<Built> {
+    let cores = parse_cores(&spec.cores)?;
+    let mut formats = Vec::new();
+    for cb in &spec.cbs {
+        if let Some(fmt) = &cb.format {
+            formats.push((cb.index, CbFormat::parse(fmt).map_err(arg)?));
+        }
+    }
+    let mut kernels = Vec::new();
+    for (i, k) in spec.kernels.iter().enumerate() {
+        let risc = crate::session::parse_risc(&k.risc)?;
+        let source = resolve(base, &k.source)?;
+        for key in k.core_args.keys() {
+            let c = parse_cores(std::slice::from_ref(key))?;
+            if c.len() != 1 || !cores.contains(&c[0]) {
+                return Err(arg(format!(
+                    "kernel {}: core_args {key:?} is not one core of the program",
+                    k.source
+                )));
+            }
+        }
+        let mut args = Vec::new();
+        for &(x, y) in &cores {
+            let own = k
+                .core_args
+                .iter()
+                .find(|(key, _)| parse_cores(std::slice::from_ref(*key)).ok() == Some(vec![(x, y)]))
+                .map_or(&k.args, |(_, v)| v);
+            args.push(resolve_args(
+                own,
+                buffers,
+                arch,
+                &format!("kernel {} args", k.source),
+            )?);
+        }
+        let common_args = resolve_args(&k.common_args, buffers, arch, "common_args")?;
+        let mut b = TtMetalBuild::new(source, risc, arch);
+        b.noc = k.noc;
+        b.compile_args = k.compile_args.clone();
+        b.named_args = k
+            .named_compile_args
+            .iter()
+            .map(|(n, v)| (n.clone(), *v))
+            .collect();
+        b.defines = k.defines.clone();
+        b.cb_formats = formats.clone();
+        b.name = format!("{}-{i}", b.name);
+        b.out_dir = out_dir.join(&b.name);
+        if risc == Risc::Brisc {
+            b.text_base = Some(prog::brisc_text_base());
+        }
+        let path = tt_metal_build::build(&b)?;
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "read the kernel", e))?;
+        kernels.push(BuiltKernel {
+            risc,
+            name: b.name,
+            bytes,
+            path,
+            args,
+            common_args,
+        });
+    }
+    let noc = cores
+        .iter()
+        .map(|&(x, y)| {
+            arch.worker_noc(x, y).ok_or_else(|| Error::Address {
+                what: format!("core {x},{y} is not a worker of {}", arch.name()),
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Built {
+        name: spec.name.clone().unwrap_or_default(),
+        id: spec.id,
+        cores,
+        noc,
+        kernels,
+        cbs: spec
+            .cbs
+            .iter()
+            .map(|c| CircularBuffer {
+                index: c.index,
+                page_size: c.page_size,
+                pages: c.pages,
+            })
+            .collect(),
+        semaphores: spec.semaphores.clone(),
+    })
+}
+
+/// Builds, runs and checks the programs in `path`, in order, in one profiling session of
+/// tt-metal's layout whose outputs go into `out` (kernels built into `out/kernels`, under
+/// each program's name when there are several); `guard` is the command's input guard.
 pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<ProgramOutcome> {
     let out_dir = out.join("kernels");
-    let f = read(path)?;
+    let mut f = read(path)?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let arch = match f.arch.as_deref() {
         None | Some("wormhole_b0") => Arch::WormholeB0,
@@ -85,7 +218,13 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
             )))
         }
     };
-    let cores = parse_cores(&f.cores)?;
+    let stem = path
+        .file_stem()
+        .map_or("program".into(), |n| n.to_string_lossy().into_owned());
+    let specs = f.take_programs(&stem)?;
+    for s in &specs {
+        parse_cores(&s.cores)?;
+    }
     let buffers = place(&f, arch)?;
     // The inputs before any build: a wrong file costs no compile.
     let mut inputs = Vec::new();
@@ -111,80 +250,21 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         }
         inputs.push(Some(data));
     }
-    let mut formats = Vec::new();
-    for cb in &f.cbs {
-        if let Some(fmt) = &cb.format {
-            formats.push((cb.index, CbFormat::parse(fmt).map_err(arg)?));
-        }
+    // Every program built before any runs.
+    let mut built = Vec::new();
+    for s in &specs {
+        let dir = match specs.len() {
+            1 => out_dir.clone(),
+            _ => out_dir.join(s.name.as_deref().unwrap_or_default()),
+        };
+        built.push(build_program(s, &base, &dir, arch, &buffers)?);
     }
-    // Build every kernel, linked where the program's host writes it.
-    let mut elves = Vec::new();
-    for (i, k) in f.kernels.iter().enumerate() {
-        let risc = crate::session::parse_risc(&k.risc)?;
-        let source = resolve(&base, &k.source)?;
-        let mut b = TtMetalBuild::new(source, risc, arch);
-        b.noc = k.noc;
-        b.compile_args = k.compile_args.clone();
-        b.named_args = k
-            .named_compile_args
-            .iter()
-            .map(|(n, v)| (n.clone(), *v))
-            .collect();
-        b.defines = k.defines.clone();
-        b.cb_formats = formats.clone();
-        b.name = format!("{}-{i}", b.name);
-        b.out_dir = out_dir.join(&b.name);
-        if risc == Risc::Brisc {
-            b.text_base = Some(prog::brisc_text_base());
-        }
-        let elf = tt_metal_build::build(&b)?;
-        let bytes = std::fs::read(&elf).map_err(|e| Error::io(&elf, "read the kernel", e))?;
-        elves.push((risc, b.name.clone(), bytes, elf));
-    }
-    let mut kernels = Vec::new();
-    for (k, (risc, name, bytes, _)) in f.kernels.iter().zip(&elves) {
-        for key in k.core_args.keys() {
-            let c = parse_cores(std::slice::from_ref(key))?;
-            if c.len() != 1 || !cores.contains(&c[0]) {
-                return Err(arg(format!(
-                    "kernel {}: core_args {key:?} is not one core of the program",
-                    k.source
-                )));
-            }
-        }
-        let mut args = Vec::new();
-        for &(x, y) in &cores {
-            let own = k
-                .core_args
-                .iter()
-                .find(|(key, _)| parse_cores(std::slice::from_ref(*key)).ok() == Some(vec![(x, y)]))
-                .map_or(&k.args, |(_, v)| v);
-            args.push(resolve_args(
-                own,
-                &buffers,
-                arch,
-                &format!("kernel {} args", k.source),
-            )?);
-        }
-        kernels.push(ProgramKernel {
-            risc: *risc,
-            elf: bytes,
-            name: name.clone(),
-            args,
-            common_args: resolve_args(&k.common_args, &buffers, arch, "common_args")?,
-        });
-    }
-    let (gx, gy) = cores.iter().fold((1, 1), |(a, b), &(x, y)| {
-        (a.max(x.saturating_add(1)), b.max(y.saturating_add(1)))
-    });
-    let noc: Vec<NocCoord> = cores
+    let (gx, gy) = built
         .iter()
-        .map(|&(x, y)| {
-            arch.worker_noc(x, y).ok_or_else(|| Error::Address {
-                what: format!("core {x},{y} is not a worker of {}", arch.name()),
-            })
-        })
-        .collect::<Result<_>>()?;
+        .flat_map(|b| &b.cores)
+        .fold((1, 1), |(a, b), &(x, y)| {
+            (a.max(x.saturating_add(1)), b.max(y.saturating_add(1)))
+        });
     let mut cfg = crate::session::Config::new(arch, (gx, gy), out);
     cfg.layout = Layout::TtMetal;
     cfg.inputs = guard.clone();
@@ -200,37 +280,52 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
     let root = tt_metal_build::root()?;
     let build = firmware_build();
     let fw = Firmware::open(&root, &build, arch).map_err(emu)?;
-    let program = prog::Program {
-        cores: noc,
-        kernels,
-        cbs: f
-            .cbs
-            .iter()
-            .map(|c| CircularBuffer {
-                index: c.index,
-                page_size: c.page_size,
-                pages: c.pages,
-            })
-            .collect(),
-        semaphores: f.semaphores.clone(),
-        host_assigned_id: f.id,
-    };
-    let name = path
-        .file_stem()
-        .map_or("program".into(), |n| n.to_string_lossy().into_owned());
-    let op = crate::session::ProgramOp {
-        name,
-        program,
-        elves: elves.iter().map(|(_, _, _, path)| path.clone()).collect(),
-        firmware: &fw,
-    };
-    // A kernel fault ends the program, not the session: what the cores published before it
-    // is still read and written, and the outputs are not checked.
-    let (kernel_cycles, fault) = match session.launch_program(&op) {
-        Ok((_, r)) => (r.kernel, None),
-        Err(e @ Error::Fault { .. }) => (0, Some(e)),
-        Err(e) => return Err(e),
-    };
+    // In order; a kernel fault ends the programs, not the session: what the cores published
+    // before it is still read and written, and the outputs are not checked.
+    let mut programs = Vec::new();
+    let mut fault = None;
+    for b in &built {
+        let op = crate::session::ProgramOp {
+            name: b.name.clone(),
+            program: prog::Program {
+                cores: b.noc.clone(),
+                kernels: b
+                    .kernels
+                    .iter()
+                    .map(|k| ProgramKernel {
+                        risc: k.risc,
+                        elf: &k.bytes,
+                        name: k.name.clone(),
+                        args: k.args.clone(),
+                        common_args: k.common_args.clone(),
+                    })
+                    .collect(),
+                cbs: b.cbs.clone(),
+                semaphores: b.semaphores.clone(),
+                host_assigned_id: b.id,
+            },
+            elves: b.kernels.iter().map(|k| k.path.clone()).collect(),
+            firmware: &fw,
+        };
+        let mut done = ProgramDone {
+            name: b.name.clone(),
+            run_id: session.program_run_id(b.id),
+            cores: b.cores.clone(),
+            kernel_cycles: None,
+        };
+        match session.launch_program(&op) {
+            Ok((_, r)) => {
+                done.kernel_cycles = Some(r.kernel);
+                programs.push(done);
+            }
+            Err(e @ Error::Fault { .. }) => {
+                programs.push(done);
+                fault = Some(e);
+                break;
+            }
+            Err(e) => return Err(e),
+        }
+    }
     let (mut matched, mut mismatches) = (Vec::new(), Vec::new());
     for (b, p) in f.buffers.iter().zip(&buffers) {
         if fault.is_some() || b.output.is_none() && b.expect.is_none() {
@@ -261,28 +356,41 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
             }
         }
     }
-    let tiles = op.program.cores.clone();
-    drop(op);
     let finished = session.finish()?;
     let mut rings = Vec::new();
-    for (risc, name, bytes, _) in &elves {
-        let sites = crate::elf::KernelElf::parse(Path::new(name), bytes)?.sites;
-        for (&core, &tile) in cores.iter().zip(&tiles) {
-            let ring = finished
-                .readout
-                .rings
-                .iter()
-                .find(|r| r.id.tile == tile && r.id.risc == *risc && r.id.chip == 0);
-            rings.push(ring_counts(name, core, &sites, ring));
+    for (b, done) in built.iter().zip(&programs) {
+        for k in &b.kernels {
+            let sites = crate::elf::KernelElf::parse(Path::new(&k.name), &k.bytes)?.sites;
+            for (&core, &tile) in b.cores.iter().zip(&b.noc) {
+                let ring = finished
+                    .readout
+                    .rings
+                    .iter()
+                    .find(|r| r.id.tile == tile && r.id.risc == k.risc && r.id.chip == 0);
+                rings.push(ring_counts(
+                    &b.name,
+                    &k.name,
+                    core,
+                    &sites,
+                    ring,
+                    done.run_id,
+                ));
+            }
         }
     }
+    let dropped = finished
+        .readout
+        .rings
+        .iter()
+        .map(|r| u64::from(r.dropped))
+        .sum();
     Ok(ProgramOutcome {
         rings,
-        cores,
+        dropped,
+        programs,
         buffers,
         matched,
         mismatches,
-        kernel_cycles,
         fault,
         firmware: build,
         session: finished,
@@ -292,15 +400,18 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
 /// What a kernel's ring on one core held over the run, by site name (`ring`: its readout,
 /// `None` when the kernel published nothing there).
 fn ring_counts(
+    program: &str,
     name: &str,
     core: (u8, u8),
     sites: &crate::sites::SiteTable,
     ring: Option<&crate::readout::RingReport>,
+    run_id: u32,
 ) -> RingCounts {
     use crate::decode::RecordKind;
     let (mut zones, mut others) = (BTreeMap::new(), BTreeMap::new());
     let Some(r) = ring else {
         return RingCounts {
+            program: program.to_string(),
             kernel: name.to_string(),
             core,
             bytes: 0,
@@ -309,7 +420,17 @@ fn ring_counts(
             dropped: 0,
         };
     };
-    for (kind, site) in r.records.kind().iter().zip(r.records.site()) {
+    let records = r
+        .records
+        .kind()
+        .iter()
+        .zip(r.records.site())
+        .zip(r.records.run());
+    for ((kind, site), run) in records {
+        // The program's own records: a core that ran several holds all of theirs.
+        if *run != run_id {
+            continue;
+        }
         let name = || {
             sites
                 .get(*site)
@@ -324,6 +445,7 @@ fn ring_counts(
         }
     }
     RingCounts {
+        program: program.to_string(),
         kernel: name.to_string(),
         core,
         bytes: r.payload_bytes as u32,
