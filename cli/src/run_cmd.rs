@@ -161,11 +161,12 @@ pub struct RunArgs {
     /// A manifest (TOML or JSON) of several named ops run in sequence; see the README.
     #[arg(long, conflicts_with = "kernels")]
     pub manifest: Option<PathBuf>,
-    /// A tt-metal program (TOML: cores, kernels built unchanged from their sources,
-    /// circular buffers, runtime arguments, semaphores, interleaved DRAM buffers with inputs
-    /// and expected outputs), run with tt-metal's pre-compiled firmware, ttprof acting as its
-    /// slow-dispatch host; see docs/design/tt-metal-program.md. An output that differs from
-    /// its expected file exits 2.
+    /// A tt-metal program file (TOML: cores, kernels built unchanged from their sources,
+    /// circular buffers, runtime arguments, semaphores; or several [[program]]s run in
+    /// order; interleaved DRAM and L1 buffers with inputs and expected outputs), run with
+    /// tt-metal's pre-compiled firmware, ttprof acting as its slow-dispatch host; see
+    /// docs/design/tt-metal-program.md. An output that differs from its expected file
+    /// exits 2.
     #[arg(long, conflicts_with_all = ["kernels", "manifest"])]
     pub program: Option<PathBuf>,
     /// Name of the op (with --kernel).

@@ -704,3 +704,86 @@ fn two_programs_in_one_file_run_in_order_over_the_same_buffers() {
         "{report}"
     );
 }
+
+/// An interleaved L1 buffer between two programs: the first copies 75 tiles from DRAM into
+/// `mid`, an L1 buffer spread over the firmware's 72 L1 banks (one per worker, so banks 0..2
+/// hold two pages), the second copies `mid` back to DRAM. The kernels read and write L1
+/// through tt-metal's own bank tables (`l1_bank_to_noc_xy`, copied by the firmware at boot);
+/// the host writes and reads the same layout, so `mid`'s output and `dst` both equal the input.
+const THROUGH_L1: &str = r#"arch = "wormhole_b0"
+
+[[program]]
+name = "to-l1"
+cores = ["0,0"]
+[[program.kernel]]
+source = "{examples}/loopback_one_risc.cpp"
+risc = "brisc"
+compile_args = [2, 2048, 0, 2048]
+args = ["@src", "@mid", 75, 0]
+[[program.cb]]
+index = 0
+page_size = 2048
+pages = 2
+
+[[program]]
+name = "from-l1"
+cores = ["1,0"]
+[[program.kernel]]
+source = "{examples}/loopback_one_risc.cpp"
+risc = "brisc"
+compile_args = [0, 2048, 2, 2048]
+args = ["@mid", "@dst", 75, 0]
+[[program.cb]]
+index = 0
+page_size = 2048
+pages = 2
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 32, 2400]
+input = "in.bin"
+
+[[buffer]]
+name = "mid"
+buffer_type = "l1"
+dtype = "bfloat16"
+shape = [1, 1, 32, 2400]
+output = "mid.bin"
+expect = "in.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 32, 2400]
+expect = "in.bin"
+"#;
+
+#[test]
+fn an_interleaved_l1_buffer_carries_data_between_two_programs() {
+    if !have_tt_metal() {
+        return;
+    }
+    let data: Vec<u8> = (0..75 * 2048u32)
+        .map(|i| (i * 7 + (i >> 11) * 13) as u8)
+        .collect();
+    let out = run_example("l1", THROUGH_L1, &[("in.bin", data.clone())]);
+    assert!(
+        out.contains("output mid: equal to its expected file"),
+        "{out}"
+    );
+    assert!(
+        out.contains("output dst: equal to its expected file"),
+        "{out}"
+    );
+    // 75 pages over 72 banks of 2048 bytes: 4096 bytes per bank, from the top of L1 down.
+    let top = 1464 * 1024;
+    assert!(
+        out.contains(&format!(
+            "buffer mid: 153600 bytes at bank address {:#x}, 2048-byte pages",
+            top - 4096
+        )),
+        "{out}"
+    );
+    assert_eq!(std::fs::read(dir_of("l1").join("mid.bin")).unwrap(), data);
+}

@@ -111,11 +111,92 @@ pub struct ProgramRun {
     pub summary: crate::RunSummary,
 }
 
-/// Writes the DRAM bank tables the firmware copies at boot: for each NoC, each DRAM bank's
+/// The worker whose L1 is bank `bank` of interleaved L1 buffers: logical worker
+/// `(bank % columns, bank / columns)` of `arch`'s worker grid, row by row, one bank per
+/// worker at offset 0 (our assumption: tt-metal's allocator orders the banks of its compute
+/// grid, which depends on the card's harvesting and dispatch cores); `None` past the grid.
+pub fn l1_bank(arch: riscv_linker::Arch, bank: u32) -> Option<NocCoord> {
+    let cols = u32::from(arch.worker_grid().0);
+    arch.worker_noc(
+        u8::try_from(bank % cols).ok()?,
+        u8::try_from(bank / cols).ok()?,
+    )
+}
+
+/// Where page `page` of an interleaved L1 buffer at bank address `base` lies, with
+/// `banks` L1 banks (the firmware's `NUM_L1_BANKS`): its bank's worker and address, as
+/// tt-metal's dataflow API computes it (`page % banks`, then `page / banks` pages of
+/// `page_size` rounded up to [`L1_ALIGNMENT`] into the bank).
+pub fn l1_page(
+    arch: riscv_linker::Arch,
+    banks: u32,
+    base: u32,
+    page_size: u32,
+    page: u32,
+) -> Option<(NocCoord, u64)> {
+    let tile = l1_bank(arch, page % banks.max(1))?;
+    let stride = u64::from(page_size.div_ceil(L1_ALIGNMENT) * L1_ALIGNMENT);
+    Some((
+        tile,
+        u64::from(base) + u64::from(page / banks.max(1)) * stride,
+    ))
+}
+
+/// Writes `data` as an interleaved L1 buffer at bank address `base` ([`l1_page`]).
+pub fn write_l1_interleaved(
+    dev: &mut Device,
+    banks: u32,
+    base: u32,
+    page_size: u32,
+    data: &[u8],
+) -> Result<(), EmuError> {
+    for (p, chunk) in data.chunks(page_size.max(1) as usize).enumerate() {
+        let (tile, at) = l1_page_in(dev, banks, base, page_size, p)?;
+        dev.write_l1(0, tile, at, chunk)?;
+    }
+    Ok(())
+}
+
+/// Reads `len` bytes of an interleaved L1 buffer ([`write_l1_interleaved`]).
+pub fn read_l1_interleaved(
+    dev: &Device,
+    banks: u32,
+    base: u32,
+    page_size: u32,
+    len: usize,
+) -> Result<Vec<u8>, EmuError> {
+    let mut out = vec![0; len];
+    for (p, chunk) in out.chunks_mut(page_size.max(1) as usize).enumerate() {
+        let (tile, at) = l1_page_in(dev, banks, base, page_size, p)?;
+        dev.read_l1(0, tile, at, chunk)?;
+    }
+    Ok(out)
+}
+
+fn l1_page_in(
+    dev: &Device,
+    banks: u32,
+    base: u32,
+    page_size: u32,
+    page: usize,
+) -> Result<(NocCoord, u32), EmuError> {
+    let arch = dev.arch();
+    let at = u32::try_from(page)
+        .ok()
+        .and_then(|p| l1_page(arch, banks, base, page_size, p))
+        .filter(|&(_, at)| at + u64::from(page_size) <= arch.l1_size() as u64);
+    at.map(|(t, a)| (t, a as u32)).ok_or_else(|| {
+        EmuError::Config(format!(
+            "interleaved L1 buffer at {base:#x}: page {page} of {page_size} bytes lies outside              {arch}'s L1 banks"
+        ))
+    })
+}
+
+/// Writes the bank tables the firmware copies at boot: for each NoC, each DRAM bank's
 /// endpoint as `NOC_XY_ENCODING(x, y)` = `(y << 10) | (x << 4)` (NoC 0 coordinates for
-/// both NoCs: translation is on), then the L1
-/// banks' (left zero: interleaved L1 buffers are not modelled), then each DRAM bank's offset
-/// in its channel (`bank_to_dram_offset`). The table sizes are the firmware's.
+/// both NoCs: translation is on), then each L1 bank's worker ([`l1_bank`]) the same way,
+/// then each DRAM bank's offset in its channel (`bank_to_dram_offset`), then each L1
+/// bank's (0). The table sizes are the firmware's.
 fn write_bank_tables(
     dev: &Device,
     tile: NocCoord,
@@ -141,7 +222,18 @@ fn write_bank_tables(
             xy.extend_from_slice(&((u16::from(y) << 10) | (u16::from(x) << 4)).to_le_bytes());
         }
     }
-    xy.resize(xy.len() + 2 * 2 * l1_banks as usize, 0);
+    for _noc in 0..2u8 {
+        for bank in 0..l1_banks {
+            let e = l1_bank(arch, bank).ok_or_else(|| {
+                EmuError::Config(format!(
+                    "tt-metal firmware built for {l1_banks} L1 banks; {arch} has {} workers",
+                    arch.worker_grid().0 as u32 * arch.worker_grid().1 as u32
+                ))
+            })?;
+            let word = (u16::from(e.y) << 10) | (u16::from(e.x) << 4);
+            xy.extend_from_slice(&word.to_le_bytes());
+        }
+    }
     for bank in 0..dram_banks {
         xy.extend_from_slice(&(dram::bank(arch, bank).offset as u32).to_le_bytes());
     }
@@ -151,7 +243,7 @@ fn write_bank_tables(
 
 /// The firmware's DRAM and L1 bank counts: the sizes of its `dram_bank_to_noc_xy` and
 /// `l1_bank_to_noc_xy` tables (a 16-bit x/y per bank and NoC).
-fn bank_counts(fw: &Firmware) -> Result<(u32, u32), EmuError> {
+pub fn bank_counts(fw: &Firmware) -> Result<(u32, u32), EmuError> {
     use object::{Object, ObjectSymbol};
     let (_, path, bytes) = &fw.elves[Risc::Brisc.index()];
     let err = |m: String| EmuError::Config(format!("tt-metal firmware {}: {m}", path.display()));
@@ -388,6 +480,14 @@ fn validate(p: &Program<'_>) -> Result<(), EmuError> {
         }
     }
     Ok(())
+}
+
+/// One past the last byte of the circular buffers `cbs` as [`run_program`] places them (from
+/// `l1_unreserved_start`, 32-byte aligned): where L1 is free again above them.
+pub fn cbs_end(cbs: &[CircularBuffer]) -> u64 {
+    cbs.iter().fold(tt_metal::kernel_config().end(), |at, cb| {
+        at.div_ceil(32) * 32 + cb.page_size as u64 * cb.pages as u64
+    })
 }
 
 /// Places the circular buffers in L1 from `l1_unreserved_start`, 32-byte aligned.

@@ -354,6 +354,38 @@ impl Session {
             })
     }
 
+    /// Writes `data` into the workers' L1 as a tt-metal interleaved L1 buffer at bank
+    /// address `base` over `banks` banks (the firmware's count; page `p` on the worker of
+    /// bank `p % banks`, `ttprof_emu::tt_metal::program::l1_page`).
+    pub fn write_l1_interleaved(
+        &mut self,
+        banks: u32,
+        base: u32,
+        page_size: u32,
+        data: &[u8],
+    ) -> Result<()> {
+        ttprof_emu::tt_metal::program::write_l1_interleaved(
+            &mut self.dev,
+            banks,
+            base,
+            page_size,
+            data,
+        )
+        .map_err(|e| Error::Emulator(e.to_string()))
+    }
+
+    /// Reads `len` bytes of an interleaved L1 buffer ([`Session::write_l1_interleaved`]).
+    pub fn read_l1_interleaved(
+        &self,
+        banks: u32,
+        base: u32,
+        page_size: u32,
+        len: usize,
+    ) -> Result<Vec<u8>> {
+        ttprof_emu::tt_metal::program::read_l1_interleaved(&self.dev, banks, base, page_size, len)
+            .map_err(|e| Error::Emulator(e.to_string()))
+    }
+
     /// Reads `len` bytes of an interleaved DRAM buffer (see
     /// [`Session::write_dram_interleaved`]): the outputs ops wrote back over the NoC.
     pub fn read_dram_interleaved(&self, base: u32, page_size: u32, len: usize) -> Result<Vec<u8>> {

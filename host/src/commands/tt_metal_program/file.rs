@@ -38,7 +38,7 @@ pub struct ProgramFile {
     /// Several programs, run one after the other (instead of the fields above).
     #[serde(rename = "program", default)]
     pub programs: Vec<ProgramSpec>,
-    /// Interleaved DRAM buffers, shared by every program.
+    /// Interleaved DRAM and L1 buffers, shared by every program.
     #[serde(rename = "buffer", default)]
     pub buffers: Vec<BufferSpec>,
 }
@@ -172,12 +172,14 @@ pub struct CbSpec {
     pub format: Option<String>,
 }
 
-/// One interleaved DRAM buffer.
+/// One interleaved buffer, in DRAM or in the workers' L1.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BufferSpec {
     /// Its name (`@NAME` in runtime arguments).
     pub name: String,
+    /// `dram` (the default) or `l1`: tt-metal's `BufferType`.
+    pub buffer_type: Option<String>,
     /// Element type: bfloat16, float32, uint32, uint16, int32.
     pub dtype: String,
     /// Its shape; the last two dimensions are tiled 32x32 (`layout = "tile"`, the default)
@@ -187,7 +189,7 @@ pub struct BufferSpec {
     pub layout: Option<String>,
     /// Bytes per page (default: a tile's, or a row's).
     pub page_size: Option<u32>,
-    /// Bank address (default: placed from 1 MiB).
+    /// Bank address (default: DRAM from 1 MiB up, L1 from the top of L1 down).
     pub address: Option<u32>,
     /// A file loaded into it before the run (its size must be the buffer's).
     pub input: Option<String>,
@@ -202,6 +204,8 @@ pub struct BufferSpec {
 pub struct Placed {
     /// Its name.
     pub name: String,
+    /// In the workers' L1 (else in DRAM).
+    pub l1: bool,
     /// Bank address.
     pub address: u32,
     /// Page size.
@@ -302,11 +306,26 @@ pub(super) fn read_limited(path: &Path, what: &str) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::io(path, "read a buffer file", e))
 }
 
-/// Places the buffers: the given address, else the next free one (4 KiB aligned).
-pub(super) fn place(f: &ProgramFile, arch: Arch) -> Result<Vec<Placed>> {
-    let banks = riscv_linker::noc::dram::banks(arch) as u64;
+/// Where buffers are placed in L1 when the file gives no address: from the top of L1
+/// down, 32-byte aligned, each bank alike.
+const L1_ALIGN: u64 = 32;
+
+/// Places the buffers, DRAM ones over the arch's DRAM banks, L1 ones over `l1_banks`
+/// workers' L1: the given address, else the next free one (DRAM: up from 1 MiB, 4 KiB
+/// aligned; L1: down from the top of L1). Overlaps in the banks are refused; so is an L1
+/// buffer below `l1_floor` (the end of the kernel configuration buffer).
+pub(super) fn place(
+    f: &ProgramFile,
+    arch: Arch,
+    l1_banks: u32,
+    l1_floor: u64,
+) -> Result<Vec<Placed>> {
+    let dram_banks = riscv_linker::noc::dram::banks(arch) as u64;
     let mut next = FIRST_BANK_ADDRESS as u64;
+    let mut l1_next = arch.l1_size() as u64;
     let mut out: Vec<Placed> = Vec::new();
+    // Each placed buffer's range in its banks.
+    let mut ranges: Vec<(bool, u64, u64)> = Vec::new();
     for b in &f.buffers {
         if out.iter().any(|o| o.name == b.name) {
             return Err(arg(format!(
@@ -314,6 +333,16 @@ pub(super) fn place(f: &ProgramFile, arch: Arch) -> Result<Vec<Placed>> {
                 b.name
             )));
         }
+        let l1 = match b.buffer_type.as_deref().unwrap_or("dram") {
+            "dram" => false,
+            "l1" => true,
+            t => {
+                return Err(arg(format!(
+                    "buffer {}: buffer_type {t:?}: dram or l1",
+                    b.name
+                )))
+            }
+        };
         let elem = dtype_bytes(&b.dtype, &b.name)? as u64;
         if b.shape.is_empty() || b.shape.contains(&0) {
             return Err(arg(format!(
@@ -357,34 +386,54 @@ pub(super) fn place(f: &ProgramFile, arch: Arch) -> Result<Vec<Placed>> {
             return Err(arg(format!("buffer {}: page size {page}", b.name)));
         }
         let pages = bytes.div_ceil(page);
-        let per_bank = pages.div_ceil(banks) * page.div_ceil(32) * 32;
-        let address = match b.address {
-            Some(a) => a as u64,
-            None => next.div_ceil(4096) * 4096,
+        let (address, end) = if l1 {
+            // tt-metal's dataflow API strides a bank by the page rounded up to L1_ALIGNMENT.
+            let per_bank = pages.div_ceil(l1_banks.max(1) as u64) * page.div_ceil(16) * 16;
+            let address = match b.address {
+                Some(a) => a as u64,
+                None => l1_next.saturating_sub(per_bank) / L1_ALIGN * L1_ALIGN,
+            };
+            let end = address + per_bank;
+            if address < l1_floor || end > arch.l1_size() as u64 {
+                return Err(arg(format!(
+                    "buffer {}: {per_bank} bytes per L1 bank at {address:#x} do not fit between \
+                     the kernel configuration buffer's end {l1_floor:#x} and L1's end {:#x}",
+                    b.name,
+                    arch.l1_size()
+                )));
+            }
+            l1_next = l1_next.min(address);
+            (address, end)
+        } else {
+            let per_bank = pages.div_ceil(dram_banks) * page.div_ceil(32) * 32;
+            let address = match b.address {
+                Some(a) => a as u64,
+                None => next.div_ceil(4096) * 4096,
+            };
+            let end = address + per_bank;
+            // Bank 1 GiB: the buffer must stay in its bank.
+            if end > 1 << 30 {
+                return Err(arg(format!(
+                    "buffer {}: {per_bank} bytes per bank at {address:#x} run past a 1 GiB bank",
+                    b.name
+                )));
+            }
+            next = next.max(end);
+            (address, end)
         };
-        let end = address + per_bank;
-        // Bank 1 GiB: the buffer must stay in its bank.
-        if end > 1 << 30 {
-            return Err(arg(format!(
-                "buffer {}: {per_bank} bytes per bank at {address:#x} run past a 1 GiB bank",
-                b.name
-            )));
-        }
-        if let Some(o) = out.iter().find(|o| {
-            let o_end = o.address as u64
-                + o.bytes.div_ceil(banks * o.page_size as u64)
-                    * (o.page_size as u64).div_ceil(32)
-                    * 32;
-            address < o_end && (o.address as u64) < end
-        }) {
+        if let Some(i) = ranges
+            .iter()
+            .position(|&(o_l1, a, e)| o_l1 == l1 && address < e && a < end)
+        {
             return Err(arg(format!(
                 "buffer {}: overlaps buffer {} in the banks",
-                b.name, o.name
+                b.name, out[i].name
             )));
         }
-        next = next.max(end);
+        ranges.push((l1, address, end));
         out.push(Placed {
             name: b.name.clone(),
+            l1,
             address: address as u32,
             page_size: page as u32,
             bytes,
@@ -474,6 +523,40 @@ mod tests {
         let names: Vec<_> = p.iter().map(|p| p.name.clone().unwrap()).collect();
         assert_eq!(names, ["f-0", "b"]);
         assert_eq!(p[1].cores, ["1,0"]);
+    }
+
+    const L1_BUFFER: &str = "[[buffer]]\nname = \"m\"\nbuffer_type = \"l1\"\n\
+                             dtype = \"uint32\"\nshape = [32, 32]\n";
+
+    #[test]
+    fn l1_buffers_go_down_from_the_top_of_l1_and_stay_above_the_kernel_configuration_buffer() {
+        let arch = Arch::WormholeB0;
+        let floor = riscv_linker::tt_metal::kernel_config().end();
+        let two = format!("{L1_BUFFER}{}", L1_BUFFER.replace("\"m\"", "\"n\""));
+        let placed = place(&parse(&two), arch, 72, floor).unwrap();
+        // One 4096-byte page each, in bank 0 only: 4096 bytes per bank, stacked down.
+        let top = arch.l1_size();
+        assert_eq!(placed[0].address, top - 4096);
+        assert_eq!(placed[1].address, top - 8192);
+        assert!(placed.iter().all(|p| p.l1));
+        let low = L1_BUFFER.replace("shape", "address = 0x100\nshape");
+        let e = place(&parse(&low), arch, 72, floor)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("kernel configuration buffer"), "{e}");
+        let overlap = format!(
+            "{L1_BUFFER}{}",
+            low.replace("0x100", &format!("{}", top - 6144))
+                .replace("\"m\"", "\"n\"")
+        );
+        let e = place(&parse(&overlap), arch, 72, floor)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("overlaps buffer m"), "{e}");
+        let e = place(&parse(&L1_BUFFER.replace("l1", "l2")), arch, 72, floor)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dram or l1"), "{e}");
     }
 
     #[test]

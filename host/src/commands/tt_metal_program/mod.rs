@@ -225,7 +225,17 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
     for s in &specs {
         parse_cores(&s.cores)?;
     }
-    let buffers = place(&f, arch)?;
+    let root = tt_metal_build::root()?;
+    let build = firmware_build();
+    let emu = |e: ttprof_emu::EmuError| Error::Emulator(e.to_string());
+    let fw = Firmware::open(&root, &build, arch).map_err(emu)?;
+    let (_, l1_banks) = prog::bank_counts(&fw).map_err(emu)?;
+    let buffers = place(
+        &f,
+        arch,
+        l1_banks,
+        riscv_linker::tt_metal::kernel_config().end(),
+    )?;
     // The inputs before any build: a wrong file costs no compile.
     let mut inputs = Vec::new();
     for (b, p) in f.buffers.iter().zip(&buffers) {
@@ -259,10 +269,37 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         };
         built.push(build_program(s, &base, &dir, arch, &buffers)?);
     }
+    // The circular buffers lie below every L1 buffer, on every core.
+    if let Some(low) = buffers.iter().filter(|p| p.l1).min_by_key(|p| p.address) {
+        for b in &built {
+            let end = prog::cbs_end(&b.cbs);
+            if end > low.address as u64 {
+                return Err(arg(format!(
+                    "program {}: its circular buffers end at {end:#x}, above L1 buffer {} at \
+                     {:#x}",
+                    b.name, low.name, low.address
+                )));
+            }
+        }
+    }
+    // The grid: every program's cores, and the workers of the L1 banks the buffers use.
+    let cols = arch.worker_grid().0;
+    let l1_pages = buffers
+        .iter()
+        .filter(|p| p.l1)
+        .map(|p| p.bytes.div_ceil(p.page_size as u64))
+        .max()
+        .unwrap_or(0)
+        .min(l1_banks as u64) as u32;
+    let l1_grid = (l1_pages > 0).then(|| {
+        let cols = u32::from(cols);
+        (l1_pages.min(cols) as u8, l1_pages.div_ceil(cols) as u8)
+    });
     let (gx, gy) = built
         .iter()
-        .flat_map(|b| &b.cores)
-        .fold((1, 1), |(a, b), &(x, y)| {
+        .flat_map(|b| b.cores.iter().copied())
+        .chain(l1_grid.map(|(x, y)| (x - 1, y - 1)))
+        .fold((1, 1), |(a, b), (x, y)| {
             (a.max(x.saturating_add(1)), b.max(y.saturating_add(1)))
         });
     let mut cfg = crate::session::Config::new(arch, (gx, gy), out);
@@ -271,15 +308,15 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
     // A ring under tt-metal holds 1,920 bytes: drained at every look of the host.
     cfg.drain_every_cycles = ttprof_emu::tt_metal::dispatch::HOST_POLL_CYCLES;
     let mut session = crate::session::Session::start(cfg)?;
-    let emu = |e: ttprof_emu::EmuError| Error::Emulator(e.to_string());
     for (data, p) in inputs.iter().zip(&buffers) {
-        if let Some(data) = data {
-            session.write_dram_interleaved(p.address, p.page_size, data)?;
+        match data {
+            Some(data) if p.l1 => {
+                session.write_l1_interleaved(l1_banks, p.address, p.page_size, data)?
+            }
+            Some(data) => session.write_dram_interleaved(p.address, p.page_size, data)?,
+            None => {}
         }
     }
-    let root = tt_metal_build::root()?;
-    let build = firmware_build();
-    let fw = Firmware::open(&root, &build, arch).map_err(emu)?;
     // In order; a kernel fault ends the programs, not the session: what the cores published
     // before it is still read and written, and the outputs are not checked.
     let mut programs = Vec::new();
@@ -331,7 +368,11 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         if fault.is_some() || b.output.is_none() && b.expect.is_none() {
             continue;
         }
-        let got = session.read_dram_interleaved(p.address, p.page_size, p.bytes as usize)?;
+        let got = if p.l1 {
+            session.read_l1_interleaved(l1_banks, p.address, p.page_size, p.bytes as usize)?
+        } else {
+            session.read_dram_interleaved(p.address, p.page_size, p.bytes as usize)?
+        };
         if let Some(out) = &b.output {
             let file = base.join(out);
             crate::atomic::write_atomic(&file, guard, |w| std::io::Write::write_all(w, &got))?;
