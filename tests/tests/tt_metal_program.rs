@@ -239,6 +239,26 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
         .unwrap();
     assert!(out == data, "the output differs from the input");
     assert!(r.booted > 0, "the first program booted the firmware");
+    // As on a card: no host wrote the tile block or the rings' headers (run_program does
+    // not); the kernels' runtime initialised them at entry and took the run id from the
+    // launch message, and a readout of the device's memory (what `ttprof capture` does)
+    // finds each ring by tt-metal's layout: the firmware and kernel zones, run id 5.
+    let readout = ttprof::readout::read(&ttprof::devmem::EmuMemory::new(&dev), false).unwrap();
+    for t in [core_at(0), core_at(1)] {
+        for risc in [Risc::Brisc, Risc::Ncrisc] {
+            let ring = readout
+                .rings()
+                .iter()
+                .find(|r| r.id.tile == t && r.id.risc == risc)
+                .unwrap_or_else(|| panic!("{risc} on {t}: no ring found"));
+            assert_eq!(ring.zones(), 2, "{risc} on {t}: FW and KERNEL zones");
+            assert!(
+                ring.records.run().iter().all(|&id| id == 5),
+                "{risc} on {t}: run ids {:?}",
+                ring.records.run()
+            );
+        }
+    }
     // The second program: every page of dst into dst2, on core 1 alone, with the same kernels.
     let dst2 = 0x28_0000;
     let mut p2 = p.clone();
