@@ -222,6 +222,7 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         .file_stem()
         .map_or("program".into(), |n| n.to_string_lossy().into_owned());
     let specs = f.take_programs(&stem)?;
+    // Every program's cores checked before anything is read or built.
     for s in &specs {
         parse_cores(&s.cores)?;
     }
