@@ -276,7 +276,43 @@ pub struct Fault {
     pub instret: u64,
     /// For a deadlock or a timeout: where every running core is and what it waits on or
     /// did (one line each; the fault's text prints each on its own line).
-    pub others: Vec<String>,
+    pub others: Vec<Other>,
+}
+
+/// One line of a deadlock or timeout report: a running core, or something else that waits
+/// (a Tensix thread).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Other {
+    /// The core the line describes and its pc (`None`: not a core).
+    pub core: Option<OtherCore>,
+    /// The line.
+    pub text: String,
+}
+
+/// Which core a report line describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OtherCore {
+    /// Its chip.
+    pub chip: u32,
+    /// Its tile.
+    pub tile: NocCoord,
+    /// The core.
+    pub risc: Risc,
+    /// Where it stopped.
+    pub pc: u32,
+}
+
+impl Other {
+    /// A line about something that is not a core.
+    pub fn text(text: String) -> Other {
+        Other { core: None, text }
+    }
+}
+
+impl fmt::Display for Other {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 impl fmt::Display for Fault {

@@ -57,7 +57,7 @@ pub use config::{Arbitration, NocCalibration, NocConfig};
 pub use config::{
     DeviceConfig, Misaligned, Numerics, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR,
 };
-pub use error::{EmuError, Fault, FaultKind};
+pub use error::{EmuError, Fault, FaultKind, Other, OtherCore};
 pub use isa::csr::MISA_RV32IM;
 pub use isa::hart::HartState;
 pub use isa::lines::{Cause, HartLines, Segment, TensixWait};

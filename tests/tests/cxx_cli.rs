@@ -317,6 +317,13 @@ fn a_deadlock_is_reported_once_with_one_line_per_core() {
             line.contains(file) && line.contains("polls L1 0x00030000"),
             "{line}"
         );
+        // The wait it is inside (its TTPROF_WAIT, line 6 of the source), from the kernel's DWARF.
+        let wait = if core == "BRISC" {
+            "; in wait \"stuck-wait\" on CB 1 front (data) (reader.c:6)"
+        } else {
+            "; in wait \"stuck-wait\" on CB 4 back (space) (writer.c:6)"
+        };
+        assert!(line.ends_with(wait), "{line}");
     }
     assert!(!err.contains("did it run?"), "{err}");
     assert!(

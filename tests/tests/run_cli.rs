@@ -63,6 +63,38 @@ fn a_kernel_panic_names_its_place_and_message() {
     }
 }
 
+/// Issue 40: a deadlock names, on each core's line, the typed wait the core is inside, from
+/// the kernel's DWARF (tests/cxx_cli.rs for C). Here the optimiser inlined `main` into the
+/// entry and dropped the wait's block from the inlined copy's DWARF: which code the block
+/// covered is then unknown, and the line names no wait rather than guess (a block it closed
+/// before the loop would look the same).
+#[test]
+fn a_deadlock_whose_wait_scope_the_dwarf_lost_names_no_wait() {
+    let out = workspace().join("target/test-run-cli/deadlock-wait");
+    let fault = elf("fault");
+    let o = ttprof_run(
+        &[
+            "--grid",
+            "1x1",
+            "--kernel",
+            &format!("brisc={}", fault.display()),
+            "--l1",
+            "0x30000=1",
+            "--l1",
+            "0x30004=2",
+        ],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(2), "a deadlock is a data problem");
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("  chip 0 tile (1,1) BRISC at pc 0x"))
+        .unwrap_or_else(|| panic!("no line for the core: {err}"));
+    assert!(line.contains("polls L1 0x00030008"), "{line}");
+    assert!(!line.contains("; in wait"), "{line}");
+}
+
 #[test]
 fn a_fault_is_diagnosed_and_the_zones_recorded_before_it_are_written() {
     let out = workspace().join("target/test-run-cli/fault");

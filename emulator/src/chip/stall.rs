@@ -59,7 +59,7 @@ mod proof;
 
 use crate::chip::device::Device;
 use crate::chip::tile::Tile;
-use crate::error::{Fault, FaultKind};
+use crate::error::{Fault, FaultKind, Other, OtherCore};
 use crate::isa::hart::HartState;
 use proof::{Proof, Verdict};
 
@@ -223,14 +223,17 @@ pub(crate) fn timeout(dev: &mut Device) -> Box<Fault> {
         for (i, h) in t.harts.iter().enumerate() {
             if h.is_running() {
                 first.get_or_insert((k, i));
-                lines.push(format!(
-                    "{}: {} instructions retired{}",
-                    place(t, i),
-                    h.core.instret,
-                    h.stuck
-                        .map(|(a, _)| format!(", waiting on a FIFO at {a:#010x}"))
-                        .unwrap_or_default()
-                ));
+                lines.push(Other {
+                    core: Some(core_of(t, i)),
+                    text: format!(
+                        "{}: {} instructions retired{}",
+                        place(t, i),
+                        h.core.instret,
+                        h.stuck
+                            .map(|(a, _)| format!(", waiting on a FIFO at {a:#010x}"))
+                            .unwrap_or_default()
+                    ),
+                });
             }
         }
         lines.extend(
@@ -239,7 +242,7 @@ pub(crate) fn timeout(dev: &mut Device) -> Box<Fault> {
                 .tensix
                 .waits()
                 .into_iter()
-                .map(|w| format!("chip {} tile {}: {w}", t.chip, t.coord)),
+                .map(|w| Other::text(format!("chip {} tile {}: {w}", t.chip, t.coord))),
         );
     }
     let cores = first.map_or(0, |_| {
@@ -275,6 +278,16 @@ fn place(t: &Tile, i: usize) -> String {
     place
 }
 
+/// Which core `i` of `t` is, and its pc, for a report line.
+fn core_of(t: &Tile, i: usize) -> OtherCore {
+    OtherCore {
+        chip: t.chip,
+        tile: t.coord,
+        risc: t.harts[i].risc,
+        pc: t.harts[i].core.pc,
+    }
+}
+
 /// The deadlock fault: blamed on the first running core, every running core described.
 /// `turns`: per core, the length of its loop's turn when [`proof`] found it.
 fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
@@ -288,7 +301,11 @@ fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
             if t.harts[i].is_running() {
                 first.get_or_insert((k, i));
                 cores += 1;
-                lines.push(describe(t, i, turn));
+                let text = describe(t, i, turn);
+                lines.push(Other {
+                    core: Some(core_of(t, i)),
+                    text,
+                });
             }
         }
         lines.extend(
@@ -297,7 +314,7 @@ fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
                 .tensix
                 .waits()
                 .into_iter()
-                .map(|w| format!("chip {} tile {}: {w}", t.chip, t.coord)),
+                .map(|w| Other::text(format!("chip {} tile {}: {w}", t.chip, t.coord))),
         );
     }
     let (k, i) = first.unwrap_or((0, 0));

@@ -31,7 +31,7 @@ use crate::chip::holds::HoldLog;
 use crate::chip::loader::Program;
 use crate::chip::memory::TileMem;
 use crate::devices::Wait;
-use crate::error::{Fault, FaultKind};
+use crate::error::{Fault, FaultKind, Other, OtherCore};
 use crate::isa::exec::Exit;
 use crate::isa::hart::{Hart, HartState};
 use crate::isa::lines::{self, Cause};
@@ -426,7 +426,8 @@ impl Tile {
             .position(|h| h.is_running() && h.stuck.is_some())
             .unwrap_or(0);
         let (addr, write) = self.harts[i].stuck.unwrap_or((0, false));
-        let others: Vec<String> = self
+        let (chip, tile) = (self.chip, self.coord);
+        let others: Vec<Other> = self
             .harts
             .iter()
             .zip(&self.kernels)
@@ -438,17 +439,26 @@ impl Tile {
                     .and_then(|p| p.symbols.line(h.core.pc))
                     .map(|l| format!(" ({l})"))
                     .unwrap_or_default();
-                format!(
-                    "{} at pc {:#010x}{at} {} {a:#010x}",
-                    h.risc.name(),
-                    h.core.pc,
-                    if w { "pushes to" } else { "pops from" }
-                )
+                Other {
+                    core: Some(OtherCore {
+                        chip,
+                        tile,
+                        risc: h.risc,
+                        pc: h.core.pc,
+                    }),
+                    text: format!(
+                        "{} at pc {:#010x}{at} {} {a:#010x}",
+                        h.risc.name(),
+                        h.core.pc,
+                        if w { "pushes to" } else { "pops from" }
+                    ),
+                }
             })
             .collect();
         let mut f = self.fault(i, FaultKind::Blocked { addr, write });
         f.others = others;
-        f.others.extend(self.mem.regs.tensix.waits());
+        f.others
+            .extend(self.mem.regs.tensix.waits().into_iter().map(Other::text));
         f
     }
 

@@ -15,6 +15,7 @@ use riscv_linker::script::SITES_SECTION;
 use riscv_linker::{Arch, Risc};
 
 mod locate;
+pub mod scopes;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

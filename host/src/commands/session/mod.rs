@@ -23,6 +23,7 @@
 mod build;
 mod check;
 mod op;
+mod open_waits;
 mod program;
 pub mod run;
 
@@ -601,8 +602,9 @@ impl Session {
         let summary = match result {
             Ok(s) => s,
             Err(e) => {
-                let riscs: Vec<Risc> = images.iter().map(|(r, ..)| *r).collect();
-                return Err(self.stopped(e, &op.name, run_id, &tiles, &riscs));
+                let kernels: Vec<(Risc, &[u8])> =
+                    images.iter().map(|(r, b, _)| (*r, &b[..])).collect();
+                return Err(self.stopped(e, &op.name, run_id, &tiles, &kernels));
             }
         };
         if let Some(e) = drain_error {
@@ -648,16 +650,20 @@ impl Session {
     /// published ([`launch::publish_stopped`]; an error doing that is returned instead).
     fn stopped(
         &mut self,
-        e: ttprof_emu::EmuError,
+        mut e: ttprof_emu::EmuError,
         op: &str,
         run_id: u32,
         tiles: &[NocCoord],
-        riscs: &[Risc],
+        kernels: &[(Risc, &[u8])],
     ) -> Error {
+        let riscs: Vec<Risc> = kernels.iter().map(|(r, _)| *r).collect();
+        if let ttprof_emu::EmuError::Fault(f) = &mut e {
+            open_waits::annotate(f, tiles, kernels);
+        }
         let recovered = match e.fault() {
             Some(f) => {
                 self.faults.push(f.clone());
-                match self.publish_stopped_cores(tiles, riscs) {
+                match self.publish_stopped_cores(tiles, &riscs) {
                     Ok(n) => Some(n),
                     Err(err) => return err,
                 }
@@ -917,12 +923,17 @@ fn fault_issue(f: &Fault) -> Issue {
     let full = f.to_string();
     let what = full.strip_prefix(&format!("{at}: ")).unwrap_or(&full);
     let (head, cores) = what.split_once('\n').unwrap_or((what, ""));
-    let sep = if cores.is_empty() { "" } else { "\n" };
+    // The fault's own lead-in to its core lines goes after the note, just before them.
+    let (head, lead) = match head.strip_suffix("; every running core:") {
+        Some(h) => (h, "; every running core:\n"),
+        None if cores.is_empty() => (head, ""),
+        None => (head, "\n"),
+    };
     Issue::error(
         Some(at),
         format!(
             "the kernel faulted: {head}; the records it wrote before the fault are read (the host published \
-             what the stopped cores had written){sep}{cores}"
+             what the stopped cores had written){lead}{cores}"
         ),
     )
 }

@@ -136,8 +136,8 @@ impl Session {
         let run = match result {
             Ok(r) => r,
             Err(e) => {
-                let riscs: Vec<_> = p.kernels.iter().map(|k| k.risc).collect();
-                return Err(self.stopped(e, &op.name, run_id, &p.cores, &riscs));
+                let kernels: Vec<_> = p.kernels.iter().map(|k| (k.risc, k.elf)).collect();
+                return Err(self.stopped(e, &op.name, run_id, &p.cores, &kernels));
             }
         };
         if let Some(e) = drain_error {
