@@ -60,7 +60,9 @@
 //!   shows up here), and a tile losing more than half its samples is left out;
 //! * wide brackets are dropped: wider than `median + k·(median - min)` of the tile
 //!   ([`FitOptions::wide_spread`]) or than [`FitOptions::max_bracket_ns`], then only the
-//!   tightest [`FitOptions::keep_fraction`] are kept.
+//!   tightest [`FitOptions::keep_fraction`] are kept. Slow reads are routine (a PCIe read's
+//!   latency has a tail; the emulator draws it so): a warning says so only when they are
+//!   more than a tenth of the chip's samples.
 //!
 //! After the fit, a sample whose midpoint lies further from the fitted curve than its own
 //! half bracket (plus a cycle and the fit's own uncertainty) cannot be a read of this clock:
