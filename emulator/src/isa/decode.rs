@@ -1,5 +1,10 @@
-//! Decoding RV32IM + Zicsr instruction words, and the baby RISC-V cores' `.ttinsn`, into
-//! [`Inst`].
+//! Decoding RV32IM + Zicsr + Zba + Zbb instruction words, and the baby RISC-V cores'
+//! `.ttinsn`, into [`Inst`].
+//!
+//! [`decode`] knows every instruction of every emulated arch; whether an arch has one is
+//! [`decode_for`]'s question. Zba and Zbb are Blackhole's only ([`has_zba_zbb`]): the
+//! interpreter faults on them on Wormhole B0 exactly as on any illegal word, and the
+//! disassembler names them whatever the arch.
 //!
 //! The cores have no C extension: a word whose low two bits are not `0b11` is `.ttinsn`
 //! ([Push Tensix instruction]), a store of the word rotated right by two bits (the Tensix
@@ -11,6 +16,8 @@
 //! [`Op::Illegal`], which faults only when executed (hardware would run off into the weeds;
 //! the emulator stops and explains). The same decoder feeds the interpreter's pre-decoded
 //! cache (`hart`) and the disassembler ([`crate::isa::disasm`]).
+
+use riscv_linker::Arch;
 
 /// An operation. Names follow the RISC-V unprivileged spec mnemonics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -71,6 +78,30 @@ pub enum Op {
     Csrrwi,
     Csrrsi,
     Csrrci,
+    // Zba (Blackhole only, see `has_zba_zbb`).
+    Sh1add,
+    Sh2add,
+    Sh3add,
+    // Zbb (Blackhole only). The unary ones (`clz` .. `zext.h`, `orc.b`, `rev8`) have
+    // `rs2` = 0; `rori`'s shift amount is `imm`.
+    Andn,
+    Orn,
+    Xnor,
+    Clz,
+    Ctz,
+    Cpop,
+    Max,
+    Maxu,
+    Min,
+    Minu,
+    SextB,
+    SextH,
+    ZextH,
+    Rol,
+    Ror,
+    Rori,
+    OrcB,
+    Rev8,
     /// `.ttinsn`: pushes the Tensix instruction in `imm` (a store to `INSTRN_BUF_BASE`).
     TtInsn,
     /// Not an instruction of the emulated ISA.
@@ -78,6 +109,42 @@ pub enum Op {
     /// Not an instruction fetch target: a word outside the core's code region that sits
     /// inside its pre-decoded fetch window (only used by the interpreter's cache).
     NoFetch,
+}
+
+impl Op {
+    /// Whether the operation belongs to Zba or Zbb (which only Blackhole's cores have).
+    pub const fn is_zba_zbb(self) -> bool {
+        matches!(
+            self,
+            Op::Sh1add
+                | Op::Sh2add
+                | Op::Sh3add
+                | Op::Andn
+                | Op::Orn
+                | Op::Xnor
+                | Op::Clz
+                | Op::Ctz
+                | Op::Cpop
+                | Op::Max
+                | Op::Maxu
+                | Op::Min
+                | Op::Minu
+                | Op::SextB
+                | Op::SextH
+                | Op::ZextH
+                | Op::Rol
+                | Op::Ror
+                | Op::Rori
+                | Op::OrcB
+                | Op::Rev8
+        )
+    }
+}
+
+/// Whether `arch`'s cores have Zba and Zbb: Blackhole's (`-mcpu=tt-bh`,
+/// `rv32im_zaamo_zba_zbb`) do, Wormhole B0's (RV32IM) do not.
+pub const fn has_zba_zbb(arch: Arch) -> bool {
+    matches!(arch, Arch::Blackhole)
 }
 
 /// A decoded instruction. Register fields are architectural numbers (0..=31); fields an
@@ -167,7 +234,19 @@ const fn imm_j(w: u32) -> i32 {
         | ((bits(w, 19, 12) << 12) | (bits(w, 20, 20) << 11) | (bits(w, 30, 21) << 1)) as i32
 }
 
-/// Decodes one 32-bit instruction word.
+/// Decodes one 32-bit instruction word for a core of `arch`: as [`decode`], but an
+/// instruction of an extension the arch lacks is [`Op::Illegal`].
+pub fn decode_for(w: u32, arch: Arch) -> Inst {
+    let i = decode(w);
+    if i.op.is_zba_zbb() && !has_zba_zbb(arch) {
+        Inst::ILLEGAL
+    } else {
+        i
+    }
+}
+
+/// Decodes one 32-bit instruction word, knowing every extension of every emulated arch
+/// (see [`decode_for`]).
 pub fn decode(w: u32) -> Inst {
     let rd = bits(w, 11, 7);
     let rs1 = bits(w, 19, 15);
@@ -227,6 +306,19 @@ pub fn decode(w: u32) -> Inst {
                 (1, 0) => (Op::Slli, shamt),
                 (5, 0) => (Op::Srli, shamt),
                 (5, 0b0100000) => (Op::Srai, shamt),
+                // Zbb's unary operations: imm[11:5] = 0110000, the operation in imm[4:0].
+                (1, 0b0110000) => match rs2 {
+                    0b00000 => (Op::Clz, 0),
+                    0b00001 => (Op::Ctz, 0),
+                    0b00010 => (Op::Cpop, 0),
+                    0b00100 => (Op::SextB, 0),
+                    0b00101 => (Op::SextH, 0),
+                    _ => return Inst::ILLEGAL,
+                },
+                (5, 0b0110000) => (Op::Rori, shamt),
+                // orc.b (imm 0x287) and RV32's rev8 (imm 0x698).
+                (5, 0b0010100) if rs2 == 0b00111 => (Op::OrcB, 0),
+                (5, 0b0110100) if rs2 == 0b11000 => (Op::Rev8, 0),
                 _ => return Inst::ILLEGAL,
             };
             Inst::new(op, rd, rs1, 0, imm)
@@ -251,6 +343,20 @@ pub fn decode(w: u32) -> Inst {
                 (1, 5) => Op::Divu,
                 (1, 6) => Op::Rem,
                 (1, 7) => Op::Remu,
+                (0b0010000, 2) => Op::Sh1add,
+                (0b0010000, 4) => Op::Sh2add,
+                (0b0010000, 6) => Op::Sh3add,
+                (0b0100000, 4) => Op::Xnor,
+                (0b0100000, 6) => Op::Orn,
+                (0b0100000, 7) => Op::Andn,
+                (0b0000101, 4) => Op::Min,
+                (0b0000101, 5) => Op::Minu,
+                (0b0000101, 6) => Op::Max,
+                (0b0000101, 7) => Op::Maxu,
+                (0b0110000, 1) => Op::Rol,
+                (0b0110000, 5) => Op::Ror,
+                // RV32's zext.h is `pack rd, rs1, x0` (pack with rs2 != 0 is Zbkb's).
+                (0b0000100, 4) if rs2 == 0 => Op::ZextH,
                 _ => return Inst::ILLEGAL,
             };
             Inst::new(op, rd, rs1, rs2, 0)
@@ -348,5 +454,87 @@ mod tests {
         assert_eq!(decode(0x3402_D073), Inst::new(Op::Csrrwi, 0, 5, 0, 0x340));
         assert_eq!(decode(0x0FF0_000F).op, Op::Fence);
         assert_eq!(decode(0x0000_100F).op, Op::FenceI);
+    }
+
+    /// Every Zba and Zbb instruction as GNU as assembles it (`-march=rv32i_zba_zbb`), with
+    /// rd = a0, rs1 = a0 and, for the binary ones, rs2 = a1.
+    const ZB: [(u32, Op); 21] = [
+        (0x20B52533, Op::Sh1add),
+        (0x20B54533, Op::Sh2add),
+        (0x20B56533, Op::Sh3add),
+        (0x40B57533, Op::Andn),
+        (0x40B56533, Op::Orn),
+        (0x40B54533, Op::Xnor),
+        (0x60051513, Op::Clz),
+        (0x60151513, Op::Ctz),
+        (0x60251513, Op::Cpop),
+        (0x0AB56533, Op::Max),
+        (0x0AB57533, Op::Maxu),
+        (0x0AB54533, Op::Min),
+        (0x0AB55533, Op::Minu),
+        (0x60451513, Op::SextB),
+        (0x60551513, Op::SextH),
+        (0x08054533, Op::ZextH),
+        (0x60B51533, Op::Rol),
+        (0x60B55533, Op::Ror),
+        (0x61F55513, Op::Rori), // rori a0, a0, 31
+        (0x28755513, Op::OrcB),
+        (0x69855513, Op::Rev8),
+    ];
+
+    #[test]
+    fn zba_and_zbb_decode_on_blackhole() {
+        for (w, op) in ZB {
+            let unary = matches!(w & 0x7F, 0x13) || op == Op::ZextH;
+            let want = match op {
+                Op::Rori => Inst::new(op, 10, 10, 0, 31),
+                _ if unary => Inst::new(op, 10, 10, 0, 0),
+                _ => Inst::new(op, 10, 10, 11, 0),
+            };
+            assert_eq!(decode(w), want, "{w:#010x}");
+            assert_eq!(decode_for(w, Arch::Blackhole), want, "{w:#010x}");
+            assert!(op.is_zba_zbb() && decode(w).writes_rd());
+        }
+        assert_eq!(decode(0x6005_5513), Inst::new(Op::Rori, 10, 10, 0, 0));
+    }
+
+    #[test]
+    fn zba_and_zbb_stay_illegal_on_wormhole() {
+        for (w, op) in ZB {
+            assert_eq!(
+                decode_for(w, Arch::WormholeB0),
+                Inst::ILLEGAL,
+                "{op:?} {w:#010x}"
+            );
+        }
+        // What Wormhole has is unchanged.
+        for w in [0x00B50533, 0x02B50533, 0xFFF00513, 0x01F51513] {
+            assert_eq!(decode_for(w, Arch::WormholeB0), decode(w));
+            assert!(!decode(w).op.is_zba_zbb());
+        }
+    }
+
+    #[test]
+    fn neighbours_of_zbb_encodings_are_illegal() {
+        for (w, what) in [
+            (0x6035_1513, "clz group, imm[4:0] = 3"),
+            (0x6065_1513, "clz group, imm[4:0] = 6"),
+            (0x6085_1513, "clz group, imm[4:0] = 8"),
+            (0x08B5_4533, "pack (Zbkb): zext.h with rs2 != 0"),
+            (0x2865_5513, "gorci other than orc.b"),
+            (0x6B85_5513, "RV64's rev8"),
+            (0x6875_5513, "brev8 (Zbkb)"),
+            (0x6205_5513, "rori with shamt >= 32 (RV64)"),
+            (0x2005_1513, "an unassigned OP-IMM funct7"),
+            (0x20B5_0533, "Zba's funct7 with funct3 0"),
+            (
+                0x08B5_0533,
+                "zext.h's funct7 with funct3 0 (add.uw is RV64, in OP-32)",
+            ),
+            (0x0AB5_0533, "min group, funct3 0"),
+            (0x60B5_0533, "rol group, funct3 0"),
+        ] {
+            assert_eq!(decode(w).op, Op::Illegal, "{what}: {w:#010x}");
+        }
     }
 }

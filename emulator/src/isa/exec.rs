@@ -15,7 +15,7 @@
 use crate::bus::{Marks, TileBus};
 use crate::error::FaultKind;
 use crate::isa::csr::{Counters, CsrOp, Csrs};
-use crate::isa::decode::{Inst, Op};
+use crate::isa::decode::{has_zba_zbb, Inst, Op};
 use crate::isa::hart::Core;
 use crate::isa::hart::Hart;
 use crate::isa::lines::LineTable;
@@ -91,6 +91,7 @@ impl Hart {
         }
         let limit = self.core.limit;
         let start = self.start_time;
+        let zb = has_zba_zbb(self.map.arch);
         let Hart {
             core,
             local,
@@ -105,8 +106,10 @@ impl Hart {
             if check && core.time >= limit {
                 return Ok(Exit::Limit);
             }
-            match step::<B, false>(core, code, local, csrs, base, start, mem, zicsr, &mut marks)?
-                .go_on()
+            match step::<B, false>(
+                core, code, local, csrs, base, start, mem, zicsr, zb, &mut marks,
+            )?
+            .go_on()
             {
                 ControlFlow::Continue(at_check) => check = at_check,
                 ControlFlow::Break(exit) => return Ok(exit),
@@ -170,6 +173,7 @@ impl Hart {
         pending: impl FnOnce(&mut LineTable),
     ) -> (Result<Flow, FaultKind>, u32, u64, Marks) {
         let start = self.start_time;
+        let zb = has_zba_zbb(self.map.arch);
         let Hart {
             core,
             local,
@@ -190,6 +194,7 @@ impl Hart {
             start,
             mem,
             zicsr,
+            zb,
             &mut marks,
         );
         if let Some(t) = lines.as_deref_mut() {
@@ -201,6 +206,7 @@ impl Hart {
     /// Executes the instruction at pc.
     pub(crate) fn step<B: TileBus>(&mut self, mem: &mut B, zicsr: bool) -> Result<Flow, FaultKind> {
         let start = self.start_time;
+        let zb = has_zba_zbb(self.map.arch);
         let Hart {
             core,
             local,
@@ -218,6 +224,7 @@ impl Hart {
             start,
             mem,
             zicsr,
+            zb,
             &mut Marks::default(),
         )
     }
@@ -247,7 +254,9 @@ fn charge(
 /// Executes the instruction at `core.pc` (the parts of a hart passed separately, so that
 /// the compiler knows they do not alias and keeps them in registers across a loop), timing
 /// it with [`crate::isa::pipeline`]. With `LINES`, notes the issue cycle after each pipeline
-/// step in `marks` ([`crate::isa::lines`]); without, the notes compile away.
+/// step in `marks` ([`crate::isa::lines`]); without, the notes compile away. `zicsr` and
+/// `zb` say whether the arch has Zicsr and Zba + Zbb ([`has_zba_zbb`]): without Zba + Zbb,
+/// their (pre-decoded) instructions fault as [`Op::Illegal`] does.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn step<B: TileBus, const LINES: bool>(
@@ -259,6 +268,7 @@ fn step<B: TileBus, const LINES: bool>(
     start: u64,
     mem: &mut B,
     zicsr: bool,
+    zb: bool,
     marks: &mut Marks,
 ) -> Result<Flow, FaultKind> {
     {
@@ -442,6 +452,36 @@ fn step<B: TileBus, const LINES: bool>(
                 x!(i.rd) = alu(i.op, a, b, i.imm);
                 next_t = pipeline::alu(p, t, i.rd);
             }
+            // Zba and Zbb: single-cycle Integer Unit operations, timed as the ALU's (the
+            // ISA documentation gives them no timing of their own).
+            Op::Sh1add
+            | Op::Sh2add
+            | Op::Sh3add
+            | Op::Andn
+            | Op::Orn
+            | Op::Xnor
+            | Op::Clz
+            | Op::Ctz
+            | Op::Cpop
+            | Op::Max
+            | Op::Maxu
+            | Op::Min
+            | Op::Minu
+            | Op::SextB
+            | Op::SextH
+            | Op::ZextH
+            | Op::Rol
+            | Op::Ror
+            | Op::Rori
+            | Op::OrcB
+            | Op::Rev8 => {
+                if !zb {
+                    // Not an instruction of this arch: the fault of any illegal word.
+                    return Err(FaultKind::IllegalInstruction);
+                }
+                x!(i.rd) = zba_zbb(i.op, a, b, i.imm);
+                next_t = pipeline::alu(p, t, i.rd);
+            }
             Op::Mul | Op::Mulh | Op::Mulhsu | Op::Mulhu => {
                 x!(i.rd) = mul(i.op, a, b);
                 next_t = pipeline::mul(p, &cfg, t, i.rd);
@@ -552,6 +592,48 @@ fn alu(op: Op, a: u32, b: u32, imm: i32) -> u32 {
         // The one caller's arm lists exactly the operations above.
         _ => {
             debug_assert!(false, "not an ALU operation: {op:?}");
+            a
+        }
+    }
+}
+
+/// Zba and Zbb on RV32 (`b` is `rs2`'s value, `imm` `rori`'s shift amount), as the
+/// ratified bit-manipulation spec (v1.0.0) defines them.
+#[inline]
+fn zba_zbb(op: Op, a: u32, b: u32, imm: i32) -> u32 {
+    match op {
+        Op::Sh1add => (a << 1).wrapping_add(b),
+        Op::Sh2add => (a << 2).wrapping_add(b),
+        Op::Sh3add => (a << 3).wrapping_add(b),
+        Op::Andn => a & !b,
+        Op::Orn => a | !b,
+        Op::Xnor => !(a ^ b),
+        Op::Clz => a.leading_zeros(),
+        Op::Ctz => a.trailing_zeros(),
+        Op::Cpop => a.count_ones(),
+        Op::Max => (a as i32).max(b as i32) as u32,
+        Op::Maxu => a.max(b),
+        Op::Min => (a as i32).min(b as i32) as u32,
+        Op::Minu => a.min(b),
+        Op::SextB => a as u8 as i8 as i32 as u32,
+        Op::SextH => a as u16 as i16 as i32 as u32,
+        Op::ZextH => a & 0xFFFF,
+        Op::Rol => a.rotate_left(b & 31),
+        Op::Ror => a.rotate_right(b & 31),
+        Op::Rori => a.rotate_right(imm as u32 & 31),
+        // Each byte: all ones if any of its bits is set, else zero.
+        Op::OrcB => (0..4).fold(0, |r, k| {
+            let byte = 0xFFu32 << (8 * k);
+            if a & byte != 0 {
+                r | byte
+            } else {
+                r
+            }
+        }),
+        Op::Rev8 => a.swap_bytes(),
+        // The one caller's arm lists exactly the operations above.
+        _ => {
+            debug_assert!(false, "not a Zba/Zbb operation: {op:?}");
             a
         }
     }

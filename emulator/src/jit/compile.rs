@@ -1043,8 +1043,12 @@ fn body(b: &mut Block<'_>, code: &[Inst], pc: u32) -> bool {
     true
 }
 
-/// Whether generated code covers `op` (everything else is the interpreter's).
+/// Whether generated code covers `op` (everything else is the interpreter's). Zba and Zbb
+/// are the interpreter's too: it also faults on them on an arch without them.
 fn compilable(op: Op) -> bool {
+    if op.is_zba_zbb() {
+        return false;
+    }
     !matches!(
         op,
         Op::Div
