@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The largest program file, and the largest input or expected file, read.
-pub(super) const MAX_FILE: u64 = 16 << 20;
+const MAX_FILE: u64 = 16 << 20;
 const MAX_BUFFER: u64 = 1 << 30;
 /// Where buffers are placed when the file gives no address: from 1 MiB in every bank.
 const FIRST_BANK_ADDRESS: u32 = 0x10_0000;
