@@ -22,9 +22,10 @@ pub struct BuildArgs {
     /// (FILE.c, FILE.cpp, ...) compiled and linked into one kernel for --core.
     #[arg(default_value = ".", value_name = "CRATE_DIR | FILE.c|FILE.cpp...")]
     pub paths: Vec<PathBuf>,
-    /// C/C++: the core the kernel is linked for (brisc, ncrisc, trisc0, trisc1, trisc2).
-    #[arg(long, value_name = "RISC", value_parser = parse_risc_arg)]
-    pub core: Option<Risc>,
+    /// C/C++: the core the kernel is linked for (brisc, ncrisc, trisc0, trisc1, trisc2);
+    /// with --tt-metal also compute: a compute kernel for all three TRISCs.
+    #[arg(long, value_name = "RISC", value_parser = parse_core_arg)]
+    pub core: Option<CoreArg>,
     /// Chip architecture the kernels are linked for.
     #[arg(long, default_value = "wormhole_b0", value_parser = parse_arch)]
     pub arch: Arch,
@@ -52,6 +53,18 @@ pub struct BuildArgs {
     /// --tt-metal: the NoC the kernel uses (NOC_INDEX).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1), requires = "tt_metal")]
     pub noc: u8,
+    /// --tt-metal, compute: the math fidelity, 0 (LoFi), 2 (HiFi2), 3 (HiFi3) or 4 (HiFi4).
+    #[arg(long, default_value_t = 4, requires = "tt_metal")]
+    pub math_fidelity: u8,
+    /// --tt-metal, compute: the SFPU's approximation mode (APPROX).
+    #[arg(long, requires = "tt_metal")]
+    pub math_approx: bool,
+    /// --tt-metal, compute: Dest holds 32-bit values (tt-metal's fp32_dest_acc_en).
+    #[arg(long, requires = "tt_metal")]
+    pub fp32_dest_acc: bool,
+    /// --tt-metal, compute: Dest synchronised whole, not in halves (dst_full_sync_en).
+    #[arg(long, requires = "tt_metal")]
+    pub dst_full_sync: bool,
     /// Cargo features to enable (comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub features: Vec<String>,
@@ -71,9 +84,20 @@ pub struct BuildArgs {
 
 /// `ttprof build`: one line per binary, `NAME PATH`.
 pub fn build(args: &BuildArgs) -> Result<ExitCode> {
+    let compute_all = args.core == Some(CoreArg::Compute);
+    if compute_all && !args.tt_metal {
+        return Err(ttprof::Error::Argument {
+            what: "--core compute builds a tt-metal compute kernel: add --tt-metal (a C/C++ kernel of \
+                   ttprof's is built for one core: trisc0, trisc1 or trisc2)"
+                .into(),
+        });
+    }
     let request = BuildRequest {
         paths: args.paths.clone(),
-        core: args.core,
+        core: match args.core {
+            Some(CoreArg::Risc(r)) => Some(r),
+            _ => None,
+        },
         arch: args.arch,
         no_profile: args.no_profile,
         features: args.features.clone(),
@@ -86,6 +110,13 @@ pub fn build(args: &BuildArgs) -> Result<ExitCode> {
             named_args: args.named_compile_args.clone(),
             cb_formats: args.cb_format.clone(),
             noc: args.noc,
+            compute_all,
+            compute: ttprof::tt_metal_build::ComputeConfig {
+                math_fidelity: args.math_fidelity,
+                approx: args.math_approx,
+                fp32_dest_acc: args.fp32_dest_acc,
+                dst_full_sync: args.dst_full_sync,
+            },
         }),
     };
     for (name, path) in request.build()? {
@@ -133,8 +164,22 @@ fn parse_word(s: &str) -> std::result::Result<u32, String> {
     parsed.map_err(|_| format!("{s:?} is not a 32-bit word (decimal or 0x hex)"))
 }
 
-fn parse_risc_arg(s: &str) -> std::result::Result<Risc, String> {
-    ttprof::session::parse_risc(s).map_err(|e| e.to_string())
+/// `ttprof build --core`: one RISC, or `compute` (a tt-metal compute kernel's three TRISCs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CoreArg {
+    /// One RISC.
+    Risc(Risc),
+    /// All three TRISCs.
+    Compute,
+}
+
+fn parse_core_arg(s: &str) -> std::result::Result<CoreArg, String> {
+    if s == "compute" {
+        return Ok(CoreArg::Compute);
+    }
+    ttprof::session::parse_risc(s)
+        .map(CoreArg::Risc)
+        .map_err(|e| format!("{e} (or compute: a tt-metal compute kernel for all three TRISCs)"))
 }
 
 /// Arguments of `ttprof run`.

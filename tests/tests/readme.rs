@@ -436,7 +436,11 @@ fn tt_metal_root() -> Option<tempfile::TempDir> {
 fn the_readme_s_tt_metal_kernel_builds_as_shown() {
     let Some(root) = tt_metal_root() else { return };
     let runs = readme_section(root.path(), "tt-metal-kernels", "tt-metal-kernels");
-    assert_eq!(runs.len(), 2, "README runs: two builds");
+    assert_eq!(
+        runs.len(),
+        3,
+        "README runs: two dataflow builds, one compute build"
+    );
     let dir = root.path().join("tt-metal-kernels");
     let sites = |elf: &Path| -> Vec<(String, String)> {
         use object::{Object, ObjectSymbol};
@@ -469,7 +473,29 @@ fn the_readme_s_tt_metal_kernel_builds_as_shown() {
         ),
         ("target/bh/reader.elf", "BRISC-KERNEL", false),
     ];
-    for ((d, line), (elf, kernel_zone, pages)) in runs.iter().zip(expected) {
+    // The compute kernel: one ELF per TRISC, each with the zone and the TRISC wrapper's.
+    let (d, line) = &runs[2];
+    let out = run_line(line, d);
+    assert!(
+        out.status.success(),
+        "{line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    for (k, t) in ["trisc0", "trisc1", "trisc2"].into_iter().enumerate() {
+        let elf = dir.join(format!(
+            "target/ttprof-kernels/tt-metal/wormhole_b0/compute/{t}/copy-{t}.elf"
+        ));
+        assert_eq!(
+            printed.lines().nth(k),
+            Some(format!("copy-{t} {}", elf.display()).as_str()),
+            "{printed}"
+        );
+        let sites = sites(&elf);
+        let has = |n: &str| sites.contains(&("zone".to_string(), n.to_string()));
+        assert!(has("copy-tile") && has("TRISC-KERNEL"), "{t}: {sites:?}");
+    }
+    for ((d, line), (elf, kernel_zone, pages)) in runs[..2].iter().zip(expected) {
         let out = run_line(line, d);
         assert!(out.status.success(), "{line}");
         let elf = dir.join(elf);

@@ -342,7 +342,7 @@ fn the_default_output_is_under_the_current_directory() {
     );
 }
 
-/// Mistakes are exit 1 naming what is wrong: a compute RISC, a compiler error (shown as the
+/// Mistakes are exit 1 naming what is wrong: `--core compute` without `--tt-metal`, a compiler error (shown as the
 /// compiler prints it), a missing tt-metal tree (pointing at scripts/fetch-tt-metal.sh). Run
 /// in a temporary directory: a failed build leaves its directory there, not in the checkout.
 #[test]
@@ -352,9 +352,10 @@ fn mistakes_say_what_is_wrong() {
     let s = source.to_str().unwrap();
     let cwd = tempfile::tempdir().unwrap();
     let here = Some(cwd.path());
-    let out = ttprof(here, &["build", "--tt-metal", "--core", "trisc0", s]);
+    // A compute kernel's three TRISCs are a tt-metal build only.
+    let out = ttprof(here, &["build", "--core", "compute", s]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("brisc or ncrisc"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add --tt-metal"));
 
     // TensorAccessorArgs<0> reads two compile-time arguments: none is an error in the kernel.
     let out = ttprof(here, &["build", "--tt-metal", "--core", "ncrisc", s]);

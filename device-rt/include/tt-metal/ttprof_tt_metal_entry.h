@@ -1,30 +1,61 @@
-// ttprof_tt_metal_entry.h - the entry of a tt-metal dataflow kernel built by
-// `ttprof build --tt-metal`, included after the kernel's source.
+// ttprof_tt_metal_entry.h - the entry of a tt-metal kernel built by `ttprof build --tt-metal`,
+// included after the kernel's source.
 //
-// tt-metal's firmware calls the kernel's entry once per launch: on BRISC (and NCRISC on
-// Blackhole) `_start` at the start of the kernel's text; on Wormhole's NCRISC the firmware
+// tt-metal's firmware calls the kernel's entry once per launch: on BRISC, the TRISCs (and NCRISC
+// on Blackhole) `_start` at the start of the kernel's text; on Wormhole's NCRISC the firmware
 // resets the core into its instruction RAM, where `_start` restores the registers the firmware
 // saved (at MEM_NCRISC_HALT_STACK_MAILBOX_ADDRESS) and continues in `kernel_launch(offset)`.
-// The entry does what the firmware's kernel wrappers do (copy the kernel's data image to local
-// memory, set up the NoC state, wait for the go message, run the kernel, return the stack
-// usage) and runs the kernel inside ttprof's launch (`TTPROF_KERNEL`: the *-FW and *-KERNEL
-// zones, the Run record, the sum zones).
+// The entry does what the firmware's kernel wrappers do (brisck.cc, ncrisck.cc, trisck.cc: copy
+// the kernel's data image to local memory, set up the NoC state, wait for the go message, run
+// the kernel, return the stack usage) and runs the kernel inside ttprof's launch
+// (`TTPROF_KERNEL`: the *-FW and *-KERNEL zones, the Run record, the sum zones).
 //
 // Registers: tt-metal's firmware keeps its global pointer in `gp` (it addresses its globals
 // gp-relative) and ttprof's runtime keeps the ring's limit in `gp` and its write pointer in `tp`.
 // The entry saves both, starts the launch with them zeroed (as the runtime's own `_start`
 // does), and restores them before returning to the firmware. The link defines no
-// `__global_pointer$`, so no code of the kernel is relaxed to gp-relative addressing.
+// `__global_pointer$`, so no code of the kernel is relaxed to gp-relative addressing (trisck.cc
+// asks for that relaxation; this entry does not).
 #pragma once
 
 #if defined(COMPILE_FOR_BRISC)
 #define TTPROF__TT_CORE brisc
 #elif defined(COMPILE_FOR_NCRISC)
 #define TTPROF__TT_CORE ncrisc
+#elif defined(COMPILE_FOR_TRISC) && COMPILE_FOR_TRISC == 0
+#define TTPROF__TT_CORE trisc0
+#elif defined(COMPILE_FOR_TRISC) && COMPILE_FOR_TRISC == 1
+#define TTPROF__TT_CORE trisc1
+#elif defined(COMPILE_FOR_TRISC) && COMPILE_FOR_TRISC == 2
+#define TTPROF__TT_CORE trisc2
 #else
-#error "ttprof: tt-metal kernels are built for BRISC or NCRISC (compute kernels are not yet supported)"
+#error "ttprof: tt-metal kernels are built for BRISC, NCRISC or a TRISC (COMPILE_FOR_TRISC 0..2)"
 #endif
 
+#if defined(COMPILE_FOR_TRISC)
+// What trisck.cc defines for the compute API and tt-llk (the kernel is chlkc_list.h's
+// run_kernel(): the math thread zeroes Dest, the unpack thread the source registers, then
+// kernel_main()).
+uint32_t unp_cfg_context = 0;
+uint32_t pack_sync_tile_dst_ptr = 0;
+uint32_t math_sync_tile_dst_index = 0;
+uint32_t gl_alu_format_spec_reg = 0;
+uint32_t op_info_offset = 0;
+namespace ckernel {
+volatile tt_reg_ptr uint *regfile = reinterpret_cast<volatile uint *>(REGFILE_BASE);
+volatile tt_reg_ptr uint *pc_buf_base = reinterpret_cast<volatile uint *>(PC_BUF_BASE);
+#if defined(__INSTRN_BUFFER_TOS)
+volatile tt_reg_ptr uint32_t *const instrn_buffer = reinterpret_cast<volatile uint32_t *>(INSTRN_BUF_BASE);
+#endif
+volatile tt_reg_ptr uint *mailbox_base[4] = {
+    reinterpret_cast<volatile uint tt_reg_ptr *>(TENSIX_MAILBOX0_BASE),
+    reinterpret_cast<volatile uint tt_reg_ptr *>(TENSIX_MAILBOX1_BASE),
+    reinterpret_cast<volatile uint tt_reg_ptr *>(TENSIX_MAILBOX2_BASE),
+    reinterpret_cast<volatile uint tt_reg_ptr *>(TENSIX_MAILBOX3_BASE)};
+}  // namespace ckernel
+
+static void ttprof__tt_metal_kernel() { run_kernel(); }
+#else
 // tt-metal's older dataflow entry spelling, `namespace NAMESPACE { void MAIN }`, when a build
 // defines NAMESPACE and MAIN; `void kernel_main()` otherwise.
 void kernel_main() __attribute__((weak));
@@ -37,6 +68,7 @@ static void ttprof__tt_metal_kernel() {
     NAMESPACE::MAIN;
 #endif
 }
+#endif
 
 TTPROF_KERNEL(TTPROF__TT_CORE, ttprof__tt_metal_kernel)
 
@@ -58,6 +90,12 @@ extern "C" __attribute__((used)) void ttprof__tt_metal_layout() {
             "i"(sizeof(((profiler_msg_t *)0)->control_vector)),
 #if defined(COMPILE_FOR_BRISC)
             "i"(MEM_LOCAL_BASE + MEM_BRISC_LOCAL_SIZE - MEM_BRISC_STACK_MIN_SIZE)
+#elif defined(COMPILE_FOR_TRISC) && COMPILE_FOR_TRISC == 0
+            "i"(MEM_LOCAL_BASE + MEM_TRISC_LOCAL_SIZE - MEM_TRISC0_STACK_MIN_SIZE)
+#elif defined(COMPILE_FOR_TRISC) && COMPILE_FOR_TRISC == 1
+            "i"(MEM_LOCAL_BASE + MEM_TRISC_LOCAL_SIZE - MEM_TRISC1_STACK_MIN_SIZE)
+#elif defined(COMPILE_FOR_TRISC)
+            "i"(MEM_LOCAL_BASE + MEM_TRISC_LOCAL_SIZE - MEM_TRISC2_STACK_MIN_SIZE)
 #else
             "i"(MEM_LOCAL_BASE + MEM_NCRISC_LOCAL_SIZE - MEM_NCRISC_STACK_MIN_SIZE)
 #endif
@@ -128,9 +166,15 @@ extern "C" [[gnu::section(".start")]] uint32_t _start() {
     mark_stack_usage();
     do_crt1((uint32_t tt_l1_ptr *)__kernel_data_lma);
 #endif
+#if defined(UCK_CHLKC_UNPACK)
+    // As trisck.cc: the debug feature-disable register is cleared before every unpack kernel.
+    memory_write(RISCV_DEBUG_REG_DBG_FEATURE_DISABLE, 0);
+#endif
+#if !defined(COMPILE_FOR_TRISC)
     if constexpr (NOC_MODE == DM_DEDICATED_NOC) {
         noc_local_state_init(NOC_INDEX);
     }
+#endif
     wait_for_go_message();
     ttprof__tt_metal_launch();
     return measure_stack_usage();

@@ -155,6 +155,7 @@ impl Device {
                     harts: maps.iter().map(|&m| Hart::new(m)).collect(),
                     executors: Risc::ALL.iter().map(|_| Executor::default()).collect(),
                     kernels: vec![None; Risc::ALL.len()],
+                    launched: vec![None; Risc::ALL.len()],
                     mem,
                     zicsr: arch == Arch::Blackhole,
                     quantum: cfg.quantum as u64,
@@ -254,6 +255,25 @@ impl Device {
             ))
         })?;
         Ok(chip as usize * self.coords.len() + i)
+    }
+
+    /// Names the addresses `[start, end)` of `risc` on `tile` by the kernel ELF `elf_bytes`
+    /// from now on (in faults, deadlock reports, line tables): a kernel the core's firmware
+    /// runs from there, which its host wrote (tt-metal's dispatch). Nothing is loaded.
+    pub fn name_launched_kernel(
+        &mut self,
+        chip: u32,
+        tile: NocCoord,
+        risc: Risc,
+        range: std::ops::Range<u32>,
+        elf_bytes: &[u8],
+        elf_name: &str,
+    ) -> Result<(), EmuError> {
+        let index = self.tile_index(chip, tile)?;
+        let program = Program::names_only(elf_bytes, elf_name)?;
+        self.tiles[index].launched[risc.index()] =
+            Some((range.start, range.end, std::sync::Arc::new(program)));
+        Ok(())
     }
 
     /// Checks `elf_bytes` for `risc` and writes its segments into `tile`'s L1 and the

@@ -121,6 +121,20 @@ impl Program {
 }
 
 impl Program {
+    /// The symbols of a kernel another program placed in memory (tt-metal's firmware runs
+    /// the kernels its host writes): nothing is loaded from it, it only names addresses.
+    pub fn names_only(bytes: &[u8], name: &str) -> Result<Program, EmuError> {
+        let file = object::File::parse(bytes).map_err(|e| EmuError::Elf {
+            file: name.to_string(),
+            reason: format!("not an ELF file the loader can read: {e}"),
+        })?;
+        Ok(Program {
+            name: name.to_string(),
+            segments: Vec::new(),
+            symbols: Symbols::read(&file, bytes),
+        })
+    }
+
     /// `file:line` of `addr` from the ELF's DWARF line tables, if it has them.
     pub fn source_line(&self, addr: u32) -> Option<String> {
         self.symbols.line(addr)

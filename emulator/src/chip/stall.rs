@@ -261,8 +261,8 @@ pub(crate) fn timeout(dev: &mut Device) -> Box<Fault> {
 /// Chip, tile, RISC, pc, function and source line of core `i` of `t`.
 fn place(t: &Tile, i: usize) -> String {
     let h = &t.harts[i];
-    let program = t.kernels[i].as_ref();
     let pc = h.core.pc;
+    let program = t.program_at(i, pc);
     let mut place = format!(
         "chip {} tile {} {} at pc {pc:#010x}",
         t.chip,
@@ -327,8 +327,14 @@ fn report(dev: &mut Device, turns: &[Option<u64>]) -> Box<Fault> {
 /// in instructions, when known).
 fn describe(t: &mut Tile, i: usize, turn: u64) -> String {
     let place = place(t, i);
-    let program = t.kernels[i].clone();
-    let line = |pc: u32| program.as_ref().and_then(|p| p.symbols.line(pc));
+    let programs = (t.kernels[i].clone(), t.launched[i].clone());
+    let line = |pc: u32| {
+        match &programs.1 {
+            Some((start, end, p)) if (*start..*end).contains(&pc) => Some(p.as_ref()),
+            _ => programs.0.as_deref(),
+        }
+        .and_then(|p| p.symbols.line(pc))
+    };
     let waits = match probe(t, i, turn) {
         Probe::Fifo { addr, write } => format!(
             "{} {addr:#010x} ({})",

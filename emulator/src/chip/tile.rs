@@ -52,6 +52,9 @@ pub(crate) struct Tile {
     pub executors: Vec<Executor>,
     /// The kernel each core was loaded with, by [`Risc::index`].
     pub kernels: Vec<Option<Arc<Program>>>,
+    /// Per hart, a kernel its firmware runs from `[start, end)` (tt-metal's dispatch writes
+    /// it there): it names the addresses in that range.
+    pub launched: Vec<Option<(u32, u32, Arc<Program>)>>,
     pub mem: TileMem,
     /// The arch has Zicsr (Blackhole).
     pub zicsr: bool,
@@ -82,6 +85,15 @@ pub(crate) const fn l1_port(risc: Risc) -> usize {
 }
 
 impl Tile {
+    /// The program that names `pc` on hart `i`: a kernel launched there whose range holds
+    /// it, else what was loaded on the hart.
+    pub(crate) fn program_at(&self, i: usize, pc: u32) -> Option<&Program> {
+        match &self.launched[i] {
+            Some((start, end, p)) if (*start..*end).contains(&pc) => Some(p),
+            _ => self.kernels[i].as_deref(),
+        }
+    }
+
     /// Whether a running core's code names an NIU register page (see [`crate::noc`]).
     pub fn uses_noc(&self) -> bool {
         self.harts.iter().any(|h| h.is_running() && h.uses_noc)
@@ -430,12 +442,12 @@ impl Tile {
         let others: Vec<Other> = self
             .harts
             .iter()
-            .zip(&self.kernels)
-            .filter(|(h, _)| h.is_running())
-            .map(|(h, kernel)| {
+            .enumerate()
+            .filter(|(_, h)| h.is_running())
+            .map(|(k, h)| {
                 let (a, w) = h.stuck.unwrap_or((0, false));
-                let at = kernel
-                    .as_ref()
+                let at = self
+                    .program_at(k, h.core.pc)
                     .and_then(|p| p.symbols.line(h.core.pc))
                     .map(|l| format!(" ({l})"))
                     .unwrap_or_default();
@@ -501,8 +513,8 @@ impl Tile {
             FaultKind::Ebreak => self.panic_of(i).unwrap_or(FaultKind::Ebreak),
             k => k,
         };
-        let h = &mut self.harts[i];
-        h.state = HartState::Faulted;
+        self.harts[i].state = HartState::Faulted;
+        let h = &self.harts[i];
         let pc = h.core.pc;
         let l1 = &self.mem.l1;
         let word = if pc.is_multiple_of(4) && (pc as u64 + 4) <= l1.size() as u64 {
@@ -510,7 +522,7 @@ impl Tile {
         } else {
             None
         };
-        let program = self.kernels[i].as_ref();
+        let program = self.program_at(i, pc);
         Box::new(Fault {
             kind,
             chip: self.chip,

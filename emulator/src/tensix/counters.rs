@@ -25,6 +25,17 @@ fn wrap(dim: usize, v: u32) -> u32 {
     v & ((1 << WIDTH[dim]) - 1)
 }
 
+/// Sets counter `dim` (X, Y, Z, W) of `ch`, or its `_Cr` shadow, to `value` (wrapped at
+/// the counter's width): `REG2FLOP`'s ADC mode.
+pub(crate) fn set_counter(ch: &mut Channel, dim: usize, cr: bool, value: u32) {
+    let c = &mut ch.xyzw[dim];
+    if cr {
+        c.cr = wrap(dim, value);
+    } else {
+        c.v = wrap(dim, value);
+    }
+}
+
 /// The two channels of one ADC set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Adc {

@@ -48,6 +48,7 @@ pub(crate) mod op {
     pub const PACR: u8 = 0x41;
     pub const UNPACR: u8 = 0x42;
     pub const SETDMAREG: u8 = 0x45;
+    pub const REG2FLOP: u8 = 0x48;
     pub const SETADC: u8 = 0x50;
     pub const SETADCXY: u8 = 0x51;
     pub const INCADCXY: u8 = 0x52;
@@ -166,7 +167,7 @@ const TABLE: &[(u8, OpInfo)] = &[
     (op::UNPACR, m("UNPACR", Unpack, B0 | B3)),
     (op::SETDMAREG, m("SETDMAREG", Scalar, B0 | B5)),
     (0x46, u("FLUSHDMA", Scalar)),
-    (0x48, u("REG2FLOP", Scalar)),
+    (op::REG2FLOP, m("REG2FLOP", Scalar, B0 | B5)),
     (0x49, u("LOADIND", Scalar)),
     (0x4A, u("PACR_SETREG", Pack)),
     (op::SETADC, m("SETADC", Misc, B0)),
@@ -316,6 +317,7 @@ pub(crate) fn unsupported(word: u32) -> Option<String> {
             "SHIFTDMAREG mode {} is undefined behaviour",
             f(18, 3)
         )),
+        op::REG2FLOP => super::scalar::reg2flop_unsupported(word),
         op::UNPACR => super::unpack::unsupported(word),
         op::PACR => super::pack::unsupported(word),
         0x10 if f(18, 1) == 1 && f(19, 2) >= 1 => {

@@ -533,7 +533,11 @@ impl Tensix {
                     return Ok(false);
                 }
                 let n = scalar::cycles(w);
-                scalar::execute(&mut self.gprs[t], w);
+                if o == op::REG2FLOP {
+                    scalar::reg2flop(&mut self.config, &mut self.adcs, &self.gprs[t], t, w);
+                } else {
+                    scalar::execute(&mut self.gprs[t], w);
+                }
                 self.scalar_busy_until = c + n as u64;
                 self.thread_held_until[t] = c + n as u64;
                 self.held_by[t] = TensixWait::ScalarUnit;

@@ -1,13 +1,15 @@
 //! A tt-metal program on one or more cores by slow dispatch: what tt-metal's host writes
 //! into each core's kernel configuration buffer (runtime arguments, semaphores, circular
 //! buffer configurations, kernel text) and launch message, then the go messages, and the
-//! wait for every core's done. BRISC and NCRISC kernels: on Wormhole B0 an NCRISC kernel is
-//! linked in NCRISC's instruction RAM and written into the buffer after BRISC's; the
-//! firmware copies it into the RAM with the mover and BRISC restarts NCRISC there
-//! (the emulator's `devices/mover.rs`).
+//! wait for every core's done. BRISC and NCRISC kernels, and a compute kernel's three TRISC
+//! parts: on Wormhole B0 an NCRISC kernel is linked in NCRISC's instruction RAM and written
+//! into the buffer after BRISC's; the firmware copies it into the RAM with the mover and
+//! BRISC restarts NCRISC there (the emulator's `devices/mover.rs`). Each TRISC's part is
+//! linked in a slot of its own in the buffer ([`trisc_text_base`]).
 //!
-//! The buffer's layout is ours (tt-metal's host packs it by size; the firmware only follows
-//! the offsets in the launch message): see docs/design/tt-metal-firmware.md.
+//! The buffer's layout is ours (tt-metal's host packs it by size and relocates the kernels;
+//! the firmware only follows the offsets in the launch message): see
+//! docs/design/tt-metal-firmware.md.
 
 use super::firmware::{read_u8, write_u8s, Firmware};
 use crate::{Device, EmuError, Risc};
@@ -15,8 +17,9 @@ use riscv_linker::noc::dram;
 use riscv_linker::tt_metal::{self, msgs};
 use riscv_linker::NocCoord;
 
-/// Offset of BRISC's runtime arguments in the kernel configuration buffer (NCRISC's follow
-/// at [`ARGS_STRIDE`]); each RISC's common arguments at [`COMMON_ARGS`] after its own.
+/// Offset of BRISC's runtime arguments in the kernel configuration buffer (NCRISC's and
+/// the TRISCs' follow at [`ARGS_STRIDE`], in [`Risc::ALL`] order); each RISC's common
+/// arguments at [`COMMON_ARGS`] after its own.
 pub const ARGS: u32 = 0;
 /// Bytes per RISC for its own and its common runtime arguments.
 pub const ARGS_STRIDE: u32 = 0x200;
@@ -24,17 +27,23 @@ pub const ARGS_STRIDE: u32 = 0x200;
 pub const COMMON_ARGS: u32 = 0x100;
 /// Most runtime arguments (own, or common) of one kernel: 64 words.
 pub const MAX_ARGS: usize = (COMMON_ARGS / 4) as usize;
-/// Offset of the semaphores (one per [`L1_ALIGNMENT`] bytes, `get_semaphore`).
-pub const SEMAPHORES: u32 = 0x400;
+/// Offset of the semaphores (one per [`L1_ALIGNMENT`] bytes, `get_semaphore`), after the
+/// five RISCs' arguments.
+pub const SEMAPHORES: u32 = ARGS + 5 * ARGS_STRIDE;
 /// Most semaphores of a program.
 pub const MAX_SEMAPHORES: usize = 16;
 /// Offset of the local circular buffers' configurations (four words each, by index).
-pub const LOCAL_CBS: u32 = 0x500;
+pub const LOCAL_CBS: u32 = SEMAPHORES + L1_ALIGNMENT * MAX_SEMAPHORES as u32;
 /// Offset of the (empty) remote circular buffer configurations.
 pub const REMOTE_CBS: u32 = LOCAL_CBS + 16 * NUM_CIRCULAR_BUFFERS as u32;
 /// Offset of BRISC's kernel text: a kernel for a program is linked at
-/// `KERNEL_CONFIG_BASE + BRISC_TEXT` (see [`brisc_text_base`]).
-pub const BRISC_TEXT: u32 = 0x800;
+/// `KERNEL_CONFIG_BASE + BRISC_TEXT` (see [`brisc_text_base`]); NCRISC's image follows it,
+/// both before [`TRISC_TEXT`].
+pub const BRISC_TEXT: u32 = 0x1000;
+/// Offset of TRISC0's slot; TRISC1's and TRISC2's follow at [`TRISC_SLOT`].
+pub const TRISC_TEXT: u32 = 0x8800;
+/// Bytes of each TRISC's slot (its text and data image).
+pub const TRISC_SLOT: u32 = 0x2C00;
 /// Wormhole's `L1_ALIGNMENT` (`hostdevcommon/common_values.hpp`): the semaphores' stride.
 pub const L1_ALIGNMENT: u32 = 16;
 /// Wormhole's `NUM_CIRCULAR_BUFFERS`.
@@ -43,6 +52,9 @@ pub const NUM_CIRCULAR_BUFFERS: u8 = 32;
 /// (`MEM_NCRISC_INIT_IRAM_L1_BASE_SCRATCH + MEM_NCRISC_LOCAL_SIZE`): the bank tables the
 /// firmware copies into its local memory at boot (`noc_bank_table_init`).
 pub const BANK_TO_NOC_SCRATCH: u32 = tt_metal::NCRISC_INIT_IRAM_L1_BASE_SCRATCH + 4 * 1024;
+
+const _: () = assert!(REMOTE_CBS + 16 * NUM_CIRCULAR_BUFFERS as u32 <= BRISC_TEXT);
+const _: () = assert!(TRISC_TEXT + 3 * TRISC_SLOT <= tt_metal::KERNEL_CONFIG_SIZE);
 
 /// Where a BRISC kernel of a program is linked: its text is written there, and the launch
 /// message's text offset points at it.
@@ -57,12 +69,32 @@ pub const fn ncrisc_text_base() -> u32 {
     tt_metal::NCRISC_IRAM_BASE
 }
 
+/// Where TRISC `n`'s part of a compute kernel is linked (0, 1, 2: unpack, math, pack): the
+/// start of its slot, where it is written.
+pub const fn trisc_text_base(n: u32) -> u32 {
+    tt_metal::KERNEL_CONFIG_BASE + TRISC_TEXT + n * TRISC_SLOT
+}
+
+/// The slot `[start, end)` a kernel for `risc` is written into (BRISC's also holds NCRISC's
+/// image; `None` for NCRISC, which is placed after BRISC's).
+fn slot(risc: Risc) -> Option<(u32, u32)> {
+    match risc {
+        Risc::Brisc => Some((brisc_text_base(), trisc_text_base(0))),
+        Risc::Ncrisc => None,
+        Risc::Trisc0 | Risc::Trisc1 | Risc::Trisc2 => {
+            let n = risc.index() as u32 - 2;
+            Some((trisc_text_base(n), trisc_text_base(n) + TRISC_SLOT))
+        }
+    }
+}
+
 /// A kernel of a program: its ELF and its runtime arguments.
 #[derive(Clone, Debug)]
 pub struct ProgramKernel<'a> {
-    /// BRISC or NCRISC.
+    /// BRISC, NCRISC, or a TRISC (its part of a compute kernel).
     pub risc: Risc,
-    /// The ELF's bytes (BRISC: linked at [`brisc_text_base`]).
+    /// The ELF's bytes (BRISC: linked at [`brisc_text_base`]; TRISC n at
+    /// [`trisc_text_base`]).
     pub elf: &'a [u8],
     /// Its name, for messages.
     pub name: String,
@@ -305,9 +337,8 @@ fn segment_lma(bytes: &[u8], vaddr: u64) -> Option<u64> {
 
 impl Image {
     /// Checks the entry is where the kernel's RISC must be linked: BRISC's at
-    /// [`brisc_text_base`], every segment inside the kernel configuration buffer after the
-    /// arguments; NCRISC's at [`ncrisc_text_base`], its text no larger than the instruction
-    /// RAM.
+    /// [`brisc_text_base`], a TRISC's at [`trisc_text_base`], every segment inside its slot;
+    /// NCRISC's at [`ncrisc_text_base`], its text no larger than the instruction RAM.
     fn check(&self, k: &ProgramKernel<'_>) -> Result<(), EmuError> {
         let buffer = tt_metal::kernel_config();
         let err = |reason: String| EmuError::Elf {
@@ -337,23 +368,26 @@ impl Image {
             }
             return Ok(());
         }
-        if self.entry != brisc_text_base() {
+        let Some((start, end)) = slot(k.risc) else {
+            return Ok(());
+        };
+        if self.entry != start {
             return Err(err(format!(
-                "entry {:#x}: a BRISC kernel of a program is linked at {:#x} (the kernel \
-                 configuration buffer {:#x} + {BRISC_TEXT:#x})",
+                "entry {:#x}: a {} kernel of a program is linked at {start:#x} (the kernel \
+                 configuration buffer {:#x} + {:#x})",
                 self.entry,
-                brisc_text_base(),
-                buffer.start
+                k.risc,
+                buffer.start,
+                start - buffer.start
             )));
         }
         for (addr, data) in &self.segments {
-            let end = *addr as u64 + data.len() as u64;
-            if *addr < brisc_text_base() || end > buffer.end() {
+            let seg_end = *addr as u64 + data.len() as u64;
+            if *addr < start || seg_end > end as u64 {
                 return Err(err(format!(
-                    "segment [{addr:#x}, {end:#x}) lies outside [{:#x}, {:#x}), the kernel \
-                     configuration buffer after the arguments",
-                    brisc_text_base(),
-                    buffer.end()
+                    "segment [{addr:#x}, {seg_end:#x}) lies outside [{start:#x}, {end:#x}), the \
+                     {} kernel's slot in the kernel configuration buffer",
+                    k.risc
                 )));
             }
         }
@@ -392,14 +426,13 @@ fn ncrisc_place(p: &Program<'_>, images: &[Image]) -> Result<Option<u32>, EmuErr
         .map_or(brisc_text_base(), |(_, img)| img.end());
     let at = after.div_ceil(16) * 16;
     let len = images[j].end().wrapping_sub(ncrisc_text_base());
-    let buffer = tt_metal::kernel_config();
-    if at as u64 + len as u64 > buffer.end() {
+    if at as u64 + len as u64 > trisc_text_base(0) as u64 {
         return Err(EmuError::Elf {
             file: p.kernels[j].name.clone(),
             reason: format!(
-                "{len} bytes at {at:#x} after BRISC's kernel do not fit in the kernel \
-                 configuration buffer (ends at {:#x})",
-                buffer.end()
+                "{len} bytes at {at:#x} after BRISC's kernel do not fit before the TRISCs' \
+                 slots in the kernel configuration buffer (from {:#x})",
+                trisc_text_base(0)
             ),
         });
     }
@@ -421,12 +454,6 @@ fn validate(p: &Program<'_>) -> Result<(), EmuError> {
         return Err(cfg("no kernels".into()));
     }
     for (i, k) in p.kernels.iter().enumerate() {
-        if !matches!(k.risc, Risc::Brisc | Risc::Ncrisc) {
-            return Err(cfg(format!(
-                "kernel {}: {} kernels (compute) are not supported; BRISC or NCRISC",
-                k.name, k.risc
-            )));
-        }
         if p.kernels[..i].iter().any(|o| o.risc == k.risc) {
             return Err(cfg(format!("two kernels on {}", k.risc)));
         }
@@ -545,6 +572,14 @@ pub fn run_program_with(
     let ncrisc_at = ncrisc_place(p, &images)?;
     let cb_addresses = place_cbs(dev, &p.cbs)?;
     let (dram_banks, l1_banks) = bank_counts(fw)?;
+    // Faults and reports inside a kernel name the kernel's functions and lines, not the
+    // firmware's.
+    for &tile in &p.cores {
+        for (k, img) in p.kernels.iter().zip(&images) {
+            let range = img.entry..img.entry.wrapping_add(img.text_len());
+            dev.name_launched_kernel(0, tile, k.risc, range, k.elf, &k.name)?;
+        }
+    }
     let mut booting = false;
     for &tile in &p.cores {
         if !waiting(dev, tile)? {

@@ -47,8 +47,12 @@ pub struct TtMetalOptions {
     pub named_args: Vec<(String, u32)>,
     /// Circular buffers' data formats (the others are bfloat16).
     pub cb_formats: Vec<(u8, crate::tt_metal_build::CbFormat)>,
-    /// The NoC it uses (0 or 1).
+    /// The NoC it uses (0 or 1; dataflow kernels).
     pub noc: u8,
+    /// A compute kernel for all three TRISCs (`--core compute`), each its own ELF.
+    pub compute_all: bool,
+    /// A compute kernel's configuration (math fidelity, approximation, Dest modes).
+    pub compute: crate::tt_metal_build::ComputeConfig,
 }
 
 impl BuildRequest {
@@ -59,8 +63,17 @@ impl BuildRequest {
         let absolute = |p: PathBuf| std::path::absolute(&p).unwrap_or(p);
         if let Some(t) = &self.tt_metal {
             let b = self.tt_metal_build(t)?;
-            let elf = crate::tt_metal_build::build(&b)?;
-            return Ok(vec![(b.name, absolute(elf))]);
+            let builds = if t.compute_all {
+                crate::tt_metal_build::per_trisc(&b)
+            } else {
+                vec![b]
+            };
+            let mut out = Vec::new();
+            for b in builds {
+                let elf = crate::tt_metal_build::build(&b)?;
+                out.push((b.name, absolute(elf)));
+            }
+            return Ok(out);
         }
         if is_c_build(&self.paths)? {
             let b = self.c_build()?;
@@ -109,13 +122,23 @@ impl BuildRequest {
                 what: "--tt-metal takes a C++ kernel source (.cpp, .cc, .cxx)".into(),
             });
         }
-        let Some(risc) = self.core else {
-            return Err(Error::Argument {
-                what: format!(
-                    "{}: a tt-metal dataflow kernel runs on one RISC: give --core brisc|ncrisc",
-                    source.display()
-                ),
-            });
+        let risc = match (self.core, t.compute_all) {
+            (Some(r), false) => r,
+            (None, true) => crate::tt_metal_build::TRISCS[0],
+            (Some(_), true) => {
+                return Err(Error::Argument {
+                    what: "give one --core: a RISC, or compute for all three TRISCs".into(),
+                })
+            }
+            (None, false) => {
+                return Err(Error::Argument {
+                    what: format!(
+                        "{}: give --core brisc|ncrisc for a dataflow kernel, compute for a \
+                         compute kernel (all three TRISCs), or trisc0|trisc1|trisc2 for one of them",
+                        source.display()
+                    ),
+                })
+            }
         };
         if !self.features.is_empty() || self.no_default_features {
             return Err(Error::Argument {
@@ -129,9 +152,13 @@ impl BuildRequest {
         b.named_args = t.named_args.clone();
         b.cb_formats = t.cb_formats.clone();
         b.noc = t.noc;
+        b.compute = t.compute;
         b.flags = self.flags.clone();
-        if let Some(dir) = &self.target_dir {
-            b.out_dir = dir.clone();
+        match &self.target_dir {
+            Some(dir) => b.out_dir = dir.clone(),
+            // A compute kernel's three parts go into `<arch>/compute/<trisc>`.
+            None if t.compute_all => b.out_dir.set_file_name("compute"),
+            None => {}
         }
         Ok(b)
     }

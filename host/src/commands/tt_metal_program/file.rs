@@ -133,8 +133,20 @@ pub enum Arg {
 pub struct KernelSpec {
     /// Its source, built unchanged through `ttprof build --tt-metal`'s path.
     pub source: String,
-    /// `brisc` or `ncrisc` (on Wormhole B0 NCRISC runs its kernel from its instruction RAM).
+    /// `brisc` or `ncrisc` (on Wormhole B0 NCRISC runs its kernel from its instruction RAM),
+    /// or `compute`: a compute kernel, built for and run on the three TRISCs.
     pub risc: String,
+    /// A compute kernel's math fidelity: 0 (LoFi), 2, 3 or 4 (HiFi4, the default).
+    pub math_fidelity: Option<u8>,
+    /// A compute kernel's `fp32_dest_acc_en`.
+    #[serde(default)]
+    pub fp32_dest_acc: bool,
+    /// A compute kernel's `dst_full_sync_en`.
+    #[serde(default)]
+    pub dst_full_sync: bool,
+    /// A compute kernel's `math_approx_mode`.
+    #[serde(default)]
+    pub math_approx: bool,
     /// The NoC it uses (0 or 1).
     #[serde(default)]
     pub noc: u8,

@@ -124,7 +124,21 @@ fn build_program(
     }
     let mut kernels = Vec::new();
     for (i, k) in spec.kernels.iter().enumerate() {
-        let risc = crate::session::parse_risc(&k.risc)?;
+        let compute = k.risc == "compute";
+        let risc = if compute {
+            Risc::Trisc0
+        } else {
+            crate::session::parse_risc(&k.risc)?
+        };
+        if !compute
+            && (k.math_fidelity.is_some() || k.fp32_dest_acc || k.dst_full_sync || k.math_approx)
+        {
+            return Err(arg(format!(
+                "kernel {}: math_fidelity, fp32_dest_acc, dst_full_sync and math_approx are a \
+                 compute kernel's (risc = \"compute\")",
+                k.source
+            )));
+        }
         let source = resolve(base, &k.source)?;
         for key in k.core_args.keys() {
             let c = parse_cores(std::slice::from_ref(key))?;
@@ -160,21 +174,35 @@ fn build_program(
             .collect();
         b.defines = k.defines.clone();
         b.cb_formats = formats.clone();
+        b.compute.math_fidelity = k.math_fidelity.unwrap_or(b.compute.math_fidelity);
+        b.compute.fp32_dest_acc = k.fp32_dest_acc;
+        b.compute.dst_full_sync = k.dst_full_sync;
+        b.compute.approx = k.math_approx;
         b.name = format!("{}-{i}", b.name);
         b.out_dir = out_dir.join(&b.name);
-        if risc == Risc::Brisc {
-            b.text_base = Some(prog::brisc_text_base());
+        // A compute kernel is three: one per TRISC, each linked in its slot.
+        let builds = if compute {
+            tt_metal_build::per_trisc(&b)
+        } else {
+            vec![b]
+        };
+        for mut b in builds {
+            b.text_base = match b.risc {
+                Risc::Brisc => Some(prog::brisc_text_base()),
+                Risc::Ncrisc => None,
+                t => Some(prog::trisc_text_base(t.index() as u32 - 2)),
+            };
+            let path = tt_metal_build::build(&b)?;
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "read the kernel", e))?;
+            kernels.push(BuiltKernel {
+                risc: b.risc,
+                name: b.name,
+                bytes,
+                path,
+                args: args.clone(),
+                common_args: common_args.clone(),
+            });
         }
-        let path = tt_metal_build::build(&b)?;
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "read the kernel", e))?;
-        kernels.push(BuiltKernel {
-            risc,
-            name: b.name,
-            bytes,
-            path,
-            args,
-            common_args,
-        });
     }
     let noc = cores
         .iter()

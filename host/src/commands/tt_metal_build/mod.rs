@@ -18,6 +18,10 @@
 //! tree is `TT_METAL_HOME` or the cache of `scripts/fetch-tt-metal.sh` ([`root`]). See
 //! docs/design/tt-metal.md.
 
+mod compute;
+
+pub use compute::{per_trisc, ComputeConfig, TRISCS};
+
 use super::kernels::{build_c_runtime, ensure_gcc, include_dir, run_tool, GCC, GXX};
 use crate::error::{Error, Result};
 use riscv_linker::{Arch, Risc};
@@ -92,12 +96,13 @@ fn default_cache_root() -> PathBuf {
     cache.join(format!("ttnn-{TTNN_VERSION}")).join("ttnn")
 }
 
-/// A tt-metal dataflow kernel to build: `ttprof build --tt-metal --core RISC FILE.cpp`.
+/// A tt-metal kernel to build for one RISC: `ttprof build --tt-metal --core RISC FILE.cpp`
+/// (a compute kernel is built once per TRISC: [`per_trisc`]).
 #[derive(Clone, Debug)]
 pub struct TtMetalBuild {
     /// The kernel's source, compiled unchanged.
     pub source: PathBuf,
-    /// BRISC or NCRISC.
+    /// BRISC or NCRISC (a dataflow kernel), or a TRISC (its part of a compute kernel).
     pub risc: Risc,
     /// The chip architecture.
     pub arch: Arch,
@@ -110,8 +115,10 @@ pub struct TtMetalBuild {
     /// The data format of each circular buffer the program configures (index, format); the
     /// others are bfloat16 (the JIT's `chlkc_descriptors.h`: tile sizes and shapes).
     pub cb_formats: Vec<(u8, CbFormat)>,
-    /// The NoC the kernel uses (`NOC_INDEX`): 0 or 1.
+    /// The NoC the kernel uses (`NOC_INDEX`): 0 or 1. Dataflow kernels only.
     pub noc: u8,
+    /// A compute kernel's configuration (TRISCs only).
+    pub compute: ComputeConfig,
     /// Define `PROFILE_KERNEL`: the profiler macros record. Without it they are gone.
     pub profile: bool,
     /// More compiler flags, after ttprof's own.
@@ -148,6 +155,7 @@ impl TtMetalBuild {
             named_args: Vec::new(),
             cb_formats: Vec::new(),
             noc: 0,
+            compute: ComputeConfig::default(),
             profile: true,
             flags: Vec::new(),
             name,
@@ -164,8 +172,9 @@ struct Firmware {
     /// Defined symbols and their values (`__global_pointer$` left out, see [`fw_script`]).
     symbols: BTreeMap<String, u64>,
     global_pointer: u64,
-    dram_banks: u64,
-    l1_banks: u64,
+    /// Bank counts, from the sizes of its bank tables (`None`: it has none).
+    dram_banks: Option<u64>,
+    l1_banks: Option<u64>,
 }
 
 /// Reads `<root>/tt_metal/pre-compiled/<hash>/<risc>/<risc>_weakened.elf`.
@@ -224,16 +233,17 @@ fn firmware(root: &Path, arch: Arch, risc: Risc) -> Result<Firmware> {
             return Err(missing(need));
         }
     }
-    // Each table holds a 16-bit NoC x/y per bank for each of the two NoCs.
-    let banks = |name: &str| -> Result<u64> {
+    // Each table holds a 16-bit NoC x/y per bank for each of the two NoCs (BRISC's and
+    // NCRISC's firmware have them, the TRISCs' not).
+    let banks = |name: &str| -> Option<u64> {
         match sizes.get(name) {
-            Some(&n) if n > 0 && n % 4 == 0 => Ok(n / 4),
-            _ => Err(missing(&format!("{name} table with a size"))),
+            Some(&n) if n > 0 && n % 4 == 0 => Some(n / 4),
+            _ => None,
         }
     };
     Ok(Firmware {
-        dram_banks: banks("dram_bank_to_noc_xy")?,
-        l1_banks: banks("l1_bank_to_noc_xy")?,
+        dram_banks: banks("dram_bank_to_noc_xy"),
+        l1_banks: banks("l1_bank_to_noc_xy"),
         elf,
         symbols,
         global_pointer,
@@ -293,8 +303,9 @@ fn pcie_core(arch: Arch) -> (u32, u32) {
     }
 }
 
-/// The defines tt-metal's JIT gives a data-movement kernel, ttprof's own, then the program's.
-/// A program define of a name ttprof sets replaces ttprof's.
+/// The defines tt-metal's JIT gives a kernel for `b.risc`, ttprof's own, then the program's
+/// (a dataflow kernel's; a compute kernel's are in `defines_generated.h`). A program define
+/// of a name ttprof sets replaces ttprof's.
 pub(crate) fn tt_metal_defines(b: &TtMetalBuild, dram_banks: u64, l1_banks: u64) -> Vec<String> {
     let mut d: Vec<(String, Option<String>)> = Vec::new();
     let mut set = |k: &str, v: Option<String>| d.push((k.to_string(), v));
@@ -305,20 +316,31 @@ pub(crate) fn tt_metal_defines(b: &TtMetalBuild, dram_banks: u64, l1_banks: u64)
         },
         None,
     );
-    let (core, index) = if b.risc == Risc::Brisc {
-        ("COMPILE_FOR_BRISC", "0")
-    } else {
-        ("COMPILE_FOR_NCRISC", "1")
-    };
-    set(core, None);
-    set("PROCESSOR_INDEX", Some(index.into()));
+    let stage = compute::stage(b.risc);
+    match stage {
+        Some(s) => {
+            for (k, v) in compute::stage_defines(s) {
+                set(&k, v);
+            }
+        }
+        None if b.risc == Risc::Brisc => {
+            set("COMPILE_FOR_BRISC", None);
+            set("PROCESSOR_INDEX", Some("0".into()));
+        }
+        None => {
+            set("COMPILE_FOR_NCRISC", None);
+            set("PROCESSOR_INDEX", Some("1".into()));
+        }
+    }
     set("PROGRAMMABLE_CORE_TYPE", Some("0".into()));
     set("KERNEL_BUILD", None);
     set("TENSIX_FIRMWARE", None);
     set("LOCAL_MEM_EN", Some("0".into()));
     set("DISPATCH_MESSAGE_ADDR", Some("0".into()));
-    set("NOC_INDEX", Some(b.noc.to_string()));
-    set("NOC_MODE", Some("0".into()));
+    if stage.is_none() {
+        set("NOC_INDEX", Some(b.noc.to_string()));
+        set("NOC_MODE", Some("0".into()));
+    }
     set("NUM_DRAM_BANKS", Some(dram_banks.to_string()));
     set("NUM_L1_BANKS", Some(l1_banks.to_string()));
     for (what, n) in [("DRAM", dram_banks), ("L1", l1_banks)] {
@@ -352,7 +374,14 @@ pub(crate) fn tt_metal_defines(b: &TtMetalBuild, dram_banks: u64, l1_banks: u64)
     set("TTPROF_TT_METAL", None);
     set("TTPROF_NO_GET_ARG_VAL", None);
     set("TTPROF_PACKAGE", Some(format!("\"{}\"", b.name)));
-    for def in &b.defines {
+    // A compute kernel's program defines are in its defines_generated.h, as tt-metal's JIT
+    // writes them.
+    let program = if stage.is_some() {
+        &[][..]
+    } else {
+        &b.defines[..]
+    };
+    for def in program {
         let (k, v) = match def.split_once('=') {
             Some((k, v)) => (k.to_string(), Some(v.to_string())),
             None => (def.clone(), None),
@@ -556,6 +585,8 @@ __ttprof_tile_block = __ttprof_tt_control_vector;
 __ttprof_wall_clock_l = {clock:#x};
 /* Runtime arguments are tt-metal's (get_arg_val reads rta_l1_base). */
 PROVIDE(__ttprof_runtime_args = 0);
+/* Where a TRISC pushes Tensix instructions (tt-metal's main.ld: INSTRN_BUF_BASE). */
+PROVIDE(__instrn_buffer = 0xFFE40000);
 
 PHDRS {{ text PT_LOAD; data PT_LOAD; }}
 SECTIONS
@@ -629,17 +660,11 @@ fn runtime_library(lib: &Path, out: &Path) -> Result<PathBuf> {
 /// The object copier of the compiler's binutils.
 const OBJCOPY: &str = "riscv64-unknown-elf-objcopy";
 
-/// Compiles and links a tt-metal dataflow kernel; returns the ELF's path. The compiler's own
-/// messages are shown as they are (on stderr); a failed step is an error naming it.
+/// Compiles and links a tt-metal kernel for one RISC; returns the ELF's path. The compiler's
+/// own messages are shown as they are (on stderr); a failed step is an error naming it, and a
+/// compute kernel that reaches SFPU code is refused naming the function.
 pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
-    if !matches!(b.risc, Risc::Brisc | Risc::Ncrisc) {
-        return Err(Error::Argument {
-            what: format!(
-                "--tt-metal builds dataflow kernels, for brisc or ncrisc (not {}): tt-metal's compute kernels are not supported yet",
-                b.risc.ident()
-            ),
-        });
-    }
+    let stage = compute::stage(b.risc);
     if b.noc > 1 {
         return Err(Error::Argument {
             what: format!("--noc {}: a Tensix core has NoC 0 and NoC 1", b.noc),
@@ -654,11 +679,36 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     for d in &b.defines {
         check_define(d).map_err(|what| Error::Argument { what })?;
     }
+    if !matches!(b.compute.math_fidelity, 0 | 2 | 3 | 4) {
+        return Err(Error::Argument {
+            what: format!(
+                "math fidelity {}: tt-metal's are 0 (LoFi), 2 (HiFi2), 3 (HiFi3) and 4 (HiFi4)",
+                b.compute.math_fidelity
+            ),
+        });
+    }
     let root = match &b.root {
         Some(r) => r.clone(),
         None => root()?,
     };
     let fw = firmware(&root, b.arch, b.risc)?;
+    // The TRISCs' firmware has no bank tables: the build's BRISC firmware says the counts.
+    let (dram_banks, l1_banks) = match (fw.dram_banks, fw.l1_banks) {
+        (Some(d), Some(l)) => (d, l),
+        _ => {
+            let brisc = firmware(&root, b.arch, Risc::Brisc)?;
+            let missing = |what| Error::Elf {
+                path: brisc.elf.clone(),
+                what: format!("not a tt-metal firmware: no {what} table with a size"),
+            };
+            (
+                brisc
+                    .dram_banks
+                    .ok_or_else(|| missing("dram_bank_to_noc_xy"))?,
+                brisc.l1_banks.ok_or_else(|| missing("l1_bank_to_noc_xy"))?,
+            )
+        }
+    };
     ensure_gcc()?;
     let lib = runtime_library(
         &build_c_runtime(None, true)?,
@@ -668,20 +718,33 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     let out = &std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone());
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create the build directory", e))?;
     let source = std::path::absolute(&b.source).unwrap_or_else(|_| b.source.clone());
-    std::fs::write(
-        out.join("chlkc_descriptors.h"),
-        descriptors_source(&b.cb_formats),
-    )
-    .map_err(|e| {
-        Error::io(
-            out.join("chlkc_descriptors.h"),
-            "write the kernel's descriptors",
-            e,
-        )
-    })?;
-    let wrapper = out.join(format!("{}.ttprof.cpp", b.name));
-    std::fs::write(&wrapper, wrapper_source(&source))
-        .map_err(|e| Error::io(&wrapper, "write the kernel's wrapper", e))?;
+    let write = |name: &str, text: String| {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::io(&path, "write a generated file", e))
+    };
+    let wrapper_name = format!("{}.ttprof.cpp", b.name);
+    match stage {
+        Some(s) => {
+            write(
+                "chlkc_descriptors.h",
+                compute::descriptors_source(&b.cb_formats, b.compute),
+            )?;
+            write(
+                "defines_generated.h",
+                compute::defines_generated(&b.defines),
+            )?;
+            write(
+                &format!("chlkc_{}.cpp", s.lower),
+                compute::chlkc_source(s, &source),
+            )?;
+            write(&wrapper_name, compute::wrapper_source())?;
+        }
+        None => {
+            write("chlkc_descriptors.h", descriptors_source(&b.cb_formats))?;
+            write(&wrapper_name, wrapper_source(&source))?;
+        }
+    }
+    let wrapper = out.join(&wrapper_name);
     let include = include_dir();
     // The kernel in its wrapper, and tt-metal's substitutes.cpp (the few library functions
     // the firmware's helpers call: wzerorange, l1_to_local_mem_copy, exit), as tt-metal's
@@ -694,8 +757,11 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     ] {
         let obj = out.join(format!("{stem}.o"));
         let mut cmd = Command::new(GXX);
-        cmd.args(compile_flags())
-            .arg("-I")
+        match stage {
+            Some(_) => cmd.args(compute::compile_flags()),
+            None => cmd.args(compile_flags()),
+        };
+        cmd.arg("-I")
             .arg(out)
             .arg("-I")
             .arg(include.join("tt-metal"))
@@ -704,9 +770,18 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
         for dir in tt_metal_includes(&root, b.arch) {
             cmd.arg("-I").arg(dir);
         }
+        if stage.is_some() {
+            for dir in compute::includes(&root, b.arch) {
+                cmd.arg("-I").arg(dir);
+            }
+            cmd.arg("-I")
+                .arg(include.join("tt-metal/no-sfpi"))
+                .arg("-include")
+                .arg(include.join("tt-metal/ttprof_tensix_insn.h"));
+        }
         cmd.arg("-idirafter")
             .arg(include.join("compat"))
-            .args(tt_metal_defines(b, fw.dram_banks, fw.l1_banks))
+            .args(tt_metal_defines(b, dram_banks, l1_banks))
             .args(&b.flags)
             .arg("-c")
             .arg(src)
@@ -717,7 +792,14 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
         } else {
             substitutes.display()
         };
-        run_tool(&mut cmd, &format!("compiling {what}"))?;
+        match stage {
+            Some(_) => compile_compute(
+                &mut cmd,
+                &b.source,
+                &format!("compiling {what} for {}", b.risc.ident()),
+            )?,
+            None => run_tool(&mut cmd, &format!("compiling {what}"))?,
+        }
         objects.push(obj);
     }
 
@@ -738,6 +820,29 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
         .arg("-lgcc");
     run_tool(&mut cmd, &format!("linking {}", elf.display()))?;
     Ok(elf)
+}
+
+/// Runs a compute kernel's compile step: its messages are shown as they are, and a failure
+/// that comes from SFPU code is refused by name ([`compute::sfpi_refusal`]).
+fn compile_compute(cmd: &mut Command, kernel: &Path, what: &str) -> Result<()> {
+    let output = cmd
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| Error::Build {
+            what: format!("{what}: cannot run {:?}: {e}", cmd.get_program()),
+        })?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if output.status.success() {
+        eprint!("{stderr}");
+        return Ok(());
+    }
+    if let Some(why) = compute::sfpi_refusal(kernel, &stderr) {
+        return Err(Error::Build { what: why });
+    }
+    eprint!("{stderr}");
+    Err(Error::Build {
+        what: format!("{what} failed (the compiler's messages are above)"),
+    })
 }
 
 /// The compiler flags of a tt-metal dataflow kernel (tt-metal's JIT: C++17, -Os, no

@@ -1,0 +1,371 @@
+//! What a tt-metal compute kernel's build adds to a dataflow kernel's, per TRISC (see
+//! docs/design/tt-metal-compute.md).
+//!
+//! tt-metal's JIT compiles a compute kernel three times, once per TRISC: unpack (TRISC0), math
+//! (TRISC1), pack (TRISC2). Each time the firmware's `trisck.cc` includes generated files:
+//! `chlkc_{unpack,math,pack}.cpp` (`#define TRISC_*`, the program's defines, the kernel),
+//! `defines_generated.h` (the program's defines: a compute kernel's are not `-D`s), and
+//! `chlkc_descriptors.h` (per circular buffer its formats and tile shape; the math fidelity,
+//! approximation mode, Dest accumulation and sync modes). ttprof generates the same files and
+//! compiles its own `trisck.cc` in their place (`ttprof_tt_metal_entry.h`), with three things
+//! Debian's toolchain needs: a force-included header that writes tt-llk's `.ttinsn` as the
+//! word the ISA documentation defines, an empty `sfpi.h` and a small `lltt.h`
+//! (`device-rt/include/tt-metal/no-sfpi`). A kernel that reaches SFPU code cannot be built by
+//! Debian's GCC: [`sfpi_refusal`] names the function.
+
+use super::{CbFormat, TtMetalBuild};
+use riscv_linker::{Arch, Risc};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// One TRISC's part of a compute kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stage {
+    /// `COMPILE_FOR_TRISC`: 0, 1 or 2.
+    pub index: u8,
+    /// `UNPACK`, `MATH` or `PACK` (`TRISC_*`, `UCK_CHLKC_*`).
+    pub upper: &'static str,
+    /// `unpack`, `math` or `pack` (`chlkc_*.cpp`, `NAMESPACE=chlkc_*`).
+    pub lower: &'static str,
+}
+
+/// The stage a RISC runs; `None` for BRISC and NCRISC.
+pub(super) fn stage(risc: Risc) -> Option<Stage> {
+    let (index, upper, lower) = match risc {
+        Risc::Trisc0 => (0, "UNPACK", "unpack"),
+        Risc::Trisc1 => (1, "MATH", "math"),
+        Risc::Trisc2 => (2, "PACK", "pack"),
+        Risc::Brisc | Risc::Ncrisc => return None,
+    };
+    Some(Stage {
+        index,
+        upper,
+        lower,
+    })
+}
+
+/// A compute kernel's program settings that go into `chlkc_descriptors.h` (tt-metal's
+/// `ComputeConfig`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComputeConfig {
+    /// `MathFidelity`: 0 (LoFi), 2 (HiFi2), 3 (HiFi3) or 4 (HiFi4, tt-metal's default).
+    pub math_fidelity: u8,
+    /// `APPROX`: the SFPU's approximation mode.
+    pub approx: bool,
+    /// `DST_ACCUM_MODE`: Dest holds 32-bit values (tt-metal's `fp32_dest_acc_en`).
+    pub fp32_dest_acc: bool,
+    /// `DST_SYNC_MODE`: `SyncFull` when set (tt-metal's `dst_full_sync_en`), else `SyncHalf`.
+    pub dst_full_sync: bool,
+}
+
+impl Default for ComputeConfig {
+    fn default() -> ComputeConfig {
+        ComputeConfig {
+            math_fidelity: 4,
+            approx: false,
+            fp32_dest_acc: false,
+            dst_full_sync: false,
+        }
+    }
+}
+
+/// The defines of TRISC `s` (the JIT's per-TRISC ones; the device's are the dataflow build's).
+pub(super) fn stage_defines(s: Stage) -> Vec<(String, Option<String>)> {
+    vec![
+        ("COMPILE_FOR_TRISC".into(), Some(s.index.to_string())),
+        ("PROCESSOR_INDEX".into(), Some((s.index + 2).to_string())),
+        (format!("UCK_CHLKC_{}", s.upper), None),
+        ("NAMESPACE".into(), Some(format!("chlkc_{}", s.lower))),
+    ]
+}
+
+/// Circular buffers a compute descriptor describes (tt-metal's `NUM_CIRCULAR_BUFFERS`).
+const CBS: usize = 32;
+/// tt-metal's `DataFormat::Invalid`: a circular buffer the program does not configure.
+const INVALID: u32 = 255;
+
+/// `chlkc_descriptors.h` for a compute kernel, in the JIT's layout: `formats` are the
+/// configured circular buffers (all 32 are bfloat16 when none is given).
+pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -> String {
+    let mut fmt: [Option<CbFormat>; CBS] = [None; CBS];
+    if formats.is_empty() {
+        fmt = [Some(CbFormat::Bfloat16); CBS];
+    }
+    for &(i, f) in formats {
+        if let Some(slot) = fmt.get_mut(usize::from(i)) {
+            *slot = Some(f);
+        }
+    }
+    let list = |f: &dyn Fn(Option<CbFormat>) -> u32| -> String {
+        fmt.iter()
+            .map(|&x| f(x).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let code = list(&|f| f.map_or(INVALID, |f| f.code_and_tile_bytes().0));
+    let bytes = list(&|f| f.map_or(0, |f| f.code_and_tile_bytes().1));
+    let same = |v: u32| vec![v.to_string(); CBS].join(",");
+    let dims = |side: &str, s: &mut String| {
+        for (ty, name, values) in [
+            ("uint8_t", "tile_num_faces", same(4)),
+            ("uint8_t", "partial_face", same(0)),
+            ("uint8_t", "tile_face_r_dim", same(16)),
+            ("uint8_t", "narrow_tile", same(0)),
+            ("uint8_t", "tile_r_dim", same(32)),
+            ("uint8_t", "tile_c_dim", same(32)),
+            ("uint16_t", "tile_size", bytes.clone()),
+            ("uint8_t", "num_faces_r_dim", same(2)),
+            ("uint8_t", "num_faces_c_dim", same(2)),
+        ] {
+            let _ = writeln!(s, "constexpr {ty} {side}_{name}[{CBS}] = {{{values}}};");
+        }
+    };
+    let mut s = String::from(
+        "// Generated by `ttprof build --tt-metal`: the circular buffers' formats and tiles, and the\n\
+         // compute configuration, as tt-metal's JIT writes them.\n#pragma once\n\n",
+    );
+    let _ = writeln!(
+        s,
+        "#if defined(UCK_CHLKC_MATH)\n#include \"llk_defs.h\"\n\
+         constexpr ckernel::MathFidelity MATH_FIDELITY = static_cast<ckernel::MathFidelity>({});\n\
+         constexpr bool APPROX = {};\n#endif\n",
+        c.math_fidelity, c.approx
+    );
+    s.push_str("#if !defined(UCK_CHLKC_PACK)\n");
+    let _ = writeln!(
+        s,
+        "constexpr std::int32_t unpack_src_format[{CBS}] = {{{code}}};"
+    );
+    let _ = writeln!(
+        s,
+        "constexpr std::int32_t unpack_dst_format[{CBS}] = {{{code}}};"
+    );
+    dims("unpack", &mut s);
+    s.push_str("#endif\n\n#if !defined(UCK_CHLKC_MATH) && !defined(UCK_CHLKC_UNPACK)\n");
+    let _ = writeln!(
+        s,
+        "constexpr unsigned char pack_src_format[{CBS}] = {{{code}}};"
+    );
+    let _ = writeln!(
+        s,
+        "constexpr unsigned char pack_dst_format[{CBS}] = {{{code}}};"
+    );
+    dims("pack", &mut s);
+    let _ = writeln!(
+        s,
+        "#if defined(UCK_CHLKC_PACK)\nconstexpr std::int32_t unpack_src_format[{CBS}] = {{{code}}};\n#endif"
+    );
+    s.push_str("#endif\n\n");
+    let _ = writeln!(
+        s,
+        "constexpr bool DST_ACCUM_MODE = {};\n#define DST_SYNC_MODE DstSync::{}",
+        c.fp32_dest_acc,
+        if c.dst_full_sync {
+            "SyncFull"
+        } else {
+            "SyncHalf"
+        }
+    );
+    s
+}
+
+/// `defines_generated.h`: one `#define` per program define.
+pub(super) fn defines_generated(defines: &[String]) -> String {
+    let mut s = String::from(
+        "// Generated by `ttprof build --tt-metal`: the program's defines of a compute kernel.\n#pragma once\n",
+    );
+    for d in defines {
+        match d.split_once('=') {
+            Some((k, v)) => {
+                let _ = writeln!(s, "#define {k} {v}");
+            }
+            None => {
+                let _ = writeln!(s, "#define {d}");
+            }
+        }
+    }
+    s
+}
+
+/// `chlkc_<stage>.cpp`: the stage's define, the program's defines, the kernel as it is.
+pub(super) fn chlkc_source(s: Stage, kernel: &Path) -> String {
+    format!(
+        "// Generated by `ttprof build --tt-metal`.\n#define TRISC_{}\n#include \"defines_generated.h\"\n#include \"{}\"\n",
+        s.upper,
+        kernel.display()
+    )
+}
+
+/// The translation unit: trisck.cc's includes, then ttprof's entry in place of its `_start`.
+pub(super) fn wrapper_source() -> String {
+    "// Generated by `ttprof build --tt-metal`: tt-metal's trisck.cc includes (the kernel is in\n\
+     // chlkc_list.h's chlkc_*.cpp), then ttprof's entry (device-rt/include/tt-metal).\n\
+     #include \"defines_generated.h\"\n\
+     #include \"internal/firmware_common.h\"\n\
+     #include \"api/compile_time_args.h\"\n\
+     #include \"chlkc_list.h\"\n\
+     #include \"api/debug/kernel_profiler.hpp\"\n\
+     #include \"internal/debug/stack_usage.h\"\n\
+     #include \"ttprof_tt_metal_entry.h\"\n"
+        .into()
+}
+
+/// The include directories a compute kernel needs beyond a dataflow kernel's, under `root`.
+pub(super) fn includes(root: &Path, arch: Arch) -> Vec<PathBuf> {
+    let llk = match arch {
+        Arch::WormholeB0 => "wormhole_b0",
+        Arch::Blackhole => "blackhole",
+    };
+    [
+        "tt_metal/tt-llk/tools/include".to_string(),
+        format!("tt_metal/hw/ckernels/{llk}/metal/llk_api"),
+        format!("tt_metal/hw/ckernels/{llk}/metal/llk_api/llk_sfpu"),
+    ]
+    .into_iter()
+    .map(|d| root.join(d))
+    .collect()
+}
+
+/// The compiler flags of a compute kernel: tt-metal's compute defaults (-O3, fast math)
+/// on top of the dataflow ones; `-fbuiltin` again after `-ffreestanding`, since tt-llk
+/// bit-casts with `memcpy`, which must be inlined.
+pub(super) fn compile_flags() -> Vec<&'static str> {
+    let mut f: Vec<&str> = super::compile_flags()
+        .into_iter()
+        .filter(|f| *f != "-Os")
+        .collect();
+    f.extend(["-O3", "-ffast-math", "-fbuiltin"]);
+    f
+}
+
+/// Names the words of SFPI's C++ API in a compiler message.
+const SFPI_WORDS: [&str; 8] = [
+    "sfpi", "vFloat", "vInt", "vUInt", "dst_reg", "v_if", "v_endif", "lreg",
+];
+
+/// When the compiler's messages show that the kernel reached SFPU code (a name of SFPI's API
+/// undeclared: `sfpi.h` is empty here), what to tell the user: the function and the file
+/// where it happened, and what the kernel needs.
+pub(super) fn sfpi_refusal(kernel: &Path, stderr: &str) -> Option<String> {
+    let mut context = None;
+    for line in stderr.lines() {
+        if line.contains("In function") || line.contains("In instantiation of") {
+            context = Some(line.trim());
+        }
+        let Some((place, msg)) = line.split_once(": error: ") else {
+            continue;
+        };
+        if !SFPI_WORDS.iter().any(|w| {
+            msg.match_indices(w).any(|(i, _)| {
+                let before = msg[..i].chars().next_back();
+                let after = msg[i + w.len()..].chars().next();
+                let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                !ident(before) && !ident(after)
+            })
+        }) {
+            continue;
+        }
+        let function = context
+            .and_then(|c| {
+                let start = c.find(['\'', '‘'])?;
+                let rest = &c[start + c[start..].chars().next()?.len_utf8()..];
+                let end = rest.find(['\'', '’'])?;
+                Some(rest[..end].to_string())
+            })
+            .unwrap_or_else(|| "a function".into());
+        return Some(format!(
+            "{} reaches SFPU code: {function} ({}) uses SFPI's C++ API, which needs \
+             Tenstorrent's SFPI compiler (SFPI's values live in the SFPU's registers, which only \
+             that compiler allocates); with Debian's GCC ttprof builds compute kernels that use \
+             the FPU only (add_tiles, matmul_tiles, copy_tile, pack_tile, tilize, untilize, ...)",
+            kernel.display(),
+            place.trim()
+        ));
+    }
+    None
+}
+
+/// The RISCs of a compute kernel, in order.
+pub const TRISCS: [Risc; 3] = [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2];
+
+/// A compute build for each TRISC of `b`: the same settings, each in its own directory
+/// (`<out>/<trisc>`) and named `<name>-<trisc>`.
+pub fn per_trisc(b: &TtMetalBuild) -> Vec<TtMetalBuild> {
+    TRISCS
+        .into_iter()
+        .map(|risc| {
+            let mut t = b.clone();
+            t.risc = risc;
+            t.name = format!("{}-{}", b.name, risc.ident());
+            t.out_dir = b.out_dir.join(risc.ident());
+            t
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_undeclared_sfpi_name_is_refused_naming_the_function() {
+        let stderr = "In file included from x.h:3:\n\
+            ckernel_sfpu_relu.h: In function 'void ckernel::sfpu::relu_min(uint)':\n\
+            ckernel_sfpu_relu.h:20:5: error: 'vFloat' was not declared in this scope\n";
+        let why = sfpi_refusal(Path::new("k.cpp"), stderr).unwrap();
+        assert!(why.contains("void ckernel::sfpu::relu_min(uint)"), "{why}");
+        assert!(why.contains("ckernel_sfpu_relu.h:20:5"), "{why}");
+        assert!(why.contains("SFPI compiler"), "{why}");
+        // Other errors are the compiler's own; a word that merely contains one is not SFPI.
+        assert_eq!(
+            sfpi_refusal(
+                Path::new("k.cpp"),
+                "k.cpp:1:1: error: 'foo' was not declared\nk.cpp:2:1: error: 'lregs_total' undeclared\n"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn descriptors_mark_unconfigured_buffers_invalid_and_carry_the_configuration() {
+        let c = ComputeConfig {
+            math_fidelity: 2,
+            approx: true,
+            fp32_dest_acc: true,
+            dst_full_sync: true,
+        };
+        let s = descriptors_source(&[(0, CbFormat::Bfloat16), (16, CbFormat::Float32)], c);
+        let line = |name: &str| s.lines().find(|l| l.contains(name)).unwrap().to_string();
+        let src = line("unpack_src_format[32]");
+        let values: Vec<&str> = src[src.find('{').unwrap() + 1..src.find('}').unwrap()]
+            .split(',')
+            .collect();
+        assert_eq!(values.len(), 32);
+        assert_eq!((values[0], values[16], values[1]), ("5", "0", "255"));
+        assert!(line("unpack_tile_size").contains("{2048,0,"));
+        assert!(s.contains("static_cast<ckernel::MathFidelity>(2)"));
+        assert!(s.contains("APPROX = true"));
+        assert!(s.contains("DST_ACCUM_MODE = true"));
+        assert!(s.contains("DstSync::SyncFull"));
+        let every = descriptors_source(&[], ComputeConfig::default());
+        assert!(!every.contains("255"), "no buffer given: all bfloat16");
+        assert!(every.contains("DstSync::SyncHalf") && every.contains("MathFidelity>(4)"));
+    }
+
+    #[test]
+    fn each_trisc_gets_its_stage() {
+        let d = stage_defines(stage(Risc::Trisc1).unwrap());
+        assert!(d.contains(&("COMPILE_FOR_TRISC".into(), Some("1".into()))));
+        assert!(d.contains(&("PROCESSOR_INDEX".into(), Some("3".into()))));
+        assert!(d.contains(&("UCK_CHLKC_MATH".into(), None)));
+        assert!(stage(Risc::Brisc).is_none());
+        let s = chlkc_source(stage(Risc::Trisc2).unwrap(), Path::new("/k/add.cpp"));
+        assert!(s.starts_with("// Generated") && s.contains("#define TRISC_PACK\n"));
+        assert!(s.ends_with("#include \"/k/add.cpp\"\n"));
+        assert_eq!(
+            defines_generated(&["ELTWISE_OP=add_tiles".into(), "FLAG".into()]),
+            "// Generated by `ttprof build --tt-metal`: the program's defines of a compute kernel.\n\
+             #pragma once\n#define ELTWISE_OP add_tiles\n#define FLAG\n"
+        );
+    }
+}
