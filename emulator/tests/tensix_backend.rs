@@ -238,8 +238,8 @@ fn unmodelled_modes_and_undefined_behaviour_are_diagnosed() {
         (tt::wrcfg(0, false, 188), "past Config"),
         (tt::bitwopdmareg(false, 3, 0, 0, 0), "undefined"),
         (
-            tt::pacr(0, false, 0b10, false, false, false, false),
-            "packer 0",
+            tt::pacr(0, false, 0b0101, false, false, false, false),
+            "PackerMask 0b0101",
         ),
         (
             tt::unpacr(0, 0, false, false) | (1 << 7) | (1 << 3),

@@ -5,7 +5,9 @@
 //! `0..32` as its circular buffers' counters (`stream_io_map.h`, `noc_overlay_parameters.h`
 //! of the pinned wheel): register 4 (`STREAM_REMOTE_DEST_BUF_SIZE`) is CB `i`'s tiles
 //! received and register 3 (`STREAM_REMOTE_DEST_BUF_START`) its tiles acked; its TRISC0
-//! firmware zeroes them at boot. They are named so in deadlock reports. Their width on
+//! firmware zeroes them at boot; tt-llk's pack thread bumps tiles received with a Tensix
+//! `STOREREG`, which the coprocessor hands to this device at its next access. They are named
+//! so in deadlock reports. Their width on
 //! silicon is not modelled: a store keeps all 32 bits (tt-metal wraps the counters at 16
 //! bits in software; the header gives register 4 a 17-bit field).
 
@@ -35,16 +37,30 @@ fn stream_reg(addr: u32) -> (u32, u32) {
     (off / STREAM_BYTES, (off % STREAM_BYTES) / 4)
 }
 
+impl OverlayStreams {
+    /// Runs the coprocessor up to the access and takes the `STOREREG` writes it made
+    /// before it, so an access sees them in time order.
+    fn catch_up(&mut self, a: &Access, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
+        cx.tensix.advance_to(a.time)?;
+        for (addr, value) in cx.tensix.take_mmio_writes() {
+            self.words.set(addr, value);
+        }
+        Ok(())
+    }
+}
+
 impl TileDevice for OverlayStreams {
     fn name(&self) -> &'static str {
         "overlay streams"
     }
 
-    fn read(&mut self, a: &Access, _: &mut Ctx<'_>) -> Result<u32, FaultKind> {
+    fn read(&mut self, a: &Access, cx: &mut Ctx<'_>) -> Result<u32, FaultKind> {
+        self.catch_up(a, cx)?;
         Ok(self.words.get(a.addr))
     }
 
-    fn write(&mut self, a: &Access, word: u32, _: &mut Ctx<'_>) -> Result<(), FaultKind> {
+    fn write(&mut self, a: &Access, word: u32, cx: &mut Ctx<'_>) -> Result<(), FaultKind> {
+        self.catch_up(a, cx)?;
         self.words.set(a.addr, word);
         Ok(())
     }
@@ -53,9 +69,9 @@ impl TileDevice for OverlayStreams {
         Ok(true)
     }
 
-    /// Only stores change them (no stream runs).
+    /// The coprocessor writes them too (`STOREREG`): accesses are ordered in time.
     fn timeless(_: u32, _: Risc) -> bool {
-        true
+        false
     }
 
     fn register(&self, addr: u32, _: Risc, _: Arch) -> String {

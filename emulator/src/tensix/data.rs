@@ -243,7 +243,7 @@ impl Tensix {
             &self.config,
             &mut self.adcs,
             &self.dst,
-            &mut self.packer,
+            &mut self.packers,
             &l1,
         )?;
         let tm = self.timing;

@@ -49,6 +49,7 @@ pub(crate) mod op {
     pub const UNPACR: u8 = 0x42;
     pub const SETDMAREG: u8 = 0x45;
     pub const REG2FLOP: u8 = 0x48;
+    pub const STOREREG: u8 = 0x67;
     pub const SETADC: u8 = 0x50;
     pub const SETADCXY: u8 = 0x51;
     pub const INCADCXY: u8 = 0x52;
@@ -191,7 +192,7 @@ const TABLE: &[(u8, OpInfo)] = &[
     (0x63, u("ATSWAP", Scalar)),
     (0x64, u("ATCAS", Scalar)),
     (0x66, u("STOREIND", Scalar)),
-    (0x67, u("STOREREG", Scalar)),
+    (op::STOREREG, m("STOREREG", Scalar, B0 | B5)),
     (0x68, u("LOADREG", Scalar)),
     (0x70, m("SFPLOAD", Vector, B8)),
     (0x71, m("SFPLOADI", Vector, B8)),
@@ -318,6 +319,7 @@ pub(crate) fn unsupported(word: u32) -> Option<String> {
             f(18, 3)
         )),
         op::REG2FLOP => super::scalar::reg2flop_unsupported(word),
+        op::STOREREG => super::scalar::storereg_unsupported(word),
         op::UNPACR => super::unpack::unsupported(word),
         op::PACR => super::pack::unsupported(word),
         0x10 if f(18, 1) == 1 && f(19, 2) >= 1 => {
@@ -387,7 +389,14 @@ mod tests {
             .contains("DOTPV is not modelled"));
         assert!(unsupported(0x4500_0080).unwrap().contains("packer"));
         assert!(unsupported(0xA200_0100).is_none(), "STALLWAIT C8");
-        assert!(unsupported(0x4100_0200).unwrap().contains("packer 0"));
+        assert!(unsupported(0x4100_0200).is_none(), "PACR to packer 1");
+        assert!(
+            unsupported(0x4100_0f00).is_none(),
+            "PACR to all four packers"
+        );
+        assert!(unsupported(0x4100_0500)
+            .unwrap()
+            .contains("PackerMask 0b0101"));
         assert!(
             unsupported(0x4200_0081).is_none(),
             "UNPACR MultiContextMode + Last, as tt-metal emits it"

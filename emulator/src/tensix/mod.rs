@@ -191,8 +191,12 @@ pub(crate) struct Tensix {
     /// The tile's L1, which the unpackers read and the packers write (`None` in unit tests
     /// that never unpack or pack).
     l1: Option<L1>,
-    /// Packer 0's output stream.
-    packer: pack::Packer,
+    /// The four packers' output streams.
+    packers: [pack::Packer; pack::PACKERS],
+    /// `STOREREG` writes not yet seen by the device they target (by address; the last
+    /// value wins): the NoC overlay's stream registers take them at their next access
+    /// ([`Tensix::take_mmio_writes`]).
+    mmio_writes: std::collections::BTreeMap<u32, u32>,
     /// Cycle from which each 8-row block of `DstBits` may be read, and the latest of them.
     dst_ready: [u64; 128],
     dst_ready_max: u64,
@@ -267,7 +271,8 @@ impl Tensix {
             sfpu_until: [0; 3],
             src: Default::default(),
             l1: None,
-            packer: Default::default(),
+            packers: Default::default(),
+            mmio_writes: Default::default(),
             dst_ready: [0; 128],
             dst_ready_max: 0,
             unpacker_busy: [0; 2],
@@ -316,6 +321,11 @@ impl Tensix {
     }
 
     /// Simulates every cycle before `time`.
+    /// The `STOREREG` writes executed so far, in address order, and forgets them.
+    pub fn take_mmio_writes(&mut self) -> std::collections::BTreeMap<u32, u32> {
+        std::mem::take(&mut self.mmio_writes)
+    }
+
     pub fn advance_to(&mut self, time: u64) -> Result<(), FaultKind> {
         while self.now < time {
             let progress = self.cycle()?;
@@ -535,6 +545,9 @@ impl Tensix {
                 let n = scalar::cycles(w);
                 if o == op::REG2FLOP {
                     scalar::reg2flop(&mut self.config, &mut self.adcs, &self.gprs[t], t, w);
+                } else if o == op::STOREREG {
+                    let (addr, value) = scalar::storereg(&self.gprs[t], w);
+                    self.mmio_writes.insert(addr, value);
                 } else {
                     scalar::execute(&mut self.gprs[t], w);
                 }

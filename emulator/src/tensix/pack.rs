@@ -1,19 +1,28 @@
-//! Packer 0 and `PACR` (`PACR.md`, `Packers/InputAddressGenerator.md`,
+//! The four packers and `PACR` (`PACR.md`, `Packers/InputAddressGenerator.md`,
 //! `Packers/OutputAddressGenerator.md`, `Packers/FormatConversion.md`): datums from `Dst`
-//! through the early and late format conversions into 16-byte units of L1, the output
-//! buffer persisting between instructions until `Last` or `Flush` pads and writes it.
+//! through the early and late format conversions into 16-byte units of L1, each packer's
+//! output buffer persisting between instructions until `Last` or `Flush` pads and writes it.
 //!
-//! Modelled: packer 0 (`PackerMask` 0 or 1), `ZeroWrite`, `Flush`, `Last`, `OvrdThreadId`,
-//! the ADC address forming and `ADDR_MOD_PACK_SEC` updates, the L1 FIFO wrap; early
-//! conversions FP32 (identity), TF32 and BF16 (rounding, ties away from zero, or
-//! truncation) from 32-bit `Dst`, BF16 and FP16 (identity or rounding) from 16-bit `Dst`;
-//! late conversions that keep the format, widen BF16/TF32 to FP32 or truncate FP32/TF32 to
-//! BF16. Everything else is an error naming it (a fault): packers 1-3, reading L1, edge
-//! masking other than all columns kept, ReLU, exponent thresholding, downsampling,
-//! compression, L1 accumulation, BFP/FP8/integer formats, stochastic rounding.
+//! Modelled: packers 0-3 (`PackerMask` 0, one packer, 0b0011, 0b1100 or 0b1111; each with
+//! its configuration section, its `DEST_TARGET_REG_CFG_PACK_SEC` offset into `Dst`, its L1
+//! destination, relative to packer 0's when bit 31 of that is set), `ZeroWrite`, `Flush`,
+//! `Last`, `OvrdThreadId`, the ADC address forming and `ADDR_MOD_PACK_SEC` updates (once per
+//! ADC used), the L1 FIFO wrap; early conversions FP32 (identity), TF32 and BF16 (rounding,
+//! ties away from zero, or truncation) from 32-bit `Dst`, BF16 and FP16 (identity or
+//! rounding) from 16-bit `Dst`; late conversions that keep the format, widen BF16/TF32 to
+//! FP32 or truncate FP32/TF32 to BF16. Everything else is an error naming it (a fault):
+//! reading L1, edge masking other than all columns kept, ReLU, exponent thresholding,
+//! downsampling, compression, L1 accumulation, BFP/FP8/integer formats, stochastic rounding,
+//! a `PackerMask` the page leaves undefined.
+//!
+//! Where packers 1-3 keep their configuration is tt-metal's `cfg_defines.h` (the ISA pages
+//! name the fields, not their words): `THCON_SEC0_REG1`, `THCON_SEC0_REG8`, `THCON_SEC1_REG1`,
+//! `THCON_SEC1_REG8`; their FIFO limit and size are `THCON_SEC<s>_REG9`'s `Pack_0_2_*` and
+//! `Pack_1_3_*` fields, taken (ASSUMPTION, from the names) as packer 0 and 1 of section 0 and
+//! packer 2 and 3 of section 1.
 
 use super::config::fields::{cfg as c, thd as t};
-use super::config::BackendConfig;
+use super::config::{BackendConfig, Field};
 use super::counters::{AdcSet, Counter};
 use super::dst::Dst;
 use super::float::{self as fl, fmt};
@@ -21,7 +30,27 @@ use super::isa::field;
 use super::matrix::blocks;
 use crate::bus::L1;
 
-/// Packer 0's output stream.
+/// Packers on a Tensix tile.
+pub(crate) const PACKERS: usize = 4;
+
+/// Packer `i`'s configuration section, in words from packer 0's (`THCON_SEC0_REG1` 56,
+/// `THCON_SEC0_REG8` 84, `THCON_SEC1_REG1` 96, `THCON_SEC1_REG8` 124).
+const SECTION: [usize; PACKERS] = [0, 28, 40, 68];
+/// Packer `i`'s `Pack_*_limit_address` and `_fifo_size` words, from packer 0's (88, 90, 128,
+/// 130).
+const LIMIT: [usize; PACKERS] = [0, 2, 40, 42];
+
+/// Packer `i`'s field whose packer-0 form is `f`.
+fn pf(i: usize, f: Field) -> Field {
+    f.at(SECTION[i])
+}
+
+/// Packer `i`'s FIFO field whose packer-0 form is `f`.
+fn pl(i: usize, f: Field) -> Field {
+    f.at(LIMIT[i])
+}
+
+/// One packer's output stream.
 #[derive(Clone, Debug)]
 pub(crate) struct Packer {
     /// `DataStream.NeedsNewAddress`.
@@ -45,23 +74,38 @@ impl Default for Packer {
 /// What one `PACR` did, for the timing model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Packed {
-    /// Bytes written to L1.
+    /// Bytes written to L1, all packers together.
     pub bytes: u32,
+}
+
+/// The packers `PACR` `w` instructs (`PackerMask`; 0 is packer 0).
+fn mask(w: u32) -> u32 {
+    match field(w, 8, 4) {
+        0 => 1,
+        m => m,
+    }
 }
 
 /// Why a `PACR` word cannot be executed whatever the configuration (checked at the push).
 pub(crate) fn unsupported(w: u32) -> Option<String> {
     match field(w, 8, 4) {
-        0 | 1 => None,
+        0 | 0b0001 | 0b0010 | 0b0100 | 0b1000 | 0b0011 | 0b1100 | 0b1111 => None,
         m => Some(format!(
-            "PACR to packers other than packer 0 (PackerMask {m:#06b}) is not modelled"
+            "PACR with PackerMask {m:#06b} (the page leaves masks other than one packer, \
+             0b0011, 0b1100 and 0b1111 undefined)"
         )),
     }
 }
 
-/// The `Dst` datums a `PACR` of thread `th` reads: first datum index and count.
-fn input(w: u32, th: usize, cfg: &BackendConfig, adcs: &[AdcSet; 3]) -> Result<(u32, u32), String> {
-    let which = adc_of(w, th, cfg);
+/// The `Dst` datums packer `i` reads for a `PACR` of thread `th`: first datum index and count.
+fn input(
+    w: u32,
+    i: usize,
+    th: usize,
+    cfg: &BackendConfig,
+    adcs: &[AdcSet; 3],
+) -> Result<(u32, u32), String> {
+    let which = adc_of(w, i, th, cfg);
     let ch = &adcs[which].sets[2].channel;
     let [x, y, z, wv] = ch[0].xyzw.map(|k| k.v);
     let addr = cfg
@@ -70,7 +114,7 @@ fn input(w: u32, th: usize, cfg: &BackendConfig, adcs: &[AdcSet; 3]) -> Result<(
         .wrapping_add(y.wrapping_mul(cfg.get(th, c::PCK_YSTRIDE0)))
         .wrapping_add(z.wrapping_mul(cfg.get(th, c::PCK_ZSTRIDE0)))
         .wrapping_add(wv.wrapping_mul(cfg.get(th, c::PCK_WSTRIDE0)));
-    let (bpd, xmask) = match cfg.get(th, c::P0_IN_DATA_FORMAT) & 3 {
+    let (bpd, xmask) = match cfg.get(th, pf(i, c::P0_IN_DATA_FORMAT)) & 3 {
         0 => (4, 3),
         1 => (2, 7),
         _ => (1, 0xf),
@@ -82,13 +126,15 @@ fn input(w: u32, th: usize, cfg: &BackendConfig, adcs: &[AdcSet; 3]) -> Result<(
             .checked_sub(x)
             .ok_or_else(|| format!("the datum count is negative (ADC X0 {x} past X1 + 1)"))?
     };
-    let a = ((addr / bpd) & !xmask) + (x & xmask) + (cfg.get(th, c::DEST_TARGET_PACK_OFFSET) << 4);
+    let offset = cfg.get(th, c::DEST_TARGET_PACK_OFFSET.at(i));
+    let a = ((addr / bpd) & !xmask) + (x & xmask) + (offset << 4);
     Ok((a & 0x3fff, n))
 }
 
-fn adc_of(w: u32, th: usize, cfg: &BackendConfig) -> usize {
+/// The ADC packer `i` uses for a `PACR` of thread `th`.
+fn adc_of(w: u32, i: usize, th: usize, cfg: &BackendConfig) -> usize {
     if field(w, 7, 1) != 0 {
-        match cfg.get(th, c::P0_ADDR_CNT_CONTEXT) {
+        match cfg.get(th, pf(i, c::P0_ADDR_CNT_CONTEXT)) {
             3 => 0,
             k => k as usize,
         }
@@ -97,45 +143,62 @@ fn adc_of(w: u32, th: usize, cfg: &BackendConfig) -> usize {
     }
 }
 
+/// The packers of `w`, in order.
+fn packers(w: u32) -> impl Iterator<Item = usize> {
+    let m = mask(w);
+    (0..PACKERS).filter(move |i| m & (1 << i) != 0)
+}
+
 /// The `Dst` blocks a `PACR` reads (for the read-after-write stall).
 pub(crate) fn dst_reads(w: u32, th: usize, cfg: &BackendConfig, adcs: &[AdcSet; 3]) -> u128 {
     if field(w, 12, 1) != 0 || field(w, 1, 1) != 0 {
         return 0;
     }
-    let Ok((first, n)) = input(w, th, cfg, adcs) else {
-        return 0;
-    };
     let d32 = cfg.get(th, c::READ_32B) != 0;
-    let (r0, r1) = (first >> 4, (first + n.max(1) - 1) >> 4);
     let mut m = 0;
-    for r in r0..=r1.min(r0 + 1024) {
-        m |= blocks(if d32 { r & 0x1ff } else { r & 0x3ff }, 1, d32);
+    for i in packers(w) {
+        let Ok((first, n)) = input(w, i, th, cfg, adcs) else {
+            continue;
+        };
+        let (r0, r1) = (first >> 4, (first + n.max(1) - 1) >> 4);
+        for r in r0..=r1.min(r0 + 1024) {
+            m |= blocks(if d32 { r & 0x1ff } else { r & 0x3ff }, 1, d32);
+        }
     }
     m
 }
 
-/// Checks the configuration for modes the model leaves out.
-fn check(th: usize, cfg: &BackendConfig) -> Result<(), String> {
+/// Checks packer `i`'s configuration for modes the model leaves out.
+fn check(i: usize, th: usize, cfg: &BackendConfig) -> Result<(), String> {
     let g = |f| cfg.get(th, f);
-    if g(c::P0_SOURCE_L1) != 0 {
+    let p = |f| cfg.get(th, pf(i, f));
+    if i == 0 && p(c::P0_SOURCE_L1) != 0 {
         return Err("packer 0 reading L1 (Source_interface_selection) is not modelled".into());
     }
     let disable = if g(c::ALL_PACK_DISABLE_ZERO_COMPRESS_OVRD) != 0 {
-        g(c::ALL_PACK_DISABLE_ZERO_COMPRESS) & 1
+        (g(c::ALL_PACK_DISABLE_ZERO_COMPRESS) >> i) & 1
     } else {
-        g(c::P0_DISABLE_ZERO_COMPRESS)
+        p(c::P0_DISABLE_ZERO_COMPRESS)
     };
     if disable == 0 {
-        return Err("compression (Disable_zero_compress = 0) is not modelled".into());
+        return Err(format!(
+            "compression (packer {i}'s Disable_zero_compress = 0) is not modelled"
+        ));
     }
-    if g(c::P0_EXP_THRESHOLD_EN) != 0 {
-        return Err("exponent thresholding is not modelled".into());
+    if p(c::P0_EXP_THRESHOLD_EN) != 0 {
+        return Err(format!(
+            "exponent thresholding (packer {i}) is not modelled"
+        ));
     }
-    if g(c::P0_L1_ACC) != 0 {
-        return Err("accumulation into L1 (Pack_L1_Acc) is not modelled".into());
+    if p(c::P0_L1_ACC) != 0 {
+        return Err(format!(
+            "accumulation into L1 (packer {i}'s Pack_L1_Acc) is not modelled"
+        ));
     }
-    if !matches!(g(c::P0_DOWNSAMPLE_MASK), 0 | 0xffff) {
-        return Err("downsampling (Downsample_mask) is not modelled".into());
+    if !matches!(p(c::P0_DOWNSAMPLE_MASK), 0 | 0xffff) {
+        return Err(format!(
+            "downsampling (packer {i}'s Downsample_mask) is not modelled"
+        ));
     }
     if g(c::APPLY_RELU) & 3 != 0 {
         return Err("ReLU in the packer (STACC_RELU_ApplyRelu) is not modelled".into());
@@ -143,10 +206,12 @@ fn check(th: usize, cfg: &BackendConfig) -> Result<(), String> {
     if g(c::PACKER_SRND) != 0 {
         return Err("stochastic rounding (Packer_srnd_en) is not modelled".into());
     }
-    if g(c::P0_ADD_L1_DEST_OFFSET) != 0 {
-        return Err("Add_l1_dest_addr_offset (set by TDMA-RISC) is not modelled".into());
+    if p(c::P0_ADD_L1_DEST_OFFSET) != 0 {
+        return Err(format!(
+            "Add_l1_dest_addr_offset (packer {i}; set by TDMA-RISC) is not modelled"
+        ));
     }
-    // Edge masking: every mask packer 0 can select must keep all 16 columns.
+    // Edge masking: every mask a packer can select must keep all 16 columns.
     let state = &cfg.cfg[cfg.state_id(th)];
     let two = |word: u32, k: u32| (word >> (2 * k)) & 3;
     let row_sets: Vec<u32> = if g(c::EDGE_FACE_SET_ENABLE) != 0 {
@@ -162,7 +227,7 @@ fn check(th: usize, cfg: &BackendConfig) -> Result<(), String> {
             let mask = cfg.get(th, c::EDGE_MASK.at(two(m, k) as usize));
             if mask != 0xffff {
                 return Err(format!(
-                    "edge masking (PCK_EDGE_OFFSET_SEC{}_mask = {mask:#06x}) is not modelled; set the masks packer 0 can select to 0xffff",
+                    "edge masking (PCK_EDGE_OFFSET_SEC{}_mask = {mask:#06x}) is not modelled; set the masks the packers can select to 0xffff",
                     two(m, k)
                 ));
             }
@@ -224,19 +289,17 @@ fn late(v: u32, from: u32, to: u32) -> Result<Vec<u8>, String> {
     })
 }
 
-/// Executes `PACR` `w` of thread `th`.
+/// Executes `PACR` `w` of thread `th` on the packers its mask names.
 pub(crate) fn execute(
     w: u32,
     th: usize,
     cfg: &BackendConfig,
     adcs: &mut [AdcSet; 3],
     dst: &Dst,
-    p: &mut Packer,
+    packers_state: &mut [Packer; PACKERS],
     l1: &L1,
 ) -> Result<Packed, String> {
-    check(th, cfg)?;
     let g = |f| cfg.get(th, f);
-    let (first, n) = input(w, th, cfg, adcs)?;
     let (last, flush, zero) = (
         field(w, 0, 1) != 0,
         field(w, 1, 1) != 0,
@@ -247,69 +310,93 @@ pub(crate) fn execute(
     } else {
         g(c::DSTACC)
     };
-    let (in_fmt, out_fmt) = (g(c::P0_IN_DATA_FORMAT), g(c::P0_OUT_DATA_FORMAT));
-    if n > 0 && inter != in_fmt {
-        return Err(format!(
-            "the intermediate format {} differs from packer 0's In_data_format {}: not modelled",
-            fmt::name(inter),
-            fmt::name(in_fmt)
-        ));
-    }
-    if out_fmt & 2 != 0 {
-        return Err(format!("packing to {} is not modelled", fmt::name(out_fmt)));
-    }
     let (d32, raw, r10) = (
         g(c::READ_32B) != 0,
         g(c::READ_RAW) != 0,
         g(c::ROUND_10B_MANT) != 0,
     );
-    // Output address generator.
-    let which = adc_of(w, th, cfg);
-    let ch1 = adcs[which].sets[2].channel[1].xyzw.map(|k| k.v);
-    let mut addr = g(c::P0_L1_DEST_ADDR).wrapping_add((g(c::P0_SUB_L1_HEADER) == 0) as u32);
-    let yzw = g(c::PCK_BASE1)
-        .wrapping_add(ch1[1].wrapping_mul(g(c::PCK_YSTRIDE1)))
-        .wrapping_add(ch1[2].wrapping_mul(g(c::PCK_ZSTRIDE1)))
-        .wrapping_add(ch1[3].wrapping_mul(g(c::PCK_WSTRIDE1)));
-    addr = addr.wrapping_add(yzw & !0xf);
-    if addr > g(c::P0_LIMIT) * 2 + 1 {
-        addr = addr.wrapping_sub(g(c::P0_FIFO_SIZE) * 2);
+    // Everything is checked and every input read before any packer writes or any ADC moves.
+    let mut work = Vec::with_capacity(PACKERS);
+    for i in packers(w) {
+        check(i, th, cfg)?;
+        let (first, n) = input(w, i, th, cfg, adcs)?;
+        let (in_fmt, out_fmt) = (
+            g(pf(i, c::P0_IN_DATA_FORMAT)),
+            g(pf(i, c::P0_OUT_DATA_FORMAT)),
+        );
+        if n > 0 && inter != in_fmt {
+            return Err(format!(
+                "the intermediate format {} differs from packer {i}'s In_data_format {}: not modelled",
+                fmt::name(inter),
+                fmt::name(in_fmt)
+            ));
+        }
+        if out_fmt & 2 != 0 {
+            return Err(format!(
+                "packing to {} (packer {i}) is not modelled",
+                fmt::name(out_fmt)
+            ));
+        }
+        work.push((i, first, n, out_fmt));
     }
-    if p.needs_new {
-        p.byte_addr = (addr & 0x1ffff) << 4;
-        p.needs_new = false;
-    }
+    // Output address generator: packer 0's initial address, relative base of the others.
+    let initial = |i: usize| {
+        g(pf(i, c::P0_L1_DEST_ADDR)).wrapping_add((g(pf(i, c::P0_SUB_L1_HEADER)) == 0) as u32)
+    };
+    let packer0 = initial(0);
     let mut bytes = 0;
-    for i in 0..n {
-        let v = if zero {
-            0
-        } else {
-            let a = (first + i) & 0x3fff;
-            let (row, col) = ((a >> 4) as usize, (a & 15) as usize);
-            let d = if d32 {
-                dst.read32(row & 0x1ff, col)
+    let mut advanced = [false; 3];
+    for &(i, first, n, out_fmt) in &work {
+        let which = adc_of(w, i, th, cfg);
+        advanced[which] = true;
+        let ch1 = adcs[which].sets[2].channel[1].xyzw.map(|k| k.v);
+        let mut addr = initial(i);
+        if i > 0 && packer0 & (1 << 31) != 0 {
+            addr = addr.wrapping_add(packer0);
+        }
+        let yzw = g(c::PCK_BASE1)
+            .wrapping_add(ch1[1].wrapping_mul(g(c::PCK_YSTRIDE1)))
+            .wrapping_add(ch1[2].wrapping_mul(g(c::PCK_ZSTRIDE1)))
+            .wrapping_add(ch1[3].wrapping_mul(g(c::PCK_WSTRIDE1)));
+        addr = addr.wrapping_add(yzw & !0xf);
+        if addr > g(pl(i, c::P0_LIMIT)) * 2 + 1 {
+            addr = addr.wrapping_sub(g(pl(i, c::P0_FIFO_SIZE)) * 2);
+        }
+        let p = &mut packers_state[i];
+        if p.needs_new {
+            p.byte_addr = (addr & 0x1ffff) << 4;
+            p.needs_new = false;
+        }
+        for k in 0..n {
+            let v = if zero {
+                0
             } else {
-                dst.read16(row, col) as u32
+                let a = (first + k) & 0x3fff;
+                let (row, col) = ((a >> 4) as usize, (a & 15) as usize);
+                let d = if d32 {
+                    dst.read32(row & 0x1ff, col)
+                } else {
+                    dst.read16(row, col) as u32
+                };
+                early(d, d32, inter, raw, r10)?
             };
-            early(d, d32, inter, raw, r10)?
-        };
-        let out = late(v, inter, out_fmt)?;
-        bytes += out.len() as u32;
-        p.pending.extend_from_slice(&out);
-        while p.pending.len() >= 16 {
-            write_unit(p, l1)?;
+            let out = late(v, inter, out_fmt)?;
+            bytes += out.len() as u32;
+            p.pending.extend_from_slice(&out);
+            while p.pending.len() >= 16 {
+                write_unit(p, l1)?;
+            }
+        }
+        if last || flush {
+            if !p.pending.is_empty() {
+                p.pending.resize(16, 0);
+                write_unit(p, l1)?;
+            }
+            p.needs_new = true;
         }
     }
-    if last || flush {
-        if !p.pending.is_empty() {
-            p.pending.resize(16, 0);
-            write_unit(p, l1)?;
-        }
-        p.needs_new = true;
-    }
-    // AddrMod: Y/Z of channel 0 (input) and channel 1 (output) of the ADC used.
+    // AddrMod: Y/Z of channel 0 (input) and channel 1 (output), once per ADC used.
     let am = cfg.thread[th][t::ADDR_MOD_PACK + field(w, 15, 2) as usize] as u32;
-    let ch = &mut adcs[which].sets[2].channel;
     let y_upd = |cnt: &mut Counter, incr: u32, cr: bool, clear: bool| {
         let m = (1 << 13) - 1;
         if clear {
@@ -328,15 +415,18 @@ pub(crate) fn execute(
             cnt.v = (cnt.v + incr) & 0xff;
         }
     };
-    y_upd(&mut ch[0].xyzw[1], am & 0xf, am & 0x10 != 0, am & 0x20 != 0);
-    z_upd(&mut ch[0].xyzw[2], (am >> 12) & 1, am & 0x2000 != 0);
-    y_upd(
-        &mut ch[1].xyzw[1],
-        (am >> 6) & 0xf,
-        am & 0x400 != 0,
-        am & 0x800 != 0,
-    );
-    z_upd(&mut ch[1].xyzw[2], (am >> 14) & 1, am & 0x8000 != 0);
+    for (which, _) in advanced.iter().enumerate().filter(|(_, a)| **a) {
+        let ch = &mut adcs[which].sets[2].channel;
+        y_upd(&mut ch[0].xyzw[1], am & 0xf, am & 0x10 != 0, am & 0x20 != 0);
+        z_upd(&mut ch[0].xyzw[2], (am >> 12) & 1, am & 0x2000 != 0);
+        y_upd(
+            &mut ch[1].xyzw[1],
+            (am >> 6) & 0xf,
+            am & 0x400 != 0,
+            am & 0x800 != 0,
+        );
+        z_upd(&mut ch[1].xyzw[2], (am >> 14) & 1, am & 0x8000 != 0);
+    }
     Ok(Packed { bytes })
 }
 

@@ -1,7 +1,8 @@
 //! The Scalar Unit's (ThCon) GPR arithmetic (`ScalarUnit.md`): `SETDMAREG` (immediate
 //! mode), `ADDDMAREG`, `SUBDMAREG`, `MULDMAREG`, `BITWOPDMAREG`, `SHIFTDMAREG`,
-//! `CMPDMAREG`, `DMANOP`, on `GPRs[CurrentThread][64]`; and `REG2FLOP`, a GPR into THCON
-//! configuration or an ADC (`REG2FLOP_Configuration.md`, `REG2FLOP_ADC.md`).
+//! `CMPDMAREG`, `DMANOP`, on `GPRs[CurrentThread][64]`; `REG2FLOP`, a GPR into THCON
+//! configuration or an ADC (`REG2FLOP_Configuration.md`, `REG2FLOP_ADC.md`); and
+//! `STOREREG`'s address and value (`STOREREG.md`; the coprocessor delivers the write).
 
 use super::config::BackendConfig;
 use super::counters::AdcSet;
@@ -25,6 +26,36 @@ pub(crate) fn reg2flop_unsupported(word: u32) -> Option<String> {
         2 | 3 if size == 0 => Some("REG2FLOP of 128 bits to an ADC is not valid".into()),
         _ => None,
     }
+}
+
+/// The address `STOREREG` `word` writes: `0xFFB00000 + (AddrLo << 2)`.
+fn storereg_addr(word: u32) -> u32 {
+    0xFFB0_0000 + (field(word, 0, 18) << 2)
+}
+
+/// Why `STOREREG` `word` cannot run: an address below 0xFFB11000 (undefined behaviour per
+/// the page), or a device other than the NoC overlay's stream registers, the only target
+/// the model delivers it to (tt-llk's: a circular buffer's tiles-received counter).
+pub(crate) fn storereg_unsupported(word: u32) -> Option<String> {
+    let addr = storereg_addr(word);
+    let overlay = riscv_linker::mmio::NOC_OVERLAY_BASE
+        ..riscv_linker::mmio::NOC_OVERLAY_BASE + riscv_linker::mmio::NOC_OVERLAY_SIZE;
+    if addr < 0xFFB1_1000 {
+        Some(format!(
+            "STOREREG to {addr:#010x}, below 0xFFB11000: undefined behaviour"
+        ))
+    } else if !overlay.contains(&addr) {
+        Some(format!(
+            "STOREREG to {addr:#010x} is not modelled (only to the NoC overlay's stream registers)"
+        ))
+    } else {
+        None
+    }
+}
+
+/// `STOREREG` `word`: the address and the GPR's value it writes.
+pub(crate) fn storereg(gprs: &[u32; 64], word: u32) -> (u32, u32) {
+    (storereg_addr(word), gprs[field(word, 18, 6) as usize])
 }
 
 /// Executes `REG2FLOP` `word` of `thread` (which passed [`reg2flop_unsupported`]).
@@ -87,6 +118,7 @@ pub(crate) fn cycles(word: u32) -> u32 {
     match opcode(word) {
         op::SETDMAREG | op::DMANOP => 1,
         op::REG2FLOP => 2,
+        op::STOREREG => 3,
         _ if field(word, 23, 1) == 1 => 3,
         _ if field(word, 0, 6) / 4 == field(word, 6, 6) / 4 => 3,
         _ => 4,
