@@ -408,3 +408,157 @@ expect = "want.bin"
     assert!(stdout.contains("CB-COMPUTE-WAIT-FRONT x1"), "{stdout}");
     assert!(stdout.contains("CB-COMPUTE-RESERVE-BACK x1"), "{stdout}");
 }
+
+/// `C = A @ B` in tiles (`a`: `mt x kt`, `b`: `kt x nt`, each tile 1,024 BF16 datums in face
+/// order), as the Matrix Unit computes it with LoFi fidelity into BF16 `Dst`: per output
+/// tile, `Dst` starts at zero and takes, for each `k` tile in order, two `MVMUL`s per datum
+/// (K columns 0-15, then 16-31), each rounded as `example_abi::bf16::mvmul_datum` says.
+fn matmul_lofi(a: &[u16], b: &[u16], mt: usize, kt: usize, nt: usize) -> Vec<u16> {
+    use example_abi::bf16::{face_index, mvmul_datum};
+    let tile = 1024;
+    let mut out = vec![0u16; mt * nt * tile];
+    for m in 0..mt {
+        for n in 0..nt {
+            let o = &mut out[(m * nt + n) * tile..][..tile];
+            for k in 0..kt {
+                let x = &a[(m * kt + k) * tile..][..tile];
+                let y = &b[(k * nt + n) * tile..][..tile];
+                for r in 0..32 {
+                    for c in 0..32 {
+                        let mut dst = o[face_index(r, c)];
+                        for k0 in [0, 16] {
+                            let row: [u16; 16] = std::array::from_fn(|i| x[face_index(r, k0 + i)]);
+                            let col: [u16; 16] = std::array::from_fn(|i| y[face_index(k0 + i, c)]);
+                            dst = mvmul_datum(&row, &col, dst);
+                        }
+                        o[face_index(r, c)] = dst;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// tt-metal's matmul reader (NCRISC, NoC 1), `bmm.cpp` on the three TRISCs with LoFi
+/// fidelity, and the unary writer, all from the wheel: `C[2x2] = A[2x3] @ B[3x2]` tiles,
+/// each output tile accumulated over three `matmul_tiles` in `Dst`, equals the Matrix Unit's
+/// `MVMUL` reference bit for bit.
+#[test]
+fn tt_metals_matmul_runs_on_the_three_triscs_bit_exact() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let (mt, kt, nt) = (2usize, 3usize, 2usize);
+    let a: Vec<u16> = example_abi::bf16::normal_values(5)
+        .take(mt * kt * 1024)
+        .collect();
+    let b: Vec<u16> = example_abi::bf16::normal_values(6)
+        .take(kt * nt * 1024)
+        .collect();
+    let want = matmul_lofi(&a, &b, mt, kt, nt);
+    assert!(want.iter().filter(|&&w| w != 0).count() > want.len() / 2);
+    let bytes = |v: &[u16]| -> Vec<u8> { v.iter().flat_map(|h| h.to_le_bytes()).collect() };
+    std::fs::write(d.path().join("a.bin"), bytes(&a)).unwrap();
+    std::fs::write(d.path().join("b.bin"), bytes(&b)).unwrap();
+    std::fs::write(d.path().join("want.bin"), bytes(&want)).unwrap();
+    let program = d.path().join("mm.toml");
+    std::fs::write(
+        &program,
+        r#"arch = "wormhole_b0"
+cores = ["0,0"]
+id = 4
+
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
+risc = "ncrisc"
+noc = 1
+compile_args = [0, 0, 2, 2048, 2, 2048]
+named_compile_args = { cb_in0 = 0, cb_in1 = 1 }
+# src0, src1, Mt, Kt, Nt, MtKt, KtNt, batch, bcast_B, first output tile, tiles, MtNt
+args = ["@a", "@b", 2, 3, 2, 6, 6, 1, 0, 0, 4, 4]
+
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/matmul/device/kernels/compute/bmm.cpp"
+risc = "compute"
+math_fidelity = 0
+compile_args = [1, 2, 3, 2]
+named_compile_args = { cb_in0 = 0, cb_in1 = 1, cb_out = 16 }
+
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+risc = "brisc"
+compile_args = [16, 2, 2048]
+args = ["@out", 4, 0]
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 2
+format = "bfloat16"
+
+[[cb]]
+index = 1
+page_size = 2048
+pages = 2
+format = "bfloat16"
+
+[[cb]]
+index = 16
+page_size = 2048
+pages = 2
+format = "bfloat16"
+
+[[buffer]]
+name = "a"
+dtype = "bfloat16"
+shape = [1, 1, 64, 96]
+input = "a.bin"
+
+[[buffer]]
+name = "b"
+dtype = "bfloat16"
+shape = [1, 1, 96, 64]
+input = "b.bin"
+
+[[buffer]]
+name = "out"
+dtype = "bfloat16"
+shape = [1, 1, 64, 64]
+output = "out.bin"
+"#,
+    )
+    .unwrap();
+    let out_dir = d.path().join("run");
+    let out = ttprof(
+        None,
+        &[
+            "run",
+            "--program",
+            program.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{err}");
+    let got = std::fs::read(d.path().join("out.bin")).unwrap();
+    let got: Vec<u16> = got
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    let first = got.iter().zip(&want).position(|(g, w)| g != w);
+    assert_eq!(
+        differ,
+        0,
+        "{differ} of {} datums differ from MVMUL's reference; first at {first:?}: {:04x?} vs {:04x?}",
+        got.len(),
+        first.map(|i| got[i]),
+        first.map(|i| want[i])
+    );
+}
