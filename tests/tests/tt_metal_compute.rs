@@ -562,3 +562,103 @@ output = "out.bin"
         first.map(|i| want[i])
     );
 }
+
+/// Our copy kernel (tt-metal's compute API: `copy_tile`, `pack_tile`, the `tile_regs_*`
+/// hand-overs) between the wheel's unary reader and writer: the output is the input, and
+/// each TRISC's ring holds its `copy-tile` zone once per tile.
+#[test]
+fn a_compute_kernel_with_zones_copies_tiles_and_records_on_every_trisc() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let input: Vec<u8> = example_abi::bf16::normal_values(9)
+        .take(3 * 1024)
+        .flat_map(|h| h.to_le_bytes())
+        .collect();
+    std::fs::write(d.path().join("in.bin"), &input).unwrap();
+    let kernel = workspace().join("examples/tt-metal/copy_tiles_compute.cpp");
+    let program = d.path().join("copy.toml");
+    std::fs::write(
+        &program,
+        format!(
+            r#"arch = "wormhole_b0"
+cores = ["0,0"]
+id = 5
+
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/reader_unary_interleaved_start_id.cpp"
+risc = "ncrisc"
+noc = 1
+compile_args = [2, 2048]
+args = ["@src", 3, 0]
+
+[[kernel]]
+source = "{}"
+risc = "compute"
+args = [3]
+
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+risc = "brisc"
+compile_args = [16, 2, 2048]
+args = ["@dst", 3, 0]
+
+[[cb]]
+index = 0
+page_size = 2048
+pages = 2
+format = "bfloat16"
+
+[[cb]]
+index = 16
+page_size = 2048
+pages = 2
+format = "bfloat16"
+
+[[buffer]]
+name = "src"
+dtype = "bfloat16"
+shape = [1, 1, 32, 96]
+input = "in.bin"
+
+[[buffer]]
+name = "dst"
+dtype = "bfloat16"
+shape = [1, 1, 32, 96]
+output = "out.bin"
+expect = "in.bin"
+"#,
+            kernel.display()
+        ),
+    )
+    .unwrap();
+    let out_dir = d.path().join("run");
+    let out = ttprof(
+        None,
+        &[
+            "run",
+            "--program",
+            program.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{err}");
+    assert_eq!(std::fs::read(d.path().join("out.bin")).unwrap(), input);
+    for t in TRISCS {
+        let ring = format!("ring copy_tiles_compute-1-{t} on 0,0:");
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(&ring))
+            .unwrap_or_else(|| panic!("no {ring}\n{stdout}"));
+        assert!(
+            line.contains("0 dropped; zones: TRISC-FW x1, TRISC-KERNEL x1, copy-tile x3;"),
+            "{line}"
+        );
+    }
+}

@@ -75,6 +75,35 @@ impl Tensix {
                 .any(|f| (f.0, f.1) == (which, bank))
     }
 
+    /// `UNPACR_NOP` of thread `t` for `SrcA` (`which` 0) or `SrcB` (1), in the two modes
+    /// tt-llk uses: 1 (`UNP_ZEROSRC`) waits until the Matrix Unit's current bank is no longer
+    /// its to read, then zeroes the unpacker's current bank; 7 (`UNP_SET_DVALID`) waits for
+    /// the unpacker's bank to be its to write, then hands it to the Matrix Unit as
+    /// `SETDVALID` does. The ISA documentation has no page for `UNPACR_NOP`; these are the
+    /// semantics of Tenstorrent's functional simulator ttsim for Wormhole (read, not
+    /// copied). `None`: it waits.
+    fn unpacr_nop(&mut self, t: usize, w: u32, which: usize) -> Option<u32> {
+        if field(w, 0, 23) == 1 {
+            if self.src.mu_valid(which) {
+                self.why[t] = [TensixWait::SrcAFree, TensixWait::SrcBFree][which];
+                return None;
+            }
+            let bank = self.src.unp_bank[which];
+            self.src.banks[which][bank].rows = [[0; 16]; 64];
+        } else {
+            if !self.unp_bank_free(which) {
+                self.why[t] = [TensixWait::SrcAFree, TensixWait::SrcBFree][which];
+                return None;
+            }
+            let base = self
+                .config
+                .thd(t, [tf::SRCA_SET_BASE, tf::SRCB_SET_BASE][which])
+                << 4;
+            self.src.unp_flip(which, t, base);
+        }
+        Some(self.timing.misc_latency)
+    }
+
     /// `SETDVALID`.
     pub(super) fn setdvalid(&mut self, t: usize, w: u32) {
         let cfg = &self.config;
@@ -175,6 +204,9 @@ impl Tensix {
             return Ok(None);
         }
         let which = field(w, 23, 1) as usize;
+        if opcode(w) == op::UNPACR_NOP {
+            return Ok(self.unpacr_nop(t, w, which));
+        }
         if !self.unp_bank_free(which) {
             self.why[t] = [TensixWait::SrcAFree, TensixWait::SrcBFree][which];
             return Ok(None);

@@ -47,6 +47,7 @@ pub(crate) mod op {
     pub const INCRWC: u8 = 0x38;
     pub const PACR: u8 = 0x41;
     pub const UNPACR: u8 = 0x42;
+    pub const UNPACR_NOP: u8 = 0x43;
     pub const SETDMAREG: u8 = 0x45;
     pub const REG2FLOP: u8 = 0x48;
     pub const STOREREG: u8 = 0x67;
@@ -139,7 +140,7 @@ const TABLE: &[(u8, OpInfo)] = &[
     (0x32, u("APOOL3S2", Matrix)),
     (0x39, u("SETIBRWC", Matrix)),
     (0x3A, u("MFCONV3S1", Matrix)),
-    (0x43, u("UNPACR_NOP", Unpack)),
+    (op::UNPACR_NOP, m("UNPACR_NOP", Unpack, B0 | B3)),
     (0x44, u("RSTDMA", Scalar)),
     (0x4B, u("TBUFCMD", Misc)),
     (0x09, m("MOVDBGA2D", Matrix, B6)),
@@ -321,6 +322,12 @@ pub(crate) fn unsupported(word: u32) -> Option<String> {
         op::REG2FLOP => super::scalar::reg2flop_unsupported(word),
         op::STOREREG => super::scalar::storereg_unsupported(word),
         op::UNPACR => super::unpack::unsupported(word),
+        op::UNPACR_NOP => match f(0, 23) {
+            1 | 7 => None,
+            m => Some(format!(
+                "UNPACR_NOP mode {m:#x} is not modelled (modes 1, zero the unpacker's bank, and 7, set it valid)"
+            )),
+        },
         op::PACR => super::pack::unsupported(word),
         0x10 if f(18, 1) == 1 && f(19, 2) >= 1 => {
             Some("ZEROACC with Revert set is undefined behaviour".into())
@@ -411,9 +418,14 @@ mod tests {
         assert!(unsupported(0x1A00_0000)
             .unwrap()
             .contains("SETASHRMH0 is not modelled"));
-        assert!(unsupported(0x4300_0000)
+        assert!(unsupported(0x4300_0001).is_none(), "UNPACR_NOP UNP_ZEROSRC");
+        assert!(
+            unsupported(0x4380_0007).is_none(),
+            "UNPACR_NOP UNP_SET_DVALID, SrcB"
+        );
+        assert!(unsupported(0x4300_0005)
             .unwrap()
-            .contains("UNPACR_NOP is not modelled"));
+            .contains("UNPACR_NOP mode 0x5 is not modelled"));
         assert!(unsupported(0x0500_0000)
             .unwrap()
             .contains("0x05 is not a Wormhole B0 Tensix instruction"));

@@ -299,6 +299,23 @@ mod tests {
     }
 
     #[test]
+    fn storereg_names_its_target_and_refuses_other_devices() {
+        let mut g = [0u32; 64];
+        g[9] = 42;
+        // tt-llk: (address of CB 5's tiles received >> 2) & 0x3ffff.
+        let addr_lo = ((0xFFB4_0000u32 + 5 * 0x1000 + 16) >> 2) & 0x3ffff;
+        let w = (0x67 << 24) | (9 << 18) | addr_lo;
+        assert_eq!(storereg(&g, w), (0xFFB4_5010, 42));
+        assert!(storereg_unsupported(w).is_none());
+        let low = (0x67 << 24) | ((0xFFB1_0000u32 >> 2) & 0x3ffff);
+        assert!(storereg_unsupported(low).unwrap().contains("undefined"));
+        let mailbox = (0x67 << 24) | ((0xFFB1_2000u32 >> 2) & 0x3ffff);
+        assert!(storereg_unsupported(mailbox)
+            .unwrap()
+            .contains("only to the NoC overlay"));
+    }
+
+    #[test]
     fn cycle_counts() {
         assert_eq!(cycles(0x4500_0000), 1);
         assert_eq!(
