@@ -662,3 +662,174 @@ expect = "in.bin"
         );
     }
 }
+
+/// `program` (a file of this test's shape) with its placeholders substituted, run in
+/// `dir`: the op's device kernel time in cycles (ns at the emulator's 1,000 MHz), as
+/// `ttprof run` prints it.
+fn run_sized(dir: &Path, program: &str, subst: &[(&str, String)]) -> u64 {
+    let mut text = program.to_string();
+    for (k, v) in subst {
+        text = text.replace(k, v);
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    let p = dir.join("program.toml");
+    std::fs::write(&p, text).unwrap();
+    let out = ttprof(
+        None,
+        &[
+            "run",
+            "--program",
+            p.to_str().unwrap(),
+            "--out",
+            dir.join("run").to_str().unwrap(),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains(": device kernel time "))
+        .unwrap_or_else(|| panic!("no device kernel time:\n{stdout}"));
+    let ns = line.rsplit("device kernel time ").next().unwrap();
+    ns.trim_end_matches(" ns").replace(',', "").parse().unwrap()
+}
+
+/// Benchmark (README, "Benchmarks"): device cycles per tile of tt-metal's eltwise add and
+/// matmul (LoFi, per K tile) programs on the emulator's Wormhole B0 model, the marginal cost
+/// between two sizes of the same program (fixed costs cancel), beside the Matrix Unit's
+/// documented peaks (`ELWADD` 8 cycles per 32x32 BF16 tile, `MVMUL` LoFi 16). The readers,
+/// which wait for each DRAM page before the next (`noc_async_read_barrier`), bound both.
+#[test]
+#[ignore]
+fn tt_metal_compute_cycles_per_tile() {
+    let Some(_root) = tt_metal_root() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let ones = |tiles: usize| vec![0x3f80u16; tiles * 1024];
+    let write = |dir: &Path, name: &str, v: &[u16]| {
+        std::fs::create_dir_all(dir).unwrap();
+        let b: Vec<u8> = v.iter().flat_map(|h| h.to_le_bytes()).collect();
+        std::fs::write(dir.join(name), b).unwrap();
+    };
+    let add = r#"arch = "wormhole_b0"
+cores = ["0,0"]
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"
+risc = "ncrisc"
+compile_args = [0, 2, 2048, 2, 2048]
+args = ["@a", "@b", TILES, 0, 0, 0, 0]
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp"
+risc = "compute"
+defines = ["ELTWISE_OP=add_tiles", "ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD"]
+args = [TILES, 1]
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+risc = "brisc"
+compile_args = [2, 2, 2048]
+args = ["@out", TILES, 0]
+[[cb]]
+index = 0
+page_size = 2048
+pages = 4
+[[cb]]
+index = 1
+page_size = 2048
+pages = 4
+[[cb]]
+index = 2
+page_size = 2048
+pages = 4
+[[buffer]]
+name = "a"
+dtype = "bfloat16"
+shape = [1, 1, 32, WIDTH]
+input = "a.bin"
+[[buffer]]
+name = "b"
+dtype = "bfloat16"
+shape = [1, 1, 32, WIDTH]
+input = "a.bin"
+[[buffer]]
+name = "out"
+dtype = "bfloat16"
+shape = [1, 1, 32, WIDTH]
+output = "out.bin"
+"#;
+    let mm = r#"arch = "wormhole_b0"
+cores = ["0,0"]
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/matmul/device/kernels/dataflow/reader_bmm_8bank_output_tiles_partitioned.cpp"
+risc = "ncrisc"
+noc = 1
+compile_args = [0, 0, 2, 2048, 2, 2048]
+named_compile_args = { cb_in0 = 0, cb_in1 = 1 }
+args = ["@a", "@b", 1, TILES, 1, TILES, TILES, 1, 0, 0, 1, 1]
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/matmul/device/kernels/compute/bmm.cpp"
+risc = "compute"
+math_fidelity = 0
+compile_args = [1, 1, TILES, 1]
+named_compile_args = { cb_in0 = 0, cb_in1 = 1, cb_out = 16 }
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+risc = "brisc"
+compile_args = [16, 2, 2048]
+args = ["@out", 1, 0]
+[[cb]]
+index = 0
+page_size = 2048
+pages = 4
+[[cb]]
+index = 1
+page_size = 2048
+pages = 4
+[[cb]]
+index = 16
+page_size = 2048
+pages = 2
+[[buffer]]
+name = "a"
+dtype = "bfloat16"
+shape = [1, 1, 32, WIDTH]
+input = "a.bin"
+[[buffer]]
+name = "b"
+dtype = "bfloat16"
+shape = [1, 1, WIDTH, 32]
+input = "a.bin"
+[[buffer]]
+name = "out"
+dtype = "bfloat16"
+shape = [1, 1, 32, 32]
+output = "out.bin"
+"#;
+    let (small, large) = (8usize, 40usize);
+    for (name, program, peak) in [
+        ("eltwise add", add, 8.0),
+        ("matmul (LoFi, per K tile)", mm, 16.0),
+    ] {
+        let mut cycles = [0u64; 2];
+        for (k, tiles) in [small, large].into_iter().enumerate() {
+            let dir = d.path().join(format!("{}-{tiles}", &name[..6]));
+            write(&dir, "a.bin", &ones(tiles));
+            cycles[k] = run_sized(
+                &dir,
+                program,
+                &[
+                    ("TILES", tiles.to_string()),
+                    ("WIDTH", (32 * tiles).to_string()),
+                ],
+            );
+        }
+        let per = (cycles[1] - cycles[0]) as f64 / (large - small) as f64;
+        println!(
+            "tt-metal {name}, Wormhole B0: {per:.1} device cycles per tile ({small} tiles {} cycles, {large} tiles {}); Matrix Unit peak {peak}",
+            cycles[0], cycles[1]
+        );
+        assert!(per > peak, "{name}: {per} cycles per tile, under the peak");
+    }
+}
