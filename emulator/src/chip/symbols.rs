@@ -32,7 +32,7 @@ impl Symbols {
                 Some(Sym {
                     addr: s.address() as u32,
                     size: s.size() as u32,
-                    name: format!("{:#}", rustc_demangle::demangle(name)),
+                    name: demangle(name),
                 })
             })
             .collect();
@@ -63,6 +63,40 @@ impl Symbols {
     /// `file:line` of `addr` from the DWARF line tables, if the ELF has them.
     pub fn line(&self, addr: u32) -> Option<String> {
         line_of(&self.elf, addr as u64)
+    }
+}
+
+/// A symbol's name as its source spells it: Rust's (legacy and v0 manglings, without the
+/// hash) and C++'s (the Itanium ABI GCC uses) demangled; anything else as it is.
+fn demangle(name: &str) -> String {
+    if let Ok(rust) = rustc_demangle::try_demangle(name) {
+        return format!("{rust:#}");
+    }
+    if name.starts_with("_Z") {
+        if let Some(cxx) = cpp_demangle::Symbol::new(name)
+            .ok()
+            .and_then(|s| s.demangle(&cpp_demangle::DemangleOptions::default()).ok())
+        {
+            return cxx;
+        }
+    }
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rust_and_cxx_symbols_are_demangled() {
+        assert_eq!(super::demangle("_Z11kernel_mainv"), "kernel_main()");
+        assert_eq!(
+            super::demangle("_ZN7ckernel4sfpu8relu_minEj"),
+            "ckernel::sfpu::relu_min(unsigned int)"
+        );
+        assert_eq!(
+            super::demangle("_ZN4core9panicking5panic17h0123456789abcdefE"),
+            "core::panicking::panic"
+        );
+        assert_eq!(super::demangle("__ttprof_zone_end"), "__ttprof_zone_end");
     }
 }
 
