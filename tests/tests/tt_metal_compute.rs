@@ -833,3 +833,118 @@ output = "out.bin"
         assert!(per > peak, "{name}: {per} cycles per tile, under the peak");
     }
 }
+
+/// tt-metal's tilize and untilize ops' compute kernels from the wheel, as two programs over
+/// the same buffers (the firmware booted once): row-major 32x32 blocks go through tilize
+/// into face order (each datum where `example_abi::bf16::face_index` puts it) and back
+/// through untilize, exactly.
+#[test]
+fn tt_metals_tilize_and_untilize_run_as_two_programs_exactly() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let rows: Vec<u16> = example_abi::bf16::normal_values(13)
+        .take(2 * 1024)
+        .collect();
+    let mut tiled = vec![0u16; rows.len()];
+    for t in 0..2 {
+        for r in 0..32 {
+            for c in 0..32 {
+                tiled[t * 1024 + example_abi::bf16::face_index(r, c)] = rows[t * 1024 + r * 32 + c];
+            }
+        }
+    }
+    assert_ne!(tiled, rows);
+    let bytes = |v: &[u16]| -> Vec<u8> { v.iter().flat_map(|h| h.to_le_bytes()).collect() };
+    std::fs::write(d.path().join("rows.bin"), bytes(&rows)).unwrap();
+    std::fs::write(d.path().join("tiled.bin"), bytes(&tiled)).unwrap();
+    let program = |name: &str, id: u32, kernel: &str, compile: &str, src: &str, dst: &str| {
+        format!(
+            r#"
+[[program]]
+name = "{name}"
+cores = ["0,0"]
+id = {id}
+[[program.kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/reader_unary_interleaved_start_id.cpp"
+risc = "ncrisc"
+noc = 1
+compile_args = [2, 2048]
+args = ["@{src}", 2, 0]
+[[program.kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/data_movement/{kernel}"
+risc = "compute"
+compile_args = {compile}
+[[program.kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+risc = "brisc"
+compile_args = [16, 2, 2048]
+args = ["@{dst}", 2, 0]
+[[program.cb]]
+index = 0
+page_size = 2048
+pages = 2
+format = "bfloat16"
+[[program.cb]]
+index = 16
+page_size = 2048
+pages = 2
+format = "bfloat16"
+"#
+        )
+    };
+    let mut text = String::from("arch = \"wormhole_b0\"\n");
+    // tilize: cb_in, cb_out, blocks, tiles per block; untilize: blocks, tiles per block,
+    // cb_in, cb_out.
+    text += &program(
+        "tilize",
+        6,
+        "tilize/device/kernels/compute/tilize.cpp",
+        "[0, 16, 2, 1]",
+        "rows",
+        "mid",
+    );
+    text += &program(
+        "untilize",
+        7,
+        "untilize/device/kernels/compute/untilize.cpp",
+        "[2, 1, 0, 16]",
+        "mid",
+        "back",
+    );
+    for (name, io) in [
+        ("rows", "input = \"rows.bin\""),
+        ("mid", "output = \"mid.bin\"\nexpect = \"tiled.bin\""),
+        ("back", "output = \"back.bin\"\nexpect = \"rows.bin\""),
+    ] {
+        text += &format!(
+            "\n[[buffer]]\nname = \"{name}\"\ndtype = \"bfloat16\"\nshape = [1, 1, 32, 64]\n{io}\n"
+        );
+    }
+    let p = d.path().join("tilize.toml");
+    std::fs::write(&p, text).unwrap();
+    let out = ttprof(
+        None,
+        &[
+            "run",
+            "--program",
+            p.to_str().unwrap(),
+            "--out",
+            d.path().join("run").to_str().unwrap(),
+        ],
+    );
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{err}");
+    assert_eq!(
+        std::fs::read(d.path().join("mid.bin")).unwrap(),
+        bytes(&tiled)
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("back.bin")).unwrap(),
+        bytes(&rows)
+    );
+}
