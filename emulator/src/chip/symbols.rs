@@ -83,23 +83,6 @@ fn demangle(name: &str) -> String {
     name.to_string()
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn rust_and_cxx_symbols_are_demangled() {
-        assert_eq!(super::demangle("_Z11kernel_mainv"), "kernel_main()");
-        assert_eq!(
-            super::demangle("_ZN7ckernel4sfpu8relu_minEj"),
-            "ckernel::sfpu::relu_min(unsigned int)"
-        );
-        assert_eq!(
-            super::demangle("_ZN4core9panicking5panic17h0123456789abcdefE"),
-            "core::panicking::panic"
-        );
-        assert_eq!(super::demangle("__ttprof_zone_end"), "__ttprof_zone_end");
-    }
-}
-
 fn line_of(bytes: &[u8], addr: u64) -> Option<String> {
     let file = object::File::parse(bytes).ok()?;
     let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, gimli::Error> {
@@ -149,4 +132,21 @@ fn line_of(bytes: &[u8], addr: u64) -> Option<String> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rust_and_cxx_symbols_are_demangled() {
+        assert_eq!(super::demangle("_Z11kernel_mainv"), "kernel_main()");
+        assert_eq!(
+            super::demangle("_ZN7ckernel4sfpu8relu_minEj"),
+            "ckernel::sfpu::relu_min(unsigned int)"
+        );
+        assert_eq!(
+            super::demangle("_ZN4core9panicking5panic17h0123456789abcdefE"),
+            "core::panicking::panic"
+        );
+        assert_eq!(super::demangle("__ttprof_zone_end"), "__ttprof_zone_end");
+    }
 }
