@@ -410,11 +410,13 @@ expect = "want.bin"
 }
 
 /// `C = A @ B` in tiles (`a`: `mt x kt`, `b`: `kt x nt`, each tile 1,024 BF16 datums in face
-/// order), as the Matrix Unit computes it with LoFi fidelity into BF16 `Dst`: per output
-/// tile, `Dst` starts at zero and takes, for each `k` tile in order, two `MVMUL`s per datum
-/// (K columns 0-15, then 16-31), each rounded as `example_abi::bf16::mvmul_datum` says.
-fn matmul_lofi(a: &[u16], b: &[u16], mt: usize, kt: usize, nt: usize) -> Vec<u16> {
-    use example_abi::bf16::{face_index, mvmul_datum};
+/// order), as the Matrix Unit computes it into BF16 `Dst` with `phases` fidelity phases
+/// (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4): per output tile, `Dst` starts at zero and takes, for
+/// each `k` tile in order and in each phase in order, two `MVMUL`s per datum (K columns
+/// 0-15, then 16-31), each rounded as `example_abi::bf16::mvmul_datum_phase` says (tt-llk's
+/// matmul replays the tile's `MVMUL`s once per phase).
+fn matmul_ref(a: &[u16], b: &[u16], (mt, kt, nt): (usize, usize, usize), phases: u32) -> Vec<u16> {
+    use example_abi::bf16::{face_index, mvmul_datum_phase};
     let tile = 1024;
     let mut out = vec![0u16; mt * nt * tile];
     for m in 0..mt {
@@ -426,10 +428,14 @@ fn matmul_lofi(a: &[u16], b: &[u16], mt: usize, kt: usize, nt: usize) -> Vec<u16
                 for r in 0..32 {
                     for c in 0..32 {
                         let mut dst = o[face_index(r, c)];
-                        for k0 in [0, 16] {
-                            let row: [u16; 16] = std::array::from_fn(|i| x[face_index(r, k0 + i)]);
-                            let col: [u16; 16] = std::array::from_fn(|i| y[face_index(k0 + i, c)]);
-                            dst = mvmul_datum(&row, &col, dst);
+                        for phase in 0..phases {
+                            for k0 in [0, 16] {
+                                let row: [u16; 16] =
+                                    std::array::from_fn(|i| x[face_index(r, k0 + i)]);
+                                let col: [u16; 16] =
+                                    std::array::from_fn(|i| y[face_index(k0 + i, c)]);
+                                dst = mvmul_datum_phase(&row, &col, dst, phase);
+                            }
                         }
                         o[face_index(r, c)] = dst;
                     }
@@ -440,15 +446,21 @@ fn matmul_lofi(a: &[u16], b: &[u16], mt: usize, kt: usize, nt: usize) -> Vec<u16
     out
 }
 
-/// tt-metal's matmul reader (NCRISC, NoC 1), `bmm.cpp` on the three TRISCs with LoFi
-/// fidelity, and the unary writer, all from the wheel: `C[2x2] = A[2x3] @ B[3x2]` tiles,
-/// each output tile accumulated over three `matmul_tiles` in `Dst`, equals the Matrix Unit's
-/// `MVMUL` reference bit for bit.
+/// tt-metal's matmul reader (NCRISC, NoC 1), `bmm.cpp` on the three TRISCs, and the unary
+/// writer, all from the wheel: `C[2x2] = A[2x3] @ B[3x2]` tiles, each output tile
+/// accumulated over three `matmul_tiles` in `Dst`, equals the Matrix Unit's `MVMUL`
+/// reference bit for bit at LoFi and at HiFi4 (tt-metal's default).
 #[test]
 fn tt_metals_matmul_runs_on_the_three_triscs_bit_exact() {
     if tt_metal_root().is_none() {
         return;
     }
+    for (fidelity, phases) in [(0, 1), (4, 4)] {
+        matmul_case(fidelity, phases);
+    }
+}
+
+fn matmul_case(fidelity: u32, phases: u32) {
     let d = tempfile::tempdir().unwrap();
     let (mt, kt, nt) = (2usize, 3usize, 2usize);
     let a: Vec<u16> = example_abi::bf16::normal_values(5)
@@ -457,7 +469,15 @@ fn tt_metals_matmul_runs_on_the_three_triscs_bit_exact() {
     let b: Vec<u16> = example_abi::bf16::normal_values(6)
         .take(kt * nt * 1024)
         .collect();
-    let want = matmul_lofi(&a, &b, mt, kt, nt);
+    let want = matmul_ref(&a, &b, (mt, kt, nt), phases);
+    if phases > 1 {
+        let lofi = matmul_ref(&a, &b, (mt, kt, nt), 1);
+        let more = want.iter().zip(&lofi).filter(|(w, l)| w != l).count();
+        assert!(
+            more > want.len() / 4,
+            "HiFi changes {more} datums: too few to tell"
+        );
+    }
     assert!(want.iter().filter(|&&w| w != 0).count() > want.len() / 2);
     let bytes = |v: &[u16]| -> Vec<u8> { v.iter().flat_map(|h| h.to_le_bytes()).collect() };
     std::fs::write(d.path().join("a.bin"), bytes(&a)).unwrap();
@@ -482,7 +502,7 @@ args = ["@a", "@b", 2, 3, 2, 6, 6, 1, 0, 0, 4, 4]
 [[kernel]]
 source = "tt-metal:ttnn/cpp/ttnn/operations/matmul/device/kernels/compute/bmm.cpp"
 risc = "compute"
-math_fidelity = 0
+math_fidelity = FIDELITY
 compile_args = [1, 2, 3, 2]
 named_compile_args = { cb_in0 = 0, cb_in1 = 1, cb_out = 16 }
 
@@ -527,7 +547,8 @@ name = "out"
 dtype = "bfloat16"
 shape = [1, 1, 64, 64]
 output = "out.bin"
-"#,
+"#
+        .replace("FIDELITY", &fidelity.to_string()),
     )
     .unwrap();
     let out_dir = d.path().join("run");
@@ -556,7 +577,7 @@ output = "out.bin"
     assert_eq!(
         differ,
         0,
-        "{differ} of {} datums differ from MVMUL's reference; first at {first:?}: {:04x?} vs {:04x?}",
+        "fidelity {fidelity}: {differ} of {} datums differ from MVMUL's reference; first at {first:?}: {:04x?} vs {:04x?}",
         got.len(),
         first.map(|i| got[i]),
         first.map(|i| want[i])

@@ -1,6 +1,7 @@
 //! The host reference of the example ops on BF16 tiles: the bits the Matrix Unit of a
-//! Wormhole B0 writes as the kernels configure it (16-bit `Dst` holding BF16, fidelity
-//! phase 0 only, "LoFi"), by the rules of Tenstorrent's functional simulator ttsim, which
+//! Wormhole B0 writes as the kernels configure it (16-bit `Dst` holding BF16; fidelity
+//! phase 0, "LoFi", and for `MVMUL` the other phases too: [`mvmul_datum_phase`]), by the
+//! rules of Tenstorrent's functional simulator ttsim, which
 //! the coprocessor model follows (docs/design/tensix-coprocessor.md, "Numerics"). This
 //! module states those rules on exact values (`f64` holds every intermediate exactly),
 //! independently of the emulator's bit-level data path:
@@ -143,11 +144,35 @@ pub fn add(a: u16, b: u16) -> u16 {
 
 /// Phase 0's product of `a` (`SrcA`) and `b` (`SrcB`) and its exponent (`None`: zero).
 fn product(a: u16, b: u16) -> Option<(f64, i32)> {
+    product_phase(a, b, 0)
+}
+
+/// Fidelity phase `phase`'s product of `a` (`SrcA`) and `b` (`SrcB`) and its exponent
+/// (`None`: an operand is zero). Of each operand's 11-bit mantissa with its implicit one
+/// (`m`, bit 10 the one), phase bit 0 takes `SrcA`'s bits 6-10 (clear) or 1-5 (set), phase
+/// bit 1 `SrcB`'s bits 4-10 (clear) or 0-3 (set); the exponent the products are aligned by
+/// is the operands' less 5 for `SrcA`'s low bits and 7 for `SrcB`'s. A phase whose bits are
+/// all zero still has that exponent (its product is 0).
+fn product_phase(a: u16, b: u16, phase: u32) -> Option<(f64, i32)> {
     if exp_of(a) == 0 || exp_of(b) == 0 {
         return None;
     }
-    let p = mu_value(a & 0xfff8) * mu_value(b & 0xfffe);
-    Some((p, exp_of(a) + exp_of(b) - 127))
+    let man = |h: u16| ((0x80 | (h & 0x7f) as u32) << 3) as f64;
+    let sign = |h: u16| if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let (ma, mb) = (man(a) as u32, man(b) as u32);
+    let fa = if phase & 1 != 0 {
+        ((ma >> 1) & 31) as f64 * pow2(-9)
+    } else {
+        (ma >> 6) as f64 * pow2(-4)
+    };
+    let fb = if phase & 2 != 0 {
+        (mb & 15) as f64 * pow2(-10)
+    } else {
+        (mb >> 4) as f64 * pow2(-6)
+    };
+    let p = sign(a) * sign(b) * fa * fb * pow2(exp_of(a) - 127) * pow2(exp_of(b) - 127);
+    let bias = if phase & 1 != 0 { 5 } else { 0 } + if phase & 2 != 0 { 7 } else { 0 };
+    Some((p, exp_of(a) + exp_of(b) - 127 - bias))
 }
 
 /// `ELWMUL` (fidelity phase 0) onto a `Dst` row zeroed by `ZEROACC`.
@@ -160,10 +185,17 @@ pub fn mul(a: u16, b: u16) -> u16 {
 
 /// One `MVMUL` result: `dst` plus the dot product of `srcb` and `srca` (16 each).
 pub fn mvmul_datum(srcb: &[u16; 16], srca: &[u16; 16], dst: u16) -> u16 {
+    mvmul_datum_phase(srcb, srca, dst, 0)
+}
+
+/// [`mvmul_datum`] in fidelity phase `phase` (0-3; HiFi2 runs phases 0 and 1, HiFi3 0-2,
+/// HiFi4 0-3, each a `MVMUL` accumulating into `Dst`).
+pub fn mvmul_datum_phase(srcb: &[u16; 16], srca: &[u16; 16], dst: u16, phase: u32) -> u16 {
     let mut terms = [(0f64, 0i32); 2];
     for (h, t) in terms.iter_mut().enumerate() {
-        let ps: [(f64, i32); 8] =
-            core::array::from_fn(|k| product(srca[8 * h + k], srcb[8 * h + k]).unwrap_or((0.0, 0)));
+        let ps: [(f64, i32); 8] = core::array::from_fn(|k| {
+            product_phase(srca[8 * h + k], srcb[8 * h + k], phase).unwrap_or((0.0, 0))
+        });
         let e = ps.iter().map(|p| p.1).max().unwrap_or(0);
         if e > 0 {
             let unit = pow2(e - 127 - 10);
