@@ -969,3 +969,88 @@ format = "bfloat16"
         bytes(&rows)
     );
 }
+
+/// tt-metal's eltwise add on Float32 tiles with 32-bit `Dst` (`fp32_dest_acc`), one tile per
+/// block, so the math and pack threads alternate between `Dst`'s two halves: the unpackers
+/// get TF32 (the JIT's format rule for Float32 buffers), and every datum of both tiles is
+/// the sum within TF32's precision (2^-10 of the operands' magnitude). Not bit exact against
+/// a reference: our host reference covers BF16 only.
+#[test]
+fn tt_metals_eltwise_add_on_float32_uses_both_halves_of_32_bit_dst() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let value = |i: u32, salt: u32, div: f32| (((i * 37 + salt) % 193) as f32 - 96.0) / div;
+    let a: Vec<f32> = (0..2048).map(|i| value(i, 0, 13.0)).collect();
+    let b: Vec<f32> = (0..2048).map(|i| value(i, 71, 7.0)).collect();
+    let bytes = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    std::fs::write(d.path().join("a.bin"), bytes(&a)).unwrap();
+    std::fs::write(d.path().join("b.bin"), bytes(&b)).unwrap();
+    let mut text = String::from(
+        r#"arch = "wormhole_b0"
+cores = ["0,0"]
+id = 8
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"
+risc = "ncrisc"
+compile_args = [0, 2, 4096, 2, 4096]
+args = ["@a", "@b", 2, 0, 0, 0, 0]
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp"
+risc = "compute"
+fp32_dest_acc = true
+defines = ["ELTWISE_OP=add_tiles", "ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD"]
+args = [2, 1]
+[[kernel]]
+source = "tt-metal:ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"
+risc = "brisc"
+compile_args = [2, 2, 4096]
+args = ["@out", 2, 0]
+"#,
+    );
+    for cb in [0, 1, 2] {
+        text +=
+            &format!("[[cb]]\nindex = {cb}\npage_size = 4096\npages = 2\nformat = \"float32\"\n");
+    }
+    for (name, io) in [
+        ("a", "input = \"a.bin\""),
+        ("b", "input = \"b.bin\""),
+        ("out", "output = \"out.bin\""),
+    ] {
+        text += &format!(
+            "[[buffer]]\nname = \"{name}\"\ndtype = \"float32\"\nshape = [1, 1, 32, 64]\n{io}\n"
+        );
+    }
+    let p = d.path().join("add32.toml");
+    std::fs::write(&p, text).unwrap();
+    let out = ttprof(
+        None,
+        &[
+            "run",
+            "--program",
+            p.to_str().unwrap(),
+            "--out",
+            d.path().join("run").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<f32> = std::fs::read(d.path().join("out.bin"))
+        .unwrap()
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for (i, ((x, y), g)) in a.iter().zip(&b).zip(&got).enumerate() {
+        let bound = (x.abs() + y.abs()) / 1024.0 + 1e-6;
+        assert!(
+            (g - (x + y)).abs() <= bound,
+            "datum {i} (tile {}): {x} + {y} = {g}",
+            i / 1024
+        );
+    }
+}

@@ -162,7 +162,7 @@ pub(crate) fn dst_reads(w: u32, th: usize, cfg: &BackendConfig, adcs: &[AdcSet; 
         };
         let (r0, r1) = (first >> 4, (first + n.max(1) - 1) >> 4);
         for r in r0..=r1.min(r0 + 1024) {
-            m |= blocks(if d32 { r & 0x1ff } else { r & 0x3ff }, 1, d32);
+            m |= blocks(r & 0x3ff, 1, d32);
         }
     }
     m
@@ -373,8 +373,10 @@ pub(crate) fn execute(
             } else {
                 let a = (first + k) & 0x3fff;
                 let (row, col) = ((a >> 4) as usize, (a & 15) as usize);
+                // A 10-bit row in either view (Dst.md: `Dst32b`'s `Row` stays 10 bits;
+                // `adj_row` keeps bit 9).
                 let d = if d32 {
-                    dst.read32(row & 0x1ff, col)
+                    dst.read32(row, col)
                 } else {
                     dst.read16(row, col) as u32
                 };

@@ -84,8 +84,37 @@ const CBS: usize = 32;
 /// tt-metal's `DataFormat::Invalid`: a circular buffer the program does not configure.
 const INVALID: u32 = 255;
 
+/// tt-metal's `DataFormat` codes the format rules below produce beyond [`CbFormat`]'s.
+const TF32: u32 = 4;
+const FLOAT16_B: u32 = 5;
+
+/// What a circular buffer of format `f` is unpacked to (tt-metal's JIT, `data_format.cpp`'s
+/// `get_unpack_dst_formats`, without unpack-to-Dest): Float32 becomes TF32 when Dest holds
+/// 32 bits and every configured buffer is Float32 or of the B exponent family, else the
+/// conditional format, Float16_b (tt-metal's default); the others stay as they are.
+fn unpack_dst(f: CbFormat, tf32: bool) -> u32 {
+    match f {
+        CbFormat::Float32 if tf32 => TF32,
+        CbFormat::Float32 => FLOAT16_B,
+        f => f.code_and_tile_bytes().0,
+    }
+}
+
+/// What the packer reads Dest as for a circular buffer of format `f` (the JIT's
+/// `get_single_pack_src_format` with the buffer as both input and output): with 32-bit Dest
+/// Float32 stays, a block float becomes Float16_b; without, Float32 packs from Float16_b.
+fn pack_src(f: CbFormat, fp32_dest: bool) -> u32 {
+    match f {
+        CbFormat::Float32 if fp32_dest => f.code_and_tile_bytes().0,
+        CbFormat::Float32 | CbFormat::Bfloat8B => FLOAT16_B,
+        f => f.code_and_tile_bytes().0,
+    }
+}
+
 /// `chlkc_descriptors.h` for a compute kernel, in the JIT's layout: `formats` are the
-/// configured circular buffers (all 32 are bfloat16 when none is given).
+/// configured circular buffers (all 32 are bfloat16 when none is given). The unpackers'
+/// destination and the packers' source formats follow tt-metal's rules ([`unpack_dst`],
+/// [`pack_src`]).
 pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -> String {
     let mut fmt: [Option<CbFormat>; CBS] = [None; CBS];
     if formats.is_empty() {
@@ -103,6 +132,14 @@ pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -
             .join(",")
     };
     let code = list(&|f| f.map_or(INVALID, |f| f.code_and_tile_bytes().0));
+    let exp_b = |f: CbFormat| matches!(f, CbFormat::Bfloat16 | CbFormat::Bfloat8B);
+    let tf32 = c.fp32_dest_acc
+        && fmt
+            .iter()
+            .flatten()
+            .all(|&f| f == CbFormat::Float32 || exp_b(f));
+    let unpack_dst_code = list(&|f| f.map_or(INVALID, |f| unpack_dst(f, tf32)));
+    let pack_src_code = list(&|f| f.map_or(INVALID, |f| pack_src(f, c.fp32_dest_acc)));
     let bytes = list(&|f| f.map_or(0, |f| f.code_and_tile_bytes().1));
     let same = |v: u32| vec![v.to_string(); CBS].join(",");
     let dims = |side: &str, s: &mut String| {
@@ -138,13 +175,13 @@ pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -
     );
     let _ = writeln!(
         s,
-        "constexpr std::int32_t unpack_dst_format[{CBS}] = {{{code}}};"
+        "constexpr std::int32_t unpack_dst_format[{CBS}] = {{{unpack_dst_code}}};"
     );
     dims("unpack", &mut s);
     s.push_str("#endif\n\n#if !defined(UCK_CHLKC_MATH) && !defined(UCK_CHLKC_UNPACK)\n");
     let _ = writeln!(
         s,
-        "constexpr unsigned char pack_src_format[{CBS}] = {{{code}}};"
+        "constexpr unsigned char pack_src_format[{CBS}] = {{{pack_src_code}}};"
     );
     let _ = writeln!(
         s,
@@ -347,6 +384,32 @@ mod tests {
         assert!(s.contains("APPROX = true"));
         assert!(s.contains("DST_ACCUM_MODE = true"));
         assert!(s.contains("DstSync::SyncFull"));
+        // Float32 unpacks to TF32 with 32-bit Dest (every buffer Float32 or B-family) and
+        // packs from Float32; without, both go through Float16_b.
+        let f32s = [(0, CbFormat::Float32), (2, CbFormat::Float32)];
+        let wide = descriptors_source(&f32s, c);
+        let d = |s: &str, name: &str| {
+            let l = s.lines().find(|l| l.contains(name)).unwrap().to_string();
+            l[l.find('{').unwrap() + 1..]
+                .split(',')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        let d = |s: &str, name: &str| {
+            let ty = if name.starts_with("pack") {
+                "char "
+            } else {
+                "int32_t "
+            };
+            d(s, &format!("{ty}{name}"))
+        };
+        assert_eq!(d(&wide, "unpack_src_format[32]"), "0");
+        assert_eq!(d(&wide, "unpack_dst_format[32]"), "4");
+        assert_eq!(d(&wide, "pack_src_format[32]"), "0");
+        let narrow = descriptors_source(&f32s, ComputeConfig::default());
+        assert_eq!(d(&narrow, "unpack_dst_format[32]"), "5");
+        assert_eq!(d(&narrow, "pack_src_format[32]"), "5");
         let every = descriptors_source(&[], ComputeConfig::default());
         assert!(!every.contains("255"), "no buffer given: all bfloat16");
         assert!(every.contains("DstSync::SyncHalf") && every.contains("MathFidelity>(4)"));
