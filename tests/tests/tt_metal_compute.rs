@@ -406,6 +406,13 @@ expect = "want.bin"
     }
     // tt-metal's compute API times its CB waits as sum zones (DeviceZoneScopedSumN).
     assert!(stdout.contains("CB-COMPUTE-WAIT-FRONT x1"), "{stdout}");
+    // Math hands Dst to pack with a SEMPOST of semaphore 1 per tile: a signal each, recorded
+    // at tt-llk's push with no change to the kernel.
+    let math = stdout
+        .lines()
+        .find(|l| l.starts_with("ring eltwise_binary_kernel-1-trisc1 "))
+        .unwrap();
+    assert!(math.ends_with("sums: tensix-sem-post-1 x2"), "{math}");
     assert!(stdout.contains("CB-COMPUTE-RESERVE-BACK x1"), "{stdout}");
 }
 
