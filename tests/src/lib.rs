@@ -258,3 +258,24 @@ pub fn assert_lines_on_jit_equal_interpreter(dir: &Path, args: &[&str], out: &st
         dir.display()
     );
 }
+
+/// A symbol's value in the `_weakened.elf` of `risc` (`brisc`, `trisc0`, ...) in tt-metal's
+/// pre-compiled firmware build for `arch` (`wormhole_b0`, `blackhole`) under the tt-metal
+/// tree `root`: what kernels built by `ttprof build --tt-metal` link against.
+pub fn firmware_symbol(root: &Path, arch: &str, risc: &str, name: &str) -> u64 {
+    use object::{Object, ObjectSymbol};
+    let hash = match arch {
+        "blackhole" => ttprof::tt_metal_build::BLACKHOLE_FIRMWARE,
+        _ => ttprof::tt_metal_build::WORMHOLE_B0_FIRMWARE,
+    };
+    let path = root
+        .join("tt_metal/pre-compiled")
+        .join(hash)
+        .join(risc)
+        .join(format!("{risc}_weakened.elf"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file = object::File::parse(&*bytes).unwrap();
+    let s = file.symbols().find(|s| s.name() == Ok(name));
+    s.unwrap_or_else(|| panic!("{}: no {name}", path.display()))
+        .address()
+}

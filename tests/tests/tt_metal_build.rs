@@ -10,7 +10,7 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use ttprof_tests::{ttprof, workspace};
+use ttprof_tests::{firmware_symbol, ttprof, workspace};
 
 /// The tt-metal tree, or `None` (the test then passes, saying why) outside CI.
 fn tt_metal_root() -> Option<PathBuf> {
@@ -63,24 +63,6 @@ fn read_elf(path: &Path) -> Elf {
         symbols,
         sites,
     }
-}
-
-/// A symbol's value in tt-metal's pre-compiled firmware the kernels link against.
-fn firmware_symbol(root: &Path, arch: &str, risc: &str, name: &str) -> u64 {
-    let hash = match arch {
-        "blackhole" => ttprof::tt_metal_build::BLACKHOLE_FIRMWARE,
-        _ => ttprof::tt_metal_build::WORMHOLE_B0_FIRMWARE,
-    };
-    let path = root
-        .join("tt_metal/pre-compiled")
-        .join(hash)
-        .join(risc)
-        .join(format!("{risc}_weakened.elf"));
-    let bytes = std::fs::read(&path).unwrap();
-    let file = object::File::parse(&*bytes).unwrap();
-    let s = file.symbols().find(|s| s.name() == Ok(name));
-    s.unwrap_or_else(|| panic!("{}: no {name}", path.display()))
-        .address()
 }
 
 /// Builds `source` with `args` into `out/case` (`out` a temporary directory: a test writes

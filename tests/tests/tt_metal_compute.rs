@@ -8,7 +8,7 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use ttprof_tests::{ttprof, workspace};
+use ttprof_tests::{firmware_symbol, ttprof, workspace};
 
 fn tt_metal_root() -> Option<PathBuf> {
     match ttprof::tt_metal_build::root() {
@@ -80,20 +80,6 @@ fn symbol(elf: &Path, name: &str) -> u64 {
         .address()
 }
 
-/// Where the firmware build's TRISC `t` ends its text: a kernel starts there.
-fn firmware_text_end(root: &Path, arch: &str, t: &str) -> u64 {
-    let hash = match arch {
-        "blackhole" => ttprof::tt_metal_build::BLACKHOLE_FIRMWARE,
-        _ => ttprof::tt_metal_build::WORMHOLE_B0_FIRMWARE,
-    };
-    let fw = root
-        .join("tt_metal/pre-compiled")
-        .join(hash)
-        .join(t)
-        .join(format!("{t}_weakened.elf"));
-    symbol(&fw, "__fw_export_text_end")
-}
-
 // Tensix opcodes (tt-isa-documentation, WormholeB0/TensixTile/TensixCoprocessor).
 const ZEROACC: u8 = 0x10;
 const ZEROSRC: u8 = 0x11;
@@ -161,7 +147,7 @@ fn tt_metals_own_compute_kernels_build_unchanged_for_the_three_triscs() {
             );
             assert_eq!(
                 start,
-                firmware_text_end(&root, arch, t),
+                firmware_symbol(&root, arch, t, "__fw_export_text_end"),
                 "{case} {t}: after the firmware's text"
             );
             let opcodes: BTreeSet<u8> = tensix_opcodes(elf).into_iter().collect();
