@@ -642,3 +642,54 @@ fn tt_metal_compute_cycles_per_tile() {
         assert!(per > peak, "{name}: {per} cycles per tile, under the peak");
     }
 }
+
+/// tt-metal's eltwise add with inputs of two formats, BF16 and Float32, into BF16 (16-bit
+/// `Dst`): each unpacker takes its own buffer's format (Float32 through Float16_b, the JIT's
+/// rule), and every datum is the sum within BF16's precision.
+#[test]
+fn tt_metals_eltwise_add_takes_inputs_of_two_formats() {
+    if !have_tt_metal() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let a: Vec<u16> = example_abi::bf16::normal_values(21).take(2048).collect();
+    let b: Vec<f32> = (0..2048)
+        .map(|i| (((i * 37 + 71) % 193) as f32 - 96.0) / 7.0)
+        .collect();
+    std::fs::write(d.path().join("a.bin"), bytes16(&a)).unwrap();
+    let b_bytes: Vec<u8> = b.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(d.path().join("b.bin"), b_bytes).unwrap();
+    let shape = "[1, 1, 32, 64]";
+    let text = [
+        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\nid = 9\n".to_string(),
+        kernel(
+            BINARY_READER,
+            "ncrisc",
+            "compile_args = [0, 2, 2048, 2, 4096]\nargs = [\"@a\", \"@b\", 2, 0, 0, 0, 0]",
+        ),
+        kernel(
+            ELTWISE_BINARY,
+            "compute",
+            "defines = [\"ELTWISE_OP=add_tiles\", \"ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD\"]\nargs = [2, 1]",
+        ),
+        kernel(
+            UNARY_WRITER,
+            "brisc",
+            "compile_args = [2, 2, 2048]\nargs = [\"@out\", 2, 0]",
+        ),
+        cbs(&[0, 2], 2048, 2, "bfloat16"),
+        cbs(&[1], 4096, 2, "float32"),
+        buffer("a", "bfloat16", shape, "input = \"a.bin\""),
+        buffer("b", "float32", shape, "input = \"b.bin\""),
+        buffer("out", "bfloat16", shape, "output = \"out.bin\""),
+    ]
+    .concat();
+    let (code, stdout, err) = run(d.path(), &text);
+    assert_eq!(code, Some(0), "{stdout}\n{err}");
+    let got = words16(&std::fs::read(d.path().join("out.bin")).unwrap());
+    for (i, ((&x, &y), &g)) in a.iter().zip(&b).zip(&got).enumerate() {
+        let (x, g) = (example_abi::bf16::value(x), example_abi::bf16::value(g));
+        let bound = (x.abs() + y.abs()) / 64.0 + 1e-6;
+        assert!((g - (x + y)).abs() <= bound, "datum {i}: {x} + {y} = {g}");
+    }
+}
