@@ -279,3 +279,31 @@ pub fn firmware_symbol(root: &Path, arch: &str, risc: &str, name: &str) -> u64 {
     s.unwrap_or_else(|| panic!("{}: no {name}", path.display()))
         .address()
 }
+
+/// tt-metal's device tree (`TT_METAL_HOME`, or the cache of scripts/fetch-tt-metal.sh), or
+/// `None` outside CI, saying why on stderr (a test that needs it then passes). In CI
+/// (`CI=true`) a missing tree fails the test.
+pub fn tt_metal_root() -> Option<PathBuf> {
+    match ttprof::tt_metal_build::root() {
+        Ok(root) => Some(root),
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipped: {e}");
+            None
+        }
+        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
+    }
+}
+
+/// `ttprof run --program PROGRAM --out OUT`.
+pub fn run_program(program: &Path, out: &Path) -> Output {
+    ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            program.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    )
+}

@@ -10,19 +10,7 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use ttprof_tests::{firmware_symbol, ttprof, workspace};
-
-/// The tt-metal tree, or `None` (the test then passes, saying why) outside CI.
-fn tt_metal_root() -> Option<PathBuf> {
-    match ttprof::tt_metal_build::root() {
-        Ok(root) => Some(root),
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipped: {e}");
-            None
-        }
-        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
-    }
-}
+use ttprof_tests::{firmware_symbol, tt_metal_root, ttprof, workspace};
 
 /// What a test reads of a built kernel.
 struct Elf {

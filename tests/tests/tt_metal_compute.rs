@@ -8,18 +8,7 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use ttprof_tests::{firmware_symbol, ttprof, workspace};
-
-fn tt_metal_root() -> Option<PathBuf> {
-    match ttprof::tt_metal_build::root() {
-        Ok(root) => Some(root),
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipped: {e}");
-            None
-        }
-        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
-    }
-}
+use ttprof_tests::{firmware_symbol, tt_metal_root, ttprof, workspace};
 
 const TRISCS: [&str; 3] = ["trisc0", "trisc1", "trisc2"];
 

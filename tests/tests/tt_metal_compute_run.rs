@@ -7,18 +7,7 @@
 //! (`CI=true`).
 
 use std::path::{Path, PathBuf};
-use ttprof_tests::{ttprof, workspace};
-
-fn have_tt_metal() -> bool {
-    match ttprof::tt_metal_build::root() {
-        Ok(_) => true,
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipped: {e}");
-            false
-        }
-        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
-    }
-}
+use ttprof_tests::{run_program, tt_metal_root, workspace};
 
 const TRISCS: [&str; 3] = ["trisc0", "trisc1", "trisc2"];
 
@@ -62,25 +51,19 @@ fn buffer(name: &str, dtype: &str, shape: &str, io: &str) -> String {
     format!("[[buffer]]\nname = \"{name}\"\ndtype = \"{dtype}\"\nshape = {shape}\n{io}\n")
 }
 
-/// Writes `text` as `dir/program.toml` and runs it: the exit code, stdout and stderr.
-fn run(dir: &Path, text: &str) -> (Option<i32>, String, String) {
+/// Writes `text` as `dir/program.toml`, runs it, checks that it exits 0: its stdout.
+fn run(dir: &Path, text: &str) -> String {
     let p = dir.join("program.toml");
     std::fs::write(&p, text).unwrap();
-    let out = ttprof(
-        None,
-        &[
-            "run",
-            "--program",
-            p.to_str().unwrap(),
-            "--out",
-            dir.join("run").to_str().unwrap(),
-        ],
-    );
-    (
+    let out = run_program(&p, &dir.join("run"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
         out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }
 
 /// The line of ring `name` on core 0,0 in a run's output.
@@ -110,7 +93,7 @@ fn words16(b: &[u8]) -> Vec<u16> {
 /// math's `SEMPOST`s to pack as signals.
 #[test]
 fn tt_metals_eltwise_add_runs_on_the_three_triscs_bit_exact() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -169,8 +152,7 @@ fn tt_metals_eltwise_add_runs_on_the_three_triscs_bit_exact() {
         ),
     ]
     .concat();
-    let (code, stdout, err) = run(d.path(), &text);
-    assert_eq!(code, Some(0), "{stdout}\n{err}");
+    let stdout = run(d.path(), &text);
     let got = std::fs::read(d.path().join("out.bin")).unwrap();
     assert_eq!(got, bytes16(&want), "out.bin is ELWADD's, bit for bit");
     for (name, zones) in [
@@ -313,7 +295,7 @@ fn matmul_program(fidelity: u32, (mt, kt, nt): (usize, usize, usize), pages: u32
 /// reference bit for bit at LoFi and at HiFi4 (tt-metal's default).
 #[test]
 fn tt_metals_matmul_runs_on_the_three_triscs_bit_exact() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let dims = (2usize, 3usize, 2usize);
@@ -338,8 +320,7 @@ fn tt_metals_matmul_runs_on_the_three_triscs_bit_exact() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("a.bin"), bytes16(&a)).unwrap();
         std::fs::write(d.path().join("b.bin"), bytes16(&b)).unwrap();
-        let (code, stdout, err) = run(d.path(), &matmul_program(fidelity, dims, 2));
-        assert_eq!(code, Some(0), "{stdout}\n{err}");
+        run(d.path(), &matmul_program(fidelity, dims, 2));
         let got = words16(&std::fs::read(d.path().join("out.bin")).unwrap());
         let differ = got.iter().zip(&want).filter(|(g, w)| g != w).count();
         let first = got.iter().zip(&want).position(|(g, w)| g != w);
@@ -359,7 +340,7 @@ fn tt_metals_matmul_runs_on_the_three_triscs_bit_exact() {
 /// each TRISC's ring holds its `copy-tile` zone once per tile.
 #[test]
 fn a_compute_kernel_with_zones_copies_tiles_and_records_on_every_trisc() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -390,8 +371,7 @@ fn a_compute_kernel_with_zones_copies_tiles_and_records_on_every_trisc() {
         ),
     ]
     .concat();
-    let (code, stdout, err) = run(d.path(), &text);
-    assert_eq!(code, Some(0), "{stdout}\n{err}");
+    let stdout = run(d.path(), &text);
     assert_eq!(
         std::fs::read(d.path().join("out.bin")).unwrap(),
         bytes16(&input)
@@ -411,7 +391,7 @@ fn a_compute_kernel_with_zones_copies_tiles_and_records_on_every_trisc() {
 /// through untilize, exactly.
 #[test]
 fn tt_metals_tilize_and_untilize_run_as_two_programs_exactly() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -489,8 +469,7 @@ fn tt_metals_tilize_and_untilize_run_as_two_programs_exactly() {
         ),
     ]
     .concat();
-    let (code, stdout, err) = run(d.path(), &text);
-    assert_eq!(code, Some(0), "{stdout}\n{err}");
+    run(d.path(), &text);
     assert_eq!(
         std::fs::read(d.path().join("mid.bin")).unwrap(),
         bytes16(&tiled)
@@ -508,7 +487,7 @@ fn tt_metals_tilize_and_untilize_run_as_two_programs_exactly() {
 /// a reference: our host reference covers BF16 only.
 #[test]
 fn tt_metals_eltwise_add_on_float32_uses_both_halves_of_32_bit_dst() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -544,8 +523,7 @@ fn tt_metals_eltwise_add_on_float32_uses_both_halves_of_32_bit_dst() {
         buffer("out", "float32", shape, "output = \"out.bin\""),
     ]
     .concat();
-    let (code, stdout, err) = run(d.path(), &text);
-    assert_eq!(code, Some(0), "{stdout}\n{err}");
+    run(d.path(), &text);
     let got: Vec<f32> = std::fs::read(d.path().join("out.bin"))
         .unwrap()
         .chunks(4)
@@ -564,8 +542,7 @@ fn tt_metals_eltwise_add_on_float32_uses_both_halves_of_32_bit_dst() {
 /// The op's device kernel time in cycles (ns at the emulator's 1,000 MHz) of a run, as
 /// `ttprof run` prints it.
 fn kernel_cycles(dir: &Path, text: &str) -> u64 {
-    let (code, stdout, err) = run(dir, text);
-    assert_eq!(code, Some(0), "{stdout}{err}");
+    let stdout = run(dir, text);
     let line = stdout
         .lines()
         .find(|l| l.contains(": device kernel time "))
@@ -582,7 +559,7 @@ fn kernel_cycles(dir: &Path, text: &str) -> u64 {
 #[test]
 #[ignore]
 fn tt_metal_compute_cycles_per_tile() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -648,7 +625,7 @@ fn tt_metal_compute_cycles_per_tile() {
 /// rule), and every datum is the sum within BF16's precision.
 #[test]
 fn tt_metals_eltwise_add_takes_inputs_of_two_formats() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -684,8 +661,7 @@ fn tt_metals_eltwise_add_takes_inputs_of_two_formats() {
         buffer("out", "bfloat16", shape, "output = \"out.bin\""),
     ]
     .concat();
-    let (code, stdout, err) = run(d.path(), &text);
-    assert_eq!(code, Some(0), "{stdout}\n{err}");
+    run(d.path(), &text);
     let got = words16(&std::fs::read(d.path().join("out.bin")).unwrap());
     for (i, ((&x, &y), &g)) in a.iter().zip(&b).zip(&got).enumerate() {
         let (x, g) = (example_abi::bf16::value(x), example_abi::bf16::value(g));

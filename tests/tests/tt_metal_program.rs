@@ -13,22 +13,11 @@ use ttprof_emu::tt_metal::program::{
 };
 use ttprof_emu::tt_metal::{firmware_build, Firmware};
 use ttprof_emu::{Device, DeviceConfig, HartState};
-use ttprof_tests::workspace;
+use ttprof_tests::{tt_metal_root, workspace};
 
 const ARCH: Arch = Arch::WormholeB0;
 /// A bfloat16 tile: tt-metal's page of a tiled bfloat16 tensor.
 const PAGE: u32 = 2048;
-
-fn tt_metal_root() -> Option<PathBuf> {
-    match tt_metal_build::root() {
-        Ok(root) => Some(root),
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipped: {e}");
-            None
-        }
-        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
-    }
-}
 
 /// Builds `source` for BRISC at the program's text base, with `compile_args`.
 fn build(source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {

@@ -5,32 +5,7 @@
 //! the tests say so and pass, except in CI (`CI=true`), where they fail.
 
 use std::path::{Path, PathBuf};
-use ttprof_tests::{ttprof, workspace};
-
-fn have_tt_metal() -> bool {
-    match ttprof::tt_metal_build::root() {
-        Ok(_) => true,
-        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipped: {e}");
-            false
-        }
-        Err(e) => panic!("CI needs tt-metal's device tree (scripts/fetch-tt-metal.sh): {e}"),
-    }
-}
-
-/// `ttprof run --program PROGRAM --out OUT`.
-fn run_program(program: &Path, out: &Path) -> std::process::Output {
-    ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            program.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    )
-}
+use ttprof_tests::{run_program, tt_metal_root, ttprof, workspace};
 
 /// A fresh directory under the test target's temporary directory.
 fn dir(name: &str) -> PathBuf {
@@ -92,7 +67,7 @@ expect = "{expect}"
 
 #[test]
 fn a_program_file_runs_and_its_output_equals_the_input() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = dir("equal");
@@ -124,7 +99,7 @@ fn a_program_file_runs_and_its_output_equals_the_input() {
 /// from its instruction RAM, its ring (its part of `profiler_msg_t`) holds a zone per page.
 #[test]
 fn an_ncrisc_reader_and_a_brisc_writer_run_from_a_program_file() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = dir("ncrisc");
@@ -200,7 +175,7 @@ expect = "in.bin"
 /// The zone per page counts pages: one core copying all four pages records it four times.
 #[test]
 fn the_loopbacks_zone_is_counted_once_per_page() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = dir("one-core");
@@ -232,7 +207,7 @@ fn the_loopbacks_zone_is_counted_once_per_page() {
 
 #[test]
 fn an_output_that_differs_from_its_expected_file_exits_2_naming_the_byte() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = dir("differs");
@@ -253,7 +228,7 @@ fn an_output_that_differs_from_its_expected_file_exits_2_naming_the_byte() {
 
 #[test]
 fn a_bad_program_file_exits_1_naming_what() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = dir("bad");
@@ -344,7 +319,7 @@ fn words(f: impl Fn(u32) -> u32) -> Vec<u8> {
 /// example, for pages of uint32): the sum, word by word, with wrap-around.
 #[test]
 fn a_risc_adds_two_dram_buffers_word_by_word() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let a = |i: u32| i.wrapping_mul(0x9E37_79B9);
@@ -410,7 +385,7 @@ expect = "sum.bin"
 /// coordinates (`@x:1,0`), the same on both NoCs as tt-metal's kernels address cores.
 #[test]
 fn pages_move_core_to_core_on_noc_1_behind_a_semaphore() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let pages: Vec<u8> = (0..3 * 2048u32).map(|i| (i * 31 + 7) as u8).collect();
@@ -461,7 +436,7 @@ expect = "pages.bin"
 /// copy in its own page of the output.
 #[test]
 fn a_page_multicast_from_ncrisc_reaches_three_cores() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
@@ -483,7 +458,7 @@ fn a_page_multicast_from_ncrisc_reaches_three_cores() {
 /// and op log finds the rings in tt-metal's layout and writes the same device CSV.
 #[test]
 fn a_program_run_writes_every_output_and_its_snapshot_reports_the_same() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
@@ -555,7 +530,7 @@ fn dir_of(name: &str) -> PathBuf {
 /// core's last records published by the host from its write pointer).
 #[test]
 fn a_kernel_fault_in_a_program_still_writes_the_outputs() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let d = dir("fault");
@@ -655,7 +630,7 @@ expect = "in.bin"
 
 #[test]
 fn two_programs_in_one_file_run_in_order_over_the_same_buffers() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let out = run_example("two", TWO_PROGRAMS, &[("in.bin", tensor())]);
@@ -761,7 +736,7 @@ expect = "in.bin"
 
 #[test]
 fn an_interleaved_l1_buffer_carries_data_between_two_programs() {
-    if !have_tt_metal() {
+    if tt_metal_root().is_none() {
         return;
     }
     let data: Vec<u8> = (0..75 * 2048u32)
