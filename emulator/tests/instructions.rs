@@ -321,10 +321,10 @@ fn csr_faults_on_wormhole_unknown_and_read_only() {
         "{e}"
     );
     assert!(e.to_string().contains("no Zicsr"), "{e}");
-    let (_, r) = run(&[csr(2, 10, 0x7C0, 0), ecall()]);
+    let (_, r) = run(&[csr(2, 10, 0x7C1, 0), ecall()]);
     assert!(matches!(
         r.unwrap_err().fault().unwrap().kind,
-        FaultKind::Csr { csr: 0x7C0, .. }
+        FaultKind::Csr { csr: 0x7C1, .. }
     ));
     let (_, r) = run(&[csr(1, 0, 0xC00, 5), ecall()]);
     assert!(r.unwrap_err().to_string().contains("read-only"));

@@ -8,6 +8,7 @@ use ttprof_emu::asm::{ecall, jal, li, lw, sw, Elf};
 use ttprof_emu::{Device, DeviceConfig, EmuError, FaultKind};
 
 const ARCH: Arch = Arch::WormholeB0;
+const MAP: &tt_metal::L1Map = tt_metal::l1_map(ARCH);
 /// A word of tt-metal's mailboxes, the probe's first store (issue 37).
 const MAILBOX_WORD: u32 = 0x342c;
 
@@ -31,7 +32,11 @@ fn store_then_halt(addr: u32) -> Vec<u32> {
 /// BRISC code at tt-metal's firmware slot with its `.data` word in local RAM; the boot
 /// word is the host's to write.
 fn brisc_firmware_elf(words: &[u32]) -> Vec<u8> {
-    let base = tt_metal::BRISC_FIRMWARE_BASE;
+    brisc_firmware_elf_in(MAP, words)
+}
+
+fn brisc_firmware_elf_in(map: &tt_metal::L1Map, words: &[u32]) -> Vec<u8> {
+    let base = map.firmware(Risc::Brisc).start;
     Elf::new(base)
         .text(base, words)
         .text(riscv_linker::mmio::LOCAL_RAM_BASE, &[0x1234_5678])
@@ -40,9 +45,13 @@ fn brisc_firmware_elf(words: &[u32]) -> Vec<u8> {
 }
 
 fn boot_brisc(dev: &Device) {
-    let t = common::t0(ARCH);
-    let jump = jal(0, tt_metal::BRISC_FIRMWARE_BASE as i32);
-    dev.write_u32(0, t, tt_metal::BOOT_CODE_BASE, jump)
+    boot_brisc_in(dev, MAP);
+}
+
+fn boot_brisc_in(dev: &Device, map: &tt_metal::L1Map) {
+    let t = common::t0(map.arch);
+    let jump = jal(0, map.firmware(Risc::Brisc).start as i32);
+    dev.write_u32(0, t, map.boot_code_base, jump)
         .expect("boot word");
 }
 
@@ -82,16 +91,16 @@ fn under_tt_metals_layout_firmware_stores_to_its_mailboxes() {
     assert_eq!(s.hart(0, t, Risc::Brisc).unwrap().exit_code, Some(0x5a5a));
     assert_eq!(dev.read_u32(0, t, MAILBOX_WORD).unwrap(), 0x5a5a);
     // The loader put the local-RAM image where tt-metal's firmware copies it from.
-    let scratch = tt_metal::local_init_scratch(Risc::Brisc);
+    let scratch = MAP.local_init_scratch(Risc::Brisc);
     assert_eq!(dev.read_u32(0, t, scratch).unwrap(), 0x1234_5678);
 }
 
 #[test]
 fn under_tt_metals_layout_the_firmware_slots_are_read_only() {
     for (addr, owner) in [
-        (tt_metal::BRISC_FIRMWARE_BASE + 0x100, Risc::Brisc),
-        (tt_metal::TRISC2_FIRMWARE_BASE, Risc::Trisc2),
-        (tt_metal::NCRISC_FIRMWARE_BASE + 8, Risc::Ncrisc),
+        (MAP.firmware(Risc::Brisc).start + 0x100, Risc::Brisc),
+        (MAP.firmware(Risc::Trisc2).start, Risc::Trisc2),
+        (MAP.firmware(Risc::Ncrisc).start + 8, Risc::Ncrisc),
     ] {
         let mut dev = device(Layout::TtMetal);
         let elf = brisc_firmware_elf(&store_then_halt(addr));
@@ -113,17 +122,14 @@ fn under_tt_metals_layout_the_firmware_slots_are_read_only() {
 fn under_tt_metals_layout_brisc_runs_a_kernel_the_host_wrote() {
     let mut dev = device(Layout::TtMetal);
     let t = common::t0(ARCH);
-    let kernel = tt_metal::KERNEL_CONFIG_BASE + 0x100;
+    let kernel = MAP.kernel_config.start + 0x100;
     // The firmware jumps to the kernel's address; the kernel stores and halts.
     let mut fw = li(5, kernel).to_vec();
     fw.push(ttprof_emu::asm::jalr(1, 5, 0));
     dev.load_kernel(0, t, Risc::Brisc, &brisc_firmware_elf(&fw), "fw.elf")
         .expect("load");
     boot_brisc(&dev);
-    for (i, w) in store_then_halt(tt_metal::KERNEL_CONFIG_BASE)
-        .iter()
-        .enumerate()
-    {
+    for (i, w) in store_then_halt(MAP.kernel_config.start).iter().enumerate() {
         dev.write_u32(0, t, kernel + 4 * i as u32, *w)
             .expect("kernel word");
     }
@@ -131,7 +137,7 @@ fn under_tt_metals_layout_brisc_runs_a_kernel_the_host_wrote() {
     assert_eq!(s.hart(0, t, Risc::Brisc).unwrap().exit_code, Some(0x5a5a));
     // Past the kernel range, nothing is fetchable.
     let mut dev = device(Layout::TtMetal);
-    let beyond = tt_metal::kernel_config().end() as u32;
+    let beyond = MAP.kernel_config.end() as u32;
     let mut fw = li(5, beyond).to_vec();
     fw.push(ttprof_emu::asm::jalr(1, 5, 0));
     dev.load_kernel(0, t, Risc::Brisc, &brisc_firmware_elf(&fw), "fw.elf")
@@ -144,14 +150,46 @@ fn under_tt_metals_layout_brisc_runs_a_kernel_the_host_wrote() {
     assert!(matches!(f.kind, FaultKind::FetchOutsideCode), "{e}");
 }
 
+/// Blackhole's tt-metal map: the mailboxes from 0x60 take the firmware's stores, the
+/// firmware slots (NCRISC's at 0x5CE0) refuse them.
 #[test]
-fn tt_metals_layout_has_no_blackhole_map_yet() {
-    let mut cfg = DeviceConfig::new(Arch::Blackhole, (1, 1));
-    cfg.layout = Layout::TtMetal;
-    let e = Device::new(cfg).expect_err("no map");
+fn tt_metals_blackhole_layout_has_blackholes_slots() {
+    let bh = tt_metal::l1_map(Arch::Blackhole);
+    let run = |addr: u32| {
+        let mut cfg = DeviceConfig::new(Arch::Blackhole, (1, 1));
+        cfg.layout = Layout::TtMetal;
+        let mut dev = Device::new(cfg).expect("device");
+        let t = common::t0(Arch::Blackhole);
+        let elf = brisc_firmware_elf_in(bh, &store_then_halt(addr));
+        dev.load_kernel(0, t, Risc::Brisc, &elf, "fw.elf")
+            .expect("load");
+        boot_brisc_in(&dev, bh);
+        let r = dev.run();
+        (r, dev.read_u32(0, t, addr & !3).unwrap())
+    };
+    let (r, word) = run(bh.mailbox.start);
+    assert_eq!(
+        r.expect("runs")
+            .hart(0, common::t0(Arch::Blackhole), Risc::Brisc)
+            .unwrap()
+            .exit_code,
+        Some(0x5a5a)
+    );
+    assert_eq!(word, 0x5a5a);
+    let ncrisc = bh.firmware(Risc::Ncrisc).start;
+    assert_eq!(ncrisc, 0x5CE0);
+    let e = run(ncrisc).0.expect_err("a store into NCRISC's firmware");
+    let EmuError::Fault(f) = &e else {
+        panic!("{e}")
+    };
     assert!(
-        e.to_string()
-            .contains("tt-metal layout has no memory map for"),
+        matches!(
+            f.kind,
+            FaultKind::StoreIntoCode {
+                addr: 0x5CE0,
+                owner: Risc::Ncrisc
+            }
+        ),
         "{e}"
     );
 }

@@ -9,7 +9,7 @@
 //! * [`mmio`]: the wall clock, soft reset and the other memory-mapped registers.
 //! * [`noc`]: the NIU register map per arch, command/status encodings, DRAM channels and banks.
 //! * [`profiler`]: the profiler's L1 region: one tile control block, one ring per RISC.
-//! * [`tt_metal`]: tt-metal's L1 layout (Wormhole B0), for its pre-compiled firmware.
+//! * [`tt_metal`]: tt-metal's L1 layout (Wormhole B0 and Blackhole), for its pre-compiled firmware.
 //! * [`tilemap`]: a real chip's tiles: harvesting, NoC0, NoC1 and translated coordinates.
 //! * [`devfile`]: the layout of a device-memory image file (the emulator's PCIe-like mapping).
 //! * `script` / `build` (feature `std`): the linker script for an (arch, RISC) pair and the

@@ -108,7 +108,7 @@ pub enum Layout {
     #[default]
     Ttprof,
     /// tt-metal's ([`crate::tt_metal`]): tt-metal's pre-compiled firmware in its slots, its
-    /// mailboxes, kernels in its kernel configuration buffer. Wormhole B0 only, so far.
+    /// mailboxes, kernels in its kernel configuration buffer.
     TtMetal,
 }
 
@@ -121,11 +121,10 @@ impl Layout {
         }
     }
 
-    /// The memory map of `risc` on `arch` under this layout; `None` when the layout has no
-    /// map for the arch (tt-metal's Blackhole map is not written yet).
-    pub const fn memory_map(self, arch: Arch, risc: Risc) -> Option<MemoryMap> {
+    /// The memory map of `risc` on `arch` under this layout.
+    pub const fn memory_map(self, arch: Arch, risc: Risc) -> MemoryMap {
         match self {
-            Layout::Ttprof => Some(memory_map(arch, risc)),
+            Layout::Ttprof => memory_map(arch, risc),
             Layout::TtMetal => crate::tt_metal::memory_map(arch, risc),
         }
     }

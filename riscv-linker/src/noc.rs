@@ -412,17 +412,49 @@ pub mod dram {
             }
             Arch::Blackhole => {
                 let ch = bank % 8;
-                // The worker endpoint tt-metal's soc descriptor lists first for NoC0.
-                let sub = match ch {
-                    0 | 4 | 5 => 2,
-                    _ => 0,
-                };
                 Bank {
                     channel: ch,
-                    endpoint: channels(arch)[ch as usize][sub],
+                    endpoint: channels(arch)[ch as usize][blackhole_worker_port(ch, 0)],
                     offset: 0,
                 }
             }
+        }
+    }
+
+    /// Which of Blackhole channel `ch`'s three endpoints (`channels(Blackhole)[ch][port]`)
+    /// a worker on NoC `noc` addresses it at: the `worker_endpoint` of tt-metal's soc
+    /// descriptor (`blackhole_140_arch.yaml`: `[2, 1]` for channels 0 and 4-7, `[0, 1]` for
+    /// 1-3). Wormhole's banks are halves of a channel at ports 0 and 2 instead ([`bank`]).
+    pub const fn blackhole_worker_port(ch: u32, noc: u32) -> usize {
+        match (noc, ch) {
+            (1, _) => 1,
+            (_, 1..=3) => 0,
+            _ => 2,
+        }
+    }
+
+    /// Blackhole's translated coordinates of DRAM (tt-metal turns coordinate translation on
+    /// and addresses DRAM by them): channel `ch`'s port `p` is at `(17 + ch / 4, 12 + 3 *
+    /// (ch % 4) + p)` (tt-umd's `BlackholeCoordinateManager`, translated DRAM from (17, 12),
+    /// three ports per channel). Wormhole has none: its translated DRAM coordinates are
+    /// its NoC 0 ones.
+    pub const fn translated(arch: Arch, ch: u32, port: usize) -> NocCoord {
+        match arch {
+            Arch::WormholeB0 => channels(arch)[ch as usize][port],
+            Arch::Blackhole => c(17 + (ch / 4) as u8, 12 + 3 * (ch % 4) as u8 + port as u8),
+        }
+    }
+
+    /// The NoC 0 coordinates of a translated coordinate `t` ([`translated`]): a DRAM port's
+    /// endpoint, or `t` itself (a worker's translated coordinates are its NoC 0 ones on an
+    /// unharvested chip).
+    pub const fn untranslate(arch: Arch, t: NocCoord) -> NocCoord {
+        match arch {
+            Arch::Blackhole if (t.x == 17 || t.x == 18) && t.y >= 12 && t.y < 24 => {
+                let ch = (t.x - 17) * 4 + (t.y - 12) / 3;
+                channels(arch)[ch as usize][((t.y - 12) % 3) as usize]
+            }
+            _ => t,
         }
     }
 
@@ -528,5 +560,49 @@ mod tests {
             dram::bank(Arch::WormholeB0, 1),
         );
         assert_eq!((b0.channel, b1.channel, b1.offset), (0, 0, 1 << 30));
+    }
+
+    /// Blackhole's DRAM banks as tt-metal's host hands them to the firmware: per bank, the
+    /// translated coordinates of its worker port on each NoC (what
+    /// `generate_device_bank_to_noc_tables` writes, `(y << 6) | x`), and back to NoC 0.
+    #[test]
+    fn blackhole_dram_is_addressed_by_translated_coordinates() {
+        let bh = Arch::Blackhole;
+        let words = |noc: u32| -> std::vec::Vec<u16> {
+            (0..8)
+                .map(|ch| {
+                    let t = dram::translated(bh, ch, dram::blackhole_worker_port(ch, noc));
+                    (t.y as u16) << 6 | t.x as u16
+                })
+                .collect()
+        };
+        assert_eq!(
+            words(0),
+            [0x0391, 0x03D1, 0x0491, 0x0551, 0x0392, 0x0452, 0x0512, 0x05D2]
+        );
+        assert_eq!(
+            words(1),
+            [0x0351, 0x0411, 0x04D1, 0x0591, 0x0352, 0x0412, 0x04D2, 0x0592]
+        );
+        for ch in 0..8 {
+            for port in 0..3 {
+                let t = dram::translated(bh, ch, port);
+                assert_eq!(
+                    dram::untranslate(bh, t),
+                    dram::channels(bh)[ch as usize][port]
+                );
+            }
+            assert_eq!(
+                dram::bank(bh, ch).endpoint,
+                dram::untranslate(
+                    bh,
+                    dram::translated(bh, ch, dram::blackhole_worker_port(ch, 0))
+                )
+            );
+        }
+        // Bank 7's NoC 0 port is (9, 6), the soc descriptor's subchannel 2.
+        assert_eq!(dram::bank(bh, 7).endpoint, NocCoord::new(9, 6));
+        let w = NocCoord::new(1, 2);
+        assert_eq!(dram::untranslate(bh, w), w);
     }
 }

@@ -231,12 +231,7 @@ impl RingMap {
     /// words of `profiler_msg_t::control_vector` (256 bytes), then one 2 KiB
     /// `profiler_msg_buffer_t` per RISC: ttprof's 128-byte ring block, then the ring.
     pub const fn tt_metal(arch: crate::Arch) -> RingMap {
-        let area = match arch {
-            crate::Arch::WormholeB0 => crate::tt_metal::msgs::PROFILER,
-            // `MEM_MAILBOX_BASE` + `offsetof(mailboxes_t, profiler)` of Blackhole's headers
-            // (0x60 + 0xB80), as the kernels built for it link it (tests/tt_metal_build.rs).
-            crate::Arch::Blackhole => 0xBE0,
-        };
+        let area = crate::tt_metal::msgs::mailboxes(arch).profiler;
         let first_block = area + TT_METAL_CONTROL_VECTOR;
         RingMap {
             tile_block: area,

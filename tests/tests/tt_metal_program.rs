@@ -22,7 +22,7 @@ const PAGE: u32 = 2048;
 /// Builds `source` for BRISC at the program's text base, with `compile_args`.
 fn build(source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
     let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Brisc, ARCH);
-    b.text_base = Some(brisc_text_base());
+    b.text_base = Some(brisc_text_base(ARCH));
     build_with(b, name, compile_args)
 }
 
@@ -70,7 +70,7 @@ fn input(pages: u32, seed: u8) -> Vec<u8> {
 #[test]
 fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram() {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
     let src = root.join(
         "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/\
          reader_unary_interleaved_start_id.cpp",
@@ -125,7 +125,7 @@ fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram() {
 #[test]
 fn a_loopback_program_copies_interleaved_dram_exactly() {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
     let src = workspace().join("examples/tt-metal/loopback_one_risc.cpp");
     let elf = build(&src, "loopback", &[2, PAGE, 2, PAGE]);
     let pages = 6;
@@ -176,7 +176,7 @@ fn a_loopback_program_copies_interleaved_dram_exactly() {
 #[test]
 fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
     let dir = root.join("ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow");
     let reader = build_ncrisc(
         &dir.join("reader_unary_interleaved_start_id.cpp"),
@@ -279,7 +279,7 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
 #[test]
 fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_the_instruction_ram() {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
     let src = workspace().join("examples/tt-metal/loopback_one_risc.cpp");
     // Linked for BRISC's place: not where an NCRISC kernel runs.
     let elf = build(&src, "loopback-misplaced", &[2, PAGE, 2, PAGE]);
@@ -312,7 +312,7 @@ fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_the_instruction_ram() {
 #[test]
 fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
     let ops = root.join("ttnn/cpp/ttnn/operations");
     // Not sharded, then each input's TensorAccessorArgs (interleaved DRAM, 2048-byte pages).
     let reader = build_ncrisc(
@@ -388,7 +388,7 @@ fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
 #[test]
 fn the_wheels_matmul_reader_feeds_each_core_its_output_tiles_operands_in_order() {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
     let dir = root.join("ttnn/cpp/ttnn/operations/matmul/device/kernels/dataflow");
     let (mt, kt, nt) = (2u32, 3u32, 2u32);
     let per_core = mt * nt / 2;

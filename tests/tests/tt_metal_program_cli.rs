@@ -1,5 +1,5 @@
 //! `ttprof run --program PROGRAM.toml`: a tt-metal program file run on the emulator with
-//! tt-metal's pre-compiled Wormhole B0 firmware; an output equal to its expected file exits
+//! tt-metal's pre-compiled Wormhole B0 firmware (and Blackhole's, where a test says so); an output equal to its expected file exits
 //! 0, a different one exits 2 naming the buffer and the first differing byte, a bad file
 //! exits 1 naming what. Needs tt-metal's device side (scripts/fetch-tt-metal.sh); without it
 //! the tests say so and pass, except in CI (`CI=true`), where they fail.
@@ -95,18 +95,25 @@ fn a_program_file_runs_and_its_output_equals_the_input() {
 }
 
 /// A reader on NCRISC (ours, with tt-metal's profiler macros; NoC 1) and tt-metal's unary
-/// writer from the wheel on BRISC, as tt-metal's unary ops pair them: NCRISC's kernel runs
-/// from its instruction RAM, its ring (its part of `profiler_msg_t`) holds a zone per page.
+/// writer from the wheel on BRISC, as tt-metal's unary ops pair them, on both arches:
+/// NCRISC's kernel runs from its instruction RAM (Wormhole B0) or from L1 (Blackhole), its
+/// ring (its part of `profiler_msg_t`) holds a zone per page.
 #[test]
 fn an_ncrisc_reader_and_a_brisc_writer_run_from_a_program_file() {
     if tt_metal_root().is_none() {
         return;
     }
-    let d = dir("ncrisc");
+    for arch in ARCHES {
+        ncrisc_reader_brisc_writer(arch);
+    }
+}
+
+fn ncrisc_reader_brisc_writer(arch: &str) {
+    let d = dir(&format!("ncrisc-{arch}"));
     std::fs::write(d.join("in.bin"), tensor()).unwrap();
     let reader = workspace().join("examples/tt-metal/zones_reader.cpp");
     let text = format!(
-        r#"arch = "wormhole_b0"
+        r#"arch = "{arch}"
 cores = ["0,0-1,0"]
 id = 9
 
@@ -152,7 +159,7 @@ expect = "in.bin"
     let o = run_program(&p, &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(o.status.code(), Some(0), "{arch}: {stdout}{stderr}");
     assert!(
         stdout.contains("output dst: equal to its expected file"),
         "{stdout}"
@@ -288,10 +295,15 @@ shape = [1, 1, 32, 96]
 expect = "three.bin"
 "#;
 
-/// Runs program `text` (`{examples}` standing for examples/tt-metal) in a fresh directory
-/// holding `files`; returns stdout after checking exit 0 and every output's check.
-fn run_example(name: &str, text: &str, files: &[(&str, Vec<u8>)]) -> String {
-    let d = dir(name);
+/// The arches whose tt-metal firmware runs programs, as program files name them.
+const ARCHES: [&str; 2] = ["wormhole_b0", "blackhole"];
+
+/// Runs program `text` (`{examples}` standing for examples/tt-metal) on `arch` (replacing
+/// the text's `wormhole_b0`) in a fresh directory holding `files`; returns stdout after
+/// checking exit 0 and every output's check.
+fn run_example(arch: &str, name: &str, text: &str, files: &[(&str, Vec<u8>)]) -> String {
+    let d = dir(&format!("{arch}/{name}"));
+    let text = text.replace("arch = \"wormhole_b0\"", &format!("arch = \"{arch}\""));
     for (f, bytes) in files {
         std::fs::write(d.join(f), bytes).unwrap();
     }
@@ -306,7 +318,7 @@ fn run_example(name: &str, text: &str, files: &[(&str, Vec<u8>)]) -> String {
     let o = run_program(&p, &out);
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{name}: {stdout}{stderr}");
+    assert_eq!(o.status.code(), Some(0), "{arch} {name}: {stdout}{stderr}");
     assert!(stdout.contains("equal to its expected file"), "{stdout}");
     stdout
 }
@@ -364,19 +376,22 @@ shape = [4, 64]
 layout = "row_major"
 expect = "sum.bin"
 "#;
-    let out = run_example(
-        "add",
-        program,
-        &[
-            ("a.bin", words(a)),
-            ("b.bin", words(b)),
-            ("sum.bin", words(|i| a(i).wrapping_add(b(i)))),
-        ],
-    );
-    assert!(
-        out.contains("zones: BRISC-FW x1, BRISC-KERNEL x1, add-page x4;"),
-        "{out}"
-    );
+    for arch in ARCHES {
+        let out = run_example(
+            arch,
+            "add",
+            program,
+            &[
+                ("a.bin", words(a)),
+                ("b.bin", words(b)),
+                ("sum.bin", words(|i| a(i).wrapping_add(b(i)))),
+            ],
+        );
+        assert!(
+            out.contains("zones: BRISC-FW x1, BRISC-KERNEL x1, add-page x4;"),
+            "{arch}: {out}"
+        );
+    }
 }
 
 /// Our core-to-core kernel (the shape of tt-metal's NoC tile transfer example), on NoC 1:
@@ -418,17 +433,19 @@ dtype = "bfloat16"
 shape = [1, 1, 32, 96]
 expect = "pages.bin"
 "#;
-    let out = run_example("transfer", program, &[("pages.bin", pages)]);
-    assert!(
-        out.contains(
-            "on 0,0: 46 bytes, 0 dropped; zones: BRISC-FW x1, BRISC-KERNEL x1, send-page x3;"
-        ),
-        "{out}"
-    );
-    assert!(
-        out.contains("zones: BRISC-FW x1, BRISC-KERNEL x1, store-page x3, wait-pages x1;"),
-        "{out}"
-    );
+    for arch in ARCHES {
+        let out = run_example(arch, "transfer", program, &[("pages.bin", pages.clone())]);
+        assert!(
+            out.contains(
+                "on 0,0: 46 bytes, 0 dropped; zones: BRISC-FW x1, BRISC-KERNEL x1, send-page x3;"
+            ),
+            "{arch}: {out}"
+        );
+        assert!(
+            out.contains("zones: BRISC-FW x1, BRISC-KERNEL x1, store-page x3, wait-pages x1;"),
+            "{arch}: {out}"
+        );
+    }
 }
 
 /// Our multicast kernel (the shape of tt-metal's multicast example) on NCRISC, NoC 1: one
@@ -440,17 +457,19 @@ fn a_page_multicast_from_ncrisc_reaches_three_cores() {
         return;
     }
     let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
-    let program = MULTICAST;
-    let out = run_example(
-        "multicast",
-        program,
-        &[("one.bin", page.clone()), ("three.bin", page.repeat(3))],
-    );
-    assert!(
-        out.contains("zones: NCRISC-FW x1, NCRISC-KERNEL x1, multicast x1;"),
-        "{out}"
-    );
-    assert_eq!(out.matches("wait-page x1").count(), 3, "{out}");
+    for arch in ARCHES {
+        let out = run_example(
+            arch,
+            "multicast",
+            MULTICAST,
+            &[("one.bin", page.clone()), ("three.bin", page.repeat(3))],
+        );
+        assert!(
+            out.contains("zones: NCRISC-FW x1, NCRISC-KERNEL x1, multicast x1;"),
+            "{arch}: {out}"
+        );
+        assert_eq!(out.matches("wait-page x1").count(), 3, "{arch}: {out}");
+    }
 }
 
 /// A program run is a profiling session: it writes every output (tt-metal's device CSV among
@@ -464,12 +483,13 @@ fn a_program_run_writes_every_output_and_its_snapshot_reports_the_same() {
     let page: Vec<u8> = (0..2048u32).map(|i| (i * 17 + 3) as u8).collect();
     let program = MULTICAST.replace("semaphores = [0]\n", "semaphores = [0]\nid = 12\n");
     let out = run_example(
+        "wormhole_b0",
         "outputs",
         &program,
         &[("one.bin", page.clone()), ("three.bin", page.repeat(3))],
     );
     assert!(out.contains("device kernel time"), "the summary: {out}");
-    let d = dir_of("outputs");
+    let d = dir_of("wormhole_b0", "outputs");
     let csv = std::fs::read_to_string(d.join("run/profile_log_device.csv")).unwrap();
     let starts = |zone: &str| {
         csv.lines()
@@ -518,10 +538,11 @@ fn a_program_run_writes_every_output_and_its_snapshot_reports_the_same() {
     assert_eq!(csv2, csv, "report of the snapshot differs from the run");
 }
 
-/// The directory [`run_example`] used for `name`.
-fn dir_of(name: &str) -> PathBuf {
+/// The directory [`run_example`] used for `name` on `arch`.
+fn dir_of(arch: &str, name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("tt-metal-program-cli")
+        .join(arch)
         .join(name)
 }
 
@@ -633,7 +654,7 @@ fn two_programs_in_one_file_run_in_order_over_the_same_buffers() {
     if tt_metal_root().is_none() {
         return;
     }
-    let out = run_example("two", TWO_PROGRAMS, &[("in.bin", tensor())]);
+    let out = run_example("wormhole_b0", "two", TWO_PROGRAMS, &[("in.bin", tensor())]);
     assert!(
         out.contains("program copy-in (id 3) on 1 core(s) (0,0): kernels done after"),
         "{out}"
@@ -653,7 +674,7 @@ fn two_programs_in_one_file_run_in_order_over_the_same_buffers() {
         );
         assert!(out.contains(&ring), "{ring}: {out}");
     }
-    let d = dir_of("two");
+    let d = dir_of("wormhole_b0", "two");
     let csv = std::fs::read_to_string(d.join("run/profile_log_device.csv")).unwrap();
     let pages = |run: &str, core: &str| {
         csv.lines()
@@ -742,23 +763,31 @@ fn an_interleaved_l1_buffer_carries_data_between_two_programs() {
     let data: Vec<u8> = (0..75 * 2048u32)
         .map(|i| (i * 7 + (i >> 11) * 13) as u8)
         .collect();
-    let out = run_example("l1", THROUGH_L1, &[("in.bin", data.clone())]);
-    assert!(
-        out.contains("output mid: equal to its expected file"),
-        "{out}"
-    );
-    assert!(
-        out.contains("output dst: equal to its expected file"),
-        "{out}"
-    );
-    // 75 pages over 72 banks of 2048 bytes: 4096 bytes per bank, from the top of L1 down.
-    let top = 1464 * 1024;
-    assert!(
-        out.contains(&format!(
-            "buffer mid: 153600 bytes at bank address {:#x}, 2048-byte pages",
-            top - 4096
-        )),
-        "{out}"
-    );
-    assert_eq!(std::fs::read(dir_of("l1").join("mid.bin")).unwrap(), data);
+    // 75 pages of 2048 bytes from the top of L1 down: over Wormhole's 72 banks two pages in
+    // some (4096 bytes per bank), over Blackhole's 140 one (2048).
+    for (arch, top, per_bank) in [
+        ("wormhole_b0", 1464 * 1024, 4096),
+        ("blackhole", 1536 * 1024, 2048),
+    ] {
+        let out = run_example(arch, "l1", THROUGH_L1, &[("in.bin", data.clone())]);
+        assert!(
+            out.contains("output mid: equal to its expected file"),
+            "{arch}: {out}"
+        );
+        assert!(
+            out.contains("output dst: equal to its expected file"),
+            "{arch}: {out}"
+        );
+        assert!(
+            out.contains(&format!(
+                "buffer mid: 153600 bytes at bank address {:#x}, 2048-byte pages",
+                top - per_bank
+            )),
+            "{arch}: {out}"
+        );
+        assert_eq!(
+            std::fs::read(dir_of(arch, "l1").join("mid.bin")).unwrap(),
+            data
+        );
+    }
 }

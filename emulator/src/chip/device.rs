@@ -83,7 +83,7 @@ impl Device {
         if cfg.chips == 0 {
             return Err(EmuError::Config("a device needs at least one chip".into()));
         }
-        let maps = layout_maps(cfg.layout, arch)?;
+        let maps = layout_maps(cfg.layout, arch);
         if cfg.quantum == 0 || cfg.instruction_budget == 0 {
             return Err(EmuError::Config(
                 "quantum and instruction_budget must be positive".into(),
@@ -504,17 +504,10 @@ impl Device {
 }
 
 /// The memory maps of the five cores under `layout`, in [`Risc::ALL`] order.
-fn layout_maps(layout: Layout, arch: Arch) -> Result<Vec<MemoryMap>, EmuError> {
+fn layout_maps(layout: Layout, arch: Arch) -> Vec<MemoryMap> {
     Risc::ALL
         .iter()
-        .map(|&r| {
-            layout.memory_map(arch, r).ok_or_else(|| {
-                EmuError::Config(format!(
-                    "the {} layout has no memory map for {arch} yet (Wormhole B0 only)",
-                    layout.name()
-                ))
-            })
-        })
+        .map(|&r| layout.memory_map(arch, r))
         .collect()
 }
 

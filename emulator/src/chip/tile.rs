@@ -36,7 +36,7 @@ use crate::isa::exec::Exit;
 use crate::isa::hart::{Hart, HartState};
 use crate::isa::lines::{self, Cause};
 use crate::tensix::Hold;
-use riscv_linker::{NocCoord, Risc};
+use riscv_linker::{Arch, NocCoord, Risc};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -494,13 +494,18 @@ impl Tile {
         self.mem.regs.soft_reset = new;
         let at = self.harts[writer].core.time;
         let cfg = &self.mem.regs.tensix.config.cfg[0];
+        let debug = &self.mem.regs.debug_regs.words;
         for (h, e) in self.harts.iter_mut().zip(&mut self.executors) {
             let bit = 1 << h.risc.soft_reset_bit();
             if new & bit != 0 && old & bit == 0 {
                 e.hold(h);
             } else if new & bit == 0 && old & bit != 0 {
                 e.release(h, at);
-                if let Some(pc) = reset_pc_override(cfg, h.risc) {
+                let pc = match h.map.arch {
+                    Arch::WormholeB0 => reset_pc_override(cfg, h.risc),
+                    Arch::Blackhole => reset_pc_override_blackhole(|a| debug.get(a), h.risc),
+                };
+                if let Some(pc) = pc {
                     h.core.pc = pc;
                 }
             }
@@ -586,4 +591,20 @@ fn reset_pc_override(cfg: &[u32], risc: Risc) -> Option<u32> {
         Risc::Ncrisc => (162, 163, 0),
     };
     (cfg[enable] >> bit & 1 != 0).then_some(cfg[pc])
+}
+
+/// Blackhole's reset PC override, in the debug block rather than the configuration (its
+/// `tensix.h`): `RISCV_DEBUG_REG_TRISC0..2_RESET_PC` (+0x228, +0x22C, +0x230) with the
+/// enable bits in `TRISC_RESET_PC_OVERRIDE` (+0x234), `NCRISC_RESET_PC` (+0x238) with bit 0
+/// of `NCRISC_RESET_PC_OVERRIDE` (+0x23C). `read` reads a debug register by address.
+fn reset_pc_override_blackhole(read: impl Fn(u32) -> u32, risc: Risc) -> Option<u32> {
+    let reg = |off: u32| read(riscv_linker::mmio::DEBUG_REGS_BASE + off);
+    let (pc, enable, bit) = match risc {
+        Risc::Brisc => return None,
+        Risc::Trisc0 => (0x228, 0x234, 0),
+        Risc::Trisc1 => (0x22C, 0x234, 1),
+        Risc::Trisc2 => (0x230, 0x234, 2),
+        Risc::Ncrisc => (0x238, 0x23C, 0),
+    };
+    (reg(enable) >> bit & 1 != 0).then(|| reg(pc))
 }

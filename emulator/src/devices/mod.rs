@@ -405,7 +405,7 @@ pub(crate) struct Devices {
     /// The plain storage windows.
     storage: storage::Storage,
     /// The rest of the debug block.
-    debug_regs: storage::DebugRegs,
+    pub(crate) debug_regs: storage::DebugRegs,
 }
 
 impl Devices {

@@ -8,6 +8,14 @@
 //! | `mscratch`, `mepc`, `mcause`, `mtval`, `mtvec`, `mstatus`, `mie`, `mip` | read/write | storage (no traps are taken) |
 //! | `misa` | read (writes ignored) | RV32IM (`MXL=1`, `I`, `M`) |
 //! | `mvendorid`, `marchid`, `mimpid`, `mhartid` | read | 0 (every Tensix core reads `mhartid` 0) |
+//! | `0x7C0` | read/write | storage: Blackhole's custom configuration CSR (below) |
+//!
+//! `0x7C0` is not in the RISC-V specification nor in Tenstorrent's ISA documentation;
+//! tt-metal's `risc_common.h` (`set_l1_data_cache`) sets its bit 3 to turn Blackhole's L1
+//! data cache off and bit 24 (with bit 18 around it in the firmware's `configure_gathering`)
+//! to stop the hardware's store gathering invalidating that cache. The emulator has no data
+//! cache (every load sees L1), which is the behaviour with bit 3 set, as tt-metal's firmware
+//! sets it; a kernel that turns the cache on is not modelled (its stale reads would be).
 //!
 //! Any other CSR, a write to a read-only one, or any CSR instruction on an arch without
 //! Zicsr (Wormhole B0) is a fault. Counters written by software keep counting from the
@@ -25,7 +33,7 @@ pub(crate) struct Csrs {
     pub cycle_adjust: u64,
     /// Added to the instructions retired since reset to give `minstret`.
     pub instret_adjust: u64,
-    scratch: [u32; 8],
+    scratch: [u32; 9],
 }
 
 /// The counters a CSR read needs, sampled when the instruction issues.
@@ -57,6 +65,7 @@ fn scratch_index(csr: u32) -> Option<usize> {
         0x342 => 5, // mcause
         0x343 => 6, // mtval
         0x344 => 7, // mip
+        0x7C0 => 8, // Blackhole's custom configuration (module documentation)
         _ => return None,
     })
 }
@@ -182,8 +191,19 @@ mod tests {
             Err(FaultKind::Csr { csr: 0xC00, .. })
         ));
         assert!(matches!(
-            s.access(0x7C0, CsrOp::Set, 0, false, C),
-            Err(FaultKind::Csr { csr: 0x7C0, .. })
+            s.access(0x7C1, CsrOp::Set, 0, false, C),
+            Err(FaultKind::Csr { csr: 0x7C1, .. })
         ));
+    }
+
+    /// tt-metal's Blackhole firmware: `csrrs zero, 0x7c0, t1` with bit 3 (cache off), then
+    /// bit 24 (gathering), read back.
+    #[test]
+    fn blackhole_configuration_csr_stores_its_bits() {
+        let mut s = Csrs::default();
+        assert_eq!(s.access(0x7C0, CsrOp::Set, 0x8, true, C), Ok(0));
+        assert_eq!(s.access(0x7C0, CsrOp::Set, 1 << 24, true, C), Ok(0x8));
+        assert_eq!(s.access(0x7C0, CsrOp::Clear, 0x8, true, C), Ok(0x100_0008));
+        assert_eq!(s.access(0x7C0, CsrOp::Set, 0, false, C), Ok(1 << 24));
     }
 }

@@ -28,8 +28,14 @@ use riscv_linker::{mmio, Arch, NocCoord};
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
-/// `NOC_ID_LOGICAL`: configuration word 14 (`noc_parameters.h`).
-const NOC_ID_LOGICAL: u32 = 14;
+/// `NOC_ID_LOGICAL`: the configuration word holding a tile's translated coordinates
+/// (`noc_parameters.h`: word 0xE on Wormhole, 0x12 on Blackhole).
+const fn noc_id_logical(arch: Arch) -> u32 {
+    match arch {
+        Arch::WormholeB0 => 0xE,
+        Arch::Blackhole => 0x12,
+    }
+}
 
 /// What a chip looks like to an NIU checking a request.
 #[derive(Debug)]
@@ -44,7 +50,8 @@ pub(crate) struct Topology {
     /// coordinates on both NIUs. tt-metal compiles its Wormhole device code with
     /// `COORDINATE_VIRTUALIZATION_ENABLED` (kernels pass the same "virtual" coordinates to
     /// both NoCs) and its host turns the NIUs' translation on; for an unharvested chip we
-    /// take virtual = NoC 0 coordinates (docs/design/tt-metal-firmware.md).
+    /// take a worker's virtual coordinates = its NoC 0 ones. Blackhole's DRAM has
+    /// translated coordinates of its own (`dram::untranslate`; docs/design/tt-metal-firmware.md).
     pub translation: bool,
 }
 
@@ -310,7 +317,10 @@ impl Niu {
                 let id = map::node_id(self.topo.arch, c);
                 return if reg == m.node_id { id } else { id & 0xFFF };
             }
-            if self.topo.translation && buf == 0 && reg == m.cfg_base + 4 * NOC_ID_LOGICAL {
+            if self.topo.translation
+                && buf == 0
+                && reg == m.cfg_base + 4 * noc_id_logical(self.topo.arch)
+            {
                 return map::node_id(self.topo.arch, self.coord) & 0xFFF;
             }
             if buf == 0 && reg >= m.status_base && reg < m.status_base + 4 * counter::COUNT {
@@ -388,7 +398,15 @@ impl Niu {
     ) -> Result<Endpoint, FaultKind> {
         let arch = self.topo.arch;
         let (w, h) = arch.noc_grid();
-        if c.x >= w || c.y >= h {
+        // Translated coordinates (Blackhole's DRAM) lie outside the grid until translated;
+        // others are checked before NoC 1's mirror.
+        let inside = |c: NocCoord| c.x < w && c.y < h;
+        let c0 = match self.topo.translation {
+            true => map::dram::untranslate(arch, c),
+            false if inside(c) => self.to_noc0(noc, c),
+            false => c,
+        };
+        if !inside(c0) {
             return Err(FaultKind::Noc(format!(
                 "{}: NoC{noc} coordinates ({},{}) are outside {arch}'s {w}x{h} NoC grid",
                 what(),
@@ -396,7 +414,6 @@ impl Niu {
                 c.y
             )));
         }
-        let c0 = self.to_noc0(noc, c);
         if self.topo.tiles.contains_key(&c0) {
             if addr + len > self.topo.l1_size as u64 {
                 return Err(FaultKind::Noc(format!(
@@ -618,7 +635,7 @@ impl Niu {
     /// translation is on ([`Topology::translation`]).
     fn to_noc0(&self, noc: u8, c: NocCoord) -> NocCoord {
         if self.topo.translation {
-            c
+            map::dram::untranslate(self.topo.arch, c)
         } else {
             map::to_noc0(self.topo.arch, noc as u32, c)
         }

@@ -14,9 +14,6 @@ use riscv_linker::NocCoord;
 pub const HOST_POLL_CYCLES: u64 = 10_000;
 /// Cycles the host waits for the firmware to boot, or to finish a kernel, before it gives up.
 pub const HOST_TIMEOUT_CYCLES: u64 = 50_000_000;
-/// Wormhole's `NUM_CIRCULAR_BUFFERS` (tt-metal's `circular_buffer_constants.h`): as the
-/// launch's `min_remote_cb_start_index`, "no remote circular buffers".
-pub const NUM_CIRCULAR_BUFFERS: u8 = 32;
 
 /// A BRISC kernel: an RV32IM ELF linked inside tt-metal's kernel configuration buffer
 /// ([`tt_metal::kernel_config`]), entered at its ELF entry as `uint32_t kernel(void)` and
@@ -53,7 +50,9 @@ pub fn run_brisc_kernel(
     tile: NocCoord,
     kernel: &BriscKernel<'_>,
 ) -> Result<Dispatched, EmuError> {
-    let image = KernelImage::parse(kernel)?;
+    let arch = dev.arch();
+    let mb = msgs::mailboxes(arch);
+    let image = KernelImage::parse(kernel, arch)?;
     fw.load(dev, 0, tile)?;
     let mut phase = Phase::Booting;
     let (mut booted, mut go_at, mut done_at, mut idle_pc) = (0, 0, 0, (0, 0));
@@ -64,14 +63,14 @@ pub fn run_brisc_kernel(
             cycles += HOST_POLL_CYCLES;
             let mut step =
                 || -> Result<bool, EmuError> {
-                    let signal = read_u8(d, 0, tile, msgs::go_signal(0))?;
+                    let signal = read_u8(d, 0, tile, mb.go_signal(0))?;
                     match phase {
                         Phase::Booting if signal == msgs::RUN_MSG_DONE => {
                             booted = cycles;
                             idle_pc.0 = d.hart_registers(0, tile, Risc::Brisc)?.0;
                             image.write(d, tile)?;
                             write_launch(d, tile, &image, kernel.host_assigned_id)?;
-                            write_u8s(d, 0, tile, msgs::go_signal(0), &[msgs::RUN_MSG_GO])?;
+                            write_u8s(d, 0, tile, mb.go_signal(0), &[msgs::RUN_MSG_GO])?;
                             go_at = cycles;
                             phase = Phase::Running;
                         }
@@ -133,7 +132,7 @@ struct KernelImage {
 }
 
 impl KernelImage {
-    fn parse(k: &BriscKernel<'_>) -> Result<KernelImage, EmuError> {
+    fn parse(k: &BriscKernel<'_>, arch: riscv_linker::Arch) -> Result<KernelImage, EmuError> {
         use object::{Object, ObjectSegment};
         let err = |reason: String| EmuError::Elf {
             file: k.name.to_string(),
@@ -143,7 +142,7 @@ impl KernelImage {
         if file.architecture() != object::Architecture::Riscv32 {
             return Err(err("not a 32-bit RISC-V ELF".into()));
         }
-        let buffer = tt_metal::kernel_config();
+        let buffer = tt_metal::l1_map(arch).kernel_config;
         let mut segments = Vec::new();
         let (mut lo, mut hi) = (u64::MAX, 0u64);
         for seg in file.segments() {
@@ -191,16 +190,15 @@ impl KernelImage {
 /// Launch message 0 for a BRISC-only kernel under slow dispatch (`dev_msgs.h`).
 fn write_launch(d: &Device, tile: NocCoord, k: &KernelImage, id: u32) -> Result<(), EmuError> {
     use msgs::launch as l;
-    let base = msgs::launch_msg(0);
+    let arch = d.arch();
+    let base = msgs::mailboxes(arch).launch_msg(0);
+    let config = tt_metal::l1_map(arch).kernel_config.start;
     for off in (0..msgs::LAUNCH_MSG_SIZE).step_by(4) {
         d.write_u32(0, tile, base + off, 0)?;
     }
     let w = |off: u32, v: u32| d.write_u32(0, tile, base + off, v);
-    w(l::KERNEL_CONFIG_BASE, tt_metal::KERNEL_CONFIG_BASE)?;
-    w(
-        l::KERNEL_TEXT_OFFSET,
-        k.entry - tt_metal::KERNEL_CONFIG_BASE,
-    )?;
+    w(l::KERNEL_CONFIG_BASE, config)?;
+    w(l::KERNEL_TEXT_OFFSET, k.entry - config)?;
     w(l::KERNEL_TEXT_SIZE, k.size)?;
     w(l::HOST_ASSIGNED_ID, id)?;
     w(l::ENABLES, msgs::ENABLE_BRISC)?;
@@ -208,5 +206,8 @@ fn write_launch(d: &Device, tile: NocCoord, k: &KernelImage, id: u32) -> Result<
     b(l::MODE, msgs::DISPATCH_MODE_HOST)?;
     b(l::BRISC_NOC_ID, 0)?;
     b(l::BRISC_NOC_MODE, 0)?;
-    b(l::MIN_REMOTE_CB_START_INDEX, NUM_CIRCULAR_BUFFERS)
+    b(
+        l::MIN_REMOTE_CB_START_INDEX,
+        super::program::num_circular_buffers(arch),
+    )
 }

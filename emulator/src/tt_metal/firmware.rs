@@ -7,21 +7,18 @@ use riscv_linker::tt_metal::{self, msgs};
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::path::{Path, PathBuf};
 
-/// The pre-compiled build (`tt_metal/pre-compiled/<build>/`) run by default: Wormhole B0,
-/// profiler off, built for 72 L1 banks (an n150's 8x9 workers with none kept for dispatch,
-/// i.e. slow dispatch). Four of the wheel's 28 Wormhole builds have byte-identical code to
-/// it; see docs/design/tt-metal-firmware.md for how it was chosen.
-pub const FIRMWARE_BUILD: &str = "1003041148146844629";
-
-/// The environment variable that overrides [`FIRMWARE_BUILD`].
-pub const FIRMWARE_BUILD_VAR: &str = "TTPROF_TT_METAL_FIRMWARE";
+pub use riscv_linker::tt_metal::FIRMWARE_BUILD_VAR;
 
 /// The `ttnn` wheel `scripts/fetch-tt-metal.sh` caches by default.
 pub const TTNN_VERSION: &str = riscv_linker::tt_metal::SOURCE_VERSION;
 
-/// The firmware build to run: `$TTPROF_TT_METAL_FIRMWARE`, else [`FIRMWARE_BUILD`].
-pub fn firmware_build() -> String {
-    std::env::var(FIRMWARE_BUILD_VAR).unwrap_or_else(|_| FIRMWARE_BUILD.to_string())
+/// The firmware build to run on `arch`: `$TTPROF_TT_METAL_FIRMWARE`, else
+/// [`tt_metal::firmware_build`] (docs/design/tt-metal-firmware.md says how it was chosen).
+pub fn firmware_build(arch: Arch) -> String {
+    match std::env::var(FIRMWARE_BUILD_VAR) {
+        Ok(b) if !b.is_empty() => b,
+        _ => tt_metal::firmware_build(arch).to_string(),
+    }
 }
 
 /// The tt-metal root (the directory holding `tt_metal/`): `$TT_METAL_HOME`, else the
@@ -41,6 +38,8 @@ pub fn tt_metal_root() -> Option<PathBuf> {
 /// The five firmware ELFs of one build, checked for the arch.
 #[derive(Clone, Debug)]
 pub struct Firmware {
+    /// The arch they were built for.
+    pub arch: Arch,
     /// The build directory they were read from.
     pub dir: PathBuf,
     /// Per core, in [`Risc::ALL`] order: the file and its bytes.
@@ -53,11 +52,6 @@ impl Firmware {
     pub fn open(root: &Path, build: &str, arch: Arch) -> Result<Firmware, EmuError> {
         let dir = root.join("tt_metal/pre-compiled").join(build);
         let cfg = |m: String| EmuError::Config(m);
-        if tt_metal::memory_map(arch, Risc::Brisc).is_none() {
-            return Err(cfg(format!(
-                "tt-metal's firmware runs on Wormhole B0 only so far, not {arch}"
-            )));
-        }
         let mut elves = Vec::new();
         for risc in Risc::ALL {
             let name = risc.ident();
@@ -71,7 +65,7 @@ impl Firmware {
             })?;
             let entry = elf_entry(&bytes)
                 .map_err(|why| cfg(format!("tt-metal firmware {}: {why}", path.display())))?;
-            let slot = tt_metal::firmware(risc).start;
+            let slot = tt_metal::l1_map(arch).firmware(risc).start;
             if entry != slot {
                 return Err(cfg(format!(
                     "tt-metal firmware {}: entry {entry:#x}, but {arch}'s {risc} firmware \
@@ -81,7 +75,7 @@ impl Firmware {
             }
             elves.push((risc, path, bytes));
         }
-        Ok(Firmware { dir, elves })
+        Ok(Firmware { arch, dir, elves })
     }
 
     /// Loads the five firmwares on `tile` of `chip` and writes what tt-metal's host writes
@@ -90,20 +84,27 @@ impl Firmware {
     /// BRISC's firmware releases the others.
     pub fn load(&self, dev: &mut Device, chip: u32, tile: NocCoord) -> Result<(), EmuError> {
         let arch = dev.arch();
+        if arch != self.arch {
+            return Err(EmuError::Config(format!(
+                "tt-metal firmware {} is built for {}, the device is {arch}",
+                self.dir.display(),
+                self.arch
+            )));
+        }
         for (risc, path, bytes) in &self.elves {
             dev.load_kernel(chip, tile, *risc, bytes, &path.display().to_string())?;
         }
-        let jump = crate::asm::jal(
-            0,
-            (tt_metal::BRISC_FIRMWARE_BASE - tt_metal::BOOT_CODE_BASE) as i32,
-        );
-        dev.write_u32(chip, tile, tt_metal::BOOT_CODE_BASE, jump)?;
+        let map = tt_metal::l1_map(arch);
+        let mb = msgs::mailboxes(arch);
+        let boot = map.boot_code_base;
+        let jump = crate::asm::jal(0, (map.firmware(Risc::Brisc).start - boot) as i32);
+        dev.write_u32(chip, tile, boot, jump)?;
         let (lx, ly) = arch
             .worker_logical(tile)
             .ok_or_else(|| EmuError::Config(format!("{tile} is not a worker tile of {arch}")))?;
         let (nx, ny) = arch.noc_grid();
         let (gx, gy) = dev.config().grid;
-        let info = msgs::CORE_INFO;
+        let info = mb.core_info;
         write_u8s(
             dev,
             chip,
@@ -111,7 +112,7 @@ impl Firmware {
             info + msgs::core_info::NOC_SIZE_X,
             &[nx, ny, gx, gy, lx, ly],
         )?;
-        let unreserved = tt_metal::kernel_config().end() as u32;
+        let unreserved = map.kernel_config.end() as u32;
         dev.write_u32(
             chip,
             tile,
@@ -124,9 +125,9 @@ impl Firmware {
             info + msgs::core_info::CORE_MAGIC_NUMBER,
             msgs::WORKER_MAGIC,
         )?;
-        dev.write_u32(chip, tile, msgs::LAUNCH_MSG_RD_PTR, 0)?;
-        dev.write_u32(chip, tile, msgs::GO_MESSAGE_INDEX, 0)?;
-        write_u8s(dev, chip, tile, msgs::go_signal(0), &[msgs::RUN_MSG_INIT])
+        dev.write_u32(chip, tile, mb.launch_msg_rd_ptr, 0)?;
+        dev.write_u32(chip, tile, mb.go_message_index, 0)?;
+        write_u8s(dev, chip, tile, mb.go_signal(0), &[msgs::RUN_MSG_INIT])
     }
 }
 

@@ -7,6 +7,4 @@ pub mod dispatch;
 mod firmware;
 pub mod program;
 
-pub use firmware::{
-    firmware_build, tt_metal_root, Firmware, FIRMWARE_BUILD, FIRMWARE_BUILD_VAR, TTNN_VERSION,
-};
+pub use firmware::{firmware_build, tt_metal_root, Firmware, FIRMWARE_BUILD_VAR, TTNN_VERSION};

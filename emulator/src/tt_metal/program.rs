@@ -4,8 +4,10 @@
 //! wait for every core's done. BRISC and NCRISC kernels, and a compute kernel's three TRISC
 //! parts: on Wormhole B0 an NCRISC kernel is linked in NCRISC's instruction RAM and written
 //! into the buffer after BRISC's; the firmware copies it into the RAM with the mover and
-//! BRISC restarts NCRISC there (the emulator's `devices/mover.rs`). Each TRISC's part is
-//! linked in a slot of its own in the buffer ([`trisc_text_base`]).
+//! BRISC restarts NCRISC there (the emulator's `devices/mover.rs`). Blackhole's NCRISC has
+//! no instruction RAM: its kernel is linked in a slot of its own in the buffer
+//! ([`ncrisc_text_base`]) and runs there. Each TRISC's part is linked in a slot of its own
+//! ([`trisc_text_base`]).
 //!
 //! The buffer's layout is ours (tt-metal's host packs it by size and relocates the kernels;
 //! the firmware only follows the offsets in the launch message): see
@@ -15,7 +17,7 @@ use super::firmware::{read_u8, write_u8s, Firmware};
 use crate::{Device, EmuError, Risc};
 use riscv_linker::noc::dram;
 use riscv_linker::tt_metal::{self, msgs};
-use riscv_linker::NocCoord;
+use riscv_linker::{Arch, NocCoord};
 
 /// Offset of BRISC's runtime arguments in the kernel configuration buffer (NCRISC's and
 /// the TRISCs' follow at [`ARGS_STRIDE`], in [`Risc::ALL`] order); each RISC's common
@@ -32,58 +34,91 @@ pub const MAX_ARGS: usize = (COMMON_ARGS / 4) as usize;
 pub const SEMAPHORES: u32 = ARGS + 5 * ARGS_STRIDE;
 /// Most semaphores of a program.
 pub const MAX_SEMAPHORES: usize = 16;
-/// Offset of the local circular buffers' configurations (four words each, by index).
+/// Offset of the local circular buffers' configurations (four words each, by index; room
+/// for Blackhole's 64).
 pub const LOCAL_CBS: u32 = SEMAPHORES + L1_ALIGNMENT * MAX_SEMAPHORES as u32;
-/// Offset of the (empty) remote circular buffer configurations.
-pub const REMOTE_CBS: u32 = LOCAL_CBS + 16 * NUM_CIRCULAR_BUFFERS as u32;
+/// Offset of the (empty) remote circular buffer configurations: the launch's
+/// `min_remote_cb_start_index` says there are none, so the firmware reads nothing here.
+pub const REMOTE_CBS: u32 = LOCAL_CBS + 16 * 64;
 /// Offset of BRISC's kernel text: a kernel for a program is linked at
-/// `KERNEL_CONFIG_BASE + BRISC_TEXT` (see [`brisc_text_base`]); NCRISC's image follows it,
-/// both before [`TRISC_TEXT`].
+/// `KERNEL_CONFIG_BASE + BRISC_TEXT` (see [`brisc_text_base`]); on Wormhole NCRISC's image
+/// follows it, both before [`TRISC_TEXT`].
 pub const BRISC_TEXT: u32 = 0x1000;
+/// Offset of Blackhole NCRISC's slot ([`ncrisc_text_base`]), which ends BRISC's there.
+pub const NCRISC_TEXT: u32 = 0x4C00;
 /// Offset of TRISC0's slot; TRISC1's and TRISC2's follow at [`TRISC_SLOT`].
 pub const TRISC_TEXT: u32 = 0x8800;
 /// Bytes of each TRISC's slot (its text and data image).
 pub const TRISC_SLOT: u32 = 0x2C00;
 /// Wormhole's `L1_ALIGNMENT` (`hostdevcommon/common_values.hpp`): the semaphores' stride.
 pub const L1_ALIGNMENT: u32 = 16;
-/// Wormhole's `NUM_CIRCULAR_BUFFERS`.
-pub const NUM_CIRCULAR_BUFFERS: u8 = 32;
-/// `MEM_BANK_TO_NOC_SCRATCH` of Wormhole's `dev_mem_map.h`
-/// (`MEM_NCRISC_INIT_IRAM_L1_BASE_SCRATCH + MEM_NCRISC_LOCAL_SIZE`): the bank tables the
-/// firmware copies into its local memory at boot (`noc_bank_table_init`).
-pub const BANK_TO_NOC_SCRATCH: u32 = tt_metal::NCRISC_INIT_IRAM_L1_BASE_SCRATCH + 4 * 1024;
+/// `NUM_CIRCULAR_BUFFERS` of tt-metal's `circular_buffer_constants.h` on `arch` (32 on
+/// Wormhole, 64 on Blackhole); as the launch's `min_remote_cb_start_index`, "no remote
+/// circular buffers".
+pub const fn num_circular_buffers(arch: Arch) -> u8 {
+    match arch {
+        Arch::WormholeB0 => 32,
+        Arch::Blackhole => 64,
+    }
+}
 
-const _: () = assert!(REMOTE_CBS + 16 * NUM_CIRCULAR_BUFFERS as u32 <= BRISC_TEXT);
+const _: () = assert!(REMOTE_CBS <= BRISC_TEXT);
+const _: () = assert!(BRISC_TEXT < NCRISC_TEXT && NCRISC_TEXT < TRISC_TEXT);
 const _: () = assert!(TRISC_TEXT + 3 * TRISC_SLOT <= tt_metal::KERNEL_CONFIG_SIZE);
 
-/// Where a BRISC kernel of a program is linked: its text is written there, and the launch
-/// message's text offset points at it.
-pub const fn brisc_text_base() -> u32 {
-    tt_metal::KERNEL_CONFIG_BASE + BRISC_TEXT
+/// The start of `arch`'s kernel configuration buffer.
+const fn config_base(arch: Arch) -> u32 {
+    tt_metal::l1_map(arch).kernel_config.start
 }
 
-/// Where a Wormhole NCRISC kernel is linked: the start of NCRISC's instruction RAM
-/// (`MEM_NCRISC_KERNEL_BASE`). Its image is written into the buffer after BRISC's, at any
-/// 16-byte boundary (its entry finds its data image from the offset the firmware passes).
-pub const fn ncrisc_text_base() -> u32 {
-    tt_metal::NCRISC_IRAM_BASE
+/// Where a BRISC kernel of a program is linked on `arch`: its text is written there, and
+/// the launch message's text offset points at it.
+pub const fn brisc_text_base(arch: Arch) -> u32 {
+    config_base(arch) + BRISC_TEXT
 }
 
-/// Where TRISC `n`'s part of a compute kernel is linked (0, 1, 2: unpack, math, pack): the
-/// start of its slot, where it is written.
-pub const fn trisc_text_base(n: u32) -> u32 {
-    tt_metal::KERNEL_CONFIG_BASE + TRISC_TEXT + n * TRISC_SLOT
+/// Where an NCRISC kernel is linked on `arch`. Wormhole: the start of NCRISC's instruction
+/// RAM (`MEM_NCRISC_KERNEL_BASE`); its image is written into the buffer after BRISC's, at
+/// any 16-byte boundary (its entry finds its data image from the offset the firmware
+/// passes). Blackhole: its slot in the buffer ([`NCRISC_TEXT`]), where it runs.
+pub const fn ncrisc_text_base(arch: Arch) -> u32 {
+    match arch.ncrisc_iram() {
+        Some((iram, _)) => iram,
+        None => config_base(arch) + NCRISC_TEXT,
+    }
 }
 
-/// The slot `[start, end)` a kernel for `risc` is written into (BRISC's also holds NCRISC's
-/// image; `None` for NCRISC, which is placed after BRISC's).
-fn slot(risc: Risc) -> Option<(u32, u32)> {
+/// Where TRISC `n`'s part of a compute kernel is linked on `arch` (0, 1, 2: unpack, math,
+/// pack): the start of its slot, where it is written.
+pub const fn trisc_text_base(arch: Arch, n: u32) -> u32 {
+    config_base(arch) + TRISC_TEXT + n * TRISC_SLOT
+}
+
+/// Where the kernel for `risc` is linked on `arch` ([`brisc_text_base`],
+/// [`ncrisc_text_base`], [`trisc_text_base`]).
+pub const fn text_base(arch: Arch, risc: Risc) -> u32 {
     match risc {
-        Risc::Brisc => Some((brisc_text_base(), trisc_text_base(0))),
-        Risc::Ncrisc => None,
+        Risc::Brisc => brisc_text_base(arch),
+        Risc::Ncrisc => ncrisc_text_base(arch),
+        _ => trisc_text_base(arch, risc.index() as u32 - 2),
+    }
+}
+
+/// The slot `[start, end)` a kernel for `risc` is written into on `arch` (Wormhole BRISC's
+/// also holds NCRISC's image; `None` for Wormhole's NCRISC, which is placed after BRISC's).
+fn slot(arch: Arch, risc: Risc) -> Option<(u32, u32)> {
+    let iram = arch.ncrisc_iram().is_some();
+    match risc {
+        Risc::Brisc if iram => Some((brisc_text_base(arch), trisc_text_base(arch, 0))),
+        Risc::Brisc => Some((brisc_text_base(arch), ncrisc_text_base(arch))),
+        Risc::Ncrisc if iram => None,
+        Risc::Ncrisc => Some((ncrisc_text_base(arch), trisc_text_base(arch, 0))),
         Risc::Trisc0 | Risc::Trisc1 | Risc::Trisc2 => {
             let n = risc.index() as u32 - 2;
-            Some((trisc_text_base(n), trisc_text_base(n) + TRISC_SLOT))
+            Some((
+                trisc_text_base(arch, n),
+                trisc_text_base(arch, n) + TRISC_SLOT,
+            ))
         }
     }
 }
@@ -224,11 +259,14 @@ fn l1_page_in(
     })
 }
 
-/// Writes the bank tables the firmware copies at boot: for each NoC, each DRAM bank's
-/// endpoint as `NOC_XY_ENCODING(x, y)` = `(y << 10) | (x << 4)` (NoC 0 coordinates for
-/// both NoCs: translation is on), then each L1 bank's worker ([`l1_bank`]) the same way,
-/// then each DRAM bank's offset in its channel (`bank_to_dram_offset`), then each L1
-/// bank's (0). The table sizes are the firmware's.
+/// Writes the bank tables the firmware copies at boot, as tt-metal's host does
+/// (`generate_device_bank_to_noc_tables`): for each NoC, each DRAM bank's endpoint as
+/// `NOC_XY_ENCODING(x, y)`, then each L1 bank's worker ([`l1_bank`]) the same way, then each
+/// DRAM bank's offset in its channel (`bank_to_dram_offset`), then each L1 bank's (0). The
+/// table sizes are the firmware's. Coordinates are translated ones (tt-metal turns
+/// translation on): on Wormhole a worker's and a DRAM port's are their NoC 0 coordinates,
+/// the same for both NoCs, encoded `(y << 10) | (x << 4)`; on Blackhole DRAM has its own
+/// (`dram::translated`, each NoC its own port of the channel), encoded `(y << 6) | x`.
 fn write_bank_tables(
     dev: &Device,
     tile: NocCoord,
@@ -242,16 +280,25 @@ fn write_bank_tables(
             dram::banks(arch)
         )));
     }
+    // NOC_XY_ENCODING of the arch's noc_parameters.h.
+    let encode = |c: NocCoord| -> [u8; 2] {
+        let (x, y) = (u16::from(c.x), u16::from(c.y));
+        match arch {
+            Arch::WormholeB0 => (y << 10 | x << 4).to_le_bytes(),
+            Arch::Blackhole => (y << 6 | x).to_le_bytes(),
+        }
+    };
     let mut xy = Vec::new();
-    // The same coordinates for both NoCs: tt-metal's layout turns NoC translation on, so a
-    // request on NoC 1 names its target by NoC 0 coordinates too (`Topology::translation`).
-    for _noc in 0..2u8 {
+    for noc in 0..2u32 {
         for bank in 0..dram_banks {
-            let e = dram::bank(arch, bank).endpoint;
-            let (x, y) = (e.x, e.y);
-            // NOC_XY_ENCODING(x, y) of Wormhole's noc_parameters.h: the word the NIU's
-            // TARG_ADDR_MID takes (the address's bits 32-35 below it).
-            xy.extend_from_slice(&((u16::from(y) << 10) | (u16::from(x) << 4)).to_le_bytes());
+            let b = dram::bank(arch, bank);
+            let at = match arch {
+                Arch::WormholeB0 => b.endpoint,
+                Arch::Blackhole => {
+                    dram::translated(arch, b.channel, dram::blackhole_worker_port(b.channel, noc))
+                }
+            };
+            xy.extend_from_slice(&encode(at));
         }
     }
     for _noc in 0..2u8 {
@@ -262,15 +309,22 @@ fn write_bank_tables(
                     arch.worker_grid().0 as u32 * arch.worker_grid().1 as u32
                 ))
             })?;
-            let word = (u16::from(e.y) << 10) | (u16::from(e.x) << 4);
-            xy.extend_from_slice(&word.to_le_bytes());
+            xy.extend_from_slice(&encode(e));
         }
     }
     for bank in 0..dram_banks {
         xy.extend_from_slice(&(dram::bank(arch, bank).offset as u32).to_le_bytes());
     }
     xy.resize(xy.len() + 4 * l1_banks as usize, 0);
-    write_u8s(dev, 0, tile, BANK_TO_NOC_SCRATCH, &xy)
+    let table = tt_metal::l1_map(arch).bank_to_noc;
+    if xy.len() as u32 > table.size {
+        return Err(EmuError::Config(format!(
+            "tt-metal firmware's bank tables ({} bytes) exceed MEM_BANK_TO_NOC_SIZE ({})",
+            xy.len(),
+            table.size
+        )));
+    }
+    write_u8s(dev, 0, tile, table.start, &xy)
 }
 
 /// The firmware's DRAM and L1 bank counts: the sizes of its `dram_bank_to_noc_xy` and
@@ -339,36 +393,33 @@ impl Image {
     /// Checks the entry is where the kernel's RISC must be linked: BRISC's at
     /// [`brisc_text_base`], a TRISC's at [`trisc_text_base`], every segment inside its slot;
     /// NCRISC's at [`ncrisc_text_base`], its text no larger than the instruction RAM.
-    fn check(&self, k: &ProgramKernel<'_>) -> Result<(), EmuError> {
-        let buffer = tt_metal::kernel_config();
+    fn check(&self, k: &ProgramKernel<'_>, arch: Arch) -> Result<(), EmuError> {
+        let buffer = tt_metal::l1_map(arch).kernel_config;
         let err = |reason: String| EmuError::Elf {
             file: k.name.clone(),
             reason,
         };
-        if k.risc == Risc::Ncrisc {
-            if self.entry != ncrisc_text_base() {
+        if let (Risc::Ncrisc, Some((iram, iram_size))) = (k.risc, arch.ncrisc_iram()) {
+            if self.entry != iram {
                 return Err(err(format!(
-                    "entry {:#x}: an NCRISC kernel is linked at {:#x}, NCRISC's instruction RAM",
+                    "entry {:#x}: an NCRISC kernel is linked at {iram:#x}, NCRISC's instruction RAM",
                     self.entry,
-                    ncrisc_text_base()
                 )));
             }
             let text = self.text_len();
-            if text > tt_metal::NCRISC_IRAM_SIZE {
+            if text > iram_size {
                 return Err(err(format!(
-                    "{text} bytes of text: NCRISC's instruction RAM holds {}",
-                    tt_metal::NCRISC_IRAM_SIZE
+                    "{text} bytes of text: NCRISC's instruction RAM holds {iram_size}"
                 )));
             }
-            if let Some((addr, _)) = self.segments.iter().find(|(a, _)| *a < ncrisc_text_base()) {
+            if let Some((addr, _)) = self.segments.iter().find(|(a, _)| *a < iram) {
                 return Err(err(format!(
-                    "a segment loaded at {addr:#x}, before the text at {:#x}",
-                    ncrisc_text_base()
+                    "a segment loaded at {addr:#x}, before the text at {iram:#x}"
                 )));
             }
             return Ok(());
         }
-        let Some((start, end)) = slot(k.risc) else {
+        let Some((start, end)) = slot(arch, k.risc) else {
             return Ok(());
         };
         if self.entry != start {
@@ -412,10 +463,14 @@ impl Image {
     }
 }
 
-/// Where NCRISC's image goes in the kernel configuration buffer: after BRISC's (or its
-/// place when there is none), 16-byte aligned; refused when it does not fit.
-fn ncrisc_place(p: &Program<'_>, images: &[Image]) -> Result<Option<u32>, EmuError> {
+/// Where Wormhole NCRISC's image goes in the kernel configuration buffer: after BRISC's (or
+/// its place when there is none), 16-byte aligned; refused when it does not fit. `None`
+/// without an NCRISC kernel, or on Blackhole (the image runs where it is linked).
+fn ncrisc_place(p: &Program<'_>, images: &[Image], arch: Arch) -> Result<Option<u32>, EmuError> {
     let Some(j) = p.kernels.iter().position(|k| k.risc == Risc::Ncrisc) else {
+        return Ok(None);
+    };
+    let Some((iram, _)) = arch.ncrisc_iram() else {
         return Ok(None);
     };
     let after = p
@@ -423,16 +478,16 @@ fn ncrisc_place(p: &Program<'_>, images: &[Image]) -> Result<Option<u32>, EmuErr
         .iter()
         .zip(images)
         .find(|(k, _)| k.risc == Risc::Brisc)
-        .map_or(brisc_text_base(), |(_, img)| img.end());
+        .map_or(brisc_text_base(arch), |(_, img)| img.end());
     let at = after.div_ceil(16) * 16;
-    let len = images[j].end().wrapping_sub(ncrisc_text_base());
-    if at as u64 + len as u64 > trisc_text_base(0) as u64 {
+    let len = images[j].end().wrapping_sub(iram);
+    if at as u64 + len as u64 > trisc_text_base(arch, 0) as u64 {
         return Err(EmuError::Elf {
             file: p.kernels[j].name.clone(),
             reason: format!(
                 "{len} bytes at {at:#x} after BRISC's kernel do not fit before the TRISCs' \
                  slots in the kernel configuration buffer (from {:#x})",
-                trisc_text_base(0)
+                trisc_text_base(arch, 0)
             ),
         });
     }
@@ -440,7 +495,7 @@ fn ncrisc_place(p: &Program<'_>, images: &[Image]) -> Result<Option<u32>, EmuErr
 }
 
 /// Checks a program before anything is written.
-fn validate(p: &Program<'_>) -> Result<(), EmuError> {
+fn validate(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
     let cfg = |m: String| EmuError::Config(format!("tt-metal program: {m}"));
     if p.cores.is_empty() {
         return Err(cfg("no cores".into()));
@@ -488,10 +543,11 @@ fn validate(p: &Program<'_>) -> Result<(), EmuError> {
             p.semaphores.len()
         )));
     }
+    let num_cbs = num_circular_buffers(arch);
     for (i, cb) in p.cbs.iter().enumerate() {
-        if cb.index >= NUM_CIRCULAR_BUFFERS {
+        if cb.index >= num_cbs {
             return Err(cfg(format!(
-                "circular buffer {}: indices are 0..{NUM_CIRCULAR_BUFFERS}",
+                "circular buffer {}: indices on {arch} are 0..{num_cbs}",
                 cb.index
             )));
         }
@@ -509,17 +565,18 @@ fn validate(p: &Program<'_>) -> Result<(), EmuError> {
     Ok(())
 }
 
-/// One past the last byte of the circular buffers `cbs` as [`run_program`] places them (from
-/// `l1_unreserved_start`, 32-byte aligned): where L1 is free again above them.
-pub fn cbs_end(cbs: &[CircularBuffer]) -> u64 {
-    cbs.iter().fold(tt_metal::kernel_config().end(), |at, cb| {
-        at.div_ceil(32) * 32 + cb.page_size as u64 * cb.pages as u64
-    })
+/// One past the last byte of the circular buffers `cbs` as [`run_program`] places them on
+/// `arch` (from `l1_unreserved_start`, 32-byte aligned): where L1 is free again above them.
+pub fn cbs_end(arch: Arch, cbs: &[CircularBuffer]) -> u64 {
+    cbs.iter()
+        .fold(tt_metal::l1_map(arch).kernel_config.end(), |at, cb| {
+            at.div_ceil(32) * 32 + cb.page_size as u64 * cb.pages as u64
+        })
 }
 
 /// Places the circular buffers in L1 from `l1_unreserved_start`, 32-byte aligned.
 fn place_cbs(dev: &Device, cbs: &[CircularBuffer]) -> Result<Vec<u32>, EmuError> {
-    let mut at = tt_metal::kernel_config().end();
+    let mut at = tt_metal::l1_map(dev.arch()).kernel_config.end();
     let l1 = dev.arch().l1_size() as u64;
     let mut out = Vec::new();
     for cb in cbs {
@@ -559,17 +616,19 @@ pub fn run_program_with(
     p: &Program<'_>,
     host: &mut dyn FnMut(&Device) -> Result<(), EmuError>,
 ) -> Result<ProgramRun, EmuError> {
-    validate(p)?;
+    let arch = dev.arch();
+    let mb = msgs::mailboxes(arch);
+    validate(p, arch)?;
     let images = p
         .kernels
         .iter()
         .map(|k| {
             let img = image(k)?;
-            img.check(k)?;
+            img.check(k, arch)?;
             Ok(img)
         })
         .collect::<Result<Vec<_>, EmuError>>()?;
-    let ncrisc_at = ncrisc_place(p, &images)?;
+    let ncrisc_at = ncrisc_place(p, &images, arch)?;
     let cb_addresses = place_cbs(dev, &p.cbs)?;
     let (dram_banks, l1_banks) = bank_counts(fw)?;
     // Faults and reports inside a kernel name the kernel's functions and lines, not the
@@ -604,7 +663,7 @@ pub fn run_program_with(
             host(d)?;
             let mut signals = Vec::with_capacity(p.cores.len());
             for &tile in &p.cores {
-                signals.push(read_u8(d, 0, tile, msgs::go_signal(0))?);
+                signals.push(read_u8(d, 0, tile, mb.go_signal(0))?);
             }
             let all_booted = phases.iter().all(|&ph| ph != Phase::Booting)
                 || signals.iter().all(|&s| s == msgs::RUN_MSG_DONE);
@@ -615,7 +674,7 @@ pub fn run_program_with(
                 }
                 // The go messages last, as tt-metal's host writes them.
                 for &tile in &p.cores {
-                    write_u8s(d, 0, tile, msgs::go_signal(0), &[msgs::RUN_MSG_GO])?;
+                    write_u8s(d, 0, tile, mb.go_signal(0), &[msgs::RUN_MSG_GO])?;
                 }
                 go_at = cycles;
                 phases.fill(Phase::Running);
@@ -690,15 +749,12 @@ pub fn run_program_with(
 /// firmware then stays (tt-metal's host boots it once, at device start); a core whose go
 /// signal is anything else after boot is still running a program, and refused.
 fn waiting(dev: &Device, tile: NocCoord) -> Result<bool, EmuError> {
-    let magic = dev.read_u32(
-        0,
-        tile,
-        msgs::CORE_INFO + msgs::core_info::CORE_MAGIC_NUMBER,
-    )?;
+    let mb = msgs::mailboxes(dev.arch());
+    let magic = dev.read_u32(0, tile, mb.core_info + msgs::core_info::CORE_MAGIC_NUMBER)?;
     if magic != msgs::WORKER_MAGIC {
         return Ok(false);
     }
-    match read_u8(dev, 0, tile, msgs::go_signal(0))? {
+    match read_u8(dev, 0, tile, mb.go_signal(0))? {
         msgs::RUN_MSG_DONE => Ok(true),
         s => Err(EmuError::Config(format!(
             "tt-metal program: core {tile} has not finished its last program (go signal {s:#04x})"
@@ -716,14 +772,15 @@ fn write_core(
     ncrisc_at: Option<u32>,
     cb_addresses: &[u32],
 ) -> Result<(), EmuError> {
-    let base = tt_metal::KERNEL_CONFIG_BASE;
+    let arch = d.arch();
+    let base = config_base(arch);
     let words = |at: u32, v: &[u32]| -> Result<(), EmuError> {
         for (j, w) in v.iter().enumerate() {
             d.write_u32(0, tile, at + 4 * j as u32, *w)?;
         }
         Ok(())
     };
-    let launch = msgs::launch_msg(0);
+    let launch = msgs::mailboxes(arch).launch_msg(0);
     for off in (0..msgs::LAUNCH_MSG_SIZE).step_by(4) {
         d.write_u32(0, tile, launch + off, 0)?;
     }
@@ -789,6 +846,6 @@ fn write_core(
     lb(msgs::launch::BRISC_NOC_MODE, &[0])?;
     lb(
         msgs::launch::MIN_REMOTE_CB_START_INDEX,
-        &[NUM_CIRCULAR_BUFFERS],
+        &[num_circular_buffers(arch)],
     )
 }

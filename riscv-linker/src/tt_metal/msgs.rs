@@ -1,37 +1,78 @@
-//! tt-metal's mailboxes on a Wormhole B0 worker tile: where the host and the firmware meet
-//! (`mailboxes_t` at [`super::MAILBOX_BASE`]). Offsets are our own table, from
+//! tt-metal's mailboxes on a worker tile: where the host and the firmware meet
+//! (`mailboxes_t` at `MEM_MAILBOX_BASE`, [`mailboxes`]). Offsets are our own table, from
 //! `tt_metal/hw/inc/hostdev/dev_msgs.h` of the pinned wheel (a test compiles the header
-//! with the host C++ compiler and checks every value when the cache is present).
+//! with the host C++ compiler for each arch and checks every value when the cache is
+//! present). The two arches share every offset up to `watcher`; Blackhole's watcher area is
+//! 128 bytes larger (its debug ring is multi-producer), so `core_info` and `profiler` move.
 //!
 //! Slow dispatch, as tt-metal's host does it without dispatch cores: write the kernel into
 //! the kernel configuration buffer, a launch message (`launch[0]`, `mode` =
 //! [`DISPATCH_MODE_HOST`]) and then `go_messages[0].signal` = [`RUN_MSG_GO`]; the firmware
 //! runs the kernel and writes [`RUN_MSG_DONE`] back.
 
-use super::MAILBOX_BASE;
+use crate::Arch;
 
-/// `mailboxes_t::ncrisc_halt` (`resume_addr`, `stack_save`).
-pub const NCRISC_HALT: u32 = MAILBOX_BASE;
-/// `mailboxes_t::subordinate_sync`: one byte per subordinate (NCRISC, TRISC0-2).
-pub const SUBORDINATE_SYNC: u32 = MAILBOX_BASE + 8;
-/// `mailboxes_t::launch_msg_rd_ptr`.
-pub const LAUNCH_MSG_RD_PTR: u32 = MAILBOX_BASE + 12;
-/// `mailboxes_t::launch`: [`LAUNCH_ENTRIES`] launch messages of [`LAUNCH_MSG_SIZE`] bytes.
-pub const LAUNCH: u32 = MAILBOX_BASE + 16;
+/// Where the mailboxes of one arch are, as L1 addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mailboxes {
+    /// `mailboxes_t::ncrisc_halt` (`resume_addr`, `stack_save`): the start of the mailboxes.
+    pub ncrisc_halt: u32,
+    /// `mailboxes_t::subordinate_sync`: one byte per subordinate (NCRISC, TRISC0-2).
+    pub subordinate_sync: u32,
+    /// `mailboxes_t::launch_msg_rd_ptr`.
+    pub launch_msg_rd_ptr: u32,
+    /// `mailboxes_t::launch`: [`LAUNCH_ENTRIES`] launch messages of [`LAUNCH_MSG_SIZE`] bytes.
+    pub launch: u32,
+    /// `mailboxes_t::go_messages`: `go_msg_t` words (`signal` in the top byte).
+    pub go_messages: u32,
+    /// `mailboxes_t::go_message_index`.
+    pub go_message_index: u32,
+    /// `mailboxes_t::core_info`.
+    pub core_info: u32,
+    /// `mailboxes_t::profiler`: tt-metal's profiler area.
+    pub profiler: u32,
+}
+
+impl Mailboxes {
+    const fn at(base: u32, core_info: u32, profiler: u32) -> Mailboxes {
+        Mailboxes {
+            ncrisc_halt: base,
+            subordinate_sync: base + 8,
+            launch_msg_rd_ptr: base + 12,
+            launch: base + 16,
+            go_messages: base + 1168,
+            go_message_index: base + 1216,
+            core_info: base + core_info,
+            profiler: base + profiler,
+        }
+    }
+
+    /// The L1 address of byte `signal` of go message `index`.
+    pub const fn go_signal(&self, index: u32) -> u32 {
+        self.go_messages + 4 * index + 3
+    }
+
+    /// The L1 address of launch message `index`.
+    pub const fn launch_msg(&self, index: u32) -> u32 {
+        self.launch + LAUNCH_MSG_SIZE * index
+    }
+}
+
+/// The mailboxes on `arch`.
+pub const fn mailboxes(arch: Arch) -> Mailboxes {
+    let base = super::l1_map(arch).mailbox.start;
+    match arch {
+        Arch::WormholeB0 => Mailboxes::at(base, 2544, 2816),
+        Arch::Blackhole => Mailboxes::at(base, 2672, 2944),
+    }
+}
+
 /// `launch_msg_buffer_num_entries`.
 pub const LAUNCH_ENTRIES: u32 = 8;
 /// `sizeof(launch_msg_t)`.
 pub const LAUNCH_MSG_SIZE: u32 = 144;
-/// `mailboxes_t::go_messages`: `go_msg_t` words (`signal` in the top byte).
-pub const GO_MESSAGES: u32 = MAILBOX_BASE + 1168;
-/// `mailboxes_t::go_message_index`.
-pub const GO_MESSAGE_INDEX: u32 = MAILBOX_BASE + 1216;
-/// `mailboxes_t::core_info`.
-pub const CORE_INFO: u32 = MAILBOX_BASE + 2544;
-/// `mailboxes_t::profiler`: tt-metal's profiler area.
-pub const PROFILER: u32 = MAILBOX_BASE + 2816;
 
-/// Offsets inside `kernel_config_msg_t` (the launch message).
+/// Offsets inside `kernel_config_msg_t` (the launch message), the same on both arches.
 pub mod launch {
     /// `kernel_config_base[ProgrammableCoreType]` (u32 each; TENSIX is index 0).
     pub const KERNEL_CONFIG_BASE: u32 = 0;
@@ -64,13 +105,13 @@ pub mod launch {
     /// `reload_table_addr` (u32).
     pub const RELOAD_TABLE_ADDR: u32 = 116;
     /// `ncrisc_kernel_size16` (u16): NCRISC's kernel text in 16-byte units, what Wormhole's
-    /// NCRISC firmware copies into its instruction RAM.
+    /// NCRISC firmware copies into its instruction RAM (Blackhole's does not read it).
     pub const NCRISC_KERNEL_SIZE16: u32 = 130;
     /// `preload` (u8), the last byte.
     pub const PRELOAD: u32 = 143;
 }
 
-/// Offsets inside `core_info_msg_t`.
+/// Offsets inside `core_info_msg_t`, the same on both arches.
 pub mod core_info {
     /// `noc_size_x`, `noc_size_y`, `worker_grid_size_x`, `worker_grid_size_y` (u8 each).
     pub const NOC_SIZE_X: u32 = 231;
@@ -96,13 +137,3 @@ pub const DISPATCH_MODE_HOST: u8 = 1;
 pub const WORKER_MAGIC: u32 = 0x50ec_09a3;
 /// Bit of `enables` for BRISC (`TensixProcessorTypes::DM0`).
 pub const ENABLE_BRISC: u32 = 1;
-
-/// The L1 address of byte `signal` of go message `index`.
-pub const fn go_signal(index: u32) -> u32 {
-    GO_MESSAGES + 4 * index + 3
-}
-
-/// The L1 address of launch message `index`.
-pub const fn launch_msg(index: u32) -> u32 {
-    LAUNCH + LAUNCH_MSG_SIZE * index
-}

@@ -22,7 +22,7 @@ fn tt_metal_root() -> Option<PathBuf> {
             cache.join(format!("ttnn-{SOURCE_VERSION}/ttnn"))
         }
     };
-    if root.join(SOURCE_HEADER).is_file() {
+    if root.join(source_header(Arch::WormholeB0)).is_file() {
         return Some(root);
     }
     assert!(
@@ -37,80 +37,77 @@ fn tt_metal_root() -> Option<PathBuf> {
     None
 }
 
-/// Every value of our table, by the header's name.
-fn ours() -> Vec<(&'static str, u32)> {
-    std::vec![
-        ("MEM_L1_SIZE", L1_SIZE),
-        ("MEM_BOOT_CODE_BASE", BOOT_CODE_BASE),
-        ("MEM_NOC_ATOMIC_RET_VAL_ADDR", NOC_ATOMIC_RET_VAL_ADDR),
-        ("MEM_L1_BARRIER", L1_BARRIER),
-        ("MEM_MAILBOX_BASE", MAILBOX_BASE),
-        ("MEM_MAILBOX_SIZE", MAILBOX_SIZE),
-        ("MEM_ZEROS_BASE", ZEROS_BASE),
-        ("MEM_ZEROS_SIZE", ZEROS_SIZE),
-        ("MEM_LLK_DEBUG_BASE", LLK_DEBUG_BASE),
-        ("MEM_LLK_DEBUG_SIZE", LLK_DEBUG_SIZE),
-        ("MEM_BRISC_FIRMWARE_BASE", BRISC_FIRMWARE_BASE),
-        ("MEM_BRISC_FIRMWARE_SIZE", BRISC_FIRMWARE_SIZE),
-        ("MEM_NCRISC_FIRMWARE_BASE", NCRISC_FIRMWARE_BASE),
-        ("MEM_NCRISC_FIRMWARE_SIZE", NCRISC_FIRMWARE_SIZE),
-        ("MEM_TRISC0_FIRMWARE_BASE", TRISC0_FIRMWARE_BASE),
-        ("MEM_TRISC1_FIRMWARE_BASE", TRISC1_FIRMWARE_BASE),
-        ("MEM_TRISC2_FIRMWARE_BASE", TRISC2_FIRMWARE_BASE),
-        ("MEM_TRISC0_FIRMWARE_SIZE", TRISC_FIRMWARE_SIZE),
-        ("MEM_TRISC1_FIRMWARE_SIZE", TRISC_FIRMWARE_SIZE),
-        ("MEM_TRISC2_FIRMWARE_SIZE", TRISC_FIRMWARE_SIZE),
-        ("MEM_NOC_COUNTER_BASE", NOC_COUNTER_BASE),
-        ("MEM_MAP_END", MAP_END),
-        (
-            "MEM_BRISC_INIT_LOCAL_L1_BASE_SCRATCH",
-            local_init_scratch(Risc::Brisc)
-        ),
-        (
-            "MEM_NCRISC_INIT_LOCAL_L1_BASE_SCRATCH",
-            local_init_scratch(Risc::Ncrisc)
-        ),
-        (
-            "MEM_TRISC0_INIT_LOCAL_L1_BASE_SCRATCH",
-            local_init_scratch(Risc::Trisc0)
-        ),
-        (
-            "MEM_TRISC1_INIT_LOCAL_L1_BASE_SCRATCH",
-            local_init_scratch(Risc::Trisc1)
-        ),
-        (
-            "MEM_TRISC2_INIT_LOCAL_L1_BASE_SCRATCH",
-            local_init_scratch(Risc::Trisc2)
-        ),
+/// Every value of `arch`'s table, by the header's name.
+fn ours(arch: Arch) -> Vec<(&'static str, u32)> {
+    let m = l1_map(arch);
+    let mut v = std::vec![
+        ("MEM_L1_SIZE", m.l1_size),
+        ("MEM_BOOT_CODE_BASE", m.boot_code_base),
+        ("MEM_NOC_ATOMIC_RET_VAL_ADDR", m.noc_atomic_ret_val_addr),
+        ("MEM_L1_BARRIER", m.l1_barrier),
+        ("MEM_MAILBOX_BASE", m.mailbox.start),
+        ("MEM_MAILBOX_SIZE", m.mailbox.size),
+        ("MEM_ZEROS_BASE", m.zeros.start),
+        ("MEM_ZEROS_SIZE", m.zeros.size),
+        ("MEM_LLK_DEBUG_BASE", m.llk_debug.start),
+        ("MEM_LLK_DEBUG_SIZE", m.llk_debug.size),
+        ("MEM_NOC_COUNTER_BASE", m.noc_counter_base),
+        ("MEM_MAP_END", m.map_end),
         (
             "MEM_NCRISC_INIT_IRAM_L1_BASE_SCRATCH",
-            NCRISC_INIT_IRAM_L1_BASE_SCRATCH
+            m.ncrisc_init_iram_l1_base_scratch
         ),
-        ("MEM_BANK_TO_NOC_SCRATCH", BANK_TO_NOC_SCRATCH),
-        ("MEM_BANK_TO_NOC_SIZE", BANK_TO_NOC_SIZE),
-        ("MEM_LOGICAL_TO_VIRTUAL_SCRATCH", LOGICAL_TO_VIRTUAL_SCRATCH),
-        ("MEM_LOGICAL_TO_VIRTUAL_SIZE", LOGICAL_TO_VIRTUAL_SIZE),
-        ("MEM_NCRISC_IRAM_BASE", NCRISC_IRAM_BASE),
-        ("MEM_NCRISC_IRAM_SIZE", NCRISC_IRAM_SIZE),
+        ("MEM_BANK_TO_NOC_SCRATCH", m.bank_to_noc.start),
+        ("MEM_BANK_TO_NOC_SIZE", m.bank_to_noc.size),
+        ("MEM_LOGICAL_TO_VIRTUAL_SCRATCH", m.logical_to_virtual.start),
+        ("MEM_LOGICAL_TO_VIRTUAL_SIZE", m.logical_to_virtual.size),
         ("MEM_LOCAL_BASE", mmio::LOCAL_RAM_BASE),
+        ("MEM_BRISC_LOCAL_SIZE", arch.local_ram_size(Risc::Brisc)),
+        ("MEM_NCRISC_LOCAL_SIZE", arch.local_ram_size(Risc::Ncrisc)),
+        ("MEM_TRISC_LOCAL_SIZE", arch.local_ram_size(Risc::Trisc0)),
+    ];
+    const FW: [(&str, &str, &str); 5] = [
         (
-            "MEM_BRISC_LOCAL_SIZE",
-            Arch::WormholeB0.local_ram_size(Risc::Brisc)
+            "MEM_BRISC_FIRMWARE_BASE",
+            "MEM_BRISC_FIRMWARE_SIZE",
+            "MEM_BRISC_INIT_LOCAL_L1_BASE_SCRATCH",
         ),
         (
-            "MEM_NCRISC_LOCAL_SIZE",
-            Arch::WormholeB0.local_ram_size(Risc::Ncrisc)
+            "MEM_NCRISC_FIRMWARE_BASE",
+            "MEM_NCRISC_FIRMWARE_SIZE",
+            "MEM_NCRISC_INIT_LOCAL_L1_BASE_SCRATCH",
         ),
         (
-            "MEM_TRISC_LOCAL_SIZE",
-            Arch::WormholeB0.local_ram_size(Risc::Trisc0)
+            "MEM_TRISC0_FIRMWARE_BASE",
+            "MEM_TRISC0_FIRMWARE_SIZE",
+            "MEM_TRISC0_INIT_LOCAL_L1_BASE_SCRATCH",
         ),
-    ]
+        (
+            "MEM_TRISC1_FIRMWARE_BASE",
+            "MEM_TRISC1_FIRMWARE_SIZE",
+            "MEM_TRISC1_INIT_LOCAL_L1_BASE_SCRATCH",
+        ),
+        (
+            "MEM_TRISC2_FIRMWARE_BASE",
+            "MEM_TRISC2_FIRMWARE_SIZE",
+            "MEM_TRISC2_INIT_LOCAL_L1_BASE_SCRATCH",
+        ),
+    ];
+    for (risc, (base, size, scratch)) in Risc::ALL.into_iter().zip(FW) {
+        v.push((base, m.firmware(risc).start));
+        v.push((size, m.firmware(risc).size));
+        v.push((scratch, m.local_init_scratch(risc)));
+    }
+    if let Some((base, size)) = arch.ncrisc_iram() {
+        v.push(("MEM_NCRISC_IRAM_BASE", base));
+        v.push(("MEM_NCRISC_IRAM_SIZE", size));
+    }
+    v
 }
 
 /// The header's values of `names`, computed by the host C compiler (the header is all
-/// `#define`s; `MaxDMProcessorsPerCoreType` comes from Wormhole's `core_config.h`, 2).
-fn header_values(root: &std::path::Path, names: &[&str]) -> Vec<u32> {
+/// `#define`s; `MaxDMProcessorsPerCoreType` comes from `core_config.h`, 2 on both arches).
+fn header_values(root: &std::path::Path, arch: Arch, names: &[&str]) -> Vec<u32> {
     let dir = std::env::temp_dir().join(format!("ttprof-devmemmap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut c = String::from(
@@ -118,7 +115,7 @@ fn header_values(root: &std::path::Path, names: &[&str]) -> Vec<u32> {
     );
     c += &format!(
         "#include \"{}\"\nint main(void) {{\n",
-        root.join(SOURCE_HEADER).display()
+        root.join(source_header(arch)).display()
     );
     for n in names {
         c += &format!("    printf(\"%lu\\n\", (unsigned long)({n}));\n");
@@ -147,72 +144,85 @@ fn header_values(root: &std::path::Path, names: &[&str]) -> Vec<u32> {
 }
 
 #[test]
-fn table_matches_the_pinned_header() {
+fn tables_match_the_pinned_headers() {
     let Some(root) = tt_metal_root() else { return };
-    let ours = ours();
-    let names: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
-    let theirs = header_values(&root, &names);
-    assert_eq!(theirs.len(), ours.len());
-    let wrong: Vec<String> = ours
-        .iter()
-        .zip(&theirs)
-        .filter(|((_, v), h)| v != *h)
-        .map(|((n, v), h)| format!("{n}: ours {v:#x}, header {h:#x}"))
-        .collect();
-    assert!(wrong.is_empty(), "differs from {SOURCE_HEADER}: {wrong:?}");
+    for arch in Arch::ALL {
+        let ours = ours(arch);
+        let names: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
+        let theirs = header_values(&root, arch, &names);
+        assert_eq!(theirs.len(), ours.len());
+        let wrong: Vec<String> = ours
+            .iter()
+            .zip(&theirs)
+            .filter(|((_, v), h)| v != *h)
+            .map(|((n, v), h)| format!("{n}: ours {v:#x}, header {h:#x}"))
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "differs from {}: {wrong:?}",
+            source_header(arch)
+        );
+    }
 }
 
 #[test]
-fn the_map_is_disjoint_and_inside_l1() {
-    let map = |r| memory_map(Arch::WormholeB0, r).expect("wormhole map");
-    let mut regions: Vec<Region> = Risc::ALL.iter().map(|&r| map(r).code).collect();
-    regions.push(Region::new(MAILBOX_BASE, MAILBOX_SIZE));
-    regions.push(Region::new(BOOT_CODE_BASE, 4));
-    regions.push(kernel_config());
-    for (i, a) in regions.iter().enumerate() {
-        assert!(a.end() <= L1_SIZE as u64);
-        for b in &regions[i + 1..] {
-            assert!(
-                a.end() <= b.start as u64 || b.end() <= a.start as u64,
-                "{a:?} {b:?}"
-            );
+fn the_maps_are_disjoint_and_inside_l1() {
+    for arch in Arch::ALL {
+        let m = l1_map(arch);
+        let mut regions: Vec<Region> = Risc::ALL.iter().map(|&r| m.firmware(r)).collect();
+        regions.push(m.mailbox);
+        regions.push(Region::new(m.boot_code_base, 4));
+        regions.push(m.kernel_config);
+        for (i, a) in regions.iter().enumerate() {
+            assert!(a.end() <= m.l1_size as u64);
+            for b in &regions[i + 1..] {
+                assert!(
+                    a.end() <= b.start as u64 || b.end() <= a.start as u64,
+                    "{arch}: {a:?} {b:?}"
+                );
+            }
         }
+        assert_eq!(m.l1_size, arch.l1_size());
+        assert_eq!(memory_map(arch, Risc::Brisc).reset_pc, 0);
+        assert_eq!(
+            memory_map(arch, Risc::Trisc1).reset_pc,
+            crate::memory_map(arch, Risc::Trisc1).reset_pc,
+            "the chip's default"
+        );
+        // Blackhole's NCRISC runs kernels from the buffer; Wormhole's from its IRAM.
+        assert_eq!(
+            memory_map(arch, Risc::Ncrisc).kernel.is_some(),
+            arch.ncrisc_iram().is_none()
+        );
     }
-    assert_eq!(L1_SIZE, Arch::WormholeB0.l1_size());
-    assert_eq!(map(Risc::Brisc).reset_pc, 0);
-    assert_eq!(map(Risc::Trisc1).reset_pc, 0xA000, "the chip's default");
-    assert!(memory_map(Arch::Blackhole, Risc::Brisc).is_none());
-    assert_eq!(
-        crate::Layout::Ttprof.memory_map(Arch::Blackhole, Risc::Brisc),
-        Some(crate::memory_map(Arch::Blackhole, Risc::Brisc))
-    );
 }
 
-/// `(expression, our value)` for the mailbox table: C++ expressions over `dev_msgs.h`.
-fn our_msgs() -> Vec<(&'static str, u32)> {
+/// `(expression, our value)` for `arch`'s mailbox table: C++ expressions over `dev_msgs.h`.
+fn our_msgs(arch: Arch) -> Vec<(&'static str, u32)> {
     use msgs::*;
-    let m = |off: u32| off - MAILBOX_BASE;
+    let mb = mailboxes(arch);
+    let m = |addr: u32| addr - l1_map(arch).mailbox.start;
     std::vec![
-        ("offsetof(mailboxes_t, ncrisc_halt)", m(NCRISC_HALT)),
+        ("offsetof(mailboxes_t, ncrisc_halt)", m(mb.ncrisc_halt)),
         (
             "offsetof(mailboxes_t, subordinate_sync)",
-            m(SUBORDINATE_SYNC)
+            m(mb.subordinate_sync)
         ),
         (
             "offsetof(mailboxes_t, launch_msg_rd_ptr)",
-            m(LAUNCH_MSG_RD_PTR)
+            m(mb.launch_msg_rd_ptr)
         ),
-        ("offsetof(mailboxes_t, launch)", m(LAUNCH)),
+        ("offsetof(mailboxes_t, launch)", m(mb.launch)),
         ("launch_msg_buffer_num_entries", LAUNCH_ENTRIES),
         ("sizeof(launch_msg_t)", LAUNCH_MSG_SIZE),
-        ("offsetof(mailboxes_t, go_messages)", m(GO_MESSAGES)),
+        ("offsetof(mailboxes_t, go_messages)", m(mb.go_messages)),
         (
             "offsetof(mailboxes_t, go_message_index)",
-            m(GO_MESSAGE_INDEX)
+            m(mb.go_message_index)
         ),
-        ("offsetof(mailboxes_t, core_info)", m(CORE_INFO)),
-        ("offsetof(mailboxes_t, profiler)", m(PROFILER)),
-        ("sizeof(mailboxes_t)", MAILBOX_SIZE),
+        ("offsetof(mailboxes_t, core_info)", m(mb.core_info)),
+        ("offsetof(mailboxes_t, profiler)", m(mb.profiler)),
+        ("sizeof(mailboxes_t)", l1_map(arch).mailbox.size),
         (
             "offsetof(kernel_config_msg_t, kernel_config_base)",
             launch::KERNEL_CONFIG_BASE
@@ -302,37 +312,44 @@ fn our_msgs() -> Vec<(&'static str, u32)> {
 }
 
 #[test]
-fn mailbox_table_matches_the_pinned_dev_msgs() {
+fn mailbox_tables_match_the_pinned_dev_msgs() {
     let Some(root) = tt_metal_root() else { return };
+    for arch in Arch::ALL {
+        check_msgs(&root, arch);
+    }
+}
+
+fn check_msgs(root: &std::path::Path, arch: Arch) {
     let hw = root.join("tt_metal/hw/inc");
     let mut src = String::from(
         "#include <cstdio>\n#include <cstddef>\n#include \"core_config.h\"\n\
          #include \"dev_mem_map.h\"\n#include \"hostdev/dev_msgs.h\"\nint main() {\n",
     );
-    let ours = our_msgs();
+    let ours = our_msgs(arch);
     for (e, _) in &ours {
         src += &format!("    printf(\"%lu\\n\", (unsigned long)({e}));\n");
     }
     src += "    return 0;\n}\n";
-    let dir = std::env::temp_dir().join(format!("ttprof-devmsgs-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("ttprof-devmsgs-{}-{arch}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     std::fs::write(dir.join("m.cc"), src).expect("write m.cc");
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
     let mut cmd = Command::new(&cxx);
-    // The defines of a Wormhole firmware build, so that the header needs no host library.
-    cmd.args([
-        "-std=c++20",
-        "-DARCH_WORMHOLE",
-        "-DFW_BUILD",
-        "-DTENSIX_FIRMWARE",
-    ]);
-    for inc in [
-        "",
-        "internal/tt-1xx/wormhole",
-        "internal/tt-1xx",
-        "internal/tt-1xx/wormhole/wormhole_b0_defines",
-        "internal",
-    ] {
+    // The defines of a firmware build, so that the header needs no host library.
+    let (define, dir_name, defines) = match arch {
+        Arch::WormholeB0 => (
+            "-DARCH_WORMHOLE",
+            "internal/tt-1xx/wormhole",
+            "internal/tt-1xx/wormhole/wormhole_b0_defines",
+        ),
+        Arch::Blackhole => (
+            "-DARCH_BLACKHOLE",
+            "internal/tt-1xx/blackhole",
+            "internal/tt-1xx/blackhole",
+        ),
+    };
+    cmd.args(["-std=c++20", define, "-DFW_BUILD", "-DTENSIX_FIRMWARE"]);
+    for inc in ["", dir_name, "internal/tt-1xx", defines, "internal"] {
         cmd.arg(format!("-I{}", hw.join(inc).display()));
     }
     cmd.arg(format!(
@@ -362,5 +379,8 @@ fn mailbox_table_matches_the_pinned_dev_msgs() {
         .filter(|((_, v), h)| v != *h)
         .map(|((n, v), h)| format!("{n}: ours {v}, header {h}"))
         .collect();
-    assert!(wrong.is_empty(), "differs from dev_msgs.h: {wrong:?}");
+    assert!(
+        wrong.is_empty(),
+        "{arch} differs from dev_msgs.h: {wrong:?}"
+    );
 }

@@ -33,26 +33,15 @@ use std::process::Command;
 /// The `ttnn` wheel the cache holds (scripts/fetch-tt-metal.sh pins the same).
 pub const TTNN_VERSION: &str = "0.81.1";
 
-/// The pre-compiled firmware build for Wormhole B0: 12 DRAM banks, 72 L1 banks (an n150's
-/// 8x9 worker grid with no core taken by dispatch, as under slow dispatch). Four of the
-/// wheel's 28 Wormhole builds have this configuration, with byte-identical BRISC and NCRISC
-/// code; this is the first in sort order.
-pub const WORMHOLE_B0_FIRMWARE: &str = "1003041148146844629";
-/// The pre-compiled firmware build for Blackhole: 8 DRAM banks, 140 L1 banks (a p150's
-/// full 14x10 worker grid, slow dispatch).
-pub const BLACKHOLE_FIRMWARE: &str = "18372378255250710900";
 /// Overrides the firmware build (a directory name under `tt_metal/pre-compiled`).
-pub const FIRMWARE_ENV: &str = "TTPROF_TT_METAL_FIRMWARE";
+pub use riscv_linker::tt_metal::FIRMWARE_BUILD_VAR as FIRMWARE_ENV;
 
 /// The firmware build the kernels of `arch` link against: `$TTPROF_TT_METAL_FIRMWARE`, else
-/// [`WORMHOLE_B0_FIRMWARE`] / [`BLACKHOLE_FIRMWARE`].
+/// [`riscv_linker::tt_metal::firmware_build`].
 pub fn firmware_hash(arch: Arch) -> String {
     match std::env::var(FIRMWARE_ENV) {
         Ok(h) if !h.is_empty() => h,
-        _ => match arch {
-            Arch::WormholeB0 => WORMHOLE_B0_FIRMWARE.into(),
-            Arch::Blackhole => BLACKHOLE_FIRMWARE.into(),
-        },
+        _ => riscv_linker::tt_metal::firmware_build(arch).into(),
     }
 }
 
@@ -191,7 +180,7 @@ fn firmware(root: &Path, arch: Arch, risc: Risc) -> Result<Firmware> {
              {FIRMWARE_ENV} (default {} for {})",
             risc.name(),
             elf.display(),
-            if arch == Arch::Blackhole { BLACKHOLE_FIRMWARE } else { WORMHOLE_B0_FIRMWARE },
+            riscv_linker::tt_metal::firmware_build(arch),
             arch.name()
         ),
     })?;

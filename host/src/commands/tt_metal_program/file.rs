@@ -19,7 +19,7 @@ const FIRST_BANK_ADDRESS: u32 = 0x10_0000;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProgramFile {
-    /// `wormhole_b0` (the only arch whose firmware runs so far).
+    /// `wormhole_b0` (the default) or `blackhole`.
     pub arch: Option<String>,
     /// Cores: `"X,Y"` or an inclusive range `"X0,Y0-X1,Y1"` of logical worker coordinates.
     pub cores: Option<Vec<String>>,
@@ -133,8 +133,9 @@ pub enum Arg {
 pub struct KernelSpec {
     /// Its source, built unchanged through `ttprof build --tt-metal`'s path.
     pub source: String,
-    /// `brisc` or `ncrisc` (on Wormhole B0 NCRISC runs its kernel from its instruction RAM),
-    /// or `compute`: a compute kernel, built for and run on the three TRISCs.
+    /// `brisc` or `ncrisc` (on Wormhole B0 NCRISC runs its kernel from its instruction RAM,
+    /// on Blackhole from L1), or `compute`: a compute kernel, built for and run on the three
+    /// TRISCs (Wormhole B0 only).
     pub risc: String,
     /// A compute kernel's math fidelity: 0 (LoFi), 2, 3 or 4 (HiFi4, the default).
     pub math_fidelity: Option<u8>,
@@ -543,7 +544,7 @@ mod tests {
     #[test]
     fn l1_buffers_go_down_from_the_top_of_l1_and_stay_above_the_kernel_configuration_buffer() {
         let arch = Arch::WormholeB0;
-        let floor = riscv_linker::tt_metal::kernel_config().end();
+        let floor = riscv_linker::tt_metal::l1_map(arch).kernel_config.end();
         let two = format!("{L1_BUFFER}{}", L1_BUFFER.replace("\"m\"", "\"n\""));
         let placed = place(&parse(&two), arch, 72, floor).unwrap();
         // One 4096-byte page each, in bank 0 only: 4096 bytes per bank, stacked down.

@@ -125,6 +125,13 @@ fn build_program(
     let mut kernels = Vec::new();
     for (i, k) in spec.kernels.iter().enumerate() {
         let compute = k.risc == "compute";
+        if compute && arch != Arch::WormholeB0 {
+            return Err(arg(format!(
+                "kernel {}: compute kernels run on wormhole_b0 only: the coprocessor model \
+                 follows Wormhole B0's configuration registers",
+                k.source
+            )));
+        }
         let risc = if compute {
             Risc::Trisc0
         } else {
@@ -187,10 +194,10 @@ fn build_program(
             vec![b]
         };
         for mut b in builds {
-            b.text_base = match b.risc {
-                Risc::Brisc => Some(prog::brisc_text_base()),
-                Risc::Ncrisc => None,
-                t => Some(prog::trisc_text_base(t.index() as u32 - 2)),
+            // Wormhole's NCRISC kernel links in its instruction RAM (the build's default).
+            b.text_base = match (b.risc, arch.ncrisc_iram()) {
+                (Risc::Ncrisc, Some(_)) => None,
+                (r, _) => Some(prog::text_base(arch, r)),
             };
             let path = tt_metal_build::build(&b)?;
             let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "read the kernel", e))?;
@@ -240,9 +247,10 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let arch = match f.arch.as_deref() {
         None | Some("wormhole_b0") => Arch::WormholeB0,
+        Some("blackhole") => Arch::Blackhole,
         Some(a) => {
             return Err(arg(format!(
-                "arch {a:?}: tt-metal's firmware runs on the emulator for wormhole_b0 only"
+                "arch {a:?}: tt-metal's firmware runs on wormhole_b0 and blackhole"
             )))
         }
     };
@@ -255,7 +263,7 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         parse_cores(&s.cores)?;
     }
     let root = tt_metal_build::root()?;
-    let build = firmware_build();
+    let build = firmware_build(arch);
     let emu = |e: ttprof_emu::EmuError| Error::Emulator(e.to_string());
     let fw = Firmware::open(&root, &build, arch).map_err(emu)?;
     let (_, l1_banks) = prog::bank_counts(&fw).map_err(emu)?;
@@ -263,7 +271,7 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         &f,
         arch,
         l1_banks,
-        riscv_linker::tt_metal::kernel_config().end(),
+        riscv_linker::tt_metal::l1_map(arch).kernel_config.end(),
     )?;
     // The inputs before any build: a wrong file costs no compile.
     let mut inputs = Vec::new();
@@ -301,7 +309,7 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
     // The circular buffers lie below every L1 buffer, on every core.
     if let Some(low) = buffers.iter().filter(|p| p.l1).min_by_key(|p| p.address) {
         for b in &built {
-            let end = prog::cbs_end(&b.cbs);
+            let end = prog::cbs_end(arch, &b.cbs);
             if end > low.address as u64 {
                 return Err(arg(format!(
                     "program {}: its circular buffers end at {end:#x}, above L1 buffer {} at \
