@@ -1,5 +1,5 @@
-//! tt-metal programs on the emulator by slow dispatch, with tt-metal's pre-compiled Wormhole
-//! B0 firmware: kernels built unchanged by `ttprof build --tt-metal`'s path (linked where the
+//! tt-metal programs on the emulator by slow dispatch, with tt-metal's pre-compiled firmware,
+//! each on Wormhole B0 and on Blackhole: kernels built unchanged by `ttprof build --tt-metal`'s path (linked where the
 //! program's host writes them), runtime arguments, circular buffers, interleaved DRAM buffers
 //! in tt-metal's bank layout, exact outputs. Needs tt-metal's device side
 //! (scripts/fetch-tt-metal.sh); without it the tests say so and pass, except in CI
@@ -9,28 +9,36 @@ use riscv_linker::{Arch, Layout, NocCoord, Risc};
 use std::path::{Path, PathBuf};
 use ttprof::tt_metal_build::{self, TtMetalBuild};
 use ttprof_emu::tt_metal::program::{
-    brisc_text_base, run_program, CircularBuffer, Program, ProgramKernel,
+    brisc_text_base, ncrisc_text_base, run_program, CircularBuffer, Program, ProgramKernel,
 };
 use ttprof_emu::tt_metal::{firmware_build, Firmware};
 use ttprof_emu::{Device, DeviceConfig, HartState};
 use ttprof_tests::{tt_metal_root, workspace};
 
-const ARCH: Arch = Arch::WormholeB0;
 /// A bfloat16 tile: tt-metal's page of a tiled bfloat16 tensor.
 const PAGE: u32 = 2048;
 
 /// Builds `source` for BRISC at the program's text base, with `compile_args`.
-fn build(source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
-    let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Brisc, ARCH);
-    b.text_base = Some(brisc_text_base(ARCH));
+fn build(arch: Arch, source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
+    let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Brisc, arch);
+    b.text_base = Some(brisc_text_base(arch));
     build_with(b, name, compile_args)
 }
 
-/// Builds `source` for NCRISC on NoC 1 (linked in its instruction RAM), with `compile_args`.
-fn build_ncrisc(source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
-    let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Ncrisc, ARCH);
+/// Builds `source` for NCRISC on NoC 1 (linked in its instruction RAM on Wormhole B0, in its
+/// slot of the kernel configuration buffer on Blackhole), with `compile_args`.
+fn build_ncrisc(arch: Arch, source: &Path, name: &str, compile_args: &[u32]) -> Vec<u8> {
+    build_with(ncrisc(arch, source), name, compile_args)
+}
+
+/// An NCRISC build of `source` on NoC 1, placed for a program on `arch`.
+fn ncrisc(arch: Arch, source: &Path) -> TtMetalBuild {
+    let mut b = TtMetalBuild::new(source.to_path_buf(), Risc::Ncrisc, arch);
     b.noc = 1;
-    build_with(b, name, compile_args)
+    if arch.ncrisc_iram().is_none() {
+        b.text_base = Some(ncrisc_text_base(arch));
+    }
+    b
 }
 
 fn build_with(mut b: TtMetalBuild, name: &str, compile_args: &[u32]) -> Vec<u8> {
@@ -38,23 +46,24 @@ fn build_with(mut b: TtMetalBuild, name: &str, compile_args: &[u32]) -> Vec<u8> 
     b.name = name.into();
     b.out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join("tt-metal-program")
+        .join(b.arch.name())
         .join(name);
     let elf = tt_metal_build::build(&b).unwrap_or_else(|e| panic!("{name}: {e}"));
     std::fs::read(elf).unwrap()
 }
 
-fn device(cols: u8) -> Device {
-    let mut cfg = DeviceConfig::new(ARCH, (cols, 1));
+fn device(arch: Arch, cols: u8) -> Device {
+    let mut cfg = DeviceConfig::new(arch, (cols, 1));
     cfg.layout = Layout::TtMetal;
     Device::new(cfg).expect("device")
 }
 
-fn core() -> NocCoord {
-    ARCH.worker_noc(0, 0).expect("worker (0,0)")
+fn core(arch: Arch) -> NocCoord {
+    arch.worker_noc(0, 0).expect("worker (0,0)")
 }
 
-fn core_at(col: u8) -> NocCoord {
-    ARCH.worker_noc(col, 0).expect("a worker")
+fn core_at(arch: Arch, col: u8) -> NocCoord {
+    arch.worker_noc(col, 0).expect("a worker")
 }
 
 /// `pages` pages of distinct bytes (no page equals another, or zero).
@@ -65,25 +74,31 @@ fn input(pages: u32, seed: u8) -> Vec<u8> {
 }
 
 /// tt-metal's unary reader from the wheel, unchanged, on BRISC: N pages of an interleaved
-/// DRAM buffer (pages spread over the 12 banks as tt-metal lays them out) land in circular
+/// DRAM buffer (pages spread over the 12 or 8 banks as tt-metal lays them out) land in circular
 /// buffer 0, in order, byte for byte.
 #[test]
 fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram() {
+    for arch in Arch::ALL {
+        the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram_on(arch);
+    }
+}
+
+fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram_on(arch: Arch) {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(arch), arch).expect("firmware");
     let src = root.join(
         "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow/\
          reader_unary_interleaved_start_id.cpp",
     );
     // TensorAccessorArgs of an interleaved DRAM buffer: IsDram (2), then the page size.
-    let elf = build(&src, "unary-reader", &[2, PAGE]);
-    let pages = 14; // more than the 12 banks: two pages share a bank
+    let elf = build(arch, &src, "unary-reader", &[2, PAGE]);
+    let pages = 14; // more than the 12 (Wormhole) or 8 (Blackhole) banks: pages share a bank
     let src_addr = 0x10_0000;
     let data = input(pages, 0x5a);
-    let mut dev = device(1);
+    let mut dev = device(arch, 1);
     dev.write_dram_interleaved(0, src_addr, PAGE, &data)
         .expect("input");
-    let t = core();
+    let t = core(arch);
     let p = Program {
         cores: vec![t],
         kernels: vec![ProgramKernel {
@@ -124,18 +139,24 @@ fn the_wheels_unary_reader_fills_a_circular_buffer_from_interleaved_dram() {
 /// output equals the input.
 #[test]
 fn a_loopback_program_copies_interleaved_dram_exactly() {
+    for arch in Arch::ALL {
+        a_loopback_program_copies_interleaved_dram_exactly_on(arch);
+    }
+}
+
+fn a_loopback_program_copies_interleaved_dram_exactly_on(arch: Arch) {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(arch), arch).expect("firmware");
     let src = workspace().join("examples/tt-metal/loopback_one_risc.cpp");
-    let elf = build(&src, "loopback", &[2, PAGE, 2, PAGE]);
+    let elf = build(arch, &src, "loopback", &[2, PAGE, 2, PAGE]);
     let pages = 6;
     let (src_addr, dst_addr) = (0x10_0000, 0x20_0000);
     let data = input(pages, 0x33);
-    let mut dev = device(2);
+    let mut dev = device(arch, 2);
     dev.write_dram_interleaved(0, src_addr, PAGE, &data)
         .expect("input");
     let p = Program {
-        cores: vec![core_at(0), core_at(1)],
+        cores: vec![core_at(arch, 0), core_at(arch, 1)],
         kernels: vec![ProgramKernel {
             risc: Risc::Brisc,
             elf: &elf,
@@ -168,22 +189,31 @@ fn a_loopback_program_copies_interleaved_dram_exactly() {
 }
 
 /// tt-metal's unary reader on NCRISC (NoC 1) and unary writer on BRISC (NoC 0), both from
-/// the wheel, unchanged, as tt-metal's unary ops pair them: the firmware copies the reader
-/// into NCRISC's instruction RAM with the mover and BRISC restarts NCRISC there; 14 pages go
+/// the wheel, unchanged, as tt-metal's unary ops pair them: on Wormhole the firmware copies
+/// the reader into NCRISC's instruction RAM with the mover and BRISC restarts NCRISC there
+/// (Blackhole's runs it in place); 14 pages go
 /// DRAM -> circular buffer 0 -> DRAM through a 2-page buffer, byte for byte, on two cores.
 /// Then a second program, on the second core only, copies the output again: its firmware,
 /// booted by the first, takes the next launch as tt-metal's does (no second boot).
 #[test]
 fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
+    for arch in Arch::ALL {
+        the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly_on(arch);
+    }
+}
+
+fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly_on(arch: Arch) {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(arch), arch).expect("firmware");
     let dir = root.join("ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/dataflow");
     let reader = build_ncrisc(
+        arch,
         &dir.join("reader_unary_interleaved_start_id.cpp"),
         "unary-reader-ncrisc",
         &[2, PAGE],
     );
     let writer = build(
+        arch,
         &dir.join("writer_unary_interleaved_start_id.cpp"),
         "unary-writer",
         &[0, 2, PAGE],
@@ -191,12 +221,12 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     let pages = 14;
     let (src_addr, dst_addr) = (0x10_0000, 0x20_0000);
     let data = input(pages, 0x6c);
-    let mut dev = device(2);
+    let mut dev = device(arch, 2);
     dev.write_dram_interleaved(0, src_addr, PAGE, &data)
         .expect("input");
     let half = pages / 2;
     let p = Program {
-        cores: vec![core_at(0), core_at(1)],
+        cores: vec![core_at(arch, 0), core_at(arch, 1)],
         kernels: vec![
             ProgramKernel {
                 risc: Risc::Ncrisc,
@@ -233,7 +263,7 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     // launch message, and a readout of the device's memory (what `ttprof capture` does)
     // finds each ring by tt-metal's layout: the firmware and kernel zones, run id 5.
     let readout = ttprof::readout::read(&ttprof::devmem::EmuMemory::new(&dev), false).unwrap();
-    for t in [core_at(0), core_at(1)] {
+    for t in [core_at(arch, 0), core_at(arch, 1)] {
         for risc in [Risc::Brisc, Risc::Ncrisc] {
             let ring = readout
                 .rings()
@@ -251,7 +281,7 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     // The second program: every page of dst into dst2, on core 1 alone, with the same kernels.
     let dst2 = 0x28_0000;
     let mut p2 = p.clone();
-    p2.cores = vec![core_at(1)];
+    p2.cores = vec![core_at(arch, 1)];
     p2.kernels[0].args = vec![vec![dst_addr, pages, 0]];
     p2.kernels[1].args = vec![vec![dst2, pages, 0]];
     p2.host_assigned_id = 6;
@@ -264,7 +294,7 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
         out2 == data,
         "the second program's output differs from the input"
     );
-    for t in [core_at(0), core_at(1)] {
+    for t in [core_at(arch, 0), core_at(arch, 1)] {
         for risc in [Risc::Brisc, Risc::Ncrisc] {
             assert_eq!(
                 dev.hart_state(0, t, risc).unwrap(),
@@ -275,17 +305,25 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly() {
     }
 }
 
-/// An NCRISC kernel not linked in the instruction RAM is refused before anything runs.
+/// An NCRISC kernel not linked where NCRISC runs it is refused before anything runs, naming
+/// that place: Wormhole's instruction RAM, Blackhole's slot in the kernel configuration
+/// buffer.
 #[test]
-fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_the_instruction_ram() {
+fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_where_it_belongs() {
+    for arch in Arch::ALL {
+        an_ncrisc_kernel_linked_elsewhere_is_refused_on(arch);
+    }
+}
+
+fn an_ncrisc_kernel_linked_elsewhere_is_refused_on(arch: Arch) {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(arch), arch).expect("firmware");
     let src = workspace().join("examples/tt-metal/loopback_one_risc.cpp");
     // Linked for BRISC's place: not where an NCRISC kernel runs.
-    let elf = build(&src, "loopback-misplaced", &[2, PAGE, 2, PAGE]);
-    let mut dev = device(1);
+    let elf = build(arch, &src, "loopback-misplaced", &[2, PAGE, 2, PAGE]);
+    let mut dev = device(arch, 1);
     let p = Program {
-        cores: vec![core()],
+        cores: vec![core(arch)],
         kernels: vec![ProgramKernel {
             risc: Risc::Ncrisc,
             elf: &elf,
@@ -299,9 +337,14 @@ fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_the_instruction_ram() {
     };
     let e = run_program(&mut dev, &fw, &p).expect_err("refused");
     let msg = e.to_string();
+    let place = match arch {
+        Arch::WormholeB0 => "instruction RAM",
+        Arch::Blackhole => "kernel configuration buffer",
+    };
+    let at = format!("{:#x}", ncrisc_text_base(arch));
     assert!(
-        msg.contains("writer") && msg.contains("instruction RAM") && msg.contains("0xffc00000"),
-        "{msg}"
+        msg.contains("writer") && msg.contains(place) && msg.contains(&at),
+        "{arch}: {msg}"
     );
 }
 
@@ -311,16 +354,24 @@ fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_the_instruction_ram() {
 /// for byte, and buffer 1 (sized to hold every tile) holds input 1 in order.
 #[test]
 fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
+    for arch in Arch::ALL {
+        the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly_on(arch);
+    }
+}
+
+fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly_on(arch: Arch) {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(arch), arch).expect("firmware");
     let ops = root.join("ttnn/cpp/ttnn/operations");
     // Not sharded, then each input's TensorAccessorArgs (interleaved DRAM, 2048-byte pages).
     let reader = build_ncrisc(
+        arch,
         &ops.join("eltwise/binary/device/kernels/dataflow/reader_binary_interleaved_start_id.cpp"),
         "binary-reader",
         &[0, 2, PAGE, 2, PAGE],
     );
     let writer = build(
+        arch,
         &ops.join("eltwise/unary/device/kernels/dataflow/writer_unary_interleaved_start_id.cpp"),
         "unary-writer-b",
         &[0, 2, PAGE],
@@ -328,11 +379,11 @@ fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
     let tiles = 5;
     let (a_addr, b_addr, out_addr) = (0x10_0000, 0x18_0000, 0x20_0000);
     let (a, bb) = (input(tiles, 0x11), input(tiles, 0x77));
-    let mut dev = device(1);
+    let mut dev = device(arch, 1);
     dev.write_dram_interleaved(0, a_addr, PAGE, &a).unwrap();
     dev.write_dram_interleaved(0, b_addr, PAGE, &bb).unwrap();
     let p = Program {
-        cores: vec![core()],
+        cores: vec![core(arch)],
         kernels: vec![
             ProgramKernel {
                 risc: Risc::Ncrisc,
@@ -373,7 +424,11 @@ fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
     let cb1 = r.cb_addresses[1];
     let mut got = Vec::new();
     for w in 0..tiles * PAGE / 4 {
-        got.extend_from_slice(&dev.read_u32(0, core(), cb1 + 4 * w).unwrap().to_le_bytes());
+        got.extend_from_slice(
+            &dev.read_u32(0, core(arch), cb1 + 4 * w)
+                .unwrap()
+                .to_le_bytes(),
+        );
     }
     assert!(got == bb, "circular buffer 1 differs from input 1");
 }
@@ -387,23 +442,27 @@ fn the_wheels_binary_reader_on_ncrisc_feeds_both_circular_buffers_exactly() {
 /// tile by tile against that definition rather than the kernel's own index arithmetic.
 #[test]
 fn the_wheels_matmul_reader_feeds_each_core_its_output_tiles_operands_in_order() {
+    for arch in Arch::ALL {
+        the_wheels_matmul_reader_feeds_each_core_its_output_tiles_operands_in_order_on(arch);
+    }
+}
+
+fn the_wheels_matmul_reader_feeds_each_core_its_output_tiles_operands_in_order_on(arch: Arch) {
     let Some(root) = tt_metal_root() else { return };
-    let fw = Firmware::open(&root, &firmware_build(ARCH), ARCH).expect("firmware");
+    let fw = Firmware::open(&root, &firmware_build(arch), arch).expect("firmware");
     let dir = root.join("ttnn/cpp/ttnn/operations/matmul/device/kernels/dataflow");
     let (mt, kt, nt) = (2u32, 3u32, 2u32);
     let per_core = mt * nt / 2;
-    let mut b = TtMetalBuild::new(
-        dir.join("reader_bmm_8bank_output_tiles_partitioned.cpp"),
-        Risc::Ncrisc,
-        ARCH,
+    let mut b = ncrisc(
+        arch,
+        &dir.join("reader_bmm_8bank_output_tiles_partitioned.cpp"),
     );
-    b.noc = 1;
     b.named_args = vec![("cb_in0".into(), 0), ("cb_in1".into(), 1)];
     // No padding of the last k tile (width, height), then A's and B's TensorAccessorArgs.
     let reader = build_with(b, "matmul-reader", &[0, 0, 2, PAGE, 2, PAGE]);
     let (a_addr, b_addr) = (0x10_0000, 0x18_0000);
     let (a, bm) = (input(mt * kt, 0x21), input(kt * nt, 0x5a));
-    let mut dev = device(2);
+    let mut dev = device(arch, 2);
     dev.write_dram_interleaved(0, a_addr, PAGE, &a).unwrap();
     dev.write_dram_interleaved(0, b_addr, PAGE, &bm).unwrap();
     let args = |start: u32| {
@@ -429,7 +488,7 @@ fn the_wheels_matmul_reader_feeds_each_core_its_output_tiles_operands_in_order()
         pages: per_core * kt,
     };
     let p = Program {
-        cores: vec![core_at(0), core_at(1)],
+        cores: vec![core_at(arch, 0), core_at(arch, 1)],
         kernels: vec![ProgramKernel {
             risc: Risc::Ncrisc,
             elf: &reader,
@@ -458,7 +517,7 @@ fn the_wheels_matmul_reader_feeds_each_core_its_output_tiles_operands_in_order()
             let mut got = Vec::new();
             for w in 0..per_core * kt * PAGE / 4 {
                 got.extend_from_slice(
-                    &dev.read_u32(0, core_at(c), at + 4 * w)
+                    &dev.read_u32(0, core_at(arch, c), at + 4 * w)
                         .unwrap()
                         .to_le_bytes(),
                 );

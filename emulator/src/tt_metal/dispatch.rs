@@ -16,7 +16,7 @@ pub const HOST_POLL_CYCLES: u64 = 10_000;
 pub const HOST_TIMEOUT_CYCLES: u64 = 50_000_000;
 
 /// A BRISC kernel: an RV32IM ELF linked inside tt-metal's kernel configuration buffer
-/// ([`tt_metal::kernel_config`]), entered at its ELF entry as `uint32_t kernel(void)` and
+/// ([`tt_metal::L1Map::kernel_config`]), entered at its ELF entry as `uint32_t kernel(void)` and
 /// returning to the firmware.
 #[derive(Clone, Copy, Debug)]
 pub struct BriscKernel<'a> {
