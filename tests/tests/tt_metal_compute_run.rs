@@ -1,8 +1,8 @@
 //! tt-metal compute kernels from the pinned ttnn wheel, unchanged, running on the emulator
 //! under tt-metal's firmware as program files (`ttprof run --program`), each with the wheel's
 //! own readers and writers: eltwise add and matmul bit exact against the Matrix Unit's host
-//! reference (`example_abi::bf16`), tilize and untilize exact, Float32 with 32-bit `Dst`
-//! within TF32 precision, a compute kernel of ours with zones on every TRISC, and a benchmark
+//! reference (`example_abi::bf16`), also through `reconfig_data_format` inside the kernel,
+//! tilize and untilize exact, Float32 with 32-bit `Dst` within TF32 precision, a compute kernel of ours with zones on every TRISC, and a benchmark
 //! of cycles per tile. Without the cache the tests say why and pass, except in CI
 //! (`CI=true`).
 
@@ -668,4 +668,73 @@ fn tt_metals_eltwise_add_takes_inputs_of_two_formats() {
         let bound = (x.abs() + y.abs()) / 64.0 + 1e-6;
         assert!((g - (x + y)).abs() <= bound, "datum {i}: {x} + {y} = {g}");
     }
+}
+
+/// `reconfig_data_format` inside a kernel: the wheel's eltwise binary kernel, unchanged, with
+/// the fused pre-activation on input 0 given as an empty operation (`SFPU_OP_INIT_PRE_IN0_0`
+/// and `SFPU_OP_FUNC_PRE_IN0_0` defined empty: the identity, no SFPU code). Per block the
+/// kernel copies input 0 through `Dst` into circular buffer 3 (Float32 here, the others
+/// BF16), switching the unpacker's SrcA format and the packer's formats to buffer 3's and
+/// back with `reconfig_data_format_srca` / `pack_reconfig_data_format`, then adds buffer 3
+/// to input 1. BF16 widens to Float32 exactly and a Float32 buffer unpacks to Float16_b
+/// with 16-bit `Dst`, so the output equals ELWADD's on the BF16 inputs, bit for bit; a
+/// reconfiguration that did not take would unpack Float32 data as BF16 (or pack BF16 as
+/// Float32) and fail that.
+#[test]
+fn tt_metals_eltwise_add_reconfigures_formats_within_the_kernel() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let value = |i: u32, salt: u32| -> u16 {
+        let f = (((i * 29 + salt) % 211) as f32 - 105.0) / 9.0;
+        (f.to_bits() >> 16) as u16
+    };
+    let a: Vec<u16> = (0..2048).map(|i| value(i, 5)).collect();
+    let b: Vec<u16> = (0..2048).map(|i| value(i, 88)).collect();
+    let want: Vec<u16> = a
+        .iter()
+        .zip(&b)
+        .map(|(&x, &y)| example_abi::bf16::add(x, y))
+        .collect();
+    std::fs::write(d.path().join("a.bin"), bytes16(&a)).unwrap();
+    std::fs::write(d.path().join("b.bin"), bytes16(&b)).unwrap();
+    std::fs::write(d.path().join("want.bin"), bytes16(&want)).unwrap();
+    let shape = "[1, 1, 32, 64]";
+    let text = [
+        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\nid = 4\n".to_string(),
+        kernel(
+            BINARY_READER,
+            "ncrisc",
+            "compile_args = [0, 2, 2048, 2, 2048]\nargs = [\"@a\", \"@b\", 2, 0, 0, 0, 0]",
+        ),
+        kernel(
+            ELTWISE_BINARY,
+            "compute",
+            "defines = [\"ELTWISE_OP=add_tiles\", \"ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD\", \
+             \"SFPU_OP_INIT_PRE_IN0_0=\", \"SFPU_OP_FUNC_PRE_IN0_0=\"]\nargs = [2, 1]",
+        ),
+        kernel(
+            UNARY_WRITER,
+            "brisc",
+            "compile_args = [2, 2, 2048]\nargs = [\"@out\", 2, 0]",
+        ),
+        cbs(&[0, 1, 2], 2048, 2, "bfloat16"),
+        cbs(&[3], 4096, 2, "float32"),
+        buffer("a", "bfloat16", shape, "input = \"a.bin\""),
+        buffer("b", "bfloat16", shape, "input = \"b.bin\""),
+        buffer(
+            "out",
+            "bfloat16",
+            shape,
+            "output = \"out.bin\"\nexpect = \"want.bin\"",
+        ),
+    ]
+    .concat();
+    let stdout = run(d.path(), &text);
+    let got = std::fs::read(d.path().join("out.bin")).unwrap();
+    assert_eq!(got, bytes16(&want), "out.bin is ELWADD's, bit for bit");
+    // Math handed Dst to pack four times: two tiles copied, then two added.
+    let math = ring(&stdout, "eltwise_binary_kernel-1-trisc1");
+    assert!(math.ends_with("sums: tensix-sem-post-1 x4"), "{math}");
 }
