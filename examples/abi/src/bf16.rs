@@ -46,11 +46,11 @@ fn mu_value(h: u16) -> f64 {
 }
 
 /// `2^e` (`e` within `f64`'s normal range).
-fn pow2(e: i32) -> f64 {
+pub(crate) fn pow2(e: i32) -> f64 {
     f64::from_bits(((e + 1023) as u64) << 52)
 }
 
-fn abs(x: f64) -> f64 {
+pub(crate) fn abs(x: f64) -> f64 {
     if x < 0.0 {
         -x
     } else {
@@ -69,7 +69,7 @@ fn floor(x: f64) -> f64 {
 }
 
 /// `x` to a multiple of `unit`: ties away from zero, or toward plus infinity.
-fn to_unit(x: f64, unit: f64, ties_up: bool) -> f64 {
+pub(crate) fn to_unit(x: f64, unit: f64, ties_up: bool) -> f64 {
     if ties_up {
         floor(x / unit + 0.5) * unit
     } else if x < 0.0 {
@@ -80,7 +80,7 @@ fn to_unit(x: f64, unit: f64, ties_up: bool) -> f64 {
 }
 
 /// The biased exponent of a non-zero `x` (`2^(e-127) <= |x| < 2^(e-126)`).
-fn exponent(x: f64) -> i32 {
+pub(crate) fn exponent(x: f64) -> i32 {
     ((abs(x).to_bits() >> 52) as i32) - 1023 + 127
 }
 

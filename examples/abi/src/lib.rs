@@ -23,6 +23,7 @@
 use riscv_linker::USER_L1_BASE;
 
 pub mod bf16;
+pub mod tf32;
 
 /// Elements per tile side.
 pub const TILE_DIM: usize = 32;
