@@ -84,6 +84,66 @@ fn words16(b: &[u8]) -> Vec<u16> {
         .collect()
 }
 
+/// Two BF16 tiles each of `a` and `b` (every exponent in [-3, 3], mixed signs) and `ELWADD`'s
+/// result on them (`example_abi::bf16::add`), written to `dir` as `a.bin`, `b.bin` and
+/// `want.bin`.
+fn bf16_operands(dir: &Path) -> (Vec<u16>, Vec<u16>, Vec<u16>) {
+    let value = |i: u32, salt: u32| -> u16 {
+        let f = (((i * 37 + salt) % 193) as f32 - 96.0) / 13.0;
+        (f.to_bits() >> 16) as u16
+    };
+    let a: Vec<u16> = (0..2048).map(|i| value(i, 0)).collect();
+    let b: Vec<u16> = (0..2048).map(|i| value(i, 71)).collect();
+    let want: Vec<u16> = a
+        .iter()
+        .zip(&b)
+        .map(|(&x, &y)| example_abi::bf16::add(x, y))
+        .collect();
+    std::fs::write(dir.join("a.bin"), bytes16(&a)).unwrap();
+    std::fs::write(dir.join("b.bin"), bytes16(&b)).unwrap();
+    std::fs::write(dir.join("want.bin"), bytes16(&want)).unwrap();
+    (a, b, want)
+}
+
+/// The program of tt-metal's binary reader, eltwise add (with `defines`, TOML strings after
+/// the op's two) and unary writer over BF16 buffers `a`, `b` -> `out` (expected `want.bin`),
+/// CBs 0-2 of two BF16 tiles, then `more` (TOML).
+fn bf16_add_program(id: u32, defines: &str, more: &str) -> String {
+    let shape = "[1, 1, 32, 64]";
+    [
+        format!("arch = \"wormhole_b0\"\ncores = [\"0,0\"]\nid = {id}\n"),
+        kernel(
+            BINARY_READER,
+            "ncrisc",
+            "compile_args = [0, 2, 2048, 2, 2048]\nargs = [\"@a\", \"@b\", 2, 0, 0, 0, 0]",
+        ),
+        kernel(
+            ELTWISE_BINARY,
+            "compute",
+            &format!(
+                "defines = [\"ELTWISE_OP=add_tiles\", \
+                 \"ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD\"{defines}]\nargs = [2, 1]"
+            ),
+        ),
+        kernel(
+            UNARY_WRITER,
+            "brisc",
+            "compile_args = [2, 2, 2048]\nargs = [\"@out\", 2, 0]",
+        ),
+        cbs(&[0, 1, 2], 2048, 2, "bfloat16"),
+        more.to_string(),
+        buffer("a", "bfloat16", shape, "input = \"a.bin\""),
+        buffer("b", "bfloat16", shape, "input = \"b.bin\""),
+        buffer(
+            "out",
+            "bfloat16",
+            shape,
+            "output = \"out.bin\"\nexpect = \"want.bin\"",
+        ),
+    ]
+    .concat()
+}
+
 /// tt-metal's binary reader, eltwise add on the three TRISCs and the unary writer, all three
 /// from the wheel and unchanged, as one program on Wormhole B0: the compute kernel's parts run
 /// from the TRISCs' slots under tt-metal's firmware, and the output equals, bit for bit, the
@@ -97,18 +157,7 @@ fn tt_metals_eltwise_add_runs_on_the_three_triscs_bit_exact() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    // Two tiles each: values with every exponent in [-3, 3] and mixed signs.
-    let value = |i: u32, salt: u32| -> u16 {
-        let f = (((i * 37 + salt) % 193) as f32 - 96.0) / 13.0;
-        (f.to_bits() >> 16) as u16
-    };
-    let a: Vec<u16> = (0..2048).map(|i| value(i, 0)).collect();
-    let b: Vec<u16> = (0..2048).map(|i| value(i, 71)).collect();
-    let want: Vec<u16> = a
-        .iter()
-        .zip(&b)
-        .map(|(&x, &y)| example_abi::bf16::add(x, y))
-        .collect();
+    let (a, b, want) = bf16_operands(d.path());
     let plain = |x: u16, y: u16| {
         let s = f32::from_bits((x as u32) << 16) + f32::from_bits((y as u32) << 16);
         (s.to_bits().wrapping_add(0x7fff + ((s.to_bits() >> 16) & 1)) >> 16) as u16
@@ -120,38 +169,7 @@ fn tt_metals_eltwise_add_runs_on_the_three_triscs_bit_exact() {
             .any(|((&x, &y), &w)| plain(x, y) != w),
         "the inputs exercise the Matrix Unit's own rounding"
     );
-    std::fs::write(d.path().join("a.bin"), bytes16(&a)).unwrap();
-    std::fs::write(d.path().join("b.bin"), bytes16(&b)).unwrap();
-    std::fs::write(d.path().join("want.bin"), bytes16(&want)).unwrap();
-    let shape = "[1, 1, 32, 64]";
-    let text = [
-        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\nid = 3\n".to_string(),
-        kernel(
-            BINARY_READER,
-            "ncrisc",
-            "compile_args = [0, 2, 2048, 2, 2048]\nargs = [\"@a\", \"@b\", 2, 0, 0, 0, 0]",
-        ),
-        kernel(
-            ELTWISE_BINARY,
-            "compute",
-            "defines = [\"ELTWISE_OP=add_tiles\", \"ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD\"]\nargs = [2, 1]",
-        ),
-        kernel(
-            UNARY_WRITER,
-            "brisc",
-            "compile_args = [2, 2, 2048]\nargs = [\"@out\", 2, 0]",
-        ),
-        cbs(&[0, 1, 2], 2048, 2, "bfloat16"),
-        buffer("a", "bfloat16", shape, "input = \"a.bin\""),
-        buffer("b", "bfloat16", shape, "input = \"b.bin\""),
-        buffer(
-            "out",
-            "bfloat16",
-            shape,
-            "output = \"out.bin\"\nexpect = \"want.bin\"",
-        ),
-    ]
-    .concat();
+    let text = bf16_add_program(3, "", "");
     let stdout = run(d.path(), &text);
     let got = std::fs::read(d.path().join("out.bin")).unwrap();
     assert_eq!(got, bytes16(&want), "out.bin is ELWADD's, bit for bit");
@@ -702,51 +720,12 @@ fn tt_metals_eltwise_add_reconfigures_formats_within_the_kernel() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let value = |i: u32, salt: u32| -> u16 {
-        let f = (((i * 29 + salt) % 211) as f32 - 105.0) / 9.0;
-        (f.to_bits() >> 16) as u16
-    };
-    let a: Vec<u16> = (0..2048).map(|i| value(i, 5)).collect();
-    let b: Vec<u16> = (0..2048).map(|i| value(i, 88)).collect();
-    let want: Vec<u16> = a
-        .iter()
-        .zip(&b)
-        .map(|(&x, &y)| example_abi::bf16::add(x, y))
-        .collect();
-    std::fs::write(d.path().join("a.bin"), bytes16(&a)).unwrap();
-    std::fs::write(d.path().join("b.bin"), bytes16(&b)).unwrap();
-    std::fs::write(d.path().join("want.bin"), bytes16(&want)).unwrap();
-    let shape = "[1, 1, 32, 64]";
-    let text = [
-        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\nid = 4\n".to_string(),
-        kernel(
-            BINARY_READER,
-            "ncrisc",
-            "compile_args = [0, 2, 2048, 2, 2048]\nargs = [\"@a\", \"@b\", 2, 0, 0, 0, 0]",
-        ),
-        kernel(
-            ELTWISE_BINARY,
-            "compute",
-            "defines = [\"ELTWISE_OP=add_tiles\", \"ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD\", \
-             \"SFPU_OP_INIT_PRE_IN0_0=\", \"SFPU_OP_FUNC_PRE_IN0_0=\"]\nargs = [2, 1]",
-        ),
-        kernel(
-            UNARY_WRITER,
-            "brisc",
-            "compile_args = [2, 2, 2048]\nargs = [\"@out\", 2, 0]",
-        ),
-        cbs(&[0, 1, 2], 2048, 2, "bfloat16"),
-        cbs(&[3], 4096, 2, "float32"),
-        buffer("a", "bfloat16", shape, "input = \"a.bin\""),
-        buffer("b", "bfloat16", shape, "input = \"b.bin\""),
-        buffer(
-            "out",
-            "bfloat16",
-            shape,
-            "output = \"out.bin\"\nexpect = \"want.bin\"",
-        ),
-    ]
-    .concat();
+    let (_, _, want) = bf16_operands(d.path());
+    let text = bf16_add_program(
+        4,
+        ", \"SFPU_OP_INIT_PRE_IN0_0=\", \"SFPU_OP_FUNC_PRE_IN0_0=\"",
+        &cbs(&[3], 4096, 2, "float32"),
+    );
     let stdout = run(d.path(), &text);
     let got = std::fs::read(d.path().join("out.bin")).unwrap();
     assert_eq!(got, bytes16(&want), "out.bin is ELWADD's, bit for bit");
