@@ -43,6 +43,17 @@ pub const fn firmware_build(arch: Arch) -> &'static str {
     }
 }
 
+/// `NUM_CIRCULAR_BUFFERS` of tt-metal's `circular_buffer_constants.h` on `arch`: 32 on
+/// Wormhole B0, 64 on Blackhole. The firmware sets up that many local circular buffers, the
+/// compute descriptors (`chlkc_descriptors.h`) have that many entries, and as a launch's
+/// `min_remote_cb_start_index` it means "no remote circular buffers".
+pub const fn num_circular_buffers(arch: Arch) -> u8 {
+    match arch {
+        Arch::WormholeB0 => 32,
+        Arch::Blackhole => 64,
+    }
+}
+
 /// The environment variable that overrides [`firmware_build`].
 pub const FIRMWARE_BUILD_VAR: &str = "TTPROF_TT_METAL_FIRMWARE";
 

@@ -52,15 +52,7 @@ pub const TRISC_TEXT: u32 = 0x8800;
 pub const TRISC_SLOT: u32 = 0x2C00;
 /// Wormhole's `L1_ALIGNMENT` (`hostdevcommon/common_values.hpp`): the semaphores' stride.
 pub const L1_ALIGNMENT: u32 = 16;
-/// `NUM_CIRCULAR_BUFFERS` of tt-metal's `circular_buffer_constants.h` on `arch` (32 on
-/// Wormhole, 64 on Blackhole); as the launch's `min_remote_cb_start_index`, "no remote
-/// circular buffers".
-pub const fn num_circular_buffers(arch: Arch) -> u8 {
-    match arch {
-        Arch::WormholeB0 => 32,
-        Arch::Blackhole => 64,
-    }
-}
+pub use riscv_linker::tt_metal::num_circular_buffers;
 
 const _: () = assert!(REMOTE_CBS <= BRISC_TEXT);
 const _: () = assert!(BRISC_TEXT < NCRISC_TEXT && NCRISC_TEXT < TRISC_TEXT);

@@ -79,8 +79,6 @@ pub(super) fn stage_defines(s: Stage) -> Vec<(String, Option<String>)> {
     ]
 }
 
-/// Circular buffers a compute descriptor describes (tt-metal's `NUM_CIRCULAR_BUFFERS`).
-const CBS: usize = 32;
 /// tt-metal's `DataFormat::Invalid`: a circular buffer the program does not configure.
 const INVALID: u32 = 255;
 
@@ -111,14 +109,19 @@ fn pack_src(f: CbFormat, fp32_dest: bool) -> u32 {
     }
 }
 
-/// `chlkc_descriptors.h` for a compute kernel, in the JIT's layout: `formats` are the
-/// configured circular buffers (all 32 are bfloat16 when none is given). The unpackers'
-/// destination and the packers' source formats follow tt-metal's rules ([`unpack_dst`],
-/// [`pack_src`]).
-pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -> String {
-    let mut fmt: [Option<CbFormat>; CBS] = [None; CBS];
+/// `chlkc_descriptors.h` for a compute kernel on `arch`, in the JIT's layout: an entry per
+/// circular buffer (`NUM_CIRCULAR_BUFFERS`: 32 on Wormhole B0, 64 on Blackhole); `formats`
+/// are the configured ones (all are bfloat16 when none is given). The unpackers' destination
+/// and the packers' source formats follow tt-metal's rules ([`unpack_dst`], [`pack_src`]).
+pub(super) fn descriptors_source(
+    arch: Arch,
+    formats: &[(u8, CbFormat)],
+    c: ComputeConfig,
+) -> String {
+    let n = usize::from(riscv_linker::tt_metal::num_circular_buffers(arch));
+    let mut fmt: Vec<Option<CbFormat>> = vec![None; n];
     if formats.is_empty() {
-        fmt = [Some(CbFormat::Bfloat16); CBS];
+        fmt = vec![Some(CbFormat::Bfloat16); n];
     }
     for &(i, f) in formats {
         if let Some(slot) = fmt.get_mut(usize::from(i)) {
@@ -141,7 +144,7 @@ pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -
     let unpack_dst_code = list(&|f| f.map_or(INVALID, |f| unpack_dst(f, tf32)));
     let pack_src_code = list(&|f| f.map_or(INVALID, |f| pack_src(f, c.fp32_dest_acc)));
     let bytes = list(&|f| f.map_or(0, |f| f.code_and_tile_bytes().1));
-    let same = |v: u32| vec![v.to_string(); CBS].join(",");
+    let same = |v: u32| vec![v.to_string(); n].join(",");
     let dims = |side: &str, s: &mut String| {
         for (ty, name, values) in [
             ("uint8_t", "tile_num_faces", same(4)),
@@ -154,7 +157,7 @@ pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -
             ("uint8_t", "num_faces_r_dim", same(2)),
             ("uint8_t", "num_faces_c_dim", same(2)),
         ] {
-            let _ = writeln!(s, "constexpr {ty} {side}_{name}[{CBS}] = {{{values}}};");
+            let _ = writeln!(s, "constexpr {ty} {side}_{name}[{n}] = {{{values}}};");
         }
     };
     let mut s = String::from(
@@ -171,26 +174,26 @@ pub(super) fn descriptors_source(formats: &[(u8, CbFormat)], c: ComputeConfig) -
     s.push_str("#if !defined(UCK_CHLKC_PACK)\n");
     let _ = writeln!(
         s,
-        "constexpr std::int32_t unpack_src_format[{CBS}] = {{{code}}};"
+        "constexpr std::int32_t unpack_src_format[{n}] = {{{code}}};"
     );
     let _ = writeln!(
         s,
-        "constexpr std::int32_t unpack_dst_format[{CBS}] = {{{unpack_dst_code}}};"
+        "constexpr std::int32_t unpack_dst_format[{n}] = {{{unpack_dst_code}}};"
     );
     dims("unpack", &mut s);
     s.push_str("#endif\n\n#if !defined(UCK_CHLKC_MATH) && !defined(UCK_CHLKC_UNPACK)\n");
     let _ = writeln!(
         s,
-        "constexpr unsigned char pack_src_format[{CBS}] = {{{pack_src_code}}};"
+        "constexpr unsigned char pack_src_format[{n}] = {{{pack_src_code}}};"
     );
     let _ = writeln!(
         s,
-        "constexpr unsigned char pack_dst_format[{CBS}] = {{{code}}};"
+        "constexpr unsigned char pack_dst_format[{n}] = {{{code}}};"
     );
     dims("pack", &mut s);
     let _ = writeln!(
         s,
-        "#if defined(UCK_CHLKC_PACK)\nconstexpr std::int32_t unpack_src_format[{CBS}] = {{{code}}};\n#endif"
+        "#if defined(UCK_CHLKC_PACK)\nconstexpr std::int32_t unpack_src_format[{n}] = {{{code}}};\n#endif"
     );
     s.push_str("#endif\n\n");
     let _ = writeln!(
@@ -371,7 +374,11 @@ mod tests {
             fp32_dest_acc: true,
             dst_full_sync: true,
         };
-        let s = descriptors_source(&[(0, CbFormat::Bfloat16), (16, CbFormat::Float32)], c);
+        let s = descriptors_source(
+            Arch::WormholeB0,
+            &[(0, CbFormat::Bfloat16), (16, CbFormat::Float32)],
+            c,
+        );
         let line = |name: &str| s.lines().find(|l| l.contains(name)).unwrap().to_string();
         let src = line("unpack_src_format[32]");
         let values: Vec<&str> = src[src.find('{').unwrap() + 1..src.find('}').unwrap()]
@@ -387,7 +394,7 @@ mod tests {
         // Float32 unpacks to TF32 with 32-bit Dest (every buffer Float32 or B-family) and
         // packs from Float32; without, both go through Float16_b.
         let f32s = [(0, CbFormat::Float32), (2, CbFormat::Float32)];
-        let wide = descriptors_source(&f32s, c);
+        let wide = descriptors_source(Arch::WormholeB0, &f32s, c);
         let d = |s: &str, name: &str| {
             let l = s.lines().find(|l| l.contains(name)).unwrap().to_string();
             l[l.find('{').unwrap() + 1..]
@@ -407,12 +414,15 @@ mod tests {
         assert_eq!(d(&wide, "unpack_src_format[32]"), "0");
         assert_eq!(d(&wide, "unpack_dst_format[32]"), "4");
         assert_eq!(d(&wide, "pack_src_format[32]"), "0");
-        let narrow = descriptors_source(&f32s, ComputeConfig::default());
+        let narrow = descriptors_source(Arch::WormholeB0, &f32s, ComputeConfig::default());
         assert_eq!(d(&narrow, "unpack_dst_format[32]"), "5");
         assert_eq!(d(&narrow, "pack_src_format[32]"), "5");
-        let every = descriptors_source(&[], ComputeConfig::default());
+        let every = descriptors_source(Arch::WormholeB0, &[], ComputeConfig::default());
         assert!(!every.contains("255"), "no buffer given: all bfloat16");
         assert!(every.contains("DstSync::SyncHalf") && every.contains("MathFidelity>(4)"));
+        // Blackhole's NUM_CIRCULAR_BUFFERS is 64: tt-llk indexes the arrays that far.
+        let bh = descriptors_source(Arch::Blackhole, &f32s, c);
+        assert!(bh.contains("unpack_src_format[64] = {0,255,0,"), "{bh}");
     }
 
     #[test]

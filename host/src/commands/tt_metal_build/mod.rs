@@ -434,9 +434,10 @@ impl CbFormat {
     }
 }
 
-/// The circular buffers a descriptor describes (tt-metal's `NUM_CIRCULAR_BUFFERS` is 32 on
-/// Wormhole and Blackhole; the arrays are sized for more, which costs nothing at -Os).
-const DESCRIBED_CBS: usize = 64;
+/// The circular buffers a dataflow descriptor describes: the larger `NUM_CIRCULAR_BUFFERS`
+/// ([`riscv_linker::tt_metal::num_circular_buffers`]: 32 on Wormhole B0, 64 on Blackhole),
+/// for both arches (the unused entries cost nothing at -Os).
+const DESCRIBED_CBS: usize = riscv_linker::tt_metal::num_circular_buffers(Arch::Blackhole) as usize;
 
 /// `chlkc_descriptors.h` as tt-metal's JIT generates it for a kernel, with the arrays a
 /// dataflow kernel reads: each circular buffer's data format, tile size in bytes and tile
@@ -716,7 +717,7 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
         Some(s) => {
             write(
                 "chlkc_descriptors.h",
-                compute::descriptors_source(&b.cb_formats, b.compute),
+                compute::descriptors_source(b.arch, &b.cb_formats, b.compute),
             )?;
             write(
                 "defines_generated.h",
