@@ -501,9 +501,12 @@ impl Tile {
                 e.hold(h);
             } else if new & bit == 0 && old & bit != 0 {
                 e.release(h, at);
-                let pc = match h.map.arch {
-                    Arch::WormholeB0 => reset_pc_override(cfg, h.risc),
-                    Arch::Blackhole => reset_pc_override_blackhole(|a| debug.get(a), h.risc),
+                let arch = h.map.arch;
+                let pc = match arch {
+                    Arch::WormholeB0 => reset_pc_override(arch, h.risc, |w| cfg[w as usize]),
+                    Arch::Blackhole => reset_pc_override(arch, h.risc, |off| {
+                        debug.get(riscv_linker::mmio::DEBUG_REGS_BASE + off)
+                    }),
                 };
                 if let Some(pc) = pc {
                     h.core.pc = pc;
@@ -577,34 +580,26 @@ impl Tile {
     }
 }
 
-/// The reset PC `risc` leaves soft reset at when the backend configuration overrides it:
-/// `Config[0]` words 158-160 (`TRISC_RESET_PC_SEC0..2_PC`) with the enable bits in word 161
-/// (`TRISC_RESET_PC_OVERRIDE`), word 162 (`NCRISC_RESET_PC_PC`) with word 163's bit 0
-/// (tt-metal's `cfg_defines.h`; tt-metal's BRISC firmware sets them before it releases the
-/// other cores). BRISC has none.
-fn reset_pc_override(cfg: &[u32], risc: Risc) -> Option<u32> {
-    let (pc, enable, bit) = match risc {
-        Risc::Brisc => return None,
-        Risc::Trisc0 => (158, 161, 0),
-        Risc::Trisc1 => (159, 161, 1),
-        Risc::Trisc2 => (160, 161, 2),
-        Risc::Ncrisc => (162, 163, 0),
+/// The reset PC `risc` leaves soft reset at when BRISC's firmware overrides it (tt-metal sets
+/// them before it releases the other cores; BRISC has none): a PC register and an enable bit
+/// per core, read by `read`.
+/// - Wormhole B0, `Config[0]` words (`cfg_defines.h`): 158-160 (`TRISC_RESET_PC_SEC0..2_PC`)
+///   with the enable bits in word 161 (`TRISC_RESET_PC_OVERRIDE`), 162
+///   (`NCRISC_RESET_PC_PC`) with word 163's bit 0.
+/// - Blackhole, offsets in the debug block (`tensix.h`): `TRISC0..2_RESET_PC` (+0x228,
+///   +0x22C, +0x230) with the enable bits in `TRISC_RESET_PC_OVERRIDE` (+0x234),
+///   `NCRISC_RESET_PC` (+0x238) with bit 0 of `NCRISC_RESET_PC_OVERRIDE` (+0x23C).
+fn reset_pc_override(arch: Arch, risc: Risc, read: impl Fn(u32) -> u32) -> Option<u32> {
+    let (pc, enable, bit) = match (arch, risc) {
+        (_, Risc::Brisc) => return None,
+        (Arch::WormholeB0, Risc::Trisc0) => (158, 161, 0),
+        (Arch::WormholeB0, Risc::Trisc1) => (159, 161, 1),
+        (Arch::WormholeB0, Risc::Trisc2) => (160, 161, 2),
+        (Arch::WormholeB0, Risc::Ncrisc) => (162, 163, 0),
+        (Arch::Blackhole, Risc::Trisc0) => (0x228, 0x234, 0),
+        (Arch::Blackhole, Risc::Trisc1) => (0x22C, 0x234, 1),
+        (Arch::Blackhole, Risc::Trisc2) => (0x230, 0x234, 2),
+        (Arch::Blackhole, Risc::Ncrisc) => (0x238, 0x23C, 0),
     };
-    (cfg[enable] >> bit & 1 != 0).then_some(cfg[pc])
-}
-
-/// Blackhole's reset PC override, in the debug block rather than the configuration (its
-/// `tensix.h`): `RISCV_DEBUG_REG_TRISC0..2_RESET_PC` (+0x228, +0x22C, +0x230) with the
-/// enable bits in `TRISC_RESET_PC_OVERRIDE` (+0x234), `NCRISC_RESET_PC` (+0x238) with bit 0
-/// of `NCRISC_RESET_PC_OVERRIDE` (+0x23C). `read` reads a debug register by address.
-fn reset_pc_override_blackhole(read: impl Fn(u32) -> u32, risc: Risc) -> Option<u32> {
-    let reg = |off: u32| read(riscv_linker::mmio::DEBUG_REGS_BASE + off);
-    let (pc, enable, bit) = match risc {
-        Risc::Brisc => return None,
-        Risc::Trisc0 => (0x228, 0x234, 0),
-        Risc::Trisc1 => (0x22C, 0x234, 1),
-        Risc::Trisc2 => (0x230, 0x234, 2),
-        Risc::Ncrisc => (0x238, 0x23C, 0),
-    };
-    (reg(enable) >> bit & 1 != 0).then(|| reg(pc))
+    (read(enable) >> bit & 1 != 0).then(|| read(pc))
 }

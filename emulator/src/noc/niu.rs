@@ -401,10 +401,10 @@ impl Niu {
         // Translated coordinates (Blackhole's DRAM) lie outside the grid until translated;
         // others are checked before NoC 1's mirror.
         let inside = |c: NocCoord| c.x < w && c.y < h;
-        let c0 = match self.topo.translation {
-            true => map::dram::untranslate(arch, c),
-            false if inside(c) => self.to_noc0(noc, c),
-            false => c,
+        let c0 = if self.topo.translation || inside(c) {
+            self.to_noc0(noc, c)
+        } else {
+            c
         };
         if !inside(c0) {
             return Err(FaultKind::Noc(format!(

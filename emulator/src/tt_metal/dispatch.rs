@@ -208,6 +208,6 @@ fn write_launch(d: &Device, tile: NocCoord, k: &KernelImage, id: u32) -> Result<
     b(l::BRISC_NOC_MODE, 0)?;
     b(
         l::MIN_REMOTE_CB_START_INDEX,
-        super::program::num_circular_buffers(arch),
+        tt_metal::num_circular_buffers(arch),
     )
 }

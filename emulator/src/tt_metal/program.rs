@@ -39,7 +39,7 @@ pub const MAX_SEMAPHORES: usize = 16;
 pub const LOCAL_CBS: u32 = SEMAPHORES + L1_ALIGNMENT * MAX_SEMAPHORES as u32;
 /// Offset of the (empty) remote circular buffer configurations: the launch's
 /// `min_remote_cb_start_index` says there are none, so the firmware reads nothing here.
-pub const REMOTE_CBS: u32 = LOCAL_CBS + 16 * 64;
+pub const REMOTE_CBS: u32 = LOCAL_CBS + 16 * tt_metal::num_circular_buffers(Arch::Blackhole) as u32;
 /// Offset of BRISC's kernel text: a kernel for a program is linked at
 /// `KERNEL_CONFIG_BASE + BRISC_TEXT` (see [`brisc_text_base`]); on Wormhole NCRISC's image
 /// follows it, both before [`TRISC_TEXT`].
@@ -52,8 +52,6 @@ pub const TRISC_TEXT: u32 = 0x8800;
 pub const TRISC_SLOT: u32 = 0x2C00;
 /// Wormhole's `L1_ALIGNMENT` (`hostdevcommon/common_values.hpp`): the semaphores' stride.
 pub const L1_ALIGNMENT: u32 = 16;
-pub use riscv_linker::tt_metal::num_circular_buffers;
-
 const _: () = assert!(REMOTE_CBS <= BRISC_TEXT);
 const _: () = assert!(BRISC_TEXT < NCRISC_TEXT && NCRISC_TEXT < TRISC_TEXT);
 const _: () = assert!(TRISC_TEXT + 3 * TRISC_SLOT <= tt_metal::KERNEL_CONFIG_SIZE);
@@ -535,7 +533,7 @@ fn validate(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
             p.semaphores.len()
         )));
     }
-    let num_cbs = num_circular_buffers(arch);
+    let num_cbs = tt_metal::num_circular_buffers(arch);
     for (i, cb) in p.cbs.iter().enumerate() {
         if cb.index >= num_cbs {
             return Err(cfg(format!(
@@ -838,6 +836,6 @@ fn write_core(
     lb(msgs::launch::BRISC_NOC_MODE, &[0])?;
     lb(
         msgs::launch::MIN_REMOTE_CB_START_INDEX,
-        &[num_circular_buffers(arch)],
+        &[tt_metal::num_circular_buffers(arch)],
     )
 }
