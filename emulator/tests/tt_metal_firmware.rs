@@ -208,10 +208,14 @@ fn a_blackhole_build_is_refused_for_wormhole() {
         msg.contains("entry 0x3ae0") && msg.contains("another arch"),
         "{msg}"
     );
-    assert!(Firmware::open(&root, tt_metal::firmware_build(ARCH), ARCH).is_ok());
+    assert!(Firmware::open(&root, tt_metal::default_firmware_build(ARCH), ARCH).is_ok());
     // And the other way round: Wormhole's build is not Blackhole's.
-    let e = Firmware::open(&root, tt_metal::firmware_build(ARCH), Arch::Blackhole)
-        .expect_err("not Blackhole firmware");
+    let e = Firmware::open(
+        &root,
+        tt_metal::default_firmware_build(ARCH),
+        Arch::Blackhole,
+    )
+    .expect_err("not Blackhole firmware");
     assert!(e.to_string().contains("entry 0x3a20"), "{e}");
     let e = Firmware::open(&root, "no-such-build", ARCH).expect_err("missing");
     assert!(e.to_string().contains("no-such-build"), "{e}");

@@ -36,7 +36,7 @@ pub const SOURCE_VERSION: &str = "0.81.1";
 ///   first in sort order.
 /// - Blackhole: 8 DRAM banks, 140 L1 banks (a p150's 14x10 workers); its byte-identical
 ///   twin is `7726429531406959028`.
-pub const fn firmware_build(arch: Arch) -> &'static str {
+pub const fn default_firmware_build(arch: Arch) -> &'static str {
     match arch {
         Arch::WormholeB0 => "1003041148146844629",
         Arch::Blackhole => "18372378255250710900",
@@ -54,8 +54,18 @@ pub const fn num_circular_buffers(arch: Arch) -> u8 {
     }
 }
 
-/// The environment variable that overrides [`firmware_build`].
+/// The environment variable that overrides [`default_firmware_build`].
 pub const FIRMWARE_BUILD_VAR: &str = "TTPROF_TT_METAL_FIRMWARE";
+
+/// The firmware build to run and link against on `arch`: `$TTPROF_TT_METAL_FIRMWARE` when
+/// set and not empty, else [`default_firmware_build`].
+#[cfg(feature = "std")]
+pub fn firmware_build(arch: Arch) -> std::string::String {
+    match std::env::var(FIRMWARE_BUILD_VAR) {
+        Ok(b) if !b.is_empty() => b,
+        _ => default_firmware_build(arch).into(),
+    }
+}
 
 /// The header the numbers of `arch` were read from, under the tt-metal root.
 pub const fn source_header(arch: Arch) -> &'static str {

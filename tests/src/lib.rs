@@ -264,7 +264,7 @@ pub fn assert_lines_on_jit_equal_interpreter(dir: &Path, args: &[&str], out: &st
 /// tree `root`: what kernels built by `ttprof build --tt-metal` link against.
 pub fn firmware_symbol(root: &Path, arch: &str, risc: &str, name: &str) -> u64 {
     use object::{Object, ObjectSymbol};
-    let hash = riscv_linker::tt_metal::firmware_build(match arch {
+    let hash = riscv_linker::tt_metal::default_firmware_build(match arch {
         "blackhole" => riscv_linker::Arch::Blackhole,
         _ => riscv_linker::Arch::WormholeB0,
     });

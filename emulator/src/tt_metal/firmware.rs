@@ -7,19 +7,10 @@ use riscv_linker::tt_metal::{self, msgs};
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::path::{Path, PathBuf};
 
-pub use riscv_linker::tt_metal::FIRMWARE_BUILD_VAR;
+pub use riscv_linker::tt_metal::{firmware_build, FIRMWARE_BUILD_VAR};
 
 /// The `ttnn` wheel `scripts/fetch-tt-metal.sh` caches by default.
 pub const TTNN_VERSION: &str = riscv_linker::tt_metal::SOURCE_VERSION;
-
-/// The firmware build to run on `arch`: `$TTPROF_TT_METAL_FIRMWARE`, else
-/// [`tt_metal::firmware_build`] (docs/design/tt-metal-firmware.md says how it was chosen).
-pub fn firmware_build(arch: Arch) -> String {
-    match std::env::var(FIRMWARE_BUILD_VAR) {
-        Ok(b) if !b.is_empty() => b,
-        _ => tt_metal::firmware_build(arch).to_string(),
-    }
-}
 
 /// The tt-metal root (the directory holding `tt_metal/`): `$TT_METAL_HOME`, else the
 /// cache `scripts/fetch-tt-metal.sh` fills (`$TTPROF_CACHE`, `$XDG_CACHE_HOME/ttprof` or

@@ -13,7 +13,7 @@
 //! The link places the kernel where tt-metal's linker script does (after the firmware's
 //! text, `__fw_export_text_end`, and after its local data, `__fw_export_ldm_end`; Wormhole's
 //! NCRISC in its instruction RAM) and resolves the firmware's globals from the pre-compiled
-//! firmware's `*_weakened.elf` of the chosen build ([`firmware_hash`]). The device's bank
+//! firmware's `*_weakened.elf` of the chosen build ([`firmware_build`]). The device's bank
 //! counts are read from that firmware, so the kernel and the firmware agree. The tt-metal
 //! tree is `TT_METAL_HOME` or the cache of `scripts/fetch-tt-metal.sh` ([`root`]). See
 //! docs/design/tt-metal.md.
@@ -33,17 +33,7 @@ use std::process::Command;
 /// The `ttnn` wheel the cache holds (scripts/fetch-tt-metal.sh pins the same).
 pub const TTNN_VERSION: &str = "0.81.1";
 
-/// Overrides the firmware build (a directory name under `tt_metal/pre-compiled`).
-pub use riscv_linker::tt_metal::FIRMWARE_BUILD_VAR as FIRMWARE_ENV;
-
-/// The firmware build the kernels of `arch` link against: `$TTPROF_TT_METAL_FIRMWARE`, else
-/// [`riscv_linker::tt_metal::firmware_build`].
-pub fn firmware_hash(arch: Arch) -> String {
-    match std::env::var(FIRMWARE_ENV) {
-        Ok(h) if !h.is_empty() => h,
-        _ => riscv_linker::tt_metal::firmware_build(arch).into(),
-    }
-}
+use riscv_linker::tt_metal::{default_firmware_build, firmware_build, FIRMWARE_BUILD_VAR};
 
 /// The tt-metal tree (the directory holding `tt_metal/hw/inc`): `$TT_METAL_HOME`, else the
 /// cache scripts/fetch-tt-metal.sh fills (`$TTPROF_CACHE`, else
@@ -169,7 +159,7 @@ struct Firmware {
 /// Reads `<root>/tt_metal/pre-compiled/<hash>/<risc>/<risc>_weakened.elf`.
 fn firmware(root: &Path, arch: Arch, risc: Risc) -> Result<Firmware> {
     use object::{Object, ObjectSymbol};
-    let hash = firmware_hash(arch);
+    let hash = firmware_build(arch);
     let dir = root.join("tt_metal/pre-compiled").join(&hash);
     let elf = dir
         .join(risc.ident())
@@ -177,10 +167,10 @@ fn firmware(root: &Path, arch: Arch, risc: Risc) -> Result<Firmware> {
     let data = std::fs::read(&elf).map_err(|e| Error::Build {
         what: format!(
             "tt-metal's pre-compiled {} firmware of build {hash} ({}): {e}; the build is chosen by \
-             {FIRMWARE_ENV} (default {} for {})",
+             {FIRMWARE_BUILD_VAR} (default {} for {})",
             risc.name(),
             elf.display(),
-            riscv_linker::tt_metal::firmware_build(arch),
+            default_firmware_build(arch),
             arch.name()
         ),
     })?;
