@@ -50,7 +50,7 @@ pub(crate) fn pow2(e: i32) -> f64 {
     f64::from_bits(((e + 1023) as u64) << 52)
 }
 
-pub(crate) fn abs(x: f64) -> f64 {
+fn abs(x: f64) -> f64 {
     if x < 0.0 {
         -x
     } else {
@@ -80,7 +80,7 @@ pub(crate) fn to_unit(x: f64, unit: f64, ties_up: bool) -> f64 {
 }
 
 /// The biased exponent of a non-zero `x` (`2^(e-127) <= |x| < 2^(e-126)`).
-pub(crate) fn exponent(x: f64) -> i32 {
+fn exponent(x: f64) -> i32 {
     ((abs(x).to_bits() >> 52) as i32) - 1023 + 127
 }
 

@@ -11,7 +11,7 @@
 //! - Exponent 0 reads as zero; a zero result is `+0`; a result below the smallest normal is
 //!   `+0`, one past the largest the "too large" pattern (exponent 255, mantissa 0).
 
-use crate::bf16::{abs, exponent, pow2, to_unit};
+use crate::bf16::{pow2, to_unit};
 
 /// A Float32 datum as `SrcA`/`SrcB` hold it: its TF32 truncation's value (exponent 0 is
 /// zero, exponent 255 an ordinary number).
@@ -43,19 +43,14 @@ pub fn add(a: u32, b: u32) -> u32 {
         return 0;
     }
     let sum = src_value(big) + to_unit(src_value(small), pow2(e - 127 - 10), false);
-    if sum == 0.0 {
-        return 0;
-    }
-    let e = exponent(sum);
-    let sign = if sum < 0.0 { 0x8000_0000 } else { 0 };
-    if e <= 0 {
+    // Exact in Float32 (at most 12 significant bits); past the largest exponent `as f32`
+    // gives the "too large" pattern (Sign, 255, 0). Zero and results below the smallest
+    // normal are +0.
+    let bits = (sum as f32).to_bits();
+    if bits & 0x7f80_0000 == 0 {
         0
-    } else if e >= 255 {
-        sign | 0x7f80_0000
     } else {
-        // Exact in Float32: at most 12 significant bits.
-        let m = ((abs(sum) / pow2(e - 127) - 1.0) * pow2(23)) as u32;
-        sign | (e as u32) << 23 | m
+        bits
     }
 }
 
