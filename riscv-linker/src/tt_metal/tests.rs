@@ -105,33 +105,35 @@ fn ours(arch: Arch) -> Vec<(&'static str, u32)> {
     v
 }
 
-/// The header's values of `names`, computed by the host C compiler (the header is all
-/// `#define`s; `MaxDMProcessorsPerCoreType` comes from `core_config.h`, 2 on both arches).
-fn header_values(root: &std::path::Path, arch: Arch, names: &[&str]) -> Vec<u32> {
-    let dir = std::env::temp_dir().join(format!("ttprof-devmemmap-{}", std::process::id()));
+/// Compiles a program with the host compiler `$var` (else `default`) and `args`: `prelude`,
+/// then a `main` printing each of `exprs` as a number, one per line; runs it and returns the
+/// numbers. The source is `name` in a temporary directory of its own.
+fn print_values(
+    (var, default): (&str, &str),
+    name: &str,
+    prelude: &str,
+    exprs: &[&str],
+    args: &[String],
+) -> Vec<u32> {
+    let dir = std::env::temp_dir().join(format!("ttprof-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut c = String::from(
-        "#include <stdint.h>\n#include <stdio.h>\n#define MaxDMProcessorsPerCoreType 2\n",
-    );
-    c += &format!(
-        "#include \"{}\"\nint main(void) {{\n",
-        root.join(source_header(arch)).display()
-    );
-    for n in names {
-        c += &format!("    printf(\"%lu\\n\", (unsigned long)({n}));\n");
+    let mut src = format!("{prelude}int main(void) {{\n");
+    for e in exprs {
+        src += &format!("    printf(\"%lu\\n\", (unsigned long)({e}));\n");
     }
-    c += "    return 0;\n}\n";
-    std::fs::write(dir.join("m.c"), c).expect("write m.c");
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let out = Command::new(&cc)
-        .arg(dir.join("m.c"))
+    src += "    return 0;\n}\n";
+    std::fs::write(dir.join(name), src).expect("write the source");
+    let compiler = std::env::var(var).unwrap_or_else(|_| default.to_string());
+    let out = Command::new(&compiler)
+        .args(args)
+        .arg(dir.join(name))
         .arg("-o")
         .arg(dir.join("m"))
         .output()
-        .unwrap_or_else(|e| panic!("the host C compiler `{cc}` (CC) could not run: {e}"));
+        .unwrap_or_else(|e| panic!("the host compiler `{compiler}` ({var}) could not run: {e}"));
     assert!(
         out.status.success(),
-        "{cc} failed: {}",
+        "{compiler} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let run = Command::new(dir.join("m")).output().expect("run m");
@@ -143,6 +145,36 @@ fn header_values(root: &std::path::Path, arch: Arch, names: &[&str]) -> Vec<u32>
         .collect()
 }
 
+/// Asserts that each of `ours` equals the header's value `theirs` beside it, naming every one
+/// that differs from `what`.
+fn assert_agree(ours: &[(&str, u32)], theirs: &[u32], what: &str) {
+    assert_eq!(theirs.len(), ours.len());
+    let wrong: Vec<String> = ours
+        .iter()
+        .zip(theirs)
+        .filter(|((_, v), h)| v != *h)
+        .map(|((n, v), h)| format!("{n}: ours {v:#x}, header {h:#x}"))
+        .collect();
+    assert!(wrong.is_empty(), "differs from {what}: {wrong:?}");
+}
+
+/// The header's values of `names`, computed by the host C compiler (the header is all
+/// `#define`s; `MaxDMProcessorsPerCoreType` comes from `core_config.h`, 2 on both arches).
+fn header_values(root: &std::path::Path, arch: Arch, names: &[&str]) -> Vec<u32> {
+    let prelude = format!(
+        "#include <stdint.h>\n#include <stdio.h>\n#define MaxDMProcessorsPerCoreType 2\n\
+         #include \"{}\"\n",
+        root.join(source_header(arch)).display()
+    );
+    print_values(
+        ("CC", "cc"),
+        &format!("devmemmap-{arch}.c"),
+        &prelude,
+        names,
+        &[],
+    )
+}
+
 #[test]
 fn tables_match_the_pinned_headers() {
     let Some(root) = tt_metal_root() else { return };
@@ -150,18 +182,7 @@ fn tables_match_the_pinned_headers() {
         let ours = ours(arch);
         let names: Vec<&str> = ours.iter().map(|(n, _)| *n).collect();
         let theirs = header_values(&root, arch, &names);
-        assert_eq!(theirs.len(), ours.len());
-        let wrong: Vec<String> = ours
-            .iter()
-            .zip(&theirs)
-            .filter(|((_, v), h)| v != *h)
-            .map(|((n, v), h)| format!("{n}: ours {v:#x}, header {h:#x}"))
-            .collect();
-        assert!(
-            wrong.is_empty(),
-            "differs from {}: {wrong:?}",
-            source_header(arch)
-        );
+        assert_agree(&ours, &theirs, source_header(arch));
     }
 }
 
@@ -321,20 +342,9 @@ fn mailbox_tables_match_the_pinned_dev_msgs() {
 
 fn check_msgs(root: &std::path::Path, arch: Arch) {
     let hw = root.join("tt_metal/hw/inc");
-    let mut src = String::from(
-        "#include <cstdio>\n#include <cstddef>\n#include \"core_config.h\"\n\
-         #include \"dev_mem_map.h\"\n#include \"hostdev/dev_msgs.h\"\nint main() {\n",
-    );
+    let prelude = "#include <cstdio>\n#include <cstddef>\n#include \"core_config.h\"\n\
+                   #include \"dev_mem_map.h\"\n#include \"hostdev/dev_msgs.h\"\n";
     let ours = our_msgs(arch);
-    for (e, _) in &ours {
-        src += &format!("    printf(\"%lu\\n\", (unsigned long)({e}));\n");
-    }
-    src += "    return 0;\n}\n";
-    let dir = std::env::temp_dir().join(format!("ttprof-devmsgs-{}-{arch}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("m.cc"), src).expect("write m.cc");
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".to_string());
-    let mut cmd = Command::new(&cxx);
     // The defines of a firmware build, so that the header needs no host library.
     let (define, dir_name, defines) = match arch {
         Arch::WormholeB0 => (
@@ -348,39 +358,23 @@ fn check_msgs(root: &std::path::Path, arch: Arch) {
             "internal/tt-1xx/blackhole",
         ),
     };
-    cmd.args(["-std=c++20", define, "-DFW_BUILD", "-DTENSIX_FIRMWARE"]);
+    let mut args: Vec<String> = ["-std=c++20", define, "-DFW_BUILD", "-DTENSIX_FIRMWARE"]
+        .map(String::from)
+        .to_vec();
     for inc in ["", dir_name, "internal/tt-1xx", defines, "internal"] {
-        cmd.arg(format!("-I{}", hw.join(inc).display()));
+        args.push(format!("-I{}", hw.join(inc).display()));
     }
-    cmd.arg(format!(
+    args.push(format!(
         "-I{}",
         root.join("tt_metal/hostdevcommon/api").display()
     ));
-    cmd.arg(dir.join("m.cc")).arg("-o").arg(dir.join("m"));
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("the host C++ compiler `{cxx}` (CXX) could not run: {e}"));
-    assert!(
-        out.status.success(),
-        "{cxx} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let exprs: Vec<&str> = ours.iter().map(|(e, _)| *e).collect();
+    let theirs = print_values(
+        ("CXX", "c++"),
+        &format!("devmsgs-{arch}.cc"),
+        prelude,
+        &exprs,
+        &args,
     );
-    let run = Command::new(dir.join("m")).output().expect("run m");
-    let _ = std::fs::remove_dir_all(&dir);
-    let theirs: Vec<u32> = String::from_utf8(run.stdout)
-        .expect("utf-8")
-        .lines()
-        .map(|l| l.parse().expect("a number"))
-        .collect();
-    assert_eq!(theirs.len(), ours.len());
-    let wrong: Vec<String> = ours
-        .iter()
-        .zip(&theirs)
-        .filter(|((_, v), h)| v != *h)
-        .map(|((n, v), h)| format!("{n}: ours {v}, header {h}"))
-        .collect();
-    assert!(
-        wrong.is_empty(),
-        "{arch} differs from dev_msgs.h: {wrong:?}"
-    );
+    assert_agree(&ours, &theirs, &format!("{arch}'s dev_msgs.h"));
 }
