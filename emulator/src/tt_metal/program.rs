@@ -555,34 +555,45 @@ fn validate(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
     Ok(())
 }
 
+/// Where [`run_program`] places the circular buffers `cbs` on `arch`: from
+/// `l1_unreserved_start`, each 32-byte aligned. Their start addresses, and one past the last
+/// one's end.
+fn cb_layout(arch: Arch, cbs: &[CircularBuffer]) -> (Vec<u64>, u64) {
+    let mut at = tt_metal::l1_map(arch).kernel_config.end();
+    let mut starts = Vec::with_capacity(cbs.len());
+    for cb in cbs {
+        at = at.div_ceil(32) * 32;
+        starts.push(at);
+        at += cb.page_size as u64 * cb.pages as u64;
+    }
+    (starts, at)
+}
+
 /// One past the last byte of the circular buffers `cbs` as [`run_program`] places them on
 /// `arch` (from `l1_unreserved_start`, 32-byte aligned): where L1 is free again above them.
 pub fn cbs_end(arch: Arch, cbs: &[CircularBuffer]) -> u64 {
-    cbs.iter()
-        .fold(tt_metal::l1_map(arch).kernel_config.end(), |at, cb| {
-            at.div_ceil(32) * 32 + cb.page_size as u64 * cb.pages as u64
-        })
+    cb_layout(arch, cbs).1
 }
 
-/// Places the circular buffers in L1 from `l1_unreserved_start`, 32-byte aligned.
+/// Places the circular buffers in L1 ([`cb_layout`]); each must fit in L1.
 fn place_cbs(dev: &Device, cbs: &[CircularBuffer]) -> Result<Vec<u32>, EmuError> {
-    let mut at = tt_metal::l1_map(dev.arch()).kernel_config.end();
     let l1 = dev.arch().l1_size() as u64;
-    let mut out = Vec::new();
-    for cb in cbs {
-        at = at.div_ceil(32) * 32;
-        let size = cb.page_size as u64 * cb.pages as u64;
-        if at + size > l1 {
-            return Err(EmuError::Config(format!(
-                "tt-metal program: circular buffer {} ({size} bytes at {at:#x}) does not fit in \
-                 L1 ({l1:#x} bytes)",
-                cb.index
-            )));
-        }
-        out.push(at as u32);
-        at += size;
-    }
-    Ok(out)
+    let (starts, _) = cb_layout(dev.arch(), cbs);
+    starts
+        .iter()
+        .zip(cbs)
+        .map(|(&at, cb)| {
+            let size = cb.page_size as u64 * cb.pages as u64;
+            if at + size > l1 {
+                return Err(EmuError::Config(format!(
+                    "tt-metal program: circular buffer {} ({size} bytes at {at:#x}) does not \
+                     fit in L1 ({l1:#x} bytes)",
+                    cb.index
+                )));
+            }
+            Ok(at as u32)
+        })
+        .collect()
 }
 
 /// Boots the firmware on every core of `p` not booted yet (a core that ran an earlier
