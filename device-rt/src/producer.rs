@@ -20,7 +20,7 @@ use crate::wire::{self, Encoded, Record, SiteId, SHORT_LIMIT, SHORT_ZONE_BYTES};
 use riscv_linker::profiler::{self, ring, tile};
 
 /// Runtime-private words of the ring control block (offsets from the block).
-mod private {
+pub(crate) mod private {
     use riscv_linker::profiler::ring::PRIVATE;
     /// Write pointer just after the last record written by a slow path (or the wrap point).
     pub const SLOW_TP: u32 = PRIVATE;
@@ -102,8 +102,46 @@ pub(crate) fn widen(lo: u32) -> u64 {
     now - (now as u32).wrapping_sub(lo) as u64
 }
 
+/// The anchor: the last one a slow path set (`a`), or the hot word if the record routines'
+/// refreshes and long zones (`records`), which write only the hot word (and its L1 copy),
+/// moved it past `a`. Both are at or before the decoder's `ref`, so the later is the
+/// anchor. A refresh may leave the hot word one cycle behind `a` (`(t - 1) | 1`), and more
+/// than 2^31 cycles past it only after long zones without any slow path: then `a`, the
+/// earlier, is still a lower bound of `ref`.
 fn anchor() -> u64 {
-    rd64(private::ANCHOR_LO, private::ANCHOR_HI)
+    let a = rd64(private::ANCHOR_LO, private::ANCHOR_HI);
+    let ahead = hw::hot().wrapping_sub(a as u32) as i32;
+    if hw::hot() == 0 || ahead <= 0 {
+        return a;
+    }
+    a + ahead as u64
+}
+
+/// The record routines' anchor refresh (`__ttprof_refresh` in `records`), for the host
+/// simulator: a record at `t`, 2^15 cycles or more after the anchor `a` its site loaded,
+/// is still written in its 16-bit form if `t - a < 2^16` and recording is on (the hot word
+/// is not 0 and the host has not set `CONTROL_DISABLE`); the hot word (and its L1 copy) moves to `(t - 1) | 1`, and what is written so far
+/// is published. Returns whether it did.
+#[cfg(not(target_arch = "riscv32"))]
+pub(crate) fn refresh(t: u32, a: u32) -> bool {
+    let off = hw::hot() == 0 || tile_word(tile::CONTROL) & tile::CONTROL_DISABLE != 0;
+    if t.wrapping_sub(a) >= 1 << 16 || off {
+        return false;
+    }
+    let anchor = t.wrapping_sub(1) | 1;
+    hw::set_hot(anchor);
+    wr(ring::ANCHOR, anchor);
+    publish();
+    true
+}
+
+/// The hot word of anchor `a`: its low word, `u32::MAX` for 0 (0 means "off").
+fn hot_word(a: u64) -> u32 {
+    if a as u32 == 0 {
+        u32::MAX
+    } else {
+        a as u32
+    }
 }
 
 /// Makes `a` the anchor; the hot word gets it too unless recording is off.
@@ -112,8 +150,7 @@ fn set_anchor(a: u64, recording: bool) {
     // cycle early. The hot path then admits opens up to 2^15 cycles after `a - 1`; times
     // never run backwards, so every admitted open is still at or after `a`.
     wr64(private::ANCHOR_LO, private::ANCHOR_HI, a);
-    let hot = if a as u32 == 0 { u32::MAX } else { a as u32 };
-    let hot = if recording { hot } else { 0 };
+    let hot = if recording { hot_word(a) } else { 0 };
     wr(ring::ANCHOR, hot);
     hw::set_hot(hot);
 }
@@ -352,44 +389,78 @@ fn write(r: &Record, stall: &mut Option<(u64, u64)>) -> bool {
 #[inline(never)]
 pub(crate) fn slow_close(id: SiteId, start: u32, end: u32) {
     let duration = end.wrapping_sub(start);
-    if !close_short(id, duration, end) {
-        let e = widen(end);
-        emit(
-            Some(&Record::Zone {
-                id,
-                end: e,
-                duration: duration as u64,
-                value: None,
-            }),
-            true,
-        );
-        // Unless the host switched recording off meanwhile (then the hot word stays 0).
-        if recording() {
-            set_anchor(current_ref(), true);
-        }
+    let near = [id, duration as u16, end as u16];
+    let far: [u16; 6] = halves32(id, wire::Kind::Zone32, [duration, end]);
+    let near = (duration < SHORT_LIMIT).then_some([&near[..], &near[..]]);
+    if short_record(near, &far, end) {
+        return;
+    }
+    let e = widen(end);
+    emit(
+        Some(&Record::Zone {
+            id,
+            end: e,
+            duration: duration as u64,
+            value: None,
+        }),
+        true,
+    );
+    // Unless the host switched recording off meanwhile (then the hot word stays 0).
+    if recording() {
+        set_anchor(current_ref(), true);
     }
     honour_disable();
 }
 
-/// The common slow close of dense zones: only the anchor was too old, the zone still fits
-/// the short form against the decoder's `ref` and the ring has room (`tp < gp`: nothing
-/// pending). Writes it as the hot path would, anchors at its end, and publishes (this runs
-/// at least every 2^15 cycles while zones close). Returns false if it cannot.
-fn close_short(id: SiteId, duration: u32, end: u32) -> bool {
-    let tp = hw::tp();
-    let reference = current_ref();
-    // `end` is now, at or after `ref`, and less than 2^32 cycles after it within a launch.
-    let gap = end.wrapping_sub(reference as u32);
-    if tp >= hw::gp() || duration >= SHORT_LIMIT || gap >= 1 << 16 || !recording() {
+/// A record's halfwords in a form of whole 32-bit fields after `id; h1`.
+pub(crate) fn halves32<const N: usize, const H: usize>(
+    id: SiteId,
+    kind: wire::Kind,
+    words: [u32; N],
+) -> [u16; H] {
+    const { assert!(H == 2 + 2 * N) };
+    let mut h = [0u16; H];
+    h[0] = id;
+    h[1] = kind.header();
+    for (i, w) in words.iter().enumerate() {
+        h[2 + 2 * i] = *w as u16;
+        h[3 + 2 * i] = (*w >> 16) as u16;
+    }
+    h
+}
+
+/// The common slow path of every hot-path record (a zone's close, an event, a datum, a value
+/// zone): only the anchor was too old, and the ring has room without a wrap with nothing
+/// pending (`tp < gp`). Writes the record as the hot path would, in its 16-bit-time form
+/// (`near`: at a write pointer 0 or 2 mod 4, the same length; `None` if the record does
+/// not fit it) if its time `t` is within 2^16 cycles of the decoder's `ref`, else in its
+/// 32-bit-time form `far` (after a long zone, a long wait or a long gap; exact while the
+/// launch is shorter than 2^32 cycles, as the hot path's), then anchors at `t` and
+/// publishes. This runs at least every 2^15 cycles while records are written: a few dozen
+/// instructions and no encoder. Returns false if it cannot.
+pub(crate) fn short_record(near: Option<[&[u16]; 2]>, far: &[u16], t: u32) -> bool {
+    if !recording() {
         return false;
     }
-    hw::wr16(tp, id);
-    hw::wr16(tp + 2, duration as u16);
-    hw::wr16(tp + 4, end as u16);
-    hw::set_tp(tp + SHORT_ZONE_BYTES);
+    let tp = hw::tp();
+    let reference = current_ref();
+    let gap = t.wrapping_sub(reference as u32);
+    let halves = match near {
+        Some(forms) if gap < 1 << 16 => forms[(tp & 2 != 0) as usize],
+        _ => far,
+    };
+    let n = 2 * halves.len() as u32;
+    if tp + n - SHORT_ZONE_BYTES >= hw::gp() {
+        return false;
+    }
+    for (i, h) in halves.iter().enumerate() {
+        hw::wr16(tp + 2 * i as u32, *h);
+    }
+    hw::set_tp(tp + n);
     set_anchor(reference + gap as u64, true);
     publish();
     update_limit();
+    honour_disable();
     true
 }
 

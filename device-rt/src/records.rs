@@ -35,11 +35,8 @@
     allow(dead_code)
 )]
 
-#[cfg(target_arch = "riscv32")]
 use crate::producer;
-#[cfg(not(target_arch = "riscv32"))]
-use crate::wire::{Kind, SHORT_LIMIT};
-use crate::wire::{Record, SiteId};
+use crate::wire::{Kind, Record, SiteId, SHORT_LIMIT};
 
 // The routines. Headers: EventShort 0x8D00, DataShort32 0x8E00, DataShort 0x8F00,
 // ValueZoneShort 0x9000, Zone32 0x8100 (`wire::Kind::header`; checked by a test).
@@ -57,35 +54,44 @@ core::arch::global_asm!(
     lw   t2, %lo(__ttprof_wall_clock_l)(t2)
     .endm
 
+    # The hot code comes first, every routine's cold stubs after it (`.Lx_*` labels), so
+    # that the code a record runs in the common case is as few cache lines as it can be.
+    #
+    # Each routine checks the room first, stores what does not depend on the clock, then
+    # checks the time: the clock's load latency runs under those stores. Bytes stored past
+    # tp belong to nobody until tp moves, so a slow path after them writes over them. A
+    # failed time check (t1 = t - A, 2^15 or more; t2 = t) goes to a stub that calls
+    # __ttprof_refresh and goes on in the 16-bit form, or to the slow path.
+
     # a0 = site id.
     .globl __ttprof_rec_event
 __ttprof_rec_event:
     ttprof_anchor_and_clock
     beqz t1, 9f
-    bgeu tp, gp, 8f
+    bgeu tp, gp, .Lx_event_slow
     andi a1, tp, 2
     lui  t3, 8
-    sub  t1, t2, t1
-    bgeu t1, t3, 8f
     bnez a1, 2f
-    lui  t3, 0x8D000
-    or   t3, t3, a0
-    sw   t3, 0(tp)
+    lui  a1, 0x8D000
+    or   a1, a1, a0
+    sw   a1, 0(tp)
+    sub  t1, t2, t1
+    bgeu t1, t3, .Lx_event_even
+.Lr_event_even:
     sh   t2, 4(tp)
     addi tp, tp, 6
     jr   t0
 2:  sh   a0, 0(tp)
-    lui  t3, 0x9
-    addi t3, t3, -0x300
+    lui  a1, 0x9
+    addi a1, a1, -0x300
+    sub  t1, t2, t1
+    bgeu t1, t3, .Lx_event_odd
+.Lr_event_odd:
     slli t2, t2, 16
-    or   t2, t2, t3
+    or   t2, t2, a1
     sw   t2, 2(tp)
     addi tp, tp, 6
 9:  jr   t0
-8:  mv   a1, t2
-    lui  t3, %hi(ttprof_rec_slow_event)
-    addi t3, t3, %lo(ttprof_rec_slow_event)
-    j    __ttprof_rec_cold
 
     # a0 = site id, a1 = data (32 bits).
     .globl __ttprof_rec_data32
@@ -93,36 +99,32 @@ __ttprof_rec_data32:
     ttprof_anchor_and_clock
     beqz t1, 9f
     addi a2, tp, 4
-    bgeu a2, gp, 8f
+    bgeu a2, gp, .Lx_data32_slow
     andi a2, tp, 2
     lui  t3, 8
-    sub  t1, t2, t1
-    bgeu t1, t3, 8f
     bnez a2, 2f
-    lui  t3, 0x8E000
-    or   t3, t3, a0
-    sw   t3, 0(tp)
+    lui  a2, 0x8E000
+    or   a2, a2, a0
+    sw   a2, 0(tp)
     sw   a1, 4(tp)
+    sub  t1, t2, t1
+    bgeu t1, t3, .Lx_data32_even
+.Lr_data32_even:
     sh   t2, 8(tp)
     addi tp, tp, 10
     jr   t0
 2:  sh   a0, 0(tp)
-    lui  t1, 0x9
-    addi t1, t1, -0x200
-    slli t3, a1, 16
-    or   t3, t3, t1
-    sw   t3, 2(tp)
-    srli a1, a1, 16
-    slli t2, t2, 16
-    or   a1, a1, t2
     sw   a1, 6(tp)
+    lui  a2, 0x9
+    addi a2, a2, 0x100
+    sub  t1, t2, t1
+    bgeu t1, t3, .Lx_data32_odd
+.Lr_data32_odd:
+    slli t2, t2, 16
+    or   t2, t2, a2
+    sw   t2, 2(tp)
     addi tp, tp, 10
 9:  jr   t0
-8:  li   a2, 0
-    mv   a3, t2
-    lui  t3, %hi(ttprof_rec_slow_data)
-    addi t3, t3, %lo(ttprof_rec_slow_data)
-    j    __ttprof_rec_cold
 
     # a0 = site id, a1 = data's low word, a2 = its high word.
     .globl __ttprof_rec_data64
@@ -130,40 +132,34 @@ __ttprof_rec_data64:
     ttprof_anchor_and_clock
     beqz t1, 9f
     addi a3, tp, 8
-    bgeu a3, gp, 8f
+    bgeu a3, gp, .Lx_data64_slow
     andi a3, tp, 2
     lui  t3, 8
-    sub  t1, t2, t1
-    bgeu t1, t3, 8f
     bnez a3, 2f
-    lui  t3, 0x8F000
-    or   t3, t3, a0
-    sw   t3, 0(tp)
+    lui  a3, 0x8F000
+    or   a3, a3, a0
+    sw   a3, 0(tp)
     sw   a1, 4(tp)
     sw   a2, 8(tp)
+    sub  t1, t2, t1
+    bgeu t1, t3, .Lx_data64_even
+.Lr_data64_even:
     sh   t2, 12(tp)
     addi tp, tp, 14
     jr   t0
 2:  sh   a0, 0(tp)
-    lui  t1, 0x9
-    addi t1, t1, -0x100
-    slli t3, a1, 16
-    or   t3, t3, t1
-    sw   t3, 2(tp)
-    srli a1, a1, 16
-    slli t3, a2, 16
-    or   a1, a1, t3
     sw   a1, 6(tp)
-    srli a2, a2, 16
-    slli t2, t2, 16
-    or   a2, a2, t2
     sw   a2, 10(tp)
+    lui  a3, 0x9
+    addi a3, a3, 0x200
+    sub  t1, t2, t1
+    bgeu t1, t3, .Lx_data64_odd
+.Lr_data64_odd:
+    slli t2, t2, 16
+    or   t2, t2, a3
+    sw   t2, 2(tp)
     addi tp, tp, 14
 9:  jr   t0
-8:  mv   a3, t2
-    lui  t3, %hi(ttprof_rec_slow_data)
-    addi t3, t3, %lo(ttprof_rec_slow_data)
-    j    __ttprof_rec_cold
 
     # A value zone's close: a0 = site id, a1 = start, a2 = the anchor its open loaded
     # (0: not recorded), a3 = value.
@@ -173,97 +169,203 @@ __ttprof_rec_value:
     lw   t2, %lo(__ttprof_wall_clock_l)(t2)
     beqz a2, 9f
     addi t1, tp, 6
-    bgeu t1, gp, 8f
+    bgeu t1, gp, .Lx_value_slow
     andi t1, tp, 2
     lui  t3, 8
-    sub  a2, t2, a2
-    bgeu a2, t3, 8f
-    sub  a1, t2, a1
     bnez t1, 2f
-    lui  t3, 0x90000
-    or   t3, t3, a0
-    sw   t3, 0(tp)
+    lui  t1, 0x90000
+    or   t1, t1, a0
+    sw   t1, 0(tp)
     sw   a3, 4(tp)
-    slli t2, t2, 16
-    or   a1, a1, t2
+    sub  t1, t2, a2
+    bgeu t1, t3, .Lx_value_even
+.Lr_value_even:
+    sub  a1, t2, a1
+    slli t1, t2, 16
+    or   a1, a1, t1
     sw   a1, 8(tp)
     addi tp, tp, 12
     jr   t0
 2:  sh   a0, 0(tp)
-    lui  t1, 0x9
-    slli t3, a3, 16
-    or   t3, t3, t1
-    sw   t3, 2(tp)
-    srli a3, a3, 16
-    slli a1, a1, 16
-    or   a3, a3, a1
     sw   a3, 6(tp)
+    sub  t1, t2, a2
+    bgeu t1, t3, .Lx_value_odd
+.Lr_value_odd:
+    lui  t1, 0x9
+    addi t1, t1, 0x300
+    sub  a1, t2, a1
+    slli a1, a1, 16
+    or   a1, a1, t1
+    sw   a1, 2(tp)
     sh   t2, 10(tp)
     addi tp, tp, 12
 9:  jr   t0
-8:  mv   a2, t2
-    lui  t3, %hi(ttprof_rec_slow_value)
-    addi t3, t3, %lo(ttprof_rec_slow_value)
-    j    __ttprof_rec_cold
 
     # A recorded zone's close (the site's guard found the anchor non-zero, then read the
     # end): a0 = site id, a1 = start, a2 = the anchor its open loaded, a3 = end. The room
     # check and the id's store come first: they do not need the end, which the site read
-    # just before its jal (the subtractions wait for it). A zone of 2^15 cycles or more, an
-    # end 2^15 cycles or more after the anchor, or a full ring continue at
-    # __ttprof_zone_close.
+    # just before its jal (the subtractions wait for it). A zone of 2^15 cycles or more is
+    # written here in the 32-bit form (`id; h1; duration32; end32`, Zone32), which moves the
+    # decoder's `ref` to its end: the anchor moves there too (the hot word only: see
+    # `producer::anchor`), so that the records after a long wait keep their 16-bit forms.
     .globl __ttprof_zone_end
 __ttprof_zone_end:
-    bgeu tp, gp, 7f
+    bgeu tp, gp, .Lx_zone_full
     sh   a0, 0(tp)
     lui  t3, 8
     sub  t1, a3, a2
     sub  a1, a3, a1
-    bgeu t1, t3, 8f
+    bgeu t1, t3, 5f
+.Lr_zone:
     sh   a1, 2(tp)
     sh   a3, 4(tp)
     addi tp, tp, 6
     jr   t0
-7:  sub  a1, a3, a1
-8:  mv   a2, a3
-    j    __ttprof_zone_close
-
-    # A zone's close that the inline hot path could not finish: a0 = site id, a1 = its
-    # duration (end - start), a2 = end. A zone of 2^15 cycles or more is written in the
-    # 32-bit form here; anything else (a short zone after an old anchor, a full ring) goes
-    # to the slow close, with the start rebuilt as end - duration.
-    .globl __ttprof_zone_close
-__ttprof_zone_close:
-    srli t1, a1, 15
+5:  bltu a1, t3, .Lx_zone_old
+    # The long form: room for 12 bytes; the hot word is loaded early (a2, the anchor, is
+    # free) so that its latency runs under the stores.
     addi t2, tp, 6
-    beqz t1, 8f
-    bgeu t2, gp, 8f
+    bgeu t2, gp, .Lx_zone_slow
+    lui  t1, %hi(__ttprof_hot)
+    lw   a2, %lo(__ttprof_hot)(t1)
     andi t2, tp, 2
     lui  t3, 0x81000
     bnez t2, 2f
     or   t3, t3, a0
     sw   t3, 0(tp)
     sw   a1, 4(tp)
-    sw   a2, 8(tp)
+    sw   a3, 8(tp)
     addi tp, tp, 12
+    addi t2, a3, -1
+    ori  t2, t2, 1
+    beqz a2, 9f
+    sw   t2, %lo(__ttprof_hot)(t1)
     jr   t0
-2:  sh   a0, 0(tp)
-    srli t3, t3, 16
+2:  srli t3, t3, 16
     slli t2, a1, 16
     or   t3, t3, t2
     sw   t3, 2(tp)
-    srli a1, a1, 16
-    slli t2, a2, 16
-    or   a1, a1, t2
-    sw   a1, 6(tp)
-    srli a2, a2, 16
-    sh   a2, 10(tp)
+    srli a0, a1, 16
+    slli t2, a3, 16
+    or   a0, a0, t2
+    sw   a0, 6(tp)
+    srli t2, a3, 16
+    sh   t2, 10(tp)
     addi tp, tp, 12
-    jr   t0
-8:  sub  a1, a2, a1
+    addi t2, a3, -1
+    ori  t2, t2, 1
+    beqz a2, 9f
+    sw   t2, %lo(__ttprof_hot)(t1)
+9:  jr   t0
+
+    # The cold stubs. A failed time check: refresh the anchor and go on, or the slow path.
+.Lx_event_even:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_event_even
+    j    .Lx_event_slow
+.Lx_event_odd:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_event_odd
+.Lx_event_slow:
+    mv   a1, t2
+    lui  t3, %hi(ttprof_rec_slow_event)
+    addi t3, t3, %lo(ttprof_rec_slow_event)
+    j    __ttprof_rec_cold
+.Lx_data32_even:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_data32_even
+    j    .Lx_data32_slow
+.Lx_data32_odd:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_data32_odd
+.Lx_data32_slow:
+    li   a2, 0
+    mv   a3, t2
+    lui  t3, %hi(ttprof_rec_slow_data)
+    addi t3, t3, %lo(ttprof_rec_slow_data)
+    j    __ttprof_rec_cold
+.Lx_data64_even:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_data64_even
+    j    .Lx_data64_slow
+.Lx_data64_odd:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_data64_odd
+.Lx_data64_slow:
+    mv   a3, t2
+    lui  t3, %hi(ttprof_rec_slow_data)
+    addi t3, t3, %lo(ttprof_rec_slow_data)
+    j    __ttprof_rec_cold
+.Lx_value_even:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_value_even
+    j    .Lx_value_slow
+.Lx_value_odd:
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_value_odd
+.Lx_value_slow:
+    mv   a2, t2
+    lui  t3, %hi(ttprof_rec_slow_value)
+    addi t3, t3, %lo(ttprof_rec_slow_value)
+    j    __ttprof_rec_cold
+    # A zone shorter than 2^15 cycles after an old anchor: refresh, or the slow close.
+.Lx_zone_old:
+    mv   t2, a3
+    jal  t3, __ttprof_refresh
+    bnez t1, .Lr_zone
+    j    .Lx_zone_slow
+    # A zone's close that the routine could not finish (a full ring, something pending,
+    # an anchor 2^16 cycles old or more, recording switched off): a0 = site id, a1 = its
+    # duration (.Lx_zone_slow) or its start (.Lx_zone_full), a3 = end.
+.Lx_zone_slow:
+    sub  a1, a3, a1
+.Lx_zone_full:
+    mv   a2, a3
     lui  t3, %hi(ttprof_rec_slow_close)
     addi t3, t3, %lo(ttprof_rec_slow_close)
     j    __ttprof_rec_cold
+
+    # The anchor's refresh, every 2^15 cycles while records are written (the decoder's
+    # `ref` is now the last record's time, at or after A): t1 = t - A, t2 = t; returns to
+    # t3 with t1 = the new anchor (non-zero: (t - 1) | 1, at or before t) written to the hot
+    # word and its L1 copy, and what is written so far published (HEAD = LAP + tp - base,
+    # as a slow path does, so that a consumer keeps draining); or t1 = 0 when the slow path
+    # must run: t - A is 2^16 or more, or recording is off (the hot word is 0, or the host
+    # set `CONTROL` bit 0, which the slow path honours). Clobbers t1 only.
+__ttprof_refresh:
+    srli t1, t1, 16
+    bnez t1, 1f
+    addi sp, sp, -16
+    sw   a0, 0(sp)
+    sw   a1, 4(sp)
+    lui  a0, %hi(__ttprof_hot)
+    lw   a0, %lo(__ttprof_hot)(a0)
+    beqz a0, 2f
+    lui  a0, %hi(__ttprof_tile_block + {control})
+    lw   a0, %lo(__ttprof_tile_block + {control})(a0)
+    andi a0, a0, {disable}
+    bnez a0, 2f
+    addi t1, t2, -1
+    ori  t1, t1, 1
+    lui  a0, %hi(__ttprof_hot)
+    sw   t1, %lo(__ttprof_hot)(a0)
+    lui  a0, %hi(__ttprof_anchor)
+    sw   t1, %lo(__ttprof_anchor)(a0)
+    lui  a0, %hi(__ttprof_ring_block + {lap})
+    lw   a0, %lo(__ttprof_ring_block + {lap})(a0)
+    lui  a1, %hi(__ttprof_ring_base)
+    addi a1, a1, %lo(__ttprof_ring_base)
+    sub  a1, tp, a1
+    add  a0, a0, a1
+    fence w, w
+    lui  a1, %hi(__ttprof_ring_block + {head})
+    sw   a0, %lo(__ttprof_ring_block + {head})(a1)
+2:  lw   a1, 4(sp)
+    lw   a0, 0(sp)
+    addi sp, sp, 16
+    jr   t3
+1:  li   t1, 0
+    jr   t3
 
     # The cold path: calls the C-ABI function at t3 with a0..a3, saving the caller-saved
     # registers the convention preserves; returns to t0.
@@ -293,7 +395,11 @@ __ttprof_rec_cold:
 
     .purgem ttprof_anchor_and_clock
     .popsection
-"#
+"#,
+    control = const riscv_linker::profiler::tile::CONTROL,
+    disable = const riscv_linker::profiler::tile::CONTROL_DISABLE,
+    lap = const riscv_linker::profiler::ring::LAP,
+    head = const riscv_linker::profiler::ring::HEAD,
 );
 
 /// Calls one routine: `jal t0, NAME` with its arguments in `a0..` and the convention's
@@ -362,34 +468,91 @@ pub(crate) fn zone_end(id: u32, start: u32, anchor: u32, end: u32) {
     call!("__ttprof_zone_end", id, start, anchor, end);
 }
 
-// The slow paths the routines call (C ABI, cold).
+// The records' fixed-size forms as halfwords, in ring order: at a write pointer 2 mod 4
+// (`odd`) a datum or a value zone takes its time-first twin, as the routines write it. The
+// slow paths and the host simulator write the same bytes.
 
-#[cfg(target_arch = "riscv32")]
-#[no_mangle]
+fn event_halves(id: u32, t: u32, _odd: bool) -> [u16; 3] {
+    [id as u16, Kind::EventShort.header(), t as u16]
+}
+
+fn data32_halves(id: u32, lo: u32, t: u32, odd: bool) -> [u16; 5] {
+    let (id, t, l0, l1) = (id as u16, t as u16, lo as u16, (lo >> 16) as u16);
+    if odd {
+        [id, Kind::DataShort32TimeFirst.header(), t, l0, l1]
+    } else {
+        [id, Kind::DataShort32.header(), l0, l1, t]
+    }
+}
+
+fn data64_halves(id: u32, lo: u32, hi: u32, t: u32, odd: bool) -> [u16; 7] {
+    let (id, t) = (id as u16, t as u16);
+    let (l0, l1, h0, h1) = (lo as u16, (lo >> 16) as u16, hi as u16, (hi >> 16) as u16);
+    if odd {
+        [id, Kind::DataShortTimeFirst.header(), t, l0, l1, h0, h1]
+    } else {
+        [id, Kind::DataShort.header(), l0, l1, h0, h1, t]
+    }
+}
+
+fn value_halves(id: u32, start: u32, end: u32, value: u32, odd: bool) -> [u16; 6] {
+    let (id, d, e) = (id as u16, end.wrapping_sub(start) as u16, end as u16);
+    let (v0, v1) = (value as u16, (value >> 16) as u16);
+    if odd {
+        [id, Kind::ValueZoneShortDurationFirst.header(), d, v0, v1, e]
+    } else {
+        [id, Kind::ValueZoneShort.header(), v0, v1, d, e]
+    }
+}
+
+// The slow paths (C ABI, cold; the routines' cold path calls them on the device): the
+// record's 16-bit or 32-bit-time form when only the anchor was old
+// ([`producer::short_record`]), else the general path.
+
+#[cfg_attr(target_arch = "riscv32", no_mangle)]
 #[cold]
 extern "C" fn ttprof_rec_slow_event(id: u32, time: u32) {
-    producer::slow_record(&Record::Event {
-        id: id as SiteId,
-        time: producer::widen(time),
-    });
+    let h = |odd| event_halves(id, time, odd);
+    let far: [u16; 4] = producer::halves32(id as SiteId, Kind::Event32, [time]);
+    if !producer::short_record(Some([&h(false), &h(true)]), &far, time) {
+        producer::slow_record(&Record::Event {
+            id: id as SiteId,
+            time: producer::widen(time),
+        });
+    }
 }
 
-#[cfg(target_arch = "riscv32")]
-#[no_mangle]
+#[cfg_attr(target_arch = "riscv32", no_mangle)]
 #[cold]
 extern "C" fn ttprof_rec_slow_data(id: u32, lo: u32, hi: u32, time: u32) {
-    producer::slow_record(&Record::Data {
-        id: id as SiteId,
-        time: producer::widen(time),
-        data: (hi as u64) << 32 | lo as u64,
-    });
+    let far: [u16; 8] = producer::halves32(id as SiteId, Kind::Data32, [lo, hi, time]);
+    let short = if hi == 0 {
+        let h = |odd| data32_halves(id, lo, time, odd);
+        producer::short_record(Some([&h(false), &h(true)]), &far, time)
+    } else {
+        let h = |odd| data64_halves(id, lo, hi, time, odd);
+        producer::short_record(Some([&h(false), &h(true)]), &far, time)
+    };
+    if !short {
+        producer::slow_record(&Record::Data {
+            id: id as SiteId,
+            time: producer::widen(time),
+            data: (hi as u64) << 32 | lo as u64,
+        });
+    }
 }
 
-#[cfg(target_arch = "riscv32")]
-#[no_mangle]
+#[cfg_attr(target_arch = "riscv32", no_mangle)]
 #[cold]
 extern "C" fn ttprof_rec_slow_value(id: u32, start: u32, end: u32, value: u32) {
-    producer::slow_value(id as SiteId, start, end, value);
+    let d = end.wrapping_sub(start);
+    let h = |odd| value_halves(id, start, end, value, odd);
+    let (even, odd) = (h(false), h(true));
+    let near = (d < SHORT_LIMIT).then_some([&even[..], &odd[..]]);
+    let far: [u16; 8] = producer::halves32(id as SiteId, Kind::ValueZone32, [value, d, end]);
+    if !producer::short_record(near, &far, end) {
+        producer::slow_value(id as SiteId, start, end, value);
+    }
 }
 
 #[cfg(target_arch = "riscv32")]
@@ -404,10 +567,12 @@ extern "C" fn ttprof_rec_slow_close(id: u32, start: u32, end: u32) {
 #[cfg(not(target_arch = "riscv32"))]
 use crate::sim::hw;
 
-/// Writes `halves` at the write pointer if they fit (`tp + n - 6 < gp`).
+/// Writes a record at the write pointer if it fits (`tp + n - 6 < gp`): `halves(odd)`, its
+/// halfwords for a write pointer 2 mod 4 or not.
 #[cfg(not(target_arch = "riscv32"))]
-fn put(halves: &[u16]) -> bool {
-    let (tp, n) = (hw::tp(), 2 * halves.len() as u32);
+fn put<const N: usize>(halves: impl Fn(bool) -> [u16; N]) -> bool {
+    let tp = hw::tp();
+    let (halves, n) = (halves(tp & 2 != 0), 2 * N as u32);
     if tp + n - crate::wire::SHORT_ZONE_BYTES >= hw::gp() {
         return false;
     }
@@ -416,6 +581,15 @@ fn put(halves: &[u16]) -> bool {
     }
     hw::set_tp(tp + n);
     true
+}
+
+/// Whether a record of `n` bytes at `t` may take its 16-bit form against the anchor `a` its
+/// site loaded: it fits, and `t - a < 2^15` or the routines' refresh moved the anchor. The
+/// room is checked first, as the routines do: a refresh promises the record is written.
+#[cfg(not(target_arch = "riscv32"))]
+fn fresh(t: u32, a: u32, n: u32) -> bool {
+    hw::tp() + n - crate::wire::SHORT_ZONE_BYTES < hw::gp()
+        && (t.wrapping_sub(a) < SHORT_LIMIT || crate::producer::refresh(t, a))
 }
 
 /// The anchor and the clock (the anchor first); `None` when recording is off.
@@ -430,12 +604,8 @@ pub(crate) fn event(id: u32) {
     let Some((anchor, t)) = anchor_and_clock() else {
         return;
     };
-    let h = [id as u16, Kind::EventShort.header(), t as u16];
-    if t.wrapping_sub(anchor) >= SHORT_LIMIT || !put(&h) {
-        crate::producer::slow_record(&Record::Event {
-            id: id as SiteId,
-            time: crate::producer::widen(t),
-        });
+    if !fresh(t, anchor, 6) || !put(|odd| event_halves(id, t, odd)) {
+        ttprof_rec_slow_event(id, t);
     }
 }
 
@@ -444,28 +614,15 @@ pub(crate) fn data(id: u32, value: u64) {
     let Some((anchor, t)) = anchor_and_clock() else {
         return;
     };
-    let v = |i: u32| (value >> (16 * i)) as u16;
-    let fits = if value >> 32 == 0 {
-        t.wrapping_sub(anchor) < SHORT_LIMIT
-            && put(&[id as u16, Kind::DataShort32.header(), v(0), v(1), t as u16])
-    } else {
-        t.wrapping_sub(anchor) < SHORT_LIMIT
-            && put(&[
-                id as u16,
-                Kind::DataShort.header(),
-                v(0),
-                v(1),
-                v(2),
-                v(3),
-                t as u16,
-            ])
-    };
+    let (lo, hi) = (value as u32, (value >> 32) as u32);
+    let fits = fresh(t, anchor, if hi == 0 { 10 } else { 14 })
+        && if hi == 0 {
+            put(|odd| data32_halves(id, lo, t, odd))
+        } else {
+            put(|odd| data64_halves(id, lo, hi, t, odd))
+        };
     if !fits {
-        crate::producer::slow_record(&Record::Data {
-            id: id as SiteId,
-            time: crate::producer::widen(t),
-            data: value,
-        });
+        ttprof_rec_slow_data(id, lo, hi, t);
     }
 }
 
@@ -475,16 +632,8 @@ pub(crate) fn value_close(id: u32, start: u32, anchor: u32, value: u32) {
         return;
     }
     let end = hw::clock_lo();
-    let h = [
-        id as u16,
-        Kind::ValueZoneShort.header(),
-        value as u16,
-        (value >> 16) as u16,
-        end.wrapping_sub(start) as u16,
-        end as u16,
-    ];
-    if end.wrapping_sub(anchor) >= SHORT_LIMIT || !put(&h) {
-        crate::producer::slow_value(id as SiteId, start, end, value);
+    if !fresh(end, anchor, 12) || !put(|odd| value_halves(id, start, end, value, odd)) {
+        ttprof_rec_slow_value(id, start, end, value);
     }
 }
 
@@ -499,8 +648,11 @@ pub(crate) fn zone_close(id: u32, d: u32, end: u32) {
         end as u16,
         (end >> 16) as u16,
     ];
-    if d < SHORT_LIMIT || !put(&h) {
+    if d < SHORT_LIMIT || !put(|_| h) {
         crate::producer::slow_close(id as SiteId, start, end);
+    } else if hw::hot() != 0 {
+        // The decoder's `ref` is now `end`: the anchor follows (the hot word only).
+        hw::set_hot(end.wrapping_sub(1) | 1);
     }
 }
 
@@ -522,17 +674,28 @@ mod tests {
             (Kind::Zone32, "0x81000"),
         ] {
             assert_eq!(format!("0x{:X}", (kind.header() as u32) << 4), hi);
-            assert!(src.contains(&format!("lui  t3, {hi}")), "{kind:?}");
+            let built = ["a1", "a2", "a3", "t1", "t3"]
+                .iter()
+                .any(|r| src.contains(&format!("lui  {r}, {hi}\n")));
+            assert!(built, "{kind:?}");
         }
-        // The unaligned forms build the header as 0x9000 + offset.
+        // The forms written at a write pointer 2 mod 4 build the header as 0x9000 + offset.
         for (kind, off) in [
-            (Kind::EventShort, "-0x300"),
-            (Kind::DataShort32, "-0x200"),
-            (Kind::DataShort, "-0x100"),
+            (Kind::EventShort, -0x300),
+            (Kind::DataShort32TimeFirst, 0x100),
+            (Kind::DataShortTimeFirst, 0x200),
+            (Kind::ValueZoneShortDurationFirst, 0x300),
         ] {
-            let off_value = i32::from_str_radix(&off[3..], 16).unwrap();
-            assert_eq!(0x9000 - off_value, kind.header() as i32);
-            assert!(src.contains(&format!(", {off}")), "{kind:?}");
+            assert_eq!(0x9000 + off, kind.header() as i32);
+            let imm = if off < 0 {
+                format!("-0x{:x}", -off)
+            } else {
+                format!("0x{off:x}")
+            };
+            let built = ["a1", "a2", "a3", "t1"]
+                .iter()
+                .any(|r| src.contains(&format!("addi {r}, {r}, {imm}\n")));
+            assert!(built, "{kind:?}");
         }
     }
 }

@@ -285,7 +285,8 @@ pub(crate) mod hw {
         let end = clock_lo();
         let d = end.wrapping_sub(start);
         let (tp, gp) = with(|c| (c.tp, c.gp));
-        if end.wrapping_sub(anchor) >= SHORT_LIMIT || tp >= gp {
+        let old = end.wrapping_sub(anchor) >= SHORT_LIMIT;
+        if tp >= gp || old && (d >= SHORT_LIMIT || !crate::producer::refresh(end, anchor)) {
             return crate::records::zone_close(id, d, end);
         }
         wr16(tp, id as u16);

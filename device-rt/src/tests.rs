@@ -440,6 +440,8 @@ fn events_data_value_and_sum_zones_round_trip() {
     drain_now(&sim, &mut r);
     let kinds: Vec<&Record> = r.records.iter().skip(1).collect();
     assert!(matches!(kinds[0], Record::Event { time: 110, .. }));
+    // After the long gap, the datum in its 32-bit-time form (16 bytes), no anchor record.
+    assert_eq!(r.records.len(), 5, "{:?}", r.records);
     assert!(
         matches!(kinds[1], Record::Data { data: 0xDEAD_BEEF_0000_0001, time, .. } if *time == 110 + (1 << 20))
     );
@@ -717,4 +719,56 @@ fn mixed_records_in_a_loop_decode_exactly_in_their_short_forms() {
         "{} ring bytes for {short_forms} in the short forms",
         r.bytes
     );
+}
+
+/// Records more often than every 2^15 cycles never take the slow path once the launch's
+/// first record is written: the routines' refresh moves the anchor as they go and publishes
+/// (the private copy of the anchor, which only a slow path writes, stays put), and every
+/// time decodes exactly.
+#[test]
+fn frequent_records_refresh_the_anchor_without_the_slow_path() {
+    let sim = setup(5);
+    assert!(sim.begin_launch(1));
+    crate::event!("first");
+    let private_anchor = || {
+        sim.read_u32(profiler::ring_word(
+            RISC,
+            crate::producer::private::ANCHOR_LO,
+        ))
+    };
+    let slow = private_anchor();
+    let mut expected = Vec::new();
+    // 900 records 150 cycles apart: 135,000 cycles, four 2^15 windows, 6.3 KB (no wrap).
+    for i in 0..300u64 {
+        sim.advance(150);
+        expected.push(sim.clock());
+        crate::event!("tick");
+        sim.advance(150);
+        expected.push(sim.clock());
+        crate::data!("tile", i);
+        sim.advance(150);
+        let start = sim.clock();
+        let _z = crate::zone!("step");
+        drop(_z);
+        expected.push(start);
+    }
+    assert_eq!(private_anchor(), slow, "no slow path moved the anchor");
+    let head = sim.read_u32(profiler::ring_word(RISC, ring::HEAD));
+    assert!(head > 6_000, "the refreshes published {head} bytes");
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    let got: Vec<u64> = r
+        .records
+        .iter()
+        .filter_map(|x| match *x {
+            Record::Event { time, .. } | Record::Data { time, .. } => Some(time),
+            Record::Zone {
+                end, duration: 0, ..
+            } => Some(end),
+            _ => None,
+        })
+        .skip(1)
+        .collect();
+    assert_eq!(got, expected);
 }

@@ -76,11 +76,21 @@ pub enum Kind {
     /// `id; value: u32; duration16; end16` (12 bytes): a value zone shorter than 2^16 cycles
     /// whose end is within 2^16 cycles of `ref`. Sets `ref = end`.
     ValueZoneShort = 0x10,
+    /// `id; time16; data: u32` (10 bytes): [`Kind::DataShort32`] with the time first, the
+    /// form the hot path writes at a write pointer 2 mod 4, so that the datum is one aligned
+    /// word store. Sets `ref = time`.
+    DataShort32TimeFirst = 0x11,
+    /// `id; time16; data: u64` (14 bytes): [`Kind::DataShort`] with the time first (as
+    /// [`Kind::DataShort32TimeFirst`]). Sets `ref = time`.
+    DataShortTimeFirst = 0x12,
+    /// `id; duration16; value: u32; end16` (12 bytes): [`Kind::ValueZoneShort`] with the
+    /// duration first (as [`Kind::DataShort32TimeFirst`]). Sets `ref = end`.
+    ValueZoneShortDurationFirst = 0x13,
 }
 
 impl Kind {
     /// Every kind, in code order.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 19] = [
         Kind::Zone32,
         Kind::Zone64,
         Kind::ValueZone32,
@@ -97,6 +107,9 @@ impl Kind {
         Kind::DataShort32,
         Kind::DataShort,
         Kind::ValueZoneShort,
+        Kind::DataShort32TimeFirst,
+        Kind::DataShortTimeFirst,
+        Kind::ValueZoneShortDurationFirst,
     ];
 
     /// The kind whose code is `k`; `None` for an unknown code.
@@ -118,6 +131,9 @@ impl Kind {
             0x0E => Some(Kind::DataShort32),
             0x0F => Some(Kind::DataShort),
             0x10 => Some(Kind::ValueZoneShort),
+            0x11 => Some(Kind::DataShort32TimeFirst),
+            0x12 => Some(Kind::DataShortTimeFirst),
+            0x13 => Some(Kind::ValueZoneShortDurationFirst),
             _ => None,
         }
     }
@@ -141,6 +157,9 @@ impl Kind {
             Kind::DataShort32 => 10,
             Kind::DataShort => 14,
             Kind::ValueZoneShort => 12,
+            Kind::DataShort32TimeFirst => 10,
+            Kind::DataShortTimeFirst => 14,
+            Kind::ValueZoneShortDurationFirst => 12,
         }
     }
 
@@ -564,6 +583,22 @@ pub fn decode(h: &[u16], reference: u64) -> Result<Decoded, DecodeError> {
             duration: s[4] as u64,
             value: Some(w(s, 2) as u32),
         },
+        Kind::DataShort32TimeFirst => Record::Data {
+            id,
+            data: w(s, 3),
+            time: t16(2)?,
+        },
+        Kind::DataShortTimeFirst => Record::Data {
+            id,
+            data: d(s, 3),
+            time: t16(2)?,
+        },
+        Kind::ValueZoneShortDurationFirst => Record::Zone {
+            id,
+            end: t16(5)?,
+            duration: s[2] as u64,
+            value: Some(w(s, 3) as u32),
+        },
     };
     if let Record::Zone { end, duration, .. } = r {
         if duration > end {
@@ -599,6 +634,55 @@ const fn low_mask(bits: u32) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hot path writes a datum or a value zone in one of two layouts by the write
+    /// pointer's alignment; both decode to the same record.
+    #[test]
+    fn the_time_first_twins_decode_as_their_forms() {
+        let r = 0x1_2345_0000u64;
+        let pairs: [(&[u16], &[u16]); 3] = [
+            (
+                &[7, Kind::DataShort32.header(), 0xBEEF, 0xDEAD, 0x0123],
+                &[
+                    7,
+                    Kind::DataShort32TimeFirst.header(),
+                    0x0123,
+                    0xBEEF,
+                    0xDEAD,
+                ],
+            ),
+            (
+                &[7, Kind::DataShort.header(), 1, 2, 3, 4, 0x0123],
+                &[7, Kind::DataShortTimeFirst.header(), 0x0123, 1, 2, 3, 4],
+            ),
+            (
+                &[
+                    7,
+                    Kind::ValueZoneShort.header(),
+                    0xBEEF,
+                    0xDEAD,
+                    0x20,
+                    0x0123,
+                ],
+                &[
+                    7,
+                    Kind::ValueZoneShortDurationFirst.header(),
+                    0x20,
+                    0xBEEF,
+                    0xDEAD,
+                    0x0123,
+                ],
+            ),
+        ];
+        for (a, b) in pairs {
+            let (x, y) = (decode(a, r), decode(b, r));
+            assert!(
+                matches!(x, Ok(Decoded::Record(_, n)) if n == a.len()),
+                "{x:?}"
+            );
+            assert_eq!(x, y, "{a:x?} and {b:x?}");
+        }
+    }
 
     #[test]
     fn kinds_round_trip_and_sizes_are_even() {
@@ -860,11 +944,14 @@ mod tests {
             &[3, Kind::Data32.header(), 1, 2, 3, 4, w[0], w[1]],
         ];
         // And every 16-bit form.
-        let shorts: [&[u16]; 4] = [
+        let shorts: [&[u16]; 7] = [
             &[3, Kind::EventShort.header(), low],
             &[3, Kind::DataShort32.header(), 1, 2, low],
             &[3, Kind::DataShort.header(), 1, 2, 3, 4, low],
             &[3, Kind::ValueZoneShort.header(), 9, 0, 5, low],
+            &[3, Kind::DataShort32TimeFirst.header(), low, 1, 2],
+            &[3, Kind::DataShortTimeFirst.header(), low, 1, 2, 3, 4],
+            &[3, Kind::ValueZoneShortDurationFirst.header(), 5, 9, 0, low],
         ];
         for h in shorts {
             assert_eq!(decode(h, top), Err(DecodeError::Overflow), "{h:x?}");
@@ -921,6 +1008,13 @@ mod tests {
         );
         assert_eq!(
             decode(&[1, Kind::ValueZoneShort.header(), 4, 0, 11, 10], 0),
+            Err(DecodeError::Time)
+        );
+        assert_eq!(
+            decode(
+                &[1, Kind::ValueZoneShortDurationFirst.header(), 11, 4, 0, 10],
+                0
+            ),
             Err(DecodeError::Time)
         );
     }

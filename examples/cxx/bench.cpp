@@ -1,11 +1,11 @@
 // BRISC: runtime-bench's dense and op-level workloads in C++ (examples/kernels/src/bin/bench.rs
-// is the Rust twin), so the cost of a zone from ttprof.h is measured against ttprof-rt's.
+// and records.rs are the Rust twins), so the cost of a zone from ttprof.h is measured against ttprof-rt's.
 //
 // Arguments (words at 0x30000, as the Rust kernel's): mode, iterations, work.
 // * mode 1, dense: per iteration two nested zones around `work` counted-loop steps each.
 // * mode 2, op-level: per iteration a gap of `work * 64` cycles, then a zone of `work * 256`.
-// * mode 5, one record kind (word 4: bench.rs's `kind`) per iteration, then `work` steps.
-// * mode 6, eight records of that kind from eight sites back to back, then `work` steps.
+// * mode 5, one record kind (word 4: records.rs's `kind`) per iteration, then 4 steps.
+// * mode 6, eight records of that kind from eight sites back to back, then 4 steps.
 #include <stdint.h>
 #include <ttprof.h>
 
@@ -16,6 +16,12 @@ static inline uint32_t rd(uint32_t addr) { return *(volatile uint32_t *)addr; }
 // `n` steps of a counted loop, one volatile store each (the Rust kernels' `steps`).
 static inline __attribute__((always_inline)) void steps(uint32_t n) {
     for (uint32_t i = 0; i < n; i++) *(volatile uint32_t *)(ARGS + 0x80) = i;
+}
+
+// Modes 5 and 6: 4 steps, unrolled (the Rust `records` kernel's `steps`), so that the plain
+// and the profile build's loops differ only by the record.
+static inline __attribute__((always_inline)) void record_steps() {
+    for (uint32_t i = 0; i < 4; i++) *(volatile uint32_t *)(ARGS + 0x80) = i;
 }
 
 static void wait_cycles(uint32_t n) {
@@ -50,49 +56,49 @@ void kernel_main() {
                 case 1:
                     for (uint32_t i = 0; i < iterations; i++) {
                         { TTPROF_ZONE("zone-loop"); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 2:
                     for (uint32_t i = 0; i < iterations; i++) {
                         { TTPROF_VALUE_ZONE("value-loop", i); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 3:
                     for (uint32_t i = 0; i < iterations; i++) {
                         TTPROF_EVENT("event-loop");
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 4:
                     for (uint32_t i = 0; i < iterations; i++) {
                         TTPROF_DATA("data32-loop", i);
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 5:
                     for (uint32_t i = 0; i < iterations; i++) {
                         TTPROF_DATA("data64-loop", (1ull << 32) | i);
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 6:
                     for (uint32_t i = 0; i < iterations; i++) {
                         TTPROF_SIGNAL("signal-loop", TTPROF_CB_PUSH(1));
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 7:
                     for (uint32_t i = 0; i < iterations; i++) {
                         { TTPROF_SUM_ZONE("sum-loop"); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 8:
                     for (uint32_t i = 0; i < iterations; i++) {
                         { TTPROF_WAIT("wait-loop", TTPROF_CB_FRONT(1)); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 default:
@@ -111,7 +117,7 @@ void kernel_main() {
                         { TTPROF_ZONE("zone-5"); }
                         { TTPROF_ZONE("zone-6"); }
                         { TTPROF_ZONE("zone-7"); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 2:
@@ -124,7 +130,7 @@ void kernel_main() {
                         { TTPROF_VALUE_ZONE("value-5", i); }
                         { TTPROF_VALUE_ZONE("value-6", i); }
                         { TTPROF_VALUE_ZONE("value-7", i); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 3:
@@ -137,7 +143,7 @@ void kernel_main() {
                         TTPROF_EVENT("event-5");
                         TTPROF_EVENT("event-6");
                         TTPROF_EVENT("event-7");
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 4:
@@ -150,7 +156,7 @@ void kernel_main() {
                         TTPROF_DATA("data32-5", i);
                         TTPROF_DATA("data32-6", i);
                         TTPROF_DATA("data32-7", i);
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 5:
@@ -163,7 +169,7 @@ void kernel_main() {
                         TTPROF_DATA("data64-5", (1ull << 32) | i);
                         TTPROF_DATA("data64-6", (1ull << 32) | i);
                         TTPROF_DATA("data64-7", (1ull << 32) | i);
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 6:
@@ -176,7 +182,7 @@ void kernel_main() {
                         TTPROF_SIGNAL("signal-5", TTPROF_CB_PUSH(1));
                         TTPROF_SIGNAL("signal-6", TTPROF_CB_PUSH(1));
                         TTPROF_SIGNAL("signal-7", TTPROF_CB_PUSH(1));
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 7:
@@ -189,7 +195,7 @@ void kernel_main() {
                         { TTPROF_SUM_ZONE("sum-5"); }
                         { TTPROF_SUM_ZONE("sum-6"); }
                         { TTPROF_SUM_ZONE("sum-7"); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 case 8:
@@ -202,7 +208,7 @@ void kernel_main() {
                         { TTPROF_WAIT("wait-5", TTPROF_CB_FRONT(1)); }
                         { TTPROF_WAIT("wait-6", TTPROF_CB_FRONT(1)); }
                         { TTPROF_WAIT("wait-7", TTPROF_CB_FRONT(1)); }
-                        steps(work);
+                        record_steps();
                     }
                     break;
                 default:

@@ -8,6 +8,7 @@ fn main() {
         ("math", Risc::Trisc1),
         ("pack", Risc::Trisc2),
         ("bench", Risc::Brisc),
+        ("records", Risc::Brisc),
         ("sums", Risc::Brisc),
         ("fault", Risc::Brisc),
         ("twin", Risc::Brisc),

@@ -21,10 +21,11 @@ pub const DENSE_BLOCK: u32 = 3;
 /// [`DENSE`]'s loop without zones, the inner zone's work between two wall-clock reads whose
 /// spans the kernel sums into [`Launched::result`] (run it on the plain build).
 pub const DENSE_TIMED: u32 = 4;
-/// One record of [`BenchRun::record`]'s kind per iteration, then `work` loop steps.
+/// One record of [`BenchRun::record`]'s kind per iteration, then 4 loop steps (the
+/// `records` kernel, examples/kernels/src/bin/records.rs).
 pub const RECORD_LOOP: u32 = 5;
 /// Eight records of [`BenchRun::record`]'s kind from eight sites back to back (straight-line
-/// code) per iteration, then `work` loop steps.
+/// code) per iteration, then 4 loop steps (the `records` kernel).
 pub const RECORD_STRAIGHT: u32 = 6;
 
 /// The record kinds of [`RECORD_LOOP`] and [`RECORD_STRAIGHT`] (the bench kernel's `kind`

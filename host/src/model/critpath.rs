@@ -42,7 +42,12 @@
 //! own core's signal (the NoC), to a Tensix post pushed before it began, or unmatched, and a
 //! profiler stall, is on the path whole, on the same core. A stretch the emulator held a
 //! core on another TRISC's work ([`HeldSpan`]: `SrcA` data from unpack, a free bank from
-//! math) ends like a wait signalled by that TRISC at its end: the path continues there. Reaching a core's KERNEL start before the op's first start, the rest is a
+//! math) ends like a wait signalled by that TRISC at its end: the path continues there. A
+//! wait the signalling core's own profiler records made late is not a hand-over: when the
+//! records it wrote since its last wait (their known cost, [`OpTrace::records`]) add up to
+//! at least the signal's lateness (from the wait's start to the signal), the core would not
+//! have waited without the profiler, and the wait is on the path whole, on the waiting core,
+//! so that instrumenting a kernel more does not move its path. Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
 //! the steps tile the op's span: they add up to its duration exactly.
 
@@ -115,6 +120,10 @@ pub struct OpTrace {
     pub signals: Vec<SignalMark>,
     /// Held stretches (the emulator's), any order.
     pub held: Vec<HeldSpan>,
+    /// The profiler's own records on each core: (device cycle, its cost in cycles), any
+    /// order (see [`critical_path`]: a wait the signaller's records alone made late is not
+    /// a hand-over).
+    pub records: HashMap<CoreId, Vec<(u64, u64)>>,
 }
 
 /// Why a wait has no signal.
@@ -333,6 +342,42 @@ enum Item {
     Held(usize),
 }
 
+/// Whether signal `si`, which ended a wait that began at `wait_start`, was late only by its
+/// core's own profiler records: their cost since that core's last wait or held stretch
+/// before the signal (or its KERNEL start) covers the lateness. `records`: per core, by
+/// time, with the running cost.
+fn profilers_lateness(
+    t: &OpTrace,
+    per_core: &HashMap<CoreId, Vec<Item>>,
+    span_of: &impl Fn(Item) -> (u64, u64),
+    records: &HashMap<CoreId, Vec<(u64, u64)>>,
+    si: usize,
+    wait_start: u64,
+) -> bool {
+    let sg = t.signals[si];
+    let Some(r) = records.get(&sg.core) else {
+        return false;
+    };
+    let items = per_core.get(&sg.core).map(Vec::as_slice).unwrap_or(&[]);
+    let n = items.partition_point(|&it| span_of(it).0 < sg.at);
+    let since = items[..n]
+        .iter()
+        .map(|&it| span_of(it).1.min(sg.at))
+        .max()
+        .unwrap_or(0)
+        .max(t.kernels.get(&sg.core).map_or(0, |k| k.0));
+    let upto = |c: u64| {
+        let i = r.partition_point(|x| x.0 <= c);
+        if i == 0 {
+            0
+        } else {
+            r[i - 1].1
+        }
+    };
+    let cost = upto(sg.at) - upto(since);
+    cost > 0 && cost >= sg.at - wait_start
+}
+
 /// The critical path of `t` given its matching (see the module docs).
 pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     let Some(op_start) = t.kernels.values().map(|k| k.0).min() else {
@@ -360,6 +405,21 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     for v in per_core.values_mut() {
         v.sort_by_key(|&it| span_of(it));
     }
+    // Each core's records by time, with their running cost.
+    let records: HashMap<CoreId, Vec<(u64, u64)>> = t
+        .records
+        .iter()
+        .map(|(c, r)| {
+            let mut r = r.clone();
+            r.sort_unstable();
+            let mut sum = 0;
+            for x in &mut r {
+                sum += x.1;
+                x.1 = sum;
+            }
+            (*c, r)
+        })
+        .collect();
     let mut out: Vec<PathStep> = Vec::new();
     let push = |out: &mut Vec<PathStep>, core, start: u64, end: u64, kind| {
         if end > start {
@@ -432,7 +492,8 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
             Ok(si)
                 if t.signals[si].core != core
                     && t.signals[si].at >= wait.start
-                    && t.kernels.contains_key(&t.signals[si].core) =>
+                    && t.kernels.contains_key(&t.signals[si].core)
+                    && !profilers_lateness(t, &per_core, &span_of, &records, si, wait.start) =>
             {
                 let at = t.signals[si].at.clamp(wait.start, we);
                 push(&mut out, core, at, we, kind);
@@ -666,6 +727,46 @@ mod tests {
         assert!(w.is_empty());
         // Only the reader's second push ended no wait: math was busy when it came.
         assert_eq!(s.values().sum::<u64>(), 1, "{s:?}");
+    }
+
+    /// Issue 39: math's own profiler records (95 cycles between its first push and its
+    /// second) cover the 90 cycles the writer's second wait was late by: without them the
+    /// tile would have been there, so that wait is on the path whole on the writer, and the
+    /// path crosses to math only at its first push.
+    #[test]
+    fn a_wait_made_late_only_by_the_profilers_records_is_not_a_hand_over() {
+        let mut t = pipeline();
+        let m_core = core(1, Risc::Trisc1);
+        t.records.insert(m_core, vec![(150, 60), (200, 35)]);
+        let p = critical_path(&t, &match_waits(&t));
+        let seg: Vec<(Risc, u64, u64, bool)> = p
+            .steps
+            .iter()
+            .map(|s| (s.core.risc, s.start, s.end, s.kind == StepKind::Busy))
+            .collect();
+        assert_eq!(
+            seg,
+            [
+                (Risc::Brisc, 0, 10, true),
+                (Risc::Brisc, 10, 20, false),
+                (Risc::Brisc, 20, 25, true),
+                (Risc::Trisc1, 25, 27, false),
+                (Risc::Trisc1, 27, 120, true),
+                (Risc::Ncrisc, 120, 123, false),
+                (Risc::Ncrisc, 123, 130, true),
+                (Risc::Ncrisc, 130, 224, false),
+                (Risc::Ncrisc, 224, 230, true),
+                (Risc::Ncrisc, 230, 250, false),
+                (Risc::Ncrisc, 250, 260, true),
+            ]
+        );
+        // 89 cycles of records do not cover it: the hand-over stands.
+        t.records.insert(m_core, vec![(150, 60), (200, 29)]);
+        let p = critical_path(&t, &match_waits(&t));
+        assert!(p
+            .steps
+            .iter()
+            .any(|s| s.core.risc == Risc::Trisc1 && s.end == 220));
     }
 
     #[test]

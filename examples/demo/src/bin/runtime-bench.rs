@@ -6,7 +6,9 @@
 //! isolated and op-level zones, recording off, the block form). Differences give the
 //! *marginal* cost of one zone: (dX_profile - dX_plain) / dZones, X = the BRISC's cycles
 //! from reset to halt on the emulator's pipeline model, its instructions, or the ring's
-//! `HEAD` bytes. They are printed beside the published producer costs on hardware.
+//! `HEAD` bytes. They are printed beside the published producer costs on hardware. Every
+//! other record kind is measured the same way on the `records` kernel
+//! (examples/kernels/src/bin/records.rs).
 //!
 //! A consumer drains the ring while the kernel runs, so nothing stalls; the benchmark
 //! checks that no zone was dropped or waited for. Writes `target/bench/runtime.json`.
@@ -199,7 +201,7 @@ const SUM_ZONE_KIND: u32 = 7;
 /// Iterations of the straight-line mode (eight records each).
 const STRAIGHT_ITERATIONS: (u32, u32) = (500, 1_500);
 
-/// One record kind's cost: in a loop (one record, 4 loop steps per iteration) and in
+/// One record kind's cost: in a loop (one record, 4 unrolled loop steps per iteration) and in
 /// straight-line code (eight sites back to back per iteration).
 struct RecordCost {
     name: &'static str,
@@ -207,7 +209,7 @@ struct RecordCost {
     straight: Marginal,
 }
 
-/// Every kind of [`RECORD_KINDS`] on `k`.
+/// Every kind of [`RECORD_KINDS`] on `k` (the `records` kernel).
 fn record_costs(k: &Kernels) -> Fallible<Vec<RecordCost>> {
     let mut out = Vec::new();
     for (record, name) in RECORD_KINDS {
@@ -217,7 +219,7 @@ fn record_costs(k: &Kernels) -> Fallible<Vec<RecordCost>> {
             mode,
             record,
             iterations: 0,
-            work: 4,
+            work: 0,
             recording: true,
             policy: Policy::Block,
             drain_every: Some(500),
@@ -294,7 +296,7 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
         "{}: building the bench kernel with and without `profile`...",
         arch.name()
     );
-    let kernel_names = ["bench", "sites_16", "sites_48"];
+    let kernel_names = ["bench", "records", "sites_16", "sites_48"];
     let on_set = build_kernel_set(arch, true, &kernel_names, &dir.join("kernels-profile"))?;
     let off_set = build_kernel_set(arch, false, &kernel_names, &dir.join("kernels-plain"))?;
     let site_bytes = site_code_bytes([
@@ -319,6 +321,13 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
         off: off.clone(),
         out: dir.join("timestamper"),
         backend: Backend::Timestamper,
+    };
+    let records = Kernels {
+        arch,
+        on: on_set["records"].clone(),
+        off: off_set["records"].clone(),
+        out: dir.clone(),
+        backend: Backend::Ring,
     };
     let k = Kernels {
         arch,
@@ -363,7 +372,7 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
         ts_off: marginal(&ts, &run(DENSE, 4, false), DENSE_ITERATIONS, 2)?,
         ts_op_level: marginal(&ts, &run(OP_LEVEL, 1_000, true), (10, 30), 1)?,
         ts_inner: inner_duration(&ts, 4, DENSE_ITERATIONS.1)?,
-        records: record_costs(&k)?,
+        records: record_costs(&records)?,
         site_bytes,
         cxx_site_bytes,
     })
@@ -578,7 +587,7 @@ fn main() -> Fallible<()> {
         );
     }
     println!();
-    println!("cycles per record (marginal), loop (1 record + 4 loop steps per iteration) / straight-line (8 sites back to back)");
+    println!("cycles per record (marginal), loop (1 record + 4 unrolled loop steps per iteration) / straight-line (8 sites back to back)");
     println!(
         "{:<24} {:>17} {:>17} {:>17}   ring bytes (WH)",
         "", "Wormhole B0", "Blackhole", "C++ ttprof.h, WH"

@@ -62,7 +62,7 @@ impl fmt::Display for DecodeError {
             }
             WireError::UnknownKind { h1 } => write!(
                 f,
-                "unknown record header {h1:#06x} at byte {} (expected a short zone, a known kind 0x01..=0x10, or PAD)",
+                "unknown record header {h1:#06x} at byte {} (expected a short zone, a known kind 0x01..=0x13, or PAD)",
                 self.at
             ),
             WireError::Time => write!(
@@ -327,6 +327,12 @@ pub(crate) fn decode_one(b: &[u8], reference: u64) -> Result<Option<(Slow, usize
         Kind::ValueZoneShort => {
             let end = t16(10)?;
             zone(span(le16(b, 8), end)?, end, Some(le32(b, 4) as u32))
+        }
+        Kind::DataShort32TimeFirst => point(RecordKind::Data, site, t16(4)?, le32(b, 6), 0),
+        Kind::DataShortTimeFirst => point(RecordKind::Data, site, t16(4)?, le64(b, 6), 0),
+        Kind::ValueZoneShortDurationFirst => {
+            let end = t16(10)?;
+            zone(span(le16(b, 4), end)?, end, Some(le32(b, 6) as u32))
         }
         Kind::Loss => Slow {
             kind: RecordKind::Loss,

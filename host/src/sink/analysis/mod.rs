@@ -470,11 +470,7 @@ impl Analyzer {
                     .get(&op)
                     .is_some_and(|&(s, e)| z.start_cycles >= s && z.end_cycles <= e);
                 if inside {
-                    let rk = if z.value.is_some() {
-                        records::RecordKind::ValueZone
-                    } else {
-                        records::RecordKind::Zone
-                    };
+                    let rk = records::zone_record(z.value);
                     let ns = ns_of(records::cycles(rk, arch));
                     // Inside an outermost wait (not the wait itself): that wait's time.
                     let within = waits_of
@@ -565,13 +561,8 @@ impl Analyzer {
             if m.cycles < ks || m.cycles > ke {
                 continue;
             }
-            let (rk, n) = match (m.kind, kind(m.site)) {
-                (MarkKind::Sum { count, .. }, _) => (records::RecordKind::SumStep, count as f64),
-                (MarkKind::Data(d), _) if d > u32::MAX as u64 => (records::RecordKind::Data64, 1.0),
-                (MarkKind::Data(_), _) => (records::RecordKind::Data32, 1.0),
-                (MarkKind::Event, LabelKind::Signal(_)) => (records::RecordKind::Signal, 1.0),
-                (MarkKind::Event, _) => (records::RecordKind::Event, 1.0),
-            };
+            let signal = matches!(kind(m.site), LabelKind::Signal(_));
+            let (rk, n) = records::mark_record(m.kind, signal);
             let ns = n * ns_of(records::cycles(rk, arch));
             let waits = waits_of.get(&op).map_or(&[][..], Vec::as_slice);
             let i = waits.partition_point(|&(_, e, _)| e < m.cycles);

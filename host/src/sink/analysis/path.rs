@@ -15,6 +15,10 @@ use std::collections::{BTreeMap, HashMap};
 /// past it, later ones are counted per op ([`CriticalPath::left_out`]) and left out, so a
 /// run of any length stays within a constant.
 pub(crate) const PATH_EVENTS: usize = 1 << 20;
+/// The profiler's own records the collector holds over every op of a run (16 bytes each),
+/// apart from [`PATH_EVENTS`] so that they never crowd out a wait: past it, a record is left
+/// out, and a wait it made late is then taken as a hand-over ([`critpath::critical_path`]).
+pub(crate) const PATH_RECORDS: usize = 1 << 20;
 
 /// Per op index, what its rings recorded.
 #[derive(Default)]
@@ -24,9 +28,39 @@ pub(super) struct Collector {
     held: usize,
     /// Per op: waits and signals left out past [`PATH_EVENTS`].
     left_out: BTreeMap<u32, u64>,
+    /// Records held, every op ([`PATH_RECORDS`]).
+    records: usize,
 }
 
 impl Collector {
+    /// Keeps one of `core`'s records in `op` (device cycles `start..=at`, its cost), if it
+    /// lies inside that core's KERNEL zone (the zone comes first in opening order) and
+    /// fewer than [`PATH_RECORDS`] are held.
+    fn record(
+        &mut self,
+        op: u32,
+        core: CoreId,
+        start: u64,
+        at: u64,
+        cost: f64,
+        common: &impl Fn(u64) -> u64,
+    ) {
+        let (start, at) = (common(start), common(at));
+        let inside = self
+            .traces
+            .get(&op)
+            .and_then(|t| t.kernels.get(&core))
+            .is_some_and(|&(s, e)| start >= s && at <= e);
+        if inside && self.records < PATH_RECORDS {
+            self.records += 1;
+            let t = self.traces.entry(op).or_default();
+            t.records
+                .entry(core)
+                .or_default()
+                .push((at, cost.round() as u64));
+        }
+    }
+
     /// Whether one more wait or signal of `op` may be kept (else it is counted).
     fn room(&mut self, op: u32) -> bool {
         if self.held < PATH_EVENTS {
@@ -39,8 +73,8 @@ impl Collector {
 }
 
 impl Collector {
-    /// Adds one ring: its KERNEL spans, outermost waits and stalls, and signals (with the
-    /// innermost zone open at each).
+    /// Adds one ring: its KERNEL spans, outermost waits and stalls, the profiler's own
+    /// records, and signals (with the innermost zone open at each).
     pub(super) fn add(&mut self, p: &Profile, v: &RingView, kind: impl Fn(u32) -> LabelKind) {
         let core = CoreId {
             tile: v.lane.tile,
@@ -81,6 +115,23 @@ impl Collector {
                 wait,
                 site: z.site,
             });
+        }
+        // The profiler's own records inside the KERNEL zone, with their known cost
+        // (module `records`): a zone at its close.
+        let arch = p.readout.geometry().arch;
+        for z in &v.zones {
+            let (Some(op), LabelKind::Other | LabelKind::Wait(_)) = (z.op, kind(z.site)) else {
+                continue;
+            };
+            let cost = super::records::cycles(super::records::zone_record(z.value), arch);
+            self.record(op, core, z.start_cycles, z.end_cycles, cost, &common);
+        }
+        for m in &v.marks {
+            let Some(op) = m.op else { continue };
+            let signal = matches!(kind(m.site), LabelKind::Signal(_));
+            let (rk, n) = super::records::mark_record(m.kind, signal);
+            let cost = n * super::records::cycles(rk, arch);
+            self.record(op, core, m.cycles, m.cycles, cost, &common);
         }
         // Signals, with the innermost zone open at each (zones in opening order, marks in
         // time order: a stack of open zones).

@@ -9,6 +9,7 @@
 //! (a miss adds cycles); the emulator's line profile (`--lines`) measures a given kernel's.
 //! They are one named table, to be updated with the runtime.
 
+use crate::timeline::MarkKind;
 use riscv_linker::Arch;
 
 /// What a record is, for its cost.
@@ -31,18 +32,38 @@ pub(crate) enum RecordKind {
 }
 
 /// Cycles a record of each kind costs the core that writes it, per arch: (Wormhole B0,
-/// Blackhole), runtime-bench in a loop on 2026-12-02 (zone 18.6 / 18.6, value zone 30.5 /
-/// 30.9, event 25.7 / 26.7, data32 30.1 / 31.1, data64 42.1 / 47.2, sum zone 27.0 / 26.0,
-/// signal 31.7 / 36.7).
+/// Blackhole), runtime-bench's `records` kernel in a loop (one record and 4 loop steps per
+/// iteration) on 2026-12-03.
 pub(crate) const RECORD_CYCLES: [(RecordKind, f64, f64); 7] = [
-    (RecordKind::Zone, 18.6, 18.6),
-    (RecordKind::ValueZone, 30.5, 30.9),
-    (RecordKind::Event, 25.7, 26.7),
-    (RecordKind::Signal, 31.7, 36.7),
-    (RecordKind::Data32, 30.1, 31.1),
-    (RecordKind::Data64, 42.1, 47.2),
-    (RecordKind::SumStep, 27.0, 26.0),
+    (RecordKind::Zone, 16.4, 18.7),
+    (RecordKind::ValueZone, 18.9, 29.3),
+    (RecordKind::Event, 11.6, 24.1),
+    (RecordKind::Signal, 11.6, 23.9),
+    (RecordKind::Data32, 18.1, 27.4),
+    (RecordKind::Data64, 24.0, 31.4),
+    (RecordKind::SumStep, 29.0, 16.0),
 ];
+
+/// What record a zone is: a value zone, or a zone (a typed wait is one).
+pub(crate) fn zone_record(value: Option<u32>) -> RecordKind {
+    if value.is_some() {
+        RecordKind::ValueZone
+    } else {
+        RecordKind::Zone
+    }
+}
+
+/// What record a mark is, and how many (a sum zone's total counts its measurements);
+/// `signal`: its site is a signal's.
+pub(crate) fn mark_record(kind: MarkKind, signal: bool) -> (RecordKind, f64) {
+    match kind {
+        MarkKind::Sum { count, .. } => (RecordKind::SumStep, count as f64),
+        MarkKind::Data(d) if d > u32::MAX as u64 => (RecordKind::Data64, 1.0),
+        MarkKind::Data(_) => (RecordKind::Data32, 1.0),
+        MarkKind::Event if signal => (RecordKind::Signal, 1.0),
+        MarkKind::Event => (RecordKind::Event, 1.0),
+    }
+}
 
 /// The cost of one record of `kind` on `arch`, cycles.
 pub(crate) fn cycles(kind: RecordKind, arch: Arch) -> f64 {
@@ -66,6 +87,6 @@ mod tests {
                 assert!(cycles(k, arch) > 10.0, "{k:?} {arch:?}");
             }
         }
-        assert_eq!(cycles(RecordKind::Data64, Arch::Blackhole), 47.2);
+        assert_eq!(cycles(RecordKind::Data64, Arch::Blackhole), 31.4);
     }
 }
