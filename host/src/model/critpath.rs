@@ -44,10 +44,10 @@
 //! core on another TRISC's work ([`HeldSpan`]: `SrcA` data from unpack, a free bank from
 //! math) ends like a wait signalled by that TRISC at its end: the path continues there. A
 //! wait the signalling core's own profiler records made late is not a hand-over: when the
-//! records it wrote since its last wait (their known cost, [`OpTrace::records`]) add up to
+//! records it wrote since its last wait (their known cost) add up to
 //! at least the signal's lateness (from the wait's start to the signal), the core would not
 //! have waited without the profiler, and the wait is on the path whole, on the waiting core,
-//! so that instrumenting a kernel more does not move its path. Reaching a core's KERNEL start before the op's first start, the rest is a
+//! so that instrumenting a kernel more does not move its path ([`SignalMark::profiler`]). Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
 //! the steps tile the op's span: they add up to its duration exactly.
 
@@ -92,6 +92,9 @@ pub struct SignalMark {
     pub site: u32,
     /// The label of the innermost zone open on its core when it was recorded.
     pub zone: Option<u32>,
+    /// Cycles of its core's own profiler records (their known cost) from that core's last
+    /// wait before the signal, or its KERNEL start, to the signal: see [`critical_path`].
+    pub profiler: u64,
 }
 
 /// A stretch the emulator held a core on another stage's work (outside its typed waits),
@@ -120,10 +123,6 @@ pub struct OpTrace {
     pub signals: Vec<SignalMark>,
     /// Held stretches (the emulator's), any order.
     pub held: Vec<HeldSpan>,
-    /// The profiler's own records on each core: (device cycle, its cost in cycles), any
-    /// order (see [`critical_path`]: a wait the signaller's records alone made late is not
-    /// a hand-over).
-    pub records: HashMap<CoreId, Vec<(u64, u64)>>,
 }
 
 /// Why a wait has no signal.
@@ -342,42 +341,6 @@ enum Item {
     Held(usize),
 }
 
-/// Whether signal `si`, which ended a wait that began at `wait_start`, was late only by its
-/// core's own profiler records: their cost since that core's last wait or held stretch
-/// before the signal (or its KERNEL start) covers the lateness. `records`: per core, by
-/// time, with the running cost.
-fn profilers_lateness(
-    t: &OpTrace,
-    per_core: &HashMap<CoreId, Vec<Item>>,
-    span_of: &impl Fn(Item) -> (u64, u64),
-    records: &HashMap<CoreId, Vec<(u64, u64)>>,
-    si: usize,
-    wait_start: u64,
-) -> bool {
-    let sg = t.signals[si];
-    let Some(r) = records.get(&sg.core) else {
-        return false;
-    };
-    let items = per_core.get(&sg.core).map(Vec::as_slice).unwrap_or(&[]);
-    let n = items.partition_point(|&it| span_of(it).0 < sg.at);
-    let since = items[..n]
-        .iter()
-        .map(|&it| span_of(it).1.min(sg.at))
-        .max()
-        .unwrap_or(0)
-        .max(t.kernels.get(&sg.core).map_or(0, |k| k.0));
-    let upto = |c: u64| {
-        let i = r.partition_point(|x| x.0 <= c);
-        if i == 0 {
-            0
-        } else {
-            r[i - 1].1
-        }
-    };
-    let cost = upto(sg.at) - upto(since);
-    cost > 0 && cost >= sg.at - wait_start
-}
-
 /// The critical path of `t` given its matching (see the module docs).
 pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     let Some(op_start) = t.kernels.values().map(|k| k.0).min() else {
@@ -405,21 +368,6 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     for v in per_core.values_mut() {
         v.sort_by_key(|&it| span_of(it));
     }
-    // Each core's records by time, with their running cost.
-    let records: HashMap<CoreId, Vec<(u64, u64)>> = t
-        .records
-        .iter()
-        .map(|(c, r)| {
-            let mut r = r.clone();
-            r.sort_unstable();
-            let mut sum = 0;
-            for x in &mut r {
-                sum += x.1;
-                x.1 = sum;
-            }
-            (*c, r)
-        })
-        .collect();
     let mut out: Vec<PathStep> = Vec::new();
     let push = |out: &mut Vec<PathStep>, core, start: u64, end: u64, kind| {
         if end > start {
@@ -493,7 +441,8 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
                 if t.signals[si].core != core
                     && t.signals[si].at >= wait.start
                     && t.kernels.contains_key(&t.signals[si].core)
-                    && !profilers_lateness(t, &per_core, &span_of, &records, si, wait.start) =>
+                    && !(t.signals[si].profiler > 0
+                        && t.signals[si].profiler >= t.signals[si].at - wait.start) =>
             {
                 let at = t.signals[si].at.clamp(wait.start, we);
                 push(&mut out, core, at, we, kind);
@@ -595,6 +544,7 @@ mod tests {
             signal,
             site: 1,
             zone: None,
+            profiler: 0,
         };
         // Reader: reads tile 0 (NoC 10..20), pushes it at 25, tile 1 at 38 (CB 0 has room).
         t.waits.push(wait(r, 10, 20, Wait::NocRead));
@@ -686,6 +636,7 @@ mod tests {
             signal: Signal::TensixSemPost(0),
             site: 1,
             zone: None,
+            profiler: 0,
         };
         // Take 1 finds the initial value; take 2 waits for post 1 (pushed at 30, during it);
         // take 3 begins at 50, after post 2 was pushed (40: queued behind math's work), and
@@ -729,15 +680,21 @@ mod tests {
         assert_eq!(s.values().sum::<u64>(), 1, "{s:?}");
     }
 
-    /// Issue 39: math's own profiler records (95 cycles between its first push and its
-    /// second) cover the 90 cycles the writer's second wait was late by: without them the
+    /// Issue 39: math's own profiler records (95 cycles before its second push, since its
+    /// last wait) cover the 90 cycles the writer's second wait was late by: without them the
     /// tile would have been there, so that wait is on the path whole on the writer, and the
     /// path crosses to math only at its first push.
     #[test]
     fn a_wait_made_late_only_by_the_profilers_records_is_not_a_hand_over() {
         let mut t = pipeline();
-        let m_core = core(1, Risc::Trisc1);
-        t.records.insert(m_core, vec![(150, 60), (200, 35)]);
+        let push = |t: &OpTrace| {
+            t.signals
+                .iter()
+                .position(|s| s.core.risc == Risc::Trisc1 && s.at == 220)
+                .unwrap()
+        };
+        let i = push(&t);
+        t.signals[i].profiler = 95;
         let p = critical_path(&t, &match_waits(&t));
         let seg: Vec<(Risc, u64, u64, bool)> = p
             .steps
@@ -761,7 +718,7 @@ mod tests {
             ]
         );
         // 89 cycles of records do not cover it: the hand-over stands.
-        t.records.insert(m_core, vec![(150, 60), (200, 29)]);
+        t.signals[i].profiler = 89;
         let p = critical_path(&t, &match_waits(&t));
         assert!(p
             .steps
@@ -830,6 +787,7 @@ mod tests {
                 signal: Signal::SemInc(3),
                 site: 2,
                 zone: None,
+                profiler: 0,
             });
         }
         let m = match_waits(&t);

@@ -15,11 +15,6 @@ use std::collections::{BTreeMap, HashMap};
 /// past it, later ones are counted per op ([`CriticalPath::left_out`]) and left out, so a
 /// run of any length stays within a constant.
 pub(crate) const PATH_EVENTS: usize = 1 << 20;
-/// The profiler's own records the collector holds over every op of a run (16 bytes each),
-/// apart from [`PATH_EVENTS`] so that they never crowd out a wait: past it, a record is left
-/// out, and a wait it made late is then taken as a hand-over ([`critpath::critical_path`]).
-pub(crate) const PATH_RECORDS: usize = 1 << 20;
-
 /// Per op index, what its rings recorded.
 #[derive(Default)]
 pub(super) struct Collector {
@@ -28,39 +23,9 @@ pub(super) struct Collector {
     held: usize,
     /// Per op: waits and signals left out past [`PATH_EVENTS`].
     left_out: BTreeMap<u32, u64>,
-    /// Records held, every op ([`PATH_RECORDS`]).
-    records: usize,
 }
 
 impl Collector {
-    /// Keeps one of `core`'s records in `op` (device cycles `start..=at`, its cost), if it
-    /// lies inside that core's KERNEL zone (the zone comes first in opening order) and
-    /// fewer than [`PATH_RECORDS`] are held.
-    fn record(
-        &mut self,
-        op: u32,
-        core: CoreId,
-        start: u64,
-        at: u64,
-        cost: f64,
-        common: &impl Fn(u64) -> u64,
-    ) {
-        let (start, at) = (common(start), common(at));
-        let inside = self
-            .traces
-            .get(&op)
-            .and_then(|t| t.kernels.get(&core))
-            .is_some_and(|&(s, e)| start >= s && at <= e);
-        if inside && self.records < PATH_RECORDS {
-            self.records += 1;
-            let t = self.traces.entry(op).or_default();
-            t.records
-                .entry(core)
-                .or_default()
-                .push((at, cost.round() as u64));
-        }
-    }
-
     /// Whether one more wait or signal of `op` may be kept (else it is counted).
     fn room(&mut self, op: u32) -> bool {
         if self.held < PATH_EVENTS {
@@ -73,8 +38,8 @@ impl Collector {
 }
 
 impl Collector {
-    /// Adds one ring: its KERNEL spans, outermost waits and stalls, the profiler's own
-    /// records, and signals (with the innermost zone open at each).
+    /// Adds one ring: its KERNEL spans, outermost waits and stalls, and signals (with the
+    /// innermost zone open at each and the profiler's own cycles before it).
     pub(super) fn add(&mut self, p: &Profile, v: &RingView, kind: impl Fn(u32) -> LabelKind) {
         let core = CoreId {
             tile: v.lane.tile,
@@ -85,11 +50,14 @@ impl Collector {
         let common = |c: u64| (c as i64 - off).max(0) as u64;
         // The end of the outermost wait in progress, per op.
         let mut wait_end: HashMap<u32, u64> = HashMap::new();
+        // This ring's KERNEL spans per op, its own cycles.
+        let mut kernels: HashMap<u32, (u64, u64)> = HashMap::new();
         for z in &v.zones {
             let Some(op) = z.op else { continue };
             let k = kind(z.site);
             let wait = match k {
                 LabelKind::Kernel => {
+                    kernels.insert(op, (z.start_cycles, z.end_cycles));
                     let t = self.traces.entry(op).or_default();
                     let (a, b) = (common(z.start_cycles), common(z.end_cycles));
                     let k = t.kernels.entry(core).or_insert((a, b));
@@ -116,33 +84,19 @@ impl Collector {
                 site: z.site,
             });
         }
-        // The profiler's own records inside the KERNEL zone, with their known cost
-        // (module `records`): a zone at its close.
-        let arch = p.readout.geometry().arch;
-        for z in &v.zones {
-            let (Some(op), LabelKind::Other | LabelKind::Wait(_)) = (z.op, kind(z.site)) else {
-                continue;
-            };
-            let cost = super::records::cycles(super::records::zone_record(z.value), arch);
-            self.record(op, core, z.start_cycles, z.end_cycles, cost, &common);
-        }
-        for m in &v.marks {
-            let Some(op) = m.op else { continue };
-            let signal = matches!(kind(m.site), LabelKind::Signal(_));
-            let (rk, n) = super::records::mark_record(m.kind, signal);
-            let cost = n * super::records::cycles(rk, arch);
-            self.record(op, core, m.cycles, m.cycles, cost, &common);
-        }
         // Signals, with the innermost zone open at each (zones in opening order, marks in
         // time order: a stack of open zones).
         let mut open: Vec<usize> = Vec::new();
         let mut next = 0;
+        // The profiler's own records since the core's last wait, at each signal.
+        let mut cost = ProfilerCost::new(p.readout.geometry().arch, &kernels);
         for m in &v.marks {
             let (Some(op), MarkKind::Event, LabelKind::Signal(signal)) =
                 (m.op, m.kind, kind(m.site))
             else {
                 continue;
             };
+            let profiler = cost.before(v, &kind, op, m.cycles);
             while next < v.zones.len() && v.zones[next].start_cycles <= m.cycles {
                 let s = v.zones[next].start_cycles;
                 open.retain(|&i| v.zones[i].end_cycles > s);
@@ -160,6 +114,7 @@ impl Collector {
                 signal,
                 site: m.site,
                 zone,
+                profiler,
             });
         }
     }
@@ -240,6 +195,100 @@ impl Collector {
 /// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
 /// default counter at its reference time), whole cycles: `common = tile cycles - offset`.
 /// The critical path's cycles are on that base, so times of different tiles compare.
+/// The cycles of a core's own profiler records (their known cost per kind, module
+/// `records`) between its last wait (or its KERNEL start) and each of its signals, streamed
+/// over one ring in time order with constant memory: marks at their time, zones at their
+/// open (a zone's cost is split between its open and its close), both only inside their
+/// op's KERNEL zone. Two cursors over the records, one at the signal and one at the start
+/// of its stretch, each moving forward only.
+struct ProfilerCost<'k> {
+    arch: riscv_linker::Arch,
+    kernels: &'k HashMap<u32, (u64, u64)>,
+    /// The next zone that may be a wait starting before the current signal, and the span
+    /// of the latest outermost wait (or stall) found.
+    next_wait: usize,
+    last_wait: Option<(u64, u64)>,
+    at: Cursor,
+    since: Cursor,
+}
+
+/// A position in a ring's records: the next zone and mark not yet counted, and the cost
+/// counted so far.
+#[derive(Default)]
+struct Cursor {
+    zone: usize,
+    mark: usize,
+    cycles: f64,
+}
+
+impl Cursor {
+    /// Counts every record at or before `t`.
+    fn advance(
+        &mut self,
+        v: &RingView,
+        kind: &impl Fn(u32) -> LabelKind,
+        inside: &impl Fn(Option<u32>, u64, u64) -> bool,
+        arch: riscv_linker::Arch,
+        t: u64,
+    ) {
+        use super::records;
+        while let Some(z) = v.zones.get(self.zone).filter(|z| z.start_cycles <= t) {
+            self.zone += 1;
+            let counted = matches!(kind(z.site), LabelKind::Other | LabelKind::Wait(_));
+            if counted && inside(z.op, z.start_cycles, z.end_cycles) {
+                self.cycles += records::cycles(records::zone_record(z.value), arch);
+            }
+        }
+        while let Some(m) = v.marks.get(self.mark).filter(|m| m.cycles <= t) {
+            self.mark += 1;
+            if inside(m.op, m.cycles, m.cycles) {
+                let signal = matches!(kind(m.site), LabelKind::Signal(_));
+                let (rk, n) = records::mark_record(m.kind, signal);
+                self.cycles += n * records::cycles(rk, arch);
+            }
+        }
+    }
+}
+
+impl<'k> ProfilerCost<'k> {
+    fn new(arch: riscv_linker::Arch, kernels: &'k HashMap<u32, (u64, u64)>) -> Self {
+        ProfilerCost {
+            arch,
+            kernels,
+            next_wait: 0,
+            last_wait: None,
+            at: Cursor::default(),
+            since: Cursor::default(),
+        }
+    }
+
+    /// The records' cycles from the core's last wait before `t` (or the KERNEL start of op
+    /// `op`) to `t`; `t` never goes back between calls.
+    fn before(&mut self, v: &RingView, kind: &impl Fn(u32) -> LabelKind, op: u32, t: u64) -> u64 {
+        while let Some(z) = v.zones.get(self.next_wait).filter(|z| z.start_cycles < t) {
+            self.next_wait += 1;
+            let wait = matches!(kind(z.site), LabelKind::Wait(_) | LabelKind::Stall);
+            let outer = self.last_wait.is_none_or(|(_, e)| z.start_cycles >= e);
+            if wait && outer {
+                self.last_wait = Some((z.start_cycles, z.end_cycles));
+            }
+        }
+        let kernels = self.kernels;
+        let inside = |op: Option<u32>, a: u64, b: u64| {
+            op.and_then(|op| kernels.get(&op))
+                .is_some_and(|&(s, e)| a >= s && b <= e)
+        };
+        let kernel_start = kernels.get(&op).map_or(0, |k| k.0);
+        let since = self
+            .last_wait
+            .map_or(0, |(_, e)| e.min(t))
+            .max(kernel_start);
+        self.since.advance(v, kind, &inside, self.arch, since);
+        self.at.advance(v, kind, &inside, self.arch, t);
+        (self.at.cycles - self.since.cycles).max(0.0).round() as u64
+    }
+}
+
 fn offset(p: &Profile, chip: u32, tile: riscv_linker::NocCoord) -> i64 {
     p.timebase.chips.get(&chip).map_or(0, |c| {
         let at = c
