@@ -287,9 +287,19 @@ struct is_str<const char (&)[N]> { static constexpr bool value = true; };
                   "ttprof: a name is one non-empty string literal without \", \\, % or control characters " \
                   "(it is interned in the kernel ELF at build time)")
 #else
+/* C has no constant loop over a literal: GCC folds `__builtin_strpbrk` of two literals (at
+ * -O0 too) and a call left to this function is a compile error naming the rule (before the
+ * asm template would trip over a `%`). */
+extern void ttprof__name_has_percent_or_control(void) __attribute__((error(
+    "ttprof: a name is one non-empty string literal without \", \\, % or control characters "
+    "(it is interned in the kernel ELF at build time)")));
+#define TTPROF__NAME_REFUSED                                                                        \
+    "%\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18"  \
+    "\x19\x1a\x1b\x1c\x1d\x1e\x1f"
 #define TTPROF__CHECK_NAME(name)                                                                    \
     _Static_assert(sizeof("" name) > 1 && sizeof(#name) == sizeof(name) + 2,                         \
-                   "ttprof: a name is one non-empty string literal without \" or \\ (interned in the kernel ELF)")
+                   "ttprof: a name is one non-empty string literal without \" or \\ (interned in the kernel ELF)"); \
+    if (__builtin_strpbrk(name, TTPROF__NAME_REFUSED)) ttprof__name_has_percent_or_control()
 #endif
 
 /* ---- The hot path (ttprof-rt's zone.rs, instruction for instruction). ---- */

@@ -224,16 +224,25 @@ launches = 2
 fn mistakes_exit_1_and_say_what_and_where() {
     let broken = "void kernel_main() {\n    int x = ;\n}\n";
     let no_entry = "#include <ttprof.h>\nvoid helper() { TTPROF_ZONE(\"z\"); }\n";
+    // A `%` in a name would be an operand reference in the site's asm: refused by name, in C
+    // as in C++ (issue 41: C's check missed it and GCC said "invalid 'asm'").
+    let percent = "#include <ttprof.h>\nvoid kernel_main(void) { TTPROF_ZONE(\"50%\"); }\n";
     let dir = sources(
         "mistakes",
         &[
             ("broken.cpp", broken),
             ("no_entry.cpp", no_entry),
+            ("percent.c", percent),
+            ("percent.cpp", percent),
             ("compute.cpp", COMPUTE),
             ("reader.c", READER_C),
         ],
     );
-    let cases: [(&[&str], &str); 9] = [
+    let refused =
+        "ttprof: a name is one non-empty string literal without \", \\, % or control characters";
+    let cases: [(&[&str], &str); 11] = [
+        (&["build", "--core", "brisc", "percent.c"], refused),
+        (&["build", "--core", "brisc", "percent.cpp"], refused),
         // The compiler's own message, as it prints it: file, line and column.
         (&["build", "--core", "brisc", "broken.cpp"], "broken.cpp:2:13: error: expected primary-expression before ';' token"),
         (&["build", "--core", "brisc", "no_entry.cpp"], "the kernel defines no entry: define `void kernel_main()`"),
@@ -415,4 +424,63 @@ void kernel_main(void) {
         err.contains("tile \"1,0\", which does not run the op"),
         "{err}"
     );
+}
+
+/// A `ttprof` binary copied out of the checkout builds and runs a C++ kernel from the runtime
+/// it carries, unpacked into its cache (`TTPROF_CACHE`), never the checkout's `device-rt`
+/// (issue 41: no compiled-in paths).
+#[test]
+fn a_copied_binary_builds_cxx_kernels_from_the_runtime_it_carries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin/ttprof");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(ttprof_tests::ttprof_binary(), &bin).unwrap();
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("k.cpp"),
+        "#include \"tools/profiler/kernel_profiler.hpp\"\n\
+         void kernel_main() { for (int i = 0; i < 3; i++) { DeviceZoneScopedN(\"step\"); } }\n",
+    )
+    .unwrap();
+    let cache = tmp.path().join("cache");
+    let ttprof = |args: &[&str]| {
+        let o = std::process::Command::new(&bin)
+            .args(args)
+            .current_dir(&work)
+            .env("TTPROF_CACHE", &cache)
+            .env_remove("TTPROF_RT_DIR")
+            .output()
+            .unwrap();
+        eprintln!(
+            "$ ttprof {}\n{}{}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(o.status.code(), Some(0), "ttprof {}", args.join(" "));
+    };
+    ttprof(&["build", "--core", "brisc", "k.cpp"]);
+    let runtimes: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("runtime-")
+        })
+        .collect();
+    assert_eq!(runtimes.len(), 1, "{runtimes:?}");
+    let rt = &runtimes[0];
+    assert!(rt.join("device-rt/include/ttprof.h").is_file());
+    assert!(
+        rt.join("target/ttprof-rt-c").is_dir(),
+        "the library is built in the cache"
+    );
+    let elf = "target/ttprof-kernels/wormhole_b0/brisc/k.elf";
+    assert!(work.join(elf).is_file());
+    ttprof(&["run", "--kernel", &format!("brisc={elf}"), "--out", "prof"]);
+    let steps = rows(&work.join("prof/profile_log_device.csv"));
+    assert_eq!(count(&steps, "step", "ZONE_START"), 3);
 }

@@ -12,7 +12,7 @@ use ttprof::launch::Settings;
 use ttprof::session::{parse_arch, parse_grid, Backend};
 use ttprof::tracy;
 use ttprof_demo::scenario::{self, Fallible, Scenario};
-use ttprof_demo::{ops, screen, workspace};
+use ttprof_demo::{ops, screen, target_root};
 
 /// Run the example kernels on the emulator and profile them.
 #[derive(Parser, Debug)]
@@ -27,7 +27,8 @@ struct Args {
     /// Tiles each core streams per op.
     #[arg(long, default_value_t = 4)]
     tiles: u32,
-    /// Output directory (default: target/ttprof-demo in the workspace).
+    /// Output directory (default: target/ttprof-demo of the checkout when run inside it, else of
+    /// the current directory).
     #[arg(long)]
     out: Option<PathBuf>,
     /// Host threads for the emulator (0: all cores).
@@ -86,7 +87,7 @@ fn run(args: &Args) -> Fallible<()> {
     let out = args
         .out
         .clone()
-        .unwrap_or_else(|| workspace().join("target/ttprof-demo"));
+        .unwrap_or_else(|| target_root().join("ttprof-demo"));
     eprintln!(
         "building the example kernels for {} (the first build also compiles `core`)...",
         args.arch

@@ -264,7 +264,7 @@ pub fn build_kernel_features(
     let built = kernels::build(&KernelBuild {
         crate_dir: ws.join("examples/kernels"),
         arch,
-        target_dir: ws.join("target/kernels").join(arch.name()),
+        target_dir: crate::target_root().join("kernels").join(arch.name()),
         features: features.iter().map(|f| f.to_string()).collect(),
         no_default_features: !profile,
     })?;

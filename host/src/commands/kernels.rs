@@ -233,22 +233,70 @@ pub(crate) const GXX: &str = "riscv64-unknown-elf-g++";
 /// The Debian package that provides [`GCC`] and [`GXX`].
 pub(crate) const GCC_PACKAGE: &str = "gcc-riscv64-unknown-elf";
 
-/// Where the runtime lives: `device-rt` of the checkout this tool was built from (its
-/// `include/` for the headers, `c/` for the static library), or `TTPROF_RT_DIR`.
-pub(crate) fn runtime_dir() -> PathBuf {
-    let dir = match std::env::var_os("TTPROF_RT_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
-            .join("device-rt"),
-    };
-    dir.canonicalize().unwrap_or(dir)
+/// ttprof's cache directory: `$TTPROF_CACHE`, else `$XDG_CACHE_HOME/ttprof`, else
+/// `$HOME/.cache/ttprof` (scripts/fetch-tt-metal.sh uses the same).
+pub(crate) fn cache_root() -> PathBuf {
+    match (
+        std::env::var_os("TTPROF_CACHE"),
+        std::env::var_os("XDG_CACHE_HOME"),
+    ) {
+        (Some(c), _) if !c.is_empty() => PathBuf::from(c),
+        (_, Some(x)) if !x.is_empty() => PathBuf::from(x).join("ttprof"),
+        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+            .join(".cache")
+            .join("ttprof"),
+    }
+}
+
+/// The runtime's sources (`device-rt` and what it builds with), packed by `host/build.rs`
+/// when this library was compiled.
+const RUNTIME_ARCHIVE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/runtime.tar.gz"));
+/// Names [`RUNTIME_ARCHIVE`]'s contents (a hash of them): its directory in the cache.
+const RUNTIME_HASH: &str = env!("TTPROF_RT_HASH");
+/// Written last into an unpacked runtime: the directory is whole.
+const RUNTIME_COMPLETE: &str = ".complete";
+
+/// Where the runtime lives (its `include/` for the headers, `c/` for the static library):
+/// `TTPROF_RT_DIR` (a ttprof checkout's `device-rt`), else the sources this binary carries,
+/// unpacked once into [`cache_root`]`/runtime-HASH/device-rt`. Nothing of the checkout this
+/// binary was built from is read or written: a binary installed or copied anywhere works.
+pub(crate) fn runtime_dir() -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os("TTPROF_RT_DIR").filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(d);
+        return Ok(dir.canonicalize().unwrap_or(dir));
+    }
+    let cache = cache_root();
+    let dir = cache.join(format!("runtime-{RUNTIME_HASH}"));
+    if dir.join(RUNTIME_COMPLETE).is_file() {
+        return Ok(dir.join("device-rt"));
+    }
+    std::fs::create_dir_all(&cache)
+        .map_err(|e| Error::io(&cache, "create ttprof's cache directory", e))?;
+    // Unpacked beside, then renamed into place: a concurrent ttprof sees a whole runtime or none.
+    let tmp = tempfile::Builder::new()
+        .prefix(".runtime-")
+        .tempdir_in(&cache)
+        .map_err(|e| Error::io(&cache, "create a directory in ttprof's cache", e))?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(RUNTIME_ARCHIVE));
+    archive
+        .unpack(tmp.path())
+        .map_err(|e| Error::io(tmp.path(), "unpack the runtime's sources", e))?;
+    let complete = tmp.path().join(RUNTIME_COMPLETE);
+    std::fs::write(&complete, RUNTIME_HASH)
+        .map_err(|e| Error::io(&complete, "write the runtime's completion mark", e))?;
+    if let Err(e) = std::fs::rename(tmp.path(), &dir) {
+        // Another ttprof unpacked it first (the temporary is removed when dropped).
+        if !dir.join(RUNTIME_COMPLETE).is_file() {
+            return Err(Error::io(&dir, "move the unpacked runtime into place", e));
+        }
+    }
+    Ok(dir.join("device-rt"))
 }
 
 /// The include directory C and C++ kernels compile against: `ttprof.h` and tt-metal's
 /// `tools/profiler/kernel_profiler.hpp`.
-pub(crate) fn include_dir() -> PathBuf {
-    runtime_dir().join("include")
+pub(crate) fn include_dir() -> Result<PathBuf> {
+    Ok(runtime_dir()?.join("include"))
 }
 
 /// Whether `path` is a C or C++ source (by extension): `Some(true)` for C++.
@@ -296,7 +344,8 @@ pub(crate) fn ensure_gcc() -> Result<()> {
 }
 
 /// Builds the runtime's static library (`device-rt/c`, `ttprof-rt` with its C ABI) for
-/// [`TARGET`] into `target_dir` (default: `target/ttprof-rt-c` of the runtime's checkout)
+/// [`TARGET`] into `target_dir` (default: `target/ttprof-rt-c` beside [`runtime_dir`]: in the
+/// cache, or in the checkout `TTPROF_RT_DIR` names)
 /// and returns its path. One library serves both arches and every core: what differs is
 /// resolved by the linker script. Cargo's output is shown only when the build fails.
 ///
@@ -304,12 +353,13 @@ pub(crate) fn ensure_gcc() -> Result<()> {
 /// hot word is the kernel's `__ttprof_hot`), in its own default target directory.
 pub(crate) fn build_c_runtime(target_dir: Option<&Path>, tt_metal: bool) -> Result<PathBuf> {
     let toolchain = ensure_toolchain()?;
-    let dir = runtime_dir().join("c");
+    let runtime = runtime_dir()?;
+    let dir = runtime.join("c");
     let manifest = dir.join("Cargo.toml");
     if !manifest.is_file() {
         return Err(Error::Build {
             what: format!(
-            "no runtime library crate at {} (set TTPROF_RT_DIR to a ttprof checkout's device-rt)",
+            "no runtime library crate at {} (TTPROF_RT_DIR should name a ttprof checkout's device-rt)",
             dir.display()
         ),
         });
@@ -318,7 +368,7 @@ pub(crate) fn build_c_runtime(target_dir: Option<&Path>, tt_metal: bool) -> Resu
         .map_err(|e| Error::io(Path::new("."), "read the current directory", e))?;
     let target_dir = match target_dir {
         Some(t) => here.join(t),
-        None => runtime_dir().join("..").join("target").join(if tt_metal {
+        None => runtime.join("..").join("target").join(if tt_metal {
             "ttprof-rt-c-tt-metal"
         } else {
             "ttprof-rt-c"
@@ -558,7 +608,7 @@ pub fn build_c(b: &CKernelBuild) -> Result<PathBuf> {
     let objs = out.join(format!("{}.obj", b.name));
     std::fs::create_dir_all(&objs)
         .map_err(|e| Error::io(&objs, "create the build directory", e))?;
-    let include = include_dir();
+    let include = include_dir()?;
     let common: Vec<String> = [
         "-march=rv32im",
         "-mabi=ilp32",

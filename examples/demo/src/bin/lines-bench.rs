@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 use ttprof::kernels::{self, KernelBuild};
-use ttprof_demo::workspace;
+use ttprof_demo::{target_root, workspace};
 
 type Fallible<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -87,7 +87,7 @@ fn main() -> Fallible<()> {
         }
     }
     let ws = workspace();
-    let out = ws.join("target/bench");
+    let out = target_root().join("bench");
     let runs = out.join("lines-runs");
     std::fs::create_dir_all(&runs)?;
     let dir = std::env::current_exe()?
@@ -108,7 +108,7 @@ fn main() -> Fallible<()> {
     let built = kernels::build(&KernelBuild {
         crate_dir: ws.join("examples/kernels"),
         arch: Arch::WormholeB0,
-        target_dir: ws.join("target/kernels").join(Arch::WormholeB0.name()),
+        target_dir: target_root().join("kernels").join(Arch::WormholeB0.name()),
         features: Vec::new(),
         no_default_features: false,
     })?;

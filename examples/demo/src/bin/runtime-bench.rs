@@ -30,7 +30,7 @@ use ttprof_demo::bench::{
     RECORD_LOOP, RECORD_STRAIGHT,
 };
 use ttprof_demo::scenario::{build_kernel_features, build_kernel_set, Fallible};
-use ttprof_demo::workspace;
+use ttprof_demo::{target_root, workspace};
 
 /// Marginal per-zone cost between two iteration counts.
 #[derive(Clone, Copy)]
@@ -380,7 +380,7 @@ fn measure(arch: Arch, root: &Path) -> Fallible<Figures> {
 
 fn main() -> Fallible<()> {
     let ws = workspace();
-    let out = ws.join("target/bench");
+    let out = target_root().join("bench");
     std::fs::create_dir_all(&out)?;
     let figs = Arch::ALL
         .iter()

@@ -22,7 +22,7 @@ mod compute;
 
 pub use compute::{per_trisc, ComputeConfig, TRISCS};
 
-use super::kernels::{build_c_runtime, ensure_gcc, include_dir, run_tool, GCC, GXX};
+use super::kernels::{build_c_runtime, cache_root, ensure_gcc, include_dir, run_tool, GCC, GXX};
 use crate::error::{Error, Result};
 use riscv_linker::{Arch, Risc};
 use std::collections::BTreeMap;
@@ -62,17 +62,9 @@ pub fn root() -> Result<PathBuf> {
 }
 
 fn default_cache_root() -> PathBuf {
-    let cache = match (
-        std::env::var_os("TTPROF_CACHE"),
-        std::env::var_os("XDG_CACHE_HOME"),
-    ) {
-        (Some(c), _) if !c.is_empty() => PathBuf::from(c),
-        (_, Some(x)) if !x.is_empty() => PathBuf::from(x).join("ttprof"),
-        _ => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-            .join(".cache")
-            .join("ttprof"),
-    };
-    cache.join(format!("ttnn-{TTNN_VERSION}")).join("ttnn")
+    cache_root()
+        .join(format!("ttnn-{TTNN_VERSION}"))
+        .join("ttnn")
 }
 
 /// A tt-metal kernel to build for one RISC: `ttprof build --tt-metal --core RISC FILE.cpp`
@@ -725,7 +717,7 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
         }
     }
     let wrapper = out.join(&wrapper_name);
-    let include = include_dir();
+    let include = include_dir()?;
     // The kernel in its wrapper, and tt-metal's substitutes.cpp (the few library functions
     // the firmware's helpers call: wzerorange, l1_to_local_mem_copy, exit), as tt-metal's
     // JIT compiles them into every kernel.
