@@ -1,13 +1,15 @@
-//! Who may use a device image at once: one device (the emulator that owns its memory) and
-//! one consumer (the host reader that drains and frees its rings).
+//! Who may use a device image at once: one device (the emulator that owns its memory), one
+//! consumer (the host reader that drains and frees its rings) and one sampler (the host
+//! driving the tiles' debug daisychains).
 //!
 //! Each role is an open-file-description lock on one byte of the image file (byte 0 the
-//! device, byte 1 the consumer; `fcntl(F_OFD_SETLK)`): held while the file stays open, by
+//! device, byte 1 the consumer, byte 2 the sampler; `fcntl(F_OFD_SETLK)`): held while the file stays open, by
 //! whichever process or thread opened it, released by the kernel when that process dies, so
 //! a killed emulator or capture never leaves a stale lock. Two opens of the file in one
 //! process are two descriptions and exclude each other too. Advisory: it keeps ttprof's own
 //! tools apart (a second emulator would truncate the first's memory under it; two consumers
-//! would split or double-read the records), not arbitrary programs.
+//! would split or double-read the records; two samplers would arm and read the same daisychain
+//! registers under each other), not arbitrary programs.
 
 use std::fs::File;
 
@@ -18,6 +20,9 @@ pub enum Role {
     Device = 0,
     /// The reader that drains the rings and writes `TAIL` (in-process or `ttprof capture`).
     Consumer = 1,
+    /// The host that samples the tiles' debug daisychains (`ttprof run --sample`, `ttprof
+    /// capture --sample`).
+    Sampler = 2,
 }
 
 impl Role {
@@ -26,6 +31,7 @@ impl Role {
         match self {
             Role::Device => "an emulator",
             Role::Consumer => "a consumer (ttprof capture, ttprof run, a Session)",
+            Role::Sampler => "a sampler (ttprof capture --sample, ttprof run --sample)",
         }
     }
 }
@@ -81,6 +87,11 @@ mod tests {
         assert!(
             try_lock(&b, Role::Consumer).unwrap(),
             "the roles are independent"
+        );
+        assert!(try_lock(&a, Role::Sampler).unwrap());
+        assert!(
+            !try_lock(&b, Role::Sampler).unwrap(),
+            "a second sampler on the same image"
         );
         assert!(
             try_lock(&a, Role::Device).unwrap(),

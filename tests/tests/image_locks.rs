@@ -95,3 +95,40 @@ fn an_image_truncated_under_a_reader_is_an_error_not_a_crash() {
     let e = ttprof::readout::read(&mem, false).unwrap_err().to_string();
     assert!(e.contains("was truncated"), "{e}");
 }
+
+/// One sampler per device image (issue 41): a second `capture --sample` of an image, or one
+/// of an image whose `run --sample` session is sampling it, is refused before it arms any
+/// daisychain, naming the lock; the lock goes with its holder.
+#[test]
+fn a_second_sampler_is_refused() {
+    let (_dev, path, _) = device("second-sampler");
+    let none = ttprof::inputs::Inputs::none();
+    let (a, b) = (
+        MappedImage::open(&path, &none).unwrap(),
+        MappedImage::open(&path, &none).unwrap(),
+    );
+    a.claim_sampler().unwrap();
+    let e = b.claim_sampler().expect_err("a second sampler").to_string();
+    assert!(
+        e.contains("already has a sampler") && e.contains(&path.display().to_string()),
+        "{e}"
+    );
+    drop(a);
+    b.claim_sampler()
+        .expect("the lock goes with its sampler's file");
+
+    // A session that samples holds the lock while it lives.
+    let out = ttprof_tests::fresh_dir("target/test-image-locks/sampling-session");
+    let mut cfg = ttprof::session::Config::new(Arch::WormholeB0, (1, 1), &out);
+    cfg.sample = Some(ttprof::lines::sample::SampleConfig::new(8));
+    let session = ttprof::session::Session::start(cfg).unwrap();
+    let image = out.join("device.img");
+    let other = MappedImage::open(&image, &none).unwrap();
+    let e = other
+        .claim_sampler()
+        .expect_err("sampled by the session")
+        .to_string();
+    assert!(e.contains("already has a sampler"), "{e}");
+    drop(session);
+    other.claim_sampler().expect("released with the session");
+}

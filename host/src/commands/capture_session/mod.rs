@@ -170,6 +170,8 @@ impl Attached {
             .map_err(|e| Error::io(&options.out, "create output directory", e))?;
         let live = devmem::open_live(&options.device, &options.inputs)?;
         if let Some(s) = &options.sample {
+            // One sampler per device: a second would arm and read the first's windows.
+            live.claim_sampler()?;
             live.allow_l1_writes(
                 s.buffer.addr,
                 s.buffer.count * riscv_linker::mmio::daisychain::SAMPLE_BYTES,

@@ -262,6 +262,10 @@ impl Session {
         );
         let tiles = dev.tiles();
         let mem = MappedImage::open(dev.image_path(), &cfg.inputs)?;
+        if daisy.is_some() {
+            // Held while the session lives: a `capture --sample` of this image is refused.
+            mem.claim_sampler()?;
+        }
         let map = ring_map(&cfg);
         for t in &tiles {
             launch::init_tile_in(&map, &mem, 0, *t, cfg.arch, &cfg.settings)?;

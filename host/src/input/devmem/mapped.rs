@@ -297,6 +297,22 @@ impl DeviceMemory for MappedImage {
         })
     }
 
+    fn claim_sampler(&self) -> Result<()> {
+        use riscv_linker::lock::{try_lock, Role};
+        let locked = try_lock(&self.file, Role::Sampler)
+            .map_err(|e| Error::io(&self.path, "lock device image", e))?;
+        if locked {
+            return Ok(());
+        }
+        Err(Error::BadFile {
+            path: self.path.clone(),
+            what: "already has a sampler driving its debug daisychains (another ttprof capture --sample or ttprof \
+                   run --sample holds its sampler lock): one sampler per device, or each would arm and read the \
+                   other's windows"
+                .into(),
+        })
+    }
+
     fn check(&self) -> Result<()> {
         let len = self
             .file

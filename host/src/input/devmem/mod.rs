@@ -124,6 +124,13 @@ pub trait DeviceMemory: Send + Sync {
         Ok(())
     }
 
+    /// Claims the device's one sampler role (the host arming and reading the tiles' debug
+    /// daisychains): an error naming the memory when another sampler holds it. Backends
+    /// without a notion of it grant it.
+    fn claim_sampler(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Checks the memory is all still there before a drain touches it (a mapped file
     /// truncated under the reader would otherwise kill it with SIGBUS).
     fn check(&self) -> Result<()> {

@@ -565,7 +565,7 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
     fn claim_consumer(&self) -> Result<()> {
         let locked = self
             .driver
-            .try_lock_consumer()
+            .try_lock(riscv_linker::lock::Role::Consumer)
             .map_err(|e| Error::io(&self.card.path, "lock card", e))?;
         if locked {
             return Ok(());
@@ -574,6 +574,22 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
             path: self.card.path.clone(),
             what: "already has a ttprof consumer draining it (another ttprof capture holds its consumer lock): one \
                    consumer per card; read it without consuming or stop the other"
+                .into(),
+        })
+    }
+
+    fn claim_sampler(&self) -> Result<()> {
+        let locked = self
+            .driver
+            .try_lock(riscv_linker::lock::Role::Sampler)
+            .map_err(|e| Error::io(&self.card.path, "lock card", e))?;
+        if locked {
+            return Ok(());
+        }
+        Err(Error::BadFile {
+            path: self.card.path.clone(),
+            what: "already has a ttprof sampler driving its debug daisychains (another ttprof capture --sample \
+                   holds its sampler lock): one sampler per card, or each would arm and read the other's windows"
                 .into(),
         })
     }

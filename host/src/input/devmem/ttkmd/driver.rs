@@ -110,8 +110,9 @@ pub trait Driver: Send + Sync {
     fn read_u32(&self, id: u32, offset: u64) -> Result<u32, Fault>;
     /// One volatile 32-bit store.
     fn write_u32(&self, id: u32, offset: u64, v: u32) -> Result<(), Fault>;
-    /// Takes the card's consumer lock without waiting (`Ok(false)`: another holds it).
-    fn try_lock_consumer(&self) -> io::Result<bool>;
+    /// Takes the card's lock of `role` (consumer or sampler) without waiting (`Ok(false)`:
+    /// another holds it).
+    fn try_lock(&self, role: riscv_linker::lock::Role) -> io::Result<bool>;
 }
 
 /// A shared driver (tests keep a handle on a fake while the backend owns it).
@@ -146,8 +147,8 @@ impl<D: Driver> Driver for std::sync::Arc<D> {
     fn write_u32(&self, id: u32, offset: u64, v: u32) -> Result<(), Fault> {
         (**self).write_u32(id, offset, v)
     }
-    fn try_lock_consumer(&self) -> io::Result<bool> {
-        (**self).try_lock_consumer()
+    fn try_lock(&self, role: riscv_linker::lock::Role) -> io::Result<bool> {
+        (**self).try_lock(role)
     }
 }
 
@@ -346,11 +347,11 @@ impl Driver for KmdDriver {
         })?
     }
 
-    fn try_lock_consumer(&self) -> io::Result<bool> {
-        // The same open-file-description byte lock as a device image's consumer role, on
-        // the device node: other ttprof consumers of this card see it; tt-metal does not
-        // take it.
-        riscv_linker::lock::try_lock(&self.file, riscv_linker::lock::Role::Consumer)
+    fn try_lock(&self, role: riscv_linker::lock::Role) -> io::Result<bool> {
+        // The same open-file-description byte locks as a device image's roles, on the
+        // device node: other ttprof consumers and samplers of this card see them; tt-metal
+        // does not take them.
+        riscv_linker::lock::try_lock(&self.file, role)
     }
 }
 

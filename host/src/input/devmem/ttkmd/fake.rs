@@ -340,7 +340,12 @@ impl Driver for FakeDriver {
         Ok(())
     }
 
-    fn try_lock_consumer(&self) -> io::Result<bool> {
+    /// The consumer lock is modelled (shared by every driver opened on the card); the other
+    /// roles are granted.
+    fn try_lock(&self, role: riscv_linker::lock::Role) -> io::Result<bool> {
+        if role != riscv_linker::lock::Role::Consumer {
+            return Ok(true);
+        }
         let mut s = self.state();
         if s.holds_consumer {
             return Ok(true);
