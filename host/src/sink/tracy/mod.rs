@@ -32,7 +32,7 @@
 //! Modules, one job each: `protocol` (Tracy's numbers, with their source files),
 //! `encode` (event bytes and delta-encoded times), `frame` (LZ4 framing), `layout`,
 //! `plan` (readout to stream), `records` (what the stream keeps on disk), `emit` (wire order and query answers), `session` (one
-//! connection), `server` (listening, timeouts, retries), and for tests (feature `testing`)
+//! connection), `server` (listening, timeouts, retries, sessions side by side), and for tests (feature `testing`)
 //! `test_client` with `decoder`: a capture tool that checks everything the real server
 //! relies on.
 

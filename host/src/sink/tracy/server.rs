@@ -13,14 +13,19 @@
 //!
 //! Connections wait for their handshakes side by side (each for at most
 //! [`ServeOptions::handshake`], polled without blocking), so one that never sends it does
-//! not hold up the next; streams go to one tool at a time, in the order their handshakes
-//! completed.
+//! not hold up the next; then each tool is served on a thread of its own, up to
+//! [`MAX_SESSIONS`] at once (more are refused, see there), so one that reads nothing (and is
+//! dropped only after [`ServeOptions::stall`]) does not hold up the next either. The first
+//! tool to confirm the end completes the serve: the sessions still running are cut off
+//! then (their connections closed) and named in the report's attempts.
 
 use super::plan::TracyStream;
+use super::protocol::Handshake;
 use super::session::{self, Outcome, Refusal, Transfer, HANDSHAKE_SIZE};
 use std::fmt;
 use std::io::{self, Read};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
 /// Tracy's default port (`TRACY_DATA_PORT`, `public/client/TracyProfiler.cpp`).
@@ -32,6 +37,14 @@ const POLL: Duration = Duration::from_millis(20);
 /// The most connections waiting for their handshakes at once; more stay queued by the
 /// system until one is served or refused.
 const MAX_PENDING: usize = 64;
+
+/// The most capture tools served at once, each on a thread of its own (with a second one
+/// reading its queries, see [`session`]); a tool whose handshake arrives while this many
+/// are being served is refused with `HandshakeNotAvailable` (Tracy: "already connected to
+/// another profiler") and named in the log. A session holds a window of the spool per lane
+/// (4 KiB), a frame (~0.5 MB) and its query queue: a few MB, and 23 MB with 5,600 lanes
+/// (8 chips of 140 tiles).
+pub(crate) const MAX_SESSIONS: usize = 4;
 
 /// Where and how long to serve.
 #[derive(Clone, Debug)]
@@ -202,108 +215,259 @@ impl Server {
         let started = Instant::now();
         // A limit too far away to represent is no limit.
         let deadline = opts.timeout.and_then(|t| started.checked_add(t));
-        let timeout = |attempts| ServeError::Timeout {
-            addr: self.addr,
-            waited: started.elapsed(),
-            attempts,
-        };
-        let mut attempts = Vec::new();
-        let mut pending: Vec<Pending> = Vec::new();
+        std::thread::scope(|scope| {
+            let mut serve = Serving {
+                server: self,
+                stream,
+                opts,
+                started,
+                deadline,
+                scope,
+                attempts: Vec::new(),
+                pending: Vec::new(),
+                sessions: Vec::new(),
+            };
+            let result = serve.run(&mut progress);
+            // An error ends every session still running before the scope waits for it (a
+            // result has done so already).
+            serve.cut_off("the serve failed");
+            result
+        })
+    }
+}
+
+/// One serve: the connections waiting for their handshakes and the sessions running.
+struct Serving<'scope, 'env: 'scope> {
+    server: &'env Server,
+    stream: &'env TracyStream,
+    opts: &'env ServeOptions,
+    started: Instant,
+    deadline: Option<Instant>,
+    scope: &'scope Scope<'scope, 'env>,
+    attempts: Vec<Attempt>,
+    pending: Vec<Pending>,
+    /// Oldest first.
+    sessions: Vec<Session<'scope>>,
+}
+
+/// A connection being served on a thread of its own.
+struct Session<'scope> {
+    peer: SocketAddr,
+    /// The connection (a second handle), to cut it off when the serve ends first.
+    sock: TcpStream,
+    thread: ScopedJoinHandle<'scope, (Outcome, Transfer)>,
+}
+
+impl Session<'_> {
+    /// Waits for the session's end (a cut-off one ends at once: its socket fails).
+    fn join(self) -> (SocketAddr, Outcome, Transfer) {
+        match self.thread.join() {
+            Ok((outcome, transfer)) => (self.peer, outcome, transfer),
+            Err(_) => (
+                self.peer,
+                Outcome::Aborted("its session ended in a panic (a bug in ttprof)".into()),
+                Transfer::default(),
+            ),
+        }
+    }
+}
+
+impl<'scope, 'env> Serving<'scope, 'env> {
+    fn timeout(&mut self) -> ServeError {
+        ServeError::Timeout {
+            addr: self.server.addr,
+            waited: self.started.elapsed(),
+            attempts: std::mem::take(&mut self.attempts),
+        }
+    }
+
+    /// `client` received everything: the other sessions are cut off, and named.
+    fn complete(&mut self, client: SocketAddr, transfer: Transfer) -> ServeReport {
+        self.cut_off(&format!("{client} completed the capture"));
+        ServeReport {
+            client,
+            transfer,
+            elapsed: self.started.elapsed(),
+            attempts: std::mem::take(&mut self.attempts),
+        }
+    }
+
+    /// Ends every running session (closing its connection), naming each in the attempts.
+    fn cut_off(&mut self, why: &str) {
+        for s in &self.sessions {
+            let _ = s.sock.shutdown(Shutdown::Both);
+        }
+        for s in std::mem::take(&mut self.sessions) {
+            let (peer, outcome, _) = s.join();
+            let what = match outcome {
+                Outcome::Drained => format!("received everything too, but after {why}"),
+                Outcome::Aborted(what) | Outcome::TimedOut(what) => {
+                    format!("cut off when {why}: {what}")
+                }
+            };
+            self.attempts.push(Attempt { peer, what });
+        }
+    }
+
+    fn run(&mut self, progress: &mut impl FnMut(&str)) -> Result<ServeReport, ServeError> {
         loop {
-            let mut busy = false;
-            while pending.len() < MAX_PENDING {
-                match self.listener.accept() {
-                    Ok((sock, peer)) => {
-                        busy = true;
-                        progress(&format!("capture tool connected from {peer}"));
-                        match sock.set_nonblocking(true) {
-                            Ok(()) => pending.push(Pending {
-                                sock,
-                                peer,
-                                hello: [0; HANDSHAKE_SIZE],
-                                got: 0,
-                                since: Instant::now(),
-                            }),
-                            Err(e) => attempts.push(Attempt {
-                                peer,
-                                what: format!("cannot set up the connection: {e}"),
-                            }),
-                        }
+            let mut busy = self.accept(progress)?;
+            // Sessions that ended, oldest first: the first that drained completes the serve.
+            let mut i = 0;
+            while i < self.sessions.len() {
+                if !self.sessions[i].thread.is_finished() {
+                    i += 1;
+                    continue;
+                }
+                busy = true;
+                let (peer, outcome, transfer) = self.sessions.remove(i).join();
+                match outcome {
+                    Outcome::Drained => return Ok(self.complete(peer, transfer)),
+                    Outcome::Aborted(what) => {
+                        progress(&format!(
+                            "capture from {peer} incomplete: {what}; waiting for another"
+                        ));
+                        self.attempts.push(Attempt { peer, what });
                     }
-                    Err(e)
-                        if e.kind() == io::ErrorKind::WouldBlock
-                            || e.kind() == io::ErrorKind::Interrupted =>
-                    {
-                        break
-                    }
-                    Err(source) => {
-                        return Err(ServeError::Io {
-                            what: "accept a connection",
-                            source,
-                        })
-                    }
+                    // The deadline has passed: the serve ends below.
+                    Outcome::TimedOut(what) => self.attempts.push(Attempt { peer, what }),
                 }
             }
-            // The handshakes that have arrived, oldest connection first: refuse the bad ones,
-            // serve the first good one (then look again: time has passed).
+            // The handshakes that have arrived, oldest connection first: refuse the bad
+            // ones, serve the good ones while there is room for them.
             let mut i = 0;
-            while i < pending.len() {
-                let state = pending[i].poll(opts.handshake);
+            while i < self.pending.len() {
+                let state = self.pending[i].poll(self.opts.handshake);
                 if state == HandshakeState::Waiting {
                     i += 1;
                     continue;
                 }
                 busy = true;
-                let Pending { sock, peer, .. } = pending.remove(i);
-                let refusal = match state {
-                    HandshakeState::Refused(r) => r,
-                    // Accepted (one still waiting was passed over above).
-                    _ => match sock.set_nonblocking(false) {
-                        Ok(()) => {
-                            let _ = sock.set_nodelay(true);
-                            match session::run(stream, sock, opts.stall, deadline) {
-                                (Outcome::Drained, transfer) => {
-                                    return Ok(ServeReport {
-                                        client: peer,
-                                        transfer,
-                                        elapsed: started.elapsed(),
-                                        attempts,
-                                    });
-                                }
-                                (Outcome::Aborted(what), _) => {
-                                    progress(&format!("capture from {peer} incomplete: {what}; waiting for another"));
-                                    attempts.push(Attempt { peer, what });
-                                }
-                                (Outcome::TimedOut(what), _) => {
-                                    attempts.push(Attempt { peer, what });
-                                    return Err(timeout(attempts));
-                                }
-                            }
-                            break;
-                        }
-                        Err(e) => Refusal {
-                            why: format!("cannot set up the connection: {e}"),
-                            reply: None,
-                        },
+                let Pending { sock, peer, .. } = self.pending.remove(i);
+                let (sock, refusal) = match state {
+                    HandshakeState::Refused(r) => (sock, r),
+                    _ => match self.start(sock, peer) {
+                        Ok(()) => continue,
+                        Err(refused) => refused,
                     },
                 };
                 progress(&format!("refused {peer}: {}", refusal.why));
                 session::refuse(sock, &refusal);
-                attempts.push(Attempt {
+                self.attempts.push(Attempt {
                     peer,
                     what: refusal.why,
                 });
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                for p in pending {
-                    let what = format!("connected {:.1} s before the time limit ran out but sent no Tracy handshake", p.since.elapsed().as_secs_f64());
-                    attempts.push(Attempt { peer: p.peer, what });
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                for p in std::mem::take(&mut self.pending) {
+                    let what = format!(
+                        "connected {:.1} s before the time limit ran out but sent no Tracy handshake",
+                        p.since.elapsed().as_secs_f64()
+                    );
+                    self.attempts.push(Attempt { peer: p.peer, what });
                 }
-                return Err(timeout(attempts));
+                // Every wait of a session ends at the deadline: they end on their own now,
+                // each saying how far it got (or one completes after all).
+                for s in std::mem::take(&mut self.sessions) {
+                    let (peer, outcome, transfer) = s.join();
+                    match outcome {
+                        Outcome::Drained => return Ok(self.complete(peer, transfer)),
+                        Outcome::Aborted(what) | Outcome::TimedOut(what) => {
+                            self.attempts.push(Attempt { peer, what })
+                        }
+                    }
+                }
+                return Err(self.timeout());
             }
             if !busy {
-                let left = deadline.map_or(POLL, |d| d.saturating_duration_since(Instant::now()));
+                let left = self
+                    .deadline
+                    .map_or(POLL, |d| d.saturating_duration_since(Instant::now()));
                 std::thread::sleep(POLL.min(left));
+            }
+        }
+    }
+
+    /// Takes the connections that have arrived while there is room; whether there were any.
+    fn accept(&mut self, progress: &mut impl FnMut(&str)) -> Result<bool, ServeError> {
+        let mut any = false;
+        while self.pending.len() < MAX_PENDING {
+            match self.server.listener.accept() {
+                Ok((sock, peer)) => {
+                    any = true;
+                    progress(&format!("capture tool connected from {peer}"));
+                    match sock.set_nonblocking(true) {
+                        Ok(()) => self.pending.push(Pending {
+                            sock,
+                            peer,
+                            hello: [0; HANDSHAKE_SIZE],
+                            got: 0,
+                            since: Instant::now(),
+                        }),
+                        Err(e) => self.attempts.push(Attempt {
+                            peer,
+                            what: format!("cannot set up the connection: {e}"),
+                        }),
+                    }
+                }
+                Err(e)
+                    if e.kind() == io::ErrorKind::WouldBlock
+                        || e.kind() == io::ErrorKind::Interrupted =>
+                {
+                    break
+                }
+                Err(source) => {
+                    return Err(ServeError::Io {
+                        what: "accept a connection",
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(any)
+    }
+
+    /// Serves a connection whose handshake was accepted on a thread of its own, if fewer
+    /// than [`MAX_SESSIONS`] are being served; else gives it back with the refusal to
+    /// answer it with.
+    fn start(&mut self, sock: TcpStream, peer: SocketAddr) -> Result<(), (TcpStream, Refusal)> {
+        if self.sessions.len() >= MAX_SESSIONS {
+            let busy: Vec<String> = self.sessions.iter().map(|s| s.peer.to_string()).collect();
+            let why = format!(
+                "{MAX_SESSIONS} capture tools are being served already, the most at once ({}); close one or \
+                 wait for it to finish, then connect again",
+                busy.join(", ")
+            );
+            let reply = Some(Handshake::NotAvailable);
+            return Err((sock, Refusal { why, reply }));
+        }
+        // The session's own handle of the connection, blocking (its waits have time limits).
+        let theirs = match sock
+            .try_clone()
+            .and_then(|t| t.set_nonblocking(false).map(|()| t))
+        {
+            Ok(t) => t,
+            Err(e) => {
+                let why = format!("cannot set up the connection: {e}");
+                return Err((sock, Refusal { why, reply: None }));
+            }
+        };
+        let _ = theirs.set_nodelay(true);
+        let (stream, stall, deadline) = (self.stream, self.opts.stall, self.deadline);
+        let spawned = std::thread::Builder::new()
+            .name("ttprof-tracy-session".into())
+            .spawn_scoped(self.scope, move || {
+                session::run(stream, theirs, stall, deadline)
+            });
+        match spawned {
+            Ok(thread) => {
+                self.sessions.push(Session { peer, sock, thread });
+                Ok(())
+            }
+            Err(e) => {
+                let why = format!("cannot start a thread to serve it: {e}");
+                let reply = Some(Handshake::NotAvailable);
+                Err((sock, Refusal { why, reply }))
             }
         }
     }

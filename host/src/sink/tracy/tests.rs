@@ -744,6 +744,138 @@ fn connections_without_a_handshake_are_refused_after_the_handshake_limit_or_name
     );
 }
 
+/// Connects and sends a valid handshake like [`silent_tool`], then waits (at most a minute,
+/// a hang guard) for the server's answer: its first byte, the handshake status.
+fn silent_tool_answered(addr: SocketAddr) -> (std::net::TcpStream, Option<protocol::Handshake>) {
+    use std::io::Read;
+    let mut t = silent_tool(addr);
+    t.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut b = [0u8; 1];
+    let status = t
+        .read_exact(&mut b)
+        .ok()
+        .and_then(|()| protocol::Handshake::from_u8(b[0]));
+    (t, status)
+}
+
+#[test]
+fn idle_tools_that_sent_their_handshake_do_not_hold_up_the_next_tool() {
+    // Two tools send a valid handshake and then read nothing, a third connection sends
+    // nothing at all. The stall and handshake limits (10 min) are far beyond the serve's
+    // timeout (40 s, only a hang guard): the good tool gets everything only if it is served
+    // beside the idle ones (before, sessions ran one at a time: an idle tool held the server
+    // for the stall limit, 30 s by default, and two locked the real tool out).
+    let (s, readout, res, tb) = stream(0);
+    let o = ServeOptions {
+        stall: Duration::from_secs(600),
+        handshake: Duration::from_secs(600),
+        ..opts(40_000)
+    };
+    let (report, (idle, good)) = serve_to(&s, &o, |addr| {
+        // The first one's session has started once its welcome comes.
+        let (first, status) = silent_tool_answered(addr);
+        assert_eq!(status, Some(protocol::Handshake::Welcome));
+        let idle = vec![
+            first,
+            silent_tool(addr),
+            std::net::TcpStream::connect(addr).unwrap(),
+        ];
+        (idle, capture(addr, &ClientOptions::default()))
+    });
+    let good = good.expect("the good tool is served beside the idle ones");
+    assert!(
+        good.complete && good.errors().is_empty(),
+        "{:?}",
+        good.errors()
+    );
+    assert_eq!(received(&good), expected(&readout, &res, &tb));
+    let report = report.unwrap();
+    assert_eq!(report.transfer.zones, s.summary.zones);
+    // The two idle sessions were cut off once the good tool had everything (the connection
+    // without a handshake was never a session).
+    let peers: Vec<_> = idle[..2].iter().map(|t| t.local_addr().unwrap()).collect();
+    assert_eq!(
+        report.attempts.iter().map(|a| a.peer).collect::<Vec<_>>(),
+        peers,
+        "{:?}",
+        report.attempts
+    );
+    assert!(
+        report
+            .attempts
+            .iter()
+            .all(|a| a.what.contains("cut off when") && a.what.contains("completed the capture")),
+        "{:?}",
+        report.attempts
+    );
+}
+
+#[test]
+fn a_tool_beyond_the_session_limit_is_refused_as_not_available_and_served_once_one_leaves() {
+    let (s, ..) = stream(0);
+    let o = ServeOptions {
+        stall: Duration::from_secs(600),
+        ..opts(40_000)
+    };
+    let (report, (idle, refused, good)) = serve_to(&s, &o, |addr| {
+        // As many idle tools as there may be sessions, each being served (welcomed) ...
+        let mut idle: Vec<_> = (0..server::MAX_SESSIONS)
+            .map(|_| {
+                let (t, status) = silent_tool_answered(addr);
+                assert_eq!(status, Some(protocol::Handshake::Welcome));
+                t
+            })
+            .collect();
+        // ... so the next is refused with Tracy's "not available" ...
+        let refused = capture(addr, &ClientOptions::default());
+        // ... until one of them leaves (its session ends once the server sees it gone:
+        // retried until then, a minute at most).
+        let gone = idle.remove(0).local_addr().unwrap();
+        let hang_guard = std::time::Instant::now() + Duration::from_secs(60);
+        let good = loop {
+            match capture(addr, &ClientOptions::default()) {
+                Err(e) if e.contains("NotAvailable") && std::time::Instant::now() < hang_guard => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                r => break r,
+            }
+        };
+        (idle, (refused, gone), good)
+    });
+    let (refused, gone) = refused;
+    let e = refused.unwrap_err();
+    assert!(e.contains("NotAvailable"), "{e}");
+    let good = good.unwrap();
+    assert!(
+        good.complete && good.errors().is_empty(),
+        "{:?}",
+        good.errors()
+    );
+    let report = report.unwrap();
+    let a = &report.attempts;
+    assert!(
+        a.iter().any(|a| a.what.starts_with(&format!(
+            "{} capture tools are being served already, the most at once (",
+            server::MAX_SESSIONS
+        ))),
+        "{a:?}"
+    );
+    assert!(
+        a.iter()
+            .any(|a| a.peer == gone && !a.what.contains("cut off when")),
+        "the idle tool that left is named: {a:?}"
+    );
+    // The idle tools still connected were cut off at the end.
+    for t in &idle {
+        let peer = t.local_addr().unwrap();
+        assert!(
+            a.iter()
+                .any(|a| a.peer == peer && a.what.contains("cut off when")),
+            "{peer}: {a:?}"
+        );
+    }
+}
+
 #[test]
 fn layout_limits_and_bad_nesting_are_explained() {
     // 300 tiles on one chip: grouped two per context.
