@@ -191,6 +191,20 @@ pub(crate) fn readout() -> Readout {
     }
 }
 
+/// [`readout`] with every record `offset` cycles later: a chip whose counter has run for
+/// months (2^53 cycles is 104 days at 1 GHz), where an `f64` of cycles or ns is no longer
+/// whole.
+pub(crate) fn readout_at(offset: u64) -> Readout {
+    let mut r = readout();
+    for ring in &mut r.rings {
+        let records = &mut ring.records;
+        for c in records.start.iter_mut().chain(records.end.iter_mut()) {
+            *c += offset;
+        }
+    }
+    r
+}
+
 pub(crate) fn resolution(r: &Readout) -> Resolution {
     Resolution::uniform(r, Arc::new(sites()))
 }

@@ -20,7 +20,7 @@ use crate::decode::{RecordKind, NO_RUN};
 use crate::issue::Issue;
 use crate::readout::Readout;
 use crate::resolve::Resolution;
-use crate::timebase::Timebase;
+use crate::timebase::{HostTime, Timebase};
 use riscv_linker::{NocCoord, Risc};
 use std::collections::BTreeMap;
 
@@ -33,6 +33,23 @@ pub struct At {
     pub cycles: u64,
     /// The same time on the host timeline, ns (through the tile's [`Timebase`]).
     pub ns: f64,
+    /// The same time to well under a ns (`ns` is an `f64`: a ns or more off past 2^53 ns),
+    /// for the differences ([`At::since_ns`]).
+    pub(crate) time: HostTime,
+}
+
+impl At {
+    /// Whether this time is before `other` on the host timeline, to the last bit (the
+    /// `f64` `ns` of two times past 2^53 ns may be equal; false when either is not a number).
+    pub fn before(&self, other: &At) -> bool {
+        self.time.before(other.time)
+    }
+
+    /// Host ns from `earlier` to this time: the exact difference of the two host times,
+    /// not of their rounded `ns`.
+    pub fn since_ns(&self, earlier: &At) -> f64 {
+        self.time.since(earlier.time)
+    }
 }
 
 /// First start and last end of a set of zones.
@@ -56,13 +73,13 @@ impl TimeSpan {
     }
 
     fn add(&mut self, start: At, end: At) {
-        if start.ns < self.start.ns {
+        if start.before(&self.start) {
             self.start = start;
         }
-        if start.ns > self.last_start.ns {
+        if self.last_start.before(&start) {
             self.last_start = start;
         }
-        if end.ns > self.end.ns {
+        if self.end.before(&end) {
             self.end = end;
         }
     }
@@ -74,9 +91,14 @@ impl TimeSpan {
         }
     }
 
-    /// `end - start` in ns.
+    /// `end - start` in ns ([`At::since_ns`]: exact at any cycle count).
     pub fn duration_ns(&self) -> f64 {
-        self.end.ns - self.start.ns
+        self.end.since_ns(&self.start)
+    }
+
+    /// Last start minus first start, in ns (`DEVICE KERNEL FIRST TO LAST START`).
+    pub fn first_to_last_start_ns(&self) -> f64 {
+        self.last_start.since_ns(&self.start)
     }
 }
 
@@ -232,6 +254,7 @@ impl RingWrappers {
                 tile: id.tile,
                 cycles,
                 ns: timebase.host_ns(id.chip, id.tile, cycles)?,
+                time: timebase.host_time(id.chip, id.tile, cycles)?,
             })
         };
         let (Some(start), Some(end)) = (at(start), at(end)) else {
@@ -258,7 +281,7 @@ impl RingWrappers {
                 TimeSpan::merge(&mut op.risc_kernel[id.risc.index()], start, end);
                 core.kernel_riscs |= bit;
                 if matches!(id.risc, Risc::Brisc | Risc::Ncrisc)
-                    && op.dm_kernel_start.is_none_or(|d| start.ns < d.ns)
+                    && op.dm_kernel_start.is_none_or(|d| start.before(&d))
                 {
                     op.dm_kernel_start = Some(start);
                 }
@@ -275,13 +298,13 @@ impl TimeSpan {
             *into = Some(b);
             return;
         };
-        if b.start.ns < a.start.ns {
+        if b.start.before(&a.start) {
             a.start = b.start;
         }
-        if b.last_start.ns > a.last_start.ns {
+        if a.last_start.before(&b.last_start) {
             a.last_start = b.last_start;
         }
-        if b.end.ns > a.end.ns {
+        if a.end.before(&b.end) {
             a.end = b.end;
         }
     }
@@ -306,7 +329,7 @@ impl Ops {
                 TimeSpan::widen(into, r);
             }
             if let Some(s) = d.dm_kernel_start {
-                if op.dm_kernel_start.is_none_or(|o| s.ns < o.ns) {
+                if op.dm_kernel_start.is_none_or(|o| s.before(&o)) {
                     op.dm_kernel_start = Some(s);
                 }
             }
@@ -355,6 +378,7 @@ impl Ops {
 mod tests {
     use super::*;
     use crate::model::fixture::{self, times, TILES};
+    use riscv_linker::Arch;
 
     #[test]
     fn op_spans_come_from_the_wrapper_zones_of_every_core() {
@@ -427,5 +451,41 @@ mod tests {
             "{}",
             none.issues[0]
         );
+    }
+
+    /// Issue 41 (Medium): an op's durations were differences of two `f64` host times, a ns
+    /// or more off from 2^53 ns on (at 2^60 cycles by hundreds of ns): the op report's
+    /// `DEVICE ... DURATION [ns]` columns of a chip up for months were wrong.
+    #[test]
+    fn op_durations_stay_exact_at_large_cycle_counts() {
+        for offset in [0, (1 << 53) + 3, (1 << 60) + 1, u64::MAX - (1 << 30)] {
+            for arch in [Arch::WormholeB0, Arch::Blackhole] {
+                let r = fixture::readout_at(offset);
+                let res = fixture::resolution(&r);
+                let ops = collect(&r, &res, &Timebase::nominal(arch, 1));
+                let d = &ops.by_run[&(0, 2)];
+                let (first, last) = (times(2, 0, Risc::Brisc), times(2, 1, Risc::Trisc2));
+                // ns = cycles * 1000 / MHz, exactly (1000 / 1350 = 20 / 27).
+                let ns = |cycles: u64| cycles as f64 * 1000.0 / arch.aiclk_mhz() as f64;
+                let k = d.kernel.unwrap();
+                assert_eq!(k.start.cycles, first.kernel.0 + offset);
+                let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
+                assert!(
+                    close(k.duration_ns(), ns(last.kernel.1 - first.kernel.0)),
+                    "{arch:?} at {offset}: {} ns",
+                    k.duration_ns()
+                );
+                assert!(close(
+                    k.first_to_last_start_ns(),
+                    ns(last.kernel.0 - first.kernel.0)
+                ));
+                let fw = d.fw.unwrap();
+                assert!(close(fw.duration_ns(), ns(last.fw.1 - first.fw.0)));
+                let core =
+                    |t| ns(times(2, t, Risc::Trisc2).kernel.1 - times(2, t, Risc::Brisc).kernel.0);
+                let per_core = d.per_core_kernel_ns();
+                assert!(close(per_core[0], core(0)) && close(per_core[1], core(1)));
+            }
+        }
     }
 }

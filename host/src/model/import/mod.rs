@@ -239,7 +239,7 @@ pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Import
     let timebase = Timebase {
         chips: chip_ids.iter().map(|&c| (c, chip_time.clone())).collect(),
     };
-    let mut oplog = op_log(csv, ops, report.map(|r| r.ops), &p.spans, mhz);
+    let mut oplog = op_log(csv, ops, report.map(|r| r.ops), &p.spans, &chip_time);
     oplog.0.inputs = inputs.clone();
     let mut profile = Profile::from_passes(readout, resolution, Some(oplog.0), timebase, passes);
     profile.readout.issues.extend(oplog.1);
@@ -268,7 +268,7 @@ fn op_log(
     ops_path: Option<&Path>,
     report: Option<Vec<ReportOp>>,
     spans: &BTreeMap<(u32, u32), (u64, u64)>,
-    mhz: f64,
+    clock: &ChipTime,
 ) -> (OpLog, Vec<Issue>) {
     let mut named: BTreeMap<(u32, u32), ReportOp> = BTreeMap::new();
     let given = report.is_some();
@@ -278,7 +278,10 @@ fn op_log(
     let mut entries = Vec::new();
     let mut unnamed = 0u64;
     for (&(chip, run), &(start, end)) in spans {
-        let ns = |c: u64| c as f64 * 1000.0 / mhz;
+        // Exact (whole MHz: cycles * 1000 / MHz in integers), not through an f64 of ns,
+        // which is a ns or more off from 2^53 ns on.
+        let at = |c: u64| clock.host_time(NocCoord::new(0, 0), c);
+        let whole = |t: Option<i128>| t.map_or(0, |t| t.clamp(0, u64::MAX as i128) as u64);
         let mut op = OpRecord {
             run_id: run,
             device: chip,
@@ -287,8 +290,8 @@ fn op_log(
             attributes: Default::default(),
             inputs: vec![],
             outputs: vec![],
-            host_start_ns: ns(start).floor() as u64,
-            host_end_ns: ns(end).ceil() as u64,
+            host_start_ns: whole(at(start).floor()),
+            host_end_ns: whole(at(end).ceil()),
             kernels: vec![],
         };
         match named.remove(&(chip, run)) {
@@ -405,6 +408,36 @@ mod tests {
         assert_eq!(key(p), key(&original));
         let ops: Vec<(u32, &str)> = p.ops.iter().map(|o| (o.run, o.name.as_str())).collect();
         assert_eq!(ops, [(1, "run 1"), (2, "run 2"), (3, "run 3")]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Issue 41 (Medium): a run's host times (the op report's `HOST START TS` / `HOST END
+    /// TS`) were `cycles * 1000 / MHz` through an `f64`, hundreds of ns off at 2^62 cycles.
+    #[test]
+    fn run_host_times_stay_exact_at_large_cycle_counts() {
+        let dir = crate::testing::temp_dir("import-large-counts");
+        let csv = dir.join(crate::csv::FILE_NAME);
+        let offset = (1u64 << 62) + 12_345;
+        let r = fixture::readout_at(offset);
+        let res = fixture::resolution(&r);
+        crate::csv::write_file(&csv, &r, &res, 1350, &crate::inputs::Inputs::none()).unwrap();
+        let i = import(&csv, None, &crate::inputs::Inputs::none()).unwrap();
+        let ns = |c: u64| (c as u128 * 1000 / 1350, (c as u128 * 1000).div_ceil(1350));
+        let hosts: Vec<(u32, u64, u64)> = i
+            .profile
+            .ops
+            .iter()
+            .filter_map(|o| o.host_ns.map(|(a, b)| (o.run, a, b)))
+            .collect();
+        let want: Vec<(u32, u64, u64)> = fixture::OPS
+            .iter()
+            .map(|&(run, _)| {
+                let first = fixture::times(run, 0, riscv_linker::Risc::Brisc).fw.0 + offset;
+                let last = fixture::times(run, 1, riscv_linker::Risc::Trisc2).fw.1 + offset;
+                (run, ns(first).0 as u64, ns(last).1 as u64)
+            })
+            .collect();
+        assert_eq!(hosts, want);
         std::fs::remove_dir_all(dir).unwrap();
     }
 

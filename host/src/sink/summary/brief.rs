@@ -7,7 +7,9 @@
 //! slowest zones apart from the runtime's own FW and KERNEL zones. Ops past [`MAX_OPS`] are
 //! one line.
 
-use super::{column_widths, grouped, name_width, write_row, OpSection, Summary, ZoneRow};
+use super::{
+    column_widths, grouped, grouped_int, name_width, write_row, OpSection, Summary, ZoneRow,
+};
 use crate::sink::analysis::{self, Analysis, CriticalPath, OpAnalysis};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -113,7 +115,11 @@ fn path_shares(c: &CriticalPath) -> String {
         .collect();
     all.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let shown: Vec<String> = all.iter().take(PATH_SHARES).map(|s| s.1.clone()).collect();
-    let mut text = format!("{} cycles: {}", grouped(c.cycles as f64), shown.join("; "));
+    let mut text = format!(
+        "{} cycles: {}",
+        grouped_int(c.cycles as u128),
+        shown.join("; ")
+    );
     if all.len() > PATH_SHARES {
         let _ = write!(text, "; +{} smaller", all.len() - PATH_SHARES);
     }
@@ -193,13 +199,9 @@ fn zone_table(t: &mut String, zones: &[ZoneRow]) {
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|z| {
-            vec![
-                z.count.to_string(),
-                grouped(z.ns.total),
-                grouped(z.ns.mean),
-                grouped(z.ns.p99),
-                grouped(z.cycles.mean),
-            ]
+            let [total, mean, _, p99, ..] = z.ns.shown();
+            let [_, mean_cycles, ..] = z.cycles.shown();
+            vec![z.count.to_string(), total, mean, p99, mean_cycles]
         })
         .collect();
     let title = "slowest zones";
@@ -392,6 +394,23 @@ mod tests {
         );
         // Per op: a head line, a table header and three rows; the clock; the rest.
         assert_eq!(text.lines().count(), 1 + MAX_OPS * 5 + 1, "{text}");
+    }
+
+    /// Issue 41 (Low): the critical path's cycles were printed through an `f64` (2^64 - 1
+    /// showed as `...616`).
+    #[test]
+    fn critical_path_cycles_print_exactly() {
+        let mut x = analysis(1);
+        let path = x.critical_path.as_mut().unwrap();
+        (path.cycles, path.end_cycles) = (u64::MAX, u64::MAX);
+        let text = render(
+            &summary(vec![op("Add", 1, 5e6)]),
+            &Analysis { ops: vec![x] },
+        );
+        assert!(
+            text.contains("critical path: 18,446,744,073,709,551,615 cycles:"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! counted, so a loop's small steps do not drown the large ones.
 
 use crate::profile::Profile;
-use crate::timeline::{MarkKind, Zone};
+use crate::timebase::HostTime;
+use crate::timeline::{Lane, MarkKind, Zone};
 use riscv_linker::Risc;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -50,40 +51,57 @@ impl Checkpoints {
     pub(crate) fn add(
         &mut self,
         p: &Profile,
-        risc: Risc,
+        lane: Lane,
         zones: &[Zone],
         marks: &[crate::timeline::Mark],
     ) {
+        // The ring's clock: deltas are exact differences of host times, not of the marks'
+        // `f64` ns (a ns or more off past 2^53 ns). A ring off the timebase has no zones.
+        let Some(clock) = p
+            .timebase
+            .chips
+            .get(&lane.chip)
+            .map(|c| c.tile_clock(lane.tile))
+        else {
+            return;
+        };
         // KERNEL start per run on this ring.
-        let mut start: BTreeMap<u32, f64> = BTreeMap::new();
+        let mut start: BTreeMap<u32, HostTime> = BTreeMap::new();
         for z in zones
             .iter()
             .filter(|z| p.labels[z.site as usize].name.ends_with("-KERNEL"))
         {
-            start.entry(z.run).or_insert(z.start_ns);
+            start
+                .entry(z.run)
+                .or_insert_with(|| clock.host_time(z.start_cycles));
         }
-        let mut by_run: BTreeMap<u32, Vec<(f64, u32)>> = BTreeMap::new();
+        let mut by_run: BTreeMap<u32, Vec<(f64, u64, u32)>> = BTreeMap::new();
         for m in marks
             .iter()
             .filter(|m| matches!(m.kind, MarkKind::Event) && m.ns.is_finite())
         {
-            by_run.entry(m.run).or_default().push((m.ns, m.site));
+            by_run
+                .entry(m.run)
+                .or_default()
+                .push((m.ns, m.cycles, m.site));
         }
         for (run, mut events) in by_run {
             let Some(&t0) = start.get(&run) else { continue };
             let op = events_op(p, zones, run);
-            events.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let steps = self.lanes.entry((op, risc)).or_default();
+            // In time order: one tile's clock, so its count's order (the `f64`s tie).
+            events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let steps = self.lanes.entry((op, lane.risc)).or_default();
             let mut prev = t0;
-            for (i, (ns, site)) in events.into_iter().enumerate() {
+            for (i, (_, cycles, site)) in events.into_iter().enumerate() {
+                let ns = clock.host_time(cycles);
                 if steps.len() <= i {
                     steps.push(Step {
                         name: p.labels[site as usize].name.clone(),
                         ..Default::default()
                     });
                 }
-                steps[i].deltas.push(ns - prev);
-                steps[i].cumulative.push(ns - t0);
+                steps[i].deltas.push(ns.since(prev));
+                steps[i].cumulative.push(ns.since(t0));
                 prev = ns;
             }
         }

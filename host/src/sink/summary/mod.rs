@@ -14,9 +14,12 @@ pub mod durations;
 mod sink;
 pub use sink::SummarySink;
 
-use crate::timebase::Timebase;
-use crate::timeline::{Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
-use durations::Durations;
+use crate::ops::{Ops, RingWrappers};
+use crate::profile::{Profile, RingView};
+use crate::timebase::{NsPerCycle, Timebase};
+use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
+use durations::{Durations, RowClock};
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -38,9 +41,40 @@ pub struct Stats {
     pub min: f64,
     /// Largest value.
     pub max: f64,
+    /// The same figures rounded to whole units, exactly (the `f64`s are a unit or more off
+    /// past 2^53): every cycle figure, and the ns figures of a row whose durations share one
+    /// exact clock rate. `None`: print the `f64`s.
+    pub(crate) whole: Option<Whole>,
+}
+
+/// [`Stats`] figures in whole units, rounded to nearest (ties to even, as `{:.0}` rounds
+/// an `f64`); `None` for a percentile that is an estimate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Whole {
+    pub(crate) total: u128,
+    pub(crate) mean: u128,
+    pub(crate) p50: Option<u128>,
+    pub(crate) p99: Option<u128>,
+    pub(crate) min: u128,
+    pub(crate) max: u128,
 }
 
 impl Stats {
+    /// Total, mean, p50, p99, min and max as the text tables print them: grouped whole
+    /// numbers, exact where [`Stats::whole`] has them.
+    pub(crate) fn shown(&self) -> [String; 6] {
+        let w = self.whole;
+        let pick = |exact: Option<u128>, x: f64| exact.map_or_else(|| grouped(x), grouped_int);
+        [
+            pick(w.map(|w| w.total), self.total),
+            pick(w.map(|w| w.mean), self.mean),
+            pick(w.and_then(|w| w.p50), self.p50),
+            pick(w.and_then(|w| w.p99), self.p99),
+            pick(w.map(|w| w.min), self.min),
+            pick(w.map(|w| w.max), self.max),
+        ]
+    }
+
     /// Statistics of `values` (sorted in place); all zero when empty.
     pub fn of(values: &mut [f64]) -> Stats {
         if values.is_empty() {
@@ -57,6 +91,7 @@ impl Stats {
             p99: rank(99.0),
             min: values[0],
             max: values[n - 1],
+            whole: None,
         }
     }
 }
@@ -88,9 +123,40 @@ pub struct SumRow {
     pub total_cycles: u128,
     /// The same in host ns, at each chip's (mean) frequency.
     pub(crate) total_ns: f64,
+    /// The exact rate of every record's chip, when they share one: the ns are then exact
+    /// from the whole cycles.
+    pub(crate) clock: RowClock,
 }
 
 impl SumRow {
+    /// Total and mean ns as printed: exact when the records share one exact clock rate.
+    pub(crate) fn shown_ns(&self) -> [String; 2] {
+        let exact = |count: u128| {
+            let rate: NsPerCycle = self.clock.rate()?;
+            rate.whole_ns(self.total_cycles, count)
+        };
+        let mean = if self.count == 0 {
+            None
+        } else {
+            exact(self.count as u128)
+        };
+        [
+            exact(1).map_or_else(|| grouped(self.total_ns), grouped_int),
+            mean.map_or_else(|| grouped(self.mean_ns()), grouped_int),
+        ]
+    }
+
+    /// Cycles per measurement rounded to whole cycles (ties to even), exact.
+    pub(crate) fn shown_mean_cycles(&self) -> String {
+        let n = self.count as u128;
+        if n == 0 {
+            return grouped(0.0);
+        }
+        let mean =
+            crate::timebase::round_half_even(self.total_cycles / n, self.total_cycles % n, n);
+        mean.map_or_else(|| grouped(self.mean_cycles()), grouped_int)
+    }
+
     /// Cycles per measurement (0 without measurements).
     pub(crate) fn mean_cycles(&self) -> f64 {
         if self.count == 0 {
@@ -213,7 +279,7 @@ pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
             .filter(|m| m.lane as usize == li)
             .copied()
             .collect();
-        b.add(lane.chip, zones, &marks, &t.sites, &t.ops, timebase);
+        b.add(*lane, zones, &marks, &t.sites, &t.ops, timebase);
     }
     b.finish(&t.ops, timebase, threshold_ns)
 }
@@ -254,13 +320,54 @@ pub(crate) struct Builder {
     values: HashMap<(String, String), ValueRow>,
     /// [`op_labels`] of the ops seen (computed once).
     labels: Vec<String>,
+    /// The ops' device times from the wrapper zones of every ring added with
+    /// [`Builder::add_wrappers`] (the model's rule, [`crate::ops`]), for each op's device
+    /// kernel time as an exact difference of host times: the ops' `kernel_ns` are two
+    /// `f64`s, a ns or more off past 2^53 ns. `None`: not gathered (use `kernel_ns`).
+    wrappers: Option<(Ops, BTreeMap<u32, u64>)>,
 }
 
 impl Builder {
+    /// Adds the wrapper zones of ring `v` of `p` (for the ops' device kernel times).
+    pub(crate) fn add_wrappers(&mut self, p: &Profile, v: &RingView) {
+        let (ops, no_timebase) = self.wrappers.get_or_insert_with(Default::default);
+        let (id, r) = (v.ring.id, &v.ring.records);
+        let mut w = RingWrappers::default();
+        for i in 0..r.len() {
+            w.add(
+                id,
+                r.kind[i],
+                r.run[i],
+                r.site[i],
+                (r.start[i], r.end[i]),
+                &p.timebase,
+                || {
+                    p.sites
+                        .site(v.index, r.run[i], r.site[i])
+                        .map(|m| m.name.as_str())
+                },
+            );
+        }
+        ops.merge_ring(id.chip, w, no_timebase);
+    }
+
+    /// Device kernel time of op `o`: its kernel span's, exact from the wrapper zones when
+    /// they were added ([`Builder::add_wrappers`]).
+    fn kernel_ns(&self, o: &OpSpan) -> f64 {
+        let Some((a, b)) = o.kernel_ns else {
+            return 0.0;
+        };
+        let exact = self.wrappers.as_ref().and_then(|(ops, _)| {
+            let d = ops.by_run.get(&(o.chip, o.run))?;
+            Some(d.kernel?.duration_ns())
+        });
+        exact.unwrap_or(b - a)
+    }
+
     /// Adds one lane's zones and marks (`labels` and `ops` are what their indices point into).
     pub(crate) fn add(
         &mut self,
-        chip: u32,
+        lane: Lane,
         zones: &[Zone],
         marks: &[Mark],
         labels: &[SiteLabel],
@@ -270,6 +377,12 @@ impl Builder {
         if self.labels.len() != ops.len() {
             self.labels = op_labels(ops);
         }
+        let chip = lane.chip;
+        let chip_time = timebase.chips.get(&chip);
+        // Durations from the tile's clock: exact differences of host times, not of the
+        // zones' `f64` ns.
+        let clock = chip_time.map(|c| c.tile_clock(lane.tile));
+        let rate = chip_time.and_then(|c| c.ns_per_cycle());
         let labels_of_ops = &self.labels;
         let op_name = |z: Option<u32>| {
             z.map_or_else(
@@ -283,7 +396,11 @@ impl Builder {
                 .entry((op_name(z.op), labels[z.site as usize].name.clone()))
                 .or_default();
             self.held += usize::from(!g.sketched());
-            g.push(z.duration_ns(), z.cycles() as f64);
+            let ns = clock.map_or_else(
+                || z.duration_ns(),
+                |c| c.span_ns(z.start_cycles, z.end_cycles),
+            );
+            g.push(ns, z.cycles(), rate);
             if let Some(v) = z.value {
                 let name = &labels[z.site as usize].name;
                 let row = self
@@ -326,7 +443,9 @@ impl Builder {
                     count: 0,
                     total_cycles: 0,
                     total_ns: 0.0,
+                    clock: RowClock::default(),
                 });
+            row.clock.add(rate);
             row.records += 1;
             row.count += count as u64;
             row.total_cycles += total_cycles as u128;
@@ -341,21 +460,21 @@ impl Builder {
         timebase: &Timebase,
         threshold_ns: f64,
     ) -> Summary {
-        let Builder {
-            groups,
-            sums,
-            values,
-            ..
-        } = self;
         let mut ops: HashMap<String, OpSection> = HashMap::new();
         for (o, label) in all_ops.iter().zip(op_labels(all_ops)) {
             let s = ops
                 .entry(label.clone())
                 .or_insert_with(|| OpSection::new(&label));
             s.runs += 1;
-            s.kernel_ns += o.kernel_ns.map_or(0.0, |(a, b)| b - a);
+            s.kernel_ns += self.kernel_ns(o);
             s.launches.push((o.chip, o.run));
         }
+        let Builder {
+            groups,
+            sums,
+            values,
+            ..
+        } = self;
         let (mut hidden, mut hidden_total_ns) = (0, 0.0);
         let mut estimated = 0;
         for ((op, zone), d) in groups {
@@ -444,8 +563,18 @@ impl OpSection {
 
 /// `1234567.6` -> `1,234,568`.
 fn grouped(x: f64) -> String {
-    let s = format!("{:.0}", x);
-    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+    group_digits(&format!("{:.0}", x))
+}
+
+/// `1234567` -> `1,234,567`, exactly (an integer printed through an `f64` is off past 2^53:
+/// 2^64 - 1 would show as `...616`).
+fn grouped_int(x: u128) -> String {
+    group_digits(&x.to_string())
+}
+
+/// A whole number's digits (after an optional `-`) in groups of three.
+fn group_digits(s: &str) -> String {
+    let (sign, digits) = s.strip_prefix('-').map_or(("", s), |d| ("-", d));
     let mut out = String::from(sign);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
@@ -465,7 +594,7 @@ pub fn render(s: &Summary) -> String {
 /// [`render`] before names are made printable.
 fn render_raw(s: &Summary) -> String {
     let stat_names = ["total", "mean", "p50", "p99", "min", "max"];
-    let values = |st: &Stats| [st.total, st.mean, st.p50, st.p99, st.min, st.max].map(grouped);
+    let values = |st: &Stats| st.shown();
     let mut lines: Vec<(String, String, Vec<String>)> = Vec::new();
     for o in &s.ops {
         for z in &o.zones {
@@ -516,7 +645,7 @@ fn render_raw(s: &Summary) -> String {
              count, total, mean, min and max are exact)",
             s.estimated,
             durations::RELATIVE_ERROR * 100.0,
-            grouped(durations::EXACT_ZONES as f64)
+            grouped_int(durations::EXACT_ZONES as u128)
         );
     }
     if s.hidden > 0 {
@@ -569,13 +698,14 @@ fn render_sums(t: &mut String, sums: &[SumRow]) {
     let cells: Vec<[String; 6]> = sums
         .iter()
         .map(|r| {
+            let [total_ns, mean_ns] = r.shown_ns();
             [
                 r.records.to_string(),
                 r.count.to_string(),
-                grouped(r.total_ns),
-                grouped(r.mean_ns()),
+                total_ns,
+                mean_ns,
                 r.total_cycles.to_string(),
-                grouped(r.mean_cycles()),
+                r.shown_mean_cycles(),
             ]
         })
         .collect();
@@ -646,6 +776,7 @@ fn write_row(
 mod tests {
     use super::*;
     use crate::model::fixture::{self, times};
+    use crate::sink::SummarySink;
     use riscv_linker::Risc;
 
     use fixture::timeline;
@@ -684,13 +815,21 @@ mod tests {
         );
         let work = mm.zones.iter().find(|z| z.zone == "work").unwrap();
         assert_eq!(work.count, 10, "2 tiles x 5 RISCs");
-        let mut lens: Vec<f64> = (0..2)
+        let mut lens: Vec<u64> = (0..2)
             .flat_map(|t| Risc::ALL.map(|r| times(2, t, r)))
-            .map(|x| (x.work.1 - x.work.0) as f64)
+            .map(|x| x.work.1 - x.work.0)
             .collect();
-        let want = Stats::of(&mut lens);
+        let want = durations::cycle_stats(&mut lens);
         assert_eq!(work.ns, want, "1 GHz: ns = cycles");
         assert_eq!(work.cycles, want);
+        let mut floats: Vec<f64> = lens.iter().map(|&c| c as f64).collect();
+        assert_eq!(
+            Stats {
+                whole: None,
+                ..work.ns
+            },
+            Stats::of(&mut floats)
+        );
         assert_eq!((work.ns.min, work.ns.max), (75_061.0, 82_061.0));
         // Sum zones: one record per core and run, totals over every measurement.
         let sums: Vec<(&str, u64, u64, u128)> = mm
@@ -825,11 +964,114 @@ mod tests {
         };
         let mut b = Builder::default();
         let tb = Timebase::nominal(fixture::ARCH, 1);
-        b.add(0, &[], &[sum(0), sum(1)], &t.sites, &t.ops, &tb);
+        b.add(t.lanes[0], &[], &[sum(0), sum(1)], &t.sites, &t.ops, &tb);
         let s = b.finish(&t.ops, &tb, 0.0);
         let row = &s.ops.iter().find(|o| !o.sums.is_empty()).unwrap().sums[0];
         assert_eq!(row.total_cycles, 2 * u64::MAX as u128);
         assert_eq!((row.records, row.count), (2, 6));
         assert!(render(&s).contains(&(2 * u64::MAX as u128).to_string()));
+    }
+    /// The summary text of the fixture shifted `offset` cycles later, on `arch`'s nominal
+    /// clock, as the sink writes it: the zone tables, and the checkpoint lines.
+    fn sink_text(offset: u64, arch: riscv_linker::Arch) -> (String, String) {
+        let r = fixture::readout_at(offset);
+        let res = fixture::resolution(&r);
+        let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+        let mut s = SummarySink::printed(0.0);
+        crate::sink::drive(&p, &mut [&mut s]).unwrap();
+        let (summary, text) = s.summary.unwrap();
+        let checkpoints: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("checkpoints"))
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert!(checkpoints.len() > 1, "{text}");
+        (render(&summary), checkpoints.join("\n"))
+    }
+
+    /// Issue 41 (Medium): the ns of zone durations, sum zones, kernel times and checkpoint
+    /// deltas came from differences of two `f64` host times (and an `f64` product), a ns or
+    /// more off from 2^53 ns on: a chip whose counter has run for months printed wrong ns.
+    /// Durations do not depend on when they happened: the text is the same at any offset.
+    #[test]
+    fn ns_figures_stay_exact_at_large_cycle_counts() {
+        for arch in [
+            riscv_linker::Arch::WormholeB0,
+            riscv_linker::Arch::Blackhole,
+        ] {
+            let base = sink_text(0, arch);
+            for offset in [(1 << 53) + 3, (1 << 60) + 1, u64::MAX - (1 << 30)] {
+                let (table, checkpoints) = sink_text(offset, arch);
+                assert_eq!(table, base.0, "{arch:?} at {offset}");
+                assert_eq!(checkpoints, base.1, "{arch:?} at {offset}");
+            }
+        }
+        // At 1350 MHz a work zone of 75,061 cycles is 55,600.74 ns.
+        let (table, _) = sink_text(u64::MAX - (1 << 30), riscv_linker::Arch::Blackhole);
+        assert!(table.contains("55,601"), "{table}");
+    }
+
+    /// Issue 41 (Low): cycle figures were printed through an `f64` (2^64 - 1 cycles showed as
+    /// `18,446,744,073,709,551,616`); at 1 GHz so were the same figures in ns.
+    #[test]
+    fn cycle_figures_print_as_exact_integers() {
+        let t = timeline();
+        let max = u64::MAX;
+        let zone = Zone {
+            lane: 0,
+            site: 0,
+            depth: 0,
+            run: t.ops[0].run,
+            op: Some(0),
+            start_cycles: 0,
+            end_cycles: max,
+            start_ns: 0.0,
+            end_ns: max as f64,
+            value: None,
+        };
+        let sum = Mark {
+            lane: 0,
+            site: 1,
+            kind: MarkKind::Sum {
+                total_cycles: max,
+                count: 1,
+            },
+            run: t.ops[0].run,
+            op: Some(0),
+            cycles: 10,
+            ns: 10.0,
+        };
+        let mut b = Builder::default();
+        let tb = Timebase::nominal(fixture::ARCH, 1);
+        b.add(t.lanes[0], &[zone], &[sum], &t.sites, &t.ops, &tb);
+        let s = b.finish(&t.ops, &tb, 0.0);
+        let text = render(&s);
+        let exact = "18,446,744,073,709,551,615";
+        // The zone row: total, mean, p50, p99, min and max in ns and in cycles.
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&t.sites[0].name))
+            .unwrap();
+        assert_eq!(row.matches(exact).count(), 12, "{text}");
+        assert!(!text.contains("551,616"), "{text}");
+        // The sum zone row: total and mean ns, total and mean cycles.
+        let sums = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(&t.sites[1].name))
+            .unwrap();
+        assert_eq!(sums.matches(exact).count(), 3, "{text}");
+        assert!(sums.contains(&max.to_string()), "{text}");
+        // A mean is rounded exactly too: 2^64 - 1 over 2 is ...807.5, to even: ...808.
+        let ns = NsPerCycle { num: 1, den: 1 };
+        let row = SumRow {
+            zone: "s".into(),
+            records: 1,
+            count: 2,
+            total_cycles: max as u128,
+            total_ns: max as f64,
+            clock: RowClock::One(ns),
+        };
+        assert_eq!(row.shown_mean_cycles(), "9,223,372,036,854,775,808");
+        assert_eq!(row.shown_ns()[1], "9,223,372,036,854,775,808");
     }
 }

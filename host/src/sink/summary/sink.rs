@@ -66,15 +66,10 @@ impl SummarySink {
 
 impl Sink for SummarySink {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        self.builder.add(
-            v.lane.chip,
-            &v.zones,
-            &v.marks,
-            &p.labels,
-            &p.ops,
-            &p.timebase,
-        );
-        self.checkpoints.add(p, v.lane.risc, &v.zones, &v.marks);
+        self.builder.add_wrappers(p, v);
+        self.builder
+            .add(v.lane, &v.zones, &v.marks, &p.labels, &p.ops, &p.timebase);
+        self.checkpoints.add(p, v.lane, &v.zones, &v.marks);
         if let Some(a) = &mut self.waits {
             a.add(p, v);
         }
