@@ -24,7 +24,7 @@ shift || true
 if [ "$#" -gt 0 ]; then
     targets=("$@")
 else
-    targets=(decode snapshot image_header oplog elf_sites)
+    targets=(decode snapshot image_header oplog elf_sites device_log run_spec)
 fi
 case "$seconds" in
     '' | *[!0-9]*) echo "fuzz.sh: SECONDS_PER_TARGET must be a whole number of seconds, not '$seconds'" >&2; exit 2 ;;

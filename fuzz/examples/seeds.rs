@@ -2,7 +2,9 @@
 //! from real data: rings written by the runtime's producer (`ttprof_rt::sim::Sim`) and by
 //! `wire::encode`, a device image assembled from them and recorded into a snapshot by a
 //! readout, an op log written by `OpLogWriter`, synthetic kernel ELFs
-//! (`ttprof::testing::kernel_elf`), and any real kernel ELFs given on the command line.
+//! (`ttprof::testing::kernel_elf`), any real kernel ELFs given on the command line, device
+//! logs (the image's readout as `ttprof` writes its CSV, and hand-made shapes) and
+//! `ttprof run` specs and manifests.
 //!
 //! ```text
 //! cd fuzz && cargo run --release --example seeds -- corpus [KERNEL.elf ...]
@@ -12,7 +14,8 @@
 //! `llvm-objcopy --strip-debug target/kernels/<arch>/riscv32im-unknown-none-elf/release/reader
 //! reader.elf` (GNU strip adds a section symbol to `.ttprof_sites`, which ttprof refuses as a
 //! site without metadata).
-//! Every seed is checked against its parser (it must be accepted) before it is written.
+//! Every seed is checked against its parser before it is written: accepted, or for a device
+//! log meant to be refused, refused (the `run_spec` seeds are not checked: most are refusals).
 
 use riscv_linker::devfile::Geometry;
 use riscv_linker::profiler::{self, ring};
@@ -216,9 +219,10 @@ fn snapshot_seeds(out: &Path, image_path: &Path, dir: &Path) {
     snap.add_drained(0, TILES[1], Risc::Ncrisc, &live_span(&l1, Risc::Ncrisc)[..240]).unwrap();
     snap.save(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let full = std::fs::read(&path).unwrap();
-    // A snapshot of nothing but its tile table (Blackhole, two chips).
+    // A snapshot of nothing but its tile table (Blackhole, two chips of two worker tiles).
     let g = Geometry { arch: Arch::Blackhole, chips: 2, tiles_per_chip: 2, l1_size: Arch::Blackhole.l1_size() };
-    Snapshot::new(g, vec![TILES.to_vec(), TILES.to_vec()]).unwrap().save(&path, &ttprof::inputs::Inputs::none()).unwrap();
+    let bh = vec![NocCoord::new(1, 2), NocCoord::new(2, 2)];
+    Snapshot::new(g, vec![bh.clone(), bh]).unwrap().save(&path, &ttprof::inputs::Inputs::none()).unwrap();
     let empty = std::fs::read(&path).unwrap();
     for (name, bytes) in [("readout", &plain), ("readout-sync-drained", &full), ("tile-table-only", &empty)] {
         std::fs::write(&path, bytes).unwrap();
@@ -247,10 +251,9 @@ fn image_header_seeds(out: &Path, image_path: &Path, dir: &Path) {
     let bytes = std::fs::read(&path).unwrap();
     let g = Geometry::read_header(&bytes, bytes.len() as u64).unwrap();
     write(out, "image_header", "blackhole-3x3", &bytes[..g.header_size() as usize]);
-    ImageBuilder::new(Arch::WormholeB0, 0, vec![]).write(&path).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    MappedImage::open(&path, &ttprof::inputs::Inputs::none()).unwrap();
-    write(out, "image_header", "no-chips", &bytes);
+    // (The checked-in `no-chips` seed, an image of no chips, was written when such an image
+    // opened; the builder now refuses one, as the header reader does.)
+    assert!(ImageBuilder::new(Arch::WormholeB0, 0, vec![]).write(&path).is_err());
     write(out, "image_header", "fixed-fields-only", &bytes[..riscv_linker::devfile::HEADER_FIXED as usize]);
 }
 
@@ -327,6 +330,143 @@ fn elf_seeds(out: &Path, sites: &[(Risc, Vec<String>)], real: &[PathBuf]) {
     }
 }
 
+/// A device log's two header lines.
+const CSV_HEAD: &str = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1\n\
+    PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, \
+    trace id, trace id counter, zone name, type, source line, source file, meta data\n";
+
+/// One device-log row, its unread columns (timer id, trace ids) empty.
+fn row(chip: u64, x: u32, y: u32, risc: &str, time: u64, run: &str, name: &str, kind: &str) -> String {
+    format!("{chip},{x},{y},{risc},,{time},,{run},,,{name},{kind},3,k.cpp,\n")
+}
+
+/// Checks a device log the way `ttprof import` reads it: both passes when `accepted`, else
+/// the first pass refuses it.
+fn check_device_log(dir: &Path, name: &str, bytes: &[u8], accepted: bool) {
+    use ttprof::ring_source::RingSource;
+    let path = dir.join("profile_log_device.csv");
+    std::fs::write(&path, bytes).unwrap();
+    match ttprof::import::stream(&path, None, &ttprof::inputs::Inputs::none()) {
+        Ok((i, mut rings)) => {
+            assert!(accepted, "{name}: accepted");
+            for n in 0..i.profile.readout().rings().len() {
+                rings.ring(n).unwrap_or_else(|e| panic!("{name}: ring {n}: {e}"));
+            }
+        }
+        Err(e) => assert!(!accepted, "{name}: {e}"),
+    }
+}
+
+/// Device logs (`ttprof import`): one written by ttprof from the image's readout, and the
+/// shapes issue 41's review found problems with: huge chip ids, many tiny rings (together
+/// and interleaved), one long ring, deep nesting, long zone names (one past the line limit).
+fn device_log_seeds(out: &Path, image_path: &Path, dir: &Path) {
+    let none = ttprof::inputs::Inputs::none();
+    let mut seeds: Vec<(&str, Vec<u8>, bool)> = Vec::new();
+    let loaded = ttprof::profile::Profile::open(image_path, None, false, &none).unwrap();
+    let p = &loaded.profile;
+    let mut bytes = Vec::new();
+    ttprof::csv::write(&mut bytes, p.readout(), p.sites(), 1000).unwrap();
+    seeds.push(("sim-image", bytes, true));
+    let pair = |chip: u64, x: u32, y: u32, risc: &str, t: u64, name: &str| {
+        row(chip, x, y, risc, t, "1", name, "ZONE_START") + &row(chip, x, y, risc, t + 10, "1", name, "ZONE_END")
+    };
+    // Every row type, two runs, a value zone, a sum zone's count, an unmodelled RISC.
+    let mut every = String::from(CSV_HEAD);
+    every += &pair(0, 1, 1, "BRISC", 100, "z");
+    every += &row(0, 1, 1, "BRISC", 120, "1", "d", "TS_DATA");
+    every += &row(0, 1, 1, "BRISC", 130, "1", "e", "TS_EVENT");
+    every += "0,1,1,BRISC,,140,7000,1,,,s,ZONE_TOTAL,3,k.cpp,{\"count\": 4}\n";
+    every += "0,1,1,NCRISC,,150,,2,,,v,ZONE_START,3,k.cpp,{\"value\": 42}\n";
+    every += &row(0, 1, 1, "NCRISC", 160, "2", "v", "ZONE_END");
+    every += &row(0, 1, 1, "ERISC", 170, "2", "x", "TS_EVENT");
+    every += &row(0, 2, 1, "TRISC_0", 180, "", "orphan", "ZONE_END");
+    every += &row(0, 2, 1, "TRISC_1", 190, "2", "open", "ZONE_START");
+    seeds.push(("every-row-type", every.into_bytes(), true));
+    // Chip ids at u32::MAX and a million (the geometry's chip count saturates; nothing is
+    // sized by it), and one past u32::MAX (refused).
+    for (name, chip) in [("chip-u32-max", u32::MAX as u64), ("chip-million", 1_000_000), ("chip-past-u32", 1 << 32)] {
+        let text = format!("{CSV_HEAD}{}{}", pair(0, 1, 1, "BRISC", 100, "z"), pair(chip, 1, 1, "BRISC", 200, "z"));
+        seeds.push((name, text.into_bytes(), chip <= u32::MAX as u64));
+    }
+    // 2,000 rings of one sum zone each (one row each), on 2,000 chips' ids.
+    let mut many = String::from(CSV_HEAD);
+    for i in 0..2_000u64 {
+        many += &format!("{i},1,1,BRISC,,{i},5,1,,,s,ZONE_TOTAL,,,\n");
+    }
+    seeds.push(("rings-2000-sum-zones", many.into_bytes(), true));
+    // 1,200 rings of one zone each, each ring's rows together, then interleaved: every
+    // ZONE_START first, every ZONE_END after (the second pass's window).
+    let rings: Vec<(u32, u32, &str)> =
+        (0..1_200u32).map(|i| (i % 240, i / 240, ["BRISC", "NCRISC", "TRISC_0"][(i % 3) as usize])).collect();
+    let mut together = String::from(CSV_HEAD);
+    let (mut starts, mut ends) = (String::new(), String::new());
+    for &(x, y, risc) in &rings {
+        together += &format!("0,{x},{y},{risc},,1,,,,,z,ZONE_START,,,\n0,{x},{y},{risc},,2,,,,,z,ZONE_END,,,\n");
+        starts += &format!("0,{x},{y},{risc},,1,,,,,z,ZONE_START,,,\n");
+        ends += &format!("0,{x},{y},{risc},,2,,,,,z,ZONE_END,,,\n");
+    }
+    seeds.push(("rings-1200-one-zone", together.into_bytes(), true));
+    seeds.push(("rings-1200-interleaved", format!("{CSV_HEAD}{starts}{ends}").into_bytes(), true));
+    // One ring of 1,300 zones in sequence, and 1,300 nested (the open-zone stack).
+    let mut long = String::from(CSV_HEAD);
+    let (mut open, mut close) = (String::new(), String::new());
+    for i in 0..1_300u64 {
+        long += &format!("0,1,1,BRISC,,{},,,,,z,ZONE_START,,,\n0,1,1,BRISC,,{},,,,,z,ZONE_END,,,\n", 3 * i, 3 * i + 2);
+        open += &format!("0,1,1,BRISC,,{i},,,,,z,ZONE_START,,,\n");
+        close += &format!("0,1,1,BRISC,,{},,,,,z,ZONE_END,,,\n", 10_000 - i);
+    }
+    seeds.push(("ring-1300-zones", long.into_bytes(), true));
+    seeds.push(("ring-1300-nested", format!("{CSV_HEAD}{open}{close}").into_bytes(), true));
+    // Long zone names: 65,000 bytes (inside the 64 KiB line limit; never closed, so the
+    // issue names it) and 70,000 (past it: refused).
+    let name = "n".repeat(65_000);
+    seeds.push(("name-65000", format!("{CSV_HEAD}{}", row(0, 1, 1, "BRISC", 1, "1", &name, "ZONE_START")).into_bytes(), true));
+    let name = "n".repeat(70_000);
+    seeds.push(("name-70000", format!("{CSV_HEAD}{}", row(0, 1, 1, "BRISC", 1, "1", &name, "ZONE_START")).into_bytes(), false));
+    // Times near 2^64, data and run ids at their limits.
+    let mut high = String::from(CSV_HEAD);
+    high += &format!("0,1,1,BRISC,,{},,4294967295,,,z,ZONE_START,,,\n", u64::MAX - 5);
+    high += &format!("0,1,1,BRISC,,{},{},4294967295,,,z,ZONE_END,,,\n", u64::MAX, u64::MAX);
+    high += &format!("0,255,255,BRISC,,{},,,,,s,ZONE_TOTAL,,,{{\"count\": 4294967295}}\n", u64::MAX);
+    seeds.push(("times-near-u64-max", high.into_bytes(), true));
+    for (name, bytes, accepted) in seeds {
+        assert!(bytes.len() < 100_000, "{name}: {} bytes", bytes.len());
+        check_device_log(dir, name, &bytes, accepted);
+        write(out, "device_log", name, &bytes);
+    }
+}
+
+/// `ttprof run`'s specs (the `run_spec` target's `KIND [LEN]` line, then the specs or the
+/// manifest): the command line's and the README's forms, and `bytes=` of 2^64 - 1, 4 GiB,
+/// 2^32 - 1 and just over the 1 GiB cap, huge addresses, pages and ids.
+fn run_spec_seeds(out: &Path) {
+    let seeds: [(&str, &str); 16] = [
+        ("l1-words", "l1\n0x30000=7\n0x30004=0xffffffff\n196608=1_000\n0x30001=1\n0xffffffff=0\n"),
+        ("l1-file", "l1 4096\n0x30000=@in.bin\n0x1000=@in.bin\n0xffffff00=@in.bin\n"),
+        ("l1-file-past-l1", "l1 1048576\n0x100000=@in.bin\n"),
+        ("dram-in", "dram-in 8192\n0x10000=@a.bin\n0x10000=@a.bin,page=2048,tensor=3\n0x0,tensor=9\n"),
+        ("dram-in-typed", "dram-in 8192\n0x0=@a.bin,dtype=bfloat16,shape=1x1x32x128\n0x0=@a.bin,dtype=uint32,shape=4x512,layout=row_major\n"),
+        ("dram-out", "dram-out\n0x20000=@out.bin,bytes=8192\n0x20000=@out.bin,expect=want.bin,tensor=4\n0x0,tensor=5\n"),
+        ("dram-out-bytes-u64-max", "dram-out\n0x0=@out.bin,bytes=18446744073709551615\n"),
+        ("dram-out-bytes-4gib", "dram-out\n0x0=@out.bin,bytes=4294967296\n0x0=@out.bin,bytes=0x100000000\n"),
+        ("dram-out-bytes-u32-max", "dram-out\n0x0=@out.bin,bytes=4294967295\n0x0=@out.bin,bytes=1073741828\n0x0=@out.bin,bytes=1073741824\n"),
+        ("dram-huge-addr-tensor", "dram-out\n0xffffffff=@out.bin,bytes=4096,tensor=4294967295\n0xfffff000=@o,bytes=1073741824,page=4\n"),
+        ("dram-in-huge-file", "dram-in 8589934592\n0x0=@a.bin\n"),
+        // A tensor whose bytes pass 2^64 (once a multiply overflow), and pages near 2^32.
+        ("dram-shape-past-u64", "dram-in\n0x0=@a.bin,dtype=float32,shape=65536x65536x65536x65536\n0x0=@a.bin,dtype=uint16,shape=4294967295x4294967295,layout=row_major\n"),
+        ("dram-page-near-u32-max", "dram-out\n0x0=@o,bytes=0,page=4294967292\n0x0=@o,dtype=float32,shape=1x1073741823,layout=row_major,bytes=0\n"),
+        ("manifest-toml", "toml 4096\narch = \"wormhole_b0\"\ngrid = \"2x2\"\npolicy = \"block\"\n\n[[op]]\nname = \"add\"\nkernels = { brisc = \"kernels:reader\", trisc = \"add.cpp\" }\ntiles = [\"0,0\", \"1,1\"]\nl1 = [\"0x30000=7\", \"0x30010=@in.bin\"]\nargs = { brisc = [1, 2], \"ncrisc@1,1\" = \"4,0x8\" }\ndram_in = [\"0x0=@a.bin\"]\ndram_out = [\"0x10000=@out.bin,bytes=4096,expect=want.bin\"]\nlaunches = 2\nattributes = { k = \"v\", n = 3 }\n\n[[op]]\nname = \"second\"\nkernels = { ncrisc = \"k.elf\" }\n"),
+        ("manifest-json", "json 4096\n{\"arch\": \"blackhole\", \"grid\": \"14x10\", \"op\": [{\"name\": \"a\", \"kernels\": {\"brisc\": \"r.elf\"}, \"tiles\": [\"13,9\"], \"dram_out\": [\"0x0=@o.bin,bytes=4294967295\"], \"launches\": 4294967295}]}\n"),
+        ("manifest-long-name", "toml\n[[op]]\nname = \"NAME\"\nkernels = { brisc = \"k.elf\" }\n"),
+    ];
+    for (name, text) in seeds {
+        let text = text.replace("NAME", &"n".repeat(70_000));
+        assert!(text.len() < 100_000, "{name}: {} bytes", text.len());
+        write(out, "run_spec", name, text.as_bytes());
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let out = PathBuf::from(args.first().map_or("corpus", |s| s.as_str()));
@@ -338,5 +478,7 @@ fn main() {
     image_header_seeds(&out, &image_path, &dir);
     oplog_seeds(&out, &dir, &sites);
     elf_seeds(&out, &sites, &real);
+    device_log_seeds(&out, &image_path, &dir);
+    run_spec_seeds(&out);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -274,7 +274,11 @@ fn mistakes_exit_1_with_what_was_expected() {
 /// Unusable input leaves no output folder behind (issue 26: `kernels/`, `device.img` and
 /// `ops.jsonl` were created before a kernel linked for another RISC was refused), L1
 /// inputs over what the memory map reserves are refused naming the range, and a manifest
-/// with no op is refused.
+/// with no op is refused. Issue 41: so do the checks a launch made (a grid the chip does not
+/// have, the timestamper without a consumer, a DRAM buffer past its channel or of part of a
+/// page), now made before anything is created; and what only a launch finds (a DRAM output
+/// that cannot be written) removes what the run had created, in a folder of the user's only
+/// that (the next test).
 #[test]
 fn unusable_input_creates_nothing_and_reserved_l1_and_empty_manifests_are_refused() {
     let out = workspace().join("target/test-run-cli/unusable");
@@ -283,7 +287,17 @@ fn unusable_input_creates_nothing_and_reserved_l1_and_empty_manifests_are_refuse
     let manifest = workspace().join("target/test-run-cli/empty-ops.json");
     std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
     std::fs::write(&manifest, r#"{"op": []}"#).unwrap();
-    let cases: [(Vec<String>, &str); 12] = [
+    let dir = workspace().join("target/test-run-cli/unusable-inputs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (page, part, file) = (
+        dir.join("page.bin"),
+        dir.join("part.bin"),
+        dir.join("a-file"),
+    );
+    std::fs::write(&page, [0u8; 4096]).unwrap();
+    std::fs::write(&part, [0u8; 3000]).unwrap();
+    std::fs::write(&file, "a file, not a folder").unwrap();
+    let cases: [(Vec<String>, &str); 17] = [
         (
             vec!["--kernel".into(), format!("ncrisc={}", sums.display())],
             "was linked for wormhole_b0 BRISC",
@@ -343,6 +357,42 @@ fn unusable_input_creates_nothing_and_reserved_l1_and_empty_manifests_are_refuse
             vec!["--manifest".into(), manifest.display().to_string()],
             "names no op",
         ),
+        // Checked by the session or a launch before (issue 41): the folder stayed.
+        (
+            vec!["--kernel".into(), brisc.clone(), "--grid".into(), "9x1".into()],
+            "grid 9x1 does not fit wormhole_b0's 8x10 worker grid",
+        ),
+        (
+            vec![
+                "--kernel".into(),
+                brisc.clone(),
+                "--backend".into(),
+                "timestamper".into(),
+                "--drain-every-cycles".into(),
+                "0".into(),
+            ],
+            "the timestamper backend needs a consumer draining while kernels run",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--dram-in".into(), format!("0xfffff000=@{}", page.display())],
+            "page 0 lands at 0xfffff000 of DRAM channel 0, past its end (0x80000000 bytes on wormhole_b0)",
+        ),
+        (
+            vec!["--kernel".into(), brisc.clone(), "--dram-in".into(), format!("0x0=@{}", part.display())],
+            "3000 bytes: not a whole number of the buffer's 4096-byte pages",
+        ),
+        // Only the launch finds this one: what the run had created goes.
+        (
+            vec![
+                "--kernel".into(),
+                brisc.clone(),
+                "--l1".into(),
+                "0x30000=2".into(),
+                "--dram-out".into(),
+                format!("0x0=@{},bytes=4096", file.join("o.bin").display()),
+            ],
+            "cannot create the output's directory",
+        ),
     ];
     for (args, want) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -352,6 +402,63 @@ fn unusable_input_creates_nothing_and_reserved_l1_and_empty_manifests_are_refuse
         assert!(err.contains(want), "{args:?}: {want:?} missing from {err}");
         assert!(!out.exists(), "{args:?} created {}", out.display());
     }
+}
+
+/// Issue 41: a run into a folder of the user's that fails (exit 1) on what only a launch
+/// finds leaves it as it was: what the run created (its kernel copies, op log, device image,
+/// the folders and DRAM outputs it made) goes, what was there stays. A kernel fault, exit
+/// 2, keeps every output (`a_fault_is_diagnosed...`, tests/stopped_ops.rs).
+#[test]
+fn a_run_that_fails_at_launch_leaves_the_users_folder_as_it_was() {
+    let base = workspace().join("target/test-run-cli/unusable-folder");
+    let _ = std::fs::remove_dir_all(&base);
+    let out = base.join("mine");
+    std::fs::create_dir_all(out.join("kernels")).unwrap();
+    std::fs::write(out.join("notes.txt"), "the user's").unwrap();
+    std::fs::write(out.join("kernels/old"), "the user's").unwrap();
+    let blocker = base.join("a-file");
+    std::fs::write(&blocker, "a file, not a folder").unwrap();
+    let listing = |dir: &Path| {
+        let mut v: Vec<String> = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                v.push(p.strip_prefix(dir).unwrap().display().to_string());
+                if p.is_dir() {
+                    stack.push(p);
+                }
+            }
+        }
+        v.sort();
+        v
+    };
+    let before = listing(&base);
+    let brisc = format!("brisc={}", elf("sums").display());
+    // Two DRAM outputs: the first is written (inside the folder, in a sub-folder the run
+    // makes), the second cannot be.
+    let written = out.join("results/o.bin");
+    let args = [
+        "run".to_string(),
+        "--kernel".into(),
+        brisc,
+        "--l1".into(),
+        "0x30000=2".into(),
+        "--dram-out".into(),
+        format!("0x0=@{},bytes=4096", written.display()),
+        "--dram-out".into(),
+        format!("0x0=@{},bytes=4096", blocker.join("o.bin").display()),
+        "--out".into(),
+        out.display().to_string(),
+    ];
+    let o = ttprof_tests::ttprof(None, &args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("a-file") && err.contains("cannot create the output's directory"),
+        "names what and where: {err}"
+    );
+    assert_eq!(listing(&base), before, "the folder is as it was");
 }
 
 /// `ttprof report` of one run's device memory with another run's op log is refused (exit 1,

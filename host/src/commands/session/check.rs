@@ -107,8 +107,8 @@ pub fn check(
     Ok(images)
 }
 
-/// An L1 input of `len` bytes at `addr`.
-fn check_l1(
+/// An L1 input of `len` bytes at `addr` (crate-visible for `session::run::fuzzing`).
+pub(crate) fn check_l1(
     op: &Op,
     addr: u32,
     len: usize,

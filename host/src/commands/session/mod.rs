@@ -22,6 +22,7 @@
 
 mod build;
 mod check;
+mod guard;
 mod op;
 mod open_waits;
 mod program;
@@ -176,6 +177,26 @@ pub fn parse_grid(s: &str) -> std::result::Result<(u8, u8), String> {
     Ok((n(c)?, n(r)?))
 }
 
+/// Why [`Session::start`] refuses the timestamper backend without a consumer.
+pub(crate) const TIMESTAMPER_NEEDS_CONSUMER: &str =
+    "the timestamper backend needs a consumer draining while kernels run (its buffers hold 64 KiB per tile): \
+     drain_every_cycles must be positive (ttprof run --drain-every-cycles, the demo's --consumer in-process)";
+
+/// Refuses a grid that is empty or larger than `arch`'s worker grid (before the device, and
+/// so the output folder, is made).
+pub(crate) fn check_grid(arch: Arch, (cols, rows): (u8, u8)) -> Result<()> {
+    let (max_c, max_r) = arch.worker_grid();
+    if cols == 0 || rows == 0 || cols > max_c || rows > max_r {
+        return Err(Error::Argument {
+            what: format!(
+                "grid {cols}x{rows} does not fit {arch}'s {max_c}x{max_r} worker grid: give COLSxROWS with 1 to \
+                 {max_c} columns and 1 to {max_r} rows"
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// What one launch did.
 #[derive(Clone, Debug)]
 pub struct Launched {
@@ -206,8 +227,14 @@ pub struct Session {
     copies: HashMap<(PathBuf, u64), PathBuf>,
     /// ELFs the caller put under `kernels/` itself (used in place; no copy may take a name).
     in_folder: std::collections::HashSet<PathBuf>,
+    /// The copies under `kernels/` whose names held nothing before this session wrote them
+    /// (what a run that fails removes, [`Session::created_copies`]).
+    created: Vec<PathBuf>,
     launched: Vec<Launched>,
     faults: Vec<Fault>,
+    /// What each fault's cores were doing when it stopped their op (the analysis's
+    /// `stopped`).
+    stops: Vec<crate::sink::analysis::Stopped>,
     /// Every launch's cycles by pc and cause (`Config::lines`).
     lines: Option<crate::lines::LineProfile>,
     /// Every tile's debug timestamper (`Config::backend` = timestamper).
@@ -231,21 +258,18 @@ impl Session {
                 what: "is not a directory: the outputs go into a directory".into(),
             });
         }
-        crate::atomic::create_dir_within(out, &out.join("kernels"))?;
-        crate::atomic::refuse_link(&out.join(IMAGE_FILE))?;
+        // What needs no device is checked before anything is created.
+        check_grid(cfg.arch, cfg.grid)?;
         cfg.settings.consumer = cfg.drain_every_cycles > 0;
         if cfg.backend == Backend::Timestamper && !cfg.settings.consumer {
-            return Err(Error::Unsupported(
-                "the timestamper backend needs a consumer draining while kernels run (its buffers hold 64 KiB per \
-                 tile): drain_every_cycles must be positive (ttprof run --drain-every-cycles, the demo's --consumer \
-                 in-process)"
-                    .into(),
-            ));
+            return Err(Error::Unsupported(TIMESTAMPER_NEEDS_CONSUMER.into()));
         }
         let daisy = cfg
             .sample
             .map(|s| crate::lines::sample::Sampler::new(s, cfg.arch))
             .transpose()?;
+        crate::atomic::refuse_link(&out.join(IMAGE_FILE))?;
+        crate::atomic::create_dir_within(out, &out.join("kernels"))?;
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
         dc.image = Some(out.join(IMAGE_FILE));
         dc.threads = cfg.threads;
@@ -315,8 +339,10 @@ impl Session {
             next_run: 1,
             copies: HashMap::new(),
             in_folder: Default::default(),
+            created: Vec::new(),
             launched: Vec::new(),
             faults: Vec::new(),
+            stops: Vec::new(),
             lines: cfg.lines.then(Default::default),
             stamps,
             daisy,
@@ -416,6 +442,13 @@ impl Session {
     /// Faults so far (at most one per launch).
     pub fn faults(&self) -> &[Fault] {
         &self.faults
+    }
+
+    /// The kernel copies this session wrote under `kernels/` where nothing was before: with
+    /// the op log, the device image and the folders it made, what a run that fails on
+    /// unusable input removes ([`run::Run::launch`]).
+    pub fn created_copies(&self) -> &[PathBuf] {
+        &self.created
     }
 
     /// Runs one op to its end on its tiles (see the module docs). A fault is returned as
@@ -662,7 +695,10 @@ impl Session {
     ) -> Error {
         let riscs: Vec<Risc> = kernels.iter().map(|(r, _)| *r).collect();
         if let ttprof_emu::EmuError::Fault(f) = &mut e {
-            open_waits::annotate(f, tiles, kernels);
+            let (cores, others) = open_waits::annotate(f, tiles, kernels);
+            let mut stop = self.stop(f, run_id, &cores, kernels);
+            stop.others = others;
+            self.stops.push(stop);
         }
         let recovered = match e.fault() {
             Some(f) => {
@@ -679,6 +715,77 @@ impl Session {
             run: run_id,
             what: e.to_string(),
             recovered,
+        }
+    }
+
+    /// What `fault` (of run `run`) stopped, each of its `cores` with its open waits and when
+    /// each opened: the start its guard holds ([`guard`]), read off the stopped core's
+    /// registers and memory; the tile's wall clock gives the start's upper bits (a wait
+    /// opened less than 2^32 cycles before the stop).
+    fn stop(
+        &self,
+        fault: &Fault,
+        run: u32,
+        cores: &[open_waits::StoppedCore],
+        kernels: &[(Risc, &[u8])],
+    ) -> crate::sink::analysis::Stopped {
+        use crate::sink::analysis::{OpenWait, Stopped, StoppedCore};
+        let chip = fault.chip;
+        let l1 = self.cfg.arch.l1_size();
+        let cores = cores
+            .iter()
+            .map(|c| {
+                let stopped = self.dev.wall_clock(chip, c.tile).ok();
+                let regs = self.dev.hart_registers(chip, c.tile, c.risc).ok();
+                let local = self.dev.local_ram(chip, c.tile, c.risc).ok();
+                let word = |addr: u32| -> Option<u32> {
+                    if let Some(at) = addr.checked_sub(riscv_linker::mmio::LOCAL_RAM_BASE) {
+                        let at = at as usize;
+                        let b = local.as_ref()?.get(at..at.checked_add(4)?)?;
+                        return Some(u32::from_le_bytes(b.try_into().ok()?));
+                    }
+                    (u64::from(addr) + 4 <= u64::from(l1))
+                        .then(|| self.mem.read_u32(chip, c.tile, addr).ok())
+                        .flatten()
+                };
+                let elf = kernels.iter().find(|(r, _)| *r == c.risc).map(|(_, e)| *e);
+                let waits = c
+                    .waits
+                    .iter()
+                    .map(|w| {
+                        let start = match (elf, regs) {
+                            (Some(elf), Some((_, regs))) => guard::guard_start(
+                                elf,
+                                c.pc,
+                                &|f: &str| open_waits::same_file(f, &w.file),
+                                w.line,
+                                &guard::Core { regs, word: &word },
+                            ),
+                            _ => None,
+                        };
+                        // The start is the wall clock's low word: the last such time before
+                        // the stop.
+                        let since = start.zip(stopped).map(|(s, now)| {
+                            now.saturating_sub(u64::from((now as u32).wrapping_sub(s)))
+                        });
+                        OpenWait::new(
+                            w.name.clone(),
+                            w.wait.to_string(),
+                            format!("{}:{}", w.file, w.line),
+                            since,
+                            stopped,
+                        )
+                    })
+                    .collect();
+                StoppedCore::new(c.tile, c.risc, c.pc, c.text.clone(), stopped, waits)
+            })
+            .collect();
+        Stopped {
+            chip,
+            run,
+            fault: fault.kind.to_string(),
+            cores,
+            others: Vec::new(),
         }
     }
 
@@ -742,9 +849,14 @@ impl Session {
             copy = dir.join(format!("{stem}-{n}"));
             n += 1;
         }
+        let new = matches!(std::fs::symlink_metadata(&copy),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound);
         crate::atomic::write_atomic(&copy, &self.cfg.inputs, |w| {
             std::io::Write::write_all(w, bytes)
         })?;
+        if new {
+            self.created.push(copy.clone());
+        }
         self.copies.insert(key, copy.clone());
         Ok(copy)
     }
@@ -762,6 +874,7 @@ impl Session {
             log,
             faults,
             launched,
+            mut stops,
             lines,
             stamps,
             mut daisy,
@@ -866,6 +979,16 @@ impl Session {
             }
         };
         drop(spool);
+        if !stops.is_empty() {
+            // The ops a fault stopped, with what their cores were doing: the analysis again.
+            crate::sink::analysis::add_stopped(&mut written.analysis, &model, &mut stops);
+            crate::sink::analysis::write_with_stops(
+                &written.analysis_file,
+                &written.analysis,
+                &stops,
+                &cfg.inputs,
+            )?;
+        }
         let mut lines = lines;
         if let Some(lines) = &mut lines {
             // Never spooled (`Config::spool_records`): the model holds every zone.

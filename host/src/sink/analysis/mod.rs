@@ -69,12 +69,15 @@ mod held;
 mod path;
 mod records;
 mod sink;
+mod stopped;
 pub use path::{
     arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
     UnmatchedWait,
 };
 pub(crate) use path::{shares, wrap};
 pub(crate) use sink::AnalysisSink;
+pub(crate) use stopped::{add as add_stopped, write as write_with_stops};
+pub use stopped::{OpenWait, Stopped, StoppedCore};
 
 use crate::profile::{Profile, RingView};
 use crate::sites::{Signal, Wait};

@@ -2,8 +2,7 @@
 //! written as JSON at the end.
 
 use super::{Analysis, Analyzer};
-use crate::atomic::write_atomic;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::sink::{Finished, Sink};
@@ -41,11 +40,7 @@ impl Sink for AnalysisSink {
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let a = self.analyzer.take().unwrap_or_default().finish(p);
-        let text = serde_json::to_string_pretty(&a)
-            .map_err(|e| Error::Internal(format!("analysis as JSON: {e}")))?;
-        write_atomic(&self.path, &self.inputs, |w| {
-            std::io::Write::write_all(w, text.as_bytes())
-        })?;
+        super::write_with_stops(&self.path, &a, &[], &self.inputs)?;
         let left_out: u64 = a
             .ops
             .iter()

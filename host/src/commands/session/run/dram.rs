@@ -69,9 +69,11 @@ impl TensorKind {
         }
     }
 
-    /// Bytes of the whole tensor.
+    /// Bytes of the whole tensor (saturating: four 32-bit dimensions can pass 2^64).
     pub(crate) fn bytes(&self) -> u64 {
-        self.shape.iter().map(|&d| d as u64).product::<u64>() * self.element() as u64
+        self.shape
+            .iter()
+            .fold(self.element() as u64, |n, &d| n.saturating_mul(d as u64))
     }
 
     /// The page tt-metal gives it: a 32x32 tile, or a row.
@@ -310,6 +312,74 @@ impl Buffer {
         }
     }
 
+    /// What can be checked of the buffer before anything is created or run, so that no
+    /// launch (and no output folder) is spent on a buffer its launch would refuse: an
+    /// input's file is a regular file of at most the cap, of whole pages (the tensor's bytes
+    /// with a shape); an output's expected file likewise; and every page of the buffer lies
+    /// inside its DRAM channel on `arch`. [`Buffer::load`] and [`Buffer::store`] check again
+    /// (the files may change meanwhile).
+    pub(crate) fn check(&self, arch: riscv_linker::Arch, output: bool) -> Result<()> {
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let (named, kind, op) = match (output, &self.expect) {
+            (false, _) => (file, "a DRAM input file", "read DRAM input"),
+            (true, Some(expect)) => (expect, "an expected output file", "read expected output"),
+            (true, None) => (file, "", ""),
+        };
+        let len = if kind.is_empty() {
+            self.len(true)?
+        } else {
+            let meta = std::fs::metadata(named).map_err(|e| Error::io(named, op, e))?;
+            crate::files::check_regular(named, kind, meta.clone())?;
+            if meta.len() > MAX_BYTES {
+                return Err(Error::BadFile {
+                    path: named.clone(),
+                    what: format!(
+                        "is {} bytes: expected {kind} of at most {MAX_BYTES} bytes",
+                        meta.len()
+                    ),
+                });
+            }
+            match self.bytes.filter(|_| output) {
+                Some(n) => n as u64,
+                None => meta.len(),
+            }
+        };
+        self.check_len(named, len)?;
+        self.check_fits(arch, len, output)
+    }
+
+    /// Every page of `len` bytes of the buffer inside its DRAM channel (pages go to the
+    /// banks in turn, so each bank's last page is the one furthest into its channel).
+    fn check_fits(&self, arch: riscv_linker::Arch, len: u64, output: bool) -> Result<()> {
+        use riscv_linker::noc::dram as layout;
+        let pages = len.div_ceil(self.page as u64);
+        let banks = layout::banks(arch) as u64;
+        let size = layout::channel_size(arch);
+        for p in pages.saturating_sub(banks)..pages {
+            let Ok(page) = u32::try_from(p) else {
+                continue;
+            };
+            let bytes = (len - p * self.page as u64).min(self.page as u64);
+            let (bank, at) = layout::interleaved_page(arch, self.addr, self.page, page);
+            if at + bytes > size {
+                return Err(Error::Address {
+                    what: format!(
+                        "DRAM {} at bank address {:#x} ({}, {len} bytes in {}-byte pages): page {p} lands at {at:#x} \
+                         of DRAM channel {}, past its end ({size:#x} bytes on {arch}); choose a lower address",
+                        if output { "output" } else { "input" },
+                        self.addr,
+                        self.file.as_deref().unwrap_or(Path::new("")).display(),
+                        self.page,
+                        bank.channel,
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Loads an input file into DRAM.
     pub(crate) fn load(&self, session: &mut Session) -> Result<()> {
         let Some(file) = &self.file else {
@@ -476,5 +546,9 @@ mod tests {
         assert!(err("0x1=@a,dtype=uint32").contains("go together"));
         assert!(err("0x1=@a,dtype=uint32,shape=3x5").contains("multiples of 32"));
         assert!(err("0x1=@a,dtype=uint32,shape=0x5").contains("positive dimensions"));
+        // Four dimensions whose bytes pass 2^64 (once a multiply overflow: a panic with
+        // overflow checks, else a wrapped size under the cap) are over the cap.
+        let e = err("0x0=@a,dtype=float32,shape=65536x65536x65536x65536");
+        assert!(e.contains("over the cap"), "{e}");
     }
 }

@@ -79,6 +79,11 @@ pub(crate) fn read(path: &Path, inputs: &Inputs) -> Result<Manifest> {
         MAX_BYTES,
         inputs,
     )?;
+    parse(path, bytes)
+}
+
+/// Parses the manifest `bytes` read from `path` (TOML or JSON by its extension), as [`read`].
+pub(crate) fn parse(path: &Path, bytes: Vec<u8>) -> Result<Manifest> {
     let text = String::from_utf8(bytes).map_err(|e| Error::BadFile {
         path: path.into(),
         what: format!("is not UTF-8 text ({e}): expected a TOML or JSON manifest"),

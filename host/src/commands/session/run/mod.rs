@@ -10,12 +10,18 @@
 //! [`Run::launch`] checks everything before anything is created (a bad value, tile, kernel
 //! or L1 input costs no build, no run and no output folder; a build error costs no run),
 //! then starts a [`Session`] and launches every op, loading its DRAM inputs before each
-//! launch and storing its outputs after. A kernel fault ends the launches and is kept; [`Run::finish`] writes every output
-//! (ring by ring, memory bounded at any run length) and returns the [`RunOutcome`].
+//! launch and storing its outputs after. A kernel fault ends the launches and is kept;
+//! [`Run::finish`] writes every output (ring by ring, memory bounded at any run length) and
+//! returns the [`RunOutcome`]. Any other error of a launch (what only a launch finds: a DRAM
+//! output that cannot be written, an I/O error) removes what the run created before it, so
+//! an exit 1 leaves the output folder as it was (module `undo`).
 
 mod dram;
+#[cfg(feature = "testing")]
+pub mod fuzzing;
 mod manifest;
 pub(crate) mod spec;
+mod undo;
 
 use super::build::{Builder, Building};
 use super::{parse_arch, parse_grid, Backend, Config, FinishedSession, Launched, Op, Session};
@@ -28,6 +34,7 @@ use manifest::{ArgList, ManifestPolicy};
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use undo::Undo;
 
 /// What `ttprof run` is asked: the op (or a manifest of ops), where it runs and how it is
 /// profiled. Values are spelled as on the command line (see the module); numbers are checked
@@ -148,8 +155,13 @@ impl Run {
     /// Plans, builds and checks every op, starts the session and launches the ops in order;
     /// `progress` hears of each build and launch. An unusable input is an error before the
     /// output folder is created; a kernel fault ends the launches and is kept for
-    /// [`Run::finish`]; any other error ends the run.
+    /// [`Run::finish`]; any other error ends the run, and what the run had created in the
+    /// output folder (and DRAM output files) is removed: the folder is left as it was.
     pub fn launch(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Run> {
+        if options.backend == Backend::Timestamper && options.drain_every_cycles == 0 {
+            // Before any build (Session::start would refuse it too, after them).
+            return Err(Error::Unsupported(super::TIMESTAMPER_NEEDS_CONSUMER.into()));
+        }
         let Plan {
             ops,
             arch,
@@ -175,36 +187,69 @@ impl Run {
         cfg.dataset = options.dataset.clone();
         cfg.inputs = options.inputs.clone();
         cfg.settings.policy = policy;
-        let mut session = Session::start(cfg)?;
-        let mut fault = None;
-        // Outputs that differ from their expected files: data problems, reported at the end.
-        let mut mismatches = Vec::new();
-        'ops: for p in &ops {
+        // From here on a failure is found by a launch: what the run created goes with it
+        // (module `undo`), unless a kernel fault ended it (its records are data).
+        let mut undo = Undo::default();
+        undo.note_dir(&options.out.join("kernels"));
+        undo.note_file(&options.out.join(super::OPLOG_FILE));
+        undo.note_file(&options.out.join(super::IMAGE_FILE));
+        let session = match Session::start(cfg) {
+            Ok(s) => s,
+            Err(e) => return Err(undo.undo(e)),
+        };
+        let mut run = Run {
+            session,
+            fault: None,
+            mismatches: Vec::new(),
+        };
+        match run.launch_all(&ops, progress, &mut undo) {
+            Ok(()) => Ok(run),
+            Err(e) => {
+                undo.created_files(run.session.created_copies());
+                // The device, its image and the op log closed before their files go.
+                drop(run);
+                Err(undo.undo(e))
+            }
+        }
+    }
+
+    /// Launches every op in order (see [`Run::launch`]); a kernel fault ends the launches
+    /// and is kept. The DRAM outputs it writes are noted in `undo`.
+    fn launch_all(
+        &mut self,
+        ops: &[PlannedOp],
+        progress: &mut dyn FnMut(RunEvent),
+        undo: &mut Undo,
+    ) -> Result<()> {
+        let session = &mut self.session;
+        for p in ops {
             for _ in 0..p.launches {
                 for b in &p.dram_in {
-                    b.load(&mut session)?;
+                    b.load(session)?;
                 }
                 match session.launch(&p.op) {
                     Ok(l) => {
                         let tiles = p.op.tiles.as_ref().map_or(session.tiles().len(), Vec::len);
                         progress(RunEvent::Launched { launch: &l, tiles });
                         for b in &p.dram_out {
-                            mismatches.extend(b.store(&session, &p.op.name, l.run_id)?);
+                            if let Some(file) = &b.file {
+                                undo.note_file(file);
+                            }
+                            // Outputs that differ from their expected files: data problems,
+                            // reported at the end.
+                            self.mismatches
+                                .extend(b.store(session, &p.op.name, l.run_id)?);
                         }
                     }
                     Err(e @ Error::Fault { .. }) => {
-                        fault = Some(e);
-                        break 'ops;
+                        self.fault = Some(e);
+                        return Ok(());
                     }
                     Err(e) => return Err(e),
                 }
             }
         }
-        Ok(Run {
-            session,
-            fault,
-            mismatches,
-        })
+        Ok(())
     }
 
     /// Drains the last records and writes every output ([`Session::finish`]).
@@ -243,6 +288,7 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
         (None, Some(s)) => parse_grid(s).map_err(|what| Error::Argument { what })?,
         (None, None) => (1, 1),
     };
+    super::check_grid(arch, grid)?;
     let policy = match (options.policy, manifest.as_ref().and_then(|m| m.policy)) {
         (Some(p), _) => p,
         (None, Some(ManifestPolicy::Block)) => Policy::Block,
@@ -376,9 +422,11 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
             .chain(cli_dram_out.iter().cloned())
             .collect();
         for b in &dram_in {
+            b.check(arch, false)?;
             op.inputs.extend(b.tensor_desc(b.len(false)?));
         }
         for b in &dram_out {
+            b.check(arch, true)?;
             op.outputs.extend(b.tensor_desc(b.len(true)?));
         }
         ops.push(PlannedOp {

@@ -1,0 +1,245 @@
+//! An op a kernel fault stopped (a deadlock, a wall-clock timeout, a fault of one core) in
+//! `ttprof_analysis.json`: the op with what its records say so far (its RISCs from the op
+//! log, those whose KERNEL zone never closed marked `missing_kernel_zone`, the waits that
+//! closed), and under `stopped` what each core was doing when it stopped: its line of the
+//! fault report and the typed waits it held open, with the cycle each opened at.
+//!
+//! ```json
+//! "stopped": {
+//!   "fault": "deadlock: none of the 2 running core(s) can make progress (...)",
+//!   "cores": [{
+//!     "tile": "1-1", "risc": "BRISC", "stage": "reader", "pc": "0x00000860",
+//!     "state": "chip 0 tile (1,1) BRISC at pc 0x00000860 in kernel_main+0x24 (reader.c:7): polls L1 0x00030000 (reads 0x0 at reader.c:7)",
+//!     "stopped_cycles": 1234567,
+//!     "open_waits": [{"zone": "stuck-wait", "resource": "CB 1 front (data)", "at": "reader.c:6",
+//!                     "since_cycles": 1100000, "waited_cycles": 134567, "waited_ns": 134567.0}]
+//!   }],
+//!   "others": []
+//! }
+//! ```
+//!
+//! Only the run that stopped knows this (the session reads it off the stopped cores): `ttprof
+//! report` of the run's snapshot has the op's records, not its stop.
+
+use super::{stage_name, Analysis, Analyzer, OpAnalysis};
+use crate::atomic::write_atomic;
+use crate::error::{Error, Result};
+use crate::inputs::Inputs;
+use crate::profile::Profile;
+use riscv_linker::{NocCoord, Risc};
+use serde::Serialize;
+use std::path::Path;
+
+/// What stopped an op, and where each of its cores was.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stopped {
+    /// The op's chip.
+    #[serde(skip)]
+    pub(crate) chip: u32,
+    /// Its run id.
+    #[serde(skip)]
+    pub(crate) run: u32,
+    /// What stopped it, as the emulator names it (`deadlock: none of the 2 running core(s)
+    /// can make progress (...)`, `stopped at the wall-clock deadline ...`, a fault).
+    pub fault: String,
+    /// Every core still running when it stopped (a deadlock or timeout lists them all), or
+    /// the one that faulted.
+    pub cores: Vec<StoppedCore>,
+    /// The fault report's lines about what is not a core: each Tensix coprocessor thread
+    /// that was waiting, and on what.
+    pub others: Vec<String>,
+}
+
+/// One core of a stopped op.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoppedCore {
+    /// Its tile.
+    #[serde(skip)]
+    pub(crate) noc: NocCoord,
+    /// The core.
+    #[serde(skip)]
+    pub(crate) core: Risc,
+    /// NoC0 `x-y`.
+    pub tile: String,
+    /// `BRISC`, `TRISC_1`, ...
+    pub risc: String,
+    /// The kernel it ran (its ELF's stem) or its role.
+    pub stage: String,
+    /// Where it stopped.
+    pub pc: String,
+    /// Its line of the fault report: where it stopped (function, source line) and what it
+    /// keeps reading (the L1 word or register it polls and the value there).
+    pub state: String,
+    /// Its tile's wall clock when it stopped, cycles (the device CSV's clock).
+    pub stopped_cycles: Option<u64>,
+    /// The typed waits (`wait!`, `TTPROF_WAIT`) open at its pc, outermost first (from the
+    /// kernel's DWARF; empty where it lost the scope).
+    pub open_waits: Vec<OpenWait>,
+}
+
+/// A typed wait a stopped core was inside.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenWait {
+    /// The wait zone's name.
+    pub zone: String,
+    /// What it waits on (`CB 1 front (data)`, `semaphore 3`).
+    pub resource: String,
+    /// Its source line, `file:line`.
+    pub at: String,
+    /// When it opened, on its tile's wall clock (cycles; from the start its guard holds,
+    /// `None` where the DWARF gives no location for the guard at the pc).
+    pub since_cycles: Option<u64>,
+    /// From its opening to the stop, cycles.
+    pub waited_cycles: Option<u64>,
+    /// The same in ns of its chip's clock.
+    pub waited_ns: Option<f64>,
+}
+
+impl StoppedCore {
+    /// Core `risc` of `tile`, stopped at `pc` (`state`: its line of the report), its tile's
+    /// wall clock then `stopped_cycles`.
+    pub(crate) fn new(
+        tile: NocCoord,
+        risc: Risc,
+        pc: u32,
+        state: String,
+        stopped_cycles: Option<u64>,
+        open_waits: Vec<OpenWait>,
+    ) -> StoppedCore {
+        StoppedCore {
+            noc: tile,
+            core: risc,
+            tile: format!("{}-{}", tile.x, tile.y),
+            risc: risc.name().to_string(),
+            stage: String::new(),
+            pc: format!("{pc:#010x}"),
+            state,
+            stopped_cycles,
+            open_waits,
+        }
+    }
+}
+
+impl OpenWait {
+    /// Wait `zone` on `resource` at `at`, open since `since_cycles` on a core stopped at
+    /// `stopped_cycles`.
+    pub(crate) fn new(
+        zone: String,
+        resource: String,
+        at: String,
+        since_cycles: Option<u64>,
+        stopped_cycles: Option<u64>,
+    ) -> OpenWait {
+        let waited_cycles = since_cycles
+            .zip(stopped_cycles)
+            .and_then(|(s, e)| e.checked_sub(s));
+        OpenWait {
+            zone,
+            resource,
+            at,
+            since_cycles,
+            waited_cycles,
+            waited_ns: None,
+        }
+    }
+}
+
+/// The analysis as `ttprof_analysis.json` holds it: each op, with `stopped` after the
+/// op's own fields for an op a fault stopped.
+#[derive(Serialize)]
+struct Json<'a> {
+    ops: Vec<OpJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct OpJson<'a> {
+    #[serde(flatten)]
+    op: &'a OpAnalysis,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<&'a Stopped>,
+}
+
+/// Writes `a` to `path` (never over one of `inputs`), each op of `stopped` with its stop.
+pub(crate) fn write(path: &Path, a: &Analysis, stopped: &[Stopped], inputs: &Inputs) -> Result<()> {
+    let json = Json {
+        ops: a
+            .ops
+            .iter()
+            .map(|op| OpJson {
+                op,
+                stopped: stopped
+                    .iter()
+                    .find(|s| (s.chip, s.run) == (op.chip, op.run)),
+            })
+            .collect(),
+    };
+    let text = serde_json::to_string_pretty(&json)
+        .map_err(|e| Error::Internal(format!("analysis as JSON: {e}")))?;
+    write_atomic(path, inputs, |w| {
+        std::io::Write::write_all(w, text.as_bytes())
+    })
+}
+
+/// Adds to `a` each op of `stopped` it lacks (an op whose cores recorded no zone: a KERNEL
+/// zone that never closed leaves its cells empty), in op order, and fills in each stopped
+/// core's stage and each open wait's ns.
+pub(crate) fn add(a: &mut Analysis, p: &Profile, stopped: &mut [Stopped]) {
+    let index = |chip: u32, run: u32| p.op_of(chip, run);
+    for s in stopped.iter_mut() {
+        let Some(op) = index(s.chip, s.run) else {
+            continue;
+        };
+        let cpn = p
+            .timebase
+            .chips
+            .get(&s.chip)
+            .map(|c| c.cycles_per_ns)
+            .filter(|c| *c > 0.0);
+        for c in &mut s.cores {
+            c.stage = stage_name(p, op, c.noc, c.core);
+            for w in &mut c.open_waits {
+                w.waited_ns = w.waited_cycles.zip(cpn).map(|(n, cpn)| n as f64 / cpn);
+            }
+        }
+        if a.ops.iter().any(|o| (o.chip, o.run) == (s.chip, s.run)) {
+            continue;
+        }
+        let Some(entry) = empty_op(p, op) else {
+            continue;
+        };
+        let at = a
+            .ops
+            .iter()
+            .position(|o| index(o.chip, o.run).is_some_and(|i| i > op))
+            .unwrap_or(a.ops.len());
+        a.ops.insert(at, entry);
+    }
+}
+
+/// Op `op` as the analysis makes it from no record: a tile per core the op log ran a
+/// kernel on, each RISC without its KERNEL zone.
+fn empty_op(p: &Profile, op: u32) -> Option<OpAnalysis> {
+    let o = p.ops.get(op as usize)?;
+    let mut analyzer = Analyzer::default();
+    let kernels = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
+    for k in kernels.iter().flat_map(|r| &r.kernels) {
+        for c in &k.cores {
+            analyzer
+                .cells
+                .entry((op, o.chip, NocCoord::new(c[0], c[1])))
+                .or_default();
+        }
+    }
+    let empty = || OpAnalysis {
+        op: o.name.clone(),
+        chip: o.chip,
+        run: o.run,
+        span_ns: 0.0,
+        riscs: Vec::new(),
+        verdict: None,
+        disagreeing_tiles: Vec::new(),
+        tiles: Vec::new(),
+        critical_path: None,
+    };
+    Some(analyzer.finish(p).ops.pop().unwrap_or_else(empty))
+}
