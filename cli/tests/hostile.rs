@@ -363,7 +363,7 @@ fn huge_or_crafted_inputs_are_refused_under_a_memory_limit_not_read_whole() {
     // A device log whose third line never ends: streamed, refused at the line limit.
     let run = f.dir.join("csv-run");
     std::fs::create_dir_all(&run).unwrap();
-    let header = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 2\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, zone name, zone phase, type, source line, source file, meta data\n";
+    let header = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 2\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data\n";
     sparse(&run.join("profile_log_device.csv"), header.as_bytes(), HUGE);
     let o = ttprof_limited(LIMIT, &["diff", p(&run), p(&run)]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));

@@ -475,12 +475,10 @@ pub mod dram {
     pub const fn interleaved_page(arch: Arch, base: u32, page_size: u32, page: u32) -> (Bank, u64) {
         let banks = banks(arch);
         let align = super::alignment(arch, true);
-        let stride = page_size.div_ceil(align) * align;
+        // In u64: a page size near 2^32 rounded up to the alignment does not fit in u32.
+        let stride = (page_size as u64).div_ceil(align as u64) * align as u64;
         let b = bank(arch, page % banks);
-        (
-            b,
-            b.offset + base as u64 + (page / banks) as u64 * stride as u64,
-        )
+        (b, b.offset + base as u64 + (page / banks) as u64 * stride)
     }
 
     /// The NoC endpoint and local address a kernel puts in the NoC registers for that
@@ -500,6 +498,19 @@ pub mod dram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page size near 2^32 rounded up to the DRAM alignment overflowed u32 (found by the
+    /// `run_spec` fuzz target: a tensor's page size is user input).
+    #[test]
+    fn a_page_size_near_u32_max_does_not_overflow() {
+        for arch in [Arch::WormholeB0, Arch::Blackhole] {
+            let align = u64::from(alignment(arch, true));
+            let banks = dram::banks(arch);
+            let (_, first) = dram::interleaved_page(arch, 0, u32::MAX, 0);
+            let (_, next) = dram::interleaved_page(arch, 0, u32::MAX, banks);
+            assert_eq!(next - first, u64::from(u32::MAX).div_ceil(align) * align);
+        }
+    }
 
     #[test]
     fn register_maps_match_tt_metal() {

@@ -260,6 +260,29 @@ fn a_bad_program_file_exits_1_naming_what() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("idd"), "{stderr}");
+    assert!(!out.exists(), "refused before anything was made");
+
+    // Found only after the kernels were built and run (the expected file is read to check
+    // the output): exit 1, and the run takes back what it made (issue 41 Low: the kernel
+    // builds, ops.jsonl and device.img stayed), the output file included.
+    std::fs::write(d.join("in.bin"), tensor()).unwrap();
+    let p = program(&d, "no-such-expected.bin");
+    let o = run(&p);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no-such-expected.bin"), "{stderr}");
+    assert!(!out.exists(), "{} was left: {stderr}", out.display());
+    assert!(!d.join("out.bin").exists(), "{stderr}");
+    // A folder the user had keeps what it held.
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let o = run(&p);
+    assert_eq!(o.status.code(), Some(1));
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["notes.txt"]);
 }
 
 /// Our multicast kernel on NCRISC, NoC 1: one page from core 0,0 to cores 1,0..3,0, each

@@ -33,11 +33,12 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut a = Args {
         iters: 20000,
         grid_iters: 100,
-        out: root.join("target/bench/emulator.json"),
+        // Under the current folder (run it from the checkout's root); the workloads' sources
+        // are read from the checkout (`bench_dir`).
+        out: PathBuf::from("target/bench/emulator.json"),
         jit: true,
         quantum: None,
     };

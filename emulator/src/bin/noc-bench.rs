@@ -52,10 +52,6 @@ fn hw(arch: Arch, case: &str) -> f64 {
     }
 }
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn build(work: &Path, arch: Arch) -> Result<Vec<u8>, String> {
     let ld = work.join(format!("noc-{arch}.x"));
     std::fs::write(&ld, linker_script(arch, Risc::Brisc)).map_err(|e| e.to_string())?;
@@ -365,7 +361,9 @@ fn main() {
 }
 
 fn real_main() -> Result<(), String> {
-    let mut out = root().join("target/bench/noc.json");
+    // Under the current folder (run it from the checkout's root); the workload's source is
+    // read from the checkout.
+    let mut out = PathBuf::from("target/bench/noc.json");
     let mut mmio_load: Option<u32> = None;
     let mut calibrate = false;
     let mut args = std::env::args().skip(1);

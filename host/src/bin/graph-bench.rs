@@ -22,11 +22,8 @@ const SMALL: usize = 10_000;
 const LARGE: usize = 100_000;
 
 fn main() {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut out = manifest
-        .parent()
-        .unwrap_or(&manifest)
-        .join("target/bench/graph.json");
+    // Under the current folder (run it from the checkout's root).
+    let mut out = PathBuf::from("target/bench/graph.json");
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match (a.as_str(), args.next()) {

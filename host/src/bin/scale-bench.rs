@@ -57,8 +57,8 @@ struct Args {
 }
 
 fn main() {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let ws = manifest.parent().unwrap_or(&manifest).to_path_buf();
+    // Under the current folder (run it from the checkout's root).
+    let ws = PathBuf::new();
     let mut a = Args {
         tiles: 140,
         zones: 100_000,

@@ -4,7 +4,8 @@
 //! [`error`] (the one error type), [`issue`] (problems in device data that do not stop a
 //! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
 //! inputs), [`inputs`] (the input guard: no output over a file the command read),
-//! [`atomic`] (writing outputs atomically), and one FNV-1a hash (`fnv`).
+//! [`atomic`] (writing outputs atomically), `undo` (removing what a failed command created),
+//! and one FNV-1a hash (`fnv`).
 
 pub mod atomic;
 pub mod error;
@@ -13,3 +14,4 @@ pub(crate) mod fnv;
 pub mod inputs;
 pub mod issue;
 pub mod printable;
+pub(crate) mod undo;

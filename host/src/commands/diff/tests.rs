@@ -332,7 +332,7 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
     let csv = dir.join(DEVICE_CSV);
     std::fs::write(
         &csv,
-        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 500, Max Compute Cores: 64\nheader\n\
+        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 500, Max Compute Cores: 64\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data\n\
          0,1,1,BRISC,1,100,0,3,,,outer,ZONE_START,1,a.rs,\n\
          0,1,1,BRISC,2,110,0,3,,,inner,ZONE_START,2,a.rs,\n\
          0,1,1,BRISC,2,130,0,3,,,inner,ZONE_END,2,a.rs,\n\
@@ -372,7 +372,7 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
     // An end before its start: a problem, not a zone of 0 cycles.
     std::fs::write(
         &csv,
-        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 500, Max Compute Cores: 64\nheader\n\
+        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 500, Max Compute Cores: 64\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data\n\
          0,1,1,BRISC,1,100,0,3,,,outer,ZONE_START,1,a.rs,\n\
          0,1,1,BRISC,1,90,0,3,,,outer,ZONE_END,1,a.rs,\n",
     )
@@ -387,7 +387,7 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
     for f in ["inf", "NaN", "-500", "0", "1e400", "4.9e-324"] {
         std::fs::write(
             &csv,
-            format!("ARCH: wormhole_b0, CHIP_FREQ[MHz]: {f}, Max Compute Cores: 64\nheader\n"),
+            format!("ARCH: wormhole_b0, CHIP_FREQ[MHz]: {f}, Max Compute Cores: 64\nPCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data\n"),
         )
         .unwrap();
         let e = from_device_csv(&csv, &names, &crate::inputs::Inputs::none())

@@ -10,6 +10,7 @@ pub use file::*;
 
 use crate::error::{Error, Result};
 use crate::tt_metal_build::{self, CbFormat, TtMetalBuild};
+use crate::util::undo::Undo;
 use riscv_linker::{Arch, Layout, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -241,7 +242,43 @@ fn build_program(
 /// Builds, runs and checks the programs in `path`, in order, in one profiling session of
 /// tt-metal's layout whose outputs go into `out` (kernels built into `out/kernels`, under
 /// each program's name when there are several); `guard` is the command's input guard.
+///
+/// An error before the session's outputs are written (a build that fails, an input or
+/// output file that cannot be used, a launch the emulator refuses) removes what the run
+/// created in `out` (the kernel builds, the op log, the device image, output files that
+/// were not there) and leaves what was there ([`crate::util::undo`]); a kernel fault is data,
+/// not such an error.
 pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<ProgramOutcome> {
+    let mut undo = Undo::default();
+    undo.note_tree(&out.join("kernels"));
+    undo.note_file(&out.join(crate::session::OPLOG_FILE));
+    undo.note_file(&out.join(crate::session::IMAGE_FILE));
+    match launch(path, out, guard, &mut undo) {
+        Ok(staged) => finish(staged),
+        Err(e) => Err(undo.undo(e)),
+    }
+}
+
+/// A run whose programs have run (or stopped at a fault) and whose outputs were checked,
+/// before its session's outputs are written.
+struct Staged {
+    session: crate::session::Session,
+    built: Vec<Built>,
+    programs: Vec<ProgramDone>,
+    buffers: Vec<Placed>,
+    matched: Vec<String>,
+    mismatches: Vec<Mismatch>,
+    fault: Option<Error>,
+    build: String,
+}
+
+/// [`run`] up to the session's outputs; `undo` notes each output file before it is written.
+fn launch(
+    path: &Path,
+    out: &Path,
+    guard: &crate::inputs::Inputs,
+    undo: &mut Undo,
+) -> Result<Staged> {
     let out_dir = out.join("kernels");
     let mut f = read(path)?;
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
@@ -412,6 +449,7 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
         };
         if let Some(out) = &b.output {
             let file = base.join(out);
+            undo.note_file(&file);
             crate::atomic::write_atomic(&file, guard, |w| std::io::Write::write_all(w, &got))?;
         }
         if let Some(expect) = &b.expect {
@@ -434,6 +472,30 @@ pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<Pro
             }
         }
     }
+    Ok(Staged {
+        session,
+        built,
+        programs,
+        buffers,
+        matched,
+        mismatches,
+        fault,
+        build,
+    })
+}
+
+/// [`run`]'s end: the session's outputs, and what each ring held.
+fn finish(staged: Staged) -> Result<ProgramOutcome> {
+    let Staged {
+        session,
+        built,
+        programs,
+        buffers,
+        matched,
+        mismatches,
+        fault,
+        build,
+    } = staged;
     let finished = session.finish()?;
     let mut rings = Vec::new();
     for (b, done) in built.iter().zip(&programs) {

@@ -216,6 +216,22 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(got)
 }
 
+impl MappedImage {
+    /// Takes the image's lock for `role` (one holder per role), or says what holds it:
+    /// `held` completes "the image ...".
+    fn claim(&self, role: riscv_linker::lock::Role, held: &str) -> Result<()> {
+        let locked = riscv_linker::lock::try_lock(&self.file, role)
+            .map_err(|e| Error::io(&self.path, "lock device image", e))?;
+        if locked {
+            return Ok(());
+        }
+        Err(Error::BadFile {
+            path: self.path.clone(),
+            what: held.into(),
+        })
+    }
+}
+
 impl DeviceMemory for MappedImage {
     fn geometry(&self) -> Geometry {
         self.geometry
@@ -282,35 +298,21 @@ impl DeviceMemory for MappedImage {
     }
 
     fn claim_consumer(&self) -> Result<()> {
-        use riscv_linker::lock::{try_lock, Role};
-        let locked = try_lock(&self.file, Role::Consumer)
-            .map_err(|e| Error::io(&self.path, "lock device image", e))?;
-        if locked {
-            return Ok(());
-        }
-        Err(Error::BadFile {
-            path: self.path.clone(),
-            what: "already has a consumer draining it (another ttprof capture, ttprof run or Session holds its \
-                   consumer lock): one consumer per device, or the two would split its records between them; read \
-                   it without consuming (ttprof read without --consume) or stop the other"
-                .into(),
-        })
+        self.claim(
+            riscv_linker::lock::Role::Consumer,
+            "already has a consumer draining it (another ttprof capture, ttprof run or Session holds its consumer \
+             lock): one consumer per device, or the two would split its records between them; read it without \
+             consuming (ttprof read without --consume) or stop the other",
+        )
     }
 
     fn claim_sampler(&self) -> Result<()> {
-        use riscv_linker::lock::{try_lock, Role};
-        let locked = try_lock(&self.file, Role::Sampler)
-            .map_err(|e| Error::io(&self.path, "lock device image", e))?;
-        if locked {
-            return Ok(());
-        }
-        Err(Error::BadFile {
-            path: self.path.clone(),
-            what: "already has a sampler driving its debug daisychains (another ttprof capture --sample or ttprof \
-                   run --sample holds its sampler lock): one sampler per device, or each would arm and read the \
-                   other's windows"
-                .into(),
-        })
+        self.claim(
+            riscv_linker::lock::Role::Sampler,
+            "already has a sampler driving its debug daisychains (another ttprof capture --sample or ttprof run \
+             --sample holds its sampler lock): one sampler per device, or each would arm and read the other's \
+             windows",
+        )
     }
 
     fn check(&self) -> Result<()> {

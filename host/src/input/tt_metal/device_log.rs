@@ -1,12 +1,15 @@
 //! The one reader of `profile_log_device.csv` (tt-metal's device log, and ttprof's own
 //! [`crate::csv`] output): streamed row by row, every line at most `MAX_LINE_BYTES`.
 //!
-//! Line 1 is `ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64`, line 2 the
-//! column names (skipped), then one row per marker with exactly 15 unquoted columns (tt-metal's
-//! `process_device_log.py` asserts the same): `PCIe slot, core_x, core_y, RISC processor
-//! type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter,
-//! zone name, type, source line, source file, meta data`. Any row that does not parse is an
-//! error naming the file and line: a truncated or foreign file is refused, not half read.
+//! Line 1 is `ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64` (each key at
+//! most once), line 2 the column names, then one row per marker with exactly 15 unquoted
+//! columns (tt-metal's `process_device_log.py` asserts the same): `PCIe slot, core_x, core_y,
+//! RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id,
+//! trace id counter, zone name, type, source line, source file, meta data` ([`COLUMNS`]; line
+//! 2 must name them in that order, case and spaces aside: the rows are read by position, so
+//! another order would be read wrong). Any row that does not parse is an error naming the
+//! file and line, and so is a log with no row at all: a truncated, empty or foreign file is
+//! refused, not half read.
 
 use crate::error::{Error, Result};
 use crate::files::{BoundedLines, LineError};
@@ -22,6 +25,25 @@ pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// The file name tt-metal (and `ttprof report`) give the device log.
 pub const FILE_NAME: &str = "profile_log_device.csv";
+
+/// The columns of a row, as line 2 names them.
+pub(crate) const COLUMNS: [&str; 15] = [
+    "PCIe slot",
+    "core_x",
+    "core_y",
+    "RISC processor type",
+    "timer_id",
+    "time[cycles since reset]",
+    "data",
+    "run host ID",
+    "trace id",
+    "trace id counter",
+    "zone name",
+    "type",
+    "source line",
+    "source file",
+    "meta data",
+];
 
 /// The `CHIP_FREQ[MHz]` accepted: 1 kHz to 1 THz, every chip clock with room to spare.
 const MHZ_RANGE: std::ops::RangeInclusive<f64> = 0.001..=1_000_000.0;
@@ -127,6 +149,8 @@ pub struct DeviceLog {
     pub(crate) max_cores: Option<u32>,
     /// Size of the file when opened, bytes.
     pub size: u64,
+    /// Whether a marker row was read (a log with none is refused at its end).
+    rows_seen: bool,
 }
 
 impl DeviceLog {
@@ -147,8 +171,21 @@ impl DeviceLog {
             mhz: 0.0,
             max_cores: None,
             size,
+            rows_seen: false,
         };
         let first = log.next_text()?.map(|(_, l)| l).unwrap_or_default();
+        for key in ["ARCH:", "CHIP_FREQ[MHz]:", "Max Compute Cores:"] {
+            let n = first
+                .split(',')
+                .filter(|f| f.trim().starts_with(key))
+                .count();
+            if n > 1 {
+                return Err(log.bad(
+                    1,
+                    format!("`{key}` is given {n} times: expected it once (tt-metal's first line)"),
+                ));
+            }
+        }
         let field = |key: &str| {
             first
                 .split(',')
@@ -181,9 +218,63 @@ impl DeviceLog {
         log.arch_text = field("ARCH:").unwrap_or_default();
         log.arch = Arch::from_name(&log.arch_text);
         log.max_cores = field("Max Compute Cores:").and_then(|v| v.parse().ok());
-        // Line 2: the column names (not checked: the rows' own parse is).
-        log.next_text()?;
+        let names = log.next_text()?.map(|(_, l)| l);
+        log.check_columns(names.as_deref())?;
         Ok(log)
+    }
+
+    /// Line 2 names [`COLUMNS`] in order (case and surrounding spaces aside).
+    fn check_columns(&self, line: Option<&str>) -> Result<()> {
+        let expected = || COLUMNS.join(", ");
+        let Some(line) = line else {
+            return Err(self.bad(
+                1,
+                format!(
+                    "the file ends after its first line: expected line 2 to name the columns ({}) and then one \
+                     row per marker",
+                    expected()
+                ),
+            ));
+        };
+        let names: Vec<&str> = line.split(',').map(str::trim).collect();
+        if names.first().is_some_and(|n| n.parse::<u64>().is_ok()) {
+            return Err(self.bad(
+                2,
+                format!(
+                    "is a marker row, not the column names: a device log's second line names its columns ({}); \
+                     was its header cut off?",
+                    expected()
+                ),
+            ));
+        }
+        if names.len() != COLUMNS.len() {
+            return Err(self.bad(
+                2,
+                format!(
+                    "names {} column(s), expected the {} of tt-metal's device log ({})",
+                    names.len(),
+                    COLUMNS.len(),
+                    expected()
+                ),
+            ));
+        }
+        if let Some((i, (got, want))) = names
+            .iter()
+            .zip(COLUMNS)
+            .enumerate()
+            .find(|(_, (got, want))| !got.eq_ignore_ascii_case(want))
+        {
+            return Err(self.bad(
+                2,
+                format!(
+                    "column {} is {:?}, expected {want:?}: rows are read by position, in tt-metal's order ({})",
+                    i + 1,
+                    truncate(got, 80),
+                    expected()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The file read.
@@ -225,6 +316,14 @@ impl DeviceLog {
             match self.lines.next_line() {
                 Ok(Some((_, l))) if l.iter().all(u8::is_ascii_whitespace) => continue,
                 Ok(Some((n, _))) => break n,
+                Ok(None) if !self.rows_seen => {
+                    return Err(Error::BadFile {
+                        path: self.path.clone(),
+                        what: "holds no marker row after its two header lines: nothing to read (a capture with \
+                               the device profiler off, or a truncated file)"
+                            .into(),
+                    })
+                }
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(self.read_err(e)),
             }
@@ -236,6 +335,7 @@ impl DeviceLog {
             path: self.path.clone(),
             what: format!("line {n}: not UTF-8 text (byte {})", e.valid_up_to() + 1),
         })?;
+        self.rows_seen = true;
         parse_row(n, text)
             .map_err(|what| Error::BadFile {
                 path: self.path.clone(),
@@ -243,6 +343,11 @@ impl DeviceLog {
             })
             .map(Some)
     }
+}
+
+/// At most `max` characters of `s`.
+fn truncate(s: &str, max: usize) -> &str {
+    s.char_indices().nth(max).map_or(s, |(i, _)| &s[..i])
 }
 
 /// The 15 columns of one row.
@@ -410,6 +515,76 @@ mod tests {
             .to_string();
         assert!(
             e.contains("line 1: expected `ARCH: ..., CHIP_FREQ[MHz]: N"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Issue 41 (Low): line 2 was skipped unread, so a log whose columns were in another
+    /// order was read by position (a silent wrong answer), a log without its column names
+    /// lost its first row, duplicate keys of line 1 passed, and a log with no row imported
+    /// as 0 zones with exit 0.
+    #[test]
+    fn header_quirks_and_empty_logs_are_refused_by_line() {
+        let line1 = "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 64\n";
+        let names = COLUMNS.join(", ");
+        let row = "0,1,2,TRISC_0,5,100,0,3,,,work,ZONE_START,7,a.cpp,\n";
+        let swapped = names.replace(
+            "timer_id, time[cycles since reset]",
+            "time[cycles since reset], timer_id",
+        );
+        for (text, what) in [
+            (
+                line1.to_string(),
+                "line 1: the file ends after its first line",
+            ),
+            (
+                format!("{line1}{row}"),
+                "line 2: is a marker row, not the column names",
+            ),
+            (
+                format!("{line1}{swapped}\n{row}"),
+                "line 2: column 5 is \"time[cycles since reset]\", expected \"timer_id\"",
+            ),
+            (
+                format!("{line1}{}\n{row}", names.replace(", zone name", "")),
+                "line 2: names 14 column(s), expected the 15",
+            ),
+            (format!("{line1}header\n{row}"), "line 2: names 1 column(s)"),
+            (
+                format!(
+                    "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, CHIP_FREQ[MHz]: 2000\n{names}\n{row}"
+                ),
+                "line 1: `CHIP_FREQ[MHz]:` is given 2 times",
+            ),
+            (
+                format!("ARCH: wormhole_b0, ARCH: blackhole, CHIP_FREQ[MHz]: 1000\n{names}\n{row}"),
+                "line 1: `ARCH:` is given 2 times",
+            ),
+        ] {
+            let (dir, p) = write(&text);
+            let e = DeviceLog::open(&p, &crate::inputs::Inputs::none())
+                .err()
+                .unwrap_or_else(|| panic!("accepted {text:?}"))
+                .to_string();
+            assert!(e.starts_with(&format!("{}: {what}", p.display())), "{e}");
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+        // The column names in other case and spacing are tt-metal's.
+        let (dir, p) = write(&format!(
+            "{line1}{}\n{row}",
+            names.to_uppercase().replace(", ", ",")
+        ));
+        let mut log = DeviceLog::open(&p, &crate::inputs::Inputs::none()).unwrap();
+        assert_eq!(log.next_row().unwrap().unwrap().name, "work");
+        assert!(log.next_row().unwrap().is_none());
+        std::fs::remove_dir_all(dir).unwrap();
+        // No row at all (blank lines aside): refused at the end, naming the file.
+        let (dir, p) = write(&format!("{HEAD}\n\n"));
+        let mut log = DeviceLog::open(&p, &crate::inputs::Inputs::none()).unwrap();
+        let e = log.next_row().unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("{}: holds no marker row", p.display())),
             "{e}"
         );
         std::fs::remove_dir_all(dir).unwrap();

@@ -14,14 +14,13 @@
 //! [`Run::finish`] writes every output (ring by ring, memory bounded at any run length) and
 //! returns the [`RunOutcome`]. Any other error of a launch (what only a launch finds: a DRAM
 //! output that cannot be written, an I/O error) removes what the run created before it, so
-//! an exit 1 leaves the output folder as it was (module `undo`).
+//! an exit 1 leaves the output folder as it was (`util::undo`).
 
 mod dram;
 #[cfg(feature = "testing")]
 pub mod fuzzing;
 mod manifest;
 pub(crate) mod spec;
-mod undo;
 
 use super::build::{Builder, Building};
 use super::{parse_arch, parse_grid, Backend, Config, FinishedSession, Launched, Op, Session};
@@ -30,11 +29,11 @@ use crate::inputs::Inputs;
 use crate::launch::Policy;
 use crate::lines::sample::SampleConfig;
 use crate::outputs::Dataset;
+use crate::util::undo::Undo;
 use manifest::{ArgList, ManifestPolicy};
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use undo::Undo;
 
 /// What `ttprof run` is asked: the op (or a manifest of ops), where it runs and how it is
 /// profiled. Values are spelled as on the command line (see the module); numbers are checked
@@ -188,7 +187,7 @@ impl Run {
         cfg.inputs = options.inputs.clone();
         cfg.settings.policy = policy;
         // From here on a failure is found by a launch: what the run created goes with it
-        // (module `undo`), unless a kernel fault ended it (its records are data).
+        // (`util::undo`), unless a kernel fault ended it (its records are data).
         let mut undo = Undo::default();
         undo.note_dir(&options.out.join("kernels"));
         undo.note_file(&options.out.join(super::OPLOG_FILE));

@@ -468,6 +468,22 @@ impl<D: Driver> TtKmd<D> {
     pub(super) fn tile_index(&self, chip: u32, tile: NocCoord) -> Result<u32> {
         self.tiles.index(chip, tile)
     }
+
+    /// Takes the card's lock for `role` (one holder per role), or says what holds it:
+    /// `held` completes "the card ...".
+    fn claim(&self, role: riscv_linker::lock::Role, held: &str) -> Result<()> {
+        let locked = self
+            .driver
+            .try_lock(role)
+            .map_err(|e| Error::io(&self.card.path, "lock card", e))?;
+        if locked {
+            return Ok(());
+        }
+        Err(Error::BadFile {
+            path: self.card.path.clone(),
+            what: held.into(),
+        })
+    }
 }
 
 impl<D: Driver> DeviceMemory for TtKmd<D> {
@@ -563,35 +579,19 @@ impl<D: Driver> DeviceMemory for TtKmd<D> {
     }
 
     fn claim_consumer(&self) -> Result<()> {
-        let locked = self
-            .driver
-            .try_lock(riscv_linker::lock::Role::Consumer)
-            .map_err(|e| Error::io(&self.card.path, "lock card", e))?;
-        if locked {
-            return Ok(());
-        }
-        Err(Error::BadFile {
-            path: self.card.path.clone(),
-            what: "already has a ttprof consumer draining it (another ttprof capture holds its consumer lock): one \
-                   consumer per card; read it without consuming or stop the other"
-                .into(),
-        })
+        self.claim(
+            riscv_linker::lock::Role::Consumer,
+            "already has a ttprof consumer draining it (another ttprof capture holds its consumer lock): one \
+             consumer per card; read it without consuming or stop the other",
+        )
     }
 
     fn claim_sampler(&self) -> Result<()> {
-        let locked = self
-            .driver
-            .try_lock(riscv_linker::lock::Role::Sampler)
-            .map_err(|e| Error::io(&self.card.path, "lock card", e))?;
-        if locked {
-            return Ok(());
-        }
-        Err(Error::BadFile {
-            path: self.card.path.clone(),
-            what: "already has a ttprof sampler driving its debug daisychains (another ttprof capture --sample \
-                   holds its sampler lock): one sampler per card, or each would arm and read the other's windows"
-                .into(),
-        })
+        self.claim(
+            riscv_linker::lock::Role::Sampler,
+            "already has a ttprof sampler driving its debug daisychains (another ttprof capture --sample holds \
+             its sampler lock): one sampler per card, or each would arm and read the other's windows",
+        )
     }
 
     /// The card is still there: not marked gone, and the first tile's `NOC_NODE_ID` does

@@ -6,7 +6,7 @@
 //! is created, the paths that held nothing, and removes exactly those: files first, then
 //! folders innermost first and only when empty. A path that existed before the run is never
 //! removed (a file the run wrote over keeps the run's content: what was there is gone).
-//! A run that produced data ([`super::Run::finish`], a kernel fault among it) keeps
+//! A run that produced data (`run::Run::finish`, a kernel fault among it) keeps
 //! everything.
 
 use crate::error::Error;
@@ -14,11 +14,14 @@ use std::path::{Path, PathBuf};
 
 /// The paths a run created, to remove if it fails before it produced its outputs.
 #[derive(Debug, Default)]
-pub(super) struct Undo {
+pub(crate) struct Undo {
     /// Files that did not exist when noted.
     files: Vec<PathBuf>,
     /// Folders that did not exist when noted, outermost first.
     dirs: Vec<PathBuf>,
+    /// Folders that did not exist when noted and are removed with all they hold (a build
+    /// folder the command fills with files it does not list).
+    trees: Vec<PathBuf>,
 }
 
 /// Whether nothing is at `path` (not even a dangling link). An error other than "not
@@ -30,7 +33,7 @@ fn absent(path: &Path) -> bool {
 impl Undo {
     /// Notes the folders of `dir` (it and its parents) that do not exist yet: call before
     /// creating it.
-    pub(super) fn note_dir(&mut self, dir: &Path) {
+    pub(crate) fn note_dir(&mut self, dir: &Path) {
         let mut missing = Vec::new();
         let mut at = Some(dir);
         while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && absent(d)) {
@@ -45,7 +48,7 @@ impl Undo {
     }
 
     /// Notes `file` if nothing is there yet (its folder too): call before writing it.
-    pub(super) fn note_file(&mut self, file: &Path) {
+    pub(crate) fn note_file(&mut self, file: &Path) {
         if let Some(dir) = file.parent() {
             self.note_dir(dir);
         }
@@ -54,8 +57,22 @@ impl Undo {
         }
     }
 
+    /// Notes `dir` if nothing is there yet: it is removed with everything in it (the
+    /// command made it, so all it holds is the command's), its parents as [`Undo::note_dir`].
+    pub(crate) fn note_tree(&mut self, dir: &Path) {
+        if !absent(dir) {
+            return;
+        }
+        if let Some(parent) = dir.parent() {
+            self.note_dir(parent);
+        }
+        if !self.trees.contains(&dir.to_path_buf()) {
+            self.trees.push(dir.to_path_buf());
+        }
+    }
+
     /// Files the run created where nothing was before it (known to have held nothing).
-    pub(super) fn created_files(&mut self, files: &[PathBuf]) {
+    pub(crate) fn created_files(&mut self, files: &[PathBuf]) {
         for f in files {
             if !self.files.contains(f) {
                 self.files.push(f.clone());
@@ -65,13 +82,20 @@ impl Undo {
 
     /// Removes what was noted, then returns `e`: as it is when everything went, else with
     /// what could not be removed, and why, added (each path named).
-    pub(super) fn undo(self, e: Error) -> Error {
+    pub(crate) fn undo(self, e: Error) -> Error {
         let mut left = Vec::new();
         for f in &self.files {
             match std::fs::remove_file(f) {
                 Ok(()) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
                 Err(err) => left.push(format!("{}: {err}", f.display())),
+            }
+        }
+        for t in &self.trees {
+            match std::fs::remove_dir_all(t) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => left.push(format!("{}: {err}", t.display())),
             }
         }
         for d in self.dirs.iter().rev() {
@@ -149,5 +173,17 @@ mod tests {
             "{e}"
         );
         assert!(out.join("other").exists());
+
+        // A tree it made goes with what it holds; one that was there stays as it is.
+        let mut u = Undo::default();
+        let build = root.path().join("out3/kernels");
+        u.note_tree(&build);
+        u.note_tree(&mine);
+        std::fs::create_dir_all(build.join("reader/obj")).unwrap();
+        std::fs::write(build.join("reader/obj/a.o"), "").unwrap();
+        std::fs::write(mine.join("b.o"), "").unwrap();
+        assert_eq!(u.undo(Error::Other("bad".into())).to_string(), "bad");
+        assert!(!root.path().join("out3").exists());
+        assert!(mine.join("b.o").exists() && mine.join("keep.txt").exists());
     }
 }
