@@ -520,6 +520,12 @@ impl Timebase {
         Some(self.chips.get(&chip)?.span_ns(tile, start, end))
     }
 
+    /// `tile`'s clock on `chip` (`None` for an unknown chip), for converting many counts of
+    /// one tile.
+    pub(crate) fn tile_clock(&self, chip: u32, tile: NocCoord) -> Option<TileClock<'_>> {
+        self.chips.get(&chip).map(|c| c.tile_clock(tile))
+    }
+
     /// [`ChipTime::host_time`] of `cycles` on `tile` of `chip` (`None` for an unknown chip).
     pub fn host_time(&self, chip: u32, tile: NocCoord, cycles: u64) -> Option<HostTime> {
         self.chips.get(&chip).map(|c| c.host_time(tile, cycles))

@@ -16,6 +16,7 @@
 
 pub mod analysis;
 pub mod csv;
+pub(crate) mod exact;
 pub mod graph;
 pub mod html;
 pub mod outputs;

@@ -95,7 +95,7 @@ fn render_raw(d: &Diff, all: bool) -> String {
                 format!("{}->{}", r.base.count, r.new.count),
                 format!("{}", r.new.total_cycles),
                 signed(r.total_change_pct),
-                format!("{:.1}", r.new.mean_cycles),
+                r.new.mean_cycles_text(),
                 format!("{:.1}", r.new.mean_ns),
                 signed(r.mean_change_pct),
                 r.new.p50_cycles,
@@ -110,12 +110,12 @@ fn render_raw(d: &Diff, all: bool) -> String {
         for z in list.iter() {
             let _ = writeln!(
                 out,
-                "{what}: {} / {}: {} zone(s), {} cycles total, mean {:.1}",
+                "{what}: {} / {}: {} zone(s), {} cycles total, mean {}",
                 z.op,
                 zone_label(&z.zone, z.kind),
                 z.stats.count,
                 z.stats.total_cycles,
-                z.stats.mean_cycles
+                z.stats.mean_cycles_text()
             );
         }
     }
@@ -161,17 +161,20 @@ pub fn to_json(d: &Diff, fail_above: Option<f64>, few: FewSamples) -> serde_json
 /// One line naming a regression: op, zone, what grew, by how much, over the limit.
 pub fn regression_message(r: &DiffRow, pct: f64) -> String {
     format!(
-        "{} / {}: total {} -> {} cycles ({}), mean {:.1} -> {:.1} cycles ({}): above the {pct}% limit{}",
+        "{} / {}: total {} -> {} cycles ({}), mean {} -> {} cycles ({}): above the {pct}% limit{}",
         r.op,
         r.zone_label(),
         r.base.total_cycles,
         r.new.total_cycles,
         signed(r.total_change_pct),
-        r.base.mean_cycles,
-        r.new.mean_cycles,
+        r.base.mean_cycles_text(),
+        r.new.mean_cycles_text(),
         signed(r.mean_change_pct),
         match (r.too_few_samples, r.confidence) {
-            (true, _) => format!(" (too few samples to tell: {} vs {})", r.base.samples, r.new.samples),
+            (true, _) => format!(
+                " (too few samples to tell: {} vs {})",
+                r.base.samples, r.new.samples
+            ),
             (false, Some(c)) => format!(" ({:.1}% confidence)", c * 100.0),
             (false, None) => String::new(),
         }

@@ -160,13 +160,18 @@ pub fn from_profile_rings(
         let ring = rings.ring(i)?;
         let view = p.view(i, &ring, true);
         let chip = view.lane.chip;
+        // Durations as exact differences of host times, not of the zones' `f64` ns (a ns
+        // or more off from 2^53 ns on).
+        let clock = p.timebase.tile_clock(chip, view.lane.tile);
         for z in &view.zones {
             let (op, k) = op_of(z.op, z.run);
             let zone = p.labels[z.site as usize].name.clone();
             let cycles = z.end_cycles.saturating_sub(z.start_cycles);
             s.zones.entry((op, k, zone)).or_default().push(Sample {
                 cycles,
-                ns: z.end_ns - z.start_ns,
+                ns: clock.map_or(z.end_ns - z.start_ns, |c| {
+                    c.span_ns(z.start_cycles, z.end_cycles)
+                }),
             });
         }
         let cpn = p

@@ -1,6 +1,7 @@
 //! One side's count, total, mean and percentiles per row.
 
 use super::{Sample, SumSample};
+use crate::timebase::round_half_even;
 use serde::{Serialize, Serializer};
 
 /// A cycle total (exact, 128 bits) as JSON: a number, or a string of its digits above
@@ -80,7 +81,14 @@ impl SideStats {
         let count: u64 = records.iter().map(|r| r.count as u64).sum();
         let total_cycles: u128 = records.iter().map(|r| r.total_cycles as u128).sum();
         let total_ns: f64 = records.iter().map(|r| r.ns).sum();
-        let mut c: Vec<u64> = sum_means(records).map(|m| m.round() as u64).collect();
+        // Each record's mean rounded (halves up) in integers: exact past 2^53 cycles.
+        let mut c: Vec<u64> = records
+            .iter()
+            .map(|r| match r.count as u128 {
+                0 => 0,
+                n => ((2 * r.total_cycles as u128 + n) / (2 * n)) as u64,
+            })
+            .collect();
         c.sort_unstable();
         let mut ns: Vec<f64> = records
             .iter()
@@ -105,6 +113,25 @@ impl SideStats {
             mean_ns: per(total_ns),
             p50_ns: ns[rank(0.5, n)],
             p99_ns: ns[rank(0.99, n)],
+        }
+    }
+}
+
+impl SideStats {
+    /// [`SideStats::mean_cycles`] as the text prints it (one decimal): `total_cycles / count`
+    /// exactly (ties to even) from 2^53 cycles on, where the `f64` mean is a cycle or more off
+    /// (2^64 - 1 would show as `...616.0`); below, the `f64`'s, as always.
+    pub(crate) fn mean_cycles_text(&self) -> String {
+        let (total, n) = (self.total_cycles, self.count as u128);
+        if total < 1 << 53 || n == 0 {
+            return format!("{:.1}", self.mean_cycles);
+        }
+        let tenths = total
+            .checked_mul(10)
+            .and_then(|t| round_half_even(t / n, t % n, n));
+        match tenths {
+            Some(t) => format!("{}.{}", t / 10, t % 10),
+            None => format!("{:.1}", self.mean_cycles),
         }
     }
 }

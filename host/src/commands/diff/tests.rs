@@ -416,3 +416,66 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
     assert!(e.contains("nothing to compare"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 41 (Low): means of cycles were printed through an `f64` (`{:.1}`), a cycle or more
+/// off past 2^53 (2^64 - 1 showed as `...616.0`), and a sum record's mean rounded through
+/// one; the zones' ns were differences of two `f64` host times, a ns or more off from 2^53
+/// ns on.
+#[test]
+fn cycle_means_and_durations_stay_exact_at_large_counts() {
+    let max = u64::MAX;
+    let a = side(true, &[("loop", &[max - 2, max - 2])]);
+    let b = side(true, &[("loop", &[max, max - 1])]);
+    let d = diff(&a, &b);
+    let text = render(&d, true);
+    assert!(text.contains("18446744073709551614.5"), "{text}");
+    assert!(
+        regression_message(&d.rows[0], 0.0)
+            .contains("mean 18446744073709551613.0 -> 18446744073709551614.5 cycles"),
+        "{}",
+        regression_message(&d.rows[0], 0.0)
+    );
+    let only = diff(&a, &side(true, &[]));
+    assert!(
+        render(&only, true).contains("mean 18446744073709551613.0"),
+        "{}",
+        render(&only, true)
+    );
+    let sums = SideStats::of_sums(&[SumSample {
+        total_cycles: max - 1,
+        count: 1,
+        ns: (max - 1) as f64,
+    }]);
+    assert_eq!(sums.p50_cycles, max - 1);
+    // Durations in ns do not depend on when the zones ran.
+    use crate::model::fixture;
+    use crate::timebase::Timebase;
+    for arch in [
+        riscv_linker::Arch::WormholeB0,
+        riscv_linker::Arch::Blackhole,
+    ] {
+        let at = |offset: u64| {
+            let r = fixture::readout_at(offset);
+            let res = fixture::resolution(&r);
+            let tb = Timebase::nominal(arch, 1);
+            let p = crate::profile::Profile::resolved(r, res, Some(fixture::oplog()), tb);
+            let s = samples::from_profile(&p);
+            let ns: Vec<Vec<f64>> = s
+                .zones
+                .values()
+                .map(|v| v.iter().map(|s| s.ns).collect())
+                .collect();
+            ns
+        };
+        let base = at(0);
+        assert!(base.iter().flatten().count() > 100);
+        for offset in [(1u64 << 53) + 3, (1 << 62) + 7] {
+            for (got, want) in at(offset).iter().flatten().zip(base.iter().flatten()) {
+                assert!(
+                    (got - want).abs() < 1e-6,
+                    "{arch:?} at {offset}: {got} vs {want}"
+                );
+            }
+        }
+    }
+}

@@ -335,6 +335,9 @@ pub(crate) struct Analyzer {
     signals_by_site: HashMap<(String, String, u32), Signal>,
     /// Waits and signals per op, for the critical paths.
     paths: path::Collector,
+    /// Per (chip, tile): the cycle count its times are taken from (its first zone's start),
+    /// one for every RISC of the tile.
+    origins: HashMap<(u32, NocCoord), u64>,
 }
 
 /// (op index, chip, tile) -> RISC -> (time, first KERNEL start, last KERNEL end); a RISC
@@ -466,6 +469,15 @@ impl Analyzer {
             .map(|t| t.cycles_per_ns)
             .filter(|c| *c > 0.0);
         let ns_of = |c: f64| cpn_of_chip.map_or(0.0, |cpn| c / cpn);
+        // Host ns from the tile's origin: exact differences of host times (the zones' `f64`
+        // ns are a ns or more off from 2^53 ns on), small enough that their differences
+        // (durations, spans) are exact too.
+        let clock = p.timebase.tile_clock(chip, tile);
+        let origin = *self
+            .origins
+            .entry((chip, tile))
+            .or_insert_with(|| v.zones.first().map_or(0, |z| z.start_cycles));
+        let at = |c: u64, ns: f64| clock.map_or(ns, |k| k.span_ns(origin, c));
         for z in &v.zones {
             let k = kind(z.site);
             if let (Some(op), LabelKind::Other | LabelKind::Wait(_)) = (z.op, k) {
@@ -510,7 +522,8 @@ impl Analyzer {
                         .push((z.start_cycles, z.end_cycles, w));
                 }
             }
-            let dur = (z.end_ns - z.start_ns).max(0.0);
+            let (start_ns, end_ns) = (at(z.start_cycles, z.start_ns), at(z.end_cycles, z.end_ns));
+            let dur = (end_ns - start_ns).max(0.0);
             if !dur.is_finite() {
                 continue;
             }
@@ -519,14 +532,14 @@ impl Analyzer {
                 LabelKind::Kernel => {
                     t.kernel_ns += dur;
                     t.kernel_cycles.push((z.start_cycles, z.end_cycles));
-                    *lo = lo.min(z.start_ns);
-                    *hi = hi.max(z.end_ns);
-                    kernel.insert(op, (z.start_ns, z.end_ns));
+                    *lo = lo.min(start_ns);
+                    *hi = hi.max(end_ns);
+                    kernel.insert(op, (start_ns, end_ns));
                 }
                 LabelKind::Wait(w) => {
                     let end = wait_end.entry(op).or_insert((f64::NEG_INFINITY, w));
-                    if z.start_ns >= end.0 {
-                        *end = (z.end_ns, w);
+                    if start_ns >= end.0 {
+                        *end = (end_ns, w);
                         *t.by_wait.entry(w).or_default() += dur;
                         t.covered_cycles.push((z.start_cycles, z.end_cycles));
                     } // else: inside a wait already counted
@@ -538,7 +551,7 @@ impl Analyzer {
                     let Some(&(ks, ke)) = kernel.get(&op) else {
                         continue;
                     };
-                    let (s, e) = (z.start_ns.max(ks), z.end_ns.min(ke));
+                    let (s, e) = (start_ns.max(ks), end_ns.min(ke));
                     if e <= s {
                         continue;
                     }
@@ -1445,5 +1458,49 @@ mod tests {
             "{}",
             v.evidence
         );
+    }
+
+    /// Issue 41 (Medium): durations and spans were differences of two `f64` host times, a
+    /// ns or more off from 2^53 ns on (at 2^62 cycles by up to a thousand): the analysis of
+    /// a chip up for months must read as it does near cycle 0.
+    #[test]
+    fn times_stay_exact_at_large_cycle_counts() {
+        use crate::model::fixture;
+        use crate::timebase::Timebase;
+        for arch in [
+            riscv_linker::Arch::WormholeB0,
+            riscv_linker::Arch::Blackhole,
+        ] {
+            let times = |offset: u64| {
+                let r = fixture::readout_at(offset);
+                let res = fixture::resolution(&r);
+                let tb = Timebase::nominal(arch, 1);
+                let p = Profile::resolved(r, res, Some(fixture::oplog()), tb);
+                let mut a = Analyzer::default();
+                for v in p.rings() {
+                    a.add(&p, &v);
+                }
+                let mut out = Vec::new();
+                for o in a.finish(&p).ops {
+                    out.push(o.span_ns);
+                    for r in &o.riscs {
+                        out.extend([r.kernel_ns, r.busy_ns, r.profiler_records_ns]);
+                    }
+                }
+                out
+            };
+            let base = times(0);
+            assert!(
+                base.len() > 10 && base.iter().any(|&t| t > 1000.0),
+                "{base:?}"
+            );
+            for offset in [(1u64 << 53) + 3, (1 << 62) + 7] {
+                let got = times(offset);
+                assert_eq!(got.len(), base.len());
+                for (g, b) in got.iter().zip(&base) {
+                    assert!((g - b).abs() < 1e-6, "{arch:?} at {offset}: {g} vs {b}");
+                }
+            }
+        }
     }
 }

@@ -6,6 +6,7 @@
 use super::{stage_name, LabelKind};
 use crate::critpath::{self, CoreId, OpTrace, SignalMark, StepKind, WaitSpan};
 use crate::profile::{Profile, RingView};
+use crate::sink::exact;
 use crate::timeline::{Lane, MarkKind};
 use riscv_linker::{NocCoord, Risc};
 use serde::Serialize;
@@ -671,12 +672,13 @@ pub(crate) fn wrap(text: &str, width: usize) -> String {
 pub struct Arrow {
     /// The signalling core's lane.
     pub from: Lane,
-    /// The signal's host ns.
-    pub(crate) from_ns: f64,
+    /// The signal's host ns, whole (exact at any count: [`crate::sink::exact`]; 0 when it
+    /// is not a number).
+    pub(crate) from_ns: i128,
     /// The waiting core's lane.
     pub to: Lane,
-    /// The wait's end, host ns.
-    pub(crate) to_ns: f64,
+    /// The wait's end, whole host ns (as `from_ns`).
+    pub(crate) to_ns: i128,
     /// The signal's name.
     pub signal: String,
     /// What the wait waited on.
@@ -708,11 +710,13 @@ pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
                 continue;
             };
             let raw = |t, x: u64| (x as i64 + offset(p, op.chip, t)).max(0) as u64;
+            let whole = |tile: NocCoord, cycles: u64| {
+                let clock = p.timebase.tile_clock(op.chip, tile)?;
+                Some(exact::whole_at(Some(&clock), cycles, clock.host_ns(cycles)).unwrap_or(0))
+            };
             let (Some(from_ns), Some(to_ns)) = (
-                p.timebase
-                    .host_ns(op.chip, from.tile, raw(from.tile, sig.cycles)),
-                p.timebase
-                    .host_ns(op.chip, to.tile, raw(to.tile, s.end_cycles)),
+                whole(from.tile, raw(from.tile, sig.cycles)),
+                whole(to.tile, raw(to.tile, s.end_cycles)),
             ) else {
                 continue;
             };

@@ -12,7 +12,7 @@ use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{self, Analyzer};
-use crate::sink::{Finished, Sink};
+use crate::sink::{exact, Finished, Sink};
 use crate::timeline::Timeline;
 use std::path::{Path, PathBuf};
 
@@ -78,12 +78,29 @@ impl Sink for HtmlPage {
             a.add(p, v);
         }
         if let Some(t) = self.timeline.as_mut() {
-            t.push_ring(v.clone());
+            // The ring's zones and marks are added a slice at a time, pruned whenever twice
+            // the limit is held: what is held stays bounded however long one ring is (the
+            // whole ring was cloned first, 64 bytes a zone). Pruning keeps only what the page
+            // could still embed, in order, so the page is the same wherever it happens.
             let (zones, marks) = self.limits;
-            if t.zones.len() > 2 * zones.max(1) || t.marks.len() > 2 * marks.max(1) {
-                let (z, m) = html::prune(t, zones, marks);
-                self.pruned.0 += z;
-                self.pruned.1 += m;
+            let (zones, marks) = (zones.max(1), marks.max(1));
+            debug_assert_eq!(v.index, t.lanes.len());
+            t.lanes.push(v.lane);
+            let mut prune = |t: &mut Timeline| {
+                if t.zones.len() > 2 * zones || t.marks.len() > 2 * marks {
+                    let (z, m) = html::prune(t, self.limits.0, self.limits.1);
+                    self.pruned.0 += z;
+                    self.pruned.1 += m;
+                }
+            };
+            // A quarter of the limit at a time: at most 2.25 times the limit held.
+            for slice in v.zones.chunks(zones.div_ceil(4)) {
+                t.zones.extend_from_slice(slice);
+                prune(t);
+            }
+            for slice in v.marks.chunks(marks.div_ceil(4)) {
+                t.marks.extend_from_slice(slice);
+                prune(t);
             }
         }
         Ok(())
@@ -105,10 +122,10 @@ impl Sink for HtmlPage {
                     "[{},{},{},{},{},{}]",
                     html::js_str(&w.from.name(arch)),
                     w.from.chip,
-                    w.from_ns.round() as i64,
+                    exact::to_i64(w.from_ns),
                     html::js_str(&w.to.name(arch)),
                     w.to.chip,
-                    w.to_ns.round() as i64
+                    exact::to_i64(w.to_ns)
                 )
             })
             .collect();

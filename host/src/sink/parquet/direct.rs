@@ -8,6 +8,7 @@
 use super::tables::{place_columns, whole_ns, Dictionaries};
 use crate::decode::{RecordKind, Records};
 use crate::profile::{Profile, RingView};
+use crate::sink::exact;
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, UInt16Array, UInt32Array, UInt64Array};
 use arrow_schema::{ArrowError, SchemaRef};
 use std::cmp::Reverse;
@@ -113,8 +114,13 @@ impl<'a> Naming<'a> {
     }
 }
 
+/// Rows a ring's batches hold at most ([`ring_batches_by`]): a multiple of arrow-rs's
+/// 1024-row mini-batches, so a column's pages are the ones one batch of the whole ring gives.
+pub(super) const BATCH_ROWS: usize = 1 << 16;
+
 /// Ring `v`'s zones and marks as batches of `zs` ([`super::zones_schema`]) and `ms`
 /// ([`super::marks_schema`]); both empty when the timebase does not know the ring's chip.
+#[cfg(test)]
 pub(crate) fn ring_batches(
     zs: &SchemaRef,
     ms: &SchemaRef,
@@ -123,26 +129,105 @@ pub(crate) fn ring_batches(
     v: &RingView,
     with_chip: bool,
 ) -> Result<(RecordBatch, RecordBatch), ArrowError> {
+    let (mut zones, mut marks) = (None, None);
+    ring_batches_by(
+        zs,
+        ms,
+        d,
+        p,
+        v,
+        with_chip,
+        usize::MAX,
+        &|e| e,
+        &mut |is_zones, b, _| {
+            *if is_zones { &mut zones } else { &mut marks } = Some(b);
+            Ok::<(), ArrowError>(())
+        },
+    )?;
+    let none = || ArrowError::ComputeError("no batch".into());
+    Ok((zones.ok_or_else(none)?, marks.ok_or_else(none)?))
+}
+
+/// Ring `v`'s zones, then its marks, as batches of at most `rows` rows each (one, maybe
+/// empty, when it has none), handed to `emit(zones, batch, last)` (`last`: the last batch
+/// of the ring's zones, of its marks): what is held is one batch and the ring's opening
+/// order (4 bytes a row), not the ring's whole table.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ring_batches_by<E>(
+    zs: &SchemaRef,
+    ms: &SchemaRef,
+    d: &Dictionaries,
+    p: &Profile,
+    v: &RingView,
+    with_chip: bool,
+    rows: usize,
+    arrow: &dyn Fn(ArrowError) -> E,
+    emit: &mut dyn FnMut(bool, RecordBatch, bool) -> Result<(), E>,
+) -> Result<(), E> {
     let r = &v.ring.records;
     let (chip, tile) = (v.lane.chip, v.lane.tile);
-    let clock = p.timebase.chips.get(&chip).map(|c| c.tile_clock(tile));
-    let ns = |c: u64| whole_ns(clock.map_or(f64::NAN, |k| k.host_ns(c)));
+    let clock = p.timebase.tile_clock(chip, tile);
+    // Whole ns exact at any count ([`exact`]): the `f64` conversion's below 2^36 ns.
+    let ns = |c: u64| {
+        let v = clock.map_or(f64::NAN, |k| k.host_ns(c));
+        if v.abs() < exact::F64_BELOW {
+            whole_ns(v)
+        } else {
+            exact::whole_at(clock.as_ref(), c, v).map_or(0, exact::to_i64)
+        }
+    };
     let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
     let is_mark =
         |k: RecordKind| matches!(k, RecordKind::Event | RecordKind::Data | RecordKind::Sum);
-    let (zones, marks) = if v.placed {
-        (
-            opening_order(r, (0..r.len()).filter(|&i| is_zone(r.kind[i]))),
-            opening_order(r, (0..r.len()).filter(|&i| is_mark(r.kind[i]))),
-        )
-    } else {
-        (Vec::new(), Vec::new())
-    };
     let mut naming = Naming::new(p, v);
-    Ok((
-        zones_batch(zs, d, v, r, &zones, &mut naming, &ns, with_chip)?,
-        marks_batch(ms, d, v, r, &marks, &mut naming, &ns, with_chip)?,
-    ))
+    let slices = |order: &[u32]| -> Vec<(usize, usize)> {
+        let n = order.len();
+        let step = rows.max(1);
+        let mut v: Vec<(usize, usize)> = (0..n)
+            .step_by(step)
+            .map(|a| (a, (a + step).min(n)))
+            .collect();
+        if v.is_empty() {
+            v.push((0, 0));
+        }
+        v
+    };
+    let zones = if v.placed {
+        opening_order(r, (0..r.len()).filter(|&i| is_zone(r.kind[i])))
+    } else {
+        Vec::new()
+    };
+    // Ends of the zones open so far, earliest first, carried from batch to batch.
+    let mut open: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    let cuts = slices(&zones);
+    for (k, &(a, b)) in cuts.iter().enumerate() {
+        let batch = zones_batch(
+            zs,
+            d,
+            v,
+            r,
+            &zones[a..b],
+            &mut open,
+            &mut naming,
+            &ns,
+            with_chip,
+        )
+        .map_err(arrow)?;
+        emit(true, batch, k + 1 == cuts.len())?;
+    }
+    drop(zones);
+    let marks = if v.placed {
+        opening_order(r, (0..r.len()).filter(|&i| is_mark(r.kind[i])))
+    } else {
+        Vec::new()
+    };
+    let cuts = slices(&marks);
+    for (k, &(a, b)) in cuts.iter().enumerate() {
+        let batch =
+            marks_batch(ms, d, v, r, &marks[a..b], &mut naming, &ns, with_chip).map_err(arrow)?;
+        emit(false, batch, k + 1 == cuts.len())?;
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -152,6 +237,7 @@ fn zones_batch(
     v: &RingView,
     r: &Records,
     order: &[u32],
+    open: &mut BinaryHeap<Reverse<u64>>,
     naming: &mut Naming,
     ns: &dyn Fn(u64) -> i64,
     with_chip: bool,
@@ -162,9 +248,8 @@ fn zones_batch(
     let (mut start_c, mut end_c) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut start_ns, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut value = Vec::with_capacity(n);
-    // Ends of the zones open so far, earliest first: a zone opens inside every one that
-    // ends after its start.
-    let mut open: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    // `open`: ends of the zones open so far, earliest first: a zone opens inside every one
+    // that ends after its start.
     for &i in order {
         let i = i as usize;
         let (s, e) = (r.start[i], r.end[i]);

@@ -77,14 +77,16 @@ impl Table {
         })
     }
 
-    /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered.
-    fn write(&mut self, batch: RecordBatch) -> Result<()> {
+    /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered, if
+    /// `may_close` (the last batch of a ring's table: a ring's batches, cut to bound memory,
+    /// make the row groups one batch of the ring made).
+    fn write(&mut self, batch: RecordBatch, may_close: bool) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
         self.append(&batch).map_err(|e| pq_error(&self.path, e))?;
         self.rows += batch.num_rows() as u64;
-        if self.group.as_ref().is_some_and(|g| g.1 >= ROW_GROUP_ROWS) {
+        if may_close && self.group.as_ref().is_some_and(|g| g.1 >= ROW_GROUP_ROWS) {
             self.close_group().map_err(|e| pq_error(&self.path, e))?;
         }
         Ok(())
@@ -253,8 +255,9 @@ enum Which {
     Ops,
 }
 
-/// A batch for the table `Which` of partition (chip) key `u32`.
-type Job = (u32, Which, RecordBatch);
+/// A batch for the table `Which` of partition (chip) key `u32`, and whether the row group
+/// may close after it ([`Table::write`]).
+type Job = (u32, Which, RecordBatch, bool);
 
 /// The tables, per chip in a dataset (one entry, key 0, for plain files), encoded and
 /// written on their own thread: the caller builds the next ring's batches meanwhile (the
@@ -270,16 +273,16 @@ impl Writer {
         let keys = tables.keys().copied().collect();
         let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(4);
         let thread = std::thread::spawn(move || {
-            for (key, which, batch) in rx {
+            for (key, which, batch, may_close) in rx {
                 let Some(t) = tables.get_mut(&key) else {
                     return Err(Error::Internal(format!(
                         "no Parquet partition for chip {key}"
                     )));
                 };
                 match which {
-                    Which::Zones => t.zones.write(batch)?,
-                    Which::Marks => t.marks.write(batch)?,
-                    Which::Ops => t.ops.write(batch)?,
+                    Which::Zones => t.zones.write(batch, may_close)?,
+                    Which::Marks => t.marks.write(batch, may_close)?,
+                    Which::Ops => t.ops.write(batch, may_close)?,
                 }
             }
             Ok(tables)
@@ -292,8 +295,11 @@ impl Writer {
     }
 
     /// Hands a batch over; if the writer stopped, its error.
-    fn send(&mut self, key: u32, which: Which, batch: RecordBatch) -> Result<()> {
-        let sent = self.tx.as_ref().map(|tx| tx.send((key, which, batch)));
+    fn send(&mut self, key: u32, which: Which, batch: RecordBatch, may_close: bool) -> Result<()> {
+        let sent = self
+            .tx
+            .as_ref()
+            .map(|tx| tx.send((key, which, batch, may_close)));
         match sent {
             Some(Ok(())) => Ok(()),
             _ => match self.join() {
@@ -505,16 +511,33 @@ impl Sink for ParquetSink {
             return Ok(());
         };
         let key = if with_chip { 0 } else { v.lane.chip };
-        let (zones, marks) = direct::ring_batches(zs, ms, d, p, v, with_chip).map_err(|e| {
-            Error::Internal(format!(
-                "Parquet table of chip {key}: building a batch: {e}"
-            ))
-        })?;
-        self.written.zones += zones.num_rows() as u64;
-        self.written.marks += marks.num_rows() as u64;
-        w.send(key, Which::Zones, zones)?;
-        w.send(key, Which::Marks, marks)?;
-        Ok(())
+        let written = &mut self.written;
+        // A long ring goes in batches of `direct::BATCH_ROWS` rows: one ring's whole table
+        // was ~90 bytes a zone.
+        direct::ring_batches_by(
+            zs,
+            ms,
+            d,
+            p,
+            v,
+            with_chip,
+            direct::BATCH_ROWS,
+            &|e| {
+                Error::Internal(format!(
+                    "Parquet table of chip {key}: building a batch: {e}"
+                ))
+            },
+            &mut |is_zones, batch, last| {
+                let n = batch.num_rows() as u64;
+                if is_zones {
+                    written.zones += n;
+                    w.send(key, Which::Zones, batch, last)
+                } else {
+                    written.marks += n;
+                    w.send(key, Which::Marks, batch, last)
+                }
+            },
+        )
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
@@ -524,10 +547,11 @@ impl Sink for ParquetSink {
             return Ok(Finished::default());
         };
         for key in w.keys.clone() {
-            let b = tables::ops_batch(&os, &p.ops, (!with_chip).then_some(key)).map_err(|e| {
-                Error::Internal(format!("Parquet ops table: building a batch: {e}"))
-            })?;
-            w.send(key, Which::Ops, b)?;
+            let b = tables::ops_batch(&os, &p.ops, &p.device_ops, (!with_chip).then_some(key))
+                .map_err(|e| {
+                    Error::Internal(format!("Parquet ops table: building a batch: {e}"))
+                })?;
+            w.send(key, Which::Ops, b, true)?;
         }
         let mut files = Vec::new();
         let mut ops = Vec::new();

@@ -2,6 +2,8 @@
 //! columns).
 
 use crate::decode::NO_RUN;
+use crate::ops::{At, Ops};
+use crate::sink::exact;
 use crate::timeline::{Lane, OpSpan, SiteLabel};
 #[cfg(test)]
 use crate::timeline::{Mark, MarkKind, Zone};
@@ -257,10 +259,13 @@ pub(crate) fn marks_batch(
     RecordBatch::try_new(schema.clone(), c)
 }
 
-/// The ops of `chip` (every op when `None`) as a batch of `schema` ([`ops_schema`]).
+/// The ops of `chip` (every op when `None`) as a batch of `schema` ([`ops_schema`]); their
+/// device times whole ns exact at any count from `device` (the wrapper zones the spans come
+/// from, [`crate::ops`]), else from the spans' `f64` ns.
 pub(crate) fn ops_batch(
     schema: &SchemaRef,
     ops: &[OpSpan],
+    device: &Ops,
     chip: Option<u32>,
 ) -> Result<RecordBatch, ArrowError> {
     let ops: Vec<&OpSpan> = ops
@@ -282,9 +287,22 @@ pub(crate) fn ops_batch(
     };
     c.push(ns(&|o| o.host_ns.map(|h| h.0 as i64)));
     c.push(ns(&|o| o.host_ns.map(|h| h.1 as i64)));
-    c.push(ns(&|o| o.kernel_ns.map(|k| whole_ns(k.0))));
-    c.push(ns(&|o| o.kernel_ns.map(|k| whole_ns(k.1))));
-    c.push(ns(&|o| o.fw_ns.map(|k| whole_ns(k.0))));
-    c.push(ns(&|o| o.fw_ns.map(|k| whole_ns(k.1))));
+    let span = |o: &OpSpan, fw: bool| -> Option<(i64, i64)> {
+        let (a, b) = if fw { o.fw_ns } else { o.kernel_ns }?;
+        let d = device.by_run.get(&(o.chip, o.run));
+        let s = d.and_then(|d| if fw { d.fw } else { d.kernel });
+        let whole = |at: &At, v: f64| match exact::whole_of(at) {
+            Some(w) if at.ns == v => exact::to_i64(w),
+            _ => whole_ns(v),
+        };
+        Some(match s {
+            Some(s) => (whole(&s.start, a), whole(&s.end, b)),
+            None => (whole_ns(a), whole_ns(b)),
+        })
+    };
+    c.push(ns(&|o| span(o, false).map(|k| k.0)));
+    c.push(ns(&|o| span(o, false).map(|k| k.1)));
+    c.push(ns(&|o| span(o, true).map(|k| k.0)));
+    c.push(ns(&|o| span(o, true).map(|k| k.1)));
     RecordBatch::try_new(schema.clone(), c)
 }

@@ -474,3 +474,71 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// Issue 41 (Medium): `start_ns`, `duration_ns`, a mark's `ns` and the ops' device times
+/// were `f64` ns rounded, a ns or more off from 2^53 ns on (at 2^62 cycles by up to a
+/// thousand): on a chip up for months every one is the exact whole ns of its count.
+#[test]
+fn host_ns_columns_stay_exact_at_large_cycle_counts() {
+    use arrow_array::types::UInt64Type;
+    use riscv_linker::Arch;
+    let offset = (1u64 << 62) + 7;
+    for arch in [Arch::WormholeB0, Arch::Blackhole] {
+        let r = fixture::readout_at(offset);
+        let res = fixture::resolution(&r);
+        let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+        let dir = crate::testing::temp_dir("parquet-large-counts");
+        let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
+        sink::drive(&p, &mut [&mut s]).unwrap();
+        // The nearest whole ns of `c` cycles at `mhz`, in integers.
+        let mhz = arch.aiclk_mhz() as u128;
+        let ns = |c: u64| ((2000 * c as u128 + mhz) / (2 * mhz)) as i64;
+        let u64s = |b: &arrow_array::RecordBatch, c: &str| {
+            let col = b.column_by_name(c).unwrap();
+            col.as_primitive::<UInt64Type>().values().to_vec()
+        };
+        let i64s = |b: &arrow_array::RecordBatch, c: &str| {
+            let col = b.column_by_name(c).unwrap();
+            col.as_primitive::<Int64Type>().values().to_vec()
+        };
+        let zones = read(&dir.join(ZONES_FILE));
+        assert!(zones.iter().map(|b| b.num_rows()).sum::<usize>() > 100);
+        for b in &zones {
+            let (start, end) = (u64s(b, "start_cycles"), u64s(b, "end_cycles"));
+            let want: Vec<i64> = start.iter().map(|&c| ns(c)).collect();
+            assert_eq!(i64s(b, "start_ns"), want, "{arch:?}");
+            let want: Vec<i64> = start
+                .iter()
+                .zip(&end)
+                .map(|(&s, &e)| ns(e) - ns(s))
+                .collect();
+            assert_eq!(i64s(b, "duration_ns"), want, "{arch:?}");
+        }
+        for b in &read(&dir.join(MARKS_FILE)) {
+            let want: Vec<i64> = u64s(b, "cycles").iter().map(|&c| ns(c)).collect();
+            assert_eq!(i64s(b, "ns"), want, "{arch:?}");
+        }
+        let ops = read(&dir.join(OPS_FILE));
+        let got: Vec<i64> = [
+            "kernel_start_ns",
+            "kernel_end_ns",
+            "fw_start_ns",
+            "fw_end_ns",
+        ]
+        .iter()
+        .flat_map(|c| ops.iter().flat_map(|b| i64s(b, c)))
+        .collect();
+        let dev = |o: &crate::timeline::OpSpan| &p.device_ops.by_run[&(o.chip, o.run)];
+        let want: Vec<i64> = [
+            |d: &crate::ops::DeviceTimes| d.kernel.unwrap().start.cycles,
+            |d: &crate::ops::DeviceTimes| d.kernel.unwrap().end.cycles,
+            |d: &crate::ops::DeviceTimes| d.fw.unwrap().start.cycles,
+            |d: &crate::ops::DeviceTimes| d.fw.unwrap().end.cycles,
+        ]
+        .iter()
+        .flat_map(|f| p.ops.iter().map(|o| ns(f(dev(o)))))
+        .collect();
+        assert_eq!(got, want, "{arch:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -7,7 +7,7 @@ use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{arrows, Analysis, Analyzer};
-use crate::sink::{Finished, Sink};
+use crate::sink::{exact, Finished, Sink};
 use crate::timeline::{Lane, MarkKind, OpSpan, SiteLabel};
 use prost::Message;
 use riscv_linker::{Arch, NocCoord};
@@ -192,7 +192,7 @@ impl PerfettoSink {
             ];
             for (ts, e) in events {
                 self.packet(TracePacket {
-                    timestamp: Some(ns(ts)),
+                    timestamp: Some(exact::to_u64(ts)),
                     trusted_packet_sequence_id: Some(DESCRIPTOR_SEQUENCE),
                     track_event: Some(e),
                     ..Default::default()
@@ -376,10 +376,15 @@ impl PerfettoSink {
         self.next_sequence += 1;
         // Events in time order: begins and ends with a nesting stack (cutting zones whose
         // times do not nest), marks merged in by time.
+        // Whole ns exact at any count ([`exact`]), from the tile's clock.
+        let clock = p.timebase.tile_clock(lane.chip, lane.tile);
+        let at = |cycles: u64, v: f64| {
+            exact::whole_at(clock.as_ref(), cycles, v).map_or(0, exact::to_u64)
+        };
         let mut evs: Vec<(u64, Ev)> = Vec::with_capacity(v.zones.len() * 2 + v.marks.len());
         let mut open: Vec<u64> = Vec::new();
         for (i, z) in v.zones.iter().enumerate() {
-            let start = ns(z.start_ns);
+            let start = at(z.start_cycles, z.start_ns);
             while open.len() > z.depth as usize {
                 let end = open.pop().unwrap_or(start);
                 let cut = end.min(start);
@@ -388,7 +393,7 @@ impl PerfettoSink {
                 }
                 evs.push((cut, Ev::End));
             }
-            let mut end = ns(z.end_ns).max(start);
+            let mut end = at(z.end_cycles, z.end_ns).max(start);
             if let Some(&outer) = open.last() {
                 if end > outer {
                     end = outer;
@@ -401,14 +406,15 @@ impl PerfettoSink {
         while let Some(end) = open.pop() {
             evs.push((end, Ev::End));
         }
+        let mark_ns: Vec<u64> = v.marks.iter().map(|m| at(m.cycles, m.ns)).collect();
         let mut marks: Vec<usize> = (0..v.marks.len()).collect();
-        marks.sort_by_key(|&m| ns(v.marks[m].ns));
+        marks.sort_by_key(|&m| mark_ns[m]);
         if !marks.is_empty() {
             let zones = std::mem::take(&mut evs);
             let mut m = marks.into_iter().peekable();
             for (ts, e) in zones {
                 while let Some(&k) = m.peek() {
-                    let t = ns(v.marks[k].ns);
+                    let t = mark_ns[k];
                     if t >= ts {
                         break;
                     }
@@ -417,7 +423,7 @@ impl PerfettoSink {
                 }
                 evs.push((ts, e));
             }
-            evs.extend(m.map(|k| (ns(v.marks[k].ns), Ev::Mark(k))));
+            evs.extend(m.map(|k| (mark_ns[k], Ev::Mark(k))));
         }
         // The sequence's state: interned names and strings, default track and clock.
         let t0 = evs.first().map_or(0, |e| e.0);

@@ -238,10 +238,13 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
             put("DEVICE KERNEL DURATION [ns]", ns(k.duration_ns()));
             put(
                 "DEVICE KERNEL FIRST TO LAST START [ns]",
-                ns(k.last_start.ns - k.start.ns),
+                ns(k.first_to_last_start_ns()),
             );
             if let Some(dm) = d.dm_kernel_start {
-                put("DEVICE KERNEL DURATION DM START [ns]", ns(k.end.ns - dm.ns));
+                put(
+                    "DEVICE KERNEL DURATION DM START [ns]",
+                    ns(k.end.since_ns(&dm)),
+                );
             }
         }
         let per_core = d.per_core_kernel_ns();

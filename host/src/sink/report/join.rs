@@ -5,7 +5,7 @@ use super::{unrelated, OpRow, ReportRow};
 use crate::error::Result;
 use crate::issue::Issue;
 use crate::oplog::{OpLog, OpLogEntry, OpRecord};
-use crate::ops::{DeviceTimes, Ops};
+use crate::ops::{At, DeviceTimes, Ops};
 use riscv_linker::NocCoord;
 use std::collections::{BTreeMap, HashMap};
 
@@ -272,7 +272,8 @@ fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -
 
 /// Sets each op's latency from the previous op with device times on the same device.
 fn set_op_to_op(rows: &mut [ReportRow]) {
-    let mut prev_end: BTreeMap<u32, f64> = BTreeMap::new();
+    // Exact differences of host times ([`At::since_ns`]), not of their `f64` ns.
+    let mut prev_end: BTreeMap<u32, At> = BTreeMap::new();
     for row in rows.iter_mut() {
         let ReportRow::Op(o) = row else { continue };
         let Some(kernel) = o.device.as_ref().and_then(|d| d.kernel) else {
@@ -282,17 +283,17 @@ fn set_op_to_op(rows: &mut [ReportRow]) {
             .device
             .as_ref()
             .and_then(|d| d.dm_kernel_start)
-            .map_or(kernel.start.ns, |a| a.ns);
+            .unwrap_or(kernel.start);
         match prev_end.get(&o.op.device) {
-            Some(&end) => {
-                o.op_to_op_ns = Some(kernel.start.ns - end);
-                o.op_to_op_dm_ns = Some(dm_start - end);
+            Some(end) => {
+                o.op_to_op_ns = Some(kernel.start.since_ns(end));
+                o.op_to_op_dm_ns = Some(dm_start.since_ns(end));
             }
             None => {
                 o.op_to_op_ns = Some(0.0);
                 o.op_to_op_dm_ns = Some(0.0);
             }
         }
-        prev_end.insert(o.op.device, kernel.end.ns);
+        prev_end.insert(o.op.device, kernel.end);
     }
 }

@@ -545,3 +545,43 @@ fn tt_perf_report_reads_the_report_and_prints_ttprof_s_durations() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 41 (Medium): `DEVICE KERNEL FIRST TO LAST START`, `DEVICE KERNEL DURATION DM START`
+/// and the `OP TO OP LATENCY` columns were differences of two `f64` host times, a ns or more
+/// off from 2^53 ns on (at 2^62 cycles by up to a thousand): on a chip up for months every
+/// device column but the cycle counts must read as it does near cycle 0, and the cycle
+/// counts exactly.
+#[test]
+fn device_columns_stay_exact_at_large_cycle_counts() {
+    for arch in [
+        riscv_linker::Arch::WormholeB0,
+        riscv_linker::Arch::Blackhole,
+    ] {
+        let csv = |offset: u64| {
+            let r = fixture::readout_at(offset);
+            let res = fixture::resolution(&r);
+            let tb = Timebase::nominal(arch, 1);
+            let rep = op_report(&r, &res, &fixture::oplog(), &tb).unwrap();
+            let mut out = Vec::new();
+            columns::write(&mut out, &rep).unwrap();
+            parse_csv(std::str::from_utf8(&out).unwrap())
+        };
+        let base = csv(0);
+        let col = |name: &str| base[0].iter().position(|h| h == name).unwrap();
+        let cycles = [col("DEVICE FW START CYCLE"), col("DEVICE FW END CYCLE")];
+        assert_ne!(base[3][col("OP TO OP LATENCY [ns]")], "");
+        for offset in [(1u64 << 53) + 3, (1 << 62) + 7, u64::MAX - (1 << 30)] {
+            let rows = csv(offset);
+            assert_eq!(rows.len(), base.len());
+            for (row, want) in rows.iter().zip(&base).skip(1) {
+                for (i, (cell, want)) in row.iter().zip(want).enumerate() {
+                    let want = match want.parse::<u64>() {
+                        Ok(c) if cycles.contains(&i) => (c + offset).to_string(),
+                        _ => want.clone(),
+                    };
+                    assert_eq!(cell, &want, "{arch:?} at {offset}: {}", base[0][i]);
+                }
+            }
+        }
+    }
+}

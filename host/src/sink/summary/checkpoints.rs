@@ -57,12 +57,7 @@ impl Checkpoints {
     ) {
         // The ring's clock: deltas are exact differences of host times, not of the marks'
         // `f64` ns (a ns or more off past 2^53 ns). A ring off the timebase has no zones.
-        let Some(clock) = p
-            .timebase
-            .chips
-            .get(&lane.chip)
-            .map(|c| c.tile_clock(lane.tile))
-        else {
+        let Some(clock) = p.timebase.tile_clock(lane.chip, lane.tile) else {
             return;
         };
         // KERNEL start per run on this ring.

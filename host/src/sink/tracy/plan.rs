@@ -16,7 +16,7 @@ use crate::oplog::{OpLog, OpLogEntry, OpRecord};
 use crate::profile::{Profile, RingView};
 use crate::readout::{Readout, RingId};
 use crate::resolve::Resolution;
-use crate::sink::{self, Finished, Sink};
+use crate::sink::{self, exact, Finished, Sink};
 use crate::timebase::Timebase;
 use crate::timeline::MarkKind;
 use std::cmp::Reverse;
@@ -356,7 +356,11 @@ impl Sink for TracySink {
                 .push((id, Issue::error(at, what).with_count(n as u64)));
             return Ok(());
         }
-        let round = |ns: f64| if ns.is_finite() { ns.round() as i64 } else { 0 };
+        // Whole ns exact at any count ([`exact`]); 0 off the timebase.
+        let clock = p.timebase.tile_clock(id.chip, id.tile);
+        let round = |cycles: u64, ns: f64| {
+            exact::whole_at(clock.as_ref(), cycles, ns).map_or(0, exact::to_i64)
+        };
         let mut zones = Vec::with_capacity(v.zones.len());
         for z in &v.zones {
             let l = &p.labels[z.site as usize];
@@ -380,7 +384,7 @@ impl Sink for TracySink {
                 };
                 messages.push(Message {
                     thread,
-                    time: round(m.ns),
+                    time: round(m.cycles, m.ns),
                     severity: MessageSeverity::Info,
                     text,
                 });
@@ -393,16 +397,14 @@ impl Sink for TracySink {
                 let text = format!("{name}: value {}", z.value.unwrap_or(0));
                 messages.push(Message {
                     thread,
-                    time: round(z.start_ns),
+                    time: round(z.start_cycles, z.start_ns),
                     severity: MessageSeverity::Info,
                     text,
                 });
             }
             for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
-                let time = p
-                    .timebase
-                    .host_ns(id.chip, id.tile, r.start[i])
-                    .map_or(0, round);
+                let c = r.start[i];
+                let time = round(c, clock.as_ref().map_or(f64::NAN, |k| k.host_ns(c)));
                 let text = format!("{} record(s) dropped: ring full", r.count[i]);
                 messages.push(Message {
                     thread,
@@ -430,7 +432,7 @@ impl Sink for TracySink {
         }
         self.summary.clipped_zones += clipped;
         self.summary.zones += n;
-        let to_ns = |c: u64| p.timebase.host_ns(id.chip, id.tile, c).map_or(0, round);
+        let to_ns = |c: u64| round(c, clock.as_ref().map_or(f64::NAN, |k| k.host_ns(c)));
         let (mut prev, mut backwards, mut first) = (i64::MIN, 0u64, None);
         let events = seq.into_iter().map(|(c, srcloc)| {
             let ns = to_ns(c);

@@ -745,8 +745,9 @@ fn connections_without_a_handshake_are_refused_after_the_handshake_limit_or_name
 }
 
 /// Connects and sends a valid handshake like [`silent_tool`], then waits (at most a minute,
-/// a hang guard) for the server's answer: its first byte, the handshake status.
-fn silent_tool_answered(addr: SocketAddr) -> (std::net::TcpStream, Option<protocol::Handshake>) {
+/// a hang guard) for the server's answer and checks it is a welcome: a tool the server is
+/// serving that reads nothing more.
+fn welcomed_idle_tool(addr: SocketAddr) -> std::net::TcpStream {
     use std::io::Read;
     let mut t = silent_tool(addr);
     t.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
@@ -755,7 +756,8 @@ fn silent_tool_answered(addr: SocketAddr) -> (std::net::TcpStream, Option<protoc
         .read_exact(&mut b)
         .ok()
         .and_then(|()| protocol::Handshake::from_u8(b[0]));
-    (t, status)
+    assert_eq!(status, Some(protocol::Handshake::Welcome));
+    t
 }
 
 #[test]
@@ -773,10 +775,8 @@ fn idle_tools_that_sent_their_handshake_do_not_hold_up_the_next_tool() {
     };
     let (report, (idle, good)) = serve_to(&s, &o, |addr| {
         // The first one's session has started once its welcome comes.
-        let (first, status) = silent_tool_answered(addr);
-        assert_eq!(status, Some(protocol::Handshake::Welcome));
         let idle = vec![
-            first,
+            welcomed_idle_tool(addr),
             silent_tool(addr),
             std::net::TcpStream::connect(addr).unwrap(),
         ];
@@ -820,11 +820,7 @@ fn a_tool_beyond_the_session_limit_is_refused_as_not_available_and_served_once_o
     let (report, (idle, refused, good)) = serve_to(&s, &o, |addr| {
         // As many idle tools as there may be sessions, each being served (welcomed) ...
         let mut idle: Vec<_> = (0..server::MAX_SESSIONS)
-            .map(|_| {
-                let (t, status) = silent_tool_answered(addr);
-                assert_eq!(status, Some(protocol::Handshake::Welcome));
-                t
-            })
+            .map(|_| welcomed_idle_tool(addr))
             .collect();
         // ... so the next is refused with Tracy's "not available" ...
         let refused = capture(addr, &ClientOptions::default());
@@ -1085,5 +1081,81 @@ fn every_tile_shows_its_risc_rows_in_risc_order() {
             "{}: {names:?}",
             c.name
         );
+    }
+}
+
+/// Issue 41 (Medium): device times went to Tracy as `f64` ns rounded, a ns or more off from
+/// 2^53 ns on (at 2^62 cycles by up to a thousand): zones and messages of a chip up for
+/// months arrive at their exact whole ns.
+#[test]
+fn device_times_arrive_exactly_at_large_cycle_counts() {
+    let offset = 1u64 << 62;
+    let (mut readout, res, tb) = fixture(0);
+    for ring in &mut readout.rings {
+        let r = &mut ring.records;
+        for c in r.start.iter_mut().chain(r.end.iter_mut()) {
+            *c += offset;
+        }
+    }
+    let s = TracyStream::build(
+        &readout,
+        &res,
+        Some(&oplog()),
+        &tb,
+        &StreamOptions::default(),
+    )
+    .unwrap();
+    assert!(s.issues.is_empty(), "{:?}", s.issues);
+    let (report, cap) = serve_to(&s, &opts(20_000), |addr| {
+        capture(addr, &ClientOptions::default()).unwrap()
+    });
+    report.unwrap();
+    assert!(
+        cap.complete && cap.errors().is_empty(),
+        "{:?}",
+        cap.errors()
+    );
+    // Chip 0 at 1 GHz (tile (2,1) 1000 cycles ahead); chip 1 at 1350 MHz (27 cycles are
+    // 20 ns) from 5 s: nearest whole ns in integers (27 is odd: no halves).
+    let exact = |id: RingId, c: u64| -> i64 {
+        let c = c as i128;
+        let ns = match (id.chip, id.tile == NocCoord::new(2, 1)) {
+            (0, true) => c - 1000,
+            (0, false) => c,
+            _ => 5_000_000_000 + (40 * c + 27) / 54,
+        };
+        ns as i64
+    };
+    let mut want: Vec<(String, i64, i64)> = Vec::new();
+    for ring in &readout.rings {
+        let (id, r) = (ring.id, &ring.records);
+        for i in
+            (0..r.len()).filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
+        {
+            let lane = format!("{} {}:{}", id.risc.name(), id.chip, id.tile);
+            want.push((lane, exact(id, r.start[i]), exact(id, r.end[i])));
+        }
+    }
+    want.sort();
+    let mut got: Vec<(String, i64, i64)> = received(&cap)
+        .into_iter()
+        .map(|z| (z.0, z.5, z.6))
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    let base = 1i64 << 62;
+    let msgs: Vec<(i64, &str)> = cap
+        .decoded
+        .messages
+        .iter()
+        .map(|m| (cap.host_ns(m.time), m.text.as_str()))
+        .collect();
+    for m in [
+        (base + 250, "tick"),
+        (base + 260, "tick = 77"),
+        (base + 610, "3 record(s) dropped: ring full"),
+        (base + 360, "tiles: value 42"),
+    ] {
+        assert!(msgs.contains(&m), "{m:?} in {msgs:?}");
     }
 }
