@@ -118,6 +118,72 @@ fn report_and_import_of_a_long_run_stay_within_a_small_address_space() {
     );
 }
 
+/// Zones of the one long ring of [`import_of_one_long_ring_stays_within_a_small_address_space`].
+const RING_ZONES: u64 = 2_000_000;
+/// Its child's address space: below what the ring took when the HTML page cloned it whole
+/// and the Parquet tables built it as one batch (`ttprof import` of one ring of 1 M zones
+/// peaked at 277 MB resident, of 2 M at ~540 MB), above what it takes now (one batch, a
+/// page bounded by its limit; what still grows with the ring: its records and zones in the
+/// model, ~100 bytes a zone, and the Parquet row group's keys).
+const RING_LIMIT: u64 = 448 << 20;
+
+/// tt-metal's device log of two chips: chip 0's BRISC of core (1, 1) records one ring of
+/// `zones` zones (a `BRISC-KERNEL` zone around `zones - 1` zones in a row), chip 1's one zone.
+fn one_long_ring(path: &Path, zones: u64) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(
+        w,
+        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
+    )
+    .unwrap();
+    writeln!(
+        w,
+        "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
+         run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+    )
+    .unwrap();
+    fn row(w: &mut impl Write, chip: u32, time: u64, name: &str, kind: &str, line: u32) {
+        writeln!(
+            w,
+            "{chip},1,1,BRISC,0,{time},0,1,,,{name},{kind},{line},kernel.cpp,"
+        )
+        .unwrap();
+    }
+    row(&mut w, 0, 100, "BRISC-KERNEL", "ZONE_START", 1);
+    for i in 0..zones - 1 {
+        let t = 110 + 10 * i;
+        row(&mut w, 0, t, "step", "ZONE_START", 5);
+        row(&mut w, 0, t + 7, "step", "ZONE_END", 5);
+    }
+    row(&mut w, 0, 110 + 10 * zones, "BRISC-KERNEL", "ZONE_END", 1);
+    row(&mut w, 1, 100, "BRISC-KERNEL", "ZONE_START", 1);
+    row(&mut w, 1, 200, "BRISC-KERNEL", "ZONE_END", 1);
+    w.flush().unwrap();
+}
+
+/// Issue: peak memory grew with the longest ring (one ring of 4 M zones took 1 GB in
+/// `import`). The outputs of one ring of [`RING_ZONES`] zones are written within
+/// [`RING_LIMIT`] of address space.
+#[test]
+fn import_of_one_long_ring_stays_within_a_small_address_space() {
+    let dir = scratch("bounded-memory-ring");
+    let csv = dir.join("profile_log_device.csv");
+    one_long_ring(&csv, RING_ZONES);
+    let out = dir.join("import");
+    let o = limited_to(
+        RING_LIMIT,
+        &["import", p(&csv), "--no-summary", "--out", p(&out)],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(", {} zones,", RING_ZONES + 1)),
+        "every zone imported: {}",
+        text(&o)
+    );
+    assert!(out.join("ttprof_zones.parquet").exists(), "{}", text(&o));
+}
+
 /// A kernel of `get_arg_val(0)` zones of one site, for `ttprof run`.
 const KERNEL: &str = long_run::ZONES_KERNEL_CPP;
 

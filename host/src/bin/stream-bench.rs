@@ -19,7 +19,13 @@
 //!   policy): live memory holds at most the rings' capacity, whatever the run's length, so
 //!   this one is measured once, at the largest grid.
 //!
-//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
+//! Those are the shape `rings` (`--shapes`, the default): a longer run has more rings. The
+//! shape `ring` is one ring of all the zones ([`write_ring_csv`]: a device log of one core's
+//! BRISC, a `BRISC-KERNEL` zone around a loop of zones, as tt-metal writes it), measured with
+//! `import` and `tracy` of that log (the commands `ring-import` and `ring-tracy` in the
+//! results): peak memory over the length of one ring.
+//!
+//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --shapes rings,ring --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
 //!
 //! Writes `target/bench/stream.json`; `--ttprof` defaults to the `ttprof` beside this binary.
 
@@ -40,14 +46,15 @@ const RISC_ZONES: u64 = 3_125;
 const LAUNCH_ZONES: u64 = 32 * RISC_ZONES;
 
 fn main() {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let ws = manifest.parent().unwrap_or(&manifest).to_path_buf();
+    // Under the current folder (run it from the checkout's root).
+    let ws = PathBuf::new();
     let exe = std::env::current_exe().unwrap_or_default();
     let mut ttprof = exe.with_file_name("ttprof");
     let mut sizes: Vec<u64> = vec![1, 2, 4, 8];
     let mut dir = ws.join("target/bench/stream");
     let mut out = ws.join("target/bench/stream.json");
     let mut keep = false;
+    let mut shapes: Vec<String> = vec!["rings".into()];
     let mut commands: Vec<String> = [
         "report",
         "import",
@@ -70,6 +77,15 @@ fn main() {
             "--out" => out = value().into(),
             "--keep" => keep = true,
             "--commands" => commands = value().split(',').map(String::from).collect(),
+            "--shapes" => {
+                shapes = value().split(',').map(String::from).collect();
+                if let Some(bad) = shapes
+                    .iter()
+                    .find(|s| !["rings", "ring"].contains(&s.as_str()))
+                {
+                    fail(&format!("--shapes: {bad}: expected rings and/or ring"));
+                }
+            }
             "--sizes" => {
                 sizes = value()
                     .split(',')
@@ -88,7 +104,10 @@ fn main() {
             ttprof.display()
         ));
     }
-    let want = |c: &str| commands.iter().any(|x| x == c);
+    let rings_shape = shapes.iter().any(|s| s == "rings");
+    let ring_shape = shapes.iter().any(|s| s == "ring");
+    let want = |c: &str| rings_shape && commands.iter().any(|x| x == c);
+    let want_ring = |c: &str| ring_shape && commands.iter().any(|x| x == c);
     let mut results = Vec::new();
     let mut record = |cmd: &str, m: u64, r: &Measured, zones: u64, units: u64, unit: &str| {
         println!(
@@ -122,6 +141,30 @@ fn main() {
         let d = dir.join(format!("{m}M"));
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap_or_else(|e| fail(&e.to_string()));
+        if want_ring("import") || want_ring("tracy") {
+            eprintln!("{m} M zones: one ring's device log ...");
+            let csv = d.join("ring.csv");
+            let made = write_ring_csv(&csv, zones);
+            if want_ring("import") {
+                let r = measure(
+                    &ttprof,
+                    &[
+                        "import",
+                        s(&csv),
+                        "--no-summary",
+                        "--out",
+                        s(&d.join("ring-import")),
+                    ],
+                );
+                record("ring-import", m, &r, made, 2 * made, "rows");
+                let _ = std::fs::remove_dir_all(d.join("ring-import"));
+            }
+            if want_ring("tracy") {
+                let r = tracy(&ttprof, &csv, None, 18_800 + m as u16);
+                record("ring-tracy", m, &r, made, made, "zones");
+            }
+            let _ = std::fs::remove_file(&csv);
+        }
         if want("report") || want("import") || want("tracy") {
             eprintln!("{m} M zones: recording the rings ...");
             let run =
@@ -161,7 +204,7 @@ fn main() {
             let _ = std::fs::remove_dir_all(d.join("report"));
             let _ = std::fs::remove_dir_all(d.join("import"));
             if want("tracy") {
-                let r = tracy(&ttprof, &snap, &oplog, 18_600 + m as u16);
+                let r = tracy(&ttprof, &snap, Some(&oplog), 18_600 + m as u16);
                 record("tracy", m, &r, made, made, "zones");
             }
         }
@@ -171,7 +214,7 @@ fn main() {
             std::fs::create_dir_all(&md).unwrap_or_else(|e| fail(&e.to_string()));
             let run = long_run::write_with_messages(&md, zones, RING_ZONES)
                 .unwrap_or_else(|e| fail(&e.to_string()));
-            let r = tracy(&ttprof, &run.snapshot, &run.oplog, 18_700 + m as u16);
+            let r = tracy(&ttprof, &run.snapshot, Some(&run.oplog), 18_700 + m as u16);
             record("tracy-messages", m, &r, run.zones, run.zones, "zones");
             let _ = std::fs::remove_dir_all(&md);
         }
@@ -264,6 +307,7 @@ fn main() {
     }
     let json = serde_json::json!({
         "ring_zones": RING_ZONES,
+        "shapes": shapes,
         "run_grid": GRID,
         "run_launch_zones": LAUNCH_ZONES,
         "runs": results,
@@ -416,20 +460,15 @@ fn capture(ttprof: &Path, run_args: &[String], run_out: &Path, out: &Path) -> Me
     measured(&args, &o)
 }
 
-/// `ttprof tracy` of a snapshot on `port`, drained by the protocol-level capture tool.
-fn tracy(ttprof: &Path, snap: &Path, oplog: &Path, port: u16) -> Measured {
+/// `ttprof tracy` of a snapshot (with its op log) or a device log on `port`, drained by
+/// the protocol-level capture tool.
+fn tracy(ttprof: &Path, snap: &Path, oplog: Option<&Path>, port: u16) -> Measured {
     let port_arg = port.to_string();
-    let args = [
-        "tracy",
-        "--device",
-        s(snap),
-        "--oplog",
-        s(oplog),
-        "--port",
-        &port_arg,
-        "--timeout-s",
-        "900",
-    ];
+    let mut args = vec!["tracy", "--device", s(snap)];
+    if let Some(oplog) = oplog {
+        args.extend(["--oplog", s(oplog)]);
+    }
+    args.extend(["--port", &port_arg, "--timeout-s", "900"]);
     let child = timed(ttprof, &args);
     let opts = ttprof::tracy::test_client::ClientOptions {
         timeout: Duration::from_secs(900),
@@ -449,4 +488,44 @@ fn count_lines(path: &Path) -> u64 {
     use std::io::BufRead;
     let f = std::fs::File::open(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
     std::io::BufReader::new(f).lines().count() as u64
+}
+
+/// Writes tt-metal's device log of one ring (chip 0, core 1,1, BRISC) of `zones` zones: a
+/// `BRISC-KERNEL` zone around `zones - 1` zones in a row, one run. Returns the zones written.
+fn write_ring_csv(path: &Path, zones: u64) -> u64 {
+    use std::io::Write;
+    let f =
+        std::fs::File::create(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let inner = zones.saturating_sub(1);
+    let row = |w: &mut std::io::BufWriter<std::fs::File>,
+               time: u64,
+               name: &str,
+               kind: &str,
+               line: u32| {
+        writeln!(
+            w,
+            "0,1,1,BRISC,0,{time},0,1,,,{name},{kind},{line},kernel.cpp,"
+        )
+    };
+    let written = (|| -> std::io::Result<()> {
+        writeln!(
+            w,
+            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
+        )?;
+        writeln!(
+            w,
+            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+        )?;
+        row(&mut w, 100, "BRISC-KERNEL", "ZONE_START", 1)?;
+        for i in 0..inner {
+            let t = 110 + 10 * i;
+            row(&mut w, t, "step", "ZONE_START", 5)?;
+            row(&mut w, t + 7, "step", "ZONE_END", 5)?;
+        }
+        row(&mut w, 110 + 10 * inner, "BRISC-KERNEL", "ZONE_END", 1)?;
+        w.flush()
+    })();
+    written.unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    inner + 1
 }

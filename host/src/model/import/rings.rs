@@ -123,8 +123,11 @@ impl CsvRings {
                 if self.records.len() <= m.ring {
                     self.records.resize_with(m.ring + 1, || None);
                 }
+                // Sized by the first pass's count: no spare capacity (a growing vector's
+                // doubling held up to twice a long ring's records).
+                let expected = self.expected.get(m.ring).map_or(0, |e| e.1) as usize;
                 self.records[m.ring]
-                    .get_or_insert_with(Records::new)
+                    .get_or_insert_with(|| Records::with_capacity(expected))
                     .push(m.kind, m.site, m.start, m.end, m.value, m.count, m.run);
             }
             if self.pairing.rings.len() > self.expected.len() {
