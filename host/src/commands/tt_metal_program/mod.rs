@@ -246,7 +246,7 @@ fn build_program(
 /// An error before the session's outputs are written (a build that fails, an input or
 /// output file that cannot be used, a launch the emulator refuses) removes what the run
 /// created in `out` (the kernel builds, the op log, the device image, output files that
-/// were not there) and leaves what was there ([`crate::util::undo`]); a kernel fault is data,
+/// were not there) and leaves what was there (`util::undo`); a kernel fault is data,
 /// not such an error.
 pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<ProgramOutcome> {
     let mut undo = Undo::default();

@@ -27,7 +27,7 @@ pub(crate) const MAX_LINE_BYTES: usize = 64 << 10;
 pub const FILE_NAME: &str = "profile_log_device.csv";
 
 /// The columns of a row, as line 2 names them.
-pub(crate) const COLUMNS: [&str; 15] = [
+pub const COLUMNS: [&str; 15] = [
     "PCIe slot",
     "core_x",
     "core_y",
