@@ -114,9 +114,9 @@ impl<'a> Naming<'a> {
     }
 }
 
-/// Rows a ring's batches hold at most ([`ring_batches_by`]): a multiple of arrow-rs's
-/// 1024-row mini-batches, so a column's pages are the ones one batch of the whole ring gives.
-pub(super) const BATCH_ROWS: usize = 1 << 16;
+/// Rows a ring's batches hold at most ([`ring_batches_by`]): a row group's (a long ring's
+/// batch fills one), a multiple of arrow-rs's 1024-row mini-batches.
+pub(super) const BATCH_ROWS: usize = super::ROW_GROUP_ROWS;
 
 /// Ring `v`'s zones and marks as batches of `zs` ([`super::zones_schema`]) and `ms`
 /// ([`super::marks_schema`]); both empty when the timebase does not know the ring's chip.
@@ -139,7 +139,7 @@ pub(crate) fn ring_batches(
         with_chip,
         usize::MAX,
         &|e| e,
-        &mut |is_zones, b, _| {
+        &mut |is_zones, b| {
             *if is_zones { &mut zones } else { &mut marks } = Some(b);
             Ok::<(), ArrowError>(())
         },
@@ -149,9 +149,8 @@ pub(crate) fn ring_batches(
 }
 
 /// Ring `v`'s zones, then its marks, as batches of at most `rows` rows each (one, maybe
-/// empty, when it has none), handed to `emit(zones, batch, last)` (`last`: the last batch
-/// of the ring's zones, of its marks): what is held is one batch and the ring's opening
-/// order (4 bytes a row), not the ring's whole table.
+/// empty, when it has none), handed to `emit(zones, batch)`: what is held is one batch and
+/// the ring's opening order (4 bytes a row), not the ring's whole table.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ring_batches_by<E>(
     zs: &SchemaRef,
@@ -162,7 +161,7 @@ pub(crate) fn ring_batches_by<E>(
     with_chip: bool,
     rows: usize,
     arrow: &dyn Fn(ArrowError) -> E,
-    emit: &mut dyn FnMut(bool, RecordBatch, bool) -> Result<(), E>,
+    emit: &mut dyn FnMut(bool, RecordBatch) -> Result<(), E>,
 ) -> Result<(), E> {
     let r = &v.ring.records;
     let (chip, tile) = (v.lane.chip, v.lane.tile);
@@ -200,7 +199,7 @@ pub(crate) fn ring_batches_by<E>(
     // Ends of the zones open so far, earliest first, carried from batch to batch.
     let mut open: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
     let cuts = slices(&zones);
-    for (k, &(a, b)) in cuts.iter().enumerate() {
+    for &(a, b) in &cuts {
         let batch = zones_batch(
             zs,
             d,
@@ -213,7 +212,7 @@ pub(crate) fn ring_batches_by<E>(
             with_chip,
         )
         .map_err(arrow)?;
-        emit(true, batch, k + 1 == cuts.len())?;
+        emit(true, batch)?;
     }
     drop(zones);
     let marks = if v.placed {
@@ -222,10 +221,10 @@ pub(crate) fn ring_batches_by<E>(
         Vec::new()
     };
     let cuts = slices(&marks);
-    for (k, &(a, b)) in cuts.iter().enumerate() {
+    for &(a, b) in &cuts {
         let batch =
             marks_batch(ms, d, v, r, &marks[a..b], &mut naming, &ns, with_chip).map_err(arrow)?;
-        emit(false, batch, k + 1 == cuts.len())?;
+        emit(false, batch)?;
     }
     Ok(())
 }

@@ -4,9 +4,10 @@
 //!
 //! Written streaming ([`ParquetSink`]): each ring's zones and marks become one Arrow batch
 //! when the ring is visited, built straight from the ring's records (`direct`), not from
-//! the model's per-zone structs, and a row group is closed whenever `ROW_GROUP_ROWS` rows are
-//! buffered (so a large ring is about one row group, small rings share one): memory stays
-//! at one ring's zones plus the encoded row group. Strings (RISC, name, file, op, kind)
+//! the model's per-zone structs, a long ring in batches of `ROW_GROUP_ROWS` rows, and a row
+//! group is closed whenever `ROW_GROUP_ROWS` rows are buffered (a long ring spans several
+//! row groups, small rings share one): memory stays at one batch plus the encoded row group,
+//! whatever a ring's length. Strings (RISC, name, file, op, kind)
 //! are dictionary-encoded Arrow columns whose Parquet pages ttprof writes itself from the
 //! keys (`keys`: a dictionary page of the strings the row group uses, an `RLE_DICTIONARY`
 //! page of indices; arrow-rs would hash every row's string again), without min/max

@@ -77,16 +77,16 @@ impl Table {
         })
     }
 
-    /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered, if
-    /// `may_close` (the last batch of a ring's table: a ring's batches, cut to bound memory,
-    /// make the row groups one batch of the ring made).
-    fn write(&mut self, batch: RecordBatch, may_close: bool) -> Result<()> {
+    /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered
+    /// (a long ring comes in batches of that many rows, so its row groups, and what the
+    /// open one buffers, are bounded whatever the ring's length).
+    fn write(&mut self, batch: RecordBatch) -> Result<()> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
         self.append(&batch).map_err(|e| pq_error(&self.path, e))?;
         self.rows += batch.num_rows() as u64;
-        if may_close && self.group.as_ref().is_some_and(|g| g.1 >= ROW_GROUP_ROWS) {
+        if self.group.as_ref().is_some_and(|g| g.1 >= ROW_GROUP_ROWS) {
             self.close_group().map_err(|e| pq_error(&self.path, e))?;
         }
         Ok(())
@@ -257,7 +257,7 @@ enum Which {
 
 /// A batch for the table `Which` of partition (chip) key `u32`, and whether the row group
 /// may close after it ([`Table::write`]).
-type Job = (u32, Which, RecordBatch, bool);
+type Job = (u32, Which, RecordBatch);
 
 /// The tables, per chip in a dataset (one entry, key 0, for plain files), encoded and
 /// written on their own thread: the caller builds the next ring's batches meanwhile (the
@@ -273,16 +273,16 @@ impl Writer {
         let keys = tables.keys().copied().collect();
         let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(4);
         let thread = std::thread::spawn(move || {
-            for (key, which, batch, may_close) in rx {
+            for (key, which, batch) in rx {
                 let Some(t) = tables.get_mut(&key) else {
                     return Err(Error::Internal(format!(
                         "no Parquet partition for chip {key}"
                     )));
                 };
                 match which {
-                    Which::Zones => t.zones.write(batch, may_close)?,
-                    Which::Marks => t.marks.write(batch, may_close)?,
-                    Which::Ops => t.ops.write(batch, may_close)?,
+                    Which::Zones => t.zones.write(batch)?,
+                    Which::Marks => t.marks.write(batch)?,
+                    Which::Ops => t.ops.write(batch)?,
                 }
             }
             Ok(tables)
@@ -295,11 +295,8 @@ impl Writer {
     }
 
     /// Hands a batch over; if the writer stopped, its error.
-    fn send(&mut self, key: u32, which: Which, batch: RecordBatch, may_close: bool) -> Result<()> {
-        let sent = self
-            .tx
-            .as_ref()
-            .map(|tx| tx.send((key, which, batch, may_close)));
+    fn send(&mut self, key: u32, which: Which, batch: RecordBatch) -> Result<()> {
+        let sent = self.tx.as_ref().map(|tx| tx.send((key, which, batch)));
         match sent {
             Some(Ok(())) => Ok(()),
             _ => match self.join() {
@@ -527,14 +524,14 @@ impl Sink for ParquetSink {
                     "Parquet table of chip {key}: building a batch: {e}"
                 ))
             },
-            &mut |is_zones, batch, last| {
+            &mut |is_zones, batch| {
                 let n = batch.num_rows() as u64;
                 if is_zones {
                     written.zones += n;
-                    w.send(key, Which::Zones, batch, last)
+                    w.send(key, Which::Zones, batch)
                 } else {
                     written.marks += n;
-                    w.send(key, Which::Marks, batch, last)
+                    w.send(key, Which::Marks, batch)
                 }
             },
         )
@@ -551,7 +548,7 @@ impl Sink for ParquetSink {
                 .map_err(|e| {
                     Error::Internal(format!("Parquet ops table: building a batch: {e}"))
                 })?;
-            w.send(key, Which::Ops, b, true)?;
+            w.send(key, Which::Ops, b)?;
         }
         let mut files = Vec::new();
         let mut ops = Vec::new();

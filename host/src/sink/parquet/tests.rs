@@ -542,3 +542,59 @@ fn host_ns_columns_stay_exact_at_large_cycle_counts() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// Issue 41 (Deliver 1): a ring's row group closed only after the ring's last batch, so its
+/// open row group (the encoded columns and the string columns' keys, ~21 bytes a zone of
+/// those alone) grew with the longest ring. A long ring now spans row groups of at most
+/// twice `ROW_GROUP_ROWS` rows (the batch that fills one and what smaller rings left in it),
+/// and every row reads back as before.
+#[test]
+fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
+    use crate::decode::{RecordKind, Records};
+    let mut r = fixture::readout();
+    let long = 2 * ROW_GROUP_ROWS + 12_345;
+    let mut rec = Records::new();
+    for k in 0..long as u64 {
+        rec.push(
+            RecordKind::Zone,
+            (k % 5) as u16,
+            100 + 10 * k,
+            105 + 10 * k,
+            0,
+            0,
+            1,
+        );
+    }
+    r.rings[1].records = rec;
+    let res = fixture::resolution(&r);
+    let p = Profile::resolved(
+        r,
+        res,
+        Some(fixture::oplog()),
+        Timebase::nominal(fixture::ARCH, 1),
+    );
+    let dir = crate::testing::temp_dir("parquet-long-ring");
+    let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
+    sink::drive(&p, &mut [&mut s]).unwrap();
+    let f = std::fs::File::open(dir.join(ZONES_FILE)).unwrap();
+    let meta = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .metadata()
+        .clone();
+    let groups: Vec<i64> = meta.row_groups().iter().map(|g| g.num_rows()).collect();
+    let total: i64 = groups.iter().sum();
+    assert!(total > long as i64, "{groups:?}");
+    assert!(groups.len() >= 3, "{groups:?}");
+    assert!(
+        groups.iter().all(|&n| n <= 2 * ROW_GROUP_ROWS as i64),
+        "{groups:?}"
+    );
+    let d = tables::Dictionaries::new(&p.labels, &p.ops);
+    let zs = zones_schema(true);
+    let want: Vec<_> = p
+        .rings()
+        .map(|v| tables::zones_batch(&zs, &d, &v.lane, &v.zones, true).unwrap())
+        .collect();
+    assert_eq!(cells(&read(&dir.join(ZONES_FILE))), cells(&want));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
