@@ -36,8 +36,7 @@ fn parse_args() -> Result<Args, String> {
     let mut a = Args {
         iters: 20000,
         grid_iters: 100,
-        // Under the current folder (run it from the checkout's root); the workloads' sources
-        // are read from the checkout (`bench_dir`).
+        // Under the current folder (run it from the checkout's root).
         out: PathBuf::from("target/bench/emulator.json"),
         jit: true,
         quantum: None,
@@ -64,8 +63,21 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
-fn bench_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("bench")
+/// The workload's sources (`emulator/bench/`), carried in the binary: written into `work`
+/// to build, so nothing is read from the checkout the binary was built from.
+const SOURCES: [(&str, &str); 3] = [
+    ("kernel_start.S", include_str!("../../bench/kernel_start.S")),
+    ("linux_start.S", include_str!("../../bench/linux_start.S")),
+    ("workload.c", include_str!("../../bench/workload.c")),
+];
+
+/// Writes [`SOURCES`] into `work`; returns it.
+fn bench_dir(work: &Path) -> Result<PathBuf, String> {
+    for (name, text) in SOURCES {
+        let p = work.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(work.to_path_buf())
 }
 
 fn gcc(args: &[&str], out: &Path) -> Result<(), String> {
@@ -98,7 +110,7 @@ fn build_kernel(work: &Path, risc: Risc, iters: u32) -> Result<PathBuf, String> 
     let ld = work.join(format!("{}.x", risc.ident()));
     std::fs::write(&ld, linker_script(Arch::WormholeB0, risc)).map_err(|e| e.to_string())?;
     let out = work.join(format!("kernel-{}-{iters}.elf", risc.ident()));
-    let d = bench_dir();
+    let d = bench_dir(work)?;
     let define = format!("-DITERS={iters}");
     let script = format!("-Wl,-T,{}", ld.display());
     let (start, src) = (d.join("kernel_start.S"), d.join("workload.c"));
@@ -117,7 +129,7 @@ fn build_kernel(work: &Path, risc: Risc, iters: u32) -> Result<PathBuf, String> 
 /// Builds the workload as a static Linux binary with `iters` iterations.
 fn build_linux(work: &Path, iters: u32) -> Result<PathBuf, String> {
     let out = work.join(format!("linux-{iters}"));
-    let d = bench_dir();
+    let d = bench_dir(work)?;
     let define = format!("-DITERS={iters}");
     let (start, src) = (d.join("linux_start.S"), d.join("workload.c"));
     gcc(

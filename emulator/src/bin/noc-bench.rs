@@ -56,7 +56,15 @@ fn build(work: &Path, arch: Arch) -> Result<Vec<u8>, String> {
     let ld = work.join(format!("noc-{arch}.x"));
     std::fs::write(&ld, linker_script(arch, Risc::Brisc)).map_err(|e| e.to_string())?;
     let out = work.join(format!("noc-{arch}.elf"));
-    let bench = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench");
+    // The workload's sources, carried in the binary (nothing read from the checkout).
+    for (name, text) in [
+        ("kernel_start.S", include_str!("../../bench/kernel_start.S")),
+        ("noc.c", include_str!("../../bench/noc.c")),
+    ] {
+        let p = work.join(name);
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let bench = work;
     let mut cmd = Command::new("riscv64-unknown-elf-gcc");
     cmd.args([
         "-march=rv32im",
@@ -361,8 +369,7 @@ fn main() {
 }
 
 fn real_main() -> Result<(), String> {
-    // Under the current folder (run it from the checkout's root); the workload's source is
-    // read from the checkout.
+    // Under the current folder (run it from the checkout's root).
     let mut out = PathBuf::from("target/bench/noc.json");
     let mut mmio_load: Option<u32> = None;
     let mut calibrate = false;
