@@ -173,6 +173,10 @@ pub enum FaultKind {
     /// mover writing it while NCRISC executes from it, which the ISA documentation says
     /// corrupts it).
     InstructionRam(String),
+    /// A performance counter read or configuration the emulator cannot carry out: a
+    /// counter the model cannot derive (named), a select naming no counter, an undocumented
+    /// mode (see `src/devices/perf_counters.rs`).
+    PerfCounter(String),
 }
 
 impl fmt::Display for FaultKind {
@@ -245,6 +249,7 @@ impl fmt::Display for FaultKind {
             FaultKind::Daisychain(what) => write!(f, "debug daisychain: {what}"),
             FaultKind::Mover(what) => write!(f, "TDMA-RISC mover: {what}"),
             FaultKind::InstructionRam(what) => write!(f, "NCRISC instruction RAM: {what}"),
+            FaultKind::PerfCounter(what) => write!(f, "performance counters, {what}"),
         }
     }
 }

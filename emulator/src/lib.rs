@@ -57,6 +57,7 @@ pub use config::{Arbitration, NocCalibration, NocConfig};
 pub use config::{
     DeviceConfig, Misaligned, Numerics, DEFAULT_INSTRUCTION_BUDGET, DEFAULT_QUANTUM, JIT_VAR,
 };
+pub use devices::perf_counters::{describe as describe_perf_counter, BANKS as PERF_COUNTER_BANKS};
 pub use error::{EmuError, Fault, FaultKind, Other, OtherCore};
 pub use isa::csr::MISA_RV32IM;
 pub use isa::hart::HartState;

@@ -148,6 +148,7 @@ impl Device {
                 };
                 mem.regs.tensix.attach_l1(mem.l1);
                 mem.regs.tensix.set_numerics(cfg.numerics);
+                mem.regs.perf_counters.arch = arch;
                 tiles.push(Tile {
                     chip,
                     coord,

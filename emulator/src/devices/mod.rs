@@ -23,6 +23,7 @@ pub(crate) mod mover;
 mod niu;
 mod overlay_streams;
 mod pcbuf;
+pub(crate) mod perf_counters;
 mod push;
 mod semaphore;
 mod soft_reset;
@@ -273,6 +274,11 @@ pub(crate) const MAP: &[Entry] = &[
     entry!(mmio::DBG_RD_DATA, 4, ALL, locked daisychain: Daisychain),
     entry!(mmio::TRISC_PC_BUF_OVERRIDE, 4, ALL, pc_bufs: pcbuf::PcBufs),
     entry!(mmio::INSTRN_BUF_CTRL0, 3 * 4, ALL, debug_push: push::DebugPush),
+    entry!(mmio::DEBUG_REGS_BASE, 9 * 4, ALL, perf_counters: perf_counters::PerfCounters),
+    entry!(perf_counters::control(3), 4 * 4, ALL, perf_counters: perf_counters::PerfCounters),
+    entry!(perf_counters::control(4), 3 * 4, ALL, perf_counters: perf_counters::PerfCounters),
+    entry!(perf_counters::output(0), 10 * 4, ALL, perf_counters: perf_counters::PerfCounters),
+    entry!(perf_counters::MUX_CTRL, 4, ALL, perf_counters: perf_counters::PerfCounters),
     entry!(mmio::DEBUG_REGS_BASE, mmio::DEBUG_REGS_SIZE, ALL, debug_regs: storage::DebugRegs),
     entry!(mmio::MAILBOX_BASE, mmio::MAILBOX_SIZE, BT, mailboxes: mailbox::Mailboxes),
     // PCBufs for BRISC (all three windows); for a TRISC, its PCBuf, TTSync, semaphores.
@@ -404,6 +410,8 @@ pub(crate) struct Devices {
     overlay: OverlayStreams,
     /// The plain storage windows.
     storage: storage::Storage,
+    /// The performance counter registers (they count the coprocessor's signals).
+    pub(crate) perf_counters: perf_counters::PerfCounters,
     /// The rest of the debug block.
     pub(crate) debug_regs: storage::DebugRegs,
 }

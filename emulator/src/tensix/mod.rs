@@ -25,6 +25,7 @@ mod frontend;
 pub(crate) mod isa;
 mod matrix;
 mod pack;
+pub(crate) mod perf;
 mod scalar;
 pub(crate) mod sfpu;
 mod src_regs;
@@ -236,6 +237,8 @@ pub(crate) struct Tensix {
     why: [TensixWait; 3],
     /// What set `thread_held_until[t]` (the Scalar Unit or an `UNPACR`'s setup).
     held_by: [TensixWait; 3],
+    /// What the performance counters count ([`perf`]).
+    pub perf: perf::Signals,
 }
 
 /// What a TRISC is held on ([`Tensix::wait_reason`]).
@@ -295,6 +298,7 @@ impl Tensix {
             issued: [0; 3],
             why: [TensixWait::Issuing; 3],
             held_by: [TensixWait::ScalarUnit; 3],
+            perf: Default::default(),
         }
     }
 
@@ -328,12 +332,16 @@ impl Tensix {
 
     pub fn advance_to(&mut self, time: u64) -> Result<(), FaultKind> {
         while self.now < time {
+            let c = self.now;
             let progress = self.cycle()?;
             self.now += 1;
             let timer = self.next_timer();
             self.idle = !progress && timer.is_none();
             if !progress {
                 self.now = self.now.max(timer.unwrap_or(time).min(time));
+            }
+            if self.perf.on {
+                self.perf.count(c, self.now);
             }
         }
         Ok(())
@@ -378,8 +386,12 @@ impl Tensix {
             self.pending_flips.retain(|f| f.2 > c);
             progress = true;
         }
+        let counting = self.perf.on.then(|| self.sample_start(c));
         for t in 0..3 {
             progress |= self.gate(t, c, &mut used)?;
+        }
+        if let Some(start) = counting {
+            self.perf.sample = self.sample_end(start, used.matrix, used.vector);
         }
         for f in &mut self.threads {
             progress |= f.replay_step();
@@ -398,23 +410,26 @@ impl Tensix {
         if l.semwait {
             self.sync.semwait_met(l.condition as u8, l.sem_mask)
         } else {
-            // Keep waiting while a selected condition says so (STALLWAIT.md). C0, C4-C6,
-            // C12 and C13 name units no modelled instruction occupies.
-            let keep = [
-                (1, self.unpack_thread_until[0][t] > c),
-                (2, self.unpack_thread_until[1][t] > c),
-                (3, self.pack_thread_until[t] > c),
-                (7, self.matrix_until[t] > c),
-                (8, !self.unp_bank_free(A)),
-                (9, !self.unp_bank_free(B)),
-                (10, !self.src.mu_valid(A)),
-                (11, !self.src.mu_valid(B)),
-                (14, self.sfpu_until[t] > c),
-            ];
-            !keep
-                .iter()
-                .any(|&(bit, k)| l.condition & (1 << bit) != 0 && k)
+            l.condition & self.keeping(t, c) == 0
         }
+    }
+
+    /// The `STALLWAIT` conditions that keep thread `t` waiting at cycle `c`, bit per
+    /// condition (STALLWAIT.md). C0, C4-C6, C12 and C13 name units no modelled
+    /// instruction occupies: they never keep it.
+    fn keeping(&self, t: usize, c: u64) -> u16 {
+        let keep = [
+            (1, self.unpack_thread_until[0][t] > c),
+            (2, self.unpack_thread_until[1][t] > c),
+            (3, self.pack_thread_until[t] > c),
+            (7, self.matrix_until[t] > c),
+            (8, !self.unp_bank_free(A)),
+            (9, !self.unp_bank_free(B)),
+            (10, !self.src.mu_valid(A)),
+            (11, !self.src.mu_valid(B)),
+            (14, self.sfpu_until[t] > c),
+        ];
+        keep.iter().filter(|k| k.1).fold(0, |m, k| m | 1 << k.0)
     }
 
     /// Thread `t`'s wait gate at cycle `c`.
@@ -780,20 +795,21 @@ impl Tensix {
             return TensixWait::semaphore(l.sem_mask.trailing_zeros());
         }
         use TensixWait::*;
-        let keep = [
-            (1, Unpacker0, self.unpack_thread_until[0][t] > c),
-            (2, Unpacker1, self.unpack_thread_until[1][t] > c),
-            (3, Packer, self.pack_thread_until[t] > c),
-            (7, MatrixUnit, self.matrix_until[t] > c),
-            (8, SrcAFree, !self.unp_bank_free(A)),
-            (9, SrcBFree, !self.unp_bank_free(B)),
-            (10, SrcAValid, !self.src.mu_valid(A)),
-            (11, SrcBValid, !self.src.mu_valid(B)),
-            (14, VectorUnit, self.sfpu_until[t] > c),
-        ];
-        keep.iter()
-            .find(|&&(bit, _, k)| l.condition & (1 << bit) != 0 && k)
-            .map_or(WaitGate, |x| x.1)
+        let k = l.condition & self.keeping(t, c);
+        [
+            (1, Unpacker0),
+            (2, Unpacker1),
+            (3, Packer),
+            (7, MatrixUnit),
+            (8, SrcAFree),
+            (9, SrcBFree),
+            (10, SrcAValid),
+            (11, SrcBValid),
+            (14, VectorUnit),
+        ]
+        .iter()
+        .find(|&&(bit, _)| k & (1 << bit) != 0)
+        .map_or(WaitGate, |x| x.1)
     }
 
     /// What thread `t` waits on while a TRISC is held on it (`hold`), as of the last

@@ -101,6 +101,17 @@ impl SyncUnit {
         })
     }
 
+    /// Which of a `SEMWAIT`'s conditions keep it waiting: (some semaphore of `sem_mask` is
+    /// zero while `condition` waits on zero, some is at its maximum while it waits on that).
+    pub fn semwait_keeping(&self, condition: u8, sem_mask: u8) -> (bool, bool) {
+        let sems = (0..8)
+            .filter(|i| sem_mask & (1 << i) != 0)
+            .map(|i| self.sems[i]);
+        let zero = condition & 1 != 0 && sems.clone().any(|s| s.value == 0);
+        let full = condition & 2 != 0 && sems.into_iter().any(|s| s.value >= s.max);
+        (zero, full)
+    }
+
     /// `ATGETM` by `thread`: takes mutex `index` if nobody else holds it; `false` means
     /// the instruction waits at the gate.
     pub fn try_acquire(&mut self, index: usize, thread: u8) -> bool {
