@@ -277,6 +277,14 @@ pub struct RunArgs {
     /// JIT), so the run is slower; its results are the same.
     #[arg(long)]
     pub lines: bool,
+    /// Tensix performance counters over every op, per tile: groups `fpu`, `instrn`,
+    /// `unpack`, `pack` (`l1`: not modelled by the emulator), each `GROUP` (its default
+    /// counter: FPU_COUNTER, THREAD_STALLS_1, UNPACK0_BUSY_THREAD0, PACKER_BUSY) or
+    /// `GROUP=COUNTER` with a name from tt-llk's tables (e.g. `instrn=WAITING_FOR_SRCA_VALID`).
+    /// The host arms them before each launch and reads them after it (no device cycles);
+    /// the values go into ops.jsonl, the summary and ttprof_analysis.json.
+    #[arg(long, value_name = "GROUPS")]
+    pub counters: Option<String>,
     /// Where kernels record zones, events and data: `ring` (the per-RISC ring in L1) or
     /// `timestamper` (the tile's debug timestamper: two stores per zone). Kernel crates are
     /// built with `--features ttprof-rt/timestamper`, C/C++ with
@@ -359,6 +367,7 @@ pub fn run(args: &RunArgs, inputs: &Inputs) -> Result<ExitCode> {
         instruction_budget: budget,
         timeout: (!timeout.is_zero()).then_some(timeout),
         lines: args.lines,
+        counters: args.counters.clone(),
         backend: args.backend,
         sample: args.sample.map(|n| {
             let mut s = ttprof::lines::sample::SampleConfig::new(n);

@@ -76,6 +76,7 @@ fn write_loop_oplog(path: &Path, bindings: Vec<KernelBinding>) {
         host_start_ns: 900_000,
         host_end_ns: 2_000_000,
         kernels: bindings,
+        counters: vec![],
     })
     .unwrap();
 }

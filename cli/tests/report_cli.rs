@@ -115,6 +115,7 @@ fn write_oplog(path: &Path, ops: &[(u32, &str)], bindings: &[KernelBinding]) {
             host_start_ns: base(run) - 5_000,
             host_end_ns: base(run) + 100_000,
             kernels: bindings.to_vec(),
+            counters: vec![],
         })
         .unwrap();
         if run == 1 {

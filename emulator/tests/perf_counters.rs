@@ -149,3 +149,30 @@ fn a_counter_the_model_cannot_derive_is_refused_by_name() {
     let (_, msg) = run_fault(&[(Risc::Trisc0, &p)]);
     assert!(msg.contains("mode 7"), "{msg}");
 }
+
+#[test]
+fn a_host_arms_the_banks_before_a_run_and_reads_them_after() {
+    let mut p = Prog::new();
+    for _ in 0..25 {
+        p.tt(tt::setrwc(0, 0, 0, 0, 0));
+    }
+    p.ttsync();
+    let mut dev = common::device(riscv_linker::Arch::WormholeB0);
+    dev.arm_perf_counters(&[("FPU", 0), ("INSTRN_THREAD", 264), ("L1", 0)])
+        .expect_err("an L1 counter is refused when armed");
+    dev.arm_perf_counters(&[("FPU", 0), ("INSTRN_THREAD", 264)])
+        .unwrap();
+    let (mut dev, r) = run_cores_on(dev, &[(Risc::Trisc1, &p)]);
+    r.unwrap();
+    let tile = common::t0(riscv_linker::Arch::WormholeB0);
+    let (cycles, fpu) = dev.perf_counter(0, tile, "FPU").unwrap();
+    let (_, instructions) = dev.perf_counter(0, tile, "INSTRN_THREAD").unwrap();
+    assert_eq!(fpu, 25);
+    assert_eq!(instructions, 25);
+    assert!(cycles >= 25);
+    assert_eq!(
+        dev.perf_counter(0, tile, "TDMA_PACK").unwrap(),
+        (0, 0),
+        "never armed"
+    );
+}

@@ -286,6 +286,7 @@ fn oplog_seeds(out: &Path, dir: &Path, sites: &[(Risc, Vec<String>)]) {
                     cores: TILES.iter().map(|t| [t.x, t.y]).collect(),
                 })
                 .collect(),
+            counters: vec![],
         })
         .unwrap();
         w.signpost(&Signpost { name: format!("after-{run}"), device: 0, host_ns: 1_000 * run as u64 + 950 }).unwrap();

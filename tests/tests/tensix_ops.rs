@@ -321,3 +321,82 @@ fn lines_charge_the_pack_ttsync_to_the_packer() {
         .unwrap_or_else(|| panic!("no ops.cpp:{line}: {pack}"));
     assert!(row.contains("ttsync: packer busy"), "{row}");
 }
+
+/// The op's counters in ops.jsonl, summed over its tiles: (cycles, {counter: value}).
+fn op_counters(out: &Path) -> (u64, std::collections::BTreeMap<String, u64>) {
+    let text = std::fs::read_to_string(out.join("ops.jsonl")).unwrap();
+    let mut cycles = 0;
+    let mut values = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for tile in v["op"]["counters"].as_array().into_iter().flatten() {
+            cycles += tile["cycles"].as_u64().unwrap();
+            for c in tile["values"].as_array().unwrap() {
+                *values
+                    .entry(c["name"].as_str().unwrap().to_string())
+                    .or_default() += c["value"].as_u64().unwrap();
+            }
+        }
+    }
+    (cycles, values)
+}
+
+/// `--counters`: the Matrix and Vector Unit cycles of each op are the instructions
+/// ops.cpp's math thread pushes, counted from its source: matmul over K tiles one `ZEROACC`
+/// and per tile a `SETRWC` and 16 `MVMUL`s; relu per tile eight `MOVA2D`s and a
+/// `CLEARDVALID`, and 32 groups of five Vector Unit instructions after one `SFPENCC`.
+#[test]
+fn counters_count_the_units_instructions_each_op_pushes() {
+    let k = 2;
+    let out = run_with("matmul-counters", &matmul(k), &["--counters", "fpu,unpack"]);
+    assert_eq!(
+        data(&rows(&out), "mismatches"),
+        ["0"],
+        "counting changes no result"
+    );
+    let (cycles, v) = op_counters(&out);
+    assert_eq!(v["FPU_COUNTER"], 1 + 17 * k as u64, "{v:?}");
+    // The banks stop with the tile's last core (about 21,000 cycles here), not with
+    // the emulator's last scheduling window (250,000 cycles past the start).
+    assert!(cycles > 0 && cycles < 50_000, "{cycles} cycles");
+    let busy = v["UNPACK0_BUSY_THREAD0"];
+    assert!(
+        busy > 0 && busy < cycles,
+        "unpacker 0 busy {busy} of {cycles} cycles"
+    );
+
+    let tiles = 2;
+    let out = run_with(
+        "relu-counters",
+        &eltwise(2, tiles),
+        &[
+            "--counters",
+            "fpu=SFPU_COUNTER,instrn=MATH_INSTRN_AVAILABLE_1",
+        ],
+    );
+    let (_, v) = op_counters(&out);
+    assert_eq!(v["SFPU_COUNTER"], 1 + 160 * tiles as u64, "{v:?}");
+    assert!(v["MATH_INSTRN_AVAILABLE_1"] >= v["SFPU_COUNTER"], "{v:?}");
+}
+
+#[test]
+fn a_counter_the_emulator_does_not_model_is_refused_before_the_run() {
+    let o = Command::new(ttprof_binary())
+        .args([
+            "run",
+            "--counters",
+            "fpu,l1",
+            "--kernel",
+            "trisc=nothing.cpp",
+            "--out",
+        ])
+        .arg(workspace().join("target/test-tensix-ops/refused"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("--counters") && err.contains("L1's ports"),
+        "{err}"
+    );
+}

@@ -15,6 +15,7 @@ use crate::chip::device::Device;
 use crate::devices::daisychain::Daisychain;
 use crate::devices::timestamper::Timestamper;
 use crate::error::EmuError;
+use crate::isa::hart::HartState;
 use riscv_linker::NocCoord;
 use std::sync::atomic::Ordering;
 
@@ -146,5 +147,64 @@ impl Device {
     /// Resets the [`Device::bytes_read`] counter to 0.
     pub fn reset_bytes_read(&self) {
         self.bytes_read.store(0, Ordering::Relaxed);
+    }
+
+    /// Arms the performance counters of every tile (`(bank, select)`: a bank of
+    /// [`crate::PERF_COUNTER_BANKS`] and its counter select, 256 up the grant side) and
+    /// starts them at the next run's first cycle: what a host writes just before a launch.
+    /// A counter the model cannot derive is refused here, naming it.
+    pub fn arm_perf_counters(&mut self, banks: &[(&str, u32)]) -> Result<(), EmuError> {
+        let index = |bank: &str| {
+            crate::PERF_COUNTER_BANKS
+                .iter()
+                .position(|&b| b == bank)
+                .ok_or_else(|| EmuError::Config(format!("no performance counter bank {bank:?}")))
+        };
+        let arch = self.arch();
+        for &(bank, sel) in banks {
+            crate::describe_perf_counter(arch, bank, sel).map_err(EmuError::Config)?;
+        }
+        let banks = banks
+            .iter()
+            .map(|&(bank, sel)| Ok((index(bank)?, sel)))
+            .collect::<Result<Vec<_>, EmuError>>()?;
+        for t in &mut self.tiles {
+            t.mem.regs.perf_counters.pending = banks.clone();
+        }
+        Ok(())
+    }
+
+    /// A tile's performance counter bank as a host reads it after a run, at the cycle the
+    /// tile's last core stopped: (cycles since it was started, the selected counter),
+    /// whole. (0, 0) for a bank never started.
+    pub fn perf_counter(
+        &mut self,
+        chip: u32,
+        tile: NocCoord,
+        bank: &str,
+    ) -> Result<(u64, u64), EmuError> {
+        let i = self.tile_index(chip, tile)?;
+        let b = crate::PERF_COUNTER_BANKS
+            .iter()
+            .position(|&b| b == bank)
+            .ok_or_else(|| EmuError::Config(format!("no performance counter bank {bank:?}")))?;
+        let t = &mut self.tiles[i];
+        // Read as a host does once the tile's last core stopped, not at the end of the
+        // emulator's last scheduling window (which can lie far past it).
+        let stopped = t
+            .harts
+            .iter()
+            .filter_map(|h| match h.state {
+                HartState::Running => Some(t.now),
+                HartState::Exited(_) | HartState::Faulted => Some(h.core.time),
+                HartState::Empty | HartState::Reset => None,
+            })
+            .max()
+            .unwrap_or(t.now)
+            .min(t.now);
+        let regs = &mut t.mem.regs;
+        regs.perf_counters
+            .read_bank(b, stopped, &mut regs.tensix)
+            .map_err(|k| EmuError::Config(format!("chip {chip} tile {tile}: {k}")))
     }
 }

@@ -118,6 +118,8 @@ impl Tile {
         self.ports = [start; 3];
         self.holds.iter_mut().for_each(HoldLog::clear);
         self.mem.daisychain().run_start(start);
+        let regs = &mut self.mem.regs;
+        regs.perf_counters.run_start(start, &mut regs.tensix);
         // Under tt-metal's layout the firmware boots once and then waits for the host's
         // next launch: a tile whose firmware runs goes on where it was, its cores' resets
         // as the firmware left them (tt-metal's host boots at device start only).

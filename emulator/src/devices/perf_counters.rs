@@ -22,6 +22,7 @@
 use super::{Access, Ctx, TileDevice};
 use crate::error::FaultKind;
 use crate::tensix::perf::{self as sig, SIGNALS};
+use crate::tensix::Tensix;
 use riscv_linker::{mmio, Arch};
 
 /// The five banks, in register order.
@@ -198,6 +199,11 @@ struct Bank {
 #[derive(Debug)]
 pub(crate) struct PerfCounters {
     pub arch: Arch,
+    /// Banks a host armed between runs, `(bank, select)`: started at the next run's start.
+    pub pending: Vec<(usize, u32)>,
+    /// Why starting them failed (the coprocessor faulted catching up to the run's start):
+    /// the host's next read reports it.
+    failed: Option<FaultKind>,
     banks: [Bank; 5],
     all: u32,
     mux: u32,
@@ -207,6 +213,8 @@ impl Default for PerfCounters {
     fn default() -> Self {
         PerfCounters {
             arch: Arch::WormholeB0,
+            pending: Vec::new(),
+            failed: None,
             banks: Default::default(),
             all: 0,
             mux: 0,
@@ -240,12 +248,11 @@ impl PerfCounters {
         b: usize,
         rising: u32,
         time: u64,
-        cx: &mut Ctx<'_>,
+        cop: &mut Tensix,
     ) -> Result<(), FaultKind> {
         if rising & 3 == 0 {
             return Ok(());
         }
-        let cop = &mut *cx.tensix;
         cop.advance_to(time)?;
         if rising & 1 != 0 {
             let mode = self.banks[b].mode & 0xFF;
@@ -272,13 +279,12 @@ impl PerfCounters {
         &self,
         b: usize,
         time: u64,
-        cx: &mut Ctx<'_>,
+        cop: &mut Tensix,
     ) -> Result<Option<(u64, [u64; SIGNALS])>, FaultKind> {
         let bank = &self.banks[b];
         let Some((t0, start)) = &bank.start else {
             return Ok(None);
         };
-        let cop = &mut *cx.tensix;
         cop.advance_to(time)?;
         let mode = bank.mode & 0xFF;
         let period_end = (mode == 1).then(|| t0 + bank.period as u64);
@@ -297,31 +303,60 @@ impl PerfCounters {
         Ok(Some((cycles, d)))
     }
 
-    fn read_output(
-        &self,
-        b: usize,
-        high: bool,
-        time: u64,
-        cx: &mut Ctx<'_>,
-    ) -> Result<u32, FaultKind> {
-        let bank = &self.banks[b];
+    /// The select bank `b`'s mode register names (256 up: the grant side).
+    fn select(&self, b: usize) -> u32 {
+        let mode = self.banks[b].mode;
         let bits = select_bits(self.arch, b);
-        let sel = ((bank.mode >> 8) & ((1 << bits) - 1)) | ((bank.mode >> 16) & 1) << 8;
-        let src = source(self.arch, b, sel);
-        let window = self.window(b, time, cx)?;
-        if !high {
-            return Ok(window.map_or(0, |w| w.0 as u32));
+        ((mode >> 8) & ((1 << bits) - 1)) | ((mode >> 16) & 1) << 8
+    }
+
+    /// Bank `b`'s cycles counted and selected counter at `time`, whole: (0, 0) for a bank
+    /// never started (nothing measured); a counter the model cannot derive, in a started
+    /// bank, is refused.
+    fn value(&self, b: usize, time: u64, cop: &mut Tensix) -> Result<(u64, u64), FaultKind> {
+        let Some((cycles, totals)) = self.window(b, time, cop)? else {
+            return Ok((0, 0));
+        };
+        let sel = self.select(b);
+        match source(self.arch, b, sel) {
+            Source::Signal(i) => Ok((cycles, totals[i])),
+            _ => Err(self.refuse(b, describe(self.arch, BANKS[b], sel).unwrap_err())),
         }
-        match src {
-            Source::Signal(i) => Ok(window.map_or(0, |w| w.1[i] as u32)),
-            Source::Refused(name, why) => Err(self.refuse(
-                b,
-                format!("counter {name} (select {sel}) is not modelled: {why}"),
-            )),
-            Source::Nothing => {
-                Err(self.refuse(b, format!("select {sel} names no counter on {}", self.arch)))
+    }
+
+    /// Sets bank `b` counting select `sel` (continuous mode) and starts it at `time`: what
+    /// a host does before a launch (`ttprof run --counters`).
+    pub fn arm(
+        &mut self,
+        b: usize,
+        sel: u32,
+        time: u64,
+        cop: &mut Tensix,
+    ) -> Result<(), FaultKind> {
+        self.banks[b].mode = (sel & 0xFF) << 8 | (sel >> 8 & 1) << 16;
+        self.banks[b].control = 1;
+        self.edges(b, 1, time, cop)
+    }
+
+    /// Starts the banks a host armed ([`PerfCounters::pending`]) at `start`, the first
+    /// cycle of a run: the host's stores land just before the launch.
+    pub fn run_start(&mut self, start: u64, cop: &mut Tensix) {
+        for (b, sel) in std::mem::take(&mut self.pending) {
+            if let Err(k) = self.arm(b, sel, start, cop) {
+                self.failed.get_or_insert(k);
             }
         }
+    }
+
+    /// Bank `b`'s (cycles, selected counter) at `time`, as a host reads `OUT_L` and `OUT_H`
+    /// after a launch, but whole (64 bits).
+    pub fn read_bank(
+        &self,
+        b: usize,
+        time: u64,
+        cop: &mut Tensix,
+    ) -> Result<(u64, u64), FaultKind> {
+        self.value(b, time, cop)
     }
 }
 
@@ -342,7 +377,8 @@ impl TileDevice for PerfCounters {
             Some((b, 0)) => Ok(self.banks[b].period),
             Some((b, 1)) => Ok(self.banks[b].mode),
             Some((b, 2)) => Ok(self.banks[b].control),
-            Some((b, r)) => self.read_output(b, r == 4, a.time, cx),
+            Some((b, 3)) => Ok(self.value(b, a.time, cx.tensix)?.0 as u32),
+            Some((b, _)) => Ok(self.value(b, a.time, cx.tensix)?.1 as u32),
             None => Ok(0),
         }
     }
@@ -354,7 +390,7 @@ impl TileDevice for PerfCounters {
             let rising = word & !self.all;
             self.all = word;
             for b in [INSTRN, FPU] {
-                self.edges(b, rising, a.time, cx)?;
+                self.edges(b, rising, a.time, cx.tensix)?;
             }
             return Ok(());
         }
@@ -368,7 +404,7 @@ impl TileDevice for PerfCounters {
             Some((b, 2)) => {
                 let rising = word & !self.banks[b].control;
                 self.banks[b].control = word;
-                self.edges(b, rising, a.time, cx)?;
+                self.edges(b, rising, a.time, cx.tensix)?;
             }
             // The outputs take no stores.
             _ => {}

@@ -107,6 +107,32 @@ pub struct OpRecord {
     /// Which kernel ELF ran on which cores, per RISC (empty: no device code is known).
     #[serde(default)]
     pub kernels: Vec<KernelBinding>,
+    /// Performance counters over the op, per tile (`ttprof run --counters`; empty: none
+    /// were armed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<TileCounters>,
+}
+
+/// One tile's performance counters over an op: what the host read after the launch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TileCounters {
+    /// NoC0 `[x, y]` of the tile.
+    pub core: [u8; 2],
+    /// Cycles the banks counted (from the arming before the launch to the read after it).
+    pub cycles: u64,
+    /// One per armed bank.
+    pub values: Vec<CounterValue>,
+}
+
+/// One counter's value over an op on one tile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CounterValue {
+    /// The bank (`FPU`, `INSTRN_THREAD`, `TDMA_UNPACK`, `TDMA_PACK`, `L1`).
+    pub bank: String,
+    /// The counter, as tt-llk's tables name it (`FPU_COUNTER`).
+    pub name: String,
+    /// Cycles (or instructions, for `THREAD_INSTRUCTIONS_*`) it counted.
+    pub value: u64,
 }
 
 impl OpRecord {
@@ -130,6 +156,7 @@ impl OpRecord {
             host_start_ns: start,
             host_end_ns: end,
             kernels,
+            counters: Vec::new(),
         }
     }
 
@@ -485,6 +512,15 @@ mod tests {
                 elf: "k/math".into(),
                 cores: vec![[1, 1]],
             }],
+            counters: vec![TileCounters {
+                core: [1, 1],
+                cycles: 900,
+                values: vec![CounterValue {
+                    bank: "FPU".into(),
+                    name: "FPU_COUNTER".into(),
+                    value: 35,
+                }],
+            }],
         };
         let mut w = OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&op).unwrap();
@@ -560,6 +596,7 @@ mod tests {
             host_start_ns: 1,
             host_end_ns: 2,
             kernels: vec![],
+            counters: vec![],
         };
         let mut w = OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
         w.op(&op).unwrap();

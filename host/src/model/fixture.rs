@@ -250,6 +250,7 @@ pub(crate) fn op(run: u32, code: &str) -> OpRecord {
                 cores: TILES.iter().map(|t| [t.x, t.y]).collect(),
             })
             .collect(),
+        counters: vec![],
     }
 }
 

@@ -126,6 +126,7 @@ fn write_shaped(dir: &Path, zones: u64, ring_zones: u64, messages: bool) -> Resu
             host_start_ns: 0,
             host_end_ns: 0,
             kernels: bindings.clone(),
+            counters: Vec::new(),
         })?;
     }
     drop(w);

@@ -22,6 +22,7 @@
 
 mod build;
 mod check;
+pub mod counters;
 mod guard;
 mod op;
 mod open_waits;
@@ -130,6 +131,9 @@ pub struct Config {
     /// B0). It decides where the profiler's blocks and rings are
     /// (`riscv_linker::profiler::RingMap`).
     pub layout: riscv_linker::Layout,
+    /// Performance counters armed before every launch and read after it, one per bank
+    /// (`--counters`, [`counters`]); each op's values go into its op log record.
+    pub counters: Vec<counters::CounterChoice>,
 }
 
 impl Config {
@@ -155,6 +159,7 @@ impl Config {
             sample: None,
             inputs: Inputs::none(),
             layout: riscv_linker::Layout::Ttprof,
+            counters: Vec::new(),
         }
     }
 }
@@ -537,6 +542,9 @@ impl Session {
                 kernels,
             )?;
         }
+        if !self.cfg.counters.is_empty() {
+            counters::arm(&mut self.dev, &self.cfg.counters)?;
+        }
         let start = self.dev.host_time_ns() as u64;
         let mut drain_error = None;
         let drain_every = self.cfg.drain_every_cycles;
@@ -608,6 +616,12 @@ impl Session {
             s.end_launch(&EmuMemory::new(&self.dev), &clock)?;
         }
         let end = self.dev.host_time_ns() as u64;
+        // Read whether the launch completed or not: a faulting op's counts so far are its own.
+        let op_counters = if self.cfg.counters.is_empty() {
+            Vec::new()
+        } else {
+            counters::read(&mut self.dev, &self.cfg.counters, &tiles)?
+        };
         // What the last drain inside the run did not see (every core has flushed at exit).
         if let (None, Some(s)) = (&drain_error, self.stamps.as_mut()) {
             drain_error = s.drain(&EmuMemory::new(&self.dev)).err();
@@ -632,6 +646,7 @@ impl Session {
                     cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
                 })
                 .collect(),
+            counters: op_counters,
         };
         // Logged whatever happened: the records a faulting launch published still need names.
         self.log.op(&record)?;

@@ -129,6 +129,7 @@ impl Session {
                     cores: p.cores.iter().map(|t| [t.x, t.y]).collect(),
                 })
                 .collect(),
+            counters: Vec::new(),
         };
         // Logged whatever happened: the records a faulting launch published still need names.
         self.log.op(&record)?;

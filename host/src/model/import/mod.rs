@@ -293,6 +293,7 @@ fn op_log(
             host_start_ns: whole(at(start).floor()),
             host_end_ns: whole(at(end).ceil()),
             kernels: vec![],
+            counters: Vec::new(),
         };
         match named.remove(&(chip, run)) {
             Some(r) => {

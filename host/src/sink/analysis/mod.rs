@@ -65,11 +65,14 @@
 //! | `coprocessor` | the bounding stage (a TRISC) mostly waits on TTSync: its Tensix thread finishing |
 //! | `profiler` | the profiler's stalls dominate the bounding stage, or it lost records |
 
+mod counters;
 mod held;
 mod path;
 mod records;
 mod sink;
 mod stopped;
+pub(crate) use counters::line as counters_line;
+pub use counters::OpCounter;
 pub use path::{
     arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
     UnmatchedWait,
@@ -283,6 +286,10 @@ pub struct OpAnalysis {
     /// The chain of busy spans and waits from the op's first start to its last end, each
     /// wait with the signal that ended it (`None` without typed waits or signals).
     pub critical_path: Option<CriticalPath>,
+    /// Performance counters over the op, summed over its tiles (`ttprof run --counters`;
+    /// empty: none were armed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<OpCounter>,
 }
 
 impl OpAnalysis {
@@ -761,6 +768,7 @@ impl Analyzer {
                 disagreeing_tiles: Vec::new(),
                 tiles: Vec::new(),
                 critical_path: None,
+                counters: counters::of(p.oplog.as_ref(), o.chip, o.run),
             });
             entry.span_ns += span;
             for t in &times {
@@ -1099,6 +1107,23 @@ fn render_raw(a: &Analysis) -> String {
             paths.push_str(&paragraph(&op.op, op.run, c));
         }
     }
+    let counted: Vec<String> = a
+        .ops
+        .iter()
+        .filter(|op| !op.counters.is_empty())
+        .map(|op| {
+            format!(
+                "  {} (run {}): {}\n",
+                op.op,
+                op.run,
+                counters::line(&op.counters)
+            )
+        })
+        .collect();
+    if !counted.is_empty() {
+        out.push_str("\nperformance counters per op (ttprof run --counters):\n");
+        out.extend(counted);
+    }
     if !paths.is_empty() {
         out.push_str(
             "\ncritical path per op (each wait ended by the signal matched to it; ttprof_analysis.json has every segment):\n",
@@ -1247,6 +1272,7 @@ mod tests {
             disagreeing_tiles: vec!["1-2".into()],
             tiles: vec![],
             critical_path: None,
+            counters: vec![],
         };
         for r in &mut op.riscs {
             r.waits = r
@@ -1417,6 +1443,7 @@ mod tests {
             disagreeing_tiles: vec![],
             tiles: vec![],
             critical_path: None,
+            counters: vec![],
         };
         for r in &mut op.riscs {
             r.waits = r

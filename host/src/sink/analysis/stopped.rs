@@ -240,6 +240,7 @@ fn empty_op(p: &Profile, op: u32) -> Option<OpAnalysis> {
         disagreeing_tiles: Vec::new(),
         tiles: Vec::new(),
         critical_path: None,
+        counters: Vec::new(),
     };
     Some(analyzer.finish(p).ops.pop().unwrap_or_else(empty))
 }

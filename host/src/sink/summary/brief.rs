@@ -86,6 +86,12 @@ fn analysis_lines(t: &mut String, x: &OpAnalysis, runs: u64) {
             ));
         }
     }
+    if !x.counters.is_empty() {
+        t.push_str(&analysis::wrap(
+            &format!("{}{of_run}", analysis::counters_line(&x.counters)),
+            WIDTH,
+        ));
+    }
     if let Some(c) = &x.critical_path {
         t.push_str(&analysis::wrap(
             &format!("critical path{of_run}: {}", path_shares(c)),
@@ -334,6 +340,7 @@ mod tests {
             disagreeing_tiles: vec![],
             tiles: vec![],
             critical_path: Some(path),
+            counters: vec![],
         }
     }
 

@@ -568,7 +568,7 @@ fn grouped(x: f64) -> String {
 
 /// `1234567` -> `1,234,567`, exactly (an integer printed through an `f64` is off past 2^53:
 /// 2^64 - 1 would show as `...616`).
-fn grouped_int(x: u128) -> String {
+pub(crate) fn grouped_int(x: u128) -> String {
     group_digits(&x.to_string())
 }
 

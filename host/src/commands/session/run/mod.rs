@@ -72,6 +72,9 @@ pub struct RunOptions {
     pub timeout: Option<Duration>,
     /// [`Config::lines`].
     pub lines: bool,
+    /// `--counters`: the performance counters to arm around every op
+    /// ([`super::counters::parse`]'s syntax; `None`: none).
+    pub counters: Option<String>,
     /// [`Config::backend`].
     pub backend: Backend,
     /// [`Config::sample`], checked before the run starts.
@@ -161,6 +164,10 @@ impl Run {
             // Before any build (Session::start would refuse it too, after them).
             return Err(Error::Unsupported(super::TIMESTAMPER_NEEDS_CONSUMER.into()));
         }
+        if let Some(spec) = &options.counters {
+            // Before any build (the arch the plan settles on is checked again below).
+            super::counters::parse(spec, options.arch.unwrap_or(Arch::WormholeB0))?;
+        }
         let Plan {
             ops,
             arch,
@@ -172,6 +179,9 @@ impl Run {
         cfg.summary_threshold_ns = options.summary_threshold_ns;
         cfg.instruction_budget = options.instruction_budget;
         cfg.lines = options.lines;
+        if let Some(spec) = &options.counters {
+            cfg.counters = super::counters::parse(spec, arch)?;
+        }
         // Memory bounded at any run length: drained records go to a spool, outputs ring by ring.
         cfg.spool_records = true;
         cfg.backend = options.backend;

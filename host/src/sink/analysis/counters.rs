@@ -1,0 +1,132 @@
+//! Performance counters per op (`ttprof run --counters`): what the op log holds per tile,
+//! summed over the op's tiles, as `ttprof_analysis.json`'s `counters` and one line of the
+//! summary. A counter's share is its value over the cycles its bank counted on the same
+//! tiles (the launch, host-armed before and read after: docs/design/perf-counters.md).
+
+use crate::oplog::OpLog;
+use crate::sink::summary::grouped_int;
+use serde::Serialize;
+
+/// One counter over one op, summed over the tiles that counted it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpCounter {
+    /// Its bank (`FPU`, `INSTRN_THREAD`, `TDMA_UNPACK`, `TDMA_PACK`).
+    pub bank: String,
+    /// The counter as tt-llk's tables name it (`FPU_COUNTER`).
+    pub name: String,
+    /// Its value, summed over tiles.
+    pub value: u64,
+    /// Cycles its bank counted, summed over the same tiles.
+    pub cycles: u64,
+    /// `value` over `cycles`, % (instruction counts can pass 100).
+    pub pct: f64,
+    /// How many tiles counted it.
+    pub tiles: u32,
+}
+
+/// The counters the op log holds for op `run` on chip `chip`, in the order they were armed.
+pub(crate) fn of(log: Option<&OpLog>, chip: u32, run: u32) -> Vec<OpCounter> {
+    let Some(rec) = log.and_then(|l| l.op(chip, run)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<OpCounter> = Vec::new();
+    for tile in &rec.counters {
+        for c in &tile.values {
+            let i = match out
+                .iter()
+                .position(|o| o.bank == c.bank && o.name == c.name)
+            {
+                Some(i) => i,
+                None => {
+                    out.push(OpCounter {
+                        bank: c.bank.clone(),
+                        name: c.name.clone(),
+                        value: 0,
+                        cycles: 0,
+                        pct: 0.0,
+                        tiles: 0,
+                    });
+                    out.len() - 1
+                }
+            };
+            let o = &mut out[i];
+            o.value = o.value.saturating_add(c.value);
+            o.cycles = o.cycles.saturating_add(tile.cycles);
+            o.tiles += 1;
+        }
+    }
+    for o in &mut out {
+        o.pct = if o.cycles == 0 {
+            0.0
+        } else {
+            100.0 * o.value as f64 / o.cycles as f64
+        };
+    }
+    out
+}
+
+/// `counters: FPU_COUNTER 35 of 250,000 cycles (0.0%); ...` over the op's tiles; empty
+/// when it has none.
+pub(crate) fn line(counters: &[OpCounter]) -> String {
+    if counters.is_empty() {
+        return String::new();
+    }
+    let tiles = counters.iter().map(|c| c.tiles).max().unwrap_or(0);
+    let shown: Vec<String> = counters
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} of {} cycles ({:.1}%)",
+                c.name,
+                grouped_int(c.value.into()),
+                grouped_int(c.cycles.into()),
+                c.pct
+            )
+        })
+        .collect();
+    format!("counters over {tiles} tile(s): {}", shown.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::oplog::{CounterValue, OpRecord, TileCounters};
+
+    #[test]
+    fn counters_sum_over_tiles_and_read_as_one_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ops.jsonl");
+        let value = |name: &str, v: u64| CounterValue {
+            bank: "FPU".into(),
+            name: name.into(),
+            value: v,
+        };
+        let mut op = OpRecord::device_op(4, 0, "Matmul", (0, 1), vec![]);
+        op.counters = vec![
+            TileCounters {
+                core: [1, 1],
+                cycles: 1_000_000,
+                values: vec![value("FPU_COUNTER", 35)],
+            },
+            TileCounters {
+                core: [2, 1],
+                cycles: 500_000,
+                values: vec![value("FPU_COUNTER", 1_465)],
+            },
+        ];
+        let mut w =
+            crate::oplog::OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();
+        w.op(&op).unwrap();
+        drop(w);
+        let log = OpLog::read(&path, &crate::inputs::Inputs::none()).unwrap();
+        let c = of(Some(&log), 0, 4);
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].value, c[0].cycles, c[0].tiles), (1_500, 1_500_000, 2));
+        assert_eq!(
+            line(&c),
+            "counters over 2 tile(s): FPU_COUNTER 1,500 of 1,500,000 cycles (0.1%)"
+        );
+        assert!(of(Some(&log), 0, 5).is_empty() && of(None, 0, 4).is_empty());
+        assert_eq!(line(&[]), "");
+    }
+}
