@@ -233,7 +233,10 @@
           var z = arr[j] * ZW, s = Z[z + 3];
           if (s > v1) break;
           var x0 = xOf(s), x1 = Math.max(xOf(s + Z[z + 4]), x0 + 1);
-          if (x1 <= lastX) continue; // hidden under the pixel just drawn
+          // A zone that starts under the pixel just drawn and ends within a pixel of it waits
+          // (a sliver that thin the canvas all but drops): a run of such zones is drawn a
+          // whole pixel at a time, from where the last drawing ended.
+          if (x0 < lastX && x1 < lastX + 1) continue;
           x0 = Math.max(x0, lastX);
           ctx.fillStyle = color(Z[z + 1]);
           ctx.fillRect(x0, yr + 1, x1 - x0, ROW - 2);
