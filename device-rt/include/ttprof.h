@@ -33,6 +33,10 @@
  *   TTPROF_ZONE_IF("name", active);      the same, recorded only when `active` is true
  *   TTPROF_VALUE_ZONE("name", v);        a zone that carries a 32-bit value
  *   TTPROF_VALUE_ZONE_AS(z, "name", v);  the same, named `z`: TTPROF_VALUE_ZONE_SET(z, v2)
+ *   TTPROF_COUNTED_ZONE("name");         a value zone carrying the change of the FPU
+ *   TTPROF_COUNTED_ZONE_OF("name", bank); performance counter bank's value over it (or of
+ *                                        bank fpu, instrn, unpack, pack, l1): the counter
+ *                                        `ttprof run --counters` armed in that bank
  *   TTPROF_EVENT("name");                a point event now
  *   TTPROF_DATA("name", v);              a 64-bit value with the current time
  *   TTPROF_SUM_ZONE("name");             durations summed over the launch, one total at exit
@@ -540,6 +544,32 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 /* Replaces the value the value zone `var` records when it ends. */
 #define TTPROF_VALUE_ZONE_SET(var, value) ttprof__value_zone_set(&(var), (uint32_t)(value))
 #define TTPROF__VALUE_ZONE_2(var, name, value, uid) TTPROF__VALUE_ZONE_(var, name, value, uid)
+/* A counted zone: a value zone whose value is the change of a performance counter bank's
+ * value register (PERF_CNT_OUT_H) between just after it opens and just before it closes. */
+#define TTPROF__PERF_OUT_H_fpu 0xFFB12124u
+#define TTPROF__PERF_OUT_H_instrn 0xFFB12104u
+#define TTPROF__PERF_OUT_H_unpack 0xFFB1210Cu
+#define TTPROF__PERF_OUT_H_pack 0xFFB12114u
+#define TTPROF__PERF_OUT_H_l1 0xFFB1211Cu
+typedef struct ttprof_counted_zone { ttprof_value_zone_t zone; uint32_t reg; } ttprof_counted_zone_t;
+TTPROF__INLINE uint32_t ttprof__counter(uint32_t reg) { return *(volatile uint32_t *)(uintptr_t)reg; }
+TTPROF__INLINE ttprof_counted_zone_t ttprof__counted_zone_open(uint32_t id, uint32_t reg) {
+    ttprof_counted_zone_t c;
+    c.zone = ttprof__value_zone_open(id, 0);
+    c.reg = reg;
+    c.zone.value = ttprof__counter(reg);
+    return c;
+}
+TTPROF__INLINE void ttprof__counted_zone_close(ttprof_counted_zone_t *c) {
+    c->zone.value = ttprof__counter(c->reg) - c->zone.value;
+    ttprof__value_zone_close(&c->zone);
+}
+#define TTPROF__COUNTED_ZONE_(name, bank, uid)                                                          \
+    TTPROF__CHECK_NAME(name);                                                                         \
+    ttprof_counted_zone_t TTPROF__VAR(counted_zone, uid) __attribute__((cleanup(ttprof__counted_zone_close), unused)) = \
+        ttprof__counted_zone_open(TTPROF__SITE_(counted_##bank, name, uid, "", 0), TTPROF__PERF_OUT_H_##bank)
+#define TTPROF_COUNTED_ZONE(name) TTPROF__COUNTED_ZONE_(name, fpu, __COUNTER__)
+#define TTPROF_COUNTED_ZONE_OF(name, bank) TTPROF__COUNTED_ZONE_(name, bank, __COUNTER__)
 /* A point event now. */
 #define TTPROF_EVENT(name)                          \
     do {                                            \
@@ -580,6 +610,8 @@ TTPROF__INLINE void ttprof__sum_close(ttprof_sum_guard_t *g) {
 #define TTPROF_VALUE_ZONE(name, value)
 #define TTPROF_VALUE_ZONE_AS(var, name, value)
 #define TTPROF_VALUE_ZONE_SET(var, value)
+#define TTPROF_COUNTED_ZONE(name)
+#define TTPROF_COUNTED_ZONE_OF(name, bank)
 #define TTPROF_EVENT(name)
 #define TTPROF_DATA(name, value)
 #define TTPROF_SUM_ZONE(name)

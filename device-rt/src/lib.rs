@@ -13,7 +13,7 @@
 //! kernel!(brisc, main);
 //! ```
 //!
-//! [`zone!`], [`value_zone!`], [`event!`], [`data!`], [`sum_zone!`], the typed waits
+//! [`zone!`], [`value_zone!`], [`counted_zone!`], [`event!`], [`data!`], [`sum_zone!`], the typed waits
 //! [`wait!`]/[`sum_wait!`], the [`signal!`]s that end them and [`#[instrument]`](instrument)
 //! record into this core's ring; [`kernel!`] is the entry, with the wrapper zones and a `Run`
 //! marker per launch. Only a site's id reaches the device ([`wire`]); without the default
@@ -48,7 +48,7 @@ pub use ttprof_rt_macros::__site;
 /// Makes a whole function a zone: `#[ttprof_rt::instrument]` or `#[instrument("name")]`.
 pub use ttprof_rt_macros::instrument;
 pub use zone::{data as __data, event as __event};
-pub use zone::{RecordedZone, Site, SumGuard, SumZone, ValueZone, Zone};
+pub use zone::{CountedZone, RecordedZone, Site, SumGuard, SumZone, ValueZone, Zone};
 
 /// What the recording macros return in a build without the `profile` feature.
 #[derive(Clone, Copy, Debug, Default)]
@@ -99,6 +99,43 @@ macro_rules! value_zone {
     };
     ($($other:tt)*) => {
         $crate::__usage!("value_zone", "value_zone!(\"name\", value)", $($other)*)
+    };
+}
+
+/// A zone that counts one of Tensix's performance counters over itself:
+/// `let _z = counted_zone!("matmul");` (the FPU bank) or `counted_zone!("unpack", unpack)`
+/// (banks `fpu`, `instrn`, `unpack`, `pack`, `l1`). It reads the bank's value register
+/// (`PERF_CNT_OUT_H`) after it opens and before it closes, and records the difference as a
+/// value zone; the host names it by the counter `ttprof run --counters` armed in that bank
+/// (none armed: the zone's count is reported as not measured). Two register loads and a
+/// subtraction more than a value zone; other zones pay nothing.
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! counted_zone {
+    ($name:literal) => {
+        $crate::counted_zone!($name, fpu)
+    };
+    ($name:literal, fpu) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_fpu, $name), 0)
+    };
+    ($name:literal, instrn) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_instrn, $name), 1)
+    };
+    ($name:literal, unpack) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_unpack, $name), 2)
+    };
+    ($name:literal, pack) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_pack, $name), 3)
+    };
+    ($name:literal, l1) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_l1, $name), 4)
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!(
+            "counted_zone",
+            "counted_zone!(\"name\") or counted_zone!(\"name\", BANK), BANK one of fpu, instrn, unpack, pack, l1",
+            $($other)*
+        )
     };
 }
 
@@ -172,6 +209,37 @@ macro_rules! value_zone {
     }};
     ($($other:tt)*) => {
         $crate::__usage!("value_zone", "value_zone!(\"name\", value)", $($other)*)
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+/// `counted_zone!` without the `profile` feature: the same arguments, and no code at all.
+#[macro_export]
+macro_rules! counted_zone {
+    ($name:literal) => {
+        $crate::Disabled
+    };
+    ($name:literal, fpu) => {
+        $crate::Disabled
+    };
+    ($name:literal, instrn) => {
+        $crate::Disabled
+    };
+    ($name:literal, unpack) => {
+        $crate::Disabled
+    };
+    ($name:literal, pack) => {
+        $crate::Disabled
+    };
+    ($name:literal, l1) => {
+        $crate::Disabled
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!(
+            "counted_zone",
+            "counted_zone!(\"name\") or counted_zone!(\"name\", BANK), BANK one of fpu, instrn, unpack, pack, l1",
+            $($other)*
+        )
     };
 }
 

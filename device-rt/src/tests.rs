@@ -463,6 +463,42 @@ fn events_data_value_and_sum_zones_round_trip() {
     ));
 }
 
+/// A counted zone is a value zone on the wire whose site says which bank it counts; the
+/// host simulator has no counters, so its change is 0.
+#[test]
+fn a_counted_zone_is_a_value_zone_of_a_counted_site() {
+    let sim = setup(100);
+    assert!(sim.begin_launch(4));
+    {
+        let _z = crate::counted_zone!("mm");
+        sim.advance(30);
+    }
+    {
+        let _z = crate::counted_zone!("unpacked", unpack);
+        sim.advance(20);
+    }
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    let zones: Vec<&Record> = r.records.iter().skip(1).collect();
+    assert!(
+        zones
+            .iter()
+            .all(|z| matches!(z, Record::Zone { value: Some(0), .. })),
+        "{zones:?}"
+    );
+    let sites = sim.sites();
+    assert!(
+        sites
+            .iter()
+            .any(|s| s.contains("\"k\":\"counted_fpu\",\"n\":\"mm\"")),
+        "{sites:?}"
+    );
+    assert!(sites
+        .iter()
+        .any(|s| s.contains("\"k\":\"counted_unpack\",\"n\":\"unpacked\"")));
+}
+
 #[test]
 fn a_torn_ring_block_is_reinitialised_at_launch() {
     let sim = setup(0);

@@ -312,6 +312,59 @@ impl Drop for ValueZone {
     }
 }
 
+/// A zone that records the change of a performance counter bank's value over itself. See
+/// [`crate::counted_zone!`].
+#[must_use = "a zone ends when this guard is dropped; bind it with `let _z = ...`"]
+pub struct CountedZone {
+    open: Open,
+    site: Site,
+    /// The bank's `PERF_CNT_OUT_H` address.
+    reg: u32,
+    /// Its value after the zone opened.
+    at_open: u32,
+}
+
+impl CountedZone {
+    /// Opens a zone of `site` counting bank `bank` (the index in
+    /// `riscv_linker::mmio::PERF_CNT_OUT_H`); it closes when dropped.
+    #[inline(always)]
+    pub fn open(site: Site, bank: usize) -> CountedZone {
+        let open = open_site(site);
+        let reg = riscv_linker::mmio::PERF_CNT_OUT_H[bank].1;
+        CountedZone {
+            open,
+            site,
+            reg,
+            at_open: counter(reg),
+        }
+    }
+}
+
+impl Drop for CountedZone {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let delta = counter(self.reg).wrapping_sub(self.at_open);
+        #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
+        return crate::stamper::close_value(self.site.word(), delta);
+        #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
+        crate::records::value_close(self.site.word(), self.open.start, self.open.anchor, delta);
+    }
+}
+
+/// A performance counter bank's value register, read now (the host simulator has no
+/// counters: 0).
+#[inline(always)]
+fn counter(reg: u32) -> u32 {
+    #[cfg(target_arch = "riscv32")]
+    // SAFETY: `reg` is one of the debug register block's OUT_H words, always mapped.
+    return unsafe { core::ptr::read_volatile(reg as *const u32) };
+    #[cfg(not(target_arch = "riscv32"))]
+    {
+        let _ = reg;
+        0
+    }
+}
+
 /// Records a point event now. See [`crate::event!`]. Inline: the site's id and a call of
 /// the shared routine (`records`).
 #[inline(always)]

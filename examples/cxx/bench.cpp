@@ -101,6 +101,12 @@ void kernel_main() {
                         record_steps();
                     }
                     break;
+                case 9:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_COUNTED_ZONE("counted-loop"); }
+                        record_steps();
+                    }
+                    break;
                 default:
                     break;
             }
@@ -208,6 +214,19 @@ void kernel_main() {
                         { TTPROF_WAIT("wait-5", TTPROF_CB_FRONT(1)); }
                         { TTPROF_WAIT("wait-6", TTPROF_CB_FRONT(1)); }
                         { TTPROF_WAIT("wait-7", TTPROF_CB_FRONT(1)); }
+                        record_steps();
+                    }
+                    break;
+                case 9:
+                    for (uint32_t i = 0; i < iterations; i++) {
+                        { TTPROF_COUNTED_ZONE("counted-0"); }
+                        { TTPROF_COUNTED_ZONE("counted-1"); }
+                        { TTPROF_COUNTED_ZONE("counted-2"); }
+                        { TTPROF_COUNTED_ZONE("counted-3"); }
+                        { TTPROF_COUNTED_ZONE("counted-4"); }
+                        { TTPROF_COUNTED_ZONE("counted-5"); }
+                        { TTPROF_COUNTED_ZONE("counted-6"); }
+                        { TTPROF_COUNTED_ZONE("counted-7"); }
                         record_steps();
                     }
                     break;

@@ -18,5 +18,6 @@ fn main() {
         ("sites_16", Risc::Brisc),
         ("sites_48", Risc::Brisc),
         ("signal_sites", Risc::Brisc),
+        ("counted", Risc::Trisc1),
     ]);
 }

@@ -13,6 +13,18 @@ pub const DEBUG_REGS_BASE: u32 = 0xFFB1_2000;
 /// Size of the debug register block modelled here.
 pub const DEBUG_REGS_SIZE: u32 = 0x1000;
 
+/// The performance counter banks' value registers (`RISCV_DEBUG_REG_PERF_CNT_OUT_H_*`,
+/// tt-metal's `tensix.h`): the selected counter's low 32 bits, by the bank's group name
+/// (`fpu`, `instrn`, `unpack`, `pack`, `l1`). A counted zone reads its bank's at open and
+/// close; `OUT_L` (the cycles counted) is the word before.
+pub const PERF_CNT_OUT_H: [(&str, u32); 5] = [
+    ("fpu", 0xFFB1_2124),
+    ("instrn", 0xFFB1_2104),
+    ("unpack", 0xFFB1_210C),
+    ("pack", 0xFFB1_2114),
+    ("l1", 0xFFB1_211C),
+];
+
 /// `RISCV_DEBUG_REG_SOFT_RESET_0`: bits 11-14 hold BRISC and TRISC0-2 in reset, bit 18 NCRISC.
 pub const SOFT_RESET_0: u32 = 0xFFB1_21B0;
 

@@ -9,7 +9,7 @@
 use example_abi::bf16::{self, face_index, round as bf16_of, value as f32_of};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use ttprof_tests::{ttprof_binary, workspace};
+use ttprof_tests::{build_kernels, ttprof_binary, workspace};
 
 const OPS_CPP: &str = "examples/cxx/tensix/ops.cpp";
 
@@ -341,6 +341,42 @@ fn op_counters(out: &Path) -> (u64, std::collections::BTreeMap<String, u64>) {
     (cycles, values)
 }
 
+/// The counted zone `zone` of the analysis' first op: (the counter it was named by, its
+/// value).
+fn counted_zone(out: &Path, zone: &str) -> (Option<String>, Option<u64>) {
+    let text = std::fs::read_to_string(out.join("ttprof_analysis.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let z = v["ops"][0]["counted_zones"]
+        .as_array()
+        .and_then(|a| a.iter().find(|z| z["zone"] == zone))
+        .unwrap_or_else(|| panic!("no counted zone {zone}: {text}"))
+        .clone();
+    (z["counter"].as_str().map(String::from), z["value"].as_u64())
+}
+
+/// The host arms and reads the counters around the launch: no zone of the kernel moves
+/// (times and names the same to the cycle), and the counted zone says it measured nothing
+/// when no counter was armed.
+#[test]
+fn counters_on_or_off_change_no_zone() {
+    let on = rows(&run_with(
+        "matmul-on",
+        &matmul(2),
+        &["--counters", "fpu,instrn,unpack,pack"],
+    ));
+    let off_dir = run("matmul-off", &matmul(2));
+    let off = rows(&off_dir);
+    let zones =
+        |r: &[(String, u64, String, String, String)]| -> Vec<(String, u64, String, String)> {
+            r.iter()
+                .map(|(risc, t, _, name, kind)| (risc.clone(), *t, name.clone(), kind.clone()))
+                .collect()
+        };
+    assert!(on.len() > 20, "{on:?}");
+    assert_eq!(zones(&on), zones(&off));
+    assert_eq!(counted_zone(&off_dir, "math-op"), (None, None));
+}
+
 /// `--counters`: the Matrix and Vector Unit cycles of each op are the instructions
 /// ops.cpp's math thread pushes, counted from its source: matmul over K tiles one `ZEROACC`
 /// and per tile a `SETRWC` and 16 `MVMUL`s; relu per tile eight `MOVA2D`s and a
@@ -356,6 +392,11 @@ fn counters_count_the_units_instructions_each_op_pushes() {
     );
     let (cycles, v) = op_counters(&out);
     assert_eq!(v["FPU_COUNTER"], 1 + 17 * k as u64, "{v:?}");
+    // ops.cpp's counted zone `math-op` spans the math thread's whole op: the same count.
+    assert_eq!(
+        counted_zone(&out, "math-op"),
+        (Some("FPU_COUNTER".into()), Some(1 + 17 * k as u64))
+    );
     // The banks stop with the tile's last core (about 21,000 cycles here), not with
     // the emulator's last scheduling window (250,000 cycles past the start).
     assert!(cycles > 0 && cycles < 50_000, "{cycles} cycles");
@@ -376,6 +417,10 @@ fn counters_count_the_units_instructions_each_op_pushes() {
     );
     let (_, v) = op_counters(&out);
     assert_eq!(v["SFPU_COUNTER"], 1 + 160 * tiles as u64, "{v:?}");
+    assert_eq!(
+        counted_zone(&out, "math-op"),
+        (Some("SFPU_COUNTER".into()), Some(1 + 160 * tiles as u64))
+    );
     assert!(v["MATH_INSTRN_AVAILABLE_1"] >= v["SFPU_COUNTER"], "{v:?}");
 }
 
@@ -398,5 +443,46 @@ fn a_counter_the_emulator_does_not_model_is_refused_before_the_run() {
     assert!(
         err.contains("--counters") && err.contains("L1's ports"),
         "{err}"
+    );
+}
+
+/// `counted_zone!` in a Rust kernel (examples/kernels' `counted`): the zone carries the
+/// Vector Unit instructions issued inside it (24 of the op's 32), named by the counter
+/// `--counters` armed; the summary says so.
+#[test]
+fn a_rust_counted_zone_carries_the_instructions_issued_inside_it() {
+    let kernels = build_kernels(
+        &workspace().join("examples/kernels"),
+        riscv_linker::Arch::WormholeB0,
+        false,
+        &[],
+    );
+    let out = workspace().join("target/test-tensix-ops/counted-rust");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = Command::new(ttprof_binary())
+        .args(["run", "--counters", "fpu=SFPU_COUNTER", "--kernel"])
+        .arg(format!(
+            "trisc1={}",
+            kernels.elf("counted").unwrap().display()
+        ))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        counted_zone(&out, "sfpu-24"),
+        (Some("SFPU_COUNTER".into()), Some(24))
+    );
+    assert_eq!(op_counters(&out).1["SFPU_COUNTER"], 32);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("counted zones: sfpu-24 SFPU_COUNTER 24 over"),
+        "{stdout}"
     );
 }

@@ -30,7 +30,18 @@ use syn::{parse_macro_input, Ident, ItemFn, LitInt, LitStr, Path, Token};
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
-const KINDS: [&str; 5] = ["zone", "value_zone", "event", "data", "sum"];
+const KINDS: [&str; 10] = [
+    "zone",
+    "value_zone",
+    "event",
+    "data",
+    "sum",
+    "counted_fpu",
+    "counted_instrn",
+    "counted_unpack",
+    "counted_pack",
+    "counted_l1",
+];
 
 struct SiteArgs {
     krate: Path,
@@ -197,6 +208,7 @@ fn site_expr(
         "data" => ("a data record", "data!(\"bytes\", n as u64)"),
         "sum" => ("a sum zone", "sum_zone!(\"wait-cb\")"),
         "value_zone" => ("a value zone", "value_zone!(\"tiles\", n)"),
+        k if k.starts_with("counted_") => ("a counted zone", "counted_zone!(\"matmul\", fpu)"),
         _ => ("a zone", "zone!(\"read-tile\")"),
     };
     if value.is_empty() {

@@ -242,6 +242,11 @@ static void check() {
 namespace NAMESPACE {
 void MAIN {
     uint32_t op = get_arg_val<uint32_t>(0), tiles = get_arg_val<uint32_t>(1);
+#if defined(TRISC_MATH)
+    // The math thread's whole op, until its coprocessor thread is done: with
+    // `ttprof run --counters fpu` it carries the Matrix Unit instructions the op issued.
+    TTPROF_COUNTED_ZONE("math-op");
+#endif
     run(op, tiles);
     {
         TTPROF_WAIT("wait-coprocessor-done", TTPROF_TTSYNC);

@@ -30,7 +30,7 @@ pub const RECORD_STRAIGHT: u32 = 6;
 
 /// The record kinds of [`RECORD_LOOP`] and [`RECORD_STRAIGHT`] (the bench kernel's `kind`
 /// module), with the names `runtime-bench` reports them by.
-pub const RECORD_KINDS: [(u32, &str); 8] = [
+pub const RECORD_KINDS: [(u32, &str); 9] = [
     (1, "zone"),
     (2, "value_zone"),
     (3, "event"),
@@ -39,6 +39,7 @@ pub const RECORD_KINDS: [(u32, &str); 8] = [
     (6, "signal"),
     (7, "sum_zone"),
     (8, "wait"),
+    (9, "counted_zone"),
 ];
 
 /// One launch of the bench kernel.

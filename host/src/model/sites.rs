@@ -11,7 +11,10 @@
 //! `"semaphore:3"`, `"sync:7"`. Metadata without it is an ordinary zone. A signal
 //! (`signal!`) is an event with `"s"`, the resource it releases ([`Signal`]): `"cb_push:16"`,
 //! `"cb_pop:0"`, `"sem_inc:3"`, `"sem_set:3"`, `"noc_read_done"`, `"noc_write_done"`,
-//! `"noc_atomic_done"`, `"sync:7"`.
+//! `"noc_atomic_done"`, `"sync:7"`. A counted zone (`counted_zone!`) is a value zone whose
+//! kind names the performance counter bank its value counts: `"counted_fpu"`,
+//! `"counted_instrn"`, `"counted_unpack"`, `"counted_pack"`, `"counted_l1"`
+//! ([`SiteMeta::counter`]).
 //!
 //! [`SiteTable`] maps ids to parsed [`SiteMeta`]. It is built from an ELF
 //! ([`crate::elf::KernelElf`]) or, for the host simulator, from `ttprof_rt::sim::Sim::sites`.
@@ -85,7 +88,18 @@ pub struct SiteMeta {
     pub wait: Option<Wait>,
     /// The resource the event releases, for a signal.
     pub signal: Option<Signal>,
+    /// For a counted zone (`counted_zone!`, kind `counted_<bank>` in the metadata, a value
+    /// zone on the wire): the performance counter bank whose value change it carries, one
+    /// of [`COUNTED_BANKS`].
+    pub counter: Option<&'static str>,
 }
+
+/// The banks a counted zone may count, as `ttprof run --counters` names their groups.
+pub const COUNTED_BANKS: [&str; 5] = ["fpu", "instrn", "unpack", "pack", "l1"];
+
+/// Each of [`COUNTED_BANKS`] as the op log's counters name the bank (tt-llk's group).
+pub const COUNTED_BANK_NAMES: [&str; 5] =
+    ["FPU", "INSTRN_THREAD", "TDMA_UNPACK", "TDMA_PACK", "L1"];
 
 /// What a typed wait waits on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -288,9 +302,19 @@ impl SiteMeta {
                 raw.v
             ));
         }
-        let kind = SiteKind::from_name(&raw.k).ok_or_else(|| {
+        // A counted zone is a value zone on the wire, its value a counter's change.
+        let counter = raw
+            .k
+            .strip_prefix("counted_")
+            .and_then(|b| COUNTED_BANKS.iter().find(|&&c| c == b).copied());
+        let kind = if counter.is_some() {
+            Some(SiteKind::ValueZone)
+        } else {
+            SiteKind::from_name(&raw.k)
+        };
+        let kind = kind.ok_or_else(|| {
             format!(
-                "unknown site kind {:?}, expected zone, value_zone, event, data or sum",
+                "unknown site kind {:?}, expected zone, value_zone, counted_<bank>, event, data or sum",
                 raw.k
             )
         })?;
@@ -316,6 +340,7 @@ impl SiteMeta {
             package: raw.p,
             wait,
             signal,
+            counter,
         })
     }
 }
@@ -420,6 +445,18 @@ mod tests {
         assert!(SiteMeta::parse(r#"{"v":1,"k":"zone","n":"a","f":""}"#)
             .unwrap_err()
             .contains("missing field"));
+    }
+
+    #[test]
+    fn a_counted_zone_is_a_value_zone_with_its_bank() {
+        let m = SiteMeta::parse(
+            r#"{"v":1,"k":"counted_unpack","n":"u","f":"k.cpp","l":3,"c":0,"p":"","u":"1:k.cpp"}"#,
+        )
+        .unwrap();
+        assert_eq!((m.kind, m.counter), (SiteKind::ValueZone, Some("unpack")));
+        let e = SiteMeta::parse(r#"{"v":1,"k":"counted_gpu","n":"u","f":"k","l":3,"c":0,"p":""}"#)
+            .unwrap_err();
+        assert!(e.contains("counted_<bank>"), "{e}");
     }
 
     #[test]

@@ -16,7 +16,7 @@
 #![no_main]
 
 use ttprof_example_kernels::{rd, wr, ARGS};
-use ttprof_rt::{data, event, kernel, signal, sum_zone, value_zone, wait, zone};
+use ttprof_rt::{counted_zone, data, event, kernel, signal, sum_zone, value_zone, wait, zone};
 
 /// Loop steps per iteration (one volatile store each).
 const RECORD_STEPS: u32 = 4;
@@ -31,6 +31,7 @@ mod kind {
     pub const SIGNAL: u32 = 6;
     pub const SUM: u32 = 7;
     pub const WAIT: u32 = 8;
+    pub const COUNTED_ZONE: u32 = 9;
 }
 
 /// [`RECORD_STEPS`] steps, unrolled.
@@ -42,7 +43,7 @@ fn steps() {
 }
 
 /// One record of a kind (`zone`, `value`, `event`, `data32`, `data64`, `signal`, `sum`,
-/// `wait`) from the site named `$name`, `$i` its data.
+/// `wait`, `counted`) from the site named `$name`, `$i` its data.
 macro_rules! one {
     (zone, $i:expr, $name:literal) => {{
         let _z = zone!($name);
@@ -67,6 +68,9 @@ macro_rules! one {
     }};
     (wait, $i:expr, $name:literal) => {{
         let _w = wait!($name, cb_front(1));
+    }};
+    (counted, $i:expr, $name:literal) => {{
+        let _z = counted_zone!($name);
     }};
 }
 
@@ -101,6 +105,7 @@ fn main() {
         (5, kind::SIGNAL) => looped!(signal, n, "signal-loop"),
         (5, kind::SUM) => looped!(sum, n, "sum-loop"),
         (5, kind::WAIT) => looped!(wait, n, "wait-loop"),
+        (5, kind::COUNTED_ZONE) => looped!(counted, n, "counted-loop"),
         (6, kind::ZONE) => straight!(zone, n, "zone-0" "zone-1" "zone-2" "zone-3" "zone-4" "zone-5" "zone-6" "zone-7"),
         (6, kind::VALUE_ZONE) => straight!(value, n, "value-0" "value-1" "value-2" "value-3" "value-4" "value-5" "value-6" "value-7"),
         (6, kind::EVENT) => straight!(event, n, "event-0" "event-1" "event-2" "event-3" "event-4" "event-5" "event-6" "event-7"),
@@ -109,6 +114,7 @@ fn main() {
         (6, kind::SIGNAL) => straight!(signal, n, "signal-0" "signal-1" "signal-2" "signal-3" "signal-4" "signal-5" "signal-6" "signal-7"),
         (6, kind::SUM) => straight!(sum, n, "sum-0" "sum-1" "sum-2" "sum-3" "sum-4" "sum-5" "sum-6" "sum-7"),
         (6, kind::WAIT) => straight!(wait, n, "wait-0" "wait-1" "wait-2" "wait-3" "wait-4" "wait-5" "wait-6" "wait-7"),
+        (6, kind::COUNTED_ZONE) => straight!(counted, n, "counted-0" "counted-1" "counted-2" "counted-3" "counted-4" "counted-5" "counted-6" "counted-7"),
         _ => {}
     }
 }

@@ -102,6 +102,7 @@ impl Sites {
                 package: String::new(),
                 wait: None,
                 signal: None,
+                counter: None,
             },
         )?;
         Ok((n, id))

@@ -87,6 +87,101 @@ pub(crate) fn line(counters: &[OpCounter]) -> String {
     format!("counters over {tiles} tile(s): {}", shown.join("; "))
 }
 
+/// The counted zones (`counted_zone!`) of one name in one op: the change of their bank's
+/// counter over them, summed over every such zone of the op.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CountedZone {
+    /// The zone's name.
+    pub zone: String,
+    /// The bank it counts (`fpu`, `instrn`, `unpack`, `pack`, `l1`).
+    pub bank: &'static str,
+    /// The counter `--counters` armed in that bank for the op (`None`: none was armed, so
+    /// the zones measured nothing and `value` is left out).
+    pub counter: Option<String>,
+    /// How many zones.
+    pub zones: u64,
+    /// The counter's change summed over them (`None` when no counter was armed).
+    pub value: Option<u64>,
+    /// Their cycles, summed.
+    pub cycles: u64,
+    /// `value` over `cycles`, %.
+    pub pct: Option<f64>,
+}
+
+/// Counted zones as the analysis gathers them: (op, zone name, bank) -> (zones, value
+/// sum, cycles sum).
+pub(crate) type Counted = std::collections::BTreeMap<(u32, String, &'static str), (u64, u64, u64)>;
+
+/// The rows of op `run` on `chip` from `counted`'s entries for op index `op`, each named by
+/// the counter the op log says was armed in its bank.
+pub(crate) fn counted_zones(
+    counted: &Counted,
+    op: u32,
+    log: Option<&OpLog>,
+    chip: u32,
+    run: u32,
+) -> Vec<CountedZone> {
+    let armed = |bank: &str| -> Option<String> {
+        let i = crate::sites::COUNTED_BANKS
+            .iter()
+            .position(|&b| b == bank)?;
+        let name = crate::sites::COUNTED_BANK_NAMES[i];
+        let rec = log?.op(chip, run)?;
+        rec.counters
+            .iter()
+            .flat_map(|t| &t.values)
+            .find(|c| c.bank == name)
+            .map(|c| c.name.clone())
+    };
+    counted
+        .range((op, String::new(), "")..)
+        .take_while(|((o, ..), _)| *o == op)
+        .map(|((_, zone, bank), &(zones, value, cycles))| {
+            let counter = armed(bank);
+            let value = counter.as_ref().map(|_| value);
+            CountedZone {
+                zone: zone.clone(),
+                bank,
+                counter,
+                zones,
+                value,
+                cycles,
+                pct: value.map(|v| {
+                    if cycles == 0 {
+                        0.0
+                    } else {
+                        100.0 * v as f64 / cycles as f64
+                    }
+                }),
+            }
+        })
+        .collect()
+}
+
+/// `counted zones: math-op FPU_COUNTER 35 over 1,842 cycles (1.9%); ...`; a zone whose bank
+/// was not armed says so. Empty without counted zones.
+pub(crate) fn zones_line(rows: &[CountedZone]) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<String> = rows
+        .iter()
+        .map(|r| match (&r.counter, r.value, r.pct) {
+            (Some(c), Some(v), Some(pct)) => format!(
+                "{} {c} {} over {} cycles ({pct:.1}%)",
+                r.zone,
+                grouped_int(v.into()),
+                grouped_int(r.cycles.into())
+            ),
+            _ => format!(
+                "{} not measured (no counter armed in bank {}: ttprof run --counters {})",
+                r.zone, r.bank, r.bank
+            ),
+        })
+        .collect();
+    format!("counted zones: {}", shown.join("; "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,8 +71,8 @@ mod path;
 mod records;
 mod sink;
 mod stopped;
-pub(crate) use counters::line as counters_line;
-pub use counters::OpCounter;
+pub(crate) use counters::{line as counters_line, zones_line as counted_zones_line};
+pub use counters::{CountedZone, OpCounter};
 pub use path::{
     arrows, paragraph, Arrow, CoreRef, CriticalPath, PathSegment, SignalRef, UnmatchedSignal,
     UnmatchedWait,
@@ -290,6 +290,9 @@ pub struct OpAnalysis {
     /// empty: none were armed).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<OpCounter>,
+    /// Its counted zones (`counted_zone!`) by name: the counter's change over them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counted_zones: Vec<CountedZone>,
 }
 
 impl OpAnalysis {
@@ -345,6 +348,12 @@ pub(crate) struct Analyzer {
     /// Per (chip, tile): the cycle count its times are taken from (its first zone's start),
     /// one for every RISC of the tile.
     origins: HashMap<(u32, NocCoord), u64>,
+    /// (name, file, line) of every counted zone site, with its bank.
+    counted_by_site: HashMap<(String, String, u32), &'static str>,
+    /// Per label index: the bank a counted zone counts.
+    counted_labels: Vec<Option<&'static str>>,
+    /// Counted zones per op, name and bank.
+    counted: counters::Counted,
 }
 
 /// (op index, chip, tile) -> RISC -> (time, first KERNEL start, last KERNEL end); a RISC
@@ -443,6 +452,16 @@ impl Analyzer {
             return;
         }
         self.learn_sites(p, v);
+        for z in &v.zones {
+            let bank = self.counted_labels.get(z.site as usize).copied().flatten();
+            if let (Some(bank), Some(value), Some(op)) = (bank, z.value, z.op) {
+                let name = p.labels[z.site as usize].name.clone();
+                let e = self.counted.entry((op, name, bank)).or_default();
+                e.0 += 1;
+                e.1 = e.1.saturating_add(value.into());
+                e.2 = e.2.saturating_add(z.cycles());
+            }
+        }
         let kinds = &self.kinds;
         self.paths.add(p, v, |site| {
             kinds
@@ -672,9 +691,24 @@ impl Analyzer {
                         .insert((m.name.clone(), m.file.clone(), m.line), s)
                         .is_none();
                 }
+                if let Some(b) = m.counter {
+                    learned |= self
+                        .counted_by_site
+                        .insert((m.name.clone(), m.file.clone(), m.line), b)
+                        .is_none();
+                }
             }
         }
         if learned {
+            self.counted_labels = p
+                .labels
+                .iter()
+                .map(|l| {
+                    self.counted_by_site
+                        .get(&(l.name.clone(), l.file.clone(), l.line))
+                        .copied()
+                })
+                .collect();
             self.kinds = p
                 .labels
                 .iter()
@@ -769,6 +803,13 @@ impl Analyzer {
                 tiles: Vec::new(),
                 critical_path: None,
                 counters: counters::of(p.oplog.as_ref(), o.chip, o.run),
+                counted_zones: counters::counted_zones(
+                    &self.counted,
+                    op,
+                    p.oplog.as_ref(),
+                    o.chip,
+                    o.run,
+                ),
             });
             entry.span_ns += span;
             for t in &times {
@@ -1110,14 +1151,16 @@ fn render_raw(a: &Analysis) -> String {
     let counted: Vec<String> = a
         .ops
         .iter()
-        .filter(|op| !op.counters.is_empty())
+        .filter(|op| !op.counters.is_empty() || !op.counted_zones.is_empty())
         .map(|op| {
-            format!(
-                "  {} (run {}): {}\n",
-                op.op,
-                op.run,
-                counters::line(&op.counters)
-            )
+            let lines: Vec<String> = [
+                counters::line(&op.counters),
+                counters::zones_line(&op.counted_zones),
+            ]
+            .into_iter()
+            .filter(|l| !l.is_empty())
+            .collect();
+            format!("  {} (run {}): {}\n", op.op, op.run, lines.join("\n    "))
         })
         .collect();
     if !counted.is_empty() {
@@ -1273,6 +1316,7 @@ mod tests {
             tiles: vec![],
             critical_path: None,
             counters: vec![],
+            counted_zones: vec![],
         };
         for r in &mut op.riscs {
             r.waits = r
@@ -1444,6 +1488,7 @@ mod tests {
             tiles: vec![],
             critical_path: None,
             counters: vec![],
+            counted_zones: vec![],
         };
         for r in &mut op.riscs {
             r.waits = r

@@ -241,6 +241,7 @@ fn empty_op(p: &Profile, op: u32) -> Option<OpAnalysis> {
         tiles: Vec::new(),
         critical_path: None,
         counters: Vec::new(),
+        counted_zones: Vec::new(),
     };
     Some(analyzer.finish(p).ops.pop().unwrap_or_else(empty))
 }

@@ -92,6 +92,12 @@ fn analysis_lines(t: &mut String, x: &OpAnalysis, runs: u64) {
             WIDTH,
         ));
     }
+    if !x.counted_zones.is_empty() {
+        t.push_str(&analysis::wrap(
+            &format!("{}{of_run}", analysis::counted_zones_line(&x.counted_zones)),
+            WIDTH,
+        ));
+    }
     if let Some(c) = &x.critical_path {
         t.push_str(&analysis::wrap(
             &format!("critical path{of_run}: {}", path_shares(c)),
@@ -341,6 +347,7 @@ mod tests {
             tiles: vec![],
             critical_path: Some(path),
             counters: vec![],
+            counted_zones: vec![],
         }
     }
 
