@@ -102,43 +102,6 @@ macro_rules! value_zone {
     };
 }
 
-/// A zone that counts one of Tensix's performance counters over itself:
-/// `let _z = counted_zone!("matmul");` (the FPU bank) or `counted_zone!("unpack", unpack)`
-/// (banks `fpu`, `instrn`, `unpack`, `pack`, `l1`). It reads the bank's value register
-/// (`PERF_CNT_OUT_H`) after it opens and before it closes, and records the difference as a
-/// value zone; the host names it by the counter `ttprof run --counters` armed in that bank
-/// (none armed: the zone's count is reported as not measured). Two register loads and a
-/// subtraction more than a value zone; other zones pay nothing.
-#[cfg(feature = "profile")]
-#[macro_export]
-macro_rules! counted_zone {
-    ($name:literal) => {
-        $crate::counted_zone!($name, fpu)
-    };
-    ($name:literal, fpu) => {
-        $crate::CountedZone::open($crate::__site!($crate, counted_fpu, $name), 0)
-    };
-    ($name:literal, instrn) => {
-        $crate::CountedZone::open($crate::__site!($crate, counted_instrn, $name), 1)
-    };
-    ($name:literal, unpack) => {
-        $crate::CountedZone::open($crate::__site!($crate, counted_unpack, $name), 2)
-    };
-    ($name:literal, pack) => {
-        $crate::CountedZone::open($crate::__site!($crate, counted_pack, $name), 3)
-    };
-    ($name:literal, l1) => {
-        $crate::CountedZone::open($crate::__site!($crate, counted_l1, $name), 4)
-    };
-    ($($other:tt)*) => {
-        $crate::__usage!(
-            "counted_zone",
-            "counted_zone!(\"name\") or counted_zone!(\"name\", BANK), BANK one of fpu, instrn, unpack, pack, l1",
-            $($other)*
-        )
-    };
-}
-
 /// A point event now: `event!("barrier");`.
 #[cfg(feature = "profile")]
 #[macro_export]
@@ -209,37 +172,6 @@ macro_rules! value_zone {
     }};
     ($($other:tt)*) => {
         $crate::__usage!("value_zone", "value_zone!(\"name\", value)", $($other)*)
-    };
-}
-
-#[cfg(not(feature = "profile"))]
-/// `counted_zone!` without the `profile` feature: the same arguments, and no code at all.
-#[macro_export]
-macro_rules! counted_zone {
-    ($name:literal) => {
-        $crate::Disabled
-    };
-    ($name:literal, fpu) => {
-        $crate::Disabled
-    };
-    ($name:literal, instrn) => {
-        $crate::Disabled
-    };
-    ($name:literal, unpack) => {
-        $crate::Disabled
-    };
-    ($name:literal, pack) => {
-        $crate::Disabled
-    };
-    ($name:literal, l1) => {
-        $crate::Disabled
-    };
-    ($($other:tt)*) => {
-        $crate::__usage!(
-            "counted_zone",
-            "counted_zone!(\"name\") or counted_zone!(\"name\", BANK), BANK one of fpu, instrn, unpack, pack, l1",
-            $($other)*
-        )
     };
 }
 
@@ -532,3 +464,73 @@ pub fn flush() {
 /// The C ABI for C and C++ kernels (`include/ttprof.h`, `device-rt/c`).
 #[cfg(all(target_arch = "riscv32", feature = "capi"))]
 mod capi;
+
+// Counted zones come last, after the macros whose lines the golden outputs name.
+
+/// A zone that counts one of Tensix's performance counters over itself:
+/// `let _z = counted_zone!("matmul");` (the FPU bank) or `counted_zone!("unpack", unpack)`
+/// (banks `fpu`, `instrn`, `unpack`, `pack`, `l1`). It reads the bank's value register
+/// (`PERF_CNT_OUT_H`) after it opens and before it closes, and records the difference as a
+/// value zone; the host names it by the counter `ttprof run --counters` armed in that bank
+/// (none armed: the zone's count is reported as not measured). Two register loads and a
+/// subtraction more than a value zone; other zones pay nothing.
+#[cfg(feature = "profile")]
+#[macro_export]
+macro_rules! counted_zone {
+    ($name:literal) => {
+        $crate::counted_zone!($name, fpu)
+    };
+    ($name:literal, fpu) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_fpu, $name), 0)
+    };
+    ($name:literal, instrn) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_instrn, $name), 1)
+    };
+    ($name:literal, unpack) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_unpack, $name), 2)
+    };
+    ($name:literal, pack) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_pack, $name), 3)
+    };
+    ($name:literal, l1) => {
+        $crate::CountedZone::open($crate::__site!($crate, counted_l1, $name), 4)
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!(
+            "counted_zone",
+            "counted_zone!(\"name\") or counted_zone!(\"name\", BANK), BANK one of fpu, instrn, unpack, pack, l1",
+            $($other)*
+        )
+    };
+}
+
+#[cfg(not(feature = "profile"))]
+/// `counted_zone!` without the `profile` feature: the same arguments, and no code at all.
+#[macro_export]
+macro_rules! counted_zone {
+    ($name:literal) => {
+        $crate::Disabled
+    };
+    ($name:literal, fpu) => {
+        $crate::Disabled
+    };
+    ($name:literal, instrn) => {
+        $crate::Disabled
+    };
+    ($name:literal, unpack) => {
+        $crate::Disabled
+    };
+    ($name:literal, pack) => {
+        $crate::Disabled
+    };
+    ($name:literal, l1) => {
+        $crate::Disabled
+    };
+    ($($other:tt)*) => {
+        $crate::__usage!(
+            "counted_zone",
+            "counted_zone!(\"name\") or counted_zone!(\"name\", BANK), BANK one of fpu, instrn, unpack, pack, l1",
+            $($other)*
+        )
+    };
+}

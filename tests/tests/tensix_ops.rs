@@ -354,6 +354,41 @@ fn counted_zone(out: &Path, zone: &str) -> (Option<String>, Option<u64>) {
     (z["counter"].as_str().map(String::from), z["value"].as_u64())
 }
 
+/// `ttprof_zones.parquet`'s (counter, value) of the zones named `zone`.
+fn parquet_counted(out: &Path, zone: &str) -> Vec<(Option<String>, Option<u32>)> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt32Type;
+    use arrow_array::Array;
+    let f = std::fs::File::open(out.join("ttprof_zones.parquet")).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut rows = Vec::new();
+    for b in reader {
+        let b = b.unwrap();
+        let string = |col: &str, i: usize| {
+            let d = b.column_by_name(col).unwrap().as_dictionary::<UInt32Type>();
+            d.is_valid(i).then(|| {
+                d.values()
+                    .as_string::<i32>()
+                    .value(d.keys().value(i) as usize)
+                    .to_string()
+            })
+        };
+        let v = b
+            .column_by_name("value")
+            .unwrap()
+            .as_primitive::<UInt32Type>();
+        for i in 0..b.num_rows() {
+            if string("name", i).as_deref() == Some(zone) {
+                rows.push((string("counter", i), v.is_valid(i).then(|| v.value(i))));
+            }
+        }
+    }
+    rows
+}
+
 /// The host arms and reads the counters around the launch: no zone of the kernel moves
 /// (times and names the same to the cycle), and the counted zone says it measured nothing
 /// when no counter was armed.
@@ -375,6 +410,17 @@ fn counters_on_or_off_change_no_zone() {
     assert!(on.len() > 20, "{on:?}");
     assert_eq!(zones(&on), zones(&off));
     assert_eq!(counted_zone(&off_dir, "math-op"), (None, None));
+    // Parquet: the counted zone's value only with the counter that names it.
+    assert_eq!(parquet_counted(&off_dir, "math-op"), [(None, None)]);
+    let on_dir = workspace().join("target/test-tensix-ops/matmul-on/out");
+    assert_eq!(
+        parquet_counted(&on_dir, "math-op"),
+        [(Some("FPU_COUNTER".to_string()), Some(35))]
+    );
+    assert_eq!(parquet_counted(&on_dir, "math-tile").len(), 2);
+    assert!(parquet_counted(&on_dir, "math-tile")
+        .iter()
+        .all(|r| r.0.is_none()));
 }
 
 /// `--counters`: the Matrix and Vector Unit cycles of each op are the instructions
@@ -392,6 +438,15 @@ fn counters_count_the_units_instructions_each_op_pushes() {
     );
     let (cycles, v) = op_counters(&out);
     assert_eq!(v["FPU_COUNTER"], 1 + 17 * k as u64, "{v:?}");
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ttprof_analysis.json")).unwrap())
+            .unwrap();
+    let evidence = a["ops"][0]["verdict"]["evidence"].as_str().unwrap();
+    assert!(
+        evidence.contains("Tensix counters over the op: FPU_COUNTER 0.")
+            && evidence.contains("UNPACK0_BUSY_THREAD0"),
+        "{evidence}"
+    );
     // ops.cpp's counted zone `math-op` spans the math thread's whole op: the same count.
     assert_eq!(
         counted_zone(&out, "math-op"),

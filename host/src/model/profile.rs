@@ -570,12 +570,14 @@ impl Profile {
                         } else {
                             m.package.clone()
                         }),
+                        counter: m.counter,
                     },
                     None => SiteLabel {
                         name: unresolved_name(site),
                         file: String::new(),
                         line: 0,
                         function: None,
+                        counter: None,
                     },
                 };
                 let label = *global.entry(l.clone()).or_insert_with(|| {

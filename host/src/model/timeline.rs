@@ -57,6 +57,9 @@ pub struct SiteLabel {
     /// The kernel crate (package) the site is in, or the zone name when unknown (Tracy's
     /// "function"); `None` for an unresolved site.
     pub function: Option<String>,
+    /// For a counted zone (`counted_zone!`): the performance counter bank its value
+    /// counts, one of [`crate::sites::COUNTED_BANKS`].
+    pub counter: Option<&'static str>,
 }
 
 /// A zone on the host timeline.

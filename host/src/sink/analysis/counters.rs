@@ -108,6 +108,21 @@ pub struct CountedZone {
     pub pct: Option<f64>,
 }
 
+/// The verdict's evidence from the op's counters: `Tensix counters over the op:
+/// FPU_COUNTER 0.2% of cycles, PACKER_BUSY 1.2%` (what the bounding stage's busy time was
+/// spent on, in the units' own terms).
+pub(crate) fn evidence(counters: &[OpCounter]) -> String {
+    let shown: Vec<String> = counters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let of = if i == 0 { " of cycles" } else { "" };
+            format!("{} {:.1}%{of}", c.name, c.pct)
+        })
+        .collect();
+    format!("Tensix counters over the op: {}", shown.join(", "))
+}
+
 /// Counted zones as the analysis gathers them: (op, zone name, bank) -> (zones, value
 /// sum, cycles sum).
 pub(crate) type Counted = std::collections::BTreeMap<(u32, String, &'static str), (u64, u64, u64)>;
@@ -222,6 +237,10 @@ mod tests {
             "counters over 2 tile(s): FPU_COUNTER 1,500 of 1,500,000 cycles (0.1%)"
         );
         assert!(of(Some(&log), 0, 5).is_empty() && of(None, 0, 4).is_empty());
+        assert_eq!(
+            evidence(&c),
+            "Tensix counters over the op: FPU_COUNTER 0.1% of cycles"
+        );
         assert_eq!(line(&[]), "");
     }
 }

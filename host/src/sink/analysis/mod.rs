@@ -851,6 +851,10 @@ impl Analyzer {
                 r.waits = waits_by_name(r);
             }
             a.verdict = verdict(&a.riscs, a.span_ns);
+            if let Some(v) = a.verdict.as_mut().filter(|_| !a.counters.is_empty()) {
+                v.evidence.push_str("; ");
+                v.evidence.push_str(&counters::evidence(&a.counters));
+            }
             if let Some(v) = &a.verdict {
                 a.disagreeing_tiles = a
                     .tiles

@@ -247,6 +247,7 @@ fn zones_batch(
     let (mut start_c, mut end_c) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut start_ns, mut dur) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut value = Vec::with_capacity(n);
+    let mut counter = Vec::with_capacity(n);
     // `open`: ends of the zones open so far, earliest first: a zone opens inside every one
     // that ends after its start.
     for &i in order {
@@ -257,13 +258,17 @@ fn zones_batch(
         }
         depth.push(open.len() as u16);
         open.push(Reverse(e));
-        place.push(naming.of(r.run[i], r.site[i]));
+        let at = naming.of(r.run[i], r.site[i]);
+        place.push(at);
         start_c.push(s);
         end_c.push(e);
         let (a, b) = (ns(s), ns(e));
         start_ns.push(a);
         dur.push(b - a);
-        value.push((r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32));
+        let recorded = (r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32);
+        let (key, v) = d.counted(at.1, at.2, recorded);
+        counter.push(key);
+        value.push(v);
     }
     let mut c = place_columns(d, &v.lane, with_chip, place.iter().copied(), n)?;
     c.push(Arc::new(UInt16Array::from(depth)) as ArrayRef);
@@ -272,6 +277,7 @@ fn zones_batch(
     c.push(Arc::new(Int64Array::from(start_ns)));
     c.push(Arc::new(Int64Array::from(dur)));
     c.push(Arc::new(UInt32Array::from(value)));
+    c.push(d.counter_column(counter)?);
     RecordBatch::try_new(schema.clone(), c)
 }
 

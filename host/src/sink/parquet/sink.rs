@@ -234,6 +234,7 @@ fn properties() -> WriterProperties {
         "value",
         "count",
         "kind",
+        "counter",
     ] {
         b = b.set_column_statistics_enabled(ColumnPath::from(c), EnabledStatistics::None);
     }
@@ -498,7 +499,10 @@ impl Sink for ParquetSink {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let with_chip = !self.partitioned();
         if self.dicts.as_ref().is_none_or(|(uid, _)| *uid != p.uid()) {
-            self.dicts = Some((p.uid(), Dictionaries::new(&p.labels, &p.ops)));
+            self.dicts = Some((
+                p.uid(),
+                Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref()),
+            ));
         }
         let (Some((_, d)), Some([zs, ms, _]), Some(w)) = (
             self.dicts.as_ref(),

@@ -2,8 +2,10 @@
 //! columns).
 
 use crate::decode::NO_RUN;
+use crate::oplog::OpLog;
 use crate::ops::{At, Ops};
 use crate::sink::exact;
+use crate::sites::{COUNTED_BANKS, COUNTED_BANK_NAMES};
 use crate::timeline::{Lane, OpSpan, SiteLabel};
 #[cfg(test)]
 use crate::timeline::{Mark, MarkKind, Zone};
@@ -51,6 +53,7 @@ pub(crate) fn zones_schema(with_chip: bool) -> SchemaRef {
         Field::new("start_ns", DataType::Int64, false),
         Field::new("duration_ns", DataType::Int64, false),
         Field::new("value", DataType::UInt32, true),
+        Field::new("counter", dict(), true),
     ]);
     Arc::new(Schema::new(f))
 }
@@ -112,7 +115,8 @@ pub(crate) fn whole_ns(ns: f64) -> i64 {
     }
 }
 
-/// The dictionaries every batch shares: RISC names, site labels, op names, mark kinds.
+/// The dictionaries every batch shares: RISC names, site labels, op names, mark kinds,
+/// and the performance counters the op log says were armed.
 pub(crate) struct Dictionaries {
     risc: ArrayRef,
     names: ArrayRef,
@@ -120,6 +124,12 @@ pub(crate) struct Dictionaries {
     ops: ArrayRef,
     kinds: ArrayRef,
     lines: Vec<u32>,
+    /// Counter names (`FPU_COUNTER`), the `counter` column's dictionary.
+    counters: ArrayRef,
+    /// Per op: the counter armed in each bank of [`COUNTED_BANK_NAMES`], as its key.
+    armed: Vec<[Option<u32>; 5]>,
+    /// Per label: the bank its counted zones count (an index of [`COUNTED_BANKS`]).
+    banks: Vec<Option<usize>>,
 }
 
 impl Dictionaries {
@@ -128,8 +138,32 @@ impl Dictionaries {
         &self.kinds
     }
 
-    pub(crate) fn new(labels: &[SiteLabel], ops: &[OpSpan]) -> Dictionaries {
+    pub(crate) fn new(labels: &[SiteLabel], ops: &[OpSpan], log: Option<&OpLog>) -> Dictionaries {
         let strings = |v: Vec<&str>| Arc::new(StringArray::from(v)) as ArrayRef;
+        let mut names: Vec<&str> = Vec::new();
+        let armed = ops
+            .iter()
+            .map(|o| {
+                let mut banks = [None; 5];
+                let Some(rec) = log.and_then(|l| l.op(o.chip, o.run)) else {
+                    return banks;
+                };
+                for c in rec.counters.iter().flat_map(|t| &t.values) {
+                    let Some(b) = COUNTED_BANK_NAMES.iter().position(|&n| n == c.bank) else {
+                        continue;
+                    };
+                    let key = match names.iter().position(|&n| n == c.name) {
+                        Some(k) => k,
+                        None => {
+                            names.push(&c.name);
+                            names.len() - 1
+                        }
+                    };
+                    banks[b].get_or_insert(key as u32);
+                }
+                banks
+            })
+            .collect();
         Dictionaries {
             risc: strings(Risc::ALL.iter().map(|r| r.name()).collect()),
             names: strings(labels.iter().map(|l| l.name.as_str()).collect()),
@@ -137,7 +171,41 @@ impl Dictionaries {
             ops: strings(ops.iter().map(|o| o.name.as_str()).collect()),
             kinds: strings(vec!["event", "data", "sum"]),
             lines: labels.iter().map(|l| l.line).collect(),
+            counters: strings(names),
+            armed,
+            banks: labels
+                .iter()
+                .map(|l| {
+                    l.counter
+                        .and_then(|c| COUNTED_BANKS.iter().position(|&b| b == c))
+                })
+                .collect(),
         }
+    }
+
+    /// The `counter` key and `value` of a zone of `label` in `op` that recorded `value`:
+    /// a counted zone's value is kept only when its op armed a counter in its bank (else
+    /// both are null: it measured nothing); other zones have no counter.
+    pub(crate) fn counted(
+        &self,
+        op: Option<u32>,
+        label: u32,
+        value: Option<u32>,
+    ) -> (Option<u32>, Option<u32>) {
+        match self.banks.get(label as usize).copied().flatten() {
+            None => (None, value),
+            Some(b) => {
+                let key = op
+                    .and_then(|o| self.armed.get(o as usize))
+                    .and_then(|a| a[b]);
+                (key, key.and(value))
+            }
+        }
+    }
+
+    /// The `counter` column of `keys`.
+    pub(crate) fn counter_column(&self, keys: Vec<Option<u32>>) -> Result<ArrayRef, ArrowError> {
+        keyed(UInt32Array::from(keys), &self.counters)
     }
 }
 
@@ -215,9 +283,12 @@ pub(crate) fn zones_batch(
     ));
     c.push(Arc::new(Int64Array::from(start_ns)));
     c.push(Arc::new(Int64Array::from(duration)));
-    c.push(Arc::new(
-        zones.iter().map(|z| z.value).collect::<UInt32Array>(),
-    ));
+    let (counter, value): (Vec<Option<u32>>, Vec<Option<u32>>) = zones
+        .iter()
+        .map(|z| d.counted(z.op, z.site, z.value))
+        .unzip();
+    c.push(Arc::new(UInt32Array::from(value)));
+    c.push(d.counter_column(counter)?);
     RecordBatch::try_new(schema.clone(), c)
 }
 

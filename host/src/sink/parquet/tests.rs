@@ -253,7 +253,7 @@ fn direct_batches_equal_the_general_ones() {
         random_profile(2),
         nested_profile(3),
     ] {
-        let d = tables::Dictionaries::new(&p.labels, &p.ops);
+        let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
         for with_chip in [true, false] {
             let (zs, ms) = (zones_schema(with_chip), marks_schema(with_chip));
             for i in 0..p.ring_count() {
@@ -436,7 +436,7 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
         let dir = crate::testing::temp_dir("parquet-cells");
         let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
         sink::drive(&p, &mut [&mut s]).unwrap();
-        let d = tables::Dictionaries::new(&p.labels, &p.ops);
+        let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
         let (zs, ms) = (zones_schema(true), marks_schema(true));
         let (mut want_z, mut want_m) = (Vec::new(), Vec::new());
         for v in p.rings() {
@@ -589,7 +589,7 @@ fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
         groups.iter().all(|&n| n <= 2 * ROW_GROUP_ROWS as i64),
         "{groups:?}"
     );
-    let d = tables::Dictionaries::new(&p.labels, &p.ops);
+    let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
     let zs = zones_schema(true);
     let want: Vec<_> = p
         .rings()
