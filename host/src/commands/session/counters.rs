@@ -7,16 +7,18 @@
 
 use crate::error::{Error, Result};
 use crate::oplog::{CounterValue, TileCounters};
+use crate::sites::{COUNTED_BANKS, COUNTED_BANK_NAMES};
 use riscv_linker::{Arch, NocCoord};
 use ttprof_emu::Device;
 
-/// The groups `--counters` takes, their bank and the counter each reads unless named.
-pub const GROUPS: [(&str, &str, &str); 5] = [
-    ("fpu", "FPU", "FPU_COUNTER"),
-    ("instrn", "INSTRN_THREAD", "THREAD_STALLS_1"),
-    ("unpack", "TDMA_UNPACK", "UNPACK0_BUSY_THREAD0"),
-    ("pack", "TDMA_PACK", "PACKER_BUSY"),
-    ("l1", "L1", "L1_0_UNPACKER_0"),
+/// The counter each group of `--counters` ([`COUNTED_BANKS`], the bank
+/// [`COUNTED_BANK_NAMES`] names) reads unless one is named.
+pub const DEFAULTS: [&str; 5] = [
+    "FPU_COUNTER",
+    "THREAD_STALLS_1",
+    "UNPACK0_BUSY_THREAD0",
+    "PACKER_BUSY",
+    "L1_0_UNPACKER_0",
 ];
 
 /// One armed counter: its bank, its select and its name (tt-llk's spelling).
@@ -43,16 +45,16 @@ pub fn parse(spec: &str, arch: Arch) -> Result<Vec<CounterChoice>> {
             Some((g, n)) => (g.trim(), Some(n.trim())),
             None => (part, None),
         };
-        let &(_, bank, default) = GROUPS
+        let i = COUNTED_BANKS
             .iter()
-            .find(|g| g.0.eq_ignore_ascii_case(group))
+            .position(|g| g.eq_ignore_ascii_case(group))
             .ok_or_else(|| {
-                let names: Vec<&str> = GROUPS.iter().map(|g| g.0).collect();
                 bad(format!(
                     "no counter group {group:?} (groups: {})",
-                    names.join(", ")
+                    COUNTED_BANKS.join(", ")
                 ))
             })?;
+        let (bank, default) = (COUNTED_BANK_NAMES[i], DEFAULTS[i]);
         if out.iter().any(|c| c.bank == bank) {
             return Err(bad(format!(
                 "{group} twice: a bank shows one counter at a time (run again for another)"
