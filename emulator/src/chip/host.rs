@@ -154,19 +154,13 @@ impl Device {
     /// starts them at the next run's first cycle: what a host writes just before a launch.
     /// A counter the model cannot derive is refused here, naming it.
     pub fn arm_perf_counters(&mut self, banks: &[(&str, u32)]) -> Result<(), EmuError> {
-        let index = |bank: &str| {
-            crate::PERF_COUNTER_BANKS
-                .iter()
-                .position(|&b| b == bank)
-                .ok_or_else(|| EmuError::Config(format!("no performance counter bank {bank:?}")))
-        };
         let arch = self.arch();
         for &(bank, sel) in banks {
             crate::describe_perf_counter(arch, bank, sel).map_err(EmuError::Config)?;
         }
         let banks = banks
             .iter()
-            .map(|&(bank, sel)| Ok((index(bank)?, sel)))
+            .map(|&(bank, sel)| Ok((bank_index(bank)?, sel)))
             .collect::<Result<Vec<_>, EmuError>>()?;
         for t in &mut self.tiles {
             t.mem.regs.perf_counters.pending = banks.clone();
@@ -184,10 +178,7 @@ impl Device {
         bank: &str,
     ) -> Result<(u64, u64), EmuError> {
         let i = self.tile_index(chip, tile)?;
-        let b = crate::PERF_COUNTER_BANKS
-            .iter()
-            .position(|&b| b == bank)
-            .ok_or_else(|| EmuError::Config(format!("no performance counter bank {bank:?}")))?;
+        let b = bank_index(bank)?;
         let t = &mut self.tiles[i];
         // Read as a host does once the tile's last core stopped, not at the end of the
         // emulator's last scheduling window (which can lie far past it).
@@ -207,4 +198,12 @@ impl Device {
             .read_bank(b, stopped, &mut regs.tensix)
             .map_err(|k| EmuError::Config(format!("chip {chip} tile {tile}: {k}")))
     }
+}
+
+/// The index of performance counter bank `bank` in [`crate::PERF_COUNTER_BANKS`].
+fn bank_index(bank: &str) -> Result<usize, EmuError> {
+    crate::PERF_COUNTER_BANKS
+        .iter()
+        .position(|&b| b == bank)
+        .ok_or_else(|| EmuError::Config(format!("no performance counter bank {bank:?}")))
 }

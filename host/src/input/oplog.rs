@@ -113,6 +113,13 @@ pub struct OpRecord {
     pub counters: Vec<TileCounters>,
 }
 
+/// The banks a counted zone may count, as `ttprof run --counters` names their groups.
+pub const COUNTED_BANKS: [&str; 5] = ["fpu", "instrn", "unpack", "pack", "l1"];
+
+/// Each of [`COUNTED_BANKS`] as the op log's counters name the bank (tt-llk's group).
+pub const COUNTED_BANK_NAMES: [&str; 5] =
+    ["FPU", "INSTRN_THREAD", "TDMA_UNPACK", "TDMA_PACK", "L1"];
+
 /// One tile's performance counters over an op: what the host read after the launch.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TileCounters {
@@ -136,6 +143,18 @@ pub struct CounterValue {
 }
 
 impl OpRecord {
+    /// The counter `--counters` armed in bank `group` (`fpu`, ..., one of
+    /// [`COUNTED_BANKS`]) for this op, as the first tile read it.
+    pub fn armed_counter(&self, group: &str) -> Option<&str> {
+        let i = COUNTED_BANKS.iter().position(|&b| b == group)?;
+        let bank = COUNTED_BANK_NAMES[i];
+        self.counters
+            .iter()
+            .flat_map(|t| &t.values)
+            .find(|c| c.bank == bank)
+            .map(|c| c.name.as_str())
+    }
+
     /// A device op (`tt_dnn_device`) of run `run_id` on chip `device` from host time `start`
     /// to `end` (ns), with these kernels, no attributes and no tensors.
     pub fn device_op(

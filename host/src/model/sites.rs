@@ -94,12 +94,7 @@ pub struct SiteMeta {
     pub counter: Option<&'static str>,
 }
 
-/// The banks a counted zone may count, as `ttprof run --counters` names their groups.
-pub const COUNTED_BANKS: [&str; 5] = ["fpu", "instrn", "unpack", "pack", "l1"];
-
-/// Each of [`COUNTED_BANKS`] as the op log's counters name the bank (tt-llk's group).
-pub const COUNTED_BANK_NAMES: [&str; 5] =
-    ["FPU", "INSTRN_THREAD", "TDMA_UNPACK", "TDMA_PACK", "L1"];
+pub use crate::oplog::{COUNTED_BANKS, COUNTED_BANK_NAMES};
 
 /// What a typed wait waits on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]

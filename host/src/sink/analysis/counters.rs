@@ -56,16 +56,12 @@ pub(crate) fn of(log: Option<&OpLog>, chip: u32, run: u32) -> Vec<OpCounter> {
         }
     }
     for o in &mut out {
-        o.pct = if o.cycles == 0 {
-            0.0
-        } else {
-            100.0 * o.value as f64 / o.cycles as f64
-        };
+        o.pct = super::pct(o.value as f64, o.cycles as f64);
     }
     out
 }
 
-/// `counters: FPU_COUNTER 35 of 250,000 cycles (0.0%); ...` over the op's tiles; empty
+/// `counters over 1 tile(s): FPU_COUNTER 35 of 20,959 cycles (0.2%); ...`; empty
 /// when it has none.
 pub(crate) fn line(counters: &[OpCounter]) -> String {
     if counters.is_empty() {
@@ -136,18 +132,8 @@ pub(crate) fn counted_zones(
     chip: u32,
     run: u32,
 ) -> Vec<CountedZone> {
-    let armed = |bank: &str| -> Option<String> {
-        let i = crate::sites::COUNTED_BANKS
-            .iter()
-            .position(|&b| b == bank)?;
-        let name = crate::sites::COUNTED_BANK_NAMES[i];
-        let rec = log?.op(chip, run)?;
-        rec.counters
-            .iter()
-            .flat_map(|t| &t.values)
-            .find(|c| c.bank == name)
-            .map(|c| c.name.clone())
-    };
+    let rec = log.and_then(|l| l.op(chip, run));
+    let armed = |bank: &str| rec?.armed_counter(bank).map(String::from);
     counted
         .range((op, String::new(), "")..)
         .take_while(|((o, ..), _)| *o == op)
@@ -161,13 +147,7 @@ pub(crate) fn counted_zones(
                 zones,
                 value,
                 cycles,
-                pct: value.map(|v| {
-                    if cycles == 0 {
-                        0.0
-                    } else {
-                        100.0 * v as f64 / cycles as f64
-                    }
-                }),
+                pct: value.map(|v| super::pct(v as f64, cycles as f64)),
             }
         })
         .collect()

@@ -5,7 +5,7 @@ use crate::decode::NO_RUN;
 use crate::oplog::OpLog;
 use crate::ops::{At, Ops};
 use crate::sink::exact;
-use crate::sites::{COUNTED_BANKS, COUNTED_BANK_NAMES};
+use crate::sites::COUNTED_BANKS;
 use crate::timeline::{Lane, OpSpan, SiteLabel};
 #[cfg(test)]
 use crate::timeline::{Mark, MarkKind, Zone};
@@ -126,7 +126,7 @@ pub(crate) struct Dictionaries {
     lines: Vec<u32>,
     /// Counter names (`FPU_COUNTER`), the `counter` column's dictionary.
     counters: ArrayRef,
-    /// Per op: the counter armed in each bank of [`COUNTED_BANK_NAMES`], as its key.
+    /// Per op: the counter armed in each bank of [`COUNTED_BANKS`], as its key.
     armed: Vec<[Option<u32>; 5]>,
     /// Per label: the bank its counted zones count (an index of [`COUNTED_BANKS`]).
     banks: Vec<Option<usize>>,
@@ -148,18 +148,18 @@ impl Dictionaries {
                 let Some(rec) = log.and_then(|l| l.op(o.chip, o.run)) else {
                     return banks;
                 };
-                for c in rec.counters.iter().flat_map(|t| &t.values) {
-                    let Some(b) = COUNTED_BANK_NAMES.iter().position(|&n| n == c.bank) else {
+                for (b, group) in COUNTED_BANKS.iter().enumerate() {
+                    let Some(name) = rec.armed_counter(group) else {
                         continue;
                     };
-                    let key = match names.iter().position(|&n| n == c.name) {
+                    let key = match names.iter().position(|&n| n == name) {
                         Some(k) => k,
                         None => {
-                            names.push(&c.name);
+                            names.push(name);
                             names.len() - 1
                         }
                     };
-                    banks[b].get_or_insert(key as u32);
+                    banks[b] = Some(key as u32);
                 }
                 banks
             })
