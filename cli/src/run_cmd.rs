@@ -333,7 +333,13 @@ pub enum PolicyArg {
 /// `ttprof run`. Exit 0 clean, 1 unusable input, 2 written with problems (a fault among them).
 pub fn run(args: &RunArgs, inputs: &Inputs) -> Result<ExitCode> {
     if let Some(program) = &args.program {
-        return run_program(program, &args.out, inputs, args.verbose);
+        return run_program(
+            program,
+            &args.out,
+            inputs,
+            args.counters.as_deref(),
+            args.verbose,
+        );
     }
     // Numbers first: a bad one costs no build, no run and no output folder.
     let threshold_ns = crate::args::threshold_ns_arg("threshold-ns", args.threshold_ns)?;
@@ -406,9 +412,10 @@ fn run_program(
     path: &std::path::Path,
     out: &std::path::Path,
     inputs: &Inputs,
+    counters: Option<&str>,
     verbose: bool,
 ) -> Result<ExitCode> {
-    let o = ttprof::tt_metal_program::run(path, out, inputs)?;
+    let o = ttprof::tt_metal_program::run(path, out, inputs, counters)?;
     println!("{}: tt-metal firmware {}", path.display(), o.firmware);
     for p in &o.programs {
         let cores: Vec<String> = p.cores.iter().map(|(x, y)| format!("{x},{y}")).collect();

@@ -938,6 +938,70 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
     );
     let oplog = std::fs::read_to_string(dir.join("run-want.bin/ops.jsonl")).unwrap();
     let op: serde_json::Value = serde_json::from_str(oplog.lines().next().unwrap()).unwrap();
+    // Issue 42: with --counters the host reads the NIUs' data counters around the op: the
+    // reader's two inputs (2 x 4 KiB) in, the writer's output (4 KiB) out, exactly; the
+    // roofline line sets them against a NoC word a cycle (32 B on Wormhole B0).
+    assert!(
+        op["op"]["counters"].is_null(),
+        "no counters unless asked: {op}"
+    );
+    let counted = {
+        let spec = format!(
+            "0x3000000=@{},expect={},page=2048,tensor=3",
+            dir.join("out.bin").display(),
+            dir.join("want.bin").display()
+        );
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["--dram-out", &spec, "--counters", "fpu,pack"]);
+        let o = ttprof_run(&a, &dir.join("run-counters"));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let text = std::fs::read_to_string(dir.join("run-counters/ops.jsonl")).unwrap();
+        serde_json::from_str::<serde_json::Value>(text.lines().next().unwrap()).unwrap()
+    };
+    let tile = &counted["op"]["counters"][0];
+    assert_eq!(
+        (
+            tile["noc_read_bytes"].as_u64(),
+            tile["noc_write_bytes"].as_u64()
+        ),
+        (Some(2 * 4096), Some(4096)),
+        "{tile}"
+    );
+    let analysis: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("run-counters/ttprof_analysis.json")).unwrap(),
+    )
+    .unwrap();
+    let roofline = &analysis["ops"][0]["roofline"];
+    let cycles = roofline["cycles"].as_u64().unwrap();
+    assert_eq!(cycles, tile["cycles"].as_u64().unwrap(), "{roofline}");
+    let rate = |what: &str| {
+        roofline["rates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["what"] == what)
+            .unwrap_or_else(|| panic!("no {what} rate: {roofline}"))
+            .clone()
+    };
+    let read = rate("NoC read");
+    assert_eq!(read["amount"], 8192);
+    assert_eq!(read["peak_per_cycle"], 32.0);
+    let want_pct = 100.0 * 8192.0 / cycles as f64 / 32.0;
+    assert!(
+        (read["pct"].as_f64().unwrap() - want_pct).abs() < 1e-9,
+        "{read}"
+    );
+    assert_eq!(rate("FPU")["unit"], "instructions");
+    let summary = std::fs::read_to_string(dir.join("run-counters/ttprof_summary.txt")).unwrap();
+    assert!(
+        summary.contains("roofline over ") && summary.contains("NoC read 8,192 bytes"),
+        "{summary}"
+    );
     let ids = |k: &str| {
         op["op"][k]
             .as_array()

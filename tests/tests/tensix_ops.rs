@@ -447,6 +447,18 @@ fn counters_count_the_units_instructions_each_op_pushes() {
             && evidence.contains("UNPACK0_BUSY_THREAD0"),
         "{evidence}"
     );
+    // The math stage bounds it, yet the FPU issued under 1% of the op's cycles: the counters
+    // name no unit, and the verdict says so.
+    assert!(
+        evidence.contains("no counted unit near its peak")
+            && a["ops"][0]["verdict"]["unit"].is_null(),
+        "{evidence}"
+    );
+    let fpu = &a["ops"][0]["roofline"]["rates"][0];
+    assert_eq!(
+        (&fpu["what"], &fpu["amount"]),
+        (&"FPU".into(), &(1 + 17 * k).into())
+    );
     // ops.cpp's counted zone `math-op` spans the math thread's whole op: the same count.
     assert_eq!(
         counted_zone(&out, "math-op"),

@@ -94,6 +94,67 @@ fn a_program_file_runs_and_its_output_equals_the_input() {
     }
 }
 
+/// `--counters` with `--program` (issue 42): the counters are armed around the program as
+/// around a `--kernel` op; each core's NIUs moved exactly its two pages in and out.
+#[test]
+fn counters_are_read_around_a_program() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = dir("counters");
+    std::fs::write(d.join("in.bin"), tensor()).unwrap();
+    let p = program(&d, "in.bin");
+    let out = d.join("run");
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            p.as_os_str(),
+            "--counters".as_ref(),
+            "fpu,pack".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let log = std::fs::read_to_string(out.join("ops.jsonl")).unwrap();
+    let op: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    let tiles = op["op"]["counters"].as_array().unwrap();
+    assert_eq!(tiles.len(), 2, "{op}");
+    for t in tiles {
+        assert_eq!(
+            (t["noc_read_bytes"].as_u64(), t["noc_write_bytes"].as_u64()),
+            (Some(2 * 2048), Some(2 * 2048)),
+            "{t}"
+        );
+        assert!(t["cycles"].as_u64().unwrap() > 0, "{t}");
+        // A copy on BRISC issues no FPU instruction.
+        assert_eq!(t["values"][0]["name"], "FPU_COUNTER");
+        assert_eq!(t["values"][0]["value"], 0, "{t}");
+    }
+    // A counter the emulator cannot count is refused before anything is built.
+    let o = ttprof(
+        None,
+        &[
+            "run".as_ref(),
+            "--program".as_ref(),
+            p.as_os_str(),
+            "--counters".as_ref(),
+            "l1".as_ref(),
+            "--out".as_ref(),
+            d.join("refused").as_os_str(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!d.join("refused/kernels").exists());
+}
+
 /// A reader on NCRISC (ours, with tt-metal's profiler macros; NoC 1) and tt-metal's unary
 /// writer from the wheel on BRISC, as tt-metal's unary ops pair them, on both arches:
 /// NCRISC's kernel runs from its instruction RAM (Wormhole B0) or from L1 (Blackhole), its

@@ -198,6 +198,27 @@ impl Device {
             .read_bank(b, stopped, &mut regs.tensix)
             .map_err(|k| EmuError::Config(format!("chip {chip} tile {tile}: {k}")))
     }
+
+    /// Status counter `index` ([`riscv_linker::noc::counter`]) of a tile's NIU `noc` as a
+    /// host reads it after a run: with every NoC event due by the tile's last cycle applied.
+    pub fn niu_counter(
+        &mut self,
+        chip: u32,
+        tile: NocCoord,
+        noc: u8,
+        index: u32,
+    ) -> Result<u32, EmuError> {
+        if noc > 1 || index >= riscv_linker::noc::counter::COUNT {
+            return Err(EmuError::Config(format!(
+                "no NIU status counter {index:#x} on NoC {noc} (NoCs 0 and 1, counters below {:#x})",
+                riscv_linker::noc::counter::COUNT
+            )));
+        }
+        let i = self.tile_index(chip, tile)?;
+        let t = &mut self.tiles[i];
+        t.mem.apply_noc(t.now);
+        Ok(t.mem.niu.as_ref().map_or(0, |n| n.counter(noc, index)))
+    }
 }
 
 /// The index of performance counter bank `bank` in [`crate::PERF_COUNTER_BANKS`].

@@ -129,6 +129,15 @@ pub struct TileCounters {
     pub cycles: u64,
     /// One per armed bank.
     pub values: Vec<CounterValue>,
+    /// Bytes of read data the tile's NIUs received over the op, both NoCs (the NIU status
+    /// counter `RD_DATA_WORD_RECEIVED`, in NoC words of 32 B on Wormhole, 64 on Blackhole:
+    /// a partial word counts whole). `None` in logs older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noc_read_bytes: Option<u64>,
+    /// Bytes of write data the tile's NIUs sent over the op, both NoCs, posted and not
+    /// (`*_WR_DATA_WORD_SENT`, as above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noc_write_bytes: Option<u64>,
 }
 
 /// One counter's value over an op on one tile.
@@ -539,6 +548,8 @@ mod tests {
                     name: "FPU_COUNTER".into(),
                     value: 35,
                 }],
+                noc_read_bytes: Some(4_096),
+                noc_write_bytes: None,
             }],
         };
         let mut w = OpLogWriter::create(&path, &crate::inputs::Inputs::none()).unwrap();

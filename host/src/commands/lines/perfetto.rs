@@ -23,7 +23,7 @@ use std::path::Path;
 /// The packet sequence of the line tracks (the trace's own start at 1).
 const SEQUENCE: u32 = 0x7FFF_0000;
 
-/// Track uuids of the line tracks: kind 5 in the top byte (the trace's own use 1..4), the
+/// Track uuids of the line tracks: kind 5 in the top byte (the trace's own use 1..4, 6 and 7), the
 /// lane's bits below, the track (0: hottest line, 1 + cause: a counter) in bits 24..32.
 fn uuid(w: &CoreWindows, track: u64) -> u64 {
     let lane = crate::sink::perfetto::lane_track_uuid(w.chip, w.tile, w.risc);

@@ -100,19 +100,60 @@ fn select_of(arch: Arch, bank: &str, name: &str) -> std::result::Result<u32, Str
     }
 }
 
-/// Arms `choices` on every tile of `dev` (a launch follows).
-pub(crate) fn arm(dev: &mut Device, choices: &[CounterChoice]) -> Result<()> {
-    let banks: Vec<(&str, u32)> = choices.iter().map(|c| (c.bank, c.select)).collect();
-    dev.arm_perf_counters(&banks)
-        .map_err(|e| Error::Emulator(e.to_string()))
+/// The NIU data counters of every tile a launch runs on, before it (they persist across
+/// kernels: the op's traffic is the change).
+pub(crate) struct NocBefore(Vec<(NocCoord, NocWords)>);
+
+/// NoC words of read data received and of write data sent by a tile's two NIUs.
+#[derive(Clone, Copy, Default)]
+struct NocWords {
+    read: u32,
+    write: u32,
 }
 
-/// Reads `choices` on each of `tiles` of chip 0 after a launch.
+fn noc_words(dev: &mut Device, tile: NocCoord) -> Result<NocWords> {
+    use riscv_linker::noc::counter::*;
+    let mut w = NocWords::default();
+    for noc in 0..2 {
+        let mut at = |index| {
+            dev.niu_counter(0, tile, noc, index)
+                .map_err(|e| Error::Emulator(e.to_string()))
+        };
+        w.read = w.read.wrapping_add(at(RD_DATA_WORD_RECEIVED)?);
+        w.write = w
+            .write
+            .wrapping_add(at(NONPOSTED_WR_DATA_WORD_SENT)?)
+            .wrapping_add(at(POSTED_WR_DATA_WORD_SENT)?);
+    }
+    Ok(w)
+}
+
+/// Arms `choices` on every tile of `dev` and notes the NIU data counters of `tiles` (a
+/// launch on them follows).
+pub(crate) fn arm(
+    dev: &mut Device,
+    choices: &[CounterChoice],
+    tiles: &[NocCoord],
+) -> Result<NocBefore> {
+    let banks: Vec<(&str, u32)> = choices.iter().map(|c| (c.bank, c.select)).collect();
+    dev.arm_perf_counters(&banks)
+        .map_err(|e| Error::Emulator(e.to_string()))?;
+    let noc = tiles
+        .iter()
+        .map(|&t| Ok((t, noc_words(dev, t)?)))
+        .collect::<Result<_>>()?;
+    Ok(NocBefore(noc))
+}
+
+/// Reads `choices` on each of `tiles` of chip 0 after a launch, and the NoC bytes each
+/// moved since `before`.
 pub(crate) fn read(
     dev: &mut Device,
     choices: &[CounterChoice],
     tiles: &[NocCoord],
+    before: &NocBefore,
 ) -> Result<Vec<TileCounters>> {
+    let word = riscv_linker::noc::flit_bytes(dev.arch()) as u64;
     let mut out = Vec::with_capacity(tiles.len());
     for &t in tiles {
         let mut cycles = 0;
@@ -128,10 +169,18 @@ pub(crate) fn read(
                 value,
             });
         }
+        let was = before
+            .0
+            .iter()
+            .find(|(b, _)| *b == t)
+            .map_or_else(NocWords::default, |b| b.1);
+        let now = noc_words(dev, t)?;
         out.push(TileCounters {
             core: [t.x, t.y],
             cycles,
             values,
+            noc_read_bytes: Some(now.read.wrapping_sub(was.read) as u64 * word),
+            noc_write_bytes: Some(now.write.wrapping_sub(was.write) as u64 * word),
         });
     }
     Ok(out)

@@ -542,9 +542,11 @@ impl Session {
                 kernels,
             )?;
         }
-        if !self.cfg.counters.is_empty() {
-            counters::arm(&mut self.dev, &self.cfg.counters)?;
-        }
+        let noc_before = if self.cfg.counters.is_empty() {
+            None
+        } else {
+            Some(counters::arm(&mut self.dev, &self.cfg.counters, &tiles)?)
+        };
         let start = self.dev.host_time_ns() as u64;
         let mut drain_error = None;
         let drain_every = self.cfg.drain_every_cycles;
@@ -617,10 +619,9 @@ impl Session {
         }
         let end = self.dev.host_time_ns() as u64;
         // Read whether the launch completed or not: a faulting op's counts so far are its own.
-        let op_counters = if self.cfg.counters.is_empty() {
-            Vec::new()
-        } else {
-            counters::read(&mut self.dev, &self.cfg.counters, &tiles)?
+        let op_counters = match &noc_before {
+            Some(before) => counters::read(&mut self.dev, &self.cfg.counters, &tiles, before)?,
+            None => Vec::new(),
         };
         // What the last drain inside the run did not see (every core has flushed at exit).
         if let (None, Some(s)) = (&drain_error, self.stamps.as_mut()) {

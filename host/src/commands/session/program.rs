@@ -88,6 +88,15 @@ impl Session {
                 launch::set_kernel_in(&map, &self.mem, 0, *t, k.risc, k.elf)?;
             }
         }
+        let noc_before = if self.cfg.counters.is_empty() {
+            None
+        } else {
+            Some(super::counters::arm(
+                &mut self.dev,
+                &self.cfg.counters,
+                &p.cores,
+            )?)
+        };
         let start = self.dev.host_time_ns() as u64;
         let drain_every = self.cfg.drain_every_cycles;
         let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
@@ -111,6 +120,13 @@ impl Session {
             Ok(())
         });
         let end = self.dev.host_time_ns() as u64;
+        // Read whether the program completed or not, as `launch` does.
+        let counters = match &noc_before {
+            Some(before) => {
+                super::counters::read(&mut self.dev, &self.cfg.counters, &p.cores, before)?
+            }
+            None => Vec::new(),
+        };
         let record = OpRecord {
             run_id,
             device: 0,
@@ -129,7 +145,7 @@ impl Session {
                     cores: p.cores.iter().map(|t| [t.x, t.y]).collect(),
                 })
                 .collect(),
-            counters: Vec::new(),
+            counters,
         };
         // Logged whatever happened: the records a faulting launch published still need names.
         self.log.op(&record)?;

@@ -248,12 +248,17 @@ fn build_program(
 /// created in `out` (the kernel builds, the op log, the device image, output files that
 /// were not there) and leaves what was there (`util::undo`); a kernel fault is data,
 /// not such an error.
-pub fn run(path: &Path, out: &Path, guard: &crate::inputs::Inputs) -> Result<ProgramOutcome> {
+pub fn run(
+    path: &Path,
+    out: &Path,
+    guard: &crate::inputs::Inputs,
+    counters: Option<&str>,
+) -> Result<ProgramOutcome> {
     let mut undo = Undo::default();
     undo.note_tree(&out.join("kernels"));
     undo.note_file(&out.join(crate::session::OPLOG_FILE));
     undo.note_file(&out.join(crate::session::IMAGE_FILE));
-    match launch(path, out, guard, &mut undo) {
+    match launch(path, out, guard, counters, &mut undo) {
         Ok(staged) => finish(staged),
         Err(e) => Err(undo.undo(e)),
     }
@@ -277,6 +282,7 @@ fn launch(
     path: &Path,
     out: &Path,
     guard: &crate::inputs::Inputs,
+    counters: Option<&str>,
     undo: &mut Undo,
 ) -> Result<Staged> {
     let out_dir = out.join("kernels");
@@ -291,6 +297,11 @@ fn launch(
             )))
         }
     };
+    // Checked before anything is built: a counter the emulator cannot count exits 1.
+    let counters = counters
+        .map(|spec| crate::session::counters::parse(spec, arch))
+        .transpose()?
+        .unwrap_or_default();
     let stem = path
         .file_stem()
         .map_or("program".into(), |n| n.to_string_lossy().into_owned());
@@ -379,6 +390,7 @@ fn launch(
     let mut cfg = crate::session::Config::new(arch, (gx, gy), out);
     cfg.layout = Layout::TtMetal;
     cfg.inputs = guard.clone();
+    cfg.counters = counters;
     // A ring under tt-metal holds 1,920 bytes: drained at every look of the host.
     cfg.drain_every_cycles = ttprof_emu::tt_metal::dispatch::HOST_POLL_CYCLES;
     let mut session = crate::session::Session::start(cfg)?;

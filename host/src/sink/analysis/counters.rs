@@ -119,6 +119,62 @@ pub(crate) fn evidence(counters: &[OpCounter]) -> String {
     format!("Tensix counters over the op: {}", shown.join(", "))
 }
 
+/// From this share of the op's cycles (%) a counted unit decides a compute verdict: the
+/// unit was busy (or made the math thread wait) at least half the op.
+pub(crate) const UNIT_BOUND_PCT: f64 = 50.0;
+
+/// The coprocessor unit a counter speaks for, and how (`None`: it names no unit's
+/// throughput, e.g. `THREAD_STALLS_1`).
+fn unit_of(c: &OpCounter) -> Option<(&'static str, &'static str)> {
+    let n = c.name.as_str();
+    Some(match c.bank.as_str() {
+        "FPU" => match n {
+            "FPU_COUNTER" | "MATH_INSTRN_STARTED" => ("FPU", "issued"),
+            "SFPU_COUNTER" => ("SFPU", "issued"),
+            "MATH_COUNTER" => ("FPU or SFPU", "issued"),
+            _ => return None,
+        },
+        "TDMA_UNPACK" if n.contains("BUSY") => ("unpacker", "busy"),
+        "TDMA_PACK" if n.contains("BUSY") => ("packer", "busy"),
+        // The math thread waiting for operands: the unpackers do not keep up; the unpacker
+        // waiting for a source bank to clear: the math does not.
+        "INSTRN_THREAD" if n.starts_with("WAITING_FOR_SRC") && n.ends_with("_VALID") => {
+            ("unpacker", "starved the math thread")
+        }
+        "INSTRN_THREAD" if n.starts_with("WAITING_FOR_SRC") && n.ends_with("_CLEAR") => {
+            ("FPU", "held the unpacker")
+        }
+        _ => return None,
+    })
+}
+
+/// What the op's counters say of a verdict whose bounding stage is a TRISC: the unit
+/// busiest by its counter when it reaches [`UNIT_BOUND_PCT`] (its name, and the evidence),
+/// else (`None`, the evidence that no counted unit was near its peak: [`evidence`] has
+/// listed their shares). `None` when no counter speaks for a unit.
+pub(crate) fn decide(counters: &[OpCounter]) -> Option<(Option<&'static str>, String)> {
+    let units: Vec<(&OpCounter, (&str, &str))> = counters
+        .iter()
+        .filter_map(|c| unit_of(c).map(|u| (c, u)))
+        .collect();
+    let &(top, (unit, how)) = units.iter().max_by(|a, b| a.0.pct.total_cmp(&b.0.pct))?;
+    if top.pct >= UNIT_BOUND_PCT {
+        return Some((
+            Some(unit),
+            format!(
+                "the counters decide: the {unit} {how} {:.0}% of the op's cycles ({})",
+                top.pct, top.name
+            ),
+        ));
+    }
+    Some((
+        None,
+        "no counted unit near its peak: the TRISCs' own instructions and hand-overs bound it, \
+         not a counted unit's throughput"
+            .to_string(),
+    ))
+}
+
 /// Counted zones as the analysis gathers them: (op, zone name, bank) -> (zones, value
 /// sum, cycles sum).
 pub(crate) type Counted = std::collections::BTreeMap<(u32, String, &'static str), (u64, u64, u64)>;
@@ -197,11 +253,15 @@ mod tests {
                 core: [1, 1],
                 cycles: 1_000_000,
                 values: vec![value("FPU_COUNTER", 35)],
+                noc_read_bytes: Some(65_536),
+                noc_write_bytes: Some(0),
             },
             TileCounters {
                 core: [2, 1],
                 cycles: 500_000,
                 values: vec![value("FPU_COUNTER", 1_465)],
+                noc_read_bytes: Some(32_768),
+                noc_write_bytes: Some(1_000),
             },
         ];
         let mut w =
@@ -222,5 +282,49 @@ mod tests {
             "Tensix counters over the op: FPU_COUNTER 0.1% of cycles"
         );
         assert_eq!(line(&[]), "");
+    }
+
+    fn counter(bank: &str, name: &str, value: u64, cycles: u64) -> OpCounter {
+        OpCounter {
+            bank: bank.into(),
+            name: name.into(),
+            value,
+            cycles,
+            pct: super::super::pct(value as f64, cycles as f64),
+            tiles: 1,
+        }
+    }
+
+    #[test]
+    fn the_busiest_counted_unit_decides_from_half_the_op() {
+        let fpu = counter("FPU", "FPU_COUNTER", 920, 1_000);
+        let pack = counter("TDMA_PACK", "PACKER_BUSY", 300, 1_000);
+        let stalls = counter("INSTRN_THREAD", "THREAD_STALLS_1", 990, 1_000);
+        let (unit, why) = decide(&[pack.clone(), stalls.clone(), fpu.clone()]).unwrap();
+        assert_eq!(unit, Some("FPU"));
+        assert_eq!(
+            why,
+            "the counters decide: the FPU issued 92% of the op's cycles (FPU_COUNTER)"
+        );
+        // The math thread waiting for SrcA data 60% of the op: the unpackers starve it.
+        let srca = counter("INSTRN_THREAD", "WAITING_FOR_SRCA_VALID", 600, 1_000);
+        let (unit, why) = decide(&[srca, pack.clone()]).unwrap();
+        assert_eq!(unit, Some("unpacker"));
+        assert!(
+            why.contains("the unpacker starved the math thread 60%"),
+            "{why}"
+        );
+        // Below half: no unit, and the evidence lists what was counted.
+        let idle = counter("FPU", "FPU_COUNTER", 35, 20_959);
+        let (unit, why) = decide(&[idle, pack]).unwrap();
+        assert_eq!(unit, None);
+        assert_eq!(
+            why,
+            "no counted unit near its peak: the TRISCs' own instructions and hand-overs bound it, \
+             not a counted unit's throughput"
+        );
+        // A stall count speaks for no unit.
+        assert_eq!(decide(&[stalls]), None);
+        assert_eq!(decide(&[]), None);
     }
 }

@@ -69,6 +69,7 @@ mod counters;
 mod held;
 mod path;
 mod records;
+mod roofline;
 mod sink;
 mod stopped;
 pub(crate) use counters::{line as counters_line, zones_line as counted_zones_line};
@@ -78,6 +79,8 @@ pub use path::{
     UnmatchedWait,
 };
 pub(crate) use path::{shares, wrap};
+pub(crate) use roofline::line as roofline_line;
+pub use roofline::{Rate, Roofline};
 pub(crate) use sink::AnalysisSink;
 pub(crate) use stopped::{add as add_stopped, write as write_with_stops};
 pub use stopped::{OpenWait, Stopped, StoppedCore};
@@ -245,6 +248,11 @@ pub struct Verdict {
     /// For `noc` and `semaphore`: the resource it mostly waits on (`NoC read barrier`,
     /// `semaphore 3`).
     pub resource: Option<String>,
+    /// For a TRISC stage (`compute`, `coprocessor`): the Tensix unit the op's counters show
+    /// busy at least half its cycles (`FPU`, `SFPU`, `unpacker`,
+    /// `packer`), when `ttprof run --counters` armed one that speaks for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
     /// The sentence: "math on TRISC_1: busy 91%; unpack waits on CB 2 front (data) 64%, ...".
     pub evidence: String,
 }
@@ -293,6 +301,9 @@ pub struct OpAnalysis {
     /// Its counted zones (`counted_zone!`) by name: the counter's change over them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counted_zones: Vec<CountedZone>,
+    /// Its rates against the arch's peaks (`--counters`; module `roofline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub roofline: Option<Roofline>,
 }
 
 impl OpAnalysis {
@@ -810,6 +821,7 @@ impl Analyzer {
                     o.chip,
                     o.run,
                 ),
+                roofline: roofline::of(p.oplog.as_ref(), o.chip, o.run, p.geometry().arch),
             });
             entry.span_ns += span;
             for t in &times {
@@ -854,6 +866,13 @@ impl Analyzer {
             if let Some(v) = a.verdict.as_mut().filter(|_| !a.counters.is_empty()) {
                 v.evidence.push_str("; ");
                 v.evidence.push_str(&counters::evidence(&a.counters));
+                if matches!(v.bound_by.as_str(), "compute" | "coprocessor") {
+                    if let Some((unit, why)) = counters::decide(&a.counters) {
+                        v.unit = unit.map(String::from);
+                        v.evidence.push_str("; ");
+                        v.evidence.push_str(&why);
+                    }
+                }
             }
             if let Some(v) = &a.verdict {
                 a.disagreeing_tiles = a
@@ -940,6 +959,7 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
             profiler_pct: pct(worst.profiler_stall_ns, span),
             bound_by: "profiler".to_string(),
             resource: None,
+            unit: None,
             evidence: format!(
                 "the profiler lost records, so these times are incomplete: {}; {PROFILER_ADVICE}",
                 what.join(", ")
@@ -1080,6 +1100,7 @@ fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
         profiler_pct: pct(stall, span),
         bound_by: bound_by.to_string(),
         resource,
+        unit: None,
         evidence,
     })
 }
@@ -1159,6 +1180,7 @@ fn render_raw(a: &Analysis) -> String {
         .map(|op| {
             let lines: Vec<String> = [
                 counters::line(&op.counters),
+                op.roofline.as_ref().map(roofline::line).unwrap_or_default(),
                 counters::zones_line(&op.counted_zones),
             ]
             .into_iter()
@@ -1232,6 +1254,12 @@ pub(crate) fn html_panel(a: &Analysis) -> String {
             ));
         }
         out.push_str("</table>");
+        if let Some(r) = &op.roofline {
+            out.push_str(&format!(
+                "<p class=\"roofline\">{}</p>",
+                esc(&roofline::line(r))
+            ));
+        }
         if !op.disagreeing_tiles.is_empty() {
             out.push_str(&format!(
                 "<p>tiles that disagree: {}</p>",
@@ -1247,9 +1275,12 @@ pub(crate) fn html_panel(a: &Analysis) -> String {
 }
 
 impl Verdict {
-    /// "math (TRISC_1)", "NoC read barrier (reader on BRISC)" or "the profiler (reader on
-    /// BRISC)".
+    /// "math (TRISC_1)", "NoC read barrier (reader on BRISC)", "the FPU (math on TRISC_1)"
+    /// or "the profiler (reader on BRISC)".
     pub(crate) fn bound_by_stage(&self) -> String {
+        if let Some(u) = &self.unit {
+            return format!("the {u} ({} on {})", self.stage, self.risc);
+        }
         match (&self.resource, self.bound_by.as_str()) {
             (Some(r), _) => format!("{r} ({} on {})", self.stage, self.risc),
             (None, "profiler") => format!("the profiler ({} on {})", self.stage, self.risc),
@@ -1321,6 +1352,7 @@ mod tests {
             critical_path: None,
             counters: vec![],
             counted_zones: vec![],
+            roofline: None,
         };
         for r in &mut op.riscs {
             r.waits = r
@@ -1493,6 +1525,7 @@ mod tests {
             critical_path: None,
             counters: vec![],
             counted_zones: vec![],
+            roofline: None,
         };
         for r in &mut op.riscs {
             r.waits = r

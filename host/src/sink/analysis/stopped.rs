@@ -242,6 +242,7 @@ fn empty_op(p: &Profile, op: u32) -> Option<OpAnalysis> {
         critical_path: None,
         counters: Vec::new(),
         counted_zones: Vec::new(),
+        roofline: None,
     };
     Some(analyzer.finish(p).ops.pop().unwrap_or_else(empty))
 }

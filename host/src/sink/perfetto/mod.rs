@@ -13,6 +13,15 @@
 //!   `value`. Events, data and sums are
 //!   `TYPE_INSTANT`s on the same track; data carry `value`, sums `total_cycles` and
 //!   `count`. Ops are slices on their chip's op tracks at their host times, with `run`.
+//! * Performance counters (`TYPE_COUNTER` on counter tracks, unit `%`): under each RISC's
+//!   track, one per counter its counted zones (`counted_zone!`) count
+//!   (`(0,0) [x=1 y=1] TRISC_1 FPU_COUNTER per cycle`): 100 * the zone's value / its cycles
+//!   from the zone's start, 0 from its end, in the ring's own sequence. The counter is the one
+//!   `ttprof run --counters` armed in the zone's bank for its op; a zone of an op that armed
+//!   none measured nothing and has no point. Beside the op tracks, one per counter the op log
+//!   holds (`FPU_COUNTER over ops (% of cycles)`): over each op's slice, 100 * its value
+//!   summed over the op's tiles / the cycles of those tiles, 0 between ops. Where spans of
+//!   one track overlap, it reads the latest-started one still open.
 //! * Each ring is one packet sequence: its first packet clears the incremental state,
 //!   interns the ring's zone names, annotation names and `file:line`/op strings, sets the
 //!   ring's track as the default track and a sequence-scoped incremental clock as the
@@ -28,6 +37,7 @@
 //! [`crate::sink::stream`], has their device spans). Names come from the profile each ring
 //! arrives with.
 
+mod counters;
 pub mod proto;
 mod sink;
 

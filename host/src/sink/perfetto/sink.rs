@@ -1,5 +1,6 @@
 //! The Perfetto trace as a sink (see [`super`]).
 
+use super::counters::{share, steps, Counters};
 use super::proto::*;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
@@ -8,10 +9,10 @@ use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{arrows, Analysis, Analyzer};
 use crate::sink::{exact, Finished, Sink};
-use crate::timeline::{Lane, MarkKind, OpSpan, SiteLabel};
+use crate::timeline::{Lane, MarkKind, OpSpan, SiteLabel, Zone};
 use prost::Message;
 use riscv_linker::{Arch, NocCoord};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -52,15 +53,25 @@ pub(crate) fn lane_track_uuid(chip: u32, tile: NocCoord, risc: riscv_linker::Ris
         depth: 0,
     })
 }
+/// A lane's own bits: tile and RISC (24 bits).
+fn lane_bits(l: &Lane) -> u64 {
+    (l.tile.x as u64) << 16 | (l.tile.y as u64) << 8 | l.risc.index() as u64
+}
 fn lane_uuid(l: &Lane) -> u64 {
-    uuid(
-        3,
-        l.chip,
-        (l.tile.x as u64) << 16 | (l.tile.y as u64) << 8 | l.risc.index() as u64,
-    )
+    uuid(3, l.chip, lane_bits(l))
 }
 fn ops_uuid(chip: u32, k: usize) -> u64 {
     uuid(4, chip, k as u64)
+}
+// Kind 5: the line profile's tracks (`commands::lines::perfetto`).
+/// A lane's counted-zone track of counter `name` (an index of [`Counters::names`]): kind 6,
+/// the name in bits 24..32 above the lane's bits. `None` past the 256th name.
+fn lane_counter_uuid(l: &Lane, name: usize) -> Option<u64> {
+    (name < 256).then(|| uuid(6, l.chip, (name as u64) << 24 | lane_bits(l)))
+}
+/// A chip's op-level track of counter `name` (an index of [`Counters::names`]): kind 7.
+fn op_counter_uuid(chip: u32, name: usize) -> u64 {
+    uuid(7, chip, name as u64 & 0xFFFF_FFFF)
 }
 
 /// Whole host ns, never negative (a record off the timebase has NaN: 0).
@@ -90,6 +101,13 @@ pub struct PerfettoStats {
     pub(crate) ops_left_out: u64,
     /// Flows of the critical paths: a signal's instant to the end of the wait it ended.
     pub flows: u64,
+    /// Counter tracks: a lane's counted zones per counter, a chip's ops per counter.
+    pub counter_tracks: u64,
+    /// Points on the counter tracks.
+    pub counter_points: u64,
+    /// Counted zones left off the counter tracks because their counter's name came after
+    /// the 256th distinct one (no room in the track uuid).
+    pub(crate) counters_left_out: u64,
 }
 
 /// Uncompressed packets per `compressed_packets` packet (Perfetto's service uses chunks of
@@ -126,15 +144,39 @@ pub struct PerfettoSink {
     /// The address of that profile: rings of a run fed in parts come with a part of their
     /// own, whose op and label indices are not the run's (no flows then).
     begun: usize,
+    /// The op log's performance counters, for the counter tracks.
+    counters: Counters,
+    /// Counter tracks described so far (each once).
+    counter_tracks: BTreeSet<u64>,
     /// What was written (after [`Sink::finish`]).
     pub stats: PerfettoStats,
 }
 
-/// One event of a ring's track in time order.
+/// One event of a ring's sequence in time order.
 enum Ev {
     Begin(usize),
     End,
     Mark(usize),
+    /// A point on a counter track (uuid, value).
+    Counter(u64, f64),
+}
+
+/// `evs` with `more` (in time order) merged in: each of `more` goes before the first event
+/// of `evs` later than it, so after those at its own time.
+fn merge_by_time(evs: Vec<(u64, Ev)>, more: Vec<(u64, Ev)>) -> Vec<(u64, Ev)> {
+    if more.is_empty() {
+        return evs;
+    }
+    let mut out = Vec::with_capacity(evs.len() + more.len());
+    let mut more = more.into_iter().peekable();
+    for (ts, e) in evs {
+        while let Some(m) = more.next_if(|m| m.0 < ts) {
+            out.push(m);
+        }
+        out.push((ts, e));
+    }
+    out.extend(more);
+    out
 }
 
 impl PerfettoSink {
@@ -152,6 +194,8 @@ impl PerfettoSink {
             next_sequence: FIRST_RING_SEQUENCE,
             paths: Some(Analyzer::default()),
             begun: 0,
+            counters: Counters::default(),
+            counter_tracks: BTreeSet::new(),
             stats: PerfettoStats::default(),
         }
     }
@@ -256,6 +300,105 @@ impl PerfettoSink {
         });
     }
 
+    /// A counter track in % named `name` under `parent`, described the first time.
+    fn counter_track(&mut self, uuid: u64, name: String, parent: u64, rank: i32) {
+        if !self.counter_tracks.insert(uuid) {
+            return;
+        }
+        self.stats.counter_tracks += 1;
+        self.descriptor(TrackDescriptor {
+            uuid: Some(uuid),
+            name: Some(name),
+            parent_uuid: Some(parent),
+            sibling_order_rank: Some(rank),
+            counter: Some(CounterDescriptor {
+                unit_name: Some("%".into()),
+            }),
+            ..Default::default()
+        });
+    }
+
+    /// The chip's op-level counters (`ttprof run --counters`): per counter a track beside
+    /// the op tracks that reads, over each op's slice, the counter's value over the cycles
+    /// that counted it (%, both summed over the op's tiles), and 0 between ops. Absolute
+    /// times on the descriptor sequence, like the op slices (it has no incremental clock).
+    fn op_counters(&mut self, chip: u32, timed: &[(u64, u64, &OpSpan)]) {
+        let mut spans: BTreeMap<usize, Vec<(u64, u64, f64)>> = BTreeMap::new();
+        for &(start, end, o) in timed {
+            for &(name, value, cycles) in self.counters.totals(o.chip, o.run) {
+                if let Some(pct) = share(value, cycles) {
+                    spans.entry(name).or_default().push((start, end, pct));
+                }
+            }
+        }
+        for (name, spans) in spans {
+            let track = op_counter_uuid(chip, name);
+            let title = format!("{} over ops (% of cycles)", self.counters.names[name]);
+            // After the op tracks (ranks 0, 1, ...), before the tiles (1000 on).
+            let rank = 500 + name.min(400) as i32;
+            self.counter_track(track, title, chip_uuid(chip), rank);
+            for (ts, value) in steps(spans) {
+                self.packet(TracePacket {
+                    timestamp: Some(ts),
+                    trusted_packet_sequence_id: Some(DESCRIPTOR_SEQUENCE),
+                    track_event: Some(counter_event(track, value)),
+                    ..Default::default()
+                });
+                self.stats.counter_points += 1;
+            }
+        }
+    }
+
+    /// One ring's counted zones (`counted_zone!`) as points on a track per counter under
+    /// its lane (each described here): the counter's change per cycle (%) over a zone from
+    /// its start, 0 from its end. A zone of an op that armed nothing in its bank measured
+    /// nothing: no point, never a 0.
+    fn zone_counters(
+        &mut self,
+        p: &Profile,
+        v: &RingView,
+        at: &impl Fn(u64, f64) -> u64,
+    ) -> Vec<(u64, Ev)> {
+        self.counters.load(p);
+        let mut spans: BTreeMap<usize, Vec<(u64, u64, f64)>> = BTreeMap::new();
+        for z in &v.zones {
+            if let Some((name, rate)) = self.zone_rate(p, z) {
+                let span = (at(z.start_cycles, z.start_ns), at(z.end_cycles, z.end_ns));
+                spans.entry(name).or_default().push((span.0, span.1, rate));
+            }
+        }
+        let lane = v.lane;
+        let mut points = Vec::new();
+        for (name, spans) in spans {
+            let Some(track) = lane_counter_uuid(&lane, name) else {
+                self.stats.counters_left_out += spans.len() as u64;
+                continue;
+            };
+            let title = format!(
+                "{} {} per cycle",
+                lane.name(self.arch),
+                self.counters.names[name]
+            );
+            self.counter_track(track, title, lane_uuid(&lane), name as i32);
+            let steps = steps(spans).into_iter();
+            points.extend(steps.map(|(ts, value)| (ts, Ev::Counter(track, value))));
+        }
+        // Stable: each track's points keep their order (a 0 before a start at the same ns).
+        points.sort_by_key(|pt| pt.0);
+        points
+    }
+
+    /// A counted zone's counter (an index of [`Counters::names`]) and its change per cycle
+    /// (%); `None` for a zone that counts nothing, whose op armed nothing in its bank, or
+    /// that took no cycles.
+    fn zone_rate(&self, p: &Profile, z: &Zone) -> Option<(usize, f64)> {
+        let bank = p.labels.get(z.site as usize)?.counter?;
+        let op = p.ops.get(z.op? as usize)?;
+        let name = self.counters.armed(op.chip, op.run, bank)?;
+        let rate = share(z.value?.into(), z.end_cycles.saturating_sub(z.start_cycles))?;
+        Some((name, rate))
+    }
+
     /// The chip's ops on op tracks (a new track whenever ops overlap).
     fn ops(&mut self, chip: u32, ops: &[OpSpan]) {
         // An op the op log does not time (or a run it does not name) sits at its device span.
@@ -274,7 +417,7 @@ impl PerfettoSink {
             .count() as u64;
         timed.sort_by_key(|t| (t.0, t.1));
         let mut lanes: Vec<u64> = Vec::new();
-        for (start, end, o) in timed {
+        for &(start, end, o) in &timed {
             let k = match lanes.iter().position(|&free| free <= start) {
                 Some(k) => k,
                 None => {
@@ -324,6 +467,7 @@ impl PerfettoSink {
             }
             self.stats.ops += 1;
         }
+        self.op_counters(chip, &timed);
     }
 
     /// The chip's track.
@@ -406,25 +550,15 @@ impl PerfettoSink {
         while let Some(end) = open.pop() {
             evs.push((end, Ev::End));
         }
-        let mark_ns: Vec<u64> = v.marks.iter().map(|m| at(m.cycles, m.ns)).collect();
-        let mut marks: Vec<usize> = (0..v.marks.len()).collect();
-        marks.sort_by_key(|&m| mark_ns[m]);
-        if !marks.is_empty() {
-            let zones = std::mem::take(&mut evs);
-            let mut m = marks.into_iter().peekable();
-            for (ts, e) in zones {
-                while let Some(&k) = m.peek() {
-                    let t = mark_ns[k];
-                    if t >= ts {
-                        break;
-                    }
-                    evs.push((t, Ev::Mark(k)));
-                    m.next();
-                }
-                evs.push((ts, e));
-            }
-            evs.extend(m.map(|k| (mark_ns[k], Ev::Mark(k))));
-        }
+        let mut marks: Vec<(u64, Ev)> = (v.marks.iter().enumerate())
+            .map(|(k, m)| (at(m.cycles, m.ns), Ev::Mark(k)))
+            .collect();
+        marks.sort_by_key(|m| m.0);
+        let evs = merge_by_time(evs, marks);
+        // The counted zones' counter points, in the same sequence (their times are deltas
+        // on its clock too).
+        let counters = self.zone_counters(p, v, &at);
+        let evs = merge_by_time(evs, counters);
         // The sequence's state: interned names and strings, default track and clock.
         let t0 = evs.first().map_or(0, |e| e.0);
         let labels: BTreeSet<u32> = v
@@ -579,6 +713,10 @@ impl PerfettoSink {
                         ..Default::default()
                     }
                 }
+                Ev::Counter(track, value) => {
+                    self.stats.counter_points += 1;
+                    counter_event(track, value)
+                }
             };
             let ts = ts.max(last);
             self.packet(TracePacket {
@@ -590,6 +728,16 @@ impl PerfettoSink {
             });
             last = ts;
         }
+    }
+}
+
+/// A `TYPE_COUNTER` event of `value` on counter track `track`.
+fn counter_event(track: u64, value: f64) -> TrackEvent {
+    TrackEvent {
+        r#type: Some(TYPE_COUNTER),
+        track_uuid: Some(track),
+        double_counter_value: Some(value),
+        ..Default::default()
     }
 }
 
@@ -640,6 +788,7 @@ impl Sink for PerfettoSink {
             return Ok(Finished::default());
         }
         // Ops last: a run fed in parts knows its ops' device spans only now.
+        self.counters.load(p);
         let chips: BTreeSet<u32> = self
             .chips
             .iter()
@@ -681,6 +830,19 @@ impl Sink for PerfettoSink {
             issues.push(
                 Issue::warning(None, format!("{} op(s) have neither host times nor device records: {path} leaves them off its op tracks", s.ops_left_out))
                     .with_count(s.ops_left_out),
+            );
+        }
+        if s.counters_left_out > 0 {
+            issues.push(
+                Issue::warning(
+                    None,
+                    format!(
+                        "{} counted zone(s) count a counter named after 256 others: {path} leaves them off \
+                         the counter tracks (their values are in the other outputs)",
+                        s.counters_left_out
+                    ),
+                )
+                .with_count(s.counters_left_out),
             );
         }
         Ok(Finished {

@@ -222,3 +222,230 @@ fn times_stay_exact_at_large_cycle_counts() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// Issue 42: the fixture with counted zones. Its `inner` value zones count bank `fpu`;
+/// `--counters` armed FPU_COUNTER and PACKER_BUSY for Matmul (run 2), only PACKER_BUSY for
+/// EltwiseAdd (run 1: its counted zones measured nothing) and nothing for Relu (run 3).
+/// Over the ops, FPU_COUNTER is 25% of cycles on Matmul, PACKER_BUSY 50% on EltwiseAdd and
+/// 25% on Matmul (shares exact in binary).
+fn counted_profile() -> Profile {
+    use crate::oplog::{CounterValue, OpLogEntry, TileCounters};
+    let value = |bank: &str, name: &str, value| CounterValue {
+        bank: bank.into(),
+        name: name.into(),
+        value,
+    };
+    let tile = |core, cycles, values| TileCounters {
+        core,
+        cycles,
+        values,
+        noc_read_bytes: None,
+        noc_write_bytes: None,
+    };
+    let mut log = fixture::oplog();
+    for e in &mut log.entries {
+        let OpLogEntry::Op(op) = e else {
+            continue;
+        };
+        op.counters = match op.run_id {
+            1 => vec![
+                tile(
+                    [1, 1],
+                    4_000,
+                    vec![value("TDMA_PACK", "PACKER_BUSY", 2_000)],
+                ),
+                tile(
+                    [2, 1],
+                    4_000,
+                    vec![value("TDMA_PACK", "PACKER_BUSY", 2_000)],
+                ),
+            ],
+            2 => vec![
+                tile(
+                    [1, 1],
+                    10_000,
+                    vec![
+                        value("FPU", "FPU_COUNTER", 3_000),
+                        value("TDMA_PACK", "PACKER_BUSY", 1_000),
+                    ],
+                ),
+                tile(
+                    [2, 1],
+                    6_000,
+                    vec![
+                        value("FPU", "FPU_COUNTER", 1_000),
+                        value("TDMA_PACK", "PACKER_BUSY", 3_000),
+                    ],
+                ),
+            ],
+            _ => vec![],
+        };
+    }
+    let r = fixture::readout();
+    let res = fixture::resolution(&r);
+    let mut p = Profile::resolved(r, res, Some(log), Timebase::nominal(fixture::ARCH, 1));
+    for l in &mut p.labels {
+        if l.name == "inner" {
+            l.counter = Some("fpu");
+        }
+    }
+    p
+}
+
+/// Issue 42: counted zones are counter tracks under their lanes (`... BRISC FPU_COUNTER
+/// per cycle`, %) with the zone's rate (100 * value / cycles) at its start and 0 at its end,
+/// in the lane's own sequence; a zone of an op that armed nothing in its bank has no point;
+/// `--counters`' per-op values are counter tracks on the chip (`FPU_COUNTER over ops (% of
+/// cycles)`) with each op's summed share over its slice.
+#[test]
+fn counted_zones_and_op_counters_are_counter_tracks() {
+    let p = counted_profile();
+    let arch = p.geometry().arch;
+    let dir = crate::testing::temp_dir("perfetto-counters");
+    let path = dir.join(FILE_NAME);
+    let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
+    sink::drive(&p, &mut [&mut s]).unwrap();
+    let trace = packets(&std::fs::read(&path).unwrap());
+    assert_eq!(trace.len() as u64, s.stats.packets);
+
+    // Tracks by name: (uuid, parent, counter unit).
+    let mut tracks: BTreeMap<String, (u64, Option<u64>, Option<String>)> = BTreeMap::new();
+    for d in trace.iter().filter_map(|pk| pk.track_descriptor.as_ref()) {
+        let unit = d.counter.as_ref().map(|c| c.unit_name.clone().unwrap());
+        tracks.insert(
+            d.name.clone().unwrap(),
+            (d.uuid.unwrap(), d.parent_uuid, unit),
+        );
+    }
+    let names: BTreeMap<u64, String> = tracks.iter().map(|(n, t)| (t.0, n.clone())).collect();
+    let chip = tracks[&format!("Device 0 ({})", arch.name())].0;
+    let mut want_tracks = BTreeMap::new();
+    for v in p.rings() {
+        let lane = v.lane.name(arch);
+        let parent = Some(tracks[&lane].0);
+        want_tracks.insert(format!("{lane} FPU_COUNTER per cycle"), (parent, "%"));
+    }
+    assert_eq!(want_tracks.len(), 10);
+    for n in ["FPU_COUNTER", "PACKER_BUSY"] {
+        want_tracks.insert(format!("{n} over ops (% of cycles)"), (Some(chip), "%"));
+    }
+    let got_tracks: BTreeMap<String, (Option<u64>, &str)> = tracks
+        .iter()
+        .filter_map(|(n, t)| Some((n.clone(), (t.1, t.2.as_deref()?))))
+        .collect();
+    assert_eq!(got_tracks, want_tracks);
+    assert_eq!(s.stats.counter_tracks, 12);
+
+    // Every counter point as (track name, host ns, value), each lane sequence's deltas
+    // replayed; a lane's points are in the sequence of its zones (on a track under it).
+    let mut t: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+    let mut got: Vec<(String, u64, f64)> = Vec::new();
+    for pk in &trace {
+        let Some(id) = pk.trusted_packet_sequence_id else {
+            continue;
+        };
+        if pk.track_descriptor.is_some() {
+            continue;
+        }
+        if pk.sequence_flags == Some(SEQ_INCREMENTAL_STATE_CLEARED) {
+            let c = &pk.clock_snapshot.as_ref().unwrap().clocks[0];
+            let d = pk.trace_packet_defaults.as_ref().unwrap();
+            let lane = d.track_event_defaults.as_ref().unwrap().track_uuid.unwrap();
+            t.insert(id, (c.timestamp.unwrap(), lane));
+            continue;
+        }
+        let e = pk.track_event.as_ref().unwrap();
+        let at = match t.get_mut(&id) {
+            Some((now, lane)) => {
+                *now += pk.timestamp.unwrap();
+                if e.r#type == Some(TYPE_COUNTER) {
+                    let track = &tracks[&names[&e.track_uuid.unwrap()]];
+                    assert_eq!(track.1, Some(*lane), "a lane's counter in its sequence");
+                }
+                *now
+            }
+            None => pk.timestamp.unwrap(),
+        };
+        if e.r#type == Some(TYPE_COUNTER) {
+            let name = names[&e.track_uuid.unwrap()].clone();
+            got.push((name, at, e.double_counter_value.unwrap()));
+        }
+    }
+
+    let mut want: Vec<(String, u64, f64)> = Vec::new();
+    let mut unarmed = Vec::new();
+    for v in p.rings() {
+        let track = format!("{} FPU_COUNTER per cycle", v.lane.name(arch));
+        for z in &v.zones {
+            if p.labels[z.site as usize].name != "inner" {
+                continue;
+            }
+            let (start, end) = (z.start_ns.round() as u64, z.end_ns.round() as u64);
+            if p.ops[z.op.unwrap() as usize].run != 2 {
+                unarmed.push(start);
+                continue;
+            }
+            let cycles = z.end_cycles - z.start_cycles;
+            assert_eq!(cycles, 10);
+            let rate = 100.0 * z.value.unwrap() as f64 / cycles as f64;
+            want.push((track.clone(), start, rate));
+            want.push((track.clone(), end, 0.0));
+        }
+    }
+    assert_eq!((want.len(), unarmed.len()), (20, 20));
+    // One by hand: Matmul's inner zone on tile 0's BRISC counted 200 in 10 cycles.
+    let brisc = format!(
+        "{} FPU_COUNTER per cycle",
+        p.rings().next().unwrap().lane.name(arch)
+    );
+    assert!(want.iter().any(|w| w.0 == brisc && w.2 == 2000.0));
+    // Counted zones of EltwiseAdd and Relu (nothing armed in `fpu`): no point, not a 0.
+    assert!(got
+        .iter()
+        .all(|g| !g.0.ends_with("per cycle") || !unarmed.contains(&g.1)));
+    let op = |run: u32| {
+        p.ops
+            .iter()
+            .find(|o| o.run == run)
+            .unwrap()
+            .host_ns
+            .unwrap()
+    };
+    let fpu = "FPU_COUNTER over ops (% of cycles)".to_string();
+    let pack = "PACKER_BUSY over ops (% of cycles)".to_string();
+    want.extend([
+        (fpu.clone(), op(2).0, 25.0),
+        (fpu, op(2).1, 0.0),
+        (pack.clone(), op(1).0, 50.0),
+        (pack.clone(), op(1).1, 0.0),
+        (pack.clone(), op(2).0, 25.0),
+        (pack, op(2).1, 0.0),
+    ]);
+    let by = |a: &(String, u64, f64), b: &(String, u64, f64)| a.partial_cmp(b).unwrap();
+    got.sort_by(by);
+    want.sort_by(by);
+    assert_eq!(got, want);
+    assert_eq!(s.stats.counter_points, 26);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A counter track reads the latest-started span still open: an inner span's end goes
+/// back to the outer one's value, overlapping spans hand over, adjacent ones drop to 0 in
+/// between.
+#[test]
+fn counter_steps_follow_the_latest_open_span() {
+    use super::counters::steps;
+    assert_eq!(
+        steps(vec![(0, 100, 5.0), (10, 20, 7.0)]),
+        [(0, 5.0), (10, 7.0), (20, 5.0), (100, 0.0)]
+    );
+    assert_eq!(
+        steps(vec![(5, 15, 2.0), (0, 10, 1.0)]),
+        [(0, 1.0), (5, 2.0), (15, 0.0)]
+    );
+    assert_eq!(
+        steps(vec![(0, 10, 1.0), (10, 20, 2.0)]),
+        [(0, 1.0), (10, 0.0), (10, 2.0), (20, 0.0)]
+    );
+    assert!(steps(vec![]).is_empty());
+}

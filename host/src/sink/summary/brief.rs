@@ -92,6 +92,12 @@ fn analysis_lines(t: &mut String, x: &OpAnalysis, runs: u64) {
             WIDTH,
         ));
     }
+    if let Some(r) = &x.roofline {
+        t.push_str(&analysis::wrap(
+            &format!("{}{of_run}", analysis::roofline_line(r)),
+            WIDTH,
+        ));
+    }
     if !x.counted_zones.is_empty() {
         t.push_str(&analysis::wrap(
             &format!("{}{of_run}", analysis::counted_zones_line(&x.counted_zones)),
@@ -348,6 +354,7 @@ mod tests {
             critical_path: Some(path),
             counters: vec![],
             counted_zones: vec![],
+            roofline: None,
         }
     }
 
