@@ -282,7 +282,7 @@ pub struct RunArgs {
     /// counter: FPU_COUNTER, THREAD_STALLS_1, UNPACK0_BUSY_THREAD0, PACKER_BUSY) or
     /// `GROUP=COUNTER` with a name from tt-llk's tables (e.g. `instrn=WAITING_FOR_SRCA_VALID`).
     /// The host arms them before each launch and reads them after it (no device cycles);
-    /// the values go into ops.jsonl, the summary and ttprof_analysis.json.
+    /// the values go into ops.jsonl, the summary and ttprof_analysis.json. With --program too.
     #[arg(long, value_name = "GROUPS")]
     pub counters: Option<String>,
     /// Where kernels record zones, events and data: `ring` (the per-RISC ring in L1) or

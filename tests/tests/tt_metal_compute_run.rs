@@ -353,6 +353,69 @@ fn tt_metals_matmul_runs_on_the_three_triscs_bit_exact() {
     }
 }
 
+/// `--counters fpu` on tt-metal's `bmm.cpp` (issue 42): the FPU bank counts the Matrix Unit
+/// instructions the kernel issued. Counted independently, from tt-llk's matmul MOP
+/// (`llk_math_matmul.h`, Wormhole B0): a 32x32x32 tile product replays 16 `MVMUL`s (each an
+/// 8x16 output block over an inner 16) once per fidelity phase, and at high fidelity ends
+/// with one `SETRWC` that resets the phase; HiFi4 has 4 phases, LoFi 1. So the counts at
+/// the two fidelities differ by exactly 3 x 16 + 1 per `matmul_tiles`, and LoFi's holds at
+/// least its 16 each.
+#[test]
+fn the_fpu_counter_counts_tt_metals_matmul_instructions() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let dims = (2usize, 3usize, 2usize);
+    let (mt, kt, nt) = dims;
+    let tiles = (mt * kt * nt) as u64;
+    let a: Vec<u16> = example_abi::bf16::normal_values(5)
+        .take(mt * kt * 1024)
+        .collect();
+    let b: Vec<u16> = example_abi::bf16::normal_values(6)
+        .take(kt * nt * 1024)
+        .collect();
+    let mut fpu = Vec::new();
+    for fidelity in [0, 4] {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.bin"), bytes16(&a)).unwrap();
+        std::fs::write(d.path().join("b.bin"), bytes16(&b)).unwrap();
+        let p = d.path().join("program.toml");
+        std::fs::write(&p, matmul_program(fidelity, dims, 2)).unwrap();
+        let out = d.path().join("run");
+        let o = ttprof_tests::ttprof(
+            None,
+            &[
+                "run".as_ref(),
+                "--program".as_ref(),
+                p.as_os_str(),
+                "--counters".as_ref(),
+                "fpu".as_ref(),
+                "--out".as_ref(),
+                out.as_os_str(),
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let log = std::fs::read_to_string(out.join("ops.jsonl")).unwrap();
+        let op: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+        let v = &op["op"]["counters"][0]["values"][0];
+        assert_eq!(v["name"], "FPU_COUNTER", "{op}");
+        fpu.push(v["value"].as_u64().unwrap());
+    }
+    let (lofi, hifi4) = (fpu[0], fpu[1]);
+    assert_eq!(
+        hifi4 - lofi,
+        (3 * 16 + 1) * tiles,
+        "LoFi {lofi}, HiFi4 {hifi4}"
+    );
+    assert!(lofi >= 16 * tiles, "LoFi {lofi}");
+    println!("FPU_COUNTER: LoFi {lofi}, HiFi4 {hifi4} for {tiles} tile products");
+}
+
 /// Our copy kernel (tt-metal's compute API: `copy_tile`, `pack_tile`, the `tile_regs_*`
 /// hand-overs) between the wheel's unary reader and writer: the output is the input, and
 /// each TRISC's ring holds its `copy-tile` zone once per tile.
