@@ -380,9 +380,28 @@ fn parquet_counted(out: &Path, zone: &str) -> Vec<(Option<String>, Option<u32>)>
             .column_by_name("value")
             .unwrap()
             .as_primitive::<UInt32Type>();
+        // One column per armed counter after `counter`: a counted zone's value sits in its
+        // counter's column and nowhere else.
+        let schema = b.schema();
+        let after = schema.index_of("counter").unwrap() + 1;
+        let per_counter: Vec<(String, &arrow_array::UInt32Array)> = (after..b.num_columns())
+            .map(|c| {
+                let name = schema.field(c).name().clone();
+                (name, b.column(c).as_primitive::<UInt32Type>())
+            })
+            .collect();
         for i in 0..b.num_rows() {
             if string("name", i).as_deref() == Some(zone) {
-                rows.push((string("counter", i), v.is_valid(i).then(|| v.value(i))));
+                let (counter, value) = (string("counter", i), v.is_valid(i).then(|| v.value(i)));
+                for (name, col) in &per_counter {
+                    let cell = col.is_valid(i).then(|| col.value(i));
+                    let want = value.filter(|_| counter.as_deref() == Some(name.as_str()));
+                    assert_eq!(cell, want, "{zone}: column {name}");
+                }
+                if let Some(c) = &counter {
+                    assert!(per_counter.iter().any(|(n, _)| n == c), "no column {c}");
+                }
+                rows.push((counter, value));
             }
         }
     }

@@ -276,8 +276,9 @@ fn zones_batch(
     c.push(Arc::new(UInt64Array::from(end_c)));
     c.push(Arc::new(Int64Array::from(start_ns)));
     c.push(Arc::new(Int64Array::from(dur)));
+    let counted = d.counter_columns(counter, &value)?;
     c.push(Arc::new(UInt32Array::from(value)));
-    c.push(d.counter_column(counter)?);
+    c.extend(counted);
     RecordBatch::try_new(schema.clone(), c)
 }
 

@@ -41,6 +41,7 @@
 //! | `duration_ns` | int64 | the end in host ns (rounded) minus `start_ns`: the end is `start_ns + duration_ns` (in cycles: `end_cycles - start_cycles`) |
 //! | `value` | uint32, null | a value zone's value (`value_zone!`); null for a plain zone, and for a counted zone whose op armed no counter in its bank |
 //! | `counter` | dictionary, null | for a counted zone (`counted_zone!`): the performance counter `value` counts (`FPU_COUNTER`), as `ttprof run --counters` armed it for the op; null otherwise |
+//! | one per counter armed in the run (`FPU_COUNTER`, ...) | uint32, null | a counted zone's `value` in the column of the counter it counted; null in the others and for every other zone (the columns follow `counter`'s dictionary order: the order the op log first arms them) |
 //!
 //! `ttprof_marks.parquet`, one row per event, data or sum record: `chip`, `tile_x`,
 //! `tile_y`, `risc`, `run`, `op`, `site`, `name`, `file`, `line` as above, then `kind`

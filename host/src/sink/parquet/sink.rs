@@ -453,12 +453,13 @@ impl Sink for ParquetSink {
             [0].into()
         };
         let props = properties();
+        let counters = tables::counter_names(p.oplog.as_ref());
         let mut all = BTreeMap::new();
         for &chip in &chips {
             let zones = Table::create(
                 self.root(),
                 self.path("zones", chip),
-                tables::zones_schema(with_chip),
+                tables::zones_schema(with_chip, &counters),
                 props.clone(),
                 &self.inputs,
             )?;
@@ -479,7 +480,7 @@ impl Sink for ParquetSink {
             all.insert(chip, Tables { zones, marks, ops });
         }
         self.schemas = Some([
-            tables::zones_schema(with_chip),
+            tables::zones_schema(with_chip, &counters),
             tables::marks_schema(with_chip),
             tables::ops_schema(with_chip),
         ]);

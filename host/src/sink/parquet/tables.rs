@@ -43,8 +43,25 @@ fn place_fields(with_chip: bool) -> Vec<Field> {
     f
 }
 
-/// `ttprof_zones.parquet`'s schema.
-pub(crate) fn zones_schema(with_chip: bool) -> SchemaRef {
+/// The counters `--counters` armed for any op of `log`, in the order first armed: the
+/// `counter` column's dictionary and, in that order, one column each after it.
+pub(crate) fn counter_names(log: Option<&OpLog>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for rec in log.into_iter().flat_map(|l| l.ops()) {
+        for group in COUNTED_BANKS {
+            if let Some(n) = rec.armed_counter(group) {
+                if !names.iter().any(|x| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+/// `ttprof_zones.parquet`'s schema, with a column per counter of `counters`
+/// ([`counter_names`]).
+pub(crate) fn zones_schema(with_chip: bool, counters: &[String]) -> SchemaRef {
     let mut f = place_fields(with_chip);
     f.extend([
         Field::new("depth", DataType::UInt16, false),
@@ -55,6 +72,11 @@ pub(crate) fn zones_schema(with_chip: bool) -> SchemaRef {
         Field::new("value", DataType::UInt32, true),
         Field::new("counter", dict(), true),
     ]);
+    f.extend(
+        counters
+            .iter()
+            .map(|n| Field::new(n, DataType::UInt32, true)),
+    );
     Arc::new(Schema::new(f))
 }
 
@@ -140,7 +162,7 @@ impl Dictionaries {
 
     pub(crate) fn new(labels: &[SiteLabel], ops: &[OpSpan], log: Option<&OpLog>) -> Dictionaries {
         let strings = |v: Vec<&str>| Arc::new(StringArray::from(v)) as ArrayRef;
-        let mut names: Vec<&str> = Vec::new();
+        let names = counter_names(log);
         let armed = ops
             .iter()
             .map(|o| {
@@ -149,17 +171,10 @@ impl Dictionaries {
                     return banks;
                 };
                 for (b, group) in COUNTED_BANKS.iter().enumerate() {
-                    let Some(name) = rec.armed_counter(group) else {
-                        continue;
-                    };
-                    let key = match names.iter().position(|&n| n == name) {
-                        Some(k) => k,
-                        None => {
-                            names.push(name);
-                            names.len() - 1
-                        }
-                    };
-                    banks[b] = Some(key as u32);
+                    banks[b] = rec
+                        .armed_counter(group)
+                        .and_then(|n| names.iter().position(|x| x == n))
+                        .map(|k| k as u32);
                 }
                 banks
             })
@@ -171,7 +186,7 @@ impl Dictionaries {
             ops: strings(ops.iter().map(|o| o.name.as_str()).collect()),
             kinds: strings(vec!["event", "data", "sum"]),
             lines: labels.iter().map(|l| l.line).collect(),
-            counters: strings(names),
+            counters: strings(names.iter().map(String::as_str).collect()),
             armed,
             banks: labels
                 .iter()
@@ -203,9 +218,24 @@ impl Dictionaries {
         }
     }
 
-    /// The `counter` column of `keys`.
-    pub(crate) fn counter_column(&self, keys: Vec<Option<u32>>) -> Result<ArrayRef, ArrowError> {
-        keyed(UInt32Array::from(keys), &self.counters)
+    /// The `counter` column of `keys`, then one column per counter ([`counter_names`]):
+    /// a row's `values` where its key names that counter, else null.
+    pub(crate) fn counter_columns(
+        &self,
+        keys: Vec<Option<u32>>,
+        values: &[Option<u32>],
+    ) -> Result<Vec<ArrayRef>, ArrowError> {
+        let mut c = Vec::with_capacity(1 + self.counters.len());
+        for k in 0..self.counters.len() as u32 {
+            let column: UInt32Array = keys
+                .iter()
+                .zip(values)
+                .map(|(key, v)| v.filter(|_| *key == Some(k)))
+                .collect();
+            c.push(Arc::new(column) as ArrayRef);
+        }
+        c.insert(0, keyed(UInt32Array::from(keys), &self.counters)?);
+        Ok(c)
     }
 }
 
@@ -287,8 +317,9 @@ pub(crate) fn zones_batch(
         .iter()
         .map(|z| d.counted(z.op, z.site, z.value))
         .unzip();
+    let counted = d.counter_columns(counter, &value)?;
     c.push(Arc::new(UInt32Array::from(value)));
-    c.push(d.counter_column(counter)?);
+    c.extend(counted);
     RecordBatch::try_new(schema.clone(), c)
 }
 

@@ -87,7 +87,10 @@ fn the_three_tables_read_back_with_every_zone_mark_and_op() {
     );
     let zones = read(&dir.join(ZONES_FILE));
     assert_eq!(zones.iter().map(|b| b.num_rows()).sum::<usize>(), 120);
-    assert_eq!(zones[0].schema(), zones_schema(true));
+    assert_eq!(
+        zones[0].schema(),
+        zones_schema(true, &tables::counter_names(p.oplog.as_ref()))
+    );
     assert_eq!(per_name(&zones), expected(&p));
     // A value zone's value is a column, null for plain zones.
     let mut values: Vec<(String, u32)> = Vec::new();
@@ -157,7 +160,10 @@ fn a_dataset_is_partitioned_by_host_and_chip_without_the_chip_column() {
         .is_file());
     assert!(dir.join("ops/host=node-1/chip=0/part-0.parquet").is_file());
     let b = read(&zones);
-    assert_eq!(b[0].schema(), zones_schema(false));
+    assert_eq!(
+        b[0].schema(),
+        zones_schema(false, &tables::counter_names(p.oplog.as_ref()))
+    );
     assert!(b[0].column_by_name("chip").is_none());
     assert_eq!(per_name(&b), expected(&p));
     // A host name that is not one directory name is refused before anything is written.
@@ -255,7 +261,10 @@ fn direct_batches_equal_the_general_ones() {
     ] {
         let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
         for with_chip in [true, false] {
-            let (zs, ms) = (zones_schema(with_chip), marks_schema(with_chip));
+            let (zs, ms) = (
+                zones_schema(with_chip, &tables::counter_names(p.oplog.as_ref())),
+                marks_schema(with_chip),
+            );
             for i in 0..p.ring_count() {
                 let v = p.ring(i);
                 let (z, m) = direct::ring_batches(&zs, &ms, &d, &p, &v, with_chip).unwrap();
@@ -437,7 +446,10 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
         let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
         sink::drive(&p, &mut [&mut s]).unwrap();
         let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
-        let (zs, ms) = (zones_schema(true), marks_schema(true));
+        let (zs, ms) = (
+            zones_schema(true, &tables::counter_names(p.oplog.as_ref())),
+            marks_schema(true),
+        );
         let (mut want_z, mut want_m) = (Vec::new(), Vec::new());
         for v in p.rings() {
             want_z.push(tables::zones_batch(&zs, &d, &v.lane, &v.zones, true).unwrap());
@@ -590,7 +602,7 @@ fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
         "{groups:?}"
     );
     let d = tables::Dictionaries::new(&p.labels, &p.ops, p.oplog.as_ref());
-    let zs = zones_schema(true);
+    let zs = zones_schema(true, &tables::counter_names(p.oplog.as_ref()));
     let want: Vec<_> = p
         .rings()
         .map(|v| tables::zones_batch(&zs, &d, &v.lane, &v.zones, true).unwrap())
