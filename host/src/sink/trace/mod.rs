@@ -18,7 +18,8 @@
 //! * Events, data and sum totals are thread instant events with their values in `args`.
 //!
 //! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
-//! times stay equal and order is never lost. Each is written with three decimals and `01`
+//! times stay equal and order is never lost; a zone's or mark's is exact at any cycle count
+//! when the writer has its tile's clock ([`crate::sink::exact`]). Each is written with three decimals and `01`
 //! more (a hundredth of a nanosecond) so that readers that truncate `ts * 1000` (Tracy's
 //! importer) get the same whole nanosecond as readers that round: `1.001` µs alone parses
 //! to a double just below it, which truncates to 1000 ns.
@@ -31,6 +32,8 @@ use crate::decode::NO_RUN;
 use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::oplog::Signpost;
+use crate::sink::exact;
+use crate::timebase::TileClock;
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
 use riscv_linker::Arch;
 use std::cmp::Reverse;
@@ -87,10 +90,20 @@ pub fn write_file(path: &Path, t: &Timeline, inputs: &Inputs) -> Result<TraceSta
 
 /// `ns` as microseconds: whole ns, plus a hundredth of a ns (see the module docs).
 fn ts(ns: f64) -> String {
-    let n = ns.round() as i64;
+    ts_whole(ns.round() as i128)
+}
+
+/// Whole ns `n` as microseconds, as [`ts`].
+fn ts_whole(n: i128) -> String {
     let sign = if n < 0 { "-" } else { "" };
     let a = n.unsigned_abs();
     format!("{sign}{}.{:03}01", a / 1000, a % 1000)
+}
+
+/// The `ts` of a device time: `cycles` on the tile's `clock`, exact at any count
+/// ([`exact::whole_at`]; `ns`, the model's `f64` of it, without a clock).
+fn ts_at(clock: Option<&TileClock>, cycles: u64, ns: f64) -> String {
+    exact::whole_at(clock, cycles, ns).map_or_else(|| ts(ns), ts_whole)
 }
 
 fn json(s: &str) -> String {
@@ -129,7 +142,15 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
         let n = marks.partition_point(|m| m.lane as usize <= li);
         let (mine, rest) = marks.split_at(n);
         marks = rest;
-        out.lane(li, lane, t.lane_zones(li as u32), mine, &t.sites, &t.ops)?;
+        out.lane(
+            li,
+            lane,
+            t.lane_zones(li as u32),
+            mine,
+            &t.sites,
+            &t.ops,
+            None,
+        )?;
     }
     out.finish().map(|(_, stats)| stats)
 }
@@ -193,6 +214,7 @@ impl<W: Write> TraceWriter<W> {
         marks: &[Mark],
         labels: &[SiteLabel],
         ops: &[OpSpan],
+        clock: Option<&TileClock>,
     ) -> io::Result<()> {
         let out = &mut self.out;
         let (pid, tid) = (chip_pid(lane.chip), lane_tid(lane));
@@ -208,7 +230,7 @@ impl<W: Write> TraceWriter<W> {
             "thread_sort_index",
             &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + index),
         )?;
-        write_zones(out, labels, ops, zones, pid, tid)?;
+        write_zones(out, labels, ops, zones, pid, tid, clock)?;
         for m in marks {
             let site = &labels[m.site as usize];
             let args = match m.kind {
@@ -227,7 +249,7 @@ impl<W: Write> TraceWriter<W> {
             out.event(format_args!(
                 r#""name":{},"cat":"mark","ph":"i","s":"t","pid":{pid},"tid":{tid},"ts":{},"args":{{{args}}}"#,
                 json(&site.name),
-                ts(m.ns)
+                ts_at(clock, m.cycles, m.ns)
             ))?;
         }
         Ok(())
@@ -252,6 +274,7 @@ fn write_zones<W: Write>(
     zones: &[Zone],
     pid: u32,
     tid: u32,
+    clock: Option<&TileClock>,
 ) -> io::Result<()> {
     // Open zones: (end ns, end cycles) of each, innermost last.
     let mut open: Vec<(f64, u64)> = Vec::new();
@@ -264,7 +287,7 @@ fn write_zones<W: Write>(
                 open.pop();
                 out.event(format_args!(
                     r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#,
-                    ts(end_ns)
+                    ts_at(clock, end, end_ns)
                 ))?;
             }
             Ok(())
@@ -296,7 +319,7 @@ fn write_zones<W: Write>(
         out.event(format_args!(
             r#""name":{},"cat":"zone","ph":"B","pid":{pid},"tid":{tid},"ts":{}{loc},"args":{{{op_arg}{run_arg}"start_cycles":{},"cycles":{}{value_arg}}}"#,
             json(&site.name),
-            ts(z.start_ns),
+            ts_at(clock, z.start_cycles, z.start_ns),
             z.start_cycles,
             z.cycles()
         ))?;

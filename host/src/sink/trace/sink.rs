@@ -51,7 +51,17 @@ impl Sink for TraceJson {
         let Some(w) = self.writer.as_mut() else {
             return Ok(());
         };
-        let r = w.lane(v.index, &v.lane, &v.zones, &v.marks, &p.labels, &p.ops);
+        // Device times exact at any count, from the tile's clock.
+        let clock = p.timebase.tile_clock(v.lane.chip, v.lane.tile);
+        let r = w.lane(
+            v.index,
+            &v.lane,
+            &v.zones,
+            &v.marks,
+            &p.labels,
+            &p.ops,
+            clock.as_ref(),
+        );
         r.map_err(|e| self.io(e))
     }
 
