@@ -996,7 +996,16 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
         (read["pct"].as_f64().unwrap() - want_pct).abs() < 1e-9,
         "{read}"
     );
+    // The math kernel's ELWADDs: each adds an 8x16 block, a 32x32 tile takes 8, two tiles 16.
     assert_eq!(rate("FPU")["unit"], "instructions");
+    assert_eq!(rate("FPU")["amount"], 16, "{roofline}");
+    let path = analysis["ops"][0]["critical_path"]["counters"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        path.contains("FPU_COUNTER counted 16 over the whole op: at most"),
+        "{path}"
+    );
     let summary = std::fs::read_to_string(dir.join("run-counters/ttprof_summary.txt")).unwrap();
     assert!(
         summary.contains("roofline over ") && summary.contains("NoC read 8,192 bytes"),

@@ -175,6 +175,34 @@ pub(crate) fn decide(counters: &[OpCounter]) -> Option<(Option<&'static str>, St
     ))
 }
 
+/// What the op's FPU-bank issue counter says of its critical path: the TRISCs' busy
+/// cycles on the path against the unit's instructions issued over the whole op (all its
+/// tiles), which bound from above how many of those cycles were the unit's work. `None`
+/// without such a counter or without compute busy time on the path.
+pub(crate) fn path_note(path: &super::CriticalPath, counters: &[OpCounter]) -> Option<String> {
+    let (c, (unit, _)) = counters
+        .iter()
+        .filter(|c| c.bank == "FPU")
+        .find_map(|c| unit_of(c).map(|u| (c, u)))?;
+    let busy: u64 = path
+        .segments
+        .iter()
+        .filter(|s| s.kind == "busy" && s.core.risc.starts_with("TRISC"))
+        .map(|s| s.cycles)
+        .sum();
+    if busy == 0 {
+        return None;
+    }
+    Some(format!(
+        "its compute stages are busy {} cycles on it and {} counted {} over the whole op: at most \
+         {:.1}% of that busy time was {unit} work",
+        grouped_int(busy.into()),
+        c.name,
+        grouped_int(c.value.into()),
+        super::pct(c.value.min(busy) as f64, busy as f64)
+    ))
+}
+
 /// Counted zones as the analysis gathers them: (op, zone name, bank) -> (zones, value
 /// sum, cycles sum).
 pub(crate) type Counted = std::collections::BTreeMap<(u32, String, &'static str), (u64, u64, u64)>;
@@ -326,5 +354,60 @@ mod tests {
         // A stall count speaks for no unit.
         assert_eq!(decide(&[stalls]), None);
         assert_eq!(decide(&[]), None);
+    }
+
+    #[test]
+    fn the_path_note_bounds_the_compute_time_the_fpu_can_account_for() {
+        use super::super::{CoreRef, CriticalPath, PathSegment};
+        let seg = |risc: &str, kind: &'static str, cycles: u64| PathSegment {
+            core: CoreRef {
+                tile: "1-1".into(),
+                risc: risc.into(),
+                stage: "s".into(),
+            },
+            kind,
+            resource: None,
+            zone: None,
+            signal: None,
+            unmatched: None,
+            start_cycles: 0,
+            end_cycles: cycles,
+            cycles,
+            ns: cycles as f64,
+        };
+        let path = CriticalPath {
+            start_cycles: 0,
+            end_cycles: 3_000,
+            cycles: 3_000,
+            ns: 3_000.0,
+            truncated: false,
+            segments: vec![
+                seg("TRISC_1", "busy", 1_200),
+                seg("TRISC_2", "wait", 800),
+                seg("TRISC_2", "busy", 800),
+                seg("BRISC", "busy", 200),
+            ],
+            matched_waits: 0,
+            unmatched_waits: vec![],
+            unmatched_signals: vec![],
+            left_out: 0,
+            counters: None,
+        };
+        let fpu = counter("FPU", "FPU_COUNTER", 16, 9_888);
+        assert_eq!(
+            path_note(&path, &[counter("TDMA_PACK", "PACKER_BUSY", 5, 9), fpu]).unwrap(),
+            "its compute stages are busy 2,000 cycles on it and FPU_COUNTER counted 16 over the \
+             whole op: at most 0.8% of that busy time was FPU work"
+        );
+        // More issued than the path's busy time: at most all of it.
+        let many = counter("FPU", "SFPU_COUNTER", 5_000, 9_888);
+        assert!(path_note(&path, &[many])
+            .unwrap()
+            .ends_with("at most 100.0% of that busy time was SFPU work"));
+        // No FPU-bank issue counter: nothing to say.
+        assert_eq!(
+            path_note(&path, &[counter("FPU", "FPU_STALLED", 1, 2)]),
+            None
+        );
     }
 }

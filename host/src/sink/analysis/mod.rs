@@ -858,6 +858,9 @@ impl Analyzer {
         let mut out = Vec::new();
         for (op, mut a) in ops {
             a.critical_path = paths.remove(&op);
+            if let Some(c) = a.critical_path.as_mut() {
+                c.counters = counters::path_note(c, &a.counters);
+            }
             a.riscs.sort_by_key(|t| pipeline_order(&t.risc));
             for r in &mut a.riscs {
                 r.waits = waits_by_name(r);

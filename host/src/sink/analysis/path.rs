@@ -413,6 +413,11 @@ pub struct CriticalPath {
     /// path is walked over those kept, and stops early. Not written when 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub(crate) left_out: u64,
+    /// What the op's counters (`--counters`) say of the path's compute time: how much of
+    /// the TRISCs' busy cycles on it the FPU bank's count over the op can at most account
+    /// for. `None` without such a counter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counters: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -529,6 +534,7 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
         unmatched_waits,
         unmatched_signals,
         left_out: 0,
+        counters: None,
     }
 }
 
@@ -618,6 +624,9 @@ pub fn paragraph(op: &str, run: u32, c: &CriticalPath) -> String {
         .collect();
     if !w.is_empty() {
         text.push_str(&format!("; waiting: {}", w.join("; ")));
+    }
+    if let Some(n) = &c.counters {
+        text.push_str(&format!("; {n}"));
     }
     let uw: u64 = c.unmatched_waits.iter().map(|u| u.count).sum();
     let us: u64 = c.unmatched_signals.iter().map(|u| u.count).sum();

@@ -105,8 +105,12 @@ fn analysis_lines(t: &mut String, x: &OpAnalysis, runs: u64) {
         ));
     }
     if let Some(c) = &x.critical_path {
+        let note = c
+            .counters
+            .as_ref()
+            .map_or_else(String::new, |n| format!("; {n}"));
         t.push_str(&analysis::wrap(
-            &format!("critical path{of_run}: {}", path_shares(c)),
+            &format!("critical path{of_run}: {}{note}", path_shares(c)),
             WIDTH,
         ));
         t.push_str(&analysis::wrap(&waits(c), WIDTH));
@@ -341,6 +345,7 @@ mod tests {
                 .collect(),
             unmatched_signals: vec![],
             left_out: 0,
+            counters: None,
         };
         OpAnalysis {
             op: "Add".into(),
