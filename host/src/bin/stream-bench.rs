@@ -23,9 +23,13 @@
 //! shape `ring` is one ring of all the zones ([`write_ring_csv`]: a device log of one core's
 //! BRISC, a `BRISC-KERNEL` zone around a loop of zones, as tt-metal writes it), measured with
 //! `import` and `tracy` of that log (the commands `ring-import` and `ring-tracy` in the
-//! results): peak memory over the length of one ring.
+//! results): peak memory over the length of one ring. The shape `tiny-rings` is
+//! [`TINY_RINGS_PER_M`] rings of two zones per size unit on one chip (300,000 rings at 8),
+//! the shape `chips` [`CHIPS_PER_M`] chips per size unit, one ring of [`CHIP_RING_ZONES`]
+//! zones each (1,000 chips at 8), both written as device logs and measured with `import`
+//! (`tiny-rings-import`, `chips-import`): peak memory over the number of rings and chips.
 //!
-//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --shapes rings,ring --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
+//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --shapes rings,ring,tiny-rings,chips --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
 //!
 //! Writes `target/bench/stream.json`; `--ttprof` defaults to the `ttprof` beside this binary.
 
@@ -33,6 +37,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use ttprof::testing::long_run;
+
+/// The shapes `--shapes` takes (module docs).
+const SHAPES: [&str; 4] = ["rings", "ring", "tiny-rings", "chips"];
+/// `tiny-rings`: rings per size unit (8 -> 300,000 rings of 2 zones).
+const TINY_RINGS_PER_M: u64 = 37_500;
+/// `chips`: chips per size unit (8 -> 1,000 chips), each one core's BRISC of
+/// [`CHIP_RING_ZONES`] zones.
+const CHIPS_PER_M: u64 = 125;
+/// Zones of each chip's one ring in the `chips` shape.
+const CHIP_RING_ZONES: u64 = 100;
 
 /// Zones per ring, every size (a longer run has more rings, not longer ones).
 const RING_ZONES: u64 = 12_000;
@@ -79,11 +93,11 @@ fn main() {
             "--commands" => commands = value().split(',').map(String::from).collect(),
             "--shapes" => {
                 shapes = value().split(',').map(String::from).collect();
-                if let Some(bad) = shapes
-                    .iter()
-                    .find(|s| !["rings", "ring"].contains(&s.as_str()))
-                {
-                    fail(&format!("--shapes: {bad}: expected rings and/or ring"));
+                if let Some(bad) = shapes.iter().find(|s| !SHAPES.contains(&s.as_str())) {
+                    fail(&format!(
+                        "--shapes: {bad}: expected some of {}",
+                        SHAPES.join(", ")
+                    ));
                 }
             }
             "--sizes" => {
@@ -108,6 +122,8 @@ fn main() {
     let ring_shape = shapes.iter().any(|s| s == "ring");
     let want = |c: &str| rings_shape && commands.iter().any(|x| x == c);
     let want_ring = |c: &str| ring_shape && commands.iter().any(|x| x == c);
+    let has =
+        |shape: &str| shapes.iter().any(|s| s == shape) && commands.iter().any(|x| x == "import");
     let mut results = Vec::new();
     let mut record = |cmd: &str, m: u64, r: &Measured, zones: u64, units: u64, unit: &str| {
         println!(
@@ -163,6 +179,25 @@ fn main() {
                 let r = tracy(&ttprof, &csv, None, 18_800 + m as u16);
                 record("ring-tracy", m, &r, made, made, "zones");
             }
+            let _ = std::fs::remove_file(&csv);
+        }
+        for (shape, chips, rings_per_chip, ring_zones) in [
+            ("tiny-rings", 1, m * TINY_RINGS_PER_M, 2),
+            ("chips", m * CHIPS_PER_M, 1, CHIP_RING_ZONES),
+        ] {
+            if !has(shape) {
+                continue;
+            }
+            eprintln!("{m}: {shape}: {chips} chip(s) of {rings_per_chip} ring(s) ...");
+            let csv = d.join(format!("{shape}.csv"));
+            let made = write_rings_csv(&csv, chips, rings_per_chip, ring_zones);
+            let out = d.join(format!("{shape}-import"));
+            let r = measure(
+                &ttprof,
+                &["import", s(&csv), "--no-summary", "--out", s(&out)],
+            );
+            record(&format!("{shape}-import"), m, &r, made, 2 * made, "rows");
+            let _ = std::fs::remove_dir_all(&out);
             let _ = std::fs::remove_file(&csv);
         }
         if want("report") || want("import") || want("tracy") {
@@ -528,4 +563,57 @@ fn write_ring_csv(path: &Path, zones: u64) -> u64 {
     })();
     written.unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
     inner + 1
+}
+
+/// Writes tt-metal's device log of `chips` chips of `rings` rings each (cores from 1,1 up,
+/// five RISCs a core), each ring a `<RISC>-KERNEL` zone around `zones - 1` zones, one run.
+/// Returns the zones written.
+fn write_rings_csv(path: &Path, chips: u64, rings: u64, zones: u64) -> u64 {
+    use std::io::Write;
+    const RISCS: [&str; 5] = ["BRISC", "NCRISC", "TRISC_0", "TRISC_1", "TRISC_2"];
+    let f =
+        std::fs::File::create(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    let inner = zones.saturating_sub(1);
+    let written = (|| -> std::io::Result<()> {
+        writeln!(
+            w,
+            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
+        )?;
+        writeln!(
+            w,
+            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+        )?;
+        for chip in 0..chips {
+            for ring in 0..rings {
+                let core = ring / 5;
+                let (x, y) = (1 + core % 250, 1 + core / 250);
+                let risc = RISCS[(ring % 5) as usize];
+                let mut row = |time: u64, name: &str, kind: &str, line: u32| {
+                    writeln!(
+                        w,
+                        "{chip},{x},{y},{risc},0,{time},0,1,,,{name},{kind},{line},kernel.cpp,"
+                    )
+                };
+                let kernel = format!(
+                    "{}-KERNEL",
+                    if risc.starts_with("TRISC") {
+                        "TRISC"
+                    } else {
+                        risc
+                    }
+                );
+                row(100, &kernel, "ZONE_START", 1)?;
+                for i in 0..inner {
+                    let t = 110 + 10 * i;
+                    row(t, "step", "ZONE_START", 5)?;
+                    row(t + 7, "step", "ZONE_END", 5)?;
+                }
+                row(110 + 10 * inner, &kernel, "ZONE_END", 1)?;
+            }
+        }
+        w.flush()
+    })();
+    written.unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    chips * rings * zones
 }

@@ -212,9 +212,17 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
 /// records: merged into the run's [`Ops`] ring by ring in readout order
 /// ([`Ops::merge_ring`]), they give what one pass over every ring gives (first earliest
 /// start, first latest end: ties keep the earlier ring).
+///
+/// Every ring's is held until the readout's end (a device log may interleave rings), so it is
+/// kept small: a `Vec` of its runs (most rings have one), each [`DeviceTimes`] without its
+/// `cores` map (the ring has one tile, kept beside it): a `BTreeMap` node of `DeviceTimes`
+/// reserves eleven of them, 17 KB a ring (issue 41: `import` of 300,000 rings took 5 GB).
 #[derive(Debug, Default)]
 pub(crate) struct RingWrappers {
-    by_run: BTreeMap<u32, DeviceTimes>,
+    /// Per run: the ring's times in it, its tile's wrapper times apart.
+    by_run: Vec<(u32, DeviceTimes, CoreTimes)>,
+    /// The ring's tile (set by the first wrapper zone).
+    tile: Option<NocCoord>,
     /// One name comparison per (run, site), not per zone.
     kind_of: rustc_hash::FxHashMap<(u32, u16), Option<Wrapper>>,
     seen: rustc_hash::FxHashMap<(u32, Wrapper), u32>,
@@ -261,13 +269,22 @@ impl RingWrappers {
             self.no_timebase += 1;
             return;
         };
-        let op = self.by_run.entry(run).or_default();
+        let i = match self.by_run.iter().position(|r| r.0 == run) {
+            Some(i) => i,
+            None => {
+                self.by_run.reserve_exact(1);
+                self.by_run
+                    .push((run, DeviceTimes::default(), CoreTimes::default()));
+                self.by_run.len() - 1
+            }
+        };
+        self.tile = Some(id.tile);
+        let (_, op, core) = &mut self.by_run[i];
         let n = self.seen.entry((run, w)).or_default();
         *n += 1;
         if *n == 2 {
             op.repeated += 1;
         }
-        let core = op.cores.entry(id.tile).or_default();
         let bit = 1u8 << id.risc.index();
         match w {
             Wrapper::Fw => {
@@ -321,7 +338,7 @@ impl Ops {
         if ring.no_timebase > 0 {
             *no_timebase.entry(chip).or_default() += ring.no_timebase;
         }
-        for (run, d) in ring.by_run {
+        for (run, d, c) in ring.by_run {
             let op = self.by_run.entry((chip, run)).or_default();
             TimeSpan::widen(&mut op.fw, d.fw);
             TimeSpan::widen(&mut op.kernel, d.kernel);
@@ -333,7 +350,7 @@ impl Ops {
                     op.dm_kernel_start = Some(s);
                 }
             }
-            for (tile, c) in d.cores {
+            if let Some(tile) = ring.tile {
                 let core = op.cores.entry(tile).or_default();
                 TimeSpan::widen(&mut core.fw, c.fw);
                 TimeSpan::widen(&mut core.kernel, c.kernel);

@@ -367,9 +367,13 @@ pub(crate) struct Analyzer {
     counted: counters::Counted,
 }
 
-/// (op index, chip, tile) -> RISC -> (time, first KERNEL start, last KERNEL end); a RISC
+/// (op index, chip, tile) -> per RISC (time, first KERNEL start, last KERNEL end); a RISC
 /// without a KERNEL zone keeps (+inf, -inf).
-type Cells = BTreeMap<(u32, u32, NocCoord), BTreeMap<Risc, (RiscTime, f64, f64)>>;
+type Cells = BTreeMap<(u32, u32, NocCoord), TileCells>;
+
+/// One tile's RISCs in one op, in first-seen order: a `Vec` sized to them, not a `BTreeMap`
+/// (whose node reserves eleven `RiscTime`s, 3.5 KB a tile; issue 41).
+type TileCells = Vec<(Risc, (RiscTime, f64, f64))>;
 
 /// The entry of `risc` on `key`, made (its stage named by `stage`) on first use.
 fn cell(
@@ -383,21 +387,30 @@ fn cell(
 
 /// The entry of `risc` in one tile's cells, made on first use.
 fn cell_in(
-    riscs: &mut BTreeMap<Risc, (RiscTime, f64, f64)>,
+    riscs: &mut TileCells,
     risc: Risc,
     stage: impl FnOnce() -> String,
 ) -> &mut (RiscTime, f64, f64) {
-    riscs.entry(risc).or_insert_with(|| {
-        (
-            RiscTime {
-                risc: risc.name().to_string(),
-                stage: stage(),
-                ..Default::default()
-            },
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-        )
-    })
+    let i = match riscs.iter().position(|r| r.0 == risc) {
+        Some(i) => i,
+        None => {
+            riscs.reserve_exact(1);
+            riscs.push((
+                risc,
+                (
+                    RiscTime {
+                        risc: risc.name().to_string(),
+                        stage: stage(),
+                        ..Default::default()
+                    },
+                    f64::INFINITY,
+                    f64::NEG_INFINITY,
+                ),
+            ));
+            riscs.len() - 1
+        }
+    };
+    &mut riscs[i].1
 }
 
 /// What a label's zones are to the analysis.
@@ -772,18 +785,18 @@ impl Analyzer {
                     t.missing_kernel_zone = !lo.is_finite();
                 }
             }
-            for (t, lo, _) in riscs.values_mut() {
+            for (_, (t, lo, _)) in riscs.iter_mut() {
                 t.missing_kernel_zone |= !lo.is_finite();
             }
-            let lo = riscs.values().map(|r| r.1).fold(f64::INFINITY, f64::min);
+            let lo = riscs.iter().map(|r| r.1 .1).fold(f64::INFINITY, f64::min);
             let hi = riscs
-                .values()
-                .map(|r| r.2)
+                .iter()
+                .map(|r| r.1 .2)
                 .fold(f64::NEG_INFINITY, f64::max);
             let span = if hi > lo { hi - lo } else { 0.0 };
             let mut times: Vec<RiscTime> = riscs
-                .into_values()
-                .map(|(mut t, ..)| {
+                .into_iter()
+                .map(|(_, (mut t, ..))| {
                     for (w, ns) in &t.records_in_waits {
                         if let Some(x) = t.by_wait.get_mut(w) {
                             *x = (*x - ns).max(0.0);
