@@ -19,7 +19,7 @@
 //!
 //! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
 //! times stay equal and order is never lost; a zone's or mark's is exact at any cycle count
-//! when the writer has its tile's clock ([`crate::sink::exact`]). Each is written with three decimals and `01`
+//! when the writer has its tile's clock (`sink::exact`). Each is written with three decimals and `01`
 //! more (a hundredth of a nanosecond) so that readers that truncate `ts * 1000` (Tracy's
 //! importer) get the same whole nanosecond as readers that round: `1.001` µs alone parses
 //! to a double just below it, which truncates to 1000 ns.
@@ -205,7 +205,8 @@ impl<W: Write> TraceWriter<W> {
 
     /// One (tile, RISC) thread: its name, its zones (in opening order) and its marks.
     /// `index` orders the threads; `labels` and `ops` are what the zones' and marks'
-    /// indices point into.
+    /// indices point into; `clock`, the tile's, makes their times exact at any count.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn lane(
         &mut self,
         index: usize,
