@@ -296,14 +296,13 @@ pub fn tt_metal_root() -> Option<PathBuf> {
 
 /// `ttprof run --program PROGRAM --out OUT`.
 pub fn run_program(program: &Path, out: &Path) -> Output {
-    ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            program.as_os_str(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    )
+    run_program_with(program, out, &[])
+}
+
+/// `ttprof run --program PROGRAM EXTRA.. --out OUT`.
+pub fn run_program_with(program: &Path, out: &Path, extra: &[&str]) -> Output {
+    let mut args: Vec<&OsStr> = vec!["run".as_ref(), "--program".as_ref(), program.as_os_str()];
+    args.extend(extra.iter().map(OsStr::new));
+    args.extend([OsStr::new("--out"), out.as_os_str()]);
+    ttprof(None, &args)
 }

@@ -382,18 +382,7 @@ fn the_fpu_counter_counts_tt_metals_matmul_instructions() {
         let p = d.path().join("program.toml");
         std::fs::write(&p, matmul_program(fidelity, dims, 2)).unwrap();
         let out = d.path().join("run");
-        let o = ttprof_tests::ttprof(
-            None,
-            &[
-                "run".as_ref(),
-                "--program".as_ref(),
-                p.as_os_str(),
-                "--counters".as_ref(),
-                "fpu".as_ref(),
-                "--out".as_ref(),
-                out.as_os_str(),
-            ],
-        );
+        let o = ttprof_tests::run_program_with(&p, &out, &["--counters", "fpu"]);
         assert_eq!(
             o.status.code(),
             Some(0),

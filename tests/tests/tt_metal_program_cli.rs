@@ -5,7 +5,7 @@
 //! the tests say so and pass, except in CI (`CI=true`), where they fail.
 
 use std::path::{Path, PathBuf};
-use ttprof_tests::{run_program, tt_metal_root, ttprof, workspace};
+use ttprof_tests::{run_program, run_program_with, tt_metal_root, ttprof, workspace};
 
 /// A fresh directory under the test target's temporary directory.
 fn dir(name: &str) -> PathBuf {
@@ -105,18 +105,7 @@ fn counters_are_read_around_a_program() {
     std::fs::write(d.join("in.bin"), tensor()).unwrap();
     let p = program(&d, "in.bin");
     let out = d.join("run");
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            p.as_os_str(),
-            "--counters".as_ref(),
-            "fpu,pack".as_ref(),
-            "--out".as_ref(),
-            out.as_os_str(),
-        ],
-    );
+    let o = run_program_with(&p, &out, &["--counters", "fpu,pack"]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -140,18 +129,7 @@ fn counters_are_read_around_a_program() {
         assert_eq!(t["values"][0]["value"], 1, "{t}");
     }
     // A counter the emulator cannot count is refused before anything is built.
-    let o = ttprof(
-        None,
-        &[
-            "run".as_ref(),
-            "--program".as_ref(),
-            p.as_os_str(),
-            "--counters".as_ref(),
-            "l1".as_ref(),
-            "--out".as_ref(),
-            d.join("refused").as_os_str(),
-        ],
-    );
+    let o = run_program_with(&p, &d.join("refused"), &["--counters", "l1"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(!d.join("refused/kernels").exists());
 }

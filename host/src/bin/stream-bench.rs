@@ -20,9 +20,9 @@
 //!   this one is measured once, at the largest grid.
 //!
 //! Those are the shape `rings` (`--shapes`, the default): a longer run has more rings. The
-//! shape `ring` is one ring of all the zones ([`write_ring_csv`]: a device log of one core's
-//! BRISC, a `BRISC-KERNEL` zone around a loop of zones, as tt-metal writes it), measured with
-//! `import` and `tracy` of that log (the commands `ring-import` and `ring-tracy` in the
+//! shape `ring` is one ring of all the zones ([`write_rings_csv`] of one chip's one ring: a
+//! device log of one core's BRISC, a `BRISC-KERNEL` zone around a loop of zones, as
+//! tt-metal writes it), measured with `import` and `tracy` of that log (the commands `ring-import` and `ring-tracy` in the
 //! results): peak memory over the length of one ring. The shape `tiny-rings` is
 //! [`TINY_RINGS_PER_M`] rings of two zones per size unit on one chip (300,000 rings at 8),
 //! the shape `chips` [`CHIPS_PER_M`] chips per size unit, one ring of [`CHIP_RING_ZONES`]
@@ -160,7 +160,7 @@ fn main() {
         if want_ring("import") || want_ring("tracy") {
             eprintln!("{m} M zones: one ring's device log ...");
             let csv = d.join("ring.csv");
-            let made = write_ring_csv(&csv, zones);
+            let made = write_rings_csv(&csv, 1, 1, zones);
             if want_ring("import") {
                 let r = measure(
                     &ttprof,
@@ -523,46 +523,6 @@ fn count_lines(path: &Path) -> u64 {
     use std::io::BufRead;
     let f = std::fs::File::open(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
     std::io::BufReader::new(f).lines().count() as u64
-}
-
-/// Writes tt-metal's device log of one ring (chip 0, core 1,1, BRISC) of `zones` zones: a
-/// `BRISC-KERNEL` zone around `zones - 1` zones in a row, one run. Returns the zones written.
-fn write_ring_csv(path: &Path, zones: u64) -> u64 {
-    use std::io::Write;
-    let f =
-        std::fs::File::create(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-    let inner = zones.saturating_sub(1);
-    let row = |w: &mut std::io::BufWriter<std::fs::File>,
-               time: u64,
-               name: &str,
-               kind: &str,
-               line: u32| {
-        writeln!(
-            w,
-            "0,1,1,BRISC,0,{time},0,1,,,{name},{kind},{line},kernel.cpp,"
-        )
-    };
-    let written = (|| -> std::io::Result<()> {
-        writeln!(
-            w,
-            "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
-        )?;
-        writeln!(
-            w,
-            "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
-        )?;
-        row(&mut w, 100, "BRISC-KERNEL", "ZONE_START", 1)?;
-        for i in 0..inner {
-            let t = 110 + 10 * i;
-            row(&mut w, t, "step", "ZONE_START", 5)?;
-            row(&mut w, t + 7, "step", "ZONE_END", 5)?;
-        }
-        row(&mut w, 110 + 10 * inner, "BRISC-KERNEL", "ZONE_END", 1)?;
-        w.flush()
-    })();
-    written.unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
-    inner + 1
 }
 
 /// Writes tt-metal's device log of `chips` chips of `rings` rings each (cores from 1,1 up,

@@ -129,12 +129,15 @@ fn noc_words(dev: &mut Device, tile: NocCoord) -> Result<NocWords> {
 }
 
 /// Arms `choices` on every tile of `dev` and notes the NIU data counters of `tiles` (a
-/// launch on them follows).
+/// launch on them follows); `None` (nothing done) without choices.
 pub(crate) fn arm(
     dev: &mut Device,
     choices: &[CounterChoice],
     tiles: &[NocCoord],
-) -> Result<NocBefore> {
+) -> Result<Option<NocBefore>> {
+    if choices.is_empty() {
+        return Ok(None);
+    }
     let banks: Vec<(&str, u32)> = choices.iter().map(|c| (c.bank, c.select)).collect();
     dev.arm_perf_counters(&banks)
         .map_err(|e| Error::Emulator(e.to_string()))?;
@@ -142,17 +145,20 @@ pub(crate) fn arm(
         .iter()
         .map(|&t| Ok((t, noc_words(dev, t)?)))
         .collect::<Result<_>>()?;
-    Ok(NocBefore(noc))
+    Ok(Some(NocBefore(noc)))
 }
 
 /// Reads `choices` on each of `tiles` of chip 0 after a launch, and the NoC bytes each
-/// moved since `before`.
+/// moved since `before` ([`arm`]'s; `None`: nothing was armed, nothing is read).
 pub(crate) fn read(
     dev: &mut Device,
     choices: &[CounterChoice],
     tiles: &[NocCoord],
-    before: &NocBefore,
+    before: Option<&NocBefore>,
 ) -> Result<Vec<TileCounters>> {
+    let Some(before) = before else {
+        return Ok(Vec::new());
+    };
     let word = riscv_linker::noc::flit_bytes(dev.arch()) as u64;
     let mut out = Vec::with_capacity(tiles.len());
     for &t in tiles {

@@ -542,11 +542,7 @@ impl Session {
                 kernels,
             )?;
         }
-        let noc_before = if self.cfg.counters.is_empty() {
-            None
-        } else {
-            Some(counters::arm(&mut self.dev, &self.cfg.counters, &tiles)?)
-        };
+        let noc_before = counters::arm(&mut self.dev, &self.cfg.counters, &tiles)?;
         let start = self.dev.host_time_ns() as u64;
         let mut drain_error = None;
         let drain_every = self.cfg.drain_every_cycles;
@@ -619,10 +615,12 @@ impl Session {
         }
         let end = self.dev.host_time_ns() as u64;
         // Read whether the launch completed or not: a faulting op's counts so far are its own.
-        let op_counters = match &noc_before {
-            Some(before) => counters::read(&mut self.dev, &self.cfg.counters, &tiles, before)?,
-            None => Vec::new(),
-        };
+        let op_counters = counters::read(
+            &mut self.dev,
+            &self.cfg.counters,
+            &tiles,
+            noc_before.as_ref(),
+        )?;
         // What the last drain inside the run did not see (every core has flushed at exit).
         if let (None, Some(s)) = (&drain_error, self.stamps.as_mut()) {
             drain_error = s.drain(&EmuMemory::new(&self.dev)).err();

@@ -88,15 +88,7 @@ impl Session {
                 launch::set_kernel_in(&map, &self.mem, 0, *t, k.risc, k.elf)?;
             }
         }
-        let noc_before = if self.cfg.counters.is_empty() {
-            None
-        } else {
-            Some(super::counters::arm(
-                &mut self.dev,
-                &self.cfg.counters,
-                &p.cores,
-            )?)
-        };
+        let noc_before = super::counters::arm(&mut self.dev, &self.cfg.counters, &p.cores)?;
         let start = self.dev.host_time_ns() as u64;
         let drain_every = self.cfg.drain_every_cycles;
         let (drainer, sampler) = (&mut self.drainer, &mut self.sampler);
@@ -121,12 +113,12 @@ impl Session {
         });
         let end = self.dev.host_time_ns() as u64;
         // Read whether the program completed or not, as `launch` does.
-        let counters = match &noc_before {
-            Some(before) => {
-                super::counters::read(&mut self.dev, &self.cfg.counters, &p.cores, before)?
-            }
-            None => Vec::new(),
-        };
+        let counters = super::counters::read(
+            &mut self.dev,
+            &self.cfg.counters,
+            &p.cores,
+            noc_before.as_ref(),
+        )?;
         let record = OpRecord {
             run_id,
             device: 0,

@@ -3,7 +3,7 @@
 //! summary. A counter's share is its value over the cycles its bank counted on the same
 //! tiles (the launch, host-armed before and read after: docs/design/perf-counters.md).
 
-use crate::oplog::OpLog;
+use crate::oplog::{OpLog, OpRecord};
 use crate::sink::summary::grouped_int;
 use serde::Serialize;
 
@@ -26,9 +26,12 @@ pub struct OpCounter {
 
 /// The counters the op log holds for op `run` on chip `chip`, in the order they were armed.
 pub(crate) fn of(log: Option<&OpLog>, chip: u32, run: u32) -> Vec<OpCounter> {
-    let Some(rec) = log.and_then(|l| l.op(chip, run)) else {
-        return Vec::new();
-    };
+    log.and_then(|l| l.op(chip, run))
+        .map_or_else(Vec::new, of_record)
+}
+
+/// The counters of op record `rec`, summed over its tiles, in the order they were armed.
+pub(crate) fn of_record(rec: &OpRecord) -> Vec<OpCounter> {
     let mut out: Vec<OpCounter> = Vec::new();
     for tile in &rec.counters {
         for c in &tile.values {

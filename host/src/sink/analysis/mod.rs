@@ -72,6 +72,7 @@ mod records;
 mod roofline;
 mod sink;
 mod stopped;
+pub(crate) use counters::of_record as op_counters;
 pub(crate) use counters::{line as counters_line, zones_line as counted_zones_line};
 pub use counters::{CountedZone, OpCounter};
 pub use path::{

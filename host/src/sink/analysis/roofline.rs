@@ -82,23 +82,11 @@ pub(crate) fn of(log: Option<&OpLog>, chip: u32, run: u32, arch: Arch) -> Option
             pct: super::pct(per_cycle, peak),
         }
     };
-    let mut rates = Vec::new();
-    let first = &rec.counters[0];
-    for c in first.values.iter().filter(|c| c.bank == "FPU") {
-        let Some(what) = fpu_rate(&c.name) else {
-            continue;
-        };
-        let amount = rec
-            .counters
-            .iter()
-            .flat_map(|t| {
-                t.values
-                    .iter()
-                    .filter(|v| v.bank == c.bank && v.name == c.name)
-            })
-            .fold(0u64, |a, v| a.saturating_add(v.value));
-        rates.push(rate(what, "instructions", amount, 1.0));
-    }
+    let mut rates: Vec<Rate> = super::counters::of_record(rec)
+        .into_iter()
+        .filter(|c| c.bank == "FPU")
+        .filter_map(|c| Some(rate(fpu_rate(&c.name)?, "instructions", c.value, 1.0)))
+        .collect();
     let word = riscv_linker::noc::flit_bytes(arch) as f64;
     let noc = |f: fn(&crate::oplog::TileCounters) -> Option<u64>| {
         rec.counters

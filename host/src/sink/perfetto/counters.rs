@@ -4,6 +4,7 @@
 
 use crate::oplog::COUNTED_BANKS;
 use crate::profile::Profile;
+use crate::sink::analysis::op_counters;
 use std::collections::HashMap;
 
 /// A counter's (start, end, value) spans as points of a track that reads the value of the
@@ -86,21 +87,10 @@ impl Counters {
                 for (b, bank) in COUNTED_BANKS.iter().enumerate() {
                     run.armed[b] = rec.armed_counter(bank).map(|n| name_index(names, n));
                 }
-                for tile in &rec.counters {
-                    for c in &tile.values {
-                        let n = name_index(names, &c.name);
-                        let i = match run.totals.iter().position(|t| t.0 == n) {
-                            Some(i) => i,
-                            None => {
-                                run.totals.push((n, 0, 0));
-                                run.totals.len() - 1
-                            }
-                        };
-                        let t = &mut run.totals[i];
-                        t.1 = t.1.saturating_add(c.value);
-                        t.2 = t.2.saturating_add(tile.cycles);
-                    }
-                }
+                run.totals = op_counters(rec)
+                    .into_iter()
+                    .map(|c| (name_index(names, &c.name), c.value, c.cycles))
+                    .collect();
                 run
             });
         }
