@@ -198,7 +198,9 @@ fn main() {
             );
             record(&format!("{shape}-import"), m, &r, made, 2 * made, "rows");
             let _ = std::fs::remove_dir_all(&out);
-            let _ = std::fs::remove_file(&csv);
+            if !keep {
+                let _ = std::fs::remove_file(&csv);
+            }
         }
         if want("report") || want("import") || want("tracy") {
             eprintln!("{m} M zones: recording the rings ...");

@@ -193,7 +193,9 @@ pub fn write_all_rings(
     let trace_path = dir.join(trace::FILE_NAME);
     let inputs = &options.inputs;
     let mut csv_sink = DeviceCsv::new(&device_csv, inputs);
-    let mut report = OpReportSink::new(dir, options.now, inputs);
+    // One analysis for the five sinks that show it.
+    let shared = analysis::Shared::default();
+    let mut report = OpReportSink::new(dir, options.now, inputs).with_analysis(&shared);
     let mut trace_sink = TraceJson::new(&trace_path, inputs);
     let mut page = HtmlPage::new(
         &dir.join(html::FILE_NAME),
@@ -201,15 +203,20 @@ pub fn write_all_rings(
         inputs,
     )
     .with_op_graph(graph::SVG_FILE_NAME)
-    .with_limits(options.html_limits.0, options.html_limits.1);
+    .with_limits(options.html_limits.0, options.html_limits.1)
+    .with_analysis(&shared);
     let mut summary_sink = SummarySink::new(
         &dir.join(summary::FILE_NAME),
         options.summary_threshold_ns,
         options.notes.clone(),
         inputs,
-    );
-    let mut analysis_sink = AnalysisSink::new(&dir.join(analysis::FILE_NAME), inputs);
-    let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME), inputs);
+    )
+    .with_analysis(&shared);
+    let mut analysis_sink =
+        AnalysisSink::new(&dir.join(analysis::FILE_NAME), inputs).with_analysis(&shared);
+    let mut perfetto = PerfettoSink::new(&dir.join(crate::sink::perfetto::FILE_NAME), inputs)
+        .with_analysis(&shared);
+    drop(shared);
     let mut parquet = ParquetSink::new(dir, inputs);
     let mut graph_sink = GraphSink::new(dir, inputs);
     let mut data = dataset.map(|(d, host)| ParquetSink::dataset(d, host, inputs));
@@ -261,7 +268,11 @@ pub fn write_all_rings(
         html: first(html_done),
         summary_file: first(summary_done),
         analysis_file: first(analysis_done),
-        analysis: analysis_sink.analysis.unwrap_or_default(),
+        analysis: analysis_sink
+            .analysis
+            .take()
+            .map(std::rc::Rc::unwrap_or_clone)
+            .unwrap_or_default(),
         perfetto: first(perfetto_done),
         parquet: parquet_files,
         graph_files: graph_done.files,

@@ -70,6 +70,7 @@ mod held;
 mod path;
 mod records;
 mod roofline;
+mod shared;
 mod sink;
 mod stopped;
 pub(crate) use counters::of_record as op_counters;
@@ -82,6 +83,7 @@ pub use path::{
 pub(crate) use path::{shares, wrap};
 pub(crate) use roofline::line as roofline_line;
 pub use roofline::{Rate, Roofline};
+pub(crate) use shared::Shared;
 pub(crate) use sink::AnalysisSink;
 pub(crate) use stopped::{add as add_stopped, write as write_with_stops};
 pub use stopped::{OpenWait, Stopped, StoppedCore};

@@ -1,21 +1,22 @@
 //! `ttprof_analysis.json` as a sink: the [`Analyzer`] fed ring by ring, the [`Analysis`]
 //! written as JSON at the end.
 
-use super::{Analysis, Analyzer};
+use super::{Analysis, Shared};
 use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Writes the bottleneck analysis.
 pub(crate) struct AnalysisSink {
     path: PathBuf,
     /// The command's input guard: the file is not written over one of its inputs.
     inputs: Inputs,
-    analyzer: Option<Analyzer>,
+    analyzer: Option<Shared>,
     /// The analysis as written (after [`Sink::finish`]).
-    pub analysis: Option<Analysis>,
+    pub analysis: Option<Rc<Analysis>>,
 }
 
 impl AnalysisSink {
@@ -24,15 +25,21 @@ impl AnalysisSink {
         AnalysisSink {
             path: path.to_path_buf(),
             inputs: inputs.clone(),
-            analyzer: Some(Analyzer::default()),
+            analyzer: Some(Shared::default()),
             analysis: None,
         }
+    }
+
+    /// The same file, of `analysis` (shared with other sinks).
+    pub(crate) fn with_analysis(mut self, analysis: &Shared) -> AnalysisSink {
+        self.analyzer = Some(analysis.clone());
+        self
     }
 }
 
 impl Sink for AnalysisSink {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        if let Some(a) = &mut self.analyzer {
+        if let Some(a) = &self.analyzer {
             a.add(p, v);
         }
         Ok(())

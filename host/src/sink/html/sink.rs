@@ -11,7 +11,7 @@ use crate::html;
 use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
-use crate::sink::analysis::{self, Analyzer};
+use crate::sink::analysis::{self, Shared};
 use crate::sink::{exact, Finished, Sink};
 use crate::timeline::Timeline;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ pub(crate) struct HtmlPage {
     /// What the page shows (after [`Sink::finish`]).
     pub shown: html::Shown,
     /// Typed waits, for the bottleneck panel.
-    waits: Option<Analyzer>,
+    waits: Option<Shared>,
     /// The op graph's SVG, linked from the page (a path relative to the page).
     op_graph: Option<String>,
 }
@@ -48,7 +48,7 @@ impl HtmlPage {
             limits: (html::MAX_ZONES, html::MAX_MARKS),
             pruned: (0, 0),
             shown: html::Shown::default(),
-            waits: Some(Analyzer::default()),
+            waits: Some(Shared::default()),
             op_graph: None,
         }
     }
@@ -57,6 +57,13 @@ impl HtmlPage {
     /// to the page (written beside it: its file name).
     pub(crate) fn with_op_graph(mut self, svg: &str) -> HtmlPage {
         self.op_graph = Some(svg.to_string());
+        self
+    }
+
+    /// The same page, its bottleneck panel and arrows from `analysis` (shared with other
+    /// sinks).
+    pub(crate) fn with_analysis(mut self, analysis: &Shared) -> HtmlPage {
+        self.waits = Some(analysis.clone());
         self
     }
 
@@ -74,7 +81,7 @@ impl Sink for HtmlPage {
     }
 
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        if let Some(a) = self.waits.as_mut() {
+        if let Some(a) = self.waits.as_ref() {
             a.add(p, v);
         }
         if let Some(t) = self.timeline.as_mut() {
@@ -112,6 +119,7 @@ impl Sink for HtmlPage {
         };
         let (zones, marks) = self.limits;
         let a = self.waits.take().unwrap_or_default().finish(p);
+        let a = &*a;
         let mut panel = analysis::html_panel(&a);
         // The critical paths' hand-overs, drawn as arrows between lanes by the page.
         let arch = p.geometry().arch;

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::issue::Issue;
 use crate::profile::{Profile, RingView};
-use crate::sink::analysis::{arrows, Analysis, Analyzer};
+use crate::sink::analysis::{arrows, Analysis, Shared};
 use crate::sink::{exact, Finished, Sink};
 use crate::timeline::{Lane, MarkKind, OpSpan, SiteLabel, Zone};
 use prost::Message;
@@ -140,7 +140,7 @@ pub struct PerfettoSink {
     next_sequence: u32,
     /// The waits and signals of the rings of the profile the trace began with, for the
     /// critical paths' flows (`None` once finished).
-    paths: Option<Analyzer>,
+    paths: Option<Shared>,
     /// The address of that profile: rings of a run fed in parts come with a part of their
     /// own, whose op and label indices are not the run's (no flows then).
     begun: usize,
@@ -192,12 +192,19 @@ impl PerfettoSink {
             tiles: BTreeSet::new(),
             chips: BTreeSet::new(),
             next_sequence: FIRST_RING_SEQUENCE,
-            paths: Some(Analyzer::default()),
+            paths: Some(Shared::default()),
             begun: 0,
             counters: Counters::default(),
             counter_tracks: BTreeSet::new(),
             stats: PerfettoStats::default(),
         }
+    }
+
+    /// The same trace, its critical paths' flows from `analysis` (shared with other sinks;
+    /// `pub(crate)`: the handle is the library's own).
+    pub(crate) fn with_analysis(mut self, analysis: &Shared) -> PerfettoSink {
+        self.paths = Some(analysis.clone());
+        self
     }
 
     /// The critical paths' flows: for each wait on a path that another core's signal ended,
@@ -770,7 +777,7 @@ impl Sink for PerfettoSink {
         }
         self.lane(p, v);
         if p as *const Profile as usize == self.begun {
-            if let Some(a) = &mut self.paths {
+            if let Some(a) = &self.paths {
                 a.add(p, v);
             }
         } else {

@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
 use crate::report::{self, OpReport};
-use crate::sink::analysis::Analyzer;
+use crate::sink::analysis::Shared;
 use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -20,7 +20,7 @@ pub(crate) struct OpReportSink {
     /// The report (after [`Sink::begin`]).
     pub report: Option<OpReport>,
     /// Typed waits, for the CB wait columns.
-    waits: Option<Analyzer>,
+    waits: Option<Shared>,
 }
 
 impl OpReportSink {
@@ -31,8 +31,14 @@ impl OpReportSink {
             inputs: inputs.clone(),
             now,
             report: None,
-            waits: Some(Analyzer::default()),
+            waits: Some(Shared::default()),
         }
+    }
+
+    /// The same report, its CB wait columns from `analysis` (shared with other sinks).
+    pub(crate) fn with_analysis(mut self, analysis: &Shared) -> OpReportSink {
+        self.waits = Some(analysis.clone());
+        self
     }
 }
 
@@ -48,7 +54,7 @@ impl Sink for OpReportSink {
     }
 
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        if let Some(a) = &mut self.waits {
+        if let Some(a) = &self.waits {
             a.add(p, v);
         }
         Ok(())
@@ -56,6 +62,7 @@ impl Sink for OpReportSink {
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
         let analysis = self.waits.take().unwrap_or_default().finish(p);
+        let analysis = &*analysis;
         let Some(report) = &mut self.report else {
             return Ok(Finished::default());
         };

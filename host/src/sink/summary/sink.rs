@@ -7,7 +7,7 @@ use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::profile::{Profile, RingView};
-use crate::sink::analysis::{self, Analyzer};
+use crate::sink::analysis::{self, Shared};
 use crate::sink::{Finished, Sink};
 use crate::summary::{self, checkpoints::Checkpoints, Summary};
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ pub struct SummarySink {
     /// `event!` markers in order, for the checkpoints section.
     checkpoints: Checkpoints,
     /// Typed waits, for the bottleneck section.
-    waits: Option<Analyzer>,
+    waits: Option<Shared>,
     /// The summary and its text as written (after [`Sink::finish`]).
     pub summary: Option<(Summary, String)>,
     /// The summary in one screen ([`summary::brief`]), after [`Sink::finish`].
@@ -42,10 +42,16 @@ impl SummarySink {
             notes,
             builder: summary::Builder::default(),
             checkpoints: Checkpoints::default(),
-            waits: Some(Analyzer::default()),
+            waits: Some(Shared::default()),
             summary: None,
             brief: String::new(),
         }
+    }
+
+    /// The same summary, its bottleneck section from `analysis` (shared with other sinks).
+    pub(crate) fn with_analysis(mut self, analysis: &Shared) -> SummarySink {
+        self.waits = Some(analysis.clone());
+        self
     }
 
     /// The summary rendered into [`SummarySink::summary`] only, for printing.
@@ -57,7 +63,7 @@ impl SummarySink {
             notes: Vec::new(),
             builder: summary::Builder::default(),
             checkpoints: Checkpoints::default(),
-            waits: Some(Analyzer::default()),
+            waits: Some(Shared::default()),
             summary: None,
             brief: String::new(),
         }
@@ -70,7 +76,7 @@ impl Sink for SummarySink {
         self.builder
             .add(v.lane, &v.zones, &v.marks, &p.labels, &p.ops, &p.timebase);
         self.checkpoints.add(p, v.lane, &v.zones, &v.marks);
-        if let Some(a) = &mut self.waits {
+        if let Some(a) = &self.waits {
             a.add(p, v);
         }
         Ok(())

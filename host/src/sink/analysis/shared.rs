@@ -1,0 +1,64 @@
+//! One analysis per drive, shown by many sinks: the summary, the op report, the HTML page,
+//! the Perfetto trace and `ttprof_analysis.json` each hold a [`Shared`] handle to the same
+//! [`Analyzer`], so a run's per-tile cells are gathered once, not once per sink (issue 41:
+//! five copies were most of the memory per ring on a run of many small rings).
+//!
+//! Every holder feeds each ring as if it were alone ([`Shared::add`]); the first to feed a
+//! ring adds it and the others see it was added. After the last ring, the first holder to
+//! ask computes the [`Analysis`] ([`Shared::finish`]) and every later one gets the same.
+//! A sink made on its own gets a handle of its own, so it works alone as before.
+
+use super::{Analysis, Analyzer};
+use crate::profile::{Profile, RingView};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A handle to one run's analysis (see the module docs); clones share it.
+#[derive(Clone, Default)]
+pub(crate) struct Shared(Rc<RefCell<State>>);
+
+enum State {
+    /// Rings still coming: the analyzer, and the last ring added (its profile's address and
+    /// its index), so the next holder to be fed it does not add it again.
+    Gathering {
+        analyzer: Box<Analyzer>,
+        last: Option<(usize, usize)>,
+    },
+    /// Computed.
+    Done(Rc<Analysis>),
+}
+
+impl Default for State {
+    fn default() -> State {
+        State::Gathering {
+            analyzer: Box::default(),
+            last: None,
+        }
+    }
+}
+
+impl Shared {
+    /// Adds one ring, unless a holder added it already. Rings come in readout order to
+    /// every holder (the driver feeds each ring to every sink before the next), so the last
+    /// ring added is the only one another holder can be fed again.
+    pub(crate) fn add(&self, p: &Profile, v: &RingView) {
+        let key = (p as *const Profile as usize, v.index);
+        if let State::Gathering { analyzer, last } = &mut *self.0.borrow_mut() {
+            if *last != Some(key) {
+                analyzer.add(p, v);
+                *last = Some(key);
+            }
+        }
+    }
+
+    /// The analysis of every ring added: computed once, by the first holder to ask.
+    pub(crate) fn finish(&self, p: &Profile) -> Rc<Analysis> {
+        let mut state = self.0.borrow_mut();
+        let analysis = match std::mem::replace(&mut *state, State::Done(Rc::default())) {
+            State::Gathering { analyzer, .. } => Rc::new((*analyzer).finish(p)),
+            State::Done(a) => a,
+        };
+        *state = State::Done(Rc::clone(&analysis));
+        analysis
+    }
+}
