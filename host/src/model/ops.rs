@@ -64,33 +64,6 @@ pub struct TimeSpan {
 }
 
 impl TimeSpan {
-    fn new(start: At, end: At) -> TimeSpan {
-        TimeSpan {
-            start,
-            end,
-            last_start: start,
-        }
-    }
-
-    fn add(&mut self, start: At, end: At) {
-        if start.before(&self.start) {
-            self.start = start;
-        }
-        if self.last_start.before(&start) {
-            self.last_start = start;
-        }
-        if self.end.before(&end) {
-            self.end = end;
-        }
-    }
-
-    fn merge(span: &mut Option<TimeSpan>, start: At, end: At) {
-        match span {
-            Some(s) => s.add(start, end),
-            None => *span = Some(TimeSpan::new(start, end)),
-        }
-    }
-
     /// `end - start` in ns ([`At::since_ns`]: exact at any cycle count).
     pub fn duration_ns(&self) -> f64 {
         self.end.since_ns(&self.start)
@@ -202,7 +175,7 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
                 || sites.site(ri, r.run[i], r.site[i]).map(|m| m.name.as_str()),
             );
         }
-        ops.merge_ring(id.chip, w, &mut no_timebase);
+        ops.merge_ring(id.chip, w, timebase, &mut no_timebase);
     }
     ops.finish(no_timebase);
     ops
@@ -214,24 +187,37 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
 /// start, first latest end: ties keep the earlier ring).
 ///
 /// Every ring's is held until the readout's end (a device log may interleave rings), so it is
-/// kept small: a `Vec` of its runs (most rings have one), each [`DeviceTimes`] without its
-/// `cores` map (the ring has one tile, kept beside it): a `BTreeMap` node of `DeviceTimes`
-/// reserves eleven of them, 17 KB a ring (issue 41: `import` of 300,000 rings took 5 GB).
+/// kept small: per run the cycle counts of its wrapper zones' first start, last start and
+/// last end ([`RunWrappers`], 80 bytes), made into host times ([`At`]) only when merged.
+/// One ring is one RISC of one tile, so its runs' op, RISC and core spans are the same
+/// span. (Issue 41: a `BTreeMap` node of `DeviceTimes` per ring took 17 KB, a `Vec` of
+/// them 2 KB: 5 GB, then 600 MB, for 300,000 rings.)
 #[derive(Debug, Default)]
 pub(crate) struct RingWrappers {
-    /// Per run: the ring's times in it, its tile's wrapper times apart.
-    by_run: Vec<(u32, DeviceTimes, CoreTimes)>,
-    /// The ring's tile (set by the first wrapper zone).
-    tile: Option<NocCoord>,
+    /// Per run, in first-seen order.
+    by_run: Vec<RunWrappers>,
+    /// The ring (set by the first wrapper zone).
+    id: Option<crate::readout::RingId>,
     /// One name comparison per (run, site), not per zone.
     kind_of: rustc_hash::FxHashMap<(u32, u16), Option<Wrapper>>,
-    seen: rustc_hash::FxHashMap<(u32, Wrapper), u32>,
     no_timebase: u64,
+}
+
+/// One ring's wrapper zones in one run, as cycle counts of its tile.
+#[derive(Clone, Copy, Debug)]
+struct RunWrappers {
+    run: u32,
+    /// FW zones: first start, last start, last end (`None`: none).
+    fw: Option<[u64; 3]>,
+    /// KERNEL zones, likewise.
+    kernel: Option<[u64; 3]>,
+    /// FW and KERNEL zones seen (more than one: the run id was reused).
+    zones: [u32; 2],
 }
 
 impl RingWrappers {
     /// One record of ring `id`: a wrapper zone (its site's name, asked once per (run,
-    /// site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens its op's spans.
+    /// site), is the ring's own `<RISC>-FW` or `-KERNEL`) widens its run's span.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn add<'n>(
         &mut self,
@@ -257,55 +243,51 @@ impl RingWrappers {
             }
         });
         let Some(w) = w else { return };
-        let at = |cycles: u64| {
-            Some(At {
-                tile: id.tile,
-                cycles,
-                ns: timebase.host_ns(id.chip, id.tile, cycles)?,
-                time: timebase.host_time(id.chip, id.tile, cycles)?,
-            })
-        };
-        let (Some(start), Some(end)) = (at(start), at(end)) else {
+        let Some(chip) = timebase.chips.get(&id.chip) else {
             self.no_timebase += 1;
             return;
         };
-        let i = match self.by_run.iter().position(|r| r.0 == run) {
+        let i = match self.by_run.iter().position(|r| r.run == run) {
             Some(i) => i,
             None => {
                 self.by_run.reserve_exact(1);
-                self.by_run
-                    .push((run, DeviceTimes::default(), CoreTimes::default()));
+                self.by_run.push(RunWrappers {
+                    run,
+                    fw: None,
+                    kernel: None,
+                    zones: [0; 2],
+                });
                 self.by_run.len() - 1
             }
         };
-        self.tile = Some(id.tile);
-        let (_, op, core) = &mut self.by_run[i];
-        let n = self.seen.entry((run, w)).or_default();
-        *n += 1;
-        if *n == 2 {
-            op.repeated += 1;
-        }
-        let bit = 1u8 << id.risc.index();
-        match w {
-            Wrapper::Fw => {
-                TimeSpan::merge(&mut op.fw, start, end);
-                TimeSpan::merge(&mut core.fw, start, end);
-                core.fw_riscs |= bit;
-            }
-            Wrapper::Kernel => {
-                TimeSpan::merge(&mut op.kernel, start, end);
-                TimeSpan::merge(&mut core.kernel, start, end);
-                TimeSpan::merge(&mut op.risc_kernel[id.risc.index()], start, end);
-                core.kernel_riscs |= bit;
-                if matches!(id.risc, Risc::Brisc | Risc::Ncrisc)
-                    && op.dm_kernel_start.is_none_or(|d| start.before(&d))
-                {
-                    op.dm_kernel_start = Some(start);
+        self.id = Some(id);
+        let r = &mut self.by_run[i];
+        let (span, n) = match w {
+            Wrapper::Fw => (&mut r.fw, &mut r.zones[0]),
+            Wrapper::Kernel => (&mut r.kernel, &mut r.zones[1]),
+        };
+        *n = n.saturating_add(1);
+        // Compared as host times (as `TimeSpan::add` compares them), the tile's clock
+        // turning each count into one.
+        let clock = chip.tile_clock(id.tile);
+        let before = |a: u64, b: u64| clock.host_time(a).before(clock.host_time(b));
+        match span {
+            None => *span = Some([start, start, end]),
+            Some([first, last, latest_end]) => {
+                if before(start, *first) {
+                    *first = start;
+                }
+                if before(*last, start) {
+                    *last = start;
+                }
+                if before(*latest_end, end) {
+                    *latest_end = end;
                 }
             }
         }
     }
 }
+
 
 impl TimeSpan {
     /// Widens `into` by `other` as adding `other`'s zones one by one would.
@@ -333,31 +315,51 @@ impl Ops {
         &mut self,
         chip: u32,
         ring: RingWrappers,
+        timebase: &Timebase,
         no_timebase: &mut BTreeMap<u32, u64>,
     ) {
         if ring.no_timebase > 0 {
             *no_timebase.entry(chip).or_default() += ring.no_timebase;
         }
-        for (run, d, c) in ring.by_run {
-            let op = self.by_run.entry((chip, run)).or_default();
-            TimeSpan::widen(&mut op.fw, d.fw);
-            TimeSpan::widen(&mut op.kernel, d.kernel);
-            for (into, r) in op.risc_kernel.iter_mut().zip(d.risc_kernel) {
-                TimeSpan::widen(into, r);
-            }
-            if let Some(s) = d.dm_kernel_start {
-                if op.dm_kernel_start.is_none_or(|o| s.before(&o)) {
-                    op.dm_kernel_start = Some(s);
+        let Some(id) = ring.id else { return };
+        let at = |cycles: u64| {
+            Some(At {
+                tile: id.tile,
+                cycles,
+                ns: timebase.host_ns(id.chip, id.tile, cycles)?,
+                time: timebase.host_time(id.chip, id.tile, cycles)?,
+            })
+        };
+        let span = |c: Option<[u64; 3]>| {
+            let [start, last_start, end] = c?;
+            Some(TimeSpan {
+                start: at(start)?,
+                end: at(end)?,
+                last_start: at(last_start)?,
+            })
+        };
+        let bit = 1u8 << id.risc.index();
+        for r in ring.by_run {
+            let (fw, kernel) = (span(r.fw), span(r.kernel));
+            let op = self.by_run.entry((chip, r.run)).or_default();
+            TimeSpan::widen(&mut op.fw, fw);
+            TimeSpan::widen(&mut op.kernel, kernel);
+            TimeSpan::widen(&mut op.risc_kernel[id.risc.index()], kernel);
+            if let (Some(k), Risc::Brisc | Risc::Ncrisc) = (kernel, id.risc) {
+                if op.dm_kernel_start.is_none_or(|o| k.start.before(&o)) {
+                    op.dm_kernel_start = Some(k.start);
                 }
             }
-            if let Some(tile) = ring.tile {
-                let core = op.cores.entry(tile).or_default();
-                TimeSpan::widen(&mut core.fw, c.fw);
-                TimeSpan::widen(&mut core.kernel, c.kernel);
-                core.fw_riscs |= c.fw_riscs;
-                core.kernel_riscs |= c.kernel_riscs;
+            let core = op.cores.entry(id.tile).or_default();
+            TimeSpan::widen(&mut core.fw, fw);
+            TimeSpan::widen(&mut core.kernel, kernel);
+            if fw.is_some() {
+                core.fw_riscs |= bit;
             }
-            op.repeated += d.repeated;
+            if kernel.is_some() {
+                core.kernel_riscs |= bit;
+            }
+            op.repeated += r.zones.iter().filter(|&&n| n >= 2).count() as u64;
         }
     }
 

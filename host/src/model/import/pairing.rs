@@ -12,8 +12,8 @@ use crate::readout::RingId;
 use crate::sites::{SiteKind, SiteMeta, SiteTable};
 use crate::tt_metal::device_log::{LogRow, RowType};
 use riscv_linker::{NocCoord, Risc};
-use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::{BTreeMap, BTreeSet};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One record a row made, for ring [`Made::ring`].
@@ -43,7 +43,8 @@ pub(super) struct RingState {
     pub id: RingId,
     pub open: Vec<Open>,
     last_run: u32,
-    pub runs: BTreeSet<u32>,
+    /// Its runs, sorted (a `Vec`: most rings have one or a few, in order).
+    pub runs: Vec<u32>,
     /// Rows of the ring (modelled RISCs only).
     pub rows: u64,
 }
@@ -116,7 +117,6 @@ pub(super) struct Pairing {
     pub rings: Vec<RingState>,
     ring_of: FxHashMap<(u32, u8, u8, Risc), usize>,
     last_ring: Option<((u32, u8, u8, Risc), usize)>,
-    seen_runs: FxHashSet<(usize, u32)>,
     /// First and last time of the rows per (chip, run).
     pub spans: BTreeMap<(u32, u32), (u64, u64)>,
     /// Rows of RISCs ttprof does not model, per RISC name.
@@ -140,7 +140,6 @@ impl Pairing {
             rings: Vec::new(),
             ring_of: FxHashMap::default(),
             last_ring: None,
-            seen_runs: FxHashSet::default(),
             spans: BTreeMap::new(),
             other_riscs: BTreeMap::new(),
             rows: 0,
@@ -157,6 +156,15 @@ impl Pairing {
         }
     }
 
+    /// Ring `ring` is complete (the second pass handed it out): its stack and runs are
+    /// freed (a row of it after this is a changed file, which the caller reports).
+    pub(super) fn release(&mut self, ring: usize) {
+        if let Some(b) = self.rings.get_mut(ring) {
+            b.open = Vec::new();
+            b.runs = Vec::new();
+        }
+    }
+
     /// One row: the records it makes go into `out` (at most two: a ring's `Run` record,
     /// then the row's own). Returns the row's ring (`None`: a RISC ttprof does not model).
     pub(super) fn row(&mut self, row: &LogRow, out: &mut Vec<Made>) -> Result<Option<usize>> {
@@ -169,6 +177,15 @@ impl Pairing {
         let ri = match self.last_ring {
             Some((k, i)) if k == key => i,
             _ => {
+                // The rows move to another ring: the one they leave keeps no stack while no
+                // zone is open on it (rings listed one after another then hold none; a
+                // stack of four open zones is 160 bytes a ring).
+                if let Some((_, last)) = self.last_ring {
+                    let open = &mut self.rings[last].open;
+                    if open.is_empty() {
+                        *open = Vec::new();
+                    }
+                }
                 let rings = &mut self.rings;
                 let i = *self.ring_of.entry(key).or_insert_with(|| {
                     rings.push(RingState {
@@ -179,7 +196,7 @@ impl Pairing {
                         },
                         open: Vec::new(),
                         last_run: NO_RUN,
-                        runs: BTreeSet::new(),
+                        runs: Vec::new(),
                         rows: 0,
                     });
                     rings.len() - 1
@@ -210,8 +227,14 @@ impl Pairing {
         };
         if run != b.last_run {
             b.last_run = run;
-            b.runs.insert(run);
-            if run != NO_RUN && self.seen_runs.insert((ri, run)) {
+            let new = match b.runs.binary_search(&run) {
+                Ok(_) => false,
+                Err(at) => {
+                    b.runs.insert(at, run);
+                    true
+                }
+            };
+            if run != NO_RUN && new {
                 out.push(made(RecordKind::Run, 0, row.time, row.time, run as u64, 0));
             }
         }

@@ -14,12 +14,10 @@ pub mod durations;
 mod sink;
 pub use sink::SummarySink;
 
-use crate::ops::{Ops, RingWrappers};
-use crate::profile::{Profile, RingView};
+use crate::ops::Ops;
 use crate::timebase::{NsPerCycle, Timebase};
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
 use durations::{Durations, RowClock};
-use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -281,7 +279,7 @@ pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
             .collect();
         b.add(*lane, zones, &marks, &t.sites, &t.ops, timebase);
     }
-    b.finish(&t.ops, timebase, threshold_ns)
+    b.finish(&t.ops, None, timebase, threshold_ns)
 }
 
 /// Each op's label, by index into `ops`: its op code, followed by ` #k` (its position among
@@ -320,44 +318,17 @@ pub(crate) struct Builder {
     values: HashMap<(String, String), ValueRow>,
     /// [`op_labels`] of the ops seen (computed once).
     labels: Vec<String>,
-    /// The ops' device times from the wrapper zones of every ring added with
-    /// [`Builder::add_wrappers`] (the model's rule, [`crate::ops`]), for each op's device
-    /// kernel time as an exact difference of host times: the ops' `kernel_ns` are two
-    /// `f64`s, a ns or more off past 2^53 ns. `None`: not gathered (use `kernel_ns`).
-    wrappers: Option<(Ops, BTreeMap<u32, u64>)>,
 }
 
 impl Builder {
-    /// Adds the wrapper zones of ring `v` of `p` (for the ops' device kernel times).
-    pub(crate) fn add_wrappers(&mut self, p: &Profile, v: &RingView) {
-        let (ops, no_timebase) = self.wrappers.get_or_insert_with(Default::default);
-        let (id, r) = (v.ring.id, &v.ring.records);
-        let mut w = RingWrappers::default();
-        for i in 0..r.len() {
-            w.add(
-                id,
-                r.kind[i],
-                r.run[i],
-                r.site[i],
-                (r.start[i], r.end[i]),
-                &p.timebase,
-                || {
-                    p.sites
-                        .site(v.index, r.run[i], r.site[i])
-                        .map(|m| m.name.as_str())
-                },
-            );
-        }
-        ops.merge_ring(id.chip, w, no_timebase);
-    }
-
-    /// Device kernel time of op `o`: its kernel span's, exact from the wrapper zones when
-    /// they were added ([`Builder::add_wrappers`]).
-    fn kernel_ns(&self, o: &OpSpan) -> f64 {
+    /// Device kernel time of op `o`: its kernel span's, exact from `device` (the model's
+    /// wrapper-zone times, [`crate::ops`]) when given: `o.kernel_ns` are two `f64`s, a ns or
+    /// more off past 2^53 ns.
+    fn kernel_ns(o: &OpSpan, device: Option<&Ops>) -> f64 {
         let Some((a, b)) = o.kernel_ns else {
             return 0.0;
         };
-        let exact = self.wrappers.as_ref().and_then(|(ops, _)| {
+        let exact = device.and_then(|ops| {
             let d = ops.by_run.get(&(o.chip, o.run))?;
             Some(d.kernel?.duration_ns())
         });
@@ -453,10 +424,12 @@ impl Builder {
         }
     }
 
-    /// The summary: one section per op name, rows below `threshold_ns` hidden.
+    /// The summary: one section per op name, rows below `threshold_ns` hidden; each op's
+    /// kernel time exact from `device` when given ([`Builder::kernel_ns`]).
     pub(crate) fn finish(
         self,
         all_ops: &[OpSpan],
+        device: Option<&Ops>,
         timebase: &Timebase,
         threshold_ns: f64,
     ) -> Summary {
@@ -466,7 +439,7 @@ impl Builder {
                 .entry(label.clone())
                 .or_insert_with(|| OpSection::new(&label));
             s.runs += 1;
-            s.kernel_ns += self.kernel_ns(o);
+            s.kernel_ns += Builder::kernel_ns(o, device);
             s.launches.push((o.chip, o.run));
         }
         let Builder {
@@ -776,6 +749,7 @@ fn write_row(
 mod tests {
     use super::*;
     use crate::model::fixture::{self, times};
+    use crate::profile::Profile;
     use crate::sink::SummarySink;
     use riscv_linker::Risc;
 
@@ -965,7 +939,7 @@ mod tests {
         let mut b = Builder::default();
         let tb = Timebase::nominal(fixture::ARCH, 1);
         b.add(t.lanes[0], &[], &[sum(0), sum(1)], &t.sites, &t.ops, &tb);
-        let s = b.finish(&t.ops, &tb, 0.0);
+        let s = b.finish(&t.ops, None, &tb, 0.0);
         let row = &s.ops.iter().find(|o| !o.sums.is_empty()).unwrap().sums[0];
         assert_eq!(row.total_cycles, 2 * u64::MAX as u128);
         assert_eq!((row.records, row.count), (2, 6));
@@ -1044,7 +1018,7 @@ mod tests {
         let mut b = Builder::default();
         let tb = Timebase::nominal(fixture::ARCH, 1);
         b.add(t.lanes[0], &[zone], &[sum], &t.sites, &t.ops, &tb);
-        let s = b.finish(&t.ops, &tb, 0.0);
+        let s = b.finish(&t.ops, None, &tb, 0.0);
         let text = render(&s);
         let exact = "18,446,744,073,709,551,615";
         // The zone row: total, mean, p50, p99, min and max in ns and in cycles.

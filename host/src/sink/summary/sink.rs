@@ -72,7 +72,6 @@ impl SummarySink {
 
 impl Sink for SummarySink {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        self.builder.add_wrappers(p, v);
         self.builder
             .add(v.lane, &v.zones, &v.marks, &p.labels, &p.ops, &p.timebase);
         self.checkpoints.add(p, v.lane, &v.zones, &v.marks);
@@ -83,7 +82,12 @@ impl Sink for SummarySink {
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
-        let s = std::mem::take(&mut self.builder).finish(&p.ops, &p.timebase, self.threshold_ns);
+        let s = std::mem::take(&mut self.builder).finish(
+            &p.ops,
+            Some(&p.device_ops),
+            &p.timebase,
+            self.threshold_ns,
+        );
         let mut text: String = self.notes.iter().map(|n| format!("{n}\n")).collect();
         text.push_str(&summary::render(&s));
         text.push_str(&self.checkpoints.render(self.threshold_ns));
