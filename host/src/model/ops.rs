@@ -288,7 +288,6 @@ impl RingWrappers {
     }
 }
 
-
 impl TimeSpan {
     /// Widens `into` by `other` as adding `other`'s zones one by one would.
     fn widen(into: &mut Option<TimeSpan>, other: Option<TimeSpan>) {

@@ -261,9 +261,18 @@ fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -
         ));
         math_fidelity = Some(DEFAULT_MATMUL_FIDELITY.into());
     }
+    let cores = device
+        .as_ref()
+        .map(super::CoreStats::of)
+        .unwrap_or_default();
+    let device = device.map(|d| DeviceTimes {
+        cores: BTreeMap::new(),
+        ..d
+    });
     OpRow {
         op: op.clone(),
         device,
+        cores,
         op_to_op_ns: None,
         op_to_op_dm_ns: None,
         math_fidelity,
