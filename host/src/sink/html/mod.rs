@@ -41,6 +41,9 @@ pub(crate) use sink::HtmlPage;
 use crate::atomic::write_atomic;
 use crate::error::Result;
 use crate::inputs::Inputs;
+use crate::ops::Ops;
+use crate::sink::exact;
+use crate::timebase::Timebase;
 use crate::timeline::{MarkKind, Timeline};
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -77,23 +80,32 @@ pub struct Shown {
 
 /// Writes the page to `path` atomically (never over one of `inputs`).
 pub fn write_file(path: &Path, t: &Timeline, inputs: &Inputs) -> Result<Shown> {
-    write_file_limited(path, t, MAX_ZONES, MAX_MARKS, (0, 0), "", inputs)
+    write_file_limited(path, t, (MAX_ZONES, MAX_MARKS), (0, 0), "", None, inputs)
+}
+
+/// What makes the page's device times exact at any cycle count: the run's clocks (zones
+/// and marks from their tiles' counts) and its ops' wrapper-zone times. Without them the
+/// page rounds the model's `f64` ns, a ns or more off from 2^53 ns on.
+#[derive(Clone, Copy)]
+pub(crate) struct Clocks<'a> {
+    pub(crate) timebase: &'a Timebase,
+    pub(crate) device: &'a Ops,
 }
 
 /// [`write_file`] embedding at most `zones` zones and `marks` marks, of a timeline from which
-/// [`prune`] dropped `pruned` (zones, marks) already.
+/// [`prune`] dropped `pruned` (zones, marks) already, its times exact with `clocks`.
 pub(crate) fn write_file_limited(
     path: &Path,
     t: &Timeline,
-    zones: usize,
-    marks: usize,
+    (zones, marks): (usize, usize),
     pruned: (usize, usize),
     panel: &str,
+    clocks: Option<Clocks>,
     inputs: &Inputs,
 ) -> Result<Shown> {
     let mut shown = Shown::default();
     write_atomic(path, inputs, |w| {
-        shown = write_pruned(w, t, zones, marks, pruned, panel)?;
+        shown = write_pruned(w, t, zones, marks, pruned, panel, clocks)?;
         Ok(())
     })?;
     Ok(shown)
@@ -112,7 +124,7 @@ pub(crate) fn write_limited(
     zones: usize,
     marks: usize,
 ) -> io::Result<Shown> {
-    write_pruned(w, t, zones, marks, (0, 0), "")
+    write_pruned(w, t, zones, marks, (0, 0), "", None)
 }
 
 /// [`write_limited`] of a timeline from which [`prune`] already dropped `pruned` (zones,
@@ -125,8 +137,9 @@ pub(crate) fn write_pruned(
     marks: usize,
     pruned: (usize, usize),
     panel: &str,
+    clocks: Option<Clocks>,
 ) -> io::Result<Shown> {
-    let (data, shown) = data_json(t, zones, marks, pruned);
+    let (data, shown) = data_json(t, zones, marks, pruned, clocks);
     write!(
         w,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ttprof timeline</title>\n\
@@ -270,6 +283,7 @@ fn data_json(
     zone_limit: usize,
     mark_limit: usize,
     pruned: (usize, usize),
+    clocks: Option<Clocks>,
 ) -> (String, Shown) {
     let (keep, mut shown) = zone_selection(t, zone_limit);
     let (keep_marks, marks, marks_hidden) = mark_selection(t, mark_limit);
@@ -286,6 +300,24 @@ fn data_json(
     let t0 = lo.floor() as i64;
     let rel = |ns: f64| (ns.round() as i64 - t0).to_string();
     let opt = |v: Option<f64>| v.map_or("null".to_string(), rel);
+    // Whole ns of a device time: exact from its lane's tile clock when the page has the
+    // run's clocks, else the model's `f64` rounded.
+    let lane_clocks: Vec<_> = t
+        .lanes
+        .iter()
+        .map(|l| clocks.and_then(|c| c.timebase.tile_clock(l.chip, l.tile)))
+        .collect();
+    let whole = |lane: u32, cycles: u64, ns: f64| -> i64 {
+        let clock = lane_clocks.get(lane as usize).and_then(Option::as_ref);
+        exact::whole_at(clock, cycles, ns).map_or(ns.round() as i64, exact::to_i64)
+    };
+    let device_span = |o: &crate::timeline::OpSpan| -> Option<(i64, i64)> {
+        let k = clocks?.device.by_run.get(&(o.chip, o.run))?.kernel?;
+        Some((
+            exact::to_i64(exact::whole_of(&k.start)?),
+            exact::to_i64(exact::whole_of(&k.end)?),
+        ))
+    };
     let mut s = String::with_capacity(64 + shown.zones * 48 + shown.marks * 40);
     let _ = write!(
         s,
@@ -355,8 +387,10 @@ fn data_json(
             js_str(&o.name),
             o.run,
             o.chip,
-            opt(o.kernel_ns.map(|k| k.0)),
-            opt(o.kernel_ns.map(|k| k.1)),
+            device_span(o)
+                .map_or_else(|| opt(o.kernel_ns.map(|k| k.0)), |k| (k.0 - t0).to_string()),
+            device_span(o)
+                .map_or_else(|| opt(o.kernel_ns.map(|k| k.1)), |k| (k.1 - t0).to_string()),
             opt(o.host_ns.map(|h| h.0 as f64)),
             opt(o.host_ns.map(|h| h.1 as f64)),
         );
@@ -364,7 +398,7 @@ fn data_json(
     s.push_str("],\"zones\":[");
     let mut first = true;
     for (z, _) in t.zones.iter().zip(&keep).filter(|(_, &k)| k) {
-        let start = z.start_ns.round() as i64;
+        let start = whole(z.lane, z.start_cycles, z.start_ns);
         let _ = write!(
             s,
             "{}{},{},{},{},{},{},{},{},{}",
@@ -373,7 +407,7 @@ fn data_json(
             z.site,
             z.depth,
             start - t0,
-            (z.end_ns.round() as i64 - start).max(0),
+            (whole(z.lane, z.end_cycles, z.end_ns) - start).max(0),
             z.op.map_or(-1, |o| o as i64),
             Exact(z.start_cycles),
             Exact(z.cycles()),
@@ -399,7 +433,7 @@ fn data_json(
             m.lane,
             m.site,
             kind_code(m.kind),
-            m.ns.round() as i64 - t0,
+            whole(m.lane, m.cycles, m.ns) - t0,
             m.op.map_or(-1, |o| o as i64),
             Exact(m.cycles),
             Exact(a),

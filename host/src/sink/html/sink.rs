@@ -120,10 +120,10 @@ impl Sink for HtmlPage {
         let (zones, marks) = self.limits;
         let a = self.waits.take().unwrap_or_default().finish(p);
         let a = &*a;
-        let mut panel = analysis::html_panel(&a);
+        let mut panel = analysis::html_panel(a);
         // The critical paths' hand-overs, drawn as arrows between lanes by the page.
         let arch = p.geometry().arch;
-        let arrows: Vec<String> = analysis::arrows(p, &a)
+        let arrows: Vec<String> = analysis::arrows(p, a)
             .iter()
             .map(|w| {
                 format!(
@@ -165,10 +165,13 @@ impl Sink for HtmlPage {
         let shown = html::write_file_limited(
             &self.path,
             &t,
-            zones,
-            marks,
+            (zones, marks),
             self.pruned,
             &panel,
+            Some(html::Clocks {
+                timebase: &p.timebase,
+                device: &p.device_ops,
+            }),
             &self.inputs,
         )?;
         self.shown = shown;

@@ -736,3 +736,63 @@ fn a_page_fed_ring_by_ring_with_pruning_is_the_page_of_the_whole_run() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// Issue 41: the page's zone and mark times were the model's `f64` ns rounded, a ns or
+/// more off from 2^53 ns on; through the sink each is the exact whole ns of its count
+/// (less `t0`), and each op's device span the exact whole ns of its KERNEL zones.
+#[test]
+fn page_times_stay_exact_at_large_cycle_counts() {
+    use crate::profile::Profile;
+    let offset = (1u64 << 62) + 7;
+    let arch = riscv_linker::Arch::WormholeB0;
+    let r = fixture::readout_at(offset);
+    let res = fixture::resolution(&r);
+    let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+    let dir = crate::testing::temp_dir("html-large-counts");
+    let path = dir.join("page.html");
+    let mut s = HtmlPage::new(&path, vec![], &crate::inputs::Inputs::none());
+    crate::sink::drive(&p, &mut [&mut s]).unwrap();
+    let html = std::fs::read_to_string(&path).unwrap();
+    let start = html.find("id=\"ttprof-data\">").unwrap() + "id=\"ttprof-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: Value = serde_json::from_str(&html[start..end]).unwrap();
+    let t0 = data["t0"].as_i64().unwrap() as i128;
+    // The nearest whole ns of `c` cycles at the arch's clock, in integers.
+    let mhz = arch.aiclk_mhz() as u128;
+    let whole = |c: u64| ((2000 * c as u128 + mhz) / (2 * mhz)) as i128;
+    let count = |v: &Value| -> u64 {
+        v.as_u64()
+            .unwrap_or_else(|| v.as_str().unwrap().parse().unwrap())
+    };
+    let zones = data["zones"].as_array().unwrap();
+    assert!(!zones.is_empty());
+    for z in zones.chunks(9) {
+        let (rel, dur) = (
+            z[3].as_i64().unwrap() as i128,
+            z[4].as_i64().unwrap() as i128,
+        );
+        let (start, cycles) = (count(&z[6]), count(&z[7]));
+        assert_eq!(t0 + rel, whole(start), "zone start {z:?}");
+        assert_eq!(rel + dur, whole(start + cycles) - t0, "zone end {z:?}");
+    }
+    let marks = data["marks"].as_array().unwrap();
+    assert!(!marks.is_empty());
+    for m in marks.chunks(8) {
+        assert_eq!(
+            t0 + m[3].as_i64().unwrap() as i128,
+            whole(count(&m[5])),
+            "mark {m:?}"
+        );
+    }
+    let mut spans = 0;
+    for o in data["ops"].as_array().unwrap() {
+        let d =
+            &p.device_ops.by_run[&(o[2].as_u64().unwrap() as u32, o[1].as_u64().unwrap() as u32)];
+        let k = d.kernel.unwrap();
+        assert_eq!(t0 + o[3].as_i64().unwrap() as i128, whole(k.start.cycles));
+        assert_eq!(t0 + o[4].as_i64().unwrap() as i128, whole(k.end.cycles));
+        spans += 1;
+    }
+    assert!(spans > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

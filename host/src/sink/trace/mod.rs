@@ -19,7 +19,8 @@
 //!
 //! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
 //! times stay equal and order is never lost; a zone's or mark's is exact at any cycle count
-//! when the writer has its tile's clock (`sink::exact`). Each is written with three decimals and `01`
+//! when the writer has its tile's clock (`sink::exact`), and so are a device op span's ends
+//! when it has the model's wrapper-zone times. Each is written with three decimals and `01`
 //! more (a hundredth of a nanosecond) so that readers that truncate `ts * 1000` (Tracy's
 //! importer) get the same whole nanosecond as readers that round: `1.001` µs alone parses
 //! to a double just below it, which truncates to 1000 ns.
@@ -32,6 +33,7 @@ use crate::decode::NO_RUN;
 use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::oplog::Signpost;
+use crate::ops::Ops;
 use crate::sink::exact;
 use crate::timebase::TileClock;
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
@@ -136,7 +138,7 @@ impl<W: Write> Out<W> {
 /// Writes the trace to `w`.
 pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
     let chips: BTreeSet<u32> = t.lanes.iter().map(|l| l.chip).collect();
-    let mut out = TraceWriter::begin(w, t.arch, &chips, &t.ops, &t.signposts)?;
+    let mut out = TraceWriter::begin(w, t.arch, &chips, &t.ops, &t.signposts, None)?;
     let mut marks = &t.marks[..];
     for (li, lane) in t.lanes.iter().enumerate() {
         let n = marks.partition_point(|m| m.lane as usize <= li);
@@ -172,6 +174,7 @@ impl<W: Write> TraceWriter<W> {
         chips: &BTreeSet<u32>,
         ops: &[OpSpan],
         signposts: &[Signpost],
+        device: Option<&Ops>,
     ) -> io::Result<Self> {
         let mut out = Out {
             w,
@@ -198,7 +201,7 @@ impl<W: Write> TraceWriter<W> {
                 "process_sort_index",
                 &format!(r#""sort_index":{chip}"#),
             )?;
-            write_ops(&mut out, ops, signposts, chip)?;
+            write_ops(&mut out, ops, signposts, chip, device)?;
         }
         Ok(TraceWriter { out, arch })
     }
@@ -346,6 +349,7 @@ fn write_ops<W: Write>(
     all: &[OpSpan],
     signposts: &[Signpost],
     chip: u32,
+    device: Option<&Ops>,
 ) -> io::Result<()> {
     let pid = chip_pid(chip);
     let ops: Vec<usize> = (0..all.len()).filter(|&i| all[i].chip == chip).collect();
@@ -396,6 +400,16 @@ fn write_ops<W: Write>(
             )?;
             for &(i, a, b) in list {
                 let o = &all[i];
+                // A device span's ends exact from the model's wrapper-zone times (the op's
+                // `kernel_ns` are `f64`s: a ns or more off past 2^53 ns).
+                let exact = (!host)
+                    .then(|| device?.by_run.get(&(o.chip, o.run))?.kernel)
+                    .flatten()
+                    .and_then(|k| Some((exact::whole_of(&k.start)?, exact::whole_of(&k.end)?)));
+                let (a, b) = match exact {
+                    Some((a, b)) => (ts_whole(a), ts_whole(b)),
+                    None => (ts(a), ts(b)),
+                };
                 let host = o
                     .log_host_ns
                     .map(|(s, e)| format!(r#","host_start_ns":{s},"host_end_ns":{e}"#))
@@ -403,12 +417,12 @@ fn write_ops<W: Write>(
                 out.event(format_args!(
                     r#""name":{},"cat":"op","ph":"B","pid":{pid},"tid":{tid},"ts":{},"args":{{"run":{}{host}}}"#,
                     json(&o.name),
-                    ts(a),
+                    a,
                     o.run
                 ))?;
                 out.event(format_args!(
                     r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#,
-                    ts(b)
+                    b
                 ))?;
             }
         }

@@ -41,8 +41,15 @@ impl Sink for TraceJson {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         let file = AtomicFile::create(&self.path, &self.inputs)?;
         let chips: BTreeSet<u32> = p.readout.rings.iter().map(|r| r.id.chip).collect();
-        let w = TraceWriter::begin(file, p.geometry().arch, &chips, &p.ops, &p.signposts)
-            .map_err(|e| self.io(e))?;
+        let w = TraceWriter::begin(
+            file,
+            p.geometry().arch,
+            &chips,
+            &p.ops,
+            &p.signposts,
+            Some(&p.device_ops),
+        )
+        .map_err(|e| self.io(e))?;
         self.writer = Some(w);
         Ok(())
     }

@@ -447,3 +447,52 @@ fn lane_times_stay_exact_at_large_cycle_counts() {
     assert_eq!(got, want);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 41: the device op threads' spans were the ops' `f64` kernel ns rounded, a ns or
+/// more off from 2^53 ns on; through the sink each end is the exact whole ns of its KERNEL
+/// zone's count, from the model's wrapper-zone times.
+#[test]
+fn device_op_spans_stay_exact_at_large_cycle_counts() {
+    use crate::profile::Profile;
+    let offset = (1u64 << 62) + 7;
+    let arch = riscv_linker::Arch::WormholeB0;
+    let r = fixture::readout_at(offset);
+    let res = fixture::resolution(&r);
+    let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+    let dir = crate::testing::temp_dir("trace-large-op-spans");
+    let path = dir.join("trace.json");
+    let mut s = TraceJson::new(&path, &crate::inputs::Inputs::none());
+    crate::sink::drive(&p, &mut [&mut s]).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let field = |line: &str, key: &str| -> Option<String> {
+        let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+        let rest = &line[at..];
+        let end = rest.find([',', '}']).unwrap_or(rest.len());
+        Some(rest[..end].to_string())
+    };
+    let device = OPS_DEVICE_TID..OPS_DEVICE_TID + MAX_OPS_DEVICE_THREADS as u32;
+    let mut got: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains("\"ph\":\"B\"") || l.contains("\"ph\":\"E\""))
+        .filter(|l| field(l, "tid").is_some_and(|t| device.contains(&t.parse::<u32>().unwrap())))
+        .filter_map(|l| field(l, "ts"))
+        .collect();
+    let mhz = arch.aiclk_mhz() as u128;
+    let us = |c: u64| {
+        let n = (2000 * c as u128 + mhz) / (2 * mhz);
+        format!("{}.{:03}01", n / 1000, n % 1000)
+    };
+    let mut want: Vec<String> = p
+        .device_ops
+        .by_run
+        .values()
+        .filter_map(|d| d.kernel)
+        .flat_map(|k| [us(k.start.cycles), us(k.end.cycles)])
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got.len(), want.len());
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
