@@ -223,10 +223,7 @@ fn empty_op(p: &Profile, op: u32) -> Option<OpAnalysis> {
     let kernels = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
     for k in kernels.iter().flat_map(|r| &r.kernels) {
         for c in &k.cores {
-            analyzer
-                .cells
-                .entry((op, o.chip, NocCoord::new(c[0], c[1])))
-                .or_default();
+            analyzer.add_tile(op, o.chip, NocCoord::new(c[0], c[1]));
         }
     }
     let empty = || OpAnalysis {
