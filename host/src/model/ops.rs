@@ -23,6 +23,7 @@ use crate::resolve::Resolution;
 use crate::timebase::{HostTime, Timebase};
 use riscv_linker::{NocCoord, Risc};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A time on one tile: raw cycles and host ns.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,7 +125,8 @@ impl DeviceTimes {
 #[derive(Clone, Debug, Default)]
 pub struct Ops {
     /// Device times by (chip, run id).
-    pub(crate) by_run: BTreeMap<(u32, u32), DeviceTimes>,
+    /// (An `Arc`: the op report's rows share them, not a copy of every core's times.)
+    pub(crate) by_run: BTreeMap<(u32, u32), Arc<DeviceTimes>>,
     /// Wrapper zones left out (chip without a timebase) or seen twice (run id reused).
     pub issues: Vec<Issue>,
 }
@@ -340,7 +342,7 @@ impl Ops {
         let bit = 1u8 << id.risc.index();
         for r in ring.by_run {
             let (fw, kernel) = (span(r.fw), span(r.kernel));
-            let op = self.by_run.entry((chip, r.run)).or_default();
+            let op = Arc::make_mut(self.by_run.entry((chip, r.run)).or_default());
             TimeSpan::widen(&mut op.fw, fw);
             TimeSpan::widen(&mut op.kernel, kernel);
             TimeSpan::widen(&mut op.risc_kernel[id.risc.index()], kernel);

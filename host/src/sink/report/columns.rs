@@ -228,7 +228,7 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
         put("OP TO OP LATENCY BR/NRISC START [ns]", ns(v));
     }
     if let Some(d) = &row.device {
-        put("CORE COUNT", row.cores.count.to_string());
+        put("CORE COUNT", d.core_count().to_string());
         if let Some(fw) = d.fw {
             put("DEVICE FW START CYCLE", fw.start.cycles.to_string());
             put("DEVICE FW END CYCLE", fw.end.cycles.to_string());
@@ -247,7 +247,11 @@ fn op_cells(report: &OpReport, row: &OpRow) -> HashMap<String, String> {
                 );
             }
         }
-        if let Some([min, max, avg]) = row.cores.kernel_ns {
+        let per_core = d.per_core_kernel_ns();
+        if !per_core.is_empty() {
+            let min = per_core.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = per_core.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let avg = per_core.iter().sum::<f64>() / per_core.len() as f64;
             put("DEVICE KERNEL DURATION PER CORE MIN [ns]", ns(min));
             put("DEVICE KERNEL DURATION PER CORE MAX [ns]", ns(max));
             put("DEVICE KERNEL DURATION PER CORE AVG [ns]", ns(avg));

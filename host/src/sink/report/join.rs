@@ -242,7 +242,11 @@ fn check_cores(op: &OpRecord, t: &DeviceTimes) -> Option<Issue> {
 /// The fidelity tt-perf-report's matmul analysis needs when the op log gives none.
 const DEFAULT_MATMUL_FIDELITY: &str = "HiFi4";
 
-fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -> OpRow {
+fn op_row(
+    op: &OpRecord,
+    device: Option<std::sync::Arc<DeviceTimes>>,
+    issues: &mut Vec<Issue>,
+) -> OpRow {
     let attr = |k: &str| {
         op.attributes
             .get(k)
@@ -261,18 +265,9 @@ fn op_row(op: &OpRecord, device: Option<DeviceTimes>, issues: &mut Vec<Issue>) -
         ));
         math_fidelity = Some(DEFAULT_MATMUL_FIDELITY.into());
     }
-    let cores = device
-        .as_ref()
-        .map(super::CoreStats::of)
-        .unwrap_or_default();
-    let device = device.map(|d| DeviceTimes {
-        cores: BTreeMap::new(),
-        ..d
-    });
     OpRow {
         op: op.clone(),
         device,
-        cores,
         op_to_op_ns: None,
         op_to_op_dm_ns: None,
         math_fidelity,

@@ -36,6 +36,7 @@ use crate::resolve::Resolution;
 use crate::timebase::Timebase;
 use riscv_linker::Arch;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::ops as device;
@@ -48,12 +49,8 @@ pub struct OpRow {
     /// The op as the op log recorded it (name, attributes, tensors, host times).
     pub op: OpRecord,
     /// `None` when the device recorded no wrapper zones for this op (an issue says so).
-    /// Its per-core map is left empty: the row keeps what the report prints of it,
-    /// [`OpRow::cores`] (the map stays in the model, [`crate::profile::Profile::device_ops`];
-    /// a copy per report took 150 bytes a tile).
-    pub device: Option<DeviceTimes>,
-    /// The op's cores, summarised from the device times' per-core map.
-    pub cores: CoreStats,
+    /// (Shared with the model's [`crate::ops::Ops`]: no copy of every core's times.)
+    pub device: Option<Arc<DeviceTimes>>,
     /// This op's first KERNEL start minus the previous op's last KERNEL end on its device,
     /// in ns; 0 for the device's first op; `None` without device times.
     pub(crate) op_to_op_ns: Option<f64>,
@@ -61,34 +58,6 @@ pub struct OpRow {
     pub(crate) op_to_op_dm_ns: Option<f64>,
     /// `MATH FIDELITY`: the op's `math_fidelity` attribute.
     pub math_fidelity: Option<String>,
-}
-
-/// An op's cores as the report prints them (`CORE COUNT`, `DEVICE KERNEL DURATION PER CORE
-/// MIN/MAX/AVG`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CoreStats {
-    /// Cores that recorded an FW zone ([`DeviceTimes::core_count`]).
-    pub count: usize,
-    /// Over the cores with a KERNEL zone, their kernel spans' min, max and mean, ns (`None`:
-    /// no core has one).
-    pub kernel_ns: Option<[f64; 3]>,
-}
-
-impl CoreStats {
-    /// The summary of `d`'s per-core map (the mean summed in core order).
-    pub(crate) fn of(d: &DeviceTimes) -> CoreStats {
-        let per_core = d.per_core_kernel_ns();
-        let kernel_ns = (!per_core.is_empty()).then(|| {
-            let min = per_core.iter().copied().fold(f64::INFINITY, f64::min);
-            let max = per_core.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let avg = per_core.iter().sum::<f64>() / per_core.len() as f64;
-            [min, max, avg]
-        });
-        CoreStats {
-            count: d.core_count(),
-            kernel_ns,
-        }
-    }
 }
 
 /// Rounds host ns the way the report prints them.

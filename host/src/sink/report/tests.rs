@@ -332,7 +332,7 @@ fn missing_wrapper_zones_are_named_by_core_and_risc() {
     assert_eq!(rep.issues[0].count, 2);
     // The op is still reported from the cores that recorded their zones.
     let op = rep.ops().next().unwrap();
-    assert_eq!(op.cores.count, 2);
+    assert_eq!(op.device.as_ref().unwrap().core_count(), 2);
 }
 
 #[test]
