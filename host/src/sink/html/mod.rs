@@ -46,7 +46,6 @@ use crate::sink::exact;
 use crate::timebase::Timebase;
 use crate::timeline::{MarkKind, Timeline};
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -139,7 +138,6 @@ pub(crate) fn write_pruned(
     panel: &str,
     clocks: Option<Clocks>,
 ) -> io::Result<Shown> {
-    let (data, shown) = data_json(t, zones, marks, pruned, clocks);
     write!(
         w,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ttprof timeline</title>\n\
@@ -149,7 +147,16 @@ pub(crate) fn write_pruned(
          <div id=\"view\"><canvas id=\"timeline\"></canvas></div>\n<div id=\"tip\"></div>\n<pre id=\"selftest\"></pre>\n{panel}\
          <script type=\"application/json\" id=\"ttprof-data\">"
     )?;
-    w.write_all(data.as_bytes())?;
+    // The data straight into the page: its text is ~48 bytes a zone (48 MB at the page's
+    // 1 M-zone limit), never held whole.
+    let mut out = FmtIo {
+        w: &mut *w,
+        error: None,
+    };
+    let shown = data_json(t, zones, marks, pruned, clocks, &mut out);
+    if let Some(e) = out.error {
+        return Err(e);
+    }
     write!(w, "</script>\n<script>\n{JS}</script>\n</body>\n</html>\n")?;
     Ok(shown)
 }
@@ -278,13 +285,34 @@ pub(crate) fn js_str(s: &str) -> String {
         .replace('<', "\\u003c")
 }
 
+/// An `io::Write` as a `fmt::Write`, keeping the first I/O error (`fmt::Error` carries
+/// none) for the caller to return.
+struct FmtIo<'a, W: Write> {
+    w: &'a mut W,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> std::fmt::Write for FmtIo<'_, W> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.error.is_some() {
+            return Err(std::fmt::Error);
+        }
+        self.w.write_all(s.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            std::fmt::Error
+        })
+    }
+}
+
+/// The page's data (the JSON its script reads) into `s`; what it shows.
 fn data_json(
     t: &Timeline,
     zone_limit: usize,
     mark_limit: usize,
     pruned: (usize, usize),
     clocks: Option<Clocks>,
-) -> (String, Shown) {
+    s: &mut impl std::fmt::Write,
+) -> Shown {
     let (keep, mut shown) = zone_selection(t, zone_limit);
     let (keep_marks, marks, marks_hidden) = mark_selection(t, mark_limit);
     shown.hidden += pruned.0;
@@ -318,7 +346,6 @@ fn data_json(
             exact::to_i64(exact::whole_of(&k.end)?),
         ))
     };
-    let mut s = String::with_capacity(64 + shown.zones * 48 + shown.marks * 40);
     let _ = write!(
         s,
         "{{\"arch\":{},\"t0\":{t0},\"span\":{}",
@@ -352,7 +379,7 @@ fn data_json(
             lo / 1e3
         ))
     );
-    s.push_str(",\"lanes\":[");
+    let _ = s.write_str(",\"lanes\":[");
     for (i, l) in t.lanes.iter().enumerate() {
         let _ = write!(
             s,
@@ -363,7 +390,7 @@ fn data_json(
             l.depth
         );
     }
-    s.push_str("],\"sites\":[");
+    let _ = s.write_str("],\"sites\":[");
     for (i, site) in t.sites.iter().enumerate() {
         let loc = if site.file.is_empty() {
             String::new()
@@ -378,7 +405,7 @@ fn data_json(
             js_str(&loc)
         );
     }
-    s.push_str("],\"ops\":[");
+    let _ = s.write_str("],\"ops\":[");
     for (i, o) in t.ops.iter().enumerate() {
         let _ = write!(
             s,
@@ -395,7 +422,7 @@ fn data_json(
             opt(o.host_ns.map(|h| h.1 as f64)),
         );
     }
-    s.push_str("],\"zones\":[");
+    let _ = s.write_str("],\"zones\":[");
     let mut first = true;
     for (z, _) in t.zones.iter().zip(&keep).filter(|(_, &k)| k) {
         let start = whole(z.lane, z.start_cycles, z.start_ns);
@@ -415,7 +442,7 @@ fn data_json(
         );
         first = false;
     }
-    s.push_str("],\"marks\":[");
+    let _ = s.write_str("],\"marks\":[");
     let mut first = true;
     for (m, _) in t.marks.iter().zip(&keep_marks).filter(|(_, &k)| k) {
         let (a, b) = match m.kind {
@@ -441,8 +468,8 @@ fn data_json(
         );
         first = false;
     }
-    s.push_str("]}");
-    (s, shown)
+    let _ = s.write_str("]}");
+    shown
 }
 
 #[cfg(test)]
