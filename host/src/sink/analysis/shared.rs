@@ -62,3 +62,40 @@ impl Shared {
         analysis
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::fixture;
+    use crate::timebase::Timebase;
+
+    /// Two holders fed every ring, as the driver feeds two sinks, get the analysis one
+    /// analyzer makes alone: each ring added once, the analysis computed once.
+    #[test]
+    fn holders_share_one_analysis_and_each_ring_is_added_once() {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let p = Profile::resolved(
+            r,
+            res,
+            Some(fixture::oplog()),
+            Timebase::nominal(fixture::ARCH, 1),
+        );
+        let alone = Shared::default();
+        for v in p.rings() {
+            alone.add(&p, &v);
+        }
+        let want = serde_json::to_string(&*alone.finish(&p)).unwrap();
+        assert!(want.contains("\"kernel_ns\""), "{want}");
+        let a = Shared::default();
+        let b = a.clone();
+        for v in p.rings() {
+            a.add(&p, &v);
+            b.add(&p, &v);
+        }
+        let first = b.finish(&p);
+        let second = a.finish(&p);
+        assert!(Rc::ptr_eq(&first, &second), "computed once");
+        assert_eq!(serde_json::to_string(&*first).unwrap(), want);
+    }
+}
