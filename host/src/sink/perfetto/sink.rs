@@ -6,6 +6,7 @@ use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::issue::Issue;
+use crate::ops::Ops;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{arrows, Analysis, Shared};
 use crate::sink::{exact, Finished, Sink};
@@ -407,11 +408,27 @@ impl PerfettoSink {
     }
 
     /// The chip's ops on op tracks (a new track whenever ops overlap).
-    fn ops(&mut self, chip: u32, ops: &[OpSpan]) {
-        // An op the op log does not time (or a run it does not name) sits at its device span.
+    fn ops(&mut self, chip: u32, ops: &[OpSpan], device: &Ops) {
+        // An op the op log does not time (or a run it does not name) sits at its device span:
+        // exact from the model's wrapper-zone times (its FW and KERNEL zones' hull), else
+        // the span's `f64` ns rounded.
+        let exact = |o: &OpSpan| -> Option<(u64, u64)> {
+            let d = device.by_run.get(&(o.chip, o.run))?;
+            let spans = || [d.fw, d.kernel].into_iter().flatten();
+            let start = spans()
+                .map(|s| s.start)
+                .reduce(|a, b| if b.before(&a) { b } else { a })?;
+            let end = spans()
+                .map(|s| s.end)
+                .reduce(|a, b| if a.before(&b) { b } else { a })?;
+            Some((
+                exact::to_u64(exact::whole_of(&start)?),
+                exact::to_u64(exact::whole_of(&end)?),
+            ))
+        };
         let span = |o: &OpSpan| {
             o.host_ns
-                .or_else(|| o.device_span().map(|(a, b)| (ns(a), ns(b))))
+                .or_else(|| exact(o).or_else(|| o.device_span().map(|(a, b)| (ns(a), ns(b)))))
         };
         let mut timed: Vec<(u64, u64, &OpSpan)> = ops
             .iter()
@@ -806,7 +823,7 @@ impl Sink for PerfettoSink {
             if !self.chips.contains(&chip) {
                 self.chip(chip);
             }
-            self.ops(chip, &p.ops);
+            self.ops(chip, &p.ops, &p.device_ops);
         }
         if let Some(a) = self.paths.take() {
             let a = a.finish(p);

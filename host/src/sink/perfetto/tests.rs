@@ -449,3 +449,42 @@ fn counter_steps_follow_the_latest_open_span() {
     );
     assert!(steps(vec![]).is_empty());
 }
+
+/// Issue 41: an op the op log does not time sits at its device span, which was its `f64` ns
+/// rounded; on a chip up for months its slice is at the exact whole ns of its first FW or
+/// KERNEL start and last end.
+#[test]
+fn untimed_op_slices_stay_exact_at_large_cycle_counts() {
+    let offset = (1u64 << 62) + 7;
+    let arch = riscv_linker::Arch::WormholeB0;
+    let r = fixture::readout_at(offset);
+    let res = fixture::resolution(&r);
+    let p = Profile::resolved(r, res, None, Timebase::nominal(arch, 1));
+    assert!(p.ops.iter().all(|o| o.host_ns.is_none()));
+    let dir = crate::testing::temp_dir("perfetto-large-op-slices");
+    let path = dir.join(FILE_NAME);
+    let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
+    sink::drive(&p, &mut [&mut s]).unwrap();
+    let mut got: Vec<(i32, u64)> = packets(&std::fs::read(&path).unwrap())
+        .into_iter()
+        // Sequence 1: descriptors, ops and counters (lanes have their own).
+        .filter(|pk| pk.trusted_packet_sequence_id == Some(1))
+        .filter_map(|pk| Some((pk.track_event?.r#type?, pk.timestamp?)))
+        .filter(|(t, _)| [TYPE_SLICE_BEGIN, TYPE_SLICE_END].contains(t))
+        .collect();
+    let mhz = arch.aiclk_mhz() as u128;
+    let ns = |c: u64| ((2000 * c as u128 + mhz) / (2 * mhz)) as u64;
+    let mut want: Vec<(i32, u64)> = Vec::new();
+    for d in p.device_ops.by_run.values() {
+        let spans = || [d.fw, d.kernel].into_iter().flatten();
+        let start = spans().map(|s| s.start.cycles).min().unwrap();
+        let end = spans().map(|s| s.end.cycles).max().unwrap();
+        want.push((TYPE_SLICE_BEGIN, ns(start)));
+        want.push((TYPE_SLICE_END, ns(end)));
+    }
+    assert!(!want.is_empty());
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
