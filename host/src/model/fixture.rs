@@ -205,6 +205,22 @@ pub(crate) fn readout_at(offset: u64) -> Readout {
     r
 }
 
+/// The fixture's profile with every count `offset` cycles on ([`readout_at`]), on `arch`'s
+/// nominal clock, with the fixture's op log when `logged` (else its runs are unnamed).
+pub(crate) fn profile_at(offset: u64, arch: Arch, logged: bool) -> crate::profile::Profile {
+    let r = readout_at(offset);
+    let res = resolution(&r);
+    let log = logged.then(oplog);
+    crate::profile::Profile::resolved(r, res, log, crate::timebase::Timebase::nominal(arch, 1))
+}
+
+/// The nearest whole ns of `cycles` on `arch`'s nominal clock (halves up), in integers: what
+/// an output exact at any count writes.
+pub(crate) fn whole_ns(arch: Arch, cycles: u64) -> u128 {
+    let mhz = arch.aiclk_mhz() as u128;
+    (2000 * cycles as u128 + mhz) / (2 * mhz)
+}
+
 pub(crate) fn resolution(r: &Readout) -> Resolution {
     Resolution::uniform(r, Arc::new(sites()))
 }

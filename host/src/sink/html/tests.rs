@@ -742,12 +742,9 @@ fn a_page_fed_ring_by_ring_with_pruning_is_the_page_of_the_whole_run() {
 /// (less `t0`), and each op's device span the exact whole ns of its KERNEL zones.
 #[test]
 fn page_times_stay_exact_at_large_cycle_counts() {
-    use crate::profile::Profile;
     let offset = (1u64 << 62) + 7;
     let arch = riscv_linker::Arch::WormholeB0;
-    let r = fixture::readout_at(offset);
-    let res = fixture::resolution(&r);
-    let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+    let p = fixture::profile_at(offset, arch, true);
     let dir = crate::testing::temp_dir("html-large-counts");
     let path = dir.join("page.html");
     let mut s = HtmlPage::new(&path, vec![], &crate::inputs::Inputs::none());
@@ -758,8 +755,7 @@ fn page_times_stay_exact_at_large_cycle_counts() {
     let data: Value = serde_json::from_str(&html[start..end]).unwrap();
     let t0 = data["t0"].as_i64().unwrap() as i128;
     // The nearest whole ns of `c` cycles at the arch's clock, in integers.
-    let mhz = arch.aiclk_mhz() as u128;
-    let whole = |c: u64| ((2000 * c as u128 + mhz) / (2 * mhz)) as i128;
+    let whole = |c: u64| fixture::whole_ns(arch, c) as i128;
     let count = |v: &Value| -> u64 {
         v.as_u64()
             .unwrap_or_else(|| v.as_str().unwrap().parse().unwrap())

@@ -496,15 +496,12 @@ fn host_ns_columns_stay_exact_at_large_cycle_counts() {
     use riscv_linker::Arch;
     let offset = (1u64 << 62) + 7;
     for arch in [Arch::WormholeB0, Arch::Blackhole] {
-        let r = fixture::readout_at(offset);
-        let res = fixture::resolution(&r);
-        let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+        let p = fixture::profile_at(offset, arch, true);
         let dir = crate::testing::temp_dir("parquet-large-counts");
         let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
         sink::drive(&p, &mut [&mut s]).unwrap();
         // The nearest whole ns of `c` cycles at `mhz`, in integers.
-        let mhz = arch.aiclk_mhz() as u128;
-        let ns = |c: u64| ((2000 * c as u128 + mhz) / (2 * mhz)) as i64;
+        let ns = |c: u64| fixture::whole_ns(arch, c) as i64;
         let u64s = |b: &arrow_array::RecordBatch, c: &str| {
             let col = b.column_by_name(c).unwrap();
             col.as_primitive::<UInt64Type>().values().to_vec()

@@ -178,9 +178,7 @@ fn times_stay_exact_at_large_cycle_counts() {
         riscv_linker::Arch::WormholeB0,
         riscv_linker::Arch::Blackhole,
     ] {
-        let r = fixture::readout_at(offset);
-        let res = fixture::resolution(&r);
-        let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+        let p = fixture::profile_at(offset, arch, true);
         let dir = crate::testing::temp_dir("perfetto-large-counts");
         let path = dir.join(FILE_NAME);
         let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none());
@@ -206,8 +204,7 @@ fn times_stay_exact_at_large_cycle_counts() {
             got.push((pk.track_event.unwrap().r#type.unwrap(), *now));
         }
         // The nearest whole ns of `c` cycles at `mhz`, in integers.
-        let mhz = arch.aiclk_mhz() as u128;
-        let ns = |c: u64| ((2000 * c as u128 + mhz) / (2 * mhz)) as u64;
+        let ns = |c: u64| fixture::whole_ns(arch, c) as u64;
         let mut want: Vec<(i32, u64)> = Vec::new();
         for v in p.rings() {
             for z in &v.zones {
@@ -457,9 +454,7 @@ fn counter_steps_follow_the_latest_open_span() {
 fn untimed_op_slices_stay_exact_at_large_cycle_counts() {
     let offset = (1u64 << 62) + 7;
     let arch = riscv_linker::Arch::WormholeB0;
-    let r = fixture::readout_at(offset);
-    let res = fixture::resolution(&r);
-    let p = Profile::resolved(r, res, None, Timebase::nominal(arch, 1));
+    let p = fixture::profile_at(offset, arch, false);
     assert!(p.ops.iter().all(|o| o.host_ns.is_none()));
     let dir = crate::testing::temp_dir("perfetto-large-op-slices");
     let path = dir.join(FILE_NAME);
@@ -472,8 +467,7 @@ fn untimed_op_slices_stay_exact_at_large_cycle_counts() {
         .filter_map(|pk| Some((pk.track_event?.r#type?, pk.timestamp?)))
         .filter(|(t, _)| [TYPE_SLICE_BEGIN, TYPE_SLICE_END].contains(t))
         .collect();
-    let mhz = arch.aiclk_mhz() as u128;
-    let ns = |c: u64| ((2000 * c as u128 + mhz) / (2 * mhz)) as u64;
+    let ns = |c: u64| fixture::whole_ns(arch, c) as u64;
     let mut want: Vec<(i32, u64)> = Vec::new();
     for d in p.device_ops.by_run.values() {
         let spans = || [d.fw, d.kernel].into_iter().flatten();

@@ -398,29 +398,29 @@ fn ops_beyond_the_op_threads_a_chip_has_are_counted_and_never_share_a_lane_s_thr
         .all(|e| e["tid"].as_u64().unwrap() < LANE_TID_BASE as u64));
 }
 
+/// The text of `key`'s value in one event line of the trace (its `ts` as written: serde_json
+/// would parse it to an `f64`).
+fn field(line: &str, key: &str) -> Option<String> {
+    let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
+    let rest = &line[at..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].to_string())
+}
+
 /// Issue 41: zones and marks were written at `f64` ns rounded, a ns or more off from 2^53 ns
 /// on (at 2^62 cycles by up to a thousand); through the sink each is at the exact whole ns
 /// of its count, from the tile's clock.
 #[test]
 fn lane_times_stay_exact_at_large_cycle_counts() {
-    use crate::profile::Profile;
     let offset = (1u64 << 62) + 7;
     let arch = riscv_linker::Arch::WormholeB0;
-    let r = fixture::readout_at(offset);
-    let res = fixture::resolution(&r);
-    let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+    let p = fixture::profile_at(offset, arch, true);
     let dir = crate::testing::temp_dir("trace-large-counts");
     let path = dir.join("trace.json");
     let mut s = TraceJson::new(&path, &crate::inputs::Inputs::none());
     crate::sink::drive(&p, &mut [&mut s]).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     // The `ts` text of every event on a lane thread (serde_json would parse it to an f64).
-    let field = |line: &str, key: &str| -> Option<String> {
-        let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
-        let rest = &line[at..];
-        let end = rest.find([',', '}']).unwrap_or(rest.len());
-        Some(rest[..end].to_string())
-    };
     let mut got: Vec<String> = text
         .lines()
         .filter(|l| !l.contains("\"ph\":\"M\""))
@@ -428,9 +428,8 @@ fn lane_times_stay_exact_at_large_cycle_counts() {
         .filter_map(|l| field(l, "ts"))
         .collect();
     // The nearest whole ns of `c` cycles at the arch's clock, in integers, as `ts` writes it.
-    let mhz = arch.aiclk_mhz() as u128;
     let us = |c: u64| {
-        let n = (2000 * c as u128 + mhz) / (2 * mhz);
+        let n = fixture::whole_ns(arch, c);
         format!("{}.{:03}01", n / 1000, n % 1000)
     };
     let mut want: Vec<String> = Vec::new();
@@ -453,23 +452,14 @@ fn lane_times_stay_exact_at_large_cycle_counts() {
 /// zone's count, from the model's wrapper-zone times.
 #[test]
 fn device_op_spans_stay_exact_at_large_cycle_counts() {
-    use crate::profile::Profile;
     let offset = (1u64 << 62) + 7;
     let arch = riscv_linker::Arch::WormholeB0;
-    let r = fixture::readout_at(offset);
-    let res = fixture::resolution(&r);
-    let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+    let p = fixture::profile_at(offset, arch, true);
     let dir = crate::testing::temp_dir("trace-large-op-spans");
     let path = dir.join("trace.json");
     let mut s = TraceJson::new(&path, &crate::inputs::Inputs::none());
     crate::sink::drive(&p, &mut [&mut s]).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
-    let field = |line: &str, key: &str| -> Option<String> {
-        let at = line.find(&format!("\"{key}\":"))? + key.len() + 3;
-        let rest = &line[at..];
-        let end = rest.find([',', '}']).unwrap_or(rest.len());
-        Some(rest[..end].to_string())
-    };
     let device = OPS_DEVICE_TID..OPS_DEVICE_TID + MAX_OPS_DEVICE_THREADS as u32;
     let mut got: Vec<String> = text
         .lines()
@@ -477,9 +467,8 @@ fn device_op_spans_stay_exact_at_large_cycle_counts() {
         .filter(|l| field(l, "tid").is_some_and(|t| device.contains(&t.parse::<u32>().unwrap())))
         .filter_map(|l| field(l, "ts"))
         .collect();
-    let mhz = arch.aiclk_mhz() as u128;
     let us = |c: u64| {
-        let n = (2000 * c as u128 + mhz) / (2 * mhz);
+        let n = fixture::whole_ns(arch, c);
         format!("{}.{:03}01", n / 1000, n % 1000)
     };
     let mut want: Vec<String> = p
