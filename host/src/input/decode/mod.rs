@@ -22,7 +22,7 @@ mod simd;
 mod tests;
 
 pub use compact::{Row as TableRow, Rows, ZoneTable};
-pub use records::{RecordKind, Records, NO_RUN};
+pub use records::{Columns, RecordKind, Records, NO_RUN};
 
 use std::fmt;
 use ttprof_rt::wire::{self, DecodeError as WireError, Kind, PAD};

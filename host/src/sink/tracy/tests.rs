@@ -1092,7 +1092,7 @@ fn device_times_arrive_exactly_at_large_cycle_counts() {
     let offset = 1u64 << 62;
     let (mut readout, res, tb) = fixture(0);
     for ring in &mut readout.rings {
-        let r = &mut ring.records;
+        let r = &mut *ring.records;
         for c in r.start.iter_mut().chain(r.end.iter_mut()) {
             *c += offset;
         }
