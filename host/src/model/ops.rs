@@ -76,17 +76,42 @@ impl TimeSpan {
     }
 }
 
-/// One core's wrapper zones in one op.
+/// One core's wrapper zones in one op: which RISCs recorded them and the span of its KERNEL
+/// zones (what the op report reads per core: the core count, the per-core kernel times,
+/// the missing wrapper zones). Host times only, not a [`TimeSpan`] (an op keeps one of
+/// these per core: 96 bytes, where two `TimeSpan`s were 420; issue 41).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CoreTimes {
-    /// TimeSpan of the core's `<RISC>-FW` zones (`None`: none recorded).
-    pub fw: Option<TimeSpan>,
-    /// TimeSpan of the core's `<RISC>-KERNEL` zones (`None`: none recorded).
-    pub kernel: Option<TimeSpan>,
+    /// The core's first `<RISC>-KERNEL` start and last end (`None`: none recorded).
+    pub kernel: Option<(HostTime, HostTime)>,
     /// RISCs (bit = `Risc::index`) that recorded an FW zone.
     pub(crate) fw_riscs: u8,
     /// RISCs (bit = `Risc::index`) that recorded a KERNEL zone.
     pub(crate) kernel_riscs: u8,
+}
+
+impl CoreTimes {
+    /// Whether a RISC of the core recorded an FW zone.
+    pub fn has_fw(&self) -> bool {
+        self.fw_riscs != 0
+    }
+
+    /// First KERNEL start to last KERNEL end on the core, ns (exact difference of host
+    /// times; `None`: no KERNEL zone).
+    pub fn kernel_ns(&self) -> Option<f64> {
+        self.kernel.map(|(start, end)| end.since(start))
+    }
+
+    /// Widens the KERNEL span to cover `k`.
+    fn widen_kernel(&mut self, k: &TimeSpan) {
+        let (start, end) = self.kernel.get_or_insert((k.start.time, k.end.time));
+        if k.start.time.before(*start) {
+            *start = k.start.time;
+        }
+        if end.before(k.end.time) {
+            *end = k.end.time;
+        }
+    }
 }
 
 /// The device side of one op (one run id on one chip).
@@ -109,15 +134,12 @@ pub struct DeviceTimes {
 impl DeviceTimes {
     /// Cores that recorded an FW zone.
     pub fn core_count(&self) -> usize {
-        self.cores.values().filter(|c| c.fw.is_some()).count()
+        self.cores.values().filter(|c| c.has_fw()).count()
     }
 
     /// Per-core kernel durations in ns (cores with a KERNEL zone), in core order.
     pub(crate) fn per_core_kernel_ns(&self) -> Vec<f64> {
-        self.cores
-            .values()
-            .filter_map(|c| c.kernel.map(|k| k.duration_ns()))
-            .collect()
+        self.cores.values().filter_map(|c| c.kernel_ns()).collect()
     }
 }
 
@@ -201,7 +223,7 @@ pub(crate) struct RingWrappers {
     /// The ring (set by the first wrapper zone).
     id: Option<crate::readout::RingId>,
     /// One name comparison per (run, site), not per zone.
-    kind_of: rustc_hash::FxHashMap<(u32, u16), Option<Wrapper>>,
+    kind_of: crate::util::small_map::SmallMap<(u32, u16), Option<Wrapper>>,
     no_timebase: u64,
 }
 
@@ -234,7 +256,7 @@ impl RingWrappers {
         if kind != RecordKind::Zone || run == NO_RUN {
             return;
         }
-        let w = *self.kind_of.entry((run, site)).or_insert_with(|| {
+        let w = *self.kind_of.get_or_insert_with((run, site), || {
             let name = name()?;
             if name == id.risc.fw_zone() {
                 Some(Wrapper::Fw)
@@ -352,8 +374,9 @@ impl Ops {
                 }
             }
             let core = op.cores.entry(id.tile).or_default();
-            TimeSpan::widen(&mut core.fw, fw);
-            TimeSpan::widen(&mut core.kernel, kernel);
+            if let Some(k) = &kernel {
+                core.widen_kernel(k);
+            }
             if fw.is_some() {
                 core.fw_riscs |= bit;
             }

@@ -21,7 +21,7 @@ use crate::readout::{RingId, RingReader, RingReport};
 use crate::resolve::{has_site, Resolution, Resolver};
 use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
-use rustc_hash::{FxHashMap, FxHashSet};
+use crate::util::small_map::SmallMap;
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -38,9 +38,9 @@ pub(crate) struct RingPass {
     pub(crate) runs: Vec<u32>,
     /// Distinct (run, site) of the site-carrying records, in first-seen order.
     pub(crate) sites: Vec<(u32, u16)>,
-    seen: FxHashSet<(u32, u16)>,
+    seen: SmallMap<(u32, u16), ()>,
     /// First and last host ns of the site-carrying records, per run.
-    pub(crate) spans: FxHashMap<u32, (f64, f64)>,
+    pub(crate) spans: SmallMap<u32, (f64, f64)>,
     /// The ring's wrapper zones.
     pub(crate) wrappers: RingWrappers,
 }
@@ -54,8 +54,8 @@ impl RingPass {
             records: 0,
             runs: Vec::new(),
             sites: Vec::new(),
-            seen: FxHashSet::default(),
-            spans: FxHashMap::default(),
+            seen: SmallMap::default(),
+            spans: SmallMap::default(),
             wrappers: RingWrappers::default(),
         }
     }
@@ -116,7 +116,7 @@ impl RingPass {
         if !self.placed || !has_site(kind) {
             return;
         }
-        if self.seen.insert((run, site)) {
+        if self.seen.insert_new((run, site), || ()) {
             self.sites.push((run, site));
         }
         // Point records sit at their end time, zones span start to end.
@@ -126,7 +126,7 @@ impl RingPass {
         let b = timebase.host_ns(id.chip, id.tile, end);
         if let (Some(a), Some(b)) = (a, b) {
             if a.is_finite() && b.is_finite() {
-                let s = self.spans.entry(run).or_insert((a, b));
+                let s = self.spans.get_or_insert_with(run, || (a, b));
                 *s = (s.0.min(a), s.1.max(b));
             }
         }

@@ -585,7 +585,7 @@ impl Profile {
                 });
                 local.push(((run, site), label));
             }
-            for (&run, &(a, b)) in &pass.spans {
+            for (&run, &(a, b)) in pass.spans.iter() {
                 let op = self.op_index.get(&(id.chip, run)).copied();
                 let s = spans.entry((id.chip, op)).or_insert((a, b));
                 *s = (s.0.min(a), s.1.max(b));

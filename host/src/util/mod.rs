@@ -5,7 +5,7 @@
 //! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
 //! inputs), [`inputs`] (the input guard: no output over a file the command read),
 //! [`atomic`] (writing outputs atomically), `undo` (removing what a failed command created),
-//! and one FNV-1a hash (`fnv`).
+//! one FNV-1a hash (`fnv`), and a map sized to a few entries (`small_map`).
 
 pub mod atomic;
 pub mod error;
@@ -14,4 +14,5 @@ pub(crate) mod fnv;
 pub mod inputs;
 pub mod issue;
 pub mod printable;
+pub(crate) mod small_map;
 pub(crate) mod undo;
