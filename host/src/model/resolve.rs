@@ -38,11 +38,18 @@ impl RingSites {
         Some(&self.by_run[i].1)
     }
 
-    /// Sets the table of `run` (keeping `by_run` sorted).
+    /// Sets the table of `run` (keeping `by_run` sorted). Room grows 1, 2, 4, ...: most
+    /// rings run one kernel, where a `Vec`'s first insert makes room for four (48 bytes a
+    /// ring held for nothing; issue 41).
     pub(crate) fn insert(&mut self, run: u32, table: Arc<SiteTable>) {
         match self.by_run.binary_search_by_key(&run, |(r, _)| *r) {
             Ok(i) => self.by_run[i].1 = table,
-            Err(i) => self.by_run.insert(i, (run, table)),
+            Err(i) => {
+                if self.by_run.len() == self.by_run.capacity() {
+                    self.by_run.reserve_exact(self.by_run.len().max(1));
+                }
+                self.by_run.insert(i, (run, table))
+            }
         }
     }
 

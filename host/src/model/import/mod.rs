@@ -195,7 +195,10 @@ pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Import
         .unwrap_or(1);
     let tiles: BTreeSet<(u32, NocCoord)> = p.rings.iter().map(|b| (b.id.chip, b.id.tile)).collect();
     let table = Arc::new(std::mem::take(&mut p.sites.table));
-    let mut resolution = Resolution::default();
+    let mut resolution = Resolution {
+        rings: Vec::with_capacity(p.rings.len()),
+        ..Resolution::default()
+    };
     let mut reports = Vec::with_capacity(p.rings.len());
     let mut expected = Vec::with_capacity(p.rings.len());
     for (b, (pass, (zones, resolved))) in p.rings.iter().zip(passes.iter().zip(&counts)) {
@@ -490,6 +493,34 @@ mod tests {
             assert!(in_flight <= 1, "{in_flight} rings held after ring {i}");
         }
         assert!(source.readings > 1, "{} readings", source.readings);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Once the last ring is handed out, the second reading keeps no state of the file's
+    /// rings (an entry per ring) while the outputs finish; a ring asked for again after that
+    /// is read again and comes out the same.
+    #[test]
+    fn the_second_reading_frees_its_rings_after_the_last_and_can_read_again() {
+        use crate::ring_source::RingSource;
+        let dir = crate::testing::temp_dir("import-after-last");
+        let csv = dir.join(crate::csv::FILE_NAME);
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        crate::csv::write_file(&csv, &r, &res, 1000, &crate::inputs::Inputs::none()).unwrap();
+        let (streamed, mut source) = stream(&csv, None, &crate::inputs::Inputs::none()).unwrap();
+        let n = streamed.profile.ring_count();
+        assert!(n >= 2, "{n} rings");
+        let first: Vec<String> = (0..n)
+            .map(|i| format!("{:?}", source.ring(i).unwrap().records))
+            .collect();
+        assert!(source.pairing.rings.is_empty(), "rings kept after the last");
+        assert!(source.records.is_empty());
+        assert_eq!(source.readings, 1);
+        for i in [0, n - 1] {
+            let again = format!("{:?}", source.ring(i).unwrap().records);
+            assert_eq!(again, first[i], "ring {i} read again");
+        }
+        assert!(source.readings >= 2, "{} readings", source.readings);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -134,10 +134,16 @@ pub(super) struct Pairing {
 impl Pairing {
     /// Nothing read of the device log `path` yet.
     pub(super) fn new(path: &Path) -> Pairing {
+        Pairing::with_rings(path, 0)
+    }
+
+    /// The same, with room for `rings` rings (a second reading knows how many the first
+    /// found: no spare room from a growing vector's doubling, up to 16 MB for 300,000 rings).
+    pub(super) fn with_rings(path: &Path, rings: usize) -> Pairing {
         Pairing {
             path: path.to_path_buf(),
             sites: Sites::default(),
-            rings: Vec::new(),
+            rings: Vec::with_capacity(rings),
             ring_of: FxHashMap::default(),
             last_ring: None,
             spans: BTreeMap::new(),

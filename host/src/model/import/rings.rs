@@ -28,7 +28,7 @@ pub(crate) const WINDOW_RECORDS: u64 = 2 << 20;
 pub struct CsvRings {
     path: PathBuf,
     log: Option<DeviceLog>,
-    pairing: Pairing,
+    pub(crate) pairing: Pairing,
     /// Its records per ring in flight (a map, not a slot per ring of the file: 300,000
     /// rings took 11 MB of empty slots).
     pub(crate) records: FxHashMap<usize, Records>,
@@ -50,7 +50,7 @@ pub struct CsvRings {
 impl CsvRings {
     pub(super) fn new(path: PathBuf, expected: Vec<(u64, u64)>, inputs: Inputs) -> CsvRings {
         CsvRings {
-            pairing: Pairing::new(&path),
+            pairing: Pairing::with_rings(&path, expected.len()),
             path,
             log: None,
             records: FxHashMap::default(),
@@ -90,7 +90,7 @@ impl CsvRings {
         if self.passed_over.get(index) == Some(&true) {
             // Rows of this ring were passed over: read the file again from its start.
             self.log = None;
-            self.pairing = Pairing::new(&self.path);
+            self.pairing = Pairing::with_rings(&self.path, self.expected.len());
             self.records.clear();
             self.passed_over.iter_mut().for_each(|p| *p = false);
             self.window = index;
@@ -147,6 +147,15 @@ impl RingSource for CsvRings {
         self.pairing.release(index);
         let mut r = RingReport::new(self.pairing.rings[index].id);
         r.records = records;
+        if index + 1 == self.expected.len() {
+            // The last ring: this reading's state (a ring entry per ring, 30 MB for 300,000
+            // rings) is not kept while the outputs finish. A ring asked for again is read
+            // again from the file's start.
+            self.log = None;
+            self.pairing = Pairing::new(&self.path);
+            self.records = FxHashMap::default();
+            self.window = 0;
+        }
         Ok(Cow::Owned(r))
     }
 }
