@@ -34,8 +34,70 @@ pub(crate) struct Analyzer {
 type Cells = BTreeMap<(u32, u32, NocCoord), TileCells>;
 
 /// One tile's RISCs in one op, in first-seen order: a `Vec` sized to them, not a `BTreeMap`
-/// (whose node reserves eleven `RiscTime`s, 3.5 KB a tile; issue 41).
-type TileCells = Vec<(Risc, (RiscTime, f64, f64))>;
+/// (whose node reserves eleven cells, 3.5 KB a tile; issue 41).
+type TileCells = Vec<(Risc, (Cell, f64, f64))>;
+
+/// What the analyzer gathers of one RISC in one op on one tile, from its zones and marks:
+/// its [`RiscTime`] is made of it at the finish. Only what gathering adds up (the times the
+/// finish derives - busy time, waits by name, held stretches - are not held per cell while
+/// the rings come: 184 bytes a cell where a `RiscTime` in the making was 320; issue 41).
+#[derive(Default)]
+struct Cell {
+    /// The stage it runs ([`RiscTime::stage`]).
+    stage: String,
+    /// Its KERNEL wrapper zone(s), ns.
+    kernel_ns: f64,
+    /// Time per resource waited on (outermost waits only), ns.
+    by_wait: BTreeMap<Wait, f64>,
+    /// Time stalled on the profiler's full ring inside the KERNEL zone, ns.
+    profiler_stall_ns: f64,
+    /// Records the profiler dropped on its ring in this op.
+    records_lost: u64,
+    /// The profiler's own records inside the KERNEL zone, ns at their known cost.
+    profiler_records_ns: f64,
+    /// How many records that is.
+    profiler_records: u64,
+    /// Of `profiler_records_ns`, the part inside each outermost typed wait, ns.
+    records_in_waits: BTreeMap<Wait, f64>,
+    /// Its KERNEL zones, cycles (for the held stretches).
+    kernel_cycles: Vec<(u64, u64)>,
+    /// Its outermost typed waits and profiler stalls, cycles (likewise).
+    covered_cycles: Vec<(u64, u64)>,
+}
+
+impl Cell {
+    /// The cell's times as the analysis reports them (`busy_ns`, `waits`, `held` and
+    /// `coprocessor_busy` are the finish's), and its KERNEL and covered cycles.
+    fn into_time(self, risc: Risc) -> (RiscTime, Vec<(u64, u64)>, Vec<(u64, u64)>) {
+        let mut t = RiscTime {
+            risc: risc.name().to_string(),
+            stage: self.stage,
+            kernel_ns: self.kernel_ns,
+            by_wait: self.by_wait,
+            profiler_stall_ns: self.profiler_stall_ns,
+            records_lost: self.records_lost,
+            profiler_records_ns: self.profiler_records_ns,
+            profiler_records: self.profiler_records,
+            ..RiscTime::default()
+        };
+        // The records inside waits leave those waits: their cost is the profiler's.
+        for (w, ns) in &self.records_in_waits {
+            if let Some(x) = t.by_wait.get_mut(w) {
+                *x = (*x - ns).max(0.0);
+            }
+        }
+        (t, self.kernel_cycles, self.covered_cycles)
+    }
+}
+
+/// Appends `x`, the first one into room for one: most cells hold one KERNEL zone, where a
+/// `Vec`'s first push makes room for four (48 bytes a cell held for nothing; issue 41).
+fn push_sized<T>(v: &mut Vec<T>, x: T) {
+    if v.capacity() == 0 {
+        v.reserve_exact(1);
+    }
+    v.push(x);
+}
 
 /// The entry of `risc` on `key`, made (its stage named by `stage`) on first use.
 fn cell(
@@ -43,7 +105,7 @@ fn cell(
     key: (u32, u32, NocCoord),
     risc: Risc,
     stage: impl FnOnce() -> String,
-) -> &mut (RiscTime, f64, f64) {
+) -> &mut (Cell, f64, f64) {
     cell_in(cells.entry(key).or_default(), risc, stage)
 }
 
@@ -52,7 +114,7 @@ fn cell_in(
     riscs: &mut TileCells,
     risc: Risc,
     stage: impl FnOnce() -> String,
-) -> &mut (RiscTime, f64, f64) {
+) -> &mut (Cell, f64, f64) {
     let i = match riscs.iter().position(|r| r.0 == risc) {
         Some(i) => i,
         None => {
@@ -60,8 +122,7 @@ fn cell_in(
             riscs.push((
                 risc,
                 (
-                    RiscTime {
-                        risc: risc.name().to_string(),
+                    Cell {
                         stage: stage(),
                         ..Default::default()
                     },
@@ -249,7 +310,7 @@ impl Analyzer {
             match k {
                 LabelKind::Kernel => {
                     t.kernel_ns += dur;
-                    t.kernel_cycles.push((z.start_cycles, z.end_cycles));
+                    push_sized(&mut t.kernel_cycles, (z.start_cycles, z.end_cycles));
                     *lo = lo.min(start_ns);
                     *hi = hi.max(end_ns);
                     kernel.insert(op, (start_ns, end_ns));
@@ -259,7 +320,7 @@ impl Analyzer {
                     if start_ns >= end.0 {
                         *end = (end_ns, w);
                         *t.by_wait.entry(w).or_default() += dur;
-                        t.covered_cycles.push((z.start_cycles, z.end_cycles));
+                        push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
                     } // else: inside a wait already counted
                 }
                 LabelKind::Stall => {
@@ -273,7 +334,7 @@ impl Analyzer {
                     if e <= s {
                         continue;
                     }
-                    t.covered_cycles.push((z.start_cycles, z.end_cycles));
+                    push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
                     t.profiler_stall_ns += e - s;
                     // Inside a typed wait: that wait's time was the profiler's.
                     if let Some(&(end, w)) = wait_end.get(&op) {
@@ -425,18 +486,15 @@ impl Analyzer {
         let mut paths = self.paths.finish(p);
         let mut ops: BTreeMap<u32, OpAnalysis> = BTreeMap::new();
         let holds = held::index(p.oplog.as_ref());
+        // Tiles per op: each op's list sized to them (a doubling one held up to twice its
+        // 200 bytes a tile unused; issue 41).
+        let mut tile_count: HashMap<u32, usize> = HashMap::new();
+        for &(op, ..) in self.cells.keys() {
+            *tile_count.entry(op).or_default() += 1;
+        }
         for ((op, chip, tile), mut riscs) in self.cells {
             let o = &p.ops[op as usize];
             let cpn = p.timebase.chips.get(&chip).map_or(0.0, |c| c.cycles_per_ns);
-            for (risc, (t, ..)) in riscs.iter_mut() {
-                match holds.get(&(o.chip, o.run, tile, *risc)) {
-                    Some(spans) => held::apply(t, *risc, spans, cpn),
-                    None => {
-                        t.kernel_cycles = Vec::new();
-                        t.covered_cycles = Vec::new();
-                    }
-                }
-            }
             // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
             if let Some(rec) = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run)) {
                 for risc in Risc::ALL {
@@ -449,12 +507,8 @@ impl Analyzer {
                             |s| s.to_string_lossy().into_owned(),
                         )
                     };
-                    let (t, lo, _) = cell_in(&mut riscs, risc, stage);
-                    t.missing_kernel_zone = !lo.is_finite();
+                    cell_in(&mut riscs, risc, stage);
                 }
-            }
-            for (_, (t, lo, _)) in riscs.iter_mut() {
-                t.missing_kernel_zone |= !lo.is_finite();
             }
             let lo = riscs.iter().map(|r| r.1 .1).fold(f64::INFINITY, f64::min);
             let hi = riscs
@@ -464,14 +518,14 @@ impl Analyzer {
             let span = if hi > lo { hi - lo } else { 0.0 };
             let mut times: Vec<RiscTime> = riscs
                 .into_iter()
-                .map(|(_, (mut t, ..))| {
-                    for (w, ns) in &t.records_in_waits {
-                        if let Some(x) = t.by_wait.get_mut(w) {
-                            *x = (*x - ns).max(0.0);
-                        }
+                .map(|(risc, (c, lo, _))| {
+                    let (mut t, kernel, covered) = c.into_time(risc);
+                    t.missing_kernel_zone = !lo.is_finite();
+                    if let Some(spans) = holds.get(&(o.chip, o.run, tile, risc)) {
+                        held::apply(&mut t, (kernel, covered), risc, spans, cpn);
                     }
-                    // The records inside waits left those waits (above); every record's
-                    // cost is out of busy time.
+                    // The records inside waits left those waits (`Cell::into_time`); every
+                    // record's cost is out of busy time.
                     let waited: f64 =
                         t.by_wait.values().sum::<f64>() + t.held.values().sum::<f64>();
                     t.busy_ns =
@@ -492,7 +546,7 @@ impl Analyzer {
                 riscs: Vec::new(),
                 verdict: None,
                 disagreeing_tiles: Vec::new(),
-                tiles: Vec::new(),
+                tiles: Vec::with_capacity(tile_count.get(&op).copied().unwrap_or(0)),
                 critical_path: None,
                 counters: counters::of(p.oplog.as_ref(), o.chip, o.run),
                 counted_zones: counters::counted_zones(

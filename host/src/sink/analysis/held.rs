@@ -142,11 +142,18 @@ pub(crate) fn outside(s: u64, e: u64, set: &[(u64, u64)]) -> Vec<(u64, u64)> {
     out
 }
 
-/// Adds the held stretches `spans` of `risc` to `t` (its KERNEL zones and its covered
-/// intervals, cycles, taken from `t`), `cpn` cycles a ns.
-pub(crate) fn apply(t: &mut RiscTime, risc: Risc, spans: &[&(u64, u32, String)], cpn: f64) {
-    let kernel = merged(std::mem::take(&mut t.kernel_cycles));
-    let covered = merged(std::mem::take(&mut t.covered_cycles));
+/// Adds the held stretches `spans` of `risc` to `t`, given its KERNEL zones `kernel` and the
+/// intervals its typed waits and profiler stalls cover, `covered` (cycles), `cpn` cycles a
+/// ns.
+pub(crate) fn apply(
+    t: &mut RiscTime,
+    (kernel, covered): (Vec<(u64, u64)>, Vec<(u64, u64)>),
+    risc: Risc,
+    spans: &[&(u64, u32, String)],
+    cpn: f64,
+) {
+    let kernel = merged(kernel);
+    let covered = merged(covered);
     if cpn <= 0.0 || kernel.is_empty() {
         return;
     }
@@ -204,19 +211,17 @@ mod tests {
 
     #[test]
     fn only_held_cycles_in_the_kernel_and_outside_typed_waits_count() {
-        let mut t = RiscTime {
-            kernel_cycles: vec![(100, 1000)],
-            // A typed wait 200..300 and a profiler stall 250..400 (overlapping).
-            covered_cycles: vec![(200, 300), (250, 400)],
-            ..Default::default()
-        };
+        let mut t = RiscTime::default();
+        let kernel = vec![(100, 1000)];
+        // A typed wait 200..300 and a profiler stall 250..400 (overlapping).
+        let covered = vec![(200, 300), (250, 400)];
         let spans = [
             (50, 100, "tensix-fifo: SrcA valid".to_string()), // 100..150 inside: 50
             (180, 300, "tensix-fifo: SrcA valid".to_string()), // 180..480 minus 200..400: 100
             (900, 200, "tensix-fifo: issuing".to_string()),   // 900..1000: 100
         ];
         let refs: Vec<&(u64, u32, String)> = spans.iter().collect();
-        apply(&mut t, Risc::Trisc1, &refs, 2.0);
+        apply(&mut t, (kernel, covered), Risc::Trisc1, &refs, 2.0);
         assert_eq!(t.held["SrcA data from unpack"], 75.0);
         assert_eq!(t.coprocessor_busy["the Matrix Unit"], 50.0);
     }

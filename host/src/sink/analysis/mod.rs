@@ -161,16 +161,6 @@ pub struct RiscTime {
     pub profiler_records_ns: f64,
     /// How many records that is.
     pub profiler_records: u64,
-    /// Of `profiler_records_ns`, the part inside each outermost typed wait (taken out of
-    /// that wait), ns.
-    #[serde(skip)]
-    pub(crate) records_in_waits: BTreeMap<Wait, f64>,
-    /// Its KERNEL zones, cycles (for the held stretches; emptied by the analysis).
-    #[serde(skip)]
-    pub(crate) kernel_cycles: Vec<(u64, u64)>,
-    /// Its outermost typed waits and profiler stalls, cycles (likewise).
-    #[serde(skip)]
-    pub(crate) covered_cycles: Vec<(u64, u64)>,
 }
 
 impl RiscTime {
