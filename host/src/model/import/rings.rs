@@ -28,7 +28,7 @@ pub(crate) const WINDOW_RECORDS: u64 = 2 << 20;
 pub struct CsvRings {
     path: PathBuf,
     log: Option<DeviceLog>,
-    pub(crate) pairing: Pairing,
+    pub(super) pairing: Pairing,
     /// Its records per ring in flight (a map, not a slot per ring of the file: 300,000
     /// rings took 11 MB of empty slots).
     pub(crate) records: FxHashMap<usize, Records>,

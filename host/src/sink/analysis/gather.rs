@@ -68,7 +68,7 @@ struct Cell {
 impl Cell {
     /// The cell's times as the analysis reports them (`busy_ns`, `waits`, `held` and
     /// `coprocessor_busy` are the finish's), and its KERNEL and covered cycles.
-    fn into_time(self, risc: Risc) -> (RiscTime, Vec<(u64, u64)>, Vec<(u64, u64)>) {
+    fn into_time(self, risc: Risc) -> (RiscTime, held::Intervals, held::Intervals) {
         let mut t = RiscTime {
             risc: risc.name().to_string(),
             stage: self.stage,

@@ -142,12 +142,15 @@ pub(crate) fn outside(s: u64, e: u64, set: &[(u64, u64)]) -> Vec<(u64, u64)> {
     out
 }
 
+/// Intervals of cycles, `(start, end)`.
+pub(crate) type Intervals = Vec<(u64, u64)>;
+
 /// Adds the held stretches `spans` of `risc` to `t`, given its KERNEL zones `kernel` and the
 /// intervals its typed waits and profiler stalls cover, `covered` (cycles), `cpn` cycles a
 /// ns.
 pub(crate) fn apply(
     t: &mut RiscTime,
-    (kernel, covered): (Vec<(u64, u64)>, Vec<(u64, u64)>),
+    (kernel, covered): (Intervals, Intervals),
     risc: Risc,
     spans: &[&(u64, u32, String)],
     cpn: f64,
