@@ -27,6 +27,9 @@ pub(crate) struct Analyzer {
     counted_labels: Vec<Option<&'static str>>,
     /// Counted zones per op, name and bank.
     counted: counters::Counted,
+    /// Whether the op log holds held stretches (the emulator's): only then do the cells
+    /// keep their KERNEL and covered cycles, which the finish needs for those alone.
+    holds: Option<bool>,
 }
 
 /// (op index, chip, tile) -> per RISC (time, first KERNEL start, last KERNEL end); a RISC
@@ -43,8 +46,10 @@ type TileCells = Vec<(Risc, (Cell, f64, f64))>;
 /// the rings come: 184 bytes a cell where a `RiscTime` in the making was 320; issue 41).
 #[derive(Default)]
 struct Cell {
-    /// The stage it runs ([`RiscTime::stage`]).
-    stage: String,
+    /// Made at the finish for a kernel the op log runs here that recorded nothing: its
+    /// stage is its ELF's stem (else, as every other cell's, `stage_name`'s; named at the
+    /// finish, not held per cell while the rings come).
+    unrecorded: bool,
     /// Its KERNEL wrapper zone(s), ns.
     kernel_ns: f64,
     /// Time per resource waited on (outermost waits only), ns.
@@ -68,10 +73,10 @@ struct Cell {
 impl Cell {
     /// The cell's times as the analysis reports them (`busy_ns`, `waits`, `held` and
     /// `coprocessor_busy` are the finish's), and its KERNEL and covered cycles.
-    fn into_time(self, risc: Risc) -> (RiscTime, held::Intervals, held::Intervals) {
+    fn into_time(self, risc: Risc, stage: String) -> (RiscTime, held::Intervals, held::Intervals) {
         let mut t = RiscTime {
             risc: risc.name().to_string(),
-            stage: self.stage,
+            stage,
             kernel_ns: self.kernel_ns,
             by_wait: self.by_wait,
             profiler_stall_ns: self.profiler_stall_ns,
@@ -99,37 +104,18 @@ fn push_sized<T>(v: &mut Vec<T>, x: T) {
     v.push(x);
 }
 
-/// The entry of `risc` on `key`, made (its stage named by `stage`) on first use.
-fn cell(
-    cells: &mut Cells,
-    key: (u32, u32, NocCoord),
-    risc: Risc,
-    stage: impl FnOnce() -> String,
-) -> &mut (Cell, f64, f64) {
-    cell_in(cells.entry(key).or_default(), risc, stage)
+/// The entry of `risc` on `key`, made on first use.
+fn cell(cells: &mut Cells, key: (u32, u32, NocCoord), risc: Risc) -> &mut (Cell, f64, f64) {
+    cell_in(cells.entry(key).or_default(), risc)
 }
 
 /// The entry of `risc` in one tile's cells, made on first use.
-fn cell_in(
-    riscs: &mut TileCells,
-    risc: Risc,
-    stage: impl FnOnce() -> String,
-) -> &mut (Cell, f64, f64) {
+fn cell_in(riscs: &mut TileCells, risc: Risc) -> &mut (Cell, f64, f64) {
     let i = match riscs.iter().position(|r| r.0 == risc) {
         Some(i) => i,
         None => {
             riscs.reserve_exact(1);
-            riscs.push((
-                risc,
-                (
-                    Cell {
-                        stage: stage(),
-                        ..Default::default()
-                    },
-                    f64::INFINITY,
-                    f64::NEG_INFINITY,
-                ),
-            ));
+            riscs.push((risc, (Cell::default(), f64::INFINITY, f64::NEG_INFINITY)));
             riscs.len() - 1
         }
     };
@@ -224,7 +210,9 @@ impl Analyzer {
         });
         let risc = v.lane.risc;
         let (chip, tile) = (v.lane.chip, v.lane.tile);
-        let stage_of = |op: u32| stage_name(p, op, tile, risc);
+        let holds = *self
+            .holds
+            .get_or_insert_with(|| p.oplog.as_ref().is_some_and(|l| l.holds().next().is_some()));
         let kinds = &self.kinds;
         let kind = |site: u32| {
             kinds
@@ -275,7 +263,7 @@ impl Analyzer {
                                 && z.end_cycles <= e
                                 && (z.start_cycles, z.end_cycles) != (s, e)
                         });
-                    let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op));
+                    let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc);
                     t.profiler_records += 1;
                     t.profiler_records_ns += ns;
                     if let Some(&(_, _, w)) = within {
@@ -306,11 +294,13 @@ impl Analyzer {
             if !dur.is_finite() {
                 continue;
             }
-            let (t, lo, hi) = cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op));
+            let (t, lo, hi) = cell(&mut self.cells, (op, chip, tile), risc);
             match k {
                 LabelKind::Kernel => {
                     t.kernel_ns += dur;
-                    push_sized(&mut t.kernel_cycles, (z.start_cycles, z.end_cycles));
+                    if holds {
+                        push_sized(&mut t.kernel_cycles, (z.start_cycles, z.end_cycles));
+                    }
                     *lo = lo.min(start_ns);
                     *hi = hi.max(end_ns);
                     kernel.insert(op, (start_ns, end_ns));
@@ -320,7 +310,9 @@ impl Analyzer {
                     if start_ns >= end.0 {
                         *end = (end_ns, w);
                         *t.by_wait.entry(w).or_default() += dur;
-                        push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
+                        if holds {
+                            push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
+                        }
                     } // else: inside a wait already counted
                 }
                 LabelKind::Stall => {
@@ -334,7 +326,9 @@ impl Analyzer {
                     if e <= s {
                         continue;
                     }
-                    push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
+                    if holds {
+                        push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
+                    }
                     t.profiler_stall_ns += e - s;
                     // Inside a typed wait: that wait's time was the profiler's.
                     if let Some(&(end, w)) = wait_end.get(&op) {
@@ -364,7 +358,7 @@ impl Analyzer {
             let within = waits.get(i).filter(|&&(s, e, _)| {
                 rk != records::RecordKind::SumStep && m.cycles > s && m.cycles < e
             });
-            let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op));
+            let (t, ..) = cell(&mut self.cells, (op, chip, tile), risc);
             t.profiler_records += n as u64;
             t.profiler_records_ns += ns;
             if let Some(&(_, _, w)) = within {
@@ -377,7 +371,7 @@ impl Analyzer {
             else {
                 continue;
             };
-            *cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op))
+            *cell(&mut self.cells, (op, chip, tile), risc)
                 .0
                 .by_wait
                 .entry(w)
@@ -392,7 +386,6 @@ impl Analyzer {
         use crate::decode::RecordKind;
         let r = &v.ring.records;
         let (chip, tile, risc) = (v.lane.chip, v.lane.tile, v.lane.risc);
-        let stage_of = |op: u32| stage_name(p, op, tile, risc);
         let mut lost: Vec<(u32, u64)> = Vec::new();
         for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
             if let Some(op) = p.op_of(chip, r.run[i]) {
@@ -406,9 +399,7 @@ impl Analyzer {
             }
         }
         for (op, n) in lost {
-            cell(&mut self.cells, (op, chip, tile), risc, || stage_of(op))
-                .0
-                .records_lost += n;
+            cell(&mut self.cells, (op, chip, tile), risc).0.records_lost += n;
         }
     }
 
@@ -498,16 +489,9 @@ impl Analyzer {
             // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
             if let Some(rec) = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run)) {
                 for risc in Risc::ALL {
-                    let Some(k) = rec.kernel_for(tile, risc) else {
-                        continue;
-                    };
-                    let stage = || {
-                        k.elf.file_stem().map_or_else(
-                            || role(risc).to_string(),
-                            |s| s.to_string_lossy().into_owned(),
-                        )
-                    };
-                    cell_in(&mut riscs, risc, stage);
+                    if rec.kernel_for(tile, risc).is_some() && riscs.iter().all(|r| r.0 != risc) {
+                        cell_in(&mut riscs, risc).0.unrecorded = true;
+                    }
                 }
             }
             let lo = riscs.iter().map(|r| r.1 .1).fold(f64::INFINITY, f64::min);
@@ -519,7 +503,23 @@ impl Analyzer {
             let mut times: Vec<RiscTime> = riscs
                 .into_iter()
                 .map(|(risc, (c, lo, _))| {
-                    let (mut t, kernel, covered) = c.into_time(risc);
+                    let stem = || {
+                        p.oplog
+                            .as_ref()
+                            .and_then(|l| l.op(o.chip, o.run))
+                            .and_then(|rec| rec.kernel_for(tile, risc))
+                            .and_then(|k| k.elf.file_stem())
+                            .map_or_else(
+                                || role(risc).to_string(),
+                                |s| s.to_string_lossy().into_owned(),
+                            )
+                    };
+                    let stage = if c.unrecorded {
+                        stem()
+                    } else {
+                        stage_name(p, op, tile, risc)
+                    };
+                    let (mut t, kernel, covered) = c.into_time(risc, stage);
                     t.missing_kernel_zone = !lo.is_finite();
                     if let Some(spans) = holds.get(&(o.chip, o.run, tile, risc)) {
                         held::apply(&mut t, (kernel, covered), risc, spans, cpn);
