@@ -550,6 +550,7 @@ impl Profile {
         let mut global: HashMap<SiteLabel, u32> = HashMap::new();
         let mut spans: OpSpans = BTreeMap::new();
         let mut skipped: BTreeMap<u32, u64> = BTreeMap::new();
+        self.ring_labels.reserve_exact(passes.len());
         for (ri, pass) in passes.iter().enumerate() {
             let id = pass.id;
             let mut local: Vec<((u32, u16), u32)> = Vec::with_capacity(pass.sites.len());

@@ -5,7 +5,8 @@
 //! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
 //! inputs), [`inputs`] (the input guard: no output over a file the command read),
 //! [`atomic`] (writing outputs atomically), `undo` (removing what a failed command created),
-//! one FNV-1a hash (`fnv`), and a map sized to a few entries (`small_map`).
+//! one FNV-1a hash (`fnv`), a map sized to a few entries (`small_map`), and vectors grown
+//! by less than doubling (`vec`).
 
 pub mod atomic;
 pub mod error;
@@ -16,3 +17,4 @@ pub mod issue;
 pub mod printable;
 pub(crate) mod small_map;
 pub(crate) mod undo;
+pub(crate) mod vec;

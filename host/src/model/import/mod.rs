@@ -108,7 +108,7 @@ pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Import
             let ring = &p.rings[m.ring];
             let table = &p.sites.table;
             passes[m.ring].record(m.kind, m.run, m.site, (m.start, m.end), &timebase, || {
-                ring.runs
+                ring.runs()
                     .binary_search(&m.run)
                     .is_ok()
                     .then(|| table.get(m.site).map(|s| s.name.as_str()))
@@ -150,8 +150,9 @@ pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Import
     }
     let mut unclosed = 0u64;
     for b in &p.rings {
-        if !b.open.is_empty() {
-            unclosed += b.open.len() as u64;
+        let open = b.open();
+        if !open.is_empty() {
+            unclosed += open.len() as u64;
             let id = b.id;
             issues.push(
                 Issue::error(
@@ -163,11 +164,11 @@ pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Import
                     }),
                     format!(
                         "{shown}: {} ZONE_START row(s) without their ZONE_END (the innermost: {:?}) are left out",
-                        b.open.len(),
-                        p.sites.table.get(b.open[b.open.len() - 1].site).map_or("", |s| s.name.as_str())
+                        open.len(),
+                        p.sites.table.get(open[open.len() - 1].site).map_or("", |s| s.name.as_str())
                     ),
                 )
-                .with_count(b.open.len() as u64),
+                .with_count(open.len() as u64),
             );
         }
     }
@@ -208,7 +209,7 @@ pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Import
     let mut expected = Vec::with_capacity(p.rings.len());
     for (b, (pass, (zones, resolved))) in p.rings.iter().zip(passes.iter().zip(&counts)) {
         let mut s = RingSites::default();
-        for &run in &b.runs {
+        for &run in b.runs() {
             s.insert(run, table.clone());
         }
         resolution.resolved += resolved;

@@ -38,15 +38,43 @@ pub(super) struct Open {
     value: Option<u64>,
 }
 
-/// One ring: its identity, its open zones and its runs.
+/// One ring: its identity, its rows so far, and while its rows are read its open zones and
+/// runs (out of line: a ring handed out keeps 24 bytes, not 72; issue 41).
 pub(super) struct RingState {
     pub id: RingId,
-    pub open: Vec<Open>,
-    last_run: u32,
-    /// Its runs, sorted (a `Vec`: most rings have one or a few, in order).
-    pub runs: Vec<u32>,
     /// Rows of the ring (modelled RISCs only).
     pub rows: u64,
+    active: Option<Box<Active>>,
+}
+
+/// A ring's state while its rows are read.
+struct Active {
+    open: Vec<Open>,
+    last_run: u32,
+    /// Its runs, sorted (a `Vec`: most rings have one or a few, in order).
+    runs: Vec<u32>,
+}
+
+impl RingState {
+    /// Its open zones, innermost last.
+    pub(super) fn open(&self) -> &[Open] {
+        self.active.as_ref().map_or(&[], |a| &a.open)
+    }
+
+    /// Its runs, sorted.
+    pub(super) fn runs(&self) -> &[u32] {
+        self.active.as_ref().map_or(&[], |a| &a.runs)
+    }
+
+    fn active(&mut self) -> &mut Active {
+        self.active.get_or_insert_with(|| {
+            Box::new(Active {
+                open: Vec::new(),
+                last_run: NO_RUN,
+                runs: Vec::new(),
+            })
+        })
+    }
 }
 
 /// Distinct zone names and the sites (kind, file, line) under each: no allocation per row.
@@ -166,8 +194,7 @@ impl Pairing {
     /// freed (a row of it after this is a changed file, which the caller reports).
     pub(super) fn release(&mut self, ring: usize) {
         if let Some(b) = self.rings.get_mut(ring) {
-            b.open = Vec::new();
-            b.runs = Vec::new();
+            b.active = None;
         }
     }
 
@@ -187,9 +214,10 @@ impl Pairing {
                 // zone is open on it (rings listed one after another then hold none; a
                 // stack of four open zones is 160 bytes a ring).
                 if let Some((_, last)) = self.last_ring {
-                    let open = &mut self.rings[last].open;
-                    if open.is_empty() {
-                        *open = Vec::new();
+                    if let Some(a) = self.rings[last].active.as_mut() {
+                        if a.open.is_empty() {
+                            a.open = Vec::new();
+                        }
                     }
                 }
                 let rings = &mut self.rings;
@@ -200,10 +228,8 @@ impl Pairing {
                             tile: NocCoord::new(row.x, row.y),
                             risc,
                         },
-                        open: Vec::new(),
-                        last_run: NO_RUN,
-                        runs: Vec::new(),
                         rows: 0,
+                        active: None,
                     });
                     rings.len() - 1
                 });
@@ -231,12 +257,13 @@ impl Pairing {
             count,
             run,
         };
-        if run != b.last_run {
-            b.last_run = run;
-            let new = match b.runs.binary_search(&run) {
+        let a = b.active();
+        if run != a.last_run {
+            a.last_run = run;
+            let new = match a.runs.binary_search(&run) {
                 Ok(_) => false,
                 Err(at) => {
-                    b.runs.insert(at, run);
+                    a.runs.insert(at, run);
                     true
                 }
             };
@@ -268,7 +295,7 @@ impl Pairing {
                     .sites
                     .site(row, kind)
                     .map_err(|e| self.bad(row.line, e))?;
-                self.rings[ri].open.push(Open {
+                self.rings[ri].active().open.push(Open {
                     name,
                     site,
                     run,
@@ -279,7 +306,7 @@ impl Pairing {
             }
             RowType::ZoneEnd => {
                 let name = self.sites.names.get(row.name).copied();
-                let b = &mut self.rings[ri];
+                let b = self.rings[ri].active();
                 let at =
                     name.and_then(|n| b.open.iter().rposition(|o| o.name == n && o.run == run));
                 let Some(at) = at else {

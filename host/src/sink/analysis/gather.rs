@@ -4,6 +4,7 @@
 //! paths, counters and roofline from their modules). See the parent module for the rules.
 
 use super::*;
+use crate::util::vec::push_sized;
 
 /// Gathers RISC times ring by ring (see the module docs).
 #[derive(Default)]
@@ -42,13 +43,13 @@ type TileCells = Vec<(Risc, (Cell, f64, f64))>;
 
 /// What the analyzer gathers of one RISC in one op on one tile, from its zones and marks:
 /// its [`RiscTime`] is made of it at the finish. Only what gathering adds up (the times the
-/// finish derives - busy time, waits by name, held stretches - are not held per cell while
-/// the rings come: 184 bytes a cell where a `RiscTime` in the making was 320; issue 41).
+/// finish derives - the stage's name, busy time, waits by name, held stretches - are not
+/// held per cell while the rings come), and what most cells never hold out of line
+/// ([`Rare`]): 104 bytes a cell where a `RiscTime` in the making was 320 (issue 41).
 #[derive(Default)]
 struct Cell {
     /// Made at the finish for a kernel the op log runs here that recorded nothing: its
-    /// stage is its ELF's stem (else, as every other cell's, `stage_name`'s; named at the
-    /// finish, not held per cell while the rings come).
+    /// stage is its ELF's stem (else, as every other cell's, `stage_name`'s).
     unrecorded: bool,
     /// Its KERNEL wrapper zone(s), ns.
     kernel_ns: f64,
@@ -62,20 +63,32 @@ struct Cell {
     profiler_records_ns: f64,
     /// How many records that is.
     profiler_records: u64,
+    /// The rest, made when first needed.
+    rare: Option<Box<Rare>>,
+}
+
+/// What a cell holds only with records inside typed waits or held stretches to place.
+#[derive(Default)]
+struct Rare {
     /// Of `profiler_records_ns`, the part inside each outermost typed wait, ns.
     records_in_waits: BTreeMap<Wait, f64>,
     /// Its KERNEL zones, cycles (for the held stretches).
-    kernel_cycles: Vec<(u64, u64)>,
+    kernel_cycles: held::Intervals,
     /// Its outermost typed waits and profiler stalls, cycles (likewise).
-    covered_cycles: Vec<(u64, u64)>,
+    covered_cycles: held::Intervals,
 }
 
 impl Cell {
+    /// The rest, made on first use.
+    fn rare(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Default::default)
+    }
+
     /// The cell's times as the analysis reports them (`busy_ns`, `waits`, `held` and
     /// `coprocessor_busy` are the finish's), and its KERNEL and covered cycles.
     fn into_time(self, risc: Risc, stage: String) -> (RiscTime, held::Intervals, held::Intervals) {
         let mut t = RiscTime {
-            risc: risc.name().to_string(),
+            risc: risc.name(),
             stage,
             kernel_ns: self.kernel_ns,
             by_wait: self.by_wait,
@@ -85,23 +98,15 @@ impl Cell {
             profiler_records: self.profiler_records,
             ..RiscTime::default()
         };
+        let rare = self.rare.map(|r| *r).unwrap_or_default();
         // The records inside waits leave those waits: their cost is the profiler's.
-        for (w, ns) in &self.records_in_waits {
+        for (w, ns) in &rare.records_in_waits {
             if let Some(x) = t.by_wait.get_mut(w) {
                 *x = (*x - ns).max(0.0);
             }
         }
-        (t, self.kernel_cycles, self.covered_cycles)
+        (t, rare.kernel_cycles, rare.covered_cycles)
     }
-}
-
-/// Appends `x`, the first one into room for one: most cells hold one KERNEL zone, where a
-/// `Vec`'s first push makes room for four (48 bytes a cell held for nothing; issue 41).
-fn push_sized<T>(v: &mut Vec<T>, x: T) {
-    if v.capacity() == 0 {
-        v.reserve_exact(1);
-    }
-    v.push(x);
 }
 
 /// The entry of `risc` on `key`, made on first use.
@@ -267,7 +272,7 @@ impl Analyzer {
                     t.profiler_records += 1;
                     t.profiler_records_ns += ns;
                     if let Some(&(_, _, w)) = within {
-                        *t.records_in_waits.entry(w).or_default() += ns;
+                        *t.rare().records_in_waits.entry(w).or_default() += ns;
                     }
                 }
             }
@@ -299,7 +304,7 @@ impl Analyzer {
                 LabelKind::Kernel => {
                     t.kernel_ns += dur;
                     if holds {
-                        push_sized(&mut t.kernel_cycles, (z.start_cycles, z.end_cycles));
+                        push_sized(&mut t.rare().kernel_cycles, (z.start_cycles, z.end_cycles));
                     }
                     *lo = lo.min(start_ns);
                     *hi = hi.max(end_ns);
@@ -311,7 +316,10 @@ impl Analyzer {
                         *end = (end_ns, w);
                         *t.by_wait.entry(w).or_default() += dur;
                         if holds {
-                            push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
+                            push_sized(
+                                &mut t.rare().covered_cycles,
+                                (z.start_cycles, z.end_cycles),
+                            );
                         }
                     } // else: inside a wait already counted
                 }
@@ -327,7 +335,7 @@ impl Analyzer {
                         continue;
                     }
                     if holds {
-                        push_sized(&mut t.covered_cycles, (z.start_cycles, z.end_cycles));
+                        push_sized(&mut t.rare().covered_cycles, (z.start_cycles, z.end_cycles));
                     }
                     t.profiler_stall_ns += e - s;
                     // Inside a typed wait: that wait's time was the profiler's.
@@ -362,7 +370,7 @@ impl Analyzer {
             t.profiler_records += n as u64;
             t.profiler_records_ns += ns;
             if let Some(&(_, _, w)) = within {
-                *t.records_in_waits.entry(w).or_default() += ns;
+                *t.rare().records_in_waits.entry(w).or_default() += ns;
             }
         }
         for m in &v.marks {

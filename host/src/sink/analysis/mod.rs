@@ -125,8 +125,8 @@ pub(crate) const PROFILER_ADVICE: &str = "drain the rings more often while the k
 /// One RISC's time in one op on one tile.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RiscTime {
-    /// `BRISC`, `NCRISC`, `TRISC_0`, ...
-    pub risc: String,
+    /// `BRISC`, `NCRISC`, `TRISC_0`, ... ([`Risc::name`]).
+    pub risc: &'static str,
     /// The stage it runs: the kernel's name (its ELF's file stem) or the RISC's role.
     pub stage: String,
     /// Its KERNEL wrapper zone(s), ns.
@@ -347,11 +347,11 @@ pub struct Analysis {
 mod tests {
     use super::*;
 
-    fn risc(name: &str, stage: &str, kernel: f64, waits: &[(Wait, f64)]) -> RiscTime {
+    fn risc(name: &'static str, stage: &str, kernel: f64, waits: &[(Wait, f64)]) -> RiscTime {
         let by_wait: BTreeMap<Wait, f64> = waits.iter().copied().collect();
         let busy = kernel - by_wait.values().sum::<f64>();
         RiscTime {
-            risc: name.into(),
+            risc: name,
             stage: stage.into(),
             kernel_ns: kernel,
             busy_ns: busy,

@@ -67,7 +67,7 @@ pub(super) fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
             })
             .collect();
         return Some(Verdict {
-            risc: worst.risc.clone(),
+            risc: worst.risc.to_string(),
             stage: worst.stage.clone(),
             active_pct: pct(worst.active_ns(), span),
             busy_pct: pct(worst.busy_ns, span),
@@ -208,7 +208,7 @@ pub(super) fn verdict(times: &[RiscTime], span: f64) -> Option<Verdict> {
         ));
     }
     Some(Verdict {
-        risc: bound.risc.clone(),
+        risc: bound.risc.to_string(),
         stage: bound.stage.clone(),
         active_pct: pct(bound.active_ns(), span),
         busy_pct: pct(bound.busy_ns, span),

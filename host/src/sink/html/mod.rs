@@ -170,15 +170,17 @@ fn select<K: Copy>(
     limit: usize,
     order: impl Fn(&K, &K) -> Ordering,
 ) -> (Vec<bool>, usize, usize, Option<K>) {
-    let mut ranked: Vec<K> = keys.iter().flatten().copied().collect();
-    let total = ranked.len();
+    let total = keys.iter().flatten().count();
     if total <= limit {
-        let last = ranked.iter().copied().max_by(&order);
+        let last = keys.iter().flatten().copied().max_by(&order);
         return (keys.iter().map(Option::is_some).collect(), total, 0, last);
     }
     if limit == 0 {
         return (vec![false; keys.len()], 0, total, None);
     }
+    // Sized to the drawable ones (collected from a filter, it grew by doubling).
+    let mut ranked: Vec<K> = Vec::with_capacity(total);
+    ranked.extend(keys.iter().flatten().copied());
     // The limit-th key: everything before it is kept, then ties up to the limit.
     let (_, cut, _) = ranked.select_nth_unstable_by(limit - 1, &order);
     let cut = *cut;

@@ -74,15 +74,6 @@ impl HtmlPage {
     }
 }
 
-/// Makes room in `v` for `n` more, growing it by a quarter at a time (not doubled: the
-/// page holds up to 2.25 times its zone limit, 64 bytes a zone, where doubling left up to
-/// as much again unused; issue 41).
-fn grow_for<T>(v: &mut Vec<T>, n: usize) {
-    if v.capacity() - v.len() < n {
-        v.reserve_exact(n.max(v.len() / 4));
-    }
-}
-
 impl Sink for HtmlPage {
     fn begin(&mut self, p: &Profile) -> Result<()> {
         self.timeline = Some(Timeline::begin(p));
@@ -111,12 +102,12 @@ impl Sink for HtmlPage {
             };
             // A quarter of the limit at a time: at most 2.25 times the limit held.
             for slice in v.zones.chunks(zones.div_ceil(4)) {
-                grow_for(&mut t.zones, slice.len());
+                crate::util::vec::grow_for(&mut t.zones, slice.len());
                 t.zones.extend_from_slice(slice);
                 prune(t);
             }
             for slice in v.marks.chunks(marks.div_ceil(4)) {
-                grow_for(&mut t.marks, slice.len());
+                crate::util::vec::grow_for(&mut t.marks, slice.len());
                 t.marks.extend_from_slice(slice);
                 prune(t);
             }
