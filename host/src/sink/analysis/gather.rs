@@ -543,7 +543,7 @@ impl Analyzer {
                     t
                 })
                 .collect();
-            times.sort_by_key(|t| pipeline_order(&t.risc));
+            times.sort_by_key(|t| pipeline_order(t.risc));
             let verdict = verdict(&times, span);
             let cbs = cb_links(&times, span);
             let entry = ops.entry(op).or_insert_with(|| OpAnalysis {
@@ -604,7 +604,7 @@ impl Analyzer {
             if let Some(c) = a.critical_path.as_mut() {
                 c.counters = counters::path_note(c, &a.counters);
             }
-            a.riscs.sort_by_key(|t| pipeline_order(&t.risc));
+            a.riscs.sort_by_key(|t| pipeline_order(t.risc));
             for r in &mut a.riscs {
                 r.waits = waits_by_name(r);
             }

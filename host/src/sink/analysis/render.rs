@@ -114,7 +114,7 @@ pub(crate) fn html_panel(a: &Analysis) -> String {
             }
             out.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td>{:.0}%</td><td>{}</td><td>{}</td></tr>\n",
-                esc(&r.risc),
+                esc(r.risc),
                 esc(&r.stage),
                 pct(r.busy_ns, op.span_ns),
                 waits.join(", "),
