@@ -5,8 +5,8 @@
 //! readout), [`printable`] (text made safe for a terminal), [`files`] (opening user-named
 //! inputs), [`inputs`] (the input guard: no output over a file the command read),
 //! [`atomic`] (writing outputs atomically), `undo` (removing what a failed command created),
-//! one FNV-1a hash (`fnv`), a map sized to a few entries (`small_map`), and vectors grown
-//! by less than doubling (`vec`).
+//! one FNV-1a hash (`fnv`), a map sized to a few entries (`small_map`), and a first push
+//! sized to one (`vec`).
 
 pub mod atomic;
 pub mod error;

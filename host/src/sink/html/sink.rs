@@ -102,12 +102,10 @@ impl Sink for HtmlPage {
             };
             // A quarter of the limit at a time: at most 2.25 times the limit held.
             for slice in v.zones.chunks(zones.div_ceil(4)) {
-                crate::util::vec::grow_for(&mut t.zones, slice.len());
                 t.zones.extend_from_slice(slice);
                 prune(t);
             }
             for slice in v.marks.chunks(marks.div_ceil(4)) {
-                crate::util::vec::grow_for(&mut t.marks, slice.len());
                 t.marks.extend_from_slice(slice);
                 prune(t);
             }

@@ -263,8 +263,6 @@ impl Durations {
         self.clock.add(rate);
         match &mut self.values {
             Values::Exact { ns, cycles } => {
-                crate::util::vec::grow_for(ns, 1);
-                crate::util::vec::grow_for(cycles, 1);
                 ns.push(ns_value);
                 cycles.push(cycles_value);
             }
