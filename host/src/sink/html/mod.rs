@@ -205,15 +205,21 @@ fn select<K: Copy>(
 
 /// Which zones to embed: every drawable one, or the `limit` longest (ties in time order).
 fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
-    let keys: Vec<Option<f64>> = t
-        .zones
-        .iter()
-        .map(|z| {
-            (z.start_ns.is_finite() && z.end_ns.is_finite())
-                .then(|| (z.end_ns - z.start_ns).max(0.0))
-        })
-        .collect();
-    let (keep, zones, hidden, shortest) = select(&keys, limit, |a, b| b.total_cmp(a));
+    let key = |z: &crate::timeline::Zone| {
+        (z.start_ns.is_finite() && z.end_ns.is_finite()).then(|| (z.end_ns - z.start_ns).max(0.0))
+    };
+    let order = |a: &f64, b: &f64| b.total_cmp(a);
+    let (keep, zones, hidden, shortest) = if t.zones.len() <= limit {
+        // Every drawable zone fits: what `select` gives, without its list of keys (16
+        // bytes a zone, held beside the finished analysis; issue 41).
+        let keep: Vec<bool> = t.zones.iter().map(|z| key(z).is_some()).collect();
+        let shown = keep.iter().filter(|k| **k).count();
+        let shortest = t.zones.iter().filter_map(key).max_by(order);
+        (keep, shown, 0, shortest)
+    } else {
+        let keys: Vec<Option<f64>> = t.zones.iter().map(key).collect();
+        select(&keys, limit, order)
+    };
     (
         keep,
         Shown {
