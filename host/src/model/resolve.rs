@@ -45,9 +45,7 @@ impl RingSites {
         match self.by_run.binary_search_by_key(&run, |(r, _)| *r) {
             Ok(i) => self.by_run[i].1 = table,
             Err(i) => {
-                if self.by_run.len() == self.by_run.capacity() {
-                    self.by_run.reserve_exact(self.by_run.len().max(1));
-                }
+                crate::util::vec::room_for_one(&mut self.by_run);
                 self.by_run.insert(i, (run, table))
             }
         }

@@ -495,7 +495,8 @@ impl Analyzer {
             let o = &p.ops[op as usize];
             let cpn = p.timebase.chips.get(&chip).map_or(0.0, |c| c.cycles_per_ns);
             // A RISC the op log runs a kernel on here whose KERNEL zone never arrived.
-            if let Some(rec) = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run)) {
+            let rec = p.oplog.as_ref().and_then(|l| l.op(o.chip, o.run));
+            if let Some(rec) = rec {
                 for risc in Risc::ALL {
                     if rec.kernel_for(tile, risc).is_some() && riscs.iter().all(|r| r.0 != risc) {
                         cell_in(&mut riscs, risc).0.unrecorded = true;
@@ -512,10 +513,7 @@ impl Analyzer {
                 .into_iter()
                 .map(|(risc, (c, lo, _))| {
                     let stem = || {
-                        p.oplog
-                            .as_ref()
-                            .and_then(|l| l.op(o.chip, o.run))
-                            .and_then(|rec| rec.kernel_for(tile, risc))
+                        rec.and_then(|rec| rec.kernel_for(tile, risc))
                             .and_then(|k| k.elf.file_stem())
                             .map_or_else(
                                 || role(risc).to_string(),
