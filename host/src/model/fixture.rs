@@ -208,7 +208,12 @@ pub(crate) fn readout_at(offset: u64) -> Readout {
 /// The fixture's profile with every count `offset` cycles on ([`readout_at`]), on `arch`'s
 /// nominal clock, with the fixture's op log when `logged` (else its runs are unnamed).
 pub(crate) fn profile_at(offset: u64, arch: Arch, logged: bool) -> crate::profile::Profile {
-    let r = readout_at(offset);
+    profile_of(readout_at(offset), arch, logged)
+}
+
+/// The profile of readout `r` (a fixture's, changed by a test) resolved with the fixture's
+/// sites, on `arch`'s nominal clock, with the fixture's op log when `logged`.
+pub(crate) fn profile_of(r: Readout, arch: Arch, logged: bool) -> crate::profile::Profile {
     let res = resolution(&r);
     let log = logged.then(oplog);
     crate::profile::Profile::resolved(r, res, log, crate::timebase::Timebase::nominal(arch, 1))

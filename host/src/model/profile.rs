@@ -731,14 +731,7 @@ mod tests {
     /// spans the model computes in its one pass match the zones and marks of the views.
     #[test]
     fn ring_views_add_up_to_the_timeline() {
-        let r = fixture::readout();
-        let res = fixture::resolution(&r);
-        let p = Profile::resolved(
-            r,
-            res,
-            Some(fixture::oplog()),
-            Timebase::nominal(fixture::ARCH, 1),
-        );
+        let p = fixture::profile_at(0, fixture::ARCH, true);
         assert!(p.issues.is_empty(), "{:?}", p.issues);
         let (mut zones, mut marks) = (0, 0);
         for v in p.rings() {

@@ -449,16 +449,12 @@ fn cycle_means_and_durations_stay_exact_at_large_counts() {
     assert_eq!(sums.p50_cycles, max - 1);
     // Durations in ns do not depend on when the zones ran.
     use crate::model::fixture;
-    use crate::timebase::Timebase;
     for arch in [
         riscv_linker::Arch::WormholeB0,
         riscv_linker::Arch::Blackhole,
     ] {
         let at = |offset: u64| {
-            let r = fixture::readout_at(offset);
-            let res = fixture::resolution(&r);
-            let tb = Timebase::nominal(arch, 1);
-            let p = crate::profile::Profile::resolved(r, res, Some(fixture::oplog()), tb);
+            let p = fixture::profile_at(offset, arch, true);
             let s = samples::from_profile(&p);
             let ns: Vec<Vec<f64>> = s
                 .zones

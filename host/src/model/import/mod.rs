@@ -362,15 +362,26 @@ mod tests {
     use super::*;
     use crate::model::fixture;
 
+    /// Writes the device CSV of `r` (a fixture readout, the fixture's sites) at `mhz` into
+    /// a new temporary folder `name`: the folder and the CSV's path.
+    fn fixture_csv(
+        name: &str,
+        r: &crate::readout::Readout,
+        mhz: u32,
+    ) -> (std::path::PathBuf, std::path::PathBuf) {
+        let dir = crate::testing::temp_dir(name);
+        let csv = dir.join(crate::csv::FILE_NAME);
+        let res = fixture::resolution(r);
+        crate::csv::write_file(&csv, r, &res, mhz, &crate::inputs::Inputs::none()).unwrap();
+        (dir, csv)
+    }
+
     /// The fixture's device CSV, imported: every zone, value zone, event, datum and sum
     /// comes back with its name, times, value and count, ring by ring.
     #[test]
     fn ttprof_s_own_device_csv_round_trips() {
-        let dir = crate::testing::temp_dir("import-round-trip");
-        let csv = dir.join(crate::csv::FILE_NAME);
         let r = fixture::readout();
-        let res = fixture::resolution(&r);
-        crate::csv::write_file(&csv, &r, &res, 1000, &crate::inputs::Inputs::none()).unwrap();
+        let (dir, csv) = fixture_csv("import-round-trip", &r, 1000);
         let i = import(&csv, None, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!((i.zones, i.unmatched_ends, i.unclosed_starts), (120, 0, 0));
         let p = &i.profile;
@@ -379,12 +390,7 @@ mod tests {
             "{:?}",
             p.all_issues().collect::<Vec<_>>()
         );
-        let original = Profile::resolved(
-            r,
-            res,
-            Some(fixture::oplog()),
-            Timebase::nominal(fixture::ARCH, 1),
-        );
+        let original = fixture::profile_of(r, fixture::ARCH, true);
         assert_eq!(p.ring_count(), original.ring_count());
         let key = |p: &Profile| {
             let mut v = Vec::new();
@@ -426,12 +432,8 @@ mod tests {
     /// TS`) were `cycles * 1000 / MHz` through an `f64`, hundreds of ns off at 2^62 cycles.
     #[test]
     fn run_host_times_stay_exact_at_large_cycle_counts() {
-        let dir = crate::testing::temp_dir("import-large-counts");
-        let csv = dir.join(crate::csv::FILE_NAME);
         let offset = (1u64 << 62) + 12_345;
-        let r = fixture::readout_at(offset);
-        let res = fixture::resolution(&r);
-        crate::csv::write_file(&csv, &r, &res, 1350, &crate::inputs::Inputs::none()).unwrap();
+        let (dir, csv) = fixture_csv("import-large-counts", &fixture::readout_at(offset), 1350);
         let i = import(&csv, None, &crate::inputs::Inputs::none()).unwrap();
         let ns = |c: u64| (c as u128 * 1000 / 1350, (c as u128 * 1000).div_ceil(1350));
         let hosts: Vec<(u32, u64, u64)> = i
@@ -458,11 +460,7 @@ mod tests {
     #[test]
     fn interleaved_rings_are_read_again_instead_of_held() {
         use crate::ring_source::RingSource;
-        let dir = crate::testing::temp_dir("import-interleaved");
-        let csv = dir.join(crate::csv::FILE_NAME);
-        let r = fixture::readout();
-        let res = fixture::resolution(&r);
-        crate::csv::write_file(&csv, &r, &res, 1000, &crate::inputs::Inputs::none()).unwrap();
+        let (dir, csv) = fixture_csv("import-interleaved", &fixture::readout(), 1000);
         let text = std::fs::read_to_string(&csv).unwrap();
         let mut lines = text.lines();
         let head: Vec<&str> = lines.by_ref().take(2).collect();
@@ -508,11 +506,7 @@ mod tests {
     #[test]
     fn the_second_reading_frees_its_rings_after_the_last_and_can_read_again() {
         use crate::ring_source::RingSource;
-        let dir = crate::testing::temp_dir("import-after-last");
-        let csv = dir.join(crate::csv::FILE_NAME);
-        let r = fixture::readout();
-        let res = fixture::resolution(&r);
-        crate::csv::write_file(&csv, &r, &res, 1000, &crate::inputs::Inputs::none()).unwrap();
+        let (dir, csv) = fixture_csv("import-after-last", &fixture::readout(), 1000);
         let (streamed, mut source) = stream(&csv, None, &crate::inputs::Inputs::none()).unwrap();
         let n = streamed.profile.ring_count();
         assert!(n >= 2, "{n} rings");

@@ -629,16 +629,12 @@ mod tests {
     #[test]
     fn times_stay_exact_at_large_cycle_counts() {
         use crate::model::fixture;
-        use crate::timebase::Timebase;
         for arch in [
             riscv_linker::Arch::WormholeB0,
             riscv_linker::Arch::Blackhole,
         ] {
             let times = |offset: u64| {
-                let r = fixture::readout_at(offset);
-                let res = fixture::resolution(&r);
-                let tb = Timebase::nominal(arch, 1);
-                let p = Profile::resolved(r, res, Some(fixture::oplog()), tb);
+                let p = fixture::profile_at(offset, arch, true);
                 let mut a = Analyzer::default();
                 for v in p.rings() {
                     a.add(&p, &v);

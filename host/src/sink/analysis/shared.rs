@@ -67,20 +67,12 @@ impl Shared {
 mod tests {
     use super::*;
     use crate::model::fixture;
-    use crate::timebase::Timebase;
 
     /// Two holders fed every ring, as the driver feeds two sinks, get the analysis one
     /// analyzer makes alone: each ring added once, the analysis computed once.
     #[test]
     fn holders_share_one_analysis_and_each_ring_is_added_once() {
-        let r = fixture::readout();
-        let res = fixture::resolution(&r);
-        let p = Profile::resolved(
-            r,
-            res,
-            Some(fixture::oplog()),
-            Timebase::nominal(fixture::ARCH, 1),
-        );
+        let p = fixture::profile_at(0, fixture::ARCH, true);
         let alone = Shared::default();
         for v in p.rings() {
             alone.add(&p, &v);

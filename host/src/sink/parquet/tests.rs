@@ -2,7 +2,6 @@ use super::*;
 use crate::model::fixture;
 use crate::profile::Profile;
 use crate::sink::{self, Sink};
-use crate::timebase::Timebase;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, UInt32Type};
 use arrow_array::Array;
@@ -11,14 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 fn profile() -> Profile {
-    let r = fixture::readout();
-    let res = fixture::resolution(&r);
-    Profile::resolved(
-        r,
-        res,
-        Some(fixture::oplog()),
-        Timebase::nominal(fixture::ARCH, 1),
-    )
+    fixture::profile_at(0, fixture::ARCH, true)
 }
 
 fn read(path: &Path) -> Vec<arrow_array::RecordBatch> {
@@ -241,13 +233,7 @@ fn random_profile(seed: u64) -> Profile {
             ring.id.chip = 7;
         }
     }
-    let res = fixture::resolution(&r);
-    Profile::resolved(
-        r,
-        res,
-        Some(fixture::oplog()),
-        Timebase::nominal(fixture::ARCH, 1),
-    )
+    fixture::profile_of(r, fixture::ARCH, true)
 }
 
 #[test]
@@ -319,13 +305,7 @@ fn nested_profile(seed: u64) -> Profile {
         }
         ring.records = rec;
     }
-    let res = fixture::resolution(&r);
-    Profile::resolved(
-        r,
-        res,
-        Some(fixture::oplog()),
-        Timebase::nominal(fixture::ARCH, 1),
-    )
+    fixture::profile_of(r, fixture::ARCH, true)
 }
 
 #[test]
@@ -575,13 +555,7 @@ fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
         );
     }
     r.rings[1].records = rec;
-    let res = fixture::resolution(&r);
-    let p = Profile::resolved(
-        r,
-        res,
-        Some(fixture::oplog()),
-        Timebase::nominal(fixture::ARCH, 1),
-    );
+    let p = fixture::profile_of(r, fixture::ARCH, true);
     let dir = crate::testing::temp_dir("parquet-long-ring");
     let mut s = ParquetSink::new(&dir, &crate::inputs::Inputs::none());
     sink::drive(&p, &mut [&mut s]).unwrap();

@@ -29,14 +29,7 @@ fn packets(bytes: &[u8]) -> Vec<TracePacket> {
 }
 
 fn profile() -> Profile {
-    let r = fixture::readout();
-    let res = fixture::resolution(&r);
-    Profile::resolved(
-        r,
-        res,
-        Some(fixture::oplog()),
-        Timebase::nominal(fixture::ARCH, 1),
-    )
+    fixture::profile_at(0, fixture::ARCH, true)
 }
 
 /// Decodes the trace back and replays each sequence's state: every zone is a begin/end pair

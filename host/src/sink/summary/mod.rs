@@ -749,7 +749,6 @@ fn write_row(
 mod tests {
     use super::*;
     use crate::model::fixture::{self, times};
-    use crate::profile::Profile;
     use crate::sink::SummarySink;
     use riscv_linker::Risc;
 
@@ -948,9 +947,7 @@ mod tests {
     /// The summary text of the fixture shifted `offset` cycles later, on `arch`'s nominal
     /// clock, as the sink writes it: the zone tables, and the checkpoint lines.
     fn sink_text(offset: u64, arch: riscv_linker::Arch) -> (String, String) {
-        let r = fixture::readout_at(offset);
-        let res = fixture::resolution(&r);
-        let p = Profile::resolved(r, res, Some(fixture::oplog()), Timebase::nominal(arch, 1));
+        let p = fixture::profile_at(offset, arch, true);
         let mut s = SummarySink::printed(0.0);
         crate::sink::drive(&p, &mut [&mut s]).unwrap();
         let (summary, text) = s.summary.unwrap();
