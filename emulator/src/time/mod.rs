@@ -4,4 +4,5 @@
 pub(crate) mod clock;
 pub mod dvfs;
 pub(crate) mod mailbox;
+pub(crate) mod stretch;
 pub(crate) mod sync;
