@@ -27,4 +27,15 @@ pub struct HartHolds {
     pub spans: Vec<HeldSpan>,
     /// Held cycles past the cap of stretches (65,536 a core and run): counted, not placed.
     pub lost_cycles: u64,
+    /// A TRISC's Tensix thread: when its wait gate held the instruction at its head, and on
+    /// what (`tensix-fifo: <wait>` causes), in time order on the wall clock. Empty for
+    /// BRISC and NCRISC.
+    pub gate: Vec<HeldSpan>,
+    /// Gate cycles past the cap of stretches: counted, not placed.
+    pub gate_lost_cycles: u64,
+    /// A TRISC's Tensix thread: each `SEMPOST` it executed, (wall clock, semaphore), in
+    /// time order.
+    pub posts: Vec<(u64, u8)>,
+    /// Posts past the cap (65,536 a thread and run): counted, not placed.
+    pub lost_posts: u64,
 }

@@ -428,28 +428,46 @@ impl Device {
         out
     }
 
-    /// Every core of the last run that the tile held at some point: when, how long and why
-    /// (contiguous cycles of one cause joined), on its tile's wall clock.
+    /// Every core of the last run that the tile held at some point, or whose Tensix thread's
+    /// gate held an instruction or executed a `SEMPOST`: when, how long and why (contiguous
+    /// cycles of one cause joined), on its tile's wall clock.
     pub fn holds(&self) -> Vec<HartHolds> {
         let mut out = Vec::new();
         for t in &self.tiles {
+            let wall = |s: &HeldSpan| HeldSpan {
+                start: t.mem.regs.wall(s.start),
+                ..*s
+            };
             for (h, log) in t.harts.iter().zip(&t.holds) {
-                if log.spans.is_empty() && log.lost_cycles == 0 {
+                let thread = h
+                    .risc
+                    .index()
+                    .checked_sub(Risc::Trisc0.index())
+                    .and_then(|k| t.mem.regs.tensix.log.get(k));
+                let quiet = |l: &crate::tensix::thread_log::ThreadLog| {
+                    l.gate.spans.is_empty()
+                        && l.gate.lost_cycles == 0
+                        && l.posts.is_empty()
+                        && l.lost_posts == 0
+                };
+                if log.spans.is_empty() && log.lost_cycles == 0 && thread.is_none_or(quiet) {
                     continue;
                 }
                 out.push(HartHolds {
                     chip: t.chip,
                     tile: t.coord,
                     risc: h.risc,
-                    spans: log
-                        .spans
-                        .iter()
-                        .map(|s| HeldSpan {
-                            start: t.mem.regs.wall(s.start),
-                            ..*s
-                        })
-                        .collect(),
+                    spans: log.spans.iter().map(wall).collect(),
                     lost_cycles: log.lost_cycles,
+                    gate: thread.map_or_else(Vec::new, |l| l.gate.spans.iter().map(wall).collect()),
+                    gate_lost_cycles: thread.map_or(0, |l| l.gate.lost_cycles),
+                    posts: thread.map_or_else(Vec::new, |l| {
+                        l.posts
+                            .iter()
+                            .map(|&(c, s)| (t.mem.regs.wall(c), s))
+                            .collect()
+                    }),
+                    lost_posts: thread.map_or(0, |l| l.lost_posts),
                 });
             }
         }

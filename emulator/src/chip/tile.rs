@@ -117,6 +117,7 @@ impl Tile {
         self.run_start = start;
         self.ports = [start; 3];
         self.holds.iter_mut().for_each(HoldLog::clear);
+        self.mem.regs.tensix.log.iter_mut().for_each(|l| l.clear());
         self.mem.daisychain().run_start(start);
         let regs = &mut self.mem.regs;
         regs.perf_counters.run_start(start, &mut regs.tensix);

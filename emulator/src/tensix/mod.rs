@@ -30,6 +30,7 @@ mod scalar;
 pub(crate) mod sfpu;
 mod src_regs;
 mod sync;
+pub(crate) mod thread_log;
 mod unpack;
 
 pub use frontend::FifoDepths;
@@ -239,6 +240,8 @@ pub(crate) struct Tensix {
     held_by: [TensixWait; 3],
     /// What the performance counters count ([`perf`]).
     pub perf: perf::Signals,
+    /// Each thread's held gate and executed posts in the current run ([`thread_log`]).
+    pub log: [thread_log::ThreadLog; 3],
 }
 
 /// What a TRISC is held on ([`Tensix::wait_reason`]).
@@ -299,6 +302,7 @@ impl Tensix {
             why: [TensixWait::Issuing; 3],
             held_by: [TensixWait::ScalarUnit; 3],
             perf: Default::default(),
+            log: Default::default(),
         }
     }
 
@@ -339,6 +343,13 @@ impl Tensix {
             self.idle = !progress && timer.is_none();
             if !progress {
                 self.now = self.now.max(timer.unwrap_or(time).min(time));
+            }
+            // A gate that held its head this cycle holds it through the skipped ones too.
+            for t in 0..3 {
+                if self.why[t] != TensixWait::Issuing && !self.threads[t].fifo3.is_empty() {
+                    let cause = crate::isa::lines::tensix_fifo(self.why[t]);
+                    self.log[t].gate.note(c, self.now - c, cause);
+                }
             }
             if self.perf.on {
                 self.perf.count(c, self.now);
@@ -647,7 +658,12 @@ impl Tensix {
         };
         match opcode(w) {
             op::SEMINIT => self.sync.seminit(w),
-            op::SEMPOST => self.sync.sempost(w)?,
+            op::SEMPOST => {
+                self.sync.sempost(w)?;
+                for i in sync::selected(w) {
+                    self.log[t].post(self.now, i as u8);
+                }
+            }
             op::SEMGET => self.sync.semget(w)?,
             op::STALLWAIT => {
                 let cond = match isa::field(w, 0, 15) as u16 {

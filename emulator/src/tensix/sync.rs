@@ -21,7 +21,7 @@ pub(crate) struct SyncUnit {
 }
 
 /// The semaphores a `SemaphoreMask` (bits 2-9 of the instruction) selects.
-fn selected(word: u32) -> impl Iterator<Item = usize> {
+pub(super) fn selected(word: u32) -> impl Iterator<Item = usize> {
     let mask = field(word, 2, 8);
     (0..8).filter(move |i| mask & (1 << i) != 0)
 }

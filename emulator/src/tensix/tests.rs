@@ -547,3 +547,36 @@ fn a_push_behind_a_mop_expansion_waits_on_the_mop_expander() {
     let d = x.debug_state(0);
     assert!(!d.mop_busy && !d.in_flight && d.template.is_none() && !d.fifo1_busy);
 }
+
+/// The thread log (issue 40): thread 1's gate holds a `NOP` behind a `SEMWAIT` on
+/// semaphore 0 until thread 2 executes a `SEMPOST` of it (pushed at 50, executed two
+/// cycles later, when it issues); the log has the post's cycle and the held stretch, with
+/// its cause, without the gaps the model skips.
+#[test]
+fn the_thread_log_has_each_executed_post_and_each_held_gate_stretch() {
+    let mut x = Tensix::default();
+    push(&mut x, 2, (0xA3 << 24) | (1 << 2) | (1 << 20), 0); // SEMINIT 0: Value 0, Max 1
+    push(&mut x, 1, 0xA600_0000 | (0x1FF << 15) | (1 << 2) | 1, 0); // SEMWAIT 0
+    push(&mut x, 1, NOP, 1);
+    x.advance_to(50).unwrap();
+    push(&mut x, 2, (0xA4 << 24) | (1 << 2), 50); // SEMPOST 0
+    x.advance_to(100).unwrap();
+    assert_eq!(x.issued[1], 2);
+    assert_eq!(x.log[2].posts, [(52, 0)]);
+    assert!(x.log[1].posts.is_empty());
+    let cause = crate::isa::lines::tensix_fifo(TensixWait::semaphore(0));
+    let held: Vec<(u64, u32, usize)> = x.log[1]
+        .gate
+        .spans
+        .iter()
+        .map(|s| (s.start, s.cycles, s.cause as usize))
+        .collect();
+    assert_eq!(held.len(), 2, "{held:?}");
+    assert_eq!((held[0].0, held[0].2), (3, cause), "{held:?}");
+    assert_eq!(held[0].0 + held[0].1 as u64, held[1].0, "{held:?}");
+    assert_eq!(
+        held[1].2,
+        crate::isa::lines::tensix_fifo(TensixWait::WaitGate),
+        "met, the block lifts next cycle: {held:?}"
+    );
+}

@@ -14,12 +14,18 @@
 //!   "kernels":[{"risc":"BRISC","elf":"kernels/reader","cores":[[1,1],[2,1]]}]}}
 //! {"signpost":{"name":"warmup-done","device":0,"host_ns":12000}}
 //! {"held":{"run_id":1,"device":0,"core":[1,1],"risc":"TRISC_1","spans":[[81920,60,"tensix-fifo: SrcA valid"]]}}
+//! {"held":{"run_id":1,"device":0,"core":[1,1],"risc":"TRISC_1","spans":[],"gate":[[81900,90,"tensix-fifo: SrcA valid"]]}}
+//! {"held":{"run_id":1,"device":0,"core":[1,1],"risc":"TRISC_1","spans":[],"posts":[[82100,0]]}}
 //! ```
 //!
 //! A `held` line (the emulator writes them) lists when a core of an op was held on an
 //! access the tile moved it past: `[wall clock at the start, cycles, why]`, why being the
 //! emulator's cause (`tensix-fifo: <what its Tensix thread waits on>`, `ttsync: ...`,
-//! `fifo-wait`). The analysis counts those cycles as waits, not busy time.
+//! `fifo-wait`). The analysis counts those cycles as waits, not busy time. For a TRISC the
+//! emulator also writes its Tensix thread's side, which no kernel can record: `gate`, when
+//! the thread's wait gate held the instruction at its head and why (same form), and
+//! `posts`, each `SEMPOST` the thread executed, `[wall clock, semaphore]`. The critical path
+//! uses them to walk through the coprocessor ([`crate::critpath`]).
 
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
@@ -224,6 +230,40 @@ pub struct CoreHolds {
     /// Held cycles the emulator counted but did not place (past its cap).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lost_cycles: u64,
+    /// A TRISC's Tensix thread: when its wait gate held the instruction at its head,
+    /// `(wall clock at the start, cycles, why)`, why as in `spans` (`tensix-fifo: SrcA
+    /// valid`: waiting for unpack's data). Not written when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gate: Vec<(u64, u32, String)>,
+    /// Gate cycles counted but not placed (past the emulator's cap).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gate_lost_cycles: u64,
+    /// A TRISC's Tensix thread: each `SEMPOST` it executed, `(wall clock, semaphore)`, in
+    /// time order (the TRISC records a post when it pushes it; the thread executes it
+    /// later, after what was queued before it). Not written when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub posts: Vec<(u64, u32)>,
+    /// Posts counted but not placed (past the emulator's cap).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost_posts: u64,
+}
+
+impl CoreHolds {
+    /// The line's core with no stretch, post or count.
+    fn bare(&self) -> CoreHolds {
+        CoreHolds {
+            run_id: self.run_id,
+            device: self.device,
+            core: self.core,
+            risc: self.risc.clone(),
+            spans: Vec::new(),
+            lost_cycles: 0,
+            gate: Vec::new(),
+            gate_lost_cycles: 0,
+            posts: Vec::new(),
+            lost_posts: 0,
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -485,23 +525,39 @@ impl OpLogWriter {
         self.write(&OpLogEntry::Signpost(s.clone()))
     }
 
-    /// Appends when a core of an op was held: one `held` line per [`HELD_SPANS_PER_LINE`]
-    /// stretches (a core held at no time writes nothing).
+    /// Appends when a core of an op was held, and its Tensix thread's gate and posts: one
+    /// `held` line per [`HELD_SPANS_PER_LINE`] entries of one list, the counts on the first
+    /// (a core with nothing to say writes nothing).
     pub fn holds(&mut self, h: &CoreHolds) -> Result<()> {
-        if h.spans.is_empty() && h.lost_cycles == 0 {
-            return Ok(());
+        let lines = h
+            .spans
+            .chunks(HELD_SPANS_PER_LINE)
+            .map(|c| CoreHolds {
+                spans: c.to_vec(),
+                ..h.bare()
+            })
+            .chain(h.gate.chunks(HELD_SPANS_PER_LINE).map(|c| CoreHolds {
+                gate: c.to_vec(),
+                ..h.bare()
+            }))
+            .chain(h.posts.chunks(HELD_SPANS_PER_LINE).map(|c| CoreHolds {
+                posts: c.to_vec(),
+                ..h.bare()
+            }));
+        let counts = |line: CoreHolds| CoreHolds {
+            lost_cycles: h.lost_cycles,
+            gate_lost_cycles: h.gate_lost_cycles,
+            lost_posts: h.lost_posts,
+            ..line
+        };
+        let mut written = 0;
+        for line in lines {
+            let line = if written == 0 { counts(line) } else { line };
+            self.write(&OpLogEntry::Held(line))?;
+            written += 1;
         }
-        let mut chunks = h.spans.chunks(HELD_SPANS_PER_LINE).peekable();
-        if chunks.peek().is_none() {
-            return self.write(&OpLogEntry::Held(h.clone()));
-        }
-        while let Some(spans) = chunks.next() {
-            let last = chunks.peek().is_none();
-            self.write(&OpLogEntry::Held(CoreHolds {
-                spans: spans.to_vec(),
-                lost_cycles: if last { h.lost_cycles } else { 0 },
-                ..h.clone()
-            }))?;
+        if written == 0 && counts(h.bare()) != h.bare() {
+            self.write(&OpLogEntry::Held(counts(h.bare())))?;
         }
         Ok(())
     }
@@ -519,6 +575,59 @@ impl OpLogWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A core's held stretches, its thread's gate and its posts go on separate lines of at
+    /// most `HELD_SPANS_PER_LINE` entries (a line stays under the reader's limit), the
+    /// counts on the first; read back they are what was written.
+    #[test]
+    fn held_lines_split_by_list_and_read_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ops.jsonl");
+        let n = HELD_SPANS_PER_LINE as u64 + 1;
+        let h = CoreHolds {
+            run_id: 1,
+            device: 0,
+            core: [1, 1],
+            risc: "TRISC_1".into(),
+            spans: (0..n)
+                .map(|k| (k * 10, 3, "tensix-fifo: SrcA valid".to_string()))
+                .collect(),
+            lost_cycles: 7,
+            gate: vec![(5, 2, "tensix-fifo: SrcA valid".into()), (9, 1, "x".into())],
+            gate_lost_cycles: 0,
+            posts: vec![(20, 0), (30, 1), (40, 0)],
+            lost_posts: 2,
+        };
+        let mut w = OpLogWriter::create(&path, &Inputs::none()).unwrap();
+        w.holds(&h).unwrap();
+        w.holds(&CoreHolds {
+            lost_cycles: 4,
+            ..h.bare()
+        })
+        .unwrap();
+        w.holds(&h.bare()).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 5, "{}", &text[text.len() - 400..]);
+        assert!(text.lines().all(|l| l.len() < MAX_LINE_BYTES));
+        let log = OpLog::read(&path, &Inputs::none()).unwrap();
+        let lines: Vec<&CoreHolds> = log.holds().collect();
+        let mut back = lines[0].bare();
+        for l in &lines[..4] {
+            back.spans.extend(l.spans.iter().cloned());
+            back.gate.extend(l.gate.iter().cloned());
+            back.posts.extend(l.posts.iter().cloned());
+            back.lost_cycles += l.lost_cycles;
+            back.gate_lost_cycles += l.gate_lost_cycles;
+            back.lost_posts += l.lost_posts;
+        }
+        assert_eq!(back, h);
+        assert_eq!((lines[0].lost_cycles, lines[0].lost_posts), (7, 2));
+        assert_eq!(
+            lines[4].lost_cycles, 4,
+            "a count alone is a line of its own"
+        );
+    }
 
     #[test]
     fn op_log_round_trips_and_bad_lines_are_named() {

@@ -18,11 +18,13 @@
 //!
 //! A Tensix semaphore counts, so its waits are paired with its posts by count instead
 //! (`tensix_takes`). A post is recorded when a TRISC pushes it to its Tensix thread; the
-//! coprocessor executes it when the thread reaches it, after the work queued before it. A
-//! post pushed while its take waited made it wait (the pushing TRISC was late): the path
-//! crosses to that TRISC at the push. One pushed before the take began was queued behind its
-//! thread's work: the wait is that thread's (which `--lines` explains), on the path whole on
-//! the waiting core. TTSync has no signal (the thread's own work ends it).
+//! coprocessor executes it when the thread reaches it, after the work queued before it. On
+//! the emulator its log says when ([`SignalMark::executed`]): the post released the
+//! semaphore then, and that is the time matched and walked. Without it (a card) the push is
+//! the time: a post pushed while its take waited made it wait (the pushing TRISC was late);
+//! one pushed before the take began was queued behind its thread's work, and the wait is on
+//! the path whole on the waiting core (`--lines` explains it). TTSync has no signal (the
+//! thread's own work ends it).
 //!
 //! Of those, the latest before the wait's end ended it: a consumer polls, so the last
 //! release before it saw enough is the one it waited for. A wait whose latest candidate came
@@ -47,7 +49,13 @@
 //! records it wrote since its last wait (their known cost) add up to
 //! at least the signal's lateness (from the wait's start to the signal), the core would not
 //! have waited without the profiler, and the wait is on the path whole, on the waiting core,
-//! so that instrumenting a kernel more does not move its path ([`SignalMark::profiler`]). Reaching a core's KERNEL start before the op's first start, the rest is a
+//! so that instrumenting a kernel more does not move its path ([`SignalMark::profiler`]).
+//! A Tensix post whose execution is known crosses into the posting TRISC's *thread*: from
+//! the execution back to the push the thread worked through what was queued before it
+//! ([`StepKind::Coprocessor`]), unless its wait gate was held on another TRISC's thread in
+//! that time ([`OpTrace::gates`]: `SrcA` data from unpack): then the thread's work runs back
+//! to the end of that stretch and the path continues on the TRISC it waited for, there.
+//! Otherwise it continues on the posting TRISC at the push. Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
 //! the steps tile the op's span: they add up to its duration exactly.
 
@@ -95,6 +103,17 @@ pub struct SignalMark {
     /// Cycles of its core's own profiler records (their known cost) from that core's last
     /// wait before the signal, or its KERNEL start, to the signal: see [`critical_path`].
     pub profiler: u64,
+    /// A Tensix semaphore post: the cycle its Tensix thread executed it (the emulator's
+    /// log), `None` when unknown (a card) or for any other signal.
+    pub executed: Option<u64>,
+}
+
+impl SignalMark {
+    /// When it released its resource: a Tensix post when its thread executed it (known),
+    /// anything else when it was recorded.
+    pub fn released(&self) -> u64 {
+        self.executed.unwrap_or(self.at)
+    }
 }
 
 /// A stretch the emulator held a core on another stage's work (outside its typed waits),
@@ -123,6 +142,11 @@ pub struct OpTrace {
     pub signals: Vec<SignalMark>,
     /// Held stretches (the emulator's), any order.
     pub held: Vec<HeldSpan>,
+    /// Stretches a TRISC's Tensix thread's wait gate held an instruction on another TRISC's
+    /// thread (the emulator's: `SrcA` data from unpack, a free bank from math), any order:
+    /// `core` is the waiting thread's TRISC, `by` the other. The stretches of one thread do
+    /// not overlap.
+    pub gates: Vec<HeldSpan>,
 }
 
 /// Why a wait has no signal.
@@ -204,7 +228,7 @@ pub(crate) fn match_waits(t: &OpTrace) -> Matching {
         by_key
             .entry(signal_key(s.signal, s.core))
             .or_default()
-            .push((s.at, i));
+            .push((s.released(), i));
     }
     for v in by_key.values_mut() {
         v.sort_unstable();
@@ -253,9 +277,10 @@ pub(crate) fn match_waits(t: &OpTrace) -> Matching {
 /// semaphore counts, and each wait on it takes one (a TRISC reads it until it is not zero,
 /// then takes one with `SEMGET`), so the j-th take on a tile's semaphore is released by its
 /// (j - v)-th post, v its initial value (`SEMINIT`): the least v that leaves no take before
-/// its post was pushed (a semaphore never goes below zero). Takes within v are `ready` (the
-/// initial value). A post pushed before its take began was queued behind its thread's work
-/// then; it still ended the wait.
+/// its post was released (executed by its thread when the emulator says when, else pushed;
+/// a semaphore never goes below zero). Takes within v are `ready` (the initial value). A
+/// post pushed before its take began was queued behind its thread's work then; it still
+/// ended the wait.
 fn tensix_takes(t: &OpTrace, posts: &ByKey) -> HashMap<usize, Result<usize, Unmatched>> {
     let mut takes: HashMap<(Scope, u8, u32), Vec<usize>> = HashMap::new();
     for (i, w) in t.waits.iter().enumerate() {
@@ -269,7 +294,7 @@ fn tensix_takes(t: &OpTrace, posts: &ByKey) -> HashMap<usize, Result<usize, Unma
             continue; // No post recorded: the general rule says why (`coprocessor`).
         };
         waits.sort_by_key(|&i| (t.waits[i].end, t.waits[i].start));
-        // v: for every take j (1-based), v >= j - (posts pushed by its end).
+        // v: for every take j (1-based), v >= j - (posts released by its end).
         let initial = waits
             .iter()
             .enumerate()
@@ -317,6 +342,13 @@ pub enum StepKind {
     },
     /// Before the core's KERNEL zone began: it had not been launched yet.
     Launch,
+    /// The core's Tensix thread working through what its TRISC queued before a Tensix
+    /// semaphore post (an index into [`OpTrace::signals`]), up to when it executed the
+    /// post: the coprocessor's work, not the RISC's.
+    Coprocessor {
+        /// Index into [`OpTrace::signals`].
+        post: usize,
+    },
 }
 
 /// The critical path of an op: steps in time order, from its first start to its last
@@ -368,6 +400,16 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     for v in per_core.values_mut() {
         v.sort_by_key(|&it| span_of(it));
     }
+    // Each thread's gate stretches on another thread, by start.
+    let mut gates: HashMap<CoreId, Vec<HeldSpan>> = HashMap::new();
+    for g in &t.gates {
+        if t.kernels.contains_key(&g.by) && g.by != g.core {
+            gates.entry(g.core).or_default().push(*g);
+        }
+    }
+    for v in gates.values_mut() {
+        v.sort_by_key(|g| (g.start, g.end));
+    }
     let mut out: Vec<PathStep> = Vec::new();
     let push = |out: &mut Vec<PathStep>, core, start: u64, end: u64, kind| {
         if end > start {
@@ -382,7 +424,7 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     let (mut core, mut t_now) = (last, op_end);
     let mut truncated = false;
     let mut steps = 0usize;
-    let limit = 2 * t.waits.len() + 2 * t.held.len() + 2 * t.kernels.len() + 8;
+    let limit = 2 * (t.waits.len() + t.held.len() + t.gates.len() + t.kernels.len()) + 8;
     // The time of the last crossing made at a held stretch: a second one at the same time
     // (two cores each held on the other) is not taken, so the walk always moves back.
     let mut crossed_at: Option<u64> = None;
@@ -434,20 +476,40 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
             signal: m[wi],
         };
         match m[wi] {
-            // A signal recorded before the wait began (a Tensix semaphore's post queued behind
-            // its thread's work) did not keep this core waiting by coming late: the wait is on
-            // the path whole, here.
-            Ok(si)
-                if t.signals[si].core != core
-                    && t.signals[si].at >= wait.start
-                    && t.kernels.contains_key(&t.signals[si].core)
-                    && !(t.signals[si].profiler > 0
-                        && t.signals[si].profiler >= t.signals[si].at - wait.start) =>
-            {
-                let at = t.signals[si].at.clamp(wait.start, we);
+            // A signal released before the wait began did not keep this core waiting by
+            // coming late: the wait is on the path whole, here.
+            Ok(si) if hands_over(t, si, &wait, core) => {
+                let s = t.signals[si];
+                let at = s.released().clamp(wait.start, we);
                 push(&mut out, core, at, we, kind);
-                core = t.signals[si].core;
-                t_now = at;
+                let Some(executed) = s.executed.map(|e| e.min(at)) else {
+                    core = s.core;
+                    t_now = at;
+                    continue;
+                };
+                // The posting TRISC's thread, from the push to the execution: at work, or
+                // held at its gate on another thread (the path goes on there, at the
+                // stretch's end), or the RISC was late to push (it goes on there).
+                let pushed = s.at.min(executed);
+                let on = gates.get(&s.core).map(Vec::as_slice).unwrap_or(&[]);
+                let g = on[..on.partition_point(|g| g.start < executed)]
+                    .last()
+                    .filter(|g| g.end > pushed && crossed_at != Some(g.end.min(executed)));
+                let post = StepKind::Coprocessor { post: si };
+                match g {
+                    Some(g) => {
+                        let ge = g.end.min(executed);
+                        push(&mut out, s.core, ge, executed, post);
+                        crossed_at = Some(ge);
+                        core = g.by;
+                        t_now = ge;
+                    }
+                    None => {
+                        push(&mut out, s.core, pushed, executed, post);
+                        core = s.core;
+                        t_now = pushed;
+                    }
+                }
             }
             _ => {
                 push(&mut out, core, wait.start, we, kind);
@@ -476,6 +538,19 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
         span: (op_start, op_end),
         truncated,
     }
+}
+
+/// Whether the path leaves `wait` (on `core`) for the core of the signal `si` that ended it:
+/// another core of the op released it while it waited, and that core's own profiler
+/// records do not account for the push coming late (the module docs).
+fn hands_over(t: &OpTrace, si: usize, wait: &WaitSpan, core: CoreId) -> bool {
+    let s = &t.signals[si];
+    let late = s.at.saturating_sub(wait.start);
+    let profiler_made_it_late = s.profiler > 0 && s.at >= wait.start && s.profiler >= late;
+    s.core != core
+        && s.released() >= wait.start
+        && t.kernels.contains_key(&s.core)
+        && !profiler_made_it_late
 }
 
 /// Waits no signal ended, per (core, site, reason).
@@ -512,6 +587,15 @@ pub fn unmatched(t: &OpTrace, m: &Matching) -> (UnmatchedWaits, UnmatchedSignals
 mod tests {
     use super::*;
 
+    fn kind_name(k: StepKind) -> &'static str {
+        match k {
+            StepKind::Busy => "busy",
+            StepKind::Wait { .. } => "wait",
+            StepKind::Coprocessor { .. } => "thread",
+            StepKind::Launch => "launch",
+        }
+    }
+
     fn core(x: u8, risc: Risc) -> CoreId {
         CoreId {
             tile: NocCoord { x, y: 1 },
@@ -545,6 +629,7 @@ mod tests {
             site: 1,
             zone: None,
             profiler: 0,
+            executed: None,
         };
         // Reader: reads tile 0 (NoC 10..20), pushes it at 25, tile 1 at 38 (CB 0 has room).
         t.waits.push(wait(r, 10, 20, Wait::NocRead));
@@ -637,6 +722,7 @@ mod tests {
             site: 1,
             zone: None,
             profiler: 0,
+            executed: None,
         };
         // Take 1 finds the initial value; take 2 waits for post 1 (pushed at 30, during it);
         // take 3 begins at 50, after post 2 was pushed (40: queued behind math's work), and
@@ -667,6 +753,87 @@ mod tests {
         assert!(match_waits(&t)
             .iter()
             .all(|m| *m == Err(Unmatched::Coprocessor)));
+    }
+
+    /// Issue 40: with the emulator's log the take of a post ends when math's thread
+    /// executed it, and the path goes on in that thread. Math pushes its post at 20, before
+    /// the packer's take begins (30); its thread executes it at 80, held at its gate on
+    /// unpack's data from 10 to 60: the path is the packer's wait from 80, math's thread
+    /// from 60 to 80, then unpack (busy) from its start. Without the gate the thread's work
+    /// goes back to the push (20), then math.
+    #[test]
+    fn a_tensix_post_ends_its_take_when_executed_and_the_path_goes_through_its_thread() {
+        let (u, m, p) = (
+            core(1, Risc::Trisc0),
+            core(1, Risc::Trisc1),
+            core(1, Risc::Trisc2),
+        );
+        let mut t = OpTrace::default();
+        t.kernels.insert(u, (0, 70));
+        t.kernels.insert(m, (0, 90));
+        t.kernels.insert(p, (0, 100));
+        t.waits.push(WaitSpan {
+            core: p,
+            start: 30,
+            end: 85,
+            wait: Some(Wait::TensixSem(0)),
+            site: 0,
+        });
+        t.signals.push(SignalMark {
+            core: m,
+            at: 20,
+            signal: Signal::TensixSemPost(0),
+            site: 1,
+            zone: None,
+            profiler: 0,
+            executed: Some(80),
+        });
+        t.gates.push(HeldSpan {
+            core: m,
+            start: 10,
+            end: 60,
+            by: u,
+        });
+        let m_ = match_waits(&t);
+        assert_eq!(m_, [Ok(0)]);
+        let steps = |t: &OpTrace| -> Vec<(Risc, u64, u64, &'static str)> {
+            let path = critical_path(t, &match_waits(t));
+            assert_eq!(path.steps.iter().map(|s| s.end - s.start).sum::<u64>(), 100);
+            path.steps
+                .iter()
+                .map(|s| (s.core.risc, s.start, s.end, kind_name(s.kind)))
+                .collect()
+        };
+        assert_eq!(
+            steps(&t),
+            [
+                (Risc::Trisc0, 0, 60, "busy"),
+                (Risc::Trisc1, 60, 80, "thread"),
+                (Risc::Trisc2, 80, 85, "wait"),
+                (Risc::Trisc2, 85, 100, "busy"),
+            ]
+        );
+        t.gates.clear();
+        assert_eq!(
+            steps(&t),
+            [
+                (Risc::Trisc1, 0, 20, "busy"),
+                (Risc::Trisc1, 20, 80, "thread"),
+                (Risc::Trisc2, 80, 85, "wait"),
+                (Risc::Trisc2, 85, 100, "busy"),
+            ]
+        );
+        // Without the execution (a card) the post was pushed before the take began: the
+        // take is on the path whole, on the packer, as before.
+        t.signals[0].executed = None;
+        assert_eq!(
+            steps(&t),
+            [
+                (Risc::Trisc2, 0, 30, "busy"),
+                (Risc::Trisc2, 30, 85, "wait"),
+                (Risc::Trisc2, 85, 100, "busy"),
+            ]
+        );
     }
 
     #[test]
@@ -734,18 +901,7 @@ mod tests {
         let seg: Vec<(Risc, u64, u64, &str)> = p
             .steps
             .iter()
-            .map(|s| {
-                (
-                    s.core.risc,
-                    s.start,
-                    s.end,
-                    match s.kind {
-                        StepKind::Busy => "busy",
-                        StepKind::Wait { .. } => "wait",
-                        StepKind::Launch => "launch",
-                    },
-                )
-            })
+            .map(|s| (s.core.risc, s.start, s.end, kind_name(s.kind)))
             .collect();
         assert_eq!(
             seg,
@@ -788,6 +944,7 @@ mod tests {
                 site: 2,
                 zone: None,
                 profiler: 0,
+                executed: None,
             });
         }
         let m = match_waits(&t);

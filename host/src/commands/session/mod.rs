@@ -691,6 +691,17 @@ impl Session {
                     })
                     .collect(),
                 lost_cycles: h.lost_cycles,
+                gate: h
+                    .gate
+                    .iter()
+                    .map(|s| {
+                        let why = ttprof_emu::lines::cause_name(s.cause as usize);
+                        (s.start, s.cycles, why.to_string())
+                    })
+                    .collect(),
+                gate_lost_cycles: h.gate_lost_cycles,
+                posts: h.posts.iter().map(|&(c, s)| (c, s as u32)).collect(),
+                lost_posts: h.lost_posts,
             })?;
         }
         Ok(())

@@ -363,6 +363,7 @@ mod tests {
     fn the_path_note_bounds_the_compute_time_the_fpu_can_account_for() {
         use super::super::{CoreRef, CriticalPath, PathSegment};
         let seg = |risc: &str, kind: &'static str, cycles: u64| PathSegment {
+            on: None,
             core: CoreRef {
                 tile: "1-1".into(),
                 risc: risc.into(),

@@ -34,6 +34,32 @@ pub(crate) fn index(log: Option<&OpLog>) -> Index<'_> {
     out
 }
 
+/// A TRISC's Tensix thread in one run, from the op log's `held` lines: when its wait gate
+/// held an instruction and why, and each `SEMPOST` it executed (wall clock, semaphore).
+#[derive(Default)]
+pub(crate) struct Thread<'a> {
+    pub gate: Vec<&'a (u64, u32, String)>,
+    pub posts: Vec<(u64, u32)>,
+}
+
+/// Every thread the op log's `held` lines describe, by (chip, run, tile, TRISC).
+pub(crate) fn threads(log: Option<&OpLog>) -> HashMap<(u32, u32, NocCoord, Risc), Thread<'_>> {
+    let mut out: HashMap<_, Thread<'_>> = HashMap::new();
+    for h in log.into_iter().flat_map(OpLog::holds) {
+        if h.gate.is_empty() && h.posts.is_empty() {
+            continue;
+        }
+        let Some(risc) = Risc::from_name(&h.risc) else {
+            continue;
+        };
+        let tile = NocCoord::new(h.core[0], h.core[1]);
+        let t = out.entry((h.device, h.run_id, tile, risc)).or_default();
+        t.gate.extend(h.gate.iter());
+        t.posts.extend(h.posts.iter().copied());
+    }
+    out
+}
+
 /// What held a RISC, as the analysis counts it.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum HeldOn {

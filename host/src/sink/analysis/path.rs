@@ -116,6 +116,7 @@ impl Collector {
                 site: m.site,
                 zone,
                 profiler,
+                executed: None,
             });
         }
     }
@@ -124,6 +125,7 @@ impl Collector {
     /// signal.
     pub(super) fn finish(mut self, p: &Profile) -> BTreeMap<u32, CriticalPath> {
         self.add_held(p);
+        self.add_threads(p);
         self.traces
             .into_iter()
             .filter(|(_, t)| {
@@ -186,6 +188,75 @@ impl Collector {
                         } else {
                             *self.left_out.entry(op).or_default() += 1;
                         }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Collector {
+    /// The emulator's log of each TRISC's Tensix thread (the op log's `held` lines): the
+    /// stretches its gate waited on another TRISC's thread, as [`OpTrace::gates`], and the
+    /// cycle it executed each `SEMPOST`, given to the post its TRISC recorded when it pushed
+    /// it (the k-th recorded post of a semaphore is the k-th executed: a thread executes in
+    /// order). When the counts differ (records lost or left out) the posts keep their push.
+    fn add_threads(&mut self, p: &Profile) {
+        let threads = super::held::threads(p.oplog.as_ref());
+        if threads.is_empty() {
+            return;
+        }
+        for (&op, t) in self.traces.iter_mut() {
+            let o = &p.ops[op as usize];
+            let cores: Vec<CoreId> = t.kernels.keys().copied().collect();
+            // The recorded posts by (core, semaphore).
+            let mut posts: HashMap<(CoreId, u32), Vec<usize>> = HashMap::new();
+            for (i, s) in t.signals.iter().enumerate() {
+                if let crate::sites::Signal::TensixSemPost(n) = s.signal {
+                    posts.entry((s.core, n)).or_default().push(i);
+                }
+            }
+            for core in cores {
+                let Some(th) = threads.get(&(o.chip, o.run, core.tile, core.risc)) else {
+                    continue;
+                };
+                let off = offset(p, o.chip, core.tile);
+                let common = |c: u64| (c as i64 - off).max(0) as u64;
+                for &&(start, cycles, ref why) in &th.gate {
+                    let super::held::HeldOn::Other(_, Some(by)) =
+                        super::held::classify(why, core.risc)
+                    else {
+                        continue;
+                    };
+                    if self.held >= PATH_EVENTS {
+                        *self.left_out.entry(op).or_default() += 1;
+                        continue;
+                    }
+                    self.held += 1;
+                    t.gates.push(critpath::HeldSpan {
+                        core,
+                        start: common(start),
+                        end: common(start.saturating_add(cycles as u64)),
+                        by: CoreId {
+                            tile: core.tile,
+                            risc: by,
+                        },
+                    });
+                }
+                let mut executed: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+                for &(at, sem) in &th.posts {
+                    executed.entry(sem).or_default().push(common(at));
+                }
+                for (sem, executed) in executed {
+                    let Some(recorded) = posts.get_mut(&(core, sem)) else {
+                        continue;
+                    };
+                    if recorded.len() != executed.len() {
+                        continue;
+                    }
+                    recorded.sort_by_key(|&i| t.signals[i].at);
+                    for (&i, e) in recorded.iter().zip(executed) {
+                        t.signals[i].executed = Some(e);
                     }
                 }
             }
@@ -329,6 +400,10 @@ pub struct SignalRef {
     pub zone: Option<String>,
     /// When, device cycles.
     pub cycles: u64,
+    /// A Tensix semaphore post: when its Tensix thread executed it (the emulator's log),
+    /// device cycles; it released the semaphore then, not when it was recorded (pushed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub executed_cycles: Option<u64>,
 }
 
 /// One step of a critical path.
@@ -338,6 +413,11 @@ pub struct PathSegment {
     pub core: CoreRef,
     /// `busy` or `wait`.
     pub kind: &'static str,
+    /// `Tensix thread` when the busy work is the core's Tensix thread's (working through
+    /// what its TRISC queued before the post `signal`, up to its execution), not the
+    /// RISC's. Not written otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on: Option<&'static str>,
     /// What it waited on (`CB 4 front (data)`, `NoC read barrier`, `profiler stall`,
     /// `launch`: the core had not started yet); `None` when busy.
     pub resource: Option<String>,
@@ -440,14 +520,32 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
             .duration_ns(chip, c.tile, raw(c, a), raw(c, b))
             .unwrap_or(f64::NAN)
     };
+    let signal_ref = |si: usize| {
+        let sg = &t.signals[si];
+        let l = label(sg.site);
+        SignalRef {
+            core: core_ref(sg.core),
+            signal: sg.signal.to_string(),
+            name: name(sg.site),
+            file: l.map_or_else(String::new, |l| l.file.clone()),
+            line: l.map_or(0, |l| l.line),
+            zone: sg.zone.map(name),
+            cycles: sg.at,
+            executed_cycles: sg.executed,
+        }
+    };
     let m = critpath::match_waits(t);
     let path = critpath::critical_path(t, &m);
     let segments = path
         .steps
         .iter()
         .map(|s| {
+            let on = matches!(s.kind, StepKind::Coprocessor { .. }).then_some("Tensix thread");
             let (kind, resource, zone, signal, unmatched) = match s.kind {
                 StepKind::Busy => ("busy", None, None, None, None),
+                StepKind::Coprocessor { post } => {
+                    ("busy", None, None, Some(signal_ref(post)), None)
+                }
                 StepKind::Launch => ("wait", Some("launch".to_string()), None, None, None),
                 StepKind::Wait { wait, signal } => {
                     let w = &t.waits[wait];
@@ -456,20 +554,7 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
                         .map_or_else(|| "profiler stall".to_string(), |w| w.to_string());
                     let zone = Some(format!("{} ({})", name(w.site), at(w.site)));
                     match signal {
-                        Ok(si) => {
-                            let sg = &t.signals[si];
-                            let l = label(sg.site);
-                            let r = SignalRef {
-                                core: core_ref(sg.core),
-                                signal: sg.signal.to_string(),
-                                name: name(sg.site),
-                                file: l.map_or_else(String::new, |l| l.file.clone()),
-                                line: l.map_or(0, |l| l.line),
-                                zone: sg.zone.map(name),
-                                cycles: sg.at,
-                            };
-                            ("wait", Some(resource), zone, Some(r), None)
-                        }
+                        Ok(si) => ("wait", Some(resource), zone, Some(signal_ref(si)), None),
                         Err(e) => (
                             "wait",
                             Some(resource),
@@ -483,6 +568,7 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
             PathSegment {
                 core: core_ref(s.core),
                 kind,
+                on,
                 resource,
                 zone,
                 signal,

@@ -308,6 +308,7 @@ mod tests {
         PathSegment {
             core: who,
             kind: if resource.is_some() { "wait" } else { "busy" },
+            on: None,
             resource: resource.map(String::from),
             zone: None,
             signal: None,

@@ -1,0 +1,61 @@
+//! What each Tensix thread did that the host's critical path needs and no RISC can record:
+//! when its wait gate held an instruction back, and on what (a [`crate::lines`] cause,
+//! `tensix-fifo: <wait>`: `SrcA valid` is unpack's data, `SrcA bank free` math's hand-back),
+//! and the cycle it executed each `SEMPOST`. A TRISC records a post when it pushes it; the
+//! thread executes it after everything queued before it, which is when the semaphore moves
+//! and the TRISC waiting on it is let go.
+//!
+//! Memory is bounded like the tile's held stretches: past [`MAX_POSTS`] posts a thread and
+//! run, posts are only counted ([`ThreadLog::lost_posts`]); the gate's stretches are a
+//! [`HoldLog`].
+
+use crate::time::stretch::HoldLog;
+
+/// Most executed posts kept per thread and run (16 bytes each: 1 MiB).
+pub const MAX_POSTS: usize = 1 << 16;
+
+/// One thread's log for the current run, on the coprocessor's clock (the tile's core time).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ThreadLog {
+    /// Stretches its wait gate held the instruction at its head, by cause.
+    pub gate: HoldLog,
+    /// Each `SEMPOST` it executed: (cycle, semaphore), one entry per semaphore of its mask.
+    pub posts: Vec<(u64, u8)>,
+    /// Posts past [`MAX_POSTS`]: counted, not placed.
+    pub lost_posts: u64,
+}
+
+impl ThreadLog {
+    /// Notes that the thread executed a `SEMPOST` of semaphore `sem` at `cycle`.
+    pub fn post(&mut self, cycle: u64, sem: u8) {
+        if self.posts.len() < MAX_POSTS {
+            self.posts.push((cycle, sem));
+        } else {
+            self.lost_posts += 1;
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.gate.clear();
+        self.posts.clear();
+        self.lost_posts = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn posts_past_the_cap_are_counted_and_a_new_run_starts_empty() {
+        let mut log = ThreadLog::default();
+        for k in 0..MAX_POSTS as u64 + 3 {
+            log.post(k, (k % 8) as u8);
+        }
+        assert_eq!((log.posts.len(), log.lost_posts), (MAX_POSTS, 3));
+        assert_eq!(log.posts[9], (9, 1));
+        log.gate.note(5, 2, 1);
+        log.clear();
+        assert!(log.posts.is_empty() && log.gate.spans.is_empty() && log.lost_posts == 0);
+    }
+}
