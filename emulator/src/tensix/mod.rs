@@ -344,9 +344,10 @@ impl Tensix {
             if !progress {
                 self.now = self.now.max(timer.unwrap_or(time).min(time));
             }
-            // A gate that held its head this cycle holds it through the skipped ones too.
+            // A gate that held its head on another thread this cycle holds it through the
+            // skipped ones too.
             for t in 0..3 {
-                if self.why[t] != TensixWait::Issuing && !self.threads[t].fifo3.is_empty() {
+                if thread_log::hands_over(self.why[t]) && !self.threads[t].fifo3.is_empty() {
                     let cause = crate::isa::lines::tensix_fifo(self.why[t]);
                     self.log[t].gate.note(c, self.now - c, cause);
                 }

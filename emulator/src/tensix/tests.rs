@@ -551,7 +551,8 @@ fn a_push_behind_a_mop_expansion_waits_on_the_mop_expander() {
 /// The thread log (issue 40): thread 1's gate holds a `NOP` behind a `SEMWAIT` on
 /// semaphore 0 until thread 2 executes a `SEMPOST` of it (pushed at 50, executed two
 /// cycles later, when it issues); the log has the post's cycle and the held stretch, with
-/// its cause, without the gaps the model skips.
+/// its cause, without the gaps the model skips. A thread waiting on its own work is not
+/// logged.
 #[test]
 fn the_thread_log_has_each_executed_post_and_each_held_gate_stretch() {
     let mut x = Tensix::default();
@@ -571,12 +572,8 @@ fn the_thread_log_has_each_executed_post_and_each_held_gate_stretch() {
         .iter()
         .map(|s| (s.start, s.cycles, s.cause as usize))
         .collect();
-    assert_eq!(held.len(), 2, "{held:?}");
-    assert_eq!((held[0].0, held[0].2), (3, cause), "{held:?}");
-    assert_eq!(held[0].0 + held[0].1 as u64, held[1].0, "{held:?}");
-    assert_eq!(
-        held[1].2,
-        crate::isa::lines::tensix_fifo(TensixWait::WaitGate),
-        "met, the block lifts next cycle: {held:?}"
-    );
+    // Held on the semaphore from 3 (the NOP reaches the gate) through 52, the post's cycle
+    // (thread 1's gate looks before thread 2's issues); the cycle the block lifts is the
+    // gate's own, not logged.
+    assert_eq!(held, [(3, 50, cause)]);
 }

@@ -5,11 +5,38 @@
 //! thread executes it after everything queued before it, which is when the semaphore moves
 //! and the TRISC waiting on it is let go.
 //!
+//! Only the gate's waits on a hand-over between threads are logged ([`hands_over`]): a
+//! `Src` bank's data or its return, a semaphore. A thread waiting on its own work (a
+//! `Dst` block it wrote a few cycles ago, its unit busy) is working, and those stretches
+//! would be most of a compute kernel's (one per `ELWADD`).
+//!
 //! Memory is bounded like the tile's held stretches: past [`MAX_POSTS`] posts a thread and
 //! run, posts are only counted ([`ThreadLog::lost_posts`]); the gate's stretches are a
 //! [`HoldLog`].
 
+use crate::isa::lines::TensixWait;
 use crate::time::stretch::HoldLog;
+
+/// Whether a gate waiting on `w` waits for another thread: `SrcA`/`SrcB` data (unpack's),
+/// a `Src` bank given back (math's), a semaphore (`SEMWAIT`: whichever thread posts it).
+pub(crate) fn hands_over(w: TensixWait) -> bool {
+    use TensixWait::*;
+    matches!(
+        w,
+        SrcAValid
+            | SrcBValid
+            | SrcAFree
+            | SrcBFree
+            | Semaphore0
+            | Semaphore1
+            | Semaphore2
+            | Semaphore3
+            | Semaphore4
+            | Semaphore5
+            | Semaphore6
+            | Semaphore7
+    )
+}
 
 /// Most executed posts kept per thread and run (16 bytes each: 1 MiB).
 pub const MAX_POSTS: usize = 1 << 16;

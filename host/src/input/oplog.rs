@@ -23,7 +23,8 @@
 //! emulator's cause (`tensix-fifo: <what its Tensix thread waits on>`, `ttsync: ...`,
 //! `fifo-wait`). The analysis counts those cycles as waits, not busy time. For a TRISC the
 //! emulator also writes its Tensix thread's side, which no kernel can record: `gate`, when
-//! the thread's wait gate held the instruction at its head and why (same form), and
+//! the thread's wait gate held the instruction at its head on another thread's hand-over
+//! (`Src` data or a bank's return, a semaphore) and which (same form), and
 //! `posts`, each `SEMPOST` the thread executed, `[wall clock, semaphore]`. The critical path
 //! uses them to walk through the coprocessor ([`crate::critpath`]).
 
