@@ -38,9 +38,14 @@ _start:
 );
 
 /// Runs one launch of a kernel: the wrapper zones around `main`, then the sum zones.
+///
+/// `main` is called through an opaque pointer, so the optimiser keeps it a function of its
+/// own instead of inlining it into the entry: an inlined copy loses the DWARF scopes of its
+/// blocks (a `wait!` guard's among them), which a deadlock report reads to name the wait a
+/// stopped core is in. One indirect call per launch.
 #[doc(hidden)]
 pub fn __run(fw: Site, kernel: Site, main: fn()) -> u32 {
-    run(fw.id(), kernel.id(), main)
+    run(fw.id(), kernel.id(), core::hint::black_box(main))
 }
 
 /// [`__run`] for any entry: a Rust `fn()` or, through the C ABI (`capi`), a C function.

@@ -102,7 +102,7 @@ fn rust_kernel_lines_add_up_and_change_nothing() {
     run(&dir, &b);
     let text = check_outputs(
         &lined,
-        "ttprof_example_kernels::wr (inlined into __ttprof_main)",
+        "ttprof_example_kernels::wr (inlined into sums::main)",
     );
     assert!(text.contains("2 core(s)"), "{text}");
     // The hottest line is the volatile L1 store of `steps`: one per 5 cycles at best.

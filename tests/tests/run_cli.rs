@@ -64,12 +64,12 @@ fn a_kernel_panic_names_its_place_and_message() {
 }
 
 /// Issue 40: a deadlock names, on each core's line, the typed wait the core is inside, from
-/// the kernel's DWARF (tests/cxx_cli.rs for C). Here the optimiser inlined `main` into the
-/// entry and dropped the wait's block from the inlined copy's DWARF: which code the block
-/// covered is then unknown, and the line names no wait rather than guess (a block it closed
-/// before the loop would look the same).
+/// the kernel's DWARF (tests/cxx_cli.rs for C). A Rust kernel's `main` is called through an
+/// opaque pointer (`__run`), so the optimiser keeps it a function of its own: inlined into
+/// the entry, its copy lost the wait's block from the DWARF and the line named no wait.
+/// The stopped core's analysis entry names it too (`stopped.cores[].open_waits`).
 #[test]
-fn a_deadlock_whose_wait_scope_the_dwarf_lost_names_no_wait() {
+fn a_rust_deadlock_names_the_wait_its_core_is_in() {
     let out = workspace().join("target/test-run-cli/deadlock-wait");
     let fault = elf("fault");
     let o = ttprof_run(
@@ -92,7 +92,23 @@ fn a_deadlock_whose_wait_scope_the_dwarf_lost_names_no_wait() {
         .find(|l| l.starts_with("  chip 0 tile (1,1) BRISC at pc 0x"))
         .unwrap_or_else(|| panic!("no line for the core: {err}"));
     assert!(line.contains("polls L1 0x00030008"), "{line}");
-    assert!(!line.contains("; in wait"), "{line}");
+    assert!(
+        line.ends_with("; in wait \"wait-in1\" on CB 1 front (data) (src/bin/fault.rs:33)"),
+        "{line}"
+    );
+    assert_eq!(err.matches("wait-in1").count(), 1, "named once: {err}");
+    let a: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("ttprof_analysis.json")).unwrap()).unwrap();
+    let waits = &a["ops"][0]["stopped"]["cores"][0]["open_waits"];
+    assert_eq!(
+        (
+            &waits[0]["zone"],
+            &waits[0]["resource"],
+            waits.as_array().map(Vec::len)
+        ),
+        (&"wait-in1".into(), &"CB 1 front (data)".into(), Some(1)),
+        "{waits:#}"
+    );
 }
 
 #[test]
@@ -127,7 +143,7 @@ fn a_fault_is_diagnosed_and_the_zones_recorded_before_it_are_written() {
         "at pc 0x",
         "(instruction 0x",
         ": sw a",
-        " in __ttprof_main+0x",
+        " in fault::main+0x",
         ".rs:",
     ] {
         assert!(err.contains(want), "{want:?} missing from: {err}");
