@@ -55,7 +55,10 @@
 //! ([`StepKind::Coprocessor`]), unless its wait gate was held on another TRISC's thread in
 //! that time ([`OpTrace::gates`]: `SrcA` data from unpack): then the thread's work runs back
 //! to the end of that stretch and the path continues on the TRISC it waited for, there.
-//! Otherwise it continues on the posting TRISC at the push. Reaching a core's KERNEL start before the op's first start, the rest is a
+//! Otherwise it continues on the posting TRISC at the push. A TTSync wait (a TRISC waiting
+//! for its own thread to finish) goes the same way: its thread worked up to the wait's end,
+//! from the end of its gate's latest stretch on another TRISC's thread inside the wait, and
+//! the path continues on that TRISC there; with no such stretch the wait is whole, here. Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
 //! the steps tile the op's span: they add up to its duration exactly.
 
@@ -342,12 +345,13 @@ pub enum StepKind {
     },
     /// Before the core's KERNEL zone began: it had not been launched yet.
     Launch,
-    /// The core's Tensix thread working through what its TRISC queued before a Tensix
+    /// The core's Tensix thread working through what its TRISC queued: before a Tensix
     /// semaphore post (an index into [`OpTrace::signals`]), up to when it executed the
-    /// post: the coprocessor's work, not the RISC's.
+    /// post, or, for a TTSync wait (`None`), up to the end of the wait: the coprocessor's
+    /// work, not the RISC's.
     Coprocessor {
-        /// Index into [`OpTrace::signals`].
-        post: usize,
+        /// Index into [`OpTrace::signals`]; `None` for a TTSync wait's thread.
+        post: Option<usize>,
     },
 }
 
@@ -495,7 +499,7 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
                 let g = on[..on.partition_point(|g| g.start < executed)]
                     .last()
                     .filter(|g| g.end > pushed && crossed_at != Some(g.end.min(executed)));
-                let post = StepKind::Coprocessor { post: si };
+                let post = StepKind::Coprocessor { post: Some(si) };
                 match g {
                     Some(g) => {
                         let ge = g.end.min(executed);
@@ -508,6 +512,27 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
                         push(&mut out, s.core, pushed, executed, post);
                         core = s.core;
                         t_now = pushed;
+                    }
+                }
+            }
+            // A TTSync wait is its own thread's work; where the thread's gate waited on
+            // another TRISC's thread meanwhile, the path goes on there.
+            Err(Unmatched::Coprocessor) if wait.wait == Some(Wait::TtSync) => {
+                let on = gates.get(&core).map(Vec::as_slice).unwrap_or(&[]);
+                let g = on[..on.partition_point(|g| g.start < we)]
+                    .last()
+                    .filter(|g| g.end > wait.start && crossed_at != Some(g.end.min(we)));
+                match g {
+                    Some(g) => {
+                        let ge = g.end.max(wait.start).min(we);
+                        push(&mut out, core, ge, we, StepKind::Coprocessor { post: None });
+                        crossed_at = Some(ge);
+                        core = g.by;
+                        t_now = ge;
+                    }
+                    None => {
+                        push(&mut out, core, wait.start, we, kind);
+                        t_now = wait.start;
                     }
                 }
             }
@@ -832,6 +857,56 @@ mod tests {
                 (Risc::Trisc2, 0, 30, "busy"),
                 (Risc::Trisc2, 30, 85, "wait"),
                 (Risc::Trisc2, 85, 100, "busy"),
+            ]
+        );
+    }
+
+    /// A TTSync wait is its thread's work: the packer waits 40..90 for its thread, whose
+    /// gate waited 50..70 on math's thread; the path is math to 70, the packer's thread from
+    /// 70 to 90, then the packer. Without the gate the wait is whole, on the packer.
+    #[test]
+    fn a_ttsync_wait_goes_through_its_thread_to_what_its_gate_waited_on() {
+        let (m, p) = (core(1, Risc::Trisc1), core(1, Risc::Trisc2));
+        let mut t = OpTrace::default();
+        t.kernels.insert(m, (0, 80));
+        t.kernels.insert(p, (0, 100));
+        t.waits.push(WaitSpan {
+            core: p,
+            start: 40,
+            end: 90,
+            wait: Some(Wait::TtSync),
+            site: 0,
+        });
+        t.gates.push(HeldSpan {
+            core: p,
+            start: 50,
+            end: 70,
+            by: m,
+        });
+        let steps = |t: &OpTrace| -> Vec<(Risc, u64, u64, &'static str)> {
+            let m = match_waits(t);
+            assert_eq!(m, [Err(Unmatched::Coprocessor)]);
+            critical_path(t, &m)
+                .steps
+                .iter()
+                .map(|s| (s.core.risc, s.start, s.end, kind_name(s.kind)))
+                .collect()
+        };
+        assert_eq!(
+            steps(&t),
+            [
+                (Risc::Trisc1, 0, 70, "busy"),
+                (Risc::Trisc2, 70, 90, "thread"),
+                (Risc::Trisc2, 90, 100, "busy"),
+            ]
+        );
+        t.gates.clear();
+        assert_eq!(
+            steps(&t),
+            [
+                (Risc::Trisc2, 0, 40, "busy"),
+                (Risc::Trisc2, 40, 90, "wait"),
+                (Risc::Trisc2, 90, 100, "busy"),
             ]
         );
     }

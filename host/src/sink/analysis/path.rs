@@ -414,8 +414,9 @@ pub struct PathSegment {
     /// `busy` or `wait`.
     pub kind: &'static str,
     /// `Tensix thread` when the busy work is the core's Tensix thread's (working through
-    /// what its TRISC queued before the post `signal`, up to its execution), not the
-    /// RISC's. Not written otherwise.
+    /// what its TRISC queued before the post `signal`, up to its execution, or, without a
+    /// signal, up to the end of the TRISC's TTSync wait), not the RISC's. Not written
+    /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub on: Option<&'static str>,
     /// What it waited on (`CB 4 front (data)`, `NoC read barrier`, `profiler stall`,
@@ -543,9 +544,7 @@ fn build(p: &Profile, op: u32, t: &OpTrace) -> CriticalPath {
             let on = matches!(s.kind, StepKind::Coprocessor { .. }).then_some("Tensix thread");
             let (kind, resource, zone, signal, unmatched) = match s.kind {
                 StepKind::Busy => ("busy", None, None, None, None),
-                StepKind::Coprocessor { post } => {
-                    ("busy", None, None, Some(signal_ref(post)), None)
-                }
+                StepKind::Coprocessor { post } => ("busy", None, None, post.map(signal_ref), None),
                 StepKind::Launch => ("wait", Some("launch".to_string()), None, None, None),
                 StepKind::Wait { wait, signal } => {
                     let w = &t.waits[wait];
