@@ -36,6 +36,8 @@ pub struct HartHolds {
     /// A TRISC's Tensix thread: each `SEMPOST` it executed, (wall clock, semaphore), in
     /// time order.
     pub posts: Vec<(u64, u8)>,
-    /// Posts past the cap (65,536 a thread and run): counted, not placed.
+    /// A TRISC's Tensix thread: each `SEMGET` it executed, likewise.
+    pub gets: Vec<(u64, u8)>,
+    /// Posts and gets past the cap (65,536 each a thread and run): counted, not placed.
     pub lost_posts: u64,
 }

@@ -438,6 +438,9 @@ impl Device {
                 start: t.mem.regs.wall(s.start),
                 ..*s
             };
+            let walls = |v: &[(u64, u8)]| -> Vec<(u64, u8)> {
+                v.iter().map(|&(c, s)| (t.mem.regs.wall(c), s)).collect()
+            };
             for (h, log) in t.harts.iter().zip(&t.holds) {
                 let thread = h
                     .risc
@@ -448,6 +451,7 @@ impl Device {
                     l.gate.spans.is_empty()
                         && l.gate.lost_cycles == 0
                         && l.posts.is_empty()
+                        && l.gets.is_empty()
                         && l.lost_posts == 0
                 };
                 if log.spans.is_empty() && log.lost_cycles == 0 && thread.is_none_or(quiet) {
@@ -461,12 +465,8 @@ impl Device {
                     lost_cycles: log.lost_cycles,
                     gate: thread.map_or_else(Vec::new, |l| l.gate.spans.iter().map(wall).collect()),
                     gate_lost_cycles: thread.map_or(0, |l| l.gate.lost_cycles),
-                    posts: thread.map_or_else(Vec::new, |l| {
-                        l.posts
-                            .iter()
-                            .map(|&(c, s)| (t.mem.regs.wall(c), s))
-                            .collect()
-                    }),
+                    posts: thread.map_or_else(Vec::new, |l| walls(&l.posts)),
+                    gets: thread.map_or_else(Vec::new, |l| walls(&l.gets)),
                     lost_posts: thread.map_or(0, |l| l.lost_posts),
                 });
             }

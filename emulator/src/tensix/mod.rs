@@ -662,10 +662,15 @@ impl Tensix {
             op::SEMPOST => {
                 self.sync.sempost(w)?;
                 for i in sync::selected(w) {
-                    self.log[t].post(self.now, i as u8);
+                    self.log[t].post(self.now, i as u8, false);
                 }
             }
-            op::SEMGET => self.sync.semget(w)?,
+            op::SEMGET => {
+                self.sync.semget(w)?;
+                for i in sync::selected(w) {
+                    self.log[t].post(self.now, i as u8, true);
+                }
+            }
             op::STALLWAIT => {
                 let cond = match isa::field(w, 0, 15) as u16 {
                     0 => 0x7F,

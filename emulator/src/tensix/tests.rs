@@ -551,8 +551,8 @@ fn a_push_behind_a_mop_expansion_waits_on_the_mop_expander() {
 /// The thread log (issue 40): thread 1's gate holds a `NOP` behind a `SEMWAIT` on
 /// semaphore 0 until thread 2 executes a `SEMPOST` of it (pushed at 50, executed two
 /// cycles later, when it issues); the log has the post's cycle and the held stretch, with
-/// its cause, without the gaps the model skips. A thread waiting on its own work is not
-/// logged.
+/// its cause, without the gaps the model skips; thread 0's `SEMGET` of it at 62. A thread
+/// waiting on its own work is not logged.
 #[test]
 fn the_thread_log_has_each_executed_post_and_each_held_gate_stretch() {
     let mut x = Tensix::default();
@@ -561,9 +561,14 @@ fn the_thread_log_has_each_executed_post_and_each_held_gate_stretch() {
     push(&mut x, 1, NOP, 1);
     x.advance_to(50).unwrap();
     push(&mut x, 2, (0xA4 << 24) | (1 << 2), 50); // SEMPOST 0
+    push(&mut x, 0, (0xA5 << 24) | (1 << 2), 60); // SEMGET 0
     x.advance_to(100).unwrap();
     assert_eq!(x.issued[1], 2);
     assert_eq!(x.log[2].posts, [(52, 0)]);
+    assert_eq!(
+        (x.log[0].gets.as_slice(), x.log[0].posts.len()),
+        (&[(62, 0)][..], 0)
+    );
     assert!(x.log[1].posts.is_empty());
     let cause = crate::isa::lines::tensix_fifo(TensixWait::semaphore(0));
     let held: Vec<(u64, u32, usize)> = x.log[1]

@@ -1,18 +1,20 @@
 //! What each Tensix thread did that the host's critical path needs and no RISC can record:
 //! when its wait gate held an instruction back, and on what (a [`crate::lines`] cause,
 //! `tensix-fifo: <wait>`: `SrcA valid` is unpack's data, `SrcA bank free` math's hand-back),
-//! and the cycle it executed each `SEMPOST`. A TRISC records a post when it pushes it; the
-//! thread executes it after everything queued before it, which is when the semaphore moves
-//! and the TRISC waiting on it is let go.
+//! and the cycle it executed each `SEMPOST` and `SEMGET`. A TRISC records a post when it
+//! pushes it; the thread executes it after everything queued before it, which is when the
+//! semaphore moves and the TRISC (or thread) waiting on it is let go; a `SEMGET` lets go a
+//! thread waiting for the semaphore to drop below its maximum (tt-llk's math waiting for
+//! pack to free `Dst`).
 //!
 //! Only the gate's waits on a hand-over between threads are logged ([`hands_over`]): a
 //! `Src` bank's data or its return, a semaphore. A thread waiting on its own work (a
 //! `Dst` block it wrote a few cycles ago, its unit busy) is working, and those stretches
 //! would be most of a compute kernel's (one per `ELWADD`).
 //!
-//! Memory is bounded like the tile's held stretches: past [`MAX_POSTS`] posts a thread and
-//! run, posts are only counted ([`ThreadLog::lost_posts`]); the gate's stretches are a
-//! [`HoldLog`].
+//! Memory is bounded like the tile's held stretches: past [`MAX_POSTS`] posts (or gets) a
+//! thread and run, they are only counted ([`ThreadLog::lost_posts`]); the gate's stretches
+//! are a [`HoldLog`].
 
 use crate::isa::lines::TensixWait;
 use crate::time::stretch::HoldLog;
@@ -48,15 +50,19 @@ pub(crate) struct ThreadLog {
     pub gate: HoldLog,
     /// Each `SEMPOST` it executed: (cycle, semaphore), one entry per semaphore of its mask.
     pub posts: Vec<(u64, u8)>,
-    /// Posts past [`MAX_POSTS`]: counted, not placed.
+    /// Each `SEMGET` it executed, likewise.
+    pub gets: Vec<(u64, u8)>,
+    /// Posts and gets past [`MAX_POSTS`] each: counted, not placed.
     pub lost_posts: u64,
 }
 
 impl ThreadLog {
-    /// Notes that the thread executed a `SEMPOST` of semaphore `sem` at `cycle`.
-    pub fn post(&mut self, cycle: u64, sem: u8) {
-        if self.posts.len() < MAX_POSTS {
-            self.posts.push((cycle, sem));
+    /// Notes that the thread executed a `SEMPOST` (`get`: a `SEMGET`) of semaphore `sem`
+    /// at `cycle`.
+    pub fn post(&mut self, cycle: u64, sem: u8, get: bool) {
+        let list = if get { &mut self.gets } else { &mut self.posts };
+        if list.len() < MAX_POSTS {
+            list.push((cycle, sem));
         } else {
             self.lost_posts += 1;
         }
@@ -65,6 +71,7 @@ impl ThreadLog {
     pub fn clear(&mut self) {
         self.gate.clear();
         self.posts.clear();
+        self.gets.clear();
         self.lost_posts = 0;
     }
 }
@@ -77,12 +84,15 @@ mod tests {
     fn posts_past_the_cap_are_counted_and_a_new_run_starts_empty() {
         let mut log = ThreadLog::default();
         for k in 0..MAX_POSTS as u64 + 3 {
-            log.post(k, (k % 8) as u8);
+            log.post(k, (k % 8) as u8, false);
         }
+        log.post(7, 2, true);
         assert_eq!((log.posts.len(), log.lost_posts), (MAX_POSTS, 3));
         assert_eq!(log.posts[9], (9, 1));
+        assert_eq!(log.gets, [(7, 2)]);
         log.gate.note(5, 2, 1);
         log.clear();
-        assert!(log.posts.is_empty() && log.gate.spans.is_empty() && log.lost_posts == 0);
+        assert!(log.posts.is_empty() && log.gets.is_empty());
+        assert!(log.gate.spans.is_empty() && log.lost_posts == 0);
     }
 }

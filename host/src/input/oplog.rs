@@ -25,7 +25,8 @@
 //! emulator also writes its Tensix thread's side, which no kernel can record: `gate`, when
 //! the thread's wait gate held the instruction at its head on another thread's hand-over
 //! (`Src` data or a bank's return, a semaphore) and which (same form), and
-//! `posts`, each `SEMPOST` the thread executed, `[wall clock, semaphore]`. The critical path
+//! `posts` and `gets`, each `SEMPOST` and `SEMGET` the thread executed, `[wall clock,
+//! semaphore]`. The critical path
 //! uses them to walk through the coprocessor ([`crate::critpath`]).
 
 use crate::error::{Error, Result};
@@ -244,7 +245,11 @@ pub struct CoreHolds {
     /// later, after what was queued before it). Not written when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub posts: Vec<(u64, u32)>,
-    /// Posts counted but not placed (past the emulator's cap).
+    /// A TRISC's Tensix thread: each `SEMGET` it executed, likewise (a thread waiting for
+    /// a semaphore below its maximum is let go by one). Not written when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gets: Vec<(u64, u32)>,
+    /// Posts and gets counted but not placed (past the emulator's cap).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lost_posts: u64,
 }
@@ -262,6 +267,7 @@ impl CoreHolds {
             gate: Vec::new(),
             gate_lost_cycles: 0,
             posts: Vec::new(),
+            gets: Vec::new(),
             lost_posts: 0,
         }
     }
@@ -544,6 +550,10 @@ impl OpLogWriter {
             .chain(h.posts.chunks(HELD_SPANS_PER_LINE).map(|c| CoreHolds {
                 posts: c.to_vec(),
                 ..h.bare()
+            }))
+            .chain(h.gets.chunks(HELD_SPANS_PER_LINE).map(|c| CoreHolds {
+                gets: c.to_vec(),
+                ..h.bare()
             }));
         let counts = |line: CoreHolds| CoreHolds {
             lost_cycles: h.lost_cycles,
@@ -597,6 +607,7 @@ mod tests {
             gate: vec![(5, 2, "tensix-fifo: SrcA valid".into()), (9, 1, "x".into())],
             gate_lost_cycles: 0,
             posts: vec![(20, 0), (30, 1), (40, 0)],
+            gets: vec![(25, 0)],
             lost_posts: 2,
         };
         let mut w = OpLogWriter::create(&path, &Inputs::none()).unwrap();
@@ -609,15 +620,16 @@ mod tests {
         w.holds(&h.bare()).unwrap();
         drop(w);
         let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().count(), 5, "{}", &text[text.len() - 400..]);
+        assert_eq!(text.lines().count(), 6, "{}", &text[text.len() - 400..]);
         assert!(text.lines().all(|l| l.len() < MAX_LINE_BYTES));
         let log = OpLog::read(&path, &Inputs::none()).unwrap();
         let lines: Vec<&CoreHolds> = log.holds().collect();
         let mut back = lines[0].bare();
-        for l in &lines[..4] {
+        for l in &lines[..5] {
             back.spans.extend(l.spans.iter().cloned());
             back.gate.extend(l.gate.iter().cloned());
             back.posts.extend(l.posts.iter().cloned());
+            back.gets.extend(l.gets.iter().cloned());
             back.lost_cycles += l.lost_cycles;
             back.gate_lost_cycles += l.gate_lost_cycles;
             back.lost_posts += l.lost_posts;
@@ -625,7 +637,7 @@ mod tests {
         assert_eq!(back, h);
         assert_eq!((lines[0].lost_cycles, lines[0].lost_posts), (7, 2));
         assert_eq!(
-            lines[4].lost_cycles, 4,
+            lines[5].lost_cycles, 4,
             "a count alone is a line of its own"
         );
     }

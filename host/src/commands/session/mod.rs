@@ -701,6 +701,7 @@ impl Session {
                     .collect(),
                 gate_lost_cycles: h.gate_lost_cycles,
                 posts: h.posts.iter().map(|&(c, s)| (c, s as u32)).collect(),
+                gets: h.gets.iter().map(|&(c, s)| (c, s as u32)).collect(),
                 lost_posts: h.lost_posts,
             })?;
         }

@@ -40,13 +40,14 @@ pub(crate) fn index(log: Option<&OpLog>) -> Index<'_> {
 pub(crate) struct Thread<'a> {
     pub gate: Vec<&'a (u64, u32, String)>,
     pub posts: Vec<(u64, u32)>,
+    pub gets: Vec<(u64, u32)>,
 }
 
 /// Every thread the op log's `held` lines describe, by (chip, run, tile, TRISC).
 pub(crate) fn threads(log: Option<&OpLog>) -> HashMap<(u32, u32, NocCoord, Risc), Thread<'_>> {
     let mut out: HashMap<_, Thread<'_>> = HashMap::new();
     for h in log.into_iter().flat_map(OpLog::holds) {
-        if h.gate.is_empty() && h.posts.is_empty() {
+        if h.gate.is_empty() && h.posts.is_empty() && h.gets.is_empty() {
             continue;
         }
         let Some(risc) = Risc::from_name(&h.risc) else {
@@ -56,6 +57,7 @@ pub(crate) fn threads(log: Option<&OpLog>) -> HashMap<(u32, u32, NocCoord, Risc)
         let t = out.entry((h.device, h.run_id, tile, risc)).or_default();
         t.gate.extend(h.gate.iter());
         t.posts.extend(h.posts.iter().copied());
+        t.gets.extend(h.gets.iter().copied());
     }
     out
 }

@@ -223,9 +223,18 @@ impl Collector {
                 let off = offset(p, o.chip, core.tile);
                 let common = |c: u64| (c as i64 - off).max(0) as u64;
                 for &&(start, cycles, ref why) in &th.gate {
-                    let super::held::HeldOn::Other(_, Some(by)) =
-                        super::held::classify(why, core.risc)
-                    else {
+                    let end = start.saturating_add(cycles as u64);
+                    let by = match super::held::classify(why, core.risc) {
+                        super::held::HeldOn::Other(_, Some(by)) => Some(by),
+                        _ => why
+                            .strip_prefix("tensix-fifo: semaphore ")
+                            .and_then(|n| n.parse::<u32>().ok())
+                            .and_then(|n| {
+                                let thread = |r: Risc| threads.get(&(o.chip, o.run, core.tile, r));
+                                releaser(thread, core.risc, n, start, end)
+                            }),
+                    };
+                    let Some(by) = by else {
                         continue;
                     };
                     if self.held >= PATH_EVENTS {
@@ -236,7 +245,7 @@ impl Collector {
                     t.gates.push(critpath::HeldSpan {
                         core,
                         start: common(start),
-                        end: common(start.saturating_add(cycles as u64)),
+                        end: common(end),
                         by: CoreId {
                             tile: core.tile,
                             risc: by,
@@ -262,6 +271,35 @@ impl Collector {
             }
         }
     }
+}
+
+/// The TRISC whose thread let a gate held on Tensix semaphore `n` from `start` to `end`
+/// (wall clock) go: of the tile's other threads (`thread`), the one that executed the
+/// latest `SEMPOST` or `SEMGET` of `n` in that time (a wait for a value above zero is let go
+/// by a post, one for a value below the maximum by a get); `None` when none did.
+fn releaser<'a>(
+    thread: impl Fn(Risc) -> Option<&'a super::held::Thread<'a>>,
+    waiting: Risc,
+    n: u32,
+    start: u64,
+    end: u64,
+) -> Option<Risc> {
+    [Risc::Trisc0, Risc::Trisc1, Risc::Trisc2]
+        .into_iter()
+        .filter(|&r| r != waiting)
+        .filter_map(|r| {
+            let th = thread(r)?;
+            let at = th
+                .posts
+                .iter()
+                .chain(&th.gets)
+                .filter(|&&(at, sem)| sem == n && (start..=end).contains(&at))
+                .map(|&(at, _)| at)
+                .max()?;
+            Some((at, r))
+        })
+        .max()
+        .map(|(_, r)| r)
 }
 
 /// How far `tile`'s cycle counter runs ahead of the chip's common base (the timebase's
@@ -825,4 +863,44 @@ pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::held::Thread;
+    use super::*;
+
+    /// Math's thread waits at its gate on Tensix semaphore 0 from 100 to 150: pack's
+    /// `SEMGET` at 148 let it go (unpack's post of it at 90 came before the wait, and
+    /// math's own post does not count); on semaphore 1 nobody moved it.
+    #[test]
+    fn a_gate_on_a_semaphore_is_let_go_by_the_latest_post_or_get_of_another_thread() {
+        let unpack = Thread {
+            posts: vec![(90, 0)],
+            ..Thread::default()
+        };
+        let math = Thread {
+            posts: vec![(149, 0)],
+            ..Thread::default()
+        };
+        let pack = Thread {
+            gets: vec![(120, 0), (148, 0), (160, 0)],
+            ..Thread::default()
+        };
+        let thread = |r: Risc| match r {
+            Risc::Trisc0 => Some(&unpack),
+            Risc::Trisc1 => Some(&math),
+            Risc::Trisc2 => Some(&pack),
+            _ => None,
+        };
+        assert_eq!(
+            releaser(thread, Risc::Trisc1, 0, 100, 150),
+            Some(Risc::Trisc2)
+        );
+        assert_eq!(
+            releaser(thread, Risc::Trisc1, 0, 80, 95),
+            Some(Risc::Trisc0)
+        );
+        assert_eq!(releaser(thread, Risc::Trisc1, 1, 100, 150), None);
+    }
 }
