@@ -39,8 +39,9 @@ pub(crate) struct RingPass {
     /// Distinct (run, site) of the site-carrying records, in first-seen order.
     pub(crate) sites: Vec<(u32, u16)>,
     seen: SmallMap<(u32, u16), ()>,
-    /// First and last host ns of the site-carrying records, per run.
-    pub(crate) spans: SmallMap<u32, (f64, f64)>,
+    /// First and last device cycles of the site-carrying records placed on the host
+    /// timeline, per run (the ring's tile's clock: later cycles are later host times).
+    pub(crate) spans: SmallMap<u32, (u64, u64)>,
     /// The ring's wrapper zones.
     pub(crate) wrappers: RingWrappers,
 }
@@ -122,12 +123,13 @@ impl RingPass {
         // Point records sit at their end time, zones span start to end.
         let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
         let id = self.id;
-        let a = timebase.host_ns(id.chip, id.tile, if is_zone { start } else { end });
+        let first = if is_zone { start } else { end };
+        let a = timebase.host_ns(id.chip, id.tile, first);
         let b = timebase.host_ns(id.chip, id.tile, end);
         if let (Some(a), Some(b)) = (a, b) {
             if a.is_finite() && b.is_finite() {
-                let s = self.spans.get_or_insert_with(run, || (a, b));
-                *s = (s.0.min(a), s.1.max(b));
+                let s = self.spans.get_or_insert_with(run, || (first, end));
+                *s = (s.0.min(first), s.1.max(end));
             }
         }
     }

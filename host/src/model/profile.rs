@@ -25,14 +25,14 @@ use crate::pass::RingPass;
 use crate::readout::{self, Readout, RingReport};
 use crate::resolve::{Resolution, Resolver};
 use crate::sites::SiteMeta;
-use crate::timebase::Timebase;
-use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
+use crate::timebase::{HostTime, Timebase};
+use crate::timeline::{widen_time, Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
 use riscv_linker::devfile::Geometry;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The records' first and last host ns per (chip, op id).
-type OpSpans = BTreeMap<(u32, Option<u32>), (f64, f64)>;
+type OpSpans = BTreeMap<(u32, Option<u32>), (HostTime, HostTime)>;
 
 /// How much of the shorter of (the op log's host time range, the device records' span) the
 /// two must share for the op log's host times to place the ops.
@@ -504,6 +504,10 @@ impl Profile {
     fn add_ops(&mut self) {
         let mut dev = self.device_ops.by_run.clone();
         let span = |s: &Option<device::TimeSpan>| s.map(|s| (s.start.ns, s.end.ns));
+        let time = |d: &device::DeviceTimes| {
+            let t = |s: &Option<device::TimeSpan>| s.map(|s| (s.start.time, s.end.time));
+            widen_time(t(&d.fw), t(&d.kernel))
+        };
         if let Some(log) = &self.oplog {
             for op in log.ops() {
                 let d = dev.remove(&(op.device, op.run_id));
@@ -515,6 +519,7 @@ impl Profile {
                     log_host_ns: Some((op.host_start_ns, op.host_end_ns)),
                     kernel_ns: d.as_ref().and_then(|d| span(&d.kernel)),
                     fw_ns: d.as_ref().and_then(|d| span(&d.fw)),
+                    device_time: d.as_ref().and_then(time),
                 });
             }
             self.signposts = log
@@ -535,6 +540,7 @@ impl Profile {
                 log_host_ns: None,
                 kernel_ns: span(&d.kernel),
                 fw_ns: span(&d.fw),
+                device_time: time(&d),
             });
         }
         sort_ops(&mut self.ops);
@@ -587,9 +593,13 @@ impl Profile {
                 local.push(((run, site), label));
             }
             for (&run, &(a, b)) in pass.spans.iter() {
+                let at = |c| self.timebase.host_time(id.chip, id.tile, c);
+                let (Some(a), Some(b)) = (at(a), at(b)) else {
+                    continue;
+                };
                 let op = self.op_index.get(&(id.chip, run)).copied();
                 let s = spans.entry((id.chip, op)).or_insert((a, b));
-                *s = (s.0.min(a), s.1.max(b));
+                *s = widen_time(Some(*s), Some((a, b))).expect("both given");
             }
             local.sort_unstable_by_key(|e| e.0);
             self.ring_labels.push(RingLabels(local.into_boxed_slice()));
@@ -625,7 +635,7 @@ impl Profile {
                 continue;
             };
             let records = spans.range((chip, None)..=(chip, Some(u32::MAX)));
-            let Some(device) = hull(records.map(|(_, &s)| s)) else {
+            let Some(device) = hull(records.map(|(_, &(a, b))| (a.ns(), b.ns()))) else {
                 continue;
             };
             if overlaps_enough(host, device) {
@@ -663,9 +673,11 @@ impl Profile {
                 continue;
             }
             let own = o
-                .device_span()
+                .device_time
                 .or_else(|| spans.get(&(chip, Some(i as u32))).copied());
-            o.host_ns = own.map(|(a, b)| (a.max(0.0).floor() as u64, b.max(0.0).ceil() as u64));
+            // Whole ns around the span, exact at any size (clamped to the op log's range).
+            let whole = |t: Option<i128>| t.map(|t| t.clamp(0, u64::MAX as i128) as u64);
+            o.host_ns = own.and_then(|(a, b)| Some((whole(a.floor())?, whole(b.ceil())?)));
             if o.host_ns.is_some() {
                 placed += 1;
             } else {

@@ -13,7 +13,7 @@ use crate::oplog::{OpLog, Signpost};
 use crate::profile::{Profile, RingView};
 use crate::readout::Readout;
 use crate::resolve::Resolution;
-use crate::timebase::Timebase;
+use crate::timebase::{HostTime, Timebase};
 use riscv_linker::{Arch, NocCoord, Risc};
 
 /// One ring's row.
@@ -154,6 +154,9 @@ pub struct OpSpan {
     pub kernel_ns: Option<(f64, f64)>,
     /// First FW start to last FW end, host ns (`None`: no FW zone recorded).
     pub(crate) fw_ns: Option<(f64, f64)>,
+    /// The FW and KERNEL zones' span on the host timeline to well under a ns (`fw_ns` and
+    /// `kernel_ns` are `f64`: a ns or more off past 2^53 ns), for placing the op by it.
+    pub(crate) device_time: Option<(HostTime, HostTime)>,
 }
 
 /// Everything the timeline outputs draw.
@@ -185,6 +188,21 @@ impl OpSpan {
     /// wrapper zone recorded).
     pub(crate) fn device_span(&self) -> Option<(f64, f64)> {
         crate::profile::hull(self.fw_ns.into_iter().chain(self.kernel_ns))
+    }
+}
+
+/// The smallest span holding both (`None` when neither is given), to the last bit of each
+/// time ([`HostTime::before`]).
+pub(crate) fn widen_time(
+    a: Option<(HostTime, HostTime)>,
+    b: Option<(HostTime, HostTime)>,
+) -> Option<(HostTime, HostTime)> {
+    match (a, b) {
+        (Some((s, e)), Some((s2, e2))) => Some((
+            if s2.before(s) { s2 } else { s },
+            if e.before(e2) { e2 } else { e },
+        )),
+        (x, None) | (None, x) => x,
     }
 }
 
@@ -449,6 +467,35 @@ mod tests {
         );
         // Mostly overlapping is trusted.
         assert!(shifted(500_000).issues.is_empty());
+    }
+
+    /// Issue 41: an op placed by its own device times is placed to the ns at any size. The
+    /// chip's clock reads cycle 0 at 2^60 ns (whole ns: an `f64` there steps by 256), the
+    /// op log's times are nowhere near: each op's host times are its first FW start and last
+    /// FW end exactly (through `f64` they were rounded to a multiple of 256 ns).
+    #[test]
+    fn an_op_placed_by_device_times_far_from_zero_is_placed_to_the_ns() {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let mut tb = Timebase::nominal(fixture::ARCH, 1);
+        let base = 1u64 << 60;
+        tb.chips.get_mut(&0).unwrap().reference_ns = base as f64;
+        let t = Timeline::build(&r, &res, Some(&fixture::oplog()), &tb);
+        assert!(
+            t.issues
+                .iter()
+                .any(|i| i.what.contains("placed at their own device times")),
+            "{:?}",
+            t.issues
+        );
+        for (run, _) in fixture::OPS {
+            let op = t.ops.iter().find(|o| o.run == run).unwrap();
+            let fw = (
+                times(run, 0, Risc::Brisc).fw.0,
+                times(run, 1, Risc::Trisc2).fw.1,
+            );
+            assert_eq!(op.host_ns, Some((base + fw.0, base + fw.1)), "run {run}");
+        }
     }
 
     #[test]

@@ -16,7 +16,8 @@ use super::{Finished, Sink};
 use crate::error::{Error, Result};
 use crate::issue::Issue;
 use crate::profile::Profile;
-use crate::timeline::OpSpan;
+use crate::timebase::HostTime;
+use crate::timeline::{widen_time, OpSpan};
 use std::collections::BTreeMap;
 
 /// Sinks being fed parts of one run (see the module docs).
@@ -33,6 +34,7 @@ struct Spans {
     name: String,
     kernel: Option<(f64, f64)>,
     fw: Option<(f64, f64)>,
+    time: Option<(HostTime, HostTime)>,
 }
 
 fn widen(into: &mut Option<(f64, f64)>, span: Option<(f64, f64)>) {
@@ -87,6 +89,7 @@ impl<'a> Stream<'a> {
             });
             widen(&mut e.kernel, o.kernel_ns);
             widen(&mut e.fw, o.fw_ns);
+            e.time = widen_time(e.time, o.device_time);
         }
         Ok(())
     }
@@ -99,6 +102,7 @@ impl<'a> Stream<'a> {
             if let Some(s) = self.spans.remove(&(o.chip, o.run)) {
                 widen(&mut o.kernel_ns, s.kernel);
                 widen(&mut o.fw_ns, s.fw);
+                o.device_time = widen_time(o.device_time, s.time);
             }
         }
         for ((chip, run_id), s) in std::mem::take(&mut self.spans) {
@@ -110,15 +114,16 @@ impl<'a> Stream<'a> {
                 log_host_ns: None,
                 kernel_ns: s.kernel,
                 fw_ns: s.fw,
+                device_time: s.time,
             });
         }
         crate::profile::sort_ops(&mut run.ops);
         // The op log's host times against the device spans of the whole run.
-        let spans: BTreeMap<(u32, Option<u32>), (f64, f64)> = run
+        let spans: BTreeMap<(u32, Option<u32>), (HostTime, HostTime)> = run
             .ops
             .iter()
             .enumerate()
-            .filter_map(|(i, o)| o.device_span().map(|s| ((o.chip, Some(i as u32)), s)))
+            .filter_map(|(i, o)| o.device_time.map(|s| ((o.chip, Some(i as u32)), s)))
             .collect();
         run.check_host_times(&spans);
         run.issues.append(&mut self.issues);

@@ -641,6 +641,7 @@ fn a_lane_of_sub_pixel_zones_is_painted_like_one_zone_over_the_same_span() {
         t.marks.clear();
         // The op is not drawn (no device span), its host span sets the page's time axis.
         t.ops = vec![OpSpan {
+            device_time: None,
             host_ns: Some((0, 10 * 5 * n)),
             kernel_ns: None,
             ..t.ops[0].clone()
