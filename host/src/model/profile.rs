@@ -519,7 +519,7 @@ impl Profile {
                     log_host_ns: Some((op.host_start_ns, op.host_end_ns)),
                     kernel_ns: d.as_ref().and_then(|d| span(&d.kernel)),
                     fw_ns: d.as_ref().and_then(|d| span(&d.fw)),
-                    device_time: d.as_ref().and_then(time),
+                    device_time: d.as_ref().and_then(|d| time(d)),
                 });
             }
             self.signposts = log
