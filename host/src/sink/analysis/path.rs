@@ -675,7 +675,8 @@ fn who(c: &CoreRef) -> String {
 }
 
 /// The path's time by who spent it, largest first: busy cycles per core (`stage (RISC
-/// x-y)`), and wait cycles per (core, resource, what ended the wait).
+/// x-y)`; its Tensix thread's apart, `stage's Tensix thread (RISC x-y)`), and wait cycles
+/// per (core, resource, what ended the wait).
 pub(crate) type Shares = (Vec<(String, u64)>, Vec<((String, String, String), u64)>);
 
 /// [`Shares`] of `c`.
@@ -684,7 +685,14 @@ pub(crate) fn shares(c: &CriticalPath) -> Shares {
     let mut waits: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     for s in &c.segments {
         if s.kind == "busy" {
-            *busy.entry(who(&s.core)).or_default() += s.cycles;
+            let w = match s.on {
+                Some(on) => format!(
+                    "{}'s {on} ({} {})",
+                    s.core.stage, s.core.risc, s.core.tile
+                ),
+                None => who(&s.core),
+            };
+            *busy.entry(w).or_default() += s.cycles;
         } else {
             let by = match (&s.signal, s.unmatched) {
                 (Some(r), _) => format!(
