@@ -58,7 +58,8 @@
 //! Otherwise it continues on the posting TRISC at the push. A TTSync wait (a TRISC waiting
 //! for its own thread to finish) goes the same way: its thread worked up to the wait's end,
 //! from the end of its gate's latest stretch on another TRISC's thread inside the wait, and
-//! the path continues on that TRISC there; with no such stretch the wait is whole, here. Reaching a core's KERNEL start before the op's first start, the rest is a
+//! the path continues on that TRISC there; with no such stretch the wait is whole, here.
+//! Reaching a core's KERNEL start before the op's first start, the rest is a
 //! `launch` wait (that core had not started). Each step ends where the previous began, so
 //! the steps tile the op's span: they add up to its duration exactly.
 
@@ -414,6 +415,16 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
     for v in gates.values_mut() {
         v.sort_by_key(|g| (g.start, g.end));
     }
+    // The latest stretch `c`'s thread's gate waited on another thread between `from` and
+    // `until`, unless crossing at its end would repeat the last crossing (stretches of one
+    // thread do not overlap: only the latest starting before `until` can reach past `from`).
+    let gate_in = |c: CoreId, from: u64, until: u64, crossed_at: Option<u64>| {
+        let on = gates.get(&c).map(Vec::as_slice).unwrap_or(&[]);
+        on[..on.partition_point(|g| g.start < until)]
+            .last()
+            .filter(|g| g.end > from && crossed_at != Some(g.end.min(until)))
+            .copied()
+    };
     let mut out: Vec<PathStep> = Vec::new();
     let push = |out: &mut Vec<PathStep>, core, start: u64, end: u64, kind| {
         if end > start {
@@ -495,12 +506,8 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
                 // held at its gate on another thread (the path goes on there, at the
                 // stretch's end), or the RISC was late to push (it goes on there).
                 let pushed = s.at.min(executed);
-                let on = gates.get(&s.core).map(Vec::as_slice).unwrap_or(&[]);
-                let g = on[..on.partition_point(|g| g.start < executed)]
-                    .last()
-                    .filter(|g| g.end > pushed && crossed_at != Some(g.end.min(executed)));
                 let post = StepKind::Coprocessor { post: Some(si) };
-                match g {
+                match gate_in(s.core, pushed, executed, crossed_at) {
                     Some(g) => {
                         let ge = g.end.min(executed);
                         push(&mut out, s.core, ge, executed, post);
@@ -518,13 +525,9 @@ pub fn critical_path(t: &OpTrace, m: &Matching) -> Path {
             // A TTSync wait is its own thread's work; where the thread's gate waited on
             // another TRISC's thread meanwhile, the path goes on there.
             Err(Unmatched::Coprocessor) if wait.wait == Some(Wait::TtSync) => {
-                let on = gates.get(&core).map(Vec::as_slice).unwrap_or(&[]);
-                let g = on[..on.partition_point(|g| g.start < we)]
-                    .last()
-                    .filter(|g| g.end > wait.start && crossed_at != Some(g.end.min(we)));
-                match g {
+                match gate_in(core, wait.start, we, crossed_at) {
                     Some(g) => {
-                        let ge = g.end.max(wait.start).min(we);
+                        let ge = g.end.min(we);
                         push(&mut out, core, ge, we, StepKind::Coprocessor { post: None });
                         crossed_at = Some(ge);
                         core = g.by;

@@ -197,10 +197,12 @@ impl Collector {
 
 impl Collector {
     /// The emulator's log of each TRISC's Tensix thread (the op log's `held` lines): the
-    /// stretches its gate waited on another TRISC's thread, as [`OpTrace::gates`], and the
-    /// cycle it executed each `SEMPOST`, given to the post its TRISC recorded when it pushed
-    /// it (the k-th recorded post of a semaphore is the k-th executed: a thread executes in
-    /// order). When the counts differ (records lost or left out) the posts keep their push.
+    /// stretches its gate waited on another TRISC's thread, as [`OpTrace::gates`] (`SrcA`
+    /// data names unpack; a Tensix semaphore names the thread that moved it last in the
+    /// stretch, [`releaser`]), and the cycle it executed each `SEMPOST`, given to the post
+    /// its TRISC recorded when it pushed it (the k-th recorded post of a semaphore is the
+    /// k-th executed: a thread executes in order). When the counts differ (records lost or
+    /// left out) the posts keep their push.
     fn add_threads(&mut self, p: &Profile) {
         let threads = super::held::threads(p.oplog.as_ref());
         if threads.is_empty() {
@@ -686,10 +688,7 @@ pub(crate) fn shares(c: &CriticalPath) -> Shares {
     for s in &c.segments {
         if s.kind == "busy" {
             let w = match s.on {
-                Some(on) => format!(
-                    "{}'s {on} ({} {})",
-                    s.core.stage, s.core.risc, s.core.tile
-                ),
+                Some(on) => format!("{}'s {on} ({} {})", s.core.stage, s.core.risc, s.core.tile),
                 None => who(&s.core),
             };
             *busy.entry(w).or_default() += s.cycles;
