@@ -361,7 +361,8 @@ fn the_critical_path_walks_through_the_coprocessor_to_the_slow_stage() {
 
 /// Math slowed on the coprocessor (2,000 extra accumulating `ELWADD`s a tile,
 /// `EXTRA_ELWADDS`): its RISC is held on the full instruction FIFO while the Matrix Unit
-/// works, so it is bound by math with the Matrix Unit named. With the same `ELWADD`s and a slow unpacker instead,
+/// works, so it is bound by math with the Matrix Unit named, and its critical path is math's
+/// work reached from the writer's end and back to the reader. With the same `ELWADD`s and a slow unpacker instead,
 /// math's RISC is held waiting for `SrcA` data: a wait on unpack, not busy math.
 #[test]
 fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
@@ -392,6 +393,22 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
         "the Matrix Unit {unit} of {kernel} ns: {math:#}"
     );
     assert!(math["busy_ns"].as_f64().unwrap() >= unit, "{math:#}");
+    // Issue 40: its critical path is mostly math's busy time and reaches back to the reader
+    // (the first tiles' reads), not only the stage that waited for math.
+    let c = &op["critical_path"];
+    let segs = c["segments"].as_array().unwrap();
+    let total = c["cycles"].as_u64().unwrap();
+    let math_busy: u64 = segs
+        .iter()
+        .filter(|s| s["core"]["risc"] == "TRISC_1" && s["kind"] == "busy")
+        .map(|s| s["cycles"].as_u64().unwrap())
+        .sum();
+    assert!(math_busy * 10 >= total * 9, "math busy {math_busy} of {total}: {c:#}");
+    assert!(
+        segs.iter()
+            .any(|s| s["core"]["risc"] == "BRISC" && s["resource"] != "launch"),
+        "the path reaches the reader: {c:#}"
+    );
 
     let out = root.join("unpack-slow");
     run_pipeline_l1(&out, 2, 20000, false, 20000, 0, &["0x30050=64"]);
