@@ -824,7 +824,8 @@ pub struct Arrow {
     pub resource: String,
 }
 
-/// Every hand-over of every op's critical path, in path order.
+/// Every hand-over of every op's critical path, in path order: from the signal (a Tensix
+/// post's execution, when known) to the end of the wait it ended.
 pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
     let lane = |chip: u32, c: &CoreRef| -> Option<Lane> {
         let (x, y) = c.tile.split_once('-')?;
@@ -854,7 +855,8 @@ pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
                 Some(exact::whole_at(Some(&clock), cycles, clock.host_ns(cycles)).unwrap_or(0))
             };
             let (Some(from_ns), Some(to_ns)) = (
-                whole(from.tile, raw(from.tile, sig.cycles)),
+                // A Tensix post released its semaphore when its thread executed it.
+                whole(from.tile, raw(from.tile, sig.executed_cycles.unwrap_or(sig.cycles))),
                 whole(to.tile, raw(to.tile, s.end_cycles)),
             ) else {
                 continue;
