@@ -403,7 +403,10 @@ fn a_risc_held_on_the_coprocessor_is_busy_only_while_its_own_unit_works() {
         .filter(|s| s["core"]["risc"] == "TRISC_1" && s["kind"] == "busy")
         .map(|s| s["cycles"].as_u64().unwrap())
         .sum();
-    assert!(math_busy * 10 >= total * 9, "math busy {math_busy} of {total}: {c:#}");
+    assert!(
+        math_busy * 10 >= total * 9,
+        "math busy {math_busy} of {total}: {c:#}"
+    );
     assert!(
         segs.iter()
             .any(|s| s["core"]["risc"] == "BRISC" && s["resource"] != "launch"),

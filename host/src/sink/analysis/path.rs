@@ -856,7 +856,10 @@ pub fn arrows(p: &Profile, a: &super::Analysis) -> Vec<Arrow> {
             };
             let (Some(from_ns), Some(to_ns)) = (
                 // A Tensix post released its semaphore when its thread executed it.
-                whole(from.tile, raw(from.tile, sig.executed_cycles.unwrap_or(sig.cycles))),
+                whole(
+                    from.tile,
+                    raw(from.tile, sig.executed_cycles.unwrap_or(sig.cycles)),
+                ),
                 whole(to.tile, raw(to.tile, s.end_cycles)),
             ) else {
                 continue;
