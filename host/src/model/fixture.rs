@@ -4,7 +4,7 @@
 
 use crate::decode::{RecordKind, Records};
 use crate::oplog::{KernelBinding, OpLog, OpLogEntry, OpRecord, Signpost, TensorDesc};
-use crate::readout::{control::RingControl, Readout, RingId, RingReport};
+use crate::readout::{Readout, RingId, RingReport};
 use crate::resolve::Resolution;
 use crate::sites::SiteTable;
 use riscv_linker::devfile::Geometry;
@@ -164,7 +164,7 @@ pub(crate) fn readout() -> Readout {
                 },
                 payload_bytes: 12 * records.len() as u64,
                 records,
-                control: RingControl::default(),
+                control: None,
                 dropped: 0,
                 stalls: 0,
                 losses_in_band: 0,

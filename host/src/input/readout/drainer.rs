@@ -242,7 +242,7 @@ impl<'m> Drainer<'m> {
             return Ok(true);
         }
         let mut report = RingReport::new(id);
-        report.control = c;
+        report.control = Some(Box::new(c));
         report.bus_bytes = self.mem.bytes_read() - before;
         let mut entry = RingEntry::new(report, tile_index, map, self.keep_payload);
         // A recording of a drained run carries what its consumer took: it comes first.

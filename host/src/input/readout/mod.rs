@@ -51,8 +51,10 @@ pub struct RingReport {
     /// Decoded records, in ring order (non-decreasing time): the rich view, filled by
     /// [`Drainer::finish`] with what was not taken before (`Drainer::take_zones`).
     pub records: Records,
-    /// The control words as last read.
-    pub control: control::RingControl,
+    /// The control words as last read (read through [`RingReport::control`]); `None` for a
+    /// ring not read from device memory (a device CSV's: all zero), which keeps 40 bytes a
+    /// ring off an import of hundreds of thousands of rings.
+    pub(crate) control: Option<Box<control::RingControl>>,
     /// Records the producer dropped because the ring was full (the `DROPPED` counter).
     pub dropped: u32,
     /// Times the producer waited for the consumer (`STALLS`; each is a `PROFILER-STALL` zone).
@@ -89,7 +91,7 @@ impl RingReport {
         RingReport {
             id,
             records: Records::new(),
-            control: Default::default(),
+            control: None,
             dropped: 0,
             stalls: 0,
             losses_in_band: 0,
@@ -100,6 +102,16 @@ impl RingReport {
             corrupt: None,
             released: None,
         }
+    }
+
+    /// The control words as last read (all zero for a ring not read from device memory).
+    pub fn control(&self) -> control::RingControl {
+        self.control.as_deref().copied().unwrap_or_default()
+    }
+
+    /// The control words, to change them (made, all zero, if there were none).
+    pub(crate) fn control_mut(&mut self) -> &mut control::RingControl {
+        self.control.get_or_insert_with(Default::default)
     }
 
     /// Zones (with or without a value) decoded.
@@ -126,7 +138,7 @@ impl RingReport {
         RingReport {
             id: self.id,
             records: Records::new(),
-            control: self.control,
+            control: self.control.clone(),
             dropped: self.dropped,
             stalls: self.stalls,
             losses_in_band: self.losses_in_band,

@@ -61,7 +61,7 @@ impl RingEntry {
         if keep_payload {
             span.keep_payload();
         }
-        let tail = report.control.tail;
+        let tail = report.control().tail;
         RingEntry {
             report,
             span,
@@ -92,7 +92,7 @@ impl RingEntry {
         let id = self.report.id;
         let before = mem.bytes_read();
         if !std::mem::take(&mut self.fresh) {
-            self.report.control.head =
+            self.report.control_mut().head =
                 mem.read_u32(id.chip, id.tile, self.map.ring_block(id.risc) + ring::HEAD)?;
         }
         // Also when the words were fresh: they were current when the ring was found, not
@@ -132,7 +132,7 @@ impl RingEntry {
             self.map.ring_block(id.risc) + DRAIN_FIRST,
             &mut w,
         )?;
-        self.report.control.set_live(&w);
+        self.report.control_mut().set_live(&w);
         self.stale = false;
         let result = self.drain_span(mem, consume, issues);
         self.report.bus_bytes += mem.bytes_read() - before;
@@ -186,7 +186,7 @@ impl RingEntry {
     ) -> Result<()> {
         let id = self.report.id;
         let r = &mut self.report;
-        let mut c = r.control;
+        let mut c = r.control();
         c.tail = self.tail;
         r.dropped = c.dropped;
         r.stalls = c.stalls;
@@ -253,14 +253,14 @@ impl RingEntry {
             }
             self.tail = head;
         }
-        if consume && r.control.tail != self.tail {
+        if consume && r.control().tail != self.tail {
             mem.write_u32(
                 id.chip,
                 id.tile,
                 self.map.ring_block(id.risc) + ring::TAIL,
                 self.tail,
             )?;
-            r.control.tail = self.tail;
+            r.control_mut().tail = self.tail;
         }
         Ok(())
     }
@@ -275,7 +275,7 @@ fn mid_stream_issue(r: &RingReport, records: u64) -> Option<Issue> {
                 "attached where an earlier consumer left TAIL ({:#x}): {records} record(s) before the next Run record have \
                  times relative to a reference this readout never saw (they may be off by multiples of 2^16 or 2^32 \
                  cycles) and no known launch",
-                r.control.tail
+                r.control().tail
             ),
         )
         .with_count(records)
