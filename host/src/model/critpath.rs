@@ -615,13 +615,18 @@ pub fn unmatched(t: &OpTrace, m: &Matching) -> (UnmatchedWaits, UnmatchedSignals
 mod tests {
     use super::*;
 
-    fn kind_name(k: StepKind) -> &'static str {
-        match k {
+    /// The path's steps as (RISC, start, end, what: `busy`, `wait`, `thread`, `launch`).
+    fn steps_of(p: &Path) -> Vec<(Risc, u64, u64, &'static str)> {
+        let name = |k| match k {
             StepKind::Busy => "busy",
             StepKind::Wait { .. } => "wait",
             StepKind::Coprocessor { .. } => "thread",
             StepKind::Launch => "launch",
-        }
+        };
+        p.steps
+            .iter()
+            .map(|s| (s.core.risc, s.start, s.end, name(s.kind)))
+            .collect()
     }
 
     fn core(x: u8, risc: Risc) -> CoreId {
@@ -827,10 +832,7 @@ mod tests {
         let steps = |t: &OpTrace| -> Vec<(Risc, u64, u64, &'static str)> {
             let path = critical_path(t, &match_waits(t));
             assert_eq!(path.steps.iter().map(|s| s.end - s.start).sum::<u64>(), 100);
-            path.steps
-                .iter()
-                .map(|s| (s.core.risc, s.start, s.end, kind_name(s.kind)))
-                .collect()
+            steps_of(&path)
         };
         assert_eq!(
             steps(&t),
@@ -889,11 +891,7 @@ mod tests {
         let steps = |t: &OpTrace| -> Vec<(Risc, u64, u64, &'static str)> {
             let m = match_waits(t);
             assert_eq!(m, [Err(Unmatched::Coprocessor)]);
-            critical_path(t, &m)
-                .steps
-                .iter()
-                .map(|s| (s.core.risc, s.start, s.end, kind_name(s.kind)))
-                .collect()
+            steps_of(&critical_path(t, &m))
         };
         assert_eq!(
             steps(&t),
@@ -976,13 +974,8 @@ mod tests {
         let t = pipeline();
         let m = match_waits(&t);
         let p = critical_path(&t, &m);
-        let seg: Vec<(Risc, u64, u64, &str)> = p
-            .steps
-            .iter()
-            .map(|s| (s.core.risc, s.start, s.end, kind_name(s.kind)))
-            .collect();
         assert_eq!(
-            seg,
+            steps_of(&p),
             [
                 (Risc::Brisc, 0, 10, "busy"),
                 (Risc::Brisc, 10, 20, "wait"),

@@ -373,6 +373,14 @@ mod tests {
         assert_eq!(t.sites.len(), 11, "one label per distinct site");
     }
 
+    /// Run `run`'s first FW start (tile 0's BRISC) and last FW end (tile 1's TRISC2), cycles.
+    fn fw_span(run: u32) -> (u64, u64) {
+        (
+            times(run, 0, Risc::Brisc).fw.0,
+            times(run, 1, Risc::Trisc2).fw.1,
+        )
+    }
+
     /// The fixture's timeline with every op's host times moved by `shift_ns`.
     fn shifted(shift_ns: u64) -> Timeline {
         let r = fixture::readout();
@@ -429,10 +437,7 @@ mod tests {
         );
         for (run, _) in fixture::OPS {
             let op = t.ops.iter().find(|o| o.run == run).unwrap();
-            let fw = (
-                times(run, 0, Risc::Brisc).fw.0,
-                times(run, 1, Risc::Trisc2).fw.1,
-            );
+            let fw = fw_span(run);
             assert_eq!(
                 op.host_ns,
                 Some(fw),
@@ -490,10 +495,7 @@ mod tests {
         );
         for (run, _) in fixture::OPS {
             let op = t.ops.iter().find(|o| o.run == run).unwrap();
-            let fw = (
-                times(run, 0, Risc::Brisc).fw.0,
-                times(run, 1, Risc::Trisc2).fw.1,
-            );
+            let fw = fw_span(run);
             assert_eq!(op.host_ns, Some((base + fw.0, base + fw.1)), "run {run}");
         }
     }

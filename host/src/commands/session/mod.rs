@@ -676,32 +676,30 @@ impl Session {
 
     /// Logs every stretch the emulator held a core in the last run (`held` lines).
     fn log_holds(&mut self, run_id: u32) -> Result<()> {
+        // Stretches with their cause by name; (cycle, semaphore) pairs widened.
+        let named = |v: &[ttprof_emu::HeldSpan]| -> Vec<(u64, u32, String)> {
+            v.iter()
+                .map(|s| {
+                    let why = ttprof_emu::lines::cause_name(s.cause as usize);
+                    (s.start, s.cycles, why.to_string())
+                })
+                .collect()
+        };
+        let sems = |v: &[(u64, u8)]| -> Vec<(u64, u32)> {
+            v.iter().map(|&(c, s)| (c, s as u32)).collect()
+        };
         for h in self.dev.holds() {
             self.log.holds(&crate::oplog::CoreHolds {
                 run_id,
                 device: h.chip,
                 core: [h.tile.x, h.tile.y],
                 risc: h.risc.name().into(),
-                spans: h
-                    .spans
-                    .iter()
-                    .map(|s| {
-                        let why = ttprof_emu::lines::cause_name(s.cause as usize);
-                        (s.start, s.cycles, why.to_string())
-                    })
-                    .collect(),
+                spans: named(&h.spans),
                 lost_cycles: h.lost_cycles,
-                gate: h
-                    .gate
-                    .iter()
-                    .map(|s| {
-                        let why = ttprof_emu::lines::cause_name(s.cause as usize);
-                        (s.start, s.cycles, why.to_string())
-                    })
-                    .collect(),
+                gate: named(&h.gate),
                 gate_lost_cycles: h.gate_lost_cycles,
-                posts: h.posts.iter().map(|&(c, s)| (c, s as u32)).collect(),
-                gets: h.gets.iter().map(|&(c, s)| (c, s as u32)).collect(),
+                posts: sems(&h.posts),
+                gets: sems(&h.gets),
                 lost_posts: h.lost_posts,
             })?;
         }

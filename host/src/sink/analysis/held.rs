@@ -12,24 +12,30 @@
 //! stalls counts (those are already waits).
 
 use super::RiscTime;
-use crate::oplog::OpLog;
+use crate::oplog::{CoreHolds, OpLog};
 use riscv_linker::{NocCoord, Risc};
 use std::collections::HashMap;
 
 /// Stretches by (chip, run, tile, RISC).
 pub(crate) type Index<'a> = HashMap<(u32, u32, NocCoord, Risc), Vec<&'a (u64, u32, String)>>;
 
+/// Every `held` line of the op log with its core: (chip, run, tile, RISC), lines naming no
+/// RISC left out.
+fn lines(
+    log: Option<&OpLog>,
+) -> impl Iterator<Item = ((u32, u32, NocCoord, Risc), &CoreHolds)> + '_ {
+    log.into_iter().flat_map(OpLog::holds).filter_map(|h| {
+        let risc = Risc::from_name(&h.risc)?;
+        let tile = NocCoord::new(h.core[0], h.core[1]);
+        Some(((h.device, h.run_id, tile, risc), h))
+    })
+}
+
 /// Every `held` line of the op log, by core.
 pub(crate) fn index(log: Option<&OpLog>) -> Index<'_> {
     let mut out: Index<'_> = HashMap::new();
-    for h in log.into_iter().flat_map(OpLog::holds) {
-        let Some(risc) = Risc::from_name(&h.risc) else {
-            continue;
-        };
-        let tile = NocCoord::new(h.core[0], h.core[1]);
-        out.entry((h.device, h.run_id, tile, risc))
-            .or_default()
-            .extend(h.spans.iter());
+    for (key, h) in lines(log) {
+        out.entry(key).or_default().extend(h.spans.iter());
     }
     out
 }
@@ -46,15 +52,11 @@ pub(crate) struct Thread<'a> {
 /// Every thread the op log's `held` lines describe, by (chip, run, tile, TRISC).
 pub(crate) fn threads(log: Option<&OpLog>) -> HashMap<(u32, u32, NocCoord, Risc), Thread<'_>> {
     let mut out: HashMap<_, Thread<'_>> = HashMap::new();
-    for h in log.into_iter().flat_map(OpLog::holds) {
+    for (key, h) in lines(log) {
         if h.gate.is_empty() && h.posts.is_empty() && h.gets.is_empty() {
             continue;
         }
-        let Some(risc) = Risc::from_name(&h.risc) else {
-            continue;
-        };
-        let tile = NocCoord::new(h.core[0], h.core[1]);
-        let t = out.entry((h.device, h.run_id, tile, risc)).or_default();
+        let t = out.entry(key).or_default();
         t.gate.extend(h.gate.iter());
         t.posts.extend(h.posts.iter().copied());
         t.gets.extend(h.gets.iter().copied());

@@ -20,14 +20,21 @@ pub(crate) const PATH_EVENTS: usize = 1 << 20;
 #[derive(Default)]
 pub(super) struct Collector {
     traces: BTreeMap<u32, OpTrace>,
-    /// Waits and signals held, every op.
+    budget: Budget,
+}
+
+/// What the collector may still hold ([`PATH_EVENTS`]), apart from the traces so that it
+/// can be asked while they are borrowed.
+#[derive(Default)]
+struct Budget {
+    /// Waits, signals and stretches held, every op.
     held: usize,
-    /// Per op: waits and signals left out past [`PATH_EVENTS`].
+    /// Per op: those left out past [`PATH_EVENTS`].
     left_out: BTreeMap<u32, u64>,
 }
 
-impl Collector {
-    /// Whether one more wait or signal of `op` may be kept (else it is counted).
+impl Budget {
+    /// Whether one more wait, signal or stretch of `op` may be kept (else it is counted).
     fn room(&mut self, op: u32) -> bool {
         if self.held < PATH_EVENTS {
             self.held += 1;
@@ -47,8 +54,7 @@ impl Collector {
             risc: v.lane.risc,
         };
         // Each tile's counter on the chip's common base (tiles' counters are offset).
-        let off = offset(p, v.lane.chip, v.lane.tile);
-        let common = |c: u64| (c as i64 - off).max(0) as u64;
+        let common = on_common_base(p, v.lane.chip, v.lane.tile);
         // The end of the outermost wait in progress, per op.
         let mut wait_end: HashMap<u32, u64> = HashMap::new();
         // This ring's KERNEL spans per op, its own cycles.
@@ -74,7 +80,7 @@ impl Collector {
                 continue; // inside a wait already on the path
             }
             *end = z.end_cycles;
-            if !self.room(op) {
+            if !self.budget.room(op) {
                 continue;
             }
             self.traces.entry(op).or_default().waits.push(WaitSpan {
@@ -106,7 +112,7 @@ impl Collector {
             }
             open.retain(|&i| v.zones[i].end_cycles >= m.cycles);
             let zone = open.last().map(|&i| v.zones[i].site);
-            if !self.room(op) {
+            if !self.budget.room(op) {
                 continue;
             }
             self.traces.entry(op).or_default().signals.push(SignalMark {
@@ -134,7 +140,7 @@ impl Collector {
             })
             .map(|(op, t)| {
                 let mut c = build(p, op, &t);
-                c.left_out = self.left_out.get(&op).copied().unwrap_or(0);
+                c.left_out = self.budget.left_out.get(&op).copied().unwrap_or(0);
                 (op, c)
             })
             .collect()
@@ -156,8 +162,7 @@ impl Collector {
                 let Some(spans) = holds.get(&(o.chip, o.run, core.tile, core.risc)) else {
                     continue;
                 };
-                let off = offset(p, o.chip, core.tile);
-                let common = |c: u64| (c as i64 - off).max(0) as u64;
+                let common = on_common_base(p, o.chip, core.tile);
                 let mut covered: Vec<(u64, u64)> = t
                     .waits
                     .iter()
@@ -177,16 +182,13 @@ impl Collector {
                         risc: by,
                     };
                     for (a, b) in super::held::outside(s, e, &covered) {
-                        if self.held < PATH_EVENTS {
-                            self.held += 1;
+                        if self.budget.room(op) {
                             t.held.push(critpath::HeldSpan {
                                 core,
                                 start: a,
                                 end: b,
                                 by,
                             });
-                        } else {
-                            *self.left_out.entry(op).or_default() += 1;
                         }
                     }
                 }
@@ -222,8 +224,7 @@ impl Collector {
                 let Some(th) = threads.get(&(o.chip, o.run, core.tile, core.risc)) else {
                     continue;
                 };
-                let off = offset(p, o.chip, core.tile);
-                let common = |c: u64| (c as i64 - off).max(0) as u64;
+                let common = on_common_base(p, o.chip, core.tile);
                 for &&(start, cycles, ref why) in &th.gate {
                     let end = start.saturating_add(cycles as u64);
                     let by = match super::held::classify(why, core.risc) {
@@ -239,11 +240,9 @@ impl Collector {
                     let Some(by) = by else {
                         continue;
                     };
-                    if self.held >= PATH_EVENTS {
-                        *self.left_out.entry(op).or_default() += 1;
+                    if !self.budget.room(op) {
                         continue;
                     }
-                    self.held += 1;
                     t.gates.push(critpath::HeldSpan {
                         core,
                         start: common(start),
@@ -399,6 +398,12 @@ impl<'k> ProfilerCost<'k> {
         self.at.advance(v, kind, &inside, self.arch, t);
         (self.at.cycles - self.since.cycles).max(0.0).round() as u64
     }
+}
+
+/// `tile`'s cycle counts on the chip's common base ([`offset`]), 0 at the least.
+fn on_common_base(p: &Profile, chip: u32, tile: NocCoord) -> impl Fn(u64) -> u64 {
+    let off = offset(p, chip, tile);
+    move |c| (c as i64 - off).max(0) as u64
 }
 
 fn offset(p: &Profile, chip: u32, tile: riscv_linker::NocCoord) -> i64 {
