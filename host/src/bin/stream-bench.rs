@@ -179,7 +179,9 @@ fn main() {
                 let r = tracy(&ttprof, &csv, None, 18_800 + m as u16);
                 record("ring-tracy", m, &r, made, made, "zones");
             }
-            let _ = std::fs::remove_file(&csv);
+            if !keep {
+                let _ = std::fs::remove_file(&csv);
+            }
         }
         for (shape, chips, rings_per_chip, ring_zones) in [
             ("tiny-rings", 1, m * TINY_RINGS_PER_M, 2),

@@ -50,60 +50,85 @@ pub struct Marker {
     pub record: u32,
 }
 
-/// The markers of one ring's records, in time order (see the module docs).
-pub fn markers(r: &Records) -> Vec<Marker> {
-    let point = |k: RecordKind| match k {
+/// The markers of one ring's records, in time order (see the module docs), made as they
+/// are taken: what is held is the records' opening order (4 bytes a record) and the zones
+/// open at the time (a heap as deep as the nesting), not the markers (16 bytes each, two a
+/// zone).
+pub fn markers(r: &Records) -> Markers<'_> {
+    let is_marked =
+        |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone) || point(k).is_some();
+    // Openings in (start, longest first, outermost first = later in the ring first) order.
+    let mut order: Vec<u32> = (0..r.len() as u32)
+        .filter(|&i| is_marked(r.kind[i as usize]))
+        .collect();
+    order.sort_unstable_by_key(|&i| (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i)));
+    Markers {
+        r,
+        order: order.into_iter().enumerate(),
+        open: BinaryHeap::new(),
+        pending: None,
+    }
+}
+
+/// The marker of a point record's kind (`None`: a zone, or no marker).
+fn point(k: RecordKind) -> Option<MarkerType> {
+    match k {
         RecordKind::Event => Some(MarkerType::TsEvent),
         RecordKind::Data => Some(MarkerType::TsData),
         RecordKind::Sum => Some(MarkerType::ZoneTotal),
         _ => None,
-    };
-    let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
-    // Openings in (start, longest first, outermost first = later in the ring first) order.
-    let mut order: Vec<u32> = (0..r.len() as u32)
-        .filter(|&i| is_zone(r.kind[i as usize]) || point(r.kind[i as usize]).is_some())
-        .collect();
-    order.sort_unstable_by_key(|&i| (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i)));
-    let mut out = Vec::with_capacity(2 * order.len());
-    // Open zones by (end, innermost first).
-    let mut open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>> = BinaryHeap::new();
-    let close_until = |t: u64,
-                       open: &mut BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
-                       out: &mut Vec<Marker>| {
-        while let Some(&Reverse((end, _, i))) = open.peek() {
-            if end > t {
-                break;
+    }
+}
+
+/// [`markers`]' iterator.
+pub struct Markers<'r> {
+    r: &'r Records,
+    order: std::iter::Enumerate<std::vec::IntoIter<u32>>,
+    /// Open zones by (end, innermost first).
+    open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
+    /// The opening taken from `order` while zones that end before it were closed.
+    pending: Option<(usize, u32)>,
+}
+
+impl Iterator for Markers<'_> {
+    type Item = Marker;
+
+    fn next(&mut self) -> Option<Marker> {
+        let r = self.r;
+        let next = self.pending.take().or_else(|| self.order.next());
+        // Zones that end at or before the next opening (all of them after the last) close
+        // first.
+        let until = next.map_or(u64::MAX, |(_, i)| r.start[i as usize]);
+        if let Some(&Reverse((end, _, i))) = self.open.peek() {
+            if end <= until {
+                self.open.pop();
+                self.pending = next;
+                return Some(Marker {
+                    kind: MarkerType::ZoneEnd,
+                    time: end,
+                    record: i,
+                });
             }
-            open.pop();
-            out.push(Marker {
-                kind: MarkerType::ZoneEnd,
-                time: end,
-                record: i,
-            });
         }
-    };
-    for (seq, &i) in order.iter().enumerate() {
+        let (seq, i) = next?;
         let k = r.kind[i as usize];
-        let t = r.start[i as usize];
-        close_until(t, &mut open, &mut out);
-        match point(k) {
-            Some(kind) => out.push(Marker {
+        Some(match point(k) {
+            Some(kind) => Marker {
                 kind,
                 time: r.end[i as usize],
                 record: i,
-            }),
+            },
             None => {
-                out.push(Marker {
+                self.open
+                    .push(Reverse((r.end[i as usize], Reverse(seq as u64), i)));
+                Marker {
                     kind: MarkerType::ZoneStart,
-                    time: t,
+                    time: r.start[i as usize],
                     record: i,
-                });
-                open.push(Reverse((r.end[i as usize], Reverse(seq as u64), i)));
+                }
             }
-        }
+        })
     }
-    close_until(u64::MAX, &mut open, &mut out);
-    out
 }
 
 #[cfg(test)]
@@ -121,7 +146,6 @@ mod tests {
 
     fn seq(r: &Records) -> Vec<(u32, &'static str, u64)> {
         markers(r)
-            .iter()
             .map(|m| (m.record, m.kind.name(), m.time))
             .collect()
     }

@@ -38,6 +38,7 @@
 //! arrives with.
 
 mod counters;
+mod events;
 pub mod proto;
 mod sink;
 

@@ -1,6 +1,7 @@
 //! The Perfetto trace as a sink (see [`super`]).
 
 use super::counters::{share, steps, Counters};
+use super::events::{merged, Ev, Slices};
 use super::proto::*;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
@@ -151,33 +152,6 @@ pub struct PerfettoSink {
     counter_tracks: BTreeSet<u64>,
     /// What was written (after [`Sink::finish`]).
     pub stats: PerfettoStats,
-}
-
-/// One event of a ring's sequence in time order.
-enum Ev {
-    Begin(usize),
-    End,
-    Mark(usize),
-    /// A point on a counter track (uuid, value).
-    Counter(u64, f64),
-}
-
-/// `evs` with `more` (in time order) merged in: each of `more` goes before the first event
-/// of `evs` later than it, so after those at its own time.
-fn merge_by_time(evs: Vec<(u64, Ev)>, more: Vec<(u64, Ev)>) -> Vec<(u64, Ev)> {
-    if more.is_empty() {
-        return evs;
-    }
-    let mut out = Vec::with_capacity(evs.len() + more.len());
-    let mut more = more.into_iter().peekable();
-    for (ts, e) in evs {
-        while let Some(m) = more.next_if(|m| m.0 < ts) {
-            out.push(m);
-        }
-        out.push((ts, e));
-    }
-    out.extend(more);
-    out
 }
 
 impl PerfettoSink {
@@ -549,42 +523,18 @@ impl PerfettoSink {
         let at = |cycles: u64, v: f64| {
             exact::whole_at(clock.as_ref(), cycles, v).map_or(0, exact::to_u64)
         };
-        let mut evs: Vec<(u64, Ev)> = Vec::with_capacity(v.zones.len() * 2 + v.marks.len());
-        let mut open: Vec<u64> = Vec::new();
-        for (i, z) in v.zones.iter().enumerate() {
-            let start = at(z.start_cycles, z.start_ns);
-            while open.len() > z.depth as usize {
-                let end = open.pop().unwrap_or(start);
-                let cut = end.min(start);
-                if cut < end {
-                    self.stats.clamped += 1;
-                }
-                evs.push((cut, Ev::End));
-            }
-            let mut end = at(z.end_cycles, z.end_ns).max(start);
-            if let Some(&outer) = open.last() {
-                if end > outer {
-                    end = outer;
-                    self.stats.clamped += 1;
-                }
-            }
-            evs.push((start, Ev::Begin(i)));
-            open.push(end);
-        }
-        while let Some(end) = open.pop() {
-            evs.push((end, Ev::End));
-        }
+        let mut slices = Slices::new(&v.zones, &at);
         let mut marks: Vec<(u64, Ev)> = (v.marks.iter().enumerate())
             .map(|(k, m)| (at(m.cycles, m.ns), Ev::Mark(k)))
             .collect();
         marks.sort_by_key(|m| m.0);
-        let evs = merge_by_time(evs, marks);
         // The counted zones' counter points, in the same sequence (their times are deltas
         // on its clock too).
         let counters = self.zone_counters(p, v, &at);
-        let evs = merge_by_time(evs, counters);
+        let mut evs =
+            merged(merged(&mut slices, marks.into_iter()), counters.into_iter()).peekable();
         // The sequence's state: interned names and strings, default track and clock.
-        let t0 = evs.first().map_or(0, |e| e.0);
+        let t0 = evs.peek().map_or(0, |e| e.0);
         let labels: BTreeSet<u32> = v
             .zones
             .iter()
@@ -752,6 +702,7 @@ impl PerfettoSink {
             });
             last = ts;
         }
+        self.stats.clamped += slices.clamped;
     }
 }
 

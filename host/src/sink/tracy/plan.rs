@@ -689,7 +689,6 @@ mod tests {
                 r.push(RecordKind::Zone, 0, start, end, 0, 0, 1);
             }
             let open = crate::markers::markers(&r)
-                .into_iter()
                 .filter(|m| m.kind == crate::markers::MarkerType::ZoneStart);
             nest(open.map(|m| {
                 (
