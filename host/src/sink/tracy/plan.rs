@@ -200,29 +200,48 @@ impl Tables {
 /// Begin/end sequence (cycles) of one lane, properly nested, from its zones in opening
 /// order ([`crate::profile::RingView::zones`]: by start, longest then outermost first): a
 /// zone that ended is closed before one starting at that time; a zone overlapping its
-/// parent partially is cut at the parent's end (second result: how many).
-fn nest(zones: impl Iterator<Item = (u64, u64, u32)>) -> (Vec<(u64, u32)>, u64) {
-    let (mut out, mut stack, mut clipped) = (Vec::new(), Vec::<u64>::new(), 0);
-    for (start, end, srcloc) in zones {
-        while let Some(&top) = stack.last() {
-            if top > start {
-                break;
+/// parent partially is cut at the parent's end (counted in [`Nest::clipped`]). Made as it
+/// is taken: what is held is the open zones' ends.
+struct Nest<I: Iterator> {
+    zones: std::iter::Peekable<I>,
+    /// Ends of the open zones, outermost first.
+    stack: Vec<u64>,
+    /// Zones cut at their parent's end, so far.
+    clipped: u64,
+}
+
+fn nest<I: Iterator<Item = (u64, u64, u32)>>(zones: I) -> Nest<I> {
+    Nest {
+        zones: zones.peekable(),
+        stack: Vec::new(),
+        clipped: 0,
+    }
+}
+
+impl<I: Iterator<Item = (u64, u64, u32)>> Iterator for Nest<I> {
+    type Item = (u64, u32);
+
+    fn next(&mut self) -> Option<(u64, u32)> {
+        let Some(&(start, end, srcloc)) = self.zones.peek() else {
+            return self.stack.pop().map(|t| (t, END));
+        };
+        if let Some(&top) = self.stack.last() {
+            if top <= start {
+                self.stack.pop();
+                return Some((top, END));
             }
-            out.push((top, END));
-            stack.pop();
         }
+        self.zones.next();
         let mut end = end;
-        if let Some(&top) = stack.last() {
+        if let Some(&top) = self.stack.last() {
             if end > top {
                 end = top;
-                clipped += 1;
+                self.clipped += 1;
             }
         }
-        out.push((start, srcloc));
-        stack.push(end);
+        self.stack.push(end);
+        Some((start, srcloc))
     }
-    out.extend(stack.iter().rev().map(|&t| (t, END)));
-    (out, clipped)
 }
 
 impl TracyStream {
@@ -361,14 +380,19 @@ impl Sink for TracySink {
         let round = |cycles: u64, ns: f64| {
             exact::whole_at(clock.as_ref(), cycles, ns).map_or(0, exact::to_i64)
         };
-        let mut zones = Vec::with_capacity(v.zones.len());
+        // Each label's source location, interned in the order the zones first name it.
+        let mut srclocs: Vec<Option<u32>> = vec![None; p.labels.len()];
         for z in &v.zones {
-            let l = &p.labels[z.site as usize];
-            let srcloc = match &l.function {
-                Some(function) => self.t.srcloc(&l.name, function, &l.file, l.line)?,
-                None => self.t.srcloc(&l.name, "unresolved", "(unresolved)", 0)?,
+            let Some(slot) = srclocs.get_mut(z.site as usize) else {
+                continue;
             };
-            zones.push((z.start_cycles, z.end_cycles, srcloc));
+            if slot.is_none() {
+                let l = &p.labels[z.site as usize];
+                *slot = Some(match &l.function {
+                    Some(function) => self.t.srcloc(&l.name, function, &l.file, l.line)?,
+                    None => self.t.srcloc(&l.name, "unresolved", "(unresolved)", 0)?,
+                });
+            }
         }
         let mut messages = Vec::new();
         if self.opts.device_messages {
@@ -414,27 +438,23 @@ impl Sink for TracySink {
                 });
             }
         }
-        if zones.is_empty() && messages.is_empty() {
+        if v.zones.is_empty() && messages.is_empty() {
             return Ok(());
         }
         self.spool_messages(messages)?;
         self.threads
             .insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
-        if zones.is_empty() {
+        if v.zones.is_empty() {
             return Ok(());
         }
-        let n = zones.len() as u64;
-        let (seq, clipped) = nest(zones.into_iter());
-        if clipped > 0 {
-            let what = format!("{clipped} zone(s) overlap their parent partially: cut at the parent's end for Tracy");
-            self.ring_issues
-                .push((id, Issue::warning(at, what).with_count(clipped)));
-        }
-        self.summary.clipped_zones += clipped;
-        self.summary.zones += n;
+        let n = v.zones.len() as u64;
+        let mut seq = nest(v.zones.iter().map(|z| {
+            let srcloc = srclocs.get(z.site as usize).copied().flatten();
+            (z.start_cycles, z.end_cycles, srcloc.unwrap_or(0))
+        }));
         let to_ns = |c: u64| round(c, clock.as_ref().map_or(f64::NAN, |k| k.host_ns(c)));
         let (mut prev, mut backwards, mut first) = (i64::MIN, 0u64, None);
-        let events = seq.into_iter().map(|(c, srcloc)| {
+        let events = (&mut seq).map(|(c, srcloc)| {
             let ns = to_ns(c);
             backwards += (ns < prev) as u64;
             prev = prev.max(ns);
@@ -446,6 +466,14 @@ impl Sink for TracySink {
             .as_mut()
             .ok_or_else(|| Error::Internal("a ring after the Tracy stream was built".into()))?;
         let events = records.run(events)?;
+        let clipped = seq.clipped;
+        if clipped > 0 {
+            let what = format!("{clipped} zone(s) overlap their parent partially: cut at the parent's end for Tracy");
+            self.ring_issues
+                .push((id, Issue::warning(at, what).with_count(clipped)));
+        }
+        self.summary.clipped_zones += clipped;
+        self.summary.zones += n;
         let (first, last) = (first.unwrap_or(prev), prev);
         if backwards > 0 {
             let what = format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time");
@@ -690,13 +718,15 @@ mod tests {
             }
             let open = crate::markers::markers(&r)
                 .filter(|m| m.kind == crate::markers::MarkerType::ZoneStart);
-            nest(open.map(|m| {
+            let mut n = nest(open.map(|m| {
                 (
                     r.start[m.record as usize],
                     r.end[m.record as usize],
                     m.record,
                 )
-            }))
+            }));
+            let seq: Vec<(u64, u32)> = (&mut n).collect();
+            (seq, n.clipped)
         };
         // Ring order: child 0, sibling 1 touching it, parent 2 (same start as the child).
         let (seq, clipped) = nest_ring(&[(10, 20), (20, 30), (10, 40), (40, 40)]);
