@@ -85,8 +85,8 @@ impl Sink for HtmlPage {
             a.add(p, v);
         }
         if let Some(t) = self.timeline.as_mut() {
-            // The ring's zones and marks are added a slice at a time, pruned whenever twice
-            // the limit is held: what is held stays bounded however long one ring is (the
+            // The ring's zones and marks are added a slice at a time, pruned whenever more
+            // than 1.25 times the limit is held: what is held stays bounded however long one ring is (the
             // whole ring was cloned first, 64 bytes a zone). Pruning keeps only what the page
             // could still embed, in order, so the page is the same wherever it happens.
             let (zones, marks) = self.limits;
@@ -94,13 +94,17 @@ impl Sink for HtmlPage {
             debug_assert_eq!(v.index, t.lanes.len());
             t.lanes.push(v.lane);
             let mut prune = |t: &mut Timeline| {
-                if t.zones.len() > 2 * zones || t.marks.len() > 2 * marks {
+                if t.zones.len() > zones + zones.div_ceil(4)
+                    || t.marks.len() > marks + marks.div_ceil(4)
+                {
                     let (z, m) = html::prune(t, self.limits.0, self.limits.1);
                     self.pruned.0 += z;
                     self.pruned.1 += m;
                 }
             };
-            // A quarter of the limit at a time: at most 2.25 times the limit held.
+            // A quarter of the limit at a time: at most 1.5 times the limit held, and a prune
+            // (down to the limit) after at least a quarter of it was added (pruned at twice
+            // the limit, 2.25 times was held: 144 MB of zones at the default limit).
             for slice in v.zones.chunks(zones.div_ceil(4)) {
                 t.zones.extend_from_slice(slice);
                 prune(t);
