@@ -659,6 +659,42 @@ risc = "brisc"
     );
 }
 
+/// A kernel larger than its slot of the kernel configuration buffer is refused before
+/// anything runs: exit 1 naming the kernel, its segment and the slot, nothing left in
+/// `--out`. (It was taken at the launch for a fault, nothing ran, and the run ended with
+/// "the readout holds no records of any launch", which named nothing of why: 600
+/// `DeviceZoneScopedN` sites on BRISC, 37 KB of text, did that.)
+#[test]
+fn a_kernel_larger_than_its_slot_is_refused_naming_the_slot() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = dir("too-large");
+    // 9,000 instructions of text: more than BRISC's 30 KiB slot on Wormhole.
+    std::fs::write(
+        d.join("large.cpp"),
+        "void kernel_main() {\n    asm volatile(\".rept 9000\\n nop\\n .endr\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("program.toml"),
+        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\n\n[[kernel]]\nsource = \"large.cpp\"\nrisc = \"brisc\"\n",
+    )
+    .unwrap();
+    let out = d.join("run");
+    let o = run_program(&d.join("program.toml"), &out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("large")
+            && stderr.contains("lies outside")
+            && stderr.contains("the BRISC kernel's slot in the kernel configuration buffer"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no records"), "{stderr}");
+    assert!(!out.exists(), "{} was left: {stderr}", out.display());
+}
+
 /// Two programs in one file over the same buffers, run in order in one session: the first
 /// copies `src` into `mid` on core 0,0, the second copies `mid` into `dst` on 0,0 (whose
 /// firmware waits from the first) and 1,0 (booted now). Each is an op with its own id; each

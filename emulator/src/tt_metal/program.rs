@@ -555,6 +555,30 @@ fn validate(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
     Ok(())
 }
 
+/// Whether [`run_program`] would take `p` on `arch`: its cores, kernels, arguments,
+/// semaphores and circular buffers, and every kernel linked where its RISC runs and inside
+/// its slot of the kernel configuration buffer (Wormhole's NCRISC image too). Nothing is
+/// written: a program refused here is refused before it runs.
+pub fn check(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
+    checked(p, arch).map(|_| ())
+}
+
+/// [`check`], with the kernels' images and where Wormhole NCRISC's goes.
+fn checked(p: &Program<'_>, arch: Arch) -> Result<(Vec<Image>, Option<u32>), EmuError> {
+    validate(p, arch)?;
+    let images = p
+        .kernels
+        .iter()
+        .map(|k| {
+            let img = image(k)?;
+            img.check(k, arch)?;
+            Ok(img)
+        })
+        .collect::<Result<Vec<_>, EmuError>>()?;
+    let ncrisc_at = ncrisc_place(p, &images, arch)?;
+    Ok((images, ncrisc_at))
+}
+
 /// Where [`run_program`] places the circular buffers `cbs` on `arch`: from
 /// `l1_unreserved_start`, each 32-byte aligned. Their start addresses, and one past the last
 /// one's end.
@@ -619,17 +643,7 @@ pub fn run_program_with(
 ) -> Result<ProgramRun, EmuError> {
     let arch = dev.arch();
     let mb = msgs::mailboxes(arch);
-    validate(p, arch)?;
-    let images = p
-        .kernels
-        .iter()
-        .map(|k| {
-            let img = image(k)?;
-            img.check(k, arch)?;
-            Ok(img)
-        })
-        .collect::<Result<Vec<_>, EmuError>>()?;
-    let ncrisc_at = ncrisc_place(p, &images, arch)?;
+    let (images, ncrisc_at) = checked(p, arch)?;
     let cb_addresses = place_cbs(dev, &p.cbs)?;
     let (dram_banks, l1_banks) = bank_counts(fw)?;
     // Faults and reports inside a kernel name the kernel's functions and lines, not the

@@ -69,6 +69,15 @@ impl Session {
                 ),
             });
         }
+        // A program the emulator would not take (a kernel outside its slot of the kernel
+        // configuration buffer, too many arguments, ..) is unusable input: refused before
+        // anything is copied, run or logged (refused at the launch, it was taken for a
+        // fault, and the outputs of a run with no records hid why).
+        ttprof_emu::tt_metal::program::check(&op.program, self.cfg.arch).map_err(|e| {
+            Error::Argument {
+                what: format!("program {:?}: {e}", op.name),
+            }
+        })?;
         let map = ring_map(&self.cfg);
         let mut copies = Vec::new();
         for (k, path) in op.program.kernels.iter().zip(&op.elves) {
