@@ -695,6 +695,36 @@ fn a_kernel_larger_than_its_slot_is_refused_naming_the_slot() {
     assert!(!out.exists(), "{} was left: {stderr}", out.display());
 }
 
+/// Circular buffers past the end of L1 are refused before anything runs, as a kernel past
+/// its slot is: exit 1 naming the buffer, nothing left in `--out` (they too were taken for a
+/// fault, and the run ended with "the readout holds no records of any launch").
+#[test]
+fn circular_buffers_past_l1_are_refused_naming_the_buffer() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = dir("cb-past-l1");
+    std::fs::write(d.join("empty.cpp"), "void kernel_main() {}\n").unwrap();
+    std::fs::write(
+        d.join("program.toml"),
+        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\n\n[[kernel]]\nsource = \"empty.cpp\"\n\
+         risc = \"brisc\"\n\n[[cb]]\nindex = 0\npage_size = 2048\npages = 1000\n\
+         format = \"bfloat16\"\n",
+    )
+    .unwrap();
+    let out = d.join("run");
+    let o = run_program(&d.join("program.toml"), &out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("circular buffer 0 (2048000 bytes at")
+            && stderr.contains("does not fit in L1"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("no records"), "{stderr}");
+    assert!(!out.exists(), "{} was left: {stderr}", out.display());
+}
+
 /// Two programs in one file over the same buffers, run in order in one session: the first
 /// copies `src` into `mid` on core 0,0, the second copies `mid` into `dst` on 0,0 (whose
 /// firmware waits from the first) and 1,0 (booted now). Each is an op with its own id; each

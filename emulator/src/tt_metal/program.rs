@@ -556,15 +556,25 @@ fn validate(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
 }
 
 /// Whether [`run_program`] would take `p` on `arch`: its cores, kernels, arguments,
-/// semaphores and circular buffers, and every kernel linked where its RISC runs and inside
-/// its slot of the kernel configuration buffer (Wormhole's NCRISC image too). Nothing is
-/// written: a program refused here is refused before it runs.
+/// semaphores and circular buffers (each in L1), and every kernel linked where its RISC
+/// runs and inside its slot of the kernel configuration buffer (Wormhole's NCRISC image
+/// too). Nothing is written: a program refused here is refused before it runs.
 pub fn check(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
     checked(p, arch).map(|_| ())
 }
 
-/// [`check`], with the kernels' images and where Wormhole NCRISC's goes.
-fn checked(p: &Program<'_>, arch: Arch) -> Result<(Vec<Image>, Option<u32>), EmuError> {
+/// What [`run_program`] writes of a program it takes ([`checked`]).
+struct Checked {
+    /// The kernels' images, in the order of [`Program::kernels`].
+    images: Vec<Image>,
+    /// Where Wormhole NCRISC's image goes in the buffer ([`ncrisc_place`]).
+    ncrisc_at: Option<u32>,
+    /// Each circular buffer's L1 address ([`place_cbs`]).
+    cb_addresses: Vec<u32>,
+}
+
+/// [`check`], with what the run writes.
+fn checked(p: &Program<'_>, arch: Arch) -> Result<Checked, EmuError> {
     validate(p, arch)?;
     let images = p
         .kernels
@@ -576,7 +586,12 @@ fn checked(p: &Program<'_>, arch: Arch) -> Result<(Vec<Image>, Option<u32>), Emu
         })
         .collect::<Result<Vec<_>, EmuError>>()?;
     let ncrisc_at = ncrisc_place(p, &images, arch)?;
-    Ok((images, ncrisc_at))
+    let cb_addresses = place_cbs(arch, &p.cbs)?;
+    Ok(Checked {
+        images,
+        ncrisc_at,
+        cb_addresses,
+    })
 }
 
 /// Where [`run_program`] places the circular buffers `cbs` on `arch`: from
@@ -600,9 +615,9 @@ pub fn cbs_end(arch: Arch, cbs: &[CircularBuffer]) -> u64 {
 }
 
 /// Places the circular buffers in L1 ([`cb_layout`]); each must fit in L1.
-fn place_cbs(dev: &Device, cbs: &[CircularBuffer]) -> Result<Vec<u32>, EmuError> {
-    let l1 = dev.arch().l1_size() as u64;
-    let (starts, _) = cb_layout(dev.arch(), cbs);
+fn place_cbs(arch: Arch, cbs: &[CircularBuffer]) -> Result<Vec<u32>, EmuError> {
+    let l1 = arch.l1_size() as u64;
+    let (starts, _) = cb_layout(arch, cbs);
     starts
         .iter()
         .zip(cbs)
@@ -643,8 +658,11 @@ pub fn run_program_with(
 ) -> Result<ProgramRun, EmuError> {
     let arch = dev.arch();
     let mb = msgs::mailboxes(arch);
-    let (images, ncrisc_at) = checked(p, arch)?;
-    let cb_addresses = place_cbs(dev, &p.cbs)?;
+    let Checked {
+        images,
+        ncrisc_at,
+        cb_addresses,
+    } = checked(p, arch)?;
     let (dram_banks, l1_banks) = bank_counts(fw)?;
     // Faults and reports inside a kernel name the kernel's functions and lines, not the
     // firmware's.

@@ -70,7 +70,7 @@ impl Session {
             });
         }
         // A program the emulator would not take (a kernel outside its slot of the kernel
-        // configuration buffer, too many arguments, ..) is unusable input: refused before
+        // configuration buffer, circular buffers past L1, too many arguments, ..) is unusable input: refused before
         // anything is copied, run or logged (refused at the launch, it was taken for a
         // fault, and the outputs of a run with no records hid why).
         ttprof_emu::tt_metal::program::check(&op.program, self.cfg.arch).map_err(|e| {
