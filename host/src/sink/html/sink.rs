@@ -86,9 +86,10 @@ impl Sink for HtmlPage {
         }
         if let Some(t) = self.timeline.as_mut() {
             // The ring's zones and marks are added a slice at a time, pruned whenever more
-            // than 1.25 times the limit is held: what is held stays bounded however long one ring is (the
-            // whole ring was cloned first, 64 bytes a zone). Pruning keeps only what the page
-            // could still embed, in order, so the page is the same wherever it happens.
+            // than 1.25 times the limit is held: what is held stays bounded however long one
+            // ring is (the whole ring was cloned first, 64 bytes a zone). Pruning keeps only
+            // what the page could still embed, in order, so the page is the same wherever it
+            // happens.
             let (zones, marks) = self.limits;
             let (zones, marks) = (zones.max(1), marks.max(1));
             debug_assert_eq!(v.index, t.lanes.len());
