@@ -609,6 +609,28 @@ fn dir_of(arch: &str, name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Writes `source` as `d/NAME` and a program of it on BRISC of core 0,0 on Wormhole B0 (then
+/// `more`, TOML), runs it into `d/run`: the run's output and `d/run`.
+fn run_brisc_kernel(
+    d: &Path,
+    name: &str,
+    source: &str,
+    more: &str,
+) -> (std::process::Output, PathBuf) {
+    std::fs::write(d.join(name), source).unwrap();
+    let program = d.join("program.toml");
+    std::fs::write(
+        &program,
+        format!(
+            "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\n\n[[kernel]]\nsource = \"{name}\"\n\
+             risc = \"brisc\"\n{more}"
+        ),
+    )
+    .unwrap();
+    let out = d.join("run");
+    (run_program(&program, &out), out)
+}
+
 /// A kernel fault ends the program, not the profile: the command exits 2 naming the fault,
 /// and every output is still written with the records published before it (the faulting
 /// core's last records published by the host from its write pointer).
@@ -618,8 +640,9 @@ fn a_kernel_fault_in_a_program_still_writes_the_outputs() {
         return;
     }
     let d = dir("fault");
-    std::fs::write(
-        d.join("faulty.cpp"),
+    let (o, out) = run_brisc_kernel(
+        &d,
+        "faulty.cpp",
         r#"// Records a zone, then loads from NCRISC's instruction RAM, which no load reaches.
 void kernel_main() {
     {
@@ -628,21 +651,8 @@ void kernel_main() {
     (void)*reinterpret_cast<volatile uint32_t*>(0xFFC00000);
 }
 "#,
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("program.toml"),
-        r#"arch = "wormhole_b0"
-cores = ["0,0"]
-
-[[kernel]]
-source = "faulty.cpp"
-risc = "brisc"
-"#,
-    )
-    .unwrap();
-    let out = d.join("run");
-    let o = run_program(&d.join("program.toml"), &out);
+        "",
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(
@@ -671,18 +681,12 @@ fn a_kernel_larger_than_its_slot_is_refused_naming_the_slot() {
     }
     let d = dir("too-large");
     // 9,000 instructions of text: more than BRISC's 30 KiB slot on Wormhole.
-    std::fs::write(
-        d.join("large.cpp"),
+    let (o, out) = run_brisc_kernel(
+        &d,
+        "large.cpp",
         "void kernel_main() {\n    asm volatile(\".rept 9000\\n nop\\n .endr\");\n}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("program.toml"),
-        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\n\n[[kernel]]\nsource = \"large.cpp\"\nrisc = \"brisc\"\n",
-    )
-    .unwrap();
-    let out = d.join("run");
-    let o = run_program(&d.join("program.toml"), &out);
+        "",
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(
@@ -704,16 +708,12 @@ fn circular_buffers_past_l1_are_refused_naming_the_buffer() {
         return;
     }
     let d = dir("cb-past-l1");
-    std::fs::write(d.join("empty.cpp"), "void kernel_main() {}\n").unwrap();
-    std::fs::write(
-        d.join("program.toml"),
-        "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\n\n[[kernel]]\nsource = \"empty.cpp\"\n\
-         risc = \"brisc\"\n\n[[cb]]\nindex = 0\npage_size = 2048\npages = 1000\n\
-         format = \"bfloat16\"\n",
-    )
-    .unwrap();
-    let out = d.join("run");
-    let o = run_program(&d.join("program.toml"), &out);
+    let (o, out) = run_brisc_kernel(
+        &d,
+        "empty.cpp",
+        "void kernel_main() {}\n",
+        "\n[[cb]]\nindex = 0\npage_size = 2048\npages = 1000\nformat = \"bfloat16\"\n",
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(
