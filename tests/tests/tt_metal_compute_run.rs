@@ -210,6 +210,68 @@ fn tt_metals_eltwise_add_runs_on_the_three_triscs_bit_exact() {
     assert!(math.ends_with("sums: tensix-sem-post-1 x2"), "{math}");
 }
 
+/// The kernels of a program lie in each core's kernel configuration buffer packed by size,
+/// BRISC's first, as tt-metal's host packs them: a BRISC writer of 33 KB (the wheel's unary
+/// writer behind 7,800 `nop`s, past the 30 KiB a fixed slot gave it) runs in one program
+/// with the eltwise add's three TRISC parts, which are linked after it, and the output is
+/// still ELWADD's bit for bit.
+#[test]
+fn a_large_brisc_kernel_and_a_compute_kernel_share_the_buffer_packed_by_size() {
+    let Some(root) = tt_metal_root() else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let (_, _, want) = bf16_operands(d.path());
+    let writer = root.join("ttnn/cpp/ttnn/operations").join(UNARY_WRITER);
+    std::fs::write(
+        d.path().join("big_writer.cpp"),
+        format!(
+            "#define kernel_main wheel_kernel_main\n#include \"{}\"\n#undef kernel_main\n\
+             void kernel_main() {{\n    asm volatile(\".rept 7800\\n nop\\n .endr\");\n    \
+             wheel_kernel_main();\n}}\n",
+            writer.display()
+        ),
+    )
+    .unwrap();
+    let text = bf16_add_program(3, "", "").replace(
+        &format!("tt-metal:ttnn/cpp/ttnn/operations/{UNARY_WRITER}"),
+        "big_writer.cpp",
+    );
+    assert!(text.contains("source = \"big_writer.cpp\""));
+    let stdout = run(d.path(), &text);
+    let got = std::fs::read(d.path().join("out.bin")).unwrap();
+    assert_eq!(got, bytes16(&want), "out.bin is ELWADD's, bit for bit");
+    let line = ring(&stdout, "big_writer-2");
+    assert!(
+        line.contains(" 0 dropped; zones: BRISC-FW x1, BRISC-KERNEL x1;"),
+        "{line}"
+    );
+    // Where each ELF's text was linked: BRISC's at the buffer's 0x1000 and past 0x8800 (the
+    // old slots' TRISC0), the TRISCs' parts one after the other behind it (and NCRISC's
+    // image), inside the buffer's 69 KiB.
+    let text = |dir: &str, name: &str| {
+        use object::{Object, ObjectSection};
+        let path = d.path().join(format!("run/kernels/{dir}/{name}.elf"));
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file = object::File::parse(&bytes[..]).unwrap();
+        let t = file.section_by_name(".text").unwrap();
+        (t.address(), t.address() + t.size())
+    };
+    let base = 0x8960u64;
+    let (brisc, mut after) = text("big_writer-2", "big_writer-2");
+    assert_eq!(brisc, base + 0x1000);
+    assert!(after > base + 0x8800, "{after:#x}");
+    for t in TRISCS {
+        let (start, end) = text(
+            &format!("eltwise_binary_kernel-1/{t}"),
+            &format!("eltwise_binary_kernel-1-{t}"),
+        );
+        assert!(start >= after, "{t} at {start:#x}, after {after:#x}");
+        after = end;
+    }
+    assert!(after <= base + 69 * 1024, "{after:#x}");
+}
+
 /// `C = A @ B` in tiles (`a`: `mt x kt`, `b`: `kt x nt`, each tile 1,024 BF16 datums in face
 /// order), as the Matrix Unit computes it into BF16 `Dst` with `phases` fidelity phases
 /// (LoFi 1, HiFi2 2, HiFi3 3, HiFi4 4): per output tile, `Dst` starts at zero and takes, for

@@ -305,9 +305,10 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly_on(ar
     }
 }
 
-/// An NCRISC kernel not linked where NCRISC runs it is refused before anything runs, naming
-/// that place: Wormhole's instruction RAM, Blackhole's slot in the kernel configuration
-/// buffer.
+/// Kernels not linked where their program can run them are refused before anything runs,
+/// naming why: on Wormhole an NCRISC kernel outside its instruction RAM; on Blackhole (where
+/// NCRISC's kernel runs in the kernel configuration buffer, anywhere the others leave room)
+/// an NCRISC kernel linked where the program's BRISC kernel lies, naming both.
 #[test]
 fn an_ncrisc_kernel_linked_elsewhere_is_refused_naming_where_it_belongs() {
     for arch in Arch::ALL {
@@ -322,26 +323,30 @@ fn an_ncrisc_kernel_linked_elsewhere_is_refused_on(arch: Arch) {
     // Linked for BRISC's place: not where an NCRISC kernel runs.
     let elf = build(arch, &src, "loopback-misplaced", &[2, PAGE, 2, PAGE]);
     let mut dev = device(arch, 1);
+    let kernel = |risc, name: &str| ProgramKernel {
+        risc,
+        elf: &elf,
+        name: name.into(),
+        args: vec![vec![]],
+        common_args: vec![],
+    };
+    let mut kernels = vec![kernel(Risc::Ncrisc, "writer")];
+    if arch == Arch::Blackhole {
+        kernels.insert(0, kernel(Risc::Brisc, "reader"));
+    }
     let p = Program {
         cores: vec![core(arch)],
-        kernels: vec![ProgramKernel {
-            risc: Risc::Ncrisc,
-            elf: &elf,
-            name: "writer".into(),
-            args: vec![vec![]],
-            common_args: vec![],
-        }],
+        kernels,
         cbs: vec![],
         semaphores: vec![],
         host_assigned_id: 0,
     };
     let e = run_program(&mut dev, &fw, &p).expect_err("refused");
     let msg = e.to_string();
-    let place = match arch {
-        Arch::WormholeB0 => "instruction RAM",
-        Arch::Blackhole => "kernel configuration buffer",
+    let (place, at) = match arch {
+        Arch::WormholeB0 => ("instruction RAM", format!("{:#x}", ncrisc_text_base(arch))),
+        Arch::Blackhole => ("overlaps reader's", format!("{:#x}", brisc_text_base(arch))),
     };
-    let at = format!("{:#x}", ncrisc_text_base(arch));
     assert!(
         msg.contains("writer") && msg.contains(place) && msg.contains(&at),
         "{arch}: {msg}"

@@ -5,6 +5,7 @@
 
 pub mod dispatch;
 mod firmware;
+mod kernel_buffer;
 pub mod program;
 
 pub use firmware::{firmware_build, tt_metal_root, Firmware, FIRMWARE_BUILD_VAR, TTNN_VERSION};

@@ -5,15 +5,20 @@
 //! parts: on Wormhole B0 an NCRISC kernel is linked in NCRISC's instruction RAM and written
 //! into the buffer after BRISC's; the firmware copies it into the RAM with the mover and
 //! BRISC restarts NCRISC there (the emulator's `devices/mover.rs`). Blackhole's NCRISC has
-//! no instruction RAM: its kernel is linked in a slot of its own in the buffer
-//! ([`ncrisc_text_base`]) and runs there. Each TRISC's part is linked in a slot of its own
-//! ([`trisc_text_base`]).
+//! no instruction RAM: its kernel is linked in the buffer and runs there, as each TRISC's
+//! part does. The kernels lie in the buffer packed by size, each linked at its place
+//! ([`packed_text_bases`], `kernel_buffer.rs`).
 //!
-//! The buffer's layout is ours (tt-metal's host packs it by size and relocates the kernels;
-//! the firmware only follows the offsets in the launch message): see
-//! docs/design/tt-metal-firmware.md.
+//! The layout of the buffer's first 4 KiB (arguments, semaphores, circular buffers) is
+//! ours (the firmware only follows the offsets in the launch message): see
+//! docs/design/tt-metal-program.md.
 
 use super::firmware::{read_u8, write_u8s, Firmware};
+pub use super::kernel_buffer::{
+    brisc_text_base, ncrisc_text_base, packed_text_bases, text_base, trisc_text_base, BRISC_TEXT,
+    NCRISC_TEXT, TRISC_SLOT, TRISC_TEXT,
+};
+use super::kernel_buffer::{image, place, Image};
 use crate::{Device, EmuError, Risc};
 use riscv_linker::noc::dram;
 use riscv_linker::tt_metal::{self, msgs};
@@ -40,78 +45,9 @@ pub const LOCAL_CBS: u32 = SEMAPHORES + L1_ALIGNMENT * MAX_SEMAPHORES as u32;
 /// Offset of the (empty) remote circular buffer configurations: the launch's
 /// `min_remote_cb_start_index` says there are none, so the firmware reads nothing here.
 pub const REMOTE_CBS: u32 = LOCAL_CBS + 16 * tt_metal::num_circular_buffers(Arch::Blackhole) as u32;
-/// Offset of BRISC's kernel text: a kernel for a program is linked at
-/// `KERNEL_CONFIG_BASE + BRISC_TEXT` (see [`brisc_text_base`]); on Wormhole NCRISC's image
-/// follows it, both before [`TRISC_TEXT`].
-pub const BRISC_TEXT: u32 = 0x1000;
-/// Offset of Blackhole NCRISC's slot ([`ncrisc_text_base`]), which ends BRISC's there.
-pub const NCRISC_TEXT: u32 = 0x4C00;
-/// Offset of TRISC0's slot; TRISC1's and TRISC2's follow at [`TRISC_SLOT`].
-pub const TRISC_TEXT: u32 = 0x8800;
-/// Bytes of each TRISC's slot (its text and data image).
-pub const TRISC_SLOT: u32 = 0x2C00;
 /// Wormhole's `L1_ALIGNMENT` (`hostdevcommon/common_values.hpp`): the semaphores' stride.
 pub const L1_ALIGNMENT: u32 = 16;
 const _: () = assert!(REMOTE_CBS <= BRISC_TEXT);
-const _: () = assert!(BRISC_TEXT < NCRISC_TEXT && NCRISC_TEXT < TRISC_TEXT);
-const _: () = assert!(TRISC_TEXT + 3 * TRISC_SLOT <= tt_metal::KERNEL_CONFIG_SIZE);
-
-/// The start of `arch`'s kernel configuration buffer.
-const fn config_base(arch: Arch) -> u32 {
-    tt_metal::l1_map(arch).kernel_config.start
-}
-
-/// Where a BRISC kernel of a program is linked on `arch`: its text is written there, and
-/// the launch message's text offset points at it.
-pub const fn brisc_text_base(arch: Arch) -> u32 {
-    config_base(arch) + BRISC_TEXT
-}
-
-/// Where an NCRISC kernel is linked on `arch`. Wormhole: the start of NCRISC's instruction
-/// RAM (`MEM_NCRISC_KERNEL_BASE`); its image is written into the buffer after BRISC's, at
-/// any 16-byte boundary (its entry finds its data image from the offset the firmware
-/// passes). Blackhole: its slot in the buffer ([`NCRISC_TEXT`]), where it runs.
-pub const fn ncrisc_text_base(arch: Arch) -> u32 {
-    match arch.ncrisc_iram() {
-        Some((iram, _)) => iram,
-        None => config_base(arch) + NCRISC_TEXT,
-    }
-}
-
-/// Where TRISC `n`'s part of a compute kernel is linked on `arch` (0, 1, 2: unpack, math,
-/// pack): the start of its slot, where it is written.
-pub const fn trisc_text_base(arch: Arch, n: u32) -> u32 {
-    config_base(arch) + TRISC_TEXT + n * TRISC_SLOT
-}
-
-/// Where the kernel for `risc` is linked on `arch` ([`brisc_text_base`],
-/// [`ncrisc_text_base`], [`trisc_text_base`]).
-pub const fn text_base(arch: Arch, risc: Risc) -> u32 {
-    match risc {
-        Risc::Brisc => brisc_text_base(arch),
-        Risc::Ncrisc => ncrisc_text_base(arch),
-        _ => trisc_text_base(arch, risc.index() as u32 - 2),
-    }
-}
-
-/// The slot `[start, end)` a kernel for `risc` is written into on `arch` (Wormhole BRISC's
-/// also holds NCRISC's image; `None` for Wormhole's NCRISC, which is placed after BRISC's).
-fn slot(arch: Arch, risc: Risc) -> Option<(u32, u32)> {
-    let iram = arch.ncrisc_iram().is_some();
-    match risc {
-        Risc::Brisc if iram => Some((brisc_text_base(arch), trisc_text_base(arch, 0))),
-        Risc::Brisc => Some((brisc_text_base(arch), ncrisc_text_base(arch))),
-        Risc::Ncrisc if iram => None,
-        Risc::Ncrisc => Some((ncrisc_text_base(arch), trisc_text_base(arch, 0))),
-        Risc::Trisc0 | Risc::Trisc1 | Risc::Trisc2 => {
-            let n = risc.index() as u32 - 2;
-            Some((
-                trisc_text_base(arch, n),
-                trisc_text_base(arch, n) + TRISC_SLOT,
-            ))
-        }
-    }
-}
 
 /// A kernel of a program: its ELF and its runtime arguments.
 #[derive(Clone, Debug)]
@@ -334,156 +270,6 @@ pub fn bank_counts(fw: &Firmware) -> Result<(u32, u32), EmuError> {
     Ok((size("dram_bank_to_noc_xy")?, size("l1_bank_to_noc_xy")?))
 }
 
-/// A kernel's loadable segments and entry.
-struct Image {
-    segments: Vec<(u32, Vec<u8>)>,
-    entry: u32,
-}
-
-fn image(k: &ProgramKernel<'_>) -> Result<Image, EmuError> {
-    use object::{Object, ObjectSegment};
-    let err = |reason: String| EmuError::Elf {
-        file: k.name.clone(),
-        reason,
-    };
-    let file = object::File::parse(k.elf).map_err(|e| err(format!("not an ELF file: {e}")))?;
-    if file.architecture() != object::Architecture::Riscv32 {
-        return Err(err("not a 32-bit RISC-V ELF".into()));
-    }
-    let mut segments = Vec::new();
-    for seg in file.segments() {
-        let data = seg.data().map_err(|e| err(format!("segment: {e}")))?;
-        if data.is_empty() {
-            continue;
-        }
-        // Written where it is loaded from (the LMA): text in the buffer, the data image
-        // behind it (the entry copies it into local memory, `do_crt1`).
-        let addr = segment_lma(k.elf, seg.address()).unwrap_or(seg.address());
-        segments.push((addr as u32, data.to_vec()));
-    }
-    Ok(Image {
-        segments,
-        entry: file.entry() as u32,
-    })
-}
-
-/// The load address of the segment at virtual address `vaddr` (ELF program headers'
-/// `p_paddr`).
-fn segment_lma(bytes: &[u8], vaddr: u64) -> Option<u64> {
-    use object::read::elf::{ElfFile32, ProgramHeader};
-    let elf = ElfFile32::<object::Endianness>::parse(bytes).ok()?;
-    let endian = elf.endian();
-    elf.elf_program_headers()
-        .iter()
-        .find(|p| u64::from(p.p_vaddr(endian)) == vaddr && p.p_filesz(endian) > 0)
-        .map(|p| u64::from(p.p_paddr(endian)))
-}
-
-impl Image {
-    /// Checks the entry is where the kernel's RISC must be linked: BRISC's at
-    /// [`brisc_text_base`], a TRISC's at [`trisc_text_base`], every segment inside its slot;
-    /// NCRISC's at [`ncrisc_text_base`], its text no larger than the instruction RAM.
-    fn check(&self, k: &ProgramKernel<'_>, arch: Arch) -> Result<(), EmuError> {
-        let buffer = tt_metal::l1_map(arch).kernel_config;
-        let err = |reason: String| EmuError::Elf {
-            file: k.name.clone(),
-            reason,
-        };
-        if let (Risc::Ncrisc, Some((iram, iram_size))) = (k.risc, arch.ncrisc_iram()) {
-            if self.entry != iram {
-                return Err(err(format!(
-                    "entry {:#x}: an NCRISC kernel is linked at {iram:#x}, NCRISC's instruction RAM",
-                    self.entry,
-                )));
-            }
-            let text = self.text_len();
-            if text > iram_size {
-                return Err(err(format!(
-                    "{text} bytes of text: NCRISC's instruction RAM holds {iram_size}"
-                )));
-            }
-            if let Some((addr, _)) = self.segments.iter().find(|(a, _)| *a < iram) {
-                return Err(err(format!(
-                    "a segment loaded at {addr:#x}, before the text at {iram:#x}"
-                )));
-            }
-            return Ok(());
-        }
-        let Some((start, end)) = slot(arch, k.risc) else {
-            return Ok(());
-        };
-        if self.entry != start {
-            return Err(err(format!(
-                "entry {:#x}: a {} kernel of a program is linked at {start:#x} (the kernel \
-                 configuration buffer {:#x} + {:#x})",
-                self.entry,
-                k.risc,
-                buffer.start,
-                start - buffer.start
-            )));
-        }
-        for (addr, data) in &self.segments {
-            let seg_end = *addr as u64 + data.len() as u64;
-            if *addr < start || seg_end > end as u64 {
-                return Err(err(format!(
-                    "segment [{addr:#x}, {seg_end:#x}) lies outside [{start:#x}, {end:#x}), the \
-                     {} kernel's slot in the kernel configuration buffer",
-                    k.risc
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// Bytes of the segment loaded at the entry (the text).
-    fn text_len(&self) -> u32 {
-        self.segments
-            .iter()
-            .find(|(a, _)| *a == self.entry)
-            .map_or(0, |(_, d)| d.len() as u32)
-    }
-
-    /// One past the last byte the image loads, from its lowest load address.
-    fn end(&self) -> u32 {
-        self.segments
-            .iter()
-            .map(|(a, d)| a.wrapping_add(d.len() as u32))
-            .max()
-            .unwrap_or(self.entry)
-    }
-}
-
-/// Where Wormhole NCRISC's image goes in the kernel configuration buffer: after BRISC's (or
-/// its place when there is none), 16-byte aligned; refused when it does not fit. `None`
-/// without an NCRISC kernel, or on Blackhole (the image runs where it is linked).
-fn ncrisc_place(p: &Program<'_>, images: &[Image], arch: Arch) -> Result<Option<u32>, EmuError> {
-    let Some(j) = p.kernels.iter().position(|k| k.risc == Risc::Ncrisc) else {
-        return Ok(None);
-    };
-    let Some((iram, _)) = arch.ncrisc_iram() else {
-        return Ok(None);
-    };
-    let after = p
-        .kernels
-        .iter()
-        .zip(images)
-        .find(|(k, _)| k.risc == Risc::Brisc)
-        .map_or(brisc_text_base(arch), |(_, img)| img.end());
-    let at = after.div_ceil(16) * 16;
-    let len = images[j].end().wrapping_sub(iram);
-    if at as u64 + len as u64 > trisc_text_base(arch, 0) as u64 {
-        return Err(EmuError::Elf {
-            file: p.kernels[j].name.clone(),
-            reason: format!(
-                "{len} bytes at {at:#x} after BRISC's kernel do not fit before the TRISCs' \
-                 slots in the kernel configuration buffer (from {:#x})",
-                trisc_text_base(arch, 0)
-            ),
-        });
-    }
-    Ok(Some(at))
-}
-
 /// Checks a program before anything is written.
 fn validate(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
     let cfg = |m: String| EmuError::Config(format!("tt-metal program: {m}"));
@@ -557,8 +343,8 @@ fn validate(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
 
 /// Whether [`run_program`] would take `p` on `arch`: its cores, kernels, arguments,
 /// semaphores and circular buffers (each in L1), and every kernel linked where its RISC
-/// runs and inside its slot of the kernel configuration buffer (Wormhole's NCRISC image
-/// too). Nothing is written: a program refused here is refused before it runs.
+/// runs, its image inside the kernel configuration buffer and apart from the others'
+/// (Wormhole's NCRISC image too). Nothing is written: a program refused here is refused before it runs.
 pub fn check(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
     checked(p, arch).map(|_| ())
 }
@@ -567,7 +353,7 @@ pub fn check(p: &Program<'_>, arch: Arch) -> Result<(), EmuError> {
 struct Checked {
     /// The kernels' images, in the order of [`Program::kernels`].
     images: Vec<Image>,
-    /// Where Wormhole NCRISC's image goes in the buffer ([`ncrisc_place`]).
+    /// Where Wormhole NCRISC's image goes in the buffer ([`place`]).
     ncrisc_at: Option<u32>,
     /// Each circular buffer's L1 address ([`place_cbs`]).
     cb_addresses: Vec<u32>,
@@ -576,16 +362,8 @@ struct Checked {
 /// [`check`], with what the run writes.
 fn checked(p: &Program<'_>, arch: Arch) -> Result<Checked, EmuError> {
     validate(p, arch)?;
-    let images = p
-        .kernels
-        .iter()
-        .map(|k| {
-            let img = image(k)?;
-            img.check(k, arch)?;
-            Ok(img)
-        })
-        .collect::<Result<Vec<_>, EmuError>>()?;
-    let ncrisc_at = ncrisc_place(p, &images, arch)?;
+    let images = p.kernels.iter().map(image).collect::<Result<Vec<_>, _>>()?;
+    let ncrisc_at = place(&p.kernels, &images, arch)?;
     let cb_addresses = place_cbs(arch, &p.cbs)?;
     Ok(Checked {
         images,
@@ -806,7 +584,7 @@ fn write_core(
     cb_addresses: &[u32],
 ) -> Result<(), EmuError> {
     let arch = d.arch();
-    let base = config_base(arch);
+    let base = super::kernel_buffer::config_base(arch);
     let words = |at: u32, v: &[u32]| -> Result<(), EmuError> {
         for (j, w) in v.iter().enumerate() {
             d.write_u32(0, tile, at + 4 * j as u32, *w)?;

@@ -614,7 +614,7 @@ ASSERT(_start == ADDR(.text), \"ttprof: _start is not at the start of the kernel
 /// kernel's `_start` is the one tt-metal's firmware calls (ttprof_tt_metal_entry.h).
 fn runtime_library(lib: &Path, out: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create the build directory", e))?;
-    let copy = out.join("libttprof_rt_c-tt-metal.a");
+    let copy = out.join(RUNTIME_LIBRARY);
     let mut cmd = Command::new(OBJCOPY);
     cmd.arg("--redefine-sym=_start=__ttprof_rt_start")
         .arg(lib)
@@ -628,6 +628,9 @@ fn runtime_library(lib: &Path, out: &Path) -> Result<PathBuf> {
     )?;
     Ok(copy)
 }
+
+/// The runtime library's name in a build's directory ([`runtime_library`]).
+const RUNTIME_LIBRARY: &str = "libttprof_rt_c-tt-metal.a";
 
 /// The object copier of the compiler's binutils.
 const OBJCOPY: &str = "riscv64-unknown-elf-objcopy";
@@ -722,12 +725,8 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     // the firmware's helpers call: wzerorange, l1_to_local_mem_copy, exit), as tt-metal's
     // JIT compiles them into every kernel.
     let substitutes = root.join("tt_metal/hw/toolchain/substitutes.cpp");
-    let mut objects = Vec::new();
-    for (src, stem) in [
-        (&wrapper, b.name.clone()),
-        (&substitutes, "substitutes".to_string()),
-    ] {
-        let obj = out.join(format!("{stem}.o"));
+    let objects = objects(b, out);
+    for (src, obj) in [&wrapper, &substitutes].into_iter().zip(&objects) {
         let mut cmd = Command::new(GXX);
         match stage {
             Some(_) => cmd.args(compute::compile_flags()),
@@ -758,7 +757,7 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
             .arg("-c")
             .arg(src)
             .arg("-o")
-            .arg(&obj);
+            .arg(obj);
         let what = if src == &wrapper {
             b.source.display()
         } else {
@@ -772,12 +771,24 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
             )?,
             None => run_tool(&mut cmd, &format!("compiling {what}"))?,
         }
-        objects.push(obj);
     }
 
     let fw_symbols = out.join(format!("firmware-{}.ld", b.risc.ident()));
     std::fs::write(&fw_symbols, fw_script(&fw))
         .map_err(|e| Error::io(&fw_symbols, "write the firmware's symbols", e))?;
+    link(b, out, &objects, &lib)
+}
+
+/// The objects a build of `b` compiled into `out` ([`build`]): the kernel in its wrapper,
+/// tt-metal's substitutes.
+fn objects(b: &TtMetalBuild, out: &Path) -> Vec<PathBuf> {
+    vec![out.join(format!("{}.o", b.name)), out.join("substitutes.o")]
+}
+
+/// Links `objects` and the runtime library `lib` into `out/<name>.elf` at `b.text_base`,
+/// with the firmware's symbols [`build`] wrote into `out`.
+fn link(b: &TtMetalBuild, out: &Path, objects: &[PathBuf], lib: &Path) -> Result<PathBuf> {
+    let fw_symbols = out.join(format!("firmware-{}.ld", b.risc.ident()));
     let script = out.join(format!("link-{}.ld", b.risc.ident()));
     std::fs::write(&script, link_script(b, &fw_symbols))
         .map_err(|e| Error::io(&script, "write the linker script", e))?;
@@ -787,11 +798,21 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
         .arg(format!("-Wl,-T,{}", script.display()))
         .arg("-o")
         .arg(&elf)
-        .args(&objects)
-        .arg(&lib)
+        .args(objects)
+        .arg(lib)
         .arg("-lgcc");
     run_tool(&mut cmd, &format!("linking {}", elf.display()))?;
     Ok(elf)
+}
+
+/// Links a kernel [`build`] built from `b` again, at `b.text_base` (which the caller
+/// changed), from the objects it compiled: a program's host packing its kernels in the
+/// kernel configuration buffer (`ttprof_emu::tt_metal::program::packed_text_bases`). The
+/// ELF's path, as [`build`] returned it.
+pub fn relink(b: &TtMetalBuild) -> Result<PathBuf> {
+    let out = &std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone());
+    let lib = out.join(RUNTIME_LIBRARY);
+    link(b, out, &objects(b, out), &lib)
 }
 
 /// Runs a compute kernel's compile step: its messages are shown as they are, and a failure

@@ -124,6 +124,7 @@ fn build_program(
         }
     }
     let mut kernels = Vec::new();
+    let mut builds_of = Vec::new();
     for (i, k) in spec.kernels.iter().enumerate() {
         let compute = k.risc == "compute";
         if compute && arch != Arch::WormholeB0 {
@@ -204,14 +205,16 @@ fn build_program(
             let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, "read the kernel", e))?;
             kernels.push(BuiltKernel {
                 risc: b.risc,
-                name: b.name,
+                name: b.name.clone(),
                 bytes,
                 path,
                 args: args.clone(),
                 common_args: common_args.clone(),
             });
+            builds_of.push(b);
         }
     }
+    pack(arch, &mut kernels, &mut builds_of)?;
     let noc = cores
         .iter()
         .map(|&(x, y)| {
@@ -237,6 +240,37 @@ fn build_program(
             .collect(),
         semaphores: spec.semaphores.clone(),
     })
+}
+
+/// Links each of `kernels` (built from `builds`, in the same order) again where it lies with
+/// the kernel configuration buffer packed by size (`program::packed_text_bases`), when that
+/// is not where it was linked: BRISC's stays first, the others follow it.
+fn pack(arch: Arch, kernels: &mut [BuiltKernel], builds: &mut [TtMetalBuild]) -> Result<()> {
+    let program: Vec<ProgramKernel<'_>> = kernels
+        .iter()
+        .map(|k| ProgramKernel {
+            risc: k.risc,
+            elf: &k.bytes,
+            name: k.name.clone(),
+            args: Vec::new(),
+            common_args: Vec::new(),
+        })
+        .collect();
+    let bases =
+        prog::packed_text_bases(arch, &program).map_err(|e| Error::Emulator(e.to_string()))?;
+    for ((k, b), base) in kernels.iter_mut().zip(builds).zip(bases) {
+        let linked = match (k.risc, arch.ncrisc_iram()) {
+            (Risc::Ncrisc, Some(_)) => continue,
+            _ => b.text_base,
+        };
+        if linked != Some(base) {
+            b.text_base = Some(base);
+            k.path = tt_metal_build::relink(b)?;
+            k.bytes =
+                std::fs::read(&k.path).map_err(|e| Error::io(&k.path, "read the kernel", e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Builds, runs and checks the programs in `path`, in order, in one profiling session of
