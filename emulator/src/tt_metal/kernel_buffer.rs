@@ -92,10 +92,8 @@ pub fn packed_text_bases(arch: Arch, kernels: &[ProgramKernel<'_>]) -> Result<Ve
             (Risc::Ncrisc, Some((iram, _))) => iram,
             _ => at,
         };
-        at = at
-            .saturating_add(img.end().wrapping_sub(img.start()))
-            .div_ceil(KERNEL_ALIGN)
-            .saturating_mul(KERNEL_ALIGN);
+        let next = (u64::from(at) + img.len()).div_ceil(u64::from(KERNEL_ALIGN));
+        at = u32::try_from(next * u64::from(KERNEL_ALIGN)).unwrap_or(u32::MAX);
     }
     Ok(bases)
 }
@@ -166,13 +164,18 @@ impl Image {
             .unwrap_or(self.entry)
     }
 
-    /// One past the last byte the image loads.
-    pub fn end(&self) -> u32 {
+    /// One past the last byte the image loads (past 4 GiB for a segment that would wrap).
+    pub fn end(&self) -> u64 {
         self.segments
             .iter()
-            .map(|(a, d)| a.wrapping_add(d.len() as u32))
+            .map(|(a, d)| u64::from(*a) + d.len() as u64)
             .max()
-            .unwrap_or(self.entry)
+            .unwrap_or(u64::from(self.entry))
+    }
+
+    /// Bytes from the lowest load address to [`Image::end`].
+    fn len(&self) -> u64 {
+        self.end() - u64::from(self.start())
     }
 
     /// Checks Wormhole NCRISC's kernel: linked at the start of its instruction RAM, its
@@ -215,10 +218,7 @@ pub(super) fn place(
 ) -> Result<Option<u32>, EmuError> {
     let buffer = tt_metal::l1_map(arch).kernel_config;
     let (room, end) = (brisc_text_base(arch), buffer.end());
-    let need: u64 = images
-        .iter()
-        .map(|i| u64::from(i.end().wrapping_sub(i.start())))
-        .sum();
+    let need: u64 = images.iter().map(Image::len).sum();
     let mut spans = Vec::with_capacity(kernels.len());
     let mut ncrisc_at = None;
     for (j, (k, img)) in kernels.iter().zip(images).enumerate() {
@@ -233,10 +233,9 @@ pub(super) fn place(
                     .iter()
                     .zip(images)
                     .find(|(k, _)| k.risc == Risc::Brisc)
-                    .map_or(room, |(_, img)| img.end());
-                let at = after.div_ceil(KERNEL_ALIGN) * KERNEL_ALIGN;
-                ncrisc_at = Some(at);
-                (u64::from(at), u64::from(img.end().wrapping_sub(iram)))
+                    .map_or(u64::from(room), |(_, img)| img.end());
+                let at = after.div_ceil(u64::from(KERNEL_ALIGN)) * u64::from(KERNEL_ALIGN);
+                (at, img.end() - u64::from(iram))
             }
             (risc, _) => {
                 if risc == Risc::Brisc && img.entry != room {
@@ -246,8 +245,7 @@ pub(super) fn place(
                         img.entry, buffer.start,
                     )));
                 }
-                let start = img.start();
-                (u64::from(start), u64::from(img.end().saturating_sub(start)))
+                (u64::from(img.start()), img.len())
             }
         };
         if start < u64::from(room) || start + len > end {
@@ -258,6 +256,9 @@ pub(super) fn place(
                 start + len,
                 end - u64::from(room),
             )));
+        }
+        if k.risc == Risc::Ncrisc && arch.ncrisc_iram().is_some() {
+            ncrisc_at = Some(start as u32);
         }
         spans.push((start, start + len, j));
     }
@@ -276,4 +277,78 @@ pub(super) fn place(
         }
     }
     Ok(ncrisc_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(risc: Risc, name: &str) -> ProgramKernel<'static> {
+        ProgramKernel {
+            risc,
+            elf: &[],
+            name: name.into(),
+            args: vec![],
+            common_args: vec![],
+        }
+    }
+
+    fn img(segments: &[(u32, usize)]) -> Image {
+        Image {
+            segments: segments.iter().map(|&(a, n)| (a, vec![0; n])).collect(),
+            entry: segments[0].0,
+        }
+    }
+
+    const ARCH: Arch = Arch::Blackhole;
+
+    #[test]
+    fn images_packed_one_after_another_are_taken_anywhere_in_the_buffer() {
+        let b = brisc_text_base(ARCH);
+        let ks = [kernel(Risc::Brisc, "w"), kernel(Risc::Trisc0, "u")];
+        // BRISC's 40,000 bytes: past the 30 KiB a fixed slot gave it.
+        let ims = [img(&[(b, 40_000)]), img(&[(b + 40_000, 9_000)])];
+        assert_eq!(place(&ks, &ims, ARCH).unwrap(), None);
+    }
+
+    #[test]
+    fn overlapping_images_are_refused_naming_both() {
+        let b = brisc_text_base(ARCH);
+        let ks = [kernel(Risc::Brisc, "w"), kernel(Risc::Ncrisc, "r")];
+        let ims = [img(&[(b, 0x100)]), img(&[(b + 0xF0, 0x100)])];
+        let e = place(&ks, &ims, ARCH).unwrap_err().to_string();
+        assert!(e.contains("r:") && e.contains("overlaps w's"), "{e}");
+    }
+
+    #[test]
+    fn an_image_past_the_buffer_or_wrapping_past_4_gib_is_refused() {
+        let b = brisc_text_base(ARCH);
+        let end = tt_metal::l1_map(ARCH).kernel_config.end() as u32;
+        let ks = [kernel(Risc::Brisc, "w")];
+        let e = place(&ks, &[img(&[(b, (end - b) as usize + 1)])], ARCH)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("lies outside") && e.contains("room for kernels"),
+            "{e}"
+        );
+        // A second segment whose end wraps past 2^32 is not a short image.
+        let e = place(&ks, &[img(&[(b, 16), (0xFFFF_FFF0, 0x20)])], ARCH)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lies outside"), "{e}");
+    }
+
+    #[test]
+    fn a_brisc_kernel_not_at_its_place_is_refused() {
+        let b = brisc_text_base(ARCH);
+        let ks = [kernel(Risc::Brisc, "w")];
+        let e = place(&ks, &[img(&[(b + 16, 16)])], ARCH)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a BRISC kernel of a program is linked at"),
+            "{e}"
+        );
+    }
 }
