@@ -123,6 +123,9 @@ pub fn open_consuming(
     ))
 }
 
+/// Rows of a ring past which [`decoded`] lets its table go rather than keep it for the next.
+const LONG_RING_ROWS: usize = 1 << 16;
+
 /// `slot` with the records its spooled payload decodes to (a drainer that spools hands its
 /// records out with the payload, so `slot` holds none).
 fn decoded(
@@ -137,6 +140,11 @@ fn decoded(
     let mut ring = slot.clone();
     ring.released = None;
     ring.records = table.to_records();
+    // The table is kept for the next ring's rows, unless this ring was long: then it would
+    // hold 14 bytes a zone of it beside the records while the sinks read them.
+    if table.len() > LONG_RING_ROWS {
+        *table = ZoneTable::new();
+    }
     Ok(ring)
 }
 

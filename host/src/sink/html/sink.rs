@@ -106,11 +106,17 @@ impl Sink for HtmlPage {
             // A quarter of the limit at a time: at most 1.5 times the limit held, and a prune
             // (down to the limit) after at least a quarter of it was added (pruned at twice
             // the limit, 2.25 times was held: 144 MB of zones at the default limit).
+            // Room is made for at most that much (doubling, a 1.5 times limit grew a vector
+            // of 2 times it: 128 MB of zones at the default limit, 96 needed).
+            let (most_zones, most_marks) =
+                (zones + 2 * zones.div_ceil(4), marks + 2 * marks.div_ceil(4));
             for slice in v.zones.chunks(zones.div_ceil(4)) {
+                grow(&mut t.zones, slice.len(), most_zones);
                 t.zones.extend_from_slice(slice);
                 prune(t);
             }
             for slice in v.marks.chunks(marks.div_ceil(4)) {
+                grow(&mut t.marks, slice.len(), most_marks);
                 t.marks.extend_from_slice(slice);
                 prune(t);
             }
@@ -218,5 +224,15 @@ impl Sink for HtmlPage {
             files: vec![self.path.clone()],
             issues,
         })
+    }
+}
+
+/// Makes room in `v` for `more` elements: doubling its capacity, but to no more than `most`
+/// (what the page's pruning ever holds) unless `more` needs it.
+fn grow<T>(v: &mut Vec<T>, more: usize, most: usize) {
+    let need = v.len() + more;
+    if need > v.capacity() {
+        let target = (v.capacity() * 2).min(most).max(need);
+        v.reserve_exact(target - v.len());
     }
 }

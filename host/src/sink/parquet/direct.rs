@@ -45,24 +45,27 @@ pub(super) fn nested_order(r: &Records, rows: &[u32]) -> Option<Vec<u32>> {
     const END: u32 = u32::MAX;
     // next[k]: the position in `rows` after position k in the order; END ends a list.
     let mut next = vec![END; rows.len()];
-    // Subtrees without a parent yet: (start, first, last position).
-    let mut roots: Vec<(u64, u32, u32)> = Vec::new();
+    // Subtrees without a parent yet: (first, last position); the first is the subtree's
+    // zone, whose start is its key (8 bytes a root: in a ring of siblings every zone is one
+    // until the end).
+    let mut roots: Vec<(u32, u32)> = Vec::new();
+    let start_at = |k: u32| r.start[rows[k as usize] as usize];
     for (k, &i) in rows.iter().enumerate() {
         let start = r.start[i as usize];
         let mut j = roots.len();
-        while j > 0 && roots[j - 1].0 >= start {
+        while j > 0 && start_at(roots[j - 1].0) >= start {
             j -= 1;
         }
         let mut last = k as u32;
-        for &(_, first, tail) in &roots[j..] {
+        for &(first, tail) in &roots[j..] {
             next[last as usize] = first;
             last = tail;
         }
         roots.truncate(j);
-        roots.push((start, k as u32, last));
+        roots.push((k as u32, last));
     }
     let mut order = Vec::with_capacity(rows.len());
-    for &(_, first, _) in &roots {
+    for &(first, _) in &roots {
         let mut at = first;
         while at != END {
             order.push(rows[at as usize]);
