@@ -747,6 +747,38 @@ fn a_thousand_zone_sites_on_brisc_link_and_run() {
     assert!(text > 30 * 1024, "{text} bytes of text");
 }
 
+/// A core that is not a worker is the program file's mistake, named before any kernel is
+/// built: here the kernel does not even compile, and the error is the core's.
+#[test]
+fn a_core_that_is_not_a_worker_is_named_before_the_build() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    let d = dir("not-a-worker");
+    std::fs::write(
+        d.join("broken.cpp"),
+        "void kernel_main() { this does not compile }\n",
+    )
+    .unwrap();
+    let program = d.join("program.toml");
+    std::fs::write(
+        &program,
+        "arch = \"wormhole_b0\"\ncores = [\"0,0\", \"255,255\"]\n\n[[kernel]]\n\
+         source = \"broken.cpp\"\nrisc = \"brisc\"\n",
+    )
+    .unwrap();
+    let out = d.join("run");
+    let o = run_program(&program, &out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("core 255,255 is not a worker of wormhole_b0"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("compiling"), "{stderr}");
+    assert!(!out.exists(), "{} was left: {stderr}", out.display());
+}
+
 /// Circular buffers past the end of L1 are refused before anything runs, as a kernel past
 /// its slot is: exit 1 naming the buffer, nothing left in `--out` (they too were taken for a
 /// fault, and the run ended with "the readout holds no records of any launch").

@@ -117,6 +117,15 @@ fn build_program(
     buffers: &[Placed],
 ) -> Result<Built> {
     let cores = parse_cores(&spec.cores)?;
+    // Before anything is built: a core that is not a worker is the file's mistake.
+    let noc = cores
+        .iter()
+        .map(|&(x, y)| {
+            arch.worker_noc(x, y).ok_or_else(|| Error::Address {
+                what: format!("core {x},{y} is not a worker of {}", arch.name()),
+            })
+        })
+        .collect::<Result<_>>()?;
     let mut formats = Vec::new();
     for cb in &spec.cbs {
         if let Some(fmt) = &cb.format {
@@ -215,14 +224,6 @@ fn build_program(
         }
     }
     pack(arch, &mut kernels, &mut builds_of)?;
-    let noc = cores
-        .iter()
-        .map(|&(x, y)| {
-            arch.worker_noc(x, y).ok_or_else(|| Error::Address {
-                what: format!("core {x},{y} is not a worker of {}", arch.name()),
-            })
-        })
-        .collect::<Result<_>>()?;
     Ok(Built {
         name: spec.name.clone().unwrap_or_default(),
         id: spec.id,
