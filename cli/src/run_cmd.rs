@@ -406,6 +406,9 @@ pub fn run(args: &RunArgs, inputs: &Inputs) -> Result<ExitCode> {
     }
 }
 
+/// Names listed per kind on a ring's line of `ttprof run --program` without `--verbose`.
+const RING_NAMES: usize = 16;
+
 /// `ttprof run --program`: builds, runs and checks a tt-metal program; exit 2 when an
 /// output differs from its expected file.
 fn run_program(
@@ -438,11 +441,20 @@ fn run_program(
         );
     }
     for r in &o.rings {
+        // A ring's names by name, at most RING_NAMES of them unless `verbose` (a kernel of
+        // 1,000 zone sites printed a line of 1,000 names).
         let list = |m: &std::collections::BTreeMap<String, u64>| {
-            m.iter()
+            let shown = if verbose { m.len() } else { RING_NAMES };
+            let mut s = m
+                .iter()
+                .take(shown)
                 .map(|(n, c)| format!("{n} x{c}"))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", ");
+            if m.len() > shown {
+                s += &format!(", and {} more (--verbose lists them)", m.len() - shown);
+            }
+            s
         };
         if o.programs.len() > 1 {
             // A core's ring holds every program's records: these are this program's.

@@ -723,6 +723,13 @@ fn a_thousand_zone_sites_on_brisc_link_and_run() {
     source += "}\n";
     let (o, out) = run_brisc_kernel(&d, "sites.cpp", &source, "");
     let stdout = String::from_utf8_lossy(&o.stdout);
+    // Without --verbose the ring's line names 16 zones and counts the rest.
+    assert!(
+        stdout.contains("site-109 x1, and 987 more (--verbose lists them);"),
+        "{stdout}"
+    );
+    let o = run_program_with(&d.join("program.toml"), &out, &["--verbose"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
     assert_eq!(
         o.status.code(),
         Some(0),
