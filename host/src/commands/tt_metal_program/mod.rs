@@ -245,30 +245,39 @@ fn build_program(
 
 /// Links each of `kernels` (built from `builds`, in the same order) again where it lies with
 /// the kernel configuration buffer packed by size (`program::packed_text_bases`), when that
-/// is not where it was linked: BRISC's stays first, the others follow it.
+/// is not where it was linked: BRISC's stays first, the others follow it. A kernel linked
+/// again keeps its size (its calls reach as far either way); should one not, the places are
+/// asked again, and what still does not fit is the emulator's check to refuse, by name.
 fn pack(arch: Arch, kernels: &mut [BuiltKernel], builds: &mut [TtMetalBuild]) -> Result<()> {
-    let program: Vec<ProgramKernel<'_>> = kernels
-        .iter()
-        .map(|k| ProgramKernel {
-            risc: k.risc,
-            elf: &k.bytes,
-            name: k.name.clone(),
-            args: Vec::new(),
-            common_args: Vec::new(),
-        })
-        .collect();
-    let bases =
-        prog::packed_text_bases(arch, &program).map_err(|e| Error::Emulator(e.to_string()))?;
-    for ((k, b), base) in kernels.iter_mut().zip(builds).zip(bases) {
-        let linked = match (k.risc, arch.ncrisc_iram()) {
-            (Risc::Ncrisc, Some(_)) => continue,
-            _ => b.text_base,
-        };
-        if linked != Some(base) {
-            b.text_base = Some(base);
-            k.path = tt_metal_build::relink(b)?;
-            k.bytes =
-                std::fs::read(&k.path).map_err(|e| Error::io(&k.path, "read the kernel", e))?;
+    for _ in 0..3 {
+        let program: Vec<ProgramKernel<'_>> = kernels
+            .iter()
+            .map(|k| ProgramKernel {
+                risc: k.risc,
+                elf: &k.bytes,
+                name: k.name.clone(),
+                args: Vec::new(),
+                common_args: Vec::new(),
+            })
+            .collect();
+        let bases =
+            prog::packed_text_bases(arch, &program).map_err(|e| Error::Emulator(e.to_string()))?;
+        let mut moved = false;
+        for ((k, b), base) in kernels.iter_mut().zip(builds.iter_mut()).zip(bases) {
+            let linked = match (k.risc, arch.ncrisc_iram()) {
+                (Risc::Ncrisc, Some(_)) => continue,
+                _ => b.text_base,
+            };
+            if linked != Some(base) {
+                b.text_base = Some(base);
+                k.path = tt_metal_build::relink(b)?;
+                k.bytes =
+                    std::fs::read(&k.path).map_err(|e| Error::io(&k.path, "read the kernel", e))?;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
         }
     }
     Ok(())
