@@ -124,9 +124,12 @@ const RING_ZONES: u64 = 2_000_000;
 /// and the Parquet tables built it as one batch (`ttprof import` of one ring of 1 M zones
 /// peaked at 277 MB resident, of 2 M at ~540 MB), and below what it took while the ring's
 /// markers were collected and the Perfetto sink held every begin and end (that build needed
-/// more than 384 MiB here, and passes at 320); what still grows with the ring: its records and
-/// zones in the model, ~100 bytes a zone, and the Parquet tables' opening order.
-const RING_LIMIT: u64 = 352 << 20;
+/// more than 384 MiB here, and passes at 320), and below what it took while a zone kept its
+/// host times as two `f64`s (64 bytes a zone, not 48) and the Parquet tables' opening order
+/// 16 bytes a root (that build needs more than 288 MiB; its successor passes at 272); what
+/// still grows with the ring: its records and zones in the model, ~83 bytes a zone, and the
+/// Parquet tables' opening order.
+const RING_LIMIT: u64 = 288 << 20;
 
 /// tt-metal's device log of two chips: chip 0's BRISC of core (1, 1) records one ring of
 /// `zones` zones (a `BRISC-KERNEL` zone around `zones - 1` zones in a row), chip 1's one zone.
@@ -382,8 +385,9 @@ fn serve_within(limit: u64, input: &[&str]) -> (ttprof::tracy::test_client::Capt
 const TRACY_RING_ZONES: u64 = 1_000_000;
 /// Its child's address space: below what `ttprof tracy` of that ring took while a lane's
 /// zones were collected and then nested into a second copy before they were spooled (more
-/// than 208 MiB here); that build's successor passes at 176.
-const TRACY_RING_LIMIT: u64 = 192 << 20;
+/// than 208 MiB here), and while a zone kept its host times as two `f64`s (more than 136
+/// MiB); the build since passes at 128.
+const TRACY_RING_LIMIT: u64 = 136 << 20;
 
 /// Issue 41: Tracy's memory grew with the longest ring (a 4 M-zone ring's device log took
 /// 643 MB resident, ~160 bytes a zone). A ring's begins and ends are nested as they are

@@ -25,7 +25,7 @@ use crate::pass::RingPass;
 use crate::readout::{self, Readout, RingReport};
 use crate::resolve::{Resolution, Resolver};
 use crate::sites::SiteMeta;
-use crate::timebase::{HostTime, Timebase};
+use crate::timebase::{HostTime, TileClock, Timebase};
 use crate::timeline::{widen_time, Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
 use riscv_linker::devfile::Geometry;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -107,6 +107,9 @@ pub struct RingView<'a> {
     /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
     /// [`Profile::issues`] counts the records left out).
     pub placed: bool,
+    /// The ring's tile clock (`Some` when `placed`): its zones' host times
+    /// ([`Zone::start_ns`]).
+    pub(crate) clock: Option<TileClock<'a>>,
 }
 
 impl<'a> RingView<'a> {
@@ -128,6 +131,13 @@ impl<'a> RingView<'a> {
     /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
     pub fn zones(&self) -> &[Zone] {
         &self.zones
+    }
+
+    /// Zone `z`'s start and end on the host timeline, ns: its cycles on the ring's tile clock
+    /// (NaN off the timebase).
+    pub fn zone_ns(&self, z: &Zone) -> (f64, f64) {
+        let c = self.clock.as_ref();
+        (z.start_ns(c), z.end_ns(c))
     }
 
     /// Events, data and sum records.
@@ -427,6 +437,7 @@ impl Profile {
             zones: Vec::new(),
             marks: Vec::new(),
             placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
+            clock: self.timebase.tile_clock(id.chip, id.tile),
         };
         if !view.placed || !zones {
             return view;
@@ -457,8 +468,6 @@ impl Profile {
                         op,
                         start_cycles: r.start[i],
                         end_cycles: r.end[i],
-                        start_ns: ns(r.start[i]),
-                        end_ns: ns(r.end[i]),
                         value: (r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32),
                     });
                     depth += 1;

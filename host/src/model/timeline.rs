@@ -2,8 +2,8 @@
 //! rank the whole run at once (the HTML timeline) and for tests.
 //!
 //! One [`Lane`] per ring (chip, tile, RISC). Each lane's [`Zone`]s are listed in the order
-//! they open ([`crate::markers`]), with their nesting depth, raw cycles and host ns from the
-//! [`Timebase`]; events, data and sum totals are [`Mark`]s; ops are the profile's
+//! they open ([`crate::markers`]), with their nesting depth and raw cycles, whose host ns are
+//! the lane's tile clock's reading of them ([`Timeline::clock`], from the [`Timebase`]); events, data and sum totals are [`Mark`]s; ops are the profile's
 //! ([`OpSpan`]: op log host times joined with the wrapper zones' device spans). Zone names
 //! and source locations are interned once per distinct site ([`SiteLabel`]). The types are
 //! the model's: a [`crate::profile::RingView`] holds one lane's zones and marks.
@@ -13,7 +13,7 @@ use crate::oplog::{OpLog, Signpost};
 use crate::profile::{Profile, RingView};
 use crate::readout::Readout;
 use crate::resolve::Resolution;
-use crate::timebase::{HostTime, Timebase};
+use crate::timebase::{HostTime, TileClock, Timebase};
 use riscv_linker::{Arch, NocCoord, Risc};
 
 /// One ring's row.
@@ -79,10 +79,6 @@ pub struct Zone {
     pub start_cycles: u64,
     /// End, the tile's device cycles (`>= start_cycles`).
     pub end_cycles: u64,
-    /// Start on the host timeline, ns.
-    pub start_ns: f64,
-    /// End on the host timeline, ns.
-    pub end_ns: f64,
     /// A value zone's value (`value_zone!`), `None` for a plain zone.
     pub value: Option<u32>,
 }
@@ -93,9 +89,16 @@ impl Zone {
         self.end_cycles - self.start_cycles
     }
 
-    /// Duration on the host timeline, ns.
-    pub fn duration_ns(&self) -> f64 {
-        self.end_ns - self.start_ns
+    /// Start on the host timeline, ns, by its tile's `clock` (NaN without one). A zone
+    /// keeps cycles only: its host times are its tile clock's reading of them (the same
+    /// `f64` the model computed when it kept them, 16 bytes a zone: issue 41).
+    pub(crate) fn start_ns(&self, clock: Option<&TileClock>) -> f64 {
+        clock.map_or(f64::NAN, |c| c.host_ns(self.start_cycles))
+    }
+
+    /// End on the host timeline, ns ([`Zone::start_ns`]).
+    pub(crate) fn end_ns(&self, clock: Option<&TileClock>) -> f64 {
+        clock.map_or(f64::NAN, |c| c.host_ns(self.end_cycles))
     }
 }
 
@@ -181,6 +184,8 @@ pub struct Timeline {
     /// Earliest and latest host ns of zones and marks dropped from the lists (an output that
     /// keeps only what it can show): [`Timeline::bounds_ns`] still covers them.
     pub(crate) dropped_span: Option<(f64, f64)>,
+    /// The run's clocks: the lanes' zones' host times ([`Timeline::clock`]).
+    pub(crate) timebase: Timebase,
 }
 
 impl OpSpan {
@@ -245,7 +250,14 @@ impl Timeline {
             signposts: p.signposts.clone(),
             issues: p.issues.clone(),
             dropped_span: None,
+            timebase: p.timebase.clone(),
         }
+    }
+
+    /// Lane `lane`'s tile clock (`None` for a lane off the timebase, or past the lanes).
+    pub(crate) fn clock(&self, lane: u32) -> Option<TileClock<'_>> {
+        let l = self.lanes.get(lane as usize)?;
+        self.timebase.tile_clock(l.chip, l.tile)
     }
 
     /// Appends one ring (rings must come in readout order: lane `i` is ring `i`).
@@ -273,8 +285,13 @@ impl Timeline {
                 hi = hi.max(b);
             }
         };
+        let mut clock = (u32::MAX, None);
         for z in &self.zones {
-            see(z.start_ns, z.end_ns);
+            if clock.0 != z.lane {
+                clock = (z.lane, self.clock(z.lane));
+            }
+            let c = clock.1.as_ref();
+            see(z.start_ns(c), z.end_ns(c));
         }
         for m in &self.marks {
             see(m.ns, m.ns);
@@ -300,6 +317,13 @@ mod tests {
     use crate::model::fixture::{self, times, TILES};
 
     use fixture::timeline;
+
+    /// A zone is 48 bytes (64 while it kept its host times as two `f64`s): the model holds
+    /// one per zone of the ring it is on (issue 41).
+    #[test]
+    fn a_zone_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<Zone>(), 48);
+    }
 
     #[test]
     fn zones_nest_by_depth_and_carry_cycles_host_times_and_ops() {
@@ -341,8 +365,9 @@ mod tests {
             .find(|z| z.run == 2 && t.sites[z.site as usize].name == "work")
             .unwrap();
         assert_eq!((work.start_cycles, work.end_cycles), x.work);
+        let c = t.clock(work.lane);
         assert_eq!(
-            (work.start_ns, work.end_ns),
+            (work.start_ns(c.as_ref()), work.end_ns(c.as_ref())),
             (x.work.0 as f64, x.work.1 as f64),
             "nominal 1 GHz, cycle 0 at 0 ns"
         );

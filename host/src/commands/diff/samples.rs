@@ -169,9 +169,7 @@ pub fn from_profile_rings(
             let cycles = z.end_cycles.saturating_sub(z.start_cycles);
             s.zones.entry((op, k, zone)).or_default().push(Sample {
                 cycles,
-                ns: clock.map_or(z.end_ns - z.start_ns, |c| {
-                    c.span_ns(z.start_cycles, z.end_cycles)
-                }),
+                ns: clock.map_or(f64::NAN, |c| c.span_ns(z.start_cycles, z.end_cycles)),
             });
         }
         let cpn = p

@@ -294,7 +294,10 @@ impl Analyzer {
                         .push((z.start_cycles, z.end_cycles, w));
                 }
             }
-            let (start_ns, end_ns) = (at(z.start_cycles, z.start_ns), at(z.end_cycles, z.end_ns));
+            let (start_ns, end_ns) = (
+                at(z.start_cycles, z.start_ns(clock.as_ref())),
+                at(z.end_cycles, z.end_ns(clock.as_ref())),
+            );
             let dur = (end_ns - start_ns).max(0.0);
             if !dur.is_finite() {
                 continue;

@@ -43,7 +43,6 @@ use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::ops::Ops;
 use crate::sink::exact;
-use crate::timebase::Timebase;
 use crate::timeline::{MarkKind, Timeline};
 use std::cmp::Ordering;
 use std::io::{self, Write};
@@ -82,12 +81,11 @@ pub fn write_file(path: &Path, t: &Timeline, inputs: &Inputs) -> Result<Shown> {
     write_file_limited(path, t, (MAX_ZONES, MAX_MARKS), (0, 0), "", None, inputs)
 }
 
-/// What makes the page's device times exact at any cycle count: the run's clocks (zones
-/// and marks from their tiles' counts) and its ops' wrapper-zone times. Without them the
-/// page rounds the model's `f64` ns, a ns or more off from 2^53 ns on.
+/// What makes the page's op times exact at any cycle count: its ops' wrapper-zone times
+/// (zones and marks are exact from their tiles' clocks, which the timeline carries).
+/// Without them the page rounds the ops' `f64` ns, a ns or more off from 2^53 ns on.
 #[derive(Clone, Copy)]
 pub(crate) struct Clocks<'a> {
-    pub(crate) timebase: &'a Timebase,
     pub(crate) device: &'a Ops,
 }
 
@@ -205,8 +203,11 @@ fn select<K: Copy>(
 
 /// Which zones to embed: every drawable one, or the `limit` longest (ties in time order).
 fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
+    let clocks: Vec<_> = (0..t.lanes.len() as u32).map(|l| t.clock(l)).collect();
     let key = |z: &crate::timeline::Zone| {
-        (z.start_ns.is_finite() && z.end_ns.is_finite()).then(|| (z.end_ns - z.start_ns).max(0.0))
+        let clock = clocks.get(z.lane as usize).and_then(Option::as_ref);
+        let (start, end) = (z.start_ns(clock), z.end_ns(clock));
+        (start.is_finite() && end.is_finite()).then(|| (end - start).max(0.0))
     };
     let order = |a: &f64, b: &f64| b.total_cmp(a);
     let (keep, zones, hidden, shortest) = if t.zones.len() <= limit {
@@ -336,16 +337,16 @@ fn data_json(
     let t0 = lo.floor() as i64;
     let rel = |ns: f64| (ns.round() as i64 - t0).to_string();
     let opt = |v: Option<f64>| v.map_or("null".to_string(), rel);
-    // Whole ns of a device time: exact from its lane's tile clock when the page has the
-    // run's clocks, else the model's `f64` rounded.
-    let lane_clocks: Vec<_> = t
-        .lanes
-        .iter()
-        .map(|l| clocks.and_then(|c| c.timebase.tile_clock(l.chip, l.tile)))
-        .collect();
+    // Whole ns of a device time: exact from its lane's tile clock (the `f64` of it below
+    // 2^36 ns, `exact`), else the model's `f64` rounded.
+    let lane_clocks: Vec<_> = (0..t.lanes.len() as u32).map(|l| t.clock(l)).collect();
     let whole = |lane: u32, cycles: u64, ns: f64| -> i64 {
         let clock = lane_clocks.get(lane as usize).and_then(Option::as_ref);
         exact::whole_at(clock, cycles, ns).map_or(ns.round() as i64, exact::to_i64)
+    };
+    let zone_at = |lane: u32, cycles: u64| -> i64 {
+        let clock = lane_clocks.get(lane as usize).and_then(Option::as_ref);
+        whole(lane, cycles, clock.map_or(f64::NAN, |c| c.host_ns(cycles)))
     };
     let device_span = |o: &crate::timeline::OpSpan| -> Option<(i64, i64)> {
         let k = clocks?.device.by_run.get(&(o.chip, o.run))?.kernel?;
@@ -433,7 +434,7 @@ fn data_json(
     let _ = s.write_str("],\"zones\":[");
     let mut first = true;
     for (z, _) in t.zones.iter().zip(&keep).filter(|(_, &k)| k) {
-        let start = whole(z.lane, z.start_cycles, z.start_ns);
+        let start = zone_at(z.lane, z.start_cycles);
         let _ = write!(
             s,
             "{}{},{},{},{},{},{},{},{},{}",
@@ -442,7 +443,7 @@ fn data_json(
             z.site,
             z.depth,
             start - t0,
-            (whole(z.lane, z.end_cycles, z.end_ns) - start).max(0),
+            (zone_at(z.lane, z.end_cycles) - start).max(0),
             z.op.map_or(-1, |o| o as i64),
             Exact(z.start_cycles),
             Exact(z.cycles()),

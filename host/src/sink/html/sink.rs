@@ -107,7 +107,7 @@ impl Sink for HtmlPage {
             // (down to the limit) after at least a quarter of it was added (pruned at twice
             // the limit, 2.25 times was held: 144 MB of zones at the default limit).
             // Room is made for at most that much (doubling, a 1.5 times limit grew a vector
-            // of 2 times it: 128 MB of zones at the default limit, 96 needed).
+            // of 2 times it: 128 MB of 64-byte zones at the default limit, 96 needed).
             let (most_zones, most_marks) =
                 (zones + 2 * zones.div_ceil(4), marks + 2 * marks.div_ceil(4));
             for slice in v.zones.chunks(zones.div_ceil(4)) {
@@ -180,7 +180,6 @@ impl Sink for HtmlPage {
             self.pruned,
             &panel,
             Some(html::Clocks {
-                timebase: &p.timebase,
                 device: &p.device_ops,
             }),
             &self.inputs,

@@ -629,8 +629,6 @@ fn a_lane_of_sub_pixel_zones_is_painted_like_one_zone_over_the_same_span() {
         let at = |k: u64, len: u64| Zone {
             start_cycles: 100 + 10 * k,
             end_cycles: 100 + 10 * k + len,
-            start_ns: (100 + 10 * k) as f64,
-            end_ns: (100 + 10 * k + len) as f64,
             ..z
         };
         t.zones = if dense {

@@ -292,12 +292,13 @@ pub(crate) fn zones_batch(
     d: &Dictionaries,
     lane: &Lane,
     zones: &[Zone],
+    clock: Option<&crate::timebase::TileClock>,
     with_chip: bool,
 ) -> Result<RecordBatch, ArrowError> {
     let rows = zones.iter().map(|z| (z.run, z.op, z.site));
     let mut c = place_columns(d, lane, with_chip, rows, zones.len())?;
-    let start_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.start_ns)).collect();
-    let end_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.end_ns)).collect();
+    let start_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.start_ns(clock))).collect();
+    let end_ns: Vec<i64> = zones.iter().map(|z| whole_ns(z.end_ns(clock))).collect();
     let duration: Vec<i64> = start_ns.iter().zip(&end_ns).map(|(s, e)| e - s).collect();
     c.push(Arc::new(
         zones.iter().map(|z| z.depth).collect::<UInt16Array>(),

@@ -27,10 +27,11 @@ fn read(path: &Path) -> Vec<arrow_array::RecordBatch> {
 fn expected(p: &Profile) -> BTreeMap<String, (u64, i64)> {
     let mut m: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     for v in p.rings() {
+        let c = v.clock.as_ref();
         for z in &v.zones {
             let e = m.entry(p.labels[z.site as usize].name.clone()).or_default();
             e.0 += 1;
-            e.1 += tables::whole_ns(z.end_ns) - tables::whole_ns(z.start_ns);
+            e.1 += tables::whole_ns(z.end_ns(c)) - tables::whole_ns(z.start_ns(c));
         }
     }
     m
@@ -254,7 +255,9 @@ fn direct_batches_equal_the_general_ones() {
             for i in 0..p.ring_count() {
                 let v = p.ring(i);
                 let (z, m) = direct::ring_batches(&zs, &ms, &d, &p, &v, with_chip).unwrap();
-                let want_z = tables::zones_batch(&zs, &d, &v.lane, &v.zones, with_chip).unwrap();
+                let want_z =
+                    tables::zones_batch(&zs, &d, &v.lane, &v.zones, v.clock.as_ref(), with_chip)
+                        .unwrap();
                 let want_m = tables::marks_batch(&ms, &d, &v.lane, &v.marks, with_chip).unwrap();
                 assert_eq!(z, want_z, "zones of ring {i}");
                 assert_eq!(m, want_m, "marks of ring {i}");
@@ -432,7 +435,9 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
         );
         let (mut want_z, mut want_m) = (Vec::new(), Vec::new());
         for v in p.rings() {
-            want_z.push(tables::zones_batch(&zs, &d, &v.lane, &v.zones, true).unwrap());
+            want_z.push(
+                tables::zones_batch(&zs, &d, &v.lane, &v.zones, v.clock.as_ref(), true).unwrap(),
+            );
             want_m.push(tables::marks_batch(&ms, &d, &v.lane, &v.marks, true).unwrap());
         }
         let (zones, marks) = (read(&dir.join(ZONES_FILE)), read(&dir.join(MARKS_FILE)));
@@ -460,7 +465,12 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
             .collect();
         let want_ends: Vec<i64> = p
             .rings()
-            .flat_map(|v| v.zones.into_iter().map(|z| tables::whole_ns(z.end_ns)))
+            .flat_map(|v| {
+                let c = v.clock;
+                v.zones
+                    .into_iter()
+                    .map(move |z| tables::whole_ns(z.end_ns(c.as_ref())))
+            })
             .collect();
         assert_eq!(ends, want_ends);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -576,7 +586,7 @@ fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
     let zs = zones_schema(true, &tables::counter_names(p.oplog.as_ref()));
     let want: Vec<_> = p
         .rings()
-        .map(|v| tables::zones_batch(&zs, &d, &v.lane, &v.zones, true).unwrap())
+        .map(|v| tables::zones_batch(&zs, &d, &v.lane, &v.zones, v.clock.as_ref(), true).unwrap())
         .collect();
     assert_eq!(cells(&read(&dir.join(ZONES_FILE))), cells(&want));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -24,7 +24,7 @@ pub(super) struct Slices<'v, F> {
     zones: &'v [Zone],
     /// The zone whose begin comes next.
     next: usize,
-    /// Whole ns of a cycle count (and its `f64` ns).
+    /// Whole ns of a zone's cycle count on its tile's clock.
     at: F,
     /// Ends of the open zones, outermost first.
     open: Vec<u64>,
@@ -34,7 +34,7 @@ pub(super) struct Slices<'v, F> {
     pub(super) clamped: u64,
 }
 
-impl<'v, F: Fn(u64, f64) -> u64> Slices<'v, F> {
+impl<'v, F: Fn(u64) -> u64> Slices<'v, F> {
     pub(super) fn new(zones: &'v [Zone], at: F) -> Slices<'v, F> {
         Slices {
             zones,
@@ -47,7 +47,7 @@ impl<'v, F: Fn(u64, f64) -> u64> Slices<'v, F> {
     }
 }
 
-impl<F: Fn(u64, f64) -> u64> Iterator for Slices<'_, F> {
+impl<F: Fn(u64) -> u64> Iterator for Slices<'_, F> {
     type Item = (u64, Ev);
 
     fn next(&mut self) -> Option<(u64, Ev)> {
@@ -56,9 +56,7 @@ impl<F: Fn(u64, f64) -> u64> Iterator for Slices<'_, F> {
             return self.open.pop().map(|end| (end, Ev::End));
         };
         let at = &self.at;
-        let start = *self
-            .start
-            .get_or_insert_with(|| at(z.start_cycles, z.start_ns));
+        let start = *self.start.get_or_insert_with(|| at(z.start_cycles));
         if self.open.len() > z.depth as usize {
             let end = self.open.pop().unwrap_or(start);
             let cut = end.min(start);
@@ -67,7 +65,7 @@ impl<F: Fn(u64, f64) -> u64> Iterator for Slices<'_, F> {
             }
             return Some((cut, Ev::End));
         }
-        let mut end = at(z.end_cycles, z.end_ns).max(start);
+        let mut end = at(z.end_cycles).max(start);
         if let Some(&outer) = self.open.last() {
             if end > outer {
                 end = outer;

@@ -339,13 +339,13 @@ impl PerfettoSink {
         &mut self,
         p: &Profile,
         v: &RingView,
-        at: &impl Fn(u64, f64) -> u64,
+        at: &impl Fn(u64) -> u64,
     ) -> Vec<(u64, Ev)> {
         self.counters.load(p);
         let mut spans: BTreeMap<usize, Vec<(u64, u64, f64)>> = BTreeMap::new();
         for z in &v.zones {
             if let Some((name, rate)) = self.zone_rate(p, z) {
-                let span = (at(z.start_cycles, z.start_ns), at(z.end_cycles, z.end_ns));
+                let span = (at(z.start_cycles), at(z.end_cycles));
                 spans.entry(name).or_default().push((span.0, span.1, rate));
             }
         }
@@ -523,14 +523,21 @@ impl PerfettoSink {
         let at = |cycles: u64, v: f64| {
             exact::whole_at(clock.as_ref(), cycles, v).map_or(0, exact::to_u64)
         };
-        let mut slices = Slices::new(&v.zones, &at);
+        // A zone's times: its cycles on the tile's clock.
+        let zone_at = |cycles: u64| {
+            at(
+                cycles,
+                clock.as_ref().map_or(f64::NAN, |c| c.host_ns(cycles)),
+            )
+        };
+        let mut slices = Slices::new(&v.zones, &zone_at);
         let mut marks: Vec<(u64, Ev)> = (v.marks.iter().enumerate())
             .map(|(k, m)| (at(m.cycles, m.ns), Ev::Mark(k)))
             .collect();
         marks.sort_by_key(|m| m.0);
         // The counted zones' counter points, in the same sequence (their times are deltas
         // on its clock too).
-        let counters = self.zone_counters(p, v, &at);
+        let counters = self.zone_counters(p, v, &zone_at);
         let mut evs =
             merged(merged(&mut slices, marks.into_iter()), counters.into_iter()).peekable();
         // The sequence's state: interned names and strings, default track and clock.

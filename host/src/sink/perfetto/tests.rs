@@ -142,7 +142,7 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
             let value = z.value.map(u64::from);
             want.push((
                 uuid,
-                z.start_ns.round() as u64,
+                z.start_ns(v.clock.as_ref()).round() as u64,
                 l.name.clone(),
                 Some(format!("{}:{}", l.file, l.line)),
                 value,
@@ -370,7 +370,8 @@ fn counted_zones_and_op_counters_are_counter_tracks() {
             if p.labels[z.site as usize].name != "inner" {
                 continue;
             }
-            let (start, end) = (z.start_ns.round() as u64, z.end_ns.round() as u64);
+            let c = v.clock.as_ref();
+            let (start, end) = (z.start_ns(c).round() as u64, z.end_ns(c).round() as u64);
             if p.ops[z.op.unwrap() as usize].run != 2 {
                 unarmed.push(start);
                 continue;

@@ -367,10 +367,7 @@ impl Builder {
                 .entry((op_name(z.op), labels[z.site as usize].name.clone()))
                 .or_default();
             self.held += usize::from(!g.sketched());
-            let ns = clock.map_or_else(
-                || z.duration_ns(),
-                |c| c.span_ns(z.start_cycles, z.end_cycles),
-            );
+            let ns = clock.map_or(f64::NAN, |c| c.span_ns(z.start_cycles, z.end_cycles));
             g.push(ns, z.cycles(), rate);
             if let Some(v) = z.value {
                 let name = &labels[z.site as usize].name;
@@ -996,8 +993,6 @@ mod tests {
             op: Some(0),
             start_cycles: 0,
             end_cycles: max,
-            start_ns: 0.0,
-            end_ns: max as f64,
             value: None,
         };
         let sum = Mark {

@@ -151,7 +151,7 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
             mine,
             &t.sites,
             &t.ops,
-            None,
+            t.clock(li as u32).as_ref(),
         )?;
     }
     out.finish().map(|(_, stats)| stats)
@@ -323,11 +323,11 @@ fn write_zones<W: Write>(
         out.event(format_args!(
             r#""name":{},"cat":"zone","ph":"B","pid":{pid},"tid":{tid},"ts":{}{loc},"args":{{{op_arg}{run_arg}"start_cycles":{},"cycles":{}{value_arg}}}"#,
             json(&site.name),
-            ts_at(clock, z.start_cycles, z.start_ns),
+            ts_at(clock, z.start_cycles, z.start_ns(clock)),
             z.start_cycles,
             z.cycles()
         ))?;
-        let mut end = (z.end_ns, z.end_cycles);
+        let mut end = (z.end_ns(clock), z.end_cycles);
         if let Some(&(parent_ns, parent)) = open.last() {
             if end.1 > parent {
                 out.stats.clamped += 1;

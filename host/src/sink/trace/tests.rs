@@ -224,8 +224,6 @@ fn equal_times_keep_their_order_and_zones_that_break_nesting_are_cut() {
         op: None,
         start_cycles: s,
         end_cycles: e,
-        start_ns: s as f64,
-        end_ns: e as f64,
         value: None,
     };
     let keep: Vec<Zone> = t.zones.iter().filter(|z| z.lane != lane).copied().collect();

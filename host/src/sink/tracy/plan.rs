@@ -421,7 +421,7 @@ impl Sink for TracySink {
                 let text = format!("{name}: value {}", z.value.unwrap_or(0));
                 messages.push(Message {
                     thread,
-                    time: round(z.start_cycles, z.start_ns),
+                    time: round(z.start_cycles, z.start_ns(clock.as_ref())),
                     severity: MessageSeverity::Info,
                     text,
                 });
