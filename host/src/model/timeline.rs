@@ -3,8 +3,9 @@
 //!
 //! One [`Lane`] per ring (chip, tile, RISC). Each lane's [`Zone`]s are listed in the order
 //! they open ([`crate::markers`]), with their nesting depth and raw cycles, whose host ns are
-//! the lane's tile clock's reading of them ([`Timeline::clock`], from the [`Timebase`]); events, data and sum totals are [`Mark`]s; ops are the profile's
-//! ([`OpSpan`]: op log host times joined with the wrapper zones' device spans). Zone names
+//! the lane's tile clock's reading of them (from the [`Timebase`]:
+//! [`crate::profile::RingView::zone_ns`]); events, data and sum totals are [`Mark`]s; ops are
+//! the profile's ([`OpSpan`]: op log host times joined with the wrapper zones' device spans). Zone names
 //! and source locations are interned once per distinct site ([`SiteLabel`]). The types are
 //! the model's: a [`crate::profile::RingView`] holds one lane's zones and marks.
 
