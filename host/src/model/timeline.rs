@@ -5,9 +5,10 @@
 //! they open ([`crate::markers`]), with their nesting depth and raw cycles, whose host ns are
 //! the lane's tile clock's reading of them (from the [`Timebase`]:
 //! [`crate::profile::RingView::zone_ns`]); events, data and sum totals are [`Mark`]s; ops are
-//! the profile's ([`OpSpan`]: op log host times joined with the wrapper zones' device spans). Zone names
-//! and source locations are interned once per distinct site ([`SiteLabel`]). The types are
-//! the model's: a [`crate::profile::RingView`] holds one lane's zones and marks.
+//! the profile's ([`OpSpan`]: op log host times joined with the wrapper zones' device
+//! spans). Zone names and source locations are interned once per distinct site
+//! ([`SiteLabel`]). The types are the model's: a [`crate::profile::RingView`] holds one lane's
+//! zones and marks.
 
 use crate::issue::Issue;
 use crate::oplog::{OpLog, Signpost};
