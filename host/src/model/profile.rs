@@ -425,6 +425,7 @@ impl Profile {
         zones: bool,
     ) -> RingView<'a> {
         let id = ring.id;
+        let clock = self.timebase.tile_clock(id.chip, id.tile);
         let mut view = RingView {
             index,
             ring,
@@ -436,19 +437,15 @@ impl Profile {
             },
             zones: Vec::new(),
             marks: Vec::new(),
-            placed: self.timebase.host_ns(id.chip, id.tile, 0).is_some(),
-            clock: self.timebase.tile_clock(id.chip, id.tile),
+            placed: clock.is_some(),
+            clock,
         };
         if !view.placed || !zones {
             return view;
         }
         let (ring, id) = (view.ring, view.ring.id);
         let r = &ring.records;
-        let ns = |c: u64| {
-            self.timebase
-                .host_ns(id.chip, id.tile, c)
-                .unwrap_or(f64::NAN)
-        };
+        let ns = |c: u64| clock.map_or(f64::NAN, |k| k.host_ns(c));
         let labels = &self.ring_labels[index];
         let lane = index as u32;
         let (mut depth, mut depth_used) = (0u16, 0u16);

@@ -262,6 +262,13 @@ impl Timeline {
         self.timebase.tile_clock(l.chip, l.tile)
     }
 
+    /// Every lane's tile clock, by lane ([`Timeline::clock`]), for a pass over the zones.
+    pub(crate) fn lane_clocks(&self) -> Vec<Option<TileClock<'_>>> {
+        (0..self.lanes.len() as u32)
+            .map(|l| self.clock(l))
+            .collect()
+    }
+
     /// Appends one ring (rings must come in readout order: lane `i` is ring `i`).
     pub(crate) fn push_ring(&mut self, view: RingView) {
         debug_assert_eq!(view.index, self.lanes.len());
@@ -287,12 +294,9 @@ impl Timeline {
                 hi = hi.max(b);
             }
         };
-        let mut clock = (u32::MAX, None);
+        let clocks = self.lane_clocks();
         for z in &self.zones {
-            if clock.0 != z.lane {
-                clock = (z.lane, self.clock(z.lane));
-            }
-            let c = clock.1.as_ref();
+            let c = clocks.get(z.lane as usize).and_then(Option::as_ref);
             see(z.start_ns(c), z.end_ns(c));
         }
         for m in &self.marks {

@@ -203,7 +203,7 @@ fn select<K: Copy>(
 
 /// Which zones to embed: every drawable one, or the `limit` longest (ties in time order).
 fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
-    let clocks: Vec<_> = (0..t.lanes.len() as u32).map(|l| t.clock(l)).collect();
+    let clocks = t.lane_clocks();
     let key = |z: &crate::timeline::Zone| {
         let clock = clocks.get(z.lane as usize).and_then(Option::as_ref);
         let (start, end) = (z.start_ns(clock), z.end_ns(clock));
@@ -339,7 +339,7 @@ fn data_json(
     let opt = |v: Option<f64>| v.map_or("null".to_string(), rel);
     // Whole ns of a device time: exact from its lane's tile clock (the `f64` of it below
     // 2^36 ns, `exact`), else the model's `f64` rounded.
-    let lane_clocks: Vec<_> = (0..t.lanes.len() as u32).map(|l| t.clock(l)).collect();
+    let lane_clocks = t.lane_clocks();
     let whole = |lane: u32, cycles: u64, ns: f64| -> i64 {
         let clock = lane_clocks.get(lane as usize).and_then(Option::as_ref);
         exact::whole_at(clock, cycles, ns).map_or(ns.round() as i64, exact::to_i64)
