@@ -92,10 +92,16 @@ pub fn packed_text_bases(arch: Arch, kernels: &[ProgramKernel<'_>]) -> Result<Ve
             (Risc::Ncrisc, Some((iram, _))) => iram,
             _ => at,
         };
-        let next = (u64::from(at) + img.len()).div_ceil(u64::from(KERNEL_ALIGN));
-        at = u32::try_from(next * u64::from(KERNEL_ALIGN)).unwrap_or(u32::MAX);
+        at = u32::try_from(place_after(u64::from(at) + img.len())).unwrap_or(u32::MAX);
     }
     Ok(bases)
+}
+
+/// The place of the image after one that ends at `end`: the next [`KERNEL_ALIGN`] boundary
+/// (where [`packed_text_bases`] links a kernel, and where [`place`] puts Wormhole NCRISC's
+/// image, which must agree).
+fn place_after(end: u64) -> u64 {
+    end.div_ceil(u64::from(KERNEL_ALIGN)) * u64::from(KERNEL_ALIGN)
 }
 
 /// A kernel's loadable segments and entry.
@@ -234,8 +240,7 @@ pub(super) fn place(
                     .zip(images)
                     .find(|(k, _)| k.risc == Risc::Brisc)
                     .map_or(u64::from(room), |(_, img)| img.end());
-                let at = after.div_ceil(u64::from(KERNEL_ALIGN)) * u64::from(KERNEL_ALIGN);
-                (at, img.end() - u64::from(iram))
+                (place_after(after), img.end() - u64::from(iram))
             }
             (risc, _) => {
                 if risc == Risc::Brisc && img.entry != room {

@@ -685,12 +685,9 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
         }
     };
     ensure_gcc()?;
-    let lib = runtime_library(
-        &build_c_runtime(None, true)?,
-        &std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone()),
-    )?;
     // Absolute: the linker script INCLUDEs the firmware's symbols by path.
-    let out = &std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone());
+    let out = &build_dir(b);
+    let lib = runtime_library(&build_c_runtime(None, true)?, out)?;
     std::fs::create_dir_all(out).map_err(|e| Error::io(out, "create the build directory", e))?;
     let source = std::path::absolute(&b.source).unwrap_or_else(|_| b.source.clone());
     let write = |name: &str, text: String| {
@@ -779,6 +776,11 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     link(b, out, &objects, &lib)
 }
 
+/// Where `b` is built: its `out_dir`, absolute.
+fn build_dir(b: &TtMetalBuild) -> PathBuf {
+    std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone())
+}
+
 /// The objects a build of `b` compiled into `out` ([`build`]): the kernel in its wrapper,
 /// tt-metal's substitutes.
 fn objects(b: &TtMetalBuild, out: &Path) -> Vec<PathBuf> {
@@ -810,7 +812,7 @@ fn link(b: &TtMetalBuild, out: &Path, objects: &[PathBuf], lib: &Path) -> Result
 /// kernel configuration buffer (`ttprof_emu::tt_metal::program::packed_text_bases`). The
 /// ELF's path, as [`build`] returned it.
 pub fn relink(b: &TtMetalBuild) -> Result<PathBuf> {
-    let out = &std::path::absolute(&b.out_dir).unwrap_or_else(|_| b.out_dir.clone());
+    let out = &build_dir(b);
     let lib = out.join(RUNTIME_LIBRARY);
     link(b, out, &objects(b, out), &lib)
 }
