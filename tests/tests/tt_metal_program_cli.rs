@@ -617,18 +617,38 @@ fn run_brisc_kernel(
     source: &str,
     more: &str,
 ) -> (std::process::Output, PathBuf) {
+    run_brisc_kernel_on(d, "\"0,0\"", name, source, more)
+}
+
+/// [`run_brisc_kernel`] on `cores` (the TOML list's items).
+fn run_brisc_kernel_on(
+    d: &Path,
+    cores: &str,
+    name: &str,
+    source: &str,
+    more: &str,
+) -> (std::process::Output, PathBuf) {
     std::fs::write(d.join(name), source).unwrap();
     let program = d.join("program.toml");
     std::fs::write(
         &program,
         format!(
-            "arch = \"wormhole_b0\"\ncores = [\"0,0\"]\n\n[[kernel]]\nsource = \"{name}\"\n\
+            "arch = \"wormhole_b0\"\ncores = [{cores}]\n\n[[kernel]]\nsource = \"{name}\"\n\
              risc = \"brisc\"\n{more}"
         ),
     )
     .unwrap();
     let out = d.join("run");
     (run_program(&program, &out), out)
+}
+
+/// The stderr of a run refused before anything ran, after checking it: exit 1 and nothing
+/// left in its `out` directory.
+fn refused(o: &std::process::Output, out: &Path) -> String {
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(!out.exists(), "{} was left: {stderr}", out.display());
+    stderr
 }
 
 /// A kernel fault ends the program, not the profile: the command exits 2 naming the fault,
@@ -686,8 +706,7 @@ fn a_kernel_larger_than_the_buffer_is_refused_naming_the_room() {
         "void kernel_main() {\n    asm volatile(\".rept 17000\\n nop\\n .endr\");\n}\n",
         "",
     );
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let stderr = refused(&o, &out);
     assert!(
         stderr.contains("large")
             && stderr.contains("lies outside [0x9960, 0x19d60)")
@@ -695,7 +714,6 @@ fn a_kernel_larger_than_the_buffer_is_refused_naming_the_room() {
         "{stderr}"
     );
     assert!(!stderr.contains("no records"), "{stderr}");
-    assert!(!out.exists(), "{} was left: {stderr}", out.display());
 }
 
 /// 1,000 `DeviceZoneScopedN` sites on BRISC (ten functions of 100) link and run under
@@ -762,28 +780,19 @@ fn a_core_that_is_not_a_worker_is_named_before_the_build() {
         return;
     }
     let d = dir("not-a-worker");
-    std::fs::write(
-        d.join("broken.cpp"),
+    let (o, out) = run_brisc_kernel_on(
+        &d,
+        "\"0,0\", \"255,255\"",
+        "broken.cpp",
         "void kernel_main() { this does not compile }\n",
-    )
-    .unwrap();
-    let program = d.join("program.toml");
-    std::fs::write(
-        &program,
-        "arch = \"wormhole_b0\"\ncores = [\"0,0\", \"255,255\"]\n\n[[kernel]]\n\
-         source = \"broken.cpp\"\nrisc = \"brisc\"\n",
-    )
-    .unwrap();
-    let out = d.join("run");
-    let o = run_program(&program, &out);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+        "",
+    );
+    let stderr = refused(&o, &out);
     assert!(
         stderr.contains("core 255,255 is not a worker of wormhole_b0"),
         "{stderr}"
     );
     assert!(!stderr.contains("compiling"), "{stderr}");
-    assert!(!out.exists(), "{} was left: {stderr}", out.display());
 }
 
 /// Circular buffers past the end of L1 are refused before anything runs, as a kernel past
@@ -801,15 +810,13 @@ fn circular_buffers_past_l1_are_refused_naming_the_buffer() {
         "void kernel_main() {}\n",
         "\n[[cb]]\nindex = 0\npage_size = 2048\npages = 1000\nformat = \"bfloat16\"\n",
     );
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    let stderr = refused(&o, &out);
     assert!(
         stderr.contains("circular buffer 0 (2048000 bytes at")
             && stderr.contains("does not fit in L1"),
         "{stderr}"
     );
     assert!(!stderr.contains("no records"), "{stderr}");
-    assert!(!out.exists(), "{} was left: {stderr}", out.display());
 }
 
 /// Two programs in one file over the same buffers, run in order in one session: the first
