@@ -29,7 +29,7 @@ impl Sink for Check {
         }
         for z in view.zones() {
             assert!(z.end_cycles >= z.start_cycles, "a zone ends no earlier than it starts: {z:?}");
-            let _ = (z.cycles(), view.zone_ns(z));
+            let _ = (z.cycles(), view.zone_ns(&z));
             let _ = &profile.labels()[z.site as usize].name;
         }
         for m in view.marks() {

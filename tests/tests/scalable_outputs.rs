@@ -240,7 +240,7 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
             v.zones()
                 .iter()
                 .map(|z| {
-                    let (s, e) = v.zone_ns(z);
+                    let (s, e) = v.zone_ns(&z);
                     (e.round() - s.round()) as i64
                 })
                 .collect::<Vec<_>>()
@@ -255,7 +255,7 @@ fn duckdb_reads_the_parquet_tables_and_dataset_with_the_csv_s_counts() {
         .flat_map(|v| {
             v.zones()
                 .iter()
-                .map(|z| v.zone_ns(z).1.round() as i64)
+                .map(|z| v.zone_ns(&z).1.round() as i64)
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -359,7 +359,7 @@ fn perfetto_s_trace_processor_loads_the_trace_with_the_csv_s_slices() {
     let mut want: BTreeMap<String, i64> = BTreeMap::new();
     for v in profile.rings() {
         for z in v.zones() {
-            let (s, e) = v.zone_ns(z);
+            let (s, e) = v.zone_ns(&z);
             *want
                 .entry(profile.labels()[z.site as usize].name.clone())
                 .or_default() += (e.round() - s.round()) as i64;

@@ -3,7 +3,7 @@
 //! [`elf`] and [`sites`] (zone metadata from kernel ELFs), [`resolve`] (records to sites),
 //! [`clock`] and [`timebase`] (device cycles to host ns), [`markers`] (zone nesting order),
 //! [`ops`] (op spans from the wrapper zones), and the resolved whole, [`profile::Profile`],
-//! with its per-ring views; [`timeline`] collects them. [`critpath`] matches waits to
+//! with its per-ring views (a view's zones: [`zones`]); [`timeline`] collects them. [`critpath`] matches waits to
 //! signals and walks each op's critical path. [`import`] builds a profile from tt-metal's
 //! own capture files instead of device memory. [`ring_source`] is where the outputs take
 //! each ring's records from: the profile, or a second pass over the input ([`pass`],
@@ -27,3 +27,4 @@ pub mod sites;
 pub mod spooled;
 pub mod timebase;
 pub mod timeline;
+pub mod zones;

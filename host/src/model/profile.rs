@@ -27,6 +27,7 @@ use crate::resolve::{Resolution, Resolver};
 use crate::sites::SiteMeta;
 use crate::timebase::{HostTime, TileClock, Timebase};
 use crate::timeline::{widen_time, Lane, Mark, MarkKind, OpSpan, SiteLabel, Zone};
+use crate::zones::Zones;
 use riscv_linker::devfile::Geometry;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -101,7 +102,7 @@ pub struct RingView<'a> {
     /// Its row: chip, tile, RISC and nesting depth used.
     pub(crate) lane: Lane,
     /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
-    pub(crate) zones: Vec<Zone>,
+    pub(crate) zones: Zones<'a>,
     /// Events, data and sum records.
     pub(crate) marks: Vec<Mark>,
     /// Whether the timebase knows the ring's chip (else `zones` and `marks` are empty and
@@ -128,8 +129,9 @@ impl<'a> RingView<'a> {
         self.lane
     }
 
-    /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]).
-    pub fn zones(&self) -> &[Zone] {
+    /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]),
+    /// read through [`ZoneList`].
+    pub fn zones(&self) -> &Zones<'a> {
         &self.zones
     }
 
@@ -435,7 +437,7 @@ impl Profile {
                 risc: id.risc,
                 depth: 0,
             },
-            zones: Vec::new(),
+            zones: Zones::new(&ring.records, index as u32),
             marks: Vec::new(),
             placed: clock.is_some(),
             clock,
@@ -457,16 +459,7 @@ impl Profile {
             let label = || labels.get(run, site).unwrap_or(0);
             match m.kind {
                 MarkerType::ZoneStart => {
-                    view.zones.push(Zone {
-                        lane,
-                        site: label(),
-                        depth,
-                        run,
-                        op,
-                        start_cycles: r.start[i],
-                        end_cycles: r.end[i],
-                        value: (r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32),
-                    });
+                    view.zones.push(i, label(), depth, |_| op);
                     depth += 1;
                     depth_used = depth_used.max(depth);
                 }
@@ -759,9 +752,7 @@ mod tests {
                 .iter()
                 .all(|z| z.lane as usize == v.index && (z.site as usize) < p.labels.len()));
             assert!(
-                v.zones
-                    .windows(2)
-                    .all(|w| w[0].start_cycles <= w[1].start_cycles),
+                (1..v.zones.len()).all(|i| v.zones.start_cycles(i - 1) <= v.zones.start_cycles(i)),
                 "opening order"
             );
             zones += v.zones.len();

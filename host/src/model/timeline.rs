@@ -273,7 +273,7 @@ impl Timeline {
     pub(crate) fn push_ring(&mut self, view: RingView) {
         debug_assert_eq!(view.index, self.lanes.len());
         self.lanes.push(view.lane);
-        self.zones.extend(view.zones);
+        self.zones.extend(view.zones.iter());
         self.marks.extend(view.marks);
     }
 

@@ -59,6 +59,14 @@ impl<K: Eq + Hash + Copy, V> SmallMap<K, V> {
         made
     }
 
+    /// The value of `key`, if present.
+    pub(crate) fn get(&self, key: &K) -> Option<&V> {
+        match self {
+            SmallMap::Few(list) => list.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            SmallMap::Many(map) => map.get(key),
+        }
+    }
+
     /// Every entry.
     pub(crate) fn iter(&self) -> Box<dyn Iterator<Item = (&K, &V)> + '_> {
         match self {

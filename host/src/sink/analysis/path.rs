@@ -104,14 +104,14 @@ impl Collector {
                 continue;
             };
             let profiler = cost.before(v, &kind, op, m.cycles);
-            while next < v.zones.len() && v.zones[next].start_cycles <= m.cycles {
-                let s = v.zones[next].start_cycles;
-                open.retain(|&i| v.zones[i].end_cycles > s);
+            while next < v.zones.len() && v.zones.start_cycles(next) <= m.cycles {
+                let s = v.zones.start_cycles(next);
+                open.retain(|&i| v.zones.end_cycles(i) > s);
                 open.push(next);
                 next += 1;
             }
-            open.retain(|&i| v.zones[i].end_cycles >= m.cycles);
-            let zone = open.last().map(|&i| v.zones[i].site);
+            open.retain(|&i| v.zones.end_cycles(i) >= m.cycles);
+            let zone = open.last().map(|&i| v.zones.zone(i).site);
             if !self.budget.room(op) {
                 continue;
             }

@@ -110,9 +110,11 @@ impl Sink for HtmlPage {
             // of 2 times it: 128 MB of 64-byte zones at the default limit, 96 needed).
             let (most_zones, most_marks) =
                 (zones + 2 * zones.div_ceil(4), marks + 2 * marks.div_ceil(4));
-            for slice in v.zones.chunks(zones.div_ceil(4)) {
-                grow(&mut t.zones, slice.len(), most_zones);
-                t.zones.extend_from_slice(slice);
+            let (n, step) = (v.zones.len(), zones.div_ceil(4));
+            for from in (0..n).step_by(step) {
+                let to = n.min(from + step);
+                grow(&mut t.zones, to - from, most_zones);
+                t.zones.extend((from..to).map(|i| v.zones.zone(i)));
                 prune(t);
             }
             for slice in v.marks.chunks(marks.div_ceil(4)) {

@@ -13,6 +13,11 @@ fn profile() -> Profile {
     fixture::profile_at(0, fixture::ARCH, true)
 }
 
+/// A view's zones, held whole (what [`tables::zones_batch`] takes).
+fn held(v: &crate::profile::RingView) -> Vec<crate::timeline::Zone> {
+    v.zones.iter().collect()
+}
+
 fn read(path: &Path) -> Vec<arrow_array::RecordBatch> {
     let f = std::fs::File::open(path).unwrap();
     ParquetRecordBatchReaderBuilder::try_new(f)
@@ -107,7 +112,7 @@ fn the_three_tables_read_back_with_every_zone_mark_and_op() {
     }
     let mut want: Vec<(String, u32)> = p
         .rings()
-        .flat_map(|v| v.zones.into_iter().filter_map(|z| z.value))
+        .flat_map(|v| v.zones.iter().filter_map(|z| z.value).collect::<Vec<_>>())
         .map(|v| ("inner".to_string(), v))
         .collect();
     values.sort();
@@ -256,7 +261,7 @@ fn direct_batches_equal_the_general_ones() {
                 let v = p.ring(i);
                 let (z, m) = direct::ring_batches(&zs, &ms, &d, &p, &v, with_chip).unwrap();
                 let want_z =
-                    tables::zones_batch(&zs, &d, &v.lane, &v.zones, v.clock.as_ref(), with_chip)
+                    tables::zones_batch(&zs, &d, &v.lane, &held(&v), v.clock.as_ref(), with_chip)
                         .unwrap();
                 let want_m = tables::marks_batch(&ms, &d, &v.lane, &v.marks, with_chip).unwrap();
                 assert_eq!(z, want_z, "zones of ring {i}");
@@ -436,7 +441,7 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
         let (mut want_z, mut want_m) = (Vec::new(), Vec::new());
         for v in p.rings() {
             want_z.push(
-                tables::zones_batch(&zs, &d, &v.lane, &v.zones, v.clock.as_ref(), true).unwrap(),
+                tables::zones_batch(&zs, &d, &v.lane, &held(&v), v.clock.as_ref(), true).unwrap(),
             );
             want_m.push(tables::marks_batch(&ms, &d, &v.lane, &v.marks, true).unwrap());
         }
@@ -467,7 +472,7 @@ fn every_cell_reads_back_as_the_model_s_zones_and_marks_give_it() {
             .rings()
             .flat_map(|v| {
                 let c = v.clock;
-                v.zones
+                held(&v)
                     .into_iter()
                     .map(move |z| tables::whole_ns(z.end_ns(c.as_ref())))
             })
@@ -586,7 +591,7 @@ fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
     let zs = zones_schema(true, &tables::counter_names(p.oplog.as_ref()));
     let want: Vec<_> = p
         .rings()
-        .map(|v| tables::zones_batch(&zs, &d, &v.lane, &v.zones, v.clock.as_ref(), true).unwrap())
+        .map(|v| tables::zones_batch(&zs, &d, &v.lane, &held(&v), v.clock.as_ref(), true).unwrap())
         .collect();
     assert_eq!(cells(&read(&dir.join(ZONES_FILE))), cells(&want));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -3,7 +3,7 @@
 //! points. Nothing per zone is held but the open zones' ends (one ring of millions of zones
 //! held them all, 64 bytes a zone).
 
-use crate::timeline::Zone;
+use crate::zones::Zones;
 use std::iter::Peekable;
 
 /// One event of a ring's sequence in time order.
@@ -21,7 +21,7 @@ pub(super) enum Ev {
 /// The zones' begins and ends in time order, each end where its zone closes or cut at its
 /// parent's end or at the next begin of a zone as shallow (times that do not nest).
 pub(super) struct Slices<'v, F> {
-    zones: &'v [Zone],
+    zones: &'v Zones<'v>,
     /// The zone whose begin comes next.
     next: usize,
     /// Whole ns of a zone's cycle count on its tile's clock.
@@ -35,7 +35,7 @@ pub(super) struct Slices<'v, F> {
 }
 
 impl<'v, F: Fn(u64) -> u64> Slices<'v, F> {
-    pub(super) fn new(zones: &'v [Zone], at: F) -> Slices<'v, F> {
+    pub(super) fn new(zones: &'v Zones<'v>, at: F) -> Slices<'v, F> {
         Slices {
             zones,
             next: 0,

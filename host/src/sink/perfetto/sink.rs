@@ -344,7 +344,7 @@ impl PerfettoSink {
         self.counters.load(p);
         let mut spans: BTreeMap<usize, Vec<(u64, u64, f64)>> = BTreeMap::new();
         for z in &v.zones {
-            if let Some((name, rate)) = self.zone_rate(p, z) {
+            if let Some((name, rate)) = self.zone_rate(p, &z) {
                 let span = (at(z.start_cycles), at(z.end_cycles));
                 spans.entry(name).or_default().push((span.0, span.1, rate));
             }
@@ -646,7 +646,7 @@ impl PerfettoSink {
         for (ts, e) in evs {
             let ev = match e {
                 Ev::Begin(i) => {
-                    let z = &v.zones[i];
+                    let z = &v.zones.zone(i);
                     self.stats.zones += 1;
                     let mut a = annotations(z.site, z.op);
                     if let Some(value) = z.value {

@@ -9,7 +9,8 @@
 
 use crate::profile::Profile;
 use crate::timebase::HostTime;
-use crate::timeline::{Lane, MarkKind, Zone};
+use crate::timeline::{Lane, MarkKind};
+use crate::zones::Zones;
 use riscv_linker::Risc;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -52,7 +53,7 @@ impl Checkpoints {
         &mut self,
         p: &Profile,
         lane: Lane,
-        zones: &[Zone],
+        zones: &Zones,
         marks: &[crate::timeline::Mark],
     ) {
         // The ring's clock: deltas are exact differences of host times, not of the marks'
@@ -144,7 +145,7 @@ impl Checkpoints {
 }
 
 /// The op name of `run`'s records (through any of its zones on the ring).
-fn events_op(p: &Profile, zones: &[Zone], run: u32) -> String {
+fn events_op(p: &Profile, zones: &Zones, run: u32) -> String {
     zones
         .iter()
         .find(|z| z.run == run)

@@ -16,7 +16,8 @@ pub use sink::SummarySink;
 
 use crate::ops::Ops;
 use crate::timebase::{NsPerCycle, Timebase};
-use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
+use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline};
+use crate::zones::ZoneList;
 use durations::{Durations, RowClock};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -339,7 +340,7 @@ impl Builder {
     pub(crate) fn add(
         &mut self,
         lane: Lane,
-        zones: &[Zone],
+        zones: &(impl ZoneList + ?Sized),
         marks: &[Mark],
         labels: &[SiteLabel],
         ops: &[OpSpan],
@@ -361,7 +362,7 @@ impl Builder {
                 |o| labels_of_ops[o as usize].clone(),
             )
         };
-        for z in zones {
+        for z in zones.iter() {
             let g = self
                 .groups
                 .entry((op_name(z.op), labels[z.site as usize].name.clone()))
@@ -747,6 +748,7 @@ mod tests {
     use super::*;
     use crate::model::fixture::{self, times};
     use crate::sink::SummarySink;
+    use crate::timeline::Zone;
     use riscv_linker::Risc;
 
     use fixture::timeline;
@@ -934,7 +936,14 @@ mod tests {
         };
         let mut b = Builder::default();
         let tb = Timebase::nominal(fixture::ARCH, 1);
-        b.add(t.lanes[0], &[], &[sum(0), sum(1)], &t.sites, &t.ops, &tb);
+        b.add(
+            t.lanes[0],
+            &[] as &[Zone],
+            &[sum(0), sum(1)],
+            &t.sites,
+            &t.ops,
+            &tb,
+        );
         let s = b.finish(&t.ops, None, &tb, 0.0);
         let row = &s.ops.iter().find(|o| !o.sums.is_empty()).unwrap().sums[0];
         assert_eq!(row.total_cycles, 2 * u64::MAX as u128);
@@ -1009,7 +1018,7 @@ mod tests {
         };
         let mut b = Builder::default();
         let tb = Timebase::nominal(fixture::ARCH, 1);
-        b.add(t.lanes[0], &[zone], &[sum], &t.sites, &t.ops, &tb);
+        b.add(t.lanes[0], &[zone][..], &[sum], &t.sites, &t.ops, &tb);
         let s = b.finish(&t.ops, None, &tb, 0.0);
         let text = render(&s);
         let exact = "18,446,744,073,709,551,615";

@@ -36,7 +36,8 @@ use crate::oplog::Signpost;
 use crate::ops::Ops;
 use crate::sink::exact;
 use crate::timebase::TileClock;
-use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline, Zone};
+use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline};
+use crate::zones::ZoneList;
 use riscv_linker::Arch;
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
@@ -214,7 +215,7 @@ impl<W: Write> TraceWriter<W> {
         &mut self,
         index: usize,
         lane: &Lane,
-        zones: &[Zone],
+        zones: &(impl ZoneList + ?Sized),
         marks: &[Mark],
         labels: &[SiteLabel],
         ops: &[OpSpan],
@@ -275,7 +276,7 @@ fn write_zones<W: Write>(
     out: &mut Out<W>,
     labels: &[SiteLabel],
     ops: &[OpSpan],
-    zones: &[Zone],
+    zones: &(impl ZoneList + ?Sized),
     pid: u32,
     tid: u32,
     clock: Option<&TileClock>,
@@ -296,7 +297,7 @@ fn write_zones<W: Write>(
             }
             Ok(())
         };
-    for z in zones {
+    for z in zones.iter() {
         close(out, &mut open, Some(z.start_cycles))?;
         let site = &labels[z.site as usize];
         let op = z.op.map(|o| &ops[o as usize]);

@@ -1,6 +1,7 @@
 use super::*;
 use crate::model::fixture::{self, times, TILES};
 use crate::timebase::Timebase;
+use crate::timeline::Zone;
 use riscv_linker::Risc;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};

@@ -1,0 +1,300 @@
+//! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record, its
+//! site label and its depth, 10 bytes; its cycles, run and value are read from the ring's
+//! records when the zone is asked for. A [`Zone`] held whole takes 48 bytes beside the
+//! record it copies, and a ring's view holds every zone of the ring at once (issue 41).
+//!
+//! [`ZoneList`] reads zones one by one by index, from a view's [`Zones`] or from a slice
+//! (a [`crate::timeline::Timeline`]'s lane), so an output written from either takes both.
+
+use crate::decode::{RecordKind, Records};
+use crate::timeline::Zone;
+use crate::util::small_map::SmallMap;
+
+/// Zones in opening order, read one at a time.
+pub trait ZoneList {
+    /// How many zones.
+    fn len(&self) -> usize;
+
+    /// Zone `i` (`i < len()`; panics otherwise, as a slice's index does).
+    fn zone(&self, i: usize) -> Zone;
+
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Zone `i`, if there is one.
+    fn get(&self, i: usize) -> Option<Zone> {
+        (i < self.len()).then(|| self.zone(i))
+    }
+
+    /// The first zone, if any.
+    fn first(&self) -> Option<Zone> {
+        self.get(0)
+    }
+
+    /// Every zone, in order.
+    fn iter(&self) -> impl ExactSizeIterator<Item = Zone> + DoubleEndedIterator + Clone + '_ {
+        (0..self.len()).map(move |i| self.zone(i))
+    }
+}
+
+impl ZoneList for [Zone] {
+    fn len(&self) -> usize {
+        <[Zone]>::len(self)
+    }
+
+    fn zone(&self, i: usize) -> Zone {
+        self[i]
+    }
+}
+
+/// One ring's zones in the order they open (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Zones<'a> {
+    /// The ring's records.
+    records: &'a Records,
+    /// The ring's lane ([`Zone::lane`]).
+    lane: u32,
+    /// The op of each run the zones name ([`Zone::op`]).
+    ops: SmallMap<u32, Option<u32>>,
+    /// Per zone: its record.
+    record: Vec<u32>,
+    /// Per zone: [`Zone::site`].
+    site: Vec<u32>,
+    /// Per zone: [`Zone::depth`].
+    depth: Vec<u16>,
+}
+
+impl<'a> Zones<'a> {
+    /// No zones yet, of lane `lane`, whose records are `records`.
+    pub(crate) fn new(records: &'a Records, lane: u32) -> Zones<'a> {
+        Zones {
+            records,
+            lane,
+            ops: SmallMap::default(),
+            record: Vec::new(),
+            site: Vec::new(),
+            depth: Vec::new(),
+        }
+    }
+
+    /// Room for `n` more zones.
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.record.reserve(n);
+        self.site.reserve(n);
+        self.depth.reserve(n);
+    }
+
+    /// The next zone to open: record `record`, site label `site`, nesting depth `depth`;
+    /// `op` gives its run's op (asked once per run).
+    pub(crate) fn push(
+        &mut self,
+        record: usize,
+        site: u32,
+        depth: u16,
+        op: impl FnOnce(u32) -> Option<u32>,
+    ) {
+        let run = self.records.run[record];
+        self.ops.get_or_insert_with(run, || op(run));
+        self.record.push(record as u32);
+        self.site.push(site);
+        self.depth.push(depth);
+    }
+
+    /// How many zones.
+    pub fn len(&self) -> usize {
+        self.record.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.record.is_empty()
+    }
+
+    /// Zone `i` (`i < len()`; panics otherwise, as a slice's index does).
+    pub fn zone(&self, i: usize) -> Zone {
+        let (r, k) = (self.records, self.record[i] as usize);
+        let run = r.run[k];
+        Zone {
+            lane: self.lane,
+            site: self.site[i],
+            depth: self.depth[i],
+            run,
+            op: self.ops.get(&run).copied().flatten(),
+            start_cycles: r.start[k],
+            end_cycles: r.end[k],
+            value: (r.kind[k] == RecordKind::ValueZone).then_some(r.value[k] as u32),
+        }
+    }
+
+    /// Zone `i`, if there is one.
+    pub fn get(&self, i: usize) -> Option<Zone> {
+        (i < self.len()).then(|| self.zone(i))
+    }
+
+    /// The first zone, if any.
+    pub fn first(&self) -> Option<Zone> {
+        self.get(0)
+    }
+
+    /// Every zone, in order.
+    pub fn iter(&self) -> Iter<'_, 'a> {
+        self.into_iter()
+    }
+
+    /// Zone `i`'s start, device cycles (without making the whole zone).
+    pub fn start_cycles(&self, i: usize) -> u64 {
+        self.records.start[self.record[i] as usize]
+    }
+
+    /// Zone `i`'s end, device cycles (without making the whole zone).
+    pub fn end_cycles(&self, i: usize) -> u64 {
+        self.records.end[self.record[i] as usize]
+    }
+}
+
+impl ZoneList for Zones<'_> {
+    fn len(&self) -> usize {
+        Zones::len(self)
+    }
+
+    fn zone(&self, i: usize) -> Zone {
+        Zones::zone(self, i)
+    }
+}
+
+impl<'z, 'a> IntoIterator for &'z Zones<'a> {
+    type Item = Zone;
+    type IntoIter = Iter<'z, 'a>;
+
+    fn into_iter(self) -> Iter<'z, 'a> {
+        Iter {
+            zones: self,
+            next: 0,
+            end: self.len(),
+        }
+    }
+}
+
+/// [`Zones`] in order (`for z in &view.zones()`).
+#[derive(Clone, Debug)]
+pub struct Iter<'z, 'a> {
+    zones: &'z Zones<'a>,
+    next: usize,
+    end: usize,
+}
+
+impl Iterator for Iter<'_, '_> {
+    type Item = Zone;
+
+    fn next(&mut self) -> Option<Zone> {
+        (self.next < self.end).then(|| {
+            self.next += 1;
+            self.zones.zone(self.next - 1)
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.end - self.next;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_, '_> {}
+
+impl DoubleEndedIterator for Iter<'_, '_> {
+    fn next_back(&mut self) -> Option<Zone> {
+        (self.next < self.end).then(|| {
+            self.end -= 1;
+            self.zones.zone(self.end)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three records in ring order (as they close): a value zone of run 1, the zone of run 1
+    /// that holds it, and a zone of run 2.
+    fn records() -> Records {
+        let mut r = Records::new();
+        r.push(RecordKind::ValueZone, 4, 110, 120, 0x1_0000_0007, 0, 1);
+        r.push(RecordKind::Zone, 3, 100, 150, 0, 0, 1);
+        r.push(RecordKind::Zone, 5, 200, 260, 0, 0, 2);
+        r
+    }
+
+    #[test]
+    fn a_zone_reads_its_record_its_label_depth_and_its_runs_op() {
+        let r = records();
+        let mut z = Zones::new(&r, 7);
+        let mut asked = Vec::new();
+        let mut op = |run: u32| {
+            asked.push(run);
+            (run == 1).then_some(40)
+        };
+        z.push(1, 30, 0, &mut op);
+        z.push(0, 31, 1, &mut op);
+        z.push(2, 32, 0, &mut op);
+        assert_eq!(asked, [1, 2], "the op is asked once per run");
+        assert_eq!(z.len(), 3);
+        let outer = Zone {
+            lane: 7,
+            site: 30,
+            depth: 0,
+            run: 1,
+            op: Some(40),
+            start_cycles: 100,
+            end_cycles: 150,
+            value: None,
+        };
+        assert_eq!(z.zone(0), outer);
+        assert_eq!(
+            z.zone(1),
+            Zone {
+                site: 31,
+                depth: 1,
+                start_cycles: 110,
+                end_cycles: 120,
+                value: Some(7),
+                ..outer
+            },
+            "a value zone keeps its value's low 32 bits"
+        );
+        assert_eq!(z.zone(2).op, None, "run 2 has no op");
+        assert_eq!((z.start_cycles(2), z.end_cycles(2)), (200, 260));
+        assert_eq!(z.get(3), None);
+        assert_eq!(z.first(), Some(outer));
+        let forward: Vec<u32> = z.iter().map(|z| z.site).collect();
+        let back: Vec<u32> = z.iter().rev().map(|z| z.site).collect();
+        assert_eq!((forward, back), (vec![30, 31, 32], vec![32, 31, 30]));
+        assert_eq!(z.iter().len(), 3);
+    }
+
+    #[test]
+    fn a_slice_and_a_views_zones_read_alike() {
+        let r = records();
+        let mut z = Zones::new(&r, 0);
+        for (i, depth) in [(1, 0), (0, 1), (2, 0)] {
+            z.push(i, i as u32, depth, |_| None);
+        }
+        let held: Vec<Zone> = z.iter().collect();
+        fn all(l: &(impl ZoneList + ?Sized)) -> Vec<Zone> {
+            l.iter().collect()
+        }
+        assert_eq!(all(&z), all(&held[..]));
+        assert_eq!(ZoneList::get(&z, 1), Some(held[1]));
+    }
+
+    /// What a view holds per zone (issue 41): a zone made whole is 48 bytes.
+    #[test]
+    fn a_view_holds_ten_bytes_a_zone() {
+        let r = records();
+        let mut z = Zones::new(&r, 0);
+        z.reserve(1000);
+        let per_zone = z.record.capacity() * 4 + z.site.capacity() * 4 + z.depth.capacity() * 2;
+        assert_eq!(per_zone / 1000, 10);
+    }
+}
