@@ -126,10 +126,11 @@ const RING_ZONES: u64 = 2_000_000;
 /// markers were collected and the Perfetto sink held every begin and end (that build needed
 /// more than 384 MiB here, and passes at 320), and below what it took while a zone kept its
 /// host times as two `f64`s (64 bytes a zone, not 48) and the Parquet tables' opening order
-/// 16 bytes a root (that build needs more than 288 MiB; its successor passes at 272); what
-/// still grows with the ring: its records and zones in the model, ~83 bytes a zone, and the
-/// Parquet tables' opening order.
-const RING_LIMIT: u64 = 288 << 20;
+/// 16 bytes a root (that build needs more than 288 MiB; its successor passes at 272), and
+/// below what it took while a ring's view held each zone whole, 48 bytes (that build needs
+/// more than 224 MiB; its successor passes at 192); what still grows with the ring: its
+/// records, 35 bytes a zone, its view's 10, and the Parquet tables' opening order.
+const RING_LIMIT: u64 = 208 << 20;
 
 /// tt-metal's device log of two chips: chip 0's BRISC of core (1, 1) records one ring of
 /// `zones` zones (a `BRISC-KERNEL` zone around `zones - 1` zones in a row), chip 1's one zone.
@@ -385,9 +386,9 @@ fn serve_within(limit: u64, input: &[&str]) -> (ttprof::tracy::test_client::Capt
 const TRACY_RING_ZONES: u64 = 1_000_000;
 /// Its child's address space: below what `ttprof tracy` of that ring took while a lane's
 /// zones were collected and then nested into a second copy before they were spooled (more
-/// than 208 MiB here), and while a zone kept its host times as two `f64`s (more than 136
-/// MiB); the build since passes at 128.
-const TRACY_RING_LIMIT: u64 = 136 << 20;
+/// than 208 MiB here), while a zone kept its host times as two `f64`s (more than 136
+/// MiB), and while a ring's view held each zone whole, 48 bytes (more than 96 MiB).
+const TRACY_RING_LIMIT: u64 = 96 << 20;
 
 /// Issue 41: Tracy's memory grew with the longest ring (a 4 M-zone ring's device log took
 /// 643 MB resident, ~160 bytes a zone). A ring's begins and ends are nested as they are
