@@ -128,9 +128,11 @@ const RING_ZONES: u64 = 2_000_000;
 /// host times as two `f64`s (64 bytes a zone, not 48) and the Parquet tables' opening order
 /// 16 bytes a root (that build needs more than 288 MiB; its successor passes at 272), and
 /// below what it took while a ring's view held each zone whole, 48 bytes (that build needs
-/// more than 224 MiB; its successor passes at 192); what still grows with the ring: its
-/// records, 35 bytes a zone, its view's 10, and the Parquet tables' opening order.
-const RING_LIMIT: u64 = 208 << 20;
+/// more than 224 MiB; its successor passes at 192), and while the records kept a value, a
+/// count and a run for every row, 35 bytes a zone (more than 176 MiB; its successor passes
+/// at 160); what still grows with the ring: its records, 19 bytes a zone, its view's 10,
+/// and the Parquet tables' opening order.
+const RING_LIMIT: u64 = 176 << 20;
 
 /// tt-metal's device log of two chips: chip 0's BRISC of core (1, 1) records one ring of
 /// `zones` zones (a `BRISC-KERNEL` zone around `zones - 1` zones in a row), chip 1's one zone.
@@ -387,8 +389,9 @@ const TRACY_RING_ZONES: u64 = 1_000_000;
 /// Its child's address space: below what `ttprof tracy` of that ring took while a lane's
 /// zones were collected and then nested into a second copy before they were spooled (more
 /// than 208 MiB here), while a zone kept its host times as two `f64`s (more than 136
-/// MiB), and while a ring's view held each zone whole, 48 bytes (more than 96 MiB).
-const TRACY_RING_LIMIT: u64 = 96 << 20;
+/// MiB), while a ring's view held each zone whole, 48 bytes (more than 96 MiB), and while
+/// the records kept a value, a count and a run for every row (more than 80 MiB).
+const TRACY_RING_LIMIT: u64 = 80 << 20;
 
 /// Issue 41: Tracy's memory grew with the longest ring (a 4 M-zone ring's device log took
 /// 643 MB resident, ~160 bytes a zone). A ring's begins and ends are nested as they are

@@ -159,7 +159,7 @@ fn zones_by_ring(r: &readout::Readout, sites: &ttprof::resolve::Resolution) -> E
             .map(|i| {
                 (
                     sites
-                        .site(ri, rec.run()[i], rec.site()[i])
+                        .site(ri, rec.run_at(i), rec.site()[i])
                         .unwrap()
                         .name
                         .clone(),

@@ -260,7 +260,7 @@ pub mod ring {
             if let Record::Run { run_id, .. } = r {
                 run = *run_id;
             }
-            assert_eq!(rows.run()[i], run, "record {i}'s run is that of the latest Run record");
+            assert_eq!(rows.run_at(i), run, "record {i}'s run is that of the latest Run record");
         }
         assert_eq!(*decoder, Decoder { reference: want_reference, run }, "the state after the piece");
         if let End::Error(e) = end {

@@ -92,7 +92,7 @@ fn dense_nested_zones_across_many_ring_wraps_are_exact() {
         );
         let runs: Vec<u32> = (0..host.records.len())
             .filter(|&i| host.records.kind()[i] == RecordKind::Run)
-            .map(|i| host.records.value()[i] as u32)
+            .map(|i| host.records.value_at(i) as u32)
             .collect();
         assert_eq!(runs, [100, 101, 102]);
     }
@@ -179,7 +179,7 @@ fn drop_policy_delivers_a_subsequence_and_accounts_for_every_loss() {
         let r = &host.records;
         let in_band: u64 = (0..r.len())
             .filter(|&i| r.kind()[i] == RecordKind::Loss)
-            .map(|i| r.count()[i] as u64)
+            .map(|i| r.count_at(i) as u64)
             .sum();
         // Without a consumer the ring never gets room for a Loss record: the counter alone
         // accounts for the drops.

@@ -294,7 +294,7 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
             let r = &ring.records;
             for k in (0..r.len()).filter(|&k| r.kind()[k] == RecordKind::Zone) {
                 if res
-                    .site(i, r.run()[k], r.site()[k])
+                    .site(i, r.run_at(k), r.site()[k])
                     .is_some_and(|m| m.name == name)
                 {
                     assert_eq!(

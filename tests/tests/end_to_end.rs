@@ -188,7 +188,7 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
     for (run_index, spec) in OPS.iter().enumerate() {
         let run = run_index as u32 + 1;
         let rows: Vec<usize> = (0..r.len())
-            .filter(|&i| r.run()[i] == run && r.kind()[i] != RecordKind::Run)
+            .filter(|&i| r.run_at(i) == run && r.kind()[i] != RecordKind::Run)
             .collect();
         let mut counts = BTreeMap::new();
         for &i in &rows {

@@ -48,13 +48,10 @@ fn run(name: &str, policy: Policy, drain_every: Option<u64>) -> Launched {
 
 /// Drops reported in the ring itself by `Loss` records.
 fn losses_in_band(r: &Readout) -> u64 {
-    r.rings()[0]
-        .records
-        .kind()
-        .iter()
-        .zip(r.rings()[0].records.count())
-        .filter(|(k, _)| **k == RecordKind::Loss)
-        .map(|(_, c)| *c as u64)
+    let records = &r.rings()[0].records;
+    (0..records.len())
+        .filter(|&i| records.kind()[i] == RecordKind::Loss)
+        .map(|i| records.count_at(i) as u64)
         .sum()
 }
 

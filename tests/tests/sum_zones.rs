@@ -67,14 +67,14 @@ fn sum_zones_off_the_first_site_are_named_and_counted_in_every_output() {
         for i in (0..r.len()).filter(|&i| r.kind()[i] == RecordKind::Sum) {
             let name = p
                 .resolution
-                .site(ri, r.run()[i], r.site()[i])
+                .site(ri, r.run_at(i), r.site()[i])
                 .unwrap()
                 .name
                 .clone();
             records
                 .entry(name)
                 .or_default()
-                .push((r.count()[i] as u64, r.value()[i]));
+                .push((r.count_at(i) as u64, r.value_at(i)));
         }
     }
     assert_eq!(

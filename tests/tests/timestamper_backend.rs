@@ -95,7 +95,7 @@ fn both_backends_give_the_demo_the_same_zones_names_and_nesting() {
             for i in 0..r.records.kind().len() {
                 if let Some(m) = p
                     .resolution
-                    .site(k, r.records.run()[i], r.records.site()[i])
+                    .site(k, r.records.run_at(i), r.records.site()[i])
                 {
                     match v.iter_mut().find(|(n, _)| *n == m.name) {
                         Some(e) => e.1 += 1,

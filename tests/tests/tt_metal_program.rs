@@ -272,9 +272,9 @@ fn the_wheels_unary_reader_on_ncrisc_and_writer_on_brisc_copy_dram_exactly_on(ar
                 .unwrap_or_else(|| panic!("{risc} on {t}: no ring found"));
             assert_eq!(ring.zones(), 2, "{risc} on {t}: FW and KERNEL zones");
             assert!(
-                ring.records.run().iter().all(|&id| id == 5),
+                ring.records.runs().all(|id| id == 5),
                 "{risc} on {t}: run ids {:?}",
-                ring.records.run()
+                ring.records.runs().collect::<Vec<_>>()
             );
         }
     }

@@ -160,7 +160,7 @@ pub fn runs(readout: &Readout) -> BTreeMap<(u32, u32), Vec<NocCoord>> {
     let mut seen = rustc_hash::FxHashSet::default();
     for ring in &readout.rings {
         let mut last = NO_RUN;
-        for &run in &ring.records.run {
+        for run in ring.records.runs() {
             if run != NO_RUN && run != last {
                 if seen.insert((ring.id.chip, run, ring.id.tile)) {
                     out.entry((ring.id.chip, run))
@@ -192,11 +192,15 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
             w.add(
                 id,
                 r.kind[i],
-                r.run[i],
+                r.run_at(i),
                 r.site[i],
                 (r.start[i], r.end[i]),
                 timebase,
-                || sites.site(ri, r.run[i], r.site[i]).map(|m| m.name.as_str()),
+                || {
+                    sites
+                        .site(ri, r.run_at(i), r.site[i])
+                        .map(|m| m.name.as_str())
+                },
             );
         }
         ops.merge_ring(id.chip, w, timebase, &mut no_timebase);

@@ -85,11 +85,11 @@ impl RingPass {
         for i in 0..r.len() {
             self.record(
                 r.kind[i],
-                r.run[i],
+                r.run_at(i),
                 r.site[i],
                 (r.start[i], r.end[i]),
                 timebase,
-                || name(r.run[i], r.site[i]),
+                || name(r.run_at(i), r.site[i]),
             );
         }
     }

@@ -454,7 +454,7 @@ impl Profile {
         view.zones.reserve(r.len());
         for m in markers(r) {
             let i = m.record as usize;
-            let (run, site) = (r.run[i], r.site[i]);
+            let (run, site) = (r.run_at(i), r.site[i]);
             let op = self.op_of(id.chip, run);
             let label = || labels.get(run, site).unwrap_or(0);
             match m.kind {
@@ -466,10 +466,10 @@ impl Profile {
                 MarkerType::ZoneEnd => depth = depth.saturating_sub(1),
                 kind => {
                     let kind = match (kind, r.kind[i]) {
-                        (MarkerType::TsData, _) => MarkKind::Data(r.value[i]),
+                        (MarkerType::TsData, _) => MarkKind::Data(r.value_at(i)),
                         (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => MarkKind::Sum {
-                            total_cycles: r.value[i],
-                            count: r.count[i],
+                            total_cycles: r.value_at(i),
+                            count: r.count_at(i),
                         },
                         _ => MarkKind::Event,
                     };

@@ -145,7 +145,7 @@ fn runs(r: &Records) -> Vec<(u32, Vec<usize>)> {
     let mut out: Vec<(u32, Vec<usize>)> = Vec::new();
     let mut position: HashMap<u32, usize> = HashMap::new();
     let mut last: Option<(u32, usize)> = None;
-    for (i, &run) in r.run.iter().enumerate() {
+    for (i, run) in r.runs().enumerate() {
         let k = match last {
             Some((l, k)) if l == run => k,
             _ => *position.entry(run).or_insert_with(|| {
@@ -175,7 +175,7 @@ fn count_sites(r: &Records, sites: &RingSites) -> (u64, u64) {
     let (mut ok, mut bad) = (0, 0);
     for i in 0..r.len() {
         if has_site(r.kind[i]) {
-            if sites.site(r.run[i], r.site[i]).is_some() {
+            if sites.site(r.run_at(i), r.site[i]).is_some() {
                 ok += 1;
             } else {
                 bad += 1;

@@ -95,7 +95,7 @@ impl<'a> Zones<'a> {
         depth: u16,
         op: impl FnOnce(u32) -> Option<u32>,
     ) {
-        let run = self.records.run[record];
+        let run = self.records.run_at(record);
         self.ops.get_or_insert_with(run, || op(run));
         self.record.push(record as u32);
         self.site.push(site);
@@ -115,7 +115,7 @@ impl<'a> Zones<'a> {
     /// Zone `i` (`i < len()`; panics otherwise, as a slice's index does).
     pub fn zone(&self, i: usize) -> Zone {
         let (r, k) = (self.records, self.record[i] as usize);
-        let run = r.run[k];
+        let run = r.run_at(k);
         Zone {
             lane: self.lane,
             site: self.site[i],
@@ -124,7 +124,7 @@ impl<'a> Zones<'a> {
             op: self.ops.get(&run).copied().flatten(),
             start_cycles: r.start[k],
             end_cycles: r.end[k],
-            value: (r.kind[k] == RecordKind::ValueZone).then_some(r.value[k] as u32),
+            value: (r.kind[k] == RecordKind::ValueZone).then_some(r.value_at(k) as u32),
         }
     }
 

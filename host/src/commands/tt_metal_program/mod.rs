@@ -621,10 +621,10 @@ fn ring_counts(
         .kind()
         .iter()
         .zip(r.records.site())
-        .zip(r.records.run());
+        .zip(r.records.runs());
     for ((kind, site), run) in records {
         // The program's own records: a core that ran several holds all of theirs.
-        if *run != run_id {
+        if run != run_id {
             continue;
         }
         let name = || {

@@ -32,6 +32,11 @@ pub const NO_RUN: u32 = u32::MAX;
 /// Decoded records, one column per field, one row per record (no per-record allocation).
 /// Column meanings per kind are given on [`RecordKind`]; unused fields are 0.
 ///
+/// `value` and `count` are kept only for the rows where either is not 0, and `run` only
+/// where it changes: a zone's row is 19 bytes, not 35 (a ring's records are held whole
+/// while its outputs are written, issue 41). A ring cannot reach 2^32 rows in memory (its
+/// four dense columns alone would be 76 GB), so rows are numbered in 32 bits.
+///
 /// The columns are made on the first record: no records cost one word, not seven empty
 /// columns (a streamed profile keeps a `Records` per ring after handing its rows on; 300,000
 /// rings held 48 MB of empty columns, issue 41).
@@ -49,12 +54,18 @@ pub struct Columns {
     pub(crate) start: Vec<u64>,
     /// End, device cycles (the time of a point record).
     pub(crate) end: Vec<u64>,
-    /// Kind-specific payload: zone value, data, sum total cycles, run id, packed loss runs.
-    pub(crate) value: Vec<u64>,
-    /// `Sum`: measurements; `Loss`: records dropped.
-    pub(crate) count: Vec<u32>,
-    /// Run id of the most recent `Run` record (its own id for a `Run`), or [`NO_RUN`].
-    pub(crate) run: Vec<u32>,
+    /// The rows whose `value` or `count` is not 0, in row order ([`Records::value_at`]).
+    extra: Vec<Extra>,
+    /// (first row, run) where the run changes, in row order ([`Records::run_at`]).
+    runs: Vec<(u32, u32)>,
+}
+
+/// A row's `value` and `count` ([`Columns::extra`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Extra {
+    row: u32,
+    count: u32,
+    value: u64,
 }
 
 /// No columns: what [`Records`] without records reads as.
@@ -63,9 +74,8 @@ static NO_COLUMNS: Columns = Columns {
     site: Vec::new(),
     start: Vec::new(),
     end: Vec::new(),
-    value: Vec::new(),
-    count: Vec::new(),
-    run: Vec::new(),
+    extra: Vec::new(),
+    runs: Vec::new(),
 };
 
 impl std::ops::Deref for Records {
@@ -119,19 +129,50 @@ impl Records {
         &self.end
     }
 
-    /// Kind-specific payload: zone value, data, sum total cycles, run id, packed loss runs.
-    pub fn value(&self) -> &[u64] {
-        &self.value
+    /// Row `i`'s kind-specific payload: zone value, data, sum total cycles, run id, packed
+    /// loss runs (0 past the last row).
+    pub fn value_at(&self, i: usize) -> u64 {
+        self.extra(i).map_or(0, |e| e.value)
     }
 
-    /// `Sum`: measurements; `Loss`: records dropped.
-    pub fn count(&self) -> &[u32] {
-        &self.count
+    /// Row `i`'s count: `Sum`: measurements; `Loss`: records dropped (0 past the last row).
+    pub fn count_at(&self, i: usize) -> u32 {
+        self.extra(i).map_or(0, |e| e.count)
     }
 
-    /// Run id of the most recent `Run` record (its own id for a `Run`), or [`NO_RUN`].
-    pub fn run(&self) -> &[u32] {
-        &self.run
+    /// Row `i`'s run: the id of the most recent `Run` record (its own id for a `Run`), or
+    /// [`NO_RUN`] (and past the last row, the last row's).
+    pub fn run_at(&self, i: usize) -> u32 {
+        let runs = &self.runs;
+        match runs.partition_point(|&(from, _)| from as usize <= i) {
+            0 => NO_RUN,
+            n => runs[n - 1].1,
+        }
+    }
+
+    /// Each row's run ([`Records::run_at`]), in row order, in one pass.
+    pub fn runs(&self) -> impl ExactSizeIterator<Item = u32> + '_ {
+        let (changes, mut next, mut run) = (&self.runs, 0, NO_RUN);
+        (0..self.len()).map(move |i| {
+            while changes
+                .get(next)
+                .is_some_and(|&(from, _)| from as usize <= i)
+            {
+                run = changes[next].1;
+                next += 1;
+            }
+            run
+        })
+    }
+
+    /// Row `i`'s value and count, when either is not 0.
+    fn extra(&self, i: usize) -> Option<&Extra> {
+        let extra = &self.extra;
+        let row = u32::try_from(i).ok()?;
+        extra
+            .binary_search_by_key(&row, |e| e.row)
+            .ok()
+            .map(|k| &extra[k])
     }
 
     /// No records.
@@ -156,9 +197,6 @@ impl Records {
         c.site.reserve(n);
         c.start.reserve(n);
         c.end.reserve(n);
-        c.value.reserve(n);
-        c.count.reserve(n);
-        c.run.reserve(n);
     }
 
     /// Number of records.
@@ -185,9 +223,11 @@ impl Records {
         c.site.truncate(n);
         c.start.truncate(n);
         c.end.truncate(n);
-        c.value.truncate(n);
-        c.count.truncate(n);
-        c.run.truncate(n);
+        let kept = |row: u32| (row as usize) < n;
+        let extra = c.extra.partition_point(|e| kept(e.row));
+        c.extra.truncate(extra);
+        let runs = c.runs.partition_point(|&(from, _)| kept(from));
+        c.runs.truncate(runs);
     }
 
     /// Appends all of `other`'s rows.
@@ -196,13 +236,18 @@ impl Records {
             return;
         }
         let c = &mut **self;
+        let base = c.kind.len() as u32;
         c.kind.extend_from_slice(&other.kind);
         c.site.extend_from_slice(&other.site);
         c.start.extend_from_slice(&other.start);
         c.end.extend_from_slice(&other.end);
-        c.value.extend_from_slice(&other.value);
-        c.count.extend_from_slice(&other.count);
-        c.run.extend_from_slice(&other.run);
+        c.extra.extend(other.extra.iter().map(|e| Extra {
+            row: base + e.row,
+            ..*e
+        }));
+        for &(from, run) in &other.runs {
+            c.run_from(base + from, run);
+        }
     }
 
     /// Appends one record (field meanings per kind on [`RecordKind`]; unused fields 0).
@@ -219,13 +264,15 @@ impl Records {
         run: u32,
     ) {
         let c = &mut **self;
+        let row = c.kind.len() as u32;
         c.kind.push(kind);
         c.site.push(site);
         c.start.push(start);
         c.end.push(end);
-        c.value.push(value);
-        c.count.push(count);
-        c.run.push(run);
+        if value != 0 || count != 0 {
+            c.extra.push(Extra { row, count, value });
+        }
+        c.run_from(row, run);
     }
 
     /// Number of rows of `kind`.
@@ -239,8 +286,8 @@ impl Records {
             *self.site.get(i)?,
             self.start[i],
             self.end[i],
-            self.value[i],
-            self.count[i],
+            self.value_at(i),
+            self.count_at(i),
         );
         Some(match self.kind[i] {
             RecordKind::Zone => Record::Zone {
@@ -280,5 +327,18 @@ impl Records {
                 last: end,
             },
         })
+    }
+}
+
+impl Columns {
+    /// Row `row` (the last so far) has run `run`.
+    fn run_from(&mut self, row: u32, run: u32) {
+        let last = match self.runs.last() {
+            Some(&(_, r)) => r,
+            None => NO_RUN,
+        };
+        if last != run {
+            self.runs.push((row, run));
+        }
     }
 }

@@ -297,9 +297,9 @@ fn run_column_follows_the_latest_run_record() {
     }
     let mut out = Records::new();
     Decoder::new().decode(&bytes, &mut out).unwrap();
-    assert_eq!(out.run, [NO_RUN, 7, 7, 7, 8, 8]);
+    assert_eq!(out.runs().collect::<Vec<_>>(), [NO_RUN, 7, 7, 7, 8, 8]);
     assert_eq!(out.kind[3], RecordKind::Loss);
-    assert_eq!((out.count[3], out.start[3], out.end[3]), (2, 31, 32));
+    assert_eq!((out.count_at(3), out.start[3], out.end[3]), (2, 31, 32));
 }
 
 #[test]
@@ -460,4 +460,83 @@ fn a_forged_time_near_2_64_stops_the_decode_at_the_record_that_would_wrap() {
             })
         )
     );
+}
+
+/// One row as the records' accessors give it.
+fn row(r: &Records, i: usize) -> (RecordKind, u16, u64, u64, u64, u32, u32) {
+    (
+        r.kind[i],
+        r.site[i],
+        r.start[i],
+        r.end[i],
+        r.value_at(i),
+        r.count_at(i),
+        r.run_at(i),
+    )
+}
+
+/// Values and counts are kept only where not 0 and runs only where they change: every
+/// row reads back as pushed, after `append`, `truncate` and `runs`, and two tables of the
+/// same rows are equal however they were made.
+#[test]
+fn sparse_values_and_runs_read_back_as_pushed() {
+    let mut rng = Rng::new(0x5EC0_0041);
+    let kinds = [
+        RecordKind::Zone,
+        RecordKind::ValueZone,
+        RecordKind::Sum,
+        RecordKind::Run,
+    ];
+    for case in 0..200 {
+        let n = rng.below(60) as usize;
+        let mut run = NO_RUN;
+        let rows: Vec<_> = (0..n)
+            .map(|i| {
+                if rng.percent(10) {
+                    run = rng.below(4) as u32;
+                }
+                let (value, count) = match rng.below(3) {
+                    0 => (0, 0),
+                    1 => (rng.next_u64(), 0),
+                    _ => (rng.bits(8), rng.below(5) as u32),
+                };
+                let kind = kinds[rng.below(4) as usize];
+                (
+                    kind,
+                    i as u16,
+                    10 * i as u64,
+                    10 * i as u64 + 5,
+                    value,
+                    count,
+                    run,
+                )
+            })
+            .collect();
+        let push_all = |rows: &[(RecordKind, u16, u64, u64, u64, u32, u32)]| {
+            let mut r = Records::new();
+            for &(k, s, a, b, v, c, run) in rows {
+                r.push(k, s, a, b, v, c, run);
+            }
+            r
+        };
+        let whole = push_all(&rows);
+        for (i, want) in rows.iter().enumerate() {
+            assert_eq!(row(&whole, i), *want, "case {case} row {i}");
+        }
+        let runs: Vec<u32> = rows.iter().map(|r| r.6).collect();
+        assert_eq!(whole.runs().collect::<Vec<_>>(), runs, "case {case}");
+        let cut = rng.below(n as u64 + 1) as usize;
+        let mut joined = push_all(&rows[..cut]);
+        joined.append(&push_all(&rows[cut..]));
+        assert_eq!(joined, whole, "case {case}: appended at {cut}");
+        let mut short = whole.clone();
+        short.truncate(cut);
+        assert_eq!(
+            short,
+            push_all(&rows[..cut]),
+            "case {case}: truncated at {cut}"
+        );
+        short.append(&push_all(&rows[cut..]));
+        assert_eq!(short, whole, "case {case}: truncated, then appended");
+    }
 }

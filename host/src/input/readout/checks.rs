@@ -40,7 +40,7 @@ pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
                         format!(
                             "the launch of run {} lasted {} cycles (2^32 or more): its zones' times may be off by \
                              multiples of 2^32 cycles",
-                            r.value[first],
+                            r.value_at(first),
                             last - t0
                         ),
                     )
@@ -55,7 +55,7 @@ pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
                 out.push(
                     Issue::error(
                         at,
-                        format!("{early} zone(s) start before the Run record of their launch (run {}): impossible times", r.value[first]),
+                        format!("{early} zone(s) start before the Run record of their launch (run {}): impossible times", r.value_at(first)),
                     )
                     .with_count(early),
                 );

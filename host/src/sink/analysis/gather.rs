@@ -399,13 +399,13 @@ impl Analyzer {
         let (chip, tile, risc) = (v.lane.chip, v.lane.tile, v.lane.risc);
         let mut lost: Vec<(u32, u64)> = Vec::new();
         for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
-            if let Some(op) = p.op_of(chip, r.run[i]) {
-                lost.push((op, r.count[i] as u64));
+            if let Some(op) = p.op_of(chip, r.run_at(i)) {
+                lost.push((op, r.count_at(i) as u64));
             }
         }
         let after_last = (v.ring.dropped as u64).saturating_sub(v.ring.losses_in_band);
         if after_last > 0 {
-            if let Some(op) = (0..r.len()).rev().find_map(|i| p.op_of(chip, r.run[i])) {
+            if let Some(op) = (0..r.len()).rev().find_map(|i| p.op_of(chip, r.run_at(i))) {
                 lost.push((op, after_last));
             }
         }

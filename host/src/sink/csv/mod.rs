@@ -173,7 +173,7 @@ impl RowWriter {
         let mut run = None;
         for m in markers(r) {
             let i = m.record as usize;
-            let (site, row_run, kind) = (r.site[i], r.run[i], r.kind[i]);
+            let (site, row_run, kind) = (r.site[i], r.run_at(i), r.kind[i]);
             if run != Some(row_run) {
                 run = Some(row_run);
                 self.new_run();
@@ -187,7 +187,7 @@ impl RowWriter {
             nums.comma();
             nums.u64(
                 if matches!(m.kind, MarkerType::TsData | MarkerType::ZoneTotal) {
-                    r.value[i]
+                    r.value_at(i)
                 } else {
                     0
                 },
@@ -203,12 +203,12 @@ impl RowWriter {
             match kind {
                 RecordKind::ValueZone => {
                     b.extend_from_slice(b"{\"value\": ");
-                    push_u64(b, r.value[i]);
+                    push_u64(b, r.value_at(i));
                     b.extend_from_slice(b"}\n");
                 }
                 RecordKind::Sum => {
                     b.extend_from_slice(b"{\"count\": ");
-                    push_u64(b, r.count[i] as u64);
+                    push_u64(b, r.count_at(i) as u64);
                     b.extend_from_slice(b"}\n");
                 }
                 _ => b.push(b'\n'),

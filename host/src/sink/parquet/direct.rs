@@ -261,14 +261,14 @@ fn zones_batch(
         }
         depth.push(open.len() as u16);
         open.push(Reverse(e));
-        let at = naming.of(r.run[i], r.site[i]);
+        let at = naming.of(r.run_at(i), r.site[i]);
         place.push(at);
         start_c.push(s);
         end_c.push(e);
         let (a, b) = (ns(s), ns(e));
         start_ns.push(a);
         dur.push(b - a);
-        let recorded = (r.kind[i] == RecordKind::ValueZone).then_some(r.value[i] as u32);
+        let recorded = (r.kind[i] == RecordKind::ValueZone).then_some(r.value_at(i) as u32);
         let (key, v) = d.counted(at.1, at.2, recorded);
         counter.push(key);
         value.push(v);
@@ -299,7 +299,7 @@ fn marks_batch(
     let n = order.len();
     let place: Vec<_> = order
         .iter()
-        .map(|&i| naming.of(r.run[i as usize], r.site[i as usize]))
+        .map(|&i| naming.of(r.run_at(i as usize), r.site[i as usize]))
         .collect();
     let mut c = place_columns(d, &v.lane, with_chip, place.iter().copied(), n)?;
     let kind = |i: usize| match r.kind[i] {
@@ -315,12 +315,12 @@ fn marks_batch(
     ));
     c.push(Arc::new(
         rows()
-            .map(|i| (kind(i) != 0).then_some(r.value[i]))
+            .map(|i| (kind(i) != 0).then_some(r.value_at(i)))
             .collect::<UInt64Array>(),
     ));
     c.push(Arc::new(
         rows()
-            .map(|i| (kind(i) == 2).then_some(r.count[i]))
+            .map(|i| (kind(i) == 2).then_some(r.count_at(i)))
             .collect::<UInt32Array>(),
     ));
     RecordBatch::try_new(schema.clone(), c)

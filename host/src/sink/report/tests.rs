@@ -299,9 +299,9 @@ fn missing_wrapper_zones_are_named_by_core_and_risc() {
                     rec.site[i],
                     rec.start[i],
                     rec.end[i],
-                    rec.value[i],
-                    rec.count[i],
-                    rec.run[i],
+                    rec.value_at(i),
+                    rec.count_at(i),
+                    rec.run_at(i),
                 );
             }
         }

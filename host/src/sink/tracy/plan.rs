@@ -429,7 +429,7 @@ impl Sink for TracySink {
             for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
                 let c = r.start[i];
                 let time = round(c, clock.as_ref().map_or(f64::NAN, |k| k.host_ns(c)));
-                let text = format!("{} record(s) dropped: ring full", r.count[i]);
+                let text = format!("{} record(s) dropped: ring full", r.count_at(i));
                 messages.push(Message {
                     thread,
                     time,

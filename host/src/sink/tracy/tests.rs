@@ -201,7 +201,7 @@ fn expected(readout: &Readout, res: &Resolution, tb: &Timebase) -> Vec<ZoneKey> 
             (0..r.len()).filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
         {
             let ns = |c| tb.host_ns(id.chip, id.tile, c).unwrap().round() as i64;
-            let (name, file, line) = match res.site(ri, r.run[i], r.site[i]) {
+            let (name, file, line) = match res.site(ri, r.run_at(i), r.site[i]) {
                 Some(m) => (m.name.clone(), m.file.clone(), m.line),
                 None => (
                     format!("unresolved-site-{}", r.site[i]),
