@@ -143,6 +143,11 @@ impl<'a> Zones<'a> {
         self.into_iter()
     }
 
+    /// Each zone's record, in the order the zones open.
+    pub(crate) fn records_in_order(&self) -> &[u32] {
+        &self.record
+    }
+
     /// Zone `i`'s start, device cycles (without making the whole zone).
     pub fn start_cycles(&self, i: usize) -> u64 {
         self.records.start[self.record[i] as usize]
