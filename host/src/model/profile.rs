@@ -130,7 +130,7 @@ impl<'a> RingView<'a> {
     }
 
     /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]),
-    /// read through [`ZoneList`].
+    /// each made from the ring's records when asked for ([`crate::zones::Zones::zone`]).
     pub fn zones(&self) -> &Zones<'a> {
         &self.zones
     }
