@@ -130,7 +130,7 @@ const RING_ZONES: u64 = 2_000_000;
 /// below what it took while a ring's view held each zone whole, 48 bytes (that build needs
 /// more than 224 MiB; its successor passes at 192), and while the records kept a value, a
 /// count and a run for every row, 35 bytes a zone (more than 176 MiB; its successor passes
-/// at 160); what still grows with the ring: its records, 19 bytes a zone, its view's 10,
+/// at 160); what still grows with the ring: its records, 19 bytes a zone, its view's 6,
 /// and the Parquet tables' opening order.
 const RING_LIMIT: u64 = 176 << 20;
 

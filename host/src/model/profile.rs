@@ -437,7 +437,7 @@ impl Profile {
                 risc: id.risc,
                 depth: 0,
             },
-            zones: Zones::new(&ring.records, index as u32),
+            zones: Zones::new(&ring.records, self.ring_labels.get(index), index as u32),
             marks: Vec::new(),
             placed: clock.is_some(),
             clock,
@@ -459,7 +459,7 @@ impl Profile {
             let label = || labels.get(run, site).unwrap_or(0);
             match m.kind {
                 MarkerType::ZoneStart => {
-                    view.zones.push(i, label(), depth, |_| op);
+                    view.zones.push(i, depth, |_| op);
                     depth += 1;
                     depth_used = depth_used.max(depth);
                 }
@@ -724,10 +724,11 @@ fn overlaps_enough(host: (f64, f64), device: (f64, f64)) -> bool {
 /// One ring's labels: (run, site) to an index into [`Profile::labels`], sorted by key (a
 /// slice, not a hash map: one ring in 300,000 with one site took 124 bytes, now 32).
 #[derive(Clone, Debug, Default)]
-struct RingLabels(Box<[((u32, u16), u32)]>);
+pub(crate) struct RingLabels(pub(crate) Box<[((u32, u16), u32)]>);
 
 impl RingLabels {
-    fn get(&self, run: u32, site: u16) -> Option<u32> {
+    /// The label of site `site` of run `run`, if the ring has a record of it.
+    pub(crate) fn get(&self, run: u32, site: u16) -> Option<u32> {
         let i = self.0.binary_search_by_key(&(run, site), |e| e.0).ok()?;
         Some(self.0[i].1)
     }

@@ -1,12 +1,13 @@
-//! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record, its
-//! site label and its depth, 10 bytes; its cycles, run and value are read from the ring's
-//! records when the zone is asked for. A [`Zone`] held whole takes 48 bytes beside the
+//! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record and
+//! its depth, 6 bytes; its cycles, run, value and site label (the ring's (run, site) ->
+//! label table) are read when the zone is asked for. A [`Zone`] held whole takes 48 bytes beside the
 //! record it copies, and a ring's view holds every zone of the ring at once (issue 41).
 //!
 //! [`ZoneList`] reads zones one by one by index, from a view's [`Zones`] or from a slice
 //! (a [`crate::timeline::Timeline`]'s lane), so an output written from either takes both.
 
 use crate::decode::{RecordKind, Records};
+use crate::profile::RingLabels;
 use crate::timeline::Zone;
 use crate::util::small_map::SmallMap;
 
@@ -54,27 +55,31 @@ impl ZoneList for [Zone] {
 pub struct Zones<'a> {
     /// The ring's records.
     records: &'a Records,
+    /// The ring's (run, site) -> label table ([`Zone::site`]; 0 for a site it lacks).
+    labels: Option<&'a RingLabels>,
     /// The ring's lane ([`Zone::lane`]).
     lane: u32,
     /// The op of each run the zones name ([`Zone::op`]).
     ops: SmallMap<u32, Option<u32>>,
     /// Per zone: its record.
     record: Vec<u32>,
-    /// Per zone: [`Zone::site`].
-    site: Vec<u32>,
     /// Per zone: [`Zone::depth`].
     depth: Vec<u16>,
 }
 
 impl<'a> Zones<'a> {
-    /// No zones yet, of lane `lane`, whose records are `records`.
-    pub(crate) fn new(records: &'a Records, lane: u32) -> Zones<'a> {
+    /// No zones yet, of lane `lane`, whose records are `records` and labels `labels`.
+    pub(crate) fn new(
+        records: &'a Records,
+        labels: Option<&'a RingLabels>,
+        lane: u32,
+    ) -> Zones<'a> {
         Zones {
             records,
+            labels,
             lane,
             ops: SmallMap::default(),
             record: Vec::new(),
-            site: Vec::new(),
             depth: Vec::new(),
         }
     }
@@ -82,23 +87,15 @@ impl<'a> Zones<'a> {
     /// Room for `n` more zones.
     pub(crate) fn reserve(&mut self, n: usize) {
         self.record.reserve(n);
-        self.site.reserve(n);
         self.depth.reserve(n);
     }
 
-    /// The next zone to open: record `record`, site label `site`, nesting depth `depth`;
-    /// `op` gives its run's op (asked once per run).
-    pub(crate) fn push(
-        &mut self,
-        record: usize,
-        site: u32,
-        depth: u16,
-        op: impl FnOnce(u32) -> Option<u32>,
-    ) {
+    /// The next zone to open: record `record`, nesting depth `depth`; `op` gives its run's
+    /// op (asked once per run).
+    pub(crate) fn push(&mut self, record: usize, depth: u16, op: impl FnOnce(u32) -> Option<u32>) {
         let run = self.records.run_at(record);
         self.ops.get_or_insert_with(run, || op(run));
         self.record.push(record as u32);
-        self.site.push(site);
         self.depth.push(depth);
     }
 
@@ -116,9 +113,10 @@ impl<'a> Zones<'a> {
     pub fn zone(&self, i: usize) -> Zone {
         let (r, k) = (self.records, self.record[i] as usize);
         let run = r.run_at(k);
+        let label = self.labels.and_then(|l| l.get(run, r.site[k]));
         Zone {
             lane: self.lane,
-            site: self.site[i],
+            site: label.unwrap_or(0),
             depth: self.depth[i],
             run,
             op: self.ops.get(&run).copied().flatten(),
@@ -231,18 +229,23 @@ mod tests {
         r
     }
 
+    /// Labels of the records' (run, site)s, sorted by key; site 5 of run 2 has none.
+    fn labels() -> RingLabels {
+        RingLabels(Box::new([((1, 3), 30), ((1, 4), 31)]))
+    }
+
     #[test]
     fn a_zone_reads_its_record_its_label_depth_and_its_runs_op() {
-        let r = records();
-        let mut z = Zones::new(&r, 7);
+        let (r, l) = (records(), labels());
+        let mut z = Zones::new(&r, Some(&l), 7);
         let mut asked = Vec::new();
         let mut op = |run: u32| {
             asked.push(run);
             (run == 1).then_some(40)
         };
-        z.push(1, 30, 0, &mut op);
-        z.push(0, 31, 1, &mut op);
-        z.push(2, 32, 0, &mut op);
+        z.push(1, 0, &mut op);
+        z.push(0, 1, &mut op);
+        z.push(2, 0, &mut op);
         assert_eq!(asked, [1, 2], "the op is asked once per run");
         assert_eq!(z.len(), 3);
         let outer = Zone {
@@ -268,22 +271,26 @@ mod tests {
             },
             "a value zone keeps its value's low 32 bits"
         );
-        assert_eq!(z.zone(2).op, None, "run 2 has no op");
+        let last = z.zone(2);
+        assert_eq!((last.op, last.site), (None, 0), "run 2: no op, no label");
         assert_eq!((z.start_cycles(2), z.end_cycles(2)), (200, 260));
         assert_eq!(z.get(3), None);
         assert_eq!(z.first(), Some(outer));
-        let forward: Vec<u32> = z.iter().map(|z| z.site).collect();
-        let back: Vec<u32> = z.iter().rev().map(|z| z.site).collect();
-        assert_eq!((forward, back), (vec![30, 31, 32], vec![32, 31, 30]));
+        let forward: Vec<u64> = z.iter().map(|z| z.start_cycles).collect();
+        let back: Vec<u64> = z.iter().rev().map(|z| z.start_cycles).collect();
+        assert_eq!((forward, back), (vec![100, 110, 200], vec![200, 110, 100]));
         assert_eq!(z.iter().len(), 3);
+        let mut unlabelled = Zones::new(&r, None, 7);
+        unlabelled.push(1, 0, |_| None);
+        assert_eq!(unlabelled.zone(0).site, 0, "no table: label 0");
     }
 
     #[test]
     fn a_slice_and_a_views_zones_read_alike() {
-        let r = records();
-        let mut z = Zones::new(&r, 0);
+        let (r, l) = (records(), labels());
+        let mut z = Zones::new(&r, Some(&l), 0);
         for (i, depth) in [(1, 0), (0, 1), (2, 0)] {
-            z.push(i, i as u32, depth, |_| None);
+            z.push(i, depth, |_| None);
         }
         let held: Vec<Zone> = z.iter().collect();
         fn all(l: &(impl ZoneList + ?Sized)) -> Vec<Zone> {
@@ -295,11 +302,11 @@ mod tests {
 
     /// What a view holds per zone (issue 41): a zone made whole is 48 bytes.
     #[test]
-    fn a_view_holds_ten_bytes_a_zone() {
+    fn a_view_holds_six_bytes_a_zone() {
         let r = records();
-        let mut z = Zones::new(&r, 0);
+        let mut z = Zones::new(&r, None, 0);
         z.reserve(1000);
-        let per_zone = z.record.capacity() * 4 + z.site.capacity() * 4 + z.depth.capacity() * 2;
-        assert_eq!(per_zone / 1000, 10);
+        let per_zone = z.record.capacity() * 4 + z.depth.capacity() * 2;
+        assert_eq!(per_zone / 1000, 6);
     }
 }
