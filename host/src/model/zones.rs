@@ -1,10 +1,12 @@
 //! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record and
-//! its depth, 6 bytes; its cycles, run, value and site label (the ring's (run, site) ->
-//! label table) are read when the zone is asked for. A [`Zone`] held whole takes 48 bytes beside the
-//! record it copies, and a ring's view holds every zone of the ring at once (issue 41).
+//! its depth, 6 bytes; its cycles, run, value and site label (from the ring's (run, site)
+//! -> label table) are read when the zone is asked for. A [`Zone`] held whole takes 48
+//! bytes beside the record it copies, and a ring's view holds every zone of the ring at
+//! once (issue 41).
 //!
-//! [`ZoneList`] reads zones one by one by index, from a view's [`Zones`] or from a slice
-//! (a [`crate::timeline::Timeline`]'s lane), so an output written from either takes both.
+//! The crate's `ZoneList` reads zones one by one by index, from a view's [`Zones`] or from
+//! a slice (a [`crate::timeline::Timeline`]'s lane), so an output written from either takes
+//! both.
 
 use crate::decode::{RecordKind, Records};
 use crate::profile::RingLabels;
@@ -12,27 +14,12 @@ use crate::timeline::Zone;
 use crate::util::small_map::SmallMap;
 
 /// Zones in opening order, read one at a time.
-pub trait ZoneList {
+pub(crate) trait ZoneList {
     /// How many zones.
     fn len(&self) -> usize;
 
     /// Zone `i` (`i < len()`; panics otherwise, as a slice's index does).
     fn zone(&self, i: usize) -> Zone;
-
-    /// Whether there are none.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Zone `i`, if there is one.
-    fn get(&self, i: usize) -> Option<Zone> {
-        (i < self.len()).then(|| self.zone(i))
-    }
-
-    /// The first zone, if any.
-    fn first(&self) -> Option<Zone> {
-        self.get(0)
-    }
 
     /// Every zone, in order.
     fn iter(&self) -> impl ExactSizeIterator<Item = Zone> + DoubleEndedIterator + Clone + '_ {
@@ -297,7 +284,7 @@ mod tests {
             l.iter().collect()
         }
         assert_eq!(all(&z), all(&held[..]));
-        assert_eq!(ZoneList::get(&z, 1), Some(held[1]));
+        assert_eq!(ZoneList::zone(&z, 1), held[1]);
     }
 
     /// What a view holds per zone (issue 41): a zone made whole is 48 bytes.
