@@ -454,17 +454,17 @@ impl Profile {
         view.zones.reserve(r.len());
         for m in markers(r) {
             let i = m.record as usize;
-            let (run, site) = (r.run_at(i), r.site[i]);
-            let op = self.op_of(id.chip, run);
-            let label = || labels.get(run, site).unwrap_or(0);
             match m.kind {
+                // A zone's run, op and label are the view's to find when it is asked for
+                // (its run's op looked up once per run).
                 MarkerType::ZoneStart => {
-                    view.zones.push(i, depth, |_| op);
+                    view.zones.push(i, depth, |run| self.op_of(id.chip, run));
                     depth += 1;
                     depth_used = depth_used.max(depth);
                 }
                 MarkerType::ZoneEnd => depth = depth.saturating_sub(1),
                 kind => {
+                    let run = r.run_at(i);
                     let kind = match (kind, r.kind[i]) {
                         (MarkerType::TsData, _) => MarkKind::Data(r.value_at(i)),
                         (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => MarkKind::Sum {
@@ -475,10 +475,10 @@ impl Profile {
                     };
                     view.marks.push(Mark {
                         lane,
-                        site: label(),
+                        site: labels.get(run, r.site[i]).unwrap_or(0),
                         kind,
                         run,
-                        op,
+                        op: self.op_of(id.chip, run),
                         cycles: r.end[i],
                         ns: ns(r.end[i]),
                     });

@@ -167,7 +167,7 @@ impl<'z, 'a> IntoIterator for &'z Zones<'a> {
     }
 }
 
-/// [`Zones`] in order (`for z in &view.zones()`).
+/// [`Zones`] in order (`for z in view.zones()`).
 #[derive(Clone, Debug)]
 pub struct Iter<'z, 'a> {
     zones: &'z Zones<'a>,
