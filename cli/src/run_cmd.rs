@@ -23,7 +23,9 @@ pub struct BuildArgs {
     #[arg(default_value = ".", value_name = "CRATE_DIR | FILE.c|FILE.cpp...")]
     pub paths: Vec<PathBuf>,
     /// C/C++: the core the kernel is linked for (brisc, ncrisc, trisc0, trisc1, trisc2);
-    /// with --tt-metal also compute: a compute kernel for all three TRISCs.
+    /// with --tt-metal also compute: a compute kernel for all three TRISCs (with Debian's
+    /// GCC, FPU code only; TT_SFPI_COMPILER=DIR builds and links it with Tenstorrent's SFPI
+    /// toolchain in DIR, as tt-metal does, SFPU code included).
     #[arg(long, value_name = "RISC", value_parser = parse_core_arg)]
     pub core: Option<CoreArg>,
     /// Chip architecture the kernels are linked for.

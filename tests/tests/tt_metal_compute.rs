@@ -8,7 +8,7 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use ttprof_tests::{firmware_symbol, tt_metal_root, ttprof, workspace};
+use ttprof_tests::{firmware_symbol, tt_metal_root, ttprof, ttprof_binary, workspace};
 
 const TRISCS: [&str; 3] = ["trisc0", "trisc1", "trisc2"];
 
@@ -225,4 +225,150 @@ fn a_kernel_that_reaches_sfpu_code_is_refused_naming_the_function() {
         "{err}"
     );
     assert!(!err.contains("error: 'vFloat'"), "no cascade: {err}");
+}
+
+/// A stand-in for Tenstorrent's SFPI toolchain in `dir` (SFPI's layout: `compiler/bin/
+/// riscv-tt-elf-g++`, `include/`): the driver logs its arguments to `compiler/bin/calls.log`,
+/// then runs Debian's GCC with `-mcpu=tt-*` as `-march=rv32im -mabi=ilp32` and, compiling,
+/// ttprof's `.ttinsn` header (what SFPI's assembler knows). No SFPI toolchain is available
+/// here, so FPU code builds through it exactly as with Debian's GCC and SFPU code does not.
+fn fake_sfpi(dir: &Path) -> PathBuf {
+    let bin = dir.join("compiler/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(dir.join("include")).unwrap();
+    let headers = workspace().join("device-rt/include/tt-metal");
+    for h in ["sfpi.h", "lltt.h"] {
+        std::fs::copy(headers.join("no-sfpi").join(h), dir.join("include").join(h)).unwrap();
+    }
+    let driver = bin.join("riscv-tt-elf-g++");
+    let script = format!(
+        "#!/bin/bash\n\
+         echo \"$@\" >> \"$(dirname \"$0\")/calls.log\"\n\
+         out=(); compile=0\n\
+         for a in \"$@\"; do case \"$a\" in\n\
+           -mcpu=tt-*) out+=(-march=rv32im -mabi=ilp32) ;;\n\
+           -c) compile=1; out+=(\"$a\") ;;\n\
+           *) out+=(\"$a\") ;;\n\
+         esac; done\n\
+         [ $compile = 1 ] && out+=(-include {})\n\
+         exec riscv64-unknown-elf-g++ \"${{out[@]}}\"\n",
+        headers.join("ttprof_tensix_insn.h").display()
+    );
+    std::fs::write(&driver, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&driver, std::fs::Permissions::from_mode(0o755)).unwrap();
+    driver
+}
+
+/// `ttprof build --tt-metal --core compute` of `source` into `dir` with TT_SFPI_COMPILER set
+/// to `sfpi`.
+fn build_with_sfpi(sfpi: &Path, dir: &Path, source: &Path, args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new(ttprof_binary())
+        .args(["build", "--tt-metal", "--core", "compute", "--target-dir"])
+        .arg(dir)
+        .args(args)
+        .arg(source)
+        .env("TT_SFPI_COMPILER", sfpi)
+        .output()
+        .unwrap();
+    eprintln!(
+        "TT_SFPI_COMPILER={} ttprof build ... {}\n{}{}",
+        sfpi.display(),
+        source.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The `.text` bytes of `elf`.
+fn text(elf: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(elf).unwrap();
+    let file = object::File::parse(&*bytes).unwrap();
+    let data = file.section_by_name(".text").unwrap().data().unwrap();
+    data.to_vec()
+}
+
+/// TT_SFPI_COMPILER: a compute kernel's three parts are compiled and linked by the SFPI
+/// toolchain it names, as tt-metal's JIT does: its driver with `-mcpu=tt-wh-tensix` (not
+/// Debian's `-march`), SFPI's headers in place of ttprof's FPU-only stand-ins, no `.ttinsn`
+/// rewrite, and no refusal of SFPU code (the compiler's own messages instead). Checked with
+/// a stand-in driver (no SFPI toolchain is available here): what ttprof asks of the
+/// toolchain, and that the kernel's code is the same as Debian's build when the compilers
+/// are the same. A name that is no SFPI toolchain is an error naming the variable.
+#[test]
+fn tt_sfpi_compiler_builds_and_links_compute_kernels_with_that_toolchain() {
+    let Some(root) = tt_metal_root() else { return };
+    let add = root.join(
+        "ttnn/cpp/ttnn/operations/eltwise/binary/device/kernels/compute/eltwise_binary_kernel.cpp",
+    );
+    let defines = [
+        "-D",
+        "ELTWISE_OP=add_tiles",
+        "-D",
+        "ELTWISE_OP_TYPE=EltwiseBinaryType::ELWADD",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let sfpi = tmp.path().join("sfpi");
+    let driver = fake_sfpi(&sfpi);
+    let out = build_with_sfpi(&sfpi, &tmp.path().join("sfpi-build"), &add, &defines);
+    assert!(out.status.success());
+    let log = std::fs::read_to_string(driver.with_file_name("calls.log")).unwrap();
+    let calls: Vec<&str> = log.lines().collect();
+    // Per TRISC: the kernel and tt-metal's substitutes compiled, then the link.
+    assert_eq!(calls.len(), 9, "{log}");
+    let include = format!("-I {}", sfpi.join("include").display());
+    for call in &calls {
+        assert!(call.contains("-mcpu=tt-wh-tensix"), "{call}");
+        assert!(!call.contains("-march="), "{call}");
+        assert!(
+            !call.contains("no-sfpi") && !call.contains("ttprof_tensix_insn.h"),
+            "{call}"
+        );
+        assert_eq!(call.contains(" -c "), call.contains(&include), "{call}");
+    }
+    assert_eq!(calls.iter().filter(|c| c.contains(" -c ")).count(), 6);
+    let debian = build_compute(&tmp.path().join("debian"), &add, &defines);
+    for (t, elf) in TRISCS.iter().zip(&debian) {
+        let stem = elf.file_name().unwrap();
+        let with_sfpi = tmp.path().join("sfpi-build").join(t).join(stem);
+        assert_eq!(text(&with_sfpi), text(elf), "{t}");
+    }
+
+    // The driver itself may be named; SFPU code gets the compiler's messages, not a refusal.
+    let relu =
+        root.join("ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp");
+    let relu_args = [
+        "--compile-args",
+        "1,1",
+        "-D",
+        "SFPU_OP_RELU_FAMILY_INCLUDE=1",
+        "-D",
+        "SFPU_OP_CHAIN_0=relu_tile_init();relu_tile(0);",
+    ];
+    let out = build_with_sfpi(&driver, &tmp.path().join("relu"), &relu, &relu_args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("reaches SFPU code"), "{err}");
+    assert!(
+        err.contains("failed (the compiler's messages are above)"),
+        "{err}"
+    );
+    assert!(
+        log.len()
+            < std::fs::read_to_string(driver.with_file_name("calls.log"))
+                .unwrap()
+                .len()
+    );
+
+    let nowhere = tmp.path().join("no-sfpi-here");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let out = build_with_sfpi(&nowhere, &tmp.path().join("none"), &add, &defines);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("TT_SFPI_COMPILER={}", nowhere.display()))
+            && err.contains("compiler/bin/riscv-tt-elf-g++"),
+        "{err}"
+    );
 }

@@ -11,7 +11,8 @@
 //! Debian's toolchain needs: a force-included header that writes tt-llk's `.ttinsn` as the
 //! word the ISA documentation defines, an empty `sfpi.h` and a small `lltt.h`
 //! (`device-rt/include/tt-metal/no-sfpi`). A kernel that reaches SFPU code cannot be built by
-//! Debian's GCC: [`sfpi_refusal`] names the function.
+//! Debian's GCC: [`sfpi_refusal`] names the function, unless `TT_SFPI_COMPILER` names
+//! Tenstorrent's SFPI toolchain ([`sfpi_toolchain`]), which then compiles and links it.
 
 use super::{CbFormat, TtMetalBuild};
 use riscv_linker::{Arch, Risc};
@@ -268,14 +269,94 @@ pub(super) fn includes(root: &Path, arch: Arch) -> Vec<PathBuf> {
 
 /// The compiler flags of a compute kernel: tt-metal's compute defaults (-O3, fast math)
 /// on top of the dataflow ones; `-fbuiltin` again after `-ffreestanding`, since tt-llk
-/// bit-casts with `memcpy`, which must be inlined.
-pub(super) fn compile_flags() -> Vec<&'static str> {
+/// bit-casts with `memcpy`, which must be inlined. With SFPI's compiler (`sfpi_cpu`, from
+/// [`Sfpi::cpu_flag`]) its `-mcpu` replaces Debian's `-march` and `-mabi`.
+pub(super) fn compile_flags(sfpi_cpu: Option<&'static str>) -> Vec<&'static str> {
     let mut f: Vec<&str> = super::compile_flags()
         .into_iter()
         .filter(|f| *f != "-Os")
+        .filter(|f| sfpi_cpu.is_none() || !(f.starts_with("-march=") || f.starts_with("-mabi=")))
         .collect();
     f.extend(["-O3", "-ffast-math", "-fbuiltin"]);
+    f.extend(sfpi_cpu);
     f
+}
+
+/// The environment variable naming Tenstorrent's SFPI toolchain: when set, compute kernels
+/// are compiled and linked with it, as tt-metal's JIT does, and SFPU code builds.
+pub(super) const SFPI_VARIABLE: &str = "TT_SFPI_COMPILER";
+
+/// The compiler driver's name inside SFPI's `compiler/bin` (tt-metal's JIT looks for it
+/// under `runtime/sfpi` and `/opt/tenstorrent/sfpi`).
+const SFPI_DRIVER: &str = "riscv-tt-elf-g++";
+
+/// Tenstorrent's SFPI toolchain ([`SFPI_VARIABLE`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Sfpi {
+    /// The C++ driver: compiles the TRISCs' parts and links them.
+    pub driver: PathBuf,
+    /// SFPI's headers (`sfpi.h`, `lltt.h`), in place of ttprof's FPU-only stand-ins.
+    pub include: PathBuf,
+}
+
+impl Sfpi {
+    /// The flags that replace Debian's `-march=rv32im -mabi=ilp32`: the Tensix core of
+    /// `arch`, as tt-metal's JIT passes for a TRISC.
+    pub(super) fn cpu_flag(arch: Arch) -> &'static str {
+        match arch {
+            Arch::WormholeB0 => "-mcpu=tt-wh-tensix",
+            Arch::Blackhole => "-mcpu=tt-bh-tensix",
+        }
+    }
+}
+
+/// The SFPI toolchain [`SFPI_VARIABLE`] names, if it is set: SFPI's directory (the one
+/// holding `compiler/bin/riscv-tt-elf-g++` and `include/`, e.g. `/opt/tenstorrent/sfpi`) or
+/// the driver itself (its headers then at `../../include`). An error names what is missing.
+pub(super) fn sfpi_toolchain() -> crate::Result<Option<Sfpi>> {
+    let Some(given) = std::env::var_os(SFPI_VARIABLE).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    sfpi_at(Path::new(&given)).map(Some)
+}
+
+/// [`sfpi_toolchain`] for the path `given`.
+fn sfpi_at(given: &Path) -> crate::Result<Sfpi> {
+    let missing = |what: String| crate::Error::Build {
+        what: format!(
+            "{SFPI_VARIABLE}={}: {what}; set it to Tenstorrent's SFPI directory (holding \
+             compiler/bin/{SFPI_DRIVER} and include/, e.g. /opt/tenstorrent/sfpi) or to that \
+             driver, or unset it to build FPU-only compute kernels with Debian's GCC",
+            given.display()
+        ),
+    };
+    let (driver, root) = if given.is_dir() {
+        let driver = given.join("compiler/bin").join(SFPI_DRIVER);
+        if !driver.is_file() {
+            return Err(missing(format!("no {} there", driver.display())));
+        }
+        (driver, given.to_path_buf())
+    } else if given.is_file() {
+        let root = given
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        (given.to_path_buf(), root)
+    } else {
+        return Err(missing("no such file or directory".into()));
+    };
+    let include = root.join("include");
+    if !include.join("sfpi.h").is_file() {
+        return Err(missing(format!(
+            "no sfpi.h in {} (SFPI's headers)",
+            include.display()
+        )));
+    }
+    let driver = std::path::absolute(&driver).unwrap_or(driver);
+    let include = std::path::absolute(&include).unwrap_or(include);
+    Ok(Sfpi { driver, include })
 }
 
 /// Names the words of SFPI's C++ API in a compiler message.
@@ -317,7 +398,8 @@ pub(super) fn sfpi_refusal(kernel: &Path, stderr: &str) -> Option<String> {
             "{} reaches SFPU code: {function} ({}) uses SFPI's C++ API, which needs \
              Tenstorrent's SFPI compiler (SFPI's values live in the SFPU's registers, which only \
              that compiler allocates); with Debian's GCC ttprof builds compute kernels that use \
-             the FPU only (add_tiles, matmul_tiles, copy_tile, pack_tile, tilize, untilize, ...)",
+             the FPU only (add_tiles, matmul_tiles, copy_tile, pack_tile, tilize, untilize, ...); \
+             set {SFPI_VARIABLE} to an SFPI toolchain to build this one",
             kernel.display(),
             place.trim()
         ));

@@ -723,10 +723,17 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
     // JIT compiles them into every kernel.
     let substitutes = root.join("tt_metal/hw/toolchain/substitutes.cpp");
     let objects = objects(b, out);
+    // A compute kernel with SFPI's toolchain, when TT_SFPI_COMPILER names one.
+    let sfpi = sfpi_of(b)?;
     for (src, obj) in [&wrapper, &substitutes].into_iter().zip(&objects) {
-        let mut cmd = Command::new(GXX);
+        let mut cmd = match &sfpi {
+            Some(s) => Command::new(&s.driver),
+            None => Command::new(GXX),
+        };
         match stage {
-            Some(_) => cmd.args(compute::compile_flags()),
+            Some(_) => cmd.args(compute::compile_flags(
+                sfpi.as_ref().map(|_| compute::Sfpi::cpu_flag(b.arch)),
+            )),
             None => cmd.args(compile_flags()),
         };
         cmd.arg("-I")
@@ -742,10 +749,15 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
             for dir in compute::includes(&root, b.arch) {
                 cmd.arg("-I").arg(dir);
             }
-            cmd.arg("-I")
-                .arg(include.join("tt-metal/no-sfpi"))
-                .arg("-include")
-                .arg(include.join("tt-metal/ttprof_tensix_insn.h"));
+            match &sfpi {
+                // SFPI's assembler knows `.ttinsn`, and its headers are the real ones.
+                Some(s) => cmd.arg("-I").arg(&s.include),
+                None => cmd
+                    .arg("-I")
+                    .arg(include.join("tt-metal/no-sfpi"))
+                    .arg("-include")
+                    .arg(include.join("tt-metal/ttprof_tensix_insn.h")),
+            };
         }
         cmd.arg("-idirafter")
             .arg(include.join("compat"))
@@ -765,6 +777,7 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
                 &mut cmd,
                 &b.source,
                 &format!("compiling {what} for {}", b.risc.ident()),
+                sfpi.is_none(),
             )?,
             None => run_tool(&mut cmd, &format!("compiling {what}"))?,
         }
@@ -795,9 +808,25 @@ fn link(b: &TtMetalBuild, out: &Path, objects: &[PathBuf], lib: &Path) -> Result
     std::fs::write(&script, link_script(b, &fw_symbols))
         .map_err(|e| Error::io(&script, "write the linker script", e))?;
     let elf = out.join(format!("{}.elf", b.name));
-    let mut cmd = Command::new(GCC);
-    cmd.args(link_flags())
-        .arg(format!("-Wl,-T,{}", script.display()))
+    let mut cmd = match sfpi_of(b)? {
+        // SFPI's objects carry its `-mcpu`'s attributes: its own linker and libgcc take them.
+        Some(s) => {
+            let mut cmd = Command::new(&s.driver);
+            cmd.args(
+                link_flags()
+                    .into_iter()
+                    .filter(|f| !(f.starts_with("-march=") || f.starts_with("-mabi="))),
+            )
+            .arg(compute::Sfpi::cpu_flag(b.arch));
+            cmd
+        }
+        None => {
+            let mut cmd = Command::new(GCC);
+            cmd.args(link_flags());
+            cmd
+        }
+    };
+    cmd.arg(format!("-Wl,-T,{}", script.display()))
         .arg("-o")
         .arg(&elf)
         .args(objects)
@@ -817,9 +846,19 @@ pub fn relink(b: &TtMetalBuild) -> Result<PathBuf> {
     link(b, out, &objects(b, out), &lib)
 }
 
-/// Runs a compute kernel's compile step: its messages are shown as they are, and a failure
-/// that comes from SFPU code is refused by name ([`compute::sfpi_refusal`]).
-fn compile_compute(cmd: &mut Command, kernel: &Path, what: &str) -> Result<()> {
+/// The SFPI toolchain `b` is built with: a compute kernel's part when TT_SFPI_COMPILER
+/// names one ([`compute::sfpi_toolchain`]), else none (Debian's GCC).
+fn sfpi_of(b: &TtMetalBuild) -> Result<Option<compute::Sfpi>> {
+    match compute::stage(b.risc) {
+        Some(_) => compute::sfpi_toolchain(),
+        None => Ok(None),
+    }
+}
+
+/// Runs a compute kernel's compile step: its messages are shown as they are, and (with
+/// Debian's GCC, `refuse_sfpu`) a failure that comes from SFPU code is refused by name
+/// ([`compute::sfpi_refusal`]).
+fn compile_compute(cmd: &mut Command, kernel: &Path, what: &str, refuse_sfpu: bool) -> Result<()> {
     let output = cmd
         .stdin(std::process::Stdio::null())
         .output()
@@ -831,7 +870,7 @@ fn compile_compute(cmd: &mut Command, kernel: &Path, what: &str) -> Result<()> {
         eprint!("{stderr}");
         return Ok(());
     }
-    if let Some(why) = compute::sfpi_refusal(kernel, &stderr) {
+    if let Some(why) = compute::sfpi_refusal(kernel, &stderr).filter(|_| refuse_sfpu) {
         return Err(Error::Build { what: why });
     }
     eprint!("{stderr}");
