@@ -705,10 +705,17 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
                 "defines_generated.h",
                 compute::defines_generated(&b.defines),
             )?;
+            let text = std::fs::read(&source)
+                .map_err(|e| Error::io(&source, "read the kernel's source", e))?;
             write(
                 &format!("chlkc_{}.cpp", s.lower),
-                compute::chlkc_source(s, &source),
+                compute::chlkc_source(
+                    s,
+                    &source,
+                    compute::older_entry(&String::from_utf8_lossy(&text)),
+                ),
             )?;
+            compute::older_headers(&root, out)?;
             write(&wrapper_name, compute::wrapper_source())?;
         }
         None => {
@@ -758,6 +765,9 @@ pub fn build(b: &TtMetalBuild) -> Result<PathBuf> {
                     .arg("-include")
                     .arg(include.join("tt-metal/ttprof_tensix_insn.h")),
             };
+        }
+        if stage.is_some() {
+            cmd.arg("-idirafter").arg(out.join(compute::OLDER_HEADERS));
         }
         cmd.arg("-idirafter")
             .arg(include.join("compat"))
