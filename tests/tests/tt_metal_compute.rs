@@ -220,11 +220,50 @@ fn a_kernel_that_reaches_sfpu_code_is_refused_naming_the_function() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("reaches SFPU code: void ckernel::sfpu::")
-            && err.contains("ckernel_sfpu_relu.h:")
+            && err.contains("/sfpu/ckernel_sfpu_")
             && err.contains("Tenstorrent's SFPI compiler"),
         "{err}"
     );
     assert!(!err.contains("error: 'vFloat'"), "no cascade: {err}");
+
+    // SFPU code that compiles against ttprof's stand-in sfpi.h (declared, never defined) is
+    // refused at the link, naming the function and the kernel's line the debug information gives
+    // (the inlined code's, near the call).
+    let copy =
+        std::fs::read_to_string(workspace().join("examples/tt-metal/copy_tiles_compute.cpp"))
+            .unwrap();
+    let abs = copy
+        .replace(
+            "#include \"api/compute/pack.h\"",
+            "#include \"api/compute/pack.h\"\n#include \"api/compute/compute_kernel_api.h\"",
+        )
+        .replace(
+            "copy_tile(cb_in, 0, 0);",
+            "copy_tile(cb_in, 0, 0);\n        abs_tile_init();\n        abs_tile(0);",
+        );
+    let source = dir.path().join("abs_tiles.cpp");
+    std::fs::write(&source, abs).unwrap();
+    let out = ttprof(
+        None,
+        &[
+            "build",
+            "--tt-metal",
+            "--core",
+            "compute",
+            "--target-dir",
+            dir.path().join("abs").to_str().unwrap(),
+            source.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "reaches SFPU code: kernel_main() ({}:",
+            source.display()
+        )) && err.contains("Tenstorrent's SFPI compiler"),
+        "{err}"
+    );
 }
 
 /// A stand-in for Tenstorrent's SFPI toolchain in `dir` (SFPI's layout: `compiler/bin/

@@ -471,7 +471,8 @@ fn the_fpu_counter_counts_tt_metals_matmul_instructions() {
 /// hand-overs) between the wheel's unary reader and writer: the output is the input, and
 /// each TRISC's ring holds its `copy-tile` zone once per tile. The same kernel in tt-metal's
 /// older spelling (`compute_kernel_api/...` includes, `namespace NAMESPACE { void MAIN }`),
-/// which the pinned tree no longer has, builds and runs the same.
+/// which the pinned tree no longer has, builds and runs the same, and so does the kernel
+/// including `api/compute/compute_kernel_api.h`, whose SFPU functions it never calls.
 #[test]
 fn a_compute_kernel_with_zones_copies_tiles_and_records_on_every_trisc() {
     if tt_metal_root().is_none() {
@@ -492,7 +493,18 @@ fn a_compute_kernel_with_zones_copies_tiles_and_records_on_every_trisc() {
     );
     let older = d.path().join("copy_tiles_compute_older.cpp");
     std::fs::write(&older, older_text).unwrap();
-    for source in [current, older] {
+    // Including the compute API's umbrella header, which defines dozens of SFPU functions the
+    // kernel never calls (tt-metal's eltwise_binary programming example does so).
+    let with_sfpu_headers = d.path().join("copy_tiles_compute_all_api.cpp");
+    std::fs::write(
+        &with_sfpu_headers,
+        text.replace(
+            "#include \"api/compute/pack.h\"",
+            "#include \"api/compute/pack.h\"\n#include \"api/compute/compute_kernel_api.h\"",
+        ),
+    )
+    .unwrap();
+    for source in [current, older, with_sfpu_headers] {
         let run_dir = d.path().join(source.file_stem().unwrap());
         std::fs::create_dir_all(&run_dir).unwrap();
         std::fs::copy(d.path().join("in.bin"), run_dir.join("in.bin")).unwrap();

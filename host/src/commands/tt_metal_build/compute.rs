@@ -167,10 +167,10 @@ pub(super) fn descriptors_source(
     );
     let _ = writeln!(
         s,
-        "#if defined(UCK_CHLKC_MATH)\n#include \"llk_defs.h\"\n\
-         constexpr ckernel::MathFidelity MATH_FIDELITY = static_cast<ckernel::MathFidelity>({});\n\
-         constexpr bool APPROX = {};\n#endif\n",
-        c.math_fidelity, c.approx
+        "constexpr bool APPROX = {};\n\
+         #if defined(UCK_CHLKC_MATH) || defined(UCK_CHLKC_PACK)\n#include \"llk_defs.h\"\n\
+         constexpr ckernel::MathFidelity MATH_FIDELITY = static_cast<ckernel::MathFidelity>({});\n#endif\n",
+        c.approx, c.math_fidelity
     );
     s.push_str("#if !defined(UCK_CHLKC_PACK)\n");
     let _ = writeln!(
@@ -442,35 +442,46 @@ const SFPI_WORDS: [&str; 8] = [
     "sfpi", "vFloat", "vInt", "vUInt", "dst_reg", "v_if", "v_endif", "lreg",
 ];
 
-/// When the compiler's messages show that the kernel reached SFPU code (a name of SFPI's API
-/// undeclared: `sfpi.h` is empty here), what to tell the user: the function and the file
-/// where it happened, and what the kernel needs.
+/// When the compiler's or the linker's messages show that the kernel reached SFPU code, what
+/// to tell the user: the function and the place where it happened, and what the kernel needs.
+/// SFPU code is an error that names SFPI's API, or sits in an SFPU header (a file name with
+/// `sfpu` in it: tt-llk's and tt-metal's SFPU code only, instantiated by the kernel), or an
+/// undefined reference the link finds to ttprof's stand-in SFPI values (`sfpi.h` here names
+/// SFPI's API without defining it: `device-rt/include/tt-metal/no-sfpi`).
 pub(super) fn sfpi_refusal(kernel: &Path, stderr: &str) -> Option<String> {
+    let quoted = |c: &str| -> Option<String> {
+        let start = c.find(['\'', '‘', '`'])?;
+        let rest = &c[start + c[start..].chars().next()?.len_utf8()..];
+        let end = rest.find(['\'', '’'])?;
+        Some(rest[..end].to_string())
+    };
     let mut context = None;
     for line in stderr.lines() {
-        if line.contains("In function") || line.contains("In instantiation of") {
+        if line.contains("In function")
+            || line.contains("In instantiation of")
+            || line.contains("in function `")
+        {
             context = Some(line.trim());
         }
-        let Some((place, msg)) = line.split_once(": error: ") else {
+        let (place, sfpu) = if let Some((place, msg)) = line.split_once(": error: ") {
+            let file = place.split(':').next().unwrap_or(place);
+            let in_sfpu_header = Path::new(file)
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("sfpu"));
+            (place, in_sfpu_header || names_sfpi(msg))
+        } else if let Some((place, msg)) = line.split_once(": undefined reference to `") {
+            (
+                place,
+                msg.starts_with("sfpi::") || msg.starts_with("__builtin_rvtt"),
+            )
+        } else {
             continue;
         };
-        if !SFPI_WORDS.iter().any(|w| {
-            msg.match_indices(w).any(|(i, _)| {
-                let before = msg[..i].chars().next_back();
-                let after = msg[i + w.len()..].chars().next();
-                let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-                !ident(before) && !ident(after)
-            })
-        }) {
+        if !sfpu {
             continue;
         }
         let function = context
-            .and_then(|c| {
-                let start = c.find(['\'', '‘'])?;
-                let rest = &c[start + c[start..].chars().next()?.len_utf8()..];
-                let end = rest.find(['\'', '’'])?;
-                Some(rest[..end].to_string())
-            })
+            .and_then(quoted)
             .unwrap_or_else(|| "a function".into());
         return Some(format!(
             "{} reaches SFPU code: {function} ({}) uses SFPI's C++ API, which needs \
@@ -483,6 +494,20 @@ pub(super) fn sfpi_refusal(kernel: &Path, stderr: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// Whether a compiler message names a word of SFPI's API ([`SFPI_WORDS`]) or ttprof's
+/// stand-ins for it.
+fn names_sfpi(msg: &str) -> bool {
+    msg.contains("ttprof_no_sfpi")
+        || SFPI_WORDS.iter().any(|w| {
+            msg.match_indices(w).any(|(i, _)| {
+                let before = msg[..i].chars().next_back();
+                let after = msg[i + w.len()..].chars().next();
+                let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                !ident(before) && !ident(after)
+            })
+        })
 }
 
 /// The RISCs of a compute kernel, in order.
@@ -533,6 +558,26 @@ mod tests {
         assert!(why.contains("void ckernel::sfpu::relu_min(uint)"), "{why}");
         assert!(why.contains("ckernel_sfpu_relu.h:20:5"), "{why}");
         assert!(why.contains("SFPI compiler"), "{why}");
+        // An error inside an SFPU header, and a link that finds SFPI's values undefined.
+        let stderr = "ckernel_sfpu_fill.h: In function 'void ckernel::sfpu::_fill_(uint)':\n\
+            ckernel_sfpu_fill.h:55:23: error: static assertion failed: mode\n";
+        let why = sfpi_refusal(Path::new("k.cpp"), stderr).unwrap();
+        assert!(
+            why.contains("void ckernel::sfpu::_fill_(uint) (ckernel_sfpu_fill.h:55:23)"),
+            "{why}"
+        );
+        let stderr = "/usr/bin/ld: k.o: in function `ckernel::sfpu::relu(unsigned int)':\n\
+            k.cpp:(.text+0x10): undefined reference to `sfpi::ttprof_no_sfpi::vec<0>::vec()'\n";
+        let why = sfpi_refusal(Path::new("k.cpp"), stderr).unwrap();
+        assert!(
+            why.contains("ckernel::sfpu::relu(unsigned int) (k.cpp:(.text+0x10))"),
+            "{why}"
+        );
+        assert!(sfpi_refusal(
+            Path::new("k.cpp"),
+            "k.cpp:(.text): undefined reference to `memcpy'\n"
+        )
+        .is_none());
         // Other errors are the compiler's own; a word that merely contains one is not SFPI.
         assert_eq!(
             sfpi_refusal(

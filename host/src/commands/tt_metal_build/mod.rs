@@ -818,7 +818,8 @@ fn link(b: &TtMetalBuild, out: &Path, objects: &[PathBuf], lib: &Path) -> Result
     std::fs::write(&script, link_script(b, &fw_symbols))
         .map_err(|e| Error::io(&script, "write the linker script", e))?;
     let elf = out.join(format!("{}.elf", b.name));
-    let mut cmd = match sfpi_of(b)? {
+    let sfpi = sfpi_of(b)?;
+    let mut cmd = match &sfpi {
         // SFPI's objects carry its `-mcpu`'s attributes: its own linker and libgcc take them.
         Some(s) => {
             let mut cmd = Command::new(&s.driver);
@@ -842,7 +843,13 @@ fn link(b: &TtMetalBuild, out: &Path, objects: &[PathBuf], lib: &Path) -> Result
         .args(objects)
         .arg(lib)
         .arg("-lgcc");
-    run_tool(&mut cmd, &format!("linking {}", elf.display()))?;
+    let what = format!("linking {}", elf.display());
+    match compute::stage(b.risc) {
+        // ttprof's stand-in sfpi.h declares SFPI's values only: SFPU code the kernel runs
+        // is an undefined reference here, refused by name.
+        Some(_) => compile_compute(&mut cmd, &b.source, &what, sfpi.is_none())?,
+        None => run_tool(&mut cmd, &what)?,
+    }
     Ok(elf)
 }
 
@@ -865,8 +872,8 @@ fn sfpi_of(b: &TtMetalBuild) -> Result<Option<compute::Sfpi>> {
     }
 }
 
-/// Runs a compute kernel's compile step: its messages are shown as they are, and (with
-/// Debian's GCC, `refuse_sfpu`) a failure that comes from SFPU code is refused by name
+/// Runs a compute kernel's compile or link step: its messages are shown as they are, and
+/// (with Debian's GCC, `refuse_sfpu`) a failure that comes from SFPU code is refused by name
 /// ([`compute::sfpi_refusal`]).
 fn compile_compute(cmd: &mut Command, kernel: &Path, what: &str, refuse_sfpu: bool) -> Result<()> {
     let output = cmd
