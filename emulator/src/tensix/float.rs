@@ -249,14 +249,13 @@ pub(crate) fn src_b_fidelity(bits: u32, phase: u32) -> f64 {
 }
 
 /// Round to nearest with ties away from zero to `keep` mantissa bits of an 8-bit-exponent
-/// FP32-layout value (the packers' early rounding): denormals flush to zero, minus zero
-/// becomes plus zero, NaN becomes infinity. Returns FP32-layout bits with the dropped bits
-/// zero.
+/// FP32-layout value (the packers' early rounding), as ttsim does it: NaN becomes infinity
+/// (its sign kept), the magnitude is rounded (a carry may reach the exponent: a denormal
+/// within half a unit of the smallest normal becomes it), and a result below the smallest
+/// normal, minus zero included, becomes plus zero. Returns FP32-layout bits with the dropped
+/// bits zero.
 pub(crate) fn pack_round8(bits: u32, keep: u32) -> u32 {
     let exp = (bits >> 23) & 0xff;
-    if exp == 0 {
-        return 0;
-    }
     if exp == 0xff {
         return bits & 0xff80_0000; // infinity keeps its sign
     }
@@ -264,6 +263,9 @@ pub(crate) fn pack_round8(bits: u32, keep: u32) -> u32 {
     let half = 1u32 << (drop - 1);
     let mag = bits & 0x7fff_ffff;
     let rounded = (mag + half) & !((1u32 << drop) - 1); // may carry into the exponent
+    if rounded >> 23 == 0 {
+        return 0;
+    }
     (bits & 0x8000_0000) | rounded
 }
 
@@ -361,6 +363,13 @@ mod tests {
             "minus zero becomes plus zero"
         );
         assert_eq!(pack_round8(0x0000_1234, 7), 0, "denormal");
+        assert_eq!(pack_round8(0x807f_7fff, 7), 0, "a denormal below half a unit: plus zero");
+        assert_eq!(
+            pack_round8(0x807f_8000, 7),
+            0x8080_0000,
+            "a denormal at half a unit rounds to the smallest normal, keeping its sign"
+        );
+        assert_eq!(pack_round8(0x007f_f000, 10), 0x0080_0000, "TF32 too");
         assert_eq!(
             pack_round8(0xffc0_0000, 7),
             0xff80_0000,
