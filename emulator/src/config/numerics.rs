@@ -2,7 +2,8 @@
 
 /// Whose rules the coprocessor's floating-point arithmetic follows where the two public
 /// references disagree: the Matrix Unit's `ELWADD`, `ELWSUB`, `ELWMUL`, `MVMUL` and the
-/// Vector Unit's MAD (`SFPMAD` and its aliases). docs/design/tensix-coprocessor.md,
+/// Vector Unit's MAD (`SFPMAD` and its aliases), and `SFPSTORE` of FP32 (ttsim flushes a
+/// denormal to signed zero, the page keeps its bits). docs/design/tensix-coprocessor.md,
 /// "Numerics", gives the rules and the measured agreement.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Numerics {

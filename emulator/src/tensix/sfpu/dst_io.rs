@@ -199,6 +199,11 @@ pub fn sfpstore(u: &mut VectorUnit, w: u32, mut ctx: Context) -> Result<(), Stri
         match o.mod0 {
             MOD0_FMT_FP16 => dst.write16(row, col, fm::shuffle_fp16(fm::to_fp16(x))),
             MOD0_FMT_BF16 => dst.write16(row, col, fm::shuffle_bf16(fm::to_bf16(x))),
+            // FP32: ttsim flushes a denormal to signed zero (as SFPSTORE to BF16 does); the
+            // ISA page stores the bits as they are ([`crate::config::Numerics::IsaDoc`]).
+            MOD0_FMT_FP32 if u.numerics == crate::config::Numerics::Ttsim => {
+                dst.write32(row, col, fm::shuffle_fp32(fm::flush_denormal(x)))
+            }
             MOD0_FMT_FP32 | MOD0_FMT_INT32 | MOD0_FMT_INT32_ALL => {
                 dst.write32(row, col, fm::shuffle_fp32(x))
             }

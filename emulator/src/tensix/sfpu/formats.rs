@@ -67,6 +67,15 @@ pub fn to_fp16(x: u32) -> u16 {
     ((sign << 15) | ((exp as u32) << 10) | man) as u16
 }
 
+/// An FP32 denormal to zero of its sign; anything else as it is.
+pub fn flush_denormal(x: u32) -> u32 {
+    if x & 0x7f80_0000 == 0 {
+        x & 0x8000_0000
+    } else {
+        x
+    }
+}
+
 /// `ToBF16`: flushes denormals to signed zero, then truncates toward zero.
 pub fn to_bf16(x: u32) -> u16 {
     let sign = x & 0x8000_0000;

@@ -406,6 +406,16 @@ fn sfpload_and_sfpstore_lanes_map_to_four_rows_of_even_or_odd_columns() {
     b.set(2, |_| f(2f32.powi(20)));
     b.ok(tt::sfpstore(2, 1, 0, 12)).ok(tt::sfpload(3, 1, 0, 12));
     assert_eq!(b.u.lreg[3][0], ((31 + 112) << 23) | (0x3ff << 13));
+    // An FP32 denormal is stored as zero of its sign (ttsim); INT32 keeps the bits, and so
+    // does FP32 under the ISA page's rules.
+    b.set(2, |_| 0x8000_0123);
+    b.ok(tt::sfpstore(2, 3, 0, 12)).ok(tt::sfpload(3, 3, 0, 12));
+    assert_eq!(b.u.lreg[3][0], 0x8000_0000);
+    b.ok(tt::sfpstore(2, 4, 0, 12)).ok(tt::sfpload(3, 4, 0, 12));
+    assert_eq!(b.u.lreg[3][0], 0x8000_0123);
+    b.u.numerics = crate::config::Numerics::IsaDoc;
+    b.ok(tt::sfpstore(2, 3, 0, 12)).ok(tt::sfpload(3, 3, 0, 12));
+    assert_eq!(b.u.lreg[3][0], 0x8000_0123);
 }
 
 #[test]
