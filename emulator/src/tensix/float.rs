@@ -363,7 +363,11 @@ mod tests {
             "minus zero becomes plus zero"
         );
         assert_eq!(pack_round8(0x0000_1234, 7), 0, "denormal");
-        assert_eq!(pack_round8(0x807f_7fff, 7), 0, "a denormal below half a unit: plus zero");
+        assert_eq!(
+            pack_round8(0x807f_7fff, 7),
+            0,
+            "a denormal below half a unit: plus zero"
+        );
         assert_eq!(
             pack_round8(0x807f_8000, 7),
             0x8080_0000,
