@@ -230,8 +230,15 @@ fn relu_and_multiply_add_over_dst_tiles_match_the_host_reference() {
     for r in 0..64 {
         for c in 0..16 {
             let k = r * 16 + c;
+            // SFPSTORE of FP32 writes a denormal as zero of its sign (ttsim's rule).
+            let relu_out = relu_ref(relu_in[k]);
+            let relu_want = if relu_out & 0x7f80_0000 == 0 {
+                relu_out & 0x8000_0000
+            } else {
+                relu_out
+            };
             let got = unshuffle32(dev.tensix_dst32(0, tile, r, c).unwrap());
-            if got != relu_ref(relu_in[k]) {
+            if got != relu_want {
                 diffs.push(format!(
                     "relu [{r}][{c}] of {:#010x}: {got:#010x}",
                     relu_in[k]
