@@ -117,6 +117,8 @@ fn every_element_agrees_with_the_reference_cases() {
         op::ELWSUB => "ELWSUB",
         op::ELWMUL => "ELWMUL",
         op::MVMUL => "MVMUL",
+        op::MOVA2D => "MOVA2D",
+        op::MOVB2D => "MOVB2D",
         _ => "?",
     };
     let mut all = true;
