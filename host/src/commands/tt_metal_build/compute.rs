@@ -444,8 +444,8 @@ const SFPI_WORDS: [&str; 8] = [
 
 /// When the compiler's or the linker's messages show that the kernel reached SFPU code, what
 /// to tell the user: the function and the place where it happened, and what the kernel needs.
-/// SFPU code is an error that names SFPI's API, or sits in an SFPU header (a file name with
-/// `sfpu` in it: tt-llk's and tt-metal's SFPU code only, instantiated by the kernel), or an
+/// SFPU code is an error that names SFPI's API, or sits in an SFPU header (tt-llk's and
+/// tt-metal's: `.../sfpu/`, `.../llk_sfpu/`, `ckernel_sfpu*`, instantiated by the kernel), or an
 /// undefined reference the link finds to ttprof's stand-in SFPI values (`sfpi.h` here names
 /// SFPI's API without defining it: `device-rt/include/tt-metal/no-sfpi`).
 pub(super) fn sfpi_refusal(kernel: &Path, stderr: &str) -> Option<String> {
@@ -465,9 +465,11 @@ pub(super) fn sfpi_refusal(kernel: &Path, stderr: &str) -> Option<String> {
         }
         let (place, sfpu) = if let Some((place, msg)) = line.split_once(": error: ") {
             let file = place.split(':').next().unwrap_or(place);
-            let in_sfpu_header = Path::new(file)
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().contains("sfpu"));
+            let in_sfpu_header = file.contains("/sfpu/")
+                || file.contains("/llk_sfpu/")
+                || Path::new(file)
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("ckernel_sfpu"));
             (place, in_sfpu_header || names_sfpi(msg))
         } else if let Some((place, msg)) = line.split_once(": undefined reference to `") {
             (
@@ -578,6 +580,10 @@ mod tests {
             "k.cpp:(.text): undefined reference to `memcpy'\n"
         )
         .is_none());
+        // A kernel of the user's whose name says sfpu is not SFPU code.
+        let stderr = "my_sfpu_test.cpp: In function 'void kernel_main()':\n\
+            my_sfpu_test.cpp:3:5: error: 'foo' was not declared in this scope\n";
+        assert!(sfpi_refusal(Path::new("my_sfpu_test.cpp"), stderr).is_none());
         // Other errors are the compiler's own; a word that merely contains one is not SFPI.
         assert_eq!(
             sfpi_refusal(
