@@ -878,3 +878,35 @@ fn tt_metals_eltwise_add_reconfigures_formats_within_the_kernel() {
     let math = ring(&stdout, "eltwise_binary_kernel-1-trisc1");
     assert!(math.ends_with("sums: tensix-sem-post-1 x4"), "{math}");
 }
+
+/// A compute kernel in a Blackhole program is refused before anything is built, whether as
+/// `risc = "compute"` or one TRISC's part: the coprocessor model keeps Wormhole B0's
+/// configuration words, where Blackhole's tt-llk writes others (a silent wrong answer
+/// otherwise).
+#[test]
+fn tt_metal_compute_kernels_on_blackhole_are_refused() {
+    if tt_metal_root().is_none() {
+        return;
+    }
+    for risc in ["compute", "trisc1"] {
+        let d = tempfile::tempdir().unwrap();
+        bf16_operands(d.path());
+        let text = bf16_add_program(7, "", "")
+            .replace("arch = \"wormhole_b0\"", "arch = \"blackhole\"")
+            .replace("risc = \"compute\"", &format!("risc = \"{risc}\""));
+        let p = d.path().join("program.toml");
+        std::fs::write(&p, text).unwrap();
+        let out = run_program(&p, &d.path().join("run"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{risc}: {err}");
+        assert!(
+            err.contains("run on wormhole_b0 only")
+                && err.contains("Wormhole B0's configuration registers"),
+            "{risc}: {err}"
+        );
+        assert!(
+            !d.path().join("run/kernels").exists(),
+            "{risc}: nothing built"
+        );
+    }
+}

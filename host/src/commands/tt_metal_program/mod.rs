@@ -148,6 +148,15 @@ fn build_program(
         } else {
             crate::session::parse_risc(&k.risc)?
         };
+        // A TRISC's part alone is compute code too: Blackhole's tt-llk writes configuration
+        // words the model keeps at Wormhole B0's positions.
+        if !compute && risc.is_trisc() && arch != Arch::WormholeB0 {
+            return Err(arg(format!(
+                "kernel {}: TRISC kernels run on wormhole_b0 only: the coprocessor model \
+                 follows Wormhole B0's configuration registers",
+                k.source
+            )));
+        }
         if !compute
             && (k.math_fidelity.is_some() || k.fp32_dest_acc || k.dst_full_sync || k.math_approx)
         {
