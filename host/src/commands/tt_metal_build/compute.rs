@@ -348,15 +348,27 @@ pub(super) fn includes(root: &Path, arch: Arch) -> Vec<PathBuf> {
 /// The compiler flags of a compute kernel: tt-metal's compute defaults (-O3, fast math)
 /// on top of the dataflow ones; `-fbuiltin` again after `-ffreestanding`, since tt-llk
 /// bit-casts with `memcpy`, which must be inlined. With SFPI's compiler (`sfpi_cpu`, from
-/// [`Sfpi::cpu_flag`]) its `-mcpu` replaces Debian's `-march` and `-mabi`.
+/// [`Sfpi::cpu_flag`]) its `-mcpu` replaces Debian's `-march` and `-mabi` ([`with_cpu`]).
 pub(super) fn compile_flags(sfpi_cpu: Option<&'static str>) -> Vec<&'static str> {
     let mut f: Vec<&str> = super::compile_flags()
         .into_iter()
         .filter(|f| *f != "-Os")
-        .filter(|f| sfpi_cpu.is_none() || !(f.starts_with("-march=") || f.starts_with("-mabi=")))
         .collect();
     f.extend(["-O3", "-ffast-math", "-fbuiltin"]);
-    f.extend(sfpi_cpu);
+    match sfpi_cpu {
+        Some(cpu) => with_cpu(f, cpu),
+        None => f,
+    }
+}
+
+/// `flags` for SFPI's driver: Debian's `-march` and `-mabi` replaced by `cpu`
+/// ([`Sfpi::cpu_flag`]), compiling and linking alike.
+pub(super) fn with_cpu(flags: Vec<&'static str>, cpu: &'static str) -> Vec<&'static str> {
+    let mut f: Vec<&str> = flags
+        .into_iter()
+        .filter(|f| !(f.starts_with("-march=") || f.starts_with("-mabi=")))
+        .collect();
+    f.push(cpu);
     f
 }
 

@@ -823,12 +823,10 @@ fn link(b: &TtMetalBuild, out: &Path, objects: &[PathBuf], lib: &Path) -> Result
         // SFPI's objects carry its `-mcpu`'s attributes: its own linker and libgcc take them.
         Some(s) => {
             let mut cmd = Command::new(&s.driver);
-            cmd.args(
-                link_flags()
-                    .into_iter()
-                    .filter(|f| !(f.starts_with("-march=") || f.starts_with("-mabi="))),
-            )
-            .arg(compute::Sfpi::cpu_flag(b.arch));
+            cmd.args(compute::with_cpu(
+                link_flags(),
+                compute::Sfpi::cpu_flag(b.arch),
+            ));
             cmd
         }
         None => {
