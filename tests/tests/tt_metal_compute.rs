@@ -8,24 +8,42 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use ttprof_tests::{firmware_symbol, tt_metal_root, ttprof, ttprof_binary, workspace};
+use std::process::{Command, Output};
+use ttprof_tests::{firmware_symbol, tt_metal_root, ttprof_binary, workspace};
 
 const TRISCS: [&str; 3] = ["trisc0", "trisc1", "trisc2"];
 
-/// `ttprof build --tt-metal --core compute ARGS.. SOURCE` into `dir`: the three ELFs, in
-/// TRISC order, as printed.
+/// Runs `ttprof build --tt-metal --core compute ARGS.. SOURCE` into `dir`, with
+/// `TT_SFPI_COMPILER` set to `sfpi` when given, and echoes what it printed (shown when the
+/// test fails).
+fn run_compute_build(dir: &Path, source: &Path, args: &[&str], sfpi: Option<&Path>) -> Output {
+    let mut cmd = Command::new(ttprof_binary());
+    cmd.args(["build", "--tt-metal", "--core", "compute", "--target-dir"])
+        .arg(dir)
+        .args(args)
+        .arg(source);
+    if let Some(sfpi) = sfpi {
+        cmd.env("TT_SFPI_COMPILER", sfpi);
+    }
+    let out = cmd.output().unwrap();
+    eprintln!(
+        "$ {}ttprof build --tt-metal --core compute {} {}\n{}{}",
+        sfpi.map_or(String::new(), |s| format!(
+            "TT_SFPI_COMPILER={} ",
+            s.display()
+        )),
+        args.join(" "),
+        source.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// [`run_compute_build`] with Debian's GCC, which must succeed: the three ELFs, in TRISC
+/// order, as printed.
 fn build_compute(dir: &Path, source: &Path, args: &[&str]) -> Vec<PathBuf> {
-    let mut all = vec![
-        "build",
-        "--tt-metal",
-        "--core",
-        "compute",
-        "--target-dir",
-        dir.to_str().unwrap(),
-    ];
-    all.extend_from_slice(args);
-    all.push(source.to_str().unwrap());
-    let out = ttprof(None, &all);
+    let out = run_compute_build(dir, source, args, None);
     assert!(
         out.status.success(),
         "{}: ttprof build failed:\n{}",
@@ -68,6 +86,18 @@ fn symbol(elf: &Path, name: &str) -> u64 {
     s.unwrap_or_else(|| panic!("{}: no {name}", elf.display()))
         .address()
 }
+
+/// tt-metal's unary SFPU kernel from the wheel, and the defines and arguments that make it
+/// relu (SFPU code).
+const RELU: &str = "ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp";
+const RELU_ARGS: [&str; 6] = [
+    "--compile-args",
+    "1,1",
+    "-D",
+    "SFPU_OP_RELU_FAMILY_INCLUDE=1",
+    "-D",
+    "SFPU_OP_CHAIN_0=relu_tile_init();relu_tile(0);",
+];
 
 // Tensix opcodes (tt-isa-documentation, WormholeB0/TensixTile/TensixCoprocessor).
 const ZEROACC: u8 = 0x10;
@@ -195,27 +225,9 @@ fn a_compute_kernels_zones_are_sites_on_every_trisc() {
 #[test]
 fn a_kernel_that_reaches_sfpu_code_is_refused_naming_the_function() {
     let Some(root) = tt_metal_root() else { return };
-    let source =
-        root.join("ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp");
+    let source = root.join(RELU);
     let dir = tempfile::tempdir().unwrap();
-    let out = ttprof(
-        None,
-        &[
-            "build",
-            "--tt-metal",
-            "--core",
-            "compute",
-            "--target-dir",
-            dir.path().to_str().unwrap(),
-            "--compile-args",
-            "1,1",
-            "-D",
-            "SFPU_OP_RELU_FAMILY_INCLUDE=1",
-            "-D",
-            "SFPU_OP_CHAIN_0=relu_tile_init();relu_tile(0);",
-            source.to_str().unwrap(),
-        ],
-    );
+    let out = run_compute_build(dir.path(), &source, &RELU_ARGS, None);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -243,18 +255,7 @@ fn a_kernel_that_reaches_sfpu_code_is_refused_naming_the_function() {
         );
     let source = dir.path().join("abs_tiles.cpp");
     std::fs::write(&source, abs).unwrap();
-    let out = ttprof(
-        None,
-        &[
-            "build",
-            "--tt-metal",
-            "--core",
-            "compute",
-            "--target-dir",
-            dir.path().join("abs").to_str().unwrap(),
-            source.to_str().unwrap(),
-        ],
-    );
+    let out = run_compute_build(&dir.path().join("abs"), &source, &[], None);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -299,27 +300,6 @@ fn fake_sfpi(dir: &Path) -> PathBuf {
     driver
 }
 
-/// `ttprof build --tt-metal --core compute` of `source` into `dir` with TT_SFPI_COMPILER set
-/// to `sfpi`.
-fn build_with_sfpi(sfpi: &Path, dir: &Path, source: &Path, args: &[&str]) -> std::process::Output {
-    let out = std::process::Command::new(ttprof_binary())
-        .args(["build", "--tt-metal", "--core", "compute", "--target-dir"])
-        .arg(dir)
-        .args(args)
-        .arg(source)
-        .env("TT_SFPI_COMPILER", sfpi)
-        .output()
-        .unwrap();
-    eprintln!(
-        "TT_SFPI_COMPILER={} ttprof build ... {}\n{}{}",
-        sfpi.display(),
-        source.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 /// The `.text` bytes of `elf`.
 fn text(elf: &Path) -> Vec<u8> {
     let bytes = std::fs::read(elf).unwrap();
@@ -350,7 +330,7 @@ fn tt_sfpi_compiler_builds_and_links_compute_kernels_with_that_toolchain() {
     let tmp = tempfile::tempdir().unwrap();
     let sfpi = tmp.path().join("sfpi");
     let driver = fake_sfpi(&sfpi);
-    let out = build_with_sfpi(&sfpi, &tmp.path().join("sfpi-build"), &add, &defines);
+    let out = run_compute_build(&tmp.path().join("sfpi-build"), &add, &defines, Some(&sfpi));
     assert!(out.status.success());
     let log = std::fs::read_to_string(driver.with_file_name("calls.log")).unwrap();
     let calls: Vec<&str> = log.lines().collect();
@@ -375,17 +355,8 @@ fn tt_sfpi_compiler_builds_and_links_compute_kernels_with_that_toolchain() {
     }
 
     // The driver itself may be named; SFPU code gets the compiler's messages, not a refusal.
-    let relu =
-        root.join("ttnn/cpp/ttnn/operations/eltwise/unary/device/kernels/compute/eltwise_sfpu.cpp");
-    let relu_args = [
-        "--compile-args",
-        "1,1",
-        "-D",
-        "SFPU_OP_RELU_FAMILY_INCLUDE=1",
-        "-D",
-        "SFPU_OP_CHAIN_0=relu_tile_init();relu_tile(0);",
-    ];
-    let out = build_with_sfpi(&driver, &tmp.path().join("relu"), &relu, &relu_args);
+    let relu = root.join(RELU);
+    let out = run_compute_build(&tmp.path().join("relu"), &relu, &RELU_ARGS, Some(&driver));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("reaches SFPU code"), "{err}");
@@ -402,7 +373,7 @@ fn tt_sfpi_compiler_builds_and_links_compute_kernels_with_that_toolchain() {
 
     let nowhere = tmp.path().join("no-sfpi-here");
     std::fs::create_dir_all(&nowhere).unwrap();
-    let out = build_with_sfpi(&nowhere, &tmp.path().join("none"), &add, &defines);
+    let out = run_compute_build(&tmp.path().join("none"), &add, &defines, Some(&nowhere));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
