@@ -16,7 +16,7 @@
 //! the host flags launches of 2^32 cycles or more.
 
 use crate::hw;
-use crate::wire::{self, Encoded, Record, SiteId, SHORT_LIMIT, SHORT_ZONE_BYTES};
+use crate::wire::{self, Encoded, Record, SiteId, HOT_ROOM, SHORT_LIMIT};
 use riscv_linker::profiler::{self, ring, tile};
 
 /// Runtime-private words of the ring control block (offsets from the block).
@@ -155,13 +155,15 @@ fn set_anchor(a: u64, recording: bool) {
     hw::set_hot(hot);
 }
 
-/// Whether the host has switched recording off; if so the hot word is cleared.
+/// Whether the host has switched recording off; if so the hot word is cleared (and the write
+/// limit with it: recording off means `gp <= tp`, see [`update_limit`]).
 /// Called after the anchor was written, so a host that writes `CONTROL` and then the hot
 /// word cannot have its "off" overwritten (see docs/design/ring-encoding.md).
 fn honour_disable() -> bool {
     if tile_word(tile::CONTROL) & tile::CONTROL_DISABLE != 0 {
         wr(ring::ANCHOR, 0);
         hw::set_hot(0);
+        hw::set_gp(hw::tp());
         return true;
     }
     false
@@ -195,16 +197,19 @@ fn free_bytes(pos: u32) -> u32 {
     hw::ring_capacity().saturating_sub(used)
 }
 
-/// Recomputes `gp` so that `tp < gp` exactly when a short zone fits without a wrap, nothing
-/// is pending and recording is on.
+/// Recomputes `gp` so that `tp < gp` exactly when a record of [`HOT_ROOM`] bytes fits
+/// without a wrap, nothing is pending and recording is on. The record routines rely on
+/// both: `tp < gp` is their only room check, and a long zone's close writes the anchor
+/// without re-reading the hot word, since `tp < gp` proves recording is on (every place
+/// that clears the hot word lowers `gp` to `tp`).
 fn update_limit() {
     let tp = hw::tp();
     let pending = rd(private::PENDING) != 0 || rd(private::LOSS_COUNT) != 0;
     let room = free_bytes(position(tp)).min(hw::ring_base() + hw::ring_capacity() - tp);
-    let limit = if pending || room < SHORT_ZONE_BYTES {
+    let limit = if pending || room < HOT_ROOM || !recording() {
         tp
     } else {
-        tp + room - SHORT_ZONE_BYTES + 1
+        tp + room - HOT_ROOM + 1
     };
     hw::set_gp(limit);
 }
@@ -227,13 +232,22 @@ fn reserve(n: u32, stall: &mut Option<(u64, u64)>) -> bool {
         let tp = hw::tp();
         let free = free_bytes(position(tp));
         let to_end = end - tp;
-        if n <= to_end && n <= free {
+        // A record that would leave less than `HOT_ROOM` bytes before the ring's end goes
+        // to its start instead when the rest of the lap and its own bytes there are free
+        // (never dropping a record that fits where it is), so that the hot path hands
+        // over to the slow path once a lap, not once per record of its last bytes.
+        let wrap = if n > to_end {
+            to_end <= free
+        } else {
+            n + HOT_ROOM > to_end && tp != base && to_end + n <= free
+        };
+        if n <= to_end && n <= free && !wrap {
             if let Some(start) = wait_start {
                 *stall = Some((start, hw::clock64()));
             }
             return true;
         }
-        if n > to_end && to_end <= free {
+        if wrap {
             // Skip the rest of this lap: a PAD if there is room for one.
             let reference = current_ref();
             if to_end >= 4 {
@@ -449,8 +463,9 @@ pub(crate) fn short_record(near: Option<[&[u16]; 2]>, far: &[u16], t: u32) -> bo
         Some(forms) if gap < 1 << 16 => forms[(tp & 2 != 0) as usize],
         _ => far,
     };
+    // Every record here is at most `HOT_ROOM` bytes, which `tp < gp` promises.
     let n = 2 * halves.len() as u32;
-    if tp + n - SHORT_ZONE_BYTES >= hw::gp() {
+    if n > HOT_ROOM || tp >= hw::gp() {
         return false;
     }
     for (i, h) in halves.iter().enumerate() {
@@ -626,9 +641,11 @@ pub(crate) fn begin_launch(t: u64) -> bool {
     // The Run record sets the decoder's ref to `t`; until it is written nothing else is.
     wr64(private::RUN_TIME_LO, private::RUN_TIME_HI, t);
     wr(private::PENDING, PENDING_RUN);
-    emit(None, false);
     // Anchor at the launch time: every record of this launch comes after the Run record.
+    // Set first, so that the limit `emit` computes sees recording on (the Run record
+    // itself is encoded against `REF`: `tp` is `SLOW_TP` here).
     set_anchor(t, true);
+    emit(None, false);
     !honour_disable()
 }
 

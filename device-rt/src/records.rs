@@ -21,7 +21,9 @@
 //! `t - ref < 2^16`. A value zone checks its end against the anchor its open loaded, as a
 //! zone does. A long zone (duration `>= 2^15`) is written in the 32-bit form, exact while
 //! the launch is shorter than 2^32 cycles (the hot path's clock is 32 bits: the host flags
-//! longer launches). Records are at least 6 bytes, so `tp + n - 6 < gp` means `n` bytes fit.
+//! longer launches). `tp < gp` is a routine's only room check: the limit promises room for
+//! every record a routine writes ([`crate::wire::HOT_ROOM`]), and it is at
+//! or below `tp` whenever recording is off (`producer::update_limit`).
 //!
 //! **Stores.** On Wormhole every L1 store holds the port 5 cycles, so a record costs at
 //! least 5 cycles per store. The routines write 32-bit words where the write pointer's
@@ -98,8 +100,7 @@ __ttprof_rec_event:
 __ttprof_rec_data32:
     ttprof_anchor_and_clock
     beqz t1, 9f
-    addi a2, tp, 4
-    bgeu a2, gp, .Lx_data32_slow
+    bgeu tp, gp, .Lx_data32_slow
     andi a2, tp, 2
     lui  t3, 8
     bnez a2, 2f
@@ -131,8 +132,7 @@ __ttprof_rec_data32:
 __ttprof_rec_data64:
     ttprof_anchor_and_clock
     beqz t1, 9f
-    addi a3, tp, 8
-    bgeu a3, gp, .Lx_data64_slow
+    bgeu tp, gp, .Lx_data64_slow
     andi a3, tp, 2
     lui  t3, 8
     bnez a3, 2f
@@ -168,8 +168,7 @@ __ttprof_rec_value:
     lui  t2, %hi(__ttprof_wall_clock_l)
     lw   t2, %lo(__ttprof_wall_clock_l)(t2)
     beqz a2, 9f
-    addi t1, tp, 6
-    bgeu t1, gp, .Lx_value_slow
+    bgeu tp, gp, .Lx_value_slow
     andi t1, tp, 2
     lui  t3, 8
     bnez t1, 2f
@@ -208,6 +207,9 @@ __ttprof_rec_value:
     # written here in the 32-bit form (`id; h1; duration32; end32`, Zone32), which moves the
     # decoder's `ref` to its end: the anchor moves there too (the hot word only: see
     # `producer::anchor`), so that the records after a long wait keep their 16-bit forms.
+    # `tp < gp` promised room for it and that recording is on, so the long form checks
+    # neither again (nor re-reads the hot word, which a nested slow path may have cleared:
+    # that lowers `gp` too).
     .globl __ttprof_zone_end
 __ttprof_zone_end:
     bgeu tp, gp, .Lx_zone_full
@@ -222,27 +224,21 @@ __ttprof_zone_end:
     addi tp, tp, 6
     jr   t0
 5:  bltu a1, t3, .Lx_zone_old
-    # The long form: room for 12 bytes; the hot word is loaded early (a2, the anchor, is
-    # free) so that its latency runs under the stores.
-    addi t2, tp, 6
-    bgeu t2, gp, .Lx_zone_slow
-    lui  t1, %hi(__ttprof_hot)
-    lw   a2, %lo(__ttprof_hot)(t1)
+    # The long form: `id` is stored; h1 = 0x8100 (t3 + 0x100); the new anchor (end - 1) | 1,
+    # at or before the new `ref` and never 0.
     andi t2, tp, 2
-    lui  t3, 0x81000
+    addi t3, t3, 0x100
+    lui  t1, %hi(__ttprof_hot)
     bnez t2, 2f
-    or   t3, t3, a0
-    sw   t3, 0(tp)
+    sh   t3, 2(tp)
     sw   a1, 4(tp)
     sw   a3, 8(tp)
-    addi tp, tp, 12
     addi t2, a3, -1
     ori  t2, t2, 1
-    beqz a2, 9f
     sw   t2, %lo(__ttprof_hot)(t1)
+    addi tp, tp, 12
     jr   t0
-2:  srli t3, t3, 16
-    slli t2, a1, 16
+2:  slli t2, a1, 16
     or   t3, t3, t2
     sw   t3, 2(tp)
     srli a0, a1, 16
@@ -251,12 +247,11 @@ __ttprof_zone_end:
     sw   a0, 6(tp)
     srli t2, a3, 16
     sh   t2, 10(tp)
-    addi tp, tp, 12
     addi t2, a3, -1
     ori  t2, t2, 1
-    beqz a2, 9f
     sw   t2, %lo(__ttprof_hot)(t1)
-9:  jr   t0
+    addi tp, tp, 12
+    jr   t0
 
     # The cold stubs. A failed time check: refresh the anchor and go on, or the slow path.
 .Lx_event_even:
@@ -567,29 +562,30 @@ extern "C" fn ttprof_rec_slow_close(id: u32, start: u32, end: u32) {
 #[cfg(not(target_arch = "riscv32"))]
 use crate::sim::hw;
 
-/// Writes a record at the write pointer if it fits (`tp + n - 6 < gp`): `halves(odd)`, its
-/// halfwords for a write pointer 2 mod 4 or not.
+/// Writes a record at the write pointer if it fits (`tp < gp`, the routines' one check:
+/// every record is at most [`crate::wire::HOT_ROOM`] bytes): `halves(odd)`, its halfwords
+/// for a write pointer 2 mod 4 or not.
 #[cfg(not(target_arch = "riscv32"))]
 fn put<const N: usize>(halves: impl Fn(bool) -> [u16; N]) -> bool {
     let tp = hw::tp();
-    let (halves, n) = (halves(tp & 2 != 0), 2 * N as u32);
-    if tp + n - crate::wire::SHORT_ZONE_BYTES >= hw::gp() {
+    let halves = halves(tp & 2 != 0);
+    const { assert!(2 * N as u32 <= crate::wire::HOT_ROOM) };
+    if tp >= hw::gp() {
         return false;
     }
     for (i, h) in halves.iter().enumerate() {
         hw::wr16(tp + 2 * i as u32, *h);
     }
-    hw::set_tp(tp + n);
+    hw::set_tp(tp + 2 * N as u32);
     true
 }
 
-/// Whether a record of `n` bytes at `t` may take its 16-bit form against the anchor `a` its
-/// site loaded: it fits, and `t - a < 2^15` or the routines' refresh moved the anchor. The
+/// Whether a record at `t` may take its 16-bit form against the anchor `a` its site loaded:
+/// it fits (`tp < gp`), and `t - a < 2^15` or the routines' refresh moved the anchor. The
 /// room is checked first, as the routines do: a refresh promises the record is written.
 #[cfg(not(target_arch = "riscv32"))]
-fn fresh(t: u32, a: u32, n: u32) -> bool {
-    hw::tp() + n - crate::wire::SHORT_ZONE_BYTES < hw::gp()
-        && (t.wrapping_sub(a) < SHORT_LIMIT || crate::producer::refresh(t, a))
+fn fresh(t: u32, a: u32) -> bool {
+    hw::tp() < hw::gp() && (t.wrapping_sub(a) < SHORT_LIMIT || crate::producer::refresh(t, a))
 }
 
 /// The anchor and the clock (the anchor first); `None` when recording is off.
@@ -604,7 +600,7 @@ pub(crate) fn event(id: u32) {
     let Some((anchor, t)) = anchor_and_clock() else {
         return;
     };
-    if !fresh(t, anchor, 6) || !put(|odd| event_halves(id, t, odd)) {
+    if !fresh(t, anchor) || !put(|odd| event_halves(id, t, odd)) {
         ttprof_rec_slow_event(id, t);
     }
 }
@@ -615,7 +611,7 @@ pub(crate) fn data(id: u32, value: u64) {
         return;
     };
     let (lo, hi) = (value as u32, (value >> 32) as u32);
-    let fits = fresh(t, anchor, if hi == 0 { 10 } else { 14 })
+    let fits = fresh(t, anchor)
         && if hi == 0 {
             put(|odd| data32_halves(id, lo, t, odd))
         } else {
@@ -632,7 +628,7 @@ pub(crate) fn value_close(id: u32, start: u32, anchor: u32, value: u32) {
         return;
     }
     let end = hw::clock_lo();
-    if !fresh(end, anchor, 12) || !put(|odd| value_halves(id, start, end, value, odd)) {
+    if !fresh(end, anchor) || !put(|odd| value_halves(id, start, end, value, odd)) {
         ttprof_rec_slow_value(id, start, end, value);
     }
 }
@@ -650,8 +646,10 @@ pub(crate) fn zone_close(id: u32, d: u32, end: u32) {
     ];
     if d < SHORT_LIMIT || !put(|_| h) {
         crate::producer::slow_close(id as SiteId, start, end);
-    } else if hw::hot() != 0 {
-        // The decoder's `ref` is now `end`: the anchor follows (the hot word only).
+    } else {
+        // The decoder's `ref` is now `end`: the anchor follows (the hot word only). `tp < gp`
+        // proved recording on: it is off only with `gp <= tp` (`producer::update_limit`).
+        debug_assert!(hw::hot() != 0, "tp < gp while recording is off");
         hw::set_hot(end.wrapping_sub(1) | 1);
     }
 }
@@ -671,7 +669,6 @@ mod tests {
             (Kind::DataShort32, "0x8E000"),
             (Kind::DataShort, "0x8F000"),
             (Kind::ValueZoneShort, "0x90000"),
-            (Kind::Zone32, "0x81000"),
         ] {
             assert_eq!(format!("0x{:X}", (kind.header() as u32) << 4), hi);
             let built = ["a1", "a2", "a3", "t1", "t3"]
@@ -679,6 +676,9 @@ mod tests {
                 .any(|r| src.contains(&format!("lui  {r}, {hi}\n")));
             assert!(built, "{kind:?}");
         }
+        // A long zone's close builds its h1 from the 0x8000 its short check compares with.
+        assert_eq!(0x8000 + 0x100, Kind::Zone32.header());
+        assert!(src.contains("lui  t3, 8\n") && src.contains("addi t3, t3, 0x100\n"));
         // The forms written at a write pointer 2 mod 4 build the header as 0x9000 + offset.
         for (kind, off) in [
             (Kind::EventShort, -0x300),

@@ -366,6 +366,49 @@ fn recording_off_writes_nothing_and_on_again_at_next_launch() {
     assert_eq!(runs, [1, 3]);
 }
 
+/// A long zone's close writes the anchor without re-reading the hot word (`records.rs`):
+/// `tp < gp` proves recording is on. A record inside it whose slow path honours the host's
+/// switch clears the hot word and lowers `gp`, so the long close takes the slow path and
+/// recording stays off (were `gp` left up, the close would write a non-zero anchor and
+/// switch recording back on).
+#[test]
+fn a_long_zone_closed_after_recording_went_off_keeps_it_off() {
+    let sim = setup(0);
+    assert!(sim.begin_launch(1));
+    let start = sim.clock();
+    let outer = crate::zone!("outer");
+    sim.advance(10);
+    // The host switches recording off; the next record 2^16 cycles after the anchor takes
+    // the slow path, which writes it and then honours the switch.
+    sim.write_u32(profiler::TILE_BLOCK + tile::CONTROL, tile::CONTROL_DISABLE);
+    sim.advance(1 << 16);
+    crate::event!("inside");
+    assert_eq!(
+        crate::sim::hw::hot(),
+        0,
+        "the slow path switched recording off"
+    );
+    sim.advance(1 << 16);
+    let end = sim.clock();
+    drop(outer);
+    assert_eq!(
+        crate::sim::hw::hot(),
+        0,
+        "the long close left recording off"
+    );
+    nested(&sim, 2, 5, 5);
+    sim.end_launch();
+    let mut r = Reader::default();
+    drain_now(&sim, &mut r);
+    // The zone opened while recording was on is recorded, exactly; nothing after it.
+    assert_eq!(r.zones(), [(r.zones()[0].0, start, end)]);
+    let events = r
+        .records
+        .iter()
+        .filter(|x| matches!(x, Record::Event { .. }));
+    assert_eq!(events.count(), 1);
+}
+
 /// Nested block-form zones (`zone!(name, { ... })`), `gap` cycles apart and each `len`
 /// cycles longer than its child; returns each zone's span and the depth the blocks reached.
 fn nested_blocks(sim: &Sim, depth: u32, gap: u64, len: u64, spans: &mut Vec<(u64, u64)>) -> u32 {

