@@ -15,8 +15,10 @@ core::arch::global_asm!(
     r#"
     .section .ttprof.boot, "ax"
     .globl __ttprof_boot
+    .type __ttprof_boot, @function
 __ttprof_boot:
     j _start
+    .size __ttprof_boot, . - __ttprof_boot
 
     .section .ttprof.start, "ax"
     .globl _start
@@ -34,6 +36,7 @@ _start:
 2:  call __ttprof_main
     ecall
 3:  j 3b
+    .size _start, . - _start
 "#
 );
 

@@ -67,6 +67,7 @@ core::arch::global_asm!(
 
     # a0 = site id.
     .globl __ttprof_rec_event
+    .type __ttprof_rec_event, @function
 __ttprof_rec_event:
     ttprof_anchor_and_clock
     beqz t1, 9f
@@ -95,8 +96,11 @@ __ttprof_rec_event:
     addi tp, tp, 6
 9:  jr   t0
 
+    .size __ttprof_rec_event, . - __ttprof_rec_event
+
     # a0 = site id, a1 = data (32 bits).
     .globl __ttprof_rec_data32
+    .type __ttprof_rec_data32, @function
 __ttprof_rec_data32:
     ttprof_anchor_and_clock
     beqz t1, 9f
@@ -127,8 +131,11 @@ __ttprof_rec_data32:
     addi tp, tp, 10
 9:  jr   t0
 
+    .size __ttprof_rec_data32, . - __ttprof_rec_data32
+
     # a0 = site id, a1 = data's low word, a2 = its high word.
     .globl __ttprof_rec_data64
+    .type __ttprof_rec_data64, @function
 __ttprof_rec_data64:
     ttprof_anchor_and_clock
     beqz t1, 9f
@@ -161,9 +168,12 @@ __ttprof_rec_data64:
     addi tp, tp, 14
 9:  jr   t0
 
+    .size __ttprof_rec_data64, . - __ttprof_rec_data64
+
     # A value zone's close: a0 = site id, a1 = start, a2 = the anchor its open loaded
     # (0: not recorded), a3 = value.
     .globl __ttprof_rec_value
+    .type __ttprof_rec_value, @function
 __ttprof_rec_value:
     lui  t2, %hi(__ttprof_wall_clock_l)
     lw   t2, %lo(__ttprof_wall_clock_l)(t2)
@@ -200,6 +210,8 @@ __ttprof_rec_value:
     addi tp, tp, 12
 9:  jr   t0
 
+    .size __ttprof_rec_value, . - __ttprof_rec_value
+
     # A recorded zone's close (the site's guard found the anchor non-zero, then read the
     # end): a0 = site id, a1 = start, a2 = the anchor its open loaded, a3 = end. The room
     # check and the id's store come first: they do not need the end, which the site read
@@ -211,6 +223,7 @@ __ttprof_rec_value:
     # neither again (nor re-reads the hot word, which a nested slow path may have cleared:
     # that lowers `gp` too).
     .globl __ttprof_zone_end
+    .type __ttprof_zone_end, @function
 __ttprof_zone_end:
     bgeu tp, gp, .Lx_zone_full
     sh   a0, 0(tp)
@@ -253,7 +266,12 @@ __ttprof_zone_end:
     addi tp, tp, 12
     jr   t0
 
+    .size __ttprof_zone_end, . - __ttprof_zone_end
+
     # The cold stubs. A failed time check: refresh the anchor and go on, or the slow path.
+    # (One symbol for them all, so that a profile of the kernel names them.)
+    .type __ttprof_rec_stubs, @function
+__ttprof_rec_stubs:
 .Lx_event_even:
     jal  t3, __ttprof_refresh
     bnez t1, .Lr_event_even
@@ -320,6 +338,8 @@ __ttprof_zone_end:
     addi t3, t3, %lo(ttprof_rec_slow_close)
     j    __ttprof_rec_cold
 
+    .size __ttprof_rec_stubs, . - __ttprof_rec_stubs
+
     # The anchor's refresh, every 2^15 cycles while records are written (the decoder's
     # `ref` is now the last record's time, at or after A): t1 = t - A, t2 = t; returns to
     # t3 with t1 = the new anchor (non-zero: (t - 1) | 1, at or before t) written to the hot
@@ -327,6 +347,7 @@ __ttprof_zone_end:
     # as a slow path does, so that a consumer keeps draining); or t1 = 0 when the slow path
     # must run: t - A is 2^16 or more, or recording is off (the hot word is 0, or the host
     # set `CONTROL` bit 0, which the slow path honours). Clobbers t1 only.
+    .type __ttprof_refresh, @function
 __ttprof_refresh:
     srli t1, t1, 16
     bnez t1, 1f
@@ -362,8 +383,11 @@ __ttprof_refresh:
 1:  li   t1, 0
     jr   t3
 
+    .size __ttprof_refresh, . - __ttprof_refresh
+
     # The cold path: calls the C-ABI function at t3 with a0..a3, saving the caller-saved
     # registers the convention preserves; returns to t0.
+    .type __ttprof_rec_cold, @function
 __ttprof_rec_cold:
     addi sp, sp, -48
     sw   ra, 0(sp)
@@ -387,6 +411,8 @@ __ttprof_rec_cold:
     lw   a7, 32(sp)
     addi sp, sp, 48
     jr   t0
+
+    .size __ttprof_rec_cold, . - __ttprof_rec_cold
 
     .purgem ttprof_anchor_and_clock
     .popsection

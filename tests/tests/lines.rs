@@ -105,6 +105,19 @@ fn rust_kernel_lines_add_up_and_change_nothing() {
         "ttprof_example_kernels::wr (inlined into sums::main)",
     );
     assert!(text.contains("2 core(s)"), "{text}");
+    // The runtime's hand-written record routines (no line information) are named by their
+    // symbols, each apart: the profiler's own cycles show where they go.
+    let folded = std::fs::read_to_string(lined.join("ttprof_cycles.folded")).unwrap();
+    for routine in [
+        "__ttprof_zone_end",
+        "__ttprof_rec_event",
+        "__ttprof_rec_data32",
+    ] {
+        assert!(
+            folded.contains(&format!(";{routine};?;[")),
+            "{routine}: {folded}"
+        );
+    }
     // The hottest line is the volatile L1 store of `steps`: one per 5 cycles at best.
     let hottest = text.lines().find(|l| l.contains("%  ")).unwrap();
     assert!(
