@@ -104,6 +104,15 @@ impl Names {
         Ok(())
     }
 
+    /// Names `pc` of `elf` as given (tests).
+    #[cfg(test)]
+    pub(super) fn insert(&mut self, elf: &Path, pc: u32, info: PcInfo) {
+        self.by_elf
+            .entry(elf.to_path_buf())
+            .or_default()
+            .insert(pc, info);
+    }
+
     /// The name of `pc` in `elf` (after [`Names::load`]).
     pub(super) fn get(&self, elf: &Path, pc: u32) -> PcInfo {
         self.by_elf

@@ -47,17 +47,38 @@ fn share(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// The lines of one kernel, by (file, line).
+/// A row of the table: a source line, or, for code without line information (hand-written
+/// assembly: the runtime's record routines, `_start`), its function, so that two such
+/// functions are never one row.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct LineKey {
+    file: String,
+    line: u32,
+    /// Empty when `file` is known.
+    function: String,
+}
+
+/// The lines of one kernel, by (file, line), or by function where there is no file.
 fn lines_of(
     key: &KernelKey,
     pcs: &BTreeMap<u32, Causes>,
     names: &Names,
-) -> BTreeMap<(String, u32), Line> {
-    let mut lines: BTreeMap<(String, u32), Line> = BTreeMap::new();
+) -> BTreeMap<LineKey, Line> {
+    let mut lines: BTreeMap<LineKey, Line> = BTreeMap::new();
     for (&pc, c) in pcs {
         let info = names.get(&key.elf, pc);
         let leaf = info.source();
-        let l = lines.entry((leaf.file.clone(), leaf.line)).or_default();
+        let function = if leaf.file.is_empty() {
+            leaf.function.clone()
+        } else {
+            String::new()
+        };
+        let row = LineKey {
+            file: leaf.file.clone(),
+            line: leaf.line,
+            function,
+        };
+        let l = lines.entry(row).or_default();
         for (a, b) in l.causes.iter_mut().zip(c) {
             *a += b;
         }
@@ -89,7 +110,8 @@ pub(super) fn render(p: &LineProfile, names: &Names) -> String {
     let _ = writeln!(
         s,
         "ttprof --lines: every emulated cycle of every core, by source line (exact: per core the lines sum to its cycles)\n\
-         line: the innermost source line outside Rust's core/alloc/std (its inlined frames are in ttprof_cycles.folded)\n\
+         line: the innermost source line outside Rust's core/alloc/std (its inlined frames are in ttprof_cycles.folded);\n\
+         `?`: code without line information (hand-written assembly such as the runtime's record routines), a row per function\n\
          causes: issue (the instruction's own cycles), load-use (waiting for a register: a load's or mul/div's result),\n\
          store-port (a load/store waiting for the store queue or a load slot), mispredict, icache-miss,\n\
          fifo-wait (held on a mailbox / PCBuf until another core moved it), tensix-fifo: W (a TRISC's push held\n\
@@ -152,8 +174,8 @@ pub(super) fn render(p: &LineProfile, names: &Names) -> String {
 }
 
 /// The lines, hottest first.
-fn hottest(lines: &BTreeMap<(String, u32), Line>) -> Vec<(&(String, u32), &Line)> {
-    let mut hot: Vec<(&(String, u32), &Line)> = lines.iter().collect();
+fn hottest(lines: &BTreeMap<LineKey, Line>) -> Vec<(&LineKey, &Line)> {
+    let mut hot: Vec<(&LineKey, &Line)> = lines.iter().collect();
     hot.sort_by(|a, b| {
         total(&b.1.causes)
             .cmp(&total(&a.1.causes))
@@ -163,8 +185,8 @@ fn hottest(lines: &BTreeMap<(String, u32), Line>) -> Vec<(&(String, u32), &Line)
 }
 
 /// The first `top` of `hot` with cycles, share of `whole` and causes, then the rest summed.
-fn list(s: &mut String, hot: &[(&(String, u32), &Line)], top: usize, whole: u64, indent: &str) {
-    for ((file, line), l) in hot.iter().take(top) {
+fn list(s: &mut String, hot: &[(&LineKey, &Line)], top: usize, whole: u64, indent: &str) {
+    for (LineKey { file, line, .. }, l) in hot.iter().take(top) {
         let loc = if file.is_empty() {
             "?".to_string()
         } else {
@@ -227,13 +249,13 @@ fn zones(s: &mut String, key: &KernelKey, k: &KernelCycles, names: &Names) {
 /// The source around the hottest lines, with each line's cycles and share.
 fn annotate(
     s: &mut String,
-    hot: &[(&(String, u32), &Line)],
-    lines: &BTreeMap<(String, u32), Line>,
+    hot: &[(&LineKey, &Line)],
+    lines: &BTreeMap<LineKey, Line>,
     whole: u64,
 ) {
     // Per file, the line ranges to show (merged).
     let mut ranges: BTreeMap<&str, Vec<(u32, u32)>> = BTreeMap::new();
-    for ((file, line), _) in hot.iter().take(ANNOTATED) {
+    for (LineKey { file, line, .. }, _) in hot.iter().take(ANNOTATED) {
         if file.is_empty() || *line == 0 {
             continue;
         }
@@ -261,7 +283,12 @@ fn annotate(
             let _ = writeln!(s, "  {:>12} {:>6} {:>6} |", "", "", "...");
             for n in a..=b.min(src.len() as u32) {
                 let code = src[(n - 1) as usize];
-                match lines.get(&(file.to_string(), n)) {
+                let row = LineKey {
+                    file: file.to_string(),
+                    line: n,
+                    function: String::new(),
+                };
+                match lines.get(&row) {
                     Some(l) if total(&l.causes) > 0 => {
                         let _ = writeln!(
                             s,
@@ -278,5 +305,64 @@ fn annotate(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::symbolize::{Frame, PcInfo};
+    use super::*;
+    use riscv_linker::Risc;
+    use std::path::Path;
+
+    fn at(function: &str, file: &str, line: u32) -> PcInfo {
+        PcInfo {
+            frames: vec![Frame {
+                function: function.into(),
+                file: file.into(),
+                line,
+            }],
+        }
+    }
+
+    /// Code without line information (hand-written assembly: the record routines, `_start`)
+    /// is a row per function, never one `?` row under whichever name sorts first.
+    #[test]
+    fn code_without_lines_is_a_row_per_function() {
+        let elf = Path::new("k.elf");
+        let mut names = Names::default();
+        names.insert(elf, 0x100, at("__ttprof_zone_end", "", 0));
+        names.insert(elf, 0x104, at("__ttprof_zone_end", "", 0));
+        names.insert(elf, 0x200, at("_start", "", 0));
+        names.insert(elf, 0x300, at("main", "/k/src/main.rs", 7));
+        names.insert(elf, 0x304, at("main", "/k/src/main.rs", 7));
+        let cycles = |n: u64| {
+            let mut c = [0; CAUSES];
+            c[0] = n;
+            c
+        };
+        let pcs: BTreeMap<u32, Causes> =
+            [(0x100, 3), (0x104, 4), (0x200, 5), (0x300, 6), (0x304, 1)]
+                .into_iter()
+                .map(|(pc, n)| (pc, cycles(n)))
+                .collect();
+        let key = KernelKey {
+            run_id: 1,
+            op: "op".into(),
+            risc: Risc::Brisc,
+            elf: elf.to_path_buf(),
+        };
+        let rows: Vec<(String, u32, String, u64)> = lines_of(&key, &pcs, &names)
+            .into_iter()
+            .map(|(k, l)| (k.file, k.line, k.function, total(&l.causes)))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (String::new(), 0, "__ttprof_zone_end".into(), 7),
+                (String::new(), 0, "_start".into(), 5),
+                ("/k/src/main.rs".into(), 7, String::new(), 7),
+            ]
+        );
     }
 }
