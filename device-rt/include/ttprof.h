@@ -400,6 +400,12 @@ TTPROF__INLINE void ttprof__value_zone_close(ttprof_value_zone_t *z) {
 
 TTPROF__INLINE void ttprof__value_zone_set(ttprof_value_zone_t *z, uint32_t value) { z->value = value; }
 
+/* A counted zone's close: `now` is the counter read at the close, z->value its value at the open. */
+TTPROF__INLINE void ttprof__counted_close(ttprof_value_zone_t *z, uint32_t now) {
+    z->value = now - z->value;
+    ttprof__value_zone_close(z);
+}
+
 TTPROF__INLINE void ttprof__stamp_event(uint32_t id) { ttprof__stamp(ttprof__token(2, 0, id & 0xFFFFu)); }
 
 TTPROF__INLINE void ttprof__stamp_data(uint32_t id, uint64_t value) {
@@ -493,6 +499,16 @@ TTPROF__INLINE void ttprof__value_zone_close(ttprof_value_zone_t *z) {
 
 TTPROF__INLINE void ttprof__value_zone_set(ttprof_value_zone_t *z, uint32_t value) { z->value = value; }
 
+/* A counted zone's close: `now` is the counter read at the close, z->value its value at the
+ * open; the routine subtracts after its clock read (the counter's load latency runs under
+ * it). a4 is read, not clobbered. */
+TTPROF__INLINE void ttprof__counted_close(ttprof_value_zone_t *z, uint32_t now) {
+    register uint32_t a0 __asm__("a0") = z->id, a1 __asm__("a1") = z->start;
+    register uint32_t a2 __asm__("a2") = z->anchor, a3 __asm__("a3") = now;
+    register uint32_t a4 __asm__("a4") = z->value;
+    __asm__ volatile("jal t0, __ttprof_rec_counted" : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3) : "r"(a4) : TTPROF__CLOBBERS);
+}
+
 #define TTPROF__EVENT_CALL ttprof__event
 #define TTPROF__DATA_CALL ttprof__data
 #endif /* TTPROF_BACKEND_TIMESTAMPER */
@@ -561,8 +577,7 @@ TTPROF__INLINE ttprof_counted_zone_t ttprof__counted_zone_open(uint32_t id, uint
     return c;
 }
 TTPROF__INLINE void ttprof__counted_zone_close(ttprof_counted_zone_t *c) {
-    c->zone.value = ttprof__counter(c->reg) - c->zone.value;
-    ttprof__value_zone_close(&c->zone);
+    ttprof__counted_close(&c->zone, ttprof__counter(c->reg));
 }
 #define TTPROF__COUNTED_ZONE_(name, bank, uid)                                                          \
     TTPROF__CHECK_NAME(name);                                                                         \

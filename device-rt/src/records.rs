@@ -170,6 +170,22 @@ __ttprof_rec_data64:
 
     .size __ttprof_rec_data64, . - __ttprof_rec_data64
 
+    # A counted zone's close: a value zone's whose value is a3 - a4 (a3 = the counter read
+    # at the close, a4 = its value at the open; a4 is read, not clobbered). The difference
+    # is taken after the clock read and the checks, so that the counter's load latency (7
+    # or more) runs under them instead of stalling the site.
+    .globl __ttprof_rec_counted
+    .type __ttprof_rec_counted, @function
+__ttprof_rec_counted:
+    lui  t2, %hi(__ttprof_wall_clock_l)
+    lw   t2, %lo(__ttprof_wall_clock_l)(t2)
+    beqz a2, 9f
+    bgeu tp, gp, .Lx_counted_slow
+    sub  a3, a3, a4
+    j    .Lr_value_roomy
+9:  jr   t0
+    .size __ttprof_rec_counted, . - __ttprof_rec_counted
+
     # A value zone's close: a0 = site id, a1 = start, a2 = the anchor its open loaded
     # (0: not recorded), a3 = value.
     .globl __ttprof_rec_value
@@ -179,6 +195,7 @@ __ttprof_rec_value:
     lw   t2, %lo(__ttprof_wall_clock_l)(t2)
     beqz a2, 9f
     bgeu tp, gp, .Lx_value_slow
+.Lr_value_roomy:
     andi t1, tp, 2
     lui  t3, 8
     bnez t1, 2f
@@ -316,6 +333,8 @@ __ttprof_rec_stubs:
 .Lx_value_odd:
     jal  t3, __ttprof_refresh
     bnez t1, .Lr_value_odd
+.Lx_counted_slow:
+    sub  a3, a3, a4
 .Lx_value_slow:
     mv   a2, t2
     lui  t3, %hi(ttprof_rec_slow_value)
@@ -440,6 +459,9 @@ macro_rules! call {
     ($name:literal, $a0:expr, $a1:expr, $a2:expr, $a3:expr) => {
         call!(@ $name, inout("a0") $a0 => _, inout("a1") $a1 => _, inout("a2") $a2 => _, inout("a3") $a3 => _)
     };
+    ($name:literal, $a0:expr, $a1:expr, $a2:expr, $a3:expr, $a4:expr) => {
+        call!(@ $name, inout("a0") $a0 => _, inout("a1") $a1 => _, inout("a2") $a2 => _, inout("a3") $a3 => _, in("a4") $a4)
+    };
     (@ $name:literal, $($regs:tt)*) => {
         unsafe {
             core::arch::asm!(
@@ -479,6 +501,15 @@ pub(crate) fn data(id: u32, value: u64) {
 #[inline(always)]
 pub(crate) fn value_close(id: u32, start: u32, anchor: u32, value: u32) {
     call!("__ttprof_rec_value", id, start, anchor, value);
+}
+
+/// A counted zone's close: a value zone's whose value is `now - at_open`, a counter's
+/// change (the routine subtracts, after its clock read: the counter's load latency runs
+/// under it).
+#[cfg(target_arch = "riscv32")]
+#[inline(always)]
+pub(crate) fn counted_close(id: u32, start: u32, anchor: u32, now: u32, at_open: u32) {
+    call!("__ttprof_rec_counted", id, start, anchor, now, at_open);
 }
 
 /// A recorded zone's close (the guard found `anchor` non-zero; `end` read by the site): the

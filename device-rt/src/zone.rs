@@ -343,11 +343,25 @@ impl CountedZone {
 impl Drop for CountedZone {
     #[inline(always)]
     fn drop(&mut self) {
-        let delta = counter(self.reg).wrapping_sub(self.at_open);
+        let now = counter(self.reg);
         #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
-        return crate::stamper::close_value(self.site.word(), delta);
-        #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
-        crate::records::value_close(self.site.word(), self.open.start, self.open.anchor, delta);
+        return crate::stamper::close_value(self.site.word(), now.wrapping_sub(self.at_open));
+        // On a core the routine takes the difference (after its clock read).
+        #[cfg(all(target_arch = "riscv32", not(feature = "timestamper")))]
+        crate::records::counted_close(
+            self.site.word(),
+            self.open.start,
+            self.open.anchor,
+            now,
+            self.at_open,
+        );
+        #[cfg(not(target_arch = "riscv32"))]
+        crate::records::value_close(
+            self.site.word(),
+            self.open.start,
+            self.open.anchor,
+            now.wrapping_sub(self.at_open),
+        );
     }
 }
 
