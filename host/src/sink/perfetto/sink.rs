@@ -542,18 +542,17 @@ impl PerfettoSink {
             merged(merged(&mut slices, marks.into_iter()), counters.into_iter()).peekable();
         // The sequence's state: interned names and strings, default track and clock.
         let t0 = evs.peek().map_or(0, |e| e.0);
-        let labels: BTreeSet<u32> = v
-            .zones
-            .iter()
-            .map(|z| z.site)
-            .chain(v.marks.iter().map(|m| m.site))
-            .collect();
-        let ops: BTreeSet<u32> = v
-            .zones
-            .iter()
-            .filter_map(|z| z.op)
-            .chain(v.marks.iter().filter_map(|m| m.op))
-            .collect();
+        // Inserted one at a time: a BTreeSet collected from an iterator first gathers every
+        // item in a vector (two of them were 6 bytes a zone of the ring, issue 41).
+        let (mut labels, mut ops) = (BTreeSet::new(), BTreeSet::new());
+        for z in &v.zones {
+            labels.insert(z.site);
+            ops.extend(z.op);
+        }
+        for m in &v.marks {
+            labels.insert(m.site);
+            ops.extend(m.op);
+        }
         let nl = p.labels.len() as u64;
         let loc = |l: &SiteLabel| (!l.file.is_empty()).then(|| format!("{}:{}", l.file, l.line));
         let mut interned = InternedData {
