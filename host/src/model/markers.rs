@@ -55,8 +55,7 @@ pub struct Marker {
 /// open at the time (a heap as deep as the nesting), not the markers (16 bytes each, two a
 /// zone).
 pub fn markers(r: &Records) -> Markers<'_> {
-    let is_marked =
-        |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone) || point(k).is_some();
+    let is_marked = |k: RecordKind| k.is_zone() || point(k).is_some();
     // Openings in (start, longest first, outermost first = later in the ring first) order.
     let mut order: Vec<u32> = (0..r.len() as u32)
         .filter(|&i| is_marked(r.kind[i as usize]))
@@ -64,7 +63,9 @@ pub fn markers(r: &Records) -> Markers<'_> {
     order.sort_unstable_by_key(|&i| (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i)));
     Markers {
         r,
-        order: order.into_iter().enumerate(),
+        order,
+        read: 0,
+        kept: 0,
         open: BinaryHeap::new(),
         pending: None,
     }
@@ -83,11 +84,37 @@ fn point(k: RecordKind) -> Option<MarkerType> {
 /// [`markers`]' iterator.
 pub struct Markers<'r> {
     r: &'r Records,
-    order: std::iter::Enumerate<std::vec::IntoIter<u32>>,
+    /// The openings; `order[..read]` are taken, `order[..kept]` reused by [`Markers::keep`].
+    order: Vec<u32>,
+    read: usize,
+    kept: usize,
     /// Open zones by (end, innermost first).
     open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
     /// The opening taken from `order` while zones that end before it were closed.
     pending: Option<(usize, u32)>,
+}
+
+impl Markers<'_> {
+    /// Keeps `record`, a record whose opening was taken, in the opening order's own memory
+    /// (what is kept is in the order it is given: [`Markers::into_kept`]).
+    pub(crate) fn keep(&mut self, record: u32) {
+        // Each opening is taken once and kept at most once, so `kept < read`.
+        assert!(self.kept < self.read, "keep only what was taken");
+        self.order[self.kept] = record;
+        self.kept += 1;
+    }
+
+    /// What [`Markers::keep`] kept, in order.
+    pub(crate) fn into_kept(mut self) -> Vec<u32> {
+        self.order.truncate(self.kept);
+        self.order
+    }
+
+    fn take_opening(&mut self) -> Option<(usize, u32)> {
+        let i = *self.order.get(self.read)?;
+        self.read += 1;
+        Some((self.read - 1, i))
+    }
 }
 
 impl Iterator for Markers<'_> {
@@ -95,7 +122,7 @@ impl Iterator for Markers<'_> {
 
     fn next(&mut self) -> Option<Marker> {
         let r = self.r;
-        let next = self.pending.take().or_else(|| self.order.next());
+        let next = self.pending.take().or_else(|| self.take_opening());
         // Zones that end at or before the next opening (all of them after the last) close
         // first.
         let until = next.map_or(u64::MAX, |(_, i)| r.start[i as usize]);
@@ -148,6 +175,32 @@ mod tests {
         markers(r)
             .map(|m| (m.record, m.kind.name(), m.time))
             .collect()
+    }
+
+    /// A view keeps its zones' records in the opening order's own memory (issue 41: one
+    /// ring's view held both, 4 bytes a zone more).
+    #[test]
+    fn kept_openings_reuse_the_opening_order() {
+        use RecordKind::*;
+        let r = records(&[
+            (Zone, 10, 20),
+            (Event, 25, 25),
+            (Zone, 10, 40),
+            (Zone, 40, 41),
+        ]);
+        let mut it = markers(&r);
+        let memory = it.order.as_ptr();
+        let mut starts = Vec::new();
+        while let Some(m) = it.next() {
+            if m.kind == MarkerType::ZoneStart {
+                it.keep(m.record);
+                starts.push(m.record);
+            }
+        }
+        let kept = it.into_kept();
+        assert_eq!(kept, [2, 0, 3]);
+        assert_eq!(kept, starts);
+        assert_eq!(kept.as_ptr(), memory);
     }
 
     #[test]

@@ -121,7 +121,7 @@ impl RingPass {
             self.sites.push((run, site));
         }
         // Point records sit at their end time, zones span start to end.
-        let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
+        let is_zone = kind.is_zone();
         let id = self.id;
         let first = if is_zone { start } else { end };
         let a = timebase.host_ns(id.chip, id.tile, first);

@@ -451,14 +451,19 @@ impl Profile {
         let labels = &self.ring_labels[index];
         let lane = index as u32;
         let (mut depth, mut depth_used) = (0u16, 0u16);
-        view.zones.reserve(r.len());
-        for m in markers(r) {
+        let zones = r.kind.iter().filter(|k| k.is_zone()).count();
+        view.zones.reserve(zones);
+        let mut it = markers(r);
+        while let Some(m) = it.next() {
             let i = m.record as usize;
             match m.kind {
                 // A zone's run, op and label are the view's to find when it is asked for
-                // (its run's op looked up once per run).
+                // (its run's op looked up once per run); its record is kept in the
+                // markers' opening order, in place.
                 MarkerType::ZoneStart => {
-                    view.zones.push(i, depth, |run| self.op_of(id.chip, run));
+                    view.zones
+                        .push_depth(i, depth, |run| self.op_of(id.chip, run));
+                    it.keep(m.record);
                     depth += 1;
                     depth_used = depth_used.max(depth);
                 }
@@ -485,6 +490,7 @@ impl Profile {
                 }
             }
         }
+        view.zones.set_records(it.into_kept());
         view.lane.depth = depth_used;
         view
     }

@@ -165,7 +165,7 @@ impl ZoneTable {
         value: u64,
         count: u32,
     ) -> u32 {
-        let is_zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
+        let is_zone = kind.is_zone();
         let duration = if is_zone {
             u32::try_from(end - start)
                 .ok()
@@ -194,11 +194,7 @@ impl ZoneTable {
 
     /// Number of zones (with or without a value).
     pub fn zones(&self) -> usize {
-        let not_zones = self
-            .extra
-            .iter()
-            .filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone))
-            .count();
+        let not_zones = self.extra.iter().filter(|e| !e.kind.is_zone()).count();
         self.len() - not_zones
     }
 
@@ -206,10 +202,7 @@ impl ZoneTable {
     /// (the table's lengths at some earlier point).
     pub(crate) fn zones_since(&self, row: usize, extra: usize) -> usize {
         let extras = self.extra.get(extra..).unwrap_or_default();
-        let not_zones = extras
-            .iter()
-            .filter(|e| !matches!(e.kind, RecordKind::Zone | RecordKind::ValueZone))
-            .count();
+        let not_zones = extras.iter().filter(|e| !e.kind.is_zone()).count();
         self.len().saturating_sub(row) - not_zones
     }
 

@@ -26,6 +26,13 @@ pub enum RecordKind {
     Loss,
 }
 
+impl RecordKind {
+    /// Whether the record is a zone (with or without a value).
+    pub fn is_zone(self) -> bool {
+        matches!(self, RecordKind::Zone | RecordKind::ValueZone)
+    }
+}
+
 /// `run` of records decoded before any `Run` record.
 pub const NO_RUN: u32 = u32::MAX;
 
