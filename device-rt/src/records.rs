@@ -48,12 +48,17 @@ core::arch::global_asm!(
     .pushsection .text.ttprof_records,"ax",@progbits
     .p2align 2
 
+    # The clock into t2.
+    .macro ttprof_clock
+    lui  t2, %hi(__ttprof_wall_clock_l)
+    lw   t2, %lo(__ttprof_wall_clock_l)(t2)
+    .endm
+
     # The anchor into t1, the clock into t2 (two loads back to back; the anchor first).
     .macro ttprof_anchor_and_clock
     lui  t1, %hi(__ttprof_hot)
     lw   t1, %lo(__ttprof_hot)(t1)
-    lui  t2, %hi(__ttprof_wall_clock_l)
-    lw   t2, %lo(__ttprof_wall_clock_l)(t2)
+    ttprof_clock
     .endm
 
     # The hot code comes first, every routine's cold stubs after it (`.Lx_*` labels), so
@@ -177,8 +182,7 @@ __ttprof_rec_data64:
     .globl __ttprof_rec_counted
     .type __ttprof_rec_counted, @function
 __ttprof_rec_counted:
-    lui  t2, %hi(__ttprof_wall_clock_l)
-    lw   t2, %lo(__ttprof_wall_clock_l)(t2)
+    ttprof_clock
     beqz a2, 9f
     bgeu tp, gp, .Lx_counted_slow
     sub  a3, a3, a4
@@ -191,8 +195,7 @@ __ttprof_rec_counted:
     .globl __ttprof_rec_value
     .type __ttprof_rec_value, @function
 __ttprof_rec_value:
-    lui  t2, %hi(__ttprof_wall_clock_l)
-    lw   t2, %lo(__ttprof_wall_clock_l)(t2)
+    ttprof_clock
     beqz a2, 9f
     bgeu tp, gp, .Lx_value_slow
 .Lr_value_roomy:
@@ -434,6 +437,7 @@ __ttprof_rec_cold:
     .size __ttprof_rec_cold, . - __ttprof_rec_cold
 
     .purgem ttprof_anchor_and_clock
+    .purgem ttprof_clock
     .popsection
 "#,
     control = const riscv_linker::profiler::tile::CONTROL,
