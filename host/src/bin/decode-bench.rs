@@ -16,7 +16,7 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
-use ttprof::decode::{Decoder, RecordKind, Records, Stop, ZoneTable};
+use ttprof::decode::{Decoder, Records, Stop, ZoneTable};
 use ttprof::testing::Rng;
 use ttprof_rt::wire::{encode, Record};
 
@@ -52,11 +52,7 @@ fn main() {
         assert_eq!(stop, Ok(Stop::End), "the generated stream decodes");
         black_box(&records);
     });
-    let zones = records
-        .kind()
-        .iter()
-        .filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone))
-        .count();
+    let zones = records.kind().iter().filter(|k| k.is_zone()).count();
     let rows = records.len();
     drop(records);
 

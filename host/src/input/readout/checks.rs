@@ -24,8 +24,7 @@ pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
         }
         let launch = first..i;
         let run_time = (r.kind[first] == RecordKind::Run).then(|| r.end[first]);
-        let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
-        let zones = launch.clone().filter(|&j| is_zone(r.kind[j])).count() as u64;
+        let zones = launch.clone().filter(|&j| r.kind[j].is_zone()).count() as u64;
         if let Some(t0) = run_time {
             let last = launch
                 .clone()
@@ -49,7 +48,7 @@ pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
             }
             let early = launch
                 .clone()
-                .filter(|&j| is_zone(r.kind[j]) && r.start[j] < t0)
+                .filter(|&j| r.kind[j].is_zone() && r.start[j] < t0)
                 .count() as u64;
             if early > 0 {
                 out.push(

@@ -18,7 +18,7 @@ pub mod span;
 
 pub use drainer::{DrainOptions, DrainStats, Drainer, RingReader};
 
-use crate::decode::{RecordKind, Records};
+use crate::decode::Records;
 use crate::devmem::DeviceMemory;
 use crate::error::{Location, Result};
 use crate::issue::Issue;
@@ -119,11 +119,7 @@ impl RingReport {
         if let Some(r) = self.released {
             return r.zones;
         }
-        self.records
-            .kind
-            .iter()
-            .filter(|k| matches!(k, RecordKind::Zone | RecordKind::ValueZone))
-            .count()
+        self.records.kind.iter().filter(|k| k.is_zone()).count()
     }
 
     /// Records of every kind decoded (held, or released).

@@ -19,7 +19,6 @@ mod rings;
 
 pub(crate) use rings::CsvRings;
 
-use crate::decode::RecordKind;
 use crate::error::{Location, Result};
 use crate::inputs::Inputs;
 use crate::issue::Issue;
@@ -103,7 +102,7 @@ pub fn stream(csv: &Path, ops: Option<&Path>, inputs: &Inputs) -> Result<(Import
         }
         for m in &made {
             let c = &mut counts[m.ring];
-            c.0 += matches!(m.kind, RecordKind::Zone | RecordKind::ValueZone) as usize;
+            c.0 += m.kind.is_zone() as usize;
             c.1 += crate::resolve::has_site(m.kind) as u64;
             let ring = &p.rings[m.ring];
             let table = &p.sites.table;

@@ -179,7 +179,6 @@ pub(crate) fn ring_batches_by<E>(
             exact::whole_at(clock.as_ref(), c, v).map_or(0, exact::to_i64)
         }
     };
-    let is_zone = |k: RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
     let is_mark =
         |k: RecordKind| matches!(k, RecordKind::Event | RecordKind::Data | RecordKind::Sum);
     let mut naming = Naming::new(p, v);
@@ -205,7 +204,7 @@ pub(crate) fn ring_batches_by<E>(
     } else {
         Cow::Owned(opening_order(
             r,
-            (0..r.len()).filter(|&i| is_zone(r.kind[i])),
+            (0..r.len()).filter(|&i| r.kind[i].is_zone()),
         ))
     };
     // Ends of the zones open so far, earliest first, carried from batch to batch.

@@ -213,7 +213,7 @@ fn random_profile(seed: u64) -> Profile {
                 5 => RecordKind::Time,
                 _ => RecordKind::Zone,
             };
-            let zone = matches!(kind, RecordKind::Zone | RecordKind::ValueZone);
+            let zone = kind.is_zone();
             let start = if zone {
                 now - rng.below(now.min(30))
             } else {
@@ -322,10 +322,9 @@ fn nested_profile(seed: u64) -> Profile {
 
 #[test]
 fn nested_zones_are_ordered_in_one_pass_and_the_rest_by_the_sort() {
-    use crate::decode::RecordKind;
     let zones = |r: &crate::decode::Records| -> Vec<u32> {
         (0..r.len() as u32)
-            .filter(|&i| matches!(r.kind[i as usize], RecordKind::Zone | RecordKind::ValueZone))
+            .filter(|&i| r.kind[i as usize].is_zone())
             .collect()
     };
     let mut one_pass = 0;
@@ -354,8 +353,7 @@ fn nested_zones_are_ordered_in_one_pass_and_the_rest_by_the_sort() {
                 Some(got) => assert_eq!(got, want),
                 None => refused += 1,
             }
-            let all = (0..r.len())
-                .filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone));
+            let all = (0..r.len()).filter(|&i| r.kind[i].is_zone());
             assert_eq!(direct::opening_order(r, all), want);
         }
     }

@@ -345,7 +345,6 @@ impl TracySink {
 
 impl Sink for TracySink {
     fn begin(&mut self, p: &Profile) -> Result<()> {
-        let is_zone = |k: &RecordKind| matches!(k, RecordKind::Zone | RecordKind::ValueZone);
         let tiles = p
             .readout
             .rings
@@ -353,7 +352,7 @@ impl Sink for TracySink {
             // A ring read in two passes holds its counts, not its records.
             .filter(|r| match r.released {
                 Some(c) => c.zones > 0,
-                None => r.records.kind.iter().any(is_zone),
+                None => r.records.kind.iter().any(|k| k.is_zone()),
             })
             .map(|r| (r.id.chip, r.id.tile));
         self.layout = Layout::new(tiles)?;

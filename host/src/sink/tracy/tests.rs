@@ -197,9 +197,7 @@ fn expected(readout: &Readout, res: &Resolution, tb: &Timebase) -> Vec<ZoneKey> 
     for (ri, ring) in readout.rings.iter().enumerate() {
         let (id, r) = (ring.id, &ring.records);
         let ctx = format!("Device {}, core {}", id.chip, id.tile);
-        for i in
-            (0..r.len()).filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
-        {
+        for i in (0..r.len()).filter(|&i| r.kind[i].is_zone()) {
             let ns = |c| tb.host_ns(id.chip, id.tile, c).unwrap().round() as i64;
             let (name, file, line) = match res.site(ri, r.run_at(i), r.site[i]) {
                 Some(m) => (m.name.clone(), m.file.clone(), m.line),
@@ -1129,9 +1127,7 @@ fn device_times_arrive_exactly_at_large_cycle_counts() {
     let mut want: Vec<(String, i64, i64)> = Vec::new();
     for ring in &readout.rings {
         let (id, r) = (ring.id, &ring.records);
-        for i in
-            (0..r.len()).filter(|&i| matches!(r.kind[i], RecordKind::Zone | RecordKind::ValueZone))
-        {
+        for i in (0..r.len()).filter(|&i| r.kind[i].is_zone()) {
             let lane = format!("{} {}:{}", id.risc.name(), id.chip, id.tile);
             want.push((lane, exact(id, r.start[i]), exact(id, r.end[i])));
         }
