@@ -695,6 +695,11 @@ pub(crate) fn value_close(id: u32, start: u32, anchor: u32, value: u32) {
 }
 
 #[cfg(not(target_arch = "riscv32"))]
+pub(crate) fn counted_close(id: u32, start: u32, anchor: u32, now: u32, at_open: u32) {
+    value_close(id, start, anchor, now.wrapping_sub(at_open));
+}
+
+#[cfg(not(target_arch = "riscv32"))]
 pub(crate) fn zone_close(id: u32, d: u32, end: u32) {
     let start = end.wrapping_sub(d);
     let h = [

@@ -346,21 +346,13 @@ impl Drop for CountedZone {
         let now = counter(self.reg);
         #[cfg(all(target_arch = "riscv32", feature = "timestamper"))]
         return crate::stamper::close_value(self.site.word(), now.wrapping_sub(self.at_open));
-        // On a core the routine takes the difference (after its clock read).
-        #[cfg(all(target_arch = "riscv32", not(feature = "timestamper")))]
+        #[cfg(not(all(target_arch = "riscv32", feature = "timestamper")))]
         crate::records::counted_close(
             self.site.word(),
             self.open.start,
             self.open.anchor,
             now,
             self.at_open,
-        );
-        #[cfg(not(target_arch = "riscv32"))]
-        crate::records::value_close(
-            self.site.word(),
-            self.open.start,
-            self.open.anchor,
-            now.wrapping_sub(self.at_open),
         );
     }
 }
