@@ -163,8 +163,8 @@ fn zones_by_ring(r: &readout::Readout, sites: &ttprof::resolve::Resolution) -> E
                         .unwrap()
                         .name
                         .clone(),
-                    rec.start()[i],
-                    rec.end()[i],
+                    rec.start_at(i),
+                    rec.end_at(i),
                 )
             })
             .collect();

@@ -150,7 +150,7 @@ fn a_drainer_streams_a_blocking_producer_without_loss_or_duplicates() {
         if r.kind()[i] == RecordKind::Zone {
             match sites[r.site()[i] as usize].as_str() {
                 "PROFILER-STALL" => stalls += 1,
-                n => got.push((n.to_string(), r.start()[i], r.end()[i])),
+                n => got.push((n.to_string(), r.start_at(i), r.end_at(i))),
             }
         }
     }
@@ -262,7 +262,7 @@ fn a_ring_found_by_the_last_drain_before_its_kernel_ends_is_read_to_the_end() {
         if all.kind()[i] == RecordKind::Zone {
             match sites[all.site()[i] as usize].as_str() {
                 "NCRISC-KERNEL" | "NCRISC-FW" => wrappers += 1,
-                n => got.push((n.to_string(), all.start()[i], all.end()[i])),
+                n => got.push((n.to_string(), all.start_at(i), all.end_at(i))),
             }
         }
     }

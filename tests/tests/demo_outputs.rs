@@ -305,7 +305,7 @@ fn noc_waits_differ_across_tiles(readout: &Readout, res: &Resolution) {
                     );
                     let e = totals.entry(ring.id.tile).or_default();
                     e.0 += 1;
-                    e.1 += r.end()[k] - r.start()[k];
+                    e.1 += r.end_at(k) - r.start_at(k);
                 }
             }
         }

@@ -175,12 +175,12 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
     // Monotonic: records are in non-decreasing time order, every zone ends after it starts.
     for i in 0..r.len() {
         assert!(
-            r.start()[i] <= r.end()[i],
+            r.start_at(i) <= r.end_at(i),
             "{risc}: record {i} ends before it starts"
         );
         if i > 0 {
             assert!(
-                r.end()[i - 1] <= r.end()[i],
+                r.end_at(i - 1) <= r.end_at(i),
                 "{risc}: record {i} goes back in time"
             );
         }
@@ -209,8 +209,8 @@ fn check_ring(ring_index: usize, ring: &RingReport, res: &Resolution, kernels: &
             .filter(|&&i| matches!(r.kind()[i], RecordKind::Zone | RecordKind::ValueZone))
             .map(|&i| {
                 (
-                    r.start()[i],
-                    r.end()[i],
+                    r.start_at(i),
+                    r.end_at(i),
                     site(res, ring_index, run, r.site()[i]).name.clone(),
                 )
             })

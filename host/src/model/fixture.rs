@@ -197,10 +197,7 @@ pub(crate) fn readout() -> Readout {
 pub(crate) fn readout_at(offset: u64) -> Readout {
     let mut r = readout();
     for ring in &mut r.rings {
-        let records = &mut *ring.records;
-        for c in records.start.iter_mut().chain(records.end.iter_mut()) {
-            *c += offset;
-        }
+        ring.records = ring.records.shifted(offset);
     }
     r
 }

@@ -60,7 +60,13 @@ pub fn markers(r: &Records) -> Markers<'_> {
     let mut order: Vec<u32> = (0..r.len() as u32)
         .filter(|&i| is_marked(r.kind[i as usize]))
         .collect();
-    order.sort_unstable_by_key(|&i| (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i)));
+    order.sort_unstable_by_key(|&i| {
+        (
+            r.start_at(i as usize),
+            Reverse(r.end_at(i as usize)),
+            Reverse(i),
+        )
+    });
     Markers {
         r,
         order,
@@ -125,7 +131,7 @@ impl Iterator for Markers<'_> {
         let next = self.pending.take().or_else(|| self.take_opening());
         // Zones that end at or before the next opening (all of them after the last) close
         // first.
-        let until = next.map_or(u64::MAX, |(_, i)| r.start[i as usize]);
+        let until = next.map_or(u64::MAX, |(_, i)| r.start_at(i as usize));
         if let Some(&Reverse((end, _, i))) = self.open.peek() {
             if end <= until {
                 self.open.pop();
@@ -142,15 +148,15 @@ impl Iterator for Markers<'_> {
         Some(match point(k) {
             Some(kind) => Marker {
                 kind,
-                time: r.end[i as usize],
+                time: r.end_at(i as usize),
                 record: i,
             },
             None => {
                 self.open
-                    .push(Reverse((r.end[i as usize], Reverse(seq as u64), i)));
+                    .push(Reverse((r.end_at(i as usize), Reverse(seq as u64), i)));
                 Marker {
                     kind: MarkerType::ZoneStart,
-                    time: r.start[i as usize],
+                    time: r.start_at(i as usize),
                     record: i,
                 }
             }

@@ -194,7 +194,7 @@ pub fn collect(readout: &Readout, sites: &Resolution, timebase: &Timebase) -> Op
                 r.kind[i],
                 r.run_at(i),
                 r.site[i],
-                (r.start[i], r.end[i]),
+                (r.start_at(i), r.end_at(i)),
                 timebase,
                 || {
                     sites

@@ -87,7 +87,7 @@ impl RingPass {
                 r.kind[i],
                 r.run_at(i),
                 r.site[i],
-                (r.start[i], r.end[i]),
+                (r.start_at(i), r.end_at(i)),
                 timebase,
                 || name(r.run_at(i), r.site[i]),
             );

@@ -484,8 +484,8 @@ impl Profile {
                         kind,
                         run,
                         op: self.op_of(id.chip, run),
-                        cycles: r.end[i],
-                        ns: ns(r.end[i]),
+                        cycles: r.end_at(i),
+                        ns: ns(r.end_at(i)),
                     });
                 }
             }

@@ -126,8 +126,8 @@ impl<'a> Zones<'a> {
             depth: self.depth[i],
             run,
             op: self.ops.get(&run).copied().flatten(),
-            start_cycles: r.start[k],
-            end_cycles: r.end[k],
+            start_cycles: r.start_at(k),
+            end_cycles: r.end_at(k),
             value: (r.kind[k] == RecordKind::ValueZone).then_some(r.value_at(k) as u32),
         }
     }
@@ -154,12 +154,12 @@ impl<'a> Zones<'a> {
 
     /// Zone `i`'s start, device cycles (without making the whole zone).
     pub fn start_cycles(&self, i: usize) -> u64 {
-        self.records.start[self.record[i] as usize]
+        self.records.start_at(self.record[i] as usize)
     }
 
     /// Zone `i`'s end, device cycles (without making the whole zone).
     pub fn end_cycles(&self, i: usize) -> u64 {
-        self.records.end[self.record[i] as usize]
+        self.records.end_at(self.record[i] as usize)
     }
 }
 

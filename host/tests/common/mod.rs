@@ -78,7 +78,7 @@ impl Host {
         let r = &self.records;
         (0..r.len())
             .filter(|&i| matches!(r.kind()[i], RecordKind::Zone | RecordKind::ValueZone))
-            .map(|i| (r.site()[i], r.start()[i], r.end()[i]))
+            .map(|i| (r.site()[i], r.start_at(i), r.end_at(i)))
             .collect()
     }
 }

@@ -147,7 +147,7 @@ fn inner_duration(k: &Kernels, work: u32, iterations: u32) -> Fallible<InnerDura
         for i in 0..r.kind().len() {
             if r.kind()[i] == RecordKind::Zone && r.site()[i] == inner {
                 n += 1;
-                sum += r.end()[i] - r.start()[i];
+                sum += r.end_at(i) - r.start_at(i);
             }
         }
     }

@@ -39,10 +39,12 @@ pub const NO_RUN: u32 = u32::MAX;
 /// Decoded records, one column per field, one row per record (no per-record allocation).
 /// Column meanings per kind are given on [`RecordKind`]; unused fields are 0.
 ///
-/// `value` and `count` are kept only for the rows where either is not 0, and `run` only
-/// where it changes: a zone's row is 19 bytes, not 35 (a ring's records are held whole
-/// while its outputs are written, issue 41). A ring cannot reach 2^32 rows in memory (its
-/// four dense columns alone would be 76 GB), so rows are numbered in 32 bits.
+/// `value` and `count` are kept only for the rows where either is not 0, `run` only where
+/// it changes, a start as its low 32 bits (the high 32 only where they change) and an end
+/// as its distance from the start (the whole end only for the rare row whose distance is
+/// 2^32 - 1 or more, or negative): a zone's row is 11 bytes, not 35 (a ring's records are
+/// held whole while its outputs are written, issue 41). A ring cannot reach 2^32 rows in
+/// memory, so rows are numbered in 32 bits.
 ///
 /// The columns are made on the first record: no records cost one word, not seven empty
 /// columns (a streamed profile keeps a `Records` per ring after handing its rows on; 300,000
@@ -57,15 +59,24 @@ pub struct Columns {
     pub(crate) kind: Vec<RecordKind>,
     /// Site id (0 for `Time`, `Run`, `Loss`).
     pub(crate) site: Vec<SiteId>,
-    /// Start, device cycles (`== end` for point records).
-    pub(crate) start: Vec<u64>,
-    /// End, device cycles (the time of a point record).
-    pub(crate) end: Vec<u64>,
+    /// Start, device cycles, low 32 bits ([`Records::start_at`]).
+    start_lo: Vec<u32>,
+    /// End minus start, or [`FAR`] when that is not below it ([`Records::end_at`]).
+    span: Vec<u32>,
+    /// (first row, high 32 bits of the start) where those change, in row order.
+    start_hi: Vec<(u32, u32)>,
+    /// (row, end) of the rows whose span is [`FAR`], in row order.
+    far: Vec<(u32, u64)>,
     /// The rows whose `value` or `count` is not 0, in row order ([`Records::value_at`]).
     extra: Vec<Extra>,
     /// (first row, run) where the run changes, in row order ([`Records::run_at`]).
     runs: Vec<(u32, u32)>,
 }
+
+/// The span of a row whose end is not within `u32::MAX - 1` cycles after its start (a
+/// long zone, or a malformed loss whose end is before its start): its end is in
+/// [`Columns::far`].
+const FAR: u32 = u32::MAX;
 
 /// A row's `value` and `count` ([`Columns::extra`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,8 +90,10 @@ struct Extra {
 static NO_COLUMNS: Columns = Columns {
     kind: Vec::new(),
     site: Vec::new(),
-    start: Vec::new(),
-    end: Vec::new(),
+    start_lo: Vec::new(),
+    span: Vec::new(),
+    start_hi: Vec::new(),
+    far: Vec::new(),
     extra: Vec::new(),
     runs: Vec::new(),
 };
@@ -126,14 +139,56 @@ impl Records {
         &self.site
     }
 
-    /// Start, device cycles (`== end` for point records).
-    pub fn start(&self) -> &[u64] {
-        &self.start
+    /// Row `i`'s start, device cycles (`== end` for point records).
+    pub fn start_at(&self, i: usize) -> u64 {
+        let his = &self.start_hi;
+        let hi = match **his {
+            [] => 0,
+            [(0, hi)] => hi,
+            _ => match his.partition_point(|&(from, _)| from as usize <= i) {
+                0 => 0,
+                n => his[n - 1].1,
+            },
+        };
+        (hi as u64) << 32 | self.start_lo[i] as u64
     }
 
-    /// End, device cycles (the time of a point record).
-    pub fn end(&self) -> &[u64] {
-        &self.end
+    /// Row `i`'s end, device cycles (the time of a point record).
+    pub fn end_at(&self, i: usize) -> u64 {
+        match self.span[i] {
+            FAR => {
+                let far = &self.far;
+                let k = far.partition_point(|&(row, _)| (row as usize) < i);
+                far[k].1
+            }
+            span => self.start_at(i) + span as u64,
+        }
+    }
+
+    /// Each row's start ([`Records::start_at`]), in row order, in one pass.
+    pub fn starts(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        let (changes, mut next, mut hi) = (&self.start_hi, 0, 0u32);
+        self.start_lo.iter().enumerate().map(move |(i, &lo)| {
+            while changes
+                .get(next)
+                .is_some_and(|&(from, _)| from as usize <= i)
+            {
+                hi = changes[next].1;
+                next += 1;
+            }
+            (hi as u64) << 32 | lo as u64
+        })
+    }
+
+    /// Each row's end ([`Records::end_at`]), in row order, in one pass.
+    pub fn ends(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        let mut far = self.far.iter().map(|&(_, end)| end);
+        self.starts()
+            .zip(&self.span)
+            .map(move |(start, &span)| match span {
+                FAR => far.next().unwrap_or(start),
+                span => start + span as u64,
+            })
     }
 
     /// Row `i`'s kind-specific payload: zone value, data, sum total cycles, run id, packed
@@ -202,8 +257,8 @@ impl Records {
         let c = &mut **self;
         c.kind.reserve(n);
         c.site.reserve(n);
-        c.start.reserve(n);
-        c.end.reserve(n);
+        c.start_lo.reserve(n);
+        c.span.reserve(n);
     }
 
     /// Number of records.
@@ -228,9 +283,13 @@ impl Records {
         };
         c.kind.truncate(n);
         c.site.truncate(n);
-        c.start.truncate(n);
-        c.end.truncate(n);
+        c.start_lo.truncate(n);
+        c.span.truncate(n);
         let kept = |row: u32| (row as usize) < n;
+        let his = c.start_hi.partition_point(|&(from, _)| kept(from));
+        c.start_hi.truncate(his);
+        let far = c.far.partition_point(|&(row, _)| kept(row));
+        c.far.truncate(far);
         let extra = c.extra.partition_point(|e| kept(e.row));
         c.extra.truncate(extra);
         let runs = c.runs.partition_point(|&(from, _)| kept(from));
@@ -246,8 +305,13 @@ impl Records {
         let base = c.kind.len() as u32;
         c.kind.extend_from_slice(&other.kind);
         c.site.extend_from_slice(&other.site);
-        c.start.extend_from_slice(&other.start);
-        c.end.extend_from_slice(&other.end);
+        c.start_lo.extend_from_slice(&other.start_lo);
+        c.span.extend_from_slice(&other.span);
+        c.far
+            .extend(other.far.iter().map(|&(row, end)| (base + row, end)));
+        for (from, hi) in other.his_from_row_0() {
+            c.start_hi_from(base + from, hi);
+        }
         c.extra.extend(other.extra.iter().map(|e| Extra {
             row: base + e.row,
             ..*e
@@ -274,12 +338,39 @@ impl Records {
         let row = c.kind.len() as u32;
         c.kind.push(kind);
         c.site.push(site);
-        c.start.push(start);
-        c.end.push(end);
+        c.start_lo.push(start as u32);
+        c.start_hi_from(row, (start >> 32) as u32);
+        match end.checked_sub(start) {
+            Some(span) if span < FAR as u64 => c.span.push(span as u32),
+            _ => {
+                c.span.push(FAR);
+                c.far.push((row, end));
+            }
+        }
         if value != 0 || count != 0 {
             c.extra.push(Extra { row, count, value });
         }
         c.run_from(row, run);
+    }
+
+    /// The same rows with every start and end moved `by` cycles later (test fixtures at
+    /// large clock values).
+    #[cfg(test)]
+    pub(crate) fn shifted(&self, by: u64) -> Records {
+        let mut out = Records::with_capacity(self.len());
+        let runs = self.runs().collect::<Vec<_>>();
+        for (i, run) in runs.into_iter().enumerate() {
+            out.push(
+                self.kind[i],
+                self.site[i],
+                self.start_at(i) + by,
+                self.end_at(i) + by,
+                self.value_at(i),
+                self.count_at(i),
+                run,
+            );
+        }
+        out
     }
 
     /// Number of rows of `kind`.
@@ -291,8 +382,8 @@ impl Records {
     pub fn record(&self, i: usize) -> Option<Record> {
         let (id, start, end, value, count) = (
             *self.site.get(i)?,
-            self.start[i],
-            self.end[i],
+            self.start_at(i),
+            self.end_at(i),
             self.value_at(i),
             self.count_at(i),
         );
@@ -338,6 +429,24 @@ impl Records {
 }
 
 impl Columns {
+    /// Row `row` (the last so far) starts with high bits `hi`.
+    fn start_hi_from(&mut self, row: u32, hi: u32) {
+        let last = self.start_hi.last().map_or(0, |&(_, h)| h);
+        if last != hi {
+            self.start_hi.push((row, hi));
+        }
+    }
+
+    /// The start's high-bit changes with an explicit 0 at row 0 when the first is later:
+    /// what [`Columns::start_hi_from`] needs to append these rows after others.
+    fn his_from_row_0(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let head = match self.start_hi.first() {
+            Some(&(0, _)) => None,
+            _ => Some((0, 0)),
+        };
+        head.into_iter().chain(self.start_hi.iter().copied())
+    }
+
     /// Row `row` (the last so far) has run `run`.
     fn run_from(&mut self, row: u32, run: u32) {
         let last = match self.runs.last() {

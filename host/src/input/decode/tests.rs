@@ -299,7 +299,10 @@ fn run_column_follows_the_latest_run_record() {
     Decoder::new().decode(&bytes, &mut out).unwrap();
     assert_eq!(out.runs().collect::<Vec<_>>(), [NO_RUN, 7, 7, 7, 8, 8]);
     assert_eq!(out.kind[3], RecordKind::Loss);
-    assert_eq!((out.count_at(3), out.start[3], out.end[3]), (2, 31, 32));
+    assert_eq!(
+        (out.count_at(3), out.start_at(3), out.end_at(3)),
+        (2, 31, 32)
+    );
 }
 
 #[test]
@@ -467,17 +470,18 @@ fn row(r: &Records, i: usize) -> (RecordKind, u16, u64, u64, u64, u32, u32) {
     (
         r.kind[i],
         r.site[i],
-        r.start[i],
-        r.end[i],
+        r.start_at(i),
+        r.end_at(i),
         r.value_at(i),
         r.count_at(i),
         r.run_at(i),
     )
 }
 
-/// Values and counts are kept only where not 0 and runs only where they change: every
-/// row reads back as pushed, after `append`, `truncate` and `runs`, and two tables of the
-/// same rows are equal however they were made.
+/// Values and counts are kept only where not 0, runs and a start's high 32 bits only where
+/// they change, and an end as its distance from the start unless that is 2^32 - 1 or more or
+/// negative: every row reads back as pushed, after `append`, `truncate`, `runs`, `starts`
+/// and `ends`, and two tables of the same rows are equal however they were made.
 #[test]
 fn sparse_values_and_runs_read_back_as_pushed() {
     let mut rng = Rng::new(0x5EC0_0041);
@@ -501,15 +505,21 @@ fn sparse_values_and_runs_read_back_as_pushed() {
                     _ => (rng.bits(8), rng.below(5) as u32),
                 };
                 let kind = kinds[rng.below(4) as usize];
-                (
-                    kind,
-                    i as u16,
-                    10 * i as u64,
-                    10 * i as u64 + 5,
-                    value,
-                    count,
-                    run,
-                )
+                let start = match rng.below(4) {
+                    0 => 10 * i as u64,
+                    1 => (1 << 32) - 8 + rng.below(16),
+                    2 => (rng.below(3) << 32) + rng.bits(32),
+                    _ => u64::MAX - rng.bits(40),
+                };
+                let end = match rng.below(6) {
+                    0 => start.checked_add(u32::MAX as u64 - 1),
+                    1 => start.checked_add(u32::MAX as u64),
+                    2 => start.checked_add((1 << 33) + rng.bits(8)),
+                    3 => Some(start.saturating_sub(1 + rng.bits(8))),
+                    _ => start.checked_add(rng.bits(16)),
+                };
+                let end = end.unwrap_or(u64::MAX);
+                (kind, i as u16, start, end, value, count, run)
             })
             .collect();
         let push_all = |rows: &[(RecordKind, u16, u64, u64, u64, u32, u32)]| {
@@ -525,6 +535,10 @@ fn sparse_values_and_runs_read_back_as_pushed() {
         }
         let runs: Vec<u32> = rows.iter().map(|r| r.6).collect();
         assert_eq!(whole.runs().collect::<Vec<_>>(), runs, "case {case}");
+        let starts: Vec<u64> = rows.iter().map(|r| r.2).collect();
+        let ends: Vec<u64> = rows.iter().map(|r| r.3).collect();
+        assert_eq!(whole.starts().collect::<Vec<_>>(), starts, "case {case}");
+        assert_eq!(whole.ends().collect::<Vec<_>>(), ends, "case {case}");
         let cut = rng.below(n as u64 + 1) as usize;
         let mut joined = push_all(&rows[..cut]);
         joined.append(&push_all(&rows[cut..]));

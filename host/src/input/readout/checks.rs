@@ -23,13 +23,13 @@ pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
             i += 1;
         }
         let launch = first..i;
-        let run_time = (r.kind[first] == RecordKind::Run).then(|| r.end[first]);
+        let run_time = (r.kind[first] == RecordKind::Run).then(|| r.end_at(first));
         let zones = launch.clone().filter(|&j| r.kind[j].is_zone()).count() as u64;
         if let Some(t0) = run_time {
             let last = launch
                 .clone()
                 .filter(|&j| r.kind[j] != RecordKind::Loss)
-                .map(|j| r.end[j])
+                .map(|j| r.end_at(j))
                 .max()
                 .unwrap_or(t0);
             if last - t0 >= 1 << 32 && zones > 0 {
@@ -48,7 +48,7 @@ pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
             }
             let early = launch
                 .clone()
-                .filter(|&j| r.kind[j].is_zone() && r.start[j] < t0)
+                .filter(|&j| r.kind[j].is_zone() && r.start_at(j) < t0)
                 .count() as u64;
             if early > 0 {
                 out.push(
@@ -61,7 +61,7 @@ pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
             }
         }
         let inverted = launch
-            .filter(|&j| r.kind[j] == RecordKind::Loss && r.start[j] > r.end[j])
+            .filter(|&j| r.kind[j] == RecordKind::Loss && r.start_at(j) > r.end_at(j))
             .count() as u64;
         if inverted > 0 {
             out.push(

@@ -27,7 +27,11 @@ pub(super) fn opening_order(r: &Records, rows: impl Iterator<Item = usize>) -> V
 /// The key of row `i` in opening order.
 #[inline]
 fn key(r: &Records, i: u32) -> (u64, Reverse<u64>, Reverse<u32>) {
-    (r.start[i as usize], Reverse(r.end[i as usize]), Reverse(i))
+    (
+        r.start_at(i as usize),
+        Reverse(r.end_at(i as usize)),
+        Reverse(i),
+    )
 }
 
 /// `rows` sorted by [`key`].
@@ -50,9 +54,9 @@ pub(super) fn nested_order(r: &Records, rows: &[u32]) -> Option<Vec<u32>> {
     // zone, whose start is its key (8 bytes a root: in a ring of siblings every zone is one
     // until the end).
     let mut roots: Vec<(u32, u32)> = Vec::new();
-    let start_at = |k: u32| r.start[rows[k as usize] as usize];
+    let start_at = |k: u32| r.start_at(rows[k as usize] as usize);
     for (k, &i) in rows.iter().enumerate() {
-        let start = r.start[i as usize];
+        let start = r.start_at(i as usize);
         let mut j = roots.len();
         while j > 0 && start_at(roots[j - 1].0) >= start {
             j -= 1;
@@ -263,7 +267,7 @@ fn zones_batch(
     // that ends after its start.
     for &i in order {
         let i = i as usize;
-        let (s, e) = (r.start[i], r.end[i]);
+        let (s, e) = (r.start_at(i), r.end_at(i));
         while open.peek().is_some_and(|&Reverse(end)| end <= s) {
             open.pop();
         }
@@ -317,9 +321,11 @@ fn marks_batch(
     };
     let rows = || order.iter().map(|&i| i as usize);
     c.push(super::tables::keyed(rows().map(kind).collect(), d.kinds())?);
-    c.push(Arc::new(rows().map(|i| r.end[i]).collect::<UInt64Array>()));
     c.push(Arc::new(
-        rows().map(|i| ns(r.end[i])).collect::<Int64Array>(),
+        rows().map(|i| r.end_at(i)).collect::<UInt64Array>(),
+    ));
+    c.push(Arc::new(
+        rows().map(|i| ns(r.end_at(i))).collect::<Int64Array>(),
     ));
     c.push(Arc::new(
         rows()

@@ -297,8 +297,8 @@ fn missing_wrapper_zones_are_named_by_core_and_risc() {
                 kept.push(
                     rec.kind[i],
                     rec.site[i],
-                    rec.start[i],
-                    rec.end[i],
+                    rec.start_at(i),
+                    rec.end_at(i),
                     rec.value_at(i),
                     rec.count_at(i),
                     rec.run_at(i),

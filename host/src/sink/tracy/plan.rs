@@ -426,7 +426,7 @@ impl Sink for TracySink {
                 });
             }
             for i in (0..r.len()).filter(|&i| r.kind[i] == RecordKind::Loss) {
-                let c = r.start[i];
+                let c = r.start_at(i);
                 let time = round(c, clock.as_ref().map_or(f64::NAN, |k| k.host_ns(c)));
                 let text = format!("{} record(s) dropped: ring full", r.count_at(i));
                 messages.push(Message {
@@ -719,8 +719,8 @@ mod tests {
                 .filter(|m| m.kind == crate::markers::MarkerType::ZoneStart);
             let mut n = nest(open.map(|m| {
                 (
-                    r.start[m.record as usize],
-                    r.end[m.record as usize],
+                    r.start_at(m.record as usize),
+                    r.end_at(m.record as usize),
                     m.record,
                 )
             }));
