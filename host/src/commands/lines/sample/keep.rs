@@ -4,7 +4,8 @@
 //! the start of a run: windows are merged into ever wider groups of consecutive windows, and
 //! timed samples are thinned to a uniform subset.
 
-use super::{mix, SampledKernel, TimedSample};
+use super::{SampledKernel, TimedSample};
+use crate::util::mix::mix;
 use std::collections::BTreeMap;
 
 /// Groups of windows a kernel keeps at most; past it, neighbouring groups are merged.

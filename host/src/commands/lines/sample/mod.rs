@@ -29,6 +29,7 @@ use super::{Flavour, KernelKey, LineProfile, CAUSES};
 use crate::devmem::DeviceMemory;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
+use crate::util::mix::mix;
 use riscv_linker::{Arch, NocCoord, Risc};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -601,15 +602,6 @@ fn pick_interval(n: u32, r: u64) -> u32 {
 /// same run with another seed is another draw of the same sampling, to see how much a
 /// share moves between draws.
 pub(crate) const SEED_VAR: &str = "TTPROF_SAMPLE_SEED";
-
-/// A fixed, well-mixed function of `x` (SplitMix64's finaliser): the rotation's and the
-/// interval's deterministic "randomness".
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// The 95 % interval of a line's share from its count in each window, `(k_i, n_i)` (the
 /// line's samples, all the kernel's samples): samples within a window are close in time and
