@@ -191,6 +191,29 @@ fn import_of_one_long_ring_stays_within_a_small_address_space() {
     assert!(out.join("ttprof_zones.parquet").exists(), "{}", text(&o));
 }
 
+/// The address space of `diff` of two runs of one ring of [`RING_ZONES`] zones: below what
+/// it took while each side held every zone's duration (16 bytes a zone, and copies of them
+/// while comparing: that build aborted at 192 MiB here; its successor passes at 80).
+const DIFF_RING_LIMIT: u64 = 112 << 20;
+
+/// Issue 41: `diff` of two runs of a 16 M-zone ring aborted under `prlimit --as=1G` (rc 134,
+/// a 128 MB allocation failed): each side held every zone's duration. A side keeps a sample
+/// past `diff::KEPT` zones of one (op, zone), and says so.
+#[test]
+fn diff_of_two_long_rings_stays_within_a_small_address_space() {
+    let dir = scratch("bounded-memory-diff");
+    let csv = dir.join("profile_log_device.csv");
+    one_long_ring(&csv, RING_ZONES);
+    let o = limited_to(DIFF_RING_LIMIT, &["diff", p(&csv), p(&csv)]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("no change in 3 zone row(s)")
+            && text(&o).contains("1 row(s) have more than 65536 zones on a side"),
+        "{}",
+        text(&o)
+    );
+}
+
 /// A kernel of `get_arg_val(0)` zones of one site, for `ttprof run`.
 const KERNEL: &str = long_run::ZONES_KERNEL_CPP;
 

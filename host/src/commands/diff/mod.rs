@@ -42,7 +42,8 @@ mod stats;
 pub(crate) use mann_whitney::{can_reach_confidence, mann_whitney};
 pub use render::{regression_message, render, to_json};
 pub use samples::{
-    from_device_csv, from_profile, from_profile_rings, load, Key, Sample, Samples, SumSample,
+    from_device_csv, from_profile, from_profile_rings, load, Durations, Key, Sample, Samples,
+    SumSample, KEPT,
 };
 use stats::sum_means;
 pub(crate) use stats::SideStats;
@@ -230,7 +231,11 @@ pub fn diff(base: &Samples, new: &Samples) -> Diff {
         }
         (None, None) => {}
     };
-    let zone_side = |s: &Samples, k: &Key| s.zones.get(k).map(|v| (SideStats::of(v), cycles(v)));
+    let zone_side = |s: &Samples, k: &Key| {
+        s.zones
+            .get(k)
+            .map(|v| (SideStats::of_durations(v), cycles(v.kept())))
+    };
     let sum_side = |s: &Samples, k: &Key| {
         s.sums
             .get(k)

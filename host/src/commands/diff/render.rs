@@ -1,6 +1,6 @@
 //! The comparison as text (what `ttprof diff` prints) and as JSON (`--json`).
 
-use super::{zone_label, Diff, DiffRow, FewSamples, CONFIDENCE};
+use super::{zone_label, Diff, DiffRow, FewSamples, RowKind, CONFIDENCE, KEPT};
 use crate::sink::summary::{shown_name, NAME_SHOWN};
 
 /// The comparison as text: a header line per side, one line per changed row (all rows
@@ -46,6 +46,21 @@ fn render_raw(d: &Diff, all: bool) -> String {
             "{few} changed row(s) have too few samples for the test to reach {:.0}% confidence (e.g. 3 against 3): \
              marked `too few samples`, neither real nor noise",
             CONFIDENCE * 100.0
+        );
+    }
+    let sampled = d
+        .rows
+        .iter()
+        .filter(|r| {
+            r.kind == RowKind::Zone
+                && (r.base.samples < r.base.count || r.new.samples < r.new.count)
+        })
+        .count();
+    if sampled > 0 {
+        let _ = writeln!(
+            out,
+            "{sampled} row(s) have more than {KEPT} zones on a side: their p50, p99 and test are of a uniform sample \
+             of {KEPT} zones of each such side (count, total and mean of every zone)"
         );
     }
     if !shown.is_empty() {

@@ -19,6 +19,67 @@ pub struct Sample {
     pub ns: f64,
 }
 
+/// The zones of one (op, zone name) a side keeps in full: past this many, a uniform sample
+/// of this many (the count and totals still over every zone). Enough for the test and the
+/// percentiles to be sharp, and memory that does not grow with the run (a 16 M-zone ring
+/// held 256 MB of samples per side, more while they grew, and `diff` of two such runs ran
+/// out of 1 GiB: issue 41).
+pub const KEPT: usize = 1 << 16;
+
+/// One (op, zone name)'s durations on one side: how many, their exact totals, and the
+/// durations themselves, every one up to [`KEPT`], past that a uniform sample of [`KEPT`]
+/// (reservoir sampling, its choices a fixed function of the zone's position: the same input
+/// keeps the same sample, so an exact run compared with itself shows no change).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Durations {
+    /// Zones.
+    pub count: u64,
+    /// Device cycles over every zone (128 bits: exact).
+    pub total_cycles: u128,
+    /// Host ns over every zone.
+    pub total_ns: f64,
+    /// The kept durations, in no particular order once sampled.
+    kept: Vec<Sample>,
+}
+
+impl Durations {
+    /// One more zone.
+    pub fn push(&mut self, s: Sample) {
+        self.count += 1;
+        self.total_cycles += s.cycles as u128;
+        self.total_ns += s.ns;
+        if self.kept.len() < KEPT {
+            self.kept.push(s);
+            return;
+        }
+        // Algorithm R: the n-th zone replaces a kept one with probability KEPT / n.
+        let j = ((crate::util::mix::mix(self.count) as u128 * self.count as u128) >> 64) as usize;
+        if let Some(slot) = self.kept.get_mut(j) {
+            *slot = s;
+        }
+    }
+
+    /// The kept durations: every zone's unless [`Durations::is_sampled`].
+    pub fn kept(&self) -> &[Sample] {
+        &self.kept
+    }
+
+    /// Whether more zones were seen than kept.
+    pub fn is_sampled(&self) -> bool {
+        self.count > self.kept.len() as u64
+    }
+}
+
+impl FromIterator<Sample> for Durations {
+    fn from_iter<I: IntoIterator<Item = Sample>>(iter: I) -> Durations {
+        let mut d = Durations::default();
+        for s in iter {
+            d.push(s);
+        }
+        d
+    }
+}
+
 /// One sum zone record: a core's total over one launch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SumSample {
@@ -33,8 +94,8 @@ pub struct SumSample {
 /// An op and a zone name: (op code, position among the ops of that code, from 1; zone).
 pub type Key = (String, u32, String);
 
-/// One side of a comparison: every zone's duration and every sum zone record per (op, zone
-/// name).
+/// One side of a comparison: the zones' durations (every one, or a sample past [`KEPT`])
+/// and every sum zone record per (op, zone name).
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
     /// What was read.
@@ -42,7 +103,7 @@ pub struct Samples {
     /// Whether the run came from the deterministic emulator (see the module docs).
     pub exact: bool,
     /// Durations per (op, zone name).
-    pub zones: BTreeMap<Key, Vec<Sample>>,
+    pub zones: BTreeMap<Key, Durations>,
     /// Sum zone records per (op, sum zone name).
     pub sums: BTreeMap<Key, Vec<SumSample>>,
     /// Problems found reading it (a zone end without its start, a record left out): each

@@ -1,6 +1,6 @@
 //! One side's count, total, mean and percentiles per row.
 
-use super::{Sample, SumSample};
+use super::{Durations, Sample, SumSample};
 use crate::timebase::round_half_even;
 use serde::{Serialize, Serializer};
 
@@ -69,6 +69,20 @@ impl SideStats {
             p50_ns: ns[rank(0.5, n)],
             p99_ns: ns[rank(0.99, n)],
         }
+    }
+
+    /// Of one (op, zone)'s durations: [`SideStats::of`] its kept durations, with the count,
+    /// totals and means over every zone when those are a sample.
+    pub fn of_durations(d: &Durations) -> SideStats {
+        let mut st = SideStats::of(d.kept());
+        if d.is_sampled() {
+            st.count = d.count;
+            st.total_cycles = d.total_cycles;
+            st.mean_cycles = d.total_cycles as f64 / d.count as f64;
+            st.total_ns = d.total_ns;
+            st.mean_ns = d.total_ns / d.count as f64;
+        }
+        st
     }
 
     /// Of sum zone records: count and totals over every measurement, percentiles of each

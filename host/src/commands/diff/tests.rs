@@ -247,15 +247,15 @@ fn ops_that_share_an_op_code_are_matched_by_position() {
         for (k, c) in [(1, add), (2, mul)] {
             s.zones.insert(
                 ("BinaryNg".into(), k, "tile".into()),
-                vec![Sample {
+                Durations::from_iter([Sample {
                     cycles: c,
                     ns: c as f64,
-                }],
+                }]),
             );
         }
         s.zones.insert(
             ("Matmul".into(), 1, "tile".into()),
-            vec![Sample { cycles: 9, ns: 9.0 }],
+            Durations::from_iter([Sample { cycles: 9, ns: 9.0 }]),
         );
         s
     };
@@ -287,7 +287,7 @@ fn nothing_matched_is_said() {
     };
     b.zones.insert(
         ("run 1".into(), 1, "x".into()),
-        vec![Sample { cycles: 1, ns: 1.0 }],
+        Durations::from_iter([Sample { cycles: 1, ns: 1.0 }]),
     );
     let d = diff(&a, &b);
     let why = d.nothing_matched().unwrap();
@@ -345,14 +345,14 @@ fn a_device_log_pairs_zone_rows_and_names_ops() {
     let s = from_device_csv(&csv, &names, &crate::inputs::Inputs::none()).unwrap();
     let outer = &s.zones[&("Matmul".to_string(), 1, "outer".to_string())];
     assert_eq!(
-        outer,
-        &vec![Sample {
+        outer.kept(),
+        [Sample {
             cycles: 100,
             ns: 200.0
         }]
     );
     assert_eq!(
-        s.zones[&("Matmul".to_string(), 1, "inner".to_string())][0].cycles,
+        s.zones[&("Matmul".to_string(), 1, "inner".to_string())].kept()[0].cycles,
         20
     );
     assert_eq!(
@@ -459,7 +459,7 @@ fn cycle_means_and_durations_stay_exact_at_large_counts() {
             let ns: Vec<Vec<f64>> = s
                 .zones
                 .values()
-                .map(|v| v.iter().map(|s| s.ns).collect())
+                .map(|v| v.kept().iter().map(|s| s.ns).collect())
                 .collect();
             ns
         };
@@ -474,4 +474,82 @@ fn cycle_means_and_durations_stay_exact_at_large_counts() {
             }
         }
     }
+}
+
+/// Issue 41: `diff` held every zone's duration (16 bytes each, more while a vector grew) and
+/// ran out of 1 GiB comparing two runs of a 16 M-zone ring. Past [`KEPT`] zones a side keeps
+/// a uniform sample: the count and totals stay exact, the sample is the same for the same
+/// input, spread over every zone (not the first ones), and its percentiles near the true ones.
+#[test]
+fn durations_past_the_kept_limit_are_a_uniform_sample_with_exact_totals() {
+    let n = 4 * KEPT as u64;
+    let sample = |c: u64| Sample {
+        cycles: c,
+        ns: c as f64,
+    };
+    let d: Durations = (0..n).map(sample).collect();
+    assert_eq!(d.count, n);
+    assert_eq!(d.total_cycles, (n as u128) * (n as u128 - 1) / 2);
+    assert_eq!(d.kept().len(), KEPT);
+    assert!(d.is_sampled());
+    assert_eq!(
+        d,
+        (0..n).map(sample).collect::<Durations>(),
+        "deterministic"
+    );
+    // Every quarter of the input holds about a quarter of the sample.
+    for q in 0..4 {
+        let inside = d
+            .kept()
+            .iter()
+            .filter(|s| s.cycles / KEPT as u64 == q)
+            .count();
+        let share = inside as f64 / KEPT as f64;
+        assert!((share - 0.25).abs() < 0.01, "quarter {q}: {share}");
+    }
+    let st = SideStats::of_durations(&d);
+    assert_eq!((st.count, st.samples), (n, KEPT as u64));
+    assert_eq!(st.mean_cycles, (n - 1) as f64 / 2.0);
+    let near = |got: u64, want: f64| (got as f64 - want).abs() < 0.01 * n as f64;
+    assert!(near(st.p50_cycles, 0.5 * n as f64), "{st:?}");
+    assert!(near(st.p99_cycles, 0.99 * n as f64), "{st:?}");
+    // Up to the limit, every zone is kept.
+    let small: Durations = (0..KEPT as u64).map(sample).collect();
+    assert!(!small.is_sampled());
+    assert_eq!(SideStats::of_durations(&small), SideStats::of(small.kept()));
+}
+
+/// Sampled sides still compare: the same input shows no change, a 10 % slower zone is a
+/// real change, and the text says which rows were sampled.
+#[test]
+fn sampled_sides_compare_and_say_so() {
+    let n = 2 * KEPT as u64;
+    let side_of = |slower: u64| {
+        let mut s = Samples {
+            source: "test".into(),
+            ..Default::default()
+        };
+        let d = (0..n)
+            .map(|i| {
+                let c = (1000 + i % 97) * slower / 100;
+                Sample {
+                    cycles: c,
+                    ns: c as f64,
+                }
+            })
+            .collect();
+        s.zones.insert(("op".into(), 1, "zone".into()), d);
+        s
+    };
+    let same = diff(&side_of(100), &side_of(100));
+    assert!(same.rows.iter().all(|r| !r.real), "{:?}", same.rows);
+    let slower = diff(&side_of(100), &side_of(110));
+    let r = &slower.rows[0];
+    assert!(r.real, "{r:?}");
+    assert_eq!((r.base.count, r.base.samples), (n, KEPT as u64));
+    let text = render(&slower, true);
+    assert!(
+        text.contains(&format!("1 row(s) have more than {KEPT} zones on a side")),
+        "{text}"
+    );
 }
