@@ -1,5 +1,5 @@
 //! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record and
-//! its depth, 6 bytes; its cycles, run, value and site label (from the ring's (run, site)
+//! its depth, 5 bytes; its cycles, run, value and site label (from the ring's (run, site)
 //! -> label table) are read when the zone is asked for. A [`Zone`] held whole takes 48
 //! bytes beside the record it copies, and a ring's view holds every zone of the ring at
 //! once (issue 41).
@@ -37,6 +37,10 @@ impl ZoneList for [Zone] {
     }
 }
 
+/// The depth a view keeps beside its zones, not in their byte (few rings nest that deep: a
+/// byte a zone, not two, issue 41).
+const DEEP: u8 = u8::MAX;
+
 /// One ring's zones in the order they open (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Zones<'a> {
@@ -50,8 +54,10 @@ pub struct Zones<'a> {
     ops: SmallMap<u32, Option<u32>>,
     /// Per zone: its record.
     record: Vec<u32>,
-    /// Per zone: [`Zone::depth`].
-    depth: Vec<u16>,
+    /// Per zone: [`Zone::depth`], or [`DEEP`] for a zone nested that deep or deeper.
+    depth: Vec<u8>,
+    /// (zone, depth) of the zones whose depth is [`DEEP`] or more, in zone order.
+    deep: Vec<(u32, u16)>,
 }
 
 impl<'a> Zones<'a> {
@@ -68,6 +74,7 @@ impl<'a> Zones<'a> {
             ops: SmallMap::default(),
             record: Vec::new(),
             depth: Vec::new(),
+            deep: Vec::new(),
         }
     }
 
@@ -96,7 +103,10 @@ impl<'a> Zones<'a> {
     ) {
         let run = self.records.run_at(record);
         self.ops.get_or_insert_with(run, || op(run));
-        self.depth.push(depth);
+        if depth >= DEEP as u16 {
+            self.deep.push((self.depth.len() as u32, depth));
+        }
+        self.depth.push(depth.min(DEEP as u16) as u8);
     }
 
     /// Each zone's record, in the order [`Zones::push_depth`] opened them (one each).
@@ -123,12 +133,23 @@ impl<'a> Zones<'a> {
         Zone {
             lane: self.lane,
             site: label.unwrap_or(0),
-            depth: self.depth[i],
+            depth: self.depth_of(i),
             run,
             op: self.ops.get(&run).copied().flatten(),
             start_cycles: r.start_at(k),
             end_cycles: r.end_at(k),
             value: (r.kind[k] == RecordKind::ValueZone).then_some(r.value_at(k) as u32),
+        }
+    }
+
+    /// Zone `i`'s depth.
+    fn depth_of(&self, i: usize) -> u16 {
+        match self.depth[i] {
+            DEEP => {
+                let deep = &self.deep;
+                deep[deep.partition_point(|&(zone, _)| (zone as usize) < i)].1
+            }
+            d => d as u16,
         }
     }
 
@@ -306,15 +327,33 @@ mod tests {
         assert_eq!(ZoneList::zone(&z, 1), held[1]);
     }
 
+    /// Depths of 255 and more are kept beside the byte a zone: each zone reads its own.
+    #[test]
+    fn deep_zones_read_their_own_depth() {
+        let mut r = Records::new();
+        let depths = [0u16, 254, 255, 256, 3, 1000, 255, u16::MAX];
+        for i in 0..depths.len() as u64 {
+            r.push(RecordKind::Zone, 1, i, i + 1, 0, 0, 1);
+        }
+        let mut z = Zones::new(&r, None, 0);
+        for (i, &d) in depths.iter().enumerate() {
+            z.push_depth(i, d, |_| None);
+        }
+        z.set_records((0..depths.len() as u32).collect());
+        let got: Vec<u16> = z.iter().map(|z| z.depth).collect();
+        assert_eq!(got, depths);
+        assert_eq!(z.deep.len(), 5);
+    }
+
     /// What a view holds per zone (issue 41): a zone made whole is 48 bytes; a view makes
-    /// its 2-byte depth and takes its 4-byte record from the markers' opening order, whose
+    /// its 1-byte depth and takes its 4-byte record from the markers' opening order, whose
     /// memory it reuses (`markers::tests::kept_openings_reuse_the_opening_order`).
     #[test]
-    fn a_view_holds_six_bytes_a_zone() {
+    fn a_view_holds_five_bytes_a_zone() {
         let r = records();
         let mut z = Zones::new(&r, None, 0);
         z.reserve(1000);
-        assert_eq!(z.depth.capacity() * 2 / 1000, 2);
+        assert_eq!(z.depth.capacity() / 1000, 1);
         for i in 0..3 {
             z.push_depth(i, 0, |_| None);
         }

@@ -132,8 +132,11 @@ pub struct PerfettoSink {
     file: Option<AtomicFile>,
     /// Packets not yet compressed.
     raw: Vec<u8>,
-    /// Compressed packets not yet written.
+    /// Compressed packets not yet written (written once they pass [`CHUNK_BYTES`], so a long
+    /// ring does not hold its whole compressed trace: 17 MB at 16 M zones, issue 41).
     buf: Vec<u8>,
+    /// The first write of `buf` that failed between flushes, returned by the next flush.
+    failed: Option<std::io::Error>,
     arch: Arch,
     tiles: BTreeSet<(u32, NocCoord)>,
     /// Chips with a track (from [`Sink::begin`]).
@@ -163,6 +166,7 @@ impl PerfettoSink {
             file: None,
             raw: Vec::with_capacity(CHUNK_BYTES + (64 << 10)),
             buf: Vec::with_capacity(1 << 20),
+            failed: None,
             arch: Arch::WormholeB0,
             tiles: BTreeSet::new(),
             chips: BTreeSet::new(),
@@ -238,7 +242,20 @@ impl PerfettoSink {
         self.stats.packets += 1;
         if self.raw.len() >= CHUNK_BYTES {
             self.seal();
+            if self.buf.len() >= CHUNK_BYTES && self.failed.is_none() {
+                self.failed = self.write_buf().err();
+            }
         }
+    }
+
+    /// Writes the compressed packets so far.
+    fn write_buf(&mut self) -> std::io::Result<()> {
+        let Some(f) = self.file.as_mut() else {
+            return Ok(());
+        };
+        let r = f.write_all(&self.buf);
+        self.buf.clear();
+        r
     }
 
     /// The packets so far as one packet of `compressed_packets` (zlib of the `Trace` they
@@ -266,11 +283,10 @@ impl PerfettoSink {
 
     fn flush(&mut self) -> Result<()> {
         self.seal();
-        let Some(f) = self.file.as_mut() else {
-            return Ok(());
+        let r = match self.failed.take() {
+            Some(e) => Err(e),
+            None => self.write_buf(),
         };
-        let r = f.write_all(&self.buf);
-        self.buf.clear();
         r.map_err(|e| self.io(e))
     }
 
