@@ -9,9 +9,8 @@
 //! the outputs ([`crate::sink::drive_rings`]) take each ring decoded again from the spool.
 //! Memory: one ring's payload and records, whatever the run's length.
 
-use crate::capture::payload::decode_payload;
+use crate::capture::payload::decode_payload_records;
 use crate::capture::spool::Spool;
-use crate::decode::ZoneTable;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
 use crate::issue::Issue;
@@ -41,9 +40,8 @@ pub fn profile(
     let mut sites = Resolution::default();
     let mut passes = Vec::with_capacity(readout.rings.len());
     let (mut decode, mut launch) = (Vec::new(), Vec::new());
-    let mut table = ZoneTable::new();
     for (i, slot) in readout.rings.iter_mut().enumerate() {
-        let ring = decoded(slot, spool, &mut table, &mut decode)?;
+        let ring = decoded(slot, spool, &mut decode)?;
         launch.extend(checks::launch_times(
             &ring.records,
             Some(ring.id.location()),
@@ -123,28 +121,16 @@ pub fn open_consuming(
     ))
 }
 
-/// Rows of a ring past which [`decoded`] lets its table go rather than keep it for the next.
-const LONG_RING_ROWS: usize = 1 << 16;
-
 /// `slot` with the records its spooled payload decodes to (a drainer that spools hands its
-/// records out with the payload, so `slot` holds none).
-fn decoded(
-    slot: &RingReport,
-    spool: &mut Spool,
-    table: &mut ZoneTable,
-    issues: &mut Vec<Issue>,
-) -> Result<RingReport> {
+/// records out with the payload, so `slot` holds none), decoded straight into the records.
+fn decoded(slot: &RingReport, spool: &mut Spool, issues: &mut Vec<Issue>) -> Result<RingReport> {
     let bytes = spool.read(slot.id)?;
-    issues.extend(decode_payload(slot.id, &bytes, table));
+    let (records, issue) = decode_payload_records(slot.id, &bytes);
+    issues.extend(issue);
     drop(bytes);
     let mut ring = slot.clone();
     ring.released = None;
-    ring.records = table.to_records();
-    // The table is kept for the next ring's rows, unless this ring was long: then it would
-    // hold 14 bytes a zone of it beside the records while the sinks read them.
-    if table.len() > LONG_RING_ROWS {
-        *table = ZoneTable::new();
-    }
+    ring.records = records;
     Ok(ring)
 }
 
@@ -153,7 +139,6 @@ pub struct SpoolRings<'s> {
     spool: &'s mut Spool,
     /// The rings as the first pass left them (counts, no records).
     rings: Vec<RingReport>,
-    table: ZoneTable,
 }
 
 impl<'s> SpoolRings<'s> {
@@ -162,7 +147,6 @@ impl<'s> SpoolRings<'s> {
         SpoolRings {
             spool,
             rings: profile.readout.rings.clone(),
-            table: ZoneTable::new(),
         }
     }
 }
@@ -174,7 +158,7 @@ impl RingSource for SpoolRings<'_> {
             .get(index)
             .ok_or_else(|| Error::Internal(format!("no ring {index} in the spool")))?;
         let mut ignored = Vec::new();
-        let ring = decoded(slot, self.spool, &mut self.table, &mut ignored)?;
+        let ring = decoded(slot, self.spool, &mut ignored)?;
         if ring.records.len() != slot.record_count() {
             return Err(Error::Reread {
                 what: "the spool",
