@@ -80,6 +80,11 @@ fn fast(bytes: &[u8], decoder: &mut Decoder) -> (Vec<Record>, End) {
         out,
         "compact table rows equal the rich rows"
     );
+    assert_eq!(
+        Records::from_table(table),
+        out,
+        "the table taken into records gives the rich rows"
+    );
     (
         (0..out.len()).map(|i| out.record(i).unwrap()).collect(),
         end,
@@ -552,5 +557,60 @@ fn sparse_values_and_runs_read_back_as_pushed() {
         );
         short.append(&push_all(&rows[cut..]));
         assert_eq!(short, whole, "case {case}: truncated, then appended");
+    }
+}
+
+/// A table taken into records (`Records::from_table`, what the drainer hands out) gives the
+/// rows `to_records` gives: any kind, long and inverted spans, starts past 2^32, a run before
+/// the table's first `Run` record.
+#[test]
+fn a_table_taken_into_records_reads_as_its_rows() {
+    let mut rng = Rng::new(0x7AB1_E041);
+    let kinds = [
+        RecordKind::Zone,
+        RecordKind::Zone,
+        RecordKind::ValueZone,
+        RecordKind::Event,
+        RecordKind::Data,
+        RecordKind::Sum,
+        RecordKind::Run,
+        RecordKind::Loss,
+    ];
+    for case in 0..300 {
+        let mut t = ZoneTable::new();
+        let first = match rng.below(3) {
+            0 => NO_RUN,
+            _ => rng.below(5) as u32,
+        };
+        t.clear(first);
+        for _ in 0..rng.below(80) {
+            let kind = kinds[rng.below(kinds.len() as u64) as usize];
+            let start = match rng.below(3) {
+                0 => rng.bits(20),
+                1 => (1 << 32) - 4 + rng.below(8),
+                _ => rng.bits(40),
+            };
+            let end = match (kind, rng.below(4)) {
+                (RecordKind::Loss, 0) => start.saturating_sub(1 + rng.bits(8)),
+                (k, 1) if k.is_zone() => start + u32::MAX as u64 + rng.below(3),
+                (k, _) if k.is_zone() || k == RecordKind::Loss => start + rng.bits(16),
+                _ => start,
+            };
+            let (value, count) = match rng.below(3) {
+                0 => (0, 0),
+                _ => (rng.bits(40), rng.below(4) as u32),
+            };
+            let value = if kind == RecordKind::Run {
+                rng.below(5)
+            } else {
+                value
+            };
+            t.push(kind, rng.below(9) as u16, start, end, value, count);
+        }
+        assert_eq!(
+            Records::from_table(t.clone()),
+            t.to_records(),
+            "case {case}"
+        );
     }
 }

@@ -346,7 +346,7 @@ impl<'m> Drainer<'m> {
     pub fn take_records(&mut self) -> Vec<(RingId, Records)> {
         self.take_zones()
             .into_iter()
-            .map(|(id, t)| (id, t.to_records()))
+            .map(|(id, t)| (id, Records::from_table(t)))
             .collect()
     }
 
@@ -425,7 +425,7 @@ impl<'m> Drainer<'m> {
             .is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
-            r.report.records = std::mem::take(&mut r.table).to_records();
+            r.report.records = Records::from_table(std::mem::take(&mut r.table));
             self.issues.extend(final_issues(&r.report, faulted));
             rings.push(r.report);
         }
@@ -468,7 +468,7 @@ impl Drainer<'_> {
                 .is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
-            r.report.records = std::mem::take(&mut r.table).to_records();
+            r.report.records = Records::from_table(std::mem::take(&mut r.table));
             self.issues.extend(final_issues(&r.report, faulted));
             rings.push(r.report);
         }
@@ -560,7 +560,7 @@ impl<'m> RingReader<'m> {
         entry.settle(&mut self.settled);
         let mut report = entry.report.release();
         report.released = None;
-        report.records = std::mem::take(&mut entry.table).to_records();
+        report.records = Records::from_table(std::mem::take(&mut entry.table));
         self.finals.extend(final_issues(&report, self.faulted));
         entry.report = report.release();
         Ok(Some(report))
