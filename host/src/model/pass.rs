@@ -82,15 +82,10 @@ impl RingPass {
         timebase: &Timebase,
         name: impl Fn(u32, u16) -> Option<&'n str>,
     ) {
-        for i in 0..r.len() {
-            self.record(
-                r.kind[i],
-                r.run_at(i),
-                r.site[i],
-                (r.start_at(i), r.end_at(i)),
-                timebase,
-                || name(r.run_at(i), r.site[i]),
-            );
+        let rows = r.runs().zip(r.starts().zip(r.ends()));
+        for (i, (run, times)) in rows.enumerate() {
+            let site = r.site[i];
+            self.record(r.kind[i], run, site, times, timebase, || name(run, site));
         }
     }
 
