@@ -1,13 +1,13 @@
 //! `profile_log_device.csv` written one ring at a time from a capture's spool: decode the
-//! ring's payload stream into a compact table, check its launch times, resolve its sites
+//! ring's payload stream into its records, check its launch times, resolve its sites
 //! through the op log, write its CSV rows (and hand the ring to the streaming sinks), and
 //! drop it before the next ring. Memory stays at one ring's records.
 
 use super::{self as csv, RowWriter};
 use crate::atomic::write_atomic;
-use crate::capture::payload::decode_payload;
+use crate::capture::payload::decode_payload_records;
 use crate::capture::Captured;
-use crate::decode::ZoneTable;
+use crate::decode::{Records, ZoneTable};
 use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::issue::Issue;
@@ -80,7 +80,8 @@ impl<'a> RingCsv<'a> {
         report: &RingReport,
         table: &ZoneTable,
     ) -> io::Result<()> {
-        self.write_ring(w, report, table, None).map(drop)
+        self.write_ring(w, report, table.to_records(), None)
+            .map(drop)
     }
 
     /// Writes one ring (as [`RingCsv::ring`], or [`RingCsv::ring_with_sites`] with
@@ -90,11 +91,11 @@ impl<'a> RingCsv<'a> {
         &mut self,
         w: &mut impl Write,
         report: &RingReport,
-        table: &ZoneTable,
+        records: Records,
         uniform: Option<&Arc<SiteTable>>,
         timebase: &Timebase,
     ) -> io::Result<Profile> {
-        let (one, res) = self.write_ring(w, report, table, uniform)?;
+        let (one, res) = self.write_ring(w, report, records, uniform)?;
         Ok(Profile::part(
             one,
             res,
@@ -112,7 +113,8 @@ impl<'a> RingCsv<'a> {
         table: &ZoneTable,
         sites: &Arc<SiteTable>,
     ) -> io::Result<()> {
-        self.write_ring(w, report, table, Some(sites)).map(drop)
+        self.write_ring(w, report, table.to_records(), Some(sites))
+            .map(drop)
     }
 
     /// Writes the ring's rows; returns the ring as a one-ring readout and its naming.
@@ -120,10 +122,10 @@ impl<'a> RingCsv<'a> {
         &mut self,
         w: &mut impl Write,
         report: &RingReport,
-        table: &ZoneTable,
+        records: Records,
         uniform: Option<&Arc<SiteTable>>,
     ) -> io::Result<(Readout, Resolution)> {
-        let (one, res) = self.name_ring(report, table, uniform);
+        let (one, res) = self.name_ring(report, records, uniform);
         self.written.rows += self
             .rows
             .ring(w, report.id, &one.rings[0].records, &res.rings[0])?;
@@ -139,7 +141,7 @@ impl<'a> RingCsv<'a> {
         uniform: Option<&Arc<SiteTable>>,
         timebase: &Timebase,
     ) -> Profile {
-        let (one, res) = self.name_ring(report, table, uniform);
+        let (one, res) = self.name_ring(report, table.to_records(), uniform);
         Profile::part(one, res, self.oplog.cloned(), timebase.clone())
     }
 
@@ -147,16 +149,15 @@ impl<'a> RingCsv<'a> {
     fn name_ring(
         &mut self,
         report: &RingReport,
-        table: &ZoneTable,
+        records: Records,
         uniform: Option<&Arc<SiteTable>>,
     ) -> (Readout, Resolution) {
         let id = report.id;
-        let records = table.to_records();
         self.written
             .issues
             .extend(checks::launch_times(&records, Some(id.location())));
         self.written.records += records.len() as u64;
-        self.written.zones += table.zones() as u64;
+        self.written.zones += records.kind().iter().filter(|k| k.is_zone()).count() as u64;
         let mut one = Readout {
             geometry: self.geometry,
             rings: vec![report.clone()],
@@ -232,7 +233,6 @@ pub fn write_streamed(
     let streaming = !sinks.is_empty();
     let mut stream = Stream::begin(&run, sinks)?;
     let mut csv = RingCsv::new(captured.readout.geometry, oplog);
-    let mut table = ZoneTable::new();
     let mut decode_issues = Vec::new();
     let mut failed: Option<crate::Error> = None;
     let spool = &mut captured.payload;
@@ -240,10 +240,12 @@ pub fn write_streamed(
         csv.header(w)?;
         for (i, ring) in captured.readout.rings.iter().enumerate() {
             let payload = spool.read(ring.id).map_err(io::Error::other)?;
-            decode_issues.extend(decode_payload(ring.id, &payload, &mut table));
+            let (records, issue) = decode_payload_records(ring.id, &payload);
+            decode_issues.extend(issue);
+            drop(payload);
             if !streaming {
-                csv.ring(w, ring, &table)?;
-            } else if let Err(e) = stream.part(&csv.ring_part(w, ring, &table, None, timebase)?) {
+                csv.write_ring(w, ring, records, None)?;
+            } else if let Err(e) = stream.part(&csv.ring_part(w, ring, records, None, timebase)?) {
                 let what = e.to_string();
                 failed = Some(e);
                 return Err(io::Error::other(what));
