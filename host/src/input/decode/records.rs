@@ -341,13 +341,8 @@ impl Records {
         c.site.push(site);
         c.start_lo.push(start as u32);
         c.start_hi_from(row, (start >> 32) as u32);
-        match end.checked_sub(start) {
-            Some(span) if span < FAR as u64 => c.span.push(span as u32),
-            _ => {
-                c.span.push(FAR);
-                c.far.push((row, end));
-            }
-        }
+        let span = c.span_of(row, start, end);
+        c.span.push(span);
         if value != 0 || count != 0 {
             c.extra.push(Extra { row, count, value });
         }
@@ -365,30 +360,31 @@ impl Records {
         }
         let ZoneTable {
             end,
-            duration: mut span,
+            duration,
             site,
             extra,
             runs: marks,
             first_run,
         } = t;
-        let (mut kind, mut start_lo) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut start_hi, mut far, mut kept, mut runs) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut extra, mut marks) = (extra.iter().peekable(), marks.iter().peekable());
-        let (mut run, mut last_run, mut last_hi) = (first_run, NO_RUN, 0u32);
+        let mut c = Columns {
+            kind: Vec::with_capacity(n),
+            site,
+            start_lo: Vec::with_capacity(n),
+            span: duration,
+            ..Columns::default()
+        };
+        let (mut extra, mut marks, mut run) =
+            (extra.iter().peekable(), marks.iter().peekable(), first_run);
         for (i, &end) in end.iter().enumerate() {
             let row = i as u32;
             if let Some(m) = marks.next_if(|m| m.row == i as u64) {
                 run = m.run;
             }
-            if run != last_run {
-                runs.push((row, run));
-                last_run = run;
-            }
-            let (k, start) = match extra.next_if(|e| e.row == i as u64) {
+            c.run_from(row, run);
+            let (kind, start) = match extra.next_if(|e| e.row == i as u64) {
                 Some(e) => {
                     if e.value != 0 || e.count != 0 {
-                        kept.push(Extra {
+                        c.extra.push(Extra {
                             row,
                             count: e.count,
                             value: e.value,
@@ -396,34 +392,15 @@ impl Records {
                     }
                     (e.kind, e.start)
                 }
-                None => (RecordKind::Zone, end - span[i] as u64),
+                None => (RecordKind::Zone, end - c.span[i] as u64),
             };
-            kind.push(k);
-            start_lo.push(start as u32);
-            let hi = (start >> 32) as u32;
-            if hi != last_hi {
-                start_hi.push((row, hi));
-                last_hi = hi;
-            }
-            span[i] = match end.checked_sub(start) {
-                Some(d) if d < FAR as u64 => d as u32,
-                _ => {
-                    far.push((row, end));
-                    FAR
-                }
-            };
+            c.kind.push(kind);
+            c.start_lo.push(start as u32);
+            c.start_hi_from(row, (start >> 32) as u32);
+            c.span[i] = c.span_of(row, start, end);
         }
         drop(end);
-        Records(Some(Box::new(Columns {
-            kind,
-            site,
-            start_lo,
-            span,
-            start_hi,
-            far,
-            extra: kept,
-            runs,
-        })))
+        Records(Some(Box::new(c)))
     }
 
     /// The same rows with every start and end moved `by` cycles later (test fixtures at
@@ -502,6 +479,17 @@ impl Records {
 }
 
 impl Columns {
+    /// Row `row`'s span (the last so far): `end - start`, or [`FAR`] with its end noted.
+    fn span_of(&mut self, row: u32, start: u64, end: u64) -> u32 {
+        match end.checked_sub(start) {
+            Some(span) if span < FAR as u64 => span as u32,
+            _ => {
+                self.far.push((row, end));
+                FAR
+            }
+        }
+    }
+
     /// Row `row` (the last so far) starts with high bits `hi`.
     fn start_hi_from(&mut self, row: u32, hi: u32) {
         let last = self.start_hi.last().map_or(0, |&(_, h)| h);
