@@ -22,7 +22,7 @@
 //! Those are the shape `rings` (`--shapes`, the default): a longer run has more rings. The
 //! shape `ring` is one ring of all the zones ([`write_rings_csv`] of one chip's one ring: a
 //! device log of one core's BRISC, a `BRISC-KERNEL` zone around a loop of zones, as
-//! tt-metal writes it), measured with `import` and `tracy` of that log (the commands `ring-import` and `ring-tracy` in the
+//! tt-metal writes it, and one zone of a second chip: a two-chip run), measured with `import` and `tracy` of that log (the commands `ring-import` and `ring-tracy` in the
 //! results): peak memory over the length of one ring. The shape `tiny-rings` is
 //! [`TINY_RINGS_PER_M`] rings of two zones per size unit on one chip (300,000 rings at 8),
 //! the shape `chips` [`CHIPS_PER_M`] chips per size unit, one ring of [`CHIP_RING_ZONES`]
@@ -160,7 +160,7 @@ fn main() {
         if want_ring("import") || want_ring("tracy") {
             eprintln!("{m} M zones: one ring's device log ...");
             let csv = d.join("ring.csv");
-            let made = write_rings_csv(&csv, 1, 1, zones);
+            let made = write_rings_csv(&csv, 1, 1, zones) + append_chip_zone(&csv, 1);
             if want_ring("import") {
                 let r = measure(
                     &ttprof,
@@ -527,6 +527,24 @@ fn count_lines(path: &Path) -> u64 {
     use std::io::BufRead;
     let f = std::fs::File::open(path).unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
     std::io::BufReader::new(f).lines().count() as u64
+}
+
+/// Appends to the device log at `path` one `BRISC-KERNEL` zone of core (1, 1) of `chip`.
+/// Returns the zones written (1).
+fn append_chip_zone(path: &Path, chip: u64) -> u64 {
+    use std::io::Write;
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|mut f| {
+            write!(
+                f,
+                "{chip},1,1,BRISC,0,100,0,1,,,BRISC-KERNEL,ZONE_START,1,kernel.cpp,\n\
+                 {chip},1,1,BRISC,0,200,0,1,,,BRISC-KERNEL,ZONE_END,1,kernel.cpp,\n"
+            )
+        });
+    written.unwrap_or_else(|e| fail(&format!("{}: {e}", path.display())));
+    1
 }
 
 /// Writes tt-metal's device log of `chips` chips of `rings` rings each (cores from 1,1 up,
