@@ -27,4 +27,5 @@ pub mod sites;
 pub mod spooled;
 pub mod timebase;
 pub mod timeline;
+pub(crate) mod zone_records;
 pub mod zones;

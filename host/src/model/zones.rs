@@ -1,5 +1,5 @@
-//! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record and
-//! its depth, 5 bytes; its cycles, run, value and site label (from the ring's (run, site)
+//! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record
+//! (packed, about a byte: `zone_records`) and its depth, about 2 bytes; its cycles, run, value and site label (from the ring's (run, site)
 //! -> label table) are read when the zone is asked for. A [`Zone`] held whole takes 48
 //! bytes beside the record it copies, and a ring's view holds every zone of the ring at
 //! once (issue 41).
@@ -9,6 +9,7 @@
 //! both.
 
 use crate::decode::{RecordKind, Records};
+use crate::model::zone_records::ZoneRecords;
 use crate::profile::RingLabels;
 use crate::timeline::Zone;
 use crate::util::small_map::SmallMap;
@@ -52,8 +53,8 @@ pub struct Zones<'a> {
     lane: u32,
     /// The op of each run the zones name ([`Zone::op`]).
     ops: SmallMap<u32, Option<u32>>,
-    /// Per zone: its record.
-    record: Vec<u32>,
+    /// Per zone: its record (packed, about a byte a zone).
+    record: ZoneRecords,
     /// Per zone: [`Zone::depth`], or [`DEEP`] for a zone nested that deep or deeper.
     depth: Vec<u8>,
     /// (zone, depth) of the zones whose depth is [`DEEP`] or more, in zone order.
@@ -72,7 +73,7 @@ impl<'a> Zones<'a> {
             labels,
             lane,
             ops: SmallMap::default(),
-            record: Vec::new(),
+            record: ZoneRecords::default(),
             depth: Vec::new(),
             deep: Vec::new(),
         }
@@ -88,7 +89,9 @@ impl<'a> Zones<'a> {
     #[cfg(test)]
     pub(crate) fn push(&mut self, record: usize, depth: u16, op: impl FnOnce(u32) -> Option<u32>) {
         self.push_depth(record, depth, op);
-        self.record.push(record as u32);
+        let mut all = self.record.range(0, self.record.len());
+        all.push(record as u32);
+        self.record = ZoneRecords::from_slice(&all);
     }
 
     /// The next zone to open, as [`Zones::push`] without keeping its record: the view gives
@@ -110,7 +113,7 @@ impl<'a> Zones<'a> {
     }
 
     /// Each zone's record, in the order [`Zones::push_depth`] opened them (one each).
-    pub(crate) fn set_records(&mut self, record: Vec<u32>) {
+    pub(crate) fn set_records(&mut self, record: ZoneRecords) {
         assert_eq!(record.len(), self.depth.len(), "a record per zone");
         self.record = record;
     }
@@ -122,12 +125,12 @@ impl<'a> Zones<'a> {
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.record.is_empty()
+        self.record.len() == 0
     }
 
     /// Zone `i` (`i < len()`; panics otherwise, as a slice's index does).
     pub fn zone(&self, i: usize) -> Zone {
-        let (r, k) = (self.records, self.record[i] as usize);
+        let (r, k) = (self.records, self.record.get(i) as usize);
         let run = r.run_at(k);
         let label = self.labels.and_then(|l| l.get(run, r.site[k]));
         Zone {
@@ -168,19 +171,19 @@ impl<'a> Zones<'a> {
         self.into_iter()
     }
 
-    /// Each zone's record, in the order the zones open.
-    pub(crate) fn records_in_order(&self) -> &[u32] {
-        &self.record
+    /// The records of zones `from..to`, in the order the zones open.
+    pub(crate) fn records_in_order(&self, from: usize, to: usize) -> Vec<u32> {
+        self.record.range(from, to)
     }
 
     /// Zone `i`'s start, device cycles (without making the whole zone).
     pub fn start_cycles(&self, i: usize) -> u64 {
-        self.records.start_at(self.record[i] as usize)
+        self.records.start_at(self.record.get(i) as usize)
     }
 
     /// Zone `i`'s end, device cycles (without making the whole zone).
     pub fn end_cycles(&self, i: usize) -> u64 {
-        self.records.end_at(self.record[i] as usize)
+        self.records.end_at(self.record.get(i) as usize)
     }
 }
 
@@ -339,27 +342,36 @@ mod tests {
         for (i, &d) in depths.iter().enumerate() {
             z.push_depth(i, d, |_| None);
         }
-        z.set_records((0..depths.len() as u32).collect());
+        let all: Vec<u32> = (0..depths.len() as u32).collect();
+        z.set_records(ZoneRecords::from_slice(&all));
         let got: Vec<u16> = z.iter().map(|z| z.depth).collect();
         assert_eq!(got, depths);
         assert_eq!(z.deep.len(), 5);
     }
 
     /// What a view holds per zone (issue 41): a zone made whole is 48 bytes; a view makes
-    /// its 1-byte depth and takes its 4-byte record from the markers' opening order, whose
-    /// memory it reuses (`markers::tests::kept_openings_reuse_the_opening_order`).
+    /// its 1-byte depth and takes its record packed from the markers' opening order, about
+    /// a byte (`zone_records::tests`).
     #[test]
-    fn a_view_holds_five_bytes_a_zone() {
-        let r = records();
+    fn a_view_holds_two_bytes_a_zone() {
+        let n = 10_000u32;
+        let mut r = Records::new();
+        for i in 0..n as u64 {
+            r.push(RecordKind::Zone, 1, 10 * i, 10 * i + 5, 0, 0, 1);
+        }
         let mut z = Zones::new(&r, None, 0);
-        z.reserve(1000);
-        assert_eq!(z.depth.capacity() / 1000, 1);
-        for i in 0..3 {
+        z.reserve(n as usize);
+        for i in 0..n as usize {
             z.push_depth(i, 0, |_| None);
         }
-        let mut record = Vec::with_capacity(1000);
-        record.extend([0, 1, 2]);
-        z.set_records(record);
-        assert_eq!(z.record.capacity() * 4 / 1000, 4);
+        let all: Vec<u32> = (0..n).collect();
+        z.set_records(ZoneRecords::from_slice(&all));
+        let held = z.depth.capacity() + z.record.held_bytes();
+        // A byte of depth, a byte of record, 4 bytes of base a block of 32.
+        assert!(
+            held as f64 / (n as f64) < 2.13,
+            "{held} bytes for {n} zones"
+        );
+        assert_eq!(z.zone(9_999).start_cycles, 99_990);
     }
 }

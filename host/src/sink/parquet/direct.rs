@@ -158,7 +158,8 @@ pub(crate) fn ring_batches(
 
 /// Ring `v`'s zones, then its marks, as batches of at most `rows` rows each (one, maybe
 /// empty, when it has none), handed to `emit(zones, batch)`: what is held is one batch and
-/// the ring's opening order (4 bytes a row), not the ring's whole table.
+/// the ring's opening order (4 bytes a row when made here, about one when the view's),
+/// not the ring's whole table.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ring_batches_by<E>(
     zs: &SchemaRef,
@@ -186,8 +187,7 @@ pub(crate) fn ring_batches_by<E>(
     let is_mark =
         |k: RecordKind| matches!(k, RecordKind::Event | RecordKind::Data | RecordKind::Sum);
     let mut naming = Naming::new(p, v);
-    let slices = |order: &[u32]| -> Vec<(usize, usize)> {
-        let n = order.len();
+    let slices = |n: usize| -> Vec<(usize, usize)> {
         let step = rows.max(1);
         let mut v: Vec<(usize, usize)> = (0..n)
             .step_by(step)
@@ -199,44 +199,38 @@ pub(crate) fn ring_batches_by<E>(
         v
     };
     // The view's zones are in this order when the driver built them for another sink
-    // (4 bytes a zone, and the order's making, not held twice; the test
-    // `direct_batches_equal_the_general_ones` holds the two orders equal).
-    let zones = if !v.placed {
-        Cow::Owned(Vec::new())
+    // (about a byte a zone, and the order's making, not held twice; the test
+    // `direct_batches_equal_the_general_ones` holds the two orders equal): a batch's
+    // records are unpacked from it as the batch is made.
+    let own = if !v.placed {
+        Some(Vec::new())
     } else if !v.zones.is_empty() {
-        Cow::Borrowed(v.zones.records_in_order())
+        None
     } else {
-        Cow::Owned(opening_order(
+        Some(opening_order(
             r,
             (0..r.len()).filter(|&i| r.kind[i].is_zone()),
         ))
     };
+    let n = own.as_ref().map_or(v.zones.len(), Vec::len);
     // Ends of the zones open so far, earliest first, carried from batch to batch.
     let mut open: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
-    let cuts = slices(&zones);
-    for &(a, b) in &cuts {
-        let batch = zones_batch(
-            zs,
-            d,
-            v,
-            r,
-            &zones[a..b],
-            &mut open,
-            &mut naming,
-            &ns,
-            with_chip,
-        )
-        .map_err(arrow)?;
+    for (a, b) in slices(n) {
+        let order = match &own {
+            Some(order) => Cow::Borrowed(&order[a..b]),
+            None => Cow::Owned(v.zones.records_in_order(a, b)),
+        };
+        let batch = zones_batch(zs, d, v, r, &order, &mut open, &mut naming, &ns, with_chip)
+            .map_err(arrow)?;
         emit(true, batch)?;
     }
-    drop(zones);
+    drop(own);
     let marks = if v.placed {
         opening_order(r, (0..r.len()).filter(|&i| is_mark(r.kind[i])))
     } else {
         Vec::new()
     };
-    let cuts = slices(&marks);
-    for &(a, b) in &cuts {
+    for (a, b) in slices(marks.len()) {
         let batch =
             marks_batch(ms, d, v, r, &marks[a..b], &mut naming, &ns, with_chip).map_err(arrow)?;
         emit(false, batch)?;
