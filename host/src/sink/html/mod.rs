@@ -43,7 +43,8 @@ use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::ops::Ops;
 use crate::sink::exact;
-use crate::timeline::{MarkKind, Timeline};
+use crate::timebase::TileClock;
+use crate::timeline::{MarkKind, Timeline, Zone};
 use std::cmp::Ordering;
 use std::io::{self, Write};
 use std::path::Path;
@@ -201,15 +202,23 @@ fn select<K: Copy>(
     (keep, limit, total - limit, Some(cut))
 }
 
+/// A zone's rank key: its host duration, ns (`None`: it cannot be drawn), by its lane's
+/// `clock`.
+pub(crate) fn zone_key(z: &Zone, clock: Option<&TileClock>) -> Option<f64> {
+    let (start, end) = (z.start_ns(clock), z.end_ns(clock));
+    (start.is_finite() && end.is_finite()).then(|| (end - start).max(0.0))
+}
+
+/// The page's zone order on keys: the longest first (`Less`: `a` before `b`).
+pub(crate) fn zone_order(a: &f64, b: &f64) -> Ordering {
+    b.total_cmp(a)
+}
+
 /// Which zones to embed: every drawable one, or the `limit` longest (ties in time order).
 fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
     let clocks = t.lane_clocks();
-    let key = |z: &crate::timeline::Zone| {
-        let clock = clocks.get(z.lane as usize).and_then(Option::as_ref);
-        let (start, end) = (z.start_ns(clock), z.end_ns(clock));
-        (start.is_finite() && end.is_finite()).then(|| (end - start).max(0.0))
-    };
-    let order = |a: &f64, b: &f64| b.total_cmp(a);
+    let key = |z: &Zone| zone_key(z, clocks.get(z.lane as usize).and_then(Option::as_ref));
+    let order = zone_order;
     let (keep, zones, hidden, shortest) = if t.zones.len() <= limit {
         // Every drawable zone fits: what `select` gives, without its list of keys (16
         // bytes a zone, held beside the finished analysis; issue 41).
@@ -238,10 +247,13 @@ fn zone_selection(t: &Timeline, limit: usize) -> (Vec<bool>, Shown) {
 /// embed, whatever comes later: those with at least `zones` (`marks`) better ones before
 /// them in the page's own order, and those it cannot draw. What is kept keeps its order, so
 /// a page written afterwards is the page of the whole timeline. Returns the drawable zones
-/// and marks dropped (they count as left out of the page).
-pub(crate) fn prune(t: &mut Timeline, zones: usize, marks: usize) -> (usize, usize) {
+/// and marks dropped (they count as left out of the page), and, when zones were dropped,
+/// the key of the last zone kept: a zone added later whose key is not before it in
+/// [`zone_order`] can never be embedded either (`zones` earlier ones are at least as long).
+pub(crate) fn prune(t: &mut Timeline, zones: usize, marks: usize) -> (usize, usize, Option<f64>) {
     let before = t.bounds_ns();
     let (keep, shown) = zone_selection(t, zones);
+    let cut = (shown.hidden > 0).then_some(shown.shortest_shown_ns);
     let mut k = keep.into_iter();
     t.zones.retain(|_| k.next().unwrap_or(false));
     let (keep, _, marks_hidden) = mark_selection(t, marks);
@@ -249,7 +261,7 @@ pub(crate) fn prune(t: &mut Timeline, zones: usize, marks: usize) -> (usize, usi
     t.marks.retain(|_| k.next().unwrap_or(false));
     // The page's time axis still spans what was dropped.
     t.dropped_span = before;
-    (shown.hidden, marks_hidden)
+    (shown.hidden, marks_hidden, cut)
 }
 
 fn kind_code(k: MarkKind) -> u8 {

@@ -10,7 +10,7 @@ use crate::error::Result;
 use crate::html;
 use crate::inputs::Inputs;
 use crate::issue::Issue;
-use crate::profile::{Profile, RingView};
+use crate::profile::{hull, Profile, RingView};
 use crate::sink::analysis::{self, Shared};
 use crate::sink::{exact, Finished, Sink};
 use crate::timeline::Timeline;
@@ -28,6 +28,9 @@ pub(crate) struct HtmlPage {
     limits: (usize, usize),
     /// Drawable zones and marks dropped on the way (left out of the page).
     pruned: (usize, usize),
+    /// The key of the last zone kept by the last prune that dropped zones
+    /// ([`html::prune`]): a zone not longer is never added.
+    cut: Option<f64>,
     /// What the page shows (after [`Sink::finish`]).
     pub shown: html::Shown,
     /// Typed waits, for the bottleneck panel.
@@ -47,6 +50,7 @@ impl HtmlPage {
             timeline: None,
             limits: (html::MAX_ZONES, html::MAX_MARKS),
             pruned: (0, 0),
+            cut: None,
             shown: html::Shown::default(),
             waits: Some(Shared::default()),
             op_graph: None,
@@ -85,42 +89,54 @@ impl Sink for HtmlPage {
             a.add(p, v);
         }
         if let Some(t) = self.timeline.as_mut() {
-            // The ring's zones and marks are added a slice at a time, pruned whenever more
-            // than 1.25 times the limit is held: what is held stays bounded however long one
-            // ring is (the whole ring was cloned first, 64 bytes a zone). Pruning keeps only
-            // what the page could still embed, in order, so the page is the same wherever it
-            // happens.
+            // The ring's zones and marks are added a slice at a time and pruned in between:
+            // what is held stays bounded however long one ring is (the whole ring was
+            // cloned first, 64 bytes a zone). Pruning keeps only what the page could still
+            // embed, in order, so the page is the same wherever it happens.
             let (zones, marks) = self.limits;
             let (zones, marks) = (zones.max(1), marks.max(1));
             debug_assert_eq!(v.index, t.lanes.len());
             t.lanes.push(v.lane);
-            let mut prune = |t: &mut Timeline| {
-                if t.zones.len() > zones + zones.div_ceil(4)
-                    || t.marks.len() > marks + marks.div_ceil(4)
-                {
-                    let (z, m) = html::prune(t, self.limits.0, self.limits.1);
-                    self.pruned.0 += z;
-                    self.pruned.1 += m;
+            // A sixteenth of the zone limit at a time: at most 1.125 times the limit held
+            // (72 MB of zones at the default 1 M when it was a quarter, 1.5 times, issue
+            // 41), and a prune (down to the limit) after at least that much was added. A
+            // zone no longer than the last one a prune kept is not added at all (counted
+            // as left out, its span kept for the page's time axis), so a long ring of
+            // like zones is pruned about once. Room is made for at most that much
+            // (doubling, a 1.5 times limit grew a vector of 2 times it).
+            let step = zones.div_ceil(16);
+            let (most_zones, most_marks) = (zones + 2 * step, marks + 2 * marks.div_ceil(4));
+            let clock = p.timebase.tile_clock(v.lane.chip, v.lane.tile);
+            let limits = self.limits;
+            let (pruned, cut) = (&mut self.pruned, &mut self.cut);
+            let n = v.zones.len();
+            let mut from = 0;
+            while from < n {
+                let mut added = 0;
+                while from < n && added < step {
+                    let z = v.zones.zone(from);
+                    from += 1;
+                    let key = html::zone_key(&z, clock.as_ref());
+                    match (key, *cut) {
+                        (Some(k), Some(c)) if html::zone_order(&k, &c).is_ge() => {
+                            pruned.0 += 1;
+                            let span = (z.start_ns(clock.as_ref()), z.end_ns(clock.as_ref()));
+                            t.dropped_span = hull(t.dropped_span.into_iter().chain([span]));
+                        }
+                        (None, Some(_)) => {}
+                        _ => {
+                            grow(&mut t.zones, 1, most_zones);
+                            t.zones.push(z);
+                            added += 1;
+                        }
+                    }
                 }
-            };
-            // A quarter of the limit at a time: at most 1.5 times the limit held, and a prune
-            // (down to the limit) after at least a quarter of it was added (pruned at twice
-            // the limit, 2.25 times was held: 144 MB of zones at the default limit).
-            // Room is made for at most that much (doubling, a 1.5 times limit grew a vector
-            // of 2 times it: 128 MB of 64-byte zones at the default limit, 96 needed).
-            let (most_zones, most_marks) =
-                (zones + 2 * zones.div_ceil(4), marks + 2 * marks.div_ceil(4));
-            let (n, step) = (v.zones.len(), zones.div_ceil(4));
-            for from in (0..n).step_by(step) {
-                let to = n.min(from + step);
-                grow(&mut t.zones, to - from, most_zones);
-                t.zones.extend((from..to).map(|i| v.zones.zone(i)));
-                prune(t);
+                prune(t, limits, step, pruned, cut);
             }
             for slice in v.marks.chunks(marks.div_ceil(4)) {
                 grow(&mut t.marks, slice.len(), most_marks);
                 t.marks.extend_from_slice(slice);
-                prune(t);
+                prune(t, limits, step, pruned, cut);
             }
         }
         Ok(())
@@ -230,6 +246,25 @@ impl Sink for HtmlPage {
 
 /// Makes room in `v` for `more` elements: doubling its capacity, but to no more than `most`
 /// (what the page's pruning ever holds) unless `more` needs it.
+/// Prunes `t` ([`html::prune`] under `limits`) when it holds more than `step` zones or a
+/// quarter of the mark limit past its limits, adding what it drops to `pruned` and keeping
+/// the last cut in `cut`.
+fn prune(
+    t: &mut Timeline,
+    limits: (usize, usize),
+    step: usize,
+    pruned: &mut (usize, usize),
+    cut: &mut Option<f64>,
+) {
+    let (zones, marks) = (limits.0.max(1), limits.1.max(1));
+    if t.zones.len() > zones + step || t.marks.len() > marks + marks.div_ceil(4) {
+        let (z, m, c) = html::prune(t, limits.0, limits.1);
+        pruned.0 += z;
+        pruned.1 += m;
+        *cut = c.or(*cut);
+    }
+}
+
 fn grow<T>(v: &mut Vec<T>, more: usize, most: usize) {
     let need = v.len() + more;
     if need > v.capacity() {
