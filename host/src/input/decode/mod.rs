@@ -18,6 +18,7 @@ mod hot;
 mod records;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+mod spans;
 #[cfg(test)]
 mod tests;
 

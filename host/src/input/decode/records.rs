@@ -1,6 +1,7 @@
 //! The columnar record table the decoder fills.
 
 use super::compact::ZoneTable;
+use super::spans::Spans;
 use ttprof_rt::wire::{Record, SiteId};
 
 /// What a decoded record is. Short, 32- and 64-bit wire forms of a zone all become `Zone`.
@@ -42,9 +43,10 @@ pub const NO_RUN: u32 = u32::MAX;
 ///
 /// `value` and `count` are kept only for the rows where either is not 0, `run` only where
 /// it changes, a start as its low 32 bits (the high 32 only where they change) and an end
-/// as its distance from the start (the whole end only for the rare row whose distance is
-/// 2^32 - 1 or more, or negative): a zone's row is 11 bytes, not 35 (a ring's records are
-/// held whole while its outputs are written, issue 41). A ring cannot reach 2^32 rows in
+/// as its distance from the start (2 bytes while most distances are below 2^16, else 4,
+/// `spans`; the whole end only for the rare row whose distance is 2^32 - 1 or more, or
+/// negative): a short zone's row is 9 bytes, not 35 (a ring's records are held whole while
+/// its outputs are written, issue 41). A ring cannot reach 2^32 rows in
 /// memory, so rows are numbered in 32 bits.
 ///
 /// The columns are made on the first record: no records cost one word, not seven empty
@@ -62,22 +64,15 @@ pub struct Columns {
     pub(crate) site: Vec<SiteId>,
     /// Start, device cycles, low 32 bits ([`Records::start_at`]).
     start_lo: Vec<u32>,
-    /// End minus start, or [`FAR`] when that is not below it ([`Records::end_at`]).
-    span: Vec<u32>,
+    /// End minus start ([`Records::end_at`]; 2 bytes a row while most are short).
+    spans: Spans,
     /// (first row, high 32 bits of the start) where those change, in row order.
     start_hi: Vec<(u32, u32)>,
-    /// (row, end) of the rows whose span is [`FAR`], in row order.
-    far: Vec<(u32, u64)>,
     /// The rows whose `value` or `count` is not 0, in row order ([`Records::value_at`]).
     extra: Vec<Extra>,
     /// (first row, run) where the run changes, in row order ([`Records::run_at`]).
     runs: Vec<(u32, u32)>,
 }
-
-/// The span of a row whose end is not within `u32::MAX - 1` cycles after its start (a
-/// long zone, or a malformed loss whose end is before its start): its end is in
-/// [`Columns::far`].
-const FAR: u32 = u32::MAX;
 
 /// A row's `value` and `count` ([`Columns::extra`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,9 +87,8 @@ static NO_COLUMNS: Columns = Columns {
     kind: Vec::new(),
     site: Vec::new(),
     start_lo: Vec::new(),
-    span: Vec::new(),
+    spans: Spans::new(),
     start_hi: Vec::new(),
-    far: Vec::new(),
     extra: Vec::new(),
     runs: Vec::new(),
 };
@@ -156,14 +150,7 @@ impl Records {
 
     /// Row `i`'s end, device cycles (the time of a point record).
     pub fn end_at(&self, i: usize) -> u64 {
-        match self.span[i] {
-            FAR => {
-                let far = &self.far;
-                let k = far.partition_point(|&(row, _)| (row as usize) < i);
-                far[k].1
-            }
-            span => self.start_at(i) + span as u64,
-        }
+        self.spans.end_at(i, self.start_at(i))
     }
 
     /// Each row's start ([`Records::start_at`]), in row order, in one pass.
@@ -183,13 +170,7 @@ impl Records {
 
     /// Each row's end ([`Records::end_at`]), in row order, in one pass.
     pub fn ends(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        let mut far = self.far.iter().map(|&(_, end)| end);
-        self.starts()
-            .zip(&self.span)
-            .map(move |(start, &span)| match span {
-                FAR => far.next().unwrap_or(start),
-                span => start + span as u64,
-            })
+        self.spans.ends(self.starts())
     }
 
     /// Row `i`'s kind-specific payload: zone value, data, sum total cycles, run id, packed
@@ -259,7 +240,7 @@ impl Records {
         c.kind.reserve(n);
         c.site.reserve(n);
         c.start_lo.reserve(n);
-        c.span.reserve(n);
+        c.spans.reserve(n);
     }
 
     /// Number of records.
@@ -285,12 +266,10 @@ impl Records {
         c.kind.truncate(n);
         c.site.truncate(n);
         c.start_lo.truncate(n);
-        c.span.truncate(n);
+        c.spans.truncate(n);
         let kept = |row: u32| (row as usize) < n;
         let his = c.start_hi.partition_point(|&(from, _)| kept(from));
         c.start_hi.truncate(his);
-        let far = c.far.partition_point(|&(row, _)| kept(row));
-        c.far.truncate(far);
         let extra = c.extra.partition_point(|e| kept(e.row));
         c.extra.truncate(extra);
         let runs = c.runs.partition_point(|&(from, _)| kept(from));
@@ -307,9 +286,7 @@ impl Records {
         c.kind.extend_from_slice(&other.kind);
         c.site.extend_from_slice(&other.site);
         c.start_lo.extend_from_slice(&other.start_lo);
-        c.span.extend_from_slice(&other.span);
-        c.far
-            .extend(other.far.iter().map(|&(row, end)| (base + row, end)));
+        c.spans.append(&other.spans);
         for (from, hi) in other.his_from_row_0() {
             c.start_hi_from(base + from, hi);
         }
@@ -341,8 +318,7 @@ impl Records {
         c.site.push(site);
         c.start_lo.push(start as u32);
         c.start_hi_from(row, (start >> 32) as u32);
-        let span = c.span_of(row, start, end);
-        c.span.push(span);
+        c.spans.push(row, start, end);
         if value != 0 || count != 0 {
             c.extra.push(Extra { row, count, value });
         }
@@ -350,8 +326,8 @@ impl Records {
     }
 
     /// The rich view of `t`, made from its columns as it is taken: its sites and durations
-    /// become the records' sites and spans in place, so a long ring holds 19 bytes a row
-    /// while it is converted, not the table's 14 beside the records' 11 ([`ZoneTable::to_records`]
+    /// become the records' sites and 32-bit spans in place, so a long ring holds 19 bytes a
+    /// row while it is converted, not the table's 14 beside the records' 11 ([`ZoneTable::to_records`]
     /// gives the same rows).
     pub(crate) fn from_table(t: ZoneTable) -> Records {
         let n = t.len();
@@ -370,9 +346,11 @@ impl Records {
             kind: Vec::with_capacity(n),
             site,
             start_lo: Vec::with_capacity(n),
-            span: duration,
             ..Columns::default()
         };
+        // The durations become the 32-bit spans in place, then the column (narrowed once
+        // the ends are let go).
+        let mut span32 = duration;
         let (mut extra, mut marks, mut run) =
             (extra.iter().peekable(), marks.iter().peekable(), first_run);
         for (i, &end) in end.iter().enumerate() {
@@ -392,14 +370,15 @@ impl Records {
                     }
                     (e.kind, e.start)
                 }
-                None => (RecordKind::Zone, end - c.span[i] as u64),
+                None => (RecordKind::Zone, end - span32[i] as u64),
             };
             c.kind.push(kind);
             c.start_lo.push(start as u32);
             c.start_hi_from(row, (start >> 32) as u32);
-            c.span[i] = c.span_of(row, start, end);
+            span32[i] = c.spans.span32_of(row, start, end);
         }
         drop(end);
+        c.spans = std::mem::take(&mut c.spans).with_spans32(span32);
         Records(Some(Box::new(c)))
     }
 
@@ -479,17 +458,6 @@ impl Records {
 }
 
 impl Columns {
-    /// Row `row`'s span (the last so far): `end - start`, or [`FAR`] with its end noted.
-    fn span_of(&mut self, row: u32, start: u64, end: u64) -> u32 {
-        match end.checked_sub(start) {
-            Some(span) if span < FAR as u64 => span as u32,
-            _ => {
-                self.far.push((row, end));
-                FAR
-            }
-        }
-    }
-
     /// Row `row` (the last so far) starts with high bits `hi`.
     fn start_hi_from(&mut self, row: u32, hi: u32) {
         let last = self.start_hi.last().map_or(0, |&(_, h)| h);
