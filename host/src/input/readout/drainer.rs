@@ -4,8 +4,11 @@
 //! a drain then reads one word per ring (`HEAD`) and the live spans; [`Drainer::finish`]
 //! reads each ring's counters once more. Decoded records go to each ring's compact
 //! [`ZoneTable`]; the rich [`Records`] view is built per ring when records are handed out.
+//! A [`RingReader`], which hands each ring out whole, decodes straight into its records
+//! (`decoded`).
 
 use super::control::{self, RingControl, RING_WORDS, TILE_WORDS};
+use super::decoded::Decoded;
 use super::ring::{final_issues, RingEntry};
 use super::{Readout, RingId, RingReport};
 use crate::decode::{Records, ZoneTable};
@@ -351,12 +354,12 @@ impl<'m> Drainer<'m> {
     }
 
     /// Moves the records decoded so far out of the drainer as compact tables; counts and
-    /// decoder state stay.
+    /// decoder state stay. (A [`RingReader`]'s rings, decoded into records, have none.)
     pub(crate) fn take_zones(&mut self) -> Vec<(RingId, ZoneTable)> {
         self.rings
             .iter_mut()
             .filter(|r| !r.table.is_empty())
-            .map(|r| (r.report.id, std::mem::take(&mut r.table)))
+            .filter_map(|r| Some((r.report.id, r.table.take_table()?)))
             .collect()
     }
 
@@ -425,7 +428,7 @@ impl<'m> Drainer<'m> {
             .is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
-            r.report.records = Records::from_table(std::mem::take(&mut r.table));
+            r.report.records = r.table.take_records();
             self.issues.extend(final_issues(&r.report, faulted));
             rings.push(r.report);
         }
@@ -468,7 +471,7 @@ impl Drainer<'_> {
                 .is_some_and(|s| s & riscv_linker::devfile::STATUS_FAULTED != 0);
         let mut rings = Vec::with_capacity(self.rings.len());
         for mut r in self.rings {
-            r.report.records = Records::from_table(std::mem::take(&mut r.table));
+            r.report.records = r.table.take_records();
             self.issues.extend(final_issues(&r.report, faulted));
             rings.push(r.report);
         }
@@ -507,8 +510,13 @@ impl<'m> RingReader<'m> {
             consume,
             attach_consumer: false,
         };
-        let d = Drainer::attach_to(Mem::Borrowed(mem), opts, true)?;
+        let mut d = Drainer::attach_to(Mem::Borrowed(mem), opts, true)?;
         d.mem.check()?;
+        // Each ring is handed out whole: decoded straight into its records, never held as
+        // a table and records at once (`decoded`).
+        for r in &mut d.rings {
+            r.table = Decoded::Records(r.table.take_records());
+        }
         let faulted = d
             .mem
             .device_status()
@@ -560,7 +568,7 @@ impl<'m> RingReader<'m> {
         entry.settle(&mut self.settled);
         let mut report = entry.report.release();
         report.released = None;
-        report.records = Records::from_table(std::mem::take(&mut entry.table));
+        report.records = entry.table.take_records();
         self.finals.extend(final_issues(&report, self.faulted));
         entry.report = report.release();
         Ok(Some(report))

@@ -12,6 +12,7 @@
 
 pub mod checks;
 pub mod control;
+mod decoded;
 mod drainer;
 mod ring;
 pub mod span;

@@ -7,9 +7,9 @@
 //! per drain the control cost is one word.
 
 use super::control::{self, DRAIN_FIRST, DRAIN_WORDS};
+use super::decoded::Decoded;
 use super::span::{Span, SpanDecoder, SpanStats};
 use super::RingReport;
-use crate::decode::ZoneTable;
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
@@ -18,8 +18,8 @@ use riscv_linker::profiler::{ring, RingMap};
 pub(super) struct RingEntry {
     pub report: RingReport,
     pub span: SpanDecoder,
-    /// Records decoded and not yet taken.
-    pub table: ZoneTable,
+    /// Records decoded and not yet taken (a compact table unless the ring is read whole).
+    pub table: Decoded,
     /// Consumed position (our copy of `TAIL`).
     pub tail: u32,
     /// Control words read by `attach`, used by the first drain instead of a second read.
@@ -65,7 +65,7 @@ impl RingEntry {
         RingEntry {
             report,
             span,
-            table: ZoneTable::new(),
+            table: Decoded::default(),
             tail,
             fresh: true,
             stale: false,
@@ -143,8 +143,8 @@ impl RingEntry {
     /// recorded (a snapshot of a drained run): the ring's stream up to its `TAIL`, decoded
     /// before the live span, from the ring's first record.
     pub(crate) fn feed_drained(&mut self, bytes: &[u8], issues: &mut Vec<Issue>) {
-        let (rows, extras) = (self.table.len(), self.table.extra.len());
-        let result = self.span.decoder.decode_compact(bytes, &mut self.table);
+        let mark = self.table.mark();
+        let result = self.table.decode(&mut self.span.decoder, bytes);
         let good = match result {
             Ok(crate::decode::Stop::End) => bytes.len(),
             Ok(crate::decode::Stop::Pad { at } | crate::decode::Stop::Short { at }) => at,
@@ -152,9 +152,9 @@ impl RingEntry {
         };
         self.span.keep_decoded(&bytes[..good]);
         self.report.payload_bytes += good as u64;
-        self.rows += (self.table.len() - rows) as u64;
-        self.zones += self.table.zones_since(rows, extras) as u64;
-        self.report.losses_in_band += self.table.losses_since(extras);
+        self.rows += self.table.rows_since(mark) as u64;
+        self.zones += self.table.zones_since(mark) as u64;
+        self.report.losses_in_band += self.table.losses_since(mark);
         self.mid_stream = None;
         self.consumed_before = 0;
         if good < bytes.len() {
@@ -210,7 +210,7 @@ impl RingEntry {
                 self.tail = head;
             }
         } else if head != self.tail {
-            let (rows, extras) = (self.table.len(), self.table.extra.len());
+            let mark = self.table.mark();
             let mut stats = SpanStats::default();
             let base = self.map.ring_data(id.risc).start;
             let span = Span {
@@ -222,22 +222,17 @@ impl RingEntry {
             let result = self.span.decode(span, read, &mut self.table, &mut stats);
             r.payload_bytes += stats.payload_bytes;
             r.skipped_bytes += stats.skipped_bytes;
-            self.rows += (self.table.len() - rows) as u64;
+            self.rows += self.table.rows_since(mark) as u64;
             if let Some(before_run) = &mut self.mid_stream {
-                let run = self
-                    .table
-                    .runs
-                    .iter()
-                    .find(|m| m.row >= rows as u64)
-                    .map(|m| m.row as usize);
-                *before_run += (run.unwrap_or(self.table.len()) - rows) as u64;
+                let run = self.table.first_run_since(mark);
+                *before_run += (run.unwrap_or(self.table.len()) - mark.rows) as u64;
                 if run.is_some() {
                     issues.extend(mid_stream_issue(r, *before_run));
                     self.mid_stream = None;
                 }
             }
-            self.zones += self.table.zones_since(rows, extras) as u64;
-            r.losses_in_band += self.table.losses_since(extras);
+            self.zones += self.table.zones_since(mark) as u64;
+            r.losses_in_band += self.table.losses_since(mark);
             if let Err(err) = result {
                 let consumed = stats.payload_bytes + stats.skipped_bytes;
                 let lost = head.wrapping_sub(self.tail) as u64 - consumed;
