@@ -1,6 +1,7 @@
 //! A ring's zones as its view holds them ([`Zones`]): per zone the index of its record
-//! (packed, about a byte: `zone_records`) and its depth, about 2 bytes; its cycles, run, value and site label (from the ring's (run, site)
-//! -> label table) are read when the zone is asked for. A [`Zone`] held whole takes 48
+//! (packed, about a byte: `zone_records`) and its depth (half a byte), about 1.6 bytes;
+//! its cycles, run, value and site label (from the ring's (run, site) -> label table) are
+//! read when the zone is asked for. A [`Zone`] held whole takes 48
 //! bytes beside the record it copies, and a ring's view holds every zone of the ring at
 //! once (issue 41).
 //!
@@ -38,9 +39,9 @@ impl ZoneList for [Zone] {
     }
 }
 
-/// The depth a view keeps beside its zones, not in their byte (few rings nest that deep: a
-/// byte a zone, not two, issue 41).
-const DEEP: u8 = u8::MAX;
+/// The depth a view keeps beside its zones, not in their half byte (few rings nest that
+/// deep: half a byte a zone, not two, issue 41).
+const DEEP: u8 = 15;
 
 /// One ring's zones in the order they open (see the module docs).
 #[derive(Clone, Debug)]
@@ -55,8 +56,11 @@ pub struct Zones<'a> {
     ops: SmallMap<u32, Option<u32>>,
     /// Per zone: its record (packed, about a byte a zone).
     record: ZoneRecords,
-    /// Per zone: [`Zone::depth`], or [`DEEP`] for a zone nested that deep or deeper.
+    /// Per zone, half a byte (zone `2 k` the low half of byte `k`): [`Zone::depth`], or
+    /// [`DEEP`] for a zone nested that deep or deeper.
     depth: Vec<u8>,
+    /// Zones whose depth was given.
+    depths: usize,
     /// (zone, depth) of the zones whose depth is [`DEEP`] or more, in zone order.
     deep: Vec<(u32, u16)>,
 }
@@ -75,13 +79,15 @@ impl<'a> Zones<'a> {
             ops: SmallMap::default(),
             record: ZoneRecords::default(),
             depth: Vec::new(),
+            depths: 0,
             deep: Vec::new(),
         }
     }
 
     /// Room for `n` more zones' depths (their records come whole: [`Zones::set_records`]).
     pub(crate) fn reserve(&mut self, n: usize) {
-        self.depth.reserve(n);
+        self.depth
+            .reserve((self.depths + n).div_ceil(2) - self.depth.len());
     }
 
     /// The next zone to open: record `record`, nesting depth `depth`; `op` gives its run's
@@ -107,14 +113,23 @@ impl<'a> Zones<'a> {
         let run = self.records.run_at(record);
         self.ops.get_or_insert_with(run, || op(run));
         if depth >= DEEP as u16 {
-            self.deep.push((self.depth.len() as u32, depth));
+            self.deep.push((self.depths as u32, depth));
         }
-        self.depth.push(depth.min(DEEP as u16) as u8);
+        let half = depth.min(DEEP as u16) as u8;
+        match self.depths % 2 {
+            0 => self.depth.push(half),
+            _ => {
+                if let Some(b) = self.depth.last_mut() {
+                    *b |= half << 4;
+                }
+            }
+        }
+        self.depths += 1;
     }
 
     /// Each zone's record, in the order [`Zones::push_depth`] opened them (one each).
     pub(crate) fn set_records(&mut self, record: ZoneRecords) {
-        assert_eq!(record.len(), self.depth.len(), "a record per zone");
+        assert_eq!(record.len(), self.depths, "a record per zone");
         self.record = record;
     }
 
@@ -147,7 +162,7 @@ impl<'a> Zones<'a> {
 
     /// Zone `i`'s depth.
     fn depth_of(&self, i: usize) -> u16 {
-        match self.depth[i] {
+        match self.depth[i / 2] >> (4 * (i % 2)) & 0xF {
             DEEP => {
                 let deep = &self.deep;
                 deep[deep.partition_point(|&(zone, _)| (zone as usize) < i)].1
@@ -330,11 +345,11 @@ mod tests {
         assert_eq!(ZoneList::zone(&z, 1), held[1]);
     }
 
-    /// Depths of 255 and more are kept beside the byte a zone: each zone reads its own.
+    /// Depths of 15 and more are kept beside the half byte a zone: each zone reads its own.
     #[test]
     fn deep_zones_read_their_own_depth() {
         let mut r = Records::new();
-        let depths = [0u16, 254, 255, 256, 3, 1000, 255, u16::MAX];
+        let depths = [0u16, 14, 15, 16, 3, 1000, 255, u16::MAX, 7];
         for i in 0..depths.len() as u64 {
             r.push(RecordKind::Zone, 1, i, i + 1, 0, 0, 1);
         }
@@ -347,13 +362,14 @@ mod tests {
         let got: Vec<u16> = z.iter().map(|z| z.depth).collect();
         assert_eq!(got, depths);
         assert_eq!(z.deep.len(), 5);
+        assert_eq!(z.depth.len(), 5, "half a byte a zone");
     }
 
     /// What a view holds per zone (issue 41): a zone made whole is 48 bytes; a view makes
-    /// its 1-byte depth and takes its record packed from the markers' opening order, about
+    /// its half-byte depth and takes its record packed from the markers' opening order, about
     /// a byte (`zone_records::tests`).
     #[test]
-    fn a_view_holds_two_bytes_a_zone() {
+    fn a_view_holds_under_two_bytes_a_zone() {
         let n = 10_000u32;
         let mut r = Records::new();
         for i in 0..n as u64 {
@@ -367,9 +383,9 @@ mod tests {
         let all: Vec<u32> = (0..n).collect();
         z.set_records(ZoneRecords::from_slice(&all));
         let held = z.depth.capacity() + z.record.held_bytes();
-        // A byte of depth, a byte of record, 4 bytes of base a block of 32.
+        // Half a byte of depth, a byte of record, 4 bytes of base a block of 32.
         assert!(
-            held as f64 / (n as f64) < 2.13,
+            held as f64 / (n as f64) < 1.63,
             "{held} bytes for {n} zones"
         );
         assert_eq!(z.zone(9_999).start_cycles, 99_990);

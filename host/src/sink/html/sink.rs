@@ -97,14 +97,14 @@ impl Sink for HtmlPage {
             let (zones, marks) = (zones.max(1), marks.max(1));
             debug_assert_eq!(v.index, t.lanes.len());
             t.lanes.push(v.lane);
-            // A sixteenth of the zone limit at a time: at most 1.125 times the limit held
+            // A 32nd of the zone limit at a time: at most 1.0625 times the limit held
             // (72 MB of zones at the default 1 M when it was a quarter, 1.5 times, issue
             // 41), and a prune (down to the limit) after at least that much was added. A
             // zone no longer than the last one a prune kept is not added at all (counted
             // as left out, its span kept for the page's time axis), so a long ring of
             // like zones is pruned about once. Room is made for at most that much
             // (doubling, a 1.5 times limit grew a vector of 2 times it).
-            let step = zones.div_ceil(16);
+            let step = zones.div_ceil(32);
             let (most_zones, most_marks) = (zones + 2 * step, marks + 2 * marks.div_ceil(4));
             let clock = p.timebase.tile_clock(v.lane.chip, v.lane.tile);
             let limits = self.limits;
