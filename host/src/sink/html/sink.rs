@@ -1,8 +1,10 @@
 //! The HTML timeline (`ttprof_timeline.html`) as a sink. The page ranks zones across the
 //! whole run (it embeds the longest [`crate::html::MAX_ZONES`] and at most
 //! [`crate::html::MAX_MARKS`] marks), so it collects the rings into a [`Timeline`] and writes
-//! the page at the end; whenever it holds twice what the page can show, it drops what the
-//! page can no longer embed (`html::prune`), so memory stays bounded however large the run.
+//! the page at the end; whenever it holds a 32nd of its limit more than the page can show,
+//! it drops what the page can no longer embed (`html::prune`), and a zone no longer than
+//! the last one a prune kept is not added at all, so memory stays bounded however large the
+//! run.
 //! When the kernels mark typed waits, a panel per op gives the bottleneck verdict
 //! ([`crate::sink::analysis`]).
 
@@ -244,8 +246,6 @@ impl Sink for HtmlPage {
     }
 }
 
-/// Makes room in `v` for `more` elements: doubling its capacity, but to no more than `most`
-/// (what the page's pruning ever holds) unless `more` needs it.
 /// Prunes `t` ([`html::prune`] under `limits`) when it holds more than `step` zones or a
 /// quarter of the mark limit past its limits, adding what it drops to `pruned` and keeping
 /// the last cut in `cut`.
@@ -265,6 +265,8 @@ fn prune(
     }
 }
 
+/// Makes room in `v` for `more` elements: doubling its capacity, but to no more than `most`
+/// (what the page's pruning ever holds) unless `more` needs it.
 fn grow<T>(v: &mut Vec<T>, more: usize, most: usize) {
     let need = v.len() + more;
     if need > v.capacity() {
