@@ -54,7 +54,8 @@ pub struct Marker {
 /// The markers of one ring's records, in time order (see the module docs), made as they
 /// are taken: what is held is the records' opening order (4 bytes a record) and the zones
 /// open at the time (a heap as deep as the nesting), not the markers (16 bytes each, two a
-/// zone). What [`Markers::keep`] keeps is packed into the order's memory as it is read.
+/// zone). What the view keeps (`Markers::keep`) is packed into the order's memory as it
+/// is read.
 pub fn markers(r: &Records) -> Markers<'_> {
     let is_marked = |k: RecordKind| k.is_zone() || point(k).is_some();
     // Openings in (start, longest first, outermost first = later in the ring first) order.
