@@ -131,3 +131,87 @@ impl SpanOutput for Decoded {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Rng;
+    use ttprof_rt::wire::{encode, Record};
+
+    /// A stream of zones, events, runs and losses, encoded; each record's end byte.
+    fn stream(rng: &mut Rng, n: usize) -> (Vec<u8>, Vec<usize>) {
+        let (mut now, mut run, mut reference) = (1_000u64, 0u32, 1_000u64);
+        let (mut bytes, mut ends) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            now += rng.below(100_000);
+            let r = match rng.below(10) {
+                0 => Record::Event { id: 3, time: now },
+                1 => {
+                    run += 1;
+                    Record::Run {
+                        run_id: run,
+                        time: now,
+                    }
+                }
+                2 => Record::Loss {
+                    count: 1 + rng.below(50) as u32,
+                    first_run: run,
+                    last_run: run,
+                    first: now - 10,
+                    last: now,
+                },
+                _ => Record::Zone {
+                    id: 7,
+                    end: now,
+                    duration: rng.below(80_000).min(now),
+                    value: None,
+                },
+            };
+            let e = encode(&r, reference).unwrap();
+            bytes.extend(e.as_slice().iter().flat_map(|h| h.to_le_bytes()));
+            reference = r.ref_time().unwrap_or(reference);
+            ends.push(bytes.len());
+        }
+        (bytes, ends)
+    }
+
+    /// A ring decoded into records counts its rows, zones, losses and first run of each
+    /// piece as the table does, and hands out the same records.
+    #[test]
+    fn records_count_and_read_as_the_table_does() {
+        let mut rng = Rng::new(41);
+        let (bytes, ends) = stream(&mut rng, 3_000);
+        let mut cuts: Vec<usize> = (0..12)
+            .map(|_| ends[rng.below(ends.len() as u64) as usize])
+            .collect();
+        cuts.push(bytes.len());
+        cuts.sort_unstable();
+        let mut both = [Decoded::default(), Decoded::Records(Records::new())];
+        let mut decoders = [Decoder::default(), Decoder::default()];
+        let mut from = 0;
+        let mut runs_seen = 0;
+        for &to in &cuts {
+            let mut counts = Vec::new();
+            for (d, dec) in both.iter_mut().zip(&mut decoders) {
+                let m = d.mark();
+                d.decode(dec, &bytes[from..to]).unwrap();
+                counts.push((
+                    d.rows_since(m),
+                    d.zones_since(m),
+                    d.losses_since(m),
+                    d.first_run_since(m),
+                    d.len(),
+                ));
+            }
+            assert_eq!(counts[0], counts[1], "piece {from}..{to}");
+            runs_seen += counts[0].3.is_some() as usize;
+            from = to;
+        }
+        assert!(runs_seen > 3, "the pieces hold runs");
+        assert!(both[0].losses_since(Mark { rows: 0, extras: 0 }) > 0);
+        let [mut table, mut records] = both;
+        assert_eq!(table.take_records(), records.take_records());
+        assert!(records.take_table().is_none());
+        assert!(table.is_empty() && records.is_empty());
+    }
+}
