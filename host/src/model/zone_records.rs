@@ -141,13 +141,8 @@ mod tests {
     /// partial last blocks.
     #[test]
     fn every_zone_reads_its_record() {
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as u32
-        };
+        let mut rng = crate::testing::Rng::new(7);
+        let mut next = || rng.bits(31) as u32;
         for n in [0usize, 1, 3, 4, 31, 32, 33, 64, 65, 1000] {
             for spread in [1u32, 8, 254, 255, 256, 100_000] {
                 let mut r: Vec<u32> = (0..n as u32).map(|i| i * 2).collect();

@@ -245,13 +245,8 @@ mod tests {
     /// the column widens only when a quarter of the rows are wide.
     #[test]
     fn every_row_ends_where_it_did() {
-        let mut seed = 11u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            seed >> 11
-        };
+        let mut rng = crate::testing::Rng::new(11);
+        let mut next = || rng.bits(53);
         for wide_share in [0u64, 1, 10, 24, 26, 60, 100] {
             let rows: Vec<(u64, u64)> = (0..2000)
                 .map(|i| {
