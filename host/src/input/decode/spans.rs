@@ -15,6 +15,12 @@ const FAR: u32 = u32::MAX;
 /// A narrow row's span of 2^16 - 1 or more: in [`Spans::wide`].
 const WIDE: u16 = u16::MAX;
 
+/// Whether a column of `rows` rows, `wide` of them wide, takes less as `u32`s: a quarter
+/// or more of them wide (and at least 16).
+fn worth_widening(wide: usize, rows: usize) -> bool {
+    wide * 4 >= rows.max(64)
+}
+
 /// The column: `u16`s while few spans are wide, `u32`s once many are.
 #[derive(Clone, Debug)]
 enum Column {
@@ -162,8 +168,7 @@ impl Spans {
     /// Widens the column when a quarter of the rows are wide (from then on `u32`s cost
     /// less than `u16`s and 8 bytes a wide row).
     fn widen_if_worth_it(&mut self) {
-        let n = self.len();
-        if self.wide.len() * 4 < n.max(64) {
+        if !worth_widening(self.wide.len(), self.len()) {
             return;
         }
         if let Column::Narrow(v) = &self.column {
@@ -184,7 +189,7 @@ impl Spans {
     /// narrowed when few are wide. Takes the vector: the column is made after it is read.
     pub(crate) fn with_spans32(mut self, spans: Vec<u32>) -> Spans {
         let wide = spans.iter().filter(|&&s| s >= WIDE as u32).count();
-        if wide * 4 >= spans.len().max(64) {
+        if worth_widening(wide, spans.len()) {
             self.column = Column::Wide(spans);
             return self;
         }

@@ -100,11 +100,6 @@ impl Decoded {
         }
     }
 
-    /// Decodes `bytes` with `d` into the rows (a drained recording fed in).
-    pub(crate) fn decode(&mut self, d: &mut Decoder, bytes: &[u8]) -> Result<Stop, DecodeError> {
-        self.decode_piece(d, bytes)
-    }
-
     /// The rows as records, leaving none (of the same kind).
     pub(crate) fn take_records(&mut self) -> Records {
         match self {
@@ -194,7 +189,7 @@ mod tests {
             let mut counts = Vec::new();
             for (d, dec) in both.iter_mut().zip(&mut decoders) {
                 let m = d.mark();
-                d.decode(dec, &bytes[from..to]).unwrap();
+                d.decode_piece(dec, &bytes[from..to]).unwrap();
                 counts.push((
                     d.rows_since(m),
                     d.zones_since(m),

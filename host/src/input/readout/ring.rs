@@ -8,7 +8,7 @@
 
 use super::control::{self, DRAIN_FIRST, DRAIN_WORDS};
 use super::decoded::Decoded;
-use super::span::{Span, SpanDecoder, SpanStats};
+use super::span::{Span, SpanDecoder, SpanOutput, SpanStats};
 use super::RingReport;
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
@@ -144,7 +144,7 @@ impl RingEntry {
     /// before the live span, from the ring's first record.
     pub(crate) fn feed_drained(&mut self, bytes: &[u8], issues: &mut Vec<Issue>) {
         let mark = self.table.mark();
-        let result = self.table.decode(&mut self.span.decoder, bytes);
+        let result = self.table.decode_piece(&mut self.span.decoder, bytes);
         let good = match result {
             Ok(crate::decode::Stop::End) => bytes.len(),
             Ok(crate::decode::Stop::Pad { at } | crate::decode::Stop::Short { at }) => at,
