@@ -451,8 +451,7 @@ impl Profile {
         let labels = &self.ring_labels[index];
         let lane = index as u32;
         let (mut depth, mut depth_used) = (0u16, 0u16);
-        let zones = r.kind.iter().filter(|k| k.is_zone()).count();
-        view.zones.reserve(zones);
+        view.zones.reserve(r.zones());
         let mut it = markers(r);
         while let Some(m) = it.next() {
             let i = m.record as usize;

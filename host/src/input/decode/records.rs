@@ -407,6 +407,17 @@ impl Records {
         self.kind.iter().filter(|k| **k == kind).count()
     }
 
+    /// Number of zones (with or without a value).
+    pub fn zones(&self) -> usize {
+        self.zones_since(0)
+    }
+
+    /// Number of zones among the rows from `row` on.
+    pub fn zones_since(&self, row: usize) -> usize {
+        let kinds = self.kind.get(row..).unwrap_or_default();
+        kinds.iter().filter(|k| k.is_zone()).count()
+    }
+
     /// Row `i` as the runtime's plain [`Record`] (for tests and for code that wants an enum).
     pub fn record(&self, i: usize) -> Option<Record> {
         let (id, start, end, value, count) = (

@@ -70,7 +70,7 @@ impl Decoded {
     pub(crate) fn zones_since(&self, m: Mark) -> usize {
         match self {
             Decoded::Table(t) => t.zones_since(m.rows, m.extras),
-            Decoded::Records(r) => r.kind[m.rows..].iter().filter(|k| k.is_zone()).count(),
+            Decoded::Records(r) => r.zones_since(m.rows),
         }
     }
 

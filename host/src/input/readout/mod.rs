@@ -120,7 +120,7 @@ impl RingReport {
         if let Some(r) = self.released {
             return r.zones;
         }
-        self.records.kind.iter().filter(|k| k.is_zone()).count()
+        self.records.zones()
     }
 
     /// Records of every kind decoded (held, or released).

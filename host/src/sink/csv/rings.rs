@@ -157,7 +157,7 @@ impl<'a> RingCsv<'a> {
             .issues
             .extend(checks::launch_times(&records, Some(id.location())));
         self.written.records += records.len() as u64;
-        self.written.zones += records.kind().iter().filter(|k| k.is_zone()).count() as u64;
+        self.written.zones += records.zones() as u64;
         let mut one = Readout {
             geometry: self.geometry,
             rings: vec![report.clone()],
