@@ -73,7 +73,6 @@ pub fn markers(r: &Records) -> Markers<'_> {
         r,
         order,
         read: 0,
-        kept: 0,
         packer: Packer::default(),
         open: BinaryHeap::new(),
         pending: None,
@@ -96,8 +95,6 @@ pub struct Markers<'r> {
     /// The openings; `order[..read]` are taken, the words before reused by [`Markers::keep`].
     order: Vec<u32>,
     read: usize,
-    /// Records kept.
-    kept: usize,
     packer: Packer,
     /// Open zones by (end, innermost first).
     open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
@@ -109,11 +106,10 @@ impl Markers<'_> {
     /// Keeps `record`, a record whose opening was taken, packed in the opening order's own
     /// memory (what is kept is in the order it is given: [`Markers::into_kept`]).
     pub(crate) fn keep(&mut self, record: u32) {
-        // Each opening is taken once and kept at most once, so `kept < read`: the packer
-        // writes only words of openings already taken.
-        assert!(self.kept < self.read, "keep only what was taken");
+        // Each opening is taken once and kept at most once, so fewer are kept than read:
+        // the packer writes only words of openings already taken.
+        assert!(self.packer.len() < self.read, "keep only what was taken");
         self.packer.push(record, &mut self.order[..self.read]);
-        self.kept += 1;
     }
 
     /// What [`Markers::keep`] kept, in order.

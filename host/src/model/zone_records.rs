@@ -116,6 +116,11 @@ impl Packer {
         self.block.clear();
     }
 
+    /// Records given so far.
+    pub(crate) fn len(&self) -> usize {
+        self.written + self.block.len()
+    }
+
     /// The packed records, in `memory` (the words [`Packer::push`] wrote; the rest let go).
     pub(crate) fn finish(mut self, mut memory: Vec<u32>) -> ZoneRecords {
         self.flush(&mut memory);

@@ -327,8 +327,8 @@ impl Records {
 
     /// The rich view of `t`, made from its columns as it is taken: its sites and durations
     /// become the records' sites and 32-bit spans in place, so a long ring holds 19 bytes a
-    /// row while it is converted, not the table's 14 beside the records' 11 ([`ZoneTable::to_records`]
-    /// gives the same rows).
+    /// row while it is converted, not the table's 14 beside the records' 9 or more
+    /// ([`ZoneTable::to_records`] gives the same rows).
     pub(crate) fn from_table(t: ZoneTable) -> Records {
         let n = t.len();
         if n == 0 {
