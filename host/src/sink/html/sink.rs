@@ -118,14 +118,15 @@ impl Sink for HtmlPage {
                 while from < n && added < step {
                     let z = v.zones.zone(from);
                     from += 1;
-                    let key = html::zone_key(&z, clock.as_ref());
-                    match (key, *cut) {
-                        (Some(k), Some(c)) if html::zone_order(&k, &c).is_ge() => {
+                    // Before the first prune that dropped zones, every zone is added.
+                    let key = cut.map(|c| (c, html::zone_key(&z, clock.as_ref())));
+                    match key {
+                        Some((c, Some(k))) if html::zone_order(&k, &c).is_ge() => {
                             pruned.0 += 1;
                             let span = (z.start_ns(clock.as_ref()), z.end_ns(clock.as_ref()));
                             t.dropped_span = hull(t.dropped_span.into_iter().chain([span]));
                         }
-                        (None, Some(_)) => {}
+                        Some((_, None)) => {}
                         _ => {
                             grow(&mut t.zones, 1, most_zones);
                             t.zones.push(z);
