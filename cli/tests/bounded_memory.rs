@@ -133,7 +133,7 @@ const RING_ZONES: u64 = 2_000_000;
 /// at 160), and while a record's span took 4 bytes, a view's zone 5 and the HTML page held
 /// up to 1.5 times its limit (that build passed at 160; its successor passes at 128); what
 /// still grows with the ring: its records, 9 bytes a short zone (11 and 19 before), its
-/// view's about 2.
+/// view's about 1.6.
 const RING_LIMIT: u64 = 144 << 20;
 
 /// tt-metal's device log of two chips: chip 0's BRISC of core (1, 1) records one ring of
