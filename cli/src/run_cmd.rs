@@ -193,6 +193,12 @@ pub struct RunArgs {
     /// Worker grid, COLSxROWS from logical (0,0) (a manifest's `grid` otherwise, then 1x1).
     #[arg(long, value_parser = parse_grid)]
     pub grid: Option<(u8, u8)>,
+    /// Chips of the emulated device, each with the grid, every op run on each of them with
+    /// the same kernels, arguments and inputs (a data-parallel op; one op log record per
+    /// chip, the chip its `device`): 1 to 32 (a manifest's `chips` otherwise, then 1). Not
+    /// with --counters or --sample.
+    #[arg(long, conflicts_with = "program")]
+    pub chips: Option<u32>,
     /// A kernel for one RISC of every tile: `brisc=PATH/TO/ELF`, `brisc=CRATE_DIR:BINARY` to
     /// build that binary of a kernel crate first, or `brisc=FILE.cpp` (C/C++ sources,
     /// comma-separated) to compile them for that RISC first. RISCs: brisc, ncrisc, trisc0,
@@ -236,7 +242,8 @@ pub struct RunArgs {
     /// A DRAM output, read back after each launch into FILE:
     /// `ADDR=@FILE[,bytes=N][,expect=FILE][,page=N][,tensor=ID]` (and `dtype=`, `shape=`,
     /// `layout=` as for an input); with `expect`, an output that differs from that file is a
-    /// data problem (exit 2) naming the first differing byte.
+    /// data problem (exit 2) naming the first differing byte. With --chips, FILE holds chip
+    /// 0's output and every chip's is compared with `expect`.
     #[arg(long = "dram-out", value_name = "ADDR=@FILE[,..]")]
     pub dram_out: Vec<String>,
     /// Run on these tiles only: logical worker coordinates `X,Y` (repeat the flag; a tile
@@ -355,6 +362,7 @@ pub fn run(args: &RunArgs, inputs: &Inputs) -> Result<ExitCode> {
     let options = RunOptions {
         arch: args.arch,
         grid: args.grid,
+        chips: args.chips,
         kernels: args.kernels.clone(),
         args: args.args.clone(),
         manifest: args.manifest.clone(),

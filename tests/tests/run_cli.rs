@@ -876,9 +876,10 @@ fn the_drain_cadence_never_loses_the_records_of_a_slow_pipeline() {
 
 /// Issue 23: kernel inputs and outputs for CI. The example pipeline adds two DRAM tensors
 /// loaded from files; its output is written to a file and checked against an expected one.
-#[test]
-fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_ones() {
-    let dir = fresh_dir("target/test-run-cli/dram");
+/// The demo's add op on a 1x1 grid reading two 2-tile BF16 inputs from DRAM files in `dir`
+/// (`a.bin`, `b.bin`), with `want.bin` (their sum) and `wrong.bin` (one byte off) beside:
+/// the arguments of `ttprof run` without its `--dram-out`, and the sum's bytes.
+fn add_op(dir: &Path) -> (Vec<String>, Vec<u8>) {
     let datums = 2 * 1024; // two tiles of 32x32 BF16
                            // Normal BF16 values, positive and negative, exponents 2^-7..2^6.
     let a: Vec<u16> = (0..datums)
@@ -930,6 +931,13 @@ fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_
         dir.join("b.bin").display()
     );
     args.extend(["--dram-in".into(), a_in, "--dram-in".into(), b_in]);
+    (args, want)
+}
+
+#[test]
+fn dram_inputs_come_from_files_and_outputs_go_to_files_checked_against_expected_ones() {
+    let dir = fresh_dir("target/test-run-cli/dram");
+    let (args, want) = add_op(&dir);
     let run = |expect: &str, out: &str| {
         let spec = format!(
             "0x3000000=@{},expect={},page=2048,tensor=3",
@@ -1187,6 +1195,107 @@ dram_out = ["0x4000000=@out/relu.bin,expect=relu-want.bin,page=2048,tensor=4"]
 
 /// `--out` given relative (the default): the op log names the kernel copies relative to the
 /// folder, so a moved (or downloaded) run folder is still reported.
+/// Issue 41 (a two-chip run): `--chips 2` runs every op on each chip with the same inputs
+/// (chip 1's DRAM inputs loaded too: its output is checked), logs the op once per chip,
+/// drains and writes both chips' rings, and `report` of its snapshot writes the same device
+/// log; a wrong expected output names each chip; what reads chip 0 only is refused.
+#[test]
+fn two_chips_run_every_op_on_each_and_report_both() {
+    let dir = fresh_dir("target/test-run-cli/chips");
+    let (args, want) = add_op(&dir);
+    let run = |expect: &str, chips: &str, more: &[&str], out: &str| {
+        let spec = format!(
+            "0x3000000=@{},expect={},page=2048,tensor=3",
+            dir.join("out.bin").display(),
+            dir.join(expect).display()
+        );
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["--dram-out", &spec]);
+        a.extend(["--chips", chips]);
+        a.extend(more);
+        ttprof_run(&a, &dir.join(out))
+    };
+    let ok = run("want.bin", "2", &[], "run");
+    let stderr = String::from_utf8_lossy(&ok.stderr);
+    assert_eq!(ok.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("add on 2 tile(s)"), "{stderr}");
+    // Each chip's tensors are its own: no "written twice" warning from the op graph.
+    assert!(!stderr.contains("warning"), "{stderr}");
+    assert_eq!(std::fs::read(dir.join("out.bin")).unwrap(), want);
+    let oplog = std::fs::read_to_string(dir.join("run/ops.jsonl")).unwrap();
+    let devices: Vec<(u64, u64)> = oplog
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["op"].is_object())
+        .map(|v| {
+            (
+                v["op"]["run_id"].as_u64().unwrap(),
+                v["op"]["device"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(devices, [(1, 0), (1, 1)], "{oplog}");
+    // Both chips' zones, the same ones on each (one kernel set, the same inputs).
+    let csv = std::fs::read_to_string(dir.join("run/profile_log_device.csv")).unwrap();
+    let zones_of = |chip: &str| -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for l in csv.lines().skip(2) {
+            let f: Vec<&str> = l.split(',').collect();
+            if f[0] == chip && f[11] == "ZONE_START" {
+                *m.entry(format!("{} {}", f[3], f[10])).or_default() += 1;
+            }
+        }
+        m
+    };
+    let (chip0, chip1) = (zones_of("0"), zones_of("1"));
+    assert!(chip0.len() >= 5, "{chip0:?}");
+    assert_eq!(chip0, chip1);
+    let summary = std::fs::read_to_string(dir.join("run/ttprof_summary.txt")).unwrap();
+    assert!(
+        summary.contains("add chip 0") && summary.contains("add chip 1"),
+        "{summary}"
+    );
+    // The snapshot reads back to the same device log.
+    let report = dir.join("report");
+    ttprof_ok(
+        None,
+        &[
+            OsStr::new("report"),
+            OsStr::new("--device"),
+            dir.join("run/device.snap").as_os_str(),
+            OsStr::new("--oplog"),
+            dir.join("run/ops.jsonl").as_os_str(),
+            OsStr::new("--no-summary"),
+            OsStr::new("--out"),
+            report.as_os_str(),
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(report.join("profile_log_device.csv")).unwrap(),
+        csv
+    );
+    // Every chip's output is checked: each that differs is named.
+    let wrong = run("wrong.bin", "2", &[], "run-wrong");
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "{stderr}");
+    for chip in ["of chip 0", "of chip 1"] {
+        assert!(stderr.contains(chip), "{stderr}");
+    }
+    // Refused before anything is made: out of range, and with what reads chip 0 only.
+    for (chips, more, says) in [
+        ("0", &[][..], "give 1 to 32 chips"),
+        ("33", &[], "give 1 to 32 chips"),
+        ("2", &["--counters", "fpu"], "--chips 2 with --counters"),
+        ("2", &["--sample", "64"], "--chips 2 with --sample"),
+    ] {
+        let o = run("want.bin", chips, more, "refused");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{more:?}: {stderr}");
+        assert!(stderr.contains(says), "{more:?}: {stderr}");
+        assert!(!dir.join("refused").exists(), "{more:?}");
+    }
+}
+
 #[test]
 fn a_run_folder_given_relative_can_be_moved_and_reported() {
     let base = fresh_dir("target/test-run-cli/relative");

@@ -142,7 +142,7 @@ pub fn check(
     a: &[u16],
     b: &[u16],
 ) -> Result<std::result::Result<Vec<u16>, String>> {
-    let raw = session.read_dram_interleaved(DRAM_OUT, TILE_BYTES, a.len() * 2)?;
+    let raw = session.read_dram_interleaved(0, DRAM_OUT, TILE_BYTES, a.len() * 2)?;
     let got: Vec<u16> = raw
         .chunks_exact(2)
         .map(|c| u16::from_le_bytes([c[0], c[1]]))

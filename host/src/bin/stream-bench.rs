@@ -28,8 +28,12 @@
 //! the shape `chips` [`CHIPS_PER_M`] chips per size unit, one ring of [`CHIP_RING_ZONES`]
 //! zones each (1,000 chips at 8), both written as device logs and measured with `import`
 //! (`tiny-rings-import`, `chips-import`): peak memory over the number of rings and chips.
+//! The shape `two-chips` is a real two-chip run, `ttprof run --chips 2` of [`KERNEL`] on BRISC
+//! of a 1x1 grid recording all the zones on each chip (two rings of that length), then
+//! `report` and `tracy` of its snapshot and `import` of its device log
+//! (`two-chips-run`, `-report`, `-tracy`, `-import`).
 //!
-//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --shapes rings,ring,tiny-rings,chips --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
+//! `cargo run --release -p ttprof --features bench --bin stream-bench [-- --ttprof PATH --sizes 1,2,4,8 --shapes rings,ring,tiny-rings,chips,two-chips --commands report,import,run,capture,tracy,read-consume --dir DIR --out FILE --keep]`
 //!
 //! Writes `target/bench/stream.json`; `--ttprof` defaults to the `ttprof` beside this binary.
 
@@ -39,7 +43,7 @@ use std::time::{Duration, Instant};
 use ttprof::testing::long_run;
 
 /// The shapes `--shapes` takes (module docs).
-const SHAPES: [&str; 4] = ["rings", "ring", "tiny-rings", "chips"];
+const SHAPES: [&str; 5] = ["rings", "ring", "tiny-rings", "chips", "two-chips"];
 /// `tiny-rings`: rings per size unit (8 -> 300,000 rings of 2 zones).
 const TINY_RINGS_PER_M: u64 = 37_500;
 /// `chips`: chips per size unit (8 -> 1,000 chips), each one core's BRISC of
@@ -147,10 +151,12 @@ fn main() {
             "exit": r.code,
         }));
     };
-    let kernels = (want("run") || want("capture") || want("read-consume")).then(|| {
-        std::fs::create_dir_all(&dir).unwrap_or_else(|e| fail(&e.to_string()));
-        build_kernels(&ttprof, &dir)
-    });
+    let two_chips = shapes.iter().any(|s| s == "two-chips");
+    let kernels =
+        (want("run") || want("capture") || want("read-consume") || two_chips).then(|| {
+            std::fs::create_dir_all(&dir).unwrap_or_else(|e| fail(&e.to_string()));
+            build_kernels(&ttprof, &dir)
+        });
     let largest = sizes.iter().copied().max().unwrap_or(1);
     for &m in &sizes {
         let zones = m * 1_000_000;
@@ -203,6 +209,52 @@ fn main() {
             if !keep {
                 let _ = std::fs::remove_file(&csv);
             }
+        }
+        if let (true, Some((brisc, _))) = (two_chips, &kernels) {
+            eprintln!("{m} M zones: ttprof run --chips 2, one BRISC ring each ...");
+            let out = d.join("two-chips");
+            let args = [
+                "run",
+                "--chips",
+                "2",
+                "--kernel",
+                &format!("brisc={}", brisc.display()),
+                "--arg",
+                &format!("brisc={zones}"),
+                "--out",
+                s(&out),
+            ];
+            let r = measure(&ttprof, &args);
+            let csv = out.join("profile_log_device.csv");
+            let rows = count_lines(&csv).saturating_sub(2);
+            record("two-chips-run", m, &r, rows / 2, rows, "rows");
+            let (snap, oplog) = (out.join("device.snap"), out.join("ops.jsonl"));
+            let report = d.join("two-chips-report");
+            let r = measure(
+                &ttprof,
+                &[
+                    "report",
+                    "--no-summary",
+                    "--device",
+                    s(&snap),
+                    "--oplog",
+                    s(&oplog),
+                    "--out",
+                    s(&report),
+                ],
+            );
+            record("two-chips-report", m, &r, rows / 2, rows, "rows");
+            let _ = std::fs::remove_dir_all(&report);
+            let import = d.join("two-chips-import");
+            let r = measure(
+                &ttprof,
+                &["import", s(&csv), "--no-summary", "--out", s(&import)],
+            );
+            record("two-chips-import", m, &r, rows / 2, rows, "rows");
+            let _ = std::fs::remove_dir_all(&import);
+            let r = tracy(&ttprof, &snap, Some(&oplog), 18_900 + m as u16);
+            record("two-chips-tracy", m, &r, rows / 2, rows / 2, "zones");
+            let _ = std::fs::remove_dir_all(&out);
         }
         if want("report") || want("import") || want("tracy") {
             eprintln!("{m} M zones: recording the rings ...");

@@ -61,6 +61,10 @@ fn ring_map(cfg: &Config) -> profiler::RingMap {
     }
 }
 
+/// The most chips a session runs ([`Config::chips`]): the device image holds every chip's
+/// L1 and DRAM.
+pub const MAX_CHIPS: u32 = 32;
+
 /// File name of the snapshot [`Session::finish`] writes.
 pub(crate) const SNAPSHOT_FILE: &str = "device.snap";
 /// File name of the op log.
@@ -75,6 +79,13 @@ pub struct Config {
     pub arch: Arch,
     /// Worker tiles, `(columns, rows)` from logical (0,0).
     pub grid: (u8, u8),
+    /// Chips of the device, each with `grid` (1 to [`MAX_CHIPS`]). Every op runs on every
+    /// chip, its kernels, arguments, L1 and DRAM inputs the same on each (a data-parallel op,
+    /// as tt-metal runs a program on each device of a mesh): one op log record per chip
+    /// (`device` the chip), every chip's rings drained, aligned and written. Not with
+    /// [`Config::counters`] or [`Config::sample`] (those read chip 0 only), nor with tt-metal
+    /// programs ([`Session::launch_program`]).
+    pub chips: u32,
     /// Output directory (created): outputs, op log, device image, snapshot, kernel copies.
     pub out: PathBuf,
     /// Recording, full-ring policy. `consumer` is set from `drain_every_cycles`.
@@ -142,6 +153,7 @@ impl Config {
         Config {
             arch,
             grid,
+            chips: 1,
             out: out.into(),
             settings: Settings::default(),
             drain_every_cycles: 250_000,
@@ -200,6 +212,30 @@ pub(crate) fn check_grid(arch: Arch, (cols, rows): (u8, u8)) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Refuses a chip count out of 1..=[`MAX_CHIPS`], and more than one chip with what reads
+/// chip 0 only (`counters`, `sampling`) or with tt-metal programs (`tt_metal`), before
+/// anything is built or made.
+pub(crate) fn check_chips(n: u32, counters: bool, sampling: bool, tt_metal: bool) -> Result<()> {
+    if n == 0 || n > MAX_CHIPS {
+        return Err(Error::Argument {
+            what: format!("--chips {n}: give 1 to {MAX_CHIPS} chips"),
+        });
+    }
+    let with = [
+        (counters, "--counters (read on chip 0 only)"),
+        (sampling, "--sample (one chip's daisychain)"),
+        (tt_metal, "tt-metal programs (one chip)"),
+    ]
+    .into_iter()
+    .find(|(on, _)| n > 1 && *on);
+    match with {
+        Some((_, what)) => Err(Error::Unsupported(format!(
+            "--chips {n} with {what}: run one chip (--chips 1)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// What one launch did.
@@ -265,6 +301,12 @@ impl Session {
         }
         // What needs no device is checked before anything is created.
         check_grid(cfg.arch, cfg.grid)?;
+        check_chips(
+            cfg.chips,
+            !cfg.counters.is_empty(),
+            cfg.sample.is_some(),
+            cfg.layout == riscv_linker::Layout::TtMetal,
+        )?;
         cfg.settings.consumer = cfg.drain_every_cycles > 0;
         if cfg.backend == Backend::Timestamper && !cfg.settings.consumer {
             return Err(Error::Unsupported(TIMESTAMPER_NEEDS_CONSUMER.into()));
@@ -276,6 +318,7 @@ impl Session {
         crate::atomic::refuse_link(&out.join(IMAGE_FILE))?;
         crate::atomic::create_dir_within(out, &out.join("kernels"))?;
         let mut dc = DeviceConfig::new(cfg.arch, cfg.grid);
+        dc.chips = cfg.chips;
         dc.image = Some(out.join(IMAGE_FILE));
         dc.threads = cfg.threads;
         dc.clock = cfg.clock.clone();
@@ -296,8 +339,10 @@ impl Session {
             mem.claim_sampler()?;
         }
         let map = ring_map(&cfg);
-        for t in &tiles {
-            launch::init_tile_in(&map, &mem, 0, *t, cfg.arch, &cfg.settings)?;
+        for chip in 0..cfg.chips {
+            for t in &tiles {
+                launch::init_tile_in(&map, &mem, chip, *t, cfg.arch, &cfg.settings)?;
+            }
         }
         // The timestamper's registers are reachable in-process only (the image holds L1).
         let stamps = match cfg.backend {
@@ -376,18 +421,21 @@ impl Session {
         &self.dev
     }
 
-    /// Writes `data` into the DRAM of the device (chip 0) as an interleaved buffer at bank
-    /// address `base` with pages of `page_size` bytes, laid out as tt-metal does (page `p` in
-    /// bank `p % banks`): the inputs of ops whose kernels read DRAM over the NoC.
+    /// Writes `data` into the DRAM of every chip of the device as an interleaved buffer at
+    /// bank address `base` with pages of `page_size` bytes, laid out as tt-metal does (page
+    /// `p` in bank `p % banks`): the inputs of ops whose kernels read DRAM over the NoC.
     pub fn write_dram_interleaved(&mut self, base: u32, page_size: u32, data: &[u8]) -> Result<()> {
-        self.dev
-            .write_dram_interleaved(0, base, page_size, data)
-            .map_err(|e| {
-                Error::Emulator(format!(
-                    "write {} bytes to the DRAM buffer at bank address {base:#x}: {e}",
-                    data.len()
-                ))
-            })
+        for chip in 0..self.cfg.chips {
+            self.dev
+                .write_dram_interleaved(chip, base, page_size, data)
+                .map_err(|e| {
+                    Error::Emulator(format!(
+                        "write {} bytes to the DRAM buffer at bank address {base:#x} of chip {chip}: {e}",
+                        data.len()
+                    ))
+                })?;
+        }
+        Ok(())
     }
 
     /// Writes `data` into the workers' L1 as a tt-metal interleaved L1 buffer at bank
@@ -422,14 +470,20 @@ impl Session {
             .map_err(|e| Error::Emulator(e.to_string()))
     }
 
-    /// Reads `len` bytes of an interleaved DRAM buffer (see
+    /// Reads `len` bytes of an interleaved DRAM buffer of `chip` (see
     /// [`Session::write_dram_interleaved`]): the outputs ops wrote back over the NoC.
-    pub fn read_dram_interleaved(&self, base: u32, page_size: u32, len: usize) -> Result<Vec<u8>> {
+    pub fn read_dram_interleaved(
+        &self,
+        chip: u32,
+        base: u32,
+        page_size: u32,
+        len: usize,
+    ) -> Result<Vec<u8>> {
         self.dev
-            .read_dram_interleaved(0, base, page_size, len)
+            .read_dram_interleaved(chip, base, page_size, len)
             .map_err(|e| {
                 Error::Emulator(format!(
-                    "read {len} bytes of the DRAM buffer at bank address {base:#x}: {e}"
+                    "read {len} bytes of the DRAM buffer at bank address {base:#x} of chip {chip}: {e}"
                 ))
             })
     }
@@ -500,34 +554,36 @@ impl Session {
         let run_id = self.next_run;
         self.next_run += 1;
         // Only this op's kernels run: every other core of the device stays in reset.
-        for t in &self.tiles {
-            for risc in Risc::ALL {
-                if !(tiles.contains(t) && images.iter().any(|(r, ..)| *r == risc)) {
+        for chip in 0..self.cfg.chips {
+            for t in &self.tiles {
+                for risc in Risc::ALL {
+                    if !(tiles.contains(t) && images.iter().any(|(r, ..)| *r == risc)) {
+                        self.dev
+                            .unload_kernel(chip, *t, risc)
+                            .map_err(|e| Error::Emulator(e.to_string()))?;
+                    }
+                }
+            }
+            for t in &tiles {
+                for input in &op.l1 {
+                    input.write(&self.mem, chip, *t)?;
+                }
+                // Every kernel of the op reads its own arguments; words past them read 0.
+                for (risc, ..) in &images {
+                    let values = op.args_on(*t, *risc);
+                    let region = riscv_linker::runtime_args(*risc);
+                    for i in 0..riscv_linker::MAX_RUNTIME_ARGS {
+                        let v = values.get(i as usize).copied().unwrap_or(0);
+                        self.mem.write_u32(chip, *t, region.start + 4 * i, v)?;
+                    }
+                }
+                launch::set_run_id(&self.mem, chip, *t, run_id)?;
+                for (risc, bytes, copy) in &images {
                     self.dev
-                        .unload_kernel(0, *t, risc)
+                        .load_kernel(chip, *t, *risc, bytes, &copy.display().to_string())
                         .map_err(|e| Error::Emulator(e.to_string()))?;
+                    launch::set_kernel(&self.mem, chip, *t, *risc, bytes)?;
                 }
-            }
-        }
-        for t in &tiles {
-            for input in &op.l1 {
-                input.write(&self.mem, *t)?;
-            }
-            // Every kernel of the op reads its own arguments; words past them read 0.
-            for (risc, ..) in &images {
-                let values = op.args_on(*t, *risc);
-                let region = riscv_linker::runtime_args(*risc);
-                for i in 0..riscv_linker::MAX_RUNTIME_ARGS {
-                    let v = values.get(i as usize).copied().unwrap_or(0);
-                    self.mem.write_u32(0, *t, region.start + 4 * i, v)?;
-                }
-            }
-            launch::set_run_id(&self.mem, 0, *t, run_id)?;
-            for (risc, bytes, copy) in &images {
-                self.dev
-                    .load_kernel(0, *t, *risc, bytes, &copy.display().to_string())
-                    .map_err(|e| Error::Emulator(e.to_string()))?;
-                launch::set_kernel(&self.mem, 0, *t, *risc, bytes)?;
             }
         }
         if let Some(s) = self.daisy.as_mut() {
@@ -625,30 +681,33 @@ impl Session {
         if let (None, Some(s)) = (&drain_error, self.stamps.as_mut()) {
             drain_error = s.drain(&EmuMemory::new(&self.dev)).err();
         }
-        let record = OpRecord {
-            run_id,
-            device: 0,
-            op_code: op.name.clone(),
-            op_type: "tt_dnn_device".into(),
-            attributes: op.attributes.clone(),
-            inputs: op.inputs.clone(),
-            outputs: op.outputs.clone(),
-            host_start_ns: start,
-            host_end_ns: end,
-            kernels: images
-                .iter()
-                .map(|(risc, _, copy)| KernelBinding {
-                    risc: risc.name().into(),
-                    // Relative to the folder (the op log's directory), so a moved or
-                    // downloaded run folder still names its kernels.
-                    elf: self.in_out(copy),
-                    cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
-                })
-                .collect(),
-            counters: op_counters,
-        };
-        // Logged whatever happened: the records a faulting launch published still need names.
-        self.log.op(&record)?;
+        // One record per chip: the op ran on each (the same run id, `device` the chip).
+        for chip in 0..self.cfg.chips {
+            let record = OpRecord {
+                run_id,
+                device: chip,
+                op_code: op.name.clone(),
+                op_type: "tt_dnn_device".into(),
+                attributes: op.attributes.clone(),
+                inputs: op.inputs.clone(),
+                outputs: op.outputs.clone(),
+                host_start_ns: start,
+                host_end_ns: end,
+                kernels: images
+                    .iter()
+                    .map(|(risc, _, copy)| KernelBinding {
+                        risc: risc.name().into(),
+                        // Relative to the folder (the op log's directory), so a moved or
+                        // downloaded run folder still names its kernels.
+                        elf: self.in_out(copy),
+                        cores: tiles.iter().map(|t| [t.x, t.y]).collect(),
+                    })
+                    .collect(),
+                counters: op_counters.clone(),
+            };
+            // Logged whatever happened: the records a faulting launch published still need names.
+            self.log.op(&record)?;
+        }
         self.log_holds(run_id)?;
         let summary = match result {
             Ok(s) => s,
@@ -818,16 +877,19 @@ impl Session {
     /// [`launch::publish_stopped`]. Returns the bytes published.
     fn publish_stopped_cores(&self, tiles: &[NocCoord], riscs: &[Risc]) -> Result<u64> {
         let mut bytes = 0u64;
-        for t in tiles {
-            for risc in riscs {
-                let (_, regs) = self
-                    .dev
-                    .hart_registers(0, *t, *risc)
-                    .map_err(|e| Error::Emulator(e.to_string()))?;
-                if let launch::PublishOutcome::Published { bytes: b } =
-                    launch::publish_stopped(&ring_map(&self.cfg), &self.mem, 0, *t, *risc, regs[4])?
-                {
-                    bytes += b as u64;
+        for chip in 0..self.cfg.chips {
+            for t in tiles {
+                for risc in riscs {
+                    let (_, regs) = self
+                        .dev
+                        .hart_registers(chip, *t, *risc)
+                        .map_err(|e| Error::Emulator(e.to_string()))?;
+                    let map = ring_map(&self.cfg);
+                    if let launch::PublishOutcome::Published { bytes: b } =
+                        launch::publish_stopped(&map, &self.mem, chip, *t, *risc, regs[4])?
+                    {
+                        bytes += b as u64;
+                    }
                 }
             }
         }

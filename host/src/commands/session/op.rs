@@ -38,8 +38,8 @@ impl L1Input {
         Ok(L1Input { addr, bytes })
     }
 
-    /// Writes the input into `tile` of chip 0.
-    pub fn write(&self, mem: &dyn DeviceMemory, tile: NocCoord) -> Result<()> {
+    /// Writes the input into `tile` of `chip`.
+    pub fn write(&self, mem: &dyn DeviceMemory, chip: u32, tile: NocCoord) -> Result<()> {
         if !self.addr.is_multiple_of(4) {
             return Err(Error::Address {
                 what: format!(
@@ -61,7 +61,7 @@ impl L1Input {
                         self.bytes.len()
                     ),
                 })?;
-            mem.write_u32(0, tile, at, u32::from_le_bytes(w))?;
+            mem.write_u32(chip, tile, at, u32::from_le_bytes(w))?;
         }
         Ok(())
     }

@@ -510,7 +510,7 @@ fn launch(
         let got = if p.l1 {
             session.read_l1_interleaved(l1_banks, p.address, p.page_size, p.bytes as usize)?
         } else {
-            session.read_dram_interleaved(p.address, p.page_size, p.bytes as usize)?
+            session.read_dram_interleaved(0, p.address, p.page_size, p.bytes as usize)?
         };
         if let Some(out) = &b.output {
             let file = base.join(out);

@@ -160,24 +160,27 @@ impl OpGraph {
     /// Builds edges and the critical path over `nodes` (in host launch order).
     pub fn build(nodes: Vec<OpNode>) -> OpGraph {
         let mut issues = Vec::new();
-        // Producer of every tensor id: the first op (in host order) that writes it.
-        let mut producer: HashMap<u64, usize> = HashMap::new();
-        let mut duplicates: HashMap<u64, Vec<usize>> = HashMap::new();
+        // Producer of every tensor id on each device: the first op (in host order) that
+        // writes it there (a run on several chips writes each chip's own tensor).
+        let mut producer: HashMap<(u32, u64), usize> = HashMap::new();
+        let mut duplicates: HashMap<(u32, u64), Vec<usize>> = HashMap::new();
         for (i, n) in nodes.iter().enumerate() {
             for id in n.outputs.iter().flatten() {
-                match producer.get(id) {
+                let key = (n.device, *id);
+                match producer.get(&key) {
                     None => {
-                        producer.insert(*id, i);
+                        producer.insert(key, i);
                     }
-                    Some(&p) if p != i => duplicates.entry(*id).or_default().push(i),
+                    Some(&p) if p != i => duplicates.entry(key).or_default().push(i),
                     Some(_) => {}
                 }
             }
         }
-        let mut dup: Vec<(u64, Vec<usize>)> = duplicates.into_iter().collect();
-        dup.sort_by_key(|(id, _)| *id);
-        for (id, others) in dup.iter().take(MAX_NAMED) {
-            let first = &nodes[producer[id]];
+        let mut dup: Vec<((u32, u64), Vec<usize>)> = duplicates.into_iter().collect();
+        dup.sort_by_key(|(key, _)| *key);
+        for (key, others) in dup.iter().take(MAX_NAMED) {
+            let first = &nodes[producer[key]];
+            let id = tensor_name(*key);
             let names: Vec<String> = others
                 .iter()
                 .take(MAX_NAMED)
@@ -206,7 +209,7 @@ impl OpGraph {
                         "op graph: {} more tensor ids are written by more than one op (first: tensor {}); their \
                          consumers are linked to the first writer",
                         rest.len(),
-                        rest[0].0
+                        tensor_name(rest[0].0)
                     ),
                 )
                 .with_count(rest.iter().map(|(_, o)| o.len() as u64).sum()),
@@ -221,7 +224,9 @@ impl OpGraph {
             let start = edges.len();
             from.clear();
             for id in n.inputs.iter().flatten() {
-                let Some(&p) = producer.get(id) else { continue };
+                let Some(&p) = producer.get(&(n.device, *id)) else {
+                    continue;
+                };
                 if p == i {
                     if self_reads.last() != Some(&i) {
                         self_reads.push(i);
@@ -402,6 +407,14 @@ impl OpGraph {
     /// The critical path's edges as (from, to) pairs.
     pub(crate) fn critical_edges(&self) -> HashSet<(usize, usize)> {
         self.critical.windows(2).map(|w| (w[0], w[1])).collect()
+    }
+}
+
+/// A tensor id as the graph's messages name it: its id, and its device when not the first.
+fn tensor_name((device, id): (u32, u64)) -> String {
+    match device {
+        0 => id.to_string(),
+        d => format!("{id} (device {d})"),
     }
 }
 

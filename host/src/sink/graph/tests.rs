@@ -53,6 +53,29 @@ fn edges_link_each_producer_to_its_consumers_by_tensor_id() {
     assert_eq!(g.critical_ns, 30.0);
 }
 
+/// A run on two chips logs every op once per chip with the same tensor ids: each chip's
+/// tensors are its own (no duplicate-writer warning, no edge across chips).
+#[test]
+fn each_device_has_its_own_tensors() {
+    let on = |device, n: OpNode| OpNode { device, ..n };
+    let g = OpGraph::build(vec![
+        on(0, op(1, "A", 10.0, &[1], &[2])),
+        on(1, op(1, "A", 10.0, &[1], &[2])),
+        on(0, op(2, "B", 10.0, &[2], &[3])),
+        on(1, op(2, "B", 10.0, &[2], &[3])),
+        on(1, op(3, "A", 10.0, &[1], &[2])),
+    ]);
+    assert_eq!(pairs(&g), [(0, 2), (1, 3)]);
+    let warned: Vec<&str> = g.issues.iter().map(|i| i.what.as_str()).collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains(
+            "tensor 2 (device 1) is written by A (op 1, device 1) and again by A (op 3, device 1)"
+        ),
+        "{warned:?}"
+    );
+}
+
 #[test]
 fn the_critical_path_of_a_diamond_takes_the_longer_branch() {
     let g = OpGraph::build(vec![

@@ -284,24 +284,30 @@ pub fn per_op(t: &Timeline, timebase: &Timebase, threshold_ns: f64) -> Summary {
 }
 
 /// Each op's label, by index into `ops`: its op code, followed by ` #k` (its position among
-/// the ops of that code, in program order, from 1) when the code occurs more than once, so
-/// ttnn's add and multiply (both `BinaryNgDeviceOperation`) are two sections, as
-/// `ttprof diff` tells them apart.
+/// the ops of that code on its chip, in program order, from 1) when the code occurs more
+/// than once on a chip, so ttnn's add and multiply (both `BinaryNgDeviceOperation`) are two
+/// sections, as `ttprof diff` tells them apart; and by ` chip N` when the ops ran on more
+/// than one chip (a run on several chips logs each op once per chip).
 pub(crate) fn op_labels(ops: &[OpSpan]) -> Vec<String> {
-    let mut total: HashMap<&str, u32> = HashMap::new();
+    let mut total: HashMap<(&str, u32), u32> = HashMap::new();
     for o in ops {
-        *total.entry(o.name.as_str()).or_default() += 1;
+        *total.entry((o.name.as_str(), o.chip)).or_default() += 1;
     }
-    let mut seen: HashMap<&str, u32> = HashMap::new();
+    let chips = ops.iter().any(|o| o.chip != ops[0].chip);
+    let mut seen: HashMap<(&str, u32), u32> = HashMap::new();
     ops.iter()
         .map(|o| {
-            let k = seen.entry(o.name.as_str()).or_default();
+            let key = (o.name.as_str(), o.chip);
+            let k = seen.entry(key).or_default();
             *k += 1;
-            if total[o.name.as_str()] > 1 {
-                format!("{} #{k}", o.name)
-            } else {
-                o.name.clone()
+            let mut label = o.name.clone();
+            if total[&key] > 1 {
+                label += &format!(" #{k}");
             }
+            if chips {
+                label += &format!(" chip {}", o.chip);
+            }
+            label
         })
         .collect()
 }
@@ -901,6 +907,22 @@ mod tests {
         // A code that occurs once keeps its bare name.
         let names: Vec<String> = op_labels(&timeline().ops);
         assert!(names.iter().all(|n| !n.contains('#')), "{names:?}");
+    }
+
+    /// A run on two chips logs each op once per chip (the same run id): each gets its own
+    /// section named by its chip, numbered among its chip's ops only.
+    #[test]
+    fn ops_of_several_chips_are_labelled_by_chip() {
+        let mut t = timeline();
+        assert_eq!(t.ops.len(), 3);
+        for (i, o) in t.ops.iter_mut().enumerate() {
+            o.name = "binary".into();
+            o.chip = (i % 2) as u32;
+        }
+        assert_eq!(
+            op_labels(&t.ops),
+            ["binary #1 chip 0", "binary chip 1", "binary #2 chip 0"]
+        );
     }
 
     /// Issue 41 (High 4): a zone name of 65,536 bytes or more (from a kernel ELF) panicked

@@ -396,22 +396,22 @@ impl Buffer {
         session.write_dram_interleaved(self.addr, self.page, &data)
     }
 
-    /// Reads an output back, writes its file and checks it against the expected file:
-    /// `Some(message)` when they differ.
-    pub(crate) fn store(&self, session: &Session, op: &str, run_id: u32) -> Result<Option<String>> {
+    /// Reads an output back, writes its file (chip 0's) and checks every chip's against the
+    /// expected file: a message for each chip whose output differs.
+    pub(crate) fn store(&self, session: &Session, op: &str, run_id: u32) -> Result<Vec<String>> {
         let Some(file) = &self.file else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let len = self.len(true)?;
         self.check_len(self.expect.as_deref().unwrap_or(file), len)?;
-        let got = session.read_dram_interleaved(self.addr, self.page, len as usize)?;
+        let got = session.read_dram_interleaved(0, self.addr, self.page, len as usize)?;
         if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io(dir, "create the output's directory", e))?;
         }
         std::fs::write(file, &got).map_err(|e| Error::io(file, "write a DRAM output", e))?;
         let Some(expect) = &self.expect else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let want = crate::files::read_regular(
             expect,
@@ -420,10 +420,27 @@ impl Buffer {
             MAX_BYTES,
             &session.config().inputs,
         )?;
-        Ok(first_difference(&got, &want).map(|at| {
-            let byte = |v: &[u8]| v.get(at).map_or("nothing".to_string(), |b| format!("{b:#04x}"));
-            format!(
-                "op {op:?} (run {run_id}): DRAM output at {:#x} ({}) differs from {} at byte offset {at} ({at:#x}): {} where {} was expected ({} of {} bytes, {} expected)",
+        let chips = session.config().chips;
+        let mut differ = Vec::new();
+        for chip in 0..chips {
+            let got = match chip {
+                0 => got.clone(),
+                _ => session.read_dram_interleaved(chip, self.addr, self.page, len as usize)?,
+            };
+            let Some(at) = first_difference(&got, &want) else {
+                continue;
+            };
+            let byte = |v: &[u8]| {
+                v.get(at)
+                    .map_or("nothing".to_string(), |b| format!("{b:#04x}"))
+            };
+            let on = if chips > 1 {
+                format!(" of chip {chip}")
+            } else {
+                String::new()
+            };
+            differ.push(format!(
+                "op {op:?} (run {run_id}): DRAM output at {:#x}{on} ({}) differs from {} at byte offset {at} ({at:#x}): {} where {} was expected ({} of {} bytes, {} expected)",
                 self.addr,
                 file.display(),
                 expect.display(),
@@ -432,8 +449,9 @@ impl Buffer {
                 got.iter().zip(&want).filter(|(a, b)| a != b).count() + got.len().abs_diff(want.len()),
                 got.len(),
                 want.len()
-            )
-        }))
+            ));
+        }
+        Ok(differ)
     }
 }
 

@@ -18,6 +18,7 @@ const MAX_BYTES: u64 = 16 << 20;
 pub(crate) struct Manifest {
     pub(crate) arch: Option<String>,
     pub(crate) grid: Option<String>,
+    pub(crate) chips: Option<u32>,
     pub(crate) policy: Option<ManifestPolicy>,
     #[serde(rename = "op")]
     pub(crate) ops: Vec<ManifestOp>,

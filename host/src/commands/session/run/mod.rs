@@ -44,6 +44,8 @@ pub struct RunOptions {
     pub arch: Option<Arch>,
     /// Worker grid (`None`: the manifest's, else 1x1).
     pub grid: Option<(u8, u8)>,
+    /// Chips, each running every op ([`Config::chips`]; `None`: the manifest's, else 1).
+    pub chips: Option<u32>,
     /// `RISC=ELF`, `RISC=CRATE_DIR:BINARY` or `RISC=FILE.cpp` (without a manifest).
     pub kernels: Vec<String>,
     /// Runtime arguments, `RISC=V0,V1,..` (added to every op's).
@@ -142,6 +144,7 @@ struct Plan {
     ops: Vec<PlannedOp>,
     arch: Arch,
     grid: (u8, u8),
+    chips: u32,
     policy: Policy,
 }
 
@@ -172,9 +175,11 @@ impl Run {
             ops,
             arch,
             grid,
+            chips,
             policy,
         } = plan(options, progress)?;
         let mut cfg = Config::new(arch, grid, &options.out);
+        cfg.chips = chips;
         cfg.drain_every_cycles = options.drain_every_cycles;
         cfg.summary_threshold_ns = options.summary_threshold_ns;
         cfg.instruction_budget = options.instruction_budget;
@@ -238,7 +243,8 @@ impl Run {
                 }
                 match session.launch(&p.op) {
                     Ok(l) => {
-                        let tiles = p.op.tiles.as_ref().map_or(session.tiles().len(), Vec::len);
+                        let tiles = p.op.tiles.as_ref().map_or(session.tiles().len(), Vec::len)
+                            * session.config().chips as usize;
                         progress(RunEvent::Launched { launch: &l, tiles });
                         for b in &p.dram_out {
                             if let Some(file) = &b.file {
@@ -298,6 +304,16 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
         (None, None) => (1, 1),
     };
     super::check_grid(arch, grid)?;
+    let chips = options
+        .chips
+        .or(manifest.as_ref().and_then(|m| m.chips))
+        .unwrap_or(1);
+    super::check_chips(
+        chips,
+        options.counters.is_some(),
+        options.sample.is_some(),
+        false,
+    )?;
     let policy = match (options.policy, manifest.as_ref().and_then(|m| m.policy)) {
         (Some(p), _) => p,
         (None, Some(ManifestPolicy::Block)) => Policy::Block,
@@ -461,6 +477,7 @@ fn plan(options: &RunOptions, progress: &mut dyn FnMut(RunEvent)) -> Result<Plan
         ops,
         arch,
         grid,
+        chips,
         policy,
     })
 }
