@@ -19,6 +19,7 @@ mod records;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 mod spans;
+mod starts;
 #[cfg(test)]
 mod tests;
 

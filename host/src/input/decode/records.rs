@@ -2,6 +2,7 @@
 
 use super::compact::ZoneTable;
 use super::spans::Spans;
+use super::starts::Starts;
 use ttprof_rt::wire::{Record, SiteId};
 
 /// What a decoded record is. Short, 32- and 64-bit wire forms of a zone all become `Zone`.
@@ -42,11 +43,12 @@ pub const NO_RUN: u32 = u32::MAX;
 /// Column meanings per kind are given on [`RecordKind`]; unused fields are 0.
 ///
 /// `value` and `count` are kept only for the rows where either is not 0, `run` only where
-/// it changes, a start as its low 32 bits (the high 32 only where they change) and an end
-/// as its distance from the start (2 bytes while most distances are below 2^16, else 4,
-/// `spans`; the whole end only for the rare row whose distance is 2^32 - 1 or more, or
-/// negative): a short zone's row is 9 bytes, not 35 (a ring's records are held whole while
-/// its outputs are written, issue 41). A ring cannot reach 2^32 rows in
+/// it changes, a start as its distance from its block's first start (2 bytes, a block's
+/// base 8 per 32 rows, the rare far one whole: `starts`) and an end as its distance from
+/// the start (2 bytes while most distances are below 2^16, else 4, `spans`; the whole end
+/// only for the rare row whose distance is 2^32 - 1 or more, or negative): a short zone's
+/// row is about 7.25 bytes, not 35 (a ring's records are held whole while its outputs are
+/// written, issue 41). A ring cannot reach 2^32 rows in
 /// memory, so rows are numbered in 32 bits.
 ///
 /// The columns are made on the first record: no records cost one word, not seven empty
@@ -62,12 +64,11 @@ pub struct Columns {
     pub(crate) kind: Vec<RecordKind>,
     /// Site id (0 for `Time`, `Run`, `Loss`).
     pub(crate) site: Vec<SiteId>,
-    /// Start, device cycles, low 32 bits ([`Records::start_at`]).
-    start_lo: Vec<u32>,
+    /// Start, device cycles ([`Records::start_at`]; 2.25 bytes a row while neighbours start
+    /// near each other).
+    starts: Starts,
     /// End minus start ([`Records::end_at`]; 2 bytes a row while most are short).
     spans: Spans,
-    /// (first row, high 32 bits of the start) where those change, in row order.
-    start_hi: Vec<(u32, u32)>,
     /// The rows whose `value` or `count` is not 0, in row order ([`Records::value_at`]).
     extra: Vec<Extra>,
     /// (first row, run) where the run changes, in row order ([`Records::run_at`]).
@@ -86,9 +87,8 @@ struct Extra {
 static NO_COLUMNS: Columns = Columns {
     kind: Vec::new(),
     site: Vec::new(),
-    start_lo: Vec::new(),
+    starts: Starts::new(),
     spans: Spans::new(),
-    start_hi: Vec::new(),
     extra: Vec::new(),
     runs: Vec::new(),
 };
@@ -136,16 +136,7 @@ impl Records {
 
     /// Row `i`'s start, device cycles (`== end` for point records).
     pub fn start_at(&self, i: usize) -> u64 {
-        let his = &self.start_hi;
-        let hi = match **his {
-            [] => 0,
-            [(0, hi)] => hi,
-            _ => match his.partition_point(|&(from, _)| from as usize <= i) {
-                0 => 0,
-                n => his[n - 1].1,
-            },
-        };
-        (hi as u64) << 32 | self.start_lo[i] as u64
+        self.starts.at(i)
     }
 
     /// Row `i`'s end, device cycles (the time of a point record).
@@ -155,17 +146,7 @@ impl Records {
 
     /// Each row's start ([`Records::start_at`]), in row order, in one pass.
     pub fn starts(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        let (changes, mut next, mut hi) = (&self.start_hi, 0, 0u32);
-        self.start_lo.iter().enumerate().map(move |(i, &lo)| {
-            while changes
-                .get(next)
-                .is_some_and(|&(from, _)| from as usize <= i)
-            {
-                hi = changes[next].1;
-                next += 1;
-            }
-            (hi as u64) << 32 | lo as u64
-        })
+        self.starts.iter()
     }
 
     /// Each row's end ([`Records::end_at`]), in row order, in one pass.
@@ -239,7 +220,7 @@ impl Records {
         let c = &mut **self;
         c.kind.reserve(n);
         c.site.reserve(n);
-        c.start_lo.reserve(n);
+        c.starts.reserve(n);
         c.spans.reserve(n);
     }
 
@@ -265,11 +246,9 @@ impl Records {
         };
         c.kind.truncate(n);
         c.site.truncate(n);
-        c.start_lo.truncate(n);
+        c.starts.truncate(n);
         c.spans.truncate(n);
         let kept = |row: u32| (row as usize) < n;
-        let his = c.start_hi.partition_point(|&(from, _)| kept(from));
-        c.start_hi.truncate(his);
         let extra = c.extra.partition_point(|e| kept(e.row));
         c.extra.truncate(extra);
         let runs = c.runs.partition_point(|&(from, _)| kept(from));
@@ -285,11 +264,8 @@ impl Records {
         let base = c.kind.len() as u32;
         c.kind.extend_from_slice(&other.kind);
         c.site.extend_from_slice(&other.site);
-        c.start_lo.extend_from_slice(&other.start_lo);
+        c.starts.append(&other.starts);
         c.spans.append(&other.spans);
-        for (from, hi) in other.his_from_row_0() {
-            c.start_hi_from(base + from, hi);
-        }
         c.extra.extend(other.extra.iter().map(|e| Extra {
             row: base + e.row,
             ..*e
@@ -316,8 +292,7 @@ impl Records {
         let row = c.kind.len() as u32;
         c.kind.push(kind);
         c.site.push(site);
-        c.start_lo.push(start as u32);
-        c.start_hi_from(row, (start >> 32) as u32);
+        c.starts.push(start);
         c.spans.push(row, start, end);
         if value != 0 || count != 0 {
             c.extra.push(Extra { row, count, value });
@@ -326,8 +301,8 @@ impl Records {
     }
 
     /// The rich view of `t`, made from its columns as it is taken: its sites and durations
-    /// become the records' sites and 32-bit spans in place, so a long ring holds 19 bytes a
-    /// row while it is converted, not the table's 14 beside the records' 9 or more
+    /// become the records' sites and 32-bit spans in place, so a long ring holds about 17
+    /// bytes a row while it is converted, not the table's 14 beside the records' 7 or more
     /// ([`ZoneTable::to_records`] gives the same rows).
     pub(crate) fn from_table(t: ZoneTable) -> Records {
         let n = t.len();
@@ -345,9 +320,9 @@ impl Records {
         let mut c = Columns {
             kind: Vec::with_capacity(n),
             site,
-            start_lo: Vec::with_capacity(n),
             ..Columns::default()
         };
+        c.starts.reserve(n);
         // The durations become the 32-bit spans in place, then the column (narrowed once
         // the ends are let go).
         let mut span32 = duration;
@@ -373,8 +348,7 @@ impl Records {
                 None => (RecordKind::Zone, end - span32[i] as u64),
             };
             c.kind.push(kind);
-            c.start_lo.push(start as u32);
-            c.start_hi_from(row, (start >> 32) as u32);
+            c.starts.push(start);
             span32[i] = c.spans.span32_of(row, start, end);
         }
         drop(end);
@@ -469,24 +443,6 @@ impl Records {
 }
 
 impl Columns {
-    /// Row `row` (the last so far) starts with high bits `hi`.
-    fn start_hi_from(&mut self, row: u32, hi: u32) {
-        let last = self.start_hi.last().map_or(0, |&(_, h)| h);
-        if last != hi {
-            self.start_hi.push((row, hi));
-        }
-    }
-
-    /// The start's high-bit changes with an explicit 0 at row 0 when the first is later:
-    /// what [`Columns::start_hi_from`] needs to append these rows after others.
-    fn his_from_row_0(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let head = match self.start_hi.first() {
-            Some(&(0, _)) => None,
-            _ => Some((0, 0)),
-        };
-        head.into_iter().chain(self.start_hi.iter().copied())
-    }
-
     /// Row `row` (the last so far) has run `run`.
     fn run_from(&mut self, row: u32, run: u32) {
         let last = match self.runs.last() {

@@ -5,7 +5,7 @@
 //! A ring taken whole from a table was converted into records at the end, both held while
 //! it was: 19 bytes a row of a 16 M-zone ring (the table's end, duration and site, the
 //! records' start and kind), the peak of `report` (issue 41). Decoded straight into records
-//! (the rich decoder, which gives the same rows: `decode::tests`), a row is its 9 bytes.
+//! (the rich decoder, which gives the same rows: `decode::tests`), a row is its 7 or so bytes.
 
 use super::span::SpanOutput;
 use crate::decode::{DecodeError, Decoder, RecordKind, Records, Stop, ZoneTable};
