@@ -45,6 +45,10 @@ use riscv_linker::NocCoord;
 use std::collections::HashMap;
 use std::path::Path;
 
+/// The most bytes of a ring's drained payload [`DeviceMemory::drained_payload`] hands on
+/// at once.
+pub const DRAINED_PIECE: usize = 1 << 20;
+
 /// Device memory of one or more chips, read and written in 32-bit words.
 ///
 /// Addresses are L1 byte addresses as every core of the tile sees them; they must be 4-byte
@@ -94,14 +98,23 @@ pub trait DeviceMemory: Send + Sync {
 
     /// The payload a consumer drained from this ring (its decoded bytes up to `TAIL`) before
     /// this memory was recorded: a snapshot of a drained run keeps it so that a readout of
-    /// the snapshot still sees every record. `None` for live memory.
+    /// the snapshot still sees every record. Handed to `piece` in order, a piece of at most
+    /// [`DRAINED_PIECE`] bytes at a time (a piece may end inside a record), so a long ring's
+    /// payload is never held whole. `Ok(false)`: none (live memory).
     fn drained_payload(
         &self,
         _chip: u32,
         _tile: NocCoord,
         _risc: riscv_linker::Risc,
-    ) -> Option<Vec<u8>> {
-        None
+        _piece: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<bool> {
+        Ok(false)
+    }
+
+    /// How many bytes [`DeviceMemory::drained_payload`] hands on for this ring (0: none), so
+    /// that the reader can make room for its records once.
+    fn drained_payload_len(&self, _chip: u32, _tile: NocCoord, _risc: riscv_linker::Risc) -> u64 {
+        0
     }
 
     /// Data problems of the recording that the memory does not show (a snapshot's record

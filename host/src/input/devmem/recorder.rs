@@ -66,14 +66,29 @@ impl DeviceMemory for Recorder<'_> {
     }
 
     /// Recorded too: a snapshot of a snapshot keeps the drained payload.
+    fn drained_payload_len(&self, chip: u32, tile: NocCoord, risc: riscv_linker::Risc) -> u64 {
+        self.inner.drained_payload_len(chip, tile, risc)
+    }
+
     fn drained_payload(
         &self,
         chip: u32,
         tile: NocCoord,
         risc: riscv_linker::Risc,
-    ) -> Option<Vec<u8>> {
-        let bytes = self.inner.drained_payload(chip, tile, risc)?;
-        self.snapshot.add_drained(chip, tile, risc, &bytes).ok()?;
-        Some(bytes)
+        piece: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<bool> {
+        let mut failed = None;
+        let any = self.inner.drained_payload(chip, tile, risc, &mut |bytes| {
+            if failed.is_none() {
+                failed = self.snapshot.add_drained(chip, tile, risc, bytes).err();
+            }
+            piece(bytes);
+        })?;
+        match failed {
+            Some(e) => Err(std::io::Error::other(format!(
+                "record the drained payload: {e}"
+            ))),
+            None => Ok(any),
+        }
     }
 }

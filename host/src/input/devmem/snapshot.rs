@@ -168,6 +168,18 @@ impl Snapshot {
 
     /// Ring `key`'s drained payload: its pieces in the file, then what was added.
     fn drained_of(&self, key: (u32, u32, u32)) -> std::io::Result<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        let any = self.drained_pieces(key, &mut |b| out.extend_from_slice(b))?;
+        Ok(any.then_some(out))
+    }
+
+    /// Ring `key`'s drained payload handed to `piece` at most [`super::DRAINED_PIECE`]
+    /// bytes at a time (see [`Snapshot::drained_of`]); `Ok(false)` when it has none.
+    fn drained_pieces(
+        &self,
+        key: (u32, u32, u32),
+        piece: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<bool> {
         use std::os::unix::fs::FileExt;
         let pieces = self.in_file.get(&key).map_or(&[][..], Vec::as_slice);
         let held = self
@@ -176,19 +188,29 @@ impl Snapshot {
             .map_err(|_| std::io::Error::other(poisoned().to_string()))?;
         let added = held.get(&key);
         if pieces.is_empty() && added.is_none() {
-            return Ok(None);
+            return Ok(false);
         }
-        let mut out = Vec::new();
+        let mut buf = Vec::new();
         for &(offset, len) in pieces {
-            let at = out.len();
-            out.resize(at + len as usize, 0);
-            match &self.file {
-                Some(f) => f.read_exact_at(&mut out[at..], offset)?,
-                None => return Err(std::io::Error::other("internal: no snapshot file")),
+            let Some(f) = &self.file else {
+                return Err(std::io::Error::other("internal: no snapshot file"));
+            };
+            let mut done = 0u64;
+            while done < len {
+                let n = (len - done).min(super::DRAINED_PIECE as u64) as usize;
+                buf.resize(n, 0);
+                f.read_exact_at(&mut buf, offset + done)?;
+                piece(&buf);
+                done += n as u64;
             }
         }
-        out.extend_from_slice(added.map_or(&[][..], Vec::as_slice));
-        Ok(Some(out))
+        for chunk in added
+            .map_or(&[][..], Vec::as_slice)
+            .chunks(super::DRAINED_PIECE)
+        {
+            piece(chunk);
+        }
+        Ok(true)
     }
 
     /// Copies `bytes` bytes at `addr` of every tile of every chip from `mem`.
@@ -983,20 +1005,54 @@ impl DeviceMemory for Snapshot {
             .map_or_else(|_| Vec::new(), |l| l.clone())
     }
 
-    fn drained_payload(&self, chip: u32, tile: NocCoord, risc: Risc) -> Option<Vec<u8>> {
-        let index = self.tiles.index(chip, tile).ok()?;
-        // The file was whole when loaded (its checksum); a read that fails now gives the
-        // ring without its drained records, which the second reading of a two-pass readout
-        // finds (its count differs) and refuses.
-        self.drained_of((chip, index, risc.index() as u32))
-            .ok()
-            .flatten()
+    fn drained_payload_len(&self, chip: u32, tile: NocCoord, risc: Risc) -> u64 {
+        let Ok(index) = self.tiles.index(chip, tile) else {
+            return 0;
+        };
+        let key = (chip, index, risc.index() as u32);
+        let in_file: u64 = self
+            .in_file
+            .get(&key)
+            .map_or(0, |p| p.iter().map(|p| p.1).sum());
+        let held = self
+            .drained
+            .read()
+            .map_or(0, |d| d.get(&key).map_or(0, |b| b.len() as u64));
+        in_file + held
+    }
+
+    fn drained_payload(
+        &self,
+        chip: u32,
+        tile: NocCoord,
+        risc: Risc,
+        piece: &mut dyn FnMut(&[u8]),
+    ) -> std::io::Result<bool> {
+        let Ok(index) = self.tiles.index(chip, tile) else {
+            return Ok(false);
+        };
+        // The file was whole when loaded (its checksum); a read that fails now is an error
+        // the readout reports at the ring.
+        self.drained_pieces((chip, index, risc.index() as u32), piece)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A ring's drained payload read back whole (`None`: none), its pieces each at most
+    /// [`super::super::DRAINED_PIECE`] bytes.
+    fn payload_of(s: &Snapshot, chip: u32, tile: NocCoord, risc: Risc) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let any = s
+            .drained_payload(chip, tile, risc, &mut |b| {
+                assert!(b.len() <= super::super::DRAINED_PIECE);
+                out.extend_from_slice(b)
+            })
+            .unwrap();
+        any.then_some(out)
+    }
 
     fn snapshot() -> Snapshot {
         let arch = Arch::WormholeB0;
@@ -1193,25 +1249,19 @@ mod tests {
         assert_eq!(back.in_file.len(), 2);
         assert_eq!(back.drained_bytes(), 1005);
         assert_eq!(
-            back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
-                .unwrap(),
+            payload_of(&back, 1, NocCoord::new(2, 1), Risc::Trisc1).unwrap(),
             [1, 2, 3, 4, 5]
         );
         assert_eq!(
-            back.drained_payload(0, NocCoord::new(1, 1), Risc::Brisc)
-                .unwrap(),
+            payload_of(&back, 0, NocCoord::new(1, 1), Risc::Brisc).unwrap(),
             vec![9; 1000]
         );
-        assert!(back
-            .drained_payload(0, NocCoord::new(1, 1), Risc::Ncrisc)
-            .is_none());
+        assert!(payload_of(&back, 0, NocCoord::new(1, 1), Risc::Ncrisc).is_none());
         let again = dir.join("again.snap");
         back.save(&again, &crate::inputs::Inputs::none()).unwrap();
         let twice = Snapshot::load(&again, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(
-            twice
-                .drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
-                .unwrap(),
+            payload_of(&twice, 1, NocCoord::new(2, 1), Risc::Trisc1).unwrap(),
             [1, 2, 3, 4, 5]
         );
         assert_eq!(twice.drained_bytes(), 1005);
@@ -1232,8 +1282,7 @@ mod tests {
         let back = Snapshot::load(&path, &crate::inputs::Inputs::none()).unwrap();
         assert_eq!(back.extents(), s.extents());
         assert_eq!(
-            back.drained_payload(1, NocCoord::new(2, 1), Risc::Trisc1)
-                .unwrap(),
+            payload_of(&back, 1, NocCoord::new(2, 1), Risc::Trisc1).unwrap(),
             [1, 2, 3, 4, 5, 6]
         );
         // Every cut file is refused, the way the in-memory decoder refuses it.

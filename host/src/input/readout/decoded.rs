@@ -47,6 +47,18 @@ impl Decoded {
         self.len() == 0
     }
 
+    /// Room for the rows of `bytes` more bytes of payload (a short zone's 6 bytes a row):
+    /// a payload decoded in pieces then grows its columns once, not by doubling.
+    pub(crate) fn reserve_for(&mut self, bytes: u64) {
+        let rows = usize::try_from(bytes / u64::from(ttprof_rt::wire::SHORT_ZONE_BYTES))
+            .unwrap_or(usize::MAX)
+            .saturating_add(2);
+        match self {
+            Decoded::Table(t) => t.reserve(rows),
+            Decoded::Records(r) => r.reserve(rows),
+        }
+    }
+
     /// Where the rows stand now.
     pub(crate) fn mark(&self) -> Mark {
         match self {

@@ -251,8 +251,8 @@ impl<'m> Drainer<'m> {
         // A recording of a drained run carries what its consumer took: it comes first.
         if self.defer_drained {
             entry.deferred = Some(self.issues.len());
-        } else if let Some(bytes) = self.mem.drained_payload(id.chip, id.tile, id.risc) {
-            entry.feed_drained(&bytes, &mut self.issues);
+        } else {
+            entry.feed_drained(&*self.mem, &mut self.issues);
         }
         self.rings.push(entry);
         // Keep rings in device order (chip, tile, RISC) whenever they appear.
@@ -557,10 +557,7 @@ impl<'m> RingReader<'m> {
         let mem = &*self.d.mem;
         if let Some(slot) = entry.deferred.take() {
             let mut issues = Vec::new();
-            let id = entry.report.id;
-            if let Some(bytes) = mem.drained_payload(id.chip, id.tile, id.risc) {
-                entry.feed_drained(&bytes, &mut issues);
-            }
+            entry.feed_drained(mem, &mut issues);
             self.fed.push((slot, issues));
         }
         entry.drain(mem, self.d.opts.consume, &mut self.drained)?;

@@ -14,6 +14,7 @@ use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
 use riscv_linker::profiler::{ring, RingMap};
+use ttprof_rt::wire;
 
 pub(super) struct RingEntry {
     pub report: RingReport,
@@ -141,29 +142,69 @@ impl RingEntry {
 
     /// Decodes the payload a consumer drained from this ring before the memory was
     /// recorded (a snapshot of a drained run): the ring's stream up to its `TAIL`, decoded
-    /// before the live span, from the ring's first record.
-    pub(crate) fn feed_drained(&mut self, bytes: &[u8], issues: &mut Vec<Issue>) {
+    /// before the live span, from the ring's first record. `mem` hands it over a piece at a
+    /// time ([`DeviceMemory::drained_payload`]), so it is never held whole: a record a piece
+    /// cuts is carried into the next, and the rows are those of decoding it in one piece.
+    pub(crate) fn feed_drained(&mut self, mem: &dyn DeviceMemory, issues: &mut Vec<Issue>) {
+        use crate::decode::Stop;
+        let id = self.report.id;
         let mark = self.table.mark();
-        let result = self.table.decode_piece(&mut self.span.decoder, bytes);
-        let good = match result {
-            Ok(crate::decode::Stop::End) => bytes.len(),
-            Ok(crate::decode::Stop::Pad { at } | crate::decode::Stop::Short { at }) => at,
-            Err(e) => e.at,
-        };
-        self.span.keep_decoded(&bytes[..good]);
-        self.report.payload_bytes += good as u64;
+        self.table
+            .reserve_for(mem.drained_payload_len(id.chip, id.tile, id.risc));
+        // Bytes given, bytes decoded, a record cut at a piece's end, and whether decoding
+        // stopped (a bad record or a pad: what follows is skipped, as in one piece).
+        let (mut total, mut good, mut carry, mut stopped) = (0u64, 0u64, Vec::new(), false);
+        let read = mem.drained_payload(id.chip, id.tile, id.risc, &mut |piece| {
+            total += piece.len() as u64;
+            if stopped {
+                return;
+            }
+            let mut joined = std::mem::take(&mut carry);
+            let bytes: &[u8] = if joined.is_empty() {
+                piece
+            } else {
+                joined.extend_from_slice(piece);
+                &joined
+            };
+            let cut = |at: usize| bytes.len() - at < wire::MAX_RECORD_BYTES as usize;
+            let (decoded, carried) = match self.table.decode_piece(&mut self.span.decoder, bytes) {
+                Ok(Stop::End) => (bytes.len(), false),
+                Ok(Stop::Short { at }) => (at, true),
+                Err(e) if matches!(e.kind, wire::DecodeError::Truncated { .. }) && cut(e.at) => {
+                    (e.at, true)
+                }
+                Ok(Stop::Pad { at }) => (at, false),
+                Err(e) => (e.at, false),
+            };
+            self.span.keep_decoded(&bytes[..decoded]);
+            good += decoded as u64;
+            match carried {
+                true => carry = bytes[decoded..].to_vec(),
+                false => stopped = decoded < bytes.len(),
+            }
+        });
+        match read {
+            // No drained payload (live memory): the ring reads from its live span alone.
+            Ok(false) => return,
+            Ok(true) => {}
+            Err(e) => issues.push(Issue::error(
+                Some(id.location()),
+                format!("the recorded drained payload could not be read after {total} bytes: {e}"),
+            )),
+        }
+        self.report.payload_bytes += good;
         self.rows += self.table.rows_since(mark) as u64;
         self.zones += self.table.zones_since(mark) as u64;
         self.report.losses_in_band += self.table.losses_since(mark);
         self.mid_stream = None;
         self.consumed_before = 0;
-        if good < bytes.len() {
-            let lost = (bytes.len() - good) as u64;
+        if good < total {
+            let lost = total - good;
             self.report.skipped_bytes += lost;
             issues.push(
                 Issue::error(
-                    Some(self.report.id.location()),
-                    format!("the recorded drained payload stops decoding after {good} of {} bytes: {lost} byte(s) skipped", bytes.len()),
+                    Some(id.location()),
+                    format!("the recorded drained payload stops decoding after {good} of {total} bytes: {lost} byte(s) skipped"),
                 )
                 .with_count(lost),
             );
@@ -334,4 +375,111 @@ pub(super) fn final_issues(r: &RingReport, faulted: bool) -> Vec<Issue> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::devmem::{DeviceMemory, Snapshot};
+    use crate::error::Result;
+    use crate::inputs::Inputs;
+    use riscv_linker::devfile::Geometry;
+    use riscv_linker::{NocCoord, Risc};
+
+    /// A snapshot whose drained payload is handed on in pieces of the given sizes, in turn.
+    struct Cut<'a> {
+        inner: &'a Snapshot,
+        sizes: &'a [usize],
+    }
+
+    impl DeviceMemory for Cut<'_> {
+        fn geometry(&self) -> Geometry {
+            self.inner.geometry()
+        }
+        fn tiles(&self, chip: u32) -> Vec<NocCoord> {
+            self.inner.tiles(chip)
+        }
+        fn read_u32(&self, chip: u32, tile: NocCoord, addr: u32) -> Result<u32> {
+            self.inner.read_u32(chip, tile, addr)
+        }
+        fn write_u32(&self, chip: u32, tile: NocCoord, addr: u32, v: u32) -> Result<()> {
+            self.inner.write_u32(chip, tile, addr, v)
+        }
+        fn bytes_read(&self) -> u64 {
+            self.inner.bytes_read()
+        }
+        fn describe(&self) -> String {
+            self.inner.describe()
+        }
+        fn drained_payload(
+            &self,
+            chip: u32,
+            tile: NocCoord,
+            risc: Risc,
+            piece: &mut dyn FnMut(&[u8]),
+        ) -> std::io::Result<bool> {
+            let mut whole = Vec::new();
+            let any = self
+                .inner
+                .drained_payload(chip, tile, risc, &mut |b| whole.extend_from_slice(b))?;
+            let mut at = 0;
+            for &n in self.sizes.iter().cycle() {
+                if at >= whole.len() {
+                    break;
+                }
+                let to = (at + n).min(whole.len());
+                piece(&whole[at..to]);
+                at = to;
+            }
+            Ok(any)
+        }
+    }
+
+    /// Issue 41: a ring's drained payload is decoded a piece at a time, never held whole.
+    /// Cut anywhere (every byte its own piece, pieces shorter and longer than a record,
+    /// cuts inside records), with a cut record and junk after its last record, it reads as
+    /// in one piece: the same records, counts and issues.
+    #[test]
+    fn drained_payload_cut_anywhere_reads_as_in_one_piece() {
+        let dir = crate::testing::temp_dir("drained-pieces");
+        let run = crate::testing::long_run::write(&dir, 10_000, 2_000).unwrap();
+        let snap = Snapshot::load(&run.snapshot, &Inputs::none()).unwrap();
+        let (tile, risc) = (snap.tiles(0)[0], Risc::Ncrisc);
+        let check = |snap: &Snapshot, what: &str| {
+            let whole = super::super::read(snap, false).unwrap();
+            assert!(whole.rings.iter().map(|r| r.records.len()).sum::<usize>() > 9_000);
+            for sizes in [&[1][..], &[5, 3, 7, 31, 2, 64], &[6], &[4096, 1]] {
+                let cut = super::super::read(&Cut { inner: snap, sizes }, false).unwrap();
+                assert_eq!(cut.rings.len(), whole.rings.len());
+                for (a, b) in cut.rings.iter().zip(&whole.rings) {
+                    // Not assert_eq: a failure would print every record.
+                    assert!(a.records == b.records, "{what} {sizes:?}: {:?}", a.id);
+                    assert_eq!(
+                        (a.payload_bytes, a.skipped_bytes, a.losses_in_band),
+                        (b.payload_bytes, b.skipped_bytes, b.losses_in_band),
+                        "{what} {sizes:?}"
+                    );
+                }
+                let text = |r: &super::super::Readout| -> Vec<String> {
+                    r.issues.iter().map(|i| i.to_string()).collect()
+                };
+                assert_eq!(text(&cut), text(&whole), "{what} {sizes:?}");
+            }
+            whole
+        };
+        check(&snap, "whole records");
+        // A record cut short at the end: its bytes are skipped, said once.
+        snap.add_drained(0, tile, risc, &[0x12, 0x34, 0x56, 0x78, 0x9a])
+            .unwrap();
+        let cut_short = check(&snap, "a cut record");
+        let said: Vec<String> = cut_short.issues.iter().map(|i| i.to_string()).collect();
+        assert!(
+            said.iter()
+                .any(|s| s.contains("stops decoding") && s.contains("5 byte(s) skipped")),
+            "{said:?}"
+        );
+        // Junk, then more junk: decoding stops at the first, the rest is skipped.
+        snap.add_drained(0, tile, risc, &[0xff; 100]).unwrap();
+        check(&snap, "junk");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
