@@ -1281,6 +1281,29 @@ fn two_chips_run_every_op_on_each_and_report_both() {
     for chip in ["of chip 0", "of chip 1"] {
         assert!(stderr.contains(chip), "{stderr}");
     }
+    // A manifest's `chips` runs each of its ops on every chip (`sums` on each: 2 zones).
+    let manifest = dir.join("ops.json");
+    let ops = serde_json::json!({
+        "grid": "1x1",
+        "chips": 3,
+        "op": [{"name": "s", "kernels": {"brisc": elf("sums")}, "l1": ["0x30000=2"]}]
+    });
+    std::fs::write(&manifest, ops.to_string()).unwrap();
+    let m = ttprof_run(&["--manifest", manifest.to_str().unwrap()], &dir.join("m"));
+    assert_eq!(
+        m.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&m.stderr)
+    );
+    let mut per_chip: BTreeMap<String, usize> = BTreeMap::new();
+    for l in zone_starts(&dir.join("m"), "iteration") {
+        *per_chip
+            .entry(l.split(',').next().unwrap().into())
+            .or_default() += 1;
+    }
+    let want: BTreeMap<String, usize> = [("0".into(), 2), ("1".into(), 2), ("2".into(), 2)].into();
+    assert_eq!(per_chip, want);
     // Refused before anything is made: out of range, and with what reads chip 0 only.
     for (chips, more, says) in [
         ("0", &[][..], "give 1 to 32 chips"),
