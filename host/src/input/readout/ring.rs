@@ -154,15 +154,18 @@ impl RingEntry {
         // Bytes given, bytes decoded, a record cut at a piece's end, and whether decoding
         // stopped (a bad record or a pad: what follows is skipped, as in one piece).
         let (mut total, mut good, mut carry, mut stopped) = (0u64, 0u64, Vec::new(), false);
+        // The carried bytes and the next piece, joined (its room kept from piece to piece).
+        let mut joined = Vec::new();
         let read = mem.drained_payload(id.chip, id.tile, id.risc, &mut |piece| {
             total += piece.len() as u64;
             if stopped {
                 return;
             }
-            let mut joined = std::mem::take(&mut carry);
-            let bytes: &[u8] = if joined.is_empty() {
+            let bytes: &[u8] = if carry.is_empty() {
                 piece
             } else {
+                joined.clear();
+                joined.extend_from_slice(&carry);
                 joined.extend_from_slice(piece);
                 &joined
             };
@@ -178,8 +181,9 @@ impl RingEntry {
             };
             self.span.keep_decoded(&bytes[..decoded]);
             good += decoded as u64;
+            carry.clear();
             match carried {
-                true => carry = bytes[decoded..].to_vec(),
+                true => carry.extend_from_slice(&bytes[decoded..]),
                 false => stopped = decoded < bytes.len(),
             }
         });
