@@ -168,16 +168,7 @@ fn main() {
             let csv = d.join("ring.csv");
             let made = write_rings_csv(&csv, 1, 1, zones) + append_chip_zone(&csv, 1);
             if want_ring("import") {
-                let r = measure(
-                    &ttprof,
-                    &[
-                        "import",
-                        s(&csv),
-                        "--no-summary",
-                        "--out",
-                        s(&d.join("ring-import")),
-                    ],
-                );
+                let r = measure_import(&ttprof, &csv, &d.join("ring-import"));
                 record("ring-import", m, &r, made, 2 * made, "rows");
                 let _ = std::fs::remove_dir_all(d.join("ring-import"));
             }
@@ -200,10 +191,7 @@ fn main() {
             let csv = d.join(format!("{shape}.csv"));
             let made = write_rings_csv(&csv, chips, rings_per_chip, ring_zones);
             let out = d.join(format!("{shape}-import"));
-            let r = measure(
-                &ttprof,
-                &["import", s(&csv), "--no-summary", "--out", s(&out)],
-            );
+            let r = measure_import(&ttprof, &csv, &out);
             record(&format!("{shape}-import"), m, &r, made, 2 * made, "rows");
             let _ = std::fs::remove_dir_all(&out);
             if !keep {
@@ -230,26 +218,11 @@ fn main() {
             record("two-chips-run", m, &r, rows / 2, rows, "rows");
             let (snap, oplog) = (out.join("device.snap"), out.join("ops.jsonl"));
             let report = d.join("two-chips-report");
-            let r = measure(
-                &ttprof,
-                &[
-                    "report",
-                    "--no-summary",
-                    "--device",
-                    s(&snap),
-                    "--oplog",
-                    s(&oplog),
-                    "--out",
-                    s(&report),
-                ],
-            );
+            let r = measure_report(&ttprof, &snap, &oplog, &report);
             record("two-chips-report", m, &r, rows / 2, rows, "rows");
             let _ = std::fs::remove_dir_all(&report);
             let import = d.join("two-chips-import");
-            let r = measure(
-                &ttprof,
-                &["import", s(&csv), "--no-summary", "--out", s(&import)],
-            );
+            let r = measure_import(&ttprof, &csv, &import);
             record("two-chips-import", m, &r, rows / 2, rows, "rows");
             let _ = std::fs::remove_dir_all(&import);
             let r = tracy(&ttprof, &snap, Some(&oplog), 18_900 + m as u16);
@@ -263,33 +236,12 @@ fn main() {
             let (snap, oplog, made) = (run.snapshot, run.oplog, run.zones);
             let csv = d.join("report/profile_log_device.csv");
             if want("report") || want("import") {
-                let report = measure(
-                    &ttprof,
-                    &[
-                        "report",
-                        "--no-summary",
-                        "--device",
-                        s(&snap),
-                        "--oplog",
-                        s(&oplog),
-                        "--out",
-                        s(&d.join("report")),
-                    ],
-                );
+                let report = measure_report(&ttprof, &snap, &oplog, &d.join("report"));
                 record("report", m, &report, made, made, "zones");
             }
             if want("import") {
                 let rows = count_lines(&csv).saturating_sub(2);
-                let import = measure(
-                    &ttprof,
-                    &[
-                        "import",
-                        s(&csv),
-                        "--no-summary",
-                        "--out",
-                        s(&d.join("import")),
-                    ],
-                );
+                let import = measure_import(&ttprof, &csv, &d.join("import"));
                 record("import", m, &import, made, rows, "rows");
             }
             let _ = std::fs::remove_dir_all(d.join("report"));
@@ -549,6 +501,28 @@ fn capture(ttprof: &Path, run_args: &[String], run_out: &Path, out: &Path) -> Me
         .wait_with_output()
         .unwrap_or_else(|e| fail(&format!("ttprof capture: {e}")));
     measured(&args, &o)
+}
+
+/// `ttprof report` of a snapshot and its op log into `out`, without the printed summary.
+fn measure_report(ttprof: &Path, snap: &Path, oplog: &Path, out: &Path) -> Measured {
+    measure(
+        ttprof,
+        &[
+            "report",
+            "--no-summary",
+            "--device",
+            s(snap),
+            "--oplog",
+            s(oplog),
+            "--out",
+            s(out),
+        ],
+    )
+}
+
+/// `ttprof import` of a device log into `out`, without the printed summary.
+fn measure_import(ttprof: &Path, csv: &Path, out: &Path) -> Measured {
+    measure(ttprof, &["import", s(csv), "--no-summary", "--out", s(out)])
 }
 
 /// `ttprof tracy` of a snapshot (with its op log) or a device log on `port`, drained by
