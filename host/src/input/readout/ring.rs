@@ -149,8 +149,11 @@ impl RingEntry {
         use crate::decode::Stop;
         let id = self.report.id;
         let mark = self.table.mark();
-        self.table
-            .reserve_for(mem.drained_payload_len(id.chip, id.tile, id.risc));
+        match mem.drained_payload_len(id.chip, id.tile, id.risc) {
+            // No room made for no payload: a ring without records keeps no columns.
+            0 => {}
+            len => self.table.reserve_for(len),
+        }
         // Bytes given, bytes decoded, a record cut at a piece's end, and whether decoding
         // stopped (a bad record or a pad: what follows is skipped, as in one piece).
         let (mut total, mut good, mut carry, mut stopped) = (0u64, 0u64, Vec::new(), false);
