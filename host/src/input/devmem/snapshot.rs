@@ -166,6 +166,12 @@ impl Snapshot {
                 .map_or(0, |d| d.values().map(|b| b.len() as u64).sum())
     }
 
+    /// The key a ring's drained payload is kept under (`None`: not a tile of the snapshot).
+    fn drained_key(&self, chip: u32, tile: NocCoord, risc: Risc) -> Option<(u32, u32, u32)> {
+        let index = self.tiles.index(chip, tile).ok()?;
+        Some((chip, index, risc.index() as u32))
+    }
+
     /// Ring `key`'s drained payload: its pieces in the file, then what was added.
     fn drained_of(&self, key: (u32, u32, u32)) -> std::io::Result<Option<Vec<u8>>> {
         let mut out = Vec::new();
@@ -1006,10 +1012,9 @@ impl DeviceMemory for Snapshot {
     }
 
     fn drained_payload_len(&self, chip: u32, tile: NocCoord, risc: Risc) -> u64 {
-        let Ok(index) = self.tiles.index(chip, tile) else {
+        let Some(key) = self.drained_key(chip, tile, risc) else {
             return 0;
         };
-        let key = (chip, index, risc.index() as u32);
         let in_file: u64 = self
             .in_file
             .get(&key)
@@ -1028,12 +1033,12 @@ impl DeviceMemory for Snapshot {
         risc: Risc,
         piece: &mut dyn FnMut(&[u8]),
     ) -> std::io::Result<bool> {
-        let Ok(index) = self.tiles.index(chip, tile) else {
+        let Some(key) = self.drained_key(chip, tile, risc) else {
             return Ok(false);
         };
         // The file was whole when loaded (its checksum); a read that fails now is an error
         // the readout reports at the ring.
-        self.drained_pieces((chip, index, risc.index() as u32), piece)
+        self.drained_pieces(key, piece)
     }
 }
 
