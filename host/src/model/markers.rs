@@ -58,21 +58,47 @@ pub struct Marker {
 /// is read.
 pub fn markers(r: &Records) -> Markers<'_> {
     let is_marked = |k: RecordKind| k.is_zone() || point(k).is_some();
-    // Openings in (start, longest first, outermost first = later in the ring first) order.
-    let mut order: Vec<u32> = (0..r.len() as u32)
-        .filter(|&i| is_marked(r.kind[i as usize]))
-        .collect();
-    order.sort_unstable_by_key(|&i| {
-        (
-            r.start_at(i as usize),
-            Reverse(r.end_at(i as usize)),
-            Reverse(i),
-        )
-    });
+    // Sized before it is filled: a collected filter grows by doubling, up to twice the
+    // rows (issue 41).
+    let marked = r.kind().iter().filter(|&&k| is_marked(k)).count();
+    let mut order = Vec::with_capacity(marked);
+    order.extend((0..r.len() as u32).filter(|&i| is_marked(r.kind[i as usize])));
+    opening_order(r, order, None)
+}
+
+/// The markers of `r` whose zones' opening order `zones` is already made (a view's, which
+/// [`markers`] made): only the point records are ordered here, and taken in turn with the
+/// zones by the same key, so the markers are [`markers`]' own. A ring's outputs that want
+/// its markers beside its view then hold 4 bytes a point record, not 4 a record (the
+/// device CSV's: 64 MB for a ring of 16 M zones, issue 41). Nothing is kept
+/// ([`Markers::keep`] is for the view's making).
+pub(crate) fn markers_after_view<'r>(r: &'r Records, zones: &'r ZoneRecords) -> Markers<'r> {
+    let points = (0..r.len() as u32).filter(|&i| point(r.kind[i as usize]).is_some());
+    opening_order(r, points.collect(), Some(zones))
+}
+
+/// Record `i`'s place in opening order: (start, longest first, outermost first = later in
+/// the ring first).
+fn key(r: &Records, i: u32) -> (u64, Reverse<u64>, Reverse<u32>) {
+    (
+        r.start_at(i as usize),
+        Reverse(r.end_at(i as usize)),
+        Reverse(i),
+    )
+}
+
+/// [`Markers`] over `rows` put in opening order, and `zones` (already in it) when given.
+fn opening_order<'r>(
+    r: &'r Records,
+    mut rows: Vec<u32>,
+    zones: Option<&'r ZoneRecords>,
+) -> Markers<'r> {
+    rows.sort_unstable_by_key(|&i| key(r, i));
     Markers {
         r,
-        order,
+        order: rows,
         read: 0,
+        zones: zones.map(|z| (z, 0)),
         packer: Packer::default(),
         open: BinaryHeap::new(),
         pending: None,
@@ -92,9 +118,14 @@ fn point(k: RecordKind) -> Option<MarkerType> {
 /// [`markers`]' iterator.
 pub struct Markers<'r> {
     r: &'r Records,
-    /// The openings; `order[..read]` are taken, the words before reused by [`Markers::keep`].
+    /// The openings; `order[..read]` are taken, the words before reused by [`Markers::keep`]
+    /// (with `zones`: the point records' openings, `read` less the zones taken of them).
     order: Vec<u32>,
+    /// Openings taken.
     read: usize,
+    /// The zones' openings when they were made already ([`markers_after_view`]), and how
+    /// many of them are taken.
+    zones: Option<(&'r ZoneRecords, usize)>,
     packer: Packer,
     /// Open zones by (end, innermost first).
     open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
@@ -109,6 +140,7 @@ impl Markers<'_> {
         // Each opening is taken once and kept at most once, so fewer are kept than read:
         // the packer writes only words of openings already taken.
         assert!(self.packer.len() < self.read, "keep only what was taken");
+        assert!(self.zones.is_none(), "a view's zones are kept once");
         self.packer.push(record, &mut self.order[..self.read]);
     }
 
@@ -118,7 +150,21 @@ impl Markers<'_> {
     }
 
     fn take_opening(&mut self) -> Option<(usize, u32)> {
-        let i = *self.order.get(self.read)?;
+        let i = match &mut self.zones {
+            None => *self.order.get(self.read)?,
+            Some((zones, taken)) => {
+                let zone = (*taken < zones.len()).then(|| zones.get(*taken));
+                let point = self.order.get(self.read - *taken).copied();
+                match (zone, point) {
+                    (Some(z), Some(p)) if key(self.r, p) < key(self.r, z) => p,
+                    (Some(z), _) => {
+                        *taken += 1;
+                        z
+                    }
+                    (None, p) => p?,
+                }
+            }
+        };
         self.read += 1;
         Some((self.read - 1, i))
     }
@@ -207,6 +253,58 @@ mod tests {
         let kept = it.into_kept();
         assert_eq!(kept.range(0, kept.len()), [2, 0, 3]);
         assert_eq!(kept.range(0, kept.len()), starts);
+    }
+
+    /// The markers of a ring whose view made its zones' order are the ones made from its
+    /// records alone: nested, touching, identical and overlapping zones, events, data and
+    /// sums at the same times as zones' starts and ends (issue 41: the device CSV takes the
+    /// view's order instead of making a second one).
+    #[test]
+    fn markers_after_the_view_are_the_markers() {
+        use RecordKind::*;
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for ring in 0..200 {
+            // Zones closed as a ring holds them (at their close, children first), with
+            // points between them, and now and then a zone that overlaps its neighbour.
+            let (mut r, mut open, mut t) = (Records::new(), Vec::new(), 0u64);
+            for _ in 0..(ring % 40) * 4 {
+                t += next(3);
+                match next(6) {
+                    0 | 1 => open.push(t),
+                    2 | 3 if !open.is_empty() => {
+                        let start = open.pop().unwrap();
+                        r.push(Zone, 1, start, t, 0, 0, NO_RUN);
+                    }
+                    4 => {
+                        let kind = [Event, Data, Sum, Time][next(4) as usize];
+                        r.push(kind, 2, t, t, 0, 0, NO_RUN);
+                    }
+                    _ => {
+                        let start = t.saturating_sub(next(5));
+                        r.push(ValueZone, 3, start, t + next(3), 7, 0, NO_RUN);
+                    }
+                }
+            }
+            while let Some(start) = open.pop() {
+                r.push(Zone, 1, start, t, 0, 0, NO_RUN);
+            }
+            let mut made = markers(&r);
+            while let Some(m) = made.next() {
+                if m.kind == MarkerType::ZoneStart {
+                    made.keep(m.record);
+                }
+            }
+            let zones = made.into_kept();
+            assert_eq!(zones.len(), r.zones());
+            let after = markers_after_view(&r, &zones).collect::<Vec<_>>();
+            assert_eq!(after, markers(&r).collect::<Vec<_>>(), "ring {ring}");
+        }
     }
 
     #[test]

@@ -186,6 +186,11 @@ impl<'a> Zones<'a> {
         self.into_iter()
     }
 
+    /// The zones' records, in the order the zones open.
+    pub(crate) fn order(&self) -> &ZoneRecords {
+        &self.record
+    }
+
     /// The records of zones `from..to`, in the order the zones open.
     pub(crate) fn records_in_order(&self, from: usize, to: usize) -> Vec<u32> {
         self.record.range(from, to)

@@ -27,7 +27,8 @@ use crate::atomic::write_atomic;
 use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::error::Result;
 use crate::inputs::Inputs;
-use crate::markers::{markers, MarkerType};
+use crate::markers::{markers, markers_after_view, MarkerType};
+use crate::model::zone_records::ZoneRecords;
 use crate::readout::{Readout, RingId};
 use crate::resolve::{Resolution, RingSites};
 use crate::timebase::Timebase;
@@ -100,6 +101,7 @@ pub fn write(
             ring.id,
             &ring.records,
             sites.rings.get(i).unwrap_or(&none),
+            None,
         )?;
     }
     Ok(n)
@@ -152,13 +154,15 @@ impl RowWriter {
     }
 
     /// Writes the rows of one ring's records (`sites` binds them to metadata); returns the
-    /// number of rows.
+    /// number of rows. `zones`: the ring's zones in opening order, when its view made them
+    /// (not made again: [`markers_after_view`]).
     pub(crate) fn ring(
         &mut self,
         w: &mut impl Write,
         id: RingId,
         r: &Records,
         sites: &RingSites,
+        zones: Option<&ZoneRecords>,
     ) -> io::Result<u64> {
         let mut prefix = Vec::new();
         write!(
@@ -171,7 +175,11 @@ impl RowWriter {
         )?;
         let mut rows = 0;
         let mut run = None;
-        for m in markers(r) {
+        let markers = match zones {
+            Some(zones) => markers_after_view(r, zones),
+            None => markers(r),
+        };
+        for m in markers {
             let i = m.record as usize;
             let (site, row_run, kind) = (r.site[i], r.run_at(i), r.kind[i]);
             if run != Some(row_run) {

@@ -126,9 +126,9 @@ impl<'a> RingCsv<'a> {
         uniform: Option<&Arc<SiteTable>>,
     ) -> io::Result<(Readout, Resolution)> {
         let (one, res) = self.name_ring(report, records, uniform);
-        self.written.rows += self
-            .rows
-            .ring(w, report.id, &one.rings[0].records, &res.rings[0])?;
+        self.written.rows +=
+            self.rows
+                .ring(w, report.id, &one.rings[0].records, &res.rings[0], None)?;
         Ok((one, res))
     }
 

@@ -56,9 +56,12 @@ impl Sink for DeviceCsv {
         let Some(file) = self.file.as_mut() else {
             return Ok(());
         };
+        // The view's zones when another output asked for them (this one does not).
+        let records = &v.ring.records;
+        let zones = (v.zones.len() == records.zones()).then(|| v.zones.order());
         match self
             .rows
-            .ring(file.writer(), v.ring.id, &v.ring.records, sites)
+            .ring(file.writer(), v.ring.id, records, sites, zones)
         {
             Ok(n) => self.written_rows += n,
             Err(e) => return Err(self.io(e)),
