@@ -52,29 +52,50 @@ pub struct Marker {
 }
 
 /// The markers of one ring's records, in time order (see the module docs), made as they
-/// are taken: what is held is the records' opening order (4 bytes a record) and the zones
-/// open at the time (a heap as deep as the nesting), not the markers (16 bytes each, two a
-/// zone). What the view keeps (`Markers::keep`) is packed into the order's memory as it
-/// is read.
+/// are taken. A ring holds its records as they close, so in ring order most openings are
+/// already in opening order: a zone that opens before the one it follows (a parent after
+/// its children, an overlapping or malformed zone) is *late*. What is held is the late
+/// records in opening order (4 bytes each), a bit a record saying which, and the zones open
+/// at the time (a heap as deep as the nesting); the openings are the ring's other marked
+/// records, in ring order, merged with the late ones (issue 41: every record's opening
+/// order, 4 bytes a record, was most of a long ring's view while it was made). What the
+/// view keeps (`Markers::keep`) is packed a byte a zone.
 pub fn markers(r: &Records) -> Markers<'_> {
-    let is_marked = |k: RecordKind| k.is_zone() || point(k).is_some();
-    // Sized before it is filled: a collected filter grows by doubling, up to twice the
-    // rows (issue 41).
-    let marked = r.kind().iter().filter(|&&k| is_marked(k)).count();
-    let mut order = Vec::with_capacity(marked);
-    order.extend((0..r.len() as u32).filter(|&i| is_marked(r.kind[i as usize])));
-    opening_order(r, order, None)
+    let n = r.len();
+    let mut late_rows = vec![0u64; n.div_ceil(64)];
+    let mut late = Vec::new();
+    let mut last = None;
+    for (i, &k) in r.kind().iter().enumerate() {
+        if !(k.is_zone() || point(k).is_some()) {
+            continue;
+        }
+        let key = key(r, i as u32);
+        if last.is_some_and(|last| key < last) {
+            late.push(i as u32);
+            late_rows[i / 64] |= 1 << (i % 64);
+        } else {
+            last = Some(key);
+        }
+    }
+    opening_order(
+        r,
+        late,
+        Openings::Ring {
+            row: 0,
+            late: late_rows,
+        },
+    )
 }
 
 /// The markers of `r` whose zones' opening order `zones` is already made (a view's, which
 /// [`markers`] made): only the point records are ordered here, and taken in turn with the
 /// zones by the same key, so the markers are [`markers`]' own. A ring's outputs that want
-/// its markers beside its view then hold 4 bytes a point record, not 4 a record (the
-/// device CSV's: 64 MB for a ring of 16 M zones, issue 41). Nothing is kept
-/// ([`Markers::keep`] is for the view's making).
+/// its markers beside its view then hold 4 bytes a point record, nothing a zone (the
+/// device CSV made a second order of every record: 64 MB for a ring of 16 M zones, issue
+/// 41). Nothing is kept ([`Markers::keep`] is for the view's making).
 pub(crate) fn markers_after_view<'r>(r: &'r Records, zones: &'r ZoneRecords) -> Markers<'r> {
     let points = (0..r.len() as u32).filter(|&i| point(r.kind[i as usize]).is_some());
-    opening_order(r, points.collect(), Some(zones))
+    opening_order(r, points.collect(), Openings::View { zones, taken: 0 })
 }
 
 /// Record `i`'s place in opening order: (start, longest first, outermost first = later in
@@ -87,18 +108,16 @@ fn key(r: &Records, i: u32) -> (u64, Reverse<u64>, Reverse<u32>) {
     )
 }
 
-/// [`Markers`] over `rows` put in opening order, and `zones` (already in it) when given.
-fn opening_order<'r>(
-    r: &'r Records,
-    mut rows: Vec<u32>,
-    zones: Option<&'r ZoneRecords>,
-) -> Markers<'r> {
-    rows.sort_unstable_by_key(|&i| key(r, i));
+/// [`Markers`] over `openings` merged with `late` (put in opening order here).
+fn opening_order<'r>(r: &'r Records, mut late: Vec<u32>, openings: Openings<'r>) -> Markers<'r> {
+    late.sort_unstable_by_key(|&i| key(r, i));
     Markers {
         r,
-        order: rows,
-        read: 0,
-        zones: zones.map(|z| (z, 0)),
+        openings,
+        late,
+        late_taken: 0,
+        taken: 0,
+        kept: Vec::new(),
         packer: Packer::default(),
         open: BinaryHeap::new(),
         pending: None,
@@ -115,58 +134,104 @@ fn point(k: RecordKind) -> Option<MarkerType> {
     }
 }
 
+/// The openings already in opening order, which [`Markers`] merges with its late ones.
+enum Openings<'r> {
+    /// The ring's marked records in ring order, but the late ones (a bit a record); `row`:
+    /// the next to look at.
+    Ring { row: usize, late: Vec<u64> },
+    /// A view's zones, `taken` of them taken.
+    View {
+        zones: &'r ZoneRecords,
+        taken: usize,
+    },
+}
+
 /// [`markers`]' iterator.
 pub struct Markers<'r> {
     r: &'r Records,
-    /// The openings; `order[..read]` are taken, the words before reused by [`Markers::keep`]
-    /// (with `zones`: the point records' openings, `read` less the zones taken of them).
-    order: Vec<u32>,
+    openings: Openings<'r>,
+    /// The openings out of place in `openings`, in opening order; `late_taken` of them
+    /// taken.
+    late: Vec<u32>,
+    late_taken: usize,
     /// Openings taken.
-    read: usize,
-    /// The zones' openings when they were made already ([`markers_after_view`]), and how
-    /// many of them are taken.
-    zones: Option<(&'r ZoneRecords, usize)>,
+    taken: usize,
+    /// What [`Markers::keep`] packed (a byte a zone, made on the first).
+    kept: Vec<u32>,
     packer: Packer,
     /// Open zones by (end, innermost first).
     open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
-    /// The opening taken from `order` while zones that end before it were closed.
+    /// The opening taken while zones that end before it were closed.
     pending: Option<(usize, u32)>,
 }
 
 impl Markers<'_> {
-    /// Keeps `record`, a record whose opening was taken, packed in the opening order's own
-    /// memory (what is kept is in the order it is given: [`Markers::into_kept`]).
+    /// Keeps `record`, the record of a zone whose opening was taken, packed (what is kept is
+    /// in the order it is given: [`Markers::into_kept`]).
     pub(crate) fn keep(&mut self, record: u32) {
-        // Each opening is taken once and kept at most once, so fewer are kept than read:
-        // the packer writes only words of openings already taken.
-        assert!(self.packer.len() < self.read, "keep only what was taken");
-        assert!(self.zones.is_none(), "a view's zones are kept once");
-        self.packer.push(record, &mut self.order[..self.read]);
+        assert!(self.packer.len() < self.taken, "keep only what was taken");
+        assert!(
+            matches!(self.openings, Openings::Ring { .. }),
+            "a view's zones are kept once"
+        );
+        if self.kept.is_empty() {
+            // A byte a zone of the ring, the most that can be kept.
+            self.kept = vec![0; self.r.zones().div_ceil(4)];
+        }
+        self.packer.push(record, &mut self.kept);
     }
 
     /// What [`Markers::keep`] kept, in order.
     pub(crate) fn into_kept(self) -> ZoneRecords {
-        self.packer.finish(self.order)
+        self.packer.finish(self.kept)
+    }
+
+    /// How many openings are late (tests of what the markers hold).
+    #[cfg(test)]
+    fn late_len(&self) -> usize {
+        self.late.len()
+    }
+
+    /// The next opening of [`Markers::openings`], not taken.
+    fn peek_in_order(&mut self) -> Option<u32> {
+        match &mut self.openings {
+            Openings::Ring { row, late } => {
+                let kinds = self.r.kind();
+                while let Some(&k) = kinds.get(*row) {
+                    let is_late = late[*row / 64] >> (*row % 64) & 1 == 1;
+                    if !is_late && (k.is_zone() || point(k).is_some()) {
+                        return Some(*row as u32);
+                    }
+                    *row += 1;
+                }
+                None
+            }
+            Openings::View { zones, taken } => (*taken < zones.len()).then(|| zones.get(*taken)),
+        }
     }
 
     fn take_opening(&mut self) -> Option<(usize, u32)> {
-        let i = match &mut self.zones {
-            None => *self.order.get(self.read)?,
-            Some((zones, taken)) => {
-                let zone = (*taken < zones.len()).then(|| zones.get(*taken));
-                let point = self.order.get(self.read - *taken).copied();
-                match (zone, point) {
-                    (Some(z), Some(p)) if key(self.r, p) < key(self.r, z) => p,
-                    (Some(z), _) => {
-                        *taken += 1;
-                        z
-                    }
-                    (None, p) => p?,
+        let in_order = self.peek_in_order();
+        let late = self.late.get(self.late_taken).copied();
+        let i = match (in_order, late) {
+            (Some(a), Some(b)) if key(self.r, b) < key(self.r, a) => {
+                self.late_taken += 1;
+                b
+            }
+            (Some(a), _) => {
+                match &mut self.openings {
+                    Openings::Ring { row, .. } => *row += 1,
+                    Openings::View { taken, .. } => *taken += 1,
                 }
+                a
+            }
+            (None, b) => {
+                self.late_taken += 1;
+                b?
             }
         };
-        self.read += 1;
-        Some((self.read - 1, i))
+        self.taken += 1;
+        Some((self.taken - 1, i))
     }
 }
 
@@ -230,7 +295,7 @@ mod tests {
             .collect()
     }
 
-    /// A view keeps its zones' records packed in the opening order's own memory (issue 41:
+    /// A view keeps its zones' records packed, a byte a zone (issue 41:
     /// one ring's view held both, 4 bytes a zone more; the packing:
     /// `zone_records::tests`).
     #[test]
@@ -255,10 +320,12 @@ mod tests {
         assert_eq!(kept.range(0, kept.len()), starts);
     }
 
-    /// The markers of a ring whose view made its zones' order are the ones made from its
+    /// The openings come in opening order (that of a sort of every marked record), and the
+    /// markers of a ring whose view made its zones' order are the ones made from its
     /// records alone: nested, touching, identical and overlapping zones, events, data and
-    /// sums at the same times as zones' starts and ends (issue 41: the device CSV takes the
-    /// view's order instead of making a second one).
+    /// sums at the same times as zones' starts and ends, and rings in reverse (issue 41:
+    /// the openings are the ring's order merged with the late ones, and the device CSV
+    /// takes the view's order instead of making a second one).
     #[test]
     fn markers_after_the_view_are_the_markers() {
         use RecordKind::*;
@@ -294,17 +361,53 @@ mod tests {
             while let Some(start) = open.pop() {
                 r.push(Zone, 1, start, t, 0, 0, NO_RUN);
             }
+            if ring % 7 == 0 {
+                // Malformed: every opening before the one it follows.
+                let mut back = Records::new();
+                for i in (0..r.len()).rev() {
+                    let (s, e) = (r.start_at(i), r.end_at(i));
+                    back.push(r.kind[i], 4, s, e, r.value_at(i), 0, NO_RUN);
+                }
+                r = back;
+            }
             let mut made = markers(&r);
+            let mut openings = Vec::new();
             while let Some(m) = made.next() {
+                if m.kind != MarkerType::ZoneEnd {
+                    openings.push(m.record);
+                }
                 if m.kind == MarkerType::ZoneStart {
                     made.keep(m.record);
                 }
             }
+            // Every marked record, in opening order (a sort of them all).
+            let mut sorted: Vec<u32> = (0..r.len() as u32)
+                .filter(|&i| r.kind[i as usize].is_zone() || point(r.kind[i as usize]).is_some())
+                .collect();
+            sorted.sort_by_key(|&i| key(&r, i));
+            assert_eq!(openings, sorted, "ring {ring}");
             let zones = made.into_kept();
             assert_eq!(zones.len(), r.zones());
             let after = markers_after_view(&r, &zones).collect::<Vec<_>>();
             assert_eq!(after, markers(&r).collect::<Vec<_>>(), "ring {ring}");
         }
+    }
+
+    /// A ring of short zones in a kernel zone has one late opening, the kernel zone; one of
+    /// a parent and a child a step has the parents (issue 41: the markers held every
+    /// record's opening, 4 bytes each).
+    #[test]
+    fn only_parents_are_late() {
+        use RecordKind::*;
+        let mut flat: Vec<(RecordKind, u64, u64)> = (0..10_000)
+            .map(|k| (Zone, 10 + 5 * k, 14 + 5 * k))
+            .collect();
+        flat.push((Zone, 0, 60_000));
+        assert_eq!(markers(&records(&flat)).late_len(), 1);
+        let nested: Vec<(RecordKind, u64, u64)> = (0..1_000)
+            .flat_map(|k| [(Zone, 10 * k + 2, 10 * k + 5), (Zone, 10 * k, 10 * k + 8)])
+            .collect();
+        assert_eq!(markers(&records(&nested)).late_len(), 1_000);
     }
 
     #[test]

@@ -7,9 +7,9 @@
 //! whose distance does not fit (the parent of many zones of its block, or a zone among
 //! hundreds of points) is listed whole beside the bytes ([`ZoneRecords::escaped`]).
 //!
-//! The bytes are written four a word into the markers' own opening order, behind where it
-//! is read ([`Packer`]), so a ring's view never holds the 4-byte order and the bytes at
-//! once.
+//! The bytes are written four a word into memory the caller lends ([`Packer`]): the
+//! markers' (`markers::Markers::keep`), a byte a zone of the ring, made on the first zone
+//! kept.
 
 /// Zones a block's base covers.
 pub(crate) const BLOCK: usize = 32;
