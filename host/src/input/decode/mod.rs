@@ -15,6 +15,7 @@
 
 mod compact;
 mod hot;
+mod pieces;
 mod records;
 #[cfg(target_arch = "x86_64")]
 mod simd;
@@ -24,6 +25,7 @@ mod starts;
 mod tests;
 
 pub use compact::{Row as TableRow, Rows, ZoneTable};
+pub use pieces::Pieces;
 pub use records::{Columns, RecordKind, Records, NO_RUN};
 
 use std::fmt;

@@ -10,11 +10,11 @@ use super::control::{self, DRAIN_FIRST, DRAIN_WORDS};
 use super::decoded::Decoded;
 use super::span::{Span, SpanDecoder, SpanOutput, SpanStats};
 use super::RingReport;
+use crate::decode::Pieces;
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
 use riscv_linker::profiler::{ring, RingMap};
-use ttprof_rt::wire;
 
 pub(super) struct RingEntry {
     pub report: RingReport,
@@ -144,9 +144,9 @@ impl RingEntry {
     /// recorded (a snapshot of a drained run): the ring's stream up to its `TAIL`, decoded
     /// before the live span, from the ring's first record. `mem` hands it over a piece at a
     /// time ([`DeviceMemory::drained_payload`]), so it is never held whole: a record a piece
-    /// cuts is carried into the next, and the rows are those of decoding it in one piece.
+    /// cuts is carried into the next ([`Pieces`]), and the rows are those of decoding it in
+    /// one piece.
     pub(crate) fn feed_drained(&mut self, mem: &dyn DeviceMemory, issues: &mut Vec<Issue>) {
-        use crate::decode::Stop;
         let id = self.report.id;
         let mark = self.table.mark();
         match mem.drained_payload_len(id.chip, id.tile, id.risc) {
@@ -154,42 +154,12 @@ impl RingEntry {
             0 => {}
             len => self.table.reserve_for(len),
         }
-        // Bytes given, bytes decoded, a record cut at a piece's end, and whether decoding
-        // stopped (a bad record or a pad: what follows is skipped, as in one piece).
-        let (mut total, mut good, mut carry, mut stopped) = (0u64, 0u64, Vec::new(), false);
-        // The carried bytes and the next piece, joined (its room kept from piece to piece).
-        let mut joined = Vec::new();
+        let (table, span, mut pieces) = (&mut self.table, &mut self.span, Pieces::new());
         let read = mem.drained_payload(id.chip, id.tile, id.risc, &mut |piece| {
-            total += piece.len() as u64;
-            if stopped {
-                return;
-            }
-            let bytes: &[u8] = if carry.is_empty() {
-                piece
-            } else {
-                joined.clear();
-                joined.extend_from_slice(&carry);
-                joined.extend_from_slice(piece);
-                &joined
-            };
-            let cut = |at: usize| bytes.len() - at < wire::MAX_RECORD_BYTES as usize;
-            let (decoded, carried) = match self.table.decode_piece(&mut self.span.decoder, bytes) {
-                Ok(Stop::End) => (bytes.len(), false),
-                Ok(Stop::Short { at }) => (at, true),
-                Err(e) if matches!(e.kind, wire::DecodeError::Truncated { .. }) && cut(e.at) => {
-                    (e.at, true)
-                }
-                Ok(Stop::Pad { at }) => (at, false),
-                Err(e) => (e.at, false),
-            };
-            self.span.keep_decoded(&bytes[..decoded]);
-            good += decoded as u64;
-            carry.clear();
-            match carried {
-                true => carry.extend_from_slice(&bytes[decoded..]),
-                false => stopped = decoded < bytes.len(),
-            }
+            let decoded = pieces.feed(piece, |b| table.decode_piece(&mut span.decoder, b));
+            span.keep_decoded(decoded);
         });
+        let (total, good) = (pieces.total(), pieces.good());
         match read {
             // No drained payload (live memory): the ring reads from its live span alone.
             Ok(false) => return,
