@@ -9,7 +9,7 @@
 //! the outputs ([`crate::sink::drive_rings`]) take each ring decoded again from the spool.
 //! Memory: one ring's payload and records, whatever the run's length.
 
-use crate::capture::payload::decode_payload_records;
+use crate::capture::payload::decode_spooled_records;
 use crate::capture::spool::Spool;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
@@ -124,10 +124,8 @@ pub fn open_consuming(
 /// `slot` with the records its spooled payload decodes to (a drainer that spools hands its
 /// records out with the payload, so `slot` holds none), decoded straight into the records.
 fn decoded(slot: &RingReport, spool: &mut Spool, issues: &mut Vec<Issue>) -> Result<RingReport> {
-    let bytes = spool.read(slot.id)?;
-    let (records, issue) = decode_payload_records(slot.id, &bytes);
+    let (records, issue) = decode_spooled_records(spool, slot.id)?;
     issues.extend(issue);
-    drop(bytes);
     let mut ring = slot.clone();
     ring.released = None;
     ring.records = records;

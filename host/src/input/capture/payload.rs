@@ -1,9 +1,12 @@
 //! A ring's payload stream (what a consumer drained, kept in the spool) decoded again into
 //! its records.
 
-use crate::decode::{DecodeError, Decoder, Records, Stop, ZoneTable};
+use super::Spool;
+use crate::decode::{DecodeError, Decoder, Pieces, Records, Stop, ZoneTable};
+use crate::error::Result;
 use crate::issue::Issue;
 use crate::readout::RingId;
+use ttprof_rt::wire;
 
 /// Decodes a ring's payload stream (see [`super`]) into `table` (cleared first). A stream
 /// that does not decode to its end is an error issue naming the ring and the byte; the rows
@@ -15,14 +18,21 @@ pub fn decode_payload(id: RingId, bytes: &[u8], table: &mut ZoneTable) -> Option
     payload_issue(id, bytes.len(), end)
 }
 
-/// [`decode_payload`] into the rich [`Records`] directly: what a reader that wants the
-/// records holds, without the compact table beside them while they are made (14 bytes a
-/// zone more at the peak of a long ring, issue 41). The same rows (the decoders' tests
-/// compare them) and the same issue.
-pub fn decode_payload_records(id: RingId, bytes: &[u8]) -> (Records, Option<Issue>) {
+/// [`decode_payload`] of ring `id`'s stream in `spool` into the rich [`Records`] directly:
+/// what a reader that wants the records holds, without the compact table beside them while
+/// they are made (14 bytes a zone), nor the stream whole (6 bytes a zone: it is read and
+/// decoded a piece at a time), and with room for every record it can hold made once, not
+/// grown by doubling (issue 41). The same rows (the decoders' tests compare them) and the
+/// same issue.
+pub fn decode_spooled_records(spool: &mut Spool, id: RingId) -> Result<(Records, Option<Issue>)> {
+    let len = spool.len_of(id);
     let mut records = Records::new();
-    let end = Decoder::default().decode(bytes, &mut records);
-    (records, payload_issue(id, bytes.len(), end))
+    records.reserve((len / wire::SHORT_ZONE_BYTES as u64) as usize + 2);
+    let (mut d, mut pieces) = (Decoder::default(), Pieces::new());
+    spool.read_pieces(id, &mut |piece| {
+        pieces.feed(piece, |b| d.decode(b, &mut records));
+    })?;
+    Ok((records, payload_issue(id, len as usize, pieces.end())))
 }
 
 /// The issue of a payload stream of `len` bytes that decoded to `end`.

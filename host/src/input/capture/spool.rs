@@ -19,6 +19,9 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+/// The most [`Spool::read_pieces`] reads at a time.
+pub const PIECE_BYTES: u64 = 1 << 20;
+
 /// Payload streams of many rings in one unnamed file (gone when dropped).
 pub struct Spool {
     /// The directory the file is in (for messages).
@@ -101,20 +104,40 @@ impl Spool {
 
     /// Ring `id`'s whole payload stream (empty if it had none).
     pub fn read(&mut self, id: RingId) -> Result<Vec<u8>> {
-        let chunks = self.chunks.get(&id).cloned().unwrap_or_default();
-        let held = self.held.get(&id).map_or(&[][..], Vec::as_slice);
-        let mut out = vec![0u8; chunks.iter().map(|c| c.1 as usize).sum::<usize>() + held.len()];
-        let mut at = 0;
-        for (offset, len) in chunks {
+        let mut out = Vec::with_capacity(self.len_of(id) as usize);
+        self.read_pieces(id, &mut |p| out.extend_from_slice(p))?;
+        Ok(out)
+    }
+
+    /// Ring `id`'s payload stream handed to `piece` in order, at most [`PIECE_BYTES`] at a
+    /// time from one reused buffer: what a reader that decodes it as it goes uses, so the
+    /// stream (6 bytes a zone) is never held whole beside the records it becomes (issue 41).
+    /// The pieces joined are [`Spool::read`]'s bytes.
+    pub fn read_pieces(&mut self, id: RingId, piece: &mut dyn FnMut(&[u8])) -> Result<()> {
+        let chunks = self.chunks.get(&id).map_or(&[][..], Vec::as_slice);
+        let mut buf = vec![0u8; PIECE_BYTES.min(self.len_of(id)) as usize];
+        for &(offset, len) in chunks {
             let io = |e| Error::io(&self.dir, "read the capture spool in", e);
             self.file.seek(SeekFrom::Start(offset)).map_err(io)?;
-            self.file
-                .read_exact(&mut out[at..at + len as usize])
-                .map_err(io)?;
-            at += len as usize;
+            let mut left = len;
+            while left > 0 {
+                let n = left.min(buf.len() as u64) as usize;
+                self.file.read_exact(&mut buf[..n]).map_err(io)?;
+                piece(&buf[..n]);
+                left -= n as u64;
+            }
         }
-        out[at..].copy_from_slice(held);
-        Ok(out)
+        if let Some(held) = self.held.get(&id) {
+            held.chunks(PIECE_BYTES as usize).for_each(|p| piece(p));
+        }
+        Ok(())
+    }
+
+    /// The length of ring `id`'s payload stream (0 if it had none).
+    pub fn len_of(&self, id: RingId) -> u64 {
+        let chunks = self.chunks.get(&id).map_or(&[][..], Vec::as_slice);
+        let held = self.held.get(&id).map_or(0, Vec::len);
+        chunks.iter().map(|c| c.1).sum::<u64>() + held as u64
     }
 
     /// The rings with spooled payload, in ring order.
@@ -177,6 +200,37 @@ mod tests {
             0,
             "spool file removed"
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A stream longer than a piece comes in pieces of at most [`PIECE_BYTES`], joined the
+    /// stream in order (another ring's chunk between its own is skipped).
+    #[test]
+    fn a_long_stream_is_read_in_bounded_pieces() {
+        let dir = crate::testing::temp_dir("spool-pieces");
+        let id = |risc| RingId {
+            chip: 0,
+            tile: NocCoord::new(1, 1),
+            risc,
+        };
+        let long: Vec<u8> = (0..PIECE_BYTES as usize * 5 / 2).map(|i| i as u8).collect();
+        let mut s = Spool::create(&dir).unwrap();
+        s.append(&[(id(Risc::Brisc), long[..100].to_vec())])
+            .unwrap();
+        s.append(&[(id(Risc::Ncrisc), vec![9; 10])]).unwrap();
+        s.append(&[(id(Risc::Brisc), long[100..].to_vec())])
+            .unwrap();
+        let (mut joined, mut largest) = (Vec::new(), 0);
+        s.read_pieces(id(Risc::Brisc), &mut |p| {
+            largest = largest.max(p.len());
+            joined.extend_from_slice(p);
+        })
+        .unwrap();
+        assert!(joined == long, "the pieces joined are the stream");
+        assert_eq!(largest as u64, PIECE_BYTES);
+        assert_eq!(s.len_of(id(Risc::Brisc)), long.len() as u64);
+        assert_eq!(s.len_of(id(Risc::Trisc1)), 0);
+        drop(s);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -5,7 +5,7 @@
 
 use super::{self as csv, RowWriter};
 use crate::atomic::write_atomic;
-use crate::capture::payload::decode_payload_records;
+use crate::capture::payload::decode_spooled_records;
 use crate::capture::Captured;
 use crate::decode::{Records, ZoneTable};
 use crate::error::Result;
@@ -239,10 +239,9 @@ pub fn write_streamed(
     write_atomic(path, inputs, |w| {
         csv.header(w)?;
         for (i, ring) in captured.readout.rings.iter().enumerate() {
-            let payload = spool.read(ring.id).map_err(io::Error::other)?;
-            let (records, issue) = decode_payload_records(ring.id, &payload);
+            let (records, issue) =
+                decode_spooled_records(spool, ring.id).map_err(io::Error::other)?;
             decode_issues.extend(issue);
-            drop(payload);
             if !streaming {
                 csv.write_ring(w, ring, records, None)?;
             } else if let Err(e) = stream.part(&csv.ring_part(w, ring, records, None, timebase)?) {
