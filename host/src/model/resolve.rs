@@ -461,12 +461,16 @@ mod tests {
             records.push(RecordKind::Event, 1, at, at, 0, 0, run);
         }
         let spans = runs(&records);
+        let ends: Vec<(u32, Vec<(usize, usize)>)> = spans
+            .iter()
+            .map(|(run, s)| (*run, s.iter().map(|s| (s.start, s.end)).collect()))
+            .collect();
         assert_eq!(
-            spans,
+            ends,
             [
-                (5, vec![0..2, 5..6, 7..9]),
-                (7, vec![2..5]),
-                (NO_RUN, vec![6..7])
+                (5, vec![(0, 2), (5, 6), (7, 9)]),
+                (7, vec![(2, 5)]),
+                (NO_RUN, vec![(6, 7)])
             ]
         );
         let of_5: Vec<usize> = records_in(&spans[0].1).collect();

@@ -128,7 +128,9 @@ impl Spool {
             }
         }
         if let Some(held) = self.held.get(&id) {
-            held.chunks(PIECE_BYTES as usize).for_each(|p| piece(p));
+            for p in held.chunks(PIECE_BYTES as usize) {
+                piece(p);
+            }
         }
         Ok(())
     }
