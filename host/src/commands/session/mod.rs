@@ -1007,8 +1007,13 @@ impl Session {
         let written_snapshot = match spool.as_mut() {
             // The drained payload from the spool, a ring at a time.
             Some(spool) => {
-                snap.save_with_drained(&snapshot, &cfg.inputs, &spool.rings(), |id| {
-                    spool.read(id)
+                let rings: Vec<_> = spool
+                    .rings()
+                    .into_iter()
+                    .map(|id| (id, spool.len_of(id)))
+                    .collect();
+                snap.save_with_drained(&snapshot, &cfg.inputs, &rings, |id, piece| {
+                    spool.read_pieces(id, piece)
                 })?;
                 true
             }

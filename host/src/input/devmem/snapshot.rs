@@ -264,20 +264,23 @@ impl Snapshot {
     }
 
     /// [`Snapshot::save`] with more drained payload than the snapshot holds: one section per
-    /// ring of `rings`, its bytes asked of `payload` when its turn comes and written at once,
-    /// so a long run's drained payload (a session's spool) is never held whole. A readout
-    /// of the file sees them after what [`Snapshot::add_drained`] recorded for the ring.
+    /// ring of `rings` (each with its payload's length), its bytes asked of `payload` when
+    /// its turn comes, which hands them over a piece at a time, each written at once, so a
+    /// long run's drained payload (a session's spool) is never held whole, not even one
+    /// ring's. A readout of the file sees them after what [`Snapshot::add_drained`] recorded
+    /// for the ring. A ring whose pieces do not add up to its length is an error (the file
+    /// is not written).
     pub(crate) fn save_with_drained(
         &self,
         path: &Path,
         inputs: &Inputs,
-        rings: &[RingId],
-        mut payload: impl FnMut(RingId) -> Result<Vec<u8>>,
+        rings: &[(RingId, u64)],
+        mut payload: impl FnMut(RingId, &mut dyn FnMut(&[u8])) -> Result<()>,
     ) -> Result<()> {
         let mut places = Vec::with_capacity(rings.len());
-        for id in rings {
+        for &(id, len) in rings {
             let index = self.tiles.index(id.chip, id.tile)?;
-            places.push(([id.chip, index, id.risc.index() as u32], *id));
+            places.push(([id.chip, index, id.risc.index() as u32], id, len));
         }
         places.sort_by_key(|p| p.0);
         let head = self.encode_body(places.len())?;
@@ -285,23 +288,40 @@ impl Snapshot {
         write_atomic(path, inputs, |w| {
             let mut h = fnv1a(&head);
             w.write_all(&head)?;
-            for (place, id) in &places {
-                let bytes = payload(*id).map_err(|e| {
-                    let what = e.to_string();
-                    failed = Some(e);
-                    std::io::Error::other(what)
-                })?;
+            for (place, id, len) in &places {
                 let mut header = Vec::with_capacity(28);
                 for v in [TAG_DRAINED, 0] {
                     header.extend_from_slice(&v.to_le_bytes());
                 }
-                header.extend_from_slice(&(12 + bytes.len() as u64).to_le_bytes());
+                header.extend_from_slice(&(12 + len).to_le_bytes());
                 for v in place {
                     header.extend_from_slice(&v.to_le_bytes());
                 }
-                h = fnv::extend(fnv::extend(h, &header), &bytes);
+                h = fnv::extend(h, &header);
                 w.write_all(&header)?;
-                w.write_all(&bytes)?;
+                let (mut written, mut io) = (0u64, None);
+                let asked = payload(*id, &mut |piece| {
+                    if io.is_none() {
+                        h = fnv::extend(h, piece);
+                        written += piece.len() as u64;
+                        io = w.write_all(piece).err();
+                    }
+                });
+                let asked = asked.and_then(|()| match written == *len {
+                    true => Ok(()),
+                    false => Err(crate::Error::Internal(format!(
+                        "the drained payload of {} was {written} bytes, said to be {len}",
+                        id.location()
+                    ))),
+                });
+                if let Some(e) = io {
+                    return Err(e);
+                }
+                asked.map_err(|e| {
+                    let what = e.to_string();
+                    failed = Some(e);
+                    std::io::Error::other(what)
+                })?;
             }
             w.write_all(&h.to_le_bytes())
         })
@@ -1237,18 +1257,47 @@ mod tests {
             tile: NocCoord::new(x, y),
             risc,
         };
-        let rings = [ring(1, 2, 1, Risc::Trisc1), ring(0, 1, 1, Risc::Brisc)];
+        let rings = [
+            (ring(1, 2, 1, Risc::Trisc1), 3),
+            (ring(0, 1, 1, Risc::Brisc), 1000),
+        ];
         let mut asked = Vec::new();
-        s.save_with_drained(&path, &crate::inputs::Inputs::none(), &rings, |id| {
-            asked.push(id);
-            Ok(if id.chip == 1 {
-                vec![3, 4, 5]
+        let pieces = |id: RingId, piece: &mut dyn FnMut(&[u8])| {
+            if id.chip == 1 {
+                piece(&[3, 4]);
+                piece(&[5]);
             } else {
-                vec![9; 1000]
-            })
-        })
+                [9; 1000].chunks(300).for_each(&mut *piece);
+            }
+        };
+        s.save_with_drained(
+            &path,
+            &crate::inputs::Inputs::none(),
+            &rings,
+            |id, piece| {
+                asked.push(id);
+                pieces(id, piece);
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(asked.len(), 2, "each ring asked once");
+        // Pieces that do not add up to the ring's length: an error naming the ring, no file.
+        let short = dir.join("short.snap");
+        let e = s
+            .save_with_drained(
+                &short,
+                &crate::inputs::Inputs::none(),
+                &[(ring(0, 1, 1, Risc::Brisc), 1001)],
+                |id, piece| {
+                    pieces(id, piece);
+                    Ok(())
+                },
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("was 1000 bytes, said to be 1001"), "{e}");
+        assert!(!short.exists());
         let back = Snapshot::load(&path, &crate::inputs::Inputs::none()).unwrap();
         assert!(back.drained.read().unwrap().is_empty(), "nothing held");
         assert_eq!(back.in_file.len(), 2);
