@@ -7,7 +7,8 @@
 //! and reduced to its facts (`RingPass`), its records dropped before the next ring; the
 //! readout's rings get their counts ([`RingReport::release`]). [`SpoolRings`] is the second:
 //! the outputs ([`crate::sink::drive_rings`]) take each ring decoded again from the spool.
-//! Memory: one ring's payload and records, whatever the run's length.
+//! Memory: one ring's records (its stream read a mebibyte at a time), whatever the run's
+//! length.
 
 use crate::capture::payload::decode_spooled_records;
 use crate::capture::spool::Spool;

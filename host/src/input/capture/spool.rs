@@ -49,7 +49,7 @@ impl Spool {
     }
 
     /// Appends one drain's payloads (ring, bytes) in one write. When the write fails (a
-    /// full disk), the bytes are kept in memory, still read back by [`Spool::read`], and
+    /// full disk), the bytes are kept in memory, still read back by [`Spool::read_pieces`], and
     /// the error is returned: the caller should take no more (each later append is kept
     /// in memory too, unbounded).
     pub fn append(&mut self, drained: &[(RingId, Vec<u8>)]) -> Result<()> {
@@ -102,17 +102,10 @@ impl Spool {
         Ok(())
     }
 
-    /// Ring `id`'s whole payload stream (empty if it had none).
-    pub fn read(&mut self, id: RingId) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(self.len_of(id) as usize);
-        self.read_pieces(id, &mut |p| out.extend_from_slice(p))?;
-        Ok(out)
-    }
-
     /// Ring `id`'s payload stream handed to `piece` in order, at most [`PIECE_BYTES`] at a
     /// time from one reused buffer: what a reader that decodes it as it goes uses, so the
     /// stream (6 bytes a zone) is never held whole beside the records it becomes (issue 41).
-    /// The pieces joined are [`Spool::read`]'s bytes.
+    /// The pieces joined are the stream, spooled chunks first, then what was held in memory.
     pub fn read_pieces(&mut self, id: RingId, piece: &mut dyn FnMut(&[u8])) -> Result<()> {
         let chunks = self.chunks.get(&id).map_or(&[][..], Vec::as_slice);
         let mut buf = vec![0u8; PIECE_BYTES.min(self.len_of(id)) as usize];
@@ -175,6 +168,15 @@ impl Spool {
 mod tests {
     use super::*;
     use riscv_linker::{NocCoord, Risc};
+
+    impl Spool {
+        /// Ring `id`'s whole stream, its pieces joined.
+        fn read(&mut self, id: RingId) -> Result<Vec<u8>> {
+            let mut out = Vec::new();
+            self.read_pieces(id, &mut |p| out.extend_from_slice(p))?;
+            Ok(out)
+        }
+    }
 
     #[test]
     fn rings_read_back_their_chunks_in_order_and_the_file_goes_with_the_spool() {
