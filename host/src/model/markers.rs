@@ -66,7 +66,7 @@ pub fn markers(r: &Records) -> Markers<'_> {
     let mut late = Vec::new();
     let mut last = None;
     for (i, &k) in r.kind().iter().enumerate() {
-        if !(k.is_zone() || point(k).is_some()) {
+        if !is_marked(k) {
             continue;
         }
         let key = key(r, i as u32);
@@ -96,6 +96,11 @@ pub fn markers(r: &Records) -> Markers<'_> {
 pub(crate) fn markers_after_view<'r>(r: &'r Records, zones: &'r ZoneRecords) -> Markers<'r> {
     let points = (0..r.len() as u32).filter(|&i| point(r.kind[i as usize]).is_some());
     opening_order(r, points.collect(), Openings::View { zones, taken: 0 })
+}
+
+/// Whether a record of kind `k` has markers (a zone, or a point record).
+fn is_marked(k: RecordKind) -> bool {
+    k.is_zone() || point(k).is_some()
 }
 
 /// Record `i`'s place in opening order: (start, longest first, outermost first = later in
@@ -199,7 +204,7 @@ impl Markers<'_> {
                 let kinds = self.r.kind();
                 while let Some(&k) = kinds.get(*row) {
                     let is_late = late[*row / 64] >> (*row % 64) & 1 == 1;
-                    if !is_late && (k.is_zone() || point(k).is_some()) {
+                    if !is_late && is_marked(k) {
                         return Some(*row as u32);
                     }
                     *row += 1;
@@ -382,7 +387,7 @@ mod tests {
             }
             // Every marked record, in opening order (a sort of them all).
             let mut sorted: Vec<u32> = (0..r.len() as u32)
-                .filter(|&i| r.kind[i as usize].is_zone() || point(r.kind[i as usize]).is_some())
+                .filter(|&i| is_marked(r.kind[i as usize]))
                 .collect();
             sorted.sort_by_key(|&i| key(&r, i));
             assert_eq!(openings, sorted, "ring {ring}");
