@@ -169,6 +169,15 @@ mod tests {
     use super::*;
     use riscv_linker::{NocCoord, Risc};
 
+    /// The ring of `risc` on the tests' one tile.
+    fn id(risc: Risc) -> RingId {
+        RingId {
+            chip: 0,
+            tile: NocCoord::new(1, 1),
+            risc,
+        }
+    }
+
     impl Spool {
         /// Ring `id`'s whole stream, its pieces joined.
         fn read(&mut self, id: RingId) -> Result<Vec<u8>> {
@@ -181,11 +190,6 @@ mod tests {
     #[test]
     fn rings_read_back_their_chunks_in_order_and_the_file_goes_with_the_spool() {
         let dir = crate::testing::temp_dir("spool");
-        let id = |risc| RingId {
-            chip: 0,
-            tile: NocCoord::new(1, 1),
-            risc,
-        };
         let mut s = Spool::create(&dir).unwrap();
         s.append(&[
             (id(Risc::Brisc), vec![1, 2]),
@@ -212,11 +216,6 @@ mod tests {
     #[test]
     fn a_long_stream_is_read_in_bounded_pieces() {
         let dir = crate::testing::temp_dir("spool-pieces");
-        let id = |risc| RingId {
-            chip: 0,
-            tile: NocCoord::new(1, 1),
-            risc,
-        };
         let long: Vec<u8> = (0..PIECE_BYTES as usize * 5 / 2).map(|i| i as u8).collect();
         let mut s = Spool::create(&dir).unwrap();
         s.append(&[(id(Risc::Brisc), long[..100].to_vec())])
@@ -249,11 +248,7 @@ mod tests {
         // The name earlier versions spooled to, predictable from the pid.
         let link = dir.join(format!(".ttprof-capture-{}.spool", std::process::id()));
         symlink(&target, &link).unwrap();
-        let id = RingId {
-            chip: 0,
-            tile: NocCoord::new(1, 1),
-            risc: Risc::Brisc,
-        };
+        let id = id(Risc::Brisc);
         let mut s = Spool::create(&dir).unwrap();
         s.append(&[(id, vec![7; 100])]).unwrap();
         assert_eq!(
@@ -286,11 +281,6 @@ mod tests {
     #[test]
     fn a_drain_the_disk_cannot_take_is_kept_in_memory_and_read_back_with_the_rest() {
         // A spool whose file is /dev/full: every write fails with ENOSPC, as on a full disk.
-        let id = |risc| RingId {
-            chip: 0,
-            tile: NocCoord::new(1, 1),
-            risc,
-        };
         let dir = crate::testing::temp_dir("spool-full");
         let full = std::fs::OpenOptions::new()
             .write(true)
