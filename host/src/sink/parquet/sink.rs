@@ -265,16 +265,26 @@ type Job = (u32, Which, RecordBatch);
 /// encoding, dictionary strings and zstd, is about a third of the work).
 struct Writer {
     keys: Vec<u32>,
-    tx: Option<std::sync::mpsc::SyncSender<Job>>,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<Job>>>,
     thread: Option<std::thread::JoinHandle<Result<BTreeMap<u32, Tables>>>>,
+    /// Batches not handed over yet, in order, and their rows: handed over together once
+    /// they reach [`HAND_OVER_ROWS`] rows or [`HAND_OVER_JOBS`] batches (a wake of the
+    /// writer per two-zone ring was a tenth of an import of 150,000 rings).
+    jobs: Vec<Job>,
+    rows: usize,
 }
+
+/// Rows [`Writer::jobs`] holds before they are handed over.
+const HAND_OVER_ROWS: usize = 8192;
+/// Batches [`Writer::jobs`] holds before they are handed over.
+const HAND_OVER_JOBS: usize = 64;
 
 impl Writer {
     fn start(mut tables: BTreeMap<u32, Tables>) -> Writer {
         let keys = tables.keys().copied().collect();
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Job>(4);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Job>>(4);
         let thread = std::thread::spawn(move || {
-            for (key, which, batch) in rx {
+            for (key, which, batch) in rx.into_iter().flatten() {
                 let Some(t) = tables.get_mut(&key) else {
                     return Err(Error::Internal(format!(
                         "no Parquet partition for chip {key}"
@@ -292,12 +302,30 @@ impl Writer {
             keys,
             tx: Some(tx),
             thread: Some(thread),
+            jobs: Vec::new(),
+            rows: 0,
         }
     }
 
-    /// Hands a batch over; if the writer stopped, its error.
+    /// Hands a batch over, a small one with the next ones; if the writer stopped, its
+    /// error.
     fn send(&mut self, key: u32, which: Which, batch: RecordBatch) -> Result<()> {
-        let sent = self.tx.as_ref().map(|tx| tx.send((key, which, batch)));
+        self.rows += batch.num_rows();
+        self.jobs.push((key, which, batch));
+        if self.rows >= HAND_OVER_ROWS || self.jobs.len() >= HAND_OVER_JOBS {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the batches held over.
+    fn hand_over(&mut self) -> Result<()> {
+        if self.jobs.is_empty() {
+            return Ok(());
+        }
+        self.rows = 0;
+        let jobs = std::mem::take(&mut self.jobs);
+        let sent = self.tx.as_ref().map(|tx| tx.send(jobs));
         match sent {
             Some(Ok(())) => Ok(()),
             _ => match self.join() {
@@ -309,6 +337,9 @@ impl Writer {
 
     /// Waits for every batch to be written; the tables, to commit.
     fn join(&mut self) -> Result<BTreeMap<u32, Tables>> {
+        if !self.jobs.is_empty() && self.tx.is_some() {
+            self.hand_over()?;
+        }
         self.tx = None;
         match self.thread.take().map(|t| t.join()) {
             Some(Ok(r)) => r,
