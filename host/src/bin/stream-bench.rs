@@ -27,7 +27,9 @@
 //! [`TINY_RINGS_PER_M`] rings of two zones per size unit on one chip (300,000 rings at 8),
 //! the shape `chips` [`CHIPS_PER_M`] chips per size unit, one ring of [`CHIP_RING_ZONES`]
 //! zones each (1,000 chips at 8), both written as device logs and measured with `import`
-//! (`tiny-rings-import`, `chips-import`): peak memory over the number of rings and chips.
+//! (`tiny-rings-import`, `chips-import`) and the chips with `tracy` too (`chips-tracy`, up
+//! to Tracy's 255 GPU contexts, a chip each; Tracy's lane ids carry NoC coordinates below
+//! 32, which the tiny rings' tiles pass): peak memory over the number of rings and chips.
 //! The shape `two-chips` is a real two-chip run, `ttprof run --chips 2` of [`KERNEL`] on BRISC
 //! of a 1x1 grid recording all the zones on each chip (two rings of that length), then
 //! `report` and `tracy` of its snapshot and `import` of its device log
@@ -49,6 +51,8 @@ const TINY_RINGS_PER_M: u64 = 37_500;
 /// `chips`: chips per size unit (8 -> 1,000 chips), each one core's BRISC of
 /// [`CHIP_RING_ZONES`] zones.
 const CHIPS_PER_M: u64 = 125;
+/// Chips Tracy takes (a GPU context each): `chips-tracy` runs up to this many.
+const TRACY_CHIPS: u64 = 255;
 /// Zones of each chip's one ring in the `chips` shape.
 const CHIP_RING_ZONES: u64 = 100;
 
@@ -127,7 +131,7 @@ fn main() {
     let want = |c: &str| rings_shape && commands.iter().any(|x| x == c);
     let want_ring = |c: &str| ring_shape && commands.iter().any(|x| x == c);
     let has =
-        |shape: &str| shapes.iter().any(|s| s == shape) && commands.iter().any(|x| x == "import");
+        |shape: &str, c: &str| shapes.iter().any(|s| s == shape) && commands.iter().any(|x| x == c);
     let mut results = Vec::new();
     let mut record = |cmd: &str, m: u64, r: &Measured, zones: u64, units: u64, unit: &str| {
         println!(
@@ -184,16 +188,26 @@ fn main() {
             ("tiny-rings", 1, m * TINY_RINGS_PER_M, 2),
             ("chips", m * CHIPS_PER_M, 1, CHIP_RING_ZONES),
         ] {
-            if !has(shape) {
+            if !has(shape, "import") && !(shape == "chips" && has(shape, "tracy")) {
                 continue;
             }
             eprintln!("{m}: {shape}: {chips} chip(s) of {rings_per_chip} ring(s) ...");
             let csv = d.join(format!("{shape}.csv"));
             let made = write_rings_csv(&csv, chips, rings_per_chip, ring_zones);
-            let out = d.join(format!("{shape}-import"));
-            let r = measure_import(&ttprof, &csv, &out);
-            record(&format!("{shape}-import"), m, &r, made, 2 * made, "rows");
-            let _ = std::fs::remove_dir_all(&out);
+            if has(shape, "import") {
+                let out = d.join(format!("{shape}-import"));
+                let r = measure_import(&ttprof, &csv, &out);
+                record(&format!("{shape}-import"), m, &r, made, 2 * made, "rows");
+                let _ = std::fs::remove_dir_all(&out);
+            }
+            // Tracy's lanes carry NoC coordinates below 32 (the tiny rings' tiles are past
+            // them) and it has 255 GPU contexts, one a chip.
+            if shape == "chips" && has(shape, "tracy") && chips > TRACY_CHIPS {
+                eprintln!("chips-tracy {m} M: skipped, {chips} chips is more than Tracy's {TRACY_CHIPS} GPU contexts");
+            } else if shape == "chips" && has(shape, "tracy") {
+                let r = tracy(&ttprof, &csv, None, 19_000 + m as u16);
+                record(&format!("{shape}-tracy"), m, &r, made, made, "zones");
+            }
             if !keep {
                 let _ = std::fs::remove_file(&csv);
             }
@@ -534,14 +548,28 @@ fn tracy(ttprof: &Path, snap: &Path, oplog: Option<&Path>, port: u16) -> Measure
         args.extend(["--oplog", s(oplog)]);
     }
     args.extend(["--port", &port_arg, "--timeout-s", "900"]);
-    let child = timed(ttprof, &args);
+    let mut child = timed(ttprof, &args);
     let opts = ttprof::tracy::test_client::ClientOptions {
         timeout: Duration::from_secs(900),
         ..Default::default()
     };
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    if let Err(e) = ttprof::tracy::test_client::capture(addr, &opts) {
-        eprintln!("tracy capture: {e}");
+    let client = std::thread::spawn(move || ttprof::tracy::test_client::capture(addr, &opts));
+    // A server that stopped (an input Tracy cannot take) is not waited for the client's
+    // timeout: its client is left to give up on its own.
+    let mut ended = None;
+    while !client.is_finished() {
+        match (child.try_wait(), ended) {
+            (Ok(Some(_)), None) => ended = Some(Instant::now()),
+            (_, Some(at)) if at.elapsed() > Duration::from_secs(5) => break,
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if client.is_finished() {
+        if let Ok(Err(e)) = client.join() {
+            eprintln!("tracy capture: {e}");
+        }
     }
     let o = child
         .wait_with_output()
