@@ -283,11 +283,13 @@ impl PerfettoSink {
 
     fn flush(&mut self) -> Result<()> {
         self.seal();
-        let r = match self.failed.take() {
-            Some(e) => Err(e),
-            None => self.write_buf(),
-        };
+        let r = self.failed().and_then(|()| self.write_buf());
         r.map_err(|e| self.io(e))
+    }
+
+    /// The write of compressed packets that failed since the last check, if one did.
+    fn failed(&mut self) -> std::io::Result<()> {
+        self.failed.take().map_or(Ok(()), Err)
     }
 
     fn descriptor(&mut self, d: TrackDescriptor) {
@@ -776,10 +778,7 @@ impl Sink for PerfettoSink {
         // Packets are sealed and written as they pass [`CHUNK_BYTES`], not per ring (a new
         // compressor per ring: 150,000 two-zone rings spent a fifth of an import zeroing
         // zlib's tables); a write that failed meanwhile is reported here.
-        match self.failed.take() {
-            Some(e) => Err(self.io(e)),
-            None => Ok(()),
-        }
+        self.failed().map_err(|e| self.io(e))
     }
 
     fn streams(&self) -> bool {
