@@ -193,6 +193,88 @@ fn import_of_one_long_ring_stays_within_a_small_address_space() {
     assert!(out.join("ttprof_zones.parquet").exists(), "{}", text(&o));
 }
 
+/// Chips of [`many_chips`]'s device log.
+const CHIPS: u32 = 400;
+
+/// The address space of `import --dataset` of [`CHIPS`] chips: below what it took while
+/// every partition's tables kept their open row groups to the end (a zstd context per
+/// column, about a mebibyte a table) behind a mebibyte of write buffer each (that build
+/// aborted at 1 GiB with 1,000 chips, and at this limit here; its successor passes at 96
+/// MiB).
+const CHIPS_LIMIT: u64 = 128 << 20;
+
+/// tt-metal's device log of `chips` chips, each chip's BRISC of core (1, 1) one ring of a
+/// `BRISC-KERNEL` zone around ten zones.
+fn many_chips(path: &Path, chips: u32) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(
+        w,
+        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
+    )
+    .unwrap();
+    writeln!(
+        w,
+        "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
+         run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
+    )
+    .unwrap();
+    for chip in 0..chips {
+        let row = |w: &mut std::io::BufWriter<_>, time: u64, name: &str, kind: &str| {
+            writeln!(
+                w,
+                "{chip},1,1,BRISC,0,{time},0,1,,,{name},{kind},1,kernel.cpp,"
+            )
+            .unwrap();
+        };
+        row(&mut w, 100, "BRISC-KERNEL", "ZONE_START");
+        for i in 0..10 {
+            row(&mut w, 110 + 10 * i, "step", "ZONE_START");
+            row(&mut w, 117 + 10 * i, "step", "ZONE_END");
+        }
+        row(&mut w, 300, "BRISC-KERNEL", "ZONE_END");
+    }
+    w.flush().unwrap();
+}
+
+/// Issue 41 (memory flat in chips): `import --dataset` of 1,000 chips aborted under
+/// `prlimit --as=1G` (rc 134): every chip's partition kept its three tables' open row
+/// groups, and a mebibyte of write buffer each, until the end. A partition closes its row
+/// groups when the batches move to another chip, and writes through a small buffer.
+#[test]
+fn a_dataset_of_many_chips_stays_within_a_small_address_space() {
+    let dir = scratch("bounded-memory-chips");
+    let csv = dir.join("profile_log_device.csv");
+    many_chips(&csv, CHIPS);
+    let (out, dataset) = (dir.join("import"), dir.join("dataset"));
+    let o = limited_to(
+        CHIPS_LIMIT,
+        &[
+            "import",
+            p(&csv),
+            "--no-summary",
+            "--out",
+            p(&out),
+            "--dataset",
+            p(&dataset),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(", {} zones,", CHIPS * 11)),
+        "every zone imported: {}",
+        text(&o)
+    );
+    for table in ["zones", "marks", "ops"] {
+        let host = std::fs::read_dir(dataset.join(table))
+            .unwrap()
+            .next()
+            .unwrap();
+        let chips = std::fs::read_dir(host.unwrap().path()).unwrap().count();
+        assert_eq!(chips, CHIPS as usize, "{table}: {}", text(&o));
+    }
+}
+
 /// The address space of `diff` of two runs of one ring of [`RING_ZONES`] zones: below what
 /// it took while each side held every zone's duration (16 bytes a zone, and copies of them
 /// while comparing: that build aborted at 192 MiB here; its successor passes at 80).

@@ -203,6 +203,12 @@ impl AtomicFile {
     /// Creates the temporary file beside `path` (exclusively, under a random name), after
     /// checking that an output may be written at `path` ([`check_destination`] with `inputs`).
     pub fn create(path: &Path, inputs: &Inputs) -> Result<AtomicFile> {
+        AtomicFile::create_buffered(path, inputs, 1 << 20)
+    }
+
+    /// [`AtomicFile::create`] with a write buffer of `bytes` (one of a thousand files open
+    /// at once, a dataset's partitions, takes less than the mebibyte a single output has).
+    pub fn create_buffered(path: &Path, inputs: &Inputs, bytes: usize) -> Result<AtomicFile> {
         check_destination(path, inputs)?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
@@ -240,7 +246,7 @@ impl AtomicFile {
         remove_stale_temporaries(dir, &file);
         Ok(AtomicFile {
             path: path.to_path_buf(),
-            out: BufWriter::with_capacity(1 << 20, file),
+            out: BufWriter::with_capacity(bytes, file),
             tmp,
             inputs: inputs.clone(),
         })
