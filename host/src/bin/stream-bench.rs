@@ -27,7 +27,8 @@
 //! [`TINY_RINGS_PER_M`] rings of two zones per size unit on one chip (300,000 rings at 8),
 //! the shape `chips` [`CHIPS_PER_M`] chips per size unit, one ring of [`CHIP_RING_ZONES`]
 //! zones each (1,000 chips at 8), both written as device logs and measured with `import`
-//! (`tiny-rings-import`, `chips-import`) and the chips with `tracy` too (`chips-tracy`, up
+//! (`tiny-rings-import`, `chips-import`, and `chips-dataset`: the chips' `import` with
+//! `--dataset`, a partition per chip) and the chips with `tracy` too (`chips-tracy`, up
 //! to Tracy's 255 GPU contexts, a chip each; Tracy's lane ids carry NoC coordinates below
 //! 32, which the tiny rings' tiles pass): peak memory over the number of rings and chips.
 //! The shape `two-chips` is a real two-chip run, `ttprof run --chips 2` of [`KERNEL`] on BRISC
@@ -202,6 +203,23 @@ fn main() {
                 let r = measure_import(&ttprof, &csv, &out);
                 record(&format!("{shape}-import"), m, &r, made, 2 * made, "rows");
                 let _ = std::fs::remove_dir_all(&out);
+            }
+            // A dataset's partition per chip: its tables open at once.
+            if shape == "chips" && has(shape, "import") {
+                let (out, set) = (d.join("chips-dataset"), d.join("chips-dataset-parts"));
+                let args = [
+                    "import",
+                    s(&csv),
+                    "--no-summary",
+                    "--out",
+                    s(&out),
+                    "--dataset",
+                    s(&set),
+                ];
+                let r = measure(&ttprof, &args);
+                record("chips-dataset", m, &r, made, 2 * made, "rows");
+                let _ = std::fs::remove_dir_all(&out);
+                let _ = std::fs::remove_dir_all(&set);
             }
             if tracy_too && chips > TRACY_CHIPS {
                 eprintln!("chips-tracy {m} M: skipped, {chips} chips is more than Tracy's {TRACY_CHIPS} GPU contexts");
