@@ -140,6 +140,22 @@ const RING_LIMIT: u64 = 144 << 20;
 /// `zones` zones (a `BRISC-KERNEL` zone around `zones - 1` zones in a row), chip 1's one zone.
 fn one_long_ring(path: &Path, zones: u64) {
     use std::io::Write;
+    let mut w = device_log(path);
+    row(&mut w, 0, 100, "BRISC-KERNEL", "ZONE_START", 1);
+    for i in 0..zones - 1 {
+        let t = 110 + 10 * i;
+        row(&mut w, 0, t, "step", "ZONE_START", 5);
+        row(&mut w, 0, t + 7, "step", "ZONE_END", 5);
+    }
+    row(&mut w, 0, 110 + 10 * zones, "BRISC-KERNEL", "ZONE_END", 1);
+    row(&mut w, 1, 100, "BRISC-KERNEL", "ZONE_START", 1);
+    row(&mut w, 1, 200, "BRISC-KERNEL", "ZONE_END", 1);
+    w.flush().unwrap();
+}
+
+/// A device log at `path` with tt-metal's two header lines written, for [`row`]s.
+fn device_log(path: &Path) -> std::io::BufWriter<std::fs::File> {
+    use std::io::Write;
     let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     writeln!(
         w,
@@ -152,23 +168,16 @@ fn one_long_ring(path: &Path, zones: u64) {
          run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
     )
     .unwrap();
-    fn row(w: &mut impl Write, chip: u32, time: u64, name: &str, kind: &str, line: u32) {
-        writeln!(
-            w,
-            "{chip},1,1,BRISC,0,{time},0,1,,,{name},{kind},{line},kernel.cpp,"
-        )
-        .unwrap();
-    }
-    row(&mut w, 0, 100, "BRISC-KERNEL", "ZONE_START", 1);
-    for i in 0..zones - 1 {
-        let t = 110 + 10 * i;
-        row(&mut w, 0, t, "step", "ZONE_START", 5);
-        row(&mut w, 0, t + 7, "step", "ZONE_END", 5);
-    }
-    row(&mut w, 0, 110 + 10 * zones, "BRISC-KERNEL", "ZONE_END", 1);
-    row(&mut w, 1, 100, "BRISC-KERNEL", "ZONE_START", 1);
-    row(&mut w, 1, 200, "BRISC-KERNEL", "ZONE_END", 1);
-    w.flush().unwrap();
+    w
+}
+
+/// One row of a device log: chip `chip`'s BRISC of core (1, 1), zone `name` at `time`.
+fn row(w: &mut impl std::io::Write, chip: u32, time: u64, name: &str, kind: &str, line: u32) {
+    writeln!(
+        w,
+        "{chip},1,1,BRISC,0,{time},0,1,,,{name},{kind},{line},kernel.cpp,"
+    )
+    .unwrap();
 }
 
 /// Issue: peak memory grew with the longest ring (one ring of 4 M zones took 1 GB in
@@ -207,32 +216,14 @@ const CHIPS_LIMIT: u64 = 128 << 20;
 /// `BRISC-KERNEL` zone around ten zones.
 fn many_chips(path: &Path, chips: u32) {
     use std::io::Write;
-    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    writeln!(
-        w,
-        "ARCH: wormhole_b0, CHIP_FREQ[MHz]: 1000, Max Compute Cores: 1"
-    )
-    .unwrap();
-    writeln!(
-        w,
-        "PCIe slot, core_x, core_y, RISC processor type, timer_id, time[cycles since reset], data, \
-         run host ID, trace id, trace id counter, zone name, type, source line, source file, meta data"
-    )
-    .unwrap();
+    let mut w = device_log(path);
     for chip in 0..chips {
-        let row = |w: &mut std::io::BufWriter<_>, time: u64, name: &str, kind: &str| {
-            writeln!(
-                w,
-                "{chip},1,1,BRISC,0,{time},0,1,,,{name},{kind},1,kernel.cpp,"
-            )
-            .unwrap();
-        };
-        row(&mut w, 100, "BRISC-KERNEL", "ZONE_START");
+        row(&mut w, chip, 100, "BRISC-KERNEL", "ZONE_START", 1);
         for i in 0..10 {
-            row(&mut w, 110 + 10 * i, "step", "ZONE_START");
-            row(&mut w, 117 + 10 * i, "step", "ZONE_END");
+            row(&mut w, chip, 110 + 10 * i, "step", "ZONE_START", 1);
+            row(&mut w, chip, 117 + 10 * i, "step", "ZONE_END", 1);
         }
-        row(&mut w, 300, "BRISC-KERNEL", "ZONE_END");
+        row(&mut w, chip, 300, "BRISC-KERNEL", "ZONE_END", 1);
     }
     w.flush().unwrap();
 }
