@@ -35,8 +35,8 @@ pub mod testing;
 pub use error::{Error, Location, Result};
 pub use input::{capture, decode, devmem, launch, oplog, readout, replay, stamp, tt_metal};
 pub use model::{
-    clock, critpath, elf, import, markers, ops, pass, profile, provenance, resolve, ring_source,
-    sites, spooled, timebase, timeline, zones,
+    clock, critpath, elf, import, markers, ops, pass, profile, provenance, resolve, ring_pieces,
+    ring_source, sites, spooled, timebase, timeline, zones,
 };
 pub use sink::{csv, html, outputs, report, summary, trace, tracy};
 

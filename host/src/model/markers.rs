@@ -130,7 +130,7 @@ fn opening_order<'r>(r: &'r Records, mut late: Vec<u32>, openings: Openings<'r>)
 }
 
 /// The marker of a point record's kind (`None`: a zone, or no marker).
-fn point(k: RecordKind) -> Option<MarkerType> {
+pub(crate) fn point(k: RecordKind) -> Option<MarkerType> {
     match k {
         RecordKind::Event => Some(MarkerType::TsEvent),
         RecordKind::Data => Some(MarkerType::TsData),

@@ -1,7 +1,7 @@
 //! The model layer: what the records mean.
 //!
 //! [`elf`] and [`sites`] (zone metadata from kernel ELFs), [`resolve`] (records to sites),
-//! [`clock`] and [`timebase`] (device cycles to host ns), [`markers`] (zone nesting order),
+//! [`clock`] and [`timebase`] (device cycles to host ns), [`markers`] (zone nesting order; [`ring_pieces`], the same order from a ring read a piece at a time),
 //! [`ops`] (op spans from the wrapper zones), and the resolved whole, [`profile::Profile`],
 //! with its per-ring views (a view's zones: [`zones`]); [`timeline`] collects them. [`critpath`] matches waits to
 //! signals and walks each op's critical path. [`import`] builds a profile from tt-metal's
@@ -22,6 +22,7 @@ pub mod pass;
 pub mod profile;
 pub mod provenance;
 pub mod resolve;
+pub mod ring_pieces;
 pub mod ring_source;
 pub mod sites;
 pub mod spooled;

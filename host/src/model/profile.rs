@@ -447,9 +447,6 @@ impl Profile {
         }
         let (ring, id) = (view.ring, view.ring.id);
         let r = &ring.records;
-        let ns = |c: u64| clock.map_or(f64::NAN, |k| k.host_ns(c));
-        let labels = &self.ring_labels[index];
-        let lane = index as u32;
         let (mut depth, mut depth_used) = (0u16, 0u16);
         view.zones.reserve(r.zones());
         let mut it = markers(r);
@@ -467,31 +464,42 @@ impl Profile {
                     depth_used = depth_used.max(depth);
                 }
                 MarkerType::ZoneEnd => depth = depth.saturating_sub(1),
-                kind => {
-                    let run = r.run_at(i);
-                    let kind = match (kind, r.kind[i]) {
-                        (MarkerType::TsData, _) => MarkKind::Data(r.value_at(i)),
-                        (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => MarkKind::Sum {
-                            total_cycles: r.value_at(i),
-                            count: r.count_at(i),
-                        },
-                        _ => MarkKind::Event,
-                    };
-                    view.marks.push(Mark {
-                        lane,
-                        site: labels.get(run, r.site[i]).unwrap_or(0),
-                        kind,
-                        run,
-                        op: self.op_of(id.chip, run),
-                        cycles: r.end_at(i),
-                        ns: ns(r.end_at(i)),
-                    });
-                }
+                kind => view.marks.push(self.mark(index, ring, i, kind, clock)),
             }
         }
         view.zones.set_records(it.into_kept());
         view.lane.depth = depth_used;
         view
+    }
+
+    /// Point record `i` of `ring` (ring `index`), whose marker is `kind`, as a mark.
+    pub(crate) fn mark(
+        &self,
+        index: usize,
+        ring: &RingReport,
+        i: usize,
+        kind: MarkerType,
+        clock: Option<TileClock<'_>>,
+    ) -> Mark {
+        let r = &ring.records;
+        let run = r.run_at(i);
+        let kind = match (kind, r.kind[i]) {
+            (MarkerType::TsData, _) => MarkKind::Data(r.value_at(i)),
+            (MarkerType::ZoneTotal, _) | (_, RecordKind::Sum) => MarkKind::Sum {
+                total_cycles: r.value_at(i),
+                count: r.count_at(i),
+            },
+            _ => MarkKind::Event,
+        };
+        Mark {
+            lane: index as u32,
+            site: self.label_of(index, run, r.site[i]),
+            kind,
+            run,
+            op: self.op_of(ring.id.chip, run),
+            cycles: r.end_at(i),
+            ns: clock.map_or(f64::NAN, |k| k.host_ns(r.end_at(i))),
+        }
     }
 
     /// Ring `index` without its zones and marks (for outputs that read only the records).

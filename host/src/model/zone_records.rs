@@ -32,7 +32,6 @@ pub(crate) struct ZoneRecords {
 
 impl ZoneRecords {
     /// `records` packed.
-    #[cfg(test)]
     pub(crate) fn from_slice(records: &[u32]) -> ZoneRecords {
         let mut memory = vec![0u32; records.len().div_ceil(4)];
         let mut p = Packer::default();
