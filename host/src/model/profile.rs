@@ -111,6 +111,29 @@ pub struct RingView<'a> {
     /// The ring's tile clock (`Some` when `placed`): its zones' host times
     /// ([`Zone::start_ns`]).
     pub(crate) clock: Option<TileClock<'a>>,
+    /// Whether the view is the whole ring or one of its pieces.
+    pub(crate) part: Part,
+}
+
+/// Where a [`RingView`] sits in its ring: the whole ring, or one of its pieces in turn
+/// ([`crate::ring_pieces`]; only a sink that takes pieces is given them,
+/// [`crate::sink::Sink::takes_pieces`]). A piece's zones and marks are the ring's next ones
+/// in opening order; its records ([`RingView::ring`]) are its openings in that order, then
+/// its share of the ring's unmarked records (time anchors, runs, losses) in ring order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// The ring's first view (its first piece, or the whole ring).
+    pub first: bool,
+    /// The ring's last view (its last piece, or the whole ring).
+    pub last: bool,
+}
+
+impl Part {
+    /// The whole ring.
+    pub const WHOLE: Part = Part {
+        first: true,
+        last: true,
+    };
 }
 
 impl<'a> RingView<'a> {
@@ -124,9 +147,14 @@ impl<'a> RingView<'a> {
         self.ring
     }
 
-    /// Its row: chip, tile, RISC and nesting depth used.
+    /// Its row: chip, tile, RISC and nesting depth used (so far, in a piece).
     pub fn lane(&self) -> Lane {
         self.lane
+    }
+
+    /// Whether the view is the whole ring or one of its pieces.
+    pub fn part(&self) -> Part {
+        self.part
     }
 
     /// Zones in the order they open, with nesting depth (`lane` is [`RingView::index`]),
@@ -441,6 +469,7 @@ impl Profile {
             marks: Vec::new(),
             placed: clock.is_some(),
             clock,
+            part: Part::WHOLE,
         };
         if !view.placed || !zones {
             return view;

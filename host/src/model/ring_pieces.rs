@@ -165,14 +165,33 @@ impl LongZones {
         self.rows += r.len() as u64;
     }
 
-    /// The long zones in opening order, or `Err(n)`: the ring has `n` long records, more than
-    /// the cap (take it whole).
-    pub fn finish(mut self) -> std::result::Result<Vec<Row>, u64> {
+    /// The long zones, or `Err(n)`: the ring has `n` long records, more than the cap (take
+    /// it whole).
+    pub fn finish(mut self) -> std::result::Result<Long, u64> {
         if self.over > 0 {
             return Err(self.long.len() as u64 + self.over);
         }
         self.long.sort_unstable_by_key(Row::key);
-        Ok(self.long)
+        Ok(Long {
+            window: self.lag.window,
+            rows: self.long,
+        })
+    }
+}
+
+/// A ring's long zones ([`LongZones::finish`]): what its second pass ([`Openings`]) needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Long {
+    /// The window they were found with.
+    window: usize,
+    /// The long zones, in opening order.
+    rows: Vec<Row>,
+}
+
+impl Long {
+    /// The long zones, in opening order.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
     }
 }
 
@@ -240,15 +259,14 @@ impl Ord for HeldRow {
 }
 
 impl Openings {
-    /// Ring `ring` read again with the first pass's `window` and its long zones `long`
-    /// ([`LongZones::finish`]).
-    pub fn new(ring: usize, window: usize, long: Vec<Row>) -> Openings {
-        let mut long_rows: Vec<u64> = long.iter().map(|r| r.row).collect();
+    /// Ring `ring` read again, with what its first pass found ([`LongZones::finish`]).
+    pub fn new(ring: usize, long: Long) -> Openings {
+        let mut long_rows: Vec<u64> = long.rows.iter().map(|r| r.row).collect();
         long_rows.sort_unstable();
         Openings {
             ring,
-            lag: Lag::new(window),
-            long,
+            lag: Lag::new(long.window),
+            long: long.rows,
             long_given: 0,
             long_seen: 0,
             long_rows,
@@ -355,6 +373,16 @@ impl Openings {
         }
         piece
     }
+}
+
+/// Rows `from..to` of `r` as records of their own (rows of the ring from `from`).
+#[cfg(test)]
+pub(crate) fn slice(r: &Records, from: usize, to: usize) -> Records {
+    let mut out = Records::new();
+    for i in from..to {
+        Row::of(r, i, i as u64).push_to(&mut out);
+    }
+    out
 }
 
 /// The view of one piece of ring `index` of `profile`: `ring` is the ring's report holding

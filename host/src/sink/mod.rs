@@ -40,7 +40,9 @@ pub(crate) use trace::TraceJson;
 
 use crate::error::Result;
 use crate::issue::Issue;
+pub use crate::profile::Part;
 use crate::profile::{Profile, RingView};
+use crate::ring_pieces::{self, Openings, Piece};
 pub use crate::ring_source::{Held, RingSource};
 use std::path::PathBuf;
 
@@ -108,8 +110,18 @@ pub trait Sink {
         true
     }
 
-    /// One ring, in readout order.
+    /// One ring, in readout order: the whole ring, or, to a sink that takes pieces, each
+    /// of its pieces in turn ([`RingView::part`]).
     fn ring(&mut self, profile: &Profile, ring: &RingView) -> Result<()>;
+
+    /// Whether [`Sink::ring`] can be given a ring a piece at a time ([`Part`]): called once
+    /// a piece, it carries what it keeps of the ring (its open zones, its lane's state)
+    /// from the first piece to the last. A ring's pieces are given only when every sink of
+    /// the drive takes them and the source reads its rings so
+    /// ([`RingSource::long_zones`]); otherwise each ring comes whole.
+    fn takes_pieces(&self) -> bool {
+        false
+    }
 
     /// Whether the sink can be fed a run that arrives in parts ([`stream::Stream`]): its
     /// [`Sink::ring`] takes the ring's names, labels and ops from the `profile` passed with
@@ -150,7 +162,14 @@ pub fn drive_rings(
         s.begin(profile)?;
     }
     let zones = sinks.iter().any(|s| s.wants_zones());
+    let pieces = sinks.iter().all(|s| s.takes_pieces());
     for i in 0..profile.ring_count() {
+        if pieces {
+            if let Some(long) = rings.long_zones(i)? {
+                ring_in_pieces(profile, rings, i, long, sinks)?;
+                continue;
+            }
+        }
         let ring = rings.ring(i)?;
         let view = profile.view(i, &ring, zones);
         for s in sinks.iter_mut() {
@@ -158,4 +177,39 @@ pub fn drive_rings(
         }
     }
     sinks.iter_mut().map(|s| s.finish(profile)).collect()
+}
+
+/// The window a source that gives rings in pieces finds their long zones with
+/// ([`crate::ring_pieces`]): what the drive holds of a ring is about this many records
+/// beside the piece the source gives.
+pub const PIECE_WINDOW: usize = 1 << 14;
+
+/// Ring `index` fed to every sink a piece at a time (every sink takes pieces).
+fn ring_in_pieces(
+    profile: &Profile,
+    rings: &mut dyn RingSource,
+    index: usize,
+    long: ring_pieces::Long,
+    sinks: &mut [&mut dyn Sink],
+) -> Result<()> {
+    let mut openings = Openings::new(index, long);
+    let mut first = true;
+    let mut feed = |piece: Piece, levels: u16, last: bool| -> Result<()> {
+        let mut ring = profile.readout.rings[index].clone();
+        ring.released = None;
+        ring.records = piece.records;
+        let mut view = ring_pieces::view(profile, index, &ring, &piece.depth, levels);
+        view.part = Part { first, last };
+        first = false;
+        for s in sinks.iter_mut() {
+            s.ring(profile, &view)?;
+        }
+        Ok(())
+    };
+    rings.pieces(index, &mut |r| {
+        let piece = openings.push(r)?;
+        feed(piece, openings.levels(), false)
+    })?;
+    let piece = openings.finish()?;
+    feed(piece, openings.levels(), true)
 }

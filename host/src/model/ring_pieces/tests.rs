@@ -13,15 +13,6 @@ fn random(mut seed: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
-/// Rows `from..to` of `r` as records of their own.
-fn slice(r: &Records, from: usize, to: usize) -> Records {
-    let mut out = Records::new();
-    for i in from..to {
-        Row::of(r, i, i as u64).push_to(&mut out);
-    }
-    out
-}
-
 /// `r` in pieces of random sizes (1 to `most` records).
 fn cut(r: &Records, most: u64, next: &mut impl FnMut(u64) -> u64) -> Vec<Records> {
     let mut pieces = Vec::new();
@@ -46,7 +37,7 @@ fn in_pieces(
     for piece in cut(r, 20, next) {
         first.push(&piece);
     }
-    let mut second = Openings::new(0, window, first.finish()?);
+    let mut second = Openings::new(0, first.finish()?);
     let mut out = Vec::new();
     for piece in cut(r, 20, next) {
         out.push(second.push(&piece).expect("the same ring"));
@@ -169,6 +160,7 @@ fn only_zones_longer_than_the_window_are_listed() {
     }
     flat.push(Zone, 2, 0, 60_000, 0, 0, NO_RUN);
     let listed = long(&flat, 64, 100).unwrap();
+    let listed = listed.rows();
     assert_eq!(listed.len(), 1);
     assert_eq!(
         (listed[0].row, listed[0].site, listed[0].end),
@@ -179,12 +171,12 @@ fn only_zones_longer_than_the_window_are_listed() {
         pairs.push(Zone, 1, 10 * k + 2, 10 * k + 5, 0, 0, NO_RUN);
         pairs.push(Zone, 2, 10 * k, 10 * k + 8, 0, 0, NO_RUN);
     }
-    assert_eq!(long(&pairs, 1, 100).unwrap().len(), 0);
+    assert_eq!(long(&pairs, 1, 100).unwrap().rows().len(), 0);
     let mut back = Records::new();
     for k in (0..1_000).rev() {
         back.push(Zone, 1, 10 * k, 10 * k + 5, 0, 0, NO_RUN);
     }
-    assert_eq!(long(&back, 64, 1_000).unwrap().len(), 1_000 - 65);
+    assert_eq!(long(&back, 64, 1_000).unwrap().rows().len(), 1_000 - 65);
     assert_eq!(long(&back, 64, 100), Err(1_000 - 65));
 }
 
@@ -199,7 +191,7 @@ fn the_second_pass_holds_a_window_and_a_piece() {
     r.push(Zone, 2, 0, 600_000, 0, 0, NO_RUN);
     let mut first = LongZones::new(64, 10);
     first.push(&r);
-    let mut second = Openings::new(0, 64, first.finish().unwrap());
+    let mut second = Openings::new(0, first.finish().unwrap());
     let (mut most, mut given) = (0, 0);
     for from in (0..r.len()).step_by(100) {
         let piece = second
@@ -232,11 +224,11 @@ fn a_ring_that_changed_is_an_error() {
         first.push(r);
         first.finish().unwrap()
     };
-    let mut gone = Openings::new(3, 8, long(&kernel));
+    let mut gone = Openings::new(3, long(&kernel));
     gone.push(&flat).unwrap();
     let e = gone.finish().unwrap_err();
     assert!(matches!(e, Error::Reread { ring: 3, .. }), "{e}");
-    let mut new = Openings::new(4, 8, long(&flat));
+    let mut new = Openings::new(4, long(&flat));
     assert!(matches!(
         new.push(&kernel),
         Err(Error::Reread { ring: 4, .. })
@@ -256,7 +248,7 @@ fn piece_views_are_the_whole_views_in_turn() {
         for window in [1, 3, 16] {
             let mut first = LongZones::new(window, usize::MAX);
             first.push(&slot.records);
-            let mut second = Openings::new(index, window, first.finish().unwrap());
+            let mut second = Openings::new(index, first.finish().unwrap());
             let (mut zones, mut marks, mut levels) = (Vec::new(), Vec::new(), 0);
             let mut pieces: Vec<Piece> = cut(&slot.records, 9, &mut next)
                 .iter()

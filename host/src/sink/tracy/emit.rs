@@ -54,7 +54,11 @@ pub(crate) struct Emitter<'a> {
 impl<'a> Emitter<'a> {
     pub(crate) fn new(s: &'a TracyStream) -> Emitter<'a> {
         let threads = s.lanes.iter().map(|l| l.thread).collect();
-        let readers = s.lanes.iter().map(|l| s.records.reader(l.events)).collect();
+        let readers = s
+            .lanes
+            .iter()
+            .map(|l| s.records.reader_of(&l.events))
+            .collect();
         let next_query = vec![0; s.contexts.len()];
         Emitter {
             s,
@@ -154,11 +158,11 @@ impl<'a> Emitter<'a> {
                             self.i += 1;
                         }
                     }
-                    // The earliest message, the earlier run first on ties.
+                    // The earliest message (then the least rank), the earlier run first on ties.
                     let next = (self.group.iter().enumerate())
-                        .filter_map(|(k, (_, m))| m.as_ref().map(|m| (m.time, k)))
+                        .filter_map(|(k, (_, m))| m.as_ref().map(|m| (m.time, m.rank, k)))
                         .min();
-                    let Some((_, k)) = next else {
+                    let Some((_, _, k)) = next else {
                         self.group.clear();
                         continue;
                     };

@@ -34,13 +34,13 @@ pub(crate) struct LaneEv {
     pub(crate) srcloc: u32,
 }
 
-/// One RISC's row: its begin/end events are in the stream's [`RecordSpool`], in time order
-/// (`first` and `last` are the earliest and latest times).
+/// One RISC's row: its begin/end events are in the stream's [`RecordSpool`], in time order,
+/// a run per piece of its ring (`first` and `last` are the earliest and latest times).
 #[derive(Clone, Debug)]
 pub(crate) struct Lane {
     pub context: u8,
     pub thread: u32,
-    pub events: Span,
+    pub events: Vec<Span>,
     pub first: i64,
     pub last: i64,
 }
@@ -65,8 +65,23 @@ pub(crate) struct HostZone {
 pub(crate) struct Message {
     pub thread: u32,
     pub time: i64,
+    /// Its place among a lane's messages at the same time.
+    pub rank: Rank,
     pub severity: MessageSeverity,
     pub text: String,
+}
+
+/// What a message reports, in the order a lane's messages at the same time go out (by time,
+/// then rank, then record order: the same whether the ring came whole or in pieces).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub(crate) enum Rank {
+    /// A point record (event, data, sum), or a host signpost.
+    Mark = 0,
+    /// A value zone's value.
+    Value = 1,
+    /// Records dropped.
+    Loss = 2,
 }
 
 /// Messages of one thread in time order, in the stream's [`RecordSpool`].
@@ -208,13 +223,28 @@ struct Nest<I: Iterator> {
     stack: Vec<u64>,
     /// Zones cut at their parent's end, so far.
     clipped: u64,
+    /// Whether the open zones end after the last zone (the ring's last zones; else they
+    /// stay open for the ring's next piece).
+    flush: bool,
 }
 
+#[cfg(test)]
 fn nest<I: Iterator<Item = (u64, u64, u32)>>(zones: I) -> Nest<I> {
+    nest_after(zones, Vec::new(), true)
+}
+
+/// [`nest`] of a piece of a ring, the zones the pieces before left open being `stack`;
+/// without `flush`, they and the piece's own open zones stay open ([`Nest::stack`]).
+fn nest_after<I: Iterator<Item = (u64, u64, u32)>>(
+    zones: I,
+    stack: Vec<u64>,
+    flush: bool,
+) -> Nest<I> {
     Nest {
         zones: zones.peekable(),
-        stack: Vec::new(),
+        stack,
         clipped: 0,
+        flush,
     }
 }
 
@@ -223,7 +253,7 @@ impl<I: Iterator<Item = (u64, u64, u32)>> Iterator for Nest<I> {
 
     fn next(&mut self) -> Option<(u64, u32)> {
         let Some(&(start, end, srcloc)) = self.zones.peek() else {
-            return self.stack.pop().map(|t| (t, END));
+            return self.stack.pop_if(|_| self.flush).map(|t| (t, END));
         };
         if let Some(&top) = self.stack.last() {
             if top <= start {
@@ -291,6 +321,40 @@ pub struct TracySink {
     summary: StreamCounts,
     /// The stream (after [`Sink::finish`]).
     pub stream: Option<TracyStream>,
+    /// The ring whose pieces are being given, between its pieces.
+    in_ring: Option<InRing>,
+}
+
+/// What a ring's lane carries from piece to piece ([`Sink::takes_pieces`]).
+struct InRing {
+    /// The ends of the zones still open.
+    stack: Vec<u64>,
+    /// Zones cut at their parent's end, and zones, so far.
+    clipped: u64,
+    zones: u64,
+    /// The latest event time, the times that went back, and the first event time.
+    prev: i64,
+    backwards: u64,
+    first: Option<i64>,
+    /// The lane's events, a run a piece.
+    events: Vec<Span>,
+    /// Records of a ring off the timebase.
+    unplaced: u64,
+}
+
+impl Default for InRing {
+    fn default() -> InRing {
+        InRing {
+            stack: Vec::new(),
+            clipped: 0,
+            zones: 0,
+            prev: i64::MIN,
+            backwards: 0,
+            first: None,
+            events: Vec::new(),
+            unplaced: 0,
+        }
+    }
 }
 
 impl TracySink {
@@ -308,15 +372,16 @@ impl TracySink {
             message_times: None,
             summary: StreamCounts::default(),
             stream: None,
+            in_ring: None,
         }
     }
 }
 
 impl TracySink {
-    /// Spools `messages` (of one thread or several), sorted by (thread, time) with ties in
-    /// the order given: one run per thread.
+    /// Spools `messages` (of one thread or several), sorted by (thread, time, rank) with
+    /// ties in the order given: one run per thread.
     fn spool_messages(&mut self, mut messages: Vec<Message>) -> Result<()> {
-        messages.sort_by_key(|m| (m.thread, m.time));
+        messages.sort_by_key(|m| (m.thread, m.time, m.rank));
         self.summary.messages += messages.len();
         for m in &messages {
             let (lo, hi) = self.message_times.get_or_insert((m.time, m.time));
@@ -359,19 +424,33 @@ impl Sink for TracySink {
         Ok(())
     }
 
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let id = v.ring.id;
         let r = &v.ring.records;
         let thread = layout::lane_thread(id.chip, id.tile, id.risc)?;
         let at = Some(id.location());
+        let part = v.part();
+        let mut st = match self.in_ring.take() {
+            Some(st) if !part.first => st,
+            _ => InRing::default(),
+        };
         if !v.placed {
-            let n = r.len();
-            let what = format!(
-                "chip {} has no clock mapping: {n} record(s) not streamed to Tracy",
-                id.chip
-            );
-            self.ring_issues
-                .push((id, Issue::error(at, what).with_count(n as u64)));
+            st.unplaced += r.len() as u64;
+            if part.last {
+                let n = st.unplaced;
+                let what = format!(
+                    "chip {} has no clock mapping: {n} record(s) not streamed to Tracy",
+                    id.chip
+                );
+                self.ring_issues
+                    .push((id, Issue::error(at, what).with_count(n)));
+            } else {
+                self.in_ring = Some(st);
+            }
             return Ok(());
         }
         // Whole ns exact at any count ([`exact`]); 0 off the timebase.
@@ -408,6 +487,7 @@ impl Sink for TracySink {
                 messages.push(Message {
                     thread,
                     time: round(m.cycles, m.ns),
+                    rank: Rank::Mark,
                     severity: MessageSeverity::Info,
                     text,
                 });
@@ -421,6 +501,7 @@ impl Sink for TracySink {
                 messages.push(Message {
                     thread,
                     time: round(z.start_cycles, z.start_ns(clock.as_ref())),
+                    rank: Rank::Value,
                     severity: MessageSeverity::Info,
                     text,
                 });
@@ -432,52 +513,68 @@ impl Sink for TracySink {
                 messages.push(Message {
                     thread,
                     time,
+                    rank: Rank::Loss,
                     severity: MessageSeverity::Warning,
                     text,
                 });
             }
         }
-        if v.zones.is_empty() && messages.is_empty() {
-            return Ok(());
+        if !messages.is_empty() || !v.zones.is_empty() {
+            self.spool_messages(messages)?;
+            self.threads
+                .insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
         }
-        self.spool_messages(messages)?;
-        self.threads
-            .insert(thread, layout::lane_name(id.chip, id.tile, id.risc));
-        if v.zones.is_empty() {
-            return Ok(());
-        }
-        let n = v.zones.len() as u64;
-        let mut seq = nest(v.zones.iter().map(|z| {
-            let srcloc = srclocs.get(z.site as usize).copied().flatten();
-            (z.start_cycles, z.end_cycles, srcloc.unwrap_or(0))
-        }));
+        st.zones += v.zones.len() as u64;
+        let mut seq = nest_after(
+            v.zones.iter().map(|z| {
+                let srcloc = srclocs.get(z.site as usize).copied().flatten();
+                (z.start_cycles, z.end_cycles, srcloc.unwrap_or(0))
+            }),
+            std::mem::take(&mut st.stack),
+            part.last,
+        );
         let to_ns = |c: u64| round(c, clock.as_ref().map_or(f64::NAN, |k| k.host_ns(c)));
-        let (mut prev, mut backwards, mut first) = (i64::MIN, 0u64, None);
+        let (prev, backwards, first) = (&mut st.prev, &mut st.backwards, &mut st.first);
         let events = (&mut seq).map(|(c, srcloc)| {
             let ns = to_ns(c);
-            backwards += (ns < prev) as u64;
-            prev = prev.max(ns);
-            first.get_or_insert(prev);
-            LaneEv { time: prev, srcloc }
+            *backwards += (ns < *prev) as u64;
+            *prev = (*prev).max(ns);
+            first.get_or_insert(*prev);
+            LaneEv {
+                time: *prev,
+                srcloc,
+            }
         });
         let records = self
             .records
             .as_mut()
             .ok_or_else(|| Error::Internal("a ring after the Tracy stream was built".into()))?;
         let events = records.run(events)?;
-        let clipped = seq.clipped;
+        if events.count > 0 {
+            st.events.push(events);
+        }
+        st.clipped += seq.clipped;
+        st.stack = seq.stack;
+        if !part.last {
+            self.in_ring = Some(st);
+            return Ok(());
+        }
+        if st.zones == 0 {
+            return Ok(());
+        }
+        let clipped = st.clipped;
         if clipped > 0 {
             let what = format!("{clipped} zone(s) overlap their parent partially: cut at the parent's end for Tracy");
             self.ring_issues
                 .push((id, Issue::warning(at, what).with_count(clipped)));
         }
         self.summary.clipped_zones += clipped;
-        self.summary.zones += n;
-        let (first, last) = (first.unwrap_or(prev), prev);
-        if backwards > 0 {
-            let what = format!("the timebase maps {backwards} later cycle count(s) to earlier host times: held at the previous time");
+        self.summary.zones += st.zones;
+        let (first, last) = (st.first.unwrap_or(st.prev), st.prev);
+        if st.backwards > 0 {
+            let what = format!("the timebase maps {} later cycle count(s) to earlier host times: held at the previous time", st.backwards);
             self.ring_issues
-                .push((id, Issue::warning(at, what).with_count(backwards)));
+                .push((id, Issue::warning(at, what).with_count(st.backwards)));
         }
         let context = self.layout.context_of(id.chip, id.tile).unwrap_or(0);
         self.lanes.push((
@@ -485,7 +582,7 @@ impl Sink for TracySink {
             Lane {
                 context,
                 thread,
-                events,
+                events: st.events,
                 first,
                 last,
             },
@@ -659,6 +756,7 @@ fn host_rows(
             signposts.push(Message {
                 thread,
                 time,
+                rank: Rank::Mark,
                 severity: MessageSeverity::Info,
                 text: s.name.clone(),
             });

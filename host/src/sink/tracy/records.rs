@@ -10,7 +10,7 @@
 //! the text's length and bytes (all little-endian). A reader's window grows to the longest
 //! record it meets, no further.
 
-use super::plan::{HostZone, LaneEv, Message};
+use super::plan::{HostZone, LaneEv, Message, Rank};
 use super::protocol::MessageSeverity;
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -107,10 +107,18 @@ impl RecordWriter {
 impl RecordSpool {
     /// A reader of `span`'s records.
     pub(crate) fn reader<R: Record>(&self, span: Span) -> RecordReader<R> {
+        self.reader_of(&[span])
+    }
+
+    /// A reader of `spans`' records, one run after the other.
+    pub(crate) fn reader_of<R: Record>(&self, spans: &[Span]) -> RecordReader<R> {
+        let mut rest: Vec<Span> = spans.iter().rev().copied().collect();
+        let first = rest.pop().unwrap_or_default();
         RecordReader {
             file: self.file.clone(),
-            next: span.offset,
-            end: span.offset + span.bytes,
+            next: first.offset,
+            end: first.offset + first.bytes,
+            rest,
             buf: Vec::new(),
             pos: 0,
             record: PhantomData,
@@ -131,6 +139,8 @@ pub(crate) struct RecordReader<R> {
     /// Next byte to read from the file, and the end of the run.
     next: u64,
     end: u64,
+    /// The runs after this one, the next last.
+    rest: Vec<Span>,
     buf: Vec<u8>,
     pos: usize,
     record: PhantomData<R>,
@@ -152,7 +162,13 @@ impl<R: Record> RecordReader<R> {
                         "a record cut short at the end of its run",
                     ));
                 }
-                return Ok(None);
+                match self.rest.pop() {
+                    Some(span) => {
+                        (self.next, self.end) = (span.offset, span.offset + span.bytes);
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
             }
             let Some(file) = self.file.as_deref() else {
                 return Ok(None);
@@ -213,15 +229,22 @@ impl Record for Message {
         out.extend_from_slice(&self.thread.to_le_bytes());
         out.extend_from_slice(&self.time.to_le_bytes());
         out.push(self.severity.metadata());
+        out.push(self.rank as u8);
         put_text(out, &self.text);
     }
 
     fn take(b: &[u8]) -> Option<(Message, usize)> {
-        let (text, used) = take_text(b, 13)?;
+        let (text, used) = take_text(b, 14)?;
         let severity = MessageSeverity::from_metadata(b[12]).unwrap_or(MessageSeverity::Info);
+        let rank = match b[13] {
+            0 => Rank::Mark,
+            1 => Rank::Value,
+            _ => Rank::Loss,
+        };
         let m = Message {
             thread: u32_at(b, 0),
             time: i64_at(b, 4),
+            rank,
             severity,
             text,
         };
@@ -258,6 +281,7 @@ mod tests {
         Message {
             thread: i as u32 * 7,
             time: i as i64 * 1000 - 5,
+            rank: [Rank::Mark, Rank::Value, Rank::Loss][i % 3],
             severity: if i.is_multiple_of(3) {
                 MessageSeverity::Warning
             } else {
@@ -265,6 +289,30 @@ mod tests {
             },
             text,
         }
+    }
+
+    /// A lane written a run per piece of its ring, with other runs between them, reads back
+    /// as one run.
+    #[test]
+    fn a_lanes_runs_read_back_as_one() {
+        let mut w = RecordWriter::new();
+        let ev = |i: u64| LaneEv {
+            time: i as i64,
+            srcloc: i as u32,
+        };
+        let mut spans = Vec::new();
+        for piece in 0..5u64 {
+            spans.push(w.run((piece * 1_000..(piece + 1) * 1_000).map(ev)).unwrap());
+            w.run((0..piece as usize).map(|i| message(i, "x".repeat(i))))
+                .unwrap();
+            spans.push(w.run(std::iter::empty::<LaneEv>()).unwrap());
+        }
+        let spool = w.finish().unwrap();
+        let mut r = spool.reader_of::<LaneEv>(&spans);
+        let back: Vec<LaneEv> = std::iter::from_fn(|| r.next().unwrap()).collect();
+        assert_eq!(back, (0..5_000).map(ev).collect::<Vec<_>>());
+        let mut none = spool.reader_of::<LaneEv>(&[]);
+        assert_eq!(none.next().unwrap(), None);
     }
 
     #[test]

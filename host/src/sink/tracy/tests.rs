@@ -1152,3 +1152,54 @@ fn device_times_arrive_exactly_at_large_cycle_counts() {
         assert!(msgs.contains(&m), "{m:?} in {msgs:?}");
     }
 }
+
+/// A ring given in pieces (any window, any piece size) streams what the whole ring streams:
+/// the same events and messages in the same order (a value zone's value and an event at the
+/// same time included), the same tables, counts and issues.
+#[test]
+fn rings_in_pieces_stream_what_whole_rings_do() {
+    use crate::profile::Profile;
+    use crate::ring_source::{Cut, Held, RingSource};
+    let (mut readout, res, tb) = fixture(40);
+    // An event at the value zone's start, on its lane; a loss on the first lane.
+    readout.rings[1]
+        .records
+        .push(RecordKind::Event, 4, 360, 360, 0, 0, 1);
+    readout.rings[0]
+        .records
+        .push(RecordKind::Loss, 0, 250, 250, 1 | 1 << 32, 2, 1);
+    let p = Profile::resolved(readout, res, Some(oplog()), tb);
+    let build = |rings: &mut dyn RingSource| {
+        let mut b = TracySink::new(StreamOptions::default());
+        crate::sink::drive_rings(&p, rings, &mut [&mut b]).unwrap();
+        b.into_stream().unwrap()
+    };
+    let bytes = |s: &TracyStream| {
+        let mut out = Vec::new();
+        let mut e = emit::Emitter::new(s);
+        while e.next(&mut out).unwrap() {}
+        out
+    };
+    let whole = build(&mut Held(&p));
+    assert!(whole.lanes.iter().all(|l| l.events.len() == 1));
+    for window in [1, 2, 5, 64] {
+        for piece in [1, 3, 7, 1_000] {
+            let cut = build(&mut Cut {
+                profile: &p,
+                window,
+                piece,
+            });
+            let at = format!("window {window}, piece {piece}");
+            assert!(bytes(&cut) == bytes(&whole), "{at}: the events differ");
+            assert_eq!(cut.strings, whole.strings, "{at}");
+            assert_eq!(cut.srclocs, whole.srclocs, "{at}");
+            assert_eq!(cut.threads, whole.threads, "{at}");
+            assert_eq!(cut.summary, whole.summary, "{at}");
+            assert_eq!(format!("{:?}", cut.issues), format!("{:?}", whole.issues));
+            if piece < 10 && window < 10 {
+                // Openings given before the ring's end: a lane written in several runs.
+                assert!(cut.lanes.iter().any(|l| l.events.len() > 1), "{at}");
+            }
+        }
+    }
+}
