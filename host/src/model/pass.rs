@@ -19,6 +19,7 @@ use crate::ops::RingWrappers;
 use crate::profile::{Loaded, Profile};
 use crate::readout::{RingId, RingReader, RingReport};
 use crate::resolve::{has_site, Resolution, Resolver};
+use crate::ring_pieces::{Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
 use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
 use crate::util::small_map::SmallMap;
@@ -161,9 +162,14 @@ pub fn open(device: &Path, oplog: Option<OpLog>, inputs: &Inputs) -> Result<Load
 }
 
 /// The second reading of a profile [`open`] built: each ring read again when the outputs
-/// ask for it, and checked against the first reading.
+/// ask for it, and checked against the first reading. A ring of [`LONG_RING`] records or
+/// more is given in pieces to outputs that take them ([`RingSource::long_zones`]): it is
+/// read once more first, in pieces, for its long zones (by a second reader, made for the
+/// first such ring).
 pub struct DeviceRings<'m> {
+    memory: &'m dyn DeviceMemory,
     reader: RingReader<'m>,
+    scout: Option<RingReader<'m>>,
     /// Records per ring the first reading found.
     expected: Vec<usize>,
 }
@@ -172,7 +178,9 @@ impl<'m> DeviceRings<'m> {
     /// The rings of `memory`, which `profile` was read from.
     pub fn new(profile: &Profile, memory: &'m dyn DeviceMemory) -> Result<DeviceRings<'m>> {
         Ok(DeviceRings {
+            memory,
             reader: RingReader::attach(memory, false)?,
+            scout: None,
             expected: profile
                 .readout
                 .rings
@@ -181,6 +189,13 @@ impl<'m> DeviceRings<'m> {
                 .collect(),
         })
     }
+
+    fn changed(index: usize) -> Error {
+        Error::Reread {
+            what: "device memory",
+            ring: index,
+        }
+    }
 }
 
 impl RingSource for DeviceRings<'_> {
@@ -188,10 +203,52 @@ impl RingSource for DeviceRings<'_> {
         let ring = self.reader.next_ring()?;
         match ring {
             Some(r) if self.expected.get(index) == Some(&r.records.len()) => Ok(Cow::Owned(r)),
-            _ => Err(Error::Reread {
-                what: "device memory",
-                ring: index,
-            }),
+            _ => Err(DeviceRings::changed(index)),
+        }
+    }
+
+    fn long_zones(&mut self, index: usize) -> Result<Option<Long>> {
+        let Some(&expected) = self.expected.get(index).filter(|&&n| n >= LONG_RING) else {
+            return Ok(None);
+        };
+        let scout = match &mut self.scout {
+            Some(s) => s,
+            None => self.scout.insert(RingReader::attach(self.memory, false)?),
+        };
+        scout.skip_to(index);
+        let (mut first, mut rows) = (LongZones::new(WINDOW, LONG_CAP), 0);
+        let ring = scout.next_ring_in_pieces(PIECE_ROWS, &mut |r| {
+            rows += r.len();
+            first.push(&r);
+        })?;
+        if ring.is_none() || rows != expected {
+            return Err(DeviceRings::changed(index));
+        }
+        // Past the cap (a ring whose records go back in time): given whole.
+        Ok(first.finish().ok())
+    }
+
+    fn pieces(
+        &mut self,
+        index: usize,
+        piece: &mut dyn FnMut(&Records) -> Result<()>,
+    ) -> Result<()> {
+        let (mut rows, mut failed) = (0, None);
+        let ring = self.reader.next_ring_in_pieces(PIECE_ROWS, &mut |r| {
+            if failed.is_none() {
+                rows += r.len();
+                failed = piece(&r).err();
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        match ring {
+            Some(_) if self.expected.get(index) == Some(&rows) => Ok(()),
+            _ => Err(DeviceRings::changed(index)),
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

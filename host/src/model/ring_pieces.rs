@@ -35,6 +35,21 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use ttprof_rt::wire::SiteId;
 
+/// The window a source that gives rings in pieces finds their long zones with: what the
+/// second pass holds of a ring is about this many records beside the piece it is given.
+pub const WINDOW: usize = 1 << 14;
+
+/// The most long zones a source lists for a ring before it gives the ring whole instead (a
+/// well-formed ring has a few; one whose records go back in time can have one a record).
+pub const LONG_CAP: usize = 1 << 14;
+
+/// Records a source holds of a ring before it hands them on as a piece (it hands them on
+/// where its input's pieces end, so a piece may be larger).
+pub const PIECE_ROWS: usize = 1 << 16;
+
+/// A ring with fewer records than this is given whole: it is about a piece.
+pub const LONG_RING: usize = 1 << 18;
+
 /// A record's place in opening order: (start, longest first, outermost first = later in the
 /// ring first), as [`crate::markers`] orders it (`row` is its row in the whole ring).
 type Key = (u64, Reverse<u64>, Reverse<u64>);

@@ -179,11 +179,6 @@ pub fn drive_rings(
     sinks.iter_mut().map(|s| s.finish(profile)).collect()
 }
 
-/// The window a source that gives rings in pieces finds their long zones with
-/// ([`crate::ring_pieces`]): what the drive holds of a ring is about this many records
-/// beside the piece the source gives.
-pub const PIECE_WINDOW: usize = 1 << 14;
-
 /// Ring `index` fed to every sink a piece at a time (every sink takes pieces).
 fn ring_in_pieces(
     profile: &Profile,

@@ -550,6 +550,32 @@ impl<'m> RingReader<'m> {
 
     /// The next ring, read and decoded, with its records (`None` after the last).
     pub(crate) fn next_ring(&mut self) -> Result<Option<RingReport>> {
+        self.next_ring_to(None)
+    }
+
+    /// The next ring (`None` after the last), its records handed to `hand` in ring order, a
+    /// piece at a time: the recorded drained payload's rows whenever `rows` or more are held
+    /// ([`RingEntry::feed_drained_to`]), then the rest. The ring comes back without records
+    /// and its end-of-readout checks are not made (they read its records whole: a reader
+    /// that reads a ring again, after a first reading made them).
+    pub(crate) fn next_ring_in_pieces(
+        &mut self,
+        rows: usize,
+        hand: &mut dyn FnMut(Records),
+    ) -> Result<Option<RingReport>> {
+        self.next_ring_to(Some((rows, hand)))
+    }
+
+    /// Reads from ring `index` on (the rings before it are not read: a reader that looks
+    /// at some rings only, never finished).
+    pub(crate) fn skip_to(&mut self, index: usize) {
+        self.next = self.next.max(index);
+    }
+
+    fn next_ring_to(
+        &mut self,
+        mut out: Option<(usize, &mut dyn FnMut(Records))>,
+    ) -> Result<Option<RingReport>> {
         let Some(entry) = self.d.rings.get_mut(self.next) else {
             return Ok(None);
         };
@@ -557,7 +583,10 @@ impl<'m> RingReader<'m> {
         let mem = &*self.d.mem;
         if let Some(slot) = entry.deferred.take() {
             let mut issues = Vec::new();
-            entry.feed_drained(mem, &mut issues);
+            let to = out
+                .as_mut()
+                .map(|(n, f)| (*n, &mut **f as &mut dyn FnMut(Records)));
+            entry.feed_drained_to(mem, &mut issues, to);
             self.fed.push((slot, issues));
         }
         entry.drain(mem, self.d.opts.consume, &mut self.drained)?;
@@ -566,7 +595,10 @@ impl<'m> RingReader<'m> {
         let mut report = entry.report.release();
         report.released = None;
         report.records = entry.table.take_records();
-        self.finals.extend(final_issues(&report, self.faulted));
+        match out {
+            Some((_, hand)) => hand(std::mem::take(&mut report.records)),
+            None => self.finals.extend(final_issues(&report, self.faulted)),
+        }
         entry.report = report.release();
         Ok(Some(report))
     }

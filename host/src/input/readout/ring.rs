@@ -10,7 +10,7 @@ use super::control::{self, DRAIN_FIRST, DRAIN_WORDS};
 use super::decoded::Decoded;
 use super::span::{Span, SpanDecoder, SpanOutput, SpanStats};
 use super::RingReport;
-use crate::decode::Pieces;
+use crate::decode::{Pieces, Records};
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
 use crate::issue::Issue;
@@ -147,17 +147,39 @@ impl RingEntry {
     /// cuts is carried into the next ([`Pieces`]), and the rows are those of decoding it in
     /// one piece.
     pub(crate) fn feed_drained(&mut self, mem: &dyn DeviceMemory, issues: &mut Vec<Issue>) {
+        self.feed_drained_to(mem, issues, None);
+    }
+
+    /// [`RingEntry::feed_drained`], and with `out = Some((rows, hand))`, the decoded rows
+    /// handed to `hand` whenever `rows` or more are held (between the payload's pieces), so
+    /// the rows held stay about a piece however long the payload (no room is made for all
+    /// of it); what is left stays in the table. The counts are those of decoding it whole.
+    pub(crate) fn feed_drained_to(
+        &mut self,
+        mem: &dyn DeviceMemory,
+        issues: &mut Vec<Issue>,
+        mut out: Option<(usize, &mut dyn FnMut(Records))>,
+    ) {
         let id = self.report.id;
-        let mark = self.table.mark();
+        let mut mark = self.table.mark();
         match mem.drained_payload_len(id.chip, id.tile, id.risc) {
             // No room made for no payload: a ring without records keeps no columns.
             0 => {}
+            _ if out.is_some() => {}
             len => self.table.reserve_for(len),
         }
+        let mut counted = Counted::default();
         let (table, span, mut pieces) = (&mut self.table, &mut self.span, Pieces::new());
         let read = mem.drained_payload(id.chip, id.tile, id.risc, &mut |piece| {
             let decoded = pieces.feed(piece, |b| table.decode_piece(&mut span.decoder, b));
             span.keep_decoded(decoded);
+            if let Some((rows, hand)) = &mut out {
+                if table.len() >= *rows {
+                    counted.add(table, mark);
+                    hand(table.take_records());
+                    mark = table.mark();
+                }
+            }
         });
         let (total, good) = (pieces.total(), pieces.good());
         match read {
@@ -169,10 +191,11 @@ impl RingEntry {
                 format!("the recorded drained payload could not be read after {total} bytes: {e}"),
             )),
         }
+        counted.add(&self.table, mark);
         self.report.payload_bytes += good;
-        self.rows += self.table.rows_since(mark) as u64;
-        self.zones += self.table.zones_since(mark) as u64;
-        self.report.losses_in_band += self.table.losses_since(mark);
+        self.rows += counted.rows;
+        self.zones += counted.zones;
+        self.report.losses_in_band += counted.losses;
         self.mid_stream = None;
         self.consumed_before = 0;
         if good < total {
@@ -293,6 +316,23 @@ fn mid_stream_issue(r: &RingReport, records: u64) -> Option<Issue> {
         )
         .with_count(records)
     })
+}
+
+/// Rows, zones and in-band losses decoded, counted a piece at a time.
+#[derive(Default)]
+struct Counted {
+    rows: u64,
+    zones: u64,
+    losses: u64,
+}
+
+impl Counted {
+    /// The rows `table` gained since `mark`.
+    fn add(&mut self, table: &Decoded, mark: super::decoded::Mark) {
+        self.rows += table.rows_since(mark) as u64;
+        self.zones += table.zones_since(mark) as u64;
+        self.losses += table.losses_since(mark);
+    }
 }
 
 /// Warnings and errors about a ring's final state (its records' times are checked by

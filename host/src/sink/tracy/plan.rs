@@ -274,6 +274,25 @@ impl<I: Iterator<Item = (u64, u64, u32)>> Iterator for Nest<I> {
     }
 }
 
+#[cfg(test)]
+impl TracyStream {
+    /// Every event a capture receives, in order (tests comparing two streams).
+    pub(crate) fn events_for_tests(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut e = super::emit::Emitter::new(self);
+        while e.next(&mut out).unwrap() {}
+        out
+    }
+
+    /// The stream's tables, counts and issues, as text (tests comparing two streams).
+    pub(crate) fn tables_for_tests(&self) -> String {
+        format!(
+            "{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+            self.strings, self.srclocs, self.threads, self.summary, self.issues
+        )
+    }
+}
+
 impl TracyStream {
     /// Builds the stream of `readout`'s zones (named through `res`, placed on the host
     /// timeline through `timebase`) and, if given, `oplog`'s launches and signposts (a

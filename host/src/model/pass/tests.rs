@@ -1,0 +1,78 @@
+use super::*;
+use crate::ring_pieces::LONG_RING;
+use crate::sink::tracy::{StreamOptions, TracySink, TracyStream};
+use crate::testing::long_run;
+
+/// The Tracy stream of `p`, its rings from `rings`, as the events a capture receives, and its
+/// tables and issues.
+fn tracy(p: &Profile, rings: &mut dyn RingSource) -> (Vec<u8>, String) {
+    let mut b = TracySink::new(StreamOptions::default());
+    crate::sink::drive_rings(p, rings, &mut [&mut b]).unwrap();
+    let s: TracyStream = b.into_stream().unwrap();
+    (s.events_for_tests(), s.tables_for_tests())
+}
+
+/// Issue 41: a snapshot's long rings go to a sink that takes pieces a piece at a time (read
+/// once more for their long zones, then in pieces), and the stream is the one made from
+/// the rings held whole.
+#[test]
+fn a_snapshots_long_rings_in_pieces_stream_what_they_stream_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = long_run::write(dir.path(), 5 * 300_000, 300_000).unwrap();
+    let oplog = || OpLog::read(&run.oplog, &Inputs::none()).unwrap();
+    let inputs = Inputs::none();
+    let held = Profile::open(&run.snapshot, Some(oplog()), false, &inputs).unwrap();
+    assert!(held
+        .profile
+        .readout
+        .rings
+        .iter()
+        .any(|r| r.records.len() >= LONG_RING));
+    let whole = tracy(&held.profile, &mut crate::ring_source::Held(&held.profile));
+    let loaded = open(&run.snapshot, Some(oplog()), &inputs).unwrap();
+    let mut rings = DeviceRings::new(&loaded.profile, loaded.memory.as_ref()).unwrap();
+    let long = (0..loaded.profile.ring_count())
+        .filter(|&i| rings.long_zones(i).unwrap().is_some())
+        .count();
+    assert!(long >= 1, "a long ring is given in pieces");
+    let mut rings = Counting {
+        rings: DeviceRings::new(&loaded.profile, loaded.memory.as_ref()).unwrap(),
+        pieces: 0,
+    };
+    let pieces = tracy(&loaded.profile, &mut rings);
+    assert!(
+        rings.pieces > long,
+        "{} pieces of {long} long rings",
+        rings.pieces
+    );
+    assert!(pieces.0 == whole.0, "the events differ");
+    assert_eq!(pieces.1, whole.1);
+}
+
+/// [`DeviceRings`], counting the pieces it gives.
+struct Counting<'m> {
+    rings: DeviceRings<'m>,
+    pieces: usize,
+}
+
+impl RingSource for Counting<'_> {
+    fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>> {
+        self.rings.ring(index)
+    }
+
+    fn long_zones(&mut self, index: usize) -> Result<Option<Long>> {
+        self.rings.long_zones(index)
+    }
+
+    fn pieces(
+        &mut self,
+        index: usize,
+        piece: &mut dyn FnMut(&Records) -> Result<()>,
+    ) -> Result<()> {
+        let n = &mut self.pieces;
+        self.rings.pieces(index, &mut |r| {
+            *n += 1;
+            piece(r)
+        })
+    }
+}
