@@ -170,6 +170,7 @@ fn runs(r: &Records) -> Vec<(u32, Vec<Range<usize>>)> {
 }
 
 /// The records of spans [`runs`] gave, in order.
+#[cfg(test)]
 fn records_in(spans: &[Range<usize>]) -> impl Iterator<Item = usize> + '_ {
     spans.iter().flat_map(Range::clone)
 }
@@ -245,155 +246,220 @@ impl<'a> Resolver<'a> {
     /// Binds the records of `ring`, the next ring of a readout of `arch` read ring by ring,
     /// into `res` (as [`Resolver::resolve`] does for each ring).
     pub(crate) fn resolve_ring(&mut self, ring: &RingReport, arch: Arch, res: &mut Resolution) {
-        let sites = self.ring(ring.id, &ring.records, arch, &mut res.issues);
-        let (ok, bad) = count_sites(&ring.records, &sites);
-        res.resolved += ok;
-        res.unresolved += bad;
-        res.rings.push(sites);
+        let mut r = self.begin_ring(ring.id, arch, res);
+        self.add_records(&mut r, &ring.records, res);
+        self.end_ring(r, res);
     }
 
-    fn ring(
+    /// The next ring of a readout of `arch` read ring by ring, ring `id`, its records to
+    /// come a piece at a time ([`Resolver::add_records`], then [`Resolver::end_ring`]): its
+    /// site tables go into `res` as each run is first seen.
+    pub(crate) fn begin_ring(
         &mut self,
         id: RingId,
-        records: &Records,
         arch: Arch,
-        issues: &mut Vec<Issue>,
-    ) -> RingSites {
-        let at = Some(id.location());
-        let mut sites = RingSites::default();
-        for (run, spans) in runs(records) {
-            let n = records_in(&spans)
-                .filter(|&i| has_site(records.kind[i]))
-                .count() as u64;
-            work(spans.iter().map(Range::len).sum());
-            if run == NO_RUN {
-                if n > 0 {
-                    issues.push(
-                        Issue::error(
-                            at,
-                            format!("{n} record(s) before any Run record: their kernel is unknown"),
-                        )
-                        .with_count(n),
-                    );
-                }
-                continue;
-            }
-            let Some(&op) = self.ops.get(&(id.chip, run)) else {
-                issues.push(
-                    Issue::error(
-                        at,
-                        format!(
-                            "run id {run} is not in op log {} (device {}): {n} record(s) cannot be named",
-                            self.oplog.path.display(),
-                            id.chip
-                        ),
-                    )
-                    .with_count(n),
-                );
-                continue;
-            };
-            let Some(kernel) = op.kernel_for(id.tile, id.risc) else {
-                issues.push(
-                    Issue::error(
-                        at,
-                        format!(
-                            "op {} (run {run}) names no kernel for {} on tile {}: {n} record(s) cannot be named",
-                            op.op_code, id.risc, id.tile
-                        ),
-                    )
-                    .with_count(n),
-                );
-                continue;
-            };
-            let path = self.oplog.resolve_path(&kernel.elf);
-            let elf = match self.load(path) {
-                Ok(e) => e,
-                Err(e) => {
-                    issues.push(
-                        Issue::error(at, format!("run {run}: {e}; {n} record(s) cannot be named"))
-                            .with_count(n),
-                    );
-                    continue;
-                }
-            };
-            if elf.risc != id.risc || elf.arch != arch {
-                issues.push(
-                    Issue::error(
-                        at,
-                        format!(
-                            "run {run}: kernel ELF {} was linked for {} {}, but these records came from {} {}",
-                            elf.path.display(),
-                            elf.arch,
-                            elf.risc,
-                            arch,
-                            id.risc
-                        ),
-                    )
-                    .with_count(n),
-                );
-                continue;
-            }
-            sites.insert(run, elf.sites.clone());
-            self.check_sites(at, run, &elf, records, &spans, issues);
+        res: &mut Resolution,
+    ) -> RingResolve {
+        res.rings.push(RingSites::default());
+        RingResolve {
+            id,
+            arch,
+            runs: Vec::new(),
+            position: HashMap::new(),
+            last: None,
         }
-        sites
     }
 
-    /// Ids missing from the ELF, or of the wrong kind: the ELF is not the one that ran.
-    /// `spans` hold the records of `run` ([`runs`]).
-    fn check_sites(
-        &self,
-        at: Option<crate::Location>,
-        run: u32,
-        elf: &KernelElf,
+    /// The ring's next records, `r`.
+    pub(crate) fn add_records(
+        &mut self,
+        ring: &mut RingResolve,
         r: &Records,
-        spans: &[Range<usize>],
-        issues: &mut Vec<Issue>,
+        res: &mut Resolution,
     ) {
-        let (mut missing, mut wrong_kind) = (0u64, 0u64);
-        let mut example = None;
-        for i in records_in(spans) {
-            work(1);
+        work(r.len());
+        for (i, run) in r.runs().enumerate() {
+            let k = match ring.last {
+                Some((last, k)) if last == run => k,
+                _ => {
+                    let k = match ring.position.get(&run) {
+                        Some(&k) => k,
+                        None => {
+                            let fate = self.fate(ring.id, ring.arch, run);
+                            if let (RunFate::Named(elf), Some(sites)) =
+                                (&fate, res.rings.last_mut())
+                            {
+                                sites.insert(run, elf.sites.clone());
+                            }
+                            ring.runs.push((run, fate, RunCounts::default()));
+                            ring.position.insert(run, ring.runs.len() - 1);
+                            ring.runs.len() - 1
+                        }
+                    };
+                    ring.last = Some((run, k));
+                    k
+                }
+            };
             let Some(want) = site_kind(r.kind[i]) else {
                 continue;
             };
-            match elf.sites.get(r.site[i]) {
+            let (_, fate, counts) = &mut ring.runs[k];
+            counts.sited += 1;
+            let site = r.site[i];
+            let RunFate::Named(elf) = fate else {
+                res.unresolved += 1;
+                continue;
+            };
+            // Ids missing from the ELF, or of the wrong kind: the ELF is not the one that ran.
+            match elf.sites.get(site) {
                 None => {
-                    missing += 1;
-                    example.get_or_insert(r.site[i]);
+                    res.unresolved += 1;
+                    counts.missing += 1;
+                    counts.example.get_or_insert(site);
                 }
-                Some(m) if m.kind != want => wrong_kind += 1,
-                Some(_) => {}
+                Some(m) => {
+                    res.resolved += 1;
+                    counts.wrong_kind += u64::from(m.kind != want);
+                }
             }
         }
-        if missing > 0 {
-            issues.push(
-                Issue::error(
-                    at,
-                    format!(
-                        "run {run}: {missing} record(s) carry site ids that kernel ELF {} does not define (e.g. {:#x}): \
-                         is it the image that ran?",
-                        elf.path.display(),
-                        example.unwrap_or(0)
-                    ),
-                )
-                .with_count(missing),
-            );
+    }
+
+    /// The ring's end: each run's problems, in the order the runs were first seen.
+    pub(crate) fn end_ring(&mut self, ring: RingResolve, res: &mut Resolution) {
+        let at = Some(ring.id.location());
+        let id = ring.id;
+        for (run, fate, c) in ring.runs {
+            let n = c.sited;
+            let what = match fate {
+                RunFate::Before if n > 0 => {
+                    format!("{n} record(s) before any Run record: their kernel is unknown")
+                }
+                RunFate::Before => continue,
+                RunFate::NotInLog => format!(
+                    "run id {run} is not in op log {} (device {}): {n} record(s) cannot be named",
+                    self.oplog.path.display(),
+                    id.chip
+                ),
+                RunFate::NoKernel { op } => format!(
+                    "op {op} (run {run}) names no kernel for {} on tile {}: {n} record(s) cannot be named",
+                    id.risc, id.tile
+                ),
+                RunFate::Unusable(e) => format!("run {run}: {e}; {n} record(s) cannot be named"),
+                RunFate::Mismatch(elf) => format!(
+                    "run {run}: kernel ELF {} was linked for {} {}, but these records came from {} {}",
+                    elf.path.display(),
+                    elf.arch,
+                    elf.risc,
+                    ring.arch,
+                    id.risc
+                ),
+                RunFate::Named(elf) => {
+                    site_issues(at, run, &elf, &c, &mut res.issues);
+                    continue;
+                }
+            };
+            res.issues.push(Issue::error(at, what).with_count(n));
         }
-        if wrong_kind > 0 {
-            // An error: those records would be written under the wrong name.
-            issues.push(
-                Issue::error(
-                    at,
-                    format!(
-                        "run {run}: {wrong_kind} record(s) do not match the kind of their site in {} (e.g. an event \
-                         recorded at a zone site), so their names would be wrong: is it the image that ran?",
-                        elf.path.display()
-                    ),
-                )
-                .with_count(wrong_kind),
-            );
+    }
+
+    /// What names the records of `run` on ring `id` of a readout of `arch` (decided once a
+    /// ring and run, when the run is first seen).
+    fn fate(&mut self, id: RingId, arch: Arch, run: u32) -> RunFate {
+        if run == NO_RUN {
+            return RunFate::Before;
         }
+        let Some(&op) = self.ops.get(&(id.chip, run)) else {
+            return RunFate::NotInLog;
+        };
+        let Some(kernel) = op.kernel_for(id.tile, id.risc) else {
+            return RunFate::NoKernel {
+                op: op.op_code.clone(),
+            };
+        };
+        let path = self.oplog.resolve_path(&kernel.elf);
+        match self.load(path) {
+            Err(e) => RunFate::Unusable(e),
+            Ok(elf) if elf.risc != id.risc || elf.arch != arch => RunFate::Mismatch(elf),
+            Ok(elf) => RunFate::Named(elf),
+        }
+    }
+}
+
+/// One ring being resolved a piece at a time ([`Resolver::begin_ring`]): each run's fate,
+/// in the order the runs were first seen, and the counts its problems give at the end.
+pub(crate) struct RingResolve {
+    id: RingId,
+    arch: Arch,
+    runs: Vec<(u32, RunFate, RunCounts)>,
+    position: HashMap<u32, usize>,
+    /// The last record's run and its place in `runs`.
+    last: Option<(u32, usize)>,
+}
+
+/// What names a run's records on a ring.
+enum RunFate {
+    /// Records before any `Run` record.
+    Before,
+    /// The run id is not in the op log.
+    NotInLog,
+    /// The run's op names no kernel for the ring's core.
+    NoKernel { op: String },
+    /// The kernel ELF could not be loaded.
+    Unusable(String),
+    /// The kernel ELF was linked for another core or arch.
+    Mismatch(Arc<KernelElf>),
+    /// The kernel ELF whose sites name the records.
+    Named(Arc<KernelElf>),
+}
+
+/// A run's site-carrying records on a ring, and those its ELF lacks or has of another kind.
+#[derive(Default)]
+struct RunCounts {
+    sited: u64,
+    missing: u64,
+    wrong_kind: u64,
+    /// The first id the ELF lacks.
+    example: Option<u16>,
+}
+
+/// Ids missing from the ELF, or of the wrong kind: the ELF is not the one that ran.
+fn site_issues(
+    at: Option<crate::Location>,
+    run: u32,
+    elf: &KernelElf,
+    c: &RunCounts,
+    issues: &mut Vec<Issue>,
+) {
+    if c.missing > 0 {
+        issues.push(
+            Issue::error(
+                at,
+                format!(
+                    "run {run}: {} record(s) carry site ids that kernel ELF {} does not define (e.g. {:#x}): \
+                     is it the image that ran?",
+                    c.missing,
+                    elf.path.display(),
+                    c.example.unwrap_or(0)
+                ),
+            )
+            .with_count(c.missing),
+        );
+    }
+    if c.wrong_kind > 0 {
+        // An error: those records would be written under the wrong name.
+        issues.push(
+            Issue::error(
+                at,
+                format!(
+                    "run {run}: {} record(s) do not match the kind of their site in {} (e.g. an event \
+                     recorded at a zone site), so their names would be wrong: is it the image that ran?",
+                    c.wrong_kind,
+                    elf.path.display()
+                ),
+            )
+            .with_count(c.wrong_kind),
+        );
     }
 }
 
