@@ -144,12 +144,30 @@ pub fn open(device: &Path, oplog: Option<OpLog>, inputs: &Inputs) -> Result<Load
     let mut resolver = oplog.as_ref().map(Resolver::new);
     let mut sites = Resolution::default();
     let mut passes = Vec::with_capacity(reader.ring_count());
-    while let Some(ring) = reader.next_ring()? {
-        match &mut resolver {
-            Some(r) => r.resolve_ring(&ring, g.arch, &mut sites),
-            None => sites.add_unresolved(&ring),
+    // Each ring a piece at a time (a long ring is never held whole, issue 41).
+    while let Some(id) = reader.next_id() {
+        let index = passes.len();
+        let mut pass = RingPass::new(id, &timebase);
+        let mut ring = match &mut resolver {
+            Some(r) => Some(r.begin_ring(id, g.arch, &mut sites)),
+            None => {
+                sites.rings.push(Default::default());
+                None
+            }
+        };
+        reader.next_ring_in_pieces(PIECE_ROWS, &mut |records| {
+            match (&mut resolver, &mut ring) {
+                (Some(r), Some(ring)) => r.add_records(ring, &records, &mut sites),
+                _ => sites.add_unresolved_records(&records),
+            }
+            pass.add_records(&records, &timebase, |run, site| {
+                sites.site(index, run, site).map(|m| m.name.as_str())
+            });
+        })?;
+        if let (Some(r), Some(ring)) = (&mut resolver, ring) {
+            r.end_ring(ring, &mut sites);
         }
-        passes.push(RingPass::of_ring(passes.len(), &ring, &sites, &timebase));
+        passes.push(pass);
     }
     let readout = reader.finish()?;
     drop(resolver);

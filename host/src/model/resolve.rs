@@ -103,10 +103,13 @@ impl Resolution {
 
     /// The next ring of a readout read ring by ring, with no site metadata.
     pub(crate) fn add_unresolved(&mut self, ring: &RingReport) {
-        self.unresolved += (0..ring.records.len())
-            .filter(|&i| has_site(ring.records.kind[i]))
-            .count() as u64;
         self.rings.push(RingSites::default());
+        self.add_unresolved_records(&ring.records);
+    }
+
+    /// Records of the last ring added without site metadata, `r` (a piece of it).
+    pub(crate) fn add_unresolved_records(&mut self, r: &Records) {
+        self.unresolved += r.kind().iter().filter(|&&k| has_site(k)).count() as u64;
     }
 
     /// The metadata of site `id` of run `run` on ring `ring`, when known.

@@ -13,67 +13,103 @@ use crate::issue::Issue;
 
 /// Issues about the times of one ring's records.
 pub(crate) fn launch_times(r: &Records, at: Option<Location>) -> Vec<Issue> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < r.len() {
-        // One launch: a Run record and everything up to the next one (or records before any).
-        let first = i;
-        i += 1;
-        while i < r.len() && r.kind[i] != RecordKind::Run {
-            i += 1;
-        }
-        let launch = first..i;
-        let run_time = (r.kind[first] == RecordKind::Run).then(|| r.end_at(first));
-        let zones = launch.clone().filter(|&j| r.kind[j].is_zone()).count() as u64;
-        if let Some(t0) = run_time {
-            let last = launch
-                .clone()
-                .filter(|&j| r.kind[j] != RecordKind::Loss)
-                .map(|j| r.end_at(j))
-                .max()
-                .unwrap_or(t0);
-            if last - t0 >= 1 << 32 && zones > 0 {
-                out.push(
-                    Issue::warning(
-                        at,
-                        format!(
-                            "the launch of run {} lasted {} cycles (2^32 or more): its zones' times may be off by \
-                             multiples of 2^32 cycles",
-                            r.value_at(first),
-                            last - t0
-                        ),
-                    )
-                    .with_count(zones),
-                );
+    let mut checks = LaunchTimes::default();
+    checks.push(r);
+    checks.finish(at)
+}
+
+/// [`launch_times`] of a ring whose records come a piece at a time: what is held is the
+/// current launch's counts, and the issues of the launches before it.
+#[derive(Debug, Default)]
+pub(crate) struct LaunchTimes {
+    /// The current launch: its `Run` record's time and run (`None` before any), zones,
+    /// latest end (of records other than losses), zones that start before it and
+    /// inverted losses.
+    run: Option<(u64, u64)>,
+    zones: u64,
+    last: Option<u64>,
+    early: u64,
+    inverted: u64,
+    /// Issues of the launches that ended.
+    issues: Vec<(IssueKind, u64, u64, u64)>,
+}
+
+/// The issues a launch can have ([`LaunchTimes`]): (kind, run, count, cycles).
+#[derive(Clone, Copy, Debug)]
+enum IssueKind {
+    Long,
+    Early,
+    Inverted,
+}
+
+impl LaunchTimes {
+    /// The ring's next records.
+    pub(crate) fn push(&mut self, r: &Records) {
+        for (j, &kind) in r.kind().iter().enumerate() {
+            if kind == RecordKind::Run {
+                self.end_launch();
+                self.run = Some((r.end_at(j), r.value_at(j)));
+                self.last = Some(r.end_at(j));
+                continue;
             }
-            let early = launch
-                .clone()
-                .filter(|&j| r.kind[j].is_zone() && r.start_at(j) < t0)
-                .count() as u64;
-            if early > 0 {
-                out.push(
-                    Issue::error(
-                        at,
-                        format!("{early} zone(s) start before the Run record of their launch (run {}): impossible times", r.value_at(first)),
-                    )
-                    .with_count(early),
-                );
+            if kind.is_zone() {
+                self.zones += 1;
+                if self.run.is_some_and(|(t0, _)| r.start_at(j) < t0) {
+                    self.early += 1;
+                }
             }
-        }
-        let inverted = launch
-            .filter(|&j| r.kind[j] == RecordKind::Loss && r.start_at(j) > r.end_at(j))
-            .count() as u64;
-        if inverted > 0 {
-            out.push(
-                Issue::warning(
-                    at,
-                    format!("{inverted} Loss record(s) with the first drop after the last"),
-                )
-                .with_count(inverted),
-            );
+            if kind == RecordKind::Loss {
+                self.inverted += u64::from(r.start_at(j) > r.end_at(j));
+            } else {
+                self.last = self.last.max(Some(r.end_at(j)));
+            }
         }
     }
-    out
+
+    fn end_launch(&mut self) {
+        if let Some((t0, run)) = self.run {
+            let last = self.last.unwrap_or(t0);
+            if last - t0 >= 1 << 32 && self.zones > 0 {
+                self.issues
+                    .push((IssueKind::Long, run, self.zones, last - t0));
+            }
+            if self.early > 0 {
+                self.issues.push((IssueKind::Early, run, self.early, 0));
+            }
+        }
+        if self.inverted > 0 {
+            self.issues.push((IssueKind::Inverted, 0, self.inverted, 0));
+        }
+        (self.zones, self.early, self.inverted) = (0, 0, 0);
+    }
+
+    /// The ring's issues, after its last records.
+    pub(crate) fn finish(mut self, at: Option<Location>) -> Vec<Issue> {
+        self.end_launch();
+        self.issues
+            .into_iter()
+            .map(|(kind, run, n, cycles)| match kind {
+                IssueKind::Long => Issue::warning(
+                    at,
+                    format!(
+                        "the launch of run {run} lasted {cycles} cycles (2^32 or more): its zones' times may be off by \
+                         multiples of 2^32 cycles"
+                    ),
+                )
+                .with_count(n),
+                IssueKind::Early => Issue::error(
+                    at,
+                    format!("{n} zone(s) start before the Run record of their launch (run {run}): impossible times"),
+                )
+                .with_count(n),
+                IssueKind::Inverted => Issue::warning(
+                    at,
+                    format!("{n} Loss record(s) with the first drop after the last"),
+                )
+                .with_count(n),
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -7,10 +7,11 @@
 //! A [`RingReader`], which hands each ring out whole, decodes straight into its records
 //! (`decoded`).
 
+use super::checks::LaunchTimes;
 use super::control::{self, RingControl, RING_WORDS, TILE_WORDS};
 use super::decoded::Decoded;
-use super::ring::{final_issues, RingEntry};
-use super::{Readout, RingId, RingReport};
+use super::ring::{final_issues, final_issues_after, RingEntry};
+use super::{Readout, Released, RingId, RingReport};
 use crate::decode::{Records, ZoneTable};
 use crate::devmem::DeviceMemory;
 use crate::error::Result;
@@ -555,15 +556,19 @@ impl<'m> RingReader<'m> {
 
     /// The next ring (`None` after the last), its records handed to `hand` in ring order, a
     /// piece at a time: the recorded drained payload's rows whenever `rows` or more are held
-    /// ([`RingEntry::feed_drained_to`]), then the rest. The ring comes back without records
-    /// and its end-of-readout checks are not made (they read its records whole: a reader
-    /// that reads a ring again, after a first reading made them).
+    /// ([`RingEntry::feed_drained_to`]), then the rest. The ring comes back without records;
+    /// its end-of-readout checks are made as the pieces go by.
     pub(crate) fn next_ring_in_pieces(
         &mut self,
         rows: usize,
         hand: &mut dyn FnMut(Records),
     ) -> Result<Option<RingReport>> {
         self.next_ring_to(Some((rows, hand)))
+    }
+
+    /// The next ring's identity (`None` after the last).
+    pub(crate) fn next_id(&self) -> Option<RingId> {
+        self.d.rings.get(self.next).map(|e| e.report.id)
     }
 
     /// Reads from ring `index` on (the rings before it are not read: a reader that looks
@@ -581,11 +586,19 @@ impl<'m> RingReader<'m> {
         };
         self.next += 1;
         let mem = &*self.d.mem;
+        let (mut times, mut handed) = (LaunchTimes::default(), Released::default());
         if let Some(slot) = entry.deferred.take() {
             let mut issues = Vec::new();
-            let to = out
-                .as_mut()
-                .map(|(n, f)| (*n, &mut **f as &mut dyn FnMut(Records)));
+            let rows = out.as_ref().map(|(n, _)| *n);
+            let mut checked = |r: Records| {
+                times.push(&r);
+                handed.records += r.len();
+                handed.zones += r.zones();
+                if let Some((_, hand)) = &mut out {
+                    hand(r);
+                }
+            };
+            let to = rows.map(|n| (n, &mut checked as &mut dyn FnMut(Records)));
             entry.feed_drained_to(mem, &mut issues, to);
             self.fed.push((slot, issues));
         }
@@ -595,11 +608,21 @@ impl<'m> RingReader<'m> {
         let mut report = entry.report.release();
         report.released = None;
         report.records = entry.table.take_records();
-        match out {
-            Some((_, hand)) => hand(std::mem::take(&mut report.records)),
-            None => self.finals.extend(final_issues(&report, self.faulted)),
-        }
+        times.push(&report.records);
+        self.finals
+            .extend(final_issues_after(&report, times, self.faulted));
         entry.report = report.release();
+        if let Some((_, hand)) = out {
+            // The ring's counts are those of every piece.
+            let rest = entry.report.released.unwrap_or_default();
+            let all = Released {
+                records: handed.records + rest.records,
+                zones: handed.zones + rest.zones,
+            };
+            entry.report.released = Some(all);
+            hand(std::mem::take(&mut report.records));
+            report = entry.report.clone();
+        }
         Ok(Some(report))
     }
 

@@ -6,6 +6,7 @@
 //! `RUN_ID`, `STATE`) are read once more at the end ([`RingEntry::refresh`]), not per drain:
 //! per drain the control cost is one word.
 
+use super::checks::LaunchTimes;
 use super::control::{self, DRAIN_FIRST, DRAIN_WORDS};
 use super::decoded::Decoded;
 use super::span::{Span, SpanDecoder, SpanOutput, SpanStats};
@@ -339,8 +340,15 @@ impl Counted {
 /// [`super::checks::launch_times`] on the rich view).
 /// `faulted`: the device says its last run stopped on a fault.
 pub(super) fn final_issues(r: &RingReport, faulted: bool) -> Vec<Issue> {
+    let mut times = LaunchTimes::default();
+    times.push(&r.records);
+    final_issues_after(r, times, faulted)
+}
+
+/// [`final_issues`] of a ring whose records' times `times` checked as they came.
+pub(super) fn final_issues_after(r: &RingReport, times: LaunchTimes, faulted: bool) -> Vec<Issue> {
     let at = Some(r.id.location());
-    let mut out = super::checks::launch_times(&r.records, at);
+    let mut out = times.finish(at);
     if r.dropped > 0 {
         // Lost records are a data problem (exit 2), whatever the policy that chose to lose them.
         let running = r.state & ring::STATE_RUNNING != 0;

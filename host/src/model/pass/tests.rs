@@ -30,6 +30,25 @@ fn a_snapshots_long_rings_in_pieces_stream_what_they_stream_whole() {
         .any(|r| r.records.len() >= LONG_RING));
     let whole = tracy(&held.profile, &mut crate::ring_source::Held(&held.profile));
     let loaded = open(&run.snapshot, Some(oplog()), &inputs).unwrap();
+    // The first reading, a piece at a time, finds what one reading of the rings whole does.
+    let (a, b) = (&loaded.profile, &held.profile);
+    assert_eq!(
+        format!("{:?}", a.readout.issues),
+        format!("{:?}", b.readout.issues)
+    );
+    assert_eq!(
+        format!("{:?}", a.sites.issues),
+        format!("{:?}", b.sites.issues)
+    );
+    assert_eq!(
+        (a.sites.resolved, a.sites.unresolved),
+        (b.sites.resolved, b.sites.unresolved)
+    );
+    let counts = |p: &Profile| -> Vec<(usize, usize)> {
+        let rings = p.readout.rings.iter();
+        rings.map(|r| (r.record_count(), r.zones())).collect()
+    };
+    assert_eq!(counts(a), counts(b));
     let mut rings = DeviceRings::new(&loaded.profile, loaded.memory.as_ref()).unwrap();
     let long = (0..loaded.profile.ring_count())
         .filter(|&i| rings.long_zones(i).unwrap().is_some())
