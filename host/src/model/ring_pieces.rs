@@ -244,6 +244,8 @@ pub struct Openings {
     /// Zones open at the last opening given.
     open: BinaryHeap<Open>,
     openings: u64,
+    /// The most records held at once ([`Openings::most_held`]).
+    most_held: usize,
     /// Nesting levels used so far (the deepest zone's depth + 1).
     levels: u16,
     rows: u64,
@@ -289,6 +291,7 @@ impl Openings {
             unmarked: Vec::new(),
             open: BinaryHeap::new(),
             openings: 0,
+            most_held: 0,
             levels: 0,
             rows: 0,
         }
@@ -297,6 +300,7 @@ impl Openings {
     /// The ring's next records, `r`; the openings now final. An error when the ring does
     /// not read as it did in the first pass.
     pub fn push(&mut self, r: &Records) -> Result<Piece> {
+        let mut piece = Piece::default();
         for (i, &k) in r.kind().iter().enumerate() {
             let row = Row::of(r, i, self.rows + i as u64);
             if !is_marked(k) {
@@ -310,10 +314,17 @@ impl Openings {
                 self.long_seen += 1;
             } else {
                 self.held.push(Reverse((row.key(), HeldRow(row))));
+                self.most_held = self.most_held.max(self.held.len());
+                // What is held past the window is given as the piece is read: a piece
+                // much larger than the window is not held whole.
+                if self.held.len() >= 2 * self.lag.window {
+                    self.give_into(&mut piece, self.lag.passed);
+                }
             }
         }
         self.rows += r.len() as u64;
-        Ok(self.give(self.lag.passed))
+        self.give_into(&mut piece, self.lag.passed);
+        Ok(self.with_unmarked(piece))
     }
 
     /// The openings left, after the ring's last piece.
@@ -321,7 +332,9 @@ impl Openings {
         if self.long_seen != self.long.len() {
             return Err(self.changed());
         }
-        Ok(self.give(Some((u64::MAX, Reverse(0), Reverse(0)))))
+        let mut piece = Piece::default();
+        self.give_into(&mut piece, Some((u64::MAX, Reverse(0), Reverse(0))));
+        Ok(self.with_unmarked(piece))
     }
 
     /// Nesting levels the zones given so far use (the deepest depth + 1; the ring's
@@ -335,6 +348,11 @@ impl Openings {
         self.held.len()
     }
 
+    /// The most records held at once so far (at most twice the window).
+    pub fn most_held(&self) -> usize {
+        self.most_held
+    }
+
     fn changed(&self) -> Error {
         Error::Reread {
             what: "a ring read in pieces",
@@ -342,11 +360,10 @@ impl Openings {
         }
     }
 
-    /// The openings whose keys are at most `until`, in order.
-    fn give(&mut self, until: Option<Key>) -> Piece {
-        let mut piece = Piece::default();
+    /// The openings whose keys are at most `until`, in order, onto `piece`.
+    fn give_into(&mut self, piece: &mut Piece, until: Option<Key>) {
         let Some(until) = until else {
-            return self.with_unmarked(piece);
+            return;
         };
         loop {
             let held = self.held.peek().map(|Reverse((k, _))| *k);
@@ -379,9 +396,9 @@ impl Openings {
             piece.rows.push(row.row);
             row.push_to(&mut piece.records);
         }
-        self.with_unmarked(piece)
     }
 
+    /// `piece` with the unmarked records read since the last piece, in ring order.
     fn with_unmarked(&mut self, mut piece: Piece) -> Piece {
         for row in self.unmarked.drain(..) {
             row.push_to(&mut piece.records);
