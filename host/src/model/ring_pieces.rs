@@ -7,7 +7,7 @@
 //! parent after its children) are *late* ([`crate::markers`]). A late zone is *long* when it
 //! opens before a record more than a window of `W` marked records (zones and point records)
 //! earlier in the ring: only a zone that contains more than `W` records is. Two passes over
-//! the ring then give every opening in order while holding about `W` records:
+//! the ring then give every opening in order while holding at most `2 W` records:
 //!
 //! 1. [`LongZones`] reads the ring once, keeping the last `W` records' keys, and lists its
 //!    long zones whole (at most the nesting depth times `N / W` of them in a ring of `N`
