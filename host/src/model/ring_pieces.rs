@@ -25,7 +25,7 @@
 //! (the zones still open carried from piece to piece), so the concatenated pieces are the
 //! ring's [`crate::markers`] openings and its view's depths.
 
-use crate::decode::{RecordKind, Records};
+use crate::decode::{RecordKind, Records, TableRow};
 use crate::error::{Error, Result};
 use crate::markers::point;
 use crate::model::zone_records::ZoneRecords;
@@ -33,7 +33,6 @@ use crate::profile::{Profile, RingView};
 use crate::readout::RingReport;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-use ttprof_rt::wire::SiteId;
 
 /// The window a source that gives rings in pieces finds their long zones with: what the
 /// second pass holds of a ring is about this many records beside the piece it is given.
@@ -59,44 +58,27 @@ type Key = (u64, Reverse<u64>, Reverse<u64>);
 pub struct Row {
     /// Row in the whole ring (ring order).
     pub row: u64,
-    /// What the record is.
-    pub kind: RecordKind,
-    /// Its site.
-    pub site: SiteId,
-    /// Start, device cycles.
-    pub start: u64,
-    /// End, device cycles.
-    pub end: u64,
-    /// Its value ([`Records::value_at`]).
-    pub value: u64,
-    /// Its count ([`Records::count_at`]).
-    pub count: u32,
-    /// Its run ([`Records::run_at`]).
-    pub run: u32,
+    /// The record.
+    pub record: TableRow,
 }
 
 impl Row {
-    /// Row `i` of `r`, row `row` of the ring.
+    /// Row `i` of `r`, row `row` of the ring (`i < r.len()`).
     pub fn of(r: &Records, i: usize, row: u64) -> Row {
-        Row {
-            row,
-            kind: r.kind()[i],
-            site: r.site()[i],
-            start: r.start_at(i),
-            end: r.end_at(i),
-            value: r.value_at(i),
-            count: r.count_at(i),
-            run: r.run_at(i),
-        }
+        let record = r.row(i).unwrap_or_else(|| panic!("row {i} of {}", r.len()));
+        Row { row, record }
     }
 
     fn key(&self) -> Key {
-        (self.start, Reverse(self.end), Reverse(self.row))
+        (
+            self.record.start,
+            Reverse(self.record.end),
+            Reverse(self.row),
+        )
     }
 
     fn push_to(&self, out: &mut Records) {
-        let r = self;
-        out.push(r.kind, r.site, r.start, r.end, r.value, r.count, r.run);
+        out.push_row(&self.record);
     }
 }
 
@@ -382,15 +364,16 @@ impl Openings {
             while self
                 .open
                 .peek()
-                .is_some_and(|Reverse((end, _))| *end <= row.start)
+                .is_some_and(|Reverse((end, _))| *end <= row.record.start)
             {
                 self.open.pop();
             }
-            if row.kind.is_zone() {
+            if row.record.kind.is_zone() {
                 let depth = self.open.len().min(u16::MAX as usize) as u16;
                 self.levels = self.levels.max(depth.saturating_add(1));
                 piece.depth.push(depth);
-                self.open.push(Reverse((row.end, Reverse(self.openings))));
+                self.open
+                    .push(Reverse((row.record.end, Reverse(self.openings))));
             }
             self.openings += 1;
             piece.rows.push(row.row);

@@ -242,9 +242,7 @@ impl ZoneTable {
     pub(crate) fn append_to(&self, out: &mut Records) {
         out.reserve(self.len());
         for row in self.rows() {
-            out.push(
-                row.kind, row.site, row.start, row.end, row.value, row.count, row.run,
-            );
+            out.push_row(&row);
         }
     }
 }

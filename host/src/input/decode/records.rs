@@ -1,6 +1,6 @@
 //! The columnar record table the decoder fills.
 
-use super::compact::ZoneTable;
+use super::compact::{Row, ZoneTable};
 use super::spans::Spans;
 use super::starts::Starts;
 use ttprof_rt::wire::{Record, SiteId};
@@ -390,6 +390,24 @@ impl Records {
     pub fn zones_since(&self, row: usize) -> usize {
         let kinds = self.kind.get(row..).unwrap_or_default();
         kinds.iter().filter(|k| k.is_zone()).count()
+    }
+
+    /// Row `i` with every field (`None` past the last).
+    pub fn row(&self, i: usize) -> Option<Row> {
+        Some(Row {
+            kind: *self.kind().get(i)?,
+            site: self.site[i],
+            start: self.start_at(i),
+            end: self.end_at(i),
+            value: self.value_at(i),
+            count: self.count_at(i),
+            run: self.run_at(i),
+        })
+    }
+
+    /// Appends `r` ([`Records::push`] of its fields).
+    pub fn push_row(&mut self, r: &Row) {
+        self.push(r.kind, r.site, r.start, r.end, r.value, r.count, r.run);
     }
 
     /// Row `i` as the runtime's plain [`Record`] (for tests and for code that wants an enum).

@@ -163,7 +163,7 @@ fn only_zones_longer_than_the_window_are_listed() {
     let listed = listed.rows();
     assert_eq!(listed.len(), 1);
     assert_eq!(
-        (listed[0].row, listed[0].site, listed[0].end),
+        (listed[0].row, listed[0].record.site, listed[0].record.end),
         (10_000, 2, 60_000)
     );
     let mut pairs = Records::new();
