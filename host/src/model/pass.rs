@@ -151,7 +151,7 @@ pub fn open(device: &Path, oplog: Option<OpLog>, inputs: &Inputs) -> Result<Load
         let mut ring = match &mut resolver {
             Some(r) => Some(r.begin_ring(id, g.arch, &mut sites)),
             None => {
-                sites.rings.push(Default::default());
+                sites.begin_unresolved();
                 None
             }
         };

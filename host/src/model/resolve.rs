@@ -103,8 +103,14 @@ impl Resolution {
 
     /// The next ring of a readout read ring by ring, with no site metadata.
     pub(crate) fn add_unresolved(&mut self, ring: &RingReport) {
-        self.rings.push(RingSites::default());
+        self.begin_unresolved();
         self.add_unresolved_records(&ring.records);
+    }
+
+    /// The next ring of a readout read ring by ring, with no site metadata, its records to
+    /// come a piece at a time ([`Resolution::add_unresolved_records`]).
+    pub(crate) fn begin_unresolved(&mut self) {
+        self.rings.push(RingSites::default());
     }
 
     /// Records of the last ring added without site metadata, `r` (a piece of it).
