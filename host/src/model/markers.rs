@@ -99,7 +99,7 @@ pub(crate) fn markers_after_view<'r>(r: &'r Records, zones: &'r ZoneRecords) -> 
 }
 
 /// Whether a record of kind `k` has markers (a zone, or a point record).
-fn is_marked(k: RecordKind) -> bool {
+pub(crate) fn is_marked(k: RecordKind) -> bool {
     k.is_zone() || point(k).is_some()
 }
 

@@ -25,9 +25,9 @@
 //! (the zones still open carried from piece to piece), so the concatenated pieces are the
 //! ring's [`crate::markers`] openings and its view's depths.
 
-use crate::decode::{RecordKind, Records, TableRow};
+use crate::decode::{Records, TableRow};
 use crate::error::{Error, Result};
-use crate::markers::point;
+use crate::markers::{is_marked, point};
 use crate::model::zone_records::ZoneRecords;
 use crate::profile::{Profile, RingView};
 use crate::readout::RingReport;
@@ -80,11 +80,6 @@ impl Row {
     fn push_to(&self, out: &mut Records) {
         out.push_row(&self.record);
     }
-}
-
-/// Whether a record of kind `k` opens (a zone, or a point record): what the order is of.
-fn is_marked(k: RecordKind) -> bool {
-    k.is_zone() || matches!(k, RecordKind::Event | RecordKind::Data | RecordKind::Sum)
 }
 
 /// The largest key of the marked records more than a window back.

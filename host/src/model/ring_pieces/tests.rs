@@ -1,7 +1,7 @@
 use super::*;
+use crate::decode::RecordKind::*;
 use crate::decode::NO_RUN;
 use crate::markers::{markers, MarkerType};
-use RecordKind::*;
 
 /// A small xorshift: `next(n)` is in `0..n`.
 fn random(mut seed: u64) -> impl FnMut(u64) -> u64 {
