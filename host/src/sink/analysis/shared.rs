@@ -38,6 +38,13 @@ impl Default for State {
 }
 
 impl Shared {
+    /// Whether [`Shared::add`] can be given a ring a piece at a time
+    /// ([`crate::sink::Sink::takes_pieces`]); a sink holding the analysis takes pieces only
+    /// when it does. Not yet: the analyzer gathers each ring whole.
+    pub(crate) fn takes_pieces(&self) -> bool {
+        false
+    }
+
     /// Adds one ring, unless a holder added it already. Rings come in readout order to
     /// every holder (the driver feeds each ring to every sink before the next), so the last
     /// ring added is the only one another holder can be fed again.
