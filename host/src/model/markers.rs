@@ -98,6 +98,75 @@ pub(crate) fn markers_after_view<'r>(r: &'r Records, zones: &'r ZoneRecords) -> 
     opening_order(r, points.collect(), Openings::View { zones, taken: 0 })
 }
 
+/// The markers of one piece of a ring given in pieces ([`crate::ring_pieces`]): `r`'s first
+/// `open.len()` records are the zones still open after the ring's earlier pieces, `open[j]`
+/// the opening number of record `j` ([`Markers::into_open`] gave both), and the rest are
+/// the piece's records, its openings in opening order (then unmarked records); `taken`
+/// openings came before. Unless the piece is the ring's `last`, the markers stop after its
+/// last opening: a zone still open may close after the next piece's first opening. The
+/// pieces' markers, in turn, are then the whole ring's [`markers`].
+fn markers_of_piece<'r>(
+    r: &'r Records,
+    open: &[u64],
+    taken: usize,
+    last: bool,
+) -> Markers<'r> {
+    let mut m = opening_order(r, Vec::new(), Openings::Piece { row: open.len() });
+    m.taken = taken;
+    m.last = last;
+    for (j, &seq) in open.iter().enumerate() {
+        m.open
+            .push(Reverse((r.end_at(j), Reverse(seq), j as u32)));
+    }
+    m
+}
+
+/// What a ring given in pieces carries from one piece's markers to the next: the zones
+/// still open (their records, and their opening numbers) and the count of openings taken.
+/// It holds the zones open at a piece's end, as many as the ring nests (a malformed ring's
+/// overlapping zones stay open too, as they do in [`markers`]' own heap).
+#[derive(Default)]
+pub(crate) struct Carry {
+    records: Records,
+    seq: Vec<u64>,
+    taken: usize,
+}
+
+impl Carry {
+    /// The records the markers of the ring's next piece are read from: the zones still
+    /// open, then `piece`'s records (its openings in opening order, [`crate::ring_pieces`]).
+    /// After the ring's first piece, start again from `Carry::default()`.
+    pub(crate) fn join(&mut self, piece: &Records) -> Records {
+        let mut joined = std::mem::take(&mut self.records);
+        for i in 0..piece.len() {
+            if let Some(row) = piece.row(i) {
+                joined.push_row(&row);
+            }
+        }
+        joined
+    }
+
+    /// The markers of `joined` ([`Carry::join`]): the whole ring's next ones, stopping after
+    /// the piece's last opening unless it is the ring's `last`.
+    pub(crate) fn markers<'r>(&self, joined: &'r Records, last: bool) -> Markers<'r> {
+        markers_of_piece(joined, &self.seq, self.taken, last)
+    }
+
+    /// Keeps the zones `done` (the markers of `joined`, all taken) left open, for the next
+    /// piece.
+    pub(crate) fn keep_open(&mut self, joined: &Records, done: Markers) {
+        let (open, taken) = done.into_open();
+        self.taken = taken;
+        self.seq.clear();
+        for (i, seq) in open {
+            if let Some(row) = joined.row(i as usize) {
+                self.records.push_row(&row);
+                self.seq.push(seq);
+            }
+        }
+    }
+}
+
 /// Whether a record of kind `k` has markers (a zone, or a point record).
 pub(crate) fn is_marked(k: RecordKind) -> bool {
     k.is_zone() || point(k).is_some()
@@ -126,6 +195,7 @@ fn opening_order<'r>(r: &'r Records, mut late: Vec<u32>, openings: Openings<'r>)
         packer: Packer::default(),
         open: BinaryHeap::new(),
         pending: None,
+        last: true,
     }
 }
 
@@ -149,6 +219,9 @@ enum Openings<'r> {
         zones: &'r ZoneRecords,
         taken: usize,
     },
+    /// A piece's records, already in opening order ([`markers_of_piece`]); `row`: the next
+    /// to look at.
+    Piece { row: usize },
 }
 
 /// [`markers`]' iterator.
@@ -168,6 +241,9 @@ pub struct Markers<'r> {
     open: BinaryHeap<Reverse<(u64, Reverse<u64>, u32)>>,
     /// The opening taken while zones that end before it were closed.
     pending: Option<(usize, u32)>,
+    /// Whether the records end the ring (else the zones open after the last opening are
+    /// left open: [`markers_of_piece`]).
+    last: bool,
 }
 
 impl Markers<'_> {
@@ -191,6 +267,18 @@ impl Markers<'_> {
         self.packer.finish(self.kept)
     }
 
+    /// The zones still open after the markers taken (the record of each, and its opening
+    /// number), and the number of openings taken: what the ring's next piece starts from
+    /// ([`markers_of_piece`]).
+    fn into_open(self) -> (Vec<(u32, u64)>, usize) {
+        let open = self
+            .open
+            .into_iter()
+            .map(|Reverse((_, Reverse(seq), i))| (i, seq))
+            .collect();
+        (open, self.taken)
+    }
+
     /// How many openings are late (tests of what the markers hold).
     #[cfg(test)]
     fn late_len(&self) -> usize {
@@ -212,6 +300,16 @@ impl Markers<'_> {
                 None
             }
             Openings::View { zones, taken } => (*taken < zones.len()).then(|| zones.get(*taken)),
+            Openings::Piece { row } => {
+                let kinds = self.r.kind();
+                while let Some(&k) = kinds.get(*row) {
+                    if is_marked(k) {
+                        return Some(*row as u32);
+                    }
+                    *row += 1;
+                }
+                None
+            }
         }
     }
 
@@ -225,7 +323,7 @@ impl Markers<'_> {
             }
             (Some(a), _) => {
                 match &mut self.openings {
-                    Openings::Ring { row, .. } => *row += 1,
+                    Openings::Ring { row, .. } | Openings::Piece { row } => *row += 1,
                     Openings::View { taken, .. } => *taken += 1,
                 }
                 a
@@ -246,6 +344,9 @@ impl Iterator for Markers<'_> {
     fn next(&mut self) -> Option<Marker> {
         let r = self.r;
         let next = self.pending.take().or_else(|| self.take_opening());
+        if next.is_none() && !self.last {
+            return None;
+        }
         // Zones that end at or before the next opening (all of them after the last) close
         // first.
         let until = next.map_or(u64::MAX, |(_, i)| r.start_at(i as usize));
@@ -325,6 +426,57 @@ mod tests {
         assert_eq!(kept.range(0, kept.len()), starts);
     }
 
+    /// Ring `ring` of the rings the tests below read: zones closed as a ring holds them (at
+    /// their close, children first), with points between them, now and then a zone that
+    /// overlaps its neighbour, and every seventh ring malformed (every opening before the one
+    /// it follows). Each record's value is its row.
+    fn random_ring(ring: usize, next: &mut impl FnMut(u64) -> u64) -> Records {
+        use RecordKind::*;
+        let (mut r, mut open, mut t) = (Records::new(), Vec::new(), 0u64);
+        for _ in 0..(ring % 40) * 4 {
+            t += next(3);
+            match next(6) {
+                0 | 1 => open.push(t),
+                2 | 3 if !open.is_empty() => {
+                    let start = open.pop().unwrap();
+                    r.push(Zone, 1, start, t, 0, 0, NO_RUN);
+                }
+                4 => {
+                    let kind = [Event, Data, Sum, Time][next(4) as usize];
+                    r.push(kind, 2, t, t, 0, 0, NO_RUN);
+                }
+                _ => {
+                    let start = t.saturating_sub(next(5));
+                    r.push(ValueZone, 3, start, t + next(3), 7, 0, NO_RUN);
+                }
+            }
+        }
+        while let Some(start) = open.pop() {
+            r.push(Zone, 1, start, t, 0, 0, NO_RUN);
+        }
+        let rows: Vec<usize> = if ring % 7 == 0 {
+            (0..r.len()).rev().collect()
+        } else {
+            (0..r.len()).collect()
+        };
+        let mut out = Records::new();
+        for (row, i) in rows.into_iter().enumerate() {
+            let (s, e) = (r.start_at(i), r.end_at(i));
+            out.push(r.kind[i], r.site[i], s, e, row as u64, 0, NO_RUN);
+        }
+        out
+    }
+
+    fn xorshift() -> impl FnMut(u64) -> u64 {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        }
+    }
+
     /// The openings come in opening order (that of a sort of every marked record), and the
     /// markers of a ring whose view made its zones' order are the ones made from its
     /// records alone: nested, touching, identical and overlapping zones, events, data and
@@ -333,48 +485,9 @@ mod tests {
     /// takes the view's order instead of making a second one).
     #[test]
     fn markers_after_the_view_are_the_markers() {
-        use RecordKind::*;
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = xorshift();
         for ring in 0..200 {
-            // Zones closed as a ring holds them (at their close, children first), with
-            // points between them, and now and then a zone that overlaps its neighbour.
-            let (mut r, mut open, mut t) = (Records::new(), Vec::new(), 0u64);
-            for _ in 0..(ring % 40) * 4 {
-                t += next(3);
-                match next(6) {
-                    0 | 1 => open.push(t),
-                    2 | 3 if !open.is_empty() => {
-                        let start = open.pop().unwrap();
-                        r.push(Zone, 1, start, t, 0, 0, NO_RUN);
-                    }
-                    4 => {
-                        let kind = [Event, Data, Sum, Time][next(4) as usize];
-                        r.push(kind, 2, t, t, 0, 0, NO_RUN);
-                    }
-                    _ => {
-                        let start = t.saturating_sub(next(5));
-                        r.push(ValueZone, 3, start, t + next(3), 7, 0, NO_RUN);
-                    }
-                }
-            }
-            while let Some(start) = open.pop() {
-                r.push(Zone, 1, start, t, 0, 0, NO_RUN);
-            }
-            if ring % 7 == 0 {
-                // Malformed: every opening before the one it follows.
-                let mut back = Records::new();
-                for i in (0..r.len()).rev() {
-                    let (s, e) = (r.start_at(i), r.end_at(i));
-                    back.push(r.kind[i], 4, s, e, r.value_at(i), 0, NO_RUN);
-                }
-                r = back;
-            }
+            let r = random_ring(ring, &mut next);
             let mut made = markers(&r);
             let mut openings = Vec::new();
             while let Some(m) = made.next() {
@@ -395,6 +508,42 @@ mod tests {
             assert_eq!(zones.len(), r.zones());
             let after = markers_after_view(&r, &zones).collect::<Vec<_>>();
             assert_eq!(after, markers(&r).collect::<Vec<_>>(), "ring {ring}");
+        }
+    }
+
+    /// A ring given in pieces ([`crate::ring_pieces`]: its openings in order, a piece at a
+    /// time, of any size and window) has, piece by piece with the zones still open carried
+    /// ([`Carry`]), the markers of the whole ring (issue 41: the device CSV of a long ring
+    /// held all of it).
+    #[test]
+    fn pieces_markers_are_the_whole_rings() {
+        use crate::ring_pieces::{slice, LongZones, Openings as InOrder};
+        let mut next = xorshift();
+        // (kind, time, the record's row in the whole ring).
+        let of = |r: &Records, m: Marker| (m.kind, m.time, r.value_at(m.record as usize));
+        for ring in 0..200 {
+            let r = random_ring(ring, &mut next);
+            let whole: Vec<_> = markers(&r).map(|m| of(&r, m)).collect();
+            for (window, size) in [(1, 1), (2, 3), (5, 7), (64, 1), (3, 1_000)] {
+                let mut first = LongZones::new(window, usize::MAX);
+                first.push(&r);
+                let mut in_order = InOrder::new(0, first.finish().unwrap());
+                let mut pieces = Vec::new();
+                for from in (0..r.len()).step_by(size) {
+                    let to = (from + size).min(r.len());
+                    pieces.push(in_order.push(&slice(&r, from, to)).unwrap().records);
+                }
+                pieces.push(in_order.finish().unwrap().records);
+                let (mut carry, mut got) = (Carry::default(), Vec::new());
+                let n = pieces.len();
+                for (k, piece) in pieces.iter().enumerate() {
+                    let joined = carry.join(piece);
+                    let mut made = carry.markers(&joined, k + 1 == n);
+                    got.extend(made.by_ref().map(|m| of(&joined, m)));
+                    carry.keep_open(&joined, made);
+                }
+                assert_eq!(got, whole, "ring {ring}, window {window}, pieces of {size}");
+            }
         }
     }
 

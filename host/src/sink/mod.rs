@@ -22,6 +22,8 @@ pub mod html;
 pub mod outputs;
 pub mod parquet;
 pub mod perfetto;
+#[cfg(test)]
+pub(crate) mod pieces;
 pub mod report;
 pub mod stream;
 pub mod summary;

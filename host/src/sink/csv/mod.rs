@@ -27,7 +27,8 @@ use crate::atomic::write_atomic;
 use crate::decode::{RecordKind, Records, NO_RUN};
 use crate::error::Result;
 use crate::inputs::Inputs;
-use crate::markers::{markers, markers_after_view, MarkerType};
+use crate::markers::{markers, markers_after_view, Carry, Marker, MarkerType};
+use crate::profile::Part;
 use crate::model::zone_records::ZoneRecords;
 use crate::readout::{Readout, RingId};
 use crate::resolve::{Resolution, RingSites};
@@ -142,6 +143,8 @@ pub(crate) struct RowWriter {
     /// generation matches.
     slots: Vec<(u32, u32)>,
     generation: u32,
+    /// The zones still open of a ring given in pieces ([`RowWriter::piece`]).
+    carry: Carry,
 }
 
 /// Bytes buffered before they are handed to the writer.
@@ -164,6 +167,44 @@ impl RowWriter {
         sites: &RingSites,
         zones: Option<&ZoneRecords>,
     ) -> io::Result<u64> {
+        let markers = match zones {
+            Some(zones) => markers_after_view(r, zones),
+            None => markers(r),
+        };
+        self.rows(w, id, r, sites, markers)
+    }
+
+    /// Writes the rows of one piece of a ring given in pieces ([`crate::ring_pieces`]: its
+    /// openings in opening order), the zones still open carried to the ring's next piece
+    /// ([`Carry`]); returns the number of rows. The pieces' rows, in turn, are the whole
+    /// ring's ([`RowWriter::ring`]).
+    pub(crate) fn piece(
+        &mut self,
+        w: &mut impl Write,
+        id: RingId,
+        r: &Records,
+        sites: &RingSites,
+        part: Part,
+    ) -> io::Result<u64> {
+        if part.first {
+            self.carry = Carry::default();
+        }
+        let joined = self.carry.join(r);
+        let mut markers = self.carry.markers(&joined, part.last);
+        let rows = self.rows(w, id, &joined, sites, &mut markers)?;
+        self.carry.keep_open(&joined, markers);
+        Ok(rows)
+    }
+
+    /// Writes the rows of `markers`, markers of `r`'s records.
+    fn rows(
+        &mut self,
+        w: &mut impl Write,
+        id: RingId,
+        r: &Records,
+        sites: &RingSites,
+        markers: impl Iterator<Item = Marker>,
+    ) -> io::Result<u64> {
         let mut prefix = Vec::new();
         write!(
             prefix,
@@ -175,10 +216,6 @@ impl RowWriter {
         )?;
         let mut rows = 0;
         let mut run = None;
-        let markers = match zones {
-            Some(zones) => markers_after_view(r, zones),
-            None => markers(r),
-        };
         for m in markers {
             let i = m.record as usize;
             let (site, row_run, kind) = (r.site[i], r.run_at(i), r.kind[i]);
@@ -482,5 +519,33 @@ mod tests {
             push_u64(&mut out, v);
             assert_eq!(out, v.to_string().into_bytes());
         }
+    }
+
+    /// Issue 41: a ring given in pieces writes the rows it writes whole, the zones still
+    /// open at a piece's end closed among the next pieces' rows (a zone that ends after its
+    /// parent among them).
+    #[test]
+    fn rings_in_pieces_write_the_rows_whole_rings_do() {
+        let mut r = fixture::readout();
+        let x = fixture::times(2, 0, r.rings[0].id.risc);
+        r.rings[0].records.push(
+            RecordKind::Zone,
+            fixture::site::WORK,
+            x.work.0 + 1,
+            x.fw.1 + 5,
+            0,
+            0,
+            2,
+        );
+        let p = fixture::profile_of(r, fixture::ARCH, true);
+        let (files, _) = crate::sink::pieces::assert_pieces_write_what_whole_rings_do(
+            "csv-pieces",
+            &p,
+            &|dir| Box::new(DeviceCsv::new(&dir.join(FILE_NAME), &Inputs::none())),
+        );
+        // And what the sink writes is the file of the whole readout.
+        let mut want = Vec::new();
+        write(&mut want, &p.readout, &p.sites, freq_mhz(&p.timebase)).unwrap();
+        assert!(files[FILE_NAME] == want);
     }
 }

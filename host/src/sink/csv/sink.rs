@@ -1,10 +1,12 @@
-//! `profile_log_device.csv` as a sink: rows streamed ring by ring ([`crate::csv`]).
+//! `profile_log_device.csv` as a sink: rows streamed ring by ring ([`crate::csv`]), or a
+//! piece of a ring at a time, the zones still open carried from piece to piece
+//! ([`RowWriter::piece`]).
 
 use crate::atomic::AtomicFile;
 use crate::csv::{self, RowWriter};
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
-use crate::profile::{Profile, RingView};
+use crate::profile::{Part, Profile, RingView};
 use crate::resolve::RingSites;
 use crate::sink::{Finished, Sink};
 use std::path::{Path, PathBuf};
@@ -50,6 +52,10 @@ impl Sink for DeviceCsv {
         false
     }
 
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let none = RingSites::default();
         let sites = p.sites.rings.get(v.index).unwrap_or(&none);
@@ -59,10 +65,14 @@ impl Sink for DeviceCsv {
         // The view's zones when another output asked for them (this one does not).
         let records = &v.ring.records;
         let zones = (v.zones.len() == records.zones()).then(|| v.zones.order());
-        match self
-            .rows
-            .ring(file.writer(), v.ring.id, records, sites, zones)
-        {
+        let written = if v.part == Part::WHOLE {
+            self.rows
+                .ring(file.writer(), v.ring.id, records, sites, zones)
+        } else {
+            self.rows
+                .piece(file.writer(), v.ring.id, records, sites, v.part)
+        };
+        match written {
             Ok(n) => self.written_rows += n,
             Err(e) => return Err(self.io(e)),
         }

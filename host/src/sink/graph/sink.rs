@@ -44,6 +44,10 @@ impl Sink for GraphSink {
         false
     }
 
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
     fn ring(&mut self, _: &Profile, _: &RingView) -> Result<()> {
         Ok(())
     }

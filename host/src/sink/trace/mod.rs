@@ -15,7 +15,10 @@
 //!   `MAX_OPS_DEVICE_THREADS` and `MAX_OPS_HOST_THREADS` per chip, so that their tids
 //!   never reach another kind's; ops beyond are left out and counted in
 //!   `TraceStats::ops_left_out`). Signposts are process-wide instant events.
-//! * Events, data and sum totals are thread instant events with their values in `args`.
+//! * Events, data and sum totals are thread instant events with their values in `args`,
+//!   written among the thread's zones in opening order (before the first zone that starts
+//!   after them), so a ring given in pieces ([`crate::sink::Sink::takes_pieces`]) is
+//!   written byte for byte as it is whole.
 //!
 //! Times (`ts`) are microseconds on the host timeline, from whole host nanoseconds, so equal
 //! times stay equal and order is never lost; a zone's or mark's is exact at any cycle count
@@ -34,6 +37,7 @@ use crate::error::Result;
 use crate::inputs::Inputs;
 use crate::oplog::Signpost;
 use crate::ops::Ops;
+use crate::profile::Part;
 use crate::sink::exact;
 use crate::timebase::TileClock;
 use crate::timeline::{Lane, Mark, MarkKind, OpSpan, SiteLabel, Timeline};
@@ -148,6 +152,7 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
         out.lane(
             li,
             lane,
+            Part::WHOLE,
             t.lane_zones(li as u32),
             mine,
             &t.sites,
@@ -164,6 +169,9 @@ pub fn write(w: &mut impl Write, t: &Timeline) -> io::Result<TraceStats> {
 pub(crate) struct TraceWriter<W: Write> {
     out: Out<W>,
     arch: Arch,
+    /// The current lane's open zones, (end ns, end cycles), innermost last: carried from
+    /// one piece of a ring to the next (as deep as the ring nests).
+    open: Vec<(f64, u64)>,
 }
 
 impl<W: Write> TraceWriter<W> {
@@ -204,17 +212,26 @@ impl<W: Write> TraceWriter<W> {
             )?;
             write_ops(&mut out, ops, signposts, chip, device)?;
         }
-        Ok(TraceWriter { out, arch })
+        Ok(TraceWriter {
+            out,
+            arch,
+            open: Vec::new(),
+        })
     }
 
-    /// One (tile, RISC) thread: its name, its zones (in opening order) and its marks.
-    /// `index` orders the threads; `labels` and `ops` are what the zones' and marks'
-    /// indices point into; `clock`, the tile's, makes their times exact at any count.
+    /// One (tile, RISC) thread: its name, its zones (in opening order) and its marks, or,
+    /// for a ring given in pieces ([`Part`]), the next piece of them: the name with the
+    /// first piece, the zones still open carried to the next piece and closed after the
+    /// last. Marks are written among the zones in opening order (a mark before a zone that
+    /// starts after it; [`write_zones`]), so a ring written whole and in pieces gives the
+    /// same bytes. `index` orders the threads; `labels` and `ops` are what the zones' and
+    /// marks' indices point into; `clock`, the tile's, makes their times exact at any count.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn lane(
         &mut self,
         index: usize,
         lane: &Lane,
+        part: Part,
         zones: &(impl ZoneList + ?Sized),
         marks: &[Mark],
         labels: &[SiteLabel],
@@ -223,39 +240,31 @@ impl<W: Write> TraceWriter<W> {
     ) -> io::Result<()> {
         let out = &mut self.out;
         let (pid, tid) = (chip_pid(lane.chip), lane_tid(lane));
-        out.meta(
+        if part.first {
+            self.open.clear();
+            out.meta(
+                pid,
+                tid,
+                "thread_name",
+                &format!(r#""name":{}"#, json(&lane.name(self.arch))),
+            )?;
+            out.meta(
+                pid,
+                tid,
+                "thread_sort_index",
+                &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + index),
+            )?;
+        }
+        let thread = Thread {
             pid,
             tid,
-            "thread_name",
-            &format!(r#""name":{}"#, json(&lane.name(self.arch))),
-        )?;
-        out.meta(
-            pid,
-            tid,
-            "thread_sort_index",
-            &format!(r#""sort_index":{}"#, LANE_TID_BASE as usize + index),
-        )?;
-        write_zones(out, labels, ops, zones, pid, tid, clock)?;
-        for m in marks {
-            let site = &labels[m.site as usize];
-            let args = match m.kind {
-                MarkKind::Event => format!(r#""cycles":{}"#, m.cycles),
-                MarkKind::Data(v) => format!(r#""value":{v},"cycles":{}"#, m.cycles),
-                MarkKind::Sum {
-                    total_cycles,
-                    count,
-                } => {
-                    format!(
-                        r#""total_cycles":{total_cycles},"count":{count},"cycles":{}"#,
-                        m.cycles
-                    )
-                }
-            };
-            out.event(format_args!(
-                r#""name":{},"cat":"mark","ph":"i","s":"t","pid":{pid},"tid":{tid},"ts":{},"args":{{{args}}}"#,
-                json(&site.name),
-                ts_at(clock, m.cycles, m.ns)
-            ))?;
+            labels,
+            ops,
+            clock,
+        };
+        write_zones(out, &thread, zones, marks, &mut self.open)?;
+        if part.last {
+            close(out, &thread, &mut self.open, None)?;
         }
         Ok(())
     }
@@ -271,36 +280,61 @@ impl<W: Write> TraceWriter<W> {
     }
 }
 
-/// One thread's zones as nested `B`/`E` pairs.
-fn write_zones<W: Write>(
-    out: &mut Out<W>,
-    labels: &[SiteLabel],
-    ops: &[OpSpan],
-    zones: &(impl ZoneList + ?Sized),
+/// A lane thread's ids and what its zones' and marks' indices point into.
+struct Thread<'a> {
     pid: u32,
     tid: u32,
-    clock: Option<&TileClock>,
+    labels: &'a [SiteLabel],
+    ops: &'a [OpSpan],
+    clock: Option<&'a TileClock<'a>>,
+}
+
+/// Writes the `E` of each zone in `open` (innermost last) that ends by `until` (all of
+/// them with `None`).
+fn close<W: Write>(
+    out: &mut Out<W>,
+    t: &Thread,
+    open: &mut Vec<(f64, u64)>,
+    until: Option<u64>,
 ) -> io::Result<()> {
-    // Open zones: (end ns, end cycles) of each, innermost last.
-    let mut open: Vec<(f64, u64)> = Vec::new();
-    let close =
-        |out: &mut Out<W>, open: &mut Vec<(f64, u64)>, until: Option<u64>| -> io::Result<()> {
-            while let Some(&(end_ns, end)) = open.last() {
-                if until.is_some_and(|u| end > u) {
-                    break;
-                }
-                open.pop();
-                out.event(format_args!(
-                    r#""ph":"E","pid":{pid},"tid":{tid},"ts":{}"#,
-                    ts_at(clock, end, end_ns)
-                ))?;
-            }
-            Ok(())
-        };
+    while let Some(&(end_ns, end)) = open.last() {
+        if until.is_some_and(|u| end > u) {
+            break;
+        }
+        open.pop();
+        out.event(format_args!(
+            r#""ph":"E","pid":{},"tid":{},"ts":{}"#,
+            t.pid,
+            t.tid,
+            ts_at(t.clock, end, end_ns)
+        ))?;
+    }
+    Ok(())
+}
+
+/// Writes `zones` (in opening order) as `B` events, each zone's `E` once the next zone
+/// starts at or after its end, with `open` the zones still open (from the lane's earlier
+/// pieces, and left for its later ones). Each mark goes before the first zone that opens
+/// after it (opening order: by start, a longer span first, so a mark at a zone's start
+/// comes after the zone unless the zone is empty), the rest after the last zone: wherever a
+/// ring's pieces end, the events come in the same order.
+fn write_zones<W: Write>(
+    out: &mut Out<W>,
+    t: &Thread,
+    zones: &(impl ZoneList + ?Sized),
+    marks: &[Mark],
+    open: &mut Vec<(f64, u64)>,
+) -> io::Result<()> {
+    let (pid, tid, clock) = (t.pid, t.tid, t.clock);
+    let mut marks = marks.iter().peekable();
     for z in zones.iter() {
-        close(out, &mut open, Some(z.start_cycles))?;
-        let site = &labels[z.site as usize];
-        let op = z.op.map(|o| &ops[o as usize]);
+        let before = |m: &&Mark| m.cycles < z.start_cycles;
+        while let Some(m) = marks.next_if(before) {
+            write_mark(out, t, m)?;
+        }
+        close(out, t, open, Some(z.start_cycles))?;
+        let site = &t.labels[z.site as usize];
+        let op = z.op.map(|o| &t.ops[o as usize]);
         let loc = if site.file.is_empty() {
             String::new()
         } else {
@@ -337,7 +371,35 @@ fn write_zones<W: Write>(
         }
         open.push(end);
     }
-    close(out, &mut open, None)
+    for m in marks {
+        write_mark(out, t, m)?;
+    }
+    Ok(())
+}
+
+/// One mark as a thread instant event.
+fn write_mark<W: Write>(out: &mut Out<W>, t: &Thread, m: &Mark) -> io::Result<()> {
+    let site = &t.labels[m.site as usize];
+    let args = match m.kind {
+        MarkKind::Event => format!(r#""cycles":{}"#, m.cycles),
+        MarkKind::Data(v) => format!(r#""value":{v},"cycles":{}"#, m.cycles),
+        MarkKind::Sum {
+            total_cycles,
+            count,
+        } => {
+            format!(
+                r#""total_cycles":{total_cycles},"count":{count},"cycles":{}"#,
+                m.cycles
+            )
+        }
+    };
+    out.event(format_args!(
+        r#""name":{},"cat":"mark","ph":"i","s":"t","pid":{},"tid":{},"ts":{},"args":{{{args}}}"#,
+        json(&site.name),
+        t.pid,
+        t.tid,
+        ts_at(t.clock, m.cycles, m.ns)
+    ))
 }
 
 /// An op drawn on an op thread: (op index, start ns, end ns).

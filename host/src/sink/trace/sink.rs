@@ -1,5 +1,6 @@
 //! Chrome trace JSON (`ttprof_trace.json`) as a sink: one thread per ring, streamed
-//! ([`crate::trace::TraceWriter`]).
+//! ([`crate::trace::TraceWriter`]); a ring given in pieces carries only its open zones
+//! from piece to piece.
 
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
@@ -54,6 +55,10 @@ impl Sink for TraceJson {
         Ok(())
     }
 
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let Some(w) = self.writer.as_mut() else {
             return Ok(());
@@ -63,6 +68,7 @@ impl Sink for TraceJson {
         let r = w.lane(
             v.index,
             &v.lane,
+            v.part,
             &v.zones,
             &v.marks,
             &p.labels,

@@ -484,3 +484,33 @@ fn device_op_spans_stay_exact_at_large_cycle_counts() {
     assert_eq!(got, want);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 41: a ring given in pieces is written byte for byte as it is whole: its thread's
+/// name once, its open zones carried from piece to piece (a zone cut at its parent's end
+/// among them), its marks among its zones in opening order.
+#[test]
+fn rings_in_pieces_are_written_as_whole_rings_are() {
+    let mut r = fixture::readout();
+    let x = times(2, 0, r.rings[0].id.risc);
+    // A zone that starts inside the second op's work and ends after its FW zone: cut.
+    r.rings[0].records.push(
+        crate::decode::RecordKind::Zone,
+        fixture::site::WORK,
+        x.work.0 + 1,
+        x.fw.1 + 5,
+        0,
+        0,
+        2,
+    );
+    let p = fixture::profile_of(r, fixture::ARCH, true);
+    let (files, issues) = crate::sink::pieces::assert_pieces_write_what_whole_rings_do(
+        "trace-pieces",
+        &p,
+        &|dir| Box::new(TraceJson::new(&dir.join(FILE_NAME), &crate::inputs::Inputs::none())),
+    );
+    let text = String::from_utf8(files[FILE_NAME].clone()).unwrap();
+    assert!(text.contains("\"cat\":\"mark\""), "marks are written");
+    assert!(issues.iter().any(|i| i.contains("1 zone(s) end after")), "{issues:?}");
+    let ev: Value = serde_json::from_str(&text).unwrap();
+    check_structure(ev["traceEvents"].as_array().unwrap());
+}
