@@ -316,8 +316,9 @@ fn close<W: Write>(
 /// starts at or after its end, with `open` the zones still open (from the lane's earlier
 /// pieces, and left for its later ones). Each mark goes before the first zone that opens
 /// after it (opening order: by start, a longer span first, so a mark at a zone's start
-/// comes after the zone unless the zone is empty), the rest after the last zone: wherever a
-/// ring's pieces end, the events come in the same order.
+/// comes after the zone unless the zone is empty), the rest after the last zone, each
+/// after the `E` of the zones that end by its time: a thread's events are in time order,
+/// and wherever a ring's pieces end they come in the same order.
 fn write_zones<W: Write>(
     out: &mut Out<W>,
     t: &Thread,
@@ -330,6 +331,7 @@ fn write_zones<W: Write>(
     for z in zones.iter() {
         let before = |m: &&Mark| m.cycles < z.start_cycles;
         while let Some(m) = marks.next_if(before) {
+            close(out, t, open, Some(m.cycles))?;
             write_mark(out, t, m)?;
         }
         close(out, t, open, Some(z.start_cycles))?;
@@ -372,6 +374,7 @@ fn write_zones<W: Write>(
         open.push(end);
     }
     for m in marks {
+        close(out, t, open, Some(m.cycles))?;
         write_mark(out, t, m)?;
     }
     Ok(())
