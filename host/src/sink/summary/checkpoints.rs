@@ -6,11 +6,20 @@
 //! the previous step (the first: since the RISC's KERNEL zone opened) and the mean
 //! cumulative time. Steps whose mean delta is below the summary's threshold are hidden and
 //! counted, so a loop's small steps do not drown the large ones.
+//!
+//! A ring is read whole or a piece at a time ([`crate::profile::Part`]): its zones and marks
+//! come in opening order either way, and a launch's events are taken in that order (its
+//! tile's count order) as they come. What is carried from piece to piece ([`InRing`]) is,
+//! per run on the ring, when its first KERNEL zone opened, how many of its events were
+//! placed and the last one's time: bounded by the runs on the ring, not by its length. The
+//! only events held are those of a run whose KERNEL zone has not opened yet (a kernel's
+//! events are inside its KERNEL zone, so a well-formed ring holds none; a ring that lost a
+//! run's KERNEL zone holds that run's events to its end, then drops them, as the whole ring
+//! does).
 
-use crate::profile::Profile;
-use crate::timebase::HostTime;
-use crate::timeline::{Lane, MarkKind};
-use crate::zones::Zones;
+use crate::profile::{Profile, RingView};
+use crate::timebase::{HostTime, TileClock};
+use crate::timeline::MarkKind;
 use riscv_linker::Risc;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -45,60 +54,77 @@ impl Step {
 pub(crate) struct Checkpoints {
     /// (op name, RISC) -> steps by position.
     lanes: BTreeMap<(String, Risc), Vec<Step>>,
+    /// The ring being read, from its first piece to its last.
+    ring: InRing,
+}
+
+/// What a ring carries from one piece to the next: its runs so far.
+#[derive(Debug, Default)]
+struct InRing {
+    runs: BTreeMap<u32, Run>,
+}
+
+/// One run on the ring being read.
+#[derive(Debug, Default)]
+struct Run {
+    /// When its first KERNEL zone (in opening order) opened, once it has.
+    start: Option<HostTime>,
+    /// Its events placed so far (the next one's position) and the last one's time.
+    placed: usize,
+    last: Option<HostTime>,
+    /// Its events before its KERNEL zone opened, in order: (cycles, site, op).
+    early: Vec<(u64, u32, Option<u32>)>,
 }
 
 impl Checkpoints {
-    /// Adds one ring's events (those of launches with a KERNEL zone on the ring).
-    pub(crate) fn add(
-        &mut self,
-        p: &Profile,
-        lane: Lane,
-        zones: &Zones,
-        marks: &[crate::timeline::Mark],
-    ) {
+    /// Adds one ring's events (those of launches with a KERNEL zone on the ring), or one
+    /// piece's: the ring's runs are carried to its last piece ([`InRing`]).
+    pub(crate) fn add(&mut self, p: &Profile, v: &RingView) {
+        let part = v.part();
+        if part.first {
+            self.ring = InRing::default();
+        }
         // The ring's clock: deltas are exact differences of host times, not of the marks'
         // `f64` ns (a ns or more off past 2^53 ns). A ring off the timebase has no zones.
-        let Some(clock) = p.timebase.tile_clock(lane.chip, lane.tile) else {
-            return;
-        };
-        // KERNEL start per run on this ring.
-        let mut start: BTreeMap<u32, HostTime> = BTreeMap::new();
-        for z in zones
+        let lane = v.lane();
+        if let Some(clock) = p.timebase.tile_clock(lane.chip, lane.tile) {
+            self.add_piece(p, v, lane.risc, &clock);
+        }
+        if part.last {
+            // Runs whose KERNEL zone never opened on the ring: their events are dropped.
+            self.ring = InRing::default();
+        }
+    }
+
+    fn add_piece(&mut self, p: &Profile, v: &RingView, risc: Risc, clock: &TileClock) {
+        let Checkpoints { lanes, ring } = self;
+        // KERNEL start per run on this ring (the first to open); the events that came
+        // before it are placed then, ahead of the piece's own.
+        for z in v
+            .zones()
             .iter()
             .filter(|z| p.labels[z.site as usize].name.ends_with("-KERNEL"))
         {
-            start
-                .entry(z.run)
-                .or_insert_with(|| clock.host_time(z.start_cycles));
+            let run = ring.runs.entry(z.run).or_default();
+            if run.start.is_none() {
+                run.start = Some(clock.host_time(z.start_cycles));
+                for (cycles, site, op) in std::mem::take(&mut run.early) {
+                    place(lanes, p, risc, clock, z.run, run, (cycles, site, op));
+                }
+            }
         }
-        let mut by_run: BTreeMap<u32, Vec<(f64, u64, u32)>> = BTreeMap::new();
-        for m in marks
+        // Events in the order they come: opening order, the tile's count order.
+        for m in v
+            .marks()
             .iter()
             .filter(|m| matches!(m.kind, MarkKind::Event) && m.ns.is_finite())
         {
-            by_run
-                .entry(m.run)
-                .or_default()
-                .push((m.ns, m.cycles, m.site));
-        }
-        for (run, mut events) in by_run {
-            let Some(&t0) = start.get(&run) else { continue };
-            let op = events_op(p, zones, run);
-            // In time order: one tile's clock, so its count's order (the `f64`s tie).
-            events.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let steps = self.lanes.entry((op, lane.risc)).or_default();
-            let mut prev = t0;
-            for (i, (_, cycles, site)) in events.into_iter().enumerate() {
-                let ns = clock.host_time(cycles);
-                if steps.len() <= i {
-                    steps.push(Step {
-                        name: p.labels[site as usize].name.clone(),
-                        ..Default::default()
-                    });
-                }
-                steps[i].deltas.push(ns.since(prev));
-                steps[i].cumulative.push(ns.since(t0));
-                prev = ns;
+            let run = ring.runs.entry(m.run).or_default();
+            let event = (m.cycles, m.site, m.op);
+            if run.start.is_some() {
+                place(lanes, p, risc, clock, m.run, run, event);
+            } else {
+                run.early.push(event);
             }
         }
     }
@@ -144,13 +170,33 @@ impl Checkpoints {
     }
 }
 
-/// The op name of `run`'s records (through any of its zones on the ring).
-fn events_op(p: &Profile, zones: &Zones, run: u32) -> String {
-    zones
-        .iter()
-        .find(|z| z.run == run)
-        .and_then(|z| z.op)
-        .map_or_else(|| format!("run {run}"), |i| p.ops[i as usize].name.clone())
+/// Places the next event of `run` (whose KERNEL zone has opened), `(cycles, site, op)`,
+/// among the steps of its op on `risc`.
+fn place(
+    lanes: &mut BTreeMap<(String, Risc), Vec<Step>>,
+    p: &Profile,
+    risc: Risc,
+    clock: &TileClock,
+    id: u32,
+    run: &mut Run,
+    (cycles, site, op): (u64, u32, Option<u32>),
+) {
+    let Some(t0) = run.start else { return };
+    // The op of the event's run: every zone and mark of a run has its run's op.
+    let op = op.map_or_else(|| format!("run {id}"), |i| p.ops[i as usize].name.clone());
+    let steps = lanes.entry((op, risc)).or_default();
+    let i = run.placed;
+    if steps.len() <= i {
+        steps.push(Step {
+            name: p.labels[site as usize].name.clone(),
+            ..Default::default()
+        });
+    }
+    let ns = clock.host_time(cycles);
+    steps[i].deltas.push(ns.since(run.last.unwrap_or(t0)));
+    steps[i].cumulative.push(ns.since(t0));
+    run.placed += 1;
+    run.last = Some(ns);
 }
 
 #[cfg(test)]

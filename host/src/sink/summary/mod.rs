@@ -342,7 +342,11 @@ impl Builder {
         exact.unwrap_or(b - a)
     }
 
-    /// Adds one lane's zones and marks (`labels` and `ops` are what their indices point into).
+    /// Adds one lane's zones and marks (`labels` and `ops` are what their indices point into):
+    /// a whole ring's, or one of its pieces' in turn. Each zone and sum zone is taken on its
+    /// own, in the order given (a ring's pieces give them in the whole ring's order), and
+    /// nothing is carried from one call to the next but the rows, so a ring in pieces adds
+    /// exactly what the whole ring adds.
     pub(crate) fn add(
         &mut self,
         lane: Lane,
@@ -1072,5 +1076,111 @@ mod tests {
         };
         assert_eq!(row.shown_mean_cycles(), "9,223,372,036,854,775,808");
         assert_eq!(row.shown_ns()[1], "9,223,372,036,854,775,808");
+    }
+
+    /// The fixture with more events per launch on every ring, in ring order: one in the
+    /// firmware before the KERNEL zone opens (it opens before the KERNEL zone: a ring in
+    /// pieces gives it first), two inside the kernel (three steps a launch), and, last, an
+    /// event of a run with no zone on the ring (no KERNEL zone: left out).
+    fn readout_with_events() -> crate::readout::Readout {
+        use crate::decode::{RecordKind, Records};
+        let mut r = fixture::readout();
+        for (k, ring) in r.rings.iter_mut().enumerate() {
+            let (t, risc) = (k / Risc::ALL.len(), ring.id.risc);
+            let old = std::mem::take(&mut ring.records);
+            let mut new = Records::new();
+            let event = |new: &mut Records, at: u64, run: u32| {
+                new.push(RecordKind::Event, fixture::site::BARRIER, at, at, 0, 0, run)
+            };
+            let mut last = 0;
+            for i in 0..old.len() {
+                let row = old.row(i).unwrap();
+                new.push_row(&row);
+                last = last.max(row.end);
+                let x = times(row.run, t, risc);
+                match row.kind {
+                    RecordKind::Run => event(&mut new, x.fw.0 + 1, row.run),
+                    RecordKind::ValueZone => {
+                        event(&mut new, x.kernel.0 + 100, row.run);
+                        event(&mut new, x.kernel.0 + 250 + 10 * row.run as u64, row.run);
+                    }
+                    _ => {}
+                }
+            }
+            event(&mut new, last + 10, 77);
+            ring.payload_bytes = 12 * new.len() as u64;
+            ring.records = new;
+        }
+        r
+    }
+
+    /// A summary sink of `p` fed through `rings`: its text (from [`SummarySink::printed`])
+    /// and brief, and the file [`SummarySink::new`] writes.
+    fn summary_through(
+        p: &crate::profile::Profile,
+        rings: &mut dyn crate::ring_source::RingSource,
+        threshold_ns: f64,
+    ) -> (String, String, Vec<u8>) {
+        let mut printed = SummarySink::printed(threshold_ns).without_analysis();
+        crate::sink::drive_rings(p, rings, &mut [&mut printed]).unwrap();
+        let dir = crate::testing::temp_dir("summary-pieces");
+        let path = dir.join(FILE_NAME);
+        let inputs = crate::inputs::Inputs::none();
+        let mut file = SummarySink::new(&path, threshold_ns, vec!["a note".into()], &inputs)
+            .without_analysis();
+        crate::sink::drive_rings(p, rings, &mut [&mut file]).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (printed.summary.unwrap().1, printed.brief, bytes)
+    }
+
+    /// Issue 41: a ring given in pieces (any window, any piece size, cut mid-zone) gives the
+    /// summary text and file of the whole ring, byte for byte: zone rows, value and sum
+    /// zones, and checkpoints whose launches' KERNEL start, step and last time are carried
+    /// from piece to piece (an event before its KERNEL zone waits for it).
+    #[test]
+    fn rings_in_pieces_summarise_what_whole_rings_do() {
+        use crate::ring_source::{Cut, Held};
+        use crate::sink::Sink;
+        let p = fixture::profile_of(readout_with_events(), fixture::ARCH, true);
+        for threshold_ns in [-10_000.0, 120.0] {
+            let whole = summary_through(&p, &mut Held(&p), threshold_ns);
+            let checkpoints: Vec<&str> = whole
+                .0
+                .lines()
+                .skip_while(|l| !l.starts_with("checkpoints"))
+                .skip(1)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            // One line per (op, RISC), four steps each: the first (before the KERNEL zone
+            // opened) 1,999 ns before it, shown under a threshold below that.
+            assert_eq!(checkpoints.len(), 15, "{}", whole.0);
+            for l in &checkpoints {
+                let shown = if threshold_ns < 0.0 { 4 } else { 3 };
+                assert_eq!(l.matches("barrier").count(), shown, "{l}");
+                assert_eq!(l.contains("barrier +-1,999 @-1,999 ns;"), shown == 4, "{l}");
+            }
+            assert!(!whole.0.contains("run 77"), "{}", whole.0);
+            for window in [1, 2, 5, 64] {
+                for piece in [1, 3, 7, 1_000] {
+                    let cut = summary_through(
+                        &p,
+                        &mut Cut {
+                            profile: &p,
+                            window,
+                            piece,
+                        },
+                        threshold_ns,
+                    );
+                    let at = format!("threshold {threshold_ns}, window {window}, piece {piece}");
+                    assert_eq!(cut.0, whole.0, "{at}: the text differs");
+                    assert_eq!(cut.1, whole.1, "{at}: the brief differs");
+                    assert!(cut.2 == whole.2, "{at}: the file differs");
+                }
+            }
+        }
+        // The sink takes pieces without an analysis, and not while the analysis does not.
+        assert!(SummarySink::printed(0.0).without_analysis().takes_pieces());
+        assert!(!SummarySink::printed(0.0).takes_pieces());
     }
 }

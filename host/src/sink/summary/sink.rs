@@ -2,6 +2,12 @@
 //! ring ([`crate::summary::Builder`]), rendered with the notes given (e.g. a fault) on top
 //! and, below, the `event!` checkpoints of each op ([`super::checkpoints`]) and, when the
 //! kernels mark typed waits, the bottleneck of each op ([`crate::sink::analysis::render`]).
+//!
+//! It takes a ring in pieces ([`Sink::takes_pieces`]) when its analysis does (or it has
+//! none): the zone statistics take each zone and sum zone on its own
+//! ([`crate::summary::Builder::add`]: a ring's pieces give its zones and marks in the order
+//! the whole ring does, so they are added in the same order), and the checkpoints carry a
+//! ring's runs from piece to piece ([`super::checkpoints`]).
 
 use crate::atomic::write_atomic;
 use crate::error::Result;
@@ -54,6 +60,14 @@ impl SummarySink {
         self
     }
 
+    /// The same summary without a bottleneck section (tests of a sink that takes pieces,
+    /// while the analysis does not).
+    #[cfg(test)]
+    pub(crate) fn without_analysis(mut self) -> SummarySink {
+        self.waits = None;
+        self
+    }
+
     /// The summary rendered into [`SummarySink::summary`] only, for printing.
     pub fn printed(threshold_ns: f64) -> SummarySink {
         SummarySink {
@@ -72,13 +86,23 @@ impl SummarySink {
 
 impl Sink for SummarySink {
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
-        self.builder
-            .add(v.lane, &v.zones, &v.marks, &p.labels, &p.ops, &p.timebase);
-        self.checkpoints.add(p, v.lane, &v.zones, &v.marks);
+        self.builder.add(
+            v.lane(),
+            v.zones(),
+            v.marks(),
+            &p.labels,
+            &p.ops,
+            &p.timebase,
+        );
+        self.checkpoints.add(p, v);
         if let Some(a) = &self.waits {
             a.add(p, v);
         }
         Ok(())
+    }
+
+    fn takes_pieces(&self) -> bool {
+        self.waits.as_ref().is_none_or(Shared::takes_pieces)
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {
