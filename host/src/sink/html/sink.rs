@@ -4,7 +4,14 @@
 //! the page at the end; whenever it holds a 32nd of its limit more than the page can show,
 //! it drops what the page can no longer embed (`html::prune`), and a zone no longer than
 //! the last one a prune kept is not added at all, so memory stays bounded however large the
-//! run.
+//! run. A ring may come in pieces ([`Sink::takes_pieces`], when the analysis takes them
+//! too): each piece's zones and marks are added in turn as a whole ring's slices are, and
+//! all the page carries from piece to piece is the ring's lane (pushed on its first piece,
+//! its depth updated on each), so what it holds does not grow with the ring's length.
+//! Pruning keeps what the page could still embed in its own order (the longest zones, ties
+//! in timeline order; sum zones, data, then events, the earliest first), and the pieces
+//! give the timeline the same zones and marks in the same order, each in its own array: the
+//! page is the same whether and where a ring is cut.
 //! When the kernels mark typed waits, a panel per op gives the bottleneck verdict
 //! ([`crate::sink::analysis`]).
 
@@ -73,6 +80,14 @@ impl HtmlPage {
         self
     }
 
+    /// The same page without a bottleneck panel (tests of a sink that takes pieces, while
+    /// the analysis does not).
+    #[cfg(test)]
+    pub(crate) fn without_analysis(mut self) -> HtmlPage {
+        self.waits = None;
+        self
+    }
+
     /// The same page embedding at most `zones` zones and `marks` marks.
     pub(crate) fn with_limits(mut self, zones: usize, marks: usize) -> HtmlPage {
         self.limits = (zones, marks);
@@ -95,10 +110,22 @@ impl Sink for HtmlPage {
             // what is held stays bounded however long one ring is (the whole ring was
             // cloned first, 64 bytes a zone). Pruning keeps only what the page could still
             // embed, in order, so the page is the same wherever it happens.
+            //
+            // A ring in pieces ([`Sink::takes_pieces`]) is added the same way a piece at a
+            // time: its lane is pushed on its first piece and its depth (the levels used so
+            // far) updated on every piece, the last giving the ring's; its zones and marks
+            // are the whole ring's in turn, so the timeline gets the same zones and marks in
+            // the same order, and pruning, wherever it happens, leaves the same page.
             let (zones, marks) = self.limits;
             let (zones, marks) = (zones.max(1), marks.max(1));
-            debug_assert_eq!(v.index, t.lanes.len());
-            t.lanes.push(v.lane);
+            if v.part().first {
+                debug_assert_eq!(v.index, t.lanes.len());
+                t.lanes.push(v.lane);
+            }
+            debug_assert_eq!(v.index + 1, t.lanes.len());
+            if let Some(lane) = t.lanes.last_mut() {
+                lane.depth = v.lane.depth;
+            }
             // A 32nd of the zone limit at a time: at most 1.0625 times the limit held
             // (72 MB of zones at the default 1 M when it was a quarter, 1.5 times, issue
             // 41), and a prune (down to the limit) after at least that much was added. A
@@ -143,6 +170,10 @@ impl Sink for HtmlPage {
             }
         }
         Ok(())
+    }
+
+    fn takes_pieces(&self) -> bool {
+        self.waits.as_ref().is_none_or(Shared::takes_pieces)
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {

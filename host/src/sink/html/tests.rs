@@ -791,3 +791,105 @@ fn page_times_stay_exact_at_large_cycle_counts() {
     assert!(spans > 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Counts the views of each ring a drive gives (to see that rings were cut) and keeps the
+/// depth of each ring's last view.
+#[derive(Default)]
+struct Views {
+    pieces: Vec<usize>,
+    depth: Vec<u16>,
+}
+
+impl crate::sink::Sink for Views {
+    fn ring(&mut self, _: &crate::profile::Profile, v: &crate::profile::RingView) -> Result<()> {
+        if v.part().first {
+            self.pieces.push(0);
+        }
+        *self.pieces.last_mut().unwrap() += 1;
+        if v.part().last {
+            self.depth.push(v.lane().depth);
+        }
+        Ok(())
+    }
+
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
+    fn finish(&mut self, _: &crate::profile::Profile) -> Result<crate::sink::Finished> {
+        Ok(crate::sink::Finished::default())
+    }
+}
+
+/// Issue 41: a ring given in pieces (any window, any piece size, cut mid-zone) makes the
+/// page of the whole ring, byte for byte, under limits small enough that the page prunes
+/// in the middle of a ring (at a different place from the whole ring's): the same lanes and
+/// depths, the same zones and marks in the same order, the same counts of what was left
+/// out.
+#[test]
+fn rings_in_pieces_make_the_page_whole_rings_make() {
+    use crate::profile::Profile;
+    use crate::ring_source::{Cut, Held, RingSource};
+    use crate::sink::{self, Sink};
+    let dir = crate::testing::temp_dir("html-pieces");
+    let path = dir.join(FILE_NAME);
+    for oplog in [Some(fixture::oplog()), None] {
+        let r = fixture::readout();
+        let res = fixture::resolution(&r);
+        let p = Profile::resolved(r, res, oplog, Timebase::nominal(fixture::ARCH, 1));
+        for (zones, marks) in [(10, 7), (3, 2), (1, 1), (0, 0), (1000, 1000)] {
+            let build = |rings: &mut dyn RingSource| {
+                let mut page = HtmlPage::new(&path, vec![], &crate::inputs::Inputs::none())
+                    .with_limits(zones, marks)
+                    .without_analysis();
+                let mut views = Views::default();
+                let done = sink::drive_rings(&p, rings, &mut [&mut page, &mut views]).unwrap();
+                let issues: Vec<String> = done[0].issues.iter().map(|i| format!("{i:?}")).collect();
+                (std::fs::read(&path).unwrap(), page.shown, issues, views)
+            };
+            let whole = build(&mut Held(&p));
+            assert!(whole.3.pieces.iter().all(|&n| n == 1));
+            assert!(whole.3.depth.iter().all(|&d| d >= 2), "{:?}", whole.3.depth);
+            for window in [1, 2, 5, 64] {
+                for piece in [1, 3, 7, 1_000] {
+                    let cut = build(&mut Cut {
+                        profile: &p,
+                        window,
+                        piece,
+                    });
+                    let at = format!("limits {zones}/{marks}, window {window}, piece {piece}");
+                    if piece < 10 {
+                        assert!(
+                            cut.3.pieces.iter().all(|&n| n > 1),
+                            "{at}: {:?}",
+                            cut.3.pieces
+                        );
+                    }
+                    assert_eq!(cut.3.depth, whole.3.depth, "{at}");
+                    let (got, want) = (
+                        String::from_utf8(cut.0).unwrap(),
+                        String::from_utf8(whole.0.clone()).unwrap(),
+                    );
+                    let differ = got
+                        .bytes()
+                        .zip(want.bytes())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(got.len().min(want.len()));
+                    assert!(
+                        got == want,
+                        "{at}: differ at byte {differ}: {:?} vs {:?}",
+                        &got[differ.saturating_sub(80)..(differ + 80).min(got.len())],
+                        &want[differ.saturating_sub(80)..(differ + 80).min(want.len())]
+                    );
+                    assert_eq!(cut.1, whole.1, "{at}");
+                    assert_eq!(cut.2, whole.2, "{at}");
+                }
+            }
+        }
+    }
+    // The page takes pieces without an analysis, and not while the analysis does not.
+    let page = HtmlPage::new(&path, vec![], &crate::inputs::Inputs::none());
+    assert!(!page.takes_pieces());
+    assert!(page.without_analysis().takes_pieces());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
