@@ -10,7 +10,7 @@
 //! Memory: one ring's records (its stream read a mebibyte at a time), whatever the run's
 //! length.
 
-use crate::capture::payload::decode_spooled_records;
+use crate::capture::payload::{decode_spooled_in_pieces, decode_spooled_records};
 use crate::capture::spool::Spool;
 use crate::error::{Error, Result};
 use crate::inputs::Inputs;
@@ -18,7 +18,9 @@ use crate::issue::Issue;
 use crate::oplog::OpLog;
 use crate::pass::RingPass;
 use crate::profile::{Loaded, Profile};
-use crate::readout::{checks, Readout, RingReader, RingReport};
+use crate::decode::Records;
+use crate::readout::{checks, Readout, Released, RingReader, RingReport};
+use crate::ring_pieces::{Long, LongZones, LONG_CAP, LONG_RING, PIECE_ROWS, WINDOW};
 use crate::resolve::{Resolution, Resolver};
 use crate::ring_source::RingSource;
 use crate::timebase::Timebase;
@@ -41,18 +43,39 @@ pub fn profile(
     let mut sites = Resolution::default();
     let mut passes = Vec::with_capacity(readout.rings.len());
     let (mut decode, mut launch) = (Vec::new(), Vec::new());
-    for (i, slot) in readout.rings.iter_mut().enumerate() {
-        let ring = decoded(slot, spool, &mut decode)?;
-        launch.extend(checks::launch_times(
-            &ring.records,
-            Some(ring.id.location()),
-        ));
-        match &mut resolver {
-            Some(r) => r.resolve_ring(&ring, arch, &mut sites),
-            None => sites.add_unresolved(&ring),
+    for (index, slot) in readout.rings.iter_mut().enumerate() {
+        // Each ring a piece at a time (a long ring is never held whole, issue 41).
+        let id = slot.id;
+        let mut pass = RingPass::new(id, &timebase);
+        let mut ring = match &mut resolver {
+            Some(r) => Some(r.begin_ring(id, arch, &mut sites)),
+            None => {
+                sites.begin_unresolved();
+                None
+            }
+        };
+        let (mut times, mut counts) = (checks::LaunchTimes::default(), Released::default());
+        let issue = decode_spooled_in_pieces(spool, id, PIECE_ROWS, &mut |records| {
+            times.push(&records);
+            counts.records += records.len();
+            counts.zones += records.zones();
+            match (&mut resolver, &mut ring) {
+                (Some(r), Some(ring)) => r.add_records(ring, &records, &mut sites),
+                _ => sites.add_unresolved_records(&records),
+            }
+            pass.add_records(&records, &timebase, |run, site| {
+                sites.site(index, run, site).map(|m| m.name.as_str())
+            });
+        })?;
+        decode.extend(issue);
+        launch.extend(times.finish(Some(id.location())));
+        if let (Some(r), Some(ring)) = (&mut resolver, ring) {
+            r.end_ring(ring, &mut sites);
         }
-        passes.push(RingPass::of_ring(i, &ring, &sites, &timebase));
-        *slot = ring.release();
+        passes.push(pass);
+        let mut released = slot.release();
+        released.released = Some(counts);
+        *slot = released;
     }
     drop(resolver);
     Ok(Spooled {
@@ -150,6 +173,38 @@ impl<'s> SpoolRings<'s> {
     }
 }
 
+impl SpoolRings<'_> {
+    /// Ring `index`'s records decoded from the spool a piece at a time, each handed to
+    /// `piece` until one fails; checked against the count the first pass found.
+    fn in_pieces(
+        &mut self,
+        index: usize,
+        piece: &mut dyn FnMut(&Records) -> Result<()>,
+    ) -> Result<()> {
+        let slot = self
+            .rings
+            .get(index)
+            .ok_or_else(|| Error::Internal(format!("no ring {index} in the spool")))?;
+        let (mut rows, mut failed) = (0, None);
+        decode_spooled_in_pieces(self.spool, slot.id, PIECE_ROWS, &mut |r| {
+            if failed.is_none() {
+                rows += r.len();
+                failed = piece(&r).err();
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if rows != slot.record_count() {
+            return Err(Error::Reread {
+                what: "the spool",
+                ring: index,
+            });
+        }
+        Ok(())
+    }
+}
+
 impl RingSource for SpoolRings<'_> {
     fn ring(&mut self, index: usize) -> Result<Cow<'_, RingReport>> {
         let slot = self
@@ -166,4 +221,30 @@ impl RingSource for SpoolRings<'_> {
         }
         Ok(Cow::Owned(ring))
     }
+
+    /// A ring of [`LONG_RING`] records or more: its long zones, from one more decoding of
+    /// its stream (past [`LONG_CAP`] of them, a ring whose records go back in time, it is
+    /// given whole).
+    fn long_zones(&mut self, index: usize) -> Result<Option<Long>> {
+        if self.rings.get(index).is_none_or(|r| r.record_count() < LONG_RING) {
+            return Ok(None);
+        }
+        let mut first = LongZones::new(WINDOW, LONG_CAP);
+        self.in_pieces(index, &mut |r| {
+            first.push(r);
+            Ok(())
+        })?;
+        Ok(first.finish().ok())
+    }
+
+    fn pieces(
+        &mut self,
+        index: usize,
+        piece: &mut dyn FnMut(&Records) -> Result<()>,
+    ) -> Result<()> {
+        self.in_pieces(index, piece)
+    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -35,6 +35,31 @@ pub fn decode_spooled_records(spool: &mut Spool, id: RingId) -> Result<(Records,
     Ok((records, payload_issue(id, len as usize, pieces.end())))
 }
 
+/// [`decode_spooled_records`] a piece at a time (a ring of any length, issue 41): the
+/// records decoded are handed to `hand` whenever `rows` or more are held, and the rest at
+/// the end (never an empty piece), so what is held is `rows` records plus a spool piece's.
+/// The concatenated pieces are [`decode_spooled_records`]' records, with the same issue.
+pub fn decode_spooled_in_pieces(
+    spool: &mut Spool,
+    id: RingId,
+    rows: usize,
+    hand: &mut dyn FnMut(Records),
+) -> Result<Option<Issue>> {
+    let len = spool.len_of(id);
+    let mut records = Records::new();
+    let (mut d, mut pieces) = (Decoder::default(), Pieces::new());
+    spool.read_pieces(id, &mut |piece| {
+        pieces.feed(piece, |b| d.decode(b, &mut records));
+        if records.len() >= rows {
+            hand(std::mem::take(&mut records));
+        }
+    })?;
+    if !records.is_empty() {
+        hand(records);
+    }
+    Ok(payload_issue(id, len as usize, pieces.end()))
+}
+
 /// The issue of a payload stream of `len` bytes that decoded to `end`.
 fn payload_issue(id: RingId, len: usize, end: Result<Stop, DecodeError>) -> Option<Issue> {
     match end {
