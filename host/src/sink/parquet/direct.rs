@@ -151,6 +151,7 @@ pub(crate) fn ring_batches(
         v,
         with_chip,
         usize::MAX,
+        &mut BinaryHeap::new(),
         &|e| e,
         &mut |is_zones, b| {
             *if is_zones { &mut zones } else { &mut marks } = Some(b);
@@ -165,6 +166,13 @@ pub(crate) fn ring_batches(
 /// empty, when it has none), handed to `emit(zones, batch)`: what is held is one batch and
 /// the ring's opening order (4 bytes a row when made here, about one when the view's),
 /// not the ring's whole table.
+///
+/// `v` may be one of the ring's pieces ([`crate::profile::Part`]): its records are then
+/// its openings already in opening order (zones and marks are taken in that order, not
+/// sorted again: a sort by row in the piece would put openings with equal keys the wrong
+/// way round), and `open` carries the ends of the zones still open from piece to piece (a
+/// zone's depth counts them). `open` holds the ends of the zones open at the last zone's
+/// start: as many as the nesting depth in a ring whose zones nest.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ring_batches_by<E>(
     zs: &SchemaRef,
@@ -174,6 +182,7 @@ pub(crate) fn ring_batches_by<E>(
     v: &RingView,
     with_chip: bool,
     rows: usize,
+    open: &mut BinaryHeap<Reverse<u64>>,
     arrow: &dyn Fn(ArrowError) -> E,
     emit: &mut dyn FnMut(bool, RecordBatch) -> Result<(), E>,
 ) -> Result<(), E> {
@@ -207,10 +216,17 @@ pub(crate) fn ring_batches_by<E>(
     // (about a byte a zone, and the order's making, not held twice; the test
     // `direct_batches_equal_the_general_ones` holds the two orders equal): a batch's
     // records are unpacked from it as the batch is made.
+    let piece = v.part != crate::profile::Part::WHOLE;
     let own = if !v.placed {
         Some(Vec::new())
     } else if !v.zones.is_empty() {
         None
+    } else if piece {
+        Some(
+            (0..r.len() as u32)
+                .filter(|&i| r.kind[i as usize].is_zone())
+                .collect(),
+        )
     } else {
         Some(opening_order(
             r,
@@ -218,22 +234,26 @@ pub(crate) fn ring_batches_by<E>(
         ))
     };
     let n = own.as_ref().map_or(v.zones.len(), Vec::len);
-    // Ends of the zones open so far, earliest first, carried from batch to batch.
-    let mut open: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    // `open`: ends of the zones open so far, earliest first, carried from batch to batch
+    // (and from piece to piece).
     for (a, b) in slices(n) {
         let order = match &own {
             Some(order) => Cow::Borrowed(&order[a..b]),
             None => Cow::Owned(v.zones.records_in_order(a, b)),
         };
-        let batch = zones_batch(zs, d, v, r, &order, &mut open, &mut naming, &ns, with_chip)
-            .map_err(arrow)?;
+        let batch =
+            zones_batch(zs, d, v, r, &order, open, &mut naming, &ns, with_chip).map_err(arrow)?;
         emit(true, batch)?;
     }
     drop(own);
-    let marks = if v.placed {
-        opening_order(r, (0..r.len()).filter(|&i| is_mark(r.kind[i])))
-    } else {
+    let marks = if !v.placed {
         Vec::new()
+    } else if piece {
+        (0..r.len() as u32)
+            .filter(|&i| is_mark(r.kind[i as usize]))
+            .collect()
+    } else {
+        opening_order(r, (0..r.len()).filter(|&i| is_mark(r.kind[i])))
     };
     for (a, b) in slices(marks.len()) {
         let batch =

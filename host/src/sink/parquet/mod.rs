@@ -5,9 +5,14 @@
 //! Written streaming ([`ParquetSink`]): each ring's zones and marks become one Arrow batch
 //! when the ring is visited, built straight from the ring's records (`direct`), not from
 //! the model's per-zone structs, a long ring in batches of `ROW_GROUP_ROWS` rows, and a row
-//! group is closed whenever `ROW_GROUP_ROWS` rows are buffered (a long ring spans several
-//! row groups, small rings share one): memory stays at one batch plus the encoded row group,
-//! whatever a ring's length. Strings (RISC, name, file, op, kind)
+//! group is closed as soon as it holds `ROW_GROUP_ROWS` rows, a batch split there (a long
+//! ring spans several row groups, small rings share one): memory stays at one batch plus
+//! the encoded row group, whatever a ring's length. A ring may come in pieces
+//! ([`crate::sink::Part`], issue 41): each piece's zones and marks are appended after the
+//! ring's earlier ones, and only the ends of the zones still open (their depths count
+//! them: as many as the nesting depth) are carried between pieces. Since a row group ends
+//! at a fixed count of rows, not where a batch ends, the files are the ones the whole rings
+//! make, byte for byte. Strings (RISC, name, file, op, kind)
 //! are dictionary-encoded Arrow columns whose Parquet pages ttprof writes itself from the
 //! keys (`keys`: a dictionary page of the strings the row group uses, an `RLE_DICTIONARY`
 //! page of indices; arrow-rs would hash every row's string again), without min/max

@@ -18,7 +18,8 @@ use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::path::{Path, PathBuf};
 
 /// Where the tables go.
@@ -79,17 +80,28 @@ impl Table {
         })
     }
 
-    /// Appends `batch`; closes the row group once [`ROW_GROUP_ROWS`] rows are buffered
-    /// (a long ring comes in batches of that many rows, so its row groups, and what the
-    /// open one buffers, are bounded whatever the ring's length).
+    /// Appends `batch`; closes the row group when it holds [`ROW_GROUP_ROWS`] rows,
+    /// splitting the batch there, so every row group but a partition's last holds exactly
+    /// that many rows: what the open one buffers is bounded whatever a ring's length, and
+    /// where a group ends does not depend on how the rows were batched (a ring whole or in
+    /// pieces, [`crate::sink::Part`], writes the same bytes).
     fn write(&mut self, batch: RecordBatch) -> Result<()> {
-        if batch.num_rows() == 0 {
-            return Ok(());
-        }
-        self.append(&batch).map_err(|e| pq_error(&self.path, e))?;
-        self.rows += batch.num_rows() as u64;
-        if self.group.as_ref().is_some_and(|g| g.1 >= ROW_GROUP_ROWS) {
-            self.close_open_group()?;
+        let n = batch.num_rows();
+        let mut at = 0;
+        while at < n {
+            let held = self.group.as_ref().map_or(0, |g| g.1);
+            let take = ROW_GROUP_ROWS.saturating_sub(held).max(1).min(n - at);
+            let part = if take == n {
+                batch.clone()
+            } else {
+                batch.slice(at, take)
+            };
+            self.append(&part).map_err(|e| pq_error(&self.path, e))?;
+            self.rows += take as u64;
+            at += take;
+            if self.group.as_ref().is_some_and(|g| g.1 >= ROW_GROUP_ROWS) {
+                self.close_open_group()?;
+            }
         }
         Ok(())
     }
@@ -401,6 +413,9 @@ pub struct ParquetSink {
     schemas: Option<[SchemaRef; 3]>,
     /// The thread that encodes and writes the tables (from [`Sink::begin`]).
     writer: Option<Writer>,
+    /// What a ring given in pieces carries from piece to piece: the ends of its zones still
+    /// open (a zone's depth counts them), earliest first. Cleared at each ring's first view.
+    open: BinaryHeap<Reverse<u64>>,
     /// Rows written (after [`Sink::finish`]).
     pub written: ParquetRows,
 }
@@ -432,6 +447,7 @@ impl ParquetSink {
             dicts: None,
             schemas: None,
             writer: None,
+            open: BinaryHeap::new(),
             written: ParquetRows::default(),
         }
     }
@@ -547,8 +563,18 @@ impl Sink for ParquetSink {
         false
     }
 
+    /// A piece's zones and marks are rows appended after the ring's earlier ones, and a
+    /// row group closes at a fixed count of rows ([`Table::write`]): the files are the
+    /// ones the whole rings make. Between pieces only the open zones' ends are kept.
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
     fn ring(&mut self, p: &Profile, v: &RingView) -> Result<()> {
         let with_chip = !self.partitioned();
+        if v.part().first {
+            self.open.clear();
+        }
         if self.dicts.as_ref().is_none_or(|(uid, _)| *uid != p.uid()) {
             self.dicts = Some((
                 p.uid(),
@@ -563,7 +589,7 @@ impl Sink for ParquetSink {
             return Ok(());
         };
         let key = if with_chip { 0 } else { v.lane.chip };
-        let written = &mut self.written;
+        let (written, open) = (&mut self.written, &mut self.open);
         // A long ring goes in batches of `direct::BATCH_ROWS` rows: one ring's whole table
         // was ~90 bytes a zone.
         direct::ring_batches_by(
@@ -574,6 +600,7 @@ impl Sink for ParquetSink {
             v,
             with_chip,
             direct::BATCH_ROWS,
+            open,
             &|e| {
                 Error::Internal(format!(
                     "Parquet table of chip {key}: building a batch: {e}"

@@ -598,3 +598,119 @@ fn a_long_ring_spans_bounded_row_groups_and_reads_back_whole() {
     assert_eq!(cells(&read(&dir.join(ZONES_FILE))), cells(&want));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The fixture with, on its first ring, a zone that overlaps the zone it opens in (it
+/// starts inside the first KERNEL zone and ends after the FW zone around it: a corrupt
+/// record) and two events at one cycle (equal keys in opening order), then one event
+/// after the last zone.
+pub(crate) fn overlapping_profile() -> Profile {
+    use crate::decode::RecordKind;
+    let mut r = fixture::readout();
+    let x = fixture::times(fixture::OPS[0].0, 0, riscv_linker::Risc::Brisc);
+    let rec = &mut r.rings[0].records;
+    rec.push(
+        RecordKind::Zone,
+        fixture::site::WORK,
+        x.kernel.0 + 1,
+        x.fw.1 + 50,
+        0,
+        0,
+        fixture::OPS[0].0,
+    );
+    for site in [fixture::site::BARRIER, fixture::site::WAIT] {
+        rec.push(
+            RecordKind::Event,
+            site,
+            x.kernel.0 + 2,
+            x.kernel.0 + 2,
+            0,
+            0,
+            fixture::OPS[0].0,
+        );
+    }
+    rec.push(
+        RecordKind::Event,
+        fixture::site::BARRIER,
+        x.fw.1 + 900,
+        x.fw.1 + 900,
+        0,
+        0,
+        fixture::OPS[0].0,
+    );
+    fixture::profile_of(r, fixture::ARCH, true)
+}
+
+/// Every file under `dir` (recursively) with its bytes.
+fn files_under(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), bytes);
+            }
+        }
+    }
+    out
+}
+
+/// Issue 41: a ring given in pieces (any window, any piece size) writes the files the whole
+/// ring writes, byte for byte: the per-run tables and the dataset, on the fixture and on a
+/// ring with a zone that overlaps its parent and marks with equal keys.
+#[test]
+fn rings_in_pieces_write_the_files_whole_rings_do() {
+    use crate::ring_source::{Cut, Held, RingSource};
+    for (name, p) in [
+        ("fixture", profile()),
+        ("overlapping", overlapping_profile()),
+    ] {
+        let write = |rings: &mut dyn RingSource, dataset: bool, tag: &str| {
+            let dir = crate::testing::temp_dir(&format!("parquet-pieces-{name}-{tag}"));
+            let mut s = if dataset {
+                ParquetSink::dataset(&dir, "h", &crate::inputs::Inputs::none())
+            } else {
+                ParquetSink::new(&dir, &crate::inputs::Inputs::none())
+            };
+            assert!(s.takes_pieces());
+            sink::drive_rings(&p, rings, &mut [&mut s]).unwrap();
+            let files = files_under(&dir);
+            std::fs::remove_dir_all(&dir).unwrap();
+            (files, s.written.zones, s.written.marks)
+        };
+        for dataset in [false, true] {
+            let whole = write(&mut Held(&p), dataset, "whole");
+            assert!(whole.1 > 0 && whole.2 > 0, "{name}");
+            for window in [1, 2, 5, 64] {
+                for piece in [1, 3, 7, 1_000] {
+                    let tag = format!("{dataset}-{window}-{piece}");
+                    let cut = write(
+                        &mut Cut {
+                            profile: &p,
+                            window,
+                            piece,
+                        },
+                        dataset,
+                        &tag,
+                    );
+                    assert_eq!(
+                        cut.0.keys().collect::<Vec<_>>(),
+                        whole.0.keys().collect::<Vec<_>>(),
+                        "{name} {tag}"
+                    );
+                    for (path, bytes) in &whole.0 {
+                        assert!(
+                            &cut.0[path] == bytes,
+                            "{name} {tag}: {} differs",
+                            path.display()
+                        );
+                    }
+                    assert_eq!((cut.1, cut.2), (whole.1, whole.2), "{name} {tag}");
+                }
+            }
+        }
+    }
+}
