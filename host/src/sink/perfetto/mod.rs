@@ -23,19 +23,29 @@
 //!   summed over the op's tiles / the cycles of those tiles, 0 between ops. Where spans of
 //!   one track overlap, it reads the latest-started one still open.
 //! * Each ring is one packet sequence: its first packet clears the incremental state,
-//!   interns the ring's zone names, annotation names and `file:line`/op strings, sets the
-//!   ring's track as the default track and a sequence-scoped incremental clock as the
-//!   default clock. Every later packet carries only the time since the previous one, the
-//!   event type and interned ids: a zone (begin and end) costs a few dozen bytes at most.
+//!   interns the annotation names, sets the ring's track as the default track and a
+//!   sequence-scoped incremental clock as the default clock. Every later packet carries only
+//!   the time since the previous one, the event type and interned ids: a zone (begin and
+//!   end) costs a few dozen bytes at most. A zone name, a `file:line` or an op string is
+//!   interned with the first packet of the sequence that uses it (as Perfetto's own SDK
+//!   does), so the sequence is written without knowing the ring's names up front.
 //! * Times are host ns from the clock fit (`BOOTTIME` domain, whole ns).
 //! * Packets are written in `compressed_packets` chunks (zlib of about 1 MiB of packets
 //!   each), as Perfetto's tracing service does with `compression_type: DEFLATE`; the trace
 //!   processor and UI inflate them on load.
 //!
 //! Written streaming ([`PerfettoSink`]): chip descriptors first, then ring by ring (each
-//! ring's tile and RISC descriptors before its events), the ops last (so a run fed in parts,
-//! [`crate::sink::stream`], has their device spans). Names come from the profile each ring
-//! arrives with.
+//! ring's tile and RISC descriptors before its events, a lane's counter track's descriptor
+//! before its first point), the ops last (so a run fed in parts, [`crate::sink::stream`],
+//! has their device spans). Names come from the profile each ring arrives with.
+//!
+//! A ring can be given in pieces ([`crate::sink::Part`], issue 41): the trace is the one the
+//! whole ring writes, byte for byte. Between pieces the sink carries the ring's lane, its
+//! sequence (its number, the time of its last packet, the names and ops interned in it:
+//! at most the profile's sites and ops) and the events not final yet (`events::InRing`:
+//! the open zones' ends, the open counter spans, the marks and points at the latest
+//! opening's time): bounded by the nesting depth and the counters, never the ring's zones.
+//! It takes pieces when its analysis handle (the critical paths' flows) does too.
 
 mod counters;
 mod events;

@@ -1,7 +1,7 @@
 //! The Perfetto trace as a sink (see [`super`]).
 
 use super::counters::{share, steps, Counters};
-use super::events::{merged, Ev, Slices};
+use super::events::{Ev, InRing};
 use super::proto::*;
 use crate::atomic::AtomicFile;
 use crate::error::{Error, Result};
@@ -11,7 +11,7 @@ use crate::ops::Ops;
 use crate::profile::{Profile, RingView};
 use crate::sink::analysis::{arrows, Analysis, Shared};
 use crate::sink::{exact, Finished, Sink};
-use crate::timeline::{Lane, MarkKind, OpSpan, SiteLabel, Zone};
+use crate::timeline::{Lane, MarkKind, OpSpan, Zone};
 use prost::Message;
 use riscv_linker::{Arch, NocCoord};
 use std::collections::{BTreeMap, BTreeSet};
@@ -124,6 +124,20 @@ fn append_packet(out: &mut Vec<u8>, p: &TracePacket) {
     let _ = p.encode(out);
 }
 
+/// What the trace carries of a ring from its first view to its last: its lane, its events
+/// not final yet ([`InRing`]) and its sequence's state (the sequence, the time of its last
+/// packet, the labels and ops interned in it: at most the profile's sites and ops).
+struct InLane {
+    lane: Lane,
+    events: InRing,
+    /// The lane's sequence, once its first packet is written.
+    seq: Option<u32>,
+    /// The time of the sequence's last packet (the next one's delta is from it).
+    last: u64,
+    labels: BTreeSet<u32>,
+    ops: BTreeSet<u32>,
+}
+
 /// Writes `ttprof_trace.pftrace`.
 pub struct PerfettoSink {
     path: PathBuf,
@@ -153,6 +167,8 @@ pub struct PerfettoSink {
     counters: Counters,
     /// Counter tracks described so far (each once).
     counter_tracks: BTreeSet<u64>,
+    /// The ring being written, from its first view to its last (a ring given in pieces).
+    in_lane: Option<InLane>,
     /// What was written (after [`Sink::finish`]).
     pub stats: PerfettoStats,
 }
@@ -175,6 +191,7 @@ impl PerfettoSink {
             begun: 0,
             counters: Counters::default(),
             counter_tracks: BTreeSet::new(),
+            in_lane: None,
             stats: PerfettoStats::default(),
         }
     }
@@ -183,6 +200,14 @@ impl PerfettoSink {
     /// `pub(crate)`: the handle is the library's own).
     pub(crate) fn with_analysis(mut self, analysis: &Shared) -> PerfettoSink {
         self.paths = Some(analysis.clone());
+        self
+    }
+
+    /// The same trace without the critical paths' flows (it holds no analysis, so it takes
+    /// rings in pieces whatever the analysis does).
+    #[cfg(test)]
+    pub(crate) fn without_flows(mut self) -> PerfettoSink {
+        self.paths = None;
         self
     }
 
@@ -349,45 +374,6 @@ impl PerfettoSink {
         }
     }
 
-    /// One ring's counted zones (`counted_zone!`) as points on a track per counter under
-    /// its lane (each described here): the counter's change per cycle (%) over a zone from
-    /// its start, 0 from its end. A zone of an op that armed nothing in its bank measured
-    /// nothing: no point, never a 0.
-    fn zone_counters(
-        &mut self,
-        p: &Profile,
-        v: &RingView,
-        at: &impl Fn(u64) -> u64,
-    ) -> Vec<(u64, Ev)> {
-        self.counters.load(p);
-        let mut spans: BTreeMap<usize, Vec<(u64, u64, f64)>> = BTreeMap::new();
-        for z in &v.zones {
-            if let Some((name, rate)) = self.zone_rate(p, &z) {
-                let span = (at(z.start_cycles), at(z.end_cycles));
-                spans.entry(name).or_default().push((span.0, span.1, rate));
-            }
-        }
-        let lane = v.lane;
-        let mut points = Vec::new();
-        for (name, spans) in spans {
-            let Some(track) = lane_counter_uuid(&lane, name) else {
-                self.stats.counters_left_out += spans.len() as u64;
-                continue;
-            };
-            let title = format!(
-                "{} {} per cycle",
-                lane.name(self.arch),
-                self.counters.names[name]
-            );
-            self.counter_track(track, title, lane_uuid(&lane), name as i32);
-            let steps = steps(spans).into_iter();
-            points.extend(steps.map(|(ts, value)| (ts, Ev::Counter(track, value))));
-        }
-        // Stable: each track's points keep their order (a 0 before a start at the same ns).
-        points.sort_by_key(|pt| pt.0);
-        points
-    }
-
     /// A counted zone's counter (an index of [`Counters::names`]) and its change per cycle
     /// (%); `None` for a zone that counts nothing, whose op armed nothing in its bank, or
     /// that took no cycles.
@@ -517,8 +503,9 @@ impl PerfettoSink {
         });
     }
 
-    /// One ring as its own packet sequence.
-    fn lane(&mut self, p: &Profile, v: &RingView) {
+    /// The ring's lane, at its first view: its tile's and its own track (its sequence
+    /// begins with its first event).
+    fn begin_lane(&mut self, v: &RingView) {
         let lane = v.lane;
         self.tile(&lane);
         let track = lane_uuid(&lane);
@@ -529,15 +516,28 @@ impl PerfettoSink {
             sibling_order_rank: Some(lane.risc.index() as i32),
             ..Default::default()
         });
-        if v.zones.is_empty() && v.marks.is_empty() {
-            return;
+        self.in_lane = Some(InLane {
+            lane,
+            events: InRing::default(),
+            seq: None,
+            last: 0,
+            labels: BTreeSet::new(),
+            ops: BTreeSet::new(),
+        });
+    }
+
+    /// One view of the ring (the whole ring or its next piece) into its lane's sequence:
+    /// its zones, marks and counted zones taken, then every event now final written.
+    fn lane(&mut self, p: &Profile, v: &RingView) {
+        if v.part.first || self.in_lane.is_none() {
+            self.begin_lane(v);
         }
-        let seq = self.next_sequence;
-        self.next_sequence += 1;
-        // Events in time order: begins and ends with a nesting stack (cutting zones whose
-        // times do not nest), marks merged in by time.
+        let Some(mut l) = self.in_lane.take() else {
+            return;
+        };
+        self.counters.load(p);
         // Whole ns exact at any count ([`exact`]), from the tile's clock.
-        let clock = p.timebase.tile_clock(lane.chip, lane.tile);
+        let clock = p.timebase.tile_clock(l.lane.chip, l.lane.tile);
         let at = |cycles: u64, v: f64| {
             exact::whole_at(clock.as_ref(), cycles, v).map_or(0, exact::to_u64)
         };
@@ -548,39 +548,193 @@ impl PerfettoSink {
                 clock.as_ref().map_or(f64::NAN, |c| c.host_ns(cycles)),
             )
         };
-        let mut slices = Slices::new(&v.zones, &zone_at);
-        let mut marks: Vec<(u64, Ev)> = (v.marks.iter().enumerate())
-            .map(|(k, m)| (at(m.cycles, m.ns), Ev::Mark(k)))
-            .collect();
-        marks.sort_by_key(|m| m.0);
-        // The counted zones' counter points, in the same sequence (their times are deltas
-        // on its clock too).
-        let counters = self.zone_counters(p, v, &zone_at);
-        let mut evs =
-            merged(merged(&mut slices, marks.into_iter()), counters.into_iter()).peekable();
-        // The sequence's state: interned names and strings, default track and clock.
-        let t0 = evs.peek().map_or(0, |e| e.0);
-        // Inserted one at a time: a BTreeSet collected from an iterator first gathers every
-        // item in a vector (two of them were 6 bytes a zone of the ring, issue 41).
-        let (mut labels, mut ops) = (BTreeSet::new(), BTreeSet::new());
         for z in &v.zones {
-            labels.insert(z.site);
-            ops.extend(z.op);
+            let (start, end) = (zone_at(z.start_cycles), zone_at(z.end_cycles));
+            let begin = Ev::Begin {
+                site: z.site,
+                op: z.op,
+                value: z.value,
+            };
+            l.events
+                .zone((z.start_cycles, z.end_cycles), (start, end), z.depth, begin);
+            // A counted zone's counter points, in the same sequence (their times are
+            // deltas on its clock too).
+            if let Some((name, rate)) = self.zone_rate(p, &z) {
+                if lane_counter_uuid(&l.lane, name).is_some() {
+                    l.events.span(name, start, end, rate);
+                } else {
+                    self.stats.counters_left_out += 1;
+                }
+            }
         }
         for m in &v.marks {
-            labels.insert(m.site);
-            ops.extend(m.op);
+            let mark = Ev::Mark {
+                site: m.site,
+                op: m.op,
+                kind: m.kind,
+            };
+            l.events.mark(m.cycles, at(m.cycles, m.ns), mark);
         }
+        if v.part.last {
+            l.events.finish();
+        }
+        while let Some((ts, e)) = l.events.next() {
+            self.event(p, &mut l, ts, e);
+        }
+        if v.part.last {
+            self.stats.clamped += l.events.clamped;
+        } else {
+            self.in_lane = Some(l);
+        }
+    }
+
+    /// Writes one event of the lane's sequence, the sequence's first packet before the
+    /// first: it clears the incremental state, interns the annotation names, sets the
+    /// lane's track as the default track and a sequence-scoped incremental clock as the
+    /// default clock. An event's names and strings are interned with it, the first time
+    /// the sequence uses them.
+    fn event(&mut self, p: &Profile, l: &mut InLane, ts: u64, e: Ev) {
+        let seq = match l.seq {
+            Some(seq) => seq,
+            None => {
+                let seq = self.next_sequence;
+                self.next_sequence += 1;
+                self.sequence_start(seq, lane_uuid(&l.lane), ts);
+                l.seq = Some(seq);
+                l.last = ts;
+                seq
+            }
+        };
         let nl = p.labels.len() as u64;
-        let loc = |l: &SiteLabel| (!l.file.is_empty()).then(|| format!("{}:{}", l.file, l.line));
         let mut interned = InternedData {
-            event_names: labels
-                .iter()
-                .map(|&l| Interned {
-                    iid: Some(l as u64 + 1),
-                    name: Some(label_name(p, l).to_string()),
-                })
-                .collect(),
+            event_names: Vec::new(),
+            debug_annotation_names: Vec::new(),
+            debug_annotation_string_values: Vec::new(),
+        };
+        let mut annotations = |site: u32, op: Option<u32>| {
+            let label = p.labels.get(site as usize);
+            if l.labels.insert(site) {
+                interned.event_names.push(Interned {
+                    iid: Some(site as u64 + 1),
+                    name: Some(label_name(p, site).to_string()),
+                });
+                if let Some(l) = label.filter(|l| !l.file.is_empty()) {
+                    interned
+                        .debug_annotation_string_values
+                        .push(InternedString {
+                            iid: Some(site as u64 + 1),
+                            str: Some(format!("{}:{}", l.file, l.line).into_bytes()),
+                        });
+                }
+            }
+            let mut a = Vec::with_capacity(2);
+            if label.is_some_and(|l| !l.file.is_empty()) {
+                a.push(DebugAnnotation {
+                    name_iid: Some(ANN_LOC),
+                    string_value_iid: Some(site as u64 + 1),
+                    ..Default::default()
+                });
+            }
+            if let Some(o) = op {
+                if l.ops.insert(o) {
+                    let name = p
+                        .ops
+                        .get(o as usize)
+                        .map_or_else(String::new, |o| o.name.clone());
+                    interned
+                        .debug_annotation_string_values
+                        .push(InternedString {
+                            iid: Some(nl + 1 + o as u64),
+                            str: Some(name.into_bytes()),
+                        });
+                }
+                a.push(DebugAnnotation {
+                    name_iid: Some(ANN_OP),
+                    string_value_iid: Some(nl + 1 + o as u64),
+                    ..Default::default()
+                });
+            }
+            a
+        };
+        let ev = match e {
+            Ev::Begin { site, op, value } => {
+                self.stats.zones += 1;
+                let mut a = annotations(site, op);
+                if let Some(value) = value {
+                    a.push(DebugAnnotation {
+                        name_iid: Some(ANN_VALUE),
+                        uint_value: Some(value as u64),
+                        ..Default::default()
+                    });
+                }
+                TrackEvent {
+                    r#type: Some(TYPE_SLICE_BEGIN),
+                    name_iid: Some(site as u64 + 1),
+                    debug_annotations: a,
+                    ..Default::default()
+                }
+            }
+            Ev::End => TrackEvent {
+                r#type: Some(TYPE_SLICE_END),
+                ..Default::default()
+            },
+            Ev::Mark { site, op, kind } => {
+                self.stats.marks += 1;
+                let mut a = annotations(site, op);
+                let uint = |iid, v| DebugAnnotation {
+                    name_iid: Some(iid),
+                    uint_value: Some(v),
+                    ..Default::default()
+                };
+                match kind {
+                    MarkKind::Event => {}
+                    MarkKind::Data(v) => a.push(uint(ANN_VALUE, v)),
+                    MarkKind::Sum {
+                        total_cycles,
+                        count,
+                    } => {
+                        a.push(uint(ANN_TOTAL, total_cycles));
+                        a.push(uint(ANN_COUNT, count as u64));
+                    }
+                }
+                TrackEvent {
+                    r#type: Some(TYPE_INSTANT),
+                    name_iid: Some(site as u64 + 1),
+                    debug_annotations: a,
+                    ..Default::default()
+                }
+            }
+            Ev::Counter(name, value) => {
+                // `Ev::Counter` is given only for a name with a track uuid.
+                let track = lane_counter_uuid(&l.lane, name).unwrap_or(0);
+                let title = format!(
+                    "{} {} per cycle",
+                    l.lane.name(self.arch),
+                    self.counters.names[name]
+                );
+                self.counter_track(track, title, lane_uuid(&l.lane), name as i32);
+                self.stats.counter_points += 1;
+                counter_event(track, value)
+            }
+        };
+        let new = !(interned.event_names.is_empty()
+            && interned.debug_annotation_string_values.is_empty());
+        let ts = ts.max(l.last);
+        self.packet(TracePacket {
+            timestamp: Some(ts - l.last),
+            trusted_packet_sequence_id: Some(seq),
+            sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
+            track_event: Some(ev),
+            interned_data: new.then_some(interned),
+            ..Default::default()
+        });
+        l.last = ts;
+    }
+
+    /// A lane's sequence's first packet, at `t0` (its first event's time).
+    fn sequence_start(&mut self, seq: u32, track: u64, t0: u64) {
+        let interned = InternedData {
+            event_names: Vec::new(),
             debug_annotation_names: ANNOTATION_NAMES
                 .iter()
                 .map(|&(iid, n)| Interned {
@@ -590,28 +744,6 @@ impl PerfettoSink {
                 .collect(),
             debug_annotation_string_values: Vec::new(),
         };
-        for &l in &labels {
-            if let Some(s) = p.labels.get(l as usize).and_then(loc) {
-                interned
-                    .debug_annotation_string_values
-                    .push(InternedString {
-                        iid: Some(l as u64 + 1),
-                        str: Some(s.into_bytes()),
-                    });
-            }
-        }
-        for &o in &ops {
-            let name = p
-                .ops
-                .get(o as usize)
-                .map_or_else(String::new, |o| o.name.clone());
-            interned
-                .debug_annotation_string_values
-                .push(InternedString {
-                    iid: Some(nl + 1 + o as u64),
-                    str: Some(name.into_bytes()),
-                });
-        }
         self.packet(TracePacket {
             trusted_packet_sequence_id: Some(seq),
             sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
@@ -640,93 +772,6 @@ impl PerfettoSink {
             }),
             ..Default::default()
         });
-        let has_loc: Vec<bool> = p.labels.iter().map(|l| !l.file.is_empty()).collect();
-        let annotations = |site: u32, op: Option<u32>| {
-            let mut a = Vec::with_capacity(2);
-            if has_loc.get(site as usize).copied().unwrap_or(false) {
-                a.push(DebugAnnotation {
-                    name_iid: Some(ANN_LOC),
-                    string_value_iid: Some(site as u64 + 1),
-                    ..Default::default()
-                });
-            }
-            if let Some(o) = op {
-                a.push(DebugAnnotation {
-                    name_iid: Some(ANN_OP),
-                    string_value_iid: Some(nl + 1 + o as u64),
-                    ..Default::default()
-                });
-            }
-            a
-        };
-        let mut last = t0;
-        for (ts, e) in evs {
-            let ev = match e {
-                Ev::Begin(i) => {
-                    let z = &v.zones.zone(i);
-                    self.stats.zones += 1;
-                    let mut a = annotations(z.site, z.op);
-                    if let Some(value) = z.value {
-                        a.push(DebugAnnotation {
-                            name_iid: Some(ANN_VALUE),
-                            uint_value: Some(value as u64),
-                            ..Default::default()
-                        });
-                    }
-                    TrackEvent {
-                        r#type: Some(TYPE_SLICE_BEGIN),
-                        name_iid: Some(z.site as u64 + 1),
-                        debug_annotations: a,
-                        ..Default::default()
-                    }
-                }
-                Ev::End => TrackEvent {
-                    r#type: Some(TYPE_SLICE_END),
-                    ..Default::default()
-                },
-                Ev::Mark(k) => {
-                    let m = &v.marks[k];
-                    self.stats.marks += 1;
-                    let mut a = annotations(m.site, m.op);
-                    let uint = |iid, v| DebugAnnotation {
-                        name_iid: Some(iid),
-                        uint_value: Some(v),
-                        ..Default::default()
-                    };
-                    match m.kind {
-                        MarkKind::Event => {}
-                        MarkKind::Data(v) => a.push(uint(ANN_VALUE, v)),
-                        MarkKind::Sum {
-                            total_cycles,
-                            count,
-                        } => {
-                            a.push(uint(ANN_TOTAL, total_cycles));
-                            a.push(uint(ANN_COUNT, count as u64));
-                        }
-                    }
-                    TrackEvent {
-                        r#type: Some(TYPE_INSTANT),
-                        name_iid: Some(m.site as u64 + 1),
-                        debug_annotations: a,
-                        ..Default::default()
-                    }
-                }
-                Ev::Counter(track, value) => {
-                    self.stats.counter_points += 1;
-                    counter_event(track, value)
-                }
-            };
-            let ts = ts.max(last);
-            self.packet(TracePacket {
-                timestamp: Some(ts - last),
-                trusted_packet_sequence_id: Some(seq),
-                sequence_flags: Some(SEQ_NEEDS_INCREMENTAL_STATE),
-                track_event: Some(ev),
-                ..Default::default()
-            });
-            last = ts;
-        }
-        self.stats.clamped += slices.clamped;
     }
 }
 
@@ -783,6 +828,11 @@ impl Sink for PerfettoSink {
 
     fn streams(&self) -> bool {
         true
+    }
+
+    /// Its own part does ([`InLane`]); the critical paths' analysis it feeds must too.
+    fn takes_pieces(&self) -> bool {
+        self.paths.as_ref().is_none_or(Shared::takes_pieces)
     }
 
     fn finish(&mut self, p: &Profile) -> Result<Finished> {

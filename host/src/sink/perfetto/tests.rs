@@ -2,7 +2,7 @@ use super::proto::*;
 use super::*;
 use crate::model::fixture;
 use crate::profile::Profile;
-use crate::sink;
+use crate::sink::{self, Sink};
 use crate::timebase::Timebase;
 use prost::Message;
 use std::collections::BTreeMap;
@@ -72,22 +72,26 @@ fn the_trace_decodes_to_every_zone_mark_and_op_at_its_host_time() {
         let id = pk.trusted_packet_sequence_id.unwrap();
         let seq = seqs.entry(id).or_default();
         if pk.sequence_flags == Some(SEQ_INCREMENTAL_STATE_CLEARED) {
-            let i = pk.interned_data.as_ref().unwrap();
-            seq.names = i
-                .event_names
-                .iter()
-                .map(|n| (n.iid.unwrap(), n.name.clone().unwrap()))
-                .collect();
-            seq.strings = i
-                .debug_annotation_string_values
-                .iter()
-                .map(|s| {
+            seq.names.clear();
+            seq.strings.clear();
+        }
+        // Names and strings are interned with the packet that first uses them (a ring
+        // given in pieces does not know them all up front), as Perfetto reads them.
+        if let Some(i) = pk.interned_data.as_ref() {
+            seq.names.extend(
+                i.event_names
+                    .iter()
+                    .map(|n| (n.iid.unwrap(), n.name.clone().unwrap())),
+            );
+            seq.strings
+                .extend(i.debug_annotation_string_values.iter().map(|s| {
                     (
                         s.iid.unwrap(),
                         String::from_utf8(s.str.clone().unwrap()).unwrap(),
                     )
-                })
-                .collect();
+                }));
+        }
+        if pk.sequence_flags == Some(SEQ_INCREMENTAL_STATE_CLEARED) {
             let d = pk.trace_packet_defaults.as_ref().unwrap();
             seq.track = d.track_event_defaults.as_ref().unwrap().track_uuid.unwrap();
             seq.t = pk.clock_snapshot.as_ref().unwrap().clocks[0]
@@ -219,6 +223,11 @@ fn times_stay_exact_at_large_cycle_counts() {
 /// Over the ops, FPU_COUNTER is 25% of cycles on Matmul, PACKER_BUSY 50% on EltwiseAdd and
 /// 25% on Matmul (shares exact in binary).
 fn counted_profile() -> Profile {
+    counted_profile_of(fixture::readout())
+}
+
+/// [`counted_profile`]'s op log and counted `inner` zones over the rings of `r`.
+fn counted_profile_of(r: crate::readout::Readout) -> Profile {
     use crate::oplog::{CounterValue, OpLogEntry, TileCounters};
     let value = |bank: &str, name: &str, value| CounterValue {
         bank: bank.into(),
@@ -271,7 +280,6 @@ fn counted_profile() -> Profile {
             _ => vec![],
         };
     }
-    let r = fixture::readout();
     let res = fixture::resolution(&r);
     let mut p = Profile::resolved(r, res, Some(log), Timebase::nominal(fixture::ARCH, 1));
     for l in &mut p.labels {
@@ -475,4 +483,116 @@ fn untimed_op_slices_stay_exact_at_large_cycle_counts() {
     want.sort();
     assert_eq!(got, want);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The fixture's rings with, on the first ring (run 2: Matmul, whose counted zones count),
+/// a zone that overlaps the zone it opens in (it starts inside the KERNEL zone and ends after
+/// the FW zone around it: cut, clamped), a value zone `inner` that overlaps the ring's own
+/// `inner` (counter spans that hand over), two events at one cycle (equal keys in opening
+/// order) and an event after the ring's last zone.
+fn overlapping_readout() -> crate::readout::Readout {
+    use crate::decode::RecordKind;
+    use fixture::site;
+    let mut r = fixture::readout();
+    let run = 2;
+    let x = fixture::times(run, 0, riscv_linker::Risc::Brisc);
+    let rec = &mut r.rings[0].records;
+    let zone = RecordKind::Zone;
+    rec.push(zone, site::WORK, x.kernel.0 + 1, x.fw.1 + 50, 0, 0, run);
+    let (a, b) = (x.inner.0 + 3, x.inner.1 + 20);
+    rec.push(RecordKind::ValueZone, site::INNER, a, b, 7, 0, run);
+    for s in [site::BARRIER, site::WAIT] {
+        let at = x.kernel.0 + 2;
+        rec.push(RecordKind::Event, s, at, at, 0, 0, run);
+    }
+    let late = x.fw.1 + 900;
+    rec.push(RecordKind::Event, site::BARRIER, late, late, 0, 0, run);
+    r
+}
+
+/// Counts the views it is given that are not whole rings (so a test knows the rings came
+/// in pieces).
+#[derive(Default)]
+struct Pieces(usize);
+
+impl crate::sink::Sink for Pieces {
+    fn ring(&mut self, _: &Profile, v: &crate::profile::RingView) -> crate::Result<()> {
+        self.0 += (v.part() != crate::sink::Part::WHOLE) as usize;
+        Ok(())
+    }
+
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
+    fn finish(&mut self, _: &Profile) -> crate::Result<crate::sink::Finished> {
+        Ok(Default::default())
+    }
+}
+
+/// Issue 41: a ring given in pieces (any window, any piece size) writes the trace the whole
+/// ring writes, byte for byte, with the same counts: on the fixture, on counted zones, and
+/// on a ring with a zone that overlaps its parent (cut), overlapping counter spans and marks
+/// with equal keys.
+#[test]
+fn rings_in_pieces_write_the_trace_whole_rings_do() {
+    use crate::ring_source::{Cut, Held, RingSource};
+    let profiles = [
+        ("fixture", profile()),
+        ("counted", counted_profile()),
+        ("overlapping", counted_profile_of(overlapping_readout())),
+        (
+            "overlapping, not counted",
+            fixture::profile_of(overlapping_readout(), fixture::ARCH, true),
+        ),
+    ];
+    // Each sink holds an analysis handle of its own unless built without the flows.
+    let with_paths = PerfettoSink::new(std::path::Path::new("x"), &crate::inputs::Inputs::none());
+    assert!(
+        !with_paths.takes_pieces(),
+        "its analysis does not take pieces yet"
+    );
+    for (name, p) in &profiles {
+        let write = |rings: &mut dyn RingSource, tag: &str| {
+            let dir = crate::testing::temp_dir(&format!("perfetto-pieces-{tag}"));
+            let path = dir.join(FILE_NAME);
+            let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none()).without_flows();
+            assert!(s.takes_pieces());
+            let mut pieces = Pieces::default();
+            let done = sink::drive_rings(p, rings, &mut [&mut s, &mut pieces]).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            std::fs::remove_dir_all(&dir).unwrap();
+            let at = path.display().to_string();
+            let issues: Vec<String> = (done[0].issues.iter())
+                .map(|i| format!("{i:?}").replace(&at, "TRACE"))
+                .collect();
+            (bytes, s.stats, issues, pieces.0)
+        };
+        let whole = write(&mut Held(p), "whole");
+        assert_eq!(whole.3, 0);
+        assert!(whole.1.zones > 0 && whole.1.marks > 0, "{name}");
+        if name.starts_with("overlapping") {
+            assert!(whole.1.clamped > 0, "{name}");
+        }
+        if *name != "fixture" && *name != "overlapping, not counted" {
+            assert!(whole.1.counter_points > 0, "{name}");
+        }
+        for window in [1, 2, 5, 64] {
+            for piece in [1, 3, 7, 1_000] {
+                let tag = format!("{window}-{piece}");
+                let cut = write(
+                    &mut Cut {
+                        profile: p,
+                        window,
+                        piece,
+                    },
+                    &tag,
+                );
+                assert!(cut.3 >= 2 * p.ring_count(), "{name} {tag}: given in pieces");
+                assert_eq!(cut.1, whole.1, "{name} {tag}");
+                assert_eq!(cut.2, whole.2, "{name} {tag}");
+                assert!(cut.0 == whole.0, "{name} {tag}: the traces differ");
+            }
+        }
+    }
 }
