@@ -87,4 +87,4 @@ pub const OPS_FILE: &str = "ttprof_ops.parquet";
 pub(crate) const ROW_GROUP_ROWS: usize = 1 << 16;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

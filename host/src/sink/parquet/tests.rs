@@ -194,7 +194,7 @@ fn a_failed_drive_leaves_no_file() {
 /// nest, overlap, touch and share starts and ends, value zones, events, data, sums and
 /// records of no site (`Run`, `Time`), of runs 1 to 3 and of no run, with known and unknown
 /// sites; the last ring is on a chip the timebase does not know.
-fn random_profile(seed: u64) -> Profile {
+pub(crate) fn random_profile(seed: u64) -> Profile {
     use crate::decode::{RecordKind, Records, NO_RUN};
     let mut r = fixture::readout();
     let mut rng = crate::testing::Rng::new(seed);
@@ -282,7 +282,7 @@ fn direct_batches_equal_the_general_ones() {
 /// The fixture's profile with every ring's records replaced by zones that nest, as a
 /// runtime's do (each closes after every zone opened inside it), in closing order: zones
 /// that share starts or ends, empty zones, value zones, and events between them.
-fn nested_profile(seed: u64) -> Profile {
+pub(crate) fn nested_profile(seed: u64) -> Profile {
     use crate::decode::{RecordKind, Records};
     let mut r = fixture::readout();
     let mut rng = crate::testing::Rng::new(seed);
@@ -640,6 +640,26 @@ pub(crate) fn overlapping_profile() -> Profile {
     fixture::profile_of(r, fixture::ARCH, true)
 }
 
+/// Counts the views it is given that are not whole rings (so a test knows the rings came
+/// in pieces).
+#[derive(Default)]
+struct Pieces(usize);
+
+impl Sink for Pieces {
+    fn ring(&mut self, _: &Profile, v: &crate::profile::RingView) -> crate::Result<()> {
+        self.0 += (v.part() != crate::sink::Part::WHOLE) as usize;
+        Ok(())
+    }
+
+    fn takes_pieces(&self) -> bool {
+        true
+    }
+
+    fn finish(&mut self, _: &Profile) -> crate::Result<crate::sink::Finished> {
+        Ok(Default::default())
+    }
+}
+
 /// Every file under `dir` (recursively) with its bytes.
 fn files_under(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -659,15 +679,20 @@ fn files_under(dir: &Path) -> BTreeMap<std::path::PathBuf, Vec<u8>> {
 }
 
 /// Issue 41: a ring given in pieces (any window, any piece size) writes the files the whole
-/// ring writes, byte for byte: the per-run tables and the dataset, on the fixture and on a
-/// ring with a zone that overlaps its parent and marks with equal keys.
+/// ring writes, byte for byte: the per-run tables and the dataset, on the fixture, on a
+/// ring with a zone that overlaps its parent and marks with equal keys, on rings of deep
+/// nesting whose zones hold many records (cut mid-zone: depths carried) and on random
+/// records (zones that overlap, every kind, two chips).
 #[test]
 fn rings_in_pieces_write_the_files_whole_rings_do() {
     use crate::ring_source::{Cut, Held, RingSource};
-    for (name, p) in [
+    let profiles = [
         ("fixture", profile()),
         ("overlapping", overlapping_profile()),
-    ] {
+        ("nested", nested_profile(5)),
+        ("random", random_profile(6)),
+    ];
+    for (name, p) in profiles {
         let write = |rings: &mut dyn RingSource, dataset: bool, tag: &str| {
             let dir = crate::testing::temp_dir(&format!("parquet-pieces-{name}-{tag}"));
             let mut s = if dataset {
@@ -676,14 +701,17 @@ fn rings_in_pieces_write_the_files_whole_rings_do() {
                 ParquetSink::new(&dir, &crate::inputs::Inputs::none())
             };
             assert!(s.takes_pieces());
-            sink::drive_rings(&p, rings, &mut [&mut s]).unwrap();
+            let mut pieces = Pieces::default();
+            sink::drive_rings(&p, rings, &mut [&mut s, &mut pieces]).unwrap();
             let files = files_under(&dir);
             std::fs::remove_dir_all(&dir).unwrap();
-            (files, s.written.zones, s.written.marks)
+            assert!(files.len() >= 3, "{name} {tag}: zones, marks, ops");
+            (files, s.written.zones, s.written.marks, pieces.0)
         };
         for dataset in [false, true] {
             let whole = write(&mut Held(&p), dataset, "whole");
             assert!(whole.1 > 0 && whole.2 > 0, "{name}");
+            assert_eq!(whole.3, 0);
             for window in [1, 2, 5, 64] {
                 for piece in [1, 3, 7, 1_000] {
                     let tag = format!("{dataset}-{window}-{piece}");
@@ -709,6 +737,7 @@ fn rings_in_pieces_write_the_files_whole_rings_do() {
                         );
                     }
                     assert_eq!((cut.1, cut.2), (whole.1, whole.2), "{name} {tag}");
+                    assert!(cut.3 >= 2 * p.ring_count(), "{name} {tag}: given in pieces");
                 }
             }
         }

@@ -531,9 +531,10 @@ impl crate::sink::Sink for Pieces {
 }
 
 /// Issue 41: a ring given in pieces (any window, any piece size) writes the trace the whole
-/// ring writes, byte for byte, with the same counts: on the fixture, on counted zones, and
-/// on a ring with a zone that overlaps its parent (cut), overlapping counter spans and marks
-/// with equal keys.
+/// ring writes, byte for byte, with the same counts: on the fixture, on counted zones, on a
+/// ring with a zone that overlaps its parent (cut), overlapping counter spans and marks with
+/// equal keys, on deep nesting whose zones hold many records (cut mid-zone) and on random
+/// records (zones that overlap without nesting).
 #[test]
 fn rings_in_pieces_write_the_trace_whole_rings_do() {
     use crate::ring_source::{Cut, Held, RingSource};
@@ -545,6 +546,10 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
             "overlapping, not counted",
             fixture::profile_of(overlapping_readout(), fixture::ARCH, true),
         ),
+        // Deep nesting, zones holding many records (cut mid-zone), events at shared cycles.
+        ("nested", crate::sink::parquet::tests::nested_profile(5)),
+        // Every kind, zones that overlap without nesting, two chips.
+        ("random", crate::sink::parquet::tests::random_profile(6)),
     ];
     // Each sink holds an analysis handle of its own unless built without the flows.
     let with_paths = PerfettoSink::new(std::path::Path::new("x"), &crate::inputs::Inputs::none());
@@ -571,10 +576,10 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
         let whole = write(&mut Held(p), "whole");
         assert_eq!(whole.3, 0);
         assert!(whole.1.zones > 0 && whole.1.marks > 0, "{name}");
-        if name.starts_with("overlapping") {
+        if name.starts_with("overlapping") || *name == "random" {
             assert!(whole.1.clamped > 0, "{name}");
         }
-        if *name != "fixture" && *name != "overlapping, not counted" {
+        if name.starts_with("counted") || *name == "overlapping" {
             assert!(whole.1.counter_points > 0, "{name}");
         }
         for window in [1, 2, 5, 64] {
