@@ -133,6 +133,19 @@ impl InRing {
         t.points.push_back((start, value));
     }
 
+    /// Zones, ends, marks and points held (what a lane carries between pieces).
+    pub(super) fn held(&self) -> usize {
+        let tracks: usize = (self.tracks.values())
+            .map(|t| t.open.len() + t.points.len())
+            .sum();
+        self.open.len()
+            + self.ring_open.len()
+            + self.zones.len()
+            + self.slices.len()
+            + self.marks.len()
+            + tracks
+    }
+
     /// The ring's last piece was taken.
     pub(super) fn finish(&mut self) {
         self.done = true;

@@ -169,6 +169,8 @@ pub struct PerfettoSink {
     counter_tracks: BTreeSet<u64>,
     /// The ring being written, from its first view to its last (a ring given in pieces).
     in_lane: Option<InLane>,
+    /// The most a lane's events held from one piece to the next ([`InRing::held`]).
+    most_held: usize,
     /// What was written (after [`Sink::finish`]).
     pub stats: PerfettoStats,
 }
@@ -192,6 +194,7 @@ impl PerfettoSink {
             counters: Counters::default(),
             counter_tracks: BTreeSet::new(),
             in_lane: None,
+            most_held: 0,
             stats: PerfettoStats::default(),
         }
     }
@@ -209,6 +212,12 @@ impl PerfettoSink {
     pub(crate) fn without_flows(mut self) -> PerfettoSink {
         self.paths = None;
         self
+    }
+
+    /// The most a lane's events held from one piece to the next.
+    #[cfg(test)]
+    pub(crate) fn most_held(&self) -> usize {
+        self.most_held
     }
 
     /// The critical paths' flows: for each wait on a path that another core's signal ended,
@@ -584,6 +593,7 @@ impl PerfettoSink {
         if v.part.last {
             self.stats.clamped += l.events.clamped;
         } else {
+            self.most_held = self.most_held.max(l.events.held());
             self.in_lane = Some(l);
         }
     }

@@ -601,3 +601,53 @@ fn rings_in_pieces_write_the_trace_whole_rings_do() {
         }
     }
 }
+
+/// Issue 41: what a lane carries from piece to piece does not grow with the ring: a ring of
+/// a FW zone around thousands of zones, each with a child and followed by an event, held a
+/// handful of ends and marks between pieces, and the trace is the whole ring's.
+#[test]
+fn a_long_ring_in_pieces_holds_what_its_nesting_needs() {
+    use crate::decode::{RecordKind, Records};
+    use crate::ring_source::{Cut, Held, RingSource};
+    use fixture::site;
+    let mut r = fixture::readout();
+    let n = 3_000u64;
+    let base = 1_000u64;
+    let mut rec = Records::new();
+    rec.push(RecordKind::Run, 0, base, base, 1, 0, 1);
+    for k in 0..n {
+        let at = base + 10 + 10 * k;
+        rec.push(RecordKind::Zone, site::INNER, at + 1, at + 3, 0, 0, 1);
+        rec.push(RecordKind::Zone, site::WORK, at, at + 5, 0, 0, 1);
+        rec.push(RecordKind::Event, site::BARRIER, at + 7, at + 7, 0, 0, 1);
+    }
+    let end = base + 20 + 10 * n;
+    rec.push(RecordKind::Zone, site::BRISC_FW, base, end, 0, 0, 1);
+    r.rings[0].records = rec;
+    let p = fixture::profile_of(r, fixture::ARCH, true);
+    let write = |rings: &mut dyn RingSource, tag: &str| {
+        let dir = crate::testing::temp_dir(&format!("perfetto-long-{tag}"));
+        let path = dir.join(FILE_NAME);
+        let mut s = PerfettoSink::new(&path, &crate::inputs::Inputs::none()).without_flows();
+        sink::drive_rings(&p, rings, &mut [&mut s]).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (bytes, s.stats, s.most_held())
+    };
+    let whole = write(&mut Held(&p), "whole");
+    assert_eq!(whole.1.zones, 2 * n + 1 + 120 - 12, "12 zones a fixture ring");
+    for piece in [1, 100] {
+        let cut = write(
+            &mut Cut {
+                profile: &p,
+                window: 64,
+                piece,
+            },
+            &format!("{piece}"),
+        );
+        assert!(cut.0 == whole.0, "piece {piece}: the traces differ");
+        assert_eq!(cut.1, whole.1, "piece {piece}");
+        // The FW zone and a WORK zone open (twice: slices and ring), an event waiting.
+        assert!(cut.2 > 0 && cut.2 <= 8, "piece {piece}: held {}", cut.2);
+    }
+}
